@@ -16,11 +16,15 @@ type Task struct {
 
 // MeanEstimation is f(x; q) = ½·||x − q||² with ψ the indicator of the ball
 // of radius C (Section 4.7.1, task 1; the thesis uses C = 10).
-func MeanEstimation(radius float64) Task { return Task{Loss: SquaredDistance, Reg: Ball{Radius: radius}} }
+func MeanEstimation(radius float64) Task {
+	return Task{Loss: SquaredDistance, Reg: Ball{Radius: radius}}
+}
 
 // RidgeRegression is f(x; (a, y)) = (⟨x, a⟩ − y)² with ψ = (λ/2)·||x||²
 // (Section 4.7.1, task 2; λ_r = 0.1 in the thesis).
-func RidgeRegression(lambda float64) Task { return Task{Loss: SquaredError, Reg: Ridge{Lambda: lambda}} }
+func RidgeRegression(lambda float64) Task {
+	return Task{Loss: SquaredError, Reg: Ridge{Lambda: lambda}}
+}
 
 // LassoLogistic is the logistic loss with ψ = λ·||x||₁ (Section 4.7.1,
 // task 3; λ_l = 0.1 in the thesis).
