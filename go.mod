@@ -10,6 +10,7 @@ require (
 )
 
 require (
+	github.com/bartolsthoorn/gohighs v0.1.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/clipperhouse/displaywidth v0.10.0 // indirect
 	github.com/clipperhouse/uax29/v2 v2.6.0 // indirect
