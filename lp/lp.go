@@ -148,6 +148,37 @@ func (s *Solver) AddRow(coeffs []float64, upper float64) error {
 	return nil
 }
 
+// SetObjective replaces the objective coefficients.
+func (s *Solver) SetObjective(c []float64) error {
+	if len(c) != len(s.lower) {
+		return fmt.Errorf("lp: objective has %d coefficients, want %d", len(c), len(s.lower))
+	}
+	for j, v := range c {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("lp: objective coefficient %d = %v: must be finite", j, v)
+		}
+	}
+	if err := s.h.SetColCosts(c); err != nil {
+		return fmt.Errorf("lp: set objective: %w", err)
+	}
+	return nil
+}
+
+// SetBounds replaces the bounds of column j.
+func (s *Solver) SetBounds(j int, lower, upper float64) error {
+	if j < 0 || j >= len(s.lower) {
+		return fmt.Errorf("lp: column %d out of range [0, %d)", j, len(s.lower))
+	}
+	if !(lower <= upper) || math.IsInf(lower, 0) || math.IsInf(upper, 0) {
+		return fmt.Errorf("lp: bounds of column %d = [%v, %v]: must be finite with lower <= upper", j, lower, upper)
+	}
+	if err := s.h.SetColBounds(j, lower, upper); err != nil {
+		return fmt.Errorf("lp: set bounds of column %d: %w", j, err)
+	}
+	s.lower[j], s.upper[j] = lower, upper
+	return nil
+}
+
 // ErrInfeasible is returned by Solve when no x satisfies the rows and bounds.
 var ErrInfeasible = errors.New("lp: infeasible")
 

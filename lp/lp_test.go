@@ -42,6 +42,39 @@ func TestSolveSmallLP(t *testing.T) {
 	}
 }
 
+func TestSetObjectiveAndBounds(t *testing.T) {
+	s, err := New([]float64{1, 1}, []float64{0, 0}, []float64{10, 10}, true, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.AddRow([]float64{1, 1}, 4); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetObjective([]float64{1, 0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetBounds(1, 1.5, 10); err != nil {
+		t.Fatal(err)
+	}
+	sol, err := s.Solve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(sol.X[0]-2.5) > 1e-9 || math.Abs(sol.X[1]-1.5) > 1e-9 {
+		t.Errorf("max x s.t. x + y <= 4, y >= 1.5: got %v, want [2.5 1.5]", sol.X)
+	}
+	if err := s.SetBounds(2, 0, 1); err == nil {
+		t.Error("SetBounds accepted column 2 of 2")
+	}
+	if err := s.SetBounds(0, 2, 1); err == nil {
+		t.Error("SetBounds accepted lower > upper")
+	}
+	if err := s.SetObjective([]float64{1}); err == nil {
+		t.Error("SetObjective accepted the wrong length")
+	}
+}
+
 func TestInfeasible(t *testing.T) {
 	s, err := New([]float64{1}, []float64{0}, []float64{1}, true, Options{})
 	if err != nil {
