@@ -155,12 +155,12 @@ func (p Params) Separate(ctx context.Context, gamma []float64, opts SeparateOpti
 	sep := Separation{MaxF: math.Inf(-1), ErrBound: p.ErrBound(), Configs: p.NumConfigs()}
 	var top []Scored
 	for _, sw := range results {
-		if sw.best > sep.MaxF {
+		if sw.bestConfig != nil && (sep.Worst == nil || better(Scored{sw.bestConfig, sw.best}, Scored{sep.Worst, sep.MaxF})) {
 			sep.MaxF, sep.Worst = sw.best, sw.bestConfig
 		}
 		top = append(top, sw.top...)
 	}
-	sort.Slice(top, func(i, j int) bool { return top[i].F > top[j].F })
+	sort.Slice(top, func(i, j int) bool { return better(top[i], top[j]) })
 	if len(top) > opts.Top {
 		top = top[:opts.Top]
 	}
@@ -252,17 +252,43 @@ func (sw *sepWorker) heapThreshold() float64 {
 	return math.Max(sw.floor, sw.top[0].F)
 }
 
+// offer considers a configuration of cost f >= the threshold; c builds it.
 func (sw *sepWorker) offer(f float64, c func() Config) {
-	if f > sw.best {
+	var cfg Config
+	if f > sw.best || f == sw.best && better(Scored{built(&cfg, c), f}, Scored{sw.bestConfig, sw.best}) {
 		sw.best = f
-		sw.bestConfig = c()
+		sw.bestConfig = built(&cfg, c)
 	}
-	if f > sw.heapThreshold() {
-		heap.Push(&sw.top, Scored{Config: c(), F: f})
+	if thr := sw.heapThreshold(); f > thr || f == thr && len(sw.top) == sw.k && better(Scored{built(&cfg, c), f}, sw.top[0]) {
+		heap.Push(&sw.top, Scored{Config: built(&cfg, c), F: f})
 		if len(sw.top) > sw.k {
 			heap.Pop(&sw.top)
 		}
 	}
+}
+
+// built builds the configuration once, on first use.
+func built(cfg *Config, c func() Config) Config {
+	if *cfg == nil {
+		*cfg = c()
+	}
+	return *cfg
+}
+
+// better is the total order of the results: higher cost first, ties
+// broken by the lexicographically smaller configuration, so that the
+// worst case and the top list do not depend on the number of workers or
+// their scheduling.
+func better(a, b Scored) bool {
+	if a.F != b.F {
+		return a.F > b.F
+	}
+	for j := range a.Config {
+		if a.Config[j] != b.Config[j] {
+			return a.Config[j] < b.Config[j]
+		}
+	}
+	return false
 }
 
 // pairPure handles Delta = 0: the corners are (0,0), (1,1) and the two
@@ -272,7 +298,7 @@ func (sw *sepWorker) pairPure(n6, n7 int, p67, q67 []float64) {
 	thr := math.Min(sw.best, sw.heapThreshold())
 	for n1 := 0; n1 <= t; n1++ {
 		f := p67[n1] - sw.e*q67[n1]
-		if f > thr {
+		if f >= thr {
 			sw.offer(f, func() Config { return Config{t - n1, n1, n6, n7} })
 			thr = math.Min(sw.best, sw.heapThreshold())
 		}
@@ -346,13 +372,13 @@ func (sw *sepWorker) pairApprox(n6, n7 int, p67, q67 []float64) {
 				xrow := xt[xo : xo+r+1]
 				mrow := mt[yo : yo+r+1]
 				for n3, x := range xrow {
-					if x+mrow[r-n3] <= thr {
+					if x+mrow[r-n3] < thr {
 						continue
 					}
 					// Rare: some n2 <= r-n3 gives a cost above the threshold.
 					yrow := yt[yo : yo+r-n3+1]
 					for n2, y := range yrow {
-						if f := x + y; f > thr {
+						if f := x + y; f >= thr {
 							sw.offer(f, func() Config {
 								return Config{t - n1 - n2 - n3 - n4 - n5, n1, n2, n3, n4, n5, n6, n7}
 							})
@@ -369,7 +395,7 @@ func (sw *sepWorker) pairApprox(n6, n7 int, p67, q67 []float64) {
 type scoredHeap []Scored
 
 func (h scoredHeap) Len() int           { return len(h) }
-func (h scoredHeap) Less(i, j int) bool { return h[i].F < h[j].F }
+func (h scoredHeap) Less(i, j int) bool { return better(h[j], h[i]) }
 func (h scoredHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *scoredHeap) Push(x any)        { *h = append(*h, x.(Scored)) }
 func (h *scoredHeap) Pop() any {
