@@ -84,7 +84,10 @@ func (p Params) Budget() float64 { return math.Expm1(p.M*p.Eps) + 2*p.TargetDelt
 
 // Corner is a vertex (P, Q) = (Pr[M_i(D) = 1], Pr[M_i(D') = 1]) of a
 // teacher's feasible region.
-type Corner struct{ P, Q float64 }
+type Corner struct {
+	P float64 `json:"p"`
+	Q float64 `json:"p_prime"`
+}
 
 // Corners returns the corners of an (eps, Delta)-DP teacher's feasible
 // region (Lemma 3.6.1), in a fixed order: (0,0), (1,1), (0,Delta),

@@ -37,6 +37,17 @@ func (s Status) String() string {
 // MarshalText renders the status in JSON as its name.
 func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
+// UnmarshalText parses a status name.
+func (s *Status) UnmarshalText(b []byte) error {
+	for _, v := range []Status{Certified, Tight, Violated} {
+		if string(b) == v.String() {
+			*s = v
+			return nil
+		}
+	}
+	return fmt.Errorf("certificate status %q: want certified, tight or violated", b)
+}
+
 // Certificate is the outcome of the exhaustive privacy check of a gamma
 // (DESIGN.md, "Certification"): the maximum of the privacy cost f over all
 // corner multisets against the budget e^{m·eps} - 1 + 2·delta of Lemma 3.4.4.
