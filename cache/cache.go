@@ -1,0 +1,202 @@
+// Package cache stores certified optimal noise functions on disk, keyed by
+// the problem (K, m, eps, Delta, delta) and the prior, so that a gamma is
+// solved once (DESIGN.md, "Cache").
+//
+// One JSON file per key, written atomically. Every entry carries a SHA-256
+// checksum of its content and the certificate it was stored with; Get
+// rejects an entry whose checksum, key, gamma or certificate does not hold
+// up, so a corrupt entry is reported and recomputed, never used.
+package cache
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/atomicfile"
+)
+
+// EnvDir is the environment variable that overrides the cache location.
+const EnvDir = "DARRM_CACHE_DIR"
+
+// Version is the format of the entries and of the solver that wrote them;
+// entries of another version are not used.
+const Version = 1
+
+// DefaultDir returns the cache directory: $DARRM_CACHE_DIR if set, else
+// $XDG_CACHE_HOME/darrm, else ~/.cache/darrm.
+func DefaultDir() (string, error) {
+	if d := os.Getenv(EnvDir); d != "" {
+		return d, nil
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("cache: no cache directory (set %s or --cache-dir): %w", EnvDir, err)
+	}
+	return filepath.Join(base, "darrm"), nil
+}
+
+// Key identifies a gamma table.
+type Key struct {
+	Params constraints.Params
+	Prior  string
+}
+
+// String is the canonical form of the key; floats are written in their
+// shortest round-trip form, so distinct parameters never share a key.
+func (k Key) String() string {
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	p := k.Params
+	return fmt.Sprintf("darrm-gamma/v%d K=%d m=%s eps=%s Delta=%s delta=%s prior=%s",
+		Version, p.K, f(p.M), f(p.Eps), f(p.Delta), f(p.TargetDelta), k.Prior)
+}
+
+// file is the entry's file name: a digest of the key.
+func (k Key) file() string {
+	sum := sha256.Sum256([]byte(k.String()))
+	return hex.EncodeToString(sum[:16]) + ".json"
+}
+
+// Entry is a stored gamma table with its certificate and solve statistics.
+type Entry struct {
+	Key            string            `json:"key"`
+	K              int               `json:"K"`
+	M              float64           `json:"m"`
+	Eps            float64           `json:"eps"`
+	Delta          float64           `json:"Delta"`
+	TargetDelta    float64           `json:"delta"`
+	Prior          string            `json:"prior"`
+	Gamma          []float64         `json:"gamma"`
+	Certificate    gamma.Certificate `json:"certificate"`
+	Utility        float64           `json:"utility"`
+	SurrogateError float64           `json:"surrogate_error"`
+	Seconds        float64           `json:"seconds"` // time of the original solve
+	LPSolves       int               `json:"lp_solves"`
+	Rows           int               `json:"rows"`
+	Passes         int               `json:"passes"`
+	Created        time.Time         `json:"created"`
+}
+
+// stored is the on-disk form: the entry and a checksum of its JSON.
+type stored struct {
+	Entry    json.RawMessage `json:"entry"`
+	Checksum string          `json:"sha256"`
+}
+
+// Dir is a cache directory.
+type Dir struct{ path string }
+
+// Open returns the cache in directory path, creating it if needed.
+func Open(path string) (*Dir, error) {
+	if path == "" {
+		return nil, fmt.Errorf("cache: empty directory name")
+	}
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
+	}
+	return &Dir{path: path}, nil
+}
+
+// Path returns the file that holds key's entry.
+func (d *Dir) Path(k Key) string { return filepath.Join(d.path, k.file()) }
+
+// ErrNotFound is returned by Get when the cache has no entry for the key.
+var ErrNotFound = errors.New("cache: no entry")
+
+// CorruptError describes an entry that exists but cannot be trusted.
+type CorruptError struct {
+	Path   string
+	Reason string
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("cache entry %s is corrupt: %s", e.Path, e.Reason)
+}
+
+// Get returns the entry for k. It returns ErrNotFound if there is none, a
+// *CorruptError if the file fails any check (checksum, key, gamma, or the
+// stored certificate against the key's budget), and other errors if the
+// file cannot be read.
+func (d *Dir) Get(k Key) (*Entry, error) {
+	path := d.Path(k)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cache: read %s: %w", path, err)
+	}
+	corrupt := func(format string, args ...any) error {
+		return &CorruptError{Path: path, Reason: fmt.Sprintf(format, args...)}
+	}
+	var s stored
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, corrupt("not valid JSON: %v", err)
+	}
+	if got := checksum(s.Entry); got != s.Checksum {
+		return nil, corrupt("sha256 = %q, content hashes to %q: must match", s.Checksum, got)
+	}
+	var e Entry
+	if err := json.Unmarshal(s.Entry, &e); err != nil {
+		return nil, corrupt("entry: %v", err)
+	}
+	if e.Key != k.String() {
+		return nil, corrupt("key = %q, want %q", e.Key, k.String())
+	}
+	g := gamma.Gamma(e.Gamma)
+	if err := g.Check(); err != nil {
+		return nil, corrupt("%v", err)
+	}
+	if g.K() != k.Params.K {
+		return nil, corrupt("gamma has %d values, want K+1 = %d", len(g), k.Params.K+1)
+	}
+	c := e.Certificate
+	if b := k.Params.Budget(); c.Status != gamma.Certified || c.Budget != b || !(c.MaxF+c.ErrBound <= b) {
+		return nil, corrupt("certificate (status %v, max f %v, error bound %v, budget %v) does not certify the budget %v", c.Status, c.MaxF, c.ErrBound, c.Budget, b)
+	}
+	return &e, nil
+}
+
+// Put stores e under its key, atomically replacing any previous entry.
+// It refuses an entry whose certificate is not Certified.
+func (d *Dir) Put(e *Entry) error {
+	if e.Certificate.Status != gamma.Certified {
+		return fmt.Errorf("cache: refusing to store a gamma whose certificate is %v", e.Certificate.Status)
+	}
+	p := constraints.Params{K: e.K, M: e.M, Eps: e.Eps, Delta: e.Delta, TargetDelta: e.TargetDelta}
+	k := Key{Params: p, Prior: e.Prior}
+	e.Key = k.String()
+	raw, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	b, err := json.MarshalIndent(stored{Entry: raw, Checksum: checksum(raw)}, "", " ")
+	if err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	return atomicfile.Write(d.Path(k), 0o644, func(f *os.File) error {
+		_, err := f.Write(append(b, '\n'))
+		return err
+	})
+}
+
+// checksum hashes the compact form of a JSON value, so that re-indenting
+// the file does not change it.
+func checksum(b []byte) string {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return "invalid JSON"
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,188 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/gamma"
+)
+
+var testParams = constraints.Params{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: constraints.DefaultTargetDelta(1e-5, 3)}
+
+func solvedEntry(t *testing.T, p constraints.Params) *Entry {
+	t.Helper()
+	r, err := gamma.Opt(context.Background(), p, gamma.UniformPrior(), gamma.OptOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Entry{
+		K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta,
+		Prior: "uniform", Gamma: r.Gamma, Certificate: r.Certificate,
+		Utility: r.Utility, SurrogateError: r.SurrogateError, Created: time.Now().UTC(),
+	}
+}
+
+func TestPutGetRoundTrip(t *testing.T) {
+	d, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := Key{Params: testParams, Prior: "uniform"}
+	if _, err := d.Get(key); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Get on an empty cache: %v, want ErrNotFound", err)
+	}
+	e := solvedEntry(t, testParams)
+	if err := d.Put(e); err != nil {
+		t.Fatal(err)
+	}
+	got, err := d.Get(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for l := range e.Gamma {
+		if got.Gamma[l] != e.Gamma[l] {
+			t.Errorf("gamma(%d) = %v after the round trip, stored %v", l, got.Gamma[l], e.Gamma[l])
+		}
+	}
+	if got.Certificate.MaxF != e.Certificate.MaxF || got.Certificate.Configs.Cmp(e.Certificate.Configs) != 0 {
+		t.Errorf("certificate changed in the round trip: %+v vs %+v", got.Certificate, e.Certificate)
+	}
+	// A different prior or delta is a different entry.
+	other := testParams
+	other.TargetDelta = 3e-5
+	for _, k := range []Key{{testParams, "tp"}, {other, "uniform"}} {
+		if _, err := d.Get(k); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Get(%v) = %v, want ErrNotFound", k, err)
+		}
+	}
+	// No temporary files left behind.
+	files, _ := os.ReadDir(d.path)
+	if len(files) != 1 {
+		t.Errorf("cache directory holds %d files, want 1", len(files))
+	}
+}
+
+func TestCorruptEntries(t *testing.T) {
+	e := solvedEntry(t, testParams)
+	key := Key{Params: testParams, Prior: "uniform"}
+	for _, tc := range []struct {
+		name   string
+		mutate func(b []byte) []byte
+		want   string
+	}{
+		{"truncated", func(b []byte) []byte { return b[:len(b)/2] }, "not valid JSON"},
+		{"flipped gamma digit", func(b []byte) []byte {
+			i := strings.Index(string(b), `"gamma"`)
+			for ; b[i] < '1' || b[i] > '9'; i++ {
+			}
+			c := append([]byte(nil), b...)
+			c[i] = '0' + ('9'-c[i])%9 // another digit
+			return c
+		}, "sha256"},
+		{"garbage", func([]byte) []byte { return []byte("\x00\x01binary") }, "not valid JSON"},
+		{"empty", func([]byte) []byte { return nil }, "not valid JSON"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, _ := Open(t.TempDir())
+			if err := d.Put(e); err != nil {
+				t.Fatal(err)
+			}
+			b, _ := os.ReadFile(d.Path(key))
+			m := tc.mutate(b)
+			if string(m) == string(b) {
+				t.Fatal("the mutation left the file unchanged")
+			}
+			if err := os.WriteFile(d.Path(key), m, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := d.Get(key)
+			var ce *CorruptError
+			if !errors.As(err, &ce) {
+				t.Fatalf("Get on a %s entry: %v, want a CorruptError", tc.name, err)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not mention %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// An entry with a valid checksum but an uncertified gamma, a wrong key or
+// a gamma of the wrong size (a hand-edited cache) is still refused.
+func TestTamperedEntries(t *testing.T) {
+	key := Key{Params: testParams, Prior: "uniform"}
+	for _, tc := range []struct {
+		name   string
+		mutate func(e *Entry)
+	}{
+		{"certificate for another budget", func(e *Entry) { e.Certificate.Budget *= 1.5 }},
+		{"violated certificate", func(e *Entry) { e.Certificate.MaxF = 2 * e.Certificate.Budget }},
+		{"asymmetric gamma", func(e *Entry) { e.Gamma[0] = 0.5 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, _ := Open(t.TempDir())
+			e := solvedEntry(t, testParams)
+			tc.mutate(e)
+			// Write it bypassing Put's refusal, with a valid checksum.
+			e.Key = key.String()
+			writeRaw(t, d, key, e)
+			var ce *CorruptError
+			if _, err := d.Get(key); !errors.As(err, &ce) {
+				t.Errorf("Get: %v, want a CorruptError", err)
+			}
+		})
+	}
+}
+
+func TestPutRefusesUncertified(t *testing.T) {
+	d, _ := Open(t.TempDir())
+	e := solvedEntry(t, testParams)
+	e.Certificate.Status = gamma.Violated
+	if err := d.Put(e); err == nil {
+		t.Error("Put stored a violated gamma")
+	}
+}
+
+func TestUnreadableEntry(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads files regardless of permissions")
+	}
+	d, _ := Open(t.TempDir())
+	e := solvedEntry(t, testParams)
+	if err := d.Put(e); err != nil {
+		t.Fatal(err)
+	}
+	key := Key{Params: testParams, Prior: "uniform"}
+	os.Chmod(d.Path(key), 0)
+	var ce *CorruptError
+	if _, err := d.Get(key); err == nil || errors.Is(err, ErrNotFound) || errors.As(err, &ce) {
+		t.Errorf("Get on an unreadable entry: %v, want a read error", err)
+	}
+}
+
+func TestDefaultDir(t *testing.T) {
+	t.Setenv(EnvDir, "/tmp/x-darrm")
+	if d, _ := DefaultDir(); d != "/tmp/x-darrm" {
+		t.Errorf("DefaultDir with %s set = %q", EnvDir, d)
+	}
+	t.Setenv(EnvDir, "")
+	t.Setenv("XDG_CACHE_HOME", "/tmp/xdg")
+	if d, _ := DefaultDir(); d != filepath.Join("/tmp/xdg", "darrm") {
+		t.Errorf("DefaultDir with XDG_CACHE_HOME = %q", d)
+	}
+}
+
+func TestKeyIsExact(t *testing.T) {
+	a := Key{Params: testParams, Prior: "uniform"}
+	b := a
+	b.Params.Eps = 0.1 + 1e-17*8 // the next float64 after 0.1
+	if a.String() == b.String() || a.file() == b.file() {
+		t.Errorf("keys of eps = 0.1 and its float64 successor collide: %q", a)
+	}
+}

@@ -1,0 +1,118 @@
+// Package constraints builds the privacy constraints of the DaRRM noise
+// function LP (thesis Sections 3.4.3 and 3.6.3) and solves its separation
+// problem exactly.
+//
+// A noise function gamma makes DaRRM (m·eps, delta)-DP if and only if the
+// privacy cost f(p, p'; gamma) <= e^{m·eps} - 1 + 2·delta for every choice of
+// the teachers' output probabilities (Lemma 3.4.4). f is multilinear in each
+// teacher's pair (p_i, p'_i), so the worst case sits at corners of the
+// teachers' feasible regions, and f depends only on how many teachers sit at
+// each corner (Lemma 3.6.1): C(K+7, 7) corner multisets, or C(K+3, 3) when
+// Delta = 0.
+package constraints
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+)
+
+// Limits on K. The exhaustive certificate costs about K^6/720 steps when
+// Delta > 0 and K^3/6 when Delta = 0; beyond these sizes a certificate
+// would take hours.
+const (
+	MaxKApprox = 301   // largest K when Delta > 0
+	MaxKPure   = 10001 // largest K when Delta = 0
+	// MaxMEps bounds m·eps: beyond it e^{m·eps} overflows the arithmetic
+	// and the guarantee is vacuous anyway.
+	MaxMEps = 100.0
+)
+
+// Params describe a private majority problem (Problem 3.1.1): K teachers,
+// each (Eps, Delta)-DP, whose majority must be released
+// (M·Eps, TargetDelta)-DP.
+type Params struct {
+	K           int     // number of teachers, odd
+	M           float64 // privacy allowance, 1 <= M <= K (need not be an integer)
+	Eps         float64 // each teacher's eps > 0
+	Delta       float64 // each teacher's Delta, 0 <= Delta < 1
+	TargetDelta float64 // the release's delta, Delta <= TargetDelta < 1
+}
+
+// DefaultTargetDelta returns 1 - (1-Delta)^m, the thesis' choice of the
+// release's delta in Section 3.7.1 (m-fold general composition).
+func DefaultTargetDelta(delta, m float64) float64 {
+	return -math.Expm1(m * math.Log1p(-delta))
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// Validate checks the parameters and names the first one that is out of range.
+func (p Params) Validate() error {
+	switch {
+	case p.K < 1:
+		return fmt.Errorf("K = %d: must be >= 1", p.K)
+	case p.K%2 == 0:
+		return fmt.Errorf("K = %d: must be odd (the majority of an even number of votes can tie)", p.K)
+	case !finite(p.Eps) || p.Eps <= 0:
+		return fmt.Errorf("eps = %v: must be finite and > 0", p.Eps)
+	case !finite(p.Delta) || p.Delta < 0 || p.Delta >= 1:
+		return fmt.Errorf("Delta = %v: must be in [0, 1)", p.Delta)
+	case !finite(p.M) || p.M < 1 || p.M > float64(p.K):
+		return fmt.Errorf("m = %v: must be in [1, K] = [1, %d]", p.M, p.K)
+	case !finite(p.TargetDelta) || p.TargetDelta < p.Delta || p.TargetDelta >= 1:
+		return fmt.Errorf("delta = %v: must be in [Delta, 1) = [%v, 1)", p.TargetDelta, p.Delta)
+	case p.M*p.Eps > MaxMEps:
+		return fmt.Errorf("m·eps = %v: must be <= %v (e^{m·eps} overflows and the guarantee is vacuous)", p.M*p.Eps, MaxMEps)
+	case p.Delta > 0 && p.K > MaxKApprox:
+		return fmt.Errorf("K = %d: must be <= %d when Delta > 0 (the exhaustive certificate costs about K^6/720 steps)", p.K, MaxKApprox)
+	case p.K > MaxKPure:
+		return fmt.Errorf("K = %d: must be <= %d (the exhaustive certificate costs about K^3/6 steps)", p.K, MaxKPure)
+	}
+	return nil
+}
+
+// H returns (K+1)/2, the smallest vote count whose majority is 1.
+func (p Params) H() int { return (p.K + 1) / 2 }
+
+// E returns e^{m·eps}.
+func (p Params) E() float64 { return math.Exp(p.M * p.Eps) }
+
+// Budget returns e^{m·eps} - 1 + 2·delta, the bound on the privacy cost f
+// (Lemma 3.4.4).
+func (p Params) Budget() float64 { return math.Expm1(p.M*p.Eps) + 2*p.TargetDelta }
+
+// Corner is a vertex (P, Q) = (Pr[M_i(D) = 1], Pr[M_i(D') = 1]) of a
+// teacher's feasible region.
+type Corner struct {
+	P float64 `json:"p"`
+	Q float64 `json:"p_prime"`
+}
+
+// Corners returns the corners of an (eps, Delta)-DP teacher's feasible
+// region (Lemma 3.6.1), in a fixed order: (0,0), (1,1), (0,Delta),
+// (Delta,0), (1-Delta,1), (1,1-Delta), ((e+Delta)/(e+1), (1-Delta)/(e+1)),
+// ((1-Delta)/(e+1), (e+Delta)/(e+1)) with e = e^eps; when Delta = 0 the four
+// (0,0), (1,1), (e/(e+1), 1/(e+1)), (1/(e+1), e/(e+1)).
+func (p Params) Corners() []Corner {
+	hi, lo := epsCorner(p.Eps, p.Delta)
+	if p.Delta == 0 {
+		return []Corner{{0, 0}, {1, 1}, {hi, lo}, {lo, hi}}
+	}
+	d := p.Delta
+	return []Corner{{0, 0}, {1, 1}, {0, d}, {d, 0}, {1 - d, 1}, {1, 1 - d}, {hi, lo}, {lo, hi}}
+}
+
+// epsCorner returns (e+Delta)/(e+1) and (1-Delta)/(e+1), written with e^-eps
+// so that they stay finite for any eps.
+func epsCorner(eps, delta float64) (hi, lo float64) {
+	ei := math.Exp(-eps)
+	return (1 + delta*ei) / (1 + ei), (1 - delta) * ei / (1 + ei)
+}
+
+// NumConfigs returns the number of corner multisets of size K: C(K+7, 7),
+// or C(K+3, 3) when Delta = 0.
+func (p Params) NumConfigs() *big.Int {
+	c := int64(len(p.Corners()))
+	return new(big.Int).Binomial(int64(p.K)+c-1, c-1)
+}

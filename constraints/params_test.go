@@ -1,0 +1,120 @@
+package constraints
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+)
+
+func benchName(p Params) string {
+	return fmt.Sprintf("K=%d/m=%g/Delta=%g", p.K, p.M, p.Delta)
+}
+
+func TestValidate(t *testing.T) {
+	ok := Params{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: 3e-5}
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("valid params rejected: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		mut  func(*Params)
+		want string
+	}{
+		{"even K", func(p *Params) { p.K = 10 }, "K = 10"},
+		{"K zero", func(p *Params) { p.K = 0 }, "K = 0"},
+		{"eps zero", func(p *Params) { p.Eps = 0 }, "eps = 0"},
+		{"eps NaN", func(p *Params) { p.Eps = math.NaN() }, "eps = NaN"},
+		{"eps Inf", func(p *Params) { p.Eps = math.Inf(1) }, "eps = +Inf"},
+		{"Delta negative", func(p *Params) { p.Delta = -1e-9 }, "Delta = -1e-09"},
+		{"Delta one", func(p *Params) { p.Delta = 1 }, "Delta = 1"},
+		{"m below 1", func(p *Params) { p.M = 0.5 }, "m = 0.5"},
+		{"m above K", func(p *Params) { p.M = 12 }, "m = 12"},
+		{"m NaN", func(p *Params) { p.M = math.NaN() }, "m = NaN"},
+		{"delta below Delta", func(p *Params) { p.TargetDelta = 1e-6 }, "delta = 1e-06"},
+		{"delta one", func(p *Params) { p.TargetDelta = 1 }, "delta = 1"},
+		{"m eps huge", func(p *Params) { p.Eps = 50 }, "m·eps = 150"},
+		{"K too large", func(p *Params) { p.K = 303 }, "K = 303"},
+	} {
+		p := ok
+		tc.mut(&p)
+		err := p.Validate()
+		if err == nil {
+			t.Errorf("%s: accepted %+v", tc.name, p)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %q does not name %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestCorners(t *testing.T) {
+	for _, p := range []Params{
+		{K: 3, M: 1, Eps: 0.1, Delta: 1e-5, TargetDelta: 1e-5},
+		{K: 3, M: 1, Eps: 2, Delta: 0.3, TargetDelta: 0.3},
+		{K: 3, M: 1, Eps: 0.7, Delta: 0, TargetDelta: 0},
+		{K: 3, M: 1, Eps: 30, Delta: 0.01, TargetDelta: 0.01},
+	} {
+		cs := p.Corners()
+		if want := map[bool]int{true: 4, false: 8}[p.Delta == 0]; len(cs) != want {
+			t.Fatalf("%+v: %d corners, want %d", p, len(cs), want)
+		}
+		e := math.Exp(p.Eps)
+		for _, c := range cs {
+			// Every corner satisfies the four (eps, Delta)-DP inequalities.
+			tol := 1e-12 * e // 1-P loses digits when P is within 1/e of 1
+			if c.P > e*c.Q+p.Delta+tol || c.Q > e*c.P+p.Delta+tol ||
+				1-c.P > e*(1-c.Q)+p.Delta+tol || 1-c.Q > e*(1-c.P)+p.Delta+tol {
+				t.Errorf("%+v: corner %+v violates (eps, Delta)-DP", p, c)
+			}
+		}
+		want := (e + p.Delta) / (e + 1)
+		if got := cs[len(cs)-2].P; math.Abs(got-want) > 1e-15 {
+			t.Errorf("%+v: (e+Delta)/(e+1) = %v, want %v", p, got, want)
+		}
+	}
+}
+
+func TestDefaultTargetDelta(t *testing.T) {
+	got := DefaultTargetDelta(1e-5, 3)
+	x := 1e-5
+	want := 3*x - 3*x*x + x*x*x // 1-(1-x)^3 expanded: no cancellation
+	if math.Abs(got-want) > 1e-20 {
+		t.Errorf("DefaultTargetDelta(1e-5, 3) = %v, want %v", got, want)
+	}
+	if DefaultTargetDelta(0, 5) != 0 {
+		t.Error("DefaultTargetDelta(0, m) != 0")
+	}
+}
+
+func TestRowMatchesCost(t *testing.T) {
+	p := Params{K: 9, M: 2, Eps: 0.3, Delta: 0.01, TargetDelta: 0.02}
+	gamma := []float64{0.9, 0.6, 0.4, 0.2, 0.1, 0.1, 0.2, 0.4, 0.6, 0.9}
+	n := 0
+	p.AllConfigs(func(c Config) bool {
+		n++
+		if n%37 != 0 {
+			return true
+		}
+		row, err := p.Row(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dot float64
+		for i, r := range row {
+			dot += r * gamma[p.H()+i]
+		}
+		f, _ := p.Cost(c, gamma)
+		if math.Abs(dot-f) > 1e-14 {
+			t.Errorf("config %v: row·gamma = %v, cost %v", c, dot, f)
+		}
+		return true
+	})
+	if _, err := p.Row(Config{1, 2}); err == nil {
+		t.Error("Row accepted a configuration with the wrong number of corners")
+	}
+	if _, err := p.Row(Config{1, 0, 0, 0, 0, 0, 0, 0}); err == nil {
+		t.Error("Row accepted a configuration of 1 teacher for K = 9")
+	}
+}

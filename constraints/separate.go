@@ -1,0 +1,406 @@
+package constraints
+
+import (
+	"container/heap"
+	"context"
+	"fmt"
+	"math"
+	"math/big"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+)
+
+// Scored is a configuration with its privacy cost f.
+type Scored struct {
+	Config Config
+	F      float64
+}
+
+// SeparateOptions tune Separate.
+type SeparateOptions struct {
+	// Top is how many of the costliest configurations with cost > Floor to
+	// return in Separation.Top (0: none; the worst one is always returned
+	// in Separation.Worst).
+	Top int
+	// Floor is the cost a configuration must exceed to enter Top; a
+	// cutting-plane loop passes the budget so that Top holds violated rows.
+	Floor float64
+	// Workers is the number of goroutines; 0 means GOMAXPROCS.
+	Workers int
+	// Progress, if set, is called with the fraction of the work done.
+	// Calls are serialised.
+	Progress func(fraction float64)
+}
+
+// Separation is the exact solution of the separation problem for one gamma.
+type Separation struct {
+	MaxF  float64  // max of f over all corner multisets
+	Worst Config   // a multiset attaining MaxF
+	Top   []Scored // the costliest multisets above Floor, by decreasing F
+	// ErrBound bounds |computed f - exact f| for every multiset: MaxF is
+	// the exact maximum to within ErrBound.
+	ErrBound float64
+	Configs  *big.Int // number of multisets the maximisation covers
+}
+
+// unitRoundoff is 2^-53, the relative rounding error of float64 arithmetic.
+const unitRoundoff = 0x1p-53
+
+// ErrBound returns the bound on the absolute error of the privacy cost f as
+// computed by Separate and Cost. Each teacher contributes one update of the
+// form c + a·(c' - c) to values bounded by 1 in magnitude, which commits at
+// most a few rounding errors and, being a convex combination, never
+// amplifies earlier ones; the corner coordinates and e^{m·eps} carry one
+// rounding error each. Ten unit roundoffs per teacher and side covers all of
+// it with room to spare.
+func (p Params) ErrBound() float64 {
+	return 10 * float64(p.K+2) * unitRoundoff * (1 + p.E())
+}
+
+// Separate computes, for the noise function gamma(0..K), the maximum of the
+// privacy cost f over every multiset of K corners (Lemma 3.6.1), exactly,
+// together with a maximising multiset and the costliest multisets above
+// opts.Floor. It visits no row explicitly.
+//
+// The method. Let w(l) = -gamma(l) for l < H and +gamma(l) for l >= H, so
+// that f = sum_l w(l)·(alpha_l - E·alpha'_l). For a pmf pi define the
+// correlation vector C[s] = sum_j pi_j·w(j+s). Adding a Bernoulli(a) factor
+// to pi maps C to (1-a)·C[s] + a·C[s+1], an O(K) update, and f is
+// C_p[0] - E·C_q[0] where C_p and C_q start from w and receive the P and Q
+// coordinates of every teacher. Corners (0,Delta), (Delta,0), (1-Delta,1)
+// and (1,1-Delta) act on one side as the identity or a shift, so once the
+// counts n6, n7 of the two e^eps corners are fixed, the P side depends only
+// on (n3, n4, n1+n5) and the Q side only on (n2, n5, n1+n4). A prefix
+// maximum over n2 then removes one dimension: the whole maximisation takes
+// about K^6/720 steps instead of the C(K+7, 7)·K of visiting every row
+// (K^3/6 when Delta = 0).
+func (p Params) Separate(ctx context.Context, gamma []float64, opts SeparateOptions) (Separation, error) {
+	if err := p.Validate(); err != nil {
+		return Separation{}, err
+	}
+	if len(gamma) != p.K+1 {
+		return Separation{}, fmt.Errorf("gamma has %d values, want K+1 = %d", len(gamma), p.K+1)
+	}
+	w := make([]float64, p.K+1)
+	for l, g := range gamma {
+		if !finite(g) {
+			return Separation{}, fmt.Errorf("gamma(%d) = %v: must be finite", l, g)
+		}
+		if l < p.H() {
+			w[l] = -g
+		} else {
+			w[l] = g
+		}
+	}
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, p.K+1)
+
+	// Work items are the counts n6 of the first e^eps corner, handed out
+	// largest first; the weights only drive the progress report.
+	weights := make([]float64, p.K+1)
+	var totalWeight float64
+	for n6 := 0; n6 <= p.K; n6++ {
+		for t := 0; t <= p.K-n6; t++ {
+			if p.Delta > 0 {
+				weights[n6] += math.Pow(float64(t+1), 4)
+			} else {
+				weights[n6] += float64(t + 1)
+			}
+		}
+		totalWeight += weights[n6]
+	}
+	var (
+		next     atomic.Int64
+		mu       sync.Mutex
+		doneW    float64
+		wg       sync.WaitGroup
+		results  = make([]*sepWorker, workers)
+		canceled atomic.Bool
+	)
+	for i := range results {
+		sw := newSepWorker(p, w, opts)
+		results[i] = sw
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				n6 := int(next.Add(1) - 1)
+				if n6 > p.K || canceled.Load() {
+					return
+				}
+				if ctx.Err() != nil {
+					canceled.Store(true)
+					return
+				}
+				sw.item(n6)
+				if opts.Progress != nil {
+					mu.Lock()
+					doneW += weights[n6]
+					opts.Progress(doneW / totalWeight)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return Separation{}, err
+	}
+
+	sep := Separation{MaxF: math.Inf(-1), ErrBound: p.ErrBound(), Configs: p.NumConfigs()}
+	var top []Scored
+	for _, sw := range results {
+		if sw.bestConfig != nil && (sep.Worst == nil || better(Scored{sw.bestConfig, sw.best}, Scored{sep.Worst, sep.MaxF})) {
+			sep.MaxF, sep.Worst = sw.best, sw.bestConfig
+		}
+		top = append(top, sw.top...)
+	}
+	sort.Slice(top, func(i, j int) bool { return better(top[i], top[j]) })
+	if len(top) > opts.Top {
+		top = top[:opts.Top]
+	}
+	sep.Top = top
+	return sep, nil
+}
+
+// sepWorker holds one goroutine's scratch space and partial results.
+type sepWorker struct {
+	p      Params
+	w      []float64
+	e      float64
+	hi, lo float64 // e^eps corner coordinates
+	k      int     // Top
+	floor  float64
+
+	p6, q6, p67, q67 []float64 // correlation vectors after the e^eps corners
+	base, cur        []float64 // scratch vectors for filling the tables
+	xt, yt, mt       []float64 // tables of the Delta > 0 case
+
+	best       float64
+	bestConfig Config
+	top        scoredHeap
+}
+
+func newSepWorker(p Params, w []float64, opts SeparateOptions) *sepWorker {
+	hi, lo := epsCorner(p.Eps, p.Delta)
+	n := p.K + 1
+	sw := &sepWorker{
+		p: p, w: w, e: p.E(), hi: hi, lo: lo, k: opts.Top, floor: opts.Floor,
+		p6: make([]float64, n), q6: make([]float64, n),
+		p67: make([]float64, n), q67: make([]float64, n),
+		base: make([]float64, n), cur: make([]float64, n),
+		best: math.Inf(-1),
+	}
+	if p.Delta > 0 {
+		size := tableSize(p.K)
+		sw.xt = make([]float64, size)
+		sw.yt = make([]float64, size)
+		sw.mt = make([]float64, size)
+	}
+	return sw
+}
+
+// step applies one Bernoulli(a) factor to the correlation vector c in
+// place; c loses its last entry.
+func step(c []float64, a float64) []float64 {
+	n := len(c) - 1
+	for s := 0; s < n; s++ {
+		c[s] += a * (c[s+1] - c[s])
+	}
+	return c[:n]
+}
+
+// item processes every configuration with n6 teachers at the corner
+// ((e+Delta)/(e+1), (1-Delta)/(e+1)).
+func (sw *sepWorker) item(n6 int) {
+	k := sw.p.K
+	p6 := append(sw.p6[:0], sw.w...)
+	q6 := append(sw.q6[:0], sw.w...)
+	for i := 0; i < n6; i++ {
+		p6 = step(p6, sw.hi)
+		q6 = step(q6, sw.lo)
+	}
+	p67 := append(sw.p67[:0], p6...)
+	q67 := append(sw.q67[:0], q6...)
+	for n7 := 0; n7 <= k-n6; n7++ {
+		if n7 > 0 {
+			p67 = step(p67, sw.lo)
+			q67 = step(q67, sw.hi)
+		}
+		if sw.p.Delta > 0 {
+			sw.pairApprox(n6, n7, p67, q67)
+		} else {
+			sw.pairPure(n6, n7, p67, q67)
+		}
+	}
+}
+
+// threshold is the cost a configuration must exceed to matter: to beat the
+// best so far or to enter the top list.
+func (sw *sepWorker) heapThreshold() float64 {
+	if sw.k == 0 {
+		return math.Inf(1)
+	}
+	if len(sw.top) < sw.k {
+		return sw.floor
+	}
+	return math.Max(sw.floor, sw.top[0].F)
+}
+
+// offer considers a configuration of cost f >= the threshold; c builds it.
+func (sw *sepWorker) offer(f float64, c func() Config) {
+	var cfg Config
+	if f > sw.best || f == sw.best && better(Scored{built(&cfg, c), f}, Scored{sw.bestConfig, sw.best}) {
+		sw.best = f
+		sw.bestConfig = built(&cfg, c)
+	}
+	if thr := sw.heapThreshold(); f > thr || f == thr && len(sw.top) == sw.k && better(Scored{built(&cfg, c), f}, sw.top[0]) {
+		heap.Push(&sw.top, Scored{Config: built(&cfg, c), F: f})
+		if len(sw.top) > sw.k {
+			heap.Pop(&sw.top)
+		}
+	}
+}
+
+// built builds the configuration once, on first use.
+func built(cfg *Config, c func() Config) Config {
+	if *cfg == nil {
+		*cfg = c()
+	}
+	return *cfg
+}
+
+// better is the total order of the results: higher cost first, ties
+// broken by the lexicographically smaller configuration, so that the
+// worst case and the top list do not depend on the number of workers or
+// their scheduling.
+func better(a, b Scored) bool {
+	if a.F != b.F {
+		return a.F > b.F
+	}
+	for j := range a.Config {
+		if a.Config[j] != b.Config[j] {
+			return a.Config[j] < b.Config[j]
+		}
+	}
+	return false
+}
+
+// pairPure handles Delta = 0: the corners are (0,0), (1,1) and the two
+// e^eps corners, so the only free count is n1, a shift of both sides.
+func (sw *sepWorker) pairPure(n6, n7 int, p67, q67 []float64) {
+	t := sw.p.K - n6 - n7
+	thr := math.Min(sw.best, sw.heapThreshold())
+	for n1 := 0; n1 <= t; n1++ {
+		f := p67[n1] - sw.e*q67[n1]
+		if f >= thr {
+			sw.offer(f, func() Config { return Config{t - n1, n1, n6, n7} })
+			thr = math.Min(sw.best, sw.heapThreshold())
+		}
+	}
+}
+
+// tableSize is the number of entries of a table indexed by (a, s, b) with
+// a + s + b <= t: C(t+3, 3).
+func tableSize(t int) int { return (t + 1) * (t + 2) * (t + 3) / 6 }
+
+// blockStart is the offset of block a (rows with first index a) in a table
+// of order t.
+func blockStart(t, a int) int { return tableSize(t) - tableSize(t-a) }
+
+// rowStart is the offset of row s within a block of order u = t - a.
+func rowStart(u, s int) int { return s*(u+1) - s*(s-1)/2 }
+
+// pairApprox handles Delta > 0 for fixed (n6, n7); see Separate.
+func (sw *sepWorker) pairApprox(n6, n7 int, p67, q67 []float64) {
+	t := sw.p.K - n6 - n7
+	d := sw.p.Delta
+	xt, yt, mt := sw.xt, sw.yt, sw.mt
+	// xt[n4][s][n3] = (T_Delta^n3 T_{1-Delta}^n4 C_p)[s]
+	// yt[n5][s][n2] = -E·(T_Delta^n2 T_{1-Delta}^n5 C_q)[s]
+	// mt[n5][s][q]  = max_{n2 <= q} yt[n5][s][n2]
+	fill := func(table []float64, base []float64, scale float64) {
+		b := append(sw.base[:0], base...)
+		cur := sw.cur
+		for a := 0; a <= t; a++ {
+			if a > 0 {
+				b = step(b, 1-d)
+			}
+			u := t - a
+			off := blockStart(t, a)
+			cur = append(cur[:0], b...)
+			for inner := 0; inner <= u; inner++ {
+				if inner > 0 {
+					cur = step(cur, d)
+				}
+				for s := 0; s <= u-inner; s++ {
+					table[off+rowStart(u, s)+inner] = scale * cur[s]
+				}
+			}
+		}
+	}
+	fill(xt, p67, 1)
+	fill(yt, q67, -sw.e)
+	for a := 0; a <= t; a++ {
+		u := t - a
+		off := blockStart(t, a)
+		for s := 0; s <= u; s++ {
+			row := off + rowStart(u, s)
+			m := math.Inf(-1)
+			for q := 0; q <= u-s; q++ {
+				m = math.Max(m, yt[row+q])
+				mt[row+q] = m
+			}
+		}
+	}
+	thr := math.Min(sw.best, sw.heapThreshold())
+	for n5 := 0; n5 <= t; n5++ {
+		u5 := t - n5
+		yb := blockStart(t, n5)
+		for n4 := 0; n4 <= u5; n4++ {
+			u4 := t - n4
+			xb := blockStart(t, n4)
+			for n1 := 0; n1 <= t-n4-n5; n1++ {
+				r := t - n1 - n4 - n5
+				xo := xb + rowStart(u4, n1+n5)
+				yo := yb + rowStart(u5, n1+n4)
+				xrow := xt[xo : xo+r+1]
+				mrow := mt[yo : yo+r+1]
+				for n3, x := range xrow {
+					if x+mrow[r-n3] < thr {
+						continue
+					}
+					// Rare: some n2 <= r-n3 gives a cost above the threshold.
+					yrow := yt[yo : yo+r-n3+1]
+					for n2, y := range yrow {
+						if f := x + y; f >= thr {
+							sw.offer(f, func() Config {
+								return Config{t - n1 - n2 - n3 - n4 - n5, n1, n2, n3, n4, n5, n6, n7}
+							})
+							thr = math.Min(sw.best, sw.heapThreshold())
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// scoredHeap is a min-heap on F, holding the costliest configurations seen.
+type scoredHeap []Scored
+
+func (h scoredHeap) Len() int           { return len(h) }
+func (h scoredHeap) Less(i, j int) bool { return better(h[j], h[i]) }
+func (h scoredHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *scoredHeap) Push(x any)        { *h = append(*h, x.(Scored)) }
+func (h *scoredHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

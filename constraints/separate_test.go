@@ -1,0 +1,162 @@
+package constraints
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"testing"
+)
+
+// randomGamma returns a symmetric noise function with values in [0, 1].
+func randomGamma(k int, rng *rand.Rand) []float64 {
+	g := make([]float64, k+1)
+	for l := (k + 1) / 2; l <= k; l++ {
+		g[l] = rng.Float64()
+		g[k-l] = g[l]
+	}
+	return g
+}
+
+// bruteForce evaluates Cost on every configuration.
+func bruteForce(t *testing.T, p Params, gamma []float64) []Scored {
+	t.Helper()
+	var all []Scored
+	p.AllConfigs(func(c Config) bool {
+		f, err := p.Cost(c, gamma)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, Scored{c, f})
+		return true
+	})
+	sort.Slice(all, func(i, j int) bool { return all[i].F > all[j].F })
+	return all
+}
+
+func TestSeparateMatchesBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	cases := []Params{
+		{K: 1, M: 1, Eps: 0.1, Delta: 1e-5, TargetDelta: 1e-5},
+		{K: 3, M: 2, Eps: 0.5, Delta: 0.01, TargetDelta: 0.02},
+		{K: 5, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: 3e-5},
+		{K: 7, M: 2.5, Eps: 1, Delta: 0.05, TargetDelta: 0.1},
+		{K: 9, M: 3, Eps: 0.3, Delta: 0.2, TargetDelta: 0.25},
+		{K: 5, M: 2, Eps: 0.1, Delta: 0, TargetDelta: 0},
+		{K: 11, M: 4, Eps: 0.2, Delta: 0, TargetDelta: 0.001},
+		{K: 21, M: 7, Eps: 0.05, Delta: 0, TargetDelta: 0},
+	}
+	for _, p := range cases {
+		if err := p.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		for trial := 0; trial < 4; trial++ {
+			gamma := randomGamma(p.K, rng)
+			if trial == 0 {
+				for l := range gamma {
+					gamma[l] = 1
+				}
+			}
+			want := bruteForce(t, p, gamma)
+			for _, workers := range []int{1, 3} {
+				const top = 6
+				sep, err := p.Separate(context.Background(), gamma, SeparateOptions{Top: top, Floor: math.Inf(-1), Workers: workers})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if math.Abs(sep.MaxF-want[0].F) > sep.ErrBound {
+					t.Errorf("%+v workers=%d: MaxF = %.17g, brute force %.17g (bound %g)", p, workers, sep.MaxF, want[0].F, sep.ErrBound)
+				}
+				fw, err := p.Cost(sep.Worst, gamma)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if math.Abs(fw-sep.MaxF) > sep.ErrBound {
+					t.Errorf("%+v: worst config %v has cost %v, MaxF %v", p, sep.Worst, fw, sep.MaxF)
+				}
+				if n := min(top, len(want)); len(sep.Top) != n {
+					t.Fatalf("%+v: %d top configs, want %d", p, len(sep.Top), n)
+				}
+				for i, s := range sep.Top {
+					if math.Abs(s.F-want[i].F) > sep.ErrBound {
+						t.Errorf("%+v: top[%d].F = %v, brute force %v", p, i, s.F, want[i].F)
+					}
+					if fc, _ := p.Cost(s.Config, gamma); math.Abs(fc-s.F) > sep.ErrBound {
+						t.Errorf("%+v: top[%d] %v reports %v, costs %v", p, i, s.Config, s.F, fc)
+					}
+				}
+				if got, want := sep.Configs.Int64(), int64(len(want)); got != want {
+					t.Errorf("%+v: Configs = %d, enumerated %d", p, got, want)
+				}
+			}
+		}
+	}
+}
+
+func TestSeparateFloor(t *testing.T) {
+	p := Params{K: 7, M: 3, Eps: 0.1, Delta: 1e-3, TargetDelta: 3e-3}
+	gamma := randomGamma(p.K, rand.New(rand.NewPCG(5, 6)))
+	all := bruteForce(t, p, gamma)
+	// Put the floor in the first clear gap after the 20th costliest
+	// configuration, so that rounding cannot move a configuration across it.
+	i := 20
+	for all[i].F-all[i+1].F < 1e-9 {
+		i++
+	}
+	floor := (all[i].F + all[i+1].F) / 2
+	sep, err := p.Separate(context.Background(), gamma, SeparateOptions{Top: 1000, Floor: floor})
+	if err != nil {
+		t.Fatal(err)
+	}
+	above := 0
+	for _, s := range all {
+		if s.F > floor {
+			above++
+		}
+	}
+	if len(sep.Top) != above {
+		t.Errorf("Top has %d configs above the floor, brute force %d", len(sep.Top), above)
+	}
+	for _, s := range sep.Top {
+		if s.F <= floor {
+			t.Errorf("config %v with cost %v is not above the floor %v", s.Config, s.F, floor)
+		}
+	}
+}
+
+func TestSeparateRejectsBadGamma(t *testing.T) {
+	p := Params{K: 3, M: 1, Eps: 0.1, Delta: 0, TargetDelta: 0}
+	for _, g := range [][]float64{{1, 1}, {1, math.NaN(), math.NaN(), 1}} {
+		if _, err := p.Separate(context.Background(), g, SeparateOptions{}); err == nil {
+			t.Errorf("Separate accepted gamma %v", g)
+		}
+	}
+}
+
+func TestSeparateCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	p := Params{K: 41, M: 5, Eps: 0.1, Delta: 1e-5, TargetDelta: 5e-5}
+	g := make([]float64, p.K+1)
+	if _, err := p.Separate(ctx, g, SeparateOptions{}); err == nil {
+		t.Error("Separate ignored a canceled context")
+	}
+}
+
+func BenchmarkSeparate(b *testing.B) {
+	for _, p := range []Params{
+		{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: DefaultTargetDelta(1e-5, 3)},
+		{K: 41, M: 5, Eps: 0.1, Delta: 1e-5, TargetDelta: DefaultTargetDelta(1e-5, 5)},
+		{K: 101, M: 10, Eps: 0.1, Delta: 1e-5, TargetDelta: DefaultTargetDelta(1e-5, 10)},
+		{K: 1001, M: 40, Eps: 0.1, Delta: 0, TargetDelta: 0},
+	} {
+		gamma := randomGamma(p.K, rand.New(rand.NewPCG(1, 1)))
+		b.Run(benchName(p), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := p.Separate(context.Background(), gamma, SeparateOptions{Top: 50, Floor: 0}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

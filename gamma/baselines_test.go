@@ -1,0 +1,150 @@
+package gamma
+
+import (
+	"math"
+	"math/big"
+	"strings"
+	"testing"
+)
+
+// subByEnumeration computes gamma_Sub(l) for l >= H by enumerating every
+// s-subset of K teachers of which the first l vote 1.
+func subByEnumeration(k, s, l int) float64 {
+	var win, total float64
+	var rec func(start, chosen, ones int)
+	rec = func(start, chosen, ones int) {
+		if chosen == s {
+			total++
+			switch {
+			case 2*ones > s:
+				win++
+			case 2*ones == s:
+				win += 0.5
+			}
+			return
+		}
+		for i := start; i < k; i++ {
+			o := ones
+			if i < l {
+				o++
+			}
+			rec(i+1, chosen+1, o)
+		}
+	}
+	rec(0, 0, 0)
+	return 2*win/total - 1
+}
+
+func TestSubMatchesEnumeration(t *testing.T) {
+	for _, k := range []int{1, 3, 5, 9, 11} {
+		for s := 1; s <= k; s++ {
+			g, err := Sub(k, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := g.Check(); err != nil {
+				t.Fatalf("Sub(%d, %d): %v", k, s, err)
+			}
+			for l := (k + 1) / 2; l <= k; l++ {
+				if want := subByEnumeration(k, s, l); math.Abs(g[l]-want) > 1e-14 {
+					t.Errorf("Sub(%d, %d)(%d) = %v, enumeration %v", k, s, l, g[l], want)
+				}
+			}
+		}
+	}
+}
+
+func TestSubClosedForms(t *testing.T) {
+	k := 101
+	g1, _ := Sub(k, 1) // Lemma 3.4.2: gamma(l) = |2l-K|/K
+	gk, _ := Sub(k, k) // all teachers: the exact majority
+	for l := 0; l <= k; l++ {
+		if want := math.Abs(float64(2*l-k)) / float64(k); math.Abs(g1[l]-want) > 1e-15 {
+			t.Errorf("Sub(K, 1)(%d) = %v, want %v", l, g1[l], want)
+		}
+		if gk[l] != 1 {
+			t.Errorf("Sub(K, K)(%d) = %v, want 1", l, gk[l])
+		}
+	}
+}
+
+func TestHypergeometricMatchesBig(t *testing.T) {
+	for _, tc := range []struct{ k, l, s int }{{11, 6, 3}, {101, 60, 10}, {1001, 700, 40}, {41, 41, 5}, {41, 0, 5}, {9, 5, 9}} {
+		pmf := hypergeometric(tc.k, tc.l, tc.s)
+		den := new(big.Int).Binomial(int64(tc.k), int64(tc.s))
+		for j := 0; j <= tc.s; j++ {
+			num := new(big.Int).Mul(new(big.Int).Binomial(int64(tc.l), int64(j)), new(big.Int).Binomial(int64(tc.k-tc.l), int64(tc.s-j)))
+			if j > tc.l || tc.s-j > tc.k-tc.l {
+				num.SetInt64(0)
+			}
+			want, _ := new(big.Rat).SetFrac(num, den).Float64()
+			if d := math.Abs(pmf[j] - want); d > 1e-14*math.Max(want, 1e-300) && d > 1e-300 {
+				t.Errorf("hypergeometric(%d, %d, %d)[%d] = %v, exact %v", tc.k, tc.l, tc.s, j, pmf[j], want)
+			}
+		}
+	}
+}
+
+func TestDSub(t *testing.T) {
+	k := 11
+	for m := 1; m <= k; m++ {
+		g, err := DSub(k, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want Gamma
+		if 2*m >= k+1 {
+			want, _ = Const(k, 1)
+		} else {
+			want, _ = Sub(k, 2*m-1)
+		}
+		for l := range g {
+			if g[l] != want[l] {
+				t.Errorf("DSub(%d, %d)(%d) = %v, want %v", k, m, l, g[l], want[l])
+			}
+		}
+	}
+}
+
+func TestBaselineBadInput(t *testing.T) {
+	for name, f := range map[string]func() (Gamma, error){
+		"Sub even K":     func() (Gamma, error) { return Sub(10, 3) },
+		"Sub s=0":        func() (Gamma, error) { return Sub(11, 0) },
+		"Sub s>K":        func() (Gamma, error) { return Sub(11, 12) },
+		"DSub m=0":       func() (Gamma, error) { return DSub(11, 0) },
+		"Const p>1":      func() (Gamma, error) { return Const(11, 1.5) },
+		"Const p NaN":    func() (Gamma, error) { return Const(11, math.NaN()) },
+		"Const K even":   func() (Gamma, error) { return Const(4, 0.5) },
+		"DSub K even":    func() (Gamma, error) { return DSub(4, 1) },
+		"Sub negative K": func() (Gamma, error) { return Sub(-1, 1) },
+	} {
+		if _, err := f(); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+func TestCheck(t *testing.T) {
+	for _, tc := range []struct {
+		g    Gamma
+		want string
+	}{
+		{Gamma{1}, "1 values"},
+		{Gamma{1, 1, 1}, "3 values"},
+		{Gamma{0.5, 0.4}, "symmetric"},
+		{Gamma{1, 0.2, 0.3, 1}, "symmetric"},
+		{Gamma{1.1, 1.1}, "[0, 1]"},
+		{Gamma{-0.1, -0.1}, "[0, 1]"},
+		{Gamma{math.NaN(), math.NaN()}, "[0, 1]"},
+	} {
+		err := tc.g.Check()
+		if err == nil {
+			t.Errorf("Check(%v) accepted", tc.g)
+		} else if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Check(%v) = %q, want mention of %q", tc.g, err, tc.want)
+		}
+	}
+	if err := (Gamma{0.3, 1, 1, 0.3}).Check(); err != nil {
+		t.Errorf("valid gamma rejected: %v", err)
+	}
+}

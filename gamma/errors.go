@@ -1,0 +1,127 @@
+package gamma
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"github.com/darrm/darrm/poissonbinom"
+)
+
+// TVError returns the error of DaRRM_gamma (Definition 3.3.4) when teacher
+// i votes 1 with probability p[i]: the total variation distance
+// |Pr[DaRRM = 1] - Pr[majority = 1]| = (1/2)·|sum_{l>=H} (1-gamma(l))·(alpha_{K-l} - alpha_l)|.
+func TVError(g Gamma, p []float64) (float64, error) {
+	if len(p) != g.K() {
+		return 0, fmt.Errorf("error of gamma for K = %d teachers: got %d probabilities", g.K(), len(p))
+	}
+	alpha, err := poissonbinom.PMF(p)
+	if err != nil {
+		return 0, err
+	}
+	return tvError(g, alpha), nil
+}
+
+func tvError(g Gamma, alpha []float64) float64 {
+	k := g.K()
+	var e float64
+	for l := (k + 1) / 2; l <= k; l++ {
+		e += (1 - g[l]) * (alpha[k-l] - alpha[l])
+	}
+	return math.Abs(e) / 2
+}
+
+// Actual is a distribution of the teachers' probabilities p_i of voting 1,
+// under which the true expected error of a gamma is measured (App. B.4,
+// "Comparison Using Different Prior Distributions").
+type Actual struct {
+	name   string
+	fixed  []float64 // all p_i fixed: one common value or one per teacher
+	lo, hi float64   // otherwise p_i i.i.d. uniform on [lo, hi]
+}
+
+// The actual distributions of the thesis' Figure B.7.
+var (
+	ActualUniform = Actual{name: "U(0,1)", lo: 0, hi: 1}
+	ActualHalf    = Actual{name: "0.5", fixed: []float64{0.5}}
+	ActualLow     = Actual{name: "U(0,0.1)", lo: 0, hi: 0.1}
+)
+
+// ParseActual reads an actual distribution: "U(a,b)" for p_i i.i.d.
+// uniform on [a, b], a single probability for p_i all equal, or K
+// comma-separated probabilities.
+func ParseActual(s string) (Actual, error) {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(strings.ToUpper(s), "U(") && strings.HasSuffix(s, ")") {
+		ab := strings.Split(s[2:len(s)-1], ",")
+		if len(ab) == 2 {
+			a, errA := strconv.ParseFloat(strings.TrimSpace(ab[0]), 64)
+			b, errB := strconv.ParseFloat(strings.TrimSpace(ab[1]), 64)
+			if errA == nil && errB == nil && 0 <= a && a <= b && b <= 1 {
+				return Actual{name: s, lo: a, hi: b}, nil
+			}
+		}
+		return Actual{}, fmt.Errorf("actual distribution %q: U(a,b) needs 0 <= a <= b <= 1", s)
+	}
+	var ps []float64
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(v >= 0 && v <= 1) {
+			return Actual{}, fmt.Errorf("actual distribution %q: want U(a,b), a probability, or one probability per teacher", s)
+		}
+		ps = append(ps, v)
+	}
+	return Actual{name: s, fixed: ps}, nil
+}
+
+// String returns the distribution in the form ParseActual reads.
+func (a Actual) String() string { return a.name }
+
+// ErrorEstimate is an expected error with its Monte Carlo standard error
+// (zero when the expectation was computed exactly).
+type ErrorEstimate struct {
+	Mean, StdErr float64
+	Exact        bool
+	Samples      int
+}
+
+// ExpectedTVError returns E_p[TVError(g, p)] under the actual distribution.
+// It is exact when the p_i are fixed; otherwise it averages samples draws
+// of p from a PCG generator seeded with seed (the error is an absolute
+// value of a multilinear function of p, which has no closed-form mean).
+func ExpectedTVError(g Gamma, a Actual, samples int, seed uint64) (ErrorEstimate, error) {
+	k := g.K()
+	if a.fixed != nil {
+		p := a.fixed
+		if len(p) == 1 {
+			p = make([]float64, k)
+			for i := range p {
+				p[i] = a.fixed[0]
+			}
+		}
+		e, err := TVError(g, p)
+		return ErrorEstimate{Mean: e, Exact: true}, err
+	}
+	if samples < 2 {
+		return ErrorEstimate{}, fmt.Errorf("expected error: %d samples: need at least 2", samples)
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	p := make([]float64, k)
+	var mean, m2 float64 // Welford's running moments
+	for n := 1; n <= samples; n++ {
+		for i := range p {
+			p[i] = a.lo + (a.hi-a.lo)*rng.Float64()
+		}
+		alpha, err := poissonbinom.PMF(p)
+		if err != nil {
+			return ErrorEstimate{}, err
+		}
+		e := tvError(g, alpha)
+		delta := e - mean
+		mean += delta / float64(n)
+		m2 += delta * (e - mean)
+	}
+	return ErrorEstimate{Mean: mean, StdErr: math.Sqrt(m2 / float64(samples-1) / float64(samples)), Samples: samples}, nil
+}

@@ -1,0 +1,110 @@
+package gamma
+
+import (
+	"math"
+	"testing"
+
+	"github.com/darrm/darrm/poissonbinom"
+)
+
+func mustPMF(t *testing.T, p []float64) []float64 {
+	t.Helper()
+	pmf, err := poissonbinom.PMF(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pmf
+}
+
+func TestTVError(t *testing.T) {
+	k := 11
+	sub, _ := Sub(k, 3)
+	ones, _ := Const(k, 1)
+	zeros, _ := Const(k, 0)
+	p := []float64{0.9, 0.8, 0.7, 0.6, 0.95, 0.2, 0.1, 0.55, 0.65, 0.75, 0.85}
+	alpha := mustPMF(t, p)
+	var maj float64
+	for l := (k + 1) / 2; l <= k; l++ {
+		maj += alpha[l]
+	}
+	for _, tc := range []struct {
+		name string
+		g    Gamma
+		want float64
+	}{
+		{"gamma=1 is the exact majority", ones, 0},
+		{"gamma=0 is a fair coin", zeros, math.Abs(0.5 - maj)},
+	} {
+		got, err := TVError(tc.g, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(got-tc.want) > 1e-15 {
+			t.Errorf("%s: error %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	// Subsampling 3 teachers: Pr[release 1] is Pr[majority of 3 random teachers is 1].
+	got, _ := TVError(sub, p)
+	var subMaj, n float64
+	for i := 0; i < k; i++ {
+		for j := i + 1; j < k; j++ {
+			for l := j + 1; l < k; l++ {
+				a, b, c := p[i], p[j], p[l]
+				subMaj += a*b + a*c + b*c - 2*a*b*c
+				n++
+			}
+		}
+	}
+	if want := math.Abs(subMaj/n - maj); math.Abs(got-want) > 1e-14 {
+		t.Errorf("error of gamma_Sub(3): %v, direct %v", got, want)
+	}
+	half := make([]float64, k)
+	for i := range half {
+		half[i] = 0.5
+	}
+	if e, _ := TVError(sub, half); e > 1e-16 {
+		t.Errorf("error with p_i = 0.5: %v, want 0 (both outputs are fair coins)", e)
+	}
+	if _, err := TVError(sub, p[:3]); err == nil {
+		t.Error("TVError accepted 3 probabilities for K = 11")
+	}
+}
+
+func TestExpectedTVError(t *testing.T) {
+	g, _ := Sub(11, 3)
+	exact, err := ExpectedTVError(g, ActualHalf, 0, 0)
+	if err != nil || !exact.Exact || exact.Mean != 0 {
+		t.Errorf("p = 0.5: %+v, %v; want exact 0", exact, err)
+	}
+	a, _ := ExpectedTVError(g, ActualUniform, 4000, 1)
+	b, _ := ExpectedTVError(g, ActualUniform, 4000, 1)
+	if a != b {
+		t.Errorf("same seed, different estimates: %+v, %+v", a, b)
+	}
+	ref, _ := ExpectedTVError(g, ActualUniform, 200000, 2)
+	if math.Abs(a.Mean-ref.Mean) > 4*a.StdErr || a.StdErr <= 0 {
+		t.Errorf("estimate %v ± %v, reference %v", a.Mean, a.StdErr, ref.Mean)
+	}
+	// With all p_i < 1/2 the majority is 0 with high probability and
+	// gamma_Sub(3) errs where subsampling flips it.
+	low, _ := ExpectedTVError(g, ActualLow, 2000, 3)
+	if !(low.Mean > 0 && low.Mean < 0.1) {
+		t.Errorf("U(0,0.1) error %v, want small and positive", low.Mean)
+	}
+	if _, err := ExpectedTVError(g, ActualUniform, 1, 0); err == nil {
+		t.Error("one sample accepted")
+	}
+}
+
+func TestParseActual(t *testing.T) {
+	for _, ok := range []string{"U(0,1)", "u(0, 0.1)", "0.5", "0.1,0.2,0.3"} {
+		if _, err := ParseActual(ok); err != nil {
+			t.Errorf("ParseActual(%q): %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"U(1,0)", "U(0,2)", "U(0)", "1.5", "x", "0.2,-1"} {
+		if _, err := ParseActual(bad); err == nil {
+			t.Errorf("ParseActual(%q) accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,69 @@
+// Package gamma provides DaRRM noise functions: the optimal one found by
+// linear programming (Opt, thesis Section 3.6), the subsampling baselines
+// (Sub, Lemma 3.4.1; DSub, Theorem 3.5.1), randomized response (Const,
+// Lemma B.1.1) and user tables; the exhaustive privacy certificate of any of
+// them (Verify, Certify); and their utility (objective, surrogate error, true
+// expected TV error).
+//
+// DaRRM (Algorithm 1) counts the teachers' votes L and releases the true
+// majority with probability gamma(L), a fair coin otherwise.
+package gamma
+
+import (
+	"fmt"
+	"math"
+)
+
+// Gamma is a noise function: Gamma[l] = gamma(l), the probability of
+// releasing the true majority when l of the K = len-1 teachers vote 1.
+// Noise functions used by darrm are symmetric, gamma(l) = gamma(K-l),
+// which Lemma 3.4.4 assumes and costs no utility (Section 3.4.3).
+type Gamma []float64
+
+// K returns the number of teachers.
+func (g Gamma) K() int { return len(g) - 1 }
+
+// Check verifies that g is a symmetric noise function for an odd number of
+// teachers with values in [0, 1], naming the first offending value.
+func (g Gamma) Check() error {
+	if len(g) < 2 || len(g)%2 != 0 {
+		return fmt.Errorf("gamma has %d values: need K+1 values for an odd K >= 1", len(g))
+	}
+	k := g.K()
+	for l, v := range g {
+		if math.IsNaN(v) || v < 0 || v > 1 {
+			return fmt.Errorf("gamma(%d) = %v: must be in [0, 1]", l, v)
+		}
+	}
+	for l := 0; l < (k+1)/2; l++ {
+		if g[l] != g[k-l] {
+			return fmt.Errorf("gamma(%d) = %v but gamma(%d) = %v: gamma must be symmetric, gamma(l) = gamma(K-l) (Lemma 3.4.4)", l, g[l], k-l, g[k-l])
+		}
+	}
+	return nil
+}
+
+// fromHalf builds the symmetric noise function whose values at l = H..K
+// are half, clamping to [0, 1] (LP solutions may leave the bounds by the
+// solver's tolerance).
+func fromHalf(k int, half []float64) Gamma {
+	g := make(Gamma, k+1)
+	h := (k + 1) / 2
+	for i, v := range half {
+		v = math.Min(math.Max(v, 0), 1)
+		g[h+i], g[k-h-i] = v, v
+	}
+	return g
+}
+
+// upper returns gamma(H..K).
+func (g Gamma) upper() []float64 { return g[(g.K()+1)/2:] }
+
+// Scale returns c·g.
+func (g Gamma) Scale(c float64) Gamma {
+	s := make(Gamma, len(g))
+	for l, v := range g {
+		s[l] = c * v
+	}
+	return s
+}

@@ -1,0 +1,196 @@
+package gamma
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/lp"
+)
+
+func params(k int, m, delta float64) constraints.Params {
+	return constraints.Params{K: k, M: m, Eps: 0.1, Delta: delta, TargetDelta: constraints.DefaultTargetDelta(delta, m)}
+}
+
+func mustOpt(t *testing.T, p constraints.Params, prior Prior) OptResult {
+	t.Helper()
+	r, err := Opt(context.Background(), p, prior, OptOptions{})
+	if err != nil {
+		t.Fatalf("Opt(%+v): %v", p, err)
+	}
+	if err := r.Gamma.Check(); err != nil {
+		t.Fatalf("Opt(%+v) returned an invalid gamma: %v", p, err)
+	}
+	if r.Certificate.Status != Certified || r.Certificate.MaxF+r.Certificate.ErrBound > r.Certificate.Budget {
+		t.Fatalf("Opt(%+v) returned an uncertified gamma: %+v", p, r.Certificate)
+	}
+	return r
+}
+
+// fullLP solves the gamma LP with every row written down: the thesis'
+// formulation, feasible only for small K.
+func fullLP(t *testing.T, p constraints.Params, prior Prior) float64 {
+	t.Helper()
+	c, err := prior.Coefficients(p.K)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := make([]float64, len(c)), make([]float64, len(c))
+	for i := range hi {
+		hi[i] = 1
+	}
+	s, err := lp.New(c, lo, hi, true, lp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	p.AllConfigs(func(cfg constraints.Config) bool {
+		row, err := p.Row(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AddRow(row, p.Budget()); err != nil {
+			t.Fatal(err)
+		}
+		return true
+	})
+	sol, err := s.Solve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sol.Objective
+}
+
+func TestOptMatchesFullLP(t *testing.T) {
+	for _, tc := range []struct {
+		p     constraints.Params
+		prior Prior
+	}{
+		{params(5, 2, 1e-5), UniformPrior()},
+		{params(7, 3, 1e-3), TPPrior()},
+		{params(11, 3, 1e-5), UniformPrior()}, // 31,824 rows
+		{params(21, 5, 0), UniformPrior()},
+		{constraints.Params{K: 9, M: 2.5, Eps: 0.5, Delta: 0.01, TargetDelta: 0.05}, UniformPrior()},
+	} {
+		r := mustOpt(t, tc.p, tc.prior)
+		want := fullLP(t, tc.p, tc.prior)
+		// Opt stops at a relative violation of Tol = 1e-9, may give up
+		// 2·Tol to break ties and scales to certify: its utility is within
+		// 3·Tol of the full LP's, and never above it.
+		if d := want - r.Utility; d > 3e-9*want || d < -1e-12*want {
+			t.Errorf("%+v: cutting-plane utility %.12f, full LP %.12f", tc.p, r.Utility, want)
+		}
+	}
+}
+
+// TestOptAtM1IsSub checks Lemma 3.4.2: at m = 1 subsampling one teacher is
+// optimal, gamma(l) = |2l-K|/K.
+func TestOptAtM1IsSub(t *testing.T) {
+	for _, p := range []constraints.Params{params(5, 1, 1e-5), params(11, 1, 1e-5), params(11, 1, 0), params(31, 1, 0)} {
+		r := mustOpt(t, p, UniformPrior())
+		sub, _ := Sub(p.K, 1)
+		for l := range sub {
+			if math.Abs(r.Gamma[l]-sub[l]) > 1e-6 {
+				t.Errorf("%+v: gamma_opt(%d) = %v, gamma_Sub = %v", p, l, r.Gamma[l], sub[l])
+			}
+		}
+	}
+}
+
+// TestOptPureLargeM checks Theorem 3.5.1: with Delta = delta = 0 and
+// m >= (K+1)/2, gamma = 1 is private, so it is optimal.
+func TestOptPureLargeM(t *testing.T) {
+	for _, p := range []constraints.Params{params(11, 6, 0), params(11, 9, 0), params(101, 51, 0), params(101, 60, 0)} {
+		r := mustOpt(t, p, UniformPrior())
+		for l, v := range r.Gamma {
+			if v < 1-1e-9 {
+				t.Errorf("%+v: gamma_opt(%d) = %v, want 1", p, l, v)
+			}
+		}
+	}
+}
+
+// TestOptBeatsCertifiedBaselines: every certified baseline is a feasible
+// point of the LP, so gamma_opt's utility is at least its utility, up to
+// the relative 1e-9 Opt leaves on the table.
+func TestOptBeatsCertifiedBaselines(t *testing.T) {
+	for _, p := range []constraints.Params{
+		params(11, 3, 1e-5), params(11, 5, 1e-5), params(11, 3, 0), params(21, 4, 0), params(15, 2, 1e-4),
+		{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: 3e-5},
+	} {
+		r := mustOpt(t, p, UniformPrior())
+		c, _ := UniformPrior().Coefficients(p.K)
+		var bases []Gamma
+		s, _ := Sub(p.K, int(p.M))
+		d, _ := DSub(p.K, int(p.M))
+		bases = append(bases, s, d)
+		for _, pc := range []float64{0.05, 0.2, 0.5} {
+			g, _ := Const(p.K, pc)
+			bases = append(bases, g)
+		}
+		certified := 0
+		for _, b := range bases {
+			cert, err := Verify(context.Background(), p, b, 0, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cert.Status != Certified {
+				continue
+			}
+			certified++
+			if u := Utility(b, c); u > r.Utility*(1+1e-9) {
+				t.Errorf("%+v: certified baseline %v has utility %v > gamma_opt's %v", p, b, u, r.Utility)
+			}
+		}
+		if certified == 0 {
+			t.Errorf("%+v: no baseline certified; the comparison checked nothing", p)
+		}
+	}
+}
+
+func TestOptSymmetricAndMonotoneInM(t *testing.T) {
+	prev := 0.0
+	for _, m := range []float64{1, 2, 3, 4.5, 7} {
+		r := mustOpt(t, params(11, m, 1e-5), UniformPrior())
+		for l := range r.Gamma {
+			if r.Gamma[l] != r.Gamma[11-l] {
+				t.Errorf("m=%v: gamma not symmetric at %d", m, l)
+			}
+		}
+		// A larger allowance can only help.
+		if r.Utility < prev*(1-1e-9) {
+			t.Errorf("m=%v: utility %v below the utility %v of a smaller m", m, r.Utility, prev)
+		}
+		prev = r.Utility
+	}
+}
+
+func TestOptPriorMatters(t *testing.T) {
+	p := params(11, 3, 0)
+	u := mustOpt(t, p, UniformPrior())
+	tp := mustOpt(t, p, TPPrior())
+	cu, _ := UniformPrior().Coefficients(11)
+	ct, _ := TPPrior().Coefficients(11)
+	// Each is optimal for its own prior.
+	if Utility(u.Gamma, cu) < Utility(tp.Gamma, cu)*(1-1e-9) {
+		t.Error("gamma optimised for T_U is worse than gamma for T_P under T_U")
+	}
+	if Utility(tp.Gamma, ct) < Utility(u.Gamma, ct)*(1-1e-9) {
+		t.Error("gamma optimised for T_P is worse than gamma for T_U under T_P")
+	}
+}
+
+func TestOptBadInput(t *testing.T) {
+	if _, err := Opt(context.Background(), params(10, 3, 1e-5), UniformPrior(), OptOptions{}); err == nil {
+		t.Error("Opt accepted an even K")
+	}
+	if _, err := Opt(context.Background(), params(11, 3, 1e-5), Prior{}, OptOptions{}); err == nil {
+		t.Error("Opt accepted an unset prior")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Opt(ctx, params(41, 5, 1e-5), UniformPrior(), OptOptions{}); err == nil {
+		t.Error("Opt ignored a canceled context")
+	}
+}

@@ -1,0 +1,98 @@
+package gamma
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestPriorCoefficients(t *testing.T) {
+	// K = 3, mu = 3/4: b = (1, 9, 27, 27)/64, so c = (b2-b1, b3-b0) = (18, 26)/64.
+	c, err := UniformPrior().Coefficients(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []float64{18.0 / 64, 26.0 / 64} {
+		if math.Abs(c[i]-want) > 1e-15 {
+			t.Errorf("c[%d] = %v, want %v", i, c[i], want)
+		}
+	}
+	// Per-teacher means equal to a common mean give the same objective.
+	tp, _ := TeacherPrior([]float64{0.85, 0.85, 0.85})
+	c1, _ := tp.Coefficients(3)
+	c2, _ := TPPrior().Coefficients(3)
+	for i := range c1 {
+		if math.Abs(c1[i]-c2[i]) > 1e-15 {
+			t.Errorf("per-teacher prior c[%d] = %v, common mean %v", i, c1[i], c2[i])
+		}
+	}
+	if _, err := tp.Coefficients(5); err == nil {
+		t.Error("3 per-teacher means accepted for K = 5")
+	}
+}
+
+// TestPriorObjectiveIsExpectation checks the closed form against the
+// thesis' Monte Carlo objective (Algorithm 9): E_p[alpha_l - alpha_{K-l}]
+// with p_i uniform on [0.5, 1].
+func TestPriorObjectiveIsExpectation(t *testing.T) {
+	const k, n = 7, 200000
+	c, _ := UniformPrior().Coefficients(k)
+	rng := rand.New(rand.NewPCG(7, 7))
+	mc := make([]float64, len(c))
+	p := make([]float64, k)
+	for it := 0; it < n; it++ {
+		for i := range p {
+			p[i] = 0.5 + 0.5*rng.Float64()
+		}
+		alpha := mustPMF(t, p)
+		for i := range mc {
+			l := (k+1)/2 + i
+			mc[i] += (alpha[l] - alpha[k-l]) / n
+		}
+	}
+	for i := range c {
+		if math.Abs(mc[i]-c[i]) > 3e-3 {
+			t.Errorf("coefficient %d: closed form %v, Monte Carlo %v", i, c[i], mc[i])
+		}
+	}
+}
+
+func TestParsePrior(t *testing.T) {
+	for in, want := range map[string]string{
+		"uniform": "uniform", "TP": "tp", "0.8": "0.8", " 0.6, 0.7,0.9": "0.6,0.7,0.9",
+	} {
+		p, err := ParsePrior(in)
+		if err != nil {
+			t.Errorf("ParsePrior(%q): %v", in, err)
+			continue
+		}
+		if p.String() != want {
+			t.Errorf("ParsePrior(%q) = %q, want %q", in, p, want)
+		}
+	}
+	for _, in := range []string{"", "gauss", "0.5", "0.3", "1.2", "NaN", "0.6,x", "0.5,0.5", "0.4,0.9"} {
+		if _, err := ParsePrior(in); err == nil {
+			t.Errorf("ParsePrior(%q) accepted", in)
+		}
+	}
+}
+
+func TestUtilityAndSurrogate(t *testing.T) {
+	c, _ := UniformPrior().Coefficients(11)
+	ones, _ := Const(11, 1)
+	zeros, _ := Const(11, 0)
+	if e := SurrogateError(ones, c); e != 0 {
+		t.Errorf("surrogate error of gamma = 1: %v, want 0", e)
+	}
+	var sum float64
+	for _, v := range c {
+		sum += v
+	}
+	if u := Utility(ones, c); math.Abs(u-sum) > 1e-15 {
+		t.Errorf("utility of gamma = 1: %v, want %v", u, sum)
+	}
+	// gamma = 0 releases a fair coin: error |1/2 - Pr[majority = 1]|.
+	if e, want := SurrogateError(zeros, c), sum/2; math.Abs(e-want) > 1e-15 {
+		t.Errorf("surrogate error of gamma = 0: %v, want %v", e, want)
+	}
+}

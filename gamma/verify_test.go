@@ -1,0 +1,107 @@
+package gamma
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/darrm/darrm/constraints"
+)
+
+func TestVerifyRejectsInfeasibleGamma(t *testing.T) {
+	// Releasing the exact majority (gamma = 1) with an allowance of one
+	// teacher is not private: one teacher can swing the majority.
+	p := params(11, 1, 1e-5)
+	ones, _ := Const(11, 1)
+	cert, err := Verify(context.Background(), p, ones, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cert.Status != Violated || cert.Ratio <= 1 {
+		t.Errorf("gamma = 1 at m = 1: %v with ratio %v, want violated", cert.Status, cert.Ratio)
+	}
+	// Nudging a certified gamma_opt up by 1e-6 breaks it.
+	r := mustOpt(t, params(11, 3, 1e-5), UniformPrior())
+	bumped := r.Gamma.Scale(1 + 1e-6)
+	for l := range bumped {
+		bumped[l] = math.Min(bumped[l], 1)
+	}
+	cert, err = Verify(context.Background(), params(11, 3, 1e-5), bumped, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cert.Status != Violated {
+		t.Errorf("gamma_opt scaled by 1+1e-6: %v (ratio %.12f), want violated", cert.Status, cert.Ratio)
+	}
+}
+
+func TestVerifyWorstCase(t *testing.T) {
+	p := params(11, 3, 1e-5)
+	g, _ := Sub(11, 3)
+	cert, err := Verify(context.Background(), p, g, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := p.Cost(cert.Worst, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(f-cert.MaxF) > cert.ErrBound {
+		t.Errorf("worst configuration %v costs %v, certificate says %v", cert.Worst, f, cert.MaxF)
+	}
+	if cert.Configs.Int64() != 31824 {
+		t.Errorf("configs checked = %v, want C(18, 7) = 31824", cert.Configs)
+	}
+	if len(cert.Corners) != 8 {
+		t.Errorf("%d corners, want 8", len(cert.Corners))
+	}
+}
+
+// TestSubAtSimpleCompositionIsPrivate: subsampling m teachers is
+// (m·eps, m·Delta)-DP by simple composition (Theorem 3.3.2), so Verify must
+// not call it violated at delta = m·Delta.
+func TestSubAtSimpleCompositionIsPrivate(t *testing.T) {
+	for _, m := range []int{1, 2, 3, 5} {
+		p := constraints.Params{K: 11, M: float64(m), Eps: 0.1, Delta: 1e-5, TargetDelta: float64(m) * 1e-5}
+		g, _ := Sub(11, m)
+		cert, err := Verify(context.Background(), p, g, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cert.Status == Violated {
+			t.Errorf("gamma_Sub(%d) at (m·eps, m·Delta): violated, ratio %.15f", m, cert.Ratio)
+		}
+	}
+}
+
+func TestCertifyScalesUniformly(t *testing.T) {
+	p := params(11, 2, 1e-5)
+	ones, _ := Const(11, 1)
+	g, cert, err := Certify(context.Background(), p, ones, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cert.Status != Certified {
+		t.Fatalf("Certify returned %v", cert.Status)
+	}
+	for l := range g {
+		if g[l] != g[0] || !(g[0] > 0 && g[0] < 1) {
+			t.Fatalf("certified gamma %v is not a uniform scaling of gamma = 1", g)
+		}
+	}
+	// RR's success probability cannot exceed the budget ratio found here:
+	// scaled further up by 1e-9 it must fail.
+	up := g.Scale(1 + 1e-9)
+	if c, _ := Verify(context.Background(), p, up, 0, nil); c.Status == Certified {
+		t.Errorf("scaling %v by 1+1e-9 is still certified: Certify scaled too far", g[0])
+	}
+}
+
+func TestVerifyBadInput(t *testing.T) {
+	p := params(11, 3, 1e-5)
+	for _, g := range []Gamma{{1, 1}, make(Gamma, 11), {1, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.9}} {
+		if _, err := Verify(context.Background(), p, g, 0, nil); err == nil {
+			t.Errorf("Verify accepted %v", g)
+		}
+	}
+}

@@ -1,0 +1,202 @@
+// Package lp solves the linear programs of darrm with HiGHS: a dense LP to
+// which rows can be added and re-solved from the previous basis, and a
+// cutting-plane loop for LPs with too many rows to write down (the gamma LP
+// of thesis Section 3.6 has C(K+7, 7) of them).
+//
+// Every HiGHS call in darrm goes through this package, so replacing the
+// binding touches one file.
+package lp
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/bartolsthoorn/gohighs/highs"
+)
+
+// Options configure the solver.
+type Options struct {
+	// Verbose lets HiGHS print its log to stdout; darrm keeps it quiet by default.
+	Verbose bool
+	// FeasibilityTol is HiGHS's primal and dual feasibility tolerance; 0
+	// means 1e-9, tighter than HiGHS's 1e-7 default because every unit of
+	// infeasibility is later paid for by scaling gamma down.
+	FeasibilityTol float64
+	// TimeLimit bounds each solve; 0 means no limit.
+	TimeLimit time.Duration
+}
+
+// Solver is the LP
+//
+//	maximise (or minimise) c·x  subject to  A·x <= b,  lower <= x <= upper
+//
+// with dense rows that can be added between solves.
+type Solver struct {
+	h            *highs.Solver
+	lower, upper []float64
+	rows         int
+	iterations   int
+}
+
+// Solution is an optimal solution.
+type Solution struct {
+	X         []float64
+	Objective float64
+}
+
+// New returns an LP with objective c and bounds, and no rows. Close it when done.
+func New(c, lower, upper []float64, maximize bool, opts Options) (*Solver, error) {
+	n := len(c)
+	if n == 0 || len(lower) != n || len(upper) != n {
+		return nil, fmt.Errorf("lp: %d objective coefficients, %d lower and %d upper bounds: need the same positive number", n, len(lower), len(upper))
+	}
+	for j := range c {
+		if math.IsNaN(c[j]) || math.IsInf(c[j], 0) {
+			return nil, fmt.Errorf("lp: objective coefficient %d = %v: must be finite", j, c[j])
+		}
+		if !(lower[j] <= upper[j]) || math.IsInf(lower[j], 0) || math.IsInf(upper[j], 0) {
+			return nil, fmt.Errorf("lp: bounds of column %d = [%v, %v]: must be finite with lower <= upper", j, lower[j], upper[j])
+		}
+	}
+	h, err := highs.NewSolver()
+	if err != nil {
+		return nil, fmt.Errorf("lp: %w", err)
+	}
+	s := &Solver{h: h, lower: append([]float64(nil), lower...), upper: append([]float64(nil), upper...)}
+	tol := opts.FeasibilityTol
+	if tol == 0 {
+		tol = 1e-9
+	}
+	setup := []error{
+		h.SetBoolOption("output_flag", opts.Verbose),
+		h.SetFloatOption("primal_feasibility_tolerance", tol),
+		h.SetFloatOption("dual_feasibility_tolerance", tol),
+		h.AddVars(lower, upper),
+		h.SetColCosts(c),
+		h.SetMaximize(maximize),
+	}
+	if opts.TimeLimit > 0 {
+		setup = append(setup, h.SetFloatOption("time_limit", opts.TimeLimit.Seconds()))
+	}
+	if err := errors.Join(setup...); err != nil {
+		h.Close()
+		return nil, fmt.Errorf("lp: set up HiGHS: %w", err)
+	}
+	return s, nil
+}
+
+// Close releases the HiGHS instance.
+func (s *Solver) Close() { s.h.Close() }
+
+// NumRows returns the number of rows added so far.
+func (s *Solver) NumRows() int { return s.rows }
+
+// Iterations returns the simplex iterations spent by all solves so far.
+func (s *Solver) Iterations() int { return s.iterations }
+
+// dropRel is the size, relative to a row's largest coefficient, below which
+// a coefficient is dropped from the row. Rows of Poisson-binomial
+// probabilities span hundreds of orders of magnitude, and HiGHS itself
+// silently drops matrix entries below its small_matrix_value (1e-9) without
+// compensating for them, which can make the LP looser than the true
+// constraint. Dropping them here first, conservatively, prevents that.
+const dropRel = 1e-9
+
+// AddRow adds the constraint coeffs·x <= upper. The row is scaled so that
+// its largest coefficient has magnitude 1, and coefficients below 1e-9 of
+// that are dropped conservatively: the most they can contribute within the
+// column bounds is subtracted from the right-hand side, so the stored row
+// is never looser than the given one.
+func (s *Solver) AddRow(coeffs []float64, upper float64) error {
+	if len(coeffs) != len(s.lower) {
+		return fmt.Errorf("lp: row has %d coefficients, want %d", len(coeffs), len(s.lower))
+	}
+	if math.IsNaN(upper) {
+		return fmt.Errorf("lp: row bound is NaN")
+	}
+	var maxAbs float64
+	for j, v := range coeffs {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("lp: row coefficient %d = %v: must be finite", j, v)
+		}
+		maxAbs = math.Max(maxAbs, math.Abs(v))
+	}
+	if maxAbs == 0 {
+		if upper < 0 {
+			return fmt.Errorf("lp: row 0·x <= %v is infeasible", upper)
+		}
+		return nil
+	}
+	idx := make([]int, 0, len(coeffs))
+	val := make([]float64, 0, len(coeffs))
+	ub := upper / maxAbs
+	for j, v := range coeffs {
+		v /= maxAbs
+		if math.Abs(v) < dropRel {
+			ub -= math.Max(v*s.lower[j], v*s.upper[j])
+			continue
+		}
+		idx = append(idx, j)
+		val = append(val, v)
+	}
+	if err := s.h.AddRow(math.Inf(-1), ub, idx, val); err != nil {
+		return fmt.Errorf("lp: add row %d: %w", s.rows, err)
+	}
+	s.rows++
+	return nil
+}
+
+// SetObjective replaces the objective coefficients.
+func (s *Solver) SetObjective(c []float64) error {
+	if len(c) != len(s.lower) {
+		return fmt.Errorf("lp: objective has %d coefficients, want %d", len(c), len(s.lower))
+	}
+	for j, v := range c {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("lp: objective coefficient %d = %v: must be finite", j, v)
+		}
+	}
+	if err := s.h.SetColCosts(c); err != nil {
+		return fmt.Errorf("lp: set objective: %w", err)
+	}
+	return nil
+}
+
+// SetBounds replaces the bounds of column j.
+func (s *Solver) SetBounds(j int, lower, upper float64) error {
+	if j < 0 || j >= len(s.lower) {
+		return fmt.Errorf("lp: column %d out of range [0, %d)", j, len(s.lower))
+	}
+	if !(lower <= upper) || math.IsInf(lower, 0) || math.IsInf(upper, 0) {
+		return fmt.Errorf("lp: bounds of column %d = [%v, %v]: must be finite with lower <= upper", j, lower, upper)
+	}
+	if err := s.h.SetColBounds(j, lower, upper); err != nil {
+		return fmt.Errorf("lp: set bounds of column %d: %w", j, err)
+	}
+	s.lower[j], s.upper[j] = lower, upper
+	return nil
+}
+
+// ErrInfeasible is returned by Solve when no x satisfies the rows and bounds.
+var ErrInfeasible = errors.New("lp: infeasible")
+
+// Solve solves the LP, starting from the basis of the previous solve.
+func (s *Solver) Solve() (Solution, error) {
+	sol, err := s.h.Run()
+	if err != nil {
+		return Solution{}, fmt.Errorf("lp: solve: %w", err)
+	}
+	if it, err := s.h.GetIntInfo("simplex_iteration_count"); err == nil {
+		s.iterations += it
+	}
+	switch {
+	case sol.IsOptimal():
+		return Solution{X: sol.ColValues, Objective: sol.Objective}, nil
+	case sol.IsInfeasible():
+		return Solution{}, ErrInfeasible
+	default:
+		return Solution{}, fmt.Errorf("lp: HiGHS stopped with status %v", sol.Status)
+	}
+}

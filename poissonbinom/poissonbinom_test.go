@@ -1,0 +1,217 @@
+package poissonbinom
+
+import (
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+)
+
+// exactPMF computes the Poisson-binomial pmf in exact rational arithmetic by
+// summing over all 2^K outcomes, independently of the convolution.
+func exactPMF(p []*big.Rat) []*big.Rat {
+	k := len(p)
+	pmf := make([]*big.Rat, k+1)
+	for l := range pmf {
+		pmf[l] = new(big.Rat)
+	}
+	one := big.NewRat(1, 1)
+	for mask := 0; mask < 1<<k; mask++ {
+		prob := big.NewRat(1, 1)
+		ones := 0
+		for i := 0; i < k; i++ {
+			if mask&(1<<i) != 0 {
+				prob.Mul(prob, p[i])
+				ones++
+			} else {
+				prob.Mul(prob, new(big.Rat).Sub(one, p[i]))
+			}
+		}
+		pmf[ones].Add(pmf[ones], prob)
+	}
+	return pmf
+}
+
+func TestPMFMatchesExactRational(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, k := range []int{0, 1, 2, 5, 9, 13} {
+		for trial := 0; trial < 5; trial++ {
+			pr := make([]*big.Rat, k)
+			pf := make([]float64, k)
+			for i := range pr {
+				// Dyadic probabilities are exact in float64, so any
+				// difference comes from the convolution alone.
+				num := rng.Int64N(1025)
+				pr[i] = big.NewRat(num, 1024)
+				pf[i] = float64(num) / 1024
+			}
+			got, err := PMF(pf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := exactPMF(pr)
+			for l := range want {
+				w, _ := want[l].Float64()
+				if d := math.Abs(got[l] - w); d > 4*float64(k+1)*0x1p-53 {
+					t.Errorf("K=%d p=%v: pmf[%d] = %v, exact %v (diff %g)", k, pf, l, got[l], w, d)
+				}
+			}
+		}
+	}
+}
+
+func TestPMFEqualsBinomial(t *testing.T) {
+	for _, tc := range []struct {
+		n int
+		p float64
+	}{{1, 0.3}, {11, 0.75}, {41, 0.85}, {101, 0.5}, {1001, 0.75}} {
+		p := make([]float64, tc.n)
+		for i := range p {
+			p[i] = tc.p
+		}
+		got, err := PMF(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := bigBinomial(tc.n, tc.p)
+		for l := 0; l <= tc.n; l++ {
+			if d := math.Abs(got[l] - want[l]); d > 4*float64(tc.n+1)*0x1p-53 {
+				t.Errorf("n=%d p=%v: pmf[%d] = %v, binomial %v (diff %g)", tc.n, tc.p, l, got[l], want[l], d)
+			}
+		}
+		b, err := Binomial(tc.n, tc.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for l := range b {
+			if b[l] != got[l] {
+				t.Fatalf("Binomial(%d, %v)[%d] = %v, PMF gives %v", tc.n, tc.p, l, b[l], got[l])
+			}
+		}
+	}
+}
+
+// bigBinomial evaluates C(n,l) p^l (1-p)^(n-l) with 256-bit floats, taking
+// p exactly as the float64 it is.
+func bigBinomial(n int, p float64) []float64 {
+	const prec = 256
+	bp := new(big.Float).SetPrec(prec).SetFloat64(p)
+	bq := new(big.Float).SetPrec(prec).Sub(new(big.Float).SetPrec(prec).SetInt64(1), bp)
+	out := make([]float64, n+1)
+	for l := 0; l <= n; l++ {
+		v := new(big.Float).SetPrec(prec).SetInt(new(big.Int).Binomial(int64(n), int64(l)))
+		for i := 0; i < l; i++ {
+			v.Mul(v, bp)
+		}
+		for i := 0; i < n-l; i++ {
+			v.Mul(v, bq)
+		}
+		out[l], _ = v.Float64()
+	}
+	return out
+}
+
+func TestCDF(t *testing.T) {
+	p := []float64{0.1, 0.5, 0.9, 1, 0}
+	cdf, err := CDF(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pmf, _ := PMF(p)
+	s := 0.0
+	for l := range pmf {
+		s += pmf[l]
+		if math.Abs(cdf[l]-s) > 1e-15 {
+			t.Errorf("cdf[%d] = %v, want %v", l, cdf[l], s)
+		}
+	}
+	if cdf[len(cdf)-1] != 1 {
+		t.Errorf("cdf[K] = %v, want 1", cdf[len(cdf)-1])
+	}
+	// One certain success: L >= 1 always.
+	if cdf[0] != 0 {
+		t.Errorf("cdf[0] = %v with a p = 1 factor, want 0", cdf[0])
+	}
+}
+
+func TestAddRemoveRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	base := make([]float64, 40)
+	for i := range base {
+		base[i] = rng.Float64()
+	}
+	d := New(0)
+	for _, p := range base {
+		if err := d.Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []float64{0, 0.01, 0.3, 0.5, 0.7, 0.99, 1} {
+		before := d.PMF()
+		if err := d.Add(p); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+		after := d.PMF()
+		if len(after) != len(before) {
+			t.Fatalf("Remove(%v): length %d, want %d", p, len(after), len(before))
+		}
+		for l := range before {
+			if math.Abs(after[l]-before[l]) > 1e-14 {
+				t.Errorf("Add/Remove(%v): pmf[%d] = %v, want %v", p, l, after[l], before[l])
+			}
+		}
+	}
+	// Removing a few factors in another order than they were added matches
+	// the pmf computed directly from the remaining ones.
+	removed := []int{3, 17, 29, 8}
+	for _, i := range removed {
+		if err := d.Remove(base[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var rest []float64
+	for i, p := range base {
+		if i != 3 && i != 17 && i != 29 && i != 8 {
+			rest = append(rest, p)
+		}
+	}
+	want, _ := PMF(rest)
+	got := d.PMF()
+	for l := range want {
+		if math.Abs(got[l]-want[l]) > 1e-12 {
+			t.Errorf("after removing %d factors: pmf[%d] = %v, direct %v", len(removed), l, got[l], want[l])
+		}
+	}
+}
+
+func TestInvalidInput(t *testing.T) {
+	for _, p := range []float64{-0.1, 1.5, math.NaN(), math.Inf(1)} {
+		if _, err := PMF([]float64{0.5, p}); err == nil {
+			t.Errorf("PMF accepted p = %v", p)
+		}
+		if err := New(1).Add(p); err == nil {
+			t.Errorf("Add accepted p = %v", p)
+		}
+	}
+	if err := New(0).Remove(0.5); err == nil {
+		t.Error("Remove from an empty distribution succeeded")
+	}
+	if _, err := Binomial(-1, 0.5); err == nil {
+		t.Error("Binomial accepted n = -1")
+	}
+}
+
+func BenchmarkPMF101(b *testing.B) {
+	p := make([]float64, 101)
+	for i := range p {
+		p[i] = float64(i) / 100
+	}
+	for b.Loop() {
+		if _, err := PMF(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
