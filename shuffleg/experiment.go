@@ -11,6 +11,7 @@ import (
 	mrand "math/rand/v2"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -32,9 +33,13 @@ const (
 // {0.5, 0.1, 0.05, 0.01, ..., 5·10⁻⁹, 10⁻⁹}.
 func ThesisLRGrid() []float64 {
 	var g []float64
-	for e := 0; e <= 8; e++ {
-		p := math.Pow(10, -float64(e))
-		g = append(g, 0.5*p, 0.1*p)
+	for e := 1; e <= 9; e++ {
+		// Parse the decimal literals so that 0.01 is the double nearest
+		// 0.01, not 0.1·0.1.
+		for _, m := range []int{5, 1} {
+			v, _ := strconv.ParseFloat(fmt.Sprintf("%de-%d", m, e), 64)
+			g = append(g, v)
+		}
 	}
 	return g
 }

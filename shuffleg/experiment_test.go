@@ -171,7 +171,7 @@ func TestExperimentCancel(t *testing.T) {
 
 func TestThesisLRGrid(t *testing.T) {
 	g := ThesisLRGrid()
-	if len(g) != 18 || g[0] != 0.5 || g[1] != 0.1 || g[2] != 0.05 || !closeTo(g[17], 1e-9, 1e-15) || !closeTo(g[16], 5e-9, 1e-15) {
+	if len(g) != 18 || g[0] != 0.5 || g[1] != 0.1 || g[2] != 0.05 || g[3] != 0.01 || g[16] != 5e-9 || g[17] != 1e-9 {
 		t.Fatalf("grid %v", g)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -70,6 +71,7 @@ func Write(path string, p Panel) error {
 		pl.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	}
 	pl.Legend.Top = true
+	pl.X.Tick.Marker = epochTicks{}
 	for i, s := range p.Series {
 		if len(s.Mean) == 0 || len(s.Std) != len(s.Mean) {
 			return fmt.Errorf("plot series %q: %d means and %d stds: must be equal and non-zero", s.Label, len(s.Mean), len(s.Std))
@@ -130,4 +132,20 @@ func finite(label string, xys plotter.XYs) error {
 		}
 	}
 	return nil
+}
+
+// epochTicks labels the x axis with whole epochs, about five of them.
+type epochTicks struct{}
+
+// Ticks returns integer ticks between min and max.
+func (epochTicks) Ticks(min, max float64) []plot.Tick {
+	step := math.Max(1, math.Ceil((max-min)/5))
+	if step > 5 {
+		step = math.Ceil(step/5) * 5
+	}
+	var ticks []plot.Tick
+	for x := math.Ceil(min/step) * step; x <= max; x += step {
+		ticks = append(ticks, plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'f', 0, 64)})
+	}
+	return ticks
 }
