@@ -53,10 +53,10 @@ func (cfg Config) check() error {
 }
 
 // Run executes Algorithm 3 for cfg.Algorithm on p from x = 0, drawing the
-// permutations and the Gaussian noise from rng. It does not check the
+// permutations and the Gaussian noise from src. It does not check the
 // learning rate against the contraction bound: that is the caller's policy
 // (see Plan.ContractionBound and Experiment).
-func Run(p *Problem, cfg Config, rng *rand.Rand) (*Trace, error) {
+func Run(p *Problem, cfg Config, src *Stream) (*Trace, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
@@ -64,7 +64,7 @@ func Run(p *Problem, cfg Config, rng *rand.Rand) (*Trace, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := newEngine(p, plan, cfg, rng)
+	e := newEngine(p, plan, cfg, src)
 	return e.run(), nil
 }
 
@@ -74,19 +74,20 @@ type engine struct {
 	p    *Problem
 	plan Plan
 	cfg  Config
-	rng  *rand.Rand
+	src  *Stream    // the Gaussian noise
+	rng  *rand.Rand // the permutations, drawn from src
 	x    []float64
 	perm []int
 	// visit, when set (by tests), sees every sample index the run steps on.
 	visit func(epoch int, private bool, i int)
 }
 
-func newEngine(p *Problem, plan Plan, cfg Config, rng *rand.Rand) *engine {
+func newEngine(p *Problem, plan Plan, cfg Config, src *Stream) *engine {
 	perm := make([]int, p.N())
 	for i := range perm {
 		perm[i] = i
 	}
-	return &engine{p: p, plan: plan, cfg: cfg, rng: rng, x: make([]float64, p.Dim()), perm: perm}
+	return &engine{p: p, plan: plan, cfg: cfg, src: src, rng: rand.New(src), x: make([]float64, p.Dim()), perm: perm}
 }
 
 func (e *engine) run() *Trace {
@@ -164,7 +165,7 @@ func (e *engine) step(s *Dataset, sq []float64, i int, sigma float64) {
 			return
 		}
 		for j, qj := range q {
-			x[j] -= scale*(x[j]-qj) + noise*e.rng.NormFloat64()
+			x[j] -= scale*(x[j]-qj) + noise*e.src.NormFloat64()
 		}
 		return
 	}
@@ -185,6 +186,6 @@ func (e *engine) step(s *Dataset, sq []float64, i int, sigma float64) {
 		return
 	}
 	for j, aj := range q {
-		x[j] -= coef*aj + noise*e.rng.NormFloat64()
+		x[j] -= coef*aj + noise*e.src.NormFloat64()
 	}
 }

@@ -20,7 +20,7 @@ func TestClipBound(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e := newEngine(p, plan, cfg, rand.New(rand.NewPCG(1, 1)))
+			e := newEngine(p, plan, cfg, testStream(1, 1))
 			rng := rand.New(rand.NewPCG(5, 5))
 			for i := range p.N() {
 				for j := range e.x {
@@ -48,12 +48,12 @@ func TestSigmaZeroIsShuffledGD(t *testing.T) {
 			p := newTestProblem(t, task, 30, 30, 5, 9)
 			const K, eta = 7, 0.03
 			cfg := Config{Algorithm: DPShuffleG, Order: order, Epochs: K, Fraction: 1, LR: eta, Clip: math.Inf(1)}
-			tr, err := Run(p, cfg, rand.New(rand.NewPCG(11, 12)))
+			tr, err := Run(p, cfg, testStream(11, 12))
 			if err != nil {
 				t.Fatal(err)
 			}
 
-			rng := rand.New(rand.NewPCG(11, 12))
+			rng := rand.New(testStream(11, 12))
 			n := p.N()
 			x := make([]float64, p.Dim())
 			pi := make([]int, n)
@@ -118,7 +118,7 @@ func TestOrdersVisitEverySampleOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e := newEngine(p, plan, cfg, rand.New(rand.NewPCG(2, 3)))
+			e := newEngine(p, plan, cfg, testStream(2, 3))
 			priv, pub := make([][]int, K), make([][]int, K)
 			e.visit = func(k int, private bool, i int) {
 				if private {
@@ -192,7 +192,7 @@ func TestStepArithmeticRevealsOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := Run(p, Config{Algorithm: DPShuffleG, Order: IG, Epochs: 1, Fraction: 1, LR: eta, Clip: math.Inf(1)}, rand.New(rand.NewPCG(1, 1)))
+	tr, err := Run(p, Config{Algorithm: DPShuffleG, Order: IG, Epochs: 1, Fraction: 1, LR: eta, Clip: math.Inf(1)}, testStream(1, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,11 +262,11 @@ func TestRunRejectsBadConfig(t *testing.T) {
 	} {
 		cfg := good
 		mod(&cfg)
-		if _, err := Run(p, cfg, rand.New(rand.NewPCG(1, 1))); err == nil {
+		if _, err := Run(p, cfg, testStream(1, 1)); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
-	if _, err := Run(p, good, rand.New(rand.NewPCG(1, 1))); err != nil {
+	if _, err := Run(p, good, testStream(1, 1)); err != nil {
 		t.Errorf("good config: %v", err)
 	}
 }
@@ -275,7 +275,7 @@ func TestRunRejectsBadConfig(t *testing.T) {
 // above 2/L: the iterate overflows and the trace records +Inf from then on.
 func TestDivergenceIsMarked(t *testing.T) {
 	p := newTestProblem(t, RidgeRegression(0.1), 20, 20, 4, 2)
-	tr, err := Run(p, Config{Algorithm: DPShuffleG, Order: IG, Epochs: 200, Fraction: 1, LR: 1e3, Clip: math.Inf(1)}, rand.New(rand.NewPCG(1, 1)))
+	tr, err := Run(p, Config{Algorithm: DPShuffleG, Order: IG, Epochs: 200, Fraction: 1, LR: 1e3, Clip: math.Inf(1)}, testStream(1, 1))
 	if err != nil {
 		t.Fatal(err)
 	}

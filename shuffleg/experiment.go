@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	mrand "math/rand/v2"
 	"runtime"
 	"slices"
 	"strconv"
@@ -58,10 +57,9 @@ type Experiment struct {
 	Conversion accountant.Conversion
 	LRs        []float64 // one value fixes the learning rate
 	Runs       int
-	// Seed, when set, makes the experiment reproducible: each run's
-	// generator (ChaCha8) is keyed from it, and the same seed gives the same
-	// results on any number of workers. Unset, the keys come from
-	// crypto/rand.
+	// Seed, when set, makes the experiment reproducible: each run's random
+	// Stream is keyed from it, and the same seed gives the same results on
+	// any number of workers. Unset, the keys come from crypto/rand.
 	Seed *uint64
 	// Workers is the number of runs executed in parallel (0: GOMAXPROCS).
 	Workers int
@@ -260,17 +258,17 @@ func (e *Experiment) masterKey() ([32]byte, error) {
 	return key, nil
 }
 
-// runRNG returns the generator of run r of algorithm a: ChaCha8 keyed by
-// SHA-256(master key, a, r). The learning rate is not part of the key, so
+// runStream returns the random stream of run r of algorithm a: AES-256-CTR
+// keyed by SHA-256(master key, a, r). The learning rate is not part of the key, so
 // the grid points of a run see the same permutations and noise (common
 // random numbers), which makes the grid search compare learning rates
 // rather than draws.
-func runRNG(master [32]byte, a Algorithm, r int) *mrand.Rand {
+func runStream(master [32]byte, a Algorithm, r int) *Stream {
 	var b [48]byte
 	copy(b[:], master[:])
 	binary.LittleEndian.PutUint64(b[32:], uint64(a))
 	binary.LittleEndian.PutUint64(b[40:], uint64(r))
-	return mrand.New(mrand.NewChaCha8(sha256.Sum256(b[:])))
+	return NewStream(sha256.Sum256(b[:]))
 }
 
 func (e *Experiment) runJobs(ctx context.Context, jobs []job, cfgs []Config, traces [][][]*Trace, key [32]byte) error {
@@ -291,7 +289,7 @@ func (e *Experiment) runJobs(ctx context.Context, jobs []job, cfgs []Config, tra
 				}
 				cfg := cfgs[j.a]
 				cfg.LR = e.LRs[j.l]
-				tr, err := Run(e.Problem, cfg, runRNG(key, e.Algorithms[j.a], j.r))
+				tr, err := Run(e.Problem, cfg, runStream(key, e.Algorithms[j.a], j.r))
 				if err != nil {
 					errs[w] = err
 					continue

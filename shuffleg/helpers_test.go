@@ -55,3 +55,5 @@ func newTestProblem(t testing.TB, task Task, n, m, d int, seed uint64) *Problem 
 func closeTo(a, b, tol float64) bool {
 	return math.Abs(a-b) <= tol*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
 }
+
+func testStream(a, b byte) *Stream { return NewStream([32]byte{a, b}) }

@@ -10,7 +10,8 @@ import (
 // the clipped gradient, the noise vector and the new iterate at every step.
 // It draws its randomness in the same order as the engine, so the two must
 // agree to rounding; BenchmarkEngine measures the engine against it.
-func naiveRun(p *Problem, cfg Config, rng *rand.Rand) []float64 {
+func naiveRun(p *Problem, cfg Config, src *Stream) []float64 {
+	rng := rand.New(src)
 	plan, err := NewPlan(cfg.Algorithm, p.N(), p.Public.Len(), cfg.Epochs, cfg.Fraction)
 	if err != nil {
 		panic(err)
@@ -42,7 +43,7 @@ func naiveRun(p *Problem, cfg Config, rng *rand.Rand) []float64 {
 		noise := make([]float64, len(g))
 		if sigma > 0 {
 			for j := range noise {
-				noise[j] = sigma * rng.NormFloat64()
+				noise[j] = sigma * src.NormFloat64()
 			}
 		}
 		next := make([]float64, len(x))
@@ -80,11 +81,11 @@ func TestEngineMatchesNaive(t *testing.T) {
 		for _, a := range Algorithms() {
 			for _, order := range []Order{IG, SO, RR} {
 				cfg := Config{Algorithm: a, Order: order, Epochs: 4, Fraction: 0.5, LR: 0.02, Clip: 0.8, Sigma: 0.7}
-				tr, err := Run(p, cfg, rand.New(rand.NewPCG(3, 4)))
+				tr, err := Run(p, cfg, testStream(3, 4))
 				if err != nil {
 					t.Fatal(err)
 				}
-				want := naiveRun(p, cfg, rand.New(rand.NewPCG(3, 4)))
+				want := naiveRun(p, cfg, testStream(3, 4))
 				for j := range want {
 					if !closeTo(tr.X[j], want[j], 1e-12) {
 						t.Fatalf("%v %v %v: x[%d] = %v, naive %v", task, a, order, j, tr.X[j], want[j])
@@ -119,7 +120,7 @@ func BenchmarkEngine(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			for _, cfg := range cfgs {
-				if _, err := Run(p, cfg, rand.New(rand.NewChaCha8([32]byte{1}))); err != nil {
+				if _, err := Run(p, cfg, NewStream([32]byte{1})); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -129,18 +130,56 @@ func BenchmarkEngine(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			for _, cfg := range cfgs {
-				naiveRun(p, cfg, rand.New(rand.NewChaCha8([32]byte{1})))
+				naiveRun(p, cfg, NewStream([32]byte{1}))
 			}
 		}
 	})
 }
 
-// BenchmarkNormal times the Gaussian draws that dominate a noisy step.
+// BenchmarkNormal times the Gaussian draws that dominate a noisy step:
+// Stream's against math/rand/v2's NormFloat64 on ChaCha8.
 func BenchmarkNormal(b *testing.B) {
-	rng := rand.New(rand.NewChaCha8([32]byte{1}))
-	var s float64
-	for b.Loop() {
-		s += rng.NormFloat64()
+	b.Run("stream", func(b *testing.B) {
+		s := NewStream([32]byte{1})
+		var sum float64
+		for b.Loop() {
+			sum += s.NormFloat64()
+		}
+		_ = sum
+	})
+	b.Run("chacha8", func(b *testing.B) {
+		r := rand.New(rand.NewChaCha8([32]byte{1}))
+		var sum float64
+		for b.Loop() {
+			sum += r.NormFloat64()
+		}
+		_ = sum
+	})
+}
+
+// BenchmarkPanel times one full panel of the thesis' shape (5 algorithms ×
+// 10 runs × 50 epochs, mean estimation, n = 1000, d = 784, one learning
+// rate) on one goroutine, with the engine and with naiveRun in the same run.
+// One iteration takes tens of seconds: run it with -benchtime 1x.
+func BenchmarkPanel(b *testing.B) {
+	p := benchProblem(b)
+	for _, impl := range []string{"fused", "naive"} {
+		b.Run(impl, func(b *testing.B) {
+			for b.Loop() {
+				for _, a := range Algorithms() {
+					cfg := Config{Algorithm: a, Order: RR, Epochs: 50, Fraction: 0.5, LR: 1e-4, Clip: 10, Sigma: 100}
+					for r := range 10 {
+						src := NewStream([32]byte{byte(a), byte(r)})
+						if impl == "fused" {
+							if _, err := Run(p, cfg, src); err != nil {
+								b.Fatal(err)
+							}
+						} else {
+							naiveRun(p, cfg, src)
+						}
+					}
+				}
+			}
+		})
 	}
-	_ = s
 }
