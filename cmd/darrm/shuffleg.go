@@ -448,7 +448,7 @@ func (p *shufflegParams) output(results []shuffleg.Result) shufflegOut {
 	if p.seeded {
 		out.Notes = append(out.Notes, fmt.Sprintf("seeded with --seed %d: reproducible, NOT for release", *e.Seed))
 	} else {
-		out.Notes = append(out.Notes, "randomness: ChaCha8 generators keyed from crypto/rand")
+		out.Notes = append(out.Notes, "randomness: AES-256-CTR streams keyed from crypto/rand")
 	}
 	for _, r := range results {
 		lm, ls := r.FinalLoss()
