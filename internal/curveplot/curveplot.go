@@ -72,6 +72,7 @@ func Write(path string, p Panel) error {
 	}
 	pl.Legend.Top = true
 	pl.X.Tick.Marker = epochTicks{}
+	lo, hi := math.Inf(1), math.Inf(-1)
 	for i, s := range p.Series {
 		if len(s.Mean) == 0 || len(s.Std) != len(s.Mean) {
 			return fmt.Errorf("plot series %q: %d means and %d stds: must be equal and non-zero", s.Label, len(s.Mean), len(s.Std))
@@ -91,6 +92,9 @@ func Write(path string, p Panel) error {
 		if err := finite(s.Label, band); err != nil {
 			return err
 		}
+		for _, xy := range band {
+			lo, hi = math.Min(lo, xy.Y), math.Max(hi, xy.Y)
+		}
 		poly, err := plotter.NewPolygon(band)
 		if err != nil {
 			return fmt.Errorf("plot series %q: %w", s.Label, err)
@@ -106,6 +110,14 @@ func Write(path string, p Panel) error {
 		l.Width = vg.Points(1.5)
 		pl.Add(poly, l)
 		pl.Legend.Add(s.Label, l)
+	}
+	// Leave the top third of the panel to the legend.
+	if hi > lo {
+		if p.LogY && lo > 0 {
+			pl.Y.Min, pl.Y.Max = lo, hi*math.Pow(hi/lo, 0.5)
+		} else if !p.LogY {
+			pl.Y.Min, pl.Y.Max = lo, hi+0.5*(hi-lo)
+		}
 	}
 	wt, err := pl.WriterTo(6*vg.Inch, 4*vg.Inch, ext[1:])
 	if err != nil {
