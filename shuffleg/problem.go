@@ -42,11 +42,11 @@ type Problem struct {
 	Private *Dataset
 	Public  *Dataset
 
-	privSq, pubSq   []float64 // squared feature norms per sample
-	lStar, lStarPub float64   // max smoothness over D and over P (Section 4.4.1)
-	mean            []float64 // SquaredDistance: mean of the private samples
-	spread          float64   // SquaredDistance: ½·(1/n)·Σ||q − mean||²
-	opt             Optimum
+	privSq, pubSq []float64 // squared feature norms per sample
+	lStar         float64   // max smoothness over D (L*, Section 4.4.1)
+	mean          []float64 // SquaredDistance: mean of the private samples
+	spread        float64   // SquaredDistance: ½·(1/n)·Σ||q − mean||²
+	opt           Optimum
 }
 
 // Optimum is the non-private minimiser x* of G(x; D).
@@ -81,7 +81,7 @@ func NewProblem(task Task, private, public *Dataset) (*Problem, error) {
 		if public.D != private.D {
 			return nil, fmt.Errorf("public dataset dimension d = %d, private d = %d: must be equal", public.D, private.D)
 		}
-		p.pubSq, p.lStarPub = p.smoothness(public)
+		p.pubSq, _ = p.smoothness(public)
 	}
 	if task.Loss == SquaredDistance {
 		p.mean, p.spread = meanAndSpread(private)
@@ -147,10 +147,6 @@ func (p *Problem) Dim() int { return p.Private.D }
 // LStar returns L*, the largest smoothness constant of a private sample's
 // loss (Section 4.4.1).
 func (p *Problem) LStar() float64 { return p.lStar }
-
-// PublicLStar returns L̃*, the largest smoothness constant of a public
-// sample's loss, or 0 without public data.
-func (p *Problem) PublicLStar() float64 { return p.lStarPub }
 
 // Optimum returns the non-private optimum x* of G(x; D). Its X must not be
 // modified.

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+
 	"encoding/json"
+	"github.com/darrm/darrm/shuffleg/datasets"
 	"os"
 	"path/filepath"
 	"strings"
@@ -148,6 +150,20 @@ func TestShufflegBadInput(t *testing.T) {
 		code, _, stderr := runCLI(append([]string{"shuffleg", "--eps", "1"}, tc.args...)...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+// TestShufflegHelpListsCatalog keeps the help text's dataset list in step
+// with the catalog.
+func TestShufflegHelpListsCatalog(t *testing.T) {
+	code, out, _ := runCLI("shuffleg", "--help")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, info := range datasets.Catalog() {
+		if !strings.Contains(out, "\n  "+info.Name+" ") {
+			t.Errorf("help does not list dataset %s", info.Name)
 		}
 	}
 }
