@@ -2,13 +2,13 @@ package main
 
 import (
 	"bytes"
-
 	"encoding/json"
-	"github.com/darrm/darrm/shuffleg/datasets"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/darrm/darrm/shuffleg/datasets"
 )
 
 // small is a quick synthetic experiment for the CLI tests.
