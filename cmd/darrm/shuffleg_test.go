@@ -167,3 +167,29 @@ func TestShufflegHelpListsCatalog(t *testing.T) {
 		}
 	}
 }
+
+// TestShufflegConversion checks that --conversion improved is used and
+// named: the improved RDP conversion needs less noise for the same target.
+func TestShufflegConversion(t *testing.T) {
+	sigma := map[string]float64{}
+	for _, conv := range []string{"paper", "improved"} {
+		code, out, stderr := runCLI(append(small, "--eps", "5", "--lr", "0.1", "--algo", "dp", "--conversion", conv, "--format", "json")...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", conv, code, stderr)
+		}
+		var doc struct {
+			Conversion string           `json:"conversion"`
+			Results    []map[string]any `json:"results"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if doc.Conversion != conv {
+			t.Errorf("conversion %q, want %q", doc.Conversion, conv)
+		}
+		sigma[conv] = doc.Results[0]["sigma"].(float64)
+	}
+	if !(sigma["improved"] < sigma["paper"]) {
+		t.Errorf("sigma: improved %v, paper %v", sigma["improved"], sigma["paper"])
+	}
+}
