@@ -58,25 +58,25 @@ func GNMaxSigmaGrid(target Guarantee) (sigma, lambda float64, err error) {
 // objective that GNMaxSigmaGrid samples: σ = 1/(sqrt(L+ε) - sqrt(L)),
 // λ = 1 + sqrt(L)/(sqrt(L+ε) - sqrt(L)), L = log(1/δ).
 func GNMaxSigma(target Guarantee, c Conversion) (sigma, lambda float64, err error) {
-	rho, alpha, err := RhoForDP(target, c)
+	rho, _, err := RhoForDP(target, c)
 	if err != nil {
 		return 0, 0, fmt.Errorf("GNMax: %w", err)
 	}
-	return sigmaFor(1, rho, alpha, target, c), alpha, nil
+	sigma, lambda = sigmaFor(1, rho, target, c)
+	return sigma, lambda, nil
 }
 
 // sigmaFor returns σ = sqrt(coef/ρ), the noise at which a curve with slope
 // coef/σ² has slope ρ, raised by the few ulps that rounding may need so that
-// the (ε, δ) target provably holds at order alpha when recomputed in
-// floating point.
-func sigmaFor(coef, rho, alpha float64, target Guarantee, c Conversion) float64 {
-	sigma := math.Sqrt(coef / rho)
-	L := -math.Log(target.Delta)
-	for range 64 {
-		if alpha*(coef/(sigma*sigma))+conversionCost(alpha-1, L, c) <= target.Eps {
-			break
+// RhoToDP(coef/σ²) — the path by which callers recompute ε — meets the
+// target in floating point; and the order α at which it does.
+func sigmaFor(coef, rho float64, target Guarantee, c Conversion) (sigma, alpha float64) {
+	sigma = math.Sqrt(coef / rho)
+	for i := 0; ; i++ {
+		eps, a, err := RhoToDP(coef/(sigma*sigma), target.Delta, c)
+		if (err == nil && eps <= target.Eps) || i == 64 {
+			return sigma, a
 		}
 		sigma = math.Nextafter(sigma, math.Inf(1))
 	}
-	return sigma
 }

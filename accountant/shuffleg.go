@@ -158,11 +158,12 @@ func (p ShuffleG) Sigma(target Guarantee, c Conversion) (sigma, alpha float64, e
 	if err := p.validate(); err != nil {
 		return 0, 0, fmt.Errorf("%v: %w", p.Algorithm, err)
 	}
-	rho, alpha, err := RhoForDP(target, c)
+	rho, _, err := RhoForDP(target, c)
 	if err != nil {
 		return 0, 0, fmt.Errorf("%v: %w", p.Algorithm, err)
 	}
-	return sigmaFor(p.coef(), rho, alpha, target, c), alpha, nil
+	sigma, alpha = sigmaFor(p.coef(), rho, target, c)
+	return sigma, alpha, nil
 }
 
 // SigmaTable43 returns the smallest σ with which the run is (ε, δ)-DP under
