@@ -65,8 +65,8 @@ func MaxSteps(step, budget Guarantee, m Method, deltaPrime float64) (int, error)
 // steps have total ε <= epsTotal under method m with slack δ' (ignored by
 // Simple). The total δ does not depend on ε: it is Compose's. For Simple
 // the answer is epsTotal/k; for General and Optimal, whose total ε grows
-// with ε, it is found by bisection down to adjacent floating-point numbers,
-// and the returned ε always meets the target.
+// with ε, it is found by bracketed regula falsi to a relative 1e-15, and
+// the returned ε always meets the target.
 func StepEps(epsTotal, delta float64, k int, m Method, deltaPrime float64) (float64, error) {
 	wrap := func(err error) error { return fmt.Errorf("step eps (%v): %w", m, err) }
 	if err := checkPositive("eps total", epsTotal); err != nil {
@@ -104,25 +104,50 @@ func StepEps(epsTotal, delta float64, k int, m Method, deltaPrime float64) (floa
 		return lo, nil
 	}
 	hi := 2 * lo
+	fHi := 0.0
 	for {
 		t, err := total(hi)
 		if err != nil {
 			return 0, wrap(err)
 		}
 		if t > epsTotal {
+			fHi = t - epsTotal
 			break
 		}
 		lo, hi = hi, 2*hi
 	}
-	for {
-		mid := lo + (hi-lo)/2
-		if mid <= lo || mid >= hi {
-			return lo, nil
+	// Regula falsi with the Illinois modification on the bracket
+	// f(lo) <= 0 < f(hi), f(ε) = total(ε) - epsTotal, down to a relative
+	// width of 1e-15; a bisection step whenever the secant stalls keeps it
+	// bracketed and finite.
+	t, _ := total(lo)
+	fLo := t - epsTotal
+	side := 0
+	for range 200 {
+		if hi-lo <= 1e-15*lo {
+			break
 		}
-		if t, _ := total(mid); t <= epsTotal {
-			lo = mid
+		mid := lo - fLo*(hi-lo)/(fHi-fLo)
+		if !(mid > lo && mid < hi) {
+			mid = lo + (hi-lo)/2
+		}
+		t, err := total(mid)
+		if err != nil {
+			return 0, wrap(err)
+		}
+		if f := t - epsTotal; f <= 0 {
+			lo, fLo = mid, f
+			if side == -1 {
+				fHi /= 2
+			}
+			side = -1
 		} else {
-			hi = mid
+			hi, fHi = mid, f
+			if side == 1 {
+				fLo /= 2
+			}
+			side = 1
 		}
 	}
+	return lo, nil
 }

@@ -137,6 +137,26 @@ func (c *rrComp) head(limit int, threshold float64) (int, float64) {
 	return lo, bound(lo)
 }
 
+// anchorEvery is how often the running binomial term is recomputed from
+// logP instead of by the ratio recurrence P_l = P_{l-1}·(k-l+1)/l·e^-ε, which
+// loses up to an ulp per step.
+const anchorEvery = 16
+
+// terms returns a function yielding P_l·e^-ref for l = from, from+1, ...
+// in turn.
+func (c *rrComp) terms(from int, ref float64) func() float64 {
+	l, p, shrink := from, 0.0, math.Exp(-c.eps)
+	return func() float64 {
+		if (l-from)%anchorEvery == 0 {
+			p = math.Exp(c.logP(l) - ref)
+		} else {
+			p *= float64(c.k-l+1) / float64(l) * shrink
+		}
+		l++
+		return p
+	}
+}
+
 // epsFor returns the smallest u >= 0 with δ̃(u) <= target.
 //
 // With D_i = δ̃((k-2i)ε) = Σ_{l<i} P_l(1 - e^{-2(i-l)ε}) and
@@ -144,22 +164,28 @@ func (c *rrComp) head(limit int, threshold float64) (int, float64) {
 // D_{i+1} = D_i + (1 - e^{-2ε})·E_i and E_i = P_i + e^{-2ε}·E_{i-1}. On the
 // segment (k-2i-2)ε <= u <= (k-2i)ε, δ̃(u) = D_i + E_i·(1 - e^{u-(k-2i)ε}),
 // so δ̃(u) = target at u = (k-2i)ε + log1p(-(target - D_i)/E_i).
+// All quantities are carried scaled by e^-ref, ref ≈ log(target), which keeps
+// every term that matters within range.
 func (c *rrComp) epsFor(target float64) float64 {
 	logTarget := math.Log(target)
-	i, logD := c.head(c.k, logTarget-40)
-	logE := logD // the dropped head also bounds E_{i-1}
-	step := math.Log(-math.Expm1(-2 * c.eps))
+	ref := math.Max(logTarget, -700)
+	tgt := math.Exp(logTarget - ref)
+	i, logHead := c.head(c.k, logTarget-40)
+	d := math.Exp(logHead - ref) // bounds D_i and E_{i-1}: the dropped head
+	e := d
+	r, oneMinusR := math.Exp(-2*c.eps), -math.Expm1(-2*c.eps)
+	next := c.terms(i, ref)
 	for ; 2*i < c.k; i++ {
-		logE = logAddExp(c.logP(i), logE-2*c.eps)
-		logNext := logAddExp(logD, step+logE)
-		if logTarget < logNext || 2*(i+1) >= c.k {
-			x := math.Exp(logTarget-logE) - math.Exp(logD-logE)
+		e = next() + r*e
+		dNext := d + oneMinusR*e
+		if tgt < dNext || 2*(i+1) >= c.k {
+			x := (tgt - d) / e
 			if x >= 1 {
 				return 0
 			}
 			return math.Max(0, float64(c.k-2*i)*c.eps+math.Log1p(-x))
 		}
-		logD = logNext
+		d = dNext
 	}
 	return 0 // unreachable: the loop always returns for k >= 1
 }
@@ -175,20 +201,23 @@ func (c *rrComp) logDeltaAt(u float64) float64 {
 	if m <= float64(c.k) {
 		last = int(m) - 1
 	}
-	term := func(l int) float64 {
-		return c.logP(l) + math.Log(-math.Expm1(u-float64(c.k-2*l)*c.eps))
-	}
+	factor := func(l int) float64 { return -math.Expm1(u - float64(c.k-2*l)*c.eps) }
 	// The last two terms bound the sum from below; the one before the last
 	// has a factor >= 1 - e^-2ε, so the bound is never -Inf unless last = 0.
-	lower := term(last)
+	lower := c.logP(last) + math.Log(factor(last))
 	if last > 0 {
-		lower = logAddExp(lower, term(last-1))
+		lower = logAddExp(lower, c.logP(last-1)+math.Log(factor(last-1)))
 	}
-	l, sum := c.head(last, lower-40)
+	if math.IsInf(lower, -1) {
+		return lower
+	}
+	l, logHead := c.head(last, lower-40)
+	sum := math.Exp(logHead - lower)
+	next := c.terms(l, lower)
 	for ; l <= last; l++ {
-		sum = logAddExp(sum, term(l))
+		sum += next() * factor(l)
 	}
-	return sum
+	return lower + math.Log(sum)
 }
 
 // logAddExp returns log(e^a + e^b).
