@@ -62,21 +62,36 @@ func GNMaxSigma(target Guarantee, c Conversion) (sigma, lambda float64, err erro
 	if err != nil {
 		return 0, 0, fmt.Errorf("GNMax: %w", err)
 	}
-	sigma, lambda = sigmaFor(1, rho, target, c)
+	sigma, lambda, err = sigmaFor(1, rho, target, c)
+	if err != nil {
+		return 0, 0, fmt.Errorf("GNMax: %w", err)
+	}
 	return sigma, lambda, nil
 }
 
 // sigmaFor returns σ = sqrt(coef/ρ), the noise at which a curve with slope
-// coef/σ² has slope ρ, raised by the few ulps that rounding may need so that
-// RhoToDP(coef/σ²) — the path by which callers recompute ε — meets the
-// target in floating point; and the order α at which it does.
-func sigmaFor(coef, rho float64, target Guarantee, c Conversion) (sigma, alpha float64) {
+// coef/σ² has slope ρ, raised by as much as rounding needs (one ulp, then
+// geometrically more) so that both ways a caller may recompute ε meet the
+// target in floating point: RhoToDP(coef/σ²), and ConvertRDP at the
+// returned order α; and that α.
+func sigmaFor(coef, rho float64, target Guarantee, c Conversion) (sigma, alpha float64, err error) {
 	sigma = math.Sqrt(coef / rho)
-	for i := 0; ; i++ {
-		eps, a, err := RhoToDP(coef/(sigma*sigma), target.Delta, c)
-		if (err == nil && eps <= target.Eps) || i == 64 {
-			return sigma, a
+	step := math.Nextafter(sigma, math.Inf(1)) - sigma
+	for range 1100 {
+		r := coef / (sigma * sigma)
+		eps, a, err := RhoToDP(r, target.Delta, c)
+		if err != nil {
+			return 0, 0, err
 		}
-		sigma = math.Nextafter(sigma, math.Inf(1))
+		at, err := ConvertRDP(r*a, a, target.Delta, c)
+		if err != nil {
+			return 0, 0, err
+		}
+		if eps <= target.Eps && at <= target.Eps {
+			return sigma, a, nil
+		}
+		sigma += step
+		step *= 2
 	}
+	return 0, 0, fmt.Errorf("no sigma near %v meets %v in floating point", math.Sqrt(coef/rho), target)
 }

@@ -27,8 +27,6 @@ func (e *ParamError) Error() string {
 	return fmt.Sprintf("%s = %v: %s", e.Name, e.Value, e.Rule)
 }
 
-func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
-
 // checkPositive requires a finite x > 0.
 func checkPositive(name string, x float64) error {
 	if !(x > 0) || math.IsInf(x, 0) {

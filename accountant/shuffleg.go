@@ -162,7 +162,10 @@ func (p ShuffleG) Sigma(target Guarantee, c Conversion) (sigma, alpha float64, e
 	if err != nil {
 		return 0, 0, fmt.Errorf("%v: %w", p.Algorithm, err)
 	}
-	sigma, alpha = sigmaFor(p.coef(), rho, target, c)
+	sigma, alpha, err = sigmaFor(p.coef(), rho, target, c)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%v: %w", p.Algorithm, err)
+	}
 	return sigma, alpha, nil
 }
 
@@ -189,21 +192,20 @@ func (p ShuffleG) SigmaTable43(target Guarantee) (sigma, alpha float64, err erro
 	eps, L := target.Eps, -math.Log(target.Delta)
 	y := 2 * eps * math.Sqrt(L) / (2*L + eps + math.Sqrt(4*L*L+eps*eps))
 	rho := y * y
-	alpha = math.Sqrt(L / rho)
 	// The rule ties α to σ; check the bound at the rounded pair and raise σ
-	// by ulps if rounding left it a hair above ε.
+	// (one ulp, then geometrically more) if rounding left it above ε.
 	coef := p.coef()
 	sigma = math.Sqrt(coef / rho)
-	for range 64 {
+	step := math.Nextafter(sigma, math.Inf(1)) - sigma
+	for range 1100 {
 		r := coef / (sigma * sigma)
-		a := math.Sqrt(L / r)
-		if a*r+L/(a-1) <= eps {
-			alpha = a
-			break
+		if a := math.Sqrt(L / r); a > 1 && a*r+L/(a-1) <= eps {
+			return sigma, a, nil
 		}
-		sigma = math.Nextafter(sigma, math.Inf(1))
+		sigma += step
+		step *= 2
 	}
-	return sigma, alpha, nil
+	return 0, 0, fmt.Errorf("%v: no sigma near %v meets %v in floating point", p.Algorithm, math.Sqrt(coef/rho), target)
 }
 
 func (p ShuffleG) check(sigma float64) error {

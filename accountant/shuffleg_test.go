@@ -102,3 +102,36 @@ func TestShuffleGLemmas(t *testing.T) {
 		t.Errorf("Lemma 4.5.2 at alpha=7: %v, ConvertRDP %v", lemma, at)
 	}
 }
+
+// TestCalibrationExtremes checks that calibrated noise meets the target in
+// floating point even where ε is tiny against log(1/δ) and rounding of
+// ρα + cost(α) matters (δ close to 1, ε = 1e-9), or where δ is denormal.
+func TestCalibrationExtremes(t *testing.T) {
+	run := ShuffleG{Algorithm: Interleaved, G: 10, Epochs: 50, N: 1000, ND: 500}
+	for _, target := range []Guarantee{{1e-9, 0.999999}, {1e-9, 0.5}, {1e6, 1e-300}, {1e-3, 5e-324}, {3, 1e-12}} {
+		for _, c := range []Conversion{PaperConversion, ImprovedConversion} {
+			sigma, _, err := run.Sigma(target, c)
+			if err != nil {
+				t.Fatalf("%v %v: %v", target, c, err)
+			}
+			if eps, _, err := run.Eps(sigma, target.Delta, c); err != nil || eps > target.Eps {
+				t.Errorf("%v %v: Eps(Sigma) = %v, %v", target, c, eps, err)
+			}
+			gs, gl, err := GNMaxSigma(target, c)
+			if err != nil {
+				t.Fatalf("GNMax %v %v: %v", target, c, err)
+			}
+			if eps, _ := ConvertRDP(gl/(gs*gs), gl, target.Delta, c); eps > target.Eps {
+				t.Errorf("GNMax %v %v: eps at sigma %v lambda %v = %v", target, c, gs, gl, eps)
+			}
+		}
+		sigma, alpha, err := run.SigmaTable43(target)
+		if err != nil {
+			t.Fatalf("Table 4.3 %v: %v", target, err)
+		}
+		rho, _ := run.Rho(sigma)
+		if eps, _ := ConvertRDP(rho*alpha, alpha, target.Delta, PaperConversion); eps > target.Eps {
+			t.Errorf("Table 4.3 %v: eps at sigma %v alpha %v = %v", target, sigma, alpha, eps)
+		}
+	}
+}
