@@ -209,6 +209,31 @@ func accountError(cmd string, err error, rename map[string]string) error {
 	return usageErrorf("account %s: %s = %v: %s", cmd, name, pe.Value, pe.Rule)
 }
 
+// compositionFlags are the flags of the commands that compose guarantees.
+type compositionFlags struct {
+	method     string
+	deltaPrime float64
+}
+
+func (c *compositionFlags) register(cmd *cobra.Command, use string) {
+	cmd.Flags().StringVar(&c.method, "method", "general", use+": simple, general or optimal")
+	cmd.Flags().Float64Var(&c.deltaPrime, "delta-prime", 0, "slack delta' in (0, 1) of general and optimal composition")
+}
+
+// parse validates --format and --method, in that order.
+func (c compositionFlags) parse(format string) (cliout.Format, accountant.Method, error) {
+	f, err := parseFormat(format)
+	if err != nil {
+		return "", 0, err
+	}
+	m, err := parseMethod(c.method)
+	return f, m, err
+}
+
+func registerFormat(cmd *cobra.Command, format *string) {
+	cmd.Flags().StringVar(format, "format", "table", "output format: table, json or csv")
+}
+
 func parseFormat(s string) (cliout.Format, error) {
 	f, err := cliout.ParseFormat(s)
 	if err != nil {
@@ -242,11 +267,10 @@ func slackField(m accountant.Method, deltaPrime float64) record {
 }
 
 type composeParams struct {
-	step       accountant.Guarantee
-	k          int
-	method     string
-	deltaPrime float64
-	format     string
+	step   accountant.Guarantee
+	k      int
+	comp   compositionFlags
+	format string
 }
 
 func newAccountComposeCmd() *cobra.Command {
@@ -267,24 +291,19 @@ slack. JSON fields "eps" and "delta" are the totals.`,
 	fl.Float64Var(&p.step.Eps, "eps", 0, "eps of one step (> 0)")
 	fl.Float64Var(&p.step.Delta, "delta", 0, "delta of one step, in [0, 1)")
 	fl.IntVar(&p.k, "k", 0, "number of composed steps (>= 1)")
-	fl.StringVar(&p.method, "method", "general", "composition: simple, general or optimal")
-	fl.Float64Var(&p.deltaPrime, "delta-prime", 0, "slack delta' in (0, 1) of general and optimal composition")
-	fl.StringVar(&p.format, "format", "table", "output format: table, json or csv")
+	p.comp.register(cmd, "composition")
+	registerFormat(cmd, &p.format)
 	_ = cmd.MarkFlagRequired("eps")
 	_ = cmd.MarkFlagRequired("k")
 	return cmd
 }
 
 func runCompose(w io.Writer, p composeParams) error {
-	f, err := parseFormat(p.format)
+	f, m, err := p.comp.parse(p.format)
 	if err != nil {
 		return err
 	}
-	m, err := parseMethod(p.method)
-	if err != nil {
-		return err
-	}
-	total, err := accountant.Compose(p.step, p.k, m, p.deltaPrime)
+	total, err := accountant.Compose(p.step, p.k, m, p.comp.deltaPrime)
 	if err != nil {
 		return accountError("compose", err, nil)
 	}
@@ -295,15 +314,14 @@ func runCompose(w io.Writer, p composeParams) error {
 		{"step_eps", p.step.Eps},
 		{"step_delta", p.step.Delta},
 	}
-	r = append(r, slackField(m, p.deltaPrime)...)
+	r = append(r, slackField(m, p.comp.deltaPrime)...)
 	r = append(r, field{"eps", total.Eps}, field{"delta", total.Delta})
 	return writeRecord(w, f, r)
 }
 
 type queriesParams struct {
 	step, budget accountant.Guarantee
-	method       string
-	deltaPrime   float64
+	comp         compositionFlags
 	format       string
 }
 
@@ -324,9 +342,8 @@ and the total privacy of those Q queries.`,
 	fl.Float64Var(&p.step.Delta, "delta", 0, "delta of one query, in [0, 1)")
 	fl.Float64Var(&p.budget.Eps, "budget-eps", 0, "total eps budget (> 0)")
 	fl.Float64Var(&p.budget.Delta, "budget-delta", 0, "total delta budget, in [0, 1)")
-	fl.StringVar(&p.method, "method", "general", "composition: simple, general or optimal")
-	fl.Float64Var(&p.deltaPrime, "delta-prime", 0, "slack delta' in (0, 1) of general and optimal composition")
-	fl.StringVar(&p.format, "format", "table", "output format: table, json or csv")
+	p.comp.register(cmd, "composition")
+	registerFormat(cmd, &p.format)
 	for _, name := range []string{"eps", "budget-eps"} {
 		_ = cmd.MarkFlagRequired(name)
 	}
@@ -334,15 +351,11 @@ and the total privacy of those Q queries.`,
 }
 
 func runQueries(w io.Writer, p queriesParams) error {
-	f, err := parseFormat(p.format)
+	f, m, err := p.comp.parse(p.format)
 	if err != nil {
 		return err
 	}
-	m, err := parseMethod(p.method)
-	if err != nil {
-		return err
-	}
-	q, err := accountant.MaxSteps(p.step, p.budget, m, p.deltaPrime)
+	q, err := accountant.MaxSteps(p.step, p.budget, m, p.comp.deltaPrime)
 	if err != nil {
 		return accountError("queries", err, nil)
 	}
@@ -354,10 +367,10 @@ func runQueries(w io.Writer, p queriesParams) error {
 		{"budget_eps", p.budget.Eps},
 		{"budget_delta", p.budget.Delta},
 	}
-	r = append(r, slackField(m, p.deltaPrime)...)
+	r = append(r, slackField(m, p.comp.deltaPrime)...)
 	r = append(r, field{"queries", q})
 	if q > 0 {
-		total, err := accountant.Compose(p.step, q, m, p.deltaPrime)
+		total, err := accountant.Compose(p.step, q, m, p.comp.deltaPrime)
 		if err != nil {
 			return accountError("queries", err, nil)
 		}
@@ -369,8 +382,7 @@ func runQueries(w io.Writer, p queriesParams) error {
 type stepEpsParams struct {
 	epsTotal, delta float64
 	k               int
-	method          string
-	deltaPrime      float64
+	comp            compositionFlags
 	format          string
 }
 
@@ -389,28 +401,23 @@ total eps at most --eps-total under the chosen composition, and the totals.`,
 	fl.Float64Var(&p.epsTotal, "eps-total", 0, "target total eps (> 0)")
 	fl.Float64Var(&p.delta, "delta", 0, "delta of one step, in [0, 1)")
 	fl.IntVar(&p.k, "k", 0, "number of composed steps (>= 1)")
-	fl.StringVar(&p.method, "method", "general", "composition: simple, general or optimal")
-	fl.Float64Var(&p.deltaPrime, "delta-prime", 0, "slack delta' in (0, 1) of general and optimal composition")
-	fl.StringVar(&p.format, "format", "table", "output format: table, json or csv")
+	p.comp.register(cmd, "composition")
+	registerFormat(cmd, &p.format)
 	_ = cmd.MarkFlagRequired("eps-total")
 	_ = cmd.MarkFlagRequired("k")
 	return cmd
 }
 
 func runStepEps(w io.Writer, p stepEpsParams) error {
-	f, err := parseFormat(p.format)
+	f, m, err := p.comp.parse(p.format)
 	if err != nil {
 		return err
 	}
-	m, err := parseMethod(p.method)
-	if err != nil {
-		return err
-	}
-	eps, err := accountant.StepEps(p.epsTotal, p.delta, p.k, m, p.deltaPrime)
+	eps, err := accountant.StepEps(p.epsTotal, p.delta, p.k, m, p.comp.deltaPrime)
 	if err != nil {
 		return accountError("step-eps", err, nil)
 	}
-	total, err := accountant.Compose(accountant.Guarantee{Eps: eps, Delta: p.delta}, p.k, m, p.deltaPrime)
+	total, err := accountant.Compose(accountant.Guarantee{Eps: eps, Delta: p.delta}, p.k, m, p.comp.deltaPrime)
 	if err != nil {
 		return accountError("step-eps", err, nil)
 	}
@@ -421,7 +428,7 @@ func runStepEps(w io.Writer, p stepEpsParams) error {
 		{"eps_total_target", p.epsTotal},
 		{"step_delta", p.delta},
 	}
-	r = append(r, slackField(m, p.deltaPrime)...)
+	r = append(r, slackField(m, p.comp.deltaPrime)...)
 	r = append(r, field{"step_eps", eps}, field{"eps", total.Eps}, field{"delta", total.Delta})
 	return writeRecord(w, f, r)
 }
@@ -458,7 +465,7 @@ under --conversion: at --alpha if given, else at the exactly optimal alpha.`,
 	fl.Float64Var(&p.delta, "delta", 0, "target delta, in (0, 1)")
 	fl.Float64Var(&p.alpha, "alpha", 0, "Renyi order (> 1); default: the order that minimises eps")
 	fl.StringVar(&p.conversion, "conversion", "paper", "RDP to DP conversion: paper or improved")
-	fl.StringVar(&p.format, "format", "table", "output format: table, json or csv")
+	registerFormat(cmd, &p.format)
 	_ = cmd.MarkFlagRequired("sigma")
 	_ = cmd.MarkFlagRequired("delta")
 	return cmd
@@ -532,7 +539,7 @@ Theorem B.4.1's conversion); --method exact minimises over lambda exactly, with
 	fl.Float64Var(&p.target.Delta, "delta", 0, "per-query delta, in (0, 1)")
 	fl.StringVar(&p.method, "method", "exact", "grid (the paper's search) or exact")
 	fl.StringVar(&p.conversion, "conversion", "paper", "RDP to DP conversion for --method exact: paper or improved")
-	fl.StringVar(&p.format, "format", "table", "output format: table, json or csv")
+	registerFormat(cmd, &p.format)
 	_ = cmd.MarkFlagRequired("eps")
 	_ = cmd.MarkFlagRequired("delta")
 	return cmd
@@ -622,7 +629,7 @@ and K - S (pub-priv).`,
 	fl.IntVar(&p.run.S, "S", 0, "priv-pub, pub-priv: epochs before the switch, in [1, K-1]")
 	fl.IntVar(&p.run.N, "n", 0, "interleaved: steps per epoch n")
 	fl.IntVar(&p.run.ND, "nd", 0, "interleaved: private steps per epoch n_d, in [1, n]")
-	fl.StringVar(&p.format, "format", "table", "output format: table, json or csv")
+	registerFormat(cmd, &p.format)
 	for _, name := range []string{"delta", "G", "epochs"} {
 		_ = cmd.MarkFlagRequired(name)
 	}
@@ -722,13 +729,12 @@ func dedup(r record) record {
 }
 
 type rrParams struct {
-	K          int
-	teacher    accountant.Guarantee
-	m          float64
-	delta      float64
-	method     string
-	deltaPrime float64
-	format     string
+	K       int
+	teacher accountant.Guarantee
+	m       float64
+	delta   float64
+	comp    compositionFlags
+	format  string
 }
 
 func newAccountRRCmd() *cobra.Command {
@@ -755,9 +761,8 @@ p_const with which randomized response on it is (m·eps, delta)-DP (Lemma B.1.1)
 	fl.Float64Var(&p.teacher.Delta, "Delta", 0, "delta of each teacher, in [0, 1)")
 	fl.Float64Var(&p.m, "m", 0, "privacy allowance: the output is (m·eps, delta)-DP (> 0)")
 	fl.Float64Var(&p.delta, "delta", 0, "delta of the output, in [0, 1) (default 1 - (1 - Delta)^m)")
-	fl.StringVar(&p.method, "method", "general", "composition for tau, lambda: simple, general or optimal")
-	fl.Float64Var(&p.deltaPrime, "delta-prime", 0, "slack delta' in (0, 1) of general and optimal composition")
-	fl.StringVar(&p.format, "format", "table", "output format: table, json or csv")
+	p.comp.register(cmd, "composition for tau, lambda")
+	registerFormat(cmd, &p.format)
 	for _, name := range []string{"K", "eps", "m"} {
 		_ = cmd.MarkFlagRequired(name)
 	}
@@ -765,16 +770,12 @@ p_const with which randomized response on it is (m·eps, delta)-DP (Lemma B.1.1)
 }
 
 func runRR(w io.Writer, p rrParams) error {
-	f, err := parseFormat(p.format)
-	if err != nil {
-		return err
-	}
-	m, err := parseMethod(p.method)
+	f, m, err := p.comp.parse(p.format)
 	if err != nil {
 		return err
 	}
 	rename := map[string]string{"k": "--K", "delta": "--Delta"}
-	tau, lambda, err := accountant.RRParams(p.teacher, p.K, m, p.deltaPrime)
+	tau, lambda, err := accountant.RRParams(p.teacher, p.K, m, p.comp.deltaPrime)
 	if err != nil {
 		return accountError("rr", err, rename)
 	}
@@ -793,7 +794,7 @@ func runRR(w io.Writer, p rrParams) error {
 		{"delta", p.delta},
 		{"method", m.String()},
 	}
-	r = append(r, slackField(m, p.deltaPrime)...)
+	r = append(r, slackField(m, p.comp.deltaPrime)...)
 	r = append(r,
 		field{"reference", "Lemma B.1.1; tau, lambda by " + m.Reference()},
 		field{"tau", tau},
