@@ -106,6 +106,8 @@ func TestSolveBadInput(t *testing.T) {
 		{[]string{"--m", "3"}, "--K is required"},
 		{[]string{"--K", "11"}, "--m is required"},
 		{[]string{"--K", "eleven", "--m", "3"}, "invalid argument"},
+		{[]string{"--K", "11", "--m", "3", "--compare", "--rr-method", "advanced"}, "--rr-method"},
+		{[]string{"--K", "11", "--m", "3", "--compare", "--rr-method", "general", "--rr-delta-prime", "0"}, "delta'"},
 	} {
 		dir := t.TempDir()
 		plotDir := t.TempDir()
@@ -206,8 +208,8 @@ func TestSolveCompareAndPlot(t *testing.T) {
 			t.Errorf("certified %s has objective %v > gamma_opt's %v", m.Name, m.Objective, doc.Objective)
 		}
 	}
-	if !names["sub"] || !names["dsub"] {
-		t.Errorf("compare has %v, want sub and dsub", names)
+	if !names["sub"] || !names["dsub"] || !names["rr"] {
+		t.Errorf("compare has %v, want sub, dsub and rr", names)
 	}
 	b, err := os.ReadFile(plot)
 	if err != nil || !bytes.Contains(b, []byte("<svg")) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
@@ -30,6 +31,13 @@ type solveFlags struct {
 	plot    string
 	workers int
 	verbose bool
+	rr      rrFlags
+}
+
+// rrFlags select how RR's p_const is calibrated (Lemma B.1.1).
+type rrFlags struct {
+	method     string
+	deltaPrime float64
 }
 
 func newSolveCmd() *cobra.Command {
@@ -46,9 +54,10 @@ with a margin covering floating-point error. Results are cached.
 
 --compare adds the baselines at the same (m·eps, delta): gamma_Sub (majority of
 floor(m) subsampled teachers, Lemma 3.4.1), gamma_DSub (2m-1 subsampled
-teachers, Theorem 3.5.1, when Delta = delta = 0), each with its own
-certificate, and true expected errors under actual distributions of the
-teachers' probabilities.`,
+teachers, Theorem 3.5.1, when Delta = delta = 0) and randomized response with
+p_const of Lemma B.1.1 (the majority of K teachers being (tau·eps, lambda)-DP
+by --rr-method composition), each with its own certificate, and true
+expected errors under actual distributions of the teachers' probabilities.`,
 		Example: `  darrm solve --K 11 --m 3
   darrm solve --K 11 --m 3 --compare --plot gamma.png
   darrm solve --K 101 --m 10 --Delta 0 --format json`,
@@ -65,6 +74,8 @@ teachers' probabilities.`,
 	fs.StringVar(&f.plot, "plot", "", "write the gamma shapes and errors (thesis Figure 3.2) to this .png or .svg file")
 	fs.IntVar(&f.workers, "workers", 0, "goroutines for the exhaustive separation (default: all cores)")
 	fs.BoolVar(&f.verbose, "highs-log", false, "show HiGHS's solver log")
+	fs.StringVar(&f.rr.method, "rr-method", "simple", "with --compare: composition giving RR's tau and lambda: simple, general or optimal")
+	fs.Float64Var(&f.rr.deltaPrime, "rr-delta-prime", 1e-5, "with --compare and --rr-method general or optimal: the composition's slack delta'")
 	return cmd
 }
 
@@ -150,6 +161,17 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 			return usageErrorf("%v", err)
 		}
 	}
+	rrMethod, err := accountant.ParseMethod(f.rr.method)
+	if err != nil {
+		return usageErrorf("--rr-method: %v", err)
+	}
+	var rr gamma.Gamma
+	var rrLabel string
+	if f.compare {
+		if rr, rrLabel, err = rrBaseline(p, rrMethod, f.rr.deltaPrime); err != nil {
+			return usageErrorf("%v", err)
+		}
+	}
 	dir, err := f.cache.open()
 	if err != nil {
 		return err
@@ -189,7 +211,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 		if out.Errors, err = expectedErrors(gamma.Gamma(e.Gamma), actuals); err != nil {
 			return err
 		}
-		if out.Compare, err = baselines(ctx, p, prior, actuals, f.workers); err != nil {
+		if out.Compare, err = baselines(ctx, p, prior, actuals, f.workers, rr, rrLabel); err != nil {
 			return err
 		}
 	}
@@ -232,7 +254,7 @@ func expectedErrors(g gamma.Gamma, actuals []gamma.Actual) ([]errorOut, error) {
 
 // baselines returns the baselines at the same (m·eps, delta), each certified
 // on its own: a baseline justified by composition need not fit this budget.
-func baselines(ctx context.Context, p constraints.Params, prior gamma.Prior, actuals []gamma.Actual, workers int) ([]mechanismOut, error) {
+func baselines(ctx context.Context, p constraints.Params, prior gamma.Prior, actuals []gamma.Actual, workers int, rr gamma.Gamma, rrLabel string) ([]mechanismOut, error) {
 	coeffs, err := prior.Coefficients(p.K)
 	if err != nil {
 		return nil, err
@@ -254,6 +276,7 @@ func baselines(ctx context.Context, p constraints.Params, prior gamma.Prior, act
 		}
 		cands = append(cands, cand{"dsub", label, d, err})
 	}
+	cands = append(cands, cand{"rr", rrLabel, rr, nil})
 	var out []mechanismOut
 	for _, c := range cands {
 		if c.err != nil {
@@ -273,6 +296,23 @@ func baselines(ctx context.Context, p constraints.Params, prior gamma.Prior, act
 		})
 	}
 	return out, nil
+}
+
+// rrBaseline returns randomized response's constant gamma = p_const of
+// Lemma B.1.1, the majority of the K teachers being (tau·eps, lambda)-DP
+// by the given composition.
+func rrBaseline(p constraints.Params, m accountant.Method, deltaPrime float64) (gamma.Gamma, string, error) {
+	tau, lambda, err := accountant.RRParams(accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}, p.K, m, deltaPrime)
+	if err != nil {
+		return nil, "", fmt.Errorf("--rr-method %v: %w", m, err)
+	}
+	pc, err := accountant.PConst(p.Eps, p.M, p.TargetDelta, tau, lambda)
+	if err != nil {
+		return nil, "", err
+	}
+	g, err := gamma.Const(p.K, pc)
+	label := fmt.Sprintf("RR: gamma = p_const = %.6g (Lemma B.1.1; the majority is (tau·eps, lambda)-DP with tau = %.6g, lambda = %.3g by %v composition)", pc, tau, lambda, m)
+	return g, label, err
 }
 
 func writeSolveCSV(w io.Writer, out solveOut) error {
