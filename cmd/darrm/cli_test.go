@@ -107,6 +107,7 @@ func TestSolveBadInput(t *testing.T) {
 		{[]string{"--K", "11"}, "--m is required"},
 		{[]string{"--K", "eleven", "--m", "3"}, "invalid argument"},
 		{[]string{"--K", "11", "--m", "3", "--compare", "--rr-method", "advanced"}, "--rr-method"},
+		{[]string{"--K", "11", "--m", "3", "--compare", "--sub-size", "12"}, "--sub-size = 12"},
 		{[]string{"--K", "11", "--m", "3", "--compare", "--rr-method", "general", "--rr-delta-prime", "0"}, "delta'"},
 	} {
 		dir := t.TempDir()

@@ -32,6 +32,7 @@ type solveFlags struct {
 	workers int
 	verbose bool
 	rr      rrFlags
+	subSize int
 }
 
 // rrFlags select how RR's p_const is calibrated (Lemma B.1.1).
@@ -74,6 +75,7 @@ expected errors under actual distributions of the teachers' probabilities.`,
 	fs.StringVar(&f.plot, "plot", "", "write the gamma shapes and errors (thesis Figure 3.2) to this .png or .svg file")
 	fs.IntVar(&f.workers, "workers", 0, "goroutines for the exhaustive separation (default: all cores)")
 	fs.BoolVar(&f.verbose, "highs-log", false, "show HiGHS's solver log")
+	fs.IntVar(&f.subSize, "sub-size", 0, "with --compare: teachers subsampled by gamma_Sub (default floor(m); App. B.4 subsamples M with m from general composition)")
 	fs.StringVar(&f.rr.method, "rr-method", "simple", "with --compare: composition giving RR's tau and lambda: simple, general or optimal")
 	fs.Float64Var(&f.rr.deltaPrime, "rr-delta-prime", 1e-5, "with --compare and --rr-method general or optimal: the composition's slack delta'")
 	return cmd
@@ -161,6 +163,13 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 			return usageErrorf("%v", err)
 		}
 	}
+	subSize := int(math.Floor(p.M))
+	if cmd.Flags().Changed("sub-size") {
+		if f.subSize < 1 || f.subSize > p.K {
+			return usageErrorf("--sub-size = %d: must be in [1, K] = [1, %d]", f.subSize, p.K)
+		}
+		subSize = f.subSize
+	}
 	rrMethod, err := accountant.ParseMethod(f.rr.method)
 	if err != nil {
 		return usageErrorf("--rr-method: %v", err)
@@ -211,7 +220,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 		if out.Errors, err = expectedErrors(gamma.Gamma(e.Gamma), actuals); err != nil {
 			return err
 		}
-		if out.Compare, err = baselines(ctx, p, prior, actuals, f.workers, rr, rrLabel); err != nil {
+		if out.Compare, err = baselines(ctx, p, prior, actuals, f.workers, subSize, rr, rrLabel); err != nil {
 			return err
 		}
 	}
@@ -254,12 +263,11 @@ func expectedErrors(g gamma.Gamma, actuals []gamma.Actual) ([]errorOut, error) {
 
 // baselines returns the baselines at the same (m·eps, delta), each certified
 // on its own: a baseline justified by composition need not fit this budget.
-func baselines(ctx context.Context, p constraints.Params, prior gamma.Prior, actuals []gamma.Actual, workers int, rr gamma.Gamma, rrLabel string) ([]mechanismOut, error) {
+func baselines(ctx context.Context, p constraints.Params, prior gamma.Prior, actuals []gamma.Actual, workers, s int, rr gamma.Gamma, rrLabel string) ([]mechanismOut, error) {
 	coeffs, err := prior.Coefficients(p.K)
 	if err != nil {
 		return nil, err
 	}
-	s := int(math.Floor(p.M))
 	type cand struct {
 		name, label string
 		g           gamma.Gamma
@@ -269,9 +277,10 @@ func baselines(ctx context.Context, p constraints.Params, prior gamma.Prior, act
 	sub, err := gamma.Sub(p.K, s)
 	cands = append(cands, cand{"sub", fmt.Sprintf("gamma_Sub: majority of %d subsampled teachers (Lemma 3.4.1)", s), sub, err})
 	if p.Delta == 0 && p.TargetDelta == 0 {
-		d, err := gamma.DSub(p.K, s)
-		label := fmt.Sprintf("gamma_DSub: majority of %d subsampled teachers (Theorem 3.5.1)", min(2*s-1, p.K))
-		if 2*s >= p.K+1 {
+		mf := int(math.Floor(p.M))
+		d, err := gamma.DSub(p.K, mf)
+		label := fmt.Sprintf("gamma_DSub: majority of %d subsampled teachers (Theorem 3.5.1)", min(2*mf-1, p.K))
+		if 2*mf >= p.K+1 {
 			label = "gamma_DSub: gamma = 1, m >= (K+1)/2 (Theorem 3.5.1)"
 		}
 		cands = append(cands, cand{"dsub", label, d, err})
