@@ -48,6 +48,20 @@ func (f *problemFlags) params(cmd *cobra.Command) (p constraints.Params, targetD
 	return p, targetDefaulted, nil
 }
 
+// problemOut is the problem as echoed in JSON outputs.
+type problemOut struct {
+	K            int     `json:"K"`
+	M            float64 `json:"m"`
+	Eps          float64 `json:"eps"`
+	Delta        float64 `json:"Delta"`
+	TargetDelta  float64 `json:"delta"`
+	DeltaDefault bool    `json:"delta_is_default"`
+}
+
+func newProblemOut(p constraints.Params, deltaDefault bool) problemOut {
+	return problemOut{K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta, DeltaDefault: deltaDefault}
+}
+
 // cacheFlags select the gamma cache.
 type cacheFlags struct {
 	dir     string

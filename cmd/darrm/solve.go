@@ -103,12 +103,7 @@ type mechanismOut struct {
 
 // solveOut is the JSON document solve prints; its fields are stable.
 type solveOut struct {
-	K              int               `json:"K"`
-	M              float64           `json:"m"`
-	Eps            float64           `json:"eps"`
-	Delta          float64           `json:"Delta"`
-	TargetDelta    float64           `json:"delta"`
-	DeltaDefault   bool              `json:"delta_is_default"`
+	problemOut
 	Prior          string            `json:"prior"`
 	Gamma          []float64         `json:"gamma"`
 	Objective      float64           `json:"objective"`
@@ -208,8 +203,8 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: the result was not cached: %v\n", storeErr)
 	}
 	out := solveOut{
-		K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta, DeltaDefault: deltaDefault,
-		Prior: prior.String(), Gamma: e.Gamma, Objective: e.Utility, SurrogateError: e.SurrogateError,
+		problemOut: newProblemOut(p, deltaDefault),
+		Prior:      prior.String(), Gamma: e.Gamma, Objective: e.Utility, SurrogateError: e.SurrogateError,
 		Certificate: e.Certificate, Cached: cached,
 		Solve: solveStats{Seconds: e.Seconds, LPSolves: e.LPSolves, Rows: e.Rows, Passes: e.Passes},
 	}

@@ -50,15 +50,10 @@ including a gamma that meets the budget only to within rounding error
 
 // verifyOut is the JSON document verify prints.
 type verifyOut struct {
-	K            int               `json:"K"`
-	M            float64           `json:"m"`
-	Eps          float64           `json:"eps"`
-	Delta        float64           `json:"Delta"`
-	TargetDelta  float64           `json:"delta"`
-	DeltaDefault bool              `json:"delta_is_default"`
-	Gamma        []float64         `json:"gamma"`
-	Certificate  gamma.Certificate `json:"certificate"`
-	Seconds      float64           `json:"seconds"`
+	problemOut
+	Gamma       []float64         `json:"gamma"`
+	Certificate gamma.Certificate `json:"certificate"`
+	Seconds     float64           `json:"seconds"`
 }
 
 func runVerify(cmd *cobra.Command, f *verifyFlags, args []string) error {
@@ -94,7 +89,7 @@ func runVerify(cmd *cobra.Command, f *verifyFlags, args []string) error {
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	out := verifyOut{K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta, DeltaDefault: deltaDefault,
+	out := verifyOut{problemOut: newProblemOut(p, deltaDefault),
 		Gamma: tab.Gamma, Certificate: cert, Seconds: time.Since(start).Seconds()}
 	w := cmd.OutOrStdout()
 	if format == cliout.JSON {
