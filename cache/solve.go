@@ -39,7 +39,7 @@ func (d *Dir) Solve(ctx context.Context, p constraints.Params, prior gamma.Prior
 		Key: key.String(), K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta,
 		Prior: prior.String(), Gamma: r.Gamma, Certificate: r.Certificate,
 		Utility: r.Utility, SurrogateError: r.SurrogateError,
-		Seconds: r.Elapsed.Seconds(), LPSolves: r.LPSolves, Rows: r.Rows, Passes: r.Passes,
+		Seconds: r.Elapsed.Seconds(), LPSolves: r.LPSolves, Rows: r.Rows, Passes: r.Passes, TieBroken: r.TieBroken,
 		Created: time.Now().UTC().Truncate(time.Second),
 	}
 	if d != nil {

@@ -124,6 +124,10 @@ type solveStats struct {
 	LPSolves int     `json:"lp_solves"`
 	Rows     int     `json:"rows"`
 	Passes   int     `json:"passes"`
+	// TieBroken is false when the solver failed on the tie-break phase and
+	// the first optimum found was returned (equally optimal and certified,
+	// but not the canonical one).
+	TieBroken bool `json:"tie_broken"`
 }
 
 func runSolve(cmd *cobra.Command, f *solveFlags) error {
@@ -206,7 +210,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 		problemOut: newProblemOut(p, deltaDefault),
 		Prior:      prior.String(), Gamma: e.Gamma, Objective: e.Utility, SurrogateError: e.SurrogateError,
 		Certificate: e.Certificate, Cached: cached,
-		Solve: solveStats{Seconds: e.Seconds, LPSolves: e.LPSolves, Rows: e.Rows, Passes: e.Passes},
+		Solve: solveStats{Seconds: e.Seconds, LPSolves: e.LPSolves, Rows: e.Rows, Passes: e.Passes, TieBroken: e.TieBroken},
 	}
 	if dir != nil {
 		out.CacheFile = dir.Path(cache.Key{Params: p, Prior: prior.String()})
@@ -361,6 +365,9 @@ func writeSolveTable(w io.Writer, out solveOut) error {
 		fmt.Fprintf(w, "from the cache (%s), solved originally in %.3g s\n", out.CacheFile, out.Solve.Seconds)
 	} else {
 		fmt.Fprintf(w, "solved in %.3g s: %d LP solves, %d privacy rows, %d exhaustive separation passes\n", out.Solve.Seconds, out.Solve.LPSolves, out.Solve.Rows, out.Solve.Passes)
+	}
+	if !out.Solve.TieBroken {
+		fmt.Fprintln(w, "note: the LP solver failed on the tie-break phase; this is an optimal gamma, certified, but not the canonical one (docs/solve.md)")
 	}
 	if len(out.Compare) == 0 {
 		return nil
