@@ -2,6 +2,7 @@ package ensemble
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
@@ -38,6 +39,11 @@ type Privacy struct {
 	// argument.
 	Certificate *gamma.Certificate
 }
+
+// ErrNotCertified is wrapped by the constructors' errors when a noise
+// function fails its exhaustive certificate: the aggregator would not be
+// (m·eps, delta)-DP, or not provably so.
+var ErrNotCertified = errors.New("not certified (m·eps, delta)-DP")
 
 // Options tune the construction of aggregators.
 type Options struct {

@@ -2,6 +2,7 @@ package ensemble
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/big"
 	"strings"
@@ -279,18 +280,22 @@ func TestDaRRMRejects(t *testing.T) {
 		g    gamma.Gamma
 		want string
 	}{
-		"not certified": {one, "not certified"},
+		"not certified": {one, "violated"},
 		"wrong K":       {make(gamma.Gamma, 8), "want K+1 = 12"},
 		"asymmetric":    {gamma.Gamma{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0.5}, "symmetric"},
 		"out of range":  {gamma.Gamma{2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2}, "[0, 1]"},
 	} {
-		if _, err := NewDaRRM(ctx, p, tc.g, Options{}); err == nil || !strings.Contains(err.Error(), tc.want) {
+		_, err := NewDaRRM(ctx, p, tc.g, Options{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want it to mention %q", name, err, tc.want)
+		}
+		if notCert := errors.Is(err, ErrNotCertified); notCert != (name == "not certified") {
+			t.Errorf("%s: errors.Is(err, ErrNotCertified) = %v", name, notCert)
 		}
 	}
 	// gamma_Sub at m = 1 meets the budget exactly: tight, not certified.
 	sub, _ := gamma.Sub(11, 1)
-	if _, err := NewDaRRM(ctx, p, sub, Options{}); err == nil || !strings.Contains(err.Error(), "tight") {
+	if _, err := NewDaRRM(ctx, p, sub, Options{}); !errors.Is(err, ErrNotCertified) || !strings.Contains(err.Error(), "tight") {
 		t.Errorf("tight gamma: err = %v", err)
 	}
 }

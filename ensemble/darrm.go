@@ -39,7 +39,7 @@ func NewDaRRM(ctx context.Context, p constraints.Params, g gamma.Gamma, opts Opt
 		return nil, fmt.Errorf("DaRRM: certificate: %w", err)
 	}
 	if !ok {
-		return nil, fmt.Errorf("DaRRM: gamma is not certified (m·eps, delta)-DP for K=%d m=%g eps=%g Delta=%g delta=%g: %v, max f / budget = %.15g", p.K, p.M, p.Eps, p.Delta, p.TargetDelta, cert.Status, cert.Ratio)
+		return nil, fmt.Errorf("DaRRM: gamma for K=%d m=%g eps=%g Delta=%g delta=%g is %w: %v, max f / budget = %.15g", p.K, p.M, p.Eps, p.Delta, p.TargetDelta, ErrNotCertified, cert.Status, cert.Ratio)
 	}
 	return &DaRRM{
 		table: tb,
@@ -107,7 +107,7 @@ func NewRR(ctx context.Context, p constraints.Params, method accountant.Method, 
 		return nil, fmt.Errorf("RR: certificate: %w", err)
 	}
 	if !ok {
-		return nil, fmt.Errorf("RR: p_const = %.17g (Lemma B.1.1, tau = %g, lambda = %g by %v composition) is not certified: %v, max f / budget = %.15g", pc, tau, lambda, method, cert.Status, cert.Ratio)
+		return nil, fmt.Errorf("RR: p_const = %.17g (Lemma B.1.1, tau = %g, lambda = %g by %v composition) is %w: %v, max f / budget = %.15g", pc, tau, lambda, method, ErrNotCertified, cert.Status, cert.Ratio)
 	}
 	return &RR{
 		table:  tb,

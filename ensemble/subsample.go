@@ -62,8 +62,8 @@ func NewSubsample(ctx context.Context, p constraints.Params, opts Options) (*Sub
 	}
 	compEps, compDelta := float64(s)*p.Eps, constraints.DefaultTargetDelta(p.Delta, float64(s))
 	if compEps > p.M*p.Eps || compDelta > p.TargetDelta {
-		return nil, fmt.Errorf("subsample: majority of %d teachers: the certificate of gamma_Sub is %v (max f / budget = %.15g) and composition gives (%g, %g)-DP, which exceeds the target (m·eps, delta) = (%g, %g)",
-			s, cert.Status, cert.Ratio, compEps, compDelta, p.M*p.Eps, p.TargetDelta)
+		return nil, fmt.Errorf("subsample: majority of %d teachers is %w: the certificate of gamma_Sub is %v (max f / budget = %.15g) and composition gives (%g, %g)-DP, which exceeds the target (m·eps, delta) = (%g, %g)",
+			s, ErrNotCertified, cert.Status, cert.Ratio, compEps, compDelta, p.M*p.Eps, p.TargetDelta)
 	}
 	sub.privacy = Privacy{
 		Guarantee: target(p),
@@ -103,8 +103,8 @@ func NewDoubleSubsample(ctx context.Context, p constraints.Params, opts Options)
 	source := fmt.Sprintf("Theorem 3.5.1 (majority of %d subsampled teachers) for arbitrary teachers by the exhaustive certificate of gamma_DSub", s)
 	if !ok {
 		if cert.Status == gamma.Violated || !(cert.MaxF > 0) {
-			return nil, fmt.Errorf("dsub: gamma_DSub (majority of %d of %d) is %v for (m·eps, delta) = (%g, 0) with arbitrary teachers (max f / budget = %.15g); Theorem 3.5.1 covers i.i.d. teachers only",
-				s, p.K, cert.Status, p.M*p.Eps, cert.Ratio)
+			return nil, fmt.Errorf("dsub: gamma_DSub (majority of %d of %d) is %w for arbitrary teachers: %v at (m·eps, delta) = (%g, 0), max f / budget = %.15g; Theorem 3.5.1 covers i.i.d. teachers only",
+				s, p.K, ErrNotCertified, cert.Status, p.M*p.Eps, cert.Ratio)
 		}
 		c := (cert.Budget - 4*cert.ErrBound - 2*slack) / cert.MaxF
 		sub.keep = threshold(c)
@@ -113,7 +113,7 @@ func NewDoubleSubsample(ctx context.Context, p constraints.Params, opts Options)
 			return nil, fmt.Errorf("dsub: certificate: %w", err)
 		}
 		if !ok {
-			return nil, fmt.Errorf("dsub: c·gamma_DSub with c = %.17g is still %v (max f / budget = %.15g)", realised(sub.keep), cert.Status, cert.Ratio)
+			return nil, fmt.Errorf("dsub: c·gamma_DSub with c = %.17g is %w: %v, max f / budget = %.15g", realised(sub.keep), ErrNotCertified, cert.Status, cert.Ratio)
 		}
 		source += fmt.Sprintf(", scaled by c = %.15g (gamma_DSub itself is exactly tight)", realised(sub.keep))
 	}
