@@ -19,8 +19,9 @@
 //
 // Randomness comes from a Source: crypto/rand, read in blocks, for private
 // releases; a seeded ChaCha8 stream for experiments, which is not for
-// release. No function of the package prints, logs or returns the
-// un-noised majority or vote count of a query.
+// release. The aggregators, the reader, the writer and Release never
+// print, log or return a query's un-noised majority or vote count (only
+// Simulate, an experiment on synthetic votes, compares labels with it).
 //
 // VoteReader streams vote files (CSV or JSON lines) in constant memory,
 // LabelWriter writes the labels, Release connects them under a query limit

@@ -208,6 +208,9 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := mech.onlyFor([]string{f.mechanism}); err != nil {
+		return err
+	}
 
 	name := "-"
 	if len(args) == 1 {
@@ -333,7 +336,7 @@ func aggregateParams(cmd *cobra.Command, f *aggregateFlags, mech mechanismSetup,
 	if fs.Changed("K") && f.problem.k != k {
 		return constraints.Params{}, false, usageErrorf("--K = %d but %s has %d votes per row", f.problem.k, input, k)
 	}
-	if mech.table != nil && f.mechanism == "darrm" {
+	if mech.table != nil {
 		if kg := mech.table.Gamma.K(); kg != k {
 			return constraints.Params{}, false, usageErrorf("--gamma %s is for K = %d teachers but %s has %d votes per row", mech.tableName, kg, input, k)
 		}

@@ -153,6 +153,7 @@ func TestAggregateBadInput(t *testing.T) {
 		{"gamma not certified", []string{good, "--gamma", one}, 3, []string{"violated"}},
 		{"gamma wrong K", []string{good, "--gamma", write("g5.txt", "0 0 0 0 0 0")}, 2, []string{"K = 5"}},
 		{"m missing", []string{good, "--gamma", zeros}, 2, []string{"--m is required"}},
+		{"gamma for another mechanism", []string{good, "--gamma", zeros, "--mechanism", "rr"}, 2, []string{"--gamma applies to the darrm mechanism"}},
 	} {
 		out := filepath.Join(dir, "labels.csv")
 		args := append([]string{"aggregate"}, tc.args...)

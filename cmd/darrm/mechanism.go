@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -80,6 +81,24 @@ func (f *mechanismFlags) parse(cmd *cobra.Command) (mechanismSetup, error) {
 		s.table, s.tableName = &tab, displayName(f.gammaFile)
 	}
 	return s, nil
+}
+
+// onlyFor refuses flags that configure none of the mechanisms in use,
+// rather than ignore them.
+func (s mechanismSetup) onlyFor(names []string) error {
+	fs := []struct {
+		flag, mech string
+		set        bool
+	}{
+		{"--gamma", "darrm", s.table != nil},
+		{"--no-solve", "darrm", s.flags.noSolve},
+	}
+	for _, f := range fs {
+		if f.set && !slices.Contains(names, f.mech) {
+			return usageErrorf("%s applies to the %s mechanism, which is not in use", f.flag, f.mech)
+		}
+	}
+	return nil
 }
 
 // newAggregator builds the named aggregator for problem p; label describes

@@ -127,6 +127,9 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := mech.onlyFor(names); err != nil {
+		return err
+	}
 	teachers, err := ensemble.Teachers(f.teachers, p.K, ensemble.NewSeededSource(f.seed))
 	if err != nil {
 		return usageErrorf("--teachers: %v", err)
