@@ -214,7 +214,7 @@ func TestSubsampleGuarantee(t *testing.T) {
 
 func TestDoubleSubsample(t *testing.T) {
 	ctx := context.Background()
-	if _, err := NewDoubleSubsample(ctx, problem(11, 3, 1e-5), Options{}); err == nil || !strings.Contains(err.Error(), "Delta = delta = 0") {
+	if _, err := NewDoubleSubsample(ctx, problem(11, 3, 1e-5), Options{}); err == nil || !strings.Contains(err.Error(), "Delta = 0") {
 		t.Errorf("Delta > 0: err = %v", err)
 	}
 	for _, tc := range []struct {
@@ -239,6 +239,16 @@ func TestDoubleSubsample(t *testing.T) {
 			t.Errorf("m = %v: scale %v, want 1 - O(1e-13)", tc.m, scale)
 		}
 		checkDistribution(t, d, 6, func(l int) float64 { return ProbOne(g.Scale(scale), l) })
+	}
+	// With delta > 0 the budget has room: no scaling.
+	p := problem(11, 3, 0)
+	p.TargetDelta = 1e-6
+	d, err := NewDoubleSubsample(ctx, p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.keep != unit53 {
+		t.Errorf("Delta = 0, delta = 1e-6: scale %v, want 1", realised(d.keep))
 	}
 }
 

@@ -8,7 +8,7 @@
 //     exhaustive certificate (gamma.Verify) for (K, m·ε, δ);
 //   - RR, randomized response with p_const of Lemma B.1.1 (Algorithm 7);
 //   - Subsample, the majority of s teachers drawn without replacement
-//     (Algorithm 8): s = ⌊m⌋, or s = 2⌊m⌋-1 when Δ = δ = 0 (Theorem 3.5.1);
+//     (Algorithm 8): s = ⌊m⌋, or s = 2⌊m⌋-1 when Δ = 0 (Theorem 3.5.1);
 //   - GNMax (Papernot et al. 2018; App. B.4.1), Gaussian noise on the two
 //     class counts with σ from the accountant.
 //

@@ -77,7 +77,8 @@ func NewSubsample(ctx context.Context, p constraints.Params, opts Options) (*Sub
 // teachers, or of all K when 2·floor(m)-1 >= K: gamma_DSub of Theorem
 // 3.5.1, which the theorem proves m·eps-DP for i.i.d. teachers with
 // Delta = delta = 0. Teachers need not be i.i.d. here, so the guarantee is
-// the exhaustive certificate of gamma_DSub. That certificate is typically
+// the exhaustive certificate of gamma_DSub, which also covers a delta > 0;
+// Delta must be 0. That certificate is typically
 // exactly tight in float64; then the mechanism first keeps the
 // subsampled majority with probability c = 1 - O(1e-13) (a fair coin
 // otherwise), with c chosen so that c·gamma_DSub is certified.
@@ -85,8 +86,8 @@ func NewDoubleSubsample(ctx context.Context, p constraints.Params, opts Options)
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("dsub: %w", err)
 	}
-	if p.Delta != 0 || p.TargetDelta != 0 {
-		return nil, fmt.Errorf("dsub: Delta = %g, delta = %g: Theorem 3.5.1 needs Delta = delta = 0 (pure DP)", p.Delta, p.TargetDelta)
+	if p.Delta != 0 {
+		return nil, fmt.Errorf("dsub: Delta = %g: Theorem 3.5.1 needs pure-DP teachers, Delta = 0", p.Delta)
 	}
 	m := int(math.Floor(p.M))
 	s := min(2*m-1, p.K)
@@ -103,8 +104,8 @@ func NewDoubleSubsample(ctx context.Context, p constraints.Params, opts Options)
 	source := fmt.Sprintf("Theorem 3.5.1 (majority of %d subsampled teachers) for arbitrary teachers by the exhaustive certificate of gamma_DSub", s)
 	if !ok {
 		if cert.Status == gamma.Violated || !(cert.MaxF > 0) {
-			return nil, fmt.Errorf("dsub: gamma_DSub (majority of %d of %d) is %w for arbitrary teachers: %v at (m·eps, delta) = (%g, 0), max f / budget = %.15g; Theorem 3.5.1 covers i.i.d. teachers only",
-				s, p.K, ErrNotCertified, cert.Status, p.M*p.Eps, cert.Ratio)
+			return nil, fmt.Errorf("dsub: gamma_DSub (majority of %d of %d) is %w for arbitrary teachers: %v at (m·eps, delta) = (%g, %g), max f / budget = %.15g; Theorem 3.5.1 covers i.i.d. teachers only",
+				s, p.K, ErrNotCertified, cert.Status, p.M*p.Eps, p.TargetDelta, cert.Ratio)
 		}
 		c := (cert.Budget - 4*cert.ErrBound - 2*slack) / cert.MaxF
 		sub.keep = threshold(c)

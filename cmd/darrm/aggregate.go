@@ -58,7 +58,7 @@ Mechanisms (--mechanism), all held to the same (m·eps, delta):
              demand, or --no-solve) or with --gamma FILE; the gamma actually
              sampled is certified exhaustively before the first label
   subsample  majority of floor(m) teachers drawn without replacement
-  dsub       majority of 2·floor(m)-1 teachers (Theorem 3.5.1; Delta = delta = 0)
+  dsub       majority of 2·floor(m)-1 teachers (Theorem 3.5.1; Delta = 0)
   rr         randomized response with p_const of Lemma B.1.1
   gnmax      GNMax, Gaussian noise on the class counts (PATE; it assumes each
              record changes one teacher's vote, not private teachers)

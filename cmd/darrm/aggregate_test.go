@@ -147,7 +147,7 @@ func TestAggregateBadInput(t *testing.T) {
 		{"bad budget", []string{good, "--budget-eps", "-1", "--budget-delta", "0.1"}, 2, []string{"budget eps = -1"}},
 		{"bad out format", []string{good, "--out-format", "xml"}, 2, []string{"--out-format"}},
 		{"bad delta'", []string{good, "--delta-prime", "0"}, 2, []string{"--delta-prime = 0"}},
-		{"dsub needs pure DP", []string{good, "--mechanism", "dsub"}, 2, []string{"Theorem 3.5.1 needs Delta = delta = 0"}},
+		{"dsub needs pure DP", []string{good, "--mechanism", "dsub"}, 2, []string{"Theorem 3.5.1 needs pure-DP teachers, Delta = 0"}},
 		{"gnmax needs delta", []string{good, "--mechanism", "gnmax", "--Delta", "0", "--delta", "0"}, 2, []string{"delta"}},
 		{"no gamma cached", []string{good, "--no-solve"}, 2, []string{"--no-solve", "no gamma_opt for K=11 m=3", "darrm solve"}},
 		{"gamma not certified", []string{good, "--gamma", one}, 3, []string{"violated"}},

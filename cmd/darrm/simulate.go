@@ -54,7 +54,7 @@ a seeded generator (--seed, default 1), so runs are reproducible.`,
 	f.cache.register(cmd)
 	f.mech.register(cmd)
 	fs := cmd.Flags()
-	fs.StringSliceVar(&f.mechanisms, "mechanisms", nil, "mechanisms to compare (default: darrm, subsample, rr, gnmax when delta > 0, dsub when Delta = delta = 0)")
+	fs.StringSliceVar(&f.mechanisms, "mechanisms", nil, "mechanisms to compare (default: darrm, subsample, rr, gnmax when delta > 0, dsub when Delta = 0)")
 	fs.StringVar(&f.teachers, "teachers", "U(0.5,1)", "the teachers' probabilities of voting 1: U(a,b), p, or p_1,...,p_K")
 	fs.IntVar(&f.queries, "queries", 100000, "number of queries")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the teachers' probabilities, votes and noise")
@@ -110,7 +110,7 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	names := f.mechanisms
 	if len(names) == 0 {
 		names = []string{"darrm", "subsample"}
-		if p.Delta == 0 && p.TargetDelta == 0 {
+		if p.Delta == 0 {
 			names = append(names, "dsub")
 		}
 		names = append(names, "rr")
