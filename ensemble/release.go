@@ -1,7 +1,6 @@
 package ensemble
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,15 +9,21 @@ import (
 	"strconv"
 )
 
+// labelBuffer is how many bytes of labels LabelWriter collects before it
+// writes them out.
+const labelBuffer = 256 << 10
+
 // LabelWriter writes released labels: "id,label" CSV with a header row,
 // or JSON lines {"id": ..., "label": 0|1}. The id is the query's id column
 // or, without one, its position in the vote file. Nothing else about a
-// query is written.
+// query is written. Labels are buffered; Written counts those that have
+// reached the underlying writer, i.e. have been released.
 type LabelWriter struct {
-	w      *bufio.Writer
-	format Format
-	buf    []byte
-	n      int
+	w       io.Writer
+	format  Format
+	buf     []byte
+	pending int // labels in buf
+	written int // labels handed to w
 }
 
 // NewLabelWriter returns a writer of labels in format (FormatCSV or
@@ -27,18 +32,16 @@ func NewLabelWriter(w io.Writer, format Format) (*LabelWriter, error) {
 	if format != FormatCSV && format != FormatJSONL {
 		return nil, fmt.Errorf("label format %v: must be csv or jsonl", format)
 	}
-	lw := &LabelWriter{w: bufio.NewWriterSize(w, 256<<10), format: format}
+	lw := &LabelWriter{w: w, format: format, buf: make([]byte, 0, labelBuffer+256)}
 	if format == FormatCSV {
-		if _, err := lw.w.WriteString("id,label\n"); err != nil {
-			return nil, err
-		}
+		lw.buf = append(lw.buf, "id,label\n"...)
 	}
 	return lw, nil
 }
 
 // Write writes the label of q.
 func (lw *LabelWriter) Write(q *Query, label byte) error {
-	b := lw.buf[:0]
+	b := lw.buf
 	if lw.format == FormatCSV {
 		switch {
 		case q.ID == nil:
@@ -69,16 +72,30 @@ func (lw *LabelWriter) Write(q *Query, label byte) error {
 		b = append(b, '0'+label, '}', '\n')
 	}
 	lw.buf = b
-	lw.n++
-	_, err := lw.w.Write(b)
-	return err
+	lw.pending++
+	if len(b) >= labelBuffer {
+		return lw.Flush()
+	}
+	return nil
 }
 
-// Written returns the number of labels written.
-func (lw *LabelWriter) Written() int { return lw.n }
+// Written returns the number of labels that have reached the underlying
+// writer. Labels still buffered when a run fails are never written.
+func (lw *LabelWriter) Written() int { return lw.written }
 
-// Flush writes buffered labels to the underlying writer.
-func (lw *LabelWriter) Flush() error { return lw.w.Flush() }
+// Flush writes the buffered labels to the underlying writer.
+func (lw *LabelWriter) Flush() error {
+	if len(lw.buf) == 0 {
+		return nil
+	}
+	if _, err := lw.w.Write(lw.buf); err != nil {
+		return err
+	}
+	lw.written += lw.pending
+	lw.pending = 0
+	lw.buf = lw.buf[:0]
+	return nil
+}
 
 // csvNeedsQuotes reports whether an id must be quoted in CSV output.
 func csvNeedsQuotes(b []byte) bool {
@@ -93,7 +110,8 @@ func csvNeedsQuotes(b []byte) bool {
 
 // ReleaseResult counts the queries of a Release.
 type ReleaseResult struct {
-	// Answered is the number of labels written.
+	// Answered is the number of labels passed to the LabelWriter (after an
+	// error, its Written says how many of them were released).
 	Answered int
 	// Unanswered is the number of queries after the limit, which were read
 	// and checked but not answered.

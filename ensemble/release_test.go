@@ -33,6 +33,9 @@ func TestLabelWriter(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		if lw.Written() != 0 {
+			t.Errorf("%v: %d labels written before Flush", tc.format, lw.Written())
+		}
 		if err := lw.Flush(); err != nil {
 			t.Fatal(err)
 		}

@@ -267,9 +267,9 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	}
 	prog := cliout.NewProgress(cmd.ErrOrStderr(), total, "releasing labels")
 	var res ensemble.ReleaseResult
+	var lw *ensemble.LabelWriter
 	stream := func(w io.Writer) error {
-		lw, err := ensemble.NewLabelWriter(w, outFormat)
-		if err != nil {
+		if lw, err = ensemble.NewLabelWriter(w, outFormat); err != nil {
 			return err
 		}
 		res, err = ensemble.Release(ctx, votes, agg, src, lw, limit, func(n int, b int64) {
@@ -284,8 +284,8 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	toStdout := f.out == "" || f.out == "-"
 	if toStdout {
 		err = stream(cmd.OutOrStdout())
-		if err != nil && res.Answered > 0 {
-			err = fmt.Errorf("%w (%d labels were already written to standard output: their privacy cost is %d queries at %v)", err, res.Answered, res.Answered, priv.Guarantee)
+		if err != nil && lw != nil && lw.Written() > 0 {
+			err = fmt.Errorf("%w (%d labels were already written to standard output: their privacy cost is that of %d queries at %v)", err, lw.Written(), lw.Written(), priv.Guarantee)
 		}
 	} else {
 		err = atomicfile.Write(f.out, 0o644, func(file *os.File) error { return stream(file) })

@@ -305,3 +305,29 @@ func TestSimulateCommand(t *testing.T) {
 		}
 	}
 }
+
+func TestAggregateOutputSafety(t *testing.T) {
+	dir := t.TempDir()
+	votes := voteFile(t, dir, 5, func(int) int { return 6 })
+	before, _ := os.ReadFile(votes)
+	if _, stderr, code := darrm(t, "", "aggregate", votes, "--m", "3", "--out", votes, "--cache-dir", dir); code != 2 || !strings.Contains(stderr, "is the vote file") {
+		t.Errorf("--out = input: exit %d, %s", code, stderr)
+	}
+	if after, _ := os.ReadFile(votes); string(after) != string(before) {
+		t.Error("the vote file changed")
+	}
+	// Labels that reached stdout before a malformed row stay written; the
+	// error says how many, since their privacy is spent. Labels still
+	// buffered are dropped.
+	small := "1,1,1\n1,0,0\n1,1\n"
+	stdout, stderr, code := darrm(t, small, "aggregate", "--m", "1", "--mechanism", "subsample", "--cache-dir", dir)
+	if code != 2 || !strings.Contains(stderr, "line 3") || strings.Contains(stderr, "already written") || stdout != "" {
+		t.Errorf("small file: exit %d, stdout %q, stderr %s", code, stdout, stderr)
+	}
+	large := strings.Repeat("1\n", 100000) + "2\n"
+	stdout, stderr, code = darrm(t, large, "aggregate", "--m", "1", "--mechanism", "subsample", "--cache-dir", dir)
+	written := strings.Count(stdout, "\n") - 1
+	if code != 2 || written < 1000 || !strings.Contains(stderr, fmt.Sprintf("%d labels were already written to standard output", written)) {
+		t.Errorf("large file: exit %d, %d labels on stdout, stderr %s", code, written, stderr)
+	}
+}
