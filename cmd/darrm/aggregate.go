@@ -269,6 +269,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	var res ensemble.ReleaseResult
 	var lw *ensemble.LabelWriter
 	stream := func(w io.Writer) error {
+		var err error
 		if lw, err = ensemble.NewLabelWriter(w, outFormat); err != nil {
 			return err
 		}

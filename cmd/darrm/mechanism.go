@@ -111,7 +111,7 @@ func newAggregator(cmd *cobra.Command, name string, p constraints.Params, s mech
 	var g gamma.Gamma
 	var origin string
 	if name == "darrm" {
-		if g, origin, err = darrmGamma(cmd, ctx, p, s, cf); err != nil {
+		if g, origin, err = darrmGamma(ctx, cmd, p, s, cf); err != nil {
 			return nil, "", err
 		}
 	}
@@ -169,7 +169,7 @@ func aggregatorError(err error) error {
 
 // darrmGamma returns DaRRM's noise function: the --gamma file, or gamma_opt
 // from the cache, solved on demand unless --no-solve.
-func darrmGamma(cmd *cobra.Command, ctx context.Context, p constraints.Params, s mechanismSetup, cf *cacheFlags) (gamma.Gamma, string, error) {
+func darrmGamma(ctx context.Context, cmd *cobra.Command, p constraints.Params, s mechanismSetup, cf *cacheFlags) (gamma.Gamma, string, error) {
 	if s.table != nil {
 		if s.table.Gamma.K() != p.K {
 			return nil, "", usageErrorf("--gamma %s has %d values, want K+1 = %d", s.tableName, len(s.table.Gamma), p.K+1)
