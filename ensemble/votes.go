@@ -247,7 +247,10 @@ func (r *VoteReader) nextNonBlank() ([]byte, error) {
 	for {
 		line, err := r.br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			line, err = r.longLine(line)
+			var fe *FormatError
+			if line, err = r.longLine(line); errors.As(err, &fe) {
+				return nil, err
+			}
 		}
 		if err != nil && err != io.EOF {
 			return nil, fmt.Errorf("read %s: %w", r.name, err)

@@ -120,7 +120,7 @@ func TestReadMalformed(t *testing.T) {
 		{"unclosed quote", "a,0,1,1\n\"q,1,1,1\n", ReadOptions{}, 2, 1, "not closed"},
 		{"quote in field", "0,1,1\n0,1\"1,1\n", ReadOptions{}, 2, 2, "quote inside an unquoted field"},
 		{"junk after quote", "0,1,1\n\"0\"x,1,1\n", ReadOptions{}, 2, 1, "after a quoted field"},
-		{"line too long", long, ReadOptions{}, 2, 0, "longer than"},
+		{"line too long", long, ReadOptions{}, 2, 0, "line longer than 1048576 bytes"},
 		{"forced header, no data", "0,1,1\n", ReadOptions{Header: Present}, 1, 0, "no data rows"},
 		{"jsonl short", "[0,1,1]\n[0,1]\n", ReadOptions{}, 2, 0, "2 votes, want K = 3"},
 		{"jsonl vote 2", "[0,1,1]\n[0, 1, 2]\n", ReadOptions{}, 2, 8, "vote 3: \"2\": must be 0 or 1"},
