@@ -74,8 +74,9 @@ Randomness comes from crypto/rand. --seed switches to a seeded generator for
 experiments: such labels are NOT for release, and every output says so.
 No output ever contains a query's un-noised majority or vote count.
 
-Exit status: 0 done; 2 bad input (nothing written); 3 the gamma is not
-certified; 4 the budget stopped the release; 1 other failures.`,
+Exit status: 0 done; 2 bad input (no --out file is left; labels that already
+reached standard output stay there, and the error says how many); 3 the gamma
+is not certified; 4 the budget stopped the release; 1 other failures.`,
 		Example: `  darrm aggregate votes.csv --m 3 --out labels.csv
   darrm aggregate votes.jsonl --m 3 --mechanism subsample --format json --out labels.jsonl
   darrm aggregate votes.csv --m 3 --budget-eps 10 --budget-delta 1e-3 --out labels.csv
