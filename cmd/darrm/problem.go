@@ -34,10 +34,17 @@ func (f *problemFlags) params(cmd *cobra.Command) (p constraints.Params, targetD
 	if !fs.Changed("K") {
 		return p, false, usageErrorf("--K is required (the number of teachers)")
 	}
+	return f.paramsForK(cmd, f.k)
+}
+
+// paramsForK is params with K = k, for commands that take K from their
+// input; the caller checks k against a given --K.
+func (f *problemFlags) paramsForK(cmd *cobra.Command, k int) (p constraints.Params, targetDefaulted bool, err error) {
+	fs := cmd.Flags()
 	if !fs.Changed("m") {
 		return p, false, usageErrorf("--m is required (the privacy allowance, 1 <= m <= K)")
 	}
-	p = constraints.Params{K: f.k, M: f.m, Eps: f.eps, Delta: f.delta, TargetDelta: f.target}
+	p = constraints.Params{K: k, M: f.m, Eps: f.eps, Delta: f.delta, TargetDelta: f.target}
 	if !fs.Changed("delta") {
 		p.TargetDelta = constraints.DefaultTargetDelta(f.delta, f.m)
 		targetDefaulted = true
