@@ -84,6 +84,7 @@ type Entry struct {
 	LPSolves       int               `json:"lp_solves"`
 	Rows           int               `json:"rows"`
 	Passes         int               `json:"passes"`
+	TieBroken      bool              `json:"tie_broken"` // see gamma.OptResult.TieBroken
 	Created        time.Time         `json:"created"`
 }
 

@@ -108,3 +108,24 @@ func TestParseActual(t *testing.T) {
 		}
 	}
 }
+
+func FuzzParseActual(f *testing.F) {
+	for _, s := range []string{"U(0,1)", "u(0, 0.1)", "0.5", "0.1,0.2,0.3", "U(", "U(1,0)"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a, err := ParseActual(s)
+		if err != nil {
+			return
+		}
+		// Every accepted distribution yields probabilities in [0, 1].
+		for _, p := range a.fixed {
+			if !(p >= 0 && p <= 1) {
+				t.Fatalf("ParseActual(%q) accepted p = %v", s, p)
+			}
+		}
+		if a.fixed == nil && !(0 <= a.lo && a.lo <= a.hi && a.hi <= 1) {
+			t.Fatalf("ParseActual(%q) accepted U(%v, %v)", s, a.lo, a.hi)
+		}
+	})
+}

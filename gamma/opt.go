@@ -2,7 +2,6 @@ package gamma
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -52,7 +51,10 @@ type OptResult struct {
 	LPSolves int
 	Rows     int
 	Passes   int // exhaustive separations, including the certificate's
-	Elapsed  time.Duration
+	// TieBroken reports that the tie-break phase ran (see Opt). When the
+	// solver fails on it, the phase-1 optimum is returned instead.
+	TieBroken bool
+	Elapsed   time.Duration
 }
 
 // Opt computes the optimal noise function gamma_opt for the problem p and
@@ -191,13 +193,17 @@ func Opt(ctx context.Context, p constraints.Params, prior Prior, opts OptOptions
 		return sep(ctx, x)
 	}, cpOpts)
 	lpSolves += res.Iterations
-	if errors.Is(err, lp.ErrInfeasible) {
-		// Phase 1's point shrunk by 2·Tol satisfies every row strictly
-		// (f is linear in gamma) and the utility row, so this should not
-		// happen; if the solver says otherwise, phase 1's answer stands.
+	tieBroken := true
+	if err != nil {
+		if ctx.Err() != nil {
+			return OptResult{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
+		}
+		// Phase 2 only chooses among optimal solutions. If the solver
+		// fails on it (phase 1's point shrunk by 2·Tol is feasible, so
+		// this is numerical trouble), phase 1's answer stands: it is just
+		// as optimal and is certified the same way.
 		res, lastG, lastSep = phase1, phase1G, phase1Sep
-	} else if err != nil {
-		return OptResult{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
+		tieBroken = false
 	}
 
 	// The last separation ran on the final LP solution (the loop stops
@@ -212,7 +218,7 @@ func Opt(ctx context.Context, p constraints.Params, prior Prior, opts OptOptions
 	if err != nil {
 		return OptResult{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
 	}
-	out := OptResult{Gamma: g, Certificate: cert, Scale: scaleOf(before, g), LPSolves: lpSolves, Rows: solver.NumRows(), Passes: state.Pass}
+	out := OptResult{Gamma: g, Certificate: cert, Scale: scaleOf(before, g), LPSolves: lpSolves, Rows: solver.NumRows(), Passes: state.Pass, TieBroken: tieBroken}
 	if out.Scale != 1 {
 		out.Passes++
 	}

@@ -96,3 +96,36 @@ func TestUtilityAndSurrogate(t *testing.T) {
 		t.Errorf("surrogate error of gamma = 0: %v, want %v", e, want)
 	}
 }
+
+func FuzzParsePrior(f *testing.F) {
+	for _, s := range []string{"uniform", "tp", "0.8", "0.6,0.7,0.9", "", "1", "0.5,0.5"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := ParsePrior(s)
+		if err != nil {
+			return
+		}
+		// An accepted prior round-trips and gives a usable objective.
+		q, err := ParsePrior(p.String())
+		if err != nil || q.String() != p.String() {
+			t.Fatalf("ParsePrior(%q) = %q does not round-trip: %q, %v", s, p, q, err)
+		}
+		k := len(p.means)
+		if k == 1 {
+			k = 5
+		}
+		if k%2 == 0 {
+			return
+		}
+		c, err := p.Coefficients(k)
+		if err != nil {
+			t.Fatalf("ParsePrior(%q): Coefficients(%d): %v", s, k, err)
+		}
+		for _, v := range c {
+			if math.IsNaN(v) {
+				t.Fatalf("ParsePrior(%q): NaN coefficient", s)
+			}
+		}
+	})
+}

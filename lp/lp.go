@@ -148,6 +148,14 @@ func (s *Solver) AddRow(coeffs []float64, upper float64) error {
 	return nil
 }
 
+func (s *Solver) run() (*highs.Solution, error) {
+	sol, err := s.h.Run()
+	if it, ierr := s.h.GetIntInfo("simplex_iteration_count"); ierr == nil {
+		s.iterations += it
+	}
+	return sol, err
+}
+
 // SetObjective replaces the objective coefficients.
 func (s *Solver) SetObjective(c []float64) error {
 	if len(c) != len(s.lower) {
@@ -182,14 +190,20 @@ func (s *Solver) SetBounds(j int, lower, upper float64) error {
 // ErrInfeasible is returned by Solve when no x satisfies the rows and bounds.
 var ErrInfeasible = errors.New("lp: infeasible")
 
-// Solve solves the LP, starting from the basis of the previous solve.
+// Solve solves the LP, starting from the basis of the previous solve. If
+// the warm-started simplex method fails numerically, which HiGHS reports as
+// an error or an unknown status when many nearly parallel rows accumulate,
+// Solve retries once from scratch.
 func (s *Solver) Solve() (Solution, error) {
-	sol, err := s.h.Run()
+	sol, err := s.run()
+	if err != nil || !(sol.IsOptimal() || sol.IsInfeasible()) {
+		if cerr := s.h.ClearSolver(); cerr != nil {
+			return Solution{}, fmt.Errorf("lp: clear solver after a failed solve: %w", cerr)
+		}
+		sol, err = s.run()
+	}
 	if err != nil {
 		return Solution{}, fmt.Errorf("lp: solve: %w", err)
-	}
-	if it, err := s.h.GetIntInfo("simplex_iteration_count"); err == nil {
-		s.iterations += it
 	}
 	switch {
 	case sol.IsOptimal():

@@ -20,6 +20,7 @@ import (
 	"github.com/darrm/darrm/internal/atomicfile"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/curveplot"
+	"github.com/darrm/darrm/internal/figure"
 	"github.com/darrm/darrm/shuffleg"
 	"github.com/darrm/darrm/shuffleg/datasets"
 )
@@ -103,15 +104,15 @@ are the experiment's measurements, not a private release.`,
 	fs.BoolVar(&f.allowNonContractive, "allow-noncontractive", false, "run learning rates above 1/L*, where the privacy analysis does not hold (results are marked)")
 	fs.StringVar(&f.format, "format", "table", "output format: table, json or csv (csv prints the curves)")
 	fs.StringVar(&f.curves, "curves", "", "also write the per-epoch curves as CSV to this file")
-	fs.StringVar(&f.plot, "plot", "", "draw the panel (Figure 4.2 style) to this .png, .svg or .pdf file")
+	fs.StringVar(&f.plot, "plot", "", "draw the panel (Figure 4.2 style) to this .png or .svg file")
 	fs.StringVar(&f.plotMetric, "plot-metric", "loss", "quantity to plot: loss (G(x; D), linear axis) or excess (G(x; D) - G(x*), log axis)")
 	fs.IntVar(&f.n, "n", 1000, "synthetic: samples in each of the private and public sets")
 	fs.IntVar(&f.d, "d", 784, "synthetic: dimension")
 	return cmd
 }
 
-// shufflegParams is what the flags ask for, validated.
-type shufflegParams struct {
+// shufflegExpParams is what the flags ask for, validated.
+type shufflegExpParams struct {
 	task       shuffleg.Task
 	taskName   string
 	exp        shuffleg.Experiment
@@ -129,9 +130,9 @@ func floatFlag(name string, v float64, ok bool, rule string) error {
 	return nil
 }
 
-func (f *shufflegFlags) params(cmd *cobra.Command) (*shufflegParams, error) {
+func (f *shufflegFlags) params(cmd *cobra.Command) (*shufflegExpParams, error) {
 	fl := cmd.Flags()
-	p := &shufflegParams{}
+	p := &shufflegExpParams{}
 	var err error
 	if p.format, err = cliout.ParseFormat(f.format); err != nil {
 		return nil, usageErrorf("%v", err)
@@ -203,8 +204,8 @@ func (f *shufflegFlags) params(cmd *cobra.Command) (*shufflegParams, error) {
 	}
 	p.grid = grid
 	if f.plot != "" {
-		if err := checkPlotPath(f.plot); err != nil {
-			return nil, err
+		if err := figure.CheckPath(f.plot); err != nil {
+			return nil, usageErrorf("%v", err)
 		}
 	}
 	switch f.plotMetric {
@@ -300,16 +301,6 @@ func (f *shufflegFlags) learningRates(cmd *cobra.Command) ([]float64, string, er
 		lrs = append(lrs, v)
 	}
 	return lrs, "given grid", nil
-}
-
-func checkPlotPath(path string) error {
-	ext := strings.ToLower(path[strings.LastIndex(path, ".")+1:])
-	for _, f := range curveplot.Formats {
-		if "."+ext == f {
-			return nil
-		}
-	}
-	return usageErrorf("--plot %q: the file name must end in %s", path, strings.Join(curveplot.Formats, ", "))
 }
 
 // shufflegOut is the JSON document shuffleg prints; its fields are stable.
@@ -429,7 +420,7 @@ func cmdContext(cmd *cobra.Command) context.Context {
 	return context.Background()
 }
 
-func (p *shufflegParams) output(results []shuffleg.Result) shufflegOut {
+func (p *shufflegExpParams) output(results []shuffleg.Result) shufflegOut {
 	e := &p.exp
 	prob := e.Problem
 	opt := prob.Optimum()
@@ -529,7 +520,7 @@ func writeCurves(w io.Writer, results []shuffleg.Result) error {
 	return cliout.WriteCSV(w, header, rows)
 }
 
-func plotShuffleg(path string, p *shufflegParams, results []shuffleg.Result) error {
+func plotShuffleg(path string, p *shufflegExpParams, results []shuffleg.Result) error {
 	e := &p.exp
 	panel := curveplot.Panel{
 		Title:  fmt.Sprintf("%s, %s: eps = %g, delta = %g, p = %g", p.pair.Info.Name, p.taskName, e.Eps, e.Delta, e.Fraction),

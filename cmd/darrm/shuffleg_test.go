@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -13,12 +12,6 @@ import (
 
 // small is a quick synthetic experiment for the CLI tests.
 var small = []string{"shuffleg", "--task", "mean", "--dataset", "synthetic", "--n", "40", "--d", "5", "--epochs", "3", "--runs", "2", "--seed", "7"}
-
-func runCLI(args ...string) (code int, stdout, stderr string) {
-	var out, errb bytes.Buffer
-	code = run(args, strings.NewReader(""), &out, &errb)
-	return code, out.String(), errb.String()
-}
 
 func TestShufflegJSON(t *testing.T) {
 	code, out, stderr := runCLI(append(small, "--eps", "5", "--lr-grid", "0.1,0.01", "--format", "json")...)

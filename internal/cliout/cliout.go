@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
 	"golang.org/x/term"
 )
 
@@ -42,7 +43,9 @@ func WriteJSON(w io.Writer, v any) error {
 
 // WriteTable renders rows under header as a boxed table.
 func WriteTable(w io.Writer, header []string, rows [][]string) error {
-	t := tablewriter.NewWriter(w)
+	// Headers are shown as written: automatic formatting upper-cases them
+	// and spaces out symbols, which mangles names like "E err U(0,1)".
+	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithHeaderAlignment(tw.AlignLeft))
 	t.Header(header)
 	if err := t.Bulk(rows); err != nil {
 		return err

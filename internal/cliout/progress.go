@@ -42,14 +42,17 @@ func (p *Progress) ensure() bool {
 	if time.Since(p.start) < showAfter {
 		return false
 	}
-	p.bar = progressbar.NewOptions64(p.total,
+	opts := []progressbar.Option{
 		progressbar.OptionSetWriter(p.w),
 		progressbar.OptionSetDescription(p.description),
-		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionThrottle(100 * time.Millisecond),
 		progressbar.OptionSetPredictTime(p.total > 0),
-		progressbar.OptionShowCount(),
 		progressbar.OptionClearOnFinish(),
-	)
+	}
+	if p.total > 0 {
+		opts = append(opts, progressbar.OptionShowCount())
+	}
+	p.bar = progressbar.NewOptions64(p.total, opts...)
 	return true
 }
 

@@ -7,16 +7,13 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/darrm/darrm/internal/atomicfile"
+	"github.com/darrm/darrm/internal/figure"
 )
 
 // Series is one algorithm's curve: the mean and standard deviation of a
@@ -48,19 +45,11 @@ var palette = []color.Color{
 	color.RGBA{R: 140, G: 86, B: 75, A: 255},
 }
 
-// Formats lists the file extensions Write accepts.
-var Formats = []string{".png", ".svg", ".pdf"}
-
-// Write draws the panel into path, whose extension (.png, .svg or .pdf)
-// picks the format. The file is written atomically.
+// Write draws the panel into path, whose extension (.png or .svg, see
+// figure.CheckPath) picks the format. The file is written atomically.
 func Write(path string, p Panel) error {
-	ext := strings.ToLower(filepath.Ext(path))
-	ok := false
-	for _, f := range Formats {
-		ok = ok || ext == f
-	}
-	if !ok {
-		return fmt.Errorf("plot file %q: extension must be one of %s", path, strings.Join(Formats, ", "))
+	if err := figure.CheckPath(path); err != nil {
+		return err
 	}
 	pl := plot.New()
 	pl.Title.Text = p.Title
@@ -119,14 +108,7 @@ func Write(path string, p Panel) error {
 			pl.Y.Min, pl.Y.Max = lo, hi+0.5*(hi-lo)
 		}
 	}
-	wt, err := pl.WriterTo(6*vg.Inch, 4*vg.Inch, ext[1:])
-	if err != nil {
-		return fmt.Errorf("plot %s: %w", path, err)
-	}
-	return atomicfile.Write(path, 0o644, func(f *os.File) error {
-		_, err := wt.WriteTo(f)
-		return err
-	})
+	return figure.SaveGrid(path, 6*vg.Inch, 4*vg.Inch, 1, 1, []*plot.Plot{pl})
 }
 
 func lower(mean, std float64, p Panel) float64 {

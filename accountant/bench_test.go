@@ -1,0 +1,84 @@
+package accountant
+
+import "testing"
+
+var sink float64
+
+func BenchmarkComposeGeneral(b *testing.B) {
+	step := Guarantee{0.1, 1e-5}
+	for b.Loop() {
+		g, _ := ComposeGeneral(step, 10000, 1e-5)
+		sink = g.Eps
+	}
+}
+
+func benchOptimal(b *testing.B, eps float64, k int) {
+	step := Guarantee{eps, 1e-6}
+	for b.Loop() {
+		g, _ := ComposeOptimal(step, k, 1e-5)
+		sink = g.Eps
+	}
+}
+
+func BenchmarkComposeOptimal100(b *testing.B)       { benchOptimal(b, 0.1, 100) }
+func BenchmarkComposeOptimal10000(b *testing.B)     { benchOptimal(b, 0.01, 10000) }
+func BenchmarkComposeOptimal10000Eps1(b *testing.B) { benchOptimal(b, 1, 10000) }
+func BenchmarkComposeOptimal1e6(b *testing.B)       { benchOptimal(b, 0.001, 1000000) }
+
+func BenchmarkOptimalDelta10000(b *testing.B) {
+	step := Guarantee{0.01, 0}
+	for b.Loop() {
+		sink, _ = OptimalDelta(step, 10000, 4)
+	}
+}
+
+func BenchmarkMaxStepsOptimal(b *testing.B) {
+	step, budget := Guarantee{0.01, 1e-7}, Guarantee{2, 1e-3}
+	for b.Loop() {
+		n, _ := MaxSteps(step, budget, Optimal, 1e-4)
+		sink = float64(n)
+	}
+}
+
+func BenchmarkStepEpsOptimal10000(b *testing.B) {
+	for b.Loop() {
+		sink, _ = StepEps(5, 1e-7, 10000, Optimal, 1e-5)
+	}
+}
+
+func BenchmarkRhoToDPImproved(b *testing.B) {
+	for b.Loop() {
+		sink, _, _ = RhoToDP(0.37, 1e-6, ImprovedConversion)
+	}
+}
+
+func BenchmarkRhoForDPImproved(b *testing.B) {
+	for b.Loop() {
+		sink, _, _ = RhoForDP(Guarantee{5, 1e-6}, ImprovedConversion)
+	}
+}
+
+func BenchmarkShuffleGSigmaImproved(b *testing.B) {
+	run := ShuffleG{Algorithm: Interleaved, G: 10, Epochs: 50, N: 1000, ND: 500}
+	for b.Loop() {
+		sink, _, _ = run.Sigma(Guarantee{5, 1e-6}, ImprovedConversion)
+	}
+}
+
+func BenchmarkGNMaxSigmaGrid(b *testing.B) {
+	for b.Loop() {
+		sink, _, _ = GNMaxSigmaGrid(Guarantee{0.2676, 3e-4})
+	}
+}
+
+func BenchmarkGNMaxSigmaExact(b *testing.B) {
+	for b.Loop() {
+		sink, _, _ = GNMaxSigma(Guarantee{0.2676, 3e-4}, PaperConversion)
+	}
+}
+
+func BenchmarkPConst(b *testing.B) {
+	for b.Loop() {
+		sink, _ = PConst(0.1, 3, 3e-5, 14.0328, 0.1003)
+	}
+}

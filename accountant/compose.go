@@ -1,0 +1,171 @@
+package accountant
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Method is a composition theorem for (ε, δ)-DP mechanisms.
+type Method int
+
+// The composition methods, loosest first.
+const (
+	// Simple is Theorem 3.3.2: k (ε, δ) steps are (kε, kδ)-DP.
+	Simple Method = iota
+	// General is Theorem 3.3.3 (Kairouz, Oh and Viswanath 2015, Thm 3.4),
+	// with slack δ'.
+	General
+	// Optimal is the exact optimal composition of k identical (ε, δ)
+	// mechanisms (Kairouz, Oh and Viswanath 2015, Thm 3.3), with slack δ'.
+	Optimal
+)
+
+var methodNames = [...]string{Simple: "simple", General: "general", Optimal: "optimal"}
+
+// String returns "simple", "general" or "optimal".
+func (m Method) String() string {
+	if m < 0 || int(m) >= len(methodNames) {
+		return fmt.Sprintf("Method(%d)", int(m))
+	}
+	return methodNames[m]
+}
+
+// Reference names the result that m implements, for output that must say
+// which theorem produced a number.
+func (m Method) Reference() string {
+	switch m {
+	case Simple:
+		return "Theorem 3.3.2 (simple composition)"
+	case General:
+		return "Theorem 3.3.3 (general composition, Kairouz-Oh-Viswanath 2015 Thm 3.4)"
+	case Optimal:
+		return "Kairouz-Oh-Viswanath 2015 Thm 3.3 (optimal composition)"
+	}
+	return m.String()
+}
+
+// ParseMethod parses "simple", "general" or "optimal".
+func ParseMethod(s string) (Method, error) {
+	for m, name := range methodNames {
+		if s == name {
+			return Method(m), nil
+		}
+	}
+	return 0, fmt.Errorf("method %q: must be one of %s", s, strings.Join(methodNames[:], ", "))
+}
+
+// Compose returns the guarantee of k adaptively composed (ε, δ)-DP steps
+// under method m. deltaPrime is the slack δ' of General and Optimal, which
+// add it to the total δ; Simple ignores it.
+func Compose(step Guarantee, k int, m Method, deltaPrime float64) (Guarantee, error) {
+	switch m {
+	case Simple:
+		return ComposeSimple(step, k)
+	case General:
+		return ComposeGeneral(step, k, deltaPrime)
+	case Optimal:
+		return ComposeOptimal(step, k, deltaPrime)
+	}
+	return Guarantee{}, fmt.Errorf("compose: unknown method %v", m)
+}
+
+// ComposeSimple returns (kε, kδ), the simple composition of k (ε, δ)-DP
+// steps (Theorem 3.3.2). kδ is not capped: a total δ >= 1 is vacuous.
+func ComposeSimple(step Guarantee, k int) (Guarantee, error) {
+	if err := checkSimple(step, k); err != nil {
+		return Guarantee{}, fmt.Errorf("simple composition: %w", err)
+	}
+	n := float64(k)
+	return Guarantee{Eps: n * step.Eps, Delta: n * step.Delta}, nil
+}
+
+// ComposeSimpleSeq returns (Σε_i, Σδ_i), the simple composition of a
+// heterogeneous sequence (Theorem 3.3.2).
+func ComposeSimpleSeq(steps []Guarantee) (Guarantee, error) {
+	if err := checkCount("len(steps)", len(steps), 1); err != nil {
+		return Guarantee{}, fmt.Errorf("simple composition: %w", err)
+	}
+	var total Guarantee
+	for i, s := range steps {
+		if err := checkStep("", s); err != nil {
+			return Guarantee{}, fmt.Errorf("simple composition, step %d: %w", i, err)
+		}
+		total.Eps += s.Eps
+		total.Delta += s.Delta
+	}
+	return total, nil
+}
+
+// ComposeGeneral returns the general composition of k (ε, δ)-DP steps with
+// slack δ' (Theorem 3.3.3, Kairouz, Oh and Viswanath 2015, Thm 3.4):
+//
+//	ε' = min{kε, a + ε·sqrt(2k·log(e + sqrt(kε²)/δ')), a + ε·sqrt(2k·log(1/δ'))},
+//	a  = kε·(e^ε - 1)/(e^ε + 1),   δ_total = 1 - (1-δ)^k·(1-δ').
+func ComposeGeneral(step Guarantee, k int, deltaPrime float64) (Guarantee, error) {
+	if err := checkSlack(step, k, deltaPrime); err != nil {
+		return Guarantee{}, fmt.Errorf("general composition: %w", err)
+	}
+	n := float64(k)
+	e := step.Eps
+	return Guarantee{
+		Eps:   generalEps(n*e, n*e*math.Tanh(e/2), n*e*e, deltaPrime),
+		Delta: totalDelta(n*math.Log1p(-step.Delta), deltaPrime),
+	}, nil
+}
+
+// ComposeGeneralSeq returns the general composition of a heterogeneous
+// sequence of (ε_i, δ_i)-DP steps with slack δ' (Kairouz, Oh and Viswanath
+// 2015, Thm 3.5):
+//
+//	ε' = min{Σε_i, a + sqrt(2Σε_i²·log(e + sqrt(Σε_i²)/δ')), a + sqrt(2Σε_i²·log(1/δ'))},
+//	a  = Σε_i(e^ε_i - 1)/(e^ε_i + 1),   δ_total = 1 - (1-δ')·Π(1-δ_i).
+//
+// For identical steps it equals ComposeGeneral.
+func ComposeGeneralSeq(steps []Guarantee, deltaPrime float64) (Guarantee, error) {
+	if err := checkCount("len(steps)", len(steps), 1); err != nil {
+		return Guarantee{}, fmt.Errorf("general composition: %w", err)
+	}
+	if err := checkOpenUnit("delta'", deltaPrime); err != nil {
+		return Guarantee{}, fmt.Errorf("general composition: %w", err)
+	}
+	var sum, a, sq, logKeep float64
+	for i, s := range steps {
+		if err := checkStep("", s); err != nil {
+			return Guarantee{}, fmt.Errorf("general composition, step %d: %w", i, err)
+		}
+		sum += s.Eps
+		a += s.Eps * math.Tanh(s.Eps/2)
+		sq += s.Eps * s.Eps
+		logKeep += math.Log1p(-s.Delta)
+	}
+	return Guarantee{Eps: generalEps(sum, a, sq, deltaPrime), Delta: totalDelta(logKeep, deltaPrime)}, nil
+}
+
+// generalEps evaluates the three-way minimum of Kairouz et al.'s Thm 3.5
+// from Σε, a = Σε·tanh(ε/2) ((e^ε-1)/(e^ε+1) = tanh(ε/2)) and Σε².
+func generalEps(sum, a, sq, deltaPrime float64) float64 {
+	t2 := a + math.Sqrt(2*sq*math.Log(math.E+math.Sqrt(sq)/deltaPrime))
+	t3 := a + math.Sqrt(2*sq*-math.Log(deltaPrime))
+	return math.Min(sum, math.Min(t2, t3))
+}
+
+// totalDelta returns 1 - (1-δ')·exp(logKeep), where logKeep = Σlog(1-δ_i),
+// without cancellation when the result is small.
+func totalDelta(logKeep, deltaPrime float64) float64 {
+	return -math.Expm1(logKeep + math.Log1p(-deltaPrime))
+}
+
+func checkSimple(step Guarantee, k int) error {
+	if err := checkStep("", step); err != nil {
+		return err
+	}
+	return checkCount("k", k, 1)
+}
+
+func checkSlack(step Guarantee, k int, deltaPrime float64) error {
+	if err := checkSimple(step, k); err != nil {
+		return err
+	}
+	return checkOpenUnit("delta'", deltaPrime)
+}

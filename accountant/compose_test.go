@@ -1,0 +1,274 @@
+package accountant
+
+import (
+	"math"
+	"math/big"
+	"testing"
+)
+
+func relErr(got, want float64) float64 {
+	return math.Abs(got-want) / math.Max(math.Abs(want), 1e-300)
+}
+
+// TestCompositionOrder checks ε_optimal <= ε_general <= ε_simple on a grid of
+// (ε, δ, k, δ'), and that General and Optimal report the same total δ.
+func TestCompositionOrder(t *testing.T) {
+	for _, eps := range []float64{1e-3, 0.01, 0.1, 0.5, 1, 3} {
+		for _, delta := range []float64{0, 1e-6, 1e-3} {
+			for _, k := range []int{1, 2, 3, 7, 10, 35, 100, 1000, 10000} {
+				for _, dp := range []float64{1e-9, 1e-5, 1e-2, 0.5} {
+					step := Guarantee{eps, delta}
+					s, err := ComposeSimple(step, k)
+					if err != nil {
+						t.Fatal(err)
+					}
+					g, err := ComposeGeneral(step, k, dp)
+					if err != nil {
+						t.Fatal(err)
+					}
+					o, err := ComposeOptimal(step, k, dp)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !(o.Eps <= g.Eps && g.Eps <= s.Eps) || o.Eps < 0 {
+						t.Errorf("eps=%v delta=%v k=%d delta'=%v: optimal %v, general %v, simple %v", eps, delta, k, dp, o.Eps, g.Eps, s.Eps)
+					}
+					if o.Delta != g.Delta {
+						t.Errorf("eps=%v delta=%v k=%d delta'=%v: optimal delta %v != general delta %v", eps, delta, k, dp, o.Delta, g.Delta)
+					}
+				}
+			}
+		}
+	}
+}
+
+// bigDeltaTilde evaluates δ̃(u) = Σ_{l: (k-2l)ε > u} C(k,l)(x^{k-l} - e^u·x^l)/(1+x)^k
+// with x = e^ε (the float64 value, taken as exact) in 512-bit arithmetic.
+func bigDeltaTilde(eps float64, k int, u float64) *big.Float {
+	const prec = 512
+	nf := func(v float64) *big.Float { return new(big.Float).SetPrec(prec).SetFloat64(v) }
+	x := nf(math.Exp(eps))
+	y := nf(math.Exp(u))
+	pow := func(b *big.Float, n int) *big.Float {
+		r := nf(1)
+		for range n {
+			r.Mul(r, b)
+		}
+		return r
+	}
+	// powers x^0..x^k
+	xs := make([]*big.Float, k+1)
+	xs[0] = nf(1)
+	for i := 1; i <= k; i++ {
+		xs[i] = new(big.Float).SetPrec(prec).Mul(xs[i-1], x)
+	}
+	sum := nf(0)
+	binom := big.NewInt(1) // C(k, l)
+	for l := 0; l <= k; l++ {
+		if l > 0 {
+			binom.Mul(binom, big.NewInt(int64(k-l+1)))
+			binom.Quo(binom, big.NewInt(int64(l)))
+		}
+		if !(float64(k-2*l)*eps > u) {
+			continue
+		}
+		c := new(big.Float).SetPrec(prec).SetInt(binom)
+		term := new(big.Float).SetPrec(prec).Mul(y, xs[l])
+		term.Sub(xs[k-l], term)
+		term.Mul(term, c)
+		sum.Add(sum, term)
+	}
+	return sum.Quo(sum, pow(new(big.Float).SetPrec(prec).Add(nf(1), x), k))
+}
+
+// bigOptimalEps solves δ̃(u) = δ' by bisection on u over direct 512-bit
+// evaluations: an independent check of the closed-form segment solution.
+func bigOptimalEps(eps float64, k int, deltaPrime float64) float64 {
+	target := big.NewFloat(deltaPrime)
+	if bigDeltaTilde(eps, k, 0).Cmp(target) <= 0 {
+		return 0
+	}
+	lo, hi := 0.0, float64(k)*eps // δ̃(lo) > δ' >= δ̃(hi) = 0
+	for range 200 {
+		mid := lo + (hi-lo)/2
+		if mid <= lo || mid >= hi {
+			break
+		}
+		if bigDeltaTilde(eps, k, mid).Cmp(target) > 0 {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi
+}
+
+// TestOptimalAgainstBig compares ComposeOptimal with a bisection over direct
+// 512-bit evaluations of Kairouz et al.'s sum, for small k.
+func TestOptimalAgainstBig(t *testing.T) {
+	worst := 0.0
+	defer func() { t.Logf("largest |optimal - big| / max(1, big) = %.2g", worst) }()
+	for _, eps := range []float64{0.01, 0.1, 0.7, 2} {
+		for _, k := range []int{1, 2, 3, 4, 5, 10, 17, 40} {
+			for _, dp := range []float64{1e-8, 1e-4, 0.05, 0.3} {
+				got, err := ComposeOptimal(Guarantee{eps, 0}, k, dp)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := bigOptimalEps(eps, k, dp)
+				worst = math.Max(worst, math.Abs(got.Eps-want)/math.Max(1, want))
+				if math.Abs(got.Eps-want) > 1e-12*math.Max(1, want) {
+					t.Errorf("eps=%v k=%d delta'=%v: optimal %.17g, big reference %.17g", eps, k, dp, got.Eps, want)
+				}
+			}
+		}
+	}
+}
+
+// TestOptimalDeltaAgainstBig compares OptimalDelta with the 512-bit sum, up
+// to k = 10,000, at points between and on the grid (k-2i)ε.
+func TestOptimalDeltaAgainstBig(t *testing.T) {
+	worst := 0.0
+	defer func() { t.Logf("largest relative error of OptimalDelta = %.2g", worst) }()
+	cases := []struct {
+		eps float64
+		k   int
+	}{{0.1, 1}, {0.1, 7}, {0.5, 30}, {0.01, 500}, {0.05, 2000}, {0.01, 10000}}
+	for _, c := range cases {
+		for _, frac := range []float64{0, 0.01, 0.1, 0.25, 0.5} {
+			u := frac * float64(c.k) * c.eps
+			if c.k == 7 && frac == 0.5 {
+				u = 3 * c.eps // exactly on a grid point
+			}
+			got, err := OptimalDelta(Guarantee{c.eps, 0}, c.k, u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := bigDeltaTilde(c.eps, c.k, u).Float64()
+			if want == 0 && got == 0 {
+				continue
+			}
+			e := relErr(got, want)
+			worst = math.Max(worst, e)
+			if e > 1e-11 {
+				t.Errorf("eps=%v k=%d u=%v: OptimalDelta %.17g, big %.17g (rel err %.2g)", c.eps, c.k, u, got, want, e)
+			}
+		}
+	}
+}
+
+// TestOptimalRoundTrip checks that OptimalDelta inverts ComposeOptimal and
+// that ε_total grows with k. Near u = kε, δ̃(u) is ill-conditioned (a
+// relative change of 1e-16 in u can move δ̃ by 1e-6), so the check
+// brackets: δ at ε'(1+1e-12) must not exceed the target and δ at
+// ε'(1-1e-12) must not fall below it (both up to 1e-9 relative).
+func TestOptimalRoundTrip(t *testing.T) {
+	for _, eps := range []float64{0.001, 0.05, 1} {
+		for _, delta := range []float64{0, 1e-7} {
+			prev := 0.0
+			for _, k := range []int{1, 5, 50, 500, 5000, 10000, 100000} {
+				for _, dp := range []float64{1e-10, 1e-5, 0.1} {
+					step := Guarantee{eps, delta}
+					g, err := ComposeOptimal(step, k, dp)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if g.Eps == 0 {
+						continue
+					}
+					above, err := OptimalDelta(step, k, g.Eps*(1+1e-12))
+					if err != nil {
+						t.Fatal(err)
+					}
+					below, _ := OptimalDelta(step, k, g.Eps*(1-1e-12))
+					if above > g.Delta*(1+1e-9) || below < g.Delta*(1-1e-9) {
+						t.Errorf("eps=%v delta=%v k=%d delta'=%v: OptimalDelta around %v = [%.17g, %.17g], target %.17g",
+							eps, delta, k, dp, g.Eps, above, below, g.Delta)
+					}
+				}
+				g, _ := ComposeOptimal(Guarantee{eps, delta}, k, 1e-5)
+				if g.Eps < prev {
+					t.Errorf("eps=%v k=%d: optimal eps %v decreased from %v", eps, k, g.Eps, prev)
+				}
+				prev = g.Eps
+			}
+		}
+	}
+}
+
+func TestComposeSeq(t *testing.T) {
+	step := Guarantee{0.3, 1e-6}
+	steps := []Guarantee{step, step, step, step, step, step, step}
+	hom, err := ComposeGeneral(step, len(steps), 1e-3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq, err := ComposeGeneralSeq(steps, 1e-3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if relErr(seq.Eps, hom.Eps) > 1e-14 || relErr(seq.Delta, hom.Delta) > 1e-14 {
+		t.Errorf("identical sequence %v != homogeneous %v", seq, hom)
+	}
+
+	mixed := []Guarantee{{0.1, 1e-6}, {0.5, 0}, {0.05, 1e-5}, {1, 1e-7}}
+	s, err := ComposeSimpleSeq(mixed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if relErr(s.Eps, 1.65) > 1e-15 || relErr(s.Delta, 1.11e-5) > 1e-12 {
+		t.Errorf("simple sequence = %v, want (1.65, 1.11e-5)", s)
+	}
+	g, err := ComposeGeneralSeq(mixed, 1e-6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantDelta := 1 - (1-1e-6)*(1-0)*(1-1e-5)*(1-1e-7)*(1-1e-6) // steps, then delta'
+	if g.Eps > s.Eps || relErr(g.Delta, wantDelta) > 1e-9 {
+		t.Errorf("general sequence = %v, simple %v, want delta %v", g, s, wantDelta)
+	}
+}
+
+func TestComposeDispatch(t *testing.T) {
+	step := Guarantee{0.2, 1e-5}
+	for _, m := range []Method{Simple, General, Optimal} {
+		got, err := Compose(step, 12, m, 1e-4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want Guarantee
+		switch m {
+		case Simple:
+			want, _ = ComposeSimple(step, 12)
+		case General:
+			want, _ = ComposeGeneral(step, 12, 1e-4)
+		case Optimal:
+			want, _ = ComposeOptimal(step, 12, 1e-4)
+		}
+		if got != want {
+			t.Errorf("Compose(%v) = %v, want %v", m, got, want)
+		}
+	}
+	if _, err := Compose(step, 12, Method(7), 1e-4); err == nil {
+		t.Error("Compose with an unknown method: no error")
+	}
+}
+
+// TestLargeKStability checks that optimal composition stays finite, ordered
+// and monotone in ε at k = 10,000 and beyond, where direct sums over-/underflow.
+func TestLargeKStability(t *testing.T) {
+	for _, k := range []int{10000, 1 << 20, MaxOptimalSteps} {
+		prev := 0.0
+		for _, eps := range []float64{1e-4, 1e-3, 0.01, 0.1, 1, 5} {
+			o, err := ComposeOptimal(Guarantee{eps, 0}, k, 1e-6)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, _ := ComposeGeneral(Guarantee{eps, 0}, k, 1e-6)
+			if math.IsNaN(o.Eps) || math.IsInf(o.Eps, 0) || o.Eps > g.Eps || o.Eps <= prev {
+				t.Errorf("k=%d eps=%v: optimal %v (general %v, previous %v)", k, eps, o.Eps, g.Eps, prev)
+			}
+			prev = o.Eps
+		}
+	}
+}

@@ -1,0 +1,139 @@
+package accountant
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+)
+
+// TestBadInput checks that every entry point rejects out-of-domain input with
+// a *ParamError naming the parameter and its value, and does not panic.
+func TestBadInput(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	ok := Guarantee{0.1, 1e-5}
+	run := ShuffleG{Algorithm: DPShuffleG, G: 10, Epochs: 50}
+	tests := []struct {
+		name  string
+		param string
+		call  func() error
+	}{
+		{"eps 0", "eps", func() error { _, err := ComposeSimple(Guarantee{0, 0}, 3); return err }},
+		{"eps < 0", "eps", func() error { _, err := ComposeGeneral(Guarantee{-1, 0}, 3, 0.1); return err }},
+		{"eps NaN", "eps", func() error { _, err := ComposeOptimal(Guarantee{nan, 0}, 3, 0.1); return err }},
+		{"eps Inf", "eps", func() error { _, err := ComposeOptimal(Guarantee{inf, 0}, 3, 0.1); return err }},
+		{"delta 1", "delta", func() error { _, err := ComposeSimple(Guarantee{0.1, 1}, 3); return err }},
+		{"delta < 0", "delta", func() error { _, err := ComposeGeneral(Guarantee{0.1, -1e-9}, 3, 0.1); return err }},
+		{"delta NaN", "delta", func() error { _, err := ComposeGeneral(Guarantee{0.1, nan}, 3, 0.1); return err }},
+		{"delta' 0", "delta'", func() error { _, err := ComposeGeneral(ok, 3, 0); return err }},
+		{"delta' 1", "delta'", func() error { _, err := ComposeOptimal(ok, 3, 1); return err }},
+		{"delta' NaN", "delta'", func() error { _, err := Compose(ok, 3, General, nan); return err }},
+		{"k 0", "k", func() error { _, err := ComposeSimple(ok, 0); return err }},
+		{"k < 0", "k", func() error { _, err := ComposeOptimal(ok, -4, 0.1); return err }},
+		{"k too large for optimal", "k", func() error { _, err := ComposeOptimal(ok, MaxOptimalSteps+1, 0.1); return err }},
+		{"empty sequence", "len(steps)", func() error { _, err := ComposeGeneralSeq(nil, 0.1); return err }},
+		{"bad step in sequence", "eps", func() error { _, err := ComposeSimpleSeq([]Guarantee{ok, {nan, 0}}); return err }},
+		{"eps total < 0", "eps total", func() error { _, err := OptimalDelta(ok, 3, -1); return err }},
+		{"budget eps 0", "budget eps", func() error { _, err := MaxSteps(ok, Guarantee{0, 0.1}, General, 0.1); return err }},
+		{"budget delta Inf", "budget delta", func() error { _, err := MaxSteps(ok, Guarantee{1, inf}, Simple, 0); return err }},
+		{"step eps total NaN", "eps total", func() error { _, err := StepEps(nan, 0, 3, Optimal, 0.1); return err }},
+		{"step eps k 0", "k", func() error { _, err := StepEps(1, 0, 0, Simple, 0); return err }},
+		{"alpha 1", "alpha", func() error { _, err := GaussianRDP(1, 1, 1); return err }},
+		{"alpha NaN", "alpha", func() error { _, err := ConvertRDP(1, nan, 1e-5, PaperConversion); return err }},
+		{"alpha Inf", "alpha", func() error { _, err := ConvertRDP(1, inf, 1e-5, PaperConversion); return err }},
+		{"sigma 0", "sigma", func() error { _, err := GaussianRho(1, 0); return err }},
+		{"sigma < 0", "sigma", func() error { _, _, err := run.Eps(-3, 1e-6, PaperConversion); return err }},
+		{"sensitivity NaN", "sensitivity", func() error { _, err := GaussianRho(nan, 1); return err }},
+		{"rho 0", "rho", func() error { _, _, err := RhoToDP(0, 1e-5, ImprovedConversion); return err }},
+		{"conversion delta 0", "delta", func() error { _, _, err := RhoToDP(1, 0, PaperConversion); return err }},
+		{"rdp < 0", "rdp", func() error { _, err := ConvertRDP(-1, 2, 1e-5, PaperConversion); return err }},
+		{"gnmax eps 0", "eps", func() error { _, _, err := GNMaxSigma(Guarantee{0, 1e-5}, PaperConversion); return err }},
+		{"gnmax grid delta 0", "delta", func() error { _, _, err := GNMaxSigmaGrid(Guarantee{1, 0}); return err }},
+		{"shuffleg G 0", "G", func() error { _, _, err := ShuffleG{Epochs: 5}.Sigma(Guarantee{1, 1e-6}, PaperConversion); return err }},
+		{"shuffleg epochs 0", "epochs", func() error { _, _, err := ShuffleG{G: 1}.Sigma(Guarantee{1, 1e-6}, PaperConversion); return err }},
+		{"shuffleg S = K", "S", func() error {
+			_, _, err := ShuffleG{Algorithm: PrivPub, G: 1, Epochs: 5, S: 5}.Sigma(Guarantee{1, 1e-6}, PaperConversion)
+			return err
+		}},
+		{"shuffleg n_d > n", "n_d", func() error {
+			_, err := ShuffleG{Algorithm: Interleaved, G: 1, Epochs: 5, N: 10, ND: 11}.Rho(1)
+			return err
+		}},
+		{"shuffleg eps NaN", "eps", func() error { _, _, err := run.SigmaTable43(Guarantee{nan, 1e-6}); return err }},
+		{"p_const m 0", "m", func() error { _, err := PConst(0.1, 0, 0, 3, 0); return err }},
+		{"p_const tau Inf", "tau", func() error { _, err := PConst(0.1, 1, 0, inf, 0); return err }},
+		{"p_const lambda 1", "lambda", func() error { _, err := PConst(0.1, 1, 0, 3, 1); return err }},
+		{"rr params K 0", "k", func() error { _, _, err := RRParams(ok, 0, General, 0.1); return err }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.call()
+			var pe *ParamError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %v is not a *ParamError", err)
+			}
+			if pe.Name != tt.param {
+				t.Errorf("error names %q, want %q (%v)", pe.Name, tt.param, err)
+			}
+			if !strings.Contains(err.Error(), pe.Rule) || !strings.Contains(err.Error(), tt.param) {
+				t.Errorf("message %q does not state the parameter and the rule", err)
+			}
+		})
+	}
+}
+
+func FuzzParseMethod(f *testing.F) {
+	for _, s := range []string{"simple", "general", "optimal", "", "Simple", "optimal "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := ParseMethod(s)
+		if err != nil {
+			return
+		}
+		if m.String() != s {
+			t.Errorf("ParseMethod(%q).String() = %q", s, m.String())
+		}
+	})
+}
+
+func FuzzParseConversion(f *testing.F) {
+	for _, s := range []string{"paper", "improved", "", "Paper"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := ParseConversion(s)
+		if err != nil {
+			return
+		}
+		if c.String() != s {
+			t.Errorf("ParseConversion(%q).String() = %q", s, c.String())
+		}
+	})
+}
+
+func FuzzParseAlgorithm(f *testing.F) {
+	for _, s := range []string{"dp-shuffleg", "priv-pub", "pub-priv", "interleaved", "", "rr"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a, err := ParseAlgorithm(s)
+		if err != nil {
+			return
+		}
+		if a.String() != s {
+			t.Errorf("ParseAlgorithm(%q).String() = %q", s, a.String())
+		}
+	})
+}
+
+func TestEnumStrings(t *testing.T) {
+	if Method(9).String() != "Method(9)" || Conversion(-1).String() != "Conversion(-1)" || Algorithm(4).String() != "Algorithm(4)" {
+		t.Error("out-of-range enum strings")
+	}
+	for _, m := range []Method{Simple, General, Optimal} {
+		if !strings.Contains(m.Reference(), "Thm") && !strings.Contains(m.Reference(), "Theorem") {
+			t.Errorf("%v reference %q", m, m.Reference())
+		}
+	}
+}

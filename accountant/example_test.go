@@ -1,0 +1,119 @@
+package accountant_test
+
+import (
+	"fmt"
+
+	"github.com/darrm/darrm/accountant"
+)
+
+// The per-query privacy of Table B.1: ten (0.1, 1e-5)-DP teachers with
+// slack δ' = 0.1.
+func ExampleComposeGeneral() {
+	total, err := accountant.ComposeGeneral(accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, 10, 0.1)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("m = %.4f, delta = %.4f\n", total.Eps/0.1, total.Delta)
+	// Output: m = 6.4521, delta = 0.1001
+}
+
+// Optimal composition is tighter than general composition for the same δ'.
+func ExampleComposeOptimal() {
+	step := accountant.Guarantee{Eps: 0.01, Delta: 0}
+	for _, m := range []accountant.Method{accountant.Simple, accountant.General, accountant.Optimal} {
+		total, err := accountant.Compose(step, 10000, m, 1e-5)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("%-8v eps = %.4f\n", m, total.Eps)
+	}
+	// Output:
+	// simple   eps = 100.0000
+	// general  eps = 5.2985
+	// optimal  eps = 4.3764
+}
+
+// How many queries of Table 3.2's per-query cost fit in a budget of
+// (10, 0.02) with δ' = 1e-4.
+func ExampleMaxSteps() {
+	step := accountant.Guarantee{Eps: 0.2676, Delta: 3e-4}
+	budget := accountant.Guarantee{Eps: 10, Delta: 0.02}
+	for _, m := range []accountant.Method{accountant.Simple, accountant.General, accountant.Optimal} {
+		q, err := accountant.MaxSteps(step, budget, m, 1e-4)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("%-8v Q = %d\n", m, q)
+	}
+	// Output:
+	// simple   Q = 37
+	// general  Q = 50
+	// optimal  Q = 66
+}
+
+// GNMax's noise for the MNIST per-query target of Table B.2.
+func ExampleGNMaxSigmaGrid() {
+	target := accountant.Guarantee{Eps: 0.2676, Delta: 3e-4}
+	sigma, lambda, _ := accountant.GNMaxSigmaGrid(target)
+	fmt.Printf("grid:     sigma = %.2f at lambda = %.2f\n", sigma, lambda)
+	sigma, lambda, _ = accountant.GNMaxSigma(target, accountant.PaperConversion)
+	fmt.Printf("exact:    sigma = %.2f at lambda = %.2f\n", sigma, lambda)
+	sigma, lambda, _ = accountant.GNMaxSigma(target, accountant.ImprovedConversion)
+	fmt.Printf("improved: sigma = %.2f at lambda = %.2f\n", sigma, lambda)
+	// Output:
+	// grid:     sigma = 21.46 at lambda = 62.31
+	// exact:    sigma = 21.46 at lambda = 62.12
+	// improved: sigma = 14.63 at lambda = 32.48
+}
+
+// The noise Interleaved-ShuffleG needs for (5, 1e-6)-DP in the setting of
+// Section 4.7 (K = 50 epochs, G = 10, n = 1000, n_d = 500).
+func ExampleShuffleG_Sigma() {
+	run := accountant.ShuffleG{Algorithm: accountant.Interleaved, G: 10, Epochs: 50, N: 1000, ND: 500}
+	target := accountant.Guarantee{Eps: 5, Delta: 1e-6}
+	for _, c := range []accountant.Conversion{accountant.PaperConversion, accountant.ImprovedConversion} {
+		sigma, alpha, err := run.Sigma(target, c)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("%-8v sigma = %.4f (alpha = %.2f)\n", c, sigma, alpha)
+	}
+	// Output:
+	// paper    sigma = 7.1971 (alpha = 6.99)
+	// improved sigma = 6.5654 (alpha = 6.09)
+}
+
+// The Gaussian mechanism with sensitivity 1 and σ = 5, composed 100 times.
+func ExampleRhoToDP() {
+	rho, _ := accountant.GaussianRho(1, 5)
+	total, _ := accountant.ComposeRho(repeat(rho, 100)...)
+	for _, c := range []accountant.Conversion{accountant.PaperConversion, accountant.ImprovedConversion} {
+		eps, alpha, _ := accountant.RhoToDP(total, 1e-5, c)
+		fmt.Printf("%-8v eps = %.4f at alpha = %.3f\n", c, eps, alpha)
+	}
+	// Output:
+	// paper    eps = 11.5971 at alpha = 3.399
+	// improved eps = 10.7248 at alpha = 3.272
+}
+
+func repeat(x float64, n int) []float64 {
+	xs := make([]float64, n)
+	for i := range xs {
+		xs[i] = x
+	}
+	return xs
+}
+
+// Randomized response on the majority of K = 35 teachers (Table B.1) for an
+// allowance of m = 6.4521.
+func ExamplePConst() {
+	teacher := accountant.Guarantee{Eps: 0.1, Delta: 1e-5}
+	tau, lambda, _ := accountant.RRParams(teacher, 35, accountant.General, 0.1)
+	p, _ := accountant.PConst(teacher.Eps, 6.4521, 0.1001, tau, lambda)
+	fmt.Printf("tau = %.4f, lambda = %.4f, p_const = %.4f\n", tau, lambda, p)
+	// Output: tau = 14.0328, lambda = 0.1003, p_const = 0.5903
+}

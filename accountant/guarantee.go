@@ -1,0 +1,85 @@
+package accountant
+
+import (
+	"fmt"
+	"math"
+)
+
+// Guarantee is an (ε, δ)-differential-privacy guarantee (Definition 3.3.1).
+type Guarantee struct {
+	Eps   float64
+	Delta float64
+}
+
+// String formats g as "(ε, δ)-DP".
+func (g Guarantee) String() string {
+	return fmt.Sprintf("(%g, %g)-DP", g.Eps, g.Delta)
+}
+
+// ParamError reports a parameter outside its domain.
+type ParamError struct {
+	Name  string  // the parameter, e.g. "eps" or "delta'"
+	Value float64 // the offending value
+	Rule  string  // the rule it breaks, e.g. "must be in (0, 1)"
+}
+
+func (e *ParamError) Error() string {
+	return fmt.Sprintf("%s = %v: %s", e.Name, e.Value, e.Rule)
+}
+
+// checkPositive requires a finite x > 0.
+func checkPositive(name string, x float64) error {
+	if !(x > 0) || math.IsInf(x, 0) {
+		return &ParamError{Name: name, Value: x, Rule: "must be a finite number > 0"}
+	}
+	return nil
+}
+
+// checkAtLeast requires a finite x >= lo.
+func checkAtLeast(name string, x, lo float64) error {
+	if !(x >= lo) || math.IsInf(x, 0) {
+		return &ParamError{Name: name, Value: x, Rule: fmt.Sprintf("must be a finite number >= %v", lo)}
+	}
+	return nil
+}
+
+// checkDelta requires δ in [0, 1).
+func checkDelta(name string, x float64) error {
+	if !(x >= 0 && x < 1) {
+		return &ParamError{Name: name, Value: x, Rule: "must be in [0, 1)"}
+	}
+	return nil
+}
+
+// checkOpenUnit requires x in (0, 1).
+func checkOpenUnit(name string, x float64) error {
+	if !(x > 0 && x < 1) {
+		return &ParamError{Name: name, Value: x, Rule: "must be in (0, 1)"}
+	}
+	return nil
+}
+
+// checkAlpha requires a finite Rényi order α > 1.
+func checkAlpha(alpha float64) error {
+	if !(alpha > 1) || math.IsInf(alpha, 0) {
+		return &ParamError{Name: "alpha", Value: alpha, Rule: "must be a finite number > 1"}
+	}
+	return nil
+}
+
+// checkCount requires an integer n >= lo.
+func checkCount(name string, n, lo int) error {
+	if n < lo {
+		return &ParamError{Name: name, Value: float64(n), Rule: fmt.Sprintf("must be an integer >= %d", lo)}
+	}
+	return nil
+}
+
+// checkStep validates the guarantee of one composed mechanism: ε > 0 and
+// δ in [0, 1).
+func checkStep(prefix string, g Guarantee) error {
+	if err := checkPositive(prefix+"eps", g.Eps); err != nil {
+		return err
+	}
+	return checkDelta(prefix+"delta", g.Delta)
+}

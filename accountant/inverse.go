@@ -1,0 +1,153 @@
+package accountant
+
+import (
+	"fmt"
+	"math"
+)
+
+// maxExactSteps bounds the search of MaxSteps for Simple and General: every
+// k up to it is an exact float64.
+const maxExactSteps = 1 << 53
+
+// MaxSteps returns the largest k such that k composed copies of step are
+// within budget (total ε <= budget.Eps and total δ <= budget.Delta) under
+// method m with slack δ' (ignored by Simple), e.g. the number of queries Q a
+// budget allows. It returns 0 when not even one step fits. The total ε and δ
+// of all three methods grow with k, so the answer is found by exponential
+// and binary search over exact evaluations of Compose.
+func MaxSteps(step, budget Guarantee, m Method, deltaPrime float64) (int, error) {
+	wrap := func(err error) error { return fmt.Errorf("max steps (%v): %w", m, err) }
+	if err := checkStep("", step); err != nil {
+		return 0, wrap(err)
+	}
+	if err := checkStep("budget ", budget); err != nil {
+		return 0, wrap(err)
+	}
+	limit := maxExactSteps
+	switch m {
+	case Simple:
+	case General, Optimal:
+		if err := checkOpenUnit("delta'", deltaPrime); err != nil {
+			return 0, wrap(err)
+		}
+		if m == Optimal {
+			limit = MaxOptimalSteps
+		}
+	default:
+		return 0, wrap(fmt.Errorf("unknown method %v", m))
+	}
+	fits := func(k int) bool {
+		g, err := Compose(step, k, m, deltaPrime)
+		return err == nil && g.Eps <= budget.Eps && g.Delta <= budget.Delta
+	}
+	if !fits(1) {
+		return 0, nil
+	}
+	lo, hi := 1, 2 // fits(lo); hi is the next candidate
+	for fits(hi) {
+		if hi == limit {
+			return 0, wrap(fmt.Errorf("more than %d steps fit in budget %v", limit, budget))
+		}
+		lo, hi = hi, min(2*hi, limit)
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, nil
+}
+
+// StepEps returns the largest per-step ε such that k composed (ε, δ)-DP
+// steps have total ε <= epsTotal under method m with slack δ' (ignored by
+// Simple). The total δ does not depend on ε: it is Compose's. For Simple
+// the answer is epsTotal/k; for General and Optimal, whose total ε grows
+// with ε, it is found by bracketed regula falsi to a relative 1e-15, and
+// the returned ε always meets the target.
+func StepEps(epsTotal, delta float64, k int, m Method, deltaPrime float64) (float64, error) {
+	wrap := func(err error) error { return fmt.Errorf("step eps (%v): %w", m, err) }
+	if err := checkPositive("eps total", epsTotal); err != nil {
+		return 0, wrap(err)
+	}
+	if err := checkDelta("delta", delta); err != nil {
+		return 0, wrap(err)
+	}
+	if err := checkCount("k", k, 1); err != nil {
+		return 0, wrap(err)
+	}
+	if m != Simple {
+		if err := checkOpenUnit("delta'", deltaPrime); err != nil {
+			return 0, wrap(err)
+		}
+	}
+	lo := epsTotal / float64(k)
+	total := func(eps float64) (float64, error) {
+		g, err := Compose(Guarantee{Eps: eps, Delta: delta}, k, m, deltaPrime)
+		return g.Eps, err
+	}
+	// Every method's total is at most kε, so ε = epsTotal/k fits (up to
+	// rounding, which the loop below removes).
+	for {
+		t, err := total(lo)
+		if err != nil {
+			return 0, wrap(err)
+		}
+		if t <= epsTotal {
+			break
+		}
+		lo = math.Nextafter(lo, 0)
+	}
+	if m == Simple {
+		return lo, nil
+	}
+	hi := 2 * lo
+	fHi := 0.0
+	for {
+		t, err := total(hi)
+		if err != nil {
+			return 0, wrap(err)
+		}
+		if t > epsTotal {
+			fHi = t - epsTotal
+			break
+		}
+		lo, hi = hi, 2*hi
+	}
+	// Regula falsi with the Illinois modification on the bracket
+	// f(lo) <= 0 < f(hi), f(ε) = total(ε) - epsTotal, down to a relative
+	// width of 1e-15; a bisection step whenever the secant stalls keeps it
+	// bracketed and finite.
+	t, _ := total(lo)
+	fLo := t - epsTotal
+	side := 0
+	for range 200 {
+		if hi-lo <= 1e-15*lo {
+			break
+		}
+		mid := lo - fLo*(hi-lo)/(fHi-fLo)
+		if !(mid > lo && mid < hi) {
+			mid = lo + (hi-lo)/2
+		}
+		t, err := total(mid)
+		if err != nil {
+			return 0, wrap(err)
+		}
+		if f := t - epsTotal; f <= 0 {
+			lo, fLo = mid, f
+			if side == -1 {
+				fHi /= 2
+			}
+			side = -1
+		} else {
+			hi, fHi = mid, f
+			if side == 1 {
+				fLo /= 2
+			}
+			side = 1
+		}
+	}
+	return lo, nil
+}

@@ -1,0 +1,74 @@
+package accountant
+
+import (
+	"testing"
+)
+
+// TestMaxStepsScan compares MaxSteps with a linear scan of Compose.
+func TestMaxStepsScan(t *testing.T) {
+	for _, m := range []Method{Simple, General, Optimal} {
+		for _, step := range []Guarantee{{0.2676, 3e-4}, {0.05, 1e-6}, {1, 0}} {
+			for _, budget := range []Guarantee{{1, 1e-2}, {5, 0.05}, {0.1, 0.5}} {
+				got, err := MaxSteps(step, budget, m, 1e-4)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := 0
+				for k := 1; ; k++ {
+					g, err := Compose(step, k, m, 1e-4)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if g.Eps > budget.Eps || g.Delta > budget.Delta {
+						break
+					}
+					want = k
+				}
+				if got != want {
+					t.Errorf("%v step %v budget %v: MaxSteps %d, scan %d", m, step, budget, got, want)
+				}
+			}
+		}
+	}
+}
+
+func TestMaxStepsOrder(t *testing.T) {
+	step, budget := Guarantee{0.01, 1e-7}, Guarantee{2, 1e-3}
+	var q [3]int
+	for i, m := range []Method{Simple, General, Optimal} {
+		n, err := MaxSteps(step, budget, m, 1e-4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q[i] = n
+	}
+	if !(q[0] <= q[1] && q[1] <= q[2]) || q[0] != 200 {
+		t.Errorf("simple %d, general %d, optimal %d queries", q[0], q[1], q[2])
+	}
+}
+
+func TestMaxStepsLimit(t *testing.T) {
+	if _, err := MaxSteps(Guarantee{1e-300, 0}, Guarantee{1, 0.5}, Simple, 0); err == nil {
+		t.Error("no error when more than 2^53 steps fit")
+	}
+}
+
+// TestStepEps checks that the per-step ε meets the total and is the largest
+// that does (to within 1e-12 relative).
+func TestStepEps(t *testing.T) {
+	for _, m := range []Method{Simple, General, Optimal} {
+		for _, epsTotal := range []float64{0.5, 2, 10} {
+			for _, k := range []int{1, 3, 20, 1000} {
+				eps, err := StepEps(epsTotal, 1e-6, k, m, 1e-5)
+				if err != nil {
+					t.Fatal(err)
+				}
+				at, _ := Compose(Guarantee{eps, 1e-6}, k, m, 1e-5)
+				above, _ := Compose(Guarantee{eps * (1 + 1e-12), 1e-6}, k, m, 1e-5)
+				if at.Eps > epsTotal || !(above.Eps > epsTotal*(1-1e-11)) {
+					t.Errorf("%v total %v k=%d: step eps %v gives %v; eps*(1+1e-12) gives %v", m, epsTotal, k, eps, at.Eps, above.Eps)
+				}
+			}
+		}
+	}
+}

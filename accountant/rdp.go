@@ -1,0 +1,212 @@
+package accountant
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Conversion is a rule that turns a Rényi-DP bound into an (ε, δ)-DP bound.
+type Conversion int
+
+const (
+	// PaperConversion is the thesis' rule (Proposition 4.3.4 and Theorem
+	// B.4.1; Mironov 2017, Prop. 3): (α, r)-RDP implies
+	// (r + log(1/δ)/(α-1), δ)-DP.
+	PaperConversion Conversion = iota
+	// ImprovedConversion is the tighter rule of Canonne, Kamath and
+	// Steinke 2020 (Prop. 12) and Balle et al. 2020 (Thm 21): (α, r)-RDP
+	// implies (r + log((α-1)/α) - (log δ + log α)/(α-1), δ)-DP.
+	ImprovedConversion
+)
+
+var conversionNames = [...]string{PaperConversion: "paper", ImprovedConversion: "improved"}
+
+// String returns "paper" or "improved".
+func (c Conversion) String() string {
+	if c < 0 || int(c) >= len(conversionNames) {
+		return fmt.Sprintf("Conversion(%d)", int(c))
+	}
+	return conversionNames[c]
+}
+
+// Reference names the result that c implements.
+func (c Conversion) Reference() string {
+	switch c {
+	case PaperConversion:
+		return "Proposition 4.3.4 / Theorem B.4.1 (Mironov 2017 Prop. 3)"
+	case ImprovedConversion:
+		return "Canonne-Kamath-Steinke 2020 Prop. 12 / Balle et al. 2020 Thm 21"
+	}
+	return c.String()
+}
+
+// ParseConversion parses "paper" or "improved".
+func ParseConversion(s string) (Conversion, error) {
+	for c, name := range conversionNames {
+		if s == name {
+			return Conversion(c), nil
+		}
+	}
+	return 0, fmt.Errorf("conversion %q: must be one of %s", s, strings.Join(conversionNames[:], ", "))
+}
+
+// GaussianRDP returns α·Δ²/(2σ²): the Gaussian mechanism with L2
+// sensitivity Δ and noise N(0, σ²) is (α, αΔ²/(2σ²))-RDP for every order
+// α > 1 (Mironov 2017, Prop. 7).
+func GaussianRDP(sensitivity, sigma, alpha float64) (float64, error) {
+	rho, err := GaussianRho(sensitivity, sigma)
+	if err != nil {
+		return 0, err
+	}
+	if err := checkAlpha(alpha); err != nil {
+		return 0, fmt.Errorf("gaussian RDP: %w", err)
+	}
+	return alpha * rho, nil
+}
+
+// GaussianRho returns ρ = Δ²/(2σ²), the slope of the Gaussian mechanism's
+// RDP curve ε(α) = ρ·α (Mironov 2017, Prop. 7).
+//
+// Every mechanism of this package has a curve of this form: GNMax has
+// ρ = 1/σ² (Section 4.1 of Papernot et al. 2018), an epoch of DP-ShuffleG
+// ρ = 2G²/σ² (Lemma 4.5.2). Composition adds slopes (ComposeRho), and
+// RhoToDP and RhoForDP convert them exactly.
+func GaussianRho(sensitivity, sigma float64) (float64, error) {
+	if err := checkPositive("sensitivity", sensitivity); err != nil {
+		return 0, fmt.Errorf("gaussian RDP: %w", err)
+	}
+	if err := checkPositive("sigma", sigma); err != nil {
+		return 0, fmt.Errorf("gaussian RDP: %w", err)
+	}
+	r := sensitivity / sigma
+	return r * r / 2, nil
+}
+
+// ComposeRho returns Σρ_i, the slope of the RDP curve of adaptively
+// composed mechanisms with curves ε_i(α) = ρ_i·α: RDP at a fixed order adds
+// under composition (Proposition 4.3.5; Mironov 2017, Prop. 1).
+func ComposeRho(rhos ...float64) (float64, error) {
+	if err := checkCount("len(rhos)", len(rhos), 1); err != nil {
+		return 0, fmt.Errorf("RDP composition: %w", err)
+	}
+	var sum float64
+	for i, r := range rhos {
+		if err := checkPositive("rho", r); err != nil {
+			return 0, fmt.Errorf("RDP composition, mechanism %d: %w", i, err)
+		}
+		sum += r
+	}
+	return sum, nil
+}
+
+// ConvertRDP returns ε such that an (α, r)-RDP mechanism is (ε, δ)-DP
+// under conversion c, at the given order α. A result below 0 is reported
+// as 0: (ε, δ)-DP with ε < 0 implies (0, δ)-DP.
+func ConvertRDP(r, alpha, delta float64, c Conversion) (float64, error) {
+	if err := checkAtLeast("rdp", r, 0); err != nil {
+		return 0, fmt.Errorf("RDP conversion: %w", err)
+	}
+	if err := checkAlpha(alpha); err != nil {
+		return 0, fmt.Errorf("RDP conversion: %w", err)
+	}
+	if err := checkConversion(delta, c); err != nil {
+		return 0, fmt.Errorf("RDP conversion: %w", err)
+	}
+	return math.Max(0, r+conversionCost(alpha-1, -math.Log(delta), c)), nil
+}
+
+// conversionCost returns ε - r at order α = 1 + t, with L = log(1/δ).
+// Working with t = α - 1 keeps orders close to 1 exact.
+func conversionCost(t, L float64, c Conversion) float64 {
+	if c == PaperConversion {
+		return L / t
+	}
+	// log((α-1)/α) - (log δ + log α)/(α-1)
+	return math.Log(t) - math.Log1p(t) + (L-math.Log1p(t))/t
+}
+
+// RhoToDP returns the smallest ε such that a mechanism with RDP curve
+// ε(α) = ρ·α is (ε, δ)-DP under conversion c, minimising over every order
+// α > 1, and the minimising α.
+//
+// PaperConversion has the closed form α = 1 + sqrt(L/ρ), ε = ρ + 2·sqrt(ρL)
+// with L = log(1/δ). For ImprovedConversion the derivative of ε(α) is
+// ρ - (L - log α)/(α-1)², so the minimiser is the unique root of the
+// increasing function ρ(α-1)² + log α - L, found by bisection to machine
+// precision. A result below 0 is reported as 0.
+func RhoToDP(rho, delta float64, c Conversion) (eps, alpha float64, err error) {
+	if err := checkPositive("rho", rho); err != nil {
+		return 0, 0, fmt.Errorf("RDP conversion: %w", err)
+	}
+	if err := checkConversion(delta, c); err != nil {
+		return 0, 0, fmt.Errorf("RDP conversion: %w", err)
+	}
+	L := -math.Log(delta)
+	hi := math.Sqrt(L / rho) // the paper's optimal α - 1
+	t := hi
+	if c == ImprovedConversion {
+		t = rootLog(func(t float64) float64 { return rho*t*t + math.Log1p(t) - L }, hi)
+	}
+	return math.Max(0, rho*(1+t)+conversionCost(t, L, c)), 1 + t, nil
+}
+
+// RhoForDP returns the largest slope ρ such that a mechanism with RDP curve
+// ε(α) = ρ·α is (ε, δ)-DP under conversion c, and the order α at which it
+// is. It inverts RhoToDP: ρ = max over α of (ε - cost(α))/α, where cost(α)
+// is the conversion's ε - r.
+//
+// PaperConversion has the closed form ρ = (sqrt(L+ε) - sqrt(L))² with
+// L = log(1/δ). For ImprovedConversion the maximiser is the root of
+// ε = cost(α) - α·cost'(α), which decreases in α on (1, 1/δ), where the
+// optimum lies; it is found by bisection to machine precision.
+func RhoForDP(target Guarantee, c Conversion) (rho, alpha float64, err error) {
+	if err := checkPositive("eps", target.Eps); err != nil {
+		return 0, 0, fmt.Errorf("RDP calibration: %w", err)
+	}
+	if err := checkConversion(target.Delta, c); err != nil {
+		return 0, 0, fmt.Errorf("RDP calibration: %w", err)
+	}
+	eps, L := target.Eps, -math.Log(target.Delta)
+	if c == PaperConversion {
+		s := math.Sqrt(L+eps) + math.Sqrt(L)
+		rho = eps * eps / (s * s)
+		return rho, 1 + math.Sqrt(L/rho), nil
+	}
+	// With t = α - 1 and u = L - log α > 0:
+	// cost = log t - log1p t + u/t, cost' = -u/t², so the stationarity
+	// condition is ε = log t - log1p t + u/t + (1+t)·u/t².
+	phi := func(t float64) float64 {
+		u := L - math.Log1p(t)
+		return eps - (math.Log(t) - math.Log1p(t) + u/t + (1+t)*u/(t*t))
+	}
+	t := rootLog(phi, math.Min(math.Expm1(L), math.MaxFloat64))
+	return (eps - conversionCost(t, L, c)) / (1 + t), 1 + t, nil
+}
+
+func checkConversion(delta float64, c Conversion) error {
+	if c != PaperConversion && c != ImprovedConversion {
+		return fmt.Errorf("unknown conversion %v", c)
+	}
+	return checkOpenUnit("delta", delta)
+}
+
+// rootLog returns the root in (0, hi] of f, which is increasing, negative
+// near 0 and non-negative at hi, by bisection on log t down to adjacent
+// floating-point numbers. Every caller can use any t for a valid bound, so
+// the bisection only decides how tight the bound is.
+func rootLog(f func(t float64) float64, hi float64) float64 {
+	a, b := math.Log(math.SmallestNonzeroFloat64), math.Log(hi)
+	for range 2000 {
+		m := a + (b-a)/2
+		if m <= a || m >= b {
+			break
+		}
+		if f(math.Exp(m)) < 0 {
+			a = m
+		} else {
+			b = m
+		}
+	}
+	return math.Exp(b)
+}

@@ -1,0 +1,118 @@
+package accountant
+
+import (
+	"math"
+	"testing"
+)
+
+func TestGaussianRDP(t *testing.T) {
+	got, err := GaussianRDP(2, 4, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 10 * 4.0 / 32; got != want {
+		t.Errorf("GaussianRDP(2, 4, 10) = %v, want %v", got, want)
+	}
+	rho, err := ComposeRho(0.1, 0.2, 0.3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if relErr(rho, 0.6) > 1e-15 {
+		t.Errorf("ComposeRho = %v, want 0.6", rho)
+	}
+}
+
+// scanMin returns the minimum over a fine log grid of α of the conversion
+// of the curve ρα: a brute-force check of RhoToDP's exact minimisation.
+func scanMin(rho, delta float64, c Conversion) float64 {
+	best := math.Inf(1)
+	for lt := -12.0; lt <= 12; lt += 1e-4 {
+		eps, err := ConvertRDP(rho*(1+math.Exp(lt)), 1+math.Exp(lt), delta, c)
+		if err == nil && eps < best {
+			best = eps
+		}
+	}
+	return best
+}
+
+// TestRhoToDP checks the exact minimisation over α against a fine scan, the
+// paper conversion's closed form against ConvertRDP at the returned α, and
+// that the improved conversion is below the paper's for the same curve.
+func TestRhoToDP(t *testing.T) {
+	for _, rho := range []float64{1e-6, 1e-3, 0.01, 0.2, 1, 5} {
+		for _, delta := range []float64{1e-12, 1e-6, 1e-3, 0.1} {
+			paper, pa, err := RhoToDP(rho, delta, PaperConversion)
+			if err != nil {
+				t.Fatal(err)
+			}
+			improved, ia, err := RhoToDP(rho, delta, ImprovedConversion)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !(improved < paper) {
+				t.Errorf("rho=%v delta=%v: improved %v not below paper %v", rho, delta, improved, paper)
+			}
+			for _, c := range []struct {
+				conv  Conversion
+				eps   float64
+				alpha float64
+			}{{PaperConversion, paper, pa}, {ImprovedConversion, improved, ia}} {
+				at, err := ConvertRDP(rho*c.alpha, c.alpha, delta, c.conv)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if math.Abs(at-c.eps) > 1e-12*math.Max(1, c.eps) {
+					t.Errorf("rho=%v delta=%v %v: RhoToDP %v != ConvertRDP at alpha %v = %v", rho, delta, c.conv, c.eps, c.alpha, at)
+				}
+				if scan := scanMin(rho, delta, c.conv); c.eps > scan+1e-12*math.Max(1, scan) {
+					t.Errorf("rho=%v delta=%v %v: RhoToDP %v above the scanned minimum %v", rho, delta, c.conv, c.eps, scan)
+				}
+			}
+		}
+	}
+}
+
+// TestRhoForDP checks that RhoForDP inverts RhoToDP: the returned slope meets
+// the target, and a slope larger by 1e-9 does not.
+func TestRhoForDP(t *testing.T) {
+	for _, eps := range []float64{0.01, 0.2676, 1, 5, 10, 50} {
+		for _, delta := range []float64{1e-12, 1e-6, 3e-4, 0.1} {
+			for _, c := range []Conversion{PaperConversion, ImprovedConversion} {
+				rho, alpha, err := RhoForDP(Guarantee{eps, delta}, c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, _, err := RhoToDP(rho, delta, c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if math.Abs(got-eps) > 1e-11*eps {
+					t.Errorf("eps=%v delta=%v %v: RhoToDP(RhoForDP) = %v", eps, delta, c, got)
+				}
+				at, _ := ConvertRDP(rho*alpha, alpha, delta, c)
+				if math.Abs(at-eps) > 1e-11*eps {
+					t.Errorf("eps=%v delta=%v %v: conversion at the returned alpha %v = %v", eps, delta, c, alpha, at)
+				}
+				if more, _, _ := RhoToDP(rho*(1+1e-9), delta, c); !(more > eps) {
+					t.Errorf("eps=%v delta=%v %v: rho*(1+1e-9) still meets the target (%v)", eps, delta, c, more)
+				}
+			}
+			paper, _, _ := RhoForDP(Guarantee{eps, delta}, PaperConversion)
+			improved, _, _ := RhoForDP(Guarantee{eps, delta}, ImprovedConversion)
+			if !(improved > paper) {
+				t.Errorf("eps=%v delta=%v: improved rho %v not above paper rho %v", eps, delta, improved, paper)
+			}
+		}
+	}
+}
+
+func TestConvertRDPNegative(t *testing.T) {
+	// ρ = 1e-12 at α = 1e5 with δ = 1e-3: the improved bound is below 0.
+	eps, err := ConvertRDP(1e-7, 1e5, 1e-3, ImprovedConversion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if eps != 0 {
+		t.Errorf("ConvertRDP = %v, want 0 for a negative bound", eps)
+	}
+}

@@ -1,0 +1,53 @@
+package accountant
+
+import (
+	"fmt"
+	"math"
+)
+
+// PConst returns the largest probability p_const in [0, 1] with which
+// randomized response on the majority of K (ε, Δ)-DP teachers is
+// (mε, δ)-DP, when the majority itself is (τε, λ)-DP (Lemma B.1.1):
+//
+//	p_const <= (e^{mε} - 1 + 2δ) / (2(e^{τε} - e^{mε} + (1+e^{mε})λ)/(e^{τε}+1) + e^{mε} - 1).
+//
+// The denominator simplifies to (1+e^{mε})(e^{τε} - 1 + 2λ)/(e^{τε}+1), so
+// the bound is f(mε, δ)/f(τε, λ) with f(x, d) = (1 - e^{-x} + 2d·e^{-x})/(1 + e^{-x}),
+// which is evaluated without overflow. A bound above 1 (m >= τ and δ >= λ)
+// means RR may always answer with the true majority: p_const = 1.
+// RRParams gives τ and λ.
+func PConst(eps, m, delta, tau, lambda float64) (float64, error) {
+	if err := checkPositive("eps", eps); err != nil {
+		return 0, fmt.Errorf("p_const: %w", err)
+	}
+	if err := checkPositive("m", m); err != nil {
+		return 0, fmt.Errorf("p_const: %w", err)
+	}
+	if err := checkDelta("delta", delta); err != nil {
+		return 0, fmt.Errorf("p_const: %w", err)
+	}
+	if err := checkPositive("tau", tau); err != nil {
+		return 0, fmt.Errorf("p_const: %w", err)
+	}
+	if err := checkDelta("lambda", lambda); err != nil {
+		return 0, fmt.Errorf("p_const: %w", err)
+	}
+	f := func(x, d float64) float64 {
+		e := math.Exp(-x)
+		return (-math.Expm1(-x) + 2*d*e) / (1 + e)
+	}
+	return math.Min(1, f(m*eps, delta)/f(tau*eps, lambda)), nil
+}
+
+// RRParams returns τ and λ of Lemma B.1.1: the majority of K (ε, Δ)-DP
+// teachers is (τε, λ)-DP by composition method m with slack δ' (App. B.4):
+// τ = ε_total/ε and λ = δ_total of Compose(teacher, K, m, δ'). Simple
+// composition gives τ = K, λ = KΔ; Table B.1 (K = 35, ε = 0.1, Δ = 1e-5,
+// δ' = 0.1, general) gives τ = 14.0328, λ = 0.1003.
+func RRParams(teacher Guarantee, K int, m Method, deltaPrime float64) (tau, lambda float64, err error) {
+	total, err := Compose(teacher, K, m, deltaPrime)
+	if err != nil {
+		return 0, 0, fmt.Errorf("RR parameters: %w", err)
+	}
+	return total.Eps / teacher.Eps, total.Delta, nil
+}

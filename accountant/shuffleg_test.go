@@ -1,0 +1,137 @@
+package accountant
+
+import (
+	"math"
+	"testing"
+)
+
+func thesisRuns() []ShuffleG {
+	// Section 4.7.4: K = 50 epochs, p = 0.5, clipping norm 10, n = 1000.
+	return []ShuffleG{
+		{Algorithm: DPShuffleG, G: 10, Epochs: 50},
+		{Algorithm: PrivPub, G: 10, Epochs: 50, S: 25},
+		{Algorithm: PubPriv, G: 10, Epochs: 50, S: 25},
+		{Algorithm: Interleaved, G: 10, Epochs: 50, N: 1000, ND: 500},
+	}
+}
+
+// TestShuffleGSigma checks that the calibrated σ meets the target, that
+// 1e-9 less noise does not, that the improved conversion needs less noise
+// than the paper's and Table 4.3's α more, and that Eps inverts Sigma.
+func TestShuffleGSigma(t *testing.T) {
+	for _, p := range thesisRuns() {
+		for _, eps := range []float64{1, 5, 10} {
+			target := Guarantee{eps, 1e-6}
+			var sig [2]float64
+			for i, c := range []Conversion{PaperConversion, ImprovedConversion} {
+				sigma, alpha, err := p.Sigma(target, c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sig[i] = sigma
+				got, _, err := p.Eps(sigma, target.Delta, c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got > eps || got < eps*(1-1e-9) {
+					t.Errorf("%v eps=%v %v: Eps(Sigma) = %v", p.Algorithm, eps, c, got)
+				}
+				rho, _ := p.Rho(sigma)
+				if at, _ := ConvertRDP(rho*alpha, alpha, target.Delta, c); at > eps {
+					t.Errorf("%v eps=%v %v: eps at the returned alpha %v is %v", p.Algorithm, eps, c, alpha, at)
+				}
+				if less, _, _ := p.Eps(sigma*(1-1e-9), target.Delta, c); !(less > eps) {
+					t.Errorf("%v eps=%v %v: sigma*(1-1e-9) still meets the target (%v)", p.Algorithm, eps, c, less)
+				}
+			}
+			if !(sig[1] < sig[0]) {
+				t.Errorf("%v eps=%v: improved sigma %v not below paper sigma %v", p.Algorithm, eps, sig[1], sig[0])
+			}
+			t43, alpha, err := p.SigmaTable43(target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !(t43 > sig[0]) || alpha <= 1 {
+				t.Errorf("%v eps=%v: Table 4.3 sigma %v (alpha %v) not above the exact paper sigma %v", p.Algorithm, eps, t43, alpha, sig[0])
+			}
+			// At Table 4.3's α the paper's bound is exactly ε.
+			rho, _ := p.Rho(t43)
+			if at, _ := ConvertRDP(rho*alpha, alpha, target.Delta, PaperConversion); at > eps || at < eps*(1-1e-9) {
+				t.Errorf("%v eps=%v: paper bound at Table 4.3's alpha = %v", p.Algorithm, eps, at)
+			}
+		}
+	}
+}
+
+// TestShuffleGLemmas checks the RDP slopes of Lemma 4.5.2 and 4.6.2 and the
+// reductions between the algorithms.
+func TestShuffleGLemmas(t *testing.T) {
+	const sigma = 37.5
+	base := ShuffleG{Algorithm: DPShuffleG, G: 3, Epochs: 20}
+	rho, err := base.Rho(sigma)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 2 * 9 * 20 / (sigma * sigma); relErr(rho, want) > 1e-15 {
+		t.Errorf("DP-ShuffleG rho = %v, want 2G²K/σ² = %v", rho, want)
+	}
+	epoch, _ := base.EpochRho(sigma)
+	if relErr(epoch*20, rho) > 1e-15 {
+		t.Errorf("epoch rho %v * 20 != %v", epoch, rho)
+	}
+	// Priv-Pub with S private epochs = DP-ShuffleG with S epochs; Pub-Priv
+	// with K-S private epochs likewise.
+	pp, _ := ShuffleG{Algorithm: PrivPub, G: 3, Epochs: 50, S: 20}.Rho(sigma)
+	up, _ := ShuffleG{Algorithm: PubPriv, G: 3, Epochs: 50, S: 30}.Rho(sigma)
+	if pp != rho || up != rho {
+		t.Errorf("priv-pub %v, pub-priv %v, want %v", pp, up, rho)
+	}
+	// Interleaved divides by n + 1 - n_d; n_d = n is DP-ShuffleG.
+	in, _ := ShuffleG{Algorithm: Interleaved, G: 3, Epochs: 20, N: 100, ND: 41}.Rho(sigma)
+	if relErr(in*60, rho) > 1e-15 {
+		t.Errorf("interleaved rho %v, want %v/60", in, rho)
+	}
+	full, _ := ShuffleG{Algorithm: Interleaved, G: 3, Epochs: 20, N: 100, ND: 100}.Rho(sigma)
+	if full != rho {
+		t.Errorf("interleaved with n_d = n: %v, want %v", full, rho)
+	}
+	// Lemma 4.5.2 at an arbitrary α is the paper conversion of the slope.
+	alpha := 7.0
+	lemma := 2*alpha*9*20/(sigma*sigma) + -math.Log(1e-6)/(alpha-1)
+	if at, _ := ConvertRDP(rho*alpha, alpha, 1e-6, PaperConversion); relErr(at, lemma) > 1e-14 {
+		t.Errorf("Lemma 4.5.2 at alpha=7: %v, ConvertRDP %v", lemma, at)
+	}
+}
+
+// TestCalibrationExtremes checks that calibrated noise meets the target in
+// floating point even where ε is tiny against log(1/δ) and rounding of
+// ρα + cost(α) matters (δ close to 1, ε = 1e-9), or where δ is denormal.
+func TestCalibrationExtremes(t *testing.T) {
+	run := ShuffleG{Algorithm: Interleaved, G: 10, Epochs: 50, N: 1000, ND: 500}
+	for _, target := range []Guarantee{{1e-9, 0.999999}, {1e-9, 0.5}, {1e6, 1e-300}, {1e-3, 5e-324}, {3, 1e-12}} {
+		for _, c := range []Conversion{PaperConversion, ImprovedConversion} {
+			sigma, _, err := run.Sigma(target, c)
+			if err != nil {
+				t.Fatalf("%v %v: %v", target, c, err)
+			}
+			if eps, _, err := run.Eps(sigma, target.Delta, c); err != nil || eps > target.Eps {
+				t.Errorf("%v %v: Eps(Sigma) = %v, %v", target, c, eps, err)
+			}
+			gs, gl, err := GNMaxSigma(target, c)
+			if err != nil {
+				t.Fatalf("GNMax %v %v: %v", target, c, err)
+			}
+			if eps, _ := ConvertRDP(gl/(gs*gs), gl, target.Delta, c); eps > target.Eps {
+				t.Errorf("GNMax %v %v: eps at sigma %v lambda %v = %v", target, c, gs, gl, eps)
+			}
+		}
+		sigma, alpha, err := run.SigmaTable43(target)
+		if err != nil {
+			t.Fatalf("Table 4.3 %v: %v", target, err)
+		}
+		rho, _ := run.Rho(sigma)
+		if eps, _ := ConvertRDP(rho*alpha, alpha, target.Delta, PaperConversion); eps > target.Eps {
+			t.Errorf("Table 4.3 %v: eps at sigma %v alpha %v = %v", target, sigma, alpha, eps)
+		}
+	}
+}

@@ -1,0 +1,228 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// runCLI runs darrm in-process and returns the exit code, stdout and stderr.
+func runCLI(args ...string) (int, string, string) {
+	var stdout, stderr bytes.Buffer
+	code := run(args, strings.NewReader(""), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func decodeJSON(t *testing.T, out string) map[string]any {
+	t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("output is not a JSON object: %v\n%s", err, out)
+	}
+	return v
+}
+
+func number(t *testing.T, v map[string]any, key string) float64 {
+	t.Helper()
+	x, ok := v[key].(float64)
+	if !ok {
+		t.Fatalf("field %q = %#v is not a number", key, v[key])
+	}
+	return x
+}
+
+// TestAccountComposeScript checks the form scripts depend on: numeric "eps"
+// and "delta" totals (Table B.1, M = 10).
+func TestAccountComposeScript(t *testing.T) {
+	code, out, errOut := runCLI("account", "compose", "--eps", "0.1", "--delta", "1e-5", "--k", "10",
+		"--delta-prime", "0.1", "--method", "general", "--format", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	v := decodeJSON(t, out)
+	if eps := number(t, v, "eps"); fmt.Sprintf("%.4f", eps/0.1) != "6.4521" {
+		t.Errorf("eps = %v, want m = eps/0.1 = 6.4521", eps)
+	}
+	if delta := number(t, v, "delta"); fmt.Sprintf("%.4f", delta) != "0.1001" {
+		t.Errorf("delta = %v, want 0.1001", delta)
+	}
+	if ref, _ := v["reference"].(string); !strings.Contains(ref, "Theorem 3.3.3") {
+		t.Errorf("reference = %q, want Theorem 3.3.3", ref)
+	}
+}
+
+func TestAccountComposeMethods(t *testing.T) {
+	var eps [3]float64
+	for i, m := range []string{"simple", "general", "optimal"} {
+		code, out, errOut := runCLI("account", "compose", "--eps", "0.2676", "--delta", "3e-4", "--k", "100",
+			"--delta-prime", "1e-4", "--method", m, "--format", "json")
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", m, code, errOut)
+		}
+		eps[i] = number(t, decodeJSON(t, out), "eps")
+	}
+	if !(eps[2] < eps[1] && eps[1] < eps[0]) {
+		t.Errorf("optimal %v, general %v, simple %v", eps[2], eps[1], eps[0])
+	}
+	if fmt.Sprintf("%.3f", eps[1]) != "15.044" {
+		t.Errorf("general eps = %v, Table 3.2 prints 15.044", eps[1])
+	}
+}
+
+// TestAccountGNMaxScript checks the other script form, for both methods.
+func TestAccountGNMaxScript(t *testing.T) {
+	for _, tt := range []struct{ method, sigma, lambda string }{
+		{"grid", "21.46", "62.31"},
+		{"exact", "21.46", "62.12"},
+	} {
+		code, out, errOut := runCLI("account", "gnmax", "--eps", "0.2676", "--delta", "3e-4", "--method", tt.method, "--format", "json")
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", tt.method, code, errOut)
+		}
+		v := decodeJSON(t, out)
+		if s := number(t, v, "sigma"); fmt.Sprintf("%.2f", s) != tt.sigma {
+			t.Errorf("%s: sigma = %v, want %s", tt.method, s, tt.sigma)
+		}
+		if l := number(t, v, "lambda"); fmt.Sprintf("%.2f", l) != tt.lambda {
+			t.Errorf("%s: lambda = %v, want %s", tt.method, l, tt.lambda)
+		}
+	}
+}
+
+func TestAccountFormats(t *testing.T) {
+	args := []string{"account", "rr", "--K", "35", "--eps", "0.1", "--Delta", "1e-5", "--m", "6.4521", "--delta", "0.1001", "--delta-prime", "0.1"}
+	code, out, errOut := runCLI(append(args, "--format", "csv")...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	rec, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil || len(rec) != 2 {
+		t.Fatalf("CSV: %v, %d records\n%s", err, len(rec), out)
+	}
+	col := map[string]string{}
+	for i, k := range rec[0] {
+		col[k] = rec[1][i]
+	}
+	var tau, lambda, pc float64
+	if _, err := fmt.Sscan(col["tau"], &tau); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fmt.Sscan(col["lambda"], &lambda); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fmt.Sscan(col["p_const"], &pc); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprintf("%.4f %.4f", tau, lambda) != "14.0328 0.1003" || !(pc > 0 && pc <= 1) {
+		t.Errorf("CSV tau %v lambda %v p_const %v", tau, lambda, pc)
+	}
+	code, out, errOut = runCLI(args...)
+	if code != exitOK || !strings.Contains(out, "Lemma B.1.1") || !strings.Contains(out, "p_const") {
+		t.Errorf("table: exit %d, %s\n%s", code, errOut, out)
+	}
+}
+
+// TestAccountShuffleG checks the calibration table's structure: three rows
+// per (algorithm, eps), the improved conversion below the paper's, and that
+// the reverse direction reproduces the target.
+func TestAccountShuffleG(t *testing.T) {
+	code, out, errOut := runCLI("account", "shuffleg", "--algorithm", "all", "--eps", "1,5,10", "--delta", "1e-6",
+		"--G", "10", "--epochs", "50", "--S", "25", "--n", "1000", "--nd", "500", "--format", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var v struct {
+		Rows []struct {
+			Algorithm  string  `json:"algorithm"`
+			Eps        float64 `json:"eps"`
+			Conversion string  `json:"conversion"`
+			AlphaRule  string  `json:"alpha_rule"`
+			Sigma      float64 `json:"sigma"`
+			Ratio      float64 `json:"ratio"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Rows) != 4*3*3 {
+		t.Fatalf("%d rows, want 36", len(v.Rows))
+	}
+	for _, r := range v.Rows {
+		if r.Conversion == "improved" && !(r.Ratio < 1) {
+			t.Errorf("%s eps=%v: improved ratio %v", r.Algorithm, r.Eps, r.Ratio)
+		}
+	}
+	interleaved := v.Rows[len(v.Rows)-2] // eps = 10, paper, optimal alpha
+	code, out, errOut = runCLI("account", "shuffleg", "--algorithm", "interleaved", "--sigma", fmt.Sprint(interleaved.Sigma),
+		"--delta", "1e-6", "--G", "10", "--epochs", "50", "--n", "1000", "--nd", "500", "--format", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var back struct {
+		Rows []struct {
+			Eps float64 `json:"eps"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(out), &back); err != nil {
+		t.Fatal(err)
+	}
+	if got := back.Rows[0].Eps; got > 10 || got < 10*(1-1e-9) {
+		t.Errorf("eps at the calibrated sigma %v = %v, want 10", interleaved.Sigma, got)
+	}
+}
+
+// TestAccountBadInput checks that bad input exits with code 2, names the
+// flag, the value and the rule, and prints nothing on stdout.
+func TestAccountBadInput(t *testing.T) {
+	tests := []struct {
+		args []string
+		want []string // substrings of the error
+	}{
+		{[]string{"compose", "--eps", "0", "--k", "3"}, []string{"--eps", "0", "> 0"}},
+		{[]string{"compose", "--eps", "-0.5", "--k", "3"}, []string{"--eps", "-0.5", "> 0"}},
+		{[]string{"compose", "--eps", "NaN", "--k", "3"}, []string{"--eps", "NaN"}},
+		{[]string{"compose", "--eps", "Inf", "--k", "3"}, []string{"--eps", "+Inf"}},
+		{[]string{"compose", "--eps", "0.1", "--delta", "1", "--k", "3"}, []string{"--delta", "1", "[0, 1)"}},
+		{[]string{"compose", "--eps", "0.1", "--delta", "-1e-9", "--k", "3"}, []string{"--delta", "[0, 1)"}},
+		{[]string{"compose", "--eps", "0.1", "--k", "0"}, []string{"--k", "0", ">= 1"}},
+		{[]string{"compose", "--eps", "0.1", "--k", "3", "--method", "general"}, []string{"--delta-prime", "0", "(0, 1)"}},
+		{[]string{"compose", "--eps", "0.1", "--k", "3", "--method", "optimal", "--delta-prime", "1"}, []string{"--delta-prime", "1", "(0, 1)"}},
+		{[]string{"compose", "--eps", "0.1", "--k", "3", "--method", "advanced"}, []string{"--method", "advanced", "simple, general, optimal"}},
+		{[]string{"compose", "--eps", "0.1", "--k", "3", "--format", "yaml"}, []string{"--format", "yaml"}},
+		{[]string{"compose", "--k", "3"}, []string{"eps"}},
+		{[]string{"queries", "--eps", "0.1", "--budget-eps", "0", "--method", "simple"}, []string{"--budget-eps", "0"}},
+		{[]string{"step-eps", "--eps-total", "Inf", "--k", "3", "--method", "simple"}, []string{"--eps-total", "+Inf"}},
+		{[]string{"gaussian", "--sigma", "0", "--delta", "1e-5"}, []string{"--sigma", "0", "> 0"}},
+		{[]string{"gaussian", "--sigma", "-2", "--delta", "1e-5"}, []string{"--sigma", "-2"}},
+		{[]string{"gaussian", "--sigma", "1", "--delta", "1e-5", "--alpha", "1"}, []string{"--alpha", "1", "> 1"}},
+		{[]string{"gaussian", "--sigma", "1", "--delta", "1e-5", "--alpha", "0.5"}, []string{"--alpha", "0.5", "> 1"}},
+		{[]string{"gaussian", "--sigma", "1", "--delta", "0"}, []string{"--delta", "0", "(0, 1)"}},
+		{[]string{"gnmax", "--eps", "0.2676", "--delta", "3e-4", "--method", "grid", "--conversion", "improved"}, []string{"--method grid"}},
+		{[]string{"gnmax", "--eps", "NaN", "--delta", "3e-4", "--method", "grid"}, []string{"--eps", "NaN"}},
+		{[]string{"shuffleg", "--algorithm", "pub-priv", "--eps", "1", "--delta", "1e-6", "--G", "10", "--epochs", "50", "--S", "50"}, []string{"--S", "50"}},
+		{[]string{"shuffleg", "--algorithm", "interleaved", "--eps", "1", "--delta", "1e-6", "--G", "10", "--epochs", "50", "--n", "10", "--nd", "0"}, []string{"--nd", "0"}},
+		{[]string{"shuffleg", "--eps", "1", "--sigma", "5", "--delta", "1e-6", "--G", "10", "--epochs", "50"}, []string{"exactly one"}},
+		{[]string{"shuffleg", "--sigma", "0", "--delta", "1e-6", "--G", "10", "--epochs", "50"}, []string{"--sigma", "0"}},
+		{[]string{"rr", "--K", "0", "--eps", "0.1", "--m", "1", "--method", "simple"}, []string{"--K", "0"}},
+		{[]string{"rr", "--K", "11", "--eps", "0.1", "--Delta", "1.5", "--m", "1", "--method", "simple"}, []string{"--Delta", "1.5"}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, out, errOut := runCLI(append([]string{"account"}, tt.args...)...)
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d (stderr %q)", code, exitUsage, errOut)
+			}
+			if out != "" {
+				t.Errorf("stdout not empty: %q", out)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr %q does not contain %q", errOut, w)
+				}
+			}
+		})
+	}
+}

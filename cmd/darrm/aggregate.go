@@ -1,0 +1,470 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/atomicfile"
+	"github.com/darrm/darrm/internal/cliout"
+)
+
+func init() { subcommands = append(subcommands, newAggregateCmd) }
+
+type aggregateFlags struct {
+	problem      problemFlags
+	cache        cacheFlags
+	mech         mechanismFlags
+	mechanism    string
+	out          string
+	outFormat    string
+	inFormat     string
+	header       string
+	id           string
+	seed         uint64
+	format       string
+	budgetEps    float64
+	budgetDelta  float64
+	budgetMethod string
+	deltaPrime   float64
+}
+
+func newAggregateCmd() *cobra.Command {
+	var f aggregateFlags
+	cmd := &cobra.Command{
+		Use:   "aggregate [VOTES] --m m [flags]",
+		Short: "Release one private majority label per query from K teachers' votes",
+		Long: `aggregate reads a vote file (VOTES, or standard input): one row per query, an
+optional id column, then the 0/1 votes of K teachers, as CSV (header optional)
+or JSON lines ([0,1,...] or {"id": ..., "votes": [...]}). K is taken from the
+first data row and enforced on every other. For each query it releases one
+private label, (m·eps, delta)-DP, and writes "id,label" (or JSON lines) to --out
+(a temporary file renamed at the end, so a failed run leaves nothing) or to
+standard output. Queries without an id are numbered from 1.
+
+Mechanisms (--mechanism), all held to the same (m·eps, delta):
+  darrm      DaRRM (Algorithm 1) with gamma_opt from the cache (solved on
+             demand, or --no-solve) or with --gamma FILE; the gamma actually
+             sampled is certified exhaustively before the first label
+  subsample  majority of floor(m) teachers drawn without replacement
+  dsub       majority of 2·floor(m)-1 teachers (Theorem 3.5.1; Delta = 0)
+  rr         randomized response with p_const of Lemma B.1.1
+  gnmax      GNMax, Gaussian noise on the class counts (PATE; it assumes each
+             record changes one teacher's vote, not private teachers)
+
+At the end it prints the per-query guarantee and the total over the answered
+queries under simple, general (Theorem 3.3.3) and optimal composition (table,
+or --format json/csv), on standard output, or on standard error when the labels
+go to standard output. --budget-eps/--budget-delta stop before the total under
+--budget-method would exceed the budget: the output then holds exactly the
+answered queries and the exit status is 4.
+
+Randomness comes from crypto/rand. --seed switches to a seeded generator for
+experiments: such labels are NOT for release, and every output says so.
+No output ever contains a query's un-noised majority or vote count.
+
+Exit status: 0 done; 2 bad input (no --out file is left; labels that already
+reached standard output stay there, and the error says how many); 3 the gamma
+is not certified; 4 the budget stopped the release; 1 other failures.`,
+		Example: `  darrm aggregate votes.csv --m 3 --out labels.csv
+  darrm aggregate votes.jsonl --m 3 --mechanism subsample --format json --out labels.jsonl
+  darrm aggregate votes.csv --m 3 --budget-eps 10 --budget-delta 1e-3 --out labels.csv
+  darrm solve --K 11 --m 3 --format json > g.json && darrm aggregate votes.csv --gamma g.json --out labels.csv`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runAggregate(cmd, &f, args) },
+	}
+	f.problem.register(cmd)
+	f.cache.register(cmd)
+	f.mech.register(cmd)
+	fs := cmd.Flags()
+	fs.Lookup("K").Usage = "number of teachers (default: the number of votes in the first row; if given, the file must match)"
+	fs.StringVar(&f.mechanism, "mechanism", "darrm", "aggregator: "+strings.Join(mechanismNames, ", "))
+	fs.StringVar(&f.out, "out", "-", "file for the labels, written atomically (- for standard output)")
+	fs.StringVar(&f.outFormat, "out-format", "auto", "labels as csv or jsonl (auto: the format of the votes)")
+	fs.StringVar(&f.inFormat, "input-format", "auto", "votes as csv or jsonl (auto: JSON lines if the first line starts with [ or {)")
+	fs.StringVar(&f.header, "header", "auto", "CSV header row: auto, yes or no")
+	fs.StringVar(&f.id, "id", "auto", "id column: auto, yes or no")
+	fs.Uint64Var(&f.seed, "seed", 0, "use a seeded generator: reproducible labels that are NOT for release")
+	fs.StringVar(&f.format, "format", "table", "summary format: table, json or csv")
+	fs.Float64Var(&f.budgetEps, "budget-eps", 0, "total eps budget: stop before exceeding it (with --budget-delta)")
+	fs.Float64Var(&f.budgetDelta, "budget-delta", 0, "total delta budget (with --budget-eps)")
+	fs.StringVar(&f.budgetMethod, "budget-method", "general", "composition that charges the budget: simple, general or optimal")
+	fs.Float64Var(&f.deltaPrime, "delta-prime", 1e-5, "slack delta' of general and optimal composition, in the totals and the budget")
+	return cmd
+}
+
+// aggregateOut is the summary aggregate prints; its JSON is stable.
+type aggregateOut struct {
+	Input            string             `json:"input"`
+	InputFormat      string             `json:"input_format"`
+	Header           bool               `json:"header"`
+	IDColumn         bool               `json:"id_column"`
+	Output           string             `json:"output"`
+	OutputFormat     string             `json:"output_format"`
+	Mechanism        string             `json:"mechanism"`
+	Label            string             `json:"label"`
+	K                int                `json:"K"`
+	M                float64            `json:"m"`
+	Eps              float64            `json:"eps"`
+	Delta            float64            `json:"Delta"`
+	TargetDelta      float64            `json:"delta"`
+	DeltaDefault     bool               `json:"delta_is_default"`
+	PerQuery         perQueryOut        `json:"per_query"`
+	Gamma            []float64          `json:"gamma"`
+	Sigma            *float64           `json:"sigma,omitempty"`
+	Answered         int                `json:"queries_answered"`
+	Unanswered       int                `json:"queries_unanswered"`
+	Totals           []totalOut         `json:"totals"`
+	Budget           *budgetOut         `json:"budget,omitempty"`
+	Randomness       randomnessOut      `json:"randomness"`
+	ForRelease       bool               `json:"for_release"`
+	Seconds          float64            `json:"seconds"`
+	QueriesPerSecond float64            `json:"queries_per_second"`
+	Certificate      *gamma.Certificate `json:"certificate,omitempty"`
+}
+
+type perQueryOut struct {
+	Eps    float64 `json:"eps"`
+	Delta  float64 `json:"delta"`
+	Source string  `json:"source"`
+}
+
+type totalOut struct {
+	Method     string   `json:"method"`
+	DeltaPrime *float64 `json:"delta_prime,omitempty"`
+	Eps        *float64 `json:"eps"` // null when the method cannot compose this many queries (Error)
+	Delta      *float64 `json:"delta"`
+	Reference  string   `json:"reference"`
+	Error      string   `json:"error,omitempty"`
+}
+
+type budgetOut struct {
+	Eps        float64 `json:"eps"`
+	Delta      float64 `json:"delta"`
+	Method     string  `json:"method"`
+	DeltaPrime float64 `json:"delta_prime"`
+	MaxQueries int     `json:"max_queries"`
+	Stopped    bool    `json:"stopped"`
+}
+
+type randomnessOut struct {
+	Source string  `json:"source"`
+	Seed   *uint64 `json:"seed,omitempty"`
+	Note   string  `json:"note,omitempty"`
+}
+
+// notForRelease is said by every output of a seeded run.
+const notForRelease = "NOT FOR RELEASE: --seed makes the noise reproducible, so anyone who knows the seed can remove it"
+
+func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
+	start := time.Now()
+	fs := cmd.Flags()
+	format, err := cliout.ParseFormat(f.format)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	if !slices.Contains(mechanismNames, f.mechanism) {
+		return usageErrorf("--mechanism %q: must be one of %s", f.mechanism, strings.Join(mechanismNames, ", "))
+	}
+	opts := ensemble.ReadOptions{}
+	if opts.Format, err = ensemble.ParseFormat(f.inFormat); err != nil {
+		return usageErrorf("--input-format: %v", err)
+	}
+	if opts.Header, err = ensemble.ParsePresence(f.header); err != nil {
+		return usageErrorf("--header %v", err)
+	}
+	if opts.ID, err = ensemble.ParsePresence(f.id); err != nil {
+		return usageErrorf("--id %v", err)
+	}
+	outFormat, err := ensemble.ParseFormat(f.outFormat)
+	if err != nil {
+		return usageErrorf("--out-format: %v", err)
+	}
+	budgetMethod, err := accountant.ParseMethod(f.budgetMethod)
+	if err != nil {
+		return usageErrorf("--budget-method: %v", err)
+	}
+	if !(f.deltaPrime > 0 && f.deltaPrime < 1) {
+		return usageErrorf("--delta-prime = %v: must be in (0, 1)", f.deltaPrime)
+	}
+	var budget *accountant.Guarantee
+	switch eps, delta := fs.Changed("budget-eps"), fs.Changed("budget-delta"); {
+	case eps && delta:
+		budget = &accountant.Guarantee{Eps: f.budgetEps, Delta: f.budgetDelta}
+	case eps || delta:
+		return usageErrorf("--budget-eps and --budget-delta go together: a budget must bound both")
+	}
+	mech, err := f.mech.parse(cmd)
+	if err != nil {
+		return err
+	}
+	if err := mech.onlyFor([]string{f.mechanism}); err != nil {
+		return err
+	}
+
+	name := "-"
+	if len(args) == 1 {
+		name = args[0]
+	}
+	if err := checkDistinct(name, f.out); err != nil {
+		return err
+	}
+	in, err := openInput(cmd, name)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	defer in.Close()
+	votes, err := ensemble.NewVoteReader(in, displayName(name), opts)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	if outFormat == ensemble.FormatAuto {
+		outFormat = votes.Format()
+	}
+	p, deltaDefault, err := aggregateParams(cmd, f, mech, votes.K(), displayName(name))
+	if err != nil {
+		return err
+	}
+	agg, label, err := newAggregator(cmd, f.mechanism, p, mech, &f.cache)
+	if err != nil {
+		return err
+	}
+	priv := agg.Privacy()
+	limit := -1
+	var bout *budgetOut
+	if budget != nil {
+		if limit, err = accountant.MaxSteps(priv.Guarantee, *budget, budgetMethod, f.deltaPrime); err != nil {
+			return usageErrorf("budget: %v", err)
+		}
+		bout = &budgetOut{Eps: budget.Eps, Delta: budget.Delta, Method: budgetMethod.String(), DeltaPrime: f.deltaPrime, MaxQueries: limit}
+	}
+
+	src := ensemble.NewSource()
+	rnd := randomnessOut{Source: "crypto/rand"}
+	if fs.Changed("seed") {
+		src = ensemble.NewSeededSource(f.seed)
+		rnd = randomnessOut{Source: "seeded ChaCha8 (math/rand/v2)", Seed: &f.seed, Note: notForRelease}
+		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: --seed %d: %s\n", f.seed, notForRelease)
+	}
+
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	total := int64(-1)
+	if st, err := os.Stat(name); err == nil && st.Mode().IsRegular() && name != "-" {
+		total = st.Size()
+	}
+	prog := cliout.NewProgress(cmd.ErrOrStderr(), total, "releasing labels")
+	var res ensemble.ReleaseResult
+	var lw *ensemble.LabelWriter
+	stream := func(w io.Writer) error {
+		var err error
+		if lw, err = ensemble.NewLabelWriter(w, outFormat); err != nil {
+			return err
+		}
+		res, err = ensemble.Release(ctx, votes, agg, src, lw, limit, func(n int, b int64) {
+			if total > 0 {
+				prog.Set(b)
+			} else {
+				prog.Set(int64(n))
+			}
+		})
+		return err
+	}
+	toStdout := f.out == "" || f.out == "-"
+	if toStdout {
+		err = stream(cmd.OutOrStdout())
+		if err != nil && lw != nil && lw.Written() > 0 {
+			err = fmt.Errorf("%w (%d labels were already written to standard output: their privacy cost is that of %d queries at %v)", err, lw.Written(), lw.Written(), priv.Guarantee)
+		}
+	} else {
+		err = atomicfile.Write(f.out, 0o644, func(file *os.File) error { return stream(file) })
+	}
+	prog.Done()
+	if err != nil {
+		return releaseError(err)
+	}
+
+	elapsed := time.Since(start).Seconds()
+	out := aggregateOut{
+		Input: displayName(name), InputFormat: votes.Format().String(), Header: votes.HasHeader(), IDColumn: votes.HasID(),
+		Output: displayOut(f.out), OutputFormat: outFormat.String(), Mechanism: f.mechanism, Label: label,
+		K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta, DeltaDefault: deltaDefault,
+		PerQuery: perQueryOut{Eps: priv.Eps, Delta: priv.Delta, Source: priv.Source},
+		Gamma:    agg.Gamma(), Certificate: priv.Certificate,
+		Answered: res.Answered, Unanswered: res.Unanswered,
+		Totals: totals(priv.Guarantee, res.Answered, f.deltaPrime), Budget: bout,
+		Randomness: rnd, ForRelease: !fs.Changed("seed"),
+		Seconds: elapsed, QueriesPerSecond: float64(res.Answered+res.Unanswered) / elapsed,
+	}
+	if g, ok := agg.(*ensemble.GNMax); ok {
+		sigma, _ := g.Sigma()
+		out.Sigma = &sigma
+	}
+	if bout != nil {
+		bout.Stopped = res.Unanswered > 0
+	}
+	w := cmd.OutOrStdout()
+	if toStdout {
+		w = cmd.ErrOrStderr()
+	}
+	if err := writeAggregate(w, format, out); err != nil {
+		return err
+	}
+	if res.Unanswered > 0 {
+		return withCode(exitBudget, fmt.Errorf("privacy budget %v under %v composition reached: answered %d of %d queries, %d left unanswered; %s holds the %d answered",
+			*budget, budgetMethod, res.Answered, res.Answered+res.Unanswered, res.Unanswered, displayOut(f.out), res.Answered))
+	}
+	return nil
+}
+
+// aggregateParams returns the problem: from the flags with K from the vote
+// file, or, with --gamma, from the flags and what the gamma file states
+// (as darrm verify does).
+func aggregateParams(cmd *cobra.Command, f *aggregateFlags, mech mechanismSetup, k int, input string) (constraints.Params, bool, error) {
+	fs := cmd.Flags()
+	if fs.Changed("K") && f.problem.k != k {
+		return constraints.Params{}, false, usageErrorf("--K = %d but %s has %d votes per row", f.problem.k, input, k)
+	}
+	if mech.table != nil {
+		if kg := mech.table.Gamma.K(); kg != k {
+			return constraints.Params{}, false, usageErrorf("--gamma %s is for K = %d teachers but %s has %d votes per row", mech.tableName, kg, input, k)
+		}
+		return verifyParams(cmd, &f.problem, *mech.table)
+	}
+	return f.problem.paramsForK(cmd, k)
+}
+
+// checkDistinct refuses to write the labels over the vote file.
+func checkDistinct(in, out string) error {
+	if in == "-" || out == "" || out == "-" {
+		return nil
+	}
+	a, errA := os.Stat(in)
+	b, errB := os.Stat(out)
+	if errA == nil && errB == nil && os.SameFile(a, b) {
+		return usageErrorf("--out %s is the vote file: write the labels elsewhere", out)
+	}
+	return nil
+}
+
+// releaseError maps an error of the release: malformed votes are bad
+// input (exit 2).
+func releaseError(err error) error {
+	var fe *ensemble.FormatError
+	if errors.As(err, &fe) {
+		return usageErrorf("%v", err)
+	}
+	return err
+}
+
+func displayOut(out string) string {
+	if out == "" || out == "-" {
+		return "standard output"
+	}
+	return out
+}
+
+// totals composes the per-query guarantee over q queries by each method.
+func totals(step accountant.Guarantee, q int, deltaPrime float64) []totalOut {
+	if q == 0 {
+		return nil
+	}
+	var out []totalOut
+	for _, m := range []accountant.Method{accountant.Simple, accountant.General, accountant.Optimal} {
+		t := totalOut{Method: m.String(), Reference: m.Reference()}
+		if m != accountant.Simple {
+			t.DeltaPrime = &deltaPrime
+		}
+		g, err := accountant.Compose(step, q, m, deltaPrime)
+		if err != nil {
+			t.Error = err.Error()
+		} else {
+			t.Eps, t.Delta = &g.Eps, &g.Delta
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+func writeAggregate(w io.Writer, format cliout.Format, out aggregateOut) error {
+	switch format {
+	case cliout.JSON:
+		return cliout.WriteJSON(w, out)
+	case cliout.CSV:
+		header := []string{"mechanism", "queries_answered", "queries_unanswered", "eps_per_query", "delta_per_query", "method", "delta_prime", "eps_total", "delta_total", "for_release"}
+		var rows [][]string
+		for _, t := range out.Totals {
+			rows = append(rows, []string{out.Mechanism, fmt.Sprint(out.Answered), fmt.Sprint(out.Unanswered),
+				cliout.Float(out.PerQuery.Eps), cliout.Float(out.PerQuery.Delta), t.Method, optFloat(t.DeltaPrime, cliout.Float),
+				optFloat(t.Eps, cliout.Float), optFloat(t.Delta, cliout.Float), fmt.Sprint(out.ForRelease)})
+		}
+		return cliout.WriteCSV(w, header, rows)
+	}
+	if out.Randomness.Note != "" {
+		fmt.Fprintf(w, "*** %s ***\n", out.Randomness.Note)
+	}
+	layout := []string{strings.ToUpper(out.InputFormat)}
+	if out.Header {
+		layout = append(layout, "header")
+	}
+	if out.IDColumn {
+		layout = append(layout, "id column")
+	}
+	fmt.Fprintf(w, "votes: %s (%s), K = %d teachers, each (eps = %g, Delta = %g)-DP\n", out.Input, strings.Join(layout, ", "), out.K, out.Eps, out.Delta)
+	fmt.Fprintf(w, "labels: %s (%s)\n", out.Output, out.OutputFormat)
+	fmt.Fprintf(w, "mechanism: %s\n", out.Label)
+	deltaNote := ""
+	if out.DeltaDefault {
+		deltaNote = ", delta = 1-(1-Delta)^m"
+	}
+	fmt.Fprintf(w, "per query: (%.6g, %.6g)-DP (m = %g%s)\n", out.PerQuery.Eps, out.PerQuery.Delta, out.M, deltaNote)
+	fmt.Fprintf(w, "  by %s\n", out.PerQuery.Source)
+	if c := out.Certificate; c != nil {
+		fmt.Fprintf(w, "  certificate: %v, max f / budget = %.15g, %s corner multisets\n", c.Status, c.Ratio, groupDigits(c.Configs.String()))
+	}
+	fmt.Fprintf(w, "randomness: %s\n", out.Randomness.Source)
+	answered := fmt.Sprintf("answered: %d queries", out.Answered)
+	if b := out.Budget; b != nil {
+		answered += fmt.Sprintf(" (budget (%g, %g) under %s composition allows %d", b.Eps, b.Delta, b.Method, b.MaxQueries)
+		if b.Stopped {
+			answered += fmt.Sprintf("; STOPPED: %d queries left unanswered", out.Unanswered)
+		}
+		answered += ")"
+	}
+	fmt.Fprintln(w, answered)
+	if len(out.Totals) > 0 {
+		fmt.Fprintf(w, "\nTotal privacy loss of the %d released labels:\n", out.Answered)
+		var rows [][]string
+		for _, t := range out.Totals {
+			rows = append(rows, []string{t.Method, optFloat(t.DeltaPrime, fmtG), optFloat(t.Eps, fmtG), optFloat(t.Delta, fmtG), t.Reference + t.Error})
+		}
+		if err := cliout.WriteTable(w, []string{"composition", "delta'", "eps total", "delta total", "reference"}, rows); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintf(w, "time: %.3g s, %.3g queries/s\n", out.Seconds, out.QueriesPerSecond)
+	return err
+}
+
+func fmtG(x float64) string { return cliout.FloatN(x, 6) }
+
+// optFloat formats an optional number, "-" when absent.
+func optFloat(x *float64, f func(float64) string) string {
+	if x == nil {
+		return "-"
+	}
+	return f(*x)
+}

@@ -1,0 +1,333 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
+)
+
+// voteFile writes n rows of K = 11 votes with ids q1..qn; row i has
+// 1-votes as given by ones(i).
+func voteFile(t *testing.T, dir string, n int, ones func(i int) int) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("id,t1,t2,t3,t4,t5,t6,t7,t8,t9,t10,t11\n")
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "q%d", i)
+		for j := range 11 {
+			v := 0
+			if j < ones(i) {
+				v = 1
+			}
+			fmt.Fprintf(&b, ",%d", v)
+		}
+		b.WriteByte('\n')
+	}
+	path := filepath.Join(dir, "votes.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func readLines(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+}
+
+func TestAggregateEveryMechanism(t *testing.T) {
+	dir := t.TempDir()
+	votes := voteFile(t, dir, 40, func(i int) int { return i % 12 })
+	for _, mech := range []string{"darrm", "subsample", "rr", "gnmax"} {
+		out := filepath.Join(dir, mech+".csv")
+		stdout, stderr, code := darrm(t, "", "aggregate", votes, "--m", "3", "--mechanism", mech, "--out", out, "--format", "json", "--cache-dir", dir)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", mech, code, stderr)
+		}
+		var doc aggregateOut
+		decode(t, stdout, &doc)
+		if doc.Mechanism != mech || doc.K != 11 || doc.Answered != 40 || !doc.ForRelease || doc.Randomness.Source != "crypto/rand" || !doc.IDColumn || !doc.Header {
+			t.Errorf("%s: summary %+v", mech, doc)
+		}
+		if doc.PerQuery.Eps != 3*doc.Eps || doc.PerQuery.Delta != constraints.DefaultTargetDelta(1e-5, 3) || doc.PerQuery.Source == "" {
+			t.Errorf("%s: per-query guarantee %+v", mech, doc.PerQuery)
+		}
+		if len(doc.Totals) != 3 || doc.Totals[1].Method != "general" || doc.Totals[1].Eps == nil {
+			t.Errorf("%s: totals %+v", mech, doc.Totals)
+		}
+		lines := readLines(t, out)
+		if len(lines) != 41 || lines[0] != "id,label" {
+			t.Fatalf("%s: %d lines, header %q", mech, len(lines), lines[0])
+		}
+		label := regexp.MustCompile(`^q(\d+),[01]$`)
+		for i, l := range lines[1:] {
+			if m := label.FindStringSubmatch(l); m == nil || m[1] != fmt.Sprint(i+1) {
+				t.Errorf("%s: line %d = %q", mech, i+2, l)
+			}
+		}
+		if strings.Contains(stderr, "NOT FOR RELEASE") {
+			t.Errorf("%s: a crypto/rand run says not for release", mech)
+		}
+	}
+}
+
+func TestAggregateSeededAndFormats(t *testing.T) {
+	dir := t.TempDir()
+	votes := "{\"id\":\"a\",\"votes\":[1,1,0]}\n{\"id\":5,\"votes\":[0,0,1]}\n"
+	args := []string{"aggregate", "--m", "1", "--seed", "42", "--mechanism", "subsample", "--cache-dir", dir}
+	out1, err1, code1 := darrm(t, votes, args...)
+	out2, _, code2 := darrm(t, votes, args...)
+	if code1 != 0 || code2 != 0 {
+		t.Fatalf("exit %d, %d: %s", code1, code2, err1)
+	}
+	if out1 != out2 {
+		t.Errorf("seeded runs differ:\n%s\n%s", out1, out2)
+	}
+	if !regexp.MustCompile(`^\{"id":"a","label":[01]\}\n\{"id":5,"label":[01]\}\n$`).MatchString(out1) {
+		t.Errorf("JSON lines labels %q", out1)
+	}
+	if strings.Count(err1, "NOT FOR RELEASE") < 2 {
+		t.Errorf("a seeded run must say NOT FOR RELEASE in the warning and the summary:\n%s", err1)
+	}
+	out, errOut, code := darrm(t, votes, append(args, "--format", "json", "--out-format", "csv")...)
+	if code != 0 || !strings.HasPrefix(out, "id,label\na,") {
+		t.Fatalf("exit %d, labels %q: %s", code, out, errOut)
+	}
+	var doc aggregateOut
+	decode(t, errOut[strings.Index(errOut, "{"):], &doc)
+	if doc.ForRelease || doc.Randomness.Seed == nil || *doc.Randomness.Seed != 42 || !strings.Contains(doc.Randomness.Note, "NOT FOR RELEASE") {
+		t.Errorf("seeded summary: for_release %v, randomness %+v", doc.ForRelease, doc.Randomness)
+	}
+	out, _, code = darrm(t, votes, append(args, "--format", "csv")...)
+	if code != 0 || !strings.Contains(out, `{"id":5,`) {
+		t.Errorf("exit %d, %q", code, out)
+	}
+}
+
+func TestAggregateBadInput(t *testing.T) {
+	dir := t.TempDir()
+	good := voteFile(t, t.TempDir(), 5, func(int) int { return 7 })
+	write := func(name, content string) string {
+		p := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	row := "1,0,1,1,0,1,0,0,1,1,0\n"
+	zeros := write("zeros.txt", "0 0 0 0 0 0 0 0 0 0 0 0\n")
+	one := write("one.txt", "1 1 1 1 1 1 1 1 1 1 1 1\n")
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want []string
+	}{
+		{"ragged row", []string{write("r.csv", row+row+"1,0,1\n"+row)}, 2, []string{"r.csv, line 3", "3 columns, want 11"}},
+		{"vote 2", []string{write("v.csv", row+"1,0,1,1,0,2,0,0,1,1,0\n")}, 2, []string{"v.csv, line 2, column 6", `vote "2"`}},
+		{"empty file", []string{write("e.csv", "")}, 2, []string{"e.csv", "empty file"}},
+		{"binary", []string{write("b.bin", "\x89PNG\r\n\x1a\n\x00\x00")}, 2, []string{"b.bin, line 1", "binary"}},
+		{"not a vote file", []string{write("p.txt", "Hello,\nworld\n")}, 2, []string{"p.txt, line 2", "not a CSV or JSON lines vote file"}},
+		{"bad JSON line", []string{write("j.jsonl", "[1,0,1]\n[1,0,x]\n")}, 2, []string{"j.jsonl, line 2, column 6", `vote 3: "x"`}},
+		{"missing file", []string{filepath.Join(dir, "none.csv")}, 2, []string{"no such file"}},
+		{"K mismatch", []string{good, "--K", "9"}, 2, []string{"--K = 9", "11 votes per row"}},
+		{"even K", []string{write("k.csv", "1,0\n")}, 2, []string{"must be odd"}},
+		{"unknown mechanism", []string{good, "--mechanism", "best"}, 2, []string{"--mechanism \"best\""}},
+		{"lone budget", []string{good, "--budget-eps", "1"}, 2, []string{"go together"}},
+		{"bad budget", []string{good, "--budget-eps", "-1", "--budget-delta", "0.1"}, 2, []string{"budget eps = -1"}},
+		{"bad out format", []string{good, "--out-format", "xml"}, 2, []string{"--out-format"}},
+		{"bad delta'", []string{good, "--delta-prime", "0"}, 2, []string{"--delta-prime = 0"}},
+		{"dsub needs pure DP", []string{good, "--mechanism", "dsub"}, 2, []string{"Theorem 3.5.1 needs pure-DP teachers, Delta = 0"}},
+		{"gnmax needs delta", []string{good, "--mechanism", "gnmax", "--Delta", "0", "--delta", "0"}, 2, []string{"delta"}},
+		{"no gamma cached", []string{good, "--no-solve"}, 2, []string{"--no-solve", "no gamma_opt for K=11 m=3", "darrm solve"}},
+		{"gamma not certified", []string{good, "--gamma", one}, 3, []string{"violated"}},
+		{"gamma wrong K", []string{good, "--gamma", write("g5.txt", "0 0 0 0 0 0")}, 2, []string{"K = 5"}},
+		{"m missing", []string{good, "--gamma", zeros}, 2, []string{"--m is required"}},
+		{"gamma for another mechanism", []string{good, "--gamma", zeros, "--mechanism", "rr"}, 2, []string{"--gamma applies to the darrm mechanism"}},
+	} {
+		out := filepath.Join(dir, "labels.csv")
+		args := append([]string{"aggregate"}, tc.args...)
+		if tc.name != "m missing" {
+			args = append(args, "--m", "3")
+		}
+		args = append(args, "--out", out, "--cache-dir", t.TempDir())
+		stdout, stderr, code := darrm(t, "", args...)
+		if code != tc.code {
+			t.Errorf("%s: exit %d, want %d; stderr %s", tc.name, code, tc.code, stderr)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%s: stderr %q lacks %q", tc.name, stderr, w)
+			}
+		}
+		if stdout != "" {
+			t.Errorf("%s: stdout %q", tc.name, stdout)
+		}
+		if left := files(t, dir); len(left) > 0 {
+			t.Errorf("%s: left %v behind", tc.name, left)
+		}
+	}
+}
+
+// TestAggregateBudgetStopsExactly compares the number of answered queries
+// with a linear scan of the accountant's totals.
+func TestAggregateBudgetStopsExactly(t *testing.T) {
+	dir := t.TempDir()
+	votes := voteFile(t, dir, 60, func(i int) int { return 3 + i%6 })
+	step := accountant.Guarantee{Eps: 0.30000000000000004, Delta: constraints.DefaultTargetDelta(1e-5, 3)}
+	for _, tc := range []struct {
+		method string
+		budget accountant.Guarantee
+	}{
+		{"general", accountant.Guarantee{Eps: 4, Delta: 1e-3}},
+		{"simple", accountant.Guarantee{Eps: 2.5, Delta: 1e-2}},
+		{"optimal", accountant.Guarantee{Eps: 3, Delta: 1e-3}},
+		{"general", accountant.Guarantee{Eps: 100, Delta: 0.5}}, // room for all 60
+		{"simple", accountant.Guarantee{Eps: 0.2, Delta: 0.5}},  // not even one
+	} {
+		m, _ := accountant.ParseMethod(tc.method)
+		want := 0
+		for k := 1; k <= 60; k++ {
+			g, err := accountant.Compose(step, k, m, 1e-5)
+			if err != nil || g.Eps > tc.budget.Eps || g.Delta > tc.budget.Delta {
+				break
+			}
+			want = k
+		}
+		out := filepath.Join(dir, "labels.csv")
+		stdout, stderr, code := darrm(t, "", "aggregate", votes, "--m", "3", "--out", out, "--format", "json", "--cache-dir", dir,
+			"--budget-method", tc.method, "--budget-eps", fmt.Sprint(tc.budget.Eps), "--budget-delta", fmt.Sprint(tc.budget.Delta))
+		wantCode := exitBudget
+		if want == 60 {
+			wantCode = 0
+		}
+		if code != wantCode {
+			t.Fatalf("%s %v: exit %d, want %d: %s", tc.method, tc.budget, code, wantCode, stderr)
+		}
+		var doc aggregateOut
+		decode(t, stdout, &doc)
+		lines := readLines(t, out)
+		if doc.Answered != want || doc.Unanswered != 60-want || len(lines) != want+1 || doc.Budget == nil || doc.Budget.Stopped != (want < 60) {
+			t.Errorf("%s %v: answered %d (unanswered %d, %d label lines, budget %+v), want %d", tc.method, tc.budget, doc.Answered, doc.Unanswered, len(lines)-1, doc.Budget, want)
+		}
+		if want > 0 && !strings.HasPrefix(lines[want], fmt.Sprintf("q%d,", want)) {
+			t.Errorf("%s: last label line %q, want query %d", tc.method, lines[want], want)
+		}
+		if want < 60 && !strings.Contains(stderr, fmt.Sprintf("answered %d of 60 queries", want)) {
+			t.Errorf("%s: stderr %q", tc.method, stderr)
+		}
+	}
+}
+
+// TestAggregateNeverPrintsMajority runs DaRRM with gamma = 0 (every label
+// a fair coin, which certifies at any budget) on vote files with opposite
+// majorities and different vote counts: with the same seed every byte of
+// output, labels, summary and errors, must be the same, so nothing derived
+// from the votes reaches any output.
+func TestAggregateNeverPrintsMajority(t *testing.T) {
+	dir := t.TempDir()
+	zero := filepath.Join(dir, "zero.txt")
+	if err := os.WriteFile(zero, []byte(strings.Repeat("0 ", 12)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := func(ones int, tail string) string {
+		var b strings.Builder
+		for i := range 300 {
+			fmt.Fprintf(&b, "q%d", i)
+			for j := range 11 {
+				fmt.Fprintf(&b, ",%d", map[bool]int{true: 1, false: 0}[j < ones])
+			}
+			b.WriteByte('\n')
+		}
+		return b.String() + tail
+	}
+	timing := regexp.MustCompile(`(?m)^time: .*$|"(seconds|queries_per_second)": [^,\n]*`)
+	for _, format := range []string{"table", "json", "csv"} {
+		for _, tail := range []string{"", "q300,1,1,1\n"} {
+			var outs, errs []string
+			for _, ones := range []int{11, 0, 6, 5} {
+				stdout, stderr, code := darrm(t, file(ones, tail), "aggregate", "--m", "3", "--gamma", zero, "--seed", "5", "--format", format)
+				if (code == 0) != (tail == "") {
+					t.Fatalf("exit %d: %s", code, stderr)
+				}
+				outs = append(outs, stdout)
+				errs = append(errs, timing.ReplaceAllString(stderr, ""))
+			}
+			for i := 1; i < len(outs); i++ {
+				if outs[i] != outs[0] || errs[i] != errs[0] {
+					t.Errorf("format %s, tail %q: output depends on the votes:\n%s\n%s\n---\n%s\n%s", format, tail, outs[0], errs[0], outs[i], errs[i])
+				}
+			}
+		}
+	}
+}
+
+func TestSimulateCommand(t *testing.T) {
+	dir := t.TempDir()
+	stdout, stderr, code := darrm(t, "", "simulate", "--K", "11", "--m", "3", "--format", "json", "--cache-dir", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc simulateOut
+	decode(t, stdout, &doc)
+	var names []string
+	for _, r := range doc.Results {
+		names = append(names, r.Mechanism)
+		if r.Lo > r.Exact+0.01 || r.Hi < r.Exact-0.01 || r.Agreement < r.Lo || r.Agreement > r.Hi || r.Eps != doc.Results[0].Eps {
+			t.Errorf("%s: %+v", r.Mechanism, r)
+		}
+	}
+	if fmt.Sprint(names) != "[darrm subsample rr gnmax]" || doc.Queries != 100000 || !strings.Contains(doc.Note, "not a private release") {
+		t.Errorf("mechanisms %v, queries %d, note %q", names, doc.Queries, doc.Note)
+	}
+	if fmt.Sprint(doc.Above) != "[subsample rr gnmax]" {
+		t.Errorf("darrm above %v", doc.Above)
+	}
+	stdout, _, code = darrm(t, "", "simulate", "--K", "5", "--m", "2", "--Delta", "0", "--delta", "0", "--queries", "1000", "--teachers", "0.9,0.8,0.7,0.6,0.5", "--cache-dir", dir)
+	if code != 0 || !strings.Contains(stdout, "dsub") || strings.Contains(stdout, "gnmax") || !strings.Contains(stdout, "not a private release") {
+		t.Errorf("pure DP run: exit %d\n%s", code, stdout)
+	}
+	for _, bad := range [][]string{
+		{"--teachers", "U(1,0)"}, {"--teachers", "0.1,0.2"}, {"--queries", "0"}, {"--mechanisms", "darrm,best"}, {"--format", "xml"},
+	} {
+		if _, stderr, code := darrm(t, "", append([]string{"simulate", "--K", "11", "--m", "3", "--cache-dir", dir}, bad...)...); code != 2 {
+			t.Errorf("%v: exit %d: %s", bad, code, stderr)
+		}
+	}
+}
+
+func TestAggregateOutputSafety(t *testing.T) {
+	dir := t.TempDir()
+	votes := voteFile(t, dir, 5, func(int) int { return 6 })
+	before, _ := os.ReadFile(votes)
+	if _, stderr, code := darrm(t, "", "aggregate", votes, "--m", "3", "--out", votes, "--cache-dir", dir); code != 2 || !strings.Contains(stderr, "is the vote file") {
+		t.Errorf("--out = input: exit %d, %s", code, stderr)
+	}
+	if after, _ := os.ReadFile(votes); string(after) != string(before) {
+		t.Error("the vote file changed")
+	}
+	// Labels that reached stdout before a malformed row stay written; the
+	// error says how many, since their privacy is spent. Labels still
+	// buffered are dropped.
+	small := "1,1,1\n1,0,0\n1,1\n"
+	stdout, stderr, code := darrm(t, small, "aggregate", "--m", "1", "--mechanism", "subsample", "--cache-dir", dir)
+	if code != 2 || !strings.Contains(stderr, "line 3") || strings.Contains(stderr, "already written") || stdout != "" {
+		t.Errorf("small file: exit %d, stdout %q, stderr %s", code, stdout, stderr)
+	}
+	large := strings.Repeat("1\n", 100000) + "2\n"
+	stdout, stderr, code = darrm(t, large, "aggregate", "--m", "1", "--mechanism", "subsample", "--cache-dir", dir)
+	written := strings.Count(stdout, "\n") - 1
+	if code != 2 || written < 1000 || !strings.Contains(stderr, fmt.Sprintf("%d labels were already written to standard output", written)) {
+		t.Errorf("large file: exit %d, %d labels on stdout, stderr %s", code, written, stderr)
+	}
+}

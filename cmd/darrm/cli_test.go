@@ -1,0 +1,275 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// darrm runs the CLI in-process.
+func darrm(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(args, strings.NewReader(stdin), &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+func files(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func decode(t *testing.T, s string, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(s), v); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, s)
+	}
+}
+
+func TestSolveJSONAndCache(t *testing.T) {
+	dir := t.TempDir()
+	out, errOut, code := darrm(t, "", "solve", "--K", "11", "--m", "3", "--format", "json", "--cache-dir", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc map[string]any
+	decode(t, out, &doc)
+	for _, k := range []string{"K", "m", "eps", "Delta", "delta", "prior", "gamma", "objective", "surrogate_error", "certificate", "seconds", "cached"} {
+		if _, ok := doc[k]; !ok {
+			t.Errorf("JSON lacks %q", k)
+		}
+	}
+	cert := doc["certificate"].(map[string]any)
+	for _, k := range []string{"max_f", "budget", "ratio", "worst_counts", "configs_checked"} {
+		if _, ok := cert[k]; !ok {
+			t.Errorf("certificate lacks %q", k)
+		}
+	}
+	if r := cert["ratio"].(float64); r > 1 {
+		t.Errorf("ratio %v > 1", r)
+	}
+	if doc["eps"].(float64) != 0.1 || doc["Delta"].(float64) != 1e-5 || doc["delta_is_default"] != true {
+		t.Errorf("defaults not echoed: eps %v Delta %v delta default %v", doc["eps"], doc["Delta"], doc["delta_is_default"])
+	}
+	if n := len(doc["gamma"].([]any)); n != 12 {
+		t.Errorf("gamma has %d values, want 12", n)
+	}
+	if doc["cached"] != false {
+		t.Error("first solve reported cached")
+	}
+	if len(files(t, dir)) != 1 {
+		t.Fatalf("cache holds %v, want one entry", files(t, dir))
+	}
+	out2, _, code := darrm(t, "", "solve", "--K", "11", "--m", "3", "--format", "json", "--cache-dir", dir)
+	var doc2 map[string]any
+	decode(t, out2, &doc2)
+	if code != 0 || doc2["cached"] != true {
+		t.Fatalf("second solve: exit %d, cached %v", code, doc2["cached"])
+	}
+	g1, _ := json.Marshal(doc["gamma"])
+	g2, _ := json.Marshal(doc2["gamma"])
+	if !bytes.Equal(g1, g2) {
+		t.Errorf("cached gamma %s differs from solved %s", g2, g1)
+	}
+}
+
+func TestSolveBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--K", "10", "--m", "3"}, "K = 10"},
+		{[]string{"--K", "0", "--m", "1"}, "K = 0"},
+		{[]string{"--K", "11", "--m", "12"}, "m = 12"},
+		{[]string{"--K", "11", "--m", "0.5"}, "m = 0.5"},
+		{[]string{"--K", "11", "--m", "3", "--eps", "0"}, "eps = 0"},
+		{[]string{"--K", "11", "--m", "3", "--eps", "NaN"}, "eps = NaN"},
+		{[]string{"--K", "11", "--m", "3", "--eps", "-1"}, "eps = -1"},
+		{[]string{"--K", "11", "--m", "3", "--Delta", "-0.1"}, "Delta = -0.1"},
+		{[]string{"--K", "11", "--m", "3", "--delta", "1e-6"}, "delta = 1e-06"},
+		{[]string{"--K", "11", "--m", "3", "--delta", "1"}, "delta = 1"},
+		{[]string{"--K", "11", "--m", "3", "--prior", "0.3"}, "prior"},
+		{[]string{"--K", "11", "--m", "3", "--format", "xml"}, "--format"},
+		{[]string{"--K", "11", "--m", "3", "--plot", "out.jpg"}, ".png or .svg"},
+		{[]string{"--m", "3"}, "--K is required"},
+		{[]string{"--K", "11"}, "--m is required"},
+		{[]string{"--K", "eleven", "--m", "3"}, "invalid argument"},
+		{[]string{"--K", "11", "--m", "3", "--compare", "--rr-method", "advanced"}, "--rr-method"},
+		{[]string{"--K", "11", "--m", "3", "--compare", "--sub-size", "12"}, "--sub-size = 12"},
+		{[]string{"--K", "11", "--m", "3", "--compare", "--rr-method", "general", "--rr-delta-prime", "0"}, "delta'"},
+	} {
+		dir := t.TempDir()
+		plotDir := t.TempDir()
+		args := append([]string{"solve", "--cache-dir", dir}, tc.args...)
+		for i, a := range args {
+			if a == "out.jpg" {
+				args[i] = filepath.Join(plotDir, a)
+			}
+		}
+		_, errOut, code := darrm(t, "", args...)
+		if code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", tc.args, code, exitUsage)
+		}
+		if !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: error %q does not mention %q", tc.args, errOut, tc.want)
+		}
+		if f := append(files(t, dir), files(t, plotDir)...); len(f) != 0 {
+			t.Errorf("%v: bad input left files behind: %v", tc.args, f)
+		}
+	}
+}
+
+func TestSolveRecomputesCorruptCache(t *testing.T) {
+	dir := t.TempDir()
+	if _, e, code := darrm(t, "", "solve", "--K", "5", "--m", "2", "--cache-dir", dir); code != 0 {
+		t.Fatal(e)
+	}
+	entry := filepath.Join(dir, files(t, dir)[0])
+	b, _ := os.ReadFile(entry)
+	os.WriteFile(entry, b[:len(b)/3], 0o644) // a torn write
+	out, errOut, code := darrm(t, "", "solve", "--K", "5", "--m", "2", "--cache-dir", dir, "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(errOut, "corrupt") || !strings.Contains(errOut, "recomputing") {
+		t.Errorf("corrupt entry not reported: %q", errOut)
+	}
+	var doc map[string]any
+	decode(t, out, &doc)
+	if doc["cached"] != false {
+		t.Error("a corrupt entry was used")
+	}
+	// The entry was replaced by a valid one.
+	_, errOut, _ = darrm(t, "", "solve", "--K", "5", "--m", "2", "--cache-dir", dir, "--format", "json")
+	if strings.Contains(errOut, "corrupt") {
+		t.Errorf("entry still corrupt after recomputation: %s", errOut)
+	}
+}
+
+func TestSolveNoCacheAndEnv(t *testing.T) {
+	dir := t.TempDir()
+	if _, e, code := darrm(t, "", "solve", "--K", "5", "--m", "2", "--cache-dir", dir, "--no-cache"); code != 0 {
+		t.Fatal(e)
+	}
+	if len(files(t, dir)) != 0 {
+		t.Error("--no-cache wrote a cache entry")
+	}
+	env := t.TempDir()
+	t.Setenv("DARRM_CACHE_DIR", env)
+	if _, e, code := darrm(t, "", "solve", "--K", "5", "--m", "2"); code != 0 {
+		t.Fatal(e)
+	}
+	if len(files(t, env)) != 1 {
+		t.Errorf("DARRM_CACHE_DIR not used: %v", files(t, env))
+	}
+}
+
+func TestSolveCompareAndPlot(t *testing.T) {
+	dir := t.TempDir()
+	plot := filepath.Join(t.TempDir(), "g.svg")
+	out, errOut, code := darrm(t, "", "solve", "--K", "11", "--m", "3", "--Delta", "0", "--cache-dir", dir, "--compare", "--plot", plot, "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc struct {
+		Objective float64 `json:"objective"`
+		Compare   []struct {
+			Name        string  `json:"name"`
+			Objective   float64 `json:"objective"`
+			Certificate struct {
+				Ratio  float64 `json:"ratio"`
+				Status string  `json:"status"`
+			} `json:"certificate"`
+			Errors []struct{ Actual string } `json:"expected_errors"`
+		} `json:"compare"`
+	}
+	decode(t, out, &doc)
+	names := map[string]bool{}
+	for _, m := range doc.Compare {
+		names[m.Name] = true
+		if m.Certificate.Status == "" || m.Certificate.Ratio == 0 {
+			t.Errorf("%s has no certificate", m.Name)
+		}
+		if len(m.Errors) != 3 {
+			t.Errorf("%s: %d expected errors, want 3", m.Name, len(m.Errors))
+		}
+		if m.Certificate.Status == "certified" && m.Objective > doc.Objective*(1+1e-9) {
+			t.Errorf("certified %s has objective %v > gamma_opt's %v", m.Name, m.Objective, doc.Objective)
+		}
+	}
+	if !names["sub"] || !names["dsub"] || !names["rr"] {
+		t.Errorf("compare has %v, want sub, dsub and rr", names)
+	}
+	b, err := os.ReadFile(plot)
+	if err != nil || !bytes.Contains(b, []byte("<svg")) {
+		t.Errorf("plot not written as SVG: %v", err)
+	}
+	table, _, code := darrm(t, "", "solve", "--K", "11", "--m", "3", "--cache-dir", dir, "--compare")
+	if code != 0 || !strings.Contains(table, "gamma_sub") || !strings.Contains(table, "certificate") {
+		t.Errorf("table output lacks the comparison:\n%s", table)
+	}
+}
+
+func TestSolveCSV(t *testing.T) {
+	out, _, code := darrm(t, "", "solve", "--K", "5", "--m", "2", "--no-cache", "--format", "csv")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 7 || lines[0] != "l,gamma_opt" {
+		t.Errorf("CSV output:\n%s", out)
+	}
+}
+
+func TestVerify(t *testing.T) {
+	solved, _, _ := darrm(t, "", "solve", "--K", "11", "--m", "3", "--no-cache", "--format", "json")
+	if _, e, code := darrm(t, solved, "verify"); code != 0 {
+		t.Errorf("verify of solve's output: exit %d: %s", code, e)
+	}
+	// The same gamma at a smaller allowance is not private.
+	if out, _, code := darrm(t, solved, "verify", "--m", "2", "--delta", "2e-5"); code != exitNotCertified || !strings.Contains(out, "VIOLATED") {
+		t.Errorf("verify at m = 2: exit %d, want %d\n%s", code, exitNotCertified, out)
+	}
+	// gamma = 1 at m = 1 is not private.
+	ones := strings.Repeat("1 ", 12)
+	if _, _, code := darrm(t, ones, "verify", "--m", "1"); code != exitNotCertified {
+		t.Errorf("verify of gamma = 1 at m = 1: exit %d, want %d", code, exitNotCertified)
+	}
+	path := filepath.Join(t.TempDir(), "g.txt")
+	os.WriteFile(path, []byte("0.1 0.1 0.1 0.1"), 0o644)
+	out, _, code := darrm(t, "", "verify", path, "--m", "1", "--format", "json")
+	var doc struct {
+		Certificate struct{ Status string } `json:"certificate"`
+	}
+	decode(t, out, &doc)
+	if code != 0 || doc.Certificate.Status != "certified" {
+		t.Errorf("verify of a small constant gamma: exit %d, %+v", code, doc)
+	}
+	for _, tc := range []struct {
+		stdin string
+		args  []string
+		want  string
+	}{
+		{"1 0.5 0.4 1", []string{"--m", "1"}, "symmetric"},
+		{"1 2 2 1", []string{"--m", "1"}, "gamma(1) = 2"},
+		{"1 0.5 0.5 1", []string{"--m", "1", "--K", "5"}, "--K = 5"},
+		{"1 0.5 0.5 1", nil, "--m is required"},
+		{"1 0.5 0.5 1", []string{"--m", "9"}, "m = 9"},
+		{"", []string{"--m", "1"}, "empty"},
+		{"1 0.5 0.5 1", []string{"--m", "1", "/no/such/file"}, "no such file"},
+	} {
+		_, errOut, code := darrm(t, tc.stdin, append([]string{"verify"}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("verify %v <<< %q: exit %d, %q; want exit %d mentioning %q", tc.args, tc.stdin, code, errOut, exitUsage, tc.want)
+		}
+	}
+}

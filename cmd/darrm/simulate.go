@@ -1,0 +1,217 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/cliout"
+)
+
+func init() { subcommands = append(subcommands, newSimulateCmd) }
+
+type simulateFlags struct {
+	problem    problemFlags
+	cache      cacheFlags
+	mech       mechanismFlags
+	mechanisms []string
+	teachers   string
+	queries    int
+	seed       uint64
+	format     string
+}
+
+func newSimulateCmd() *cobra.Command {
+	var f simulateFlags
+	cmd := &cobra.Command{
+		Use:   "simulate --K K --m m [flags]",
+		Short: "Compare the aggregators on synthetic teachers at the same privacy target",
+		Long: `simulate draws the votes of K synthetic teachers for many queries (teacher i
+votes 1 with probability p_i), runs every mechanism on the same votes at the
+same per-query (m·eps, delta), and prints how often each label agrees with the
+majority of the votes, with a 95% Wilson interval, beside the exact expected
+agreement and the exact error E of Definition 3.3.4 (|Pr[label = 1] -
+Pr[majority = 1]|), both computed from the mechanism's gamma at the teachers'
+p (thesis Figure 3.2, Table 3.1 pattern).
+
+--teachers is "U(a,b)" (each p_i drawn once, uniformly on [a, b]), a single
+probability for all teachers, or K comma-separated probabilities.
+
+This is an experiment, not a private release: the votes and all noise come from
+a seeded generator (--seed, default 1), so runs are reproducible.`,
+		Example: `  darrm simulate --K 11 --m 3
+  darrm simulate --K 11 --m 3 --teachers 0.7 --queries 1000000 --format json
+  darrm simulate --K 11 --m 3 --Delta 0 --delta 0 --mechanisms darrm,subsample,dsub`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runSimulate(cmd, &f) },
+	}
+	f.problem.register(cmd)
+	f.cache.register(cmd)
+	f.mech.register(cmd)
+	fs := cmd.Flags()
+	fs.StringSliceVar(&f.mechanisms, "mechanisms", nil, "mechanisms to compare (default: darrm, subsample, rr, gnmax when delta > 0, dsub when Delta = 0)")
+	fs.StringVar(&f.teachers, "teachers", "U(0.5,1)", "the teachers' probabilities of voting 1: U(a,b), p, or p_1,...,p_K")
+	fs.IntVar(&f.queries, "queries", 100000, "number of queries")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed of the teachers' probabilities, votes and noise")
+	fs.StringVar(&f.format, "format", "table", "output format: table, json or csv")
+	return cmd
+}
+
+// simulateOut is the JSON document simulate prints.
+type simulateOut struct {
+	K            int            `json:"K"`
+	M            float64        `json:"m"`
+	Eps          float64        `json:"eps"`
+	Delta        float64        `json:"Delta"`
+	TargetDelta  float64        `json:"delta"`
+	DeltaDefault bool           `json:"delta_is_default"`
+	Teachers     string         `json:"teachers"`
+	P            []float64      `json:"p"`
+	Queries      int            `json:"queries"`
+	Seed         uint64         `json:"seed"`
+	Note         string         `json:"note"`
+	Results      []simResultOut `json:"results"`
+	Above        []string       `json:"darrm_above,omitempty"`
+}
+
+type simResultOut struct {
+	Mechanism string  `json:"mechanism"`
+	Label     string  `json:"label"`
+	Eps       float64 `json:"eps"`
+	Delta     float64 `json:"delta"`
+	Source    string  `json:"source"`
+	Agree     int     `json:"agree"`
+	Agreement float64 `json:"agreement"`
+	Lo        float64 `json:"ci95_lo"`
+	Hi        float64 `json:"ci95_hi"`
+	Exact     float64 `json:"exact_agreement"`
+	TVError   float64 `json:"exact_error"`
+}
+
+const simulationNote = "a simulation with a seeded generator, not a private release"
+
+func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
+	format, err := cliout.ParseFormat(f.format)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	p, deltaDefault, err := f.problem.params(cmd)
+	if err != nil {
+		return err
+	}
+	if f.queries < 1 {
+		return usageErrorf("--queries = %d: must be >= 1", f.queries)
+	}
+	names := f.mechanisms
+	if len(names) == 0 {
+		names = []string{"darrm", "subsample"}
+		if p.Delta == 0 {
+			names = append(names, "dsub")
+		}
+		names = append(names, "rr")
+		if p.TargetDelta > 0 {
+			names = append(names, "gnmax")
+		}
+	}
+	for _, n := range names {
+		if !slices.Contains(mechanismNames, n) {
+			return usageErrorf("--mechanisms: %q: must be among %s", n, strings.Join(mechanismNames, ", "))
+		}
+	}
+	mech, err := f.mech.parse(cmd)
+	if err != nil {
+		return err
+	}
+	if err := mech.onlyFor(names); err != nil {
+		return err
+	}
+	teachers, err := ensemble.Teachers(f.teachers, p.K, ensemble.NewSeededSource(f.seed))
+	if err != nil {
+		return usageErrorf("--teachers: %v", err)
+	}
+	var aggs []ensemble.Aggregator
+	var labels []string
+	for _, n := range names {
+		agg, label, err := newAggregator(cmd, n, p, mech, &f.cache)
+		if err != nil {
+			return err
+		}
+		aggs = append(aggs, agg)
+		labels = append(labels, label)
+	}
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	res, err := ensemble.Simulate(ctx, aggs, teachers, f.queries, f.seed)
+	if err != nil {
+		return err
+	}
+	out := simulateOut{
+		K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta, DeltaDefault: deltaDefault,
+		Teachers: f.teachers, P: teachers, Queries: f.queries, Seed: f.seed, Note: simulationNote,
+	}
+	for i, r := range res {
+		out.Results = append(out.Results, simResultOut{
+			Mechanism: r.Name, Label: labels[i], Eps: r.Privacy.Eps, Delta: r.Privacy.Delta, Source: r.Privacy.Source,
+			Agree: r.Agree, Agreement: r.Rate, Lo: r.Lo, Hi: r.Hi, Exact: r.Exact, TVError: r.TVError,
+		})
+	}
+	if i := slices.Index(names, "darrm"); i >= 0 {
+		for j, r := range res {
+			if j != i && res[i].Lo > r.Hi {
+				out.Above = append(out.Above, r.Name)
+			}
+		}
+	}
+	w := cmd.OutOrStdout()
+	switch format {
+	case cliout.JSON:
+		return cliout.WriteJSON(w, out)
+	case cliout.CSV:
+		return writeSimulateCSV(w, out)
+	}
+	return writeSimulateTable(w, out)
+}
+
+func writeSimulateCSV(w io.Writer, out simulateOut) error {
+	header := []string{"mechanism", "eps", "delta", "queries", "agree", "agreement", "ci95_lo", "ci95_hi", "exact_agreement", "exact_error", "seed"}
+	var rows [][]string
+	for _, r := range out.Results {
+		rows = append(rows, []string{r.Mechanism, cliout.Float(r.Eps), cliout.Float(r.Delta), fmt.Sprint(out.Queries), fmt.Sprint(r.Agree),
+			cliout.Float(r.Agreement), cliout.Float(r.Lo), cliout.Float(r.Hi), cliout.Float(r.Exact), cliout.Float(r.TVError), fmt.Sprint(out.Seed)})
+	}
+	return cliout.WriteCSV(w, header, rows)
+}
+
+func writeSimulateTable(w io.Writer, out simulateOut) error {
+	fmt.Fprintf(w, "Simulation (seeded generator, seed %d; not a private release): %d queries, K = %d teachers, each (eps = %g, Delta = %g)-DP\n",
+		out.Seed, out.Queries, out.K, out.Eps, out.Delta)
+	ps := make([]string, len(out.P))
+	for i, v := range out.P {
+		ps[i] = cliout.FloatN(v, 3)
+	}
+	fmt.Fprintf(w, "teachers %s: p = %s\n", out.Teachers, strings.Join(ps, ", "))
+	fmt.Fprintf(w, "every mechanism at (m·eps, delta) = (%.6g, %.6g), m = %g\n\n", out.M*out.Eps, out.TargetDelta, out.M)
+	var rows [][]string
+	for _, r := range out.Results {
+		rows = append(rows, []string{r.Mechanism, fmt.Sprintf("%.4f", r.Agreement), fmt.Sprintf("[%.4f, %.4f]", r.Lo, r.Hi),
+			fmt.Sprintf("%.4f", r.Exact), fmt.Sprintf("%.4f", r.TVError)})
+	}
+	if err := cliout.WriteTable(w, []string{"mechanism", "agreement", "95% interval", "exact", "error E"}, rows); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "agreement: labels equal to the majority of the votes; exact: its expectation from gamma; error E: |Pr[label=1] - Pr[majority=1]|")
+	for _, r := range out.Results {
+		fmt.Fprintf(w, "  %s: %s\n", r.Mechanism, r.Label)
+	}
+	if len(out.Above) > 0 {
+		fmt.Fprintf(w, "darrm's 95%% interval lies above those of: %s\n", strings.Join(out.Above, ", "))
+	}
+	return nil
+}

@@ -1,0 +1,141 @@
+package ensemble
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/poissonbinom"
+)
+
+// Aggregator releases one private label per query from the 0/1 votes of K
+// teachers.
+type Aggregator interface {
+	// Name is the mechanism's short name: darrm, rr, subsample, dsub or gnmax.
+	Name() string
+	// K is the number of teachers.
+	K() int
+	// Privacy is the guarantee of one released label and its justification.
+	Privacy() Privacy
+	// Gamma is the noise function of the DaRRM that has the same output
+	// distribution, as sampled (Lemmas 3.4.1 and 3.4.3).
+	Gamma() gamma.Gamma
+	// Aggregate returns the private label of one query. votes holds K
+	// values, each 0 or 1 (VoteReader guarantees both); randomness comes
+	// from src.
+	Aggregate(votes []byte, src *Source) byte
+}
+
+// Privacy is the per-query guarantee of an aggregator.
+type Privacy struct {
+	accountant.Guarantee
+	// Source is the argument that proves the guarantee, in words.
+	Source string
+	// Certificate is the exhaustive certificate behind the guarantee (Lemma
+	// 3.4.4 over every corner multiset), or nil when it rests on another
+	// argument.
+	Certificate *gamma.Certificate
+}
+
+// ErrNotCertified is wrapped by the constructors' errors when a noise
+// function fails its exhaustive certificate: the aggregator would not be
+// (m·eps, delta)-DP, or not provably so.
+var ErrNotCertified = errors.New("not certified (m·eps, delta)-DP")
+
+// Options tune the construction of aggregators.
+type Options struct {
+	// Workers is the number of goroutines of the certificate; 0 means GOMAXPROCS.
+	Workers int
+	// Progress, if set, receives the progress of the certificate in [0, 1].
+	Progress func(float64)
+}
+
+// votesFor counts the 1-votes.
+func votesFor(votes []byte) int {
+	var l int
+	for _, v := range votes {
+		l += int(v)
+	}
+	return l
+}
+
+// table samples DaRRM_gamma: it holds the thresholds t(l) = floor(gamma(l)·2^53)
+// and releases the majority when a 53-bit uniform integer is below t(L),
+// a fair coin otherwise. Both come from one 64-bit word: its top 53 bits
+// and its lowest bit are independent.
+type table struct {
+	k int
+	t []uint64
+}
+
+// newTable returns the sampler of g and the noise function it realises,
+// gamma~(l) = t(l)/2^53 <= gamma(l), which is exact in float64 and is what
+// must be certified.
+func newTable(g gamma.Gamma) (table, gamma.Gamma) {
+	tb := table{k: g.K(), t: make([]uint64, len(g))}
+	real := make(gamma.Gamma, len(g))
+	for l, v := range g {
+		tb.t[l] = threshold(v)
+		real[l] = realised(tb.t[l])
+	}
+	return tb, real
+}
+
+func (tb *table) release(l int, src *Source) byte {
+	w := src.Uint64()
+	if w>>11 < tb.t[l] {
+		if 2*l > tb.k {
+			return 1
+		}
+		return 0
+	}
+	return byte(w & 1)
+}
+
+// ProbOne returns Pr[label = 1] of DaRRM_g when l of the K teachers vote 1:
+// (1 + g(l))/2 if l is a 1-majority, (1 - g(l))/2 otherwise (Algorithm 1).
+func ProbOne(g gamma.Gamma, l int) float64 {
+	if 2*l > g.K() {
+		return (1 + g[l]) / 2
+	}
+	return (1 - g[l]) / 2
+}
+
+// Agreement returns the exact probability that DaRRM_g releases the
+// majority of the votes when teacher i votes 1 with probability p[i]:
+// sum_l alpha_l·(1 + g(l))/2 with alpha = PoissonBinomial(p).
+func Agreement(g gamma.Gamma, p []float64) (float64, error) {
+	if len(p) != g.K() {
+		return 0, fmt.Errorf("agreement of gamma for K = %d teachers: got %d probabilities", g.K(), len(p))
+	}
+	alpha, err := poissonbinom.PMF(p)
+	if err != nil {
+		return 0, fmt.Errorf("agreement: %w", err)
+	}
+	var a float64
+	for l, v := range g {
+		a += alpha[l] * (1 + v) / 2
+	}
+	return a, nil
+}
+
+// certify runs the exhaustive certificate of g for p and reports whether
+// it holds with room to spare: max f + rounding bound + slack <= budget.
+// slack covers the difference between g and the noise function actually
+// sampled, when they differ (0 when g is sampled exactly).
+func certify(ctx context.Context, p constraints.Params, g gamma.Gamma, slack float64, opts Options) (gamma.Certificate, bool, error) {
+	cert, err := gamma.Verify(ctx, p, g, opts.Workers, opts.Progress)
+	if err != nil {
+		return gamma.Certificate{}, false, err
+	}
+	ok := cert.Status == gamma.Certified && cert.MaxF+cert.ErrBound+slack <= cert.Budget
+	return cert, ok, nil
+}
+
+// target is the per-query guarantee every aggregator of p is held to.
+func target(p constraints.Params) accountant.Guarantee {
+	return accountant.Guarantee{Eps: p.M * p.Eps, Delta: p.TargetDelta}
+}

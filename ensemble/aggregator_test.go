@@ -1,0 +1,381 @@
+package ensemble
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/big"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/gamma"
+)
+
+func problem(k int, m, delta float64) constraints.Params {
+	return constraints.Params{K: k, M: m, Eps: 0.1, Delta: delta, TargetDelta: constraints.DefaultTargetDelta(delta, m)}
+}
+
+func optGamma(t *testing.T, p constraints.Params) gamma.Gamma {
+	t.Helper()
+	r, err := gamma.Opt(context.Background(), p, gamma.UniformPrior(), gamma.OptOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Gamma
+}
+
+// arrange returns K votes with l ones, placed by a fixed scattering so
+// that position-dependent bugs show.
+func arrange(k, l, shift int) []byte {
+	v := make([]byte, k)
+	for i := range l {
+		v[(i*5+shift)%k] = 1
+	}
+	return v
+}
+
+// gof draws n labels for votes with l ones, for every l, and returns the
+// chi-square p-value of the counts of 1 against want(l) = Pr[label = 1].
+// Cells with want 0 or 1 must match exactly (else the p-value is 0).
+func gof(agg Aggregator, src *Source, n, shift int, want func(l int) float64) float64 {
+	k := agg.K()
+	var chi2 float64
+	df := 0
+	for l := 0; l <= k; l++ {
+		votes := arrange(k, l, shift)
+		ones := 0
+		for range n {
+			ones += int(agg.Aggregate(votes, src))
+		}
+		p := want(l)
+		if p <= 0 || p >= 1 {
+			if float64(ones) != p*float64(n) {
+				return 0
+			}
+			continue
+		}
+		e := float64(n) * p
+		chi2 += (float64(ones) - e) * (float64(ones) - e) / (e * (1 - p))
+		df++
+	}
+	if df == 0 {
+		return 1
+	}
+	return distuv.ChiSquared{K: float64(df)}.Survival(chi2)
+}
+
+// checkDistribution tests agg's output against the exact distribution
+// want, and that the same test rejects a distribution 0.02 closer to a
+// fair coin in every cell (so the test can fail).
+func checkDistribution(t *testing.T, agg Aggregator, seed uint64, want func(l int) float64) {
+	t.Helper()
+	const n, alpha = 20000, 1e-4
+	if pv := gof(agg, NewSeededSource(seed), n, 0, want); pv < alpha {
+		t.Errorf("%s: output distribution differs from the exact one: p-value %.3g", agg.Name(), pv)
+	}
+	wrong := func(l int) float64 {
+		p := want(l)
+		if p > 0.5 {
+			return p - 0.02
+		}
+		return p + 0.02
+	}
+	if pv := gof(agg, NewSeededSource(seed), n, 0, wrong); pv >= alpha {
+		t.Errorf("%s: the test does not reject a distribution off by 0.02: p-value %.3g", agg.Name(), pv)
+	}
+}
+
+func TestDaRRMDistribution(t *testing.T) {
+	p := problem(11, 3, 1e-5)
+	g := optGamma(t, p)
+	d, err := NewDaRRM(context.Background(), p, g, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for l, v := range d.Gamma() {
+		if v > g[l] || g[l]-v >= 0x1p-53 {
+			t.Errorf("sampled gamma(%d) = %v, gamma = %v: want within 2^-53 below", l, v, g[l])
+		}
+	}
+	if c := d.Privacy().Certificate; c == nil || c.Status != gamma.Certified {
+		t.Fatalf("certificate %+v", c)
+	}
+	if got := d.Privacy().Guarantee; got.Eps != p.M*p.Eps || got.Delta != p.TargetDelta {
+		t.Errorf("guarantee %v, want (m·eps, delta)", got)
+	}
+	// Algorithm 1 directly: majority with probability gamma(l), else a coin.
+	checkDistribution(t, d, 1, func(l int) float64 {
+		if 2*l > p.K {
+			return g[l] + (1-g[l])/2
+		}
+		return (1 - g[l]) / 2
+	})
+}
+
+func TestRRDistribution(t *testing.T) {
+	p := problem(11, 3, 1e-5)
+	r, err := NewRR(context.Background(), p, accountant.Simple, 0, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := accountant.PConst(0.1, 3, p.TargetDelta, 11, 11e-5) // simple composition: tau = K, lambda = K·Delta
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(r.PConst()-pc) > 1e-15 || r.PConst() > pc {
+		t.Errorf("p_const = %v, Lemma B.1.1 gives %v", r.PConst(), pc)
+	}
+	checkDistribution(t, r, 2, func(l int) float64 {
+		if 2*l > p.K {
+			return (1 + pc) / 2
+		}
+		return (1 - pc) / 2
+	})
+}
+
+// subsetMajority returns Pr[label = 1] for the majority of s of the votes
+// drawn without replacement, ties by a fair coin, by enumerating every
+// s-subset: an independent reference for Lemma 3.4.1.
+func subsetMajority(votes []byte, s int) float64 {
+	k := len(votes)
+	var one, total float64
+	var rec func(start, left, ones int)
+	rec = func(start, left, ones int) {
+		if left == 0 {
+			total++
+			switch {
+			case 2*ones > s:
+				one++
+			case 2*ones == s:
+				one += 0.5
+			}
+			return
+		}
+		for i := start; i <= k-left; i++ {
+			rec(i+1, left-1, ones+int(votes[i]))
+		}
+	}
+	rec(0, s, 0)
+	return one / total
+}
+
+func TestSubsampleDistribution(t *testing.T) {
+	for _, tc := range []struct {
+		m    float64
+		size int
+	}{{3, 3}, {2, 2}, {1, 1}, {3.7, 3}} {
+		p := problem(11, tc.m, 1e-5)
+		s, err := NewSubsample(context.Background(), p, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Size() != tc.size {
+			t.Errorf("m = %v: subsample size %d, want %d", tc.m, s.Size(), tc.size)
+		}
+		for shift := range 2 {
+			want := func(l int) float64 { return subsetMajority(arrange(11, l, shift), tc.size) }
+			if pv := gof(s, NewSeededSource(uint64(3+shift)), 20000, shift, want); pv < 1e-4 {
+				t.Errorf("m = %v, arrangement %d: p-value %.3g", tc.m, shift, pv)
+			}
+			// Lemma 3.4.1: the same law as DaRRM with gamma_Sub.
+			for l := 0; l <= 11; l++ {
+				if d := math.Abs(want(l) - ProbOne(s.Gamma(), l)); d > 1e-14 {
+					t.Errorf("m = %v, l = %d: subset enumeration %v, DaRRM(gamma_Sub) %v", tc.m, l, want(l), ProbOne(s.Gamma(), l))
+				}
+			}
+		}
+		checkDistribution(t, s, 5, func(l int) float64 { return ProbOne(s.Gamma(), l) })
+	}
+}
+
+func TestSubsampleGuarantee(t *testing.T) {
+	ctx := context.Background()
+	// m = 3: gamma_Sub certifies (m·eps, delta) with room to spare.
+	s, err := NewSubsample(ctx, problem(11, 3, 1e-5), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Privacy().Certificate == nil || !strings.Contains(s.Privacy().Source, "certificate") {
+		t.Errorf("m = 3: source %q, certificate %v", s.Privacy().Source, s.Privacy().Certificate)
+	}
+	// m = 1: gamma_Sub is exactly tight (Lemma 3.4.2); composition proves it.
+	s, err = NewSubsample(ctx, problem(11, 1, 1e-5), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Privacy().Certificate != nil || !strings.Contains(s.Privacy().Source, "composition") {
+		t.Errorf("m = 1: source %q, certificate %v", s.Privacy().Source, s.Privacy().Certificate)
+	}
+}
+
+func TestDoubleSubsample(t *testing.T) {
+	ctx := context.Background()
+	if _, err := NewDoubleSubsample(ctx, problem(11, 3, 1e-5), Options{}); err == nil || !strings.Contains(err.Error(), "Delta = 0") {
+		t.Errorf("Delta > 0: err = %v", err)
+	}
+	for _, tc := range []struct {
+		m    float64
+		size int
+	}{{3, 5}, {1, 1}, {6, 11}} {
+		p := problem(11, tc.m, 0)
+		d, err := NewDoubleSubsample(ctx, p, Options{})
+		if err != nil {
+			t.Fatalf("m = %v: %v", tc.m, err)
+		}
+		if d.Size() != tc.size || d.Name() != "dsub" {
+			t.Errorf("m = %v: %s of size %d, want dsub of %d", tc.m, d.Name(), d.Size(), tc.size)
+		}
+		c := d.Privacy().Certificate
+		if c == nil || c.Status != gamma.Certified {
+			t.Fatalf("m = %v: certificate %+v", tc.m, c)
+		}
+		g, _ := gamma.DSub(11, int(tc.m))
+		scale := realised(d.keep)
+		if scale > 1 || scale < 1-1e-11 {
+			t.Errorf("m = %v: scale %v, want 1 - O(1e-13)", tc.m, scale)
+		}
+		checkDistribution(t, d, 6, func(l int) float64 { return ProbOne(g.Scale(scale), l) })
+	}
+	// With delta > 0 the budget has room: no scaling.
+	p := problem(11, 3, 0)
+	p.TargetDelta = 1e-6
+	d, err := NewDoubleSubsample(ctx, p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.keep != unit53 {
+		t.Errorf("Delta = 0, delta = 1e-6: scale %v, want 1", realised(d.keep))
+	}
+}
+
+func TestGNMax(t *testing.T) {
+	p := problem(11, 3, 1e-4) // the MNIST setting of Table 3.2: (0.3, ~3e-4)
+	p.Eps = 0.0892
+	p.TargetDelta = 3e-4
+	g, err := NewGNMax(p, SigmaGrid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sigma, _ := g.Sigma()
+	if math.Abs(sigma-21.46) > 0.005 {
+		t.Errorf("sigma = %v, Table B.2 gives 21.46", sigma)
+	}
+	// Two Gaussian counts: label 1 iff (2L-K) + N(0, 2σ²) > 0.
+	noise := distuv.Normal{Mu: 0, Sigma: sigma * math.Sqrt2}
+	want := func(l int) float64 { return 1 - noise.CDF(-float64(2*l-p.K)) }
+	for l := 0; l <= p.K; l++ {
+		if d := math.Abs(ProbOne(g.Gamma(), l) - want(l)); d > 1e-14 {
+			t.Errorf("l = %d: Pr[1] = %v, Gaussian %v", l, ProbOne(g.Gamma(), l), want(l))
+		}
+	}
+	checkDistribution(t, g, 7, want)
+	if e := g.BitEpsilon(); e < 0.06 || e > 0.075 {
+		t.Errorf("bit epsilon = %v, want about 0.067", e)
+	}
+	p.TargetDelta, p.Delta = 0, 0
+	if _, err := NewGNMax(p, SigmaGrid); err == nil {
+		t.Error("GNMax accepted delta = 0")
+	}
+}
+
+func TestDaRRMRejects(t *testing.T) {
+	ctx := context.Background()
+	p := problem(11, 1, 1e-5)
+	one, _ := gamma.Const(11, 1) // the plain majority is not eps-DP
+	for name, tc := range map[string]struct {
+		g    gamma.Gamma
+		want string
+	}{
+		"not certified": {one, "violated"},
+		"wrong K":       {make(gamma.Gamma, 8), "want K+1 = 12"},
+		"asymmetric":    {gamma.Gamma{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0.5}, "symmetric"},
+		"out of range":  {gamma.Gamma{2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2}, "[0, 1]"},
+	} {
+		_, err := NewDaRRM(ctx, p, tc.g, Options{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want it to mention %q", name, err, tc.want)
+		}
+		if notCert := errors.Is(err, ErrNotCertified); notCert != (name == "not certified") {
+			t.Errorf("%s: errors.Is(err, ErrNotCertified) = %v", name, notCert)
+		}
+	}
+	// gamma_Sub at m = 1 meets the budget exactly: tight, not certified.
+	sub, _ := gamma.Sub(11, 1)
+	if _, err := NewDaRRM(ctx, p, sub, Options{}); !errors.Is(err, ErrNotCertified) || !strings.Contains(err.Error(), "tight") {
+		t.Errorf("tight gamma: err = %v", err)
+	}
+}
+
+// TestSubAccuracy checks gamma.Sub against exact rational arithmetic, the
+// bound behind subSlack.
+func TestSubAccuracy(t *testing.T) {
+	for _, k := range []int{11, 41, 101} {
+		for _, s := range []int{1, 2, 3, 5, 10, k} {
+			g, err := gamma.Sub(k, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for l := 0; l <= k; l++ {
+				// gamma = |2·Pr[subsample majority = 1] - 1|, ties count 1/2.
+				win := new(big.Rat)
+				for j := 0; j <= s; j++ {
+					num := new(big.Int).Mul(new(big.Int).Binomial(int64(l), int64(j)), new(big.Int).Binomial(int64(k-l), int64(s-j)))
+					if num.Sign() == 0 || 2*j < s {
+						continue
+					}
+					term := new(big.Rat).SetFrac(num, new(big.Int).Binomial(int64(k), int64(s)))
+					if 2*j == s {
+						term.Quo(term, big.NewRat(2, 1))
+					}
+					win.Add(win, term)
+				}
+				exact := new(big.Rat).Sub(new(big.Rat).Mul(win, big.NewRat(2, 1)), big.NewRat(1, 1))
+				exact.Abs(exact)
+				e, _ := exact.Float64()
+				if d := math.Abs(e - g[l]); d > 1e-15 {
+					t.Errorf("K = %d, s = %d, l = %d: gamma_Sub = %v, exact %v (error %g)", k, s, l, g[l], e, d)
+				}
+			}
+		}
+	}
+}
+
+func TestAgreement(t *testing.T) {
+	g, _ := gamma.Sub(5, 3)
+	p := []float64{0.9, 0.8, 0.7, 0.4, 0.1}
+	a, err := Agreement(g, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Brute force over the 2^5 vote vectors.
+	var want float64
+	for mask := 0; mask < 32; mask++ {
+		pr, l := 1.0, 0
+		votes := make([]byte, 5)
+		for i := range 5 {
+			if mask>>i&1 == 1 {
+				pr *= p[i]
+				l++
+				votes[i] = 1
+			} else {
+				pr *= 1 - p[i]
+			}
+		}
+		pOne := subsetMajority(votes, 3)
+		if 2*l > 5 {
+			want += pr * pOne
+		} else {
+			want += pr * (1 - pOne)
+		}
+	}
+	if math.Abs(a-want) > 1e-15 {
+		t.Errorf("Agreement = %v, brute force %v", a, want)
+	}
+	if _, err := Agreement(g, p[:3]); err == nil {
+		t.Error("Agreement accepted 3 probabilities for K = 5")
+	}
+}

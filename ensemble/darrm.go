@@ -1,0 +1,143 @@
+package ensemble
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/gamma"
+)
+
+// DaRRM is Algorithm 1 with a certified noise function: the majority of
+// the votes with probability gamma(L), a fair coin otherwise.
+type DaRRM struct {
+	table
+	g       gamma.Gamma
+	privacy Privacy
+}
+
+// NewDaRRM returns DaRRM_g for problem p. It runs the exhaustive
+// certificate (gamma.Verify) on the noise function it will sample,
+// gamma~(l) = floor(g(l)·2^53)/2^53, and refuses it unless it is Certified
+// for (K, m·eps, delta): a gamma from a cache or a file is trusted only
+// through a fresh certificate. The cost is milliseconds at K = 11 and about
+// two seconds at K = 101 with Delta > 0.
+func NewDaRRM(ctx context.Context, p constraints.Params, g gamma.Gamma, opts Options) (*DaRRM, error) {
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("DaRRM: %w", err)
+	}
+	if err := g.Check(); err != nil {
+		return nil, fmt.Errorf("DaRRM: %w", err)
+	}
+	if g.K() != p.K {
+		return nil, fmt.Errorf("DaRRM: gamma has %d values, want K+1 = %d", len(g), p.K+1)
+	}
+	tb, real := newTable(g)
+	cert, ok, err := certify(ctx, p, real, 0, opts)
+	if err != nil {
+		return nil, fmt.Errorf("DaRRM: certificate: %w", err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("DaRRM: gamma for K=%d m=%g eps=%g Delta=%g delta=%g is %w: %v, max f / budget = %.15g", p.K, p.M, p.Eps, p.Delta, p.TargetDelta, ErrNotCertified, cert.Status, cert.Ratio)
+	}
+	return &DaRRM{
+		table: tb,
+		g:     real,
+		privacy: Privacy{
+			Guarantee:   target(p),
+			Source:      "exhaustive certificate of the sampled gamma (Lemma 3.4.4 over every corner multiset, Lemma 3.6.1)",
+			Certificate: &cert,
+		},
+	}, nil
+}
+
+// Name returns "darrm".
+func (d *DaRRM) Name() string { return "darrm" }
+
+// K returns the number of teachers.
+func (d *DaRRM) K() int { return d.k }
+
+// Privacy returns the per-query guarantee and its certificate.
+func (d *DaRRM) Privacy() Privacy { return d.privacy }
+
+// Gamma returns the noise function sampled, floor(g·2^53)/2^53.
+func (d *DaRRM) Gamma() gamma.Gamma { return d.g }
+
+// Aggregate releases the label of one query.
+func (d *DaRRM) Aggregate(votes []byte, src *Source) byte {
+	return d.release(votesFor(votes), src)
+}
+
+// RR is randomized response on the majority (Algorithm 7): the majority
+// with the constant probability p_const of Lemma B.1.1, a fair coin
+// otherwise. It is DaRRM with gamma = p_const.
+type RR struct {
+	table
+	g       gamma.Gamma
+	pconst  float64
+	privacy Privacy
+}
+
+// NewRR returns randomized response for problem p. p_const comes from
+// Lemma B.1.1 with the majority of the K (eps, Delta)-DP teachers taken to
+// be (tau·eps, lambda)-DP by composition method (slack deltaPrime for
+// general and optimal; accountant.RRParams). The sampled constant
+// floor(p_const·2^53)/2^53 must also pass the exhaustive certificate, so
+// the guarantee does not rest on the lemma's arithmetic alone.
+func NewRR(ctx context.Context, p constraints.Params, method accountant.Method, deltaPrime float64, opts Options) (*RR, error) {
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("RR: %w", err)
+	}
+	tau, lambda, err := accountant.RRParams(accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}, p.K, method, deltaPrime)
+	if err != nil {
+		return nil, fmt.Errorf("RR: %w", err)
+	}
+	pc, err := accountant.PConst(p.Eps, p.M, p.TargetDelta, tau, lambda)
+	if err != nil {
+		return nil, fmt.Errorf("RR: %w", err)
+	}
+	g, err := gamma.Const(p.K, pc)
+	if err != nil {
+		return nil, fmt.Errorf("RR: %w", err)
+	}
+	tb, real := newTable(g)
+	cert, ok, err := certify(ctx, p, real, 0, opts)
+	if err != nil {
+		return nil, fmt.Errorf("RR: certificate: %w", err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("RR: p_const = %.17g (Lemma B.1.1, tau = %g, lambda = %g by %v composition) is %w: %v, max f / budget = %.15g", pc, tau, lambda, method, ErrNotCertified, cert.Status, cert.Ratio)
+	}
+	return &RR{
+		table:  tb,
+		g:      real,
+		pconst: real[0],
+		privacy: Privacy{
+			Guarantee: target(p),
+			Source: fmt.Sprintf("Lemma B.1.1 (p_const = %.6g; the majority is (tau·eps, lambda)-DP with tau = %.6g, lambda = %.3g by %v composition), confirmed by the exhaustive certificate of gamma = p_const",
+				real[0], tau, lambda, method),
+			Certificate: &cert,
+		},
+	}, nil
+}
+
+// Name returns "rr".
+func (r *RR) Name() string { return "rr" }
+
+// K returns the number of teachers.
+func (r *RR) K() int { return r.k }
+
+// Privacy returns the per-query guarantee and its certificate.
+func (r *RR) Privacy() Privacy { return r.privacy }
+
+// Gamma returns the constant noise function sampled.
+func (r *RR) Gamma() gamma.Gamma { return r.g }
+
+// PConst returns the probability of releasing the majority, as sampled.
+func (r *RR) PConst() float64 { return r.pconst }
+
+// Aggregate releases the label of one query.
+func (r *RR) Aggregate(votes []byte, src *Source) byte {
+	return r.release(votesFor(votes), src)
+}

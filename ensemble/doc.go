@@ -1,0 +1,30 @@
+// Package ensemble releases private majority votes of K teachers (thesis
+// Chapter 3, Problem 3.1.1): one private label per query from the teachers'
+// 0/1 votes, with a per-query (ε, δ) guarantee and the argument behind it.
+//
+// Four mechanisms implement Aggregator:
+//
+//   - DaRRM (Algorithm 1) with any noise function gamma that passes the
+//     exhaustive certificate (gamma.Verify) for (K, m·ε, δ);
+//   - RR, randomized response with p_const of Lemma B.1.1 (Algorithm 7);
+//   - Subsample, the majority of s teachers drawn without replacement
+//     (Algorithm 8): s = ⌊m⌋, or s = 2⌊m⌋-1 when Δ = 0 (Theorem 3.5.1);
+//   - GNMax (Papernot et al. 2018; App. B.4.1), Gaussian noise on the two
+//     class counts with σ from the accountant.
+//
+// Each one is DaRRM with some gamma (Lemmas 3.4.1 and 3.4.3), which Gamma
+// returns: Pr[label = majority | L] = (1 + gamma(L))/2 for the vote count L.
+// That form gives the exact output distribution (ProbOne, Agreement), the
+// certificate of RR and Subsample, and the tests' reference.
+//
+// Randomness comes from a Source: crypto/rand, read in blocks, for private
+// releases; a seeded ChaCha8 stream for experiments, which is not for
+// release. The aggregators, the reader, the writer and Release never
+// print, log or return a query's un-noised majority or vote count (only
+// Simulate, an experiment on synthetic votes, compares labels with it).
+//
+// VoteReader streams vote files (CSV or JSON lines) in constant memory,
+// LabelWriter writes the labels, Release connects them under a query limit
+// (a privacy budget), and Simulate compares the mechanisms on synthetic
+// teachers.
+package ensemble

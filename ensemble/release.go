@@ -1,0 +1,166 @@
+package ensemble
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+)
+
+// labelBuffer is how many bytes of labels LabelWriter collects before it
+// writes them out.
+const labelBuffer = 256 << 10
+
+// LabelWriter writes released labels: "id,label" CSV with a header row,
+// or JSON lines {"id": ..., "label": 0|1}. The id is the query's id column
+// or, without one, its position in the vote file. Nothing else about a
+// query is written. Labels are buffered; Written counts those that have
+// reached the underlying writer, i.e. have been released.
+type LabelWriter struct {
+	w       io.Writer
+	format  Format
+	buf     []byte
+	pending int // labels in buf
+	written int // labels handed to w
+}
+
+// NewLabelWriter returns a writer of labels in format (FormatCSV or
+// FormatJSONL) on w. Call Flush at the end.
+func NewLabelWriter(w io.Writer, format Format) (*LabelWriter, error) {
+	if format != FormatCSV && format != FormatJSONL {
+		return nil, fmt.Errorf("label format %v: must be csv or jsonl", format)
+	}
+	lw := &LabelWriter{w: w, format: format, buf: make([]byte, 0, labelBuffer+256)}
+	if format == FormatCSV {
+		lw.buf = append(lw.buf, "id,label\n"...)
+	}
+	return lw, nil
+}
+
+// Write writes the label of q.
+func (lw *LabelWriter) Write(q *Query, label byte) error {
+	b := lw.buf
+	if lw.format == FormatCSV {
+		switch {
+		case q.ID == nil:
+			b = strconv.AppendInt(b, int64(q.Index), 10)
+		case csvNeedsQuotes(q.ID):
+			b = append(b, '"')
+			b = append(b, bytes.ReplaceAll(q.ID, []byte{'"'}, []byte{'"', '"'})...)
+			b = append(b, '"')
+		default:
+			b = append(b, q.ID...)
+		}
+		b = append(b, ',', '0'+label, '\n')
+	} else {
+		b = append(b, `{"id":`...)
+		switch {
+		case q.ID == nil:
+			b = strconv.AppendInt(b, int64(q.Index), 10)
+		case q.IDNumber:
+			b = append(b, q.ID...)
+		default:
+			s, err := json.Marshal(string(q.ID))
+			if err != nil {
+				return err
+			}
+			b = append(b, s...)
+		}
+		b = append(b, `,"label":`...)
+		b = append(b, '0'+label, '}', '\n')
+	}
+	lw.buf = b
+	lw.pending++
+	if len(b) >= labelBuffer {
+		return lw.Flush()
+	}
+	return nil
+}
+
+// Written returns the number of labels that have reached the underlying
+// writer. Labels still buffered when a run fails are never written.
+func (lw *LabelWriter) Written() int { return lw.written }
+
+// Flush writes the buffered labels to the underlying writer.
+func (lw *LabelWriter) Flush() error {
+	if len(lw.buf) == 0 {
+		return nil
+	}
+	if _, err := lw.w.Write(lw.buf); err != nil {
+		return err
+	}
+	lw.written += lw.pending
+	lw.pending = 0
+	lw.buf = lw.buf[:0]
+	return nil
+}
+
+// csvNeedsQuotes reports whether an id must be quoted in CSV output.
+func csvNeedsQuotes(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	if b[0] == ' ' || b[0] == '\t' || b[len(b)-1] == ' ' || b[len(b)-1] == '\t' {
+		return true
+	}
+	return bytes.ContainsAny(b, "\",\r\n")
+}
+
+// ReleaseResult counts the queries of a Release.
+type ReleaseResult struct {
+	// Answered is the number of labels passed to the LabelWriter (after an
+	// error, its Written says how many of them were released).
+	Answered int
+	// Unanswered is the number of queries after the limit, which were read
+	// and checked but not answered.
+	Unanswered int
+}
+
+// progressEvery is how many queries pass between calls of the progress
+// function and checks of the context.
+const progressEvery = 1 << 16
+
+// Release answers the queries of in with agg, drawing from src, and writes
+// the labels to out, which it flushes. It answers at most limit queries
+// (no limit when limit < 0), e.g. the number a privacy budget allows
+// (accountant.MaxSteps); later queries are read and checked, so that a
+// malformed file is rejected as a whole, and counted as unanswered.
+// progress, if set, is called now and then with the number of queries read
+// and of bytes consumed.
+func Release(ctx context.Context, in *VoteReader, agg Aggregator, src *Source, out *LabelWriter, limit int, progress func(queries int, bytes int64)) (ReleaseResult, error) {
+	var res ReleaseResult
+	if in.K() != agg.K() {
+		return res, fmt.Errorf("release: the vote file has K = %d votes per row, the %s aggregator K = %d", in.K(), agg.Name(), agg.K())
+	}
+	for n := 1; in.Next(); n++ {
+		q := in.Query()
+		if limit < 0 || res.Answered < limit {
+			if err := out.Write(q, agg.Aggregate(q.Votes, src)); err != nil {
+				return res, fmt.Errorf("write label %d: %w", q.Index, err)
+			}
+			res.Answered++
+		} else {
+			res.Unanswered++
+		}
+		if n%progressEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return res, err
+			}
+			if progress != nil {
+				progress(n, in.BytesRead())
+			}
+		}
+	}
+	if err := in.Err(); err != nil {
+		return res, err
+	}
+	if err := out.Flush(); err != nil {
+		return res, fmt.Errorf("write labels: %w", err)
+	}
+	if progress != nil {
+		progress(res.Answered+res.Unanswered, in.BytesRead())
+	}
+	return res, nil
+}

@@ -1,0 +1,152 @@
+package ensemble
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/darrm/darrm/gamma"
+)
+
+// Teachers returns the probabilities p_i with which K synthetic teachers
+// vote 1, from spec: "U(a,b)" draws each p_i once, i.i.d. uniform on
+// [a, b], from src; a single probability gives every teacher that value;
+// K comma-separated probabilities give one each.
+func Teachers(spec string, k int, src *Source) ([]float64, error) {
+	s := strings.TrimSpace(spec)
+	if strings.HasPrefix(strings.ToUpper(s), "U(") && strings.HasSuffix(s, ")") {
+		ab := strings.Split(s[2:len(s)-1], ",")
+		if len(ab) == 2 {
+			a, errA := strconv.ParseFloat(strings.TrimSpace(ab[0]), 64)
+			b, errB := strconv.ParseFloat(strings.TrimSpace(ab[1]), 64)
+			if errA == nil && errB == nil && 0 <= a && a <= b && b <= 1 {
+				p := make([]float64, k)
+				for i := range p {
+					p[i] = a + (b-a)*src.Float64()
+				}
+				return p, nil
+			}
+		}
+		return nil, fmt.Errorf("teachers %q: U(a,b) needs 0 <= a <= b <= 1", spec)
+	}
+	fields := strings.Split(s, ",")
+	if len(fields) != 1 && len(fields) != k {
+		return nil, fmt.Errorf("teachers %q: %d probabilities, want 1 or K = %d", spec, len(fields), k)
+	}
+	p := make([]float64, k)
+	for i := range p {
+		f := fields[min(i, len(fields)-1)]
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(v >= 0 && v <= 1) {
+			return nil, fmt.Errorf("teachers %q: %q: want U(a,b) or probabilities in [0, 1]", spec, f)
+		}
+		p[i] = v
+	}
+	return p, nil
+}
+
+// Float64 returns a uniform float64 in [0, 1) with 53 random bits.
+func (s *Source) Float64() float64 { return float64(s.Uint64()>>11) / unit53 }
+
+// SimResult is the outcome of one aggregator in Simulate.
+type SimResult struct {
+	Name    string
+	Privacy Privacy
+	Queries int
+	// Agree counts the queries whose label equals the majority of the votes.
+	Agree int
+	// Rate is Agree/Queries; Lo and Hi bound its 95% Wilson score interval.
+	Rate, Lo, Hi float64
+	// Exact is the exact probability that the label equals the majority of
+	// the votes (Agreement of the aggregator's gamma at the teachers' p).
+	Exact float64
+	// TVError is the exact error of Definition 3.3.4, |Pr[label = 1] -
+	// Pr[majority = 1]| (gamma.TVError).
+	TVError float64
+}
+
+// z95 is the 97.5% quantile of the standard normal distribution.
+const z95 = 1.959963984540054
+
+// Wilson returns the 95% Wilson score interval of a binomial proportion
+// with x successes in n trials.
+func Wilson(x, n int) (lo, hi float64) {
+	if n == 0 {
+		return 0, 1
+	}
+	fn, fx, z2 := float64(n), float64(x), z95*z95
+	center := (fx + z2/2) / (fn + z2)
+	half := z95 / (fn + z2) * math.Sqrt(fx*(fn-fx)/fn+z2/4)
+	return math.Max(0, center-half), math.Min(1, center+half)
+}
+
+// Simulate runs every aggregator on the same queries of synthetic teachers
+// (teacher i votes 1 with probability p[i]) and measures how often each
+// label equals the majority of the votes, beside the exact value. It is an
+// experiment, not a release: the votes and every aggregator's noise come
+// from seeded ChaCha8 streams derived from seed, so the run is
+// reproducible.
+func Simulate(ctx context.Context, aggs []Aggregator, p []float64, queries int, seed uint64) ([]SimResult, error) {
+	k := len(p)
+	if queries < 1 {
+		return nil, fmt.Errorf("simulate: %d queries: must be >= 1", queries)
+	}
+	if k < 1 || k%2 == 0 {
+		return nil, fmt.Errorf("simulate: K = %d teachers: must be odd", k)
+	}
+	res := make([]SimResult, len(aggs))
+	srcs := make([]*Source, len(aggs))
+	for i, a := range aggs {
+		if a.K() != k {
+			return nil, fmt.Errorf("simulate: %s has K = %d, the teachers K = %d", a.Name(), a.K(), k)
+		}
+		exact, err := Agreement(a.Gamma(), p)
+		if err != nil {
+			return nil, err
+		}
+		tv, err := gamma.TVError(a.Gamma(), p)
+		if err != nil {
+			return nil, err
+		}
+		res[i] = SimResult{Name: a.Name(), Privacy: a.Privacy(), Queries: queries, Exact: exact, TVError: tv}
+		srcs[i] = newStream(seed, uint64(i)+1)
+	}
+	thresholds := make([]uint64, k)
+	for i, v := range p {
+		thresholds[i] = threshold(v)
+	}
+	teachers := newStream(seed, 0)
+	votes := make([]byte, k)
+	for q := 0; q < queries; q++ {
+		if q%progressEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		l := 0
+		for i, t := range thresholds {
+			votes[i] = 0
+			if teachers.Uint64()>>11 < t {
+				votes[i] = 1
+				l++
+			}
+		}
+		var majority byte
+		if 2*l > k {
+			majority = 1
+		}
+		for i, a := range aggs {
+			if a.Aggregate(votes, srcs[i]) == majority {
+				res[i].Agree++
+			}
+		}
+	}
+	for i := range res {
+		r := &res[i]
+		r.Rate = float64(r.Agree) / float64(queries)
+		r.Lo, r.Hi = Wilson(r.Agree, queries)
+	}
+	return res, nil
+}

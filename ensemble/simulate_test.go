@@ -1,0 +1,104 @@
+package ensemble
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+)
+
+func TestWilson(t *testing.T) {
+	// Reference values from the textbook form p̂ ± z·sqrt(p̂(1-p̂)/n + z²/4n²), over 1 + z²/n (Wilson 1927), computed separately.
+	for _, tc := range []struct {
+		x, n   int
+		lo, hi float64
+	}{
+		{50, 100, 0.403832, 0.596168},
+		{0, 10, 0, 0.277533},
+		{10, 10, 0.722467, 1},
+		{95000, 100000, 0.948632, 0.951334},
+	} {
+		lo, hi := Wilson(tc.x, tc.n)
+		if math.Abs(lo-tc.lo) > 1e-6 || math.Abs(hi-tc.hi) > 1e-6 {
+			t.Errorf("Wilson(%d, %d) = [%.6f, %.6f], want [%.6f, %.6f]", tc.x, tc.n, lo, hi, tc.lo, tc.hi)
+		}
+	}
+}
+
+func TestTeachers(t *testing.T) {
+	src := NewSeededSource(1)
+	p, err := Teachers("U(0.5,1)", 11, src)
+	if err != nil || len(p) != 11 {
+		t.Fatal(p, err)
+	}
+	for _, v := range p {
+		if v < 0.5 || v > 1 {
+			t.Errorf("U(0.5,1) drew %v", v)
+		}
+	}
+	if p, err := Teachers("0.7", 3, src); err != nil || p[0] != 0.7 || p[2] != 0.7 {
+		t.Errorf("0.7: %v %v", p, err)
+	}
+	if p, err := Teachers("0.1, 0.2,0.3", 3, src); err != nil || p[1] != 0.2 {
+		t.Errorf("list: %v %v", p, err)
+	}
+	for _, bad := range []string{"U(0.6,0.5)", "U(0,2)", "1.5", "0.1,0.2", "NaN", "x", "U(a,b)"} {
+		if _, err := Teachers(bad, 3, src); err == nil {
+			t.Errorf("Teachers(%q) accepted", bad)
+		}
+	}
+}
+
+// TestSimulateTarget is the target: K = 11, m = 3, eps = 0.1,
+// Delta = 1e-5, 100,000 queries: DaRRM_opt's 95% interval lies above
+// subsampling's and RR's.
+func TestSimulateTarget(t *testing.T) {
+	ctx := context.Background()
+	p := problem(11, 3, 1e-5)
+	d, err := NewDaRRM(ctx, p, optGamma(t, p), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSubsample(ctx, p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRR(ctx, p, accountant.Simple, 0, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewGNMax(p, SigmaGrid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	teachers, err := Teachers("U(0.5,1)", 11, NewSeededSource(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Simulate(ctx, []Aggregator{d, s, r, g}, teachers, 100000, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range res {
+		t.Logf("%-9s agreement %.4f [%.4f, %.4f], exact %.4f, TV error %.4f", x.Name, x.Rate, x.Lo, x.Hi, x.Exact, x.TVError)
+		se := math.Sqrt(x.Exact * (1 - x.Exact) / float64(x.Queries))
+		if math.Abs(x.Rate-x.Exact) > 5*se {
+			t.Errorf("%s: agreement %v is %.1f standard errors from the exact %v", x.Name, x.Rate, (x.Rate-x.Exact)/se, x.Exact)
+		}
+	}
+	for _, base := range res[1:3] {
+		if !(res[0].Lo > base.Hi) {
+			t.Errorf("DaRRM's interval [%v, %v] does not lie above %s's [%v, %v]", res[0].Lo, res[0].Hi, base.Name, base.Lo, base.Hi)
+		}
+	}
+	again, _ := Simulate(ctx, []Aggregator{d, s, r, g}, teachers, 100000, 1)
+	for i := range res {
+		if again[i].Agree != res[i].Agree {
+			t.Errorf("%s: a second run with the same seed differs", res[i].Name)
+		}
+	}
+	if _, err := Simulate(ctx, []Aggregator{d}, teachers[:9], 10, 1); err == nil {
+		t.Error("Simulate accepted 9 teachers for K = 11 aggregators")
+	}
+}

@@ -1,0 +1,169 @@
+package ensemble
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/gamma"
+)
+
+// Subsample is the majority of s teachers drawn uniformly without
+// replacement (Algorithm 8), a tie of an even s broken by a fair coin. By
+// Lemma 3.4.1 it has the output distribution of DaRRM with gamma_Sub.
+type Subsample struct {
+	name string
+	k, s int
+	// keep is the threshold of a Bernoulli(c) drawn before subsampling; a
+	// failure releases a fair coin. It is 2^53 (c = 1) unless the
+	// certificate needed gamma scaled by c < 1 (NewDoubleSubsample).
+	keep    uint64
+	g       gamma.Gamma
+	privacy Privacy
+}
+
+// subSlack bounds the change of the privacy cost f between gamma_Sub in
+// float64 and the exact rational gamma that subsampling realises: f is
+// linear in gamma with coefficients summing in absolute value to at most
+// 1 + e^{m·eps}, and gamma.Sub is accurate to 1e-14 (a few ulps; the tests
+// check it against math/big).
+func subSlack(p constraints.Params) float64 { return 1e-14 * (1 + p.E()) }
+
+// NewSubsample returns the majority of s = floor(m) subsampled teachers,
+// the subsampling baseline of Section 3.7.1. Its guarantee is the
+// exhaustive certificate of gamma_Sub (Lemma 3.4.1) when that certifies
+// (m·eps, delta) with room for gamma_Sub's rounding; otherwise (gamma_Sub
+// is exactly tight at m = 1, and whenever Delta = 0) it is composition: the
+// label is post-processing of s (eps, Delta)-DP teachers, which are
+// (s·eps, 1-(1-Delta)^s)-DP together (Kairouz-Oh-Viswanath 2015, Thm 3.3,
+// i = 0), and that must be within (m·eps, delta).
+func NewSubsample(ctx context.Context, p constraints.Params, opts Options) (*Subsample, error) {
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("subsample: %w", err)
+	}
+	s := int(math.Floor(p.M))
+	g, err := gamma.Sub(p.K, s)
+	if err != nil {
+		return nil, fmt.Errorf("subsample: %w", err)
+	}
+	cert, ok, err := certify(ctx, p, g, subSlack(p), opts)
+	if err != nil {
+		return nil, fmt.Errorf("subsample: certificate: %w", err)
+	}
+	sub := &Subsample{name: "subsample", k: p.K, s: s, keep: unit53, g: g}
+	if ok {
+		sub.privacy = Privacy{
+			Guarantee:   target(p),
+			Source:      fmt.Sprintf("Lemma 3.4.1 (subsampling %d of %d is DaRRM with gamma_Sub) and the exhaustive certificate of gamma_Sub", s, p.K),
+			Certificate: &cert,
+		}
+		return sub, nil
+	}
+	compEps, compDelta := float64(s)*p.Eps, constraints.DefaultTargetDelta(p.Delta, float64(s))
+	if compEps > p.M*p.Eps || compDelta > p.TargetDelta {
+		return nil, fmt.Errorf("subsample: majority of %d teachers is %w: the certificate of gamma_Sub is %v (max f / budget = %.15g) and composition gives (%g, %g)-DP, which exceeds the target (m·eps, delta) = (%g, %g)",
+			s, ErrNotCertified, cert.Status, cert.Ratio, compEps, compDelta, p.M*p.Eps, p.TargetDelta)
+	}
+	sub.privacy = Privacy{
+		Guarantee: target(p),
+		Source: fmt.Sprintf("composition: the label is post-processing of %d (eps, Delta)-DP teachers, (%g, %.6g)-DP together (Kairouz-Oh-Viswanath 2015 Thm 3.3, i = 0); the certificate of gamma_Sub is %v (max f / budget = %.15g)",
+			s, compEps, compDelta, cert.Status, cert.Ratio),
+	}
+	return sub, nil
+}
+
+// NewDoubleSubsample returns the majority of 2·floor(m)-1 subsampled
+// teachers, or of all K when 2·floor(m)-1 >= K: gamma_DSub of Theorem
+// 3.5.1, which the theorem proves m·eps-DP for i.i.d. teachers with
+// Delta = delta = 0. Teachers need not be i.i.d. here, so the guarantee is
+// the exhaustive certificate of gamma_DSub, which also covers a delta > 0;
+// Delta must be 0. That certificate is typically
+// exactly tight in float64; then the mechanism first keeps the
+// subsampled majority with probability c = 1 - O(1e-13) (a fair coin
+// otherwise), with c chosen so that c·gamma_DSub is certified.
+func NewDoubleSubsample(ctx context.Context, p constraints.Params, opts Options) (*Subsample, error) {
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("dsub: %w", err)
+	}
+	if p.Delta != 0 {
+		return nil, fmt.Errorf("dsub: Delta = %g: Theorem 3.5.1 needs pure-DP teachers, Delta = 0", p.Delta)
+	}
+	m := int(math.Floor(p.M))
+	s := min(2*m-1, p.K)
+	g, err := gamma.DSub(p.K, m)
+	if err != nil {
+		return nil, fmt.Errorf("dsub: %w", err)
+	}
+	slack := subSlack(p)
+	cert, ok, err := certify(ctx, p, g, slack, opts)
+	if err != nil {
+		return nil, fmt.Errorf("dsub: certificate: %w", err)
+	}
+	sub := &Subsample{name: "dsub", k: p.K, s: s, keep: unit53, g: g}
+	source := fmt.Sprintf("Theorem 3.5.1 (majority of %d subsampled teachers) for arbitrary teachers by the exhaustive certificate of gamma_DSub", s)
+	if !ok {
+		if cert.Status == gamma.Violated || !(cert.MaxF > 0) {
+			return nil, fmt.Errorf("dsub: gamma_DSub (majority of %d of %d) is %w for arbitrary teachers: %v at (m·eps, delta) = (%g, %g), max f / budget = %.15g; Theorem 3.5.1 covers i.i.d. teachers only",
+				s, p.K, ErrNotCertified, cert.Status, p.M*p.Eps, p.TargetDelta, cert.Ratio)
+		}
+		c := (cert.Budget - 4*cert.ErrBound - 2*slack) / cert.MaxF
+		sub.keep = threshold(c)
+		sub.g = g.Scale(realised(sub.keep))
+		if cert, ok, err = certify(ctx, p, sub.g, slack, opts); err != nil {
+			return nil, fmt.Errorf("dsub: certificate: %w", err)
+		}
+		if !ok {
+			return nil, fmt.Errorf("dsub: c·gamma_DSub with c = %.17g is %w: %v, max f / budget = %.15g", realised(sub.keep), ErrNotCertified, cert.Status, cert.Ratio)
+		}
+		source += fmt.Sprintf(", scaled by c = %.15g (gamma_DSub itself is exactly tight)", realised(sub.keep))
+	}
+	sub.privacy = Privacy{Guarantee: target(p), Source: source, Certificate: &cert}
+	return sub, nil
+}
+
+// Name returns "subsample" (s = floor(m)) or "dsub" (s = 2·floor(m)-1).
+func (s *Subsample) Name() string { return s.name }
+
+// K returns the number of teachers.
+func (s *Subsample) K() int { return s.k }
+
+// Size returns the number of teachers subsampled.
+func (s *Subsample) Size() int { return s.s }
+
+// Privacy returns the per-query guarantee and its justification.
+func (s *Subsample) Privacy() Privacy { return s.privacy }
+
+// Gamma returns gamma_Sub (times c for a scaled dsub), the DaRRM noise
+// function with the same output distribution.
+func (s *Subsample) Gamma() gamma.Gamma { return s.g }
+
+// Aggregate releases the label of one query.
+func (s *Subsample) Aggregate(votes []byte, src *Source) byte {
+	if s.keep < unit53 {
+		if w := src.Uint64(); w>>11 >= s.keep {
+			return byte(w & 1)
+		}
+	}
+	var ones int
+	if s.s == s.k {
+		ones = votesFor(votes)
+	} else {
+		// Selection sampling (Knuth's Algorithm S): teacher i is taken with
+		// probability need/(K-i), which draws a uniform s-subset.
+		need := s.s
+		for i := 0; need > 0; i++ {
+			if src.IntN(s.k-i) < need {
+				ones += int(votes[i])
+				need--
+			}
+		}
+	}
+	switch {
+	case 2*ones > s.s:
+		return 1
+	case 2*ones < s.s:
+		return 0
+	}
+	return byte(src.Uint64() & 1)
+}

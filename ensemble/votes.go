@@ -1,0 +1,816 @@
+package ensemble
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// Format is the format of a vote or label file.
+type Format int
+
+const (
+	// FormatAuto detects the format from the first non-blank line: JSON
+	// lines if it starts with '[' or '{', CSV otherwise.
+	FormatAuto Format = iota
+	// FormatCSV is comma-separated values (RFC 4180, no line breaks inside
+	// quoted fields).
+	FormatCSV
+	// FormatJSONL is JSON lines: one JSON value per line.
+	FormatJSONL
+)
+
+func (f Format) String() string {
+	switch f {
+	case FormatCSV:
+		return "csv"
+	case FormatJSONL:
+		return "jsonl"
+	}
+	return "auto"
+}
+
+// ParseFormat parses "auto", "csv" or "jsonl" (also "ndjson").
+func ParseFormat(s string) (Format, error) {
+	switch strings.ToLower(s) {
+	case "auto":
+		return FormatAuto, nil
+	case "csv":
+		return FormatCSV, nil
+	case "jsonl", "ndjson":
+		return FormatJSONL, nil
+	}
+	return 0, fmt.Errorf("format %q: must be auto, csv or jsonl", s)
+}
+
+// Presence says whether a vote file has a header row or an id column.
+type Presence int
+
+const (
+	// Detect decides from the file (see NewVoteReader).
+	Detect Presence = iota
+	// Present forces the header or id column.
+	Present
+	// Absent rules it out.
+	Absent
+)
+
+// ParsePresence parses "auto", "yes" or "no".
+func ParsePresence(s string) (Presence, error) {
+	switch strings.ToLower(s) {
+	case "auto":
+		return Detect, nil
+	case "yes", "true":
+		return Present, nil
+	case "no", "false":
+		return Absent, nil
+	}
+	return 0, fmt.Errorf("%q: must be auto, yes or no", s)
+}
+
+// ReadOptions describe a vote file; the zero value detects everything.
+type ReadOptions struct {
+	Format Format
+	Header Presence // CSV only
+	ID     Presence
+	// K is the number of votes per row; 0 takes it from the first data row.
+	K int
+}
+
+// MaxLineBytes bounds the length of one line of a vote file, which keeps
+// the reader's memory constant.
+const MaxLineBytes = 1 << 20
+
+// readBuffer is the size of the read buffer; longer lines are assembled
+// in a separate buffer.
+const readBuffer = 64 << 10
+
+// FormatError describes malformed input: the file, the line (1-based), the
+// column (1-based; for CSV the field, for JSON lines the byte; 0 when the
+// whole line is at fault) and what is wrong. It never quotes a row, only
+// the offending field, so that no error reveals a query's votes.
+type FormatError struct {
+	File   string
+	Line   int
+	Column int
+	Msg    string
+}
+
+func (e *FormatError) Error() string {
+	if e.Column > 0 {
+		return fmt.Sprintf("%s, line %d, column %d: %s", e.File, e.Line, e.Column, e.Msg)
+	}
+	if e.Line > 0 {
+		return fmt.Sprintf("%s, line %d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.File, e.Msg)
+}
+
+// Query is one row of a vote file. ID and Votes are valid until the next
+// call of VoteReader.Next.
+type Query struct {
+	Index    int    // position among the queries, from 1
+	Line     int    // line of the file
+	ID       []byte // the id column (a JSON string decoded), nil without one
+	IDNumber bool   // the id was a JSON number (its text is the literal)
+	Votes    []byte // K votes, each 0 or 1
+}
+
+// VoteReader streams the queries of a vote file: one row per query, an
+// optional id column, then K votes of 0 or 1. Memory does not depend on
+// the number of rows.
+//
+// CSV: an optional header row, then rows of [id,]v_1,...,v_K. JSON lines:
+// per line either [v_1, ..., v_K] or {"id": <string or number>, "votes":
+// [v_1, ..., v_K]}. Blank lines are skipped; a UTF-8 byte-order mark and
+// CRLF line ends are accepted.
+//
+// Detection (each can be forced in ReadOptions): in CSV the first
+// non-blank line is data if all its fields are 0/1, or if all but the
+// first are (then the first is an id); otherwise it is a header. The first
+// column is an id if the header names it "id" or if in the first data row
+// it is the only field that is not 0/1. In JSON lines the first row has an
+// id or not. K is the number of votes of the first data row; every later
+// row must match it and the id layout.
+type VoteReader struct {
+	name    string
+	br      *bufio.Reader
+	format  Format
+	header  bool
+	hasID   bool
+	forceID Presence
+	k       int
+	line    int
+	bytes   int64
+	q       Query
+	pending bool // the first row, read by NewVoteReader, is not yet returned
+	done    bool
+	err     error
+	fields  []csvField
+	scratch []byte // unescaped CSV fields and JSON keys
+	idBuf   []byte // an unescaped JSON id
+	long    []byte // a line longer than the read buffer
+}
+
+// NewVoteReader reads the start of a vote file (the header and the first
+// data row) to settle its layout and K. name is used in errors.
+func NewVoteReader(r io.Reader, name string, opts ReadOptions) (*VoteReader, error) {
+	vr := &VoteReader{name: name, br: bufio.NewReaderSize(r, readBuffer), format: opts.Format, forceID: opts.ID}
+	line, err := vr.nextNonBlank()
+	if err == io.EOF {
+		return nil, &FormatError{File: name, Msg: "empty file: no votes"}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if i := bytes.IndexByte(line, 0); i >= 0 || !utf8.Valid(line) {
+		return nil, &FormatError{File: name, Line: vr.line, Msg: "not a CSV or JSON lines vote file: binary data"}
+	}
+	if vr.format == FormatAuto {
+		vr.format = FormatCSV
+		if c := bytes.TrimLeft(line, " \t"); c[0] == '[' || c[0] == '{' {
+			vr.format = FormatJSONL
+		}
+	}
+	if vr.format == FormatJSONL {
+		err = vr.firstJSONL(line, opts)
+	} else {
+		err = vr.firstCSV(line, opts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	vr.q.Index, vr.q.Line, vr.pending = 1, vr.line, true
+	return vr, nil
+}
+
+// K returns the number of votes per row.
+func (r *VoteReader) K() int { return r.k }
+
+// Format returns the format of the file (CSV or JSONL).
+func (r *VoteReader) Format() Format { return r.format }
+
+// HasHeader reports whether the CSV file has a header row.
+func (r *VoteReader) HasHeader() bool { return r.header }
+
+// HasID reports whether the rows carry an id.
+func (r *VoteReader) HasID() bool { return r.hasID }
+
+// BytesRead returns the number of bytes consumed so far.
+func (r *VoteReader) BytesRead() int64 { return r.bytes }
+
+// Err returns the error that stopped Next, or nil at the end of the file.
+func (r *VoteReader) Err() error { return r.err }
+
+// Query returns the current row.
+func (r *VoteReader) Query() *Query { return &r.q }
+
+// Next advances to the next query; it returns false at the end of the file
+// or on an error (see Err).
+func (r *VoteReader) Next() bool {
+	if r.pending {
+		r.pending = false
+		return true
+	}
+	if r.done || r.err != nil {
+		return false
+	}
+	line, err := r.nextNonBlank()
+	if err == io.EOF {
+		r.done = true
+		return false
+	}
+	if err == nil {
+		if r.format == FormatJSONL {
+			err = r.parseJSONL(line)
+		} else {
+			err = r.parseCSV(line)
+		}
+	}
+	if err != nil {
+		r.err = err
+		return false
+	}
+	r.q.Index++
+	r.q.Line = r.line
+	return true
+}
+
+// nextNonBlank returns the next line that holds more than blanks, without
+// its line end; io.EOF at the end of the input.
+func (r *VoteReader) nextNonBlank() ([]byte, error) {
+	for {
+		line, err := r.br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			var fe *FormatError
+			if line, err = r.longLine(line); errors.As(err, &fe) {
+				return nil, err
+			}
+		}
+		if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("read %s: %w", r.name, err)
+		}
+		if len(line) == 0 {
+			return nil, io.EOF
+		}
+		r.line++
+		r.bytes += int64(len(line))
+		if r.line == 1 {
+			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")) // a UTF-8 byte-order mark
+		}
+		line = bytes.TrimSuffix(line, []byte{'\n'})
+		line = bytes.TrimSuffix(line, []byte{'\r'})
+		if !blank(line) {
+			return line, nil
+		}
+	}
+}
+
+// longLine completes a line longer than the read buffer, up to
+// MaxLineBytes, in r.long.
+func (r *VoteReader) longLine(part []byte) ([]byte, error) {
+	r.long = append(r.long[:0], part...)
+	for {
+		part, err := r.br.ReadSlice('\n')
+		r.long = append(r.long, part...)
+		if len(r.long) > MaxLineBytes {
+			return nil, &FormatError{File: r.name, Line: r.line + 1, Msg: fmt.Sprintf("line longer than %d bytes", MaxLineBytes)}
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return r.long, err
+		}
+	}
+}
+
+func blank(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *VoteReader) errorf(col int, format string, args ...any) *FormatError {
+	return &FormatError{File: r.name, Line: r.line, Column: col, Msg: fmt.Sprintf(format, args...)}
+}
+
+// settle fixes K from the first data row, which has n votes.
+func (r *VoteReader) settle(n int, opts ReadOptions) error {
+	switch {
+	case n < 1:
+		return r.errorf(0, "no votes")
+	case opts.K > 0 && n != opts.K:
+		return r.errorf(0, "%d votes, want K = %d", n, opts.K)
+	case n%2 == 0:
+		return r.errorf(0, "%d votes: the number of teachers K must be odd (the majority of an even number of votes can tie)", n)
+	}
+	r.k = n
+	r.q.Votes = make([]byte, n)
+	return nil
+}
+
+// show quotes a field for an error message, cut to 32 bytes.
+func show(b []byte) string {
+	if len(b) > 32 {
+		return fmt.Sprintf("%q...", b[:32])
+	}
+	return fmt.Sprintf("%q", b)
+}
+
+// validID checks an id: valid UTF-8 without NUL or line breaks.
+func validID(b []byte) bool {
+	return utf8.Valid(b) && bytes.IndexByte(b, 0) < 0 && bytes.IndexByte(b, '\n') < 0 && bytes.IndexByte(b, '\r') < 0
+}
+
+// ---- CSV ----
+
+type csvField struct {
+	b      []byte
+	quoted bool
+}
+
+// vote returns the value of a CSV vote field.
+func (f csvField) vote() (byte, bool) {
+	if len(f.b) == 1 && (f.b[0] == '0' || f.b[0] == '1') {
+		return f.b[0] - '0', true
+	}
+	return 0, false
+}
+
+func allVotes(fs []csvField) bool {
+	for _, f := range fs {
+		if _, ok := f.vote(); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func anyVote(fs []csvField) bool {
+	for _, f := range fs {
+		if _, ok := f.vote(); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// split cuts a CSV line into fields (RFC 4180; blanks around a field are
+// dropped; "" inside quotes is a quote). Quoted fields that need
+// unescaping are copied into r.scratch, so fields are valid until the next
+// call.
+func (r *VoteReader) split(line []byte) ([]csvField, error) {
+	fs := r.fields[:0]
+	r.scratch = r.scratch[:0]
+	i := 0
+	for col := 1; ; col++ {
+		for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+			i++
+		}
+		var f csvField
+		if i < len(line) && line[i] == '"' {
+			f.quoted = true
+			start := len(r.scratch)
+			i++
+			for {
+				j := bytes.IndexByte(line[i:], '"')
+				if j < 0 {
+					return nil, r.errorf(col, "quoted field is not closed on this line (fields may not span lines)")
+				}
+				r.scratch = append(r.scratch, line[i:i+j]...)
+				i += j + 1
+				if i < len(line) && line[i] == '"' {
+					r.scratch = append(r.scratch, '"')
+					i++
+					continue
+				}
+				break
+			}
+			f.b = r.scratch[start:]
+			for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+				i++
+			}
+			if i < len(line) && line[i] != ',' {
+				return nil, r.errorf(col, "unexpected %q after a quoted field", line[i])
+			}
+		} else {
+			j := bytes.IndexByte(line[i:], ',')
+			if j < 0 {
+				j = len(line) - i
+			}
+			f.b = bytes.TrimRight(line[i:i+j], " \t")
+			if bytes.IndexByte(f.b, '"') >= 0 {
+				return nil, r.errorf(col, "quote inside an unquoted field")
+			}
+			i += j
+		}
+		fs = append(fs, f)
+		if i >= len(line) {
+			break
+		}
+		i++ // the comma
+	}
+	r.fields = fs
+	return fs, nil
+}
+
+func (r *VoteReader) firstCSV(line []byte, opts ReadOptions) error {
+	fs, err := r.split(line)
+	if err != nil {
+		return err
+	}
+	switch opts.Header {
+	case Present:
+		r.header = true
+	case Absent:
+	default:
+		idRow := len(fs) >= 2 && opts.ID != Absent && allVotes(fs[1:])
+		r.header = !allVotes(fs) && !idRow
+	}
+	namedID := false
+	var headerCols int
+	if r.header {
+		headerCols = len(fs)
+		namedID = strings.EqualFold(string(fs[0].b), "id")
+		if line, err = r.nextNonBlank(); err == io.EOF {
+			return &FormatError{File: r.name, Line: r.line, Msg: "no data rows after the header"}
+		} else if err != nil {
+			return err
+		}
+		if fs, err = r.split(line); err != nil {
+			return err
+		}
+		if !anyVote(fs) {
+			return r.errorf(0, "not a CSV or JSON lines vote file: the first data row has no 0/1 votes")
+		}
+		if len(fs) != headerCols {
+			return r.errorf(0, "%d columns, but the header has %d", len(fs), headerCols)
+		}
+	}
+	switch opts.ID {
+	case Present:
+		r.hasID = true
+	case Absent:
+	default:
+		r.hasID = namedID || (len(fs) >= 2 && !allVotes(fs[:1]) && allVotes(fs[1:]))
+	}
+	off := 0
+	if r.hasID {
+		off = 1
+	}
+	if !anyVote(fs[off:]) {
+		return r.errorf(0, "not a CSV or JSON lines vote file: the first data row has no 0/1 votes")
+	}
+	if err := r.settle(len(fs)-off, opts); err != nil {
+		return err
+	}
+	return r.fill(fs)
+}
+
+// parseCSV reads one data row: a byte-level fast path for the plain form
+// ([id,]0,1,...,1 without quotes or blanks), the general splitter
+// otherwise, which also produces the precise error.
+func (r *VoteReader) parseCSV(line []byte) error {
+	p := line
+	if r.hasID {
+		i := bytes.IndexByte(p, ',')
+		if i < 0 || bytes.IndexByte(p[:i], '"') >= 0 || !validID(p[:i]) || (i > 0 && (p[0] == ' ' || p[0] == '\t' || p[i-1] == ' ' || p[i-1] == '\t')) {
+			return r.parseCSVSlow(line)
+		}
+		r.q.ID = p[:i]
+		p = p[i+1:]
+	}
+	k := r.k
+	if len(p) != 2*k-1 {
+		return r.parseCSVSlow(line)
+	}
+	votes := r.q.Votes
+	for i := 0; i < k; i++ {
+		c := p[2*i] - '0'
+		if c > 1 || (i+1 < k && p[2*i+1] != ',') {
+			return r.parseCSVSlow(line)
+		}
+		votes[i] = c
+	}
+	return nil
+}
+
+func (r *VoteReader) parseCSVSlow(line []byte) error {
+	fs, err := r.split(line)
+	if err != nil {
+		return err
+	}
+	return r.fill(fs)
+}
+
+// fill checks a split row against the layout and stores it in r.q.
+func (r *VoteReader) fill(fs []csvField) error {
+	off := 0
+	if r.hasID {
+		off = 1
+	}
+	if want := r.k + off; len(fs) != want {
+		what := fmt.Sprintf("K = %d votes", r.k)
+		if r.hasID {
+			what = fmt.Sprintf("an id and K = %d votes", r.k)
+		}
+		return r.errorf(0, "%d columns, want %d (%s, as in the first data row)", len(fs), want, what)
+	}
+	if r.hasID {
+		if !validID(fs[0].b) {
+			return r.errorf(1, "id is not valid UTF-8 text without NUL bytes")
+		}
+		r.q.ID = fs[0].b
+		if r.q.ID == nil {
+			r.q.ID = []byte{} // an empty id is still an id
+		}
+	}
+	for j, f := range fs[off:] {
+		v, ok := f.vote()
+		if !ok {
+			msg := fmt.Sprintf("vote %s: must be 0 or 1", show(f.b))
+			if j == 0 && !r.hasID && r.forceID == Detect {
+				msg += " (if column 1 is a query id, declare the id column)"
+			}
+			return r.errorf(off+j+1, "%s", msg)
+		}
+		r.q.Votes[j] = v
+	}
+	return nil
+}
+
+// ---- JSON lines ----
+
+func (r *VoteReader) firstJSONL(line []byte, opts ReadOptions) error {
+	id, n, err := r.scanJSONL(line, nil)
+	if err != nil {
+		return err
+	}
+	switch {
+	case opts.ID == Present && !id:
+		return r.errorf(0, "no \"id\": the id column was declared")
+	case opts.ID == Absent && id:
+		return r.errorf(0, "\"id\" given, but the id column was ruled out")
+	}
+	r.hasID = id
+	if err := r.settle(n, opts); err != nil {
+		return err
+	}
+	_, _, err = r.scanJSONL(line, r.q.Votes)
+	return err
+}
+
+func (r *VoteReader) parseJSONL(line []byte) error {
+	id, n, err := r.scanJSONL(line, r.q.Votes)
+	if err != nil {
+		return err
+	}
+	switch {
+	case id && !r.hasID:
+		return r.errorf(0, "\"id\" given, but the first row has none")
+	case !id && r.hasID:
+		return r.errorf(0, "no \"id\", but the first row has one")
+	case n != r.k:
+		return r.errorf(0, "%d votes, want K = %d (as in the first data row)", n, r.k)
+	}
+	return nil
+}
+
+// jsonScan walks one JSON line.
+type jsonScan struct {
+	r    *VoteReader
+	line []byte
+	i    int
+}
+
+func (s *jsonScan) ws() {
+	for s.i < len(s.line) {
+		switch s.line[s.i] {
+		case ' ', '\t', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+func (s *jsonScan) errorf(format string, args ...any) *FormatError {
+	return s.r.errorf(s.i+1, format, args...)
+}
+
+// token returns the bytes of a scalar token at s.i (up to a delimiter).
+func (s *jsonScan) token() []byte {
+	j := s.i
+	for j < len(s.line) && !delimiter(s.line[j]) {
+		j++
+	}
+	return s.line[s.i:j]
+}
+
+func delimiter(c byte) bool {
+	switch c {
+	case ' ', '\t', '\r', ',', ']', '}', ':':
+		return true
+	}
+	return false
+}
+
+// str scans a JSON string at s.i and returns its raw bytes (with quotes).
+func (s *jsonScan) str() ([]byte, error) {
+	start := s.i
+	for j := s.i + 1; j < len(s.line); j++ {
+		switch c := s.line[j]; {
+		case c == '\\':
+			j++
+		case c == '"':
+			s.i = j + 1
+			return s.line[start:s.i], nil
+		case c < 0x20:
+			return nil, s.r.errorf(j+1, "control character in a JSON string")
+		}
+	}
+	return nil, s.errorf("JSON string is not closed on this line")
+}
+
+// decodeStr returns the text of a raw JSON string, decoding it into *buf
+// only when it has escapes.
+func (s *jsonScan) decodeStr(raw []byte, col int, buf *[]byte) ([]byte, error) {
+	inner := raw[1 : len(raw)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		if !utf8.Valid(inner) {
+			return nil, s.r.errorf(col, "JSON string is not valid UTF-8")
+		}
+		return inner, nil
+	}
+	var v string
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, s.r.errorf(col, "invalid JSON string: %v", err)
+	}
+	*buf = append((*buf)[:0], v...)
+	return *buf, nil
+}
+
+// scanJSONL parses one line: it returns whether it has an id and how many
+// votes it holds, storing up to len(votes) of them.
+func (r *VoteReader) scanJSONL(line []byte, votes []byte) (hasID bool, n int, err error) {
+	s := &jsonScan{r: r, line: line}
+	s.ws()
+	switch {
+	case s.i < len(line) && line[s.i] == '[':
+		if n, err = s.votes(votes); err != nil {
+			return false, 0, err
+		}
+	case s.i < len(line) && line[s.i] == '{':
+		if hasID, n, err = s.object(votes); err != nil {
+			return false, 0, err
+		}
+	default:
+		return false, 0, s.errorf("want a JSON array of votes or an object {\"id\": ..., \"votes\": [...]} (not a CSV or JSON lines vote file?)")
+	}
+	s.ws()
+	if s.i < len(line) {
+		return false, 0, s.errorf("unexpected data after the JSON value")
+	}
+	return hasID, n, nil
+}
+
+func (s *jsonScan) object(votes []byte) (hasID bool, n int, err error) {
+	s.i++ // {
+	seenVotes := false
+	r := s.r
+	r.q.ID, r.q.IDNumber = nil, false
+	for {
+		s.ws()
+		if s.i < len(s.line) && s.line[s.i] == '}' && !hasID && !seenVotes {
+			return false, 0, s.errorf("empty object: want {\"id\": ..., \"votes\": [...]}")
+		}
+		if s.i >= len(s.line) || s.line[s.i] != '"' {
+			return false, 0, s.errorf("want a key in quotes")
+		}
+		col := s.i + 1
+		raw, err := s.str()
+		if err != nil {
+			return false, 0, err
+		}
+		key, err := s.decodeStr(raw, col, &r.scratch)
+		if err != nil {
+			return false, 0, err
+		}
+		s.ws()
+		if s.i >= len(s.line) || s.line[s.i] != ':' {
+			return false, 0, s.errorf("want ':' after the key")
+		}
+		s.i++
+		s.ws()
+		switch string(key) {
+		case "id":
+			if hasID {
+				return false, 0, r.errorf(col, "duplicate key \"id\"")
+			}
+			hasID = true
+			if err := s.id(); err != nil {
+				return false, 0, err
+			}
+		case "votes":
+			if seenVotes {
+				return false, 0, r.errorf(col, "duplicate key \"votes\"")
+			}
+			seenVotes = true
+			if s.i >= len(s.line) || s.line[s.i] != '[' {
+				return false, 0, s.errorf("\"votes\" must be an array of 0/1")
+			}
+			if n, err = s.votes(votes); err != nil {
+				return false, 0, err
+			}
+		default:
+			return false, 0, r.errorf(col, "unknown key %s: want \"id\" and \"votes\"", show(key))
+		}
+		s.ws()
+		if s.i < len(s.line) && s.line[s.i] == ',' {
+			s.i++
+			continue
+		}
+		if s.i < len(s.line) && s.line[s.i] == '}' {
+			s.i++
+			break
+		}
+		return false, 0, s.errorf("want ',' or '}'")
+	}
+	if !seenVotes {
+		return false, 0, r.errorf(0, "no \"votes\" array")
+	}
+	return hasID, n, nil
+}
+
+// id scans the value of "id": a string or a number.
+func (s *jsonScan) id() error {
+	col := s.i + 1
+	r := s.r
+	if s.i < len(s.line) && s.line[s.i] == '"' {
+		raw, err := s.str()
+		if err != nil {
+			return err
+		}
+		text, err := s.decodeStr(raw, col, &r.idBuf)
+		if err != nil {
+			return err
+		}
+		if !validID(text) {
+			return r.errorf(col, "id must be text without NUL bytes or line breaks")
+		}
+		r.q.ID = text
+		return nil
+	}
+	tok := s.token()
+	if len(tok) == 0 || !(tok[0] == '-' || (tok[0] >= '0' && tok[0] <= '9')) || !json.Valid(tok) {
+		return r.errorf(col, "id %s: must be a JSON string or number", show(tok))
+	}
+	s.i += len(tok)
+	r.q.ID, r.q.IDNumber = tok, true
+	return nil
+}
+
+// votes scans an array of 0/1 at s.i, storing up to len(dst) of them.
+func (s *jsonScan) votes(dst []byte) (int, error) {
+	s.i++ // [
+	s.ws()
+	if s.i < len(s.line) && s.line[s.i] == ']' {
+		s.i++
+		return 0, nil
+	}
+	n := 0
+	for {
+		s.ws()
+		tok := s.token()
+		if len(tok) != 1 || (tok[0] != '0' && tok[0] != '1') {
+			if len(tok) == 0 && s.i < len(s.line) {
+				tok = s.line[s.i : s.i+1]
+			}
+			return 0, s.errorf("vote %d: %s: must be 0 or 1", n+1, show(tok))
+		}
+		if n < len(dst) {
+			dst[n] = tok[0] - '0'
+		}
+		n++
+		s.i++
+		s.ws()
+		if s.i >= len(s.line) {
+			return 0, s.errorf("array of votes is not closed on this line")
+		}
+		switch s.line[s.i] {
+		case ',':
+			s.i++
+		case ']':
+			s.i++
+			return n, nil
+		default:
+			return 0, s.errorf("want ',' or ']' after vote %d", n)
+		}
+	}
+}
