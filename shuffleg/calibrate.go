@@ -1,0 +1,64 @@
+package shuffleg
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/darrm/darrm/accountant"
+)
+
+// Calibration is the noise of one algorithm calibrated to a target (ε, δ)
+// by the shared accountant.
+type Calibration struct {
+	Sigma      float64               // the noise standard deviation σ
+	Eps        float64               // the ε the accountant certifies at Sigma (at most the target)
+	Delta      float64               // δ
+	Alpha      float64               // the Rényi order of the bound
+	Conversion accountant.Conversion // the RDP-to-DP rule used
+	Reference  string                // the lemma that bounds the algorithm's privacy
+}
+
+// Calibrate returns the smallest σ with which plan's algorithm is (ε, δ)-DP
+// when every gradient is clipped to norm clip (the Lipschitz constant G of
+// Assumption 4.4.3, and G* for Interleaved, whose public gradients are
+// clipped alike): per private epoch (α, 2αG²/σ²)-RDP by privacy
+// amplification by iteration, divided by n + 1 − n_d for Interleaved,
+// composed over the private epochs and converted to (ε, δ)-DP with conv
+// (Lemmas 4.5.2 and 4.6.2, Table 4.3). The accountant does the arithmetic;
+// Calibrate maps the plan onto it.
+//
+// PublicOnly touches no private data and has no noise to calibrate. With
+// p = 1, PrivPub and PubPriv use the private data in every epoch and are
+// accounted as DP-ShuffleG.
+func Calibrate(plan Plan, clip float64, target accountant.Guarantee, conv accountant.Conversion) (Calibration, error) {
+	if !(clip > 0) || math.IsInf(clip, 0) {
+		return Calibration{}, fmt.Errorf("clip = %v: a private algorithm needs a finite clipping norm > 0 (it is the Lipschitz constant G of the privacy analysis)", clip)
+	}
+	acct := accountant.ShuffleG{G: clip, Epochs: plan.Epochs}
+	switch plan.Algorithm {
+	case DPShuffleG:
+		acct.Algorithm = accountant.DPShuffleG
+	case PrivPub, PubPriv:
+		switch {
+		case plan.PrivEpochs == plan.Epochs:
+			acct.Algorithm = accountant.DPShuffleG
+		case plan.Algorithm == PrivPub:
+			acct.Algorithm, acct.S = accountant.PrivPub, plan.PrivEpochs
+		default:
+			acct.Algorithm, acct.S = accountant.PubPriv, plan.Epochs-plan.PrivEpochs
+		}
+	case Interleaved:
+		acct.Algorithm, acct.N, acct.ND = accountant.Interleaved, plan.N, plan.ND
+	default:
+		return Calibration{}, fmt.Errorf("%v: uses no private data, there is no noise to calibrate", plan.Algorithm)
+	}
+	sigma, _, err := acct.Sigma(target, conv)
+	if err != nil {
+		return Calibration{}, fmt.Errorf("calibrate %v: %w", plan.Algorithm, err)
+	}
+	eps, alpha, err := acct.Eps(sigma, target.Delta, conv)
+	if err != nil {
+		return Calibration{}, fmt.Errorf("calibrate %v: %w", plan.Algorithm, err)
+	}
+	return Calibration{Sigma: sigma, Eps: eps, Delta: target.Delta, Alpha: alpha, Conversion: conv, Reference: acct.Algorithm.Reference()}, nil
+}

@@ -1,0 +1,85 @@
+package shuffleg
+
+import (
+	"math"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+)
+
+// TestCalibrationRoundTrip calibrates every private algorithm and checks
+// with the accountant that the σ found gives back the target ε: not above
+// it (the guarantee holds) and not visibly below it (σ is the smallest).
+func TestCalibrationRoundTrip(t *testing.T) {
+	for _, conv := range []accountant.Conversion{accountant.PaperConversion, accountant.ImprovedConversion} {
+		for _, eps := range []float64{1, 5, 10} {
+			for _, a := range []Algorithm{DPShuffleG, PrivPub, PubPriv, Interleaved} {
+				for _, p := range []float64{0.5, 1} {
+					plan, err := NewPlan(a, 1000, 1000, 50, p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					target := accountant.Guarantee{Eps: eps, Delta: 1e-6}
+					c, err := Calibrate(plan, 10, target, conv)
+					if err != nil {
+						t.Fatalf("%v p=%v eps=%v %v: %v", a, p, eps, conv, err)
+					}
+					if c.Eps > eps || c.Eps < eps*(1-1e-9) {
+						t.Errorf("%v p=%v eps=%v %v: σ = %v gives ε = %v", a, p, eps, conv, c.Sigma, c.Eps)
+					}
+					// Independently: the paper's bound at the best α has the closed
+					// form ε = ρ + 2·sqrt(ρ·log(1/δ)), ρ = total RDP slope.
+					if conv == accountant.PaperConversion {
+						rho := 2 * 100 * float64(plan.PrivEpochs) / float64(plan.Amplification()) / (c.Sigma * c.Sigma)
+						if got := rho + 2*math.Sqrt(rho*math.Log(1e6)); math.Abs(got-eps) > 1e-9*eps {
+							t.Errorf("%v p=%v eps=%v: closed form gives ε = %v at σ = %v", a, p, eps, got, c.Sigma)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestCalibrationOrdering checks Table 4.3's comparison at p = 0.5: Priv-Pub
+// and Pub-Priv compose half the epochs of DP-ShuffleG, so σ shrinks by
+// sqrt(2); Interleaved's PABI factor n + 1 − n_d = 501 shrinks it further.
+func TestCalibrationOrdering(t *testing.T) {
+	target := accountant.Guarantee{Eps: 5, Delta: 1e-6}
+	sigma := map[Algorithm]float64{}
+	for _, a := range []Algorithm{DPShuffleG, PrivPub, PubPriv, Interleaved} {
+		plan, _ := NewPlan(a, 1000, 1000, 50, 0.5)
+		c, err := Calibrate(plan, 10, target, accountant.PaperConversion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sigma[a] = c.Sigma
+	}
+	if r := sigma[DPShuffleG] / sigma[PrivPub]; math.Abs(r-math.Sqrt2) > 1e-9 {
+		t.Errorf("σ_DP/σ_PrivPub = %v, want sqrt(2)", r)
+	}
+	if sigma[PrivPub] != sigma[PubPriv] {
+		t.Errorf("σ_PrivPub = %v != σ_PubPriv = %v", sigma[PrivPub], sigma[PubPriv])
+	}
+	if r := sigma[DPShuffleG] / sigma[Interleaved]; math.Abs(r-math.Sqrt(501)) > 1e-9*r {
+		t.Errorf("σ_DP/σ_Interleaved = %v, want sqrt(501)", r)
+	}
+}
+
+func TestCalibrateRejects(t *testing.T) {
+	plan, _ := NewPlan(DPShuffleG, 100, 0, 10, 1)
+	target := accountant.Guarantee{Eps: 1, Delta: 1e-6}
+	if _, err := Calibrate(plan, math.Inf(1), target, accountant.PaperConversion); err == nil {
+		t.Error("infinite clip: no error")
+	}
+	if _, err := Calibrate(plan, 10, accountant.Guarantee{Eps: 0, Delta: 1e-6}, accountant.PaperConversion); err == nil {
+		t.Error("eps = 0: no error")
+	}
+	if _, err := Calibrate(plan, 10, accountant.Guarantee{Eps: 1, Delta: 1}, accountant.PaperConversion); err == nil {
+		t.Error("delta = 1: no error")
+	}
+	pub, _ := NewPlan(PublicOnly, 100, 100, 10, 1)
+	if _, err := Calibrate(pub, 10, target, accountant.PaperConversion); err == nil {
+		t.Error("public-only: no error")
+	}
+}

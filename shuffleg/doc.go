@@ -1,0 +1,20 @@
+// Package shuffleg implements the private shuffled gradient methods of the
+// thesis' Chapter 4 ("Improving the convergence of private shuffled gradient
+// methods with public data"): one engine for the generalised shuffled
+// gradient framework (Algorithm 3), instantiated as DP-ShuffleG (Section
+// 4.5), Priv-Pub-ShuffleG, Pub-Priv-ShuffleG and Interleaved-ShuffleG
+// (Algorithms 4-6) and the Public Only baseline (Section 4.7.3), each with
+// the IG, SO and RR sample orders (Algorithm 2).
+//
+// Every gradient step clips the per-sample gradient to a norm G (the
+// Lipschitz constant of Assumption 4.4.3) and the regulariser ψ is applied
+// once per epoch by its proximal operator (line 12 of Algorithm 3). The noise
+// standard deviation of each algorithm is calibrated to a target (ε, δ) by
+// the shared accountant from the per-epoch Rényi DP of Lemmas 4.5.2 and
+// 4.6.2; see Calibrate.
+//
+// An Experiment runs repeated seeded runs and the learning-rate grid search
+// of Section 4.7.4 on all cores and reports the per-epoch objective G(x; D)
+// on the private data and its excess over a non-private optimum computed to
+// high accuracy (Problem.Optimum).
+package shuffleg
