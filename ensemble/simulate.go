@@ -4,45 +4,22 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strconv"
-	"strings"
 
 	"github.com/darrm/darrm/gamma"
 )
 
 // Teachers returns the probabilities p_i with which K synthetic teachers
-// vote 1, from spec: "U(a,b)" draws each p_i once, i.i.d. uniform on
-// [a, b], from src; a single probability gives every teacher that value;
-// K comma-separated probabilities give one each.
+// vote 1, from spec in gamma.ParseActual's form: "U(a,b)" draws each p_i
+// once, i.i.d. uniform on [a, b], from src; a single probability gives
+// every teacher that value; K comma-separated probabilities give one each.
 func Teachers(spec string, k int, src *Source) ([]float64, error) {
-	s := strings.TrimSpace(spec)
-	if strings.HasPrefix(strings.ToUpper(s), "U(") && strings.HasSuffix(s, ")") {
-		ab := strings.Split(s[2:len(s)-1], ",")
-		if len(ab) == 2 {
-			a, errA := strconv.ParseFloat(strings.TrimSpace(ab[0]), 64)
-			b, errB := strconv.ParseFloat(strings.TrimSpace(ab[1]), 64)
-			if errA == nil && errB == nil && 0 <= a && a <= b && b <= 1 {
-				p := make([]float64, k)
-				for i := range p {
-					p[i] = a + (b-a)*src.Float64()
-				}
-				return p, nil
-			}
-		}
-		return nil, fmt.Errorf("teachers %q: U(a,b) needs 0 <= a <= b <= 1", spec)
+	a, err := gamma.ParseActual(spec)
+	if err != nil {
+		return nil, fmt.Errorf("teachers: %w", err)
 	}
-	fields := strings.Split(s, ",")
-	if len(fields) != 1 && len(fields) != k {
-		return nil, fmt.Errorf("teachers %q: %d probabilities, want 1 or K = %d", spec, len(fields), k)
-	}
-	p := make([]float64, k)
-	for i := range p {
-		f := fields[min(i, len(fields)-1)]
-		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-		if err != nil || !(v >= 0 && v <= 1) {
-			return nil, fmt.Errorf("teachers %q: %q: want U(a,b) or probabilities in [0, 1]", spec, f)
-		}
-		p[i] = v
+	p, err := a.Sample(k, src.Float64)
+	if err != nil {
+		return nil, fmt.Errorf("teachers: %w", err)
 	}
 	return p, nil
 }

@@ -79,6 +79,28 @@ func ParseActual(s string) (Actual, error) {
 // String returns the distribution in the form ParseActual reads.
 func (a Actual) String() string { return a.name }
 
+// Sample returns the probabilities p_1..p_K of K teachers under a: the
+// fixed values (one common value, or one per teacher), or K i.i.d. draws
+// uniform on [a, b] made from uniform, a source of uniform numbers in [0, 1).
+func (a Actual) Sample(k int, uniform func() float64) ([]float64, error) {
+	p := make([]float64, k)
+	switch {
+	case a.fixed == nil:
+		for i := range p {
+			p[i] = a.lo + (a.hi-a.lo)*uniform()
+		}
+	case len(a.fixed) == 1:
+		for i := range p {
+			p[i] = a.fixed[0]
+		}
+	case len(a.fixed) == k:
+		copy(p, a.fixed)
+	default:
+		return nil, fmt.Errorf("actual distribution %q: %d probabilities, want 1 or K = %d", a.name, len(a.fixed), k)
+	}
+	return p, nil
+}
+
 // ErrorEstimate is an expected error with its Monte Carlo standard error
 // (zero when the expectation was computed exactly).
 type ErrorEstimate struct {
@@ -94,12 +116,9 @@ type ErrorEstimate struct {
 func ExpectedTVError(g Gamma, a Actual, samples int, seed uint64) (ErrorEstimate, error) {
 	k := g.K()
 	if a.fixed != nil {
-		p := a.fixed
-		if len(p) == 1 {
-			p = make([]float64, k)
-			for i := range p {
-				p[i] = a.fixed[0]
-			}
+		p, err := a.Sample(k, nil)
+		if err != nil {
+			return ErrorEstimate{}, err
 		}
 		e, err := TVError(g, p)
 		return ErrorEstimate{Mean: e, Exact: true}, err
@@ -108,11 +127,11 @@ func ExpectedTVError(g Gamma, a Actual, samples int, seed uint64) (ErrorEstimate
 		return ErrorEstimate{}, fmt.Errorf("expected error: %d samples: need at least 2", samples)
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	p := make([]float64, k)
 	var mean, m2 float64 // Welford's running moments
 	for n := 1; n <= samples; n++ {
-		for i := range p {
-			p[i] = a.lo + (a.hi-a.lo)*rng.Float64()
+		p, err := a.Sample(k, rng.Float64)
+		if err != nil {
+			return ErrorEstimate{}, err
 		}
 		alpha, err := poissonbinom.PMF(p)
 		if err != nil {
