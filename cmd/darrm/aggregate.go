@@ -106,20 +106,15 @@ is not certified; 4 the budget stopped the release; 1 other failures.`,
 
 // aggregateOut is the summary aggregate prints; its JSON is stable.
 type aggregateOut struct {
-	Input            string             `json:"input"`
-	InputFormat      string             `json:"input_format"`
-	Header           bool               `json:"header"`
-	IDColumn         bool               `json:"id_column"`
-	Output           string             `json:"output"`
-	OutputFormat     string             `json:"output_format"`
-	Mechanism        string             `json:"mechanism"`
-	Label            string             `json:"label"`
-	K                int                `json:"K"`
-	M                float64            `json:"m"`
-	Eps              float64            `json:"eps"`
-	Delta            float64            `json:"Delta"`
-	TargetDelta      float64            `json:"delta"`
-	DeltaDefault     bool               `json:"delta_is_default"`
+	Input        string `json:"input"`
+	InputFormat  string `json:"input_format"`
+	Header       bool   `json:"header"`
+	IDColumn     bool   `json:"id_column"`
+	Output       string `json:"output"`
+	OutputFormat string `json:"output_format"`
+	Mechanism    string `json:"mechanism"`
+	Label        string `json:"label"`
+	problemOut
 	PerQuery         perQueryOut        `json:"per_query"`
 	Gamma            []float64          `json:"gamma"`
 	Sigma            *float64           `json:"sigma,omitempty"`
@@ -301,9 +296,9 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	out := aggregateOut{
 		Input: displayName(name), InputFormat: votes.Format().String(), Header: votes.HasHeader(), IDColumn: votes.HasID(),
 		Output: displayOut(f.out), OutputFormat: outFormat.String(), Mechanism: f.mechanism, Label: label,
-		K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta, DeltaDefault: deltaDefault,
-		PerQuery: perQueryOut{Eps: priv.Eps, Delta: priv.Delta, Source: priv.Source},
-		Gamma:    agg.Gamma(), Certificate: priv.Certificate,
+		problemOut: newProblemOut(p, deltaDefault),
+		PerQuery:   perQueryOut{Eps: priv.Eps, Delta: priv.Delta, Source: priv.Source},
+		Gamma:      agg.Gamma(), Certificate: priv.Certificate,
 		Answered: res.Answered, Unanswered: res.Unanswered,
 		Totals: totals(priv.Guarantee, res.Answered, f.deltaPrime), Budget: bout,
 		Randomness: rnd, ForRelease: !fs.Changed("seed"),

@@ -64,19 +64,14 @@ a seeded generator (--seed, default 1), so runs are reproducible.`,
 
 // simulateOut is the JSON document simulate prints.
 type simulateOut struct {
-	K            int            `json:"K"`
-	M            float64        `json:"m"`
-	Eps          float64        `json:"eps"`
-	Delta        float64        `json:"Delta"`
-	TargetDelta  float64        `json:"delta"`
-	DeltaDefault bool           `json:"delta_is_default"`
-	Teachers     string         `json:"teachers"`
-	P            []float64      `json:"p"`
-	Queries      int            `json:"queries"`
-	Seed         uint64         `json:"seed"`
-	Note         string         `json:"note"`
-	Results      []simResultOut `json:"results"`
-	Above        []string       `json:"darrm_above,omitempty"`
+	problemOut
+	Teachers string         `json:"teachers"`
+	P        []float64      `json:"p"`
+	Queries  int            `json:"queries"`
+	Seed     uint64         `json:"seed"`
+	Note     string         `json:"note"`
+	Results  []simResultOut `json:"results"`
+	Above    []string       `json:"darrm_above,omitempty"`
 }
 
 type simResultOut struct {
@@ -153,8 +148,8 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 		return err
 	}
 	out := simulateOut{
-		K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta, DeltaDefault: deltaDefault,
-		Teachers: f.teachers, P: teachers, Queries: f.queries, Seed: f.seed, Note: simulationNote,
+		problemOut: newProblemOut(p, deltaDefault),
+		Teachers:   f.teachers, P: teachers, Queries: f.queries, Seed: f.seed, Note: simulationNote,
 	}
 	for i, r := range res {
 		out.Results = append(out.Results, simResultOut{
