@@ -2,6 +2,7 @@ package gamma
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -25,11 +26,21 @@ type OptOptions struct {
 	// CutsPerPass is how many of the most violated rows each separation
 	// adds to the LP; 0 means (K+1)/2, the number of free values.
 	CutsPerPass int
+	// MaxCoefficients bounds the size of the LP, rows × (K+1)/2; 0 means
+	// 8e6 (16,000 rows at K = 1001, about 800 MiB inside HiGHS). Opt
+	// fails with ErrTooLarge rather than grow beyond it.
+	MaxCoefficients int
 	// Progress, if set, receives the state of the solve.
 	Progress func(OptProgress)
 	// LP configures HiGHS.
 	LP lp.Options
 }
+
+// ErrTooLarge is returned by Opt when the cutting-plane LP outgrows
+// OptOptions.MaxCoefficients before converging. It happens for pure DP
+// with large K and a small allowance (Delta = 0, K = 1001, m = 10), where
+// hundreds of privacy rows bind at the optimum and cutting planes zigzag.
+var ErrTooLarge = errors.New("the gamma LP outgrew its size limit before converging")
 
 // OptProgress describes a running Opt.
 type OptProgress struct {
@@ -81,6 +92,10 @@ func Opt(ctx context.Context, p constraints.Params, prior Prior, opts OptOptions
 	if cuts <= 0 {
 		cuts = nFree
 	}
+	maxCoef := opts.MaxCoefficients
+	if maxCoef <= 0 {
+		maxCoef = 8_000_000
+	}
 	lower, upper := make([]float64, nFree), make([]float64, nFree)
 	for i := range upper {
 		upper[i] = 1
@@ -113,6 +128,11 @@ func Opt(ctx context.Context, p constraints.Params, prior Prior, opts OptOptions
 			return nil, err
 		}
 		lastG, lastSep = g, sep
+		state.Violation = (sep.MaxF - budget) / budget
+		if sep.MaxF > budget*(1+tol) && solver.NumRows()*nFree > maxCoef {
+			return nil, fmt.Errorf("%w: %d rows of %d coefficients after %d passes, relative violation still %.2g (darrm reaches this size only for pure DP with a large K and a small m; try a larger m or a smaller K)",
+				ErrTooLarge, solver.NumRows(), nFree, state.Pass, state.Violation)
+		}
 		var out []lp.Cut
 		for _, s := range sep.Top {
 			key := fmt.Sprint(s.Config)
@@ -126,7 +146,6 @@ func Opt(ctx context.Context, p constraints.Params, prior Prior, opts OptOptions
 			}
 			out = append(out, lp.Cut{Coeffs: row, Upper: budget})
 		}
-		state.Violation = (sep.MaxF - budget) / budget
 		return out, nil
 	}
 

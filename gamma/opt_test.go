@@ -2,6 +2,7 @@ package gamma
 
 import (
 	"context"
+	"errors"
 	"math"
 	"testing"
 
@@ -192,5 +193,14 @@ func TestOptBadInput(t *testing.T) {
 	cancel()
 	if _, err := Opt(ctx, params(41, 5, 1e-5), UniformPrior(), OptOptions{}); err == nil {
 		t.Error("Opt ignored a canceled context")
+	}
+}
+
+func TestOptTooLarge(t *testing.T) {
+	// A limit of 100 coefficients (about 3 rows of K = 41's 21 columns)
+	// cannot hold the rows K = 41, m = 5 needs.
+	_, err := Opt(context.Background(), params(41, 5, 1e-5), UniformPrior(), OptOptions{MaxCoefficients: 100})
+	if !errors.Is(err, ErrTooLarge) {
+		t.Errorf("Opt with a 100-coefficient limit: %v, want ErrTooLarge", err)
 	}
 }

@@ -207,7 +207,7 @@ func darrmGamma(ctx context.Context, cmd *cobra.Command, p constraints.Params, s
 	e, cached, storeErr, err := dir.Solve(ctx, p, s.prior, opts, warnCorrupt(cmd))
 	prog.Done()
 	if err != nil {
-		return nil, "", fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
+		return nil, "", err // gamma.Opt and the cache name K and m already
 	}
 	if storeErr != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: gamma_opt was not cached: %v\n", storeErr)

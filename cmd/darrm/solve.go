@@ -201,7 +201,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	e, cached, storeErr, err := dir.Solve(ctx, p, prior, opts, warnCorrupt(cmd))
 	prog.Done()
 	if err != nil {
-		return fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
+		return err // gamma.Opt and the cache name K and m already
 	}
 	if storeErr != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: the result was not cached: %v\n", storeErr)
