@@ -17,14 +17,27 @@ var testParams = constraints.Params{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDe
 
 func solvedEntry(t *testing.T, p constraints.Params) *Entry {
 	t.Helper()
-	r, err := gamma.Opt(context.Background(), p, gamma.UniformPrior(), gamma.OptOptions{})
+	f, err := os.Open("../testdata/gamma-K11-m3.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tab, err := gamma.ReadTable(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	coeffs, err := gamma.UniformPrior().Coefficients(p.K)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := gamma.Verify(context.Background(), p, tab.Gamma, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &Entry{
 		K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta,
-		Prior: "uniform", Gamma: r.Gamma, Certificate: r.Certificate,
-		Utility: r.Utility, SurrogateError: r.SurrogateError, Created: time.Now().UTC(),
+		Prior: "uniform", Gamma: tab.Gamma, Certificate: cert,
+		Utility: gamma.Utility(tab.Gamma, coeffs), SurrogateError: gamma.SurrogateError(tab.Gamma, coeffs), Created: time.Now().UTC(),
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/big"
+	"os"
 	"strings"
 	"testing"
 
@@ -19,13 +20,28 @@ func problem(k int, m, delta float64) constraints.Params {
 	return constraints.Params{K: k, M: m, Eps: 0.1, Delta: delta, TargetDelta: constraints.DefaultTargetDelta(delta, m)}
 }
 
-func optGamma(t *testing.T, p constraints.Params) gamma.Gamma {
+// optGamma returns gamma_opt for problem(11, 3, 1e-5), as darrm solve
+// wrote it to the shared fixture (package optimal keeps it current).
+func optGamma(t testing.TB, p constraints.Params) gamma.Gamma {
 	t.Helper()
-	r, err := gamma.Opt(context.Background(), p, gamma.UniformPrior(), gamma.OptOptions{})
+	g, err := readGamma("../testdata/gamma-K11-m3.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r.Gamma
+	if p != problem(11, 3, 1e-5) {
+		t.Fatalf("optGamma has a fixture for K=11 m=3 only, not %+v", p)
+	}
+	return g
+}
+
+func readGamma(path string) (gamma.Gamma, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tab, err := gamma.ReadTable(f)
+	return tab.Gamma, err
 }
 
 // arrange returns K votes with l ones, placed by a fixed scattering so

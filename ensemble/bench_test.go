@@ -9,7 +9,6 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
-	"github.com/darrm/darrm/gamma"
 )
 
 // benchVotes returns n CSV rows of K = 11 votes.
@@ -104,11 +103,11 @@ func BenchmarkAggregate(b *testing.B) {
 	}
 }
 
-// benchDaRRM is DaRRM with gamma_opt for p.
+// benchDaRRM is DaRRM with gamma_opt for problem(11, 3, 1e-5).
 func benchDaRRM(p constraints.Params) (*DaRRM, error) {
-	r, err := gamma.Opt(context.Background(), p, gamma.UniformPrior(), gamma.OptOptions{})
+	g, err := readGamma("../testdata/gamma-K11-m3.json")
 	if err != nil {
 		return nil, err
 	}
-	return NewDaRRM(context.Background(), p, r.Gamma, Options{})
+	return NewDaRRM(context.Background(), p, g, Options{})
 }

@@ -18,7 +18,13 @@ var params = constraints.Params{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta:
 
 func ExampleNewDaRRM() {
 	ctx := context.Background()
-	opt, err := gamma.Opt(ctx, params, gamma.UniformPrior(), gamma.OptOptions{})
+	// gamma_opt as darrm solve --K 11 --m 3 --format json wrote it.
+	f, err := os.Open("../testdata/gamma-K11-m3.json")
+	if err != nil {
+		log.Fatal(err)
+	}
+	opt, err := gamma.ReadTable(f)
+	f.Close()
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -67,7 +73,13 @@ func ExampleRelease() {
 
 func ExampleSimulate() {
 	ctx := context.Background()
-	opt, err := gamma.Opt(ctx, params, gamma.UniformPrior(), gamma.OptOptions{})
+	// gamma_opt as darrm solve --K 11 --m 3 --format json wrote it.
+	f, err := os.Open("../testdata/gamma-K11-m3.json")
+	if err != nil {
+		log.Fatal(err)
+	}
+	opt, err := gamma.ReadTable(f)
+	f.Close()
 	if err != nil {
 		log.Fatal(err)
 	}

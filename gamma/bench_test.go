@@ -2,30 +2,11 @@ package gamma
 
 import (
 	"context"
-	"os"
 	"strconv"
 	"testing"
 
 	"github.com/darrm/darrm/constraints"
 )
-
-// BenchmarkOpt times cold solves. The large cases of docs/solve.md run only
-// with DARRM_LONG_BENCH=1 (they take seconds to a minute each).
-func BenchmarkOpt(b *testing.B) {
-	cases := []constraints.Params{params(11, 3, 1e-5), params(41, 5, 1e-5), params(101, 10, 0)}
-	if os.Getenv("DARRM_LONG_BENCH") != "" {
-		cases = append(cases, params(71, 9, 1e-5), params(101, 10, 1e-5), params(1001, 40, 0))
-	}
-	for _, p := range cases {
-		b.Run(benchName(p), func(b *testing.B) {
-			for b.Loop() {
-				if _, err := Opt(context.Background(), p, UniformPrior(), OptOptions{}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
 
 func BenchmarkVerify(b *testing.B) {
 	for _, p := range []constraints.Params{params(11, 3, 1e-5), params(41, 5, 1e-5)} {

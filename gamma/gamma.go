@@ -1,9 +1,10 @@
-// Package gamma provides DaRRM noise functions: the optimal one found by
-// linear programming (Opt, thesis Section 3.6), the subsampling baselines
+// Package gamma provides DaRRM noise functions: the subsampling baselines
 // (Sub, Lemma 3.4.1; DSub, Theorem 3.5.1), randomized response (Const,
-// Lemma B.1.1) and user tables; the exhaustive privacy certificate of any of
-// them (Verify, Certify); and their utility (objective, surrogate error, true
-// expected TV error).
+// Lemma B.1.1) and user tables; the exhaustive privacy certificate of any
+// noise function (Verify, Certify); and their utility (objective, surrogate
+// error, true expected TV error). The optimal noise function, found by
+// linear programming (thesis Section 3.6), is in package optimal, the only
+// one that needs the LP solver; this package is pure Go.
 //
 // DaRRM (Algorithm 1) counts the teachers' votes L and releases the true
 // majority with probability gamma(L), a fair coin otherwise.
@@ -43,13 +44,13 @@ func (g Gamma) Check() error {
 	return nil
 }
 
-// fromHalf builds the symmetric noise function whose values at l = H..K
-// are half, clamping to [0, 1] (LP solutions may leave the bounds by the
+// FromUpper builds the symmetric noise function whose values at l = H..K
+// are upper, H = (K+1)/2, clamping to [0, 1] (LP solutions may leave the bounds by the
 // solver's tolerance).
-func fromHalf(k int, half []float64) Gamma {
+func FromUpper(k int, upper []float64) Gamma {
 	g := make(Gamma, k+1)
 	h := (k + 1) / 2
-	for i, v := range half {
+	for i, v := range upper {
 		v = math.Min(math.Max(v, 0), 1)
 		g[h+i], g[k-h-i] = v, v
 	}

@@ -78,10 +78,13 @@ func Verify(ctx context.Context, p constraints.Params, g Gamma, workers int, pro
 	if err != nil {
 		return Certificate{}, fmt.Errorf("verify K=%d: %w", p.K, err)
 	}
-	return certificate(p, sep), nil
+	return NewCertificate(p, sep), nil
 }
 
-func certificate(p constraints.Params, sep constraints.Separation) Certificate {
+// NewCertificate is the certificate of an exhaustive separation sep of p:
+// the verdict compares sep's max f, with its rounding bound, to p's budget.
+// sep must cover every corner multiset, as Params.Separate does.
+func NewCertificate(p constraints.Params, sep constraints.Separation) Certificate {
 	b := p.Budget()
 	c := Certificate{
 		MaxF: sep.MaxF, Budget: b, Ratio: sep.MaxF / b, ErrBound: sep.ErrBound,
@@ -109,11 +112,12 @@ func Certify(ctx context.Context, p constraints.Params, g Gamma, workers int, pr
 	if err != nil {
 		return nil, Certificate{}, err
 	}
-	return certifyFrom(ctx, p, g, cert, workers, progress)
+	return CertifyFrom(ctx, p, g, cert, workers, progress)
 }
 
-// certifyFrom is Certify for a gamma whose certificate is already known.
-func certifyFrom(ctx context.Context, p constraints.Params, g Gamma, cert Certificate, workers int, progress func(float64)) (Gamma, Certificate, error) {
+// CertifyFrom is Certify for a gamma whose certificate cert is already
+// known, such as the last separation of a cutting-plane solve.
+func CertifyFrom(ctx context.Context, p constraints.Params, g Gamma, cert Certificate, workers int, progress func(float64)) (Gamma, Certificate, error) {
 	var err error
 	for attempt := 0; attempt < 4 && cert.Status != Certified; attempt++ {
 		c := (cert.Budget - float64(int(2)<<attempt)*cert.ErrBound) / cert.MaxF

@@ -21,8 +21,7 @@ func TestVerifyRejectsInfeasibleGamma(t *testing.T) {
 		t.Errorf("gamma = 1 at m = 1: %v with ratio %v, want violated", cert.Status, cert.Ratio)
 	}
 	// Nudging a certified gamma_opt up by 1e-6 breaks it.
-	r := mustOpt(t, params(11, 3, 1e-5), UniformPrior())
-	bumped := r.Gamma.Scale(1 + 1e-6)
+	bumped := optK11M3(t).Scale(1 + 1e-6)
 	for l := range bumped {
 		bumped[l] = math.Min(bumped[l], 1)
 	}

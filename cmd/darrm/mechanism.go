@@ -16,6 +16,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/optimal"
 )
 
 // mechanismNames are the aggregators darrm offers.
@@ -200,14 +201,14 @@ func darrmGamma(ctx context.Context, cmd *cobra.Command, p constraints.Params, s
 		return e.Gamma, what + " from the cache", nil
 	}
 	prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, fmt.Sprintf("solving K=%d m=%g", p.K, p.M))
-	opts := gamma.OptOptions{Workers: s.flags.workers, Progress: func(x gamma.OptProgress) {
+	opts := optimal.Options{Workers: s.flags.workers, Progress: func(x optimal.Progress) {
 		prog.Describe(fmt.Sprintf("solving K=%d m=%g: separation pass %d, %d rows, violation %.2g", p.K, p.M, x.Pass, x.Rows, math.Max(x.Violation, 0)))
 		prog.Set(int64(x.Pass))
 	}}
-	e, cached, storeErr, err := dir.Solve(ctx, p, s.prior, opts, warnCorrupt(cmd))
+	e, cached, storeErr, err := optimal.Cached(ctx, dir, p, s.prior, opts, warnCorrupt(cmd))
 	prog.Done()
 	if err != nil {
-		return nil, "", err // gamma.Opt and the cache name K and m already
+		return nil, "", err // optimal.Solve and the cache name K and m already
 	}
 	if storeErr != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: gamma_opt was not cached: %v\n", storeErr)

@@ -17,6 +17,7 @@ import (
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/figure"
 	"github.com/darrm/darrm/lp"
+	"github.com/darrm/darrm/optimal"
 )
 
 func init() { subcommands = append(subcommands, newSolveCmd) }
@@ -190,18 +191,18 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 		ctx = context.Background()
 	}
 	prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, fmt.Sprintf("solving K=%d m=%g", p.K, p.M))
-	opts := gamma.OptOptions{
+	opts := optimal.Options{
 		Workers: f.workers,
 		LP:      lp.Options{Verbose: f.verbose},
-		Progress: func(s gamma.OptProgress) {
+		Progress: func(s optimal.Progress) {
 			prog.Describe(fmt.Sprintf("solving K=%d m=%g: separation pass %d (%3.0f%%), %d rows, violation %.2g", p.K, p.M, s.Pass, 100*s.Fraction, s.Rows, math.Max(s.Violation, 0)))
 			prog.Set(int64(s.Pass))
 		},
 	}
-	e, cached, storeErr, err := dir.Solve(ctx, p, prior, opts, warnCorrupt(cmd))
+	e, cached, storeErr, err := optimal.Cached(ctx, dir, p, prior, opts, warnCorrupt(cmd))
 	prog.Done()
 	if err != nil {
-		return err // gamma.Opt and the cache name K and m already
+		return err // optimal.Solve and the cache name K and m already
 	}
 	if storeErr != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: the result was not cached: %v\n", storeErr)

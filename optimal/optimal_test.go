@@ -1,12 +1,14 @@
-package gamma
+package optimal
 
 import (
 	"context"
 	"errors"
 	"math"
+	"os"
 	"testing"
 
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/lp"
 )
 
@@ -14,24 +16,24 @@ func params(k int, m, delta float64) constraints.Params {
 	return constraints.Params{K: k, M: m, Eps: 0.1, Delta: delta, TargetDelta: constraints.DefaultTargetDelta(delta, m)}
 }
 
-func mustOpt(t *testing.T, p constraints.Params, prior Prior) OptResult {
+func mustOpt(t *testing.T, p constraints.Params, prior gamma.Prior) Result {
 	t.Helper()
-	r, err := Opt(context.Background(), p, prior, OptOptions{})
+	r, err := Solve(context.Background(), p, prior, Options{})
 	if err != nil {
-		t.Fatalf("Opt(%+v): %v", p, err)
+		t.Fatalf("Solve(%+v): %v", p, err)
 	}
 	if err := r.Gamma.Check(); err != nil {
-		t.Fatalf("Opt(%+v) returned an invalid gamma: %v", p, err)
+		t.Fatalf("Solve(%+v) returned an invalid gamma: %v", p, err)
 	}
-	if r.Certificate.Status != Certified || r.Certificate.MaxF+r.Certificate.ErrBound > r.Certificate.Budget {
-		t.Fatalf("Opt(%+v) returned an uncertified gamma: %+v", p, r.Certificate)
+	if r.Certificate.Status != gamma.Certified || r.Certificate.MaxF+r.Certificate.ErrBound > r.Certificate.Budget {
+		t.Fatalf("Solve(%+v) returned an uncertified gamma: %+v", p, r.Certificate)
 	}
 	return r
 }
 
 // fullLP solves the gamma LP with every row written down: the thesis'
 // formulation, feasible only for small K.
-func fullLP(t *testing.T, p constraints.Params, prior Prior) float64 {
+func fullLP(t *testing.T, p constraints.Params, prior gamma.Prior) float64 {
 	t.Helper()
 	c, err := prior.Coefficients(p.K)
 	if err != nil {
@@ -63,20 +65,20 @@ func fullLP(t *testing.T, p constraints.Params, prior Prior) float64 {
 	return sol.Objective
 }
 
-func TestOptMatchesFullLP(t *testing.T) {
+func TestSolveMatchesFullLP(t *testing.T) {
 	for _, tc := range []struct {
 		p     constraints.Params
-		prior Prior
+		prior gamma.Prior
 	}{
-		{params(5, 2, 1e-5), UniformPrior()},
-		{params(7, 3, 1e-3), TPPrior()},
-		{params(11, 3, 1e-5), UniformPrior()}, // 31,824 rows
-		{params(21, 5, 0), UniformPrior()},
-		{constraints.Params{K: 9, M: 2.5, Eps: 0.5, Delta: 0.01, TargetDelta: 0.05}, UniformPrior()},
+		{params(5, 2, 1e-5), gamma.UniformPrior()},
+		{params(7, 3, 1e-3), gamma.TPPrior()},
+		{params(11, 3, 1e-5), gamma.UniformPrior()}, // 31,824 rows
+		{params(21, 5, 0), gamma.UniformPrior()},
+		{constraints.Params{K: 9, M: 2.5, Eps: 0.5, Delta: 0.01, TargetDelta: 0.05}, gamma.UniformPrior()},
 	} {
 		r := mustOpt(t, tc.p, tc.prior)
 		want := fullLP(t, tc.p, tc.prior)
-		// Opt stops at a relative violation of Tol = 1e-9, may give up
+		// Solve stops at a relative violation of Tol = 1e-9, may give up
 		// 2·Tol to break ties and scales to certify: its utility is within
 		// 3·Tol of the full LP's, and never above it.
 		if d := want - r.Utility; d > 3e-9*want || d < -1e-12*want {
@@ -85,12 +87,12 @@ func TestOptMatchesFullLP(t *testing.T) {
 	}
 }
 
-// TestOptAtM1IsSub checks Lemma 3.4.2: at m = 1 subsampling one teacher is
+// TestSolveAtM1IsSub checks Lemma 3.4.2: at m = 1 subsampling one teacher is
 // optimal, gamma(l) = |2l-K|/K.
-func TestOptAtM1IsSub(t *testing.T) {
+func TestSolveAtM1IsSub(t *testing.T) {
 	for _, p := range []constraints.Params{params(5, 1, 1e-5), params(11, 1, 1e-5), params(11, 1, 0), params(31, 1, 0)} {
-		r := mustOpt(t, p, UniformPrior())
-		sub, _ := Sub(p.K, 1)
+		r := mustOpt(t, p, gamma.UniformPrior())
+		sub, _ := gamma.Sub(p.K, 1)
 		for l := range sub {
 			if math.Abs(r.Gamma[l]-sub[l]) > 1e-6 {
 				t.Errorf("%+v: gamma_opt(%d) = %v, gamma_Sub = %v", p, l, r.Gamma[l], sub[l])
@@ -99,11 +101,11 @@ func TestOptAtM1IsSub(t *testing.T) {
 	}
 }
 
-// TestOptPureLargeM checks Theorem 3.5.1: with Delta = delta = 0 and
+// TestSolvePureLargeM checks Theorem 3.5.1: with Delta = delta = 0 and
 // m >= (K+1)/2, gamma = 1 is private, so it is optimal.
-func TestOptPureLargeM(t *testing.T) {
+func TestSolvePureLargeM(t *testing.T) {
 	for _, p := range []constraints.Params{params(11, 6, 0), params(11, 9, 0), params(101, 51, 0), params(101, 60, 0)} {
-		r := mustOpt(t, p, UniformPrior())
+		r := mustOpt(t, p, gamma.UniformPrior())
 		for l, v := range r.Gamma {
 			if v < 1-1e-9 {
 				t.Errorf("%+v: gamma_opt(%d) = %v, want 1", p, l, v)
@@ -114,33 +116,33 @@ func TestOptPureLargeM(t *testing.T) {
 
 // TestOptBeatsCertifiedBaselines: every certified baseline is a feasible
 // point of the LP, so gamma_opt's utility is at least its utility, up to
-// the relative 1e-9 Opt leaves on the table.
-func TestOptBeatsCertifiedBaselines(t *testing.T) {
+// the relative 1e-9 Solve leaves on the table.
+func TestSolveBeatsCertifiedBaselines(t *testing.T) {
 	for _, p := range []constraints.Params{
 		params(11, 3, 1e-5), params(11, 5, 1e-5), params(11, 3, 0), params(21, 4, 0), params(15, 2, 1e-4),
 		{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: 3e-5},
 	} {
-		r := mustOpt(t, p, UniformPrior())
-		c, _ := UniformPrior().Coefficients(p.K)
-		var bases []Gamma
-		s, _ := Sub(p.K, int(p.M))
-		d, _ := DSub(p.K, int(p.M))
+		r := mustOpt(t, p, gamma.UniformPrior())
+		c, _ := gamma.UniformPrior().Coefficients(p.K)
+		var bases []gamma.Gamma
+		s, _ := gamma.Sub(p.K, int(p.M))
+		d, _ := gamma.DSub(p.K, int(p.M))
 		bases = append(bases, s, d)
 		for _, pc := range []float64{0.05, 0.2, 0.5} {
-			g, _ := Const(p.K, pc)
+			g, _ := gamma.Const(p.K, pc)
 			bases = append(bases, g)
 		}
 		certified := 0
 		for _, b := range bases {
-			cert, err := Verify(context.Background(), p, b, 0, nil)
+			cert, err := gamma.Verify(context.Background(), p, b, 0, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cert.Status != Certified {
+			if cert.Status != gamma.Certified {
 				continue
 			}
 			certified++
-			if u := Utility(b, c); u > r.Utility*(1+1e-9) {
+			if u := gamma.Utility(b, c); u > r.Utility*(1+1e-9) {
 				t.Errorf("%+v: certified baseline %v has utility %v > gamma_opt's %v", p, b, u, r.Utility)
 			}
 		}
@@ -150,10 +152,10 @@ func TestOptBeatsCertifiedBaselines(t *testing.T) {
 	}
 }
 
-func TestOptSymmetricAndMonotoneInM(t *testing.T) {
+func TestSolveSymmetricAndMonotoneInM(t *testing.T) {
 	prev := 0.0
 	for _, m := range []float64{1, 2, 3, 4.5, 7} {
-		r := mustOpt(t, params(11, m, 1e-5), UniformPrior())
+		r := mustOpt(t, params(11, m, 1e-5), gamma.UniformPrior())
 		for l := range r.Gamma {
 			if r.Gamma[l] != r.Gamma[11-l] {
 				t.Errorf("m=%v: gamma not symmetric at %d", m, l)
@@ -167,40 +169,61 @@ func TestOptSymmetricAndMonotoneInM(t *testing.T) {
 	}
 }
 
-func TestOptPriorMatters(t *testing.T) {
+func TestSolvePriorMatters(t *testing.T) {
 	p := params(11, 3, 0)
-	u := mustOpt(t, p, UniformPrior())
-	tp := mustOpt(t, p, TPPrior())
-	cu, _ := UniformPrior().Coefficients(11)
-	ct, _ := TPPrior().Coefficients(11)
+	u := mustOpt(t, p, gamma.UniformPrior())
+	tp := mustOpt(t, p, gamma.TPPrior())
+	cu, _ := gamma.UniformPrior().Coefficients(11)
+	ct, _ := gamma.TPPrior().Coefficients(11)
 	// Each is optimal for its own prior.
-	if Utility(u.Gamma, cu) < Utility(tp.Gamma, cu)*(1-1e-9) {
+	if gamma.Utility(u.Gamma, cu) < gamma.Utility(tp.Gamma, cu)*(1-1e-9) {
 		t.Error("gamma optimised for T_U is worse than gamma for T_P under T_U")
 	}
-	if Utility(tp.Gamma, ct) < Utility(u.Gamma, ct)*(1-1e-9) {
+	if gamma.Utility(tp.Gamma, ct) < gamma.Utility(u.Gamma, ct)*(1-1e-9) {
 		t.Error("gamma optimised for T_P is worse than gamma for T_U under T_P")
 	}
 }
 
-func TestOptBadInput(t *testing.T) {
-	if _, err := Opt(context.Background(), params(10, 3, 1e-5), UniformPrior(), OptOptions{}); err == nil {
-		t.Error("Opt accepted an even K")
+func TestSolveBadInput(t *testing.T) {
+	if _, err := Solve(context.Background(), params(10, 3, 1e-5), gamma.UniformPrior(), Options{}); err == nil {
+		t.Error("Solve accepted an even K")
 	}
-	if _, err := Opt(context.Background(), params(11, 3, 1e-5), Prior{}, OptOptions{}); err == nil {
-		t.Error("Opt accepted an unset prior")
+	if _, err := Solve(context.Background(), params(11, 3, 1e-5), gamma.Prior{}, Options{}); err == nil {
+		t.Error("Solve accepted an unset prior")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Opt(ctx, params(41, 5, 1e-5), UniformPrior(), OptOptions{}); err == nil {
-		t.Error("Opt ignored a canceled context")
+	if _, err := Solve(ctx, params(41, 5, 1e-5), gamma.UniformPrior(), Options{}); err == nil {
+		t.Error("Solve ignored a canceled context")
 	}
 }
 
-func TestOptTooLarge(t *testing.T) {
+func TestSolveTooLarge(t *testing.T) {
 	// A limit of 100 coefficients (about 3 rows of K = 41's 21 columns)
 	// cannot hold the rows K = 41, m = 5 needs.
-	_, err := Opt(context.Background(), params(41, 5, 1e-5), UniformPrior(), OptOptions{MaxCoefficients: 100})
+	_, err := Solve(context.Background(), params(41, 5, 1e-5), gamma.UniformPrior(), Options{MaxCoefficients: 100})
 	if !errors.Is(err, ErrTooLarge) {
-		t.Errorf("Opt with a 100-coefficient limit: %v, want ErrTooLarge", err)
+		t.Errorf("Solve with a 100-coefficient limit: %v, want ErrTooLarge", err)
+	}
+}
+
+// TestFixtureIsCurrent keeps the shared fixture testdata/gamma-K11-m3.json,
+// which the cgo-free packages test against instead of solving, equal to
+// what Solve returns today.
+func TestFixtureIsCurrent(t *testing.T) {
+	f, err := os.Open("../testdata/gamma-K11-m3.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tab, err := gamma.ReadTable(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := mustOpt(t, params(11, 3, 1e-5), gamma.UniformPrior())
+	for l, v := range r.Gamma {
+		if math.Abs(v-tab.Gamma[l]) > 1e-12 {
+			t.Fatalf("gamma(%d) = %.17g, fixture has %.17g: regenerate it with darrm solve --K 11 --m 3 --no-cache --format json", l, v, tab.Gamma[l])
+		}
 	}
 }
