@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/darrm/darrm/datasets"
 )
 
 // Config holds the parameters of one run of Algorithm 3.
@@ -143,7 +145,7 @@ func (e *engine) shuffle() {
 // step takes one clipped, noisy gradient step x ← x − η(clip(∇f(x; q_i)) + ρ)
 // on sample i of s (sq holds its squared feature norms), fusing gradient,
 // clipping, noise and update into passes over x without allocation.
-func (e *engine) step(s *Dataset, sq []float64, i int, sigma float64) {
+func (e *engine) step(s *datasets.Dataset, sq []float64, i int, sigma float64) {
 	x, q := e.x, s.Row(i)
 	eta, c := e.cfg.LR, e.cfg.Clip
 	noise := eta * sigma

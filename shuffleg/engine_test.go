@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/floats"
+
+	"github.com/darrm/darrm/datasets"
 )
 
 // TestClipBound checks that a noiseless step moves x by η·min(||∇f||, G):
@@ -89,7 +91,7 @@ func TestSigmaZeroIsShuffledGD(t *testing.T) {
 }
 
 // naiveGrad returns ∇f(x; s_i) computed from the loss definitions.
-func naiveGrad(p *Problem, s *Dataset, i int, x []float64) []float64 {
+func naiveGrad(p *Problem, s *datasets.Dataset, i int, x []float64) []float64 {
 	q := s.Row(i)
 	g := make([]float64, len(x))
 	switch p.Task.Loss {
@@ -184,7 +186,7 @@ func TestOrdersVisitEverySampleOnce(t *testing.T) {
 // the arithmetic exactly once, at its IG position.
 func TestStepArithmeticRevealsOrder(t *testing.T) {
 	const n, eta = 8, 0.5
-	s := &Dataset{D: n, X: make([]float64, n*n)}
+	s := &datasets.Dataset{D: n, X: make([]float64, n*n)}
 	for i := range n {
 		s.X[i*n+i] = 1
 	}

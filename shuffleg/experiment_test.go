@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/datasets"
 )
 
 func testExperiment(t testing.TB, p *Problem) *Experiment {
@@ -179,8 +180,8 @@ func TestThesisLRGrid(t *testing.T) {
 // Example runs a small mean-estimation panel: the five algorithms at
 // ε = 5, δ = 10⁻⁶, with noise calibrated by the accountant.
 func ExampleExperiment_Run() {
-	priv := &Dataset{D: 2, X: []float64{0.9, 0.1, 1.1, -0.1, 1.0, 0.0, 0.8, 0.2}}
-	pub := &Dataset{D: 2, X: []float64{1.2, 0.1, 1.3, -0.1, 1.1, 0.0, 1.2, 0.2}}
+	priv := &datasets.Dataset{D: 2, X: []float64{0.9, 0.1, 1.1, -0.1, 1.0, 0.0, 0.8, 0.2}}
+	pub := &datasets.Dataset{D: 2, X: []float64{1.2, 0.1, 1.3, -0.1, 1.1, 0.0, 1.2, 0.2}}
 	p, err := NewProblem(MeanEstimation(DefaultRadius), priv, pub)
 	if err != nil {
 		fmt.Println(err)

@@ -4,20 +4,22 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/darrm/darrm/datasets"
 )
 
 // synthetic returns a private and a public dataset for loss l: n and m
 // samples of dimension d, the public ones drawn from a shifted
 // distribution.
-func synthetic(t testing.TB, l Loss, n, m, d int, seed uint64) (*Dataset, *Dataset) {
+func synthetic(t testing.TB, l Loss, n, m, d int, seed uint64) (*datasets.Dataset, *datasets.Dataset) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 1))
 	w := make([]float64, d)
 	for j := range w {
 		w[j] = rng.NormFloat64()
 	}
-	gen := func(count int, shift float64) *Dataset {
-		s := &Dataset{D: d, X: make([]float64, count*d)}
+	gen := func(count int, shift float64) *datasets.Dataset {
+		s := &datasets.Dataset{D: d, X: make([]float64, count*d)}
 		if l != SquaredDistance {
 			s.Y = make([]float64, count)
 		}

@@ -3,6 +3,8 @@ package shuffleg
 import (
 	"fmt"
 	"math"
+
+	"github.com/darrm/darrm/datasets"
 )
 
 // Loss is the per-sample loss f(x; q) of one of the tasks of Section 4.7.1.
@@ -35,6 +37,18 @@ func (l Loss) String() string {
 		return "logistic"
 	}
 	return fmt.Sprintf("Loss(%d)", int(l))
+}
+
+// Task returns the kind of problem l belongs to, which selects a dataset's
+// private/public construction.
+func (l Loss) Task() datasets.Task {
+	switch l {
+	case SquaredError:
+		return datasets.Regression
+	case Logistic:
+		return datasets.Classification
+	}
+	return datasets.Mean
 }
 
 // needsResponses reports whether samples carry a response y.

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/darrm/darrm/datasets"
 )
 
 // naiveRun is Algorithm 3 written the direct way, allocating the gradient,
@@ -26,7 +28,7 @@ func naiveRun(p *Problem, cfg Config, src *Stream) []float64 {
 	if cfg.Order == SO {
 		shuffle()
 	}
-	step := func(s *Dataset, i int, sigma float64) {
+	step := func(s *datasets.Dataset, i int, sigma float64) {
 		g := naiveGrad(p, s, i, x)
 		var norm2 float64
 		for _, v := range g {

@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/floats"
+
+	"github.com/darrm/darrm/datasets"
 )
 
 // Task is an objective of Section 4.7.1: a per-sample loss f and a
@@ -39,8 +41,8 @@ func (t Task) String() string { return fmt.Sprintf("%v + %v", t.Loss, t.Reg) }
 // A Problem is immutable and safe for concurrent use.
 type Problem struct {
 	Task    Task
-	Private *Dataset
-	Public  *Dataset
+	Private *datasets.Dataset
+	Public  *datasets.Dataset
 
 	privSq, pubSq []float64 // squared feature norms per sample
 	lStar         float64   // max smoothness over D (L*, Section 4.4.1)
@@ -60,7 +62,7 @@ type Optimum struct {
 // NewProblem validates the datasets against the task and computes the
 // non-private optimum. Public may be nil; otherwise it must have the same
 // dimension and the same kind of responses as private.
-func NewProblem(task Task, private, public *Dataset) (*Problem, error) {
+func NewProblem(task Task, private, public *datasets.Dataset) (*Problem, error) {
 	switch task.Loss {
 	case SquaredDistance, SquaredError, Logistic:
 	default:
@@ -94,7 +96,7 @@ func NewProblem(task Task, private, public *Dataset) (*Problem, error) {
 	return p, nil
 }
 
-func (p *Problem) checkData(name string, s *Dataset) error {
+func (p *Problem) checkData(name string, s *datasets.Dataset) error {
 	if err := s.Validate(name); err != nil {
 		return err
 	}
@@ -111,7 +113,7 @@ func (p *Problem) checkData(name string, s *Dataset) error {
 	return nil
 }
 
-func (p *Problem) smoothness(s *Dataset) (sq []float64, lStar float64) {
+func (p *Problem) smoothness(s *datasets.Dataset) (sq []float64, lStar float64) {
 	n := s.Len()
 	sq = make([]float64, n)
 	for i := range n {
@@ -124,7 +126,7 @@ func (p *Problem) smoothness(s *Dataset) (sq []float64, lStar float64) {
 
 // meanAndSpread returns the mean of the samples and ½·(1/n)·Σ||q − mean||²,
 // by two passes so that the spread does not cancel.
-func meanAndSpread(s *Dataset) ([]float64, float64) {
+func meanAndSpread(s *datasets.Dataset) ([]float64, float64) {
 	n := s.Len()
 	mean := make([]float64, s.D)
 	for i := range n {

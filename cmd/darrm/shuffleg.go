@@ -17,12 +17,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/internal/atomicfile"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/curveplot"
 	"github.com/darrm/darrm/internal/figure"
 	"github.com/darrm/darrm/shuffleg"
-	"github.com/darrm/darrm/shuffleg/datasets"
 )
 
 func init() { subcommands = append(subcommands, newShufflegCmd) }
@@ -221,7 +221,7 @@ func (f *shufflegFlags) params(cmd *cobra.Command) (*shufflegExpParams, error) {
 		if f.n < 2 || f.d < 1 {
 			return nil, usageErrorf("--n %d --d %d: need n >= 2 and d >= 1", f.n, f.d)
 		}
-		p.pair = datasets.Synthetic(loss, f.n, f.d, 1)
+		p.pair = datasets.Synthetic(loss.Task(), f.n, f.d, 1)
 	} else {
 		if fl.Changed("n") || fl.Changed("d") {
 			return nil, usageErrorf("--n and --d apply to --dataset synthetic only")
@@ -233,7 +233,7 @@ func (f *shufflegFlags) params(cmd *cobra.Command) (*shufflegExpParams, error) {
 		if dir == "" {
 			dir = "data"
 		}
-		if p.pair, err = datasets.Load(dir, f.dataset, loss); err != nil {
+		if p.pair, err = datasets.Load(dir, f.dataset, loss.Task()); err != nil {
 			return nil, usageErrorf("%v", err)
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/darrm/darrm/shuffleg/datasets"
+	"github.com/darrm/darrm/datasets"
 )
 
 // small is a quick synthetic experiment for the CLI tests.

