@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -178,13 +176,13 @@ func TestSynthetic(t *testing.T) {
 	}
 }
 
-// dataDir is the repository's data folder, where scripts/fetch-data.sh puts
-// the real datasets ($DARRM_DATA overrides it).
+// dataDir is the folder where scripts/fetch-data.sh puts the real datasets.
 func dataDir() string {
-	if d := os.Getenv("DARRM_DATA"); d != "" {
-		return d
+	d, err := DefaultDir()
+	if err != nil {
+		return ""
 	}
-	return filepath.Join("..", "..", "data")
+	return d
 }
 
 // TestRealData loads the fetched datasets and checks the sizes of D and P.

