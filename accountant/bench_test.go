@@ -58,8 +58,8 @@ func BenchmarkRhoForDPImproved(b *testing.B) {
 	}
 }
 
-func BenchmarkShuffleGSigmaImproved(b *testing.B) {
-	run := ShuffleG{Algorithm: Interleaved, G: 10, Epochs: 50, N: 1000, ND: 500}
+func BenchmarkPABISigmaImproved(b *testing.B) {
+	run := PABI{G: 10, Epochs: 50, Dilution: 501}
 	for b.Loop() {
 		sink, _, _ = run.Sigma(Guarantee{5, 1e-6}, ImprovedConversion)
 	}

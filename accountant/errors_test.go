@@ -12,7 +12,7 @@ import (
 func TestBadInput(t *testing.T) {
 	nan, inf := math.NaN(), math.Inf(1)
 	ok := Guarantee{0.1, 1e-5}
-	run := ShuffleG{Algorithm: DPShuffleG, G: 10, Epochs: 50}
+	run := PABI{G: 10, Epochs: 50, Dilution: 1}
 	tests := []struct {
 		name  string
 		param string
@@ -49,17 +49,10 @@ func TestBadInput(t *testing.T) {
 		{"rdp < 0", "rdp", func() error { _, err := ConvertRDP(-1, 2, 1e-5, PaperConversion); return err }},
 		{"gnmax eps 0", "eps", func() error { _, _, err := GNMaxSigma(Guarantee{0, 1e-5}, PaperConversion); return err }},
 		{"gnmax grid delta 0", "delta", func() error { _, _, err := GNMaxSigmaGrid(Guarantee{1, 0}); return err }},
-		{"shuffleg G 0", "G", func() error { _, _, err := ShuffleG{Epochs: 5}.Sigma(Guarantee{1, 1e-6}, PaperConversion); return err }},
-		{"shuffleg epochs 0", "epochs", func() error { _, _, err := ShuffleG{G: 1}.Sigma(Guarantee{1, 1e-6}, PaperConversion); return err }},
-		{"shuffleg S = K", "S", func() error {
-			_, _, err := ShuffleG{Algorithm: PrivPub, G: 1, Epochs: 5, S: 5}.Sigma(Guarantee{1, 1e-6}, PaperConversion)
-			return err
-		}},
-		{"shuffleg n_d > n", "n_d", func() error {
-			_, err := ShuffleG{Algorithm: Interleaved, G: 1, Epochs: 5, N: 10, ND: 11}.Rho(1)
-			return err
-		}},
-		{"shuffleg eps NaN", "eps", func() error { _, _, err := run.SigmaTable43(Guarantee{nan, 1e-6}); return err }},
+		{"pabi G 0", "G", func() error { _, _, err := PABI{Epochs: 5, Dilution: 1}.Sigma(Guarantee{1, 1e-6}, PaperConversion); return err }},
+		{"pabi epochs 0", "epochs", func() error { _, _, err := PABI{G: 1, Dilution: 1}.Sigma(Guarantee{1, 1e-6}, PaperConversion); return err }},
+		{"pabi dilution 0", "dilution", func() error { _, err := PABI{G: 1, Epochs: 5}.Rho(1); return err }},
+		{"pabi eps NaN", "eps", func() error { _, _, err := run.SigmaTable43(Guarantee{nan, 1e-6}); return err }},
 		{"p_const m 0", "m", func() error { _, err := PConst(0.1, 0, 0, 3, 0); return err }},
 		{"p_const tau Inf", "tau", func() error { _, err := PConst(0.1, 1, 0, inf, 0); return err }},
 		{"p_const lambda 1", "lambda", func() error { _, err := PConst(0.1, 1, 0, 3, 1); return err }},
@@ -112,23 +105,8 @@ func FuzzParseConversion(f *testing.F) {
 	})
 }
 
-func FuzzParseAlgorithm(f *testing.F) {
-	for _, s := range []string{"dp-shuffleg", "priv-pub", "pub-priv", "interleaved", "", "rr"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		a, err := ParseAlgorithm(s)
-		if err != nil {
-			return
-		}
-		if a.String() != s {
-			t.Errorf("ParseAlgorithm(%q).String() = %q", s, a.String())
-		}
-	})
-}
-
 func TestEnumStrings(t *testing.T) {
-	if Method(9).String() != "Method(9)" || Conversion(-1).String() != "Conversion(-1)" || Algorithm(4).String() != "Algorithm(4)" {
+	if Method(9).String() != "Method(9)" || Conversion(-1).String() != "Conversion(-1)" {
 		t.Error("out-of-range enum strings")
 	}
 	for _, m := range []Method{Simple, General, Optimal} {

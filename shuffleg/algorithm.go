@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/darrm/darrm/accountant"
 )
 
 // Order is the sample order of a shuffled gradient method (Algorithm 2).
@@ -63,15 +65,15 @@ const (
 	PublicOnly
 )
 
-var algorithmNames = [...]string{DPShuffleG: "dp", PrivPub: "priv-pub", PubPriv: "pub-priv", Interleaved: "interleaved", PublicOnly: "public-only"}
+var algorithmNames = [...]string{DPShuffleG: "dp-shuffleg", PrivPub: "priv-pub", PubPriv: "pub-priv", Interleaved: "interleaved", PublicOnly: "public-only"}
 
 // Algorithms returns the five algorithms in the thesis' order.
 func Algorithms() []Algorithm {
 	return []Algorithm{DPShuffleG, PrivPub, PubPriv, Interleaved, PublicOnly}
 }
 
-// String returns the algorithm's command-line name: "dp", "priv-pub",
-// "pub-priv", "interleaved" or "public-only".
+// String returns the algorithm's command-line name: "dp-shuffleg",
+// "priv-pub", "pub-priv", "interleaved" or "public-only".
 func (a Algorithm) String() string {
 	if a >= DPShuffleG && a <= PublicOnly {
 		return algorithmNames[a]
@@ -98,14 +100,29 @@ func (a Algorithm) Label(o Order) string {
 	return a.String()
 }
 
-// ParseAlgorithm parses an algorithm's command-line name.
+// ParseAlgorithm parses an algorithm's command-line name, or "dp", the
+// earlier name of DP-ShuffleG.
 func ParseAlgorithm(s string) (Algorithm, error) {
+	if strings.EqualFold(s, "dp") {
+		return DPShuffleG, nil
+	}
 	for _, a := range Algorithms() {
 		if strings.EqualFold(s, a.String()) {
 			return a, nil
 		}
 	}
-	return 0, fmt.Errorf("algorithm %q: must be one of dp, priv-pub, pub-priv, interleaved, public-only", s)
+	return 0, fmt.Errorf("algorithm %q: must be one of dp-shuffleg, priv-pub, pub-priv, interleaved, public-only", s)
+}
+
+// Reference names the lemma that bounds a's privacy.
+func (a Algorithm) Reference() string {
+	switch a {
+	case DPShuffleG:
+		return "Lemma 4.5.2 (PABI + RDP composition)"
+	case PublicOnly:
+		return "uses public data only: (0, 0)-DP with respect to the private data"
+	}
+	return "Lemma 4.6.2 (PABI + RDP composition)"
 }
 
 // Private reports whether the algorithm touches the private data (all but
@@ -188,6 +205,47 @@ func (pl Plan) Amplification() int {
 		return pl.N + 1 - pl.ND
 	}
 	return 1
+}
+
+// PABI returns the privacy accounting of the plan's private epochs with
+// every gradient clipped to norm clip (Lemmas 4.5.2 and 4.6.2).
+func (pl Plan) PABI(clip float64) accountant.PABI {
+	return accountant.PABI{G: clip, Epochs: pl.PrivEpochs, Dilution: pl.Amplification()}
+}
+
+// AccountingPlan returns the plan the privacy analysis sees for algorithm a
+// over K = epochs epochs, given the thesis' own parameters rather than a
+// private fraction: s, the epochs before the switch of PrivPub and PubPriv
+// (Algorithms 4 and 5, 1 <= s <= K−1), and n and n_d, the steps and
+// private steps per epoch of Interleaved (Algorithm 6, 1 <= n_d <= n).
+// Parameters an algorithm does not use are ignored.
+func AccountingPlan(a Algorithm, epochs, s, n, nd int) (Plan, error) {
+	if epochs < 1 {
+		return Plan{}, &accountant.ParamError{Name: "epochs", Value: float64(epochs), Rule: "must be an integer >= 1"}
+	}
+	pl := Plan{Algorithm: a, Epochs: epochs, PrivEpochs: epochs}
+	switch a {
+	case DPShuffleG:
+	case PrivPub, PubPriv:
+		if s < 1 || s > epochs-1 {
+			return Plan{}, fmt.Errorf("%v: %w", a, &accountant.ParamError{Name: "S", Value: float64(s), Rule: fmt.Sprintf("must be an integer in [1, K-1] = [1, %d]", epochs-1)})
+		}
+		pl.PrivEpochs = s
+		if a == PubPriv {
+			pl.PrivEpochs = epochs - s
+		}
+	case Interleaved:
+		if n < 1 {
+			return Plan{}, fmt.Errorf("%v: %w", a, &accountant.ParamError{Name: "n", Value: float64(n), Rule: "must be an integer >= 1"})
+		}
+		if nd < 1 || nd > n {
+			return Plan{}, fmt.Errorf("%v: %w", a, &accountant.ParamError{Name: "n_d", Value: float64(nd), Rule: fmt.Sprintf("must be an integer in [1, n] = [1, %d]", n)})
+		}
+		pl.N, pl.ND = n, nd
+	default:
+		return Plan{}, fmt.Errorf("%v: uses no private data, there is nothing to account", a)
+	}
+	return pl, nil
 }
 
 // epoch returns the schedule of epoch k (0-based).

@@ -27,31 +27,15 @@ type Calibration struct {
 // (Lemmas 4.5.2 and 4.6.2, Table 4.3). The accountant does the arithmetic;
 // Calibrate maps the plan onto it.
 //
-// PublicOnly touches no private data and has no noise to calibrate. With
-// p = 1, PrivPub and PubPriv use the private data in every epoch and are
-// accounted as DP-ShuffleG.
+// PublicOnly touches no private data and has no noise to calibrate.
 func Calibrate(plan Plan, clip float64, target accountant.Guarantee, conv accountant.Conversion) (Calibration, error) {
 	if !(clip > 0) || math.IsInf(clip, 0) {
 		return Calibration{}, fmt.Errorf("clip = %v: a private algorithm needs a finite clipping norm > 0 (it is the Lipschitz constant G of the privacy analysis)", clip)
 	}
-	acct := accountant.ShuffleG{G: clip, Epochs: plan.Epochs}
-	switch plan.Algorithm {
-	case DPShuffleG:
-		acct.Algorithm = accountant.DPShuffleG
-	case PrivPub, PubPriv:
-		switch {
-		case plan.PrivEpochs == plan.Epochs:
-			acct.Algorithm = accountant.DPShuffleG
-		case plan.Algorithm == PrivPub:
-			acct.Algorithm, acct.S = accountant.PrivPub, plan.PrivEpochs
-		default:
-			acct.Algorithm, acct.S = accountant.PubPriv, plan.Epochs-plan.PrivEpochs
-		}
-	case Interleaved:
-		acct.Algorithm, acct.N, acct.ND = accountant.Interleaved, plan.N, plan.ND
-	default:
+	if !plan.Algorithm.Private() || plan.PrivEpochs < 1 {
 		return Calibration{}, fmt.Errorf("%v: uses no private data, there is no noise to calibrate", plan.Algorithm)
 	}
+	acct := plan.PABI(clip)
 	sigma, _, err := acct.Sigma(target, conv)
 	if err != nil {
 		return Calibration{}, fmt.Errorf("calibrate %v: %w", plan.Algorithm, err)
@@ -60,5 +44,5 @@ func Calibrate(plan Plan, clip float64, target accountant.Guarantee, conv accoun
 	if err != nil {
 		return Calibration{}, fmt.Errorf("calibrate %v: %w", plan.Algorithm, err)
 	}
-	return Calibration{Sigma: sigma, Eps: eps, Delta: target.Delta, Alpha: alpha, Conversion: conv, Reference: acct.Algorithm.Reference()}, nil
+	return Calibration{Sigma: sigma, Eps: eps, Delta: target.Delta, Alpha: alpha, Conversion: conv, Reference: plan.Algorithm.Reference()}, nil
 }

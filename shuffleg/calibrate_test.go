@@ -83,3 +83,47 @@ func TestCalibrateRejects(t *testing.T) {
 		t.Error("public-only: no error")
 	}
 }
+
+// TestAccountingPlan checks the reductions between the algorithms' privacy
+// accounting (Lemmas 4.5.2 and 4.6.2): Priv-Pub with S private epochs and
+// Pub-Priv with K − S are DP-ShuffleG over those epochs, Interleaved
+// divides the per-epoch RDP by n + 1 − n_d, and bad parameters are refused.
+func TestAccountingPlan(t *testing.T) {
+	const sigma = 37.5
+	rho := func(a Algorithm, epochs, s, n, nd int) float64 {
+		t.Helper()
+		pl, err := AccountingPlan(a, epochs, s, n, nd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := pl.PABI(3).Rho(sigma)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	dp20 := rho(DPShuffleG, 20, 0, 0, 0)
+	if want := 2 * 9 * 20 / (sigma * sigma); math.Abs(dp20-want) > 1e-15*want {
+		t.Errorf("DP-ShuffleG rho = %v, want 2G²K/σ² = %v", dp20, want)
+	}
+	if pp, up := rho(PrivPub, 50, 20, 0, 0), rho(PubPriv, 50, 30, 0, 0); pp != dp20 || up != dp20 {
+		t.Errorf("priv-pub %v, pub-priv %v, want %v", pp, up, dp20)
+	}
+	if in := rho(Interleaved, 20, 0, 100, 41); math.Abs(in*60-dp20) > 1e-15*dp20 {
+		t.Errorf("interleaved rho %v, want %v/60", in, dp20)
+	}
+	if full := rho(Interleaved, 20, 0, 100, 100); full != dp20 {
+		t.Errorf("interleaved with n_d = n: %v, want %v", full, dp20)
+	}
+	for _, bad := range []struct {
+		a                Algorithm
+		epochs, s, n, nd int
+	}{
+		{PrivPub, 5, 5, 0, 0}, {PubPriv, 5, 0, 0, 0}, {Interleaved, 5, 0, 10, 11}, {Interleaved, 5, 0, 0, 0},
+		{DPShuffleG, 0, 0, 0, 0}, {PublicOnly, 5, 0, 0, 0},
+	} {
+		if _, err := AccountingPlan(bad.a, bad.epochs, bad.s, bad.n, bad.nd); err == nil {
+			t.Errorf("AccountingPlan(%+v) accepted", bad)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/shuffleg"
 )
 
 func init() { subcommands = append(subcommands, newAccountCmd) }
@@ -589,7 +590,9 @@ type shufflegParams struct {
 	eps        []float64
 	sigma      float64
 	delta      float64
-	run        accountant.ShuffleG
+	epochs     int
+	s, n, nd   int
+	g          float64
 	format     string
 }
 
@@ -624,11 +627,11 @@ and K - S (pub-priv).`,
 	fl.Float64SliceVar(&p.eps, "eps", nil, "target eps (> 0), comma-separated for several")
 	fl.Float64Var(&p.sigma, "sigma", 0, "noise standard deviation (> 0): print the eps it gives")
 	fl.Float64Var(&p.delta, "delta", 0, "target delta, in (0, 1)")
-	fl.Float64Var(&p.run.G, "G", 0, "Lipschitz constant / gradient clipping norm (> 0)")
-	fl.IntVar(&p.run.Epochs, "epochs", 0, "number of epochs K (>= 1)")
-	fl.IntVar(&p.run.S, "S", 0, "priv-pub, pub-priv: epochs before the switch, in [1, K-1]")
-	fl.IntVar(&p.run.N, "n", 0, "interleaved: steps per epoch n")
-	fl.IntVar(&p.run.ND, "nd", 0, "interleaved: private steps per epoch n_d, in [1, n]")
+	fl.Float64Var(&p.g, "G", 0, "Lipschitz constant / gradient clipping norm (> 0)")
+	fl.IntVar(&p.epochs, "epochs", 0, "number of epochs K (>= 1)")
+	fl.IntVar(&p.s, "S", 0, "priv-pub, pub-priv: epochs before the switch, in [1, K-1]")
+	fl.IntVar(&p.n, "n", 0, "interleaved: steps per epoch n")
+	fl.IntVar(&p.nd, "nd", 0, "interleaved: private steps per epoch n_d, in [1, n]")
 	registerFormat(cmd, &p.format)
 	for _, name := range []string{"delta", "G", "epochs"} {
 		_ = cmd.MarkFlagRequired(name)
@@ -641,32 +644,35 @@ func runShuffleG(w io.Writer, p shufflegParams) error {
 	if err != nil {
 		return err
 	}
-	var algs []accountant.Algorithm
+	var algs []shuffleg.Algorithm
 	for _, s := range p.algorithms {
 		if s == "all" {
-			algs = append(algs, accountant.DPShuffleG, accountant.PrivPub, accountant.PubPriv, accountant.Interleaved)
+			algs = append(algs, shuffleg.DPShuffleG, shuffleg.PrivPub, shuffleg.PubPriv, shuffleg.Interleaved)
 			continue
 		}
-		a, err := accountant.ParseAlgorithm(s)
+		a, err := shuffleg.ParseAlgorithm(s)
 		if err != nil {
 			return usageErrorf("--%v (or all)", err)
 		}
 		algs = append(algs, a)
 	}
-	common := record{{"delta", p.delta}, {"G", p.run.G}, {"epochs", p.run.Epochs}}
+	common := record{{"delta", p.delta}, {"G", p.g}, {"epochs", p.epochs}}
 	for _, a := range algs {
 		switch a {
-		case accountant.PrivPub, accountant.PubPriv:
-			common = append(common, field{"S", p.run.S})
-		case accountant.Interleaved:
-			common = append(common, field{"n", p.run.N}, field{"n_d", p.run.ND})
+		case shuffleg.PrivPub, shuffleg.PubPriv:
+			common = append(common, field{"S", p.s})
+		case shuffleg.Interleaved:
+			common = append(common, field{"n", p.n}, field{"n_d", p.nd})
 		}
 	}
 	common = dedup(common)
 	var rows []record
 	for _, a := range algs {
-		run := p.run
-		run.Algorithm = a
+		plan, err := shuffleg.AccountingPlan(a, p.epochs, p.s, p.n, p.nd)
+		if err != nil {
+			return accountError("shuffleg", err, nil)
+		}
+		run := plan.PABI(p.g)
 		if !p.calibrate {
 			for _, c := range []accountant.Conversion{accountant.PaperConversion, accountant.ImprovedConversion} {
 				eps, alpha, err := run.Eps(p.sigma, p.delta, c)
@@ -674,7 +680,7 @@ func runShuffleG(w io.Writer, p shufflegParams) error {
 					return accountError("shuffleg", err, nil)
 				}
 				rows = append(rows, record{
-					{"algorithm", a.String()}, {"private_epochs", run.PrivateEpochs()}, {"sigma", p.sigma},
+					{"algorithm", a.String()}, {"private_epochs", run.Epochs}, {"sigma", p.sigma},
 					{"conversion", c.String()}, {"alpha", alpha}, {"eps", eps}, {"reference", a.Reference() + "; " + c.Reference()},
 				})
 			}
@@ -704,7 +710,7 @@ func runShuffleG(w io.Writer, p shufflegParams) error {
 				{accountant.ImprovedConversion, "optimal", improved, impAlpha},
 			} {
 				rows = append(rows, record{
-					{"algorithm", a.String()}, {"private_epochs", run.PrivateEpochs()}, {"eps", eps},
+					{"algorithm", a.String()}, {"private_epochs", run.Epochs}, {"eps", eps},
 					{"conversion", v.conv.String()}, {"alpha_rule", v.rule}, {"alpha", v.alph},
 					{"sigma", v.sigma}, {"ratio", v.sigma / base},
 					{"reference", a.Reference() + "; " + v.conv.Reference()},

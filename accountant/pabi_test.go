@@ -5,20 +5,21 @@ import (
 	"testing"
 )
 
-func thesisRuns() []ShuffleG {
-	// Section 4.7.4: K = 50 epochs, p = 0.5, clipping norm 10, n = 1000.
-	return []ShuffleG{
-		{Algorithm: DPShuffleG, G: 10, Epochs: 50},
-		{Algorithm: PrivPub, G: 10, Epochs: 50, S: 25},
-		{Algorithm: PubPriv, G: 10, Epochs: 50, S: 25},
-		{Algorithm: Interleaved, G: 10, Epochs: 50, N: 1000, ND: 500},
+func thesisRuns() []PABI {
+	// Section 4.7.4: K = 50 epochs, p = 0.5, clipping norm 10, n = 1000:
+	// DP-ShuffleG, Priv-Pub and Pub-Priv (S = 25 private epochs),
+	// Interleaved (n_d = 500).
+	return []PABI{
+		{G: 10, Epochs: 50, Dilution: 1},
+		{G: 10, Epochs: 25, Dilution: 1},
+		{G: 10, Epochs: 50, Dilution: 501},
 	}
 }
 
-// TestShuffleGSigma checks that the calibrated σ meets the target, that
+// TestPABISigma checks that the calibrated σ meets the target, that
 // 1e-9 less noise does not, that the improved conversion needs less noise
 // than the paper's and Table 4.3's α more, and that Eps inverts Sigma.
-func TestShuffleGSigma(t *testing.T) {
+func TestPABISigma(t *testing.T) {
 	for _, p := range thesisRuns() {
 		for _, eps := range []float64{1, 5, 10} {
 			target := Guarantee{eps, 1e-6}
@@ -34,40 +35,39 @@ func TestShuffleGSigma(t *testing.T) {
 					t.Fatal(err)
 				}
 				if got > eps || got < eps*(1-1e-9) {
-					t.Errorf("%v eps=%v %v: Eps(Sigma) = %v", p.Algorithm, eps, c, got)
+					t.Errorf("%v eps=%v %v: Eps(Sigma) = %v", p, eps, c, got)
 				}
 				rho, _ := p.Rho(sigma)
 				if at, _ := ConvertRDP(rho*alpha, alpha, target.Delta, c); at > eps {
-					t.Errorf("%v eps=%v %v: eps at the returned alpha %v is %v", p.Algorithm, eps, c, alpha, at)
+					t.Errorf("%v eps=%v %v: eps at the returned alpha %v is %v", p, eps, c, alpha, at)
 				}
 				if less, _, _ := p.Eps(sigma*(1-1e-9), target.Delta, c); !(less > eps) {
-					t.Errorf("%v eps=%v %v: sigma*(1-1e-9) still meets the target (%v)", p.Algorithm, eps, c, less)
+					t.Errorf("%v eps=%v %v: sigma*(1-1e-9) still meets the target (%v)", p, eps, c, less)
 				}
 			}
 			if !(sig[1] < sig[0]) {
-				t.Errorf("%v eps=%v: improved sigma %v not below paper sigma %v", p.Algorithm, eps, sig[1], sig[0])
+				t.Errorf("%v eps=%v: improved sigma %v not below paper sigma %v", p, eps, sig[1], sig[0])
 			}
 			t43, alpha, err := p.SigmaTable43(target)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !(t43 > sig[0]) || alpha <= 1 {
-				t.Errorf("%v eps=%v: Table 4.3 sigma %v (alpha %v) not above the exact paper sigma %v", p.Algorithm, eps, t43, alpha, sig[0])
+				t.Errorf("%v eps=%v: Table 4.3 sigma %v (alpha %v) not above the exact paper sigma %v", p, eps, t43, alpha, sig[0])
 			}
 			// At Table 4.3's α the paper's bound is exactly ε.
 			rho, _ := p.Rho(t43)
 			if at, _ := ConvertRDP(rho*alpha, alpha, target.Delta, PaperConversion); at > eps || at < eps*(1-1e-9) {
-				t.Errorf("%v eps=%v: paper bound at Table 4.3's alpha = %v", p.Algorithm, eps, at)
+				t.Errorf("%v eps=%v: paper bound at Table 4.3's alpha = %v", p, eps, at)
 			}
 		}
 	}
 }
 
-// TestShuffleGLemmas checks the RDP slopes of Lemma 4.5.2 and 4.6.2 and the
-// reductions between the algorithms.
-func TestShuffleGLemmas(t *testing.T) {
+// TestPABILemmas checks the RDP slopes of Lemmas 4.5.2 and 4.6.2.
+func TestPABILemmas(t *testing.T) {
 	const sigma = 37.5
-	base := ShuffleG{Algorithm: DPShuffleG, G: 3, Epochs: 20}
+	base := PABI{G: 3, Epochs: 20, Dilution: 1}
 	rho, err := base.Rho(sigma)
 	if err != nil {
 		t.Fatal(err)
@@ -79,21 +79,10 @@ func TestShuffleGLemmas(t *testing.T) {
 	if relErr(epoch*20, rho) > 1e-15 {
 		t.Errorf("epoch rho %v * 20 != %v", epoch, rho)
 	}
-	// Priv-Pub with S private epochs = DP-ShuffleG with S epochs; Pub-Priv
-	// with K-S private epochs likewise.
-	pp, _ := ShuffleG{Algorithm: PrivPub, G: 3, Epochs: 50, S: 20}.Rho(sigma)
-	up, _ := ShuffleG{Algorithm: PubPriv, G: 3, Epochs: 50, S: 30}.Rho(sigma)
-	if pp != rho || up != rho {
-		t.Errorf("priv-pub %v, pub-priv %v, want %v", pp, up, rho)
-	}
-	// Interleaved divides by n + 1 - n_d; n_d = n is DP-ShuffleG.
-	in, _ := ShuffleG{Algorithm: Interleaved, G: 3, Epochs: 20, N: 100, ND: 41}.Rho(sigma)
+	// Interleaved divides by n + 1 - n_d (60 for n = 100, n_d = 41).
+	in, _ := PABI{G: 3, Epochs: 20, Dilution: 60}.Rho(sigma)
 	if relErr(in*60, rho) > 1e-15 {
-		t.Errorf("interleaved rho %v, want %v/60", in, rho)
-	}
-	full, _ := ShuffleG{Algorithm: Interleaved, G: 3, Epochs: 20, N: 100, ND: 100}.Rho(sigma)
-	if full != rho {
-		t.Errorf("interleaved with n_d = n: %v, want %v", full, rho)
+		t.Errorf("diluted rho %v, want %v/60", in, rho)
 	}
 	// Lemma 4.5.2 at an arbitrary α is the paper conversion of the slope.
 	alpha := 7.0
@@ -107,7 +96,7 @@ func TestShuffleGLemmas(t *testing.T) {
 // floating point even where ε is tiny against log(1/δ) and rounding of
 // ρα + cost(α) matters (δ close to 1, ε = 1e-9), or where δ is denormal.
 func TestCalibrationExtremes(t *testing.T) {
-	run := ShuffleG{Algorithm: Interleaved, G: 10, Epochs: 50, N: 1000, ND: 500}
+	run := PABI{G: 10, Epochs: 50, Dilution: 501}
 	for _, target := range []Guarantee{{1e-9, 0.999999}, {1e-9, 0.5}, {1e6, 1e-300}, {1e-3, 5e-324}, {3, 1e-12}} {
 		for _, c := range []Conversion{PaperConversion, ImprovedConversion} {
 			sigma, _, err := run.Sigma(target, c)

@@ -1,0 +1,134 @@
+package accountant
+
+import (
+	"fmt"
+	"math"
+)
+
+// PABI is a run of noisy contractive gradient steps whose privacy is
+// bounded by privacy amplification by iteration, as in the DP-ShuffleG
+// family (thesis Lemmas 4.5.2 and 4.6.2): each of Epochs epochs that touch
+// the private data is (α, 2αG²/(σ²·Dilution))-RDP, and the epochs compose
+// (Proposition 4.3.5). The algorithms themselves, and how each maps to a
+// PABI run, are in package shuffleg.
+type PABI struct {
+	G        float64 // Lipschitz constant of every f(·; d): the clipping norm
+	Epochs   int     // epochs that use the private data, >= 1
+	Dilution int     // n + 1 − n_d for Interleaved (Lemma 4.6.2); 1 for the others
+}
+
+func (p PABI) validate() error {
+	if err := checkPositive("G", p.G); err != nil {
+		return err
+	}
+	if err := checkCount("epochs", p.Epochs, 1); err != nil {
+		return err
+	}
+	return checkCount("dilution", p.Dilution, 1)
+}
+
+// coef returns the total RDP slope times σ².
+func (p PABI) coef() float64 {
+	return 2 * p.G * p.G * float64(p.Epochs) / float64(p.Dilution)
+}
+
+// EpochRho returns the slope ρ of one private epoch's RDP curve ε(α) = ρα
+// with noise σ: 2G²/(σ²·Dilution) (Lemmas 4.5.2 and 4.6.2).
+func (p PABI) EpochRho(sigma float64) (float64, error) {
+	if err := p.check(sigma); err != nil {
+		return 0, err
+	}
+	return 2 * p.G * p.G / (sigma * sigma) / float64(p.Dilution), nil
+}
+
+// Rho returns the slope of the whole run's RDP curve: EpochRho composed
+// over Epochs (Proposition 4.3.5).
+func (p PABI) Rho(sigma float64) (float64, error) {
+	if err := p.check(sigma); err != nil {
+		return 0, err
+	}
+	return p.coef() / (sigma * sigma), nil
+}
+
+// Eps returns the smallest ε such that the run is (ε, δ)-DP with noise σ
+// under conversion c, over every order α > 1, and that α. With
+// PaperConversion it is the bound of Lemma 4.5.2 / 4.6.2 at its best α.
+func (p PABI) Eps(sigma, delta float64, c Conversion) (eps, alpha float64, err error) {
+	rho, err := p.Rho(sigma)
+	if err != nil {
+		return 0, 0, err
+	}
+	eps, alpha, err = RhoToDP(rho, delta, c)
+	if err != nil {
+		return 0, 0, fmt.Errorf("PABI: %w", err)
+	}
+	return eps, alpha, nil
+}
+
+// Sigma returns the smallest noise σ with which the run is (ε, δ)-DP under
+// conversion c, choosing α exactly, and that α. With PaperConversion,
+// σ = sqrt(coef)/(sqrt(L+ε) - sqrt(L)), where L = log(1/δ) and coef·α/σ² is
+// the run's RDP (Lemmas 4.5.2, 4.6.2).
+func (p PABI) Sigma(target Guarantee, c Conversion) (sigma, alpha float64, err error) {
+	if err := p.validate(); err != nil {
+		return 0, 0, fmt.Errorf("PABI: %w", err)
+	}
+	rho, _, err := RhoForDP(target, c)
+	if err != nil {
+		return 0, 0, fmt.Errorf("PABI: %w", err)
+	}
+	sigma, alpha, err = sigmaFor(p.coef(), rho, target, c)
+	if err != nil {
+		return 0, 0, fmt.Errorf("PABI: %w", err)
+	}
+	return sigma, alpha, nil
+}
+
+// SigmaTable43 returns the smallest σ with which the run is (ε, δ)-DP under
+// PaperConversion when α is set by the rule of Table 4.3 and Section 4.5.3,
+// α = sqrt(log(1/δ)/ρ) for the run's RDP slope ρ (e.g. α = σ·sqrt(log(1/δ))/(G·sqrt(2K))
+// for DP-ShuffleG), rather than minimised; and that α. Since the rule's α
+// is not the minimiser 1 + sqrt(log(1/δ)/ρ), this σ is slightly larger than
+// Sigma's.
+//
+// With y = sqrt(ρ) and L = log(1/δ) the bound is y·sqrt(L) + L·y/(sqrt(L) - y),
+// which is increasing for y < sqrt(L); it equals ε at
+// y = 2ε·sqrt(L)/(2L + ε + sqrt(4L² + ε²)), where α > 1.
+func (p PABI) SigmaTable43(target Guarantee) (sigma, alpha float64, err error) {
+	if err := p.validate(); err != nil {
+		return 0, 0, fmt.Errorf("PABI: %w", err)
+	}
+	if err := checkPositive("eps", target.Eps); err != nil {
+		return 0, 0, fmt.Errorf("PABI: %w", err)
+	}
+	if err := checkOpenUnit("delta", target.Delta); err != nil {
+		return 0, 0, fmt.Errorf("PABI: %w", err)
+	}
+	eps, L := target.Eps, -math.Log(target.Delta)
+	y := 2 * eps * math.Sqrt(L) / (2*L + eps + math.Sqrt(4*L*L+eps*eps))
+	rho := y * y
+	// The rule ties α to σ; check the bound at the rounded pair and raise σ
+	// (one ulp, then geometrically more) if rounding left it above ε.
+	coef := p.coef()
+	sigma = math.Sqrt(coef / rho)
+	step := math.Nextafter(sigma, math.Inf(1)) - sigma
+	for range 1100 {
+		r := coef / (sigma * sigma)
+		if a := math.Sqrt(L / r); a > 1 && a*r+L/(a-1) <= eps {
+			return sigma, a, nil
+		}
+		sigma += step
+		step *= 2
+	}
+	return 0, 0, fmt.Errorf("PABI: no sigma near %v meets %v in floating point", math.Sqrt(coef/rho), target)
+}
+
+func (p PABI) check(sigma float64) error {
+	if err := p.validate(); err != nil {
+		return fmt.Errorf("PABI: %w", err)
+	}
+	if err := checkPositive("sigma", sigma); err != nil {
+		return fmt.Errorf("PABI: %w", err)
+	}
+	return nil
+}
