@@ -49,8 +49,14 @@ func TestBadInput(t *testing.T) {
 		{"rdp < 0", "rdp", func() error { _, err := ConvertRDP(-1, 2, 1e-5, PaperConversion); return err }},
 		{"gnmax eps 0", "eps", func() error { _, _, err := GNMaxSigma(Guarantee{0, 1e-5}, PaperConversion); return err }},
 		{"gnmax grid delta 0", "delta", func() error { _, _, err := GNMaxSigmaGrid(Guarantee{1, 0}); return err }},
-		{"pabi G 0", "G", func() error { _, _, err := PABI{Epochs: 5, Dilution: 1}.Sigma(Guarantee{1, 1e-6}, PaperConversion); return err }},
-		{"pabi epochs 0", "epochs", func() error { _, _, err := PABI{G: 1, Dilution: 1}.Sigma(Guarantee{1, 1e-6}, PaperConversion); return err }},
+		{"pabi G 0", "G", func() error {
+			_, _, err := PABI{Epochs: 5, Dilution: 1}.Sigma(Guarantee{1, 1e-6}, PaperConversion)
+			return err
+		}},
+		{"pabi epochs 0", "epochs", func() error {
+			_, _, err := PABI{G: 1, Dilution: 1}.Sigma(Guarantee{1, 1e-6}, PaperConversion)
+			return err
+		}},
 		{"pabi dilution 0", "dilution", func() error { _, err := PABI{G: 1, Epochs: 5}.Rho(1); return err }},
 		{"pabi eps NaN", "eps", func() error { _, _, err := run.SigmaTable43(Guarantee{nan, 1e-6}); return err }},
 		{"p_const m 0", "m", func() error { _, err := PConst(0.1, 0, 0, 3, 0); return err }},
