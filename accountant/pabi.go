@@ -32,15 +32,6 @@ func (p PABI) coef() float64 {
 	return 2 * p.G * p.G * float64(p.Epochs) / float64(p.Dilution)
 }
 
-// EpochRho returns the slope ρ of one private epoch's RDP curve ε(α) = ρα
-// with noise σ: 2G²/(σ²·Dilution) (Lemmas 4.5.2 and 4.6.2).
-func (p PABI) EpochRho(sigma float64) (float64, error) {
-	if err := p.check(sigma); err != nil {
-		return 0, err
-	}
-	return 2 * p.G * p.G / (sigma * sigma) / float64(p.Dilution), nil
-}
-
 // Rho returns the slope of the whole run's RDP curve: EpochRho composed
 // over Epochs (Proposition 4.3.5).
 func (p PABI) Rho(sigma float64) (float64, error) {

@@ -75,10 +75,6 @@ func TestPABILemmas(t *testing.T) {
 	if want := 2 * 9 * 20 / (sigma * sigma); relErr(rho, want) > 1e-15 {
 		t.Errorf("DP-ShuffleG rho = %v, want 2G²K/σ² = %v", rho, want)
 	}
-	epoch, _ := base.EpochRho(sigma)
-	if relErr(epoch*20, rho) > 1e-15 {
-		t.Errorf("epoch rho %v * 20 != %v", epoch, rho)
-	}
 	// Interleaved divides by n + 1 - n_d (60 for n = 100, n_d = 41).
 	in, _ := PABI{G: 3, Epochs: 20, Dilution: 60}.Rho(sigma)
 	if relErr(in*60, rho) > 1e-15 {

@@ -101,9 +101,9 @@ func TestRRParamsReference(t *testing.T) {
 }
 
 // TestGNMaxReference reproduces σ_min of Table B.2 by the grid search of
-// App. B.4.1, and the λ that the search as described picks (DESIGN.md:
-// 62.31 / 64.74; the table's λ = 34.31 / 35.74 is not what the described
-// search gives). The exact minimum agrees with σ_min to the printed digits.
+// App. B.4.1, and the λ that the search as described picks (62.31 /
+// 64.74; the table's λ = 34.31 / 35.74 is not what the described search
+// gives at any σ near σ_min). The exact minimum agrees with σ_min to the printed digits.
 func TestGNMaxReference(t *testing.T) {
 	tests := []struct {
 		name          string

@@ -1,6 +1,6 @@
 // Package cache stores certified optimal noise functions on disk, keyed by
 // the problem (K, m, eps, Delta, delta) and the prior, so that a gamma is
-// solved once (DESIGN.md, "Cache").
+// solved once.
 //
 // One JSON file per key, written atomically. Every entry carries a SHA-256
 // checksum of its content and the certificate it was stored with; Get

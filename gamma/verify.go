@@ -49,7 +49,7 @@ func (s *Status) UnmarshalText(b []byte) error {
 }
 
 // Certificate is the outcome of the exhaustive privacy check of a gamma
-// (DESIGN.md, "Certification"): the maximum of the privacy cost f over all
+// (docs/solve.md, "Certification"): the maximum of the privacy cost f over all
 // corner multisets against the budget e^{m·eps} - 1 + 2·delta of Lemma 3.4.4.
 type Certificate struct {
 	MaxF     float64              `json:"max_f"`

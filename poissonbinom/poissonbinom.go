@@ -9,10 +9,7 @@
 // numbers, so there is no cancellation) and costs O(K^2).
 package poissonbinom
 
-import (
-	"fmt"
-	"math"
-)
+import "fmt"
 
 // checkProb reports whether p is a probability.
 func checkProb(i int, p float64) error {
@@ -34,15 +31,6 @@ func PMF(p []float64) ([]float64, error) {
 	return d.pmf, nil
 }
 
-// CDF returns cdf[l] = Pr[L <= l] for l = 0..len(p). The last entry is 1.
-func CDF(p []float64) ([]float64, error) {
-	pmf, err := PMF(p)
-	if err != nil {
-		return nil, err
-	}
-	return cumulate(pmf), nil
-}
-
 // Binomial returns the pmf of Binomial(n, p), the Poisson-binomial law with
 // all n probabilities equal to p.
 func Binomial(n int, p float64) ([]float64, error) {
@@ -59,19 +47,8 @@ func Binomial(n int, p float64) ([]float64, error) {
 	return d.pmf, nil
 }
 
-func cumulate(pmf []float64) []float64 {
-	cdf := make([]float64, len(pmf))
-	var s float64
-	for l, v := range pmf {
-		s += v
-		cdf[l] = math.Min(s, 1)
-	}
-	cdf[len(cdf)-1] = 1
-	return cdf
-}
-
-// Dist is a Poisson-binomial distribution that can gain and lose Bernoulli
-// factors one at a time in O(n), without recomputing the convolution.
+// Dist is a Poisson-binomial distribution built one Bernoulli factor at a
+// time, each in O(n), without recomputing the convolution.
 // The zero value is not usable; create one with New.
 type Dist struct {
 	pmf []float64 // pmf[l] = Pr[L = l], l = 0..n
@@ -91,9 +68,6 @@ func (d *Dist) N() int { return len(d.pmf) - 1 }
 // PMF returns a copy of the pmf, indexed by l = 0..N().
 func (d *Dist) PMF() []float64 { return append([]float64(nil), d.pmf...) }
 
-// CDF returns the cdf, indexed by l = 0..N().
-func (d *Dist) CDF() []float64 { return cumulate(d.pmf) }
-
 // Add convolves the distribution with a Bernoulli(p) factor.
 func (d *Dist) Add(p float64) error {
 	if err := checkProb(d.N(), p); err != nil {
@@ -111,46 +85,4 @@ func (d *Dist) add(p float64) {
 		d.pmf[l] = q*d.pmf[l] + p*d.pmf[l-1]
 	}
 	d.pmf[0] *= q
-}
-
-// Remove deconvolves one Bernoulli(p) factor that was previously added.
-//
-// The recursion runs upward from l = 0 when p <= 1/2 and downward from
-// l = N when p > 1/2, so that each step multiplies the carried error by
-// min(p, 1-p)/max(p, 1-p) <= 1. Deconvolution is still ill-conditioned for
-// p near 1/2 (the root of 1-p+pz approaches the unit circle), so the error
-// of each removal can reach about N times the error already in the pmf:
-// remove a few factors, not a long sequence, and recompute with PMF when
-// accuracy matters. Removing a factor that was never added gives
-// meaningless results.
-func (d *Dist) Remove(p float64) error {
-	if d.N() == 0 {
-		return fmt.Errorf("poissonbinom: Remove(%v) from an empty distribution", p)
-	}
-	if err := checkProb(d.N(), p); err != nil {
-		return err
-	}
-	n := d.N() // new length n, indices 0..n-1
-	old := d.pmf
-	q := 1 - p
-	if p <= 0.5 {
-		prev := 0.0
-		for l := 0; l < n; l++ {
-			v := (old[l] - p*prev) / q
-			v = math.Max(v, 0) // rounding can leave -1e-17 where the true value is 0
-			old[l] = v
-			prev = v
-		}
-	} else {
-		next := 0.0
-		for l := n; l >= 1; l-- {
-			v := (old[l] - q*next) / p
-			v = math.Max(v, 0)
-			old[l] = v
-			next = v
-		}
-		copy(old, old[1:])
-	}
-	d.pmf = old[:n]
-	return nil
 }
