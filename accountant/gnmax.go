@@ -95,3 +95,51 @@ func sigmaFor(coef, rho float64, target Guarantee, c Conversion) (sigma, alpha f
 	}
 	return 0, 0, fmt.Errorf("no sigma near %v meets %v in floating point", math.Sqrt(coef/rho), target)
 }
+
+// GNMaxSearch selects how GNMax's Rényi order λ, and with it σ, is chosen.
+type GNMaxSearch int
+
+const (
+	// GNMaxGrid is the paper's grid search over λ with the paper's
+	// conversion (App. B.4.1, GNMaxSigmaGrid): σ = 21.46 for (0.2676, 3e-4),
+	// as in Table B.2. It is darrm's default, the thesis' baseline.
+	GNMaxGrid GNMaxSearch = iota
+	// GNMaxExact minimises the bound exactly over λ (GNMaxSigma).
+	GNMaxExact
+)
+
+func (s GNMaxSearch) String() string {
+	switch s {
+	case GNMaxGrid:
+		return "grid"
+	case GNMaxExact:
+		return "exact"
+	}
+	return fmt.Sprintf("GNMaxSearch(%d)", int(s))
+}
+
+// ParseGNMaxSearch parses "grid" or "exact".
+func ParseGNMaxSearch(s string) (GNMaxSearch, error) {
+	for _, v := range []GNMaxSearch{GNMaxGrid, GNMaxExact} {
+		if s == v.String() {
+			return v, nil
+		}
+	}
+	return 0, fmt.Errorf("GNMax search %q: must be grid or exact", s)
+}
+
+// CalibrateGNMax returns GNMax's noise σ and order λ for a per-query target
+// by search s under conversion c: GNMaxSigmaGrid, which is defined with the
+// paper's conversion only, or GNMaxSigma.
+func CalibrateGNMax(target Guarantee, s GNMaxSearch, c Conversion) (sigma, lambda float64, err error) {
+	switch s {
+	case GNMaxGrid:
+		if c != PaperConversion {
+			return 0, 0, fmt.Errorf("GNMax grid search: conversion %v: the paper's search uses the paper's conversion; use the exact search for %v", c, c)
+		}
+		return GNMaxSigmaGrid(target)
+	case GNMaxExact:
+		return GNMaxSigma(target, c)
+	}
+	return 0, 0, fmt.Errorf("GNMax: unknown search %v", s)
+}

@@ -47,27 +47,40 @@ func DefaultTargetDelta(delta, m float64) float64 {
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
-// Validate checks the parameters and names the first one that is out of range.
+// ParamError is a problem parameter out of its domain.
+type ParamError struct {
+	Name  string // "K", "m", "eps", "Delta", "delta" or "m·eps"
+	Value any
+	Rule  string
+}
+
+func (e *ParamError) Error() string { return fmt.Sprintf("%s = %v: %s", e.Name, e.Value, e.Rule) }
+
+// Validate checks the parameters and names the first one that is out of
+// range, as a *ParamError.
 func (p Params) Validate() error {
+	bad := func(name string, v any, rule string, args ...any) error {
+		return &ParamError{Name: name, Value: v, Rule: fmt.Sprintf(rule, args...)}
+	}
 	switch {
 	case p.K < 1:
-		return fmt.Errorf("K = %d: must be >= 1", p.K)
+		return bad("K", p.K, "must be >= 1")
 	case p.K%2 == 0:
-		return fmt.Errorf("K = %d: must be odd (the majority of an even number of votes can tie)", p.K)
+		return bad("K", p.K, "must be odd (the majority of an even number of votes can tie)")
 	case !finite(p.Eps) || p.Eps <= 0:
-		return fmt.Errorf("eps = %v: must be finite and > 0", p.Eps)
+		return bad("eps", p.Eps, "must be finite and > 0")
 	case !finite(p.Delta) || p.Delta < 0 || p.Delta >= 1:
-		return fmt.Errorf("Delta = %v: must be in [0, 1)", p.Delta)
+		return bad("Delta", p.Delta, "must be in [0, 1)")
 	case !finite(p.M) || p.M < 1 || p.M > float64(p.K):
-		return fmt.Errorf("m = %v: must be in [1, K] = [1, %d]", p.M, p.K)
+		return bad("m", p.M, "must be in [1, K] = [1, %d]", p.K)
 	case !finite(p.TargetDelta) || p.TargetDelta < p.Delta || p.TargetDelta >= 1:
-		return fmt.Errorf("delta = %v: must be in [Delta, 1) = [%v, 1)", p.TargetDelta, p.Delta)
+		return bad("delta", p.TargetDelta, "must be in [Delta, 1) = [%v, 1)", p.Delta)
 	case p.M*p.Eps > MaxMEps:
-		return fmt.Errorf("m·eps = %v: must be <= %v (e^{m·eps} overflows and the guarantee is vacuous)", p.M*p.Eps, MaxMEps)
+		return bad("m·eps", p.M*p.Eps, "must be <= %v (e^{m·eps} overflows and the guarantee is vacuous)", MaxMEps)
 	case p.Delta > 0 && p.K > MaxKApprox:
-		return fmt.Errorf("K = %d: must be <= %d when Delta > 0 (the exhaustive certificate costs about K^6/720 steps)", p.K, MaxKApprox)
+		return bad("K", p.K, "must be <= %d when Delta > 0 (the exhaustive certificate costs about K^6/720 steps)", MaxKApprox)
 	case p.K > MaxKPure:
-		return fmt.Errorf("K = %d: must be <= %d (the exhaustive certificate costs about K^3/6 steps)", p.K, MaxKPure)
+		return bad("K", p.K, "must be <= %d (the exhaustive certificate costs about K^3/6 steps)", MaxKPure)
 	}
 	return nil
 }

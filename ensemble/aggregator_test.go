@@ -272,7 +272,7 @@ func TestGNMax(t *testing.T) {
 	p := problem(11, 3, 1e-4) // the MNIST setting of Table 3.2: (0.3, ~3e-4)
 	p.Eps = 0.0892
 	p.TargetDelta = 3e-4
-	g, err := NewGNMax(p, SigmaGrid)
+	g, err := NewGNMax(p, accountant.GNMaxGrid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +293,7 @@ func TestGNMax(t *testing.T) {
 		t.Errorf("bit epsilon = %v, want about 0.067", e)
 	}
 	p.TargetDelta, p.Delta = 0, 0
-	if _, err := NewGNMax(p, SigmaGrid); err == nil {
+	if _, err := NewGNMax(p, accountant.GNMaxGrid); err == nil {
 		t.Error("GNMax accepted delta = 0")
 	}
 }

@@ -87,7 +87,7 @@ func BenchmarkAggregate(b *testing.B) {
 	}
 	s, _ := NewSubsample(ctx, p, Options{})
 	r, _ := NewRR(ctx, p, accountant.Simple, 0, Options{})
-	g, _ := NewGNMax(p, SigmaGrid)
+	g, _ := NewGNMax(p, accountant.GNMaxGrid)
 	votes := arrange(11, 7, 0)
 	for _, agg := range []Aggregator{d, s, r, g} {
 		for _, src := range []struct {

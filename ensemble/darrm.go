@@ -89,34 +89,25 @@ func NewRR(ctx context.Context, p constraints.Params, method accountant.Method, 
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("RR: %w", err)
 	}
-	tau, lambda, err := accountant.RRParams(accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}, p.K, method, deltaPrime)
+	b, err := gamma.RRBaseline(p, method, deltaPrime)
 	if err != nil {
-		return nil, fmt.Errorf("RR: %w", err)
+		return nil, err
 	}
-	pc, err := accountant.PConst(p.Eps, p.M, p.TargetDelta, tau, lambda)
-	if err != nil {
-		return nil, fmt.Errorf("RR: %w", err)
-	}
-	g, err := gamma.Const(p.K, pc)
-	if err != nil {
-		return nil, fmt.Errorf("RR: %w", err)
-	}
-	tb, real := newTable(g)
+	tb, real := newTable(b.Gamma)
 	cert, ok, err := certify(ctx, p, real, 0, opts)
 	if err != nil {
 		return nil, fmt.Errorf("RR: certificate: %w", err)
 	}
 	if !ok {
-		return nil, fmt.Errorf("RR: p_const = %.17g (Lemma B.1.1, tau = %g, lambda = %g by %v composition) is %w: %v, max f / budget = %.15g", pc, tau, lambda, method, ErrNotCertified, cert.Status, cert.Ratio)
+		return nil, fmt.Errorf("%s is %w: %v, max f / budget = %.15g", b.Label, ErrNotCertified, cert.Status, cert.Ratio)
 	}
 	return &RR{
 		table:  tb,
 		g:      real,
 		pconst: real[0],
 		privacy: Privacy{
-			Guarantee: target(p),
-			Source: fmt.Sprintf("Lemma B.1.1 (p_const = %.6g; the majority is (tau·eps, lambda)-DP with tau = %.6g, lambda = %.3g by %v composition), confirmed by the exhaustive certificate of gamma = p_const",
-				real[0], tau, lambda, method),
+			Guarantee:   target(p),
+			Source:      b.Label + ", confirmed by the exhaustive certificate of gamma = p_const",
 			Certificate: &cert,
 		},
 	}, nil

@@ -9,36 +9,6 @@ import (
 	"github.com/darrm/darrm/gamma"
 )
 
-// SigmaMethod selects how GNMax's noise σ is calibrated to the per-query target.
-type SigmaMethod int
-
-const (
-	// SigmaGrid is the paper's grid search over the Rényi order (App. B.4.1,
-	// accountant.GNMaxSigmaGrid): σ = 21.46 for (0.2676, 3e-4), Table B.2.
-	SigmaGrid SigmaMethod = iota
-	// SigmaExact minimises the same bound exactly over the order
-	// (accountant.GNMaxSigma with the paper's conversion).
-	SigmaExact
-)
-
-func (m SigmaMethod) String() string {
-	if m == SigmaExact {
-		return "exact"
-	}
-	return "grid"
-}
-
-// ParseSigmaMethod parses "grid" or "exact".
-func ParseSigmaMethod(s string) (SigmaMethod, error) {
-	switch s {
-	case "grid":
-		return SigmaGrid, nil
-	case "exact":
-		return SigmaExact, nil
-	}
-	return 0, fmt.Errorf("sigma method %q: must be grid or exact", s)
-}
-
 // GNMax is the Gaussian NoisyMax aggregator of PATE (Papernot et al. 2018,
 // Section 4.1; the thesis' baseline of Section 3.7.2): the class whose
 // count plus N(0, σ²) noise is largest. With two classes the label is 1 iff
@@ -56,33 +26,24 @@ type GNMax struct {
 	table
 	g             gamma.Gamma
 	sigma, lambda float64
-	method        SigmaMethod
+	search        accountant.GNMaxSearch
 	bitEps        float64
 	privacy       Privacy
 }
 
 // NewGNMax returns GNMax for the per-query target (m·eps, delta) of p, σ
-// calibrated by method. The guarantee is GNMax's (λ, λ/σ²)-RDP converted
+// calibrated by search with the paper's conversion. The guarantee is GNMax's (λ, λ/σ²)-RDP converted
 // by Theorem B.4.1; like PATE it assumes that a record changes at most one
 // teacher's vote, i.e. that adjacent datasets give vote counts L and L±1 (the
 // teachers' own eps and Delta do not enter). NewGNMax also checks the
 // sampled label probabilities against the target exactly for every such
 // pair, and refuses them otherwise. delta must be > 0.
-func NewGNMax(p constraints.Params, method SigmaMethod) (*GNMax, error) {
+func NewGNMax(p constraints.Params, search accountant.GNMaxSearch) (*GNMax, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("GNMax: %w", err)
 	}
 	t := target(p)
-	var sigma, lambda float64
-	var err error
-	switch method {
-	case SigmaGrid:
-		sigma, lambda, err = accountant.GNMaxSigmaGrid(t)
-	case SigmaExact:
-		sigma, lambda, err = accountant.GNMaxSigma(t, accountant.PaperConversion)
-	default:
-		return nil, fmt.Errorf("GNMax: unknown sigma method %d", int(method))
-	}
+	sigma, lambda, err := accountant.CalibrateGNMax(t, search, accountant.PaperConversion)
 	if err != nil {
 		return nil, fmt.Errorf("GNMax at (m·eps, delta) = %v: %w", t, err)
 	}
@@ -98,11 +59,11 @@ func NewGNMax(p constraints.Params, method SigmaMethod) (*GNMax, error) {
 		return nil, fmt.Errorf("GNMax: sigma = %g: the label probabilities are not %v for vote counts that differ by one (hockey-stick divergence %g)", sigma, t, hs)
 	}
 	return &GNMax{
-		table: tb, g: real, sigma: sigma, lambda: lambda, method: method, bitEps: bitEps,
+		table: tb, g: real, sigma: sigma, lambda: lambda, search: search, bitEps: bitEps,
 		privacy: Privacy{
 			Guarantee: t,
 			Source: fmt.Sprintf("GNMax is (lambda, lambda/sigma^2)-RDP (Papernot et al. 2018 Sec. 4.1), (eps, delta)-DP by Theorem B.4.1 at sigma = %.6g, lambda = %.6g (%v search); assumes a record changes at most one teacher's vote; the sampled label probabilities were checked against the target for every pair of vote counts L, L+1",
-				sigma, lambda, method),
+				sigma, lambda, search),
 		},
 	}, nil
 }

@@ -68,7 +68,7 @@ func TestSimulateTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := NewGNMax(p, SigmaGrid)
+	g, err := NewGNMax(p, accountant.GNMaxGrid)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package ensemble
 import (
 	"context"
 	"fmt"
-	"math"
 
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
@@ -42,7 +41,7 @@ func NewSubsample(ctx context.Context, p constraints.Params, opts Options) (*Sub
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("subsample: %w", err)
 	}
-	s := int(math.Floor(p.M))
+	s := gamma.SubSize(p.M)
 	g, err := gamma.Sub(p.K, s)
 	if err != nil {
 		return nil, fmt.Errorf("subsample: %w", err)
@@ -89,7 +88,7 @@ func NewDoubleSubsample(ctx context.Context, p constraints.Params, opts Options)
 	if p.Delta != 0 {
 		return nil, fmt.Errorf("dsub: Delta = %g: Theorem 3.5.1 needs pure-DP teachers, Delta = 0", p.Delta)
 	}
-	m := int(math.Floor(p.M))
+	m := gamma.SubSize(p.M)
 	s := min(2*m-1, p.K)
 	g, err := gamma.DSub(p.K, m)
 	if err != nil {

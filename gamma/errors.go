@@ -101,12 +101,14 @@ func (a Actual) Sample(k int, uniform func() float64) ([]float64, error) {
 	return p, nil
 }
 
-// ErrorEstimate is an expected error with its Monte Carlo standard error
-// (zero when the expectation was computed exactly).
+// ErrorEstimate is an expected error under an actual distribution, with
+// its Monte Carlo standard error (zero when it was computed exactly).
 type ErrorEstimate struct {
-	Mean, StdErr float64
-	Exact        bool
-	Samples      int
+	Actual  string  `json:"actual"`
+	Mean    float64 `json:"mean"`
+	StdErr  float64 `json:"stderr"`
+	Exact   bool    `json:"exact"`
+	Samples int     `json:"samples,omitempty"`
 }
 
 // ExpectedTVError returns E_p[TVError(g, p)] under the actual distribution.
@@ -121,7 +123,7 @@ func ExpectedTVError(g Gamma, a Actual, samples int, seed uint64) (ErrorEstimate
 			return ErrorEstimate{}, err
 		}
 		e, err := TVError(g, p)
-		return ErrorEstimate{Mean: e, Exact: true}, err
+		return ErrorEstimate{Actual: a.name, Mean: e, Exact: true}, err
 	}
 	if samples < 2 {
 		return ErrorEstimate{}, fmt.Errorf("expected error: %d samples: need at least 2", samples)
@@ -142,5 +144,5 @@ func ExpectedTVError(g Gamma, a Actual, samples int, seed uint64) (ErrorEstimate
 		mean += delta / float64(n)
 		m2 += delta * (e - mean)
 	}
-	return ErrorEstimate{Mean: mean, StdErr: math.Sqrt(m2 / float64(samples-1) / float64(samples)), Samples: samples}, nil
+	return ErrorEstimate{Actual: a.name, Mean: mean, StdErr: math.Sqrt(m2 / float64(samples-1) / float64(samples)), Samples: samples}, nil
 }

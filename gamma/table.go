@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // MaxTableBytes bounds the size of a gamma table read by ReadTable.
@@ -22,11 +23,14 @@ type Table struct {
 	M, Eps, Delta, TargetDelta *float64
 }
 
-// ReadTable reads a noise function in one of three forms: a JSON object
+// ReadTable reads a noise function in one of four forms: a JSON object
 // with a "gamma" array (darrm solve --format json; its K, m, eps, Delta and
-// delta are kept), a JSON array of numbers, or numbers separated by
-// white space or commas, with # starting a comment. It checks the values
-// (Gamma.Check) and, when the file states K, that it matches.
+// delta are kept), a JSON array of numbers, a CSV table with a header whose
+// columns are l and gamma_<name> (darrm solve --format csv; the gamma_opt
+// column, or the only gamma column), or numbers separated by white space or
+// commas, with # starting a comment. It checks the values (Gamma.Check)
+// and, when the file states K, that it matches. Errors quote at most a few
+// bytes of the input, so binary input is not echoed back.
 func ReadTable(r io.Reader) (Table, error) {
 	b, err := io.ReadAll(io.LimitReader(r, MaxTableBytes+1))
 	if err != nil {
@@ -61,18 +65,11 @@ func ReadTable(r io.Reader) (Table, error) {
 			return Table{}, fmt.Errorf("gamma table: invalid JSON array: %w", err)
 		}
 	default:
-		for n, line := range strings.Split(string(trimmed), "\n") {
-			if i := strings.IndexByte(line, '#'); i >= 0 {
-				line = line[:i]
-			}
-			fields := strings.FieldsFunc(line, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
-			for _, f := range fields {
-				v, err := strconv.ParseFloat(f, 64)
-				if err != nil {
-					return Table{}, fmt.Errorf("gamma table, line %d: %q is not a number", n+1, f)
-				}
-				t.Gamma = append(t.Gamma, v)
-			}
+		if i := bytes.IndexFunc(trimmed, func(r rune) bool { return r == utf8.RuneError || r == 0 }); i >= 0 {
+			return Table{}, fmt.Errorf("gamma table: binary data at byte %d: want JSON, CSV or numbers", i)
+		}
+		if t.Gamma, err = readText(strings.Split(string(trimmed), "\n")); err != nil {
+			return Table{}, err
 		}
 	}
 	if err := t.Gamma.Check(); err != nil {
@@ -82,4 +79,74 @@ func ReadTable(r io.Reader) (Table, error) {
 		return Table{}, fmt.Errorf("gamma table: K = %d but gamma has %d values: need K+1", *t.K, len(t.Gamma))
 	}
 	return t, nil
+}
+
+// readText reads numbers separated by white space or commas, or, when the
+// first line is a header, the gamma column of a CSV table.
+func readText(lines []string) (Gamma, error) {
+	split := func(line string) []string {
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		return strings.FieldsFunc(line, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
+	}
+	col, first := -1, 0
+	for first < len(lines) && len(split(lines[first])) == 0 {
+		first++
+	}
+	if header := split(lines[first]); len(header) > 0 {
+		if _, err := strconv.ParseFloat(header[0], 64); err != nil {
+			if col = gammaColumn(header); col < 0 {
+				return nil, fmt.Errorf("gamma table, line %d: header %s has no gamma_opt column (nor a single gamma column)", first+1, quote(strings.Join(header, ",")))
+			}
+			first++
+		}
+	}
+	var g Gamma
+	for n := first; n < len(lines); n++ {
+		fields := split(lines[n])
+		if col >= 0 {
+			if len(fields) == 0 {
+				continue
+			}
+			if col >= len(fields) {
+				return nil, fmt.Errorf("gamma table, line %d: %d fields, the gamma column is field %d", n+1, len(fields), col+1)
+			}
+			fields = fields[col : col+1]
+		}
+		for _, f := range fields {
+			v, err := strconv.ParseFloat(f, 64)
+			if err != nil {
+				return nil, fmt.Errorf("gamma table, line %d: %s is not a number", n+1, quote(f))
+			}
+			g = append(g, v)
+		}
+	}
+	return g, nil
+}
+
+// gammaColumn returns the index of the gamma_opt column of a CSV header, or
+// of its only gamma_* column, or -1.
+func gammaColumn(header []string) int {
+	found := -1
+	for i, h := range header {
+		switch {
+		case h == "gamma_opt" || h == "gamma":
+			return i
+		case strings.HasPrefix(h, "gamma_"):
+			if found >= 0 {
+				return -1
+			}
+			found = i
+		}
+	}
+	return found
+}
+
+// quote quotes s for an error message, cut to 40 bytes.
+func quote(s string) string {
+	if len(s) > 40 {
+		return strconv.Quote(s[:40]) + "..."
+	}
+	return strconv.Quote(s)
 }

@@ -1,6 +1,8 @@
 package gamma
 
 import (
+	"bytes"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -71,4 +73,41 @@ func FuzzReadTable(f *testing.F) {
 			t.Fatalf("accepted %q but Check fails: %v", s, err)
 		}
 	})
+}
+
+// TestReadTableCSV reads the CSV that darrm solve --format csv writes,
+// with and without --compare's extra columns.
+func TestReadTableCSV(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Gamma
+	}{
+		{"l,gamma_opt\n0,1\n1,0.5\n2,0.5\n3,1\n", Gamma{1, 0.5, 0.5, 1}},
+		{"l,gamma_opt,gamma_sub,gamma_rr\n0,1,0.2,0.1\n1,0.5,0.2,0.1\n2,0.5,0.2,0.1\n3,1,0.2,0.1\n", Gamma{1, 0.5, 0.5, 1}},
+		{"# a comment\n\nl,gamma_sub\n0,0.2\n1,0.2\n", Gamma{0.2, 0.2}},
+	} {
+		tab, err := ReadTable(strings.NewReader(tc.in))
+		if err != nil || !slices.Equal(tab.Gamma, tc.want) {
+			t.Errorf("ReadTable(%q) = %v, %v; want %v", tc.in, tab.Gamma, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"l,gamma_sub,gamma_rr\n0,1,1\n1,1,1\n", "l,p\n0,1\n", "l,gamma_opt\n0\n1\n"} {
+		if _, err := ReadTable(strings.NewReader(bad)); err == nil {
+			t.Errorf("ReadTable(%q) accepted", bad)
+		}
+	}
+}
+
+// TestReadTableBinary: binary input is refused without being echoed.
+func TestReadTableBinary(t *testing.T) {
+	in := append([]byte("0.5 0.5\n"), 0, 0xff, 0xfe, 'x', 1, 2, 3)
+	in = append(in, bytes.Repeat([]byte{0x9b, '[', '2', 'J'}, 100)...)
+	_, err := ReadTable(bytes.NewReader(in))
+	if err == nil || !strings.Contains(err.Error(), "binary") || len(err.Error()) > 100 {
+		t.Errorf("binary input: %v", err)
+	}
+	long := strings.Repeat("z", 5000)
+	if _, err := ReadTable(strings.NewReader(long)); err == nil || len(err.Error()) > 200 {
+		t.Errorf("a 5000-byte token: error of %d bytes", len(err.Error()))
+	}
 }

@@ -126,6 +126,28 @@ const (
 	GridNonContractive GridStatus = "skipped: non-contractive"
 )
 
+// Notes returns what a reader of the experiment's results must know: how
+// the noise was calibrated, that the losses are measurements rather than a
+// private release, where the randomness came from, and which results fall
+// outside the privacy analysis (non-contractive learning rates).
+func (e *Experiment) Notes(results []Result) []string {
+	notes := []string{
+		fmt.Sprintf("noise calibrated by the accountant to (eps = %g, delta = %g) for each private algorithm, RDP to DP conversion: %s (%s)", e.Eps, e.Delta, e.Conversion, e.Conversion.Reference()),
+		"losses are G(x; D) on the private data, evaluated without noise: experiment measurements, not a private release; the learning-rate selection reads them and is not privacy-accounted (as in the thesis)",
+	}
+	if e.Seed != nil {
+		notes = append(notes, fmt.Sprintf("seeded with %d: reproducible, NOT for release", *e.Seed))
+	} else {
+		notes = append(notes, "randomness: AES-256-CTR streams keyed from crypto/rand")
+	}
+	for _, r := range results {
+		if !r.Contractive {
+			notes = append(notes, fmt.Sprintf("%s: learning rate %g > 1/L* = %g (allowed explicitly): the steps are not contractive and the privacy guarantee does NOT hold", r.Label, r.LR, r.Bound))
+		}
+	}
+	return notes
+}
+
 // NonContractiveError reports a fixed learning rate above the contraction
 // bound, for which the privacy analysis does not hold.
 type NonContractiveError struct {

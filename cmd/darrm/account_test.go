@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -12,7 +13,7 @@ import (
 // runCLI runs darrm in-process and returns the exit code, stdout and stderr.
 func runCLI(args ...string) (int, string, string) {
 	var stdout, stderr bytes.Buffer
-	code := run(args, strings.NewReader(""), &stdout, &stderr)
+	code := run(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
 	return code, stdout.String(), stderr.String()
 }
 
@@ -57,8 +58,8 @@ func TestAccountComposeScript(t *testing.T) {
 func TestAccountComposeMethods(t *testing.T) {
 	var eps [3]float64
 	for i, m := range []string{"simple", "general", "optimal"} {
-		code, out, errOut := runCLI("account", "compose", "--eps", "0.2676", "--delta", "3e-4", "--k", "100",
-			"--delta-prime", "1e-4", "--method", m, "--format", "json")
+		code, out, errOut := runCLI("account", "compose", "--step-eps", "0.2676", "--step-delta", "3e-4", "--steps", "100",
+			"--delta-prime", "1e-4", "--composition", m, "--format", "json")
 		if code != exitOK {
 			t.Fatalf("%s: exit %d: %s", m, code, errOut)
 		}
@@ -181,33 +182,40 @@ func TestAccountBadInput(t *testing.T) {
 		args []string
 		want []string // substrings of the error
 	}{
-		{[]string{"compose", "--eps", "0", "--k", "3"}, []string{"--eps", "0", "> 0"}},
-		{[]string{"compose", "--eps", "-0.5", "--k", "3"}, []string{"--eps", "-0.5", "> 0"}},
-		{[]string{"compose", "--eps", "NaN", "--k", "3"}, []string{"--eps", "NaN"}},
-		{[]string{"compose", "--eps", "Inf", "--k", "3"}, []string{"--eps", "+Inf"}},
-		{[]string{"compose", "--eps", "0.1", "--delta", "1", "--k", "3"}, []string{"--delta", "1", "[0, 1)"}},
-		{[]string{"compose", "--eps", "0.1", "--delta", "-1e-9", "--k", "3"}, []string{"--delta", "[0, 1)"}},
-		{[]string{"compose", "--eps", "0.1", "--k", "0"}, []string{"--k", "0", ">= 1"}},
-		{[]string{"compose", "--eps", "0.1", "--k", "3", "--method", "general"}, []string{"--delta-prime", "0", "(0, 1)"}},
-		{[]string{"compose", "--eps", "0.1", "--k", "3", "--method", "optimal", "--delta-prime", "1"}, []string{"--delta-prime", "1", "(0, 1)"}},
-		{[]string{"compose", "--eps", "0.1", "--k", "3", "--method", "advanced"}, []string{"--method", "advanced", "simple, general, optimal"}},
-		{[]string{"compose", "--eps", "0.1", "--k", "3", "--format", "yaml"}, []string{"--format", "yaml"}},
-		{[]string{"compose", "--k", "3"}, []string{"eps"}},
-		{[]string{"queries", "--eps", "0.1", "--budget-eps", "0", "--method", "simple"}, []string{"--budget-eps", "0"}},
-		{[]string{"step-eps", "--eps-total", "Inf", "--k", "3", "--method", "simple"}, []string{"--eps-total", "+Inf"}},
-		{[]string{"gaussian", "--sigma", "0", "--delta", "1e-5"}, []string{"--sigma", "0", "> 0"}},
-		{[]string{"gaussian", "--sigma", "-2", "--delta", "1e-5"}, []string{"--sigma", "-2"}},
-		{[]string{"gaussian", "--sigma", "1", "--delta", "1e-5", "--alpha", "1"}, []string{"--alpha", "1", "> 1"}},
-		{[]string{"gaussian", "--sigma", "1", "--delta", "1e-5", "--alpha", "0.5"}, []string{"--alpha", "0.5", "> 1"}},
-		{[]string{"gaussian", "--sigma", "1", "--delta", "0"}, []string{"--delta", "0", "(0, 1)"}},
-		{[]string{"gnmax", "--eps", "0.2676", "--delta", "3e-4", "--method", "grid", "--conversion", "improved"}, []string{"--method grid"}},
-		{[]string{"gnmax", "--eps", "NaN", "--delta", "3e-4", "--method", "grid"}, []string{"--eps", "NaN"}},
-		{[]string{"shuffleg", "--algorithm", "pub-priv", "--eps", "1", "--delta", "1e-6", "--G", "10", "--epochs", "50", "--S", "50"}, []string{"--S", "50"}},
-		{[]string{"shuffleg", "--algorithm", "interleaved", "--eps", "1", "--delta", "1e-6", "--G", "10", "--epochs", "50", "--n", "10", "--nd", "0"}, []string{"--nd", "0"}},
-		{[]string{"shuffleg", "--eps", "1", "--sigma", "5", "--delta", "1e-6", "--G", "10", "--epochs", "50"}, []string{"exactly one"}},
-		{[]string{"shuffleg", "--sigma", "0", "--delta", "1e-6", "--G", "10", "--epochs", "50"}, []string{"--sigma", "0"}},
-		{[]string{"rr", "--K", "0", "--eps", "0.1", "--m", "1", "--method", "simple"}, []string{"--K", "0"}},
-		{[]string{"rr", "--K", "11", "--eps", "0.1", "--Delta", "1.5", "--m", "1", "--method", "simple"}, []string{"--Delta", "1.5"}},
+		// The earlier spellings (--eps, --delta, --k, --method) still work;
+		// errors name the current flag.
+		{[]string{"compose", "--eps", "0", "--k", "3"}, []string{"--step-eps", "0", "> 0"}},
+		{[]string{"compose", "--step-eps", "-0.5", "--steps", "3"}, []string{"--step-eps", "-0.5", "> 0"}},
+		{[]string{"compose", "--step-eps", "NaN", "--steps", "3"}, []string{"--step-eps", "NaN"}},
+		{[]string{"compose", "--step-eps", "Inf", "--steps", "3"}, []string{"--step-eps", "+Inf"}},
+		{[]string{"compose", "--eps", "0.1", "--delta", "1", "--k", "3"}, []string{"--step-delta", "1", "[0, 1)"}},
+		{[]string{"compose", "--step-eps", "0.1", "--step-delta", "-1e-9", "--steps", "3"}, []string{"--step-delta", "[0, 1)"}},
+		{[]string{"compose", "--step-eps", "0.1", "--steps", "0"}, []string{"--steps", "0", ">= 1"}},
+		{[]string{"compose", "--step-eps", "0.1", "--steps", "3", "--composition", "general", "--delta-prime", "0"}, []string{"--delta-prime", "0", "(0, 1)"}},
+		{[]string{"compose", "--step-eps", "0.1", "--steps", "3", "--composition", "optimal", "--delta-prime", "1"}, []string{"--delta-prime", "1", "(0, 1)"}},
+		{[]string{"compose", "--eps", "0.1", "--k", "3", "--method", "advanced"}, []string{"--composition", "advanced", "simple, general, optimal"}},
+		{[]string{"compose", "--step-eps", "0.1", "--steps", "3", "--format", "yaml"}, []string{"--format", "yaml"}},
+		{[]string{"compose", "--steps", "3"}, []string{"--step-eps is required"}},
+		{[]string{"compose", "frobnicate"}, []string{"no arguments"}},
+		{[]string{"queries", "--step-eps", "0.1", "--budget-eps", "0", "--composition", "simple"}, []string{"--budget-eps", "0"}},
+		{[]string{"step-eps", "--eps-total", "Inf", "--k", "3", "--method", "simple"}, []string{"--budget-eps", "+Inf"}},
+		{[]string{"gaussian", "--sigma", "0", "--steps", "1", "--target-delta", "1e-5"}, []string{"--sigma", "0", "> 0"}},
+		{[]string{"gaussian", "--sigma", "-2", "--steps", "1", "--delta", "1e-5"}, []string{"--sigma", "-2"}},
+		{[]string{"gaussian", "--sigma", "1", "--steps", "1", "--target-delta", "1e-5", "--alpha", "1"}, []string{"--alpha", "1", "> 1"}},
+		{[]string{"gaussian", "--sigma", "1", "--steps", "1", "--target-delta", "1e-5", "--alpha", "0.5"}, []string{"--alpha", "0.5", "> 1"}},
+		{[]string{"gaussian", "--sigma", "1", "--steps", "1", "--target-delta", "0"}, []string{"--target-delta", "0", "(0, 1)"}},
+		{[]string{"gaussian", "--sigma", "1", "--target-delta", "1e-5"}, []string{"--steps is required"}},
+		{[]string{"gnmax", "--eps", "0.2676", "--delta", "3e-4", "--method", "grid", "--conversion", "improved"}, []string{"--gnmax-search grid"}},
+		{[]string{"gnmax", "--target-eps", "NaN", "--target-delta", "3e-4"}, []string{"--target-eps", "NaN"}},
+		{[]string{"shuffleg", "--algorithm", "pub-priv", "--target-eps", "1", "--target-delta", "1e-6", "--G", "10", "--epochs", "50", "--S", "50"}, []string{"--S", "50"}},
+		{[]string{"shuffleg", "--algorithm", "interleaved", "--target-eps", "1", "--target-delta", "1e-6", "--G", "10", "--epochs", "50", "--n", "10", "--nd", "0"}, []string{"--nd", "0"}},
+		{[]string{"shuffleg", "--algorithm", "public-only", "--target-eps", "1", "--target-delta", "1e-6", "--G", "10", "--epochs", "50"}, []string{"--algorithm", "public-only"}},
+		{[]string{"shuffleg", "--target-eps", "1", "--sigma", "5", "--target-delta", "1e-6", "--G", "10", "--epochs", "50"}, []string{"exactly one"}},
+		{[]string{"shuffleg", "--sigma", "0", "--target-delta", "1e-6", "--G", "10", "--epochs", "50"}, []string{"--sigma", "0"}},
+		{[]string{"rr", "--K", "0", "--m", "1", "--rr-composition", "simple"}, []string{"--K", "0"}},
+		{[]string{"rr", "--K", "11", "--Delta", "1.5", "--m", "1", "--method", "simple"}, []string{"--Delta", "1.5"}},
+		{[]string{"rr", "--m", "1"}, []string{"--K is required"}},
+		{[]string{"frobnicate"}, []string{"unknown command", "frobnicate"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

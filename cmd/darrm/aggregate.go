@@ -1,19 +1,16 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/atomicfile"
@@ -23,27 +20,25 @@ import (
 func init() { subcommands = append(subcommands, newAggregateCmd) }
 
 type aggregateFlags struct {
-	problem      problemFlags
-	cache        cacheFlags
-	mech         mechanismFlags
-	mechanism    string
-	out          string
-	outFormat    string
-	inFormat     string
-	header       string
-	id           string
-	seed         uint64
-	format       string
-	budgetEps    float64
-	budgetDelta  float64
-	budgetMethod string
-	deltaPrime   float64
+	problem     problemFlags
+	mech        mechanismFlags
+	format      formatFlag
+	comp        compositionFlags
+	mechanism   string
+	out         string
+	outFormat   string
+	inFormat    string
+	header      string
+	id          string
+	seed        uint64
+	budgetEps   float64
+	budgetDelta float64
 }
 
 func newAggregateCmd() *cobra.Command {
 	var f aggregateFlags
 	cmd := &cobra.Command{
-		Use:   "aggregate [VOTES] --m m [flags]",
+		Use:   "aggregate [VOTES] [flags]",
 		Short: "Release one private majority label per query from K teachers' votes",
 		Long: `aggregate reads a vote file (VOTES, or standard input): one row per query, an
 optional id column, then the 0/1 votes of K teachers, as CSV (header optional)
@@ -67,8 +62,13 @@ At the end it prints the per-query guarantee and the total over the answered
 queries under simple, general (Theorem 3.3.3) and optimal composition (table,
 or --format json/csv), on standard output, or on standard error when the labels
 go to standard output. --budget-eps/--budget-delta stop before the total under
---budget-method would exceed the budget: the output then holds exactly the
+--composition would exceed the budget: the output then holds exactly the
 answered queries and the exit status is 4.
+
+K is the number of votes in the first row (--K, if given, must match); m,
+eps, Delta and delta take the shared defaults (m = 3, the thesis' main
+setting), which the output echoes. Earlier spellings --budget-method,
+--rr-method and --gnmax-sigma are still accepted.
 
 Randomness comes from crypto/rand. --seed switches to a seeded generator for
 experiments: such labels are NOT for release, and every output says so.
@@ -77,30 +77,28 @@ No output ever contains a query's un-noised majority or vote count.
 Exit status: 0 done; 2 bad input (no --out file is left; labels that already
 reached standard output stay there, and the error says how many); 3 the gamma
 is not certified; 4 the budget stopped the release; 1 other failures.`,
-		Example: `  darrm aggregate votes.csv --m 3 --out labels.csv
+		Example: `  darrm aggregate votes.csv --out labels.csv
   darrm aggregate votes.jsonl --m 3 --mechanism subsample --format json --out labels.jsonl
   darrm aggregate votes.csv --m 3 --budget-eps 10 --budget-delta 1e-3 --out labels.csv
   darrm solve --K 11 --m 3 --format json > g.json && darrm aggregate votes.csv --gamma g.json --out labels.csv`,
-		Args: cobra.MaximumNArgs(1),
+		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runAggregate(cmd, &f, args) },
 	}
-	f.problem.register(cmd)
-	f.cache.register(cmd)
-	f.mech.register(cmd)
+	f.problem.add(cmd)
+	f.mech.add(cmd)
+	f.format.add(cmd)
+	f.comp.add(cmd)
 	fs := cmd.Flags()
-	fs.Lookup("K").Usage = "number of teachers (default: the number of votes in the first row; if given, the file must match)"
-	fs.StringVar(&f.mechanism, "mechanism", "darrm", "aggregator: "+strings.Join(mechanismNames, ", "))
+	flagSeed.add(fs, &f.seed)
+	flagBudgetEps.add(fs, &f.budgetEps)
+	flagBudgetDelta.add(fs, &f.budgetDelta)
+	fs.StringVar(&f.mechanism, "mechanism", "darrm", "aggregator: "+listNames(mechanismNames))
 	fs.StringVar(&f.out, "out", "-", "file for the labels, written atomically (- for standard output)")
 	fs.StringVar(&f.outFormat, "out-format", "auto", "labels as csv or jsonl (auto: the format of the votes)")
 	fs.StringVar(&f.inFormat, "input-format", "auto", "votes as csv or jsonl (auto: JSON lines if the first line starts with [ or {)")
 	fs.StringVar(&f.header, "header", "auto", "CSV header row: auto, yes or no")
 	fs.StringVar(&f.id, "id", "auto", "id column: auto, yes or no")
-	fs.Uint64Var(&f.seed, "seed", 0, "use a seeded generator: reproducible labels that are NOT for release")
-	fs.StringVar(&f.format, "format", "table", "summary format: table, json or csv")
-	fs.Float64Var(&f.budgetEps, "budget-eps", 0, "total eps budget: stop before exceeding it (with --budget-delta)")
-	fs.Float64Var(&f.budgetDelta, "budget-delta", 0, "total delta budget (with --budget-eps)")
-	fs.StringVar(&f.budgetMethod, "budget-method", "general", "composition that charges the budget: simple, general or optimal")
-	fs.Float64Var(&f.deltaPrime, "delta-prime", 1e-5, "slack delta' of general and optimal composition, in the totals and the budget")
+	aliases(cmd, map[string]string{"budget-method": "composition", "rr-method": "rr-composition", "gnmax-sigma": "gnmax-search"})
 	return cmd
 }
 
@@ -120,7 +118,7 @@ type aggregateOut struct {
 	Sigma            *float64           `json:"sigma,omitempty"`
 	Answered         int                `json:"queries_answered"`
 	Unanswered       int                `json:"queries_unanswered"`
-	Totals           []totalOut         `json:"totals"`
+	Totals           []accountant.Total `json:"totals"`
 	Budget           *budgetOut         `json:"budget,omitempty"`
 	Randomness       randomnessOut      `json:"randomness"`
 	ForRelease       bool               `json:"for_release"`
@@ -133,15 +131,6 @@ type perQueryOut struct {
 	Eps    float64 `json:"eps"`
 	Delta  float64 `json:"delta"`
 	Source string  `json:"source"`
-}
-
-type totalOut struct {
-	Method     string   `json:"method"`
-	DeltaPrime *float64 `json:"delta_prime,omitempty"`
-	Eps        *float64 `json:"eps"` // null when the method cannot compose this many queries (Error)
-	Delta      *float64 `json:"delta"`
-	Reference  string   `json:"reference"`
-	Error      string   `json:"error,omitempty"`
 }
 
 type budgetOut struct {
@@ -165,12 +154,9 @@ const notForRelease = "NOT FOR RELEASE: --seed makes the noise reproducible, so 
 func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	start := time.Now()
 	fs := cmd.Flags()
-	format, err := cliout.ParseFormat(f.format)
+	format, err := f.format.parse()
 	if err != nil {
-		return usageErrorf("%v", err)
-	}
-	if !slices.Contains(mechanismNames, f.mechanism) {
-		return usageErrorf("--mechanism %q: must be one of %s", f.mechanism, strings.Join(mechanismNames, ", "))
+		return err
 	}
 	opts := ensemble.ReadOptions{}
 	if opts.Format, err = ensemble.ParseFormat(f.inFormat); err != nil {
@@ -186,12 +172,9 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err != nil {
 		return usageErrorf("--out-format: %v", err)
 	}
-	budgetMethod, err := accountant.ParseMethod(f.budgetMethod)
+	budgetMethod, deltaPrime, err := f.comp.parse()
 	if err != nil {
-		return usageErrorf("--budget-method: %v", err)
-	}
-	if !(f.deltaPrime > 0 && f.deltaPrime < 1) {
-		return usageErrorf("--delta-prime = %v: must be in (0, 1)", f.deltaPrime)
+		return err
 	}
 	var budget *accountant.Guarantee
 	switch eps, delta := fs.Changed("budget-eps"), fs.Changed("budget-delta"); {
@@ -200,11 +183,11 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	case eps || delta:
 		return usageErrorf("--budget-eps and --budget-delta go together: a budget must bound both")
 	}
-	mech, err := f.mech.parse(cmd)
+	mech, err := f.mech.parse(cmd, "mechanism", []string{f.mechanism})
 	if err != nil {
 		return err
 	}
-	if err := mech.onlyFor([]string{f.mechanism}); err != nil {
+	if err := checkOutPath("out", f.out); err != nil {
 		return err
 	}
 
@@ -217,7 +200,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	}
 	in, err := openInput(cmd, name)
 	if err != nil {
-		return usageErrorf("%v", err)
+		return err
 	}
 	defer in.Close()
 	votes, err := ensemble.NewVoteReader(in, displayName(name), opts)
@@ -227,11 +210,11 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if outFormat == ensemble.FormatAuto {
 		outFormat = votes.Format()
 	}
-	p, deltaDefault, err := aggregateParams(cmd, f, mech, votes.K(), displayName(name))
+	p, err := aggregateParams(cmd, f, mech, votes.K(), displayName(name))
 	if err != nil {
 		return err
 	}
-	agg, label, err := newAggregator(cmd, f.mechanism, p, mech, &f.cache)
+	agg, label, err := mech.newAggregator(cmd, f.mechanism, p.Params)
 	if err != nil {
 		return err
 	}
@@ -239,10 +222,10 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	limit := -1
 	var bout *budgetOut
 	if budget != nil {
-		if limit, err = accountant.MaxSteps(priv.Guarantee, *budget, budgetMethod, f.deltaPrime); err != nil {
+		if limit, err = accountant.MaxSteps(priv.Guarantee, *budget, budgetMethod, deltaPrime); err != nil {
 			return usageErrorf("budget: %v", err)
 		}
-		bout = &budgetOut{Eps: budget.Eps, Delta: budget.Delta, Method: budgetMethod.String(), DeltaPrime: f.deltaPrime, MaxQueries: limit}
+		bout = &budgetOut{Eps: budget.Eps, Delta: budget.Delta, Method: budgetMethod.String(), DeltaPrime: deltaPrime, MaxQueries: limit}
 	}
 
 	src := ensemble.NewSource()
@@ -254,9 +237,6 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	}
 
 	ctx := cmd.Context()
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	total := int64(-1)
 	if st, err := os.Stat(name); err == nil && st.Mode().IsRegular() && name != "-" {
 		total = st.Size()
@@ -296,13 +276,16 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	out := aggregateOut{
 		Input: displayName(name), InputFormat: votes.Format().String(), Header: votes.HasHeader(), IDColumn: votes.HasID(),
 		Output: displayOut(f.out), OutputFormat: outFormat.String(), Mechanism: f.mechanism, Label: label,
-		problemOut: newProblemOut(p, deltaDefault),
+		problemOut: p.out(),
 		PerQuery:   perQueryOut{Eps: priv.Eps, Delta: priv.Delta, Source: priv.Source},
 		Gamma:      agg.Gamma(), Certificate: priv.Certificate,
 		Answered: res.Answered, Unanswered: res.Unanswered,
-		Totals: totals(priv.Guarantee, res.Answered, f.deltaPrime), Budget: bout,
+		Budget:     bout,
 		Randomness: rnd, ForRelease: !fs.Changed("seed"),
 		Seconds: elapsed, QueriesPerSecond: float64(res.Answered+res.Unanswered) / elapsed,
+	}
+	if res.Answered > 0 {
+		out.Totals = accountant.Totals(priv.Guarantee, res.Answered, deltaPrime)
 	}
 	if g, ok := agg.(*ensemble.GNMax); ok {
 		sigma, _ := g.Sigma()
@@ -319,8 +302,8 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		return err
 	}
 	if res.Unanswered > 0 {
-		return withCode(exitBudget, fmt.Errorf("privacy budget %v under %v composition reached: answered %d of %d queries, %d left unanswered; %s holds the %d answered",
-			*budget, budgetMethod, res.Answered, res.Answered+res.Unanswered, res.Unanswered, displayOut(f.out), res.Answered))
+		return fmt.Errorf("%w: %v under %v composition: answered %d of %d queries, %d left unanswered; %s holds the %d answered",
+			errBudget, *budget, budgetMethod, res.Answered, res.Answered+res.Unanswered, res.Unanswered, displayOut(f.out), res.Answered)
 	}
 	return nil
 }
@@ -328,16 +311,15 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 // aggregateParams returns the problem: from the flags with K from the vote
 // file, or, with --gamma, from the flags and what the gamma file states
 // (as darrm verify does).
-func aggregateParams(cmd *cobra.Command, f *aggregateFlags, mech mechanismSetup, k int, input string) (constraints.Params, bool, error) {
-	fs := cmd.Flags()
-	if fs.Changed("K") && f.problem.k != k {
-		return constraints.Params{}, false, usageErrorf("--K = %d but %s has %d votes per row", f.problem.k, input, k)
+func aggregateParams(cmd *cobra.Command, f *aggregateFlags, mech mechanisms, k int, input string) (problem, error) {
+	if cmd.Flags().Changed("K") && f.problem.k != k {
+		return problem{}, usageErrorf("--K = %d but %s has %d votes per row", f.problem.k, input, k)
 	}
 	if mech.table != nil {
 		if kg := mech.table.Gamma.K(); kg != k {
-			return constraints.Params{}, false, usageErrorf("--gamma %s is for K = %d teachers but %s has %d votes per row", mech.tableName, kg, input, k)
+			return problem{}, usageErrorf("--gamma %s is for K = %d teachers but %s has %d votes per row", mech.tableName, kg, input, k)
 		}
-		return verifyParams(cmd, &f.problem, *mech.table)
+		return f.problem.withTable(cmd, *mech.table)
 	}
 	return f.problem.paramsForK(cmd, k)
 }
@@ -372,28 +354,6 @@ func displayOut(out string) string {
 	return out
 }
 
-// totals composes the per-query guarantee over q queries by each method.
-func totals(step accountant.Guarantee, q int, deltaPrime float64) []totalOut {
-	if q == 0 {
-		return nil
-	}
-	var out []totalOut
-	for _, m := range []accountant.Method{accountant.Simple, accountant.General, accountant.Optimal} {
-		t := totalOut{Method: m.String(), Reference: m.Reference()}
-		if m != accountant.Simple {
-			t.DeltaPrime = &deltaPrime
-		}
-		g, err := accountant.Compose(step, q, m, deltaPrime)
-		if err != nil {
-			t.Error = err.Error()
-		} else {
-			t.Eps, t.Delta = &g.Eps, &g.Delta
-		}
-		out = append(out, t)
-	}
-	return out
-}
-
 func writeAggregate(w io.Writer, format cliout.Format, out aggregateOut) error {
 	switch format {
 	case cliout.JSON:
@@ -402,9 +362,8 @@ func writeAggregate(w io.Writer, format cliout.Format, out aggregateOut) error {
 		header := []string{"mechanism", "queries_answered", "queries_unanswered", "eps_per_query", "delta_per_query", "method", "delta_prime", "eps_total", "delta_total", "for_release"}
 		var rows [][]string
 		for _, t := range out.Totals {
-			rows = append(rows, []string{out.Mechanism, fmt.Sprint(out.Answered), fmt.Sprint(out.Unanswered),
-				cliout.Float(out.PerQuery.Eps), cliout.Float(out.PerQuery.Delta), t.Method, optFloat(t.DeltaPrime, cliout.Float),
-				optFloat(t.Eps, cliout.Float), optFloat(t.Delta, cliout.Float), fmt.Sprint(out.ForRelease)})
+			rows = append(rows, append([]string{out.Mechanism, fmt.Sprint(out.Answered), fmt.Sprint(out.Unanswered),
+				cliout.Float(out.PerQuery.Eps), cliout.Float(out.PerQuery.Delta)}, append(totalCells(t, cliout.Float), fmt.Sprint(out.ForRelease))...))
 		}
 		return cliout.WriteCSV(w, header, rows)
 	}
@@ -421,11 +380,7 @@ func writeAggregate(w io.Writer, format cliout.Format, out aggregateOut) error {
 	fmt.Fprintf(w, "votes: %s (%s), K = %d teachers, each (eps = %g, Delta = %g)-DP\n", out.Input, strings.Join(layout, ", "), out.K, out.Eps, out.Delta)
 	fmt.Fprintf(w, "labels: %s (%s)\n", out.Output, out.OutputFormat)
 	fmt.Fprintf(w, "mechanism: %s\n", out.Label)
-	deltaNote := ""
-	if out.DeltaDefault {
-		deltaNote = ", delta = 1-(1-Delta)^m"
-	}
-	fmt.Fprintf(w, "per query: (%.6g, %.6g)-DP (m = %g%s)\n", out.PerQuery.Eps, out.PerQuery.Delta, out.M, deltaNote)
+	fmt.Fprintf(w, "per query: (%.6g, %.6g)-DP: %s\n", out.PerQuery.Eps, out.PerQuery.Delta, out.describe())
 	fmt.Fprintf(w, "  by %s\n", out.PerQuery.Source)
 	if c := out.Certificate; c != nil {
 		fmt.Fprintf(w, "  certificate: %v, max f / budget = %.15g, %s corner multisets\n", c.Status, c.Ratio, groupDigits(c.Configs.String()))
@@ -444,7 +399,11 @@ func writeAggregate(w io.Writer, format cliout.Format, out aggregateOut) error {
 		fmt.Fprintf(w, "\nTotal privacy loss of the %d released labels:\n", out.Answered)
 		var rows [][]string
 		for _, t := range out.Totals {
-			rows = append(rows, []string{t.Method, optFloat(t.DeltaPrime, fmtG), optFloat(t.Eps, fmtG), optFloat(t.Delta, fmtG), t.Reference + t.Error})
+			ref := t.Method.Reference()
+			if t.Err != nil {
+				ref = t.Err.Error()
+			}
+			rows = append(rows, append(totalCells(t, fmtG), ref))
 		}
 		if err := cliout.WriteTable(w, []string{"composition", "delta'", "eps total", "delta total", "reference"}, rows); err != nil {
 			return err
@@ -456,10 +415,15 @@ func writeAggregate(w io.Writer, format cliout.Format, out aggregateOut) error {
 
 func fmtG(x float64) string { return cliout.FloatN(x, 6) }
 
-// optFloat formats an optional number, "-" when absent.
-func optFloat(x *float64, f func(float64) string) string {
-	if x == nil {
-		return "-"
+// totalCells formats a total's method, delta', eps and delta, with "-" for
+// what it lacks.
+func totalCells(t accountant.Total, f func(float64) string) []string {
+	cells := []string{t.Method.String(), "-", "-", "-"}
+	if t.Method != accountant.Simple {
+		cells[1] = f(t.DeltaPrime)
 	}
-	return f(*x)
+	if t.Err == nil {
+		cells[2], cells[3] = f(t.Guarantee.Eps), f(t.Guarantee.Delta)
+	}
+	return cells
 }

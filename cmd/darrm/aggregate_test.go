@@ -54,7 +54,13 @@ func TestAggregateEveryMechanism(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", mech, code, stderr)
 		}
-		var doc aggregateOut
+		var doc struct {
+			aggregateOut
+			Totals []struct {
+				Method string   `json:"method"`
+				Eps    *float64 `json:"eps"`
+			} `json:"totals"`
+		}
 		decode(t, stdout, &doc)
 		if doc.Mechanism != mech || doc.K != 11 || doc.Answered != 40 || !doc.ForRelease || doc.Randomness.Source != "crypto/rand" || !doc.IDColumn || !doc.Header {
 			t.Errorf("%s: summary %+v", mech, doc)
@@ -103,7 +109,10 @@ func TestAggregateSeededAndFormats(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "id,label\na,") {
 		t.Fatalf("exit %d, labels %q: %s", code, out, errOut)
 	}
-	var doc aggregateOut
+	var doc struct {
+		aggregateOut
+		Totals []map[string]any `json:"totals"`
+	}
 	decode(t, errOut[strings.Index(errOut, "{"):], &doc)
 	if doc.ForRelease || doc.Randomness.Seed == nil || *doc.Randomness.Seed != 42 || !strings.Contains(doc.Randomness.Note, "NOT FOR RELEASE") {
 		t.Errorf("seeded summary: for_release %v, randomness %+v", doc.ForRelease, doc.Randomness)
@@ -152,14 +161,11 @@ func TestAggregateBadInput(t *testing.T) {
 		{"no gamma cached", []string{good, "--no-solve"}, 2, []string{"--no-solve", "no gamma_opt for K=11 m=3", "darrm solve"}},
 		{"gamma not certified", []string{good, "--gamma", one}, 3, []string{"violated"}},
 		{"gamma wrong K", []string{good, "--gamma", write("g5.txt", "0 0 0 0 0 0")}, 2, []string{"K = 5"}},
-		{"m missing", []string{good, "--gamma", zeros}, 2, []string{"--m is required"}},
 		{"gamma for another mechanism", []string{good, "--gamma", zeros, "--mechanism", "rr"}, 2, []string{"--gamma applies to the darrm mechanism"}},
 	} {
 		out := filepath.Join(dir, "labels.csv")
 		args := append([]string{"aggregate"}, tc.args...)
-		if tc.name != "m missing" {
-			args = append(args, "--m", "3")
-		}
+		args = append(args, "--m", "3")
 		args = append(args, "--out", out, "--cache-dir", t.TempDir())
 		stdout, stderr, code := darrm(t, "", args...)
 		if code != tc.code {
@@ -214,7 +220,10 @@ func TestAggregateBudgetStopsExactly(t *testing.T) {
 		if code != wantCode {
 			t.Fatalf("%s %v: exit %d, want %d: %s", tc.method, tc.budget, code, wantCode, stderr)
 		}
-		var doc aggregateOut
+		var doc struct {
+			aggregateOut
+			Totals []map[string]any `json:"totals"`
+		}
 		decode(t, stdout, &doc)
 		lines := readLines(t, out)
 		if doc.Answered != want || doc.Unanswered != 60-want || len(lines) != want+1 || doc.Budget == nil || doc.Budget.Stopped != (want < 60) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 
 	"os"
@@ -14,7 +15,7 @@ import (
 func darrm(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code = run(args, strings.NewReader(stdin), &out, &errb)
+	code = run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
 	return out.String(), errb.String(), code
 }
 
@@ -104,9 +105,10 @@ func TestSolveBadInput(t *testing.T) {
 		{[]string{"--K", "11", "--m", "3", "--format", "xml"}, "--format"},
 		{[]string{"--K", "11", "--m", "3", "--plot", "out.jpg"}, ".png or .svg"},
 		{[]string{"--m", "3"}, "--K is required"},
-		{[]string{"--K", "11"}, "--m is required"},
+		{[]string{"--K", "11", "--workers", "-3"}, "--workers = -3"},
+		{[]string{"--K", "11", "extra"}, "no arguments"},
 		{[]string{"--K", "eleven", "--m", "3"}, "invalid argument"},
-		{[]string{"--K", "11", "--m", "3", "--compare", "--rr-method", "advanced"}, "--rr-method"},
+		{[]string{"--K", "11", "--m", "3", "--compare", "--rr-method", "advanced"}, "--rr-composition"},
 		{[]string{"--K", "11", "--m", "3", "--compare", "--sub-size", "12"}, "--sub-size = 12"},
 		{[]string{"--K", "11", "--m", "3", "--compare", "--rr-method", "general", "--rr-delta-prime", "0"}, "delta'"},
 	} {
@@ -262,7 +264,7 @@ func TestVerify(t *testing.T) {
 		{"1 0.5 0.4 1", []string{"--m", "1"}, "symmetric"},
 		{"1 2 2 1", []string{"--m", "1"}, "gamma(1) = 2"},
 		{"1 0.5 0.5 1", []string{"--m", "1", "--K", "5"}, "--K = 5"},
-		{"1 0.5 0.5 1", nil, "--m is required"},
+		{"\x00\x89PNG\r\n\x1a\n" + strings.Repeat("\x1b[2J", 50), []string{"--m", "1"}, "binary data"},
 		{"1 0.5 0.5 1", []string{"--m", "9"}, "m = 9"},
 		{"", []string{"--m", "1"}, "empty"},
 		{"1 0.5 0.5 1", []string{"--m", "1", "/no/such/file"}, "no such file"},

@@ -1,58 +1,78 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/lp"
+	"github.com/darrm/darrm/optimal"
 )
 
-// problemFlags are the privacy parameters shared by solve, verify and the
-// release commands. Defaults are the thesis' main setting (Section 3.7.1).
+// problemFlags are the DaRRM problem (K, m, eps, Delta, delta) shared by
+// solve, verify and the release commands.
 type problemFlags struct {
 	k                     int
 	m, eps, delta, target float64
 }
 
-func (f *problemFlags) register(cmd *cobra.Command) {
+func (f *problemFlags) add(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	fs.IntVar(&f.k, "K", 0, "number of teachers (odd)")
-	fs.Float64Var(&f.m, "m", 0, "privacy allowance: the release is (m·eps, delta)-DP, 1 <= m <= K")
-	fs.Float64Var(&f.eps, "eps", 0.1, "each teacher's eps")
-	fs.Float64Var(&f.delta, "Delta", 1e-5, "each teacher's Delta")
-	fs.Float64Var(&f.target, "delta", 0, "the release's delta (default 1-(1-Delta)^m)")
+	flagK.add(fs, &f.k)
+	flagM.add(fs, &f.m)
+	flagEps.add(fs, &f.eps)
+	flagDelta.add(fs, &f.delta)
+	flagTarget.add(fs, &f.target)
 }
 
-// params returns the validated problem. targetDefaulted reports that delta
-// took its default, which outputs say.
-func (f *problemFlags) params(cmd *cobra.Command) (p constraints.Params, targetDefaulted bool, err error) {
-	fs := cmd.Flags()
-	if !fs.Changed("K") {
-		return p, false, usageErrorf("--K is required (the number of teachers)")
+// problem is a validated DaRRM problem and which of its values took their
+// defaults, which outputs say.
+type problem struct {
+	constraints.Params
+	mDefault, deltaDefault bool
+}
+
+// params returns the problem with K from --K, which is required.
+func (f *problemFlags) params(cmd *cobra.Command) (problem, error) {
+	if err := requireFlags(cmd, "K"); err != nil {
+		return problem{}, err
 	}
 	return f.paramsForK(cmd, f.k)
 }
 
 // paramsForK is params with K = k, for commands that take K from their
 // input; the caller checks k against a given --K.
-func (f *problemFlags) paramsForK(cmd *cobra.Command, k int) (p constraints.Params, targetDefaulted bool, err error) {
+func (f *problemFlags) paramsForK(cmd *cobra.Command, k int) (problem, error) {
 	fs := cmd.Flags()
-	if !fs.Changed("m") {
-		return p, false, usageErrorf("--m is required (the privacy allowance, 1 <= m <= K)")
-	}
-	p = constraints.Params{K: k, M: f.m, Eps: f.eps, Delta: f.delta, TargetDelta: f.target}
+	p := problem{Params: constraints.Params{K: k, M: f.m, Eps: f.eps, Delta: f.delta, TargetDelta: f.target}, mDefault: !fs.Changed("m")}
 	if !fs.Changed("delta") {
 		p.TargetDelta = constraints.DefaultTargetDelta(f.delta, f.m)
-		targetDefaulted = true
+		p.deltaDefault = true
 	}
-	if err := p.Validate(); err != nil {
-		return p, false, usageErrorf("%v", err)
+	return p, p.validate()
+}
+
+// validate checks the problem, naming the flags of a bad parameter.
+func (p problem) validate() error {
+	err := p.Validate()
+	var pe *constraints.ParamError
+	if errors.As(err, &pe) {
+		flag := "--" + pe.Name
+		if pe.Name == "m·eps" {
+			flag = "m·eps (--m × --eps)"
+		}
+		return usageErrorf("%s = %v: %s", flag, pe.Value, pe.Rule)
 	}
-	return p, targetDefaulted, nil
+	return err
 }
 
 // problemOut is the problem as echoed in JSON outputs.
@@ -62,11 +82,25 @@ type problemOut struct {
 	Eps          float64 `json:"eps"`
 	Delta        float64 `json:"Delta"`
 	TargetDelta  float64 `json:"delta"`
+	MDefault     bool    `json:"m_is_default"`
 	DeltaDefault bool    `json:"delta_is_default"`
 }
 
-func newProblemOut(p constraints.Params, deltaDefault bool) problemOut {
-	return problemOut{K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta, DeltaDefault: deltaDefault}
+func (p problem) out() problemOut {
+	return problemOut{K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta, MDefault: p.mDefault, DeltaDefault: p.deltaDefault}
+}
+
+// describe says the problem in words, marking defaults.
+func (o problemOut) describe() string {
+	mNote, deltaNote := "", ""
+	if o.MDefault {
+		mNote = " (default)"
+	}
+	if o.DeltaDefault {
+		deltaNote = " = 1-(1-Delta)^m (default)"
+	}
+	return fmt.Sprintf("K = %d teachers, each (eps = %g, Delta = %g)-DP; each release (m·eps, delta)-DP with m = %g%s, m·eps = %.6g, delta = %.6g%s",
+		o.K, o.Eps, o.Delta, o.M, mNote, o.M*o.Eps, o.TargetDelta, deltaNote)
 }
 
 // cacheFlags select the gamma cache.
@@ -75,9 +109,9 @@ type cacheFlags struct {
 	noCache bool
 }
 
-func (f *cacheFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.dir, "cache-dir", "", "gamma cache directory (default $"+cache.EnvDir+", else $XDG_CACHE_HOME/darrm or ~/.cache/darrm)")
-	cmd.Flags().BoolVar(&f.noCache, "no-cache", false, "neither read nor write the gamma cache")
+func (f *cacheFlags) add(cmd *cobra.Command) {
+	flagCacheDir.add(cmd.Flags(), &f.dir)
+	flagNoCache.add(cmd.Flags(), &f.noCache)
 }
 
 // open returns the cache, or nil with --no-cache.
@@ -99,17 +133,68 @@ func (f *cacheFlags) open() (*cache.Dir, error) {
 	return d, nil
 }
 
-// warnCorrupt reports a corrupt cache entry, which is recomputed.
-func warnCorrupt(cmd *cobra.Command) func(error) {
-	return func(err error) {
-		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: %v; recomputing it\n", err)
+// solveGamma returns the certified gamma_opt for p from the cache, solving
+// it (with a progress line on a terminal) when the cache does not hold it.
+func solveGamma(ctx context.Context, cmd *cobra.Command, p constraints.Params, prior gamma.Prior, dir *cache.Dir, workers int, highsLog bool) (e *cache.Entry, cached bool, err error) {
+	prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, fmt.Sprintf("solving K=%d m=%g", p.K, p.M))
+	opts := optimal.Options{
+		Workers: workers,
+		LP:      lp.Options{Verbose: highsLog},
+		Progress: func(s optimal.Progress) {
+			prog.Describe(fmt.Sprintf("solving K=%d m=%g: separation pass %d (%3.0f%%), %d rows, violation %.2g", p.K, p.M, s.Pass, 100*s.Fraction, s.Rows, math.Max(s.Violation, 0)))
+			prog.Set(int64(s.Pass))
+		},
 	}
+	warn := func(err error) { fmt.Fprintf(cmd.ErrOrStderr(), "darrm: %v; recomputing it\n", err) }
+	e, cached, storeErr, err := optimal.Cached(ctx, dir, p, prior, opts, warn)
+	prog.Done()
+	if err != nil {
+		return nil, false, err // optimal.Solve and the cache name K and m already
+	}
+	if storeErr != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: gamma_opt was not cached: %v\n", storeErr)
+	}
+	return e, cached, nil
 }
 
-// openInput opens the named file, or standard input for "-" or "".
+// openInput opens the named file, or standard input for "-".
 func openInput(cmd *cobra.Command, name string) (io.ReadCloser, error) {
-	if name == "" || name == "-" {
+	if name == "-" {
 		return io.NopCloser(cmd.InOrStdin()), nil
 	}
-	return os.Open(name)
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, &usageError{err}
+	}
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		f.Close()
+		return nil, usageErrorf("%s is a directory, not a file", name)
+	}
+	return f, nil
+}
+
+// displayName names an input for people.
+func displayName(name string) string {
+	if name == "-" {
+		return "standard input"
+	}
+	return name
+}
+
+// checkOutPath refuses an output path that cannot be written as a file,
+// before any work is done.
+func checkOutPath(flag, path string) error {
+	if path == "" || path == "-" {
+		return nil
+	}
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
+		return usageErrorf("--%s %s: %v", flag, path, err)
+	case st.IsDir():
+		return usageErrorf("--%s %s is a directory: give a file name", flag, path)
+	}
+	return nil
 }

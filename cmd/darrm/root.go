@@ -1,7 +1,7 @@
 package main
 
 import (
-	"strings"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 )
@@ -18,24 +18,103 @@ func newRootCmd() *cobra.Command {
 		Long: `darrm computes the optimal noise function gamma of DaRRM (Data-dependent
 Randomized Response Majority) by linear programming, certifies that it is
 (m·eps, delta)-differentially private by exhaustive separation, caches it, and
-uses it to release private majority votes of K (eps, Delta)-DP teachers.`,
+uses it to release private majority votes of K (eps, Delta)-DP teachers.
+
+Reference: Shuli Jiang, "Communication Efficient and Differentially Private
+Optimization", PhD thesis, Carnegie Mellon University, 2025 (Chapters 3, 4).
+
+Exit status: 0 success; 1 failure; 2 bad input or parameters to change
+(nothing is written); 3 a noise function is not certified; 4 a privacy
+budget stopped a release; 130 interrupted (SIGINT or SIGTERM).`,
+		Version:       version(),
+		Args:          noArgs,
+		RunE:          func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("darrm {{.Version}}\n")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	for _, newCmd := range subcommands {
 		root.AddCommand(newCmd())
 	}
 	return root
 }
 
-// isFlagError reports whether err came from cobra's or pflag's argument
-// parsing, which is a usage error.
-func isFlagError(err error) bool {
-	msg := err.Error()
-	for _, s := range []string{"unknown flag", "unknown shorthand flag", "invalid argument", "flag needs an argument", "unknown command", "accepts ", "requires at least", "required flag"} {
-		if strings.Contains(msg, s) {
-			return true
+// version describes the build: the module version and, for a build from a
+// checkout, the commit.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown version)"
+	}
+	v := info.Main.Version
+	var rev, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
 		}
 	}
-	return false
+	if rev != "" {
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		v += " (commit " + rev
+		if modified == "true" {
+			v += ", modified"
+		}
+		v += ")"
+	}
+	return v + " " + info.GoVersion
+}
+
+// newGroupCmd returns a command that only holds subcommands: without one it
+// prints its help, and an unknown one is a usage error.
+func newGroupCmd(use, short, long string, children ...*cobra.Command) *cobra.Command {
+	cmd := &cobra.Command{
+		Use: use, Short: short, Long: long,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageErrorf("unknown command %q for %q; run %q for its commands", args[0], cmd.CommandPath(), cmd.CommandPath()+" --help")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(children...)
+	return cmd
+}
+
+// noArgs refuses positional arguments as bad input.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		if cmd.HasSubCommands() {
+			return usageErrorf("unknown command %q for %q; run %q for the list", args[0], cmd.CommandPath(), cmd.CommandPath()+" --help")
+		}
+		return usageErrorf("%s takes no arguments, got %q", cmd.CommandPath(), args)
+	}
+	return nil
+}
+
+// maxArgs allows at most n positional arguments.
+func maxArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) > n {
+			return usageErrorf("%s takes at most %d argument(s), got %d: %q", cmd.CommandPath(), n, len(args), args)
+		}
+		return nil
+	}
+}
+
+// requireFlags reports the first of names that was not given.
+func requireFlags(cmd *cobra.Command, names ...string) error {
+	for _, name := range names {
+		if !cmd.Flags().Changed(name) {
+			f := cmd.Flags().Lookup(name)
+			return usageErrorf("--%s is required: %s", name, f.Usage)
+		}
+	}
+	return nil
 }

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"image/color"
 	"io"
 	"math"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/internal/atomicfile"
 	"github.com/darrm/darrm/internal/cliout"
@@ -30,16 +27,17 @@ func init() { subcommands = append(subcommands, newShufflegCmd) }
 type shufflegFlags struct {
 	task, dataset, dataDir string
 	algo, order            string
-	eps, delta, fraction   float64
+	eps                    []float64
+	delta, fraction        float64
 	epochs, runs           int
 	clip, radius, lambda   float64
 	lr                     float64
 	lrGrid                 string
 	conversion             string
 	seed                   uint64
-	workers                int
+	workers                workersFlag
 	allowNonContractive    bool
-	format                 string
+	format                 formatFlag
 	curves, plot           string
 	plotMetric             string
 	n, d                   int
@@ -48,14 +46,15 @@ type shufflegFlags struct {
 func newShufflegCmd() *cobra.Command {
 	var f shufflegFlags
 	cmd := &cobra.Command{
-		Use:   "shuffleg --task TASK --dataset DATASET --eps EPS [flags]",
+		Use:   "shuffleg --task TASK --dataset DATASET --target-eps EPS [flags]",
 		Short: "Run the DP-ShuffleG experiments (private shuffled gradient methods with public data)",
 		Long: `shuffleg reproduces the thesis' Chapter 4 experiments: DP-ShuffleG (Section
 4.5), Priv-Pub, Pub-Priv and Interleaved (Algorithms 4-6) and Public Only,
 each run as the generalised shuffled gradient framework (Algorithm 3) with
 per-sample clipping and the regulariser applied once per epoch by its prox.
-The noise of every private algorithm is calibrated to (eps, delta) by the
-accountant (Lemmas 4.5.2 and 4.6.2). Runs and learning rates of the grid
+The noise of every private algorithm is calibrated to (--target-eps,
+--target-delta) by the accountant (Lemmas 4.5.2 and 4.6.2); --target-delta
+defaults to 1e-6, the thesis' setting (Section 4.7.4). Runs and learning rates of the grid
 (Section 4.7.4) run in parallel; for each algorithm the learning rate with
 the lowest mean final loss is reported, with the per-epoch objective G(x; D)
 on the private data and its excess over the non-private optimum.
@@ -75,21 +74,24 @@ docs/shuffleg.md describes how each dataset's private and public sets are
 built.
 
 The losses printed are evaluated on the private data without noise: they
-are the experiment's measurements, not a private release.`,
-		Example: `  darrm shuffleg --task mean --dataset mnist69 --eps 5 --seed 1 --plot mnist69-eps5.png
-  darrm shuffleg --task ridge --dataset diabetes --eps 1 --lr 0.01 --format json
-  darrm shuffleg --task mean --dataset synthetic --n 200 --d 20 --eps 5 --algo dp,interleaved --lr 0.05`,
-		Args: cobra.NoArgs,
+are the experiment's measurements, not a private release.
+
+Earlier spellings --eps, --delta and --algo (with dp for dp-shuffleg) are
+still accepted.`,
+		Example: `  darrm shuffleg --task mean --dataset mnist69 --target-eps 5 --seed 1 --plot mnist69-eps5.png
+  darrm shuffleg --task ridge --dataset diabetes --target-eps 1 --lr 0.01 --format json
+  darrm shuffleg --task mean --dataset synthetic --n 200 --d 20 --target-eps 5 --algorithm dp-shuffleg,interleaved --lr 0.05`,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runShuffleg(cmd, &f) },
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&f.task, "task", "", "task: mean, ridge or lasso-logistic (required)")
 	fs.StringVar(&f.dataset, "dataset", "", "dataset (see above; required)")
 	fs.StringVar(&f.dataDir, "data-dir", "", "folder of the datasets (default $"+datasets.EnvDir+", else $XDG_DATA_HOME/darrm or ~/.local/share/darrm, where scripts/fetch-data.sh puts them)")
-	fs.StringVar(&f.algo, "algo", "all", "algorithms: all, or a comma-separated list of dp, priv-pub, pub-priv, interleaved, public-only")
+	fs.StringVar(&f.algo, "algorithm", "all", "algorithms: all, or a comma-separated list of dp-shuffleg, priv-pub, pub-priv, interleaved, public-only")
 	fs.StringVar(&f.order, "order", "rr", "order of the private samples: rr (random reshuffling), so (shuffle once) or ig (incremental gradient)")
-	fs.Float64Var(&f.eps, "eps", 0, "privacy budget epsilon of each algorithm (required)")
-	fs.Float64Var(&f.delta, "delta", shuffleg.DefaultDelta, "privacy parameter delta, in (0, 1)")
+	flagTargetEps.add(fs, &f.eps)
+	flagTargetDelta.add(fs, &f.delta)
 	fs.Float64Var(&f.fraction, "p", shuffleg.DefaultFraction, "fraction of the steps on private samples, in (0, 1]")
 	fs.IntVar(&f.epochs, "epochs", shuffleg.DefaultEpochs, "number of epochs K")
 	fs.IntVar(&f.runs, "runs", shuffleg.DefaultRuns, "runs per algorithm and learning rate")
@@ -98,16 +100,17 @@ are the experiment's measurements, not a private release.`,
 	fs.Float64Var(&f.lambda, "lambda", shuffleg.DefaultLambda, "ridge, lasso-logistic: regularisation weight")
 	fs.Float64Var(&f.lr, "lr", 0, "fixed learning rate (instead of a grid search)")
 	fs.StringVar(&f.lrGrid, "lr-grid", "thesis", "learning rates to search: thesis (0.5, 0.1, 0.05, ..., 1e-9) or a comma-separated list")
-	fs.StringVar(&f.conversion, "conversion", "paper", "RDP to (eps, delta) conversion: paper (Proposition 4.3.4) or improved (Canonne-Kamath-Steinke / Balle et al.)")
-	fs.Uint64Var(&f.seed, "seed", 0, "seed for a reproducible experiment (output not for release); default: keys from crypto/rand")
-	fs.IntVar(&f.workers, "workers", 0, "runs in parallel (default: all cores)")
+	flagConversion.add(fs, &f.conversion)
+	flagSeed.add(fs, &f.seed)
+	f.workers.add(cmd)
+	f.format.add(cmd)
 	fs.BoolVar(&f.allowNonContractive, "allow-noncontractive", false, "run learning rates above 1/L*, where the privacy analysis does not hold (results are marked)")
-	fs.StringVar(&f.format, "format", "table", "output format: table, json or csv (csv prints the curves)")
 	fs.StringVar(&f.curves, "curves", "", "also write the per-epoch curves as CSV to this file")
-	fs.StringVar(&f.plot, "plot", "", "draw the panel (Figure 4.2 style) to this .png or .svg file")
+	flagPlot.add(fs, &f.plot)
 	fs.StringVar(&f.plotMetric, "plot-metric", "loss", "quantity to plot: loss (G(x; D), linear axis) or excess (G(x; D) - G(x*), log axis)")
 	fs.IntVar(&f.n, "n", 1000, "synthetic: samples in each of the private and public sets")
 	fs.IntVar(&f.d, "d", 784, "synthetic: dimension")
+	aliases(cmd, map[string]string{"eps": "target-eps", "delta": "target-delta", "algo": "algorithm"})
 	return cmd
 }
 
@@ -123,19 +126,12 @@ type shufflegExpParams struct {
 	plotMetric string
 }
 
-func floatFlag(name string, v float64, ok bool, rule string) error {
-	if math.IsNaN(v) || math.IsInf(v, 0) || !ok {
-		return usageErrorf("--%s %v: must be %s", name, v, rule)
-	}
-	return nil
-}
-
 func (f *shufflegFlags) params(cmd *cobra.Command) (*shufflegExpParams, error) {
 	fl := cmd.Flags()
 	p := &shufflegExpParams{}
 	var err error
-	if p.format, err = cliout.ParseFormat(f.format); err != nil {
-		return nil, usageErrorf("%v", err)
+	if p.format, err = f.format.parse(); err != nil {
+		return nil, err
 	}
 	if f.task == "" {
 		return nil, usageErrorf("--task is required: mean, ridge or lasso-logistic")
@@ -143,16 +139,20 @@ func (f *shufflegFlags) params(cmd *cobra.Command) (*shufflegExpParams, error) {
 	if f.dataset == "" {
 		return nil, usageErrorf("--dataset is required")
 	}
-	if !fl.Changed("eps") {
-		return nil, usageErrorf("--eps is required")
+	if len(f.eps) != 1 {
+		return nil, usageErrorf("--target-eps: give one eps (got %d)", len(f.eps))
+	}
+	eps := f.eps[0]
+	if !fl.Changed("target-delta") {
+		f.delta = shuffleg.DefaultDelta
 	}
 	checks := []error{
-		floatFlag("eps", f.eps, f.eps > 0, "a finite number > 0"),
-		floatFlag("delta", f.delta, f.delta > 0 && f.delta < 1, "in (0, 1)"),
-		floatFlag("p", f.fraction, f.fraction > 0 && f.fraction <= 1, "in (0, 1]"),
-		floatFlag("clip", f.clip, f.clip > 0, "a finite number > 0"),
-		floatFlag("C", f.radius, f.radius > 0, "a finite number > 0"),
-		floatFlag("lambda", f.lambda, f.lambda >= 0, "a finite number >= 0"),
+		checkFloat("target-eps", eps, eps > 0, "a finite number > 0"),
+		checkFloat("target-delta", f.delta, f.delta > 0 && f.delta < 1, "in (0, 1)"),
+		checkFloat("p", f.fraction, f.fraction > 0 && f.fraction <= 1, "in (0, 1]"),
+		checkFloat("clip", f.clip, f.clip > 0, "a finite number > 0"),
+		checkFloat("C", f.radius, f.radius > 0, "a finite number > 0"),
+		checkFloat("lambda", f.lambda, f.lambda >= 0, "a finite number >= 0"),
 	}
 	for _, err := range checks {
 		if err != nil {
@@ -165,8 +165,9 @@ func (f *shufflegFlags) params(cmd *cobra.Command) (*shufflegExpParams, error) {
 	if f.runs < 1 {
 		return nil, usageErrorf("--runs %d: must be >= 1", f.runs)
 	}
-	if f.workers < 0 {
-		return nil, usageErrorf("--workers %d: must be >= 0", f.workers)
+	workers, err := f.workers.get()
+	if err != nil {
+		return nil, err
 	}
 	var loss shuffleg.Loss
 	switch f.task {
@@ -194,9 +195,9 @@ func (f *shufflegFlags) params(cmd *cobra.Command) (*shufflegExpParams, error) {
 	if err != nil {
 		return nil, err
 	}
-	conv, err := accountant.ParseConversion(f.conversion)
+	conv, err := parseConversion(f.conversion)
 	if err != nil {
-		return nil, usageErrorf("--conversion: %v", err)
+		return nil, err
 	}
 	lrs, grid, err := f.learningRates(cmd)
 	if err != nil {
@@ -242,7 +243,7 @@ func (f *shufflegFlags) params(cmd *cobra.Command) (*shufflegExpParams, error) {
 	}
 	p.exp = shuffleg.Experiment{
 		Problem: prob, Algorithms: algos, Order: order, Epochs: f.epochs, Fraction: f.fraction, Clip: f.clip,
-		Eps: f.eps, Delta: f.delta, Conversion: conv, LRs: lrs, Runs: f.runs, Workers: f.workers,
+		Eps: eps, Delta: f.delta, Conversion: conv, LRs: lrs, Runs: f.runs, Workers: workers,
 		AllowNonContractive: f.allowNonContractive,
 	}
 	if fl.Changed("seed") {
@@ -251,7 +252,7 @@ func (f *shufflegFlags) params(cmd *cobra.Command) (*shufflegExpParams, error) {
 	}
 	for _, a := range algos {
 		if _, err := shuffleg.NewPlan(a, prob.N(), prob.Public.Len(), f.epochs, f.fraction); err != nil {
-			return nil, usageErrorf("--algo %v on dataset %s: %v", a, f.dataset, err)
+			return nil, usageErrorf("--algorithm %v on dataset %s: %v", a, f.dataset, err)
 		}
 	}
 	return p, nil
@@ -266,10 +267,10 @@ func parseAlgorithms(s string) ([]shuffleg.Algorithm, error) {
 	for _, name := range strings.Split(s, ",") {
 		a, err := shuffleg.ParseAlgorithm(strings.TrimSpace(name))
 		if err != nil {
-			return nil, usageErrorf("--algo: %v (or all)", err)
+			return nil, usageErrorf("--algorithm: %v (or all)", err)
 		}
 		if seen[a] {
-			return nil, usageErrorf("--algo %q: %v is listed twice", s, a)
+			return nil, usageErrorf("--algorithm %q: %v is listed twice", s, a)
 		}
 		seen[a] = true
 		out = append(out, a)
@@ -283,7 +284,7 @@ func (f *shufflegFlags) learningRates(cmd *cobra.Command) ([]float64, string, er
 		if cmd.Flags().Changed("lr-grid") {
 			return nil, "", usageErrorf("--lr and --lr-grid: give one of them")
 		}
-		if err := floatFlag("lr", f.lr, f.lr > 0, "a finite number > 0"); err != nil {
+		if err := checkFloat("lr", f.lr, f.lr > 0, "a finite number > 0"); err != nil {
 			return nil, "", err
 		}
 		return []float64{f.lr}, "fixed", nil
@@ -371,8 +372,7 @@ func runShuffleg(cmd *cobra.Command, f *shufflegFlags) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt)
-	defer stop()
+	ctx := cmd.Context()
 	var (
 		once sync.Once
 		prog *cliout.Progress
@@ -412,13 +412,6 @@ func runShuffleg(cmd *cobra.Command, f *shufflegFlags) error {
 	return writeShufflegTable(w, out)
 }
 
-func cmdContext(cmd *cobra.Command) context.Context {
-	if ctx := cmd.Context(); ctx != nil {
-		return ctx
-	}
-	return context.Background()
-}
-
 func (p *shufflegExpParams) output(results []shuffleg.Result) shufflegOut {
 	e := &p.exp
 	prob := e.Problem
@@ -432,26 +425,16 @@ func (p *shufflegExpParams) output(results []shuffleg.Result) shufflegOut {
 		Optimum: optimumOut{Value: opt.Value, Method: opt.Method, Residual: opt.Residual},
 		Split:   p.pair.Info.Split,
 	}
-	out.Notes = append(out.Notes,
-		fmt.Sprintf("noise calibrated by the accountant to (eps = %g, delta = %g) for each private algorithm, RDP to DP conversion: %s (%s)", e.Eps, e.Delta, e.Conversion, e.Conversion.Reference()),
-		"losses are G(x; D) on the private data, evaluated without noise: experiment measurements, not a private release; the learning-rate selection reads them and is not privacy-accounted (as in the thesis)")
-	if p.seeded {
-		out.Notes = append(out.Notes, fmt.Sprintf("seeded with --seed %d: reproducible, NOT for release", *e.Seed))
-	} else {
-		out.Notes = append(out.Notes, "randomness: AES-256-CTR streams keyed from crypto/rand")
-	}
+	out.Notes = e.Notes(results)
 	for _, r := range results {
 		lm, ls := r.FinalLoss()
 		em, es := r.FinalExcess()
 		a := algoOut{
 			Algo: r.Algorithm.String(), Label: r.Label, FinalLossMean: lm, FinalLossStd: ls, FinalExcessMean: em, FinalExcessStd: es,
 			Sigma: r.Calibration.Sigma, Eps: r.Calibration.Eps, Delta: r.Calibration.Delta, Alpha: r.Calibration.Alpha,
-			Privacy: r.Calibration.Reference, LR: r.LR, Contractive: r.Contractive,
+			Privacy: r.Algorithm.Reference(), LR: r.LR, Contractive: r.Contractive,
 			PrivateEpochs: r.Plan.PrivEpochs, PrivateSteps: r.Plan.ND,
 			LossMean: r.LossMean, LossStd: r.LossStd, ExcessMean: r.ExcessMean, ExcessStd: r.ExcessStd,
-		}
-		if !r.Algorithm.Private() {
-			a.Privacy = "uses public data only: (0, 0)-DP with respect to the private data"
 		}
 		if !math.IsInf(r.Bound, 1) {
 			b := r.Bound
@@ -467,9 +450,6 @@ func (p *shufflegExpParams) output(results []shuffleg.Result) shufflegOut {
 				gp.Status = "ok (non-contractive: privacy analysis does not hold)"
 			}
 			a.Grid = append(a.Grid, gp)
-		}
-		if !r.Contractive {
-			out.Notes = append(out.Notes, fmt.Sprintf("%s: learning rate %g > 1/L* = %g (--allow-noncontractive): the steps are not contractive and the privacy guarantee does NOT hold", r.Label, r.LR, r.Bound))
 		}
 		out.Results = append(out.Results, a)
 	}

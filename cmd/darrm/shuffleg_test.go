@@ -95,27 +95,27 @@ func TestShufflegBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--eps", "0"}, "--eps 0: must be a finite number > 0"},
-		{[]string{"--eps", "-1"}, "--eps -1"},
-		{[]string{"--eps", "NaN"}, "--eps NaN"},
-		{[]string{"--eps", "Inf"}, "--eps +Inf"},
-		{[]string{"--eps", "1", "--delta", "1"}, "--delta 1: must be in (0, 1)"},
-		{[]string{"--eps", "1", "--delta", "0"}, "--delta 0"},
-		{[]string{"--eps", "1", "--p", "0"}, "--p 0: must be in (0, 1]"},
-		{[]string{"--eps", "1", "--p", "1.2"}, "--p 1.2"},
-		{[]string{"--eps", "1", "--clip", "Inf"}, "--clip +Inf"},
+		{[]string{"--eps", "0"}, "--target-eps = 0: must be a finite number > 0"},
+		{[]string{"--eps", "-1"}, "--target-eps = -1"},
+		{[]string{"--eps", "NaN"}, "--target-eps = NaN"},
+		{[]string{"--eps", "Inf"}, "--target-eps = +Inf"},
+		{[]string{"--eps", "1", "--delta", "1"}, "--target-delta = 1: must be in (0, 1)"},
+		{[]string{"--eps", "1", "--delta", "0"}, "--target-delta = 0"},
+		{[]string{"--eps", "1", "--p", "0"}, "--p = 0: must be in (0, 1]"},
+		{[]string{"--eps", "1", "--p", "1.2"}, "--p = 1.2"},
+		{[]string{"--eps", "1", "--clip", "Inf"}, "--clip = +Inf"},
 		{[]string{"--eps", "1", "--runs", "0"}, "--runs 0"},
 		{[]string{"--eps", "1", "--algo", "dp,foo"}, `algorithm "foo"`},
 		{[]string{"--eps", "1", "--order", "xx"}, `order "xx"`},
 		{[]string{"--eps", "1", "--lr", "0.1", "--lr-grid", "0.1"}, "give one of them"},
 		{[]string{"--eps", "1", "--lr-grid", "0.1,x"}, `--lr-grid: value "x"`},
-		{[]string{"--eps", "1", "--lr", "-0.1"}, "--lr -0.1"},
+		{[]string{"--eps", "1", "--lr", "-0.1"}, "--lr = -0.1"},
 		{[]string{"--eps", "1", "--conversion", "best"}, `conversion "best"`},
 		{[]string{"--eps", "1", "--plot", filepath.Join(dir, "x.gif")}, "must end in"},
 		{[]string{"--eps", "1", "--lambda", "1"}, "--lambda applies to"},
 		{[]string{"--eps", "1", "--format", "xml"}, "--format"},
 		{[]string{"--eps", "1", "--p", "0.001", "--plot", plot}, "0 private"},
-		{[]string{}, "--eps is required"},
+		{[]string{}, "--target-eps: give one eps (got 0)"},
 	}
 	for _, tc := range tests {
 		code, out, stderr := runCLI(append(small, tc.args...)...)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -17,19 +16,18 @@ func init() { subcommands = append(subcommands, newSimulateCmd) }
 
 type simulateFlags struct {
 	problem    problemFlags
-	cache      cacheFlags
 	mech       mechanismFlags
+	format     formatFlag
 	mechanisms []string
 	teachers   string
 	queries    int
 	seed       uint64
-	format     string
 }
 
 func newSimulateCmd() *cobra.Command {
 	var f simulateFlags
 	cmd := &cobra.Command{
-		Use:   "simulate --K K --m m [flags]",
+		Use:   "simulate --K K [--m m] [flags]",
 		Short: "Compare the aggregators on synthetic teachers at the same privacy target",
 		Long: `simulate draws the votes of K synthetic teachers for many queries (teacher i
 votes 1 with probability p_i), runs every mechanism on the same votes at the
@@ -37,28 +35,32 @@ same per-query (m·eps, delta), and prints how often each label agrees with the
 majority of the votes, with a 95% Wilson interval, beside the exact expected
 agreement and the exact error E of Definition 3.3.4 (|Pr[label = 1] -
 Pr[majority = 1]|), both computed from the mechanism's gamma at the teachers'
-p (thesis Figure 3.2, Table 3.1 pattern).
+p (the error of the thesis' Figure 3.2). It measures agreement with the
+majority of synthetic teachers, not accuracy on real data: the thesis'
+Table 3.1 is reproduced by darrm transfer.
 
 --teachers is "U(a,b)" (each p_i drawn once, uniformly on [a, b]), a single
 probability for all teachers, or K comma-separated probabilities.
 
 This is an experiment, not a private release: the votes and all noise come from
-a seeded generator (--seed, default 1), so runs are reproducible.`,
+a seeded generator; without --seed the seed is drawn from crypto/rand and
+printed, so any run can be repeated. Earlier spellings --rr-method and
+--gnmax-sigma are still accepted.`,
 		Example: `  darrm simulate --K 11 --m 3
   darrm simulate --K 11 --m 3 --teachers 0.7 --queries 1000000 --format json
   darrm simulate --K 11 --m 3 --Delta 0 --delta 0 --mechanisms darrm,subsample,dsub`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSimulate(cmd, &f) },
 	}
-	f.problem.register(cmd)
-	f.cache.register(cmd)
-	f.mech.register(cmd)
+	f.problem.add(cmd)
+	f.mech.add(cmd)
+	f.format.add(cmd)
 	fs := cmd.Flags()
+	flagSeed.add(fs, &f.seed)
 	fs.StringSliceVar(&f.mechanisms, "mechanisms", nil, "mechanisms to compare (default: darrm, subsample, rr, gnmax when delta > 0, dsub when Delta = 0)")
 	fs.StringVar(&f.teachers, "teachers", "U(0.5,1)", "the teachers' probabilities of voting 1: U(a,b), p, or p_1,...,p_K")
 	fs.IntVar(&f.queries, "queries", 100000, "number of queries")
-	fs.Uint64Var(&f.seed, "seed", 1, "seed of the teachers' probabilities, votes and noise")
-	fs.StringVar(&f.format, "format", "table", "output format: table, json or csv")
+	aliases(cmd, mechanismAliases)
 	return cmd
 }
 
@@ -88,14 +90,14 @@ type simResultOut struct {
 	TVError   float64 `json:"exact_error"`
 }
 
-const simulationNote = "a simulation with a seeded generator, not a private release"
+const simulationNote = "a simulation with a seeded generator, not a private release: agreement with the majority of synthetic teachers"
 
 func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
-	format, err := cliout.ParseFormat(f.format)
+	format, err := f.format.parse()
 	if err != nil {
-		return usageErrorf("%v", err)
+		return err
 	}
-	p, deltaDefault, err := f.problem.params(cmd)
+	p, err := f.problem.params(cmd)
 	if err != nil {
 		return err
 	}
@@ -113,17 +115,12 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 			names = append(names, "gnmax")
 		}
 	}
-	for _, n := range names {
-		if !slices.Contains(mechanismNames, n) {
-			return usageErrorf("--mechanisms: %q: must be among %s", n, strings.Join(mechanismNames, ", "))
-		}
-	}
-	mech, err := f.mech.parse(cmd)
+	mech, err := f.mech.parse(cmd, "mechanisms", names)
 	if err != nil {
 		return err
 	}
-	if err := mech.onlyFor(names); err != nil {
-		return err
+	if !cmd.Flags().Changed("seed") {
+		f.seed = ensemble.NewSource().Uint64()
 	}
 	teachers, err := ensemble.Teachers(f.teachers, p.K, ensemble.NewSeededSource(f.seed))
 	if err != nil {
@@ -132,23 +129,19 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	var aggs []ensemble.Aggregator
 	var labels []string
 	for _, n := range names {
-		agg, label, err := newAggregator(cmd, n, p, mech, &f.cache)
+		agg, label, err := mech.newAggregator(cmd, n, p.Params)
 		if err != nil {
 			return err
 		}
 		aggs = append(aggs, agg)
 		labels = append(labels, label)
 	}
-	ctx := cmd.Context()
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	res, err := ensemble.Simulate(ctx, aggs, teachers, f.queries, f.seed)
+	res, err := ensemble.Simulate(cmd.Context(), aggs, teachers, f.queries, f.seed)
 	if err != nil {
 		return err
 	}
 	out := simulateOut{
-		problemOut: newProblemOut(p, deltaDefault),
+		problemOut: p.out(),
 		Teachers:   f.teachers, P: teachers, Queries: f.queries, Seed: f.seed, Note: simulationNote,
 	}
 	for i, r := range res {
@@ -185,14 +178,13 @@ func writeSimulateCSV(w io.Writer, out simulateOut) error {
 }
 
 func writeSimulateTable(w io.Writer, out simulateOut) error {
-	fmt.Fprintf(w, "Simulation (seeded generator, seed %d; not a private release): %d queries, K = %d teachers, each (eps = %g, Delta = %g)-DP\n",
-		out.Seed, out.Queries, out.K, out.Eps, out.Delta)
+	fmt.Fprintf(w, "Simulation (seeded generator, seed %d; not a private release): %d queries\n%s\n", out.Seed, out.Queries, out.describe())
 	ps := make([]string, len(out.P))
 	for i, v := range out.P {
 		ps[i] = cliout.FloatN(v, 3)
 	}
 	fmt.Fprintf(w, "teachers %s: p = %s\n", out.Teachers, strings.Join(ps, ", "))
-	fmt.Fprintf(w, "every mechanism at (m·eps, delta) = (%.6g, %.6g), m = %g\n\n", out.M*out.Eps, out.TargetDelta, out.M)
+	fmt.Fprintln(w)
 	var rows [][]string
 	for _, r := range out.Results {
 		rows = append(rows, []string{r.Mechanism, fmt.Sprintf("%.4f", r.Agreement), fmt.Sprintf("[%.4f, %.4f]", r.Lo, r.Hi),

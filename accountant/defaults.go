@@ -1,0 +1,70 @@
+package accountant
+
+import "encoding/json"
+
+// DefaultDeltaPrime is the slack δ' that darrm's general and optimal
+// compositions use unless told otherwise: small next to the per-query δ of
+// the thesis' settings (1e-5 per teacher), so totals stay meaningful.
+const DefaultDeltaPrime = 1e-5
+
+// RRComposition returns the composition by which the majority of K
+// (ε, Δ)-DP teachers is taken to be (τε, λ)-DP for randomized response's
+// p_const (Lemma B.1.1): General when Δ > 0, as the thesis does in App.
+// B.4 (the proof of Lemma B.1.1 uses Theorem 3.3.3), and Simple for pure-DP
+// teachers, where General's slack δ' would turn a pure guarantee into an
+// approximate one.
+func RRComposition(teacherDelta float64) Method {
+	if teacherDelta > 0 {
+		return General
+	}
+	return Simple
+}
+
+// Total is the privacy of a number of composed steps under one method.
+type Total struct {
+	Method     Method
+	DeltaPrime float64   // the slack δ'; 0 for Simple
+	Guarantee  Guarantee // the composed guarantee, unless Err is set
+	// Err says why the method could not compose this many steps (e.g.
+	// optimal composition beyond MaxOptimalSteps).
+	Err error
+}
+
+// MarshalJSON writes the total with the method's name and reference, and
+// null eps and delta when Err is set.
+func (t Total) MarshalJSON() ([]byte, error) {
+	type out struct {
+		Method     string   `json:"method"`
+		DeltaPrime *float64 `json:"delta_prime,omitempty"`
+		Eps        *float64 `json:"eps"`
+		Delta      *float64 `json:"delta"`
+		Reference  string   `json:"reference"`
+		Error      string   `json:"error,omitempty"`
+	}
+	o := out{Method: t.Method.String(), Reference: t.Method.Reference()}
+	if t.Method != Simple {
+		o.DeltaPrime = &t.DeltaPrime
+	}
+	if t.Err != nil {
+		o.Error = t.Err.Error()
+	} else {
+		o.Eps, o.Delta = &t.Guarantee.Eps, &t.Guarantee.Delta
+	}
+	return json.Marshal(o)
+}
+
+// Totals returns the privacy of k composed steps under each method, loosest
+// first: Simple, General and Optimal with slack deltaPrime. A method that
+// cannot compose k steps has Err set; the others are still returned.
+func Totals(step Guarantee, k int, deltaPrime float64) []Total {
+	var out []Total
+	for _, m := range []Method{Simple, General, Optimal} {
+		t := Total{Method: m}
+		if m != Simple {
+			t.DeltaPrime = deltaPrime
+		}
+		t.Guarantee, t.Err = Compose(step, k, m, deltaPrime)
+		out = append(out, t)
+	}
+	return out
+}

@@ -1,0 +1,75 @@
+package accountant
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestTotals(t *testing.T) {
+	step := Guarantee{Eps: 0.2676, Delta: 3e-4}
+	totals := Totals(step, 20, 1e-4)
+	if len(totals) != 3 {
+		t.Fatalf("%d totals, want 3", len(totals))
+	}
+	for i, m := range []Method{Simple, General, Optimal} {
+		want, err := Compose(step, 20, m, 1e-4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := totals[i]; got.Method != m || got.Err != nil || got.Guarantee != want {
+			t.Errorf("total %d: %+v, want %v %v", i, got, m, want)
+		}
+	}
+	// Table 3.2: 20 queries at (0.2676, 3e-4), delta' = 1e-4: 5.352 by general composition.
+	if g := totals[1].Guarantee; g.Eps < 5.3515 || g.Eps > 5.3525 {
+		t.Errorf("general total eps = %v, want 5.352", g.Eps)
+	}
+	b, err := json.Marshal(totals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(b); !strings.Contains(s, `"method":"simple","eps"`) || !strings.Contains(s, `"delta_prime":0.0001`) {
+		t.Errorf("JSON %s", s)
+	}
+	// Beyond the optimal method's range, that total reports its error and
+	// the others stand.
+	big := Totals(step, MaxOptimalSteps+1, 1e-4)
+	if big[2].Err == nil || big[1].Err != nil {
+		t.Errorf("k beyond MaxOptimalSteps: %+v", big)
+	}
+	if b, _ := json.Marshal(big[2]); !strings.Contains(string(b), `"eps":null`) {
+		t.Errorf("JSON of a failed total: %s", b)
+	}
+}
+
+func TestRRComposition(t *testing.T) {
+	if RRComposition(1e-5) != General || RRComposition(0) != Simple {
+		t.Error("RR composition: want general for Delta > 0, simple for Delta = 0")
+	}
+}
+
+func TestCalibrateGNMax(t *testing.T) {
+	target := Guarantee{Eps: 0.2676, Delta: 3e-4}
+	for _, tc := range []struct {
+		s     GNMaxSearch
+		c     Conversion
+		sigma float64
+	}{{GNMaxGrid, PaperConversion, 21.46}, {GNMaxExact, PaperConversion, 21.46}, {GNMaxExact, ImprovedConversion, 14.63}} {
+		sigma, _, err := CalibrateGNMax(target, tc.s, tc.c)
+		if err != nil || sigma < tc.sigma-0.005 || sigma > tc.sigma+0.005 {
+			t.Errorf("%v %v: sigma %v, %v; want %v", tc.s, tc.c, sigma, err, tc.sigma)
+		}
+	}
+	if _, _, err := CalibrateGNMax(target, GNMaxGrid, ImprovedConversion); err == nil {
+		t.Error("grid search with the improved conversion accepted")
+	}
+	for _, s := range []string{"grid", "exact"} {
+		if v, err := ParseGNMaxSearch(s); err != nil || v.String() != s {
+			t.Errorf("ParseGNMaxSearch(%q) = %v, %v", s, v, err)
+		}
+	}
+	if _, err := ParseGNMaxSearch("Grid"); err == nil {
+		t.Error("ParseGNMaxSearch accepted Grid")
+	}
+}

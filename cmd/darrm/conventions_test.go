@@ -1,0 +1,221 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/optimal"
+)
+
+// walk calls f on every command of the tree.
+func walk(c *cobra.Command, f func(*cobra.Command)) {
+	f(c)
+	for _, sub := range c.Commands() {
+		walk(sub, f)
+	}
+}
+
+// TestSharedFlags walks the command tree: every flag whose name is a shared
+// flag's has that flag's default and help, so a name means one thing with
+// one default everywhere; and every shared flag is in use.
+func TestSharedFlags(t *testing.T) {
+	byName := map[string]sharedFlag{}
+	for _, s := range sharedFlags {
+		if _, dup := byName[s.name]; dup {
+			t.Errorf("shared flag --%s is defined twice", s.name)
+		}
+		byName[s.name] = s
+	}
+	used := map[string][]string{}
+	walk(newRootCmd(), func(c *cobra.Command) {
+		c.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) {
+			s, ok := byName[f.Name]
+			if !ok {
+				return
+			}
+			used[f.Name] = append(used[f.Name], c.CommandPath())
+			fs := pflag.NewFlagSet("want", pflag.ContinueOnError)
+			want := reflectNew(s)
+			s.add(fs, want)
+			w := fs.Lookup(s.name)
+			if f.DefValue != w.DefValue || f.Usage != w.Usage || f.Value.Type() != w.Value.Type() {
+				t.Errorf("%s --%s: default %q, type %s, help %q; the shared flag has %q, %s, %q",
+					c.CommandPath(), f.Name, f.DefValue, f.Value.Type(), f.Usage, w.DefValue, w.Value.Type(), w.Usage)
+			}
+		})
+	})
+	for _, s := range sharedFlags {
+		if len(used[s.name]) == 0 {
+			t.Errorf("shared flag --%s is used by no command", s.name)
+		}
+	}
+}
+
+// reflectNew returns a pointer of the type s.add expects.
+func reflectNew(s sharedFlag) any {
+	switch s.def.(type) {
+	case int:
+		return new(int)
+	case float64:
+		return new(float64)
+	case string:
+		return new(string)
+	case bool:
+		return new(bool)
+	case uint64:
+		return new(uint64)
+	case []float64:
+		return new([]float64)
+	}
+	panic(fmt.Sprintf("shared flag --%s: type %T", s.name, s.def))
+}
+
+// TestREADMEDefaults checks that the README's table of defaults lists every
+// shared flag with its default as darrm prints it.
+func TestREADMEDefaults(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	for _, s := range sharedFlags {
+		fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
+		s.add(fs, reflectNew(s))
+		def := fs.Lookup(s.name).DefValue
+		row := fmt.Sprintf("| `--%s` |", s.name)
+		i := strings.Index(readme, row)
+		if i < 0 {
+			t.Errorf("README's table of defaults has no row for --%s", s.name)
+			continue
+		}
+		line := readme[i : i+strings.IndexByte(readme[i:], '\n')]
+		if !strings.Contains(line, "`"+def+"`") {
+			t.Errorf("README row %q does not give the default `%s`", line, def)
+		}
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		code int
+	}{
+		{nil, exitOK},
+		{errors.New("disk on fire"), exitFailure},
+		{usageErrorf("--m = 0"), exitUsage},
+		{fmt.Errorf("solve K=1001 m=10: %w", optimal.ErrTooLarge), exitUsage},
+		{fmt.Errorf("x: %w", ensemble.ErrNotCertified), exitNotCertified},
+		{fmt.Errorf("gamma is %w", errNotCertified), exitNotCertified},
+		{fmt.Errorf("%w: 3 left", errBudget), exitBudget},
+		{fmt.Errorf("verify K=11: %w", context.Canceled), exitInterrupted},
+	} {
+		if got := exitCode(tc.err); got != tc.code {
+			t.Errorf("exitCode(%v) = %d, want %d", tc.err, got, tc.code)
+		}
+	}
+}
+
+// failWriter fails every write, like /dev/full.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// TestWriteErrors: output that cannot be written fails the command, in
+// every format.
+func TestWriteErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"solve", "--K", "5", "--cache-dir", dir},
+		{"solve", "--K", "5", "--cache-dir", dir, "--format", "csv"},
+		{"simulate", "--K", "5", "--queries", "10", "--cache-dir", dir, "--mechanisms", "subsample"},
+		{"account", "compose", "--step-eps", "1", "--steps", "2"},
+		{"--version"},
+	} {
+		var stderr bytes.Buffer
+		code := run(context.Background(), args, strings.NewReader(""), failWriter{}, &stderr)
+		if code != exitFailure || !strings.Contains(stderr.String(), "no space left") {
+			t.Errorf("%v to a full device: exit %d, stderr %q", args, code, stderr.String())
+		}
+	}
+}
+
+// TestInterrupted: a command whose context is cancelled (SIGINT, SIGTERM)
+// exits 130 and says so.
+func TestInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	code := run(ctx, []string{"verify", "--m", "3"}, strings.NewReader("1 0.5 0.5 1"), &out, &errb)
+	if code != exitInterrupted || !strings.Contains(errb.String(), "interrupted") {
+		t.Errorf("cancelled verify: exit %d, stderr %q", code, errb.String())
+	}
+}
+
+func TestVersionAndGroups(t *testing.T) {
+	out, _, code := darrm(t, "", "--version")
+	if code != 0 || !strings.HasPrefix(out, "darrm ") {
+		t.Errorf("--version: exit %d, %q", code, out)
+	}
+	out, _, code = darrm(t, "", "account")
+	if code != 0 || !strings.Contains(out, "compose") {
+		t.Errorf("account without a subcommand: exit %d, %q", code, out)
+	}
+	for _, args := range [][]string{{"account", "frobnicate"}, {"frobnicate"}} {
+		out, errOut, code := darrm(t, "", args...)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, `unknown command "frobnicate"`) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
+}
+
+// TestDefaultsEchoed: the tool's headline usage needs no flags beyond the
+// vote file, and the output says which values are defaults.
+func TestDefaultsEchoed(t *testing.T) {
+	dir := t.TempDir()
+	votes := voteFile(t, dir, 5, func(i int) int { return i })
+	out, errOut, code := darrm(t, "", "aggregate", votes, "--cache-dir", dir, "--out", filepath.Join(dir, "labels.csv"))
+	if code != 0 || !strings.Contains(out, "m = 3 (default)") || !strings.Contains(out, "= 1-(1-Delta)^m (default)") {
+		t.Errorf("aggregate votes.csv: exit %d\n%s%s", code, out, errOut)
+	}
+	out, _, code = darrm(t, "", "aggregate", votes, "--cache-dir", dir, "--out", filepath.Join(dir, "l.jsonl"), "--format", "json")
+	var doc problemOut
+	decode(t, out, &doc)
+	if code != 0 || doc.M != 3 || !doc.MDefault || !doc.DeltaDefault {
+		t.Errorf("aggregate JSON: exit %d, %+v", code, doc)
+	}
+}
+
+// TestOutIsDirectory: --out naming a directory is refused as such.
+func TestOutIsDirectory(t *testing.T) {
+	dir := t.TempDir()
+	votes := voteFile(t, dir, 3, func(i int) int { return i })
+	_, errOut, code := darrm(t, "", "aggregate", votes, "--cache-dir", dir, "--out", dir)
+	if code != exitUsage || !strings.Contains(errOut, "is a directory") {
+		t.Errorf("--out DIR: exit %d, %q", code, errOut)
+	}
+}
+
+// TestVerifyReadsSolveCSV: verify takes solve's CSV output as input.
+func TestVerifyReadsSolveCSV(t *testing.T) {
+	dir := t.TempDir()
+	csv, errOut, code := darrm(t, "", "solve", "--K", "11", "--cache-dir", dir, "--format", "csv", "--compare")
+	if code != 0 {
+		t.Fatalf("solve: exit %d: %s", code, errOut)
+	}
+	out, errOut, code := darrm(t, csv, "verify", "--format", "json")
+	var doc verifyOut
+	decode(t, out, &doc)
+	if code != 0 || doc.Certificate.Status.String() != "certified" || doc.K != 11 {
+		t.Errorf("verify of solve's CSV: exit %d, %s, %+v", code, errOut, doc)
+	}
+}

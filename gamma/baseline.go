@@ -1,0 +1,118 @@
+package gamma
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
+)
+
+// Baseline is a noise function other than gamma_opt, with the result that
+// justifies it.
+type Baseline struct {
+	Name  string // "sub", "dsub" or "rr"
+	Label string // what it is and where it comes from, for people
+	Gamma Gamma
+}
+
+// SubSize returns floor(m), the number of teachers the subsampling baseline
+// draws at allowance m (Section 3.7.1).
+func SubSize(m float64) int { return int(math.Floor(m)) }
+
+// SubBaseline returns gamma_Sub for s teachers subsampled out of k
+// (Lemma 3.4.1).
+func SubBaseline(k, s int) (Baseline, error) {
+	g, err := Sub(k, s)
+	if err != nil {
+		return Baseline{}, err
+	}
+	return Baseline{Name: "sub", Label: fmt.Sprintf("gamma_Sub: majority of %d of the %d teachers, subsampled without replacement (Lemma 3.4.1)", s, k), Gamma: g}, nil
+}
+
+// DSubBaseline returns gamma_DSub at allowance m (Theorem 3.5.1): the
+// majority of 2·floor(m)−1 subsampled teachers, or gamma = 1 when
+// floor(m) >= (K+1)/2.
+func DSubBaseline(k int, m float64) (Baseline, error) {
+	mf := SubSize(m)
+	g, err := DSub(k, mf)
+	if err != nil {
+		return Baseline{}, err
+	}
+	label := fmt.Sprintf("gamma_DSub: majority of %d of the %d teachers, subsampled without replacement (Theorem 3.5.1)", 2*mf-1, k)
+	if 2*mf >= k+1 {
+		label = "gamma_DSub: gamma = 1, since floor(m) >= (K+1)/2 (Theorem 3.5.1)"
+	}
+	return Baseline{Name: "dsub", Label: label, Gamma: g}, nil
+}
+
+// RRBaseline returns randomized response's constant noise function
+// gamma = p_const of Lemma B.1.1 for problem p, the majority of the K
+// teachers being (tau·eps, lambda)-DP by the given composition with slack
+// deltaPrime (App. B.4). p_const is rounded down to a multiple of 2^-53, a
+// probability that a sampler of 53-bit uniforms realises exactly, so the
+// gamma certified is the gamma sampled.
+func RRBaseline(p constraints.Params, comp accountant.Method, deltaPrime float64) (Baseline, error) {
+	if err := p.Validate(); err != nil {
+		return Baseline{}, err
+	}
+	tau, lambda, err := accountant.RRParams(accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}, p.K, comp, deltaPrime)
+	if err != nil {
+		return Baseline{}, fmt.Errorf("RR: %w", err)
+	}
+	pc, err := accountant.PConst(p.Eps, p.M, p.TargetDelta, tau, lambda)
+	if err != nil {
+		return Baseline{}, fmt.Errorf("RR: %w", err)
+	}
+	pc = math.Floor(pc*(1<<53)) / (1 << 53)
+	g, err := Const(p.K, pc)
+	if err != nil {
+		return Baseline{}, fmt.Errorf("RR: %w", err)
+	}
+	label := fmt.Sprintf("RR: gamma = p_const = %.6g (Lemma B.1.1; the majority is (tau·eps, lambda)-DP with tau = %.6g, lambda = %.3g by %v composition)", pc, tau, lambda, comp)
+	return Baseline{Name: "rr", Label: label, Gamma: g}, nil
+}
+
+// Evaluation is what darrm reports of a noise function for a problem and
+// a prior: its exhaustive certificate and its utility.
+type Evaluation struct {
+	Certificate    Certificate     `json:"certificate"`
+	Utility        float64         `json:"objective"`
+	SurrogateError float64         `json:"surrogate_error"`
+	Errors         []ErrorEstimate `json:"expected_errors,omitempty"`
+}
+
+// Evaluate certifies g for p (Verify) and measures its utility under the
+// prior's coefficients and its true expected error under each actual
+// distribution (ExpectedErrors).
+func Evaluate(ctx context.Context, p constraints.Params, g Gamma, coeffs []float64, actuals []Actual, workers int) (Evaluation, error) {
+	cert, err := Verify(ctx, p, g, workers, nil)
+	if err != nil {
+		return Evaluation{}, err
+	}
+	errs, err := ExpectedErrors(g, actuals)
+	if err != nil {
+		return Evaluation{}, err
+	}
+	return Evaluation{Certificate: cert, Utility: Utility(g, coeffs), SurrogateError: SurrogateError(g, coeffs), Errors: errs}, nil
+}
+
+// ExpectedErrors returns the true expected error of g under each actual
+// distribution (ExpectedTVError). Distributions that are not fixed are
+// sampled with about 2·10^8/K² Poisson-binomial steps in all (between 500
+// and 20,000 draws), from a fixed seed: these are evaluations, not private
+// releases, and a fixed seed makes the tables reproducible.
+func ExpectedErrors(g Gamma, actuals []Actual) ([]ErrorEstimate, error) {
+	k := g.K()
+	samples := min(20000, max(500, 200_000_000/(k*k)))
+	var out []ErrorEstimate
+	for _, a := range actuals {
+		est, err := ExpectedTVError(g, a, samples, 1)
+		if err != nil {
+			return nil, fmt.Errorf("expected error under %v: %w", a, err)
+		}
+		out = append(out, est)
+	}
+	return out, nil
+}
