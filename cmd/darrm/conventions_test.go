@@ -99,7 +99,11 @@ func TestREADMEDefaults(t *testing.T) {
 			continue
 		}
 		line := readme[i : i+strings.IndexByte(readme[i:], '\n')]
-		if !strings.Contains(line, "`"+def+"`") {
+		want := "`" + def + "`"
+		if def == "" {
+			want = "| unset |"
+		}
+		if !strings.Contains(line, want) {
 			t.Errorf("README row %q does not give the default `%s`", line, def)
 		}
 	}
