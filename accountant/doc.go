@@ -4,9 +4,8 @@
 // DP-ShuffleG family, and randomized response's constant probability.
 //
 // Every function cites the result it implements. Formulas of the thesis
-// ("Optimized tradeoffs for private prediction with majority ensembling",
-// Ch. 3 and App. B; "Differentially private shuffled gradient methods",
-// Ch. 4) are the defaults; tighter alternatives (the optimal composition of
+// (Chapter 3 and Appendix B for private majority ensembling, Chapter 4 for
+// DP-ShuffleG) are the defaults; tighter alternatives (the optimal composition of
 // Kairouz, Oh and Viswanath; the improved RDP conversion of Canonne, Kamath
 // and Steinke / Balle et al.) are offered beside them and are used only when
 // asked for.
@@ -16,4 +15,13 @@
 // or panics on one.
 //
 // The package is a leaf: it imports nothing else from darrm.
+//
+// Reference: Shuli Jiang, "Communication Efficient and Differentially
+// Private Optimization", PhD thesis, Carnegie Mellon University,
+// CMU-RI-TR-25-46, 2025 ("the thesis": lemma, section, table and figure
+// numbers are its own).
+// Chapter 3 is based on Jiang, Zhang and Joshi, "Optimized Tradeoffs for
+// Private Prediction with Majority Ensembling", TMLR 2024; Chapter 4 on
+// Jiang, Sharma, Wu and Joshi, "Improving the Convergence of Private
+// Shuffled Gradient Methods with Public Data", 2026.
 package accountant

@@ -6,6 +6,13 @@
 // checksum of its content and the certificate it was stored with; Get
 // rejects an entry whose checksum, key, gamma or certificate does not hold
 // up, so a corrupt entry is reported and recomputed, never used.
+//
+// Reference: Shuli Jiang, "Communication Efficient and Differentially
+// Private Optimization", PhD thesis, Carnegie Mellon University,
+// CMU-RI-TR-25-46, 2025 ("the thesis": lemma, section, table and figure
+// numbers are its own). Its Chapter 3 and Appendix B are based
+// on Jiang, Zhang and Joshi, "Optimized Tradeoffs for Private Prediction
+// with Majority Ensembling", TMLR 2024.
 package cache
 
 import (

@@ -9,6 +9,13 @@
 // teachers' feasible regions, and f depends only on how many teachers sit at
 // each corner (Lemma 3.6.1): C(K+7, 7) corner multisets, or C(K+3, 3) when
 // Delta = 0.
+//
+// Reference: Shuli Jiang, "Communication Efficient and Differentially
+// Private Optimization", PhD thesis, Carnegie Mellon University,
+// CMU-RI-TR-25-46, 2025 ("the thesis": lemma, section, table and figure
+// numbers are its own). Its Chapter 3 and Appendix B are based
+// on Jiang, Zhang and Joshi, "Optimized Tradeoffs for Private Prediction
+// with Majority Ensembling", TMLR 2024.
 package constraints
 
 import (

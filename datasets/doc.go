@@ -14,4 +14,11 @@
 //
 // The readers validate what they read and report the file, line and field
 // of the first problem; they never guess a value.
+//
+// Reference: Shuli Jiang, "Communication Efficient and Differentially
+// Private Optimization", PhD thesis, Carnegie Mellon University,
+// CMU-RI-TR-25-46, 2025 ("the thesis": lemma, section, table and figure
+// numbers are its own), Chapter 4 and Appendix C; and Jiang, Sharma, Wu and
+// Joshi, "Improving the Convergence of Private Shuffled Gradient Methods
+// with Public Data", 2026 ("the DP-ShuffleG paper").
 package datasets

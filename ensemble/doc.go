@@ -27,4 +27,11 @@
 // LabelWriter writes the labels, Release connects them under a query limit
 // (a privacy budget), and Simulate compares the mechanisms on synthetic
 // teachers.
+//
+// Reference: Shuli Jiang, "Communication Efficient and Differentially
+// Private Optimization", PhD thesis, Carnegie Mellon University,
+// CMU-RI-TR-25-46, 2025 ("the thesis": lemma, section, table and figure
+// numbers are its own). Its Chapter 3 and Appendix B are based
+// on Jiang, Zhang and Joshi, "Optimized Tradeoffs for Private Prediction
+// with Majority Ensembling", TMLR 2024.
 package ensemble

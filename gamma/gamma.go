@@ -8,6 +8,13 @@
 //
 // DaRRM (Algorithm 1) counts the teachers' votes L and releases the true
 // majority with probability gamma(L), a fair coin otherwise.
+//
+// Reference: Shuli Jiang, "Communication Efficient and Differentially
+// Private Optimization", PhD thesis, Carnegie Mellon University,
+// CMU-RI-TR-25-46, 2025 ("the thesis": lemma, section, table and figure
+// numbers are its own). Its Chapter 3 and Appendix B are based
+// on Jiang, Zhang and Joshi, "Optimized Tradeoffs for Private Prediction
+// with Majority Ensembling", TMLR 2024.
 package gamma
 
 import (

@@ -5,6 +5,13 @@
 //
 // Every HiGHS call in darrm goes through this package, so replacing the
 // binding touches one file.
+//
+// Reference: Shuli Jiang, "Communication Efficient and Differentially
+// Private Optimization", PhD thesis, Carnegie Mellon University,
+// CMU-RI-TR-25-46, 2025 ("the thesis": lemma, section, table and figure
+// numbers are its own). Its Chapter 3 and Appendix B are based
+// on Jiang, Zhang and Joshi, "Optimized Tradeoffs for Private Prediction
+// with Majority Ensembling", TMLR 2024.
 package lp
 
 import (

@@ -3,6 +3,13 @@
 // by cutting planes over the reduced constraint set of Lemma 3.6.1, and
 // certifies it exhaustively (gamma.Certify). It is the one package besides
 // lp that links the HiGHS solver through cgo.
+//
+// Reference: Shuli Jiang, "Communication Efficient and Differentially
+// Private Optimization", PhD thesis, Carnegie Mellon University,
+// CMU-RI-TR-25-46, 2025 ("the thesis": lemma, section, table and figure
+// numbers are its own). Its Chapter 3 and Appendix B are based
+// on Jiang, Zhang and Joshi, "Optimized Tradeoffs for Private Prediction
+// with Majority Ensembling", TMLR 2024.
 package optimal
 
 import (

@@ -7,6 +7,13 @@
 // the utility objective. The pmf is computed by direct convolution, which is
 // exact up to rounding (every step is a convex combination of non-negative
 // numbers, so there is no cancellation) and costs O(K^2).
+//
+// Reference: Shuli Jiang, "Communication Efficient and Differentially
+// Private Optimization", PhD thesis, Carnegie Mellon University,
+// CMU-RI-TR-25-46, 2025 ("the thesis": lemma, section, table and figure
+// numbers are its own). Its Chapter 3 and Appendix B are based
+// on Jiang, Zhang and Joshi, "Optimized Tradeoffs for Private Prediction
+// with Majority Ensembling", TMLR 2024.
 package poissonbinom
 
 import "fmt"

@@ -1,6 +1,5 @@
 // Package shuffleg implements the private shuffled gradient methods of the
-// thesis' Chapter 4 ("Improving the convergence of private shuffled gradient
-// methods with public data"): one engine for the generalised shuffled
+// thesis' Chapter 4: one engine for the generalised shuffled
 // gradient framework (Algorithm 3), instantiated as DP-ShuffleG (Section
 // 4.5), Priv-Pub-ShuffleG, Pub-Priv-ShuffleG and Interleaved-ShuffleG
 // (Algorithms 4-6) and the Public Only baseline (Section 4.7.3), each with
@@ -17,4 +16,11 @@
 // of Section 4.7.4 on all cores and reports the per-epoch objective G(x; D)
 // on the private data and its excess over a non-private optimum computed to
 // high accuracy (Problem.Optimum).
+//
+// Reference: Shuli Jiang, "Communication Efficient and Differentially
+// Private Optimization", PhD thesis, Carnegie Mellon University,
+// CMU-RI-TR-25-46, 2025 ("the thesis": lemma, section, table and figure
+// numbers are its own), Chapter 4 and Appendix C; and Jiang, Sharma, Wu and
+// Joshi, "Improving the Convergence of Private Shuffled Gradient Methods
+// with Public Data", 2026 ("the DP-ShuffleG paper").
 package shuffleg
