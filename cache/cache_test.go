@@ -11,18 +11,14 @@ import (
 
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/fixtures"
 )
 
 var testParams = constraints.Params{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: constraints.DefaultTargetDelta(1e-5, 3)}
 
 func solvedEntry(t *testing.T, p constraints.Params) *Entry {
 	t.Helper()
-	f, err := os.Open("../testdata/gamma-K11-m3.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tab, err := gamma.ReadTable(f)
+	g, err := fixtures.GammaK11M3()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,14 +26,14 @@ func solvedEntry(t *testing.T, p constraints.Params) *Entry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cert, err := gamma.Verify(context.Background(), p, tab.Gamma, 0, nil)
+	cert, err := gamma.Verify(context.Background(), p, g, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &Entry{
 		K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta,
-		Prior: "uniform", Gamma: tab.Gamma, Certificate: cert,
-		Utility: gamma.Utility(tab.Gamma, coeffs), SurrogateError: gamma.SurrogateError(tab.Gamma, coeffs), Created: time.Now().UTC(),
+		Prior: "uniform", Gamma: g, Certificate: cert,
+		Utility: gamma.Utility(g, coeffs), SurrogateError: gamma.SurrogateError(g, coeffs), Created: time.Now().UTC(),
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math"
 	"math/big"
-	"os"
 	"strings"
 	"testing"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/fixtures"
 )
 
 func problem(k int, m, delta float64) constraints.Params {
@@ -24,7 +24,7 @@ func problem(k int, m, delta float64) constraints.Params {
 // wrote it to the shared fixture (package optimal keeps it current).
 func optGamma(t testing.TB, p constraints.Params) gamma.Gamma {
 	t.Helper()
-	g, err := readGamma("../testdata/gamma-K11-m3.json")
+	g, err := fixtures.GammaK11M3()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,16 +32,6 @@ func optGamma(t testing.TB, p constraints.Params) gamma.Gamma {
 		t.Fatalf("optGamma has a fixture for K=11 m=3 only, not %+v", p)
 	}
 	return g
-}
-
-func readGamma(path string) (gamma.Gamma, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	tab, err := gamma.ReadTable(f)
-	return tab.Gamma, err
 }
 
 // arrange returns K votes with l ones, placed by a fixed scattering so

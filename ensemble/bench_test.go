@@ -9,6 +9,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/internal/fixtures"
 )
 
 // benchVotes returns n CSV rows of K = 11 votes.
@@ -105,7 +106,7 @@ func BenchmarkAggregate(b *testing.B) {
 
 // benchDaRRM is DaRRM with gamma_opt for problem(11, 3, 1e-5).
 func benchDaRRM(p constraints.Params) (*DaRRM, error) {
-	g, err := readGamma("../testdata/gamma-K11-m3.json")
+	g, err := fixtures.GammaK11M3()
 	if err != nil {
 		return nil, err
 	}

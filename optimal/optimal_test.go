@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"math"
-	"os"
 	"testing"
 
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/fixtures"
 	"github.com/darrm/darrm/lp"
 )
 
@@ -211,19 +211,14 @@ func TestSolveTooLarge(t *testing.T) {
 // which the cgo-free packages test against instead of solving, equal to
 // what Solve returns today.
 func TestFixtureIsCurrent(t *testing.T) {
-	f, err := os.Open("../testdata/gamma-K11-m3.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tab, err := gamma.ReadTable(f)
+	fix, err := fixtures.GammaK11M3()
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := mustOpt(t, params(11, 3, 1e-5), gamma.UniformPrior())
 	for l, v := range r.Gamma {
-		if math.Abs(v-tab.Gamma[l]) > 1e-12 {
-			t.Fatalf("gamma(%d) = %.17g, fixture has %.17g: regenerate it with darrm solve --K 11 --m 3 --no-cache --format json", l, v, tab.Gamma[l])
+		if math.Abs(v-fix[l]) > 1e-12 {
+			t.Fatalf("gamma(%d) = %.17g, fixture has %.17g: regenerate it with darrm solve --K 11 --m 3 --no-cache --format json", l, v, fix[l])
 		}
 	}
 }
