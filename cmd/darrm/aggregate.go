@@ -5,16 +5,15 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/atomicfile"
 	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/internal/report"
 )
 
 func init() { subcommands = append(subcommands, newAggregateCmd) }
@@ -102,52 +101,6 @@ is not certified; 4 the budget stopped the release; 1 other failures.`,
 	return cmd
 }
 
-// aggregateOut is the summary aggregate prints; its JSON is stable.
-type aggregateOut struct {
-	Input        string `json:"input"`
-	InputFormat  string `json:"input_format"`
-	Header       bool   `json:"header"`
-	IDColumn     bool   `json:"id_column"`
-	Output       string `json:"output"`
-	OutputFormat string `json:"output_format"`
-	Mechanism    string `json:"mechanism"`
-	Label        string `json:"label"`
-	problemOut
-	PerQuery         perQueryOut        `json:"per_query"`
-	Gamma            []float64          `json:"gamma"`
-	Sigma            *float64           `json:"sigma,omitempty"`
-	Answered         int                `json:"queries_answered"`
-	Unanswered       int                `json:"queries_unanswered"`
-	Totals           []accountant.Total `json:"totals"`
-	Budget           *budgetOut         `json:"budget,omitempty"`
-	Randomness       randomnessOut      `json:"randomness"`
-	ForRelease       bool               `json:"for_release"`
-	Seconds          float64            `json:"seconds"`
-	QueriesPerSecond float64            `json:"queries_per_second"`
-	Certificate      *gamma.Certificate `json:"certificate,omitempty"`
-}
-
-type perQueryOut struct {
-	Eps    float64 `json:"eps"`
-	Delta  float64 `json:"delta"`
-	Source string  `json:"source"`
-}
-
-type budgetOut struct {
-	Eps        float64 `json:"eps"`
-	Delta      float64 `json:"delta"`
-	Method     string  `json:"method"`
-	DeltaPrime float64 `json:"delta_prime"`
-	MaxQueries int     `json:"max_queries"`
-	Stopped    bool    `json:"stopped"`
-}
-
-type randomnessOut struct {
-	Source string  `json:"source"`
-	Seed   *uint64 `json:"seed,omitempty"`
-	Note   string  `json:"note,omitempty"`
-}
-
 // notForRelease is said by every output of a seeded run.
 const notForRelease = "NOT FOR RELEASE: --seed makes the noise reproducible, so anyone who knows the seed can remove it"
 
@@ -220,19 +173,19 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	}
 	priv := agg.Privacy()
 	limit := -1
-	var bout *budgetOut
+	var bout *report.Budget
 	if budget != nil {
 		if limit, err = accountant.MaxSteps(priv.Guarantee, *budget, budgetMethod, deltaPrime); err != nil {
 			return usageErrorf("budget: %v", err)
 		}
-		bout = &budgetOut{Eps: budget.Eps, Delta: budget.Delta, Method: budgetMethod.String(), DeltaPrime: deltaPrime, MaxQueries: limit}
+		bout = &report.Budget{Eps: budget.Eps, Delta: budget.Delta, Method: budgetMethod.String(), DeltaPrime: deltaPrime, MaxQueries: limit}
 	}
 
 	src := ensemble.NewSource()
-	rnd := randomnessOut{Source: "crypto/rand"}
+	rnd := report.Randomness{Source: "crypto/rand"}
 	if fs.Changed("seed") {
 		src = ensemble.NewSeededSource(f.seed)
-		rnd = randomnessOut{Source: "seeded ChaCha8 (math/rand/v2)", Seed: &f.seed, Note: notForRelease}
+		rnd = report.Randomness{Source: "seeded ChaCha8 (math/rand/v2)", Seed: &f.seed, Note: notForRelease}
 		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: --seed %d: %s\n", f.seed, notForRelease)
 	}
 
@@ -273,12 +226,12 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	}
 
 	elapsed := time.Since(start).Seconds()
-	out := aggregateOut{
+	out := report.Aggregate{
 		Input: displayName(name), InputFormat: votes.Format().String(), Header: votes.HasHeader(), IDColumn: votes.HasID(),
 		Output: displayOut(f.out), OutputFormat: outFormat.String(), Mechanism: f.mechanism, Label: label,
-		problemOut: p.out(),
-		PerQuery:   perQueryOut{Eps: priv.Eps, Delta: priv.Delta, Source: priv.Source},
-		Gamma:      agg.Gamma(), Certificate: priv.Certificate,
+		Problem:  p.out(),
+		PerQuery: report.PerQuery{Eps: priv.Eps, Delta: priv.Delta, Source: priv.Source},
+		Gamma:    agg.Gamma(), Certificate: priv.Certificate,
 		Answered: res.Answered, Unanswered: res.Unanswered,
 		Budget:     bout,
 		Randomness: rnd, ForRelease: !fs.Changed("seed"),
@@ -298,7 +251,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if toStdout {
 		w = cmd.ErrOrStderr()
 	}
-	if err := writeAggregate(w, format, out); err != nil {
+	if err := out.Write(w, format); err != nil {
 		return err
 	}
 	if res.Unanswered > 0 {
@@ -352,78 +305,4 @@ func displayOut(out string) string {
 		return "standard output"
 	}
 	return out
-}
-
-func writeAggregate(w io.Writer, format cliout.Format, out aggregateOut) error {
-	switch format {
-	case cliout.JSON:
-		return cliout.WriteJSON(w, out)
-	case cliout.CSV:
-		header := []string{"mechanism", "queries_answered", "queries_unanswered", "eps_per_query", "delta_per_query", "method", "delta_prime", "eps_total", "delta_total", "for_release"}
-		var rows [][]string
-		for _, t := range out.Totals {
-			rows = append(rows, append([]string{out.Mechanism, fmt.Sprint(out.Answered), fmt.Sprint(out.Unanswered),
-				cliout.Float(out.PerQuery.Eps), cliout.Float(out.PerQuery.Delta)}, append(totalCells(t, cliout.Float), fmt.Sprint(out.ForRelease))...))
-		}
-		return cliout.WriteCSV(w, header, rows)
-	}
-	if out.Randomness.Note != "" {
-		fmt.Fprintf(w, "*** %s ***\n", out.Randomness.Note)
-	}
-	layout := []string{strings.ToUpper(out.InputFormat)}
-	if out.Header {
-		layout = append(layout, "header")
-	}
-	if out.IDColumn {
-		layout = append(layout, "id column")
-	}
-	fmt.Fprintf(w, "votes: %s (%s), K = %d teachers, each (eps = %g, Delta = %g)-DP\n", out.Input, strings.Join(layout, ", "), out.K, out.Eps, out.Delta)
-	fmt.Fprintf(w, "labels: %s (%s)\n", out.Output, out.OutputFormat)
-	fmt.Fprintf(w, "mechanism: %s\n", out.Label)
-	fmt.Fprintf(w, "per query: (%.6g, %.6g)-DP: %s\n", out.PerQuery.Eps, out.PerQuery.Delta, out.describe())
-	fmt.Fprintf(w, "  by %s\n", out.PerQuery.Source)
-	if c := out.Certificate; c != nil {
-		fmt.Fprintf(w, "  certificate: %v, max f / budget = %.15g, %s corner multisets\n", c.Status, c.Ratio, groupDigits(c.Configs.String()))
-	}
-	fmt.Fprintf(w, "randomness: %s\n", out.Randomness.Source)
-	answered := fmt.Sprintf("answered: %d queries", out.Answered)
-	if b := out.Budget; b != nil {
-		answered += fmt.Sprintf(" (budget (%g, %g) under %s composition allows %d", b.Eps, b.Delta, b.Method, b.MaxQueries)
-		if b.Stopped {
-			answered += fmt.Sprintf("; STOPPED: %d queries left unanswered", out.Unanswered)
-		}
-		answered += ")"
-	}
-	fmt.Fprintln(w, answered)
-	if len(out.Totals) > 0 {
-		fmt.Fprintf(w, "\nTotal privacy loss of the %d released labels:\n", out.Answered)
-		var rows [][]string
-		for _, t := range out.Totals {
-			ref := t.Method.Reference()
-			if t.Err != nil {
-				ref = t.Err.Error()
-			}
-			rows = append(rows, append(totalCells(t, fmtG), ref))
-		}
-		if err := cliout.WriteTable(w, []string{"composition", "delta'", "eps total", "delta total", "reference"}, rows); err != nil {
-			return err
-		}
-	}
-	_, err := fmt.Fprintf(w, "time: %.3g s, %.3g queries/s\n", out.Seconds, out.QueriesPerSecond)
-	return err
-}
-
-func fmtG(x float64) string { return cliout.FloatN(x, 6) }
-
-// totalCells formats a total's method, delta', eps and delta, with "-" for
-// what it lacks.
-func totalCells(t accountant.Total, f func(float64) string) []string {
-	cells := []string{t.Method.String(), "-", "-", "-"}
-	if t.Method != accountant.Simple {
-		cells[1] = f(t.DeltaPrime)
-	}
-	if t.Err == nil {
-		cells[2], cells[3] = f(t.Guarantee.Eps), f(t.Guarantee.Delta)
-	}
-	return cells
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/internal/report"
 )
 
 // voteFile writes n rows of K = 11 votes with ids q1..qn; row i has
@@ -55,7 +56,7 @@ func TestAggregateEveryMechanism(t *testing.T) {
 			t.Fatalf("%s: exit %d: %s", mech, code, stderr)
 		}
 		var doc struct {
-			aggregateOut
+			report.Aggregate
 			Totals []struct {
 				Method string   `json:"method"`
 				Eps    *float64 `json:"eps"`
@@ -110,7 +111,7 @@ func TestAggregateSeededAndFormats(t *testing.T) {
 		t.Fatalf("exit %d, labels %q: %s", code, out, errOut)
 	}
 	var doc struct {
-		aggregateOut
+		report.Aggregate
 		Totals []map[string]any `json:"totals"`
 	}
 	decode(t, errOut[strings.Index(errOut, "{"):], &doc)
@@ -221,7 +222,7 @@ func TestAggregateBudgetStopsExactly(t *testing.T) {
 			t.Fatalf("%s %v: exit %d, want %d: %s", tc.method, tc.budget, code, wantCode, stderr)
 		}
 		var doc struct {
-			aggregateOut
+			report.Aggregate
 			Totals []map[string]any `json:"totals"`
 		}
 		decode(t, stdout, &doc)
@@ -287,7 +288,7 @@ func TestSimulateCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var doc simulateOut
+	var doc report.Simulate
 	decode(t, stdout, &doc)
 	var names []string
 	for _, r := range doc.Results {

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/report"
 	"github.com/darrm/darrm/optimal"
 )
 
@@ -192,7 +193,7 @@ func TestDefaultsEchoed(t *testing.T) {
 		t.Errorf("aggregate votes.csv: exit %d\n%s%s", code, out, errOut)
 	}
 	out, _, code = darrm(t, "", "aggregate", votes, "--cache-dir", dir, "--out", filepath.Join(dir, "l.jsonl"), "--format", "json")
-	var doc problemOut
+	var doc report.Problem
 	decode(t, out, &doc)
 	if code != 0 || doc.M != 3 || !doc.MDefault || !doc.DeltaDefault {
 		t.Errorf("aggregate JSON: exit %d, %+v", code, doc)
@@ -217,7 +218,7 @@ func TestVerifyReadsSolveCSV(t *testing.T) {
 		t.Fatalf("solve: exit %d: %s", code, errOut)
 	}
 	out, errOut, code := darrm(t, csv, "verify", "--format", "json")
-	var doc verifyOut
+	var doc report.Verify
 	decode(t, out, &doc)
 	if code != 0 || doc.Certificate.Status.String() != "certified" || doc.K != 11 {
 		t.Errorf("verify of solve's CSV: exit %d, %s, %+v", code, errOut, doc)

@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/internal/report"
 	"github.com/darrm/darrm/lp"
 	"github.com/darrm/darrm/optimal"
 )
@@ -75,32 +76,9 @@ func (p problem) validate() error {
 	return err
 }
 
-// problemOut is the problem as echoed in JSON outputs.
-type problemOut struct {
-	K            int     `json:"K"`
-	M            float64 `json:"m"`
-	Eps          float64 `json:"eps"`
-	Delta        float64 `json:"Delta"`
-	TargetDelta  float64 `json:"delta"`
-	MDefault     bool    `json:"m_is_default"`
-	DeltaDefault bool    `json:"delta_is_default"`
-}
-
-func (p problem) out() problemOut {
-	return problemOut{K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta, MDefault: p.mDefault, DeltaDefault: p.deltaDefault}
-}
-
-// describe says the problem in words, marking defaults.
-func (o problemOut) describe() string {
-	mNote, deltaNote := "", ""
-	if o.MDefault {
-		mNote = " (default)"
-	}
-	if o.DeltaDefault {
-		deltaNote = " = 1-(1-Delta)^m (default)"
-	}
-	return fmt.Sprintf("K = %d teachers, each (eps = %g, Delta = %g)-DP; each release (m·eps, delta)-DP with m = %g%s, m·eps = %.6g, delta = %.6g%s",
-		o.K, o.Eps, o.Delta, o.M, mNote, o.M*o.Eps, o.TargetDelta, deltaNote)
+// out is the problem as outputs echo it.
+func (p problem) out() report.Problem {
+	return report.Problem{K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta, MDefault: p.mDefault, DeltaDefault: p.deltaDefault}
 }
 
 // cacheFlags select the gamma cache.

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"fmt"
-	"io"
 	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/internal/report"
 )
 
 func init() { subcommands = append(subcommands, newSimulateCmd) }
@@ -64,32 +61,6 @@ printed, so any run can be repeated. Earlier spellings --rr-method and
 	return cmd
 }
 
-// simulateOut is the JSON document simulate prints.
-type simulateOut struct {
-	problemOut
-	Teachers string         `json:"teachers"`
-	P        []float64      `json:"p"`
-	Queries  int            `json:"queries"`
-	Seed     uint64         `json:"seed"`
-	Note     string         `json:"note"`
-	Results  []simResultOut `json:"results"`
-	Above    []string       `json:"darrm_above,omitempty"`
-}
-
-type simResultOut struct {
-	Mechanism string  `json:"mechanism"`
-	Label     string  `json:"label"`
-	Eps       float64 `json:"eps"`
-	Delta     float64 `json:"delta"`
-	Source    string  `json:"source"`
-	Agree     int     `json:"agree"`
-	Agreement float64 `json:"agreement"`
-	Lo        float64 `json:"ci95_lo"`
-	Hi        float64 `json:"ci95_hi"`
-	Exact     float64 `json:"exact_agreement"`
-	TVError   float64 `json:"exact_error"`
-}
-
 const simulationNote = "a simulation with a seeded generator, not a private release: agreement with the majority of synthetic teachers"
 
 func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
@@ -140,12 +111,12 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	if err != nil {
 		return err
 	}
-	out := simulateOut{
-		problemOut: p.out(),
-		Teachers:   f.teachers, P: teachers, Queries: f.queries, Seed: f.seed, Note: simulationNote,
+	out := report.Simulate{
+		Problem:  p.out(),
+		Teachers: f.teachers, P: teachers, Queries: f.queries, Seed: f.seed, Note: simulationNote,
 	}
 	for i, r := range res {
-		out.Results = append(out.Results, simResultOut{
+		out.Results = append(out.Results, report.SimResult{
 			Mechanism: r.Name, Label: labels[i], Eps: r.Privacy.Eps, Delta: r.Privacy.Delta, Source: r.Privacy.Source,
 			Agree: r.Agree, Agreement: r.Rate, Lo: r.Lo, Hi: r.Hi, Exact: r.Exact, TVError: r.TVError,
 		})
@@ -157,48 +128,5 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 			}
 		}
 	}
-	w := cmd.OutOrStdout()
-	switch format {
-	case cliout.JSON:
-		return cliout.WriteJSON(w, out)
-	case cliout.CSV:
-		return writeSimulateCSV(w, out)
-	}
-	return writeSimulateTable(w, out)
-}
-
-func writeSimulateCSV(w io.Writer, out simulateOut) error {
-	header := []string{"mechanism", "eps", "delta", "queries", "agree", "agreement", "ci95_lo", "ci95_hi", "exact_agreement", "exact_error", "seed"}
-	var rows [][]string
-	for _, r := range out.Results {
-		rows = append(rows, []string{r.Mechanism, cliout.Float(r.Eps), cliout.Float(r.Delta), fmt.Sprint(out.Queries), fmt.Sprint(r.Agree),
-			cliout.Float(r.Agreement), cliout.Float(r.Lo), cliout.Float(r.Hi), cliout.Float(r.Exact), cliout.Float(r.TVError), fmt.Sprint(out.Seed)})
-	}
-	return cliout.WriteCSV(w, header, rows)
-}
-
-func writeSimulateTable(w io.Writer, out simulateOut) error {
-	fmt.Fprintf(w, "Simulation (seeded generator, seed %d; not a private release): %d queries\n%s\n", out.Seed, out.Queries, out.describe())
-	ps := make([]string, len(out.P))
-	for i, v := range out.P {
-		ps[i] = cliout.FloatN(v, 3)
-	}
-	fmt.Fprintf(w, "teachers %s: p = %s\n", out.Teachers, strings.Join(ps, ", "))
-	fmt.Fprintln(w)
-	var rows [][]string
-	for _, r := range out.Results {
-		rows = append(rows, []string{r.Mechanism, fmt.Sprintf("%.4f", r.Agreement), fmt.Sprintf("[%.4f, %.4f]", r.Lo, r.Hi),
-			fmt.Sprintf("%.4f", r.Exact), fmt.Sprintf("%.4f", r.TVError)})
-	}
-	if err := cliout.WriteTable(w, []string{"mechanism", "agreement", "95% interval", "exact", "error E"}, rows); err != nil {
-		return err
-	}
-	fmt.Fprintln(w, "agreement: labels equal to the majority of the votes; exact: its expectation from gamma; error E: |Pr[label=1] - Pr[majority=1]|")
-	for _, r := range out.Results {
-		fmt.Fprintf(w, "  %s: %s\n", r.Mechanism, r.Label)
-	}
-	if len(out.Above) > 0 {
-		fmt.Fprintf(w, "darrm's 95%% interval lies above those of: %s\n", strings.Join(out.Above, ", "))
-	}
-	return nil
+	return out.Write(cmd.OutOrStdout(), format)
 }

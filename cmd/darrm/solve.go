@@ -2,16 +2,14 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/figure"
+	"github.com/darrm/darrm/internal/report"
 )
 
 func init() { subcommands = append(subcommands, newSolveCmd) }
@@ -73,43 +71,6 @@ Earlier spellings --rr-method is still accepted.`,
 	return cmd
 }
 
-// mechanismOut describes one noise function in solve's output.
-type mechanismOut struct {
-	Name  string    `json:"name"`
-	Label string    `json:"label"`
-	Gamma []float64 `json:"gamma"`
-	gamma.Evaluation
-}
-
-// solveOut is the JSON document solve prints; its fields are stable.
-type solveOut struct {
-	problemOut
-	Prior          string                `json:"prior"`
-	Gamma          []float64             `json:"gamma"`
-	Objective      float64               `json:"objective"`
-	SurrogateError float64               `json:"surrogate_error"`
-	Certificate    gamma.Certificate     `json:"certificate"`
-	Seconds        float64               `json:"seconds"`
-	Cached         bool                  `json:"cached"`
-	CacheFile      string                `json:"cache_file,omitempty"`
-	Solve          solveStats            `json:"solve"`
-	Errors         []gamma.ErrorEstimate `json:"expected_errors,omitempty"`
-	Compare        []mechanismOut        `json:"compare,omitempty"`
-}
-
-// solveStats describe the computation that produced the gamma (the
-// original one, for a cached gamma).
-type solveStats struct {
-	Seconds  float64 `json:"seconds"`
-	LPSolves int     `json:"lp_solves"`
-	Rows     int     `json:"rows"`
-	Passes   int     `json:"passes"`
-	// TieBroken is false when the solver failed on the tie-break phase and
-	// the first optimum found was returned (equally optimal and certified,
-	// but not the canonical one).
-	TieBroken bool `json:"tie_broken"`
-}
-
 func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	start := time.Now()
 	p, err := f.problem.params(cmd)
@@ -152,11 +113,11 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	if err != nil {
 		return err
 	}
-	out := solveOut{
-		problemOut: p.out(),
-		Prior:      prior.String(), Gamma: e.Gamma, Objective: e.Utility, SurrogateError: e.SurrogateError,
+	out := report.Solve{
+		Problem: p.out(),
+		Prior:   prior.String(), Gamma: e.Gamma, Objective: e.Utility, SurrogateError: e.SurrogateError,
 		Certificate: e.Certificate, Cached: cached,
-		Solve: solveStats{Seconds: e.Seconds, LPSolves: e.LPSolves, Rows: e.Rows, Passes: e.Passes, TieBroken: e.TieBroken},
+		Solve: report.SolveStats{Seconds: e.Seconds, LPSolves: e.LPSolves, Rows: e.Rows, Passes: e.Passes, TieBroken: e.TieBroken},
 	}
 	if dir != nil {
 		out.CacheFile = dir.Path(cache.Key{Params: p.Params, Prior: prior.String()})
@@ -171,7 +132,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 			if err != nil {
 				return fmt.Errorf("certify %s: %w", b.Name, err)
 			}
-			out.Compare = append(out.Compare, mechanismOut{Name: b.Name, Label: b.Label, Gamma: b.Gamma, Evaluation: ev})
+			out.Compare = append(out.Compare, report.Mechanism{Name: b.Name, Label: b.Label, Gamma: b.Gamma, Evaluation: ev})
 		}
 	}
 	out.Seconds = time.Since(start).Seconds()
@@ -185,15 +146,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 			return err
 		}
 	}
-	w := cmd.OutOrStdout()
-	switch format {
-	case cliout.JSON:
-		return cliout.WriteJSON(w, out)
-	case cliout.CSV:
-		header, rows := gammaColumns(out, cliout.Float)
-		return cliout.WriteCSV(w, header, rows)
-	}
-	return writeSolveTable(w, out)
+	return out.Write(cmd.OutOrStdout(), format)
 }
 
 // baselines parses the flags of --compare and builds the baselines.
@@ -234,110 +187,4 @@ func (f *solveFlags) baselines(cmd *cobra.Command, p problem) ([]gamma.Actual, [
 		return nil, nil, usageErrorf("RR with --rr-composition %v: %v", comp, err)
 	}
 	return actuals, append(bases, rr), nil
-}
-
-// gammaColumns lays out the gammas as columns l, gamma_opt, gamma_<name>...
-// with values formatted by fmtV: solve's CSV, which verify reads back.
-func gammaColumns(out solveOut, fmtV func(float64) string) ([]string, [][]string) {
-	header := []string{"l", "gamma_opt"}
-	for _, m := range out.Compare {
-		header = append(header, "gamma_"+m.Name)
-	}
-	rows := make([][]string, len(out.Gamma))
-	for l, v := range out.Gamma {
-		rows[l] = []string{fmt.Sprint(l), fmtV(v)}
-		for _, m := range out.Compare {
-			rows[l] = append(rows[l], fmtV(m.Gamma[l]))
-		}
-	}
-	return header, rows
-}
-
-func writeSolveTable(w io.Writer, out solveOut) error {
-	fmt.Fprintf(w, "DaRRM gamma_opt for %s; prior %s\n\n", out.describe(), out.Prior)
-	header, rows := gammaColumns(out, func(v float64) string { return cliout.FloatN(v, 6) })
-	if err := cliout.WriteTable(w, header, rows); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "\nobjective U(gamma) = %.6g   surrogate error = %.6g\n", out.Objective, out.SurrogateError)
-	writeCertificate(w, "certificate", out.Certificate)
-	if out.Cached {
-		fmt.Fprintf(w, "from the cache (%s), solved originally in %.3g s\n", out.CacheFile, out.Solve.Seconds)
-	} else {
-		fmt.Fprintf(w, "solved in %.3g s: %d LP solves, %d privacy rows, %d exhaustive separation passes\n", out.Solve.Seconds, out.Solve.LPSolves, out.Solve.Rows, out.Solve.Passes)
-	}
-	if !out.Solve.TieBroken {
-		fmt.Fprintln(w, "note: the LP solver failed on the tie-break phase; this is an optimal gamma, certified, but not the canonical one (docs/solve.md)")
-	}
-	if len(out.Compare) == 0 {
-		return nil
-	}
-	fmt.Fprintln(w, "\nComparison at the same (m·eps, delta):")
-	header = []string{"mechanism", "objective", "surrogate err"}
-	for _, e := range out.Errors {
-		header = append(header, "E err "+e.Actual)
-	}
-	header = append(header, "max f / budget", "certificate")
-	opt := mechanismOut{Name: "opt", Evaluation: gamma.Evaluation{Utility: out.Objective, SurrogateError: out.SurrogateError, Errors: out.Errors, Certificate: out.Certificate}}
-	rows = nil
-	for _, m := range append([]mechanismOut{opt}, out.Compare...) {
-		row := []string{"gamma_" + m.Name, cliout.FloatN(m.Utility, 6), cliout.FloatN(m.SurrogateError, 6)}
-		for _, e := range m.Errors {
-			if e.Exact {
-				row = append(row, cliout.FloatN(e.Mean, 4))
-			} else {
-				row = append(row, fmt.Sprintf("%.4g ± %.1g", e.Mean, e.StdErr))
-			}
-		}
-		row = append(row, fmt.Sprintf("%.15g", m.Certificate.Ratio), verdict(m.Certificate.Status))
-		rows = append(rows, row)
-	}
-	if err := cliout.WriteTable(w, header, rows); err != nil {
-		return err
-	}
-	for _, m := range out.Compare {
-		fmt.Fprintf(w, "  gamma_%s: %s\n", m.Name, m.Label)
-	}
-	return nil
-}
-
-// verdict is a certificate's status in capitals, as tables show it.
-func verdict(s gamma.Status) string {
-	switch s {
-	case gamma.Certified:
-		return "CERTIFIED"
-	case gamma.Tight:
-		return "TIGHT: not certified"
-	}
-	return "VIOLATED: not (m·eps, delta)-DP"
-}
-
-// writeCertificate prints a certificate in words.
-func writeCertificate(w io.Writer, title string, c gamma.Certificate) {
-	why := map[gamma.Status]string{
-		gamma.Certified: "max f + rounding bound <= budget",
-		gamma.Tight:     "max f equals the budget to within rounding",
-		gamma.Violated:  "max f > budget",
-	}[c.Status]
-	fmt.Fprintf(w, "%s: %s: %s\n", title, verdict(c.Status), why)
-	fmt.Fprintf(w, "  max f = %.15g, budget e^(m·eps) - 1 + 2·delta = %.15g, ratio %.15f, rounding bound %.2g\n", c.MaxF, c.Budget, c.Ratio, c.ErrBound)
-	var parts []string
-	for j, n := range c.Worst {
-		if n > 0 {
-			parts = append(parts, fmt.Sprintf("%d × (%.6g, %.6g)", n, c.Corners[j].P, c.Corners[j].Q))
-		}
-	}
-	fmt.Fprintf(w, "  worst case: %s; %s corner multisets covered exhaustively\n", strings.Join(parts, " + "), groupDigits(c.Configs.String()))
-}
-
-// groupDigits writes 31824 as 31,824.
-func groupDigits(s string) string {
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/internal/report"
 )
 
 func init() { subcommands = append(subcommands, newVerifyCmd) }
@@ -49,14 +50,6 @@ including a gamma that meets the budget only to within rounding error
 	return cmd
 }
 
-// verifyOut is the document verify prints.
-type verifyOut struct {
-	problemOut
-	Gamma       []float64         `json:"gamma"`
-	Certificate gamma.Certificate `json:"certificate"`
-	Seconds     float64           `json:"seconds"`
-}
-
 func runVerify(cmd *cobra.Command, f *verifyFlags, args []string) error {
 	start := time.Now()
 	format, err := f.format.parse()
@@ -90,23 +83,8 @@ func runVerify(cmd *cobra.Command, f *verifyFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	out := verifyOut{problemOut: p.out(), Gamma: tab.Gamma, Certificate: cert, Seconds: time.Since(start).Seconds()}
-	w := cmd.OutOrStdout()
-	switch format {
-	case cliout.JSON:
-		err = cliout.WriteJSON(w, out)
-	case cliout.CSV:
-		err = cliout.WriteCSV(w, []string{"K", "m", "eps", "Delta", "delta", "status", "max_f", "budget", "ratio", "err_bound"}, [][]string{{
-			fmt.Sprint(p.K), cliout.Float(p.M), cliout.Float(p.Eps), cliout.Float(p.Delta), cliout.Float(p.TargetDelta),
-			cert.Status.String(), cliout.Float(cert.MaxF), cliout.Float(cert.Budget), cliout.Float(cert.Ratio), cliout.Float(cert.ErrBound)}})
-	default:
-		fmt.Fprintf(w, "gamma for %s\n", out.describe())
-		writeCertificate(w, "certificate", cert)
-		if cert.Status == gamma.Tight {
-			fmt.Fprintf(w, "  scaling gamma by %.15g (= 1 - 2·bound/budget) would certify it\n", 1-2*cert.ErrBound/cert.Budget)
-		}
-	}
-	if err != nil {
+	out := report.Verify{Problem: p.out(), Gamma: tab.Gamma, Certificate: cert, Seconds: time.Since(start).Seconds()}
+	if err := out.Write(cmd.OutOrStdout(), format); err != nil {
 		return err
 	}
 	if cert.Status != gamma.Certified {

@@ -1,0 +1,133 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/cliout"
+)
+
+// Aggregate is the summary darrm aggregate prints after a release.
+type Aggregate struct {
+	Input        string `json:"input"`
+	InputFormat  string `json:"input_format"`
+	Header       bool   `json:"header"`
+	IDColumn     bool   `json:"id_column"`
+	Output       string `json:"output"`
+	OutputFormat string `json:"output_format"`
+	Mechanism    string `json:"mechanism"`
+	Label        string `json:"label"`
+	Problem
+	PerQuery         PerQuery           `json:"per_query"`
+	Gamma            []float64          `json:"gamma"`
+	Sigma            *float64           `json:"sigma,omitempty"`
+	Answered         int                `json:"queries_answered"`
+	Unanswered       int                `json:"queries_unanswered"`
+	Totals           []accountant.Total `json:"totals"`
+	Budget           *Budget            `json:"budget,omitempty"`
+	Randomness       Randomness         `json:"randomness"`
+	ForRelease       bool               `json:"for_release"`
+	Seconds          float64            `json:"seconds"`
+	QueriesPerSecond float64            `json:"queries_per_second"`
+	Certificate      *gamma.Certificate `json:"certificate,omitempty"`
+}
+
+// PerQuery is the guarantee of one released label and what proves it.
+type PerQuery struct {
+	Eps    float64 `json:"eps"`
+	Delta  float64 `json:"delta"`
+	Source string  `json:"source"`
+}
+
+// Budget is a total budget that limits a release.
+type Budget struct {
+	Eps        float64 `json:"eps"`
+	Delta      float64 `json:"delta"`
+	Method     string  `json:"method"`
+	DeltaPrime float64 `json:"delta_prime"`
+	MaxQueries int     `json:"max_queries"`
+	Stopped    bool    `json:"stopped"`
+}
+
+// Randomness says where the noise of a release came from.
+type Randomness struct {
+	Source string  `json:"source"`
+	Seed   *uint64 `json:"seed,omitempty"`
+	Note   string  `json:"note,omitempty"`
+}
+
+// Write renders the summary in format f.
+func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
+	switch f {
+	case cliout.JSON:
+		return cliout.WriteJSON(w, out)
+	case cliout.CSV:
+		header := []string{"mechanism", "queries_answered", "queries_unanswered", "eps_per_query", "delta_per_query", "method", "delta_prime", "eps_total", "delta_total", "for_release"}
+		var rows [][]string
+		for _, t := range out.Totals {
+			rows = append(rows, append([]string{out.Mechanism, fmt.Sprint(out.Answered), fmt.Sprint(out.Unanswered),
+				cliout.Float(out.PerQuery.Eps), cliout.Float(out.PerQuery.Delta)}, append(totalCells(t, cliout.Float), fmt.Sprint(out.ForRelease))...))
+		}
+		return cliout.WriteCSV(w, header, rows)
+	}
+	if out.Randomness.Note != "" {
+		fmt.Fprintf(w, "*** %s ***\n", out.Randomness.Note)
+	}
+	layout := []string{strings.ToUpper(out.InputFormat)}
+	if out.Header {
+		layout = append(layout, "header")
+	}
+	if out.IDColumn {
+		layout = append(layout, "id column")
+	}
+	fmt.Fprintf(w, "votes: %s (%s), K = %d teachers, each (eps = %g, Delta = %g)-DP\n", out.Input, strings.Join(layout, ", "), out.K, out.Eps, out.Delta)
+	fmt.Fprintf(w, "labels: %s (%s)\n", out.Output, out.OutputFormat)
+	fmt.Fprintf(w, "mechanism: %s\n", out.Label)
+	fmt.Fprintf(w, "per query: (%.6g, %.6g)-DP: %s\n", out.PerQuery.Eps, out.PerQuery.Delta, out.Describe())
+	fmt.Fprintf(w, "  by %s\n", out.PerQuery.Source)
+	if c := out.Certificate; c != nil {
+		fmt.Fprintf(w, "  certificate: %v, max f / budget = %.15g, %s corner multisets\n", c.Status, c.Ratio, groupDigits(c.Configs.String()))
+	}
+	fmt.Fprintf(w, "randomness: %s\n", out.Randomness.Source)
+	answered := fmt.Sprintf("answered: %d queries", out.Answered)
+	if b := out.Budget; b != nil {
+		answered += fmt.Sprintf(" (budget (%g, %g) under %s composition allows %d", b.Eps, b.Delta, b.Method, b.MaxQueries)
+		if b.Stopped {
+			answered += fmt.Sprintf("; STOPPED: %d queries left unanswered", out.Unanswered)
+		}
+		answered += ")"
+	}
+	fmt.Fprintln(w, answered)
+	if len(out.Totals) > 0 {
+		fmt.Fprintf(w, "\nTotal privacy loss of the %d released labels:\n", out.Answered)
+		var rows [][]string
+		for _, t := range out.Totals {
+			ref := t.Method.Reference()
+			if t.Err != nil {
+				ref = t.Err.Error()
+			}
+			rows = append(rows, append(totalCells(t, g6), ref))
+		}
+		if err := cliout.WriteTable(w, []string{"composition", "delta'", "eps total", "delta total", "reference"}, rows); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintf(w, "time: %.3g s, %.3g queries/s\n", out.Seconds, out.QueriesPerSecond)
+	return err
+}
+
+// totalCells formats a total's method, delta', eps and delta, with "-" for
+// what it lacks.
+func totalCells(t accountant.Total, f func(float64) string) []string {
+	cells := []string{t.Method.String(), "-", "-", "-"}
+	if t.Method != accountant.Simple {
+		cells[1] = f(t.DeltaPrime)
+	}
+	if t.Err == nil {
+		cells[2], cells[3] = f(t.Guarantee.Eps), f(t.Guarantee.Delta)
+	}
+	return cells
+}

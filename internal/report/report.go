@@ -1,0 +1,83 @@
+// Package report holds the documents darrm's commands print: one type per
+// command, whose JSON field names are stable, and its table and CSV
+// renderings. Commands fill a document from library results and call its
+// Write method; nothing here computes a privacy quantity.
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/cliout"
+)
+
+// Problem is a DaRRM problem (K, m, eps, Delta, delta) as outputs echo it,
+// with which values took their defaults.
+type Problem struct {
+	K            int     `json:"K"`
+	M            float64 `json:"m"`
+	Eps          float64 `json:"eps"`
+	Delta        float64 `json:"Delta"`
+	TargetDelta  float64 `json:"delta"`
+	MDefault     bool    `json:"m_is_default"`
+	DeltaDefault bool    `json:"delta_is_default"`
+}
+
+// Describe says the problem in words, marking defaults.
+func (o Problem) Describe() string {
+	mNote, deltaNote := "", ""
+	if o.MDefault {
+		mNote = " (default)"
+	}
+	if o.DeltaDefault {
+		deltaNote = " = 1-(1-Delta)^m (default)"
+	}
+	return fmt.Sprintf("K = %d teachers, each (eps = %g, Delta = %g)-DP; each release (m·eps, delta)-DP with m = %g%s, m·eps = %.6g, delta = %.6g%s",
+		o.K, o.Eps, o.Delta, o.M, mNote, o.M*o.Eps, o.TargetDelta, deltaNote)
+}
+
+// Verdict is a certificate's status in capitals, as tables show it.
+func Verdict(s gamma.Status) string {
+	switch s {
+	case gamma.Certified:
+		return "CERTIFIED"
+	case gamma.Tight:
+		return "TIGHT: not certified"
+	}
+	return "VIOLATED: not (m·eps, delta)-DP"
+}
+
+// writeCertificate prints a certificate in words.
+func writeCertificate(w io.Writer, title string, c gamma.Certificate) {
+	why := map[gamma.Status]string{
+		gamma.Certified: "max f + rounding bound <= budget",
+		gamma.Tight:     "max f equals the budget to within rounding",
+		gamma.Violated:  "max f > budget",
+	}[c.Status]
+	fmt.Fprintf(w, "%s: %s: %s\n", title, Verdict(c.Status), why)
+	fmt.Fprintf(w, "  max f = %.15g, budget e^(m·eps) - 1 + 2·delta = %.15g, ratio %.15f, rounding bound %.2g\n", c.MaxF, c.Budget, c.Ratio, c.ErrBound)
+	var parts []string
+	for j, n := range c.Worst {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d × (%.6g, %.6g)", n, c.Corners[j].P, c.Corners[j].Q))
+		}
+	}
+	fmt.Fprintf(w, "  worst case: %s; %s corner multisets covered exhaustively\n", strings.Join(parts, " + "), groupDigits(c.Configs.String()))
+}
+
+// groupDigits writes 31824 as 31,824.
+func groupDigits(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// g6 formats a number with 6 significant digits, as tables show them.
+func g6(x float64) string { return cliout.FloatN(x, 6) }

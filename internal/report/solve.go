@@ -1,0 +1,132 @@
+package report
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/cliout"
+)
+
+// Mechanism describes one noise function in solve's comparison.
+type Mechanism struct {
+	Name  string    `json:"name"`
+	Label string    `json:"label"`
+	Gamma []float64 `json:"gamma"`
+	gamma.Evaluation
+}
+
+// Solve is the document darrm solve prints.
+type Solve struct {
+	Problem
+	Prior          string                `json:"prior"`
+	Gamma          []float64             `json:"gamma"`
+	Objective      float64               `json:"objective"`
+	SurrogateError float64               `json:"surrogate_error"`
+	Certificate    gamma.Certificate     `json:"certificate"`
+	Seconds        float64               `json:"seconds"`
+	Cached         bool                  `json:"cached"`
+	CacheFile      string                `json:"cache_file,omitempty"`
+	Solve          SolveStats            `json:"solve"`
+	Errors         []gamma.ErrorEstimate `json:"expected_errors,omitempty"`
+	Compare        []Mechanism           `json:"compare,omitempty"`
+}
+
+// SolveStats describe the computation that produced the gamma (the
+// original one, for a cached gamma).
+type SolveStats struct {
+	Seconds  float64 `json:"seconds"`
+	LPSolves int     `json:"lp_solves"`
+	Rows     int     `json:"rows"`
+	Passes   int     `json:"passes"`
+	// TieBroken is false when the solver failed on the tie-break phase and
+	// the first optimum found was returned (equally optimal and certified,
+	// but not the canonical one).
+	TieBroken bool `json:"tie_broken"`
+}
+
+// Mechanisms returns gamma_opt and the baselines, in that order.
+func (out Solve) Mechanisms() []Mechanism {
+	opt := Mechanism{Name: "opt", Gamma: out.Gamma, Evaluation: gamma.Evaluation{
+		Utility: out.Objective, SurrogateError: out.SurrogateError, Errors: out.Errors, Certificate: out.Certificate}}
+	return append([]Mechanism{opt}, out.Compare...)
+}
+
+// Write renders the document in format f. The CSV has the columns l,
+// gamma_opt, gamma_<baseline>..., which darrm verify reads back.
+func (out Solve) Write(w io.Writer, f cliout.Format) error {
+	switch f {
+	case cliout.JSON:
+		return cliout.WriteJSON(w, out)
+	case cliout.CSV:
+		header, rows := out.gammaColumns(cliout.Float)
+		return cliout.WriteCSV(w, header, rows)
+	}
+	return out.writeTable(w)
+}
+
+// gammaColumns lays out the gammas as columns l, gamma_opt, gamma_<name>...
+// with values formatted by fmtV.
+func (out Solve) gammaColumns(fmtV func(float64) string) ([]string, [][]string) {
+	ms := out.Mechanisms()
+	var header []string
+	for _, m := range ms {
+		header = append(header, "gamma_"+m.Name)
+	}
+	header = append([]string{"l"}, header...)
+	rows := make([][]string, len(out.Gamma))
+	for l := range out.Gamma {
+		rows[l] = []string{fmt.Sprint(l)}
+		for _, m := range ms {
+			rows[l] = append(rows[l], fmtV(m.Gamma[l]))
+		}
+	}
+	return header, rows
+}
+
+func (out Solve) writeTable(w io.Writer) error {
+	fmt.Fprintf(w, "DaRRM gamma_opt for %s; prior %s\n\n", out.Describe(), out.Prior)
+	header, rows := out.gammaColumns(g6)
+	if err := cliout.WriteTable(w, header, rows); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nobjective U(gamma) = %.6g   surrogate error = %.6g\n", out.Objective, out.SurrogateError)
+	writeCertificate(w, "certificate", out.Certificate)
+	if out.Cached {
+		fmt.Fprintf(w, "from the cache (%s), solved originally in %.3g s\n", out.CacheFile, out.Solve.Seconds)
+	} else {
+		fmt.Fprintf(w, "solved in %.3g s: %d LP solves, %d privacy rows, %d exhaustive separation passes\n", out.Solve.Seconds, out.Solve.LPSolves, out.Solve.Rows, out.Solve.Passes)
+	}
+	if !out.Solve.TieBroken {
+		fmt.Fprintln(w, "note: the LP solver failed on the tie-break phase; this is an optimal gamma, certified, but not the canonical one (docs/solve.md)")
+	}
+	if len(out.Compare) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nComparison at the same (m·eps, delta):")
+	header = []string{"mechanism", "objective", "surrogate err"}
+	for _, e := range out.Errors {
+		header = append(header, "E err "+e.Actual)
+	}
+	header = append(header, "max f / budget", "certificate")
+	rows = nil
+	for _, m := range out.Mechanisms() {
+		row := []string{"gamma_" + m.Name, g6(m.Utility), g6(m.SurrogateError)}
+		for _, e := range m.Errors {
+			if e.Exact {
+				row = append(row, cliout.FloatN(e.Mean, 4))
+			} else {
+				row = append(row, fmt.Sprintf("%.4g ± %.1g", e.Mean, e.StdErr))
+			}
+		}
+		row = append(row, fmt.Sprintf("%.15g", m.Certificate.Ratio), Verdict(m.Certificate.Status))
+		rows = append(rows, row)
+	}
+	if err := cliout.WriteTable(w, header, rows); err != nil {
+		return err
+	}
+	for _, m := range out.Compare {
+		fmt.Fprintf(w, "  gamma_%s: %s\n", m.Name, m.Label)
+	}
+	return nil
+}

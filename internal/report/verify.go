@@ -1,0 +1,36 @@
+package report
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/cliout"
+)
+
+// Verify is the document darrm verify prints.
+type Verify struct {
+	Problem
+	Gamma       []float64         `json:"gamma"`
+	Certificate gamma.Certificate `json:"certificate"`
+	Seconds     float64           `json:"seconds"`
+}
+
+// Write renders the document in format f.
+func (out Verify) Write(w io.Writer, f cliout.Format) error {
+	cert := out.Certificate
+	switch f {
+	case cliout.JSON:
+		return cliout.WriteJSON(w, out)
+	case cliout.CSV:
+		return cliout.WriteCSV(w, []string{"K", "m", "eps", "Delta", "delta", "status", "max_f", "budget", "ratio", "err_bound"}, [][]string{{
+			fmt.Sprint(out.K), cliout.Float(out.M), cliout.Float(out.Eps), cliout.Float(out.Delta), cliout.Float(out.TargetDelta),
+			cert.Status.String(), cliout.Float(cert.MaxF), cliout.Float(cert.Budget), cliout.Float(cert.Ratio), cliout.Float(cert.ErrBound)}})
+	}
+	fmt.Fprintf(w, "gamma for %s\n", out.Describe())
+	writeCertificate(w, "certificate", cert)
+	if cert.Status == gamma.Tight {
+		fmt.Fprintf(w, "  scaling gamma by %.15g (= 1 - 2·bound/budget) would certify it\n", 1-2*cert.ErrBound/cert.Budget)
+	}
+	return nil
+}
