@@ -176,12 +176,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	}
 	out.Seconds = time.Since(start).Seconds()
 	if f.plot != "" {
-		gs := []figure.NamedGamma{{Name: "opt", Gamma: e.Gamma}}
-		for _, m := range out.Compare {
-			gs = append(gs, figure.NamedGamma{Name: m.Name, Gamma: m.Gamma})
-		}
-		title := fmt.Sprintf("γ for K = %d, m·ε = %.4g (ε = %g), δ = %.3g, Δ = %g", p.K, p.M*p.Eps, p.Eps, p.TargetDelta, p.Delta)
-		if err := figure.WriteGammas(f.plot, title, gs); err != nil {
+		if err := figure.WriteGammas(f.plot, "", []figure.Setting{out.setting()}, 1, false); err != nil {
 			return err
 		}
 	}
@@ -194,6 +189,22 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 		return cliout.WriteCSV(w, header, rows)
 	}
 	return writeSolveTable(w, out)
+}
+
+// mechanisms returns gamma_opt and the baselines of out, in that order.
+func (out solveOut) mechanisms() []mechanismOut {
+	opt := mechanismOut{Name: "opt", Gamma: out.Gamma, Evaluation: gamma.Evaluation{
+		Utility: out.Objective, SurrogateError: out.SurrogateError, Errors: out.Errors, Certificate: out.Certificate}}
+	return append([]mechanismOut{opt}, out.Compare...)
+}
+
+// setting is out as a column of a gamma figure.
+func (out solveOut) setting() figure.Setting {
+	s := figure.Setting{K: out.K, M: out.M, Eps: out.Eps, Delta: out.Delta, TargetDelta: out.TargetDelta}
+	for _, m := range out.mechanisms() {
+		s.Mechanisms = append(s.Mechanisms, figure.Mechanism{Name: m.Name, Prior: out.Prior, Gamma: m.Gamma, Status: m.Certificate.Status, Errors: m.Errors})
+	}
+	return s
 }
 
 // baselines parses the flags of --compare and builds the baselines.
@@ -278,9 +289,8 @@ func writeSolveTable(w io.Writer, out solveOut) error {
 		header = append(header, "E err "+e.Actual)
 	}
 	header = append(header, "max f / budget", "certificate")
-	opt := mechanismOut{Name: "opt", Evaluation: gamma.Evaluation{Utility: out.Objective, SurrogateError: out.SurrogateError, Errors: out.Errors, Certificate: out.Certificate}}
 	rows = nil
-	for _, m := range append([]mechanismOut{opt}, out.Compare...) {
+	for _, m := range out.mechanisms() {
 		row := []string{"gamma_" + m.Name, cliout.FloatN(m.Utility, 6), cliout.FloatN(m.SurrogateError, 6)}
 		for _, e := range m.Errors {
 			if e.Exact {
