@@ -12,41 +12,74 @@ const (
 	gnmaxGridMax  = 500
 )
 
+// GNMaxLambdaGrid returns the orders of the paper's grid search
+// (App. B.4.1): λ = λ_min + 0.5j <= 500 for j = 0, 1, ..., with
+// λ_min = log(1/δ)/ε + 1. It is empty when λ_min > 500.
+func GNMaxLambdaGrid(target Guarantee) ([]float64, error) {
+	if err := checkPositive("eps", target.Eps); err != nil {
+		return nil, fmt.Errorf("GNMax grid: %w", err)
+	}
+	if err := checkOpenUnit("delta", target.Delta); err != nil {
+		return nil, fmt.Errorf("GNMax grid: %w", err)
+	}
+	lmin := -math.Log(target.Delta)/target.Eps + 1
+	var grid []float64
+	for j := 0; ; j++ {
+		l := lmin + gnmaxGridStep*float64(j)
+		if l > gnmaxGridMax {
+			return grid, nil
+		}
+		grid = append(grid, l)
+	}
+}
+
+// GNMaxSigma2 returns the noise variance σ² = λ/(ε - log(1/δ)/(λ-1)) with
+// which GNMax, (λ, λ/σ²)-RDP, is (ε, δ)-DP by Theorem B.4.1 at order λ: the
+// objective of App. B.4.1's search (Figure B.8). It is +Inf for
+// λ <= λ_min = log(1/δ)/ε + 1, where no noise suffices, and at λ_min up to
+// rounding, where the denominator is pure cancellation.
+func GNMaxSigma2(target Guarantee, lambda float64) (float64, error) {
+	if err := checkPositive("eps", target.Eps); err != nil {
+		return 0, fmt.Errorf("GNMax: %w", err)
+	}
+	if err := checkOpenUnit("delta", target.Delta); err != nil {
+		return 0, fmt.Errorf("GNMax: %w", err)
+	}
+	if !(lambda > 1) || math.IsInf(lambda, 1) {
+		return 0, fmt.Errorf("GNMax: %w", &ParamError{Name: "lambda", Value: lambda, Rule: "must be a finite order > 1"})
+	}
+	den := target.Eps + math.Log(target.Delta)/(lambda-1)
+	if den <= 1e-12*target.Eps {
+		return math.Inf(1), nil
+	}
+	return lambda / den, nil
+}
+
 // GNMaxSigmaGrid returns the noise σ of GNMax for a per-query (ε, δ) target
-// by the paper's grid search (App. B.4.1): GNMax is (λ, λ/σ²)-RDP, so by
-// Theorem B.4.1 it is (ε, δ)-DP for σ² = λ/(ε - log(1/δ)/(λ-1)); the search
-// takes the smallest σ² over λ = λ_min + 0.5j <= 500, with
-// λ_min = log(1/δ)/ε + 1. It also returns the λ it picked.
+// by the paper's grid search (App. B.4.1): the smallest GNMaxSigma2 over
+// GNMaxLambdaGrid, and the λ it picked.
 //
 // For (0.2676, 3e-4) it gives σ = 21.46 at λ = 62.31 (Table B.2 prints
 // σ_min = 21.46 but λ = 34.31, which the search as described does not give).
 // GNMaxSigma finds the exact minimum instead.
 func GNMaxSigmaGrid(target Guarantee) (sigma, lambda float64, err error) {
-	if err := checkPositive("eps", target.Eps); err != nil {
-		return 0, 0, fmt.Errorf("GNMax grid search: %w", err)
+	grid, err := GNMaxLambdaGrid(target)
+	if err != nil {
+		return 0, 0, err
 	}
-	if err := checkOpenUnit("delta", target.Delta); err != nil {
-		return 0, 0, fmt.Errorf("GNMax grid search: %w", err)
-	}
-	L := -math.Log(target.Delta)
-	lmin := L/target.Eps + 1
 	best := math.Inf(1)
-	for j := 0; ; j++ {
-		l := lmin + gnmaxGridStep*float64(j)
-		if l > gnmaxGridMax {
-			break
+	for _, l := range grid {
+		s2, err := GNMaxSigma2(target, l)
+		if err != nil {
+			return 0, 0, err
 		}
-		den := target.Eps - L/(l-1)
-		if den <= 0 {
-			continue // λ_min itself: σ² would be infinite
-		}
-		if s2 := l / den; s2 < best {
+		if s2 < best {
 			best, lambda = s2, l
 		}
 	}
 	if math.IsInf(best, 1) {
 		return 0, 0, fmt.Errorf("GNMax grid search: %w", &ParamError{Name: "eps", Value: target.Eps,
-			Rule: fmt.Sprintf("too small for the grid: lambda_min = log(1/delta)/eps + 1 = %v leaves no grid point below %v", lmin, float64(gnmaxGridMax))})
+			Rule: fmt.Sprintf("too small for the grid: lambda_min = log(1/delta)/eps + 1 = %v leaves no grid point below %v", -math.Log(target.Delta)/target.Eps+1, float64(gnmaxGridMax))})
 	}
 	return math.Sqrt(best), lambda, nil
 }

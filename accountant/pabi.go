@@ -3,6 +3,7 @@ package accountant
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // PABI is a run of noisy contractive gradient steps whose privacy is
@@ -112,6 +113,67 @@ func (p PABI) SigmaTable43(target Guarantee) (sigma, alpha float64, err error) {
 		step *= 2
 	}
 	return 0, 0, fmt.Errorf("PABI: no sigma near %v meets %v in floating point", math.Sqrt(coef/rho), target)
+}
+
+// AlphaRule selects how the Rényi order α of a PABI run's bound is chosen
+// when its noise is calibrated.
+type AlphaRule int
+
+const (
+	// AlphaExact minimises the bound over α exactly (Sigma).
+	AlphaExact AlphaRule = iota
+	// AlphaTable43 sets α by the rule of Table 4.3, α = sqrt(log(1/δ)/ρ),
+	// with the paper's conversion (SigmaTable43): the thesis' own choice.
+	AlphaTable43
+)
+
+var alphaRuleNames = [...]string{AlphaExact: "exact", AlphaTable43: "table-4.3"}
+
+// String returns "exact" or "table-4.3".
+func (r AlphaRule) String() string {
+	if r < 0 || int(r) >= len(alphaRuleNames) {
+		return fmt.Sprintf("AlphaRule(%d)", int(r))
+	}
+	return alphaRuleNames[r]
+}
+
+// ParseAlphaRule parses "exact" or "table-4.3".
+func ParseAlphaRule(s string) (AlphaRule, error) {
+	for r, name := range alphaRuleNames {
+		if s == name {
+			return AlphaRule(r), nil
+		}
+	}
+	return 0, fmt.Errorf("alpha rule %q: must be one of %s", s, strings.Join(alphaRuleNames[:], ", "))
+}
+
+// Calibrate returns the smallest σ with which the run is (ε, δ)-DP under
+// conversion c when α is chosen by rule r (Sigma or SigmaTable43), that α,
+// and the ε the bound gives at σ and α, at most target.Eps. AlphaTable43 is
+// defined with PaperConversion only.
+func (p PABI) Calibrate(target Guarantee, c Conversion, r AlphaRule) (sigma, alpha, eps float64, err error) {
+	switch r {
+	case AlphaExact:
+		if sigma, _, err = p.Sigma(target, c); err != nil {
+			return 0, 0, 0, err
+		}
+		eps, alpha, err = p.Eps(sigma, target.Delta, c)
+		return sigma, alpha, eps, err
+	case AlphaTable43:
+		if c != PaperConversion {
+			return 0, 0, 0, fmt.Errorf("PABI: alpha rule %v is Table 4.3's, with the paper's conversion, not %v", r, c)
+		}
+		if sigma, alpha, err = p.SigmaTable43(target); err != nil {
+			return 0, 0, 0, err
+		}
+		rho, err := p.Rho(sigma)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		eps, err = ConvertRDP(rho*alpha, alpha, target.Delta, PaperConversion)
+		return sigma, alpha, eps, err
+	}
+	return 0, 0, 0, fmt.Errorf("PABI: unknown alpha rule %v", r)
 }
 
 func (p PABI) check(sigma float64) error {

@@ -2,6 +2,7 @@ package accountant
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -118,5 +119,48 @@ func TestCalibrationExtremes(t *testing.T) {
 		if eps, _ := ConvertRDP(rho*alpha, alpha, target.Delta, PaperConversion); eps > target.Eps {
 			t.Errorf("Table 4.3 %v: eps at sigma %v alpha %v = %v", target, sigma, alpha, eps)
 		}
+	}
+}
+
+// TestPABICalibrate checks that Calibrate agrees with Sigma and Eps under
+// the exact rule and with SigmaTable43 under Table 4.3's, that the ε it
+// reports is the bound at the σ and α it returns, and that Table 4.3's rule
+// refuses the improved conversion.
+func TestPABICalibrate(t *testing.T) {
+	target := Guarantee{Eps: 5, Delta: 1e-6}
+	for _, p := range thesisRuns() {
+		for _, tc := range []struct {
+			rule AlphaRule
+			conv Conversion
+		}{{AlphaExact, PaperConversion}, {AlphaExact, ImprovedConversion}, {AlphaTable43, PaperConversion}} {
+			sigma, alpha, eps, err := p.Calibrate(target, tc.conv, tc.rule)
+			if err != nil {
+				t.Fatalf("%v %v %v: %v", p, tc.rule, tc.conv, err)
+			}
+			var want float64
+			if tc.rule == AlphaExact {
+				want, _, _ = p.Sigma(target, tc.conv)
+			} else {
+				want, _, _ = p.SigmaTable43(target)
+			}
+			if sigma != want {
+				t.Errorf("%v %v %v: sigma %v, want %v", p, tc.rule, tc.conv, sigma, want)
+			}
+			rho, _ := p.Rho(sigma)
+			if at, _ := ConvertRDP(rho*alpha, alpha, target.Delta, tc.conv); at != eps || eps > target.Eps || eps < target.Eps*(1-1e-9) {
+				t.Errorf("%v %v %v: eps %v, bound at (sigma, alpha) %v, target %v", p, tc.rule, tc.conv, eps, at, target.Eps)
+			}
+		}
+		if _, _, _, err := p.Calibrate(target, ImprovedConversion, AlphaTable43); err == nil {
+			t.Errorf("%v: Table 4.3's rule with the improved conversion: no error", p)
+		}
+	}
+	for _, s := range []string{"exact", "table-4.3"} {
+		if r, err := ParseAlphaRule(s); err != nil || r.String() != s {
+			t.Errorf("ParseAlphaRule(%q) = %v, %v", s, r, err)
+		}
+	}
+	if _, err := ParseAlphaRule("optimal"); err == nil || !strings.Contains(err.Error(), "exact, table-4.3") {
+		t.Errorf("ParseAlphaRule(optimal): %v", err)
 	}
 }

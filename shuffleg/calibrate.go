@@ -14,6 +14,7 @@ type Calibration struct {
 	Eps        float64               // the ε the accountant certifies at Sigma (at most the target)
 	Delta      float64               // δ
 	Alpha      float64               // the Rényi order of the bound
+	AlphaRule  accountant.AlphaRule  // how Alpha was chosen
 	Conversion accountant.Conversion // the RDP-to-DP rule used
 	Reference  string                // the lemma that bounds the algorithm's privacy
 }
@@ -23,26 +24,22 @@ type Calibration struct {
 // Assumption 4.4.3, and G* for Interleaved, whose public gradients are
 // clipped alike): per private epoch (α, 2αG²/σ²)-RDP by privacy
 // amplification by iteration, divided by n + 1 − n_d for Interleaved,
-// composed over the private epochs and converted to (ε, δ)-DP with conv
-// (Lemmas 4.5.2 and 4.6.2, Table 4.3). The accountant does the arithmetic;
-// Calibrate maps the plan onto it.
+// composed over the private epochs and converted to (ε, δ)-DP with conv at
+// the order α that rule picks: the exact minimiser, or Table 4.3's
+// α = sqrt(log(1/δ)/ρ) (Lemmas 4.5.2 and 4.6.2). The accountant does the
+// arithmetic; Calibrate maps the plan onto it.
 //
 // PublicOnly touches no private data and has no noise to calibrate.
-func Calibrate(plan Plan, clip float64, target accountant.Guarantee, conv accountant.Conversion) (Calibration, error) {
+func Calibrate(plan Plan, clip float64, target accountant.Guarantee, conv accountant.Conversion, rule accountant.AlphaRule) (Calibration, error) {
 	if !(clip > 0) || math.IsInf(clip, 0) {
 		return Calibration{}, fmt.Errorf("clip = %v: a private algorithm needs a finite clipping norm > 0 (it is the Lipschitz constant G of the privacy analysis)", clip)
 	}
 	if !plan.Algorithm.Private() || plan.PrivEpochs < 1 {
 		return Calibration{}, fmt.Errorf("%v: uses no private data, there is no noise to calibrate", plan.Algorithm)
 	}
-	acct := plan.PABI(clip)
-	sigma, _, err := acct.Sigma(target, conv)
+	sigma, alpha, eps, err := plan.PABI(clip).Calibrate(target, conv, rule)
 	if err != nil {
 		return Calibration{}, fmt.Errorf("calibrate %v: %w", plan.Algorithm, err)
 	}
-	eps, alpha, err := acct.Eps(sigma, target.Delta, conv)
-	if err != nil {
-		return Calibration{}, fmt.Errorf("calibrate %v: %w", plan.Algorithm, err)
-	}
-	return Calibration{Sigma: sigma, Eps: eps, Delta: target.Delta, Alpha: alpha, Conversion: conv, Reference: plan.Algorithm.Reference()}, nil
+	return Calibration{Sigma: sigma, Eps: eps, Delta: target.Delta, Alpha: alpha, AlphaRule: rule, Conversion: conv, Reference: plan.Algorithm.Reference()}, nil
 }

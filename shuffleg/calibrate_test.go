@@ -20,7 +20,7 @@ func TestCalibrationRoundTrip(t *testing.T) {
 						t.Fatal(err)
 					}
 					target := accountant.Guarantee{Eps: eps, Delta: 1e-6}
-					c, err := Calibrate(plan, 10, target, conv)
+					c, err := Calibrate(plan, 10, target, conv, accountant.AlphaExact)
 					if err != nil {
 						t.Fatalf("%v p=%v eps=%v %v: %v", a, p, eps, conv, err)
 					}
@@ -49,7 +49,7 @@ func TestCalibrationOrdering(t *testing.T) {
 	sigma := map[Algorithm]float64{}
 	for _, a := range []Algorithm{DPShuffleG, PrivPub, PubPriv, Interleaved} {
 		plan, _ := NewPlan(a, 1000, 1000, 50, 0.5)
-		c, err := Calibrate(plan, 10, target, accountant.PaperConversion)
+		c, err := Calibrate(plan, 10, target, accountant.PaperConversion, accountant.AlphaExact)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,20 +66,42 @@ func TestCalibrationOrdering(t *testing.T) {
 	}
 }
 
+// TestCalibrationTable43 checks the order rule of Table 4.3 against the
+// accountant's: the same σ and α as SigmaTable43, slightly more noise than
+// the exact rule, and refused with the improved conversion.
+func TestCalibrationTable43(t *testing.T) {
+	target := accountant.Guarantee{Eps: 5, Delta: 1e-6}
+	for _, a := range []Algorithm{DPShuffleG, PrivPub, Interleaved} {
+		plan, _ := NewPlan(a, 1000, 1000, 50, 0.5)
+		c, err := Calibrate(plan, 10, target, accountant.PaperConversion, accountant.AlphaTable43)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sigma, alpha, _ := plan.PABI(10).SigmaTable43(target)
+		exact, _ := Calibrate(plan, 10, target, accountant.PaperConversion, accountant.AlphaExact)
+		if c.Sigma != sigma || c.Alpha != alpha || c.AlphaRule != accountant.AlphaTable43 || !(c.Sigma > exact.Sigma) || c.Eps > 5 {
+			t.Errorf("%v: %+v; SigmaTable43 gives σ = %v at α = %v, the exact rule σ = %v", a, c, sigma, alpha, exact.Sigma)
+		}
+		if _, err := Calibrate(plan, 10, target, accountant.ImprovedConversion, accountant.AlphaTable43); err == nil {
+			t.Errorf("%v: Table 4.3 with the improved conversion: no error", a)
+		}
+	}
+}
+
 func TestCalibrateRejects(t *testing.T) {
 	plan, _ := NewPlan(DPShuffleG, 100, 0, 10, 1)
 	target := accountant.Guarantee{Eps: 1, Delta: 1e-6}
-	if _, err := Calibrate(plan, math.Inf(1), target, accountant.PaperConversion); err == nil {
+	if _, err := Calibrate(plan, math.Inf(1), target, accountant.PaperConversion, accountant.AlphaExact); err == nil {
 		t.Error("infinite clip: no error")
 	}
-	if _, err := Calibrate(plan, 10, accountant.Guarantee{Eps: 0, Delta: 1e-6}, accountant.PaperConversion); err == nil {
+	if _, err := Calibrate(plan, 10, accountant.Guarantee{Eps: 0, Delta: 1e-6}, accountant.PaperConversion, accountant.AlphaExact); err == nil {
 		t.Error("eps = 0: no error")
 	}
-	if _, err := Calibrate(plan, 10, accountant.Guarantee{Eps: 1, Delta: 1}, accountant.PaperConversion); err == nil {
+	if _, err := Calibrate(plan, 10, accountant.Guarantee{Eps: 1, Delta: 1}, accountant.PaperConversion, accountant.AlphaExact); err == nil {
 		t.Error("delta = 1: no error")
 	}
 	pub, _ := NewPlan(PublicOnly, 100, 100, 10, 1)
-	if _, err := Calibrate(pub, 10, target, accountant.PaperConversion); err == nil {
+	if _, err := Calibrate(pub, 10, target, accountant.PaperConversion, accountant.AlphaExact); err == nil {
 		t.Error("public-only: no error")
 	}
 }

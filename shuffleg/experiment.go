@@ -55,8 +55,11 @@ type Experiment struct {
 	Clip       float64
 	Eps, Delta float64
 	Conversion accountant.Conversion
-	LRs        []float64 // one value fixes the learning rate
-	Runs       int
+	// AlphaRule picks the Rényi order of each private algorithm's bound:
+	// the exact minimiser (the zero value) or Table 4.3's rule.
+	AlphaRule accountant.AlphaRule
+	LRs       []float64 // one value fixes the learning rate
+	Runs      int
 	// Seed, when set, makes the experiment reproducible: each run's random
 	// Stream is keyed from it, and the same seed gives the same results on
 	// any number of workers. Unset, the keys come from crypto/rand.
@@ -132,7 +135,7 @@ const (
 // outside the privacy analysis (non-contractive learning rates).
 func (e *Experiment) Notes(results []Result) []string {
 	notes := []string{
-		fmt.Sprintf("noise calibrated by the accountant to (eps = %g, delta = %g) for each private algorithm, RDP to DP conversion: %s (%s)", e.Eps, e.Delta, e.Conversion, e.Conversion.Reference()),
+		fmt.Sprintf("noise calibrated by the accountant to (eps = %g, delta = %g) for each private algorithm, RDP to DP conversion: %s (%s), Renyi order: %s", e.Eps, e.Delta, e.Conversion, e.Conversion.Reference(), alphaRuleNote(e.AlphaRule)),
 		"losses are G(x; D) on the private data, evaluated without noise: experiment measurements, not a private release; the learning-rate selection reads them and is not privacy-accounted (as in the thesis)",
 	}
 	if e.Seed != nil {
@@ -146,6 +149,13 @@ func (e *Experiment) Notes(results []Result) []string {
 		}
 	}
 	return notes
+}
+
+func alphaRuleNote(r accountant.AlphaRule) string {
+	if r == accountant.AlphaTable43 {
+		return "Table 4.3's rule alpha = sqrt(log(1/delta)/rho)"
+	}
+	return "the exact minimiser of the bound"
 }
 
 // NonContractiveError reports a fixed learning rate above the contraction
@@ -196,6 +206,9 @@ func (e *Experiment) check() error {
 	if e.Workers < 0 {
 		return fmt.Errorf("workers = %d: must be >= 0", e.Workers)
 	}
+	if e.AlphaRule == accountant.AlphaTable43 && e.Conversion != accountant.PaperConversion {
+		return fmt.Errorf("alpha rule %v: Table 4.3's order is defined with the paper's conversion, not %v", e.AlphaRule, e.Conversion)
+	}
 	return nil
 }
 
@@ -227,7 +240,7 @@ func (e *Experiment) Run(ctx context.Context) ([]Result, error) {
 		*res = Result{Algorithm: a, Label: a.Label(e.Order), Plan: plan, Bound: plan.ContractionBound(p), Runs: e.Runs}
 		cfgs[ai] = Config{Algorithm: a, Order: e.Order, Epochs: e.Epochs, Fraction: e.Fraction, Clip: e.Clip}
 		if a.Private() {
-			c, err := Calibrate(plan, e.Clip, accountant.Guarantee{Eps: e.Eps, Delta: e.Delta}, e.Conversion)
+			c, err := Calibrate(plan, e.Clip, accountant.Guarantee{Eps: e.Eps, Delta: e.Delta}, e.Conversion, e.AlphaRule)
 			if err != nil {
 				return nil, err
 			}

@@ -196,7 +196,7 @@ func TestNewProblemRejectsBadData(t *testing.T) {
 // fixtures (those that hold enough images for a construction): the
 // constructions fit the tasks.
 func TestCatalogProblems(t *testing.T) {
-	for _, name := range []string{"mnist69", "breast-cancer", "diabetes", "compas", "crime", "synthetic"} {
+	for _, name := range []string{"breast-cancer", "diabetes", "compas", "crime", "synthetic"} {
 		info, err := datasets.Lookup(name)
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/internal/figure"
 	"github.com/darrm/darrm/shuffleg"
 )
 
@@ -285,6 +286,8 @@ func newAccountGNMaxCmd() *cobra.Command {
 		eps                []float64
 		delta              float64
 		search, conversion string
+		plotPath           string
+		marks              []float64
 	)
 	cmd := newAccount(&a, "gnmax", "Noise sigma of GNMax for a per-query (eps, delta) target",
 		`gnmax prints the noise sigma with which GNMax, which is (lambda, lambda/sigma²)-RDP,
@@ -292,8 +295,11 @@ is (eps, delta)-DP per query, and the lambda used, for each --target-eps.
 --gnmax-search grid is the paper's search (App. B.4.1: lambda from
 log(1/delta)/eps + 1 to 500 in steps of 0.5, with Theorem B.4.1's conversion);
 exact minimises over lambda exactly, with --conversion paper (the same
-objective) or improved.`+targetAliasNote,
+objective) or improved. --plot draws sigma² against lambda over the grid for
+each target, with both minima marked (thesis Figure B.8), and a dashed line
+at each --mark-lambda.`+targetAliasNote,
 		`  darrm account gnmax --target-eps 0.2676,0.2556 --target-delta 3e-4 --format json
+  darrm account gnmax --target-eps 0.2676,0.2556 --target-delta 3e-4 --plot b8.png --mark-lambda 34.31,35.74
   darrm account gnmax --target-eps 0.2676 --target-delta 3e-4 --gnmax-search exact --conversion improved`,
 		targetAliases, func(cmd *cobra.Command, f cliout.Format) error {
 			if err := requireFlags(cmd, "target-eps", "target-delta"); err != nil {
@@ -310,13 +316,25 @@ objective) or improved.`+targetAliasNote,
 			if s == accountant.GNMaxGrid && c != accountant.PaperConversion {
 				return usageErrorf("account gnmax: --gnmax-search grid is the paper's search and uses --conversion paper only")
 			}
+			if plotPath != "" {
+				if err := figure.CheckPath(plotPath); err != nil {
+					return &usageError{err}
+				}
+			}
 			var rows []cliout.Record
+			var targets []accountant.Guarantee
 			for _, e := range eps {
 				sigma, lambda, err := accountant.CalibrateGNMax(accountant.Guarantee{Eps: e, Delta: delta}, s, c)
 				if err != nil {
 					return err
 				}
 				rows = append(rows, cliout.Record{{Key: "eps", Val: e}, {Key: "sigma", Val: sigma}, {Key: "lambda", Val: lambda}, {Key: "rdp", Val: lambda / (sigma * sigma)}})
+				targets = append(targets, accountant.Guarantee{Eps: e, Delta: delta})
+			}
+			if plotPath != "" {
+				if err := figure.WriteGNMax(plotPath, "", targets, marks); err != nil {
+					return err
+				}
 			}
 			if len(rows) == 1 {
 				return cliout.WriteRecord(cmd.OutOrStdout(), f, append(cliout.Record{{Key: "search", Val: s.String()}, {Key: "conversion", Val: c.String()},
@@ -332,6 +350,8 @@ objective) or improved.`+targetAliasNote,
 	flagTargetDelta.add(fs, &delta)
 	flagGNMaxSearch.add(fs, &search)
 	flagConversion.add(fs, &conversion)
+	flagPlot.add(fs, &plotPath)
+	fs.Float64SliceVar(&marks, "mark-lambda", nil, "with --plot: orders lambda to mark on the curves (e.g. published values to compare)")
 	return cmd
 }
 
@@ -444,15 +464,15 @@ func shufflegRows(alg shuffleg.Algorithm, run accountant.PABI, eps []float64, si
 		}
 		for _, v := range []struct {
 			conv        accountant.Conversion
-			rule        string
+			rule        accountant.AlphaRule
 			sigma, alph float64
 		}{
-			{accountant.PaperConversion, "table-4.3", t43, t43Alpha},
-			{accountant.PaperConversion, "optimal", base, baseAlpha},
-			{accountant.ImprovedConversion, "optimal", improved, impAlpha},
+			{accountant.PaperConversion, accountant.AlphaTable43, t43, t43Alpha},
+			{accountant.PaperConversion, accountant.AlphaExact, base, baseAlpha},
+			{accountant.ImprovedConversion, accountant.AlphaExact, improved, impAlpha},
 		} {
 			rows = append(rows, cliout.Record{{Key: "algorithm", Val: alg.String()}, {Key: "private_epochs", Val: run.Epochs}, {Key: "eps", Val: e},
-				{Key: "conversion", Val: v.conv.String()}, {Key: "alpha_rule", Val: v.rule}, {Key: "alpha", Val: v.alph},
+				{Key: "conversion", Val: v.conv.String()}, {Key: "alpha_rule", Val: v.rule.String()}, {Key: "alpha", Val: v.alph},
 				{Key: "sigma", Val: v.sigma}, {Key: "ratio", Val: v.sigma / base}, {Key: "reference", Val: ref(v.conv)}})
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -156,7 +158,7 @@ func TestAccountShuffleG(t *testing.T) {
 			t.Errorf("%s eps=%v: improved ratio %v", r.Algorithm, r.Eps, r.Ratio)
 		}
 	}
-	interleaved := v.Rows[len(v.Rows)-2] // eps = 10, paper, optimal alpha
+	interleaved := v.Rows[len(v.Rows)-2] // eps = 10, paper, exact alpha
 	code, out, errOut = runCLI("account", "shuffleg", "--algorithm", "interleaved", "--sigma", fmt.Sprint(interleaved.Sigma),
 		"--delta", "1e-6", "--G", "10", "--epochs", "50", "--n", "1000", "--nd", "500", "--format", "json")
 	if code != exitOK {
@@ -232,5 +234,20 @@ func TestAccountBadInput(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestAccountGNMaxPlot(t *testing.T) {
+	dir := t.TempDir()
+	fig := filepath.Join(dir, "b8.png")
+	code, _, errOut := runCLI("account", "gnmax", "--target-eps", "0.2676,0.2556", "--target-delta", "3e-4", "--plot", fig, "--mark-lambda", "34.31,35.74")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if st, err := os.Stat(fig); err != nil || st.Size() == 0 {
+		t.Errorf("figure: %v", err)
+	}
+	if code, _, _ := runCLI("account", "gnmax", "--target-eps", "0.2676", "--target-delta", "3e-4", "--plot", filepath.Join(dir, "b8.pdf")); code != exitUsage {
+		t.Errorf(".pdf: exit %d", code)
 	}
 }

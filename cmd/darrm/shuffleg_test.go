@@ -186,3 +186,36 @@ func TestShufflegConversion(t *testing.T) {
 		t.Errorf("sigma: improved %v, paper %v", sigma["improved"], sigma["paper"])
 	}
 }
+
+// TestShufflegAlphaRule checks --alpha-rule: Table 4.3's order needs a
+// little more noise than the exact minimiser, the report names the rule,
+// and the rule is refused with the improved conversion.
+func TestShufflegAlphaRule(t *testing.T) {
+	sigma := map[string]float64{}
+	for _, rule := range []string{"exact", "table-4.3"} {
+		code, out, stderr := runCLI(append(small, "--target-eps", "5", "--lr", "0.1", "--algorithm", "dp-shuffleg", "--alpha-rule", rule, "--format", "json")...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", rule, code, stderr)
+		}
+		var doc struct {
+			AlphaRule string           `json:"alpha_rule"`
+			Results   []map[string]any `json:"results"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if doc.AlphaRule != rule || strings.Contains(out, "seconds") {
+			t.Errorf("alpha_rule %q, want %q; or the report holds a timing", doc.AlphaRule, rule)
+		}
+		sigma[rule] = doc.Results[0]["sigma"].(float64)
+	}
+	if !(sigma["table-4.3"] > sigma["exact"]) {
+		t.Errorf("sigma: Table 4.3 %v, exact %v", sigma["table-4.3"], sigma["exact"])
+	}
+	for _, args := range [][]string{{"--alpha-rule", "table-4.3", "--conversion", "improved"}, {"--alpha-rule", "optimal"}} {
+		code, _, stderr := runCLI(append(append(small, "--target-eps", "5", "--lr", "0.1"), args...)...)
+		if code != exitUsage || !strings.Contains(stderr, "--alpha-rule") {
+			t.Errorf("%v: exit %d: %s", args, code, stderr)
+		}
+	}
+}

@@ -137,16 +137,20 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	}
 	out.Seconds = time.Since(start).Seconds()
 	if f.plot != "" {
-		gs := []figure.NamedGamma{{Name: "opt", Gamma: e.Gamma}}
-		for _, m := range out.Compare {
-			gs = append(gs, figure.NamedGamma{Name: m.Name, Gamma: m.Gamma})
-		}
-		title := fmt.Sprintf("γ for K = %d, m·ε = %.4g (ε = %g), δ = %.3g, Δ = %g", p.K, p.M*p.Eps, p.Eps, p.TargetDelta, p.Delta)
-		if err := figure.WriteGammas(f.plot, title, gs); err != nil {
+		if err := figure.WriteGammas(f.plot, "", []figure.Setting{setting(out)}, 1, false); err != nil {
 			return err
 		}
 	}
 	return out.Write(cmd.OutOrStdout(), format)
+}
+
+// setting is out as a column of a gamma figure.
+func setting(out report.Solve) figure.Setting {
+	s := figure.Setting{K: out.K, M: out.M, Eps: out.Eps, Delta: out.Delta, TargetDelta: out.TargetDelta}
+	for _, m := range out.Mechanisms() {
+		s.Mechanisms = append(s.Mechanisms, figure.Mechanism{Name: m.Name, Prior: out.Prior, Gamma: m.Gamma, Status: m.Certificate.Status, Errors: m.Errors})
+	}
+	return s
 }
 
 // baselines parses the flags of --compare and builds the baselines.

@@ -1,19 +1,22 @@
 // Package curveplot draws training curves in the style of the thesis'
 // Figure 4.2: one line per algorithm for the mean over runs and a shaded
-// band of one standard deviation around it.
+// band of one standard deviation around it, one panel per experiment, in
+// package figure's style (one legend above the panels, labelled ticks,
+// 300 dpi PNG or SVG).
 package curveplot
 
 import (
 	"fmt"
 	"image/color"
 	"math"
-	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/darrm/darrm/internal/figure"
+	"github.com/darrm/darrm/shuffleg"
 )
 
 // Series is one algorithm's curve: the mean and standard deviation of a
@@ -21,21 +24,19 @@ import (
 type Series struct {
 	Label     string
 	Mean, Std []float64
-	Color     color.Color // nil: the next colour of the palette
+	Color     color.Color // nil: the palette's colour for the series' index
 }
 
 // Panel is one figure panel.
 type Panel struct {
-	Title, XLabel, YLabel string
-	// LogY draws the y axis on a log scale; the lower edge of a band is
-	// then cut at Floor, since mean − std can be <= 0.
+	Title, XLabel, YLabel string // Text markup (figure.Text)
+	// LogY draws the y axis on a log scale; values and the lower edge of
+	// a band are then cut at Floor, since mean − std can be <= 0.
 	LogY   bool
 	Floor  float64
 	Series []Series
 }
 
-// palette follows the thesis' colours where it names them: DP-ShuffleG
-// blue, Public Only green, Interleaved red.
 var palette = []color.Color{
 	color.RGBA{R: 31, G: 119, B: 180, A: 255},
 	color.RGBA{R: 255, G: 127, B: 14, A: 255},
@@ -45,75 +46,111 @@ var palette = []color.Color{
 	color.RGBA{R: 140, G: 86, B: 75, A: 255},
 }
 
-// Write draws the panel into path, whose extension (.png or .svg, see
-// figure.CheckPath) picks the format. The file is written atomically.
-func Write(path string, p Panel) error {
+// algorithmColors gives each algorithm one colour across panels, with the
+// thesis' blue DP-ShuffleG, green Public Only and red Interleaved.
+var algorithmColors = map[string]color.Color{
+	shuffleg.DPShuffleG.String():  palette[0],
+	shuffleg.PrivPub.String():     palette[1],
+	shuffleg.PubPriv.String():     palette[2],
+	shuffleg.Interleaved.String(): palette[3],
+	shuffleg.PublicOnly.String():  palette[4],
+}
+
+// Write draws the panels, cols to a row, under title into path, whose
+// extension (.png or .svg) picks the format; one legend above the panels
+// lists every series label once. The file is written atomically.
+func Write(path, title string, panels []Panel, cols int) error {
 	if err := figure.CheckPath(path); err != nil {
 		return err
 	}
-	pl := plot.New()
+	if len(panels) == 0 {
+		return fmt.Errorf("curve figure: no panel")
+	}
+	var plots []*plot.Plot
+	var legend []figure.Entry
+	seen := map[string]bool{}
+	for _, p := range panels {
+		pl, err := p.plot()
+		if err != nil {
+			return err
+		}
+		plots = append(plots, pl)
+		for i, s := range p.Series {
+			if !seen[s.Label] {
+				seen[s.Label] = true
+				legend = append(legend, figure.Entry{Label: s.Label, Thumbs: []plot.Thumbnailer{line(s.color(i))}})
+			}
+		}
+	}
+	f := figure.Figure{Title: title, Legend: legend, Cols: cols, Panels: plots}
+	return f.Save(path)
+}
+
+func (s Series) color(i int) color.Color {
+	if s.Color != nil {
+		return s.Color
+	}
+	return palette[i%len(palette)]
+}
+
+func line(c color.Color) *plotter.Line {
+	return &plotter.Line{LineStyle: draw.LineStyle{Color: c, Width: vg.Points(1.4)}}
+}
+
+// plot builds the panel's plot: bands first, then the lines over them.
+func (p Panel) plot() (*plot.Plot, error) {
+	pl := figure.NewPlot()
 	pl.Title.Text = p.Title
 	pl.X.Label.Text = p.XLabel
 	pl.Y.Label.Text = p.YLabel
+	pl.X.Tick.Marker = figure.Ticks{Integer: true}
 	if p.LogY {
-		pl.Y.Scale = plot.LogScale{}
-		pl.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		figure.LogY(pl)
 	}
-	pl.Legend.Top = true
-	pl.X.Tick.Marker = epochTicks{}
+	var lines []plot.Plotter
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for i, s := range p.Series {
 		if len(s.Mean) == 0 || len(s.Std) != len(s.Mean) {
-			return fmt.Errorf("plot series %q: %d means and %d stds: must be equal and non-zero", s.Label, len(s.Mean), len(s.Std))
+			return nil, fmt.Errorf("plot series %q: %d means and %d stds: must be equal and non-zero", s.Label, len(s.Mean), len(s.Std))
 		}
-		c := s.Color
-		if c == nil {
-			c = palette[i%len(palette)]
-		}
-		band, line := make(plotter.XYs, 0, 2*len(s.Mean)), make(plotter.XYs, len(s.Mean))
+		c := s.color(i)
+		band, mid := make(plotter.XYs, 0, 2*len(s.Mean)), make(plotter.XYs, len(s.Mean))
 		for k, m := range s.Mean {
-			line[k] = plotter.XY{X: float64(k), Y: m}
-			band = append(band, plotter.XY{X: float64(k), Y: lower(m, s.Std[k], p)})
+			mid[k] = plotter.XY{X: float64(k), Y: p.cut(m)}
+			band = append(band, plotter.XY{X: float64(k), Y: p.cut(m - s.Std[k])})
 		}
 		for k := len(s.Mean) - 1; k >= 0; k-- {
-			band = append(band, plotter.XY{X: float64(k), Y: s.Mean[k] + s.Std[k]})
+			band = append(band, plotter.XY{X: float64(k), Y: p.cut(s.Mean[k] + s.Std[k])})
 		}
 		if err := finite(s.Label, band); err != nil {
-			return err
+			return nil, err
 		}
 		for _, xy := range band {
 			lo, hi = math.Min(lo, xy.Y), math.Max(hi, xy.Y)
 		}
 		poly, err := plotter.NewPolygon(band)
 		if err != nil {
-			return fmt.Errorf("plot series %q: %w", s.Label, err)
+			return nil, fmt.Errorf("plot series %q: %w", s.Label, err)
 		}
 		r, g, b, _ := c.RGBA()
 		poly.Color = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 60}
 		poly.LineStyle.Width = 0
-		l, err := plotter.NewLine(line)
-		if err != nil {
-			return fmt.Errorf("plot series %q: %w", s.Label, err)
-		}
-		l.Color = c
-		l.Width = vg.Points(1.5)
-		pl.Add(poly, l)
-		pl.Legend.Add(s.Label, l)
+		pl.Add(poly)
+		l := line(c)
+		l.XYs = mid
+		lines = append(lines, l)
 	}
-	// Leave the top third of the panel to the legend.
+	pl.Add(lines...)
+	pl.X.Min, pl.X.Max = 0, float64(len(p.Series[0].Mean)-1)
 	if hi > lo {
-		if p.LogY && lo > 0 {
-			pl.Y.Min, pl.Y.Max = lo, hi*math.Pow(hi/lo, 0.5)
-		} else if !p.LogY {
-			pl.Y.Min, pl.Y.Max = lo, hi+0.5*(hi-lo)
-		}
+		pl.Y.Min, pl.Y.Max = lo, hi
 	}
-	return figure.SaveGrid(path, 6*vg.Inch, 4*vg.Inch, 1, 1, []*plot.Plot{pl})
+	return pl, nil
 }
 
-func lower(mean, std float64, p Panel) float64 {
-	v := mean - std
-	if p.LogY && v < p.Floor {
+// cut returns v, or Floor on a log axis when v is below it.
+func (p Panel) cut(v float64) float64 {
+	if p.LogY && !(v >= p.Floor) {
 		return p.Floor
 	}
 	return v
@@ -128,18 +165,69 @@ func finite(label string, xys plotter.XYs) error {
 	return nil
 }
 
-// epochTicks labels the x axis with whole epochs, about five of them.
-type epochTicks struct{}
+// Metric is the quantity a DP-ShuffleG panel shows.
+type Metric int
 
-// Ticks returns integer ticks between min and max.
-func (epochTicks) Ticks(min, max float64) []plot.Tick {
-	step := math.Max(1, math.Ceil((max-min)/5))
-	if step > 5 {
-		step = math.Ceil(step/5) * 5
+const (
+	// Loss is the objective G(x; D) on the private data, linear axis.
+	Loss Metric = iota
+	// Excess is G(x; D) − G(x*; D), log axis.
+	Excess
+)
+
+// ParseMetric parses "loss" or "excess".
+func ParseMetric(s string) (Metric, error) {
+	switch s {
+	case "loss":
+		return Loss, nil
+	case "excess":
+		return Excess, nil
 	}
-	var ticks []plot.Tick
-	for x := math.Ceil(min/step) * step; x <= max; x += step {
-		ticks = append(ticks, plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'f', 0, 64)})
+	return 0, fmt.Errorf("metric %q: must be loss or excess", s)
+}
+
+var taskNames = map[string]string{"mean": "mean estimation", "ridge": "ridge regression", "lasso-logistic": "lasso logistic regression"}
+
+// ReportPanel is the panel of a DP-ShuffleG experiment's report (Figure
+// 4.2): each algorithm's curve of metric at its chosen learning rate, under
+// a title that states the dataset (marked "substitute" unless it is the
+// thesis' own), the task, ε, δ, p and the number of epochs.
+func ReportPanel(r *shuffleg.Report, metric Metric) Panel {
+	data := r.Dataset
+	if !r.ThesisDataset {
+		data += " (substitute)"
 	}
-	return ticks
+	task, ok := taskNames[r.Task]
+	if !ok {
+		task = r.Task
+	}
+	p := Panel{
+		Title:  fmt.Sprintf("%s, %s\nε = %s, δ = %s, p = %g, K = %d", data, task, figure.Num(r.Eps), figure.Num(r.Delta), r.Fraction, r.Epochs),
+		XLabel: "epoch",
+		YLabel: "loss G(x; D)",
+	}
+	if metric == Excess {
+		p.YLabel, p.LogY = "excess risk G(x; D) − G(x*; D)", true
+		// An excess can round to <= 0 at the optimum: floor the axis a
+		// decade below the smallest positive mean.
+		p.Floor = math.Inf(1)
+		for _, a := range r.Results {
+			for _, v := range a.ExcessMean {
+				if v > 0 {
+					p.Floor = math.Min(p.Floor, v/10)
+				}
+			}
+		}
+		if math.IsInf(p.Floor, 1) {
+			p.Floor = 1e-12
+		}
+	}
+	for _, a := range r.Results {
+		s := Series{Label: a.Label, Mean: a.LossMean, Std: a.LossStd, Color: algorithmColors[a.Algo]}
+		if metric == Excess {
+			s.Mean, s.Std = a.ExcessMean, a.ExcessStd
+		}
+		p.Series = append(p.Series, s)
+	}
+	return p
 }

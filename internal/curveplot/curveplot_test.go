@@ -4,7 +4,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/darrm/darrm/shuffleg"
 )
 
 func TestWrite(t *testing.T) {
@@ -15,7 +18,7 @@ func TestWrite(t *testing.T) {
 	}}
 	for _, ext := range []string{".png", ".svg"} {
 		path := filepath.Join(dir, "panel"+ext)
-		if err := Write(path, p); err != nil {
+		if err := Write(path, "title", []Panel{p, p}, 2); err != nil {
 			t.Fatalf("%s: %v", ext, err)
 		}
 		if st, err := os.Stat(path); err != nil || st.Size() == 0 {
@@ -24,7 +27,7 @@ func TestWrite(t *testing.T) {
 	}
 	p.LogY, p.Floor = true, 1e-3
 	p.Series[0].Std[2] = 5 // mean − std < 0: cut at the floor
-	if err := Write(filepath.Join(dir, "log.png"), p); err != nil {
+	if err := Write(filepath.Join(dir, "log.png"), "", []Panel{p}, 1); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -41,11 +44,45 @@ func TestWriteRejects(t *testing.T) {
 		"inf":       {"x.png", Series{Label: "a", Mean: []float64{1, math.Inf(1)}, Std: []float64{0, 0}}},
 	} {
 		path := filepath.Join(dir, tc.path)
-		if err := Write(path, Panel{Series: []Series{tc.s}}); err == nil {
+		if err := Write(path, "", []Panel{{Series: []Series{tc.s}}}, 1); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 		if _, err := os.Stat(path); err == nil {
 			t.Errorf("%s: file written despite the error", name)
 		}
+	}
+}
+
+// TestReportPanel checks the panel of a report: the title states the
+// setting and marks a substitute dataset, each algorithm has its colour,
+// and the excess metric puts values at or below zero on the log axis's
+// floor.
+func TestReportPanel(t *testing.T) {
+	r := &shuffleg.Report{Dataset: "diabetes", Task: "ridge", Eps: 1, Delta: 1e-6, Fraction: 0.5, Epochs: 2, Results: []shuffleg.ReportResult{
+		{Algo: "interleaved", Label: "Interleaved-RR", LossMean: []float64{3, 2, 1}, LossStd: []float64{0, 0, 0}, ExcessMean: []float64{2, 1, 0}, ExcessStd: []float64{0, 0, 0}},
+		{Algo: "public-only", Label: "Public Only", LossMean: []float64{3, 2, 2}, LossStd: []float64{0, 0, 0}, ExcessMean: []float64{2, 1, 1}, ExcessStd: []float64{0, 0, 0}},
+	}}
+	p := ReportPanel(r, Loss)
+	for _, want := range []string{"diabetes (substitute)", "ridge regression", "ε = 1", "δ = 10^{-6}", "p = 0.5", "K = 2"} {
+		if !strings.Contains(p.Title, want) {
+			t.Errorf("title %q does not say %q", p.Title, want)
+		}
+	}
+	if p.LogY || p.Series[0].Color != palette[3] || p.Series[1].Color != palette[4] || p.Series[0].Mean[2] != 1 {
+		t.Errorf("loss panel %+v", p)
+	}
+	r.ThesisDataset = true
+	x := ReportPanel(r, Excess)
+	if strings.Contains(x.Title, "substitute") || !x.LogY || x.Floor != 0.1 || x.Series[0].Mean[2] != 0 {
+		t.Errorf("excess panel %+v", x)
+	}
+	if err := Write(filepath.Join(t.TempDir(), "x.png"), "", []Panel{x}, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ParseMetric("excess"); err != nil {
+		t.Error(err)
+	}
+	if _, err := ParseMetric("risk"); err == nil {
+		t.Error("metric risk: no error")
 	}
 }
