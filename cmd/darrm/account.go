@@ -411,7 +411,7 @@ and K - S (pub-priv).`+targetAliasNote,
 				if err != nil {
 					return err
 				}
-				r, err := shufflegRows(alg, plan.PABI(g), eps, sigma, delta, cmd.Flags().Changed("sigma"))
+				r, err := shufflegRows(plan, g, eps, sigma, delta, cmd.Flags().Changed("sigma"))
 				if err != nil {
 					return err
 				}
@@ -434,8 +434,9 @@ and K - S (pub-priv).`+targetAliasNote,
 
 // shufflegRows are account shuffleg's rows for one algorithm: the eps that
 // sigma gives under each conversion, or the sigma each target eps needs.
-func shufflegRows(alg shuffleg.Algorithm, run accountant.PABI, eps []float64, sigma, delta float64, given bool) ([]cliout.Record, error) {
+func shufflegRows(plan shuffleg.Plan, g float64, eps []float64, sigma, delta float64, given bool) ([]cliout.Record, error) {
 	var rows []cliout.Record
+	alg, run := plan.Algorithm, plan.PABI(g)
 	ref := func(c accountant.Conversion) string { return alg.Reference() + "; " + c.Reference() }
 	if given {
 		for _, c := range []accountant.Conversion{accountant.PaperConversion, accountant.ImprovedConversion} {
@@ -448,32 +449,23 @@ func shufflegRows(alg shuffleg.Algorithm, run accountant.PABI, eps []float64, si
 		}
 		return rows, nil
 	}
+	type variant struct {
+		conv accountant.Conversion
+		rule accountant.AlphaRule
+	}
+	variants := []variant{{accountant.PaperConversion, accountant.AlphaTable43}, {accountant.PaperConversion, accountant.AlphaExact}, {accountant.ImprovedConversion, accountant.AlphaExact}}
 	for _, e := range eps {
-		target := accountant.Guarantee{Eps: e, Delta: delta}
-		base, baseAlpha, err := run.Sigma(target, accountant.PaperConversion)
-		if err != nil {
-			return nil, err
+		cals := make([]shuffleg.Calibration, len(variants))
+		for i, v := range variants {
+			var err error
+			if cals[i], err = shuffleg.Calibrate(plan, g, accountant.Guarantee{Eps: e, Delta: delta}, v.conv, v.rule); err != nil {
+				return nil, err
+			}
 		}
-		t43, t43Alpha, err := run.SigmaTable43(target)
-		if err != nil {
-			return nil, err
-		}
-		improved, impAlpha, err := run.Sigma(target, accountant.ImprovedConversion)
-		if err != nil {
-			return nil, err
-		}
-		for _, v := range []struct {
-			conv        accountant.Conversion
-			rule        accountant.AlphaRule
-			sigma, alph float64
-		}{
-			{accountant.PaperConversion, accountant.AlphaTable43, t43, t43Alpha},
-			{accountant.PaperConversion, accountant.AlphaExact, base, baseAlpha},
-			{accountant.ImprovedConversion, accountant.AlphaExact, improved, impAlpha},
-		} {
+		for _, c := range cals {
 			rows = append(rows, cliout.Record{{Key: "algorithm", Val: alg.String()}, {Key: "private_epochs", Val: run.Epochs}, {Key: "eps", Val: e},
-				{Key: "conversion", Val: v.conv.String()}, {Key: "alpha_rule", Val: v.rule.String()}, {Key: "alpha", Val: v.alph},
-				{Key: "sigma", Val: v.sigma}, {Key: "ratio", Val: v.sigma / base}, {Key: "reference", Val: ref(v.conv)}})
+				{Key: "conversion", Val: c.Conversion.String()}, {Key: "alpha_rule", Val: c.AlphaRule.String()}, {Key: "alpha", Val: c.Alpha},
+				{Key: "sigma", Val: c.Sigma}, {Key: "ratio", Val: c.Sigma / cals[1].Sigma}, {Key: "reference", Val: ref(c.Conversion)}})
 		}
 	}
 	return rows, nil
