@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/curveplot"
@@ -84,8 +85,9 @@ delta), the shape of each gamma over l above its error when every teacher
 votes 1 with probability p, and with --bars the expected errors under the
 actual distributions below. Results of the same problem under different
 priors share a column (Figure B.7). A noise function that is not certified
-is drawn dashed. It prints, per file and mechanism, the numbers behind the
-figure.`,
+is drawn dashed: every gamma's certificate is computed again in this run from
+its values, never taken from the file. It prints, per file and mechanism, the
+numbers behind the figure.`,
 		Example: `  for m in 1 3 5 7; do darrm solve --K 11 --m $m --compare --format json > m$m.json; done
   darrm plot gamma m1.json m3.json m5.json m7.json --out fig-3.2.png`,
 		Args: cobra.MinimumNArgs(1),
@@ -107,6 +109,10 @@ figure.`,
 				if !slices.EqualFunc(d.Errors, docs[0].Errors, func(a, b gamma.ErrorEstimate) bool { return a.Actual == b.Actual }) {
 					return usageErrorf("%s: its actual distributions differ from %s's: give every solve the same --actual", displayName(args[i]), displayName(args[0]))
 				}
+				if err := reverify(cmd, &docs[i], args[i]); err != nil {
+					return err
+				}
+				d = docs[i]
 				settings = append(settings, setting(d))
 				for _, m := range d.Mechanisms() {
 					ev := m.Evaluation
@@ -182,4 +188,28 @@ It prints, per report and algorithm, the final values drawn.`,
 	f.add(cmd, 2)
 	cmd.Flags().StringVar(&metric, "plot-metric", "loss", "quantity to plot: loss (G(x; D), linear axis) or excess (G(x; D) - G(x*), log axis)")
 	return cmd
+}
+
+// reverify replaces the certificates stored in a solve document by ones
+// computed now from the gammas' values, so that a figure never shows a
+// status the file merely claims.
+func reverify(cmd *cobra.Command, d *report.Solve, name string) error {
+	p := constraints.Params{K: d.K, M: d.M, Eps: d.Eps, Delta: d.Delta, TargetDelta: d.TargetDelta}
+	check := func(g []float64, c *gamma.Certificate) error {
+		cert, err := gamma.Verify(cmd.Context(), p, g, 0, nil)
+		if err != nil {
+			return usageErrorf("%s: %v", displayName(name), err)
+		}
+		*c = cert
+		return nil
+	}
+	if err := check(d.Gamma, &d.Certificate); err != nil {
+		return err
+	}
+	for i := range d.Compare {
+		if err := check(d.Compare[i].Gamma, &d.Compare[i].Certificate); err != nil {
+			return err
+		}
+	}
+	return nil
 }

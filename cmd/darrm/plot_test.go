@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,5 +88,35 @@ func TestPlotShuffleg(t *testing.T) {
 	os.WriteFile(empty, []byte(`{"task": "mean"}`), 0o644)
 	if code, _, stderr := runCLI("plot", "shuffleg", "--out", filepath.Join(dir, "x.png"), empty); code != exitUsage || !strings.Contains(stderr, "not the output of darrm shuffleg") {
 		t.Errorf("a report without results: exit %d: %s", code, stderr)
+	}
+}
+
+// TestPlotGammaReverifies tampers with a solve result (gamma_opt replaced
+// by the exact majority, its stored certificate left saying certified) and
+// checks that the figure's rows report the status computed in this run.
+func TestPlotGammaReverifies(t *testing.T) {
+	dir := t.TempDir()
+	out, errOut, code := darrm(t, "", "solve", "--K", "5", "--m", "2", "--Delta", "0", "--delta", "0", "--no-cache", "--compare", "--format", "json")
+	if code != 0 {
+		t.Fatalf("solve: exit %d: %s", code, errOut)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["gamma"] = []float64{1, 1, 1, 1, 1, 1}
+	b, _ := json.Marshal(doc)
+	name := filepath.Join(dir, "tampered.json")
+	if err := os.WriteFile(name, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code = darrm(t, "", "plot", "gamma", "--out", filepath.Join(dir, "g.png"), "--format", "csv", name)
+	if code != 0 {
+		t.Fatalf("plot: exit %d: %s", code, errOut)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, ",opt,") && !strings.HasSuffix(line, ",violated") {
+			t.Errorf("gamma_opt replaced by the majority is drawn as %q, want violated", line)
+		}
 	}
 }
