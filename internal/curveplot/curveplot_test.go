@@ -58,12 +58,12 @@ func TestWriteRejects(t *testing.T) {
 // and the excess metric puts values at or below zero on the log axis's
 // floor.
 func TestReportPanel(t *testing.T) {
-	r := &shuffleg.Report{Dataset: "diabetes", Task: "ridge", Eps: 1, Delta: 1e-6, Fraction: 0.5, Epochs: 2, Results: []shuffleg.ReportResult{
+	r := &shuffleg.Report{Dataset: "breast-cancer", Task: "ridge", Eps: 1, Delta: 1e-6, Fraction: 0.5, Epochs: 2, Results: []shuffleg.ReportResult{
 		{Algo: "interleaved", Label: "Interleaved-RR", LossMean: []float64{3, 2, 1}, LossStd: []float64{0, 0, 0}, ExcessMean: []float64{2, 1, 0}, ExcessStd: []float64{0, 0, 0}},
 		{Algo: "public-only", Label: "Public Only", LossMean: []float64{3, 2, 2}, LossStd: []float64{0, 0, 0}, ExcessMean: []float64{2, 1, 1}, ExcessStd: []float64{0, 0, 0}},
 	}}
 	p := ReportPanel(r, Loss)
-	for _, want := range []string{"diabetes (substitute)", "ridge regression", "ε = 1", "δ = 10^{-6}", "p = 0.5", "K = 2"} {
+	for _, want := range []string{"breast cancer (substitute)", "ridge regression", "ε = 1", "δ = 10^{-6}", "p = 0.5", "K = 2"} {
 		if !strings.Contains(p.Title, want) {
 			t.Errorf("title %q does not say %q", p.Title, want)
 		}
@@ -75,6 +75,10 @@ func TestReportPanel(t *testing.T) {
 	x := ReportPanel(r, Excess)
 	if strings.Contains(x.Title, "substitute") || !x.LogY || x.Floor != 0.1 || x.Series[0].Mean[2] != 0 {
 		t.Errorf("excess panel %+v", x)
+	}
+	r.Results[1].LossMean[1] = 200 // 100 times the others: a log axis
+	if l := ReportPanel(r, Loss); !l.LogY || l.Floor != 0.5 || !strings.Contains(l.YLabel, "log axis") {
+		t.Errorf("loss panel with a curve far above the others: %+v", l)
 	}
 	if err := Write(filepath.Join(t.TempDir(), "x.png"), "", []Panel{x}, 1); err != nil {
 		t.Fatal(err)

@@ -160,8 +160,9 @@ func (f *Figure) Save(path string) error {
 	if ph == 0 {
 		ph = PanelHeight
 	}
-	width := vg.Length(cols)*pw + 2*margin
 	titleSty, legendSty := style(titleSize), style(legendSize)
+	// The panels widen to make room for a title wider than them.
+	width := max(vg.Length(cols)*pw, titleSty.Width(f.Title)) + 2*margin
 	var titleH vg.Length
 	if f.Title != "" {
 		titleH = titleSty.Height(f.Title) + margin

@@ -1,6 +1,7 @@
 package figure
 
 import (
+	"cmp"
 	"fmt"
 	"image/color"
 	"math"
@@ -103,12 +104,23 @@ func styles(settings []Setting) (map[string]mechanismStyle, []string, func(Mecha
 			order = append(order, k)
 		}
 	}
+	// gamma_opt first, under each prior, then the baselines.
+	slices.SortStableFunc(order, func(a, b string) int {
+		return cmp.Compare(boolInt(!strings.HasPrefix(a, "opt")), boolInt(!strings.HasPrefix(b, "opt")))
+	})
 	return out, order, key
 }
 
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // merge puts settings of the same problem into one column, in order of
-// first appearance: their mechanisms together, each baseline once (gamma_opt
-// under different priors stays, Figure B.7).
+// first appearance: their mechanisms together, gamma_opt first (under each
+// prior, Figure B.7), then each baseline once.
 func merge(settings []Setting) []Setting {
 	var out []Setting
 	for _, s := range settings {
@@ -125,6 +137,11 @@ func merge(settings []Setting) []Setting {
 				out[i].Mechanisms = append(out[i].Mechanisms, m)
 			}
 		}
+	}
+	for _, s := range out {
+		slices.SortStableFunc(s.Mechanisms, func(a, b Mechanism) int {
+			return cmp.Compare(boolInt(a.Name != "opt"), boolInt(b.Name != "opt"))
+		})
 	}
 	return out
 }
@@ -171,11 +188,17 @@ func WriteGammas(path, title string, settings []Setting, cols int, bars bool) er
 		errp.X.Min, errp.X.Max = 0, 1
 		errp.Y.Min = 0
 		var barp *plot.Plot
+		var floor float64
 		if bars {
 			barp = NewPlot()
+			LogY(barp)
 			barp.Y.Label.Text = "expected error"
 			barp.X.Label.Text = "actual distribution of the p_{i}"
-			barp.Y.Min = 0
+			var err error
+			if floor, err = barFloor(s.Mechanisms); err != nil {
+				return err
+			}
+			barp.Y.Min = floor
 		}
 		for j, m := range s.Mechanisms {
 			if m.Gamma.K() != s.K {
@@ -190,16 +213,19 @@ func WriteGammas(path, title string, settings []Setting, cols int, bars bool) er
 			if err := addErrorCurve(errp, m.Gamma, st, dashed); err != nil {
 				return err
 			}
+			// Errors that vanish up to rounding (a γ certified at
+			// 1 − 10^-14 where 1 is optimal) would otherwise get an axis
+			// of 10^-15.
+			errp.Y.Max = math.Max(errp.Y.Max, minErrorAxis)
 			if bars {
-				if err := addBars(barp, m, st, j, len(s.Mechanisms)); err != nil {
-					return err
-				}
+				addBars(barp, m, st, j, len(s.Mechanisms), floor)
 			}
 		}
 		base := band * panelRows * cols
 		panels[base+col] = shape
 		panels[base+cols+col] = errp
 		if bars {
+			barp.NominalX(barLabels(s.Mechanisms)...)
 			panels[base+2*cols+col] = barp
 		}
 	}
@@ -278,8 +304,12 @@ func addShape(p *plot.Plot, g gamma.Gamma, st mechanismStyle, dashed bool) error
 	return nil
 }
 
-// errorPoints is the resolution of the error curves over p.
-const errorPoints = 201
+// errorPoints is the resolution of the error curves over p; minErrorAxis
+// the least upper end of their axis.
+const (
+	errorPoints  = 201
+	minErrorAxis = 0.01
+)
 
 func addErrorCurve(p *plot.Plot, g gamma.Gamma, st mechanismStyle, dashed bool) error {
 	curve := make(plotter.XYs, errorPoints)
@@ -301,28 +331,56 @@ func addErrorCurve(p *plot.Plot, g gamma.Gamma, st mechanismStyle, dashed bool) 
 	return nil
 }
 
-// addBars adds mechanism j of n as one bar per actual distribution.
-func addBars(p *plot.Plot, m Mechanism, st mechanismStyle, j, n int) error {
-	if len(m.Errors) == 0 {
-		return fmt.Errorf("gamma figure: %s has no expected errors to draw as bars", m.Name)
+// barFloor returns the lower end of the log axis of the bars: the decade
+// below the smallest positive expected error. Every mechanism must carry
+// the same actual distributions.
+func barFloor(ms []Mechanism) (float64, error) {
+	lo := math.Inf(1)
+	for _, m := range ms {
+		if len(m.Errors) == 0 || len(m.Errors) != len(ms[0].Errors) {
+			return 0, fmt.Errorf("gamma figure: %s has %d expected errors, %s %d: bars need the same actual distributions for every mechanism", m.Name, len(m.Errors), ms[0].Name, len(ms[0].Errors))
+		}
+		for _, e := range m.Errors {
+			if e.Mean > 0 {
+				lo = math.Min(lo, e.Mean)
+			}
+		}
 	}
-	vals := make(plotter.Values, len(m.Errors))
-	names := make([]string, len(m.Errors))
-	for i, e := range m.Errors {
-		vals[i] = e.Mean
+	if math.IsInf(lo, 1) {
+		return 1e-3, nil
+	}
+	return math.Pow(10, math.Floor(math.Log10(lo))), nil
+}
+
+// barLabels names the groups of bars: the actual distributions, marked
+// when every error under one is 0 (p_i = 0.5: the majority and DaRRM's
+// release are both fair coins), which a log axis cannot show.
+func barLabels(ms []Mechanism) []string {
+	names := make([]string, len(ms[0].Errors))
+	for i, e := range ms[0].Errors {
 		names[i] = actualName(e.Actual)
+		if !slices.ContainsFunc(ms, func(m Mechanism) bool { return m.Errors[i].Mean > 0 }) {
+			names[i] += "\n(all 0)"
+		}
 	}
-	width := vg.Points(48 / float64(n))
-	b, err := plotter.NewBarChart(vals, width)
-	if err != nil {
-		return err
+	return names
+}
+
+// addBars draws mechanism j of n as one bar per actual distribution, from
+// the log axis' floor up; group i is centred on x = i (the nominal axis).
+func addBars(p *plot.Plot, m Mechanism, st mechanismStyle, j, n int, floor float64) {
+	const group = 0.8 // width of a group of bars, in units of the x axis
+	w := group / float64(n)
+	for i, e := range m.Errors {
+		if !(e.Mean > floor) {
+			continue
+		}
+		x := float64(i) - group/2 + float64(j)*w
+		bar, _ := plotter.NewPolygon(plotter.XYs{{X: x, Y: floor}, {X: x + w, Y: floor}, {X: x + w, Y: e.Mean}, {X: x, Y: e.Mean}})
+		bar.Color = st.color
+		bar.LineStyle.Width = 0
+		p.Add(bar)
 	}
-	b.Color = st.color
-	b.LineStyle.Width = 0
-	b.Offset = width * (vg.Length(j) - vg.Length(n-1)/2)
-	p.Add(b)
-	p.NominalX(names...)
-	return nil
 }
 
 // actualName writes an actual distribution as the thesis does.

@@ -1,0 +1,406 @@
+#!/usr/bin/env bash
+# Regenerates every table and figure of the thesis' Chapters 3 and 4 (and
+# Appendices B and C) that darrm reproduces, with darrm's own commands:
+# figures into docs/figures/, tables into docs/*.md between the markers
+#   <!-- reproduce:NAME -->  ...  <!-- /reproduce -->
+# and the DP-ShuffleG reports behind the Chapter 4 figures into docs/results/.
+# Everything is seeded or exact and written without timings, so when the code
+# has not changed `git status` shows nothing afterwards. docs/reproduction.md
+# lists each table and figure with the commands that make it.
+#
+# Usage: scripts/reproduce.sh [--quick] [ITEM...]
+#
+#   --quick  every Chapter 3 / Appendix B item and the two diabetes panels;
+#            the other Chapter 4 figures and tables are redrawn from the
+#            committed reports in docs/results/ instead of rerun (about a
+#            minute on 2 cores).
+#   ITEM     only these items (names as printed, e.g. fig-3.2 table-b.2).
+#
+# The time of each item goes to standard output, never into a file. Needs Go
+# and gcc (darrm is built into a temporary directory) and, for Chapter 4, the
+# data of scripts/fetch-data.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+quick=false
+only=()
+for a in "$@"; do
+	case $a in
+	--quick) quick=true ;;
+	-*) echo "usage: scripts/reproduce.sh [--quick] [ITEM...]" >&2; exit 2 ;;
+	*) only+=("$a") ;;
+	esac
+done
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+darrm=$work/darrm
+go build -o "$darrm" ./cmd/darrm
+figs=docs/figures
+results=docs/results
+mkdir -p "$figs" "$results"
+
+# ---------------------------------------------------------------- helpers
+
+# splice FILE NAME CONTENT: replaces the lines between <!-- reproduce:NAME -->
+# and the next <!-- /reproduce --> in FILE by the file CONTENT.
+splice() {
+	local file=$1 name=$2 content=$3
+	if ! grep -qx "<!-- reproduce:$name -->" "$file"; then
+		echo "reproduce: $file has no marker <!-- reproduce:$name -->" >&2
+		exit 1
+	fi
+	awk -v name="$name" -v content="$content" '
+		$0 == "<!-- reproduce:" name " -->" { print; while ((getline l < content) > 0) print l; skip = 1; next }
+		skip && $0 == "<!-- /reproduce -->" { skip = 0 }
+		!skip { print }' "$file" > "$work/splice.tmp"
+	cat "$work/splice.tmp" > "$file"
+}
+
+# csv_awk PROGRAM FILE...: runs the awk PROGRAM over CSV files with the
+# fields of each data row in f[] and the index of each column name in col[]
+# (a new header resets col). Fields may be quoted, with commas inside.
+csv_awk() {
+	local prog=$1
+	shift
+	awk '
+	function csvsplit(line, out,    n, i, c, q, field) {
+		n = 0; field = ""; q = 0
+		for (i = 1; i <= length(line); i++) {
+			c = substr(line, i, 1)
+			if (q) {
+				if (c == "\"") {
+					if (substr(line, i + 1, 1) == "\"") { field = field "\""; i++ } else q = 0
+				} else field = field c
+			} else if (c == "\"") q = 1
+			else if (c == ",") { out[++n] = field; field = "" }
+			else field = field c
+		}
+		out[++n] = field
+		return n
+	}
+	function v(name) {
+		if (!(name in col)) { print "reproduce: no column " name > "/dev/stderr"; exit 1 }
+		return f[col[name]]
+	}
+	FNR == 1 { n = csvsplit($0, h); split("", col); for (i = 1; i <= n; i++) col[h[i]] = i; next }
+	{ csvsplit($0, f) }
+	'"$prog" "$@"
+}
+
+# certificate formatting shared by the gamma tables: the status and how
+# close max f is to the budget.
+awk_ratio='
+function ratio(r, s,    d) {
+	d = 1 - r
+	if (s != "certified") return s " (" sprintf("%.15g", r) ")"
+	if (d < 1e-4) return "certified (1 − " sprintf("%.0e", d) ")"
+	return "certified (" sprintf("%.4f", r) ")"
+}'
+
+# gamma_pivot CSV: a table of one row per setting and one column per
+# mechanism, each cell the surrogate error, with a mark on uncertified ones.
+gamma_pivot() {
+	csv_awk '
+	{
+		key = v("K") SUBSEP v("m") SUBSEP v("delta")
+		if (!(key in seen)) { seen[key] = 1; rows[++nr] = key; label[key] = v("m") }
+		mech = v("mechanism"); if (mech == "opt" && v("prior") != "uniform") mech = "opt (" v("prior") ")"
+		if (!(mech in mseen)) { mseen[mech] = 1; mechs[++nm] = mech }
+		cell[key, mech] = sprintf("%.4f", v("surrogate_error")) (v("status") == "certified" ? "" : " (" v("status") ")")
+	}
+	END {
+		name["opt"] = "γ_opt"; name["sub"] = "γ_Sub"; name["dsub"] = "γ_DSub"; name["rr"] = "RR (γ_const)"
+		printf "| m |"; for (j = 1; j <= nm; j++) printf " %s |", (mechs[j] in name ? name[mechs[j]] : "γ_" mechs[j]); print ""
+		printf "|---|"; for (j = 1; j <= nm; j++) printf "---|"; print ""
+		for (i = 1; i <= nr; i++) {
+			printf "| %s |", sprintf("%.6g", label[rows[i]])
+			for (j = 1; j <= nm; j++) printf " %s |", ((rows[i], mechs[j]) in cell ? cell[rows[i], mechs[j]] : "–")
+			print ""
+		}
+	}' "$1"
+}
+
+# solve_figure NAME TITLE COLS PLOTFLAGS -- SOLVE-ARGS...: one solve --compare
+# per argument group (groups separated by "--"), drawn as NAME.png; the
+# numbers drawn go to $work/NAME.csv.
+solve_figure() {
+	local name=$1 title=$2 cols=$3 plotflags=$4
+	shift 4
+	local files=() args=() i=0
+	for a in "$@" --; do
+		if [[ $a == -- ]]; then
+			if ((${#args[@]})); then
+				i=$((i + 1))
+				"$darrm" solve --compare --no-cache --format json "${args[@]}" > "$work/$name-$i.json"
+				files+=("$work/$name-$i.json")
+			fi
+			args=()
+		else
+			args+=("$a")
+		fi
+	done
+	# shellcheck disable=SC2086
+	"$darrm" plot gamma "${files[@]}" --out "$figs/$name.png" --title "$title" --cols "$cols" $plotflags --format csv > "$work/$name.csv"
+}
+
+# ---------------------------------------------------------------- Chapter 3 and Appendix B
+
+fig_3_2() {
+	solve_figure fig-3.2 "Thesis Figure 3.2: K = 11, ε = 0.1, Δ = 10^{-5}, δ = 1 − (1 − Δ)^{m}, γ_{opt} under T_{U}" 4 "" \
+		--K 11 --m 1 -- --K 11 --m 3 -- --K 11 --m 5 -- --K 11 --m 7
+	csv_awk "$awk_ratio"'
+	NR == 2 { print "| m | mechanism | objective | surrogate error | E err, p_i ~ U(0,1) | E err, p_i ~ U(0,0.1) | certificate (max f / budget) |"; print "|---|---|---|---|---|---|---|" }
+	{ printf "| %s | %s | %.4f | %.4f | %.4f | %.4f | %s |\n", v("m"), v("mechanism"), v("objective"), v("surrogate_error"), v("error U(0,1)"), v("error U(0,0.1)"), ratio(v("ratio"), v("status")) }
+	' "$work/fig-3.2.csv" > "$work/fig-3.2.md"
+	splice docs/reproduction.md fig-3.2 "$work/fig-3.2.md"
+}
+
+# Table B.1 and Figure B.4: K = 35; m and delta of the majority of M
+# subsampled teachers by general composition with delta' = 0.1 (App. B.4).
+table_b1_fig_b4() {
+	local groups=() M thesis_m=(6.4521 7.5742 8.2708 9.8823) thesis_d=(0.1001 0.1001 0.1001 0.1002) i=0
+	: > "$work/b1.rows"
+	for M in 10 13 15 20; do
+		"$darrm" account compose --step-eps 0.1 --step-delta 1e-5 --steps "$M" --delta-prime 0.1 --format csv > "$work/b1-compose.csv"
+		read -r m delta < <(csv_awk '{ printf "%.17g %s\n", v("eps") / 0.1, v("delta") }' "$work/b1-compose.csv")
+		"$darrm" account rr --K 35 --m "$m" --delta "$delta" --rr-composition general --rr-delta-prime 0.1 --format csv > "$work/b1-rr.csv"
+		csv_awk '{ printf "| %s | %.4f | %s | %.4f | %.4f | %.4f | %.4f | %s |\n", M, m, tm, v("tau"), v("lambda"), m * 0.1, d, td }' \
+			M="$M" m="$m" d="$delta" tm="${thesis_m[$i]}" td="${thesis_d[$i]}" "$work/b1-rr.csv" >> "$work/b1.rows"
+		groups+=(--K 35 --m "$m" --delta "$delta" --sub-size "$M" --rr-composition general --rr-delta-prime 0.1 --)
+		i=$((i + 1))
+	done
+	{
+		echo "| M | m | thesis m | τ | λ | m·ε | δ | thesis δ |"
+		echo "|---|---|---|---|---|---|---|---|"
+		cat "$work/b1.rows"
+	} > "$work/table-b1.md"
+	splice docs/reproduction.md table-b.1 "$work/table-b1.md"
+	solve_figure fig-b.4 "Thesis Figure B.4: K = 35, ε = 0.1, Δ = 10^{-5}, m and δ of M subsampled teachers by general composition (δ' = 0.1)" 4 "" "${groups[@]}"
+	gamma_pivot "$work/fig-b.4.csv" > "$work/fig-b.4.md"
+	splice docs/reproduction.md fig-b.4 "$work/fig-b.4.md"
+}
+
+fig_b5() {
+	local groups=() m
+	for m in 1 2 3 4 5 6 7 8 9 10 11; do groups+=(--K 11 --m "$m" --Delta 0 --delta 0 --); done
+	solve_figure fig-b.5 "Thesis Figure B.5: pure DP, K = 11, ε = 0.1, Δ = δ = 0" 4 "" "${groups[@]}"
+	gamma_pivot "$work/fig-b.5.csv" > "$work/fig-b.5.md"
+	splice docs/reproduction.md fig-b.5 "$work/fig-b.5.md"
+}
+
+fig_b6() {
+	local groups=() m
+	for m in 10 20 30 40 60 80; do groups+=(--K 101 --m "$m" --Delta 0 --delta 0 --); done
+	solve_figure fig-b.6 "Thesis Figure B.6: pure DP, K = 101, ε = 0.1, Δ = δ = 0" 3 "" "${groups[@]}"
+	gamma_pivot "$work/fig-b.6.csv" > "$work/fig-b.6.md"
+	splice docs/reproduction.md fig-b.6 "$work/fig-b.6.md"
+}
+
+fig_b7() {
+	solve_figure fig-b.7 "Thesis Figure B.7: γ_{opt} under the priors T_{U} and T_{P}; K = 11, ε = 0.1, Δ = δ = 0" 2 --bars \
+		--K 11 --m 3 --Delta 0 --delta 0 -- --K 11 --m 3 --Delta 0 --delta 0 --prior tp -- \
+		--K 11 --m 5 --Delta 0 --delta 0 -- --K 11 --m 5 --Delta 0 --delta 0 --prior tp
+	csv_awk '
+	NR == 2 { print "| m | mechanism | prior of γ_opt | E err, p_i ~ U(0,1) | E err, p_i = 0.5 | E err, p_i ~ U(0,0.1) | certificate |"; print "|---|---|---|---|---|---|---|" }
+	v("mechanism") == "opt" || v("prior") == "uniform" {
+		printf "| %s | %s | %s | %.3g | %.3g | %.3g | %s |\n", v("m"), v("mechanism"), (v("mechanism") == "opt" ? v("prior") : "–"), v("error U(0,1)"), v("error 0.5"), v("error U(0,0.1)"), v("status")
+	}' "$work/fig-b.7.csv" > "$work/fig-b.7.md"
+	splice docs/reproduction.md fig-b.7 "$work/fig-b.7.md"
+}
+
+# Table B.2 and Figure B.8: GNMax's sigma for the per-query targets of the
+# m = 3 experiments; the thesis prints lambda = 34.31 and 35.74.
+table_b2_fig_b8() {
+	"$darrm" account gnmax --target-eps 0.2676,0.2556 --target-delta 3e-4 --plot "$figs/fig-b.8.png" --mark-lambda 34.31,35.74 --format csv > "$work/b2.csv"
+	csv_awk '
+	NR == 2 {
+		print "| dataset | per query (m·ε, m·Δ) | λ (grid search) | thesis λ | σ_min | thesis σ_min | σ at the thesis λ |"
+		print "|---|---|---|---|---|---|---|"
+	}
+	{
+		ds = (NR == 2 ? "MNIST" : "Fashion-MNIST"); tl = (NR == 2 ? 34.31 : 35.74); ts = (NR == 2 ? 21.46 : 22.46)
+		l = v("lambda"); s2 = tl / (v("eps") - log(1 / v("delta")) / (tl - 1))
+		flag = (sprintf("%.2f", l) == sprintf("%.2f", tl) ? "" : " **differs**")
+		printf "| %s | (%s, %s) | %.2f | %.2f%s | %.2f | %.2f | %.2f |\n", ds, v("eps"), v("delta"), l, tl, flag, v("sigma"), ts, sqrt(s2)
+	}' "$work/b2.csv" > "$work/table-b2.md"
+	splice docs/reproduction.md table-b.2 "$work/table-b2.md"
+}
+
+# Tables 3.2, B.3, B.5, B.7: the per-query guarantee of DaRRM with m-fold
+# (simple) composition of the teachers' (eps, 1e-4), and its total over Q
+# queries by general composition with delta' = 1e-4.
+tables_queries() {
+	# thesis: table m dataset teacher-eps, then (eps, delta) totals for Q = 20, 50, 100
+	local thesis="B.3 1 MNIST 0.0892 1.704 0.002 2.837 0.005 4.202 0.010
+B.3 1 Fashion-MNIST 0.0852 1.620 0.002 2.695 0.005 3.988 0.010
+3.2 3 MNIST 0.0892 5.352 0.006 9.901 0.015 15.044 0.030
+3.2 3 Fashion-MNIST 0.0852 5.112 0.006 9.382 0.015 14.219 0.030
+B.5 5 MNIST 0.0892 8.920 0.010 18.428 0.025 28.926 0.049
+B.5 5 Fashion-MNIST 0.0852 8.520 0.010 17.398 0.025 27.223 0.049
+B.7 7 MNIST 0.0892 12.488 0.014 28.392 0.035 45.683 0.068
+B.7 7 Fashion-MNIST 0.0852 11.928 0.014 26.738 0.035 42.873 0.068"
+	{
+		echo "| table | m | dataset | per query (ε, δ) | Q | total ε | thesis ε | total δ | thesis δ |"
+		echo "|---|---|---|---|---|---|---|---|---|"
+		while read -r table m data teps e20 d20 e50 d50 e100 d100; do
+			"$darrm" account compose --step-eps "$teps" --step-delta 1e-4 --steps "$m" --composition simple --format csv > "$work/q.csv"
+			read -r qeps qdelta < <(csv_awk '{ print v("eps"), v("delta") }' "$work/q.csv")
+			for q in 20 50 100; do
+				case $q in 20) te=$e20 td=$d20 ;; 50) te=$e50 td=$d50 ;; 100) te=$e100 td=$d100 ;; esac
+				"$darrm" account compose --step-eps "$qeps" --step-delta "$qdelta" --steps "$q" --delta-prime 1e-4 --format csv > "$work/t.csv"
+				csv_awk '{ printf "| %s | %s | %s | (%.4f, %.4f) | %s | %.3f | %s | %.3f | %s |\n", t, m, ds, qe, qd, q, v("eps"), te, v("delta"), td }' \
+					t="$table" m="$m" ds="$data" qe="$qeps" qd="$qdelta" q="$q" te="$te" td="$td" "$work/t.csv"
+			done
+		done <<< "$thesis"
+	} > "$work/tables-queries.md"
+	splice docs/reproduction.md tables-queries "$work/tables-queries.md"
+}
+
+# ---------------------------------------------------------------- Chapter 4 and Appendix C
+
+# panel NAME ARGS...: runs one DP-ShuffleG experiment (the thesis' settings:
+# K = 50, delta = 1e-6, p = 0.5, clip 10, 10 runs, the learning-rate grid of
+# Section 4.7.4, Table 4.3's Renyi order, seed 1) into docs/results/NAME.json.
+panel() {
+	local name=$1
+	shift
+	"$darrm" shuffleg --seed 1 --alpha-rule table-4.3 --format json "$@" > "$work/$name.json"
+	mv "$work/$name.json" "$results/$name.json"
+}
+
+# shuffleg_figure NAME TITLE PANEL...: draws the reports as NAME.png, two
+# panels to a row; the final values go to $work/NAME.csv.
+shuffleg_figure() {
+	local name=$1 title=$2
+	shift 2
+	"$darrm" plot shuffleg "${@/%/.json}" --out "$figs/$name.png" --title "$title" --cols 2 --format csv > "$work/$name.csv"
+}
+
+# The panels of each figure, with the command-line arguments of each.
+declare -A panel_args=(
+	[mnist69-eps5]="--task mean --dataset mnist69 --target-eps 5"
+	[mnist69-eps10]="--task mean --dataset mnist69 --target-eps 10"
+	[fashion-ridge-eps1]="--task ridge --dataset fashion-mnist --target-eps 1"
+	[fashion-ridge-eps5]="--task ridge --dataset fashion-mnist --target-eps 5"
+	[diabetes-eps1]="--task ridge --dataset diabetes --target-eps 1"
+	[diabetes-eps5]="--task ridge --dataset diabetes --target-eps 5"
+	[breast-cancer-eps5]="--task lasso-logistic --dataset breast-cancer --target-eps 5"
+	[breast-cancer-eps10]="--task lasso-logistic --dataset breast-cancer --target-eps 10"
+)
+for base in mnist69 breast-cancer; do
+	for eps in 5 10; do
+		b=${panel_args[$base-eps$eps]}
+		panel_args[$base-eps$eps-ig]="$b --order ig"
+		panel_args[$base-eps$eps-so]="$b --order so"
+		panel_args[$base-eps$eps-p025]="$b --p 0.25"
+		panel_args[$base-eps$eps-p075]="$b --p 0.75"
+	done
+done
+
+# run_panels PANEL...: runs each panel, or with --quick only the fast ones
+# (diabetes), the others then being redrawn from their committed reports.
+run_panels() {
+	local p t0
+	for p in "$@"; do
+		if $quick && [[ $p != diabetes-* ]]; then
+			[[ -f $results/$p.json ]] || { echo "reproduce: --quick needs $results/$p.json: run without --quick first" >&2; exit 1; }
+			continue
+		fi
+		t0=$(date +%s.%N)
+		# shellcheck disable=SC2086
+		panel "$p" ${panel_args[$p]}
+		printf '    panel %-26s %7.1f s\n' "$p" "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')"
+	done
+}
+
+# results_table CSV...: final loss, mean ± std over the runs, per panel and
+# algorithm, the lowest of the four private algorithms in bold.
+results_table() {
+	csv_awk '
+	function flush(   j, best, cell) {
+		if (!np) return
+		best = ""
+		for (j = 1; j <= na; j++) if (alg[j] != "Public Only" && (best == "" || mean[j] < mean[best])) best = j
+		printf "| %s%s | %s | %s | %.4g |", data, (thesis == "true" ? "" : " (substitute)"), task, setting, opt
+		for (j = 1; j <= na; j++) {
+			cell = sprintf("%.4g ± %.2g", mean[j], std[j])
+			printf " %s |", (j == best ? "**" cell "**" : cell)
+		}
+		print ""
+		na = 0
+	}
+	BEGIN { print "| dataset | task | ε, order, p | G(x*) | DP | Priv-Pub | Pub-Priv | Interleaved | Public Only |"; print "|---|---|---|---:|---:|---:|---:|---:|---:|" }
+	{
+		key = v("dataset") v("eps") v("order") v("p")
+		if (key != last) { flush(); np++; last = key }
+		data = v("dataset"); thesis = v("thesis_dataset"); task = v("task"); opt = v("optimum")
+		setting = v("eps") ", " toupper(v("order")) ", " v("p")
+		alg[++na] = v("algorithm"); mean[na] = v("final_loss_mean") + 0; std[na] = v("final_loss_std") + 0
+	}
+	END { flush() }' "$@"
+}
+
+fig_4_2() {
+	local panels=(mnist69-eps5 mnist69-eps10 fashion-ridge-eps1 fashion-ridge-eps5 diabetes-eps1 diabetes-eps5 breast-cancer-eps5 breast-cancer-eps10)
+	run_panels "${panels[@]}"
+	shuffleg_figure fig-4.2 "Thesis Figure 4.2: K = 50 epochs, δ = 10^{-6}, p = 0.5, 10 runs per learning rate"$'\n'"(substitute): a dataset standing in for the thesis' own, which cannot be fetched here" "${panels[@]/#/$results/}"
+	# Table 4.5 from the same reports: the sizes of D and P.
+	{
+		echo "| dataset | task | n (D) | public (P) | d | thesis |"
+		echo "|---|---|---:|---:|---:|---|"
+		for p in mnist69-eps5 fashion-ridge-eps1 diabetes-eps1 breast-cancer-eps5; do
+			case $p in
+			mnist69-*) thesis="MNIST-69: n = 1000, d = 784" ;;
+			fashion-*) thesis="substitute for CIFAR-10: n = 1000, d = 3072" ;;
+			diabetes-*) thesis="substitute for Crime: n = 159, d = 124" ;;
+			breast-*) thesis="substitute for COMPAS (n = 2103, d = 11) and CreditCard (n = 200, d = 21)" ;;
+			esac
+			# the report's top-level fields, one per line in darrm's indented JSON
+			awk -F': ' -v thesis="$thesis" '
+				/^  "(dataset|task|n|n_public|d)": / { k = $1; gsub(/[ "]/, "", k); x = $2; gsub(/[",]/, "", x); f[k] = x }
+				END { printf "| %s | %s | %s | %s | %s | %s |\n", f["dataset"], f["task"], f["n"], f["n_public"], f["d"], thesis }' "$results/$p.json"
+		done
+	} > "$work/table-4.5.md"
+	splice docs/reproduction.md table-4.5 "$work/table-4.5.md"
+	results_table "$work/fig-4.2.csv" > "$work/fig-4.2.md"
+	splice docs/shuffleg.md fig-4.2 "$work/fig-4.2.md"
+}
+
+fig_c() {
+	local c1=(mnist69-eps5-ig mnist69-eps10-ig breast-cancer-eps5-ig breast-cancer-eps10-ig)
+	local c2=(mnist69-eps5-so mnist69-eps10-so breast-cancer-eps5-so breast-cancer-eps10-so)
+	local c3=(breast-cancer-eps5-p025 breast-cancer-eps10-p025 breast-cancer-eps5-p075 breast-cancer-eps10-p075)
+	local c4=(mnist69-eps5-p025 mnist69-eps10-p025 mnist69-eps5-p075 mnist69-eps10-p075)
+	run_panels "${c1[@]}" "${c2[@]}" "${c3[@]}" "${c4[@]}"
+	shuffleg_figure fig-c.1 "Thesis Figure C.1: IG order; breast cancer stands in for CreditCard" "${c1[@]/#/$results/}"
+	shuffleg_figure fig-c.2 "Thesis Figure C.2: SO order; breast cancer stands in for CreditCard" "${c2[@]/#/$results/}"
+	shuffleg_figure fig-c.3 "Thesis Figure C.3: p = 0.25 and 0.75; breast cancer stands in for CreditCard" "${c3[@]/#/$results/}"
+	shuffleg_figure fig-c.4 "Thesis Figure C.4: p = 0.25 and 0.75 on MNIST-69" "${c4[@]/#/$results/}"
+	results_table "$work"/fig-c.{1,2,3,4}.csv > "$work/fig-c.md"
+	splice docs/shuffleg.md fig-c "$work/fig-c.md"
+}
+
+# Tables 3.1, B.4, B.6 and B.8 (accuracy of the labels released from DP-SGD
+# teachers on MNIST and Fashion-MNIST) come from `darrm transfer`, which is
+# pending; its item goes here.
+transfer_pending() {
+	echo "    pending: darrm transfer (Tables 3.1, B.4, B.6, B.8)"
+}
+
+# ---------------------------------------------------------------- run
+
+items=(fig-3.2:fig_3_2 table-b.1:table_b1_fig_b4 fig-b.5:fig_b5 fig-b.6:fig_b6 fig-b.7:fig_b7
+	table-b.2:table_b2_fig_b8 tables-queries:tables_queries transfer:transfer_pending fig-4.2:fig_4_2 fig-c:fig_c)
+start=$(date +%s.%N)
+for it in "${items[@]}"; do
+	name=${it%%:*} fn=${it#*:}
+	if ((${#only[@]})) && [[ " ${only[*]} " != *" $name "* ]]; then
+		continue
+	fi
+	t0=$(date +%s.%N)
+	"$fn"
+	printf '%-16s %7.1f s\n' "$name" "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')"
+done
+printf '%-16s %7.1f s (%s, %d cores, load %s)\n' total "$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')" \
+	"$($quick && echo quick || echo full)" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
