@@ -23,10 +23,11 @@ type Aggregator interface {
 	// Gamma is the noise function of the DaRRM that has the same output
 	// distribution, as sampled (Lemmas 3.4.1 and 3.4.3).
 	Gamma() gamma.Gamma
-	// Aggregate returns the private label of one query. votes holds K
-	// values, each 0 or 1 (VoteReader guarantees both); randomness comes
+	// Aggregate returns the private label of one query from the K votes,
+	// each the byte value 0 or 1 (not the characters '0' and '1'); any
+	// other input is a *VoteError and releases nothing. Randomness comes
 	// from src.
-	Aggregate(votes []byte, src *Source) byte
+	Aggregate(votes []byte, src *Source) (byte, error)
 }
 
 // Privacy is the per-query guarantee of an aggregator.
@@ -53,13 +54,40 @@ type Options struct {
 	Progress func(float64)
 }
 
-// votesFor counts the 1-votes.
-func votesFor(votes []byte) int {
+// VoteError reports votes an aggregator cannot count: the wrong number of
+// them, or a value other than 0 and 1.
+type VoteError struct {
+	K     int // the teachers the aggregator has
+	Len   int // the votes given
+	Index int // the first vote that is not 0 or 1, or -1
+	Value byte
+}
+
+func (e *VoteError) Error() string {
+	if e.Index < 0 {
+		return fmt.Sprintf("votes: got %d, want one per teacher, K = %d", e.Len, e.K)
+	}
+	msg := fmt.Sprintf("votes[%d] = %d: a vote must be the byte value 0 or 1", e.Index, e.Value)
+	if e.Value == '0' || e.Value == '1' {
+		msg += fmt.Sprintf(" (this is the character %q: convert with v - '0')", e.Value)
+	}
+	return msg
+}
+
+// votesFor counts the 1-votes of k teachers, checking that there are k
+// votes, each 0 or 1.
+func votesFor(k int, votes []byte) (int, error) {
+	if len(votes) != k {
+		return 0, &VoteError{K: k, Len: len(votes), Index: -1}
+	}
 	var l int
-	for _, v := range votes {
+	for i, v := range votes {
+		if v > 1 {
+			return 0, &VoteError{K: k, Len: len(votes), Index: i, Value: v}
+		}
 		l += int(v)
 	}
-	return l
+	return l, nil
 }
 
 // table samples DaRRM_gamma: it holds the thresholds t(l) = floor(gamma(l)·2^53)
@@ -95,7 +123,8 @@ func (tb *table) release(l int, src *Source) byte {
 	return byte(w & 1)
 }
 
-// ProbOne returns Pr[label = 1] of DaRRM_g when l of the K teachers vote 1:
+// ProbOne returns Pr[label = 1] of DaRRM_g when l of the K teachers vote 1
+// (0 <= l <= K, as an index of g):
 // (1 + g(l))/2 if l is a 1-majority, (1 - g(l))/2 otherwise (Algorithm 1).
 func ProbOne(g gamma.Gamma, l int) float64 {
 	if 2*l > g.K() {

@@ -47,7 +47,7 @@ func arrange(k, l, shift int) []byte {
 // gof draws n labels for votes with l ones, for every l, and returns the
 // chi-square p-value of the counts of 1 against want(l) = Pr[label = 1].
 // Cells with want 0 or 1 must match exactly (else the p-value is 0).
-func gof(agg Aggregator, src *Source, n, shift int, want func(l int) float64) float64 {
+func gof(t testing.TB, agg Aggregator, src *Source, n, shift int, want func(l int) float64) float64 {
 	k := agg.K()
 	var chi2 float64
 	df := 0
@@ -55,7 +55,11 @@ func gof(agg Aggregator, src *Source, n, shift int, want func(l int) float64) fl
 		votes := arrange(k, l, shift)
 		ones := 0
 		for range n {
-			ones += int(agg.Aggregate(votes, src))
+			label, err := agg.Aggregate(votes, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ones += int(label)
 		}
 		p := want(l)
 		if p <= 0 || p >= 1 {
@@ -80,7 +84,7 @@ func gof(agg Aggregator, src *Source, n, shift int, want func(l int) float64) fl
 func checkDistribution(t *testing.T, agg Aggregator, seed uint64, want func(l int) float64) {
 	t.Helper()
 	const n, alpha = 20000, 1e-4
-	if pv := gof(agg, NewSeededSource(seed), n, 0, want); pv < alpha {
+	if pv := gof(t, agg, NewSeededSource(seed), n, 0, want); pv < alpha {
 		t.Errorf("%s: output distribution differs from the exact one: p-value %.3g", agg.Name(), pv)
 	}
 	wrong := func(l int) float64 {
@@ -90,7 +94,7 @@ func checkDistribution(t *testing.T, agg Aggregator, seed uint64, want func(l in
 		}
 		return p + 0.02
 	}
-	if pv := gof(agg, NewSeededSource(seed), n, 0, wrong); pv >= alpha {
+	if pv := gof(t, agg, NewSeededSource(seed), n, 0, wrong); pv >= alpha {
 		t.Errorf("%s: the test does not reject a distribution off by 0.02: p-value %.3g", agg.Name(), pv)
 	}
 }
@@ -184,7 +188,7 @@ func TestSubsampleDistribution(t *testing.T) {
 		}
 		for shift := range 2 {
 			want := func(l int) float64 { return subsetMajority(arrange(11, l, shift), tc.size) }
-			if pv := gof(s, NewSeededSource(uint64(3+shift)), 20000, shift, want); pv < 1e-4 {
+			if pv := gof(t, s, NewSeededSource(uint64(3+shift)), 20000, shift, want); pv < 1e-4 {
 				t.Errorf("m = %v, arrangement %d: p-value %.3g", tc.m, shift, pv)
 			}
 			// Lemma 3.4.1: the same law as DaRRM with gamma_Sub.

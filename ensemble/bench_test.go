@@ -97,7 +97,9 @@ func BenchmarkAggregate(b *testing.B) {
 		}{{"crypto", NewSource()}, {"seeded", NewSeededSource(1)}} {
 			b.Run(agg.Name()+"/"+src.name, func(b *testing.B) {
 				for b.Loop() {
-					agg.Aggregate(votes, src.src)
+					if _, err := agg.Aggregate(votes, src.src); err != nil {
+						b.Fatal(err)
+					}
 				}
 			})
 		}

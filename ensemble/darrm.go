@@ -65,8 +65,12 @@ func (d *DaRRM) Privacy() Privacy { return d.privacy }
 func (d *DaRRM) Gamma() gamma.Gamma { return d.g }
 
 // Aggregate releases the label of one query.
-func (d *DaRRM) Aggregate(votes []byte, src *Source) byte {
-	return d.release(votesFor(votes), src)
+func (d *DaRRM) Aggregate(votes []byte, src *Source) (byte, error) {
+	l, err := votesFor(d.k, votes)
+	if err != nil {
+		return 0, err
+	}
+	return d.release(l, src), nil
 }
 
 // RR is randomized response on the majority (Algorithm 7): the majority
@@ -129,6 +133,10 @@ func (r *RR) Gamma() gamma.Gamma { return r.g }
 func (r *RR) PConst() float64 { return r.pconst }
 
 // Aggregate releases the label of one query.
-func (r *RR) Aggregate(votes []byte, src *Source) byte {
-	return r.release(votesFor(votes), src)
+func (r *RR) Aggregate(votes []byte, src *Source) (byte, error) {
+	l, err := votesFor(r.k, votes)
+	if err != nil {
+		return 0, err
+	}
+	return r.release(l, src), nil
 }

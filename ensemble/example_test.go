@@ -34,7 +34,10 @@ func ExampleNewDaRRM() {
 		log.Fatal(err)
 	}
 	fmt.Printf("%s: (%.2g, %.2g)-DP per label, certificate %v\n", d.Name(), d.Privacy().Eps, d.Privacy().Delta, d.Privacy().Certificate.Status)
-	label := d.Aggregate([]byte{1, 1, 0, 1, 1, 1, 0, 1, 0, 1, 1}, ensemble.NewSource())
+	label, err := d.Aggregate([]byte{1, 1, 0, 1, 1, 1, 0, 1, 0, 1, 1}, ensemble.NewSource())
+	if err != nil {
+		log.Fatal(err)
+	}
 	fmt.Println("label is a bit:", label <= 1)
 	// Output:
 	// darrm: (0.3, 3e-05)-DP per label, certificate certified

@@ -109,6 +109,10 @@ func (g *GNMax) Sigma() (sigma, lambda float64) { return g.sigma, g.lambda }
 func (g *GNMax) BitEpsilon() float64 { return g.bitEps }
 
 // Aggregate releases the label of one query.
-func (g *GNMax) Aggregate(votes []byte, src *Source) byte {
-	return g.release(votesFor(votes), src)
+func (g *GNMax) Aggregate(votes []byte, src *Source) (byte, error) {
+	l, err := votesFor(g.k, votes)
+	if err != nil {
+		return 0, err
+	}
+	return g.release(l, src), nil
 }

@@ -137,7 +137,11 @@ func Release(ctx context.Context, in *VoteReader, agg Aggregator, src *Source, o
 	for n := 1; in.Next(); n++ {
 		q := in.Query()
 		if limit < 0 || res.Answered < limit {
-			if err := out.Write(q, agg.Aggregate(q.Votes, src)); err != nil {
+			label, err := agg.Aggregate(q.Votes, src)
+			if err != nil {
+				return res, fmt.Errorf("query %d: %w", q.Index, err)
+			}
+			if err := out.Write(q, label); err != nil {
 				return res, fmt.Errorf("write label %d: %w", q.Index, err)
 			}
 			res.Answered++

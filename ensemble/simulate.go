@@ -115,7 +115,11 @@ func Simulate(ctx context.Context, aggs []Aggregator, p []float64, queries int, 
 			majority = 1
 		}
 		for i, a := range aggs {
-			if a.Aggregate(votes, srcs[i]) == majority {
+			label, err := a.Aggregate(votes, srcs[i])
+			if err != nil {
+				return nil, fmt.Errorf("simulate %s: %w", a.Name(), err)
+			}
+			if label == majority {
 				res[i].Agree++
 			}
 		}

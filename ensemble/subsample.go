@@ -137,17 +137,21 @@ func (s *Subsample) Privacy() Privacy { return s.privacy }
 // function with the same output distribution.
 func (s *Subsample) Gamma() gamma.Gamma { return s.g }
 
-// Aggregate releases the label of one query.
-func (s *Subsample) Aggregate(votes []byte, src *Source) byte {
+// Aggregate releases the label of one query. Every vote is checked,
+// not only the sampled ones, so that bad input fails whatever the draw.
+func (s *Subsample) Aggregate(votes []byte, src *Source) (byte, error) {
+	all, err := votesFor(s.k, votes)
+	if err != nil {
+		return 0, err
+	}
 	if s.keep < unit53 {
 		if w := src.Uint64(); w>>11 >= s.keep {
-			return byte(w & 1)
+			return byte(w & 1), nil
 		}
 	}
-	var ones int
-	if s.s == s.k {
-		ones = votesFor(votes)
-	} else {
+	ones := all
+	if s.s != s.k {
+		ones = 0
 		// Selection sampling (Knuth's Algorithm S): teacher i is taken with
 		// probability need/(K-i), which draws a uniform s-subset.
 		need := s.s
@@ -160,9 +164,9 @@ func (s *Subsample) Aggregate(votes []byte, src *Source) byte {
 	}
 	switch {
 	case 2*ones > s.s:
-		return 1
+		return 1, nil
 	case 2*ones < s.s:
-		return 0
+		return 0, nil
 	}
-	return byte(src.Uint64() & 1)
+	return byte(src.Uint64() & 1), nil
 }

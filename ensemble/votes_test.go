@@ -180,7 +180,7 @@ func TestReadLongFile(t *testing.T) {
 	count := 0
 	for vr.Next() {
 		count++
-		if l := votesFor(vr.Query().Votes); l != 3 {
+		if l, err := votesFor(5, vr.Query().Votes); err != nil || l != 3 {
 			t.Fatalf("row %d: %d votes for", count, l)
 		}
 	}

@@ -1,0 +1,91 @@
+package ensemble
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+)
+
+// aggregators returns one aggregator of each kind for K = 11, m = 3.
+func aggregators(t testing.TB) []Aggregator {
+	t.Helper()
+	ctx := context.Background()
+	p := problem(11, 3, 1e-5)
+	d, err := NewDaRRM(ctx, p, optGamma(t, p), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSubsample(ctx, p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRR(ctx, p, accountant.General, accountant.DefaultDeltaPrime, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewGNMax(p, accountant.GNMaxGrid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []Aggregator{d, s, r, g}
+}
+
+// TestAggregateRejectsBadVotes gives every aggregator votes of the wrong
+// length and votes that are not 0 or 1 (among them the characters '0' and
+// '1'): each must be a *VoteError naming the problem, never a label or a
+// panic.
+func TestAggregateRejectsBadVotes(t *testing.T) {
+	good := arrange(11, 7, 0)
+	chars := make([]byte, 11)
+	for i, v := range good {
+		chars[i] = '0' + v
+	}
+	two := append([]byte(nil), good...)
+	two[4] = 2
+	for _, agg := range aggregators(t) {
+		for _, c := range []struct {
+			name  string
+			votes []byte
+			index int
+		}{
+			{"none", nil, -1},
+			{"3 of 11", good[:3], -1},
+			{"12 of 11", append(append([]byte(nil), good...), 1), -1},
+			{"a vote of 2", two, 4},
+			{"characters '0'/'1'", chars, 0},
+		} {
+			label, err := agg.Aggregate(c.votes, NewSeededSource(1))
+			var ve *VoteError
+			if !errors.As(err, &ve) || ve.Index != c.index || ve.K != 11 {
+				t.Errorf("%s, %s: label %d, err %v; want a VoteError at index %d", agg.Name(), c.name, label, err, c.index)
+			}
+		}
+		if _, err := agg.Aggregate(good, NewSeededSource(1)); err != nil {
+			t.Errorf("%s: valid votes: %v", agg.Name(), err)
+		}
+	}
+}
+
+// FuzzAggregate feeds arbitrary bytes to every aggregator: it returns a
+// label (0 or 1) exactly when the input is K votes of 0 or 1, and an error
+// otherwise, without panicking.
+func FuzzAggregate(f *testing.F) {
+	for _, seed := range [][]byte{arrange(11, 7, 0), []byte("10110111011"), {}, {1, 0, 2}} {
+		f.Add(seed, uint64(1))
+	}
+	aggs := aggregators(f)
+	f.Fuzz(func(t *testing.T, votes []byte, seed uint64) {
+		valid := len(votes) == 11
+		for _, v := range votes {
+			valid = valid && v <= 1
+		}
+		for _, agg := range aggs {
+			label, err := agg.Aggregate(votes, NewSeededSource(seed))
+			if valid != (err == nil) || label > 1 || (err != nil && label != 0) {
+				t.Fatalf("%s(%v): label %d, err %v", agg.Name(), votes, label, err)
+			}
+		}
+	})
+}
