@@ -71,7 +71,7 @@ func BenchmarkRelease(b *testing.B) {
 					b.Fatal(err)
 				}
 				lw, _ := NewLabelWriter(io.Discard, FormatCSV)
-				if _, err := Release(context.Background(), vr, r, src, lw, -1, nil); err != nil {
+				if _, err := Release(context.Background(), vr, r, src, lw, -1, ReleaseOptions{Experiment: true}); err != nil {
 					b.Fatal(err)
 				}
 			}

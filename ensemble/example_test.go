@@ -60,14 +60,15 @@ func ExampleRelease() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// A seeded source makes the example reproducible; private releases
-	// use ensemble.NewSource (crypto/rand).
-	res, err := ensemble.Release(ctx, in, sub, ensemble.NewSeededSource(1), out, 2, nil)
+	// A seeded source makes the example reproducible, which a release
+	// must opt into; private releases use ensemble.NewSource (crypto/rand).
+	res, err := ensemble.Release(ctx, in, sub, ensemble.NewSeededSource(1), out, 2, ensemble.ReleaseOptions{Experiment: true})
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Printf("answered %d, unanswered %d\n", res.Answered, res.Unanswered)
 	// Output:
+	// # NOT FOR RELEASE: drawn from a seeded generator; anyone who knows the seed can remove the noise
 	// id,label
 	// q1,1
 	// q2,0

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -79,6 +80,11 @@ func (lw *LabelWriter) Write(q *Query, label byte) error {
 	return nil
 }
 
+// comment puts a comment line before the labels still buffered.
+func (lw *LabelWriter) comment(line string) {
+	lw.buf = append([]byte(line+"\n"), lw.buf...)
+}
+
 // Written returns the number of labels that have reached the underlying
 // writer. Labels still buffered when a run fails are never written.
 func (lw *LabelWriter) Written() int { return lw.written }
@@ -122,15 +128,44 @@ type ReleaseResult struct {
 // function and checks of the context.
 const progressEvery = 1 << 16
 
+// NotForRelease is the comment line Release writes first into the labels
+// of a release drawn from a seeded Source: CSV and JSON-lines readers that
+// skip '#' comments (e.g. pandas' comment="#") skip it, and strict readers
+// refuse the file, which is the point.
+const NotForRelease = "# NOT FOR RELEASE: drawn from a seeded generator; anyone who knows the seed can remove the noise"
+
+// ErrSeededRelease is returned by Release when src is seeded and the
+// caller has not declared the run an experiment.
+var ErrSeededRelease = errors.New("release: a seeded Source makes the noise reproducible: set ReleaseOptions.Experiment to use one, and do not publish the labels")
+
+// ReleaseOptions tune a Release.
+type ReleaseOptions struct {
+	// Progress, if set, is called now and then with the number of queries
+	// read and of bytes consumed.
+	Progress func(queries int, bytes int64)
+	// Experiment allows a seeded Source. Its labels are reproducible by
+	// anyone who knows the seed, so they are not private: Release marks
+	// them with the NotForRelease line.
+	Experiment bool
+}
+
 // Release answers the queries of in with agg, drawing from src, and writes
 // the labels to out, which it flushes. It answers at most limit queries
 // (no limit when limit < 0), e.g. the number a privacy budget allows
 // (accountant.MaxSteps); later queries are read and checked, so that a
 // malformed file is rejected as a whole, and counted as unanswered.
-// progress, if set, is called now and then with the number of queries read
-// and of bytes consumed.
-func Release(ctx context.Context, in *VoteReader, agg Aggregator, src *Source, out *LabelWriter, limit int, progress func(queries int, bytes int64)) (ReleaseResult, error) {
+// A seeded src needs opts.Experiment (else ErrSeededRelease, before any
+// label is drawn). On cancellation of ctx it stops within 65,536 queries;
+// labels still buffered in out are then never written, and out.Written
+// counts those that were.
+func Release(ctx context.Context, in *VoteReader, agg Aggregator, src *Source, out *LabelWriter, limit int, opts ReleaseOptions) (ReleaseResult, error) {
 	var res ReleaseResult
+	if _, seeded := src.Seeded(); seeded {
+		if !opts.Experiment {
+			return res, ErrSeededRelease
+		}
+		out.comment(NotForRelease)
+	}
 	if in.K() != agg.K() {
 		return res, fmt.Errorf("release: the vote file has K = %d votes per row, the %s aggregator K = %d", in.K(), agg.Name(), agg.K())
 	}
@@ -152,8 +187,8 @@ func Release(ctx context.Context, in *VoteReader, agg Aggregator, src *Source, o
 			if err := ctx.Err(); err != nil {
 				return res, err
 			}
-			if progress != nil {
-				progress(n, in.BytesRead())
+			if opts.Progress != nil {
+				opts.Progress(n, in.BytesRead())
 			}
 		}
 	}
@@ -163,8 +198,8 @@ func Release(ctx context.Context, in *VoteReader, agg Aggregator, src *Source, o
 	if err := out.Flush(); err != nil {
 		return res, fmt.Errorf("write labels: %w", err)
 	}
-	if progress != nil {
-		progress(res.Answered+res.Unanswered, in.BytesRead())
+	if opts.Progress != nil {
+		opts.Progress(res.Answered+res.Unanswered, in.BytesRead())
 	}
 	return res, nil
 }

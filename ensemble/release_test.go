@@ -70,8 +70,12 @@ func release(t *testing.T, data string, agg Aggregator, limit int, seed uint64) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Release(context.Background(), vr, agg, NewSeededSource(seed), lw, limit, nil)
-	return b.String(), res, err
+	res, err := Release(context.Background(), vr, agg, NewSeededSource(seed), lw, limit, ReleaseOptions{Experiment: true})
+	out, marked := strings.CutPrefix(b.String(), NotForRelease+"\n")
+	if err == nil && !marked {
+		t.Errorf("seeded labels without the %q line", NotForRelease)
+	}
+	return out, res, err
 }
 
 func TestReleaseLimit(t *testing.T) {
@@ -128,7 +132,36 @@ func TestReleaseCancel(t *testing.T) {
 	cancel()
 	vr, _ := NewVoteReader(strings.NewReader(strings.Repeat("1\n", progressEvery+1)), "votes", ReadOptions{})
 	lw, _ := NewLabelWriter(&bytes.Buffer{}, FormatCSV)
-	if _, err := Release(ctx, vr, zeroDaRRM(t, 1), NewSeededSource(1), lw, -1, nil); !errors.Is(err, context.Canceled) {
+	if _, err := Release(ctx, vr, zeroDaRRM(t, 1), NewSeededSource(1), lw, -1, ReleaseOptions{Experiment: true}); !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+// TestSeededReleaseNeedsOptIn checks that a seeded source cannot reach a
+// release silently: without Experiment nothing is drawn or written; with
+// it the labels start with the NOT FOR RELEASE line, and a crypto/rand
+// release carries no such line.
+func TestSeededReleaseNeedsOptIn(t *testing.T) {
+	const votes = "1,1,1\n0,0,0\n"
+	run := func(src *Source, opts ReleaseOptions) (string, error) {
+		vr, err := NewVoteReader(strings.NewReader(votes), "votes", ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		lw, _ := NewLabelWriter(&b, FormatCSV)
+		_, err = Release(context.Background(), vr, zeroDaRRM(t, 3), src, lw, -1, opts)
+		return b.String(), err
+	}
+	if out, err := run(NewSeededSource(1), ReleaseOptions{}); !errors.Is(err, ErrSeededRelease) || out != "" {
+		t.Errorf("seeded without opt-in: err %v, output %q", err, out)
+	}
+	out, err := run(NewSeededSource(1), ReleaseOptions{Experiment: true})
+	if err != nil || !strings.HasPrefix(out, NotForRelease+"\nid,label\n") {
+		t.Errorf("seeded experiment: err %v, output %q", err, out)
+	}
+	out, err = run(NewSource(), ReleaseOptions{})
+	if err != nil || strings.Contains(out, "NOT FOR RELEASE") || !strings.HasPrefix(out, "id,label\n") {
+		t.Errorf("crypto/rand release: err %v, output %q", err, out)
 	}
 }

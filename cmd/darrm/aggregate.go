@@ -202,13 +202,13 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		if lw, err = ensemble.NewLabelWriter(w, outFormat); err != nil {
 			return err
 		}
-		res, err = ensemble.Release(ctx, votes, agg, src, lw, limit, func(n int, b int64) {
+		res, err = ensemble.Release(ctx, votes, agg, src, lw, limit, ensemble.ReleaseOptions{Experiment: fs.Changed("seed"), Progress: func(n int, b int64) {
 			if total > 0 {
 				prog.Set(b)
 			} else {
 				prog.Set(int64(n))
 			}
-		})
+		}})
 		return err
 	}
 	toStdout := f.out == "" || f.out == "-"

@@ -10,6 +10,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/report"
 )
 
@@ -100,14 +101,15 @@ func TestAggregateSeededAndFormats(t *testing.T) {
 	if out1 != out2 {
 		t.Errorf("seeded runs differ:\n%s\n%s", out1, out2)
 	}
-	if !regexp.MustCompile(`^\{"id":"a","label":[01]\}\n\{"id":5,"label":[01]\}\n$`).MatchString(out1) {
+	// The labels file itself says NOT FOR RELEASE, in a comment line.
+	if !regexp.MustCompile(`^# NOT FOR RELEASE[^\n]*\n\{"id":"a","label":[01]\}\n\{"id":5,"label":[01]\}\n$`).MatchString(out1) {
 		t.Errorf("JSON lines labels %q", out1)
 	}
 	if strings.Count(err1, "NOT FOR RELEASE") < 2 {
 		t.Errorf("a seeded run must say NOT FOR RELEASE in the warning and the summary:\n%s", err1)
 	}
 	out, errOut, code := darrm(t, votes, append(args, "--format", "json", "--out-format", "csv")...)
-	if code != 0 || !strings.HasPrefix(out, "id,label\na,") {
+	if code != 0 || !strings.HasPrefix(out, ensemble.NotForRelease+"\nid,label\na,") {
 		t.Fatalf("exit %d, labels %q: %s", code, out, errOut)
 	}
 	var doc struct {
