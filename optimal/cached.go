@@ -3,6 +3,7 @@ package optimal
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/darrm/darrm/cache"
@@ -12,14 +13,18 @@ import (
 
 // Cached returns the certified optimal gamma for problem p and prior: from
 // the cache when it holds a valid entry, otherwise computed by Solve
-// and stored. A corrupt entry is passed to onCorrupt (if not nil), then
-// recomputed and replaced. d may be nil, which disables the cache. cached
-// reports whether the entry came from disk; a failure to store a fresh
-// entry is returned as storeErr beside a valid result.
+// and stored. A cached gamma is trusted for its values only: its
+// certificate is computed again in this call by the exhaustive check
+// (gamma.Verify), never read from the file, and the entry returned
+// carries the new one. An entry that is corrupt or fails that check is
+// passed to onCorrupt (if not nil), then recomputed and replaced. d may be
+// nil, which disables the cache. cached reports whether the gamma came
+// from disk; a failure to store a fresh entry is returned as storeErr
+// beside a valid result.
 func Cached(ctx context.Context, d *cache.Dir, p constraints.Params, prior gamma.Prior, opts Options, onCorrupt func(error)) (e *cache.Entry, cached bool, storeErr, err error) {
 	key := cache.Key{Params: p, Prior: prior.String()}
 	if d != nil {
-		e, err := d.Get(key)
+		e, err := Reverified(ctx, d, key, opts.Workers)
 		var ce *cache.CorruptError
 		switch {
 		case err == nil:
@@ -47,4 +52,25 @@ func Cached(ctx context.Context, d *cache.Dir, p constraints.Params, prior gamma
 		storeErr = d.Put(e)
 	}
 	return e, false, storeErr, nil
+}
+
+// Reverified returns the cache entry for key with its certificate computed
+// now from its gamma's values by the exhaustive check, in place of the
+// stored one. An entry whose gamma does not pass is a *cache.CorruptError
+// naming the file: a checksum proves only that the file is unchanged
+// since it was written, not that what was written is private.
+func Reverified(ctx context.Context, d *cache.Dir, key cache.Key, workers int) (*cache.Entry, error) {
+	e, err := d.Get(key)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := gamma.Verify(ctx, key.Params, e.Gamma, workers, nil)
+	if err != nil {
+		return nil, err
+	}
+	if cert.Status != gamma.Certified {
+		return nil, &cache.CorruptError{Path: d.Path(key), Reason: fmt.Sprintf("its gamma, checked again now, is %v: max f / budget = %.15g", cert.Status, cert.Ratio)}
+	}
+	e.Certificate = cert
+	return e, nil
 }

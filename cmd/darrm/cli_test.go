@@ -4,11 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/darrm/darrm/cache"
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/report"
 )
 
 // darrm runs the CLI in-process.
@@ -273,5 +279,52 @@ func TestVerify(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errOut, tc.want) {
 			t.Errorf("verify %v <<< %q: exit %d, %q; want exit %d mentioning %q", tc.args, tc.stdin, code, errOut, exitUsage, tc.want)
 		}
+	}
+}
+
+// TestTamperedCacheEntry replaces a cached gamma by the exact majority and
+// re-signs the entry (valid checksum, the old certificate): solve must
+// report it, recompute it and print a certificate computed in this run;
+// aggregate --no-solve, which cannot recompute, must refuse it and name
+// the file.
+func TestTamperedCacheEntry(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"--K", "11", "--m", "3", "--cache-dir", dir}
+	if _, e, code := darrm(t, "", append([]string{"solve"}, args...)...); code != 0 {
+		t.Fatal(e)
+	}
+	d, err := cache.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := cache.Key{Params: constraints.Params{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: constraints.DefaultTargetDelta(1e-5, 3)}, Prior: "uniform"}
+	tamper := func() {
+		e, err := d.Get(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Gamma = slices.Repeat([]float64{1}, 12)
+		if err := d.Put(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tamper()
+	votes := strings.Repeat("1,1,1,1,1,1,0,0,0,0,0\n", 3)
+	_, errOut, code := darrm(t, votes, append([]string{"aggregate", "--no-solve"}, args[2:]...)...)
+	if code == 0 || !strings.Contains(errOut, d.Path(key)) {
+		t.Errorf("aggregate --no-solve with a tampered entry: exit %d: %s", code, errOut)
+	}
+	out, errOut, code := darrm(t, "", append([]string{"solve", "--format", "json"}, args...)...)
+	if code != 0 || !strings.Contains(errOut, d.Path(key)) || !strings.Contains(errOut, "recomputing") {
+		t.Fatalf("solve with a tampered entry: exit %d: %s", code, errOut)
+	}
+	var doc report.Solve
+	decode(t, out, &doc)
+	if doc.Cached || !doc.CertifiedNow || doc.Certificate.Status != gamma.Certified || doc.Gamma[0] == 1 {
+		t.Errorf("solve served cached=%v certified_now=%v status=%v gamma(0)=%v", doc.Cached, doc.CertifiedNow, doc.Certificate.Status, doc.Gamma[0])
+	}
+	out, _, _ = darrm(t, "", append([]string{"solve"}, args...)...)
+	if !strings.Contains(out, "certificate (computed in this run): CERTIFIED") {
+		t.Errorf("solve's table does not say the certificate was computed in this run:\n%s", out)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/optimal"
 )
 
 // mechanismNames are the aggregators darrm offers.
@@ -176,13 +177,13 @@ func (s mechanisms) darrmGamma(ctx context.Context, cmd *cobra.Command, p constr
 			return nil, "", usageErrorf("--no-solve reads the cache, which --no-cache turns off")
 		}
 		key := cache.Key{Params: p, Prior: s.prior.String()}
-		e, err := dir.Get(key)
+		e, err := optimal.Reverified(ctx, dir, key, s.workers)
 		switch {
 		case errors.Is(err, cache.ErrNotFound):
 			return nil, "", usageErrorf("--no-solve: the cache has no gamma_opt for K=%d m=%g eps=%g Delta=%g delta=%g prior %s (%s); run darrm solve with these parameters first",
 				p.K, p.M, p.Eps, p.Delta, p.TargetDelta, s.prior, dir.Path(key))
 		case err != nil:
-			return nil, "", fmt.Errorf("--no-solve: %w", err)
+			return nil, "", fmt.Errorf("--no-solve: %w; run darrm solve with these parameters to replace it", err)
 		}
 		return e.Gamma, what + " from the cache", nil
 	}

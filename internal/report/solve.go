@@ -19,17 +19,20 @@ type Mechanism struct {
 // Solve is the document darrm solve prints.
 type Solve struct {
 	Problem
-	Prior          string                `json:"prior"`
-	Gamma          []float64             `json:"gamma"`
-	Objective      float64               `json:"objective"`
-	SurrogateError float64               `json:"surrogate_error"`
-	Certificate    gamma.Certificate     `json:"certificate"`
-	Seconds        float64               `json:"seconds"`
-	Cached         bool                  `json:"cached"`
-	CacheFile      string                `json:"cache_file,omitempty"`
-	Solve          SolveStats            `json:"solve"`
-	Errors         []gamma.ErrorEstimate `json:"expected_errors,omitempty"`
-	Compare        []Mechanism           `json:"compare,omitempty"`
+	Prior          string            `json:"prior"`
+	Gamma          []float64         `json:"gamma"`
+	Objective      float64           `json:"objective"`
+	SurrogateError float64           `json:"surrogate_error"`
+	Certificate    gamma.Certificate `json:"certificate"`
+	// CertifiedNow is true: the certificate is computed in this run from
+	// the gamma's values, for a cached gamma too, never read from a file.
+	CertifiedNow bool                  `json:"certified_in_this_run"`
+	Seconds      float64               `json:"seconds"`
+	Cached       bool                  `json:"cached"`
+	CacheFile    string                `json:"cache_file,omitempty"`
+	Solve        SolveStats            `json:"solve"`
+	Errors       []gamma.ErrorEstimate `json:"expected_errors,omitempty"`
+	Compare      []Mechanism           `json:"compare,omitempty"`
 }
 
 // SolveStats describe the computation that produced the gamma (the
@@ -91,7 +94,7 @@ func (out Solve) writeTable(w io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(w, "\nobjective U(gamma) = %.6g   surrogate error = %.6g\n", out.Objective, out.SurrogateError)
-	writeCertificate(w, "certificate", out.Certificate)
+	writeCertificate(w, "certificate (computed in this run)", out.Certificate)
 	if out.Cached {
 		fmt.Fprintf(w, "from the cache (%s), solved originally in %.3g s\n", out.CacheFile, out.Solve.Seconds)
 	} else {
