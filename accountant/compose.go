@@ -77,7 +77,7 @@ func ComposeSimple(step Guarantee, k int) (Guarantee, error) {
 		return Guarantee{}, fmt.Errorf("simple composition: %w", err)
 	}
 	n := float64(k)
-	return Guarantee{Eps: n * step.Eps, Delta: n * step.Delta}, nil
+	return Guarantee{Eps: mulUp(n, step.Eps), Delta: mulUp(n, step.Delta)}, nil
 }
 
 // ComposeSimpleSeq returns (Σε_i, Σδ_i), the simple composition of a
@@ -91,8 +91,8 @@ func ComposeSimpleSeq(steps []Guarantee) (Guarantee, error) {
 		if err := checkStep("", s); err != nil {
 			return Guarantee{}, fmt.Errorf("simple composition, step %d: %w", i, err)
 		}
-		total.Eps += s.Eps
-		total.Delta += s.Delta
+		total.Eps = addUp(total.Eps, s.Eps)
+		total.Delta = addUp(total.Delta, s.Delta)
 	}
 	return total, nil
 }
@@ -108,9 +108,11 @@ func ComposeGeneral(step Guarantee, k int, deltaPrime float64) (Guarantee, error
 	}
 	n := float64(k)
 	e := step.Eps
+	// a and Σε² are raised by their rounding (two products and tanh, within
+	// 2 ulps), kε is exact up to one rounding up.
 	return Guarantee{
-		Eps:   generalEps(n*e, n*e*math.Tanh(e/2), n*e*e, deltaPrime),
-		Delta: totalDelta(n*math.Log1p(-step.Delta), deltaPrime),
+		Eps:   generalEps(mulUp(n, e), up(n*e*math.Tanh(e/2), 4), up(n*e*e, 2), deltaPrime),
+		Delta: totalDelta(down(n*logKeepDown(step.Delta), 1), deltaPrime),
 	}, nil
 }
 
@@ -134,26 +136,30 @@ func ComposeGeneralSeq(steps []Guarantee, deltaPrime float64) (Guarantee, error)
 		if err := checkStep("", s); err != nil {
 			return Guarantee{}, fmt.Errorf("general composition, step %d: %w", i, err)
 		}
-		sum += s.Eps
-		a += s.Eps * math.Tanh(s.Eps/2)
-		sq += s.Eps * s.Eps
-		logKeep += math.Log1p(-s.Delta)
+		sum = addUp(sum, s.Eps)
+		a = addUp(a, up(s.Eps*math.Tanh(s.Eps/2), 3))
+		sq = addUp(sq, mulUp(s.Eps, s.Eps))
+		logKeep = addDown(logKeep, logKeepDown(s.Delta))
 	}
 	return Guarantee{Eps: generalEps(sum, a, sq, deltaPrime), Delta: totalDelta(logKeep, deltaPrime)}, nil
 }
 
 // generalEps evaluates the three-way minimum of Kairouz et al.'s Thm 3.5
-// from Σε, a = Σε·tanh(ε/2) ((e^ε-1)/(e^ε+1) = tanh(ε/2)) and Σε².
+// from upper bounds of Σε, a = Σε·tanh(ε/2) ((e^ε-1)/(e^ε+1) = tanh(ε/2))
+// and Σε², and returns an upper bound of it: the terms increase in a and
+// Σε², and each square-root term, about eight operations within an ulp
+// each, is raised by 16 ulps.
 func generalEps(sum, a, sq, deltaPrime float64) float64 {
-	t2 := a + math.Sqrt(2*sq*math.Log(math.E+math.Sqrt(sq)/deltaPrime))
-	t3 := a + math.Sqrt(2*sq*-math.Log(deltaPrime))
+	t2 := addUp(a, up(math.Sqrt(2*sq*math.Log(math.E+math.Sqrt(sq)/deltaPrime)), 16))
+	t3 := addUp(a, up(math.Sqrt(2*sq*-math.Log(deltaPrime)), 16))
 	return math.Min(sum, math.Min(t2, t3))
 }
 
-// totalDelta returns 1 - (1-δ')·exp(logKeep), where logKeep = Σlog(1-δ_i),
-// without cancellation when the result is small.
+// totalDelta returns an upper bound of 1 - (1-δ')·exp(logKeep), given a
+// lower bound logKeep of Σlog(1-δ_i), without cancellation when the result
+// is small.
 func totalDelta(logKeep, deltaPrime float64) float64 {
-	return -math.Expm1(logKeep + math.Log1p(-deltaPrime))
+	return deltaUp(addDown(logKeep, logKeepDown(deltaPrime)))
 }
 
 func checkSimple(step Guarantee, k int) error {

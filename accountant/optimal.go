@@ -40,10 +40,16 @@ func ComposeOptimal(step Guarantee, k int, deltaPrime float64) (Guarantee, error
 	}
 	c := newRRComp(step.Eps, k)
 	return Guarantee{
-		Eps:   c.epsFor(deltaPrime),
-		Delta: totalDelta(float64(k)*math.Log1p(-step.Delta), deltaPrime),
+		Eps:   up(c.epsFor(deltaPrime), optimalMargin),
+		Delta: totalDelta(down(float64(k)*logKeepDown(step.Delta), 1), deltaPrime),
 	}, nil
 }
+
+// optimalMargin (in ulps, a relative 2^-40) raises the ε of ComposeOptimal
+// above the rounding error of its sums of O(sqrt(k·log(1/δ'))) terms in log
+// space and of the final log1p; the tests check it against exact
+// arithmetic (math/big).
+const optimalMargin = 1 << 12
 
 // OptimalDelta returns the smallest δ_total such that k composed identical
 // (ε, δ)-DP steps are (epsTotal, δ_total)-DP (Kairouz, Oh and Viswanath

@@ -106,8 +106,10 @@ func (p PABI) SigmaTable43(target Guarantee) (sigma, alpha float64, err error) {
 	step := math.Nextafter(sigma, math.Inf(1)) - sigma
 	for range 1100 {
 		r := coef / (sigma * sigma)
-		if a := math.Sqrt(L / r); a > 1 && a*r+L/(a-1) <= eps {
-			return sigma, a, nil
+		if a := math.Sqrt(L / r); a > 1 {
+			if at, err := ConvertRDP(a*r, a, target.Delta, PaperConversion); err == nil && at <= eps {
+				return sigma, a, nil
+			}
 		}
 		sigma += step
 		step *= 2
