@@ -39,6 +39,48 @@ type Privacy struct {
 	// 3.4.4 over every corner multiset), or nil when it rests on another
 	// argument.
 	Certificate *gamma.Certificate
+	// Relation is the neighbouring relation the guarantee is stated for.
+	// Guarantees for different relations must not be composed or charged
+	// to one budget.
+	Relation Relation
+}
+
+// Relation is a neighbouring relation: what changes between the two
+// datasets (or vote vectors) a DP guarantee compares.
+type Relation int
+
+const (
+	// PrivateTeachers is DaRRM's relation (thesis Section 3.3): the
+	// datasets D, D' differ in one record and every teacher is (ε, Δ)-DP
+	// with respect to it, so any number of votes may change, each within
+	// its teacher's guarantee. DaRRM, RR and subsampling are private in it.
+	PrivateTeachers Relation = iota
+	// OneVote is PATE's relation for GNMax (Papernot et al. 2018): the
+	// vote vectors differ in one teacher's vote, as when the teachers are
+	// trained on disjoint shares and a record lies in one share. The
+	// teachers need not be private. A guarantee in it says nothing about
+	// teachers that share their training data, and a PrivateTeachers
+	// guarantee says nothing about non-private teachers, so neither
+	// implies the other.
+	OneVote
+)
+
+var relationNames = [...]string{PrivateTeachers: "private-teachers", OneVote: "one-vote"}
+
+// String returns "private-teachers" or "one-vote".
+func (r Relation) String() string {
+	if r < 0 || int(r) >= len(relationNames) {
+		return fmt.Sprintf("Relation(%d)", int(r))
+	}
+	return relationNames[r]
+}
+
+// Describe says the relation in words.
+func (r Relation) Describe() string {
+	if r == OneVote {
+		return "neighbouring vote vectors differ in one teacher's vote (PATE; teachers on disjoint shares of the data, not necessarily private)"
+	}
+	return "neighbouring datasets differ in one record; every teacher is (eps, Delta)-DP in it, so any vote may change"
 }
 
 // ErrNotCertified is wrapped by the constructors' errors when a noise

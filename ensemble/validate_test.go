@@ -89,3 +89,18 @@ func FuzzAggregate(f *testing.F) {
 		}
 	})
 }
+
+// TestRelations checks that GNMax's guarantee is marked with PATE's
+// one-vote relation and every other aggregator's with DaRRM's, so that
+// totals and budgets can keep them apart.
+func TestRelations(t *testing.T) {
+	for _, agg := range aggregators(t) {
+		want := PrivateTeachers
+		if agg.Name() == "gnmax" {
+			want = OneVote
+		}
+		if got := agg.Privacy().Relation; got != want {
+			t.Errorf("%s: relation %v, want %v", agg.Name(), got, want)
+		}
+	}
+}

@@ -230,7 +230,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		Input: displayName(name), InputFormat: votes.Format().String(), Header: votes.HasHeader(), IDColumn: votes.HasID(),
 		Output: displayOut(f.out), OutputFormat: outFormat.String(), Mechanism: f.mechanism, Label: label,
 		Problem:  p.out(),
-		PerQuery: report.PerQuery{Eps: priv.Eps, Delta: priv.Delta, Source: priv.Source},
+		PerQuery: report.PerQuery{Eps: priv.Eps, Delta: priv.Delta, Source: priv.Source, Relation: priv.Relation.String(), RelationText: priv.Relation.Describe()},
 		Gamma:    agg.Gamma(), Certificate: priv.Certificate,
 		Answered: res.Answered, Unanswered: res.Unanswered,
 		Budget:     bout,

@@ -40,6 +40,10 @@ type PerQuery struct {
 	Eps    float64 `json:"eps"`
 	Delta  float64 `json:"delta"`
 	Source string  `json:"source"`
+	// Relation names the neighbouring relation of the guarantee and of
+	// the totals; RelationText says it in words.
+	Relation     string `json:"relation"`
+	RelationText string `json:"relation_text"`
 }
 
 // Budget is a total budget that limits a release.
@@ -88,6 +92,7 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 	fmt.Fprintf(w, "mechanism: %s\n", out.Label)
 	fmt.Fprintf(w, "per query: (%.6g, %.6g)-DP: %s\n", out.PerQuery.Eps, out.PerQuery.Delta, out.Describe())
 	fmt.Fprintf(w, "  by %s\n", out.PerQuery.Source)
+	fmt.Fprintf(w, "  neighbouring relation: %s\n", out.PerQuery.Relation)
 	if c := out.Certificate; c != nil {
 		fmt.Fprintf(w, "  certificate: %v, max f / budget = %.15g, %s corner multisets\n", c.Status, c.Ratio, groupDigits(c.Configs.String()))
 	}
@@ -102,7 +107,7 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 	}
 	fmt.Fprintln(w, answered)
 	if len(out.Totals) > 0 {
-		fmt.Fprintf(w, "\nTotal privacy loss of the %d released labels:\n", out.Answered)
+		fmt.Fprintf(w, "\nTotal privacy loss of the %d released labels (relation %s: %s):\n", out.Answered, out.PerQuery.Relation, out.PerQuery.RelationText)
 		var rows [][]string
 		for _, t := range out.Totals {
 			ref := t.Method.Reference()
