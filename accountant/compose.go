@@ -80,19 +80,40 @@ func ComposeSimple(step Guarantee, k int) (Guarantee, error) {
 	return Guarantee{Eps: mulUp(n, step.Eps), Delta: mulUp(n, step.Delta)}, nil
 }
 
+// Run is K consecutive steps with the same guarantee, a part of a
+// heterogeneous sequence.
+type Run struct {
+	Step Guarantee
+	K    int
+}
+
+// checkRuns checks a heterogeneous sequence of runs.
+func checkRuns(runs []Run) error {
+	if err := checkCount("len(runs)", len(runs), 1); err != nil {
+		return err
+	}
+	for i, r := range runs {
+		if err := checkStep("", r.Step); err != nil {
+			return fmt.Errorf("run %d: %w", i, err)
+		}
+		if err := checkCount("k", r.K, 1); err != nil {
+			return fmt.Errorf("run %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
 // ComposeSimpleSeq returns (Σε_i, Σδ_i), the simple composition of a
-// heterogeneous sequence (Theorem 3.3.2).
-func ComposeSimpleSeq(steps []Guarantee) (Guarantee, error) {
-	if err := checkCount("len(steps)", len(steps), 1); err != nil {
+// heterogeneous sequence of steps, given as runs (Theorem 3.3.2).
+func ComposeSimpleSeq(runs []Run) (Guarantee, error) {
+	if err := checkRuns(runs); err != nil {
 		return Guarantee{}, fmt.Errorf("simple composition: %w", err)
 	}
 	var total Guarantee
-	for i, s := range steps {
-		if err := checkStep("", s); err != nil {
-			return Guarantee{}, fmt.Errorf("simple composition, step %d: %w", i, err)
-		}
-		total.Eps = addUp(total.Eps, s.Eps)
-		total.Delta = addUp(total.Delta, s.Delta)
+	for _, r := range runs {
+		n := float64(r.K)
+		total.Eps = addUp(total.Eps, mulUp(n, r.Step.Eps))
+		total.Delta = addUp(total.Delta, mulUp(n, r.Step.Delta))
 	}
 	return total, nil
 }
@@ -117,29 +138,27 @@ func ComposeGeneral(step Guarantee, k int, deltaPrime float64) (Guarantee, error
 }
 
 // ComposeGeneralSeq returns the general composition of a heterogeneous
-// sequence of (ε_i, δ_i)-DP steps with slack δ' (Kairouz, Oh and Viswanath
-// 2015, Thm 3.5):
+// sequence of (ε_i, δ_i)-DP steps, given as runs, with slack δ' (Kairouz,
+// Oh and Viswanath 2015, Thm 3.5):
 //
 //	ε' = min{Σε_i, a + sqrt(2Σε_i²·log(e + sqrt(Σε_i²)/δ')), a + sqrt(2Σε_i²·log(1/δ'))},
 //	a  = Σε_i(e^ε_i - 1)/(e^ε_i + 1),   δ_total = 1 - (1-δ')·Π(1-δ_i).
 //
 // For identical steps it equals ComposeGeneral.
-func ComposeGeneralSeq(steps []Guarantee, deltaPrime float64) (Guarantee, error) {
-	if err := checkCount("len(steps)", len(steps), 1); err != nil {
+func ComposeGeneralSeq(runs []Run, deltaPrime float64) (Guarantee, error) {
+	if err := checkRuns(runs); err != nil {
 		return Guarantee{}, fmt.Errorf("general composition: %w", err)
 	}
 	if err := checkOpenUnit("delta'", deltaPrime); err != nil {
 		return Guarantee{}, fmt.Errorf("general composition: %w", err)
 	}
 	var sum, a, sq, logKeep float64
-	for i, s := range steps {
-		if err := checkStep("", s); err != nil {
-			return Guarantee{}, fmt.Errorf("general composition, step %d: %w", i, err)
-		}
-		sum = addUp(sum, s.Eps)
-		a = addUp(a, up(s.Eps*math.Tanh(s.Eps/2), 3))
-		sq = addUp(sq, mulUp(s.Eps, s.Eps))
-		logKeep = addDown(logKeep, logKeepDown(s.Delta))
+	for _, r := range runs {
+		n, e := float64(r.K), r.Step.Eps
+		sum = addUp(sum, mulUp(n, e))
+		a = addUp(a, up(n*e*math.Tanh(e/2), 4))
+		sq = addUp(sq, up(n*e*e, 2))
+		logKeep = addDown(logKeep, down(n*logKeepDown(r.Step.Delta), 1))
 	}
 	return Guarantee{Eps: generalEps(sum, a, sq, deltaPrime), Delta: totalDelta(logKeep, deltaPrime)}, nil
 }

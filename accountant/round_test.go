@@ -140,7 +140,7 @@ func TestOutwardRoundingAgainstBig(t *testing.T) {
 			steps[i] = randomStep(r)
 		}
 		eps, delta = exactGeneral(steps, dp)
-		if g, err = ComposeGeneralSeq(steps, dp); err != nil {
+		if g, err = ComposeGeneralSeq(runsOf(steps), dp); err != nil {
 			t.Fatal(err)
 		}
 		check("general seq eps", g.Eps, eps, k, dp)
@@ -150,7 +150,7 @@ func TestOutwardRoundingAgainstBig(t *testing.T) {
 			sum.Add(sum, bf(s.Eps))
 			dsum.Add(dsum, bf(s.Delta))
 		}
-		if g, err = ComposeSimpleSeq(steps); err != nil {
+		if g, err = ComposeSimpleSeq(runsOf(steps)); err != nil {
 			t.Fatal(err)
 		}
 		check("simple seq eps", g.Eps, sum, k)
@@ -165,7 +165,7 @@ func TestOutwardRoundingAgainstBig(t *testing.T) {
 // TestOutwardRoundingCases are the three cases of values 1-2 ulps
 // on the unsafe side.
 func TestOutwardRoundingCases(t *testing.T) {
-	g, err := ComposeGeneralSeq([]Guarantee{{1, 0.1}, {2, 0.2}}, 1e-300)
+	g, err := ComposeGeneralSeq(runsOf([]Guarantee{{1, 0.1}, {2, 0.2}}), 1e-300)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,4 +249,13 @@ func TestOptimalEpsAgainstBig(t *testing.T) {
 			t.Errorf("k=%d target %v delta'=%v: StepEps %v has exact delta %v > delta' at the target", k, target, dp, step, d)
 		}
 	}
+}
+
+// runsOf makes each step a run of one.
+func runsOf(steps []Guarantee) []Run {
+	runs := make([]Run, len(steps))
+	for i, s := range steps {
+		runs[i] = Run{Step: s, K: 1}
+	}
+	return runs
 }

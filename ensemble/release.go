@@ -25,6 +25,9 @@ type LabelWriter struct {
 	buf     []byte
 	pending int // labels in buf
 	written int // labels handed to w
+	// reserve, if set, is called before labels are handed to w with the
+	// number that will then have been written; an error keeps them back.
+	reserve func(labels int) error
 }
 
 // NewLabelWriter returns a writer of labels in format (FormatCSV or
@@ -94,6 +97,11 @@ func (lw *LabelWriter) Flush() error {
 	if len(lw.buf) == 0 {
 		return nil
 	}
+	if lw.reserve != nil && lw.pending > 0 {
+		if err := lw.reserve(lw.written + lw.pending); err != nil {
+			return err
+		}
+	}
 	if _, err := lw.w.Write(lw.buf); err != nil {
 		return err
 	}
@@ -147,6 +155,11 @@ type ReleaseOptions struct {
 	// anyone who knows the seed, so they are not private: Release marks
 	// them with the NotForRelease line.
 	Experiment bool
+	// Reserve, if set, is called before any labels leave for out's writer,
+	// with the number that will then have been written in all: the place
+	// to record their privacy cost first (write-ahead, e.g. a ledger). An
+	// error stops the release before those labels are written.
+	Reserve func(labels int) error
 }
 
 // Release answers the queries of in with agg, drawing from src, and writes
@@ -166,6 +179,7 @@ func Release(ctx context.Context, in *VoteReader, agg Aggregator, src *Source, o
 		}
 		out.comment(NotForRelease)
 	}
+	out.reserve = opts.Reserve
 	if in.K() != agg.K() {
 		return res, fmt.Errorf("release: the vote file has K = %d votes per row, the %s aggregator K = %d", in.K(), agg.Name(), agg.K())
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/internal/atomicfile"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/report"
+	"github.com/darrm/darrm/ledger"
 )
 
 func init() { subcommands = append(subcommands, newAggregateCmd) }
@@ -32,6 +33,7 @@ type aggregateFlags struct {
 	seed        uint64
 	budgetEps   float64
 	budgetDelta float64
+	ledger      string
 }
 
 func newAggregateCmd() *cobra.Command {
@@ -97,6 +99,7 @@ is not certified; 4 the budget stopped the release; 1 other failures.`,
 	fs.StringVar(&f.inFormat, "input-format", "auto", "votes as csv or jsonl (auto: JSON lines if the first line starts with [ or {)")
 	fs.StringVar(&f.header, "header", "auto", "CSV header row: auto, yes or no")
 	fs.StringVar(&f.id, "id", "auto", "id column: auto, yes or no")
+	flagLedger.add(fs, &f.ledger)
 	aliases(cmd, map[string]string{"budget-method": "composition", "rr-method": "rr-composition", "gnmax-sigma": "gnmax-search"})
 	return cmd
 }
@@ -180,6 +183,17 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		}
 		bout = &report.Budget{Eps: budget.Eps, Delta: budget.Delta, Method: budgetMethod.String(), DeltaPrime: deltaPrime, MaxQueries: limit}
 	}
+	var led *ledger.Ledger
+	if f.ledger != "" {
+		if led, limit, err = openLedger(f.ledger, f.mechanism, priv, limit); err != nil {
+			return err
+		}
+		defer led.Close()
+	}
+	reserve := func(int) error { return nil }
+	if led != nil {
+		reserve = led.Reserve
+	}
 
 	src := ensemble.NewSource()
 	rnd := report.Randomness{Source: "crypto/rand"}
@@ -202,13 +216,17 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		if lw, err = ensemble.NewLabelWriter(w, outFormat); err != nil {
 			return err
 		}
-		res, err = ensemble.Release(ctx, votes, agg, src, lw, limit, ensemble.ReleaseOptions{Experiment: fs.Changed("seed"), Progress: func(n int, b int64) {
+		res, err = ensemble.Release(ctx, votes, agg, src, lw, limit, ensemble.ReleaseOptions{Experiment: fs.Changed("seed"), Reserve: reserve, Progress: func(n int, b int64) {
 			if total > 0 {
 				prog.Set(b)
 			} else {
 				prog.Set(int64(n))
 			}
 		}})
+		if err == nil && led != nil {
+			// The labels are in the file; they leave when it is renamed.
+			err = led.Settle(res.Answered)
+		}
 		return err
 	}
 	toStdout := f.out == "" || f.out == "-"
@@ -217,8 +235,14 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		if err != nil && lw != nil && lw.Written() > 0 {
 			err = fmt.Errorf("%w (%d labels were already written to standard output: their privacy cost is that of %d queries at %v)", err, lw.Written(), lw.Written(), priv.Guarantee)
 		}
+		if err != nil && led != nil {
+			err = errors.Join(err, led.Settle(lw.Written()))
+		}
 	} else {
 		err = atomicfile.Write(f.out, 0o644, func(file *os.File) error { return stream(file) })
+		if err != nil && led != nil {
+			err = errors.Join(err, led.Settle(0)) // the file was removed: nothing left
+		}
 	}
 	prog.Done()
 	if err != nil {
@@ -247,6 +271,11 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if bout != nil {
 		bout.Stopped = res.Unanswered > 0
 	}
+	if led != nil {
+		if out.Ledger, err = ledgerOut(f.ledger, led, priv.Guarantee); err != nil {
+			return err
+		}
+	}
 	w := cmd.OutOrStdout()
 	if toStdout {
 		w = cmd.ErrOrStderr()
@@ -255,8 +284,8 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		return err
 	}
 	if res.Unanswered > 0 {
-		return fmt.Errorf("%w: %v under %v composition: answered %d of %d queries, %d left unanswered; %s holds the %d answered",
-			errBudget, *budget, budgetMethod, res.Answered, res.Answered+res.Unanswered, res.Unanswered, displayOut(f.out), res.Answered)
+		return fmt.Errorf("%w: answered %d of %d queries, %d left unanswered; %s holds the %d answered",
+			errBudget, res.Answered, res.Answered+res.Unanswered, res.Unanswered, displayOut(f.out), res.Answered)
 	}
 	return nil
 }

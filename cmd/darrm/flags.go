@@ -51,6 +51,7 @@ var (
 	flagStepEps     = sharedFlag{"step-eps", 0.0, "eps of one composed step (> 0)"}
 	flagStepDelta   = sharedFlag{"step-delta", 0.0, "delta of one composed step, in [0, 1)"}
 	flagBudgetEps   = sharedFlag{"budget-eps", 0.0, "total eps budget (> 0)"}
+	flagLedger      = sharedFlag{"ledger", "", "privacy ledger file (darrm ledger init): the release is charged to its budget, and recorded before the labels leave"}
 	flagBudgetDelta = sharedFlag{"budget-delta", 0.0, "total delta budget, in [0, 1)"}
 	flagTargetEps   = sharedFlag{"target-eps", []float64(nil), "eps of the (eps, delta)-DP guarantee to meet (> 0); commands that tabulate accept several, comma-separated"}
 	flagTargetDelta = sharedFlag{"target-delta", 0.0, "delta of the (eps, delta)-DP guarantee to meet or report, in (0, 1)"}
@@ -62,7 +63,7 @@ var sharedFlags = []sharedFlag{
 	flagK, flagM, flagEps, flagDelta, flagTarget, flagFormat, flagWorkers, flagSeed, flagCacheDir, flagNoCache,
 	flagPrior, flagPlot, flagComposition, flagDeltaPrime, flagRRComposition, flagRRDeltaPrime, flagGNMaxSearch,
 	flagConversion, flagSteps, flagStepEps, flagStepDelta, flagBudgetEps, flagBudgetDelta, flagTargetEps,
-	flagTargetDelta, flagSigma,
+	flagTargetDelta, flagSigma, flagLedger,
 }
 
 // add defines s in fs, storing into p, which must match the type of s.def.

@@ -28,6 +28,7 @@ type Aggregate struct {
 	Unanswered       int                `json:"queries_unanswered"`
 	Totals           []accountant.Total `json:"totals"`
 	Budget           *Budget            `json:"budget,omitempty"`
+	Ledger           *Ledger            `json:"ledger,omitempty"`
 	Randomness       Randomness         `json:"randomness"`
 	ForRelease       bool               `json:"for_release"`
 	Seconds          float64            `json:"seconds"`
@@ -54,6 +55,18 @@ type Budget struct {
 	DeltaPrime float64 `json:"delta_prime"`
 	MaxQueries int     `json:"max_queries"`
 	Stopped    bool    `json:"stopped"`
+}
+
+// Ledger is the state of the privacy ledger a release was charged to,
+// after it.
+type Ledger struct {
+	Path        string               `json:"path"`
+	Ensemble    string               `json:"ensemble"`
+	Relation    string               `json:"relation"`
+	Budget      accountant.Guarantee `json:"budget"`
+	Total       accountant.Guarantee `json:"total"`
+	Composition string               `json:"composition"`
+	QueriesLeft int                  `json:"queries_left"`
 }
 
 // Randomness says where the noise of a release came from.
@@ -106,6 +119,10 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 		answered += ")"
 	}
 	fmt.Fprintln(w, answered)
+	if l := out.Ledger; l != nil {
+		fmt.Fprintf(w, "ledger %s (ensemble %s): total spent %v by %s composition, budget %v; %d more such queries allowed\n",
+			l.Path, l.Ensemble, l.Total, l.Composition, l.Budget, l.QueriesLeft)
+	}
 	if len(out.Totals) > 0 {
 		fmt.Fprintf(w, "\nTotal privacy loss of the %d released labels (relation %s: %s):\n", out.Answered, out.PerQuery.Relation, out.PerQuery.RelationText)
 		var rows [][]string

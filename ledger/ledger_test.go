@@ -1,0 +1,314 @@
+package ledger
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+)
+
+var step = accountant.Guarantee{Eps: 0.3, Delta: 3e-5}
+
+func newLedger(t *testing.T, budget accountant.Guarantee) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "teachers.ledger")
+	if err := Init(path, Header{Ensemble: "mnist58-k11", Relation: "private-teachers", Budget: budget, DeltaPrime: 1e-5}); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// spend opens the ledger and hands out n labels of step in one run.
+func spend(t *testing.T, path string, n int) {
+	t.Helper()
+	l, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.Begin("darrm", "private-teachers", step); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Reserve(n); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Settle(n); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBudgetAcrossRuns spends a budget in several runs: the allowance
+// shrinks by what each run spent, equals the accountant's MaxSteps under
+// optimal composition for identical steps, and reaches 0.
+func TestBudgetAcrossRuns(t *testing.T) {
+	budget := accountant.Guarantee{Eps: 5, Delta: 1e-3}
+	path := newLedger(t, budget)
+	want, err := accountant.MaxSteps(step, budget, accountant.Optimal, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spent := 0
+	for _, n := range []int{want / 2, want / 4} {
+		l, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := l.Allowance(step, -1)
+		l.Close()
+		if err != nil || got != want-spent {
+			t.Fatalf("after %d labels: allowance %d (%v), want %d", spent, got, err, want-spent)
+		}
+		spend(t, path, n)
+		spent += n
+	}
+	spend(t, path, want-spent)
+	l, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Begin("darrm", "private-teachers", step); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Reserve(1); !errors.Is(err, ErrBudget) {
+		t.Errorf("a label beyond the budget: %v", err)
+	}
+	l.Close()
+	l, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if got, _ := l.Allowance(step, -1); got != 0 {
+		t.Errorf("spent budget: allowance %d", got)
+	}
+	total, method, err := l.Total()
+	if err != nil || method != "optimal" || total.Eps > budget.Eps || total.Delta > budget.Delta || len(l.Spends()) != 3 {
+		t.Errorf("total %v by %s (%v), %d spends", total, method, err, len(l.Spends()))
+	}
+	// A spend at another guarantee makes the sequence heterogeneous.
+	path = newLedger(t, budget)
+	spend(t, path, 3)
+	l2, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Close()
+	if err := l2.Begin("rr", "private-teachers", accountant.Guarantee{Eps: 0.01, Delta: 0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l2.Reserve(1); err != nil {
+		t.Fatal(err)
+	}
+	if _, method, err := l2.Total(); err != nil || method == "optimal" {
+		t.Errorf("heterogeneous spends composed by %s (%v)", method, err)
+	}
+}
+
+func TestRelationAndInitChecks(t *testing.T) {
+	path := newLedger(t, accountant.Guarantee{Eps: 1, Delta: 1e-5})
+	l, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.Begin("gnmax", "one-vote", step); err == nil || !strings.Contains(err.Error(), "cannot share a budget") {
+		t.Errorf("a one-vote spend on a private-teachers ledger: %v", err)
+	}
+	if err := Init(path, Header{Ensemble: "x", Relation: "private-teachers", Budget: accountant.Guarantee{Eps: 1}, DeltaPrime: 1e-5}); err == nil {
+		t.Error("Init overwrote an existing ledger")
+	}
+	for name, h := range map[string]Header{
+		"no name":  {Relation: "r", Budget: accountant.Guarantee{Eps: 1}, DeltaPrime: 1e-5},
+		"eps 0":    {Ensemble: "x", Relation: "r", DeltaPrime: 1e-5},
+		"delta' 0": {Ensemble: "x", Relation: "r", Budget: accountant.Guarantee{Eps: 1}},
+		"delta 1":  {Ensemble: "x", Relation: "r", Budget: accountant.Guarantee{Eps: 1, Delta: 1}, DeltaPrime: 1e-5},
+	} {
+		p := filepath.Join(t.TempDir(), "l")
+		if err := Init(p, h); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s: left a file", name)
+		}
+	}
+}
+
+// TestCorruption changes a spend, cuts the header and appends garbage:
+// each is a CorruptError naming the line. A torn last line (a crash in
+// the middle of a write, before its fsync) is cut off instead.
+func TestCorruption(t *testing.T) {
+	budget := accountant.Guarantee{Eps: 5, Delta: 1e-3}
+	for name, c := range map[string]struct {
+		edit func(string) string
+		line int
+	}{
+		"spend edited": {func(s string) string { return strings.Replace(s, `"queries":4`, `"queries":1`, 1) }, 2},
+		"no header":    {func(s string) string { return s[strings.IndexByte(s, '\n')+1:] }, 1},
+		"garbage line": {func(s string) string { return s + "hello\n" }, 4},
+		"empty":        {func(string) string { return "" }, 1},
+		"bad version":  {func(s string) string { return strings.Replace(s, `"version":1`, `"version":9`, 1) }, 1},
+	} {
+		path := newLedger(t, budget)
+		spend(t, path, 4)
+		b, _ := os.ReadFile(path)
+		os.WriteFile(path, []byte(c.edit(string(b))), 0o644)
+		_, err := Open(path)
+		var ce *CorruptError
+		if !errors.As(err, &ce) || ce.Line != c.line {
+			t.Errorf("%s: %v, want a CorruptError at line %d", name, err, c.line)
+		}
+	}
+	path := newLedger(t, budget)
+	spend(t, path, 4)
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"spend":{"run":"x","queries":10`)
+	f.Close()
+	l, err := Open(path)
+	if err != nil {
+		t.Fatalf("torn last line: %v", err)
+	}
+	if s := l.Spends(); len(s) != 1 || s[0].Queries != 4 {
+		t.Errorf("torn last line: spends %+v", s)
+	}
+	l.Close()
+}
+
+// The helper process of the tests below: GO_LEDGER_HELPER=path,n,kill
+// opens the ledger, reserves and "releases" n labels one at a time
+// (printing the count released to stdout), and with kill = i dies
+// (exit 9, like SIGKILL) at step i: odd steps just after a reservation
+// is on disk, even steps just after labels were released.
+func TestMain(m *testing.M) {
+	if spec := os.Getenv("GO_LEDGER_HELPER"); spec != "" {
+		os.Exit(helper(spec))
+	}
+	os.Exit(m.Run())
+}
+
+func helper(spec string) int {
+	parts := strings.Split(spec, ",")
+	n, _ := strconv.Atoi(parts[1])
+	kill, _ := strconv.Atoi(parts[2])
+	l, err := Open(parts[0])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := l.Begin("darrm", "private-teachers", step); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	allowed, err := l.Allowance(step, n)
+	if err != nil {
+		return 1
+	}
+	w := bufio.NewWriter(os.Stdout)
+	stepNo := 0
+	for i := 1; i <= allowed; i++ {
+		if err := l.Reserve(i); err != nil {
+			return 1
+		}
+		if stepNo++; stepNo == kill {
+			os.Exit(9)
+		}
+		fmt.Fprintf(w, "released %d\n", i)
+		w.Flush()
+		if stepNo++; stepNo == kill {
+			os.Exit(9)
+		}
+	}
+	if err := l.Settle(allowed); err != nil {
+		return 1
+	}
+	return 0
+}
+
+func runHelper(t *testing.T, path string, n, kill int) (released int, err error) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("GO_LEDGER_HELPER=%s,%d,%d", path, n, kill))
+	out, err := cmd.Output()
+	for _, line := range strings.Fields(string(out)) {
+		if v, e := strconv.Atoi(line); e == nil {
+			released = v
+		}
+	}
+	return released, err
+}
+
+// TestKillAtEveryStep kills a releasing process at every step of a run
+// and checks that the ledger, reopened, has recorded at least every label
+// the process handed out.
+func TestKillAtEveryStep(t *testing.T) {
+	path := newLedger(t, accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	const n = 4
+	total := 0
+	for kill := 1; kill <= 2*n; kill++ {
+		released, err := runHelper(t, path, n, kill)
+		if err == nil {
+			t.Fatalf("kill at step %d: the helper was not killed", kill)
+		}
+		total += released
+		l, err := Open(path)
+		if err != nil {
+			t.Fatalf("kill at step %d: %v", kill, err)
+		}
+		recorded := 0
+		for _, s := range l.Spends() {
+			recorded += s.Queries
+		}
+		l.Close()
+		if recorded < total {
+			t.Errorf("kill at step %d: %d labels released in all, %d recorded", kill, total, recorded)
+		}
+	}
+}
+
+// TestConcurrentRuns starts processes that each spend as much of one
+// budget as they are allowed, at the same time: together they stay
+// within it, and the ledger records every label.
+func TestConcurrentRuns(t *testing.T) {
+	budget := accountant.Guarantee{Eps: 3, Delta: 1e-3}
+	path := newLedger(t, budget)
+	maxQ, err := accountant.MaxSteps(step, budget, accountant.Optimal, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	released := 0
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := runHelper(t, path, maxQ/2, 0)
+			if err != nil {
+				t.Errorf("helper: %v", err)
+			}
+			mu.Lock()
+			released += r
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	l, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	total, _, err := l.Total()
+	if err != nil || total.Eps > budget.Eps || total.Delta > budget.Delta {
+		t.Errorf("concurrent runs spent %v (%v), budget %v", total, err, budget)
+	}
+	if released != maxQ {
+		t.Errorf("concurrent runs released %d labels, the budget allows %d", released, maxQ)
+	}
+}
