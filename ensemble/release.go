@@ -209,6 +209,11 @@ func Release(ctx context.Context, in *VoteReader, agg Aggregator, src *Source, o
 	if err := in.Err(); err != nil {
 		return res, err
 	}
+	// A cancellation during the last reads (e.g. while waiting on a pipe)
+	// still stops the release before its last labels are written.
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
 	if err := out.Flush(); err != nil {
 		return res, fmt.Errorf("write labels: %w", err)
 	}

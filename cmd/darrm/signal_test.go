@@ -1,0 +1,140 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/darrm/darrm/ledger"
+)
+
+// TestMain lets a test run darrm as a child process (GO_DARRM_MAIN=1), to
+// send it real signals.
+func TestMain(m *testing.M) {
+	if os.Getenv("GO_DARRM_MAIN") == "1" {
+		main()
+	}
+	os.Exit(m.Run())
+}
+
+// TestSignalDuringRelease interrupts aggregate (SIGINT, then SIGTERM)
+// while it waits for more votes on a pipe, with labels already drawn:
+// with --out the labels are removed and no hidden file remains; on
+// standard output the labels already written stay, and the error and the
+// ledger give their exact count. The ledger never records fewer labels
+// than left the process.
+func TestSignalDuringRelease(t *testing.T) {
+	row := "1,1,1,1,1,1,0,0,0,0,0\n"
+	for _, c := range []struct {
+		name   string
+		toFile bool
+		sig    syscall.Signal
+	}{{"--out file, SIGINT", true, syscall.SIGINT}, {"stdout, SIGTERM", false, syscall.SIGTERM}} {
+		dir := t.TempDir()
+		led := filepath.Join(dir, "k.ledger")
+		if _, e, code := darrm(t, "", "ledger", "init", led, "--ensemble", "k", "--budget-eps", "1e6", "--budget-delta", "0.999"); code != 0 {
+			t.Fatal(e)
+		}
+		args := []string{"aggregate", "--mechanism", "subsample", "--no-cache", "--ledger", led}
+		labels := filepath.Join(dir, "labels.csv")
+		if c.toFile {
+			args = append(args, "--out", labels)
+		}
+		cmd := exec.Command(os.Args[0], args...)
+		cmd.Env = append(os.Environ(), "GO_DARRM_MAIN=1")
+		stdin, _ := cmd.StdinPipe()
+		var stdout, stderr syncBuffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(stdin, strings.Repeat(row, 100000))
+		// Wait until labels have been drawn: a temporary file with content,
+		// or labels on standard output.
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if c.toFile && tempHasData(dir) || !c.toFile && stdout.Len() > 0 {
+				break
+			}
+		}
+		cmd.Process.Signal(c.sig)
+		time.Sleep(100 * time.Millisecond)
+		io.WriteString(stdin, strings.Repeat(row, 100000))
+		stdin.Close()
+		err := cmd.Wait()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitInterrupted {
+			t.Fatalf("%s: %v, want exit %d: %s", c.name, err, exitInterrupted, stderr.String())
+		}
+		l, err := ledger.Open(led)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recorded := 0
+		for _, s := range l.Spends() {
+			recorded += s.Queries
+		}
+		l.Close()
+		delivered := strings.Count(stdout.String(), "\n")
+		if delivered > 0 {
+			delivered-- // the header row
+		}
+		if c.toFile {
+			if files := files(t, dir); len(files) != 1 || files[0] != "k.ledger" {
+				t.Errorf("%s: files left behind: %v", c.name, files)
+			}
+			if recorded != 0 {
+				t.Errorf("%s: no label left, the ledger records %d", c.name, recorded)
+			}
+			continue
+		}
+		t.Logf("%s: %d labels delivered, %d recorded in the ledger", c.name, delivered, recorded)
+		if delivered == 0 || recorded != delivered || !strings.Contains(stderr.String(), "labels were already written") {
+			t.Errorf("%s: %d labels delivered, %d recorded: %s", c.name, delivered, recorded, stderr.String())
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the concurrent reads of the test
+// and writes of exec's copying goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Len()
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// tempHasData reports whether dir holds a hidden temporary file with
+// content: labels being written.
+func tempHasData(dir string) bool {
+	m, _ := filepath.Glob(filepath.Join(dir, ".labels.csv.tmp-*"))
+	for _, f := range m {
+		if st, err := os.Stat(f); err == nil && st.Size() > 0 {
+			return true
+		}
+	}
+	return false
+}
