@@ -16,18 +16,13 @@ func init() { subcommands = append(subcommands, newAccountCmd) }
 
 func newAccountCmd() *cobra.Command {
 	return newGroupCmd("account",
-		"Privacy accounting: composition, RDP conversion, GNMax, DP-ShuffleG, RR",
+		"Privacy accounting: composition, RDP conversion, DP-SGD, GNMax, DP-ShuffleG, RR",
 		`account computes privacy guarantees with the accountant package. Every
 result names the theorem or conversion that produced it. The paper's formulas
 are the defaults; tighter ones (optimal composition, the improved RDP
 conversion, the exact GNMax search) are used only when asked for.`,
-		newAccountComposeCmd(),
-		newAccountQueriesCmd(),
-		newAccountStepEpsCmd(),
-		newAccountGaussianCmd(),
-		newAccountGNMaxCmd(),
-		newAccountShuffleGCmd(),
-		newAccountRRCmd(),
+		newAccountComposeCmd(), newAccountQueriesCmd(), newAccountStepEpsCmd(), newAccountGaussianCmd(),
+		newAccountDPSGDCmd(), newAccountGNMaxCmd(), newAccountShuffleGCmd(), newAccountRRCmd(),
 	)
 }
 

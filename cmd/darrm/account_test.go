@@ -251,3 +251,34 @@ func TestAccountGNMaxPlot(t *testing.T) {
 		t.Errorf(".pdf: exit %d", code)
 	}
 }
+
+func TestAccountDPSGD(t *testing.T) {
+	out, errOut, code := darrm(t, "", "account", "dpsgd", "--sigma", "2.5", "--sampling-rate", "0.01", "--steps", "50", "--delta", "1e-5", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc map[string]any
+	decode(t, out, &doc)
+	eps, _ := doc["eps"].(float64)
+	if _, ok := doc["alpha"].(float64); !ok || !(eps > 0) || doc["delta"] != 1e-5 {
+		t.Errorf("JSON %v", doc)
+	}
+	// --epochs is epochs·n/batch steps, rounded up.
+	out, _, _ = darrm(t, "", "account", "dpsgd", "--sigma", "12", "--n", "1024", "--batch", "30", "--epochs", "5", "--target-delta", "1e-4", "--format", "json")
+	decode(t, out, &doc)
+	if doc["steps"] != 171.0 {
+		t.Errorf("5 epochs of 1024 at batch 30: %v steps, want 171", doc["steps"])
+	}
+	for _, args := range [][]string{
+		{"--sigma", "1", "--target-delta", "1e-5", "--steps", "10"},                                        // no rate
+		{"--sigma", "1", "--target-delta", "1e-5", "--sampling-rate", "0.1", "--n", "10", "--steps", "10"}, // both rates
+		{"--sigma", "1", "--target-delta", "1e-5", "--sampling-rate", "1.5", "--steps", "10"},              // q > 1
+		{"--sigma", "1", "--target-delta", "1e-5", "--n", "10", "--batch", "20", "--steps", "10"},          // batch > n
+		{"--sigma", "1", "--target-delta", "1e-5", "--sampling-rate", "0.1", "--epochs", "2"},              // epochs without n
+		{"--sigma", "-1", "--target-delta", "1e-5", "--sampling-rate", "0.1", "--steps", "10"},             // sigma < 0
+	} {
+		if _, errOut, code := darrm(t, "", append([]string{"account", "dpsgd"}, args...)...); code != exitUsage {
+			t.Errorf("%v: exit %d: %s", args, code, errOut)
+		}
+	}
+}

@@ -1,0 +1,105 @@
+package accountant
+
+import (
+	"fmt"
+	"math"
+)
+
+// SGMRDP returns the Rényi DP at integer order α >= 2 of one step of the
+// sampled Gaussian mechanism: each record is included independently with
+// probability q (Poisson sampling), the sum of the included records'
+// contributions, of L2 norm at most 1, gets N(0, σ²) noise (Mironov,
+// Talwar and Zhang 2019, Theorem 5 and Section 3.3):
+//
+//	ε(α) = log(A_α)/(α-1),  A_α = Σ_{k=0}^{α} C(α,k)·(1-q)^{α-k}·q^k·e^{(k²-k)/(2σ²)}.
+//
+// The sum is taken in log space term by term (every term is positive), and
+// the result is raised by a bound on its rounding error. q = 1 gives the
+// Gaussian mechanism's α/(2σ²); q = 0 gives 0.
+func SGMRDP(q, sigma float64, alpha int) (float64, error) {
+	if !(q >= 0 && q <= 1) {
+		return 0, fmt.Errorf("sampled Gaussian RDP: %w", &ParamError{Name: "q", Value: q, Rule: "must be a sampling rate in [0, 1]"})
+	}
+	if err := checkPositive("sigma", sigma); err != nil {
+		return 0, fmt.Errorf("sampled Gaussian RDP: %w", err)
+	}
+	if alpha < 2 {
+		return 0, fmt.Errorf("sampled Gaussian RDP: %w", &ParamError{Name: "alpha", Value: float64(alpha), Rule: "must be an integer >= 2"})
+	}
+	if q == 0 {
+		return 0, nil
+	}
+	a := float64(alpha)
+	logQ, log1mQ := math.Log(q), math.Log1p(-q)
+	lgA, _ := math.Lgamma(a + 1)
+	terms := make([]float64, 0, alpha+1)
+	maxT := math.Inf(-1)
+	for k := 0; k <= alpha; k++ {
+		kf := float64(k)
+		if q == 1 && k < alpha {
+			continue // (1-q)^{α-k} = 0
+		}
+		lk, _ := math.Lgamma(kf + 1)
+		lak, _ := math.Lgamma(a - kf + 1)
+		t := lgA - lk - lak + kf*logQ + (kf*kf-kf)/(2*sigma*sigma)
+		if k < alpha {
+			t += (a - kf) * log1mQ
+		}
+		terms = append(terms, t)
+		maxT = math.Max(maxT, t)
+	}
+	var sum float64
+	for _, t := range terms {
+		sum += math.Exp(t - maxT)
+	}
+	logA := maxT + math.Log(sum)
+	// Each term's exponent is within a few ulps of its largest part
+	// (lgamma and the products); the sum of exponentials adds relative
+	// error (α+1)·2^-53. Raise by both.
+	absErr := 8*ulp*(math.Abs(lgA)+math.Abs(maxT)+a*math.Abs(logQ)+a*a/(sigma*sigma)) + float64(alpha+2)*ulp
+	return math.Max(0, up((logA+absErr)/(a-1), 4)), nil
+}
+
+// SGM is a run of DP-SGD as the accountant sees it: Steps steps of the
+// sampled Gaussian mechanism with sampling rate Q and noise multiplier
+// Sigma (Abadi et al. 2016), composed in RDP.
+type SGM struct {
+	Q     float64
+	Sigma float64
+	Steps int
+}
+
+// maxSGMOrder bounds the integer orders Eps searches.
+const maxSGMOrder = 4096
+
+// Eps returns the smallest ε over integer orders α in [2, 4096] such that
+// the run is (ε, δ)-DP under conversion c, and that α: Steps·SGMRDP(α)
+// converted at α.
+func (s SGM) Eps(delta float64, c Conversion) (eps float64, alpha int, err error) {
+	if err := checkCount("steps", s.Steps, 1); err != nil {
+		return 0, 0, fmt.Errorf("DP-SGD: %w", err)
+	}
+	if err := checkConversion(delta, c); err != nil {
+		return 0, 0, fmt.Errorf("DP-SGD: %w", err)
+	}
+	best, bestAlpha := math.Inf(1), 0
+	for a := 2; a <= maxSGMOrder; a++ {
+		r, err := SGMRDP(s.Q, s.Sigma, a)
+		if err != nil {
+			return 0, 0, fmt.Errorf("DP-SGD: %w", err)
+		}
+		e, err := ConvertRDP(mulUp(float64(s.Steps), r), float64(a), delta, c)
+		if err != nil {
+			return 0, 0, fmt.Errorf("DP-SGD: %w", err)
+		}
+		if e < best {
+			best, bestAlpha = e, a
+		}
+		// ε(α) is the sum of an increasing and a decreasing term; past the
+		// minimum by a margin the search can stop.
+		if a > 2*bestAlpha+16 {
+			break
+		}
+	}
+	return best, bestAlpha, nil
+}
