@@ -118,6 +118,10 @@ func Open(path string) (*Dir, error) {
 // Path returns the file that holds key's entry.
 func (d *Dir) Path(k Key) string { return filepath.Join(d.path, k.file()) }
 
+// Root returns the cache's folder, where other caches (trained teachers)
+// keep their own subfolders.
+func (d *Dir) Root() string { return d.path }
+
 // ErrNotFound is returned by Get when the cache has no entry for the key.
 var ErrNotFound = errors.New("cache: no entry")
 

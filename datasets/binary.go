@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -111,4 +112,26 @@ func binarySet(px []byte, d int, labels []int, classes [2]int) *Dataset {
 		}
 	}
 	return &Dataset{D: d, X: pickImages(px, d, idx), Y: y}
+}
+
+// SyntheticBinary returns a generated two-class task of 28×28 images, n
+// training and m test images, for tests and examples where the real data
+// are absent: class 1 has the left half of the image brighter.
+func SyntheticBinary(n, m int, seed uint64) *Binary {
+	r := rand.New(rand.NewPCG(seed, 1))
+	gen := func(k int) *Dataset {
+		d := &Dataset{D: 784, X: make([]float64, k*784), Y: make([]float64, k)}
+		for i := range k {
+			d.Y[i] = float64(r.IntN(2))
+			for p := range 784 {
+				v := r.Float64() / 2
+				if (p%28 < 14) == (d.Y[i] == 1) {
+					v += 0.5
+				}
+				d.X[i*784+p] = v
+			}
+		}
+		return d
+	}
+	return &Binary{Name: "synthetic", Classes: [2]int{0, 1}, Width: 28, Height: 28, Train: gen(n), Test: gen(m)}
 }

@@ -1,0 +1,82 @@
+package report
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/transfer"
+)
+
+// Transfer is the document darrm transfer prints.
+type Transfer struct {
+	Dataset  string            `json:"dataset"`
+	K        int               `json:"K"`
+	Teachers TransferTeachers  `json:"teachers"`
+	Results  []transfer.Result `json:"results"`
+	Seed     uint64            `json:"seed"`
+	Note     string            `json:"note"`
+	Seconds  float64           `json:"seconds"`
+}
+
+// TransferTeachers describes both ensembles.
+type TransferTeachers struct {
+	Private    PrivateTeachers    `json:"private"`
+	NonPrivate NonPrivateTeachers `json:"nonprivate"`
+}
+
+// PrivateTeachers are the DP-SGD teachers and their guarantee.
+type PrivateTeachers struct {
+	Eps          float64            `json:"eps"`
+	Delta        float64            `json:"Delta"`
+	Alpha        int                `json:"alpha"`
+	Sigma        float64            `json:"sigma"`
+	Clip         float64            `json:"clip"`
+	Epochs       int                `json:"epochs"`
+	SamplingRate float64            `json:"sampling_rate"`
+	Steps        int                `json:"steps"`
+	ShareSize    int                `json:"share_size"`
+	Accuracy     []float64          `json:"accuracy"`
+	AccuracyMean float64            `json:"accuracy_mean"`
+	Agreement    transfer.Agreement `json:"agreement"`
+	Cached       bool               `json:"cached"`
+}
+
+// NonPrivateTeachers are the SGD teachers GNMax uses.
+type NonPrivateTeachers struct {
+	Accuracy     []float64          `json:"accuracy"`
+	AccuracyMean float64            `json:"accuracy_mean"`
+	Agreement    transfer.Agreement `json:"agreement"`
+	Cached       bool               `json:"cached"`
+}
+
+// Write renders the document in format f.
+func (out Transfer) Write(w io.Writer, f cliout.Format) error {
+	header := []string{"mechanism", "m", "queries", "accuracy_mean", "accuracy_std", "query_eps", "query_delta", "total_eps", "total_delta", "relation"}
+	var rows [][]string
+	for _, r := range out.Results {
+		rows = append(rows, []string{r.Mechanism, cliout.Float(r.M), fmt.Sprint(r.Queries), cliout.Float(r.AccuracyMean), cliout.Float(r.AccuracyStd),
+			cliout.Float(r.QueryEps), cliout.Float(r.QueryDelta), cliout.Float(r.TotalEps), cliout.Float(r.TotalDelta), r.Relation})
+	}
+	switch f {
+	case cliout.JSON:
+		return cliout.WriteJSON(w, out)
+	case cliout.CSV:
+		return cliout.WriteCSV(w, header, rows)
+	}
+	p, n := out.Teachers.Private, out.Teachers.NonPrivate
+	fmt.Fprintf(w, "Private knowledge transfer on %s: K = %d teachers, %d training images each (%s)\n", out.Dataset, out.K, p.ShareSize, out.Note)
+	fmt.Fprintf(w, "private teachers: DP-SGD, sigma = %g, clip = %g, %d epochs, sampling rate %.4g (%d steps): each (%.4g, %g)-DP (alpha = %d); test accuracy %.3f; %.3f of votes agree with the majority, %.3f of images unanimous\n",
+		p.Sigma, p.Clip, p.Epochs, p.SamplingRate, p.Steps, p.Eps, p.Delta, p.Alpha, p.AccuracyMean, p.Agreement.WithMajority, p.Agreement.Unanimous)
+	fmt.Fprintf(w, "non-private teachers (GNMax): SGD; test accuracy %.3f; %.3f of votes agree with the majority\n\n", n.AccuracyMean, n.Agreement.WithMajority)
+	rows = rows[:0]
+	for _, r := range out.Results {
+		rows = append(rows, []string{r.Mechanism, fmt.Sprint(r.Queries), fmt.Sprintf("%.3f ± %.3f", r.AccuracyMean, r.AccuracyStd),
+			fmt.Sprintf("(%.4g, %.3g)", r.QueryEps, r.QueryDelta), fmt.Sprintf("(%.4g, %.3g)", r.TotalEps, r.TotalDelta)})
+	}
+	if err := cliout.WriteTable(w, []string{"mechanism", "Q", "accuracy", "per query (eps, delta)", "total over Q (general composition)"}, rows); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "accuracy: mean ± std over the redraws of the queries; GNMax's guarantee is for the one-vote relation (non-private teachers on disjoint shares)\ntime: %.3g s\n", out.Seconds)
+	return err
+}

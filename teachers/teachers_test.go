@@ -1,0 +1,78 @@
+package teachers
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/dpsgd"
+)
+
+func config(private bool, seed uint64) Config {
+	c := Config{Dataset: "synthetic", K: 5, Filters: 2, Private: private, Epochs: 3, Batch: 10, LR: 0.1, Seed: &seed}
+	c.DP = dpsgd.Config{Epochs: 3, Rate: 0.2, Clip: 1, Sigma: 1, LR: 0.2}
+	return c
+}
+
+func TestTrainSaveLoadVote(t *testing.T) {
+	b := datasets.SyntheticBinary(250, 40, 1)
+	for _, private := range []bool{true, false} {
+		cfg := config(private, 7)
+		e, err := Train(context.Background(), b, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.ShareSize != 50 || len(e.Accuracy) != 5 {
+			t.Fatalf("share %d, %d accuracies", e.ShareSize, len(e.Accuracy))
+		}
+		for i, a := range e.Accuracy {
+			if a < 0.75 {
+				t.Errorf("private %v teacher %d: accuracy %v on a separable task", private, i, a)
+			}
+		}
+		// The same seed trains the same teachers.
+		again, _ := Train(context.Background(), b, cfg)
+		if again.Params[3][10] != e.Params[3][10] {
+			t.Error("seeded training is not reproducible")
+		}
+		path := filepath.Join(t.TempDir(), "t.json")
+		if err := e.Save(path); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Load(path, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		votes := got.Votes(b.Test)
+		if len(votes) != 40 || len(votes[0]) != 5 {
+			t.Fatalf("votes %dx%d", len(votes), len(votes[0]))
+		}
+		if _, err := Load(path, config(private, 8)); err == nil {
+			t.Error("a file trained with another seed was accepted")
+		}
+		raw, _ := os.ReadFile(path)
+		os.WriteFile(path, []byte(strings.Replace(string(raw), `"accuracy":[`, `"accuracy":[1,`, 1)), 0o644)
+		var ce *CorruptError
+		if _, err := Load(path, cfg); !errors.As(err, &ce) {
+			t.Errorf("edited file: %v", err)
+		}
+	}
+	if _, err := Load(filepath.Join(t.TempDir(), "none.json"), config(true, 1)); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+func TestTrainChecks(t *testing.T) {
+	b := datasets.SyntheticBinary(20, 5, 1)
+	for _, c := range []Config{{K: 4, Filters: 1}, {K: 3, Filters: 0}, {K: 21, Filters: 1, Private: true}} {
+		c.Dataset = "synthetic"
+		c.DP = dpsgd.Config{Epochs: 1, Rate: 0.5, Clip: 1, Sigma: 1, LR: 0.1}
+		if _, err := Train(context.Background(), b, c); err == nil {
+			t.Errorf("%+v accepted", c)
+		}
+	}
+}

@@ -1,0 +1,80 @@
+package transfer
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/dpsgd"
+	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/teachers"
+)
+
+// TestRunSynthetic runs the protocol on generated images with K = 11
+// small teachers; γ_Sub stands in for γ_opt (this package has no solver).
+func TestRunSynthetic(t *testing.T) {
+	b := datasets.SyntheticBinary(550, 120, 3)
+	seed := uint64(5)
+	priv, pub := TeacherConfigs("synthetic", 50, &seed)
+	priv.Filters, pub.Filters = 2, 2
+	priv.DP = dpsgd.Config{Epochs: 3, Rate: 0.2, Clip: 1, Sigma: 1, LR: 0.2}
+	ctx := context.Background()
+	pe, err := teachers.Train(ctx, b, priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ne, err := teachers.Train(ctx, b, pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	teacher := accountant.Guarantee{Eps: 0.1, Delta: TeacherDelta}
+	sub := func(_ context.Context, p constraints.Params) (gamma.Gamma, error) { return gamma.Sub(p.K, int(p.M)) }
+	res, err := Run(ctx, b.Test, pe, ne, teacher, Params{M: 3, Queries: []int{20, 50}, Redraws: 4, Seed: 1}, sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 2*len(Mechanisms) {
+		t.Fatalf("%d results", len(res))
+	}
+	for _, r := range res {
+		if r.AccuracyMean < 0 || r.AccuracyMean > 1 || r.QueryEps != 0.30000000000000004 && r.QueryEps != 0.3 {
+			t.Errorf("%+v", r)
+		}
+		total, _ := accountant.ComposeGeneral(accountant.Guarantee{Eps: r.QueryEps, Delta: r.QueryDelta}, r.Queries, DeltaPrime)
+		if r.TotalEps != total.Eps || r.TotalDelta != total.Delta {
+			t.Errorf("%s Q=%d: total (%v, %v), general composition gives %v", r.Mechanism, r.Queries, r.TotalEps, r.TotalDelta, total)
+		}
+		if (r.Mechanism == "gnmax") != (r.Relation == "one-vote") {
+			t.Errorf("%s: relation %s", r.Mechanism, r.Relation)
+		}
+	}
+	if _, err := Run(ctx, b.Test, pe, ne, teacher, Params{M: 3, Queries: []int{121}, Redraws: 1}, sub); err == nil {
+		t.Error("more queries than the public set accepted")
+	}
+	if _, err := Run(ctx, b.Test, pe, ne, teacher, Params{M: 12, Queries: []int{10}, Redraws: 1}, sub); err == nil {
+		t.Error("m > K accepted")
+	}
+}
+
+// TestTeacherGuarantee checks the thesis' teachers: an expected batch of
+// 30 of 1,024 (MNIST) gives ε within 1% of the thesis' 0.0892.
+func TestTeacherGuarantee(t *testing.T) {
+	priv, _ := TeacherConfigs("mnist58", 11272/K, nil)
+	g, _, err := TeacherGuarantee(priv.DP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Delta != 1e-4 || g.Eps < 0.0892*0.99 || g.Eps > 0.0892*1.01 {
+		t.Errorf("teacher guarantee %v, thesis (0.0892, 1e-4)", g)
+	}
+}
+
+func TestAgree(t *testing.T) {
+	a := Agree([][]byte{{1, 1, 1}, {1, 0, 0}})
+	if a.Unanimous != 0.5 || math.Abs(a.WithMajority-5.0/6) > 1e-15 {
+		t.Errorf("%+v", a)
+	}
+}
