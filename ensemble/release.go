@@ -222,3 +222,47 @@ func Release(ctx context.Context, in *VoteReader, agg Aggregator, src *Source, o
 	}
 	return res, nil
 }
+
+// WriteVotes writes a CSV vote file that NewVoteReader reads: a header
+// "id,t1,...,tK", then per query its id (its index from 1 when ids is nil)
+// and its K votes, each 0 or 1.
+func WriteVotes(w io.Writer, ids []string, votes [][]byte) error {
+	if len(votes) == 0 {
+		return fmt.Errorf("write votes: no queries")
+	}
+	k := len(votes[0])
+	if ids != nil && len(ids) != len(votes) {
+		return fmt.Errorf("write votes: %d ids for %d queries", len(ids), len(votes))
+	}
+	b := []byte("id")
+	for t := 1; t <= k; t++ {
+		b = append(b, ",t"...)
+		b = strconv.AppendInt(b, int64(t), 10)
+	}
+	b = append(b, '\n')
+	for q, v := range votes {
+		if _, err := votesFor(k, v); err != nil {
+			return fmt.Errorf("write votes, query %d: %w", q+1, err)
+		}
+		if ids != nil {
+			if csvNeedsQuotes([]byte(ids[q])) {
+				return fmt.Errorf("write votes: id %q needs quoting", ids[q])
+			}
+			b = append(b, ids[q]...)
+		} else {
+			b = strconv.AppendInt(b, int64(q+1), 10)
+		}
+		for _, x := range v {
+			b = append(b, ',', '0'+x)
+		}
+		b = append(b, '\n')
+		if len(b) >= labelBuffer {
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+			b = b[:0]
+		}
+	}
+	_, err := w.Write(b)
+	return err
+}

@@ -72,17 +72,9 @@ from scripts/fetch-data.sh; nothing is downloaded. See docs/transfer.md.`,
 			if redraws < 1 {
 				return usageErrorf("--redraws = %d: must be >= 1", redraws)
 			}
-			dir, err := datasets.DefaultDir()
+			b, err := loadBinary(dataset)
 			if err != nil {
 				return err
-			}
-			b, err := datasets.LoadBinary(dir, dataset)
-			var me *datasets.MissingError
-			if errors.As(err, &me) {
-				return usageErrorf("%v", err)
-			}
-			if err != nil {
-				return usageErrorf("--dataset: %v", err)
 			}
 			for _, q := range queries {
 				if q < 1 || q > b.Test.Len() {

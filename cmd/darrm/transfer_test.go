@@ -1,0 +1,130 @@
+package main
+
+import (
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/darrm/darrm/datasets"
+)
+
+// fakeMNIST writes a small MNIST (generated images of "5" and "8", and one
+// other digit) into a data folder and points $DARRM_DATA at it.
+func fakeMNIST(t *testing.T, train, test int) {
+	t.Helper()
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "mnist-data"), 0o755)
+	b := datasets.SyntheticBinary(train, test, 9)
+	write := func(name string, d *datasets.Dataset) {
+		n := d.Len() + 1 // plus one image of another class, which must be dropped
+		img := binary.BigEndian.AppendUint32(nil, 0x803)
+		img = binary.BigEndian.AppendUint32(img, uint32(n))
+		img = binary.BigEndian.AppendUint32(img, 28)
+		img = binary.BigEndian.AppendUint32(img, 28)
+		lab := binary.BigEndian.AppendUint32(nil, 0x801)
+		lab = binary.BigEndian.AppendUint32(lab, uint32(n))
+		for i := range d.Len() {
+			for _, v := range d.Row(i) {
+				img = append(img, byte(v*255))
+			}
+			lab = append(lab, map[float64]byte{0: 5, 1: 8}[d.Y[i]])
+		}
+		img = append(img, make([]byte, 784)...)
+		lab = append(lab, 3)
+		os.WriteFile(filepath.Join(dir, "mnist-data", name+"-images-idx3-ubyte"), img, 0o644)
+		os.WriteFile(filepath.Join(dir, "mnist-data", name+"-labels-idx1-ubyte"), lab, 0o644)
+	}
+	write("train", b.Train)
+	write("t10k", b.Test)
+	t.Setenv(datasets.EnvDir, dir)
+}
+
+// TestTransferSynthetic runs darrm transfer end to end on generated
+// images, then again from the cached teachers, checks the JSON keys the
+// issue fixes, and round-trips the teachers' votes through aggregate.
+func TestTransferSynthetic(t *testing.T) {
+	fakeMNIST(t, 660, 120)
+	cache := t.TempDir()
+	args := []string{"transfer", "--dataset", "mnist58", "--seed", "3", "--queries", "20,50", "--redraws", "3", "--cache-dir", cache, "--format", "json"}
+	out, errOut, code := darrm(t, "", args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc struct {
+		Dataset  string
+		K        int
+		Teachers struct {
+			Private    map[string]any `json:"private"`
+			NonPrivate map[string]any `json:"nonprivate"`
+		}
+		Results []map[string]any
+		Seconds float64
+	}
+	decode(t, out, &doc)
+	if doc.Dataset != "mnist58" || doc.K != 11 || len(doc.Results) != 8 || !strings.Contains(errOut, "training 11 private teachers") {
+		t.Fatalf("document %+v; stderr %s", doc, errOut)
+	}
+	for _, k := range []string{"eps", "Delta", "sigma", "clip", "epochs", "sampling_rate", "accuracy_mean"} {
+		if _, ok := doc.Teachers.Private[k]; !ok {
+			t.Errorf("teachers.private has no %q", k)
+		}
+	}
+	if _, ok := doc.Teachers.NonPrivate["accuracy_mean"]; !ok {
+		t.Error("teachers.nonprivate has no accuracy_mean")
+	}
+	for _, k := range []string{"mechanism", "m", "queries", "accuracy_mean", "accuracy_std", "query_eps", "query_delta", "total_eps", "total_delta"} {
+		if _, ok := doc.Results[0][k]; !ok {
+			t.Errorf("results have no %q", k)
+		}
+	}
+	again, errOut, code := darrm(t, "", args...)
+	if code != 0 || strings.Contains(errOut, "training") {
+		t.Errorf("second run: exit %d, trained again: %s", code, errOut)
+	}
+	var doc2 struct{ Results []map[string]any }
+	decode(t, again, &doc2)
+	if doc2.Results[3]["accuracy_mean"] != doc.Results[3]["accuracy_mean"] {
+		t.Error("the cached teachers gave other results")
+	}
+	// A corrupted teachers file is reported and retrained.
+	files, _ := filepath.Glob(filepath.Join(cache, "teachers", "*.json"))
+	if len(files) != 2 {
+		t.Fatalf("teacher files %v", files)
+	}
+	os.WriteFile(files[0], []byte("{}"), 0o644)
+	if _, errOut, code := darrm(t, "", args...); code != 0 || !strings.Contains(errOut, "retraining") {
+		t.Errorf("corrupt teachers: exit %d: %s", code, errOut)
+	}
+	// The votes round-trip through aggregate.
+	votes := filepath.Join(t.TempDir(), "votes.csv")
+	if _, errOut, code := darrm(t, "", "teachers", "vote", "--dataset", "mnist58", "--seed", "3", "--cache-dir", cache, "--out", votes); code != 0 {
+		t.Fatalf("teachers vote: exit %d: %s", code, errOut)
+	}
+	labels := filepath.Join(t.TempDir(), "labels.csv")
+	out, errOut, code = darrm(t, "", "aggregate", votes, "--mechanism", "subsample", "--no-cache", "--out", labels, "--format", "json")
+	if code != 0 || !strings.Contains(out, `"queries_answered": 120`) {
+		t.Errorf("aggregate of the teachers' votes: exit %d: %s%s", code, out, errOut)
+	}
+}
+
+func TestTransferBadInput(t *testing.T) {
+	fakeMNIST(t, 220, 30)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--dataset", "cifar"}, "mnist58"},
+		{[]string{"--dataset", "fashion58"}, "fetch-data.sh"},
+		{[]string{"--dataset", "mnist58", "--queries", "31"}, "public set"},
+		{[]string{"--dataset", "mnist58", "--m", "12"}, "--m"},
+		{[]string{"--dataset", "mnist58", "--redraws", "0"}, "--redraws"},
+		{nil, "--dataset"},
+	} {
+		_, errOut, code := darrm(t, "", append([]string{"transfer", "--no-cache"}, c.args...)...)
+		if code != exitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d: %s", c.args, code, errOut)
+		}
+	}
+}
