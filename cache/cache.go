@@ -38,7 +38,7 @@ const EnvDir = "DARRM_CACHE_DIR"
 
 // Version is the format of the entries and of the solver that wrote them;
 // entries of another version are not used.
-const Version = 1
+const Version = 2
 
 // DefaultDir returns the cache directory: $DARRM_CACHE_DIR if set, else
 // $XDG_CACHE_HOME/darrm, else ~/.cache/darrm.
@@ -87,6 +87,9 @@ type Entry struct {
 	Certificate    gamma.Certificate `json:"certificate"`
 	Utility        float64           `json:"utility"`
 	SurrogateError float64           `json:"surrogate_error"`
+	UpperBound     float64           `json:"upper_bound"` // see optimal.Result
+	Gap            float64           `json:"gap"`
+	Scale          float64           `json:"scale"`
 	Seconds        float64           `json:"seconds"` // time of the original solve
 	LPSolves       int               `json:"lp_solves"`
 	Rows           int               `json:"rows"`

@@ -44,7 +44,7 @@ func Cached(ctx context.Context, d *cache.Dir, p constraints.Params, prior gamma
 	e = &cache.Entry{
 		Key: key.String(), K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta,
 		Prior: prior.String(), Gamma: r.Gamma, Certificate: r.Certificate,
-		Utility: r.Utility, SurrogateError: r.SurrogateError,
+		Utility: r.Utility, SurrogateError: r.SurrogateError, UpperBound: r.UpperBound, Gap: r.Gap, Scale: r.Scale,
 		Seconds: r.Elapsed.Seconds(), LPSolves: r.LPSolves, Rows: r.Rows, Passes: r.Passes, TieBroken: r.TieBroken,
 		Created: time.Now().UTC().Truncate(time.Second),
 	}

@@ -71,10 +71,17 @@ type Result struct {
 	SurrogateError float64
 	// Scale is the factor certification applied to the LP solution (1 if
 	// it was certified as solved).
-	Scale    float64
-	LPSolves int
-	Rows     int
-	Passes   int // exhaustive separations, including the certificate's
+	Scale float64
+	// UpperBound is the optimum of the restricted LP, whose rows are a
+	// subset of all privacy constraints: no gamma has a higher utility (up
+	// to the LP solver's feasibility tolerance, 1e-9). Gap is the
+	// relative distance of Utility below it, (UpperBound - Utility) /
+	// UpperBound: the returned gamma is optimal to within Gap.
+	UpperBound float64
+	Gap        float64
+	LPSolves   int
+	Rows       int
+	Passes     int // exhaustive separations, including the certificate's
 	// TieBroken reports that the tie-break phase ran (see Solve). When the
 	// solver fails on it, the phase-1 optimum is returned instead.
 	TieBroken bool
@@ -255,6 +262,10 @@ func Solve(ctx context.Context, p constraints.Params, prior gamma.Prior, opts Op
 		out.Passes++
 	}
 	out.Utility = gamma.Utility(g, coeffs)
+	out.UpperBound = math.Max(phase1.Objective, out.Utility)
+	if out.UpperBound > 0 {
+		out.Gap = (out.UpperBound - out.Utility) / out.UpperBound
+	}
 	out.SurrogateError = gamma.SurrogateError(g, coeffs)
 	out.Elapsed = time.Since(start)
 	return out, nil

@@ -84,6 +84,12 @@ func TestSolveMatchesFullLP(t *testing.T) {
 		if d := want - r.Utility; d > 3e-9*want || d < -1e-12*want {
 			t.Errorf("%+v: cutting-plane utility %.12f, full LP %.12f", tc.p, r.Utility, want)
 		}
+		// The restricted LP's optimum bounds the full LP's from above (to
+		// the solver's tolerance), and the reported gap is what separates
+		// the returned gamma from it.
+		if r.UpperBound < want*(1-1e-9) || r.Gap < 0 || r.Gap > 3e-9 || r.Utility > r.UpperBound {
+			t.Errorf("%+v: upper bound %.12f, full LP %.12f, utility %.12f, gap %g", tc.p, r.UpperBound, want, r.Utility, r.Gap)
+		}
 	}
 }
 

@@ -116,6 +116,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	out := report.Solve{
 		Problem: p.out(),
 		Prior:   prior.String(), Gamma: e.Gamma, Objective: e.Utility, SurrogateError: e.SurrogateError,
+		UpperBound: e.UpperBound, Gap: e.Gap, Scale: e.Scale,
 		Certificate: e.Certificate, CertifiedNow: true, Cached: cached,
 		Solve: report.SolveStats{Seconds: e.Seconds, LPSolves: e.LPSolves, Rows: e.Rows, Passes: e.Passes, TieBroken: e.TieBroken},
 	}

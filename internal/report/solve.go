@@ -19,9 +19,15 @@ type Mechanism struct {
 // Solve is the document darrm solve prints.
 type Solve struct {
 	Problem
-	Prior          string            `json:"prior"`
-	Gamma          []float64         `json:"gamma"`
-	Objective      float64           `json:"objective"`
+	Prior     string    `json:"prior"`
+	Gamma     []float64 `json:"gamma"`
+	Objective float64   `json:"objective"`
+	// UpperBound is the restricted LP's optimum, which no gamma exceeds;
+	// Gap is the objective's relative distance below it; Scale is the
+	// factor certification applied to the LP's solution.
+	UpperBound     float64           `json:"upper_bound"`
+	Gap            float64           `json:"gap"`
+	Scale          float64           `json:"scale"`
 	SurrogateError float64           `json:"surrogate_error"`
 	Certificate    gamma.Certificate `json:"certificate"`
 	// CertifiedNow is true: the certificate is computed in this run from
@@ -94,6 +100,7 @@ func (out Solve) writeTable(w io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(w, "\nobjective U(gamma) = %.6g   surrogate error = %.6g\n", out.Objective, out.SurrogateError)
+	fmt.Fprintf(w, "optimality: no gamma exceeds U = %.10g (the restricted LP's optimum); gap %.2g; certification scaled the LP solution by %.15g\n", out.UpperBound, out.Gap, out.Scale)
 	writeCertificate(w, "certificate (computed in this run)", out.Certificate)
 	if out.Cached {
 		fmt.Fprintf(w, "from the cache (%s), solved originally in %.3g s\n", out.CacheFile, out.Solve.Seconds)
