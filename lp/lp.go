@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/bartolsthoorn/gohighs/highs"
@@ -194,23 +195,94 @@ func (s *Solver) SetBounds(j int, lower, upper float64) error {
 	return nil
 }
 
+func describeFailure(sol *highs.Solution, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("status %v", sol.Status)
+}
+
+func (s *Solver) setOption(k string, v any) error {
+	var err error
+	switch v := v.(type) {
+	case int:
+		err = s.h.SetIntOption(k, v)
+	case string:
+		err = s.h.SetStringOption(k, v)
+	}
+	if err != nil {
+		return fmt.Errorf("lp: set option %s = %v: %w", k, v, err)
+	}
+	return nil
+}
+
+func (s *Solver) setOptions(set map[string]any) error {
+	for k, v := range set {
+		if err := s.setOption(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Solver) resetOptions(set map[string]any) error {
+	for k := range set {
+		if err := s.setOption(k, defaults[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ErrInfeasible is returned by Solve when no x satisfies the rows and bounds.
 var ErrInfeasible = errors.New("lp: infeasible")
+
+// strategy is a set of HiGHS options Solve falls back on.
+type strategy struct {
+	name string
+	set  map[string]any // string or int options; defaults has their default values
+}
+
+// fallbacks are tried in order when the warm-started simplex method fails;
+// each starts from scratch. Their options are reset afterwards.
+var fallbacks = []strategy{
+	{"simplex from scratch", nil},
+	{"dual simplex without presolve, equilibration scaling", map[string]any{"presolve": "off", "simplex_strategy": 1, "simplex_scale_strategy": 3}},
+	{"interior point with crossover", map[string]any{"solver": "ipm", "run_crossover": "on"}},
+	{"primal simplex without presolve", map[string]any{"presolve": "off", "simplex_strategy": 4}},
+}
+
+// defaults are HiGHS's values of the options the fallbacks change.
+var defaults = map[string]any{"presolve": "choose", "simplex_strategy": 1, "simplex_scale_strategy": 1, "solver": "choose", "run_crossover": "on"}
 
 // Solve solves the LP, starting from the basis of the previous solve. If
 // the warm-started simplex method fails numerically, which HiGHS reports as
 // an error or an unknown status when many nearly parallel rows accumulate,
-// Solve retries once from scratch.
+// Solve retries from scratch with each fallback strategy in turn (another
+// simplex variant, the interior-point method) before it reports a failure,
+// which then names every strategy tried.
 func (s *Solver) Solve() (Solution, error) {
 	sol, err := s.run()
-	if err != nil || !(sol.IsOptimal() || sol.IsInfeasible()) {
+	var tried []string
+	for _, f := range fallbacks {
+		if err == nil && (sol.IsOptimal() || sol.IsInfeasible()) {
+			break
+		}
+		tried = append(tried, fmt.Sprintf("%s: %v", f.name, describeFailure(sol, err)))
 		if cerr := s.h.ClearSolver(); cerr != nil {
 			return Solution{}, fmt.Errorf("lp: clear solver after a failed solve: %w", cerr)
 		}
+		if err := s.setOptions(f.set); err != nil {
+			return Solution{}, err
+		}
 		sol, err = s.run()
+		if rerr := s.resetOptions(f.set); rerr != nil {
+			return Solution{}, rerr
+		}
 	}
-	if err != nil {
-		return Solution{}, fmt.Errorf("lp: solve: %w", err)
+	if err != nil || !(sol.IsOptimal() || sol.IsInfeasible()) {
+		tried = append(tried, "last: "+describeFailure(sol, err))
+		return Solution{}, fmt.Errorf("lp: solve: HiGHS failed with every strategy (warm-started simplex; %s)", strings.Join(tried, "; "))
 	}
 	switch {
 	case sol.IsOptimal():
