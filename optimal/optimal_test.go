@@ -228,3 +228,24 @@ func TestFixtureIsCurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestPureDPSweep is a small version of scripts/bench-solve.sh sweep: pure
+// DP at every small m and at (K+1)/2, each certified, with a gap below 1e-8.
+func TestPureDPSweep(t *testing.T) {
+	ks := []int{51, 101}
+	if testing.Short() {
+		ks = ks[:1]
+	}
+	for _, k := range ks {
+		for _, m := range []float64{1, 2, 3, 5, 10, float64((k + 1) / 2)} {
+			r, err := Solve(context.Background(), params(k, m, 0), gamma.UniformPrior(), Options{})
+			if err != nil {
+				t.Errorf("K=%d m=%v: %v", k, m, err)
+				continue
+			}
+			if r.Certificate.Status != gamma.Certified || r.Gap > 1e-8 {
+				t.Errorf("K=%d m=%v: %v, gap %g", k, m, r.Certificate.Status, r.Gap)
+			}
+		}
+	}
+}

@@ -2,12 +2,51 @@
 # Times `darrm solve` end to end for the targets of docs/solve.md: cold
 # cache (a fresh directory) and warm cache, wall time and peak RSS.
 # Usage: scripts/bench-solve.sh [quick]   ("quick" skips the K = 101, Delta > 0 case)
+#        scripts/bench-solve.sh sweep [K...] [--limit SECONDS]
+# sweep: pure DP (Delta = delta = 0), each K (default 101 201 301 501 1001)
+# times m in {1, 2, 3, 5, 10, 20, 40, (K+1)/2}, cold, each case stopped
+# after --limit seconds (default 300): wall time, peak RSS, passes, rows and
+# the outcome (certified, failed with darrm's message, or stopped).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$(mktemp -d)/darrm
 go build -o "$bin" ./cmd/darrm
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "go: $(go version | cut -d' ' -f3)"
+if [[ "${1:-}" == sweep ]]; then
+  shift
+  ks=() limit=300
+  while (($#)); do
+    case $1 in
+    --limit) limit=$2; shift ;;
+    *) ks+=("$1") ;;
+    esac
+    shift
+  done
+  ((${#ks[@]})) || ks=(101 201 301 501 1001)
+  printf '| K | m | wall | peak RSS | passes | rows | outcome |\n|---|---|---|---|---|---|---|\n'
+  for k in "${ks[@]}"; do
+    for m in 1 2 3 5 10 20 40 $(((k + 1) / 2)); do
+      out=$(mktemp)
+      set +e
+      /usr/bin/time -o "$out.time" -f '%e %M' timeout "$limit" "$bin" solve --K "$k" --m "$m" --Delta 0 --delta 0 --no-cache --format json > "$out" 2> "$out.err"
+      rc=$?
+      set -e
+      read -r wall rss < <(tail -1 "$out.time")
+      if [[ $rc == 0 ]]; then
+        read -r passes rows status < <(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["solve"]["passes"], d["solve"]["rows"], d["certificate"]["status"])' "$out")
+        outcome=$status
+      elif [[ $rc == 124 ]]; then
+        passes=- rows=- outcome="stopped after ${limit} s"
+      else
+        passes=- rows=- outcome="failed: $(tail -1 "$out.err" | cut -c1-120)"
+      fi
+      printf '| %s | %s | %s s | %d MiB | %s | %s | %s |\n' "$k" "$m" "${wall:-?}" $((${rss:-0} / 1024)) "$passes" "$rows" "$outcome"
+      rm -f "$out" "$out.err" "$out.time"
+    done
+  done
+  exit 0
+fi
 printf '| case | cold: wall | cold: peak RSS | warm (cached): wall | LP solves | rows | passes |\n|---|---|---|---|---|---|---|\n'
 cases=(
   "--K 11 --m 3"
