@@ -39,8 +39,10 @@ type Separation struct {
 	MaxF  float64  // max of f over all corner multisets
 	Worst Config   // a multiset attaining MaxF
 	Top   []Scored // the costliest multisets above Floor, by decreasing F
-	// ErrBound bounds |computed f - exact f| for every multiset: MaxF is
-	// the exact maximum to within ErrBound.
+	// ErrBound bounds |computed f - exact f| for every multiset plus
+	// |Budget() - exact budget|: MaxF is the exact maximum to within
+	// ErrBound, and MaxF + ErrBound <= Budget() proves exact f <= exact
+	// budget (see Params.ErrBound).
 	ErrBound float64
 	Configs  *big.Int // number of multisets the maximisation covers
 }
@@ -48,15 +50,30 @@ type Separation struct {
 // unitRoundoff is 2^-53, the relative rounding error of float64 arithmetic.
 const unitRoundoff = 0x1p-53
 
-// ErrBound returns the bound on the absolute error of the privacy cost f as
-// computed by Separate and Cost. Each teacher contributes one update of the
-// form c + a·(c' - c) to values bounded by 1 in magnitude, which commits at
-// most a few rounding errors and, being a convex combination, never
-// amplifies earlier ones; the corner coordinates and e^{m·eps} carry one
-// rounding error each. Ten unit roundoffs per teacher and side covers all of
-// it with room to spare.
+// ErrBound returns a bound on |computed f - exact f| for every multiset, as
+// Separate computes f, plus |Budget() - exact budget|, where "exact" means
+// the real-number value at the float64 inputs K, m, eps, Delta, delta and
+// gamma (docs/solve.md, "The rounding bound", derives it). With u = 2^-53,
+// E = e^{m·eps} and B the budget:
+//
+//   - a corner coordinate a takes at most 6 roundings (exp, two products,
+//     two sums, a quotient): |â - a| <= 6u;
+//   - each of the K teachers updates each side's correlation vector, whose
+//     values stay in [-1, 1] (gamma in [0, 1]), by c + â·(c' - c): 3
+//     roundings of quantities at most 2 in magnitude (5u), plus
+//     |â - a|·|c' - c| <= 12u; a convex combination never amplifies the
+//     errors already there, so each side is within 17Ku;
+//   - Ê = exp(fl(m·eps)) is within (m·eps + 1)u relative; the product
+//     Ê·C_q adds E·(17K + m·eps + 2)u and the final subtraction u·(1 + E);
+//   - Budget() = expm1(fl(m·eps)) + 2·delta is within (E·(m·eps + 1) + B)u.
+//
+// The sum, u·((1+E)(17K+1) + E(2m·eps+3) + B), is raised by 2^-20 relative
+// for the second-order terms.
 func (p Params) ErrBound() float64 {
-	return 10 * float64(p.K+2) * unitRoundoff * (1 + p.E())
+	e, me := p.E(), p.M*p.Eps
+	k := float64(p.K)
+	b := (1+e)*(17*k+1) + e*(2*me+3) + p.Budget()
+	return b * unitRoundoff * (1 + 0x1p-20)
 }
 
 // Separate computes, for the noise function gamma(0..K), the maximum of the
@@ -85,8 +102,13 @@ func (p Params) Separate(ctx context.Context, gamma []float64, opts SeparateOpti
 	}
 	w := make([]float64, p.K+1)
 	for l, g := range gamma {
-		if !finite(g) {
-			return Separation{}, fmt.Errorf("gamma(%d) = %v: must be finite", l, g)
+		// ErrBound assumes values in [0, 1]; the corner reduction
+		// (Lemma 3.6.1) assumes a symmetric gamma.
+		if !(g >= 0 && g <= 1) {
+			return Separation{}, fmt.Errorf("gamma(%d) = %v: must be in [0, 1]", l, g)
+		}
+		if g != gamma[p.K-l] {
+			return Separation{}, fmt.Errorf("gamma(%d) = %v but gamma(%d) = %v: gamma must be symmetric, gamma(l) = gamma(K-l)", l, g, p.K-l, gamma[p.K-l])
 		}
 		if l < p.H() {
 			w[l] = -g

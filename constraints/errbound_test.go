@@ -1,0 +1,165 @@
+package constraints
+
+import (
+	"context"
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+)
+
+const prec = 200
+
+func bfl(x float64) *big.Float { return new(big.Float).SetPrec(prec).SetFloat64(x) }
+
+// bexp is e^x to 200 bits: Taylor series after halving x below 2^-8,
+// then squaring back.
+func bexp(x *big.Float) *big.Float {
+	r := new(big.Float).SetPrec(prec).Set(x)
+	s := 0
+	for r.Sign() != 0 && r.MantExp(nil) > -8 {
+		r.Quo(r, bfl(2))
+		s++
+	}
+	sum, term := bfl(1), bfl(1)
+	for n := 1; n <= 40; n++ {
+		term.Mul(term, r)
+		term.Quo(term, bfl(float64(n)))
+		sum.Add(sum, term)
+	}
+	for range s {
+		sum.Mul(sum, sum)
+	}
+	return sum
+}
+
+// exactCorners are the corners of Lemma 3.6.1 in exact arithmetic at the
+// float64 eps and Delta.
+func exactCorners(p Params) [][2]*big.Float {
+	ei := bexp(bfl(-p.Eps))
+	d := bfl(p.Delta)
+	den := new(big.Float).SetPrec(prec).Add(bfl(1), ei)
+	hi := new(big.Float).SetPrec(prec).Mul(d, ei)
+	hi.Add(hi, bfl(1)).Quo(hi, den)
+	lo := new(big.Float).SetPrec(prec).Sub(bfl(1), d)
+	lo.Mul(lo, ei).Quo(lo, den)
+	one := bfl(1)
+	oneMinusD := new(big.Float).SetPrec(prec).Sub(one, d)
+	if p.Delta == 0 {
+		return [][2]*big.Float{{bfl(0), bfl(0)}, {one, one}, {hi, lo}, {lo, hi}}
+	}
+	return [][2]*big.Float{{bfl(0), bfl(0)}, {one, one}, {bfl(0), d}, {d, bfl(0)}, {oneMinusD, one}, {one, oneMinusD}, {hi, lo}, {lo, hi}}
+}
+
+// exactF is the privacy cost f of configuration c in exact arithmetic.
+func exactF(p Params, c Config, gamma []float64, corners [][2]*big.Float) *big.Float {
+	pmf := func(side int) []*big.Float {
+		a := []*big.Float{bfl(1)}
+		for j, n := range c {
+			x := corners[j][side]
+			notX := new(big.Float).SetPrec(prec).Sub(bfl(1), x)
+			for range n {
+				next := make([]*big.Float, len(a)+1)
+				for l := range next {
+					next[l] = bfl(0)
+					if l < len(a) {
+						next[l].Add(next[l], new(big.Float).SetPrec(prec).Mul(a[l], notX))
+					}
+					if l > 0 {
+						next[l].Add(next[l], new(big.Float).SetPrec(prec).Mul(a[l-1], x))
+					}
+				}
+				a = next
+			}
+		}
+		return a
+	}
+	alpha, alphaP := pmf(0), pmf(1)
+	me := new(big.Float).SetPrec(prec).Mul(bfl(p.M), bfl(p.Eps))
+	e := bexp(me)
+	f := bfl(0)
+	for l := 0; l <= p.K; l++ {
+		d := new(big.Float).SetPrec(prec).Mul(e, alphaP[l])
+		d.Sub(alpha[l], d).Mul(d, bfl(gamma[l]))
+		if l < p.H() {
+			f.Sub(f, d)
+		} else {
+			f.Add(f, d)
+		}
+	}
+	return f
+}
+
+func exactBudget(p Params) *big.Float {
+	e := bexp(new(big.Float).SetPrec(prec).Mul(bfl(p.M), bfl(p.Eps)))
+	e.Sub(e, bfl(1))
+	return e.Add(e, new(big.Float).SetPrec(prec).Mul(bfl(2), bfl(p.TargetDelta)))
+}
+
+// TestErrBoundAgainstBig compares, on random small problems, Separate's
+// maximum and Cost's f of every multiset with the exact values, and the
+// budget with the exact budget: the observed errors stay within ErrBound.
+// It prints the largest fraction of the bound used.
+func TestErrBoundAgainstBig(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 13))
+	n := 40
+	if testing.Short() {
+		n = 8
+	}
+	used := 0.0
+	for range n {
+		k := 2*r.IntN(4) + 1
+		delta := 0.0
+		if r.IntN(3) > 0 {
+			delta = math.Exp(-3 - 10*r.Float64())
+		}
+		m := 1 + float64(k-1)*r.Float64()
+		p := Params{K: k, M: m, Eps: math.Exp(-4 + 5*r.Float64()), Delta: delta}
+		p.TargetDelta = DefaultTargetDelta(delta, m)
+		g := make([]float64, k+1)
+		for l := range (k + 1) / 2 {
+			g[l] = r.Float64()
+			g[k-l] = g[l]
+		}
+		corners := exactCorners(p)
+		exactMax := new(big.Float).SetPrec(prec).SetInf(true)
+		bound := p.ErrBound()
+		var worst float64
+		p.AllConfigs(func(c Config) bool {
+			ex := exactF(p, c, g, corners)
+			if ex.Cmp(exactMax) > 0 {
+				exactMax = ex
+			}
+			got, err := p.Cost(c, g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, _ := new(big.Float).Sub(bfl(got), ex).Float64()
+			worst = math.Max(worst, math.Abs(d))
+			return true
+		})
+		sep, err := p.Separate(context.Background(), g, SeparateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dMax, _ := new(big.Float).Sub(bfl(sep.MaxF), exactMax).Float64()
+		dB, _ := new(big.Float).Sub(bfl(p.Budget()), exactBudget(p)).Float64()
+		if e := math.Abs(dMax) + math.Abs(dB); e > bound || worst > bound {
+			t.Errorf("%+v: |MaxF error| + |budget error| = %g, Cost error %g, bound %g", p, e, worst, bound)
+		}
+		used = math.Max(used, (math.Abs(dMax)+math.Abs(dB))/bound)
+		used = math.Max(used, worst/bound)
+	}
+	t.Logf("%d random problems: the largest error observed used %.3g of ErrBound (margin %.3g)", n, used, 1-used)
+}
+
+// TestSeparatePreconditions: gamma outside [0, 1] or not symmetric is
+// refused, since ErrBound and the corner reduction assume both.
+func TestSeparatePreconditions(t *testing.T) {
+	p := Params{K: 3, M: 1, Eps: 0.1, Delta: 0, TargetDelta: 0}
+	for _, g := range [][]float64{{1.5, 0, 0, 1.5}, {-0.1, 0, 0, -0.1}, {1, 0.5, 0.4, 1}, {1, 0, 0}, {math.NaN(), 0, 0, 1}} {
+		if _, err := p.Separate(context.Background(), g, SeparateOptions{}); err == nil {
+			t.Errorf("gamma %v accepted", g)
+		}
+	}
+}
