@@ -2,6 +2,7 @@ package constraints
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -163,3 +164,55 @@ func TestSeparatePreconditions(t *testing.T) {
 		}
 	}
 }
+
+// TestShardsMerge splits separations into shards and checks that the
+// merged result is exactly the whole one: maximum, worst multiset, top list
+// and count.
+func TestShardsMerge(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	for _, p := range []Params{
+		{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: DefaultTargetDelta(1e-5, 3)},
+		{K: 21, M: 2, Eps: 0.2, Delta: 0, TargetDelta: 0},
+	} {
+		g := make([]float64, p.K+1)
+		for l := range (p.K + 1) / 2 {
+			g[l] = r.Float64()
+			g[p.K-l] = g[l]
+		}
+		ctx := context.Background()
+		whole, err := p.Separate(ctx, g, SeparateOptions{Top: 7, Floor: math.Inf(-1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{2, 3, 7} {
+			var parts []Separation
+			for i := range n {
+				s, err := p.Separate(ctx, g, SeparateOptions{Top: 7, Floor: math.Inf(-1), Shard: i, Shards: n, Workers: 1 + i%2})
+				if err != nil {
+					t.Fatal(err)
+				}
+				parts = append(parts, s)
+			}
+			got, err := MergeSeparations(p, parts, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.MaxF != whole.MaxF || fmtCfg(got.Worst) != fmtCfg(whole.Worst) || got.Configs.Cmp(whole.Configs) != 0 || len(got.Top) != len(whole.Top) {
+				t.Fatalf("K=%d, %d shards: merged %v %v %v, whole %v %v %v", p.K, n, got.MaxF, got.Worst, got.Configs, whole.MaxF, whole.Worst, whole.Configs)
+			}
+			for i := range got.Top {
+				if got.Top[i].F != whole.Top[i].F || fmtCfg(got.Top[i].Config) != fmtCfg(whole.Top[i].Config) {
+					t.Errorf("K=%d, %d shards: top %d differs", p.K, n, i)
+				}
+			}
+			if _, err := MergeSeparations(p, parts[1:], 7); err == nil {
+				t.Errorf("K=%d: a missing shard was merged", p.K)
+			}
+			if _, err := MergeSeparations(p, append(parts, parts[0]), 7); err == nil {
+				t.Errorf("K=%d: a repeated shard was merged", p.K)
+			}
+		}
+	}
+}
+
+func fmtCfg(c Config) string { return fmt.Sprint([]int(c)) }

@@ -32,6 +32,12 @@ type SeparateOptions struct {
 	// Progress, if set, is called with the fraction of the work done.
 	// Calls are serialised.
 	Progress func(fraction float64)
+	// Shard and Shards split the work into Shards independent parts, of
+	// which Separate does part Shard (0 <= Shard < Shards); Shards <= 1
+	// means all of it. The work items are the pairs (n6, n7) of counts at
+	// the two e^eps corners, dealt round-robin. MergeSeparations combines
+	// the parts exactly.
+	Shard, Shards int
 }
 
 // Separation is the exact solution of the separation problem for one gamma.
@@ -45,6 +51,9 @@ type Separation struct {
 	// budget (see Params.ErrBound).
 	ErrBound float64
 	Configs  *big.Int // number of multisets the maximisation covers
+	// Shard and Shards say which part of the work this is (0 and 1 for a
+	// whole separation).
+	Shard, Shards int
 }
 
 // unitRoundoff is 2^-53, the relative rounding error of float64 arithmetic.
@@ -121,6 +130,10 @@ func (p Params) Separate(ctx context.Context, gamma []float64, opts SeparateOpti
 		workers = runtime.GOMAXPROCS(0)
 	}
 	workers = min(workers, p.K+1)
+	shards := max(opts.Shards, 1)
+	if opts.Shard < 0 || opts.Shard >= shards {
+		return Separation{}, fmt.Errorf("shard %d of %d: must be in [0, %d)", opts.Shard, shards, shards)
+	}
 
 	// Work items are the counts n6 of the first e^eps corner, handed out
 	// largest first; the weights only drive the progress report.
@@ -146,6 +159,7 @@ func (p Params) Separate(ctx context.Context, gamma []float64, opts SeparateOpti
 	)
 	for i := range results {
 		sw := newSepWorker(p, w, opts)
+		sw.shard, sw.shards = opts.Shard, shards
 		results[i] = sw
 		wg.Add(1)
 		go func() {
@@ -174,7 +188,10 @@ func (p Params) Separate(ctx context.Context, gamma []float64, opts SeparateOpti
 		return Separation{}, err
 	}
 
-	sep := Separation{MaxF: math.Inf(-1), ErrBound: p.ErrBound(), Configs: p.NumConfigs()}
+	sep := Separation{MaxF: math.Inf(-1), ErrBound: p.ErrBound(), Configs: p.NumConfigs(), Shard: opts.Shard, Shards: shards}
+	if shards > 1 {
+		sep.Configs = p.shardConfigs(opts.Shard, shards)
+	}
 	var top []Scored
 	for _, sw := range results {
 		if sw.bestConfig != nil && (sep.Worst == nil || better(Scored{sw.bestConfig, sw.best}, Scored{sep.Worst, sep.MaxF})) {
@@ -206,6 +223,8 @@ type sepWorker struct {
 	best       float64
 	bestConfig Config
 	top        scoredHeap
+
+	shard, shards int
 }
 
 func newSepWorker(p Params, w []float64, opts SeparateOptions) *sepWorker {
@@ -254,12 +273,77 @@ func (sw *sepWorker) item(n6 int) {
 			p67 = step(p67, sw.lo)
 			q67 = step(q67, sw.hi)
 		}
+		if sw.shards > 1 && pairIndex(k, n6, n7)%sw.shards != sw.shard {
+			continue
+		}
 		if sw.p.Delta > 0 {
 			sw.pairApprox(n6, n7, p67, q67)
 		} else {
 			sw.pairPure(n6, n7, p67, q67)
 		}
 	}
+}
+
+// pairIndex numbers the pairs (n6, n7), n6 + n7 <= k, in the order of
+// the loops of item.
+func pairIndex(k, n6, n7 int) int {
+	// Pairs with a smaller n6 come first: sum over i < n6 of (k - i + 1).
+	return n6*(k+1) - n6*(n6-1)/2 + n7
+}
+
+// shardConfigs counts the multisets of shard of shards: for each pair
+// (n6, n7) in it, the multisets of the other K - n6 - n7 teachers over the
+// remaining corners.
+func (p Params) shardConfigs(shard, shards int) *big.Int {
+	others := int64(len(p.Corners()) - 2)
+	total, c := new(big.Int), new(big.Int)
+	for n6 := 0; n6 <= p.K; n6++ {
+		for n7 := 0; n7 <= p.K-n6; n7++ {
+			if pairIndex(p.K, n6, n7)%shards == shard {
+				r := int64(p.K - n6 - n7)
+				total.Add(total, c.Binomial(r+others-1, others-1))
+			}
+		}
+	}
+	return total
+}
+
+// MergeSeparations combines the shards 0, ..., n-1 of one separation (same
+// problem p and gamma, each from Separate with Shards = n) into the whole:
+// the maximum and its multiset, the top costliest multisets, and the count
+// of multisets covered, which must be all of them. The result equals what
+// one call of Separate over all the work returns.
+func MergeSeparations(p Params, parts []Separation, top int) (Separation, error) {
+	if len(parts) == 0 {
+		return Separation{}, fmt.Errorf("merge: no shards")
+	}
+	n := parts[0].Shards
+	seen := make([]bool, max(n, 1))
+	out := Separation{MaxF: math.Inf(-1), ErrBound: p.ErrBound(), Configs: new(big.Int), Shards: 1}
+	var all []Scored
+	for _, s := range parts {
+		if s.Shards != n || s.Shard < 0 || s.Shard >= n || seen[s.Shard] {
+			return Separation{}, fmt.Errorf("merge: shard %d of %d: want each of the shards 0..%d of %d exactly once", s.Shard, s.Shards, n-1, n)
+		}
+		seen[s.Shard] = true
+		if s.Worst != nil && (out.Worst == nil || better(Scored{s.Worst, s.MaxF}, Scored{out.Worst, out.MaxF})) {
+			out.MaxF, out.Worst = s.MaxF, s.Worst
+		}
+		all = append(all, s.Top...)
+		out.Configs.Add(out.Configs, s.Configs)
+	}
+	if len(parts) != n {
+		return Separation{}, fmt.Errorf("merge: %d shards of %d: every shard is needed for a certificate", len(parts), n)
+	}
+	if want := p.NumConfigs(); out.Configs.Cmp(want) != 0 {
+		return Separation{}, fmt.Errorf("merge: the shards cover %v multisets, the problem has %v: they are not the shards of this problem", out.Configs, want)
+	}
+	sort.Slice(all, func(i, j int) bool { return better(all[i], all[j]) })
+	if len(all) > top {
+		all = all[:top]
+	}
+	out.Top = all
+	return out, nil
 }
 
 // threshold is the cost a configuration must exceed to matter: to beat the
