@@ -93,11 +93,20 @@ func TestSolveMatchesFullLP(t *testing.T) {
 	}
 }
 
-// TestSolveAtM1IsSub checks Lemma 3.4.2: at m = 1 subsampling one teacher is
-// optimal, gamma(l) = |2l-K|/K.
+// TestSolveAtM1IsSub checks Lemma 3.4.2 with the LP, which Solve skips at
+// m = 1: subsampling one teacher is optimal, gamma(l) = |2l-K|/K; and that
+// Solve's shortcut returns the same.
 func TestSolveAtM1IsSub(t *testing.T) {
 	for _, p := range []constraints.Params{params(5, 1, 1e-5), params(11, 1, 1e-5), params(11, 1, 0), params(31, 1, 0)} {
-		r := mustOpt(t, p, gamma.UniformPrior())
+		coeffs, _ := gamma.UniformPrior().Coefficients(p.K)
+		r, err := solveLP(context.Background(), p, coeffs, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		short := mustOpt(t, p, gamma.UniformPrior())
+		if math.Abs(short.Utility-r.Utility) > 3e-9*r.Utility || short.Certificate.Status != gamma.Certified {
+			t.Errorf("%+v: shortcut utility %v (%v), LP %v", p, short.Utility, short.Certificate.Status, r.Utility)
+		}
 		sub, _ := gamma.Sub(p.K, 1)
 		for l := range sub {
 			if math.Abs(r.Gamma[l]-sub[l]) > 1e-6 {
