@@ -13,6 +13,7 @@
 package optimal
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -174,7 +175,45 @@ func solveLP(ctx context.Context, p constraints.Params, coeffs []float64, opts O
 	}
 	var lastG gamma.Gamma
 	var lastSep constraints.Separation
+	var pool []constraints.Config // seeds of the local search: rows found so far
+	toCuts := func(found []constraints.Scored) ([]lp.Cut, error) {
+		var out []lp.Cut
+		for _, s := range found {
+			key := fmt.Sprint(s.Config)
+			if added[key] {
+				continue
+			}
+			added[key] = true
+			pool = append(pool, s.Config)
+			row, err := p.Row(s.Config)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, conditionRow(row, budget))
+		}
+		return out, nil
+	}
 	separate := func(ctx context.Context, g gamma.Gamma) ([]lp.Cut, error) {
+		// An exact pass over all C(K+7, 7) multisets costs about a second
+		// at K = 101 with Delta > 0. Between exact passes a local search
+		// from the rows found so far usually finds the next violated rows
+		// in milliseconds; only when it finds none does the exact pass
+		// run, and the loop ends only after an exact pass finds none.
+		if p.Delta > 0 && len(pool) > 0 {
+			found, maxF, err := localSearch(p, g, pool, budget*(1+tol), cuts)
+			if err != nil {
+				return nil, err
+			}
+			out, err := toCuts(found)
+			if err != nil {
+				return nil, err
+			}
+			if len(out) > 0 {
+				state.Violation = (maxF - budget) / budget
+				report()
+				return out, nil
+			}
+		}
 		state.Pass++
 		state.Fraction = 0
 		report()
@@ -191,25 +230,17 @@ func solveLP(ctx context.Context, p constraints.Params, coeffs []float64, opts O
 			return nil, fmt.Errorf("%w: %d rows of %d coefficients after %d passes, relative violation still %.2g (darrm reaches this size only for pure DP with a large K and a small m; try a larger m or a smaller K)",
 				ErrTooLarge, solver.NumRows(), nFree, state.Pass, state.Violation)
 		}
-		var out []lp.Cut
-		for _, s := range sep.Top {
-			key := fmt.Sprint(s.Config)
-			if added[key] {
-				continue
-			}
-			added[key] = true
-			row, err := p.Row(s.Config)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, conditionRow(row, budget))
-		}
-		return out, nil
+		return toCuts(sep.Top)
 	}
 
 	// Seed the LP with the rows that cut off gamma = 1, the LP's optimum
-	// without privacy rows.
+	// without privacy rows. With Delta > 0 the local search starts from
+	// the multisets with all teachers at one corner or split evenly
+	// between two, so that the first exact pass runs on a better gamma.
 	ones, _ := gamma.Const(p.K, 1)
+	if p.Delta > 0 {
+		pool = startingMultisets(p)
+	}
 	initial, err := separate(ctx, ones)
 	if err != nil {
 		return Result{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
@@ -307,6 +338,119 @@ func solveLP(ctx context.Context, p constraints.Params, coeffs []float64, opts O
 	out.SurrogateError = gamma.SurrogateError(g, coeffs)
 	out.Elapsed = time.Since(start)
 	return out, nil
+}
+
+// startingMultisets are the multisets with every teacher at one corner,
+// and split as evenly as possible between two corners.
+func startingMultisets(p constraints.Params) []constraints.Config {
+	n := len(p.Corners())
+	var out []constraints.Config
+	for i := range n {
+		c := make(constraints.Config, n)
+		c[i] = p.K
+		out = append(out, c)
+		for j := i + 1; j < n; j++ {
+			c := make(constraints.Config, n)
+			c[i], c[j] = p.K/2, p.K-p.K/2
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// climbSeeds and climbSteps bound the work of one local search.
+const (
+	climbSeeds = 24
+	climbSteps = 40
+)
+
+// localSearch climbs from each seed multiset by moving one teacher from one
+// corner to another while that raises the privacy cost f under g, and
+// returns up to limit of the multisets it evaluated whose f exceeds floor,
+// costliest first, with the largest f seen. It is a heuristic: it finds
+// violated rows cheaply, never proves there are none.
+func localSearch(p constraints.Params, g gamma.Gamma, seeds []constraints.Config, floor float64, limit int) ([]constraints.Scored, float64, error) {
+	seen := make(map[string]float64)
+	maxF := math.Inf(-1)
+	cost := func(c constraints.Config) (float64, error) {
+		key := fmt.Sprint(c)
+		if f, ok := seen[key]; ok {
+			return f, nil
+		}
+		f, err := p.Cost(c, g)
+		if err != nil {
+			return 0, err
+		}
+		seen[key] = f
+		maxF = math.Max(maxF, f)
+		return f, nil
+	}
+	// Climb from the seeds that are costliest under g now.
+	ranked := make([]constraints.Scored, 0, len(seeds))
+	for _, s := range seeds {
+		f, err := cost(s)
+		if err != nil {
+			return nil, 0, err
+		}
+		ranked = append(ranked, constraints.Scored{Config: s, F: f})
+	}
+	slices.SortFunc(ranked, func(a, b constraints.Scored) int { return cmp.Compare(b.F, a.F) })
+	seeds = seeds[:0:0]
+	for _, r := range ranked[:min(len(ranked), climbSeeds)] {
+		seeds = append(seeds, r.Config)
+	}
+	var found []constraints.Scored
+	for _, seed := range seeds {
+		cur := slices.Clone(seed)
+		f, err := cost(cur)
+		if err != nil {
+			return nil, 0, err
+		}
+		if f > floor {
+			found = append(found, constraints.Scored{Config: slices.Clone(cur), F: f})
+		}
+		// Steepest ascent: evaluate every single move, keep the violated
+		// multisets met on the way, take the best move.
+		for range climbSteps {
+			bestF, bestFrom, bestTo := f, -1, -1
+			for from := range cur {
+				if cur[from] == 0 {
+					continue
+				}
+				for to := range cur {
+					if to == from {
+						continue
+					}
+					cur[from]--
+					cur[to]++
+					nf, err := cost(cur)
+					if err != nil {
+						return nil, 0, err
+					}
+					if nf > floor {
+						found = append(found, constraints.Scored{Config: slices.Clone(cur), F: nf})
+					}
+					if nf > bestF {
+						bestF, bestFrom, bestTo = nf, from, to
+					}
+					cur[from]++
+					cur[to]--
+				}
+			}
+			if bestFrom < 0 {
+				break
+			}
+			cur[bestFrom]--
+			cur[bestTo]++
+			f = bestF
+		}
+	}
+	slices.SortFunc(found, func(a, b constraints.Scored) int { return cmp.Compare(b.F, a.F) })
+	found = slices.CompactFunc(found, func(a, b constraints.Scored) bool { return slices.Equal(a.Config, b.Config) })
+	if len(found) > limit {
+		found = found[:limit]
+	}
+	return found, maxF, nil
 }
 
 // smallCoefficient is the magnitude, relative to a row's largest, below
