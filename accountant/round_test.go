@@ -5,48 +5,19 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/darrm/darrm/internal/bigmath"
 )
 
-// Exact references in math/big: exp and log to 256 bits, enough that their
-// own error is far below one float64 ulp.
+// Exact references in math/big, 256 bits: far below one float64 ulp.
 
 const refPrec = 256
 
 func bf(x float64) *big.Float { return new(big.Float).SetPrec(refPrec).SetFloat64(x) }
 
-func bigExp(x *big.Float) *big.Float {
-	// exp(x) = exp(x/2^s)^(2^s) with |x/2^s| < 2^-8, Taylor to 40 terms.
-	s := 0
-	r := new(big.Float).SetPrec(refPrec).Set(x)
-	for r.MantExp(nil) > -8 && r.Sign() != 0 {
-		r.Quo(r, bf(2))
-		s++
-	}
-	sum, term := bf(1), bf(1)
-	for n := 1; n <= 40; n++ {
-		term.Mul(term, r)
-		term.Quo(term, bf(float64(n)))
-		sum.Add(sum, term)
-	}
-	for range s {
-		sum.Mul(sum, sum)
-	}
-	return sum
-}
+func bigExp(x *big.Float) *big.Float { return bigmath.Exp(x, refPrec) }
 
-func bigLog(y *big.Float) *big.Float {
-	// Halley's iteration z += 2(y - e^z)/(y + e^z) from the float64 log.
-	f, _ := y.Float64()
-	z := bf(math.Log(f))
-	for range 6 {
-		e := bigExp(z)
-		num := new(big.Float).SetPrec(refPrec).Sub(y, e)
-		den := new(big.Float).SetPrec(refPrec).Add(y, e)
-		num.Quo(num, den)
-		z.Add(z, num.Mul(num, bf(2)))
-	}
-	return z
-}
+func bigLog(y *big.Float) *big.Float { return bigmath.Log(y, refPrec) }
 
 func bigSqrt(x *big.Float) *big.Float { return new(big.Float).SetPrec(refPrec).Sqrt(x) }
 

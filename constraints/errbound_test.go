@@ -7,32 +7,15 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/darrm/darrm/internal/bigmath"
 )
 
 const prec = 200
 
 func bfl(x float64) *big.Float { return new(big.Float).SetPrec(prec).SetFloat64(x) }
 
-// bexp is e^x to 200 bits: Taylor series after halving x below 2^-8,
-// then squaring back.
-func bexp(x *big.Float) *big.Float {
-	r := new(big.Float).SetPrec(prec).Set(x)
-	s := 0
-	for r.Sign() != 0 && r.MantExp(nil) > -8 {
-		r.Quo(r, bfl(2))
-		s++
-	}
-	sum, term := bfl(1), bfl(1)
-	for n := 1; n <= 40; n++ {
-		term.Mul(term, r)
-		term.Quo(term, bfl(float64(n)))
-		sum.Add(sum, term)
-	}
-	for range s {
-		sum.Mul(sum, sum)
-	}
-	return sum
-}
+func bexp(x *big.Float) *big.Float { return bigmath.Exp(x, prec) }
 
 // exactCorners are the corners of Lemma 3.6.1 in exact arithmetic at the
 // float64 eps and Delta.

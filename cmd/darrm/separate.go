@@ -63,20 +63,7 @@ docs/solve.md, "A certificate in shards".`,
 			if err != nil {
 				return err
 			}
-			name := "-"
-			if len(args) == 1 {
-				name = args[0]
-			}
-			in, err := openInput(cmd, name)
-			if err != nil {
-				return err
-			}
-			tab, err := gamma.ReadTable(in)
-			in.Close()
-			if err != nil {
-				return usageErrorf("%s: %v", displayName(name), err)
-			}
-			p, err := f.withTable(cmd, tab)
+			tab, p, err := f.readGamma(cmd, args)
 			if err != nil {
 				return err
 			}

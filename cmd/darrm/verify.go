@@ -60,20 +60,7 @@ func runVerify(cmd *cobra.Command, f *verifyFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	name := "-"
-	if len(args) == 1 {
-		name = args[0]
-	}
-	in, err := openInput(cmd, name)
-	if err != nil {
-		return err
-	}
-	tab, err := gamma.ReadTable(in)
-	in.Close()
-	if err != nil {
-		return usageErrorf("%s: %v", displayName(name), err)
-	}
-	p, err := f.problem.withTable(cmd, tab)
+	tab, p, err := f.problem.readGamma(cmd, args)
 	if err != nil {
 		return err
 	}
@@ -119,4 +106,24 @@ func (f *problemFlags) withTable(cmd *cobra.Command, tab gamma.Table) (problem, 
 		p.deltaDefault = true
 	}
 	return p, p.validate()
+}
+
+// readGamma reads the gamma file named by args (standard input if none)
+// and the problem it is for, from the file and the flags (withTable).
+func (f *problemFlags) readGamma(cmd *cobra.Command, args []string) (gamma.Table, problem, error) {
+	name := "-"
+	if len(args) == 1 {
+		name = args[0]
+	}
+	in, err := openInput(cmd, name)
+	if err != nil {
+		return gamma.Table{}, problem{}, err
+	}
+	tab, err := gamma.ReadTable(in)
+	in.Close()
+	if err != nil {
+		return gamma.Table{}, problem{}, usageErrorf("%s: %v", displayName(name), err)
+	}
+	p, err := f.withTable(cmd, tab)
+	return tab, p, err
 }
