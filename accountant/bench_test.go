@@ -20,18 +20,6 @@ func benchOptimal(b *testing.B, eps float64, k int) {
 	}
 }
 
-func BenchmarkComposeOptimal100(b *testing.B)       { benchOptimal(b, 0.1, 100) }
-func BenchmarkComposeOptimal10000(b *testing.B)     { benchOptimal(b, 0.01, 10000) }
-func BenchmarkComposeOptimal10000Eps1(b *testing.B) { benchOptimal(b, 1, 10000) }
-func BenchmarkComposeOptimal1e6(b *testing.B)       { benchOptimal(b, 0.001, 1000000) }
-
-func BenchmarkOptimalDelta10000(b *testing.B) {
-	step := Guarantee{0.01, 0}
-	for b.Loop() {
-		sink, _ = OptimalDelta(step, 10000, 4)
-	}
-}
-
 func BenchmarkMaxStepsOptimal(b *testing.B) {
 	step, budget := Guarantee{0.01, 1e-7}, Guarantee{2, 1e-3}
 	for b.Loop() {

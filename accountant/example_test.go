@@ -90,7 +90,7 @@ func ExamplePABI_Sigma() {
 // The Gaussian mechanism with sensitivity 1 and σ = 5, composed 100 times.
 func ExampleRhoToDP() {
 	rho, _ := accountant.GaussianRho(1, 5)
-	total, _ := accountant.ComposeRho(repeat(rho, 100)...)
+	total := 100 * rho // RDP composes by addition
 	for _, c := range []accountant.Conversion{accountant.PaperConversion, accountant.ImprovedConversion} {
 		eps, alpha, _ := accountant.RhoToDP(total, 1e-5, c)
 		fmt.Printf("%-8v eps = %.4f at alpha = %.3f\n", c, eps, alpha)
@@ -98,22 +98,4 @@ func ExampleRhoToDP() {
 	// Output:
 	// paper    eps = 11.5971 at alpha = 3.399
 	// improved eps = 10.7248 at alpha = 3.272
-}
-
-func repeat(x float64, n int) []float64 {
-	xs := make([]float64, n)
-	for i := range xs {
-		xs[i] = x
-	}
-	return xs
-}
-
-// Randomized response on the majority of K = 35 teachers (Table B.1) for an
-// allowance of m = 6.4521.
-func ExamplePConst() {
-	teacher := accountant.Guarantee{Eps: 0.1, Delta: 1e-5}
-	tau, lambda, _ := accountant.RRParams(teacher, 35, accountant.General, 0.1)
-	p, _ := accountant.PConst(teacher.Eps, 6.4521, 0.1001, tau, lambda)
-	fmt.Printf("tau = %.4f, lambda = %.4f, p_const = %.4f\n", tau, lambda, p)
-	// Output: tau = 14.0328, lambda = 0.1003, p_const = 0.5903
 }

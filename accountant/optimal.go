@@ -51,26 +51,6 @@ func ComposeOptimal(step Guarantee, k int, deltaPrime float64) (Guarantee, error
 // arithmetic (math/big).
 const optimalMargin = 1 << 12
 
-// OptimalDelta returns the smallest δ_total such that k composed identical
-// (ε, δ)-DP steps are (epsTotal, δ_total)-DP (Kairouz, Oh and Viswanath
-// 2015, Thm 3.3): δ_total = 1 - (1-δ)^k·(1 - δ̃(epsTotal)), with δ̃ as in
-// ComposeOptimal. It is the inverse of ComposeOptimal in δ'.
-func OptimalDelta(step Guarantee, k int, epsTotal float64) (float64, error) {
-	if err := checkSimple(step, k); err != nil {
-		return 0, fmt.Errorf("optimal delta: %w", err)
-	}
-	if err := checkAtLeast("eps total", epsTotal, 0); err != nil {
-		return 0, fmt.Errorf("optimal delta: %w", err)
-	}
-	if k > MaxOptimalSteps {
-		return 0, fmt.Errorf("optimal delta: %w",
-			&ParamError{Name: "k", Value: float64(k), Rule: fmt.Sprintf("must be <= %d for optimal composition", MaxOptimalSteps)})
-	}
-	c := newRRComp(step.Eps, k)
-	logTilde := c.logDeltaAt(epsTotal)
-	return -math.Expm1(float64(k)*math.Log1p(-step.Delta) + math.Log1p(-math.Exp(logTilde))), nil
-}
-
 // rrComp describes the k-fold composition of randomized response with
 // parameter ε, the worst case of Kairouz et al. Outcome l (the number of
 // steps that answered "against") has probability
@@ -194,47 +174,6 @@ func (c *rrComp) epsFor(target float64) float64 {
 		d = dNext
 	}
 	return 0 // unreachable: the loop always returns for k >= 1
-}
-
-// logDeltaAt returns log δ̃(u).
-func (c *rrComp) logDeltaAt(u float64) float64 {
-	// Outcomes l < m have loss (k-2l)ε > u.
-	m := math.Floor((float64(c.k)-u/c.eps)/2) + 1
-	if m <= 0 {
-		return math.Inf(-1)
-	}
-	last := c.k
-	if m <= float64(c.k) {
-		last = int(m) - 1
-	}
-	factor := func(l int) float64 { return -math.Expm1(u - float64(c.k-2*l)*c.eps) }
-	// The last two terms bound the sum from below; the one before the last
-	// has a factor >= 1 - e^-2ε, so the bound is never -Inf unless last = 0.
-	lower := c.logP(last) + math.Log(factor(last))
-	if last > 0 {
-		lower = logAddExp(lower, c.logP(last-1)+math.Log(factor(last-1)))
-	}
-	if math.IsInf(lower, -1) {
-		return lower
-	}
-	l, logHead := c.head(last, lower-40)
-	sum := math.Exp(logHead - lower)
-	next := c.terms(l, lower)
-	for ; l <= last; l++ {
-		sum += next() * factor(l)
-	}
-	return lower + math.Log(sum)
-}
-
-// logAddExp returns log(e^a + e^b).
-func logAddExp(a, b float64) float64 {
-	if a < b {
-		a, b = b, a
-	}
-	if math.IsInf(b, -1) {
-		return a
-	}
-	return a + math.Log1p(math.Exp(b-a))
 }
 
 // stirlerr returns log(n!) - log(sqrt(2πn)·(n/e)^n), the error of

@@ -51,20 +51,6 @@ func ParseConversion(s string) (Conversion, error) {
 	return 0, fmt.Errorf("conversion %q: must be one of %s", s, strings.Join(conversionNames[:], ", "))
 }
 
-// GaussianRDP returns α·Δ²/(2σ²): the Gaussian mechanism with L2
-// sensitivity Δ and noise N(0, σ²) is (α, αΔ²/(2σ²))-RDP for every order
-// α > 1 (Mironov 2017, Prop. 7).
-func GaussianRDP(sensitivity, sigma, alpha float64) (float64, error) {
-	rho, err := GaussianRho(sensitivity, sigma)
-	if err != nil {
-		return 0, err
-	}
-	if err := checkAlpha(alpha); err != nil {
-		return 0, fmt.Errorf("gaussian RDP: %w", err)
-	}
-	return alpha * rho, nil
-}
-
 // GaussianRho returns ρ = Δ²/(2σ²), the slope of the Gaussian mechanism's
 // RDP curve ε(α) = ρ·α (Mironov 2017, Prop. 7).
 //
@@ -81,23 +67,6 @@ func GaussianRho(sensitivity, sigma float64) (float64, error) {
 	}
 	r := sensitivity / sigma
 	return r * r / 2, nil
-}
-
-// ComposeRho returns Σρ_i, the slope of the RDP curve of adaptively
-// composed mechanisms with curves ε_i(α) = ρ_i·α: RDP at a fixed order adds
-// under composition (Proposition 4.3.5; Mironov 2017, Prop. 1).
-func ComposeRho(rhos ...float64) (float64, error) {
-	if err := checkCount("len(rhos)", len(rhos), 1); err != nil {
-		return 0, fmt.Errorf("RDP composition: %w", err)
-	}
-	var sum float64
-	for i, r := range rhos {
-		if err := checkPositive("rho", r); err != nil {
-			return 0, fmt.Errorf("RDP composition, mechanism %d: %w", i, err)
-		}
-		sum += r
-	}
-	return sum, nil
 }
 
 // ConvertRDP returns ε such that an (α, r)-RDP mechanism is (ε, δ)-DP

@@ -5,23 +5,6 @@ import (
 	"testing"
 )
 
-func TestGaussianRDP(t *testing.T) {
-	got, err := GaussianRDP(2, 4, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := 10 * 4.0 / 32; got != want {
-		t.Errorf("GaussianRDP(2, 4, 10) = %v, want %v", got, want)
-	}
-	rho, err := ComposeRho(0.1, 0.2, 0.3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if relErr(rho, 0.6) > 1e-15 {
-		t.Errorf("ComposeRho = %v, want 0.6", rho)
-	}
-}
-
 // scanMin returns the minimum over a fine log grid of α of the conversion
 // of the curve ρα: a brute-force check of RhoToDP's exact minimisation.
 func scanMin(rho, delta float64, c Conversion) float64 {

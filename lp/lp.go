@@ -45,7 +45,6 @@ type Solver struct {
 	h            *highs.Solver
 	lower, upper []float64
 	rows         int
-	iterations   int
 }
 
 // Solution is an optimal solution.
@@ -101,9 +100,6 @@ func (s *Solver) Close() { s.h.Close() }
 // NumRows returns the number of rows added so far.
 func (s *Solver) NumRows() int { return s.rows }
 
-// Iterations returns the simplex iterations spent by all solves so far.
-func (s *Solver) Iterations() int { return s.iterations }
-
 // dropRel is the size, relative to a row's largest coefficient, below which
 // a coefficient is dropped from the row. Rows of Poisson-binomial
 // probabilities span hundreds of orders of magnitude, and HiGHS itself
@@ -157,11 +153,7 @@ func (s *Solver) AddRow(coeffs []float64, upper float64) error {
 }
 
 func (s *Solver) run() (*highs.Solution, error) {
-	sol, err := s.h.Run()
-	if it, ierr := s.h.GetIntInfo("simplex_iteration_count"); ierr == nil {
-		s.iterations += it
-	}
-	return sol, err
+	return s.h.Run()
 }
 
 // SetObjective replaces the objective coefficients.
@@ -177,21 +169,6 @@ func (s *Solver) SetObjective(c []float64) error {
 	if err := s.h.SetColCosts(c); err != nil {
 		return fmt.Errorf("lp: set objective: %w", err)
 	}
-	return nil
-}
-
-// SetBounds replaces the bounds of column j.
-func (s *Solver) SetBounds(j int, lower, upper float64) error {
-	if j < 0 || j >= len(s.lower) {
-		return fmt.Errorf("lp: column %d out of range [0, %d)", j, len(s.lower))
-	}
-	if !(lower <= upper) || math.IsInf(lower, 0) || math.IsInf(upper, 0) {
-		return fmt.Errorf("lp: bounds of column %d = [%v, %v]: must be finite with lower <= upper", j, lower, upper)
-	}
-	if err := s.h.SetColBounds(j, lower, upper); err != nil {
-		return fmt.Errorf("lp: set bounds of column %d: %w", j, err)
-	}
-	s.lower[j], s.upper[j] = lower, upper
 	return nil
 }
 

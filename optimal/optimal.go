@@ -189,7 +189,7 @@ func solveLP(ctx context.Context, p constraints.Params, coeffs []float64, opts O
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, conditionRow(row, budget))
+			out = append(out, lp.Cut{Coeffs: row, Upper: budget})
 		}
 		return out, nil
 	}
@@ -451,45 +451,6 @@ func localSearch(p constraints.Params, g gamma.Gamma, seeds []constraints.Config
 		found = found[:limit]
 	}
 	return found, maxF, nil
-}
-
-// smallCoefficient is the magnitude, relative to a row's largest, below
-// which conditionRow removes a coefficient. HiGHS silently drops matrix
-// values below its small_matrix_value (1e-9), which would loosen a privacy
-// row; darrm removes them itself, the conservative way.
-const smallCoefficient = 1e-9
-
-// conditionRow returns the LP cut for the privacy row a·γ <= budget, scaled
-// so that its largest coefficient has magnitude 1 (the coefficients of one
-// row can span hundreds of orders of magnitude, and of different rows
-// more), with every coefficient below smallCoefficient (relative) removed
-// so that the cut stays implied by the row: since 0 <= γ <= 1, a tiny
-// a_l > 0 is moved to the right-hand side at its largest, a_l·1, and a
-// tiny a_l < 0 is dropped (it could only lower the left-hand side). The cut
-// may be slightly tighter than the row, never looser; the certificate
-// checks the true rows.
-func conditionRow(a []float64, budget float64) lp.Cut {
-	var s float64
-	for _, v := range a {
-		s = math.Max(s, math.Abs(v))
-	}
-	if s == 0 {
-		return lp.Cut{Coeffs: a, Upper: budget}
-	}
-	row := make([]float64, len(a))
-	rhs := budget / s
-	for i, v := range a {
-		v /= s
-		switch {
-		case math.Abs(v) >= smallCoefficient:
-			row[i] = v
-		case v > 0:
-			rhs -= v
-		}
-	}
-	// The divisions and the subtractions round; keep the cut on the
-	// conservative side of them.
-	return lp.Cut{Coeffs: row, Upper: rhs * (1 - 1e-15*float64(len(a)+2))}
 }
 
 // tieBreakWeights returns w[i] = integral over mu in [0.5, 1] of
