@@ -5,9 +5,8 @@ import (
 	"math"
 )
 
-// MaxOptimalSteps is the largest k that ComposeOptimal and OptimalDelta
-// accept. Their cost grows like sqrt(k); at this size one call takes
-// milliseconds.
+// MaxOptimalSteps is the largest k that ComposeOptimal accepts. Its cost
+// grows like sqrt(k); at this size one call takes milliseconds.
 const MaxOptimalSteps = 1 << 26
 
 // ComposeOptimal returns the exact optimal composition of k identical

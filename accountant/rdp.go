@@ -56,7 +56,7 @@ func ParseConversion(s string) (Conversion, error) {
 //
 // Every mechanism of this package has a curve of this form: GNMax has
 // ρ = 1/σ² (Section 4.1 of Papernot et al. 2018), an epoch of DP-ShuffleG
-// ρ = 2G²/σ² (Lemma 4.5.2). Composition adds slopes (ComposeRho), and
+// ρ = 2G²/σ² (Lemma 4.5.2). Composition adds slopes, and
 // RhoToDP and RhoForDP convert them exactly.
 func GaussianRho(sensitivity, sigma float64) (float64, error) {
 	if err := checkPositive("sensitivity", sensitivity); err != nil {
