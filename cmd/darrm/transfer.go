@@ -15,6 +15,8 @@ import (
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/curveplot"
+	"github.com/darrm/darrm/internal/figure"
 	"github.com/darrm/darrm/internal/report"
 	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/transfer"
@@ -30,6 +32,7 @@ func newTransferCmd() *cobra.Command {
 		redraws int
 		seed    uint64
 		format  formatFlag
+		plot    string
 		cf      cacheFlags
 		workers workersFlag
 	)
@@ -71,6 +74,11 @@ from scripts/fetch-data.sh; nothing is downloaded. See docs/transfer.md.`,
 			}
 			if redraws < 1 {
 				return usageErrorf("--redraws = %d: must be >= 1", redraws)
+			}
+			if plot != "" {
+				if err := figure.CheckPath(plot); err != nil {
+					return &usageError{err}
+				}
 			}
 			b, err := loadBinary(dataset)
 			if err != nil {
@@ -128,12 +136,19 @@ from scripts/fetch-data.sh; nothing is downloaded. See docs/transfer.md.`,
 				},
 				Seconds: time.Since(start).Seconds(),
 			}
+			if plot != "" {
+				title := fmt.Sprintf("%s, K = %d, m = %g: each label (%.4g, %.2g)-DP", dataset, transfer.K, m, res[0].QueryEps, res[0].QueryDelta)
+				if err := curveplot.Write(plot, "", []curveplot.Panel{curveplot.TransferPanel(title, res)}, 1); err != nil {
+					return err
+				}
+			}
 			return out.Write(cmd.OutOrStdout(), f)
 		},
 	}
 	fs := cmd.Flags()
 	flagM.add(fs, &m)
 	flagSeed.add(fs, &seed)
+	flagPlot.add(fs, &plot)
 	format.add(cmd)
 	cf.add(cmd)
 	workers.add(cmd)

@@ -47,7 +47,8 @@ func fakeMNIST(t *testing.T, train, test int) {
 func TestTransferSynthetic(t *testing.T) {
 	fakeMNIST(t, 660, 120)
 	cache := t.TempDir()
-	args := []string{"transfer", "--dataset", "mnist58", "--seed", "3", "--queries", "20,50", "--redraws", "3", "--cache-dir", cache, "--format", "json"}
+	fig := filepath.Join(t.TempDir(), "transfer.png")
+	args := []string{"transfer", "--dataset", "mnist58", "--seed", "3", "--queries", "20,50", "--redraws", "3", "--cache-dir", cache, "--format", "json", "--plot", fig}
 	out, errOut, code := darrm(t, "", args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -78,6 +79,9 @@ func TestTransferSynthetic(t *testing.T) {
 		if _, ok := doc.Results[0][k]; !ok {
 			t.Errorf("results have no %q", k)
 		}
+	}
+	if st, err := os.Stat(fig); err != nil || st.Size() == 0 {
+		t.Errorf("--plot: %v", err)
 	}
 	again, errOut, code := darrm(t, "", args...)
 	if code != 0 || strings.Contains(errOut, "training") {

@@ -18,14 +18,25 @@ import (
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/internal/figure"
 	"github.com/darrm/darrm/shuffleg"
+	"github.com/darrm/darrm/transfer"
 )
 
 // Series is one algorithm's curve: the mean and standard deviation of a
-// quantity at x = 0, 1, ..., len(Mean)−1 (epochs).
+// quantity at x = X[k], or at x = 0, 1, ..., len(Mean)−1 (epochs) when X
+// is nil.
 type Series struct {
 	Label     string
+	X         []float64
 	Mean, Std []float64
 	Color     color.Color // nil: the palette's colour for the series' index
+}
+
+// x returns the k-th abscissa.
+func (s Series) x(k int) float64 {
+	if s.X == nil {
+		return float64(k)
+	}
+	return s.X[k]
 }
 
 // Panel is one figure panel.
@@ -111,17 +122,17 @@ func (p Panel) plot() (*plot.Plot, error) {
 	var lines []plot.Plotter
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for i, s := range p.Series {
-		if len(s.Mean) == 0 || len(s.Std) != len(s.Mean) {
-			return nil, fmt.Errorf("plot series %q: %d means and %d stds: must be equal and non-zero", s.Label, len(s.Mean), len(s.Std))
+		if len(s.Mean) == 0 || len(s.Std) != len(s.Mean) || s.X != nil && len(s.X) != len(s.Mean) {
+			return nil, fmt.Errorf("plot series %q: %d means, %d stds and %d abscissae: must be equal and non-zero", s.Label, len(s.Mean), len(s.Std), len(s.X))
 		}
 		c := s.color(i)
 		band, mid := make(plotter.XYs, 0, 2*len(s.Mean)), make(plotter.XYs, len(s.Mean))
 		for k, m := range s.Mean {
-			mid[k] = plotter.XY{X: float64(k), Y: p.cut(m)}
-			band = append(band, plotter.XY{X: float64(k), Y: p.cut(m - s.Std[k])})
+			mid[k] = plotter.XY{X: s.x(k), Y: p.cut(m)}
+			band = append(band, plotter.XY{X: s.x(k), Y: p.cut(m - s.Std[k])})
 		}
 		for k := len(s.Mean) - 1; k >= 0; k-- {
-			band = append(band, plotter.XY{X: float64(k), Y: p.cut(s.Mean[k] + s.Std[k])})
+			band = append(band, plotter.XY{X: s.x(k), Y: p.cut(s.Mean[k] + s.Std[k])})
 		}
 		if err := finite(s.Label, band); err != nil {
 			return nil, err
@@ -142,7 +153,8 @@ func (p Panel) plot() (*plot.Plot, error) {
 		lines = append(lines, l)
 	}
 	pl.Add(lines...)
-	pl.X.Min, pl.X.Max = 0, float64(len(p.Series[0].Mean)-1)
+	s0 := p.Series[0]
+	pl.X.Min, pl.X.Max = s0.x(0), s0.x(len(s0.Mean)-1)
 	if hi > lo {
 		pl.Y.Min, pl.Y.Max = lo, hi
 	}
@@ -251,3 +263,27 @@ func ReportPanel(r *shuffleg.Report, metric Metric) Panel {
 // logSpan is the ratio of the largest to the smallest value of a loss
 // panel above which its y axis is logarithmic.
 const logSpan = 30
+
+// mechanismLabels name transfer's mechanisms as the thesis' tables do.
+var mechanismLabels = map[string]string{"gnmax": "GNMax", "darrm-sub": "DaRRM, γ_{Sub}", "darrm-opt": "DaRRM, γ_{opt}", "rr": "RR, γ_{const}"}
+
+// TransferPanel is the panel of a transfer experiment: each mechanism's
+// label accuracy, mean and one standard deviation over the redraws,
+// against the number of queries Q.
+func TransferPanel(title string, results []transfer.Result) Panel {
+	p := Panel{Title: title, XLabel: "queries Q", YLabel: "label accuracy"}
+	for _, name := range transfer.Mechanisms {
+		s := Series{Label: mechanismLabels[name]}
+		for _, r := range results {
+			if r.Mechanism == name {
+				s.X = append(s.X, float64(r.Queries))
+				s.Mean = append(s.Mean, r.AccuracyMean)
+				s.Std = append(s.Std, r.AccuracyStd)
+			}
+		}
+		if len(s.Mean) > 0 {
+			p.Series = append(p.Series, s)
+		}
+	}
+	return p
+}
