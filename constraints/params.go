@@ -24,7 +24,7 @@ import (
 	"math/big"
 )
 
-// Limits on K. The exhaustive certificate costs about K^6/720 steps when
+// Limits on K. The exhaustive certificate costs about K^5/60 steps when
 // Delta > 0 and K^3/6 when Delta = 0; beyond these sizes a certificate
 // would take hours.
 const (
@@ -85,7 +85,7 @@ func (p Params) Validate() error {
 	case p.M*p.Eps > MaxMEps:
 		return bad("m·eps", p.M*p.Eps, "must be <= %v (e^{m·eps} overflows and the guarantee is vacuous)", MaxMEps)
 	case p.Delta > 0 && p.K > MaxKApprox:
-		return bad("K", p.K, "must be <= %d when Delta > 0 (the exhaustive certificate costs about K^6/720 steps)", MaxKApprox)
+		return bad("K", p.K, "must be <= %d when Delta > 0 (the exhaustive certificate costs about K^5/60 steps)", MaxKApprox)
 	case p.K > MaxKPure:
 		return bad("K", p.K, "must be <= %d (the exhaustive certificate costs about K^3/6 steps)", MaxKPure)
 	}

@@ -98,10 +98,13 @@ func (p Params) ErrBound() float64 {
 // coordinates of every teacher. Corners (0,Delta), (Delta,0), (1-Delta,1)
 // and (1,1-Delta) act on one side as the identity or a shift, so once the
 // counts n6, n7 of the two e^eps corners are fixed, the P side depends only
-// on (n3, n4, n1+n5) and the Q side only on (n2, n5, n1+n4). A prefix
-// maximum over n2 then removes one dimension: the whole maximisation takes
-// about K^6/720 steps instead of the C(K+7, 7)·K of visiting every row
-// (K^3/6 when Delta = 0).
+// on (n3, n4, n1+n5) and the Q side only on (n2, n5, n1+n4): two tables
+// of O(t^3) entries for the t = K - n6 - n7 other teachers. For fixed
+// (n1, n4, n5) the free counts n2, n3 range over one row of each table, so
+// the row maxima bound every cost of the row pair, and a pair whose bound
+// is below the best cost so far is skipped exactly (pairApprox). The
+// whole maximisation takes about K^5/60 steps, the filling of the tables,
+// instead of the C(K+7, 7)·K of visiting every row (K^3/6 when Delta = 0).
 func (p Params) Separate(ctx context.Context, gamma []float64, opts SeparateOptions) (Separation, error) {
 	if err := p.Validate(); err != nil {
 		return Separation{}, err
@@ -218,7 +221,8 @@ type sepWorker struct {
 
 	p6, q6, p67, q67 []float64 // correlation vectors after the e^eps corners
 	base, cur        []float64 // scratch vectors for filling the tables
-	xt, yt, mt       []float64 // tables of the Delta > 0 case
+	xt, yt           []float64 // tables of the Delta > 0 case
+	xmax, ymax       []float64 // their largest entries by (a, s); see pairApprox
 
 	best       float64
 	bestConfig Config
@@ -241,7 +245,8 @@ func newSepWorker(p Params, w []float64, opts SeparateOptions) *sepWorker {
 		size := tableSize(p.K)
 		sw.xt = make([]float64, size)
 		sw.yt = make([]float64, size)
-		sw.mt = make([]float64, size)
+		sw.xmax = make([]float64, n*n)
+		sw.ymax = make([]float64, n*n)
 	}
 	return sw
 }
@@ -423,14 +428,26 @@ func blockStart(t, a int) int { return tableSize(t) - tableSize(t-a) }
 func rowStart(u, s int) int { return s*(u+1) - s*(s-1)/2 }
 
 // pairApprox handles Delta > 0 for fixed (n6, n7); see Separate.
+//
+// The cost of (n1, ..., n5) is x + y with x = (T_Delta^n3 T_{1-Delta}^n4
+// C_p)[n1+n5] and y = -E·(T_Delta^n2 T_{1-Delta}^n5 C_q)[n1+n4]. For
+// fixed (n5, n4, n1) the free counts n3 and n2 range over n3 + n2 <= r,
+// r = t - n1 - n4 - n5, which covers exactly one row of each table (all
+// entries at one shift). A row pair whose two maxima sum to less than the
+// threshold holds no cost above it, since floating-point addition is
+// monotone; that prunes almost every row pair, so a pair (n6, n7) costs
+// about the O(t^3) of filling its tables instead of the O(t^4) of
+// visiting every multiset, and the maximum stays exact.
 func (sw *sepWorker) pairApprox(n6, n7 int, p67, q67 []float64) {
 	t := sw.p.K - n6 - n7
+	n := sw.p.K + 1
 	d := sw.p.Delta
-	xt, yt, mt := sw.xt, sw.yt, sw.mt
-	// xt[n4][s][n3] = (T_Delta^n3 T_{1-Delta}^n4 C_p)[s]
-	// yt[n5][s][n2] = -E·(T_Delta^n2 T_{1-Delta}^n5 C_q)[s]
-	// mt[n5][s][q]  = max_{n2 <= q} yt[n5][s][n2]
-	fill := func(table []float64, base []float64, scale float64) {
+	xt, yt := sw.xt, sw.yt
+	xmax, ymax := sw.xmax, sw.ymax
+	// Entry (a, i, s) of a table, at blockStart(t, a) + rowStart(t-a, i) + s,
+	// is (T_Delta^i T_{1-Delta}^a C)[s] times scale; max[a·n+s] is the
+	// largest entry with that a and s over all i.
+	fill := func(table, max []float64, base []float64, scale float64) {
 		b := append(sw.base[:0], base...)
 		cur := sw.cur
 		for a := 0; a <= t; a++ {
@@ -439,31 +456,25 @@ func (sw *sepWorker) pairApprox(n6, n7 int, p67, q67 []float64) {
 			}
 			u := t - a
 			off := blockStart(t, a)
+			mx := max[a*n : a*n+u+1]
 			cur = append(cur[:0], b...)
-			for inner := 0; inner <= u; inner++ {
-				if inner > 0 {
+			for i := 0; i <= u; i++ {
+				if i > 0 {
 					cur = step(cur, d)
 				}
-				for s := 0; s <= u-inner; s++ {
-					table[off+rowStart(u, s)+inner] = scale * cur[s]
+				row := table[off+rowStart(u, i) : off+rowStart(u, i)+u-i+1]
+				for s, c := range cur[:u-i+1] {
+					v := scale * c
+					row[s] = v
+					if i == 0 || v > mx[s] {
+						mx[s] = v
+					}
 				}
 			}
 		}
 	}
-	fill(xt, p67, 1)
-	fill(yt, q67, -sw.e)
-	for a := 0; a <= t; a++ {
-		u := t - a
-		off := blockStart(t, a)
-		for s := 0; s <= u; s++ {
-			row := off + rowStart(u, s)
-			m := math.Inf(-1)
-			for q := 0; q <= u-s; q++ {
-				m = math.Max(m, yt[row+q])
-				mt[row+q] = m
-			}
-		}
-	}
+	fill(xt, xmax, p67, 1)
+	fill(yt, ymax, q67, -sw.e)
 	thr := math.Min(sw.best, sw.heapThreshold())
 	for n5 := 0; n5 <= t; n5++ {
 		u5 := t - n5
@@ -471,20 +482,29 @@ func (sw *sepWorker) pairApprox(n6, n7 int, p67, q67 []float64) {
 		for n4 := 0; n4 <= u5; n4++ {
 			u4 := t - n4
 			xb := blockStart(t, n4)
+			xm := xmax[n4*n+n5 : n4*n+u4+1] // xm[n1] bounds the x of shift n1+n5
+			ym := ymax[n5*n+n4 : n5*n+u5+1] // ym[n1] bounds the y of shift n1+n4
 			for n1 := 0; n1 <= t-n4-n5; n1++ {
+				if xm[n1]+ym[n1] < thr {
+					continue
+				}
+				// Rare: some cost in this row pair may reach the threshold.
 				r := t - n1 - n4 - n5
-				xo := xb + rowStart(u4, n1+n5)
-				yo := yb + rowStart(u5, n1+n4)
-				xrow := xt[xo : xo+r+1]
-				mrow := mt[yo : yo+r+1]
-				for n3, x := range xrow {
-					if x+mrow[r-n3] < thr {
+				pm := sw.base[:r+1] // pm[q] = max over n2 <= q of y
+				m := math.Inf(-1)
+				for n2 := range pm {
+					if y := yt[yb+rowStart(u5, n2)+n1+n4]; y > m {
+						m = y
+					}
+					pm[n2] = m
+				}
+				for n3 := 0; n3 <= r; n3++ {
+					x := xt[xb+rowStart(u4, n3)+n1+n5]
+					if x+pm[r-n3] < thr {
 						continue
 					}
-					// Rare: some n2 <= r-n3 gives a cost above the threshold.
-					yrow := yt[yo : yo+r-n3+1]
-					for n2, y := range yrow {
-						if f := x + y; f >= thr {
+					for n2 := 0; n2 <= r-n3; n2++ {
+						if f := x + yt[yb+rowStart(u5, n2)+n1+n4]; f >= thr {
 							sw.offer(f, func() Config {
 								return Config{t - n1 - n2 - n3 - n4 - n5, n1, n2, n3, n4, n5, n6, n7}
 							})

@@ -2,6 +2,7 @@ package constraints
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -159,4 +160,68 @@ func BenchmarkSeparate(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestSeparatePruningKeepsTop checks the row-pair pruning of the Delta > 0
+// case where it prunes most: noise functions scaled so that their
+// costliest multisets sit at the budget, with a floor just below it, as in
+// the cutting-plane loop and the certificate. Every multiset above the
+// floor by more than the rounding bound must be found.
+func TestSeparatePruningKeepsTop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, p := range []Params{
+		{K: 13, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: 3e-5},
+		{K: 15, M: 5, Eps: 0.2, Delta: 1e-3, TargetDelta: 5e-3},
+		{K: 11, M: 2, Eps: 0.5, Delta: 0.05, TargetDelta: 0.1},
+	} {
+		for trial := range 3 {
+			g := randomGamma(p.K, rng)
+			if trial == 0 {
+				for l := range g {
+					g[l] = math.Abs(float64(2*l-p.K)) / float64(p.K) // gamma_Sub with one teacher
+				}
+			}
+			all := bruteForce(t, p, g)
+			c := p.Budget() / all[0].F
+			for l := range g {
+				g[l] = min(g[l]*c, 1)
+			}
+			all = bruteForce(t, p, g)
+			floor := all[0].F * (1 - 1e-3)
+			for _, top := range []int{0, 7, 400} {
+				sep, err := p.Separate(context.Background(), g, SeparateOptions{Top: top, Floor: floor, Workers: 2})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if math.Abs(sep.MaxF-all[0].F) > sep.ErrBound {
+					t.Errorf("%+v trial %d top %d: MaxF = %.17g, brute force %.17g", p, trial, top, sep.MaxF, all[0].F)
+				}
+				found := make(map[string]bool)
+				for _, s := range sep.Top {
+					found[fmt.Sprint(s.Config)] = true
+				}
+				for i, s := range all {
+					if i >= top || s.F <= floor+sep.ErrBound {
+						break
+					}
+					if !found[fmt.Sprint(s.Config)] && s.F > sep.Top[len(sep.Top)-1].F+sep.ErrBound {
+						t.Errorf("%+v trial %d top %d: %v (cost %v) is missing from Top", p, trial, top, s.Config, s.F)
+					}
+				}
+				if want := min(top, countAbove(all, floor)); len(sep.Top) < want-2 || len(sep.Top) > want+2 {
+					t.Errorf("%+v trial %d top %d: %d multisets in Top, brute force has %d above the floor", p, trial, top, len(sep.Top), want)
+				}
+			}
+		}
+	}
+}
+
+func countAbove(all []Scored, floor float64) int {
+	n := 0
+	for _, s := range all {
+		if s.F > floor {
+			n++
+		}
+	}
+	return n
 }
