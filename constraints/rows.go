@@ -34,18 +34,37 @@ func (p Params) PMFs(c Config) (alpha, alphaPrime []float64, err error) {
 	if err := p.check(c); err != nil {
 		return nil, nil, err
 	}
-	a, b := poissonbinom.New(p.K), poissonbinom.New(p.K)
-	for j, corner := range p.Corners() {
-		for i := 0; i < c[j]; i++ {
-			if err := a.Add(corner.P); err != nil {
-				return nil, nil, err
-			}
-			if err := b.Add(corner.Q); err != nil {
-				return nil, nil, err
+	corners := p.Corners()
+	side := func(prob func(Corner) float64) ([]float64, error) {
+		// A teacher that votes 0 or 1 surely only pads or shifts the
+		// pmf: convolve the others, whose number is small for the rows
+		// that bind, and shift by the sure votes.
+		d := poissonbinom.New(p.K)
+		ones := 0
+		for j, corner := range corners {
+			switch q := prob(corner); q {
+			case 0:
+			case 1:
+				ones += c[j]
+			default:
+				for range c[j] {
+					if err := d.Add(q); err != nil {
+						return nil, err
+					}
+				}
 			}
 		}
+		pmf := make([]float64, p.K+1)
+		copy(pmf[ones:], d.PMF())
+		return pmf, nil
 	}
-	return a.PMF(), b.PMF(), nil
+	if alpha, err = side(func(c Corner) float64 { return c.P }); err != nil {
+		return nil, nil, err
+	}
+	if alphaPrime, err = side(func(c Corner) float64 { return c.Q }); err != nil {
+		return nil, nil, err
+	}
+	return alpha, alphaPrime, nil
 }
 
 // Row returns the coefficients of the privacy constraint of configuration c

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/big"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -160,8 +161,22 @@ func (p Params) Separate(ctx context.Context, gamma []float64, opts SeparateOpti
 		results  = make([]*sepWorker, workers)
 		canceled atomic.Bool
 	)
+	// The correlation vectors after n6 teachers at the first e^eps corner,
+	// for every n6, computed once: each work item starts from one.
+	p6s, q6s := make([][]float64, p.K+1), make([][]float64, p.K+1)
+	{
+		hi, lo := epsCorner(p.Eps, p.Delta)
+		pc, qc := slices.Clone(w), slices.Clone(w)
+		for n6 := 0; n6 <= p.K; n6++ {
+			if n6 > 0 {
+				pc, qc = step(pc, hi), step(qc, lo)
+			}
+			p6s[n6], q6s[n6] = slices.Clone(pc), slices.Clone(qc)
+		}
+	}
 	for i := range results {
 		sw := newSepWorker(p, w, opts)
+		sw.p6s, sw.q6s = p6s, q6s
 		sw.shard, sw.shards = opts.Shard, shards
 		results[i] = sw
 		wg.Add(1)
@@ -219,10 +234,11 @@ type sepWorker struct {
 	k      int     // Top
 	floor  float64
 
-	p6, q6, p67, q67 []float64 // correlation vectors after the e^eps corners
-	base, cur        []float64 // scratch vectors for filling the tables
-	xt, yt           []float64 // tables of the Delta > 0 case
-	xmax, ymax       []float64 // their largest entries by (a, s); see pairApprox
+	p6s, q6s   [][]float64 // correlation vectors after n6 teachers at the first e^eps corner
+	p67, q67   []float64   // correlation vectors after the e^eps corners
+	base, cur  []float64   // scratch vectors for filling the tables
+	xt, yt     []float64   // tables of the Delta > 0 case
+	xmax, ymax []float64   // their largest entries by (a, s); see pairApprox
 
 	best       float64
 	bestConfig Config
@@ -236,7 +252,6 @@ func newSepWorker(p Params, w []float64, opts SeparateOptions) *sepWorker {
 	n := p.K + 1
 	sw := &sepWorker{
 		p: p, w: w, e: p.E(), hi: hi, lo: lo, k: opts.Top, floor: opts.Floor,
-		p6: make([]float64, n), q6: make([]float64, n),
 		p67: make([]float64, n), q67: make([]float64, n),
 		base: make([]float64, n), cur: make([]float64, n),
 		best: math.Inf(-1),
@@ -265,20 +280,26 @@ func step(c []float64, a float64) []float64 {
 // ((e+Delta)/(e+1), (1-Delta)/(e+1)).
 func (sw *sepWorker) item(n6 int) {
 	k := sw.p.K
-	p6 := append(sw.p6[:0], sw.w...)
-	q6 := append(sw.q6[:0], sw.w...)
-	for i := 0; i < n6; i++ {
-		p6 = step(p6, sw.hi)
-		q6 = step(q6, sw.lo)
-	}
-	p67 := append(sw.p67[:0], p6...)
-	q67 := append(sw.q67[:0], q6...)
+	p67 := append(sw.p67[:0], sw.p6s[n6]...)
+	q67 := append(sw.q67[:0], sw.q6s[n6]...)
 	for n7 := 0; n7 <= k-n6; n7++ {
+		mine := sw.shards <= 1 || pairIndex(k, n6, n7)%sw.shards == sw.shard
+		if sw.p.Delta == 0 && n7 > 0 {
+			// Pure DP: step both sides and bound the pair's costs in one
+			// sweep; the pair is scored only if the bound reaches the
+			// threshold.
+			var maxF float64
+			p67, q67, maxF = stepPure(p67, q67, sw.lo, sw.hi, sw.e)
+			if mine && maxF >= math.Min(sw.best, sw.heapThreshold()) {
+				sw.pairPure(n6, n7, p67, q67)
+			}
+			continue
+		}
 		if n7 > 0 {
 			p67 = step(p67, sw.lo)
 			q67 = step(q67, sw.hi)
 		}
-		if sw.shards > 1 && pairIndex(k, n6, n7)%sw.shards != sw.shard {
+		if !mine {
 			continue
 		}
 		if sw.p.Delta > 0 {
@@ -287,6 +308,28 @@ func (sw *sepWorker) item(n6 int) {
 			sw.pairPure(n6, n7, p67, q67)
 		}
 	}
+}
+
+// cost is the privacy cost c_p - e·c_q of a pure-DP multiset; the
+// conversion keeps the product rounded on its own (no fused multiply-add),
+// so that stepPure's bound and pairPure agree bit for bit.
+func cost(cp, cq, e float64) float64 { return cp - float64(e*cq) }
+
+// stepPure applies step(p, a) and step(q, b) and returns the largest
+// cost(p[s], q[s], e) of the new vectors.
+func stepPure(p, q []float64, a, b, e float64) ([]float64, []float64, float64) {
+	n := len(p) - 1
+	p, q = p[:n+1], q[:n+1]
+	m := math.Inf(-1)
+	for s := 0; s < n; s++ {
+		ps := p[s] + a*(p[s+1]-p[s])
+		qs := q[s] + b*(q[s+1]-q[s])
+		p[s], q[s] = ps, qs
+		if f := cost(ps, qs, e); f > m {
+			m = f
+		}
+	}
+	return p[:n], q[:n], m
 }
 
 // pairIndex numbers the pairs (n6, n7), n6 + n7 <= k, in the order of
@@ -408,7 +451,7 @@ func (sw *sepWorker) pairPure(n6, n7 int, p67, q67 []float64) {
 	t := sw.p.K - n6 - n7
 	thr := math.Min(sw.best, sw.heapThreshold())
 	for n1 := 0; n1 <= t; n1++ {
-		f := p67[n1] - sw.e*q67[n1]
+		f := cost(p67[n1], q67[n1], sw.e)
 		if f >= thr {
 			sw.offer(f, func() Config { return Config{t - n1, n1, n6, n7} })
 			thr = math.Min(sw.best, sw.heapThreshold())

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"testing"
 )
@@ -162,8 +163,8 @@ func BenchmarkSeparate(b *testing.B) {
 	}
 }
 
-// TestSeparatePruningKeepsTop checks the row-pair pruning of the Delta > 0
-// case where it prunes most: noise functions scaled so that their
+// TestSeparatePruningKeepsTop checks the pruning of row pairs (Delta > 0)
+// and of pairs (n6, n7) (Delta = 0) where it prunes most: noise functions scaled so that their
 // costliest multisets sit at the budget, with a floor just below it, as in
 // the cutting-plane loop and the certificate. Every multiset above the
 // floor by more than the rounding bound must be found.
@@ -173,6 +174,8 @@ func TestSeparatePruningKeepsTop(t *testing.T) {
 		{K: 13, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: 3e-5},
 		{K: 15, M: 5, Eps: 0.2, Delta: 1e-3, TargetDelta: 5e-3},
 		{K: 11, M: 2, Eps: 0.5, Delta: 0.05, TargetDelta: 0.1},
+		{K: 31, M: 3, Eps: 0.1, Delta: 0, TargetDelta: 0},
+		{K: 41, M: 2, Eps: 0.3, Delta: 0, TargetDelta: 1e-3},
 	} {
 		for trial := range 3 {
 			g := randomGamma(p.K, rng)
@@ -187,29 +190,35 @@ func TestSeparatePruningKeepsTop(t *testing.T) {
 				g[l] = min(g[l]*c, 1)
 			}
 			all = bruteForce(t, p, g)
-			floor := all[0].F * (1 - 1e-3)
-			for _, top := range []int{0, 7, 400} {
-				sep, err := p.Separate(context.Background(), g, SeparateOptions{Top: top, Floor: floor, Workers: 2})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if math.Abs(sep.MaxF-all[0].F) > sep.ErrBound {
-					t.Errorf("%+v trial %d top %d: MaxF = %.17g, brute force %.17g", p, trial, top, sep.MaxF, all[0].F)
-				}
-				found := make(map[string]bool)
-				for _, s := range sep.Top {
-					found[fmt.Sprint(s.Config)] = true
-				}
-				for i, s := range all {
-					if i >= top || s.F <= floor+sep.ErrBound {
-						break
+			for _, floor := range []float64{all[0].F * (1 - 1e-3), all[0].F * 0.9} {
+				for _, top := range []int{0, 7, 400} {
+					sep, err := p.Separate(context.Background(), g, SeparateOptions{Top: top, Floor: floor, Workers: 2})
+					if err != nil {
+						t.Fatal(err)
 					}
-					if !found[fmt.Sprint(s.Config)] && s.F > sep.Top[len(sep.Top)-1].F+sep.ErrBound {
-						t.Errorf("%+v trial %d top %d: %v (cost %v) is missing from Top", p, trial, top, s.Config, s.F)
+					eb := sep.ErrBound
+					if math.Abs(sep.MaxF-all[0].F) > eb {
+						t.Errorf("%+v trial %d top %d: MaxF = %.17g, brute force %.17g", p, trial, top, sep.MaxF, all[0].F)
 					}
-				}
-				if want := min(top, countAbove(all, floor)); len(sep.Top) < want-2 || len(sep.Top) > want+2 {
-					t.Errorf("%+v trial %d top %d: %d multisets in Top, brute force has %d above the floor", p, trial, top, len(sep.Top), want)
+					// Top holds the costliest multisets above the floor:
+					// all those clearly above it, up to top of them, give
+					// or take rounding at the floor and at the cut-off.
+					sure, maybe := countAbove(all, floor+eb), countAbove(all, floor-eb)
+					if len(sep.Top) < min(top, sure) || len(sep.Top) > min(top, maybe) {
+						t.Errorf("%+v trial %d top %d floor %v: %d multisets in Top, brute force has %d to %d above the floor", p, trial, top, floor, len(sep.Top), sure, maybe)
+					}
+					found := make(map[string]bool)
+					for _, s := range sep.Top {
+						found[fmt.Sprint(s.Config)] = true
+					}
+					for _, s := range all {
+						if len(sep.Top) == 0 || s.F <= sep.Top[len(sep.Top)-1].F+eb || s.F <= floor+eb {
+							break
+						}
+						if !found[fmt.Sprint(s.Config)] {
+							t.Errorf("%+v trial %d top %d: %v (cost %v) is missing from Top", p, trial, top, s.Config, s.F)
+						}
+					}
 				}
 			}
 		}
@@ -224,4 +233,38 @@ func countAbove(all []Scored, floor float64) int {
 		}
 	}
 	return n
+}
+
+// TestSeparatePairBoundAtFloor puts the floor just below the costliest
+// multiset of one pair (n6, n7) in pure DP, where Separate's bound on the
+// pair decides whether the pair is scored at all: the multiset must still
+// be found.
+func TestSeparatePairBoundAtFloor(t *testing.T) {
+	p := Params{K: 41, M: 3, Eps: 0.1, Delta: 0, TargetDelta: 0}
+	g := randomGamma(p.K, rand.New(rand.NewPCG(31, 32)))
+	all := bruteForce(t, p, g)
+	// The costliest multiset of each pair, by rank in all.
+	seen := make(map[[2]int]bool)
+	var heads []Scored
+	for _, s := range all {
+		key := [2]int{s.Config[2], s.Config[3]}
+		if !seen[key] {
+			seen[key] = true
+			heads = append(heads, s)
+		}
+	}
+	for _, i := range []int{3, 10, 40} {
+		floor := heads[i].F - 1e-12
+		sep, err := p.Separate(context.Background(), g, SeparateOptions{Top: 1000, Floor: floor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, s := range sep.Top {
+			found = found || slices.Equal(s.Config, heads[i].Config)
+		}
+		if !found {
+			t.Errorf("floor %v: %v (cost %v), the costliest multiset of its pair, is missing from Top", floor, heads[i].Config, heads[i].F)
+		}
+	}
 }
