@@ -25,7 +25,7 @@ import (
 )
 
 // Limits on K. The exhaustive certificate costs about K^5/60 steps when
-// Delta > 0 and K^3/6 when Delta = 0; beyond these sizes a certificate
+// Delta > 0 and K^3/12 when Delta = 0; beyond these sizes a certificate
 // would take hours.
 const (
 	MaxKApprox = 301   // largest K when Delta > 0
@@ -87,7 +87,7 @@ func (p Params) Validate() error {
 	case p.Delta > 0 && p.K > MaxKApprox:
 		return bad("K", p.K, "must be <= %d when Delta > 0 (the exhaustive certificate costs about K^5/60 steps)", MaxKApprox)
 	case p.K > MaxKPure:
-		return bad("K", p.K, "must be <= %d (the exhaustive certificate costs about K^3/6 steps)", MaxKPure)
+		return bad("K", p.K, "must be <= %d (the exhaustive certificate costs about K^3/12 steps)", MaxKPure)
 	}
 	return nil
 }

@@ -105,7 +105,8 @@ func (p Params) ErrBound() float64 {
 // the row maxima bound every cost of the row pair, and a pair whose bound
 // is below the best cost so far is skipped exactly (pairApprox). The
 // whole maximisation takes about K^5/60 steps, the filling of the tables,
-// instead of the C(K+7, 7)·K of visiting every row (K^3/6 when Delta = 0).
+// instead of the C(K+7, 7)·K of visiting every row (K^3/12 when Delta =
+// 0, see itemPure).
 func (p Params) Separate(ctx context.Context, gamma []float64, opts SeparateOptions) (Separation, error) {
 	if err := p.Validate(); err != nil {
 		return Separation{}, err
@@ -139,19 +140,24 @@ func (p Params) Separate(ctx context.Context, gamma []float64, opts SeparateOpti
 		return Separation{}, fmt.Errorf("shard %d of %d: must be in [0, %d)", opts.Shard, shards, shards)
 	}
 
-	// Work items are the counts n6 of the first e^eps corner, handed out
-	// largest first; the weights only drive the progress report.
-	weights := make([]float64, p.K+1)
+	// Work items are the counts n6 of the first e^eps corner (Delta > 0),
+	// or the smaller of the counts n6, n7 (Delta = 0, see itemPure); the
+	// weights only drive the progress report.
+	items := p.K + 1
+	if p.Delta == 0 {
+		items = p.K/2 + 1
+	}
+	weights := make([]float64, items)
 	var totalWeight float64
-	for n6 := 0; n6 <= p.K; n6++ {
-		for t := 0; t <= p.K-n6; t++ {
-			if p.Delta > 0 {
-				weights[n6] += math.Pow(float64(t+1), 4)
-			} else {
-				weights[n6] += float64(t + 1)
+	for i := range weights {
+		if p.Delta > 0 {
+			for t := 0; t <= p.K-i; t++ {
+				weights[i] += math.Pow(float64(t+1), 4)
 			}
+		} else {
+			weights[i] = math.Pow(float64(p.K-2*i+1), 2)
 		}
-		totalWeight += weights[n6]
+		totalWeight += weights[i]
 	}
 	var (
 		next     atomic.Int64
@@ -161,18 +167,21 @@ func (p Params) Separate(ctx context.Context, gamma []float64, opts SeparateOpti
 		results  = make([]*sepWorker, workers)
 		canceled atomic.Bool
 	)
-	// The correlation vectors after n6 teachers at the first e^eps corner,
-	// for every n6, computed once: each work item starts from one.
-	p6s, q6s := make([][]float64, p.K+1), make([][]float64, p.K+1)
-	{
-		hi, lo := epsCorner(p.Eps, p.Delta)
-		pc, qc := slices.Clone(w), slices.Clone(w)
-		for n6 := 0; n6 <= p.K; n6++ {
-			if n6 > 0 {
-				pc, qc = step(pc, hi), step(qc, lo)
-			}
-			p6s[n6], q6s[n6] = slices.Clone(pc), slices.Clone(qc)
+	// Each work item starts from correlation vectors computed once here:
+	// after n6 teachers at the first e^eps corner on each side (Delta >
+	// 0), or after a teachers at each e^eps corner (Delta = 0).
+	hi, lo := epsCorner(p.Eps, p.Delta)
+	p6s, q6s := make([][]float64, items), make([][]float64, items)
+	pc, qc := slices.Clone(w), slices.Clone(w)
+	for i := range items {
+		switch {
+		case i == 0:
+		case p.Delta > 0:
+			pc, qc = step(pc, hi), step(qc, lo)
+		default:
+			pc = step(step(pc, hi), lo)
 		}
+		p6s[i], q6s[i] = slices.Clone(pc), slices.Clone(qc)
 	}
 	for i := range results {
 		sw := newSepWorker(p, w, opts)
@@ -183,18 +192,22 @@ func (p Params) Separate(ctx context.Context, gamma []float64, opts SeparateOpti
 		go func() {
 			defer wg.Done()
 			for {
-				n6 := int(next.Add(1) - 1)
-				if n6 > p.K || canceled.Load() {
+				i := int(next.Add(1) - 1)
+				if i >= items || canceled.Load() {
 					return
 				}
 				if ctx.Err() != nil {
 					canceled.Store(true)
 					return
 				}
-				sw.item(n6)
+				if p.Delta > 0 {
+					sw.item(i)
+				} else {
+					sw.itemPure(i)
+				}
 				if opts.Progress != nil {
 					mu.Lock()
-					doneW += weights[n6]
+					doneW += weights[i]
 					opts.Progress(doneW / totalWeight)
 					mu.Unlock()
 				}
@@ -277,37 +290,55 @@ func step(c []float64, a float64) []float64 {
 }
 
 // item processes every configuration with n6 teachers at the corner
-// ((e+Delta)/(e+1), (1-Delta)/(e+1)).
+// ((e+Delta)/(e+1), (1-Delta)/(e+1)), for Delta > 0.
 func (sw *sepWorker) item(n6 int) {
 	k := sw.p.K
 	p67 := append(sw.p67[:0], sw.p6s[n6]...)
 	q67 := append(sw.q67[:0], sw.q6s[n6]...)
 	for n7 := 0; n7 <= k-n6; n7++ {
-		mine := sw.shards <= 1 || pairIndex(k, n6, n7)%sw.shards == sw.shard
-		if sw.p.Delta == 0 && n7 > 0 {
-			// Pure DP: step both sides and bound the pair's costs in one
-			// sweep; the pair is scored only if the bound reaches the
-			// threshold.
-			var maxF float64
-			p67, q67, maxF = stepPure(p67, q67, sw.lo, sw.hi, sw.e)
-			if mine && maxF >= math.Min(sw.best, sw.heapThreshold()) {
-				sw.pairPure(n6, n7, p67, q67)
-			}
-			continue
-		}
 		if n7 > 0 {
 			p67 = step(p67, sw.lo)
 			q67 = step(q67, sw.hi)
 		}
-		if !mine {
+		if sw.shards > 1 && pairIndex(k, n6, n7)%sw.shards != sw.shard {
 			continue
 		}
-		if sw.p.Delta > 0 {
-			sw.pairApprox(n6, n7, p67, q67)
-		} else {
-			sw.pairPure(n6, n7, p67, q67)
+		sw.pairApprox(n6, n7, p67, q67)
+	}
+}
+
+// itemPure processes, for Delta = 0, the pairs (n6, n7) = (a, b) and (b,
+// a) for every b >= a. The e^eps corners are (hi, lo) and (lo, hi) with
+// lo = 1 - hi, so the p' side of the pair (n6, n7) is the p side of the
+// pair (n7, n6): with P(x, y) the correlation vector after x teachers at
+// hi and y at lo, pair (a, b) costs P(a, b)[n1] - E·P(b, a)[n1] and pair
+// (b, a) costs P(b, a)[n1] - E·P(a, b)[n1]. Two chains from P(a, a), one
+// stepping lo, one stepping hi, serve both pairs: half the steps of
+// walking each pair's two sides apart.
+func (sw *sepWorker) itemPure(a int) {
+	k := sw.p.K
+	ab := append(sw.p67[:0], sw.p6s[a]...) // P(a, b)
+	ba := append(sw.q67[:0], sw.p6s[a]...) // P(b, a)
+	if sw.mine(a, a) {
+		sw.pairPure(a, a, ab, ba)
+	}
+	for b := a + 1; b <= k-a; b++ {
+		var fab, fba float64
+		ab, ba, fab, fba = stepPure(ab, ba, sw.lo, sw.hi, sw.e)
+		thr := math.Min(sw.best, sw.heapThreshold())
+		if fab >= thr && sw.mine(a, b) {
+			sw.pairPure(a, b, ab, ba)
+			thr = math.Min(sw.best, sw.heapThreshold())
+		}
+		if fba >= thr && sw.mine(b, a) {
+			sw.pairPure(b, a, ba, ab)
 		}
 	}
+}
+
+// mine reports whether the pair (n6, n7) belongs to this worker's shard.
+func (sw *sepWorker) mine(n6, n7 int) bool {
+	return sw.shards <= 1 || pairIndex(sw.p.K, n6, n7)%sw.shards == sw.shard
 }
 
 // cost is the privacy cost c_p - e·c_q of a pure-DP multiset; the
@@ -315,21 +346,25 @@ func (sw *sepWorker) item(n6 int) {
 // so that stepPure's bound and pairPure agree bit for bit.
 func cost(cp, cq, e float64) float64 { return cp - float64(e*cq) }
 
-// stepPure applies step(p, a) and step(q, b) and returns the largest
-// cost(p[s], q[s], e) of the new vectors.
-func stepPure(p, q []float64, a, b, e float64) ([]float64, []float64, float64) {
-	n := len(p) - 1
-	p, q = p[:n+1], q[:n+1]
-	m := math.Inf(-1)
+// stepPure applies step(x, a) and step(y, b) and returns the largest
+// cost(x[s], y[s], e) and the largest cost(y[s], x[s], e) of the new
+// vectors.
+func stepPure(x, y []float64, a, b, e float64) ([]float64, []float64, float64, float64) {
+	n := len(x) - 1
+	x, y = x[:n+1], y[:n+1]
+	mxy, myx := math.Inf(-1), math.Inf(-1)
 	for s := 0; s < n; s++ {
-		ps := p[s] + a*(p[s+1]-p[s])
-		qs := q[s] + b*(q[s+1]-q[s])
-		p[s], q[s] = ps, qs
-		if f := cost(ps, qs, e); f > m {
-			m = f
+		xs := x[s] + a*(x[s+1]-x[s])
+		ys := y[s] + b*(y[s+1]-y[s])
+		x[s], y[s] = xs, ys
+		if f := cost(xs, ys, e); f > mxy {
+			mxy = f
+		}
+		if f := cost(ys, xs, e); f > myx {
+			myx = f
 		}
 	}
-	return p[:n], q[:n], m
+	return x[:n], y[:n], mxy, myx
 }
 
 // pairIndex numbers the pairs (n6, n7), n6 + n7 <= k, in the order of
