@@ -1,7 +1,8 @@
-// Package lp solves the linear programs of darrm with HiGHS: a dense LP to
-// which rows can be added and re-solved from the previous basis, and a
-// cutting-plane loop for LPs with too many rows to write down (the gamma LP
-// of thesis Section 3.6 has C(K+7, 7) of them).
+// Package lp solves the linear programs of darrm with HiGHS: an LP to which
+// rows can be added and re-solved from the previous basis, and from which
+// rows can be dropped, as a cutting-plane loop needs for an LP with too
+// many rows to write down (the gamma LP of thesis Section 3.6 has
+// C(K+7, 7) of them; package optimal runs the loop).
 //
 // Every HiGHS call in darrm goes through this package, so replacing the
 // binding touches one file.
@@ -42,15 +43,35 @@ type Options struct {
 //
 // with dense rows that can be added between solves.
 type Solver struct {
-	h            *highs.Solver
-	lower, upper []float64
-	rows         int
+	h               *highs.Solver
+	c, lower, upper []float64
+	maximize        bool
+	opts            Options
+	rows            []row // as given to HiGHS, for DropRows
+}
+
+// row is a stored constraint idx·val <= ub.
+type row struct {
+	idx []int
+	val []float64
+	ub  float64
+}
+
+// Cut is a constraint Coeffs·x <= Upper.
+type Cut struct {
+	Coeffs []float64
+	Upper  float64
 }
 
 // Solution is an optimal solution.
 type Solution struct {
 	X         []float64
 	Objective float64
+	// Slack[i] is how far row i is from its bound at X, in the units of
+	// the row as stored (scaled to a largest coefficient of 1).
+	Slack []float64
+	// Dual[i] is the dual value of row i; zero for rows that do not bind.
+	Dual []float64
 }
 
 // New returns an LP with objective c and bounds, and no rows. Close it when done.
@@ -67,38 +88,73 @@ func New(c, lower, upper []float64, maximize bool, opts Options) (*Solver, error
 			return nil, fmt.Errorf("lp: bounds of column %d = [%v, %v]: must be finite with lower <= upper", j, lower[j], upper[j])
 		}
 	}
+	s := &Solver{c: append([]float64(nil), c...), lower: append([]float64(nil), lower...), upper: append([]float64(nil), upper...), maximize: maximize, opts: opts}
+	h, err := s.newHighs()
+	if err != nil {
+		return nil, err
+	}
+	s.h = h
+	return s, nil
+}
+
+// newHighs returns a HiGHS instance with the options, columns and
+// objective of s and no rows.
+func (s *Solver) newHighs() (*highs.Solver, error) {
 	h, err := highs.NewSolver()
 	if err != nil {
 		return nil, fmt.Errorf("lp: %w", err)
 	}
-	s := &Solver{h: h, lower: append([]float64(nil), lower...), upper: append([]float64(nil), upper...)}
-	tol := opts.FeasibilityTol
+	tol := s.opts.FeasibilityTol
 	if tol == 0 {
 		tol = 1e-9
 	}
 	setup := []error{
-		h.SetBoolOption("output_flag", opts.Verbose),
+		h.SetBoolOption("output_flag", s.opts.Verbose),
 		h.SetFloatOption("primal_feasibility_tolerance", tol),
 		h.SetFloatOption("dual_feasibility_tolerance", tol),
-		h.AddVars(lower, upper),
-		h.SetColCosts(c),
-		h.SetMaximize(maximize),
+		h.AddVars(s.lower, s.upper),
+		h.SetColCosts(s.c),
+		h.SetMaximize(s.maximize),
 	}
-	if opts.TimeLimit > 0 {
-		setup = append(setup, h.SetFloatOption("time_limit", opts.TimeLimit.Seconds()))
+	if s.opts.TimeLimit > 0 {
+		setup = append(setup, h.SetFloatOption("time_limit", s.opts.TimeLimit.Seconds()))
 	}
 	if err := errors.Join(setup...); err != nil {
 		h.Close()
 		return nil, fmt.Errorf("lp: set up HiGHS: %w", err)
 	}
-	return s, nil
+	return h, nil
 }
 
 // Close releases the HiGHS instance.
 func (s *Solver) Close() { s.h.Close() }
 
 // NumRows returns the number of rows added so far.
-func (s *Solver) NumRows() int { return s.rows }
+func (s *Solver) NumRows() int { return len(s.rows) }
+
+// DropRows removes the rows i for which drop(i) is true; the others keep
+// their order. HiGHS cannot delete rows through this binding, so the LP is
+// rebuilt and the next Solve starts from scratch. A cutting-plane loop
+// drops rows that no longer bind, so that its LP stays small.
+func (s *Solver) DropRows(drop func(i int) bool) error {
+	kept := s.rows[:0:0]
+	for i, r := range s.rows {
+		if !drop(i) {
+			kept = append(kept, r)
+		}
+	}
+	h, err := s.newHighs()
+	if err != nil {
+		return err
+	}
+	if err := addRows(h, kept); err != nil {
+		h.Close()
+		return fmt.Errorf("lp: rebuild: %w", err)
+	}
+	s.h.Close()
+	s.h, s.rows = h, kept
+	return nil
+}
 
 // dropRel is the size, relative to a row's largest coefficient, below which
 // a coefficient is dropped from the row. Rows of Poisson-binomial
@@ -114,42 +170,78 @@ const dropRel = 1e-9
 // column bounds is subtracted from the right-hand side, so the stored row
 // is never looser than the given one.
 func (s *Solver) AddRow(coeffs []float64, upper float64) error {
+	return s.AddRows([]Cut{{Coeffs: coeffs, Upper: upper}})
+}
+
+// AddRows adds the rows of cuts in order, as AddRow does, in one call to
+// HiGHS. Every cut becomes a row, so that row i of the LP is the i-th
+// cut added, even a cut with no coefficient left.
+func (s *Solver) AddRows(cuts []Cut) error {
+	rows := make([]row, 0, len(cuts))
+	for _, c := range cuts {
+		r, err := s.prepare(c.Coeffs, c.Upper)
+		if err != nil {
+			return fmt.Errorf("lp: row %d: %w", len(s.rows)+len(rows), err)
+		}
+		rows = append(rows, r)
+	}
+	if err := addRows(s.h, rows); err != nil {
+		return fmt.Errorf("lp: add rows %d to %d: %w", len(s.rows), len(s.rows)+len(rows)-1, err)
+	}
+	s.rows = append(s.rows, rows...)
+	return nil
+}
+
+// prepare scales a row and drops its tiny coefficients conservatively (see
+// AddRow).
+func (s *Solver) prepare(coeffs []float64, upper float64) (row, error) {
 	if len(coeffs) != len(s.lower) {
-		return fmt.Errorf("lp: row has %d coefficients, want %d", len(coeffs), len(s.lower))
+		return row{}, fmt.Errorf("%d coefficients, want %d", len(coeffs), len(s.lower))
 	}
 	if math.IsNaN(upper) {
-		return fmt.Errorf("lp: row bound is NaN")
+		return row{}, fmt.Errorf("bound is NaN")
 	}
 	var maxAbs float64
 	for j, v := range coeffs {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("lp: row coefficient %d = %v: must be finite", j, v)
+			return row{}, fmt.Errorf("coefficient %d = %v: must be finite", j, v)
 		}
 		maxAbs = math.Max(maxAbs, math.Abs(v))
 	}
 	if maxAbs == 0 {
 		if upper < 0 {
-			return fmt.Errorf("lp: row 0·x <= %v is infeasible", upper)
+			return row{}, fmt.Errorf("0·x <= %v is infeasible", upper)
 		}
-		return nil
+		return row{ub: math.Inf(1)}, nil
 	}
-	idx := make([]int, 0, len(coeffs))
-	val := make([]float64, 0, len(coeffs))
-	ub := upper / maxAbs
+	r := row{ub: upper / maxAbs}
 	for j, v := range coeffs {
 		v /= maxAbs
 		if math.Abs(v) < dropRel {
-			ub -= math.Max(v*s.lower[j], v*s.upper[j])
+			r.ub -= math.Max(v*s.lower[j], v*s.upper[j])
 			continue
 		}
-		idx = append(idx, j)
-		val = append(val, v)
+		r.idx = append(r.idx, j)
+		r.val = append(r.val, v)
 	}
-	if err := s.h.AddRow(math.Inf(-1), ub, idx, val); err != nil {
-		return fmt.Errorf("lp: add row %d: %w", s.rows, err)
+	return r, nil
+}
+
+// addRows passes rows to HiGHS in compressed sparse row form.
+func addRows(h *highs.Solver, rows []row) error {
+	if len(rows) == 0 {
+		return nil
 	}
-	s.rows++
-	return nil
+	lower, upper := make([]float64, len(rows)), make([]float64, len(rows))
+	starts := make([]int, len(rows))
+	var idx []int
+	var val []float64
+	for i, r := range rows {
+		lower[i], upper[i], starts[i] = math.Inf(-1), r.ub, len(idx)
+		idx = append(idx, r.idx...)
+		val = append(val, r.val...)
+	}
+	return h.AddRows(lower, upper, starts, idx, val)
 }
 
 func (s *Solver) run() (*highs.Solution, error) {
@@ -169,6 +261,7 @@ func (s *Solver) SetObjective(c []float64) error {
 	if err := s.h.SetColCosts(c); err != nil {
 		return fmt.Errorf("lp: set objective: %w", err)
 	}
+	s.c = append(s.c[:0], c...)
 	return nil
 }
 
@@ -263,10 +356,29 @@ func (s *Solver) Solve() (Solution, error) {
 	}
 	switch {
 	case sol.IsOptimal():
-		return Solution{X: sol.ColValues, Objective: sol.Objective}, nil
+		slack := make([]float64, len(s.rows))
+		for i, r := range s.rows {
+			slack[i] = r.ub - sol.RowValues[i]
+		}
+		return Solution{X: sol.ColValues, Objective: sol.Objective, Slack: slack, Dual: sol.RowDuals}, nil
 	case sol.IsInfeasible():
 		return Solution{}, ErrInfeasible
 	default:
 		return Solution{}, fmt.Errorf("lp: HiGHS stopped with status %v", sol.Status)
 	}
+}
+
+// SetBounds sets the bounds of column j.
+func (s *Solver) SetBounds(j int, lower, upper float64) error {
+	if j < 0 || j >= len(s.lower) {
+		return fmt.Errorf("lp: column %d of %d", j, len(s.lower))
+	}
+	if !(lower <= upper) || math.IsInf(lower, 0) || math.IsInf(upper, 0) {
+		return fmt.Errorf("lp: bounds of column %d = [%v, %v]: must be finite with lower <= upper", j, lower, upper)
+	}
+	if err := s.h.SetColBounds(j, lower, upper); err != nil {
+		return fmt.Errorf("lp: set bounds of column %d: %w", j, err)
+	}
+	s.lower[j], s.upper[j] = lower, upper
+	return nil
 }

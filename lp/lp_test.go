@@ -1,7 +1,6 @@
 package lp
 
 import (
-	"context"
 	"errors"
 	"math"
 	"testing"
@@ -129,54 +128,73 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// TestCuttingPlanesDisk maximises x + y over the unit disk, whose
-// infinitely many tangent rows are known only to a separator.
-func TestCuttingPlanesDisk(t *testing.T) {
-	s, err := New([]float64{1, 1}, []float64{-2, -2}, []float64{2, 2}, true, Options{})
+// TestDropRows removes rows from a solved LP and checks that the others,
+// with their order, slack and duals, are what remains.
+func TestDropRows(t *testing.T) {
+	// maximise x + y, x, y in [0, 1], subject to x + 2y <= 1.5 (binds),
+	// 2x + y <= 1.5 (binds), x + y <= 5 (slack).
+	s, err := New([]float64{1, 1}, []float64{0, 0}, []float64{1, 1}, true, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	sep := func(_ context.Context, x []float64) ([]Cut, float64, error) {
-		r := math.Hypot(x[0], x[1])
-		viol := r - 1 // violation of the tangent row at x/|x|
-		if viol <= 0 {
-			return nil, viol, nil
-		}
-		return []Cut{{[]float64{x[0] / r, x[1] / r}, 1}}, viol, nil
+	if err := s.AddRows([]Cut{{[]float64{1, 2}, 1.5}, {[]float64{2, 1}, 1.5}, {[]float64{1, 1}, 5}}); err != nil {
+		t.Fatal(err)
 	}
-	var iters []int
-	res, err := CuttingPlanes(context.Background(), s, sep, CuttingPlaneOptions{
-		Tol:      1e-8,
-		Progress: func(it, rows int, v float64) { iters = append(iters, it) },
-	})
+	sol, err := s.Solve()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := math.Sqrt2
-	if math.Abs(res.Objective-want) > 1e-7 {
-		t.Errorf("objective %v, want %v", res.Objective, want)
+	if math.Abs(sol.Objective-1) > 1e-9 || len(sol.Slack) != 3 || len(sol.Dual) != 3 {
+		t.Fatalf("objective %v, slack %v, dual %v", sol.Objective, sol.Slack, sol.Dual)
 	}
-	if res.MaxViolation > 1e-8 {
-		t.Errorf("max violation %v above tolerance", res.MaxViolation)
+	// Rows are stored scaled to a largest coefficient of 1.
+	for i, want := range []float64{0, 0, 4} {
+		if math.Abs(sol.Slack[i]-want) > 1e-9 {
+			t.Errorf("slack of row %d = %v, want %v", i, sol.Slack[i], want)
+		}
 	}
-	if len(iters) != res.Iterations || res.Rows != s.NumRows() {
-		t.Errorf("progress saw %d iterations, result says %d", len(iters), res.Iterations)
+	if sol.Dual[0] == 0 || sol.Dual[1] == 0 || sol.Dual[2] != 0 {
+		t.Errorf("duals %v: want the two binding rows nonzero, the slack row zero", sol.Dual)
+	}
+	if err := s.DropRows(func(i int) bool { return i == 0 }); err != nil {
+		t.Fatal(err)
+	}
+	if s.NumRows() != 2 {
+		t.Fatalf("%d rows after dropping one of 3", s.NumRows())
+	}
+	sol, err = s.Solve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without x + 2y <= 1.5: y = 1, x = 0.25 from 2x + y <= 1.5.
+	if math.Abs(sol.X[0]-0.25) > 1e-9 || math.Abs(sol.X[1]-1) > 1e-9 || math.Abs(sol.Slack[1]-3.75) > 1e-9 {
+		t.Errorf("after the drop: x = %v, slack %v", sol.X, sol.Slack)
 	}
 }
 
-func TestCuttingPlanesStalls(t *testing.T) {
-	s, err := New([]float64{1}, []float64{0}, []float64{1}, true, Options{})
+func TestSetBounds(t *testing.T) {
+	s, err := New([]float64{1, 1}, []float64{0, 0}, []float64{1, 1}, true, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	sep := func(context.Context, []float64) ([]Cut, float64, error) { return nil, 0.5, nil }
-	res, err := CuttingPlanes(context.Background(), s, sep, CuttingPlaneOptions{Tol: 1e-9})
+	if err := s.SetBounds(0, 0.25, 0.25); err != nil {
+		t.Fatal(err)
+	}
+	sol, err := s.Solve()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Stalled {
-		t.Error("a separator returning violations but no cuts did not stall the loop")
+	if sol.X[0] != 0.25 || sol.X[1] != 1 {
+		t.Errorf("x = %v, want [0.25 1]", sol.X)
+	}
+	for _, b := range [][2]float64{{1, 0}, {math.Inf(-1), 0}, {0, math.NaN()}} {
+		if err := s.SetBounds(1, b[0], b[1]); err == nil {
+			t.Errorf("SetBounds accepted [%v, %v]", b[0], b[1])
+		}
+	}
+	if err := s.SetBounds(2, 0, 1); err == nil {
+		t.Error("SetBounds accepted column 2 of 2")
 	}
 }

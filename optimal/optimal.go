@@ -31,18 +31,22 @@ import (
 type Options struct {
 	// Workers is the number of goroutines of each separation; 0 means GOMAXPROCS.
 	Workers int
-	// Tol is the relative violation (max f - budget)/budget at which the
-	// cutting-plane loop stops; 0 means 1e-9. Certification then scales
-	// gamma to remove the remaining violation, and the tie-break phase may
-	// give up 2·Tol, so the utility is within a relative 3·Tol of the LP
-	// optimum.
+	// Tol is the relative optimality gap at which the cutting-plane loop
+	// stops: the returned gamma's utility is within Tol of the restricted
+	// LP's optimum, an upper bound of every private gamma's, before the
+	// tie-break (which may give up Tol more) and certification (which may
+	// scale gamma by a rounding-sized factor); 0 means 1e-9. Result.Gap
+	// reports the gap reached.
 	Tol float64
 	// CutsPerPass is how many of the most violated rows each separation
-	// adds to the LP; 0 means (K+1)/2, the number of free values.
+	// adds to the LP; 0 means a quarter of the (K+1)/2 free values, at
+	// least 8: fewer rows per pass keep each LP solve cheap, which matters
+	// more than the extra passes.
 	CutsPerPass int
 	// MaxCoefficients bounds the size of the LP, rows × (K+1)/2; 0 means
-	// 8e6 (16,000 rows at K = 1001, about 800 MiB inside HiGHS). Opt
-	// fails with ErrTooLarge rather than grow beyond it.
+	// 8e6 (16,000 rows at K = 1001, about 800 MiB inside HiGHS). Rows that
+	// stop binding are dropped, so the LP stays far below it; Solve fails
+	// with ErrTooLarge rather than grow beyond it.
 	MaxCoefficients int
 	// Progress, if set, receives the state of the solve.
 	Progress func(Progress)
@@ -51,16 +55,18 @@ type Options struct {
 }
 
 // ErrTooLarge is returned by Solve when the cutting-plane LP outgrows
-// Options.MaxCoefficients before converging. It happens for pure DP
-// with large K and a small allowance (Delta = 0, K = 1001, m = 10), where
-// hundreds of privacy rows bind at the optimum and cutting planes zigzag.
+// Options.MaxCoefficients before converging. Since rows that stop binding
+// are dropped, no problem up to K = 1001 reaches the default limit; a
+// small limit set by the caller can.
 var ErrTooLarge = errors.New("the gamma LP outgrew its size limit before converging")
 
 // Progress describes a running Solve.
 type Progress struct {
 	Pass      int     // exhaustive separations started
-	Rows      int     // privacy rows in the LP
-	Violation float64 // relative violation of the last LP solution, (max f - budget)/budget
+	LPSolves  int     // LP solves so far
+	Rows      int     // rows in the LP
+	Violation float64 // relative violation of the last candidate separated, (max f - budget)/budget
+	Gap       float64 // relative gap of the best feasible gamma so far below the LP's bound
 	Fraction  float64 // progress of the current separation, in [0, 1]
 }
 
@@ -139,7 +145,22 @@ func solveM1(ctx context.Context, p constraints.Params, coeffs []float64, opts O
 	return out, nil
 }
 
-// solveLP is Solve by cutting planes.
+// solveLP is Solve by cutting planes (see cutter), in two phases.
+//
+// Phase 1 maximises the utility. Under the uniform prior its coefficients
+// are about 0.75^K in the tails, so most values of gamma hardly count: the
+// LP's optimum is a large face, and the solver moves gamma's tails across
+// it from one solve to the next. Rows cut off there never bind, and
+// Kelley's loop takes hundreds of passes at K = 501. Phase 1 therefore
+// maximises the utility plus eta times the tie-break weights (which are
+// not small in the tails), with eta = 1e-5 relative to the utility's
+// largest coefficient, then a tenth of that, and so on: each stage starts
+// from the rows and the feasible point of the one before, and phase 1 ends
+// when the utility is within a relative Tol of its own bound, the optimum
+// of the LP with the utility alone over the rows found.
+//
+// Phase 2 chooses among the solutions within 2·Tol of that bound the one
+// that maximises the tie-break weights (see tieBreakWeights).
 func solveLP(ctx context.Context, p constraints.Params, coeffs []float64, opts Options) (Result, error) {
 	start := time.Now()
 	tol := opts.Tol
@@ -149,7 +170,7 @@ func solveLP(ctx context.Context, p constraints.Params, coeffs []float64, opts O
 	nFree := len(coeffs)
 	cuts := opts.CutsPerPass
 	if cuts <= 0 {
-		cuts = nFree
+		cuts = max(nFree/4, 8)
 	}
 	maxCoef := opts.MaxCoefficients
 	if maxCoef <= 0 {
@@ -166,49 +187,63 @@ func solveLP(ctx context.Context, p constraints.Params, coeffs []float64, opts O
 	defer solver.Close()
 
 	budget := p.Budget()
-	added := make(map[string]bool)
+	alpha := inOut
+	if p.Delta > 0 {
+		alpha = 1
+	}
+	c := newCutter(p.K, solver, budget, tol, alpha)
 	state := Progress{}
 	report := func() {
 		if opts.Progress != nil {
+			state.Rows, state.LPSolves = solver.NumRows(), c.lpSolve
 			opts.Progress(state)
 		}
 	}
-	var lastG gamma.Gamma
-	var lastSep constraints.Separation
+	c.progress = func(ub, in float64) {
+		if ub > 0 {
+			state.Gap = math.Max((ub-in)/ub, 0)
+		}
+		report()
+	}
 	var pool []constraints.Config // seeds of the local search: rows found so far
-	toCuts := func(found []constraints.Scored) ([]lp.Cut, error) {
-		var out []lp.Cut
+	if p.Delta > 0 {
+		// The local search starts from the multisets with all teachers
+		// at one corner or split evenly between two.
+		pool = startingMultisets(p)
+	}
+	toCuts := func(found []constraints.Scored) (separation, error) {
+		var out separation
 		for _, s := range found {
 			key := fmt.Sprint(s.Config)
-			if added[key] {
+			if c.added[key] {
 				continue
 			}
-			added[key] = true
 			pool = append(pool, s.Config)
 			row, err := p.Row(s.Config)
 			if err != nil {
-				return nil, err
+				return separation{}, err
 			}
-			out = append(out, lp.Cut{Coeffs: row, Upper: budget})
+			out.cuts = append(out.cuts, lp.Cut{Coeffs: row, Upper: budget})
+			out.keys = append(out.keys, key)
 		}
 		return out, nil
 	}
-	separate := func(ctx context.Context, g gamma.Gamma) ([]lp.Cut, error) {
-		// An exact pass over all C(K+7, 7) multisets costs about a second
-		// at K = 101 with Delta > 0. Between exact passes a local search
-		// from the rows found so far usually finds the next violated rows
-		// in milliseconds; only when it finds none does the exact pass
-		// run, and the loop ends only after an exact pass finds none.
-		if p.Delta > 0 && len(pool) > 0 {
+	c.sep = func(ctx context.Context, g gamma.Gamma) (separation, error) {
+		// An exact pass over all C(K+7, 7) multisets is costly for a
+		// large K with Delta > 0. A local search from the rows found so
+		// far usually finds the next violated rows in milliseconds; only
+		// when it finds none does the exact pass run, and a point is
+		// taken as feasible only after an exact pass.
+		if p.Delta > 0 {
 			found, maxF, err := localSearch(p, g, pool, budget*(1+tol), cuts)
 			if err != nil {
-				return nil, err
+				return separation{}, err
 			}
 			out, err := toCuts(found)
 			if err != nil {
-				return nil, err
+				return separation{}, err
 			}
-			if len(out) > 0 {
+			if len(out.cuts) > 0 {
 				state.Violation = (maxF - budget) / budget
 				report()
 				return out, nil
@@ -222,122 +257,146 @@ func solveLP(ctx context.Context, p constraints.Params, coeffs []float64, opts O
 			Progress: func(f float64) { state.Fraction = f; report() },
 		})
 		if err != nil {
-			return nil, err
+			return separation{}, err
 		}
-		lastG, lastSep = g, sep
 		state.Violation = (sep.MaxF - budget) / budget
 		if sep.MaxF > budget*(1+tol) && solver.NumRows()*nFree > maxCoef {
-			return nil, fmt.Errorf("%w: %d rows of %d coefficients after %d passes, relative violation still %.2g (darrm reaches this size only for pure DP with a large K and a small m; try a larger m or a smaller K)",
+			return separation{}, fmt.Errorf("%w: %d rows of %d coefficients after %d passes, relative violation still %.2g (try a larger m or a smaller K)",
 				ErrTooLarge, solver.NumRows(), nFree, state.Pass, state.Violation)
 		}
-		return toCuts(sep.Top)
+		out, err := toCuts(sep.Top)
+		out.exact = &sep
+		return out, err
 	}
 
-	// Seed the LP with the rows that cut off gamma = 1, the LP's optimum
-	// without privacy rows. With Delta > 0 the local search starts from
-	// the multisets with all teachers at one corner or split evenly
-	// between two, so that the first exact pass runs on a better gamma.
-	ones, _ := gamma.Const(p.K, 1)
-	if p.Delta > 0 {
-		pool = startingMultisets(p)
-	}
-	initial, err := separate(ctx, ones)
-	if err != nil {
-		return Result{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
-	}
-	for _, c := range initial {
-		if err := solver.AddRow(c.Coeffs, c.Upper); err != nil {
-			return Result{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
-		}
-	}
-	state.Rows = solver.NumRows()
-	sep := func(ctx context.Context, x []float64) ([]lp.Cut, float64, error) {
-		c, err := separate(ctx, gamma.FromUpper(p.K, x))
-		state.Rows = solver.NumRows() + len(c)
-		return c, state.Violation, err
-	}
-	cpOpts := lp.CuttingPlaneOptions{Tol: tol}
-	res, err := lp.CuttingPlanes(ctx, solver, sep, cpOpts)
-	if err != nil {
-		return Result{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
-	}
-	lpSolves := res.Iterations
-
-	// Phase 2. The LP's optimum is often a face, not a point: at m = 1
-	// every gamma with the utility of gamma_Sub is optimal for the prior's
-	// mean, and in the tails the objective coefficients (about 0.75^K
-	// under the uniform prior) are below the simplex method's dual
-	// tolerance, so phase 1 may leave gamma(K) anywhere in [0, 1] although
-	// raising it costs nothing. Which point the solver returns then
-	// depends on the order of the rows. Make the answer canonical: among
-	// the solutions within a relative 2·Tol of phase 1's utility, return
-	// the one with the highest utility averaged over a common teacher
-	// accuracy mu uniform on [0.5, 1] (tieBreakWeights). At m = 1 that is
-	// gamma_Sub, the one gamma optimal for every mu (Lemma 3.4.2).
-	uStar := 0.0
-	for i, x := range res.X {
-		uStar += coeffs[i] * math.Min(math.Max(x, 0), 1)
-	}
-	neg := make([]float64, nFree)
-	for i, c := range coeffs {
-		neg[i] = -c
-	}
 	tie, err := tieBreakWeights(p.K)
 	if err != nil {
 		return Result{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
 	}
-	if err := solver.AddRow(neg, -(1-2*tol)*uStar); err != nil {
-		return Result{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
-	}
-	if err := solver.SetObjective(tie); err != nil {
-		return Result{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
-	}
-	phase1, phase1G, phase1Sep, phase1Viol := res, lastG, lastSep, state.Violation
-	res, err = lp.CuttingPlanes(ctx, solver, func(ctx context.Context, x []float64) ([]lp.Cut, float64, error) {
-		if g := gamma.FromUpper(p.K, x); slices.Equal(g, phase1G) {
-			// Unchanged: the last separation already covers it.
-			return nil, phase1Viol, nil
-		}
-		return sep(ctx, x)
-	}, cpOpts)
-	lpSolves += res.Iterations
-	tieBroken := true
+	ub1, err := phase1(ctx, c, coeffs, tie)
 	if err != nil {
-		if ctx.Err() != nil {
-			return Result{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
-		}
-		// Phase 2 only chooses among optimal solutions. If the solver
-		// fails on it (phase 1's point shrunk by 2·Tol is feasible, so
-		// this is numerical trouble), phase 1's answer stands: it is just
-		// as optimal and is certified the same way.
-		res, lastG, lastSep = phase1, phase1G, phase1Sep
-		tieBroken = false
+		return Result{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
 	}
 
-	// The last separation ran on the final LP solution (the loop stops
-	// right after it), so it is that solution's certificate; certifyFrom
-	// scales it if needed and re-verifies the scaled gamma exhaustively.
-	g := gamma.FromUpper(p.K, res.X)
-	if !slices.Equal(g, lastG) {
-		return Result{}, fmt.Errorf("solve K=%d m=%g: internal error: last separation was not on the returned solution", p.K, p.M)
+	// Phase 2. In the tails the utility's coefficients (about 0.75^K
+	// under the uniform prior) are below the simplex method's tolerance,
+	// so phase 1 may leave gamma(K) anywhere in [0, 1] although raising it
+	// costs nothing. Make the answer canonical there: keep every value of
+	// gamma whose coefficient counts, and move the others, whose
+	// coefficients sum to at most Tol times the bound, to maximise the
+	// utility averaged over a common teacher accuracy mu uniform on
+	// [0.5, 1] (tieBreakWeights). The utility moves by at most Tol
+	// relative, so it stays within 2·Tol of phase 1's bound.
+	floor := math.Min((1-2*tol)*ub1, dot(coeffs, c.in))
+	free := tails(coeffs, tol*ub1)
+	phase1, phase1Sep := c.in, c.inSep
+	tieBroken := false
+	if len(free) > 0 {
+		isFree := make([]bool, nFree)
+		for _, j := range free {
+			isFree[j] = true
+		}
+		for j, v := range c.in {
+			if !isFree[j] {
+				if err := solver.SetBounds(j, v, v); err != nil {
+					return Result{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
+				}
+			}
+		}
+		_, err = c.run(ctx, tie, func(x []float64) bool { return dot(coeffs, x) >= floor }, true)
+		tieBroken = true
+		if err != nil {
+			if ctx.Err() != nil {
+				return Result{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
+			}
+			// Phase 2 only chooses among optimal solutions. If the
+			// solver fails on it (phase 1's point is feasible, so this is
+			// numerical trouble), phase 1's answer stands: it is just as
+			// optimal and is certified the same way.
+			c.in, c.inSep = phase1, phase1Sep
+			tieBroken = false
+		}
+	}
+
+	// in satisfies every privacy row as computed; the certificate adds
+	// the rounding margin, scaling if needed, from in's own exhaustive
+	// separation (one more pass when in was obtained by scaling).
+	g := gamma.FromUpper(p.K, c.in)
+	var cert gamma.Certificate
+	if c.inSep != nil {
+		cert = gamma.NewCertificate(p, *c.inSep)
+	} else {
+		state.Pass++
+		if cert, err = gamma.Verify(ctx, p, g, opts.Workers, nil); err != nil {
+			return Result{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
+		}
 	}
 	before := g
-	g, cert, err := gamma.CertifyFrom(ctx, p, g, gamma.NewCertificate(p, lastSep), opts.Workers, nil)
+	g, cert, err = gamma.CertifyFrom(ctx, p, g, cert, opts.Workers, nil)
 	if err != nil {
 		return Result{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
 	}
-	out := Result{Gamma: g, Certificate: cert, Scale: scaleOf(before, g), LPSolves: lpSolves, Rows: solver.NumRows(), Passes: state.Pass, TieBroken: tieBroken}
+	out := Result{Gamma: g, Certificate: cert, Scale: scaleOf(before, g), LPSolves: c.lpSolve, Rows: solver.NumRows(), Passes: state.Pass, TieBroken: tieBroken}
 	if out.Scale != 1 {
 		out.Passes++
 	}
 	out.Utility = gamma.Utility(g, coeffs)
-	out.UpperBound = math.Max(phase1.Objective, out.Utility)
+	out.UpperBound = math.Max(ub1, out.Utility)
 	if out.UpperBound > 0 {
 		out.Gap = (out.UpperBound - out.Utility) / out.UpperBound
 	}
 	out.SurrogateError = gamma.SurrogateError(g, coeffs)
 	out.Elapsed = time.Since(start)
 	return out, nil
+}
+
+// tails returns the indices of the smallest coefficients, in increasing
+// order of magnitude, whose magnitudes sum to at most limit.
+func tails(coeffs []float64, limit float64) []int {
+	idx := make([]int, len(coeffs))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(math.Abs(coeffs[a]), math.Abs(coeffs[b])) })
+	var sum float64
+	for n, j := range idx {
+		if sum += math.Abs(coeffs[j]); sum > limit {
+			return idx[:n]
+		}
+	}
+	return idx
+}
+
+// Phase 1's perturbation of the utility by the tie-break weights: the
+// first eta, relative to the utility's largest coefficient, and the
+// smallest.
+const (
+	eta0   = 1e-5
+	etaMin = 1e-12
+)
+
+// phase1 runs phase 1 of solveLP and returns the utility's bound.
+func phase1(ctx context.Context, c *cutter, coeffs, tie []float64) (float64, error) {
+	var maxC, maxT float64
+	for i := range coeffs {
+		maxC, maxT = math.Max(maxC, coeffs[i]), math.Max(maxT, tie[i])
+	}
+	obj := make([]float64, len(coeffs))
+	for eta := eta0; ; eta /= 10 {
+		for i := range obj {
+			obj[i] = coeffs[i] + eta*maxC/maxT*tie[i]
+		}
+		if _, err := c.run(ctx, obj, nil, false); err != nil {
+			return 0, err
+		}
+		ub, err := c.bound(coeffs)
+		if err != nil {
+			return 0, err
+		}
+		if u := dot(coeffs, c.in); u >= ub-c.tol*math.Abs(ub) || eta < etaMin {
+			return ub, nil
+		}
+	}
 }
 
 // startingMultisets are the multisets with every teacher at one corner,

@@ -1,0 +1,276 @@
+package optimal
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/lp"
+)
+
+// separation is what one separation call learns about a candidate gamma.
+type separation struct {
+	cuts []lp.Cut
+	keys []string // the multiset of each cut
+	// exact is the exhaustive separation of the candidate, nil when the
+	// rows came from the local search (which never proves feasibility).
+	exact *constraints.Separation
+}
+
+// cutter runs the cutting-plane loop with in-out separation (Ben-Ameur and
+// Neto, "Acceleration of cutting-plane and column generation algorithms",
+// Networks 49, 2007): besides the restricted LP's solution out, it keeps a
+// point in that satisfies every privacy row, and separates at a point
+// between them. Rows violated there are violated at out too, and lie
+// nearer the optimum than the rows most violated at out, which Kelley's
+// plain loop adds; the loop ends when in is within a relative tol of the
+// LP's optimum, an upper bound of the true one.
+//
+// Rows that have not bound for maxIdle LP solves are dropped from the LP
+// once it holds dropAt rows: HiGHS's dual simplex needs thousands of
+// iterations per solve once thousands of nearly parallel rows accumulate.
+// Separating between in and out keeps the loop from cycling through
+// dropped rows, which Kelley's loop does.
+type cutter struct {
+	k      int
+	solver *lp.Solver
+	// alpha is how far from in towards out the loop separates: inOut,
+	// or 1 (Kelley's loop) when Delta > 0, where only an exhaustive pass
+	// can move in and each costs O(K^5), while the local search finds
+	// the rows violated at out in milliseconds.
+	alpha   float64
+	budget  float64
+	tol     float64
+	sep     func(ctx context.Context, g gamma.Gamma) (separation, error)
+	lpSolve int
+	// progress, if set, is called after each LP solve with the LP's
+	// bound and in's value of the objective.
+	progress func(ub, in float64)
+
+	// added holds the multisets whose rows are in the LP, keys the
+	// multiset of each LP row ("" for a row that is never dropped), idle
+	// the LP solves since each row last bound.
+	added  map[string]bool
+	keys   []string
+	idle   []int
+	dropAt int
+
+	// in satisfies every privacy row; inSep is its exhaustive separation,
+	// nil when in was obtained by scaling (f is linear in gamma).
+	in    []float64
+	inSep *constraints.Separation
+}
+
+const (
+	// inOut is how far from in towards out the loop separates when
+	// exact passes are cheap (see cutter.alpha).
+	inOut = 0.5
+	// maxIdle is how many LP solves a row may go without binding before
+	// it is dropped.
+	maxIdle = 3
+	// slackTol is the slack, in units of a row scaled to a largest
+	// coefficient of 1, up to which a row counts as binding.
+	slackTol = 1e-6
+)
+
+func newCutter(k int, solver *lp.Solver, budget, tol, alpha float64) *cutter {
+	n := (k + 1) / 2
+	return &cutter{k: k, solver: solver, alpha: alpha, budget: budget, tol: tol, added: make(map[string]bool), dropAt: 4 * n, in: make([]float64, n)}
+}
+
+// run maximises obj over the LP of c.solver and the privacy rows, from the
+// feasible point c.in, and returns the LP's last optimum, an upper bound
+// of obj over the feasible set. valid reports whether a point meets the
+// rows of the LP that are not privacy rows (the tie-break's utility row);
+// it may be nil. With vertex set, the point returned in c.in is the LP's
+// last solution, scaled to the budget, whenever that is within tol of the
+// bound too: an optimal vertex does not depend on the path the loop took,
+// a point between in and out does.
+func (c *cutter) run(ctx context.Context, obj []float64, valid func([]float64) bool, vertex bool) (float64, error) {
+	const maxIter = 5000
+	if err := c.solver.SetObjective(obj); err != nil {
+		return 0, err
+	}
+	for iter := 0; iter < maxIter; iter++ {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		sol, err := c.solver.Solve()
+		if err != nil {
+			return 0, fmt.Errorf("cutting planes, LP solve %d: %w", c.lpSolve+1, err)
+		}
+		c.lpSolve++
+		if err := c.age(sol); err != nil {
+			return 0, err
+		}
+		out := clamp(sol.X)
+		ub := sol.Objective
+		if c.progress != nil {
+			c.progress(ub, dot(obj, c.in))
+		}
+		a := c.alpha
+		for {
+			if dot(obj, c.in) >= ub-c.tol*math.Abs(ub) {
+				if vertex && a < 1 {
+					if err := c.preferVertex(ctx, obj, ub, out, valid); err != nil {
+						return 0, err
+					}
+				}
+				return ub, nil
+			}
+			x := mix(c.in, out, a)
+			s, err := c.sep(ctx, gamma.FromUpper(c.k, x))
+			if err != nil {
+				return 0, err
+			}
+			if s.exact != nil && s.exact.MaxF <= c.budget {
+				// x satisfies every privacy row: move in there, and try
+				// out itself next.
+				c.in, c.inSep = x, s.exact
+				if a == 1 {
+					return ub, nil
+				}
+				a = 1
+				continue
+			}
+			if s.exact != nil {
+				// f is linear in gamma: x scaled to the budget is feasible.
+				y := scale(x, c.budget/s.exact.MaxF)
+				if dot(obj, y) > dot(obj, c.in) && (valid == nil || valid(y)) {
+					c.in, c.inSep = y, nil
+				}
+			}
+			if len(s.cuts) > 0 {
+				if err := c.addRows(s.cuts, s.keys); err != nil {
+					return 0, err
+				}
+				break
+			}
+			if a == 1 {
+				// The violated rows are all in the LP, which admits them
+				// within its feasibility tolerance: no progress is
+				// possible. in is feasible; its gap is reported.
+				return ub, nil
+			}
+			a = 1
+		}
+	}
+	return 0, fmt.Errorf("cutting planes: no convergence after %d LP solves", maxIter)
+}
+
+// preferVertex replaces c.in with the LP solution out scaled to the
+// budget, if that is valid and within tol of the bound ub.
+func (c *cutter) preferVertex(ctx context.Context, obj []float64, ub float64, out []float64, valid func([]float64) bool) error {
+	s, err := c.sep(ctx, gamma.FromUpper(c.k, out))
+	if err != nil || s.exact == nil {
+		return err
+	}
+	y, ySep := out, s.exact
+	if s.exact.MaxF > c.budget {
+		y, ySep = scale(out, c.budget/s.exact.MaxF), nil
+	}
+	if dot(obj, y) >= ub-c.tol*math.Abs(ub) && (valid == nil || valid(y)) {
+		c.in, c.inSep = y, ySep
+	}
+	return nil
+}
+
+// bound solves the LP for obj over the rows found so far, without cutting:
+// its optimum bounds obj over the feasible set.
+func (c *cutter) bound(obj []float64) (float64, error) {
+	if err := c.solver.SetObjective(obj); err != nil {
+		return 0, err
+	}
+	sol, err := c.solver.Solve()
+	if err != nil {
+		return 0, fmt.Errorf("bound, LP solve %d: %w", c.lpSolve+1, err)
+	}
+	c.lpSolve++
+	return sol.Objective, nil
+}
+
+// addRows adds rows to the LP; keys name their multisets, "" for a row
+// that is never dropped.
+func (c *cutter) addRows(cuts []lp.Cut, keys []string) error {
+	if err := c.solver.AddRows(cuts); err != nil {
+		return err
+	}
+	for _, key := range keys {
+		c.keys = append(c.keys, key)
+		c.idle = append(c.idle, 0)
+		if key != "" {
+			c.added[key] = true
+		}
+	}
+	return nil
+}
+
+// age counts the LP solves since each row last bound at sol, and drops the
+// rows idle for maxIdle solves once the LP holds dropAt rows. A dropped
+// row may be found and added again later.
+func (c *cutter) age(sol lp.Solution) error {
+	for i := range c.keys {
+		if sol.Dual[i] != 0 || sol.Slack[i] <= slackTol {
+			c.idle[i] = 0
+		} else {
+			c.idle[i]++
+		}
+	}
+	if len(c.keys) < c.dropAt {
+		return nil
+	}
+	drop := func(i int) bool { return c.keys[i] != "" && c.idle[i] >= maxIdle }
+	if err := c.solver.DropRows(drop); err != nil {
+		return err
+	}
+	var keys []string
+	var idle []int
+	for i, key := range c.keys {
+		if drop(i) {
+			delete(c.added, key)
+		} else {
+			keys, idle = append(keys, key), append(idle, c.idle[i])
+		}
+	}
+	c.keys, c.idle = keys, idle
+	c.dropAt = max(c.dropAt, 2*len(keys))
+	return nil
+}
+
+func clamp(x []float64) []float64 {
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = math.Min(math.Max(v, 0), 1)
+	}
+	return out
+}
+
+func dot(a, b []float64) float64 {
+	var s float64
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+// mix returns in + a·(out - in), exactly out when a = 1.
+func mix(in, out []float64, a float64) []float64 {
+	if a == 1 {
+		return append([]float64(nil), out...)
+	}
+	x := make([]float64, len(in))
+	for i := range x {
+		x[i] = math.Min(math.Max(in[i]+a*(out[i]-in[i]), 0), 1)
+	}
+	return x
+}
+
+func scale(x []float64, c float64) []float64 {
+	y := make([]float64, len(x))
+	for i, v := range x {
+		y[i] = v * c
+	}
+	return y
+}
