@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/darrm/darrm/constraints"
@@ -74,13 +75,16 @@ func TestSolveMatchesFullLP(t *testing.T) {
 		{params(7, 3, 1e-3), gamma.TPPrior()},
 		{params(11, 3, 1e-5), gamma.UniformPrior()}, // 31,824 rows
 		{params(21, 5, 0), gamma.UniformPrior()},
+		{params(41, 2, 0), gamma.UniformPrior()}, // 13,244 rows
+		{params(41, 3, 0), gamma.TPPrior()},
+		{params(31, 1.5, 0), gamma.UniformPrior()},
 		{constraints.Params{K: 9, M: 2.5, Eps: 0.5, Delta: 0.01, TargetDelta: 0.05}, gamma.UniformPrior()},
 	} {
 		r := mustOpt(t, tc.p, tc.prior)
 		want := fullLP(t, tc.p, tc.prior)
-		// Solve stops at a relative violation of Tol = 1e-9, may give up
-		// 2·Tol to break ties and scales to certify: its utility is within
-		// 3·Tol of the full LP's, and never above it.
+		// Solve stops within a relative Tol = 1e-9 of its bound, may give
+		// up Tol to break ties and scales to certify: its utility is
+		// within 3·Tol of the full LP's, and never above it.
 		if d := want - r.Utility; d > 3e-9*want || d < -1e-12*want {
 			t.Errorf("%+v: cutting-plane utility %.12f, full LP %.12f", tc.p, r.Utility, want)
 		}
@@ -241,12 +245,15 @@ func TestFixtureIsCurrent(t *testing.T) {
 // TestPureDPSweep is a small version of scripts/bench-solve.sh sweep: pure
 // DP at every small m and at (K+1)/2, each certified, with a gap below 1e-8.
 func TestPureDPSweep(t *testing.T) {
-	ks := []int{51, 101}
+	ks := []int{51, 101, 201}
 	if testing.Short() {
 		ks = ks[:1]
 	}
 	for _, k := range ks {
 		for _, m := range []float64{1, 2, 3, 5, 10, float64((k + 1) / 2)} {
+			if k > 101 && m > 3 {
+				continue
+			}
 			r, err := Solve(context.Background(), params(k, m, 0), gamma.UniformPrior(), Options{})
 			if err != nil {
 				t.Errorf("K=%d m=%v: %v", k, m, err)
@@ -255,6 +262,24 @@ func TestPureDPSweep(t *testing.T) {
 			if r.Certificate.Status != gamma.Certified || r.Gap > 1e-8 {
 				t.Errorf("K=%d m=%v: %v, gap %g", k, m, r.Certificate.Status, r.Gap)
 			}
+		}
+	}
+}
+
+func TestTails(t *testing.T) {
+	for _, tc := range []struct {
+		coeffs []float64
+		limit  float64
+		want   []int
+	}{
+		{[]float64{0.3, 1e-12, 0.2, 1e-10, 0}, 1e-9, []int{4, 1, 3}},
+		{[]float64{0.3, 1e-12, 0.2, 1e-10, 0}, 0.25, []int{4, 1, 3, 2}},
+		{[]float64{0.3, 0.2}, 0.1, []int{}},
+		{[]float64{0.3, -1e-11, 0.2}, 1e-9, []int{1}},
+		{[]float64{1e-12, 1e-12}, 1, []int{0, 1}},
+	} {
+		if got := tails(tc.coeffs, tc.limit); !slices.Equal(got, tc.want) {
+			t.Errorf("tails(%v, %v) = %v, want %v", tc.coeffs, tc.limit, got, tc.want)
 		}
 	}
 }
