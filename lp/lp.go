@@ -47,7 +47,7 @@ type Solver struct {
 	c, lower, upper []float64
 	maximize        bool
 	opts            Options
-	rows            []row // as given to HiGHS, for DropRows
+	rows            []row // as given to HiGHS, for rebuilding
 }
 
 // row is a stored constraint idx·val <= ub.
@@ -143,16 +143,12 @@ func (s *Solver) DropRows(drop func(i int) bool) error {
 			kept = append(kept, r)
 		}
 	}
-	h, err := s.newHighs()
-	if err != nil {
+	all := s.rows
+	s.rows = kept
+	if err := s.rebuild(nil); err != nil {
+		s.rows = all
 		return err
 	}
-	if err := addRows(h, kept); err != nil {
-		h.Close()
-		return fmt.Errorf("lp: rebuild: %w", err)
-	}
-	s.h.Close()
-	s.h, s.rows = h, kept
 	return nil
 }
 
@@ -244,10 +240,6 @@ func addRows(h *highs.Solver, rows []row) error {
 	return h.AddRows(lower, upper, starts, idx, val)
 }
 
-func (s *Solver) run() (*highs.Solution, error) {
-	return s.h.Run()
-}
-
 // SetObjective replaces the objective coefficients.
 func (s *Solver) SetObjective(c []float64) error {
 	if len(c) != len(s.lower) {
@@ -272,33 +264,18 @@ func describeFailure(sol *highs.Solution, err error) string {
 	return fmt.Sprintf("status %v", sol.Status)
 }
 
-func (s *Solver) setOption(k string, v any) error {
-	var err error
-	switch v := v.(type) {
-	case int:
-		err = s.h.SetIntOption(k, v)
-	case string:
-		err = s.h.SetStringOption(k, v)
-	}
-	if err != nil {
-		return fmt.Errorf("lp: set option %s = %v: %w", k, v, err)
-	}
-	return nil
-}
-
-func (s *Solver) setOptions(set map[string]any) error {
+// setOptions sets string or int options of HiGHS.
+func setOptions(h *highs.Solver, set map[string]any) error {
 	for k, v := range set {
-		if err := s.setOption(k, v); err != nil {
-			return err
+		var err error
+		switch v := v.(type) {
+		case int:
+			err = h.SetIntOption(k, v)
+		case string:
+			err = h.SetStringOption(k, v)
 		}
-	}
-	return nil
-}
-
-func (s *Solver) resetOptions(set map[string]any) error {
-	for k := range set {
-		if err := s.setOption(k, defaults[k]); err != nil {
-			return err
+		if err != nil {
+			return fmt.Errorf("lp: set option %s = %v: %w", k, v, err)
 		}
 	}
 	return nil
@@ -310,11 +287,12 @@ var ErrInfeasible = errors.New("lp: infeasible")
 // strategy is a set of HiGHS options Solve falls back on.
 type strategy struct {
 	name string
-	set  map[string]any // string or int options; defaults has their default values
+	set  map[string]any
 }
 
-// fallbacks are tried in order when the warm-started simplex method fails;
-// each starts from scratch. Their options are reset afterwards.
+// fallbacks are tried in order, each on a new HiGHS instance, when the
+// simplex method fails; the options they set are reset to defaults after
+// the solve, so that later solves start from their basis as usual.
 var fallbacks = []strategy{
 	{"simplex from scratch", nil},
 	{"dual simplex without presolve, equilibration scaling", map[string]any{"presolve": "off", "simplex_strategy": 1, "simplex_scale_strategy": 3}},
@@ -322,50 +300,69 @@ var fallbacks = []strategy{
 	{"primal simplex without presolve", map[string]any{"presolve": "off", "simplex_strategy": 4}},
 }
 
-// defaults are HiGHS's values of the options the fallbacks change.
+// defaults are HiGHS's values of the options the fallbacks set.
 var defaults = map[string]any{"presolve": "choose", "simplex_strategy": 1, "simplex_scale_strategy": 1, "solver": "choose", "run_crossover": "on"}
 
 // Solve solves the LP, starting from the basis of the previous solve. If
-// the warm-started simplex method fails numerically, which HiGHS reports as
-// an error or an unknown status when many nearly parallel rows accumulate,
-// Solve retries from scratch with each fallback strategy in turn (another
-// simplex variant, the interior-point method) before it reports a failure,
-// which then names every strategy tried.
+// the simplex method fails numerically, which HiGHS reports as an error or
+// an unknown status when many nearly parallel rows accumulate, Solve
+// retries from scratch with each fallback strategy in turn (another simplex
+// variant, the interior-point method) before it reports a failure, which
+// then names every strategy tried.
 func (s *Solver) Solve() (Solution, error) {
-	sol, err := s.run()
+	sol, err := s.h.Run()
 	var tried []string
 	for _, f := range fallbacks {
 		if err == nil && (sol.IsOptimal() || sol.IsInfeasible()) {
 			break
 		}
-		tried = append(tried, fmt.Sprintf("%s: %v", f.name, describeFailure(sol, err)))
-		if cerr := s.h.ClearSolver(); cerr != nil {
-			return Solution{}, fmt.Errorf("lp: clear solver after a failed solve: %w", cerr)
-		}
-		if err := s.setOptions(f.set); err != nil {
-			return Solution{}, err
-		}
-		sol, err = s.run()
-		if rerr := s.resetOptions(f.set); rerr != nil {
-			return Solution{}, rerr
+		tried = append(tried, describeFailure(sol, err))
+		if err = s.rebuild(f.set); err == nil {
+			sol, err = s.h.Run()
+			reset := make(map[string]any)
+			for k := range f.set {
+				reset[k] = defaults[k]
+			}
+			if rerr := setOptions(s.h, reset); rerr != nil {
+				return Solution{}, rerr
+			}
 		}
 	}
 	if err != nil || !(sol.IsOptimal() || sol.IsInfeasible()) {
-		tried = append(tried, "last: "+describeFailure(sol, err))
-		return Solution{}, fmt.Errorf("lp: solve: HiGHS failed with every strategy (warm-started simplex; %s)", strings.Join(tried, "; "))
-	}
-	switch {
-	case sol.IsOptimal():
-		slack := make([]float64, len(s.rows))
-		for i, r := range s.rows {
-			slack[i] = r.ub - sol.RowValues[i]
+		tried = append(tried, describeFailure(sol, err))
+		names := []string{"simplex"}
+		for _, f := range fallbacks {
+			names = append(names, f.name)
 		}
-		return Solution{X: sol.ColValues, Objective: sol.Objective, Slack: slack, Dual: sol.RowDuals}, nil
-	case sol.IsInfeasible():
-		return Solution{}, ErrInfeasible
-	default:
-		return Solution{}, fmt.Errorf("lp: HiGHS stopped with status %v", sol.Status)
+		for i := range tried {
+			tried[i] = names[i] + ": " + tried[i]
+		}
+		return Solution{}, fmt.Errorf("lp: solve: HiGHS failed with every strategy (%s)", strings.Join(tried, "; "))
 	}
+	if sol.IsInfeasible() {
+		return Solution{}, ErrInfeasible
+	}
+	slack := make([]float64, len(s.rows))
+	for i, r := range s.rows {
+		slack[i] = r.ub - sol.RowValues[i]
+	}
+	return Solution{X: sol.ColValues, Objective: sol.Objective, Slack: slack, Dual: sol.RowDuals}, nil
+}
+
+// rebuild replaces the HiGHS instance by a new one with the same model and
+// the options set, so that the next run starts from scratch.
+func (s *Solver) rebuild(set map[string]any) error {
+	h, err := s.newHighs()
+	if err != nil {
+		return err
+	}
+	if err := errors.Join(setOptions(h, set), addRows(h, s.rows)); err != nil {
+		h.Close()
+		return fmt.Errorf("lp: rebuild: %w", err)
+	}
+	s.h.Close()
+	s.h = h
+	return nil
 }
 
 // SetBounds sets the bounds of column j.
