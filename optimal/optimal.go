@@ -159,8 +159,9 @@ func solveM1(ctx context.Context, p constraints.Params, coeffs []float64, opts O
 // when the utility is within a relative Tol of its own bound, the optimum
 // of the LP with the utility alone over the rows found.
 //
-// Phase 2 chooses among the solutions within 2·Tol of that bound the one
-// that maximises the tie-break weights (see tieBreakWeights).
+// Phase 2 frees the values of gamma whose utility coefficients sum to at
+// most Tol of that bound, and maximises the tie-break weights over them
+// (see tieBreakWeights): the utility stays within 2·Tol of the bound.
 func solveLP(ctx context.Context, p constraints.Params, coeffs []float64, opts Options) (Result, error) {
 	start := time.Now()
 	tol := opts.Tol
