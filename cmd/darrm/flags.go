@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -10,7 +12,9 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cache"
+	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/internal/figure"
 )
 
 // sharedFlag is a flag that names one concept in every command that has it:
@@ -66,6 +70,42 @@ var sharedFlags = []sharedFlag{
 	flagTargetDelta, flagSigma, flagLedger,
 }
 
+// sharedByName finds a shared flag by its name.
+var sharedByName = func() map[string]sharedFlag {
+	m := map[string]sharedFlag{}
+	for _, s := range sharedFlags {
+		m[s.name] = s
+	}
+	return m
+}()
+
+// bind defines a flag of cmd for each field of the struct that p points to
+// whose tag names one (`flag:"name"`), storing into the field; it descends
+// into the fields without a tag that are structs. A shared flag takes its
+// default and help from the registry above; any other takes its default
+// from the field's value and its help from the tag `help:"..."`.
+func bind(cmd *cobra.Command, p any) { bindStruct(cmd.Flags(), reflect.ValueOf(p).Elem()) }
+
+func bindStruct(fs *pflag.FlagSet, v reflect.Value) {
+	for i := range v.NumField() {
+		field, val := v.Type().Field(i), v.Field(i)
+		name, ok := field.Tag.Lookup("flag")
+		if !ok {
+			if val.Kind() == reflect.Struct && field.IsExported() {
+				bindStruct(fs, val)
+			}
+			continue
+		}
+		s, shared := sharedByName[name]
+		if help, ok := field.Tag.Lookup("help"); shared && ok || !shared && !ok {
+			panic(fmt.Sprintf("flag --%s: a shared flag has no help tag, any other needs one (help %q)", name, help))
+		} else if !shared {
+			s = sharedFlag{name, val.Interface(), help}
+		}
+		s.add(fs, val.Addr().Interface())
+	}
+}
+
 // add defines s in fs, storing into p, which must match the type of s.def.
 func (s sharedFlag) add(fs *pflag.FlagSet, p any) {
 	switch p := p.(type) {
@@ -81,6 +121,10 @@ func (s sharedFlag) add(fs *pflag.FlagSet, p any) {
 		fs.Uint64Var(p, s.name, s.def.(uint64), s.usage)
 	case *[]float64:
 		fs.Float64SliceVar(p, s.name, s.def.([]float64), s.usage)
+	case *[]string:
+		fs.StringSliceVar(p, s.name, s.def.([]string), s.usage)
+	case *[]int:
+		fs.IntSliceVar(p, s.name, s.def.([]int), s.usage)
 	default:
 		panic(fmt.Sprintf("shared flag --%s: unsupported type %T", s.name, p))
 	}
@@ -97,6 +141,30 @@ func aliases(cmd *cobra.Command, old map[string]string) {
 	})
 }
 
+// flagError makes a library's parameter error (accountant.ParamError,
+// constraints.ParamError) a usage error that names the flag, the value and
+// the rule; flags maps the library's parameter names to flags where they
+// differ ("--" + name otherwise). Other errors are returned as they are.
+func flagError(err error, flags map[string]string) error {
+	var name, rule string
+	var value any
+	var ae *accountant.ParamError
+	var ce *constraints.ParamError
+	switch {
+	case errors.As(err, &ae):
+		name, value, rule = ae.Name, ae.Value, ae.Rule
+	case errors.As(err, &ce):
+		name, value, rule = ce.Name, ce.Value, ce.Rule
+	default:
+		return err
+	}
+	flag, ok := flags[name]
+	if !ok {
+		flag = "--" + name
+	}
+	return usageErrorf("%s = %v: %s", flag, value, rule)
+}
+
 // checkFloat reports a flag value outside its domain, naming the flag, the
 // value and the rule.
 func checkFloat(name string, v float64, ok bool, rule string) error {
@@ -104,6 +172,21 @@ func checkFloat(name string, v float64, ok bool, rule string) error {
 		return usageErrorf("--%s = %v: must be %s", name, v, rule)
 	}
 	return nil
+}
+
+// parseFormat parses --format.
+func parseFormat(s string) (cliout.Format, error) {
+	f, err := cliout.ParseFormat(s)
+	return f, asUsage(err)
+}
+
+// checkPlot refuses a --plot file that cannot be drawn, before any work;
+// "" is no plot.
+func checkPlot(path string) error {
+	if path == "" {
+		return nil
+	}
+	return asUsage(figure.CheckPath(path))
 }
 
 // formatFlag is --format, parsed.

@@ -41,6 +41,15 @@ func usageErrorf(format string, args ...any) error {
 	return &usageError{fmt.Errorf(format, args...)}
 }
 
+// asUsage makes err, if not nil, bad input (exit status 2).
+func asUsage(err error) error {
+	var ue *usageError
+	if err == nil || errors.As(err, &ue) {
+		return err
+	}
+	return &usageError{err}
+}
+
 var (
 	// errNotCertified marks a noise function that failed its certificate.
 	errNotCertified = errors.New("not certified")

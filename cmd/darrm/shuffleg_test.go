@@ -104,7 +104,7 @@ func TestShufflegBadInput(t *testing.T) {
 		{[]string{"--eps", "1", "--p", "0"}, "--p = 0: must be in (0, 1]"},
 		{[]string{"--eps", "1", "--p", "1.2"}, "--p = 1.2"},
 		{[]string{"--eps", "1", "--clip", "Inf"}, "--clip = +Inf"},
-		{[]string{"--eps", "1", "--runs", "0"}, "--runs 0"},
+		{[]string{"--eps", "1", "--runs", "0"}, "--runs = 0"},
 		{[]string{"--eps", "1", "--algo", "dp,foo"}, `algorithm "foo"`},
 		{[]string{"--eps", "1", "--order", "xx"}, `order "xx"`},
 		{[]string{"--eps", "1", "--lr", "0.1", "--lr-grid", "0.1"}, "give one of them"},
