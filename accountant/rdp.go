@@ -69,6 +69,40 @@ func GaussianRho(sensitivity, sigma float64) (float64, error) {
 	return r * r / 2, nil
 }
 
+// Gaussian is a run of Steps composed Gaussian mechanisms with L2
+// sensitivity Sensitivity, each adding noise of standard deviation
+// Sigma·Sensitivity (Sigma is in units of the sensitivity).
+type Gaussian struct {
+	Sensitivity float64
+	Sigma       float64
+	Steps       int
+}
+
+// Rho returns the slope ρ of the run's RDP curve ε(α) = ρ·α: Steps times
+// GaussianRho (Mironov 2017, Prop. 7; composition, Prop. 1).
+func (g Gaussian) Rho() (float64, error) {
+	if err := checkCount("steps", g.Steps, 1); err != nil {
+		return 0, fmt.Errorf("Gaussian mechanism: %w", err)
+	}
+	one, err := GaussianRho(g.Sensitivity, g.Sigma*g.Sensitivity)
+	return float64(g.Steps) * one, err
+}
+
+// Eps returns the ε with which the run is (ε, δ)-DP under conversion c at
+// Rényi order alpha, or, when alpha is 0, at the order that minimises ε
+// (RhoToDP); it returns the order used.
+func (g Gaussian) Eps(delta, alpha float64, c Conversion) (eps, order float64, err error) {
+	rho, err := g.Rho()
+	if err != nil {
+		return 0, 0, err
+	}
+	if alpha == 0 {
+		return RhoToDP(rho, delta, c)
+	}
+	eps, err = ConvertRDP(rho*alpha, alpha, delta, c)
+	return eps, alpha, err
+}
+
 // ConvertRDP returns ε such that an (α, r)-RDP mechanism is (ε, δ)-DP
 // under conversion c, at the given order α. A result below 0 is reported
 // as 0: (ε, δ)-DP with ε < 0 implies (0, δ)-DP.

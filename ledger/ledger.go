@@ -340,6 +340,34 @@ func (l *Ledger) Allowance(step accountant.Guarantee, limit int) (int, error) {
 	return lo, nil
 }
 
+// Status is the state of a ledger as a release reports it.
+type Status struct {
+	Ensemble string               `json:"ensemble"`
+	Relation string               `json:"relation"`
+	Budget   accountant.Guarantee `json:"budget"`
+	// Total is the privacy spent so far, by Composition.
+	Total       accountant.Guarantee `json:"total"`
+	Composition string               `json:"composition"`
+	// QueriesLeft is how many more labels of the guarantee given to
+	// Status the budget allows.
+	QueriesLeft int `json:"queries_left"`
+}
+
+// Status returns the ledger's budget, its total so far, and how many more
+// labels of guarantee step its budget allows.
+func (l *Ledger) Status(step accountant.Guarantee) (Status, error) {
+	total, method, err := l.Total()
+	if err != nil {
+		return Status{}, err
+	}
+	left, err := l.Allowance(step, -1)
+	if err != nil {
+		return Status{}, err
+	}
+	h := l.header
+	return Status{Ensemble: h.Ensemble, Relation: h.Relation, Budget: h.Budget, Total: total, Composition: method, QueriesLeft: left}, nil
+}
+
 // Begin starts this run's spend: mechanism and the per-label guarantee.
 // relation must be the ledger's.
 func (l *Ledger) Begin(mechanism, relation string, step accountant.Guarantee) error {

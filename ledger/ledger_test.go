@@ -312,3 +312,30 @@ func TestConcurrentRuns(t *testing.T) {
 		t.Errorf("concurrent runs released %d labels, the budget allows %d", released, maxQ)
 	}
 }
+
+// TestStatus: a ledger's status is its header, its total and the
+// allowance, before and after a spend.
+func TestStatus(t *testing.T) {
+	budget := accountant.Guarantee{Eps: 5, Delta: 1e-3}
+	path := newLedger(t, budget)
+	for _, tc := range []struct {
+		spent int
+		comp  string
+	}{{0, "none"}, {7, "optimal"}} {
+		if tc.spent > 0 {
+			spend(t, path, tc.spent)
+		}
+		l, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := l.Status(step)
+		total, _, _ := l.Total()
+		left, _ := l.Allowance(step, -1)
+		l.Close()
+		want := Status{Ensemble: "mnist58-k11", Relation: "private-teachers", Budget: budget, Total: total, Composition: tc.comp, QueriesLeft: left}
+		if err != nil || st != want {
+			t.Errorf("after %d labels: status %+v (%v), want %+v", tc.spent, st, err, want)
+		}
+	}
+}

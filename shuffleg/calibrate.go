@@ -43,3 +43,22 @@ func Calibrate(plan Plan, clip float64, target accountant.Guarantee, conv accoun
 	}
 	return Calibration{Sigma: sigma, Eps: eps, Delta: target.Delta, Alpha: alpha, AlphaRule: rule, Conversion: conv, Reference: plan.Algorithm.Reference()}, nil
 }
+
+// CalibrateVariants calibrates plan to target in the three ways the thesis
+// and darrm compare, in this order: the paper's conversion at Table 4.3's
+// order, the paper's conversion at the exactly optimal order, and the
+// improved conversion at the exactly optimal order.
+func CalibrateVariants(plan Plan, clip float64, target accountant.Guarantee) ([]Calibration, error) {
+	variants := []struct {
+		conv accountant.Conversion
+		rule accountant.AlphaRule
+	}{{accountant.PaperConversion, accountant.AlphaTable43}, {accountant.PaperConversion, accountant.AlphaExact}, {accountant.ImprovedConversion, accountant.AlphaExact}}
+	cals := make([]Calibration, len(variants))
+	for i, v := range variants {
+		var err error
+		if cals[i], err = Calibrate(plan, clip, target, v.conv, v.rule); err != nil {
+			return nil, err
+		}
+	}
+	return cals, nil
+}

@@ -66,6 +66,32 @@ func TestCalibrationOrdering(t *testing.T) {
 	}
 }
 
+// TestCalibrateVariants: the three calibrations are Calibrate's, in their
+// order, and the tighter rules need less noise.
+func TestCalibrateVariants(t *testing.T) {
+	target := accountant.Guarantee{Eps: 5, Delta: 1e-6}
+	plan, _ := AccountingPlan(Interleaved, 50, 0, 1000, 500)
+	cals, err := CalibrateVariants(plan, 10, target)
+	if err != nil || len(cals) != 3 {
+		t.Fatalf("%d calibrations (%v)", len(cals), err)
+	}
+	for i, v := range []struct {
+		conv accountant.Conversion
+		rule accountant.AlphaRule
+	}{{accountant.PaperConversion, accountant.AlphaTable43}, {accountant.PaperConversion, accountant.AlphaExact}, {accountant.ImprovedConversion, accountant.AlphaExact}} {
+		want, _ := Calibrate(plan, 10, target, v.conv, v.rule)
+		if cals[i] != want {
+			t.Errorf("variant %d: %+v, want %+v", i, cals[i], want)
+		}
+	}
+	if !(cals[0].Sigma >= cals[1].Sigma && cals[1].Sigma > cals[2].Sigma) {
+		t.Errorf("sigma %v, %v, %v: want Table 4.3 >= exact > improved", cals[0].Sigma, cals[1].Sigma, cals[2].Sigma)
+	}
+	if _, err := CalibrateVariants(plan, 0, target); err == nil {
+		t.Error("clip 0: no error")
+	}
+}
+
 // TestCalibrationTable43 checks the order rule of Table 4.3 against the
 // accountant's: the same σ and α as SigmaTable43, slightly more noise than
 // the exact rule, and refused with the improved conversion.
