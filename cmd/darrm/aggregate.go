@@ -20,24 +20,24 @@ import (
 func init() { subcommands = append(subcommands, newAggregateCmd) }
 
 type aggregateFlags struct {
-	problem     problemFlags
-	mech        mechanismFlags
-	format      formatFlag
-	comp        compositionFlags
-	mechanism   string
-	out         string
-	outFormat   string
-	inFormat    string
-	header      string
-	id          string
-	seed        uint64
-	budgetEps   float64
-	budgetDelta float64
-	ledger      string
+	problemFlags
+	mechanismFlags
+	compositionFlags
+	Format      string  `flag:"format"`
+	Seed        uint64  `flag:"seed"`
+	BudgetEps   float64 `flag:"budget-eps"`
+	BudgetDelta float64 `flag:"budget-delta"`
+	Ledger      string  `flag:"ledger"`
+	Out         string  `flag:"out" help:"file for the labels, written atomically (- for standard output)"`
+	OutFormat   string  `flag:"out-format" help:"labels as csv or jsonl (auto: the format of the votes)"`
+	InFormat    string  `flag:"input-format" help:"votes as csv or jsonl (auto: JSON lines if the first line starts with [ or {)"`
+	Header      string  `flag:"header" help:"CSV header row: auto, yes or no"`
+	ID          string  `flag:"id" help:"id column: auto, yes or no"`
+	Mechanism   string
 }
 
 func newAggregateCmd() *cobra.Command {
-	var f aggregateFlags
+	f := aggregateFlags{Out: "-", OutFormat: "auto", InFormat: "auto", Header: "auto", ID: "auto"}
 	cmd := &cobra.Command{
 		Use:   "aggregate [VOTES] [flags]",
 		Short: "Release one private majority label per query from K teachers' votes",
@@ -85,21 +85,8 @@ is not certified; 4 the budget stopped the release; 1 other failures.`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runAggregate(cmd, &f, args) },
 	}
-	f.problem.add(cmd)
-	f.mech.add(cmd)
-	f.format.add(cmd)
-	f.comp.add(cmd)
-	fs := cmd.Flags()
-	flagSeed.add(fs, &f.seed)
-	flagBudgetEps.add(fs, &f.budgetEps)
-	flagBudgetDelta.add(fs, &f.budgetDelta)
-	fs.StringVar(&f.mechanism, "mechanism", "darrm", "aggregator: "+listNames(mechanismNames))
-	fs.StringVar(&f.out, "out", "-", "file for the labels, written atomically (- for standard output)")
-	fs.StringVar(&f.outFormat, "out-format", "auto", "labels as csv or jsonl (auto: the format of the votes)")
-	fs.StringVar(&f.inFormat, "input-format", "auto", "votes as csv or jsonl (auto: JSON lines if the first line starts with [ or {)")
-	fs.StringVar(&f.header, "header", "auto", "CSV header row: auto, yes or no")
-	fs.StringVar(&f.id, "id", "auto", "id column: auto, yes or no")
-	flagLedger.add(fs, &f.ledger)
+	bind(cmd, &f)
+	cmd.Flags().StringVar(&f.Mechanism, "mechanism", "darrm", "aggregator: "+listNames(ensemble.Mechanisms))
 	aliases(cmd, map[string]string{"budget-method": "composition", "rr-method": "rr-composition", "gnmax-sigma": "gnmax-search"})
 	return cmd
 }
@@ -107,129 +94,136 @@ is not certified; 4 the budget stopped the release; 1 other failures.`,
 // notForRelease is said by every output of a seeded run.
 const notForRelease = "NOT FOR RELEASE: --seed makes the noise reproducible, so anyone who knows the seed can remove it"
 
+// aggregateInput is what the flags of aggregate ask for, parsed.
+type aggregateInput struct {
+	format     cliout.Format
+	read       ensemble.ReadOptions
+	outFormat  ensemble.Format
+	method     accountant.Method
+	deltaPrime float64
+	budget     *accountant.Guarantee
+	mech       mechanisms
+}
+
+func (f *aggregateFlags) parse(cmd *cobra.Command) (in aggregateInput, err error) {
+	fs := cmd.Flags()
+	if in.format, err = parseFormat(f.Format); err != nil {
+		return in, err
+	}
+	if in.read.Format, err = ensemble.ParseFormat(f.InFormat); err != nil {
+		return in, usageErrorf("--input-format: %v", err)
+	}
+	if in.read.Header, err = ensemble.ParsePresence(f.Header); err != nil {
+		return in, usageErrorf("--header %v", err)
+	}
+	if in.read.ID, err = ensemble.ParsePresence(f.ID); err != nil {
+		return in, usageErrorf("--id %v", err)
+	}
+	if in.outFormat, err = ensemble.ParseFormat(f.OutFormat); err != nil {
+		return in, usageErrorf("--out-format: %v", err)
+	}
+	if in.method, in.deltaPrime, err = f.compositionFlags.parse(); err != nil {
+		return in, err
+	}
+	switch eps, delta := fs.Changed("budget-eps"), fs.Changed("budget-delta"); {
+	case eps && delta:
+		in.budget = &accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}
+	case eps || delta:
+		return in, usageErrorf("--budget-eps and --budget-delta go together: a budget must bound both")
+	}
+	if in.mech, err = f.mechanismFlags.parse(cmd, "mechanism", []string{f.Mechanism}); err != nil {
+		return in, err
+	}
+	return in, checkOutPath("out", f.Out)
+}
+
 func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	start := time.Now()
 	fs := cmd.Flags()
-	format, err := f.format.parse()
+	in, err := f.parse(cmd)
 	if err != nil {
 		return err
 	}
-	opts := ensemble.ReadOptions{}
-	if opts.Format, err = ensemble.ParseFormat(f.inFormat); err != nil {
-		return usageErrorf("--input-format: %v", err)
-	}
-	if opts.Header, err = ensemble.ParsePresence(f.header); err != nil {
-		return usageErrorf("--header %v", err)
-	}
-	if opts.ID, err = ensemble.ParsePresence(f.id); err != nil {
-		return usageErrorf("--id %v", err)
-	}
-	outFormat, err := ensemble.ParseFormat(f.outFormat)
-	if err != nil {
-		return usageErrorf("--out-format: %v", err)
-	}
-	budgetMethod, deltaPrime, err := f.comp.parse()
-	if err != nil {
-		return err
-	}
-	var budget *accountant.Guarantee
-	switch eps, delta := fs.Changed("budget-eps"), fs.Changed("budget-delta"); {
-	case eps && delta:
-		budget = &accountant.Guarantee{Eps: f.budgetEps, Delta: f.budgetDelta}
-	case eps || delta:
-		return usageErrorf("--budget-eps and --budget-delta go together: a budget must bound both")
-	}
-	mech, err := f.mech.parse(cmd, "mechanism", []string{f.mechanism})
-	if err != nil {
-		return err
-	}
-	if err := checkOutPath("out", f.out); err != nil {
-		return err
-	}
-
 	name := "-"
 	if len(args) == 1 {
 		name = args[0]
 	}
-	if err := checkDistinct(name, f.out); err != nil {
+	if err := checkDistinct(name, f.Out); err != nil {
 		return err
 	}
-	in, err := openInput(cmd, name)
+	file, err := openInput(cmd, name)
 	if err != nil {
 		return err
 	}
-	defer in.Close()
-	votes, err := ensemble.NewVoteReader(in, displayName(name), opts)
+	defer file.Close()
+	votes, err := ensemble.NewVoteReader(file, displayName(name), in.read)
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	if outFormat == ensemble.FormatAuto {
-		outFormat = votes.Format()
+	if in.outFormat == ensemble.FormatAuto {
+		in.outFormat = votes.Format()
 	}
-	p, err := aggregateParams(cmd, f, mech, votes.K(), displayName(name))
+	p, err := f.params(cmd, in.mech, votes.K(), displayName(name))
 	if err != nil {
 		return err
 	}
-	agg, label, err := mech.newAggregator(cmd, f.mechanism, p.Params)
+	agg, label, err := in.mech.newAggregator(cmd, f.Mechanism, p.Params)
 	if err != nil {
 		return err
 	}
 	priv := agg.Privacy()
 	limit := -1
-	var bout *report.Budget
-	if budget != nil {
-		if limit, err = accountant.MaxSteps(priv.Guarantee, *budget, budgetMethod, deltaPrime); err != nil {
+	var budget *report.Budget
+	if in.budget != nil {
+		if limit, err = accountant.MaxSteps(priv.Guarantee, *in.budget, in.method, in.deltaPrime); err != nil {
 			return usageErrorf("budget: %v", err)
 		}
-		bout = &report.Budget{Eps: budget.Eps, Delta: budget.Delta, Method: budgetMethod.String(), DeltaPrime: deltaPrime, MaxQueries: limit}
+		budget = &report.Budget{Eps: in.budget.Eps, Delta: in.budget.Delta, Method: in.method.String(), DeltaPrime: in.deltaPrime, MaxQueries: limit}
 	}
 	var led *ledger.Ledger
-	if f.ledger != "" {
-		if led, limit, err = openLedger(f.ledger, f.mechanism, priv, limit); err != nil {
+	opts := ensemble.ReleaseOptions{Experiment: fs.Changed("seed")}
+	if f.Ledger != "" {
+		if led, limit, err = openLedger(f.Ledger, f.Mechanism, priv, limit); err != nil {
 			return err
 		}
 		defer led.Close()
+		opts.Reserve = led.Reserve
 	}
-	reserve := func(int) error { return nil }
-	if led != nil {
-		reserve = led.Reserve
-	}
-
 	src := ensemble.NewSource()
 	rnd := report.Randomness{Source: "crypto/rand"}
 	if fs.Changed("seed") {
-		src = ensemble.NewSeededSource(f.seed)
-		rnd = report.Randomness{Source: "seeded ChaCha8 (math/rand/v2)", Seed: &f.seed, Note: notForRelease}
-		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: --seed %d: %s\n", f.seed, notForRelease)
+		src = ensemble.NewSeededSource(f.Seed)
+		rnd = report.Randomness{Source: "seeded ChaCha8 (math/rand/v2)", Seed: &f.Seed, Note: notForRelease}
+		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: --seed %d: %s\n", f.Seed, notForRelease)
 	}
 
-	ctx := cmd.Context()
 	total := int64(-1)
 	if st, err := os.Stat(name); err == nil && st.Mode().IsRegular() && name != "-" {
 		total = st.Size()
 	}
 	prog := cliout.NewProgress(cmd.ErrOrStderr(), total, "releasing labels")
+	opts.Progress = func(n int, b int64) {
+		if total > 0 {
+			prog.Set(b)
+		} else {
+			prog.Set(int64(n))
+		}
+	}
 	var res ensemble.ReleaseResult
 	var lw *ensemble.LabelWriter
 	stream := func(w io.Writer) error {
 		var err error
-		if lw, err = ensemble.NewLabelWriter(w, outFormat); err != nil {
+		if lw, err = ensemble.NewLabelWriter(w, in.outFormat); err != nil {
 			return err
 		}
-		res, err = ensemble.Release(ctx, votes, agg, src, lw, limit, ensemble.ReleaseOptions{Experiment: fs.Changed("seed"), Reserve: reserve, Progress: func(n int, b int64) {
-			if total > 0 {
-				prog.Set(b)
-			} else {
-				prog.Set(int64(n))
-			}
-		}})
+		res, err = ensemble.Release(cmd.Context(), votes, agg, src, lw, limit, opts)
 		if err == nil && led != nil {
 			// The labels are in the file; they leave when it is renamed.
 			err = led.Settle(res.Answered)
 		}
 		return err
 	}
-	toStdout := f.out == "" || f.out == "-"
+	toStdout := f.Out == "" || f.Out == "-"
 	if toStdout {
 		err = stream(cmd.OutOrStdout())
 		if err != nil && lw != nil && lw.Written() > 0 {
@@ -239,71 +233,75 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 			err = errors.Join(err, led.Settle(lw.Written()))
 		}
 	} else {
-		err = atomicfile.Write(f.out, 0o644, func(file *os.File) error { return stream(file) })
+		err = atomicfile.Write(f.Out, 0o644, func(file *os.File) error { return stream(file) })
 		if err != nil && led != nil {
 			err = errors.Join(err, led.Settle(0)) // the file was removed: nothing left
 		}
 	}
 	prog.Done()
-	if err != nil {
-		return releaseError(err)
+	if fe := (*ensemble.FormatError)(nil); errors.As(err, &fe) {
+		return usageErrorf("%v", err) // malformed votes are bad input
+	} else if err != nil {
+		return err
 	}
 
 	elapsed := time.Since(start).Seconds()
 	out := report.Aggregate{
 		Input: displayName(name), InputFormat: votes.Format().String(), Header: votes.HasHeader(), IDColumn: votes.HasID(),
-		Output: displayOut(f.out), OutputFormat: outFormat.String(), Mechanism: f.mechanism, Label: label,
+		Output: displayOut(f.Out), OutputFormat: in.outFormat.String(), Mechanism: f.Mechanism, Label: label,
 		Problem:  p.out(),
 		PerQuery: report.PerQuery{Eps: priv.Eps, Delta: priv.Delta, Source: priv.Source, Relation: priv.Relation.String(), RelationText: priv.Relation.Describe()},
 		Gamma:    agg.Gamma(), Certificate: priv.Certificate,
 		Answered: res.Answered, Unanswered: res.Unanswered,
-		Budget:     bout,
+		Budget:     budget,
 		Randomness: rnd, ForRelease: !fs.Changed("seed"),
 		Seconds: elapsed, QueriesPerSecond: float64(res.Answered+res.Unanswered) / elapsed,
 	}
 	if res.Answered > 0 {
-		out.Totals = accountant.Totals(priv.Guarantee, res.Answered, deltaPrime)
+		out.Totals = accountant.Totals(priv.Guarantee, res.Answered, in.deltaPrime)
 	}
 	if g, ok := agg.(*ensemble.GNMax); ok {
 		sigma, _ := g.Sigma()
 		out.Sigma = &sigma
 	}
-	if bout != nil {
-		bout.Stopped = res.Unanswered > 0
+	if budget != nil {
+		budget.Stopped = res.Unanswered > 0
 	}
 	if led != nil {
-		if out.Ledger, err = ledgerOut(f.ledger, led, priv.Guarantee); err != nil {
+		st, err := led.Status(priv.Guarantee)
+		if err != nil {
 			return err
 		}
+		out.Ledger = &report.Ledger{Path: f.Ledger, Status: st}
 	}
 	w := cmd.OutOrStdout()
 	if toStdout {
 		w = cmd.ErrOrStderr()
 	}
-	if err := out.Write(w, format); err != nil {
+	if err := out.Write(w, in.format); err != nil {
 		return err
 	}
 	if res.Unanswered > 0 {
 		return fmt.Errorf("%w: answered %d of %d queries, %d left unanswered; %s holds the %d answered",
-			errBudget, res.Answered, res.Answered+res.Unanswered, res.Unanswered, displayOut(f.out), res.Answered)
+			errBudget, res.Answered, res.Answered+res.Unanswered, res.Unanswered, displayOut(f.Out), res.Answered)
 	}
 	return nil
 }
 
-// aggregateParams returns the problem: from the flags with K from the vote
-// file, or, with --gamma, from the flags and what the gamma file states
-// (as darrm verify does).
-func aggregateParams(cmd *cobra.Command, f *aggregateFlags, mech mechanisms, k int, input string) (problem, error) {
-	if cmd.Flags().Changed("K") && f.problem.k != k {
-		return problem{}, usageErrorf("--K = %d but %s has %d votes per row", f.problem.k, input, k)
+// params returns the problem: from the flags with K from the vote file, or,
+// with --gamma, from the flags and what the gamma file states (as darrm
+// verify does).
+func (f *aggregateFlags) params(cmd *cobra.Command, mech mechanisms, k int, input string) (problem, error) {
+	if cmd.Flags().Changed("K") && f.K != k {
+		return problem{}, usageErrorf("--K = %d but %s has %d votes per row", f.K, input, k)
 	}
 	if mech.table != nil {
 		if kg := mech.table.Gamma.K(); kg != k {
 			return problem{}, usageErrorf("--gamma %s is for K = %d teachers but %s has %d votes per row", mech.tableName, kg, input, k)
 		}
-		return f.problem.withTable(cmd, *mech.table)
+		return f.problemFlags.withTable(cmd, *mech.table)
 	}
-	return f.problem.paramsForK(cmd, k)
+	return f.problemFlags.paramsForK(cmd, k)
 }
 
 // checkDistinct refuses to write the labels over the vote file.
@@ -317,16 +315,6 @@ func checkDistinct(in, out string) error {
 		return usageErrorf("--out %s is the vote file: write the labels elsewhere", out)
 	}
 	return nil
-}
-
-// releaseError maps an error of the release: malformed votes are bad
-// input (exit 2).
-func releaseError(err error) error {
-	var fe *ensemble.FormatError
-	if errors.As(err, &fe) {
-		return usageErrorf("%v", err)
-	}
-	return err
 }
 
 func displayOut(out string) string {

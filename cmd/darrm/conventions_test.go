@@ -224,3 +224,25 @@ func TestVerifyReadsSolveCSV(t *testing.T) {
 		t.Errorf("verify of solve's CSV: exit %d, %s, %+v", code, errOut, doc)
 	}
 }
+
+// TestHelpFiles: every file of help/ is the help of the command it is
+// named after (a command whose file is missing panics when the tree is
+// built).
+func TestHelpFiles(t *testing.T) {
+	shown := map[string][2]string{}
+	walk(newRootCmd(), func(c *cobra.Command) {
+		name := strings.ReplaceAll(strings.TrimPrefix(c.CommandPath(), "darrm "), " ", "-")
+		shown[name] = [2]string{c.Long, c.Example}
+	})
+	entries, err := helpFiles.ReadDir("help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		name := strings.TrimSuffix(e.Name(), ".txt")
+		long, example, err := readHelp(name)
+		if got, ok := shown[name]; err != nil || !ok || got != [2]string{long, example} {
+			t.Errorf("help/%s is not the help of darrm %s (%v)", e.Name(), strings.ReplaceAll(name, "-", " "), err)
+		}
+	}
+}

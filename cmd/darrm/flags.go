@@ -91,7 +91,7 @@ func bindStruct(fs *pflag.FlagSet, v reflect.Value) {
 		field, val := v.Type().Field(i), v.Field(i)
 		name, ok := field.Tag.Lookup("flag")
 		if !ok {
-			if val.Kind() == reflect.Struct && field.IsExported() {
+			if val.Kind() == reflect.Struct && (field.Anonymous || field.IsExported()) {
 				bindStruct(fs, val)
 			}
 			continue
@@ -146,6 +146,15 @@ func aliases(cmd *cobra.Command, old map[string]string) {
 // the rule; flags maps the library's parameter names to flags where they
 // differ ("--" + name otherwise). Other errors are returned as they are.
 func flagError(err error, flags map[string]string) error {
+	if msg, ok := paramMessage(err, flags); ok {
+		return usageErrorf("%s", msg)
+	}
+	return err
+}
+
+// paramMessage says a library's parameter error in terms of flags, for
+// flagError.
+func paramMessage(err error, flags map[string]string) (string, bool) {
 	var name, rule string
 	var value any
 	var ae *accountant.ParamError
@@ -156,13 +165,13 @@ func flagError(err error, flags map[string]string) error {
 	case errors.As(err, &ce):
 		name, value, rule = ce.Name, ce.Value, ce.Rule
 	default:
-		return err
+		return "", false
 	}
 	flag, ok := flags[name]
 	if !ok {
 		flag = "--" + name
 	}
-	return usageErrorf("%s = %v: %s", flag, value, rule)
+	return fmt.Sprintf("%s = %v: %s", flag, value, rule), true
 }
 
 // checkFloat reports a flag value outside its domain, naming the flag, the
@@ -214,26 +223,29 @@ func (f *workersFlag) get() (int, error) {
 	return f.n, nil
 }
 
-// compositionFlags are --composition and --delta-prime.
-type compositionFlags struct {
-	method     string
-	deltaPrime float64
+// checkWorkers checks --workers.
+func checkWorkers(n int) error {
+	if n < 0 {
+		return usageErrorf("--workers = %d: must be >= 0 (0: all cores)", n)
+	}
+	return nil
 }
 
-func (c *compositionFlags) add(cmd *cobra.Command) {
-	flagComposition.add(cmd.Flags(), &c.method)
-	flagDeltaPrime.add(cmd.Flags(), &c.deltaPrime)
+// compositionFlags are --composition and --delta-prime.
+type compositionFlags struct {
+	Method     string  `flag:"composition"`
+	DeltaPrime float64 `flag:"delta-prime"`
 }
 
 func (c *compositionFlags) parse() (accountant.Method, float64, error) {
-	m, err := accountant.ParseMethod(c.method)
+	m, err := accountant.ParseMethod(c.Method)
 	if err != nil {
 		return 0, 0, usageErrorf("--composition: %v", err)
 	}
-	if err := checkFloat("delta-prime", c.deltaPrime, c.deltaPrime > 0 && c.deltaPrime < 1, "in (0, 1)"); err != nil {
+	if err := checkFloat("delta-prime", c.DeltaPrime, c.DeltaPrime > 0 && c.DeltaPrime < 1, "in (0, 1)"); err != nil {
 		return 0, 0, err
 	}
-	return m, c.deltaPrime, nil
+	return m, c.DeltaPrime, nil
 }
 
 // parseConversion parses --conversion.

@@ -9,7 +9,6 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/cliout"
-	"github.com/darrm/darrm/internal/report"
 	"github.com/darrm/darrm/ledger"
 )
 
@@ -17,22 +16,17 @@ func init() { subcommands = append(subcommands, newLedgerCmd) }
 
 func newLedgerCmd() *cobra.Command {
 	return newGroupCmd("ledger", "A persistent privacy budget for one teacher ensemble, across runs",
-		`ledger creates and shows privacy ledgers. A ledger holds the total budget of
-one teacher ensemble and every release charged to it; "darrm aggregate
---ledger FILE" refuses labels beyond the budget and records each release on
-disk (fsync) before its labels leave the process. Concurrent runs on one
-ledger are serialised by a file lock. Totals use optimal composition when
-every label had the same guarantee, heterogeneous general composition
-otherwise (or simple composition when smaller). See docs/aggregate.md.`,
 		newLedgerInitCmd(), newLedgerShowCmd())
 }
 
 func newLedgerInitCmd() *cobra.Command {
-	var (
-		name, relation string
-		budget         accountant.Guarantee
-		deltaPrime     float64
-	)
+	f := struct {
+		Ensemble    string  `flag:"ensemble" help:"name of the teacher ensemble the budget is for"`
+		Relation    string  `flag:"relation" help:"neighbouring relation: private-teachers (DaRRM, RR, subsampling) or one-vote (GNMax)"`
+		BudgetEps   float64 `flag:"budget-eps"`
+		BudgetDelta float64 `flag:"budget-delta"`
+		DeltaPrime  float64 `flag:"delta-prime"`
+	}{Relation: ensemble.PrivateTeachers.String()}
 	cmd := &cobra.Command{
 		Use:     "init LEDGER --ensemble NAME --budget-eps E --budget-delta D",
 		Short:   "Create a ledger with a total budget",
@@ -42,34 +36,31 @@ func newLedgerInitCmd() *cobra.Command {
 			if err := requireFlags(cmd, "ensemble", "budget-eps", "budget-delta"); err != nil {
 				return err
 			}
-			if relation != ensemble.PrivateTeachers.String() && relation != ensemble.OneVote.String() {
-				return usageErrorf("--relation %q: must be %v (DaRRM, RR, subsampling) or %v (GNMax)", relation, ensemble.PrivateTeachers, ensemble.OneVote)
+			if f.Relation != ensemble.PrivateTeachers.String() && f.Relation != ensemble.OneVote.String() {
+				return usageErrorf("--relation %q: must be %v (DaRRM, RR, subsampling) or %v (GNMax)", f.Relation, ensemble.PrivateTeachers, ensemble.OneVote)
 			}
-			h := ledger.Header{Ensemble: name, Relation: relation, Budget: budget, DeltaPrime: deltaPrime}
-			if err := ledger.Init(args[0], h); err != nil {
+			budget := accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}
+			if err := ledger.Init(args[0], ledger.Header{Ensemble: f.Ensemble, Relation: f.Relation, Budget: budget, DeltaPrime: f.DeltaPrime}); err != nil {
 				return &usageError{err}
 			}
-			_, err := fmt.Fprintf(cmd.OutOrStdout(), "ledger %s: ensemble %s, budget %v (%s relation, delta' = %g)\n", args[0], name, budget, relation, deltaPrime)
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "ledger %s: ensemble %s, budget %v (%s relation, delta' = %g)\n", args[0], f.Ensemble, budget, f.Relation, f.DeltaPrime)
 			return err
 		},
 	}
-	fs := cmd.Flags()
-	flagBudgetEps.add(fs, &budget.Eps)
-	flagBudgetDelta.add(fs, &budget.Delta)
-	flagDeltaPrime.add(fs, &deltaPrime)
-	fs.StringVar(&name, "ensemble", "", "name of the teacher ensemble the budget is for")
-	fs.StringVar(&relation, "relation", ensemble.PrivateTeachers.String(), "neighbouring relation: private-teachers (DaRRM, RR, subsampling) or one-vote (GNMax)")
+	bind(cmd, &f)
 	return cmd
 }
 
 func newLedgerShowCmd() *cobra.Command {
-	var format formatFlag
+	var f struct {
+		Format string `flag:"format"`
+	}
 	cmd := &cobra.Command{
 		Use:   "show LEDGER",
 		Short: "Print a ledger's budget, releases and total",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := format.parse()
+			format, err := parseFormat(f.Format)
 			if err != nil {
 				return err
 			}
@@ -92,12 +83,12 @@ func newLedgerShowCmd() *cobra.Command {
 				{Key: "budget_eps", Val: h.Budget.Eps}, {Key: "budget_delta", Val: h.Budget.Delta}, {Key: "delta_prime", Val: h.DeltaPrime},
 				{Key: "total_eps", Val: total.Eps}, {Key: "total_delta", Val: total.Delta}, {Key: "composition", Val: method}}
 			if len(rows) == 0 {
-				return cliout.WriteRecord(cmd.OutOrStdout(), f, common)
+				return cliout.WriteRecord(cmd.OutOrStdout(), format, common)
 			}
-			return cliout.WriteRecords(cmd.OutOrStdout(), f, common, rows)
+			return cliout.WriteRecords(cmd.OutOrStdout(), format, common, rows)
 		},
 	}
-	format.add(cmd)
+	bind(cmd, &f)
 	return cmd
 }
 
@@ -132,18 +123,4 @@ func openLedger(path, mechanism string, priv ensemble.Privacy, limit int) (*ledg
 		return nil, 0, err
 	}
 	return l, allowed, nil
-}
-
-// ledgerOut is the ledger's state after a release, for the summary.
-func ledgerOut(path string, l *ledger.Ledger, step accountant.Guarantee) (*report.Ledger, error) {
-	total, method, err := l.Total()
-	if err != nil {
-		return nil, err
-	}
-	left, err := l.Allowance(step, -1)
-	if err != nil {
-		return nil, err
-	}
-	h := l.Header()
-	return &report.Ledger{Path: path, Ensemble: h.Ensemble, Relation: h.Relation, Budget: h.Budget, Total: total, Composition: method, QueriesLeft: left}, nil
 }

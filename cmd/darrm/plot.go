@@ -19,9 +19,6 @@ func init() { subcommands = append(subcommands, newPlotCmd) }
 
 func newPlotCmd() *cobra.Command {
 	return newGroupCmd("plot", "Draw figures of several settings from saved JSON results",
-		`plot draws one figure from the JSON results of several runs, one panel (or
-column) per run, and prints the numbers it drew. The figures are those of
-solve --plot and shuffleg --plot, laid out like the thesis' figures.`,
 		newPlotGammaCmd(), newPlotShufflegCmd())
 }
 

@@ -22,18 +22,14 @@ import (
 // problemFlags are the DaRRM problem (K, m, eps, Delta, delta) shared by
 // solve, verify and the release commands.
 type problemFlags struct {
-	k                     int
-	m, eps, delta, target float64
+	K      int     `flag:"K"`
+	M      float64 `flag:"m"`
+	Eps    float64 `flag:"eps"`
+	Delta  float64 `flag:"Delta"`
+	Target float64 `flag:"delta"`
 }
 
-func (f *problemFlags) add(cmd *cobra.Command) {
-	fs := cmd.Flags()
-	flagK.add(fs, &f.k)
-	flagM.add(fs, &f.m)
-	flagEps.add(fs, &f.eps)
-	flagDelta.add(fs, &f.delta)
-	flagTarget.add(fs, &f.target)
-}
+func (f *problemFlags) add(cmd *cobra.Command) { bind(cmd, f) }
 
 // problem is a validated DaRRM problem and which of its values took their
 // defaults, which outputs say.
@@ -47,16 +43,16 @@ func (f *problemFlags) params(cmd *cobra.Command) (problem, error) {
 	if err := requireFlags(cmd, "K"); err != nil {
 		return problem{}, err
 	}
-	return f.paramsForK(cmd, f.k)
+	return f.paramsForK(cmd, f.K)
 }
 
 // paramsForK is params with K = k, for commands that take K from their
 // input; the caller checks k against a given --K.
 func (f *problemFlags) paramsForK(cmd *cobra.Command, k int) (problem, error) {
 	fs := cmd.Flags()
-	p := problem{Params: constraints.Params{K: k, M: f.m, Eps: f.eps, Delta: f.delta, TargetDelta: f.target}, mDefault: !fs.Changed("m")}
+	p := problem{Params: constraints.Params{K: k, M: f.M, Eps: f.Eps, Delta: f.Delta, TargetDelta: f.Target}, mDefault: !fs.Changed("m")}
 	if !fs.Changed("delta") {
-		p.TargetDelta = constraints.DefaultTargetDelta(f.delta, f.m)
+		p.TargetDelta = constraints.DefaultTargetDelta(f.Delta, f.M)
 		p.deltaDefault = true
 	}
 	return p, p.validate()
@@ -64,16 +60,7 @@ func (f *problemFlags) paramsForK(cmd *cobra.Command, k int) (problem, error) {
 
 // validate checks the problem, naming the flags of a bad parameter.
 func (p problem) validate() error {
-	err := p.Validate()
-	var pe *constraints.ParamError
-	if errors.As(err, &pe) {
-		flag := "--" + pe.Name
-		if pe.Name == "m·eps" {
-			flag = "m·eps (--m × --eps)"
-		}
-		return usageErrorf("%s = %v: %s", flag, pe.Value, pe.Rule)
-	}
-	return err
+	return flagError(p.Validate(), map[string]string{"m·eps": "m·eps (--m × --eps)"})
 }
 
 // out is the problem as outputs echo it.
@@ -83,21 +70,18 @@ func (p problem) out() report.Problem {
 
 // cacheFlags select the gamma cache.
 type cacheFlags struct {
-	dir     string
-	noCache bool
+	Dir     string `flag:"cache-dir"`
+	NoCache bool   `flag:"no-cache"`
 }
 
-func (f *cacheFlags) add(cmd *cobra.Command) {
-	flagCacheDir.add(cmd.Flags(), &f.dir)
-	flagNoCache.add(cmd.Flags(), &f.noCache)
-}
+func (f *cacheFlags) add(cmd *cobra.Command) { bind(cmd, f) }
 
 // open returns the cache, or nil with --no-cache.
 func (f *cacheFlags) open() (*cache.Dir, error) {
-	if f.noCache {
+	if f.NoCache {
 		return nil, nil
 	}
-	dir := f.dir
+	dir := f.Dir
 	if dir == "" {
 		var err error
 		if dir, err = cache.DefaultDir(); err != nil {
@@ -149,6 +133,20 @@ func openInput(cmd *cobra.Command, name string) (io.ReadCloser, error) {
 		return nil, usageErrorf("%s is a directory, not a file", name)
 	}
 	return f, nil
+}
+
+// readTable reads the gamma file name (- for standard input).
+func readTable(cmd *cobra.Command, name string) (gamma.Table, error) {
+	in, err := openInput(cmd, name)
+	if err != nil {
+		return gamma.Table{}, err
+	}
+	defer in.Close()
+	tab, err := gamma.ReadTable(in)
+	if err != nil {
+		return tab, usageErrorf("%s: %v", displayName(name), err)
+	}
+	return tab, nil
 }
 
 // displayName names an input for people.

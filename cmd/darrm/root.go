@@ -1,10 +1,35 @@
 package main
 
 import (
+	"embed"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
+
+// helpFiles hold the long descriptions and examples of the commands.
+//
+//go:embed help/*.txt
+var helpFiles embed.FS
+
+// withHelp sets the long description and the examples of cmd from
+// help/NAME.txt, which holds them as "darrm help" prints them: the
+// description, then a line "Examples:" and the examples.
+func withHelp(name string, cmd *cobra.Command) *cobra.Command {
+	var err error
+	if cmd.Long, cmd.Example, err = readHelp(name); err != nil {
+		panic(err) // every command's file is embedded; TestHelpFiles checks
+	}
+	return cmd
+}
+
+func readHelp(name string) (long, example string, err error) {
+	b, err := helpFiles.ReadFile("help/" + name + ".txt")
+	text := "\n\n" + strings.TrimSuffix(string(b), "\n")
+	long, example, _ = strings.Cut(text, "\n\nExamples:\n")
+	return strings.TrimPrefix(long, "\n\n"), example, err
+}
 
 // subcommands holds the constructors of darrm's commands. Each command file
 // registers its constructor in an init function, so that commands can be
@@ -12,26 +37,15 @@ import (
 var subcommands []func() *cobra.Command
 
 func newRootCmd() *cobra.Command {
-	root := &cobra.Command{
-		Use:   "darrm",
-		Short: "Certified optimal private majority ensembling (DaRRM)",
-		Long: `darrm computes the optimal noise function gamma of DaRRM (Data-dependent
-Randomized Response Majority) by linear programming, certifies that it is
-(m·eps, delta)-differentially private by exhaustive separation, caches it, and
-uses it to release private majority votes of K (eps, Delta)-DP teachers.
-
-Reference: Shuli Jiang, "Communication Efficient and Differentially Private
-Optimization", PhD thesis, Carnegie Mellon University, 2025 (Chapters 3, 4).
-
-Exit status: 0 success; 1 failure; 2 bad input or parameters to change
-(nothing is written); 3 a noise function is not certified; 4 a privacy
-budget stopped a release; 130 interrupted (SIGINT or SIGTERM).`,
+	root := withHelp("darrm", &cobra.Command{
+		Use:           "darrm",
+		Short:         "Certified optimal private majority ensembling (DaRRM)",
 		Version:       version(),
 		Args:          noArgs,
 		RunE:          func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 		SilenceUsage:  true,
 		SilenceErrors: true,
-	}
+	})
 	root.SetVersionTemplate("darrm {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	for _, newCmd := range subcommands {
@@ -72,9 +86,9 @@ func version() string {
 
 // newGroupCmd returns a command that only holds subcommands: without one it
 // prints its help, and an unknown one is a usage error.
-func newGroupCmd(use, short, long string, children ...*cobra.Command) *cobra.Command {
-	cmd := &cobra.Command{
-		Use: use, Short: short, Long: long,
+func newGroupCmd(use, short string, children ...*cobra.Command) *cobra.Command {
+	cmd := withHelp(use, &cobra.Command{
+		Use: use, Short: short,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usageErrorf("unknown command %q for %q; run %q for its commands", args[0], cmd.CommandPath(), cmd.CommandPath()+" --help")
@@ -82,7 +96,7 @@ func newGroupCmd(use, short, long string, children ...*cobra.Command) *cobra.Com
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
-	}
+	})
 	cmd.AddCommand(children...)
 	return cmd
 }

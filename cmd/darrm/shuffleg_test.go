@@ -159,6 +159,9 @@ func TestShufflegHelpListsCatalog(t *testing.T) {
 			t.Errorf("help does not list dataset %s", info.Name)
 		}
 	}
+	if !strings.Contains(out, datasets.FetchScript) {
+		t.Errorf("help does not name %s", datasets.FetchScript)
+	}
 }
 
 // TestShufflegConversion checks that --conversion improved is used and

@@ -19,9 +19,6 @@ func init() { subcommands = append(subcommands, newTeachersCmd) }
 
 func newTeachersCmd() *cobra.Command {
 	return newGroupCmd("teachers", "Train the transfer experiment's teachers and write their votes",
-		`teachers trains (or loads from the cache) the K = 11 teachers of darrm
-transfer, and writes their votes on the public set as a vote file that darrm
-aggregate reads. See docs/transfer.md.`,
 		newTeachersSub("train"), newTeachersSub("vote"))
 }
 

@@ -85,8 +85,8 @@ func runVerify(cmd *cobra.Command, f *verifyFlags, args []string) error {
 func (f *problemFlags) withTable(cmd *cobra.Command, tab gamma.Table) (problem, error) {
 	fs := cmd.Flags()
 	k := tab.Gamma.K()
-	if fs.Changed("K") && f.k != k {
-		return problem{}, usageErrorf("--K = %d but gamma has %d values: need K+1", f.k, len(tab.Gamma))
+	if fs.Changed("K") && f.K != k {
+		return problem{}, usageErrorf("--K = %d but gamma has %d values: need K+1", f.K, len(tab.Gamma))
 	}
 	pick := func(flag string, fromFlag float64, fromFile *float64) float64 {
 		if fromFile != nil && !fs.Changed(flag) {
@@ -94,11 +94,11 @@ func (f *problemFlags) withTable(cmd *cobra.Command, tab gamma.Table) (problem, 
 		}
 		return fromFlag
 	}
-	p := problem{Params: constraints.Params{K: k, M: pick("m", f.m, tab.M), Eps: pick("eps", f.eps, tab.Eps), Delta: pick("Delta", f.delta, tab.Delta)}}
+	p := problem{Params: constraints.Params{K: k, M: pick("m", f.M, tab.M), Eps: pick("eps", f.Eps, tab.Eps), Delta: pick("Delta", f.Delta, tab.Delta)}}
 	p.mDefault = !fs.Changed("m") && tab.M == nil
 	switch {
 	case fs.Changed("delta"):
-		p.TargetDelta = f.target
+		p.TargetDelta = f.Target
 	case tab.TargetDelta != nil:
 		p.TargetDelta = *tab.TargetDelta
 	default:
@@ -115,14 +115,9 @@ func (f *problemFlags) readGamma(cmd *cobra.Command, args []string) (gamma.Table
 	if len(args) == 1 {
 		name = args[0]
 	}
-	in, err := openInput(cmd, name)
+	tab, err := readTable(cmd, name)
 	if err != nil {
 		return gamma.Table{}, problem{}, err
-	}
-	tab, err := gamma.ReadTable(in)
-	in.Close()
-	if err != nil {
-		return gamma.Table{}, problem{}, usageErrorf("%s: %v", displayName(name), err)
 	}
 	p, err := f.withTable(cmd, tab)
 	return tab, p, err

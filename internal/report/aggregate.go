@@ -8,6 +8,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/ledger"
 )
 
 // Aggregate is the summary darrm aggregate prints after a release.
@@ -60,13 +61,8 @@ type Budget struct {
 // Ledger is the state of the privacy ledger a release was charged to,
 // after it.
 type Ledger struct {
-	Path        string               `json:"path"`
-	Ensemble    string               `json:"ensemble"`
-	Relation    string               `json:"relation"`
-	Budget      accountant.Guarantee `json:"budget"`
-	Total       accountant.Guarantee `json:"total"`
-	Composition string               `json:"composition"`
-	QueriesLeft int                  `json:"queries_left"`
+	Path string `json:"path"`
+	ledger.Status
 }
 
 // Randomness says where the noise of a release came from.
