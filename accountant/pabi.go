@@ -149,6 +149,19 @@ func ParseAlphaRule(s string) (AlphaRule, error) {
 	return 0, fmt.Errorf("alpha rule %q: must be one of %s", s, strings.Join(alphaRuleNames[:], ", "))
 }
 
+// MarshalText returns the name of r, so that an AlphaRule reads and prints as
+// text (a flag, a JSON or config value).
+func (r AlphaRule) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// UnmarshalText sets r from its name (ParseAlphaRule).
+func (r *AlphaRule) UnmarshalText(b []byte) error {
+	x, err := ParseAlphaRule(string(b))
+	if err == nil {
+		*r = x
+	}
+	return err
+}
+
 // Calibrate returns the smallest σ with which the run is (ε, δ)-DP under
 // conversion c when α is chosen by rule r (Sigma or SigmaTable43), that α,
 // and the ε the bound gives at σ and α, at most target.Eps. AlphaTable43 is

@@ -51,6 +51,19 @@ func ParseConversion(s string) (Conversion, error) {
 	return 0, fmt.Errorf("conversion %q: must be one of %s", s, strings.Join(conversionNames[:], ", "))
 }
 
+// MarshalText returns the name of c, so that a Conversion reads and prints as
+// text (a flag, a JSON or config value).
+func (c Conversion) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
+
+// UnmarshalText sets c from its name (ParseConversion).
+func (c *Conversion) UnmarshalText(b []byte) error {
+	x, err := ParseConversion(string(b))
+	if err == nil {
+		*c = x
+	}
+	return err
+}
+
 // GaussianRho returns ρ = Δ²/(2σ²), the slope of the Gaussian mechanism's
 // RDP curve ε(α) = ρ·α (Mironov 2017, Prop. 7).
 //

@@ -349,3 +349,27 @@ func FuzzRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+// TestFormatAndPresenceText: the options of a vote file read back from the
+// text they print, as flags give them.
+func TestFormatAndPresenceText(t *testing.T) {
+	for _, f := range []Format{FormatAuto, FormatCSV, FormatJSONL} {
+		b, _ := f.MarshalText()
+		var got Format
+		if err := got.UnmarshalText(b); err != nil || got != f {
+			t.Errorf("format %v: %q reads back as %v (%v)", f, b, got, err)
+		}
+	}
+	for _, p := range []Presence{Detect, Present, Absent} {
+		b, _ := p.MarshalText()
+		var got Presence
+		if err := got.UnmarshalText(b); err != nil || got != p {
+			t.Errorf("presence %v: %q reads back as %v (%v)", p, b, got, err)
+		}
+	}
+	var f Format
+	var p Presence
+	if f.UnmarshalText([]byte("xml")) == nil || p.UnmarshalText([]byte("maybe")) == nil {
+		t.Error("xml or maybe accepted")
+	}
+}

@@ -148,3 +148,18 @@ func ExampleSpec() {
 	// DP-RR: private epochs 3, noise calibrated true
 	// Public Only: private epochs 0, noise calibrated false
 }
+
+// TestOrderText: each sample order reads back from its text.
+func TestOrderText(t *testing.T) {
+	for _, o := range []Order{RR, SO, IG} {
+		b, _ := o.MarshalText()
+		var got Order
+		if err := got.UnmarshalText(b); err != nil || got != o {
+			t.Errorf("%v: %q reads back as %v (%v)", o, b, got, err)
+		}
+	}
+	var o Order
+	if err := o.UnmarshalText([]byte("xx")); err == nil || o != 0 {
+		t.Errorf("xx: %v, order %v", err, o)
+	}
+}

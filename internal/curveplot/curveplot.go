@@ -199,6 +199,27 @@ func ParseMetric(s string) (Metric, error) {
 	return 0, fmt.Errorf("metric %q: must be loss or excess", s)
 }
 
+// String returns "loss" or "excess", as ParseMetric reads it.
+func (m Metric) String() string {
+	if m == Excess {
+		return "excess"
+	}
+	return "loss"
+}
+
+// MarshalText returns the name of m, so that a Metric reads and prints as
+// text (a flag, a JSON or config value).
+func (m Metric) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+
+// UnmarshalText sets m from its name (ParseMetric).
+func (m *Metric) UnmarshalText(b []byte) error {
+	x, err := ParseMetric(string(b))
+	if err == nil {
+		*m = x
+	}
+	return err
+}
+
 var taskNames = map[string]string{"mean": "mean estimation", "ridge": "ridge regression", "lasso-logistic": "lasso logistic regression"}
 
 // ReportPanel is the panel of a DP-ShuffleG experiment's report (Figure

@@ -90,3 +90,17 @@ func TestReportPanel(t *testing.T) {
 		t.Error("metric risk: no error")
 	}
 }
+
+func TestMetricText(t *testing.T) {
+	for _, m := range []Metric{Loss, Excess} {
+		b, _ := m.MarshalText()
+		var got Metric
+		if err := got.UnmarshalText(b); err != nil || got != m {
+			t.Errorf("%v: %q reads back as %v (%v)", m, b, got, err)
+		}
+	}
+	var m Metric
+	if m.UnmarshalText([]byte("gain")) == nil {
+		t.Error("gain accepted")
+	}
+}
