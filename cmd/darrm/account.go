@@ -28,16 +28,12 @@ func newAccountCmd() *cobra.Command {
 // parameters to the flags that differ from them).
 func newAccount(use, short string, flags any, names, old map[string]string, run func(cmd *cobra.Command, f cliout.Format) error) *cobra.Command {
 	var format struct {
-		Format string `flag:"format"`
+		Format cliout.Format `flag:"format"`
 	}
 	cmd := withHelp("account-"+use, &cobra.Command{
 		Use: use, Short: short, Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := parseFormat(format.Format)
-			if err != nil {
-				return err
-			}
-			err = run(cmd, f)
+			err := run(cmd, format.Format)
 			if msg, ok := paramMessage(err, names); ok {
 				return usageErrorf("account %s: %s", use, msg)
 			}
@@ -78,10 +74,10 @@ func newAccountComposeCmd() *cobra.Command {
 		if err := requireFlags(cmd, "step-eps", "steps"); err != nil {
 			return err
 		}
-		m, dp, err := f.parse()
-		if err != nil {
+		if err := f.checkDeltaPrime(); err != nil {
 			return err
 		}
+		m, dp := f.Method, f.DeltaPrime
 		total, err := accountant.Compose(accountant.Guarantee{Eps: f.Step, Delta: f.Delta}, f.Steps, m, dp)
 		if err != nil {
 			return err
@@ -103,10 +99,10 @@ func newAccountQueriesCmd() *cobra.Command {
 		if err := requireFlags(cmd, "step-eps", "budget-eps"); err != nil {
 			return err
 		}
-		m, dp, err := f.parse()
-		if err != nil {
+		if err := f.checkDeltaPrime(); err != nil {
 			return err
 		}
+		m, dp := f.Method, f.DeltaPrime
 		step := accountant.Guarantee{Eps: f.Step, Delta: f.Delta}
 		q, err := accountant.MaxSteps(step, accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}, m, dp)
 		if err != nil {
@@ -137,10 +133,10 @@ func newAccountStepEpsCmd() *cobra.Command {
 		if err := requireFlags(cmd, "budget-eps", "steps"); err != nil {
 			return err
 		}
-		m, dp, err := f.parse()
-		if err != nil {
+		if err := f.checkDeltaPrime(); err != nil {
 			return err
 		}
+		m, dp := f.Method, f.DeltaPrime
 		eps, err := accountant.StepEps(f.BudgetEps, f.Delta, f.Steps, m, dp)
 		if err != nil {
 			return err
@@ -163,21 +159,18 @@ var targetFlags = map[string]string{"eps": "--target-eps", "delta": "--target-de
 
 func newAccountGaussianCmd() *cobra.Command {
 	f := struct {
-		Sigma       float64 `flag:"sigma"`
-		Steps       int     `flag:"steps"`
-		Delta       float64 `flag:"target-delta"`
-		Conversion  string  `flag:"conversion"`
-		Sensitivity float64 `flag:"sensitivity" help:"L2 sensitivity (> 0)"`
-		Alpha       float64 `flag:"alpha" help:"Renyi order (> 1); default: the order that minimises eps"`
+		Sigma       float64               `flag:"sigma"`
+		Steps       int                   `flag:"steps"`
+		Delta       float64               `flag:"target-delta"`
+		Conversion  accountant.Conversion `flag:"conversion"`
+		Sensitivity float64               `flag:"sensitivity" help:"L2 sensitivity (> 0)"`
+		Alpha       float64               `flag:"alpha" help:"Renyi order (> 1); default: the order that minimises eps"`
 	}{Sensitivity: 1}
 	return newAccount("gaussian", "RDP of k composed Gaussian mechanisms and their (eps, delta)-DP", &f, targetFlags, targetAliases, func(cmd *cobra.Command, format cliout.Format) error {
 		if err := requireFlags(cmd, "sigma", "steps", "target-delta"); err != nil {
 			return err
 		}
-		c, err := parseConversion(f.Conversion)
-		if err != nil {
-			return err
-		}
+		c := f.Conversion
 		g := accountant.Gaussian{Sensitivity: f.Sensitivity, Sigma: f.Sigma, Steps: f.Steps}
 		rho, err := g.Rho()
 		if err != nil {
@@ -197,25 +190,18 @@ func newAccountGaussianCmd() *cobra.Command {
 
 func newAccountGNMaxCmd() *cobra.Command {
 	var f struct {
-		Eps        []float64 `flag:"target-eps"`
-		Delta      float64   `flag:"target-delta"`
-		Search     string    `flag:"gnmax-search"`
-		Conversion string    `flag:"conversion"`
-		Plot       string    `flag:"plot"`
-		Marks      []float64 `flag:"mark-lambda" help:"with --plot: orders lambda to mark on the curves (e.g. published values to compare)"`
+		Eps        []float64              `flag:"target-eps"`
+		Delta      float64                `flag:"target-delta"`
+		Search     accountant.GNMaxSearch `flag:"gnmax-search"`
+		Conversion accountant.Conversion  `flag:"conversion"`
+		Plot       string                 `flag:"plot"`
+		Marks      []float64              `flag:"mark-lambda" help:"with --plot: orders lambda to mark on the curves (e.g. published values to compare)"`
 	}
 	return newAccount("gnmax", "Noise sigma of GNMax for a per-query (eps, delta) target", &f, targetFlags, targetAliases, func(cmd *cobra.Command, format cliout.Format) error {
 		if err := requireFlags(cmd, "target-eps", "target-delta"); err != nil {
 			return err
 		}
-		c, err := parseConversion(f.Conversion)
-		if err != nil {
-			return err
-		}
-		s, err := accountant.ParseGNMaxSearch(f.Search)
-		if err != nil {
-			return usageErrorf("--gnmax-search: %v", err)
-		}
+		c, s := f.Conversion, f.Search
 		if s == accountant.GNMaxGrid && c != accountant.PaperConversion {
 			return usageErrorf("account gnmax: --gnmax-search grid is the paper's search and uses --conversion paper only")
 		}
@@ -329,8 +315,8 @@ func newAccountShuffleGCmd() *cobra.Command {
 func newAccountRRCmd() *cobra.Command {
 	var f struct {
 		problemFlags
-		RRComp  string  `flag:"rr-composition"`
-		RRDelta float64 `flag:"rr-delta-prime"`
+		RRComp  rrMethod `flag:"rr-composition"`
+		RRDelta float64  `flag:"rr-delta-prime"`
 	}
 	names := map[string]string{"k": "--K", "delta": "--Delta", "delta'": "--rr-delta-prime"}
 	return newAccount("rr", "Randomized response's p_const for the majority of K private teachers", &f, names, map[string]string{"method": "rr-composition", "delta-prime": "rr-delta-prime"}, func(cmd *cobra.Command, format cliout.Format) error {
@@ -338,10 +324,7 @@ func newAccountRRCmd() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		m, err := rrComposition(f.RRComp, p.Delta)
-		if err != nil {
-			return err
-		}
+		m := f.RRComp.of(p.Delta)
 		tau, lambda, err := accountant.RRParams(accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}, p.K, m, f.RRDelta)
 		if err != nil {
 			return err

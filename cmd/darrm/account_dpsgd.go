@@ -9,14 +9,14 @@ import (
 
 func newAccountDPSGDCmd() *cobra.Command {
 	var f struct {
-		Sigma      float64 `flag:"sigma"`
-		Steps      int     `flag:"steps"`
-		Delta      float64 `flag:"target-delta"`
-		Conversion string  `flag:"conversion"`
-		Rate       float64 `flag:"sampling-rate" help:"Poisson sampling rate q in [0, 1]"`
-		N          int     `flag:"n" help:"training set size (with --batch: q = batch/n)"`
-		Batch      int     `flag:"batch" help:"expected batch size"`
-		Epochs     int     `flag:"epochs" help:"epochs (steps = epochs·n/batch, rounded up)"`
+		Sigma      float64               `flag:"sigma"`
+		Steps      int                   `flag:"steps"`
+		Delta      float64               `flag:"target-delta"`
+		Conversion accountant.Conversion `flag:"conversion"`
+		Rate       float64               `flag:"sampling-rate" help:"Poisson sampling rate q in [0, 1]"`
+		N          int                   `flag:"n" help:"training set size (with --batch: q = batch/n)"`
+		Batch      int                   `flag:"batch" help:"expected batch size"`
+		Epochs     int                   `flag:"epochs" help:"epochs (steps = epochs·n/batch, rounded up)"`
 	}
 	names := map[string]string{"q": "--sampling-rate", "delta": "--target-delta"}
 	return newAccount("dpsgd", "Privacy of DP-SGD: the sampled Gaussian mechanism composed over its steps", &f, names, map[string]string{"delta": "target-delta"}, func(cmd *cobra.Command, format cliout.Format) error {
@@ -48,10 +48,7 @@ func newAccountDPSGDCmd() *cobra.Command {
 				return err
 			}
 		}
-		c, err := parseConversion(f.Conversion)
-		if err != nil {
-			return err
-		}
+		c := f.Conversion
 		eps, alpha, err := run.Eps(f.Delta, c)
 		if err != nil {
 			return err

@@ -23,21 +23,21 @@ type aggregateFlags struct {
 	problemFlags
 	mechanismFlags
 	compositionFlags
-	Format      string  `flag:"format"`
-	Seed        uint64  `flag:"seed"`
-	BudgetEps   float64 `flag:"budget-eps"`
-	BudgetDelta float64 `flag:"budget-delta"`
-	Ledger      string  `flag:"ledger"`
-	Out         string  `flag:"out" help:"file for the labels, written atomically (- for standard output)"`
-	OutFormat   string  `flag:"out-format" help:"labels as csv or jsonl (auto: the format of the votes)"`
-	InFormat    string  `flag:"input-format" help:"votes as csv or jsonl (auto: JSON lines if the first line starts with [ or {)"`
-	Header      string  `flag:"header" help:"CSV header row: auto, yes or no"`
-	ID          string  `flag:"id" help:"id column: auto, yes or no"`
+	Format      cliout.Format     `flag:"format"`
+	Seed        uint64            `flag:"seed"`
+	BudgetEps   float64           `flag:"budget-eps"`
+	BudgetDelta float64           `flag:"budget-delta"`
+	Ledger      string            `flag:"ledger"`
+	Out         string            `flag:"out" help:"file for the labels, written atomically (- for standard output)"`
+	OutFormat   ensemble.Format   `flag:"out-format" help:"labels as csv or jsonl (auto: the format of the votes)"`
+	InFormat    ensemble.Format   `flag:"input-format" help:"votes as csv or jsonl (auto: JSON lines if the first line starts with [ or {)"`
+	Header      ensemble.Presence `flag:"header" help:"CSV header row: auto, yes or no"`
+	ID          ensemble.Presence `flag:"id" help:"id column: auto, yes or no"`
 	Mechanism   string
 }
 
 func newAggregateCmd() *cobra.Command {
-	f := aggregateFlags{Out: "-", OutFormat: "auto", InFormat: "auto", Header: "auto", ID: "auto"}
+	f := aggregateFlags{Out: "-"}
 	cmd := &cobra.Command{
 		Use:   "aggregate [VOTES] [flags]",
 		Short: "Release one private majority label per query from K teachers' votes",
@@ -94,53 +94,28 @@ is not certified; 4 the budget stopped the release; 1 other failures.`,
 // notForRelease is said by every output of a seeded run.
 const notForRelease = "NOT FOR RELEASE: --seed makes the noise reproducible, so anyone who knows the seed can remove it"
 
-// aggregateInput is what the flags of aggregate ask for, parsed.
-type aggregateInput struct {
-	format     cliout.Format
-	read       ensemble.ReadOptions
-	outFormat  ensemble.Format
-	method     accountant.Method
-	deltaPrime float64
-	budget     *accountant.Guarantee
-	mech       mechanisms
-}
-
-func (f *aggregateFlags) parse(cmd *cobra.Command) (in aggregateInput, err error) {
-	fs := cmd.Flags()
-	if in.format, err = parseFormat(f.Format); err != nil {
-		return in, err
+// parse checks the flags and returns the budget, if any, and the
+// mechanism.
+func (f *aggregateFlags) parse(cmd *cobra.Command) (budget *accountant.Guarantee, mech mechanisms, err error) {
+	if err := f.checkDeltaPrime(); err != nil {
+		return nil, mech, err
 	}
-	if in.read.Format, err = ensemble.ParseFormat(f.InFormat); err != nil {
-		return in, usageErrorf("--input-format: %v", err)
-	}
-	if in.read.Header, err = ensemble.ParsePresence(f.Header); err != nil {
-		return in, usageErrorf("--header %v", err)
-	}
-	if in.read.ID, err = ensemble.ParsePresence(f.ID); err != nil {
-		return in, usageErrorf("--id %v", err)
-	}
-	if in.outFormat, err = ensemble.ParseFormat(f.OutFormat); err != nil {
-		return in, usageErrorf("--out-format: %v", err)
-	}
-	if in.method, in.deltaPrime, err = f.compositionFlags.parse(); err != nil {
-		return in, err
-	}
-	switch eps, delta := fs.Changed("budget-eps"), fs.Changed("budget-delta"); {
+	switch eps, delta := cmd.Flags().Changed("budget-eps"), cmd.Flags().Changed("budget-delta"); {
 	case eps && delta:
-		in.budget = &accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}
+		budget = &accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}
 	case eps || delta:
-		return in, usageErrorf("--budget-eps and --budget-delta go together: a budget must bound both")
+		return nil, mech, usageErrorf("--budget-eps and --budget-delta go together: a budget must bound both")
 	}
-	if in.mech, err = f.mechanismFlags.parse(cmd, "mechanism", []string{f.Mechanism}); err != nil {
-		return in, err
+	if mech, err = f.mechanismFlags.parse(cmd, "mechanism", []string{f.Mechanism}); err != nil {
+		return nil, mech, err
 	}
-	return in, checkOutPath("out", f.Out)
+	return budget, mech, checkOutPath("out", f.Out)
 }
 
 func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	start := time.Now()
 	fs := cmd.Flags()
-	in, err := f.parse(cmd)
+	inBudget, mech, err := f.parse(cmd)
 	if err != nil {
 		return err
 	}
@@ -156,29 +131,30 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		return err
 	}
 	defer file.Close()
-	votes, err := ensemble.NewVoteReader(file, displayName(name), in.read)
+	votes, err := ensemble.NewVoteReader(file, displayName(name), ensemble.ReadOptions{Format: f.InFormat, Header: f.Header, ID: f.ID})
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	if in.outFormat == ensemble.FormatAuto {
-		in.outFormat = votes.Format()
+	outFormat := f.OutFormat
+	if outFormat == ensemble.FormatAuto {
+		outFormat = votes.Format()
 	}
-	p, err := f.params(cmd, in.mech, votes.K(), displayName(name))
+	p, err := f.params(cmd, mech, votes.K(), displayName(name))
 	if err != nil {
 		return err
 	}
-	agg, label, err := in.mech.newAggregator(cmd, f.Mechanism, p.Params)
+	agg, label, err := mech.newAggregator(cmd, f.Mechanism, p.Params)
 	if err != nil {
 		return err
 	}
 	priv := agg.Privacy()
 	limit := -1
 	var budget *report.Budget
-	if in.budget != nil {
-		if limit, err = accountant.MaxSteps(priv.Guarantee, *in.budget, in.method, in.deltaPrime); err != nil {
+	if inBudget != nil {
+		if limit, err = accountant.MaxSteps(priv.Guarantee, *inBudget, f.Method, f.DeltaPrime); err != nil {
 			return usageErrorf("budget: %v", err)
 		}
-		budget = &report.Budget{Eps: in.budget.Eps, Delta: in.budget.Delta, Method: in.method.String(), DeltaPrime: in.deltaPrime, MaxQueries: limit}
+		budget = &report.Budget{Eps: inBudget.Eps, Delta: inBudget.Delta, Method: f.Method.String(), DeltaPrime: f.DeltaPrime, MaxQueries: limit}
 	}
 	var led *ledger.Ledger
 	opts := ensemble.ReleaseOptions{Experiment: fs.Changed("seed")}
@@ -213,7 +189,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	var lw *ensemble.LabelWriter
 	stream := func(w io.Writer) error {
 		var err error
-		if lw, err = ensemble.NewLabelWriter(w, in.outFormat); err != nil {
+		if lw, err = ensemble.NewLabelWriter(w, outFormat); err != nil {
 			return err
 		}
 		res, err = ensemble.Release(cmd.Context(), votes, agg, src, lw, limit, opts)
@@ -248,7 +224,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	elapsed := time.Since(start).Seconds()
 	out := report.Aggregate{
 		Input: displayName(name), InputFormat: votes.Format().String(), Header: votes.HasHeader(), IDColumn: votes.HasID(),
-		Output: displayOut(f.Out), OutputFormat: in.outFormat.String(), Mechanism: f.Mechanism, Label: label,
+		Output: displayOut(f.Out), OutputFormat: outFormat.String(), Mechanism: f.Mechanism, Label: label,
 		Problem:  p.out(),
 		PerQuery: report.PerQuery{Eps: priv.Eps, Delta: priv.Delta, Source: priv.Source, Relation: priv.Relation.String(), RelationText: priv.Relation.Describe()},
 		Gamma:    agg.Gamma(), Certificate: priv.Certificate,
@@ -258,7 +234,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		Seconds: elapsed, QueriesPerSecond: float64(res.Answered+res.Unanswered) / elapsed,
 	}
 	if res.Answered > 0 {
-		out.Totals = accountant.Totals(priv.Guarantee, res.Answered, in.deltaPrime)
+		out.Totals = accountant.Totals(priv.Guarantee, res.Answered, f.DeltaPrime)
 	}
 	if g, ok := agg.(*ensemble.GNMax); ok {
 		sigma, _ := g.Sigma()
@@ -278,7 +254,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if toStdout {
 		w = cmd.ErrOrStderr()
 	}
-	if err := out.Write(w, in.format); err != nil {
+	if err := out.Write(w, f.Format); err != nil {
 		return err
 	}
 	if res.Unanswered > 0 {

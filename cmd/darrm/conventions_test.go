@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -63,23 +64,7 @@ func TestSharedFlags(t *testing.T) {
 }
 
 // reflectNew returns a pointer of the type s.add expects.
-func reflectNew(s sharedFlag) any {
-	switch s.def.(type) {
-	case int:
-		return new(int)
-	case float64:
-		return new(float64)
-	case string:
-		return new(string)
-	case bool:
-		return new(bool)
-	case uint64:
-		return new(uint64)
-	case []float64:
-		return new([]float64)
-	}
-	panic(fmt.Sprintf("shared flag --%s: type %T", s.name, s.def))
-}
+func reflectNew(s sharedFlag) any { return reflect.New(reflect.TypeOf(s.def)).Interface() }
 
 // TestREADMEDefaults checks that the README's table of defaults lists every
 // shared flag with its default as darrm prints it.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding"
 	"errors"
 	"fmt"
 	"math"
@@ -13,6 +14,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/figure"
 )
@@ -23,7 +25,7 @@ import (
 // redefines them.
 type sharedFlag struct {
 	name  string
-	def   any // the typed default: int, float64, string, bool, uint64 or []float64
+	def   any // the typed default: a number, string, bool, slice, or a library type that reads text
 	usage string
 }
 
@@ -36,20 +38,20 @@ var (
 	flagDelta  = sharedFlag{"Delta", 1e-5, "Delta of each teacher's (eps, Delta)-DP guarantee"}
 	flagTarget = sharedFlag{"delta", 0.0, "delta of each release's (m·eps, delta)-DP guarantee (default 1-(1-Delta)^m)"}
 
-	flagFormat   = sharedFlag{"format", string(cliout.Table), "output format: table, json or csv"}
+	flagFormat   = sharedFlag{"format", cliout.Table, "output format: table, json or csv"}
 	flagWorkers  = sharedFlag{"workers", 0, "goroutines for parallel work (0: all cores)"}
 	flagSeed     = sharedFlag{"seed", uint64(0), "seed of a reproducible experiment: its outputs are marked NOT FOR RELEASE (default: randomness from crypto/rand)"}
 	flagCacheDir = sharedFlag{"cache-dir", "", "gamma cache directory (default $" + cache.EnvDir + ", else $XDG_CACHE_HOME/darrm or ~/.cache/darrm)"}
 	flagNoCache  = sharedFlag{"no-cache", false, "neither read nor write the gamma cache"}
-	flagPrior    = sharedFlag{"prior", "uniform", "prior on the teachers' accuracy for gamma_opt: uniform (mean 0.75), tp (mean 0.85), a mean in (0.5, 1], or K comma-separated means"}
+	flagPrior    = sharedFlag{"prior", gamma.UniformPrior(), "prior on the teachers' accuracy for gamma_opt: uniform (mean 0.75), tp (mean 0.85), a mean in (0.5, 1], or K comma-separated means"}
 	flagPlot     = sharedFlag{"plot", "", "also draw the figure to this .png or .svg file"}
 
-	flagComposition   = sharedFlag{"composition", accountant.General.String(), "composition theorem: simple, general or optimal"}
+	flagComposition   = sharedFlag{"composition", accountant.General, "composition theorem: simple, general or optimal"}
 	flagDeltaPrime    = sharedFlag{"delta-prime", accountant.DefaultDeltaPrime, "slack delta' in (0, 1) of general and optimal composition"}
-	flagRRComposition = sharedFlag{"rr-composition", "auto", "RR: composition by which the K teachers' majority is (tau·eps, lambda)-DP in Lemma B.1.1: simple, general, optimal, or auto (general when Delta > 0, else simple)"}
+	flagRRComposition = sharedFlag{"rr-composition", rrMethod{auto: true}, "RR: composition by which the K teachers' majority is (tau·eps, lambda)-DP in Lemma B.1.1: simple, general, optimal, or auto (general when Delta > 0, else simple)"}
 	flagRRDeltaPrime  = sharedFlag{"rr-delta-prime", accountant.DefaultDeltaPrime, "RR: slack delta' of the composition giving tau and lambda"}
-	flagGNMaxSearch   = sharedFlag{"gnmax-search", accountant.GNMaxGrid.String(), "GNMax: choice of the Renyi order for sigma: grid (the paper's search, App. B.4.1) or exact"}
-	flagConversion    = sharedFlag{"conversion", accountant.PaperConversion.String(), "RDP to (eps, delta) conversion: paper or improved"}
+	flagGNMaxSearch   = sharedFlag{"gnmax-search", accountant.GNMaxGrid, "GNMax: choice of the Renyi order for sigma: grid (the paper's search, App. B.4.1) or exact"}
+	flagConversion    = sharedFlag{"conversion", accountant.PaperConversion, "RDP to (eps, delta) conversion: paper or improved"}
 
 	flagSteps       = sharedFlag{"steps", 0, "number of composed steps (>= 1)"}
 	flagStepEps     = sharedFlag{"step-eps", 0.0, "eps of one composed step (> 0)"}
@@ -106,7 +108,28 @@ func bindStruct(fs *pflag.FlagSet, v reflect.Value) {
 	}
 }
 
-// add defines s in fs, storing into p, which must match the type of s.def.
+// textValue is what a flag of a library type reads: its text
+// (encoding.TextMarshaler and TextUnmarshaler).
+type textValue interface {
+	encoding.TextMarshaler
+	encoding.TextUnmarshaler
+}
+
+// textFlag is a flag whose value a library type parses; help shows it as a
+// string, and a bad value is reported by newRootCmd's flag error function.
+type textFlag struct{ v textValue }
+
+func (f textFlag) String() string {
+	b, _ := f.v.MarshalText()
+	return string(b)
+}
+
+func (f textFlag) Set(s string) error { return f.v.UnmarshalText([]byte(s)) }
+
+func (f textFlag) Type() string { return "string" }
+
+// add defines s in fs, storing into p, which must match the type of s.def
+// (or be a *string for a flag of a type that reads text).
 func (s sharedFlag) add(fs *pflag.FlagSet, p any) {
 	switch p := p.(type) {
 	case *int:
@@ -114,7 +137,15 @@ func (s sharedFlag) add(fs *pflag.FlagSet, p any) {
 	case *float64:
 		fs.Float64Var(p, s.name, s.def.(float64), s.usage)
 	case *string:
-		fs.StringVar(p, s.name, s.def.(string), s.usage)
+		def, ok := s.def.(string)
+		if m, text := s.def.(encoding.TextMarshaler); text {
+			b, _ := m.MarshalText()
+			def, ok = string(b), true
+		}
+		if !ok {
+			panic(fmt.Sprintf("flag --%s: default %T, not a string", s.name, s.def))
+		}
+		fs.StringVar(p, s.name, def, s.usage)
 	case *bool:
 		fs.BoolVar(p, s.name, s.def.(bool), s.usage)
 	case *uint64:
@@ -125,6 +156,9 @@ func (s sharedFlag) add(fs *pflag.FlagSet, p any) {
 		fs.StringSliceVar(p, s.name, s.def.([]string), s.usage)
 	case *[]int:
 		fs.IntSliceVar(p, s.name, s.def.([]int), s.usage)
+	case textValue:
+		reflect.ValueOf(p).Elem().Set(reflect.ValueOf(s.def))
+		fs.Var(textFlag{p}, s.name, s.usage)
 	default:
 		panic(fmt.Sprintf("shared flag --%s: unsupported type %T", s.name, p))
 	}
@@ -183,12 +217,6 @@ func checkFloat(name string, v float64, ok bool, rule string) error {
 	return nil
 }
 
-// parseFormat parses --format.
-func parseFormat(s string) (cliout.Format, error) {
-	f, err := cliout.ParseFormat(s)
-	return f, asUsage(err)
-}
-
 // checkPlot refuses a --plot file that cannot be drawn, before any work;
 // "" is no plot.
 func checkPlot(path string) error {
@@ -206,7 +234,7 @@ func (f *formatFlag) add(cmd *cobra.Command) { flagFormat.add(cmd.Flags(), &f.s)
 func (f *formatFlag) parse() (cliout.Format, error) {
 	v, err := cliout.ParseFormat(f.s)
 	if err != nil {
-		return "", &usageError{err}
+		return "", usageErrorf("--format: %v", err)
 	}
 	return v, nil
 }
@@ -233,41 +261,59 @@ func checkWorkers(n int) error {
 
 // compositionFlags are --composition and --delta-prime.
 type compositionFlags struct {
-	Method     string  `flag:"composition"`
-	DeltaPrime float64 `flag:"delta-prime"`
+	Method     accountant.Method `flag:"composition"`
+	DeltaPrime float64           `flag:"delta-prime"`
 }
 
-func (c *compositionFlags) parse() (accountant.Method, float64, error) {
-	m, err := accountant.ParseMethod(c.Method)
-	if err != nil {
-		return 0, 0, usageErrorf("--composition: %v", err)
-	}
-	if err := checkFloat("delta-prime", c.DeltaPrime, c.DeltaPrime > 0 && c.DeltaPrime < 1, "in (0, 1)"); err != nil {
-		return 0, 0, err
-	}
-	return m, c.DeltaPrime, nil
+// checkDeltaPrime checks --delta-prime, which even simple composition
+// refuses outside (0, 1) rather than ignore it.
+func (c *compositionFlags) checkDeltaPrime() error {
+	return checkFloat("delta-prime", c.DeltaPrime, c.DeltaPrime > 0 && c.DeltaPrime < 1, "in (0, 1)")
 }
 
-// parseConversion parses --conversion.
-func parseConversion(s string) (accountant.Conversion, error) {
-	c, err := accountant.ParseConversion(s)
-	if err != nil {
-		return 0, usageErrorf("--conversion: %v", err)
-	}
-	return c, nil
+// rrMethod is --rr-composition: a composition method, or auto, the
+// accountant's choice for the teachers' Delta (accountant.RRComposition).
+type rrMethod struct {
+	method accountant.Method
+	auto   bool
 }
 
-// rrComposition resolves --rr-composition for teachers with the given
-// Delta.
+func (r *rrMethod) UnmarshalText(b []byte) error {
+	if string(b) == "auto" {
+		*r = rrMethod{auto: true}
+		return nil
+	}
+	var m accountant.Method
+	if err := m.UnmarshalText(b); err != nil {
+		return fmt.Errorf("%w (or auto)", err)
+	}
+	*r = rrMethod{method: m}
+	return nil
+}
+
+func (r rrMethod) MarshalText() ([]byte, error) {
+	if r.auto {
+		return []byte("auto"), nil
+	}
+	return r.method.MarshalText()
+}
+
+// of returns the method for teachers with the given Delta.
+func (r rrMethod) of(teacherDelta float64) accountant.Method {
+	if r.auto {
+		return accountant.RRComposition(teacherDelta)
+	}
+	return r.method
+}
+
+// rrComposition resolves --rr-composition given as a string, for teachers
+// with the given Delta.
 func rrComposition(s string, teacherDelta float64) (accountant.Method, error) {
-	if s == "auto" {
-		return accountant.RRComposition(teacherDelta), nil
+	var r rrMethod
+	if err := r.UnmarshalText([]byte(s)); err != nil {
+		return 0, usageErrorf("--rr-composition: %v", err)
 	}
-	m, err := accountant.ParseMethod(s)
-	if err != nil {
-		return 0, usageErrorf("--rr-composition: %v (or auto)", err)
-	}
-	return m, nil
+	return r.of(teacherDelta), nil
 }
 
 // listNames joins names for help texts and errors.

@@ -53,17 +53,14 @@ func newLedgerInitCmd() *cobra.Command {
 
 func newLedgerShowCmd() *cobra.Command {
 	var f struct {
-		Format string `flag:"format"`
+		Format cliout.Format `flag:"format"`
 	}
 	cmd := &cobra.Command{
 		Use:   "show LEDGER",
 		Short: "Print a ledger's budget, releases and total",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := parseFormat(f.Format)
-			if err != nil {
-				return err
-			}
+			format := f.Format
 			l, err := openLedgerFile(args[0])
 			if err != nil {
 				return err

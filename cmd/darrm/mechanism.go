@@ -20,13 +20,13 @@ import (
 // mechanismFlags configure the aggregators of aggregate and simulate.
 type mechanismFlags struct {
 	Cache       cacheFlags
-	Workers     int     `flag:"workers"`
-	Prior       string  `flag:"prior"`
-	RRComp      string  `flag:"rr-composition"`
-	RRDelta     float64 `flag:"rr-delta-prime"`
-	GNMaxSearch string  `flag:"gnmax-search"`
-	GammaFile   string  `flag:"gamma" help:"darrm: use the noise function in this file (solve's JSON or CSV, a JSON array or a list) instead of gamma_opt; it must pass the certificate"`
-	NoSolve     bool    `flag:"no-solve" help:"darrm: take gamma_opt from the cache only, fail if it is not there"`
+	Workers     int                    `flag:"workers"`
+	Prior       gamma.Prior            `flag:"prior"`
+	RRComp      rrMethod               `flag:"rr-composition"`
+	RRDelta     float64                `flag:"rr-delta-prime"`
+	GNMaxSearch accountant.GNMaxSearch `flag:"gnmax-search"`
+	GammaFile   string                 `flag:"gamma" help:"darrm: use the noise function in this file (solve's JSON or CSV, a JSON array or a list) instead of gamma_opt; it must pass the certificate"`
+	NoSolve     bool                   `flag:"no-solve" help:"darrm: take gamma_opt from the cache only, fail if it is not there"`
 }
 
 // mechanismAliases are the earlier spellings of the mechanism flags.
@@ -35,8 +35,6 @@ var mechanismAliases = map[string]string{"rr-method": "rr-composition", "gnmax-s
 // mechanisms is the checked form of mechanismFlags.
 type mechanisms struct {
 	*mechanismFlags
-	prior     gamma.Prior
-	search    accountant.GNMaxSearch
 	table     *gamma.Table // --gamma
 	tableName string
 }
@@ -44,7 +42,6 @@ type mechanisms struct {
 // parse checks the flags for the mechanisms names, which flag gave.
 func (f *mechanismFlags) parse(cmd *cobra.Command, flag string, names []string) (mechanisms, error) {
 	s := mechanisms{mechanismFlags: f}
-	var err error
 	for _, n := range names {
 		if !slices.Contains(ensemble.Mechanisms, n) {
 			return s, usageErrorf("--%s %q: must be one of %s", flag, n, listNames(ensemble.Mechanisms))
@@ -52,12 +49,6 @@ func (f *mechanismFlags) parse(cmd *cobra.Command, flag string, names []string) 
 	}
 	if err := checkWorkers(f.Workers); err != nil {
 		return s, err
-	}
-	if s.prior, err = gamma.ParsePrior(f.Prior); err != nil {
-		return s, usageErrorf("--prior: %v", err)
-	}
-	if s.search, err = accountant.ParseGNMaxSearch(f.GNMaxSearch); err != nil {
-		return s, usageErrorf("--gnmax-search: %v", err)
 	}
 	for flag, set := range map[string]bool{"--gamma": f.GammaFile != "", "--no-solve": f.NoSolve} {
 		if set && !slices.Contains(names, "darrm") {
@@ -80,14 +71,9 @@ func (f *mechanismFlags) parse(cmd *cobra.Command, flag string, names []string) 
 // newAggregator builds the named aggregator for problem p; label describes
 // it for people.
 func (s mechanisms) newAggregator(cmd *cobra.Command, name string, p constraints.Params) (agg ensemble.Aggregator, label string, err error) {
-	m := ensemble.Mechanism{Name: name, RRDeltaPrime: s.RRDelta, GNMaxSearch: s.search}
-	switch name {
-	case "darrm":
+	m := ensemble.Mechanism{Name: name, RRComposition: s.RRComp.of(p.Delta), RRDeltaPrime: s.RRDelta, GNMaxSearch: s.GNMaxSearch}
+	if name == "darrm" {
 		if m.Gamma, m.GammaSource, err = s.darrmGamma(cmd.Context(), cmd, p); err != nil {
-			return nil, "", err
-		}
-	case "rr":
-		if m.RRComposition, err = rrComposition(s.RRComp, p.Delta); err != nil {
 			return nil, "", err
 		}
 	}
@@ -111,30 +97,30 @@ func (s mechanisms) darrmGamma(ctx context.Context, cmd *cobra.Command, p constr
 		}
 		return s.table.Gamma, "the gamma of " + s.tableName, nil
 	}
-	if _, err := s.prior.Coefficients(p.K); err != nil {
+	if _, err := s.Prior.Coefficients(p.K); err != nil {
 		return nil, "", usageErrorf("--prior: %v", err)
 	}
 	dir, err := s.Cache.open()
 	if err != nil {
 		return nil, "", err
 	}
-	what := fmt.Sprintf("gamma_opt (prior %s)", s.prior)
+	what := fmt.Sprintf("gamma_opt (prior %s)", s.Prior)
 	if s.NoSolve {
 		if dir == nil {
 			return nil, "", usageErrorf("--no-solve reads the cache, which --no-cache turns off")
 		}
-		key := cache.Key{Params: p, Prior: s.prior.String()}
+		key := cache.Key{Params: p, Prior: s.Prior.String()}
 		e, err := optimal.Reverified(ctx, dir, key, s.Workers)
 		switch {
 		case errors.Is(err, cache.ErrNotFound):
 			return nil, "", usageErrorf("--no-solve: the cache has no gamma_opt for K=%d m=%g eps=%g Delta=%g delta=%g prior %s (%s); run darrm solve with these parameters first",
-				p.K, p.M, p.Eps, p.Delta, p.TargetDelta, s.prior, dir.Path(key))
+				p.K, p.M, p.Eps, p.Delta, p.TargetDelta, s.Prior, dir.Path(key))
 		case err != nil:
 			return nil, "", fmt.Errorf("--no-solve: %w; run darrm solve with these parameters to replace it", err)
 		}
 		return e.Gamma, what + " from the cache", nil
 	}
-	e, cached, err := solveGamma(ctx, cmd, p, s.prior, dir, s.Workers, false)
+	e, cached, err := solveGamma(ctx, cmd, p, s.Prior, dir, s.Workers, false)
 	if err != nil {
 		return nil, "", err
 	}

@@ -2,10 +2,12 @@ package main
 
 import (
 	"embed"
+	"errors"
 	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // helpFiles hold the long descriptions and examples of the commands.
@@ -47,11 +49,23 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 	})
 	root.SetVersionTemplate("darrm {{.Version}}\n")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	root.SetFlagErrorFunc(flagValueError)
 	for _, newCmd := range subcommands {
 		root.AddCommand(newCmd())
 	}
 	return root
+}
+
+// flagValueError makes a bad flag a usage error; a value that a library
+// type refused is reported as --flag: the library's reason.
+func flagValueError(_ *cobra.Command, err error) error {
+	var ive *pflag.InvalidValueError
+	if errors.As(err, &ive) {
+		if _, ok := ive.GetFlag().Value.(textFlag); ok {
+			return usageErrorf("--%s: %v", ive.GetFlag().Name, ive.Unwrap())
+		}
+	}
+	return &usageError{err}
 }
 
 // version describes the build: the module version and, for a build from a

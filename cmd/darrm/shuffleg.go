@@ -21,31 +21,31 @@ import (
 func init() { subcommands = append(subcommands, newShufflegCmd) }
 
 type shufflegFlags struct {
-	Task       string    `flag:"task" help:"task: mean, ridge or lasso-logistic (required)"`
-	Dataset    string    `flag:"dataset" help:"dataset (see above; required)"`
-	Algorithms string    `flag:"algorithm" help:"algorithms: all, or a comma-separated list of dp-shuffleg, priv-pub, pub-priv, interleaved, public-only"`
-	Order      string    `flag:"order" help:"order of the private samples: rr (random reshuffling), so (shuffle once) or ig (incremental gradient)"`
-	Eps        []float64 `flag:"target-eps"`
-	Delta      float64   `flag:"target-delta"`
-	Fraction   float64   `flag:"p" help:"fraction of the steps on private samples, in (0, 1]"`
-	Epochs     int       `flag:"epochs" help:"number of epochs K"`
-	Runs       int       `flag:"runs" help:"runs per algorithm and learning rate"`
-	Clip       float64   `flag:"clip" help:"per-sample gradient clipping norm (the Lipschitz constant G of the privacy analysis)"`
-	Radius     float64   `flag:"C" help:"mean: radius of the ball constraint"`
-	Lambda     float64   `flag:"lambda" help:"ridge, lasso-logistic: regularisation weight"`
-	LR         float64   `flag:"lr" help:"fixed learning rate (instead of a grid search)"`
-	LRGrid     string    `flag:"lr-grid" help:"learning rates to search: thesis (0.5, 0.1, 0.05, ..., 1e-9) or a comma-separated list"`
-	Conversion string    `flag:"conversion"`
-	AlphaRule  string    `flag:"alpha-rule" help:"Renyi order of the privacy bound: exact (the minimiser) or table-4.3 (the thesis' rule alpha = sqrt(log(1/delta)/rho), with --conversion paper)"`
-	Seed       uint64    `flag:"seed"`
-	Workers    int       `flag:"workers"`
-	Format     string    `flag:"format"`
-	NonContr   bool      `flag:"allow-noncontractive" help:"run learning rates above 1/L*, where the privacy analysis does not hold (results are marked)"`
-	Curves     string    `flag:"curves" help:"also write the per-epoch curves as CSV to this file"`
-	Plot       string    `flag:"plot"`
-	PlotMetric string    `flag:"plot-metric" help:"quantity to plot: loss (G(x; D), linear axis) or excess (G(x; D) - G(x*), log axis)"`
-	N          int       `flag:"n" help:"synthetic: samples in each of the private and public sets"`
-	D          int       `flag:"d" help:"synthetic: dimension"`
+	Task       string                `flag:"task" help:"task: mean, ridge or lasso-logistic (required)"`
+	Dataset    string                `flag:"dataset" help:"dataset (see above; required)"`
+	Algorithms string                `flag:"algorithm" help:"algorithms: all, or a comma-separated list of dp-shuffleg, priv-pub, pub-priv, interleaved, public-only"`
+	Order      shuffleg.Order        `flag:"order" help:"order of the private samples: rr (random reshuffling), so (shuffle once) or ig (incremental gradient)"`
+	Eps        []float64             `flag:"target-eps"`
+	Delta      float64               `flag:"target-delta"`
+	Fraction   float64               `flag:"p" help:"fraction of the steps on private samples, in (0, 1]"`
+	Epochs     int                   `flag:"epochs" help:"number of epochs K"`
+	Runs       int                   `flag:"runs" help:"runs per algorithm and learning rate"`
+	Clip       float64               `flag:"clip" help:"per-sample gradient clipping norm (the Lipschitz constant G of the privacy analysis)"`
+	Radius     float64               `flag:"C" help:"mean: radius of the ball constraint"`
+	Lambda     float64               `flag:"lambda" help:"ridge, lasso-logistic: regularisation weight"`
+	LR         float64               `flag:"lr" help:"fixed learning rate (instead of a grid search)"`
+	LRGrid     string                `flag:"lr-grid" help:"learning rates to search: thesis (0.5, 0.1, 0.05, ..., 1e-9) or a comma-separated list"`
+	Conversion accountant.Conversion `flag:"conversion"`
+	AlphaRule  accountant.AlphaRule  `flag:"alpha-rule" help:"Renyi order of the privacy bound: exact (the minimiser) or table-4.3 (the thesis' rule alpha = sqrt(log(1/delta)/rho), with --conversion paper)"`
+	Seed       uint64                `flag:"seed"`
+	Workers    int                   `flag:"workers"`
+	Format     cliout.Format         `flag:"format"`
+	NonContr   bool                  `flag:"allow-noncontractive" help:"run learning rates above 1/L*, where the privacy analysis does not hold (results are marked)"`
+	Curves     string                `flag:"curves" help:"also write the per-epoch curves as CSV to this file"`
+	Plot       string                `flag:"plot"`
+	PlotMetric curveplot.Metric      `flag:"plot-metric" help:"quantity to plot: loss (G(x; D), linear axis) or excess (G(x; D) - G(x*), log axis)"`
+	N          int                   `flag:"n" help:"synthetic: samples in each of the private and public sets"`
+	D          int                   `flag:"d" help:"synthetic: dimension"`
 	dataDir    string
 }
 
@@ -53,9 +53,9 @@ type shufflegFlags struct {
 var shufflegNames = map[string]string{"eps": "--target-eps", "delta": "--target-delta"}
 
 func newShufflegCmd() *cobra.Command {
-	f := shufflegFlags{Algorithms: "all", Order: "rr", Fraction: shuffleg.DefaultFraction, Epochs: shuffleg.DefaultEpochs, Runs: shuffleg.DefaultRuns,
+	f := shufflegFlags{Algorithms: "all", Order: shuffleg.RR, Fraction: shuffleg.DefaultFraction, Epochs: shuffleg.DefaultEpochs, Runs: shuffleg.DefaultRuns,
 		Clip: shuffleg.DefaultClip, Radius: shuffleg.DefaultRadius, Lambda: shuffleg.DefaultLambda, LRGrid: "thesis",
-		AlphaRule: accountant.AlphaExact.String(), PlotMetric: "loss", N: 1000, D: 784}
+		N: 1000, D: 784}
 	cmd := &cobra.Command{
 		Use:   "shuffleg --task TASK --dataset DATASET --target-eps EPS [flags]",
 		Short: "Run the DP-ShuffleG experiments (private shuffled gradient methods with public data)",
@@ -126,23 +126,14 @@ func (f *shufflegFlags) spec(cmd *cobra.Command) (s shuffleg.Spec, search string
 	if !fl.Changed("target-delta") {
 		f.Delta = shuffleg.DefaultDelta
 	}
-	e := shuffleg.Experiment{Eps: f.Eps[0], Delta: f.Delta, Epochs: f.Epochs, Fraction: f.Fraction, Clip: f.Clip, Runs: f.Runs,
+	e := shuffleg.Experiment{Order: f.Order, Conversion: f.Conversion, AlphaRule: f.AlphaRule, Eps: f.Eps[0], Delta: f.Delta, Epochs: f.Epochs, Fraction: f.Fraction, Clip: f.Clip, Runs: f.Runs,
 		Workers: f.Workers, AllowNonContractive: f.NonContr, LRs: []float64{f.LR}}
 	search = "fixed"
 	if fl.Changed("seed") {
 		e.Seed = &f.Seed
 	}
-	if e.Order, err = shuffleg.ParseOrder(f.Order); err != nil {
-		return s, "", usageErrorf("--order: %v", err)
-	}
 	if e.Algorithms, err = shuffleg.ParseAlgorithms(f.Algorithms); err != nil {
 		return s, "", usageErrorf("--algorithm: %v", err)
-	}
-	if e.Conversion, err = parseConversion(f.Conversion); err != nil {
-		return s, "", err
-	}
-	if e.AlphaRule, err = accountant.ParseAlphaRule(f.AlphaRule); err != nil {
-		return s, "", usageErrorf("--alpha-rule: %v", err)
 	}
 	if e.AlphaRule == accountant.AlphaTable43 && e.Conversion != accountant.PaperConversion {
 		return s, "", usageErrorf("--alpha-rule table-4.3 is the thesis' rule for its own conversion: use it with --conversion paper")
@@ -157,17 +148,9 @@ func (f *shufflegFlags) spec(cmd *cobra.Command) (s shuffleg.Spec, search string
 
 func runShuffleg(cmd *cobra.Command, f *shufflegFlags) error {
 	start := time.Now()
-	format, err := parseFormat(f.Format)
-	if err != nil {
-		return err
-	}
 	spec, search, err := f.spec(cmd)
 	if err != nil {
 		return err
-	}
-	metric, err := curveplot.ParseMetric(f.PlotMetric)
-	if err != nil {
-		return usageErrorf("--plot-metric: %v", err)
 	}
 	if err := checkPlot(f.Plot); err != nil {
 		return err
@@ -196,9 +179,9 @@ func runShuffleg(cmd *cobra.Command, f *shufflegFlags) error {
 		}
 	}
 	if f.Plot != "" {
-		if err := curveplot.Write(f.Plot, "", []curveplot.Panel{curveplot.ReportPanel(&rep, metric)}, 1); err != nil {
+		if err := curveplot.Write(f.Plot, "", []curveplot.Panel{curveplot.ReportPanel(&rep, f.PlotMetric)}, 1); err != nil {
 			return err
 		}
 	}
-	return report.Shuffleg{Report: &rep, Seconds: time.Since(start).Seconds()}.Write(cmd.OutOrStdout(), format)
+	return report.Shuffleg{Report: &rep, Seconds: time.Since(start).Seconds()}.Write(cmd.OutOrStdout(), f.Format)
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/report"
 )
 
@@ -12,11 +13,11 @@ func init() { subcommands = append(subcommands, newSimulateCmd) }
 type simulateFlags struct {
 	problemFlags
 	mechanismFlags
-	Format     string   `flag:"format"`
-	Seed       uint64   `flag:"seed"`
-	Mechanisms []string `flag:"mechanisms" help:"mechanisms to compare (default: darrm, subsample, rr, gnmax when delta > 0, dsub when Delta = 0)"`
-	Teachers   string   `flag:"teachers" help:"the teachers' probabilities of voting 1: U(a,b), p, or p_1,...,p_K"`
-	Queries    int      `flag:"queries" help:"number of queries"`
+	Format     cliout.Format `flag:"format"`
+	Seed       uint64        `flag:"seed"`
+	Mechanisms []string      `flag:"mechanisms" help:"mechanisms to compare (default: darrm, subsample, rr, gnmax when delta > 0, dsub when Delta = 0)"`
+	Teachers   string        `flag:"teachers" help:"the teachers' probabilities of voting 1: U(a,b), p, or p_1,...,p_K"`
+	Queries    int           `flag:"queries" help:"number of queries"`
 }
 
 func newSimulateCmd() *cobra.Command {
@@ -35,10 +36,6 @@ func newSimulateCmd() *cobra.Command {
 const simulationNote = "a simulation with a seeded generator, not a private release: agreement with the majority of synthetic teachers"
 
 func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
-	format, err := parseFormat(f.Format)
-	if err != nil {
-		return err
-	}
 	p, err := f.params(cmd)
 	if err != nil {
 		return err
@@ -81,5 +78,5 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 			Agree: r.Agree, Agreement: r.Rate, Lo: r.Lo, Hi: r.Hi, Exact: r.Exact, TVError: r.TVError,
 		})
 	}
-	return out.Write(cmd.OutOrStdout(), format)
+	return out.Write(cmd.OutOrStdout(), f.Format)
 }
