@@ -76,3 +76,41 @@ func TestTrainChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestCached: the first call trains and saves, the second loads; a damaged
+// file is reported and replaced; without a folder nothing is saved.
+func TestCached(t *testing.T) {
+	ctx := context.Background()
+	b := datasets.SyntheticBinary(100, 20, 1)
+	cfg := config(false, 3)
+	dir := filepath.Join(t.TempDir(), "teachers")
+	var notes []string
+	note := func(s string) { notes = append(notes, s) }
+	for i, tc := range []struct {
+		damage bool
+		cached bool
+		note   string
+	}{
+		{false, false, "training 5 non-private teachers on synthetic"},
+		{false, true, ""},
+		{true, false, "; retraining"},
+	} {
+		if tc.damage {
+			os.WriteFile(filepath.Join(dir, cfg.Key()+".json"), []byte("{"), 0o644)
+		}
+		notes = nil
+		e, cached, err := Cached(ctx, dir, b, cfg, note)
+		if err != nil || cached != tc.cached || len(e.Params) != 5 {
+			t.Fatalf("call %d: cached %v (%v), want %v", i, cached, err, tc.cached)
+		}
+		if got := strings.Join(notes, "\n"); !strings.Contains(got, tc.note) || tc.note == "" && got != "" {
+			t.Errorf("call %d: notes %q, want %q", i, got, tc.note)
+		}
+	}
+	if _, err := Load(filepath.Join(dir, cfg.Key()+".json"), cfg); err != nil {
+		t.Errorf("the replaced file: %v", err)
+	}
+	if _, cached, err := Cached(ctx, "", b, cfg, nil); err != nil || cached {
+		t.Errorf("no folder: cached %v (%v)", cached, err)
+	}
+}

@@ -86,6 +86,27 @@ type Result struct {
 	Relation     string  `json:"relation"`
 }
 
+// Validate checks the protocol for a public set of n images: M in [1, K],
+// at least one redraw, and each Q in [1, n]. A bad value is an
+// *accountant.ParamError naming m, redraws or queries.
+func (p Params) Validate(n int) error {
+	bad := func(name string, v float64, rule string, args ...any) error {
+		return &accountant.ParamError{Name: name, Value: v, Rule: fmt.Sprintf(rule, args...)}
+	}
+	if !(p.M >= 1 && p.M <= K) {
+		return bad("m", p.M, "must be in [1, K] = [1, %d]", K)
+	}
+	if p.Redraws < 1 {
+		return bad("redraws", float64(p.Redraws), "must be >= 1")
+	}
+	for _, q := range p.Queries {
+		if q < 1 || q > n {
+			return bad("queries", float64(q), "must be in [1, %d], the size of the public set", n)
+		}
+	}
+	return nil
+}
+
 // Mechanisms are the rows of Table 3.1, in its order, with RR added.
 var Mechanisms = []string{"gnmax", "darrm-sub", "darrm-opt", "rr"}
 
@@ -94,13 +115,8 @@ var Mechanisms = []string{"gnmax", "darrm-sub", "darrm-opt", "rr"}
 // (DaRRM with γ_Sub, DaRRM with γ_opt, RR) or the non-private teachers'
 // votes (GNMax), each label (m·ε, m·Δ)-DP for the private teachers' (ε, Δ).
 func Run(ctx context.Context, test *datasets.Dataset, private, nonPrivate *teachers.Ensemble, teacher accountant.Guarantee, p Params, opt GammaOpt) ([]Result, error) {
-	if p.Redraws < 1 {
-		return nil, fmt.Errorf("transfer: %d redraws: must be >= 1", p.Redraws)
-	}
-	for _, q := range p.Queries {
-		if q < 1 || q > test.Len() {
-			return nil, fmt.Errorf("transfer: %d queries: must be in [1, %d], the size of the public set", q, test.Len())
-		}
+	if err := p.Validate(test.Len()); err != nil {
+		return nil, fmt.Errorf("transfer: %w", err)
 	}
 	prm := constraints.Params{K: private.Config.K, M: p.M, Eps: teacher.Eps, Delta: teacher.Delta, TargetDelta: p.M * teacher.Delta}
 	if err := prm.Validate(); err != nil {

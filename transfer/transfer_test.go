@@ -2,7 +2,9 @@ package transfer
 
 import (
 	"context"
+	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
@@ -76,5 +78,32 @@ func TestAgree(t *testing.T) {
 	a := Agree([][]byte{{1, 1, 1}, {1, 0, 0}})
 	if a.Unanimous != 0.5 || math.Abs(a.WithMajority-5.0/6) > 1e-15 {
 		t.Errorf("%+v", a)
+	}
+}
+
+// TestParamsValidate names the field of each bad protocol.
+func TestParamsValidate(t *testing.T) {
+	good := Params{M: 3, Queries: []int{20, 100}, Redraws: 2}
+	if err := good.Validate(100); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		mod  func(*Params)
+		name string
+	}{
+		{func(p *Params) { p.M = 0.5 }, "m"},
+		{func(p *Params) { p.M = K + 1 }, "m"},
+		{func(p *Params) { p.M = math.NaN() }, "m"},
+		{func(p *Params) { p.Redraws = 0 }, "redraws"},
+		{func(p *Params) { p.Queries = []int{20, 101} }, "queries"},
+		{func(p *Params) { p.Queries = []int{0} }, "queries"},
+	} {
+		p := good
+		p.Queries = slices.Clone(good.Queries)
+		tc.mod(&p)
+		var pe *accountant.ParamError
+		if err := p.Validate(100); !errors.As(err, &pe) || pe.Name != tc.name {
+			t.Errorf("%+v: %v, want a ParamError for %s", p, err, tc.name)
+		}
 	}
 }
