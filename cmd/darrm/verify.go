@@ -22,28 +22,12 @@ type verifyFlags struct {
 
 func newVerifyCmd() *cobra.Command {
 	var f verifyFlags
-	cmd := &cobra.Command{
+	cmd := withHelp("verify", &cobra.Command{
 		Use:   "verify [FILE] [flags]",
 		Short: "Certify that a gamma makes DaRRM (m·eps, delta)-DP",
-		Long: `verify reads a noise function gamma(0..K) from FILE (or standard input): the
-JSON or CSV printed by "darrm solve", a JSON array, or numbers separated by
-spaces, commas or newlines. It maximises the privacy cost f exactly over
-every corner multiset (Lemmas 3.4.4 and 3.6.1) and prints the certificate.
-
-The problem is taken from the JSON when it states it; flags given on the
-command line override it. K is the length of gamma minus one; m, eps, Delta
-and delta take the shared defaults when neither the file nor a flag gives
-them.
-
-Exit status: 0 if certified (max f + rounding bound <= budget); 3 if not,
-including a gamma that meets the budget only to within rounding error
-("tight"); 2 for bad input.`,
-		Example: `  darrm solve --K 11 --m 3 --format json | darrm verify
-  darrm solve --K 11 --m 3 --format csv | darrm verify --m 3
-  darrm verify gamma.txt --m 3 --eps 0.1 --Delta 1e-5`,
-		Args: maxArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runVerify(cmd, &f, args) },
-	}
+		Args:  maxArgs(1),
+		RunE:  func(cmd *cobra.Command, args []string) error { return runVerify(cmd, &f, args) },
+	})
 	f.problem.add(cmd)
 	f.format.add(cmd)
 	f.workers.add(cmd)

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/transfer"
 )
 
@@ -48,6 +51,20 @@ type NonPrivateTeachers struct {
 	AccuracyMean float64            `json:"accuracy_mean"`
 	Agreement    transfer.Agreement `json:"agreement"`
 	Cached       bool               `json:"cached"`
+}
+
+// NewTransferTeachers describes the private and non-private ensembles of a
+// transfer experiment, their votes on the public set test, and the private
+// teachers' guarantee (at Rényi order alpha); cached says which ensemble
+// came from the cache.
+func NewTransferTeachers(priv, pub *teachers.Ensemble, cached [2]bool, g accountant.Guarantee, alpha int, test *datasets.Dataset) TransferTeachers {
+	dp := priv.Config.DP
+	return TransferTeachers{
+		Private: PrivateTeachers{Eps: g.Eps, Delta: g.Delta, Alpha: alpha, Sigma: dp.Sigma, Clip: dp.Clip,
+			Epochs: dp.Epochs, SamplingRate: dp.Rate, Steps: dp.Steps(), ShareSize: priv.ShareSize,
+			Accuracy: priv.Accuracy, AccuracyMean: transfer.Mean(priv.Accuracy), Agreement: transfer.Agree(priv.Votes(test)), Cached: cached[0]},
+		NonPrivate: NonPrivateTeachers{Accuracy: pub.Accuracy, AccuracyMean: transfer.Mean(pub.Accuracy), Agreement: transfer.Agree(pub.Votes(test)), Cached: cached[1]},
+	}
 }
 
 // Write renders the document in format f.
