@@ -1,7 +1,9 @@
 // Package report holds the documents darrm's commands print: one type per
 // command, whose JSON field names are stable, and its table and CSV
 // renderings. Commands fill a document from library results and call its
-// Write method; nothing here computes a privacy quantity.
+// Write method. Nothing here computes a privacy quantity, except that
+// Solve.Recertify has gamma.Verify certify again the gammas a document
+// read from a file states.
 package report
 
 import (

@@ -2,12 +2,14 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/shuffleg"
 )
 
 func TestGroupDigits(t *testing.T) {
@@ -52,5 +54,44 @@ func TestVerdictNamesEveryStatus(t *testing.T) {
 	}
 	if !strings.HasPrefix(Verdict(gamma.Certified), "CERTIFIED") {
 		t.Errorf("Verdict(Certified) = %q", Verdict(gamma.Certified))
+	}
+}
+
+// TestSolveRecertifyAndRows: a document's certificates are replaced by
+// ones computed from its gammas, whatever the file claimed, and its rows
+// list every mechanism with the recomputed status.
+func TestSolveRecertifyAndRows(t *testing.T) {
+	sub, err := gamma.Const(5, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := Solve{
+		Problem: Problem{K: 5, M: 2, Eps: 0.1, Delta: 0, TargetDelta: 0}, Prior: "uniform",
+		Gamma:       []float64{1, 1, 1, 1, 1, 1}, // not 0.1-DP: a claim the file cannot make true
+		Certificate: gamma.Certificate{Status: gamma.Certified},
+		Compare:     []Mechanism{{Name: "sub", Gamma: sub, Evaluation: gamma.Evaluation{Certificate: gamma.Certificate{Status: gamma.Violated}}}},
+	}
+	if err := d.Recertify(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if d.Certificate.Status == gamma.Certified || d.Compare[0].Certificate.Status != gamma.Certified {
+		t.Errorf("after Recertify: opt %v, sub %v; want not certified and certified", d.Certificate.Status, d.Compare[0].Certificate.Status)
+	}
+	rows := d.Rows()
+	if len(rows) != 2 || rows[0][6].Val != "opt" || rows[1][6].Val != "sub" || rows[1][len(rows[1])-1].Val != "certified" {
+		t.Errorf("rows %v", rows)
+	}
+	bad := d
+	bad.Gamma = []float64{1, 2}
+	if err := bad.Recertify(context.Background()); err == nil {
+		t.Error("a gamma of the wrong length was certified")
+	}
+}
+
+func TestShufflegRows(t *testing.T) {
+	r := &shuffleg.Report{Dataset: "synthetic", Task: "mean", Eps: 1, Results: []shuffleg.ReportResult{{Label: "DP-RR", FinalLossMean: 0.5}, {Label: "Public Only"}}}
+	rows := Shuffleg{Report: r}.Rows()
+	if len(rows) != 2 || rows[0][8].Val != "DP-RR" || rows[0][11].Val != 0.5 {
+		t.Errorf("rows %v", rows)
 	}
 }

@@ -52,3 +52,17 @@ func (out Shuffleg) Write(w io.Writer, f cliout.Format) error {
 	_, err := fmt.Fprintf(w, "%.1f s\n", out.Seconds)
 	return err
 }
+
+// Rows are the final values of each algorithm of the report, as a figure
+// draws them.
+func (out Shuffleg) Rows() []cliout.Record {
+	r := out.Report
+	var rows []cliout.Record
+	for _, a := range r.Results {
+		rows = append(rows, cliout.Record{{Key: "dataset", Val: r.Dataset}, {Key: "thesis_dataset", Val: r.ThesisDataset},
+			{Key: "task", Val: r.Task}, {Key: "eps", Val: r.Eps}, {Key: "p", Val: r.Fraction}, {Key: "order", Val: r.Order},
+			{Key: "alpha_rule", Val: r.AlphaRule}, {Key: "optimum", Val: r.Optimum.Value}, {Key: "algorithm", Val: a.Label},
+			{Key: "lr", Val: a.LR}, {Key: "sigma", Val: a.Sigma}, {Key: "final_loss_mean", Val: a.FinalLossMean}, {Key: "final_loss_std", Val: a.FinalLossStd}})
+	}
+	return rows
+}

@@ -1,9 +1,11 @@
 package report
 
 import (
+	"context"
 	"fmt"
 	"io"
 
+	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
 )
@@ -59,6 +61,41 @@ func (out Solve) Mechanisms() []Mechanism {
 	opt := Mechanism{Name: "opt", Gamma: out.Gamma, Evaluation: gamma.Evaluation{
 		Utility: out.Objective, SurrogateError: out.SurrogateError, Errors: out.Errors, Certificate: out.Certificate}}
 	return append([]Mechanism{opt}, out.Compare...)
+}
+
+// Recertify replaces the certificates the document states, of gamma_opt
+// and of each baseline, by ones computed now from the gammas' values
+// (gamma.Verify), so that what is drawn from a file never shows a status
+// the file merely claims.
+func (out *Solve) Recertify(ctx context.Context) error {
+	p := constraints.Params{K: out.K, M: out.M, Eps: out.Eps, Delta: out.Delta, TargetDelta: out.TargetDelta}
+	var err error
+	if out.Certificate, err = gamma.Verify(ctx, p, out.Gamma, 0, nil); err != nil {
+		return err
+	}
+	for i := range out.Compare {
+		if out.Compare[i].Certificate, err = gamma.Verify(ctx, p, out.Compare[i].Gamma, 0, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Rows are the numbers behind a figure of the document: per mechanism, the
+// problem, the objective, the errors, and the certificate.
+func (out Solve) Rows() []cliout.Record {
+	var rows []cliout.Record
+	for _, m := range out.Mechanisms() {
+		ev := m.Evaluation
+		r := cliout.Record{{Key: "K", Val: out.K}, {Key: "m", Val: out.M}, {Key: "eps", Val: out.Eps}, {Key: "Delta", Val: out.Delta},
+			{Key: "delta", Val: out.TargetDelta}, {Key: "prior", Val: out.Prior}, {Key: "mechanism", Val: m.Name},
+			{Key: "objective", Val: ev.Utility}, {Key: "surrogate_error", Val: ev.SurrogateError}}
+		for _, e := range ev.Errors {
+			r = append(r, cliout.Field{Key: "error " + e.Actual, Val: e.Mean})
+		}
+		rows = append(rows, append(r, cliout.Field{Key: "ratio", Val: ev.Certificate.Ratio}, cliout.Field{Key: "status", Val: ev.Certificate.Status.String()}))
+	}
+	return rows
 }
 
 // Write renders the document in format f. The CSV has the columns l,
