@@ -63,6 +63,49 @@ func (p problem) validate() error {
 	return flagError(p.Validate(), map[string]string{"m·eps": "m·eps (--m × --eps)"})
 }
 
+// withTable combines the parameters stated in a gamma file with the
+// command line, which takes precedence; K is the file's.
+func (f *problemFlags) withTable(cmd *cobra.Command, tab gamma.Table) (problem, error) {
+	fs := cmd.Flags()
+	k := tab.Gamma.K()
+	if fs.Changed("K") && f.K != k {
+		return problem{}, usageErrorf("--K = %d but gamma has %d values: need K+1", f.K, len(tab.Gamma))
+	}
+	pick := func(flag string, fromFlag float64, fromFile *float64) float64 {
+		if fromFile != nil && !fs.Changed(flag) {
+			return *fromFile
+		}
+		return fromFlag
+	}
+	p := problem{Params: constraints.Params{K: k, M: pick("m", f.M, tab.M), Eps: pick("eps", f.Eps, tab.Eps), Delta: pick("Delta", f.Delta, tab.Delta)}}
+	p.mDefault = !fs.Changed("m") && tab.M == nil
+	switch {
+	case fs.Changed("delta"):
+		p.TargetDelta = f.Target
+	case tab.TargetDelta != nil:
+		p.TargetDelta = *tab.TargetDelta
+	default:
+		p.TargetDelta = constraints.DefaultTargetDelta(p.Delta, p.M)
+		p.deltaDefault = true
+	}
+	return p, p.validate()
+}
+
+// readGamma reads the gamma file named by args (standard input if none)
+// and the problem it is for, from the file and the flags (withTable).
+func (f *problemFlags) readGamma(cmd *cobra.Command, args []string) (gamma.Table, problem, error) {
+	name := "-"
+	if len(args) == 1 {
+		name = args[0]
+	}
+	tab, err := readTable(cmd, name)
+	if err != nil {
+		return gamma.Table{}, problem{}, err
+	}
+	p, err := f.withTable(cmd, tab)
+	return tab, p, err
+}
+
 // out is the problem as outputs echo it.
 func (p problem) out() report.Problem {
 	return report.Problem{K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta, MDefault: p.mDefault, DeltaDefault: p.deltaDefault}

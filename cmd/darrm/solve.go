@@ -138,20 +138,11 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	}
 	out.Seconds = time.Since(start).Seconds()
 	if f.plot != "" {
-		if err := figure.WriteGammas(f.plot, "", []figure.Setting{setting(out)}, 1, false); err != nil {
+		if err := figure.WriteGammas(f.plot, "", []figure.Setting{figure.SolveSetting(out)}, 1, false); err != nil {
 			return err
 		}
 	}
 	return out.Write(cmd.OutOrStdout(), format)
-}
-
-// setting is out as a column of a gamma figure.
-func setting(out report.Solve) figure.Setting {
-	s := figure.Setting{K: out.K, M: out.M, Eps: out.Eps, Delta: out.Delta, TargetDelta: out.TargetDelta}
-	for _, m := range out.Mechanisms() {
-		s.Mechanisms = append(s.Mechanisms, figure.Mechanism{Name: m.Name, Prior: out.Prior, Gamma: m.Gamma, Status: m.Certificate.Status, Errors: m.Errors})
-	}
-	return s
 }
 
 // baselines parses the flags of --compare and builds the baselines.
