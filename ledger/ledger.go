@@ -168,6 +168,26 @@ func Open(path string) (*Ledger, error) {
 	return l, nil
 }
 
+// OpenRun opens and locks the ledger at path for a release of labels of
+// guarantee step under relation by mechanism: it begins the run's spend
+// (Begin) and returns how many labels the budget allows, at most limit
+// when limit >= 0 (Allowance). Close the ledger when the run is settled.
+func OpenRun(path, mechanism, relation string, step accountant.Guarantee, limit int) (*Ledger, int, error) {
+	l, err := Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	allowed := 0
+	if err = l.Begin(mechanism, relation, step); err == nil {
+		allowed, err = l.Allowance(step, limit)
+	}
+	if err != nil {
+		l.Close()
+		return nil, 0, err
+	}
+	return l, allowed, nil
+}
+
 // read parses the file. A last line without its line end is a write that
 // a crash interrupted before its fsync returned: the labels it would have
 // paid for were never handed out, so it is cut off.
