@@ -118,8 +118,8 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	var led *ledger.Ledger
 	opts := ensemble.ReleaseOptions{Experiment: fs.Changed("seed")}
 	if f.Ledger != "" {
-		if led, limit, err = openLedger(f.Ledger, f.Mechanism, priv, limit); err != nil {
-			return err
+		if led, limit, err = ledger.OpenRun(f.Ledger, f.Mechanism, priv.Relation.String(), priv.Guarantee, limit); err != nil {
+			return usageErrorf("--ledger: %v", err)
 		}
 		defer led.Close()
 		opts.Reserve = led.Reserve

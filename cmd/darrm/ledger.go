@@ -101,23 +101,3 @@ func openLedgerFile(path string) (*ledger.Ledger, error) {
 	}
 	return l, nil
 }
-
-// openLedger opens the ledger of a release, starts its spend and returns
-// the number of queries it may answer: at most limit (none when < 0) and
-// what the ledger's budget allows.
-func openLedger(path, mechanism string, priv ensemble.Privacy, limit int) (*ledger.Ledger, int, error) {
-	l, err := openLedgerFile(path)
-	if err != nil {
-		return nil, 0, err
-	}
-	if err := l.Begin(mechanism, priv.Relation.String(), priv.Guarantee); err != nil {
-		l.Close()
-		return nil, 0, &usageError{err}
-	}
-	allowed, err := l.Allowance(priv.Guarantee, limit)
-	if err != nil {
-		l.Close()
-		return nil, 0, err
-	}
-	return l, allowed, nil
-}
