@@ -47,48 +47,29 @@ func (f *problemFlags) params(cmd *cobra.Command) (problem, error) {
 }
 
 // paramsForK is params with K = k, for commands that take K from their
-// input; the caller checks k against a given --K.
-func (f *problemFlags) paramsForK(cmd *cobra.Command, k int) (problem, error) {
+// input; the caller checks k against a given --K. Values the command line
+// does not state come from the files' stated, then from the defaults.
+func (f *problemFlags) paramsForK(cmd *cobra.Command, k int, files ...gamma.Stated) (problem, error) {
 	fs := cmd.Flags()
-	p := problem{Params: constraints.Params{K: k, M: f.M, Eps: f.Eps, Delta: f.Delta, TargetDelta: f.Target}, mDefault: !fs.Changed("m")}
-	if !fs.Changed("delta") {
-		p.TargetDelta = constraints.DefaultTargetDelta(f.Delta, f.M)
-		p.deltaDefault = true
+	given := func(name string, v *float64) *float64 {
+		if fs.Changed(name) {
+			return v
+		}
+		return nil
 	}
-	return p, p.validate()
-}
-
-// validate checks the problem, naming the flags of a bad parameter.
-func (p problem) validate() error {
-	return flagError(p.Validate(), map[string]string{"m·eps": "m·eps (--m × --eps)"})
+	line := gamma.Stated{M: given("m", &f.M), Eps: given("eps", &f.Eps), Delta: given("Delta", &f.Delta), TargetDelta: given("delta", &f.Target)}
+	var p problem
+	p.Params, p.mDefault, p.deltaDefault = gamma.Params(k, constraints.Params{M: f.M, Eps: f.Eps, Delta: f.Delta}, append([]gamma.Stated{line}, files...)...)
+	return p, flagError(p.Validate(), map[string]string{"m·eps": "m·eps (--m × --eps)"})
 }
 
 // withTable combines the parameters stated in a gamma file with the
 // command line, which takes precedence; K is the file's.
 func (f *problemFlags) withTable(cmd *cobra.Command, tab gamma.Table) (problem, error) {
-	fs := cmd.Flags()
-	k := tab.Gamma.K()
-	if fs.Changed("K") && f.K != k {
+	if k := tab.Gamma.K(); cmd.Flags().Changed("K") && f.K != k {
 		return problem{}, usageErrorf("--K = %d but gamma has %d values: need K+1", f.K, len(tab.Gamma))
 	}
-	pick := func(flag string, fromFlag float64, fromFile *float64) float64 {
-		if fromFile != nil && !fs.Changed(flag) {
-			return *fromFile
-		}
-		return fromFlag
-	}
-	p := problem{Params: constraints.Params{K: k, M: pick("m", f.M, tab.M), Eps: pick("eps", f.Eps, tab.Eps), Delta: pick("Delta", f.Delta, tab.Delta)}}
-	p.mDefault = !fs.Changed("m") && tab.M == nil
-	switch {
-	case fs.Changed("delta"):
-		p.TargetDelta = f.Target
-	case tab.TargetDelta != nil:
-		p.TargetDelta = *tab.TargetDelta
-	default:
-		p.TargetDelta = constraints.DefaultTargetDelta(p.Delta, p.M)
-		p.deltaDefault = true
-	}
-	return p, p.validate()
+	return f.paramsForK(cmd, tab.Gamma.K(), tab.Stated)
 }
 
 // readGamma reads the gamma file named by args (standard input if none)
