@@ -4,7 +4,6 @@ import (
 	"encoding"
 	"errors"
 	"fmt"
-	"math"
 	"reflect"
 	"strings"
 
@@ -208,15 +207,6 @@ func paramMessage(err error, flags map[string]string) (string, bool) {
 	return fmt.Sprintf("%s = %v: %s", flag, value, rule), true
 }
 
-// checkFloat reports a flag value outside its domain, naming the flag, the
-// value and the rule.
-func checkFloat(name string, v float64, ok bool, rule string) error {
-	if math.IsNaN(v) || math.IsInf(v, 0) || !ok {
-		return usageErrorf("--%s = %v: must be %s", name, v, rule)
-	}
-	return nil
-}
-
 // checkPlot refuses a --plot file that cannot be drawn, before any work;
 // "" is no plot.
 func checkPlot(path string) error {
@@ -226,7 +216,8 @@ func checkPlot(path string) error {
 	return asUsage(figure.CheckPath(path))
 }
 
-// formatFlag is --format, parsed.
+// formatFlag is --format, parsed when the command runs (solve and separate
+// use it; the other commands bind a cliout.Format).
 type formatFlag struct{ s string }
 
 func (f *formatFlag) add(cmd *cobra.Command) { flagFormat.add(cmd.Flags(), &f.s) }
@@ -239,17 +230,13 @@ func (f *formatFlag) parse() (cliout.Format, error) {
 	return v, nil
 }
 
-// workersFlag is --workers, checked.
+// workersFlag is --workers, checked when the command runs (solve and
+// separate use it).
 type workersFlag struct{ n int }
 
 func (f *workersFlag) add(cmd *cobra.Command) { flagWorkers.add(cmd.Flags(), &f.n) }
 
-func (f *workersFlag) get() (int, error) {
-	if f.n < 0 {
-		return 0, usageErrorf("--workers = %d: must be >= 0 (0: all cores)", f.n)
-	}
-	return f.n, nil
-}
+func (f *workersFlag) get() (int, error) { return f.n, checkWorkers(f.n) }
 
 // checkWorkers checks --workers.
 func checkWorkers(n int) error {
@@ -268,7 +255,10 @@ type compositionFlags struct {
 // checkDeltaPrime checks --delta-prime, which even simple composition
 // refuses outside (0, 1) rather than ignore it.
 func (c *compositionFlags) checkDeltaPrime() error {
-	return checkFloat("delta-prime", c.DeltaPrime, c.DeltaPrime > 0 && c.DeltaPrime < 1, "in (0, 1)")
+	if !(c.DeltaPrime > 0 && c.DeltaPrime < 1) {
+		return usageErrorf("--delta-prime = %v: must be in (0, 1)", c.DeltaPrime)
+	}
+	return nil
 }
 
 // rrMethod is --rr-composition: a composition method, or auto, the
