@@ -7,9 +7,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/shuffleg"
+	"github.com/darrm/darrm/teachers"
+	"github.com/darrm/darrm/transfer"
 )
 
 func TestGroupDigits(t *testing.T) {
@@ -93,5 +97,49 @@ func TestShufflegRows(t *testing.T) {
 	rows := Shuffleg{Report: r}.Rows()
 	if len(rows) != 2 || rows[0][8].Val != "DP-RR" || rows[0][11].Val != 0.5 {
 		t.Errorf("rows %v", rows)
+	}
+}
+
+// TestShufflegWrite: the table marks non-contractive learning rates and
+// gives the time; the JSON is the report alone, with no timing.
+func TestShufflegWrite(t *testing.T) {
+	r := &shuffleg.Report{Dataset: "synthetic", Task: "mean", Notes: []string{"a note"}, Results: []shuffleg.ReportResult{
+		{Label: "DP-RR", LR: 0.5, Sigma: 2, Eps: 1, Contractive: false}, {Label: "Public Only", LR: 0.1, Contractive: true}}}
+	var table, js bytes.Buffer
+	if err := (Shuffleg{Report: r, Seconds: 1.25}).Write(&table, cliout.Table); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"DP-RR", "0.5 (!)", "Public Only", "note: a note", "1.2 s"} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, table.String())
+		}
+	}
+	if err := (Shuffleg{Report: r, Seconds: 1.25}).Write(&js, cliout.JSON); err != nil || strings.Contains(js.String(), "1.25") || !strings.Contains(js.String(), `"dataset": "synthetic"`) {
+		t.Errorf("JSON (%v):\n%s", err, js.String())
+	}
+}
+
+// TestNewTransferTeachers describes two small trained ensembles.
+func TestNewTransferTeachers(t *testing.T) {
+	b := datasets.SyntheticBinary(300, 10, 1)
+	seed := uint64(1)
+	priv, pub := transfer.TeacherConfigs("synthetic", 60, &seed)
+	priv.K, pub.K = 5, 5
+	pe, err := teachers.Train(context.Background(), b, priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ne, err := teachers.Train(context.Background(), b, pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := accountant.Guarantee{Eps: 0.09, Delta: 1e-4}
+	tt := NewTransferTeachers(pe, ne, [2]bool{true, false}, g, 26, b.Test)
+	p, n := tt.Private, tt.NonPrivate
+	if p.Eps != 0.09 || p.Delta != 1e-4 || p.Alpha != 26 || p.Sigma != transfer.Sigma || p.Steps != priv.DP.Steps() || p.ShareSize != 60 || !p.Cached || n.Cached {
+		t.Errorf("private %+v, non-private %+v", p, n)
+	}
+	if p.AccuracyMean != transfer.Mean(pe.Accuracy) || n.Agreement != transfer.Agree(ne.Votes(b.Test)) {
+		t.Errorf("accuracy %v, agreement %+v", p.AccuracyMean, n.Agreement)
 	}
 }
