@@ -71,13 +71,10 @@ func newAccountComposeCmd() *cobra.Command {
 		compositionFlags
 	}
 	return newAccount("compose", "Total privacy of k composed (eps, delta)-DP steps (e.g. Q queries)", &f, stepFlags, stepAliases, func(cmd *cobra.Command, format cliout.Format) error {
-		if err := requireFlags(cmd, "step-eps", "steps"); err != nil {
+		m, dp, err := f.composition(cmd, "step-eps", "steps")
+		if err != nil {
 			return err
 		}
-		if err := f.checkDeltaPrime(); err != nil {
-			return err
-		}
-		m, dp := f.Method, f.DeltaPrime
 		total, err := accountant.Compose(accountant.Guarantee{Eps: f.Step, Delta: f.Delta}, f.Steps, m, dp)
 		if err != nil {
 			return err
@@ -96,13 +93,10 @@ func newAccountQueriesCmd() *cobra.Command {
 		compositionFlags
 	}
 	return newAccount("queries", "Largest number of (eps, delta)-DP queries within a total budget", &f, stepFlags, stepAliases, func(cmd *cobra.Command, format cliout.Format) error {
-		if err := requireFlags(cmd, "step-eps", "budget-eps"); err != nil {
+		m, dp, err := f.composition(cmd, "step-eps", "budget-eps")
+		if err != nil {
 			return err
 		}
-		if err := f.checkDeltaPrime(); err != nil {
-			return err
-		}
-		m, dp := f.Method, f.DeltaPrime
 		step := accountant.Guarantee{Eps: f.Step, Delta: f.Delta}
 		q, err := accountant.MaxSteps(step, accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}, m, dp)
 		if err != nil {
@@ -130,13 +124,10 @@ func newAccountStepEpsCmd() *cobra.Command {
 		compositionFlags
 	}
 	return newAccount("step-eps", "Largest per-step eps whose k-fold composition meets a total eps", &f, stepFlags, stepAliases, func(cmd *cobra.Command, format cliout.Format) error {
-		if err := requireFlags(cmd, "budget-eps", "steps"); err != nil {
+		m, dp, err := f.composition(cmd, "budget-eps", "steps")
+		if err != nil {
 			return err
 		}
-		if err := f.checkDeltaPrime(); err != nil {
-			return err
-		}
-		m, dp := f.Method, f.DeltaPrime
 		eps, err := accountant.StepEps(f.BudgetEps, f.Delta, f.Steps, m, dp)
 		if err != nil {
 			return err

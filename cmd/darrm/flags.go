@@ -261,6 +261,15 @@ func (c *compositionFlags) checkDeltaPrime() error {
 	return nil
 }
 
+// composition checks that the flags required are given and --delta-prime,
+// and returns the composition and its slack.
+func (c *compositionFlags) composition(cmd *cobra.Command, required ...string) (accountant.Method, float64, error) {
+	if err := requireFlags(cmd, required...); err != nil {
+		return 0, 0, err
+	}
+	return c.Method, c.DeltaPrime, c.checkDeltaPrime()
+}
+
 // rrMethod is --rr-composition: a composition method, or auto, the
 // accountant's choice for the teachers' Delta (accountant.RRComposition).
 type rrMethod struct {
