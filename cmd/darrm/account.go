@@ -7,6 +7,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/figure"
 	"github.com/darrm/darrm/shuffleg"
@@ -31,18 +32,18 @@ func newAccount(use, short string, flags any, names, old map[string]string, run 
 		Format cliout.Format `flag:"format"`
 	}
 	cmd := withHelp("account-"+use, &cobra.Command{
-		Use: use, Short: short, Args: noArgs,
+		Use: use, Short: short, Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			err := run(cmd, format.Format)
 			if msg, ok := paramMessage(err, names); ok {
-				return usageErrorf("account %s: %s", use, msg)
+				return cli.Usagef("account %s: %s", use, msg)
 			}
 			return err
 		},
 	})
 	bind(cmd, &format)
 	bind(cmd, flags)
-	aliases(cmd, old)
+	cli.Aliases(cmd, old)
 	return cmd
 }
 
@@ -158,7 +159,7 @@ func newAccountGaussianCmd() *cobra.Command {
 		Alpha       float64               `flag:"alpha" help:"Renyi order (> 1); default: the order that minimises eps"`
 	}{Sensitivity: 1}
 	return newAccount("gaussian", "RDP of k composed Gaussian mechanisms and their (eps, delta)-DP", &f, targetFlags, targetAliases, func(cmd *cobra.Command, format cliout.Format) error {
-		if err := requireFlags(cmd, "sigma", "steps", "target-delta"); err != nil {
+		if err := cli.RequireFlags(cmd, "sigma", "steps", "target-delta"); err != nil {
 			return err
 		}
 		c := f.Conversion
@@ -189,12 +190,12 @@ func newAccountGNMaxCmd() *cobra.Command {
 		Marks      []float64              `flag:"mark-lambda" help:"with --plot: orders lambda to mark on the curves (e.g. published values to compare)"`
 	}
 	return newAccount("gnmax", "Noise sigma of GNMax for a per-query (eps, delta) target", &f, targetFlags, targetAliases, func(cmd *cobra.Command, format cliout.Format) error {
-		if err := requireFlags(cmd, "target-eps", "target-delta"); err != nil {
+		if err := cli.RequireFlags(cmd, "target-eps", "target-delta"); err != nil {
 			return err
 		}
 		c, s := f.Conversion, f.Search
 		if s == accountant.GNMaxGrid && c != accountant.PaperConversion {
-			return usageErrorf("account gnmax: --gnmax-search grid is the paper's search and uses --conversion paper only")
+			return cli.Usagef("account gnmax: --gnmax-search grid is the paper's search and uses --conversion paper only")
 		}
 		if err := checkPlot(f.Plot); err != nil {
 			return err
@@ -242,9 +243,9 @@ func newAccountShuffleGCmd() *cobra.Command {
 	return newAccount("shuffleg", "Noise calibration of DP-ShuffleG, Priv-Pub, Pub-Priv and Interleaved", &f, names, map[string]string{"eps": "target-eps", "delta": "target-delta"}, func(cmd *cobra.Command, format cliout.Format) error {
 		fs := cmd.Flags()
 		if fs.Changed("target-eps") == fs.Changed("sigma") {
-			return usageErrorf("account shuffleg: give exactly one of --target-eps (calibrate sigma) and --sigma (compute eps)")
+			return cli.Usagef("account shuffleg: give exactly one of --target-eps (calibrate sigma) and --sigma (compute eps)")
 		}
-		if err := requireFlags(cmd, "target-delta", "G", "epochs"); err != nil {
+		if err := cli.RequireFlags(cmd, "target-delta", "G", "epochs"); err != nil {
 			return err
 		}
 		private := slices.DeleteFunc(shuffleg.Algorithms(), func(a shuffleg.Algorithm) bool { return !a.Private() })
@@ -255,7 +256,7 @@ func newAccountShuffleGCmd() *cobra.Command {
 			case name == "all":
 				algs = append(algs, private...)
 			case err != nil || !alg.Private():
-				return usageErrorf("--algorithm %q: must be one of dp-shuffleg, priv-pub, pub-priv, interleaved, all", name)
+				return cli.Usagef("--algorithm %q: must be one of dp-shuffleg, priv-pub, pub-priv, interleaved, all", name)
 			default:
 				algs = append(algs, alg)
 			}
@@ -322,7 +323,7 @@ func newAccountRRCmd() *cobra.Command {
 		}
 		b, err := gamma.RRBaseline(p.Params, m, f.RRDelta)
 		if err != nil {
-			return &usageError{err}
+			return cli.AsUsage(err)
 		}
 		r := cliout.Record{{Key: "K", Val: p.K}, {Key: "eps", Val: p.Eps}, {Key: "Delta", Val: p.Delta}, {Key: "m", Val: p.M},
 			{Key: "delta", Val: p.TargetDelta}, {Key: "method", Val: m.String()}}

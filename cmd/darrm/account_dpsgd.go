@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
 )
 
@@ -20,20 +21,20 @@ func newAccountDPSGDCmd() *cobra.Command {
 	}
 	names := map[string]string{"q": "--sampling-rate", "delta": "--target-delta"}
 	return newAccount("dpsgd", "Privacy of DP-SGD: the sampled Gaussian mechanism composed over its steps", &f, names, map[string]string{"delta": "target-delta"}, func(cmd *cobra.Command, format cliout.Format) error {
-		if err := requireFlags(cmd, "sigma", "target-delta"); err != nil {
+		if err := cli.RequireFlags(cmd, "sigma", "target-delta"); err != nil {
 			return err
 		}
 		fs := cmd.Flags()
 		if fs.Changed("sampling-rate") == (fs.Changed("batch") || fs.Changed("n")) {
-			return usageErrorf("account dpsgd: give the sampling rate as --sampling-rate, or as --batch and --n")
+			return cli.Usagef("account dpsgd: give the sampling rate as --sampling-rate, or as --batch and --n")
 		}
 		if fs.Changed("steps") == fs.Changed("epochs") {
-			return usageErrorf("account dpsgd: give the length as --steps, or as --epochs (with --batch and --n)")
+			return cli.Usagef("account dpsgd: give the length as --steps, or as --epochs (with --batch and --n)")
 		}
 		run := accountant.SGM{Q: f.Rate, Sigma: f.Sigma, Steps: f.Steps}
 		var err error
 		if !fs.Changed("sampling-rate") {
-			if err := requireFlags(cmd, "batch", "n"); err != nil {
+			if err := cli.RequireFlags(cmd, "batch", "n"); err != nil {
 				return err
 			}
 			if run.Q, err = accountant.SamplingRate(f.Batch, f.N); err != nil {
@@ -42,7 +43,7 @@ func newAccountDPSGDCmd() *cobra.Command {
 		}
 		if fs.Changed("epochs") {
 			if fs.Changed("sampling-rate") {
-				return usageErrorf("account dpsgd: --epochs needs --batch and --n")
+				return cli.Usagef("account dpsgd: --epochs needs --batch and --n")
 			}
 			if run.Steps, err = accountant.EpochSteps(f.Epochs, f.Batch, f.N); err != nil {
 				return err

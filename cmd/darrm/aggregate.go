@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/atomicfile"
+	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/report"
 	"github.com/darrm/darrm/ledger"
@@ -41,12 +42,12 @@ func newAggregateCmd() *cobra.Command {
 	cmd := withHelp("aggregate", &cobra.Command{
 		Use:   "aggregate [VOTES] [flags]",
 		Short: "Release one private majority label per query from K teachers' votes",
-		Args:  maxArgs(1),
+		Args:  cli.MaxArgs(1),
 		RunE:  func(cmd *cobra.Command, args []string) error { return runAggregate(cmd, &f, args) },
 	})
 	bind(cmd, &f)
 	cmd.Flags().StringVar(&f.Mechanism, "mechanism", "darrm", "aggregator: "+listNames(ensemble.Mechanisms))
-	aliases(cmd, map[string]string{"budget-method": "composition", "rr-method": "rr-composition", "gnmax-sigma": "gnmax-search"})
+	cli.Aliases(cmd, map[string]string{"budget-method": "composition", "rr-method": "rr-composition", "gnmax-sigma": "gnmax-search"})
 	return cmd
 }
 
@@ -63,12 +64,12 @@ func (f *aggregateFlags) parse(cmd *cobra.Command) (budget *accountant.Guarantee
 	case eps && delta:
 		budget = &accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}
 	case eps || delta:
-		return nil, mech, usageErrorf("--budget-eps and --budget-delta go together: a budget must bound both")
+		return nil, mech, cli.Usagef("--budget-eps and --budget-delta go together: a budget must bound both")
 	}
 	if mech, err = f.mechanismFlags.parse(cmd, "mechanism", []string{f.Mechanism}); err != nil {
 		return nil, mech, err
 	}
-	return budget, mech, checkOutPath("out", f.Out)
+	return budget, mech, cli.CheckOutPath("out", f.Out)
 }
 
 func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
@@ -82,23 +83,23 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if len(args) == 1 {
 		name = args[0]
 	}
-	if err := checkDistinct(name, f.Out); err != nil {
-		return err
+	if cli.SameFile(name, f.Out) {
+		return cli.Usagef("--out %s is the vote file: write the labels elsewhere", f.Out)
 	}
-	file, err := openInput(cmd, name)
+	file, err := cli.OpenInput(cmd.InOrStdin(), name)
 	if err != nil {
 		return err
 	}
 	defer file.Close()
-	votes, err := ensemble.NewVoteReader(file, displayName(name), ensemble.ReadOptions{Format: f.InFormat, Header: f.Header, ID: f.ID})
+	votes, err := ensemble.NewVoteReader(file, cli.InputName(name), ensemble.ReadOptions{Format: f.InFormat, Header: f.Header, ID: f.ID})
 	if err != nil {
-		return usageErrorf("%v", err)
+		return cli.Usagef("%v", err)
 	}
 	outFormat := f.OutFormat
 	if outFormat == ensemble.FormatAuto {
 		outFormat = votes.Format()
 	}
-	p, err := f.params(cmd, mech, votes.K(), displayName(name))
+	p, err := f.params(cmd, mech, votes.K(), cli.InputName(name))
 	if err != nil {
 		return err
 	}
@@ -111,7 +112,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	var budget *report.Budget
 	if inBudget != nil {
 		if limit, err = accountant.MaxSteps(priv.Guarantee, *inBudget, f.Method, f.DeltaPrime); err != nil {
-			return usageErrorf("budget: %v", err)
+			return cli.Usagef("budget: %v", err)
 		}
 		budget = &report.Budget{Eps: inBudget.Eps, Delta: inBudget.Delta, Method: f.Method.String(), DeltaPrime: f.DeltaPrime, MaxQueries: limit}
 	}
@@ -119,7 +120,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	opts := ensemble.ReleaseOptions{Experiment: fs.Changed("seed")}
 	if f.Ledger != "" {
 		if led, limit, err = ledger.OpenRun(f.Ledger, f.Mechanism, priv.Relation.String(), priv.Guarantee, limit); err != nil {
-			return usageErrorf("--ledger: %v", err)
+			return cli.Usagef("--ledger: %v", err)
 		}
 		defer led.Close()
 		opts.Reserve = led.Reserve
@@ -158,7 +159,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		}
 		return err
 	}
-	toStdout := f.Out == "" || f.Out == "-"
+	toStdout := cli.IsStdout(f.Out)
 	if toStdout {
 		err = stream(cmd.OutOrStdout())
 		if err != nil && lw != nil && lw.Written() > 0 {
@@ -175,15 +176,15 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	}
 	prog.Done()
 	if fe := (*ensemble.FormatError)(nil); errors.As(err, &fe) {
-		return usageErrorf("%v", err) // malformed votes are bad input
+		return cli.Usagef("%v", err) // malformed votes are bad input
 	} else if err != nil {
 		return err
 	}
 
 	elapsed := time.Since(start).Seconds()
 	out := report.Aggregate{
-		Input: displayName(name), InputFormat: votes.Format().String(), Header: votes.HasHeader(), IDColumn: votes.HasID(),
-		Output: displayOut(f.Out), OutputFormat: outFormat.String(), Mechanism: f.Mechanism, Label: label,
+		Input: cli.InputName(name), InputFormat: votes.Format().String(), Header: votes.HasHeader(), IDColumn: votes.HasID(),
+		Output: cli.OutputName(f.Out), OutputFormat: outFormat.String(), Mechanism: f.Mechanism, Label: label,
 		Problem:  p.out(),
 		PerQuery: report.PerQuery{Eps: priv.Eps, Delta: priv.Delta, Source: priv.Source, Relation: priv.Relation.String(), RelationText: priv.Relation.Describe()},
 		Gamma:    agg.Gamma(), Certificate: priv.Certificate,
@@ -218,7 +219,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	}
 	if res.Unanswered > 0 {
 		return fmt.Errorf("%w: answered %d of %d queries, %d left unanswered; %s holds the %d answered",
-			errBudget, res.Answered, res.Answered+res.Unanswered, res.Unanswered, displayOut(f.Out), res.Answered)
+			errBudget, res.Answered, res.Answered+res.Unanswered, res.Unanswered, cli.OutputName(f.Out), res.Answered)
 	}
 	return nil
 }
@@ -228,33 +229,13 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 // verify does).
 func (f *aggregateFlags) params(cmd *cobra.Command, mech mechanisms, k int, input string) (problem, error) {
 	if cmd.Flags().Changed("K") && f.K != k {
-		return problem{}, usageErrorf("--K = %d but %s has %d votes per row", f.K, input, k)
+		return problem{}, cli.Usagef("--K = %d but %s has %d votes per row", f.K, input, k)
 	}
 	if mech.table != nil {
 		if kg := mech.table.Gamma.K(); kg != k {
-			return problem{}, usageErrorf("--gamma %s is for K = %d teachers but %s has %d votes per row", mech.tableName, kg, input, k)
+			return problem{}, cli.Usagef("--gamma %s is for K = %d teachers but %s has %d votes per row", mech.tableName, kg, input, k)
 		}
 		return f.problemFlags.withTable(cmd, *mech.table)
 	}
 	return f.problemFlags.paramsForK(cmd, k)
-}
-
-// checkDistinct refuses to write the labels over the vote file.
-func checkDistinct(in, out string) error {
-	if in == "-" || out == "" || out == "-" {
-		return nil
-	}
-	a, errA := os.Stat(in)
-	b, errB := os.Stat(out)
-	if errA == nil && errB == nil && os.SameFile(a, b) {
-		return usageErrorf("--out %s is the vote file: write the labels elsewhere", out)
-	}
-	return nil
-}
-
-func displayOut(out string) string {
-	if out == "" || out == "-" {
-		return "standard output"
-	}
-	return out
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/report"
 	"github.com/darrm/darrm/optimal"
 )
@@ -31,12 +32,9 @@ func walk(c *cobra.Command, f func(*cobra.Command)) {
 // flag's has that flag's default and help, so a name means one thing with
 // one default everywhere; and every shared flag is in use.
 func TestSharedFlags(t *testing.T) {
-	byName := map[string]sharedFlag{}
-	for _, s := range sharedFlags {
-		if _, dup := byName[s.name]; dup {
-			t.Errorf("shared flag --%s is defined twice", s.name)
-		}
-		byName[s.name] = s
+	byName := map[string]cli.Flag{}
+	for _, s := range sharedFlags.Flags() {
+		byName[s.Name] = s
 	}
 	used := map[string][]string{}
 	walk(newRootCmd(), func(c *cobra.Command) {
@@ -48,23 +46,23 @@ func TestSharedFlags(t *testing.T) {
 			used[f.Name] = append(used[f.Name], c.CommandPath())
 			fs := pflag.NewFlagSet("want", pflag.ContinueOnError)
 			want := reflectNew(s)
-			s.add(fs, want)
-			w := fs.Lookup(s.name)
+			s.Add(fs, want)
+			w := fs.Lookup(s.Name)
 			if f.DefValue != w.DefValue || f.Usage != w.Usage || f.Value.Type() != w.Value.Type() {
 				t.Errorf("%s --%s: default %q, type %s, help %q; the shared flag has %q, %s, %q",
 					c.CommandPath(), f.Name, f.DefValue, f.Value.Type(), f.Usage, w.DefValue, w.Value.Type(), w.Usage)
 			}
 		})
 	})
-	for _, s := range sharedFlags {
-		if len(used[s.name]) == 0 {
-			t.Errorf("shared flag --%s is used by no command", s.name)
+	for _, s := range sharedFlags.Flags() {
+		if len(used[s.Name]) == 0 {
+			t.Errorf("shared flag --%s is used by no command", s.Name)
 		}
 	}
 }
 
 // reflectNew returns a pointer of the type s.add expects.
-func reflectNew(s sharedFlag) any { return reflect.New(reflect.TypeOf(s.def)).Interface() }
+func reflectNew(s cli.Flag) any { return reflect.New(reflect.TypeOf(s.Default)).Interface() }
 
 // TestREADMEDefaults checks that the README's table of defaults lists every
 // shared flag with its default as darrm prints it.
@@ -74,14 +72,14 @@ func TestREADMEDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	readme := string(b)
-	for _, s := range sharedFlags {
+	for _, s := range sharedFlags.Flags() {
 		fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
-		s.add(fs, reflectNew(s))
-		def := fs.Lookup(s.name).DefValue
-		row := fmt.Sprintf("| `--%s` |", s.name)
+		s.Add(fs, reflectNew(s))
+		def := fs.Lookup(s.Name).DefValue
+		row := fmt.Sprintf("| `--%s` |", s.Name)
 		i := strings.Index(readme, row)
 		if i < 0 {
-			t.Errorf("README's table of defaults has no row for --%s", s.name)
+			t.Errorf("README's table of defaults has no row for --%s", s.Name)
 			continue
 		}
 		line := readme[i : i+strings.IndexByte(readme[i:], '\n')]
@@ -102,7 +100,7 @@ func TestExitCodes(t *testing.T) {
 	}{
 		{nil, exitOK},
 		{errors.New("disk on fire"), exitFailure},
-		{usageErrorf("--m = 0"), exitUsage},
+		{cli.Usagef("--m = 0"), exitUsage},
 		{fmt.Errorf("solve K=1001 m=10: %w", optimal.ErrTooLarge), exitUsage},
 		{fmt.Errorf("x: %w", ensemble.ErrNotCertified), exitNotCertified},
 		{fmt.Errorf("gamma is %w", errNotCertified), exitNotCertified},
@@ -225,7 +223,7 @@ func TestHelpFiles(t *testing.T) {
 	}
 	for _, e := range entries {
 		name := strings.TrimSuffix(e.Name(), ".txt")
-		long, example, err := readHelp(name)
+		long, example, err := cli.ReadHelp(helpFiles, "help/"+e.Name())
 		if got, ok := shown[name]; err != nil || !ok || got != [2]string{long, example} {
 			t.Errorf("help/%s is not the help of darrm %s (%v)", e.Name(), strings.ReplaceAll(name, "-", " "), err)
 		}

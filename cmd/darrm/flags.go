@@ -1,178 +1,63 @@
 package main
 
 import (
-	"encoding"
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/figure"
 )
 
-// sharedFlag is a flag that names one concept in every command that has it:
-// its name, default and help are defined here once (and listed in the
-// README's table of defaults); TestSharedFlags checks that no command
-// redefines them.
-type sharedFlag struct {
-	name  string
-	def   any // the typed default: a number, string, bool, slice, or a library type that reads text
-	usage string
-}
+// sharedFlags are the flags that name one concept in every command that
+// has them: their names, defaults and help are defined here once (and
+// listed in the README's table of defaults); TestSharedFlags checks that
+// no command redefines them. Defaults that are numbers come from the
+// library, where the concept is defined.
+var sharedFlags = cli.NewRegistry([]cli.Flag{
+	{Name: "K", Default: 0, Usage: "number of teachers K (odd)"},
+	{Name: "m", Default: 3.0, Usage: "privacy allowance: each release is (m·eps, delta)-DP, 1 <= m <= K (default: the thesis' main setting)"},
+	{Name: "eps", Default: 0.1, Usage: "eps of each teacher's (eps, Delta)-DP guarantee"},
+	{Name: "Delta", Default: 1e-5, Usage: "Delta of each teacher's (eps, Delta)-DP guarantee"},
+	{Name: "delta", Default: 0.0, Usage: "delta of each release's (m·eps, delta)-DP guarantee (default 1-(1-Delta)^m)"},
 
-// The shared flags. Defaults that are numbers come from the library, where
-// the concept is defined.
-var (
-	flagK      = sharedFlag{"K", 0, "number of teachers K (odd)"}
-	flagM      = sharedFlag{"m", 3.0, "privacy allowance: each release is (m·eps, delta)-DP, 1 <= m <= K (default: the thesis' main setting)"}
-	flagEps    = sharedFlag{"eps", 0.1, "eps of each teacher's (eps, Delta)-DP guarantee"}
-	flagDelta  = sharedFlag{"Delta", 1e-5, "Delta of each teacher's (eps, Delta)-DP guarantee"}
-	flagTarget = sharedFlag{"delta", 0.0, "delta of each release's (m·eps, delta)-DP guarantee (default 1-(1-Delta)^m)"}
+	{Name: "format", Default: cliout.Table, Usage: "output format: table, json or csv"},
+	{Name: "workers", Default: 0, Usage: "goroutines for parallel work (0: all cores)"},
+	{Name: "seed", Default: uint64(0), Usage: "seed of a reproducible experiment: its outputs are marked NOT FOR RELEASE (default: randomness from crypto/rand)"},
+	{Name: "cache-dir", Default: "", Usage: "gamma cache directory (default $" + cache.EnvDir + ", else $XDG_CACHE_HOME/darrm or ~/.cache/darrm)"},
+	{Name: "no-cache", Default: false, Usage: "neither read nor write the gamma cache"},
+	{Name: "prior", Default: gamma.UniformPrior(), Usage: "prior on the teachers' accuracy for gamma_opt: uniform (mean 0.75), tp (mean 0.85), a mean in (0.5, 1], or K comma-separated means"},
+	{Name: "plot", Default: "", Usage: "also draw the figure to this .png or .svg file"},
 
-	flagFormat   = sharedFlag{"format", cliout.Table, "output format: table, json or csv"}
-	flagWorkers  = sharedFlag{"workers", 0, "goroutines for parallel work (0: all cores)"}
-	flagSeed     = sharedFlag{"seed", uint64(0), "seed of a reproducible experiment: its outputs are marked NOT FOR RELEASE (default: randomness from crypto/rand)"}
-	flagCacheDir = sharedFlag{"cache-dir", "", "gamma cache directory (default $" + cache.EnvDir + ", else $XDG_CACHE_HOME/darrm or ~/.cache/darrm)"}
-	flagNoCache  = sharedFlag{"no-cache", false, "neither read nor write the gamma cache"}
-	flagPrior    = sharedFlag{"prior", gamma.UniformPrior(), "prior on the teachers' accuracy for gamma_opt: uniform (mean 0.75), tp (mean 0.85), a mean in (0.5, 1], or K comma-separated means"}
-	flagPlot     = sharedFlag{"plot", "", "also draw the figure to this .png or .svg file"}
+	{Name: "composition", Default: accountant.General, Usage: "composition theorem: simple, general or optimal"},
+	{Name: "delta-prime", Default: accountant.DefaultDeltaPrime, Usage: "slack delta' in (0, 1) of general and optimal composition"},
+	{Name: "rr-composition", Default: rrMethod{auto: true}, Usage: "RR: composition by which the K teachers' majority is (tau·eps, lambda)-DP in Lemma B.1.1: simple, general, optimal, or auto (general when Delta > 0, else simple)"},
+	{Name: "rr-delta-prime", Default: accountant.DefaultDeltaPrime, Usage: "RR: slack delta' of the composition giving tau and lambda"},
+	{Name: "gnmax-search", Default: accountant.GNMaxGrid, Usage: "GNMax: choice of the Renyi order for sigma: grid (the paper's search, App. B.4.1) or exact"},
+	{Name: "conversion", Default: accountant.PaperConversion, Usage: "RDP to (eps, delta) conversion: paper or improved"},
 
-	flagComposition   = sharedFlag{"composition", accountant.General, "composition theorem: simple, general or optimal"}
-	flagDeltaPrime    = sharedFlag{"delta-prime", accountant.DefaultDeltaPrime, "slack delta' in (0, 1) of general and optimal composition"}
-	flagRRComposition = sharedFlag{"rr-composition", rrMethod{auto: true}, "RR: composition by which the K teachers' majority is (tau·eps, lambda)-DP in Lemma B.1.1: simple, general, optimal, or auto (general when Delta > 0, else simple)"}
-	flagRRDeltaPrime  = sharedFlag{"rr-delta-prime", accountant.DefaultDeltaPrime, "RR: slack delta' of the composition giving tau and lambda"}
-	flagGNMaxSearch   = sharedFlag{"gnmax-search", accountant.GNMaxGrid, "GNMax: choice of the Renyi order for sigma: grid (the paper's search, App. B.4.1) or exact"}
-	flagConversion    = sharedFlag{"conversion", accountant.PaperConversion, "RDP to (eps, delta) conversion: paper or improved"}
+	{Name: "steps", Default: 0, Usage: "number of composed steps (>= 1)"},
+	{Name: "step-eps", Default: 0.0, Usage: "eps of one composed step (> 0)"},
+	{Name: "step-delta", Default: 0.0, Usage: "delta of one composed step, in [0, 1)"},
+	{Name: "budget-eps", Default: 0.0, Usage: "total eps budget (> 0)"},
+	{Name: "budget-delta", Default: 0.0, Usage: "total delta budget, in [0, 1)"},
+	{Name: "target-eps", Default: []float64(nil), Usage: "eps of the (eps, delta)-DP guarantee to meet (> 0); commands that tabulate accept several, comma-separated"},
+	{Name: "target-delta", Default: 0.0, Usage: "delta of the (eps, delta)-DP guarantee to meet or report, in (0, 1)"},
+	{Name: "sigma", Default: 0.0, Usage: "Gaussian noise: standard deviation in units of the sensitivity (clipping norm), > 0"},
+	{Name: "ledger", Default: "", Usage: "privacy ledger file (darrm ledger init): the release is charged to its budget, and recorded before the labels leave"},
+})
 
-	flagSteps       = sharedFlag{"steps", 0, "number of composed steps (>= 1)"}
-	flagStepEps     = sharedFlag{"step-eps", 0.0, "eps of one composed step (> 0)"}
-	flagStepDelta   = sharedFlag{"step-delta", 0.0, "delta of one composed step, in [0, 1)"}
-	flagBudgetEps   = sharedFlag{"budget-eps", 0.0, "total eps budget (> 0)"}
-	flagLedger      = sharedFlag{"ledger", "", "privacy ledger file (darrm ledger init): the release is charged to its budget, and recorded before the labels leave"}
-	flagBudgetDelta = sharedFlag{"budget-delta", 0.0, "total delta budget, in [0, 1)"}
-	flagTargetEps   = sharedFlag{"target-eps", []float64(nil), "eps of the (eps, delta)-DP guarantee to meet (> 0); commands that tabulate accept several, comma-separated"}
-	flagTargetDelta = sharedFlag{"target-delta", 0.0, "delta of the (eps, delta)-DP guarantee to meet or report, in (0, 1)"}
-	flagSigma       = sharedFlag{"sigma", 0.0, "Gaussian noise: standard deviation in units of the sensitivity (clipping norm), > 0"}
-)
-
-// sharedFlags lists every shared flag, for TestSharedFlags and the README.
-var sharedFlags = []sharedFlag{
-	flagK, flagM, flagEps, flagDelta, flagTarget, flagFormat, flagWorkers, flagSeed, flagCacheDir, flagNoCache,
-	flagPrior, flagPlot, flagComposition, flagDeltaPrime, flagRRComposition, flagRRDeltaPrime, flagGNMaxSearch,
-	flagConversion, flagSteps, flagStepEps, flagStepDelta, flagBudgetEps, flagBudgetDelta, flagTargetEps,
-	flagTargetDelta, flagSigma, flagLedger,
-}
-
-// sharedByName finds a shared flag by its name.
-var sharedByName = func() map[string]sharedFlag {
-	m := map[string]sharedFlag{}
-	for _, s := range sharedFlags {
-		m[s.name] = s
-	}
-	return m
-}()
-
-// bind defines a flag of cmd for each field of the struct that p points to
-// whose tag names one (`flag:"name"`), storing into the field; it descends
-// into the fields without a tag that are structs. A shared flag takes its
-// default and help from the registry above; any other takes its default
-// from the field's value and its help from the tag `help:"..."`.
-func bind(cmd *cobra.Command, p any) { bindStruct(cmd.Flags(), reflect.ValueOf(p).Elem()) }
-
-func bindStruct(fs *pflag.FlagSet, v reflect.Value) {
-	for i := range v.NumField() {
-		field, val := v.Type().Field(i), v.Field(i)
-		name, ok := field.Tag.Lookup("flag")
-		if !ok {
-			if val.Kind() == reflect.Struct && (field.Anonymous || field.IsExported()) {
-				bindStruct(fs, val)
-			}
-			continue
-		}
-		s, shared := sharedByName[name]
-		if help, ok := field.Tag.Lookup("help"); shared && ok || !shared && !ok {
-			panic(fmt.Sprintf("flag --%s: a shared flag has no help tag, any other needs one (help %q)", name, help))
-		} else if !shared {
-			s = sharedFlag{name, val.Interface(), help}
-		}
-		s.add(fs, val.Addr().Interface())
-	}
-}
-
-// textValue is what a flag of a library type reads: its text
-// (encoding.TextMarshaler and TextUnmarshaler).
-type textValue interface {
-	encoding.TextMarshaler
-	encoding.TextUnmarshaler
-}
-
-// textFlag is a flag whose value a library type parses; help shows it as a
-// string, and a bad value is reported by newRootCmd's flag error function.
-type textFlag struct{ v textValue }
-
-func (f textFlag) String() string {
-	b, _ := f.v.MarshalText()
-	return string(b)
-}
-
-func (f textFlag) Set(s string) error { return f.v.UnmarshalText([]byte(s)) }
-
-func (f textFlag) Type() string { return "string" }
-
-// add defines s in fs, storing into p, which must match the type of s.def
-// (or be a *string for a flag of a type that reads text).
-func (s sharedFlag) add(fs *pflag.FlagSet, p any) {
-	switch p := p.(type) {
-	case *int:
-		fs.IntVar(p, s.name, s.def.(int), s.usage)
-	case *float64:
-		fs.Float64Var(p, s.name, s.def.(float64), s.usage)
-	case *string:
-		def, ok := s.def.(string)
-		if m, text := s.def.(encoding.TextMarshaler); text {
-			b, _ := m.MarshalText()
-			def, ok = string(b), true
-		}
-		if !ok {
-			panic(fmt.Sprintf("flag --%s: default %T, not a string", s.name, s.def))
-		}
-		fs.StringVar(p, s.name, def, s.usage)
-	case *bool:
-		fs.BoolVar(p, s.name, s.def.(bool), s.usage)
-	case *uint64:
-		fs.Uint64Var(p, s.name, s.def.(uint64), s.usage)
-	case *[]float64:
-		fs.Float64SliceVar(p, s.name, s.def.([]float64), s.usage)
-	case *[]string:
-		fs.StringSliceVar(p, s.name, s.def.([]string), s.usage)
-	case *[]int:
-		fs.IntSliceVar(p, s.name, s.def.([]int), s.usage)
-	case textValue:
-		reflect.ValueOf(p).Elem().Set(reflect.ValueOf(s.def))
-		fs.Var(textFlag{p}, s.name, s.usage)
-	default:
-		panic(fmt.Sprintf("shared flag --%s: unsupported type %T", s.name, p))
-	}
-}
-
-// aliases keeps earlier flag spellings working in cmd: each key is read as
-// its value. Commands list them in their help.
-func aliases(cmd *cobra.Command, old map[string]string) {
-	cmd.Flags().SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
-		if n, ok := old[name]; ok {
-			return pflag.NormalizedName(n)
-		}
-		return pflag.NormalizedName(name)
-	})
-}
+// bind defines the flags of the tagged fields of the struct p points to
+// (cli.Registry.Bind): a shared flag takes its default and help from
+// sharedFlags, any other from the field and its help tag.
+func bind(cmd *cobra.Command, p any) { sharedFlags.Bind(cmd.Flags(), p) }
 
 // flagError makes a library's parameter error (accountant.ParamError,
 // constraints.ParamError) a usage error that names the flag, the value and
@@ -180,7 +65,7 @@ func aliases(cmd *cobra.Command, old map[string]string) {
 // differ ("--" + name otherwise). Other errors are returned as they are.
 func flagError(err error, flags map[string]string) error {
 	if msg, ok := paramMessage(err, flags); ok {
-		return usageErrorf("%s", msg)
+		return cli.Usagef("%s", msg)
 	}
 	return err
 }
@@ -213,35 +98,39 @@ func checkPlot(path string) error {
 	if path == "" {
 		return nil
 	}
-	return asUsage(figure.CheckPath(path))
+	return cli.AsUsage(figure.CheckPath(path))
 }
 
 // formatFlag is --format, parsed when the command runs (solve and separate
 // use it; the other commands bind a cliout.Format).
-type formatFlag struct{ s string }
+type formatFlag struct {
+	S string `flag:"format"`
+}
 
-func (f *formatFlag) add(cmd *cobra.Command) { flagFormat.add(cmd.Flags(), &f.s) }
+func (f *formatFlag) add(cmd *cobra.Command) { bind(cmd, f) }
 
 func (f *formatFlag) parse() (cliout.Format, error) {
-	v, err := cliout.ParseFormat(f.s)
+	v, err := cliout.ParseFormat(f.S)
 	if err != nil {
-		return "", usageErrorf("--format: %v", err)
+		return "", cli.Usagef("--format: %v", err)
 	}
 	return v, nil
 }
 
 // workersFlag is --workers, checked when the command runs (solve and
 // separate use it).
-type workersFlag struct{ n int }
+type workersFlag struct {
+	N int `flag:"workers"`
+}
 
-func (f *workersFlag) add(cmd *cobra.Command) { flagWorkers.add(cmd.Flags(), &f.n) }
+func (f *workersFlag) add(cmd *cobra.Command) { bind(cmd, f) }
 
-func (f *workersFlag) get() (int, error) { return f.n, checkWorkers(f.n) }
+func (f *workersFlag) get() (int, error) { return f.N, checkWorkers(f.N) }
 
 // checkWorkers checks --workers.
 func checkWorkers(n int) error {
 	if n < 0 {
-		return usageErrorf("--workers = %d: must be >= 0 (0: all cores)", n)
+		return cli.Usagef("--workers = %d: must be >= 0 (0: all cores)", n)
 	}
 	return nil
 }
@@ -256,7 +145,7 @@ type compositionFlags struct {
 // refuses outside (0, 1) rather than ignore it.
 func (c *compositionFlags) checkDeltaPrime() error {
 	if !(c.DeltaPrime > 0 && c.DeltaPrime < 1) {
-		return usageErrorf("--delta-prime = %v: must be in (0, 1)", c.DeltaPrime)
+		return cli.Usagef("--delta-prime = %v: must be in (0, 1)", c.DeltaPrime)
 	}
 	return nil
 }
@@ -264,7 +153,7 @@ func (c *compositionFlags) checkDeltaPrime() error {
 // composition checks that the flags required are given and --delta-prime,
 // and returns the composition and its slack.
 func (c *compositionFlags) composition(cmd *cobra.Command, required ...string) (accountant.Method, float64, error) {
-	if err := requireFlags(cmd, required...); err != nil {
+	if err := cli.RequireFlags(cmd, required...); err != nil {
 		return 0, 0, err
 	}
 	return c.Method, c.DeltaPrime, c.checkDeltaPrime()
@@ -310,7 +199,7 @@ func (r rrMethod) of(teacherDelta float64) accountant.Method {
 func rrComposition(s string, teacherDelta float64) (accountant.Method, error) {
 	var r rrMethod
 	if err := r.UnmarshalText([]byte(s)); err != nil {
-		return 0, usageErrorf("--rr-composition: %v", err)
+		return 0, cli.Usagef("--rr-composition: %v", err)
 	}
 	return r.of(teacherDelta), nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/ledger"
 )
@@ -33,15 +34,15 @@ func newLedgerInitCmd() *cobra.Command {
 		Example: "  darrm ledger init mnist58.ledger --ensemble mnist58-k11 --budget-eps 10 --budget-delta 1e-3",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := requireFlags(cmd, "ensemble", "budget-eps", "budget-delta"); err != nil {
+			if err := cli.RequireFlags(cmd, "ensemble", "budget-eps", "budget-delta"); err != nil {
 				return err
 			}
 			if f.Relation != ensemble.PrivateTeachers.String() && f.Relation != ensemble.OneVote.String() {
-				return usageErrorf("--relation %q: must be %v (DaRRM, RR, subsampling) or %v (GNMax)", f.Relation, ensemble.PrivateTeachers, ensemble.OneVote)
+				return cli.Usagef("--relation %q: must be %v (DaRRM, RR, subsampling) or %v (GNMax)", f.Relation, ensemble.PrivateTeachers, ensemble.OneVote)
 			}
 			budget := accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}
 			if err := ledger.Init(args[0], ledger.Header{Ensemble: f.Ensemble, Relation: f.Relation, Budget: budget, DeltaPrime: f.DeltaPrime}); err != nil {
-				return &usageError{err}
+				return cli.AsUsage(err)
 			}
 			_, err := fmt.Fprintf(cmd.OutOrStdout(), "ledger %s: ensemble %s, budget %v (%s relation, delta' = %g)\n", args[0], f.Ensemble, budget, f.Relation, f.DeltaPrime)
 			return err
@@ -94,10 +95,10 @@ func openLedgerFile(path string) (*ledger.Ledger, error) {
 	l, err := ledger.Open(path)
 	var ce *ledger.CorruptError
 	if errors.As(err, &ce) {
-		return nil, &usageError{err}
+		return nil, cli.AsUsage(err)
 	}
 	if err != nil {
-		return nil, usageErrorf("--ledger: %v", err)
+		return nil, cli.Usagef("--ledger: %v", err)
 	}
 	return l, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/optimal"
 )
@@ -44,7 +45,7 @@ func (f *mechanismFlags) parse(cmd *cobra.Command, flag string, names []string) 
 	s := mechanisms{mechanismFlags: f}
 	for _, n := range names {
 		if !slices.Contains(ensemble.Mechanisms, n) {
-			return s, usageErrorf("--%s %q: must be one of %s", flag, n, listNames(ensemble.Mechanisms))
+			return s, cli.Usagef("--%s %q: must be one of %s", flag, n, listNames(ensemble.Mechanisms))
 		}
 	}
 	if err := checkWorkers(f.Workers); err != nil {
@@ -52,18 +53,18 @@ func (f *mechanismFlags) parse(cmd *cobra.Command, flag string, names []string) 
 	}
 	for flag, set := range map[string]bool{"--gamma": f.GammaFile != "", "--no-solve": f.NoSolve} {
 		if set && !slices.Contains(names, "darrm") {
-			return s, usageErrorf("%s applies to the darrm mechanism, which is not in use", flag)
+			return s, cli.Usagef("%s applies to the darrm mechanism, which is not in use", flag)
 		}
 	}
 	if f.GammaFile != "" {
 		if f.NoSolve {
-			return s, usageErrorf("--gamma and --no-solve exclude each other: --no-solve reads gamma_opt from the cache")
+			return s, cli.Usagef("--gamma and --no-solve exclude each other: --no-solve reads gamma_opt from the cache")
 		}
 		tab, err := readTable(cmd, f.GammaFile)
 		if err != nil {
-			return s, usageErrorf("--gamma %v", err)
+			return s, cli.Usagef("--gamma %v", err)
 		}
-		s.table, s.tableName = &tab, displayName(f.GammaFile)
+		s.table, s.tableName = &tab, cli.InputName(f.GammaFile)
 	}
 	return s, nil
 }
@@ -83,7 +84,7 @@ func (s mechanisms) newAggregator(cmd *cobra.Command, name string, p constraints
 	// A certificate failure exits 3; any other error is a parameter the
 	// mechanism cannot serve (exit 2).
 	if err != nil && !errors.Is(err, ensemble.ErrNotCertified) && !errors.Is(err, context.Canceled) {
-		err = &usageError{err}
+		err = cli.AsUsage(err)
 	}
 	return agg, label, err
 }
@@ -93,12 +94,12 @@ func (s mechanisms) newAggregator(cmd *cobra.Command, name string, p constraints
 func (s mechanisms) darrmGamma(ctx context.Context, cmd *cobra.Command, p constraints.Params) (gamma.Gamma, string, error) {
 	if s.table != nil {
 		if s.table.Gamma.K() != p.K {
-			return nil, "", usageErrorf("--gamma %s has %d values, want K+1 = %d", s.tableName, len(s.table.Gamma), p.K+1)
+			return nil, "", cli.Usagef("--gamma %s has %d values, want K+1 = %d", s.tableName, len(s.table.Gamma), p.K+1)
 		}
 		return s.table.Gamma, "the gamma of " + s.tableName, nil
 	}
 	if _, err := s.Prior.Coefficients(p.K); err != nil {
-		return nil, "", usageErrorf("--prior: %v", err)
+		return nil, "", cli.Usagef("--prior: %v", err)
 	}
 	dir, err := s.Cache.open()
 	if err != nil {
@@ -107,13 +108,13 @@ func (s mechanisms) darrmGamma(ctx context.Context, cmd *cobra.Command, p constr
 	what := fmt.Sprintf("gamma_opt (prior %s)", s.Prior)
 	if s.NoSolve {
 		if dir == nil {
-			return nil, "", usageErrorf("--no-solve reads the cache, which --no-cache turns off")
+			return nil, "", cli.Usagef("--no-solve reads the cache, which --no-cache turns off")
 		}
 		key := cache.Key{Params: p, Prior: s.Prior.String()}
 		e, err := optimal.Reverified(ctx, dir, key, s.Workers)
 		switch {
 		case errors.Is(err, cache.ErrNotFound):
-			return nil, "", usageErrorf("--no-solve: the cache has no gamma_opt for K=%d m=%g eps=%g Delta=%g delta=%g prior %s (%s); run darrm solve with these parameters first",
+			return nil, "", cli.Usagef("--no-solve: the cache has no gamma_opt for K=%d m=%g eps=%g Delta=%g delta=%g prior %s (%s); run darrm solve with these parameters first",
 				p.K, p.M, p.Eps, p.Delta, p.TargetDelta, s.Prior, dir.Path(key))
 		case err != nil:
 			return nil, "", fmt.Errorf("--no-solve: %w; run darrm solve with these parameters to replace it", err)

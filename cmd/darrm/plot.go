@@ -1,12 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"slices"
 
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/curveplot"
 	"github.com/darrm/darrm/internal/figure"
@@ -20,6 +20,9 @@ func newPlotCmd() *cobra.Command {
 	return newGroupCmd("plot", "Draw figures of several settings from saved JSON results",
 		newPlotGammaCmd(), newPlotShufflegCmd())
 }
+
+// darrmJSON is what the documents plot reads are.
+const darrmJSON = "a JSON result of darrm"
 
 // plotFlags are the flags every plot subcommand has.
 type plotFlags struct {
@@ -36,14 +39,14 @@ func newPlot(use, short string, f any, p *plotFlags, draw func(cmd *cobra.Comman
 	cmd := withHelp("plot-"+use, &cobra.Command{
 		Use: use + " FILE... --out FIGURE", Short: short, Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := requireFlags(cmd, "out"); err != nil {
+			if err := cli.RequireFlags(cmd, "out"); err != nil {
 				return err
 			}
 			if err := checkPlot(p.Out); err != nil {
 				return err
 			}
 			if p.Cols < 1 {
-				return usageErrorf("--cols = %d: must be >= 1", p.Cols)
+				return cli.Usagef("--cols = %d: must be >= 1", p.Cols)
 			}
 			rows, err := draw(cmd, args)
 			if err != nil {
@@ -56,30 +59,13 @@ func newPlot(use, short string, f any, p *plotFlags, draw func(cmd *cobra.Comman
 	return cmd
 }
 
-// readJSON decodes each named file (- for standard input) into a T.
-func readJSON[T any](cmd *cobra.Command, names []string) ([]T, error) {
-	out := make([]T, len(names))
-	for i, name := range names {
-		r, err := openInput(cmd, name)
-		if err != nil {
-			return nil, err
-		}
-		err = json.NewDecoder(r).Decode(&out[i])
-		r.Close()
-		if err != nil {
-			return nil, usageErrorf("%s: not a JSON result of darrm: %v", displayName(name), err)
-		}
-	}
-	return out, nil
-}
-
 func newPlotGammaCmd() *cobra.Command {
 	f := struct {
 		plotFlags
 		Bars bool `flag:"bars" help:"add a row of the expected errors under the actual distributions (Figure B.7)"`
 	}{plotFlags: plotFlags{Cols: 4}}
 	return newPlot("gamma", "Draw the noise functions of several solve --compare results (thesis Figures 3.2, B.4-B.7)", &f, &f.plotFlags, func(cmd *cobra.Command, args []string) ([]cliout.Record, error) {
-		docs, err := readJSON[report.Solve](cmd, args)
+		docs, err := cli.ReadJSON[report.Solve](cmd.InOrStdin(), args, darrmJSON)
 		if err != nil {
 			return nil, err
 		}
@@ -88,13 +74,13 @@ func newPlotGammaCmd() *cobra.Command {
 		for i := range docs {
 			d := &docs[i]
 			if len(d.Gamma) < 2 || d.K != len(d.Gamma)-1 || len(d.Compare) == 0 {
-				return nil, usageErrorf("%s: not the output of darrm solve --compare --format json", displayName(args[i]))
+				return nil, cli.Usagef("%s: not the output of darrm solve --compare --format json", cli.InputName(args[i]))
 			}
 			if !slices.EqualFunc(d.Errors, docs[0].Errors, func(a, b gamma.ErrorEstimate) bool { return a.Actual == b.Actual }) {
-				return nil, usageErrorf("%s: its actual distributions differ from %s's: give every solve the same --actual", displayName(args[i]), displayName(args[0]))
+				return nil, cli.Usagef("%s: its actual distributions differ from %s's: give every solve the same --actual", cli.InputName(args[i]), cli.InputName(args[0]))
 			}
 			if err := d.Recertify(cmd.Context()); err != nil {
-				return nil, usageErrorf("%s: %v", displayName(args[i]), err)
+				return nil, cli.Usagef("%s: %v", cli.InputName(args[i]), err)
 			}
 			settings, rows = append(settings, figure.SolveSetting(*d)), append(rows, d.Rows()...)
 		}
@@ -108,7 +94,7 @@ func newPlotShufflegCmd() *cobra.Command {
 		Metric curveplot.Metric `flag:"plot-metric" help:"quantity to plot: loss (G(x; D), linear axis) or excess (G(x; D) - G(x*), log axis)"`
 	}{plotFlags: plotFlags{Cols: 2}}
 	return newPlot("shuffleg", "Draw several shuffleg results as panels of one figure (thesis Figures 4.2, C.1-C.4)", &f, &f.plotFlags, func(cmd *cobra.Command, args []string) ([]cliout.Record, error) {
-		reports, err := readJSON[shuffleg.Report](cmd, args)
+		reports, err := cli.ReadJSON[shuffleg.Report](cmd.InOrStdin(), args, darrmJSON)
 		if err != nil {
 			return nil, err
 		}
@@ -116,7 +102,7 @@ func newPlotShufflegCmd() *cobra.Command {
 		var rows []cliout.Record
 		for i := range reports {
 			if len(reports[i].Results) == 0 {
-				return nil, usageErrorf("%s: not the output of darrm shuffleg --format json", displayName(args[i]))
+				return nil, cli.Usagef("%s: not the output of darrm shuffleg --format json", cli.InputName(args[i]))
 			}
 			panels = append(panels, curveplot.ReportPanel(&reports[i], f.Metric))
 			rows = append(rows, report.Shuffleg{Report: &reports[i]}.Rows()...)

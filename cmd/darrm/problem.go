@@ -2,17 +2,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/report"
 	"github.com/darrm/darrm/lp"
@@ -40,7 +38,7 @@ type problem struct {
 
 // params returns the problem with K from --K, which is required.
 func (f *problemFlags) params(cmd *cobra.Command) (problem, error) {
-	if err := requireFlags(cmd, "K"); err != nil {
+	if err := cli.RequireFlags(cmd, "K"); err != nil {
 		return problem{}, err
 	}
 	return f.paramsForK(cmd, f.K)
@@ -67,7 +65,7 @@ func (f *problemFlags) paramsForK(cmd *cobra.Command, k int, files ...gamma.Stat
 // command line, which takes precedence; K is the file's.
 func (f *problemFlags) withTable(cmd *cobra.Command, tab gamma.Table) (problem, error) {
 	if k := tab.Gamma.K(); cmd.Flags().Changed("K") && f.K != k {
-		return problem{}, usageErrorf("--K = %d but gamma has %d values: need K+1", f.K, len(tab.Gamma))
+		return problem{}, cli.Usagef("--K = %d but gamma has %d values: need K+1", f.K, len(tab.Gamma))
 	}
 	return f.paramsForK(cmd, tab.Gamma.K(), tab.Stated)
 }
@@ -143,58 +141,16 @@ func solveGamma(ctx context.Context, cmd *cobra.Command, p constraints.Params, p
 	return e, cached, nil
 }
 
-// openInput opens the named file, or standard input for "-".
-func openInput(cmd *cobra.Command, name string) (io.ReadCloser, error) {
-	if name == "-" {
-		return io.NopCloser(cmd.InOrStdin()), nil
-	}
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, &usageError{err}
-	}
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		f.Close()
-		return nil, usageErrorf("%s is a directory, not a file", name)
-	}
-	return f, nil
-}
-
 // readTable reads the gamma file name (- for standard input).
 func readTable(cmd *cobra.Command, name string) (gamma.Table, error) {
-	in, err := openInput(cmd, name)
+	in, err := cli.OpenInput(cmd.InOrStdin(), name)
 	if err != nil {
 		return gamma.Table{}, err
 	}
 	defer in.Close()
 	tab, err := gamma.ReadTable(in)
 	if err != nil {
-		return tab, usageErrorf("%s: %v", displayName(name), err)
+		return tab, cli.Usagef("%s: %v", cli.InputName(name), err)
 	}
 	return tab, nil
-}
-
-// displayName names an input for people.
-func displayName(name string) string {
-	if name == "-" {
-		return "standard input"
-	}
-	return name
-}
-
-// checkOutPath refuses an output path that cannot be written as a file,
-// before any work is done.
-func checkOutPath(flag, path string) error {
-	if path == "" || path == "-" {
-		return nil
-	}
-	st, err := os.Stat(path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return nil
-	case err != nil:
-		return usageErrorf("--%s %s: %v", flag, path, err)
-	case st.IsDir():
-		return usageErrorf("--%s %s is a directory: give a file name", flag, path)
-	}
-	return nil
 }

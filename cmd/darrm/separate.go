@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/atomicfile"
+	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/report"
 )
@@ -46,17 +47,17 @@ them exactly and prints the certificate, as darrm verify would. See
 docs/solve.md, "A certificate in shards".`,
 		Example: `  for i in 0 1 2 3; do darrm separate g.json --shard $i/4 --out part$i.json & done; wait
   darrm separate merge part0.json part1.json part2.json part3.json`,
-		Args: maxArgs(1),
+		Args: cli.MaxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			start := time.Now()
-			if err := requireFlags(cmd, "shard", "out"); err != nil {
+			if err := cli.RequireFlags(cmd, "shard", "out"); err != nil {
 				return err
 			}
 			var i, n int
 			if _, err := fmt.Sscanf(shard, "%d/%d", &i, &n); err != nil || n < 1 || i < 0 || i >= n || fmt.Sprintf("%d/%d", i, n) != shard {
-				return usageErrorf("--shard %q: must be i/n with 0 <= i < n", shard)
+				return cli.Usagef("--shard %q: must be i/n with 0 <= i < n", shard)
 			}
-			if err := checkOutPath("out", out); err != nil {
+			if err := cli.CheckOutPath("out", out); err != nil {
 				return err
 			}
 			w, err := workers.get()
@@ -69,7 +70,7 @@ docs/solve.md, "A certificate in shards".`,
 			}
 			sep, err := p.Separate(cmd.Context(), tab.Gamma, constraints.SeparateOptions{Top: 16, Floor: p.Budget(), Workers: w, Shard: i, Shards: n})
 			if err != nil {
-				return usageErrorf("%v", err)
+				return cli.Usagef("%v", err)
 			}
 			doc := shardFile{Problem: p.out(), Gamma: tab.Gamma, Separation: sep, Seconds: time.Since(start).Seconds()}
 			return atomicfile.Write(out, 0o644, func(file *os.File) error { return cliout.WriteJSON(file, doc) })
@@ -95,7 +96,7 @@ func newSeparateMergeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			docs, err := readJSON[shardFile](cmd, args)
+			docs, err := cli.ReadJSON[shardFile](cmd.InOrStdin(), args, darrmJSON)
 			if err != nil {
 				return err
 			}
@@ -104,16 +105,16 @@ func newSeparateMergeCmd() *cobra.Command {
 			var parts []constraints.Separation
 			for i, d := range docs {
 				if d.Problem != first.Problem || !slices.Equal(d.Gamma, first.Gamma) {
-					return usageErrorf("%s is a shard of another problem or gamma than %s", args[i], args[0])
+					return cli.Usagef("%s is a shard of another problem or gamma than %s", args[i], args[0])
 				}
 				parts = append(parts, d.Separation)
 			}
 			if err := p.Validate(); err != nil {
-				return usageErrorf("%s: %v", args[0], err)
+				return cli.Usagef("%s: %v", args[0], err)
 			}
 			sep, err := constraints.MergeSeparations(p, parts, 16)
 			if err != nil {
-				return usageErrorf("%v", err)
+				return cli.Usagef("%v", err)
 			}
 			// The bound is recomputed here, never read from the files.
 			sep.ErrBound = p.ErrBound()

@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/internal/atomicfile"
+	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/curveplot"
 	"github.com/darrm/darrm/internal/report"
@@ -59,12 +60,12 @@ func newShufflegCmd() *cobra.Command {
 	cmd := withHelp("shuffleg", &cobra.Command{
 		Use:   "shuffleg --task TASK --dataset DATASET --target-eps EPS [flags]",
 		Short: "Run the DP-ShuffleG experiments (private shuffled gradient methods with public data)",
-		Args:  noArgs,
+		Args:  cli.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runShuffleg(cmd, &f) },
 	})
 	bind(cmd, &f)
 	cmd.Flags().StringVar(&f.dataDir, "data-dir", "", "folder of the datasets (default $"+datasets.EnvDir+", else $XDG_DATA_HOME/darrm or ~/.local/share/darrm, where scripts/fetch-data.sh puts them)")
-	aliases(cmd, map[string]string{"eps": "target-eps", "delta": "target-delta", "algo": "algorithm"})
+	cli.Aliases(cmd, map[string]string{"eps": "target-eps", "delta": "target-delta", "algo": "algorithm"})
 	return cmd
 }
 
@@ -74,21 +75,21 @@ func (f *shufflegFlags) spec(cmd *cobra.Command) (s shuffleg.Spec, search string
 	fl := cmd.Flags()
 	switch {
 	case f.Task == "":
-		return s, "", usageErrorf("--task is required: mean, ridge or lasso-logistic")
+		return s, "", cli.Usagef("--task is required: mean, ridge or lasso-logistic")
 	case !slices.Contains(shuffleg.TaskNames, f.Task):
-		return s, "", usageErrorf("--task %q: must be one of %s", f.Task, listNames(shuffleg.TaskNames))
+		return s, "", cli.Usagef("--task %q: must be one of %s", f.Task, listNames(shuffleg.TaskNames))
 	case f.Dataset == "":
-		return s, "", usageErrorf("--dataset is required")
+		return s, "", cli.Usagef("--dataset is required")
 	case len(f.Eps) != 1:
-		return s, "", usageErrorf("--target-eps: give one eps (got %d)", len(f.Eps))
+		return s, "", cli.Usagef("--target-eps: give one eps (got %d)", len(f.Eps))
 	case f.Task == "mean" && fl.Changed("lambda"):
-		return s, "", usageErrorf("--lambda applies to --task ridge and lasso-logistic, not mean (use --C)")
+		return s, "", cli.Usagef("--lambda applies to --task ridge and lasso-logistic, not mean (use --C)")
 	case f.Task != "mean" && fl.Changed("C"):
-		return s, "", usageErrorf("--C applies to --task mean only")
+		return s, "", cli.Usagef("--C applies to --task mean only")
 	case f.Dataset != "synthetic" && (fl.Changed("n") || fl.Changed("d")):
-		return s, "", usageErrorf("--n and --d apply to --dataset synthetic only")
+		return s, "", cli.Usagef("--n and --d apply to --dataset synthetic only")
 	case fl.Changed("lr") && fl.Changed("lr-grid"):
-		return s, "", usageErrorf("--lr and --lr-grid: give one of them")
+		return s, "", cli.Usagef("--lr and --lr-grid: give one of them")
 	}
 	if !fl.Changed("target-delta") {
 		f.Delta = shuffleg.DefaultDelta
@@ -100,14 +101,14 @@ func (f *shufflegFlags) spec(cmd *cobra.Command) (s shuffleg.Spec, search string
 		e.Seed = &f.Seed
 	}
 	if e.Algorithms, err = shuffleg.ParseAlgorithms(f.Algorithms); err != nil {
-		return s, "", usageErrorf("--algorithm: %v", err)
+		return s, "", cli.Usagef("--algorithm: %v", err)
 	}
 	if e.AlphaRule == accountant.AlphaTable43 && e.Conversion != accountant.PaperConversion {
-		return s, "", usageErrorf("--alpha-rule table-4.3 is the thesis' rule for its own conversion: use it with --conversion paper")
+		return s, "", cli.Usagef("--alpha-rule table-4.3 is the thesis' rule for its own conversion: use it with --conversion paper")
 	}
 	if !fl.Changed("lr") {
 		if e.LRs, search, err = shuffleg.LRGrid(f.LRGrid); err != nil {
-			return s, "", usageErrorf("--lr-grid: %v", err)
+			return s, "", cli.Usagef("--lr-grid: %v", err)
 		}
 	}
 	return shuffleg.Spec{Task: f.Task, Dataset: f.Dataset, DataDir: f.dataDir, N: f.N, D: f.D, Radius: f.Radius, Lambda: f.Lambda, Experiment: e}, search, nil
@@ -124,7 +125,7 @@ func runShuffleg(cmd *cobra.Command, f *shufflegFlags) error {
 	}
 	exp, info, err := spec.Build()
 	if err != nil {
-		return asUsage(flagError(err, shufflegNames))
+		return cli.AsUsage(flagError(err, shufflegNames))
 	}
 	var once sync.Once
 	var prog *cliout.Progress
@@ -135,7 +136,7 @@ func runShuffleg(cmd *cobra.Command, f *shufflegFlags) error {
 	results, err := exp.Run(cmd.Context())
 	prog.Done()
 	if nc := (*shuffleg.NonContractiveError)(nil); errors.As(err, &nc) {
-		return usageErrorf("%v; pass --allow-noncontractive to run it anyway (the output is then marked)", err)
+		return cli.Usagef("%v; pass --allow-noncontractive to run it anyway (the output is then marked)", err)
 	} else if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/report"
 )
@@ -25,11 +26,11 @@ func newSimulateCmd() *cobra.Command {
 	cmd := withHelp("simulate", &cobra.Command{
 		Use:   "simulate --K K [--m m] [flags]",
 		Short: "Compare the aggregators on synthetic teachers at the same privacy target",
-		Args:  noArgs,
+		Args:  cli.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runSimulate(cmd, &f) },
 	})
 	bind(cmd, &f)
-	aliases(cmd, mechanismAliases)
+	cli.Aliases(cmd, mechanismAliases)
 	return cmd
 }
 
@@ -41,7 +42,7 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 		return err
 	}
 	if f.Queries < 1 {
-		return usageErrorf("--queries = %d: must be >= 1", f.Queries)
+		return cli.Usagef("--queries = %d: must be >= 1", f.Queries)
 	}
 	names := f.Mechanisms
 	if len(names) == 0 {
@@ -56,7 +57,7 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	}
 	teachers, err := ensemble.Teachers(f.Teachers, p.K, ensemble.NewSeededSource(f.Seed))
 	if err != nil {
-		return usageErrorf("--teachers: %v", err)
+		return cli.Usagef("--teachers: %v", err)
 	}
 	var aggs []ensemble.Aggregator
 	var labels []string

@@ -8,6 +8,7 @@ import (
 
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/figure"
 	"github.com/darrm/darrm/internal/report"
 )
@@ -15,17 +16,19 @@ import (
 func init() { subcommands = append(subcommands, newSolveCmd) }
 
 type solveFlags struct {
-	problem  problemFlags
-	cache    cacheFlags
-	format   formatFlag
-	workers  workersFlag
-	prior    string
+	problem problemFlags
+	cache   cacheFlags
+	format  formatFlag
+	workers workersFlag
+	shared  struct {
+		Prior   string  `flag:"prior"`
+		Plot    string  `flag:"plot"`
+		RRComp  string  `flag:"rr-composition"`
+		RRDelta float64 `flag:"rr-delta-prime"`
+	}
 	compare  bool
 	actual   []string
-	plot     string
 	highsLog bool
-	rrComp   string
-	rrDelta  float64
 	subSize  int
 }
 
@@ -51,7 +54,7 @@ Earlier spellings --rr-method is still accepted.`,
 		Example: `  darrm solve --K 11 --m 3
   darrm solve --K 11 --m 3 --compare --plot gamma.png
   darrm solve --K 101 --m 10 --Delta 0 --format json`,
-		Args: noArgs,
+		Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSolve(cmd, &f) },
 	}
 	f.problem.add(cmd)
@@ -59,15 +62,12 @@ Earlier spellings --rr-method is still accepted.`,
 	f.format.add(cmd)
 	f.workers.add(cmd)
 	fs := cmd.Flags()
-	flagPrior.add(fs, &f.prior)
-	flagPlot.add(fs, &f.plot)
-	flagRRComposition.add(fs, &f.rrComp)
-	flagRRDeltaPrime.add(fs, &f.rrDelta)
+	bind(cmd, &f.shared)
 	fs.BoolVar(&f.compare, "compare", false, "also compute and certify the baselines gamma_Sub, gamma_DSub and RR")
 	fs.StringSliceVar(&f.actual, "actual", []string{"U(0,1)", "0.5", "U(0,0.1)"}, "with --compare: actual distributions of the p_i for the true expected error: U(a,b), a probability, or K probabilities")
 	fs.BoolVar(&f.highsLog, "highs-log", false, "show HiGHS's solver log")
 	fs.IntVar(&f.subSize, "sub-size", 0, "with --compare: teachers subsampled by gamma_Sub (default floor(m); App. B.4 subsamples M with m from general composition)")
-	aliases(cmd, map[string]string{"rr-method": "rr-composition"})
+	cli.Aliases(cmd, map[string]string{"rr-method": "rr-composition"})
 	return cmd
 }
 
@@ -85,12 +85,12 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	if err != nil {
 		return err
 	}
-	prior, err := gamma.ParsePrior(f.prior)
+	prior, err := gamma.ParsePrior(f.shared.Prior)
 	if err == nil {
 		_, err = prior.Coefficients(p.K)
 	}
 	if err != nil {
-		return usageErrorf("--prior: %v", err)
+		return cli.Usagef("--prior: %v", err)
 	}
 	var actuals []gamma.Actual
 	var bases []gamma.Baseline
@@ -99,9 +99,9 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 			return err
 		}
 	}
-	if f.plot != "" {
-		if err := figure.CheckPath(f.plot); err != nil {
-			return &usageError{err}
+	if f.shared.Plot != "" {
+		if err := figure.CheckPath(f.shared.Plot); err != nil {
+			return cli.AsUsage(err)
 		}
 	}
 	dir, err := f.cache.open()
@@ -137,8 +137,8 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 		}
 	}
 	out.Seconds = time.Since(start).Seconds()
-	if f.plot != "" {
-		if err := figure.WriteGammas(f.plot, "", []figure.Setting{figure.SolveSetting(out)}, 1, false); err != nil {
+	if f.shared.Plot != "" {
+		if err := figure.WriteGammas(f.shared.Plot, "", []figure.Setting{figure.SolveSetting(out)}, 1, false); err != nil {
 			return err
 		}
 	}
@@ -151,36 +151,36 @@ func (f *solveFlags) baselines(cmd *cobra.Command, p problem) ([]gamma.Actual, [
 	for _, s := range f.actual {
 		a, err := gamma.ParseActual(s)
 		if err != nil {
-			return nil, nil, usageErrorf("--actual: %v", err)
+			return nil, nil, cli.Usagef("--actual: %v", err)
 		}
 		actuals = append(actuals, a)
 	}
 	s := gamma.SubSize(p.M)
 	if cmd.Flags().Changed("sub-size") {
 		if f.subSize < 1 || f.subSize > p.K {
-			return nil, nil, usageErrorf("--sub-size = %d: must be in [1, K] = [1, %d]", f.subSize, p.K)
+			return nil, nil, cli.Usagef("--sub-size = %d: must be in [1, K] = [1, %d]", f.subSize, p.K)
 		}
 		s = f.subSize
 	}
 	sub, err := gamma.SubBaseline(p.K, s)
 	if err != nil {
-		return nil, nil, &usageError{err}
+		return nil, nil, cli.AsUsage(err)
 	}
 	bases := []gamma.Baseline{sub}
 	if p.Delta == 0 && p.TargetDelta == 0 {
 		d, err := gamma.DSubBaseline(p.K, p.M)
 		if err != nil {
-			return nil, nil, &usageError{err}
+			return nil, nil, cli.AsUsage(err)
 		}
 		bases = append(bases, d)
 	}
-	comp, err := rrComposition(f.rrComp, p.Delta)
+	comp, err := rrComposition(f.shared.RRComp, p.Delta)
 	if err != nil {
 		return nil, nil, err
 	}
-	rr, err := gamma.RRBaseline(p.Params, comp, f.rrDelta)
+	rr, err := gamma.RRBaseline(p.Params, comp, f.shared.RRDelta)
 	if err != nil {
-		return nil, nil, usageErrorf("RR with --rr-composition %v: %v", comp, err)
+		return nil, nil, cli.Usagef("RR with --rr-composition %v: %v", comp, err)
 	}
 	return actuals, append(bases, rr), nil
 }

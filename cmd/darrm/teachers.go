@@ -2,13 +2,13 @@ package main
 
 import (
 	"fmt"
-	"os"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/internal/atomicfile"
+	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/transfer"
 )
@@ -34,12 +34,12 @@ func newTeachersSub(use string) *cobra.Command {
 		short = "Write the teachers' votes on the public set as a vote file"
 	}
 	cmd := withHelp("teachers-"+use, &cobra.Command{
-		Use: use + " --dataset mnist58|fashion58 [flags]", Short: short, Args: noArgs,
+		Use: use + " --dataset mnist58|fashion58 [flags]", Short: short, Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutPath("out", f.out); err != nil {
+			if err := cli.CheckOutPath("out", f.out); err != nil {
 				return err
 			}
-			if err := requireFlags(cmd, "dataset"); err != nil {
+			if err := cli.RequireFlags(cmd, "dataset"); err != nil {
 				return err
 			}
 			b, err := loadBinary(f.Dataset)
@@ -76,10 +76,7 @@ func newTeachersSub(use string) *cobra.Command {
 			for q := range ids {
 				ids[q] = fmt.Sprint(q)
 			}
-			if f.out == "" || f.out == "-" {
-				return ensemble.WriteVotes(cmd.OutOrStdout(), ids, votes)
-			}
-			return atomicfile.Write(f.out, 0o644, func(file *os.File) error { return ensemble.WriteVotes(file, ids, votes) })
+			return cli.WriteOutput(f.out, cmd.OutOrStdout(), func(w io.Writer) error { return ensemble.WriteVotes(w, ids, votes) })
 		},
 	})
 	bind(cmd, &f)
@@ -97,7 +94,7 @@ func loadBinary(name string) (*datasets.Binary, error) {
 	}
 	b, err := datasets.LoadBinary(dir, name)
 	if err != nil {
-		return nil, usageErrorf("--dataset: %v", err)
+		return nil, cli.Usagef("--dataset: %v", err)
 	}
 	return b, nil
 }

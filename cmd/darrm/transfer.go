@@ -13,6 +13,7 @@ import (
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/curveplot"
 	"github.com/darrm/darrm/internal/report"
@@ -37,11 +38,11 @@ func newTransferCmd() *cobra.Command {
 	cmd := withHelp("transfer", &cobra.Command{
 		Use:   "transfer --dataset mnist58|fashion58 [flags]",
 		Short: "Private knowledge transfer end to end: DP-SGD teachers, private labels, accuracy (thesis Table 3.1)",
-		Args:  noArgs,
+		Args:  cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
 			params := transfer.Params{M: f.M, Queries: f.Queries, Redraws: f.Redraws, Seed: f.Seed}
-			if err := requireFlags(cmd, "dataset"); err != nil {
+			if err := cli.RequireFlags(cmd, "dataset"); err != nil {
 				return err
 			}
 			if err := checkWorkers(f.Workers); err != nil {

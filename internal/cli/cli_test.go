@@ -33,17 +33,17 @@ func (c *color) UnmarshalText(b []byte) error {
 	return fmt.Errorf("color %q: must be red or green", b)
 }
 
-var testRegistry = NewRegistry(
-	Flag{"n", 3, "a count"},
-	Flag{"x", 0.5, "a number"},
-	Flag{"name", "", "a name"},
-	Flag{"on", false, "a switch"},
-	Flag{"seed", uint64(7), "a seed"},
-	Flag{"xs", []float64{1}, "numbers"},
-	Flag{"names", []string(nil), "names"},
-	Flag{"ns", []int{2, 3}, "counts"},
-	Flag{"color", color(1), "a color"},
-)
+var testRegistry = NewRegistry([]Flag{
+	{"n", 3, "a count"},
+	{"x", 0.5, "a number"},
+	{"name", "", "a name"},
+	{"on", false, "a switch"},
+	{"seed", uint64(7), "a seed"},
+	{"xs", []float64{1}, "numbers"},
+	{"names", []string(nil), "names"},
+	{"ns", []int{2, 3}, "counts"},
+	{"color", color(1), "a color"},
+})
 
 type inner struct {
 	X float64 `flag:"x"`
@@ -153,7 +153,7 @@ func TestBindPanics(t *testing.T) {
 			t.Error("a registry with a name twice: no panic")
 		}
 	}()
-	NewRegistry(Flag{"a", 1, "x"}, Flag{"a", 2, "y"})
+	NewRegistry([]Flag{{"a", 1, "x"}, {"a", 2, "y"}})
 }
 
 func TestTextFlagString(t *testing.T) {

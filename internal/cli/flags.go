@@ -98,7 +98,7 @@ type Registry struct {
 
 // NewRegistry returns the registry of flags, which it lists in that order.
 // It panics if two flags have the same name.
-func NewRegistry(flags ...Flag) *Registry {
+func NewRegistry(flags []Flag) *Registry {
 	r := &Registry{flags: flags, byName: map[string]Flag{}}
 	for _, f := range flags {
 		if _, dup := r.byName[f.Name]; dup {
