@@ -20,6 +20,7 @@ func TestTextRoundTrip(t *testing.T) {
 		{[]text{ptr(PaperConversion), ptr(ImprovedConversion)}, func() text { return new(Conversion) }},
 		{[]text{ptr(GNMaxGrid), ptr(GNMaxExact)}, func() text { return new(GNMaxSearch) }},
 		{[]text{ptr(AlphaExact), ptr(AlphaTable43)}, func() text { return new(AlphaRule) }},
+		{[]text{ptr(AutoRR), ptr(RRMethod{Method: Simple}), ptr(RRMethod{Method: Optimal})}, func() text { return new(RRMethod) }},
 	} {
 		for _, v := range tc.values {
 			b, err := v.MarshalText()

@@ -307,8 +307,8 @@ func newAccountShuffleGCmd() *cobra.Command {
 func newAccountRRCmd() *cobra.Command {
 	var f struct {
 		problemFlags
-		RRComp  rrMethod `flag:"rr-composition"`
-		RRDelta float64  `flag:"rr-delta-prime"`
+		RRComp  accountant.RRMethod `flag:"rr-composition"`
+		RRDelta float64             `flag:"rr-delta-prime"`
 	}
 	names := map[string]string{"k": "--K", "delta": "--Delta", "delta'": "--rr-delta-prime"}
 	return newAccount("rr", "Randomized response's p_const for the majority of K private teachers", &f, names, map[string]string{"method": "rr-composition", "delta-prime": "rr-delta-prime"}, func(cmd *cobra.Command, format cliout.Format) error {
@@ -316,7 +316,7 @@ func newAccountRRCmd() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		m := f.RRComp.of(p.Delta)
+		m := f.RRComp.For(p.Delta)
 		tau, lambda, err := accountant.RRParams(accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}, p.K, m, f.RRDelta)
 		if err != nil {
 			return err

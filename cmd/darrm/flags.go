@@ -38,7 +38,7 @@ var sharedFlags = cli.NewRegistry([]cli.Flag{
 
 	{Name: "composition", Default: accountant.General, Usage: "composition theorem: simple, general or optimal"},
 	{Name: "delta-prime", Default: accountant.DefaultDeltaPrime, Usage: "slack delta' in (0, 1) of general and optimal composition"},
-	{Name: "rr-composition", Default: rrMethod{auto: true}, Usage: "RR: composition by which the K teachers' majority is (tau·eps, lambda)-DP in Lemma B.1.1: simple, general, optimal, or auto (general when Delta > 0, else simple)"},
+	{Name: "rr-composition", Default: accountant.AutoRR, Usage: "RR: composition by which the K teachers' majority is (tau·eps, lambda)-DP in Lemma B.1.1: simple, general, optimal, or auto (general when Delta > 0, else simple)"},
 	{Name: "rr-delta-prime", Default: accountant.DefaultDeltaPrime, Usage: "RR: slack delta' of the composition giving tau and lambda"},
 	{Name: "gnmax-search", Default: accountant.GNMaxGrid, Usage: "GNMax: choice of the Renyi order for sigma: grid (the paper's search, App. B.4.1) or exact"},
 	{Name: "conversion", Default: accountant.PaperConversion, Usage: "RDP to (eps, delta) conversion: paper or improved"},
@@ -159,49 +159,14 @@ func (c *compositionFlags) composition(cmd *cobra.Command, required ...string) (
 	return c.Method, c.DeltaPrime, c.checkDeltaPrime()
 }
 
-// rrMethod is --rr-composition: a composition method, or auto, the
-// accountant's choice for the teachers' Delta (accountant.RRComposition).
-type rrMethod struct {
-	method accountant.Method
-	auto   bool
-}
-
-func (r *rrMethod) UnmarshalText(b []byte) error {
-	if string(b) == "auto" {
-		*r = rrMethod{auto: true}
-		return nil
-	}
-	var m accountant.Method
-	if err := m.UnmarshalText(b); err != nil {
-		return fmt.Errorf("%w (or auto)", err)
-	}
-	*r = rrMethod{method: m}
-	return nil
-}
-
-func (r rrMethod) MarshalText() ([]byte, error) {
-	if r.auto {
-		return []byte("auto"), nil
-	}
-	return r.method.MarshalText()
-}
-
-// of returns the method for teachers with the given Delta.
-func (r rrMethod) of(teacherDelta float64) accountant.Method {
-	if r.auto {
-		return accountant.RRComposition(teacherDelta)
-	}
-	return r.method
-}
-
 // rrComposition resolves --rr-composition given as a string, for teachers
 // with the given Delta.
 func rrComposition(s string, teacherDelta float64) (accountant.Method, error) {
-	var r rrMethod
+	var r accountant.RRMethod
 	if err := r.UnmarshalText([]byte(s)); err != nil {
 		return 0, cli.Usagef("--rr-composition: %v", err)
 	}
-	return r.of(teacherDelta), nil
+	return r.For(teacherDelta), nil
 }
 
 // listNames joins names for help texts and errors.

@@ -23,7 +23,7 @@ type mechanismFlags struct {
 	Cache       cacheFlags
 	Workers     int                    `flag:"workers"`
 	Prior       gamma.Prior            `flag:"prior"`
-	RRComp      rrMethod               `flag:"rr-composition"`
+	RRComp      accountant.RRMethod    `flag:"rr-composition"`
 	RRDelta     float64                `flag:"rr-delta-prime"`
 	GNMaxSearch accountant.GNMaxSearch `flag:"gnmax-search"`
 	GammaFile   string                 `flag:"gamma" help:"darrm: use the noise function in this file (solve's JSON or CSV, a JSON array or a list) instead of gamma_opt; it must pass the certificate"`
@@ -72,7 +72,7 @@ func (f *mechanismFlags) parse(cmd *cobra.Command, flag string, names []string) 
 // newAggregator builds the named aggregator for problem p; label describes
 // it for people.
 func (s mechanisms) newAggregator(cmd *cobra.Command, name string, p constraints.Params) (agg ensemble.Aggregator, label string, err error) {
-	m := ensemble.Mechanism{Name: name, RRComposition: s.RRComp.of(p.Delta), RRDeltaPrime: s.RRDelta, GNMaxSearch: s.GNMaxSearch}
+	m := ensemble.Mechanism{Name: name, RRComposition: s.RRComp.For(p.Delta), RRDeltaPrime: s.RRDelta, GNMaxSearch: s.GNMaxSearch}
 	if name == "darrm" {
 		if m.Gamma, m.GammaSource, err = s.darrmGamma(cmd.Context(), cmd, p); err != nil {
 			return nil, "", err
