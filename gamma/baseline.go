@@ -74,6 +74,57 @@ func RRBaseline(p constraints.Params, comp accountant.Method, deltaPrime float64
 	return Baseline{Name: "rr", Label: label, Gamma: g}, nil
 }
 
+// BaselineOptions choose the baselines of a problem (Baselines).
+type BaselineOptions struct {
+	// SubSize is the number of teachers gamma_Sub subsamples; 0 means
+	// SubSize(m).
+	SubSize int
+	// RR is the composition that gives randomized response's p_const, and
+	// RRDeltaPrime its slack (RRBaseline).
+	RR           accountant.RRMethod
+	RRDeltaPrime float64
+}
+
+// BaselineError says which baseline could not be built; its message is
+// the baseline's error.
+type BaselineError struct {
+	Name string // "sub", "dsub" or "rr", as Baseline.Name
+	Err  error
+}
+
+func (e *BaselineError) Error() string { return e.Err.Error() }
+func (e *BaselineError) Unwrap() error { return e.Err }
+
+// Baselines returns the noise functions that gamma_opt is compared with
+// at problem p (Section 3.7.1, App. B.4), in this order: gamma_Sub
+// (SubBaseline); gamma_DSub (DSubBaseline) when the teachers and the
+// release are pure DP, Delta = delta = 0, the setting of Theorem 3.5.1;
+// and randomized response's constant gamma (RRBaseline). An error is a
+// *BaselineError.
+func Baselines(p constraints.Params, o BaselineOptions) ([]Baseline, error) {
+	s := o.SubSize
+	if s == 0 {
+		s = SubSize(p.M)
+	}
+	sub, err := SubBaseline(p.K, s)
+	if err != nil {
+		return nil, &BaselineError{"sub", err}
+	}
+	bases := []Baseline{sub}
+	if p.Delta == 0 && p.TargetDelta == 0 {
+		d, err := DSubBaseline(p.K, p.M)
+		if err != nil {
+			return nil, &BaselineError{"dsub", err}
+		}
+		bases = append(bases, d)
+	}
+	rr, err := RRBaseline(p, o.RR.For(p.Delta), o.RRDeltaPrime)
+	if err != nil {
+		return nil, &BaselineError{"rr", err}
+	}
+	return append(bases, rr), nil
+}
+
 // Evaluation is what darrm reports of a noise function for a problem and
 // a prior: its exhaustive certificate and its utility.
 type Evaluation struct {
