@@ -159,15 +159,5 @@ func (c *compositionFlags) composition(cmd *cobra.Command, required ...string) (
 	return c.Method, c.DeltaPrime, c.checkDeltaPrime()
 }
 
-// rrComposition resolves --rr-composition given as a string, for teachers
-// with the given Delta.
-func rrComposition(s string, teacherDelta float64) (accountant.Method, error) {
-	var r accountant.RRMethod
-	if err := r.UnmarshalText([]byte(s)); err != nil {
-		return 0, cli.Usagef("--rr-composition: %v", err)
-	}
-	return r.For(teacherDelta), nil
-}
-
 // listNames joins names for help texts and errors.
 func listNames(names []string) string { return strings.Join(names, ", ") }
