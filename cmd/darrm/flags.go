@@ -101,32 +101,6 @@ func checkPlot(path string) error {
 	return cli.AsUsage(figure.CheckPath(path))
 }
 
-// formatFlag is --format, parsed when the command runs (solve and separate
-// use it; the other commands bind a cliout.Format).
-type formatFlag struct {
-	S string `flag:"format"`
-}
-
-func (f *formatFlag) add(cmd *cobra.Command) { bind(cmd, f) }
-
-func (f *formatFlag) parse() (cliout.Format, error) {
-	v, err := cliout.ParseFormat(f.S)
-	if err != nil {
-		return "", cli.Usagef("--format: %v", err)
-	}
-	return v, nil
-}
-
-// workersFlag is --workers, checked when the command runs (solve and
-// separate use it).
-type workersFlag struct {
-	N int `flag:"workers"`
-}
-
-func (f *workersFlag) add(cmd *cobra.Command) { bind(cmd, f) }
-
-func (f *workersFlag) get() (int, error) { return f.N, checkWorkers(f.N) }
-
 // checkWorkers checks --workers.
 func checkWorkers(n int) error {
 	if n < 0 {

@@ -11,6 +11,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
 )
@@ -25,6 +26,11 @@ type Problem struct {
 	TargetDelta  float64 `json:"delta"`
 	MDefault     bool    `json:"m_is_default"`
 	DeltaDefault bool    `json:"delta_is_default"`
+}
+
+// Params is the problem the document states, for the library.
+func (o Problem) Params() constraints.Params {
+	return constraints.Params{K: o.K, M: o.M, Eps: o.Eps, Delta: o.Delta, TargetDelta: o.TargetDelta}
 }
 
 // Describe says the problem in words, marking defaults.

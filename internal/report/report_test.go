@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
@@ -141,5 +143,34 @@ func TestNewTransferTeachers(t *testing.T) {
 	}
 	if p.AccuracyMean != transfer.Mean(pe.Accuracy) || n.Agreement != transfer.Agree(ne.Votes(b.Test)) {
 		t.Errorf("accuracy %v, agreement %+v", p.AccuracyMean, n.Agreement)
+	}
+}
+
+// TestProblemParams: the problem a document states is the library's.
+func TestProblemParams(t *testing.T) {
+	o := Problem{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: 3e-5, MDefault: true}
+	if p := o.Params(); p != (constraints.Params{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: 3e-5}) {
+		t.Errorf("Params() = %+v", p)
+	}
+}
+
+// TestShardJSON: the file of a shard keeps its field names, which darrm
+// separate merge reads back.
+func TestShardJSON(t *testing.T) {
+	doc := Shard{Problem: Problem{K: 3, M: 1, Eps: 0.1}, Gamma: []float64{1, 0.5, 0.5, 1}, Separation: constraints.Separation{MaxF: 0.1, Shard: 1, Shards: 2}}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys map[string]json.RawMessage
+	json.Unmarshal(b, &keys)
+	for _, k := range []string{"problem", "gamma", "separation", "seconds"} {
+		if _, ok := keys[k]; !ok {
+			t.Errorf("shard file lacks %q: %s", k, b)
+		}
+	}
+	var back Shard
+	if err := json.Unmarshal(b, &back); err != nil || back.Problem != doc.Problem || back.Separation.Shard != 1 || back.Separation.Shards != 2 {
+		t.Errorf("shard file does not read back: %+v, %v", back, err)
 	}
 }

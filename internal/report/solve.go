@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
 )
@@ -68,7 +67,7 @@ func (out Solve) Mechanisms() []Mechanism {
 // (gamma.Verify), so that what is drawn from a file never shows a status
 // the file merely claims.
 func (out *Solve) Recertify(ctx context.Context) error {
-	p := constraints.Params{K: out.K, M: out.M, Eps: out.Eps, Delta: out.Delta, TargetDelta: out.TargetDelta}
+	p := out.Params()
 	var err error
 	if out.Certificate, err = gamma.Verify(ctx, p, out.Gamma, 0, nil); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
 )
@@ -33,4 +34,14 @@ func (out Verify) Write(w io.Writer, f cliout.Format) error {
 		fmt.Fprintf(w, "  scaling gamma by %.15g (= 1 - 2·bound/budget) would certify it\n", 1-2*cert.ErrBound/cert.Budget)
 	}
 	return nil
+}
+
+// Shard is the file darrm separate writes: one shard of the exhaustive
+// certificate of a gamma for a problem (gamma.VerifyShard), which darrm
+// separate merge combines with the others (gamma.MergeShards).
+type Shard struct {
+	Problem    Problem                `json:"problem"`
+	Gamma      []float64              `json:"gamma"`
+	Separation constraints.Separation `json:"separation"`
+	Seconds    float64                `json:"seconds"`
 }
