@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
@@ -11,7 +10,6 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/internal/atomicfile"
 	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/report"
@@ -95,10 +93,6 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
-	outFormat := f.OutFormat
-	if outFormat == ensemble.FormatAuto {
-		outFormat = votes.Format()
-	}
 	p, err := f.params(cmd, mech, votes.K(), cli.InputName(name))
 	if err != nil {
 		return err
@@ -116,14 +110,17 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		}
 		budget = &report.Budget{Eps: inBudget.Eps, Delta: inBudget.Delta, Method: f.Method.String(), DeltaPrime: f.DeltaPrime, MaxQueries: limit}
 	}
+	sink := ensemble.LabelSink{Path: f.Out, Stdout: cmd.OutOrStdout(), Format: f.OutFormat}
+	if sink.Format == ensemble.FormatAuto {
+		sink.Format = votes.Format()
+	}
 	var led *ledger.Ledger
-	opts := ensemble.ReleaseOptions{Experiment: fs.Changed("seed")}
 	if f.Ledger != "" {
 		if led, limit, err = ledger.OpenRun(f.Ledger, f.Mechanism, priv.Relation.String(), priv.Guarantee, limit); err != nil {
 			return cli.Usagef("--ledger: %v", err)
 		}
 		defer led.Close()
-		opts.Reserve = led.Reserve
+		sink.Ledger = led
 	}
 	src := ensemble.NewSource()
 	rnd := report.Randomness{Source: "crypto/rand"}
@@ -138,42 +135,14 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		total = st.Size()
 	}
 	prog := cliout.NewProgress(cmd.ErrOrStderr(), total, "releasing labels")
-	opts.Progress = func(n int, b int64) {
+	opts := ensemble.ReleaseOptions{Experiment: fs.Changed("seed"), Progress: func(n int, b int64) {
 		if total > 0 {
 			prog.Set(b)
 		} else {
 			prog.Set(int64(n))
 		}
-	}
-	var res ensemble.ReleaseResult
-	var lw *ensemble.LabelWriter
-	stream := func(w io.Writer) error {
-		var err error
-		if lw, err = ensemble.NewLabelWriter(w, outFormat); err != nil {
-			return err
-		}
-		res, err = ensemble.Release(cmd.Context(), votes, agg, src, lw, limit, opts)
-		if err == nil && led != nil {
-			// The labels are in the file; they leave when it is renamed.
-			err = led.Settle(res.Answered)
-		}
-		return err
-	}
-	toStdout := cli.IsStdout(f.Out)
-	if toStdout {
-		err = stream(cmd.OutOrStdout())
-		if err != nil && lw != nil && lw.Written() > 0 {
-			err = fmt.Errorf("%w (%d labels were already written to standard output: their privacy cost is that of %d queries at %v)", err, lw.Written(), lw.Written(), priv.Guarantee)
-		}
-		if err != nil && led != nil {
-			err = errors.Join(err, led.Settle(lw.Written()))
-		}
-	} else {
-		err = atomicfile.Write(f.Out, 0o644, func(file *os.File) error { return stream(file) })
-		if err != nil && led != nil {
-			err = errors.Join(err, led.Settle(0)) // the file was removed: nothing left
-		}
-	}
+	}}
+	res, err := ensemble.ReleaseTo(cmd.Context(), votes, agg, src, sink, limit, opts)
 	prog.Done()
 	if fe := (*ensemble.FormatError)(nil); errors.As(err, &fe) {
 		return cli.Usagef("%v", err) // malformed votes are bad input
@@ -184,7 +153,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	elapsed := time.Since(start).Seconds()
 	out := report.Aggregate{
 		Input: cli.InputName(name), InputFormat: votes.Format().String(), Header: votes.HasHeader(), IDColumn: votes.HasID(),
-		Output: cli.OutputName(f.Out), OutputFormat: outFormat.String(), Mechanism: f.Mechanism, Label: label,
+		Output: cli.OutputName(f.Out), OutputFormat: sink.Format.String(), Mechanism: f.Mechanism, Label: label,
 		Problem:  p.out(),
 		PerQuery: report.PerQuery{Eps: priv.Eps, Delta: priv.Delta, Source: priv.Source, Relation: priv.Relation.String(), RelationText: priv.Relation.Describe()},
 		Gamma:    agg.Gamma(), Certificate: priv.Certificate,
@@ -211,7 +180,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		out.Ledger = &report.Ledger{Path: f.Ledger, Status: st}
 	}
 	w := cmd.OutOrStdout()
-	if toStdout {
+	if sink.ToStdout() {
 		w = cmd.ErrOrStderr()
 	}
 	if err := out.Write(w, f.Format); err != nil {
