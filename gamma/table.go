@@ -32,12 +32,20 @@ type Stated struct {
 	M, Eps, Delta, TargetDelta *float64
 }
 
+// Problem is a DaRRM problem, with which of its values no source stated
+// and so took their defaults (Params); outputs say which.
+type Problem struct {
+	constraints.Params
+	// MDefault: m is the default's. DeltaDefault: delta is the thesis'
+	// default 1-(1-Delta)^m.
+	MDefault, DeltaDefault bool
+}
+
 // Params returns the problem of k teachers with each parameter from the
 // first of ss that states it; where none does, m, eps and Delta are def's
 // and delta is the thesis' default 1-(1-Delta)^m (Section 3.7.1,
-// constraints.DefaultTargetDelta). mDefault and deltaDefault report that
-// none stated m, and delta. The problem is not validated.
-func Params(k int, def constraints.Params, ss ...Stated) (p constraints.Params, mDefault, deltaDefault bool) {
+// constraints.DefaultTargetDelta). The problem is not validated.
+func Params(k int, def constraints.Params, ss ...Stated) Problem {
 	first := func(get func(Stated) *float64) *float64 {
 		for _, s := range ss {
 			if v := get(s); v != nil {
@@ -52,17 +60,17 @@ func Params(k int, def constraints.Params, ss ...Stated) (p constraints.Params, 
 		}
 		return def
 	}
-	p = constraints.Params{K: k,
+	p := Problem{Params: constraints.Params{K: k,
 		M:     pick(func(s Stated) *float64 { return s.M }, def.M),
 		Eps:   pick(func(s Stated) *float64 { return s.Eps }, def.Eps),
-		Delta: pick(func(s Stated) *float64 { return s.Delta }, def.Delta)}
-	mDefault = first(func(s Stated) *float64 { return s.M }) == nil
+		Delta: pick(func(s Stated) *float64 { return s.Delta }, def.Delta)}}
+	p.MDefault = first(func(s Stated) *float64 { return s.M }) == nil
 	if d := first(func(s Stated) *float64 { return s.TargetDelta }); d != nil {
 		p.TargetDelta = *d
 	} else {
-		p.TargetDelta, deltaDefault = constraints.DefaultTargetDelta(p.Delta, p.M), true
+		p.TargetDelta, p.DeltaDefault = constraints.DefaultTargetDelta(p.Delta, p.M), true
 	}
-	return p, mDefault, deltaDefault
+	return p
 }
 
 // ReadTable reads a noise function in one of four forms: a JSON object

@@ -131,9 +131,9 @@ func TestParams(t *testing.T) {
 		{"delta from a later source", []Stated{{Delta: f(0)}, {TargetDelta: f(1e-3)}}, constraints.Params{K: 11, M: 3, Eps: 0.1, Delta: 0, TargetDelta: 1e-3}, true, false},
 		{"default delta of the stated Delta", []Stated{{}, {Delta: f(1e-4)}}, constraints.Params{K: 11, M: 3, Eps: 0.1, Delta: 1e-4, TargetDelta: constraints.DefaultTargetDelta(1e-4, 3)}, true, true},
 	} {
-		p, md, dd := Params(11, def, tc.ss...)
-		if p != tc.want || md != tc.mDefault || dd != tc.dDefault {
-			t.Errorf("%s: %+v (m default %v, delta default %v), want %+v (%v, %v)", tc.name, p, md, dd, tc.want, tc.mDefault, tc.dDefault)
+		p := Params(11, def, tc.ss...)
+		if p.Params != tc.want || p.MDefault != tc.mDefault || p.DeltaDefault != tc.dDefault {
+			t.Errorf("%s: %+v, want %+v (m default %v, delta default %v)", tc.name, p, tc.want, tc.mDefault, tc.dDefault)
 		}
 	}
 	// A table's stated values take part like any other.
@@ -141,7 +141,7 @@ func TestParams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, md, dd := Params(tab.Gamma.K(), def, Stated{}, tab.Stated); p.K != 3 || p.M != 2 || p.TargetDelta != 0.001 || md || dd {
-		t.Errorf("from a table: %+v, %v, %v", p, md, dd)
+	if p := Params(tab.Gamma.K(), def, Stated{}, tab.Stated); p.K != 3 || p.M != 2 || p.TargetDelta != 0.001 || p.MDefault || p.DeltaDefault {
+		t.Errorf("from a table: %+v", p)
 	}
 }

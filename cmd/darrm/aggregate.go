@@ -10,6 +10,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/report"
@@ -154,7 +155,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	out := report.Aggregate{
 		Input: cli.InputName(name), InputFormat: votes.Format().String(), Header: votes.HasHeader(), IDColumn: votes.HasID(),
 		Output: cli.OutputName(f.Out), OutputFormat: sink.Format.String(), Mechanism: f.Mechanism, Label: label,
-		Problem:  p.out(),
+		Problem:  report.NewProblem(p),
 		PerQuery: report.PerQuery{Eps: priv.Eps, Delta: priv.Delta, Source: priv.Source, Relation: priv.Relation.String(), RelationText: priv.Relation.Describe()},
 		Gamma:    agg.Gamma(), Certificate: priv.Certificate,
 		Answered: res.Answered, Unanswered: res.Unanswered,
@@ -196,13 +197,13 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 // params returns the problem: from the flags with K from the vote file, or,
 // with --gamma, from the flags and what the gamma file states (as darrm
 // verify does).
-func (f *aggregateFlags) params(cmd *cobra.Command, mech mechanisms, k int, input string) (problem, error) {
+func (f *aggregateFlags) params(cmd *cobra.Command, mech mechanisms, k int, input string) (gamma.Problem, error) {
 	if cmd.Flags().Changed("K") && f.K != k {
-		return problem{}, cli.Usagef("--K = %d but %s has %d votes per row", f.K, input, k)
+		return gamma.Problem{}, cli.Usagef("--K = %d but %s has %d votes per row", f.K, input, k)
 	}
 	if mech.table != nil {
 		if kg := mech.table.Gamma.K(); kg != k {
-			return problem{}, cli.Usagef("--gamma %s is for K = %d teachers but %s has %d votes per row", mech.tableName, kg, input, k)
+			return gamma.Problem{}, cli.Usagef("--gamma %s is for K = %d teachers but %s has %d votes per row", mech.tableName, kg, input, k)
 		}
 		return f.problemFlags.withTable(cmd, *mech.table)
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
-	"github.com/darrm/darrm/internal/report"
 	"github.com/darrm/darrm/lp"
 	"github.com/darrm/darrm/optimal"
 )
@@ -27,19 +26,10 @@ type problemFlags struct {
 	Target float64 `flag:"delta"`
 }
 
-func (f *problemFlags) add(cmd *cobra.Command) { bind(cmd, f) }
-
-// problem is a validated DaRRM problem and which of its values took their
-// defaults, which outputs say.
-type problem struct {
-	constraints.Params
-	mDefault, deltaDefault bool
-}
-
 // params returns the problem with K from --K, which is required.
-func (f *problemFlags) params(cmd *cobra.Command) (problem, error) {
+func (f *problemFlags) params(cmd *cobra.Command) (gamma.Problem, error) {
 	if err := cli.RequireFlags(cmd, "K"); err != nil {
-		return problem{}, err
+		return gamma.Problem{}, err
 	}
 	return f.paramsForK(cmd, f.K)
 }
@@ -47,7 +37,7 @@ func (f *problemFlags) params(cmd *cobra.Command) (problem, error) {
 // paramsForK is params with K = k, for commands that take K from their
 // input; the caller checks k against a given --K. Values the command line
 // does not state come from the files' stated, then from the defaults.
-func (f *problemFlags) paramsForK(cmd *cobra.Command, k int, files ...gamma.Stated) (problem, error) {
+func (f *problemFlags) paramsForK(cmd *cobra.Command, k int, files ...gamma.Stated) (gamma.Problem, error) {
 	fs := cmd.Flags()
 	given := func(name string, v *float64) *float64 {
 		if fs.Changed(name) {
@@ -56,38 +46,32 @@ func (f *problemFlags) paramsForK(cmd *cobra.Command, k int, files ...gamma.Stat
 		return nil
 	}
 	line := gamma.Stated{M: given("m", &f.M), Eps: given("eps", &f.Eps), Delta: given("Delta", &f.Delta), TargetDelta: given("delta", &f.Target)}
-	var p problem
-	p.Params, p.mDefault, p.deltaDefault = gamma.Params(k, constraints.Params{M: f.M, Eps: f.Eps, Delta: f.Delta}, append([]gamma.Stated{line}, files...)...)
+	p := gamma.Params(k, constraints.Params{M: f.M, Eps: f.Eps, Delta: f.Delta}, append([]gamma.Stated{line}, files...)...)
 	return p, flagError(p.Validate(), map[string]string{"m·eps": "m·eps (--m × --eps)"})
 }
 
 // withTable combines the parameters stated in a gamma file with the
 // command line, which takes precedence; K is the file's.
-func (f *problemFlags) withTable(cmd *cobra.Command, tab gamma.Table) (problem, error) {
+func (f *problemFlags) withTable(cmd *cobra.Command, tab gamma.Table) (gamma.Problem, error) {
 	if k := tab.Gamma.K(); cmd.Flags().Changed("K") && f.K != k {
-		return problem{}, cli.Usagef("--K = %d but gamma has %d values: need K+1", f.K, len(tab.Gamma))
+		return gamma.Problem{}, cli.Usagef("--K = %d but gamma has %d values: need K+1", f.K, len(tab.Gamma))
 	}
 	return f.paramsForK(cmd, tab.Gamma.K(), tab.Stated)
 }
 
 // readGamma reads the gamma file named by args (standard input if none)
 // and the problem it is for, from the file and the flags (withTable).
-func (f *problemFlags) readGamma(cmd *cobra.Command, args []string) (gamma.Table, problem, error) {
+func (f *problemFlags) readGamma(cmd *cobra.Command, args []string) (gamma.Table, gamma.Problem, error) {
 	name := "-"
 	if len(args) == 1 {
 		name = args[0]
 	}
 	tab, err := readTable(cmd, name)
 	if err != nil {
-		return gamma.Table{}, problem{}, err
+		return gamma.Table{}, gamma.Problem{}, err
 	}
 	p, err := f.withTable(cmd, tab)
 	return tab, p, err
-}
-
-// out is the problem as outputs echo it.
-func (p problem) out() report.Problem {
-	return report.Problem{K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta, MDefault: p.mDefault, DeltaDefault: p.deltaDefault}
 }
 
 // cacheFlags select the gamma cache.
@@ -95,8 +79,6 @@ type cacheFlags struct {
 	Dir     string `flag:"cache-dir"`
 	NoCache bool   `flag:"no-cache"`
 }
-
-func (f *cacheFlags) add(cmd *cobra.Command) { bind(cmd, f) }
 
 // open returns the cache, or nil with --no-cache.
 func (f *cacheFlags) open() (*cache.Dir, error) {

@@ -51,7 +51,7 @@ func newSeparateCmd() *cobra.Command {
 			if err != nil {
 				return cli.AsUsage(err)
 			}
-			doc := report.Shard{Problem: p.out(), Gamma: tab.Gamma, Separation: sep, Seconds: time.Since(start).Seconds()}
+			doc := report.Shard{Problem: report.NewProblem(p), Gamma: tab.Gamma, Separation: sep, Seconds: time.Since(start).Seconds()}
 			return atomicfile.Write(f.Out, 0o644, func(file *os.File) error { return cliout.WriteJSON(file, doc) })
 		},
 	})

@@ -72,7 +72,7 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	if err != nil {
 		return err
 	}
-	out := report.Simulate{Problem: p.out(), Teachers: f.Teachers, P: teachers, Queries: f.Queries, Seed: f.Seed, Note: simulationNote, Above: ensemble.Above(res, "darrm")}
+	out := report.Simulate{Problem: report.NewProblem(p), Teachers: f.Teachers, P: teachers, Queries: f.Queries, Seed: f.Seed, Note: simulationNote, Above: ensemble.Above(res, "darrm")}
 	for i, r := range res {
 		out.Results = append(out.Results, report.SimResult{
 			Mechanism: r.Name, Label: labels[i], Eps: r.Privacy.Eps, Delta: r.Privacy.Delta, Source: r.Privacy.Source,

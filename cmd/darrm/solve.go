@@ -79,7 +79,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 		return err
 	}
 	out := report.Solve{
-		Problem: p.out(),
+		Problem: report.NewProblem(p),
 		Prior:   f.Prior.String(), Gamma: e.Gamma, Objective: e.Utility, SurrogateError: e.SurrogateError,
 		UpperBound: e.UpperBound, Gap: e.Gap, Scale: e.Scale,
 		Certificate: e.Certificate, CertifiedNow: true, Cached: cached,
@@ -111,7 +111,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 
 // baselines parses the flags of --compare and builds the baselines
 // (gamma.Baselines).
-func (f *solveFlags) baselines(cmd *cobra.Command, p problem) ([]gamma.Actual, []gamma.Baseline, error) {
+func (f *solveFlags) baselines(cmd *cobra.Command, p gamma.Problem) ([]gamma.Actual, []gamma.Baseline, error) {
 	var actuals []gamma.Actual
 	for _, s := range f.Actual {
 		a, err := gamma.ParseActual(s)

@@ -39,7 +39,7 @@ func newVerifyCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return writeVerify(cmd, report.Verify{Problem: p.out(), Gamma: tab.Gamma, Certificate: cert, Seconds: time.Since(start).Seconds()}, f.Format)
+			return writeVerify(cmd, report.Verify{Problem: report.NewProblem(p), Gamma: tab.Gamma, Certificate: cert, Seconds: time.Since(start).Seconds()}, f.Format)
 		},
 	})
 	bind(cmd, &f)

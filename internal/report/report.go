@@ -28,6 +28,11 @@ type Problem struct {
 	DeltaDefault bool    `json:"delta_is_default"`
 }
 
+// NewProblem is the problem p as outputs echo it.
+func NewProblem(p gamma.Problem) Problem {
+	return Problem{K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta, MDefault: p.MDefault, DeltaDefault: p.DeltaDefault}
+}
+
 // Params is the problem the document states, for the library.
 func (o Problem) Params() constraints.Params {
 	return constraints.Params{K: o.K, M: o.M, Eps: o.Eps, Delta: o.Delta, TargetDelta: o.TargetDelta}
