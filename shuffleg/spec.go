@@ -3,6 +3,7 @@ package shuffleg
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -120,6 +121,31 @@ func ParseAlgorithms(s string) ([]Algorithm, error) {
 			}
 		}
 		out = append(out, a)
+	}
+	return out, nil
+}
+
+// PrivateAlgorithms returns the algorithms that train on private data, and
+// so have a privacy cost to account: all but PublicOnly.
+func PrivateAlgorithms() []Algorithm {
+	return slices.DeleteFunc(Algorithms(), func(a Algorithm) bool { return !a.Private() })
+}
+
+// ParsePrivateAlgorithms reads names of private algorithms
+// (ParseAlgorithm), "all" standing for PrivateAlgorithms(); the result is
+// in the order of names.
+func ParsePrivateAlgorithms(names []string) ([]Algorithm, error) {
+	var out []Algorithm
+	for _, name := range names {
+		a, err := ParseAlgorithm(name)
+		switch {
+		case name == "all":
+			out = append(out, PrivateAlgorithms()...)
+		case err != nil || !a.Private():
+			return nil, fmt.Errorf("%q: must be one of dp-shuffleg, priv-pub, pub-priv, interleaved, all", name)
+		default:
+			out = append(out, a)
+		}
 	}
 	return out, nil
 }

@@ -105,6 +105,30 @@ func TestParseAlgorithms(t *testing.T) {
 	}
 }
 
+func TestParsePrivateAlgorithms(t *testing.T) {
+	for _, tc := range []struct {
+		in   []string
+		want []Algorithm
+		ok   bool
+	}{
+		{[]string{"all"}, []Algorithm{DPShuffleG, PrivPub, PubPriv, Interleaved}, true},
+		{[]string{"dp"}, []Algorithm{DPShuffleG}, true},
+		{[]string{"interleaved", "priv-pub"}, []Algorithm{Interleaved, PrivPub}, true},
+		{[]string{"pub-priv", "all"}, []Algorithm{PubPriv, DPShuffleG, PrivPub, PubPriv, Interleaved}, true},
+		{nil, nil, true},
+		{[]string{"public-only"}, nil, false},
+		{[]string{"dp", "foo"}, nil, false},
+	} {
+		got, err := ParsePrivateAlgorithms(tc.in)
+		if (err == nil) != tc.ok || !slices.Equal(got, tc.want) {
+			t.Errorf("%q: %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+		if err != nil && !strings.HasSuffix(err.Error(), "must be one of dp-shuffleg, priv-pub, pub-priv, interleaved, all") {
+			t.Errorf("%q: error %v", tc.in, err)
+		}
+	}
+}
+
 func TestLRGrid(t *testing.T) {
 	for _, tc := range []struct {
 		in     string

@@ -248,18 +248,9 @@ func newAccountShuffleGCmd() *cobra.Command {
 		if err := cli.RequireFlags(cmd, "target-delta", "G", "epochs"); err != nil {
 			return err
 		}
-		private := slices.DeleteFunc(shuffleg.Algorithms(), func(a shuffleg.Algorithm) bool { return !a.Private() })
-		var algs []shuffleg.Algorithm
-		for _, name := range f.Algorithms {
-			alg, err := shuffleg.ParseAlgorithm(name)
-			switch {
-			case name == "all":
-				algs = append(algs, private...)
-			case err != nil || !alg.Private():
-				return cli.Usagef("--algorithm %q: must be one of dp-shuffleg, priv-pub, pub-priv, interleaved, all", name)
-			default:
-				algs = append(algs, alg)
-			}
+		algs, err := shuffleg.ParsePrivateAlgorithms(f.Algorithms)
+		if err != nil {
+			return cli.Usagef("--algorithm %v", err)
 		}
 		common := cliout.Record{{Key: "delta", Val: f.Delta}, {Key: "G", Val: f.G}, {Key: "epochs", Val: f.Epochs}}
 		if fs.Changed("S") {
