@@ -36,14 +36,8 @@ const shardTop = 16
 // for g and p: the maximum of the privacy cost over that shard's corner
 // multisets, one that attains it, and the costliest ones above the budget.
 func VerifyShard(ctx context.Context, p constraints.Params, g Gamma, s Shard, workers int) (constraints.Separation, error) {
-	if err := p.Validate(); err != nil {
+	if err := checkFor(p, g); err != nil {
 		return constraints.Separation{}, err
-	}
-	if err := g.Check(); err != nil {
-		return constraints.Separation{}, err
-	}
-	if g.K() != p.K {
-		return constraints.Separation{}, fmt.Errorf("gamma has %d values, want K+1 = %d", len(g), p.K+1)
 	}
 	return p.Separate(ctx, g, constraints.SeparateOptions{Top: shardTop, Floor: p.Budget(), Workers: workers, Shard: s.Index, Shards: s.Count})
 }

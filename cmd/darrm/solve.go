@@ -78,13 +78,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	if err != nil {
 		return err
 	}
-	out := report.Solve{
-		Problem: report.NewProblem(p),
-		Prior:   f.Prior.String(), Gamma: e.Gamma, Objective: e.Utility, SurrogateError: e.SurrogateError,
-		UpperBound: e.UpperBound, Gap: e.Gap, Scale: e.Scale,
-		Certificate: e.Certificate, CertifiedNow: true, Cached: cached,
-		Solve: report.SolveStats{Seconds: e.Seconds, LPSolves: e.LPSolves, Rows: e.Rows, Passes: e.Passes, TieBroken: e.TieBroken},
-	}
+	out := report.NewSolve(report.NewProblem(p), e, cached)
 	if dir != nil {
 		out.CacheFile = dir.Path(cache.Key{Params: p.Params, Prior: f.Prior.String()})
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/gamma"
@@ -176,5 +177,20 @@ func TestShardJSON(t *testing.T) {
 	var back Shard
 	if err := json.Unmarshal(b, &back); err != nil || back.Problem != doc.Problem || back.Separation.Shard != 1 || back.Separation.Shards != 2 {
 		t.Errorf("shard file does not read back: %+v, %v", back, err)
+	}
+}
+
+// TestNewSolve: the document of a cache entry states the entry's gamma,
+// certificate and solve, and that it was certified in this run.
+func TestNewSolve(t *testing.T) {
+	e := &cache.Entry{K: 3, Prior: "tp", Gamma: []float64{1, 0.5, 0.5, 1}, Utility: 0.4, SurrogateError: 0.3, UpperBound: 0.41, Gap: 0.02,
+		Scale: 0.99, Seconds: 2, LPSolves: 5, Rows: 7, Passes: 3, TieBroken: true, Certificate: gamma.Certificate{Status: gamma.Tight}}
+	for _, cached := range []bool{false, true} {
+		d := NewSolve(Problem{K: 3, M: 1}, e, cached)
+		if d.K != 3 || d.Prior != "tp" || d.Objective != 0.4 || d.SurrogateError != 0.3 || d.UpperBound != 0.41 || d.Gap != 0.02 || d.Scale != 0.99 ||
+			d.Certificate.Status != gamma.Tight || !d.CertifiedNow || d.Cached != cached ||
+			d.Solve != (SolveStats{Seconds: 2, LPSolves: 5, Rows: 7, Passes: 3, TieBroken: true}) || len(d.Gamma) != 4 {
+			t.Errorf("cached %v: %+v", cached, d)
+		}
 	}
 }

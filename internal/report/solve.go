@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
 )
@@ -53,6 +54,18 @@ type SolveStats struct {
 	// the first optimum found was returned (equally optimal and certified,
 	// but not the canonical one).
 	TieBroken bool `json:"tie_broken"`
+}
+
+// NewSolve is the document of the gamma_opt that the cache entry e holds
+// for problem p, certified in this run; cached says it was read from the
+// cache rather than solved now.
+func NewSolve(p Problem, e *cache.Entry, cached bool) Solve {
+	return Solve{
+		Problem: p, Prior: e.Prior, Gamma: e.Gamma, Objective: e.Utility, SurrogateError: e.SurrogateError,
+		UpperBound: e.UpperBound, Gap: e.Gap, Scale: e.Scale,
+		Certificate: e.Certificate, CertifiedNow: true, Cached: cached,
+		Solve: SolveStats{Seconds: e.Seconds, LPSolves: e.LPSolves, Rows: e.Rows, Passes: e.Passes, TieBroken: e.TieBroken},
+	}
 }
 
 // Mechanisms returns gamma_opt and the baselines, in that order.
