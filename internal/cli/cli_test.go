@@ -201,6 +201,41 @@ func TestAliasesAndRequire(t *testing.T) {
 	}
 }
 
+// TestRequired: flags tagged required are checked before the command
+// runs, the first missing one in the order declared reported as
+// RequireFlags reports it.
+func TestRequired(t *testing.T) {
+	var f struct {
+		Zeta  int    `flag:"zeta" help:"declared first" required:""`
+		Name  string `flag:"name" required:""`
+		Alpha int    `flag:"alpha" help:"declared last" required:""`
+		Free  int    `flag:"free" help:"not required"`
+	}
+	ran := false
+	root := &cobra.Command{Use: "r", PersistentPreRunE: CheckRequired, SilenceErrors: true, SilenceUsage: true}
+	sub := &cobra.Command{Use: "s", RunE: func(*cobra.Command, []string) error { ran = true; return nil }}
+	testRegistry.Bind(sub.Flags(), &f)
+	root.AddCommand(sub)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"s"}, "--zeta is required: declared first"},
+		{[]string{"s", "--alpha", "1", "--free", "2"}, "--zeta is required: declared first"},
+		{[]string{"s", "--zeta", "1"}, "--name is required: a name"},
+		{[]string{"s", "--zeta", "1", "--name", "x"}, "--alpha is required: declared last"},
+		{[]string{"s", "--zeta", "1", "--name", "x", "--alpha", "0"}, ""},
+	} {
+		ran = false
+		sub.Flags().VisitAll(func(fl *pflag.Flag) { fl.Changed = false })
+		root.SetArgs(tc.args)
+		err := root.Execute()
+		if tc.want == "" && (err != nil || !ran) || tc.want != "" && (!IsUsage(err) || err.Error() != tc.want || ran) {
+			t.Errorf("%v: %v (ran %t), want %q", tc.args, err, ran, tc.want)
+		}
+	}
+}
+
 func TestUsageErrors(t *testing.T) {
 	plain := errors.New("disk on fire")
 	for _, tc := range []struct {

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -117,7 +118,8 @@ func (r *Registry) Flags() []Flag { return r.flags }
 // into the fields without a tag that are structs (embedded or exported).
 // A shared flag takes its default and help from r, and must have no help
 // tag; any other takes its default from the field's value and its help
-// from the tag `help:"..."`, which it must have.
+// from the tag `help:"..."`, which it must have. A field tagged
+// `required:""` is a flag the command cannot run without (CheckRequired).
 func (r *Registry) Bind(fs *pflag.FlagSet, p any) { r.bind(fs, reflect.ValueOf(p).Elem()) }
 
 func (r *Registry) bind(fs *pflag.FlagSet, v reflect.Value) {
@@ -137,7 +139,39 @@ func (r *Registry) bind(fs *pflag.FlagSet, v reflect.Value) {
 			f = Flag{name, val.Interface(), help}
 		}
 		f.Add(fs, val.Addr().Interface())
+		if _, ok := field.Tag.Lookup("required"); ok {
+			rank := 0
+			fs.VisitAll(func(f *pflag.Flag) {
+				if _, ok := f.Annotations[requiredKey]; ok {
+					rank++
+				}
+			})
+			fs.SetAnnotation(name, requiredKey, []string{strconv.Itoa(rank)})
+		}
 	}
+}
+
+// requiredKey is the annotation of a flag that Bind declared required; its
+// value is the flag's rank among them, in the order declared.
+const requiredKey = "cli_required"
+
+// CheckRequired reports, as RequireFlags does, the first of the flags of
+// cmd declared required (Bind) that was not given, in the order they were
+// declared. Make it the root command's PersistentPreRunE, so that every
+// command checks its required flags before it runs.
+func CheckRequired(cmd *cobra.Command, _ []string) error {
+	byRank := map[int]string{}
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if r, ok := f.Annotations[requiredKey]; ok {
+			i, _ := strconv.Atoi(r[0])
+			byRank[i] = f.Name
+		}
+	})
+	names := make([]string, len(byRank))
+	for i, name := range byRank {
+		names[i] = name
+	}
+	return RequireFlags(cmd, names...)
 }
 
 // Aliases keeps earlier spellings of cmd's flags working: each key of old
