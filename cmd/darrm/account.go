@@ -66,16 +66,16 @@ func composed(m accountant.Method, deltaPrime float64, fields ...cliout.Field) c
 
 func newAccountComposeCmd() *cobra.Command {
 	var f struct {
-		Step  float64 `flag:"step-eps"`
+		Step  float64 `flag:"step-eps" required:""`
 		Delta float64 `flag:"step-delta"`
-		Steps int     `flag:"steps"`
+		Steps int     `flag:"steps" required:""`
 		compositionFlags
 	}
 	return newAccount("compose", "Total privacy of k composed (eps, delta)-DP steps (e.g. Q queries)", &f, stepFlags, stepAliases, func(cmd *cobra.Command, format cliout.Format) error {
-		m, dp, err := f.composition(cmd, "step-eps", "steps")
-		if err != nil {
+		if err := f.checkDeltaPrime(); err != nil {
 			return err
 		}
+		m, dp := f.Method, f.DeltaPrime
 		total, err := accountant.Compose(accountant.Guarantee{Eps: f.Step, Delta: f.Delta}, f.Steps, m, dp)
 		if err != nil {
 			return err
@@ -87,17 +87,17 @@ func newAccountComposeCmd() *cobra.Command {
 
 func newAccountQueriesCmd() *cobra.Command {
 	var f struct {
-		Step        float64 `flag:"step-eps"`
+		Step        float64 `flag:"step-eps" required:""`
 		Delta       float64 `flag:"step-delta"`
-		BudgetEps   float64 `flag:"budget-eps"`
+		BudgetEps   float64 `flag:"budget-eps" required:""`
 		BudgetDelta float64 `flag:"budget-delta"`
 		compositionFlags
 	}
 	return newAccount("queries", "Largest number of (eps, delta)-DP queries within a total budget", &f, stepFlags, stepAliases, func(cmd *cobra.Command, format cliout.Format) error {
-		m, dp, err := f.composition(cmd, "step-eps", "budget-eps")
-		if err != nil {
+		if err := f.checkDeltaPrime(); err != nil {
 			return err
 		}
+		m, dp := f.Method, f.DeltaPrime
 		step := accountant.Guarantee{Eps: f.Step, Delta: f.Delta}
 		q, err := accountant.MaxSteps(step, accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}, m, dp)
 		if err != nil {
@@ -119,16 +119,16 @@ func newAccountQueriesCmd() *cobra.Command {
 
 func newAccountStepEpsCmd() *cobra.Command {
 	var f struct {
-		BudgetEps float64 `flag:"budget-eps"`
+		BudgetEps float64 `flag:"budget-eps" required:""`
 		Delta     float64 `flag:"step-delta"`
-		Steps     int     `flag:"steps"`
+		Steps     int     `flag:"steps" required:""`
 		compositionFlags
 	}
 	return newAccount("step-eps", "Largest per-step eps whose k-fold composition meets a total eps", &f, stepFlags, stepAliases, func(cmd *cobra.Command, format cliout.Format) error {
-		m, dp, err := f.composition(cmd, "budget-eps", "steps")
-		if err != nil {
+		if err := f.checkDeltaPrime(); err != nil {
 			return err
 		}
+		m, dp := f.Method, f.DeltaPrime
 		eps, err := accountant.StepEps(f.BudgetEps, f.Delta, f.Steps, m, dp)
 		if err != nil {
 			return err
@@ -151,17 +151,14 @@ var targetFlags = map[string]string{"eps": "--target-eps", "delta": "--target-de
 
 func newAccountGaussianCmd() *cobra.Command {
 	f := struct {
-		Sigma       float64               `flag:"sigma"`
-		Steps       int                   `flag:"steps"`
-		Delta       float64               `flag:"target-delta"`
+		Sigma       float64               `flag:"sigma" required:""`
+		Steps       int                   `flag:"steps" required:""`
+		Delta       float64               `flag:"target-delta" required:""`
 		Conversion  accountant.Conversion `flag:"conversion"`
 		Sensitivity float64               `flag:"sensitivity" help:"L2 sensitivity (> 0)"`
 		Alpha       float64               `flag:"alpha" help:"Renyi order (> 1); default: the order that minimises eps"`
 	}{Sensitivity: 1}
 	return newAccount("gaussian", "RDP of k composed Gaussian mechanisms and their (eps, delta)-DP", &f, targetFlags, targetAliases, func(cmd *cobra.Command, format cliout.Format) error {
-		if err := cli.RequireFlags(cmd, "sigma", "steps", "target-delta"); err != nil {
-			return err
-		}
 		c := f.Conversion
 		g := accountant.Gaussian{Sensitivity: f.Sensitivity, Sigma: f.Sigma, Steps: f.Steps}
 		rho, err := g.Rho()
@@ -182,17 +179,14 @@ func newAccountGaussianCmd() *cobra.Command {
 
 func newAccountGNMaxCmd() *cobra.Command {
 	var f struct {
-		Eps        []float64              `flag:"target-eps"`
-		Delta      float64                `flag:"target-delta"`
+		Eps        []float64              `flag:"target-eps" required:""`
+		Delta      float64                `flag:"target-delta" required:""`
 		Search     accountant.GNMaxSearch `flag:"gnmax-search"`
 		Conversion accountant.Conversion  `flag:"conversion"`
 		Plot       string                 `flag:"plot"`
 		Marks      []float64              `flag:"mark-lambda" help:"with --plot: orders lambda to mark on the curves (e.g. published values to compare)"`
 	}
 	return newAccount("gnmax", "Noise sigma of GNMax for a per-query (eps, delta) target", &f, targetFlags, targetAliases, func(cmd *cobra.Command, format cliout.Format) error {
-		if err := cli.RequireFlags(cmd, "target-eps", "target-delta"); err != nil {
-			return err
-		}
 		c, s := f.Conversion, f.Search
 		if s == accountant.GNMaxGrid && c != accountant.PaperConversion {
 			return cli.Usagef("account gnmax: --gnmax-search grid is the paper's search and uses --conversion paper only")
@@ -230,11 +224,11 @@ func newAccountGNMaxCmd() *cobra.Command {
 func newAccountShuffleGCmd() *cobra.Command {
 	f := struct {
 		Eps        []float64 `flag:"target-eps"`
-		Delta      float64   `flag:"target-delta"`
+		Delta      float64   `flag:"target-delta" required:""`
 		Sigma      float64   `flag:"sigma"`
 		Algorithms []string  `flag:"algorithm" help:"algorithms, comma-separated: dp-shuffleg, priv-pub, pub-priv, interleaved, all"`
-		G          float64   `flag:"G" help:"Lipschitz constant / gradient clipping norm (> 0)"`
-		Epochs     int       `flag:"epochs" help:"number of epochs K (>= 1)"`
+		G          float64   `flag:"G" help:"Lipschitz constant / gradient clipping norm (> 0)" required:""`
+		Epochs     int       `flag:"epochs" help:"number of epochs K (>= 1)" required:""`
 		S          int       `flag:"S" help:"priv-pub, pub-priv: epochs before the switch, in [1, K-1]"`
 		N          int       `flag:"n" help:"interleaved: steps per epoch n"`
 		ND         int       `flag:"nd" help:"interleaved: private steps per epoch n_d, in [1, n]"`
@@ -244,9 +238,6 @@ func newAccountShuffleGCmd() *cobra.Command {
 		fs := cmd.Flags()
 		if fs.Changed("target-eps") == fs.Changed("sigma") {
 			return cli.Usagef("account shuffleg: give exactly one of --target-eps (calibrate sigma) and --sigma (compute eps)")
-		}
-		if err := cli.RequireFlags(cmd, "target-delta", "G", "epochs"); err != nil {
-			return err
 		}
 		algs, err := shuffleg.ParsePrivateAlgorithms(f.Algorithms)
 		if err != nil {

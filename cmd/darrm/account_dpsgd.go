@@ -10,9 +10,9 @@ import (
 
 func newAccountDPSGDCmd() *cobra.Command {
 	var f struct {
-		Sigma      float64               `flag:"sigma"`
+		Sigma      float64               `flag:"sigma" required:""`
 		Steps      int                   `flag:"steps"`
-		Delta      float64               `flag:"target-delta"`
+		Delta      float64               `flag:"target-delta" required:""`
 		Conversion accountant.Conversion `flag:"conversion"`
 		Rate       float64               `flag:"sampling-rate" help:"Poisson sampling rate q in [0, 1]"`
 		N          int                   `flag:"n" help:"training set size (with --batch: q = batch/n)"`
@@ -21,9 +21,6 @@ func newAccountDPSGDCmd() *cobra.Command {
 	}
 	names := map[string]string{"q": "--sampling-rate", "delta": "--target-delta"}
 	return newAccount("dpsgd", "Privacy of DP-SGD: the sampled Gaussian mechanism composed over its steps", &f, names, map[string]string{"delta": "target-delta"}, func(cmd *cobra.Command, format cliout.Format) error {
-		if err := cli.RequireFlags(cmd, "sigma", "target-delta"); err != nil {
-			return err
-		}
 		fs := cmd.Flags()
 		if fs.Changed("sampling-rate") == (fs.Changed("batch") || fs.Changed("n")) {
 			return cli.Usagef("account dpsgd: give the sampling rate as --sampling-rate, or as --batch and --n")

@@ -124,14 +124,5 @@ func (c *compositionFlags) checkDeltaPrime() error {
 	return nil
 }
 
-// composition checks that the flags required are given and --delta-prime,
-// and returns the composition and its slack.
-func (c *compositionFlags) composition(cmd *cobra.Command, required ...string) (accountant.Method, float64, error) {
-	if err := cli.RequireFlags(cmd, required...); err != nil {
-		return 0, 0, err
-	}
-	return c.Method, c.DeltaPrime, c.checkDeltaPrime()
-}
-
 // listNames joins names for help texts and errors.
 func listNames(names []string) string { return strings.Join(names, ", ") }

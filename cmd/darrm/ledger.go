@@ -22,10 +22,10 @@ func newLedgerCmd() *cobra.Command {
 
 func newLedgerInitCmd() *cobra.Command {
 	f := struct {
-		Ensemble    string  `flag:"ensemble" help:"name of the teacher ensemble the budget is for"`
+		Ensemble    string  `flag:"ensemble" help:"name of the teacher ensemble the budget is for" required:""`
 		Relation    string  `flag:"relation" help:"neighbouring relation: private-teachers (DaRRM, RR, subsampling) or one-vote (GNMax)"`
-		BudgetEps   float64 `flag:"budget-eps"`
-		BudgetDelta float64 `flag:"budget-delta"`
+		BudgetEps   float64 `flag:"budget-eps" required:""`
+		BudgetDelta float64 `flag:"budget-delta" required:""`
 		DeltaPrime  float64 `flag:"delta-prime"`
 	}{Relation: ensemble.PrivateTeachers.String()}
 	cmd := &cobra.Command{
@@ -34,9 +34,6 @@ func newLedgerInitCmd() *cobra.Command {
 		Example: "  darrm ledger init mnist58.ledger --ensemble mnist58-k11 --budget-eps 10 --budget-delta 1e-3",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := cli.RequireFlags(cmd, "ensemble", "budget-eps", "budget-delta"); err != nil {
-				return err
-			}
 			if f.Relation != ensemble.PrivateTeachers.String() && f.Relation != ensemble.OneVote.String() {
 				return cli.Usagef("--relation %q: must be %v (DaRRM, RR, subsampling) or %v (GNMax)", f.Relation, ensemble.PrivateTeachers, ensemble.OneVote)
 			}

@@ -26,7 +26,7 @@ const darrmJSON = "a JSON result of darrm"
 
 // plotFlags are the flags every plot subcommand has.
 type plotFlags struct {
-	Out    string        `flag:"out" help:"figure file, .png (300 dpi) or .svg (required)"`
+	Out    string        `flag:"out" help:"figure file, .png (300 dpi) or .svg (required)" required:""`
 	Title  string        `flag:"title" help:"title above the figure"`
 	Cols   int           `flag:"cols" help:"panels (or columns) per row"`
 	Format cliout.Format `flag:"format"`
@@ -39,9 +39,6 @@ func newPlot(use, short string, f any, p *plotFlags, draw func(cmd *cobra.Comman
 	cmd := withHelp("plot-"+use, &cobra.Command{
 		Use: use + " FILE... --out FIGURE", Short: short, Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := cli.RequireFlags(cmd, "out"); err != nil {
-				return err
-			}
 			if err := checkPlot(p.Out); err != nil {
 				return err
 			}

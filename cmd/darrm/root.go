@@ -27,13 +27,15 @@ var subcommands []func() *cobra.Command
 
 func newRootCmd() *cobra.Command {
 	root := withHelp("darrm", &cobra.Command{
-		Use:           "darrm",
-		Short:         "Certified optimal private majority ensembling (DaRRM)",
-		Version:       cli.Version(),
-		Args:          cli.NoArgs,
-		RunE:          func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
-		SilenceUsage:  true,
-		SilenceErrors: true,
+		Use:     "darrm",
+		Short:   "Certified optimal private majority ensembling (DaRRM)",
+		Version: cli.Version(),
+		Args:    cli.NoArgs,
+		RunE:    func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		// Every command checks its flags tagged required before it runs.
+		PersistentPreRunE: cli.CheckRequired,
+		SilenceUsage:      true,
+		SilenceErrors:     true,
 	})
 	root.SetVersionTemplate("darrm {{.Version}}\n")
 	root.SetFlagErrorFunc(cli.FlagErrorFunc)

@@ -21,8 +21,8 @@ func newSeparateCmd() *cobra.Command {
 	var f struct {
 		problemFlags
 		Workers int    `flag:"workers"`
-		Shard   string `flag:"shard" help:"which part: i/n, 0 <= i < n"`
-		Out     string `flag:"out" help:"file for the partial result (JSON)"`
+		Shard   string `flag:"shard" help:"which part: i/n, 0 <= i < n" required:""`
+		Out     string `flag:"out" help:"file for the partial result (JSON)" required:""`
 	}
 	cmd := withHelp("separate", &cobra.Command{
 		Use:   "separate [GAMMA] --shard i/n --out PART.json",
@@ -30,9 +30,6 @@ func newSeparateCmd() *cobra.Command {
 		Args:  cli.MaxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			start := time.Now()
-			if err := cli.RequireFlags(cmd, "shard", "out"); err != nil {
-				return err
-			}
 			shard, err := gamma.ParseShard(f.Shard)
 			if err != nil {
 				return cli.Usagef("--shard %q: %v", f.Shard, err)

@@ -22,7 +22,7 @@ func newTeachersCmd() *cobra.Command {
 
 func newTeachersSub(use string) *cobra.Command {
 	var f struct {
-		Dataset    string        `flag:"dataset" help:"two-class task: mnist58 or fashion58"`
+		Dataset    string        `flag:"dataset" help:"two-class task: mnist58 or fashion58" required:""`
 		NonPrivate bool          `flag:"nonprivate" help:"the non-private (SGD) teachers GNMax uses, instead of the DP-SGD ones"`
 		Seed       uint64        `flag:"seed"`
 		Format     cliout.Format `flag:"format"`
@@ -37,9 +37,6 @@ func newTeachersSub(use string) *cobra.Command {
 		Use: use + " --dataset mnist58|fashion58 [flags]", Short: short, Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := cli.CheckOutPath("out", f.out); err != nil {
-				return err
-			}
-			if err := cli.RequireFlags(cmd, "dataset"); err != nil {
 				return err
 			}
 			b, err := loadBinary(f.Dataset)

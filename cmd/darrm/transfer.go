@@ -25,7 +25,7 @@ func init() { subcommands = append(subcommands, newTransferCmd) }
 
 func newTransferCmd() *cobra.Command {
 	f := struct {
-		Dataset string        `flag:"dataset" help:"two-class task: mnist58 or fashion58"`
+		Dataset string        `flag:"dataset" help:"two-class task: mnist58 or fashion58" required:""`
 		M       float64       `flag:"m"`
 		Queries []int         `flag:"queries" help:"numbers of queries Q"`
 		Redraws int           `flag:"redraws" help:"query sets drawn per Q"`
@@ -42,9 +42,6 @@ func newTransferCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
 			params := transfer.Params{M: f.M, Queries: f.Queries, Redraws: f.Redraws, Seed: f.Seed}
-			if err := cli.RequireFlags(cmd, "dataset"); err != nil {
-				return err
-			}
 			if err := checkWorkers(f.Workers); err != nil {
 				return err
 			}
