@@ -47,30 +47,47 @@ func DSubBaseline(k int, m float64) (Baseline, error) {
 	return Baseline{Name: "dsub", Label: label, Gamma: g}, nil
 }
 
-// RRBaseline returns randomized response's constant noise function
-// gamma = p_const of Lemma B.1.1 for problem p, the majority of the K
-// teachers being (tau·eps, lambda)-DP by the given composition with slack
-// deltaPrime (App. B.4). p_const is rounded down to a multiple of 2^-53, a
-// probability that a sampler of 53-bit uniforms realises exactly, so the
-// gamma certified is the gamma sampled.
-func RRBaseline(p constraints.Params, comp accountant.Method, deltaPrime float64) (Baseline, error) {
+// RRConst is randomized response's success probability p_const for a
+// problem (Lemma B.1.1), with the (Tau·eps, Lambda)-DP guarantee of the K
+// teachers' majority that it comes from.
+type RRConst struct {
+	Tau, Lambda float64
+	// PConst is rounded down to a multiple of 2^-53, a probability that a
+	// sampler of 53-bit uniforms realises exactly, so the gamma certified
+	// is the gamma sampled.
+	PConst float64
+}
+
+// NewRRConst returns randomized response's p_const for problem p, the
+// majority of the K teachers being (tau·eps, lambda)-DP by the given
+// composition with slack deltaPrime (App. B.4).
+func NewRRConst(p constraints.Params, comp accountant.Method, deltaPrime float64) (RRConst, error) {
 	if err := p.Validate(); err != nil {
-		return Baseline{}, err
+		return RRConst{}, err
 	}
 	tau, lambda, err := accountant.RRParams(accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}, p.K, comp, deltaPrime)
 	if err != nil {
-		return Baseline{}, fmt.Errorf("RR: %w", err)
+		return RRConst{}, fmt.Errorf("RR: %w", err)
 	}
 	pc, err := accountant.PConst(p.Eps, p.M, p.TargetDelta, tau, lambda)
 	if err != nil {
-		return Baseline{}, fmt.Errorf("RR: %w", err)
+		return RRConst{}, fmt.Errorf("RR: %w", err)
 	}
-	pc = math.Floor(pc*(1<<53)) / (1 << 53)
-	g, err := Const(p.K, pc)
+	return RRConst{Tau: tau, Lambda: lambda, PConst: math.Floor(pc*(1<<53)) / (1 << 53)}, nil
+}
+
+// RRBaseline returns randomized response's constant noise function
+// gamma = p_const (NewRRConst) for problem p.
+func RRBaseline(p constraints.Params, comp accountant.Method, deltaPrime float64) (Baseline, error) {
+	rr, err := NewRRConst(p, comp, deltaPrime)
+	if err != nil {
+		return Baseline{}, err
+	}
+	g, err := Const(p.K, rr.PConst)
 	if err != nil {
 		return Baseline{}, fmt.Errorf("RR: %w", err)
 	}
-	label := fmt.Sprintf("RR: gamma = p_const = %.6g (Lemma B.1.1; the majority is (tau·eps, lambda)-DP with tau = %.6g, lambda = %.3g by %v composition)", pc, tau, lambda, comp)
+	label := fmt.Sprintf("RR: gamma = p_const = %.6g (Lemma B.1.1; the majority is (tau·eps, lambda)-DP with tau = %.6g, lambda = %.3g by %v composition)", rr.PConst, rr.Tau, rr.Lambda, comp)
 	return Baseline{Name: "rr", Label: label, Gamma: g}, nil
 }
 

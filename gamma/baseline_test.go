@@ -3,6 +3,7 @@ package gamma
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -78,5 +79,37 @@ func TestBaselinesErrors(t *testing.T) {
 		if !errors.As(err, &be) || be.Name != tc.which || be.Error() != be.Err.Error() || errors.As(err, &pe) != tc.param {
 			t.Errorf("%s: %v, want an error of %s", tc.name, err, tc.which)
 		}
+	}
+}
+
+// TestRRConst: p_const comes from the accountant's (tau, lambda) and
+// p_const, rounded down to a multiple of 2^-53, and is RR's gamma.
+func TestRRConst(t *testing.T) {
+	for _, tc := range []struct {
+		p    constraints.Params
+		comp accountant.Method
+	}{
+		{params(11, 3, 1e-5), accountant.General},
+		{params(11, 3, 1e-5), accountant.Optimal},
+		{constraints.Params{K: 11, M: 2, Eps: 0.1}, accountant.Simple},
+		{params(101, 10, 1e-5), accountant.General},
+	} {
+		rr, err := NewRRConst(tc.p, tc.comp, 1e-5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tau, lambda, _ := accountant.RRParams(accountant.Guarantee{Eps: tc.p.Eps, Delta: tc.p.Delta}, tc.p.K, tc.comp, 1e-5)
+		pc, _ := accountant.PConst(tc.p.Eps, tc.p.M, tc.p.TargetDelta, tau, lambda)
+		if rr.Tau != tau || rr.Lambda != lambda || rr.PConst > pc || pc-rr.PConst >= 0x1p-53 || rr.PConst*(1<<53) != math.Floor(rr.PConst*(1<<53)) {
+			t.Errorf("%+v by %v: %+v; accountant: tau %v, lambda %v, p_const %v", tc.p, tc.comp, rr, tau, lambda, pc)
+		}
+		b, _ := RRBaseline(tc.p, tc.comp, 1e-5)
+		if b.Gamma[0] != rr.PConst || b.Gamma[tc.p.K] != rr.PConst {
+			t.Errorf("%+v by %v: RR's gamma is %v, p_const %v", tc.p, tc.comp, b.Gamma[0], rr.PConst)
+		}
+	}
+	var pe *accountant.ParamError
+	if _, err := NewRRConst(params(11, 3, 1e-5), accountant.General, 0); !errors.As(err, &pe) || pe.Name != "delta'" {
+		t.Errorf("slack 0: %v", err)
 	}
 }

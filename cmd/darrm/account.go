@@ -299,11 +299,7 @@ func newAccountRRCmd() *cobra.Command {
 			return err
 		}
 		m := f.RRComp.For(p.Delta)
-		tau, lambda, err := accountant.RRParams(accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}, p.K, m, f.RRDelta)
-		if err != nil {
-			return err
-		}
-		b, err := gamma.RRBaseline(p.Params, m, f.RRDelta)
+		rr, err := gamma.NewRRConst(p.Params, m, f.RRDelta)
 		if err != nil {
 			return cli.AsUsage(err)
 		}
@@ -313,6 +309,6 @@ func newAccountRRCmd() *cobra.Command {
 			r = append(r, cliout.Field{Key: "delta_prime", Val: f.RRDelta})
 		}
 		return cliout.WriteRecord(cmd.OutOrStdout(), format, append(r, cliout.Field{Key: "reference", Val: "Lemma B.1.1; tau, lambda by " + m.Reference()},
-			cliout.Field{Key: "tau", Val: tau}, cliout.Field{Key: "lambda", Val: lambda}, cliout.Field{Key: "p_const", Val: b.Gamma[0]}))
+			cliout.Field{Key: "tau", Val: rr.Tau}, cliout.Field{Key: "lambda", Val: rr.Lambda}, cliout.Field{Key: "p_const", Val: rr.PConst}))
 	})
 }
