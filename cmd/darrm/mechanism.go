@@ -51,9 +51,12 @@ func (f *mechanismFlags) parse(cmd *cobra.Command, flag string, names []string) 
 	if err := checkWorkers(f.Workers); err != nil {
 		return s, err
 	}
-	for flag, set := range map[string]bool{"--gamma": f.GammaFile != "", "--no-solve": f.NoSolve} {
-		if set && !slices.Contains(names, "darrm") {
-			return s, cli.Usagef("%s applies to the darrm mechanism, which is not in use", flag)
+	for _, darrmOnly := range []struct {
+		flag string
+		set  bool
+	}{{"--gamma", f.GammaFile != ""}, {"--no-solve", f.NoSolve}} {
+		if darrmOnly.set && !slices.Contains(names, "darrm") {
+			return s, cli.Usagef("%s applies to the darrm mechanism, which is not in use", darrmOnly.flag)
 		}
 	}
 	if f.GammaFile != "" {
