@@ -78,10 +78,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	name := "-"
-	if len(args) == 1 {
-		name = args[0]
-	}
+	name := cli.InputArg(args)
 	if cli.SameFile(name, f.Out) {
 		return cli.Usagef("--out %s is the vote file: write the labels elsewhere", f.Out)
 	}

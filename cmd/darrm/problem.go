@@ -62,10 +62,7 @@ func (f *problemFlags) withTable(cmd *cobra.Command, tab gamma.Table) (gamma.Pro
 // readGamma reads the gamma file named by args (standard input if none)
 // and the problem it is for, from the file and the flags (withTable).
 func (f *problemFlags) readGamma(cmd *cobra.Command, args []string) (gamma.Table, gamma.Problem, error) {
-	name := "-"
-	if len(args) == 1 {
-		name = args[0]
-	}
+	name := cli.InputArg(args)
 	tab, err := readTable(cmd, name)
 	if err != nil {
 		return gamma.Table{}, gamma.Problem{}, err

@@ -428,6 +428,9 @@ func TestFiles(t *testing.T) {
 	if InputName(Std) != "standard input" || InputName(file) != file {
 		t.Error("InputName")
 	}
+	if InputArg(nil) != Std || InputArg([]string{file}) != file {
+		t.Error("InputArg")
+	}
 	for _, tc := range []struct {
 		a, b string
 		same bool

@@ -29,6 +29,16 @@ func OpenInput(stdin io.Reader, name string) (io.ReadCloser, error) {
 	return f, nil
 }
 
+// InputArg is the input that a command's optional argument names: the
+// first argument, or Std when there is none (MaxArgs(1) checks there is
+// no more).
+func InputArg(args []string) string {
+	if len(args) == 0 {
+		return Std
+	}
+	return args[0]
+}
+
 // InputName names an input for people: "standard input" for Std.
 func InputName(name string) string {
 	if name == Std {
