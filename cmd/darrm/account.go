@@ -31,7 +31,7 @@ func newAccount(use, short string, flags any, names, old map[string]string, run 
 	var format struct {
 		Format cliout.Format `flag:"format"`
 	}
-	cmd := withHelp("account-"+use, &cobra.Command{
+	cmd := newCmd("account-"+use, &cobra.Command{
 		Use: use, Short: short, Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			err := run(cmd, format.Format)
@@ -40,10 +40,8 @@ func newAccount(use, short string, flags any, names, old map[string]string, run 
 			}
 			return err
 		},
-	})
+	}, flags, old)
 	bind(cmd, &format)
-	bind(cmd, flags)
-	cli.Aliases(cmd, old)
 	return cmd
 }
 

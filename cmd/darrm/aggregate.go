@@ -38,15 +38,13 @@ type aggregateFlags struct {
 
 func newAggregateCmd() *cobra.Command {
 	f := aggregateFlags{Out: "-"}
-	cmd := withHelp("aggregate", &cobra.Command{
+	cmd := newCmd("aggregate", &cobra.Command{
 		Use:   "aggregate [VOTES] [flags]",
 		Short: "Release one private majority label per query from K teachers' votes",
 		Args:  cli.MaxArgs(1),
 		RunE:  func(cmd *cobra.Command, args []string) error { return runAggregate(cmd, &f, args) },
-	})
-	bind(cmd, &f)
+	}, &f, map[string]string{"budget-method": "composition", "rr-method": "rr-composition", "gnmax-sigma": "gnmax-search"})
 	cmd.Flags().StringVar(&f.Mechanism, "mechanism", "darrm", "aggregator: "+listNames(ensemble.Mechanisms))
-	cli.Aliases(cmd, map[string]string{"budget-method": "composition", "rr-method": "rr-composition", "gnmax-sigma": "gnmax-search"})
 	return cmd
 }
 

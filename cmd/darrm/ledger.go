@@ -28,11 +28,10 @@ func newLedgerInitCmd() *cobra.Command {
 		BudgetDelta float64 `flag:"budget-delta" required:""`
 		DeltaPrime  float64 `flag:"delta-prime"`
 	}{Relation: ensemble.PrivateTeachers.String()}
-	cmd := &cobra.Command{
-		Use:     "init LEDGER --ensemble NAME --budget-eps E --budget-delta D",
-		Short:   "Create a ledger with a total budget",
-		Example: "  darrm ledger init mnist58.ledger --ensemble mnist58-k11 --budget-eps 10 --budget-delta 1e-3",
-		Args:    cobra.ExactArgs(1),
+	return newCmd("ledger-init", &cobra.Command{
+		Use:   "init LEDGER --ensemble NAME --budget-eps E --budget-delta D",
+		Short: "Create a ledger with a total budget",
+		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.Relation != ensemble.PrivateTeachers.String() && f.Relation != ensemble.OneVote.String() {
 				return cli.Usagef("--relation %q: must be %v (DaRRM, RR, subsampling) or %v (GNMax)", f.Relation, ensemble.PrivateTeachers, ensemble.OneVote)
@@ -44,16 +43,14 @@ func newLedgerInitCmd() *cobra.Command {
 			_, err := fmt.Fprintf(cmd.OutOrStdout(), "ledger %s: ensemble %s, budget %v (%s relation, delta' = %g)\n", args[0], f.Ensemble, budget, f.Relation, f.DeltaPrime)
 			return err
 		},
-	}
-	bind(cmd, &f)
-	return cmd
+	}, &f, nil)
 }
 
 func newLedgerShowCmd() *cobra.Command {
 	var f struct {
 		Format cliout.Format `flag:"format"`
 	}
-	cmd := &cobra.Command{
+	return newCmd("", &cobra.Command{
 		Use:   "show LEDGER",
 		Short: "Print a ledger's budget, releases and total",
 		Args:  cobra.ExactArgs(1),
@@ -82,9 +79,7 @@ func newLedgerShowCmd() *cobra.Command {
 			}
 			return cliout.WriteRecords(cmd.OutOrStdout(), format, common, rows)
 		},
-	}
-	bind(cmd, &f)
-	return cmd
+	}, &f, nil)
 }
 
 // openLedgerFile opens a ledger; a corrupt one is bad input (exit 2).

@@ -36,7 +36,7 @@ type plotFlags struct {
 // fields of *f (which embeds plotFlags); draw reads the documents named by
 // the arguments, draws them and returns the numbers it drew.
 func newPlot(use, short string, f any, p *plotFlags, draw func(cmd *cobra.Command, args []string) ([]cliout.Record, error)) *cobra.Command {
-	cmd := withHelp("plot-"+use, &cobra.Command{
+	return newCmd("plot-"+use, &cobra.Command{
 		Use: use + " FILE... --out FIGURE", Short: short, Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkPlot(p.Out); err != nil {
@@ -51,9 +51,7 @@ func newPlot(use, short string, f any, p *plotFlags, draw func(cmd *cobra.Comman
 			}
 			return cliout.WriteRecords(cmd.OutOrStdout(), p.Format, cliout.Record{{Key: "figure", Val: p.Out}}, rows)
 		},
-	})
-	bind(cmd, f)
-	return cmd
+	}, f, nil)
 }
 
 func newPlotGammaCmd() *cobra.Command {

@@ -20,6 +20,21 @@ func withHelp(name string, cmd *cobra.Command) *cobra.Command {
 	return cli.WithHelp(helpFiles, "help/"+name+".txt", cmd)
 }
 
+// newCmd completes cmd: its long help and examples from help/HELP.txt
+// (withHelp; none when help is ""), the flags of the tagged fields of the
+// struct flags points to (bind), and the earlier spellings old of its flags
+// (cli.Aliases; none when nil). It returns cmd.
+func newCmd(help string, cmd *cobra.Command, flags any, old map[string]string) *cobra.Command {
+	if help != "" {
+		withHelp(help, cmd)
+	}
+	bind(cmd, flags)
+	if old != nil {
+		cli.Aliases(cmd, old)
+	}
+	return cmd
+}
+
 // subcommands holds the constructors of darrm's commands. Each command file
 // registers its constructor in an init function, so that commands can be
 // added without editing this file.

@@ -24,7 +24,7 @@ func newSeparateCmd() *cobra.Command {
 		Shard   string `flag:"shard" help:"which part: i/n, 0 <= i < n" required:""`
 		Out     string `flag:"out" help:"file for the partial result (JSON)" required:""`
 	}
-	cmd := withHelp("separate", &cobra.Command{
+	cmd := newCmd("separate", &cobra.Command{
 		Use:   "separate [GAMMA] --shard i/n --out PART.json",
 		Short: "One shard of the exhaustive certificate, to run the certificate of a large K as independent jobs",
 		Args:  cli.MaxArgs(1),
@@ -51,8 +51,7 @@ func newSeparateCmd() *cobra.Command {
 			doc := report.Shard{Problem: report.NewProblem(p), Gamma: tab.Gamma, Separation: sep, Seconds: time.Since(start).Seconds()}
 			return atomicfile.Write(f.Out, 0o644, func(file *os.File) error { return cliout.WriteJSON(file, doc) })
 		},
-	})
-	bind(cmd, &f)
+	}, &f, nil)
 	cmd.AddCommand(newSeparateMergeCmd())
 	return cmd
 }
@@ -61,7 +60,7 @@ func newSeparateMergeCmd() *cobra.Command {
 	var f struct {
 		Format cliout.Format `flag:"format"`
 	}
-	cmd := &cobra.Command{
+	return newCmd("", &cobra.Command{
 		Use:   "merge PART...",
 		Short: "Combine the shards of darrm separate into the certificate",
 		Args:  cobra.MinimumNArgs(1),
@@ -89,7 +88,5 @@ func newSeparateMergeCmd() *cobra.Command {
 			}
 			return writeVerify(cmd, report.Verify{Problem: first.Problem, Gamma: first.Gamma, Certificate: cert, Seconds: time.Since(start).Seconds()}, f.Format)
 		},
-	}
-	bind(cmd, &f)
-	return cmd
+	}, &f, nil)
 }

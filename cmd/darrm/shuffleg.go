@@ -57,15 +57,13 @@ func newShufflegCmd() *cobra.Command {
 	f := shufflegFlags{Algorithms: "all", Order: shuffleg.RR, Fraction: shuffleg.DefaultFraction, Epochs: shuffleg.DefaultEpochs, Runs: shuffleg.DefaultRuns,
 		Clip: shuffleg.DefaultClip, Radius: shuffleg.DefaultRadius, Lambda: shuffleg.DefaultLambda, LRGrid: "thesis",
 		N: 1000, D: 784}
-	cmd := withHelp("shuffleg", &cobra.Command{
+	cmd := newCmd("shuffleg", &cobra.Command{
 		Use:   "shuffleg --task TASK --dataset DATASET --target-eps EPS [flags]",
 		Short: "Run the DP-ShuffleG experiments (private shuffled gradient methods with public data)",
 		Args:  cli.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runShuffleg(cmd, &f) },
-	})
-	bind(cmd, &f)
+	}, &f, map[string]string{"eps": "target-eps", "delta": "target-delta", "algo": "algorithm"})
 	cmd.Flags().StringVar(&f.dataDir, "data-dir", "", "folder of the datasets (default $"+datasets.EnvDir+", else $XDG_DATA_HOME/darrm or ~/.local/share/darrm, where scripts/fetch-data.sh puts them)")
-	cli.Aliases(cmd, map[string]string{"eps": "target-eps", "delta": "target-delta", "algo": "algorithm"})
 	return cmd
 }
 

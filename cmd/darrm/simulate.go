@@ -23,15 +23,12 @@ type simulateFlags struct {
 
 func newSimulateCmd() *cobra.Command {
 	f := simulateFlags{Teachers: "U(0.5,1)", Queries: 100000}
-	cmd := withHelp("simulate", &cobra.Command{
+	return newCmd("simulate", &cobra.Command{
 		Use:   "simulate --K K [--m m] [flags]",
 		Short: "Compare the aggregators on synthetic teachers at the same privacy target",
 		Args:  cli.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runSimulate(cmd, &f) },
-	})
-	bind(cmd, &f)
-	cli.Aliases(cmd, mechanismAliases)
-	return cmd
+	}, &f, mechanismAliases)
 }
 
 const simulationNote = "a simulation with a seeded generator, not a private release: agreement with the majority of synthetic teachers"

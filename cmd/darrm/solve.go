@@ -35,15 +35,12 @@ type solveFlags struct {
 
 func newSolveCmd() *cobra.Command {
 	f := solveFlags{Actual: []string{"U(0,1)", "0.5", "U(0,0.1)"}}
-	cmd := withHelp("solve", &cobra.Command{
+	return newCmd("solve", &cobra.Command{
 		Use:   "solve --K K [--m m] [flags]",
 		Short: "Compute, certify and cache the optimal noise function gamma",
 		Args:  cli.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runSolve(cmd, &f) },
-	})
-	bind(cmd, &f)
-	cli.Aliases(cmd, map[string]string{"rr-method": "rr-composition"})
-	return cmd
+	}, &f, map[string]string{"rr-method": "rr-composition"})
 }
 
 func runSolve(cmd *cobra.Command, f *solveFlags) error {

@@ -33,7 +33,7 @@ func newTeachersSub(use string) *cobra.Command {
 	if use == "vote" {
 		short = "Write the teachers' votes on the public set as a vote file"
 	}
-	cmd := withHelp("teachers-"+use, &cobra.Command{
+	cmd := newCmd("teachers-"+use, &cobra.Command{
 		Use: use + " --dataset mnist58|fashion58 [flags]", Short: short, Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := cli.CheckOutPath("out", f.out); err != nil {
@@ -75,8 +75,7 @@ func newTeachersSub(use string) *cobra.Command {
 			}
 			return cli.WriteOutput(f.out, cmd.OutOrStdout(), func(w io.Writer) error { return ensemble.WriteVotes(w, ids, votes) })
 		},
-	})
-	bind(cmd, &f)
+	}, &f, nil)
 	if use == "vote" {
 		cmd.Flags().StringVar(&f.out, "out", "-", "vote file, written atomically (- for standard output)")
 	}

@@ -35,7 +35,7 @@ func newTransferCmd() *cobra.Command {
 		Workers int           `flag:"workers"`
 		Cache   cacheFlags
 	}{Queries: []int{20, 50, 100}, Redraws: 10}
-	cmd := withHelp("transfer", &cobra.Command{
+	return newCmd("transfer", &cobra.Command{
 		Use:   "transfer --dataset mnist58|fashion58 [flags]",
 		Short: "Private knowledge transfer end to end: DP-SGD teachers, private labels, accuracy (thesis Table 3.1)",
 		Args:  cli.NoArgs,
@@ -103,9 +103,7 @@ func newTransferCmd() *cobra.Command {
 			}
 			return out.Write(cmd.OutOrStdout(), f.Format)
 		},
-	})
-	bind(cmd, &f)
-	return cmd
+	}, &f, nil)
 }
 
 // trainedTeachers returns the ensemble cfg describes from the teachers

@@ -20,7 +20,7 @@ func newVerifyCmd() *cobra.Command {
 		Format  cliout.Format `flag:"format"`
 		Workers int           `flag:"workers"`
 	}
-	cmd := withHelp("verify", &cobra.Command{
+	return newCmd("verify", &cobra.Command{
 		Use:   "verify [FILE] [flags]",
 		Short: "Certify that a gamma makes DaRRM (m·eps, delta)-DP",
 		Args:  cli.MaxArgs(1),
@@ -41,9 +41,7 @@ func newVerifyCmd() *cobra.Command {
 			}
 			return writeVerify(cmd, report.Verify{Problem: report.NewProblem(p), Gamma: tab.Gamma, Certificate: cert, Seconds: time.Since(start).Seconds()}, f.Format)
 		},
-	})
-	bind(cmd, &f)
-	return cmd
+	}, &f, nil)
 }
 
 // writeVerify prints a certificate (verify, separate merge) and fails with
