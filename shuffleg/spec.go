@@ -80,16 +80,8 @@ func (s Spec) Build() (*Experiment, datasets.Info, error) {
 			return nil, info, &accountant.ParamError{Name: "d", Value: float64(s.D), Rule: "must be >= 1"}
 		}
 		pair = datasets.Synthetic(task.Loss.Task(), s.N, s.D, 1)
-	} else {
-		dir := s.DataDir
-		if dir == "" {
-			if dir, err = datasets.DefaultDir(); err != nil {
-				return nil, info, err
-			}
-		}
-		if pair, err = datasets.Load(dir, s.Dataset, task.Loss.Task()); err != nil {
-			return nil, info, err
-		}
+	} else if pair, err = datasets.Load(s.DataDir, s.Dataset, task.Loss.Task()); err != nil {
+		return nil, info, err
 	}
 	if e.Problem, err = NewProblem(task, pair.Private, pair.Public); err != nil {
 		return nil, info, fmt.Errorf("dataset %s, task %s: %w", s.Dataset, s.Task, err)

@@ -82,14 +82,7 @@ func (f *cacheFlags) open() (*cache.Dir, error) {
 	if f.NoCache {
 		return nil, nil
 	}
-	dir := f.Dir
-	if dir == "" {
-		var err error
-		if dir, err = cache.DefaultDir(); err != nil {
-			return nil, err
-		}
-	}
-	d, err := cache.Open(dir)
+	d, err := cache.Open(f.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("%w (use --cache-dir or --no-cache)", err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -82,15 +83,12 @@ func newTeachersSub(use string) *cobra.Command {
 	return cmd
 }
 
-// loadBinary reads a two-class task; missing data name the script.
+// loadBinary reads a two-class task from the data folder; missing data
+// name the script.
 func loadBinary(name string) (*datasets.Binary, error) {
-	dir, err := datasets.DefaultDir()
-	if err != nil {
-		return nil, err
-	}
-	b, err := datasets.LoadBinary(dir, name)
-	if err != nil {
+	b, err := datasets.LoadBinary("", name)
+	if err != nil && !errors.Is(err, datasets.ErrNoDir) {
 		return nil, cli.Usagef("--dataset: %v", err)
 	}
-	return b, nil
+	return b, err
 }
