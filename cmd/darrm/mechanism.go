@@ -77,7 +77,7 @@ func (f *mechanismFlags) parse(cmd *cobra.Command, flag string, names []string) 
 func (s mechanisms) newAggregator(cmd *cobra.Command, name string, p constraints.Params) (agg ensemble.Aggregator, label string, err error) {
 	m := ensemble.Mechanism{Name: name, RRComposition: s.RRComp.For(p.Delta), RRDeltaPrime: s.RRDelta, GNMaxSearch: s.GNMaxSearch}
 	if name == "darrm" {
-		if m.Gamma, m.GammaSource, err = s.darrmGamma(cmd.Context(), cmd, p); err != nil {
+		if m.Gamma, m.GammaSource, err = s.darrmGamma(cmd, p); err != nil {
 			return nil, "", err
 		}
 	}
@@ -92,44 +92,38 @@ func (s mechanisms) newAggregator(cmd *cobra.Command, name string, p constraints
 	return agg, label, err
 }
 
-// darrmGamma returns DaRRM's noise function: the --gamma file, or gamma_opt
-// from the cache, solved on demand unless --no-solve.
-func (s mechanisms) darrmGamma(ctx context.Context, cmd *cobra.Command, p constraints.Params) (gamma.Gamma, string, error) {
+// darrmGamma returns DaRRM's noise function and where it came from: the
+// --gamma file, or gamma_opt from the cache, solved on demand unless
+// --no-solve (optimal.Source).
+func (s mechanisms) darrmGamma(cmd *cobra.Command, p constraints.Params) (gamma.Gamma, string, error) {
+	src := optimal.Source{Prior: s.Prior, CacheOnly: s.NoSolve, Options: optimal.Options{Workers: s.Workers}}
+	var err error
 	if s.table != nil {
-		if s.table.Gamma.K() != p.K {
-			return nil, "", cli.Usagef("--gamma %s has %d values, want K+1 = %d", s.tableName, len(s.table.Gamma), p.K+1)
-		}
-		return s.table.Gamma, "the gamma of " + s.tableName, nil
+		src.Given = s.table.Gamma
+	} else if src.Cache, err = s.Cache.open(); err != nil {
+		return nil, "", err
 	}
-	if _, err := s.Prior.Coefficients(p.K); err != nil {
-		return nil, "", cli.Usagef("--prior: %v", err)
+	l, err := loadGamma(cmd.Context(), cmd, src, p)
+	var se *optimal.SourceError
+	switch {
+	case !errors.As(err, &se):
+	case se.Field == "Given":
+		return nil, "", cli.Usagef("--gamma %s %v", s.tableName, se.Err)
+	case se.Field == "Prior":
+		return nil, "", cli.Usagef("--prior: %v", se.Err)
+	case errors.Is(err, optimal.ErrNoCache):
+		return nil, "", cli.Usagef("--no-solve reads the cache, which --no-cache turns off")
+	case errors.Is(err, cache.ErrNotFound):
+		return nil, "", cli.Usagef("--no-solve: %v; run darrm solve with these parameters first", se.Err)
+	default:
+		return nil, "", fmt.Errorf("--no-solve: %w; run darrm solve with these parameters to replace it", se.Err)
 	}
-	dir, err := s.Cache.open()
 	if err != nil {
 		return nil, "", err
 	}
-	what := fmt.Sprintf("gamma_opt (prior %s)", s.Prior)
-	if s.NoSolve {
-		if dir == nil {
-			return nil, "", cli.Usagef("--no-solve reads the cache, which --no-cache turns off")
-		}
-		key := cache.Key{Params: p, Prior: s.Prior.String()}
-		e, err := optimal.Reverified(ctx, dir, key, s.Workers)
-		switch {
-		case errors.Is(err, cache.ErrNotFound):
-			return nil, "", cli.Usagef("--no-solve: the cache has no gamma_opt for K=%d m=%g eps=%g Delta=%g delta=%g prior %s (%s); run darrm solve with these parameters first",
-				p.K, p.M, p.Eps, p.Delta, p.TargetDelta, s.Prior, dir.Path(key))
-		case err != nil:
-			return nil, "", fmt.Errorf("--no-solve: %w; run darrm solve with these parameters to replace it", err)
-		}
-		return e.Gamma, what + " from the cache", nil
-	}
-	e, cached, err := solveGamma(ctx, cmd, p, s.Prior, dir, s.Workers, false)
-	if err != nil {
-		return nil, "", err
-	}
-	if cached {
-		return e.Gamma, what + " from the cache", nil
-	}
-	return e.Gamma, what + ", solved now", nil
+	return l.Gamma, map[optimal.Origin]string{
+		optimal.FromGiven: "the gamma of " + s.tableName,
+		optimal.FromCache: fmt.Sprintf("gamma_opt (prior %s) from the cache", s.Prior),
+		optimal.Solved:    fmt.Sprintf("gamma_opt (prior %s), solved now", s.Prior),
+	}[l.Origin], nil
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
-	"github.com/darrm/darrm/lp"
 	"github.com/darrm/darrm/optimal"
 )
 
@@ -89,28 +88,23 @@ func (f *cacheFlags) open() (*cache.Dir, error) {
 	return d, nil
 }
 
-// solveGamma returns the certified gamma_opt for p from the cache, solving
-// it (with a progress line on a terminal) when the cache does not hold it.
-func solveGamma(ctx context.Context, cmd *cobra.Command, p constraints.Params, prior gamma.Prior, dir *cache.Dir, workers int, highsLog bool) (e *cache.Entry, cached bool, err error) {
+// loadGamma returns the gamma that src gives for p (optimal.Source.Load),
+// with a progress line on a terminal while gamma_opt is solved, and
+// warnings for a cache entry that is replaced or that could not be
+// stored.
+func loadGamma(ctx context.Context, cmd *cobra.Command, src optimal.Source, p constraints.Params) (optimal.Loaded, error) {
 	prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, fmt.Sprintf("solving K=%d m=%g", p.K, p.M))
-	opts := optimal.Options{
-		Workers: workers,
-		LP:      lp.Options{Verbose: highsLog},
-		Progress: func(s optimal.Progress) {
-			prog.Describe(fmt.Sprintf("solving K=%d m=%g: separation pass %d (%3.0f%%), %d rows, violation %.2g", p.K, p.M, s.Pass, 100*s.Fraction, s.Rows, math.Max(s.Violation, 0)))
-			prog.Set(int64(s.Pass))
-		},
+	src.Options.Progress = func(s optimal.Progress) {
+		prog.Describe(fmt.Sprintf("solving K=%d m=%g: separation pass %d (%3.0f%%), %d rows, violation %.2g", p.K, p.M, s.Pass, 100*s.Fraction, s.Rows, math.Max(s.Violation, 0)))
+		prog.Set(int64(s.Pass))
 	}
-	warn := func(err error) { fmt.Fprintf(cmd.ErrOrStderr(), "darrm: %v; recomputing it\n", err) }
-	e, cached, storeErr, err := optimal.Cached(ctx, dir, p, prior, opts, warn)
+	src.OnCorrupt = func(err error) { fmt.Fprintf(cmd.ErrOrStderr(), "darrm: %v; recomputing it\n", err) }
+	l, err := src.Load(ctx, p)
 	prog.Done()
-	if err != nil {
-		return nil, false, err // optimal.Solve and the cache name K and m already
+	if err == nil && l.StoreErr != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: gamma_opt was not cached: %v\n", l.StoreErr)
 	}
-	if storeErr != nil {
-		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: gamma_opt was not cached: %v\n", storeErr)
-	}
-	return e, cached, nil
+	return l, err
 }
 
 // readTable reads the gamma file name (- for standard input).

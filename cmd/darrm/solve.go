@@ -8,12 +8,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/figure"
 	"github.com/darrm/darrm/internal/report"
+	"github.com/darrm/darrm/lp"
+	"github.com/darrm/darrm/optimal"
 )
 
 func init() { subcommands = append(subcommands, newSolveCmd) }
@@ -71,16 +72,15 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 		return err
 	}
 	ctx := cmd.Context()
-	e, cached, err := solveGamma(ctx, cmd, p.Params, f.Prior, dir, f.Workers, f.HighsLog)
+	src := optimal.Source{Cache: dir, Prior: f.Prior, Options: optimal.Options{Workers: f.Workers, LP: lp.Options{Verbose: f.HighsLog}}}
+	l, err := loadGamma(ctx, cmd, src, p.Params)
 	if err != nil {
 		return err
 	}
-	out := report.NewSolve(report.NewProblem(p), e, cached)
-	if dir != nil {
-		out.CacheFile = dir.Path(cache.Key{Params: p.Params, Prior: f.Prior.String()})
-	}
+	out := report.NewSolve(report.NewProblem(p), l.Entry, l.Origin == optimal.FromCache)
+	out.CacheFile = l.Path
 	if f.Compare {
-		if out.Errors, err = gamma.ExpectedErrors(e.Gamma, actuals); err != nil {
+		if out.Errors, err = gamma.ExpectedErrors(l.Gamma, actuals); err != nil {
 			return err
 		}
 		for _, b := range bases {

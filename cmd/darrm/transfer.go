@@ -17,6 +17,7 @@ import (
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/curveplot"
 	"github.com/darrm/darrm/internal/report"
+	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/transfer"
 )
@@ -79,11 +80,8 @@ func newTransferCmd() *cobra.Command {
 				return err
 			}
 			opt := func(ctx context.Context, p constraints.Params) (gamma.Gamma, error) {
-				e, _, err := solveGamma(ctx, cmd, p, gamma.UniformPrior(), gdir, f.Workers, false)
-				if err != nil {
-					return nil, err
-				}
-				return e.Gamma, nil
+				l, err := loadGamma(ctx, cmd, optimal.Source{Cache: gdir, Prior: gamma.UniformPrior(), Options: optimal.Options{Workers: f.Workers}}, p)
+				return l.Gamma, err
 			}
 			res, err := transfer.Run(cmd.Context(), b.Test, priv, pub, guarantee, params, opt)
 			if err != nil {
