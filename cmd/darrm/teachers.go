@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/transfer"
 )
 
@@ -56,7 +57,7 @@ func newTeachersSub(use string) *cobra.Command {
 			if f.NonPrivate {
 				cfg = pub
 			}
-			e, _, err := trainedTeachers(cmd, dir, b, cfg)
+			e, _, err := teachers.Cached(cmd.Context(), teachersDir(dir), b, cfg, note(cmd))
 			if err != nil {
 				return err
 			}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/constraints"
-	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cli"
@@ -18,7 +17,6 @@ import (
 	"github.com/darrm/darrm/internal/curveplot"
 	"github.com/darrm/darrm/internal/report"
 	"github.com/darrm/darrm/optimal"
-	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/transfer"
 )
 
@@ -66,16 +64,7 @@ func newTransferCmd() *cobra.Command {
 			} else {
 				params.Seed = ensemble.NewSource().Uint64()
 			}
-			privCfg, pubCfg := transfer.TeacherConfigs(f.Dataset, b.Train.Len()/transfer.K, teacherSeed)
-			priv, privCached, err := trainedTeachers(cmd, gdir, b, privCfg)
-			if err != nil {
-				return err
-			}
-			pub, pubCached, err := trainedTeachers(cmd, gdir, b, pubCfg)
-			if err != nil {
-				return err
-			}
-			guarantee, alpha, err := transfer.TeacherGuarantee(privCfg.DP)
+			t, err := transfer.TrainTeachers(cmd.Context(), teachersDir(gdir), b, teacherSeed, note(cmd))
 			if err != nil {
 				return err
 			}
@@ -83,14 +72,14 @@ func newTransferCmd() *cobra.Command {
 				l, err := loadGamma(ctx, cmd, optimal.Source{Cache: gdir, Prior: gamma.UniformPrior(), Options: optimal.Options{Workers: f.Workers}}, p)
 				return l.Gamma, err
 			}
-			res, err := transfer.Run(cmd.Context(), b.Test, priv, pub, guarantee, params, opt)
+			res, err := transfer.Run(cmd.Context(), b.Test, t, params, opt)
 			if err != nil {
 				return err
 			}
 			out := report.Transfer{
 				Dataset: f.Dataset, K: transfer.K, Results: res, Seed: params.Seed,
 				Note:     "an experiment: accuracy of labels against the true labels; the query draws and the noise are seeded",
-				Teachers: report.NewTransferTeachers(priv, pub, [2]bool{privCached, pubCached}, guarantee, alpha, b.Test),
+				Teachers: report.NewTransferTeachers(t, b.Test),
 				Seconds:  time.Since(start).Seconds(),
 			}
 			if f.Plot != "" {
@@ -104,12 +93,17 @@ func newTransferCmd() *cobra.Command {
 	}, &f, nil)
 }
 
-// trainedTeachers returns the ensemble cfg describes from the teachers
-// cache beside the gamma cache dir (none when nil), training it if needed.
-func trainedTeachers(cmd *cobra.Command, dir *cache.Dir, b *datasets.Binary, cfg teachers.Config) (*teachers.Ensemble, bool, error) {
-	var path string
-	if dir != nil {
-		path = filepath.Join(dir.Root(), "teachers")
+// teachersDir is the folder of the teachers' cache, beside the gamma cache
+// dir; "" (no cache) when dir is nil.
+func teachersDir(dir *cache.Dir) string {
+	if dir == nil {
+		return ""
 	}
-	return teachers.Cached(cmd.Context(), path, b, cfg, func(s string) { fmt.Fprintf(cmd.ErrOrStderr(), "darrm: %s\n", s) })
+	return filepath.Join(dir.Root(), "teachers")
+}
+
+// note prints a library's notes on its progress (a training, a cache file
+// replaced) on cmd's standard error.
+func note(cmd *cobra.Command) func(string) {
+	return func(s string) { fmt.Fprintf(cmd.ErrOrStderr(), "darrm: %s\n", s) }
 }

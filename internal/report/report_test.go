@@ -137,7 +137,7 @@ func TestNewTransferTeachers(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := accountant.Guarantee{Eps: 0.09, Delta: 1e-4}
-	tt := NewTransferTeachers(pe, ne, [2]bool{true, false}, g, 26, b.Test)
+	tt := NewTransferTeachers(&transfer.Teachers{Private: pe, NonPrivate: ne, Cached: [2]bool{true, false}, Guarantee: g, Alpha: 26}, b.Test)
 	p, n := tt.Private, tt.NonPrivate
 	if p.Eps != 0.09 || p.Delta != 1e-4 || p.Alpha != 26 || p.Sigma != transfer.Sigma || p.Steps != priv.DP.Steps() || p.ShareSize != 60 || !p.Cached || n.Cached {
 		t.Errorf("private %+v, non-private %+v", p, n)

@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/internal/cliout"
-	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/transfer"
 )
 
@@ -55,15 +53,15 @@ type NonPrivateTeachers struct {
 
 // NewTransferTeachers describes the private and non-private ensembles of a
 // transfer experiment, their votes on the public set test, and the private
-// teachers' guarantee (at Rényi order alpha); cached says which ensemble
-// came from the cache.
-func NewTransferTeachers(priv, pub *teachers.Ensemble, cached [2]bool, g accountant.Guarantee, alpha int, test *datasets.Dataset) TransferTeachers {
+// teachers' guarantee.
+func NewTransferTeachers(t *transfer.Teachers, test *datasets.Dataset) TransferTeachers {
+	priv, pub, g := t.Private, t.NonPrivate, t.Guarantee
 	dp := priv.Config.DP
 	return TransferTeachers{
-		Private: PrivateTeachers{Eps: g.Eps, Delta: g.Delta, Alpha: alpha, Sigma: dp.Sigma, Clip: dp.Clip,
+		Private: PrivateTeachers{Eps: g.Eps, Delta: g.Delta, Alpha: t.Alpha, Sigma: dp.Sigma, Clip: dp.Clip,
 			Epochs: dp.Epochs, SamplingRate: dp.Rate, Steps: dp.Steps(), ShareSize: priv.ShareSize,
-			Accuracy: priv.Accuracy, AccuracyMean: transfer.Mean(priv.Accuracy), Agreement: transfer.Agree(priv.Votes(test)), Cached: cached[0]},
-		NonPrivate: NonPrivateTeachers{Accuracy: pub.Accuracy, AccuracyMean: transfer.Mean(pub.Accuracy), Agreement: transfer.Agree(pub.Votes(test)), Cached: cached[1]},
+			Accuracy: priv.Accuracy, AccuracyMean: transfer.Mean(priv.Accuracy), Agreement: transfer.Agree(priv.Votes(test)), Cached: t.Cached[0]},
+		NonPrivate: NonPrivateTeachers{Accuracy: pub.Accuracy, AccuracyMean: transfer.Mean(pub.Accuracy), Agreement: transfer.Agree(pub.Votes(test)), Cached: t.Cached[1]},
 	}
 }
 
