@@ -2,6 +2,7 @@ package accountant
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -89,8 +90,9 @@ func TestCalibrateGNMax(t *testing.T) {
 			t.Errorf("%v %v: sigma %v, %v; want %v", tc.s, tc.c, sigma, err, tc.sigma)
 		}
 	}
-	if _, _, err := CalibrateGNMax(target, GNMaxGrid, ImprovedConversion); err == nil {
-		t.Error("grid search with the improved conversion accepted")
+	var se *SettingError
+	if _, _, err := CalibrateGNMax(target, GNMaxGrid, ImprovedConversion); !errors.As(err, &se) || se.Name != "search" || se.Value != "grid" {
+		t.Errorf("grid search with the improved conversion: %v, want a *SettingError for the search", err)
 	}
 	for _, s := range []string{"grid", "exact"} {
 		if v, err := ParseGNMaxSearch(s); err != nil || v.String() != s {

@@ -181,7 +181,7 @@ func CalibrateGNMax(target Guarantee, s GNMaxSearch, c Conversion) (sigma, lambd
 	switch s {
 	case GNMaxGrid:
 		if c != PaperConversion {
-			return 0, 0, fmt.Errorf("GNMax grid search: conversion %v: the paper's search uses the paper's conversion; use the exact search for %v", c, c)
+			return 0, 0, &SettingError{Name: "search", Value: s.String(), Rule: fmt.Sprintf("the paper's search uses the paper's conversion only, not %v (use the exact search)", c)}
 		}
 		return GNMaxSigmaGrid(target)
 	case GNMaxExact:

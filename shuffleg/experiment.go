@@ -179,7 +179,8 @@ func (e *Experiment) check() error {
 
 // checkSettings checks every field but Problem. A number out of its domain
 // is an *accountant.ParamError naming the field: eps, delta, p, epochs,
-// runs, clip, lr, workers or alpha rule.
+// runs, clip, lr or workers; an alpha rule with another conversion than
+// its own an *accountant.SettingError.
 func (e *Experiment) checkSettings() error {
 	bad := func(name string, v float64, rule string) error {
 		return &accountant.ParamError{Name: name, Value: v, Rule: rule}
@@ -203,8 +204,9 @@ func (e *Experiment) checkSettings() error {
 		return bad("workers", float64(e.Workers), "must be >= 0 (0: all cores)")
 	case len(e.LRs) == 0:
 		return errors.New("learning rates: none given")
-	case e.AlphaRule == accountant.AlphaTable43 && e.Conversion != accountant.PaperConversion:
-		return fmt.Errorf("alpha rule %v: Table 4.3's order is defined with the paper's conversion, not %v", e.AlphaRule, e.Conversion)
+	}
+	if err := accountant.CheckAlphaRule(e.AlphaRule, e.Conversion); err != nil {
+		return err
 	}
 	for _, lr := range e.LRs {
 		if !(lr > 0) || math.IsInf(lr, 0) {

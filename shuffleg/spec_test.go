@@ -14,7 +14,7 @@ import (
 
 // goodSpec is a small synthetic mean-estimation experiment.
 func goodSpec() Spec {
-	return Spec{Task: "mean", Dataset: "synthetic", N: 20, D: 3, Radius: DefaultRadius, Lambda: DefaultLambda, Experiment: Experiment{
+	return Spec{Task: "mean", Dataset: "synthetic", N: new(20), D: new(3), Experiment: Experiment{
 		Algorithms: Algorithms(), Order: RR, Epochs: 2, Fraction: 0.5, Clip: 1, Eps: 1, Delta: 1e-6, LRs: []float64{0.1}, Runs: 1,
 	}}
 }
@@ -40,42 +40,51 @@ func TestSpecBuild(t *testing.T) {
 }
 
 // TestSpecBuildRejects checks that each bad field is reported, by name
-// for the numbers.
+// for the numbers and the settings.
 func TestSpecBuildRejects(t *testing.T) {
+	dataset := func(s *Spec, name string) { s.Dataset, s.N, s.D = name, nil, nil }
 	for _, tc := range []struct {
-		mod   func(*Spec)
-		param string // the ParamError's name, or
-		want  string // a part of another error
+		mod     func(*Spec)
+		param   string // the ParamError's name, or
+		setting string // the SettingError's name, and
+		want    string // a part of the error
 	}{
-		{func(s *Spec) { s.Eps = 0 }, "eps", ""},
-		{func(s *Spec) { s.Delta = 1 }, "delta", ""},
-		{func(s *Spec) { s.Fraction = 0 }, "p", ""},
-		{func(s *Spec) { s.Clip = -1 }, "clip", ""},
-		{func(s *Spec) { s.Epochs = 0 }, "epochs", ""},
-		{func(s *Spec) { s.Runs = 0 }, "runs", ""},
-		{func(s *Spec) { s.Workers = -1 }, "workers", ""},
-		{func(s *Spec) { s.LRs = []float64{0.1, -1} }, "lr", ""},
-		{func(s *Spec) { s.Radius = 0 }, "C", ""},
-		{func(s *Spec) { s.Task, s.Lambda = "ridge", -1 }, "lambda", ""},
-		{func(s *Spec) { s.N = 1 }, "n", ""},
-		{func(s *Spec) { s.D = 0 }, "d", ""},
-		{func(s *Spec) { s.Algorithms = nil }, "", "no algorithm"},
-		{func(s *Spec) { s.AlphaRule = accountant.AlphaTable43; s.Conversion = accountant.ImprovedConversion }, "", "Table 4.3"},
-		{func(s *Spec) { s.Task = "median" }, "", `task "median"`},
-		{func(s *Spec) { s.Dataset = "mnist" }, "", `dataset "mnist"`},
-		{func(s *Spec) { s.Task = "lasso-logistic"; s.Dataset = "mnist69" }, "", "no construction"},
-		{func(s *Spec) { s.Dataset, s.DataDir = "mnist69", t.TempDir() }, "", datasets.FetchScript},
-		{func(s *Spec) { s.Fraction = 0.01 }, "", "algorithm priv-pub on dataset synthetic"},
+		{func(s *Spec) { s.Eps = 0 }, "eps", "", ""},
+		{func(s *Spec) { s.Delta = 1 }, "delta", "", ""},
+		{func(s *Spec) { s.Fraction = 0 }, "p", "", ""},
+		{func(s *Spec) { s.Clip = -1 }, "clip", "", ""},
+		{func(s *Spec) { s.Epochs = 0 }, "epochs", "", ""},
+		{func(s *Spec) { s.Runs = 0 }, "runs", "", ""},
+		{func(s *Spec) { s.Workers = -1 }, "workers", "", ""},
+		{func(s *Spec) { s.LRs = []float64{0.1, -1} }, "lr", "", ""},
+		{func(s *Spec) { s.Radius = new(0.0) }, "C", "", ""},
+		{func(s *Spec) { s.Task, s.Lambda = "ridge", new(-1.0) }, "lambda", "", ""},
+		{func(s *Spec) { s.N = new(1) }, "n", "", ""},
+		{func(s *Spec) { s.D = new(0) }, "d", "", ""},
+		{func(s *Spec) { s.Algorithms = nil }, "", "", "no algorithm"},
+		{func(s *Spec) { s.AlphaRule = accountant.AlphaTable43; s.Conversion = accountant.ImprovedConversion }, "", "alpha rule", "Table 4.3"},
+		{func(s *Spec) { s.Task = "median" }, "", "task", `task "median": must be one of mean, ridge, lasso-logistic`},
+		{func(s *Spec) { s.Lambda = new(0.5) }, "", "lambda", "lambda 0.5: applies to the tasks ridge and lasso-logistic, not mean"},
+		{func(s *Spec) { s.Task, s.Radius = "ridge", new(2.0) }, "", "C", "C 2: applies to the task mean only"},
+		{func(s *Spec) { s.Dataset = "mnist69" }, "", "n", "n 20: applies to the dataset synthetic only"},
+		{func(s *Spec) { dataset(s, "mnist69"); s.D = new(5) }, "", "d", "d 5: applies to the dataset synthetic only"},
+		{func(s *Spec) { dataset(s, "mnist") }, "", "", `dataset "mnist"`},
+		{func(s *Spec) { s.Task = "lasso-logistic"; dataset(s, "mnist69") }, "", "", "no construction"},
+		{func(s *Spec) { dataset(s, "mnist69"); s.DataDir = t.TempDir() }, "", "", datasets.FetchScript},
+		{func(s *Spec) { s.Fraction = 0.01 }, "", "", "algorithm priv-pub on dataset synthetic"},
 	} {
 		s := goodSpec()
 		tc.mod(&s)
 		_, _, err := s.Build()
 		var pe *accountant.ParamError
+		var se *accountant.SettingError
 		switch {
 		case err == nil:
 			t.Errorf("%+v: no error", s)
 		case tc.param != "" && (!errors.As(err, &pe) || pe.Name != tc.param):
 			t.Errorf("error %v, want a ParamError for %s", err, tc.param)
+		case tc.setting != "" && (!errors.As(err, &se) || se.Name != tc.setting):
+			t.Errorf("error %v, want a SettingError for %s", err, tc.setting)
 		case tc.want != "" && !strings.Contains(err.Error(), tc.want):
 			t.Errorf("error %v, want one containing %q", err, tc.want)
 		}
@@ -151,7 +160,7 @@ func TestLRGrid(t *testing.T) {
 // ExampleSpec runs a small experiment stated as on the command line.
 func ExampleSpec() {
 	seed := uint64(1)
-	s := Spec{Task: "mean", Dataset: "synthetic", N: 50, D: 5, Radius: DefaultRadius, Experiment: Experiment{
+	s := Spec{Task: "mean", Dataset: "synthetic", N: new(50), D: new(5), Experiment: Experiment{
 		Algorithms: []Algorithm{DPShuffleG, PublicOnly}, Order: RR, Epochs: 3, Fraction: DefaultFraction, Clip: DefaultClip,
 		Eps: 5, Delta: DefaultDelta, LRs: []float64{0.05}, Runs: 2, Seed: &seed,
 	}}

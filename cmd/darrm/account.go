@@ -145,7 +145,9 @@ func newAccountStepEpsCmd() *cobra.Command {
 // flags.
 var targetAliases = map[string]string{"eps": "target-eps", "delta": "target-delta", "k": "steps", "method": "gnmax-search"}
 
-var targetFlags = map[string]string{"eps": "--target-eps", "delta": "--target-delta", "k": "--steps"}
+// targetFlags maps the accountant's names of a calibration's parameters to
+// the flags.
+var targetFlags = map[string]string{"eps": "--target-eps", "delta": "--target-delta", "k": "--steps", "search": "--gnmax-search"}
 
 func newAccountGaussianCmd() *cobra.Command {
 	f := struct {
@@ -186,9 +188,6 @@ func newAccountGNMaxCmd() *cobra.Command {
 	}
 	return newAccount("gnmax", "Noise sigma of GNMax for a per-query (eps, delta) target", &f, targetFlags, targetAliases, func(cmd *cobra.Command, format cliout.Format) error {
 		c, s := f.Conversion, f.Search
-		if s == accountant.GNMaxGrid && c != accountant.PaperConversion {
-			return cli.Usagef("account gnmax: --gnmax-search grid is the paper's search and uses --conversion paper only")
-		}
 		if err := checkPlot(f.Plot); err != nil {
 			return err
 		}

@@ -60,9 +60,10 @@ var sharedFlags = cli.NewRegistry([]cli.Flag{
 func bind(cmd *cobra.Command, p any) { sharedFlags.Bind(cmd.Flags(), p) }
 
 // flagError makes a library's parameter error (accountant.ParamError,
-// constraints.ParamError) a usage error that names the flag, the value and
-// the rule; flags maps the library's parameter names to flags where they
-// differ ("--" + name otherwise). Other errors are returned as they are.
+// constraints.ParamError) or setting error (accountant.SettingError) a
+// usage error that names the flag, the value and the rule; flags maps the
+// library's parameter names to flags where they differ ("--" + name
+// otherwise). Other errors are returned as they are.
 func flagError(err error, flags map[string]string) error {
 	if msg, ok := paramMessage(err, flags); ok {
 		return cli.Usagef("%s", msg)
@@ -70,26 +71,27 @@ func flagError(err error, flags map[string]string) error {
 	return err
 }
 
-// paramMessage says a library's parameter error in terms of flags, for
-// flagError.
+// paramMessage says a library's parameter or setting error in terms of
+// flags, for flagError.
 func paramMessage(err error, flags map[string]string) (string, bool) {
-	var name, rule string
-	var value any
+	flag := func(name string) string {
+		if f, ok := flags[name]; ok {
+			return f
+		}
+		return "--" + name
+	}
 	var ae *accountant.ParamError
 	var ce *constraints.ParamError
+	var se *accountant.SettingError
 	switch {
 	case errors.As(err, &ae):
-		name, value, rule = ae.Name, ae.Value, ae.Rule
+		return fmt.Sprintf("%s = %v: %s", flag(ae.Name), ae.Value, ae.Rule), true
 	case errors.As(err, &ce):
-		name, value, rule = ce.Name, ce.Value, ce.Rule
-	default:
-		return "", false
+		return fmt.Sprintf("%s = %v: %s", flag(ce.Name), ce.Value, ce.Rule), true
+	case errors.As(err, &se):
+		return fmt.Sprintf("%s %s: %s", flag(se.Name), se.Value, se.Rule), true
 	}
-	flag, ok := flags[name]
-	if !ok {
-		flag = "--" + name
-	}
-	return fmt.Sprintf("%s = %v: %s", flag, value, rule), true
+	return "", false
 }
 
 // checkPlot refuses a --plot file that cannot be drawn, before any work;

@@ -38,13 +38,7 @@ func (f *problemFlags) params(cmd *cobra.Command) (gamma.Problem, error) {
 // does not state come from the files' stated, then from the defaults.
 func (f *problemFlags) paramsForK(cmd *cobra.Command, k int, files ...gamma.Stated) (gamma.Problem, error) {
 	fs := cmd.Flags()
-	given := func(name string, v *float64) *float64 {
-		if fs.Changed(name) {
-			return v
-		}
-		return nil
-	}
-	line := gamma.Stated{M: given("m", &f.M), Eps: given("eps", &f.Eps), Delta: given("Delta", &f.Delta), TargetDelta: given("delta", &f.Target)}
+	line := gamma.Stated{M: cli.Given(fs, "m", f.M), Eps: cli.Given(fs, "eps", f.Eps), Delta: cli.Given(fs, "Delta", f.Delta), TargetDelta: cli.Given(fs, "delta", f.Target)}
 	p := gamma.Params(k, constraints.Params{M: f.M, Eps: f.Eps, Delta: f.Delta}, append([]gamma.Stated{line}, files...)...)
 	return p, flagError(p.Validate(), map[string]string{"m·eps": "m·eps (--m × --eps)"})
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"os"
-	"slices"
 	"sync"
 	"time"
 
@@ -50,13 +49,14 @@ type shufflegFlags struct {
 	dataDir    string
 }
 
-// shufflegNames maps the parameters of shuffleg.Spec to the flags.
-var shufflegNames = map[string]string{"eps": "--target-eps", "delta": "--target-delta"}
+// shufflegNames maps the parameters of shuffleg.Spec to the flags, where
+// their names differ.
+var shufflegNames = map[string]string{"eps": "--target-eps", "delta": "--target-delta", "alpha rule": "--alpha-rule"}
 
 func newShufflegCmd() *cobra.Command {
 	f := shufflegFlags{Algorithms: "all", Order: shuffleg.RR, Fraction: shuffleg.DefaultFraction, Epochs: shuffleg.DefaultEpochs, Runs: shuffleg.DefaultRuns,
 		Clip: shuffleg.DefaultClip, Radius: shuffleg.DefaultRadius, Lambda: shuffleg.DefaultLambda, LRGrid: "thesis",
-		N: 1000, D: 784}
+		N: shuffleg.DefaultN, D: shuffleg.DefaultD}
 	cmd := newCmd("shuffleg", &cobra.Command{
 		Use:   "shuffleg --task TASK --dataset DATASET --target-eps EPS [flags]",
 		Short: "Run the DP-ShuffleG experiments (private shuffled gradient methods with public data)",
@@ -67,25 +67,18 @@ func newShufflegCmd() *cobra.Command {
 	return cmd
 }
 
-// spec checks the flags that only the command knows about and returns the
-// experiment they state, for shuffleg.Spec.Build to check.
+// spec returns the experiment the flags state, for shuffleg.Spec.Build to
+// check; it checks what only the flags say: that --task and --dataset are
+// given, one --target-eps, and one of --lr and --lr-grid.
 func (f *shufflegFlags) spec(cmd *cobra.Command) (s shuffleg.Spec, search string, err error) {
 	fl := cmd.Flags()
 	switch {
 	case f.Task == "":
 		return s, "", cli.Usagef("--task is required: mean, ridge or lasso-logistic")
-	case !slices.Contains(shuffleg.TaskNames, f.Task):
-		return s, "", cli.Usagef("--task %q: must be one of %s", f.Task, listNames(shuffleg.TaskNames))
 	case f.Dataset == "":
 		return s, "", cli.Usagef("--dataset is required")
 	case len(f.Eps) != 1:
 		return s, "", cli.Usagef("--target-eps: give one eps (got %d)", len(f.Eps))
-	case f.Task == "mean" && fl.Changed("lambda"):
-		return s, "", cli.Usagef("--lambda applies to --task ridge and lasso-logistic, not mean (use --C)")
-	case f.Task != "mean" && fl.Changed("C"):
-		return s, "", cli.Usagef("--C applies to --task mean only")
-	case f.Dataset != "synthetic" && (fl.Changed("n") || fl.Changed("d")):
-		return s, "", cli.Usagef("--n and --d apply to --dataset synthetic only")
 	case fl.Changed("lr") && fl.Changed("lr-grid"):
 		return s, "", cli.Usagef("--lr and --lr-grid: give one of them")
 	}
@@ -101,15 +94,13 @@ func (f *shufflegFlags) spec(cmd *cobra.Command) (s shuffleg.Spec, search string
 	if e.Algorithms, err = shuffleg.ParseAlgorithms(f.Algorithms); err != nil {
 		return s, "", cli.Usagef("--algorithm: %v", err)
 	}
-	if e.AlphaRule == accountant.AlphaTable43 && e.Conversion != accountant.PaperConversion {
-		return s, "", cli.Usagef("--alpha-rule table-4.3 is the thesis' rule for its own conversion: use it with --conversion paper")
-	}
 	if !fl.Changed("lr") {
 		if e.LRs, search, err = shuffleg.LRGrid(f.LRGrid); err != nil {
 			return s, "", cli.Usagef("--lr-grid: %v", err)
 		}
 	}
-	return shuffleg.Spec{Task: f.Task, Dataset: f.Dataset, DataDir: f.dataDir, N: f.N, D: f.D, Radius: f.Radius, Lambda: f.Lambda, Experiment: e}, search, nil
+	return shuffleg.Spec{Task: f.Task, Dataset: f.Dataset, DataDir: f.dataDir, N: cli.Given(fl, "n", f.N), D: cli.Given(fl, "d", f.D),
+		Radius: cli.Given(fl, "C", f.Radius), Lambda: cli.Given(fl, "lambda", f.Lambda), Experiment: e}, search, nil
 }
 
 func runShuffleg(cmd *cobra.Command, f *shufflegFlags) error {

@@ -496,3 +496,28 @@ func TestReadJSON(t *testing.T) {
 		t.Errorf("a missing file: %v", err)
 	}
 }
+
+// TestGiven: a flag given on the command line is a pointer to its value,
+// even when it equals the default; one left to its default is nil.
+func TestGiven(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		n    *int
+		x    *float64
+	}{
+		{nil, nil, nil},
+		{[]string{"--n", "5"}, new(5), nil},
+		{[]string{"--n", "3", "--x", "0.5"}, new(3), new(0.5)},
+	} {
+		var f testFlags
+		cmd := newTestCmd(&f)
+		cmd.SetArgs(tc.args)
+		if err := cmd.Execute(); err != nil {
+			t.Fatal(err)
+		}
+		n, x := Given(cmd.Flags(), "n", f.N), Given(cmd.Flags(), "x", f.X)
+		if (n == nil) != (tc.n == nil) || n != nil && *n != *tc.n || (x == nil) != (tc.x == nil) || x != nil && *x != *tc.x {
+			t.Errorf("%v: n %v, x %v; want %v, %v", tc.args, n, x, tc.n, tc.x)
+		}
+	}
+}

@@ -185,6 +185,16 @@ func Aliases(cmd *cobra.Command, old map[string]string) {
 	})
 }
 
+// Given returns a pointer to v, the value of the flag name of fs, if the
+// flag was given on the command line, and nil if it took its default:
+// how a library tells a value stated from one left to its default.
+func Given[T any](fs *pflag.FlagSet, name string, v T) *T {
+	if fs.Changed(name) {
+		return &v
+	}
+	return nil
+}
+
 // FlagErrorFunc makes a flag that cannot be parsed a usage error; a value
 // that a TextValue refused is reported as "--flag: " and its reason. Set
 // it on the root command (cobra.Command.SetFlagErrorFunc).
