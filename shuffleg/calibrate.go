@@ -62,3 +62,19 @@ func CalibrateVariants(plan Plan, clip float64, target accountant.Guarantee) ([]
 	}
 	return cals, nil
 }
+
+// EpsVariants returns the ε with which plan's algorithm is (ε, δ)-DP at
+// noise σ when every gradient is clipped to norm clip, by the paper's and
+// by the improved conversion, each at the exactly optimal order: what
+// the last two of CalibrateVariants invert.
+func EpsVariants(plan Plan, clip, sigma, delta float64) ([]Calibration, error) {
+	var cals []Calibration
+	for _, c := range []accountant.Conversion{accountant.PaperConversion, accountant.ImprovedConversion} {
+		eps, alpha, err := plan.PABI(clip).Eps(sigma, delta, c)
+		if err != nil {
+			return nil, err
+		}
+		cals = append(cals, Calibration{Sigma: sigma, Eps: eps, Delta: delta, Alpha: alpha, AlphaRule: accountant.AlphaExact, Conversion: c, Reference: plan.Algorithm.Reference()})
+	}
+	return cals, nil
+}

@@ -92,6 +92,34 @@ func TestCalibrateVariants(t *testing.T) {
 	}
 }
 
+// TestEpsVariants: at the σ that CalibrateVariants gives, EpsVariants
+// finds the ε of each conversion at its exact order again, at most the
+// target; a bad σ is refused.
+func TestEpsVariants(t *testing.T) {
+	target := accountant.Guarantee{Eps: 5, Delta: 1e-6}
+	for _, a := range []Algorithm{DPShuffleG, PrivPub, Interleaved} {
+		plan, _ := AccountingPlan(a, 50, 25, 1000, 500)
+		cals, err := CalibrateVariants(plan, 10, target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, conv := range []accountant.Conversion{accountant.PaperConversion, accountant.ImprovedConversion} {
+			at := cals[i+1]
+			got, err := EpsVariants(plan, 10, at.Sigma, target.Delta)
+			if err != nil || len(got) != 2 {
+				t.Fatalf("%v: %d results (%v)", a, len(got), err)
+			}
+			c := got[i]
+			if c.Conversion != conv || c.AlphaRule != accountant.AlphaExact || c.Sigma != at.Sigma || c.Alpha != at.Alpha || c.Eps != at.Eps || c.Eps > target.Eps || c.Reference != a.Reference() {
+				t.Errorf("%v %v: %+v, calibration %+v", a, conv, c, at)
+			}
+		}
+		if _, err := EpsVariants(plan, 10, 0, target.Delta); err == nil {
+			t.Errorf("%v: sigma 0: no error", a)
+		}
+	}
+}
+
 // TestCalibrationTable43 checks the order rule of Table 4.3 against the
 // accountant's: the same σ and α as SigmaTable43, slightly more noise than
 // the exact rule, and refused with the improved conversion.

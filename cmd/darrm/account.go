@@ -1,7 +1,7 @@
 package main
 
 import (
-	"slices"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/figure"
+	"github.com/darrm/darrm/internal/report"
 	"github.com/darrm/darrm/shuffleg"
 )
 
@@ -22,23 +23,31 @@ func newAccountCmd() *cobra.Command {
 	)
 }
 
+// document is what a command prints: one of internal/report's documents.
+type document interface {
+	Write(w io.Writer, f cliout.Format) error
+}
+
 // newAccount builds the account subcommand use, with the flags of the
 // tagged fields of *flags, --format, and the earlier spellings old. run
-// gets the parsed format; an accountant parameter error it returns becomes
+// computes the document that the command prints in the format of
+// --format; an accountant parameter or setting error it returns becomes
 // a usage error naming the flag (names maps the accountant's names of
 // parameters to the flags that differ from them).
-func newAccount(use, short string, flags any, names, old map[string]string, run func(cmd *cobra.Command, f cliout.Format) error) *cobra.Command {
+func newAccount(use, short string, flags any, names, old map[string]string, run func(cmd *cobra.Command) (document, error)) *cobra.Command {
 	var format struct {
 		Format cliout.Format `flag:"format"`
 	}
 	cmd := newCmd("account-"+use, &cobra.Command{
 		Use: use, Short: short, Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			err := run(cmd, format.Format)
+			doc, err := run(cmd)
 			if msg, ok := paramMessage(err, names); ok {
 				return cli.Usagef("account %s: %s", use, msg)
+			} else if err != nil {
+				return err
 			}
-			return err
+			return doc.Write(cmd.OutOrStdout(), format.Format)
 		},
 	}, flags, old)
 	bind(cmd, &format)
@@ -52,16 +61,6 @@ var stepFlags = map[string]string{"eps": "--step-eps", "delta": "--step-delta", 
 // stepAliases are the earlier spellings of the composition commands' flags.
 var stepAliases = map[string]string{"eps": "step-eps", "delta": "step-delta", "k": "steps", "method": "composition", "eps-total": "budget-eps"}
 
-// composed starts the output of a composition: the method and its
-// reference, fields, and delta' for the methods that use it.
-func composed(m accountant.Method, deltaPrime float64, fields ...cliout.Field) cliout.Record {
-	r := append(cliout.Record{{Key: "method", Val: m.String()}, {Key: "reference", Val: m.Reference()}}, fields...)
-	if m != accountant.Simple {
-		r = append(r, cliout.Field{Key: "delta_prime", Val: deltaPrime})
-	}
-	return r
-}
-
 func newAccountComposeCmd() *cobra.Command {
 	var f struct {
 		Step  float64 `flag:"step-eps" required:""`
@@ -69,17 +68,13 @@ func newAccountComposeCmd() *cobra.Command {
 		Steps int     `flag:"steps" required:""`
 		compositionFlags
 	}
-	return newAccount("compose", "Total privacy of k composed (eps, delta)-DP steps (e.g. Q queries)", &f, stepFlags, stepAliases, func(cmd *cobra.Command, format cliout.Format) error {
+	return newAccount("compose", "Total privacy of k composed (eps, delta)-DP steps (e.g. Q queries)", &f, stepFlags, stepAliases, func(*cobra.Command) (document, error) {
 		if err := f.checkDeltaPrime(); err != nil {
-			return err
+			return nil, err
 		}
-		m, dp := f.Method, f.DeltaPrime
-		total, err := accountant.Compose(accountant.Guarantee{Eps: f.Step, Delta: f.Delta}, f.Steps, m, dp)
-		if err != nil {
-			return err
-		}
-		r := composed(m, dp, cliout.Field{Key: "k", Val: f.Steps}, cliout.Field{Key: "step_eps", Val: f.Step}, cliout.Field{Key: "step_delta", Val: f.Delta})
-		return cliout.WriteRecord(cmd.OutOrStdout(), format, append(r, cliout.Field{Key: "eps", Val: total.Eps}, cliout.Field{Key: "delta", Val: total.Delta}))
+		step := accountant.Guarantee{Eps: f.Step, Delta: f.Delta}
+		total, err := accountant.Compose(step, f.Steps, f.Method, f.DeltaPrime)
+		return report.AccountCompose{Method: f.Method, DeltaPrime: f.DeltaPrime, Steps: f.Steps, Step: step, Total: total}, err
 	})
 }
 
@@ -91,27 +86,18 @@ func newAccountQueriesCmd() *cobra.Command {
 		BudgetDelta float64 `flag:"budget-delta"`
 		compositionFlags
 	}
-	return newAccount("queries", "Largest number of (eps, delta)-DP queries within a total budget", &f, stepFlags, stepAliases, func(cmd *cobra.Command, format cliout.Format) error {
+	return newAccount("queries", "Largest number of (eps, delta)-DP queries within a total budget", &f, stepFlags, stepAliases, func(*cobra.Command) (document, error) {
 		if err := f.checkDeltaPrime(); err != nil {
-			return err
+			return nil, err
 		}
-		m, dp := f.Method, f.DeltaPrime
-		step := accountant.Guarantee{Eps: f.Step, Delta: f.Delta}
-		q, err := accountant.MaxSteps(step, accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}, m, dp)
-		if err != nil {
-			return err
+		d := report.AccountQueries{Method: f.Method, DeltaPrime: f.DeltaPrime, Step: accountant.Guarantee{Eps: f.Step, Delta: f.Delta},
+			Budget: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}}
+		var err error
+		if d.Queries, err = accountant.MaxSteps(d.Step, d.Budget, f.Method, f.DeltaPrime); err != nil || d.Queries == 0 {
+			return d, err
 		}
-		r := composed(m, dp, cliout.Field{Key: "step_eps", Val: f.Step}, cliout.Field{Key: "step_delta", Val: f.Delta},
-			cliout.Field{Key: "budget_eps", Val: f.BudgetEps}, cliout.Field{Key: "budget_delta", Val: f.BudgetDelta})
-		r = append(r, cliout.Field{Key: "queries", Val: q})
-		if q > 0 {
-			total, err := accountant.Compose(step, q, m, dp)
-			if err != nil {
-				return err
-			}
-			r = append(r, cliout.Field{Key: "eps", Val: total.Eps}, cliout.Field{Key: "delta", Val: total.Delta})
-		}
-		return cliout.WriteRecord(cmd.OutOrStdout(), format, r)
+		d.Total, err = accountant.Compose(d.Step, d.Queries, f.Method, f.DeltaPrime)
+		return d, err
 	})
 }
 
@@ -122,22 +108,17 @@ func newAccountStepEpsCmd() *cobra.Command {
 		Steps     int     `flag:"steps" required:""`
 		compositionFlags
 	}
-	return newAccount("step-eps", "Largest per-step eps whose k-fold composition meets a total eps", &f, stepFlags, stepAliases, func(cmd *cobra.Command, format cliout.Format) error {
+	return newAccount("step-eps", "Largest per-step eps whose k-fold composition meets a total eps", &f, stepFlags, stepAliases, func(*cobra.Command) (document, error) {
 		if err := f.checkDeltaPrime(); err != nil {
-			return err
+			return nil, err
 		}
-		m, dp := f.Method, f.DeltaPrime
-		eps, err := accountant.StepEps(f.BudgetEps, f.Delta, f.Steps, m, dp)
-		if err != nil {
-			return err
+		d := report.AccountStepEps{Method: f.Method, DeltaPrime: f.DeltaPrime, Steps: f.Steps, BudgetEps: f.BudgetEps, StepDelta: f.Delta}
+		var err error
+		if d.Step, err = accountant.StepEps(f.BudgetEps, f.Delta, f.Steps, f.Method, f.DeltaPrime); err != nil {
+			return nil, err
 		}
-		total, err := accountant.Compose(accountant.Guarantee{Eps: eps, Delta: f.Delta}, f.Steps, m, dp)
-		if err != nil {
-			return err
-		}
-		r := composed(m, dp, cliout.Field{Key: "k", Val: f.Steps}, cliout.Field{Key: "eps_total_target", Val: f.BudgetEps}, cliout.Field{Key: "step_delta", Val: f.Delta})
-		return cliout.WriteRecord(cmd.OutOrStdout(), format, append(r, cliout.Field{Key: "step_eps", Val: eps},
-			cliout.Field{Key: "eps", Val: total.Eps}, cliout.Field{Key: "delta", Val: total.Delta}))
+		d.Total, err = accountant.Compose(accountant.Guarantee{Eps: d.Step, Delta: f.Delta}, f.Steps, f.Method, f.DeltaPrime)
+		return d, err
 	})
 }
 
@@ -158,22 +139,14 @@ func newAccountGaussianCmd() *cobra.Command {
 		Sensitivity float64               `flag:"sensitivity" help:"L2 sensitivity (> 0)"`
 		Alpha       float64               `flag:"alpha" help:"Renyi order (> 1); default: the order that minimises eps"`
 	}{Sensitivity: 1}
-	return newAccount("gaussian", "RDP of k composed Gaussian mechanisms and their (eps, delta)-DP", &f, targetFlags, targetAliases, func(cmd *cobra.Command, format cliout.Format) error {
-		c := f.Conversion
-		g := accountant.Gaussian{Sensitivity: f.Sensitivity, Sigma: f.Sigma, Steps: f.Steps}
-		rho, err := g.Rho()
-		if err != nil {
-			return err
+	return newAccount("gaussian", "RDP of k composed Gaussian mechanisms and their (eps, delta)-DP", &f, targetFlags, targetAliases, func(*cobra.Command) (document, error) {
+		d := report.AccountGaussian{Run: accountant.Gaussian{Sensitivity: f.Sensitivity, Sigma: f.Sigma, Steps: f.Steps}, Conversion: f.Conversion, Delta: f.Delta}
+		var err error
+		if d.Rho, err = d.Run.Rho(); err != nil {
+			return nil, err
 		}
-		eps, alpha, err := g.Eps(f.Delta, f.Alpha, c)
-		if err != nil {
-			return err
-		}
-		return cliout.WriteRecord(cmd.OutOrStdout(), format, cliout.Record{
-			{Key: "sensitivity", Val: f.Sensitivity}, {Key: "sigma", Val: f.Sigma}, {Key: "k", Val: f.Steps}, {Key: "rho", Val: rho},
-			{Key: "conversion", Val: c.String()}, {Key: "reference", Val: c.Reference()},
-			{Key: "alpha", Val: alpha}, {Key: "rdp", Val: rho * alpha}, {Key: "eps", Val: eps}, {Key: "delta", Val: f.Delta},
-		})
+		d.Eps, d.Alpha, err = d.Run.Eps(f.Delta, f.Alpha, f.Conversion)
+		return d, err
 	})
 }
 
@@ -186,35 +159,24 @@ func newAccountGNMaxCmd() *cobra.Command {
 		Plot       string                 `flag:"plot"`
 		Marks      []float64              `flag:"mark-lambda" help:"with --plot: orders lambda to mark on the curves (e.g. published values to compare)"`
 	}
-	return newAccount("gnmax", "Noise sigma of GNMax for a per-query (eps, delta) target", &f, targetFlags, targetAliases, func(cmd *cobra.Command, format cliout.Format) error {
-		c, s := f.Conversion, f.Search
+	return newAccount("gnmax", "Noise sigma of GNMax for a per-query (eps, delta) target", &f, targetFlags, targetAliases, func(*cobra.Command) (document, error) {
 		if err := checkPlot(f.Plot); err != nil {
-			return err
+			return nil, err
 		}
-		var rows []cliout.Record
+		d := report.AccountGNMax{Search: f.Search, Conversion: f.Conversion, Delta: f.Delta}
 		var targets []accountant.Guarantee
 		for _, e := range f.Eps {
 			target := accountant.Guarantee{Eps: e, Delta: f.Delta}
-			sigma, lambda, err := accountant.CalibrateGNMax(target, s, c)
+			sigma, lambda, err := accountant.CalibrateGNMax(target, f.Search, f.Conversion)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			rows = append(rows, cliout.Record{{Key: "eps", Val: e}, {Key: "sigma", Val: sigma}, {Key: "lambda", Val: lambda}, {Key: "rdp", Val: lambda / (sigma * sigma)}})
-			targets = append(targets, target)
+			d.Rows, targets = append(d.Rows, report.GNMaxNoise{Eps: e, Sigma: sigma, Lambda: lambda}), append(targets, target)
 		}
 		if f.Plot != "" {
-			if err := figure.WriteGNMax(f.Plot, "", targets, f.Marks); err != nil {
-				return err
-			}
+			return d, figure.WriteGNMax(f.Plot, "", targets, f.Marks)
 		}
-		common := cliout.Record{{Key: "search", Val: s.String()}, {Key: "conversion", Val: c.String()}, {Key: "delta", Val: f.Delta}}
-		if len(rows) == 1 {
-			return cliout.WriteRecord(cmd.OutOrStdout(), format, append(slices.Insert(common, 2, cliout.Field{Key: "reference", Val: c.Reference()}), rows[0]...))
-		}
-		for i := range rows {
-			rows[i] = append(rows[i], cliout.Field{Key: "reference", Val: c.Reference()})
-		}
-		return cliout.WriteRecords(cmd.OutOrStdout(), format, common, rows)
+		return d, nil
 	})
 }
 
@@ -231,55 +193,37 @@ func newAccountShuffleGCmd() *cobra.Command {
 		ND         int       `flag:"nd" help:"interleaved: private steps per epoch n_d, in [1, n]"`
 	}{Algorithms: []string{"dp-shuffleg"}}
 	names := map[string]string{"eps": "--target-eps", "delta": "--target-delta", "n_d": "--nd"}
-	return newAccount("shuffleg", "Noise calibration of DP-ShuffleG, Priv-Pub, Pub-Priv and Interleaved", &f, names, map[string]string{"eps": "target-eps", "delta": "target-delta"}, func(cmd *cobra.Command, format cliout.Format) error {
+	return newAccount("shuffleg", "Noise calibration of DP-ShuffleG, Priv-Pub, Pub-Priv and Interleaved", &f, names, map[string]string{"eps": "target-eps", "delta": "target-delta"}, func(cmd *cobra.Command) (document, error) {
 		fs := cmd.Flags()
 		if fs.Changed("target-eps") == fs.Changed("sigma") {
-			return cli.Usagef("account shuffleg: give exactly one of --target-eps (calibrate sigma) and --sigma (compute eps)")
+			return nil, cli.Usagef("account shuffleg: give exactly one of --target-eps (calibrate sigma) and --sigma (compute eps)")
 		}
 		algs, err := shuffleg.ParsePrivateAlgorithms(f.Algorithms)
 		if err != nil {
-			return cli.Usagef("--algorithm %v", err)
+			return nil, cli.Usagef("--algorithm %v", err)
 		}
-		common := cliout.Record{{Key: "delta", Val: f.Delta}, {Key: "G", Val: f.G}, {Key: "epochs", Val: f.Epochs}}
-		if fs.Changed("S") {
-			common = append(common, cliout.Field{Key: "S", Val: f.S})
-		}
-		if fs.Changed("n") || fs.Changed("nd") {
-			common = append(common, cliout.Field{Key: "n", Val: f.N}, cliout.Field{Key: "n_d", Val: f.ND})
-		}
-		var rows []cliout.Record
+		d := report.AccountShuffleg{Delta: f.Delta, G: f.G, Epochs: f.Epochs, S: cli.Given(fs, "S", f.S), N: cli.Given(fs, "n", f.N), ND: cli.Given(fs, "nd", f.ND)}
 		for _, alg := range algs {
 			plan, err := shuffleg.AccountingPlan(alg, f.Epochs, f.S, f.N, f.ND)
 			if err != nil {
-				return err
-			}
-			row := func(c accountant.Conversion, fields ...cliout.Field) cliout.Record {
-				r := cliout.Record{{Key: "algorithm", Val: alg.String()}, {Key: "private_epochs", Val: plan.PrivEpochs}}
-				return append(append(r, fields...), cliout.Field{Key: "reference", Val: alg.Reference() + "; " + c.Reference()})
+				return nil, err
 			}
 			if fs.Changed("sigma") {
-				for _, c := range []accountant.Conversion{accountant.PaperConversion, accountant.ImprovedConversion} {
-					eps, alpha, err := plan.PABI(f.G).Eps(f.Sigma, f.Delta, c)
-					if err != nil {
-						return err
-					}
-					rows = append(rows, row(c, cliout.Field{Key: "sigma", Val: f.Sigma}, cliout.Field{Key: "conversion", Val: c.String()},
-						cliout.Field{Key: "alpha", Val: alpha}, cliout.Field{Key: "eps", Val: eps}))
+				cals, err := shuffleg.EpsVariants(plan, f.G, f.Sigma, f.Delta)
+				if err != nil {
+					return nil, err
 				}
+				d.Rows = append(d.Rows, report.ShufflegNoise{Plan: plan, Calibrations: cals})
 			}
 			for _, e := range f.Eps {
 				cals, err := shuffleg.CalibrateVariants(plan, f.G, accountant.Guarantee{Eps: e, Delta: f.Delta})
 				if err != nil {
-					return err
+					return nil, err
 				}
-				for _, c := range cals {
-					rows = append(rows, row(c.Conversion, cliout.Field{Key: "eps", Val: e}, cliout.Field{Key: "conversion", Val: c.Conversion.String()},
-						cliout.Field{Key: "alpha_rule", Val: c.AlphaRule.String()}, cliout.Field{Key: "alpha", Val: c.Alpha},
-						cliout.Field{Key: "sigma", Val: c.Sigma}, cliout.Field{Key: "ratio", Val: c.Sigma / cals[1].Sigma}))
-				}
+				d.Rows = append(d.Rows, report.ShufflegNoise{Plan: plan, Target: e, Calibrations: cals})
 			}
 		}
-		return cliout.WriteRecords(cmd.OutOrStdout(), format, common, rows)
+		return d, nil
 	})
 }
 
@@ -290,22 +234,15 @@ func newAccountRRCmd() *cobra.Command {
 		RRDelta float64             `flag:"rr-delta-prime"`
 	}
 	names := map[string]string{"k": "--K", "delta": "--Delta", "delta'": "--rr-delta-prime"}
-	return newAccount("rr", "Randomized response's p_const for the majority of K private teachers", &f, names, map[string]string{"method": "rr-composition", "delta-prime": "rr-delta-prime"}, func(cmd *cobra.Command, format cliout.Format) error {
+	return newAccount("rr", "Randomized response's p_const for the majority of K private teachers", &f, names, map[string]string{"method": "rr-composition", "delta-prime": "rr-delta-prime"}, func(cmd *cobra.Command) (document, error) {
 		p, err := f.params(cmd)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		m := f.RRComp.For(p.Delta)
-		rr, err := gamma.NewRRConst(p.Params, m, f.RRDelta)
-		if err != nil {
-			return cli.AsUsage(err)
+		d := report.AccountRR{Problem: p.Params, Method: f.RRComp.For(p.Delta), DeltaPrime: f.RRDelta}
+		if d.RR, err = gamma.NewRRConst(p.Params, d.Method, f.RRDelta); err != nil {
+			return nil, cli.AsUsage(err)
 		}
-		r := cliout.Record{{Key: "K", Val: p.K}, {Key: "eps", Val: p.Eps}, {Key: "Delta", Val: p.Delta}, {Key: "m", Val: p.M},
-			{Key: "delta", Val: p.TargetDelta}, {Key: "method", Val: m.String()}}
-		if m != accountant.Simple {
-			r = append(r, cliout.Field{Key: "delta_prime", Val: f.RRDelta})
-		}
-		return cliout.WriteRecord(cmd.OutOrStdout(), format, append(r, cliout.Field{Key: "reference", Val: "Lemma B.1.1; tau, lambda by " + m.Reference()},
-			cliout.Field{Key: "tau", Val: rr.Tau}, cliout.Field{Key: "lambda", Val: rr.Lambda}, cliout.Field{Key: "p_const", Val: rr.PConst}))
+		return d, nil
 	})
 }

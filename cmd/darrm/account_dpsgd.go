@@ -5,7 +5,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/cli"
-	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/internal/report"
 )
 
 func newAccountDPSGDCmd() *cobra.Command {
@@ -20,41 +20,33 @@ func newAccountDPSGDCmd() *cobra.Command {
 		Epochs     int                   `flag:"epochs" help:"epochs (steps = epochs·n/batch, rounded up)"`
 	}
 	names := map[string]string{"q": "--sampling-rate", "delta": "--target-delta"}
-	return newAccount("dpsgd", "Privacy of DP-SGD: the sampled Gaussian mechanism composed over its steps", &f, names, map[string]string{"delta": "target-delta"}, func(cmd *cobra.Command, format cliout.Format) error {
+	return newAccount("dpsgd", "Privacy of DP-SGD: the sampled Gaussian mechanism composed over its steps", &f, names, map[string]string{"delta": "target-delta"}, func(cmd *cobra.Command) (document, error) {
 		fs := cmd.Flags()
 		if fs.Changed("sampling-rate") == (fs.Changed("batch") || fs.Changed("n")) {
-			return cli.Usagef("account dpsgd: give the sampling rate as --sampling-rate, or as --batch and --n")
+			return nil, cli.Usagef("account dpsgd: give the sampling rate as --sampling-rate, or as --batch and --n")
 		}
 		if fs.Changed("steps") == fs.Changed("epochs") {
-			return cli.Usagef("account dpsgd: give the length as --steps, or as --epochs (with --batch and --n)")
+			return nil, cli.Usagef("account dpsgd: give the length as --steps, or as --epochs (with --batch and --n)")
 		}
-		run := accountant.SGM{Q: f.Rate, Sigma: f.Sigma, Steps: f.Steps}
+		d := report.AccountDPSGD{Run: accountant.SGM{Q: f.Rate, Sigma: f.Sigma, Steps: f.Steps}, Conversion: f.Conversion, Delta: f.Delta}
 		var err error
 		if !fs.Changed("sampling-rate") {
 			if err := cli.RequireFlags(cmd, "batch", "n"); err != nil {
-				return err
+				return nil, err
 			}
-			if run.Q, err = accountant.SamplingRate(f.Batch, f.N); err != nil {
-				return err
+			if d.Run.Q, err = accountant.SamplingRate(f.Batch, f.N); err != nil {
+				return nil, err
 			}
 		}
 		if fs.Changed("epochs") {
 			if fs.Changed("sampling-rate") {
-				return cli.Usagef("account dpsgd: --epochs needs --batch and --n")
+				return nil, cli.Usagef("account dpsgd: --epochs needs --batch and --n")
 			}
-			if run.Steps, err = accountant.EpochSteps(f.Epochs, f.Batch, f.N); err != nil {
-				return err
+			if d.Run.Steps, err = accountant.EpochSteps(f.Epochs, f.Batch, f.N); err != nil {
+				return nil, err
 			}
 		}
-		c := f.Conversion
-		eps, alpha, err := run.Eps(f.Delta, c)
-		if err != nil {
-			return err
-		}
-		return cliout.WriteRecord(cmd.OutOrStdout(), format, cliout.Record{
-			{Key: "sigma", Val: f.Sigma}, {Key: "sampling_rate", Val: run.Q}, {Key: "steps", Val: run.Steps},
-			{Key: "conversion", Val: c.String()}, {Key: "reference", Val: "Mironov, Talwar and Zhang 2019 (sampled Gaussian RDP); " + c.Reference()},
-			{Key: "alpha", Val: alpha}, {Key: "eps", Val: eps}, {Key: "delta", Val: f.Delta},
-		})
+		d.Eps, d.Alpha, err = d.Run.Eps(f.Delta, f.Conversion)
+		return d, err
 	})
 }
