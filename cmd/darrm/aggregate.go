@@ -48,9 +48,6 @@ func newAggregateCmd() *cobra.Command {
 	return cmd
 }
 
-// notForRelease is said by every output of a seeded run.
-const notForRelease = "NOT FOR RELEASE: --seed makes the noise reproducible, so anyone who knows the seed can remove it"
-
 // parse checks the flags and returns the budget, if any, and the
 // mechanism.
 func (f *aggregateFlags) parse(cmd *cobra.Command) (budget *accountant.Guarantee, mech mechanisms, err error) {
@@ -118,12 +115,10 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		defer led.Close()
 		sink.Ledger = led
 	}
-	src := ensemble.NewSource()
-	rnd := report.Randomness{Source: "crypto/rand"}
-	if fs.Changed("seed") {
-		src = ensemble.NewSeededSource(f.Seed)
-		rnd = report.Randomness{Source: "seeded ChaCha8 (math/rand/v2)", Seed: &f.Seed, Note: notForRelease}
-		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: --seed %d: %s\n", f.Seed, notForRelease)
+	src, seed := ensemble.NewSource(), cli.Given(fs, "seed", f.Seed)
+	if seed != nil {
+		src = ensemble.NewSeededSource(*seed)
+		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: --seed %d: %s\n", *seed, report.NotForRelease)
 	}
 
 	total := int64(-1)
@@ -131,7 +126,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		total = st.Size()
 	}
 	prog := cliout.NewProgress(cmd.ErrOrStderr(), total, "releasing labels")
-	opts := ensemble.ReleaseOptions{Experiment: fs.Changed("seed"), Progress: func(n int, b int64) {
+	opts := ensemble.ReleaseOptions{Experiment: seed != nil, Progress: func(n int, b int64) {
 		if total > 0 {
 			prog.Set(b)
 		} else {
@@ -146,34 +141,11 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		return err
 	}
 
-	elapsed := time.Since(start).Seconds()
-	out := report.Aggregate{
-		Input: cli.InputName(name), InputFormat: votes.Format().String(), Header: votes.HasHeader(), IDColumn: votes.HasID(),
-		Output: cli.OutputName(f.Out), OutputFormat: sink.Format.String(), Mechanism: f.Mechanism, Label: label,
-		Problem:  report.NewProblem(p),
-		PerQuery: report.PerQuery{Eps: priv.Eps, Delta: priv.Delta, Source: priv.Source, Relation: priv.Relation.String(), RelationText: priv.Relation.Describe()},
-		Gamma:    agg.Gamma(), Certificate: priv.Certificate,
-		Answered: res.Answered, Unanswered: res.Unanswered,
-		Budget:     budget,
-		Randomness: rnd, ForRelease: !fs.Changed("seed"),
-		Seconds: elapsed, QueriesPerSecond: float64(res.Answered+res.Unanswered) / elapsed,
-	}
-	if res.Answered > 0 {
-		out.Totals = accountant.Totals(priv.Guarantee, res.Answered, f.DeltaPrime)
-	}
-	if g, ok := agg.(*ensemble.GNMax); ok {
-		sigma, _ := g.Sigma()
-		out.Sigma = &sigma
-	}
-	if budget != nil {
-		budget.Stopped = res.Unanswered > 0
-	}
-	if led != nil {
-		st, err := led.Status(priv.Guarantee)
-		if err != nil {
-			return err
-		}
-		out.Ledger = &report.Ledger{Path: f.Ledger, Status: st}
+	out, err := report.NewAggregate(report.Release{Problem: p, Mechanism: f.Mechanism, Label: label, Aggregator: agg,
+		Input: cli.InputName(name), Output: cli.OutputName(f.Out), Votes: votes, Sink: sink, Result: res,
+		Budget: budget, DeltaPrime: f.DeltaPrime, Seed: seed, Ledger: led, LedgerPath: f.Ledger, Elapsed: time.Since(start)})
+	if err != nil {
+		return err
 	}
 	w := cmd.OutOrStdout()
 	if sink.ToStdout() {
