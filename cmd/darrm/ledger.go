@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/internal/report"
 	"github.com/darrm/darrm/ledger"
 )
 
@@ -55,29 +56,16 @@ func newLedgerShowCmd() *cobra.Command {
 		Short: "Print a ledger's budget, releases and total",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format := f.Format
 			l, err := openLedgerFile(args[0])
 			if err != nil {
 				return err
 			}
 			defer l.Close()
-			h := l.Header()
-			total, method, err := l.Total()
+			doc, err := report.NewLedgerShow(args[0], l)
 			if err != nil {
 				return err
 			}
-			var rows []cliout.Record
-			for _, s := range l.Spends() {
-				rows = append(rows, cliout.Record{{Key: "time", Val: s.Time.Format("2006-01-02T15:04:05Z")}, {Key: "run", Val: s.Run},
-					{Key: "mechanism", Val: s.Mechanism}, {Key: "queries", Val: s.Queries}, {Key: "eps", Val: s.Eps}, {Key: "delta", Val: s.Delta}, {Key: "final", Val: s.Final}})
-			}
-			common := cliout.Record{{Key: "ledger", Val: args[0]}, {Key: "ensemble", Val: h.Ensemble}, {Key: "relation", Val: h.Relation},
-				{Key: "budget_eps", Val: h.Budget.Eps}, {Key: "budget_delta", Val: h.Budget.Delta}, {Key: "delta_prime", Val: h.DeltaPrime},
-				{Key: "total_eps", Val: total.Eps}, {Key: "total_delta", Val: total.Delta}, {Key: "composition", Val: method}}
-			if len(rows) == 0 {
-				return cliout.WriteRecord(cmd.OutOrStdout(), format, common)
-			}
-			return cliout.WriteRecords(cmd.OutOrStdout(), format, common, rows)
+			return doc.Write(cmd.OutOrStdout(), f.Format)
 		},
 	}, &f, nil)
 }

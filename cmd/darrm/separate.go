@@ -2,12 +2,10 @@ package main
 
 import (
 	"os"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/atomicfile"
 	"github.com/darrm/darrm/internal/cli"
@@ -70,23 +68,12 @@ func newSeparateMergeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			first := docs[0]
-			var parts []constraints.Separation
-			for i, d := range docs {
-				if d.Problem != first.Problem || !slices.Equal(d.Gamma, first.Gamma) {
-					return cli.Usagef("%s is a shard of another problem or gamma than %s", args[i], args[0])
-				}
-				parts = append(parts, d.Separation)
-			}
-			p := first.Problem.Params()
-			if err := p.Validate(); err != nil {
-				return cli.Usagef("%s: %v", args[0], err)
-			}
-			cert, err := gamma.MergeShards(p, parts)
+			out, err := report.MergeShards(args, docs)
 			if err != nil {
 				return cli.AsUsage(err)
 			}
-			return writeVerify(cmd, report.Verify{Problem: first.Problem, Gamma: first.Gamma, Certificate: cert, Seconds: time.Since(start).Seconds()}, f.Format)
+			out.Seconds = time.Since(start).Seconds()
+			return writeVerify(cmd, out, f.Format)
 		},
 	}, &f, nil)
 }

@@ -31,8 +31,6 @@ func newSimulateCmd() *cobra.Command {
 	}, &f, mechanismAliases)
 }
 
-const simulationNote = "a simulation with a seeded generator, not a private release: agreement with the majority of synthetic teachers"
-
 func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	p, err := f.params(cmd)
 	if err != nil {
@@ -69,12 +67,5 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	if err != nil {
 		return err
 	}
-	out := report.Simulate{Problem: report.NewProblem(p), Teachers: f.Teachers, P: teachers, Queries: f.Queries, Seed: f.Seed, Note: simulationNote, Above: ensemble.Above(res, "darrm")}
-	for i, r := range res {
-		out.Results = append(out.Results, report.SimResult{
-			Mechanism: r.Name, Label: labels[i], Eps: r.Privacy.Eps, Delta: r.Privacy.Delta, Source: r.Privacy.Source,
-			Agree: r.Agree, Agreement: r.Rate, Lo: r.Lo, Hi: r.Hi, Exact: r.Exact, TVError: r.TVError,
-		})
-	}
-	return out.Write(cmd.OutOrStdout(), f.Format)
+	return report.NewSimulate(p, f.Teachers, teachers, f.Seed, res, labels).Write(cmd.OutOrStdout(), f.Format)
 }

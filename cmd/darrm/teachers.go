@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/internal/report"
 	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/transfer"
 )
@@ -62,12 +63,7 @@ func newTeachersSub(use string) *cobra.Command {
 				return err
 			}
 			if use == "train" {
-				var rows []cliout.Record
-				for i, a := range e.Accuracy {
-					rows = append(rows, cliout.Record{{Key: "teacher", Val: i}, {Key: "test_accuracy", Val: a}})
-				}
-				return cliout.WriteRecords(cmd.OutOrStdout(), f.Format, cliout.Record{{Key: "dataset", Val: f.Dataset},
-					{Key: "private", Val: !f.NonPrivate}, {Key: "share_size", Val: e.ShareSize}}, rows)
+				return report.Teachers{Ensemble: e}.Write(cmd.OutOrStdout(), f.Format)
 			}
 			// The ids are the public images' indices in the test set.
 			votes := e.Votes(b.Test)

@@ -145,6 +145,20 @@ func TestNewTransferTeachers(t *testing.T) {
 	if p.AccuracyMean != transfer.Mean(pe.Accuracy) || n.Agreement != transfer.Agree(ne.Votes(b.Test)) {
 		t.Errorf("accuracy %v, agreement %+v", p.AccuracyMean, n.Agreement)
 	}
+	// darrm teachers train's document of each ensemble: a row per teacher.
+	for _, tc := range []struct {
+		e    *teachers.Ensemble
+		want string
+	}{{pe, "synthetic,true,60,0,"}, {ne, "synthetic,false,60,0,"}} {
+		var out bytes.Buffer
+		if err := (Teachers{tc.e}).Write(&out, cliout.CSV); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		if len(lines) != 6 || lines[0] != "dataset,private,share_size,teacher,test_accuracy" || !strings.HasPrefix(lines[1], tc.want) {
+			t.Errorf("teachers train:\n%s", out.String())
+		}
+	}
 }
 
 // TestProblemParams: a document echoes the library's problem and which

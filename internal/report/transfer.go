@@ -6,6 +6,7 @@ import (
 
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/transfer"
 )
 
@@ -94,4 +95,17 @@ func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 	}
 	_, err := fmt.Fprintf(w, "accuracy: mean ± std over the redraws of the queries; GNMax's guarantee is for the one-vote relation (non-private teachers on disjoint shares)\ntime: %.3g s\n", out.Seconds)
 	return err
+}
+
+// Teachers is the document of darrm teachers train: an ensemble's dataset,
+// privacy, share size and each teacher's test accuracy.
+type Teachers struct{ *teachers.Ensemble }
+
+// Write prints the document in format f, a row per teacher.
+func (d Teachers) Write(w io.Writer, f cliout.Format) error {
+	rows := make([]cliout.Record, len(d.Accuracy))
+	for i, a := range d.Accuracy {
+		rows[i] = cliout.Record{field("teacher", i), field("test_accuracy", a)}
+	}
+	return cliout.WriteRecords(w, f, cliout.Record{field("dataset", d.Config.Dataset), field("private", d.Config.Private), field("share_size", d.ShareSize)}, rows)
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
@@ -44,4 +45,24 @@ type Shard struct {
 	Gamma      []float64              `json:"gamma"`
 	Separation constraints.Separation `json:"separation"`
 	Seconds    float64                `json:"seconds"`
+}
+
+// MergeShards combines the shards docs, read from the files names, into
+// the certificate of their gamma (gamma.MergeShards). The shards must be
+// of one problem, valid, and one gamma; an error names the file at fault.
+func MergeShards(names []string, docs []Shard) (Verify, error) {
+	first := docs[0]
+	parts := make([]constraints.Separation, len(docs))
+	for i, d := range docs {
+		if d.Problem != first.Problem || !slices.Equal(d.Gamma, first.Gamma) {
+			return Verify{}, fmt.Errorf("%s is a shard of another problem or gamma than %s", names[i], names[0])
+		}
+		parts[i] = d.Separation
+	}
+	p := first.Problem.Params()
+	if err := p.Validate(); err != nil {
+		return Verify{}, fmt.Errorf("%s: %w", names[0], err)
+	}
+	cert, err := gamma.MergeShards(p, parts)
+	return Verify{Problem: first.Problem, Gamma: first.Gamma, Certificate: cert}, err
 }
