@@ -78,3 +78,51 @@ func EpsVariants(plan Plan, clip, sigma, delta float64) ([]Calibration, error) {
 	}
 	return cals, nil
 }
+
+// Accounting is what the privacy of private algorithms is asked for,
+// without running them: for each of Algorithms, planned by AccountingPlan
+// with Epochs, S, N and ND and gradients clipped to norm G, the ε of the
+// noise Sigma at Delta under each conversion (EpsVariants) when Sigma is
+// set, and its noise calibrated to each (Target, Delta) of Targets
+// (CalibrateVariants).
+type Accounting struct {
+	Algorithms       []Algorithm
+	Epochs, S, N, ND int
+	G, Delta         float64
+	Sigma            *float64
+	Targets          []float64
+}
+
+// Noise is an algorithm's plan and its calibrations: to the target ε
+// Target, or, when Target is 0, at the given σ.
+type Noise struct {
+	Plan         Plan
+	Target       float64
+	Calibrations []Calibration
+}
+
+// Run returns the calibrations of a, by algorithm, the given σ first.
+func (a Accounting) Run() ([]Noise, error) {
+	var out []Noise
+	for _, alg := range a.Algorithms {
+		plan, err := AccountingPlan(alg, a.Epochs, a.S, a.N, a.ND)
+		if err != nil {
+			return nil, err
+		}
+		if a.Sigma != nil {
+			cals, err := EpsVariants(plan, a.G, *a.Sigma, a.Delta)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, Noise{Plan: plan, Calibrations: cals})
+		}
+		for _, eps := range a.Targets {
+			cals, err := CalibrateVariants(plan, a.G, accountant.Guarantee{Eps: eps, Delta: a.Delta})
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, Noise{Plan: plan, Target: eps, Calibrations: cals})
+		}
+	}
+	return out, nil
+}

@@ -1,6 +1,7 @@
 package shuffleg
 
 import (
+	"errors"
 	"math"
 	"testing"
 
@@ -200,6 +201,44 @@ func TestAccountingPlan(t *testing.T) {
 	} {
 		if _, err := AccountingPlan(bad.a, bad.epochs, bad.s, bad.n, bad.nd); err == nil {
 			t.Errorf("AccountingPlan(%+v) accepted", bad)
+		}
+	}
+}
+
+// TestAccounting: per algorithm, the given σ's ε under each conversion,
+// then the calibrations to each target; a plan that cannot be made is an
+// error naming its parameter.
+func TestAccounting(t *testing.T) {
+	sigma := 3.0
+	for _, tc := range []struct {
+		name    string
+		a       Accounting
+		targets []float64 // of the rows, 0 at the given σ
+		n       []int     // calibrations per row
+		param   string    // of an *accountant.ParamError
+	}{
+		{"at sigma", Accounting{Algorithms: []Algorithm{DPShuffleG, PrivPub}, Epochs: 10, S: 5, G: 1, Delta: 1e-6, Sigma: &sigma}, []float64{0, 0}, []int{2, 2}, ""},
+		{"to targets", Accounting{Algorithms: []Algorithm{Interleaved}, Epochs: 10, N: 10, ND: 5, G: 1, Delta: 1e-6, Targets: []float64{1, 2}}, []float64{1, 2}, []int{3, 3}, ""},
+		{"no S", Accounting{Algorithms: []Algorithm{PubPriv}, Epochs: 10, G: 1, Delta: 1e-6, Targets: []float64{1}}, nil, nil, "S"},
+	} {
+		rows, err := tc.a.Run()
+		var pe *accountant.ParamError
+		if tc.param != "" {
+			if !errors.As(err, &pe) || pe.Name != tc.param {
+				t.Errorf("%s: %v, want a ParamError for %s", tc.name, err, tc.param)
+			}
+			continue
+		}
+		if err != nil || len(rows) != len(tc.targets) {
+			t.Fatalf("%s: %d rows (%v)", tc.name, len(rows), err)
+		}
+		for i, r := range rows {
+			if r.Target != tc.targets[i] || len(r.Calibrations) != tc.n[i] {
+				t.Errorf("%s: row %d: target %v, %d calibrations", tc.name, i, r.Target, len(r.Calibrations))
+			}
+			if r.Target == 0 && r.Calibrations[0].Sigma != sigma {
+				t.Errorf("%s: row %d at sigma %v", tc.name, i, r.Calibrations[0].Sigma)
+			}
 		}
 	}
 }

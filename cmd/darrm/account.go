@@ -203,27 +203,9 @@ func newAccountShuffleGCmd() *cobra.Command {
 			return nil, cli.Usagef("--algorithm %v", err)
 		}
 		d := report.AccountShuffleg{Delta: f.Delta, G: f.G, Epochs: f.Epochs, S: cli.Given(fs, "S", f.S), N: cli.Given(fs, "n", f.N), ND: cli.Given(fs, "nd", f.ND)}
-		for _, alg := range algs {
-			plan, err := shuffleg.AccountingPlan(alg, f.Epochs, f.S, f.N, f.ND)
-			if err != nil {
-				return nil, err
-			}
-			if fs.Changed("sigma") {
-				cals, err := shuffleg.EpsVariants(plan, f.G, f.Sigma, f.Delta)
-				if err != nil {
-					return nil, err
-				}
-				d.Rows = append(d.Rows, report.ShufflegNoise{Plan: plan, Calibrations: cals})
-			}
-			for _, e := range f.Eps {
-				cals, err := shuffleg.CalibrateVariants(plan, f.G, accountant.Guarantee{Eps: e, Delta: f.Delta})
-				if err != nil {
-					return nil, err
-				}
-				d.Rows = append(d.Rows, report.ShufflegNoise{Plan: plan, Target: e, Calibrations: cals})
-			}
-		}
-		return d, nil
+		d.Rows, err = shuffleg.Accounting{Algorithms: algs, Epochs: f.Epochs, S: f.S, N: f.N, ND: f.ND, G: f.G, Delta: f.Delta,
+			Sigma: cli.Given(fs, "sigma", f.Sigma), Targets: f.Eps}.Run()
+		return d, err
 	})
 }
 

@@ -162,15 +162,7 @@ type AccountShuffleg struct {
 	// S, N and ND are the algorithms' parameters as stated (nil: not
 	// given); n and n_d are shown when either is.
 	S, N, ND *int
-	Rows     []ShufflegNoise
-}
-
-// ShufflegNoise is an algorithm's plan and its Calibrations: to the target
-// ε Target, or, when Target is 0, at a given σ.
-type ShufflegNoise struct {
-	Plan         shuffleg.Plan
-	Target       float64
-	Calibrations []shuffleg.Calibration
+	Rows     []shuffleg.Noise
 }
 
 // Write prints the document in format f. The ratio of a calibration is
