@@ -166,6 +166,24 @@ func Evaluate(ctx context.Context, p constraints.Params, g Gamma, coeffs []float
 	return Evaluation{Certificate: cert, Utility: Utility(g, coeffs), SurrogateError: SurrogateError(g, coeffs), Errors: errs}, nil
 }
 
+// Compare evaluates the comparison of gamma_opt, opt, with its baselines
+// at problem p: opt's true expected error under each actual distribution
+// (ExpectedErrors), and each baseline certified and measured (Evaluate),
+// in the order of bases.
+func Compare(ctx context.Context, p constraints.Params, opt Gamma, bases []Baseline, coeffs []float64, actuals []Actual, workers int) ([]ErrorEstimate, []Evaluation, error) {
+	errs, err := ExpectedErrors(opt, actuals)
+	if err != nil {
+		return nil, nil, err
+	}
+	evs := make([]Evaluation, len(bases))
+	for i, b := range bases {
+		if evs[i], err = Evaluate(ctx, p, b.Gamma, coeffs, actuals, workers); err != nil {
+			return nil, nil, fmt.Errorf("certify %s: %w", b.Name, err)
+		}
+	}
+	return errs, evs, nil
+}
+
 // ExpectedErrors returns the true expected error of g under each actual
 // distribution (ExpectedTVError). Distributions that are not fixed are
 // sampled with about 2·10^8/K² Poisson-binomial steps in all (between 500

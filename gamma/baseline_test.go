@@ -113,3 +113,45 @@ func TestRRConst(t *testing.T) {
 		t.Errorf("slack 0: %v", err)
 	}
 }
+
+// TestCompare: gamma_opt's errors and each baseline's evaluation are those
+// of ExpectedErrors and Evaluate, in the baselines' order; a baseline that
+// cannot be certified is named.
+func TestCompare(t *testing.T) {
+	ctx := context.Background()
+	p := params(11, 3, 1e-5)
+	bases, err := Baselines(p, BaselineOptions{RR: accountant.AutoRR, RRDeltaPrime: 1e-5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	coeffs, _ := UniformPrior().Coefficients(p.K)
+	actuals, _ := ParseActuals([]string{"0.5", "0.6"})
+	opt := bases[0].Gamma
+	for _, tc := range []struct {
+		name  string
+		bases []Baseline
+		want  string // in the error
+	}{
+		{"the baselines", bases, ""},
+		{"none", nil, ""},
+		{"a baseline of another K", []Baseline{{Name: "odd", Gamma: Gamma{0, 1}}}, "certify odd"},
+	} {
+		errs, evs, err := Compare(ctx, p, opt, tc.bases, coeffs, actuals, 1)
+		if tc.want != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
+			}
+			continue
+		}
+		wantErrs, _ := ExpectedErrors(opt, actuals)
+		if err != nil || !slices.Equal(errs, wantErrs) || len(evs) != len(tc.bases) {
+			t.Fatalf("%s: %v, %d evaluations (%v)", tc.name, errs, len(evs), err)
+		}
+		for i, b := range tc.bases {
+			want, _ := Evaluate(ctx, p, b.Gamma, coeffs, actuals, 1)
+			if evs[i].Utility != want.Utility || evs[i].Certificate.Status != want.Certificate.Status || !slices.Equal(evs[i].Errors, want.Errors) {
+				t.Errorf("%s: %s evaluated %+v, want %+v", tc.name, b.Name, evs[i], want)
+			}
+		}
+	}
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -80,16 +79,11 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	out := report.NewSolve(report.NewProblem(p), l.Entry, l.Origin == optimal.FromCache)
 	out.CacheFile = l.Path
 	if f.Compare {
-		if out.Errors, err = gamma.ExpectedErrors(l.Gamma, actuals); err != nil {
+		var evs []gamma.Evaluation
+		if out.Errors, evs, err = gamma.Compare(ctx, p.Params, l.Gamma, bases, coeffs, actuals, f.Workers); err != nil {
 			return err
 		}
-		for _, b := range bases {
-			ev, err := gamma.Evaluate(ctx, p.Params, b.Gamma, coeffs, actuals, f.Workers)
-			if err != nil {
-				return fmt.Errorf("certify %s: %w", b.Name, err)
-			}
-			out.Compare = append(out.Compare, report.Mechanism{Name: b.Name, Label: b.Label, Gamma: b.Gamma, Evaluation: ev})
-		}
+		out.Compare = report.Compared(bases, evs)
 	}
 	out.Seconds = time.Since(start).Seconds()
 	if f.Plot != "" {
@@ -103,13 +97,9 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 // baselines parses the flags of --compare and builds the baselines
 // (gamma.Baselines).
 func (f *solveFlags) baselines(cmd *cobra.Command, p gamma.Problem) ([]gamma.Actual, []gamma.Baseline, error) {
-	var actuals []gamma.Actual
-	for _, s := range f.Actual {
-		a, err := gamma.ParseActual(s)
-		if err != nil {
-			return nil, nil, cli.Usagef("--actual: %v", err)
-		}
-		actuals = append(actuals, a)
+	actuals, err := gamma.ParseActuals(f.Actual)
+	if err != nil {
+		return nil, nil, cli.Usagef("--actual: %v", err)
 	}
 	if cmd.Flags().Changed("sub-size") && (f.SubSize < 1 || f.SubSize > p.K) {
 		return nil, nil, cli.Usagef("--sub-size = %d: must be in [1, K] = [1, %d]", f.SubSize, p.K)

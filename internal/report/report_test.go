@@ -208,3 +208,23 @@ func TestNewSolve(t *testing.T) {
 		}
 	}
 }
+
+// TestCompared pairs each baseline with its evaluation, in order.
+func TestCompared(t *testing.T) {
+	bases := []gamma.Baseline{{Name: "sub", Label: "gamma_Sub", Gamma: gamma.Gamma{0, 1}}, {Name: "rr", Label: "RR", Gamma: gamma.Gamma{0.5, 0.5}}}
+	evs := []gamma.Evaluation{{Utility: 1}, {Utility: 2}}
+	for _, tc := range []struct {
+		bases []gamma.Baseline
+		evs   []gamma.Evaluation
+	}{{nil, nil}, {bases, evs}} {
+		ms := Compared(tc.bases, tc.evs)
+		if len(ms) != len(tc.bases) {
+			t.Fatalf("%d mechanisms for %d baselines", len(ms), len(tc.bases))
+		}
+		for i, m := range ms {
+			if m.Name != tc.bases[i].Name || m.Label != tc.bases[i].Label || m.Utility != tc.evs[i].Utility || len(m.Gamma) != 2 {
+				t.Errorf("mechanism %d: %+v", i, m)
+			}
+		}
+	}
+}

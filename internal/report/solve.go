@@ -18,6 +18,16 @@ type Mechanism struct {
 	gamma.Evaluation
 }
 
+// Compared describes the baselines bases with their evaluations evs
+// (gamma.Compare), for Solve.Compare.
+func Compared(bases []gamma.Baseline, evs []gamma.Evaluation) []Mechanism {
+	ms := make([]Mechanism, len(bases))
+	for i, b := range bases {
+		ms[i] = Mechanism{Name: b.Name, Label: b.Label, Gamma: b.Gamma, Evaluation: evs[i]}
+	}
+	return ms
+}
+
 // Solve is the document darrm solve prints.
 type Solve struct {
 	Problem
