@@ -12,15 +12,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"sync"
 
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/dpsgd"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/atomicfile"
 	"github.com/darrm/darrm/nn"
 )
@@ -166,6 +169,17 @@ func (e *Ensemble) Votes(x *datasets.Dataset) [][]byte {
 	}
 	wg.Wait()
 	return votes
+}
+
+// WriteVotes writes the teachers' votes on the images of x as a vote file
+// (ensemble.WriteVotes) whose ids are the images' indices in x.
+func (e *Ensemble) WriteVotes(w io.Writer, x *datasets.Dataset) error {
+	votes := e.Votes(x)
+	ids := make([]string, len(votes))
+	for q := range ids {
+		ids[q] = strconv.Itoa(q)
+	}
+	return ensemble.WriteVotes(w, ids, votes)
 }
 
 // stored is the file: the ensemble's JSON and its SHA-256.

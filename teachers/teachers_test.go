@@ -1,15 +1,18 @@
 package teachers
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/dpsgd"
+	"github.com/darrm/darrm/ensemble"
 )
 
 func config(private bool, seed uint64) Config {
@@ -112,5 +115,35 @@ func TestCached(t *testing.T) {
 	}
 	if _, cached, err := Cached(ctx, "", b, cfg, nil); err != nil || cached {
 		t.Errorf("no folder: cached %v (%v)", cached, err)
+	}
+}
+
+// TestWriteVotes: the vote file holds a row per image, its index as id,
+// that a vote reader reads back as the teachers' votes.
+func TestWriteVotes(t *testing.T) {
+	b := datasets.SyntheticBinary(250, 12, 2)
+	e, err := Train(context.Background(), b, config(true, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []*datasets.Dataset{b.Test, b.Train} {
+		var out bytes.Buffer
+		if err := e.WriteVotes(&out, x); err != nil {
+			t.Fatal(err)
+		}
+		r, err := ensemble.NewVoteReader(&out, "votes", ensemble.ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := e.Votes(x)
+		q := 0
+		for ; r.Next(); q++ {
+			if got := r.Query(); string(got.ID) != strconv.Itoa(q) || !bytes.Equal(got.Votes, want[q]) {
+				t.Errorf("row %d: id %q, votes %v; want %v", q, got.ID, got.Votes, want[q])
+			}
+		}
+		if r.Err() != nil || q != x.Len() {
+			t.Errorf("%d rows of %d (%v)", q, x.Len(), r.Err())
+		}
 	}
 }

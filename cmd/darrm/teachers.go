@@ -2,13 +2,11 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/datasets"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/report"
@@ -50,11 +48,7 @@ func newTeachersSub(use string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var seed *uint64
-			if cmd.Flags().Changed("seed") {
-				seed = &f.Seed
-			}
-			cfg, pub := transfer.TeacherConfigs(f.Dataset, b.Train.Len()/transfer.K, seed)
+			cfg, pub := transfer.TeacherConfigs(f.Dataset, b.Train.Len()/transfer.K, cli.Given(cmd.Flags(), "seed", f.Seed))
 			if f.NonPrivate {
 				cfg = pub
 			}
@@ -65,13 +59,7 @@ func newTeachersSub(use string) *cobra.Command {
 			if use == "train" {
 				return report.Teachers{Ensemble: e}.Write(cmd.OutOrStdout(), f.Format)
 			}
-			// The ids are the public images' indices in the test set.
-			votes := e.Votes(b.Test)
-			ids := make([]string, len(votes))
-			for q := range ids {
-				ids[q] = fmt.Sprint(q)
-			}
-			return cli.WriteOutput(f.out, cmd.OutOrStdout(), func(w io.Writer) error { return ensemble.WriteVotes(w, ids, votes) })
+			return cli.WriteOutput(f.out, cmd.OutOrStdout(), func(w io.Writer) error { return e.WriteVotes(w, b.Test) })
 		},
 	}, &f, nil)
 	if use == "vote" {

@@ -58,10 +58,8 @@ func newTransferCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var teacherSeed *uint64
-			if cmd.Flags().Changed("seed") {
-				teacherSeed = &f.Seed
-			} else {
+			teacherSeed := cli.Given(cmd.Flags(), "seed", f.Seed)
+			if teacherSeed == nil {
 				params.Seed = ensemble.NewSource().Uint64()
 			}
 			t, err := transfer.TrainTeachers(cmd.Context(), teachersDir(gdir), b, teacherSeed, note(cmd))
