@@ -3,7 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -44,7 +44,7 @@ func newAggregateCmd() *cobra.Command {
 		Args:  cli.MaxArgs(1),
 		RunE:  func(cmd *cobra.Command, args []string) error { return runAggregate(cmd, &f, args) },
 	}, &f, map[string]string{"budget-method": "composition", "rr-method": "rr-composition", "gnmax-sigma": "gnmax-search"})
-	cmd.Flags().StringVar(&f.Mechanism, "mechanism", "darrm", "aggregator: "+listNames(ensemble.Mechanisms))
+	cmd.Flags().StringVar(&f.Mechanism, "mechanism", "darrm", "aggregator: "+strings.Join(ensemble.Mechanisms, ", "))
 	return cmd
 }
 
@@ -121,10 +121,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: --seed %d: %s\n", *seed, report.NotForRelease)
 	}
 
-	total := int64(-1)
-	if st, err := os.Stat(name); err == nil && st.Mode().IsRegular() && name != "-" {
-		total = st.Size()
-	}
+	total := cli.InputSize(name)
 	prog := cliout.NewProgress(cmd.ErrOrStderr(), total, "releasing labels")
 	opts := ensemble.ReleaseOptions{Experiment: seed != nil, Progress: func(n int, b int64) {
 		if total > 0 {

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -116,12 +115,8 @@ func runShuffleg(cmd *cobra.Command, f *shufflegFlags) error {
 	if err != nil {
 		return cli.AsUsage(flagError(err, shufflegNames))
 	}
-	var once sync.Once
-	var prog *cliout.Progress
-	exp.Progress = func(done, total int) {
-		once.Do(func() { prog = cliout.NewProgress(cmd.ErrOrStderr(), int64(total), "shuffleg runs") })
-		prog.Set(int64(done))
-	}
+	prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, "shuffleg runs")
+	exp.Progress = func(done, total int) { prog.Update(int64(done), int64(total)) }
 	results, err := exp.Run(cmd.Context())
 	prog.Done()
 	if nc := (*shuffleg.NonContractiveError)(nil); errors.As(err, &nc) {

@@ -521,3 +521,21 @@ func TestGiven(t *testing.T) {
 		}
 	}
 }
+
+// TestInputSize: a regular file's size, -1 for standard input, a missing
+// file, a directory and a device.
+func TestInputSize(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "votes.csv")
+	if err := os.WriteFile(file, []byte("0,1,1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		want int64
+	}{{file, 6}, {Std, -1}, {filepath.Join(dir, "missing"), -1}, {dir, -1}, {os.DevNull, -1}} {
+		if got := InputSize(tc.name); got != tc.want {
+			t.Errorf("InputSize(%s) = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}

@@ -39,6 +39,20 @@ func InputArg(args []string) string {
 	return args[0]
 }
 
+// InputSize returns the size in bytes of the input name, or -1 for
+// standard input and for anything but a regular file (a pipe, a device),
+// whose size is not known in advance.
+func InputSize(name string) int64 {
+	if name == Std {
+		return -1
+	}
+	st, err := os.Stat(name)
+	if err != nil || !st.Mode().IsRegular() {
+		return -1
+	}
+	return st.Size()
+}
+
 // InputName names an input for people: "standard input" for Std.
 func InputName(name string) string {
 	if name == Std {
