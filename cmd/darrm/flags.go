@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -125,6 +124,3 @@ func (c *compositionFlags) checkDeltaPrime() error {
 	}
 	return nil
 }
-
-// listNames joins names for help texts and errors.
-func listNames(names []string) string { return strings.Join(names, ", ") }

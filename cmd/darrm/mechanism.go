@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -45,19 +46,18 @@ func (f *mechanismFlags) parse(cmd *cobra.Command, flag string, names []string) 
 	s := mechanisms{mechanismFlags: f}
 	for _, n := range names {
 		if !slices.Contains(ensemble.Mechanisms, n) {
-			return s, cli.Usagef("--%s %q: must be one of %s", flag, n, listNames(ensemble.Mechanisms))
+			return s, cli.Usagef("--%s %q: must be one of %s", flag, n, strings.Join(ensemble.Mechanisms, ", "))
 		}
 	}
 	if err := checkWorkers(f.Workers); err != nil {
 		return s, err
 	}
-	for _, darrmOnly := range []struct {
-		flag string
-		set  bool
-	}{{"--gamma", f.GammaFile != ""}, {"--no-solve", f.NoSolve}} {
-		if darrmOnly.set && !slices.Contains(names, "darrm") {
-			return s, cli.Usagef("%s applies to the darrm mechanism, which is not in use", darrmOnly.flag)
+	if (f.GammaFile != "" || f.NoSolve) && !slices.Contains(names, "darrm") {
+		flag := "--gamma"
+		if f.GammaFile == "" {
+			flag = "--no-solve"
 		}
+		return s, cli.Usagef("%s applies to the darrm mechanism, which is not in use", flag)
 	}
 	if f.GammaFile != "" {
 		if f.NoSolve {
