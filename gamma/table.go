@@ -41,6 +41,15 @@ type Problem struct {
 	MDefault, DeltaDefault bool
 }
 
+// The defaults of a problem's m, eps and Delta, for the callers of Params
+// (darrm's flags): the thesis' main setting (Section 3.7.1), whose delta
+// is then 1-(1-Delta)^m.
+const (
+	DefaultM     = 3.0
+	DefaultEps   = 0.1
+	DefaultDelta = 1e-5
+)
+
 // Params returns the problem of k teachers with each parameter from the
 // first of ss that states it; where none does, m, eps and Delta are def's
 // and delta is the thesis' default 1-(1-Delta)^m (Section 3.7.1,

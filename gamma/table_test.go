@@ -119,7 +119,7 @@ func TestReadTableBinary(t *testing.T) {
 // parameters chosen.
 func TestParams(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
-	def := constraints.Params{M: 3, Eps: 0.1, Delta: 1e-5}
+	def := constraints.Params{M: DefaultM, Eps: DefaultEps, Delta: DefaultDelta} // the thesis' main setting: m = 3, (0.1, 1e-5)-DP teachers
 	for _, tc := range []struct {
 		name               string
 		ss                 []Stated
