@@ -74,15 +74,10 @@ func newTransferCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			out := report.Transfer{
-				Dataset: f.Dataset, K: transfer.K, Results: res, Seed: params.Seed,
-				Note:     "an experiment: accuracy of labels against the true labels; the query draws and the noise are seeded",
-				Teachers: report.NewTransferTeachers(t, b.Test),
-				Seconds:  time.Since(start).Seconds(),
-			}
+			out := report.NewTransfer(f.Dataset, t, b.Test, res, params.Seed)
+			out.Seconds = time.Since(start).Seconds()
 			if f.Plot != "" {
-				title := fmt.Sprintf("%s, K = %d, m = %g: each label (%.4g, %.2g)-DP", f.Dataset, transfer.K, f.M, res[0].QueryEps, res[0].QueryDelta)
-				if err := curveplot.Write(f.Plot, "", []curveplot.Panel{curveplot.TransferPanel(title, res)}, 1); err != nil {
+				if err := curveplot.Write(f.Plot, "", []curveplot.Panel{curveplot.TransferPanel(f.Dataset, out.K, res)}, 1); err != nil {
 					return err
 				}
 			}

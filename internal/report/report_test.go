@@ -145,6 +145,12 @@ func TestNewTransferTeachers(t *testing.T) {
 	if p.AccuracyMean != transfer.Mean(pe.Accuracy) || n.Agreement != transfer.Agree(ne.Votes(b.Test)) {
 		t.Errorf("accuracy %v, agreement %+v", p.AccuracyMean, n.Agreement)
 	}
+	// The experiment's document: K from the teachers, the note, the results.
+	res := []transfer.Result{{Mechanism: "rr", Queries: 20}}
+	doc := NewTransfer("synthetic", &transfer.Teachers{Private: pe, NonPrivate: ne}, b.Test, res, 9)
+	if doc.K != 5 || doc.Seed != 9 || doc.Note == "" || len(doc.Results) != 1 || doc.Teachers.Private.ShareSize != 60 {
+		t.Errorf("transfer document %+v", doc)
+	}
 	// darrm teachers train's document of each ensemble: a row per teacher.
 	for _, tc := range []struct {
 		e    *teachers.Ensemble

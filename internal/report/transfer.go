@@ -52,6 +52,14 @@ type NonPrivateTeachers struct {
 	Cached       bool               `json:"cached"`
 }
 
+// NewTransfer is the document of the transfer experiment on dataset whose
+// teachers t labelled queries from the public set test with the results
+// res, the query draws and the noise seeded with seed.
+func NewTransfer(dataset string, t *transfer.Teachers, test *datasets.Dataset, res []transfer.Result, seed uint64) Transfer {
+	return Transfer{Dataset: dataset, K: t.Private.Config.K, Teachers: NewTransferTeachers(t, test), Results: res, Seed: seed,
+		Note: "an experiment: accuracy of labels against the true labels; the query draws and the noise are seeded"}
+}
+
 // NewTransferTeachers describes the private and non-private ensembles of a
 // transfer experiment, their votes on the public set test, and the private
 // teachers' guarantee.
