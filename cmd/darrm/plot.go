@@ -1,11 +1,8 @@
 package main
 
 import (
-	"slices"
-
 	"github.com/spf13/cobra"
 
-	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/curveplot"
@@ -67,17 +64,10 @@ func newPlotGammaCmd() *cobra.Command {
 		var settings []figure.Setting
 		var rows []cliout.Record
 		for i := range docs {
-			d := &docs[i]
-			if len(d.Gamma) < 2 || d.K != len(d.Gamma)-1 || len(d.Compare) == 0 {
-				return nil, cli.Usagef("%s: not the output of darrm solve --compare --format json", cli.InputName(args[i]))
-			}
-			if !slices.EqualFunc(d.Errors, docs[0].Errors, func(a, b gamma.ErrorEstimate) bool { return a.Actual == b.Actual }) {
-				return nil, cli.Usagef("%s: its actual distributions differ from %s's: give every solve the same --actual", cli.InputName(args[i]), cli.InputName(args[0]))
-			}
-			if err := d.Recertify(cmd.Context()); err != nil {
+			if err := docs[i].CheckDrawable(cmd.Context(), &docs[0], cli.InputName(args[0])); err != nil {
 				return nil, cli.Usagef("%s: %v", cli.InputName(args[i]), err)
 			}
-			settings, rows = append(settings, figure.SolveSetting(*d)), append(rows, d.Rows()...)
+			settings, rows = append(settings, figure.SolveSetting(docs[i])), append(rows, docs[i].Rows()...)
 		}
 		return rows, figure.WriteGammas(f.Out, f.Title, settings, f.Cols, f.Bars)
 	})

@@ -95,6 +95,41 @@ func TestSolveRecertifyAndRows(t *testing.T) {
 	}
 }
 
+// TestCheckDrawable: a solve --compare document is drawn beside the first
+// when it has its gamma, a comparison and the first's actual
+// distributions; it is then certified again.
+func TestCheckDrawable(t *testing.T) {
+	sub, err := gamma.Const(5, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := Solve{
+		Problem: Problem{K: 5, M: 2, Eps: 0.1}, Gamma: sub, Errors: []gamma.ErrorEstimate{{Actual: "0.5"}},
+		Compare: []Mechanism{{Name: "sub", Gamma: sub}},
+	}
+	for _, tc := range []struct {
+		name string
+		mod  func(*Solve)
+		want string // in the error; "" for a drawable document
+	}{
+		{"drawable", func(*Solve) {}, ""},
+		{"no comparison", func(d *Solve) { d.Compare = nil }, "not the output of darrm solve --compare"},
+		{"gamma of another K", func(d *Solve) { d.K = 7 }, "not the output of darrm solve --compare"},
+		{"other actual distributions", func(d *Solve) { d.Errors = []gamma.ErrorEstimate{{Actual: "U(0,1)"}} }, "differ from a.json's"},
+		{"a gamma that cannot be certified", func(d *Solve) { d.Compare = []Mechanism{{Name: "bad", Gamma: []float64{1, 2}}} }, "gamma"},
+	} {
+		d := first
+		tc.mod(&d)
+		err := d.CheckDrawable(context.Background(), &first, "a.json")
+		switch {
+		case tc.want == "" && (err != nil || d.Certificate.Status != gamma.Certified):
+			t.Errorf("%s: %v, status %v", tc.name, err, d.Certificate.Status)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
+		}
+	}
+}
+
 func TestShufflegRows(t *testing.T) {
 	r := &shuffleg.Report{Dataset: "synthetic", Task: "mean", Eps: 1, Results: []shuffleg.ReportResult{{Label: "DP-RR", FinalLossMean: 0.5}, {Label: "Public Only"}}}
 	rows := Shuffleg{Report: r}.Rows()

@@ -2,8 +2,10 @@ package report
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/gamma"
@@ -101,6 +103,21 @@ func (out *Solve) Recertify(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// CheckDrawable checks that out is a result of darrm solve --compare that
+// can be drawn beside first, the result read from the file firstName: it
+// states a gamma for its K and a comparison, under the same actual
+// distributions as first; then it certifies out's gammas again
+// (Recertify).
+func (out *Solve) CheckDrawable(ctx context.Context, first *Solve, firstName string) error {
+	switch {
+	case len(out.Gamma) < 2 || out.K != len(out.Gamma)-1 || len(out.Compare) == 0:
+		return errors.New("not the output of darrm solve --compare --format json")
+	case !slices.EqualFunc(out.Errors, first.Errors, func(a, b gamma.ErrorEstimate) bool { return a.Actual == b.Actual }):
+		return fmt.Errorf("its actual distributions differ from %s's: give every solve the same --actual", firstName)
+	}
+	return out.Recertify(ctx)
 }
 
 // Rows are the numbers behind a figure of the document: per mechanism, the
