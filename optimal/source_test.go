@@ -17,11 +17,7 @@ import (
 // then read from it, and a tampered entry, which a CacheOnly source
 // refuses and any other source reports and replaces.
 func TestSourceLoad(t *testing.T) {
-	ctx := context.Background()
-	d, err := cache.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, d := context.Background(), tempCache(t)
 	p, prior := params(5, 2, 1e-5), gamma.UniformPrior()
 	path := d.Path(cache.Key{Params: p, Prior: prior.String()})
 	given := gamma.Gamma(slices.Repeat([]float64{0.5}, p.K+1))
@@ -34,10 +30,7 @@ func TestSourceLoad(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e.Gamma = slices.Repeat([]float64{1}, p.K+1)
-		if err := d.Put(e); err != nil {
-			t.Fatal(err)
-		}
+		putTampered(t, d, e)
 	}
 	var corrupt []error
 	for _, tc := range []struct {
@@ -91,5 +84,27 @@ func TestSourceLoad(t *testing.T) {
 	}
 	if _, err := os.Stat(path); err != nil {
 		t.Errorf("gamma_opt was not stored: %v", err)
+	}
+}
+
+// tempCache is an empty cache for a test.
+func tempCache(t *testing.T) *cache.Dir {
+	t.Helper()
+	d, err := cache.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// putTampered stores e, with its checksum and certificate, but the exact
+// majority for its gamma: an entry whose file is intact and whose gamma
+// is not private.
+func putTampered(t *testing.T, d *cache.Dir, e *cache.Entry) {
+	t.Helper()
+	tampered := *e
+	tampered.Gamma = slices.Repeat([]float64{1}, len(e.Gamma))
+	if err := d.Put(&tampered); err != nil {
+		t.Fatal(err)
 	}
 }
