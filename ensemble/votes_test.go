@@ -373,3 +373,24 @@ func TestFormatAndPresenceText(t *testing.T) {
 		t.Error("xml or maybe accepted")
 	}
 }
+
+// TestRelationText: a neighbouring relation reads back from its name, and
+// another name is refused with the choices.
+func TestRelationText(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want Relation
+		err  string
+	}{
+		{"private-teachers", PrivateTeachers, ""},
+		{"one-vote", OneVote, ""},
+		{"bogus", 0, `relation "bogus": must be private-teachers (DaRRM, RR, subsampling) or one-vote (GNMax)`},
+	} {
+		var r Relation
+		err := r.UnmarshalText([]byte(tc.text))
+		b, _ := r.MarshalText()
+		if tc.err == "" && (err != nil || r != tc.want || string(b) != tc.text) || tc.err != "" && (err == nil || err.Error() != tc.err) {
+			t.Errorf("%q: %v, %v (prints %q)", tc.text, r, err, b)
+		}
+	}
+}

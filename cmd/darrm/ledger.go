@@ -23,22 +23,19 @@ func newLedgerCmd() *cobra.Command {
 
 func newLedgerInitCmd() *cobra.Command {
 	f := struct {
-		Ensemble    string  `flag:"ensemble" help:"name of the teacher ensemble the budget is for" required:""`
-		Relation    string  `flag:"relation" help:"neighbouring relation: private-teachers (DaRRM, RR, subsampling) or one-vote (GNMax)"`
-		BudgetEps   float64 `flag:"budget-eps" required:""`
-		BudgetDelta float64 `flag:"budget-delta" required:""`
-		DeltaPrime  float64 `flag:"delta-prime"`
-	}{Relation: ensemble.PrivateTeachers.String()}
+		Ensemble    string            `flag:"ensemble" help:"name of the teacher ensemble the budget is for" required:""`
+		Relation    ensemble.Relation `flag:"relation" help:"neighbouring relation: private-teachers (DaRRM, RR, subsampling) or one-vote (GNMax)"`
+		BudgetEps   float64           `flag:"budget-eps" required:""`
+		BudgetDelta float64           `flag:"budget-delta" required:""`
+		DeltaPrime  float64           `flag:"delta-prime"`
+	}{Relation: ensemble.PrivateTeachers}
 	return newCmd("ledger-init", &cobra.Command{
 		Use:   "init LEDGER --ensemble NAME --budget-eps E --budget-delta D",
 		Short: "Create a ledger with a total budget",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.Relation != ensemble.PrivateTeachers.String() && f.Relation != ensemble.OneVote.String() {
-				return cli.Usagef("--relation %q: must be %v (DaRRM, RR, subsampling) or %v (GNMax)", f.Relation, ensemble.PrivateTeachers, ensemble.OneVote)
-			}
 			budget := accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}
-			if err := ledger.Init(args[0], ledger.Header{Ensemble: f.Ensemble, Relation: f.Relation, Budget: budget, DeltaPrime: f.DeltaPrime}); err != nil {
+			if err := ledger.Init(args[0], ledger.Header{Ensemble: f.Ensemble, Relation: f.Relation.String(), Budget: budget, DeltaPrime: f.DeltaPrime}); err != nil {
 				return cli.AsUsage(err)
 			}
 			_, err := fmt.Fprintf(cmd.OutOrStdout(), "ledger %s: ensemble %s, budget %v (%s relation, delta' = %g)\n", args[0], f.Ensemble, budget, f.Relation, f.DeltaPrime)
