@@ -1,9 +1,16 @@
 // Package report holds the documents darrm's commands print: one type per
 // command, whose JSON field names are stable, and its table and CSV
-// renderings. Commands fill a document from library results and call its
-// Write method. Nothing here computes a privacy quantity, except that
-// Solve.Recertify has gamma.Verify certify again the gammas a document
-// read from a file states.
+// renderings. Commands build a document from library results, with its
+// constructor where it has one (NewSolve, NewAggregate, NewSimulate,
+// NewTransfer, NewLedgerShow, MergeShards), and call its Write method.
+// Privacy quantities come from the libraries: NewAggregate has the
+// accountant compose the released labels' totals (accountant.Totals) and
+// the ledger say its state; Solve.Recertify and CheckDrawable have
+// gamma.Verify certify again the gammas a document read from a file
+// states, and MergeShards has gamma.MergeShards combine a certificate's
+// shards. The account documents put the accountant's results side by side
+// (the RDP ε at the order used, a ratio of two σ), and compute nothing
+// else.
 package report
 
 import (
