@@ -104,26 +104,35 @@ func (s mechanisms) darrmGamma(cmd *cobra.Command, p constraints.Params) (gamma.
 		return nil, "", err
 	}
 	l, err := loadGamma(cmd.Context(), cmd, src, p)
+	if err != nil {
+		return nil, "", s.sourceError(err)
+	}
+	switch l.Origin {
+	case optimal.FromGiven:
+		return l.Gamma, "the gamma of " + s.tableName, nil
+	case optimal.FromCache:
+		return l.Gamma, fmt.Sprintf("gamma_opt (prior %s) from the cache", s.Prior), nil
+	}
+	return l.Gamma, fmt.Sprintf("gamma_opt (prior %s), solved now", s.Prior), nil
+}
+
+// sourceError says an optimal.SourceError in terms of the flags that set
+// the source's fields: --gamma, --prior and --no-solve (with --no-cache),
+// as usage errors; a cache entry that cannot be read or used keeps its
+// error, and its exit status.
+func (s mechanisms) sourceError(err error) error {
 	var se *optimal.SourceError
 	switch {
 	case !errors.As(err, &se):
+		return err
 	case se.Field == "Given":
-		return nil, "", cli.Usagef("--gamma %s %v", s.tableName, se.Err)
+		return cli.Usagef("--gamma %s %v", s.tableName, se.Err)
 	case se.Field == "Prior":
-		return nil, "", cli.Usagef("--prior: %v", se.Err)
+		return cli.Usagef("--prior: %v", se.Err)
 	case errors.Is(err, optimal.ErrNoCache):
-		return nil, "", cli.Usagef("--no-solve reads the cache, which --no-cache turns off")
+		return cli.Usagef("--no-solve reads the cache, which --no-cache turns off")
 	case errors.Is(err, cache.ErrNotFound):
-		return nil, "", cli.Usagef("--no-solve: %v; run darrm solve with these parameters first", se.Err)
-	default:
-		return nil, "", fmt.Errorf("--no-solve: %w; run darrm solve with these parameters to replace it", se.Err)
+		return cli.Usagef("--no-solve: %v; run darrm solve with these parameters first", se.Err)
 	}
-	if err != nil {
-		return nil, "", err
-	}
-	return l.Gamma, map[optimal.Origin]string{
-		optimal.FromGiven: "the gamma of " + s.tableName,
-		optimal.FromCache: fmt.Sprintf("gamma_opt (prior %s) from the cache", s.Prior),
-		optimal.Solved:    fmt.Sprintf("gamma_opt (prior %s), solved now", s.Prior),
-	}[l.Origin], nil
+	return fmt.Errorf("--no-solve: %w; run darrm solve with these parameters to replace it", se.Err)
 }
