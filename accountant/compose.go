@@ -55,6 +55,19 @@ func ParseMethod(s string) (Method, error) {
 	return 0, fmt.Errorf("method %q: must be one of %s", s, strings.Join(methodNames[:], ", "))
 }
 
+// MarshalText returns the name of m, so that a Method reads and prints as
+// text (a flag, a JSON or config value).
+func (m Method) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+
+// UnmarshalText sets m from its name (ParseMethod).
+func (m *Method) UnmarshalText(b []byte) error {
+	x, err := ParseMethod(string(b))
+	if err == nil {
+		*m = x
+	}
+	return err
+}
+
 // Compose returns the guarantee of k adaptively composed (ε, δ)-DP steps
 // under method m. deltaPrime is the slack δ' of General and Optimal, which
 // add it to the total δ; Simple ignores it.

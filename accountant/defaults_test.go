@@ -2,6 +2,7 @@ package accountant
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -49,6 +50,34 @@ func TestRRComposition(t *testing.T) {
 	}
 }
 
+// TestRRMethod: auto is RRComposition's choice for the teachers' Delta; a
+// method given is used whatever Delta; a bad name says auto is allowed.
+func TestRRMethod(t *testing.T) {
+	for _, tc := range []struct {
+		text  string
+		delta float64
+		want  Method
+	}{
+		{"auto", 1e-5, General},
+		{"auto", 0, Simple},
+		{"simple", 1e-5, Simple},
+		{"general", 0, General},
+		{"optimal", 1e-5, Optimal},
+	} {
+		var r RRMethod
+		if err := r.UnmarshalText([]byte(tc.text)); err != nil {
+			t.Fatalf("%s: %v", tc.text, err)
+		}
+		if got := r.For(tc.delta); got != tc.want {
+			t.Errorf("%s for Delta = %g: %v, want %v", tc.text, tc.delta, got, tc.want)
+		}
+	}
+	var r RRMethod
+	if err := r.UnmarshalText([]byte("advanced")); err == nil || !strings.HasSuffix(err.Error(), "(or auto)") {
+		t.Errorf("advanced: %v", err)
+	}
+}
+
 func TestCalibrateGNMax(t *testing.T) {
 	target := Guarantee{Eps: 0.2676, Delta: 3e-4}
 	for _, tc := range []struct {
@@ -61,8 +90,9 @@ func TestCalibrateGNMax(t *testing.T) {
 			t.Errorf("%v %v: sigma %v, %v; want %v", tc.s, tc.c, sigma, err, tc.sigma)
 		}
 	}
-	if _, _, err := CalibrateGNMax(target, GNMaxGrid, ImprovedConversion); err == nil {
-		t.Error("grid search with the improved conversion accepted")
+	var se *SettingError
+	if _, _, err := CalibrateGNMax(target, GNMaxGrid, ImprovedConversion); !errors.As(err, &se) || se.Name != "search" || se.Value != "grid" {
+		t.Errorf("grid search with the improved conversion: %v, want a *SettingError for the search", err)
 	}
 	for _, s := range []string{"grid", "exact"} {
 		if v, err := ParseGNMaxSearch(s); err != nil || v.String() != s {

@@ -87,6 +87,18 @@ func ExamplePABI_Sigma() {
 	// improved sigma = 6.5654 (alpha = 6.09)
 }
 
+// The same run as a Gaussian: at the optimal order, and at a given one.
+func ExampleGaussian_Eps() {
+	run := accountant.Gaussian{Sensitivity: 1, Sigma: 5, Steps: 100}
+	for _, alpha := range []float64{0, 8} {
+		eps, order, _ := run.Eps(1e-5, alpha, accountant.PaperConversion)
+		fmt.Printf("eps = %.4f at alpha = %.3f\n", eps, order)
+	}
+	// Output:
+	// eps = 11.5971 at alpha = 3.399
+	// eps = 17.6447 at alpha = 8.000
+}
+
 // The Gaussian mechanism with sensitivity 1 and σ = 5, composed 100 times.
 func ExampleRhoToDP() {
 	rho, _ := accountant.GaussianRho(1, 5)

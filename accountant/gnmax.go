@@ -161,6 +161,19 @@ func ParseGNMaxSearch(s string) (GNMaxSearch, error) {
 	return 0, fmt.Errorf("GNMax search %q: must be grid or exact", s)
 }
 
+// MarshalText returns the name of s, so that a GNMaxSearch reads and prints as
+// text (a flag, a JSON or config value).
+func (s GNMaxSearch) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText sets s from its name (ParseGNMaxSearch).
+func (s *GNMaxSearch) UnmarshalText(b []byte) error {
+	x, err := ParseGNMaxSearch(string(b))
+	if err == nil {
+		*s = x
+	}
+	return err
+}
+
 // CalibrateGNMax returns GNMax's noise σ and order λ for a per-query target
 // by search s under conversion c: GNMaxSigmaGrid, which is defined with the
 // paper's conversion only, or GNMaxSigma.
@@ -168,7 +181,7 @@ func CalibrateGNMax(target Guarantee, s GNMaxSearch, c Conversion) (sigma, lambd
 	switch s {
 	case GNMaxGrid:
 		if c != PaperConversion {
-			return 0, 0, fmt.Errorf("GNMax grid search: conversion %v: the paper's search uses the paper's conversion; use the exact search for %v", c, c)
+			return 0, 0, &SettingError{Name: "search", Value: s.String(), Rule: fmt.Sprintf("the paper's search uses the paper's conversion only, not %v (use the exact search)", c)}
 		}
 		return GNMaxSigmaGrid(target)
 	case GNMaxExact:

@@ -27,6 +27,19 @@ func (e *ParamError) Error() string {
 	return fmt.Sprintf("%s = %v: %s", e.Name, e.Value, e.Rule)
 }
 
+// SettingError reports a setting, one of named choices, that does not go
+// with the others: a search with a conversion it does not use, an order
+// rule with another conversion than its own.
+type SettingError struct {
+	Name  string // the setting, e.g. "search" or "alpha rule"
+	Value string // its value, e.g. "grid"
+	Rule  string // what it goes with
+}
+
+func (e *SettingError) Error() string {
+	return fmt.Sprintf("%s %s: %s", e.Name, e.Value, e.Rule)
+}
+
 // checkPositive requires a finite x > 0.
 func checkPositive(name string, x float64) error {
 	if !(x > 0) || math.IsInf(x, 0) {

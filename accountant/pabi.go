@@ -149,6 +149,19 @@ func ParseAlphaRule(s string) (AlphaRule, error) {
 	return 0, fmt.Errorf("alpha rule %q: must be one of %s", s, strings.Join(alphaRuleNames[:], ", "))
 }
 
+// MarshalText returns the name of r, so that an AlphaRule reads and prints as
+// text (a flag, a JSON or config value).
+func (r AlphaRule) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// UnmarshalText sets r from its name (ParseAlphaRule).
+func (r *AlphaRule) UnmarshalText(b []byte) error {
+	x, err := ParseAlphaRule(string(b))
+	if err == nil {
+		*r = x
+	}
+	return err
+}
+
 // Calibrate returns the smallest σ with which the run is (ε, δ)-DP under
 // conversion c when α is chosen by rule r (Sigma or SigmaTable43), that α,
 // and the ε the bound gives at σ and α, at most target.Eps. AlphaTable43 is
@@ -162,8 +175,8 @@ func (p PABI) Calibrate(target Guarantee, c Conversion, r AlphaRule) (sigma, alp
 		eps, alpha, err = p.Eps(sigma, target.Delta, c)
 		return sigma, alpha, eps, err
 	case AlphaTable43:
-		if c != PaperConversion {
-			return 0, 0, 0, fmt.Errorf("PABI: alpha rule %v is Table 4.3's, with the paper's conversion, not %v", r, c)
+		if err := CheckAlphaRule(r, c); err != nil {
+			return 0, 0, 0, err
 		}
 		if sigma, alpha, err = p.SigmaTable43(target); err != nil {
 			return 0, 0, 0, err
@@ -176,6 +189,16 @@ func (p PABI) Calibrate(target Guarantee, c Conversion, r AlphaRule) (sigma, alp
 		return sigma, alpha, eps, err
 	}
 	return 0, 0, 0, fmt.Errorf("PABI: unknown alpha rule %v", r)
+}
+
+// CheckAlphaRule reports, as a *SettingError, an order rule r that does
+// not go with conversion c: Table 4.3's rule goes with the paper's
+// conversion only.
+func CheckAlphaRule(r AlphaRule, c Conversion) error {
+	if r == AlphaTable43 && c != PaperConversion {
+		return &SettingError{Name: "alpha rule", Value: r.String(), Rule: fmt.Sprintf("Table 4.3's order is defined with the paper's conversion, not %v", c)}
+	}
+	return nil
 }
 
 func (p PABI) check(sigma float64) error {

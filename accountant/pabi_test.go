@@ -1,6 +1,7 @@
 package accountant
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -151,8 +152,9 @@ func TestPABICalibrate(t *testing.T) {
 				t.Errorf("%v %v %v: eps %v, bound at (sigma, alpha) %v, target %v", p, tc.rule, tc.conv, eps, at, target.Eps)
 			}
 		}
-		if _, _, _, err := p.Calibrate(target, ImprovedConversion, AlphaTable43); err == nil {
-			t.Errorf("%v: Table 4.3's rule with the improved conversion: no error", p)
+		var se *SettingError
+		if _, _, _, err := p.Calibrate(target, ImprovedConversion, AlphaTable43); !errors.As(err, &se) || se.Name != "alpha rule" {
+			t.Errorf("%v: Table 4.3's rule with the improved conversion: %v, want a *SettingError", p, err)
 		}
 	}
 	for _, s := range []string{"exact", "table-4.3"} {
@@ -162,5 +164,26 @@ func TestPABICalibrate(t *testing.T) {
 	}
 	if _, err := ParseAlphaRule("optimal"); err == nil || !strings.Contains(err.Error(), "exact, table-4.3") {
 		t.Errorf("ParseAlphaRule(optimal): %v", err)
+	}
+}
+
+// TestCheckAlphaRule: Table 4.3's rule goes with the paper's conversion
+// only; the exact rule with either.
+func TestCheckAlphaRule(t *testing.T) {
+	for _, tc := range []struct {
+		r  AlphaRule
+		c  Conversion
+		ok bool
+	}{
+		{AlphaExact, PaperConversion, true},
+		{AlphaExact, ImprovedConversion, true},
+		{AlphaTable43, PaperConversion, true},
+		{AlphaTable43, ImprovedConversion, false},
+	} {
+		err := CheckAlphaRule(tc.r, tc.c)
+		var se *SettingError
+		if tc.ok && err != nil || !tc.ok && (!errors.As(err, &se) || err.Error() != "alpha rule table-4.3: Table 4.3's order is defined with the paper's conversion, not improved") {
+			t.Errorf("%v with %v: %v", tc.r, tc.c, err)
+		}
 	}
 }

@@ -51,6 +51,19 @@ func ParseConversion(s string) (Conversion, error) {
 	return 0, fmt.Errorf("conversion %q: must be one of %s", s, strings.Join(conversionNames[:], ", "))
 }
 
+// MarshalText returns the name of c, so that a Conversion reads and prints as
+// text (a flag, a JSON or config value).
+func (c Conversion) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
+
+// UnmarshalText sets c from its name (ParseConversion).
+func (c *Conversion) UnmarshalText(b []byte) error {
+	x, err := ParseConversion(string(b))
+	if err == nil {
+		*c = x
+	}
+	return err
+}
+
 // GaussianRho returns ρ = Δ²/(2σ²), the slope of the Gaussian mechanism's
 // RDP curve ε(α) = ρ·α (Mironov 2017, Prop. 7).
 //
@@ -67,6 +80,40 @@ func GaussianRho(sensitivity, sigma float64) (float64, error) {
 	}
 	r := sensitivity / sigma
 	return r * r / 2, nil
+}
+
+// Gaussian is a run of Steps composed Gaussian mechanisms with L2
+// sensitivity Sensitivity, each adding noise of standard deviation
+// Sigma·Sensitivity (Sigma is in units of the sensitivity).
+type Gaussian struct {
+	Sensitivity float64
+	Sigma       float64
+	Steps       int
+}
+
+// Rho returns the slope ρ of the run's RDP curve ε(α) = ρ·α: Steps times
+// GaussianRho (Mironov 2017, Prop. 7; composition, Prop. 1).
+func (g Gaussian) Rho() (float64, error) {
+	if err := checkCount("steps", g.Steps, 1); err != nil {
+		return 0, fmt.Errorf("Gaussian mechanism: %w", err)
+	}
+	one, err := GaussianRho(g.Sensitivity, g.Sigma*g.Sensitivity)
+	return float64(g.Steps) * one, err
+}
+
+// Eps returns the ε with which the run is (ε, δ)-DP under conversion c at
+// Rényi order alpha, or, when alpha is 0, at the order that minimises ε
+// (RhoToDP); it returns the order used.
+func (g Gaussian) Eps(delta, alpha float64, c Conversion) (eps, order float64, err error) {
+	rho, err := g.Rho()
+	if err != nil {
+		return 0, 0, err
+	}
+	if alpha == 0 {
+		return RhoToDP(rho, delta, c)
+	}
+	eps, err = ConvertRDP(rho*alpha, alpha, delta, c)
+	return eps, alpha, err
 }
 
 // ConvertRDP returns ε such that an (α, r)-RDP mechanism is (ε, δ)-DP

@@ -69,6 +69,30 @@ type SGM struct {
 	Steps int
 }
 
+// SamplingRate returns the Poisson sampling rate batch/n of DP-SGD with
+// expected batch size batch on n records, 1 <= batch <= n.
+func SamplingRate(batch, n int) (float64, error) {
+	if err := checkCount("n", n, 1); err != nil {
+		return 0, fmt.Errorf("DP-SGD: %w", err)
+	}
+	if batch < 1 || batch > n {
+		return 0, fmt.Errorf("DP-SGD: %w", &ParamError{Name: "batch", Value: float64(batch), Rule: fmt.Sprintf("must be an integer in [1, n] = [1, %d]", n)})
+	}
+	return float64(batch) / float64(n), nil
+}
+
+// EpochSteps returns the steps of DP-SGD in epochs expected passes over n
+// records in expected batches of batch: ceil(epochs·n/batch), in integers.
+func EpochSteps(epochs, batch, n int) (int, error) {
+	if _, err := SamplingRate(batch, n); err != nil {
+		return 0, err
+	}
+	if err := checkCount("epochs", epochs, 1); err != nil {
+		return 0, fmt.Errorf("DP-SGD: %w", err)
+	}
+	return (epochs*n + batch - 1) / batch, nil
+}
+
 // maxSGMOrder bounds the integer orders Eps searches.
 const maxSGMOrder = 4096
 

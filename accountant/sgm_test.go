@@ -1,6 +1,7 @@
 package accountant
 
 import (
+	"errors"
 	"math"
 	"math/big"
 	"testing"
@@ -81,4 +82,58 @@ func integrateA(q, sigma float64, alpha int) *big.Float {
 		sum.Add(sum, p.Mul(p, bf(w*h/3)))
 	}
 	return sum
+}
+
+// TestSamplingRateAndEpochSteps checks DP-SGD's rate and length from the
+// batch size, in integers where floating point would round 3/0.3 up to 11.
+func TestSamplingRateAndEpochSteps(t *testing.T) {
+	for _, tc := range []struct {
+		epochs, batch, n int
+		q                float64
+		steps            int
+		bad              string // the parameter refused, if any
+	}{
+		{5, 30, 1024, 30.0 / 1024, 171, ""},
+		{3, 3, 10, 0.3, 10, ""},
+		{1, 10, 10, 1, 1, ""},
+		{1, 0, 10, 0, 0, "batch"},
+		{1, 11, 10, 0, 0, "batch"},
+		{1, 1, 0, 0, 0, "n"},
+		{0, 3, 10, 0.3, 0, "epochs"},
+	} {
+		q, errQ := SamplingRate(tc.batch, tc.n)
+		steps, err := EpochSteps(tc.epochs, tc.batch, tc.n)
+		var pe *ParamError
+		switch {
+		case tc.bad == "" && (errQ != nil || err != nil || q != tc.q || steps != tc.steps):
+			t.Errorf("%+v: q %v (%v), steps %d (%v)", tc, q, errQ, steps, err)
+		case tc.bad != "" && (!errors.As(err, &pe) || pe.Name != tc.bad):
+			t.Errorf("%+v: error %v, want one for %s", tc, err, tc.bad)
+		}
+	}
+}
+
+// TestGaussian checks the composed Gaussian mechanism against the closed
+// forms: ρ = k/(2σ²), and at a given order the paper's conversion
+// ρα + log(1/δ)/(α-1).
+func TestGaussian(t *testing.T) {
+	g := Gaussian{Sensitivity: 2, Sigma: 5, Steps: 100}
+	rho, err := g.Rho()
+	if err != nil || math.Abs(rho-2) > 1e-15 {
+		t.Fatalf("rho %v (%v), want 100/(2·25) = 2", rho, err)
+	}
+	eps, alpha, err := g.Eps(1e-5, 3, PaperConversion)
+	if want := 6 + math.Log(1e5)/2; err != nil || alpha != 3 || math.Abs(eps-want) > 1e-12*want || eps < want {
+		t.Errorf("at alpha 3: eps %v (%v), want %v rounded up", eps, err, want)
+	}
+	opt, optAlpha, err := g.Eps(1e-5, 0, PaperConversion)
+	wantEps, wantAlpha, _ := RhoToDP(rho, 1e-5, PaperConversion)
+	if err != nil || opt != wantEps || optAlpha != wantAlpha || opt > eps {
+		t.Errorf("optimal order: eps %v at %v (%v), want %v at %v", opt, optAlpha, err, wantEps, wantAlpha)
+	}
+	for _, bad := range []Gaussian{{1, 5, 0}, {0, 5, 1}, {1, -1, 1}} {
+		if _, _, err := bad.Eps(1e-5, 0, PaperConversion); !errors.As(err, new(*ParamError)) {
+			t.Errorf("%+v: %v, want a ParamError", bad, err)
+		}
+	}
 }

@@ -48,7 +48,7 @@ func DefaultDir() (string, error) {
 	}
 	base, err := os.UserCacheDir()
 	if err != nil {
-		return "", fmt.Errorf("cache: no cache directory (set %s or --cache-dir): %w", EnvDir, err)
+		return "", fmt.Errorf("cache: no cache directory (set %s): %w", EnvDir, err)
 	}
 	return filepath.Join(base, "darrm"), nil
 }
@@ -107,10 +107,14 @@ type stored struct {
 // Dir is a cache directory.
 type Dir struct{ path string }
 
-// Open returns the cache in directory path, creating it if needed.
+// Open returns the cache in directory path, creating it if needed; ""
+// is the default directory (DefaultDir).
 func Open(path string) (*Dir, error) {
 	if path == "" {
-		return nil, fmt.Errorf("cache: empty directory name")
+		var err error
+		if path, err = DefaultDir(); err != nil {
+			return nil, err
+		}
 	}
 	if err := os.MkdirAll(path, 0o755); err != nil {
 		return nil, fmt.Errorf("cache: %w", err)

@@ -195,3 +195,35 @@ func TestKeyIsExact(t *testing.T) {
 		t.Errorf("keys of eps = 0.1 and its float64 successor collide: %q", a)
 	}
 }
+
+// TestOpenDefault: Open("") opens DefaultDir, and fails as DefaultDir does
+// when the environment names no cache directory.
+func TestOpenDefault(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "c")
+	for _, tc := range []struct {
+		name             string
+		env, xdg, home   string
+		want, errorsWith string
+	}{
+		{"$DARRM_CACHE_DIR", dir, "", "", dir, ""},
+		{"$XDG_CACHE_HOME", "", filepath.Dir(dir), "", filepath.Join(filepath.Dir(dir), "darrm"), ""},
+		{"nothing set", "", "", "", "", "set " + EnvDir},
+	} {
+		t.Setenv(EnvDir, tc.env)
+		t.Setenv("XDG_CACHE_HOME", tc.xdg)
+		t.Setenv("HOME", tc.home)
+		d, err := Open("")
+		switch {
+		case tc.errorsWith != "":
+			if err == nil || !strings.Contains(err.Error(), tc.errorsWith) || strings.Contains(err.Error(), "--") {
+				t.Errorf("%s: %v, want an error saying %q and naming no flag", tc.name, err, tc.errorsWith)
+			}
+		case err != nil || d.Root() != tc.want:
+			t.Errorf("%s: Open(\"\") = %v, %v; want %s", tc.name, d, err, tc.want)
+		default:
+			if st, err := os.Stat(tc.want); err != nil || !st.IsDir() {
+				t.Errorf("%s: %s not created: %v", tc.name, tc.want, err)
+			}
+		}
+	}
+}

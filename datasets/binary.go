@@ -54,15 +54,18 @@ func BinaryNames() []string {
 
 // LoadBinary reads the two-class task name ("mnist58" or "fashion58":
 // every training and test image of classes 5 and 8, in file order) from
-// the data folder dir. A missing file is a *MissingError naming the script
-// that fetches it.
+// the data folder dir ("": DefaultDir). A missing file is a *MissingError
+// naming the script that fetches it.
 func LoadBinary(dir, name string) (*Binary, error) {
+	dir, err := resolve(dir)
+	if err != nil {
+		return nil, err
+	}
 	t, ok := binaryTasks[name]
 	if !ok {
 		return nil, fmt.Errorf("dataset %q: must be one of %v", name, BinaryNames())
 	}
 	b := &Binary{Name: name, Classes: t.classes, Width: 28, Height: 28}
-	var err error
 	if b.Train, err = readBinary(dir, name, t, t.train); err != nil {
 		return nil, err
 	}

@@ -128,7 +128,8 @@ func (t Task) String() string {
 }
 
 // Load builds dataset name's D and P for task t from the
-// files under dir. A missing file is reported as a *MissingError.
+// files under dir ("": DefaultDir). A missing file is reported as a
+// *MissingError.
 func Load(dir, name string, t Task) (*Pair, error) {
 	info, err := Lookup(name)
 	if err != nil {
@@ -136,6 +137,9 @@ func Load(dir, name string, t Task) (*Pair, error) {
 	}
 	if !slices.Contains(info.Tasks, t) {
 		return nil, fmt.Errorf("dataset %s has no construction for %v", name, t)
+	}
+	if dir, err = resolve(dir); err != nil {
+		return nil, err
 	}
 	files := make([]*os.File, len(info.Files))
 	for i, rel := range info.Files {

@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,18 @@ import (
 
 // EnvDir is the environment variable that overrides the data folder.
 const EnvDir = "DARRM_DATA"
+
+// ErrNoDir is DefaultDir's error when the environment names no data
+// folder: neither $DARRM_DATA, $XDG_DATA_HOME nor a home directory.
+var ErrNoDir = errors.New("datasets: no data folder")
+
+// resolve returns dir, or DefaultDir when dir is "".
+func resolve(dir string) (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
+	return DefaultDir()
+}
 
 // DefaultDir returns the folder where scripts/fetch-data.sh puts the data
 // and where darrm looks for it: $DARRM_DATA if set, else
@@ -22,7 +35,7 @@ func DefaultDir() (string, error) {
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
-		return "", fmt.Errorf("datasets: no data folder (set %s): %w", EnvDir, err)
+		return "", fmt.Errorf("%w (set %s): %v", ErrNoDir, EnvDir, err)
 	}
 	return filepath.Join(home, ".local", "share", "darrm"), nil
 }

@@ -75,6 +75,21 @@ func (r Relation) String() string {
 	return relationNames[r]
 }
 
+// MarshalText returns the relation's name.
+func (r Relation) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// UnmarshalText sets r from a relation's name, so that a Relation works
+// as a flag value.
+func (r *Relation) UnmarshalText(b []byte) error {
+	for i, name := range relationNames {
+		if name == string(b) {
+			*r = Relation(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("relation %q: must be %v (DaRRM, RR, subsampling) or %v (GNMax)", b, PrivateTeachers, OneVote)
+}
+
 // Describe says the relation in words.
 func (r Relation) Describe() string {
 	if r == OneVote {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
@@ -109,4 +110,25 @@ func ExampleSimulate() {
 	// Output:
 	// darrm     exact agreement 0.954, measured in [0.953, 0.955]
 	// subsample exact agreement 0.851, measured in [0.850, 0.854]
+}
+
+// ExampleMechanism_New builds the baselines by name, each held to the same
+// per-label guarantee, as darrm simulate does.
+func ExampleMechanism_New() {
+	ctx := context.Background()
+	for _, name := range ensemble.DefaultMechanisms(params) {
+		if name == "darrm" {
+			continue // needs a gamma: see ExampleNewDaRRM
+		}
+		m := ensemble.Mechanism{Name: name, RRComposition: accountant.RRComposition(params.Delta), RRDeltaPrime: accountant.DefaultDeltaPrime}
+		agg, label, err := m.New(ctx, params, ensemble.Options{})
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("%s, eps %.2g per label: %s\n", agg.Name(), agg.Privacy().Eps, label)
+	}
+	// Output:
+	// subsample, eps 0.3 per label: subsampling: majority of 3 of the 11 teachers, drawn without replacement (Algorithm 8)
+	// rr, eps 0.3 per label: randomized response with p_const = 0.297476 (Algorithm 7, Lemma B.1.1, general composition)
+	// gnmax, eps 0.3 per label: GNMax: Gaussian noise with sigma = 21.67 on the two class counts (grid search)
 }

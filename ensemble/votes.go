@@ -48,6 +48,19 @@ func ParseFormat(s string) (Format, error) {
 	return 0, fmt.Errorf("format %q: must be auto, csv or jsonl", s)
 }
 
+// MarshalText returns the name of f, so that a Format reads and prints as
+// text (a flag, a JSON or config value).
+func (f Format) MarshalText() ([]byte, error) { return []byte(f.String()), nil }
+
+// UnmarshalText sets f from its name (ParseFormat).
+func (f *Format) UnmarshalText(b []byte) error {
+	x, err := ParseFormat(string(b))
+	if err == nil {
+		*f = x
+	}
+	return err
+}
+
 // Presence says whether a vote file has a header row or an id column.
 type Presence int
 
@@ -71,6 +84,30 @@ func ParsePresence(s string) (Presence, error) {
 		return Absent, nil
 	}
 	return 0, fmt.Errorf("%q: must be auto, yes or no", s)
+}
+
+// String returns "auto", "yes" or "no", as ParsePresence reads it.
+func (p Presence) String() string {
+	switch p {
+	case Present:
+		return "yes"
+	case Absent:
+		return "no"
+	}
+	return "auto"
+}
+
+// MarshalText returns the name of p, so that a Presence reads and prints as
+// text (a flag, a JSON or config value).
+func (p Presence) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// UnmarshalText sets p from its name (ParsePresence).
+func (p *Presence) UnmarshalText(b []byte) error {
+	x, err := ParsePresence(string(b))
+	if err == nil {
+		*p = x
+	}
+	return err
 }
 
 // ReadOptions describe a vote file; the zero value detects everything.

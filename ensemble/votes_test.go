@@ -349,3 +349,48 @@ func FuzzRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+// TestFormatAndPresenceText: the options of a vote file read back from the
+// text they print, as flags give them.
+func TestFormatAndPresenceText(t *testing.T) {
+	for _, f := range []Format{FormatAuto, FormatCSV, FormatJSONL} {
+		b, _ := f.MarshalText()
+		var got Format
+		if err := got.UnmarshalText(b); err != nil || got != f {
+			t.Errorf("format %v: %q reads back as %v (%v)", f, b, got, err)
+		}
+	}
+	for _, p := range []Presence{Detect, Present, Absent} {
+		b, _ := p.MarshalText()
+		var got Presence
+		if err := got.UnmarshalText(b); err != nil || got != p {
+			t.Errorf("presence %v: %q reads back as %v (%v)", p, b, got, err)
+		}
+	}
+	var f Format
+	var p Presence
+	if f.UnmarshalText([]byte("xml")) == nil || p.UnmarshalText([]byte("maybe")) == nil {
+		t.Error("xml or maybe accepted")
+	}
+}
+
+// TestRelationText: a neighbouring relation reads back from its name, and
+// another name is refused with the choices.
+func TestRelationText(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want Relation
+		err  string
+	}{
+		{"private-teachers", PrivateTeachers, ""},
+		{"one-vote", OneVote, ""},
+		{"bogus", 0, `relation "bogus": must be private-teachers (DaRRM, RR, subsampling) or one-vote (GNMax)`},
+	} {
+		var r Relation
+		err := r.UnmarshalText([]byte(tc.text))
+		b, _ := r.MarshalText()
+		if tc.err == "" && (err != nil || r != tc.want || string(b) != tc.text) || tc.err != "" && (err == nil || err.Error() != tc.err) {
+			t.Errorf("%q: %v, %v (prints %q)", tc.text, r, err, b)
+		}
+	}
+}

@@ -47,31 +47,99 @@ func DSubBaseline(k int, m float64) (Baseline, error) {
 	return Baseline{Name: "dsub", Label: label, Gamma: g}, nil
 }
 
-// RRBaseline returns randomized response's constant noise function
-// gamma = p_const of Lemma B.1.1 for problem p, the majority of the K
-// teachers being (tau·eps, lambda)-DP by the given composition with slack
-// deltaPrime (App. B.4). p_const is rounded down to a multiple of 2^-53, a
-// probability that a sampler of 53-bit uniforms realises exactly, so the
-// gamma certified is the gamma sampled.
-func RRBaseline(p constraints.Params, comp accountant.Method, deltaPrime float64) (Baseline, error) {
+// RRConst is randomized response's success probability p_const for a
+// problem (Lemma B.1.1), with the (Tau·eps, Lambda)-DP guarantee of the K
+// teachers' majority that it comes from.
+type RRConst struct {
+	Tau, Lambda float64
+	// PConst is rounded down to a multiple of 2^-53, a probability that a
+	// sampler of 53-bit uniforms realises exactly, so the gamma certified
+	// is the gamma sampled.
+	PConst float64
+}
+
+// NewRRConst returns randomized response's p_const for problem p, the
+// majority of the K teachers being (tau·eps, lambda)-DP by the given
+// composition with slack deltaPrime (App. B.4).
+func NewRRConst(p constraints.Params, comp accountant.Method, deltaPrime float64) (RRConst, error) {
 	if err := p.Validate(); err != nil {
-		return Baseline{}, err
+		return RRConst{}, err
 	}
 	tau, lambda, err := accountant.RRParams(accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}, p.K, comp, deltaPrime)
 	if err != nil {
-		return Baseline{}, fmt.Errorf("RR: %w", err)
+		return RRConst{}, fmt.Errorf("RR: %w", err)
 	}
 	pc, err := accountant.PConst(p.Eps, p.M, p.TargetDelta, tau, lambda)
 	if err != nil {
-		return Baseline{}, fmt.Errorf("RR: %w", err)
+		return RRConst{}, fmt.Errorf("RR: %w", err)
 	}
-	pc = math.Floor(pc*(1<<53)) / (1 << 53)
-	g, err := Const(p.K, pc)
+	return RRConst{Tau: tau, Lambda: lambda, PConst: math.Floor(pc*(1<<53)) / (1 << 53)}, nil
+}
+
+// RRBaseline returns randomized response's constant noise function
+// gamma = p_const (NewRRConst) for problem p.
+func RRBaseline(p constraints.Params, comp accountant.Method, deltaPrime float64) (Baseline, error) {
+	rr, err := NewRRConst(p, comp, deltaPrime)
+	if err != nil {
+		return Baseline{}, err
+	}
+	g, err := Const(p.K, rr.PConst)
 	if err != nil {
 		return Baseline{}, fmt.Errorf("RR: %w", err)
 	}
-	label := fmt.Sprintf("RR: gamma = p_const = %.6g (Lemma B.1.1; the majority is (tau·eps, lambda)-DP with tau = %.6g, lambda = %.3g by %v composition)", pc, tau, lambda, comp)
+	label := fmt.Sprintf("RR: gamma = p_const = %.6g (Lemma B.1.1; the majority is (tau·eps, lambda)-DP with tau = %.6g, lambda = %.3g by %v composition)", rr.PConst, rr.Tau, rr.Lambda, comp)
 	return Baseline{Name: "rr", Label: label, Gamma: g}, nil
+}
+
+// BaselineOptions choose the baselines of a problem (Baselines).
+type BaselineOptions struct {
+	// SubSize is the number of teachers gamma_Sub subsamples; 0 means
+	// SubSize(m).
+	SubSize int
+	// RR is the composition that gives randomized response's p_const, and
+	// RRDeltaPrime its slack (RRBaseline).
+	RR           accountant.RRMethod
+	RRDeltaPrime float64
+}
+
+// BaselineError says which baseline could not be built; its message is
+// the baseline's error.
+type BaselineError struct {
+	Name string // "sub", "dsub" or "rr", as Baseline.Name
+	Err  error
+}
+
+func (e *BaselineError) Error() string { return e.Err.Error() }
+func (e *BaselineError) Unwrap() error { return e.Err }
+
+// Baselines returns the noise functions that gamma_opt is compared with
+// at problem p (Section 3.7.1, App. B.4), in this order: gamma_Sub
+// (SubBaseline); gamma_DSub (DSubBaseline) when the teachers and the
+// release are pure DP, Delta = delta = 0, the setting of Theorem 3.5.1;
+// and randomized response's constant gamma (RRBaseline). An error is a
+// *BaselineError.
+func Baselines(p constraints.Params, o BaselineOptions) ([]Baseline, error) {
+	s := o.SubSize
+	if s == 0 {
+		s = SubSize(p.M)
+	}
+	sub, err := SubBaseline(p.K, s)
+	if err != nil {
+		return nil, &BaselineError{"sub", err}
+	}
+	bases := []Baseline{sub}
+	if p.Delta == 0 && p.TargetDelta == 0 {
+		d, err := DSubBaseline(p.K, p.M)
+		if err != nil {
+			return nil, &BaselineError{"dsub", err}
+		}
+		bases = append(bases, d)
+	}
+	rr, err := RRBaseline(p, o.RR.For(p.Delta), o.RRDeltaPrime)
+	if err != nil {
+		return nil, &BaselineError{"rr", err}
+	}
+	return append(bases, rr), nil
 }
 
 // Evaluation is what darrm reports of a noise function for a problem and
@@ -96,6 +164,24 @@ func Evaluate(ctx context.Context, p constraints.Params, g Gamma, coeffs []float
 		return Evaluation{}, err
 	}
 	return Evaluation{Certificate: cert, Utility: Utility(g, coeffs), SurrogateError: SurrogateError(g, coeffs), Errors: errs}, nil
+}
+
+// Compare evaluates the comparison of gamma_opt, opt, with its baselines
+// at problem p: opt's true expected error under each actual distribution
+// (ExpectedErrors), and each baseline certified and measured (Evaluate),
+// in the order of bases.
+func Compare(ctx context.Context, p constraints.Params, opt Gamma, bases []Baseline, coeffs []float64, actuals []Actual, workers int) ([]ErrorEstimate, []Evaluation, error) {
+	errs, err := ExpectedErrors(opt, actuals)
+	if err != nil {
+		return nil, nil, err
+	}
+	evs := make([]Evaluation, len(bases))
+	for i, b := range bases {
+		if evs[i], err = Evaluate(ctx, p, b.Gamma, coeffs, actuals, workers); err != nil {
+			return nil, nil, fmt.Errorf("certify %s: %w", b.Name, err)
+		}
+	}
+	return errs, evs, nil
 }
 
 // ExpectedErrors returns the true expected error of g under each actual

@@ -114,6 +114,19 @@ func (p Prior) Coefficients(k int) ([]float64, error) {
 	return c, nil
 }
 
+// MarshalText returns the name of p, so that a Prior reads and prints as
+// text (a flag, a JSON or config value).
+func (p Prior) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// UnmarshalText sets p from its name (ParsePrior).
+func (p *Prior) UnmarshalText(b []byte) error {
+	x, err := ParsePrior(string(b))
+	if err == nil {
+		*p = x
+	}
+	return err
+}
+
 // Utility returns the LP objective U(gamma) = sum_{l>=H} (b_l - b_{K-l})·gamma(l),
 // which equals 2·Pr[DaRRM releases 1] - 1 when every teacher votes 1 with
 // its prior mean.

@@ -3,6 +3,7 @@ package gamma
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -74,6 +75,30 @@ func TestParsePrior(t *testing.T) {
 		if _, err := ParsePrior(in); err == nil {
 			t.Errorf("ParsePrior(%q) accepted", in)
 		}
+	}
+}
+
+// TestPriorText: a prior reads from the text it prints, as a flag does,
+// and keeps its coefficients.
+func TestPriorText(t *testing.T) {
+	for _, in := range []string{"uniform", "tp", "0.8", "0.6,0.7,0.9"} {
+		var p, q Prior
+		if err := p.UnmarshalText([]byte(in)); err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		b, _ := p.MarshalText()
+		if err := q.UnmarshalText(b); err != nil || q.String() != in {
+			t.Errorf("%q prints %q, which reads back as %q (%v)", in, b, q, err)
+		}
+		cp, _ := p.Coefficients(3)
+		cq, _ := q.Coefficients(3)
+		if !slices.Equal(cp, cq) {
+			t.Errorf("%q: coefficients %v, read back %v", in, cp, cq)
+		}
+	}
+	var p Prior
+	if err := p.UnmarshalText([]byte("gauss")); err == nil || p.String() != "" {
+		t.Errorf("gauss: %v, prior %q", err, p)
 	}
 }
 

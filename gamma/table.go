@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/darrm/darrm/constraints"
 )
 
 // MaxTableBytes bounds the size of a gamma table read by ReadTable.
@@ -18,9 +20,66 @@ const MaxTableBytes = 16 << 20
 // the file states (as printed by darrm solve --format json), if any.
 type Table struct {
 	Gamma Gamma
-	// Stated parameters; nil when the file does not give them.
-	K                          *int
+	// K is the number of teachers the file states; nil when it does not.
+	K *int
+	// Stated holds the other parameters the file states.
+	Stated
+}
+
+// Stated is what a file or a command line states of the parameters of a
+// DaRRM problem: m, eps, Delta and delta, nil where it states nothing.
+type Stated struct {
 	M, Eps, Delta, TargetDelta *float64
+}
+
+// Problem is a DaRRM problem, with which of its values no source stated
+// and so took their defaults (Params); outputs say which.
+type Problem struct {
+	constraints.Params
+	// MDefault: m is the default's. DeltaDefault: delta is the thesis'
+	// default 1-(1-Delta)^m.
+	MDefault, DeltaDefault bool
+}
+
+// The defaults of a problem's m, eps and Delta, for the callers of Params
+// (darrm's flags): the thesis' main setting (Section 3.7.1), whose delta
+// is then 1-(1-Delta)^m.
+const (
+	DefaultM     = 3.0
+	DefaultEps   = 0.1
+	DefaultDelta = 1e-5
+)
+
+// Params returns the problem of k teachers with each parameter from the
+// first of ss that states it; where none does, m, eps and Delta are def's
+// and delta is the thesis' default 1-(1-Delta)^m (Section 3.7.1,
+// constraints.DefaultTargetDelta). The problem is not validated.
+func Params(k int, def constraints.Params, ss ...Stated) Problem {
+	first := func(get func(Stated) *float64) *float64 {
+		for _, s := range ss {
+			if v := get(s); v != nil {
+				return v
+			}
+		}
+		return nil
+	}
+	pick := func(get func(Stated) *float64, def float64) float64 {
+		if v := first(get); v != nil {
+			return *v
+		}
+		return def
+	}
+	p := Problem{Params: constraints.Params{K: k,
+		M:     pick(func(s Stated) *float64 { return s.M }, def.M),
+		Eps:   pick(func(s Stated) *float64 { return s.Eps }, def.Eps),
+		Delta: pick(func(s Stated) *float64 { return s.Delta }, def.Delta)}}
+	p.MDefault = first(func(s Stated) *float64 { return s.M }) == nil
+	if d := first(func(s Stated) *float64 { return s.TargetDelta }); d != nil {
+		p.TargetDelta = *d
+	} else {
+		p.TargetDelta, p.DeltaDefault = constraints.DefaultTargetDelta(p.Delta, p.M), true
+	}
+	return p
 }
 
 // ReadTable reads a noise function in one of four forms: a JSON object
@@ -59,7 +118,7 @@ func ReadTable(r io.Reader) (Table, error) {
 		if doc.Gamma == nil {
 			return Table{}, fmt.Errorf("gamma table: JSON object has no \"gamma\" array")
 		}
-		t = Table{Gamma: doc.Gamma, K: doc.K, M: doc.M, Eps: doc.Eps, Delta: doc.Delta, TargetDelta: doc.TargetDelta}
+		t = Table{Gamma: doc.Gamma, K: doc.K, Stated: Stated{M: doc.M, Eps: doc.Eps, Delta: doc.Delta, TargetDelta: doc.TargetDelta}}
 	case trimmed[0] == '[':
 		if err := json.Unmarshal(trimmed, &t.Gamma); err != nil {
 			return Table{}, fmt.Errorf("gamma table: invalid JSON array: %w", err)

@@ -65,20 +65,28 @@ type Certificate struct {
 // Verify computes the certificate of g for the problem p by exact
 // separation over every corner multiset (constraints.Params.Separate).
 func Verify(ctx context.Context, p constraints.Params, g Gamma, workers int, progress func(float64)) (Certificate, error) {
-	if err := p.Validate(); err != nil {
+	if err := checkFor(p, g); err != nil {
 		return Certificate{}, err
-	}
-	if err := g.Check(); err != nil {
-		return Certificate{}, err
-	}
-	if g.K() != p.K {
-		return Certificate{}, fmt.Errorf("gamma has %d values, want K+1 = %d", len(g), p.K+1)
 	}
 	sep, err := p.Separate(ctx, g, constraints.SeparateOptions{Workers: workers, Progress: progress})
 	if err != nil {
 		return Certificate{}, fmt.Errorf("verify K=%d: %w", p.K, err)
 	}
 	return NewCertificate(p, sep), nil
+}
+
+// checkFor checks that p is a valid problem and g a noise function for it.
+func checkFor(p constraints.Params, g Gamma) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if err := g.Check(); err != nil {
+		return err
+	}
+	if g.K() != p.K {
+		return fmt.Errorf("gamma has %d values, want K+1 = %d", len(g), p.K+1)
+	}
+	return nil
 }
 
 // NewCertificate is the certificate of an exhaustive separation sep of p:

@@ -168,6 +168,26 @@ func Open(path string) (*Ledger, error) {
 	return l, nil
 }
 
+// OpenRun opens and locks the ledger at path for a release of labels of
+// guarantee step under relation by mechanism: it begins the run's spend
+// (Begin) and returns how many labels the budget allows, at most limit
+// when limit >= 0 (Allowance). Close the ledger when the run is settled.
+func OpenRun(path, mechanism, relation string, step accountant.Guarantee, limit int) (*Ledger, int, error) {
+	l, err := Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	allowed := 0
+	if err = l.Begin(mechanism, relation, step); err == nil {
+		allowed, err = l.Allowance(step, limit)
+	}
+	if err != nil {
+		l.Close()
+		return nil, 0, err
+	}
+	return l, allowed, nil
+}
+
 // read parses the file. A last line without its line end is a write that
 // a crash interrupted before its fsync returned: the labels it would have
 // paid for were never handed out, so it is cut off.
@@ -338,6 +358,34 @@ func (l *Ledger) Allowance(step accountant.Guarantee, limit int) (int, error) {
 		}
 	}
 	return lo, nil
+}
+
+// Status is the state of a ledger as a release reports it.
+type Status struct {
+	Ensemble string               `json:"ensemble"`
+	Relation string               `json:"relation"`
+	Budget   accountant.Guarantee `json:"budget"`
+	// Total is the privacy spent so far, by Composition.
+	Total       accountant.Guarantee `json:"total"`
+	Composition string               `json:"composition"`
+	// QueriesLeft is how many more labels of the guarantee given to
+	// Status the budget allows.
+	QueriesLeft int `json:"queries_left"`
+}
+
+// Status returns the ledger's budget, its total so far, and how many more
+// labels of guarantee step its budget allows.
+func (l *Ledger) Status(step accountant.Guarantee) (Status, error) {
+	total, method, err := l.Total()
+	if err != nil {
+		return Status{}, err
+	}
+	left, err := l.Allowance(step, -1)
+	if err != nil {
+		return Status{}, err
+	}
+	h := l.header
+	return Status{Ensemble: h.Ensemble, Relation: h.Relation, Budget: h.Budget, Total: total, Composition: method, QueriesLeft: left}, nil
 }
 
 // Begin starts this run's spend: mechanism and the per-label guarantee.

@@ -312,3 +312,68 @@ func TestConcurrentRuns(t *testing.T) {
 		t.Errorf("concurrent runs released %d labels, the budget allows %d", released, maxQ)
 	}
 }
+
+// TestStatus: a ledger's status is its header, its total and the
+// allowance, before and after a spend.
+func TestStatus(t *testing.T) {
+	budget := accountant.Guarantee{Eps: 5, Delta: 1e-3}
+	path := newLedger(t, budget)
+	for _, tc := range []struct {
+		spent int
+		comp  string
+	}{{0, "none"}, {7, "optimal"}} {
+		if tc.spent > 0 {
+			spend(t, path, tc.spent)
+		}
+		l, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := l.Status(step)
+		total, _, _ := l.Total()
+		left, _ := l.Allowance(step, -1)
+		l.Close()
+		want := Status{Ensemble: "mnist58-k11", Relation: "private-teachers", Budget: budget, Total: total, Composition: tc.comp, QueriesLeft: left}
+		if err != nil || st != want {
+			t.Errorf("after %d labels: status %+v (%v), want %+v", tc.spent, st, err, want)
+		}
+	}
+}
+
+// TestOpenRun: a run opened on a ledger has begun its spend and is told
+// its allowance; a run of another relation is refused and leaves the
+// ledger unlocked.
+func TestOpenRun(t *testing.T) {
+	budget := accountant.Guarantee{Eps: 5, Delta: 1e-3}
+	path := newLedger(t, budget)
+	want, _ := accountant.MaxSteps(step, budget, accountant.Optimal, 1e-5)
+	for _, limit := range []int{-1, 10} {
+		l, allowed, err := OpenRun(path, "darrm", "private-teachers", step, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := want
+		if limit >= 0 {
+			w = min(want, limit)
+		}
+		if allowed != w {
+			t.Errorf("limit %d: allowance %d, want %d", limit, allowed, w)
+		}
+		if err := l.Reserve(3); err != nil {
+			t.Errorf("reserve after OpenRun: %v", err)
+		}
+		l.Settle(0)
+		l.Close()
+	}
+	if _, _, err := OpenRun(path, "gnmax", "one-vote", step, -1); err == nil || !strings.Contains(err.Error(), "relation") {
+		t.Errorf("another relation: %v", err)
+	}
+	l, err := Open(path) // the refused run released the lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if _, _, err := OpenRun(filepath.Join(t.TempDir(), "none"), "darrm", "private-teachers", step, -1); err == nil {
+		t.Error("a missing ledger opened")
+	}
+}

@@ -16,21 +16,13 @@ import (
 // the exact majority. Cached must check the gamma itself, report the
 // entry, and return and store a recomputed, certified gamma.
 func TestCachedReverifiesTamperedEntry(t *testing.T) {
-	ctx := context.Background()
-	d, err := cache.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, d := context.Background(), tempCache(t)
 	p, prior := params(11, 3, 1e-5), gamma.UniformPrior()
 	good, _, _, err := Cached(ctx, d, p, prior, Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tampered := *good
-	tampered.Gamma = slices.Repeat([]float64{1}, p.K+1)
-	if err := d.Put(&tampered); err != nil {
-		t.Fatal(err)
-	}
+	putTampered(t, d, good)
 	var reported []error
 	e, cached, _, err := Cached(ctx, d, p, prior, Options{}, func(err error) { reported = append(reported, err) })
 	if err != nil {

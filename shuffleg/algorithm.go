@@ -42,6 +42,19 @@ func ParseOrder(s string) (Order, error) {
 	return 0, fmt.Errorf("order %q: must be one of rr, so, ig", s)
 }
 
+// MarshalText returns the name of o, so that an Order reads and prints as
+// text (a flag, a JSON or config value).
+func (o Order) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
+
+// UnmarshalText sets o from its name (ParseOrder).
+func (o *Order) UnmarshalText(b []byte) error {
+	x, err := ParseOrder(string(b))
+	if err == nil {
+		*o = x
+	}
+	return err
+}
+
 // Algorithm is one instantiation of the generalised shuffled gradient
 // framework (Algorithm 3), following Table 4.1.
 type Algorithm int

@@ -1,6 +1,7 @@
 package shuffleg
 
 import (
+	"errors"
 	"math"
 	"testing"
 
@@ -63,6 +64,60 @@ func TestCalibrationOrdering(t *testing.T) {
 	}
 	if r := sigma[DPShuffleG] / sigma[Interleaved]; math.Abs(r-math.Sqrt(501)) > 1e-9*r {
 		t.Errorf("σ_DP/σ_Interleaved = %v, want sqrt(501)", r)
+	}
+}
+
+// TestCalibrateVariants: the three calibrations are Calibrate's, in their
+// order, and the tighter rules need less noise.
+func TestCalibrateVariants(t *testing.T) {
+	target := accountant.Guarantee{Eps: 5, Delta: 1e-6}
+	plan, _ := AccountingPlan(Interleaved, 50, 0, 1000, 500)
+	cals, err := CalibrateVariants(plan, 10, target)
+	if err != nil || len(cals) != 3 {
+		t.Fatalf("%d calibrations (%v)", len(cals), err)
+	}
+	for i, v := range []struct {
+		conv accountant.Conversion
+		rule accountant.AlphaRule
+	}{{accountant.PaperConversion, accountant.AlphaTable43}, {accountant.PaperConversion, accountant.AlphaExact}, {accountant.ImprovedConversion, accountant.AlphaExact}} {
+		want, _ := Calibrate(plan, 10, target, v.conv, v.rule)
+		if cals[i] != want {
+			t.Errorf("variant %d: %+v, want %+v", i, cals[i], want)
+		}
+	}
+	if !(cals[0].Sigma >= cals[1].Sigma && cals[1].Sigma > cals[2].Sigma) {
+		t.Errorf("sigma %v, %v, %v: want Table 4.3 >= exact > improved", cals[0].Sigma, cals[1].Sigma, cals[2].Sigma)
+	}
+	if _, err := CalibrateVariants(plan, 0, target); err == nil {
+		t.Error("clip 0: no error")
+	}
+}
+
+// TestEpsVariants: at the σ that CalibrateVariants gives, EpsVariants
+// finds the ε of each conversion at its exact order again, at most the
+// target; a bad σ is refused.
+func TestEpsVariants(t *testing.T) {
+	target := accountant.Guarantee{Eps: 5, Delta: 1e-6}
+	for _, a := range []Algorithm{DPShuffleG, PrivPub, Interleaved} {
+		plan, _ := AccountingPlan(a, 50, 25, 1000, 500)
+		cals, err := CalibrateVariants(plan, 10, target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, conv := range []accountant.Conversion{accountant.PaperConversion, accountant.ImprovedConversion} {
+			at := cals[i+1]
+			got, err := EpsVariants(plan, 10, at.Sigma, target.Delta)
+			if err != nil || len(got) != 2 {
+				t.Fatalf("%v: %d results (%v)", a, len(got), err)
+			}
+			c := got[i]
+			if c.Conversion != conv || c.AlphaRule != accountant.AlphaExact || c.Sigma != at.Sigma || c.Alpha != at.Alpha || c.Eps != at.Eps || c.Eps > target.Eps || c.Reference != a.Reference() {
+				t.Errorf("%v %v: %+v, calibration %+v", a, conv, c, at)
+			}
+		}
+		if _, err := EpsVariants(plan, 10, 0, target.Delta); err == nil {
+			t.Errorf("%v: sigma 0: no error", a)
+		}
 	}
 }
 
@@ -146,6 +201,44 @@ func TestAccountingPlan(t *testing.T) {
 	} {
 		if _, err := AccountingPlan(bad.a, bad.epochs, bad.s, bad.n, bad.nd); err == nil {
 			t.Errorf("AccountingPlan(%+v) accepted", bad)
+		}
+	}
+}
+
+// TestAccounting: per algorithm, the given σ's ε under each conversion,
+// then the calibrations to each target; a plan that cannot be made is an
+// error naming its parameter.
+func TestAccounting(t *testing.T) {
+	sigma := 3.0
+	for _, tc := range []struct {
+		name    string
+		a       Accounting
+		targets []float64 // of the rows, 0 at the given σ
+		n       []int     // calibrations per row
+		param   string    // of an *accountant.ParamError
+	}{
+		{"at sigma", Accounting{Algorithms: []Algorithm{DPShuffleG, PrivPub}, Epochs: 10, S: 5, G: 1, Delta: 1e-6, Sigma: &sigma}, []float64{0, 0}, []int{2, 2}, ""},
+		{"to targets", Accounting{Algorithms: []Algorithm{Interleaved}, Epochs: 10, N: 10, ND: 5, G: 1, Delta: 1e-6, Targets: []float64{1, 2}}, []float64{1, 2}, []int{3, 3}, ""},
+		{"no S", Accounting{Algorithms: []Algorithm{PubPriv}, Epochs: 10, G: 1, Delta: 1e-6, Targets: []float64{1}}, nil, nil, "S"},
+	} {
+		rows, err := tc.a.Run()
+		var pe *accountant.ParamError
+		if tc.param != "" {
+			if !errors.As(err, &pe) || pe.Name != tc.param {
+				t.Errorf("%s: %v, want a ParamError for %s", tc.name, err, tc.param)
+			}
+			continue
+		}
+		if err != nil || len(rows) != len(tc.targets) {
+			t.Fatalf("%s: %d rows (%v)", tc.name, len(rows), err)
+		}
+		for i, r := range rows {
+			if r.Target != tc.targets[i] || len(r.Calibrations) != tc.n[i] {
+				t.Errorf("%s: row %d: target %v, %d calibrations", tc.name, i, r.Target, len(r.Calibrations))
+			}
+			if r.Target == 0 && r.Calibrations[0].Sigma != sigma {
+				t.Errorf("%s: row %d at sigma %v", tc.name, i, r.Calibrations[0].Sigma)
+			}
 		}
 	}
 }

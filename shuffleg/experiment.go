@@ -174,40 +174,44 @@ func (e *Experiment) check() error {
 	if e.Problem == nil {
 		return errors.New("experiment: no problem")
 	}
-	if len(e.Algorithms) == 0 {
+	return e.checkSettings()
+}
+
+// checkSettings checks every field but Problem. A number out of its domain
+// is an *accountant.ParamError naming the field: eps, delta, p, epochs,
+// runs, clip, lr or workers; an alpha rule with another conversion than
+// its own an *accountant.SettingError.
+func (e *Experiment) checkSettings() error {
+	bad := func(name string, v float64, rule string) error {
+		return &accountant.ParamError{Name: name, Value: v, Rule: rule}
+	}
+	switch {
+	case len(e.Algorithms) == 0:
 		return errors.New("experiment: no algorithm")
-	}
-	if !(e.Eps > 0) || math.IsInf(e.Eps, 0) {
-		return fmt.Errorf("eps = %v: must be a finite number > 0", e.Eps)
-	}
-	if !(e.Delta > 0 && e.Delta < 1) {
-		return fmt.Errorf("delta = %v: must be in (0, 1)", e.Delta)
-	}
-	if !(e.Fraction > 0 && e.Fraction <= 1) {
-		return fmt.Errorf("private fraction p = %v: must be in (0, 1]", e.Fraction)
-	}
-	if e.Epochs < 1 {
-		return fmt.Errorf("epochs = %d: must be >= 1", e.Epochs)
-	}
-	if e.Runs < 1 {
-		return fmt.Errorf("runs = %d: must be >= 1", e.Runs)
-	}
-	if !(e.Clip > 0) || math.IsInf(e.Clip, 0) {
-		return fmt.Errorf("clip = %v: must be a finite number > 0", e.Clip)
-	}
-	if len(e.LRs) == 0 {
+	case !(e.Eps > 0) || math.IsInf(e.Eps, 0):
+		return bad("eps", e.Eps, "must be a finite number > 0")
+	case !(e.Delta > 0 && e.Delta < 1):
+		return bad("delta", e.Delta, "must be in (0, 1)")
+	case !(e.Fraction > 0 && e.Fraction <= 1):
+		return bad("p", e.Fraction, "must be in (0, 1]")
+	case !(e.Clip > 0) || math.IsInf(e.Clip, 0):
+		return bad("clip", e.Clip, "must be a finite number > 0")
+	case e.Epochs < 1:
+		return bad("epochs", float64(e.Epochs), "must be >= 1")
+	case e.Runs < 1:
+		return bad("runs", float64(e.Runs), "must be >= 1")
+	case e.Workers < 0:
+		return bad("workers", float64(e.Workers), "must be >= 0 (0: all cores)")
+	case len(e.LRs) == 0:
 		return errors.New("learning rates: none given")
+	}
+	if err := accountant.CheckAlphaRule(e.AlphaRule, e.Conversion); err != nil {
+		return err
 	}
 	for _, lr := range e.LRs {
 		if !(lr > 0) || math.IsInf(lr, 0) {
-			return fmt.Errorf("learning rate %v: must be a finite number > 0", lr)
+			return bad("lr", lr, "must be a finite number > 0")
 		}
-	}
-	if e.Workers < 0 {
-		return fmt.Errorf("workers = %d: must be >= 0", e.Workers)
-	}
-	if e.AlphaRule == accountant.AlphaTable43 && e.Conversion != accountant.PaperConversion {
-		return fmt.Errorf("alpha rule %v: Table 4.3's order is defined with the paper's conversion, not %v", e.AlphaRule, e.Conversion)
 	}
 	return nil
 }

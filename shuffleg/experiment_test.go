@@ -149,7 +149,7 @@ func TestExperimentRejects(t *testing.T) {
 		{func(e *Experiment) { e.Fraction = 0 }, "p = 0"},
 		{func(e *Experiment) { e.Fraction = 1.5 }, "p = 1.5"},
 		{func(e *Experiment) { e.Runs = 0 }, "runs = 0"},
-		{func(e *Experiment) { e.LRs = []float64{-1} }, "learning rate -1"},
+		{func(e *Experiment) { e.LRs = []float64{-1} }, "lr = -1"},
 		{func(e *Experiment) { e.LRs = nil }, "none given"},
 		{func(e *Experiment) { e.Clip = math.Inf(1) }, "clip = +Inf"},
 	} {

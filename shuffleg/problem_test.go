@@ -180,7 +180,7 @@ func TestNewProblemRejectsBadData(t *testing.T) {
 			return priv, pub
 		}, "needs a response"},
 		"negative lambda": {RidgeRegression(-1), func(priv, pub *datasets.Dataset) (*datasets.Dataset, *datasets.Dataset) { return priv, pub }, "lambda = -1"},
-		"radius 0":        {MeanEstimation(0), func(priv, pub *datasets.Dataset) (*datasets.Dataset, *datasets.Dataset) { return priv, pub }, "radius C = 0"},
+		"radius 0":        {MeanEstimation(0), func(priv, pub *datasets.Dataset) (*datasets.Dataset, *datasets.Dataset) { return priv, pub }, "C = 0"},
 	}
 	for name, tc := range tests {
 		priv, pub := tc.mod(good())

@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/floats"
+
+	"github.com/darrm/darrm/accountant"
 )
 
 // Regularizer is the convex regulariser ψ of the objective G = F + ψ
@@ -89,20 +91,21 @@ func (l L1) Prox(x []float64, t float64) {
 func (l L1) String() string { return fmt.Sprintf("l1(%g)", l.Lambda) }
 
 // checkRegularizer validates the parameter of one of the package's
-// regularisers.
+// regularisers: an *accountant.ParamError names the ball's radius C or the
+// weight lambda.
 func checkRegularizer(r Regularizer) error {
 	switch r := r.(type) {
 	case Ball:
 		if !(r.Radius > 0) || math.IsInf(r.Radius, 0) {
-			return fmt.Errorf("ball radius C = %v: must be a finite number > 0", r.Radius)
+			return fmt.Errorf("ball: %w", &accountant.ParamError{Name: "C", Value: r.Radius, Rule: "must be a finite number > 0"})
 		}
 	case Ridge:
 		if !(r.Lambda >= 0) || math.IsInf(r.Lambda, 0) {
-			return fmt.Errorf("ridge lambda = %v: must be a finite number >= 0", r.Lambda)
+			return fmt.Errorf("ridge: %w", &accountant.ParamError{Name: "lambda", Value: r.Lambda, Rule: "must be a finite number >= 0"})
 		}
 	case L1:
 		if !(r.Lambda >= 0) || math.IsInf(r.Lambda, 0) {
-			return fmt.Errorf("l1 lambda = %v: must be a finite number >= 0", r.Lambda)
+			return fmt.Errorf("l1: %w", &accountant.ParamError{Name: "lambda", Value: r.Lambda, Rule: "must be a finite number >= 0"})
 		}
 	case nil:
 		return fmt.Errorf("regularizer: must not be nil")

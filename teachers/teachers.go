@@ -12,14 +12,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"runtime"
+	"strconv"
 	"sync"
 
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/dpsgd"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/atomicfile"
 	"github.com/darrm/darrm/nn"
 )
@@ -167,6 +171,17 @@ func (e *Ensemble) Votes(x *datasets.Dataset) [][]byte {
 	return votes
 }
 
+// WriteVotes writes the teachers' votes on the images of x as a vote file
+// (ensemble.WriteVotes) whose ids are the images' indices in x.
+func (e *Ensemble) WriteVotes(w io.Writer, x *datasets.Dataset) error {
+	votes := e.Votes(x)
+	ids := make([]string, len(votes))
+	for q := range ids {
+		ids[q] = strconv.Itoa(q)
+	}
+	return ensemble.WriteVotes(w, ids, votes)
+}
+
 // stored is the file: the ensemble's JSON and its SHA-256.
 type stored struct {
 	Version  int             `json:"version"`
@@ -243,4 +258,49 @@ func Load(path string, want Config) (*Ensemble, error) {
 		}
 	}
 	return &e, nil
+}
+
+// Cached returns the ensemble cfg describes from the folder dir, where it
+// is saved as cfg.Key() + ".json", or trains it (Train) and saves it there;
+// cached says which. A file that cannot be used (*CorruptError) is
+// replaced; a save that fails leaves the trained ensemble usable. note, if
+// set, hears of both and of the training. With dir "" nothing is read or
+// saved.
+func Cached(ctx context.Context, dir string, b *datasets.Binary, cfg Config, note func(string)) (e *Ensemble, cached bool, err error) {
+	say := func(format string, args ...any) {
+		if note != nil {
+			note(fmt.Sprintf(format, args...))
+		}
+	}
+	path := filepath.Join(dir, cfg.Key()+".json")
+	if dir != "" {
+		e, err := Load(path, cfg)
+		var ce *CorruptError
+		switch {
+		case err == nil:
+			return e, true, nil
+		case errors.As(err, &ce):
+			say("%v; retraining", err)
+		case !errors.Is(err, ErrNotFound):
+			return nil, false, err
+		}
+	}
+	kind := "non-private"
+	if cfg.Private {
+		kind = "private"
+	}
+	say("training %d %s teachers on %s", cfg.K, kind, cfg.Dataset)
+	if e, err = Train(ctx, b, cfg); err != nil {
+		return nil, false, err
+	}
+	if dir != "" {
+		err := os.MkdirAll(dir, 0o755)
+		if err == nil {
+			err = e.Save(path)
+		}
+		if err != nil {
+			say("warning: teachers not cached: %v", err)
+		}
+	}
+	return e, false, nil
 }

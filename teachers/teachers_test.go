@@ -1,15 +1,18 @@
 package teachers
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/dpsgd"
+	"github.com/darrm/darrm/ensemble"
 )
 
 func config(private bool, seed uint64) Config {
@@ -73,6 +76,74 @@ func TestTrainChecks(t *testing.T) {
 		c.DP = dpsgd.Config{Epochs: 1, Rate: 0.5, Clip: 1, Sigma: 1, LR: 0.1}
 		if _, err := Train(context.Background(), b, c); err == nil {
 			t.Errorf("%+v accepted", c)
+		}
+	}
+}
+
+// TestCached: the first call trains and saves, the second loads; a damaged
+// file is reported and replaced; without a folder nothing is saved.
+func TestCached(t *testing.T) {
+	ctx := context.Background()
+	b := datasets.SyntheticBinary(100, 20, 1)
+	cfg := config(false, 3)
+	dir := filepath.Join(t.TempDir(), "teachers")
+	var notes []string
+	note := func(s string) { notes = append(notes, s) }
+	for i, tc := range []struct {
+		damage bool
+		cached bool
+		note   string
+	}{
+		{false, false, "training 5 non-private teachers on synthetic"},
+		{false, true, ""},
+		{true, false, "; retraining"},
+	} {
+		if tc.damage {
+			os.WriteFile(filepath.Join(dir, cfg.Key()+".json"), []byte("{"), 0o644)
+		}
+		notes = nil
+		e, cached, err := Cached(ctx, dir, b, cfg, note)
+		if err != nil || cached != tc.cached || len(e.Params) != 5 {
+			t.Fatalf("call %d: cached %v (%v), want %v", i, cached, err, tc.cached)
+		}
+		if got := strings.Join(notes, "\n"); !strings.Contains(got, tc.note) || tc.note == "" && got != "" {
+			t.Errorf("call %d: notes %q, want %q", i, got, tc.note)
+		}
+	}
+	if _, err := Load(filepath.Join(dir, cfg.Key()+".json"), cfg); err != nil {
+		t.Errorf("the replaced file: %v", err)
+	}
+	if _, cached, err := Cached(ctx, "", b, cfg, nil); err != nil || cached {
+		t.Errorf("no folder: cached %v (%v)", cached, err)
+	}
+}
+
+// TestWriteVotes: the vote file holds a row per image, its index as id,
+// that a vote reader reads back as the teachers' votes.
+func TestWriteVotes(t *testing.T) {
+	b := datasets.SyntheticBinary(250, 12, 2)
+	e, err := Train(context.Background(), b, config(true, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []*datasets.Dataset{b.Test, b.Train} {
+		var out bytes.Buffer
+		if err := e.WriteVotes(&out, x); err != nil {
+			t.Fatal(err)
+		}
+		r, err := ensemble.NewVoteReader(&out, "votes", ensemble.ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := e.Votes(x)
+		q := 0
+		for ; r.Next(); q++ {
+			if got := r.Query(); string(got.ID) != strconv.Itoa(q) || !bytes.Equal(got.Votes, want[q]) {
+				t.Errorf("row %d: id %q, votes %v; want %v", q, got.ID, got.Votes, want[q])
+			}
+		}
+		if r.Err() != nil || q != x.Len() {
+			t.Errorf("%d rows of %d (%v)", q, x.Len(), r.Err())
 		}
 	}
 }

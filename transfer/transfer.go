@@ -61,6 +61,41 @@ func TeacherGuarantee(cfg dpsgd.Config) (accountant.Guarantee, int, error) {
 	return accountant.Guarantee{Eps: eps, Delta: TeacherDelta}, alpha, err
 }
 
+// Teachers are the experiment's two ensembles, the private (DP-SGD)
+// teachers and the non-private (SGD) ones GNMax uses, with the private
+// teachers' guarantee.
+type Teachers struct {
+	Private, NonPrivate *teachers.Ensemble
+	// Cached says which ensemble came from the teachers' cache: the
+	// private one, then the non-private one.
+	Cached [2]bool
+	// Guarantee is each private teacher's (ε, Δ), at Rényi order Alpha
+	// (TeacherGuarantee).
+	Guarantee accountant.Guarantee
+	Alpha     int
+}
+
+// TrainTeachers returns both ensembles of the two-class task b, trained as
+// TeacherConfigs says with the given seed (nil: crypto/rand), each from
+// the teachers' cache in the folder dir when it holds it, else trained and
+// saved there (teachers.Cached; dir "" is no cache); note, if set, hears
+// of each training.
+func TrainTeachers(ctx context.Context, dir string, b *datasets.Binary, seed *uint64, note func(string)) (*Teachers, error) {
+	priv, pub := TeacherConfigs(b.Name, b.Train.Len()/K, seed)
+	var t Teachers
+	var err error
+	if t.Private, t.Cached[0], err = teachers.Cached(ctx, dir, b, priv, note); err != nil {
+		return nil, err
+	}
+	if t.NonPrivate, t.Cached[1], err = teachers.Cached(ctx, dir, b, pub, note); err != nil {
+		return nil, err
+	}
+	if t.Guarantee, t.Alpha, err = TeacherGuarantee(priv.DP); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
 // GammaOpt returns the certified γ_opt of a problem.
 type GammaOpt func(ctx context.Context, p constraints.Params) (gamma.Gamma, error)
 
@@ -86,23 +121,41 @@ type Result struct {
 	Relation     string  `json:"relation"`
 }
 
+// Validate checks the protocol for a public set of n images: M in [1, K],
+// at least one redraw, and each Q in [1, n]. A bad value is an
+// *accountant.ParamError naming m, redraws or queries.
+func (p Params) Validate(n int) error {
+	bad := func(name string, v float64, rule string, args ...any) error {
+		return &accountant.ParamError{Name: name, Value: v, Rule: fmt.Sprintf(rule, args...)}
+	}
+	if !(p.M >= 1 && p.M <= K) {
+		return bad("m", p.M, "must be in [1, K] = [1, %d]", K)
+	}
+	if p.Redraws < 1 {
+		return bad("redraws", float64(p.Redraws), "must be >= 1")
+	}
+	for _, q := range p.Queries {
+		if q < 1 || q > n {
+			return bad("queries", float64(q), "must be in [1, %d], the size of the public set", n)
+		}
+	}
+	return nil
+}
+
 // Mechanisms are the rows of Table 3.1, in its order, with RR added.
 var Mechanisms = []string{"gnmax", "darrm-sub", "darrm-opt", "rr"}
 
 // Run measures each mechanism's accuracy: for each Q, Redraws sets of Q
 // distinct public images, labelled from the private teachers' votes
 // (DaRRM with γ_Sub, DaRRM with γ_opt, RR) or the non-private teachers'
-// votes (GNMax), each label (m·ε, m·Δ)-DP for the private teachers' (ε, Δ).
-func Run(ctx context.Context, test *datasets.Dataset, private, nonPrivate *teachers.Ensemble, teacher accountant.Guarantee, p Params, opt GammaOpt) ([]Result, error) {
-	if p.Redraws < 1 {
-		return nil, fmt.Errorf("transfer: %d redraws: must be >= 1", p.Redraws)
+// votes (GNMax), each label (m·ε, m·Δ)-DP for the private teachers' (ε, Δ)
+// of t.Guarantee.
+func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt GammaOpt) ([]Result, error) {
+	if err := p.Validate(test.Len()); err != nil {
+		return nil, fmt.Errorf("transfer: %w", err)
 	}
-	for _, q := range p.Queries {
-		if q < 1 || q > test.Len() {
-			return nil, fmt.Errorf("transfer: %d queries: must be in [1, %d], the size of the public set", q, test.Len())
-		}
-	}
-	prm := constraints.Params{K: private.Config.K, M: p.M, Eps: teacher.Eps, Delta: teacher.Delta, TargetDelta: p.M * teacher.Delta}
+	teacher := t.Guarantee
+	prm := constraints.Params{K: t.Private.Config.K, M: p.M, Eps: teacher.Eps, Delta: teacher.Delta, TargetDelta: p.M * teacher.Delta}
 	if err := prm.Validate(); err != nil {
 		return nil, fmt.Errorf("transfer: %w", err)
 	}
@@ -110,7 +163,7 @@ func Run(ctx context.Context, test *datasets.Dataset, private, nonPrivate *teach
 	if err != nil {
 		return nil, err
 	}
-	privVotes, pubVotes := private.Votes(test), nonPrivate.Votes(test)
+	privVotes, pubVotes := t.Private.Votes(test), t.NonPrivate.Votes(test)
 	var out []Result
 	for _, q := range p.Queries {
 		for mi, name := range Mechanisms {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/report"
 	"github.com/darrm/darrm/optimal"
 )
@@ -30,12 +32,9 @@ func walk(c *cobra.Command, f func(*cobra.Command)) {
 // flag's has that flag's default and help, so a name means one thing with
 // one default everywhere; and every shared flag is in use.
 func TestSharedFlags(t *testing.T) {
-	byName := map[string]sharedFlag{}
-	for _, s := range sharedFlags {
-		if _, dup := byName[s.name]; dup {
-			t.Errorf("shared flag --%s is defined twice", s.name)
-		}
-		byName[s.name] = s
+	byName := map[string]cli.Flag{}
+	for _, s := range sharedFlags.Flags() {
+		byName[s.Name] = s
 	}
 	used := map[string][]string{}
 	walk(newRootCmd(), func(c *cobra.Command) {
@@ -47,39 +46,23 @@ func TestSharedFlags(t *testing.T) {
 			used[f.Name] = append(used[f.Name], c.CommandPath())
 			fs := pflag.NewFlagSet("want", pflag.ContinueOnError)
 			want := reflectNew(s)
-			s.add(fs, want)
-			w := fs.Lookup(s.name)
+			s.Add(fs, want)
+			w := fs.Lookup(s.Name)
 			if f.DefValue != w.DefValue || f.Usage != w.Usage || f.Value.Type() != w.Value.Type() {
 				t.Errorf("%s --%s: default %q, type %s, help %q; the shared flag has %q, %s, %q",
 					c.CommandPath(), f.Name, f.DefValue, f.Value.Type(), f.Usage, w.DefValue, w.Value.Type(), w.Usage)
 			}
 		})
 	})
-	for _, s := range sharedFlags {
-		if len(used[s.name]) == 0 {
-			t.Errorf("shared flag --%s is used by no command", s.name)
+	for _, s := range sharedFlags.Flags() {
+		if len(used[s.Name]) == 0 {
+			t.Errorf("shared flag --%s is used by no command", s.Name)
 		}
 	}
 }
 
 // reflectNew returns a pointer of the type s.add expects.
-func reflectNew(s sharedFlag) any {
-	switch s.def.(type) {
-	case int:
-		return new(int)
-	case float64:
-		return new(float64)
-	case string:
-		return new(string)
-	case bool:
-		return new(bool)
-	case uint64:
-		return new(uint64)
-	case []float64:
-		return new([]float64)
-	}
-	panic(fmt.Sprintf("shared flag --%s: type %T", s.name, s.def))
-}
+func reflectNew(s cli.Flag) any { return reflect.New(reflect.TypeOf(s.Default)).Interface() }
 
 // TestREADMEDefaults checks that the README's table of defaults lists every
 // shared flag with its default as darrm prints it.
@@ -89,14 +72,14 @@ func TestREADMEDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	readme := string(b)
-	for _, s := range sharedFlags {
+	for _, s := range sharedFlags.Flags() {
 		fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
-		s.add(fs, reflectNew(s))
-		def := fs.Lookup(s.name).DefValue
-		row := fmt.Sprintf("| `--%s` |", s.name)
+		s.Add(fs, reflectNew(s))
+		def := fs.Lookup(s.Name).DefValue
+		row := fmt.Sprintf("| `--%s` |", s.Name)
 		i := strings.Index(readme, row)
 		if i < 0 {
-			t.Errorf("README's table of defaults has no row for --%s", s.name)
+			t.Errorf("README's table of defaults has no row for --%s", s.Name)
 			continue
 		}
 		line := readme[i : i+strings.IndexByte(readme[i:], '\n')]
@@ -117,7 +100,7 @@ func TestExitCodes(t *testing.T) {
 	}{
 		{nil, exitOK},
 		{errors.New("disk on fire"), exitFailure},
-		{usageErrorf("--m = 0"), exitUsage},
+		{cli.Usagef("--m = 0"), exitUsage},
 		{fmt.Errorf("solve K=1001 m=10: %w", optimal.ErrTooLarge), exitUsage},
 		{fmt.Errorf("x: %w", ensemble.ErrNotCertified), exitNotCertified},
 		{fmt.Errorf("gamma is %w", errNotCertified), exitNotCertified},
@@ -222,5 +205,27 @@ func TestVerifyReadsSolveCSV(t *testing.T) {
 	decode(t, out, &doc)
 	if code != 0 || doc.Certificate.Status.String() != "certified" || doc.K != 11 {
 		t.Errorf("verify of solve's CSV: exit %d, %s, %+v", code, errOut, doc)
+	}
+}
+
+// TestHelpFiles: every file of help/ is the help of the command it is
+// named after (a command whose file is missing panics when the tree is
+// built).
+func TestHelpFiles(t *testing.T) {
+	shown := map[string][2]string{}
+	walk(newRootCmd(), func(c *cobra.Command) {
+		name := strings.ReplaceAll(strings.TrimPrefix(c.CommandPath(), "darrm "), " ", "-")
+		shown[name] = [2]string{c.Long, c.Example}
+	})
+	entries, err := helpFiles.ReadDir("help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		name := strings.TrimSuffix(e.Name(), ".txt")
+		long, example, err := cli.ReadHelp(helpFiles, "help/"+e.Name())
+		if got, ok := shown[name]; err != nil || !ok || got != [2]string{long, example} {
+			t.Errorf("help/%s is not the help of darrm %s (%v)", e.Name(), strings.ReplaceAll(name, "-", " "), err)
+		}
 	}
 }

@@ -1,179 +1,126 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"math"
-	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cache"
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/internal/figure"
 )
 
-// sharedFlag is a flag that names one concept in every command that has it:
-// its name, default and help are defined here once (and listed in the
-// README's table of defaults); TestSharedFlags checks that no command
-// redefines them.
-type sharedFlag struct {
-	name  string
-	def   any // the typed default: int, float64, string, bool, uint64 or []float64
-	usage string
-}
+// sharedFlags are the flags that name one concept in every command that
+// has them: their names, defaults and help are defined here once (and
+// listed in the README's table of defaults); TestSharedFlags checks that
+// no command redefines them. Defaults that are numbers come from the
+// library, where the concept is defined.
+var sharedFlags = cli.NewRegistry([]cli.Flag{
+	{Name: "K", Default: 0, Usage: "number of teachers K (odd)"},
+	{Name: "m", Default: gamma.DefaultM, Usage: "privacy allowance: each release is (m·eps, delta)-DP, 1 <= m <= K (default: the thesis' main setting)"},
+	{Name: "eps", Default: gamma.DefaultEps, Usage: "eps of each teacher's (eps, Delta)-DP guarantee"},
+	{Name: "Delta", Default: gamma.DefaultDelta, Usage: "Delta of each teacher's (eps, Delta)-DP guarantee"},
+	{Name: "delta", Default: 0.0, Usage: "delta of each release's (m·eps, delta)-DP guarantee (default 1-(1-Delta)^m)"},
 
-// The shared flags. Defaults that are numbers come from the library, where
-// the concept is defined.
-var (
-	flagK      = sharedFlag{"K", 0, "number of teachers K (odd)"}
-	flagM      = sharedFlag{"m", 3.0, "privacy allowance: each release is (m·eps, delta)-DP, 1 <= m <= K (default: the thesis' main setting)"}
-	flagEps    = sharedFlag{"eps", 0.1, "eps of each teacher's (eps, Delta)-DP guarantee"}
-	flagDelta  = sharedFlag{"Delta", 1e-5, "Delta of each teacher's (eps, Delta)-DP guarantee"}
-	flagTarget = sharedFlag{"delta", 0.0, "delta of each release's (m·eps, delta)-DP guarantee (default 1-(1-Delta)^m)"}
+	{Name: "format", Default: cliout.Table, Usage: "output format: table, json or csv"},
+	{Name: "workers", Default: 0, Usage: "goroutines for parallel work (0: all cores)"},
+	{Name: "seed", Default: uint64(0), Usage: "seed of a reproducible experiment: its outputs are marked NOT FOR RELEASE (default: randomness from crypto/rand)"},
+	{Name: "cache-dir", Default: "", Usage: "gamma cache directory (default $" + cache.EnvDir + ", else $XDG_CACHE_HOME/darrm or ~/.cache/darrm)"},
+	{Name: "no-cache", Default: false, Usage: "neither read nor write the gamma cache"},
+	{Name: "prior", Default: gamma.UniformPrior(), Usage: "prior on the teachers' accuracy for gamma_opt: uniform (mean 0.75), tp (mean 0.85), a mean in (0.5, 1], or K comma-separated means"},
+	{Name: "plot", Default: "", Usage: "also draw the figure to this .png or .svg file"},
 
-	flagFormat   = sharedFlag{"format", string(cliout.Table), "output format: table, json or csv"}
-	flagWorkers  = sharedFlag{"workers", 0, "goroutines for parallel work (0: all cores)"}
-	flagSeed     = sharedFlag{"seed", uint64(0), "seed of a reproducible experiment: its outputs are marked NOT FOR RELEASE (default: randomness from crypto/rand)"}
-	flagCacheDir = sharedFlag{"cache-dir", "", "gamma cache directory (default $" + cache.EnvDir + ", else $XDG_CACHE_HOME/darrm or ~/.cache/darrm)"}
-	flagNoCache  = sharedFlag{"no-cache", false, "neither read nor write the gamma cache"}
-	flagPrior    = sharedFlag{"prior", "uniform", "prior on the teachers' accuracy for gamma_opt: uniform (mean 0.75), tp (mean 0.85), a mean in (0.5, 1], or K comma-separated means"}
-	flagPlot     = sharedFlag{"plot", "", "also draw the figure to this .png or .svg file"}
+	{Name: "composition", Default: accountant.General, Usage: "composition theorem: simple, general or optimal"},
+	{Name: "delta-prime", Default: accountant.DefaultDeltaPrime, Usage: "slack delta' in (0, 1) of general and optimal composition"},
+	{Name: "rr-composition", Default: accountant.AutoRR, Usage: "RR: composition by which the K teachers' majority is (tau·eps, lambda)-DP in Lemma B.1.1: simple, general, optimal, or auto (general when Delta > 0, else simple)"},
+	{Name: "rr-delta-prime", Default: accountant.DefaultDeltaPrime, Usage: "RR: slack delta' of the composition giving tau and lambda"},
+	{Name: "gnmax-search", Default: accountant.GNMaxGrid, Usage: "GNMax: choice of the Renyi order for sigma: grid (the paper's search, App. B.4.1) or exact"},
+	{Name: "conversion", Default: accountant.PaperConversion, Usage: "RDP to (eps, delta) conversion: paper or improved"},
 
-	flagComposition   = sharedFlag{"composition", accountant.General.String(), "composition theorem: simple, general or optimal"}
-	flagDeltaPrime    = sharedFlag{"delta-prime", accountant.DefaultDeltaPrime, "slack delta' in (0, 1) of general and optimal composition"}
-	flagRRComposition = sharedFlag{"rr-composition", "auto", "RR: composition by which the K teachers' majority is (tau·eps, lambda)-DP in Lemma B.1.1: simple, general, optimal, or auto (general when Delta > 0, else simple)"}
-	flagRRDeltaPrime  = sharedFlag{"rr-delta-prime", accountant.DefaultDeltaPrime, "RR: slack delta' of the composition giving tau and lambda"}
-	flagGNMaxSearch   = sharedFlag{"gnmax-search", accountant.GNMaxGrid.String(), "GNMax: choice of the Renyi order for sigma: grid (the paper's search, App. B.4.1) or exact"}
-	flagConversion    = sharedFlag{"conversion", accountant.PaperConversion.String(), "RDP to (eps, delta) conversion: paper or improved"}
+	{Name: "steps", Default: 0, Usage: "number of composed steps (>= 1)"},
+	{Name: "step-eps", Default: 0.0, Usage: "eps of one composed step (> 0)"},
+	{Name: "step-delta", Default: 0.0, Usage: "delta of one composed step, in [0, 1)"},
+	{Name: "budget-eps", Default: 0.0, Usage: "total eps budget (> 0)"},
+	{Name: "budget-delta", Default: 0.0, Usage: "total delta budget, in [0, 1)"},
+	{Name: "target-eps", Default: []float64(nil), Usage: "eps of the (eps, delta)-DP guarantee to meet (> 0); commands that tabulate accept several, comma-separated"},
+	{Name: "target-delta", Default: 0.0, Usage: "delta of the (eps, delta)-DP guarantee to meet or report, in (0, 1)"},
+	{Name: "sigma", Default: 0.0, Usage: "Gaussian noise: standard deviation in units of the sensitivity (clipping norm), > 0"},
+	{Name: "ledger", Default: "", Usage: "privacy ledger file (darrm ledger init): the release is charged to its budget, and recorded before the labels leave"},
+})
 
-	flagSteps       = sharedFlag{"steps", 0, "number of composed steps (>= 1)"}
-	flagStepEps     = sharedFlag{"step-eps", 0.0, "eps of one composed step (> 0)"}
-	flagStepDelta   = sharedFlag{"step-delta", 0.0, "delta of one composed step, in [0, 1)"}
-	flagBudgetEps   = sharedFlag{"budget-eps", 0.0, "total eps budget (> 0)"}
-	flagLedger      = sharedFlag{"ledger", "", "privacy ledger file (darrm ledger init): the release is charged to its budget, and recorded before the labels leave"}
-	flagBudgetDelta = sharedFlag{"budget-delta", 0.0, "total delta budget, in [0, 1)"}
-	flagTargetEps   = sharedFlag{"target-eps", []float64(nil), "eps of the (eps, delta)-DP guarantee to meet (> 0); commands that tabulate accept several, comma-separated"}
-	flagTargetDelta = sharedFlag{"target-delta", 0.0, "delta of the (eps, delta)-DP guarantee to meet or report, in (0, 1)"}
-	flagSigma       = sharedFlag{"sigma", 0.0, "Gaussian noise: standard deviation in units of the sensitivity (clipping norm), > 0"}
-)
+// bind defines the flags of the tagged fields of the struct p points to
+// (cli.Registry.Bind): a shared flag takes its default and help from
+// sharedFlags, any other from the field and its help tag.
+func bind(cmd *cobra.Command, p any) { sharedFlags.Bind(cmd.Flags(), p) }
 
-// sharedFlags lists every shared flag, for TestSharedFlags and the README.
-var sharedFlags = []sharedFlag{
-	flagK, flagM, flagEps, flagDelta, flagTarget, flagFormat, flagWorkers, flagSeed, flagCacheDir, flagNoCache,
-	flagPrior, flagPlot, flagComposition, flagDeltaPrime, flagRRComposition, flagRRDeltaPrime, flagGNMaxSearch,
-	flagConversion, flagSteps, flagStepEps, flagStepDelta, flagBudgetEps, flagBudgetDelta, flagTargetEps,
-	flagTargetDelta, flagSigma, flagLedger,
-}
-
-// add defines s in fs, storing into p, which must match the type of s.def.
-func (s sharedFlag) add(fs *pflag.FlagSet, p any) {
-	switch p := p.(type) {
-	case *int:
-		fs.IntVar(p, s.name, s.def.(int), s.usage)
-	case *float64:
-		fs.Float64Var(p, s.name, s.def.(float64), s.usage)
-	case *string:
-		fs.StringVar(p, s.name, s.def.(string), s.usage)
-	case *bool:
-		fs.BoolVar(p, s.name, s.def.(bool), s.usage)
-	case *uint64:
-		fs.Uint64Var(p, s.name, s.def.(uint64), s.usage)
-	case *[]float64:
-		fs.Float64SliceVar(p, s.name, s.def.([]float64), s.usage)
-	default:
-		panic(fmt.Sprintf("shared flag --%s: unsupported type %T", s.name, p))
+// flagError makes a library's parameter error (accountant.ParamError,
+// constraints.ParamError) or setting error (accountant.SettingError) a
+// usage error that names the flag, the value and the rule; flags maps the
+// library's parameter names to flags where they differ ("--" + name
+// otherwise). Other errors are returned as they are.
+func flagError(err error, flags map[string]string) error {
+	if msg, ok := paramMessage(err, flags); ok {
+		return cli.Usagef("%s", msg)
 	}
+	return err
 }
 
-// aliases keeps earlier flag spellings working in cmd: each key is read as
-// its value. Commands list them in their help.
-func aliases(cmd *cobra.Command, old map[string]string) {
-	cmd.Flags().SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
-		if n, ok := old[name]; ok {
-			return pflag.NormalizedName(n)
+// paramMessage says a library's parameter or setting error in terms of
+// flags, for flagError.
+func paramMessage(err error, flags map[string]string) (string, bool) {
+	flag := func(name string) string {
+		if f, ok := flags[name]; ok {
+			return f
 		}
-		return pflag.NormalizedName(name)
-	})
+		return "--" + name
+	}
+	var ae *accountant.ParamError
+	var ce *constraints.ParamError
+	var se *accountant.SettingError
+	switch {
+	case errors.As(err, &ae):
+		return fmt.Sprintf("%s = %v: %s", flag(ae.Name), ae.Value, ae.Rule), true
+	case errors.As(err, &ce):
+		return fmt.Sprintf("%s = %v: %s", flag(ce.Name), ce.Value, ce.Rule), true
+	case errors.As(err, &se):
+		return fmt.Sprintf("%s %s: %s", flag(se.Name), se.Value, se.Rule), true
+	}
+	return "", false
 }
 
-// checkFloat reports a flag value outside its domain, naming the flag, the
-// value and the rule.
-func checkFloat(name string, v float64, ok bool, rule string) error {
-	if math.IsNaN(v) || math.IsInf(v, 0) || !ok {
-		return usageErrorf("--%s = %v: must be %s", name, v, rule)
+// checkPlot refuses a --plot file that cannot be drawn, before any work;
+// "" is no plot.
+func checkPlot(path string) error {
+	if path == "" {
+		return nil
+	}
+	return cli.AsUsage(figure.CheckPath(path))
+}
+
+// checkWorkers checks --workers.
+func checkWorkers(n int) error {
+	if n < 0 {
+		return cli.Usagef("--workers = %d: must be >= 0 (0: all cores)", n)
 	}
 	return nil
 }
 
-// formatFlag is --format, parsed.
-type formatFlag struct{ s string }
-
-func (f *formatFlag) add(cmd *cobra.Command) { flagFormat.add(cmd.Flags(), &f.s) }
-
-func (f *formatFlag) parse() (cliout.Format, error) {
-	v, err := cliout.ParseFormat(f.s)
-	if err != nil {
-		return "", &usageError{err}
-	}
-	return v, nil
-}
-
-// workersFlag is --workers, checked.
-type workersFlag struct{ n int }
-
-func (f *workersFlag) add(cmd *cobra.Command) { flagWorkers.add(cmd.Flags(), &f.n) }
-
-func (f *workersFlag) get() (int, error) {
-	if f.n < 0 {
-		return 0, usageErrorf("--workers = %d: must be >= 0 (0: all cores)", f.n)
-	}
-	return f.n, nil
-}
-
 // compositionFlags are --composition and --delta-prime.
 type compositionFlags struct {
-	method     string
-	deltaPrime float64
+	Method     accountant.Method `flag:"composition"`
+	DeltaPrime float64           `flag:"delta-prime"`
 }
 
-func (c *compositionFlags) add(cmd *cobra.Command) {
-	flagComposition.add(cmd.Flags(), &c.method)
-	flagDeltaPrime.add(cmd.Flags(), &c.deltaPrime)
+// checkDeltaPrime checks --delta-prime, which even simple composition
+// refuses outside (0, 1) rather than ignore it.
+func (c *compositionFlags) checkDeltaPrime() error {
+	if !(c.DeltaPrime > 0 && c.DeltaPrime < 1) {
+		return cli.Usagef("--delta-prime = %v: must be in (0, 1)", c.DeltaPrime)
+	}
+	return nil
 }
-
-func (c *compositionFlags) parse() (accountant.Method, float64, error) {
-	m, err := accountant.ParseMethod(c.method)
-	if err != nil {
-		return 0, 0, usageErrorf("--composition: %v", err)
-	}
-	if err := checkFloat("delta-prime", c.deltaPrime, c.deltaPrime > 0 && c.deltaPrime < 1, "in (0, 1)"); err != nil {
-		return 0, 0, err
-	}
-	return m, c.deltaPrime, nil
-}
-
-// parseConversion parses --conversion.
-func parseConversion(s string) (accountant.Conversion, error) {
-	c, err := accountant.ParseConversion(s)
-	if err != nil {
-		return 0, usageErrorf("--conversion: %v", err)
-	}
-	return c, nil
-}
-
-// rrComposition resolves --rr-composition for teachers with the given
-// Delta.
-func rrComposition(s string, teacherDelta float64) (accountant.Method, error) {
-	if s == "auto" {
-		return accountant.RRComposition(teacherDelta), nil
-	}
-	m, err := accountant.ParseMethod(s)
-	if err != nil {
-		return 0, usageErrorf("--rr-composition: %v (or auto)", err)
-	}
-	return m, nil
-}
-
-// listNames joins names for help texts and errors.
-func listNames(names []string) string { return strings.Join(names, ", ") }

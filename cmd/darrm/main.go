@@ -8,13 +8,13 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/optimal"
 )
 
@@ -29,18 +29,6 @@ const (
 	exitInterrupted  = 130 // SIGINT or SIGTERM
 )
 
-// usageError is bad input from the user: a flag, an argument or a file
-// they gave. It exits with exitUsage.
-type usageError struct{ err error }
-
-func (e *usageError) Error() string { return e.err.Error() }
-func (e *usageError) Unwrap() error { return e.err }
-
-// usageErrorf reports bad user input.
-func usageErrorf(format string, args ...any) error {
-	return &usageError{fmt.Errorf(format, args...)}
-}
-
 var (
 	// errNotCertified marks a noise function that failed its certificate.
 	errNotCertified = errors.New("not certified")
@@ -50,7 +38,6 @@ var (
 
 // exitCode is the one place where errors become exit codes.
 func exitCode(err error) int {
-	var ue *usageError
 	switch {
 	case err == nil:
 		return exitOK
@@ -60,7 +47,7 @@ func exitCode(err error) int {
 		return exitBudget
 	case errors.Is(err, errNotCertified), errors.Is(err, ensemble.ErrNotCertified):
 		return exitNotCertified
-	case errors.As(err, &ue), errors.Is(err, optimal.ErrTooLarge):
+	case cli.IsUsage(err), errors.Is(err, optimal.ErrTooLarge):
 		return exitUsage
 	}
 	return exitFailure
@@ -73,45 +60,8 @@ func main() {
 	os.Exit(code)
 }
 
-// checkedWriter remembers the first write error, so that output that could
-// not be written (a full disk, a closed pipe) fails the command even where
-// a formatter does not check every write.
-type checkedWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (c *checkedWriter) Write(p []byte) (int, error) {
-	if c.err != nil {
-		return 0, c.err
-	}
-	n, err := c.w.Write(p)
-	if err != nil {
-		c.err = err
-	}
-	return n, err
-}
-
 // run executes darrm with args and returns the process exit code. A
 // cancelled ctx (SIGINT, SIGTERM) stops long work at its next check.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	out := &checkedWriter{w: stdout}
-	root := newRootCmd()
-	root.SetArgs(args)
-	root.SetIn(stdin)
-	root.SetOut(out)
-	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
-	if err == nil && out.err != nil {
-		err = fmt.Errorf("write standard output: %w", out.err)
-	}
-	if err == nil {
-		return exitOK
-	}
-	if ctx.Err() != nil {
-		fmt.Fprintf(stderr, "darrm: interrupted: %v\n", err)
-		return exitInterrupted
-	}
-	fmt.Fprintf(stderr, "darrm: %v\n", err)
-	return exitCode(err)
+	return cli.Execute(ctx, newRootCmd(), args, stdin, stdout, stderr, exitCode)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -13,35 +14,21 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/optimal"
 )
 
-// mechanismNames are the aggregators darrm offers.
-var mechanismNames = []string{"darrm", "subsample", "dsub", "rr", "gnmax"}
-
 // mechanismFlags configure the aggregators of aggregate and simulate.
 type mechanismFlags struct {
-	cache       cacheFlags
-	workers     workersFlag
-	prior       string
-	gammaFile   string
-	noSolve     bool
-	rrComp      string
-	rrDelta     float64
-	gnmaxSearch string
-}
-
-func (f *mechanismFlags) add(cmd *cobra.Command) {
-	f.cache.add(cmd)
-	f.workers.add(cmd)
-	fs := cmd.Flags()
-	flagPrior.add(fs, &f.prior)
-	flagRRComposition.add(fs, &f.rrComp)
-	flagRRDeltaPrime.add(fs, &f.rrDelta)
-	flagGNMaxSearch.add(fs, &f.gnmaxSearch)
-	fs.StringVar(&f.gammaFile, "gamma", "", "darrm: use the noise function in this file (solve's JSON or CSV, a JSON array or a list) instead of gamma_opt; it must pass the certificate")
-	fs.BoolVar(&f.noSolve, "no-solve", false, "darrm: take gamma_opt from the cache only, fail if it is not there")
+	Cache       cacheFlags
+	Workers     int                    `flag:"workers"`
+	Prior       gamma.Prior            `flag:"prior"`
+	RRComp      accountant.RRMethod    `flag:"rr-composition"`
+	RRDelta     float64                `flag:"rr-delta-prime"`
+	GNMaxSearch accountant.GNMaxSearch `flag:"gnmax-search"`
+	GammaFile   string                 `flag:"gamma" help:"darrm: use the noise function in this file (solve's JSON or CSV, a JSON array or a list) instead of gamma_opt; it must pass the certificate"`
+	NoSolve     bool                   `flag:"no-solve" help:"darrm: take gamma_opt from the cache only, fail if it is not there"`
 }
 
 // mechanismAliases are the earlier spellings of the mechanism flags.
@@ -49,51 +36,38 @@ var mechanismAliases = map[string]string{"rr-method": "rr-composition", "gnmax-s
 
 // mechanisms is the checked form of mechanismFlags.
 type mechanisms struct {
-	flags     *mechanismFlags
-	workers   int
-	prior     gamma.Prior
-	search    accountant.GNMaxSearch
+	*mechanismFlags
 	table     *gamma.Table // --gamma
 	tableName string
 }
 
 // parse checks the flags for the mechanisms names, which flag gave.
 func (f *mechanismFlags) parse(cmd *cobra.Command, flag string, names []string) (mechanisms, error) {
-	s := mechanisms{flags: f}
-	var err error
+	s := mechanisms{mechanismFlags: f}
 	for _, n := range names {
-		if !slices.Contains(mechanismNames, n) {
-			return s, usageErrorf("--%s %q: must be one of %s", flag, n, listNames(mechanismNames))
+		if !slices.Contains(ensemble.Mechanisms, n) {
+			return s, cli.Usagef("--%s %q: must be one of %s", flag, n, strings.Join(ensemble.Mechanisms, ", "))
 		}
 	}
-	if s.workers, err = f.workers.get(); err != nil {
+	if err := checkWorkers(f.Workers); err != nil {
 		return s, err
 	}
-	if s.prior, err = gamma.ParsePrior(f.prior); err != nil {
-		return s, usageErrorf("--prior: %v", err)
-	}
-	if s.search, err = accountant.ParseGNMaxSearch(f.gnmaxSearch); err != nil {
-		return s, usageErrorf("--gnmax-search: %v", err)
-	}
-	for flag, set := range map[string]bool{"--gamma": f.gammaFile != "", "--no-solve": f.noSolve} {
-		if set && !slices.Contains(names, "darrm") {
-			return s, usageErrorf("%s applies to the darrm mechanism, which is not in use", flag)
+	if (f.GammaFile != "" || f.NoSolve) && !slices.Contains(names, "darrm") {
+		flag := "--gamma"
+		if f.GammaFile == "" {
+			flag = "--no-solve"
 		}
+		return s, cli.Usagef("%s applies to the darrm mechanism, which is not in use", flag)
 	}
-	if f.gammaFile != "" {
-		if f.noSolve {
-			return s, usageErrorf("--gamma and --no-solve exclude each other: --no-solve reads gamma_opt from the cache")
+	if f.GammaFile != "" {
+		if f.NoSolve {
+			return s, cli.Usagef("--gamma and --no-solve exclude each other: --no-solve reads gamma_opt from the cache")
 		}
-		in, err := openInput(cmd, f.gammaFile)
+		tab, err := readTable(cmd, f.GammaFile)
 		if err != nil {
-			return s, usageErrorf("--gamma: %v", err)
+			return s, cli.Usagef("--gamma %v", err)
 		}
-		tab, err := gamma.ReadTable(in)
-		in.Close()
-		if err != nil {
-			return s, usageErrorf("--gamma %s: %v", displayName(f.gammaFile), err)
-		}
-		s.table, s.tableName = &tab, displayName(f.gammaFile)
+		s.table, s.tableName = &tab, cli.InputName(f.GammaFile)
 	}
 	return s, nil
 }
@@ -101,98 +75,64 @@ func (f *mechanismFlags) parse(cmd *cobra.Command, flag string, names []string) 
 // newAggregator builds the named aggregator for problem p; label describes
 // it for people.
 func (s mechanisms) newAggregator(cmd *cobra.Command, name string, p constraints.Params) (agg ensemble.Aggregator, label string, err error) {
-	ctx := cmd.Context()
-	var g gamma.Gamma
-	var origin string
+	m := ensemble.Mechanism{Name: name, RRComposition: s.RRComp.For(p.Delta), RRDeltaPrime: s.RRDelta, GNMaxSearch: s.GNMaxSearch}
 	if name == "darrm" {
-		if g, origin, err = s.darrmGamma(ctx, cmd, p); err != nil {
+		if m.Gamma, m.GammaSource, err = s.darrmGamma(cmd, p); err != nil {
 			return nil, "", err
 		}
 	}
 	prog := cliout.NewProgress(cmd.ErrOrStderr(), 100, fmt.Sprintf("certifying %s for K=%d m=%g", name, p.K, p.M))
-	opts := ensemble.Options{Workers: s.workers, Progress: func(x float64) { prog.Set(int64(100 * x)) }}
-	defer prog.Done()
-	switch name {
-	case "darrm":
-		d, err := ensemble.NewDaRRM(ctx, p, g, opts)
-		return d, "DaRRM with " + origin, aggregatorError(err)
-	case "rr":
-		comp, err := rrComposition(s.flags.rrComp, p.Delta)
-		if err != nil {
-			return nil, "", err
-		}
-		r, err := ensemble.NewRR(ctx, p, comp, s.flags.rrDelta, opts)
-		if err != nil {
-			return nil, "", aggregatorError(err)
-		}
-		return r, fmt.Sprintf("randomized response with p_const = %.6g (Algorithm 7, Lemma B.1.1, %v composition)", r.PConst(), comp), nil
-	case "subsample", "dsub":
-		newSub := ensemble.NewSubsample
-		what := "Algorithm 8"
-		if name == "dsub" {
-			newSub, what = ensemble.NewDoubleSubsample, "2m-1 of Theorem 3.5.1"
-		}
-		sub, err := newSub(ctx, p, opts)
-		if err != nil {
-			return nil, "", aggregatorError(err)
-		}
-		return sub, fmt.Sprintf("subsampling: majority of %d of the %d teachers, drawn without replacement (%s)", sub.Size(), p.K, what), nil
+	agg, label, err = m.New(cmd.Context(), p, ensemble.Options{Workers: s.Workers, Progress: func(x float64) { prog.Set(int64(100 * x)) }})
+	prog.Done()
+	// A certificate failure exits 3; any other error is a parameter the
+	// mechanism cannot serve (exit 2).
+	if err != nil && !errors.Is(err, ensemble.ErrNotCertified) && !errors.Is(err, context.Canceled) {
+		err = cli.AsUsage(err)
 	}
-	g2, err := ensemble.NewGNMax(p, s.search)
-	if err != nil {
-		return nil, "", aggregatorError(err)
-	}
-	sigma, _ := g2.Sigma()
-	return g2, fmt.Sprintf("GNMax: Gaussian noise with sigma = %.4g on the two class counts (%v search)", sigma, s.search), nil
+	return agg, label, err
 }
 
-// aggregatorError keeps a certificate failure (exit 3) and makes any other
-// constructor error a parameter the mechanism cannot serve (exit 2).
-func aggregatorError(err error) error {
-	if err == nil || errors.Is(err, ensemble.ErrNotCertified) || errors.Is(err, context.Canceled) {
-		return err
-	}
-	return &usageError{err}
-}
-
-// darrmGamma returns DaRRM's noise function: the --gamma file, or gamma_opt
-// from the cache, solved on demand unless --no-solve.
-func (s mechanisms) darrmGamma(ctx context.Context, cmd *cobra.Command, p constraints.Params) (gamma.Gamma, string, error) {
+// darrmGamma returns DaRRM's noise function and where it came from: the
+// --gamma file, or gamma_opt from the cache, solved on demand unless
+// --no-solve (optimal.Source).
+func (s mechanisms) darrmGamma(cmd *cobra.Command, p constraints.Params) (gamma.Gamma, string, error) {
+	src := optimal.Source{Prior: s.Prior, CacheOnly: s.NoSolve, Options: optimal.Options{Workers: s.Workers}}
+	var err error
 	if s.table != nil {
-		if s.table.Gamma.K() != p.K {
-			return nil, "", usageErrorf("--gamma %s has %d values, want K+1 = %d", s.tableName, len(s.table.Gamma), p.K+1)
-		}
-		return s.table.Gamma, "the gamma of " + s.tableName, nil
-	}
-	if _, err := s.prior.Coefficients(p.K); err != nil {
-		return nil, "", usageErrorf("--prior: %v", err)
-	}
-	dir, err := s.flags.cache.open()
-	if err != nil {
+		src.Given = s.table.Gamma
+	} else if src.Cache, err = s.Cache.open(); err != nil {
 		return nil, "", err
 	}
-	what := fmt.Sprintf("gamma_opt (prior %s)", s.prior)
-	if s.flags.noSolve {
-		if dir == nil {
-			return nil, "", usageErrorf("--no-solve reads the cache, which --no-cache turns off")
-		}
-		key := cache.Key{Params: p, Prior: s.prior.String()}
-		e, err := optimal.Reverified(ctx, dir, key, s.workers)
-		switch {
-		case errors.Is(err, cache.ErrNotFound):
-			return nil, "", usageErrorf("--no-solve: the cache has no gamma_opt for K=%d m=%g eps=%g Delta=%g delta=%g prior %s (%s); run darrm solve with these parameters first",
-				p.K, p.M, p.Eps, p.Delta, p.TargetDelta, s.prior, dir.Path(key))
-		case err != nil:
-			return nil, "", fmt.Errorf("--no-solve: %w; run darrm solve with these parameters to replace it", err)
-		}
-		return e.Gamma, what + " from the cache", nil
-	}
-	e, cached, err := solveGamma(ctx, cmd, p, s.prior, dir, s.workers, false)
+	l, err := loadGamma(cmd.Context(), cmd, src, p)
 	if err != nil {
-		return nil, "", err
+		return nil, "", s.sourceError(err)
 	}
-	if cached {
-		return e.Gamma, what + " from the cache", nil
+	switch l.Origin {
+	case optimal.FromGiven:
+		return l.Gamma, "the gamma of " + s.tableName, nil
+	case optimal.FromCache:
+		return l.Gamma, fmt.Sprintf("gamma_opt (prior %s) from the cache", s.Prior), nil
 	}
-	return e.Gamma, what + ", solved now", nil
+	return l.Gamma, fmt.Sprintf("gamma_opt (prior %s), solved now", s.Prior), nil
+}
+
+// sourceError says an optimal.SourceError in terms of the flags that set
+// the source's fields: --gamma, --prior and --no-solve (with --no-cache),
+// as usage errors; a cache entry that cannot be read or used keeps its
+// error, and its exit status.
+func (s mechanisms) sourceError(err error) error {
+	var se *optimal.SourceError
+	switch {
+	case !errors.As(err, &se):
+		return err
+	case se.Field == "Given":
+		return cli.Usagef("--gamma %s %v", s.tableName, se.Err)
+	case se.Field == "Prior":
+		return cli.Usagef("--prior: %v", se.Err)
+	case errors.Is(err, optimal.ErrNoCache):
+		return cli.Usagef("--no-solve reads the cache, which --no-cache turns off")
+	case errors.Is(err, cache.ErrNotFound):
+		return cli.Usagef("--no-solve: %v; run darrm solve with these parameters first", se.Err)
+	}
+	return fmt.Errorf("--no-solve: %w; run darrm solve with these parameters to replace it", se.Err)
 }

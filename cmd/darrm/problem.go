@@ -2,177 +2,115 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
-	"github.com/darrm/darrm/internal/report"
-	"github.com/darrm/darrm/lp"
 	"github.com/darrm/darrm/optimal"
 )
 
 // problemFlags are the DaRRM problem (K, m, eps, Delta, delta) shared by
 // solve, verify and the release commands.
 type problemFlags struct {
-	k                     int
-	m, eps, delta, target float64
-}
-
-func (f *problemFlags) add(cmd *cobra.Command) {
-	fs := cmd.Flags()
-	flagK.add(fs, &f.k)
-	flagM.add(fs, &f.m)
-	flagEps.add(fs, &f.eps)
-	flagDelta.add(fs, &f.delta)
-	flagTarget.add(fs, &f.target)
-}
-
-// problem is a validated DaRRM problem and which of its values took their
-// defaults, which outputs say.
-type problem struct {
-	constraints.Params
-	mDefault, deltaDefault bool
+	K      int     `flag:"K"`
+	M      float64 `flag:"m"`
+	Eps    float64 `flag:"eps"`
+	Delta  float64 `flag:"Delta"`
+	Target float64 `flag:"delta"`
 }
 
 // params returns the problem with K from --K, which is required.
-func (f *problemFlags) params(cmd *cobra.Command) (problem, error) {
-	if err := requireFlags(cmd, "K"); err != nil {
-		return problem{}, err
+func (f *problemFlags) params(cmd *cobra.Command) (gamma.Problem, error) {
+	if err := cli.RequireFlags(cmd, "K"); err != nil {
+		return gamma.Problem{}, err
 	}
-	return f.paramsForK(cmd, f.k)
+	return f.paramsForK(cmd, f.K)
 }
 
 // paramsForK is params with K = k, for commands that take K from their
-// input; the caller checks k against a given --K.
-func (f *problemFlags) paramsForK(cmd *cobra.Command, k int) (problem, error) {
+// input; the caller checks k against a given --K. Values the command line
+// does not state come from the files' stated, then from the defaults.
+func (f *problemFlags) paramsForK(cmd *cobra.Command, k int, files ...gamma.Stated) (gamma.Problem, error) {
 	fs := cmd.Flags()
-	p := problem{Params: constraints.Params{K: k, M: f.m, Eps: f.eps, Delta: f.delta, TargetDelta: f.target}, mDefault: !fs.Changed("m")}
-	if !fs.Changed("delta") {
-		p.TargetDelta = constraints.DefaultTargetDelta(f.delta, f.m)
-		p.deltaDefault = true
-	}
-	return p, p.validate()
+	line := gamma.Stated{M: cli.Given(fs, "m", f.M), Eps: cli.Given(fs, "eps", f.Eps), Delta: cli.Given(fs, "Delta", f.Delta), TargetDelta: cli.Given(fs, "delta", f.Target)}
+	p := gamma.Params(k, constraints.Params{M: f.M, Eps: f.Eps, Delta: f.Delta}, append([]gamma.Stated{line}, files...)...)
+	return p, flagError(p.Validate(), map[string]string{"m·eps": "m·eps (--m × --eps)"})
 }
 
-// validate checks the problem, naming the flags of a bad parameter.
-func (p problem) validate() error {
-	err := p.Validate()
-	var pe *constraints.ParamError
-	if errors.As(err, &pe) {
-		flag := "--" + pe.Name
-		if pe.Name == "m·eps" {
-			flag = "m·eps (--m × --eps)"
-		}
-		return usageErrorf("%s = %v: %s", flag, pe.Value, pe.Rule)
+// withTable combines the parameters stated in a gamma file with the
+// command line, which takes precedence; K is the file's.
+func (f *problemFlags) withTable(cmd *cobra.Command, tab gamma.Table) (gamma.Problem, error) {
+	if k := tab.Gamma.K(); cmd.Flags().Changed("K") && f.K != k {
+		return gamma.Problem{}, cli.Usagef("--K = %d but gamma has %d values: need K+1", f.K, len(tab.Gamma))
 	}
-	return err
+	return f.paramsForK(cmd, tab.Gamma.K(), tab.Stated)
 }
 
-// out is the problem as outputs echo it.
-func (p problem) out() report.Problem {
-	return report.Problem{K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta, MDefault: p.mDefault, DeltaDefault: p.deltaDefault}
+// readGamma reads the gamma file named by args (standard input if none)
+// and the problem it is for, from the file and the flags (withTable).
+func (f *problemFlags) readGamma(cmd *cobra.Command, args []string) (gamma.Table, gamma.Problem, error) {
+	name := cli.InputArg(args)
+	tab, err := readTable(cmd, name)
+	if err != nil {
+		return gamma.Table{}, gamma.Problem{}, err
+	}
+	p, err := f.withTable(cmd, tab)
+	return tab, p, err
 }
 
 // cacheFlags select the gamma cache.
 type cacheFlags struct {
-	dir     string
-	noCache bool
-}
-
-func (f *cacheFlags) add(cmd *cobra.Command) {
-	flagCacheDir.add(cmd.Flags(), &f.dir)
-	flagNoCache.add(cmd.Flags(), &f.noCache)
+	Dir     string `flag:"cache-dir"`
+	NoCache bool   `flag:"no-cache"`
 }
 
 // open returns the cache, or nil with --no-cache.
 func (f *cacheFlags) open() (*cache.Dir, error) {
-	if f.noCache {
+	if f.NoCache {
 		return nil, nil
 	}
-	dir := f.dir
-	if dir == "" {
-		var err error
-		if dir, err = cache.DefaultDir(); err != nil {
-			return nil, err
-		}
-	}
-	d, err := cache.Open(dir)
+	d, err := cache.Open(f.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("%w (use --cache-dir or --no-cache)", err)
 	}
 	return d, nil
 }
 
-// solveGamma returns the certified gamma_opt for p from the cache, solving
-// it (with a progress line on a terminal) when the cache does not hold it.
-func solveGamma(ctx context.Context, cmd *cobra.Command, p constraints.Params, prior gamma.Prior, dir *cache.Dir, workers int, highsLog bool) (e *cache.Entry, cached bool, err error) {
+// loadGamma returns the gamma that src gives for p (optimal.Source.Load),
+// with a progress line on a terminal while gamma_opt is solved, and
+// warnings for a cache entry that is replaced or that could not be
+// stored.
+func loadGamma(ctx context.Context, cmd *cobra.Command, src optimal.Source, p constraints.Params) (optimal.Loaded, error) {
 	prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, fmt.Sprintf("solving K=%d m=%g", p.K, p.M))
-	opts := optimal.Options{
-		Workers: workers,
-		LP:      lp.Options{Verbose: highsLog},
-		Progress: func(s optimal.Progress) {
-			prog.Describe(fmt.Sprintf("solving K=%d m=%g: separation pass %d (%3.0f%%), %d rows, violation %.2g", p.K, p.M, s.Pass, 100*s.Fraction, s.Rows, math.Max(s.Violation, 0)))
-			prog.Set(int64(s.Pass))
-		},
+	src.Options.Progress = func(s optimal.Progress) {
+		prog.Describe(fmt.Sprintf("solving K=%d m=%g: separation pass %d (%3.0f%%), %d rows, violation %.2g", p.K, p.M, s.Pass, 100*s.Fraction, s.Rows, math.Max(s.Violation, 0)))
+		prog.Set(int64(s.Pass))
 	}
-	warn := func(err error) { fmt.Fprintf(cmd.ErrOrStderr(), "darrm: %v; recomputing it\n", err) }
-	e, cached, storeErr, err := optimal.Cached(ctx, dir, p, prior, opts, warn)
+	src.OnCorrupt = func(err error) { fmt.Fprintf(cmd.ErrOrStderr(), "darrm: %v; recomputing it\n", err) }
+	l, err := src.Load(ctx, p)
 	prog.Done()
+	if err == nil && l.StoreErr != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: gamma_opt was not cached: %v\n", l.StoreErr)
+	}
+	return l, err
+}
+
+// readTable reads the gamma file name (- for standard input).
+func readTable(cmd *cobra.Command, name string) (gamma.Table, error) {
+	in, err := cli.OpenInput(cmd.InOrStdin(), name)
 	if err != nil {
-		return nil, false, err // optimal.Solve and the cache name K and m already
+		return gamma.Table{}, err
 	}
-	if storeErr != nil {
-		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: gamma_opt was not cached: %v\n", storeErr)
-	}
-	return e, cached, nil
-}
-
-// openInput opens the named file, or standard input for "-".
-func openInput(cmd *cobra.Command, name string) (io.ReadCloser, error) {
-	if name == "-" {
-		return io.NopCloser(cmd.InOrStdin()), nil
-	}
-	f, err := os.Open(name)
+	defer in.Close()
+	tab, err := gamma.ReadTable(in)
 	if err != nil {
-		return nil, &usageError{err}
+		return tab, cli.Usagef("%s: %v", cli.InputName(name), err)
 	}
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		f.Close()
-		return nil, usageErrorf("%s is a directory, not a file", name)
-	}
-	return f, nil
-}
-
-// displayName names an input for people.
-func displayName(name string) string {
-	if name == "-" {
-		return "standard input"
-	}
-	return name
-}
-
-// checkOutPath refuses an output path that cannot be written as a file,
-// before any work is done.
-func checkOutPath(flag, path string) error {
-	if path == "" || path == "-" {
-		return nil
-	}
-	st, err := os.Stat(path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return nil
-	case err != nil:
-		return usageErrorf("--%s %s: %v", flag, path, err)
-	case st.IsDir():
-		return usageErrorf("--%s %s is a directory: give a file name", flag, path)
-	}
-	return nil
+	return tab, nil
 }

@@ -1,10 +1,39 @@
 package main
 
 import (
-	"runtime/debug"
+	"embed"
 
 	"github.com/spf13/cobra"
+
+	"github.com/darrm/darrm/internal/cli"
 )
+
+// helpFiles hold the long descriptions and examples of the commands.
+//
+//go:embed help/*.txt
+var helpFiles embed.FS
+
+// withHelp sets the long description and the examples of cmd from
+// help/NAME.txt (cli.WithHelp); TestHelpFiles checks that every command's
+// file is there.
+func withHelp(name string, cmd *cobra.Command) *cobra.Command {
+	return cli.WithHelp(helpFiles, "help/"+name+".txt", cmd)
+}
+
+// newCmd completes cmd: its long help and examples from help/HELP.txt
+// (withHelp; none when help is ""), the flags of the tagged fields of the
+// struct flags points to (bind), and the earlier spellings old of its flags
+// (cli.Aliases; none when nil). It returns cmd.
+func newCmd(help string, cmd *cobra.Command, flags any, old map[string]string) *cobra.Command {
+	if help != "" {
+		withHelp(help, cmd)
+	}
+	bind(cmd, flags)
+	if old != nil {
+		cli.Aliases(cmd, old)
+	}
+	return cmd
+}
 
 // subcommands holds the constructors of darrm's commands. Each command file
 // registers its constructor in an init function, so that commands can be
@@ -12,109 +41,27 @@ import (
 var subcommands []func() *cobra.Command
 
 func newRootCmd() *cobra.Command {
-	root := &cobra.Command{
-		Use:   "darrm",
-		Short: "Certified optimal private majority ensembling (DaRRM)",
-		Long: `darrm computes the optimal noise function gamma of DaRRM (Data-dependent
-Randomized Response Majority) by linear programming, certifies that it is
-(m·eps, delta)-differentially private by exhaustive separation, caches it, and
-uses it to release private majority votes of K (eps, Delta)-DP teachers.
-
-Reference: Shuli Jiang, "Communication Efficient and Differentially Private
-Optimization", PhD thesis, Carnegie Mellon University, 2025 (Chapters 3, 4).
-
-Exit status: 0 success; 1 failure; 2 bad input or parameters to change
-(nothing is written); 3 a noise function is not certified; 4 a privacy
-budget stopped a release; 130 interrupted (SIGINT or SIGTERM).`,
-		Version:       version(),
-		Args:          noArgs,
-		RunE:          func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
+	root := withHelp("darrm", &cobra.Command{
+		Use:     "darrm",
+		Short:   "Certified optimal private majority ensembling (DaRRM)",
+		Version: cli.Version(),
+		Args:    cli.NoArgs,
+		RunE:    func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		// Every command checks its flags tagged required before it runs.
+		PersistentPreRunE: cli.CheckRequired,
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+	})
 	root.SetVersionTemplate("darrm {{.Version}}\n")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	root.SetFlagErrorFunc(cli.FlagErrorFunc)
 	for _, newCmd := range subcommands {
 		root.AddCommand(newCmd())
 	}
 	return root
 }
 
-// version describes the build: the module version and, for a build from a
-// checkout, the commit.
-func version() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "(unknown version)"
-	}
-	v := info.Main.Version
-	var rev, modified string
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			modified = s.Value
-		}
-	}
-	if rev != "" {
-		if len(rev) > 12 {
-			rev = rev[:12]
-		}
-		v += " (commit " + rev
-		if modified == "true" {
-			v += ", modified"
-		}
-		v += ")"
-	}
-	return v + " " + info.GoVersion
-}
-
-// newGroupCmd returns a command that only holds subcommands: without one it
-// prints its help, and an unknown one is a usage error.
-func newGroupCmd(use, short, long string, children ...*cobra.Command) *cobra.Command {
-	cmd := &cobra.Command{
-		Use: use, Short: short, Long: long,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return usageErrorf("unknown command %q for %q; run %q for its commands", args[0], cmd.CommandPath(), cmd.CommandPath()+" --help")
-			}
-			return nil
-		},
-		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
-	}
-	cmd.AddCommand(children...)
-	return cmd
-}
-
-// noArgs refuses positional arguments as bad input.
-func noArgs(cmd *cobra.Command, args []string) error {
-	if len(args) > 0 {
-		if cmd.HasSubCommands() {
-			return usageErrorf("unknown command %q for %q; run %q for the list", args[0], cmd.CommandPath(), cmd.CommandPath()+" --help")
-		}
-		return usageErrorf("%s takes no arguments, got %q", cmd.CommandPath(), args)
-	}
-	return nil
-}
-
-// maxArgs allows at most n positional arguments.
-func maxArgs(n int) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if len(args) > n {
-			return usageErrorf("%s takes at most %d argument(s), got %d: %q", cmd.CommandPath(), n, len(args), args)
-		}
-		return nil
-	}
-}
-
-// requireFlags reports the first of names that was not given.
-func requireFlags(cmd *cobra.Command, names ...string) error {
-	for _, name := range names {
-		if !cmd.Flags().Changed(name) {
-			f := cmd.Flags().Lookup(name)
-			return usageErrorf("--%s is required: %s", name, f.Usage)
-		}
-	}
-	return nil
+// newGroupCmd returns a command that only holds subcommands (cli.Group),
+// with its help from help/USE.txt.
+func newGroupCmd(use, short string, children ...*cobra.Command) *cobra.Command {
+	return cli.Group(withHelp(use, &cobra.Command{Use: use, Short: short}), children...)
 }

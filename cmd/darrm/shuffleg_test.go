@@ -104,7 +104,7 @@ func TestShufflegBadInput(t *testing.T) {
 		{[]string{"--eps", "1", "--p", "0"}, "--p = 0: must be in (0, 1]"},
 		{[]string{"--eps", "1", "--p", "1.2"}, "--p = 1.2"},
 		{[]string{"--eps", "1", "--clip", "Inf"}, "--clip = +Inf"},
-		{[]string{"--eps", "1", "--runs", "0"}, "--runs 0"},
+		{[]string{"--eps", "1", "--runs", "0"}, "--runs = 0"},
 		{[]string{"--eps", "1", "--algo", "dp,foo"}, `algorithm "foo"`},
 		{[]string{"--eps", "1", "--order", "xx"}, `order "xx"`},
 		{[]string{"--eps", "1", "--lr", "0.1", "--lr-grid", "0.1"}, "give one of them"},
@@ -112,7 +112,8 @@ func TestShufflegBadInput(t *testing.T) {
 		{[]string{"--eps", "1", "--lr", "-0.1"}, "--lr = -0.1"},
 		{[]string{"--eps", "1", "--conversion", "best"}, `conversion "best"`},
 		{[]string{"--eps", "1", "--plot", filepath.Join(dir, "x.gif")}, "must end in"},
-		{[]string{"--eps", "1", "--lambda", "1"}, "--lambda applies to"},
+		{[]string{"--eps", "1", "--lambda", "1"}, "--lambda 1: applies to the tasks ridge and lasso-logistic, not mean"},
+		{[]string{"--eps", "1", "--alpha-rule", "table-4.3", "--conversion", "improved"}, "--alpha-rule table-4.3: Table 4.3's order is defined with the paper's conversion, not improved"},
 		{[]string{"--eps", "1", "--format", "xml"}, "--format"},
 		{[]string{"--eps", "1", "--p", "0.001", "--plot", plot}, "0 private"},
 		{[]string{}, "--target-eps: give one eps (got 0)"},
@@ -137,8 +138,9 @@ func TestShufflegBadInput(t *testing.T) {
 		{[]string{"--task", "mean", "--dataset", "mnist"}, `dataset "mnist"`},
 		{[]string{"--task", "lasso-logistic", "--dataset", "mnist69"}, "no construction"},
 		{[]string{"--task", "mean", "--dataset", "mnist69", "--data-dir", dir}, "scripts/fetch-data.sh"},
-		{[]string{"--task", "mean", "--dataset", "mnist69", "--n", "5"}, "--n and --d apply to --dataset synthetic only"},
-		{[]string{"--task", "ridge", "--dataset", "diabetes", "--C", "3"}, "--C applies to --task mean only"},
+		{[]string{"--task", "mean", "--dataset", "mnist69", "--n", "5"}, "--n 5: applies to the dataset synthetic only"},
+		{[]string{"--task", "mean", "--dataset", "mnist69", "--d", "3"}, "--d 3: applies to the dataset synthetic only"},
+		{[]string{"--task", "ridge", "--dataset", "diabetes", "--C", "3"}, "--C 3: applies to the task mean only"},
 	} {
 		code, _, stderr := runCLI(append([]string{"shuffleg", "--eps", "1"}, tc.args...)...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {
@@ -158,6 +160,9 @@ func TestShufflegHelpListsCatalog(t *testing.T) {
 		if !strings.Contains(out, "\n  "+info.Name+" ") {
 			t.Errorf("help does not list dataset %s", info.Name)
 		}
+	}
+	if !strings.Contains(out, datasets.FetchScript) {
+		t.Errorf("help does not name %s", datasets.FetchScript)
 	}
 }
 

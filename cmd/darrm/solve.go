@@ -1,195 +1,112 @@
 package main
 
 import (
-	"fmt"
+	"errors"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/darrm/darrm/cache"
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/cli"
+	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/figure"
 	"github.com/darrm/darrm/internal/report"
+	"github.com/darrm/darrm/lp"
+	"github.com/darrm/darrm/optimal"
 )
 
 func init() { subcommands = append(subcommands, newSolveCmd) }
 
 type solveFlags struct {
-	problem  problemFlags
-	cache    cacheFlags
-	format   formatFlag
-	workers  workersFlag
-	prior    string
-	compare  bool
-	actual   []string
-	plot     string
-	highsLog bool
-	rrComp   string
-	rrDelta  float64
-	subSize  int
+	problemFlags
+	Cache    cacheFlags
+	Format   cliout.Format       `flag:"format"`
+	Workers  int                 `flag:"workers"`
+	Prior    gamma.Prior         `flag:"prior"`
+	Plot     string              `flag:"plot"`
+	RRComp   accountant.RRMethod `flag:"rr-composition"`
+	RRDelta  float64             `flag:"rr-delta-prime"`
+	Compare  bool                `flag:"compare" help:"also compute and certify the baselines gamma_Sub, gamma_DSub and RR"`
+	Actual   []string            `flag:"actual" help:"with --compare: actual distributions of the p_i for the true expected error: U(a,b), a probability, or K probabilities"`
+	HighsLog bool                `flag:"highs-log" help:"show HiGHS's solver log"`
+	SubSize  int                 `flag:"sub-size" help:"with --compare: teachers subsampled by gamma_Sub (default floor(m); App. B.4 subsamples M with m from general composition)"`
 }
 
 func newSolveCmd() *cobra.Command {
-	var f solveFlags
-	cmd := &cobra.Command{
+	f := solveFlags{Actual: []string{"U(0,1)", "0.5", "U(0,0.1)"}}
+	return newCmd("solve", &cobra.Command{
 		Use:   "solve --K K [--m m] [flags]",
 		Short: "Compute, certify and cache the optimal noise function gamma",
-		Long: `solve computes gamma_opt, the DaRRM noise function that maximises utility
-under a prior subject to (m·eps, delta)-DP (thesis Section 3.6), by linear
-programming with cutting planes. The returned gamma is certified: the privacy
-cost is maximised exactly over every corner multiset of the teachers'
-feasible regions (Lemma 3.6.1) and is below the budget e^{m·eps} - 1 + 2·delta
-with a margin covering floating-point error. Results are cached.
-
---compare adds the baselines at the same (m·eps, delta): gamma_Sub (majority of
---sub-size subsampled teachers, Lemma 3.4.1), gamma_DSub (2m-1 subsampled
-teachers, Theorem 3.5.1, when Delta = delta = 0) and randomized response with
-p_const of Lemma B.1.1, each with its own certificate, and true expected
-errors under actual distributions of the teachers' probabilities.
-
-Earlier spellings --rr-method is still accepted.`,
-		Example: `  darrm solve --K 11 --m 3
-  darrm solve --K 11 --m 3 --compare --plot gamma.png
-  darrm solve --K 101 --m 10 --Delta 0 --format json`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runSolve(cmd, &f) },
-	}
-	f.problem.add(cmd)
-	f.cache.add(cmd)
-	f.format.add(cmd)
-	f.workers.add(cmd)
-	fs := cmd.Flags()
-	flagPrior.add(fs, &f.prior)
-	flagPlot.add(fs, &f.plot)
-	flagRRComposition.add(fs, &f.rrComp)
-	flagRRDeltaPrime.add(fs, &f.rrDelta)
-	fs.BoolVar(&f.compare, "compare", false, "also compute and certify the baselines gamma_Sub, gamma_DSub and RR")
-	fs.StringSliceVar(&f.actual, "actual", []string{"U(0,1)", "0.5", "U(0,0.1)"}, "with --compare: actual distributions of the p_i for the true expected error: U(a,b), a probability, or K probabilities")
-	fs.BoolVar(&f.highsLog, "highs-log", false, "show HiGHS's solver log")
-	fs.IntVar(&f.subSize, "sub-size", 0, "with --compare: teachers subsampled by gamma_Sub (default floor(m); App. B.4 subsamples M with m from general composition)")
-	aliases(cmd, map[string]string{"rr-method": "rr-composition"})
-	return cmd
+		Args:  cli.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runSolve(cmd, &f) },
+	}, &f, map[string]string{"rr-method": "rr-composition"})
 }
 
 func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	start := time.Now()
-	p, err := f.problem.params(cmd)
+	p, err := f.params(cmd)
 	if err != nil {
 		return err
 	}
-	format, err := f.format.parse()
-	if err != nil {
+	if err := checkWorkers(f.Workers); err != nil {
 		return err
 	}
-	workers, err := f.workers.get()
+	coeffs, err := f.Prior.Coefficients(p.K)
 	if err != nil {
-		return err
-	}
-	prior, err := gamma.ParsePrior(f.prior)
-	if err == nil {
-		_, err = prior.Coefficients(p.K)
-	}
-	if err != nil {
-		return usageErrorf("--prior: %v", err)
+		return cli.Usagef("--prior: %v", err)
 	}
 	var actuals []gamma.Actual
 	var bases []gamma.Baseline
-	if f.compare {
+	if f.Compare {
 		if actuals, bases, err = f.baselines(cmd, p); err != nil {
 			return err
 		}
 	}
-	if f.plot != "" {
-		if err := figure.CheckPath(f.plot); err != nil {
-			return &usageError{err}
-		}
+	if err := checkPlot(f.Plot); err != nil {
+		return err
 	}
-	dir, err := f.cache.open()
+	dir, err := f.Cache.open()
 	if err != nil {
 		return err
 	}
 	ctx := cmd.Context()
-	e, cached, err := solveGamma(ctx, cmd, p.Params, prior, dir, workers, f.highsLog)
+	src := optimal.Source{Cache: dir, Prior: f.Prior, Options: optimal.Options{Workers: f.Workers, LP: lp.Options{Verbose: f.HighsLog}}}
+	l, err := loadGamma(ctx, cmd, src, p.Params)
 	if err != nil {
 		return err
 	}
-	out := report.Solve{
-		Problem: p.out(),
-		Prior:   prior.String(), Gamma: e.Gamma, Objective: e.Utility, SurrogateError: e.SurrogateError,
-		UpperBound: e.UpperBound, Gap: e.Gap, Scale: e.Scale,
-		Certificate: e.Certificate, CertifiedNow: true, Cached: cached,
-		Solve: report.SolveStats{Seconds: e.Seconds, LPSolves: e.LPSolves, Rows: e.Rows, Passes: e.Passes, TieBroken: e.TieBroken},
-	}
-	if dir != nil {
-		out.CacheFile = dir.Path(cache.Key{Params: p.Params, Prior: prior.String()})
-	}
-	if f.compare {
-		if out.Errors, err = gamma.ExpectedErrors(e.Gamma, actuals); err != nil {
+	out := report.NewSolve(report.NewProblem(p), l.Entry, l.Origin == optimal.FromCache)
+	out.CacheFile = l.Path
+	if f.Compare {
+		var evs []gamma.Evaluation
+		if out.Errors, evs, err = gamma.Compare(ctx, p.Params, l.Gamma, bases, coeffs, actuals, f.Workers); err != nil {
 			return err
 		}
-		coeffs, _ := prior.Coefficients(p.K)
-		for _, b := range bases {
-			ev, err := gamma.Evaluate(ctx, p.Params, b.Gamma, coeffs, actuals, workers)
-			if err != nil {
-				return fmt.Errorf("certify %s: %w", b.Name, err)
-			}
-			out.Compare = append(out.Compare, report.Mechanism{Name: b.Name, Label: b.Label, Gamma: b.Gamma, Evaluation: ev})
-		}
+		out.Compare = report.Compared(bases, evs)
 	}
 	out.Seconds = time.Since(start).Seconds()
-	if f.plot != "" {
-		if err := figure.WriteGammas(f.plot, "", []figure.Setting{setting(out)}, 1, false); err != nil {
+	if f.Plot != "" {
+		if err := figure.WriteGammas(f.Plot, "", []figure.Setting{figure.SolveSetting(out)}, 1, false); err != nil {
 			return err
 		}
 	}
-	return out.Write(cmd.OutOrStdout(), format)
+	return out.Write(cmd.OutOrStdout(), f.Format)
 }
 
-// setting is out as a column of a gamma figure.
-func setting(out report.Solve) figure.Setting {
-	s := figure.Setting{K: out.K, M: out.M, Eps: out.Eps, Delta: out.Delta, TargetDelta: out.TargetDelta}
-	for _, m := range out.Mechanisms() {
-		s.Mechanisms = append(s.Mechanisms, figure.Mechanism{Name: m.Name, Prior: out.Prior, Gamma: m.Gamma, Status: m.Certificate.Status, Errors: m.Errors})
-	}
-	return s
-}
-
-// baselines parses the flags of --compare and builds the baselines.
-func (f *solveFlags) baselines(cmd *cobra.Command, p problem) ([]gamma.Actual, []gamma.Baseline, error) {
-	var actuals []gamma.Actual
-	for _, s := range f.actual {
-		a, err := gamma.ParseActual(s)
-		if err != nil {
-			return nil, nil, usageErrorf("--actual: %v", err)
-		}
-		actuals = append(actuals, a)
-	}
-	s := gamma.SubSize(p.M)
-	if cmd.Flags().Changed("sub-size") {
-		if f.subSize < 1 || f.subSize > p.K {
-			return nil, nil, usageErrorf("--sub-size = %d: must be in [1, K] = [1, %d]", f.subSize, p.K)
-		}
-		s = f.subSize
-	}
-	sub, err := gamma.SubBaseline(p.K, s)
+// baselines parses the flags of --compare and builds the baselines
+// (gamma.Baselines).
+func (f *solveFlags) baselines(cmd *cobra.Command, p gamma.Problem) ([]gamma.Actual, []gamma.Baseline, error) {
+	actuals, err := gamma.ParseActuals(f.Actual)
 	if err != nil {
-		return nil, nil, &usageError{err}
+		return nil, nil, cli.Usagef("--actual: %v", err)
 	}
-	bases := []gamma.Baseline{sub}
-	if p.Delta == 0 && p.TargetDelta == 0 {
-		d, err := gamma.DSubBaseline(p.K, p.M)
-		if err != nil {
-			return nil, nil, &usageError{err}
-		}
-		bases = append(bases, d)
+	if cmd.Flags().Changed("sub-size") && (f.SubSize < 1 || f.SubSize > p.K) {
+		return nil, nil, cli.Usagef("--sub-size = %d: must be in [1, K] = [1, %d]", f.SubSize, p.K)
 	}
-	comp, err := rrComposition(f.rrComp, p.Delta)
-	if err != nil {
-		return nil, nil, err
+	bases, err := gamma.Baselines(p.Params, gamma.BaselineOptions{SubSize: f.SubSize, RR: f.RRComp, RRDeltaPrime: f.RRDelta})
+	if be := (*gamma.BaselineError)(nil); errors.As(err, &be) && be.Name == "rr" {
+		return nil, nil, cli.Usagef("RR with --rr-composition %v: %v", f.RRComp.For(p.Delta), err)
 	}
-	rr, err := gamma.RRBaseline(p.Params, comp, f.rrDelta)
-	if err != nil {
-		return nil, nil, usageErrorf("RR with --rr-composition %v: %v", comp, err)
-	}
-	return actuals, append(bases, rr), nil
+	return actuals, bases, cli.AsUsage(err)
 }

@@ -6,124 +6,52 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/report"
 )
 
 func init() { subcommands = append(subcommands, newVerifyCmd) }
 
-type verifyFlags struct {
-	problem problemFlags
-	format  formatFlag
-	workers workersFlag
-}
-
 func newVerifyCmd() *cobra.Command {
-	var f verifyFlags
-	cmd := &cobra.Command{
+	var f struct {
+		problemFlags
+		Format  cliout.Format `flag:"format"`
+		Workers int           `flag:"workers"`
+	}
+	return newCmd("verify", &cobra.Command{
 		Use:   "verify [FILE] [flags]",
 		Short: "Certify that a gamma makes DaRRM (m·eps, delta)-DP",
-		Long: `verify reads a noise function gamma(0..K) from FILE (or standard input): the
-JSON or CSV printed by "darrm solve", a JSON array, or numbers separated by
-spaces, commas or newlines. It maximises the privacy cost f exactly over
-every corner multiset (Lemmas 3.4.4 and 3.6.1) and prints the certificate.
-
-The problem is taken from the JSON when it states it; flags given on the
-command line override it. K is the length of gamma minus one; m, eps, Delta
-and delta take the shared defaults when neither the file nor a flag gives
-them.
-
-Exit status: 0 if certified (max f + rounding bound <= budget); 3 if not,
-including a gamma that meets the budget only to within rounding error
-("tight"); 2 for bad input.`,
-		Example: `  darrm solve --K 11 --m 3 --format json | darrm verify
-  darrm solve --K 11 --m 3 --format csv | darrm verify --m 3
-  darrm verify gamma.txt --m 3 --eps 0.1 --Delta 1e-5`,
-		Args: maxArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runVerify(cmd, &f, args) },
-	}
-	f.problem.add(cmd)
-	f.format.add(cmd)
-	f.workers.add(cmd)
-	return cmd
+		Args:  cli.MaxArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			start := time.Now()
+			if err := checkWorkers(f.Workers); err != nil {
+				return err
+			}
+			tab, p, err := f.readGamma(cmd, args)
+			if err != nil {
+				return err
+			}
+			prog := cliout.NewProgress(cmd.ErrOrStderr(), 100, fmt.Sprintf("certifying K=%d", p.K))
+			cert, err := gamma.Verify(cmd.Context(), p.Params, tab.Gamma, f.Workers, func(x float64) { prog.Set(int64(100 * x)) })
+			prog.Done()
+			if err != nil {
+				return err
+			}
+			return writeVerify(cmd, report.Verify{Problem: report.NewProblem(p), Gamma: tab.Gamma, Certificate: cert, Seconds: time.Since(start).Seconds()}, f.Format)
+		},
+	}, &f, nil)
 }
 
-func runVerify(cmd *cobra.Command, f *verifyFlags, args []string) error {
-	start := time.Now()
-	format, err := f.format.parse()
-	if err != nil {
-		return err
-	}
-	workers, err := f.workers.get()
-	if err != nil {
-		return err
-	}
-	tab, p, err := f.problem.readGamma(cmd, args)
-	if err != nil {
-		return err
-	}
-	prog := cliout.NewProgress(cmd.ErrOrStderr(), 100, fmt.Sprintf("certifying K=%d", p.K))
-	cert, err := gamma.Verify(cmd.Context(), p.Params, tab.Gamma, workers, func(x float64) { prog.Set(int64(100 * x)) })
-	prog.Done()
-	if err != nil {
-		return err
-	}
-	out := report.Verify{Problem: p.out(), Gamma: tab.Gamma, Certificate: cert, Seconds: time.Since(start).Seconds()}
+// writeVerify prints a certificate (verify, separate merge) and fails with
+// errNotCertified (exit status 3) when it does not certify the gamma.
+func writeVerify(cmd *cobra.Command, out report.Verify, format cliout.Format) error {
 	if err := out.Write(cmd.OutOrStdout(), format); err != nil {
 		return err
 	}
-	if cert.Status != gamma.Certified {
-		return fmt.Errorf("gamma is %w (m·eps, delta)-DP: %v, max f / budget = %.15g", errNotCertified, cert.Status, cert.Ratio)
+	if c := out.Certificate; c.Status != gamma.Certified {
+		return fmt.Errorf("gamma is %w (m·eps, delta)-DP: %v, max f / budget = %.15g", errNotCertified, c.Status, c.Ratio)
 	}
 	return nil
-}
-
-// withTable combines the parameters stated in a gamma file with the
-// command line, which takes precedence; K is the file's.
-func (f *problemFlags) withTable(cmd *cobra.Command, tab gamma.Table) (problem, error) {
-	fs := cmd.Flags()
-	k := tab.Gamma.K()
-	if fs.Changed("K") && f.k != k {
-		return problem{}, usageErrorf("--K = %d but gamma has %d values: need K+1", f.k, len(tab.Gamma))
-	}
-	pick := func(flag string, fromFlag float64, fromFile *float64) float64 {
-		if fromFile != nil && !fs.Changed(flag) {
-			return *fromFile
-		}
-		return fromFlag
-	}
-	p := problem{Params: constraints.Params{K: k, M: pick("m", f.m, tab.M), Eps: pick("eps", f.eps, tab.Eps), Delta: pick("Delta", f.delta, tab.Delta)}}
-	p.mDefault = !fs.Changed("m") && tab.M == nil
-	switch {
-	case fs.Changed("delta"):
-		p.TargetDelta = f.target
-	case tab.TargetDelta != nil:
-		p.TargetDelta = *tab.TargetDelta
-	default:
-		p.TargetDelta = constraints.DefaultTargetDelta(p.Delta, p.M)
-		p.deltaDefault = true
-	}
-	return p, p.validate()
-}
-
-// readGamma reads the gamma file named by args (standard input if none)
-// and the problem it is for, from the file and the flags (withTable).
-func (f *problemFlags) readGamma(cmd *cobra.Command, args []string) (gamma.Table, problem, error) {
-	name := "-"
-	if len(args) == 1 {
-		name = args[0]
-	}
-	in, err := openInput(cmd, name)
-	if err != nil {
-		return gamma.Table{}, problem{}, err
-	}
-	tab, err := gamma.ReadTable(in)
-	in.Close()
-	if err != nil {
-		return gamma.Table{}, problem{}, usageErrorf("%s: %v", displayName(name), err)
-	}
-	p, err := f.withTable(cmd, tab)
-	return tab, p, err
 }

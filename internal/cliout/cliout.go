@@ -31,8 +31,21 @@ func ParseFormat(s string) (Format, error) {
 	case Table, JSON, CSV:
 		return f, nil
 	}
-	return "", fmt.Errorf("--format %q: must be one of table, json, csv", s)
+	return "", fmt.Errorf("format %q: must be one of table, json, csv", s)
 }
+
+// UnmarshalText sets f from a format's name (ParseFormat), so that a
+// Format works as a flag value.
+func (f *Format) UnmarshalText(b []byte) error {
+	v, err := ParseFormat(string(b))
+	if err == nil {
+		*f = v
+	}
+	return err
+}
+
+// MarshalText returns the format's name.
+func (f Format) MarshalText() ([]byte, error) { return []byte(f), nil }
 
 // WriteJSON writes v as indented JSON followed by a newline.
 func WriteJSON(w io.Writer, v any) error {

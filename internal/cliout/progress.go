@@ -68,6 +68,23 @@ func (p *Progress) Set(n int64) {
 	}
 }
 
+// Update moves the indicator to done of total units, for work whose total
+// is known only once it runs.
+func (p *Progress) Update(done, total int64) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.total = total
+	if p.bar != nil {
+		p.bar.ChangeMax64(total)
+	}
+	if p.ensure() {
+		_ = p.bar.Set64(done)
+	}
+}
+
 // Describe replaces the text shown beside the indicator.
 func (p *Progress) Describe(s string) {
 	if p == nil {

@@ -199,6 +199,27 @@ func ParseMetric(s string) (Metric, error) {
 	return 0, fmt.Errorf("metric %q: must be loss or excess", s)
 }
 
+// String returns "loss" or "excess", as ParseMetric reads it.
+func (m Metric) String() string {
+	if m == Excess {
+		return "excess"
+	}
+	return "loss"
+}
+
+// MarshalText returns the name of m, so that a Metric reads and prints as
+// text (a flag, a JSON or config value).
+func (m Metric) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+
+// UnmarshalText sets m from its name (ParseMetric).
+func (m *Metric) UnmarshalText(b []byte) error {
+	x, err := ParseMetric(string(b))
+	if err == nil {
+		*m = x
+	}
+	return err
+}
+
 var taskNames = map[string]string{"mean": "mean estimation", "ridge": "ridge regression", "lasso-logistic": "lasso logistic regression"}
 
 // ReportPanel is the panel of a DP-ShuffleG experiment's report (Figure
@@ -267,11 +288,16 @@ const logSpan = 30
 // mechanismLabels name transfer's mechanisms as the thesis' tables do.
 var mechanismLabels = map[string]string{"gnmax": "GNMax", "darrm-sub": "DaRRM, γ_{Sub}", "darrm-opt": "DaRRM, γ_{opt}", "rr": "RR, γ_{const}"}
 
-// TransferPanel is the panel of a transfer experiment: each mechanism's
-// label accuracy, mean and one standard deviation over the redraws,
-// against the number of queries Q.
-func TransferPanel(title string, results []transfer.Result) Panel {
-	p := Panel{Title: title, XLabel: "queries Q", YLabel: "label accuracy"}
+// TransferPanel is the panel of a transfer experiment on dataset with k
+// teachers: each mechanism's label accuracy, mean and one standard
+// deviation over the redraws, against the number of queries Q, under a
+// title that says the privacy of each label.
+func TransferPanel(dataset string, k int, results []transfer.Result) Panel {
+	p := Panel{Title: dataset, XLabel: "queries Q", YLabel: "label accuracy"}
+	if len(results) > 0 {
+		r := results[0]
+		p.Title = fmt.Sprintf("%s, K = %d, m = %g: each label (%.4g, %.2g)-DP", dataset, k, r.M, r.QueryEps, r.QueryDelta)
+	}
 	for _, name := range transfer.Mechanisms {
 		s := Series{Label: mechanismLabels[name]}
 		for _, r := range results {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/report"
 )
 
 func TestRuns(t *testing.T) {
@@ -206,5 +207,18 @@ func TestWriteGNMax(t *testing.T) {
 	}
 	if err := WriteGNMax(filepath.Join(dir, "y.png"), "t", []accountant.Guarantee{{Eps: 0.01, Delta: 1e-6}}, nil); err == nil {
 		t.Error("a target the grid cannot meet: no error")
+	}
+}
+
+// TestSolveSetting: a solve document's column has its problem and every
+// mechanism, gamma_opt first, with its certificate's status.
+func TestSolveSetting(t *testing.T) {
+	sub, _ := gamma.Sub(5, 1)
+	d := report.Solve{Problem: report.Problem{K: 5, M: 1, Eps: 0.1}, Prior: "tp", Gamma: sub, Certificate: gamma.Certificate{Status: gamma.Tight},
+		Compare: []report.Mechanism{{Name: "sub", Gamma: sub, Evaluation: gamma.Evaluation{Certificate: gamma.Certificate{Status: gamma.Certified}}}}}
+	s := SolveSetting(d)
+	if s.K != 5 || s.M != 1 || len(s.Mechanisms) != 2 || s.Mechanisms[0].Name != "opt" || s.Mechanisms[0].Status != gamma.Tight ||
+		s.Mechanisms[1].Name != "sub" || s.Mechanisms[1].Status != gamma.Certified || s.Mechanisms[1].Prior != "tp" {
+		t.Errorf("%+v", s)
 	}
 }

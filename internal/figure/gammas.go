@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/report"
 )
 
 // Mechanism is one noise function of a gamma figure.
@@ -31,6 +32,16 @@ type Setting struct {
 	K                          int
 	M, Eps, Delta, TargetDelta float64
 	Mechanisms                 []Mechanism
+}
+
+// SolveSetting is the column of a darrm solve document: its problem, and
+// gamma_opt and the baselines with their certificates' status.
+func SolveSetting(out report.Solve) Setting {
+	s := Setting{K: out.K, M: out.M, Eps: out.Eps, Delta: out.Delta, TargetDelta: out.TargetDelta}
+	for _, m := range out.Mechanisms() {
+		s.Mechanisms = append(s.Mechanisms, Mechanism{Name: m.Name, Prior: out.Prior, Gamma: m.Gamma, Status: m.Certificate.Status, Errors: m.Errors})
+	}
+	return s
 }
 
 // mechanismStyle is how a mechanism is drawn and named.

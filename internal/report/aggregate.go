@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/ledger"
 )
 
 // Aggregate is the summary darrm aggregate prints after a release.
@@ -60,13 +63,8 @@ type Budget struct {
 // Ledger is the state of the privacy ledger a release was charged to,
 // after it.
 type Ledger struct {
-	Path        string               `json:"path"`
-	Ensemble    string               `json:"ensemble"`
-	Relation    string               `json:"relation"`
-	Budget      accountant.Guarantee `json:"budget"`
-	Total       accountant.Guarantee `json:"total"`
-	Composition string               `json:"composition"`
-	QueriesLeft int                  `json:"queries_left"`
+	Path string `json:"path"`
+	ledger.Status
 }
 
 // Randomness says where the noise of a release came from.
@@ -74,6 +72,76 @@ type Randomness struct {
 	Source string  `json:"source"`
 	Seed   *uint64 `json:"seed,omitempty"`
 	Note   string  `json:"note,omitempty"`
+}
+
+// NotForRelease is what every output of a seeded release says.
+const NotForRelease = "NOT FOR RELEASE: --seed makes the noise reproducible, so anyone who knows the seed can remove it"
+
+// Release is a release of private labels (ensemble.ReleaseTo), as
+// NewAggregate summarises it.
+type Release struct {
+	Problem gamma.Problem
+	// Mechanism names the aggregator Aggregator, which Label describes.
+	Mechanism, Label string
+	Aggregator       ensemble.Aggregator
+	// Input names the votes that Votes read; Output names where the sink
+	// Sink wrote the labels.
+	Input, Output string
+	Votes         *ensemble.VoteReader
+	Sink          ensemble.LabelSink
+	Result        ensemble.ReleaseResult
+	// Budget is the budget that limited the release, if any; DeltaPrime
+	// the slack of the totals' general and optimal composition.
+	Budget     *Budget
+	DeltaPrime float64
+	// Seed is the seed of a reproducible release, nil for crypto/rand.
+	Seed *uint64
+	// Ledger, if not nil, is the ledger at LedgerPath the release was
+	// charged to.
+	Ledger     *ledger.Ledger
+	LedgerPath string
+	Elapsed    time.Duration
+}
+
+// NewAggregate is the summary of the release r: the guarantee of each
+// label, the total of the labels answered under each composition
+// (accountant.Totals), whether the budget stopped the release, and the
+// ledger's state after it.
+func NewAggregate(r Release) (Aggregate, error) {
+	priv := r.Aggregator.Privacy()
+	res := r.Result
+	out := Aggregate{
+		Input: r.Input, InputFormat: r.Votes.Format().String(), Header: r.Votes.HasHeader(), IDColumn: r.Votes.HasID(),
+		Output: r.Output, OutputFormat: r.Sink.Format.String(), Mechanism: r.Mechanism, Label: r.Label,
+		Problem:  NewProblem(r.Problem),
+		PerQuery: PerQuery{Eps: priv.Eps, Delta: priv.Delta, Source: priv.Source, Relation: priv.Relation.String(), RelationText: priv.Relation.Describe()},
+		Gamma:    r.Aggregator.Gamma(), Certificate: priv.Certificate,
+		Answered: res.Answered, Unanswered: res.Unanswered,
+		Budget:     r.Budget,
+		Randomness: Randomness{Source: "crypto/rand"}, ForRelease: r.Seed == nil,
+		Seconds: r.Elapsed.Seconds(), QueriesPerSecond: float64(res.Answered+res.Unanswered) / r.Elapsed.Seconds(),
+	}
+	if r.Seed != nil {
+		out.Randomness = Randomness{Source: "seeded ChaCha8 (math/rand/v2)", Seed: r.Seed, Note: NotForRelease}
+	}
+	if res.Answered > 0 {
+		out.Totals = accountant.Totals(priv.Guarantee, res.Answered, r.DeltaPrime)
+	}
+	if g, ok := r.Aggregator.(*ensemble.GNMax); ok {
+		sigma, _ := g.Sigma()
+		out.Sigma = &sigma
+	}
+	if out.Budget != nil {
+		out.Budget.Stopped = res.Unanswered > 0
+	}
+	if r.Ledger != nil {
+		st, err := r.Ledger.Status(priv.Guarantee)
+		if err != nil {
+			return out, err
+		}
+		out.Ledger = &Ledger{Path: r.LedgerPath, Status: st}
+	}
+	return out, nil
 }
 
 // Write renders the summary in format f.

@@ -1,7 +1,16 @@
 // Package report holds the documents darrm's commands print: one type per
 // command, whose JSON field names are stable, and its table and CSV
-// renderings. Commands fill a document from library results and call its
-// Write method; nothing here computes a privacy quantity.
+// renderings. Commands build a document from library results, with its
+// constructor where it has one (NewSolve, NewAggregate, NewSimulate,
+// NewTransfer, NewLedgerShow, MergeShards), and call its Write method.
+// Privacy quantities come from the libraries: NewAggregate has the
+// accountant compose the released labels' totals (accountant.Totals) and
+// the ledger say its state; Solve.Recertify and CheckDrawable have
+// gamma.Verify certify again the gammas a document read from a file
+// states, and MergeShards has gamma.MergeShards combine a certificate's
+// shards. The account documents put the accountant's results side by side
+// (the RDP ε at the order used, a ratio of two σ), and compute nothing
+// else.
 package report
 
 import (
@@ -9,6 +18,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
 )
@@ -23,6 +33,16 @@ type Problem struct {
 	TargetDelta  float64 `json:"delta"`
 	MDefault     bool    `json:"m_is_default"`
 	DeltaDefault bool    `json:"delta_is_default"`
+}
+
+// NewProblem is the problem p as outputs echo it.
+func NewProblem(p gamma.Problem) Problem {
+	return Problem{K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta, MDefault: p.MDefault, DeltaDefault: p.DeltaDefault}
+}
+
+// Params is the problem the document states, for the library.
+func (o Problem) Params() constraints.Params {
+	return constraints.Params{K: o.K, M: o.M, Eps: o.Eps, Delta: o.Delta, TargetDelta: o.TargetDelta}
 }
 
 // Describe says the problem in words, marking defaults.

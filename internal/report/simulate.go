@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
 )
 
@@ -33,6 +35,23 @@ type SimResult struct {
 	Hi        float64 `json:"ci95_hi"`
 	Exact     float64 `json:"exact_agreement"`
 	TVError   float64 `json:"exact_error"`
+}
+
+// NewSimulate is the document of a simulation of seed on teachers whose
+// probabilities of voting 1, probs, the description teachers gave: the
+// results res of ensemble.Simulate, whose aggregators labels describe,
+// and the mechanisms whose interval darrm's lies above.
+func NewSimulate(p gamma.Problem, teachers string, probs []float64, seed uint64, res []ensemble.SimResult, labels []string) Simulate {
+	out := Simulate{Problem: NewProblem(p), Teachers: teachers, P: probs, Seed: seed, Above: ensemble.Above(res, "darrm"),
+		Note: "a simulation with a seeded generator, not a private release: agreement with the majority of synthetic teachers"}
+	for i, r := range res {
+		out.Queries = r.Queries
+		out.Results = append(out.Results, SimResult{
+			Mechanism: r.Name, Label: labels[i], Eps: r.Privacy.Eps, Delta: r.Privacy.Delta, Source: r.Privacy.Source,
+			Agree: r.Agree, Agreement: r.Rate, Lo: r.Lo, Hi: r.Hi, Exact: r.Exact, TVError: r.TVError,
+		})
+	}
+	return out
 }
 
 // Write renders the document in format f.

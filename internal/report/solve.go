@@ -1,9 +1,13 @@
 package report
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 
+	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
 )
@@ -14,6 +18,16 @@ type Mechanism struct {
 	Label string    `json:"label"`
 	Gamma []float64 `json:"gamma"`
 	gamma.Evaluation
+}
+
+// Compared describes the baselines bases with their evaluations evs
+// (gamma.Compare), for Solve.Compare.
+func Compared(bases []gamma.Baseline, evs []gamma.Evaluation) []Mechanism {
+	ms := make([]Mechanism, len(bases))
+	for i, b := range bases {
+		ms[i] = Mechanism{Name: b.Name, Label: b.Label, Gamma: b.Gamma, Evaluation: evs[i]}
+	}
+	return ms
 }
 
 // Solve is the document darrm solve prints.
@@ -54,11 +68,73 @@ type SolveStats struct {
 	TieBroken bool `json:"tie_broken"`
 }
 
+// NewSolve is the document of the gamma_opt that the cache entry e holds
+// for problem p, certified in this run; cached says it was read from the
+// cache rather than solved now.
+func NewSolve(p Problem, e *cache.Entry, cached bool) Solve {
+	return Solve{
+		Problem: p, Prior: e.Prior, Gamma: e.Gamma, Objective: e.Utility, SurrogateError: e.SurrogateError,
+		UpperBound: e.UpperBound, Gap: e.Gap, Scale: e.Scale,
+		Certificate: e.Certificate, CertifiedNow: true, Cached: cached,
+		Solve: SolveStats{Seconds: e.Seconds, LPSolves: e.LPSolves, Rows: e.Rows, Passes: e.Passes, TieBroken: e.TieBroken},
+	}
+}
+
 // Mechanisms returns gamma_opt and the baselines, in that order.
 func (out Solve) Mechanisms() []Mechanism {
 	opt := Mechanism{Name: "opt", Gamma: out.Gamma, Evaluation: gamma.Evaluation{
 		Utility: out.Objective, SurrogateError: out.SurrogateError, Errors: out.Errors, Certificate: out.Certificate}}
 	return append([]Mechanism{opt}, out.Compare...)
+}
+
+// Recertify replaces the certificates the document states, of gamma_opt
+// and of each baseline, by ones computed now from the gammas' values
+// (gamma.Verify), so that what is drawn from a file never shows a status
+// the file merely claims.
+func (out *Solve) Recertify(ctx context.Context) error {
+	p := out.Params()
+	var err error
+	if out.Certificate, err = gamma.Verify(ctx, p, out.Gamma, 0, nil); err != nil {
+		return err
+	}
+	for i := range out.Compare {
+		if out.Compare[i].Certificate, err = gamma.Verify(ctx, p, out.Compare[i].Gamma, 0, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckDrawable checks that out is a result of darrm solve --compare that
+// can be drawn beside first, the result read from the file firstName: it
+// states a gamma for its K and a comparison, under the same actual
+// distributions as first; then it certifies out's gammas again
+// (Recertify).
+func (out *Solve) CheckDrawable(ctx context.Context, first *Solve, firstName string) error {
+	switch {
+	case len(out.Gamma) < 2 || out.K != len(out.Gamma)-1 || len(out.Compare) == 0:
+		return errors.New("not the output of darrm solve --compare --format json")
+	case !slices.EqualFunc(out.Errors, first.Errors, func(a, b gamma.ErrorEstimate) bool { return a.Actual == b.Actual }):
+		return fmt.Errorf("its actual distributions differ from %s's: give every solve the same --actual", firstName)
+	}
+	return out.Recertify(ctx)
+}
+
+// Rows are the numbers behind a figure of the document: per mechanism, the
+// problem, the objective, the errors, and the certificate.
+func (out Solve) Rows() []cliout.Record {
+	var rows []cliout.Record
+	for _, m := range out.Mechanisms() {
+		ev := m.Evaluation
+		r := cliout.Record{{Key: "K", Val: out.K}, {Key: "m", Val: out.M}, {Key: "eps", Val: out.Eps}, {Key: "Delta", Val: out.Delta},
+			{Key: "delta", Val: out.TargetDelta}, {Key: "prior", Val: out.Prior}, {Key: "mechanism", Val: m.Name},
+			{Key: "objective", Val: ev.Utility}, {Key: "surrogate_error", Val: ev.SurrogateError}}
+		for _, e := range ev.Errors {
+			r = append(r, cliout.Field{Key: "error " + e.Actual, Val: e.Mean})
+		}
+		rows = append(rows, append(r, cliout.Field{Key: "ratio", Val: ev.Certificate.Ratio}, cliout.Field{Key: "status", Val: ev.Certificate.Status.String()}))
+	}
+	return rows
 }
 
 // Write renders the document in format f. The CSV has the columns l,

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/transfer"
 )
 
@@ -50,6 +52,28 @@ type NonPrivateTeachers struct {
 	Cached       bool               `json:"cached"`
 }
 
+// NewTransfer is the document of the transfer experiment on dataset whose
+// teachers t labelled queries from the public set test with the results
+// res, the query draws and the noise seeded with seed.
+func NewTransfer(dataset string, t *transfer.Teachers, test *datasets.Dataset, res []transfer.Result, seed uint64) Transfer {
+	return Transfer{Dataset: dataset, K: t.Private.Config.K, Teachers: NewTransferTeachers(t, test), Results: res, Seed: seed,
+		Note: "an experiment: accuracy of labels against the true labels; the query draws and the noise are seeded"}
+}
+
+// NewTransferTeachers describes the private and non-private ensembles of a
+// transfer experiment, their votes on the public set test, and the private
+// teachers' guarantee.
+func NewTransferTeachers(t *transfer.Teachers, test *datasets.Dataset) TransferTeachers {
+	priv, pub, g := t.Private, t.NonPrivate, t.Guarantee
+	dp := priv.Config.DP
+	return TransferTeachers{
+		Private: PrivateTeachers{Eps: g.Eps, Delta: g.Delta, Alpha: t.Alpha, Sigma: dp.Sigma, Clip: dp.Clip,
+			Epochs: dp.Epochs, SamplingRate: dp.Rate, Steps: dp.Steps(), ShareSize: priv.ShareSize,
+			Accuracy: priv.Accuracy, AccuracyMean: transfer.Mean(priv.Accuracy), Agreement: transfer.Agree(priv.Votes(test)), Cached: t.Cached[0]},
+		NonPrivate: NonPrivateTeachers{Accuracy: pub.Accuracy, AccuracyMean: transfer.Mean(pub.Accuracy), Agreement: transfer.Agree(pub.Votes(test)), Cached: t.Cached[1]},
+	}
+}
+
 // Write renders the document in format f.
 func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 	header := []string{"mechanism", "m", "queries", "accuracy_mean", "accuracy_std", "query_eps", "query_delta", "total_eps", "total_delta", "relation"}
@@ -79,4 +103,17 @@ func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 	}
 	_, err := fmt.Fprintf(w, "accuracy: mean ± std over the redraws of the queries; GNMax's guarantee is for the one-vote relation (non-private teachers on disjoint shares)\ntime: %.3g s\n", out.Seconds)
 	return err
+}
+
+// Teachers is the document of darrm teachers train: an ensemble's dataset,
+// privacy, share size and each teacher's test accuracy.
+type Teachers struct{ *teachers.Ensemble }
+
+// Write prints the document in format f, a row per teacher.
+func (d Teachers) Write(w io.Writer, f cliout.Format) error {
+	rows := make([]cliout.Record, len(d.Accuracy))
+	for i, a := range d.Accuracy {
+		rows[i] = cliout.Record{field("teacher", i), field("test_accuracy", a)}
+	}
+	return cliout.WriteRecords(w, f, cliout.Record{field("dataset", d.Config.Dataset), field("private", d.Config.Private), field("share_size", d.ShareSize)}, rows)
 }

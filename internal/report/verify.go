@@ -3,7 +3,9 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 
+	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
 )
@@ -33,4 +35,34 @@ func (out Verify) Write(w io.Writer, f cliout.Format) error {
 		fmt.Fprintf(w, "  scaling gamma by %.15g (= 1 - 2·bound/budget) would certify it\n", 1-2*cert.ErrBound/cert.Budget)
 	}
 	return nil
+}
+
+// Shard is the file darrm separate writes: one shard of the exhaustive
+// certificate of a gamma for a problem (gamma.VerifyShard), which darrm
+// separate merge combines with the others (gamma.MergeShards).
+type Shard struct {
+	Problem    Problem                `json:"problem"`
+	Gamma      []float64              `json:"gamma"`
+	Separation constraints.Separation `json:"separation"`
+	Seconds    float64                `json:"seconds"`
+}
+
+// MergeShards combines the shards docs, read from the files names, into
+// the certificate of their gamma (gamma.MergeShards). The shards must be
+// of one problem, valid, and one gamma; an error names the file at fault.
+func MergeShards(names []string, docs []Shard) (Verify, error) {
+	first := docs[0]
+	parts := make([]constraints.Separation, len(docs))
+	for i, d := range docs {
+		if d.Problem != first.Problem || !slices.Equal(d.Gamma, first.Gamma) {
+			return Verify{}, fmt.Errorf("%s is a shard of another problem or gamma than %s", names[i], names[0])
+		}
+		parts[i] = d.Separation
+	}
+	p := first.Problem.Params()
+	if err := p.Validate(); err != nil {
+		return Verify{}, fmt.Errorf("%s: %w", names[0], err)
+	}
+	cert, err := gamma.MergeShards(p, parts)
+	return Verify{Problem: first.Problem, Gamma: first.Gamma, Certificate: cert}, err
 }

@@ -1,0 +1,134 @@
+package ensemble
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// fakeLedger records what a release charges it; it refuses reservations
+// beyond limit (when limit > 0).
+type fakeLedger struct {
+	limit             int
+	reserves, settles []int
+}
+
+var errFakeBudget = errors.New("fake budget reached")
+
+func (l *fakeLedger) Reserve(n int) error {
+	if l.limit > 0 && n > l.limit {
+		return errFakeBudget
+	}
+	l.reserves = append(l.reserves, n)
+	return nil
+}
+
+func (l *fakeLedger) Settle(n int) error {
+	l.settles = append(l.settles, n)
+	return nil
+}
+
+// failAfter accepts n writes, then fails every one, like a pipe whose
+// reader has gone.
+type failAfter struct {
+	n int
+	b bytes.Buffer
+}
+
+var errPipe = errors.New("broken pipe")
+
+func (w *failAfter) Write(p []byte) (int, error) {
+	if w.n == 0 {
+		return 0, errPipe
+	}
+	w.n--
+	return w.b.Write(p)
+}
+
+func TestReleaseTo(t *testing.T) {
+	const queries = 100_000 // more than one buffer of labels
+	votes := strings.Repeat("1\n", queries)
+	agg := zeroDaRRM(t, 1)
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name     string
+		path     string // "" for standard output
+		stdout   *failAfter
+		ledger   *fakeLedger
+		err      error  // wrapped by the error, nil for success
+		errText  string // in the error
+		file     bool   // the label file exists after
+		settles  []int  // what the ledger was settled with; nil: check no ledger
+		labelsTo int    // labels that reached standard output
+	}{
+		{name: "file", path: "a.csv", file: true},
+		{name: "file with a ledger", path: "b.csv", ledger: &fakeLedger{}, file: true, settles: []int{queries}},
+		{name: "stdout", stdout: &failAfter{n: -1}, labelsTo: queries},
+		{name: "stdout with a ledger", stdout: &failAfter{n: -1}, ledger: &fakeLedger{}, settles: []int{queries}, labelsTo: queries},
+		{name: "stdout that fails after a buffer", stdout: &failAfter{n: 1}, ledger: &fakeLedger{}, err: errPipe,
+			errText: "labels were already written to standard output: their privacy cost is that of", settles: []int{-1}},
+		{name: "stdout that fails at once", stdout: &failAfter{n: 0}, ledger: &fakeLedger{}, err: errPipe, settles: []int{0}},
+		{name: "file refused by the ledger", path: "c.csv", ledger: &fakeLedger{limit: 10}, err: errFakeBudget, settles: []int{0}},
+		{name: "file in no folder", path: "missing/d.csv", ledger: &fakeLedger{}, errText: "missing", settles: []int{0}},
+	} {
+		vr, err := NewVoteReader(strings.NewReader(votes), "votes", ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sink := LabelSink{Format: FormatCSV}
+		if tc.path != "" {
+			sink.Path = filepath.Join(dir, tc.path)
+		} else {
+			sink.Stdout = tc.stdout
+		}
+		if tc.ledger != nil {
+			sink.Ledger = tc.ledger
+		}
+		res, err := ReleaseTo(context.Background(), vr, agg, NewSource(), sink, -1, ReleaseOptions{})
+		switch {
+		case tc.err == nil && tc.errText == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.err != nil && !errors.Is(err, tc.err), tc.errText != "" && (err == nil || !strings.Contains(err.Error(), tc.errText)):
+			t.Errorf("%s: error %v, want %v mentioning %q", tc.name, err, tc.err, tc.errText)
+		}
+		if tc.err == nil && tc.errText == "" && res.Answered != queries {
+			t.Errorf("%s: answered %d", tc.name, res.Answered)
+		}
+		if tc.path != "" {
+			b, statErr := os.ReadFile(sink.Path)
+			if tc.file != (statErr == nil) {
+				t.Errorf("%s: label file exists: %t", tc.name, statErr == nil)
+			}
+			if tc.file && strings.Count(string(b), "\n") != queries+1 {
+				t.Errorf("%s: %d lines in the label file", tc.name, strings.Count(string(b), "\n"))
+			}
+			if entries, _ := os.ReadDir(dir); slices.ContainsFunc(entries, func(e os.DirEntry) bool { return strings.Contains(e.Name(), ".tmp-") }) {
+				t.Errorf("%s: a temporary file was left: %v", tc.name, entries)
+			}
+		}
+		written := -1
+		if tc.stdout != nil {
+			written = max(strings.Count(tc.stdout.b.String(), "\n")-1, 0)
+			if tc.labelsTo > 0 && written != tc.labelsTo {
+				t.Errorf("%s: %d labels on standard output, want %d", tc.name, written, tc.labelsTo)
+			}
+		}
+		if tc.ledger != nil {
+			want := slices.Clone(tc.settles)
+			if len(want) == 1 && want[0] == -1 {
+				want[0] = written // the labels that left before the failure
+			}
+			if !slices.Equal(tc.ledger.settles, want) {
+				t.Errorf("%s: ledger settled %v, want %v", tc.name, tc.ledger.settles, want)
+			}
+			if len(tc.ledger.reserves) > 0 && tc.ledger.reserves[len(tc.ledger.reserves)-1] < written {
+				t.Errorf("%s: %d labels left, %v reserved", tc.name, written, tc.ledger.reserves)
+			}
+		}
+	}
+}

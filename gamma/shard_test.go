@@ -1,0 +1,117 @@
+package gamma
+
+import (
+	"context"
+	"testing"
+
+	"github.com/darrm/darrm/constraints"
+)
+
+func TestParseShard(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Shard
+		ok   bool
+	}{
+		{"0/1", Shard{0, 1}, true},
+		{"2/3", Shard{2, 3}, true},
+		{"10/16", Shard{10, 16}, true},
+		{"3/3", Shard{}, false},
+		{"1/0", Shard{}, false},
+		{"-1/2", Shard{}, false},
+		{"01/2", Shard{}, false},
+		{"1/+2", Shard{}, false},
+		{"a/b", Shard{}, false},
+		{"1", Shard{}, false},
+		{"1/2/3", Shard{}, false},
+		{"", Shard{}, false},
+	} {
+		got, err := ParseShard(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("ParseShard(%q) = %v, %v", tc.in, got, err)
+		}
+		if tc.ok && got.String() != tc.in {
+			t.Errorf("%q prints as %q", tc.in, got)
+		}
+	}
+}
+
+// TestShardsMergeToVerify: for gammas that are certified, tight and
+// violated, the shards of every split merge to Verify's certificate.
+func TestShardsMergeToVerify(t *testing.T) {
+	ctx := context.Background()
+	p := params(11, 3, 1e-5)
+	sub1, _ := Sub(11, 1)
+	for _, tc := range []struct {
+		name string
+		p    constraints.Params
+		g    Gamma
+	}{
+		{"gamma_opt", p, optK11M3(t)},
+		{"gamma_opt at m = 2", params(11, 2, 1e-5), optK11M3(t)},
+		{"gamma_Sub(1) at m = 1", constraints.Params{K: 11, M: 1, Eps: 0.1}, sub1},
+	} {
+		want, err := Verify(ctx, tc.p, tc.g, 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{1, 2, 5} {
+			var parts []constraints.Separation
+			for i := range n {
+				sep, err := VerifyShard(ctx, tc.p, tc.g, Shard{i, n}, 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				parts = append(parts, sep)
+			}
+			got, err := MergeShards(tc.p, parts)
+			if err != nil {
+				t.Fatalf("%s in %d shards: %v", tc.name, n, err)
+			}
+			if got.Status != want.Status || got.MaxF != want.MaxF || got.ErrBound != want.ErrBound || got.Configs.Cmp(want.Configs) != 0 {
+				t.Errorf("%s in %d shards: %v max f %v bound %v over %v; Verify: %v %v %v over %v",
+					tc.name, n, got.Status, got.MaxF, got.ErrBound, got.Configs, want.Status, want.MaxF, want.ErrBound, want.Configs)
+			}
+		}
+	}
+}
+
+func TestShardsRefused(t *testing.T) {
+	ctx := context.Background()
+	p, g := params(11, 3, 1e-5), optK11M3(t)
+	part := func(i, n int) constraints.Separation {
+		sep, err := VerifyShard(ctx, p, g, Shard{i, n}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sep
+	}
+	for _, tc := range []struct {
+		name  string
+		p     constraints.Params
+		parts []constraints.Separation
+	}{
+		{"a shard missing", p, []constraints.Separation{part(0, 3), part(1, 3)}},
+		{"a shard twice", p, []constraints.Separation{part(0, 2), part(0, 2)}},
+		{"shards of two splits", p, []constraints.Separation{part(0, 2), part(1, 3)}},
+		{"no shards", p, nil},
+		{"a bad problem", params(10, 3, 1e-5), []constraints.Separation{part(0, 1)}},
+	} {
+		if _, err := MergeShards(tc.p, tc.parts); err == nil {
+			t.Errorf("%s: merged", tc.name)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		p    constraints.Params
+		g    Gamma
+	}{
+		{"a bad problem", params(11, 0, 1e-5), g},
+		{"gamma of another K", params(13, 3, 1e-5), g},
+		{"gamma out of [0, 1]", p, append(Gamma{2}, g[1:]...)},
+	} {
+		if _, err := VerifyShard(ctx, tc.p, tc.g, Shard{0, 1}, 1); err == nil {
+			t.Errorf("VerifyShard of %s: no error", tc.name)
+		}
+	}
+}

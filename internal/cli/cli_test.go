@@ -1,0 +1,541 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// color is a TextValue for the tests.
+type color int
+
+var colors = []string{"red", "green"}
+
+func (c color) MarshalText() ([]byte, error) { return []byte(colors[c]), nil }
+
+func (c *color) UnmarshalText(b []byte) error {
+	for i, s := range colors {
+		if s == string(b) {
+			*c = color(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("color %q: must be red or green", b)
+}
+
+var testRegistry = NewRegistry([]Flag{
+	{"n", 3, "a count"},
+	{"x", 0.5, "a number"},
+	{"name", "", "a name"},
+	{"on", false, "a switch"},
+	{"seed", uint64(7), "a seed"},
+	{"xs", []float64{1}, "numbers"},
+	{"names", []string(nil), "names"},
+	{"ns", []int{2, 3}, "counts"},
+	{"color", color(1), "a color"},
+})
+
+type inner struct {
+	X float64 `flag:"x"`
+}
+
+type testFlags struct {
+	inner
+	N      int       `flag:"n"`
+	Name   string    `flag:"name"`
+	On     bool      `flag:"on"`
+	Seed   uint64    `flag:"seed"`
+	Xs     []float64 `flag:"xs"`
+	Names  []string  `flag:"names"`
+	Ns     []int     `flag:"ns"`
+	Color  color     `flag:"color"`
+	Own    string    `flag:"own" help:"a flag of this command"`
+	Nested struct {
+		Deep int `flag:"deep" help:"a flag in an exported struct"`
+	}
+	hidden struct {
+		Skipped int `flag:"skipped" help:"not bound: unexported, not embedded"`
+	}
+}
+
+func newTestCmd(f *testFlags) *cobra.Command {
+	cmd := &cobra.Command{Use: "t", RunE: func(*cobra.Command, []string) error { return nil }, SilenceErrors: true, SilenceUsage: true}
+	cmd.SetFlagErrorFunc(FlagErrorFunc)
+	cmd.SetOut(io.Discard)
+	testRegistry.Bind(cmd.Flags(), f)
+	return cmd
+}
+
+func TestBindDefaultsAndHelp(t *testing.T) {
+	f := testFlags{Own: "mine"}
+	fs := newTestCmd(&f).Flags()
+	for _, tc := range []struct{ name, def, usage string }{
+		{"n", "3", "a count"},
+		{"x", "0.5", "a number"},
+		{"name", "", "a name"},
+		{"on", "false", "a switch"},
+		{"seed", "7", "a seed"},
+		{"xs", "[1.000000]", "numbers"},
+		{"names", "[]", "names"},
+		{"ns", "[2,3]", "counts"},
+		{"color", "green", "a color"},
+		{"own", "mine", "a flag of this command"},
+		{"deep", "0", "a flag in an exported struct"},
+	} {
+		fl := fs.Lookup(tc.name)
+		if fl == nil {
+			t.Errorf("--%s is not bound", tc.name)
+			continue
+		}
+		if fl.DefValue != tc.def || fl.Usage != tc.usage {
+			t.Errorf("--%s: default %q, help %q; want %q, %q", tc.name, fl.DefValue, fl.Usage, tc.def, tc.usage)
+		}
+	}
+	if fs.Lookup("skipped") != nil {
+		t.Error("a flag of an unexported field that is not embedded was bound")
+	}
+	if f.N != 3 || f.Color != 1 || f.Seed != 7 {
+		t.Errorf("defaults not stored: %+v", f)
+	}
+}
+
+func TestBindParses(t *testing.T) {
+	var f testFlags
+	cmd := newTestCmd(&f)
+	cmd.SetArgs([]string{"--n", "5", "--x", "2", "--color", "red", "--xs", "1,2", "--names", "a,b", "--deep", "4", "--on"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if f.N != 5 || f.X != 2 || f.Color != 0 || len(f.Xs) != 2 || len(f.Names) != 2 || f.Nested.Deep != 4 || !f.On {
+		t.Errorf("parsed %+v", f)
+	}
+}
+
+func TestBindPanics(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		p    any
+	}{
+		{"shared flag with a help tag", &struct {
+			N int `flag:"n" help:"again"`
+		}{}},
+		{"other flag without help", &struct {
+			M int `flag:"m"`
+		}{}},
+		{"shared flag of another type", &struct {
+			N float64 `flag:"n"`
+		}{}},
+		{"unsupported type", &struct {
+			C complex128 `flag:"c" help:"a complex number"`
+		}{}},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", tc.name)
+				}
+			}()
+			testRegistry.Bind(pflag.NewFlagSet("t", pflag.ContinueOnError), tc.p)
+		}()
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a registry with a name twice: no panic")
+		}
+	}()
+	NewRegistry([]Flag{{"a", 1, "x"}, {"a", 2, "y"}})
+}
+
+func TestTextFlagString(t *testing.T) {
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	var s string
+	Flag{"color", color(0), "a color"}.Add(fs, &s)
+	if s != "red" || fs.Lookup("color").Value.Type() != "string" {
+		t.Errorf("a text default kept as a string: %q, type %s", s, fs.Lookup("color").Value.Type())
+	}
+}
+
+func TestFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--color", "blue"}, `--color: color "blue": must be red or green`},
+		{[]string{"--n", "three"}, `invalid argument "three" for "--n"`},
+		{[]string{"--nope"}, "unknown flag: --nope"},
+	} {
+		var f testFlags
+		cmd := newTestCmd(&f)
+		cmd.SetArgs(tc.args)
+		err := cmd.Execute()
+		if !IsUsage(err) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v (usage error: %t), want one mentioning %q", tc.args, err, IsUsage(err), tc.want)
+		}
+	}
+}
+
+func TestAliasesAndRequire(t *testing.T) {
+	var f testFlags
+	cmd := newTestCmd(&f)
+	Aliases(cmd, map[string]string{"count": "n"})
+	cmd.SetArgs([]string{"--count", "9"})
+	if err := cmd.Execute(); err != nil || f.N != 9 {
+		t.Fatalf("--count as --n: %v, n = %d", err, f.N)
+	}
+	if err := RequireFlags(cmd, "n"); err != nil {
+		t.Errorf("--n was given: %v", err)
+	}
+	err := RequireFlags(cmd, "n", "name")
+	if !IsUsage(err) || err.Error() != "--name is required: a name" {
+		t.Errorf("RequireFlags: %v", err)
+	}
+}
+
+// TestRequired: flags tagged required are checked before the command
+// runs, the first missing one in the order declared reported as
+// RequireFlags reports it.
+func TestRequired(t *testing.T) {
+	var f struct {
+		Zeta  int    `flag:"zeta" help:"declared first" required:""`
+		Name  string `flag:"name" required:""`
+		Alpha int    `flag:"alpha" help:"declared last" required:""`
+		Free  int    `flag:"free" help:"not required"`
+	}
+	ran := false
+	root := &cobra.Command{Use: "r", PersistentPreRunE: CheckRequired, SilenceErrors: true, SilenceUsage: true}
+	sub := &cobra.Command{Use: "s", RunE: func(*cobra.Command, []string) error { ran = true; return nil }}
+	testRegistry.Bind(sub.Flags(), &f)
+	root.AddCommand(sub)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"s"}, "--zeta is required: declared first"},
+		{[]string{"s", "--alpha", "1", "--free", "2"}, "--zeta is required: declared first"},
+		{[]string{"s", "--zeta", "1"}, "--name is required: a name"},
+		{[]string{"s", "--zeta", "1", "--name", "x"}, "--alpha is required: declared last"},
+		{[]string{"s", "--zeta", "1", "--name", "x", "--alpha", "0"}, ""},
+	} {
+		ran = false
+		sub.Flags().VisitAll(func(fl *pflag.Flag) { fl.Changed = false })
+		root.SetArgs(tc.args)
+		err := root.Execute()
+		if tc.want == "" && (err != nil || !ran) || tc.want != "" && (!IsUsage(err) || err.Error() != tc.want || ran) {
+			t.Errorf("%v: %v (ran %t), want %q", tc.args, err, ran, tc.want)
+		}
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	plain := errors.New("disk on fire")
+	for _, tc := range []struct {
+		err   error
+		usage bool
+	}{
+		{nil, false},
+		{plain, false},
+		{Usagef("--m = %d", 0), true},
+		{fmt.Errorf("wrapped: %w", Usagef("bad")), true},
+		{AsUsage(plain), true},
+	} {
+		if IsUsage(tc.err) != tc.usage {
+			t.Errorf("IsUsage(%v) = %t", tc.err, !tc.usage)
+		}
+	}
+	if AsUsage(nil) != nil || !errors.Is(AsUsage(plain), plain) {
+		t.Error("AsUsage: nil stays nil, and the error is wrapped")
+	}
+	u := Usagef("x")
+	if AsUsage(u) != u {
+		t.Error("AsUsage wraps a usage error again")
+	}
+}
+
+func TestArgs(t *testing.T) {
+	parent := &cobra.Command{Use: "p"}
+	leaf := &cobra.Command{Use: "leaf"}
+	group := Group(&cobra.Command{Use: "g"}, &cobra.Command{Use: "child"})
+	parent.AddCommand(leaf, group, &cobra.Command{Use: "other"})
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"no args", NoArgs(leaf, nil), ""},
+		{"args to a leaf", NoArgs(leaf, []string{"x"}), `p leaf takes no arguments, got ["x"]`},
+		{"unknown command", NoArgs(parent, []string{"x"}), `unknown command "x" for "p"; run "p --help" for the list`},
+		{"within max", MaxArgs(1)(leaf, []string{"a"}), ""},
+		{"over max", MaxArgs(1)(leaf, []string{"a", "b"}), `p leaf takes at most 1 argument(s), got 2: ["a" "b"]`},
+		{"group: nothing", group.Args(group, nil), ""},
+		{"group: unknown", group.Args(group, []string{"x"}), `unknown command "x" for "p g"; run "p g --help" for its commands`},
+	} {
+		if tc.want == "" && tc.err != nil || tc.want != "" && (!IsUsage(tc.err) || tc.err.Error() != tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, tc.err, tc.want)
+		}
+	}
+	var out bytes.Buffer
+	group.SetOut(&out)
+	if err := group.RunE(group, nil); err != nil || !strings.Contains(out.String(), "child") {
+		t.Errorf("a group without a subcommand prints its help: %v, %q", err, out.String())
+	}
+}
+
+func TestHelp(t *testing.T) {
+	fsys := fstest.MapFS{
+		"help/a.txt": {Data: []byte("Long text.\n\nMore.\n\nExamples:\n  a --x\n  a --y\n")},
+		"help/b.txt": {Data: []byte("Only a description.\n")},
+	}
+	for _, tc := range []struct{ name, long, example string }{
+		{"help/a.txt", "Long text.\n\nMore.", "  a --x\n  a --y"},
+		{"help/b.txt", "Only a description.", ""},
+	} {
+		long, example, err := ReadHelp(fsys, tc.name)
+		if err != nil || long != tc.long || example != tc.example {
+			t.Errorf("%s: %q, %q, %v", tc.name, long, example, err)
+		}
+	}
+	cmd := WithHelp(fsys, "help/a.txt", &cobra.Command{Use: "a"})
+	if cmd.Long != "Long text.\n\nMore." || cmd.Example != "  a --x\n  a --y" {
+		t.Errorf("WithHelp: %q, %q", cmd.Long, cmd.Example)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("WithHelp of a missing file: no panic")
+		}
+	}()
+	WithHelp(fsys, "help/c.txt", &cobra.Command{Use: "c"})
+}
+
+func TestVersion(t *testing.T) {
+	if v := Version(); v == "" || !strings.Contains(v, "go1") {
+		t.Errorf("Version() = %q", v)
+	}
+}
+
+// failWriter fails every write, like /dev/full.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+func TestExecute(t *testing.T) {
+	errBoom := errors.New("boom")
+	code := func(err error) int {
+		switch {
+		case err == nil:
+			return 0
+		case errors.Is(err, context.Canceled):
+			return 130
+		case IsUsage(err):
+			return 2
+		}
+		return 1
+	}
+	newRoot := func() *cobra.Command {
+		root := &cobra.Command{Use: "prog", SilenceErrors: true, SilenceUsage: true}
+		root.SetFlagErrorFunc(FlagErrorFunc)
+		root.AddCommand(
+			&cobra.Command{Use: "print", RunE: func(cmd *cobra.Command, _ []string) error { fmt.Fprintln(cmd.OutOrStdout(), "hello"); return nil }},
+			&cobra.Command{Use: "fail", RunE: func(*cobra.Command, []string) error { return errBoom }},
+			&cobra.Command{Use: "wait", RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Context().Err() }},
+		)
+		return root
+	}
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		ctx          context.Context
+		args         []string
+		stdout       io.Writer
+		code         int
+		out, errText string
+	}{
+		{context.Background(), []string{"print"}, nil, 0, "hello\n", ""},
+		{context.Background(), []string{"print"}, failWriter{}, 1, "", "prog: write standard output: no space left on device\n"},
+		{context.Background(), []string{"fail"}, nil, 1, "", "prog: boom\n"},
+		{context.Background(), []string{"print", "--nope"}, nil, 2, "", "prog: unknown flag: --nope\n"},
+		{cancelled, []string{"wait"}, nil, 130, "", "prog: interrupted: context canceled\n"},
+	} {
+		var out, errb bytes.Buffer
+		stdout := tc.stdout
+		if stdout == nil {
+			stdout = &out
+		}
+		got := Execute(tc.ctx, newRoot(), tc.args, strings.NewReader(""), stdout, &errb, code)
+		if got != tc.code || out.String() != tc.out || errb.String() != tc.errText {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %d, %q, %q", tc.args, got, out.String(), errb.String(), tc.code, tc.out, tc.errText)
+		}
+	}
+}
+
+func TestFiles(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a.json")
+	if err := os.WriteFile(file, []byte(`{"n": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing")
+	for _, tc := range []struct {
+		name  string
+		usage bool
+		text  string
+	}{
+		{Std, false, "stdin"},
+		{file, false, `{"n": 1}`},
+		{missing, true, ""},
+		{dir, true, ""},
+	} {
+		r, err := OpenInput(strings.NewReader("stdin"), tc.name)
+		if tc.usage {
+			if !IsUsage(err) {
+				t.Errorf("OpenInput(%s): %v, want a usage error", tc.name, err)
+			}
+			continue
+		}
+		b, _ := io.ReadAll(r)
+		r.Close()
+		if err != nil || string(b) != tc.text {
+			t.Errorf("OpenInput(%s): %q, %v", tc.name, b, err)
+		}
+	}
+	for _, tc := range []struct {
+		path    string
+		ok      bool
+		outName string
+	}{
+		{"", true, "standard output"},
+		{Std, true, "standard output"},
+		{missing, true, missing},
+		{file, true, file},
+		{dir, false, dir},
+	} {
+		if err := CheckOutPath("out", tc.path); (err == nil) != tc.ok || err != nil && !IsUsage(err) {
+			t.Errorf("CheckOutPath(%q) = %v", tc.path, err)
+		}
+		if got := OutputName(tc.path); got != tc.outName {
+			t.Errorf("OutputName(%q) = %q", tc.path, got)
+		}
+	}
+	if InputName(Std) != "standard input" || InputName(file) != file {
+		t.Error("InputName")
+	}
+	if InputArg(nil) != Std || InputArg([]string{file}) != file {
+		t.Error("InputArg")
+	}
+	for _, tc := range []struct {
+		a, b string
+		same bool
+	}{
+		{file, file, true},
+		{file, filepath.Join(dir, ".", "a.json"), true},
+		{file, missing, false},
+		{Std, Std, false},
+		{file, "", false},
+	} {
+		if SameFile(tc.a, tc.b) != tc.same {
+			t.Errorf("SameFile(%q, %q) = %t", tc.a, tc.b, !tc.same)
+		}
+	}
+}
+
+func TestWriteOutput(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.txt")
+	var stdout bytes.Buffer
+	hello := func(w io.Writer) error { _, err := io.WriteString(w, "hello"); return err }
+	if err := WriteOutput(Std, &stdout, hello); err != nil || stdout.String() != "hello" {
+		t.Errorf("to standard output: %v, %q", err, stdout.String())
+	}
+	if err := WriteOutput(out, &stdout, hello); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(out); err != nil || string(b) != "hello" {
+		t.Errorf("to a file: %q, %v", b, err)
+	}
+	failed := filepath.Join(dir, "failed.txt")
+	errHalf := errors.New("half written")
+	err := WriteOutput(failed, &stdout, func(w io.Writer) error { io.WriteString(w, "hal"); return errHalf })
+	if !errors.Is(err, errHalf) {
+		t.Errorf("failed write: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("a failed write left files: %v", entries)
+	}
+}
+
+func TestReadJSON(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.json")
+	os.WriteFile(good, []byte(`{"n": 2}`), 0o644)
+	type doc struct{ N int }
+	docs, err := ReadJSON[doc](strings.NewReader(`{"n": 3}`), []string{good, Std}, "a document")
+	if err != nil || len(docs) != 2 || docs[0].N != 2 || docs[1].N != 3 {
+		t.Errorf("ReadJSON: %+v, %v", docs, err)
+	}
+	for _, tc := range []struct {
+		stdin, want string
+	}{
+		{"not json", "standard input: not a document: "},
+		{`{"n": "x"}`, "standard input: not a document: "},
+	} {
+		_, err := ReadJSON[doc](strings.NewReader(tc.stdin), []string{Std}, "a document")
+		if !IsUsage(err) || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("ReadJSON(%q): %v", tc.stdin, err)
+		}
+	}
+	if _, err := ReadJSON[doc](nil, []string{filepath.Join(dir, "missing")}, "a document"); !IsUsage(err) {
+		t.Errorf("a missing file: %v", err)
+	}
+}
+
+// TestGiven: a flag given on the command line is a pointer to its value,
+// even when it equals the default; one left to its default is nil.
+func TestGiven(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		n    *int
+		x    *float64
+	}{
+		{nil, nil, nil},
+		{[]string{"--n", "5"}, new(5), nil},
+		{[]string{"--n", "3", "--x", "0.5"}, new(3), new(0.5)},
+	} {
+		var f testFlags
+		cmd := newTestCmd(&f)
+		cmd.SetArgs(tc.args)
+		if err := cmd.Execute(); err != nil {
+			t.Fatal(err)
+		}
+		n, x := Given(cmd.Flags(), "n", f.N), Given(cmd.Flags(), "x", f.X)
+		if (n == nil) != (tc.n == nil) || n != nil && *n != *tc.n || (x == nil) != (tc.x == nil) || x != nil && *x != *tc.x {
+			t.Errorf("%v: n %v, x %v; want %v, %v", tc.args, n, x, tc.n, tc.x)
+		}
+	}
+}
+
+// TestInputSize: a regular file's size, -1 for standard input, a missing
+// file, a directory and a device.
+func TestInputSize(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "votes.csv")
+	if err := os.WriteFile(file, []byte("0,1,1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		want int64
+	}{{file, 6}, {Std, -1}, {filepath.Join(dir, "missing"), -1}, {dir, -1}, {os.DevNull, -1}} {
+		if got := InputSize(tc.name); got != tc.want {
+			t.Errorf("InputSize(%s) = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,174 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// UsageError is bad input from the user: a flag, an argument or a file
+// they named. Programs give it an exit status of its own.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// Usagef reports bad input from the user.
+func Usagef(format string, args ...any) error {
+	return &UsageError{fmt.Errorf(format, args...)}
+}
+
+// AsUsage makes err, if not nil, bad input.
+func AsUsage(err error) error {
+	if err == nil || IsUsage(err) {
+		return err
+	}
+	return &UsageError{err}
+}
+
+// IsUsage reports whether err is, or wraps, a UsageError.
+func IsUsage(err error) bool {
+	var ue *UsageError
+	return errors.As(err, &ue)
+}
+
+// NoArgs refuses positional arguments as bad input, naming an unknown
+// subcommand as such.
+func NoArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		if cmd.HasSubCommands() {
+			return Usagef("unknown command %q for %q; run %q for the list", args[0], cmd.CommandPath(), cmd.CommandPath()+" --help")
+		}
+		return Usagef("%s takes no arguments, got %q", cmd.CommandPath(), args)
+	}
+	return nil
+}
+
+// MaxArgs allows at most n positional arguments.
+func MaxArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) > n {
+			return Usagef("%s takes at most %d argument(s), got %d: %q", cmd.CommandPath(), n, len(args), args)
+		}
+		return nil
+	}
+}
+
+// Group makes cmd a command that only holds children: without one it
+// prints its help, and an unknown one is a usage error. It returns cmd.
+func Group(cmd *cobra.Command, children ...*cobra.Command) *cobra.Command {
+	cmd.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return Usagef("unknown command %q for %q; run %q for its commands", args[0], cmd.CommandPath(), cmd.CommandPath()+" --help")
+		}
+		return nil
+	}
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	cmd.AddCommand(children...)
+	return cmd
+}
+
+// ReadHelp reads the help file name of fsys, which holds a command's help
+// as it is printed: the long description, then a line "Examples:" and the
+// examples.
+func ReadHelp(fsys fs.FS, name string) (long, example string, err error) {
+	b, err := fs.ReadFile(fsys, name)
+	text := "\n\n" + strings.TrimSuffix(string(b), "\n")
+	long, example, _ = strings.Cut(text, "\n\nExamples:\n")
+	return strings.TrimPrefix(long, "\n\n"), example, err
+}
+
+// WithHelp sets cmd's long description and examples from the help file
+// name of fsys (ReadHelp) and returns cmd. A missing file is a programming
+// error, and panics: help files are embedded, so building the command
+// tree in a test finds it.
+func WithHelp(fsys fs.FS, name string, cmd *cobra.Command) *cobra.Command {
+	var err error
+	if cmd.Long, cmd.Example, err = ReadHelp(fsys, name); err != nil {
+		panic(err)
+	}
+	return cmd
+}
+
+// Version describes the running build: the main module's version, the
+// commit of a build from a checkout (marked when the checkout had
+// changes), and the Go version.
+func Version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown version)"
+	}
+	v := info.Main.Version
+	var rev, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev != "" {
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		v += " (commit " + rev
+		if modified == "true" {
+			v += ", modified"
+		}
+		v += ")"
+	}
+	return v + " " + info.GoVersion
+}
+
+// checkedWriter remembers the first write error, so that output that could
+// not be written (a full disk, a closed pipe) fails the command even where
+// a formatter does not check every write.
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	if err != nil {
+		c.err = err
+	}
+	return n, err
+}
+
+// Execute runs the command tree of root with args and the given streams,
+// and returns the exit status that code gives its error (code(nil) when
+// there is none). A write to stdout that failed fails the run, even if the
+// command did not check it. An error is printed on stderr after the
+// root's name; once ctx is done (an interrupt), it is reported as an
+// interruption, with the status code gives ctx's error.
+func Execute(ctx context.Context, root *cobra.Command, args []string, stdin io.Reader, stdout, stderr io.Writer, code func(error) int) int {
+	out := &checkedWriter{w: stdout}
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(out)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil && out.err != nil {
+		err = fmt.Errorf("write standard output: %w", out.err)
+	}
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		fmt.Fprintf(stderr, "%s: interrupted: %v\n", root.Name(), err)
+		return code(ctx.Err())
+	default:
+		fmt.Fprintf(stderr, "%s: %v\n", root.Name(), err)
+	}
+	return code(err)
+}

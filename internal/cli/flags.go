@@ -1,0 +1,221 @@
+// Package cli is command-line plumbing for cobra programs that knows
+// nothing of what the program computes: flags declared once as tagged
+// struct fields (Registry.Bind), with a registry of the flags that mean one
+// thing in every command; flags of types that read and print themselves as
+// text; bad input as a typed usage error; positional arguments, required
+// flags and commands that only group others; help texts kept in files; the
+// build's version; inputs and outputs named on the command line (- for the
+// standard streams, files written atomically); and running a command tree
+// with every write to standard output checked.
+//
+// darrm's commands (cmd/darrm) are built on it; its exit statuses and the
+// mapping of its errors onto them stay with the program.
+package cli
+
+import (
+	"encoding"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// Flag is a flag's name, typed default and help. Default is an int,
+// float64, string, bool, uint64, []float64, []string or []int, or a value
+// of a type that reads and prints itself as text (TextValue).
+type Flag struct {
+	Name    string
+	Default any
+	Usage   string
+}
+
+// TextValue is a type that a flag reads from its text and prints as text:
+// a library's enumeration or a parsed value.
+type TextValue interface {
+	encoding.TextMarshaler
+	encoding.TextUnmarshaler
+}
+
+// textFlag is a flag of a TextValue; help shows it as a string, and
+// FlagErrorFunc reports a bad value in the TextValue's words.
+type textFlag struct{ v TextValue }
+
+func (f textFlag) String() string {
+	b, _ := f.v.MarshalText()
+	return string(b)
+}
+
+func (f textFlag) Set(s string) error { return f.v.UnmarshalText([]byte(s)) }
+
+func (f textFlag) Type() string { return "string" }
+
+// Add defines f in fs, storing into p, which must point to a value of the
+// type of f.Default (or be a *string for a Default that is a TextValue,
+// kept as its text). It panics on a mismatch, a programming error.
+func (f Flag) Add(fs *pflag.FlagSet, p any) {
+	switch p := p.(type) {
+	case *int:
+		fs.IntVar(p, f.Name, f.Default.(int), f.Usage)
+	case *float64:
+		fs.Float64Var(p, f.Name, f.Default.(float64), f.Usage)
+	case *string:
+		def, ok := f.Default.(string)
+		if m, text := f.Default.(encoding.TextMarshaler); text {
+			b, _ := m.MarshalText()
+			def, ok = string(b), true
+		}
+		if !ok {
+			panic(fmt.Sprintf("flag --%s: default %T, not a string", f.Name, f.Default))
+		}
+		fs.StringVar(p, f.Name, def, f.Usage)
+	case *bool:
+		fs.BoolVar(p, f.Name, f.Default.(bool), f.Usage)
+	case *uint64:
+		fs.Uint64Var(p, f.Name, f.Default.(uint64), f.Usage)
+	case *[]float64:
+		fs.Float64SliceVar(p, f.Name, f.Default.([]float64), f.Usage)
+	case *[]string:
+		fs.StringSliceVar(p, f.Name, f.Default.([]string), f.Usage)
+	case *[]int:
+		fs.IntSliceVar(p, f.Name, f.Default.([]int), f.Usage)
+	case TextValue:
+		reflect.ValueOf(p).Elem().Set(reflect.ValueOf(f.Default))
+		fs.Var(textFlag{p}, f.Name, f.Usage)
+	default:
+		panic(fmt.Sprintf("flag --%s: unsupported type %T", f.Name, p))
+	}
+}
+
+// Registry holds the shared flags of a program: flags that name one
+// concept in every command that has them, with one default and one help,
+// defined in one place.
+type Registry struct {
+	flags  []Flag
+	byName map[string]Flag
+}
+
+// NewRegistry returns the registry of flags, which it lists in that order.
+// It panics if two flags have the same name.
+func NewRegistry(flags []Flag) *Registry {
+	r := &Registry{flags: flags, byName: map[string]Flag{}}
+	for _, f := range flags {
+		if _, dup := r.byName[f.Name]; dup {
+			panic(fmt.Sprintf("shared flag --%s is defined twice", f.Name))
+		}
+		r.byName[f.Name] = f
+	}
+	return r
+}
+
+// Flags lists the shared flags.
+func (r *Registry) Flags() []Flag { return r.flags }
+
+// Bind defines a flag in fs for each field of the struct that p points to
+// whose tag names one (`flag:"name"`), storing into the field; it descends
+// into the fields without a tag that are structs (embedded or exported).
+// A shared flag takes its default and help from r, and must have no help
+// tag; any other takes its default from the field's value and its help
+// from the tag `help:"..."`, which it must have. A field tagged
+// `required:""` is a flag the command cannot run without (CheckRequired).
+func (r *Registry) Bind(fs *pflag.FlagSet, p any) { r.bind(fs, reflect.ValueOf(p).Elem()) }
+
+func (r *Registry) bind(fs *pflag.FlagSet, v reflect.Value) {
+	for i := range v.NumField() {
+		field, val := v.Type().Field(i), v.Field(i)
+		name, ok := field.Tag.Lookup("flag")
+		if !ok {
+			if val.Kind() == reflect.Struct && (field.Anonymous || field.IsExported()) {
+				r.bind(fs, val)
+			}
+			continue
+		}
+		f, shared := r.byName[name]
+		if help, ok := field.Tag.Lookup("help"); shared && ok || !shared && !ok {
+			panic(fmt.Sprintf("flag --%s: a shared flag has no help tag, any other needs one (help %q)", name, help))
+		} else if !shared {
+			f = Flag{name, val.Interface(), help}
+		}
+		f.Add(fs, val.Addr().Interface())
+		if _, ok := field.Tag.Lookup("required"); ok {
+			rank := 0
+			fs.VisitAll(func(f *pflag.Flag) {
+				if _, ok := f.Annotations[requiredKey]; ok {
+					rank++
+				}
+			})
+			fs.SetAnnotation(name, requiredKey, []string{strconv.Itoa(rank)})
+		}
+	}
+}
+
+// requiredKey is the annotation of a flag that Bind declared required; its
+// value is the flag's rank among them, in the order declared.
+const requiredKey = "cli_required"
+
+// CheckRequired reports, as RequireFlags does, the first of the flags of
+// cmd declared required (Bind) that was not given, in the order they were
+// declared. Make it the root command's PersistentPreRunE, so that every
+// command checks its required flags before it runs.
+func CheckRequired(cmd *cobra.Command, _ []string) error {
+	byRank := map[int]string{}
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if r, ok := f.Annotations[requiredKey]; ok {
+			i, _ := strconv.Atoi(r[0])
+			byRank[i] = f.Name
+		}
+	})
+	names := make([]string, len(byRank))
+	for i, name := range byRank {
+		names[i] = name
+	}
+	return RequireFlags(cmd, names...)
+}
+
+// Aliases keeps earlier spellings of cmd's flags working: each key of old
+// is read as its value.
+func Aliases(cmd *cobra.Command, old map[string]string) {
+	cmd.Flags().SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if n, ok := old[name]; ok {
+			return pflag.NormalizedName(n)
+		}
+		return pflag.NormalizedName(name)
+	})
+}
+
+// Given returns a pointer to v, the value of the flag name of fs, if the
+// flag was given on the command line, and nil if it took its default:
+// how a library tells a value stated from one left to its default.
+func Given[T any](fs *pflag.FlagSet, name string, v T) *T {
+	if fs.Changed(name) {
+		return &v
+	}
+	return nil
+}
+
+// FlagErrorFunc makes a flag that cannot be parsed a usage error; a value
+// that a TextValue refused is reported as "--flag: " and its reason. Set
+// it on the root command (cobra.Command.SetFlagErrorFunc).
+func FlagErrorFunc(_ *cobra.Command, err error) error {
+	var ive *pflag.InvalidValueError
+	if errors.As(err, &ive) {
+		if _, ok := ive.GetFlag().Value.(textFlag); ok {
+			return Usagef("--%s: %v", ive.GetFlag().Name, ive.Unwrap())
+		}
+	}
+	return &UsageError{err}
+}
+
+// RequireFlags reports, as a usage error, the first of names that was not
+// given on cmd's command line, with its help.
+func RequireFlags(cmd *cobra.Command, names ...string) error {
+	for _, name := range names {
+		if !cmd.Flags().Changed(name) {
+			f := cmd.Flags().Lookup(name)
+			return Usagef("--%s is required: %s", name, f.Usage)
+		}
+	}
+	return nil
+}

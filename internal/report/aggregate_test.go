@@ -1,0 +1,81 @@
+package report
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/ledger"
+)
+
+// TestNewAggregate summarises releases: the per-label guarantee, totals
+// only when labels were answered, a budget that stopped the release,
+// GNMax's sigma, a seed, and the ledger's state after the release.
+func TestNewAggregate(t *testing.T) {
+	p := constraints.Params{K: 3, M: 1, Eps: 0.5, Delta: 1e-5, TargetDelta: 1e-5}
+	rr, err := ensemble.NewRR(context.Background(), p, accountant.General, 1e-5, ensemble.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gn, err := ensemble.NewGNMax(p, accountant.GNMaxGrid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	votes, err := ensemble.NewVoteReader(strings.NewReader("1,0,1\n"), "votes.csv", ensemble.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "l.ledger")
+	if err := ledger.Init(path, ledger.Header{Ensemble: "e", Relation: ensemble.PrivateTeachers.String(), Budget: accountant.Guarantee{Eps: 10, Delta: 1e-3}, DeltaPrime: 1e-5}); err != nil {
+		t.Fatal(err)
+	}
+	led, _, err := ledger.OpenRun(path, "rr", ensemble.PrivateTeachers.String(), rr.Privacy().Guarantee, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer led.Close()
+	seed := uint64(7)
+	for _, tc := range []struct {
+		name   string
+		agg    ensemble.Aggregator
+		res    ensemble.ReleaseResult
+		budget *Budget
+		seed   *uint64
+		led    *ledger.Ledger
+	}{
+		{name: "rr", agg: rr, res: ensemble.ReleaseResult{Answered: 4}},
+		{name: "nothing answered", agg: rr},
+		{name: "stopped by a budget", agg: rr, res: ensemble.ReleaseResult{Answered: 2, Unanswered: 3}, budget: &Budget{Eps: 1, MaxQueries: 2}},
+		{name: "gnmax, seeded", agg: gn, res: ensemble.ReleaseResult{Answered: 1}, seed: &seed},
+		{name: "charged to a ledger", agg: rr, res: ensemble.ReleaseResult{Answered: 1}, led: led},
+	} {
+		out, err := NewAggregate(Release{Problem: gamma.Problem{Params: p}, Mechanism: tc.name, Aggregator: tc.agg, Input: "votes.csv", Output: "-",
+			Votes: votes, Sink: ensemble.LabelSink{Format: ensemble.FormatCSV}, Result: tc.res, Budget: tc.budget, DeltaPrime: 1e-5,
+			Seed: tc.seed, Ledger: tc.led, LedgerPath: path, Elapsed: time.Second})
+		priv := tc.agg.Privacy()
+		switch {
+		case err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case out.K != 3 || out.InputFormat != "csv" || out.OutputFormat != "csv" || out.PerQuery.Eps != priv.Eps || out.PerQuery.Relation != priv.Relation.String():
+			t.Errorf("%s: %+v", tc.name, out)
+		case (len(out.Totals) == 3) != (tc.res.Answered > 0) || tc.res.Answered > 0 && out.Totals[0] != accountant.Totals(priv.Guarantee, tc.res.Answered, 1e-5)[0]:
+			t.Errorf("%s: totals %v for %d labels", tc.name, out.Totals, tc.res.Answered)
+		case out.QueriesPerSecond != float64(tc.res.Answered+tc.res.Unanswered) || out.Answered != tc.res.Answered || out.Unanswered != tc.res.Unanswered:
+			t.Errorf("%s: %d answered, %d not, %v queries/s", tc.name, out.Answered, out.Unanswered, out.QueriesPerSecond)
+		case tc.budget != nil && !out.Budget.Stopped:
+			t.Errorf("%s: budget %+v not stopped", tc.name, out.Budget)
+		case (out.Sigma != nil) != (tc.agg == gn):
+			t.Errorf("%s: sigma %v", tc.name, out.Sigma)
+		case out.ForRelease != (tc.seed == nil) || tc.seed != nil && (*out.Randomness.Seed != seed || out.Randomness.Note != NotForRelease):
+			t.Errorf("%s: for release %t, randomness %+v", tc.name, out.ForRelease, out.Randomness)
+		case (out.Ledger != nil) != (tc.led != nil) || tc.led != nil && (out.Ledger.Path != path || out.Ledger.Ensemble != "e"):
+			t.Errorf("%s: ledger %+v", tc.name, out.Ledger)
+		}
+	}
+}

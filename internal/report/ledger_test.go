@@ -1,0 +1,55 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/ledger"
+)
+
+// TestLedgerShow: a ledger without runs is one record; with runs, a row
+// per run under the ledger's fields.
+func TestLedgerShow(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "l.ledger")
+	h := ledger.Header{Ensemble: "e", Relation: ensemble.PrivateTeachers.String(), Budget: accountant.Guarantee{Eps: 10, Delta: 1e-3}, DeltaPrime: 1e-5}
+	if err := ledger.Init(path, h); err != nil {
+		t.Fatal(err)
+	}
+	common := "ledger,ensemble,relation,budget_eps,budget_delta,delta_prime,total_eps,total_delta,composition"
+	for _, tc := range []struct {
+		name   string
+		spend  int // labels charged before the document is read
+		header string
+		rows   int
+	}{
+		{"no run", 0, common, 1},
+		{"a run", 3, common + ",time,run,mechanism,queries,eps,delta,final", 1},
+	} {
+		l, _, err := ledger.OpenRun(path, "rr", h.Relation, accountant.Guarantee{Eps: 0.5, Delta: 1e-6}, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.spend > 0 && (l.Reserve(tc.spend) != nil || l.Settle(tc.spend) != nil) {
+			t.Fatalf("%s: charging %d labels failed", tc.name, tc.spend)
+		}
+		doc, err := NewLedgerShow(path, l)
+		l.Close()
+		var b bytes.Buffer
+		if err == nil {
+			err = doc.Write(&b, cliout.CSV)
+		}
+		recs, _ := csv.NewReader(&b).ReadAll()
+		if err != nil || len(recs) != 1+tc.rows || strings.Join(recs[0], ",") != tc.header || recs[1][0] != path || recs[1][1] != "e" {
+			t.Errorf("%s: %q (%v)", tc.name, recs, err)
+		}
+		if tc.spend > 0 && (!(doc.Total.Eps > 0 && doc.Total.Eps <= 1.5) || doc.Composition == "" || recs[1][len(recs[1])-4] != "3") {
+			t.Errorf("%s: total %v, row %q", tc.name, doc.Total, recs[1])
+		}
+	}
+}

@@ -1,0 +1,55 @@
+package report
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/fixtures"
+)
+
+// TestMergeShards merges the two shards of a certified gamma, and refuses
+// shards of another gamma or problem, and a problem out of range, naming
+// the file.
+func TestMergeShards(t *testing.T) {
+	g, err := fixtures.GammaK11M3()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := constraints.Params{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: constraints.DefaultTargetDelta(1e-5, 3)}
+	shards := make([]Shard, 2)
+	for i := range shards {
+		sep, err := gamma.VerifyShard(context.Background(), p, g, gamma.Shard{Index: i, Count: 2}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shards[i] = Shard{Problem: NewProblem(gamma.Problem{Params: p}), Gamma: g, Separation: sep}
+	}
+	names := []string{"a.json", "b.json"}
+	other := func(f func(*Shard)) []Shard {
+		s := slices.Clone(shards)
+		f(&s[1])
+		return s
+	}
+	for _, tc := range []struct {
+		name string
+		docs []Shard
+		want string // in the error; "" for a certified merge
+	}{
+		{"both shards", shards, ""},
+		{"another gamma", other(func(s *Shard) { s.Gamma = slices.Repeat([]float64{0.5}, 12) }), "b.json is a shard of another problem or gamma than a.json"},
+		{"another problem", other(func(s *Shard) { s.Problem.M = 2 }), "b.json is a shard of another problem"},
+		{"bad problem", []Shard{{Problem: Problem{K: 10, M: 3, Eps: 0.1}, Gamma: g}}, "a.json: K = 10"},
+	} {
+		out, err := MergeShards(names, tc.docs)
+		switch {
+		case tc.want == "" && (err != nil || out.Certificate.Status != gamma.Certified || !slices.Equal(out.Gamma, g) || out.K != 11):
+			t.Errorf("%s: %v, %+v", tc.name, err, out.Certificate)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,134 @@
+package optimal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/darrm/darrm/cache"
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/gamma"
+)
+
+// Source says where DaRRM's noise function for a problem comes from: a
+// gamma the caller holds (Given), or gamma_opt for Prior from the cache,
+// solved and stored when the cache does not hold it, unless CacheOnly.
+type Source struct {
+	// Given, when not nil, is the gamma to use (one read from a file, say):
+	// it is neither solved nor cached, and the other fields are ignored.
+	// Its certificate is the business of whoever uses it (an aggregator
+	// certifies its gamma when it is built).
+	Given gamma.Gamma
+	// Cache holds certified gamma_opt; nil is no cache.
+	Cache *cache.Dir
+	// Prior is the prior of gamma_opt.
+	Prior gamma.Prior
+	// CacheOnly takes gamma_opt from the cache and never solves: a cache
+	// without it, or whose entry fails its checks, is an error.
+	CacheOnly bool
+	// Options configure a solve; Options.Workers also the exhaustive check
+	// of a cached gamma.
+	Options Options
+	// OnCorrupt, if not nil, is told of a cache entry that is corrupt or
+	// fails its check, before gamma_opt is solved again and replaces it.
+	OnCorrupt func(error)
+}
+
+// Origin says where a Source found a gamma.
+type Origin int
+
+// The origins of a gamma.
+const (
+	FromGiven Origin = iota // Source.Given
+	FromCache               // a cache entry, certified again now
+	Solved                  // gamma_opt solved now
+)
+
+// Loaded is the gamma a Source gives for a problem.
+type Loaded struct {
+	Gamma  gamma.Gamma
+	Origin Origin
+	// Entry is gamma_opt with its certificate, computed in this call, and
+	// the statistics of its solve; nil for a Given gamma.
+	Entry *cache.Entry
+	// Path is the cache file of gamma_opt ("" for a Given gamma or
+	// without a cache).
+	Path string
+	// StoreErr is a failure to store a gamma_opt solved now, beside a
+	// valid result.
+	StoreErr error
+}
+
+// ErrNoCache is a CacheOnly Source without a cache.
+var ErrNoCache = errors.New("no cache to read gamma_opt from")
+
+// A SourceError is a Source that cannot give a gamma for a problem: Field
+// names the Source's field at fault (Given, Prior or CacheOnly), and Err
+// says why. For CacheOnly, Err is ErrNoCache, an error that is
+// cache.ErrNotFound (the cache has no gamma_opt for the problem), or the
+// cache's error on reading or checking its entry (a *cache.CorruptError).
+type SourceError struct {
+	Field string
+	Err   error
+}
+
+func (e *SourceError) Error() string { return fmt.Sprintf("gamma source: %s: %v", e.Field, e.Err) }
+
+func (e *SourceError) Unwrap() error { return e.Err }
+
+// notCached is a CacheOnly Source's cache without gamma_opt for a problem.
+type notCached struct {
+	key  cache.Key
+	path string
+}
+
+func (e *notCached) Error() string {
+	p := e.key.Params
+	return fmt.Sprintf("the cache has no gamma_opt for K=%d m=%g eps=%g Delta=%g delta=%g prior %s (%s)",
+		p.K, p.M, p.Eps, p.Delta, p.TargetDelta, e.key.Prior, e.path)
+}
+
+func (e *notCached) Unwrap() error { return cache.ErrNotFound }
+
+// Load returns the gamma s gives for problem p, which the caller has
+// validated: Given, which must have K+1 values; or gamma_opt from the
+// cache, certified again now (Reverified), and otherwise, unless
+// CacheOnly, solved and stored (Cached). An error in s is a *SourceError.
+func (s Source) Load(ctx context.Context, p constraints.Params) (Loaded, error) {
+	if s.Given != nil {
+		if s.Given.K() != p.K {
+			return Loaded{}, &SourceError{"Given", fmt.Errorf("has %d values, want K+1 = %d", len(s.Given), p.K+1)}
+		}
+		return Loaded{Gamma: s.Given, Origin: FromGiven}, nil
+	}
+	if _, err := s.Prior.Coefficients(p.K); err != nil {
+		return Loaded{}, &SourceError{"Prior", err}
+	}
+	key := cache.Key{Params: p, Prior: s.Prior.String()}
+	var path string
+	if s.Cache != nil {
+		path = s.Cache.Path(key)
+	}
+	if s.CacheOnly {
+		if s.Cache == nil {
+			return Loaded{}, &SourceError{"CacheOnly", ErrNoCache}
+		}
+		e, err := Reverified(ctx, s.Cache, key, s.Options.Workers)
+		if errors.Is(err, cache.ErrNotFound) {
+			err = &notCached{key, path}
+		}
+		if err != nil {
+			return Loaded{}, &SourceError{"CacheOnly", err}
+		}
+		return Loaded{Gamma: e.Gamma, Origin: FromCache, Entry: e, Path: path}, nil
+	}
+	e, cached, storeErr, err := Cached(ctx, s.Cache, p, s.Prior, s.Options, s.OnCorrupt)
+	if err != nil {
+		return Loaded{}, err
+	}
+	l := Loaded{Gamma: e.Gamma, Origin: Solved, Entry: e, Path: path, StoreErr: storeErr}
+	if cached {
+		l.Origin = FromCache
+	}
+	return l, nil
+}

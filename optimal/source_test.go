@@ -1,0 +1,110 @@
+package optimal
+
+import (
+	"context"
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/darrm/darrm/cache"
+	"github.com/darrm/darrm/gamma"
+)
+
+// TestSourceLoad runs a Source through its cases in order, on one cache:
+// a given gamma, bad fields, gamma_opt solved without and with a cache,
+// then read from it, and a tampered entry, which a CacheOnly source
+// refuses and any other source reports and replaces.
+func TestSourceLoad(t *testing.T) {
+	ctx, d := context.Background(), tempCache(t)
+	p, prior := params(5, 2, 1e-5), gamma.UniformPrior()
+	path := d.Path(cache.Key{Params: p, Prior: prior.String()})
+	given := gamma.Gamma(slices.Repeat([]float64{0.5}, p.K+1))
+	threePriors, err := gamma.TeacherPrior([]float64{0.6, 0.7, 0.8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tamper := func() {
+		e, err := d.Get(cache.Key{Params: p, Prior: prior.String()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		putTampered(t, d, e)
+	}
+	var corrupt []error
+	for _, tc := range []struct {
+		name   string
+		before func()
+		src    Source
+		origin Origin
+		path   string
+		field  string // the field of a *SourceError, and
+		is     error  // what it wraps, or
+		as     any    // its type
+		says   string
+	}{
+		{name: "given", src: Source{Given: given, Cache: d, CacheOnly: true}, origin: FromGiven},
+		{name: "given, wrong K", src: Source{Given: given[:4]}, field: "Given", says: "has 4 values, want K+1 = 6"},
+		{name: "prior not set", src: Source{Cache: d}, field: "Prior", says: "prior is not set"},
+		{name: "prior of another K", src: Source{Cache: d, Prior: threePriors}, field: "Prior"},
+		{name: "cache only, no cache", src: Source{Prior: prior, CacheOnly: true}, field: "CacheOnly", is: ErrNoCache},
+		{name: "cache only, not cached", src: Source{Cache: d, Prior: prior, CacheOnly: true}, field: "CacheOnly", is: cache.ErrNotFound,
+			says: "the cache has no gamma_opt for K=5 m=2 eps=0.1 Delta=1e-05 delta=1.99999e-05 prior uniform (" + path + ")"},
+		{name: "no cache", src: Source{Prior: prior}, origin: Solved},
+		{name: "solved and stored", src: Source{Cache: d, Prior: prior}, origin: Solved, path: path},
+		{name: "cached", src: Source{Cache: d, Prior: prior}, origin: FromCache, path: path},
+		{name: "cache only, cached", src: Source{Cache: d, Prior: prior, CacheOnly: true}, origin: FromCache, path: path},
+		{name: "cache only, tampered", before: tamper, src: Source{Cache: d, Prior: prior, CacheOnly: true}, field: "CacheOnly", as: new(*cache.CorruptError), says: "violated"},
+		{name: "tampered, solved again", src: Source{Cache: d, Prior: prior, OnCorrupt: func(err error) { corrupt = append(corrupt, err) }}, origin: Solved, path: path},
+	} {
+		if tc.before != nil {
+			tc.before()
+		}
+		l, err := tc.src.Load(ctx, p)
+		var se *SourceError
+		switch {
+		case tc.field != "":
+			if !errors.As(err, &se) || se.Field != tc.field || tc.is != nil && !errors.Is(err, tc.is) || tc.as != nil && !errors.As(err, tc.as) || !strings.Contains(err.Error(), tc.says) {
+				t.Errorf("%s: %v, want a *SourceError for %s saying %q", tc.name, err, tc.field, tc.says)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case l.Origin != tc.origin || l.Path != tc.path || l.StoreErr != nil:
+			t.Errorf("%s: origin %v, path %q, store error %v; want %v, %q", tc.name, l.Origin, l.Path, l.StoreErr, tc.origin, tc.path)
+		case tc.origin == FromGiven && (!slices.Equal(l.Gamma, given) || l.Entry != nil):
+			t.Errorf("%s: %v, entry %v; want the given gamma", tc.name, l.Gamma, l.Entry)
+		case tc.origin != FromGiven && (l.Entry == nil || l.Entry.Certificate.Status != gamma.Certified || !slices.Equal(l.Gamma, l.Entry.Gamma)):
+			t.Errorf("%s: gamma %v, entry %+v; want certified gamma_opt", tc.name, l.Gamma, l.Entry)
+		}
+	}
+	var ce *cache.CorruptError
+	if len(corrupt) != 1 || !errors.As(corrupt[0], &ce) {
+		t.Errorf("OnCorrupt told of %v, want the tampered entry", corrupt)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("gamma_opt was not stored: %v", err)
+	}
+}
+
+// tempCache is an empty cache for a test.
+func tempCache(t *testing.T) *cache.Dir {
+	t.Helper()
+	d, err := cache.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// putTampered stores e, with its checksum and certificate, but the exact
+// majority for its gamma: an entry whose file is intact and whose gamma
+// is not private.
+func putTampered(t *testing.T, d *cache.Dir, e *cache.Entry) {
+	t.Helper()
+	tampered := *e
+	tampered.Gamma = slices.Repeat([]float64{1}, len(e.Gamma))
+	if err := d.Put(&tampered); err != nil {
+		t.Fatal(err)
+	}
+}

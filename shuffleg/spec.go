@@ -1,0 +1,205 @@
+package shuffleg
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/datasets"
+)
+
+// Spec is an experiment stated by names and numbers, as darrm shuffleg's
+// command line states it: the task and the dataset by name, the
+// parameters that apply to them, and the settings of the Experiment.
+// Build checks it, loads the data and returns the Experiment.
+type Spec struct {
+	// Task is one of TaskNames.
+	Task string
+	// Dataset is a name of datasets.Catalog; DataDir is the folder its
+	// files are in ("": datasets.DefaultDir).
+	Dataset, DataDir string
+	// N and D size the synthetic dataset: samples in each of the private
+	// and public sets, and the dimension (nil: DefaultN, DefaultD). They
+	// apply to the dataset synthetic only.
+	N, D *int
+	// Radius is the ball radius C of mean estimation (nil:
+	// DefaultRadius); it applies to the task mean only. Lambda is the
+	// weight of the regulariser of ridge and lasso-logistic (nil:
+	// DefaultLambda), and applies to them only.
+	Radius, Lambda *float64
+	// Experiment holds the other settings; Build fills in its Problem.
+	Experiment
+}
+
+// Sizes of the synthetic dataset when a Spec does not state them.
+const (
+	DefaultN = 1000 // samples in each of the private and public sets
+	DefaultD = 784  // dimension, that of MNIST
+)
+
+// TaskNames are the tasks a Spec can name.
+var TaskNames = []string{"mean", "ridge", "lasso-logistic"}
+
+// NewTask returns the task named name (one of TaskNames): mean estimation
+// in a ball of the given radius, ridge regression or l1-regularised
+// logistic regression with weight lambda. Another name is an
+// *accountant.SettingError.
+func NewTask(name string, radius, lambda float64) (Task, error) {
+	switch name {
+	case "mean":
+		return MeanEstimation(radius), nil
+	case "ridge":
+		return RidgeRegression(lambda), nil
+	case "lasso-logistic":
+		return LassoLogistic(lambda), nil
+	}
+	return Task{}, &accountant.SettingError{Name: "task", Value: strconv.Quote(name), Rule: "must be one of " + strings.Join(TaskNames, ", ")}
+}
+
+// Build checks s and returns its experiment, with the problem built from
+// the dataset (generated for "synthetic", else read from DataDir), and the
+// dataset's catalog entry. An unknown task, a parameter stated for a task
+// or dataset it does not apply to (C, lambda, n, d), or settings that do
+// not go together (alpha rule) are an *accountant.SettingError; a number
+// out of its domain is an *accountant.ParamError naming the field (eps,
+// delta, p, clip, epochs, runs, workers, lr, C (the radius), lambda, n or
+// d); the dataset's files must be there (a *datasets.MissingError says how
+// to fetch them).
+func (s Spec) Build() (*Experiment, datasets.Info, error) {
+	task, err := NewTask(s.Task, valueOr(s.Radius, DefaultRadius), valueOr(s.Lambda, DefaultLambda))
+	if err != nil {
+		return nil, datasets.Info{}, err
+	}
+	if err := s.checkStated(); err != nil {
+		return nil, datasets.Info{}, err
+	}
+	e := s.Experiment
+	if err := e.checkSettings(); err != nil {
+		return nil, datasets.Info{}, err
+	}
+	if err := checkRegularizer(task.Reg); err != nil {
+		return nil, datasets.Info{}, err
+	}
+	info, err := datasets.Lookup(s.Dataset)
+	if err != nil {
+		return nil, info, err
+	}
+	var pair *datasets.Pair
+	if s.Dataset == "synthetic" {
+		n, d := valueOr(s.N, DefaultN), valueOr(s.D, DefaultD)
+		if n < 2 {
+			return nil, info, &accountant.ParamError{Name: "n", Value: float64(n), Rule: "must be >= 2"}
+		}
+		if d < 1 {
+			return nil, info, &accountant.ParamError{Name: "d", Value: float64(d), Rule: "must be >= 1"}
+		}
+		pair = datasets.Synthetic(task.Loss.Task(), n, d, 1)
+	} else if pair, err = datasets.Load(s.DataDir, s.Dataset, task.Loss.Task()); err != nil {
+		return nil, info, err
+	}
+	if e.Problem, err = NewProblem(task, pair.Private, pair.Public); err != nil {
+		return nil, info, fmt.Errorf("dataset %s, task %s: %w", s.Dataset, s.Task, err)
+	}
+	for _, a := range e.Algorithms {
+		if _, err := NewPlan(a, e.Problem.N(), e.Problem.Public.Len(), e.Epochs, e.Fraction); err != nil {
+			return nil, info, fmt.Errorf("algorithm %v on dataset %s: %w", a, s.Dataset, err)
+		}
+	}
+	return &e, pair.Info, nil
+}
+
+// checkStated refuses, as an *accountant.SettingError, a parameter that s
+// states for a task or dataset it does not apply to.
+func (s Spec) checkStated() error {
+	misplaced := func(name string, v any, rule string) error {
+		return &accountant.SettingError{Name: name, Value: fmt.Sprint(v), Rule: rule}
+	}
+	const syntheticOnly = "applies to the dataset synthetic only"
+	switch {
+	case s.Lambda != nil && s.Task == "mean":
+		return misplaced("lambda", *s.Lambda, "applies to the tasks ridge and lasso-logistic, not mean (whose parameter is C)")
+	case s.Radius != nil && s.Task != "mean":
+		return misplaced("C", *s.Radius, "applies to the task mean only")
+	case s.N != nil && s.Dataset != "synthetic":
+		return misplaced("n", *s.N, syntheticOnly)
+	case s.D != nil && s.Dataset != "synthetic":
+		return misplaced("d", *s.D, syntheticOnly)
+	}
+	return nil
+}
+
+// valueOr returns *p, or def when p is nil.
+func valueOr[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// ParseAlgorithms parses a comma-separated list of algorithm names
+// (ParseAlgorithm), or "all" for Algorithms(); an algorithm listed twice
+// is an error.
+func ParseAlgorithms(s string) ([]Algorithm, error) {
+	if s == "all" {
+		return Algorithms(), nil
+	}
+	var out []Algorithm
+	for _, name := range strings.Split(s, ",") {
+		a, err := ParseAlgorithm(strings.TrimSpace(name))
+		if err != nil {
+			return nil, fmt.Errorf("%w (or all)", err)
+		}
+		for _, b := range out {
+			if a == b {
+				return nil, fmt.Errorf("%q: %v is listed twice", s, a)
+			}
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// PrivateAlgorithms returns the algorithms that train on private data, and
+// so have a privacy cost to account: all but PublicOnly.
+func PrivateAlgorithms() []Algorithm {
+	return slices.DeleteFunc(Algorithms(), func(a Algorithm) bool { return !a.Private() })
+}
+
+// ParsePrivateAlgorithms reads names of private algorithms
+// (ParseAlgorithm), "all" standing for PrivateAlgorithms(); the result is
+// in the order of names.
+func ParsePrivateAlgorithms(names []string) ([]Algorithm, error) {
+	var out []Algorithm
+	for _, name := range names {
+		a, err := ParseAlgorithm(name)
+		switch {
+		case name == "all":
+			out = append(out, PrivateAlgorithms()...)
+		case err != nil || !a.Private():
+			return nil, fmt.Errorf("%q: must be one of dp-shuffleg, priv-pub, pub-priv, interleaved, all", name)
+		default:
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// LRGrid parses a learning-rate grid: "thesis" for ThesisLRGrid, or a
+// comma-separated list of learning rates. It also returns the grid's
+// description for Report.LRSearch.
+func LRGrid(s string) (lrs []float64, search string, err error) {
+	if s == "thesis" {
+		return ThesisLRGrid(), "thesis grid (Section 4.7.4)", nil
+	}
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return nil, "", fmt.Errorf("value %q: must be a finite number > 0 (or the whole grid: thesis)", f)
+		}
+		lrs = append(lrs, v)
+	}
+	return lrs, "given grid", nil
+}
