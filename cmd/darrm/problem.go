@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"math"
 
 	"github.com/spf13/cobra"
 
@@ -89,7 +88,7 @@ func (f *cacheFlags) open() (*cache.Dir, error) {
 func loadGamma(ctx context.Context, cmd *cobra.Command, src optimal.Source, p constraints.Params) (optimal.Loaded, error) {
 	prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, fmt.Sprintf("solving K=%d m=%g", p.K, p.M))
 	src.Options.Progress = func(s optimal.Progress) {
-		prog.Describe(fmt.Sprintf("solving K=%d m=%g: separation pass %d (%3.0f%%), %d rows, violation %.2g", p.K, p.M, s.Pass, 100*s.Fraction, s.Rows, math.Max(s.Violation, 0)))
+		prog.Describe(fmt.Sprintf("solving K=%d m=%g: exact pass %d (%3.0f%%), %d LP solves, %d rows, gap %.2g", p.K, p.M, s.Pass, 100*s.Fraction, s.LPSolves, s.Rows, s.Gap))
 		prog.Set(int64(s.Pass))
 	}
 	src.OnCorrupt = func(err error) { fmt.Fprintf(cmd.ErrOrStderr(), "darrm: %v; recomputing it\n", err) }
