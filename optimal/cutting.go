@@ -65,8 +65,10 @@ type cutter struct {
 
 const (
 	// inOut is how far from in towards out the loop separates when
-	// exact passes are cheap (see cutter.alpha).
-	inOut = 0.5
+	// exact passes are cheap (see cutter.alpha). Measured on pure DP at
+	// K = 1001, m = 3: 0.1, 0.2, 0.3, 0.5, 0.75 take 388, 337, 332, 465,
+	// 685 LP solves.
+	inOut = 0.3
 	// maxIdle is how many LP solves a row may go without binding before
 	// it is dropped.
 	maxIdle = 3
