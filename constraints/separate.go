@@ -308,32 +308,45 @@ func (sw *sepWorker) item(n6 int) {
 }
 
 // itemPure processes, for Delta = 0, the pairs (n6, n7) = (a, b) and (b,
-// a) for every b >= a. The e^eps corners are (hi, lo) and (lo, hi) with
-// lo = 1 - hi, so the p' side of the pair (n6, n7) is the p side of the
-// pair (n7, n6): with P(x, y) the correlation vector after x teachers at
-// hi and y at lo, pair (a, b) costs P(a, b)[n1] - E·P(b, a)[n1] and pair
-// (b, a) costs P(b, a)[n1] - E·P(a, b)[n1]. Two chains from P(a, a), one
-// stepping lo, one stepping hi, serve both pairs: half the steps of
-// walking each pair's two sides apart.
+// a) for every b >= a, from one chain of correlation vectors. The e^eps
+// corners are (hi, lo) and (lo, hi) with lo = 1 - hi, so the p' side of
+// the pair (n6, n7) is the p side of the pair (n7, n6): with P(x, y) the
+// correlation vector after x teachers at hi and y at lo, pair (a, b) costs
+// P(a, b)[n1] - E·P(b, a)[n1]. Relabelling every vote maps the multiset
+// (n0, n1, a, b) to (n1, n0, b, a) and L to K - L, and w(K - l) = -w(l)
+// for a symmetric gamma and an odd K, so P(b, a)[s] = -P(a, b)[t - s] with
+// t = K - a - b: one chain stepping lo from P(a, a) gives both sides of
+// both pairs, and the cost of (b, a) at s is minus that of (a, b) at t - s.
+// The mirrored side carries the same rounding bound as the chain, since
+// it is the chain's values negated.
 func (sw *sepWorker) itemPure(a int) {
 	k := sw.p.K
 	ab := append(sw.p67[:0], sw.p6s[a]...) // P(a, b)
-	ba := append(sw.q67[:0], sw.p6s[a]...) // P(b, a)
-	if sw.mine(a, a) {
-		sw.pairPure(a, a, ab, ba)
-	}
-	for b := a + 1; b <= k-a; b++ {
-		var fab, fba float64
-		ab, ba, fab, fba = stepPure(ab, ba, sw.lo, sw.hi, sw.e)
+	for b := a; b <= k-a; b++ {
+		if b > a {
+			ab = step(ab, sw.lo)
+		}
+		hi, lo := costRange(ab, sw.e)
 		thr := math.Min(sw.best, sw.heapThreshold())
-		if fab >= thr && sw.mine(a, b) {
-			sw.pairPure(a, b, ab, ba)
+		if hi >= thr && sw.mine(a, b) {
+			sw.pairPure(a, b, ab, sw.mirror(ab))
 			thr = math.Min(sw.best, sw.heapThreshold())
 		}
-		if fba >= thr && sw.mine(b, a) {
+		if b > a && -lo >= thr && sw.mine(b, a) {
+			ba := sw.mirror(ab)
 			sw.pairPure(b, a, ba, ab)
 		}
 	}
+}
+
+// mirror returns P(b, a) from x = P(a, b): the reverse of x, negated, in
+// the worker's scratch vector.
+func (sw *sepWorker) mirror(x []float64) []float64 {
+	y := sw.q67[:len(x)]
+	for s, v := range x {
+		y[len(x)-1-s] = -v
+	}
+	return y
 }
 
 // mine reports whether the pair (n6, n7) belongs to this worker's shard.
@@ -343,28 +356,33 @@ func (sw *sepWorker) mine(n6, n7 int) bool {
 
 // cost is the privacy cost c_p - e·c_q of a pure-DP multiset; the
 // conversion keeps the product rounded on its own (no fused multiply-add),
-// so that stepPure's bound and pairPure agree bit for bit.
+// so that costRange's bound and pairPure agree bit for bit.
 func cost(cp, cq, e float64) float64 { return cp - float64(e*cq) }
 
-// stepPure applies step(x, a) and step(y, b) and returns the largest
-// cost(x[s], y[s], e) and the largest cost(y[s], x[s], e) of the new
-// vectors.
-func stepPure(x, y []float64, a, b, e float64) ([]float64, []float64, float64, float64) {
-	n := len(x) - 1
-	x, y = x[:n+1], y[:n+1]
-	mxy, myx := math.Inf(-1), math.Inf(-1)
-	for s := 0; s < n; s++ {
-		xs := x[s] + a*(x[s+1]-x[s])
-		ys := y[s] + b*(y[s+1]-y[s])
-		x[s], y[s] = xs, ys
-		if f := cost(xs, ys, e); f > mxy {
-			mxy = f
+// costRange returns the largest and the smallest cost(x[s], y[s], e) over
+// s, where y is the mirror of x (see itemPure): y[s] = -x[t-s]. The cost of
+// the mirrored pair at t - s, cost(y[t-s], x[t-s], e), is exactly minus
+// that at s, since rounding is symmetric about 0.
+func costRange(x []float64, e float64) (hi, lo float64) {
+	hi, lo = math.Inf(-1), math.Inf(1)
+	// s and t - s together: each load serves two costs.
+	for i, j := 0, len(x)-1; i <= j; i, j = i+1, j-1 {
+		u, v := x[i], x[j]
+		f, g := cost(u, -v, e), cost(v, -u, e)
+		if f > hi {
+			hi = f
 		}
-		if f := cost(ys, xs, e); f > myx {
-			myx = f
+		if g > hi {
+			hi = g
+		}
+		if f < lo {
+			lo = f
+		}
+		if g < lo {
+			lo = g
 		}
 	}
-	return x[:n], y[:n], mxy, myx
+	return hi, lo
 }
 
 // pairIndex numbers the pairs (n6, n7), n6 + n7 <= k, in the order of
