@@ -50,11 +50,15 @@ type Solver struct {
 	rows            []row // as given to HiGHS, for rebuilding
 }
 
-// row is a stored constraint idx·val <= ub.
+// row is a stored constraint idx·val <= ub. loose is the right-hand side
+// of the same coefficients as a relaxation of the given row: where ub
+// subtracts the most a dropped coefficient can contribute, loose subtracts
+// the least (see prepare), so ub <= loose.
 type row struct {
-	idx []int
-	val []float64
-	ub  float64
+	idx   []int
+	val   []float64
+	ub    float64
+	loose float64
 }
 
 // Cut is a constraint Coeffs·x <= Upper.
@@ -72,6 +76,13 @@ type Solution struct {
 	Slack []float64
 	// Dual[i] is the dual value of row i; zero for rows that do not bind.
 	Dual []float64
+	// Bound bounds the objective over the LP as given (each row as passed
+	// to AddRows, before scaling and dropping): no x within the bounds
+	// that satisfies every row has a larger objective when maximising, or
+	// a smaller one when minimising. It is derived from Dual by weak
+	// duality with a rounding margin, so it holds however inexact HiGHS's
+	// solution is; it is near Objective when the duals are accurate.
+	Bound float64
 }
 
 // New returns an LP with objective c and bounds, and no rows. Close it when done.
@@ -211,13 +222,14 @@ func (s *Solver) prepare(coeffs []float64, upper float64) (row, error) {
 		if upper < 0 {
 			return row{}, fmt.Errorf("0·x <= %v is infeasible", upper)
 		}
-		return row{ub: math.Inf(1)}, nil
+		return row{ub: math.Inf(1), loose: math.Inf(1)}, nil
 	}
-	r := row{ub: upper / maxAbs}
+	r := row{ub: upper / maxAbs, loose: upper / maxAbs}
 	for j, v := range coeffs {
 		v /= maxAbs
 		if math.Abs(v) < dropRel {
 			r.ub -= math.Max(v*s.lower[j], v*s.upper[j])
+			r.loose -= math.Min(v*s.lower[j], v*s.upper[j])
 			continue
 		}
 		r.idx = append(r.idx, j)
@@ -365,7 +377,7 @@ func (s *Solver) Solve() (Solution, error) {
 	for i, d := range sol.RowDuals {
 		dual[i] = d * cs
 	}
-	return Solution{X: sol.ColValues, Objective: dot(s.c, sol.ColValues), Slack: slack, Dual: dual}, nil
+	return Solution{X: sol.ColValues, Objective: dot(s.c, sol.ColValues), Slack: slack, Dual: dual, Bound: s.dualBound(dual)}, nil
 }
 
 // rebuild replaces the HiGHS instance by a new one with the same model and
@@ -431,4 +443,53 @@ func dot(a, b []float64) float64 {
 		s += a[i] * b[i]
 	}
 	return s
+}
+
+// dualBound returns the weak-duality bound of the objective from the row
+// duals y (Solution.Bound). Maximising c·x subject to A·x <= b and l <= x
+// <= u, every y >= 0 gives
+//
+//	c·x <= y·b + sum_j max(d_j·l_j, d_j·u_j),  d = c - A'y,
+//
+// with b the loose right-hand sides, which every x satisfying the given rows
+// satisfies. Minimising, y <= 0 and the minimum over [l_j, u_j] give a lower
+// bound. Duals of the wrong sign are taken as 0; each is still a bound. The
+// floating-point sums are widened by (rows + columns + 2)·2^-52 times the
+// sum of the magnitudes of their terms, more than their rounding error.
+func (s *Solver) dualBound(dual []float64) float64 {
+	sign := 1.0
+	if !s.maximize {
+		sign = -1
+	}
+	d := append([]float64(nil), s.c...)
+	dAbs := make([]float64, len(d))
+	for j, v := range d {
+		dAbs[j] = math.Abs(v)
+	}
+	var bound, mag float64
+	for i, r := range s.rows {
+		y := dual[i] * sign
+		if !(y > 0) || math.IsInf(r.loose, 1) {
+			continue
+		}
+		y *= sign
+		bound += y * r.loose
+		mag += math.Abs(y * r.loose)
+		for k, j := range r.idx {
+			t := y * r.val[k]
+			d[j] -= t
+			dAbs[j] += math.Abs(t)
+		}
+	}
+	for j, v := range d {
+		lo, hi := v*s.lower[j], v*s.upper[j]
+		if s.maximize {
+			bound += math.Max(lo, hi)
+		} else {
+			bound += math.Min(lo, hi)
+		}
+		mag += dAbs[j] * math.Max(math.Abs(s.lower[j]), math.Abs(s.upper[j]))
+	}
+	margin := float64(len(s.rows)+len(d)+2) * 0x1p-52 * mag
+	return bound + sign*margin
 }

@@ -3,6 +3,7 @@ package lp
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -196,5 +197,80 @@ func TestSetBounds(t *testing.T) {
 	}
 	if err := s.SetBounds(2, 0, 1); err == nil {
 		t.Error("SetBounds accepted column 2 of 2")
+	}
+}
+
+// TestBound checks Solution.Bound: near the optimum when HiGHS's duals are
+// exact, on the far side of the optimum of the rows as given (not as
+// stored, tiny coefficients dropped), and a bound for any duals at all.
+func TestBound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, maximize := range []bool{true, false} {
+		const n = 12
+		c := make([]float64, n)
+		lower, upper := make([]float64, n), make([]float64, n)
+		for j := range c {
+			c[j] = rng.Float64()
+			upper[j] = 1
+			if !maximize {
+				c[j] = -c[j]
+			}
+		}
+		s, err := New(c, lower, upper, maximize, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		var cuts []Cut
+		for range 30 {
+			a := make([]float64, n)
+			for j := range a {
+				a[j] = rng.Float64()
+			}
+			cuts = append(cuts, Cut{Coeffs: a, Upper: 1 + rng.Float64()})
+		}
+		if err := s.AddRows(cuts); err != nil {
+			t.Fatal(err)
+		}
+		sol, err := s.Solve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sign := 1.0
+		if !maximize {
+			sign = -1
+		}
+		if d := sign * (sol.Bound - sol.Objective); d < 0 || d > 1e-9 {
+			t.Errorf("maximize=%v: Bound %v, Objective %v: want Bound just past Objective", maximize, sol.Bound, sol.Objective)
+		}
+		// Weak duality holds for every dual vector of the right sign.
+		for range 20 {
+			y := make([]float64, len(cuts))
+			for i := range y {
+				y[i] = sign * rng.ExpFloat64() * float64(rng.IntN(2))
+			}
+			if b := s.dualBound(y); sign*(b-sol.Objective) < -1e-12 {
+				t.Errorf("maximize=%v: bound %v from duals %v is on the wrong side of the optimum %v", maximize, b, y, sol.Objective)
+			}
+		}
+	}
+
+	// max x0 s.t. x0 + 5e-10·x1 <= 1, x0 <= 2: the stored row drops x1's
+	// coefficient and tightens to x0 <= 1 - 5e-10, but the optimum of the
+	// row as given is 1 (at x1 = 0), and Bound must not fall below it.
+	s, err := New([]float64{1, 0}, []float64{0, 0}, []float64{2, 1}, true, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.AddRow([]float64{1, 5e-10}, 1); err != nil {
+		t.Fatal(err)
+	}
+	sol, err := s.Solve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sol.Bound < 1 {
+		t.Errorf("Bound %v (Objective %v): want at least 1, the optimum of the row as given", sol.Bound, sol.Objective)
 	}
 }

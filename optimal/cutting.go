@@ -179,18 +179,21 @@ func (c *cutter) preferVertex(ctx context.Context, obj []float64, ub float64, ou
 	return nil
 }
 
-// bound solves the LP for obj over the rows found so far, without cutting:
-// its optimum bounds obj over the feasible set.
-func (c *cutter) bound(obj []float64) (float64, error) {
+// bound solves the LP for obj over the rows found so far, without cutting,
+// and returns the solver's optimum and the LP's weak-duality bound
+// (lp.Solution.Bound). The bound holds for obj over the feasible set
+// however inexact the solver's optimum is; the two differ by the
+// solver's tolerances, or more when it is in numerical trouble.
+func (c *cutter) bound(obj []float64) (opt, bound float64, err error) {
 	if err := c.solver.SetObjective(obj); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	sol, err := c.solver.Solve()
 	if err != nil {
-		return 0, fmt.Errorf("bound, LP solve %d: %w", c.lpSolve+1, err)
+		return 0, 0, fmt.Errorf("bound, LP solve %d: %w", c.lpSolve+1, err)
 	}
 	c.lpSolve++
-	return sol.Objective, nil
+	return sol.Objective, sol.Bound, nil
 }
 
 // addRows adds rows to the LP; keys name their multisets, "" for a row

@@ -32,11 +32,11 @@ type Options struct {
 	// Workers is the number of goroutines of each separation; 0 means GOMAXPROCS.
 	Workers int
 	// Tol is the relative optimality gap at which the cutting-plane loop
-	// stops: the returned gamma's utility is within Tol of the restricted
-	// LP's optimum, an upper bound of every private gamma's, before the
-	// tie-break (which may give up Tol more) and certification (which may
-	// scale gamma by a rounding-sized factor); 0 means 1e-9. Result.Gap
-	// reports the gap reached.
+	// stops: the returned gamma's utility is within Tol of the solver's
+	// optimum of the restricted LP, before the tie-break (which may give
+	// up Tol more) and certification (which may scale gamma by a
+	// rounding-sized factor); 0 means 1e-9. Result.Gap reports the gap
+	// reached against Result.UpperBound, a rigorous bound.
 	Tol float64
 	// CutsPerPass is how many of the most violated rows each separation
 	// adds to the LP; 0 means a quarter of the (K+1)/2 free values, at
@@ -79,9 +79,10 @@ type Result struct {
 	// Scale is the factor certification applied to the LP solution (1 if
 	// it was certified as solved).
 	Scale float64
-	// UpperBound is the optimum of the restricted LP, whose rows are a
-	// subset of all privacy constraints: no gamma has a higher utility (up
-	// to the LP solver's feasibility tolerance, 1e-9). Gap is the
+	// UpperBound bounds the optimum of the restricted LP, whose rows are
+	// a subset of all privacy constraints, by weak duality from the LP
+	// solver's duals (lp.Solution.Bound), so it holds whatever the
+	// solver's tolerances: no gamma has a higher utility. Gap is the
 	// relative distance of Utility below it, (UpperBound - Utility) /
 	// UpperBound: the returned gamma is optimal to within Gap.
 	UpperBound float64
@@ -376,13 +377,16 @@ const (
 	etaMin = 1e-12
 )
 
-// phase1 runs phase 1 of solveLP and returns the utility's bound.
+// phase1 runs phase 1 of solveLP and returns the least of the utility's
+// bounds found on the way: each bounds the utility over the feasible set,
+// since every row is a privacy constraint, whichever rows the LP held then.
 func phase1(ctx context.Context, c *cutter, coeffs, tie []float64) (float64, error) {
 	var maxC, maxT float64
 	for i := range coeffs {
 		maxC, maxT = math.Max(maxC, coeffs[i]), math.Max(maxT, tie[i])
 	}
 	obj := make([]float64, len(coeffs))
+	best := math.Inf(1)
 	for eta := eta0; ; eta /= 10 {
 		for i := range obj {
 			obj[i] = coeffs[i] + eta*maxC/maxT*tie[i]
@@ -390,12 +394,15 @@ func phase1(ctx context.Context, c *cutter, coeffs, tie []float64) (float64, err
 		if _, err := c.run(ctx, obj, nil, false); err != nil {
 			return 0, err
 		}
-		ub, err := c.bound(coeffs)
+		opt, bound, err := c.bound(coeffs)
 		if err != nil {
 			return 0, err
 		}
-		if u := dot(coeffs, c.in); u >= ub-c.tol*math.Abs(ub) || eta < etaMin {
-			return ub, nil
+		best = math.Min(best, bound)
+		// The stages end on the solver's own optimum: its bound lies above
+		// it by the solver's tolerances, which no stage can close.
+		if u := dot(coeffs, c.in); u >= opt-c.tol*math.Abs(opt) || eta < etaMin {
+			return best, nil
 		}
 	}
 }
