@@ -111,9 +111,13 @@ func TestSolveAtM1IsSub(t *testing.T) {
 		if math.Abs(short.Utility-r.Utility) > 3e-9*r.Utility || short.Certificate.Status != gamma.Certified {
 			t.Errorf("%+v: shortcut utility %v (%v), LP %v", p, short.Utility, short.Certificate.Status, r.Utility)
 		}
+		// The LP is flat around gamma_Sub: at K = 31, Delta = 0, values
+		// up to 2e-6 away from it cost 2e-11 of utility, and rows violated
+		// by less than Tol are never cut, so Solve pins gamma only to a
+		// few 1e-6 there; the utility check above is the lemma's test.
 		sub, _ := gamma.Sub(p.K, 1)
 		for l := range sub {
-			if math.Abs(r.Gamma[l]-sub[l]) > 1e-6 {
+			if math.Abs(r.Gamma[l]-sub[l]) > 1e-5 {
 				t.Errorf("%+v: gamma_opt(%d) = %v, gamma_Sub = %v", p, l, r.Gamma[l], sub[l])
 			}
 		}
