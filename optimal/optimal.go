@@ -213,6 +213,10 @@ func solveLP(ctx context.Context, p constraints.Params, coeffs []float64, opts O
 		// at one corner or split evenly between two.
 		pool = startingMultisets(p)
 	}
+	top := cuts
+	if p.Delta == 0 {
+		top *= candidates
+	}
 	// toCuts turns the multisets found, costliest first, into at most
 	// cuts new rows, skipping rows nearly parallel to one taken already
 	// (see parallelCos).
@@ -267,7 +271,7 @@ func solveLP(ctx context.Context, p constraints.Params, coeffs []float64, opts O
 		state.Fraction = 0
 		report()
 		sep, err := p.Separate(ctx, g, constraints.SeparateOptions{
-			Top: candidates * cuts, Floor: budget * (1 + tol), Workers: opts.Workers,
+			Top: top, Floor: budget * (1 + tol), Workers: opts.Workers,
 			Progress: func(f float64) { state.Fraction = f; report() },
 		})
 		if err != nil {
@@ -383,12 +387,14 @@ func tails(coeffs []float64, limit float64) []int {
 
 // The rows one separation adds. The costliest multisets come in clusters
 // of neighbours (one teacher moved) whose rows are nearly parallel, and a
-// batch of them cuts little more than one of them does. Each exact pass
-// returns candidates times CutsPerPass multisets, and the loop takes them
-// costliest first, skipping a row whose cosine with one taken already
-// exceeds parallelCos. Pure DP at K = 1001 (passes, against the costliest
-// rows alone): m = 2 289 (494), m = 3 236 (349), m = 5 181 (264), m = 10
-// 143 (155); with Delta > 0 the passes did not change (K = 101, 151).
+// batch of them cuts little more than one of them does. The loop takes the
+// multisets found costliest first, skipping a row whose cosine with one
+// taken already exceeds parallelCos, and with Delta = 0 each exact pass
+// returns candidates times CutsPerPass multisets to choose from. Pure DP
+// at K = 1001 (passes, against the costliest rows alone): m = 2 289 (494),
+// m = 3 236 (349), m = 5 181 (264), m = 10 143 (155). With Delta > 0 the
+// passes did not change (K = 101, 151), so the exact pass keeps the
+// shorter top list, whose threshold prunes more.
 const (
 	candidates  = 4
 	parallelCos = 0.99
