@@ -218,8 +218,8 @@ func solveLP(ctx context.Context, p constraints.Params, coeffs []float64, opts O
 		top *= candidates
 	}
 	// toCuts turns the multisets found, costliest first, into at most
-	// cuts new rows, skipping rows nearly parallel to one taken already
-	// (see parallelCos).
+	// cuts new rows, with Delta = 0 skipping rows nearly parallel to one
+	// taken already (see parallelCos).
 	toCuts := func(found []constraints.Scored) (separation, error) {
 		var out separation
 		var dirs [][]float64
@@ -235,11 +235,13 @@ func solveLP(ctx context.Context, p constraints.Params, coeffs []float64, opts O
 			if err != nil {
 				return separation{}, err
 			}
-			dir := direction(row)
-			if slices.ContainsFunc(dirs, func(d []float64) bool { return dot(d, dir) > parallelCos }) {
-				continue
+			if p.Delta == 0 {
+				dir := direction(row)
+				if slices.ContainsFunc(dirs, func(d []float64) bool { return dot(d, dir) > parallelCos }) {
+					continue
+				}
+				dirs = append(dirs, dir)
 			}
-			dirs = append(dirs, dir)
 			pool = append(pool, s.Config)
 			out.cuts = append(out.cuts, lp.Cut{Coeffs: row, Upper: budget})
 			out.keys = append(out.keys, key)
@@ -385,16 +387,16 @@ func tails(coeffs []float64, limit float64) []int {
 	return idx
 }
 
-// The rows one separation adds. The costliest multisets come in clusters
-// of neighbours (one teacher moved) whose rows are nearly parallel, and a
-// batch of them cuts little more than one of them does. The loop takes the
-// multisets found costliest first, skipping a row whose cosine with one
-// taken already exceeds parallelCos, and with Delta = 0 each exact pass
-// returns candidates times CutsPerPass multisets to choose from. Pure DP
-// at K = 1001 (passes, against the costliest rows alone): m = 2 289 (494),
-// m = 3 236 (349), m = 5 181 (264), m = 10 143 (155). With Delta > 0 the
-// passes did not change (K = 101, 151), so the exact pass keeps the
-// shorter top list, whose threshold prunes more.
+// The rows one separation adds with Delta = 0. The costliest multisets
+// come in clusters of neighbours (one teacher moved) whose rows are nearly
+// parallel, and a batch of them cuts little more than one of them does.
+// Each exact pass returns candidates times CutsPerPass multisets, and the
+// loop takes them costliest first, skipping a row whose cosine with one
+// taken already exceeds parallelCos. Pure DP at K = 1001 (passes, against
+// the costliest rows alone): m = 2 289 (494), m = 3 236 (349), m = 5 181
+// (264), m = 10 143 (155). With Delta > 0 the passes did not change (K =
+// 101, 151), so that case keeps the costliest rows and the shorter top
+// list, whose threshold prunes more.
 const (
 	candidates  = 4
 	parallelCos = 0.99
