@@ -38,10 +38,11 @@ type Options struct {
 	// rounding-sized factor); 0 means 1e-9. Result.Gap reports the gap
 	// reached against Result.UpperBound, a rigorous bound.
 	Tol float64
-	// CutsPerPass is how many of the most violated rows each separation
-	// adds to the LP; 0 means a quarter of the (K+1)/2 free values, at
-	// least 8: fewer rows per pass keep each LP solve cheap, which matters
-	// more than the extra passes.
+	// CutsPerPass is how many violated rows each separation adds to the
+	// LP at most: the most violated, with Delta = 0 leaving out rows
+	// nearly parallel to one added (see parallelCos); 0 means a quarter of
+	// the (K+1)/2 free values, at least 8: fewer rows per pass keep each
+	// LP solve cheap, which matters more than the extra passes.
 	CutsPerPass int
 	// MaxCoefficients bounds the size of the LP, rows × (K+1)/2; 0 means
 	// 8e6 (16,000 rows at K = 1001, about 800 MiB inside HiGHS). Rows that
