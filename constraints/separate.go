@@ -323,10 +323,12 @@ func (sw *sepWorker) itemPure(a int) {
 	k := sw.p.K
 	ab := append(sw.p67[:0], sw.p6s[a]...) // P(a, b)
 	for b := a; b <= k-a; b++ {
+		var hi, lo float64
 		if b > a {
-			ab = step(ab, sw.lo)
+			ab, hi, lo = stepCostRange(ab, sw.lo, sw.e)
+		} else {
+			hi, lo = costRange(ab, sw.e)
 		}
-		hi, lo := costRange(ab, sw.e)
 		thr := math.Min(sw.best, sw.heapThreshold())
 		if hi >= thr && sw.mine(a, b) {
 			sw.pairPure(a, b, ab, sw.mirror(ab))
@@ -383,6 +385,43 @@ func costRange(x []float64, e float64) (hi, lo float64) {
 		}
 	}
 	return hi, lo
+}
+
+// stepCostRange is step(x, a) followed by costRange, in one sweep: the
+// new values at s and t - s are computed together, from both ends, so each
+// cost is taken while both are in registers. The values are those of step,
+// bit for bit.
+func stepCostRange(x []float64, a, e float64) ([]float64, float64, float64) {
+	n := len(x) - 1
+	x = x[:n+1]
+	hi, lo := math.Inf(-1), math.Inf(1)
+	// The upper end steps downwards, so it keeps the old value of its
+	// right neighbour, which it has already overwritten.
+	right := x[n]
+	i, j := 0, n-1
+	for ; i < j; i, j = i+1, j-1 {
+		xi := x[i] + a*(x[i+1]-x[i])
+		old := x[j]
+		xj := old + a*(right-old)
+		x[i], x[j], right = xi, xj, old
+		f, g := cost(xi, -xj, e), cost(xj, -xi, e)
+		if f < g {
+			f, g = g, f
+		}
+		if f > hi {
+			hi = f
+		}
+		if g < lo {
+			lo = g
+		}
+	}
+	if i == j {
+		xi := x[i] + a*(right-x[i])
+		x[i] = xi
+		f := cost(xi, -xi, e)
+		hi, lo = math.Max(hi, f), math.Min(lo, f)
+	}
+	return x[:n], hi, lo
 }
 
 // pairIndex numbers the pairs (n6, n7), n6 + n7 <= k, in the order of

@@ -268,3 +268,24 @@ func TestSeparatePairBoundAtFloor(t *testing.T) {
 		}
 	}
 }
+
+// TestStepCostRange checks the fused sweep against step and costRange,
+// bit for bit, at even and odd lengths.
+func TestStepCostRange(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for n := 1; n <= 9; n++ {
+		for range 20 {
+			x := make([]float64, n+1)
+			for i := range x {
+				x[i] = 2*rng.Float64() - 1
+			}
+			a, e := rng.Float64(), 1+rng.Float64()
+			want := step(slices.Clone(x), a)
+			wantHi, wantLo := costRange(want, e)
+			got, hi, lo := stepCostRange(slices.Clone(x), a, e)
+			if !slices.Equal(got, want) || hi != wantHi || lo != wantLo {
+				t.Fatalf("len %d: stepCostRange = %v, %v, %v; step and costRange give %v, %v, %v", n+1, got, hi, lo, want, wantHi, wantLo)
+			}
+		}
+	}
+}
