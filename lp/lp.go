@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/bartolsthoorn/gohighs/highs"
+	"gonum.org/v1/gonum/floats"
 )
 
 // Options configure the solver.
@@ -377,7 +378,7 @@ func (s *Solver) Solve() (Solution, error) {
 	for i, d := range sol.RowDuals {
 		dual[i] = d * cs
 	}
-	return Solution{X: sol.ColValues, Objective: dot(s.c, sol.ColValues), Slack: slack, Dual: dual, Bound: s.dualBound(dual)}, nil
+	return Solution{X: sol.ColValues, Objective: floats.Dot(s.c, sol.ColValues), Slack: slack, Dual: dual, Bound: s.dualBound(dual)}, nil
 }
 
 // rebuild replaces the HiGHS instance by a new one with the same model and
@@ -435,14 +436,6 @@ func normalized(c []float64) []float64 {
 		out[j] = v / m
 	}
 	return out
-}
-
-func dot(a, b []float64) float64 {
-	var s float64
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s
 }
 
 // dualBound returns the weak-duality bound of the objective from the row

@@ -8,6 +8,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/lp"
+	"gonum.org/v1/gonum/floats"
 )
 
 // separation is what one separation call learns about a candidate gamma.
@@ -110,11 +111,11 @@ func (c *cutter) run(ctx context.Context, obj []float64, valid func([]float64) b
 		out := clamp(sol.X)
 		ub := sol.Objective
 		if c.progress != nil {
-			c.progress(ub, dot(obj, c.in))
+			c.progress(ub, floats.Dot(obj, c.in))
 		}
 		a := c.alpha
 		for {
-			if dot(obj, c.in) >= ub-c.tol*math.Abs(ub) {
+			if floats.Dot(obj, c.in) >= ub-c.tol*math.Abs(ub) {
 				if vertex && a < 1 {
 					if err := c.preferVertex(ctx, obj, ub, out, valid); err != nil {
 						return 0, err
@@ -140,7 +141,7 @@ func (c *cutter) run(ctx context.Context, obj []float64, valid func([]float64) b
 			if s.exact != nil {
 				// f is linear in gamma: x scaled to the budget is feasible.
 				y := scale(x, c.budget/s.exact.MaxF)
-				if dot(obj, y) > dot(obj, c.in) && (valid == nil || valid(y)) {
+				if floats.Dot(obj, y) > floats.Dot(obj, c.in) && (valid == nil || valid(y)) {
 					c.in, c.inSep = y, nil
 				}
 			}
@@ -173,7 +174,7 @@ func (c *cutter) preferVertex(ctx context.Context, obj []float64, ub float64, ou
 	if s.exact.MaxF > c.budget {
 		y, ySep = scale(out, c.budget/s.exact.MaxF), nil
 	}
-	if dot(obj, y) >= ub-c.tol*math.Abs(ub) && (valid == nil || valid(y)) {
+	if floats.Dot(obj, y) >= ub-c.tol*math.Abs(ub) && (valid == nil || valid(y)) {
 		c.in, c.inSep = y, ySep
 	}
 	return nil
@@ -250,14 +251,6 @@ func clamp(x []float64) []float64 {
 		out[i] = math.Min(math.Max(v, 0), 1)
 	}
 	return out
-}
-
-func dot(a, b []float64) float64 {
-	var s float64
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s
 }
 
 // mix returns in + a·(out - in), exactly out when a = 1.

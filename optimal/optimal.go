@@ -25,6 +25,7 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/lp"
 	"github.com/darrm/darrm/poissonbinom"
+	"gonum.org/v1/gonum/floats"
 )
 
 // Options tune Solve. The zero value is ready to use.
@@ -238,7 +239,7 @@ func solveLP(ctx context.Context, p constraints.Params, coeffs []float64, opts O
 			}
 			if p.Delta == 0 {
 				dir := direction(row)
-				if slices.ContainsFunc(dirs, func(d []float64) bool { return dot(d, dir) > parallelCos }) {
+				if slices.ContainsFunc(dirs, func(d []float64) bool { return floats.Dot(d, dir) > parallelCos }) {
 					continue
 				}
 				dirs = append(dirs, dir)
@@ -308,7 +309,7 @@ func solveLP(ctx context.Context, p constraints.Params, coeffs []float64, opts O
 	// utility averaged over a common teacher accuracy mu uniform on
 	// [0.5, 1] (tieBreakWeights). The utility moves by at most Tol
 	// relative, so it stays within 2·Tol of phase 1's bound.
-	floor := math.Min((1-2*tol)*ub1, dot(coeffs, c.in))
+	floor := math.Min((1-2*tol)*ub1, floats.Dot(coeffs, c.in))
 	free := tails(coeffs, tol*ub1)
 	phase1, phase1Sep := c.in, c.inSep
 	tieBroken := false
@@ -324,7 +325,7 @@ func solveLP(ctx context.Context, p constraints.Params, coeffs []float64, opts O
 				}
 			}
 		}
-		_, err = c.run(ctx, tie, func(x []float64) bool { return dot(coeffs, x) >= floor }, true)
+		_, err = c.run(ctx, tie, func(x []float64) bool { return floats.Dot(coeffs, x) >= floor }, true)
 		tieBroken = true
 		if err != nil {
 			if ctx.Err() != nil {
@@ -406,7 +407,7 @@ const (
 // direction returns row scaled to unit Euclidean length (row itself if
 // it is zero).
 func direction(row []float64) []float64 {
-	n := math.Sqrt(dot(row, row))
+	n := math.Sqrt(floats.Dot(row, row))
 	if n == 0 {
 		return row
 	}
@@ -445,7 +446,7 @@ func phase1(ctx context.Context, c *cutter, coeffs, tie []float64) (float64, err
 		best = math.Min(best, bound)
 		// The stages end on the solver's own optimum: its bound lies above
 		// it by the solver's tolerances, which no stage can close.
-		if u := dot(coeffs, c.in); u >= opt-c.tol*math.Abs(opt) || eta < etaMin {
+		if u := floats.Dot(coeffs, c.in); u >= opt-c.tol*math.Abs(opt) || eta < etaMin {
 			return best, nil
 		}
 	}
