@@ -407,7 +407,7 @@ const (
 // direction returns row scaled to unit Euclidean length (row itself if
 // it is zero).
 func direction(row []float64) []float64 {
-	n := math.Sqrt(floats.Dot(row, row))
+	n := floats.Norm(row, 2)
 	if n == 0 {
 		return row
 	}
