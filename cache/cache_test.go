@@ -26,7 +26,7 @@ func solvedEntry(t *testing.T, p constraints.Params) *Entry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cert, err := gamma.Verify(context.Background(), p, g, 0, nil)
+	cert, err := gamma.Verify(context.Background(), p, g, gamma.VerifyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

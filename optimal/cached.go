@@ -64,7 +64,7 @@ func Reverified(ctx context.Context, d *cache.Dir, key cache.Key, workers int) (
 	if err != nil {
 		return nil, err
 	}
-	cert, err := gamma.Verify(ctx, key.Params, e.Gamma, workers, nil)
+	cert, err := gamma.Verify(ctx, key.Params, e.Gamma, gamma.VerifyOptions{Workers: workers})
 	if err != nil {
 		return nil, err
 	}

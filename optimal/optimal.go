@@ -130,7 +130,7 @@ func solveM1(ctx context.Context, p constraints.Params, coeffs []float64, opts O
 	if err != nil {
 		return Result{}, fmt.Errorf("solve K=%d m=1: %w", p.K, err)
 	}
-	g, cert, err := gamma.Certify(ctx, p, sub, opts.Workers, nil)
+	g, cert, err := gamma.Certify(ctx, p, sub, gamma.VerifyOptions{Workers: opts.Workers})
 	if err != nil {
 		return Result{}, fmt.Errorf("solve K=%d m=1: %w", p.K, err)
 	}
@@ -349,12 +349,12 @@ func solveLP(ctx context.Context, p constraints.Params, coeffs []float64, opts O
 		cert = gamma.NewCertificate(p, *c.inSep)
 	} else {
 		state.Pass++
-		if cert, err = gamma.Verify(ctx, p, g, opts.Workers, nil); err != nil {
+		if cert, err = gamma.Verify(ctx, p, g, gamma.VerifyOptions{Workers: opts.Workers}); err != nil {
 			return Result{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
 		}
 	}
 	before := g
-	g, cert, err = gamma.CertifyFrom(ctx, p, g, cert, opts.Workers, nil)
+	g, cert, err = gamma.CertifyFrom(ctx, p, g, cert, gamma.VerifyOptions{Workers: opts.Workers})
 	if err != nil {
 		return Result{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
 	}

@@ -157,7 +157,7 @@ func TestSolveBeatsCertifiedBaselines(t *testing.T) {
 		}
 		certified := 0
 		for _, b := range bases {
-			cert, err := gamma.Verify(context.Background(), p, b, 0, nil)
+			cert, err := gamma.Verify(context.Background(), p, b, gamma.VerifyOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -42,7 +42,7 @@ func newSeparateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			sep, err := gamma.VerifyShard(cmd.Context(), p.Params, tab.Gamma, shard, f.Workers)
+			sep, err := gamma.VerifyShard(cmd.Context(), p.Params, tab.Gamma, shard, gamma.VerifyOptions{Workers: f.Workers})
 			if err != nil {
 				return cli.AsUsage(err)
 			}

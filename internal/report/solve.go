@@ -94,11 +94,11 @@ func (out Solve) Mechanisms() []Mechanism {
 func (out *Solve) Recertify(ctx context.Context) error {
 	p := out.Params()
 	var err error
-	if out.Certificate, err = gamma.Verify(ctx, p, out.Gamma, 0, nil); err != nil {
+	if out.Certificate, err = gamma.Verify(ctx, p, out.Gamma, gamma.VerifyOptions{}); err != nil {
 		return err
 	}
 	for i := range out.Compare {
-		if out.Compare[i].Certificate, err = gamma.Verify(ctx, p, out.Compare[i].Gamma, 0, nil); err != nil {
+		if out.Compare[i].Certificate, err = gamma.Verify(ctx, p, out.Compare[i].Gamma, gamma.VerifyOptions{}); err != nil {
 			return err
 		}
 	}
