@@ -34,7 +34,7 @@ func TestFormatBound(t *testing.T) {
 // than the bound, beyond the noise FormatBound allows, over many values.
 func TestFormatBoundNeverBelow(t *testing.T) {
 	for i := range 100000 {
-		x := math.Exp(float64(i%2000)/40 - 40) * (1 + float64(i)/1e5)
+		x := math.Exp(float64(i%2000)/40-40) * (1 + float64(i)/1e5)
 		s := FormatBound(x)
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil || v < x-8*(math.Nextafter(x, math.Inf(1))-x) {
