@@ -91,13 +91,7 @@ func checkFor(p constraints.Params, g Gamma) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	if err := g.Check(); err != nil {
-		return err
-	}
-	if g.K() != p.K {
-		return fmt.Errorf("gamma has %d values, want K+1 = %d", len(g), p.K+1)
-	}
-	return nil
+	return g.CheckFor(p.K)
 }
 
 // NewCertificate is the certificate of an exhaustive separation sep of p:
