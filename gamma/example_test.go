@@ -10,7 +10,7 @@ import (
 
 func ExampleVerify() {
 	p := constraints.New(11, 1, 0.1, 1e-5) // at m = 1, delta = Delta
-	exact, _ := gamma.Const(11, 1) // always release the true majority
+	exact, _ := gamma.Const(11, 1)         // always release the true majority
 	cert, err := gamma.Verify(context.Background(), p, exact, gamma.VerifyOptions{})
 	if err != nil {
 		panic(err)
