@@ -33,12 +33,15 @@ func Compared(bases []gamma.Baseline, evs []gamma.Evaluation) []Mechanism {
 // Solve is the document darrm solve prints.
 type Solve struct {
 	Problem
-	Prior     string    `json:"prior"`
-	Gamma     []float64 `json:"gamma"`
-	Objective float64   `json:"objective"`
-	// UpperBound is the restricted LP's optimum, which no gamma exceeds;
-	// Gap is the objective's relative distance below it; Scale is the
-	// factor certification applied to the LP's solution.
+	Prior string    `json:"prior"`
+	Gamma []float64 `json:"gamma"`
+	// Utility is U(gamma) (optimal.Result.Utility). Its JSON key is
+	// "objective", the documented key of earlier versions, kept so that
+	// scripts and saved outputs keep working.
+	Utility float64 `json:"objective"`
+	// UpperBound bounds every private gamma's utility; Gap is the
+	// utility's relative distance below it; Scale is the factor
+	// certification applied to the LP's solution.
 	UpperBound     float64           `json:"upper_bound"`
 	Gap            float64           `json:"gap"`
 	Scale          float64           `json:"scale"`
@@ -62,9 +65,10 @@ type SolveStats struct {
 	LPSolves int     `json:"lp_solves"`
 	Rows     int     `json:"rows"`
 	Passes   int     `json:"passes"`
-	// TieBroken is false when the solver failed on the tie-break phase and
-	// the first optimum found was returned (equally optimal and certified,
-	// but not the canonical one).
+	// TieBroken is true when gamma is the canonical gamma_opt
+	// (optimal.Result.TieBroken); false when the tie-break did not finish
+	// and gamma is the optimum the cutting-plane loop reached, equally
+	// optimal and certified but dependent on the loop's path.
 	TieBroken bool `json:"tie_broken"`
 }
 
@@ -73,7 +77,7 @@ type SolveStats struct {
 // cache rather than solved now.
 func NewSolve(p Problem, e *cache.Entry, cached bool) Solve {
 	return Solve{
-		Problem: p, Prior: e.Prior, Gamma: e.Gamma, Objective: e.Utility, SurrogateError: e.SurrogateError,
+		Problem: p, Prior: e.Prior, Gamma: e.Gamma, Utility: e.Utility, SurrogateError: e.SurrogateError,
 		UpperBound: e.UpperBound, Gap: e.Gap, Scale: e.Scale,
 		Certificate: e.Certificate, CertifiedNow: true, Cached: cached,
 		Solve: SolveStats{Seconds: e.Seconds, LPSolves: e.LPSolves, Rows: e.Rows, Passes: e.Passes, TieBroken: e.TieBroken},
@@ -83,7 +87,7 @@ func NewSolve(p Problem, e *cache.Entry, cached bool) Solve {
 // Mechanisms returns gamma_opt and the baselines, in that order.
 func (out Solve) Mechanisms() []Mechanism {
 	opt := Mechanism{Name: "opt", Gamma: out.Gamma, Evaluation: gamma.Evaluation{
-		Utility: out.Objective, SurrogateError: out.SurrogateError, Errors: out.Errors, Certificate: out.Certificate}}
+		Utility: out.Utility, SurrogateError: out.SurrogateError, Errors: out.Errors, Certificate: out.Certificate}}
 	return append([]Mechanism{opt}, out.Compare...)
 }
 
@@ -175,8 +179,8 @@ func (out Solve) writeTable(w io.Writer) error {
 	if err := cliout.WriteTable(w, header, rows); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nobjective U(gamma) = %.6g   surrogate error = %.6g\n", out.Objective, out.SurrogateError)
-	fmt.Fprintf(w, "optimality: no gamma exceeds U = %.10g (the restricted LP's optimum); gap %.2g; certification scaled the LP solution by %.15g\n", out.UpperBound, out.Gap, out.Scale)
+	fmt.Fprintf(w, "\nutility U(gamma) = %.6g   surrogate error = %.6g\n", out.Utility, out.SurrogateError)
+	fmt.Fprintf(w, "optimality: no private gamma exceeds U = %.10g; gap %.2g; certification scaled the LP solution by %.15g\n", out.UpperBound, out.Gap, out.Scale)
 	writeCertificate(w, "certificate (computed in this run)", out.Certificate)
 	if out.Cached {
 		fmt.Fprintf(w, "from the cache (%s), solved originally in %.3g s\n", out.CacheFile, out.Solve.Seconds)
@@ -184,13 +188,14 @@ func (out Solve) writeTable(w io.Writer) error {
 		fmt.Fprintf(w, "solved in %.3g s: %d LP solves, %d privacy rows, %d exhaustive separation passes\n", out.Solve.Seconds, out.Solve.LPSolves, out.Solve.Rows, out.Solve.Passes)
 	}
 	if !out.Solve.TieBroken {
-		fmt.Fprintln(w, "note: the LP solver failed on the tie-break phase; this is an optimal gamma, certified, but not the canonical one (docs/solve.md)")
+		fmt.Fprintln(w, "note: this gamma is optimal (within the gap above) and certified, but the tie-break that picks the canonical one did not finish;")
+		fmt.Fprintln(w, "  of the equally good gammas it is the one this run's solver reached, and another run may return another (docs/solve.md, \"The canonical gamma_opt\")")
 	}
 	if len(out.Compare) == 0 {
 		return nil
 	}
 	fmt.Fprintln(w, "\nComparison at the same (m·eps, delta):")
-	header = []string{"mechanism", "objective", "surrogate err"}
+	header = []string{"mechanism", "utility", "surrogate err"}
 	for _, e := range out.Errors {
 		header = append(header, "E err "+e.Actual)
 	}
