@@ -57,9 +57,9 @@ type cutter struct {
 	keys  []string
 	// rows holds the coefficients of each LP row (the tie-break starts
 	// from them).
-	rows []lp.Cut
-	idle []int
-	dropAt      int
+	rows   []lp.Cut
+	idle   []int
+	dropAt int
 
 	// in satisfies every privacy row; inSep is its exhaustive separation,
 	// nil when in was obtained by scaling (f is linear in gamma).
