@@ -97,15 +97,15 @@ func (c *cutter) canonical(ctx context.Context, coeffs []float64, floor float64)
 
 // The tie-break maximises U(gamma) - (rho/2)·sum_{l>=H} (1 - gamma(l))²
 // with rho = tieBreak·max c, subject to the utility staying within tieTol
-// (relative) of phase 1's bound. A smaller tieBreak resolves the utility
-// more finely but amplifies rounding: the projector's target 1 + c/rho is
-// 1/tieBreak away. Measured with three cutting-plane paths (cuts per pass
-// 3, 40 and the default): 1e-5 returns gammas within 2e-6 of each other
-// at K = 501, m = 5 (gap 6e-7) and within 1e-8 at K <= 301 and at K =
-// 1001, m = 3, where 1e-6 leaves 3e-3 between them at K = 501, m = 5 and
-// 1e-4 gives up 9e-7 of utility at K = 101, m = 10 (1e-10 at 1e-5).
-// tieTol only guards the worst case, (rho/2)·|1 - x*|² for the optimum x*
-// closest to 1, which could reach 2.5e-6·(K+1)·max c.
+// (relative) of phase 1's bound. A smaller tieBreak gives up less utility
+// but amplifies rounding, the projector's target 1 + c/rho being
+// 1/tieBreak away: at 1e-6, two paths (cuts per pass 40 and the default)
+// at K = 1001, m = 3, Delta = 0 return gammas 2.9e-6 apart, against 6.4e-9
+// at 1e-5. At 1e-4 the gap is 9e-7 at K = 101, m = 10, Delta = 0 (1e-10 at
+// 1e-5), and at K = 501, m = 5 the floor binds, so that the answer follows
+// phase 1's bound, which depends on the path (2e-4 apart). tieTol guards
+// the worst case, (rho/2)·|1 - x*|² for the optimum x* closest to 1,
+// which could reach 2.5e-6·(K+1)·max c.
 const (
 	tieBreak = 1e-5
 	tieTol   = 1e-6
