@@ -30,8 +30,8 @@ var sharedFlags = cli.NewRegistry([]cli.Flag{
 	{Name: "format", Default: cliout.Table, Usage: "output format: table, json or csv"},
 	{Name: "workers", Default: 0, Usage: "goroutines for parallel work (0: all cores)"},
 	{Name: "seed", Default: uint64(0), Usage: "seed of a reproducible experiment: its outputs are marked NOT FOR RELEASE (default: randomness from crypto/rand)"},
-	{Name: "cache-dir", Default: "", Usage: "gamma cache directory (default $" + cache.EnvDir + ", else $XDG_CACHE_HOME/darrm or ~/.cache/darrm)"},
-	{Name: "no-cache", Default: false, Usage: "neither read nor write the gamma cache"},
+	{Name: "cache-dir", Default: "", Usage: "cache directory: certified gamma_opt, and trained teachers in its teachers/ folder (default $" + cache.EnvDir + ", else $XDG_CACHE_HOME/darrm or ~/.cache/darrm)"},
+	{Name: "no-cache", Default: false, Usage: "neither read nor write the cache (gamma_opt, trained teachers)"},
 	{Name: "prior", Default: gamma.UniformPrior(), Usage: "prior on the teachers' accuracy for gamma_opt: uniform (mean 0.75), tp (mean 0.85), a mean in (0.5, 1], or K comma-separated means"},
 	{Name: "plot", Default: "", Usage: "also draw the figure to this .png or .svg file"},
 
@@ -39,7 +39,7 @@ var sharedFlags = cli.NewRegistry([]cli.Flag{
 	{Name: "delta-prime", Default: accountant.DefaultDeltaPrime, Usage: "slack delta' in (0, 1) of general and optimal composition"},
 	{Name: "rr-composition", Default: accountant.AutoRR, Usage: "RR: composition by which the K teachers' majority is (tau·eps, lambda)-DP in Lemma B.1.1: simple, general, optimal, or auto (general when Delta > 0, else simple)"},
 	{Name: "rr-delta-prime", Default: accountant.DefaultDeltaPrime, Usage: "RR: slack delta' of the composition giving tau and lambda"},
-	{Name: "gnmax-search", Default: accountant.GNMaxGrid, Usage: "GNMax: choice of the Renyi order for sigma: grid (the paper's search, App. B.4.1) or exact"},
+	{Name: "gnmax-search", Default: accountant.GNMaxGrid, Usage: "GNMax's calibration of sigma: grid (the paper's search over the Renyi order, App. B.4.1), exact (the exact minimum over the order) or tight (the exact privacy curve of the released bit for K votes)"},
 	{Name: "conversion", Default: accountant.PaperConversion, Usage: "RDP to (eps, delta) conversion: paper or improved"},
 
 	{Name: "steps", Default: 0, Usage: "number of composed steps (>= 1)"},
