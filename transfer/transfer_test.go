@@ -21,7 +21,7 @@ import (
 func TestRunSynthetic(t *testing.T) {
 	b := datasets.SyntheticBinary(550, 120, 3)
 	seed := uint64(5)
-	priv, pub := TeacherConfigs("synthetic", 50, &seed)
+	priv, pub := Thesis(teachers.Disjoint).Configs("synthetic", 550, &seed)
 	priv.Filters, pub.Filters = 2, 2
 	priv.DP = dpsgd.Config{Epochs: 3, Rate: 0.2, Clip: 1, Sigma: 1, LR: 0.2}
 	ctx := context.Background()
@@ -43,14 +43,18 @@ func TestRunSynthetic(t *testing.T) {
 		t.Fatalf("%d results", len(res))
 	}
 	for _, r := range res {
-		if r.AccuracyMean < 0 || r.AccuracyMean > 1 || r.QueryEps != 0.30000000000000004 && r.QueryEps != 0.3 {
+		perQuery := 0.30000000000000004
+		if r.Mechanism == "majority" {
+			perQuery = 11 * 0.1 // the K-fold composition of the teachers
+		}
+		if r.AccuracyMean < 0 || r.AccuracyMean > 1 || math.Abs(r.QueryEps-perQuery) > 1e-12 {
 			t.Errorf("%+v", r)
 		}
 		total, _ := accountant.ComposeGeneral(accountant.Guarantee{Eps: r.QueryEps, Delta: r.QueryDelta}, r.Queries, DeltaPrime)
 		if r.TotalEps != total.Eps || r.TotalDelta != total.Delta {
 			t.Errorf("%s Q=%d: total (%v, %v), general composition gives %v", r.Mechanism, r.Queries, r.TotalEps, r.TotalDelta, total)
 		}
-		if (r.Mechanism == "gnmax") != (r.Relation == "one-vote") {
+		if strings.HasPrefix(r.Mechanism, "gnmax") != (r.Relation == "one-vote") {
 			t.Errorf("%s: relation %s", r.Mechanism, r.Relation)
 		}
 	}
@@ -65,7 +69,7 @@ func TestRunSynthetic(t *testing.T) {
 // TestTeacherGuarantee checks the thesis' teachers: an expected batch of
 // 30 of 1,024 (MNIST) gives ε within 1% of the thesis' 0.0892.
 func TestTeacherGuarantee(t *testing.T) {
-	priv, _ := TeacherConfigs("mnist58", 11272/K, nil)
+	priv, _ := Thesis(teachers.Disjoint).Configs("mnist58", 11272, nil)
 	g, _, err := TeacherGuarantee(priv.DP)
 	if err != nil {
 		t.Fatal(err)
@@ -123,11 +127,11 @@ func TestTrainTeachers(t *testing.T) {
 		cached bool
 	}{{"trained", dir, false}, {"from the cache", dir, true}, {"no cache", "", false}} {
 		notes = nil
-		tt, err := TrainTeachers(ctx, tc.dir, b, &seed, func(s string) { notes = append(notes, s) })
+		tt, err := TrainTeachers(ctx, tc.dir, b, Thesis(teachers.Disjoint), &seed, func(s string) { notes = append(notes, s) })
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		priv, pub := TeacherConfigs(b.Name, b.Train.Len()/K, &seed)
+		priv, pub := Thesis(teachers.Disjoint).Configs(b.Name, b.Train.Len(), &seed)
 		g, alpha, _ := TeacherGuarantee(priv.DP)
 		if tt.Cached != [2]bool{tc.cached, tc.cached} || tt.Guarantee != g || tt.Alpha != alpha ||
 			tt.Private.Config.Key() != priv.Key() || tt.NonPrivate.Config.Key() != pub.Key() {
@@ -136,5 +140,86 @@ func TestTrainTeachers(t *testing.T) {
 		if trained := len(notes) == 2 && strings.Contains(notes[0], "private") && strings.Contains(notes[1], "non-private"); trained == tc.cached {
 			t.Errorf("%s: notes %q", tc.name, notes)
 		}
+	}
+}
+
+// TestMajority: the noise-free majority of an odd number of votes.
+func TestMajority(t *testing.T) {
+	m, err := newMajority(constraints.Params{K: 3, M: 1, Eps: 0.1, Delta: 1e-5, TargetDelta: 1e-5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for votes, want := range map[[3]byte]byte{{0, 0, 0}: 0, {1, 0, 0}: 0, {1, 0, 1}: 1, {1, 1, 1}: 1} {
+		if got, err := m.Aggregate(votes[:], nil); err != nil || got != want {
+			t.Errorf("%v: %v (%v), want %v", votes, got, err, want)
+		}
+	}
+	if _, err := m.Aggregate([]byte{1, 0}, nil); err == nil {
+		t.Error("two votes for K = 3 accepted")
+	}
+}
+
+// TestTuningTasks: four distinct pairs of the classes other than 5 and 8,
+// the same on every call and for both sources.
+func TestTuningTasks(t *testing.T) {
+	m, err := TuningTasks("mnist58")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := TuningTasks("fashion58")
+	again, _ := TuningTasks("mnist58")
+	if len(m) != TuningPairs || !slices.Equal(m, again) {
+		t.Fatalf("tasks %v, then %v", m, again)
+	}
+	seen := map[string]bool{}
+	for i, name := range m {
+		pair := strings.TrimPrefix(name, "mnist")
+		if len(pair) != 2 || strings.ContainsAny(pair, "58") || pair[0] >= pair[1] || seen[pair] || f[i] != "fashion"+pair {
+			t.Errorf("task %q (fashion %q)", name, f[i])
+		}
+		seen[pair] = true
+	}
+	if _, err := TuningTasks("mnist39"); err == nil {
+		t.Error("a tuning task of a tuning task")
+	}
+}
+
+// TestTune runs a small grid on generated tasks: every point is tried on
+// every task and seed, the choice is the best mean of each stage, and a
+// task too small for the shared setting's subsets is an error.
+func TestTune(t *testing.T) {
+	load := func(name string) (*datasets.Binary, error) {
+		b := datasets.SyntheticBinary(700, 60, uint64(len(name)))
+		b.Name = name
+		return b, nil
+	}
+	grid := Grid{Filters: []int{1, 2}, LR: []float64{0.01, 0.3}, LRShared: []float64{0.01, 0.1}, LRNonPrivate: []float64{0.1}, Seeds: 2}
+	tr := Thesis(teachers.Disjoint)
+	tr.K, tr.Epochs = 5, 1
+	h, trials, err := Tune(context.Background(), []string{"a", "bb"}, load, "synthetic", 600, tr, grid, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(trials) != 4+2+1 {
+		t.Fatalf("%d trials", len(trials))
+	}
+	best := map[string]Trial{}
+	for _, tr := range trials {
+		if len(tr.Accuracy) != 4 || tr.Mean != Mean(tr.Accuracy) {
+			t.Errorf("trial %+v", tr)
+		}
+		if b, ok := best[tr.Stage]; !ok || tr.Mean > b.Mean {
+			best[tr.Stage] = tr
+		}
+		if tr.Stage != "private" && tr.Filters != h.Filters {
+			t.Errorf("%s trial at %d filters, chosen %d", tr.Stage, tr.Filters, h.Filters)
+		}
+	}
+	want := Hyper{Filters: best["private"].Filters, LR: best["private"].LR, LRShared: best["shared"].LR, LRNonPrivate: best["nonprivate"].LR}
+	if h != want {
+		t.Errorf("chose %+v, best %+v", h, want)
+	}
+	if _, _, err := Tune(context.Background(), []string{"a"}, load, "synthetic", 800, tr, grid, nil); err == nil {
+		t.Error("subsets larger than the task accepted")
 	}
 }

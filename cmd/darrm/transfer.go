@@ -17,6 +17,7 @@ import (
 	"github.com/darrm/darrm/internal/curveplot"
 	"github.com/darrm/darrm/internal/report"
 	"github.com/darrm/darrm/optimal"
+	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/transfer"
 )
 
@@ -24,18 +25,19 @@ func init() { subcommands = append(subcommands, newTransferCmd) }
 
 func newTransferCmd() *cobra.Command {
 	f := struct {
-		Dataset string        `flag:"dataset" help:"two-class task: mnist58 or fashion58" required:""`
-		M       float64       `flag:"m"`
-		Queries []int         `flag:"queries" help:"numbers of queries Q"`
-		Redraws int           `flag:"redraws" help:"query sets drawn per Q"`
-		Seed    uint64        `flag:"seed"`
-		Format  cliout.Format `flag:"format"`
-		Plot    string        `flag:"plot"`
-		Workers int           `flag:"workers"`
+		Dataset string           `flag:"dataset" help:"two-class task: mnist58 or fashion58" required:""`
+		Setting teachers.Setting `flag:"setting"`
+		M       float64          `flag:"m"`
+		Queries []int            `flag:"queries" help:"numbers of queries Q"`
+		Redraws int              `flag:"redraws" help:"query sets drawn per Q"`
+		Seed    uint64           `flag:"seed"`
+		Format  cliout.Format    `flag:"format"`
+		Plot    string           `flag:"plot"`
+		Workers int              `flag:"workers"`
 		Cache   cacheFlags
 	}{Queries: []int{20, 50, 100}, Redraws: 10}
 	return newCmd("transfer", &cobra.Command{
-		Use:   "transfer --dataset mnist58|fashion58 [flags]",
+		Use:   "transfer --dataset mnist58|fashion58 [--setting disjoint|shared] [flags]",
 		Short: "Private knowledge transfer end to end: DP-SGD teachers, private labels, accuracy (thesis Table 3.1)",
 		Args:  cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -62,7 +64,7 @@ func newTransferCmd() *cobra.Command {
 			if teacherSeed == nil {
 				params.Seed = ensemble.NewSource().Uint64()
 			}
-			t, err := transfer.TrainTeachers(cmd.Context(), teachersDir(gdir), b, teacherSeed, note(cmd))
+			t, err := transfer.TrainTeachers(cmd.Context(), teachersDir(gdir), b, transfer.Thesis(f.Setting), teacherSeed, note(cmd))
 			if err != nil {
 				return err
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/transfer"
 )
 
 // fakeMNIST writes a small MNIST (generated images of "5" and "8", and one
@@ -64,7 +65,7 @@ func TestTransferSynthetic(t *testing.T) {
 		Seconds float64
 	}
 	decode(t, out, &doc)
-	if doc.Dataset != "mnist58" || doc.K != 11 || len(doc.Results) != 8 || !strings.Contains(errOut, "training 11 private teachers") {
+	if doc.Dataset != "mnist58" || doc.K != 11 || len(doc.Results) != 2*len(transfer.Mechanisms) || !strings.Contains(errOut, "training 11 private teachers") {
 		t.Fatalf("document %+v; stderr %s", doc, errOut)
 	}
 	for _, k := range []string{"eps", "Delta", "sigma", "clip", "epochs", "sampling_rate", "accuracy_mean"} {
