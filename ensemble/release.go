@@ -223,10 +223,12 @@ func Release(ctx context.Context, in *VoteReader, agg Aggregator, src *Source, o
 	return res, nil
 }
 
-// WriteVotes writes a CSV vote file that NewVoteReader reads: a header
+// WriteVotes writes a CSV vote file that NewVoteReader reads: the
+// metadata header meta (none when meta is nil: such a file needs the
+// teachers' guarantee stated at every release), a header row
 // "id,t1,...,tK", then per query its id (its index from 1 when ids is nil)
 // and its K votes, each 0 or 1.
-func WriteVotes(w io.Writer, ids []string, votes [][]byte) error {
+func WriteVotes(w io.Writer, meta *VoteMeta, ids []string, votes [][]byte) error {
 	if len(votes) == 0 {
 		return fmt.Errorf("write votes: no queries")
 	}
@@ -234,7 +236,17 @@ func WriteVotes(w io.Writer, ids []string, votes [][]byte) error {
 	if ids != nil && len(ids) != len(votes) {
 		return fmt.Errorf("write votes: %d ids for %d queries", len(ids), len(votes))
 	}
-	b := []byte("id")
+	var b []byte
+	if meta != nil {
+		if meta.K != k || meta.Classes != 2 || meta.Layout != LayoutVotes {
+			return fmt.Errorf("write votes: the header states K = %d, %d classes, layout %v; the votes are of K = %d teachers, 0 or 1", meta.K, meta.Classes, meta.Layout, k)
+		}
+		var err error
+		if b, err = meta.AppendHeader(b, FormatCSV); err != nil {
+			return fmt.Errorf("write votes: %w", err)
+		}
+	}
+	b = append(b, "id"...)
 	for t := 1; t <= k; t++ {
 		b = append(b, ",t"...)
 		b = strconv.AppendInt(b, int64(t), 10)

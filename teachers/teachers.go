@@ -179,7 +179,7 @@ func (e *Ensemble) WriteVotes(w io.Writer, x *datasets.Dataset) error {
 	for q := range ids {
 		ids[q] = strconv.Itoa(q)
 	}
-	return ensemble.WriteVotes(w, ids, votes)
+	return ensemble.WriteVotes(w, nil, ids, votes)
 }
 
 // stored is the file: the ensemble's JSON and its SHA-256.
