@@ -442,6 +442,18 @@ func (m *VoteMeta) MarshalJSON() ([]byte, error) {
 	return json.Marshal(j)
 }
 
+// UnmarshalJSON reads a header written by MarshalJSON (ParseVoteMeta), so
+// that a header stored in another JSON document is checked as strictly as
+// one in a vote file.
+func (m *VoteMeta) UnmarshalJSON(b []byte) error {
+	x, err := ParseVoteMeta(b)
+	if err != nil {
+		return err
+	}
+	*m = *x
+	return nil
+}
+
 // AppendHeader appends the header line of a vote file in format f: for
 // CSV the comment line "# " followed by the JSON object, for JSON lines
 // the object itself; each ends with a line break. The header must be

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -273,4 +274,26 @@ func FuzzVoteMeta(f *testing.F) {
 			t.Fatalf("%q: written as %s, read back %+v (%v)", b, out, again, err)
 		}
 	})
+}
+
+// TestFixtureHeader: the README's vote file states its teachers, (0.1,
+// 1e-5)-DP.
+func TestFixtureHeader(t *testing.T) {
+	f, err := os.Open("../testdata/votes-K11.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	vr, err := NewVoteReader(f, "votes-K11.csv", ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for vr.Next() {
+		n++
+	}
+	m := vr.Meta()
+	if c, het := m.Common(); vr.Err() != nil || n != 20 || m.K != 11 || c != (accountant.Guarantee{Eps: 0.1, Delta: 1e-5}) || het || m.Teachers[0].Origin != FromStated {
+		t.Errorf("%d queries (%v), header %+v", n, vr.Err(), m)
+	}
 }
