@@ -168,11 +168,19 @@ type ReleaseOptions struct {
 // (accountant.MaxSteps); later queries are read and checked, so that a
 // malformed file is rejected as a whole, and counted as unanswered.
 // A seeded src needs opts.Experiment (else ErrSeededRelease, before any
-// label is drawn). On cancellation of ctx it stops within 65,536 queries;
+// label is drawn). When in has a metadata header, agg's guarantee must be
+// in the header's relation and assume its teachers' (ε, Δ) (see
+// ReleaseTeachers), else a *TeachersError before any label. On cancellation of ctx it stops within 65,536 queries;
 // labels still buffered in out are then never written, and out.Written
 // counts those that were.
 func Release(ctx context.Context, in *VoteReader, agg Aggregator, src *Source, out *LabelWriter, limit int, opts ReleaseOptions) (ReleaseResult, error) {
 	var res ReleaseResult
+	if in.K() != agg.K() {
+		return res, fmt.Errorf("release: the vote file has K = %d votes per row, the %s aggregator K = %d", in.K(), agg.Name(), agg.K())
+	}
+	if err := checkHeader(in.Meta(), agg); err != nil {
+		return res, fmt.Errorf("release: %w", err)
+	}
 	if _, seeded := src.Seeded(); seeded {
 		if !opts.Experiment {
 			return res, ErrSeededRelease
@@ -180,9 +188,6 @@ func Release(ctx context.Context, in *VoteReader, agg Aggregator, src *Source, o
 		out.comment(NotForRelease)
 	}
 	out.reserve = opts.Reserve
-	if in.K() != agg.K() {
-		return res, fmt.Errorf("release: the vote file has K = %d votes per row, the %s aggregator K = %d", in.K(), agg.Name(), agg.K())
-	}
 	for n := 1; in.Next(); n++ {
 		q := in.Query()
 		if limit < 0 || res.Answered < limit {

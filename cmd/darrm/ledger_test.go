@@ -20,7 +20,7 @@ func TestLedgerAcrossRuns(t *testing.T) {
 		t.Fatal(e)
 	}
 	votes := strings.Repeat("1,1,1,1,1,1,0,0,0,0,0\n", 6)
-	args := []string{"aggregate", "--mechanism", "subsample", "--no-cache", "--ledger", led, "--format", "json"}
+	args := append([]string{"aggregate", "--mechanism", "subsample", "--no-cache", "--ledger", led, "--format", "json"}, stated...)
 	first := filepath.Join(dir, "a.csv")
 	out, errOut, code := darrm(t, votes, append(args, "--out", first)...)
 	if code != 0 {
@@ -48,7 +48,7 @@ func TestLedgerAcrossRuns(t *testing.T) {
 	if code != 0 || strings.Count(out, "\n") != 3 || !strings.Contains(out, "subsample") {
 		t.Errorf("ledger show: exit %d:\n%s%s", code, out, errOut)
 	}
-	_, errOut, code = darrm(t, votes, "aggregate", "--mechanism", "gnmax", "--ledger", led, "--out", filepath.Join(dir, "g.csv"))
+	_, errOut, code = darrm(t, votes, append([]string{"aggregate", "--mechanism", "gnmax", "--ledger", led, "--out", filepath.Join(dir, "g.csv")}, stated...)...)
 	if code != exitUsage || !strings.Contains(errOut, "cannot share a budget") {
 		t.Errorf("gnmax on a private-teachers ledger: exit %d: %s", code, errOut)
 	}

@@ -47,7 +47,7 @@ func exitCode(err error) int {
 		return exitBudget
 	case errors.Is(err, errNotCertified), errors.Is(err, ensemble.ErrNotCertified):
 		return exitNotCertified
-	case cli.IsUsage(err), errors.Is(err, optimal.ErrTooLarge):
+	case cli.IsUsage(err), errors.Is(err, optimal.ErrTooLarge), errors.As(err, new(*ensemble.TeachersError)):
 		return exitUsage
 	}
 	return exitFailure

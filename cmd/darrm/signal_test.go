@@ -44,7 +44,7 @@ func TestSignalDuringRelease(t *testing.T) {
 		if _, e, code := darrm(t, "", "ledger", "init", led, "--ensemble", "k", "--budget-eps", "1e6", "--budget-delta", "0.999"); code != 0 {
 			t.Fatal(e)
 		}
-		args := []string{"aggregate", "--mechanism", "subsample", "--no-cache", "--ledger", led}
+		args := append([]string{"aggregate", "--mechanism", "subsample", "--no-cache", "--ledger", led}, stated...)
 		labels := filepath.Join(dir, "labels.csv")
 		if c.toFile {
 			args = append(args, "--out", labels)

@@ -24,6 +24,13 @@ type Aggregate struct {
 	Mechanism    string `json:"mechanism"`
 	Label        string `json:"label"`
 	Problem
+	// EpsSource says where the teachers' eps and Delta came from: the
+	// vote file's metadata header or the flags. TeachersDiffer says that
+	// the header gives the teachers different guarantees, of which eps
+	// and Delta are the common bound. VotesHeader is the header.
+	EpsSource        ensemble.EpsSource `json:"eps_source"`
+	TeachersDiffer   bool               `json:"teachers_differ"`
+	VotesHeader      *ensemble.VoteMeta `json:"votes_header,omitempty"`
 	PerQuery         PerQuery           `json:"per_query"`
 	Gamma            []float64          `json:"gamma"`
 	Sigma            *float64           `json:"sigma,omitempty"`
@@ -88,8 +95,10 @@ type Release struct {
 	// Sink wrote the labels.
 	Input, Output string
 	Votes         *ensemble.VoteReader
-	Sink          ensemble.LabelSink
-	Result        ensemble.ReleaseResult
+	// Teachers is the teachers' guarantee the release used.
+	Teachers ensemble.TeacherGuarantee
+	Sink     ensemble.LabelSink
+	Result   ensemble.ReleaseResult
 	// Budget is the budget that limited the release, if any; DeltaPrime
 	// the slack of the totals' general and optimal composition.
 	Budget     *Budget
@@ -113,7 +122,8 @@ func NewAggregate(r Release) (Aggregate, error) {
 	out := Aggregate{
 		Input: r.Input, InputFormat: r.Votes.Format().String(), Header: r.Votes.HasHeader(), IDColumn: r.Votes.HasID(),
 		Output: r.Output, OutputFormat: r.Sink.Format.String(), Mechanism: r.Mechanism, Label: r.Label,
-		Problem:  NewProblem(r.Problem),
+		Problem:   NewProblem(r.Problem),
+		EpsSource: r.Teachers.Source, TeachersDiffer: r.Teachers.Heterogeneous, VotesHeader: r.Votes.Meta(),
 		PerQuery: PerQuery{Eps: priv.Eps, Delta: priv.Delta, Source: priv.Source, Relation: priv.Relation.String(), RelationText: priv.Relation.Describe()},
 		Gamma:    r.Aggregator.Gamma(), Certificate: priv.Certificate,
 		Answered: res.Answered, Unanswered: res.Unanswered,
@@ -162,6 +172,9 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 		fmt.Fprintf(w, "*** %s ***\n", out.Randomness.Note)
 	}
 	layout := []string{strings.ToUpper(out.InputFormat)}
+	if out.VotesHeader != nil {
+		layout = append(layout, "metadata header")
+	}
 	if out.Header {
 		layout = append(layout, "header")
 	}
@@ -169,6 +182,7 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 		layout = append(layout, "id column")
 	}
 	fmt.Fprintf(w, "votes: %s (%s), K = %d teachers, each (eps = %g, Delta = %g)-DP\n", out.Input, strings.Join(layout, ", "), out.K, out.Eps, out.Delta)
+	fmt.Fprintf(w, "teachers: %s\n", out.describeTeachers())
 	fmt.Fprintf(w, "labels: %s (%s)\n", out.Output, out.OutputFormat)
 	fmt.Fprintf(w, "mechanism: %s\n", out.Label)
 	fmt.Fprintf(w, "per query: (%.6g, %.6g)-DP: %s\n", out.PerQuery.Eps, out.PerQuery.Delta, out.Describe())
@@ -220,4 +234,25 @@ func totalCells(t accountant.Total, f func(float64) string) []string {
 		cells[2], cells[3] = f(t.Guarantee.Eps), f(t.Guarantee.Delta)
 	}
 	return cells
+}
+
+// describeTeachers says where the teachers' guarantee came from.
+func (out Aggregate) describeTeachers() string {
+	m := out.VotesHeader
+	if m == nil {
+		return "(eps, Delta) from --eps and --Delta (the vote file has no metadata header)"
+	}
+	what := fmt.Sprintf("ensemble %s (%v, %v relation, partition %v)", m.Ensemble, m.Kind, m.Relation, m.Partition)
+	if out.EpsSource == ensemble.FromFlags {
+		return fmt.Sprintf("%s, non-private (no guarantee in the header): the release is calibrated to (eps, Delta) from --eps and --Delta", what)
+	}
+	var groups []string
+	for _, g := range m.Teachers {
+		groups = append(groups, fmt.Sprintf("%d × %s", g.Count, TeacherGuarantee(g)))
+	}
+	s := fmt.Sprintf("(eps, Delta) from the metadata header: %s; %s", what, strings.Join(groups, "; "))
+	if out.TeachersDiffer {
+		s += "; the guarantees differ, so the release uses their common bound (the largest eps and the largest Delta)"
+	}
+	return s
 }
