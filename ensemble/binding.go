@@ -170,3 +170,33 @@ func ReleaseBinding(in *VoteReader, agg Aggregator) (Binding, error) {
 	}
 	return b, nil
 }
+
+// Cap returns the teacher-level post-processing cap on every total of
+// releases from the ensemble (accountant.TeacherCap), with slack deltaPrime
+// for shared data, or nil and why there is none. Fixed private teachers
+// have one: disjoint shares when the partition is a keyed hash of each
+// record's identity (a share that depends on that record alone), the
+// K-fold composition otherwise (by file position, one added record can
+// move every later one to another teacher, so parallel composition does
+// not apply). Teachers that are a fresh mechanism per query, teachers in
+// the one-vote relation (which need not be private) and a release that
+// does not state its kind (no header) have none.
+func (b Binding) Cap(deltaPrime float64) (*accountant.Cap, string, error) {
+	switch {
+	case b.Kind == KindUnstated:
+		return nil, "the votes have no metadata header, so nothing says the teachers are fixed models", nil
+	case b.Kind == PerQuery:
+		return nil, "the teachers are a fresh mechanism per query: only the composition over the queries bounds the total", nil
+	case b.Relation == OneVote:
+		return nil, "in the one-vote relation the teachers need not be private: only the composition over the queries bounds the total", nil
+	}
+	shares := accountant.Shared
+	if b.Partition == KeyedHash {
+		shares = accountant.Disjoint
+	}
+	c, err := accountant.TeacherCap(b.Teachers, b.K, shares, deltaPrime)
+	if err != nil {
+		return nil, "", err
+	}
+	return &c, "", nil
+}

@@ -98,17 +98,22 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := ensemble.ReleaseBinding(votes, agg); err != nil {
+	binding, err := ensemble.ReleaseBinding(votes, agg)
+	if err != nil {
 		return fmt.Errorf("%s: %w (--mechanism)", cli.InputName(name), err)
+	}
+	teacherCap, capNote, err := binding.Cap(f.DeltaPrime)
+	if err != nil {
+		return err
 	}
 	priv := agg.Privacy()
 	limit := -1
 	var budget *report.Budget
 	if inBudget != nil {
-		if limit, err = accountant.MaxSteps(priv.Guarantee, *inBudget, f.Method, f.DeltaPrime); err != nil {
+		if limit, err = accountant.MaxStepsCapped(priv.Guarantee, *inBudget, f.Method, f.DeltaPrime, teacherCap); err != nil {
 			return cli.Usagef("budget: %v", err)
 		}
-		budget = &report.Budget{Eps: inBudget.Eps, Delta: inBudget.Delta, Method: f.Method.String(), DeltaPrime: f.DeltaPrime, MaxQueries: limit}
+		budget = report.NewBudget(*inBudget, f.Method, f.DeltaPrime, limit)
 	}
 	sink := ensemble.LabelSink{Path: f.Out, Stdout: cmd.OutOrStdout(), Format: f.OutFormat}
 	if sink.Format == ensemble.FormatAuto {
@@ -147,7 +152,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 
 	out, err := report.NewAggregate(report.Release{Problem: p, Mechanism: f.Mechanism, Label: label, Aggregator: agg,
 		Input: cli.InputName(name), Output: cli.OutputName(f.Out), Votes: votes, Teachers: teachers, Sink: sink, Result: res,
-		Budget: budget, DeltaPrime: f.DeltaPrime, Seed: seed, Ledger: led, LedgerPath: f.Ledger, Elapsed: time.Since(start)})
+		Budget: budget, DeltaPrime: f.DeltaPrime, Cap: teacherCap, CapNote: capNote, Seed: seed, Ledger: led, LedgerPath: f.Ledger, Elapsed: time.Since(start)})
 	if err != nil {
 		return err
 	}

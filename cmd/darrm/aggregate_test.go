@@ -215,11 +215,24 @@ func TestAggregateBadInput(t *testing.T) {
 	}
 }
 
+// plainVoteFile is voteFile without the metadata header: the teachers
+// are then stated by flags (stated), and no teacher-level cap applies.
+func plainVoteFile(t *testing.T, dir string, n int, ones func(i int) int) string {
+	t.Helper()
+	path := voteFile(t, dir, n, ones)
+	b, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, b[strings.IndexByte(string(b), '\n')+1:], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // TestAggregateBudgetStopsExactly compares the number of answered queries
-// with a linear scan of the accountant's totals.
+// with a linear scan of the accountant's totals, for teachers without a
+// cap.
 func TestAggregateBudgetStopsExactly(t *testing.T) {
 	dir := t.TempDir()
-	votes := voteFile(t, dir, 60, func(i int) int { return 3 + i%6 })
+	votes := plainVoteFile(t, dir, 60, func(i int) int { return 3 + i%6 })
 	step := accountant.Guarantee{Eps: 0.30000000000000004, Delta: constraints.DefaultTargetDelta(1e-5, 3)}
 	for _, tc := range []struct {
 		method string
@@ -241,8 +254,8 @@ func TestAggregateBudgetStopsExactly(t *testing.T) {
 			want = k
 		}
 		out := filepath.Join(dir, "labels.csv")
-		stdout, stderr, code := darrm(t, "", "aggregate", votes, "--m", "3", "--out", out, "--format", "json", "--cache-dir", dir,
-			"--budget-method", tc.method, "--budget-eps", fmt.Sprint(tc.budget.Eps), "--budget-delta", fmt.Sprint(tc.budget.Delta))
+		stdout, stderr, code := darrm(t, "", append([]string{"aggregate", votes, "--m", "3", "--out", out, "--format", "json", "--cache-dir", dir,
+			"--budget-method", tc.method, "--budget-eps", fmt.Sprint(tc.budget.Eps), "--budget-delta", fmt.Sprint(tc.budget.Delta)}, stated...)...)
 		wantCode := exitBudget
 		if want == 60 {
 			wantCode = 0
@@ -465,5 +478,80 @@ func TestAggregateTeachersFromHeader(t *testing.T) {
 			t.Errorf("%s: eps %v, Delta %v from %v (differ %v), per query %v; want %v, %v from %s", tc.name, d.Eps, d.Delta, d.EpsSource, d.TeachersDiffer, d.PerQuery, tc.eps, tc.dlt, tc.source)
 		}
 		os.Remove(out)
+	}
+}
+
+// TestAggregateTeacherCap: every total of a release from fixed teachers is
+// the smaller of the composition over the queries and the teachers' cap,
+// and says which; so is the budget's query limit. Per-query teachers get
+// no cap.
+func TestAggregateTeacherCap(t *testing.T) {
+	dir := t.TempDir()
+	base := voteFile(t, dir, 20, func(i int) int { return i % 12 })
+	raw, _ := os.ReadFile(base)
+	file := func(name, from, to string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(strings.Replace(string(raw), from, to, 1)), 0o644)
+		return p
+	}
+	keyed := file("keyed.csv", `"partition":"shared"`, `"partition":"keyed-hash"`)
+	perQuery := file("per-query.csv", `"kind":"fixed"`, `"kind":"per-query"`)
+	shared, _ := accountant.TeacherCap(accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, 11, accountant.Shared, 1e-5)
+	type doc struct {
+		report.Aggregate
+		Totals []struct {
+			Method  string                `json:"method"`
+			Eps     float64               `json:"eps"`
+			Delta   float64               `json:"delta"`
+			Bound   string                `json:"total_bound"`
+			Queries *accountant.Guarantee `json:"queries"`
+		} `json:"totals"`
+		Cap *struct {
+			Eps, Delta float64
+			Rule       string `json:"rule"`
+		} `json:"cap"`
+	}
+	for _, tc := range []struct {
+		name    string
+		votes   string
+		budget  []string
+		code    int
+		cap     *accountant.Guarantee // nil: no cap
+		rule    string
+		bound   string // of every total
+		answer  int
+		maxQ    int
+		noCapIs string
+	}{
+		{name: "disjoint: the teachers' own guarantee", votes: keyed, cap: &accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, rule: "parallel", bound: "teachers", answer: 20},
+		{name: "shared: 11-fold composition", votes: base, cap: &shared.Guarantee, rule: "optimal", bound: "teachers", answer: 20},
+		{name: "per-query teachers", votes: perQuery, bound: "queries", answer: 20, noCapIs: "fresh mechanism per query"},
+		{name: "budget within the cap: unlimited", votes: keyed, budget: []string{"--budget-eps", "0.1", "--budget-delta", "1e-5"}, cap: &accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, rule: "parallel", bound: "teachers", answer: 20, maxQ: -1},
+		{name: "budget below the cap: the queries decide", votes: base, budget: []string{"--budget-eps", "1", "--budget-delta", "1e-3"}, code: exitBudget, cap: &shared.Guarantee, rule: "optimal", bound: "queries", answer: 3, maxQ: 3},
+	} {
+		out := filepath.Join(dir, "labels.csv")
+		stdout, stderr, code := darrm(t, "", append([]string{"aggregate", tc.votes, "--m", "3", "--cache-dir", dir, "--out", out, "--format", "json"}, tc.budget...)...)
+		if code != tc.code {
+			t.Fatalf("%s: exit %d, want %d: %s", tc.name, code, tc.code, stderr)
+		}
+		var d doc
+		decode(t, stdout, &d)
+		if d.Answered != tc.answer || (d.Cap == nil) != (tc.cap == nil) || tc.cap != nil && (d.Cap.Eps != tc.cap.Eps || d.Cap.Delta != tc.cap.Delta || d.Cap.Rule != tc.rule) || tc.cap == nil && !strings.Contains(d.CapNote, tc.noCapIs) {
+			t.Errorf("%s: %d answered, cap %+v (%s)", tc.name, d.Answered, d.Cap, d.CapNote)
+		}
+		step := accountant.Guarantee{Eps: d.PerQuery.Eps, Delta: d.PerQuery.Delta}
+		for i, tot := range d.Totals {
+			q, err := accountant.Compose(step, d.Answered, accountant.Method(i), 1e-5)
+			want := q
+			if tc.bound == "teachers" {
+				want = *tc.cap
+			}
+			if err != nil || tot.Bound != tc.bound || tot.Eps != want.Eps || tot.Delta != want.Delta || tot.Queries == nil || *tot.Queries != q {
+				t.Errorf("%s: %s total %+v (queries %v), want %v bound %s", tc.name, tot.Method, tot, tot.Queries, want, tc.bound)
+			}
+		}
+		if tc.budget != nil && (d.Budget == nil || d.Budget.MaxQueries != tc.maxQ || d.Budget.Unlimited != (tc.maxQ == -1) || (d.Budget.TotalBound == accountant.TeachersBound) != (tc.maxQ == -1)) {
+			t.Errorf("%s: budget %+v", tc.name, d.Budget)
+		}
 	}
 }

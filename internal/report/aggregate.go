@@ -28,15 +28,19 @@ type Aggregate struct {
 	// vote file's metadata header or the flags. TeachersDiffer says that
 	// the header gives the teachers different guarantees, of which eps
 	// and Delta are the common bound. VotesHeader is the header.
-	EpsSource        ensemble.EpsSource `json:"eps_source"`
-	TeachersDiffer   bool               `json:"teachers_differ"`
-	VotesHeader      *ensemble.VoteMeta `json:"votes_header,omitempty"`
-	PerQuery         PerQuery           `json:"per_query"`
-	Gamma            []float64          `json:"gamma"`
-	Sigma            *float64           `json:"sigma,omitempty"`
-	Answered         int                `json:"queries_answered"`
-	Unanswered       int                `json:"queries_unanswered"`
-	Totals           []accountant.Total `json:"totals"`
+	EpsSource      ensemble.EpsSource `json:"eps_source"`
+	TeachersDiffer bool               `json:"teachers_differ"`
+	VotesHeader    *ensemble.VoteMeta `json:"votes_header,omitempty"`
+	PerQuery       PerQuery           `json:"per_query"`
+	Gamma          []float64          `json:"gamma"`
+	Sigma          *float64           `json:"sigma,omitempty"`
+	Answered       int                `json:"queries_answered"`
+	Unanswered     int                `json:"queries_unanswered"`
+	Totals         []accountant.Total `json:"totals"`
+	// Cap is the teacher-level post-processing cap that bounds every
+	// total, or nil, and CapNote says why there is none.
+	Cap              *accountant.Cap    `json:"cap,omitempty"`
+	CapNote          string             `json:"cap_note,omitempty"`
 	Budget           *Budget            `json:"budget,omitempty"`
 	Ledger           *Ledger            `json:"ledger,omitempty"`
 	Randomness       Randomness         `json:"randomness"`
@@ -63,8 +67,24 @@ type Budget struct {
 	Delta      float64 `json:"delta"`
 	Method     string  `json:"method"`
 	DeltaPrime float64 `json:"delta_prime"`
-	MaxQueries int     `json:"max_queries"`
-	Stopped    bool    `json:"stopped"`
+	// MaxQueries is the number of queries the budget allows, -1 when the
+	// teachers' cap is within it (Unlimited); TotalBound says which
+	// bound decided.
+	MaxQueries int              `json:"max_queries"`
+	Unlimited  bool             `json:"unlimited"`
+	TotalBound accountant.Bound `json:"total_bound"`
+	Stopped    bool             `json:"stopped"`
+}
+
+// NewBudget is the budget b under composition m with slack deltaPrime,
+// which allows limit queries (accountant.MaxStepsCapped: Unlimited when
+// the teachers' cap is within it).
+func NewBudget(b accountant.Guarantee, m accountant.Method, deltaPrime float64, limit int) *Budget {
+	out := &Budget{Eps: b.Eps, Delta: b.Delta, Method: m.String(), DeltaPrime: deltaPrime, MaxQueries: limit}
+	if limit == accountant.Unlimited {
+		out.Unlimited, out.TotalBound = true, accountant.TeachersBound
+	}
+	return out
 }
 
 // Ledger is the state of the privacy ledger a release was charged to,
@@ -103,6 +123,10 @@ type Release struct {
 	// the slack of the totals' general and optimal composition.
 	Budget     *Budget
 	DeltaPrime float64
+	// Cap is the teachers' cap on every total (ensemble.Binding.Cap), nil
+	// with CapNote saying why there is none.
+	Cap     *accountant.Cap
+	CapNote string
 	// Seed is the seed of a reproducible release, nil for crypto/rand.
 	Seed *uint64
 	// Ledger, if not nil, is the ledger at LedgerPath the release was
@@ -134,8 +158,12 @@ func NewAggregate(r Release) (Aggregate, error) {
 	if r.Seed != nil {
 		out.Randomness = Randomness{Source: "seeded ChaCha8 (math/rand/v2)", Seed: r.Seed, Note: NotForRelease}
 	}
+	out.Cap, out.CapNote = r.Cap, r.CapNote
 	if res.Answered > 0 {
 		out.Totals = accountant.Totals(priv.Guarantee, res.Answered, r.DeltaPrime)
+		for i := range out.Totals {
+			out.Totals[i] = out.Totals[i].Capped(r.Cap)
+		}
 	}
 	if g, ok := r.Aggregator.(*ensemble.GNMax); ok {
 		sigma, _ := g.Sigma()
@@ -160,11 +188,11 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 	case cliout.JSON:
 		return cliout.WriteJSON(w, out)
 	case cliout.CSV:
-		header := []string{"mechanism", "queries_answered", "queries_unanswered", "eps_per_query", "delta_per_query", "method", "delta_prime", "eps_total", "delta_total", "for_release"}
+		header := []string{"mechanism", "queries_answered", "queries_unanswered", "eps_per_query", "delta_per_query", "method", "delta_prime", "eps_total", "delta_total", "total_bound", "for_release"}
 		var rows [][]string
 		for _, t := range out.Totals {
 			rows = append(rows, append([]string{out.Mechanism, fmt.Sprint(out.Answered), fmt.Sprint(out.Unanswered),
-				cliout.Float(out.PerQuery.Eps), cliout.Float(out.PerQuery.Delta)}, append(totalCells(t, cliout.Float), fmt.Sprint(out.ForRelease))...))
+				cliout.Float(out.PerQuery.Eps), cliout.Float(out.PerQuery.Delta)}, append(totalCells(t, cliout.Float), t.Bound.String(), fmt.Sprint(out.ForRelease))...))
 		}
 		return cliout.WriteCSV(w, header, rows)
 	}
@@ -193,7 +221,9 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 	}
 	fmt.Fprintf(w, "randomness: %s\n", out.Randomness.Source)
 	answered := fmt.Sprintf("answered: %d queries", out.Answered)
-	if b := out.Budget; b != nil {
+	if b := out.Budget; b != nil && b.Unlimited {
+		answered += fmt.Sprintf(" (budget (%g, %g) allows every query: the teachers' cap is within it)", b.Eps, b.Delta)
+	} else if b != nil {
 		answered += fmt.Sprintf(" (budget (%g, %g) under %s composition allows %d", b.Eps, b.Delta, b.Method, b.MaxQueries)
 		if b.Stopped {
 			answered += fmt.Sprintf("; STOPPED: %d queries left unanswered", out.Unanswered)
@@ -205,17 +235,22 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 		fmt.Fprintf(w, "ledger %s (ensemble %s): total spent %v by %s composition, budget %v; %d more such queries allowed\n",
 			l.Path, l.Ensemble, l.Total, l.Composition, l.Budget, l.QueriesLeft)
 	}
+	if c := out.Cap; c != nil {
+		fmt.Fprintf(w, "teachers' cap: (%.6g, %.6g)-DP by %s: every release from these teachers, however many, is within it\n", c.Eps, c.Delta, c.Reference())
+	} else if out.CapNote != "" {
+		fmt.Fprintf(w, "teachers' cap: none: %s\n", out.CapNote)
+	}
 	if len(out.Totals) > 0 {
-		fmt.Fprintf(w, "\nTotal privacy loss of the %d released labels (relation %s: %s):\n", out.Answered, out.PerQuery.Relation, out.PerQuery.RelationText)
+		fmt.Fprintf(w, "\nTotal privacy loss of the %d released labels (relation %s: %s), the smaller of the composition over the queries and the teachers' cap:\n", out.Answered, out.PerQuery.Relation, out.PerQuery.RelationText)
 		var rows [][]string
 		for _, t := range out.Totals {
 			ref := t.Method.Reference()
 			if t.Err != nil {
 				ref = t.Err.Error()
 			}
-			rows = append(rows, append(totalCells(t, g6), ref))
+			rows = append(rows, append(totalCells(t, g6), t.Bound.String(), ref))
 		}
-		if err := cliout.WriteTable(w, []string{"composition", "delta'", "eps total", "delta total", "reference"}, rows); err != nil {
+		if err := cliout.WriteTable(w, []string{"composition", "delta'", "eps total", "delta total", "bound", "reference"}, rows); err != nil {
 			return err
 		}
 	}
@@ -230,7 +265,7 @@ func totalCells(t accountant.Total, f func(float64) string) []string {
 	if t.Method != accountant.Simple {
 		cells[1] = f(t.DeltaPrime)
 	}
-	if t.Err == nil {
+	if t.Err == nil || t.Bound == accountant.TeachersBound {
 		cells[2], cells[3] = f(t.Guarantee.Eps), f(t.Guarantee.Delta)
 	}
 	return cells
