@@ -231,20 +231,33 @@ func (b *Bound) UnmarshalText(t []byte) error {
 }
 
 // CapTotal returns the total to report of releases whose composition over
-// the queries is queries, from teachers with cap c (nil: none): the
-// tighter of the two (Tighter), and which it is.
-func CapTotal(queries Guarantee, c *Cap) (Guarantee, Bound) {
-	if c != nil && Tighter(c.Guarantee, queries) {
+// the queries is queries, from teachers with cap c (nil: none), and which
+// of the two it is: the tighter one (Tighter), except that, against a
+// budget (nil: none) that exactly one of them meets, that one, so that a
+// release within its budget is never reported over it.
+func CapTotal(queries Guarantee, c *Cap, budget *Guarantee) (Guarantee, Bound) {
+	if c == nil {
+		return queries, QueriesBound
+	}
+	if budget != nil {
+		if q, t := queries.Within(*budget), c.Within(*budget); q != t {
+			if t {
+				return c.Guarantee, TeachersBound
+			}
+			return queries, QueriesBound
+		}
+	}
+	if Tighter(c.Guarantee, queries) {
 		return c.Guarantee, TeachersBound
 	}
 	return queries, QueriesBound
 }
 
-// Capped returns t with the cap c (nil: none) applied (CapTotal): its
-// Guarantee becomes the tighter of the composition and the cap, Bound says
-// which, and Queries keeps the composition. When the composition failed
-// (Err), the cap alone bounds the total.
-func (t Total) Capped(c *Cap) Total {
+// Capped returns t with the cap c (nil: none) applied against budget
+// (nil: none), by CapTotal: its Guarantee becomes the composition or the
+// cap, Bound says which, and Queries keeps the composition. When the
+// composition failed (Err), the cap alone bounds the total.
+func (t Total) Capped(c *Cap, budget *Guarantee) Total {
 	t.Queries, t.Bound = t.Guarantee, QueriesBound
 	if c == nil {
 		return t
@@ -253,7 +266,7 @@ func (t Total) Capped(c *Cap) Total {
 		t.Guarantee, t.Bound = c.Guarantee, TeachersBound
 		return t
 	}
-	t.Guarantee, t.Bound = CapTotal(t.Guarantee, c)
+	t.Guarantee, t.Bound = CapTotal(t.Guarantee, c, budget)
 	return t
 }
 

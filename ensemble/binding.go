@@ -2,6 +2,7 @@ package ensemble
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/darrm/darrm/accountant"
 )
@@ -199,4 +200,77 @@ func (b Binding) Cap(deltaPrime float64) (*accountant.Cap, string, error) {
 		return nil, "", err
 	}
 	return &c, "", nil
+}
+
+// Validate checks a binding that a ledger is to hold: every parameter
+// stated, each in its domain, and the relation and partition compatible
+// (as in a header).
+func (b Binding) Validate() error {
+	bad := func(field string, v any, rule string) error {
+		return fmt.Errorf("ensemble parameters: %s = %v: %s", field, v, rule)
+	}
+	switch {
+	case b.Ensemble == "" || len(b.Ensemble) > maxEnsembleID:
+		return bad("ensemble", fmt.Sprintf("%q", b.Ensemble), fmt.Sprintf("must name the teacher ensemble, in at most %d bytes", maxEnsembleID))
+	case b.K < 1 || b.K%2 == 0:
+		return bad("K", b.K, "must be odd and >= 1")
+	case !(b.Teachers.Eps > 0) || b.Teachers.Eps > math.MaxFloat64:
+		return bad("eps", b.Teachers.Eps, "must be a finite number > 0")
+	case !(b.Teachers.Delta >= 0 && b.Teachers.Delta < 1):
+		return bad("Delta", b.Teachers.Delta, "must be in [0, 1)")
+	case b.Relation != PrivateTeachers && b.Relation != OneVote:
+		return bad("relation", b.Relation, "must be private-teachers or one-vote")
+	case b.Kind != Fixed && b.Kind != PerQuery:
+		return bad("kind", b.Kind, "must be fixed or per-query")
+	case b.Partition < KeyedHash || b.Partition > SharedData:
+		return bad("partition", b.Partition, "must be keyed-hash, file-position or shared")
+	case b.Relation == OneVote && b.Partition == SharedData:
+		return bad("partition", b.Partition, "the one-vote relation needs disjoint shares")
+	}
+	return nil
+}
+
+// BindingDiff is a parameter on which two bindings differ, with each one's
+// value.
+type BindingDiff struct {
+	Field, A, B string
+}
+
+// Diff returns the parameters on which b and o differ, in the order of
+// Binding's fields. A parameter that either one leaves unstated (an empty
+// id, K 0, zero teachers' guarantee, KindUnstated, PartitionUnstated) is
+// not compared; the relation always is.
+func (b Binding) Diff(o Binding) []BindingDiff {
+	var d []BindingDiff
+	add := func(field string, x, y any) { d = append(d, BindingDiff{field, fmt.Sprint(x), fmt.Sprint(y)}) }
+	if b.Ensemble != "" && o.Ensemble != "" && b.Ensemble != o.Ensemble {
+		add("ensemble", b.Ensemble, o.Ensemble)
+	}
+	if b.K != 0 && o.K != 0 && b.K != o.K {
+		add("K", b.K, o.K)
+	}
+	zero := accountant.Guarantee{}
+	if b.Teachers != zero && o.Teachers != zero {
+		if b.Teachers.Eps != o.Teachers.Eps {
+			add("eps", b.Teachers.Eps, o.Teachers.Eps)
+		}
+		if b.Teachers.Delta != o.Teachers.Delta {
+			add("Delta", b.Teachers.Delta, o.Teachers.Delta)
+		}
+	}
+	if b.Relation != o.Relation {
+		add("relation", b.Relation, o.Relation)
+	}
+	if b.Kind != KindUnstated && o.Kind != KindUnstated && b.Kind != o.Kind {
+		add("kind", b.Kind, o.Kind)
+	}
+	if b.Partition != PartitionUnstated && o.Partition != PartitionUnstated && b.Partition != o.Partition {
+		add("partition", b.Partition, o.Partition)
+	}
+	return d
+}
+
+// String says the binding in one line.
+func (b Binding) String() string {
+	return fmt.Sprintf("ensemble %s: K = %d, eps = %v, Delta = %v, relation %v, kind %v, partition %v", b.Ensemble, b.K, b.Teachers.Eps, b.Teachers.Delta, b.Relation, b.Kind, b.Partition)
 }

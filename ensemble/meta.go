@@ -93,8 +93,13 @@ type textEnum struct {
 	names []string // names[0] is the zero value's, "" when it has none
 }
 
+// name returns the text of value i: "unstated" for a zero value without a
+// name (which parse does not read).
 func (e textEnum) name(i int) string {
-	if i < 0 || i >= len(e.names) || e.names[i] == "" {
+	switch {
+	case i == 0 && e.names[0] == "":
+		return "unstated"
+	case i < 0 || i >= len(e.names) || e.names[i] == "":
 		return fmt.Sprintf("%s(%d)", e.what, i)
 	}
 	return e.names[i]

@@ -238,7 +238,7 @@ func TestMetaText(t *testing.T) {
 		}
 	}
 	var k Kind
-	if err := k.UnmarshalText(nil); err == nil || KindUnstated.String() != "kind(0)" {
+	if err := k.UnmarshalText(nil); err == nil || KindUnstated.String() != "unstated" || PartitionUnstated.String() != "unstated" {
 		t.Errorf("the unstated kind reads back (%v) or prints %q", err, KindUnstated)
 	}
 }

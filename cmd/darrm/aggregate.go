@@ -121,8 +121,8 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	}
 	var led *ledger.Ledger
 	if f.Ledger != "" {
-		if led, limit, err = ledger.OpenRun(f.Ledger, f.Mechanism, priv.Relation.String(), priv.Guarantee, limit); err != nil {
-			return cli.Usagef("--ledger: %v", err)
+		if led, limit, err = ledger.OpenRun(f.Ledger, f.Mechanism, binding, priv.Guarantee, limit); err != nil {
+			return cli.AsUsage(fmt.Errorf("--ledger: %w", err))
 		}
 		defer led.Close()
 		sink.Ledger = led

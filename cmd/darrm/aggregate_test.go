@@ -410,7 +410,7 @@ func TestAggregateTeachersFromHeader(t *testing.T) {
 	nonPrivate := file("sgd.csv", header("one-vote", "keyed-hash", `{"count":5,"source":{"method":"none"}}`)+rows)
 	plain := file("plain.csv", rows)
 	led := filepath.Join(dir, "k.ledger")
-	if _, e, code := darrm(t, "", "ledger", "init", led, "--ensemble", "e5", "--budget-eps", "100", "--budget-delta", "0.5"); code != 0 {
+	if _, e, code := darrm(t, "", "ledger", "init", led, "--votes", eps1, "--budget-eps", "100", "--budget-delta", "0.5"); code != 0 {
 		t.Fatal(e)
 	}
 	ledgerBefore, _ := os.ReadFile(led)

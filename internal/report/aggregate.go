@@ -161,8 +161,12 @@ func NewAggregate(r Release) (Aggregate, error) {
 	out.Cap, out.CapNote = r.Cap, r.CapNote
 	if res.Answered > 0 {
 		out.Totals = accountant.Totals(priv.Guarantee, res.Answered, r.DeltaPrime)
+		var budget *accountant.Guarantee
+		if r.Budget != nil {
+			budget = &accountant.Guarantee{Eps: r.Budget.Eps, Delta: r.Budget.Delta}
+		}
 		for i := range out.Totals {
-			out.Totals[i] = out.Totals[i].Capped(r.Cap)
+			out.Totals[i] = out.Totals[i].Capped(r.Cap, budget)
 		}
 	}
 	if g, ok := r.Aggregator.(*ensemble.GNMax); ok {
@@ -231,9 +235,15 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 		answered += ")"
 	}
 	fmt.Fprintln(w, answered)
-	if l := out.Ledger; l != nil {
-		fmt.Fprintf(w, "ledger %s (ensemble %s): total spent %v by %s composition, budget %v; %d more such queries allowed\n",
-			l.Path, l.Ensemble, l.Total, l.Composition, l.Budget, l.QueriesLeft)
+	if l := out.Ledger; l != nil && l.TotalBound == accountant.TeachersBound {
+		fmt.Fprintf(w, "ledger %s (ensemble %s): total spent (%.6g, %.6g)-DP, the teachers' cap (by %s composition of the spends: (%.6g, %.6g)), budget %v", l.Path, l.Ensemble, l.Total.Eps, l.Total.Delta, l.Composition, l.Queries.Eps, l.Queries.Delta, l.Budget)
+	} else if l != nil {
+		fmt.Fprintf(w, "ledger %s (ensemble %s): total spent (%.6g, %.6g)-DP by %s composition, budget %v", l.Path, l.Ensemble, l.Total.Eps, l.Total.Delta, l.Composition, l.Budget)
+	}
+	if l := out.Ledger; l != nil && l.Free {
+		fmt.Fprintf(w, "; every further release from these teachers is free: their cap (%.6g, %.6g) is within the budget\n", l.Cap.Eps, l.Cap.Delta)
+	} else if l != nil {
+		fmt.Fprintf(w, "; %d more such queries allowed\n", l.QueriesLeft)
 	}
 	if c := out.Cap; c != nil {
 		fmt.Fprintf(w, "teachers' cap: (%.6g, %.6g)-DP by %s: every release from these teachers, however many, is within it\n", c.Eps, c.Delta, c.Reference())
