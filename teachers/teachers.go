@@ -1,7 +1,9 @@
 // Package teachers trains an ensemble of K teachers on a two-class
 // training set (privately with DP-SGD, or with plain SGD), each on its
 // share of the data or all on the whole set, saves and loads it in a
-// versioned, checksummed file, and collects its votes.
+// versioned, checksummed file with its id and each teacher's guarantee,
+// and collects its votes, as a vote file with the metadata header that
+// states them (ensemble.VoteMeta).
 //
 // Disjoint shares are cut by a keyed hash of each record (Share): a
 // record's teacher depends on that record and the key alone, so adding or
@@ -28,10 +30,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strconv"
 	"sync"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/dpsgd"
 	"github.com/darrm/darrm/ensemble"
@@ -40,9 +44,10 @@ import (
 )
 
 // Version is the version of the ensemble file format. Version 2 added the
-// setting, the partition (rule and key) and each share's size; a file of
-// another version is not read (Cached retrains).
-const Version = 2
+// ensemble's metadata (Ensemble.Meta); version 3 the setting, the
+// partition (rule and key) and each share's size. A file of another
+// version is not read (Cached retrains).
+const Version = 3
 
 // Setting says which training data each teacher gets.
 type Setting int
@@ -82,21 +87,14 @@ func (s *Setting) UnmarshalText(b []byte) error {
 	return fmt.Errorf("setting %q: must be disjoint or shared", b)
 }
 
-// The partition rules an ensemble file records (the names vote-file
-// headers use).
-const (
-	// KeyedHash: teacher Share(key, RecordID(record), K).
-	KeyedHash = "keyed-hash"
-	// SharedData: every teacher has the whole training set.
-	SharedData = "shared"
-)
-
-// Partition is how an ensemble's training data were split: the rule and,
-// for KeyedHash, the key (hex), stored so that the same records go to the
-// same teachers when the data change and the teachers are retrained.
+// Partition is how an ensemble's training data were split: the rule
+// (ensemble.KeyedHash for Disjoint, ensemble.SharedData for Shared, the
+// names vote-file headers use) and, for the keyed hash, the key (hex),
+// stored so that the same records go to the same teachers when the data
+// change and the teachers are retrained.
 type Partition struct {
-	Rule string `json:"rule"`
-	Key  string `json:"key,omitempty"`
+	Rule ensemble.Partition `json:"rule"`
+	Key  string             `json:"key,omitempty"`
 }
 
 // Share returns the teacher, in [0, k), of the record whose identity is
@@ -141,6 +139,10 @@ type Config struct {
 	Setting Setting `json:"setting"`
 	// DP is the DP-SGD run of each private teacher.
 	DP dpsgd.Config `json:"dp_sgd"`
+	// Delta and Conversion state a private teacher's guarantee: the
+	// accountant converts its DP-SGD run to (ε, Delta)-DP by Conversion.
+	Delta      float64               `json:"Delta,omitempty"`
+	Conversion accountant.Conversion `json:"conversion"`
 	// Epochs, Batch and LR are the SGD run of each non-private teacher.
 	Epochs int     `json:"epochs"`
 	Batch  int     `json:"batch"`
@@ -174,7 +176,49 @@ func (c Config) check() error {
 	if !c.Private && (c.Epochs < 1 || c.Batch < 1 || !(c.LR > 0)) {
 		return fmt.Errorf("teachers: SGD with epochs = %d, batch = %d, learning rate = %v: need epochs, batch >= 1 and a rate > 0", c.Epochs, c.Batch, c.LR)
 	}
+	if c.Private && !(c.Delta > 0 && c.Delta < 1) {
+		return fmt.Errorf("teachers: Delta = %v: a private teacher's guarantee needs Delta in (0, 1)", c.Delta)
+	}
 	return nil
+}
+
+// partition is the rule that splits the training set in setting s.
+func (s Setting) partition() ensemble.Partition {
+	if s == Shared {
+		return ensemble.SharedData
+	}
+	return ensemble.KeyedHash
+}
+
+// meta returns the metadata header of teachers trained with c whose
+// parameters are params: an id from their SHA-256, and each teacher's
+// guarantee as the accountant computes it from the DP-SGD run, or none for
+// SGD teachers (who are private only in the one-vote relation, for GNMax).
+func (c Config) meta(params [][]float64) (*ensemble.VoteMeta, error) {
+	h := sha256.New()
+	var b [8]byte
+	for _, p := range params {
+		for _, v := range p {
+			binary.LittleEndian.PutUint64(b[:], math.Float64bits(v))
+			h.Write(b[:])
+		}
+	}
+	m := &ensemble.VoteMeta{
+		Ensemble: fmt.Sprintf("%s-k%d-%s", c.Dataset, c.K, hex.EncodeToString(h.Sum(nil)[:8])),
+		K:        c.K, Classes: 2, Layout: ensemble.LayoutVotes, Relation: ensemble.OneVote,
+		Kind: ensemble.Fixed, Partition: c.Setting.partition(),
+		Teachers: []ensemble.TeacherGroup{{Count: c.K, Origin: ensemble.NonPrivate}},
+	}
+	if c.Private {
+		run := &ensemble.DPSGDRun{SGM: accountant.SGM{Q: c.DP.Rate, Sigma: c.DP.Sigma, Steps: c.DP.Steps()}, Conversion: c.Conversion, Delta: c.Delta}
+		g, err := run.Guarantee()
+		if err != nil {
+			return nil, fmt.Errorf("teachers: guarantee: %w", err)
+		}
+		m.Relation = ensemble.PrivateTeachers
+		m.Teachers[0] = ensemble.TeacherGroup{Count: c.K, Guarantee: g, Origin: ensemble.FromDPSGD, DPSGD: run}
+	}
+	return m, m.Validate()
 }
 
 // Ensemble is K trained teachers.
@@ -188,6 +232,10 @@ type Ensemble struct {
 	// number of training records of each teacher.
 	Partition  Partition `json:"partition"`
 	ShareSizes []int     `json:"share_sizes"`
+	// Meta is the ensemble's metadata header: its id (from the trained
+	// parameters), each teacher's guarantee and how it was obtained, and
+	// the partition rule.
+	Meta *ensemble.VoteMeta `json:"meta"`
 }
 
 // Train trains cfg.K teachers on b.Train, in parallel: for Disjoint,
@@ -202,7 +250,7 @@ func Train(ctx context.Context, b *datasets.Binary, cfg Config) (*Ensemble, erro
 	data := make([]*datasets.Dataset, cfg.K)
 	switch cfg.Setting {
 	case Shared:
-		e.Partition = Partition{Rule: SharedData}
+		e.Partition = Partition{Rule: ensemble.SharedData}
 		for i := range data {
 			data[i] = b.Train
 		}
@@ -211,7 +259,7 @@ func Train(ctx context.Context, b *datasets.Binary, cfg Config) (*Ensemble, erro
 		if err != nil {
 			return nil, err
 		}
-		e.Partition = Partition{Rule: KeyedHash, Key: hex.EncodeToString(key)}
+		e.Partition = Partition{Rule: ensemble.KeyedHash, Key: hex.EncodeToString(key)}
 		for i, idx := range Shares(key, b.Train, cfg.K) {
 			if len(idx) == 0 {
 				return nil, fmt.Errorf("teachers: teacher %d has no training images of %d for K = %d", i, b.Train.Len(), cfg.K)
@@ -256,7 +304,9 @@ func Train(ctx context.Context, b *datasets.Binary, cfg Config) (*Ensemble, erro
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	return e, nil
+	var err error
+	e.Meta, err = cfg.meta(e.Params)
+	return e, err
 }
 
 // partitionKey returns the key of the keyed-hash partition: 32 bytes from
@@ -314,14 +364,15 @@ func (e *Ensemble) Votes(x *datasets.Dataset) [][]byte {
 }
 
 // WriteVotes writes the teachers' votes on the images of x as a vote file
-// (ensemble.WriteVotes) whose ids are the images' indices in x.
+// (ensemble.WriteVotes) with the ensemble's metadata header, whose ids are
+// the images' indices in x.
 func (e *Ensemble) WriteVotes(w io.Writer, x *datasets.Dataset) error {
 	votes := e.Votes(x)
 	ids := make([]string, len(votes))
 	for q := range ids {
 		ids[q] = strconv.Itoa(q)
 	}
-	return ensemble.WriteVotes(w, ids, votes)
+	return ensemble.WriteVotes(w, e.Meta, ids, votes)
 }
 
 // stored is the file: the ensemble's JSON and its SHA-256.
@@ -361,8 +412,9 @@ func (e *CorruptError) Error() string {
 }
 
 // Load reads the ensemble saved at path and checks that it was trained
-// with want: a different version, checksum, configuration, partition or
-// shape is a *CorruptError.
+// with want: a different version, checksum, configuration, partition,
+// shape, or an id and guarantee other than those of its parameters and
+// training (recomputed) is a *CorruptError.
 func Load(path string, want Config) (*Ensemble, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -394,16 +446,23 @@ func Load(path string, want Config) (*Ensemble, error) {
 	if len(e.Params) != want.K || len(e.Accuracy) != want.K || len(e.ShareSizes) != want.K {
 		return nil, corrupt("%d teachers, want %d", len(e.Params), want.K)
 	}
-	if wantRule := map[Setting]string{Disjoint: KeyedHash, Shared: SharedData}[want.Setting]; e.Partition.Rule != wantRule {
-		return nil, corrupt("partition %q, want %q", e.Partition.Rule, wantRule)
+	if wantRule := want.Setting.partition(); e.Partition.Rule != wantRule {
+		return nil, corrupt("partition %v, want %v", e.Partition.Rule, wantRule)
 	}
-	if _, err := hex.DecodeString(e.Partition.Key); err != nil || (e.Partition.Rule == KeyedHash) != (e.Partition.Key != "") {
+	if _, err := hex.DecodeString(e.Partition.Key); err != nil || (e.Partition.Rule == ensemble.KeyedHash) != (e.Partition.Key != "") {
 		return nil, corrupt("partition key %q", e.Partition.Key)
 	}
 	for i, p := range e.Params {
 		if len(p) != nn.NumParams(want.Filters) {
 			return nil, corrupt("teacher %d has %d parameters, want %d", i, len(p), nn.NumParams(want.Filters))
 		}
+	}
+	meta, err := want.meta(e.Params)
+	if err != nil {
+		return nil, err
+	}
+	if !reflect.DeepEqual(e.Meta, meta) {
+		return nil, corrupt("the recorded id and guarantee are not those of the teachers and their training")
 	}
 	return &e, nil
 }

@@ -10,11 +10,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/dpsgd"
 	"github.com/darrm/darrm/ensemble"
@@ -22,6 +24,9 @@ import (
 
 func config(private bool, seed uint64) Config {
 	c := Config{Dataset: "synthetic", K: 5, Filters: 2, Private: private, Epochs: 3, Batch: 10, LR: 0.1, Seed: &seed}
+	if private {
+		c.Delta, c.Conversion = 1e-4, accountant.ImprovedConversion
+	}
 	c.DP = dpsgd.Config{Epochs: 3, Rate: 0.2, Clip: 1, Sigma: 1, LR: 0.2}
 	return c
 }
@@ -38,7 +43,7 @@ func TestTrainSaveLoadVote(t *testing.T) {
 		for _, n := range e.ShareSizes {
 			total += n
 		}
-		if total != 250 || len(e.Accuracy) != 5 || e.Partition.Rule != KeyedHash || len(e.Partition.Key) != 64 {
+		if total != 250 || len(e.Accuracy) != 5 || e.Partition.Rule != ensemble.KeyedHash || len(e.Partition.Key) != 64 {
 			t.Fatalf("shares %v, %d accuracies, partition %+v", e.ShareSizes, len(e.Accuracy), e.Partition)
 		}
 		for i, a := range e.Accuracy {
@@ -223,19 +228,19 @@ func TestSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Partition != (Partition{Rule: SharedData}) || !slices.Equal(e.ShareSizes, []int{120, 120, 120, 120, 120}) {
+	if e.Partition != (Partition{Rule: ensemble.SharedData}) || e.Meta.Partition != ensemble.SharedData || !slices.Equal(e.ShareSizes, []int{120, 120, 120, 120, 120}) {
 		t.Errorf("shared: partition %+v, shares %v", e.Partition, e.ShareSizes)
 	}
 	unseeded := config(true, 1)
 	unseeded.Seed = nil
 	k1, _ := Train(context.Background(), b, unseeded)
 	k2, _ := Train(context.Background(), b, unseeded)
-	if k1.Partition.Key == k2.Partition.Key || k1.Partition.Rule != KeyedHash {
+	if k1.Partition.Key == k2.Partition.Key || k1.Partition.Rule != ensemble.KeyedHash {
 		t.Errorf("two unseeded ensembles have partitions %+v and %+v", k1.Partition, k2.Partition)
 	}
 	dir := t.TempDir()
 	for name, edit := range map[string]func(string) string{
-		"version 1": func(s string) string { return strings.Replace(s, `"version":2`, `"version":1`, 1) },
+		"version 2": func(s string) string { return strings.Replace(s, `"version":3`, `"version":2`, 1) },
 		"partition": func(s string) string { return strings.Replace(s, `"rule":"shared"`, `"rule":"keyed-hash"`, 1) },
 	} {
 		path := filepath.Join(dir, "e.json")
@@ -267,4 +272,73 @@ func resum(t *testing.T, file string) string {
 	s.SHA256 = hex.EncodeToString(sum[:])
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// TestMeta: training records the ensemble's id and each teacher's
+// guarantee, which Load recomputes and the vote file states.
+func TestMeta(t *testing.T) {
+	b := datasets.SyntheticBinary(250, 12, 2)
+	for _, private := range []bool{true, false} {
+		cfg := config(private, 3)
+		e, err := Train(context.Background(), b, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := e.Meta
+		if !strings.HasPrefix(m.Ensemble, "synthetic-k5-") || len(m.Ensemble) != len("synthetic-k5-")+16 || m.K != 5 || m.Kind != ensemble.Fixed || m.Partition != ensemble.KeyedHash || len(m.Teachers) != 1 || m.Teachers[0].Count != 5 {
+			t.Errorf("private %v: meta %+v", private, m)
+		}
+		g := m.Teachers[0]
+		if private {
+			want, _, _ := accountant.SGM{Q: 0.2, Sigma: 1, Steps: 15}.Eps(1e-4, accountant.ImprovedConversion)
+			if m.Relation != ensemble.PrivateTeachers || g.Origin != ensemble.FromDPSGD || g.Eps != want || g.Delta != 1e-4 || g.DPSGD.Steps != 15 {
+				t.Errorf("private teachers: %+v, %+v, want eps %v", m, g, want)
+			}
+		} else if m.Relation != ensemble.OneVote || g.Origin != ensemble.NonPrivate {
+			t.Errorf("SGD teachers: %+v", m)
+		}
+		other, _ := Train(context.Background(), b, config(private, 4))
+		if again, _ := Train(context.Background(), b, cfg); again.Meta.Ensemble != m.Ensemble || other.Meta.Ensemble == m.Ensemble {
+			t.Errorf("ids: %s, same seed %s, other seed %s", m.Ensemble, again.Meta.Ensemble, other.Meta.Ensemble)
+		}
+		var out bytes.Buffer
+		if err := e.WriteVotes(&out, b.Test); err != nil {
+			t.Fatal(err)
+		}
+		r, err := ensemble.NewVoteReader(&out, "votes", ensemble.ReadOptions{})
+		if err != nil || !reflect.DeepEqual(r.Meta(), m) {
+			t.Errorf("vote file header %+v (%v), want %+v", r.Meta(), err, m)
+		}
+	}
+	// A file whose recorded guarantee or id was changed, with its checksum
+	// made to match, is refused; so is an earlier version.
+	cfg := config(true, 3)
+	e, _ := Train(context.Background(), b, cfg)
+	for _, edit := range []func(*Ensemble){
+		func(e *Ensemble) { e.Meta.Teachers[0].Eps /= 2 },
+		func(e *Ensemble) { e.Meta.Ensemble = "someone-else" },
+		func(e *Ensemble) { e.Meta.Partition = ensemble.FilePosition },
+		func(e *Ensemble) { e.Meta = nil },
+	} {
+		c := *e
+		m := *e.Meta
+		m.Teachers = append([]ensemble.TeacherGroup(nil), m.Teachers...)
+		c.Meta = &m
+		edit(&c)
+		path := filepath.Join(t.TempDir(), "t.json")
+		if err := c.Save(path); err != nil {
+			t.Fatal(err)
+		}
+		var ce *CorruptError
+		if _, err := Load(path, cfg); !errors.As(err, &ce) {
+			t.Errorf("edited meta %+v: %v", c.Meta, err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "t.json")
+	e.Save(path)
+	raw, _ := os.ReadFile(path)
+	os.WriteFile(path, []byte(strings.Replace(string(raw), `"version":3`, `"version":2`, 1)), 0o644)
+	if _, err := Load(path, cfg); err == nil || !strings.Contains(err.Error(), "version 2, want 3") {
+		t.Errorf("version 2 file: %v", err)
+	}
 }

@@ -86,6 +86,7 @@ func (tr Training) Configs(dataset string, n int, seed *uint64) (private, nonPri
 	base := teachers.Config{Dataset: dataset, K: tr.K, Filters: h.Filters, Seed: seed}
 	private, nonPrivate = base, base
 	private.Private, private.Setting = true, tr.Setting
+	private.Delta, private.Conversion = TeacherDelta, accountant.ImprovedConversion
 	lr, images := h.LR, n/tr.K
 	if tr.Setting == teachers.Shared {
 		lr, images = h.LRShared, n

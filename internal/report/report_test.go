@@ -13,6 +13,7 @@ import (
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/shuffleg"
@@ -176,7 +177,7 @@ func TestNewTransferTeachers(t *testing.T) {
 	g := accountant.Guarantee{Eps: 0.09, Delta: 1e-4}
 	tt := NewTransferTeachers(&transfer.Teachers{Private: pe, NonPrivate: ne, Cached: [2]bool{true, false}, Guarantee: g, Alpha: 26}, b.Test)
 	p, n := tt.Private, tt.NonPrivate
-	if p.Eps != 0.09 || p.Delta != 1e-4 || p.Alpha != 26 || p.Sigma != transfer.Sigma || p.Steps != priv.DP.Steps() || !slices.Equal(p.ShareSizes, pe.ShareSizes) || p.Partition != teachers.KeyedHash || p.Batch != transfer.Batch || !p.Cached || n.Cached {
+	if p.Eps != 0.09 || p.Delta != 1e-4 || p.Alpha != 26 || p.Sigma != transfer.Sigma || p.Steps != priv.DP.Steps() || !slices.Equal(p.ShareSizes, pe.ShareSizes) || p.Partition != ensemble.KeyedHash || p.Batch != transfer.Batch || !p.Cached || n.Cached {
 		t.Errorf("private %+v, non-private %+v", p, n)
 	}
 	if p.AccuracyMean != transfer.Mean(pe.Accuracy) || n.Agreement != transfer.Agree(ne.Votes(b.Test)) {
@@ -192,13 +193,13 @@ func TestNewTransferTeachers(t *testing.T) {
 	for _, tc := range []struct {
 		e    *teachers.Ensemble
 		want string
-	}{{pe, "synthetic,true,disjoint,keyed-hash,0,"}, {ne, "synthetic,false,disjoint,keyed-hash,0,"}} {
+	}{{pe, "synthetic,true,disjoint,keyed-hash," + pe.Meta.Ensemble + ",private-teachers,\"" + pe.Meta.Teachers[0].Guarantee.String() + " by DP-SGD"}, {ne, "synthetic,false,disjoint,keyed-hash," + ne.Meta.Ensemble + ",one-vote,none (non-private teachers),0,"}} {
 		var out bytes.Buffer
 		if err := (Teachers{tc.e}).Write(&out, cliout.CSV); err != nil {
 			t.Fatal(err)
 		}
 		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-		if len(lines) != 6 || lines[0] != "dataset,private,setting,partition,teacher,share_size,test_accuracy" || !strings.HasPrefix(lines[1], tc.want) {
+		if len(lines) != 6 || lines[0] != "dataset,private,setting,partition,ensemble,relation,guarantee,teacher,share_size,test_accuracy" || !strings.HasPrefix(lines[1], tc.want) {
 			t.Errorf("teachers train:\n%s", out.String())
 		}
 	}

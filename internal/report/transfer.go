@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/transfer"
@@ -43,7 +44,7 @@ type PrivateTeachers struct {
 	Batch        float64            `json:"batch"`
 	Filters      int                `json:"filters"`
 	LR           float64            `json:"lr"`
-	Partition    string             `json:"partition"`
+	Partition    ensemble.Partition `json:"partition"`
 	ShareSizes   []int              `json:"share_sizes"`
 	Accuracy     []float64          `json:"accuracy"`
 	AccuracyMean float64            `json:"accuracy_mean"`
@@ -103,7 +104,7 @@ func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 	p, n := out.Teachers.Private, out.Teachers.NonPrivate
 	lo, hi := minMax(p.ShareSizes)
 	data := fmt.Sprintf("each on %d training images", lo)
-	if p.Partition != teachers.SharedData {
+	if p.Partition != ensemble.SharedData {
 		data = fmt.Sprintf("on %s shares of %d to %d training images", p.Partition, lo, hi)
 	}
 	fmt.Fprintf(w, "Private knowledge transfer on %s, setting %v: K = %d teachers %s (%s)\n", out.Dataset, out.Setting, out.K, data, out.Note)
@@ -141,8 +142,23 @@ func (d Teachers) Write(w io.Writer, f cliout.Format) error {
 	for i, a := range d.Accuracy {
 		rows[i] = cliout.Record{field("teacher", i), field("share_size", d.ShareSizes[i]), field("test_accuracy", a)}
 	}
+	m := d.Meta
 	return cliout.WriteRecords(w, f, cliout.Record{field("dataset", d.Config.Dataset), field("private", d.Config.Private),
-		field("setting", d.Config.Setting.String()), field("partition", d.Partition.Rule)}, rows)
+		field("setting", d.Config.Setting.String()), field("partition", d.Partition.Rule.String()),
+		field("ensemble", m.Ensemble), field("relation", m.Relation.String()), field("guarantee", TeacherGuarantee(m.Teachers[0]))}, rows)
+}
+
+// TeacherGuarantee says a group of teachers' guarantee and how it was
+// obtained, as a vote file's header states them.
+func TeacherGuarantee(g ensemble.TeacherGroup) string {
+	switch g.Origin {
+	case ensemble.NonPrivate:
+		return "none (non-private teachers)"
+	case ensemble.FromDPSGD:
+		r := g.DPSGD
+		return fmt.Sprintf("%v by DP-SGD: sigma %g, sampling rate %.6g, %d steps, %v conversion at delta = %g", g.Guarantee, r.Sigma, r.Q, r.Steps, r.Conversion, r.Delta)
+	}
+	return fmt.Sprintf("%v, stated", g.Guarantee)
 }
 
 // Tune is the document of darrm teachers tune: the hyperparameters chosen
