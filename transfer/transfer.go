@@ -156,18 +156,45 @@ type Params struct {
 	Seed    uint64  // of the query draws and the mechanisms' noise: an experiment
 }
 
-// Result is one mechanism at one Q.
+// Result is one mechanism at one Q. Its total over the Q queries is the
+// tighter (accountant.CapTotal) of the general composition of the
+// per-query guarantee (Composition) and, for the private teachers'
+// mechanisms, the teachers' cap; TotalBound says which.
 type Result struct {
-	Mechanism    string  `json:"mechanism"`
-	M            float64 `json:"m"`
-	Queries      int     `json:"queries"`
-	AccuracyMean float64 `json:"accuracy_mean"`
-	AccuracyStd  float64 `json:"accuracy_std"`
-	QueryEps     float64 `json:"query_eps"`
-	QueryDelta   float64 `json:"query_delta"`
-	TotalEps     float64 `json:"total_eps"`
-	TotalDelta   float64 `json:"total_delta"`
-	Relation     string  `json:"relation"`
+	Mechanism        string           `json:"mechanism"`
+	M                float64          `json:"m"`
+	Queries          int              `json:"queries"`
+	AccuracyMean     float64          `json:"accuracy_mean"`
+	AccuracyStd      float64          `json:"accuracy_std"`
+	QueryEps         float64          `json:"query_eps"`
+	QueryDelta       float64          `json:"query_delta"`
+	CompositionEps   float64          `json:"composition_eps"`
+	CompositionDelta float64          `json:"composition_delta"`
+	TotalEps         float64          `json:"total_eps"`
+	TotalDelta       float64          `json:"total_delta"`
+	TotalBound       accountant.Bound `json:"total_bound"`
+	Relation         string           `json:"relation"`
+}
+
+// Crossover says from which number of queries a mechanism's total is the
+// teachers' cap rather than the composition over the queries.
+type Crossover struct {
+	Mechanism string `json:"mechanism"`
+	// CapFrom is the least Q at which the cap is the tighter total, and
+	// stays so for every larger Q (1: at every Q); 0 for a mechanism
+	// without a cap (GNMax, whose teachers are not private).
+	CapFrom int `json:"cap_from"`
+}
+
+// Outcome is what Run measures, and the bounds on its totals.
+type Outcome struct {
+	Results []Result
+	// Cap is the private teachers' cap (ensemble.Binding.Cap): their own
+	// (ε, Δ) on disjoint keyed-hash shares, their K-fold composition on
+	// shared data.
+	Cap *accountant.Cap
+	// CapFrom gives, for each mechanism, the crossover of its totals.
+	CapFrom []Crossover
 }
 
 // Validate checks the protocol for a public set of n images: M in [1, K],
@@ -207,8 +234,10 @@ type labeller interface {
 // (DaRRM with γ_Sub, DaRRM with γ_opt, RR, each label (m·ε, m·Δ)-DP for
 // the private teachers' (ε, Δ) of t.Guarantee; and their noise-free
 // majority) or the non-private teachers' votes (GNMax, by the paper's
-// calibration and by the tight one, at the same per-label target).
-func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt GammaOpt) ([]Result, error) {
+// calibration and by the tight one, at the same per-label target). Each
+// total is bounded by the composition over the queries and, for the
+// private teachers' mechanisms, by the teachers' cap.
+func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt GammaOpt) (*Outcome, error) {
 	if err := p.Validate(test.Len()); err != nil {
 		return nil, fmt.Errorf("transfer: %w", err)
 	}
@@ -217,17 +246,29 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt
 	if err := prm.Validate(); err != nil {
 		return nil, fmt.Errorf("transfer: %w", err)
 	}
+	cp, _, err := t.Private.Meta.Binding(ensemble.TeacherGuarantee{Guarantee: teacher}).Cap(DeltaPrime)
+	if err != nil {
+		return nil, fmt.Errorf("transfer: the teachers' cap: %w", err)
+	}
 	aggs, err := aggregators(ctx, prm, opt)
 	if err != nil {
 		return nil, err
 	}
 	privVotes, pubVotes := t.Private.Votes(test), t.NonPrivate.Votes(test)
-	var out []Result
+	out := &Outcome{Cap: cp}
+	for _, name := range Mechanisms {
+		c := capOf(name, cp)
+		from, err := capFrom(aggs[name].Privacy().Guarantee, c)
+		if err != nil {
+			return nil, fmt.Errorf("transfer: %s: %w", name, err)
+		}
+		out.CapFrom = append(out.CapFrom, Crossover{Mechanism: name, CapFrom: from})
+	}
 	for _, q := range p.Queries {
 		for mi, name := range Mechanisms {
 			agg := aggs[name]
 			votes := privVotes
-			if name == "gnmax" || name == "gnmax-tight" {
+			if isGNMax(name) {
 				votes = pubVotes
 			}
 			acc := make([]float64, p.Redraws)
@@ -248,15 +289,74 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt
 			}
 			mean, std := meanStd(acc)
 			priv := agg.Privacy()
-			total, err := accountant.ComposeGeneral(priv.Guarantee, q, DeltaPrime)
+			comp, err := accountant.ComposeGeneral(priv.Guarantee, q, DeltaPrime)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, Result{Mechanism: name, M: p.M, Queries: q, AccuracyMean: mean, AccuracyStd: std,
-				QueryEps: priv.Eps, QueryDelta: priv.Delta, TotalEps: total.Eps, TotalDelta: total.Delta, Relation: priv.Relation.String()})
+			total, bound := accountant.CapTotal(comp, capOf(name, cp), nil)
+			out.Results = append(out.Results, Result{Mechanism: name, M: p.M, Queries: q, AccuracyMean: mean, AccuracyStd: std,
+				QueryEps: priv.Eps, QueryDelta: priv.Delta, CompositionEps: comp.Eps, CompositionDelta: comp.Delta,
+				TotalEps: total.Eps, TotalDelta: total.Delta, TotalBound: bound, Relation: priv.Relation.String()})
 		}
 	}
 	return out, nil
+}
+
+// isGNMax says which mechanisms label from the non-private teachers.
+func isGNMax(name string) bool { return name == "gnmax" || name == "gnmax-tight" }
+
+// capOf returns the cap on the totals of mechanism name: the private
+// teachers' cap, none for GNMax (its teachers are not private).
+func capOf(name string, c *accountant.Cap) *accountant.Cap {
+	if isGNMax(name) {
+		return nil
+	}
+	return c
+}
+
+// capFrom returns the least number of queries Q at which the cap c is the
+// tighter total of Q releases each per-query-DP (their general
+// composition, accountant.CapTotal), 0 when c is nil. The composition
+// grows with Q, so the answer is found by doubling, then bisection.
+func capFrom(perQuery accountant.Guarantee, c *accountant.Cap) (int, error) {
+	if c == nil {
+		return 0, nil
+	}
+	capped := func(q int) (bool, error) {
+		comp, err := accountant.ComposeGeneral(perQuery, q, DeltaPrime)
+		if err != nil {
+			return false, err
+		}
+		_, b := accountant.CapTotal(comp, c, nil)
+		return b == accountant.TeachersBound, nil
+	}
+	lo, hi := 0, 1 // capped(lo) is false (or lo = 0), capped(hi) is to be found
+	for {
+		ok, err := capped(hi)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			break
+		}
+		if hi > 1<<40 {
+			return 0, fmt.Errorf("the cap %v is not reached by %d queries", c.Guarantee, hi)
+		}
+		lo, hi = hi, 2*hi
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		ok, err := capped(mid)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, nil
 }
 
 // aggregators builds the mechanisms: all but the majority at the same
@@ -300,15 +400,17 @@ type majority struct {
 }
 
 // newMajority returns the noise-free majority of p.K teachers. Per query
-// it is post-processing of the K votes, each from an (ε, Δ)-DP teacher,
-// so it has the K-fold simple composition of the teachers (Theorem 3.3.2).
+// it is post-processing of the K votes, each from an (ε, Δ)-DP teacher, so
+// it has their K-fold composition, the tightest of simple, general and
+// optimal (accountant.TeacherCap for shared data, with slack DeltaPrime).
 func newMajority(p constraints.Params) (*majority, error) {
-	g, err := accountant.ComposeSimple(accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}, p.K)
+	teacher := accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}
+	c, err := accountant.TeacherCap(teacher, p.K, accountant.Shared, DeltaPrime)
 	if err != nil {
 		return nil, fmt.Errorf("transfer: majority: %w", err)
 	}
-	return &majority{k: p.K, privacy: ensemble.Privacy{Guarantee: g, Relation: ensemble.PrivateTeachers,
-		Source: fmt.Sprintf("the majority of the %d votes, post-processing of the %d teachers' outputs: their %d-fold simple composition (Theorem 3.3.2)", p.K, p.K, p.K)}}, nil
+	return &majority{k: p.K, privacy: ensemble.Privacy{Guarantee: c.Guarantee, Teachers: teacher, Relation: ensemble.PrivateTeachers,
+		Source: fmt.Sprintf("the majority of the %d votes, post-processing of the %d teachers' outputs: their %d-fold %v composition", p.K, p.K, p.K, c.Method)}}, nil
 }
 
 // Aggregate returns the majority of votes, each 0 or 1, of which there

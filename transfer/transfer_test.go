@@ -16,12 +16,12 @@ import (
 	"github.com/darrm/darrm/teachers"
 )
 
-// TestRunSynthetic runs the protocol on generated images with K = 11
-// small teachers; γ_Sub stands in for γ_opt (this package has no solver).
-func TestRunSynthetic(t *testing.T) {
-	b := datasets.SyntheticBinary(550, 120, 3)
+// trainSynthetic trains K = 11 small private teachers in setting and
+// non-private ones on generated images.
+func trainSynthetic(t *testing.T, b *datasets.Binary, setting teachers.Setting) *Teachers {
+	t.Helper()
 	seed := uint64(5)
-	priv, pub := Thesis(teachers.Disjoint).Configs("synthetic", 550, &seed)
+	priv, pub := Thesis(setting).Configs("synthetic", b.Train.Len(), &seed)
 	priv.Filters, pub.Filters = 2, 2
 	priv.DP = dpsgd.Config{Epochs: 3, Rate: 0.2, Clip: 1, Sigma: 1, LR: 0.2}
 	ctx := context.Background()
@@ -33,31 +33,91 @@ func TestRunSynthetic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tt := &Teachers{Private: pe, NonPrivate: ne, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: TeacherDelta}}
+	return &Teachers{Private: pe, NonPrivate: ne, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: TeacherDelta}}
+}
+
+// TestRunSynthetic runs the protocol on generated images with K = 11
+// small teachers in both settings; γ_Sub stands in for γ_opt (this package
+// has no solver). Each total is the tighter of the composition over the
+// queries and the teachers' cap: on disjoint keyed-hash shares the cap is
+// the teachers' own guarantee and wins at every Q; on shared data it is
+// their 11-fold composition, which the composition of few queries beats.
+func TestRunSynthetic(t *testing.T) {
+	b := datasets.SyntheticBinary(550, 120, 3)
+	ctx := context.Background()
 	sub := func(_ context.Context, p constraints.Params) (gamma.Gamma, error) { return gamma.Sub(p.K, int(p.M)) }
-	res, err := Run(ctx, b.Test, tt, Params{M: 3, Queries: []int{20, 50}, Redraws: 4, Seed: 1}, sub)
-	if err != nil {
-		t.Fatal(err)
+	teacher := accountant.Guarantee{Eps: 0.1, Delta: TeacherDelta}
+	sharedCap, _ := accountant.TeacherCap(teacher, K, accountant.Shared, DeltaPrime)
+	for _, setting := range []teachers.Setting{teachers.Disjoint, teachers.Shared} {
+		tt := trainSynthetic(t, b, setting)
+		out, err := Run(ctx, b.Test, tt, Params{M: 3, Queries: []int{1, 20, 50}, Redraws: 4, Seed: 1}, sub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantCap := sharedCap
+		if setting == teachers.Disjoint {
+			wantCap = accountant.Cap{Guarantee: teacher}
+		}
+		if len(out.Results) != 3*len(Mechanisms) || out.Cap == nil || out.Cap.Guarantee != wantCap.Guarantee {
+			t.Fatalf("%v: %d results, cap %+v, want %v", setting, len(out.Results), out.Cap, wantCap.Guarantee)
+		}
+		for _, r := range out.Results {
+			perQuery := accountant.Guarantee{Eps: 3 * 0.1, Delta: 3 * TeacherDelta}
+			if r.Mechanism == "majority" {
+				perQuery = sharedCap.Guarantee // the teachers' 11-fold composition
+			}
+			if r.AccuracyMean < 0 || r.AccuracyMean > 1 || math.Abs(r.QueryEps-perQuery.Eps) > 1e-12 || math.Abs(r.QueryDelta-perQuery.Delta) > 1e-15 {
+				t.Errorf("%v: %+v", setting, r)
+			}
+			comp, _ := accountant.ComposeGeneral(accountant.Guarantee{Eps: r.QueryEps, Delta: r.QueryDelta}, r.Queries, DeltaPrime)
+			c := out.Cap
+			if strings.HasPrefix(r.Mechanism, "gnmax") {
+				c = nil
+			}
+			total, bound := accountant.CapTotal(comp, c, nil)
+			if r.CompositionEps != comp.Eps || r.CompositionDelta != comp.Delta || r.TotalEps != total.Eps || r.TotalDelta != total.Delta || r.TotalBound != bound {
+				t.Errorf("%v %s Q=%d: total (%v, %v) by %v, composition (%v, %v); want %v by %v of %v", setting, r.Mechanism, r.Queries,
+					r.TotalEps, r.TotalDelta, r.TotalBound, r.CompositionEps, r.CompositionDelta, total, bound, comp)
+			}
+			if strings.HasPrefix(r.Mechanism, "gnmax") != (r.Relation == "one-vote") {
+				t.Errorf("%s: relation %s", r.Mechanism, r.Relation)
+			}
+			if setting == teachers.Disjoint && c != nil && r.TotalBound != accountant.TeachersBound {
+				t.Errorf("disjoint %s Q=%d: total by %v", r.Mechanism, r.Queries, r.TotalBound)
+			}
+			if setting == teachers.Shared && r.Mechanism == "darrm-opt" && (r.Queries == 1) != (r.TotalBound == accountant.QueriesBound) {
+				t.Errorf("shared darrm-opt Q=%d: total by %v", r.Queries, r.TotalBound)
+			}
+		}
+		// The crossover: the composition up to CapFrom - 1 queries, the cap
+		// from CapFrom on.
+		for i, c := range out.CapFrom {
+			if c.Mechanism != Mechanisms[i] || strings.HasPrefix(c.Mechanism, "gnmax") != (c.CapFrom == 0) {
+				t.Errorf("%v: crossover %+v", setting, c)
+				continue
+			}
+			if c.CapFrom == 0 {
+				continue
+			}
+			perQuery := accountant.Guarantee{Eps: 0.30000000000000004, Delta: 3 * TeacherDelta}
+			if c.Mechanism == "majority" {
+				perQuery = sharedCap.Guarantee
+			}
+			for q, want := range map[int]accountant.Bound{c.CapFrom - 1: accountant.QueriesBound, c.CapFrom: accountant.TeachersBound, 10 * c.CapFrom: accountant.TeachersBound} {
+				if q == 0 {
+					continue
+				}
+				comp, _ := accountant.ComposeGeneral(perQuery, q, DeltaPrime)
+				if _, got := accountant.CapTotal(comp, out.Cap, nil); got != want {
+					t.Errorf("%v %s: crossover %d, but at Q = %d the total is by %v", setting, c.Mechanism, c.CapFrom, q, got)
+				}
+			}
+			if (setting == teachers.Disjoint || c.Mechanism == "majority") != (c.CapFrom == 1) {
+				t.Errorf("%v %s: the cap from Q = %d", setting, c.Mechanism, c.CapFrom)
+			}
+		}
 	}
-	if len(res) != 2*len(Mechanisms) {
-		t.Fatalf("%d results", len(res))
-	}
-	for _, r := range res {
-		perQuery := 0.30000000000000004
-		if r.Mechanism == "majority" {
-			perQuery = 11 * 0.1 // the K-fold composition of the teachers
-		}
-		if r.AccuracyMean < 0 || r.AccuracyMean > 1 || math.Abs(r.QueryEps-perQuery) > 1e-12 {
-			t.Errorf("%+v", r)
-		}
-		total, _ := accountant.ComposeGeneral(accountant.Guarantee{Eps: r.QueryEps, Delta: r.QueryDelta}, r.Queries, DeltaPrime)
-		if r.TotalEps != total.Eps || r.TotalDelta != total.Delta {
-			t.Errorf("%s Q=%d: total (%v, %v), general composition gives %v", r.Mechanism, r.Queries, r.TotalEps, r.TotalDelta, total)
-		}
-		if strings.HasPrefix(r.Mechanism, "gnmax") != (r.Relation == "one-vote") {
-			t.Errorf("%s: relation %s", r.Mechanism, r.Relation)
-		}
-	}
+	tt := trainSynthetic(t, b, teachers.Disjoint)
 	if _, err := Run(ctx, b.Test, tt, Params{M: 3, Queries: []int{121}, Redraws: 1}, sub); err == nil {
 		t.Error("more queries than the public set accepted")
 	}
@@ -146,8 +206,8 @@ func TestTrainTeachers(t *testing.T) {
 // TestMajority: the noise-free majority of an odd number of votes.
 func TestMajority(t *testing.T) {
 	m, err := newMajority(constraints.Params{K: 3, M: 1, Eps: 0.1, Delta: 1e-5, TargetDelta: 1e-5})
-	if err != nil {
-		t.Fatal(err)
+	if c, _ := accountant.TeacherCap(accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, 3, accountant.Shared, DeltaPrime); err != nil || m.Privacy().Guarantee != c.Guarantee {
+		t.Fatalf("majority of 3: %v (%v), want the 3-fold composition %v", m.Privacy().Guarantee, err, c.Guarantee)
 	}
 	for votes, want := range map[[3]byte]byte{{0, 0, 0}: 0, {1, 0, 0}: 0, {1, 0, 1}: 1, {1, 1, 1}: 1} {
 		if got, err := m.Aggregate(votes[:], nil); err != nil || got != want {

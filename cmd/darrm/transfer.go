@@ -79,7 +79,7 @@ func newTransferCmd() *cobra.Command {
 			out := report.NewTransfer(f.Dataset, t, b.Test, res, params.Seed)
 			out.Seconds = time.Since(start).Seconds()
 			if f.Plot != "" {
-				if err := curveplot.Write(f.Plot, "", []curveplot.Panel{curveplot.TransferPanel(f.Dataset, out.K, res)}, 1); err != nil {
+				if err := curveplot.Write(f.Plot, "", []curveplot.Panel{curveplot.TransferPanel(f.Dataset, out.K, res.Results)}, 1); err != nil {
 					return err
 				}
 			}

@@ -185,7 +185,7 @@ func TestNewTransferTeachers(t *testing.T) {
 	}
 	// The experiment's document: K from the teachers, the note, the results.
 	res := []transfer.Result{{Mechanism: "rr", Queries: 20}}
-	doc := NewTransfer("synthetic", &transfer.Teachers{Private: pe, NonPrivate: ne}, b.Test, res, 9)
+	doc := NewTransfer("synthetic", &transfer.Teachers{Private: pe, NonPrivate: ne}, b.Test, &transfer.Outcome{Results: res}, 9)
 	if doc.K != 5 || doc.Seed != 9 || doc.Note == "" || len(doc.Results) != 1 || doc.Setting != teachers.Disjoint || len(doc.Teachers.Private.ShareSizes) != 5 {
 		t.Errorf("transfer document %+v", doc)
 	}

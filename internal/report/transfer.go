@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/cliout"
@@ -20,9 +21,13 @@ type Transfer struct {
 	K        int               `json:"K"`
 	Teachers TransferTeachers  `json:"teachers"`
 	Results  []transfer.Result `json:"results"`
-	Seed     uint64            `json:"seed"`
-	Note     string            `json:"note"`
-	Seconds  float64           `json:"seconds"`
+	// Cap is the private teachers' cap on every total, and CapFrom the
+	// number of queries from which it is each mechanism's total.
+	Cap     *accountant.Cap      `json:"cap"`
+	CapFrom []transfer.Crossover `json:"cap_from"`
+	Seed    uint64               `json:"seed"`
+	Note    string               `json:"note"`
+	Seconds float64              `json:"seconds"`
 }
 
 // TransferTeachers describes both ensembles.
@@ -64,10 +69,11 @@ type NonPrivateTeachers struct {
 }
 
 // NewTransfer is the document of the transfer experiment on dataset whose
-// teachers t labelled queries from the public set test with the results
+// teachers t labelled queries from the public set test with the outcome
 // res, the query draws and the noise seeded with seed.
-func NewTransfer(dataset string, t *transfer.Teachers, test *datasets.Dataset, res []transfer.Result, seed uint64) Transfer {
-	return Transfer{Dataset: dataset, Setting: t.Private.Config.Setting, K: t.Private.Config.K, Teachers: NewTransferTeachers(t, test), Results: res, Seed: seed,
+func NewTransfer(dataset string, t *transfer.Teachers, test *datasets.Dataset, res *transfer.Outcome, seed uint64) Transfer {
+	return Transfer{Dataset: dataset, Setting: t.Private.Config.Setting, K: t.Private.Config.K, Teachers: NewTransferTeachers(t, test),
+		Results: res.Results, Cap: res.Cap, CapFrom: res.CapFrom, Seed: seed,
 		Note: "an experiment: accuracy of labels against the true labels; the query draws and the noise are seeded"}
 }
 
@@ -89,11 +95,13 @@ func NewTransferTeachers(t *transfer.Teachers, test *datasets.Dataset) TransferT
 
 // Write renders the document in format f.
 func (out Transfer) Write(w io.Writer, f cliout.Format) error {
-	header := []string{"mechanism", "m", "queries", "accuracy_mean", "accuracy_std", "query_eps", "query_delta", "total_eps", "total_delta", "relation"}
+	header := []string{"mechanism", "m", "queries", "accuracy_mean", "accuracy_std", "query_eps", "query_delta", "composition_eps", "composition_delta",
+		"total_eps", "total_delta", "total_bound", "relation"}
 	var rows [][]string
 	for _, r := range out.Results {
 		rows = append(rows, []string{r.Mechanism, cliout.Float(r.M), fmt.Sprint(r.Queries), cliout.Float(r.AccuracyMean), cliout.Float(r.AccuracyStd),
-			cliout.Float(r.QueryEps), cliout.Float(r.QueryDelta), cliout.Float(r.TotalEps), cliout.Float(r.TotalDelta), r.Relation})
+			cliout.Float(r.QueryEps), cliout.Float(r.QueryDelta), cliout.Float(r.CompositionEps), cliout.Float(r.CompositionDelta),
+			cliout.Float(r.TotalEps), cliout.Float(r.TotalDelta), r.TotalBound.String(), r.Relation})
 	}
 	switch f {
 	case cliout.JSON:
@@ -103,9 +111,9 @@ func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 	}
 	p, n := out.Teachers.Private, out.Teachers.NonPrivate
 	lo, hi := minMax(p.ShareSizes)
-	data := fmt.Sprintf("each on %d training images", lo)
+	data := fmt.Sprintf("each on all %d training images", lo)
 	if p.Partition != ensemble.SharedData {
-		data = fmt.Sprintf("on %s shares of %d to %d training images", p.Partition, lo, hi)
+		data = fmt.Sprintf("on %v shares of %d to %d training images", p.Partition, lo, hi)
 	}
 	fmt.Fprintf(w, "Private knowledge transfer on %s, setting %v: K = %d teachers %s (%s)\n", out.Dataset, out.Setting, out.K, data, out.Note)
 	fmt.Fprintf(w, "private teachers: DP-SGD, %d filters, learning rate %g, sigma = %g, clip = %g, %d epochs, expected batch %g (sampling rate %.4g, %d steps): each (%.4g, %g)-DP (alpha = %d) when one record is added or removed; test accuracy %.3f; %.3f of votes agree with the majority, %.3f of images unanimous\n",
@@ -114,12 +122,26 @@ func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 	rows = rows[:0]
 	for _, r := range out.Results {
 		rows = append(rows, []string{r.Mechanism, fmt.Sprint(r.Queries), fmt.Sprintf("%.3f ± %.3f", r.AccuracyMean, r.AccuracyStd),
-			fmt.Sprintf("(%.4g, %.3g)", r.QueryEps, r.QueryDelta), fmt.Sprintf("(%.4g, %.3g)", r.TotalEps, r.TotalDelta)})
+			fmt.Sprintf("(%.4g, %.3g)", r.QueryEps, r.QueryDelta), fmt.Sprintf("(%.4g, %.3g)", r.CompositionEps, r.CompositionDelta),
+			fmt.Sprintf("(%.4g, %.3g)", r.TotalEps, r.TotalDelta), r.TotalBound.String()})
 	}
-	if err := cliout.WriteTable(w, []string{"mechanism", "Q", "accuracy", "per query (eps, delta)", "total over Q (general composition)"}, rows); err != nil {
+	if err := cliout.WriteTable(w, []string{"mechanism", "Q", "accuracy", "per query (eps, delta)", "queries composed (general)", "total (eps, delta)", "bound"}, rows); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "accuracy: mean ± std over the redraws of the queries; GNMax's guarantee is for the one-vote relation (non-private teachers on disjoint shares)\ntime: %.3g s\n", out.Seconds)
+	if out.Cap != nil {
+		fmt.Fprintf(w, "teachers' cap: (%.4g, %.3g), %s; the total is the tighter of the cap and the queries' composition\n", out.Cap.Eps, out.Cap.Delta, out.Cap.Reference())
+		for _, c := range out.CapFrom {
+			switch {
+			case c.CapFrom == 0:
+				fmt.Fprintf(w, "  %s: no cap (non-private teachers), the queries' composition at every Q\n", c.Mechanism)
+			case c.CapFrom == 1:
+				fmt.Fprintf(w, "  %s: the cap at every Q\n", c.Mechanism)
+			default:
+				fmt.Fprintf(w, "  %s: the queries' composition for Q <= %d, the cap from Q = %d\n", c.Mechanism, c.CapFrom-1, c.CapFrom)
+			}
+		}
+	}
+	_, err := fmt.Fprintf(w, "accuracy: mean ± std over the redraws of the queries; the majority has no noise, its per-query guarantee is the K-fold composition of the teachers; GNMax's guarantee is for the one-vote relation (non-private teachers on disjoint shares)\ntime: %.3g s\n", out.Seconds)
 	return err
 }
 
