@@ -93,15 +93,20 @@ func NewTransferTeachers(t *transfer.Teachers, test *datasets.Dataset) TransferT
 	}
 }
 
-// Write renders the document in format f.
+// Write renders the document in format f. CSV has a row per result, with
+// its mechanism's cap_from.
 func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 	header := []string{"mechanism", "m", "queries", "accuracy_mean", "accuracy_std", "query_eps", "query_delta", "composition_eps", "composition_delta",
-		"total_eps", "total_delta", "total_bound", "relation"}
+		"total_eps", "total_delta", "total_bound", "cap_from", "relation"}
+	capFrom := map[string]int{}
+	for _, c := range out.CapFrom {
+		capFrom[c.Mechanism] = c.CapFrom
+	}
 	var rows [][]string
 	for _, r := range out.Results {
 		rows = append(rows, []string{r.Mechanism, cliout.Float(r.M), fmt.Sprint(r.Queries), cliout.Float(r.AccuracyMean), cliout.Float(r.AccuracyStd),
 			cliout.Float(r.QueryEps), cliout.Float(r.QueryDelta), cliout.Float(r.CompositionEps), cliout.Float(r.CompositionDelta),
-			cliout.Float(r.TotalEps), cliout.Float(r.TotalDelta), r.TotalBound.String(), r.Relation})
+			cliout.Float(r.TotalEps), cliout.Float(r.TotalDelta), r.TotalBound.String(), fmt.Sprint(capFrom[r.Mechanism]), r.Relation})
 	}
 	switch f {
 	case cliout.JSON:
