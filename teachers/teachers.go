@@ -49,47 +49,9 @@ import (
 // version is not read (Cached retrains).
 const Version = 3
 
-// Setting says which training data each teacher gets.
-type Setting int
-
-const (
-	// Disjoint gives each teacher its share of the training set, cut by
-	// a keyed hash of each record (Share): the thesis' setting (Section
-	// 3.7.2) and PATE's.
-	Disjoint Setting = iota
-	// Shared trains every teacher on the whole training set, each with
-	// its own randomness: Problem 3.1.1's K mechanisms on one dataset.
-	Shared
-)
-
-var settingNames = [...]string{Disjoint: "disjoint", Shared: "shared"}
-
-// String returns "disjoint" or "shared".
-func (s Setting) String() string {
-	if s < 0 || int(s) >= len(settingNames) {
-		return fmt.Sprintf("Setting(%d)", int(s))
-	}
-	return settingNames[s]
-}
-
-// MarshalText returns the name of s.
-func (s Setting) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
-
-// UnmarshalText sets s from "disjoint" or "shared", so that a Setting
-// reads as a flag or JSON value.
-func (s *Setting) UnmarshalText(b []byte) error {
-	for i, n := range settingNames {
-		if n == string(b) {
-			*s = Setting(i)
-			return nil
-		}
-	}
-	return fmt.Errorf("setting %q: must be disjoint or shared", b)
-}
-
 // Partition is how an ensemble's training data were split: the rule
-// (ensemble.KeyedHash for Disjoint, ensemble.SharedData for Shared, the
-// names vote-file headers use) and, for the keyed hash, the key (hex),
+// (ensemble.KeyedHash for disjoint shares, ensemble.SharedData for shared
+// data, the names vote-file headers use) and, for the keyed hash, the key (hex),
 // stored so that the same records go to the same teachers when the data
 // change and the teachers are retrained.
 type Partition struct {
@@ -132,11 +94,17 @@ func Shares(key []byte, d *datasets.Dataset, k int) [][]int {
 
 // Config is how an ensemble is trained.
 type Config struct {
-	Dataset string  `json:"dataset"`
-	K       int     `json:"K"`
-	Filters int     `json:"filters"`
-	Private bool    `json:"private"`
-	Setting Setting `json:"setting"`
+	Dataset string `json:"dataset"`
+	K       int    `json:"K"`
+	Filters int    `json:"filters"`
+	Private bool   `json:"private"`
+	// Setting is how the teachers' training data relate:
+	// accountant.Disjoint gives each teacher its share, cut by a keyed
+	// hash of each record (Share), the thesis' setting (Section 3.7.2) and
+	// PATE's; accountant.Shared trains every teacher on the whole training
+	// set, each with its own randomness (Problem 3.1.1's K mechanisms of
+	// one dataset).
+	Setting accountant.Shares `json:"setting"`
 	// DP is the DP-SGD run of each private teacher.
 	DP dpsgd.Config `json:"dp_sgd"`
 	// Delta and Conversion state a private teacher's guarantee: the
@@ -167,10 +135,10 @@ func (c Config) check() error {
 	if c.Filters < 1 {
 		return fmt.Errorf("teachers: %d filters: must be >= 1", c.Filters)
 	}
-	if c.Setting != Disjoint && c.Setting != Shared {
+	if c.Setting != accountant.Disjoint && c.Setting != accountant.Shared {
 		return fmt.Errorf("teachers: setting %v: must be disjoint or shared", c.Setting)
 	}
-	if !c.Private && c.Setting == Shared {
+	if !c.Private && c.Setting == accountant.Shared {
 		return fmt.Errorf("teachers: non-private teachers on shared data: a record would change every vote, and no guarantee applies")
 	}
 	if !c.Private && (c.Epochs < 1 || c.Batch < 1 || !(c.LR > 0)) {
@@ -183,8 +151,8 @@ func (c Config) check() error {
 }
 
 // partition is the rule that splits the training set in setting s.
-func (s Setting) partition() ensemble.Partition {
-	if s == Shared {
+func partition(s accountant.Shares) ensemble.Partition {
+	if s == accountant.Shared {
 		return ensemble.SharedData
 	}
 	return ensemble.KeyedHash
@@ -206,7 +174,7 @@ func (c Config) meta(params [][]float64) (*ensemble.VoteMeta, error) {
 	m := &ensemble.VoteMeta{
 		Ensemble: fmt.Sprintf("%s-k%d-%s", c.Dataset, c.K, hex.EncodeToString(h.Sum(nil)[:8])),
 		K:        c.K, Classes: 2, Layout: ensemble.LayoutVotes, Relation: ensemble.OneVote,
-		Kind: ensemble.Fixed, Partition: c.Setting.partition(),
+		Kind: ensemble.Fixed, Partition: partition(c.Setting),
 		Teachers: []ensemble.TeacherGroup{{Count: c.K, Origin: ensemble.NonPrivate}},
 	}
 	if c.Private {
@@ -238,9 +206,10 @@ type Ensemble struct {
 	Meta *ensemble.VoteMeta `json:"meta"`
 }
 
-// Train trains cfg.K teachers on b.Train, in parallel: for Disjoint,
+// Train trains cfg.K teachers on b.Train, in parallel: on disjoint shares,
 // teacher i on share i of Shares with a key drawn from crypto/rand (or,
-// with a seed, derived from it); for Shared, every teacher on all of it.
+// with a seed, derived from it); on shared data, every teacher on all of
+// it.
 // Each teacher draws its randomness from its own stream.
 func Train(ctx context.Context, b *datasets.Binary, cfg Config) (*Ensemble, error) {
 	if err := cfg.check(); err != nil {
@@ -249,12 +218,12 @@ func Train(ctx context.Context, b *datasets.Binary, cfg Config) (*Ensemble, erro
 	e := &Ensemble{Config: cfg, Params: make([][]float64, cfg.K), Accuracy: make([]float64, cfg.K), ShareSizes: make([]int, cfg.K)}
 	data := make([]*datasets.Dataset, cfg.K)
 	switch cfg.Setting {
-	case Shared:
+	case accountant.Shared:
 		e.Partition = Partition{Rule: ensemble.SharedData}
 		for i := range data {
 			data[i] = b.Train
 		}
-	case Disjoint:
+	case accountant.Disjoint:
 		key, err := partitionKey(cfg.Seed)
 		if err != nil {
 			return nil, err
@@ -446,7 +415,7 @@ func Load(path string, want Config) (*Ensemble, error) {
 	if len(e.Params) != want.K || len(e.Accuracy) != want.K || len(e.ShareSizes) != want.K {
 		return nil, corrupt("%d teachers, want %d", len(e.Params), want.K)
 	}
-	if wantRule := want.Setting.partition(); e.Partition.Rule != wantRule {
+	if wantRule := partition(want.Setting); e.Partition.Rule != wantRule {
 		return nil, corrupt("partition %v, want %v", e.Partition.Rule, wantRule)
 	}
 	if _, err := hex.DecodeString(e.Partition.Key); err != nil || (e.Partition.Rule == ensemble.KeyedHash) != (e.Partition.Key != "") {

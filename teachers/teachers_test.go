@@ -86,7 +86,7 @@ func TestTrainSaveLoadVote(t *testing.T) {
 func TestTrainChecks(t *testing.T) {
 	b := datasets.SyntheticBinary(20, 5, 1)
 	for _, c := range []Config{{K: 4, Filters: 1}, {K: 3, Filters: 0}, {K: 21, Filters: 1, Private: true},
-		{K: 3, Filters: 1, Private: true, Setting: 2}, {K: 3, Filters: 1, Setting: Shared, Epochs: 1, Batch: 1, LR: 0.1}} {
+		{K: 3, Filters: 1, Private: true, Setting: 2}, {K: 3, Filters: 1, Setting: accountant.Shared, Epochs: 1, Batch: 1, LR: 0.1}} {
 		c.Dataset = "synthetic"
 		c.DP = dpsgd.Config{Epochs: 1, Rate: 0.5, Clip: 1, Sigma: 1, LR: 0.1}
 		if _, err := Train(context.Background(), b, c); err == nil {
@@ -223,7 +223,7 @@ func TestShareStable(t *testing.T) {
 func TestSettings(t *testing.T) {
 	b := datasets.SyntheticBinary(120, 10, 3)
 	cfg := config(true, 1)
-	cfg.Setting = Shared
+	cfg.Setting = accountant.Shared
 	e, err := Train(context.Background(), b, cfg)
 	if err != nil {
 		t.Fatal(err)

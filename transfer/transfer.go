@@ -50,12 +50,12 @@ type Training struct {
 	K       int
 	Sigma   float64
 	Epochs  int
-	Setting teachers.Setting
+	Setting accountant.Shares
 }
 
 // Thesis returns the thesis' training (K = 11, σ = 12, 5 epochs) in the
 // given setting.
-func Thesis(setting teachers.Setting) Training {
+func Thesis(setting accountant.Shares) Training {
 	return Training{K: K, Sigma: Sigma, Epochs: Epochs, Setting: setting}
 }
 
@@ -88,7 +88,7 @@ func (tr Training) Configs(dataset string, n int, seed *uint64) (private, nonPri
 	private.Private, private.Setting = true, tr.Setting
 	private.Delta, private.Conversion = TeacherDelta, accountant.ImprovedConversion
 	lr, images := h.LR, n/tr.K
-	if tr.Setting == teachers.Shared {
+	if tr.Setting == accountant.Shared {
 		lr, images = h.LRShared, n
 	}
 	private.DP = dpsgd.Config{Epochs: tr.Epochs, Rate: float64(Batch) / float64(max(images, 1)), Clip: Clip, Sigma: tr.Sigma, LR: lr, Batch: Batch}

@@ -18,7 +18,7 @@ import (
 
 // trainSynthetic trains K = 11 small private teachers in setting and
 // non-private ones on generated images.
-func trainSynthetic(t *testing.T, b *datasets.Binary, setting teachers.Setting) *Teachers {
+func trainSynthetic(t *testing.T, b *datasets.Binary, setting accountant.Shares) *Teachers {
 	t.Helper()
 	seed := uint64(5)
 	priv, pub := Thesis(setting).Configs("synthetic", b.Train.Len(), &seed)
@@ -48,14 +48,14 @@ func TestRunSynthetic(t *testing.T) {
 	sub := func(_ context.Context, p constraints.Params) (gamma.Gamma, error) { return gamma.Sub(p.K, int(p.M)) }
 	teacher := accountant.Guarantee{Eps: 0.1, Delta: TeacherDelta}
 	sharedCap, _ := accountant.TeacherCap(teacher, K, accountant.Shared, DeltaPrime)
-	for _, setting := range []teachers.Setting{teachers.Disjoint, teachers.Shared} {
+	for _, setting := range []accountant.Shares{accountant.Disjoint, accountant.Shared} {
 		tt := trainSynthetic(t, b, setting)
 		out, err := Run(ctx, b.Test, tt, Params{M: 3, Queries: []int{1, 20, 50}, Redraws: 4, Seed: 1}, sub)
 		if err != nil {
 			t.Fatal(err)
 		}
 		wantCap := sharedCap
-		if setting == teachers.Disjoint {
+		if setting == accountant.Disjoint {
 			wantCap = accountant.Cap{Guarantee: teacher}
 		}
 		if len(out.Results) != 3*len(Mechanisms) || out.Cap == nil || out.Cap.Guarantee != wantCap.Guarantee {
@@ -82,10 +82,10 @@ func TestRunSynthetic(t *testing.T) {
 			if strings.HasPrefix(r.Mechanism, "gnmax") != (r.Relation == "one-vote") {
 				t.Errorf("%s: relation %s", r.Mechanism, r.Relation)
 			}
-			if setting == teachers.Disjoint && c != nil && r.TotalBound != accountant.TeachersBound {
+			if setting == accountant.Disjoint && c != nil && r.TotalBound != accountant.TeachersBound {
 				t.Errorf("disjoint %s Q=%d: total by %v", r.Mechanism, r.Queries, r.TotalBound)
 			}
-			if setting == teachers.Shared && r.Mechanism == "darrm-opt" && (r.Queries == 1) != (r.TotalBound == accountant.QueriesBound) {
+			if setting == accountant.Shared && r.Mechanism == "darrm-opt" && (r.Queries == 1) != (r.TotalBound == accountant.QueriesBound) {
 				t.Errorf("shared darrm-opt Q=%d: total by %v", r.Queries, r.TotalBound)
 			}
 		}
@@ -112,12 +112,12 @@ func TestRunSynthetic(t *testing.T) {
 					t.Errorf("%v %s: crossover %d, but at Q = %d the total is by %v", setting, c.Mechanism, c.CapFrom, q, got)
 				}
 			}
-			if (setting == teachers.Disjoint || c.Mechanism == "majority") != (c.CapFrom == 1) {
+			if (setting == accountant.Disjoint || c.Mechanism == "majority") != (c.CapFrom == 1) {
 				t.Errorf("%v %s: the cap from Q = %d", setting, c.Mechanism, c.CapFrom)
 			}
 		}
 	}
-	tt := trainSynthetic(t, b, teachers.Disjoint)
+	tt := trainSynthetic(t, b, accountant.Disjoint)
 	if _, err := Run(ctx, b.Test, tt, Params{M: 3, Queries: []int{121}, Redraws: 1}, sub); err == nil {
 		t.Error("more queries than the public set accepted")
 	}
@@ -129,7 +129,7 @@ func TestRunSynthetic(t *testing.T) {
 // TestTeacherGuarantee checks the thesis' teachers: an expected batch of
 // 30 of 1,024 (MNIST) gives ε within 1% of the thesis' 0.0892.
 func TestTeacherGuarantee(t *testing.T) {
-	priv, _ := Thesis(teachers.Disjoint).Configs("mnist58", 11272, nil)
+	priv, _ := Thesis(accountant.Disjoint).Configs("mnist58", 11272, nil)
 	g, _, err := TeacherGuarantee(priv.DP)
 	if err != nil {
 		t.Fatal(err)
@@ -187,11 +187,11 @@ func TestTrainTeachers(t *testing.T) {
 		cached bool
 	}{{"trained", dir, false}, {"from the cache", dir, true}, {"no cache", "", false}} {
 		notes = nil
-		tt, err := TrainTeachers(ctx, tc.dir, b, Thesis(teachers.Disjoint), &seed, func(s string) { notes = append(notes, s) })
+		tt, err := TrainTeachers(ctx, tc.dir, b, Thesis(accountant.Disjoint), &seed, func(s string) { notes = append(notes, s) })
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		priv, pub := Thesis(teachers.Disjoint).Configs(b.Name, b.Train.Len(), &seed)
+		priv, pub := Thesis(accountant.Disjoint).Configs(b.Name, b.Train.Len(), &seed)
 		g, alpha, _ := TeacherGuarantee(priv.DP)
 		if tt.Cached != [2]bool{tc.cached, tc.cached} || tt.Guarantee != g || tt.Alpha != alpha ||
 			tt.Private.Config.Key() != priv.Key() || tt.NonPrivate.Config.Key() != pub.Key() {
@@ -254,7 +254,7 @@ func TestTune(t *testing.T) {
 		return b, nil
 	}
 	grid := Grid{Filters: []int{1, 2}, LR: []float64{0.01, 0.3}, LRShared: []float64{0.01, 0.1}, LRNonPrivate: []float64{0.1}, Seeds: 2}
-	tr := Thesis(teachers.Disjoint)
+	tr := Thesis(accountant.Disjoint)
 	tr.K, tr.Epochs = 5, 1
 	h, trials, err := Tune(context.Background(), []string{"a", "bb"}, load, "synthetic", 600, tr, grid, nil)
 	if err != nil {

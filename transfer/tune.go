@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/teachers"
 )
@@ -131,7 +132,7 @@ func Tune(ctx context.Context, tasks []string, load func(string) (*datasets.Bina
 		}
 	}
 	shared := tr
-	shared.Setting = teachers.Shared
+	shared.Setting = accountant.Shared
 	privCfg, pubCfg := tr.Configs(dataset, n, nil)
 	sharedCfg, _ := shared.Configs(dataset, n, nil)
 	// stage runs points on every task, one task in memory at a time.

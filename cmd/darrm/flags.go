@@ -13,7 +13,6 @@ import (
 	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/figure"
-	"github.com/darrm/darrm/teachers"
 )
 
 // sharedFlags are the flags that name one concept in every command that
@@ -35,7 +34,7 @@ var sharedFlags = cli.NewRegistry([]cli.Flag{
 	{Name: "no-cache", Default: false, Usage: "neither read nor write the cache (gamma_opt, trained teachers)"},
 	{Name: "prior", Default: gamma.UniformPrior(), Usage: "prior on the teachers' accuracy for gamma_opt: uniform (mean 0.75), tp (mean 0.85), a mean in (0.5, 1], or K comma-separated means"},
 	{Name: "plot", Default: "", Usage: "also draw the figure to this .png or .svg file"},
-	{Name: "setting", Default: teachers.Disjoint, Usage: "the private teachers' training data: disjoint (each its own share, cut by a keyed hash of each record; the thesis') or shared (each the whole training set, with its own randomness)"},
+	{Name: "setting", Default: accountant.Disjoint, Usage: "the private teachers' training data: disjoint (each its own share, cut by a keyed hash of each record; the thesis') or shared (each the whole training set, with its own randomness)"},
 
 	{Name: "composition", Default: accountant.General, Usage: "composition theorem: simple, general or optimal"},
 	{Name: "delta-prime", Default: accountant.DefaultDeltaPrime, Usage: "slack delta' in (0, 1) of general and optimal composition"},

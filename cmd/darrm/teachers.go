@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
@@ -30,7 +31,7 @@ type trainingFlags struct {
 
 // training returns the thesis' training in setting with the values the
 // command line gives.
-func (f *trainingFlags) training(cmd *cobra.Command, setting teachers.Setting) (transfer.Training, error) {
+func (f *trainingFlags) training(cmd *cobra.Command, setting accountant.Shares) (transfer.Training, error) {
 	tr := transfer.Thesis(setting)
 	fs := cmd.Flags()
 	if fs.Changed("K") {
@@ -45,9 +46,9 @@ func (f *trainingFlags) training(cmd *cobra.Command, setting teachers.Setting) (
 
 func newTeachersSub(use string) *cobra.Command {
 	f := struct {
-		Dataset    string           `flag:"dataset" help:"two-class task: mnist58 or fashion58" required:""`
-		NonPrivate bool             `flag:"nonprivate" help:"the non-private (SGD) teachers GNMax uses, on disjoint shares, instead of the DP-SGD ones"`
-		Setting    teachers.Setting `flag:"setting"`
+		Dataset    string            `flag:"dataset" help:"two-class task: mnist58 or fashion58" required:""`
+		NonPrivate bool              `flag:"nonprivate" help:"the non-private (SGD) teachers GNMax uses, on disjoint shares, instead of the DP-SGD ones"`
+		Setting    accountant.Shares `flag:"setting"`
 		Training   trainingFlags
 		Seed       uint64        `flag:"seed"`
 		Format     cliout.Format `flag:"format"`
@@ -68,7 +69,7 @@ func newTeachersSub(use string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if f.NonPrivate && f.Setting == teachers.Shared {
+			if f.NonPrivate && f.Setting == accountant.Shared {
 				return cli.Usagef("--nonprivate with --setting shared: the non-private teachers train on disjoint shares only (one record must change one vote at most)")
 			}
 			b, err := loadBinary(f.Dataset)
@@ -108,7 +109,7 @@ func newTeachersTuneCmd() *cobra.Command {
 	return newCmd("teachers-tune", &cobra.Command{
 		Use: "tune --dataset mnist58|fashion58 [flags]", Short: "Choose the teachers' filters and learning rates on a tuning task, without private data", Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			tr, err := f.Training.training(cmd, teachers.Disjoint)
+			tr, err := f.Training.training(cmd, accountant.Disjoint)
 			if err != nil {
 				return err
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
@@ -17,7 +18,6 @@ import (
 	"github.com/darrm/darrm/internal/curveplot"
 	"github.com/darrm/darrm/internal/report"
 	"github.com/darrm/darrm/optimal"
-	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/transfer"
 )
 
@@ -25,15 +25,15 @@ func init() { subcommands = append(subcommands, newTransferCmd) }
 
 func newTransferCmd() *cobra.Command {
 	f := struct {
-		Dataset string           `flag:"dataset" help:"two-class task: mnist58 or fashion58" required:""`
-		Setting teachers.Setting `flag:"setting"`
-		M       float64          `flag:"m"`
-		Queries []int            `flag:"queries" help:"numbers of queries Q"`
-		Redraws int              `flag:"redraws" help:"query sets drawn per Q"`
-		Seed    uint64           `flag:"seed"`
-		Format  cliout.Format    `flag:"format"`
-		Plot    string           `flag:"plot"`
-		Workers int              `flag:"workers"`
+		Dataset string            `flag:"dataset" help:"two-class task: mnist58 or fashion58" required:""`
+		Setting accountant.Shares `flag:"setting"`
+		M       float64           `flag:"m"`
+		Queries []int             `flag:"queries" help:"numbers of queries Q"`
+		Redraws int               `flag:"redraws" help:"query sets drawn per Q"`
+		Seed    uint64            `flag:"seed"`
+		Format  cliout.Format     `flag:"format"`
+		Plot    string            `flag:"plot"`
+		Workers int               `flag:"workers"`
 		Cache   cacheFlags
 	}{Queries: []int{20, 50, 100}, Redraws: 10}
 	return newCmd("transfer", &cobra.Command{

@@ -11,7 +11,6 @@ import (
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/report"
-	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/transfer"
 )
 
@@ -173,7 +172,7 @@ func TestTransferSynthetic(t *testing.T) {
 	var agg report.Aggregate
 	decode(t, out, &agg)
 	seed := uint64(3)
-	priv, _ := transfer.Thesis(teachers.Disjoint).Configs("mnist58", 660, &seed)
+	priv, _ := transfer.Thesis(accountant.Disjoint).Configs("mnist58", 660, &seed)
 	want, _, _ := transfer.TeacherGuarantee(priv.DP)
 	if agg.EpsSource != ensemble.FromHeader || agg.Eps != want.Eps || agg.Delta != transfer.TeacherDelta || agg.VotesHeader.Teachers[0].Origin != ensemble.FromDPSGD {
 		t.Errorf("aggregate of the teachers' votes: eps %v, Delta %v from %v; want %v", agg.Eps, agg.Delta, agg.EpsSource, want)

@@ -163,7 +163,7 @@ func TestShufflegWrite(t *testing.T) {
 func TestNewTransferTeachers(t *testing.T) {
 	b := datasets.SyntheticBinary(300, 10, 1)
 	seed := uint64(1)
-	tr := transfer.Thesis(teachers.Disjoint)
+	tr := transfer.Thesis(accountant.Disjoint)
 	tr.K = 5
 	priv, pub := tr.Configs("synthetic", 300, &seed)
 	pe, err := teachers.Train(context.Background(), b, priv)
@@ -186,7 +186,7 @@ func TestNewTransferTeachers(t *testing.T) {
 	// The experiment's document: K from the teachers, the note, the results.
 	res := []transfer.Result{{Mechanism: "rr", Queries: 20}}
 	doc := NewTransfer("synthetic", &transfer.Teachers{Private: pe, NonPrivate: ne}, b.Test, &transfer.Outcome{Results: res}, 9)
-	if doc.K != 5 || doc.Seed != 9 || doc.Note == "" || len(doc.Results) != 1 || doc.Setting != teachers.Disjoint || len(doc.Teachers.Private.ShareSizes) != 5 {
+	if doc.K != 5 || doc.Seed != 9 || doc.Note == "" || len(doc.Results) != 1 || doc.Setting != accountant.Disjoint || len(doc.Teachers.Private.ShareSizes) != 5 {
 		t.Errorf("transfer document %+v", doc)
 	}
 	// darrm teachers train's document of each ensemble: a row per teacher.

@@ -17,7 +17,7 @@ import (
 // Transfer is the document darrm transfer prints.
 type Transfer struct {
 	Dataset  string            `json:"dataset"`
-	Setting  teachers.Setting  `json:"setting"`
+	Setting  accountant.Shares `json:"setting"`
 	K        int               `json:"K"`
 	Teachers TransferTeachers  `json:"teachers"`
 	Results  []transfer.Result `json:"results"`
