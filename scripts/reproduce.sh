@@ -474,14 +474,14 @@ B.8 7 fashion58 100 0.79 0.96 0.96"
 	csv_awk '
 	v("setting") == "shared" && v("seed") == 1 {
 		k = v("m") SUBSEP v("dataset") SUBSEP v("queries")
-		if (!(k in seen)) { seen[k] = 1; keys[++n] = k }
+		if (!(k in seen)) { seen[k] = 1; keys[++nk] = k }
 		acc[k, v("mechanism")] = sprintf("%.2f (%.2f)", v("accuracy_mean"), v("accuracy_std"))
 		if (v("mechanism") == "darrm-opt") { qe[k] = v("query_eps"); qd[k] = v("query_delta"); ce[k] = v("composition_eps"); cd[k] = v("composition_delta"); te[k] = v("total_eps"); td[k] = v("total_delta"); tb[k] = v("total_bound"); from[k] = v("cap_from") }
 	}
 	END {
 		print "| m | data | Q | GNMax | GNMax, tight σ | DaRRM γ_Sub | DaRRM γ_opt | RR (γ_const) | majority | per query (ε, δ) | queries composed | total of the DaRRM and RR rows | cap from Q |"
 		print "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-		for (i = 1; i <= n; i++) {
+		for (i = 1; i <= nk; i++) {
 			k = keys[i]; split(k, p, SUBSEP)
 			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | (%.4f, %.4f) | (%.3f, %.4f) | (%.4f, %.4f), %s | %s |\n",
 				p[1], (p[2] == "mnist58" ? "MNIST" : "Fashion-MNIST"), p[3], acc[k, "gnmax"], acc[k, "gnmax-tight"], acc[k, "darrm-sub"], acc[k, "darrm-opt"],
@@ -496,7 +496,7 @@ B.8 7 fashion58 100 0.79 0.96 0.96"
 	FILENAME ~ /teachers/ { k = v("setting") SUBSEP v("dataset"); ta[k, v("seed")] += v("test_accuracy"); tn[k, v("seed")]++; next }
 	v("m") == 3 {
 		k = v("setting") SUBSEP v("dataset")
-		if (!(k in seen)) { seen[k] = 1; keys[++n] = k }
+		if (!(k in seen)) { seen[k] = 1; keys[++nk] = k }
 		s[k, v("mechanism"), v("seed")] += v("accuracy_mean"); c[k, v("mechanism"), v("seed")]++
 		seeds[v("seed")] = 1
 	}
@@ -525,7 +525,7 @@ B.8 7 fashion58 100 0.79 0.96 0.96"
 		nseeds = 0; for (sd in seeds) nseeds++
 		print "| setting | data | GNMax | GNMax, tight σ | DaRRM γ_Sub | DaRRM γ_opt | RR (γ_const) | majority | private teachers |"
 		print "|---|---|---|---|---|---|---|---|---|"
-		for (i = 1; i <= n; i++) {
+		for (i = 1; i <= nk; i++) {
 			k = keys[i]; split(k, p, SUBSEP)
 			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p[1], (p[2] == "mnist58" ? "MNIST" : "Fashion-MNIST"),
 				cell(k, "gnmax"), cell(k, "gnmax-tight"), cell(k, "darrm-sub"), cell(k, "darrm-opt"), cell(k, "rr"), cell(k, "majority"), teach(k)
@@ -553,13 +553,15 @@ transfer_tune() {
 		d = (v("dataset") == "mnist58" ? "MNIST" : "Fashion-MNIST"); tasks[d] = v("tuning_tasks")
 		if (!(d in seen)) { seen[d] = 1; ds[++nd] = d }
 		if (v("stage") == "private") {
-			f = v("filters"); r = v("lr")
-			if (!((d, f) in fs)) { fs[d, f] = 1; flist[d] = flist[d] " " f }
-			if (!((d, r) in rs)) { rs[d, r] = 1; rlist[d] = rlist[d] " " r }
-			acc[d, f, r] = v("accuracy_mean")
-			if (v("accuracy_mean") > best[d]) { best[d] = v("accuracy_mean"); bf[d] = f; br[d] = r }
+			fl = v("filters"); lr = v("lr")
+			if (!((d, fl) in fs)) { fs[d, fl] = 1; flist[d] = flist[d] " " fl }
+			if (!((d, lr) in rs)) { rs[d, lr] = 1; rlist[d] = rlist[d] " " lr }
+			acc[d, fl, lr] = v("accuracy_mean")
+			if (v("accuracy_mean") > best[d]) { best[d] = v("accuracy_mean"); bf[d] = fl; br[d] = lr }
 		} else {
-			other[d] = other[d] sprintf("%s %s: %.3f; ", (v("stage") == "shared" ? "DP-SGD on the whole set, rate" : "SGD, rate"), v("lr"), v("accuracy_mean"))
+			st = v("stage")
+			line[d, st] = line[d, st] sprintf(", %s: %.3f", v("lr"), v("accuracy_mean"))
+			if (v("accuracy_mean") > top[d, st]) { top[d, st] = v("accuracy_mean"); topr[d, st] = v("lr") }
 		}
 	}
 	END {
@@ -574,7 +576,8 @@ transfer_tune() {
 				for (j = 1; j <= nr; j++) printf (F[a] == bf[d] && R[j] == br[d] ? " **%.3f** |" : " %.3f |"), acc[d, F[a], R[j]]
 				print ""
 			}
-			printf "\nAt %s filters: %s\n\n", bf[d], substr(other[d], 1, length(other[d]) - 2)
+			printf "\nAt %s filters, by learning rate: DP-SGD on the whole set %s (chosen %s); SGD %s (chosen %s).\n\n", bf[d],
+				substr(line[d, "shared"], 3), topr[d, "shared"], substr(line[d, "nonprivate"], 3), topr[d, "nonprivate"]
 		}
 	}' "$work/tune-mnist58.csv" "$work/tune-fashion58.csv" > "$work/tune.md"
 	splice docs/transfer.md transfer-tune "$work/tune.md"
