@@ -26,6 +26,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/darrm/darrm/constraints"
@@ -218,4 +219,21 @@ func checksum(b []byte) string {
 	}
 	sum := sha256.Sum256(buf.Bytes())
 	return hex.EncodeToString(sum[:])
+}
+
+// Owns reports whether rel, a path relative to a cache folder, names a
+// file that the cache keeps: an entry, or any file in a subfolder (where
+// other caches keep theirs, Root). A command refuses to write its output
+// over one.
+func Owns(rel string) bool {
+	rel = filepath.ToSlash(filepath.Clean(rel))
+	if strings.Contains(rel, "/") {
+		return !strings.HasPrefix(rel, "../")
+	}
+	name, ok := strings.CutSuffix(rel, ".json")
+	if !ok || len(name) != 32 {
+		return false
+	}
+	_, err := hex.DecodeString(name)
+	return err == nil
 }

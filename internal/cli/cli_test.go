@@ -418,8 +418,8 @@ func TestFiles(t *testing.T) {
 		{file, true, file},
 		{dir, false, dir},
 	} {
-		if err := CheckOutPath("out", tc.path); (err == nil) != tc.ok || err != nil && !IsUsage(err) {
-			t.Errorf("CheckOutPath(%q) = %v", tc.path, err)
+		if err := CheckOutput("out", tc.path); (err == nil) != tc.ok || err != nil && !IsUsage(err) {
+			t.Errorf("CheckOutput(%q) = %v", tc.path, err)
 		}
 		if got := OutputName(tc.path); got != tc.outName {
 			t.Errorf("OutputName(%q) = %q", tc.path, got)
@@ -452,10 +452,10 @@ func TestWriteOutput(t *testing.T) {
 	out := filepath.Join(dir, "out.txt")
 	var stdout bytes.Buffer
 	hello := func(w io.Writer) error { _, err := io.WriteString(w, "hello"); return err }
-	if err := WriteOutput(Std, &stdout, hello); err != nil || stdout.String() != "hello" {
+	if err := WriteOutput(context.Background(), Std, &stdout, hello); err != nil || stdout.String() != "hello" {
 		t.Errorf("to standard output: %v, %q", err, stdout.String())
 	}
-	if err := WriteOutput(out, &stdout, hello); err != nil {
+	if err := WriteOutput(context.Background(), out, &stdout, hello); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(out); err != nil || string(b) != "hello" {
@@ -463,7 +463,7 @@ func TestWriteOutput(t *testing.T) {
 	}
 	failed := filepath.Join(dir, "failed.txt")
 	errHalf := errors.New("half written")
-	err := WriteOutput(failed, &stdout, func(w io.Writer) error { io.WriteString(w, "hal"); return errHalf })
+	err := WriteOutput(context.Background(), failed, &stdout, func(w io.Writer) error { io.WriteString(w, "hal"); return errHalf })
 	if !errors.Is(err, errHalf) {
 		t.Errorf("failed write: %v", err)
 	}

@@ -188,8 +188,8 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 	}
 	fmt.Fprintln(w, answered)
 	if l := out.Ledger; l != nil {
-		fmt.Fprintf(w, "ledger %s (ensemble %s): total spent %v by %s composition, budget %v; %d more such queries allowed\n",
-			l.Path, l.Ensemble, l.Total, l.Composition, l.Budget, l.QueriesLeft)
+		fmt.Fprintf(w, "ledger %s (ensemble %s): total spent %s by %s composition, budget %v; %d more such queries allowed\n",
+			cliout.Escape(l.Path), cliout.Escape(l.Ensemble), formatTotal(l.Total), l.Composition, l.Budget, l.QueriesLeft)
 	}
 	if len(out.Totals) > 0 {
 		fmt.Fprintf(w, "\nTotal privacy loss of the %d released labels (relation %s: %s):\n", out.Answered, out.PerQuery.Relation, out.PerQuery.RelationText)

@@ -32,10 +32,11 @@ func TestNewAggregate(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "l.ledger")
-	if err := ledger.Init(path, ledger.Header{Ensemble: "e", Relation: ensemble.PrivateTeachers.String(), Budget: accountant.Guarantee{Eps: 10, Delta: 1e-3}, DeltaPrime: 1e-5}); err != nil {
+	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	if err := ledger.Init(path, ledger.Header{Ensemble: "e", Relation: ensemble.PrivateTeachers.String(), Budget: accountant.Guarantee{Eps: 10, Delta: 1e-3}, DeltaPrime: 1e-5}, ledger.InitOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	led, _, err := ledger.OpenRun(path, "rr", ensemble.PrivateTeachers.String(), rr.Privacy().Guarantee, -1)
+	led, _, err := ledger.OpenRun(context.Background(), path, "rr", ensemble.PrivateTeachers.String(), rr.Privacy().Guarantee, -1, ledger.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
