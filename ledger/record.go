@@ -6,11 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/darrm/darrm/internal/atomicfile"
 )
 
 // EnvStateDir is the environment variable that overrides StateDir (tests
@@ -195,26 +196,15 @@ func (s *state) close() {
 
 // read returns the record, or nil if there is none.
 func (s *state) read() (*Record, error) {
-	f, err := os.OpenFile(s.path, os.O_RDONLY|oNonBlock, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("ledger record: %w", err)
-	}
-	defer f.Close()
 	bad := func(reason string) error { return &badRecordError{s.path, reason} }
-	if st, err := f.Stat(); err != nil {
+	b, err := atomicfile.ReadFile(s.path, maxRecordBytes)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case errors.Is(err, atomicfile.ErrNotRegular), errors.Is(err, atomicfile.ErrTooLarge):
+		return nil, bad(errors.Unwrap(err).Error())
+	case err != nil:
 		return nil, fmt.Errorf("ledger record: %w", err)
-	} else if !st.Mode().IsRegular() {
-		return nil, bad("not a regular file")
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxRecordBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("ledger record %s: %w", s.path, err)
-	}
-	if len(b) > maxRecordBytes {
-		return nil, bad("too large to be a record")
 	}
 	var r Record
 	if err := json.Unmarshal(b, &r); err != nil {

@@ -220,3 +220,42 @@ func WriteOutput(ctx context.Context, path string, perm os.FileMode, fill func(w
 	}
 	return o.Commit()
 }
+
+// ErrNotRegular is returned by ReadFile for a path that is not a regular
+// file (a directory, a device, a FIFO, or a link to one).
+var ErrNotRegular = errors.New("not a regular file")
+
+// ErrTooLarge is returned by ReadFile for a file larger than its bound.
+var ErrTooLarge = errors.New("larger than its format allows")
+
+// ReadFile reads a file that darrm wrote (a cache entry, a record): a
+// regular file of at most max bytes. It neither waits on a FIFO nor reads
+// a device, and reads at most max+1 bytes of anything larger; a missing
+// file is an error that is fs.ErrNotExist.
+func ReadFile(path string, max int64) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %w", path, ErrNotRegular)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() { // replaced since
+		return nil, fmt.Errorf("%s: %w", path, ErrNotRegular)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s: %w (%d bytes)", path, ErrTooLarge, max)
+	}
+	return b, nil
+}
