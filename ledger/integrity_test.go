@@ -59,6 +59,24 @@ func lines(t *testing.T, path string) []string {
 	return strings.SplitAfter(string(b), "\n")
 }
 
+// openErr opens the ledger at path for a run and closes it: the error.
+func openErr(path string, opts Options) error {
+	l, err := Open(ctx, path, opts)
+	if err == nil {
+		l.Close()
+	}
+	return err
+}
+
+// readErr reads the ledger at path and closes it: the error.
+func readErr(path string) error {
+	l, err := ReadOnly(ctx, path, Options{})
+	if err == nil {
+		l.Close()
+	}
+	return err
+}
+
 func corruptAt(t *testing.T, name string, err error, line int, reason string) {
 	t.Helper()
 	var ce *CorruptError
@@ -105,9 +123,9 @@ func TestChain(t *testing.T) {
 		spend(t, path, 2)
 		spend(t, path, 3)
 		os.WriteFile(path, []byte(strings.Join(c.edit(lines(t, path)), "")), 0o644)
-		_, err := Open(ctx, path, Options{})
+		err := openErr(path, Options{})
 		corruptAt(t, name, err, c.line, "chain")
-		_, err = ReadOnly(ctx, path, Options{})
+		err = readErr(path)
 		corruptAt(t, name+" (read)", err, c.line, "chain")
 	}
 	// A spend of eps 0 (re-signed, so that only the rule catches it)
@@ -115,7 +133,7 @@ func TestChain(t *testing.T) {
 	path := newLedger(t, budget)
 	spend(t, path, 1)
 	resign(t, path, func(n int, raw string) string { return strings.Replace(raw, `"eps":0.3`, `"eps":0`, 1) })
-	_, err := ReadOnly(ctx, path, Options{})
+	err := readErr(path)
 	corruptAt(t, "spend of eps 0", err, 2, "eps = 0")
 }
 
@@ -136,17 +154,17 @@ func TestRecord(t *testing.T) {
 
 	ls := lines(t, path)
 	restore([]byte(strings.Join(ls[:len(ls)-2], "")))
-	_, err := Open(ctx, path, Options{})
+	err := openErr(path, Options{})
 	recordError(t, "last spend removed", err, Behind)
-	_, err = ReadOnly(ctx, path, Options{})
+	err = readErr(path)
 	recordError(t, "last spend removed (read)", err, Behind)
 
 	restore(old)
-	_, err = Open(ctx, path, Options{})
+	err = openErr(path, Options{})
 	recordError(t, "old copy restored", err, Behind)
 
 	restore(whole[:len(whole)-20])
-	_, err = Open(ctx, path, Options{})
+	err = openErr(path, Options{})
 	recordError(t, "last line cut after its fsync", err, TornAfterSync)
 	if b, _ := os.ReadFile(path); string(b) != string(whole[:len(whole)-20]) {
 		t.Error("a refused ledger was changed")
@@ -179,7 +197,7 @@ func TestRecord(t *testing.T) {
 	if err := Init(second, Header{Ensemble: h.Ensemble, Relation: h.Relation, Budget: h.Budget, DeltaPrime: h.DeltaPrime}, InitOptions{Replace: true}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Open(ctx, path, Options{})
+	err = openErr(path, Options{})
 	recordError(t, "first ledger after a second was made", err, SecondLedger)
 
 	// Adopt makes the first the ensemble's ledger again, as it is.
@@ -189,7 +207,7 @@ func TestRecord(t *testing.T) {
 	}
 	al.Close()
 	spend(t, path, 1)
-	_, err = Open(ctx, second, Options{})
+	err = openErr(second, Options{})
 	recordError(t, "second ledger after adopt", err, SecondLedger)
 
 	// Moved: the same ledger under another name.
@@ -226,10 +244,10 @@ func TestReadNeverWrites(t *testing.T) {
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "-"))
 		os.WriteFile(path, []byte(content), 0o644)
-		if _, err := ReadOnly(ctx, path, Options{}); err == nil {
+		if err := readErr(path); err == nil {
 			t.Errorf("%s: read as a ledger", name)
 		}
-		if _, err := Open(ctx, path, Options{}); err == nil {
+		if err := openErr(path, Options{}); err == nil {
 			t.Errorf("%s: opened as a ledger", name)
 		}
 		if b, _ := os.ReadFile(path); string(b) != content {
@@ -264,8 +282,8 @@ func TestNotLedgerFiles(t *testing.T) {
 	f.Close()
 	for _, p := range []string{dir, fifo, "/dev/zero", "/dev/full", filepath.Join(dir, "missing")} {
 		for _, open := range []func() error{
-			func() error { _, err := Open(ctx, p, Options{}); return err },
-			func() error { _, err := ReadOnly(ctx, p, Options{}); return err },
+			func() error { return openErr(p, Options{}) },
+			func() error { return readErr(p) },
 		} {
 			var ne *NotLedgerError
 			if err := open(); !errors.As(err, &ne) {
@@ -273,6 +291,6 @@ func TestNotLedgerFiles(t *testing.T) {
 			}
 		}
 	}
-	_, err := ReadOnly(ctx, big, Options{})
+	err := readErr(big)
 	corruptAt(t, "a GiB of zeros", err, 1, "longer than")
 }

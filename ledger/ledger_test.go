@@ -179,7 +179,7 @@ func TestCorruption(t *testing.T) {
 		spend(t, path, 4)
 		b, _ := os.ReadFile(path)
 		os.WriteFile(path, []byte(c.edit(string(b))), 0o644)
-		_, err := Open(ctx, path, Options{})
+		err := openErr(path, Options{})
 		var ce *CorruptError
 		if !errors.As(err, &ce) || ce.Line != c.line {
 			t.Errorf("%s: %v, want a CorruptError at line %d", name, err, c.line)
@@ -192,7 +192,7 @@ func TestCorruption(t *testing.T) {
 		b, _ := os.ReadFile(path)
 		os.WriteFile(path, []byte(edit(string(b))), 0o644)
 		var ve *VersionError
-		if _, err := Open(ctx, path, Options{}); !errors.As(err, &ve) {
+		if err := openErr(path, Options{}); !errors.As(err, &ve) {
 			t.Errorf("%s: %v, want a VersionError", name, err)
 		}
 	}

@@ -60,7 +60,7 @@ func TestUpgrade(t *testing.T) {
 	total1, _, _ := v1.Total()
 	v1.Close()
 	var ve *VersionError
-	if _, err := Open(ctx, path, Options{}); !errors.As(err, &ve) || !strings.Contains(err.Error(), "darrm ledger upgrade") {
+	if err := openErr(path, Options{}); !errors.As(err, &ve) || !strings.Contains(err.Error(), "darrm ledger upgrade") {
 		t.Fatalf("a run on version 1: %v", err)
 	}
 	res, err := Upgrade(ctx, path, Header{Ensemble: "mnist58-k11-upgraded"}, InitOptions{})
@@ -114,7 +114,7 @@ func TestUpgrade(t *testing.T) {
 	if _, err := Upgrade(ctx, third, Header{}, InitOptions{Replace: true}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Open(ctx, again, Options{})
+	err = openErr(again, Options{})
 	recordError(t, "the replaced ledger", err, SecondLedger)
 	if _, err := Upgrade(ctx, third, Header{}, InitOptions{}); err == nil || !strings.Contains(err.Error(), "only version 1") {
 		t.Errorf("upgrade of version 2: %v", err)

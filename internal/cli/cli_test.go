@@ -121,6 +121,25 @@ func TestBindParses(t *testing.T) {
 	}
 }
 
+// TestBindDecimal reads whole numbers in base 10 only: a leading 0 is no
+// octal prefix (--K 013 is 13, not 11), and 0x is refused.
+func TestBindDecimal(t *testing.T) {
+	var f testFlags
+	cmd := newTestCmd(&f)
+	cmd.SetArgs([]string{"--n", "013", "--seed", "010"})
+	if err := cmd.Execute(); err != nil || f.N != 13 || f.Seed != 10 {
+		t.Errorf("--n 013 --seed 010: %d, %d (%v)", f.N, f.Seed, err)
+	}
+	for _, arg := range []string{"0x10", "1.5", "1e3", "99999999999999999999"} {
+		f = testFlags{}
+		cmd := newTestCmd(&f)
+		cmd.SetArgs([]string{"--n", arg})
+		if err := cmd.Execute(); err == nil {
+			t.Errorf("--n %s: read as %d", arg, f.N)
+		}
+	}
+}
+
 func TestBindPanics(t *testing.T) {
 	for _, tc := range []struct {
 		name string
