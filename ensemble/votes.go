@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -389,6 +390,17 @@ func allVotes(fs []csvField) bool {
 	return true
 }
 
+// allNumbers reports whether every field is a number: a row of them is
+// data, however bad its votes, never a header.
+func allNumbers(fs []csvField) bool {
+	for _, f := range fs {
+		if _, err := strconv.ParseFloat(string(f.b), 64); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
 func anyVote(fs []csvField) bool {
 	for _, f := range fs {
 		if _, ok := f.vote(); ok {
@@ -467,16 +479,19 @@ func (r *VoteReader) firstCSV(line []byte, opts ReadOptions) error {
 		r.header = true
 	case Absent:
 	default:
-		idRow := len(fs) >= 2 && opts.ID != Absent && allVotes(fs[1:])
-		r.header = !allVotes(fs) && !idRow
+		// A row of numbers (after an id) is data, so that a bad vote on
+		// the first line is reported as one.
+		idRow := len(fs) >= 2 && opts.ID != Absent && allNumbers(fs[1:])
+		r.header = !allNumbers(fs) && !idRow
 	}
 	namedID := false
 	var headerCols int
 	if r.header {
 		headerCols = len(fs)
+		headerLine := r.line
 		namedID = strings.EqualFold(string(fs[0].b), "id")
 		if line, err = r.nextNonBlank(); err == io.EOF {
-			return &FormatError{File: r.name, Line: r.line, Msg: "no data rows after the header"}
+			return &FormatError{File: r.name, Line: r.line, Msg: fmt.Sprintf("no data rows after the header on line %d (a first row that is not all numbers is a header)", headerLine)}
 		} else if err != nil {
 			return err
 		}
@@ -495,7 +510,7 @@ func (r *VoteReader) firstCSV(line []byte, opts ReadOptions) error {
 		r.hasID = true
 	case Absent:
 	default:
-		r.hasID = namedID || (len(fs) >= 2 && !allVotes(fs[:1]) && allVotes(fs[1:]))
+		r.hasID = namedID || (len(fs) >= 2 && !allVotes(fs[:1]) && allNumbers(fs[1:]))
 	}
 	off := 0
 	if r.hasID {
