@@ -53,6 +53,15 @@ type Solve struct {
 	Solve        SolveStats            `json:"solve"`
 	Errors       []gamma.ErrorEstimate `json:"expected_errors,omitempty"`
 	Compare      []Mechanism           `json:"compare,omitempty"`
+	// NotCompared names the baselines that Compare leaves out, each with
+	// the reason.
+	NotCompared []Omitted `json:"not_compared,omitempty"`
+}
+
+// Omitted is a baseline left out of a comparison, and why.
+type Omitted struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
 }
 
 // SolveStats describe the computation that produced the gamma (the
@@ -213,6 +222,9 @@ func (out Solve) writeTable(w io.Writer) error {
 	}
 	for _, m := range out.Compare {
 		fmt.Fprintf(w, "  gamma_%s: %s\n", m.Name, m.Label)
+	}
+	for _, o := range out.NotCompared {
+		fmt.Fprintf(w, "  gamma_%s: not compared: %s\n", o.Name, o.Reason)
 	}
 	return nil
 }
