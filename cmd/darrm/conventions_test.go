@@ -61,6 +61,19 @@ func TestSharedFlags(t *testing.T) {
 	}
 }
 
+// TestHelpDefaults: no flag's help states its default twice, in its own
+// words and again as pflag's "(default ...)", and none shows an empty
+// "(default [])".
+func TestHelpDefaults(t *testing.T) {
+	walk(newRootCmd(), func(c *cobra.Command) {
+		for _, line := range strings.Split(c.LocalFlags().FlagUsages(), "\n") {
+			if strings.Count(line, "(default") > 1 || strings.Contains(line, "(default [])") {
+				t.Errorf("%s: %s", c.CommandPath(), strings.TrimSpace(line))
+			}
+		}
+	})
+}
+
 // reflectNew returns a pointer of the type s.add expects.
 func reflectNew(s cli.Flag) any { return reflect.New(reflect.TypeOf(s.Default)).Interface() }
 

@@ -55,6 +55,11 @@ func (f textFlag) Set(s string) error { return f.v.UnmarshalText([]byte(s)) }
 
 func (f textFlag) Type() string { return "string" }
 
+// floatsValue is a list of numbers, shown as "floats" in help.
+type floatsValue struct{ pflag.Value }
+
+func (floatsValue) Type() string { return "floats" }
+
 // Add defines f in fs, storing into p, which must point to a value of the
 // type of f.Default (or be a *string for a Default that is a TextValue,
 // kept as its text). It panics on a mismatch, a programming error.
@@ -80,6 +85,13 @@ func (f Flag) Add(fs *pflag.FlagSet, p any) {
 		fs.Uint64Var(p, f.Name, f.Default.(uint64), f.Usage)
 	case *[]float64:
 		fs.Float64SliceVar(p, f.Name, f.Default.([]float64), f.Usage)
+		// Help shows the type as "floats" (as "strings" and "ints") and no
+		// "(default [])" for an empty list.
+		fl := fs.Lookup(f.Name)
+		fl.Value = floatsValue{fl.Value}
+		if len(f.Default.([]float64)) == 0 {
+			fl.DefValue = ""
+		}
 	case *[]string:
 		fs.StringSliceVar(p, f.Name, f.Default.([]string), f.Usage)
 	case *[]int:
