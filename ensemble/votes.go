@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/darrm/darrm/internal/plural"
 )
 
 // Format is the format of a vote or label file.
@@ -344,9 +346,9 @@ func (r *VoteReader) settle(n int, opts ReadOptions) error {
 	case n < 1:
 		return r.errorf(0, "no votes")
 	case opts.K > 0 && n != opts.K:
-		return r.errorf(0, "%d votes, want K = %d", n, opts.K)
+		return r.errorf(0, "%s, want K = %d", plural.Of(n, "vote", "votes"), opts.K)
 	case n%2 == 0:
-		return r.errorf(0, "%d votes: the number of teachers K must be odd (the majority of an even number of votes can tie)", n)
+		return r.errorf(0, "%s: the number of teachers K must be odd (the majority of an even number of votes can tie)", plural.Of(n, "vote", "votes"))
 	}
 	r.k = n
 	r.q.Votes = make([]byte, n)
@@ -502,7 +504,7 @@ func (r *VoteReader) firstCSV(line []byte, opts ReadOptions) error {
 			return r.errorf(0, "not a CSV or JSON lines vote file: the first data row has no 0/1 votes")
 		}
 		if len(fs) != headerCols {
-			return r.errorf(0, "%d columns, but the header has %d", len(fs), headerCols)
+			return r.errorf(0, "%s, but the header has %d", plural.Of(len(fs), "column", "columns"), headerCols)
 		}
 	}
 	switch opts.ID {
@@ -568,11 +570,11 @@ func (r *VoteReader) fill(fs []csvField) error {
 		off = 1
 	}
 	if want := r.k + off; len(fs) != want {
-		what := fmt.Sprintf("K = %d votes", r.k)
+		what := fmt.Sprintf("K = %d %s", r.k, plural.Word(r.k, "vote", "votes"))
 		if r.hasID {
-			what = fmt.Sprintf("an id and K = %d votes", r.k)
+			what = "an id and " + what
 		}
-		return r.errorf(0, "%d columns, want %d (%s, as in the first data row)", len(fs), want, what)
+		return r.errorf(0, "%s, want %d (%s, as in the first data row)", plural.Of(len(fs), "column", "columns"), want, what)
 	}
 	if r.hasID {
 		if !validID(fs[0].b) {
@@ -629,7 +631,7 @@ func (r *VoteReader) parseJSONL(line []byte) error {
 	case !id && r.hasID:
 		return r.errorf(0, "no \"id\", but the first row has one")
 	case n != r.k:
-		return r.errorf(0, "%d votes, want K = %d (as in the first data row)", n, r.k)
+		return r.errorf(0, "%s, want K = %d (as in the first data row)", plural.Of(n, "vote", "votes"), r.k)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
 )
 
@@ -178,11 +179,11 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 		fmt.Fprintf(w, "  certificate: %v, max f / budget = %.15g, %s corner multisets\n", c.Status, c.Ratio, groupDigits(c.Configs.String()))
 	}
 	fmt.Fprintf(w, "randomness: %s\n", out.Randomness.Source)
-	answered := fmt.Sprintf("answered: %d queries", out.Answered)
+	answered := "answered: " + plural.Of(out.Answered, "query", "queries")
 	if b := out.Budget; b != nil {
 		answered += fmt.Sprintf(" (budget (%g, %g) under %s composition allows %d", b.Eps, b.Delta, b.Method, b.MaxQueries)
 		if b.Stopped {
-			answered += fmt.Sprintf("; STOPPED: %d queries left unanswered", out.Unanswered)
+			answered += "; STOPPED: " + plural.Of(out.Unanswered, "query", "queries") + " left unanswered"
 		}
 		answered += ")"
 	}
@@ -192,7 +193,7 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 			l.Path, l.Ensemble, l.Total, l.Composition, l.Budget, l.QueriesLeft)
 	}
 	if len(out.Totals) > 0 {
-		fmt.Fprintf(w, "\nTotal privacy loss of the %d released labels (relation %s: %s):\n", out.Answered, out.PerQuery.Relation, out.PerQuery.RelationText)
+		fmt.Fprintf(w, "\nTotal privacy loss of the %s released (relation %s: %s):\n", plural.Of(out.Answered, "label", "labels"), out.PerQuery.Relation, out.PerQuery.RelationText)
 		var rows [][]string
 		for _, t := range out.Totals {
 			ref := t.Method.Reference()

@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/internal/plural"
 )
 
 // Mechanism describes one noise function in solve's comparison.
@@ -190,7 +191,8 @@ func (out Solve) writeTable(w io.Writer) error {
 	if out.Cached {
 		fmt.Fprintf(w, "from the cache (%s), solved originally in %.3g s\n", out.CacheFile, out.Solve.Seconds)
 	} else {
-		fmt.Fprintf(w, "solved in %.3g s: %d LP solves, %d privacy rows, %d exhaustive separation passes\n", out.Solve.Seconds, out.Solve.LPSolves, out.Solve.Rows, out.Solve.Passes)
+		fmt.Fprintf(w, "solved in %.3g s: %s, %s, %s\n", out.Solve.Seconds, plural.Of(out.Solve.LPSolves, "LP solve", "LP solves"),
+			plural.Of(out.Solve.Rows, "privacy row", "privacy rows"), plural.Of(out.Solve.Passes, "exhaustive separation pass", "exhaustive separation passes"))
 	}
 	if !out.Solve.TieBroken {
 		fmt.Fprintln(w, "note: the LP solver failed on the tie-break phase; this is an optimal gamma, certified, but not the canonical one (docs/solve.md)")
