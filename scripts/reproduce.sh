@@ -212,7 +212,10 @@ fig_b7() {
 # Table B.2 and Figure B.8: GNMax's sigma for the per-query targets of the
 # m = 3 experiments; the thesis prints lambda = 34.31 and 35.74.
 table_b2_fig_b8() {
-	"$darrm" account gnmax --target-eps 0.2676,0.2556 --target-delta 3e-4 --plot "$figs/fig-b.8.png" --mark-lambda 34.31,35.74 --format csv > "$work/b2.csv"
+	"$darrm" account gnmax --target-eps 0.2676,0.2556 --target-delta 3e-4 --plot "$figs/fig-b.8.png" --mark-lambda 34.31,35.74 \
+		--mark-label "λ printed in the thesis' Table B.2 (34.31, 35.74)" \
+		--title "Thesis Figure B.8: GNMax's noise σ^{2} against the Rényi order λ"$'\n'"for the per-query targets of MNIST (left) and Fashion-MNIST (right) at m = 3" \
+		--format csv > "$work/b2.csv"
 	csv_awk '
 	NR == 2 {
 		print "| dataset | per query (m·ε, m·Δ) | λ (grid search) | thesis λ | σ_min | thesis σ_min | σ at the thesis λ |"
