@@ -189,8 +189,8 @@ func newAccountShuffleGCmd() *cobra.Command {
 		Sigma      float64   `flag:"sigma"`
 		Algorithms []string  `flag:"algorithm" help:"algorithms, comma-separated: dp-shuffleg, priv-pub, pub-priv, interleaved, all"`
 		G          float64   `flag:"G" help:"Lipschitz constant / gradient clipping norm (> 0)" required:""`
-		Epochs     int       `flag:"epochs" help:"number of epochs K (>= 1)" required:""`
-		S          int       `flag:"S" help:"priv-pub, pub-priv: epochs before the switch, in [1, K-1]"`
+		Epochs     int       `flag:"epochs" help:"number of epochs (the K of the thesis' Chapter 4), >= 1" required:""`
+		S          int       `flag:"S" help:"priv-pub, pub-priv: epochs before the switch, in [1, epochs-1]"`
 		N          int       `flag:"n" help:"interleaved: steps per epoch n"`
 		ND         int       `flag:"nd" help:"interleaved: private steps per epoch n_d, in [1, n]"`
 	}{Algorithms: []string{"dp-shuffleg"}}
