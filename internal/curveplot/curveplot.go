@@ -236,9 +236,9 @@ func (s Series) above(top float64) string {
 	case first < 0:
 		return fmt.Sprintf("%s: band above the axis, not drawn", s.Label)
 	case first == last:
-		return fmt.Sprintf("%s above the axis at epoch %g (%s; band not drawn)", s.Label, s.x(first), figure.Num(peak))
+		return fmt.Sprintf("%s above the axis at epoch %g\n(%s; its band not drawn)", s.Label, s.x(first), figure.Num(peak))
 	}
-	return fmt.Sprintf("%s above the axis in epochs %g-%g (up to %s; band not drawn)", s.Label, s.x(first), s.x(last), figure.Num(peak))
+	return fmt.Sprintf("%s above the axis in epochs %g-%g\n(up to %s; its band not drawn)", s.Label, s.x(first), s.x(last), figure.Num(peak))
 }
 
 // cut returns v, or Floor on a log axis when v is below it.

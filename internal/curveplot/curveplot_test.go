@@ -95,7 +95,7 @@ func TestReportPanel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.LogY || pl.Y.Max >= 200 || pl.Y.Max < 3 || !strings.HasSuffix(pl.Title.Text, "\nPublic Only above the axis at epoch 1 (200; band not drawn)") {
+	if l.LogY || pl.Y.Max >= 200 || pl.Y.Max < 3 || !strings.HasSuffix(pl.Title.Text, "\nPublic Only above the axis at epoch 1\n(200; its band not drawn)") {
 		t.Errorf("loss panel with a curve far above the others: axis up to %v, title %q", pl.Y.Max, pl.Title.Text)
 	}
 	if err := Write(filepath.Join(t.TempDir(), "x.png"), "", []Panel{x}, 1); err != nil {

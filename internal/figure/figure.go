@@ -256,7 +256,7 @@ func (f *Figure) Save(path string) error {
 					sty := titles[r][c]
 					p.Title.TextStyle = sty
 					x := canvases[r][c].Center().X
-					dc.FillText(sty, vg.Point{X: x, Y: rowTop + sty.FontExtents().Descent}, p.Title.Text)
+					dc.FillText(sty, vg.Point{X: x, Y: rowTop}, p.Title.Text)
 				}
 			}
 		}
