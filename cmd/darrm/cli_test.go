@@ -343,3 +343,23 @@ func TestTamperedCacheEntry(t *testing.T) {
 		t.Errorf("solve's table does not say the certificate was computed in this run:\n%s", out)
 	}
 }
+
+// TestMistypes: a mistyped command is an unknown command whatever flags
+// follow it, and a mistyped flag names the flag meant; both exit 2.
+func TestMistypes(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"solvee"}, `unknown command "solvee" for "darrm"; did you mean "solve"?`},
+		{[]string{"solvee", "--K", "11"}, `unknown command "solvee" for "darrm"; did you mean "solve"?`},
+		{[]string{"teachers", "trian", "--dataset", "mnist58"}, `unknown command "trian" for "darrm teachers"; did you mean "train"?`},
+		{[]string{"solve", "--k", "11"}, `unknown flag --k for "darrm solve"; did you mean --K?`},
+		{[]string{"aggregate", "--mechanizm", "rr"}, `did you mean --mechanism?`},
+	} {
+		_, stderr, code := darrm(t, "", tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
