@@ -584,3 +584,26 @@ func TestInputSize(t *testing.T) {
 		}
 	}
 }
+
+// TestFlagErrorAfterArgument: a command that takes an argument and holds
+// subcommands (darrm separate FILE, darrm separate merge) reports a bad
+// flag after its argument as the flag, not the argument as a command.
+func TestFlagErrorAfterArgument(t *testing.T) {
+	root := &cobra.Command{Use: "prog", Args: NoArgs, RunE: func(*cobra.Command, []string) error { return nil }, SilenceErrors: true, SilenceUsage: true}
+	root.SetFlagErrorFunc(FlagErrorFunc)
+	sep := &cobra.Command{Use: "sep", Args: MaxArgs(1), RunE: func(*cobra.Command, []string) error { return nil }}
+	sep.AddCommand(&cobra.Command{Use: "merge", RunE: func(*cobra.Command, []string) error { return nil }})
+	root.AddCommand(sep)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sep", "file.json", "--bogus"}, `unknown flag --bogus for "prog sep"`},
+		{[]string{"sep", "a", "b", "--bogus"}, `prog sep takes at most 1 argument(s), got 2`},
+	} {
+		root.SetArgs(tc.args)
+		if err := root.Execute(); !IsUsage(err) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want a usage error with %q", tc.args, err, tc.want)
+		}
+	}
+}

@@ -257,12 +257,18 @@ func Given[T any](fs *pflag.FlagSet, name string, v T) *T {
 // FlagErrorFunc makes a flag that cannot be parsed a usage error; a value
 // that a TextValue refused is reported as "--flag: " and its reason, and
 // an unknown flag with the flags the user may have meant. A command that
-// holds others and was given a word before the bad flag reports the word
-// as an unknown command (darrm solvee --K 11), which is what went wrong.
+// holds others and was given a word before the bad flag that it does not
+// take as an argument reports the word, as its Args does, or as an
+// unknown command (darrm solvee --K 11): that is what went wrong.
 // Set it on the root command (cobra.Command.SetFlagErrorFunc).
 func FlagErrorFunc(cmd *cobra.Command, err error) error {
 	if args := cmd.Flags().Args(); cmd.HasSubCommands() && len(args) > 0 {
-		return UnknownCommand(cmd, args[0])
+		if cmd.Args == nil {
+			return UnknownCommand(cmd, args[0])
+		}
+		if err := cmd.Args(cmd, args); err != nil {
+			return AsUsage(err)
+		}
 	}
 	var ne *pflag.NotExistError
 	if errors.As(err, &ne) {
