@@ -183,7 +183,7 @@ table_b1_fig_b4() {
 		cat "$work/b1.rows"
 	} > "$work/table-b1.md"
 	splice docs/reproduction.md table-b.1 "$work/table-b1.md"
-	solve_figure fig-b.4 "Thesis Figure B.4: K = 35, ε = 0.1, Δ = 10^{-5}, m and δ of M subsampled teachers by general composition (δ' = 0.1)" 4 "" "${groups[@]}"
+	solve_figure fig-b.4 "Thesis Figure B.4: K = 35, ε = 0.1, Δ = 10^{-5}; from left to right M = 10, 13, 15, 20 subsampled teachers,"$'\n'"whose general composition (δ' = 0.1) gives m and δ; γ_{Sub} is the majority of the M" 4 "" "${groups[@]}"
 	gamma_pivot "$work/fig-b.4.csv" > "$work/fig-b.4.md"
 	splice docs/reproduction.md fig-b.4 "$work/fig-b.4.md"
 }
