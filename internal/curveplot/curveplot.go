@@ -212,8 +212,10 @@ func axisTop(lo float64, his []float64) (float64, []int) {
 		}
 		out = append(out, order[len(out)])
 	}
+	// A little room above the highest band kept, so that it does not
+	// look cut by the frame; more where a series is cut.
 	if len(out) == 0 {
-		return his[order[0]], nil
+		return his[order[0]] + 0.03*(his[order[0]]-lo), nil
 	}
 	next := his[order[len(out)]]
 	return next + 0.05*(next-lo), out

@@ -161,11 +161,11 @@ func TestAxisTop(t *testing.T) {
 		top  float64
 		cut  []int
 	}{
-		{"none above", []float64{2, 3, 4}, 4, nil},
+		{"none above", []float64{2, 3, 4}, 4.09, nil},
 		{"one far above", []float64{2, 100, 3}, 3.1, []int{1}},
 		{"two far above", []float64{500, 2, 60}, 2.05, []int{0, 2}},
-		{"just under the span", []float64{1.5, 2.2}, 2.2, nil},
-		{"one series", []float64{7}, 7, nil},
+		{"just under the span", []float64{1.5, 2.2}, 2.236, nil},
+		{"one series", []float64{7}, 7.18, nil},
 	} {
 		top, cut := axisTop(1, tc.his)
 		if math.Abs(top-tc.top) > 1e-12 || !slices.Equal(cut, tc.cut) {
