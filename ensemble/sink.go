@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/darrm/darrm/internal/atomicfile"
+	"github.com/darrm/darrm/internal/plural"
 )
 
 // A Ledger keeps the privacy that releases spend; ledger.Ledger is one.
@@ -110,7 +111,8 @@ func streamFailed(err error, lw *LabelWriter, agg Aggregator, name string, settl
 		left = lw.Written()
 	}
 	if left > 0 {
-		err = fmt.Errorf("%w (%d labels may have reached %s, counting any label cut part-way: their privacy cost is that of %d queries at %v)", err, left, name, left, agg.Privacy().Guarantee)
+		err = fmt.Errorf("%w (%s may have reached %s, counting any label cut part-way: their privacy cost is that of %s at %v)", err,
+			plural.Of(left, "label", "labels"), name, plural.Of(left, "query", "queries"), agg.Privacy().Guarantee)
 	}
 	return settle(err, left)
 }

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/darrm/darrm/internal/plural"
 )
 
 // fakeLedger records what a release charges it; it refuses reservations
@@ -206,7 +208,7 @@ func TestShortWrites(t *testing.T) {
 				if len(led.settles) != 1 || led.settles[0] != want {
 					t.Errorf("%s: settled %v, want %d labels", name, led.settles, want)
 				}
-				if want > 0 && !strings.Contains(err.Error(), fmt.Sprintf("%d labels may have reached standard output", want)) {
+				if want > 0 && !strings.Contains(err.Error(), plural.Of(want, "label", "labels")+" may have reached standard output") {
 					t.Errorf("%s: error %v, want the count %d", name, err, want)
 				}
 				if len(led.reserves) > 0 && led.reserves[len(led.reserves)-1] < want {

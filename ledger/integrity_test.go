@@ -189,12 +189,12 @@ func TestRecord(t *testing.T) {
 	// the recorded one, and the first is then refused.
 	h := l.Header()
 	second := filepath.Join(t.TempDir(), "second.ledger")
-	err = Init(second, Header{Ensemble: h.Ensemble, Relation: h.Relation, Budget: h.Budget, DeltaPrime: h.DeltaPrime}, InitOptions{})
+	err = Init(second, h, InitOptions{})
 	recordError(t, "second ledger at init", err, SecondLedger)
 	if _, serr := os.Stat(second); serr == nil {
 		t.Error("a refused init left a file")
 	}
-	if err := Init(second, Header{Ensemble: h.Ensemble, Relation: h.Relation, Budget: h.Budget, DeltaPrime: h.DeltaPrime}, InitOptions{Replace: true}); err != nil {
+	if err := Init(second, h, InitOptions{Replace: true}); err != nil {
 		t.Fatal(err)
 	}
 	err = openErr(path, Options{})
@@ -223,7 +223,7 @@ func TestRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lo.Begin("darrm", "private-teachers", step)
+	lo.Begin("darrm", binding(t, lo), step)
 	lo.Reserve(1)
 	lo.Settle(1)
 	lo.Close()

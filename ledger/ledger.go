@@ -2,8 +2,10 @@
 // on one teacher ensemble across runs, and enforces a total budget on it.
 //
 // A ledger is a file of JSON lines: a header naming the ensemble, its
-// neighbouring relation, the total budget and the slack δ' of composition,
-// then one record per write to disk of a release's spend. Each line
+// neighbouring relation, the parameters it is bound to (K, the teachers'
+// (ε, Δ), kind and partition: a release that states others is refused),
+// the total budget and the slack δ' of composition, then one record per
+// write to disk of a release's spend. Each line
 // carries the SHA-256 of the line before it and its own, which covers
 // both (a hash chain), so that a line changed, removed or moved is
 // detected. Spends are written ahead: a release reserves the labels it is
@@ -25,7 +27,9 @@
 // Totals come from the accountant: optimal composition (Kairouz, Oh and
 // Viswanath 2015, Thm 3.3) when every query had the same guarantee,
 // heterogeneous general composition (their Thm 3.5) otherwise, or simple
-// composition when that is smaller.
+// composition when that is smaller; for fixed private teachers the total
+// is the smaller of that and the teachers' post-processing cap
+// (ensemble.Binding.Cap), which can make every further release free.
 package ledger
 
 import (
@@ -48,10 +52,15 @@ import (
 	"unicode"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
 )
 
-// Version is the version of the file format. Version 1 (no hash chain,
-// no ledger id) is read (ReadOnly) and upgraded (Upgrade), not written.
+// Version is the version of the file format. Version 2 chains its lines,
+// names the ledger (Header.ID) and binds the ensemble's parameters
+// (Header.Teachers). Ledgers without the chain (version 1, and the
+// version 2 of development builds, which bound the parameters but had no
+// chain) are read (ReadOnly) and upgraded (Upgrade); no release can be
+// charged to them.
 const Version = 2
 
 // Header is the first line of a ledger.
@@ -59,20 +68,63 @@ type Header struct {
 	Version int `json:"version"`
 	// ID is the ledger's identity: random, drawn by Init, so that two
 	// ledgers are never taken for one.
-	ID         string               `json:"id"`
+	ID         string               `json:"id,omitempty"`
 	Ensemble   string               `json:"ensemble"`
 	Relation   string               `json:"relation"`
 	Budget     accountant.Guarantee `json:"budget"`
 	DeltaPrime float64              `json:"delta_prime"`
 	Created    time.Time            `json:"created"`
-	// Upgraded, for a ledger made from a version-1 ledger by Upgrade,
-	// identifies that file.
+	// Teachers are the parameters of the ensemble the ledger is bound to
+	// (nil in version 1).
+	Teachers *Teachers `json:"teachers,omitempty"`
+	// Upgraded, for a ledger made by Upgrade, identifies the ledger it
+	// was made from.
 	Upgraded *Upgraded `json:"upgraded_from,omitempty"`
 }
 
-// Upgraded identifies the version-1 ledger that Upgrade turned into a
-// version-2 one.
+// Teachers are the parameters of an ensemble that a ledger binds, besides
+// its id and relation: K, each teacher's (ε, Δ) (the common bound of
+// teachers with different guarantees), and their kind and partition.
+type Teachers struct {
+	K         int                `json:"K"`
+	Eps       float64            `json:"eps"`
+	Delta     float64            `json:"Delta"`
+	Kind      ensemble.Kind      `json:"kind"`
+	Partition ensemble.Partition `json:"partition"`
+}
+
+// NewHeader returns the header of a ledger bound to b, with a budget and
+// slack δ'.
+func NewHeader(b ensemble.Binding, budget accountant.Guarantee, deltaPrime float64) Header {
+	h := Header{Ensemble: b.Ensemble, Relation: b.Relation.String(), Budget: budget, DeltaPrime: deltaPrime}
+	h.Bind(b)
+	return h
+}
+
+// Bind sets the parameters h binds to b's (its ensemble, relation and
+// teachers).
+func (h *Header) Bind(b ensemble.Binding) {
+	h.Ensemble, h.Relation = b.Ensemble, b.Relation.String()
+	h.Teachers = &Teachers{K: b.K, Eps: b.Teachers.Eps, Delta: b.Teachers.Delta, Kind: b.Kind, Partition: b.Partition}
+}
+
+// Binding returns the parameters the ledger is bound to (version 2).
+func (h Header) Binding() (ensemble.Binding, error) {
+	var r ensemble.Relation
+	if err := r.UnmarshalText([]byte(h.Relation)); err != nil {
+		return ensemble.Binding{}, err
+	}
+	b := ensemble.Binding{Ensemble: h.Ensemble, Relation: r}
+	if t := h.Teachers; t != nil {
+		b.K, b.Teachers, b.Kind, b.Partition = t.K, accountant.Guarantee{Eps: t.Eps, Delta: t.Delta}, t.Kind, t.Partition
+	}
+	return b, b.Validate()
+}
+
+// Upgraded identifies the ledger that Upgrade turned into a version-2
+// one.
 type Upgraded struct {
+	// Version is the old ledger's (1, or 2 without the chain).
 	Version int `json:"version"`
 	// Lines is its number of whole lines, SHA256 the hash of those bytes.
 	Lines  int    `json:"lines"`
@@ -116,28 +168,40 @@ func (e *NotLedgerError) Error() string { return fmt.Sprintf("ledger %s: %s", e.
 
 func (e *NotLedgerError) Unwrap() error { return e.Err }
 
-// VersionError reports a ledger of version 1, which a run cannot use
-// until it is upgraded (Upgrade).
+// VersionError reports a ledger that a run cannot use: of version 1, or
+// of a version 2 without the hash chain (Chain false), which must be
+// upgraded first (Upgrade); or of a version this darrm does not know.
 type VersionError struct {
 	Path    string
 	Version int
+	Chain   bool
 }
 
 func (e *VersionError) Error() string {
-	if e.Version == 1 {
-		return fmt.Sprintf("ledger %s is of version 1 (no hash chain, not bound to a record): upgrade it once with: darrm ledger upgrade %s", e.Path, shellQuote(e.Path))
+	switch {
+	case e.Version == 1:
+		return fmt.Sprintf("ledger %s is of version 1, which does not bind the ensemble's parameters (K, the teachers' eps and Delta, kind, partition) and has no hash chain: it must be upgraded to version %d before a release can be charged to it; upgrade it once, stating the ensemble's parameters, with: darrm ledger upgrade %s --K K --eps EPS --Delta DELTA --kind KIND --partition PARTITION", e.Path, Version, shellQuote(e.Path))
+	case e.Version == Version && !e.Chain:
+		return fmt.Sprintf("ledger %s is of an early version %d without a hash chain (written by a development build): upgrade it once with: darrm ledger upgrade %s", e.Path, Version, shellQuote(e.Path))
 	}
 	return fmt.Sprintf("ledger %s is of version %d; this darrm reads versions 1 and %d: use a newer darrm", e.Path, e.Version, Version)
 }
 
-// RelationError is a release whose guarantee is for another neighbouring
-// relation than the ledger's: the two cannot be composed.
-type RelationError struct {
-	Path, Ledger, Mechanism, Relation string
+// BindingError refuses a release that states other parameters of the
+// ensemble than the ledger is bound to: each differing parameter, the
+// ledger's value and the release's.
+type BindingError struct {
+	Path   string
+	Ledger ensemble.Binding
+	Diffs  []ensemble.BindingDiff // A: the ledger's, B: the release's
 }
 
-func (e *RelationError) Error() string {
-	return fmt.Sprintf("ledger %s is for the %s relation; %s's guarantee is for %s: they cannot share a budget", e.Path, e.Ledger, e.Mechanism, e.Relation)
+func (e *BindingError) Error() string {
+	var parts []string
+	for _, d := range e.Diffs {
+		parts = append(parts, fmt.Sprintf("%s %s (the ledger's: %s)", d.Field, d.B, d.A))
+	}
+	return fmt.Sprintf("ledger %s is bound to %v; this release states %s: a ledger keeps the budget of one ensemble, and releases of other teachers or in another relation cannot share a budget", e.Path, e.Ledger, strings.Join(parts, ", "))
 }
 
 // ErrBudget is wrapped by Reserve when the budget allows no more labels.
@@ -168,6 +232,13 @@ type ParamError struct {
 func (e *ParamError) Error() string {
 	return fmt.Sprintf("ledger: %s = %s: %s", e.Name, e.Value, e.Rule)
 }
+
+// BindError is a header whose ensemble parameters are missing or invalid.
+type BindError struct{ Err error }
+
+func (e *BindError) Error() string { return "ledger: " + e.Err.Error() }
+
+func (e *BindError) Unwrap() error { return e.Err }
 
 // checkName refuses an ensemble name that is empty or holds control
 // characters (which a terminal would act on when it is printed).
@@ -200,6 +271,14 @@ func checkHeader(h Header) error {
 	if !(h.DeltaPrime > 0 && h.DeltaPrime < 1) {
 		return &ParamError{"delta-prime", g(h.DeltaPrime), "must be in (0, 1)"}
 	}
+	if h.Version >= 2 {
+		if h.Teachers == nil {
+			return &BindError{errors.New("no ensemble parameters: a ledger binds K, the teachers' eps and Delta, kind and partition (NewHeader)")}
+		}
+		if _, err := h.Binding(); err != nil {
+			return &BindError{err}
+		}
+	}
 	return nil
 }
 
@@ -212,14 +291,15 @@ type InitOptions struct {
 	Replace bool
 }
 
-// Init creates a ledger at path, which must not exist, and records it as
-// the ledger of its ensemble. An ensemble recorded with another ledger is
-// a *RecordError unless opts.Replace.
+// Init creates a ledger at path, which must not exist, bound to the
+// ensemble parameters of h (NewHeader), and records it as the ledger of
+// its ensemble. An ensemble recorded with another ledger is a
+// *RecordError unless opts.Replace.
 func Init(path string, h Header, opts InitOptions) error {
+	h.Version = Version
 	if err := checkHeader(h); err != nil {
 		return err
 	}
-	h.Version = Version
 	if h.Created.IsZero() {
 		h.Created = time.Now().UTC().Truncate(time.Second)
 	}
@@ -293,6 +373,8 @@ type Ledger struct {
 	f        *os.File
 	readOnly bool
 	header   Header
+	cap      *accountant.Cap // the teachers' cap on every total, if any
+	chained  bool            // the lines are chained: a ledger a run can use
 	version  int
 	lines    int    // whole lines
 	size     int64  // bytes of the whole lines
@@ -425,18 +507,19 @@ func ReadOnly(ctx context.Context, path string, opts Options) (*Ledger, error) {
 	return l, nil
 }
 
-// OpenRun opens and locks the ledger at path for a release of labels of
-// guarantee step under relation by mechanism (Open): it begins the run's
-// spend (Begin) and returns how many labels the budget allows, at most
-// limit when limit >= 0 (Allowance). Close the ledger when the run is
-// settled.
-func OpenRun(ctx context.Context, path, mechanism, relation string, step accountant.Guarantee, limit int, opts Options) (*Ledger, int, error) {
+// OpenRun opens and locks the ledger at path (Open) for a release of
+// labels of guarantee step by mechanism, from the ensemble that b states:
+// it begins the run's spend (Begin) and returns how many labels the
+// budget allows, at most limit when limit >= 0, accountant.Unlimited when
+// the teachers' cap is within the budget and limit < 0 (Allowance). Close
+// the ledger when the run is settled.
+func OpenRun(ctx context.Context, path, mechanism string, b ensemble.Binding, step accountant.Guarantee, limit int, opts Options) (*Ledger, int, error) {
 	l, err := Open(ctx, path, opts)
 	if err != nil {
 		return nil, 0, err
 	}
 	allowed := 0
-	if err = l.Begin(mechanism, relation, step); err == nil {
+	if err = l.Begin(mechanism, b, step); err == nil {
 		allowed, err = l.Allowance(step, limit)
 	}
 	if err != nil {
@@ -482,7 +565,7 @@ func (l *Ledger) load(opts Options, settled, adopt bool) (*Record, error) {
 	if err == io.EOF {
 		return nil, &CorruptError{Path: l.path, Line: 1, Reason: "the header has no line end: not a ledger, or one whose creation was interrupted"}
 	}
-	if l.version != Version {
+	if !l.chained {
 		if !l.readOnly {
 			return nil, &VersionError{Path: l.path, Version: l.version}
 		}
@@ -490,9 +573,9 @@ func (l *Ledger) load(opts Options, settled, adopt bool) (*Record, error) {
 			return nil, err
 		}
 		if l.marked {
-			l.notes = append(l.notes, fmt.Sprintf("version 1, marked as upgraded to version %d: this is the copy that darrm ledger upgrade keeps (or an upgrade that was interrupted: run it again)", Version))
+			l.notes = append(l.notes, fmt.Sprintf("marked as upgraded to a chained version %d: this is the copy that darrm ledger upgrade keeps (or an upgrade that was interrupted: run it again)", Version))
 		} else {
-			l.notes = append(l.notes, fmt.Sprintf("version 1: upgrade it once with darrm ledger upgrade %s", shellQuote(l.path)))
+			l.notes = append(l.notes, (&VersionError{Path: l.path, Version: l.version}).Error())
 		}
 		if len(l.tail) > 0 {
 			l.notes = append(l.notes, fmt.Sprintf("its last line (%d bytes) has no line end and is not counted", len(l.tail)))
@@ -567,7 +650,8 @@ func (l *Ledger) parseHeader(b []byte) error {
 		return corrupt("header: %v", err)
 	}
 	switch {
-	case v.Version == 1 && ln.Prev == nil:
+	case (v.Version == 1 || v.Version == Version) && ln.Prev == nil:
+		// Version 1, or the version 2 of development builds: no chain.
 		if v1Hash(*ln.Header) != ln.SHA256 {
 			return corrupt("sha256 does not match the content: the line was changed")
 		}
@@ -575,13 +659,14 @@ func (l *Ledger) parseHeader(b []byte) error {
 		if chainHash("", "header", *ln.Header) != ln.SHA256 {
 			return corrupt("sha256 does not match the content: the line was changed")
 		}
+		l.chained = true
 	case v.Version == Version:
 		return corrupt("the header must begin the chain (prev \"\")")
 	default:
 		return &VersionError{Path: l.path, Version: v.Version}
 	}
 	dec := json.NewDecoder(bytes.NewReader(*ln.Header))
-	if v.Version == Version {
+	if l.chained {
 		dec.DisallowUnknownFields()
 	}
 	if err := dec.Decode(&l.header); err != nil {
@@ -590,8 +675,17 @@ func (l *Ledger) parseHeader(b []byte) error {
 	if err := checkHeader(l.header); err != nil {
 		return corrupt("header: %v", err)
 	}
-	if v.Version == Version && len(l.header.ID) != 32 {
+	if l.chained && len(l.header.ID) != 32 {
 		return corrupt("header: id %q: want 32 hexadecimal digits", l.header.ID)
+	}
+	if v.Version == Version {
+		b, err := l.header.Binding()
+		if err == nil {
+			l.cap, _, err = b.Cap(l.header.DeltaPrime)
+		}
+		if err != nil {
+			return corrupt("header: teachers' cap: %v", err)
+		}
 	}
 	l.version = v.Version
 	return nil
@@ -635,7 +729,7 @@ func (l *Ledger) scan(rec *Record) error {
 		if l.marked {
 			return corrupt("a line after the mark of an upgrade to version %d", Version)
 		}
-		if l.version == 1 && isMarker(b) {
+		if !l.chained && isMarker(b) {
 			l.marked, markAt = true, r.end-int64(len(b))-1
 			continue
 		}
@@ -672,7 +766,7 @@ func (l *Ledger) parseSpend(b []byte, prev string, n int) (string, error) {
 	}
 	var ln line
 	dec := json.NewDecoder(bytes.NewReader(b))
-	if l.version == Version {
+	if l.chained {
 		dec.DisallowUnknownFields()
 	}
 	if err := dec.Decode(&ln); err != nil {
@@ -681,7 +775,7 @@ func (l *Ledger) parseSpend(b []byte, prev string, n int) (string, error) {
 	if ln.Spend == nil || ln.Header != nil {
 		return "", corrupt("want a header on the first line and spends after it")
 	}
-	if l.version == Version {
+	if l.chained {
 		switch {
 		case ln.Prev == nil || *ln.Prev != prev:
 			return "", corrupt("the chain is broken: this line does not follow line %d (a line was removed, inserted or changed)", n-1)
@@ -693,7 +787,7 @@ func (l *Ledger) parseSpend(b []byte, prev string, n int) (string, error) {
 	}
 	var s Spend
 	dec = json.NewDecoder(bytes.NewReader(*ln.Spend))
-	if l.version == Version {
+	if l.chained {
 		dec.DisallowUnknownFields()
 	}
 	if err := dec.Decode(&s); err != nil {
@@ -793,8 +887,6 @@ func (l *Ledger) Lines() int { return l.lines }
 // Head returns the hash of the ledger's last line.
 func (l *Ledger) Head() string { return l.head }
 
-// FormatVersion returns the version of the ledger's file format.
-func (l *Ledger) FormatVersion() int { return l.version }
 
 // Notes returns what opening the ledger found worth telling: a torn last
 // line cut off or left, a version-1 format, no record yet.
@@ -823,9 +915,50 @@ func (l *Ledger) total(step accountant.Guarantee, extra int) (accountant.Guarant
 	return Compose(runs, l.header.DeltaPrime)
 }
 
-// Total returns the total privacy spent so far and the composition used.
+// Balance is what a ledger has spent.
+type Balance struct {
+	// Total is the privacy spent: the smaller of Queries and the
+	// teachers' Cap, one that meets the budget if either does
+	// (accountant.CapTotal); Bound says which.
+	Total accountant.Guarantee
+	Bound accountant.Bound
+	// Queries is the composition of every spend, by Composition.
+	Queries     accountant.Guarantee
+	Composition string
+	// Cap is the teachers' cap on every total, nil when there is none.
+	Cap *accountant.Cap
+	// Free says that the cap is within the budget: every further release
+	// from these teachers is free, however many labels it has.
+	Free bool
+}
+
+// Balance returns the privacy spent so far.
+func (l *Ledger) Balance() (Balance, error) {
+	q, method, err := l.total(accountant.Guarantee{}, 0)
+	if err != nil {
+		return Balance{}, err
+	}
+	b := Balance{Queries: q, Composition: method, Cap: l.cap, Free: l.cap != nil && l.cap.Within(l.header.Budget)}
+	b.Total, b.Bound = accountant.CapTotal(q, l.cap, &l.header.Budget)
+	return b, nil
+}
+
+// Total returns the total privacy spent so far (Balance: the smaller of
+// the composition and the teachers' cap) and how it was obtained: the
+// composition's name, or "teachers' cap".
 func (l *Ledger) Total() (accountant.Guarantee, string, error) {
-	return l.total(accountant.Guarantee{}, 0)
+	b, err := l.Balance()
+	if b.Bound == accountant.TeachersBound {
+		return b.Total, "teachers' cap (" + b.Cap.Rule() + ")", err
+	}
+	return b.Total, b.Composition, err
+}
+
+// within reports whether spends of composition q meet the budget: q does,
+// or the teachers' cap, which bounds them too, does.
+func (l *Ledger) within(q accountant.Guarantee) bool {
+	b := l.header.Budget
+	return q.Within(b) || l.cap != nil && l.cap.Within(b)
 }
 
 // Compose returns the total of a sequence of steps, given as runs of equal
@@ -862,11 +995,15 @@ func Compose(runs []accountant.Run, deltaPrime float64) (accountant.Guarantee, s
 const maxAllowance = 1 << 50
 
 // Allowance returns how many more labels of guarantee step the budget
-// allows (at most limit when limit >= 0).
+// allows (at most limit when limit >= 0): limit, or accountant.Unlimited
+// when limit < 0, if the teachers' cap is within the budget.
 func (l *Ledger) Allowance(step accountant.Guarantee, limit int) (int, error) {
+	if l.cap != nil && l.cap.Within(l.header.Budget) {
+		return limit, nil
+	}
 	fits := func(k int) (bool, error) {
 		g, _, err := l.total(step, k)
-		return err == nil && g.Eps <= l.header.Budget.Eps && g.Delta <= l.header.Budget.Delta, err
+		return err == nil && l.within(g), err
 	}
 	if ok, err := fits(0); err != nil || !ok {
 		return 0, err
@@ -902,18 +1039,25 @@ type Status struct {
 	Ensemble string               `json:"ensemble"`
 	Relation string               `json:"relation"`
 	Budget   accountant.Guarantee `json:"budget"`
-	// Total is the privacy spent so far, by Composition.
+	// Total is the privacy spent so far, the smaller of the composition
+	// of the spends (Queries, by Composition) and the teachers' Cap;
+	// TotalBound says which.
 	Total       accountant.Guarantee `json:"total"`
 	Composition string               `json:"composition"`
+	TotalBound  accountant.Bound     `json:"total_bound"`
+	Queries     accountant.Guarantee `json:"queries"`
+	Cap         *accountant.Cap      `json:"cap,omitempty"`
 	// QueriesLeft is how many more labels of the guarantee given to
-	// Status the budget allows.
-	QueriesLeft int `json:"queries_left"`
+	// Status the budget allows: -1 when every further release is free
+	// (Free: the teachers' cap is within the budget).
+	QueriesLeft int  `json:"queries_left"`
+	Free        bool `json:"free"`
 }
 
 // Status returns the ledger's budget, its total so far, and how many more
 // labels of guarantee step its budget allows.
 func (l *Ledger) Status(step accountant.Guarantee) (Status, error) {
-	total, method, err := l.Total()
+	b, err := l.Balance()
 	if err != nil {
 		return Status{}, err
 	}
@@ -922,26 +1066,33 @@ func (l *Ledger) Status(step accountant.Guarantee) (Status, error) {
 		return Status{}, err
 	}
 	h := l.header
-	return Status{Ensemble: h.Ensemble, Relation: h.Relation, Budget: h.Budget, Total: total, Composition: method, QueriesLeft: left}, nil
+	return Status{Ensemble: h.Ensemble, Relation: h.Relation, Budget: h.Budget, Total: b.Total, Composition: b.Composition,
+		TotalBound: b.Bound, Queries: b.Queries, Cap: b.Cap, QueriesLeft: left, Free: b.Free}, nil
 }
 
-// Begin starts this run's spend: mechanism and the per-label guarantee.
-// relation must be the ledger's.
-func (l *Ledger) Begin(mechanism, relation string, step accountant.Guarantee) error {
+// Begin starts this run's spend: mechanism, the per-label guarantee, and
+// the ensemble the release states (b), which must be the one the ledger
+// is bound to: every parameter both state must agree (a *BindingError
+// otherwise).
+func (l *Ledger) Begin(mechanism string, b ensemble.Binding, step accountant.Guarantee) error {
 	if l.readOnly {
 		return fmt.Errorf("ledger %s: opened read-only", l.path)
-	}
-	if relation != l.header.Relation {
-		return &RelationError{Path: l.path, Ledger: l.header.Relation, Mechanism: mechanism, Relation: relation}
 	}
 	if err := checkSpend(Spend{Run: "-", Eps: step.Eps, Delta: step.Delta}); err != nil {
 		return fmt.Errorf("ledger %s: %s's guarantee %v: %w", l.path, mechanism, step, err)
 	}
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
+	bound, err := l.header.Binding()
+	if err != nil {
 		return err
 	}
-	l.run, l.mech, l.step = hex.EncodeToString(b[:]), mechanism, step
+	if d := bound.Diff(b); len(d) > 0 {
+		return &BindingError{Path: l.path, Ledger: bound, Diffs: d}
+	}
+	var id [8]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return err
+	}
+	l.run, l.mech, l.step = hex.EncodeToString(id[:]), mechanism, step
 	return nil
 }
 
@@ -967,8 +1118,8 @@ func (l *Ledger) Reserve(labels int) error {
 	if err != nil {
 		return fmt.Errorf("ledger %s: %w", l.path, err)
 	}
-	if b := l.header.Budget; total.Eps > b.Eps || total.Delta > b.Delta {
-		return fmt.Errorf("ledger %s: %d labels of %v would bring the total to %v by %s composition, over the budget %v: %w", l.path, labels, l.step, total, method, b, ErrBudget)
+	if !l.within(total) {
+		return fmt.Errorf("ledger %s: %d labels of %v would bring the total to %v by %s composition, over the budget %v: %w", l.path, labels, l.step, total, method, l.header.Budget, ErrBudget)
 	}
 	return l.write(labels, false)
 }

@@ -35,7 +35,8 @@ func fsizeHelper(path string) int {
 		return 1
 	}
 	defer l.Close()
-	if err := l.Begin("darrm", "private-teachers", step); err != nil {
+	b, _ := l.Header().Binding()
+	if err := l.Begin("darrm", b, step); err != nil {
 		fmt.Println(err)
 		return 1
 	}

@@ -13,6 +13,9 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
 )
 
 // marker is the line Upgrade appends to a version-1 ledger before it puts
@@ -32,6 +35,34 @@ func isMarker(b []byte) bool {
 	return json.Unmarshal(b, &m) == nil && m.Upgraded.To > 0
 }
 
+// bindUpgrade binds the header h of the ledger at path, being upgraded,
+// to the ensemble that b states, in the ledger's own relation (Upgrade).
+func bindUpgrade(path string, h *Header, b ensemble.Binding) error {
+	var rel ensemble.Relation
+	if err := rel.UnmarshalText([]byte(h.Relation)); err != nil {
+		return fmt.Errorf("ledger upgrade: %w", err)
+	}
+	b.Relation = rel
+	if h.Teachers != nil {
+		own, err := h.Binding()
+		if err != nil {
+			return fmt.Errorf("ledger upgrade: %w", err)
+		}
+		if d := own.Diff(b); len(d) > 0 {
+			return &BindingError{Path: path, Ledger: own, Diffs: d}
+		}
+		return nil
+	}
+	if b.Ensemble == "" {
+		b.Ensemble = h.Ensemble
+	}
+	if b.K == 0 || b.Teachers == (accountant.Guarantee{}) || b.Kind == ensemble.KindUnstated || b.Partition == ensemble.PartitionUnstated {
+		return &BindError{errors.New("upgrade: a version-1 ledger binds no ensemble parameters: state K, the teachers' eps and Delta, kind and partition (the ensemble's id is the old name unless stated, the relation the old one)")}
+	}
+	h.Bind(b)
+	return nil
+}
+
 // BackupSuffix is added to a version-1 ledger's name for the copy of it
 // that Upgrade keeps.
 const BackupSuffix = ".v1"
@@ -46,17 +77,21 @@ type UpgradeResult struct {
 	Previous *Record
 }
 
-// Upgrade turns the version-1 ledger at path into a version-2 ledger in
-// its place: a new header (a new ID, Upgraded naming the old file; the
-// ensemble h.Ensemble, or the old one if that is empty; the old relation,
-// budget, δ' and creation time), then the spend of every run of the old
-// ledger (the last record of each, as the old ledger counted them), chained.
-// The old file is kept as path+BackupSuffix, with a last line that
-// versions of darrm that read version 1 refuse. The new ledger is recorded
-// as its ensemble's; an ensemble recorded with another ledger is a
-// *RecordError unless opts.Replace. Upgrading again after an interrupted
-// upgrade completes it.
-func Upgrade(ctx context.Context, path string, h Header, opts InitOptions) (UpgradeResult, error) {
+// Upgrade turns the ledger at path that has no hash chain (version 1, or
+// the version 2 of development builds) into a version-2 ledger in its
+// place: a new header (a new ID; Upgraded naming the old file; the old
+// relation, budget, δ' and creation time; bound to the ensemble b
+// states), then the spend of every run of the old ledger (the last record
+// of each, as the old ledger counted them), chained. A version-1 ledger
+// binds no parameters, so b must state them all but the ensemble's id
+// (the old name when b has none) and the relation (the old one); a
+// version-2 ledger keeps its own, which b may only repeat. The old file
+// is kept as path+BackupSuffix, with a last line that darrm versions
+// without the chain refuse. The new ledger is recorded as its ensemble's;
+// an ensemble recorded with another ledger is a *RecordError unless
+// opts.Replace. Upgrading again after an interrupted upgrade completes
+// it.
+func Upgrade(ctx context.Context, path string, b ensemble.Binding, opts InitOptions) (UpgradeResult, error) {
 	var res UpgradeResult
 	f, err := openFile(path, os.O_RDWR)
 	if err != nil {
@@ -81,8 +116,8 @@ func Upgrade(ctx context.Context, path string, h Header, opts InitOptions) (Upgr
 			return res, err
 		}
 	}
-	if old.version != 1 {
-		return res, fmt.Errorf("ledger %s is of version %d: only version 1 is upgraded", path, old.version)
+	if old.chained {
+		return res, fmt.Errorf("ledger %s is of version %d with a hash chain already: there is nothing to upgrade", path, old.version)
 	}
 	if err := old.scan(nil); err != nil {
 		return res, err
@@ -94,10 +129,10 @@ func Upgrade(ctx context.Context, path string, h Header, opts InitOptions) (Upgr
 
 	nh := old.header
 	nh.Version = Version
-	if h.Ensemble != "" {
-		nh.Ensemble = h.Ensemble
+	if err := bindUpgrade(path, &nh, b); err != nil {
+		return res, err
 	}
-	if err := checkName(nh.Ensemble); err != nil {
+	if err := checkHeader(nh); err != nil {
 		return res, err
 	}
 	var id [16]byte
@@ -105,7 +140,7 @@ func Upgrade(ctx context.Context, path string, h Header, opts InitOptions) (Upgr
 		return res, err
 	}
 	nh.ID = hex.EncodeToString(id[:])
-	nh.Upgraded = &Upgraded{Version: 1, Lines: old.lines, SHA256: hex.EncodeToString(sum.Sum(nil))}
+	nh.Upgraded = &Upgraded{Version: old.version, Lines: old.lines, SHA256: hex.EncodeToString(sum.Sum(nil))}
 
 	st, err := openState(opts.Options, nh.Ensemble)
 	if err != nil {
@@ -126,17 +161,16 @@ func Upgrade(ctx context.Context, path string, h Header, opts InitOptions) (Upgr
 	res.Previous = rec
 
 	// The new ledger, complete and synced, beside the old one.
-	var buf []byte
-	b, head, err := encodeLine("", nh)
+	buf, head, err := encodeLine("", nh)
 	if err != nil {
 		return res, err
 	}
-	buf = append(buf, b...)
 	for _, s := range old.spends {
-		if b, head, err = encodeLine(head, s); err != nil {
+		var line []byte
+		if line, head, err = encodeLine(head, s); err != nil {
 			return res, err
 		}
-		buf = append(buf, b...)
+		buf = append(buf, line...)
 	}
 	lines := 1 + len(old.spends)
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".v2-*")

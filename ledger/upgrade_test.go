@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
 )
 
 // writeV1 writes a ledger of version 1 as darrm wrote them: the header's
@@ -63,7 +64,12 @@ func TestUpgrade(t *testing.T) {
 	if err := openErr(path, Options{}); !errors.As(err, &ve) || !strings.Contains(err.Error(), "darrm ledger upgrade") {
 		t.Fatalf("a run on version 1: %v", err)
 	}
-	res, err := Upgrade(ctx, path, Header{Ensemble: "mnist58-k11-upgraded"}, InitOptions{})
+	if _, err := Upgrade(ctx, path, ensemble.Binding{}, InitOptions{}); err == nil || !strings.Contains(err.Error(), "state K, the teachers' eps and Delta, kind and partition") {
+		t.Errorf("upgrade of version 1 without the parameters: %v", err)
+	}
+	stated := bound
+	stated.Ensemble = "mnist58-k11-upgraded"
+	res, err := Upgrade(ctx, path, stated, InitOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +79,7 @@ func TestUpgrade(t *testing.T) {
 	l := open(t, path)
 	h := l.Header()
 	total2, _, _ := l.Total()
-	if h.Version != Version || h.Ensemble != "mnist58-k11-upgraded" || h.Budget != (accountant.Guarantee{Eps: 10, Delta: 1e-3}) ||
+	if h.Version != Version || h.Ensemble != "mnist58-k11-upgraded" || h.Budget != (accountant.Guarantee{Eps: 10, Delta: 1e-3}) || h.Teachers == nil || h.Teachers.K != 11 ||
 		h.Upgraded == nil || h.Upgraded.Lines != 4 || total2 != total1 || len(l.Spends()) != 2 || l.Spends()[0].Queries != 7 {
 		t.Errorf("upgraded: header %+v, total %v (was %v), spends %+v", h, total2, total1, l.Spends())
 	}
@@ -98,7 +104,7 @@ func TestUpgrade(t *testing.T) {
 	f, _ := os.OpenFile(again, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"upgraded":{"to":2,"time":"2025-03-01T00:00:00Z"}}` + "\n")
 	f.Close()
-	if _, err := Upgrade(ctx, again, Header{}, InitOptions{}); err != nil {
+	if _, err := Upgrade(ctx, again, bound, InitOptions{}); err != nil {
 		t.Fatalf("upgrade after an interrupted one: %v", err)
 	}
 	spend(t, again, 1)
@@ -106,17 +112,48 @@ func TestUpgrade(t *testing.T) {
 	// An ensemble recorded with another ledger.
 	third := filepath.Join(dir, "third.ledger")
 	writeV1(t, third, "k11-again", spends, "")
-	_, err = Upgrade(ctx, third, Header{}, InitOptions{})
+	_, err = Upgrade(ctx, third, bound, InitOptions{})
 	recordError(t, "upgrade of a second ledger", err, SecondLedger)
 	if _, err := os.Stat(third + BackupSuffix); err == nil {
 		t.Error("a refused upgrade kept a copy")
 	}
-	if _, err := Upgrade(ctx, third, Header{}, InitOptions{Replace: true}); err != nil {
+	if _, err := Upgrade(ctx, third, bound, InitOptions{Replace: true}); err != nil {
 		t.Fatal(err)
 	}
 	err = openErr(again, Options{})
 	recordError(t, "the replaced ledger", err, SecondLedger)
-	if _, err := Upgrade(ctx, third, Header{}, InitOptions{}); err == nil || !strings.Contains(err.Error(), "only version 1") {
+	if _, err := Upgrade(ctx, third, bound, InitOptions{}); err == nil || !strings.Contains(err.Error(), "nothing to upgrade") {
 		t.Errorf("upgrade of version 2: %v", err)
+	}
+}
+
+// TestUpgradeUnchained: a version-2 ledger of a development build (bound
+// to its ensemble, no hash chain) is read, refused for a run, and upgraded
+// keeping its own binding, which the upgrade may repeat, not contradict.
+func TestUpgradeUnchained(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "dev.ledger")
+	own := unique(bound)
+	h := NewHeader(own, accountant.Guarantee{Eps: 10, Delta: 1e-3}, 1e-5)
+	h.Version = Version
+	raw, _ := json.Marshal(h)
+	sp, _ := json.Marshal(Spend{Run: "a1", Time: time.Now().UTC(), Mechanism: "darrm", Eps: 0.3, Delta: 3e-5, Queries: 5, Final: true})
+	os.WriteFile(path, []byte(`{"header":`+string(raw)+`,"sha256":"`+v1Hash(raw)+`"}`+"\n"+`{"spend":`+string(sp)+`,"sha256":"`+v1Hash(sp)+`"}`+"\n"), 0o644)
+	var ve *VersionError
+	if err := openErr(path, Options{}); !errors.As(err, &ve) || !strings.Contains(err.Error(), "without a hash chain") {
+		t.Errorf("a run on an unchained version 2: %v", err)
+	}
+	other := own
+	other.K = 9
+	var be *BindingError
+	if _, err := Upgrade(ctx, path, other, InitOptions{}); !errors.As(err, &be) {
+		t.Errorf("upgrade contradicting the binding: %v", err)
+	}
+	if _, err := Upgrade(ctx, path, ensemble.Binding{}, InitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	l := open(t, path)
+	defer l.Close()
+	if b := binding(t, l); b != own || l.Header().Upgraded.Version != 2 || len(l.Spends()) != 1 {
+		t.Errorf("upgraded: %+v, %+v", b, l.Header())
 	}
 }

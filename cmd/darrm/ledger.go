@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/internal/report"
 	"github.com/darrm/darrm/ledger"
 )
@@ -22,30 +23,84 @@ func newLedgerCmd() *cobra.Command {
 		newLedgerInitCmd(), newLedgerShowCmd(), newLedgerAdoptCmd(), newLedgerUpgradeCmd())
 }
 
+// ledgerInitFlags are the budget of a new ledger and the parameters of
+// the ensemble it binds, from a vote file's metadata header (--votes) or
+// from the flags.
+type ledgerInitFlags struct {
+	Votes       string             `flag:"votes" help:"take the ensemble's parameters from this vote file's metadata header (flags given as well must agree with it)"`
+	Ensemble    string             `flag:"ensemble" help:"id of the teacher ensemble the budget is for"`
+	K           int                `flag:"K"`
+	Eps         float64            `flag:"eps"`
+	Delta       float64            `flag:"Delta"`
+	Relation    ensemble.Relation  `flag:"relation" help:"neighbouring relation: private-teachers (DaRRM, RR, subsampling) or one-vote (GNMax)"`
+	Kind        ensemble.Kind      `flag:"kind" help:"the teachers are fixed models (fixed) or a fresh mechanism per query (per-query)"`
+	Partition   ensemble.Partition `flag:"partition" help:"how the teachers' training data were split: keyed-hash, file-position or shared"`
+	BudgetEps   float64            `flag:"budget-eps" required:""`
+	BudgetDelta float64            `flag:"budget-delta" required:""`
+	DeltaPrime  float64            `flag:"delta-prime"`
+	Replace     bool               `flag:"replace" help:"record this ledger as the ensemble's even though your record names another: the ensemble's budget starts again (only on purpose)"`
+}
+
 func newLedgerInitCmd() *cobra.Command {
-	f := struct {
-		Ensemble    string            `flag:"ensemble" help:"name of the teacher ensemble the budget is for" required:""`
-		Relation    ensemble.Relation `flag:"relation" help:"neighbouring relation: private-teachers (DaRRM, RR, subsampling) or one-vote (GNMax)"`
-		BudgetEps   float64           `flag:"budget-eps" required:""`
-		BudgetDelta float64           `flag:"budget-delta" required:""`
-		DeltaPrime  float64           `flag:"delta-prime"`
-		Replace     bool              `flag:"replace" help:"record this ledger as the ensemble's even though your record names another: the ensemble's budget starts again (only on purpose)"`
-	}{Relation: ensemble.PrivateTeachers}
+	f := ledgerInitFlags{Relation: ensemble.PrivateTeachers}
 	return newCmd("ledger-init", &cobra.Command{
-		Use:   "init LEDGER --ensemble NAME --budget-eps E --budget-delta D",
-		Short: "Create a ledger with a total budget",
+		Use:   "init LEDGER (--votes VOTES | --ensemble ID --K K --eps E --Delta D --kind KIND --partition RULE) --budget-eps E --budget-delta D",
+		Short: "Create a ledger with a total budget, bound to one teacher ensemble",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			b, err := f.binding(cmd)
+			if err != nil {
+				return err
+			}
 			budget := accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}
-			h := ledger.Header{Ensemble: f.Ensemble, Relation: f.Relation.String(), Budget: budget, DeltaPrime: f.DeltaPrime}
-			if err := ledger.Init(args[0], h, ledger.InitOptions{Replace: f.Replace}); err != nil {
+			if err := ledger.Init(args[0], ledger.NewHeader(b, budget, f.DeltaPrime), ledger.InitOptions{Replace: f.Replace}); err != nil {
 				return ledgerError(err)
 			}
-			_, err := fmt.Fprintf(cmd.OutOrStdout(), "ledger %s: ensemble %s, budget %v (%s relation, delta' = %g)\n",
-				args[0], cliout.Escape(f.Ensemble), budget, f.Relation, f.DeltaPrime)
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "ledger %s: bound to %s; budget %v (delta' = %g)\n", args[0], cliout.Escape(b.String()), budget, f.DeltaPrime)
 			return err
 		},
 	}, &f, nil)
+}
+
+// binding returns the ensemble's parameters: the vote file's header and
+// the flags, which must agree with it, or the flags alone, which must then
+// state every parameter (the relation defaults to private-teachers).
+func (f *ledgerInitFlags) binding(cmd *cobra.Command) (ensemble.Binding, error) {
+	fs := cmd.Flags()
+	given := ensemble.Binding{Ensemble: f.Ensemble, K: f.K, Relation: f.Relation, Kind: f.Kind, Partition: f.Partition}
+	eps, delta := cli.Given(fs, "eps", f.Eps), cli.Given(fs, "Delta", f.Delta)
+	if f.Votes == "" {
+		if err := cli.RequireFlags(cmd, "ensemble", "K", "eps", "Delta", "kind", "partition"); err != nil {
+			return given, cli.Usagef("%v (or take them from a vote file's header with --votes)", err)
+		}
+		given.Teachers = accountant.Guarantee{Eps: f.Eps, Delta: f.Delta}
+		return given, cli.AsUsage(given.Validate())
+	}
+	file, err := cli.OpenInput(cmd.InOrStdin(), f.Votes)
+	if err != nil {
+		return given, err
+	}
+	defer file.Close()
+	votes, err := ensemble.NewVoteReader(file, cli.InputName(f.Votes), ensemble.ReadOptions{})
+	if err != nil {
+		return given, cli.Usagef("--votes: %v", err)
+	}
+	meta := votes.Meta()
+	if meta == nil {
+		return given, cli.Usagef("--votes %s has no metadata header: give the ensemble's parameters as flags", cli.InputName(f.Votes))
+	}
+	t, err := ensemble.ReleaseTeachers(meta, eps, delta)
+	if err != nil {
+		return given, fmt.Errorf("--votes %s: %w (--eps, --Delta)", cli.InputName(f.Votes), err)
+	}
+	b := meta.Binding(t)
+	if !fs.Changed("relation") {
+		given.Relation = b.Relation
+	}
+	if d := b.Diff(given); len(d) > 0 {
+		return b, cli.Usagef("--%s %s contradicts the metadata header of %s, which states %s", d[0].Field, d[0].B, cli.InputName(f.Votes), d[0].A)
+	}
+	return b, nil
 }
 
 func newLedgerShowCmd() *cobra.Command {
@@ -100,21 +155,33 @@ func newLedgerAdoptCmd() *cobra.Command {
 
 func newLedgerUpgradeCmd() *cobra.Command {
 	var f struct {
-		Ensemble string `flag:"ensemble" help:"name of the teacher ensemble to bind the ledger to (default: the name in the version-1 ledger)"`
-		Replace  bool   `flag:"replace" help:"record the upgraded ledger as the ensemble's even though your record names another (only on purpose)"`
+		Ensemble  string             `flag:"ensemble" help:"id of the teacher ensemble to bind the ledger to (default: the name in the old ledger)"`
+		K         int                `flag:"K"`
+		Eps       float64            `flag:"eps"`
+		Delta     float64            `flag:"Delta"`
+		Kind      ensemble.Kind      `flag:"kind" help:"the teachers are fixed models (fixed) or a fresh mechanism per query (per-query)"`
+		Partition ensemble.Partition `flag:"partition" help:"how the teachers' training data were split: keyed-hash, file-position or shared"`
+		Replace   bool               `flag:"replace" help:"record the upgraded ledger as the ensemble's even though your record names another (only on purpose)"`
 	}
 	return newCmd("ledger-upgrade", &cobra.Command{
-		Use:   "upgrade LEDGER",
-		Short: "Turn a version-1 ledger into a version-2 one, carrying its spends over",
+		Use:   "upgrade LEDGER [--ensemble ID --K K --eps E --Delta D --kind KIND --partition RULE]",
+		Short: "Turn a ledger without hash chain (version 1) into a version-2 one, carrying its spends over",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			b := ensemble.Binding{Ensemble: f.Ensemble, K: f.K, Kind: f.Kind, Partition: f.Partition}
+			if eps, delta := cli.Given(cmd.Flags(), "eps", f.Eps), cli.Given(cmd.Flags(), "Delta", f.Delta); eps != nil || delta != nil {
+				if eps == nil || delta == nil {
+					return cli.Usagef("--eps and --Delta go together: they are each teacher's guarantee")
+				}
+				b.Teachers = accountant.Guarantee{Eps: *eps, Delta: *delta}
+			}
 			opts := ledger.InitOptions{Options: ledger.Options{Waiting: waitingFor(cmd)}, Replace: f.Replace}
-			res, err := ledger.Upgrade(cmd.Context(), args[0], ledger.Header{Ensemble: f.Ensemble}, opts)
+			res, err := ledger.Upgrade(cmd.Context(), args[0], b, opts)
 			if err != nil {
 				return ledgerError(err)
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "ledger %s upgraded to version %d: the spends of %d runs carried over; the version-1 file is kept as %s\n",
-				args[0], ledger.Version, res.Runs, res.Backup)
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "ledger %s upgraded to version %d: the spends of %s carried over; the old file is kept as %s\n",
+				args[0], ledger.Version, plural.Of(res.Runs, "run", "runs"), res.Backup)
 			return err
 		},
 	}, &f, nil)
@@ -136,7 +203,7 @@ func printNotes(w io.Writer, path string, notes []string) {
 
 // ledgerError maps the ledger's errors onto exit statuses: a file that is
 // no ledger, a damaged or version-1 one, one that its record refuses, a
-// release of another relation and a bad parameter are bad input (2, the parameter named as its flag); an
+// release of other teachers and a bad parameter are bad input (2, the parameter named as its flag); an
 // I/O failure (permission, a full disk) is a failure (1).
 func ledgerError(err error) error {
 	var (
@@ -145,12 +212,13 @@ func ledgerError(err error) error {
 		ne *ledger.NotLedgerError
 		ve *ledger.VersionError
 		re *ledger.RecordError
-		xe *ledger.RelationError
+		be *ledger.BindingError
+		he *ledger.BindError
 	)
 	switch {
 	case errors.As(err, &pe):
 		return cli.Usagef("--%s = %s: %s", pe.Name, pe.Value, pe.Rule)
-	case errors.As(err, &ce), errors.As(err, &ne), errors.As(err, &ve), errors.As(err, &re), errors.As(err, &xe):
+	case errors.As(err, &ce), errors.As(err, &ne), errors.As(err, &ve), errors.As(err, &re), errors.As(err, &be), errors.As(err, &he):
 		return cli.AsUsage(err)
 	}
 	return err

@@ -74,11 +74,16 @@ func smallVotes(t *testing.T, dir string, n int) string {
 	return path
 }
 
+// binding3 are the parameters of the ensembles of smallVotes: K = 3
+// teachers, each (0.1, 1e-5)-DP, a fresh mechanism per query on shared
+// data. A release of its votes states the teachers' guarantee (stated).
+var binding3 = []string{"--K", "3", "--eps", "0.1", "--Delta", "1e-5", "--kind", "per-query", "--partition", "shared"}
+
 // newLedgerFile creates a ledger with a large budget for ensemble name.
 func newLedgerFile(t *testing.T, dir, name string) string {
 	t.Helper()
 	led := filepath.Join(dir, name+".ledger")
-	if _, e, code := darrm(t, "", "ledger", "init", led, "--ensemble", name, "--budget-eps", "1e9", "--budget-delta", "0.5"); code != 0 {
+	if _, e, code := darrm(t, "", append([]string{"ledger", "init", led, "--ensemble", name, "--budget-eps", "1e9", "--budget-delta", "0.5"}, binding3...)...); code != 0 {
 		t.Fatal(e)
 	}
 	return led
@@ -125,7 +130,7 @@ func TestShortWriteCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer out.Close()
-	cmd := inShell("ulimit -f 100", "aggregate", votes, "--mechanism", "subsample", "--m", "1", "--no-cache", "--ledger", led)
+	cmd := inShell("ulimit -f 100", "aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--ledger", led)
 	var stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = out, &stderr
 	if err := cmd.Start(); err != nil {
@@ -166,7 +171,7 @@ func TestOutputTargets(t *testing.T) {
 	os.Link(led, filepath.Join(dir, "hard"))
 	os.Symlink(led, filepath.Join(dir, "soft"))
 	before, _ := os.ReadFile(led)
-	release := []string{"aggregate", votes, "--mechanism", "subsample", "--m", "1", "--cache-dir", cache, "--ledger", led}
+	release := []string{"aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--cache-dir", cache, "--ledger", led}
 	for out, want := range map[string]string{
 		led:                                  "is the ledger",
 		filepath.Join(dir, "hard"):           "is the ledger",
@@ -251,7 +256,7 @@ func TestSignalsWhileBlocked(t *testing.T) {
 	dir := t.TempDir()
 	votes := smallVotes(t, dir, 300_000)
 	led := newLedgerFile(t, dir, "signals")
-	release := []string{"aggregate", "--mechanism", "subsample", "--m", "1", "--no-cache", "--ledger", led}
+	release := []string{"aggregate", "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--ledger", led}
 
 	// Waiting for the lock.
 	held, err := ledger.Open(context.Background(), led, ledger.Options{})
@@ -305,7 +310,7 @@ func TestSignalsWhileBlocked(t *testing.T) {
 	// A FIFO as ledger, read or released into: refused at once.
 	fifo := filepath.Join(dir, "fifo")
 	syscall.Mkfifo(fifo, 0o600)
-	for _, args := range [][]string{{"ledger", "show", fifo}, {"aggregate", votes, "--mechanism", "subsample", "--m", "1", "--no-cache", "--ledger", fifo}} {
+	for _, args := range [][]string{{"ledger", "show", fifo}, {"aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--ledger", fifo}} {
 		cmd := child(args...)
 		var e strings.Builder
 		cmd.Stderr = &e
@@ -327,7 +332,7 @@ func TestLedgerRefusals(t *testing.T) {
 	os.WriteFile(config, []byte(`{"a":1}`), 0o644)
 	noEnd := filepath.Join(dir, "noend.csv")
 	os.WriteFile(noEnd, []byte("1,1,0\n1,0,0"), 0o644)
-	for _, args := range [][]string{{"ledger", "show", config}, {"aggregate", votes, "--mechanism", "subsample", "--m", "1", "--no-cache", "--ledger", noEnd}} {
+	for _, args := range [][]string{{"ledger", "show", config}, {"aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--ledger", noEnd}} {
 		if _, stderr, code := darrm(t, "", args...); code != exitUsage {
 			t.Errorf("%v: exit %d: %s", args, code, stderr)
 		}
@@ -340,7 +345,7 @@ func TestLedgerRefusals(t *testing.T) {
 	}
 
 	led := newLedgerFile(t, dir, "refusals")
-	release := []string{"aggregate", votes, "--mechanism", "subsample", "--m", "1", "--no-cache", "--ledger", led, "--out", filepath.Join(dir, "labels.csv")}
+	release := []string{"aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--ledger", led, "--out", filepath.Join(dir, "labels.csv")}
 	if _, e, code := darrm(t, "", release...); code != 0 {
 		t.Fatal(e)
 	}
@@ -360,7 +365,7 @@ func TestLedgerRefusals(t *testing.T) {
 		t.Errorf("after adopt: %s", e)
 	}
 	second := filepath.Join(dir, "second.ledger")
-	_, stderr, code = darrm(t, "", "ledger", "init", second, "--ensemble", "refusals", "--budget-eps", "1e9", "--budget-delta", "0.5")
+	_, stderr, code = darrm(t, "", append([]string{"ledger", "init", second, "--ensemble", "refusals", "--budget-eps", "1e9", "--budget-delta", "0.5"}, binding3...)...)
 	if code != exitUsage || !strings.Contains(stderr, "--replace") {
 		t.Errorf("second ledger: exit %d: %s", code, stderr)
 	}
@@ -397,9 +402,9 @@ func TestLedgerMessages(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"ledger", "init", filepath.Join(dir, "inf"), "--ensemble", "e", "--budget-eps", "Inf", "--budget-delta", "0"}, exitUsage, "--budget-eps = +Inf: must be a finite number > 0"},
-		{[]string{"ledger", "init", filepath.Join(dir, "nan"), "--ensemble", "e", "--budget-eps", "NaN", "--budget-delta", "0"}, exitUsage, "--budget-eps = NaN"},
-		{[]string{"ledger", "init", filepath.Join(dir, "esc"), "--ensemble", "e\x1b[31m", "--budget-eps", "1", "--budget-delta", "0"}, exitUsage, `--ensemble = "e\x1b[31m": control characters are not allowed`},
+		{append([]string{"ledger", "init", filepath.Join(dir, "inf"), "--ensemble", "e", "--budget-eps", "Inf", "--budget-delta", "0"}, binding3...), exitUsage, "--budget-eps = +Inf: must be a finite number > 0"},
+		{append([]string{"ledger", "init", filepath.Join(dir, "nan"), "--ensemble", "e", "--budget-eps", "NaN", "--budget-delta", "0"}, binding3...), exitUsage, "--budget-eps = NaN"},
+		{append([]string{"ledger", "init", filepath.Join(dir, "esc"), "--ensemble", "e\x1b[31m", "--budget-eps", "1", "--budget-delta", "0"}, binding3...), exitUsage, `--ensemble = "e\x1b[31m": control characters are not allowed`},
 		{[]string{"ledger", "show", dir}, exitUsage, "is a directory, not a ledger file"},
 		{[]string{"ledger", "show", filepath.Join(dir, "missing")}, exitUsage, "no such file (create it with darrm ledger init)"},
 	} {
@@ -415,7 +420,7 @@ func TestLedgerMessages(t *testing.T) {
 	// A full disk (here a file size limit of 0) at init: a failure, not
 	// bad input, and no file left.
 	full := filepath.Join(dir, "full.ledger")
-	cmd := inShell("ulimit -f 0", "ledger", "init", full, "--ensemble", "full", "--budget-eps", "1", "--budget-delta", "0")
+	cmd := inShell("ulimit -f 0", append([]string{"ledger", "init", full, "--ensemble", "full", "--budget-eps", "1", "--budget-delta", "0"}, binding3...)...)
 	var e strings.Builder
 	cmd.Stderr = &e
 	cmd.Start()
@@ -456,10 +461,13 @@ func TestLedgerMessages(t *testing.T) {
 
 	// The upgrade, and the ledger block of aggregate's JSON in lower case.
 	v1Ledger(t, v1, `{"run":"r1","time":"2025-01-02T03:04:05Z","mechanism":"subsample","eps":0.1,"delta":0,"queries":3,"final":true}`)
-	if out, stderr, code := darrm(t, "", "ledger", "upgrade", v1); code != 0 || !strings.Contains(out, "the spends of 1 runs carried over") {
+	if _, stderr, code := darrm(t, "", "ledger", "upgrade", v1); code != exitUsage || !strings.Contains(stderr, "state K, the teachers' eps and Delta") {
+		t.Errorf("upgrade of version 1 without the parameters: exit %d: %s", code, stderr)
+	}
+	if out, stderr, code := darrm(t, "", append([]string{"ledger", "upgrade", v1}, binding3...)...); code != 0 || !strings.Contains(out, "the spends of 1 run carried over") {
 		t.Errorf("upgrade: exit %d: %s%s", code, out, stderr)
 	}
-	out, stderr, code = darrm(t, "", "aggregate", votes, "--mechanism", "subsample", "--m", "1", "--no-cache", "--ledger", v1, "--out", filepath.Join(dir, "l.csv"), "--format", "json")
+	out, stderr, code = darrm(t, "", "aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--ledger", v1, "--out", filepath.Join(dir, "l.csv"), "--format", "json")
 	if code != 0 || !strings.Contains(out, `"budget": {`+"\n"+`      "eps": 10,`) || strings.Contains(out, `"Eps"`) {
 		t.Errorf("aggregate JSON after the upgrade: exit %d: %s%s", code, out, stderr)
 	}
@@ -477,7 +485,7 @@ func TestUnwritableLedger(t *testing.T) {
 	led := newLedgerFile(t, dir, "unwritable")
 	votes := smallVotes(t, dir, 5)
 	os.Chmod(led, 0o444)
-	cmd := child("aggregate", votes, "--mechanism", "subsample", "--m", "1", "--no-cache", "--ledger", led)
+	cmd := child("aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--ledger", led)
 	if os.Getuid() == 0 {
 		bin := filepath.Join(dir, "darrm.test")
 		b, err := os.ReadFile(os.Args[0])

@@ -5,7 +5,9 @@ import (
 	"io"
 
 	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/transfer"
 )
@@ -90,8 +92,8 @@ func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 	}
 	p, n := out.Teachers.Private, out.Teachers.NonPrivate
 	fmt.Fprintf(w, "Private knowledge transfer on %s: K = %d teachers, %d training images each (%s)\n", out.Dataset, out.K, p.ShareSize, out.Note)
-	fmt.Fprintf(w, "private teachers: DP-SGD, sigma = %g, clip = %g, %d epochs, sampling rate %.4g (%d steps): each (%.4g, %g)-DP (alpha = %d); test accuracy %.3f; %.3f of votes agree with the majority, %.3f of images unanimous\n",
-		p.Sigma, p.Clip, p.Epochs, p.SamplingRate, p.Steps, p.Eps, p.Delta, p.Alpha, p.AccuracyMean, p.Agreement.WithMajority, p.Agreement.Unanimous)
+	fmt.Fprintf(w, "private teachers: DP-SGD, sigma = %g, clip = %g, %s, sampling rate %.4g (%s): each (%.4g, %g)-DP (alpha = %d); test accuracy %.3f; %.3f of votes agree with the majority, %.3f of images unanimous\n",
+		p.Sigma, p.Clip, plural.Of(p.Epochs, "epoch", "epochs"), p.SamplingRate, plural.Of(p.Steps, "step", "steps"), p.Eps, p.Delta, p.Alpha, p.AccuracyMean, p.Agreement.WithMajority, p.Agreement.Unanimous)
 	fmt.Fprintf(w, "non-private teachers (GNMax): SGD; test accuracy %.3f; %.3f of votes agree with the majority\n\n", n.AccuracyMean, n.Agreement.WithMajority)
 	rows = rows[:0]
 	for _, r := range out.Results {
@@ -115,5 +117,20 @@ func (d Teachers) Write(w io.Writer, f cliout.Format) error {
 	for i, a := range d.Accuracy {
 		rows[i] = cliout.Record{field("teacher", i), field("test_accuracy", a)}
 	}
-	return cliout.WriteRecords(w, f, cliout.Record{field("dataset", d.Config.Dataset), field("private", d.Config.Private), field("share_size", d.ShareSize)}, rows)
+	m := d.Meta
+	return cliout.WriteRecords(w, f, cliout.Record{field("dataset", d.Config.Dataset), field("private", d.Config.Private), field("share_size", d.ShareSize),
+		field("ensemble", m.Ensemble), field("relation", m.Relation.String()), field("guarantee", TeacherGuarantee(m.Teachers[0]))}, rows)
+}
+
+// TeacherGuarantee says a group of teachers' guarantee and how it was
+// obtained, as a vote file's header states them.
+func TeacherGuarantee(g ensemble.TeacherGroup) string {
+	switch g.Origin {
+	case ensemble.NonPrivate:
+		return "none (non-private teachers)"
+	case ensemble.FromDPSGD:
+		r := g.DPSGD
+		return fmt.Sprintf("%v by DP-SGD: sigma %g, sampling rate %.6g, %d steps, %v conversion at delta = %g", g.Guarantee, r.Sigma, r.Q, r.Steps, r.Conversion, r.Delta)
+	}
+	return fmt.Sprintf("%v, stated", g.Guarantee)
 }
