@@ -887,7 +887,6 @@ func (l *Ledger) Lines() int { return l.lines }
 // Head returns the hash of the ledger's last line.
 func (l *Ledger) Head() string { return l.head }
 
-
 // Notes returns what opening the ledger found worth telling: a torn last
 // line cut off or left, a version-1 format, no record yet.
 func (l *Ledger) Notes() []string { return append([]string(nil), l.notes...) }
