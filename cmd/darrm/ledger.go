@@ -27,18 +27,38 @@ func newLedgerCmd() *cobra.Command {
 // the ensemble it binds, from a vote file's metadata header (--votes) or
 // from the flags.
 type ledgerInitFlags struct {
-	Votes       string             `flag:"votes" help:"take the ensemble's parameters from this vote file's metadata header (flags given as well must agree with it)"`
-	Ensemble    string             `flag:"ensemble" help:"id of the teacher ensemble the budget is for"`
-	K           int                `flag:"K"`
-	Eps         float64            `flag:"eps"`
-	Delta       float64            `flag:"Delta"`
-	Relation    ensemble.Relation  `flag:"relation" help:"neighbouring relation: private-teachers (DaRRM, RR, subsampling) or one-vote (GNMax)"`
-	Kind        ensemble.Kind      `flag:"kind" help:"the teachers are fixed models (fixed) or a fresh mechanism per query (per-query)"`
-	Partition   ensemble.Partition `flag:"partition" help:"how the teachers' training data were split: keyed-hash, file-position or shared"`
-	BudgetEps   float64            `flag:"budget-eps" required:""`
-	BudgetDelta float64            `flag:"budget-delta" required:""`
-	DeltaPrime  float64            `flag:"delta-prime"`
-	Replace     bool               `flag:"replace" help:"record this ledger as the ensemble's even though your record names another: the ensemble's budget starts again (only on purpose)"`
+	Votes string `flag:"votes" help:"take the ensemble's parameters from this vote file's metadata header (flags given as well must agree with it)"`
+	ensembleFlags
+	Relation    ensemble.Relation `flag:"relation" help:"neighbouring relation: private-teachers (DaRRM, RR, subsampling) or one-vote (GNMax)"`
+	BudgetEps   float64           `flag:"budget-eps" required:""`
+	BudgetDelta float64           `flag:"budget-delta" required:""`
+	DeltaPrime  float64           `flag:"delta-prime"`
+	Replace     bool              `flag:"replace" help:"record this ledger as the ensemble's even though your record names another: the ensemble's budget starts again (only on purpose)"`
+}
+
+// ensembleFlags state the parameters of a teacher ensemble that a ledger
+// binds, but its relation.
+type ensembleFlags struct {
+	Ensemble  string             `flag:"ensemble" help:"id of the teacher ensemble the budget is for"`
+	K         int                `flag:"K"`
+	Eps       float64            `flag:"eps"`
+	Delta     float64            `flag:"Delta"`
+	Kind      ensemble.Kind      `flag:"kind" help:"the teachers are fixed models (fixed) or a fresh mechanism per query (per-query)"`
+	Partition ensemble.Partition `flag:"partition" help:"how the teachers' training data were split: keyed-hash, file-position or shared"`
+}
+
+// stated returns the parameters the flags state; those not given are
+// left unstated (the teachers' guarantee needs --eps and --Delta both).
+func (f *ensembleFlags) stated(cmd *cobra.Command) (ensemble.Binding, error) {
+	b := ensemble.Binding{Ensemble: f.Ensemble, K: f.K, Kind: f.Kind, Partition: f.Partition}
+	eps, delta := cli.Given(cmd.Flags(), "eps", f.Eps), cli.Given(cmd.Flags(), "Delta", f.Delta)
+	if (eps == nil) != (delta == nil) {
+		return b, cli.Usagef("--eps and --Delta go together: they are each teacher's guarantee")
+	}
+	if eps != nil {
+		b.Teachers = accountant.Guarantee{Eps: *eps, Delta: *delta}
+	}
+	return b, nil
 }
 
 func newLedgerInitCmd() *cobra.Command {
@@ -155,25 +175,17 @@ func newLedgerAdoptCmd() *cobra.Command {
 
 func newLedgerUpgradeCmd() *cobra.Command {
 	var f struct {
-		Ensemble  string             `flag:"ensemble" help:"id of the teacher ensemble to bind the ledger to (default: the name in the old ledger)"`
-		K         int                `flag:"K"`
-		Eps       float64            `flag:"eps"`
-		Delta     float64            `flag:"Delta"`
-		Kind      ensemble.Kind      `flag:"kind" help:"the teachers are fixed models (fixed) or a fresh mechanism per query (per-query)"`
-		Partition ensemble.Partition `flag:"partition" help:"how the teachers' training data were split: keyed-hash, file-position or shared"`
-		Replace   bool               `flag:"replace" help:"record the upgraded ledger as the ensemble's even though your record names another (only on purpose)"`
+		ensembleFlags
+		Replace bool `flag:"replace" help:"record the upgraded ledger as the ensemble's even though your record names another (only on purpose)"`
 	}
 	return newCmd("ledger-upgrade", &cobra.Command{
 		Use:   "upgrade LEDGER [--ensemble ID --K K --eps E --Delta D --kind KIND --partition RULE]",
 		Short: "Turn a ledger without hash chain (version 1) into a version-2 one, carrying its spends over",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			b := ensemble.Binding{Ensemble: f.Ensemble, K: f.K, Kind: f.Kind, Partition: f.Partition}
-			if eps, delta := cli.Given(cmd.Flags(), "eps", f.Eps), cli.Given(cmd.Flags(), "Delta", f.Delta); eps != nil || delta != nil {
-				if eps == nil || delta == nil {
-					return cli.Usagef("--eps and --Delta go together: they are each teacher's guarantee")
-				}
-				b.Teachers = accountant.Guarantee{Eps: *eps, Delta: *delta}
+			b, err := f.stated(cmd)
+			if err != nil {
+				return err
 			}
 			opts := ledger.InitOptions{Options: ledger.Options{Waiting: waitingFor(cmd)}, Replace: f.Replace}
 			res, err := ledger.Upgrade(cmd.Context(), args[0], b, opts)
