@@ -38,9 +38,6 @@ func newTeachersSub(use string) *cobra.Command {
 	cmd := newCmd("teachers-"+use, &cobra.Command{
 		Use: use + " --dataset mnist58|fashion58 [flags]", Short: short, Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := cli.CheckOutPath("out", f.out); err != nil {
-				return err
-			}
 			b, err := loadBinary(f.Dataset)
 			if err != nil {
 				return err
@@ -62,7 +59,7 @@ func newTeachersSub(use string) *cobra.Command {
 			if use == "train" {
 				return report.Teachers{Ensemble: e}.Write(cmd.OutOrStdout(), f.Format)
 			}
-			return cli.WriteOutput(f.out, cmd.OutOrStdout(), func(w io.Writer) error { return e.WriteVotes(w, b.Test) })
+			return cli.WriteOutput(cmd.Context(), f.out, cmd.OutOrStdout(), func(w io.Writer) error { return e.WriteVotes(w, b.Test) })
 		},
 	}, &f, nil)
 	if use == "vote" {
