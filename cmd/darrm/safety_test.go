@@ -153,7 +153,7 @@ func TestShortWriteCounts(t *testing.T) {
 // TestOutputTargets: --out is refused when it is the ledger (by its name,
 // a hard link or a symbolic link), the vote file or a gamma cache entry;
 // a symbolic link's target is replaced and the link kept; a FIFO is
-// written through and stays a FIFO; /dev/null stays a device; /dev/stdout
+// written through and stays a FIFO; a character device stays one; /dev/stdout
 // redirected to a file writes to standard output (issues 19, items 2 and
 // 4).
 func TestOutputTargets(t *testing.T) {
@@ -225,23 +225,39 @@ func TestOutputTargets(t *testing.T) {
 	} else if n := <-got; n != 50 {
 		t.Errorf("the FIFO's reader got %d labels", n)
 	}
-	if _, stderr, code := darrm(t, "", append(release, "--out", "/dev/null")...); code != 0 {
-		t.Errorf("--out /dev/null: %s", stderr)
-	}
-	if st, err := os.Stat("/dev/null"); err != nil || st.Mode()&os.ModeCharDevice == 0 {
-		t.Fatal("/dev/null is no longer a device")
+	// A device of the test's own (a null device made in the temporary
+	// folder), never the machine's /dev/null: a regression would replace it.
+	dev := filepath.Join(dir, "null")
+	if err := syscall.Mknod(dev, syscall.S_IFCHR|0o666, 1<<8|3); err != nil {
+		t.Logf("no device of our own to write to (%v): that case is skipped", err)
+	} else {
+		if _, stderr, code := darrm(t, "", append(release, "--out", dev)...); code != 0 {
+			t.Errorf("--out a character device: %s", stderr)
+		}
+		if st, err := os.Lstat(dev); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+			t.Error("the character device was replaced")
+		}
 	}
 
 	redirected := filepath.Join(dir, "redirected.csv")
 	f, _ := os.Create(redirected)
 	st0, _ := f.Stat()
-	cmd := child(append(release, "--out", "/dev/stdout")...)
+	// /dev/stdout as a link of the test's own, so that a regression
+	// replaces the link in the temporary folder, not the machine's.
+	stdoutLink := filepath.Join(dir, "stdout")
+	if err := os.Symlink("/proc/self/fd/1", stdoutLink); err != nil {
+		t.Fatal(err)
+	}
+	cmd := child(append(release, "--out", stdoutLink)...)
 	var stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = f, &stderr
 	cmd.Start()
 	code := waitExit(t, cmd)
 	f.Close()
 	st1, _ := os.Stat(redirected)
+	if st, err := os.Lstat(stdoutLink); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Error("the link to standard output was replaced")
+	}
 	if code != 0 || !os.SameFile(st0, st1) || len(readLines(t, redirected)) != 51 || !strings.Contains(stderr.String(), "answered") {
 		t.Errorf("--out /dev/stdout into a file: exit %d, same file %t, %d lines: %s", code, os.SameFile(st0, st1), len(readLines(t, redirected)), stderr.String())
 	}
