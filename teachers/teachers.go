@@ -368,6 +368,13 @@ func (e *Ensemble) Save(path string) error {
 	})
 }
 
+// maxFileBytes bounds the file of an ensemble of configuration c: each
+// teacher's parameters at 32 bytes a number, and room for the rest. Load
+// reads no more than that of a file.
+func maxFileBytes(c Config) int64 {
+	return 1<<20 + int64(max(c.K, 0))*int64(nn.NumParams(max(c.Filters, 0))+8)*32
+}
+
 // ErrNotFound is returned by Load when there is no file.
 var ErrNotFound = errors.New("teachers: no saved ensemble")
 
@@ -385,15 +392,17 @@ func (e *CorruptError) Error() string {
 // shape, or an id and guarantee other than those of its parameters and
 // training (recomputed) is a *CorruptError.
 func Load(path string, want Config) (*Ensemble, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
 	corrupt := func(format string, args ...any) error {
 		return &CorruptError{Path: path, Reason: fmt.Sprintf(format, args...)}
+	}
+	b, err := atomicfile.ReadFile(path, maxFileBytes(want))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, ErrNotFound
+	case errors.Is(err, atomicfile.ErrNotRegular), errors.Is(err, atomicfile.ErrTooLarge):
+		return nil, corrupt("%v", errors.Unwrap(err))
+	case err != nil:
+		return nil, err
 	}
 	var s stored
 	if err := json.Unmarshal(b, &s); err != nil {

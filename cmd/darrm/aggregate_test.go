@@ -373,13 +373,13 @@ func TestAggregateOutputSafety(t *testing.T) {
 	// buffered are dropped.
 	small := "1,1,1\n1,0,0\n1,1\n"
 	stdout, stderr, code := darrm(t, small, append([]string{"aggregate", "--m", "1", "--mechanism", "subsample", "--cache-dir", dir}, stated...)...)
-	if code != 2 || !strings.Contains(stderr, "line 3") || strings.Contains(stderr, "already written") || stdout != "" {
+	if code != 2 || !strings.Contains(stderr, "line 3") || strings.Contains(stderr, "may have reached") || stdout != "" {
 		t.Errorf("small file: exit %d, stdout %q, stderr %s", code, stdout, stderr)
 	}
 	large := strings.Repeat("1\n", 100000) + "2\n"
 	stdout, stderr, code = darrm(t, large, append([]string{"aggregate", "--m", "1", "--mechanism", "subsample", "--cache-dir", dir}, stated...)...)
 	written := strings.Count(stdout, "\n") - 1
-	if code != 2 || written < 1000 || !strings.Contains(stderr, fmt.Sprintf("%d labels were already written to standard output", written)) {
+	if code != 2 || written < 1000 || !strings.Contains(stderr, fmt.Sprintf("%d labels may have reached standard output", written)) {
 		t.Errorf("large file: exit %d, %d labels on stdout, stderr %s", code, written, stderr)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -62,9 +63,6 @@ func newTeachersSub(use string) *cobra.Command {
 	cmd := newCmd("teachers-"+use, &cobra.Command{
 		Use: use + " --dataset mnist58|fashion58 [flags]", Short: short, Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := cli.CheckOutPath("out", f.out); err != nil {
-				return err
-			}
 			tr, err := f.Training.training(cmd, f.Setting)
 			if err != nil {
 				return err
@@ -84,14 +82,16 @@ func newTeachersSub(use string) *cobra.Command {
 			if f.NonPrivate {
 				cfg = pub
 			}
+			prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, fmt.Sprintf("training or loading the teachers of %s", f.Dataset))
 			e, _, err := teachers.Cached(cmd.Context(), teachersDir(dir), b, cfg, note(cmd))
+			prog.Done()
 			if err != nil {
 				return err
 			}
 			if use == "train" {
 				return report.Teachers{Ensemble: e}.Write(cmd.OutOrStdout(), f.Format)
 			}
-			return cli.WriteOutput(f.out, cmd.OutOrStdout(), func(w io.Writer) error { return e.WriteVotes(w, b.Test) })
+			return cli.WriteOutput(cmd.Context(), f.out, cmd.OutOrStdout(), func(w io.Writer) error { return e.WriteVotes(w, b.Test) })
 		},
 	}, &f, nil)
 	if use == "vote" {
@@ -123,7 +123,13 @@ func newTeachersTuneCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			h, trials, err := transfer.Tune(cmd.Context(), tasks, loadBinary, f.Dataset, own.Train.Len(), tr, transfer.DefaultGrid, note(cmd))
+			prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, "tuning the teachers of "+f.Dataset)
+			say := func(s string) {
+				prog.Describe(s)
+				note(cmd)(s)
+			}
+			h, trials, err := transfer.Tune(cmd.Context(), tasks, loadBinary, f.Dataset, own.Train.Len(), tr, transfer.DefaultGrid, say)
+			prog.Done()
 			if err != nil {
 				return err
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/transfer"
 )
@@ -121,8 +122,9 @@ func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 		data = fmt.Sprintf("on %v shares of %d to %d training images", p.Partition, lo, hi)
 	}
 	fmt.Fprintf(w, "Private knowledge transfer on %s, setting %v: K = %d teachers %s (%s)\n", out.Dataset, out.Setting, out.K, data, out.Note)
-	fmt.Fprintf(w, "private teachers: DP-SGD, %d filters, learning rate %g, sigma = %g, clip = %g, %d epochs, expected batch %g (sampling rate %.4g, %d steps): each (%.4g, %g)-DP (alpha = %d) when one record is added or removed; test accuracy %.3f; %.3f of votes agree with the majority, %.3f of images unanimous\n",
-		p.Filters, p.LR, p.Sigma, p.Clip, p.Epochs, p.Batch, p.SamplingRate, p.Steps, p.Eps, p.Delta, p.Alpha, p.AccuracyMean, p.Agreement.WithMajority, p.Agreement.Unanimous)
+	fmt.Fprintf(w, "private teachers: DP-SGD, %s, learning rate %g, sigma = %g, clip = %g, %s, expected batch %g (sampling rate %.4g, %s): each (%.4g, %g)-DP (alpha = %d) when one record is added or removed; test accuracy %.3f; %.3f of votes agree with the majority, %.3f of images unanimous\n",
+		plural.Of(p.Filters, "filter", "filters"), p.LR, p.Sigma, p.Clip, plural.Of(p.Epochs, "epoch", "epochs"), p.Batch, p.SamplingRate, plural.Of(p.Steps, "step", "steps"),
+		p.Eps, p.Delta, p.Alpha, p.AccuracyMean, p.Agreement.WithMajority, p.Agreement.Unanimous)
 	fmt.Fprintf(w, "non-private teachers (GNMax): SGD on keyed-hash shares, learning rate %g; test accuracy %.3f; %.3f of votes agree with the majority\n\n", n.LR, n.AccuracyMean, n.Agreement.WithMajority)
 	rows = rows[:0]
 	for _, r := range out.Results {
