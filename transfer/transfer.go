@@ -246,6 +246,9 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt
 	if err := prm.Validate(); err != nil {
 		return nil, fmt.Errorf("transfer: %w", err)
 	}
+	if t.Private.Meta == nil {
+		return nil, fmt.Errorf("transfer: the private teachers have no metadata (partition, relation), so their cap is unknown")
+	}
 	cp, _, err := t.Private.Meta.Binding(ensemble.TeacherGuarantee{Guarantee: teacher}).Cap(DeltaPrime)
 	if err != nil {
 		return nil, fmt.Errorf("transfer: the teachers' cap: %w", err)
