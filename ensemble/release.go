@@ -17,14 +17,16 @@ const labelBuffer = 256 << 10
 // LabelWriter writes released labels: "id,label" CSV with a header row,
 // or JSON lines {"id": ..., "label": 0|1}. The id is the query's id column
 // or, without one, its position in the vote file. Nothing else about a
-// query is written. Labels are buffered; Written counts those that have
-// reached the underlying writer, i.e. have been released.
+// query is written. Labels are buffered; Written counts those that may
+// have reached the underlying writer, i.e. have been released.
 type LabelWriter struct {
 	w       io.Writer
 	format  Format
 	buf     []byte
+	head    int // bytes at the start of buf that are no label: header row, comment
 	pending int // labels in buf
-	written int // labels handed to w
+	written int // labels that may have reached w
+	err     error
 	// reserve, if set, is called before labels are handed to w with the
 	// number that will then have been written; an error keeps them back.
 	reserve func(labels int) error
@@ -39,12 +41,16 @@ func NewLabelWriter(w io.Writer, format Format) (*LabelWriter, error) {
 	lw := &LabelWriter{w: w, format: format, buf: make([]byte, 0, labelBuffer+256)}
 	if format == FormatCSV {
 		lw.buf = append(lw.buf, "id,label\n"...)
+		lw.head = len(lw.buf)
 	}
 	return lw, nil
 }
 
 // Write writes the label of q.
 func (lw *LabelWriter) Write(q *Query, label byte) error {
+	if lw.err != nil {
+		return lw.err
+	}
 	b := lw.buf
 	if lw.format == FormatCSV {
 		switch {
@@ -86,14 +92,22 @@ func (lw *LabelWriter) Write(q *Query, label byte) error {
 // comment puts a comment line before the labels still buffered.
 func (lw *LabelWriter) comment(line string) {
 	lw.buf = append([]byte(line+"\n"), lw.buf...)
+	lw.head += len(line) + 1
 }
 
-// Written returns the number of labels that have reached the underlying
-// writer. Labels still buffered when a run fails are never written.
+// Written returns the number of labels that may have reached the
+// underlying writer: after a write that failed part-way, every label of
+// which a byte was written counts (a label cut part-way may still be read).
+// Labels still buffered when a run fails are never written.
 func (lw *LabelWriter) Written() int { return lw.written }
 
-// Flush writes the buffered labels to the underlying writer.
+// Flush writes the buffered labels to the underlying writer. After a
+// write that fails, or writes less than it was given, Written counts the
+// labels it may have delivered, and every later Write and Flush fails.
 func (lw *LabelWriter) Flush() error {
+	if lw.err != nil {
+		return lw.err
+	}
 	if len(lw.buf) == 0 {
 		return nil
 	}
@@ -102,13 +116,37 @@ func (lw *LabelWriter) Flush() error {
 			return err
 		}
 	}
-	if _, err := lw.w.Write(lw.buf); err != nil {
+	n, err := lw.w.Write(lw.buf)
+	if err == nil && n < len(lw.buf) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		lw.written += lw.reached(n)
+		lw.err = err
 		return err
 	}
 	lw.written += lw.pending
-	lw.pending = 0
+	lw.pending, lw.head = 0, 0
 	lw.buf = lw.buf[:0]
 	return nil
+}
+
+// reached returns how many of the buffered labels have a byte among the
+// first n bytes of the buffer. Every label ends its line, and no id holds
+// a line end (the vote reader allows none), so the labels wholly written
+// are the line ends past the header; one more was cut part-way if the
+// bytes stop inside a line. An id with a line end would only make the
+// count larger: never fewer labels are counted than left.
+func (lw *LabelWriter) reached(n int) int {
+	n = min(max(n, 0), len(lw.buf))
+	if n <= lw.head {
+		return 0
+	}
+	k := bytes.Count(lw.buf[lw.head:n], []byte{'\n'})
+	if lw.buf[n-1] != '\n' {
+		k++
+	}
+	return min(k, lw.pending)
 }
 
 // csvNeedsQuotes reports whether an id must be quoted in CSV output.
@@ -168,11 +206,19 @@ type ReleaseOptions struct {
 // (accountant.MaxSteps); later queries are read and checked, so that a
 // malformed file is rejected as a whole, and counted as unanswered.
 // A seeded src needs opts.Experiment (else ErrSeededRelease, before any
-// label is drawn). On cancellation of ctx it stops within 65,536 queries;
+// label is drawn). When in has a metadata header, agg's guarantee must be
+// in the header's relation and assume its teachers' (ε, Δ) (see
+// ReleaseTeachers), else a *TeachersError before any label. On cancellation of ctx it stops within 65,536 queries;
 // labels still buffered in out are then never written, and out.Written
 // counts those that were.
 func Release(ctx context.Context, in *VoteReader, agg Aggregator, src *Source, out *LabelWriter, limit int, opts ReleaseOptions) (ReleaseResult, error) {
 	var res ReleaseResult
+	if in.K() != agg.K() {
+		return res, fmt.Errorf("release: the vote file has K = %d votes per row, the %s aggregator K = %d", in.K(), agg.Name(), agg.K())
+	}
+	if err := checkHeader(in.Meta(), agg); err != nil {
+		return res, fmt.Errorf("release: %w", err)
+	}
 	if _, seeded := src.Seeded(); seeded {
 		if !opts.Experiment {
 			return res, ErrSeededRelease
@@ -180,9 +226,6 @@ func Release(ctx context.Context, in *VoteReader, agg Aggregator, src *Source, o
 		out.comment(NotForRelease)
 	}
 	out.reserve = opts.Reserve
-	if in.K() != agg.K() {
-		return res, fmt.Errorf("release: the vote file has K = %d votes per row, the %s aggregator K = %d", in.K(), agg.Name(), agg.K())
-	}
 	for n := 1; in.Next(); n++ {
 		q := in.Query()
 		if limit < 0 || res.Answered < limit {
@@ -223,10 +266,12 @@ func Release(ctx context.Context, in *VoteReader, agg Aggregator, src *Source, o
 	return res, nil
 }
 
-// WriteVotes writes a CSV vote file that NewVoteReader reads: a header
+// WriteVotes writes a CSV vote file that NewVoteReader reads: the
+// metadata header meta (none when meta is nil: such a file needs the
+// teachers' guarantee stated at every release), a header row
 // "id,t1,...,tK", then per query its id (its index from 1 when ids is nil)
 // and its K votes, each 0 or 1.
-func WriteVotes(w io.Writer, ids []string, votes [][]byte) error {
+func WriteVotes(w io.Writer, meta *VoteMeta, ids []string, votes [][]byte) error {
 	if len(votes) == 0 {
 		return fmt.Errorf("write votes: no queries")
 	}
@@ -234,7 +279,17 @@ func WriteVotes(w io.Writer, ids []string, votes [][]byte) error {
 	if ids != nil && len(ids) != len(votes) {
 		return fmt.Errorf("write votes: %d ids for %d queries", len(ids), len(votes))
 	}
-	b := []byte("id")
+	var b []byte
+	if meta != nil {
+		if meta.K != k || meta.Classes != 2 || meta.Layout != LayoutVotes {
+			return fmt.Errorf("write votes: the header states K = %d, %d classes, layout %v; the votes are of K = %d teachers, 0 or 1", meta.K, meta.Classes, meta.Layout, k)
+		}
+		var err error
+		if b, err = meta.AppendHeader(b, FormatCSV); err != nil {
+			return fmt.Errorf("write votes: %w", err)
+		}
+	}
+	b = append(b, "id"...)
 	for t := 1; t <= k; t++ {
 		b = append(b, ",t"...)
 		b = strconv.AppendInt(b, int64(t), 10)

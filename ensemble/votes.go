@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/darrm/darrm/internal/plural"
 )
 
 // Format is the format of a vote or label file.
@@ -158,9 +161,14 @@ type Query struct {
 	Votes    []byte // K votes, each 0 or 1
 }
 
-// VoteReader streams the queries of a vote file: one row per query, an
-// optional id column, then K votes of 0 or 1. Memory does not depend on
-// the number of rows.
+// VoteReader streams the queries of a vote file: an optional metadata
+// header (VoteMeta), then one row per query, an optional id column, then K
+// votes of 0 or 1. Memory does not depend on the number of rows.
+//
+// The metadata header is the first non-blank line: in CSV the comment line
+// "# " followed by its JSON object, in JSON lines the object itself, which
+// has the key HeaderKey (ParseVoteMeta; docs/aggregate.md). Its K must be
+// the data's; it is checked strictly, and Meta returns it.
 //
 // CSV: an optional header row, then rows of [id,]v_1,...,v_K. JSON lines:
 // per line either [v_1, ..., v_K] or {"id": <string or number>, "votes":
@@ -175,23 +183,25 @@ type Query struct {
 // id or not. K is the number of votes of the first data row; every later
 // row must match it and the id layout.
 type VoteReader struct {
-	name    string
-	br      *bufio.Reader
-	format  Format
-	header  bool
-	hasID   bool
-	forceID Presence
-	k       int
-	line    int
-	bytes   int64
-	q       Query
-	pending bool // the first row, read by NewVoteReader, is not yet returned
-	done    bool
-	err     error
-	fields  []csvField
-	scratch []byte // unescaped CSV fields and JSON keys
-	idBuf   []byte // an unescaped JSON id
-	long    []byte // a line longer than the read buffer
+	name     string
+	br       *bufio.Reader
+	format   Format
+	header   bool
+	hasID    bool
+	forceID  Presence
+	k        int
+	line     int
+	bytes    int64
+	q        Query
+	pending  bool // the first row, read by NewVoteReader, is not yet returned
+	done     bool
+	err      error
+	fields   []csvField
+	scratch  []byte // unescaped CSV fields and JSON keys
+	idBuf    []byte // an unescaped JSON id
+	long     []byte // a line longer than the read buffer
+	meta     *VoteMeta
+	metaLine int
 }
 
 // NewVoteReader reads the start of a vote file (the header and the first
@@ -214,6 +224,12 @@ func NewVoteReader(r io.Reader, name string, opts ReadOptions) (*VoteReader, err
 			vr.format = FormatJSONL
 		}
 	}
+	if line, err = vr.readMeta(line); err != nil {
+		return nil, err
+	}
+	if c := bytes.TrimLeft(line, " \t"); vr.format == FormatCSV && c[0] == '#' {
+		return nil, &FormatError{File: name, Line: vr.line, Msg: "a line starting with # is a metadata header, which must be the first line of the file, once"}
+	}
 	if vr.format == FormatJSONL {
 		err = vr.firstJSONL(line, opts)
 	} else {
@@ -222,9 +238,57 @@ func NewVoteReader(r io.Reader, name string, opts ReadOptions) (*VoteReader, err
 	if err != nil {
 		return nil, err
 	}
+	if err := vr.checkMeta(); err != nil {
+		return nil, err
+	}
 	vr.q.Index, vr.q.Line, vr.pending = 1, vr.line, true
 	return vr, nil
 }
+
+// readMeta reads the metadata header if line, the first line of the file,
+// is one: in CSV a comment line "# {...}", in JSON lines an object with the
+// key HeaderKey. It returns the first line after the header, or line
+// itself when it is not one.
+func (r *VoteReader) readMeta(line []byte) ([]byte, error) {
+	c := bytes.TrimLeft(line, " \t")
+	var obj []byte
+	switch {
+	case r.format == FormatCSV && c[0] == '#':
+		obj = bytes.TrimLeft(c[1:], " \t")
+	case r.format == FormatJSONL && c[0] == '{' && isHeaderObject(c):
+		obj = c
+	default:
+		return line, nil
+	}
+	meta, err := ParseVoteMeta(obj)
+	if err != nil {
+		msg := err.Error()
+		if r.format == FormatCSV && (len(obj) == 0 || obj[0] != '{') {
+			msg = "a line starting with # must be the metadata header, # {\"" + HeaderKey + "\": 1, ...}; " + msg
+		}
+		return nil, &FormatError{File: r.name, Line: r.line, Msg: msg}
+	}
+	if meta.Layout != LayoutVotes || meta.Classes != 2 {
+		return nil, &FormatError{File: r.name, Line: r.line, Msg: fmt.Sprintf("header: %d classes in layout %v: this darrm reads two-class votes (0 or 1), one column per teacher", meta.Classes, meta.Layout)}
+	}
+	r.meta, r.metaLine = meta, r.line
+	next, err := r.nextNonBlank()
+	if err == io.EOF {
+		return nil, &FormatError{File: r.name, Line: r.line, Msg: "no votes after the metadata header"}
+	}
+	return next, err
+}
+
+// checkMeta checks the header against the first data row.
+func (r *VoteReader) checkMeta() error {
+	if r.meta != nil && r.meta.K != r.k {
+		return r.errorf(0, "%d votes, but the metadata header (line %d) states K = %d teachers", r.k, r.metaLine, r.meta.K)
+	}
+	return nil
+}
+
+// Meta returns the file's metadata header, or nil if it has none.
+func (r *VoteReader) Meta() *VoteMeta { return r.meta }
 
 // K returns the number of votes per row.
 func (r *VoteReader) K() int { return r.k }
@@ -324,6 +388,22 @@ func (r *VoteReader) longLine(part []byte) ([]byte, error) {
 	}
 }
 
+// numeric reports whether b is written like a number: digits, signs, a
+// decimal point or an exponent, and at least one digit.
+func numeric(b []byte) bool {
+	digit := false
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			digit = true
+		case c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E':
+		default:
+			return false
+		}
+	}
+	return digit
+}
+
 func blank(b []byte) bool {
 	for _, c := range b {
 		if c != ' ' && c != '\t' {
@@ -343,9 +423,9 @@ func (r *VoteReader) settle(n int, opts ReadOptions) error {
 	case n < 1:
 		return r.errorf(0, "no votes")
 	case opts.K > 0 && n != opts.K:
-		return r.errorf(0, "%d votes, want K = %d", n, opts.K)
+		return r.errorf(0, "%s, want K = %d", plural.Of(n, "vote", "votes"), opts.K)
 	case n%2 == 0:
-		return r.errorf(0, "%d votes: the number of teachers K must be odd (the majority of an even number of votes can tie)", n)
+		return r.errorf(0, "%s: the number of teachers K must be odd (the majority of an even number of votes can tie)", plural.Of(n, "vote", "votes"))
 	}
 	r.k = n
 	r.q.Votes = make([]byte, n)
@@ -383,6 +463,17 @@ func (f csvField) vote() (byte, bool) {
 func allVotes(fs []csvField) bool {
 	for _, f := range fs {
 		if _, ok := f.vote(); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// allNumbers reports whether every field is a number: a row of them is
+// data, however bad its votes, never a header.
+func allNumbers(fs []csvField) bool {
+	for _, f := range fs {
+		if _, err := strconv.ParseFloat(string(f.b), 64); err != nil {
 			return false
 		}
 	}
@@ -467,16 +558,19 @@ func (r *VoteReader) firstCSV(line []byte, opts ReadOptions) error {
 		r.header = true
 	case Absent:
 	default:
-		idRow := len(fs) >= 2 && opts.ID != Absent && allVotes(fs[1:])
-		r.header = !allVotes(fs) && !idRow
+		// A row of numbers (after an id) is data, so that a bad vote on
+		// the first line is reported as one.
+		idRow := len(fs) >= 2 && opts.ID != Absent && allNumbers(fs[1:])
+		r.header = !allNumbers(fs) && !idRow
 	}
 	namedID := false
 	var headerCols int
 	if r.header {
 		headerCols = len(fs)
+		headerLine := r.line
 		namedID = strings.EqualFold(string(fs[0].b), "id")
 		if line, err = r.nextNonBlank(); err == io.EOF {
-			return &FormatError{File: r.name, Line: r.line, Msg: "no data rows after the header"}
+			return &FormatError{File: r.name, Line: r.line, Msg: fmt.Sprintf("no data rows after the header on line %d (a first row that is not all numbers is a header)", headerLine)}
 		} else if err != nil {
 			return err
 		}
@@ -487,7 +581,7 @@ func (r *VoteReader) firstCSV(line []byte, opts ReadOptions) error {
 			return r.errorf(0, "not a CSV or JSON lines vote file: the first data row has no 0/1 votes")
 		}
 		if len(fs) != headerCols {
-			return r.errorf(0, "%d columns, but the header has %d", len(fs), headerCols)
+			return r.errorf(0, "%s, but the header has %d", plural.Of(len(fs), "column", "columns"), headerCols)
 		}
 	}
 	switch opts.ID {
@@ -495,7 +589,7 @@ func (r *VoteReader) firstCSV(line []byte, opts ReadOptions) error {
 		r.hasID = true
 	case Absent:
 	default:
-		r.hasID = namedID || (len(fs) >= 2 && !allVotes(fs[:1]) && allVotes(fs[1:]))
+		r.hasID = namedID || (len(fs) >= 2 && !allVotes(fs[:1]) && allNumbers(fs[1:]))
 	}
 	off := 0
 	if r.hasID {
@@ -503,6 +597,12 @@ func (r *VoteReader) firstCSV(line []byte, opts ReadOptions) error {
 	}
 	if !anyVote(fs[off:]) {
 		return r.errorf(0, "not a CSV or JSON lines vote file: the first data row has no 0/1 votes")
+	}
+	if r.hasID && !namedID && opts.ID != Present && (len(fs)-off)%2 == 0 && opts.K == 0 && numeric(fs[0].b) {
+		// The first field was taken for an id because it is no vote; with
+		// it the row would have an odd number of votes, and it is a number,
+		// so it is more likely a mistyped vote (01, 1.0) than an id.
+		return r.errorf(1, "%q is not a vote (votes are 0 or 1); read as an id, it would leave %d votes, but K must be odd", fs[0].b, len(fs)-off)
 	}
 	if err := r.settle(len(fs)-off, opts); err != nil {
 		return err
@@ -553,11 +653,11 @@ func (r *VoteReader) fill(fs []csvField) error {
 		off = 1
 	}
 	if want := r.k + off; len(fs) != want {
-		what := fmt.Sprintf("K = %d votes", r.k)
+		what := fmt.Sprintf("K = %d %s", r.k, plural.Word(r.k, "vote", "votes"))
 		if r.hasID {
-			what = fmt.Sprintf("an id and K = %d votes", r.k)
+			what = "an id and " + what
 		}
-		return r.errorf(0, "%d columns, want %d (%s, as in the first data row)", len(fs), want, what)
+		return r.errorf(0, "%s, want %d (%s, as in the first data row)", plural.Of(len(fs), "column", "columns"), want, what)
 	}
 	if r.hasID {
 		if !validID(fs[0].b) {
@@ -614,7 +714,7 @@ func (r *VoteReader) parseJSONL(line []byte) error {
 	case !id && r.hasID:
 		return r.errorf(0, "no \"id\", but the first row has one")
 	case n != r.k:
-		return r.errorf(0, "%d votes, want K = %d (as in the first data row)", n, r.k)
+		return r.errorf(0, "%s, want K = %d (as in the first data row)", plural.Of(n, "vote", "votes"), r.k)
 	}
 	return nil
 }

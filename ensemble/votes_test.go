@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -103,6 +104,10 @@ func TestReadMalformed(t *testing.T) {
 		{"empty", "", ReadOptions{}, 0, 0, "empty file"},
 		{"blank lines only", "\n \n\t\n", ReadOptions{}, 0, 0, "empty file"},
 		{"header only", "t1,t2,t3\n", ReadOptions{}, 1, 0, "no data rows after the header"},
+		{"vote 2 on the only line", "1,0,2,1,0\n", ReadOptions{}, 1, 3, `vote "2": must be 0 or 1`},
+		{"vote 2 on the first line", "1,0,2,1,0\n1,0,1,1,0\n", ReadOptions{}, 1, 3, `vote "2": must be 0 or 1`},
+		{"vote -1 on the first line", "0,-1,1\n", ReadOptions{}, 1, 2, `vote "-1"`},
+		{"id and vote 2 on the only line", "q1,0,2,1\n", ReadOptions{}, 1, 3, `vote "2"`},
 		{"short row", "0,1,1\n0,1\n", ReadOptions{}, 2, 0, "2 columns, want 3"},
 		{"long row", "0,1,1\n0,1,1,1\n", ReadOptions{}, 2, 0, "4 columns, want 3"},
 		{"vote 2", "0,1,1\n0,2,1\n", ReadOptions{}, 2, 2, `vote "2": must be 0 or 1`},
@@ -111,6 +116,9 @@ func TestReadMalformed(t *testing.T) {
 		{"empty vote", "0,1,1\n1,,1\n", ReadOptions{}, 2, 2, `vote ""`},
 		{"hint for an id", "0,1,1\n7,1,1\n", ReadOptions{}, 2, 1, "declare the id column"},
 		{"even K", "0,1\n1,1\n", ReadOptions{}, 1, 0, "must be odd"},
+		{"first row 01", "01,1,0,1,1,0,1,0,1,1,0\n", ReadOptions{}, 1, 1, `"01" is not a vote (votes are 0 or 1); read as an id, it would leave 10 votes, but K must be odd`},
+		{"first row 1.0", "1.0,1,0\n", ReadOptions{}, 1, 1, `"1.0" is not a vote`},
+		{"even K after an id", "q1,1,0\n", ReadOptions{}, 1, 0, "2 votes: the number of teachers K must be odd"},
 		{"K mismatch", "0,1,1\n", ReadOptions{K: 5}, 1, 0, "3 votes, want K = 5"},
 		{"binary", "\x00\x01\x02\x03", ReadOptions{}, 1, 0, "binary"},
 		{"invalid UTF-8", "\xff\xfe0,1\n", ReadOptions{}, 1, 0, "binary"},
@@ -216,6 +224,7 @@ func FuzzVoteReader(f *testing.F) {
 	for _, s := range []string{
 		"0,1,1\n1,1,0\n", "id,a,b,c\nq1,0,1,1\n", "\"a\"\"b\",1,0,0\n", "[0,1,1]\n",
 		`{"id":"x","votes":[1,0,1]}` + "\n", "a,b\n0,1\n", "\ufeff1\r\n0\r\n", "{\"id\":1e5,\"votes\":[1]}",
+		"# " + statedJSON + "\nid,a,b,c\nq1,0,1,1\n", statedJSON + "\n[0,1,1]\n", "# x\n0\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -231,6 +240,9 @@ func FuzzVoteReader(f *testing.F) {
 		k := vr.K()
 		if k < 1 || k%2 == 0 {
 			t.Fatalf("K = %d", k)
+		}
+		if m := vr.Meta(); m != nil && (m.K != k || m.Validate() != nil) {
+			t.Fatalf("header %+v for K = %d: %v", m, k, m.Validate())
 		}
 		for n := 1; vr.Next(); n++ {
 			q := vr.Query()
@@ -287,12 +299,27 @@ func FuzzCSVAgainstEncodingCSV(f *testing.F) {
 func FuzzRoundTrip(f *testing.F) {
 	f.Add(uint8(3), uint8(5), uint8(0), []byte{1, 2, 3})
 	f.Add(uint8(1), uint8(1), uint8(7), []byte{255})
+	f.Add(uint8(5), uint8(3), uint8(9), []byte{7})
+	f.Add(uint8(2), uint8(2), uint8(12), []byte{9})
 	f.Fuzz(func(t *testing.T, kk, nn, layout uint8, bits []byte) {
 		k := 2*int(kk%8) + 1
 		n := int(nn%20) + 1
-		header, hasID, jsonl := layout&1 != 0, layout&2 != 0, layout&4 != 0
+		header, hasID, jsonl, meta := layout&1 != 0, layout&2 != 0, layout&4 != 0, layout&8 != 0
 		var file strings.Builder
 		var want []row
+		var m *VoteMeta
+		if meta {
+			m = statedMeta(k, (float64(nn)+1)/8, float64(kk)/1e3)
+			f := FormatCSV
+			if jsonl {
+				f = FormatJSONL
+			}
+			b, err := m.AppendHeader(nil, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			file.Write(b)
+		}
 		if header && !jsonl {
 			if hasID {
 				file.WriteString("id,")
@@ -344,8 +371,8 @@ func FuzzRoundTrip(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%q: %v", file.String(), err)
 		}
-		if vr.HasID() != hasID || fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Fatalf("%q: id %v rows %v, want %v %v", file.String(), vr.HasID(), got, hasID, want)
+		if vr.HasID() != hasID || fmt.Sprint(got) != fmt.Sprint(want) || !reflect.DeepEqual(vr.Meta(), m) {
+			t.Fatalf("%q: id %v rows %v header %+v, want %v %v %+v", file.String(), vr.HasID(), got, vr.Meta(), hasID, want, m)
 		}
 	})
 }

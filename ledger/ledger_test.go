@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -13,28 +14,69 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
 )
 
 var step = accountant.Guarantee{Eps: 0.3, Delta: 3e-5}
 
+var ctx = context.Background()
+
+// bound is the ensemble of the tests' ledgers (each its own id, unique):
+// a fresh mechanism per query, so that no teachers' cap applies and the
+// totals are the composition of the spends.
+var bound = ensemble.Binding{Ensemble: "mnist58-k11", K: 11, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5},
+	Relation: ensemble.PrivateTeachers, Kind: ensemble.PerQuery, Partition: ensemble.SharedData}
+
+// ensembles counts the ledgers made, to name their ensembles apart: one
+// ensemble has one ledger.
+var ensembles int
+
+// unique returns b with an ensemble id of its own.
+func unique(b ensemble.Binding) ensemble.Binding {
+	ensembles++
+	b.Ensemble = fmt.Sprintf("%s-%d", bound.Ensemble, ensembles)
+	return b
+}
+
+// binding returns the ensemble the ledger l is bound to, as a release of
+// its teachers states it.
+func binding(t *testing.T, l *Ledger) ensemble.Binding {
+	t.Helper()
+	b, err := l.Header().Binding()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 func newLedger(t *testing.T, budget accountant.Guarantee) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "teachers.ledger")
-	if err := Init(path, Header{Ensemble: "mnist58-k11", Relation: "private-teachers", Budget: budget, DeltaPrime: 1e-5}); err != nil {
+	if err := Init(path, NewHeader(unique(bound), budget, 1e-5), InitOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return path
 }
 
+// open opens the ledger at path for a run.
+func open(t *testing.T, path string) *Ledger {
+	t.Helper()
+	l, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
 // spend opens the ledger and hands out n labels of step in one run.
 func spend(t *testing.T, path string, n int) {
 	t.Helper()
-	l, err := Open(path)
+	l, err := Open(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if err := l.Begin("darrm", "private-teachers", step); err != nil {
+	if err := l.Begin("darrm", binding(t, l), step); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Reserve(n); err != nil {
@@ -57,7 +99,7 @@ func TestBudgetAcrossRuns(t *testing.T) {
 	}
 	spent := 0
 	for _, n := range []int{want / 2, want / 4} {
-		l, err := Open(path)
+		l, err := Open(ctx, path, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,18 +112,18 @@ func TestBudgetAcrossRuns(t *testing.T) {
 		spent += n
 	}
 	spend(t, path, want-spent)
-	l, err := Open(path)
+	l, err := Open(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Begin("darrm", "private-teachers", step); err != nil {
+	if err := l.Begin("darrm", binding(t, l), step); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Reserve(1); !errors.Is(err, ErrBudget) {
 		t.Errorf("a label beyond the budget: %v", err)
 	}
 	l.Close()
-	l, err = Open(path)
+	l, err = Open(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,12 +138,12 @@ func TestBudgetAcrossRuns(t *testing.T) {
 	// A spend at another guarantee makes the sequence heterogeneous.
 	path = newLedger(t, budget)
 	spend(t, path, 3)
-	l2, err := Open(path)
+	l2, err := Open(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l2.Close()
-	if err := l2.Begin("rr", "private-teachers", accountant.Guarantee{Eps: 0.01, Delta: 0}); err != nil {
+	if err := l2.Begin("rr", binding(t, l2), accountant.Guarantee{Eps: 0.01, Delta: 0}); err != nil {
 		t.Fatal(err)
 	}
 	if err := l2.Reserve(1); err != nil {
@@ -114,25 +156,41 @@ func TestBudgetAcrossRuns(t *testing.T) {
 
 func TestRelationAndInitChecks(t *testing.T) {
 	path := newLedger(t, accountant.Guarantee{Eps: 1, Delta: 1e-5})
-	l, err := Open(path)
+	l, err := Open(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if err := l.Begin("gnmax", "one-vote", step); err == nil || !strings.Contains(err.Error(), "cannot share a budget") {
+	oneVote := binding(t, l)
+	oneVote.Relation, oneVote.Partition = ensemble.OneVote, ensemble.KeyedHash
+	if err := l.Begin("gnmax", oneVote, step); err == nil || !strings.Contains(err.Error(), "cannot share a budget") {
 		t.Errorf("a one-vote spend on a private-teachers ledger: %v", err)
 	}
-	if err := Init(path, Header{Ensemble: "x", Relation: "private-teachers", Budget: accountant.Guarantee{Eps: 1}, DeltaPrime: 1e-5}); err == nil {
+	if err := Init(path, NewHeader(bound, accountant.Guarantee{Eps: 1}, 1e-5), InitOptions{}); err == nil {
 		t.Error("Init overwrote an existing ledger")
 	}
+	edit := func(f func(*ensemble.Binding)) ensemble.Binding {
+		b := bound
+		f(&b)
+		return b
+	}
+	one := accountant.Guarantee{Eps: 1}
 	for name, h := range map[string]Header{
-		"no name":  {Relation: "r", Budget: accountant.Guarantee{Eps: 1}, DeltaPrime: 1e-5},
-		"eps 0":    {Ensemble: "x", Relation: "r", DeltaPrime: 1e-5},
-		"delta' 0": {Ensemble: "x", Relation: "r", Budget: accountant.Guarantee{Eps: 1}},
-		"delta 1":  {Ensemble: "x", Relation: "r", Budget: accountant.Guarantee{Eps: 1, Delta: 1}, DeltaPrime: 1e-5},
+		"no name":           NewHeader(edit(func(b *ensemble.Binding) { b.Ensemble = "" }), one, 1e-5),
+		"eps 0":             NewHeader(bound, accountant.Guarantee{}, 1e-5),
+		"delta' 0":          NewHeader(bound, one, 0),
+		"delta 1":           NewHeader(bound, accountant.Guarantee{Eps: 1, Delta: 1}, 1e-5),
+		"no parameters":     {Ensemble: "x", Relation: "private-teachers", Budget: one, DeltaPrime: 1e-5},
+		"bad relation":      {Ensemble: "x", Relation: "r", Budget: one, DeltaPrime: 1e-5, Teachers: NewHeader(bound, one, 1e-5).Teachers},
+		"K even":            NewHeader(edit(func(b *ensemble.Binding) { b.K = 10 }), one, 1e-5),
+		"teachers' eps 0":   NewHeader(edit(func(b *ensemble.Binding) { b.Teachers.Eps = 0 }), one, 1e-5),
+		"teachers' Delta 1": NewHeader(edit(func(b *ensemble.Binding) { b.Teachers.Delta = 1 }), one, 1e-5),
+		"kind unstated":     NewHeader(edit(func(b *ensemble.Binding) { b.Kind = ensemble.KindUnstated }), one, 1e-5),
+		"partition missing": NewHeader(edit(func(b *ensemble.Binding) { b.Partition = ensemble.PartitionUnstated }), one, 1e-5),
+		"one-vote, shared":  NewHeader(edit(func(b *ensemble.Binding) { b.Relation = ensemble.OneVote }), one, 1e-5),
 	} {
 		p := filepath.Join(t.TempDir(), "l")
-		if err := Init(p, h); err == nil {
+		if err := Init(p, h, InitOptions{}); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 		if _, err := os.Stat(p); err == nil {
@@ -154,31 +212,67 @@ func TestCorruption(t *testing.T) {
 		"no header":    {func(s string) string { return s[strings.IndexByte(s, '\n')+1:] }, 1},
 		"garbage line": {func(s string) string { return s + "hello\n" }, 4},
 		"empty":        {func(string) string { return "" }, 1},
-		"bad version":  {func(s string) string { return strings.Replace(s, `"version":1`, `"version":9`, 1) }, 1},
 	} {
 		path := newLedger(t, budget)
 		spend(t, path, 4)
 		b, _ := os.ReadFile(path)
 		os.WriteFile(path, []byte(c.edit(string(b))), 0o644)
-		_, err := Open(path)
+		err := openErr(path, Options{})
 		var ce *CorruptError
 		if !errors.As(err, &ce) || ce.Line != c.line {
 			t.Errorf("%s: %v, want a CorruptError at line %d", name, err, c.line)
 		}
 	}
-	path := newLedger(t, budget)
-	spend(t, path, 4)
-	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	f.WriteString(`{"spend":{"run":"x","queries":10`)
-	f.Close()
-	l, err := Open(path)
-	if err != nil {
-		t.Fatalf("torn last line: %v", err)
+	for name, edit := range map[string]func(string) string{
+		"version 9": func(s string) string { return strings.Replace(s, `"version":2`, `"version":9`, 1) },
+	} {
+		path := newLedger(t, budget)
+		b, _ := os.ReadFile(path)
+		os.WriteFile(path, []byte(edit(string(b))), 0o644)
+		var ve *VersionError
+		if err := openErr(path, Options{}); !errors.As(err, &ve) {
+			t.Errorf("%s: %v, want a VersionError", name, err)
+		}
 	}
+}
+
+// TestTornLastLine: a last line without its line end, which a crash
+// interrupted before its fsync returned (the record does not cover it),
+// is cut off by the next run, under the lock, and reported; ReadOnly
+// reports it and leaves it.
+func TestTornLastLine(t *testing.T) {
+	path := newLedger(t, accountant.Guarantee{Eps: 5, Delta: 1e-3})
+	spend(t, path, 4)
+	l := open(t, path)
+	torn := string(linePrefix(l.Head())) + `"spend":{"run":"x","queries":10`
+	l.Close()
+	before, _ := os.ReadFile(path)
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(torn)
+	f.Close()
+	r, err := ReadOnly(ctx, path, Options{})
+	if err != nil {
+		t.Fatalf("read a torn ledger: %v", err)
+	}
+	if notes := strings.Join(r.Notes(), "; "); !strings.Contains(notes, "torn") {
+		t.Errorf("read a torn ledger: notes %q", notes)
+	}
+	r.Close()
+	if b, _ := os.ReadFile(path); string(b) != string(before)+torn {
+		t.Error("ReadOnly changed the file")
+	}
+	l = open(t, path)
 	if s := l.Spends(); len(s) != 1 || s[0].Queries != 4 {
 		t.Errorf("torn last line: spends %+v", s)
 	}
+	if notes := strings.Join(l.Notes(), "; "); !strings.Contains(notes, "cut off a torn last line") {
+		t.Errorf("open a torn ledger: notes %q", notes)
+	}
 	l.Close()
+	if b, _ := os.ReadFile(path); string(b) != string(before) {
+		t.Error("the torn line was not cut off")
+	}
+	spend(t, path, 2) // appends after the last whole line
 }
 
 // The helper process of the tests below: GO_LEDGER_HELPER=path,n,kill
@@ -190,19 +284,32 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv("GO_LEDGER_HELPER"); spec != "" {
 		os.Exit(helper(spec))
 	}
-	os.Exit(m.Run())
+	if path := os.Getenv("GO_LEDGER_FSIZE"); path != "" {
+		os.Exit(fsizeHelper(path))
+	}
+	// The records of every test, and of the helper processes, which
+	// inherit it, go to a temporary folder, never the user's.
+	dir, err := os.MkdirTemp("", "darrm-ledger-state-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv(EnvStateDir, dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 func helper(spec string) int {
 	parts := strings.Split(spec, ",")
 	n, _ := strconv.Atoi(parts[1])
 	kill, _ := strconv.Atoi(parts[2])
-	l, err := Open(parts[0])
+	l, err := Open(ctx, parts[0], Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if err := l.Begin("darrm", "private-teachers", step); err != nil {
+	b, _ := l.Header().Binding()
+	if err := l.Begin("darrm", b, step); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -257,7 +364,7 @@ func TestKillAtEveryStep(t *testing.T) {
 			t.Fatalf("kill at step %d: the helper was not killed", kill)
 		}
 		total += released
-		l, err := Open(path)
+		l, err := Open(ctx, path, Options{})
 		if err != nil {
 			t.Fatalf("kill at step %d: %v", kill, err)
 		}
@@ -299,7 +406,7 @@ func TestConcurrentRuns(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	l, err := Open(path)
+	l, err := Open(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +432,7 @@ func TestStatus(t *testing.T) {
 		if tc.spent > 0 {
 			spend(t, path, tc.spent)
 		}
-		l, err := Open(path)
+		l, err := Open(ctx, path, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -333,7 +440,7 @@ func TestStatus(t *testing.T) {
 		total, _, _ := l.Total()
 		left, _ := l.Allowance(step, -1)
 		l.Close()
-		want := Status{Ensemble: "mnist58-k11", Relation: "private-teachers", Budget: budget, Total: total, Composition: tc.comp, QueriesLeft: left}
+		want := Status{Ensemble: st.Ensemble, Relation: "private-teachers", Budget: budget, Total: total, Composition: tc.comp, Queries: total, QueriesLeft: left}
 		if err != nil || st != want {
 			t.Errorf("after %d labels: status %+v (%v), want %+v", tc.spent, st, err, want)
 		}
@@ -347,8 +454,11 @@ func TestOpenRun(t *testing.T) {
 	budget := accountant.Guarantee{Eps: 5, Delta: 1e-3}
 	path := newLedger(t, budget)
 	want, _ := accountant.MaxSteps(step, budget, accountant.Optimal, 1e-5)
+	l := open(t, path)
+	b := binding(t, l)
+	l.Close()
 	for _, limit := range []int{-1, 10} {
-		l, allowed, err := OpenRun(path, "darrm", "private-teachers", step, limit)
+		l, allowed, err := OpenRun(ctx, path, "darrm", b, step, limit, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -365,15 +475,145 @@ func TestOpenRun(t *testing.T) {
 		l.Settle(0)
 		l.Close()
 	}
-	if _, _, err := OpenRun(path, "gnmax", "one-vote", step, -1); err == nil || !strings.Contains(err.Error(), "relation") {
+	oneVote := b
+	oneVote.Relation, oneVote.Partition = ensemble.OneVote, ensemble.KeyedHash
+	if _, _, err := OpenRun(ctx, path, "gnmax", oneVote, step, -1, Options{}); err == nil || !strings.Contains(err.Error(), "relation") {
 		t.Errorf("another relation: %v", err)
 	}
-	l, err := Open(path) // the refused run released the lock
+	l, err := Open(ctx, path, Options{}) // the refused run released the lock
 	if err != nil {
 		t.Fatal(err)
 	}
 	l.Close()
-	if _, _, err := OpenRun(filepath.Join(t.TempDir(), "none"), "darrm", "private-teachers", step, -1); err == nil {
+	if _, _, err := OpenRun(ctx, filepath.Join(t.TempDir(), "none"), "darrm", b, step, -1, Options{}); err == nil {
 		t.Error("a missing ledger opened")
 	}
+}
+
+// TestBinding: a release that states another ensemble, K, teachers'
+// guarantee, relation, kind or partition is refused, naming each
+// difference; parameters a release does not state (no header) are the
+// ledger's.
+func TestBinding(t *testing.T) {
+	path := newLedger(t, accountant.Guarantee{Eps: 5, Delta: 1e-3})
+	l := open(t, path)
+	defer l.Close()
+	own := binding(t, l)
+	for _, tc := range []struct {
+		edit func(*ensemble.Binding)
+		want []string
+	}{
+		{func(b *ensemble.Binding) { b.Ensemble = "other" }, []string{"ensemble other (the ledger's: " + own.Ensemble + ")"}},
+		{func(b *ensemble.Binding) { b.K = 9 }, []string{"K 9 (the ledger's: 11)"}},
+		{func(b *ensemble.Binding) { b.Teachers.Eps = 1 }, []string{"eps 1 (the ledger's: 0.1)"}},
+		{func(b *ensemble.Binding) { b.Teachers.Delta = 1e-4; b.Kind = ensemble.Fixed }, []string{"Delta 0.0001 (the ledger's: 1e-05)", "kind fixed (the ledger's: per-query)"}},
+		{func(b *ensemble.Binding) { b.Partition = ensemble.KeyedHash }, []string{"partition keyed-hash (the ledger's: shared)"}},
+		{func(b *ensemble.Binding) { b.Relation = ensemble.OneVote }, []string{"relation one-vote (the ledger's: private-teachers)"}},
+	} {
+		b := own
+		tc.edit(&b)
+		err := l.Begin("darrm", b, step)
+		var be *BindingError
+		if !errors.As(err, &be) || len(be.Diffs) != len(tc.want) {
+			t.Errorf("%+v: %v, want a *BindingError with %d differences", b, err, len(tc.want))
+			continue
+		}
+		for _, w := range append(tc.want, "cannot share a budget") {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%q lacks %q", err, w)
+			}
+		}
+	}
+	headerless := ensemble.Binding{K: 11, Teachers: bound.Teachers, Relation: ensemble.PrivateTeachers}
+	if err := l.Begin("darrm", headerless, step); err != nil {
+		t.Errorf("a release without a header, of the ledger's K and teachers: %v", err)
+	}
+}
+
+// TestVersion1: a ledger of version 1 reads, with no binding, but a run
+// refuses it until it is upgraded, and says how.
+func TestVersion1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v1.ledger")
+	writeV1(t, path, "old", nil, "")
+	l, err := ReadOnly(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total, _, err := l.Total(); err != nil || total != (accountant.Guarantee{}) || l.Header().Teachers != nil {
+		t.Errorf("version 1 ledger: total %v, %v", total, err)
+	}
+	l.Close()
+	err = openErr(path, Options{})
+	var ve *VersionError
+	if !errors.As(err, &ve) || ve.Version != 1 || !strings.Contains(err.Error(), "must be upgraded to version 2") || !strings.Contains(err.Error(), "darrm ledger upgrade") {
+		t.Errorf("release against a version 1 ledger: %v", err)
+	}
+}
+
+// TestCap: for fixed teachers the ledger's total is the smaller of the
+// composition of the spends and the teachers' cap; a cap within the
+// budget makes every further release free.
+func TestCap(t *testing.T) {
+	fixed := bound
+	fixed.Kind, fixed.Partition = ensemble.Fixed, ensemble.KeyedHash
+	open := func(budget accountant.Guarantee, b ensemble.Binding) *Ledger {
+		path := filepath.Join(t.TempDir(), "l")
+		b = unique(b)
+		if err := Init(path, NewHeader(b, budget, 1e-5), InitOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		l, err := Open(ctx, path, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Begin("darrm", b, step); err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	// Disjoint shares: the cap is (0.1, 1e-5), within (0.1, 1e-5): free.
+	l := open(accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, fixed)
+	if n, err := l.Allowance(step, -1); n != accountant.Unlimited || err != nil {
+		t.Errorf("allowance %d (%v), want unlimited", n, err)
+	}
+	if n, _ := l.Allowance(step, 7); n != 7 {
+		t.Errorf("allowance with a limit: %d", n)
+	}
+	if err := l.Reserve(1000); err != nil {
+		t.Fatalf("a free release was refused: %v", err)
+	}
+	l.Settle(1000)
+	st, err := l.Status(step)
+	q, _ := accountant.ComposeOptimal(step, 1000, 1e-5)
+	if err != nil || st.Total != fixed.Teachers || st.TotalBound != accountant.TeachersBound || st.Queries != q || !st.Free || st.QueriesLeft != -1 || st.Cap.Rule() != "parallel" {
+		t.Errorf("status after 1000 free labels: %+v (%v), queries want %v", st, err, q)
+	}
+	l.Close()
+	// Shared data: the cap (1.088, 1.2e-4) is over a budget of eps 1, so
+	// the spends' composition decides, as without a cap.
+	shared := fixed
+	shared.Partition = ensemble.SharedData
+	budget := accountant.Guarantee{Eps: 1, Delta: 1e-3}
+	l = open(budget, shared)
+	want, _ := accountant.MaxSteps(step, budget, accountant.Optimal, 1e-5)
+	if n, err := l.Allowance(step, -1); n != want || err != nil {
+		t.Errorf("shared, budget below the cap: allowance %d (%v), want %d", n, err, want)
+	}
+	if err := l.Reserve(want + 1); !errors.Is(err, ErrBudget) {
+		t.Errorf("beyond the budget: %v", err)
+	}
+	l.Close()
+	// A budget that admits the spends' composition but not the cap: the
+	// total reported is the composition, within the budget, although the
+	// cap has the smaller eps.
+	pure := accountant.Guarantee{Eps: 0.3}
+	l = open(accountant.Guarantee{Eps: 5, Delta: 1e-4}, shared)
+	l.step = pure
+	if err := l.Reserve(5); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := l.Balance(); err != nil || b.Bound != accountant.QueriesBound || !b.Total.Within(accountant.Guarantee{Eps: 5, Delta: 1e-4}) || b.Free {
+		t.Errorf("balance %+v (%v)", b, err)
+	}
+	l.Close()
 }

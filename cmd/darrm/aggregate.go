@@ -13,6 +13,7 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/internal/report"
 	"github.com/darrm/darrm/ledger"
 )
@@ -28,7 +29,7 @@ type aggregateFlags struct {
 	BudgetEps   float64           `flag:"budget-eps"`
 	BudgetDelta float64           `flag:"budget-delta"`
 	Ledger      string            `flag:"ledger"`
-	Out         string            `flag:"out" help:"file for the labels, written atomically (- for standard output)"`
+	Out         string            `flag:"out" help:"file for the labels, written atomically; a device or FIFO is written through (- for standard output)"`
 	OutFormat   ensemble.Format   `flag:"out-format" help:"labels as csv or jsonl (auto: the format of the votes)"`
 	InFormat    ensemble.Format   `flag:"input-format" help:"votes as csv or jsonl (auto: JSON lines if the first line starts with [ or {)"`
 	Header      ensemble.Presence `flag:"header" help:"CSV header row: auto, yes or no"`
@@ -43,6 +44,8 @@ func newAggregateCmd() *cobra.Command {
 		Short: "Release one private majority label per query from K teachers' votes",
 		Args:  cli.MaxArgs(1),
 		RunE:  func(cmd *cobra.Command, args []string) error { return runAggregate(cmd, &f, args) },
+		// checkOutputs names the argument so in its errors.
+		Annotations: map[string]string{"input": "the vote file"},
 	}, &f, map[string]string{"budget-method": "composition", "rr-method": "rr-composition", "gnmax-sigma": "gnmax-search"})
 	cmd.Flags().StringVar(&f.Mechanism, "mechanism", "darrm", "aggregator: "+strings.Join(ensemble.Mechanisms, ", "))
 	return cmd
@@ -60,10 +63,8 @@ func (f *aggregateFlags) parse(cmd *cobra.Command) (budget *accountant.Guarantee
 	case eps || delta:
 		return nil, mech, cli.Usagef("--budget-eps and --budget-delta go together: a budget must bound both")
 	}
-	if mech, err = f.mechanismFlags.parse(cmd, "mechanism", []string{f.Mechanism}); err != nil {
-		return nil, mech, err
-	}
-	return budget, mech, cli.CheckOutPath("out", f.Out)
+	mech, err = f.mechanismFlags.parse(cmd, "mechanism", []string{f.Mechanism})
+	return budget, mech, err
 }
 
 func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
@@ -74,19 +75,25 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		return err
 	}
 	name := cli.InputArg(args)
-	if cli.SameFile(name, f.Out) {
-		return cli.Usagef("--out %s is the vote file: write the labels elsewhere", f.Out)
+	if cli.IsStdoutFile(f.Out, cmd.OutOrStdout()) {
+		f.Out = cli.Std // e.g. /dev/stdout: write to it, never replace it
 	}
-	file, err := cli.OpenInput(cmd.InOrStdin(), name)
+	file, err := cli.OpenInputContext(cmd.Context(), cmd.InOrStdin(), name)
 	if err != nil {
 		return err
 	}
 	defer file.Close()
 	votes, err := ensemble.NewVoteReader(file, cli.InputName(name), ensemble.ReadOptions{Format: f.InFormat, Header: f.Header, ID: f.ID})
-	if err != nil {
+	if fe := (*ensemble.FormatError)(nil); errors.As(err, &fe) {
 		return cli.Usagef("%v", err)
+	} else if err != nil {
+		return err
 	}
-	p, err := f.params(cmd, mech, votes.K(), cli.InputName(name))
+	teachers, err := ensemble.ReleaseTeachers(votes.Meta(), cli.Given(fs, "eps", f.Eps), cli.Given(fs, "Delta", f.Delta))
+	if err != nil {
+		return fmt.Errorf("%s: %w (--eps, --Delta)", cli.InputName(name), err)
+	}
+	p, err := f.params(cmd, mech, votes.K(), cli.InputName(name), teachers)
 	if err != nil {
 		return err
 	}
@@ -94,14 +101,22 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	binding, err := ensemble.ReleaseBinding(votes, agg)
+	if err != nil {
+		return fmt.Errorf("%s: %w (--mechanism)", cli.InputName(name), err)
+	}
+	teacherCap, capNote, err := binding.Cap(f.DeltaPrime)
+	if err != nil {
+		return err
+	}
 	priv := agg.Privacy()
 	limit := -1
 	var budget *report.Budget
 	if inBudget != nil {
-		if limit, err = accountant.MaxSteps(priv.Guarantee, *inBudget, f.Method, f.DeltaPrime); err != nil {
+		if limit, err = accountant.MaxStepsCapped(priv.Guarantee, *inBudget, f.Method, f.DeltaPrime, teacherCap); err != nil {
 			return cli.Usagef("budget: %v", err)
 		}
-		budget = &report.Budget{Eps: inBudget.Eps, Delta: inBudget.Delta, Method: f.Method.String(), DeltaPrime: f.DeltaPrime, MaxQueries: limit}
+		budget = report.NewBudget(*inBudget, f.Method, f.DeltaPrime, limit)
 	}
 	sink := ensemble.LabelSink{Path: f.Out, Stdout: cmd.OutOrStdout(), Format: f.OutFormat}
 	if sink.Format == ensemble.FormatAuto {
@@ -109,10 +124,12 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	}
 	var led *ledger.Ledger
 	if f.Ledger != "" {
-		if led, limit, err = ledger.OpenRun(f.Ledger, f.Mechanism, priv.Relation.String(), priv.Guarantee, limit); err != nil {
-			return cli.Usagef("--ledger: %v", err)
+		opts := ledger.Options{Waiting: waitingFor(cmd)}
+		if led, limit, err = ledger.OpenRun(cmd.Context(), f.Ledger, f.Mechanism, binding, priv.Guarantee, limit, opts); err != nil {
+			return ledgerError(err)
 		}
 		defer led.Close()
+		printNotes(cmd.ErrOrStderr(), f.Ledger, led.Notes())
 		sink.Ledger = led
 	}
 	src, seed := ensemble.NewSource(), cli.Given(fs, "seed", f.Seed)
@@ -139,8 +156,8 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	}
 
 	out, err := report.NewAggregate(report.Release{Problem: p, Mechanism: f.Mechanism, Label: label, Aggregator: agg,
-		Input: cli.InputName(name), Output: cli.OutputName(f.Out), Votes: votes, Sink: sink, Result: res,
-		Budget: budget, DeltaPrime: f.DeltaPrime, Seed: seed, Ledger: led, LedgerPath: f.Ledger, Elapsed: time.Since(start)})
+		Input: cli.InputName(name), Output: cli.OutputName(f.Out), Votes: votes, Teachers: teachers, Sink: sink, Result: res,
+		Budget: budget, DeltaPrime: f.DeltaPrime, Cap: teacherCap, CapNote: capNote, Seed: seed, Ledger: led, LedgerPath: f.Ledger, Elapsed: time.Since(start)})
 	if err != nil {
 		return err
 	}
@@ -152,24 +169,26 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		return err
 	}
 	if res.Unanswered > 0 {
-		return fmt.Errorf("%w: answered %d of %d queries, %d left unanswered; %s holds the %d answered",
-			errBudget, res.Answered, res.Answered+res.Unanswered, res.Unanswered, cli.OutputName(f.Out), res.Answered)
+		return fmt.Errorf("%w: answered %d of %s, %d left unanswered; %s holds the %d answered",
+			errBudget, res.Answered, plural.Of(res.Answered+res.Unanswered, "query", "queries"), res.Unanswered, cli.OutputName(f.Out), res.Answered)
 	}
 	return nil
 }
 
-// params returns the problem: from the flags with K from the vote file, or,
-// with --gamma, from the flags and what the gamma file states (as darrm
-// verify does).
-func (f *aggregateFlags) params(cmd *cobra.Command, mech mechanisms, k int, input string) (gamma.Problem, error) {
+// params returns the problem: K from the vote file, the teachers' eps and
+// Delta of t, the rest from the flags or, with --gamma, from what the gamma
+// file states (as darrm verify does).
+func (f *aggregateFlags) params(cmd *cobra.Command, mech mechanisms, k int, input string, t ensemble.TeacherGuarantee) (gamma.Problem, error) {
 	if cmd.Flags().Changed("K") && f.K != k {
 		return gamma.Problem{}, cli.Usagef("--K = %d but %s has %d votes per row", f.K, input, k)
 	}
+	line := f.stated(cmd)
+	line.Eps, line.Delta = &t.Eps, &t.Delta
 	if mech.table != nil {
 		if kg := mech.table.Gamma.K(); kg != k {
 			return gamma.Problem{}, cli.Usagef("--gamma %s is for K = %d teachers but %s has %d votes per row", mech.tableName, kg, input, k)
 		}
-		return f.problemFlags.withTable(cmd, *mech.table)
+		return f.paramsFrom(k, line, mech.table.Stated)
 	}
-	return f.problemFlags.paramsForK(cmd, k)
+	return f.paramsFrom(k, line)
 }

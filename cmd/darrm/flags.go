@@ -22,24 +22,25 @@ import (
 // library, where the concept is defined.
 var sharedFlags = cli.NewRegistry([]cli.Flag{
 	{Name: "K", Default: 0, Usage: "number of teachers K (odd)"},
-	{Name: "m", Default: gamma.DefaultM, Usage: "privacy allowance: each release is (m·eps, delta)-DP, 1 <= m <= K (default: the thesis' main setting)"},
-	{Name: "eps", Default: gamma.DefaultEps, Usage: "eps of each teacher's (eps, Delta)-DP guarantee"},
-	{Name: "Delta", Default: gamma.DefaultDelta, Usage: "Delta of each teacher's (eps, Delta)-DP guarantee"},
+	{Name: "m", Default: gamma.DefaultM, Usage: "privacy allowance: each release is (m·eps, delta)-DP, 1 <= m <= K; the default is the thesis' main setting"},
+	{Name: "eps", Default: gamma.DefaultEps, Usage: "eps of each teacher's (eps, Delta)-DP guarantee; a release takes it from the votes' metadata header, or needs it given (the default is for exploring: solve, verify, simulate)"},
+	{Name: "Delta", Default: gamma.DefaultDelta, Usage: "Delta of each teacher's (eps, Delta)-DP guarantee; a release takes it from the votes' metadata header, or needs it given (the default is for exploring: solve, verify, simulate)"},
 	{Name: "delta", Default: 0.0, Usage: "delta of each release's (m·eps, delta)-DP guarantee (default 1-(1-Delta)^m)"},
 
 	{Name: "format", Default: cliout.Table, Usage: "output format: table, json or csv"},
 	{Name: "workers", Default: 0, Usage: "goroutines for parallel work (0: all cores)"},
 	{Name: "seed", Default: uint64(0), Usage: "seed of a reproducible experiment: its outputs are marked NOT FOR RELEASE (default: randomness from crypto/rand)"},
-	{Name: "cache-dir", Default: "", Usage: "gamma cache directory (default $" + cache.EnvDir + ", else $XDG_CACHE_HOME/darrm or ~/.cache/darrm)"},
-	{Name: "no-cache", Default: false, Usage: "neither read nor write the gamma cache"},
+	{Name: "cache-dir", Default: "", Usage: "cache directory: certified gamma_opt, and trained teachers in its teachers/ folder (default $" + cache.EnvDir + ", else $XDG_CACHE_HOME/darrm or ~/.cache/darrm)"},
+	{Name: "no-cache", Default: false, Usage: "neither read nor write the cache (gamma_opt, trained teachers)"},
 	{Name: "prior", Default: gamma.UniformPrior(), Usage: "prior on the teachers' accuracy for gamma_opt: uniform (mean 0.75), tp (mean 0.85), a mean in (0.5, 1], or K comma-separated means"},
 	{Name: "plot", Default: "", Usage: "also draw the figure to this .png or .svg file"},
+	{Name: "setting", Default: accountant.Disjoint, Usage: "the private teachers' training data: disjoint (each its own share, cut by a keyed hash of each record; the thesis') or shared (each the whole training set, with its own randomness)"},
 
 	{Name: "composition", Default: accountant.General, Usage: "composition theorem: simple, general or optimal"},
 	{Name: "delta-prime", Default: accountant.DefaultDeltaPrime, Usage: "slack delta' in (0, 1) of general and optimal composition"},
 	{Name: "rr-composition", Default: accountant.AutoRR, Usage: "RR: composition by which the K teachers' majority is (tau·eps, lambda)-DP in Lemma B.1.1: simple, general, optimal, or auto (general when Delta > 0, else simple)"},
 	{Name: "rr-delta-prime", Default: accountant.DefaultDeltaPrime, Usage: "RR: slack delta' of the composition giving tau and lambda"},
-	{Name: "gnmax-search", Default: accountant.GNMaxGrid, Usage: "GNMax: choice of the Renyi order for sigma: grid (the paper's search, App. B.4.1) or exact"},
+	{Name: "gnmax-search", Default: accountant.GNMaxGrid, Usage: "GNMax's calibration of sigma: grid (the paper's search over the Renyi order, App. B.4.1), exact (the exact minimum over the order) or tight (the exact privacy curve of the released bit for K votes)"},
 	{Name: "conversion", Default: accountant.PaperConversion, Usage: "RDP to (eps, delta) conversion: paper or improved"},
 
 	{Name: "steps", Default: 0, Usage: "number of composed steps (>= 1)"},

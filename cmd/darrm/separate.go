@@ -1,7 +1,8 @@
 package main
 
 import (
-	"os"
+	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -32,9 +33,6 @@ func newSeparateCmd() *cobra.Command {
 			if err != nil {
 				return cli.Usagef("--shard %q: %v", f.Shard, err)
 			}
-			if err := cli.CheckOutPath("out", f.Out); err != nil {
-				return err
-			}
 			if err := checkWorkers(f.Workers); err != nil {
 				return err
 			}
@@ -42,12 +40,14 @@ func newSeparateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, fmt.Sprintf("certifying shard %v for K=%d m=%g", shard, p.K, p.M))
 			sep, err := gamma.VerifyShard(cmd.Context(), p.Params, tab.Gamma, shard, gamma.VerifyOptions{Workers: f.Workers})
+			prog.Done()
 			if err != nil {
 				return cli.AsUsage(err)
 			}
 			doc := report.Shard{Problem: report.NewProblem(p), Gamma: tab.Gamma, Separation: sep, Seconds: time.Since(start).Seconds()}
-			return atomicfile.Write(f.Out, 0o644, func(file *os.File) error { return cliout.WriteJSON(file, doc) })
+			return atomicfile.WriteOutput(cmd.Context(), f.Out, 0o644, func(w io.Writer) error { return cliout.WriteJSON(w, doc) })
 		},
 	}, &f, nil)
 	cmd.AddCommand(newSeparateMergeCmd())

@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/internal/plural"
 )
 
 // Mechanism describes one noise function in solve's comparison.
@@ -41,12 +42,17 @@ type Solve struct {
 	Utility float64 `json:"objective"`
 	// UpperBound bounds every private gamma's utility; Gap is the
 	// utility's relative distance below it; Scale is the factor
-	// certification applied to the LP's solution.
-	UpperBound     float64           `json:"upper_bound"`
-	Gap            float64           `json:"gap"`
-	Scale          float64           `json:"scale"`
-	SurrogateError float64           `json:"surrogate_error"`
-	Certificate    gamma.Certificate `json:"certificate"`
+	// certification applied to the LP's solution. For a cached gamma,
+	// UpperBound and Scale are as the cache entry stores them
+	// (UpperBoundStored; no solve ran to compute them), while the
+	// utility, the surrogate error and the gap are computed from the
+	// gamma's values (optimal.Reverified).
+	UpperBound       float64           `json:"upper_bound"`
+	UpperBoundStored bool              `json:"upper_bound_stored"`
+	Gap              float64           `json:"gap"`
+	Scale            float64           `json:"scale"`
+	SurrogateError   float64           `json:"surrogate_error"`
+	Certificate      gamma.Certificate `json:"certificate"`
 	// CertifiedNow is true: the certificate is computed in this run from
 	// the gamma's values, for a cached gamma too, never read from a file.
 	CertifiedNow bool                  `json:"certified_in_this_run"`
@@ -56,6 +62,15 @@ type Solve struct {
 	Solve        SolveStats            `json:"solve"`
 	Errors       []gamma.ErrorEstimate `json:"expected_errors,omitempty"`
 	Compare      []Mechanism           `json:"compare,omitempty"`
+	// NotCompared names the baselines that Compare leaves out, each with
+	// the reason.
+	NotCompared []Omitted `json:"not_compared,omitempty"`
+}
+
+// Omitted is a baseline left out of a comparison, and why.
+type Omitted struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
 }
 
 // SolveStats describe the computation that produced the gamma (the
@@ -78,7 +93,7 @@ type SolveStats struct {
 func NewSolve(p Problem, e *cache.Entry, cached bool) Solve {
 	return Solve{
 		Problem: p, Prior: e.Prior, Gamma: e.Gamma, Utility: e.Utility, SurrogateError: e.SurrogateError,
-		UpperBound: e.UpperBound, Gap: e.Gap, Scale: e.Scale,
+		UpperBound: e.UpperBound, UpperBoundStored: cached, Gap: e.Gap, Scale: e.Scale,
 		Certificate: e.Certificate, CertifiedNow: true, Cached: cached,
 		Solve: SolveStats{Seconds: e.Seconds, LPSolves: e.LPSolves, Rows: e.Rows, Passes: e.Passes, TieBroken: e.TieBroken},
 	}
@@ -180,12 +195,17 @@ func (out Solve) writeTable(w io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(w, "\nutility U(gamma) = %.6g   surrogate error = %.6g\n", out.Utility, out.SurrogateError)
-	fmt.Fprintf(w, "optimality: no private gamma exceeds U = %.10g; gap %.2g; certification scaled the LP solution by %.15g\n", out.UpperBound, out.Gap, out.Scale)
+	stored := ""
+	if out.UpperBoundStored {
+		stored = " (as stored in the cache entry; utility and gap computed now from the gamma)"
+	}
+	fmt.Fprintf(w, "optimality: no private gamma exceeds U = %.10g%s; gap %.2g; certification scaled the LP solution by %.15g\n", out.UpperBound, stored, out.Gap, out.Scale)
 	writeCertificate(w, "certificate (computed in this run)", out.Certificate)
 	if out.Cached {
 		fmt.Fprintf(w, "from the cache (%s), solved originally in %.3g s\n", out.CacheFile, out.Solve.Seconds)
 	} else {
-		fmt.Fprintf(w, "solved in %.3g s: %d LP solves, %d privacy rows, %d exhaustive separation passes\n", out.Solve.Seconds, out.Solve.LPSolves, out.Solve.Rows, out.Solve.Passes)
+		fmt.Fprintf(w, "solved in %.3g s: %s, %s, %s\n", out.Solve.Seconds, plural.Of(out.Solve.LPSolves, "LP solve", "LP solves"),
+			plural.Of(out.Solve.Rows, "privacy row", "privacy rows"), plural.Of(out.Solve.Passes, "exhaustive separation pass", "exhaustive separation passes"))
 	}
 	if !out.Solve.TieBroken {
 		fmt.Fprintln(w, "note: this gamma is optimal (within the gap above) and certified, but the tie-break that picks the canonical one did not finish;")
@@ -218,6 +238,9 @@ func (out Solve) writeTable(w io.Writer) error {
 	}
 	for _, m := range out.Compare {
 		fmt.Fprintf(w, "  gamma_%s: %s\n", m.Name, m.Label)
+	}
+	for _, o := range out.NotCompared {
+		fmt.Fprintf(w, "  gamma_%s: not compared: %s\n", o.Name, o.Reason)
 	}
 	return nil
 }
