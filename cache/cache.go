@@ -37,9 +37,13 @@ import (
 // EnvDir is the environment variable that overrides the cache location.
 const EnvDir = "DARRM_CACHE_DIR"
 
-// Version is the format of the entries and of the solver that wrote them;
-// entries of another version are not used.
-const Version = 2
+// Version is the format of the entries and of the solver that wrote them.
+// It is part of every key, so an entry of another version is never found:
+// its gamma is solved again and stored under the new key, and Put removes
+// the earlier versions' files for that key. Version 3: gamma_opt is the
+// canonical one (optimal.Solve's tie-break), where entries of version 2
+// hold an optimal gamma that depends on the solver's path.
+const Version = 3
 
 // DefaultDir returns the cache directory: $DARRM_CACHE_DIR if set, else
 // $XDG_CACHE_HOME/darrm, else ~/.cache/darrm.
@@ -62,16 +66,19 @@ type Key struct {
 
 // String is the canonical form of the key; floats are written in their
 // shortest round-trip form, so distinct parameters never share a key.
-func (k Key) String() string {
+func (k Key) String() string { return k.at(Version) }
+
+// at is the key's form in version v.
+func (k Key) at(v int) string {
 	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 	p := k.Params
 	return fmt.Sprintf("darrm-gamma/v%d K=%d m=%s eps=%s Delta=%s delta=%s prior=%s",
-		Version, p.K, f(p.M), f(p.Eps), f(p.Delta), f(p.TargetDelta), k.Prior)
+		v, p.K, f(p.M), f(p.Eps), f(p.Delta), f(p.TargetDelta), k.Prior)
 }
 
-// file is the entry's file name: a digest of the key.
-func (k Key) file() string {
-	sum := sha256.Sum256([]byte(k.String()))
+// file is the entry's file name in version v: a digest of the key.
+func (k Key) file(v int) string {
+	sum := sha256.Sum256([]byte(k.at(v)))
 	return hex.EncodeToString(sum[:16]) + ".json"
 }
 
@@ -95,7 +102,7 @@ type Entry struct {
 	LPSolves       int               `json:"lp_solves"`
 	Rows           int               `json:"rows"`
 	Passes         int               `json:"passes"`
-	TieBroken      bool              `json:"tie_broken"` // see gamma.OptResult.TieBroken
+	TieBroken      bool              `json:"tie_broken"` // the canonical gamma_opt (optimal.Result.TieBroken); only such entries are stored
 	Created        time.Time         `json:"created"`
 }
 
@@ -124,7 +131,7 @@ func Open(path string) (*Dir, error) {
 }
 
 // Path returns the file that holds key's entry.
-func (d *Dir) Path(k Key) string { return filepath.Join(d.path, k.file()) }
+func (d *Dir) Path(k Key) string { return filepath.Join(d.path, k.file(Version)) }
 
 // Root returns the cache's folder, where other caches (trained teachers)
 // keep their own subfolders.
@@ -181,11 +188,8 @@ func (d *Dir) Get(k Key) (*Entry, error) {
 		return nil, corrupt("key = %q, want %q", e.Key, k.String())
 	}
 	g := gamma.Gamma(e.Gamma)
-	if err := g.Check(); err != nil {
+	if err := g.CheckFor(k.Params.K); err != nil {
 		return nil, corrupt("%v", err)
-	}
-	if g.K() != k.Params.K {
-		return nil, corrupt("gamma has %d values, want K+1 = %d", len(g), k.Params.K+1)
 	}
 	c := e.Certificate
 	if b := k.Params.Budget(); c.Status != gamma.Certified || c.Budget != b || !(c.MaxF+c.ErrBound <= b) {
@@ -211,10 +215,19 @@ func (d *Dir) Put(e *Entry) error {
 	if err != nil {
 		return fmt.Errorf("cache: %w", err)
 	}
-	return atomicfile.Write(d.Path(k), 0o644, func(f *os.File) error {
+	if err := atomicfile.Write(d.Path(k), 0o644, func(f *os.File) error {
 		_, err := f.Write(append(b, '\n'))
 		return err
-	})
+	}); err != nil {
+		return err
+	}
+	// The entries of earlier versions for this key are replaced. They are
+	// never read (their keys differ), so one that cannot be removed is
+	// only wasted space.
+	for v := 1; v < Version; v++ {
+		_ = os.Remove(filepath.Join(d.path, k.file(v)))
+	}
+	return nil
 }
 
 // checksum hashes the compact form of a JSON value, so that re-indenting

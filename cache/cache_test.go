@@ -26,7 +26,7 @@ func solvedEntry(t *testing.T, p constraints.Params) *Entry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cert, err := gamma.Verify(context.Background(), p, g, 0, nil)
+	cert, err := gamma.Verify(context.Background(), p, g, gamma.VerifyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestKeyIsExact(t *testing.T) {
 	a := Key{Params: testParams, Prior: "uniform"}
 	b := a
 	b.Params.Eps = 0.1 + 1e-17*8 // the next float64 after 0.1
-	if a.String() == b.String() || a.file() == b.file() {
+	if a.String() == b.String() || a.file(Version) == b.file(Version) {
 		t.Errorf("keys of eps = 0.1 and its float64 successor collide: %q", a)
 	}
 }
@@ -225,5 +225,45 @@ func TestOpenDefault(t *testing.T) {
 				t.Errorf("%s: %s not created: %v", tc.name, tc.want, err)
 			}
 		}
+	}
+}
+
+// TestEarlierVersionsAreNotUsed: an entry written under an earlier
+// version's key (by an older solver, whose gamma is optimal but not the
+// canonical one) is never found, and storing the new entry removes it.
+func TestEarlierVersionsAreNotUsed(t *testing.T) {
+	d, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := Key{Params: testParams, Prior: "uniform"}
+	e := solvedEntry(t, testParams)
+	if err := d.Put(e); err != nil {
+		t.Fatal(err)
+	}
+	// Move the entry to where version 2 kept it, under version 2's key.
+	b, err := os.ReadFile(d.Path(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := filepath.Join(d.path, key.file(2))
+	b = []byte(strings.Replace(string(b), "darrm-gamma/v3 ", "darrm-gamma/v2 ", 1))
+	if err := os.WriteFile(old, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(d.Path(key)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Get(key); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Get with only a version 2 entry: %v, want ErrNotFound", err)
+	}
+	if err := d.Put(e); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(old); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the version 2 entry is still there after Put: %v", err)
+	}
+	if _, err := d.Get(key); err != nil {
+		t.Errorf("Get after Put: %v", err)
 	}
 }

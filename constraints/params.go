@@ -37,13 +37,24 @@ const (
 
 // Params describe a private majority problem (Problem 3.1.1): K teachers,
 // each (Eps, Delta)-DP, whose majority must be released
-// (M·Eps, TargetDelta)-DP.
+// (M·Eps, TargetDelta)-DP. New fills in the thesis' default TargetDelta;
+// a Params literal must state it (0 is a valid value for pure DP, not
+// "unset").
 type Params struct {
 	K           int     // number of teachers, odd
 	M           float64 // privacy allowance, 1 <= M <= K (need not be an integer)
 	Eps         float64 // each teacher's eps > 0
 	Delta       float64 // each teacher's Delta, 0 <= Delta < 1
 	TargetDelta float64 // the release's delta, Delta <= TargetDelta < 1
+}
+
+// New returns the problem of k teachers, each (eps, delta)-DP, whose
+// majority is released (m·eps, DefaultTargetDelta(delta, m))-DP: the
+// thesis' main setting uses this delta (Section 3.7.1). Set TargetDelta
+// on the result for another one. The problem is not validated here;
+// Validate, and every solver and certificate, do that.
+func New(k int, m, eps, delta float64) Params {
+	return Params{K: k, M: m, Eps: eps, Delta: delta, TargetDelta: DefaultTargetDelta(delta, m)}
 }
 
 // DefaultTargetDelta returns 1 - (1-Delta)^m, the thesis' choice of the
@@ -56,18 +67,31 @@ func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // ParamError is a problem parameter out of its domain.
 type ParamError struct {
-	Name  string // "K", "m", "eps", "Delta", "delta" or "m·eps"
+	Name  string // "K", "m", "eps", "Delta", "delta" or "m·eps", as the thesis writes them
+	Field string // the field of Params: "K", "M", "Eps", "Delta", "TargetDelta" ("" for m·eps)
 	Value any
 	Rule  string
 }
 
-func (e *ParamError) Error() string { return fmt.Sprintf("%s = %v: %s", e.Name, e.Value, e.Rule) }
+func (e *ParamError) Error() string {
+	if e.Field != "TargetDelta" {
+		return fmt.Sprintf("%s = %v: %s", e.Name, e.Value, e.Rule)
+	}
+	// The release's delta and the teachers' Delta differ only in case:
+	// name the field, and say how to get the default when it was left out.
+	msg := fmt.Sprintf("%s (the release's delta, Params.%s) = %v: %s", e.Name, e.Field, e.Value, e.Rule)
+	if e.Value == 0.0 {
+		msg += "; constraints.New fills in the thesis' default 1-(1-Delta)^m"
+	}
+	return msg
+}
 
 // Validate checks the parameters and names the first one that is out of
 // range, as a *ParamError.
 func (p Params) Validate() error {
+	fields := map[string]string{"K": "K", "m": "M", "eps": "Eps", "Delta": "Delta", "delta": "TargetDelta"}
 	bad := func(name string, v any, rule string, args ...any) error {
-		return &ParamError{Name: name, Value: v, Rule: fmt.Sprintf(rule, args...)}
+		return &ParamError{Name: name, Field: fields[name], Value: v, Rule: fmt.Sprintf(rule, args...)}
 	}
 	switch {
 	case p.K < 1:

@@ -1,6 +1,7 @@
 package constraints
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -31,8 +32,8 @@ func TestValidate(t *testing.T) {
 		{"m below 1", func(p *Params) { p.M = 0.5 }, "m = 0.5"},
 		{"m above K", func(p *Params) { p.M = 12 }, "m = 12"},
 		{"m NaN", func(p *Params) { p.M = math.NaN() }, "m = NaN"},
-		{"delta below Delta", func(p *Params) { p.TargetDelta = 1e-6 }, "delta = 1e-06"},
-		{"delta one", func(p *Params) { p.TargetDelta = 1 }, "delta = 1"},
+		{"delta below Delta", func(p *Params) { p.TargetDelta = 1e-6 }, "delta (the release's delta, Params.TargetDelta) = 1e-06"},
+		{"delta one", func(p *Params) { p.TargetDelta = 1 }, "delta (the release's delta, Params.TargetDelta) = 1"},
 		{"m eps huge", func(p *Params) { p.Eps = 50 }, "m·eps = 150"},
 		{"K too large", func(p *Params) { p.K = 303 }, "K = 303"},
 	} {
@@ -116,5 +117,24 @@ func TestRowMatchesCost(t *testing.T) {
 	}
 	if _, err := p.Row(Config{1, 0, 0, 0, 0, 0, 0, 0}); err == nil {
 		t.Error("Row accepted a configuration of 1 teacher for K = 9")
+	}
+}
+
+// TestNewFillsTheDefaultDelta: New is the problem with the thesis' delta,
+// and a literal that leaves TargetDelta at zero is told its field's name
+// and how to get the default.
+func TestNewFillsTheDefaultDelta(t *testing.T) {
+	p := New(11, 3, 0.1, 1e-5)
+	if p.TargetDelta != DefaultTargetDelta(1e-5, 3) || p.Validate() != nil {
+		t.Errorf("New(11, 3, 0.1, 1e-5) = %+v (%v)", p, p.Validate())
+	}
+	if p := New(101, 10, 0.1, 0); p.TargetDelta != 0 || p.Validate() != nil {
+		t.Errorf("pure DP: New(101, 10, 0.1, 0) = %+v (%v)", p, p.Validate())
+	}
+	err := Params{K: 11, M: 3, Eps: 0.1, Delta: 1e-5}.Validate()
+	var pe *ParamError
+	if !errors.As(err, &pe) || pe.Name != "delta" || pe.Field != "TargetDelta" ||
+		!strings.Contains(err.Error(), "delta (the release's delta, Params.TargetDelta) = 0") || !strings.Contains(err.Error(), "constraints.New") {
+		t.Errorf("TargetDelta left at zero: %v", err)
 	}
 }

@@ -217,7 +217,7 @@ func Agreement(g gamma.Gamma, p []float64) (float64, error) {
 // slack covers the difference between g and the noise function actually
 // sampled, when they differ (0 when g is sampled exactly).
 func certify(ctx context.Context, p constraints.Params, g gamma.Gamma, slack float64, opts Options) (gamma.Certificate, bool, error) {
-	cert, err := gamma.Verify(ctx, p, g, opts.Workers, opts.Progress)
+	cert, err := gamma.Verify(ctx, p, g, gamma.VerifyOptions{Workers: opts.Workers, Progress: opts.Progress})
 	if err != nil {
 		return gamma.Certificate{}, false, err
 	}

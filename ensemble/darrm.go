@@ -27,11 +27,8 @@ func NewDaRRM(ctx context.Context, p constraints.Params, g gamma.Gamma, opts Opt
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("DaRRM: %w", err)
 	}
-	if err := g.Check(); err != nil {
+	if err := g.CheckFor(p.K); err != nil {
 		return nil, fmt.Errorf("DaRRM: %w", err)
-	}
-	if g.K() != p.K {
-		return nil, fmt.Errorf("DaRRM: gamma has %d values, want K+1 = %d", len(g), p.K+1)
 	}
 	tb, real := newTable(g)
 	cert, ok, err := certify(ctx, p, real, 0, opts)

@@ -192,7 +192,7 @@ func TestPrivacyEndToEnd(t *testing.T) {
 	for l := range ones {
 		ones[l] = 1
 	}
-	cert, err := gamma.Verify(context.Background(), prm, ones, 0, nil)
+	cert, err := gamma.Verify(context.Background(), prm, ones, gamma.VerifyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -164,7 +164,7 @@ type Evaluation struct {
 // prior's coefficients and its true expected error under each actual
 // distribution (ExpectedErrors).
 func Evaluate(ctx context.Context, p constraints.Params, g Gamma, coeffs []float64, actuals []Actual, workers int) (Evaluation, error) {
-	cert, err := Verify(ctx, p, g, workers, nil)
+	cert, err := Verify(ctx, p, g, VerifyOptions{Workers: workers})
 	if err != nil {
 		return Evaluation{}, err
 	}

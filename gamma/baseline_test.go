@@ -53,7 +53,7 @@ func TestBaselines(t *testing.T) {
 			t.Errorf("%s: RR is %q, want %s composition", tc.name, rr.Label, tc.rrComp)
 		}
 		for _, b := range bases {
-			cert, err := Verify(context.Background(), tc.p, b.Gamma, 1, nil)
+			cert, err := Verify(context.Background(), tc.p, b.Gamma, VerifyOptions{Workers: 1})
 			if err != nil || cert.Status == Violated {
 				t.Errorf("%s: %s is not private: %v %v", tc.name, b.Name, cert.Status, err)
 			}

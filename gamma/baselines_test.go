@@ -1,6 +1,7 @@
 package gamma
 
 import (
+	"context"
 	"math"
 	"math/big"
 	"strings"
@@ -130,7 +131,7 @@ func TestCheck(t *testing.T) {
 		want string
 	}{
 		{Gamma{1}, "1 values"},
-		{Gamma{1, 1, 1}, "3 values"},
+		{Gamma{1, 1, 1}, "3 values: need K+1 values for an odd K, an even number (2 for K = 1 or 4 for K = 3)"},
 		{Gamma{0.5, 0.4}, "symmetric"},
 		{Gamma{1, 0.2, 0.3, 1}, "symmetric"},
 		{Gamma{1.1, 1.1}, "[0, 1]"},
@@ -145,6 +146,23 @@ func TestCheck(t *testing.T) {
 		}
 	}
 	if err := (Gamma{0.3, 1, 1, 0.3}).Check(); err != nil {
+		t.Errorf("valid gamma rejected: %v", err)
+	}
+}
+
+// TestCheckForSaysTheNumber: a gamma of the wrong length for a known K is
+// told the number of values it needs.
+func TestCheckForSaysTheNumber(t *testing.T) {
+	for _, g := range []Gamma{make(Gamma, 8), make(Gamma, 11), make(Gamma, 13)} {
+		err := g.CheckFor(11)
+		if err == nil || !strings.Contains(err.Error(), "want K+1 = 12") {
+			t.Errorf("CheckFor(11) of %d values = %v, want the number 12", len(g), err)
+		}
+		if _, err := Verify(context.Background(), params(11, 3, 1e-5), g, VerifyOptions{}); err == nil || !strings.Contains(err.Error(), "want K+1 = 12") {
+			t.Errorf("Verify of %d values at K = 11 = %v, want the number 12", len(g), err)
+		}
+	}
+	if err := (Gamma{1, 1}).CheckFor(1); err != nil {
 		t.Errorf("valid gamma rejected: %v", err)
 	}
 }

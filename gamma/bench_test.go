@@ -13,7 +13,7 @@ func BenchmarkVerify(b *testing.B) {
 		g, _ := Sub(p.K, int(p.M))
 		b.Run(benchName(p), func(b *testing.B) {
 			for b.Loop() {
-				if _, err := Verify(context.Background(), p, g, 0, nil); err != nil {
+				if _, err := Verify(context.Background(), p, g, VerifyOptions{}); err != nil {
 					b.Fatal(err)
 				}
 			}

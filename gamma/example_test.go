@@ -9,9 +9,9 @@ import (
 )
 
 func ExampleVerify() {
-	p := constraints.Params{K: 11, M: 1, Eps: 0.1, Delta: 1e-5, TargetDelta: 1e-5}
-	exact, _ := gamma.Const(11, 1) // always release the true majority
-	cert, err := gamma.Verify(context.Background(), p, exact, 0, nil)
+	p := constraints.New(11, 1, 0.1, 1e-5) // at m = 1, delta = Delta
+	exact, _ := gamma.Const(11, 1)         // always release the true majority
+	cert, err := gamma.Verify(context.Background(), p, exact, gamma.VerifyOptions{})
 	if err != nil {
 		panic(err)
 	}

@@ -34,8 +34,11 @@ func (g Gamma) K() int { return len(g) - 1 }
 // Check verifies that g is a symmetric noise function for an odd number of
 // teachers with values in [0, 1], naming the first offending value.
 func (g Gamma) Check() error {
-	if len(g) < 2 || len(g)%2 != 0 {
-		return fmt.Errorf("gamma has %d values: need K+1 values for an odd K >= 1", len(g))
+	switch n := len(g); {
+	case n < 2:
+		return fmt.Errorf("gamma has %d values: need K+1 >= 2 values, one for each vote count l = 0..K (K odd)", n)
+	case n%2 != 0:
+		return fmt.Errorf("gamma has %d values: need K+1 values for an odd K, an even number (%d for K = %d or %d for K = %d)", n, n-1, n-2, n+1, n)
 	}
 	k := g.K()
 	for l, v := range g {
@@ -49,6 +52,14 @@ func (g Gamma) Check() error {
 		}
 	}
 	return nil
+}
+
+// CheckFor is Check for a problem with k teachers: g must have k+1 values.
+func (g Gamma) CheckFor(k int) error {
+	if len(g) != k+1 {
+		return fmt.Errorf("gamma has %d values, want K+1 = %d (one for each vote count l = 0..%d)", len(g), k+1, k)
+	}
+	return g.Check()
 }
 
 // FromUpper builds the symmetric noise function whose values at l = H..K

@@ -35,11 +35,12 @@ const shardTop = 16
 // VerifyShard runs shard s of the exhaustive separation that Verify runs
 // for g and p: the maximum of the privacy cost over that shard's corner
 // multisets, one that attains it, and the costliest ones above the budget.
-func VerifyShard(ctx context.Context, p constraints.Params, g Gamma, s Shard, workers int) (constraints.Separation, error) {
+// opts.Progress receives the fraction of the shard done.
+func VerifyShard(ctx context.Context, p constraints.Params, g Gamma, s Shard, opts VerifyOptions) (constraints.Separation, error) {
 	if err := checkFor(p, g); err != nil {
 		return constraints.Separation{}, err
 	}
-	return p.Separate(ctx, g, constraints.SeparateOptions{Top: shardTop, Floor: p.Budget(), Workers: workers, Shard: s.Index, Shards: s.Count})
+	return p.Separate(ctx, g, constraints.SeparateOptions{Top: shardTop, Floor: p.Budget(), Workers: opts.Workers, Progress: opts.Progress, Shard: s.Index, Shards: s.Count})
 }
 
 // MergeShards returns the certificate of a gamma for p from the

@@ -51,14 +51,14 @@ func TestShardsMergeToVerify(t *testing.T) {
 		{"gamma_opt at m = 2", params(11, 2, 1e-5), optK11M3(t)},
 		{"gamma_Sub(1) at m = 1", constraints.Params{K: 11, M: 1, Eps: 0.1}, sub1},
 	} {
-		want, err := Verify(ctx, tc.p, tc.g, 1, nil)
+		want, err := Verify(ctx, tc.p, tc.g, VerifyOptions{Workers: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, n := range []int{1, 2, 5} {
 			var parts []constraints.Separation
 			for i := range n {
-				sep, err := VerifyShard(ctx, tc.p, tc.g, Shard{i, n}, 1)
+				sep, err := VerifyShard(ctx, tc.p, tc.g, Shard{i, n}, VerifyOptions{Workers: 1})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -80,7 +80,7 @@ func TestShardsRefused(t *testing.T) {
 	ctx := context.Background()
 	p, g := params(11, 3, 1e-5), optK11M3(t)
 	part := func(i, n int) constraints.Separation {
-		sep, err := VerifyShard(ctx, p, g, Shard{i, n}, 1)
+		sep, err := VerifyShard(ctx, p, g, Shard{i, n}, VerifyOptions{Workers: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,7 +110,7 @@ func TestShardsRefused(t *testing.T) {
 		{"gamma of another K", params(13, 3, 1e-5), g},
 		{"gamma out of [0, 1]", p, append(Gamma{2}, g[1:]...)},
 	} {
-		if _, err := VerifyShard(ctx, tc.p, tc.g, Shard{0, 1}, 1); err == nil {
+		if _, err := VerifyShard(ctx, tc.p, tc.g, Shard{0, 1}, VerifyOptions{Workers: 1}); err == nil {
 			t.Errorf("VerifyShard of %s: no error", tc.name)
 		}
 	}

@@ -131,11 +131,11 @@ func ReadTable(r io.Reader) (Table, error) {
 			return Table{}, err
 		}
 	}
+	if t.K != nil && *t.K+1 != len(t.Gamma) {
+		return Table{}, fmt.Errorf("gamma table: K = %d but gamma has %d values: need K+1 = %d", *t.K, len(t.Gamma), *t.K+1)
+	}
 	if err := t.Gamma.Check(); err != nil {
 		return Table{}, fmt.Errorf("gamma table: %w", err)
-	}
-	if t.K != nil && *t.K != t.Gamma.K() {
-		return Table{}, fmt.Errorf("gamma table: K = %d but gamma has %d values: need K+1", *t.K, len(t.Gamma))
 	}
 	return t, nil
 }

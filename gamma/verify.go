@@ -62,13 +62,24 @@ type Certificate struct {
 	Configs  *big.Int             `json:"configs_checked"` // corner multisets covered
 }
 
+// VerifyOptions tune the exhaustive check of Verify, Certify, CertifyFrom
+// and VerifyShard. The zero value is ready to use.
+type VerifyOptions struct {
+	// Workers is the number of goroutines of the exhaustive pass; 0 means
+	// GOMAXPROCS. The certificate does not depend on it.
+	Workers int
+	// Progress, if set, receives the fraction of each exhaustive pass done,
+	// in [0, 1]; calls are serialised.
+	Progress func(fraction float64)
+}
+
 // Verify computes the certificate of g for the problem p by exact
 // separation over every corner multiset (constraints.Params.Separate).
-func Verify(ctx context.Context, p constraints.Params, g Gamma, workers int, progress func(float64)) (Certificate, error) {
+func Verify(ctx context.Context, p constraints.Params, g Gamma, opts VerifyOptions) (Certificate, error) {
 	if err := checkFor(p, g); err != nil {
 		return Certificate{}, err
 	}
-	sep, err := p.Separate(ctx, g, constraints.SeparateOptions{Workers: workers, Progress: progress})
+	sep, err := p.Separate(ctx, g, constraints.SeparateOptions{Workers: opts.Workers, Progress: opts.Progress})
 	if err != nil {
 		return Certificate{}, fmt.Errorf("verify K=%d: %w", p.K, err)
 	}
@@ -80,13 +91,7 @@ func checkFor(p constraints.Params, g Gamma) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	if err := g.Check(); err != nil {
-		return err
-	}
-	if g.K() != p.K {
-		return fmt.Errorf("gamma has %d values, want K+1 = %d", len(g), p.K+1)
-	}
-	return nil
+	return g.CheckFor(p.K)
 }
 
 // NewCertificate is the certificate of an exhaustive separation sep of p:
@@ -115,17 +120,17 @@ func NewCertificate(p constraints.Params, sep constraints.Separation) Certificat
 // margin covering rounding; the returned certificate comes from a fresh
 // exhaustive pass on the returned gamma. A gamma already certified is
 // returned unchanged.
-func Certify(ctx context.Context, p constraints.Params, g Gamma, workers int, progress func(float64)) (Gamma, Certificate, error) {
-	cert, err := Verify(ctx, p, g, workers, progress)
+func Certify(ctx context.Context, p constraints.Params, g Gamma, opts VerifyOptions) (Gamma, Certificate, error) {
+	cert, err := Verify(ctx, p, g, opts)
 	if err != nil {
 		return nil, Certificate{}, err
 	}
-	return CertifyFrom(ctx, p, g, cert, workers, progress)
+	return CertifyFrom(ctx, p, g, cert, opts)
 }
 
 // CertifyFrom is Certify for a gamma whose certificate cert is already
 // known, such as the last separation of a cutting-plane solve.
-func CertifyFrom(ctx context.Context, p constraints.Params, g Gamma, cert Certificate, workers int, progress func(float64)) (Gamma, Certificate, error) {
+func CertifyFrom(ctx context.Context, p constraints.Params, g Gamma, cert Certificate, opts VerifyOptions) (Gamma, Certificate, error) {
 	var err error
 	for attempt := 0; attempt < 4 && cert.Status != Certified; attempt++ {
 		c := (cert.Budget - float64(int(2)<<attempt)*cert.ErrBound) / cert.MaxF
@@ -133,7 +138,7 @@ func CertifyFrom(ctx context.Context, p constraints.Params, g Gamma, cert Certif
 			return nil, cert, fmt.Errorf("certify K=%d: budget %g is too small to certify against the rounding error %g", p.K, cert.Budget, cert.ErrBound)
 		}
 		g = g.Scale(c)
-		if cert, err = Verify(ctx, p, g, workers, progress); err != nil {
+		if cert, err = Verify(ctx, p, g, opts); err != nil {
 			return nil, Certificate{}, err
 		}
 	}

@@ -13,7 +13,7 @@ func TestVerifyRejectsInfeasibleGamma(t *testing.T) {
 	// teacher is not private: one teacher can swing the majority.
 	p := params(11, 1, 1e-5)
 	ones, _ := Const(11, 1)
-	cert, err := Verify(context.Background(), p, ones, 0, nil)
+	cert, err := Verify(context.Background(), p, ones, VerifyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +25,7 @@ func TestVerifyRejectsInfeasibleGamma(t *testing.T) {
 	for l := range bumped {
 		bumped[l] = math.Min(bumped[l], 1)
 	}
-	cert, err = Verify(context.Background(), params(11, 3, 1e-5), bumped, 0, nil)
+	cert, err = Verify(context.Background(), params(11, 3, 1e-5), bumped, VerifyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestVerifyRejectsInfeasibleGamma(t *testing.T) {
 func TestVerifyWorstCase(t *testing.T) {
 	p := params(11, 3, 1e-5)
 	g, _ := Sub(11, 3)
-	cert, err := Verify(context.Background(), p, g, 0, nil)
+	cert, err := Verify(context.Background(), p, g, VerifyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestSubAtSimpleCompositionIsPrivate(t *testing.T) {
 	for _, m := range []int{1, 2, 3, 5} {
 		p := constraints.Params{K: 11, M: float64(m), Eps: 0.1, Delta: 1e-5, TargetDelta: float64(m) * 1e-5}
 		g, _ := Sub(11, m)
-		cert, err := Verify(context.Background(), p, g, 0, nil)
+		cert, err := Verify(context.Background(), p, g, VerifyOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +76,7 @@ func TestSubAtSimpleCompositionIsPrivate(t *testing.T) {
 func TestCertifyScalesUniformly(t *testing.T) {
 	p := params(11, 2, 1e-5)
 	ones, _ := Const(11, 1)
-	g, cert, err := Certify(context.Background(), p, ones, 0, nil)
+	g, cert, err := Certify(context.Background(), p, ones, VerifyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestCertifyScalesUniformly(t *testing.T) {
 	// RR's success probability cannot exceed the budget ratio found here:
 	// scaled further up by 1e-9 it must fail.
 	up := g.Scale(1 + 1e-9)
-	if c, _ := Verify(context.Background(), p, up, 0, nil); c.Status == Certified {
+	if c, _ := Verify(context.Background(), p, up, VerifyOptions{}); c.Status == Certified {
 		t.Errorf("scaling %v by 1+1e-9 is still certified: Certify scaled too far", g[0])
 	}
 }
@@ -99,7 +99,7 @@ func TestCertifyScalesUniformly(t *testing.T) {
 func TestVerifyBadInput(t *testing.T) {
 	p := params(11, 3, 1e-5)
 	for _, g := range []Gamma{{1, 1}, make(Gamma, 11), {1, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.9}} {
-		if _, err := Verify(context.Background(), p, g, 0, nil); err == nil {
+		if _, err := Verify(context.Background(), p, g, VerifyOptions{}); err == nil {
 			t.Errorf("Verify accepted %v", g)
 		}
 	}

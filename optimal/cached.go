@@ -18,10 +18,13 @@ import (
 // certificate is computed again in this call by the exhaustive check
 // (gamma.Verify), never read from the file, and the entry returned
 // carries the new one. An entry that is corrupt or fails that check is
-// passed to onCorrupt (if not nil), then recomputed and replaced. d may be
-// nil, which disables the cache. cached reports whether the gamma came
-// from disk; a failure to store a fresh entry is returned as storeErr
-// beside a valid result.
+// passed to onCorrupt (if not nil), then recomputed and replaced. Only the
+// canonical gamma_opt is stored (Result.TieBroken): when the tie-break
+// fails, the result is returned but not stored, so that a later call
+// solves again, and the cache's entries are those of the current solver
+// (cache.Version). d may be nil, which disables the cache. cached reports
+// whether the gamma came from disk; a failure to store a fresh entry is
+// returned as storeErr beside a valid result.
 func Cached(ctx context.Context, d *cache.Dir, p constraints.Params, prior gamma.Prior, opts Options, onCorrupt func(error)) (e *cache.Entry, cached bool, storeErr, err error) {
 	key := cache.Key{Params: p, Prior: prior.String()}
 	if d != nil {
@@ -49,7 +52,7 @@ func Cached(ctx context.Context, d *cache.Dir, p constraints.Params, prior gamma
 		Seconds: r.Elapsed.Seconds(), LPSolves: r.LPSolves, Rows: r.Rows, Passes: r.Passes, TieBroken: r.TieBroken,
 		Created: time.Now().UTC().Truncate(time.Second),
 	}
-	if d != nil {
+	if d != nil && r.TieBroken {
 		storeErr = d.Put(e)
 	}
 	return e, false, storeErr, nil
@@ -68,7 +71,7 @@ func Reverified(ctx context.Context, d *cache.Dir, key cache.Key, workers int) (
 	if err != nil {
 		return nil, err
 	}
-	cert, err := gamma.Verify(ctx, key.Params, e.Gamma, workers, nil)
+	cert, err := gamma.Verify(ctx, key.Params, e.Gamma, gamma.VerifyOptions{Workers: workers})
 	if err != nil {
 		return nil, err
 	}

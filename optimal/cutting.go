@@ -53,8 +53,11 @@ type cutter struct {
 	// added holds the multisets whose rows are in the LP, keys the
 	// multiset of each LP row ("" for a row that is never dropped), idle
 	// the LP solves since each row last bound.
-	added  map[string]bool
-	keys   []string
+	added map[string]bool
+	keys  []string
+	// rows holds the coefficients of each LP row (the tie-break starts
+	// from them).
+	rows   []lp.Cut
 	idle   []int
 	dropAt int
 
@@ -85,13 +88,8 @@ func newCutter(k int, solver *lp.Solver, budget, tol, alpha float64) *cutter {
 
 // run maximises obj over the LP of c.solver and the privacy rows, from the
 // feasible point c.in, and returns the LP's last optimum, an upper bound
-// of obj over the feasible set. valid reports whether a point meets the
-// rows of the LP that are not privacy rows (the tie-break's utility row);
-// it may be nil. With vertex set, the point returned in c.in is the LP's
-// last solution, scaled to the budget, whenever that is within tol of the
-// bound too: an optimal vertex does not depend on the path the loop took,
-// a point between in and out does.
-func (c *cutter) run(ctx context.Context, obj []float64, valid func([]float64) bool, vertex bool) (float64, error) {
+// of obj over the feasible set.
+func (c *cutter) run(ctx context.Context, obj []float64) (float64, error) {
 	const maxIter = 5000
 	if err := c.solver.SetObjective(obj); err != nil {
 		return 0, err
@@ -116,11 +114,6 @@ func (c *cutter) run(ctx context.Context, obj []float64, valid func([]float64) b
 		a := c.alpha
 		for {
 			if floats.Dot(obj, c.in) >= ub-c.tol*math.Abs(ub) {
-				if vertex && a < 1 {
-					if err := c.preferVertex(ctx, obj, ub, out, valid); err != nil {
-						return 0, err
-					}
-				}
 				return ub, nil
 			}
 			x := mix(c.in, out, a)
@@ -141,7 +134,7 @@ func (c *cutter) run(ctx context.Context, obj []float64, valid func([]float64) b
 			if s.exact != nil {
 				// f is linear in gamma: x scaled to the budget is feasible.
 				y := scale(x, c.budget/s.exact.MaxF)
-				if floats.Dot(obj, y) > floats.Dot(obj, c.in) && (valid == nil || valid(y)) {
+				if floats.Dot(obj, y) > floats.Dot(obj, c.in) {
 					c.in, c.inSep = y, nil
 				}
 			}
@@ -163,19 +156,31 @@ func (c *cutter) run(ctx context.Context, obj []float64, valid func([]float64) b
 	return 0, fmt.Errorf("cutting planes: no convergence after %d LP solves", maxIter)
 }
 
-// preferVertex replaces c.in with the LP solution out scaled to the
-// budget, if that is valid and within tol of the bound ub.
-func (c *cutter) preferVertex(ctx context.Context, obj []float64, ub float64, out []float64, valid func([]float64) bool) error {
-	s, err := c.sep(ctx, gamma.FromUpper(c.k, out))
-	if err != nil || s.exact == nil {
+// start separates at g, adds the rows found, and, when the separation was
+// exact, takes g as the feasible point in (scaled onto the budget if it
+// exceeds it; f is linear in gamma). It runs before the first LP solve.
+func (c *cutter) start(ctx context.Context, p constraints.Params, g gamma.Gamma) error {
+	if err := g.CheckFor(p.K); err != nil {
 		return err
 	}
-	y, ySep := out, s.exact
-	if s.exact.MaxF > c.budget {
-		y, ySep = scale(out, c.budget/s.exact.MaxF), nil
+	s, err := c.sep(ctx, g)
+	if err != nil {
+		return err
 	}
-	if floats.Dot(obj, y) >= ub-c.tol*math.Abs(ub) && (valid == nil || valid(y)) {
-		c.in, c.inSep = y, ySep
+	if len(s.cuts) > 0 {
+		if err := c.addRows(s.cuts, s.keys); err != nil {
+			return err
+		}
+	}
+	if s.exact == nil {
+		return nil
+	}
+	x := append([]float64(nil), g[p.H():]...)
+	switch {
+	case s.exact.MaxF <= c.budget:
+		c.in, c.inSep = x, s.exact
+	case s.exact.MaxF > 0:
+		c.in, c.inSep = scale(x, c.budget/s.exact.MaxF), nil
 	}
 	return nil
 }
@@ -203,8 +208,9 @@ func (c *cutter) addRows(cuts []lp.Cut, keys []string) error {
 	if err := c.solver.AddRows(cuts); err != nil {
 		return err
 	}
-	for _, key := range keys {
+	for i, key := range keys {
 		c.keys = append(c.keys, key)
+		c.rows = append(c.rows, cuts[i])
 		c.idle = append(c.idle, 0)
 		if key != "" {
 			c.added[key] = true
@@ -232,15 +238,16 @@ func (c *cutter) age(sol lp.Solution) error {
 		return err
 	}
 	var keys []string
+	var rows []lp.Cut
 	var idle []int
 	for i, key := range c.keys {
 		if drop(i) {
 			delete(c.added, key)
 		} else {
-			keys, idle = append(keys, key), append(idle, c.idle[i])
+			keys, rows, idle = append(keys, key), append(rows, c.rows[i]), append(idle, c.idle[i])
 		}
 	}
-	c.keys, c.idle = keys, idle
+	c.keys, c.rows, c.idle = keys, rows, idle
 	c.dropAt = max(c.dropAt, 2*len(keys))
 	return nil
 }

@@ -12,7 +12,7 @@ import (
 // The thesis' main setting (Section 3.7.1): K = 11 teachers, each
 // (0.1, 1e-5)-DP, released (3·0.1, 1-(1-1e-5)^3)-DP.
 func ExampleSolve() {
-	p := constraints.Params{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: constraints.DefaultTargetDelta(1e-5, 3)}
+	p := constraints.New(11, 3, 0.1, 1e-5) // delta = 1-(1-Delta)^m, the thesis' default
 	res, err := optimal.Solve(context.Background(), p, gamma.UniformPrior(), optimal.Options{})
 	if err != nil {
 		panic(err)

@@ -50,6 +50,12 @@ type Options struct {
 	// stop binding are dropped, so the LP stays far below it; Solve fails
 	// with ErrTooLarge rather than grow beyond it.
 	MaxCoefficients int
+	// Start, if set, is a gamma to start from, such as the gamma of a
+	// nearby problem or an earlier solver's: the rows of its costliest
+	// corner multisets enter the LP before the first solve, and it is the
+	// first feasible point when it is private (scaled onto the budget when
+	// not). It changes the path of the loop, not the answer.
+	Start gamma.Gamma
 	// Progress, if set, receives the state of the solve.
 	Progress func(Progress)
 	// LP configures HiGHS.
@@ -92,10 +98,16 @@ type Result struct {
 	LPSolves   int
 	Rows       int
 	Passes     int // exhaustive separations, including the certificate's
-	// TieBroken reports that the tie-break phase ran (see Solve). When the
-	// solver fails on it, the phase-1 optimum is returned instead.
-	TieBroken bool
-	Elapsed   time.Duration
+	// TieBroken reports that Gamma is the canonical gamma_opt (see
+	// Solve), the same for every run. When the tie-break fails,
+	// TieBreakError says
+	// why, and Gamma is the optimum the cutting-plane loop reached: just
+	// as optimal and certified, but which of the optimal gammas it is
+	// depends on the loop's path (worker count, cuts per pass, cached
+	// rows), so another run may return another.
+	TieBroken     bool
+	TieBreakError error
+	Elapsed       time.Duration
 }
 
 // Solve computes the optimal noise function gamma_opt for the problem p and
@@ -105,10 +117,24 @@ type Result struct {
 // only the few hundred that bind are ever built. The returned gamma passed
 // the exhaustive certificate.
 //
-// At m = 1 with δ = Δ, γ_Sub (one teacher subsampled) is optimal for every
-// prior (Lemma 3.4.2), and is also the canonical tie-break's answer, so
-// Solve returns it certified without an LP: its utility is the exact
-// optimum, the upper bound.
+// The LP's optimum is often not unique, or unique only to within the
+// solver's tolerances: at large K most values of gamma hardly count in the
+// utility. Solve returns one canonical gamma_opt, the same whatever the
+// worker count or the path of the cutting-plane loop: the private gamma
+// that maximises
+//
+//	U(gamma) - (rho/2)·sum_{l=H..K} (1 - gamma(l))²,   rho = 1e-5·max_l c_l,
+//
+// with c the utility's coefficients, subject to U staying within 1e-6
+// (relative) of the LP's bound. The objective is strictly concave, so
+// this gamma is unique: among gammas whose utilities differ by less than
+// about rho, it is the one closest to releasing the exact majority
+// (gamma = 1). docs/solve.md states the tolerances.
+//
+// At m = 1 with δ = Δ, γ_Sub (one teacher subsampled) is exactly optimal
+// for every prior (Lemma 3.4.2): Solve returns it, certified, without an
+// LP; its utility is the exact optimum, the upper bound. It is the
+// canonical gamma_opt there.
 func Solve(ctx context.Context, p constraints.Params, prior gamma.Prior, opts Options) (Result, error) {
 	if err := p.Validate(); err != nil {
 		return Result{}, err
@@ -130,7 +156,7 @@ func solveM1(ctx context.Context, p constraints.Params, coeffs []float64, opts O
 	if err != nil {
 		return Result{}, fmt.Errorf("solve K=%d m=1: %w", p.K, err)
 	}
-	g, cert, err := gamma.Certify(ctx, p, sub, opts.Workers, nil)
+	g, cert, err := gamma.Certify(ctx, p, sub, gamma.VerifyOptions{Workers: opts.Workers})
 	if err != nil {
 		return Result{}, fmt.Errorf("solve K=%d m=1: %w", p.K, err)
 	}
@@ -155,16 +181,16 @@ func solveM1(ctx context.Context, p constraints.Params, coeffs []float64, opts O
 // LP's optimum is a large face, and the solver moves gamma's tails across
 // it from one solve to the next. Rows cut off there never bind, and
 // Kelley's loop takes hundreds of passes at K = 501. Phase 1 therefore
-// maximises the utility plus eta times the tie-break weights (which are
+// maximises the utility plus eta times the accuracy weights (which are
 // not small in the tails), with eta = 1e-5 relative to the utility's
 // largest coefficient, then a tenth of that, and so on: each stage starts
 // from the rows and the feasible point of the one before, and phase 1 ends
 // when the utility is within a relative Tol of its own bound, the optimum
 // of the LP with the utility alone over the rows found.
 //
-// Phase 2 frees the values of gamma whose utility coefficients sum to at
-// most Tol of that bound, and maximises the tie-break weights over them
-// (see tieBreakWeights): the utility stays within 2·Tol of the bound.
+// The tie-break then computes the canonical optimum (see Solve and
+// canonical) from phase 1's rows; the utility stays within tieTol of
+// phase 1's bound.
 func solveLP(ctx context.Context, p constraints.Params, coeffs []float64, opts Options) (Result, error) {
 	start := time.Now()
 	tol := opts.Tol
@@ -209,6 +235,11 @@ func solveLP(ctx context.Context, p constraints.Params, coeffs []float64, opts O
 		}
 		report()
 	}
+	// Rows violated by less than sepTol relative are not cut: the LP
+	// solver's feasibility tolerance is about as large. The tie-break,
+	// which projects exactly, cuts every row violated by more than
+	// rounding (tieSepTol).
+	sepTol := tol
 	var pool []constraints.Config // seeds of the local search: rows found so far
 	if p.Delta > 0 {
 		// The local search starts from the multisets with all teachers
@@ -257,7 +288,7 @@ func solveLP(ctx context.Context, p constraints.Params, coeffs []float64, opts O
 		// when it finds none does the exact pass run, and a point is
 		// taken as feasible only after an exact pass.
 		if p.Delta > 0 {
-			found, maxF, err := localSearch(p, g, pool, budget*(1+tol), cuts)
+			found, maxF, err := localSearch(p, g, pool, budget*(1+sepTol), cuts)
 			if err != nil {
 				return separation{}, err
 			}
@@ -275,14 +306,14 @@ func solveLP(ctx context.Context, p constraints.Params, coeffs []float64, opts O
 		state.Fraction = 0
 		report()
 		sep, err := p.Separate(ctx, g, constraints.SeparateOptions{
-			Top: top, Floor: budget * (1 + tol), Workers: opts.Workers,
+			Top: top, Floor: budget * (1 + sepTol), Workers: opts.Workers,
 			Progress: func(f float64) { state.Fraction = f; report() },
 		})
 		if err != nil {
 			return separation{}, err
 		}
 		state.Violation = (sep.MaxF - budget) / budget
-		if sep.MaxF > budget*(1+tol) && solver.NumRows()*nFree > maxCoef {
+		if sep.MaxF > budget*(1+sepTol) && solver.NumRows()*nFree > maxCoef {
 			return separation{}, fmt.Errorf("%w: %d rows of %d coefficients after %d passes, relative violation still %.2g (try a larger m or a smaller K)",
 				ErrTooLarge, solver.NumRows(), nFree, state.Pass, state.Violation)
 		}
@@ -291,53 +322,33 @@ func solveLP(ctx context.Context, p constraints.Params, coeffs []float64, opts O
 		return out, err
 	}
 
-	tie, err := tieBreakWeights(p.K)
+	if opts.Start != nil {
+		if err := c.start(ctx, p, opts.Start); err != nil {
+			return Result{}, fmt.Errorf("solve K=%d m=%g: start: %w", p.K, p.M, err)
+		}
+	}
+	acc, err := accuracyWeights(p.K)
 	if err != nil {
 		return Result{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
 	}
-	ub1, err := phase1(ctx, c, coeffs, tie)
+	ub1, err := phase1(ctx, c, coeffs, acc)
 	if err != nil {
 		return Result{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
 	}
 
-	// Phase 2. In the tails the utility's coefficients (about 0.75^K
-	// under the uniform prior) are below the simplex method's tolerance,
-	// so phase 1 may leave gamma(K) anywhere in [0, 1] although raising it
-	// costs nothing. Make the answer canonical there: keep every value of
-	// gamma whose coefficient counts, and move the others, whose
-	// coefficients sum to at most Tol times the bound, to maximise the
-	// utility averaged over a common teacher accuracy mu uniform on
-	// [0.5, 1] (tieBreakWeights). The utility moves by at most Tol
-	// relative, so it stays within 2·Tol of phase 1's bound.
-	floor := math.Min((1-2*tol)*ub1, floats.Dot(coeffs, c.in))
-	free := tails(coeffs, tol*ub1)
-	phase1, phase1Sep := c.in, c.inSep
-	tieBroken := false
-	if len(free) > 0 {
-		isFree := make([]bool, nFree)
-		for _, j := range free {
-			isFree[j] = true
+	// The tie-break (see Solve and canonical). If it fails, phase 1's
+	// gamma stands: just as optimal, and certified the same way, but
+	// which of the optimal gammas it is depends on the loop's path.
+	sepTol = tieSepTol
+	floor := math.Min((1-tieTol)*ub1, floats.Dot(coeffs, c.in))
+	var tieErr error
+	if x, xSep, err := c.canonical(ctx, coeffs, floor); err != nil {
+		if ctx.Err() != nil {
+			return Result{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
 		}
-		for j, v := range c.in {
-			if !isFree[j] {
-				if err := solver.SetBounds(j, v, v); err != nil {
-					return Result{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
-				}
-			}
-		}
-		_, err = c.run(ctx, tie, func(x []float64) bool { return floats.Dot(coeffs, x) >= floor }, true)
-		tieBroken = true
-		if err != nil {
-			if ctx.Err() != nil {
-				return Result{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
-			}
-			// Phase 2 only chooses among optimal solutions. If the
-			// solver fails on it (phase 1's point is feasible, so this is
-			// numerical trouble), phase 1's answer stands: it is just as
-			// optimal and is certified the same way.
-			c.in, c.inSep = phase1, phase1Sep
-			tieBroken = false
-		}
+		tieErr = err
+	} else {
+		c.in, c.inSep = x, xSep
 	}
 
 	// in satisfies every privacy row as computed; the certificate adds
@@ -349,16 +360,16 @@ func solveLP(ctx context.Context, p constraints.Params, coeffs []float64, opts O
 		cert = gamma.NewCertificate(p, *c.inSep)
 	} else {
 		state.Pass++
-		if cert, err = gamma.Verify(ctx, p, g, opts.Workers, nil); err != nil {
+		if cert, err = gamma.Verify(ctx, p, g, gamma.VerifyOptions{Workers: opts.Workers}); err != nil {
 			return Result{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
 		}
 	}
 	before := g
-	g, cert, err = gamma.CertifyFrom(ctx, p, g, cert, opts.Workers, nil)
+	g, cert, err = gamma.CertifyFrom(ctx, p, g, cert, gamma.VerifyOptions{Workers: opts.Workers})
 	if err != nil {
 		return Result{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
 	}
-	out := Result{Gamma: g, Certificate: cert, Scale: scaleOf(before, g), LPSolves: c.lpSolve, Rows: solver.NumRows(), Passes: state.Pass, TieBroken: tieBroken}
+	out := Result{Gamma: g, Certificate: cert, Scale: scaleOf(before, g), LPSolves: c.lpSolve, Rows: solver.NumRows(), Passes: state.Pass, TieBroken: tieErr == nil, TieBreakError: tieErr}
 	if out.Scale != 1 {
 		out.Passes++
 	}
@@ -370,23 +381,6 @@ func solveLP(ctx context.Context, p constraints.Params, coeffs []float64, opts O
 	out.SurrogateError = gamma.SurrogateError(g, coeffs)
 	out.Elapsed = time.Since(start)
 	return out, nil
-}
-
-// tails returns the indices of the smallest coefficients, in increasing
-// order of magnitude, whose magnitudes sum to at most limit.
-func tails(coeffs []float64, limit float64) []int {
-	idx := make([]int, len(coeffs))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(math.Abs(coeffs[a]), math.Abs(coeffs[b])) })
-	var sum float64
-	for n, j := range idx {
-		if sum += math.Abs(coeffs[j]); sum > limit {
-			return idx[:n]
-		}
-	}
-	return idx
 }
 
 // The rows one separation adds with Delta = 0. The costliest multisets
@@ -414,7 +408,7 @@ func direction(row []float64) []float64 {
 	return scale(row, 1/n)
 }
 
-// Phase 1's perturbation of the utility by the tie-break weights: the
+// Phase 1's perturbation of the utility by the accuracy weights: the
 // first eta, relative to the utility's largest coefficient, and the
 // smallest.
 const (
@@ -425,18 +419,18 @@ const (
 // phase1 runs phase 1 of solveLP and returns the least of the utility's
 // bounds found on the way: each bounds the utility over the feasible set,
 // since every row is a privacy constraint, whichever rows the LP held then.
-func phase1(ctx context.Context, c *cutter, coeffs, tie []float64) (float64, error) {
-	var maxC, maxT float64
+func phase1(ctx context.Context, c *cutter, coeffs, acc []float64) (float64, error) {
+	var maxC, maxA float64
 	for i := range coeffs {
-		maxC, maxT = math.Max(maxC, coeffs[i]), math.Max(maxT, tie[i])
+		maxC, maxA = math.Max(maxC, coeffs[i]), math.Max(maxA, acc[i])
 	}
 	obj := make([]float64, len(coeffs))
 	best := math.Inf(1)
 	for eta := eta0; ; eta /= 10 {
 		for i := range obj {
-			obj[i] = coeffs[i] + eta*maxC/maxT*tie[i]
+			obj[i] = coeffs[i] + eta*maxC/maxA*acc[i]
 		}
-		if _, err := c.run(ctx, obj, nil, false); err != nil {
+		if _, err := c.run(ctx, obj); err != nil {
 			return 0, err
 		}
 		opt, bound, err := c.bound(coeffs)
@@ -565,13 +559,13 @@ func localSearch(p constraints.Params, g gamma.Gamma, seeds []constraints.Config
 	return found, maxF, nil
 }
 
-// tieBreakWeights returns w[i] = integral over mu in [0.5, 1] of
+// accuracyWeights returns w[i] = integral over mu in [0.5, 1] of
 // (b_l(mu) - b_{K-l}(mu)) dmu, l = H+i, with b(mu) the Binomial(K, mu) pmf:
 // the utility averaged over a common teacher accuracy. By
 // integral_0^x C(K,l) t^l (1-t)^(K-l) dt = Pr[Binomial(K+1, x) > l]/(K+1),
 // w[i] = (F(l) - F(K-l))/(K+1) with F the cdf of Binomial(K+1, 1/2). Unlike
 // the prior's coefficients, these are not tiny in the tails (w -> 1/(K+1)).
-func tieBreakWeights(k int) ([]float64, error) {
+func accuracyWeights(k int) ([]float64, error) {
 	b, err := poissonbinom.Binomial(k+1, 0.5)
 	if err != nil {
 		return nil, err

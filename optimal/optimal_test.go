@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"slices"
 	"testing"
 
 	"github.com/darrm/darrm/constraints"
@@ -82,24 +81,26 @@ func TestSolveMatchesFullLP(t *testing.T) {
 	} {
 		r := mustOpt(t, tc.p, tc.prior)
 		want := fullLP(t, tc.p, tc.prior)
-		// Solve stops within a relative Tol = 1e-9 of its bound, may give
-		// up Tol to break ties and scales to certify: its utility is
-		// within 3·Tol of the full LP's, and never above it.
-		if d := want - r.Utility; d > 3e-9*want || d < -1e-12*want {
+		// The tie-break gives up at most tieTol = 1e-6 of the bound, and
+		// certification scales by a rounding-sized factor. The full LP's
+		// optimum is HiGHS's, exact only to its tolerances, so the
+		// certified gamma may exceed it by that much.
+		if d := want - r.Utility; d > 1.01e-6*want || d < -1e-10*want {
 			t.Errorf("%+v: cutting-plane utility %.12f, full LP %.12f", tc.p, r.Utility, want)
 		}
 		// The restricted LP's optimum bounds the full LP's from above (to
 		// the solver's tolerance), and the reported gap is what separates
 		// the returned gamma from it.
-		if r.UpperBound < want*(1-1e-9) || r.Gap < 0 || r.Gap > 3e-9 || r.Utility > r.UpperBound {
+		if r.UpperBound < want*(1-1e-9) || r.Gap < 0 || r.Gap > 1.01e-6 || r.Utility > r.UpperBound {
 			t.Errorf("%+v: upper bound %.12f, full LP %.12f, utility %.12f, gap %g", tc.p, r.UpperBound, want, r.Utility, r.Gap)
 		}
 	}
 }
 
 // TestSolveAtM1IsSub checks Lemma 3.4.2 with the LP, which Solve skips at
-// m = 1: subsampling one teacher is optimal, gamma(l) = |2l-K|/K; and that
-// Solve's shortcut returns the same.
+// m = 1: subsampling one teacher is optimal, gamma(l) = |2l-K|/K, so no
+// gamma's utility exceeds its utility and the LP's bound is not below it;
+// and Solve's shortcut returns it certified.
 func TestSolveAtM1IsSub(t *testing.T) {
 	for _, p := range []constraints.Params{params(5, 1, 1e-5), params(11, 1, 1e-5), params(11, 1, 0), params(31, 1, 0)} {
 		coeffs, _ := gamma.UniformPrior().Coefficients(p.K)
@@ -107,15 +108,22 @@ func TestSolveAtM1IsSub(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		short := mustOpt(t, p, gamma.UniformPrior())
-		if math.Abs(short.Utility-r.Utility) > 3e-9*r.Utility || short.Certificate.Status != gamma.Certified {
-			t.Errorf("%+v: shortcut utility %v (%v), LP %v", p, short.Utility, short.Certificate.Status, r.Utility)
-		}
-		// The LP is flat around gamma_Sub: at K = 31, Delta = 0, values
-		// up to 2e-6 away from it cost 2e-11 of utility, and rows violated
-		// by less than Tol are never cut, so Solve pins gamma only to a
-		// few 1e-6 there; the utility check above is the lemma's test.
 		sub, _ := gamma.Sub(p.K, 1)
+		uSub := gamma.Utility(sub, coeffs)
+		if r.Utility > uSub*(1+1e-12) || r.UpperBound < uSub*(1-1e-9) {
+			t.Errorf("%+v: LP utility %v, bound %v: gamma_Sub's %v is not the optimum", p, r.Utility, r.UpperBound, uSub)
+		}
+		short := mustOpt(t, p, gamma.UniformPrior())
+		if math.Abs(short.Utility-uSub) > 1e-11*uSub || short.Gap > 1e-11 {
+			t.Errorf("%+v: shortcut utility %v (gap %v), gamma_Sub's %v", p, short.Utility, short.Gap, uSub)
+		}
+		// Up to K = 11 the optimum is unique (its values move by 1.5e-6
+		// within 1e-9 of the utility), so the LP path finds gamma_Sub too;
+		// at K = 31 with Delta = 0 values 0.1 away from it cost 1.5e-8 of
+		// utility, and the tie-break's pull towards gamma = 1 takes them.
+		if p.K > 11 {
+			continue
+		}
 		for l := range sub {
 			if math.Abs(r.Gamma[l]-sub[l]) > 1e-5 {
 				t.Errorf("%+v: gamma_opt(%d) = %v, gamma_Sub = %v", p, l, r.Gamma[l], sub[l])
@@ -157,7 +165,7 @@ func TestSolveBeatsCertifiedBaselines(t *testing.T) {
 		}
 		certified := 0
 		for _, b := range bases {
-			cert, err := gamma.Verify(context.Background(), p, b, 0, nil)
+			cert, err := gamma.Verify(context.Background(), p, b, gamma.VerifyOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -247,7 +255,8 @@ func TestFixtureIsCurrent(t *testing.T) {
 }
 
 // TestPureDPSweep is a small version of scripts/bench-solve.sh sweep: pure
-// DP at every small m and at (K+1)/2, each certified, with a gap below 1e-8.
+// DP at every small m and at (K+1)/2, each certified and canonical, with a
+// gap below tieTol.
 func TestPureDPSweep(t *testing.T) {
 	ks := []int{51, 101, 201}
 	if testing.Short() {
@@ -263,27 +272,9 @@ func TestPureDPSweep(t *testing.T) {
 				t.Errorf("K=%d m=%v: %v", k, m, err)
 				continue
 			}
-			if r.Certificate.Status != gamma.Certified || r.Gap > 1e-8 {
-				t.Errorf("K=%d m=%v: %v, gap %g", k, m, r.Certificate.Status, r.Gap)
+			if r.Certificate.Status != gamma.Certified || r.Gap > tieTol || !r.TieBroken {
+				t.Errorf("K=%d m=%v: %v, gap %g, tie-break error %v", k, m, r.Certificate.Status, r.Gap, r.TieBreakError)
 			}
-		}
-	}
-}
-
-func TestTails(t *testing.T) {
-	for _, tc := range []struct {
-		coeffs []float64
-		limit  float64
-		want   []int
-	}{
-		{[]float64{0.3, 1e-12, 0.2, 1e-10, 0}, 1e-9, []int{4, 1, 3}},
-		{[]float64{0.3, 1e-12, 0.2, 1e-10, 0}, 0.25, []int{4, 1, 3, 2}},
-		{[]float64{0.3, 0.2}, 0.1, []int{}},
-		{[]float64{0.3, -1e-11, 0.2}, 1e-9, []int{1}},
-		{[]float64{1e-12, 1e-12}, 1, []int{0, 1}},
-	} {
-		if got := tails(tc.coeffs, tc.limit); !slices.Equal(got, tc.want) {
-			t.Errorf("tails(%v, %v) = %v, want %v", tc.coeffs, tc.limit, got, tc.want)
 		}
 	}
 }

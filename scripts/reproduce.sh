@@ -157,7 +157,7 @@ fig_3_2() {
 	solve_figure fig-3.2 "Thesis Figure 3.2: K = 11, ε = 0.1, Δ = 10^{-5}, δ = 1 − (1 − Δ)^{m}, γ_{opt} under T_{U}" 4 "" \
 		--K 11 --m 1 -- --K 11 --m 3 -- --K 11 --m 5 -- --K 11 --m 7
 	csv_awk "$awk_ratio"'
-	NR == 2 { print "| m | mechanism | objective | surrogate error | E err, p_i ~ U(0,1) | E err, p_i ~ U(0,0.1) | certificate (max f / budget) |"; print "|---|---|---|---|---|---|---|" }
+	NR == 2 { print "| m | mechanism | utility | surrogate error | E err, p_i ~ U(0,1) | E err, p_i ~ U(0,0.1) | certificate (max f / budget) |"; print "|---|---|---|---|---|---|---|" }
 	{ printf "| %s | %s | %.4f | %.4f | %.4f | %.4f | %s |\n", v("m"), v("mechanism"), v("objective"), v("surrogate_error"), v("error U(0,1)"), v("error U(0,0.1)"), ratio(v("ratio"), v("status")) }
 	' "$work/fig-3.2.csv" > "$work/fig-3.2.md"
 	splice docs/reproduction.md fig-3.2 "$work/fig-3.2.md"

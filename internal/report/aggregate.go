@@ -218,7 +218,7 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 	fmt.Fprintf(w, "teachers: %s\n", out.describeTeachers())
 	fmt.Fprintf(w, "labels: %s (%s)\n", out.Output, out.OutputFormat)
 	fmt.Fprintf(w, "mechanism: %s\n", out.Label)
-	fmt.Fprintf(w, "per query: (%.6g, %.6g)-DP: %s\n", out.PerQuery.Eps, out.PerQuery.Delta, out.Describe())
+	fmt.Fprintf(w, "per query: %v: %s\n", accountant.Guarantee{Eps: out.PerQuery.Eps, Delta: out.PerQuery.Delta}, out.Describe())
 	fmt.Fprintf(w, "  by %s\n", out.PerQuery.Source)
 	fmt.Fprintf(w, "  neighbouring relation: %s\n", out.PerQuery.Relation)
 	if c := out.Certificate; c != nil {

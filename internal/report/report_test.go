@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"math/big"
 	"slices"
 	"strings"
 	"testing"
@@ -245,10 +246,32 @@ func TestNewSolve(t *testing.T) {
 		Scale: 0.99, Seconds: 2, LPSolves: 5, Rows: 7, Passes: 3, TieBroken: true, Certificate: gamma.Certificate{Status: gamma.Tight}}
 	for _, cached := range []bool{false, true} {
 		d := NewSolve(Problem{K: 3, M: 1}, e, cached)
-		if d.K != 3 || d.Prior != "tp" || d.Objective != 0.4 || d.SurrogateError != 0.3 || d.UpperBound != 0.41 || d.Gap != 0.02 || d.Scale != 0.99 ||
+		if d.K != 3 || d.Prior != "tp" || d.Utility != 0.4 || d.SurrogateError != 0.3 || d.UpperBound != 0.41 || d.Gap != 0.02 || d.Scale != 0.99 ||
 			d.Certificate.Status != gamma.Tight || !d.CertifiedNow || d.Cached != cached ||
 			d.Solve != (SolveStats{Seconds: 2, LPSolves: 5, Rows: 7, Passes: 3, TieBroken: true}) || len(d.Gamma) != 4 {
 			t.Errorf("cached %v: %+v", cached, d)
+		}
+	}
+}
+
+// TestSolveTableSaysWhichGamma: the table names the utility by its one
+// name, and says in words which optimal gamma it prints when the tie-break
+// did not finish, and nothing when it did.
+func TestSolveTableSaysWhichGamma(t *testing.T) {
+	e := &cache.Entry{K: 3, Prior: "uniform", Gamma: []float64{1, 0.5, 0.5, 1}, Utility: 0.4, UpperBound: 0.41, Scale: 1,
+		Certificate: gamma.Certificate{Status: gamma.Certified, Configs: big.NewInt(120)}}
+	for _, broken := range []bool{true, false} {
+		e.TieBroken = broken
+		var b bytes.Buffer
+		if err := NewSolve(Problem{K: 3, M: 1, Eps: 0.1}, e, false).Write(&b, cliout.Table); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if !strings.Contains(out, "utility U(gamma) = 0.4") || strings.Contains(out, "objective") || strings.Contains(out, "failed") {
+			t.Errorf("tie-break done %v:\n%s", broken, out)
+		}
+		if says := strings.Contains(out, "the tie-break that picks the canonical one did not finish"); says == broken {
+			t.Errorf("tie-break done %v, note printed %v:\n%s", broken, says, out)
 		}
 	}
 }

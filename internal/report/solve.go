@@ -34,15 +34,18 @@ func Compared(bases []gamma.Baseline, evs []gamma.Evaluation) []Mechanism {
 // Solve is the document darrm solve prints.
 type Solve struct {
 	Problem
-	Prior     string    `json:"prior"`
-	Gamma     []float64 `json:"gamma"`
-	Objective float64   `json:"objective"`
-	// UpperBound is the restricted LP's optimum, which no gamma exceeds;
-	// Gap is the objective's relative distance below it; Scale is the
-	// factor certification applied to the LP's solution. For a cached
-	// gamma, UpperBound and Scale are as the cache entry stores them
+	Prior string    `json:"prior"`
+	Gamma []float64 `json:"gamma"`
+	// Utility is U(gamma) (optimal.Result.Utility). Its JSON key is
+	// "objective", the documented key of earlier versions, kept so that
+	// scripts and saved outputs keep working.
+	Utility float64 `json:"objective"`
+	// UpperBound bounds every private gamma's utility; Gap is the
+	// utility's relative distance below it; Scale is the factor
+	// certification applied to the LP's solution. For a cached gamma,
+	// UpperBound and Scale are as the cache entry stores them
 	// (UpperBoundStored; no solve ran to compute them), while the
-	// objective, the surrogate error and the gap are computed from the
+	// utility, the surrogate error and the gap are computed from the
 	// gamma's values (optimal.Reverified).
 	UpperBound       float64           `json:"upper_bound"`
 	UpperBoundStored bool              `json:"upper_bound_stored"`
@@ -77,9 +80,10 @@ type SolveStats struct {
 	LPSolves int     `json:"lp_solves"`
 	Rows     int     `json:"rows"`
 	Passes   int     `json:"passes"`
-	// TieBroken is false when the solver failed on the tie-break phase and
-	// the first optimum found was returned (equally optimal and certified,
-	// but not the canonical one).
+	// TieBroken is true when gamma is the canonical gamma_opt
+	// (optimal.Result.TieBroken); false when the tie-break did not finish
+	// and gamma is the optimum the cutting-plane loop reached, equally
+	// optimal and certified but dependent on the loop's path.
 	TieBroken bool `json:"tie_broken"`
 }
 
@@ -88,7 +92,7 @@ type SolveStats struct {
 // cache rather than solved now.
 func NewSolve(p Problem, e *cache.Entry, cached bool) Solve {
 	return Solve{
-		Problem: p, Prior: e.Prior, Gamma: e.Gamma, Objective: e.Utility, SurrogateError: e.SurrogateError,
+		Problem: p, Prior: e.Prior, Gamma: e.Gamma, Utility: e.Utility, SurrogateError: e.SurrogateError,
 		UpperBound: e.UpperBound, UpperBoundStored: cached, Gap: e.Gap, Scale: e.Scale,
 		Certificate: e.Certificate, CertifiedNow: true, Cached: cached,
 		Solve: SolveStats{Seconds: e.Seconds, LPSolves: e.LPSolves, Rows: e.Rows, Passes: e.Passes, TieBroken: e.TieBroken},
@@ -98,7 +102,7 @@ func NewSolve(p Problem, e *cache.Entry, cached bool) Solve {
 // Mechanisms returns gamma_opt and the baselines, in that order.
 func (out Solve) Mechanisms() []Mechanism {
 	opt := Mechanism{Name: "opt", Gamma: out.Gamma, Evaluation: gamma.Evaluation{
-		Utility: out.Objective, SurrogateError: out.SurrogateError, Errors: out.Errors, Certificate: out.Certificate}}
+		Utility: out.Utility, SurrogateError: out.SurrogateError, Errors: out.Errors, Certificate: out.Certificate}}
 	return append([]Mechanism{opt}, out.Compare...)
 }
 
@@ -109,11 +113,11 @@ func (out Solve) Mechanisms() []Mechanism {
 func (out *Solve) Recertify(ctx context.Context) error {
 	p := out.Params()
 	var err error
-	if out.Certificate, err = gamma.Verify(ctx, p, out.Gamma, 0, nil); err != nil {
+	if out.Certificate, err = gamma.Verify(ctx, p, out.Gamma, gamma.VerifyOptions{}); err != nil {
 		return err
 	}
 	for i := range out.Compare {
-		if out.Compare[i].Certificate, err = gamma.Verify(ctx, p, out.Compare[i].Gamma, 0, nil); err != nil {
+		if out.Compare[i].Certificate, err = gamma.Verify(ctx, p, out.Compare[i].Gamma, gamma.VerifyOptions{}); err != nil {
 			return err
 		}
 	}
@@ -190,12 +194,12 @@ func (out Solve) writeTable(w io.Writer) error {
 	if err := cliout.WriteTable(w, header, rows); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nobjective U(gamma) = %.6g   surrogate error = %.6g\n", out.Objective, out.SurrogateError)
+	fmt.Fprintf(w, "\nutility U(gamma) = %.6g   surrogate error = %.6g\n", out.Utility, out.SurrogateError)
 	stored := ""
 	if out.UpperBoundStored {
-		stored = " as stored in the cache entry (objective and gap computed now from the gamma)"
+		stored = " (as stored in the cache entry; utility and gap computed now from the gamma)"
 	}
-	fmt.Fprintf(w, "optimality: no gamma exceeds U = %.10g (the restricted LP's optimum%s); gap %.2g; certification scaled the LP solution by %.15g\n", out.UpperBound, stored, out.Gap, out.Scale)
+	fmt.Fprintf(w, "optimality: no private gamma exceeds U = %.10g%s; gap %.2g; certification scaled the LP solution by %.15g\n", out.UpperBound, stored, out.Gap, out.Scale)
 	writeCertificate(w, "certificate (computed in this run)", out.Certificate)
 	if out.Cached {
 		fmt.Fprintf(w, "from the cache (%s), solved originally in %.3g s\n", out.CacheFile, out.Solve.Seconds)
@@ -204,13 +208,14 @@ func (out Solve) writeTable(w io.Writer) error {
 			plural.Of(out.Solve.Rows, "privacy row", "privacy rows"), plural.Of(out.Solve.Passes, "exhaustive separation pass", "exhaustive separation passes"))
 	}
 	if !out.Solve.TieBroken {
-		fmt.Fprintln(w, "note: the LP solver failed on the tie-break phase; this is an optimal gamma, certified, but not the canonical one (docs/solve.md)")
+		fmt.Fprintln(w, "note: this gamma is optimal (within the gap above) and certified, but the tie-break that picks the canonical one did not finish;")
+		fmt.Fprintln(w, "  of the equally good gammas it is the one this run's solver reached, and another run may return another (docs/solve.md, \"The canonical gamma_opt\")")
 	}
 	if len(out.Compare) == 0 {
 		return nil
 	}
 	fmt.Fprintln(w, "\nComparison at the same (m·eps, delta):")
-	header = []string{"mechanism", "objective", "surrogate err"}
+	header = []string{"mechanism", "utility", "surrogate err"}
 	for _, e := range out.Errors {
 		header = append(header, "E err "+e.Actual)
 	}

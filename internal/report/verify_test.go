@@ -22,7 +22,7 @@ func TestMergeShards(t *testing.T) {
 	p := constraints.Params{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: constraints.DefaultTargetDelta(1e-5, 3)}
 	shards := make([]Shard, 2)
 	for i := range shards {
-		sep, err := gamma.VerifyShard(context.Background(), p, g, gamma.Shard{Index: i, Count: 2}, 0)
+		sep, err := gamma.VerifyShard(context.Background(), p, g, gamma.Shard{Index: i, Count: 2}, gamma.VerifyOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
