@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ledger"
 )
 
@@ -462,7 +462,7 @@ func TestLedgerMessages(t *testing.T) {
 	}
 	total, _, _ := l.Total()
 	l.Close()
-	if full := strconv.FormatFloat(total.Eps, 'g', -1, 64); !strings.Contains(out, "total_eps="+cliout.FloatUp(total.Eps, 6)+" ") || len(full) > 8 && strings.Contains(out, full) {
+	if full := strconv.FormatFloat(total.Eps, 'g', -1, 64); !strings.Contains(out, "total_eps="+accountant.FormatBound(total.Eps)+" ") || len(full) > 8 && strings.Contains(out, full) {
 		t.Errorf("the total %s is not rounded up to 6 digits: %s", full, out)
 	}
 	out, _, _ = darrm(t, "", "ledger", "show", v1, "--format", "json")

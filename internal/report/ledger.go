@@ -42,7 +42,7 @@ func (d LedgerShow) Write(w io.Writer, f cliout.Format) error {
 	}
 	total := func(x float64) any {
 		if f == cliout.Table {
-			return cliout.FloatUp(x, 6)
+			return accountant.FormatBound(x)
 		}
 		return x
 	}
@@ -79,5 +79,5 @@ func (d LedgerShow) Write(w io.Writer, f cliout.Format) error {
 // formatTotal prints a privacy total for people: each number rounded up
 // to six significant digits, so that it never reads smaller than it is.
 func formatTotal(g accountant.Guarantee) string {
-	return fmt.Sprintf("(%s, %s)-DP", cliout.FloatUp(g.Eps, 6), cliout.FloatUp(g.Delta, 6))
+	return fmt.Sprintf("(%s, %s)-DP", accountant.FormatBound(g.Eps), accountant.FormatBound(g.Delta))
 }
