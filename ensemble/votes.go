@@ -23,6 +23,10 @@ const (
 	FormatCSV
 	// FormatJSONL is JSON lines: one JSON value per line.
 	FormatJSONL
+	// FormatCounts is a file of vote counts, one row of C counts per
+	// query, in CSV or JSON lines: read by NewMultiReader, not
+	// NewVoteReader.
+	FormatCounts
 )
 
 func (f Format) String() string {
@@ -31,11 +35,13 @@ func (f Format) String() string {
 		return "csv"
 	case FormatJSONL:
 		return "jsonl"
+	case FormatCounts:
+		return "counts"
 	}
 	return "auto"
 }
 
-// ParseFormat parses "auto", "csv" or "jsonl" (also "ndjson").
+// ParseFormat parses "auto", "csv", "jsonl" (also "ndjson") or "counts".
 func ParseFormat(s string) (Format, error) {
 	switch strings.ToLower(s) {
 	case "auto":
@@ -44,8 +50,10 @@ func ParseFormat(s string) (Format, error) {
 		return FormatCSV, nil
 	case "jsonl", "ndjson":
 		return FormatJSONL, nil
+	case "counts":
+		return FormatCounts, nil
 	}
-	return 0, fmt.Errorf("format %q: must be auto, csv or jsonl", s)
+	return 0, fmt.Errorf("format %q: must be auto, csv, jsonl or counts", s)
 }
 
 // MarshalText returns the name of f, so that a Format reads and prints as
@@ -197,6 +205,9 @@ type VoteReader struct {
 // NewVoteReader reads the start of a vote file (the header and the first
 // data row) to settle its layout and K. name is used in errors.
 func NewVoteReader(r io.Reader, name string, opts ReadOptions) (*VoteReader, error) {
+	if opts.Format == FormatCounts {
+		return nil, &FormatError{File: name, Msg: "a counts file holds vote counts, not 0/1 votes: read it with NewMultiReader"}
+	}
 	vr := &VoteReader{name: name, br: bufio.NewReaderSize(r, readBuffer), format: opts.Format, forceID: opts.ID}
 	line, err := vr.nextNonBlank()
 	if err == io.EOF {
