@@ -140,3 +140,18 @@ func discreteLaplace(src *Source, t int64) int64 {
 		return x
 	}
 }
+
+// latticeScale is 2^20: StandardNormalLattice draws on the lattice
+// 2^-20·Z.
+const latticeScale = 1 << 20
+
+var standardLattice, _ = NewDiscreteGaussian(latticeScale)
+
+// StandardNormalLattice returns Z/2^20 with Z ~ N_Z(0, 2^40), exactly: a
+// discrete Gaussian of deviation about 1 on the lattice of spacing 2^-20,
+// for noise on a released real number (darrm account pate's eps_released).
+// Only the lattice point is drawn; a caller that scales it and adds it to
+// a float rounds the sum to float64.
+func StandardNormalLattice(src *Source) (float64, error) {
+	return float64(standardLattice.Sample(src)) / latticeScale, nil
+}
