@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,17 +24,16 @@ type aggregateFlags struct {
 	problemFlags
 	mechanismFlags
 	compositionFlags
-	Format      cliout.Format     `flag:"format"`
-	Seed        uint64            `flag:"seed"`
-	BudgetEps   float64           `flag:"budget-eps"`
-	BudgetDelta float64           `flag:"budget-delta"`
-	Ledger      string            `flag:"ledger"`
-	Out         string            `flag:"out" help:"file for the labels, written atomically (- for standard output)"`
-	OutFormat   ensemble.Format   `flag:"out-format" help:"labels as csv or jsonl (auto: the format of the votes)"`
-	InFormat    ensemble.Format   `flag:"input-format" help:"votes as csv or jsonl (auto: JSON lines if the first line starts with [ or {)"`
-	Header      ensemble.Presence `flag:"header" help:"CSV header row: auto, yes or no"`
-	ID          ensemble.Presence `flag:"id" help:"id column: auto, yes or no"`
-	Mechanism   string
+	pateFlags
+	Format      cliout.Format   `flag:"format"`
+	Seed        uint64          `flag:"seed"`
+	BudgetEps   float64         `flag:"budget-eps"`
+	BudgetDelta float64         `flag:"budget-delta"`
+	Ledger      string          `flag:"ledger"`
+	Out         string          `flag:"out" help:"file for the labels, written atomically (- for standard output)"`
+	OutFormat   ensemble.Format `flag:"out-format" help:"labels as csv or jsonl (auto: the format of the votes)"`
+	multiInputFlags
+	Mechanism string
 }
 
 func newAggregateCmd() *cobra.Command {
@@ -44,7 +44,7 @@ func newAggregateCmd() *cobra.Command {
 		Args:  cli.MaxArgs(1),
 		RunE:  func(cmd *cobra.Command, args []string) error { return runAggregate(cmd, &f, args) },
 	}, &f, map[string]string{"budget-method": "composition", "rr-method": "rr-composition", "gnmax-sigma": "gnmax-search"})
-	cmd.Flags().StringVar(&f.Mechanism, "mechanism", "darrm", "aggregator: "+strings.Join(ensemble.Mechanisms, ", "))
+	cmd.Flags().StringVar(&f.Mechanism, "mechanism", "darrm", "aggregator: "+strings.Join(ensemble.Mechanisms, ", ")+"; for multi-class votes (--input-format counts or --classes): "+strings.Join(ensemble.MultiMechanisms, ", "))
 	return cmd
 }
 
@@ -67,6 +67,17 @@ func (f *aggregateFlags) parse(cmd *cobra.Command) (budget *accountant.Guarantee
 }
 
 func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
+	if f.multi(cmd) {
+		return runAggregateMulti(cmd, f, args)
+	}
+	if slices.Contains(ensemble.MultiMechanisms, f.Mechanism) && f.Mechanism != "gnmax" {
+		return cli.Usagef("--mechanism %s needs multi-class votes: --input-format counts or --classes C", f.Mechanism)
+	}
+	for _, fl := range []string{"sigma2", "sigma1", "threshold"} {
+		if cmd.Flags().Changed(fl) {
+			return cli.Usagef("--%s applies to multi-class votes (--input-format counts or --classes C); binary gnmax calibrates sigma from --m, --eps and --delta", fl)
+		}
+	}
 	start := time.Now()
 	fs := cmd.Flags()
 	inBudget, mech, err := f.parse(cmd)
