@@ -88,8 +88,8 @@ func TestPATEReferenceThresholdLocalSensitivity(t *testing.T) {
 
 func TestPATEReferenceConditions(t *testing.T) {
 	for _, c := range []struct {
-		sigma      float64
-		c5, c6     bool
+		sigma  float64
+		c5, c6 bool
 	}{{20, true, false}, {30, true, true}} {
 		c5, c6 := CheckSmoothConditions(c.sigma, 10, 25, ContinuousNoise)
 		if c5 != c.c5 || c6 != c.c6 {
