@@ -72,26 +72,45 @@ type Total struct {
 	// Err says why the method could not compose this many steps (e.g.
 	// optimal composition beyond MaxOptimalSteps).
 	Err error
+	// Bound says whether Guarantee is the composition or the teachers'
+	// cap, once Capped has applied one; Queries is then the composition
+	// (unless Err is set).
+	Bound   Bound
+	Queries Guarantee
 }
 
-// MarshalJSON writes the total with the method's name and reference, and
-// null eps and delta when Err is set.
+// MarshalJSON writes the total with the method's name and reference, the
+// bound that won ("total_bound") and the composition over the queries
+// ("queries"), and null eps and delta when no bound is known.
 func (t Total) MarshalJSON() ([]byte, error) {
+	type pair struct {
+		Eps   float64 `json:"eps"`
+		Delta float64 `json:"delta"`
+	}
 	type out struct {
 		Method     string   `json:"method"`
 		DeltaPrime *float64 `json:"delta_prime,omitempty"`
 		Eps        *float64 `json:"eps"`
 		Delta      *float64 `json:"delta"`
+		Bound      Bound    `json:"total_bound"`
+		Queries    *pair    `json:"queries"`
 		Reference  string   `json:"reference"`
 		Error      string   `json:"error,omitempty"`
 	}
-	o := out{Method: t.Method.String(), Reference: t.Method.Reference()}
+	o := out{Method: t.Method.String(), Reference: t.Method.Reference(), Bound: t.Bound}
 	if t.Method != Simple {
 		o.DeltaPrime = &t.DeltaPrime
 	}
 	if t.Err != nil {
 		o.Error = t.Err.Error()
 	} else {
+		q := t.Guarantee
+		if t.Bound == TeachersBound {
+			q = t.Queries
+		}
+		o.Queries = &pair{q.Eps, q.Delta}
+	}
+	if t.Err == nil || t.Bound == TeachersBound {
 		o.Eps, o.Delta = &t.Guarantee.Eps, &t.Guarantee.Delta
 	}
 	return json.Marshal(o)

@@ -111,3 +111,27 @@ func ExampleRhoToDP() {
 	// paper    eps = 11.5971 at alpha = 3.399
 	// improved eps = 10.7248 at alpha = 3.272
 }
+
+// The teacher-level cap of 11 fixed DP-SGD teachers, (0.0885, 1e-4)-DP
+// each, bounds the total of any number of labels released from their
+// votes: 100 labels at (0.2655, 3e-4) compose to far more.
+func ExampleTeacherCap() {
+	teacher := accountant.Guarantee{Eps: 0.0885, Delta: 1e-4}
+	for _, s := range []accountant.Shares{accountant.Disjoint, accountant.Shared} {
+		c, err := accountant.TeacherCap(teacher, 11, s, 1e-4)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		queries, err := accountant.ComposeGeneral(accountant.Guarantee{Eps: 0.2655, Delta: 3e-4}, 100, 1e-4)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		total, bound := accountant.CapTotal(queries, &c, nil)
+		fmt.Printf("%-8v cap (%.4f, %.2g) by %s; 100 labels: (%.4f, %.2g), bound %v\n", s, c.Eps, c.Delta, c.Rule(), total.Eps, total.Delta, bound)
+	}
+	// Output:
+	// disjoint cap (0.0885, 0.0001) by parallel; 100 labels: (0.0885, 0.0001), bound teachers
+	// shared   cap (0.8374, 0.0012) by optimal; 100 labels: (0.8374, 0.0012), bound teachers
+}

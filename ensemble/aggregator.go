@@ -43,6 +43,10 @@ type Privacy struct {
 	// Guarantees for different relations must not be composed or charged
 	// to one budget.
 	Relation Relation
+	// Teachers is the (ε, Δ) of each teacher that the guarantee assumes
+	// (GNMax: the ε its target m·ε is a multiple of). Release checks it
+	// against the vote file's header.
+	Teachers accountant.Guarantee
 }
 
 // Relation is a neighbouring relation: what changes between the two
@@ -219,6 +223,12 @@ func certify(ctx context.Context, p constraints.Params, g gamma.Gamma, slack flo
 	}
 	ok := cert.Status == gamma.Certified && cert.MaxF+cert.ErrBound+slack <= cert.Budget
 	return cert, ok, nil
+}
+
+// teachers is the guarantee of each teacher that an aggregator of p
+// assumes.
+func teachers(p constraints.Params) accountant.Guarantee {
+	return accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}
 }
 
 // target is the per-query guarantee every aggregator of p is held to.

@@ -46,6 +46,7 @@ func NewDaRRM(ctx context.Context, p constraints.Params, g gamma.Gamma, opts Opt
 		g:     real,
 		privacy: Privacy{
 			Guarantee:   target(p),
+			Teachers:    teachers(p),
 			Source:      "exhaustive certificate of the sampled gamma (Lemma 3.4.4 over every corner multiset, Lemma 3.6.1)",
 			Certificate: &cert,
 		},
@@ -111,6 +112,7 @@ func NewRR(ctx context.Context, p constraints.Params, method accountant.Method, 
 		pconst: real[0],
 		privacy: Privacy{
 			Guarantee:   target(p),
+			Teachers:    teachers(p),
 			Source:      b.Label + ", confirmed by the exhaustive certificate of gamma = p_const",
 			Certificate: &cert,
 		},

@@ -62,6 +62,7 @@ func NewGNMax(p constraints.Params, search accountant.GNMaxSearch) (*GNMax, erro
 		table: tb, g: real, sigma: sigma, lambda: lambda, search: search, bitEps: bitEps,
 		privacy: Privacy{
 			Guarantee: t,
+			Teachers:  teachers(p),
 			Source: fmt.Sprintf("GNMax is (lambda, lambda/sigma^2)-RDP (Papernot et al. 2018 Sec. 4.1), (eps, delta)-DP by Theorem B.4.1 at sigma = %.6g, lambda = %.6g (%v search); assumes a record changes at most one teacher's vote; the sampled label probabilities were checked against the target for every pair of vote counts L, L+1",
 				sigma, lambda, search),
 			Relation: OneVote,

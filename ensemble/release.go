@@ -168,11 +168,19 @@ type ReleaseOptions struct {
 // (accountant.MaxSteps); later queries are read and checked, so that a
 // malformed file is rejected as a whole, and counted as unanswered.
 // A seeded src needs opts.Experiment (else ErrSeededRelease, before any
-// label is drawn). On cancellation of ctx it stops within 65,536 queries;
+// label is drawn). When in has a metadata header, agg's guarantee must be
+// in the header's relation and assume its teachers' (ε, Δ) (see
+// ReleaseTeachers), else a *TeachersError before any label. On cancellation of ctx it stops within 65,536 queries;
 // labels still buffered in out are then never written, and out.Written
 // counts those that were.
 func Release(ctx context.Context, in *VoteReader, agg Aggregator, src *Source, out *LabelWriter, limit int, opts ReleaseOptions) (ReleaseResult, error) {
 	var res ReleaseResult
+	if in.K() != agg.K() {
+		return res, fmt.Errorf("release: the vote file has K = %d votes per row, the %s aggregator K = %d", in.K(), agg.Name(), agg.K())
+	}
+	if err := checkHeader(in.Meta(), agg); err != nil {
+		return res, fmt.Errorf("release: %w", err)
+	}
 	if _, seeded := src.Seeded(); seeded {
 		if !opts.Experiment {
 			return res, ErrSeededRelease
@@ -180,9 +188,6 @@ func Release(ctx context.Context, in *VoteReader, agg Aggregator, src *Source, o
 		out.comment(NotForRelease)
 	}
 	out.reserve = opts.Reserve
-	if in.K() != agg.K() {
-		return res, fmt.Errorf("release: the vote file has K = %d votes per row, the %s aggregator K = %d", in.K(), agg.Name(), agg.K())
-	}
 	for n := 1; in.Next(); n++ {
 		q := in.Query()
 		if limit < 0 || res.Answered < limit {
@@ -223,10 +228,12 @@ func Release(ctx context.Context, in *VoteReader, agg Aggregator, src *Source, o
 	return res, nil
 }
 
-// WriteVotes writes a CSV vote file that NewVoteReader reads: a header
+// WriteVotes writes a CSV vote file that NewVoteReader reads: the
+// metadata header meta (none when meta is nil: such a file needs the
+// teachers' guarantee stated at every release), a header row
 // "id,t1,...,tK", then per query its id (its index from 1 when ids is nil)
 // and its K votes, each 0 or 1.
-func WriteVotes(w io.Writer, ids []string, votes [][]byte) error {
+func WriteVotes(w io.Writer, meta *VoteMeta, ids []string, votes [][]byte) error {
 	if len(votes) == 0 {
 		return fmt.Errorf("write votes: no queries")
 	}
@@ -234,7 +241,17 @@ func WriteVotes(w io.Writer, ids []string, votes [][]byte) error {
 	if ids != nil && len(ids) != len(votes) {
 		return fmt.Errorf("write votes: %d ids for %d queries", len(ids), len(votes))
 	}
-	b := []byte("id")
+	var b []byte
+	if meta != nil {
+		if meta.K != k || meta.Classes != 2 || meta.Layout != LayoutVotes {
+			return fmt.Errorf("write votes: the header states K = %d, %d classes, layout %v; the votes are of K = %d teachers, 0 or 1", meta.K, meta.Classes, meta.Layout, k)
+		}
+		var err error
+		if b, err = meta.AppendHeader(b, FormatCSV); err != nil {
+			return fmt.Errorf("write votes: %w", err)
+		}
+	}
+	b = append(b, "id"...)
 	for t := 1; t <= k; t++ {
 		b = append(b, ",t"...)
 		b = strconv.AppendInt(b, int64(t), 10)

@@ -54,6 +54,7 @@ func NewSubsample(ctx context.Context, p constraints.Params, opts Options) (*Sub
 	if ok {
 		sub.privacy = Privacy{
 			Guarantee:   target(p),
+			Teachers:    teachers(p),
 			Source:      fmt.Sprintf("Lemma 3.4.1 (subsampling %d of %d is DaRRM with gamma_Sub) and the exhaustive certificate of gamma_Sub", s, p.K),
 			Certificate: &cert,
 		}
@@ -66,6 +67,7 @@ func NewSubsample(ctx context.Context, p constraints.Params, opts Options) (*Sub
 	}
 	sub.privacy = Privacy{
 		Guarantee: target(p),
+		Teachers:  teachers(p),
 		Source: fmt.Sprintf("composition: the label is post-processing of %d (eps, Delta)-DP teachers, (%g, %.6g)-DP together (Kairouz-Oh-Viswanath 2015 Thm 3.3, i = 0); the certificate of gamma_Sub is %v (max f / budget = %.15g)",
 			s, compEps, compDelta, cert.Status, cert.Ratio),
 	}
@@ -117,7 +119,7 @@ func NewDoubleSubsample(ctx context.Context, p constraints.Params, opts Options)
 		}
 		source += fmt.Sprintf(", scaled by c = %.15g (gamma_DSub itself is exactly tight)", realised(sub.keep))
 	}
-	sub.privacy = Privacy{Guarantee: target(p), Source: source, Certificate: &cert}
+	sub.privacy = Privacy{Guarantee: target(p), Teachers: teachers(p), Source: source, Certificate: &cert}
 	return sub, nil
 }
 

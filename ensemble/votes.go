@@ -166,9 +166,14 @@ type Query struct {
 	Votes    []byte // K votes, each 0 or 1
 }
 
-// VoteReader streams the queries of a vote file: one row per query, an
-// optional id column, then K votes of 0 or 1. Memory does not depend on
-// the number of rows.
+// VoteReader streams the queries of a vote file: an optional metadata
+// header (VoteMeta), then one row per query, an optional id column, then K
+// votes of 0 or 1. Memory does not depend on the number of rows.
+//
+// The metadata header is the first non-blank line: in CSV the comment line
+// "# " followed by its JSON object, in JSON lines the object itself, which
+// has the key HeaderKey (ParseVoteMeta; docs/aggregate.md). Its K must be
+// the data's; it is checked strictly, and Meta returns it.
 //
 // CSV: an optional header row, then rows of [id,]v_1,...,v_K. JSON lines:
 // per line either [v_1, ..., v_K] or {"id": <string or number>, "votes":
@@ -183,23 +188,25 @@ type Query struct {
 // id or not. K is the number of votes of the first data row; every later
 // row must match it and the id layout.
 type VoteReader struct {
-	name    string
-	br      *bufio.Reader
-	format  Format
-	header  bool
-	hasID   bool
-	forceID Presence
-	k       int
-	line    int
-	bytes   int64
-	q       Query
-	pending bool // the first row, read by NewVoteReader, is not yet returned
-	done    bool
-	err     error
-	fields  []csvField
-	scratch []byte // unescaped CSV fields and JSON keys
-	idBuf   []byte // an unescaped JSON id
-	long    []byte // a line longer than the read buffer
+	name     string
+	br       *bufio.Reader
+	format   Format
+	header   bool
+	hasID    bool
+	forceID  Presence
+	k        int
+	line     int
+	bytes    int64
+	q        Query
+	pending  bool // the first row, read by NewVoteReader, is not yet returned
+	done     bool
+	err      error
+	fields   []csvField
+	scratch  []byte // unescaped CSV fields and JSON keys
+	idBuf    []byte // an unescaped JSON id
+	long     []byte // a line longer than the read buffer
+	meta     *VoteMeta
+	metaLine int
 }
 
 // NewVoteReader reads the start of a vote file (the header and the first
@@ -225,6 +232,12 @@ func NewVoteReader(r io.Reader, name string, opts ReadOptions) (*VoteReader, err
 			vr.format = FormatJSONL
 		}
 	}
+	if line, err = vr.readMeta(line); err != nil {
+		return nil, err
+	}
+	if c := bytes.TrimLeft(line, " \t"); vr.format == FormatCSV && c[0] == '#' {
+		return nil, &FormatError{File: name, Line: vr.line, Msg: "a line starting with # is a metadata header, which must be the first line of the file, once"}
+	}
 	if vr.format == FormatJSONL {
 		err = vr.firstJSONL(line, opts)
 	} else {
@@ -233,9 +246,57 @@ func NewVoteReader(r io.Reader, name string, opts ReadOptions) (*VoteReader, err
 	if err != nil {
 		return nil, err
 	}
+	if err := vr.checkMeta(); err != nil {
+		return nil, err
+	}
 	vr.q.Index, vr.q.Line, vr.pending = 1, vr.line, true
 	return vr, nil
 }
+
+// readMeta reads the metadata header if line, the first line of the file,
+// is one: in CSV a comment line "# {...}", in JSON lines an object with the
+// key HeaderKey. It returns the first line after the header, or line
+// itself when it is not one.
+func (r *VoteReader) readMeta(line []byte) ([]byte, error) {
+	c := bytes.TrimLeft(line, " \t")
+	var obj []byte
+	switch {
+	case r.format == FormatCSV && c[0] == '#':
+		obj = bytes.TrimLeft(c[1:], " \t")
+	case r.format == FormatJSONL && c[0] == '{' && isHeaderObject(c):
+		obj = c
+	default:
+		return line, nil
+	}
+	meta, err := ParseVoteMeta(obj)
+	if err != nil {
+		msg := err.Error()
+		if r.format == FormatCSV && (len(obj) == 0 || obj[0] != '{') {
+			msg = "a line starting with # must be the metadata header, # {\"" + HeaderKey + "\": 1, ...}; " + msg
+		}
+		return nil, &FormatError{File: r.name, Line: r.line, Msg: msg}
+	}
+	if meta.Layout != LayoutVotes || meta.Classes != 2 {
+		return nil, &FormatError{File: r.name, Line: r.line, Msg: fmt.Sprintf("header: %d classes in layout %v: this darrm reads two-class votes (0 or 1), one column per teacher", meta.Classes, meta.Layout)}
+	}
+	r.meta, r.metaLine = meta, r.line
+	next, err := r.nextNonBlank()
+	if err == io.EOF {
+		return nil, &FormatError{File: r.name, Line: r.line, Msg: "no votes after the metadata header"}
+	}
+	return next, err
+}
+
+// checkMeta checks the header against the first data row.
+func (r *VoteReader) checkMeta() error {
+	if r.meta != nil && r.meta.K != r.k {
+		return r.errorf(0, "%d votes, but the metadata header (line %d) states K = %d teachers", r.k, r.metaLine, r.meta.K)
+	}
+	return nil
+}
+
+// Meta returns the file's metadata header, or nil if it has none.
+func (r *VoteReader) Meta() *VoteMeta { return r.meta }
 
 // K returns the number of votes per row.
 func (r *VoteReader) K() int { return r.k }

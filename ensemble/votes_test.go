@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -216,6 +217,7 @@ func FuzzVoteReader(f *testing.F) {
 	for _, s := range []string{
 		"0,1,1\n1,1,0\n", "id,a,b,c\nq1,0,1,1\n", "\"a\"\"b\",1,0,0\n", "[0,1,1]\n",
 		`{"id":"x","votes":[1,0,1]}` + "\n", "a,b\n0,1\n", "\ufeff1\r\n0\r\n", "{\"id\":1e5,\"votes\":[1]}",
+		"# " + statedJSON + "\nid,a,b,c\nq1,0,1,1\n", statedJSON + "\n[0,1,1]\n", "# x\n0\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -231,6 +233,9 @@ func FuzzVoteReader(f *testing.F) {
 		k := vr.K()
 		if k < 1 || k%2 == 0 {
 			t.Fatalf("K = %d", k)
+		}
+		if m := vr.Meta(); m != nil && (m.K != k || m.Validate() != nil) {
+			t.Fatalf("header %+v for K = %d: %v", m, k, m.Validate())
 		}
 		for n := 1; vr.Next(); n++ {
 			q := vr.Query()
@@ -287,12 +292,27 @@ func FuzzCSVAgainstEncodingCSV(f *testing.F) {
 func FuzzRoundTrip(f *testing.F) {
 	f.Add(uint8(3), uint8(5), uint8(0), []byte{1, 2, 3})
 	f.Add(uint8(1), uint8(1), uint8(7), []byte{255})
+	f.Add(uint8(5), uint8(3), uint8(9), []byte{7})
+	f.Add(uint8(2), uint8(2), uint8(12), []byte{9})
 	f.Fuzz(func(t *testing.T, kk, nn, layout uint8, bits []byte) {
 		k := 2*int(kk%8) + 1
 		n := int(nn%20) + 1
-		header, hasID, jsonl := layout&1 != 0, layout&2 != 0, layout&4 != 0
+		header, hasID, jsonl, meta := layout&1 != 0, layout&2 != 0, layout&4 != 0, layout&8 != 0
 		var file strings.Builder
 		var want []row
+		var m *VoteMeta
+		if meta {
+			m = statedMeta(k, (float64(nn)+1)/8, float64(kk)/1e3)
+			f := FormatCSV
+			if jsonl {
+				f = FormatJSONL
+			}
+			b, err := m.AppendHeader(nil, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			file.Write(b)
+		}
 		if header && !jsonl {
 			if hasID {
 				file.WriteString("id,")
@@ -344,8 +364,8 @@ func FuzzRoundTrip(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%q: %v", file.String(), err)
 		}
-		if vr.HasID() != hasID || fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Fatalf("%q: id %v rows %v, want %v %v", file.String(), vr.HasID(), got, hasID, want)
+		if vr.HasID() != hasID || fmt.Sprint(got) != fmt.Sprint(want) || !reflect.DeepEqual(vr.Meta(), m) {
+			t.Fatalf("%q: id %v rows %v header %+v, want %v %v %+v", file.String(), vr.HasID(), got, vr.Meta(), hasID, want, m)
 		}
 	})
 }

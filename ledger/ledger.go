@@ -2,8 +2,10 @@
 // on one teacher ensemble across runs, and enforces a total budget on it.
 //
 // A ledger is a file of JSON lines: a header naming the ensemble, its
-// neighbouring relation, the total budget and the slack δ' of composition,
-// then one record per write to disk of a release's spend. Spends are
+// neighbouring relation, the parameters it is bound to (K, the teachers'
+// (ε, Δ), kind and partition: a release that states others is refused),
+// the total budget and the slack δ' of composition, then one record per
+// write to disk of a release's spend. Spends are
 // written ahead: a release reserves the labels it is about to hand out,
 // and the reservation is on disk (fsync) before they leave the process,
 // so that a crash can over-count the spend, never under-count it. The file
@@ -11,7 +13,9 @@
 // serialised. Totals come from the accountant: optimal composition
 // (Kairouz, Oh and Viswanath 2015, Thm 3.3) when every query had the same
 // guarantee, heterogeneous general composition (their Thm 3.5) otherwise,
-// or simple composition when that is smaller.
+// or simple composition when that is smaller; for fixed private teachers
+// the total is the smaller of that and the teachers' post-processing cap
+// (ensemble.Binding.Cap), which can make every further release free.
 package ledger
 
 import (
@@ -25,13 +29,17 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
 )
 
-// Version is the version of the file format.
-const Version = 1
+// Version is the version of the file format. Version 2 binds the
+// ensemble's parameters (Header.Teachers); a version-1 ledger can be
+// read, but no release can be charged to it until it is upgraded.
+const Version = 2
 
 // Header is the first line of a ledger.
 type Header struct {
@@ -41,6 +49,40 @@ type Header struct {
 	Budget     accountant.Guarantee `json:"budget"`
 	DeltaPrime float64              `json:"delta_prime"`
 	Created    time.Time            `json:"created"`
+	// Teachers are the parameters of the ensemble the ledger is bound to
+	// (version 2; nil in version 1).
+	Teachers *Teachers `json:"teachers,omitempty"`
+}
+
+// Teachers are the parameters of an ensemble that a ledger binds, besides
+// its id and relation: K, each teacher's (ε, Δ) (the common bound of
+// teachers with different guarantees), and their kind and partition.
+type Teachers struct {
+	K         int                `json:"K"`
+	Eps       float64            `json:"eps"`
+	Delta     float64            `json:"Delta"`
+	Kind      ensemble.Kind      `json:"kind"`
+	Partition ensemble.Partition `json:"partition"`
+}
+
+// NewHeader returns the header of a ledger bound to b, with a budget and
+// slack δ'.
+func NewHeader(b ensemble.Binding, budget accountant.Guarantee, deltaPrime float64) Header {
+	return Header{Ensemble: b.Ensemble, Relation: b.Relation.String(), Budget: budget, DeltaPrime: deltaPrime,
+		Teachers: &Teachers{K: b.K, Eps: b.Teachers.Eps, Delta: b.Teachers.Delta, Kind: b.Kind, Partition: b.Partition}}
+}
+
+// Binding returns the parameters the ledger is bound to (version 2).
+func (h Header) Binding() (ensemble.Binding, error) {
+	var r ensemble.Relation
+	if err := r.UnmarshalText([]byte(h.Relation)); err != nil {
+		return ensemble.Binding{}, err
+	}
+	b := ensemble.Binding{Ensemble: h.Ensemble, Relation: r}
+	if t := h.Teachers; t != nil {
+		b.K, b.Teachers, b.Kind, b.Partition = t.K, accountant.Guarantee{Eps: t.Eps, Delta: t.Delta}, t.Kind, t.Partition
+	}
+	return b, b.Validate()
 }
 
 // Spend is one record: run Run had handed out, or was about to hand out,
@@ -79,10 +121,42 @@ func (e *CorruptError) Error() string {
 // ErrBudget is wrapped by Reserve when the budget allows no more labels.
 var ErrBudget = errors.New("the ledger's budget is spent")
 
-// Init creates a ledger at path, which must not exist.
+// VersionError refuses a release against a ledger of an earlier version,
+// which does not bind the ensemble's parameters.
+type VersionError struct {
+	Path    string
+	Version int
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("ledger %s is version %d, which does not bind the ensemble's parameters (K, the teachers' eps and Delta, kind, partition): it must be upgraded to version %d before a release can be charged to it", e.Path, e.Version, Version)
+}
+
+// BindingError refuses a release that states other parameters of the
+// ensemble than the ledger is bound to: each differing parameter, the
+// ledger's value and the release's.
+type BindingError struct {
+	Path   string
+	Ledger ensemble.Binding
+	Diffs  []ensemble.BindingDiff // A: the ledger's, B: the release's
+}
+
+func (e *BindingError) Error() string {
+	var parts []string
+	for _, d := range e.Diffs {
+		parts = append(parts, fmt.Sprintf("%s %s (the ledger's: %s)", d.Field, d.B, d.A))
+	}
+	return fmt.Sprintf("ledger %s is bound to %v; this release states %s: a ledger keeps the budget of one ensemble, and releases of other teachers or in another relation cannot share a budget", e.Path, e.Ledger, strings.Join(parts, ", "))
+}
+
+// Init creates a ledger at path, which must not exist, bound to the
+// ensemble parameters of h (NewHeader).
 func Init(path string, h Header) error {
-	if h.Ensemble == "" {
-		return fmt.Errorf("ledger: ensemble name is empty: name the teacher ensemble the budget is for")
+	if h.Teachers == nil {
+		return fmt.Errorf("ledger: no ensemble parameters: a ledger binds K, the teachers' eps and Delta, kind and partition (NewHeader)")
+	}
+	if _, err := h.Binding(); err != nil {
+		return fmt.Errorf("ledger: %w", err)
 	}
 	if !(h.Budget.Eps > 0) || !(h.Budget.Delta >= 0 && h.Budget.Delta < 1) {
 		return fmt.Errorf("ledger: budget %v: eps must be > 0 and delta in [0, 1)", h.Budget)
@@ -141,8 +215,9 @@ type Ledger struct {
 	path   string
 	f      *os.File
 	header Header
-	spends []Spend // the last record of each run, in order of first appearance
-	run    string  // this process's run id, once it has reserved
+	cap    *accountant.Cap // the teachers' cap on every total, if any
+	spends []Spend         // the last record of each run, in order of first appearance
+	run    string          // this process's run id, once it has reserved
 	mech   string
 	step   accountant.Guarantee
 	held   int // labels reserved by this run
@@ -169,16 +244,18 @@ func Open(path string) (*Ledger, error) {
 }
 
 // OpenRun opens and locks the ledger at path for a release of labels of
-// guarantee step under relation by mechanism: it begins the run's spend
-// (Begin) and returns how many labels the budget allows, at most limit
-// when limit >= 0 (Allowance). Close the ledger when the run is settled.
-func OpenRun(path, mechanism, relation string, step accountant.Guarantee, limit int) (*Ledger, int, error) {
+// guarantee step by mechanism, from the ensemble that b states: it begins
+// the run's spend (Begin) and returns how many labels the budget allows,
+// at most limit when limit >= 0, accountant.Unlimited when the teachers'
+// cap is within the budget and limit < 0 (Allowance). Close the ledger
+// when the run is settled.
+func OpenRun(path, mechanism string, b ensemble.Binding, step accountant.Guarantee, limit int) (*Ledger, int, error) {
 	l, err := Open(path)
 	if err != nil {
 		return nil, 0, err
 	}
 	allowed := 0
-	if err = l.Begin(mechanism, relation, step); err == nil {
+	if err = l.Begin(mechanism, b, step); err == nil {
 		allowed, err = l.Allowance(step, limit)
 	}
 	if err != nil {
@@ -229,8 +306,18 @@ func (l *Ledger) read() error {
 			if err := json.Unmarshal(*raw, &l.header); err != nil {
 				return corrupt("header: %v", err)
 			}
-			if l.header.Version != Version {
-				return corrupt("version %d, this darrm reads version %d", l.header.Version, Version)
+			switch l.header.Version {
+			case 1:
+			case Version:
+				b, err := l.header.Binding()
+				if err != nil {
+					return corrupt("header: %v", err)
+				}
+				if l.cap, _, err = b.Cap(l.header.DeltaPrime); err != nil {
+					return corrupt("header: teachers' cap: %v", err)
+				}
+			default:
+				return corrupt("version %d, this darrm reads versions 1 and %d", l.header.Version, Version)
 			}
 			continue
 		}
@@ -286,9 +373,50 @@ func (l *Ledger) total(step accountant.Guarantee, extra int) (accountant.Guarant
 	return Compose(runs, l.header.DeltaPrime)
 }
 
-// Total returns the total privacy spent so far and the composition used.
+// Balance is what a ledger has spent.
+type Balance struct {
+	// Total is the privacy spent: the smaller of Queries and the
+	// teachers' Cap, one that meets the budget if either does
+	// (accountant.CapTotal); Bound says which.
+	Total accountant.Guarantee
+	Bound accountant.Bound
+	// Queries is the composition of every spend, by Composition.
+	Queries     accountant.Guarantee
+	Composition string
+	// Cap is the teachers' cap on every total, nil when there is none.
+	Cap *accountant.Cap
+	// Free says that the cap is within the budget: every further release
+	// from these teachers is free, however many labels it has.
+	Free bool
+}
+
+// Balance returns the privacy spent so far.
+func (l *Ledger) Balance() (Balance, error) {
+	q, method, err := l.total(accountant.Guarantee{}, 0)
+	if err != nil {
+		return Balance{}, err
+	}
+	b := Balance{Queries: q, Composition: method, Cap: l.cap, Free: l.cap != nil && l.cap.Within(l.header.Budget)}
+	b.Total, b.Bound = accountant.CapTotal(q, l.cap, &l.header.Budget)
+	return b, nil
+}
+
+// Total returns the total privacy spent so far (Balance: the smaller of
+// the composition and the teachers' cap) and how it was obtained: the
+// composition's name, or "teachers' cap".
 func (l *Ledger) Total() (accountant.Guarantee, string, error) {
-	return l.total(accountant.Guarantee{}, 0)
+	b, err := l.Balance()
+	if b.Bound == accountant.TeachersBound {
+		return b.Total, "teachers' cap (" + b.Cap.Rule() + ")", err
+	}
+	return b.Total, b.Composition, err
+}
+
+// within reports whether spends of composition q meet the budget: q does,
+// or the teachers' cap, which bounds them too, does.
+func (l *Ledger) within(q accountant.Guarantee) bool {
+	b := l.header.Budget
+	return q.Within(b) || l.cap != nil && l.cap.Within(b)
 }
 
 // Compose returns the total of a sequence of steps, given as runs of equal
@@ -325,11 +453,15 @@ func Compose(runs []accountant.Run, deltaPrime float64) (accountant.Guarantee, s
 const maxAllowance = 1 << 50
 
 // Allowance returns how many more labels of guarantee step the budget
-// allows (at most limit when limit >= 0).
+// allows (at most limit when limit >= 0): limit, or accountant.Unlimited
+// when limit < 0, if the teachers' cap is within the budget.
 func (l *Ledger) Allowance(step accountant.Guarantee, limit int) (int, error) {
+	if l.cap != nil && l.cap.Within(l.header.Budget) {
+		return limit, nil
+	}
 	fits := func(k int) (bool, error) {
 		g, _, err := l.total(step, k)
-		return err == nil && g.Eps <= l.header.Budget.Eps && g.Delta <= l.header.Budget.Delta, err
+		return err == nil && l.within(g), err
 	}
 	if ok, err := fits(0); err != nil || !ok {
 		return 0, err
@@ -365,18 +497,25 @@ type Status struct {
 	Ensemble string               `json:"ensemble"`
 	Relation string               `json:"relation"`
 	Budget   accountant.Guarantee `json:"budget"`
-	// Total is the privacy spent so far, by Composition.
+	// Total is the privacy spent so far, the smaller of the composition
+	// of the spends (Queries, by Composition) and the teachers' Cap;
+	// TotalBound says which.
 	Total       accountant.Guarantee `json:"total"`
 	Composition string               `json:"composition"`
+	TotalBound  accountant.Bound     `json:"total_bound"`
+	Queries     accountant.Guarantee `json:"queries"`
+	Cap         *accountant.Cap      `json:"cap,omitempty"`
 	// QueriesLeft is how many more labels of the guarantee given to
-	// Status the budget allows.
-	QueriesLeft int `json:"queries_left"`
+	// Status the budget allows: -1 when every further release is free
+	// (Free: the teachers' cap is within the budget).
+	QueriesLeft int  `json:"queries_left"`
+	Free        bool `json:"free"`
 }
 
 // Status returns the ledger's budget, its total so far, and how many more
 // labels of guarantee step its budget allows.
 func (l *Ledger) Status(step accountant.Guarantee) (Status, error) {
-	total, method, err := l.Total()
+	b, err := l.Balance()
 	if err != nil {
 		return Status{}, err
 	}
@@ -385,20 +524,31 @@ func (l *Ledger) Status(step accountant.Guarantee) (Status, error) {
 		return Status{}, err
 	}
 	h := l.header
-	return Status{Ensemble: h.Ensemble, Relation: h.Relation, Budget: h.Budget, Total: total, Composition: method, QueriesLeft: left}, nil
+	return Status{Ensemble: h.Ensemble, Relation: h.Relation, Budget: h.Budget, Total: b.Total, Composition: b.Composition,
+		TotalBound: b.Bound, Queries: b.Queries, Cap: b.Cap, QueriesLeft: left, Free: b.Free}, nil
 }
 
-// Begin starts this run's spend: mechanism and the per-label guarantee.
-// relation must be the ledger's.
-func (l *Ledger) Begin(mechanism, relation string, step accountant.Guarantee) error {
-	if relation != l.header.Relation {
-		return fmt.Errorf("ledger %s is for the %s relation; %s's guarantee is for %s: they cannot share a budget", l.path, l.header.Relation, mechanism, relation)
+// Begin starts this run's spend: mechanism, the per-label guarantee, and
+// the ensemble the release states (b), which must be the one the ledger
+// is bound to: every parameter both state must agree (a *BindingError
+// otherwise), and a ledger of version 1 refuses every release (a
+// *VersionError).
+func (l *Ledger) Begin(mechanism string, b ensemble.Binding, step accountant.Guarantee) error {
+	if l.header.Version < Version {
+		return &VersionError{Path: l.path, Version: l.header.Version}
 	}
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
+	bound, err := l.header.Binding()
+	if err != nil {
 		return err
 	}
-	l.run, l.mech, l.step = hex.EncodeToString(b[:]), mechanism, step
+	if d := bound.Diff(b); len(d) > 0 {
+		return &BindingError{Path: l.path, Ledger: bound, Diffs: d}
+	}
+	var id [8]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return err
+	}
+	l.run, l.mech, l.step = hex.EncodeToString(id[:]), mechanism, step
 	return nil
 }
 
@@ -424,8 +574,8 @@ func (l *Ledger) Reserve(labels int) error {
 	if err != nil {
 		return fmt.Errorf("ledger %s: %w", l.path, err)
 	}
-	if b := l.header.Budget; total.Eps > b.Eps || total.Delta > b.Delta {
-		return fmt.Errorf("ledger %s: %d labels of %v would bring the total to %v by %s composition, over the budget %v: %w", l.path, labels, l.step, total, method, b, ErrBudget)
+	if !l.within(total) {
+		return fmt.Errorf("ledger %s: %d labels of %v would bring the total to %v by %s composition, over the budget %v: %w", l.path, labels, l.step, total, method, l.header.Budget, ErrBudget)
 	}
 	return l.write(labels, false)
 }

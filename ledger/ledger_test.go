@@ -13,14 +13,21 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
 )
 
 var step = accountant.Guarantee{Eps: 0.3, Delta: 3e-5}
 
+// bound is the ensemble of the tests' ledgers: a fresh mechanism per
+// query, so that no teachers' cap applies and the totals are the
+// composition of the spends.
+var bound = ensemble.Binding{Ensemble: "mnist58-k11", K: 11, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5},
+	Relation: ensemble.PrivateTeachers, Kind: ensemble.PerQuery, Partition: ensemble.SharedData}
+
 func newLedger(t *testing.T, budget accountant.Guarantee) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "teachers.ledger")
-	if err := Init(path, Header{Ensemble: "mnist58-k11", Relation: "private-teachers", Budget: budget, DeltaPrime: 1e-5}); err != nil {
+	if err := Init(path, NewHeader(bound, budget, 1e-5)); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -34,7 +41,7 @@ func spend(t *testing.T, path string, n int) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if err := l.Begin("darrm", "private-teachers", step); err != nil {
+	if err := l.Begin("darrm", bound, step); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Reserve(n); err != nil {
@@ -74,7 +81,7 @@ func TestBudgetAcrossRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Begin("darrm", "private-teachers", step); err != nil {
+	if err := l.Begin("darrm", bound, step); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Reserve(1); !errors.Is(err, ErrBudget) {
@@ -101,7 +108,7 @@ func TestBudgetAcrossRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l2.Close()
-	if err := l2.Begin("rr", "private-teachers", accountant.Guarantee{Eps: 0.01, Delta: 0}); err != nil {
+	if err := l2.Begin("rr", bound, accountant.Guarantee{Eps: 0.01, Delta: 0}); err != nil {
 		t.Fatal(err)
 	}
 	if err := l2.Reserve(1); err != nil {
@@ -119,17 +126,33 @@ func TestRelationAndInitChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if err := l.Begin("gnmax", "one-vote", step); err == nil || !strings.Contains(err.Error(), "cannot share a budget") {
+	oneVote := bound
+	oneVote.Relation, oneVote.Partition = ensemble.OneVote, ensemble.KeyedHash
+	if err := l.Begin("gnmax", oneVote, step); err == nil || !strings.Contains(err.Error(), "cannot share a budget") {
 		t.Errorf("a one-vote spend on a private-teachers ledger: %v", err)
 	}
-	if err := Init(path, Header{Ensemble: "x", Relation: "private-teachers", Budget: accountant.Guarantee{Eps: 1}, DeltaPrime: 1e-5}); err == nil {
+	if err := Init(path, NewHeader(bound, accountant.Guarantee{Eps: 1}, 1e-5)); err == nil {
 		t.Error("Init overwrote an existing ledger")
 	}
+	edit := func(f func(*ensemble.Binding)) ensemble.Binding {
+		b := bound
+		f(&b)
+		return b
+	}
+	one := accountant.Guarantee{Eps: 1}
 	for name, h := range map[string]Header{
-		"no name":  {Relation: "r", Budget: accountant.Guarantee{Eps: 1}, DeltaPrime: 1e-5},
-		"eps 0":    {Ensemble: "x", Relation: "r", DeltaPrime: 1e-5},
-		"delta' 0": {Ensemble: "x", Relation: "r", Budget: accountant.Guarantee{Eps: 1}},
-		"delta 1":  {Ensemble: "x", Relation: "r", Budget: accountant.Guarantee{Eps: 1, Delta: 1}, DeltaPrime: 1e-5},
+		"no name":           NewHeader(edit(func(b *ensemble.Binding) { b.Ensemble = "" }), one, 1e-5),
+		"eps 0":             NewHeader(bound, accountant.Guarantee{}, 1e-5),
+		"delta' 0":          NewHeader(bound, one, 0),
+		"delta 1":           NewHeader(bound, accountant.Guarantee{Eps: 1, Delta: 1}, 1e-5),
+		"no parameters":     {Ensemble: "x", Relation: "private-teachers", Budget: one, DeltaPrime: 1e-5},
+		"bad relation":      {Ensemble: "x", Relation: "r", Budget: one, DeltaPrime: 1e-5, Teachers: NewHeader(bound, one, 1e-5).Teachers},
+		"K even":            NewHeader(edit(func(b *ensemble.Binding) { b.K = 10 }), one, 1e-5),
+		"teachers' eps 0":   NewHeader(edit(func(b *ensemble.Binding) { b.Teachers.Eps = 0 }), one, 1e-5),
+		"teachers' Delta 1": NewHeader(edit(func(b *ensemble.Binding) { b.Teachers.Delta = 1 }), one, 1e-5),
+		"kind unstated":     NewHeader(edit(func(b *ensemble.Binding) { b.Kind = ensemble.KindUnstated }), one, 1e-5),
+		"partition missing": NewHeader(edit(func(b *ensemble.Binding) { b.Partition = ensemble.PartitionUnstated }), one, 1e-5),
+		"one-vote, shared":  NewHeader(edit(func(b *ensemble.Binding) { b.Relation = ensemble.OneVote }), one, 1e-5),
 	} {
 		p := filepath.Join(t.TempDir(), "l")
 		if err := Init(p, h); err == nil {
@@ -154,7 +177,7 @@ func TestCorruption(t *testing.T) {
 		"no header":    {func(s string) string { return s[strings.IndexByte(s, '\n')+1:] }, 1},
 		"garbage line": {func(s string) string { return s + "hello\n" }, 4},
 		"empty":        {func(string) string { return "" }, 1},
-		"bad version":  {func(s string) string { return strings.Replace(s, `"version":1`, `"version":9`, 1) }, 1},
+		"bad version":  {func(s string) string { return strings.Replace(s, `"version":2`, `"version":9`, 1) }, 1},
 	} {
 		path := newLedger(t, budget)
 		spend(t, path, 4)
@@ -202,7 +225,7 @@ func helper(spec string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if err := l.Begin("darrm", "private-teachers", step); err != nil {
+	if err := l.Begin("darrm", bound, step); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -333,7 +356,7 @@ func TestStatus(t *testing.T) {
 		total, _, _ := l.Total()
 		left, _ := l.Allowance(step, -1)
 		l.Close()
-		want := Status{Ensemble: "mnist58-k11", Relation: "private-teachers", Budget: budget, Total: total, Composition: tc.comp, QueriesLeft: left}
+		want := Status{Ensemble: "mnist58-k11", Relation: "private-teachers", Budget: budget, Total: total, Composition: tc.comp, Queries: total, QueriesLeft: left}
 		if err != nil || st != want {
 			t.Errorf("after %d labels: status %+v (%v), want %+v", tc.spent, st, err, want)
 		}
@@ -348,7 +371,7 @@ func TestOpenRun(t *testing.T) {
 	path := newLedger(t, budget)
 	want, _ := accountant.MaxSteps(step, budget, accountant.Optimal, 1e-5)
 	for _, limit := range []int{-1, 10} {
-		l, allowed, err := OpenRun(path, "darrm", "private-teachers", step, limit)
+		l, allowed, err := OpenRun(path, "darrm", bound, step, limit)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -365,7 +388,9 @@ func TestOpenRun(t *testing.T) {
 		l.Settle(0)
 		l.Close()
 	}
-	if _, _, err := OpenRun(path, "gnmax", "one-vote", step, -1); err == nil || !strings.Contains(err.Error(), "relation") {
+	oneVote := bound
+	oneVote.Relation, oneVote.Partition = ensemble.OneVote, ensemble.KeyedHash
+	if _, _, err := OpenRun(path, "gnmax", oneVote, step, -1); err == nil || !strings.Contains(err.Error(), "relation") {
 		t.Errorf("another relation: %v", err)
 	}
 	l, err := Open(path) // the refused run released the lock
@@ -373,7 +398,141 @@ func TestOpenRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.Close()
-	if _, _, err := OpenRun(filepath.Join(t.TempDir(), "none"), "darrm", "private-teachers", step, -1); err == nil {
+	if _, _, err := OpenRun(filepath.Join(t.TempDir(), "none"), "darrm", bound, step, -1); err == nil {
 		t.Error("a missing ledger opened")
 	}
+}
+
+// TestBinding: a release that states another ensemble, K, teachers'
+// guarantee, relation, kind or partition is refused, naming each
+// difference; parameters a release does not state (no header) are the
+// ledger's.
+func TestBinding(t *testing.T) {
+	path := newLedger(t, accountant.Guarantee{Eps: 5, Delta: 1e-3})
+	l, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for _, tc := range []struct {
+		edit func(*ensemble.Binding)
+		want []string
+	}{
+		{func(b *ensemble.Binding) { b.Ensemble = "other" }, []string{"ensemble other (the ledger's: mnist58-k11)"}},
+		{func(b *ensemble.Binding) { b.K = 9 }, []string{"K 9 (the ledger's: 11)"}},
+		{func(b *ensemble.Binding) { b.Teachers.Eps = 1 }, []string{"eps 1 (the ledger's: 0.1)"}},
+		{func(b *ensemble.Binding) { b.Teachers.Delta = 1e-4; b.Kind = ensemble.Fixed }, []string{"Delta 0.0001 (the ledger's: 1e-05)", "kind fixed (the ledger's: per-query)"}},
+		{func(b *ensemble.Binding) { b.Partition = ensemble.KeyedHash }, []string{"partition keyed-hash (the ledger's: shared)"}},
+		{func(b *ensemble.Binding) { b.Relation = ensemble.OneVote }, []string{"relation one-vote (the ledger's: private-teachers)"}},
+	} {
+		b := bound
+		tc.edit(&b)
+		err := l.Begin("darrm", b, step)
+		var be *BindingError
+		if !errors.As(err, &be) || len(be.Diffs) != len(tc.want) {
+			t.Errorf("%+v: %v, want a *BindingError with %d differences", b, err, len(tc.want))
+			continue
+		}
+		for _, w := range append(tc.want, "cannot share a budget") {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%q lacks %q", err, w)
+			}
+		}
+	}
+	headerless := ensemble.Binding{K: 11, Teachers: bound.Teachers, Relation: ensemble.PrivateTeachers}
+	if err := l.Begin("darrm", headerless, step); err != nil {
+		t.Errorf("a release without a header, of the ledger's K and teachers: %v", err)
+	}
+}
+
+// TestVersion1: a ledger of version 1 reads, but refuses releases until it
+// is upgraded.
+func TestVersion1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v1.ledger")
+	h := Header{Version: 1, Ensemble: "old", Relation: "private-teachers", Budget: accountant.Guarantee{Eps: 5, Delta: 1e-3}, DeltaPrime: 1e-5}
+	b, err := encode(h, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(path, b, 0o644)
+	l, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if total, _, err := l.Total(); err != nil || total != (accountant.Guarantee{}) || l.Header().Teachers != nil {
+		t.Errorf("version 1 ledger: total %v, %v", total, err)
+	}
+	err = l.Begin("darrm", bound, step)
+	var ve *VersionError
+	if !errors.As(err, &ve) || ve.Version != 1 || !strings.Contains(err.Error(), "must be upgraded to version 2") {
+		t.Errorf("release against a version 1 ledger: %v", err)
+	}
+}
+
+// TestCap: for fixed teachers the ledger's total is the smaller of the
+// composition of the spends and the teachers' cap; a cap within the
+// budget makes every further release free.
+func TestCap(t *testing.T) {
+	fixed := bound
+	fixed.Kind, fixed.Partition = ensemble.Fixed, ensemble.KeyedHash
+	open := func(budget accountant.Guarantee, b ensemble.Binding) *Ledger {
+		path := filepath.Join(t.TempDir(), "l")
+		if err := Init(path, NewHeader(b, budget, 1e-5)); err != nil {
+			t.Fatal(err)
+		}
+		l, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Begin("darrm", b, step); err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	// Disjoint shares: the cap is (0.1, 1e-5), within (0.1, 1e-5): free.
+	l := open(accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, fixed)
+	if n, err := l.Allowance(step, -1); n != accountant.Unlimited || err != nil {
+		t.Errorf("allowance %d (%v), want unlimited", n, err)
+	}
+	if n, _ := l.Allowance(step, 7); n != 7 {
+		t.Errorf("allowance with a limit: %d", n)
+	}
+	if err := l.Reserve(1000); err != nil {
+		t.Fatalf("a free release was refused: %v", err)
+	}
+	l.Settle(1000)
+	st, err := l.Status(step)
+	q, _ := accountant.ComposeOptimal(step, 1000, 1e-5)
+	if err != nil || st.Total != fixed.Teachers || st.TotalBound != accountant.TeachersBound || st.Queries != q || !st.Free || st.QueriesLeft != -1 || st.Cap.Rule() != "parallel" {
+		t.Errorf("status after 1000 free labels: %+v (%v), queries want %v", st, err, q)
+	}
+	l.Close()
+	// Shared data: the cap (1.088, 1.2e-4) is over a budget of eps 1, so
+	// the spends' composition decides, as without a cap.
+	shared := fixed
+	shared.Partition = ensemble.SharedData
+	budget := accountant.Guarantee{Eps: 1, Delta: 1e-3}
+	l = open(budget, shared)
+	want, _ := accountant.MaxSteps(step, budget, accountant.Optimal, 1e-5)
+	if n, err := l.Allowance(step, -1); n != want || err != nil {
+		t.Errorf("shared, budget below the cap: allowance %d (%v), want %d", n, err, want)
+	}
+	if err := l.Reserve(want + 1); !errors.Is(err, ErrBudget) {
+		t.Errorf("beyond the budget: %v", err)
+	}
+	l.Close()
+	// A budget that admits the spends' composition but not the cap: the
+	// total reported is the composition, within the budget, although the
+	// cap has the smaller eps.
+	pure := accountant.Guarantee{Eps: 0.3}
+	l = open(accountant.Guarantee{Eps: 5, Delta: 1e-4}, shared)
+	l.step = pure
+	if err := l.Reserve(5); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := l.Balance(); err != nil || b.Bound != accountant.QueriesBound || !b.Total.Within(accountant.Guarantee{Eps: 5, Delta: 1e-4}) || b.Free {
+		t.Errorf("balance %+v (%v)", b, err)
+	}
+	l.Close()
 }

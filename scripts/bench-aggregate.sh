@@ -32,10 +32,10 @@ for n in "${rows[@]}"; do
 	cat "$f" > /dev/null # into the page cache
 	tcat=$(secs cat "$f")
 	twc=$(secs wc -l "$f")
-	agg=$( { /usr/bin/time -f '%e %M' "$bin" aggregate "$f" --m 3 --cache-dir "$work/cache" --out "$work/labels.csv" --format json > "$work/summary.json"; } 2>&1 | tail -1)
-	tagg=$(secs "$bin" aggregate "$f" --m 3 --cache-dir "$work/cache" --out "$work/labels.csv" --format json)
+	agg=$( { /usr/bin/time -f '%e %M' "$bin" aggregate "$f" --m 3 --eps 0.1 --Delta 1e-5 --cache-dir "$work/cache" --out "$work/labels.csv" --format json > "$work/summary.json"; } 2>&1 | tail -1)
+	tagg=$(secs "$bin" aggregate "$f" --m 3 --eps 0.1 --Delta 1e-5 --cache-dir "$work/cache" --out "$work/labels.csv" --format json)
 	read -r _ rss <<<"$agg"
-	read -r tnull rssnull <<<"$(/usr/bin/time -f '%e %M' "$bin" aggregate "$f" --m 3 --cache-dir "$work/cache" --format csv 2>&1 > /dev/null | tail -1)"
+	read -r tnull rssnull <<<"$(/usr/bin/time -f '%e %M' "$bin" aggregate "$f" --m 3 --eps 0.1 --Delta 1e-5 --cache-dir "$work/cache" --format csv 2>&1 > /dev/null | tail -1)"
 	answered=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["queries_answered"])' "$work/summary.json")
 	[[ "$answered" == "$n" ]] || { echo "answered $answered of $n" >&2; exit 1; }
 	[[ $(wc -l < "$work/labels.csv") == $((n + 1)) ]] || { echo "label file has the wrong length" >&2; exit 1; }

@@ -1,6 +1,8 @@
 // Package teachers trains an ensemble of K teachers on disjoint, equal
 // shares of a two-class training set (privately with DP-SGD, or with plain
-// SGD), saves and loads it in a checksummed file, and collects its votes.
+// SGD), saves and loads it in a checksummed file with its id and each
+// teacher's guarantee, and collects its votes, as a vote file with the
+// metadata header that states them (ensemble.VoteMeta).
 package teachers
 
 import (
@@ -14,13 +16,16 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strconv"
 	"sync"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/dpsgd"
 	"github.com/darrm/darrm/ensemble"
@@ -28,8 +33,9 @@ import (
 	"github.com/darrm/darrm/nn"
 )
 
-// Version is the version of the ensemble file format.
-const Version = 1
+// Version is the version of the ensemble file format. Version 2 added the
+// ensemble's metadata (Ensemble.Meta).
+const Version = 2
 
 // Config is how an ensemble is trained.
 type Config struct {
@@ -39,6 +45,10 @@ type Config struct {
 	Private bool   `json:"private"`
 	// DP is the DP-SGD run of each private teacher.
 	DP dpsgd.Config `json:"dp_sgd"`
+	// Delta and Conversion state a private teacher's guarantee: the
+	// accountant converts its DP-SGD run to (ε, Delta)-DP by Conversion.
+	Delta      float64               `json:"Delta,omitempty"`
+	Conversion accountant.Conversion `json:"conversion"`
 	// Epochs, Batch and LR are the SGD run of each non-private teacher.
 	Epochs int     `json:"epochs"`
 	Batch  int     `json:"batch"`
@@ -65,7 +75,44 @@ func (c Config) check() error {
 	if !c.Private && (c.Epochs < 1 || c.Batch < 1 || !(c.LR > 0)) {
 		return fmt.Errorf("teachers: SGD with epochs = %d, batch = %d, learning rate = %v: need epochs, batch >= 1 and a rate > 0", c.Epochs, c.Batch, c.LR)
 	}
+	if c.Private && !(c.Delta > 0 && c.Delta < 1) {
+		return fmt.Errorf("teachers: Delta = %v: a private teacher's guarantee needs Delta in (0, 1)", c.Delta)
+	}
 	return nil
+}
+
+// partition is how Train splits the training set: consecutive shares.
+const partition = ensemble.FilePosition
+
+// meta returns the metadata header of teachers trained with c whose
+// parameters are params: an id from their SHA-256, and each teacher's
+// guarantee as the accountant computes it from the DP-SGD run, or none for
+// SGD teachers (who are private only in the one-vote relation, for GNMax).
+func (c Config) meta(params [][]float64) (*ensemble.VoteMeta, error) {
+	h := sha256.New()
+	var b [8]byte
+	for _, p := range params {
+		for _, v := range p {
+			binary.LittleEndian.PutUint64(b[:], math.Float64bits(v))
+			h.Write(b[:])
+		}
+	}
+	m := &ensemble.VoteMeta{
+		Ensemble: fmt.Sprintf("%s-k%d-%s", c.Dataset, c.K, hex.EncodeToString(h.Sum(nil)[:8])),
+		K:        c.K, Classes: 2, Layout: ensemble.LayoutVotes, Relation: ensemble.OneVote,
+		Kind: ensemble.Fixed, Partition: partition,
+		Teachers: []ensemble.TeacherGroup{{Count: c.K, Origin: ensemble.NonPrivate}},
+	}
+	if c.Private {
+		run := &ensemble.DPSGDRun{SGM: accountant.SGM{Q: c.DP.Rate, Sigma: c.DP.Sigma, Steps: c.DP.Steps()}, Conversion: c.Conversion, Delta: c.Delta}
+		g, err := run.Guarantee()
+		if err != nil {
+			return nil, fmt.Errorf("teachers: guarantee: %w", err)
+		}
+		m.Relation = ensemble.PrivateTeachers
+		m.Teachers[0] = ensemble.TeacherGroup{Count: c.K, Guarantee: g, Origin: ensemble.FromDPSGD, DPSGD: run}
+	}
+	return m, m.Validate()
 }
 
 // Ensemble is K trained teachers.
@@ -77,6 +124,9 @@ type Ensemble struct {
 	Accuracy []float64 `json:"accuracy"`
 	// ShareSize is the number of training images of each teacher.
 	ShareSize int `json:"share_size"`
+	// Meta is the ensemble's metadata header: its id (from the trained
+	// parameters), each teacher's guarantee and how it was obtained.
+	Meta *ensemble.VoteMeta `json:"meta"`
 }
 
 // Train trains cfg.K teachers, teacher i on the i-th of K disjoint equal
@@ -128,7 +178,9 @@ func Train(ctx context.Context, b *datasets.Binary, cfg Config) (*Ensemble, erro
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	return e, nil
+	var err error
+	e.Meta, err = cfg.meta(e.Params)
+	return e, err
 }
 
 // stream returns teacher i's random stream: ChaCha8 keyed by the seed and
@@ -172,14 +224,15 @@ func (e *Ensemble) Votes(x *datasets.Dataset) [][]byte {
 }
 
 // WriteVotes writes the teachers' votes on the images of x as a vote file
-// (ensemble.WriteVotes) whose ids are the images' indices in x.
+// (ensemble.WriteVotes) with the ensemble's metadata header, whose ids are
+// the images' indices in x.
 func (e *Ensemble) WriteVotes(w io.Writer, x *datasets.Dataset) error {
 	votes := e.Votes(x)
 	ids := make([]string, len(votes))
 	for q := range ids {
 		ids[q] = strconv.Itoa(q)
 	}
-	return ensemble.WriteVotes(w, ids, votes)
+	return ensemble.WriteVotes(w, e.Meta, ids, votes)
 }
 
 // stored is the file: the ensemble's JSON and its SHA-256.
@@ -219,8 +272,9 @@ func (e *CorruptError) Error() string {
 }
 
 // Load reads the ensemble saved at path and checks that it was trained
-// with want: a different version, checksum, configuration or shape is a
-// *CorruptError.
+// with want: a different version, checksum, configuration, shape, or an id
+// and guarantee other than those of its parameters and training
+// (recomputed) is a *CorruptError.
 func Load(path string, want Config) (*Ensemble, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -256,6 +310,13 @@ func Load(path string, want Config) (*Ensemble, error) {
 		if len(p) != nn.NumParams(want.Filters) {
 			return nil, corrupt("teacher %d has %d parameters, want %d", i, len(p), nn.NumParams(want.Filters))
 		}
+	}
+	meta, err := want.meta(e.Params)
+	if err != nil {
+		return nil, err
+	}
+	if !reflect.DeepEqual(e.Meta, meta) {
+		return nil, corrupt("the recorded id and guarantee are not those of the teachers and their training")
 	}
 	return &e, nil
 }

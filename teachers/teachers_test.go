@@ -6,10 +6,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/dpsgd"
 	"github.com/darrm/darrm/ensemble"
@@ -17,6 +19,9 @@ import (
 
 func config(private bool, seed uint64) Config {
 	c := Config{Dataset: "synthetic", K: 5, Filters: 2, Private: private, Epochs: 3, Batch: 10, LR: 0.1, Seed: &seed}
+	if private {
+		c.Delta, c.Conversion = 1e-4, accountant.ImprovedConversion
+	}
 	c.DP = dpsgd.Config{Epochs: 3, Rate: 0.2, Clip: 1, Sigma: 1, LR: 0.2}
 	return c
 }
@@ -145,5 +150,74 @@ func TestWriteVotes(t *testing.T) {
 		if r.Err() != nil || q != x.Len() {
 			t.Errorf("%d rows of %d (%v)", q, x.Len(), r.Err())
 		}
+	}
+}
+
+// TestMeta: training records the ensemble's id and each teacher's
+// guarantee, which Load recomputes and the vote file states.
+func TestMeta(t *testing.T) {
+	b := datasets.SyntheticBinary(250, 12, 2)
+	for _, private := range []bool{true, false} {
+		cfg := config(private, 3)
+		e, err := Train(context.Background(), b, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := e.Meta
+		if !strings.HasPrefix(m.Ensemble, "synthetic-k5-") || len(m.Ensemble) != len("synthetic-k5-")+16 || m.K != 5 || m.Kind != ensemble.Fixed || m.Partition != ensemble.FilePosition || len(m.Teachers) != 1 || m.Teachers[0].Count != 5 {
+			t.Errorf("private %v: meta %+v", private, m)
+		}
+		g := m.Teachers[0]
+		if private {
+			want, _, _ := accountant.SGM{Q: 0.2, Sigma: 1, Steps: 15}.Eps(1e-4, accountant.ImprovedConversion)
+			if m.Relation != ensemble.PrivateTeachers || g.Origin != ensemble.FromDPSGD || g.Eps != want || g.Delta != 1e-4 || g.DPSGD.Steps != 15 {
+				t.Errorf("private teachers: %+v, %+v, want eps %v", m, g, want)
+			}
+		} else if m.Relation != ensemble.OneVote || g.Origin != ensemble.NonPrivate {
+			t.Errorf("SGD teachers: %+v", m)
+		}
+		other, _ := Train(context.Background(), b, config(private, 4))
+		if again, _ := Train(context.Background(), b, cfg); again.Meta.Ensemble != m.Ensemble || other.Meta.Ensemble == m.Ensemble {
+			t.Errorf("ids: %s, same seed %s, other seed %s", m.Ensemble, again.Meta.Ensemble, other.Meta.Ensemble)
+		}
+		var out bytes.Buffer
+		if err := e.WriteVotes(&out, b.Test); err != nil {
+			t.Fatal(err)
+		}
+		r, err := ensemble.NewVoteReader(&out, "votes", ensemble.ReadOptions{})
+		if err != nil || !reflect.DeepEqual(r.Meta(), m) {
+			t.Errorf("vote file header %+v (%v), want %+v", r.Meta(), err, m)
+		}
+	}
+	// A file whose recorded guarantee or id was changed, with its checksum
+	// made to match, is refused; so is an earlier version.
+	cfg := config(true, 3)
+	e, _ := Train(context.Background(), b, cfg)
+	for _, edit := range []func(*Ensemble){
+		func(e *Ensemble) { e.Meta.Teachers[0].Eps /= 2 },
+		func(e *Ensemble) { e.Meta.Ensemble = "someone-else" },
+		func(e *Ensemble) { e.Meta.Partition = ensemble.KeyedHash },
+		func(e *Ensemble) { e.Meta = nil },
+	} {
+		c := *e
+		m := *e.Meta
+		m.Teachers = append([]ensemble.TeacherGroup(nil), m.Teachers...)
+		c.Meta = &m
+		edit(&c)
+		path := filepath.Join(t.TempDir(), "t.json")
+		if err := c.Save(path); err != nil {
+			t.Fatal(err)
+		}
+		var ce *CorruptError
+		if _, err := Load(path, cfg); !errors.As(err, &ce) {
+			t.Errorf("edited meta %+v: %v", c.Meta, err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "t.json")
+	e.Save(path)
+	raw, _ := os.ReadFile(path)
+	os.WriteFile(path, []byte(strings.Replace(string(raw), `"version":2`, `"version":1`, 1)), 0o644)
+	if _, err := Load(path, cfg); err == nil || !strings.Contains(err.Error(), "version 1, want 2") {
+		t.Errorf("version 1 file: %v", err)
 	}
 }

@@ -47,7 +47,7 @@ const (
 func TeacherConfigs(dataset string, share int, seed *uint64) (private, nonPrivate teachers.Config) {
 	base := teachers.Config{Dataset: dataset, K: K, Filters: 8, Seed: seed}
 	private, nonPrivate = base, base
-	private.Private = true
+	private.Private, private.Delta, private.Conversion = true, TeacherDelta, accountant.ImprovedConversion
 	private.DP = dpsgd.Config{Epochs: Epochs, Rate: float64(Batch) / float64(share), Clip: Clip, Sigma: Sigma, LR: 0.05}
 	nonPrivate.Epochs, nonPrivate.Batch, nonPrivate.LR = Epochs, Batch, 0.3
 	return private, nonPrivate

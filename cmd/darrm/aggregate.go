@@ -97,7 +97,11 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
-	p, err := f.params(cmd, mech, votes.K(), cli.InputName(name))
+	teachers, err := ensemble.ReleaseTeachers(votes.Meta(), cli.Given(fs, "eps", f.Eps), cli.Given(fs, "Delta", f.Delta))
+	if err != nil {
+		return fmt.Errorf("%s: %w (--eps, --Delta)", cli.InputName(name), err)
+	}
+	p, err := f.params(cmd, mech, votes.K(), cli.InputName(name), teachers)
 	if err != nil {
 		return err
 	}
@@ -105,14 +109,22 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	binding, err := ensemble.ReleaseBinding(votes, agg)
+	if err != nil {
+		return fmt.Errorf("%s: %w (--mechanism)", cli.InputName(name), err)
+	}
+	teacherCap, capNote, err := binding.Cap(f.DeltaPrime)
+	if err != nil {
+		return err
+	}
 	priv := agg.Privacy()
 	limit := -1
 	var budget *report.Budget
 	if inBudget != nil {
-		if limit, err = accountant.MaxSteps(priv.Guarantee, *inBudget, f.Method, f.DeltaPrime); err != nil {
+		if limit, err = accountant.MaxStepsCapped(priv.Guarantee, *inBudget, f.Method, f.DeltaPrime, teacherCap); err != nil {
 			return cli.Usagef("budget: %v", err)
 		}
-		budget = &report.Budget{Eps: inBudget.Eps, Delta: inBudget.Delta, Method: f.Method.String(), DeltaPrime: f.DeltaPrime, MaxQueries: limit}
+		budget = report.NewBudget(*inBudget, f.Method, f.DeltaPrime, limit)
 	}
 	sink := ensemble.LabelSink{Path: f.Out, Stdout: cmd.OutOrStdout(), Format: f.OutFormat}
 	if sink.Format == ensemble.FormatAuto {
@@ -120,8 +132,8 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	}
 	var led *ledger.Ledger
 	if f.Ledger != "" {
-		if led, limit, err = ledger.OpenRun(f.Ledger, f.Mechanism, priv.Relation.String(), priv.Guarantee, limit); err != nil {
-			return cli.Usagef("--ledger: %v", err)
+		if led, limit, err = ledger.OpenRun(f.Ledger, f.Mechanism, binding, priv.Guarantee, limit); err != nil {
+			return cli.AsUsage(fmt.Errorf("--ledger: %w", err))
 		}
 		defer led.Close()
 		sink.Ledger = led
@@ -150,8 +162,8 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	}
 
 	out, err := report.NewAggregate(report.Release{Problem: p, Mechanism: f.Mechanism, Label: label, Aggregator: agg,
-		Input: cli.InputName(name), Output: cli.OutputName(f.Out), Votes: votes, Sink: sink, Result: res,
-		Budget: budget, DeltaPrime: f.DeltaPrime, Seed: seed, Ledger: led, LedgerPath: f.Ledger, Elapsed: time.Since(start)})
+		Input: cli.InputName(name), Output: cli.OutputName(f.Out), Votes: votes, Teachers: teachers, Sink: sink, Result: res,
+		Budget: budget, DeltaPrime: f.DeltaPrime, Cap: teacherCap, CapNote: capNote, Seed: seed, Ledger: led, LedgerPath: f.Ledger, Elapsed: time.Since(start)})
 	if err != nil {
 		return err
 	}
@@ -169,18 +181,20 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	return nil
 }
 
-// params returns the problem: from the flags with K from the vote file, or,
-// with --gamma, from the flags and what the gamma file states (as darrm
-// verify does).
-func (f *aggregateFlags) params(cmd *cobra.Command, mech mechanisms, k int, input string) (gamma.Problem, error) {
+// params returns the problem: K from the vote file, the teachers' eps and
+// Delta of t, the rest from the flags or, with --gamma, from what the gamma
+// file states (as darrm verify does).
+func (f *aggregateFlags) params(cmd *cobra.Command, mech mechanisms, k int, input string, t ensemble.TeacherGuarantee) (gamma.Problem, error) {
 	if cmd.Flags().Changed("K") && f.K != k {
 		return gamma.Problem{}, cli.Usagef("--K = %d but %s has %d votes per row", f.K, input, k)
 	}
+	line := f.stated(cmd)
+	line.Eps, line.Delta = &t.Eps, &t.Delta
 	if mech.table != nil {
 		if kg := mech.table.Gamma.K(); kg != k {
 			return gamma.Problem{}, cli.Usagef("--gamma %s is for K = %d teachers but %s has %d votes per row", mech.tableName, kg, input, k)
 		}
-		return f.problemFlags.withTable(cmd, *mech.table)
+		return f.paramsFrom(k, line, mech.table.Stated)
 	}
-	return f.problemFlags.paramsForK(cmd, k)
+	return f.paramsFrom(k, line)
 }

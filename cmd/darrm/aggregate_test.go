@@ -14,11 +14,30 @@ import (
 	"github.com/darrm/darrm/internal/report"
 )
 
-// voteFile writes n rows of K = 11 votes with ids q1..qn; row i has
-// 1-votes as given by ones(i).
+// statedHeader is the metadata header of a vote file of k teachers stated
+// (0.1, 1e-5)-DP, fixed models on shared data, in format f.
+func statedHeader(t *testing.T, k int, f ensemble.Format) string {
+	t.Helper()
+	m := &ensemble.VoteMeta{Ensemble: "stated-k" + fmt.Sprint(k), K: k, Classes: 2, Relation: ensemble.PrivateTeachers, Kind: ensemble.Fixed, Partition: ensemble.SharedData,
+		Teachers: []ensemble.TeacherGroup{{Count: k, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}}}}
+	b, err := m.AppendHeader(nil, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// stated are the flags that state teachers (0.1, 1e-5)-DP, for vote files
+// without a metadata header.
+var stated = []string{"--eps", "0.1", "--Delta", "1e-5"}
+
+// voteFile writes n rows of K = 11 votes with ids q1..qn, after a metadata
+// header of teachers stated (0.1, 1e-5)-DP; row i has 1-votes as given by
+// ones(i).
 func voteFile(t *testing.T, dir string, n int, ones func(i int) int) string {
 	t.Helper()
 	var b strings.Builder
+	b.WriteString(statedHeader(t, 11, ensemble.FormatCSV))
 	b.WriteString("id,t1,t2,t3,t4,t5,t6,t7,t8,t9,t10,t11\n")
 	for i := 1; i <= n; i++ {
 		fmt.Fprintf(&b, "q%d", i)
@@ -50,8 +69,16 @@ func readLines(t *testing.T, path string) []string {
 func TestAggregateEveryMechanism(t *testing.T) {
 	dir := t.TempDir()
 	votes := voteFile(t, dir, 40, func(i int) int { return i % 12 })
+	// GNMax is private in the one-vote relation: its vote file says so.
+	raw, _ := os.ReadFile(votes)
+	oneVote := filepath.Join(dir, "one-vote.csv")
+	os.WriteFile(oneVote, []byte(strings.Replace(strings.Replace(string(raw), `"private-teachers"`, `"one-vote"`, 1), `"shared"`, `"keyed-hash"`, 1)), 0o644)
 	for _, mech := range []string{"darrm", "subsample", "rr", "gnmax"} {
 		out := filepath.Join(dir, mech+".csv")
+		votes := votes
+		if mech == "gnmax" {
+			votes = oneVote
+		}
 		stdout, stderr, code := darrm(t, "", "aggregate", votes, "--m", "3", "--mechanism", mech, "--out", out, "--format", "json", "--cache-dir", dir)
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", mech, code, stderr)
@@ -91,7 +118,7 @@ func TestAggregateEveryMechanism(t *testing.T) {
 
 func TestAggregateSeededAndFormats(t *testing.T) {
 	dir := t.TempDir()
-	votes := "{\"id\":\"a\",\"votes\":[1,1,0]}\n{\"id\":5,\"votes\":[0,0,1]}\n"
+	votes := statedHeader(t, 3, ensemble.FormatJSONL) + "{\"id\":\"a\",\"votes\":[1,1,0]}\n{\"id\":5,\"votes\":[0,0,1]}\n"
 	args := []string{"aggregate", "--m", "1", "--seed", "42", "--mechanism", "subsample", "--cache-dir", dir}
 	out1, err1, code1 := darrm(t, votes, args...)
 	out2, _, code2 := darrm(t, votes, args...)
@@ -160,14 +187,14 @@ func TestAggregateBadInput(t *testing.T) {
 		{"bad out format", []string{good, "--out-format", "xml"}, 2, []string{"--out-format"}},
 		{"bad delta'", []string{good, "--delta-prime", "0"}, 2, []string{"--delta-prime = 0"}},
 		{"dsub needs pure DP", []string{good, "--mechanism", "dsub"}, 2, []string{"Theorem 3.5.1 needs pure-DP teachers, Delta = 0"}},
-		{"gnmax needs delta", []string{good, "--mechanism", "gnmax", "--Delta", "0", "--delta", "0"}, 2, []string{"delta"}},
+		{"gnmax needs delta", []string{write("plain.csv", row+row), "--mechanism", "gnmax", "--Delta", "0", "--delta", "0"}, 2, []string{"delta"}},
 		{"no gamma cached", []string{good, "--no-solve"}, 2, []string{"--no-solve", "no gamma_opt for K=11 m=3", "darrm solve"}},
 		{"gamma not certified", []string{good, "--gamma", one}, 3, []string{"violated"}},
 		{"gamma wrong K", []string{good, "--gamma", write("g5.txt", "0 0 0 0 0 0")}, 2, []string{"K = 5"}},
 		{"gamma for another mechanism", []string{good, "--gamma", zeros, "--mechanism", "rr"}, 2, []string{"--gamma applies to the darrm mechanism"}},
 	} {
 		out := filepath.Join(dir, "labels.csv")
-		args := append([]string{"aggregate"}, tc.args...)
+		args := append(append([]string{"aggregate"}, stated...), tc.args...)
 		args = append(args, "--m", "3")
 		args = append(args, "--out", out, "--cache-dir", t.TempDir())
 		stdout, stderr, code := darrm(t, "", args...)
@@ -188,11 +215,24 @@ func TestAggregateBadInput(t *testing.T) {
 	}
 }
 
+// plainVoteFile is voteFile without the metadata header: the teachers
+// are then stated by flags (stated), and no teacher-level cap applies.
+func plainVoteFile(t *testing.T, dir string, n int, ones func(i int) int) string {
+	t.Helper()
+	path := voteFile(t, dir, n, ones)
+	b, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, b[strings.IndexByte(string(b), '\n')+1:], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // TestAggregateBudgetStopsExactly compares the number of answered queries
-// with a linear scan of the accountant's totals.
+// with a linear scan of the accountant's totals, for teachers without a
+// cap.
 func TestAggregateBudgetStopsExactly(t *testing.T) {
 	dir := t.TempDir()
-	votes := voteFile(t, dir, 60, func(i int) int { return 3 + i%6 })
+	votes := plainVoteFile(t, dir, 60, func(i int) int { return 3 + i%6 })
 	step := accountant.Guarantee{Eps: 0.30000000000000004, Delta: constraints.DefaultTargetDelta(1e-5, 3)}
 	for _, tc := range []struct {
 		method string
@@ -214,8 +254,8 @@ func TestAggregateBudgetStopsExactly(t *testing.T) {
 			want = k
 		}
 		out := filepath.Join(dir, "labels.csv")
-		stdout, stderr, code := darrm(t, "", "aggregate", votes, "--m", "3", "--out", out, "--format", "json", "--cache-dir", dir,
-			"--budget-method", tc.method, "--budget-eps", fmt.Sprint(tc.budget.Eps), "--budget-delta", fmt.Sprint(tc.budget.Delta))
+		stdout, stderr, code := darrm(t, "", append([]string{"aggregate", votes, "--m", "3", "--out", out, "--format", "json", "--cache-dir", dir,
+			"--budget-method", tc.method, "--budget-eps", fmt.Sprint(tc.budget.Eps), "--budget-delta", fmt.Sprint(tc.budget.Delta)}, stated...)...)
 		wantCode := exitBudget
 		if want == 60 {
 			wantCode = 0
@@ -268,7 +308,7 @@ func TestAggregateNeverPrintsMajority(t *testing.T) {
 		for _, tail := range []string{"", "q300,1,1,1\n"} {
 			var outs, errs []string
 			for _, ones := range []int{11, 0, 6, 5} {
-				stdout, stderr, code := darrm(t, file(ones, tail), "aggregate", "--m", "3", "--gamma", zero, "--seed", "5", "--format", format)
+				stdout, stderr, code := darrm(t, file(ones, tail), append([]string{"aggregate", "--m", "3", "--gamma", zero, "--seed", "5", "--format", format}, stated...)...)
 				if (code == 0) != (tail == "") {
 					t.Fatalf("exit %d: %s", code, stderr)
 				}
@@ -332,14 +372,186 @@ func TestAggregateOutputSafety(t *testing.T) {
 	// error says how many, since their privacy is spent. Labels still
 	// buffered are dropped.
 	small := "1,1,1\n1,0,0\n1,1\n"
-	stdout, stderr, code := darrm(t, small, "aggregate", "--m", "1", "--mechanism", "subsample", "--cache-dir", dir)
+	stdout, stderr, code := darrm(t, small, append([]string{"aggregate", "--m", "1", "--mechanism", "subsample", "--cache-dir", dir}, stated...)...)
 	if code != 2 || !strings.Contains(stderr, "line 3") || strings.Contains(stderr, "already written") || stdout != "" {
 		t.Errorf("small file: exit %d, stdout %q, stderr %s", code, stdout, stderr)
 	}
 	large := strings.Repeat("1\n", 100000) + "2\n"
-	stdout, stderr, code = darrm(t, large, "aggregate", "--m", "1", "--mechanism", "subsample", "--cache-dir", dir)
+	stdout, stderr, code = darrm(t, large, append([]string{"aggregate", "--m", "1", "--mechanism", "subsample", "--cache-dir", dir}, stated...)...)
 	written := strings.Count(stdout, "\n") - 1
 	if code != 2 || written < 1000 || !strings.Contains(stderr, fmt.Sprintf("%d labels were already written to standard output", written)) {
 		t.Errorf("large file: exit %d, %d labels on stdout, stderr %s", code, written, stderr)
+	}
+}
+
+// TestAggregateTeachersFromHeader: a release takes the teachers' (eps,
+// Delta) from the vote file's metadata header; flags may repeat it but not
+// contradict it; without a header both must be given; every refusal exits
+// 2, writes no labels and charges no ledger.
+func TestAggregateTeachersFromHeader(t *testing.T) {
+	dir := t.TempDir()
+	rows := "id,t1,t2,t3,t4,t5\nq1,1,1,1,0,0\nq2,0,0,1,0,1\n"
+	header := func(relation, partition, teachers string) string {
+		return fmt.Sprintf(`# {"darrm-votes":1,"ensemble":"e5","K":5,"classes":2,"layout":"votes","relation":%q,"kind":"fixed","partition":%q,"teachers":[%s]}`+"\n", relation, partition, teachers)
+	}
+	stated := func(count int, eps, delta string) string {
+		return fmt.Sprintf(`{"count":%d,"eps":%s,"Delta":%s,"source":{"method":"stated"}}`, count, eps, delta)
+	}
+	file := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	eps1 := file("eps1.csv", header("private-teachers", "shared", stated(5, "1", "0.0001"))+rows)
+	eps1JSONL := file("eps1.jsonl", strings.TrimPrefix(header("private-teachers", "shared", stated(5, "1", "0.0001")), "# ")+"[1,1,1,0,0]\n[0,0,1,0,1]\n")
+	mixed := file("mixed.csv", header("private-teachers", "keyed-hash", stated(2, "0.5", "0.00001")+","+stated(3, "0.25", "0.0001"))+rows)
+	nonPrivate := file("sgd.csv", header("one-vote", "keyed-hash", `{"count":5,"source":{"method":"none"}}`)+rows)
+	plain := file("plain.csv", rows)
+	led := filepath.Join(dir, "k.ledger")
+	if _, e, code := darrm(t, "", "ledger", "init", led, "--votes", eps1, "--budget-eps", "100", "--budget-delta", "0.5"); code != 0 {
+		t.Fatal(e)
+	}
+	ledgerBefore, _ := os.ReadFile(led)
+	type doc struct {
+		report.Aggregate
+		Totals []map[string]any `json:"totals"`
+	}
+	for _, tc := range []struct {
+		name      string
+		args      []string
+		eps, dlt  float64
+		source    string
+		differ    bool
+		wantErr   []string
+		mechanism string
+	}{
+		{name: "header eps 1, no flags", args: []string{eps1}, eps: 1, dlt: 1e-4, source: "header"},
+		{name: "JSON lines header", args: []string{eps1JSONL}, eps: 1, dlt: 1e-4, source: "header"},
+		{name: "flags repeat the header", args: []string{eps1, "--eps", "1", "--Delta", "1e-4"}, eps: 1, dlt: 1e-4, source: "header"},
+		{name: "different teachers: the common bound", args: []string{mixed}, eps: 0.5, dlt: 1e-4, source: "header", differ: true},
+		{name: "no header, flags", args: []string{plain, "--eps", "0.2", "--Delta", "0"}, eps: 0.2, dlt: 0, source: "flags"},
+		{name: "non-private teachers, flags", args: []string{nonPrivate, "--eps", "0.2", "--Delta", "1e-5"}, eps: 0.2, dlt: 1e-5, source: "flags", mechanism: "gnmax"},
+		{name: "--eps contradicts", args: []string{eps1, "--eps", "0.1"}, wantErr: []string{"eps: 0.1 given", "header states 1"}},
+		{name: "--Delta contradicts", args: []string{eps1, "--Delta", "1e-5"}, wantErr: []string{"Delta: 1e-05 given", "header states 0.0001"}},
+		{name: "--eps contradicts the common bound", args: []string{mixed, "--eps", "0.25"}, wantErr: []string{"0.25 given", "states 0.5", "common bound"}},
+		{name: "no header, no flags", args: []string{plain}, wantErr: []string{"eps and Delta", "no metadata header", "--eps, --Delta"}},
+		{name: "no header, no --Delta", args: []string{plain, "--eps", "0.1"}, wantErr: []string{"teachers' Delta", "no metadata header"}},
+		{name: "non-private teachers, no flags", args: []string{nonPrivate}, wantErr: []string{"non-private teachers"}, mechanism: "gnmax"},
+		{name: "relation of the mechanism", args: []string{eps1}, wantErr: []string{"relation: one-vote (the gnmax mechanism's) given", "states private-teachers"}, mechanism: "gnmax"},
+		{name: "relation, the other way", args: []string{nonPrivate, "--eps", "0.1", "--Delta", "1e-5"}, wantErr: []string{"relation: private-teachers (the subsample mechanism's) given", "states one-vote"}, mechanism: "subsample"},
+	} {
+		mech := tc.mechanism
+		if mech == "" {
+			mech = "rr"
+		}
+		out := filepath.Join(dir, "labels.csv")
+		args := append([]string{"aggregate", "--m", "1", "--mechanism", mech, "--no-cache", "--out", out, "--format", "json"}, tc.args...)
+		if tc.wantErr != nil {
+			args = append(args, "--ledger", led)
+		}
+		stdout, stderr, code := darrm(t, "", args...)
+		if tc.wantErr != nil {
+			if code != exitUsage || stdout != "" {
+				t.Errorf("%s: exit %d, stdout %q, want exit 2: %s", tc.name, code, stdout, stderr)
+			}
+			for _, w := range tc.wantErr {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("%s: %q lacks %q", tc.name, stderr, w)
+				}
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("%s: labels written", tc.name)
+			}
+			if after, _ := os.ReadFile(led); string(after) != string(ledgerBefore) {
+				t.Errorf("%s: the ledger changed:\n%s", tc.name, after)
+			}
+			continue
+		}
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.name, code, stderr)
+		}
+		var d doc
+		decode(t, stdout, &d)
+		if d.Eps != tc.eps || d.Delta != tc.dlt || d.EpsSource.String() != tc.source || d.TeachersDiffer != tc.differ || d.PerQuery.Eps != tc.eps || (d.VotesHeader == nil) != (tc.source == "flags" && mech != "gnmax") {
+			t.Errorf("%s: eps %v, Delta %v from %v (differ %v), per query %v; want %v, %v from %s", tc.name, d.Eps, d.Delta, d.EpsSource, d.TeachersDiffer, d.PerQuery, tc.eps, tc.dlt, tc.source)
+		}
+		os.Remove(out)
+	}
+}
+
+// TestAggregateTeacherCap: every total of a release from fixed teachers is
+// the smaller of the composition over the queries and the teachers' cap,
+// and says which; so is the budget's query limit. Per-query teachers get
+// no cap.
+func TestAggregateTeacherCap(t *testing.T) {
+	dir := t.TempDir()
+	base := voteFile(t, dir, 20, func(i int) int { return i % 12 })
+	raw, _ := os.ReadFile(base)
+	file := func(name, from, to string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(strings.Replace(string(raw), from, to, 1)), 0o644)
+		return p
+	}
+	keyed := file("keyed.csv", `"partition":"shared"`, `"partition":"keyed-hash"`)
+	perQuery := file("per-query.csv", `"kind":"fixed"`, `"kind":"per-query"`)
+	shared, _ := accountant.TeacherCap(accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, 11, accountant.Shared, 1e-5)
+	type doc struct {
+		report.Aggregate
+		Totals []struct {
+			Method  string                `json:"method"`
+			Eps     float64               `json:"eps"`
+			Delta   float64               `json:"delta"`
+			Bound   string                `json:"total_bound"`
+			Queries *accountant.Guarantee `json:"queries"`
+		} `json:"totals"`
+		Cap *struct {
+			Eps, Delta float64
+			Rule       string `json:"rule"`
+		} `json:"cap"`
+	}
+	for _, tc := range []struct {
+		name    string
+		votes   string
+		budget  []string
+		code    int
+		cap     *accountant.Guarantee // nil: no cap
+		rule    string
+		bound   string // of every total
+		answer  int
+		maxQ    int
+		noCapIs string
+	}{
+		{name: "disjoint: the teachers' own guarantee", votes: keyed, cap: &accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, rule: "parallel", bound: "teachers", answer: 20},
+		{name: "shared: 11-fold composition", votes: base, cap: &shared.Guarantee, rule: "optimal", bound: "teachers", answer: 20},
+		{name: "per-query teachers", votes: perQuery, bound: "queries", answer: 20, noCapIs: "fresh mechanism per query"},
+		{name: "budget within the cap: unlimited", votes: keyed, budget: []string{"--budget-eps", "0.1", "--budget-delta", "1e-5"}, cap: &accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, rule: "parallel", bound: "teachers", answer: 20, maxQ: -1},
+		{name: "budget below the cap: the queries decide", votes: base, budget: []string{"--budget-eps", "1", "--budget-delta", "1e-3"}, code: exitBudget, cap: &shared.Guarantee, rule: "optimal", bound: "queries", answer: 3, maxQ: 3},
+	} {
+		out := filepath.Join(dir, "labels.csv")
+		stdout, stderr, code := darrm(t, "", append([]string{"aggregate", tc.votes, "--m", "3", "--cache-dir", dir, "--out", out, "--format", "json"}, tc.budget...)...)
+		if code != tc.code {
+			t.Fatalf("%s: exit %d, want %d: %s", tc.name, code, tc.code, stderr)
+		}
+		var d doc
+		decode(t, stdout, &d)
+		if d.Answered != tc.answer || (d.Cap == nil) != (tc.cap == nil) || tc.cap != nil && (d.Cap.Eps != tc.cap.Eps || d.Cap.Delta != tc.cap.Delta || d.Cap.Rule != tc.rule) || tc.cap == nil && !strings.Contains(d.CapNote, tc.noCapIs) {
+			t.Errorf("%s: %d answered, cap %+v (%s)", tc.name, d.Answered, d.Cap, d.CapNote)
+		}
+		step := accountant.Guarantee{Eps: d.PerQuery.Eps, Delta: d.PerQuery.Delta}
+		for i, tot := range d.Totals {
+			q, err := accountant.Compose(step, d.Answered, accountant.Method(i), 1e-5)
+			want := q
+			if tc.bound == "teachers" {
+				want = *tc.cap
+			}
+			if err != nil || tot.Bound != tc.bound || tot.Eps != want.Eps || tot.Delta != want.Delta || tot.Queries == nil || *tot.Queries != q {
+				t.Errorf("%s: %s total %+v (queries %v), want %v bound %s", tc.name, tot.Method, tot, tot.Queries, want, tc.bound)
+			}
+		}
+		if tc.budget != nil && (d.Budget == nil || d.Budget.MaxQueries != tc.maxQ || d.Budget.Unlimited != (tc.maxQ == -1) || (d.Budget.TotalBound == accountant.TeachersBound) != (tc.maxQ == -1)) {
+			t.Errorf("%s: budget %+v", tc.name, d.Budget)
+		}
 	}
 }

@@ -310,7 +310,7 @@ func TestTamperedCacheEntry(t *testing.T) {
 	}
 	tamper()
 	votes := strings.Repeat("1,1,1,1,1,1,0,0,0,0,0\n", 3)
-	_, errOut, code := darrm(t, votes, append([]string{"aggregate", "--no-solve"}, args[2:]...)...)
+	_, errOut, code := darrm(t, votes, append(append([]string{"aggregate", "--no-solve"}, args[2:]...), stated...)...)
 	if code == 0 || !strings.Contains(errOut, d.Path(key)) {
 		t.Errorf("aggregate --no-solve with a tampered entry: exit %d: %s", code, errOut)
 	}

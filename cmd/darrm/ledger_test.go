@@ -1,11 +1,14 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/report"
 )
 
@@ -16,11 +19,11 @@ import (
 func TestLedgerAcrossRuns(t *testing.T) {
 	dir := t.TempDir()
 	led := filepath.Join(dir, "teachers.ledger")
-	if _, e, code := darrm(t, "", "ledger", "init", led, "--ensemble", "k11", "--budget-eps", "3", "--budget-delta", "1e-3"); code != 0 {
+	if _, e, code := darrm(t, "", "ledger", "init", led, "--ensemble", "k11", "--K", "11", "--eps", "0.1", "--Delta", "1e-5", "--kind", "per-query", "--partition", "shared", "--budget-eps", "3", "--budget-delta", "1e-3"); code != 0 {
 		t.Fatal(e)
 	}
 	votes := strings.Repeat("1,1,1,1,1,1,0,0,0,0,0\n", 6)
-	args := []string{"aggregate", "--mechanism", "subsample", "--no-cache", "--ledger", led, "--format", "json"}
+	args := append([]string{"aggregate", "--mechanism", "subsample", "--no-cache", "--ledger", led, "--format", "json"}, stated...)
 	first := filepath.Join(dir, "a.csv")
 	out, errOut, code := darrm(t, votes, append(args, "--out", first)...)
 	if code != 0 {
@@ -48,7 +51,7 @@ func TestLedgerAcrossRuns(t *testing.T) {
 	if code != 0 || strings.Count(out, "\n") != 3 || !strings.Contains(out, "subsample") {
 		t.Errorf("ledger show: exit %d:\n%s%s", code, out, errOut)
 	}
-	_, errOut, code = darrm(t, votes, "aggregate", "--mechanism", "gnmax", "--ledger", led, "--out", filepath.Join(dir, "g.csv"))
+	_, errOut, code = darrm(t, votes, append([]string{"aggregate", "--mechanism", "gnmax", "--ledger", led, "--out", filepath.Join(dir, "g.csv")}, stated...)...)
 	if code != exitUsage || !strings.Contains(errOut, "cannot share a budget") {
 		t.Errorf("gnmax on a private-teachers ledger: exit %d: %s", code, errOut)
 	}
@@ -62,6 +65,116 @@ func TestLedgerAcrossRuns(t *testing.T) {
 	for _, f := range []string{third, filepath.Join(dir, "g.csv")} {
 		if _, err := os.Stat(f); err == nil {
 			t.Errorf("%s was written", f)
+		}
+	}
+}
+
+// TestLedgerBinding: ledger init binds the ensemble of a vote file's
+// header (or of flags); a release of other teachers against it, or
+// against a version-1 ledger, is refused with exit 2, no labels and no
+// charge; a cap within the budget makes every release free.
+func TestLedgerBinding(t *testing.T) {
+	dir := t.TempDir()
+	votes := voteFile(t, dir, 20, func(i int) int { return i % 12 })
+	raw, _ := os.ReadFile(votes)
+	write := func(name, from, to string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(strings.Replace(string(raw), from, to, 1)), 0o644)
+		return p
+	}
+	other := write("other.csv", `"ensemble":"stated-k11"`, `"ensemble":"someone-else"`)
+	keyed := write("keyed.csv", `"partition":"shared"`, `"partition":"keyed-hash"`)
+	plain := plainVoteFile(t, t.TempDir(), 20, func(i int) int { return i % 12 })
+	led := filepath.Join(dir, "k.ledger")
+	if _, e, code := darrm(t, "", "ledger", "init", led, "--votes", votes, "--budget-eps", "100", "--budget-delta", "0.5"); code != 0 {
+		t.Fatal(e)
+	}
+	out, _, code := darrm(t, "", "ledger", "show", led, "--format", "csv")
+	if code != 0 || !strings.Contains(out, ",2,stated-k11,private-teachers,11,0.1,1e-05,fixed,shared,") {
+		t.Errorf("ledger show: exit %d\n%s", code, out)
+	}
+	v1 := filepath.Join(dir, "v1.ledger")
+	head := `{"version":1,"ensemble":"stated-k11","relation":"private-teachers","budget":{"Eps":100,"Delta":0.5},"delta_prime":0.00001,"created":"2025-01-01T00:00:00Z"}`
+	sum := sha256.Sum256([]byte(head))
+	os.WriteFile(v1, []byte(`{"header":`+head+`,"sha256":"`+hex.EncodeToString(sum[:])+`"}`+"\n"), 0o644)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"another ensemble", []string{other, "--ledger", led}, []string{"ensemble someone-else (the ledger's: stated-k11)"}},
+		{"other teachers, no header", []string{plain, "--ledger", led, "--eps", "1", "--Delta", "1e-5"}, []string{"eps 1 (the ledger's: 0.1)"}},
+		{"another partition", []string{keyed, "--ledger", led}, []string{"partition keyed-hash (the ledger's: shared)"}},
+		{"version 1", []string{votes, "--ledger", v1}, []string{"version 1", "must be upgraded to version 2"}},
+	} {
+		before, _ := os.ReadFile(tc.args[2])
+		labels := filepath.Join(dir, "labels.csv")
+		_, stderr, code := darrm(t, "", append([]string{"aggregate", "--no-cache", "--mechanism", "subsample", "--out", labels}, tc.args...)...)
+		if code != exitUsage {
+			t.Errorf("%s: exit %d, want 2: %s", tc.name, code, stderr)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%s: %q lacks %q", tc.name, stderr, w)
+			}
+		}
+		if after, _ := os.ReadFile(tc.args[2]); string(after) != string(before) {
+			t.Errorf("%s: the ledger changed", tc.name)
+		}
+		if _, err := os.Stat(labels); err == nil {
+			t.Errorf("%s: labels written", tc.name)
+		}
+	}
+	if _, stderr, code := darrm(t, "", "ledger", "show", v1); code != 0 {
+		t.Errorf("ledger show of a version 1 ledger: exit %d: %s", code, stderr)
+	}
+	// The same teachers without a header: the ledger supplies the id, kind
+	// and partition.
+	if _, stderr, code := darrm(t, "", "aggregate", plain, "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--mechanism", "subsample", "--ledger", led, "--out", filepath.Join(dir, "p.csv")); code != 0 {
+		t.Errorf("headerless release of the bound teachers: exit %d: %s", code, stderr)
+	}
+	// Disjoint keyed-hash shares: the cap (0.1, 1e-5) is within the budget,
+	// so every release is free.
+	free := filepath.Join(dir, "free.ledger")
+	if _, e, code := darrm(t, "", "ledger", "init", free, "--votes", keyed, "--budget-eps", "0.1", "--budget-delta", "1e-5"); code != 0 {
+		t.Fatal(e)
+	}
+	for range 3 {
+		out, stderr, code := darrm(t, "", "aggregate", keyed, "--m", "3", "--no-cache", "--mechanism", "subsample", "--ledger", free, "--out", filepath.Join(dir, "f.csv"), "--format", "json")
+		var d struct {
+			report.Aggregate
+			Totals []map[string]any `json:"totals"`
+		}
+		decode(t, out, &d)
+		if code != 0 || d.Answered != 20 || d.Ledger == nil || !d.Ledger.Free || d.Ledger.QueriesLeft != -1 || d.Ledger.Total != (accountant.Guarantee{Eps: 0.1, Delta: 1e-5}) || d.Ledger.TotalBound != accountant.TeachersBound {
+			t.Fatalf("free release: exit %d, ledger %+v: %s", code, d.Ledger, stderr)
+		}
+	}
+	out, _, _ = darrm(t, "", "ledger", "show", free)
+	if !strings.Contains(out, "every further release from these teachers is free") {
+		t.Errorf("ledger show does not say releases are free:\n%s", out)
+	}
+	// ledger init's own checks.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--votes", votes, "--K", "9"}, "--K 9 contradicts the metadata header"},
+		{[]string{"--votes", votes, "--eps", "1"}, "eps: 1 given, but the vote file's metadata header states 0.1"},
+		{[]string{"--votes", votes, "--kind", "per-query"}, "--kind per-query contradicts"},
+		{[]string{"--votes", plain}, "has no metadata header"},
+		{[]string{"--ensemble", "e", "--K", "11", "--eps", "0.1", "--Delta", "1e-5", "--partition", "shared"}, "--kind"},
+		{[]string{"--ensemble", "e", "--K", "11", "--Delta", "1e-5", "--kind", "fixed", "--partition", "shared"}, "--eps"},
+		{[]string{"--ensemble", "e", "--K", "10", "--eps", "0.1", "--Delta", "1e-5", "--kind", "fixed", "--partition", "shared"}, "K = 10: must be odd"},
+		{[]string{"--ensemble", "e", "--K", "11", "--eps", "0.1", "--Delta", "1e-5", "--kind", "fixed", "--partition", "random"}, "partition \"random\""},
+	} {
+		p := filepath.Join(t.TempDir(), "x.ledger")
+		_, stderr, code := darrm(t, "", append([]string{"ledger", "init", p, "--budget-eps", "1", "--budget-delta", "1e-3"}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("ledger init %v: exit %d, %q lacks %q", tc.args, code, stderr, tc.want)
+		}
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("ledger init %v: wrote a ledger", tc.args)
 		}
 	}
 }

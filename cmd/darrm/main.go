@@ -15,6 +15,7 @@ import (
 
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/cli"
+	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/optimal"
 )
 
@@ -47,7 +48,8 @@ func exitCode(err error) int {
 		return exitBudget
 	case errors.Is(err, errNotCertified), errors.Is(err, ensemble.ErrNotCertified):
 		return exitNotCertified
-	case cli.IsUsage(err), errors.Is(err, optimal.ErrTooLarge):
+	case cli.IsUsage(err), errors.Is(err, optimal.ErrTooLarge), errors.As(err, new(*ensemble.TeachersError)),
+		errors.As(err, new(*ledger.BindingError)), errors.As(err, new(*ledger.VersionError)):
 		return exitUsage
 	}
 	return exitFailure

@@ -36,8 +36,18 @@ func (f *problemFlags) params(cmd *cobra.Command) (gamma.Problem, error) {
 // input; the caller checks k against a given --K. Values the command line
 // does not state come from the files' stated, then from the defaults.
 func (f *problemFlags) paramsForK(cmd *cobra.Command, k int, files ...gamma.Stated) (gamma.Problem, error) {
+	return f.paramsFrom(k, f.stated(cmd), files...)
+}
+
+// stated is what the command line states of the problem.
+func (f *problemFlags) stated(cmd *cobra.Command) gamma.Stated {
 	fs := cmd.Flags()
-	line := gamma.Stated{M: cli.Given(fs, "m", f.M), Eps: cli.Given(fs, "eps", f.Eps), Delta: cli.Given(fs, "Delta", f.Delta), TargetDelta: cli.Given(fs, "delta", f.Target)}
+	return gamma.Stated{M: cli.Given(fs, "m", f.M), Eps: cli.Given(fs, "eps", f.Eps), Delta: cli.Given(fs, "Delta", f.Delta), TargetDelta: cli.Given(fs, "delta", f.Target)}
+}
+
+// paramsFrom is the problem of k teachers with each value from line, else
+// from the first of files that states it, else the default.
+func (f *problemFlags) paramsFrom(k int, line gamma.Stated, files ...gamma.Stated) (gamma.Problem, error) {
 	p := gamma.Params(k, constraints.Params{M: f.M, Eps: f.Eps, Delta: f.Delta}, append([]gamma.Stated{line}, files...)...)
 	return p, flagError(p.Validate(), map[string]string{"m·eps": "m·eps (--m × --eps)"})
 }

@@ -41,10 +41,10 @@ func TestSignalDuringRelease(t *testing.T) {
 	}{{"--out file, SIGINT", true, syscall.SIGINT}, {"stdout, SIGTERM", false, syscall.SIGTERM}} {
 		dir := t.TempDir()
 		led := filepath.Join(dir, "k.ledger")
-		if _, e, code := darrm(t, "", "ledger", "init", led, "--ensemble", "k", "--budget-eps", "1e6", "--budget-delta", "0.999"); code != 0 {
+		if _, e, code := darrm(t, "", "ledger", "init", led, "--ensemble", "k", "--K", "11", "--eps", "0.1", "--Delta", "1e-5", "--kind", "per-query", "--partition", "shared", "--budget-eps", "1e6", "--budget-delta", "0.999"); code != 0 {
 			t.Fatal(e)
 		}
-		args := []string{"aggregate", "--mechanism", "subsample", "--no-cache", "--ledger", led}
+		args := append([]string{"aggregate", "--mechanism", "subsample", "--no-cache", "--ledger", led}, stated...)
 		labels := filepath.Join(dir, "labels.csv")
 		if c.toFile {
 			args = append(args, "--out", labels)

@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/report"
+	"github.com/darrm/darrm/transfer"
 )
 
 // fakeMNIST writes a small MNIST (generated images of "5" and "8", and one
@@ -110,6 +113,15 @@ func TestTransferSynthetic(t *testing.T) {
 	out, errOut, code = darrm(t, "", "aggregate", votes, "--mechanism", "subsample", "--no-cache", "--out", labels, "--format", "json")
 	if code != 0 || !strings.Contains(out, `"queries_answered": 120`) {
 		t.Errorf("aggregate of the teachers' votes: exit %d: %s%s", code, out, errOut)
+	}
+	// It certifies for the teachers' DP-SGD guarantee, from the header.
+	var agg report.Aggregate
+	decode(t, out, &agg)
+	seed := uint64(3)
+	priv, _ := transfer.TeacherConfigs("mnist58", 660/transfer.K, &seed)
+	want, _, _ := transfer.TeacherGuarantee(priv.DP)
+	if agg.EpsSource != ensemble.FromHeader || agg.Eps != want.Eps || agg.Delta != transfer.TeacherDelta || agg.VotesHeader.Teachers[0].Origin != ensemble.FromDPSGD {
+		t.Errorf("aggregate of the teachers' votes: eps %v, Delta %v from %v; want %v", agg.Eps, agg.Delta, agg.EpsSource, want)
 	}
 }
 

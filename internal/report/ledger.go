@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/darrm/darrm/accountant"
@@ -9,28 +10,48 @@ import (
 )
 
 // LedgerShow is the document of darrm ledger show: the ledger at Path,
-// its budget, the spend of each run, and their Total by Composition.
+// the ensemble it is bound to, its budget, the spend of each run, and
+// their Total by Composition, or the teachers' cap when that is smaller
+// (Balance).
 type LedgerShow struct {
 	Path        string
 	Header      ledger.Header
 	Spends      []ledger.Spend
 	Total       accountant.Guarantee
 	Composition string
+	Balance     ledger.Balance
 }
 
 // NewLedgerShow is the document of the open ledger l, read from path.
 func NewLedgerShow(path string, l *ledger.Ledger) (LedgerShow, error) {
-	total, method, err := l.Total()
-	return LedgerShow{Path: path, Header: l.Header(), Spends: l.Spends(), Total: total, Composition: method}, err
+	b, err := l.Balance()
+	return LedgerShow{Path: path, Header: l.Header(), Spends: l.Spends(), Total: b.Total, Composition: b.Composition, Balance: b}, err
 }
 
 // Write prints the document in format f: the ledger's fields, with a row
-// per run when there is one.
+// per run when there is one. The binding's fields are empty for a ledger
+// of version 1, the cap's when there is no cap.
 func (d LedgerShow) Write(w io.Writer, f cliout.Format) error {
-	h := d.Header
-	common := cliout.Record{field("ledger", d.Path), field("ensemble", h.Ensemble), field("relation", h.Relation),
-		field("budget_eps", h.Budget.Eps), field("budget_delta", h.Budget.Delta), field("delta_prime", h.DeltaPrime),
-		field("total_eps", d.Total.Eps), field("total_delta", d.Total.Delta), field("composition", d.Composition)}
+	h, b := d.Header, d.Balance
+	common := cliout.Record{field("ledger", d.Path), field("version", h.Version), field("ensemble", h.Ensemble), field("relation", h.Relation)}
+	if t := h.Teachers; t != nil {
+		common = append(common, field("K", t.K), field("teachers_eps", t.Eps), field("teachers_Delta", t.Delta), field("kind", t.Kind.String()), field("partition", t.Partition.String()))
+	} else {
+		common = append(common, field("K", ""), field("teachers_eps", ""), field("teachers_Delta", ""), field("kind", ""), field("partition", ""))
+	}
+	common = append(common, field("budget_eps", h.Budget.Eps), field("budget_delta", h.Budget.Delta), field("delta_prime", h.DeltaPrime),
+		field("total_eps", d.Total.Eps), field("total_delta", d.Total.Delta), field("total_bound", b.Bound.String()), field("composition", d.Composition),
+		field("queries_eps", b.Queries.Eps), field("queries_delta", b.Queries.Delta))
+	if c := b.Cap; c != nil {
+		common = append(common, field("cap_eps", c.Eps), field("cap_delta", c.Delta), field("cap_rule", c.Rule()))
+	} else {
+		common = append(common, field("cap_eps", ""), field("cap_delta", ""), field("cap_rule", ""))
+	}
+	free := ""
+	if b.Free {
+		free = fmt.Sprintf("every further release from these teachers is free: their cap (%.6g, %.6g) is within the budget", b.Cap.Eps, b.Cap.Delta)
+	}
+	common = append(common, field("free", b.Free), field("note", free))
 	if len(d.Spends) == 0 {
 		return cliout.WriteRecord(w, f, common)
 	}

@@ -17,11 +17,11 @@ import (
 // per run under the ledger's fields.
 func TestLedgerShow(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "l.ledger")
-	h := ledger.Header{Ensemble: "e", Relation: ensemble.PrivateTeachers.String(), Budget: accountant.Guarantee{Eps: 10, Delta: 1e-3}, DeltaPrime: 1e-5}
-	if err := ledger.Init(path, h); err != nil {
+	b := ensemble.Binding{Ensemble: "e", K: 3, Teachers: accountant.Guarantee{Eps: 0.5, Delta: 1e-5}, Relation: ensemble.PrivateTeachers, Kind: ensemble.Fixed, Partition: ensemble.SharedData}
+	if err := ledger.Init(path, ledger.NewHeader(b, accountant.Guarantee{Eps: 10, Delta: 1e-3}, 1e-5)); err != nil {
 		t.Fatal(err)
 	}
-	common := "ledger,ensemble,relation,budget_eps,budget_delta,delta_prime,total_eps,total_delta,composition"
+	common := "ledger,version,ensemble,relation,K,teachers_eps,teachers_Delta,kind,partition,budget_eps,budget_delta,delta_prime,total_eps,total_delta,total_bound,composition,queries_eps,queries_delta,cap_eps,cap_delta,cap_rule,free,note"
 	for _, tc := range []struct {
 		name   string
 		spend  int // labels charged before the document is read
@@ -31,7 +31,7 @@ func TestLedgerShow(t *testing.T) {
 		{"no run", 0, common, 1},
 		{"a run", 3, common + ",time,run,mechanism,queries,eps,delta,final", 1},
 	} {
-		l, _, err := ledger.OpenRun(path, "rr", h.Relation, accountant.Guarantee{Eps: 0.5, Delta: 1e-6}, -1)
+		l, _, err := ledger.OpenRun(path, "rr", b, accountant.Guarantee{Eps: 0.5, Delta: 1e-6}, -1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,7 +45,7 @@ func TestLedgerShow(t *testing.T) {
 			err = doc.Write(&b, cliout.CSV)
 		}
 		recs, _ := csv.NewReader(&b).ReadAll()
-		if err != nil || len(recs) != 1+tc.rows || strings.Join(recs[0], ",") != tc.header || recs[1][0] != path || recs[1][1] != "e" {
+		if err != nil || len(recs) != 1+tc.rows || strings.Join(recs[0], ",") != tc.header || recs[1][0] != path || recs[1][2] != "e" || recs[1][4] != "3" {
 			t.Errorf("%s: %q (%v)", tc.name, recs, err)
 		}
 		if tc.spend > 0 && (!(doc.Total.Eps > 0 && doc.Total.Eps <= 1.5) || doc.Composition == "" || recs[1][len(recs[1])-4] != "3") {

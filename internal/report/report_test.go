@@ -190,13 +190,13 @@ func TestNewTransferTeachers(t *testing.T) {
 	for _, tc := range []struct {
 		e    *teachers.Ensemble
 		want string
-	}{{pe, "synthetic,true,60,0,"}, {ne, "synthetic,false,60,0,"}} {
+	}{{pe, "synthetic,true,60," + pe.Meta.Ensemble + ",private-teachers,\"" + pe.Meta.Teachers[0].Guarantee.String() + " by DP-SGD"}, {ne, "synthetic,false,60," + ne.Meta.Ensemble + ",one-vote,none (non-private teachers),0,"}} {
 		var out bytes.Buffer
 		if err := (Teachers{tc.e}).Write(&out, cliout.CSV); err != nil {
 			t.Fatal(err)
 		}
 		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-		if len(lines) != 6 || lines[0] != "dataset,private,share_size,teacher,test_accuracy" || !strings.HasPrefix(lines[1], tc.want) {
+		if len(lines) != 6 || lines[0] != "dataset,private,share_size,ensemble,relation,guarantee,teacher,test_accuracy" || !strings.HasPrefix(lines[1], tc.want) {
 			t.Errorf("teachers train:\n%s", out.String())
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/transfer"
@@ -115,5 +116,20 @@ func (d Teachers) Write(w io.Writer, f cliout.Format) error {
 	for i, a := range d.Accuracy {
 		rows[i] = cliout.Record{field("teacher", i), field("test_accuracy", a)}
 	}
-	return cliout.WriteRecords(w, f, cliout.Record{field("dataset", d.Config.Dataset), field("private", d.Config.Private), field("share_size", d.ShareSize)}, rows)
+	m := d.Meta
+	return cliout.WriteRecords(w, f, cliout.Record{field("dataset", d.Config.Dataset), field("private", d.Config.Private), field("share_size", d.ShareSize),
+		field("ensemble", m.Ensemble), field("relation", m.Relation.String()), field("guarantee", TeacherGuarantee(m.Teachers[0]))}, rows)
+}
+
+// TeacherGuarantee says a group of teachers' guarantee and how it was
+// obtained, as a vote file's header states them.
+func TeacherGuarantee(g ensemble.TeacherGroup) string {
+	switch g.Origin {
+	case ensemble.NonPrivate:
+		return "none (non-private teachers)"
+	case ensemble.FromDPSGD:
+		r := g.DPSGD
+		return fmt.Sprintf("%v by DP-SGD: sigma %g, sampling rate %.6g, %d steps, %v conversion at delta = %g", g.Guarantee, r.Sigma, r.Q, r.Steps, r.Conversion, r.Delta)
+	}
+	return fmt.Sprintf("%v, stated", g.Guarantee)
 }

@@ -1,0 +1,297 @@
+package accountant
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Shares says how the training data of an ensemble's teachers relate, as
+// far as the teacher-level cap (TeacherCap) is concerned.
+type Shares int
+
+const (
+	// Disjoint shares: each record is in at most one teacher's share, and
+	// which one depends on that record alone (for example a keyed hash of
+	// its identity). Adding or removing a record then changes the data of
+	// one teacher and of no other.
+	Disjoint Shares = iota
+	// Shared data: a record may be in several teachers' data, or its share
+	// may depend on other records (shares cut by position in a file, where
+	// adding a record moves every later one): any number of teachers may
+	// see their data change.
+	Shared
+)
+
+var sharesNames = [...]string{Disjoint: "disjoint", Shared: "shared"}
+
+// String returns "disjoint" or "shared".
+func (s Shares) String() string {
+	if s < 0 || int(s) >= len(sharesNames) {
+		return fmt.Sprintf("Shares(%d)", int(s))
+	}
+	return sharesNames[s]
+}
+
+// MarshalText returns the name of s.
+func (s Shares) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText sets s from "disjoint" or "shared", so that Shares works
+// as a flag value.
+func (s *Shares) UnmarshalText(b []byte) error {
+	for i, n := range sharesNames {
+		if n == string(b) {
+			*s = Shares(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("shares %q: must be disjoint or shared", b)
+}
+
+// Cap is the teacher-level post-processing cap of an ensemble of fixed
+// teachers (TeacherCap): a guarantee of the K trained models together, and
+// so of every output computed from them, whatever the mechanism and
+// however many queries.
+type Cap struct {
+	// Guarantee is the cap.
+	Guarantee
+	// K teachers, each Teacher-DP, with data related as Shares.
+	K       int
+	Teacher Guarantee
+	Shares  Shares
+	// Method is the composition of the K teachers that gave Guarantee,
+	// with slack DeltaPrime (0 for Simple), when Shares is Shared.
+	Method     Method
+	DeltaPrime float64
+}
+
+// Rule names the argument behind the cap: "parallel" for disjoint shares,
+// else the composition's name.
+func (c Cap) Rule() string {
+	if c.Shares == Disjoint {
+		return "parallel"
+	}
+	return c.Method.String()
+}
+
+// Reference says the argument behind the cap, for output that must say
+// which result produced a number.
+func (c Cap) Reference() string {
+	if c.Shares == Disjoint {
+		return "post-processing of the teachers' models; parallel composition over disjoint shares (McSherry 2009)"
+	}
+	return fmt.Sprintf("post-processing of the teachers' models; %d-fold %s", c.K, c.Method.Reference())
+}
+
+// MarshalJSON writes the cap as darrm's outputs show it: eps, delta, the
+// rule and its reference, and what it was computed from.
+func (c Cap) MarshalJSON() ([]byte, error) {
+	type out struct {
+		Eps          float64  `json:"eps"`
+		Delta        float64  `json:"delta"`
+		Rule         string   `json:"rule"`
+		DeltaPrime   *float64 `json:"delta_prime,omitempty"`
+		Reference    string   `json:"reference"`
+		K            int      `json:"K"`
+		TeacherEps   float64  `json:"teacher_eps"`
+		TeacherDelta float64  `json:"teacher_Delta"`
+		Shares       Shares   `json:"shares"`
+	}
+	o := out{Eps: c.Eps, Delta: c.Delta, Rule: c.Rule(), Reference: c.Reference(), K: c.K, TeacherEps: c.Teacher.Eps, TeacherDelta: c.Teacher.Delta, Shares: c.Shares}
+	if c.Shares == Shared && c.Method != Simple {
+		o.DeltaPrime = &c.DeltaPrime
+	}
+	return json.Marshal(o)
+}
+
+// TeacherCap returns the teacher-level post-processing cap of k fixed
+// teachers (trained models), each (ε, Δ)-DP = teacher with respect to one
+// record of the training data, whose data are related as shares.
+//
+// Every label released from fixed teachers' votes is a function of the k
+// models and of randomness and public queries independent of the training
+// data, so the whole sequence of releases, of any length and by any
+// mechanism, is post-processing of the tuple of models (Dwork and Roth,
+// "The Algorithmic Foundations of Differential Privacy", 2014, Prop. 2.1)
+// and has the tuple's guarantee:
+//
+//   - Disjoint: adding or removing one record changes one teacher's share
+//     and no other's, because each record's share depends on that record
+//     alone; the other models do not change in distribution, so the tuple
+//     is (ε, Δ)-DP (parallel composition: McSherry, "Privacy Integrated
+//     Queries", SIGMOD 2009). The cap is
+//     teacher itself. A share that depends on other records (cut by file
+//     position) breaks this: one added record can move every later one.
+//   - Shared: the tuple is the k-fold composition of the teachers, each
+//     trained with its own randomness; the cap is the tightest (Tighter) of
+//     simple composition (Theorem 3.3.2), general composition (Theorem
+//     3.3.3) and optimal composition (Kairouz, Oh and Viswanath 2015, Thm
+//     3.3) with slack deltaPrime, each rounded outward. Pure-DP teachers
+//     (Δ = 0) get simple composition only, which keeps the cap pure, as
+//     the slack δ' of the others would not.
+//
+// Teachers that answer each query with a fresh mechanism, and non-private
+// teachers (PATE's one-vote relation, where the teachers are not private at
+// all), have no such cap: the caller must not ask for one.
+func TeacherCap(teacher Guarantee, k int, shares Shares, deltaPrime float64) (Cap, error) {
+	if err := checkSimple(teacher, k); err != nil {
+		return Cap{}, fmt.Errorf("teacher cap: %w", err)
+	}
+	c := Cap{K: k, Teacher: teacher, Shares: shares}
+	switch shares {
+	case Disjoint:
+		c.Guarantee = teacher
+		return c, nil
+	case Shared:
+	default:
+		return Cap{}, fmt.Errorf("teacher cap: %w", &SettingError{Name: "shares", Value: shares.String(), Rule: "must be disjoint or shared"})
+	}
+	if err := checkOpenUnit("delta'", deltaPrime); err != nil {
+		return Cap{}, fmt.Errorf("teacher cap: %w", err)
+	}
+	methods := []Method{Simple, General, Optimal}
+	if teacher.Delta == 0 {
+		methods = methods[:1] // pure DP stays pure (as RRComposition)
+	}
+	first := true
+	for _, m := range methods {
+		if m == Optimal && k > MaxOptimalSteps {
+			continue
+		}
+		g, err := Compose(teacher, k, m, deltaPrime)
+		if err != nil {
+			return Cap{}, fmt.Errorf("teacher cap: %w", err)
+		}
+		if first || Tighter(g, c.Guarantee) {
+			c.Guarantee, c.Method, c.DeltaPrime = g, m, 0
+			if m != Simple {
+				c.DeltaPrime = deltaPrime
+			}
+		}
+		first = false
+	}
+	return c, nil
+}
+
+// Within reports whether g meets budget: ε and δ both within it.
+func (g Guarantee) Within(budget Guarantee) bool {
+	return g.Eps <= budget.Eps && g.Delta <= budget.Delta
+}
+
+// Tighter reports whether a is to be reported rather than b, when a
+// mechanism has both guarantees. (ε, δ) pairs are only partly ordered: a
+// mechanism that is (ε_a, δ_a)-DP and (ε_b, δ_b)-DP satisfies both, so a
+// budget is met when either pair meets it, and a report picks one. The
+// rule: a pair with δ < 1 before a vacuous one (δ >= 1); then the smaller
+// ε; then the smaller δ. So a pair that is at most the other in both ε and
+// δ always wins; between pairs that cross, the smaller ε does, since ε is
+// what darrm's budgets and tables compare first.
+func Tighter(a, b Guarantee) bool {
+	if va, vb := a.Delta >= 1, b.Delta >= 1; va != vb {
+		return vb
+	}
+	if a.Eps != b.Eps {
+		return a.Eps < b.Eps
+	}
+	return a.Delta < b.Delta
+}
+
+// Bound says which of two bounds a reported total is.
+type Bound int
+
+const (
+	// QueriesBound is the composition of the released queries'
+	// guarantees.
+	QueriesBound Bound = iota
+	// TeachersBound is the teacher-level cap (TeacherCap).
+	TeachersBound
+)
+
+var boundNames = [...]string{QueriesBound: "queries", TeachersBound: "teachers"}
+
+// String returns "queries" or "teachers".
+func (b Bound) String() string {
+	if b < 0 || int(b) >= len(boundNames) {
+		return fmt.Sprintf("Bound(%d)", int(b))
+	}
+	return boundNames[b]
+}
+
+// MarshalText returns the name of b.
+func (b Bound) MarshalText() ([]byte, error) { return []byte(b.String()), nil }
+
+// UnmarshalText sets b from "queries" or "teachers".
+func (b *Bound) UnmarshalText(t []byte) error {
+	for i, n := range boundNames {
+		if n == string(t) {
+			*b = Bound(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("bound %q: must be queries or teachers", t)
+}
+
+// CapTotal returns the total to report of releases whose composition over
+// the queries is queries, from teachers with cap c (nil: none), and which
+// of the two it is: the tighter one (Tighter), except that, against a
+// budget (nil: none) that exactly one of them meets, that one, so that a
+// release within its budget is never reported over it.
+func CapTotal(queries Guarantee, c *Cap, budget *Guarantee) (Guarantee, Bound) {
+	if c == nil {
+		return queries, QueriesBound
+	}
+	if budget != nil {
+		if q, t := queries.Within(*budget), c.Within(*budget); q != t {
+			if t {
+				return c.Guarantee, TeachersBound
+			}
+			return queries, QueriesBound
+		}
+	}
+	if Tighter(c.Guarantee, queries) {
+		return c.Guarantee, TeachersBound
+	}
+	return queries, QueriesBound
+}
+
+// Capped returns t with the cap c (nil: none) applied against budget
+// (nil: none), by CapTotal: its Guarantee becomes the composition or the
+// cap, Bound says which, and Queries keeps the composition. When the
+// composition failed (Err), the cap alone bounds the total.
+func (t Total) Capped(c *Cap, budget *Guarantee) Total {
+	t.Queries, t.Bound = t.Guarantee, QueriesBound
+	if c == nil {
+		return t
+	}
+	if t.Err != nil {
+		t.Guarantee, t.Bound = c.Guarantee, TeachersBound
+		return t
+	}
+	t.Guarantee, t.Bound = CapTotal(t.Guarantee, c, budget)
+	return t
+}
+
+// Unlimited is what MaxStepsCapped returns when any number of steps fits.
+const Unlimited = -1
+
+// MaxStepsCapped is MaxSteps for steps from teachers with cap c (nil:
+// none): when the cap meets the budget, every number of steps does, and it
+// returns Unlimited; otherwise a number of steps meets the budget when
+// their composition does (MaxSteps).
+func MaxStepsCapped(step, budget Guarantee, m Method, deltaPrime float64, c *Cap) (int, error) {
+	if c == nil || !c.Within(budget) {
+		return MaxSteps(step, budget, m, deltaPrime)
+	}
+	wrap := func(err error) error { return fmt.Errorf("max steps (%v): %w", m, err) }
+	if err := checkStep("", step); err != nil {
+		return 0, wrap(err)
+	}
+	if err := checkStep("budget ", budget); err != nil {
+		return 0, wrap(err)
+	}
+	if m != Simple {
+		if err := checkOpenUnit("delta'", deltaPrime); err != nil {
+			return 0, wrap(err)
+		}
+	}
+	return Unlimited, nil
+}

@@ -1,0 +1,150 @@
+package accountant
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+// TestTeacherCap checks the cap against values computed by hand.
+func TestTeacherCap(t *testing.T) {
+	// Disjoint shares: the teacher's own guarantee, exactly.
+	teacher := Guarantee{Eps: 0.0885, Delta: 1e-4}
+	c, err := TeacherCap(teacher, 11, Disjoint, 1e-5)
+	if err != nil || c.Guarantee != teacher || c.Rule() != "parallel" || c.K != 11 {
+		t.Errorf("disjoint: %+v, %v", c, err)
+	}
+	// Shared data, K = 11 teachers (0.1, 1e-5), delta' = 1e-5. Simple:
+	// (1.1, 1.1e-4). General: a + 0.1·sqrt(22·log(1e5)) > 1.1, so its eps
+	// is 11·0.1 too, with delta 1-(1-1e-5)^12 > 1.1e-4: simple dominates it.
+	// Optimal: for u in [0.9, 1.1) only the outcome l = 0 counts, and
+	// (e^1.1 - e^u)/(1+e^0.1)^11 = delta' gives u = log(e^1.1 -
+	// delta'·(1+e^0.1)^11) = 1.088..., with delta 1-(1-1e-5)^12. Simple
+	// and optimal cross; optimal has the smaller eps and is the cap.
+	c, err = TeacherCap(Guarantee{Eps: 0.1, Delta: 1e-5}, 11, Shared, 1e-5)
+	wantEps := math.Log(math.Exp(1.1) - 1e-5*math.Pow(1+math.Exp(0.1), 11))
+	wantDelta := -math.Expm1(12 * math.Log1p(-1e-5))
+	if err != nil || c.Method != Optimal || c.DeltaPrime != 1e-5 || c.Eps < wantEps || c.Eps > wantEps*(1+1e-12) || c.Delta < wantDelta || c.Delta > wantDelta*(1+1e-12) {
+		t.Errorf("shared: %+v (%v), want optimal (%.15g, %.15g)", c, err, wantEps, wantDelta)
+	}
+	if wantEps < 1.0879 || wantEps > 1.0881 {
+		t.Fatalf("hand value %v", wantEps)
+	}
+	// Pure-DP teachers on shared data: simple composition, (3·0.5, 0),
+	// rounded up, and pure.
+	c, err = TeacherCap(Guarantee{Eps: 0.5, Delta: 0}, 3, Shared, 1e-5)
+	if err != nil || c.Method != Simple || c.Eps != 1.5 || c.Delta != 0 || c.DeltaPrime != 0 {
+		t.Errorf("pure DP: %+v, %v", c, err)
+	}
+	for _, bad := range []struct {
+		g      Guarantee
+		k      int
+		s      Shares
+		dp     float64
+		inText string
+	}{
+		{Guarantee{Eps: 0, Delta: 0}, 3, Disjoint, 1e-5, "eps = 0"},
+		{Guarantee{Eps: 0.1, Delta: 1}, 3, Shared, 1e-5, "delta = 1"},
+		{Guarantee{Eps: 0.1, Delta: 0}, 0, Disjoint, 1e-5, "k = 0"},
+		{Guarantee{Eps: 0.1, Delta: 1e-5}, 3, Shared, 0, "delta' = 0"},
+		{Guarantee{Eps: 0.1, Delta: 1e-5}, 3, Shares(7), 1e-5, "shares Shares(7)"},
+	} {
+		if _, err := TeacherCap(bad.g, bad.k, bad.s, bad.dp); err == nil || !strings.Contains(err.Error(), bad.inText) {
+			t.Errorf("%+v: %v, want %q", bad, err, bad.inText)
+		}
+	}
+}
+
+func TestTighter(t *testing.T) {
+	for _, tc := range []struct {
+		a, b Guarantee
+		want bool
+	}{
+		{Guarantee{1, 1e-5}, Guarantee{2, 1e-4}, true},   // a at most b in both
+		{Guarantee{2, 1e-4}, Guarantee{1, 1e-5}, false},  // b at most a
+		{Guarantee{1, 1e-5}, Guarantee{1, 1e-4}, true},   // equal eps: smaller delta
+		{Guarantee{1, 1e-3}, Guarantee{1.2, 1e-5}, true}, // they cross: smaller eps
+		{Guarantee{1.2, 1e-5}, Guarantee{1, 1e-3}, false},
+		{Guarantee{0.5, 1}, Guarantee{9, 0.5}, false}, // delta >= 1 is vacuous
+		{Guarantee{9, 0.5}, Guarantee{0.5, 1.2}, true},
+		{Guarantee{1, 1e-5}, Guarantee{1, 1e-5}, false},
+	} {
+		if got := Tighter(tc.a, tc.b); got != tc.want {
+			t.Errorf("Tighter(%v, %v) = %v", tc.a, tc.b, got)
+		}
+	}
+}
+
+// TestCapped: a total is the tighter of its composition and the cap, says
+// which, and keeps the composition.
+func TestCapped(t *testing.T) {
+	step := Guarantee{Eps: 0.3, Delta: 3e-5}
+	c, _ := TeacherCap(Guarantee{Eps: 0.1, Delta: 1e-5}, 11, Disjoint, 1e-5)
+	totals := Totals(step, 20, 1e-5)
+	for _, tot := range totals {
+		got := tot.Capped(&c, nil)
+		if got.Guarantee != c.Guarantee || got.Bound != TeachersBound || got.Queries != tot.Guarantee {
+			t.Errorf("%v: %+v", tot.Method, got)
+		}
+		if got := tot.Capped(nil, nil); got.Guarantee != tot.Guarantee || got.Bound != QueriesBound {
+			t.Errorf("%v without a cap: %+v", tot.Method, got)
+		}
+	}
+	// One query of (0.3, 3e-5) against the shared cap of 11 teachers
+	// (1.088..., 1.2e-4): the query is at most the cap in both.
+	shared, _ := TeacherCap(Guarantee{Eps: 0.1, Delta: 1e-5}, 11, Shared, 1e-5)
+	if got := Totals(step, 1, 1e-5)[0].Capped(&shared, nil); got.Bound != QueriesBound || got.Guarantee != step {
+		t.Errorf("one query: %+v", got)
+	}
+	// Four queries of (0.3, 0) compose to (1.2, 0); the shared cap
+	// (1.088, 1.2e-4) has the smaller eps and is reported, unless a budget
+	// of delta 1e-4 rules it out and admits the composition.
+	pure := Totals(Guarantee{Eps: 0.3}, 4, 1e-5)[0]
+	if got := pure.Capped(&shared, nil); got.Bound != TeachersBound {
+		t.Errorf("crossing pairs: %+v", got)
+	}
+	budget := Guarantee{Eps: 5, Delta: 1e-4}
+	if got := pure.Capped(&shared, &budget); got.Bound != QueriesBound || got.Guarantee != (Guarantee{Eps: 1.2}) {
+		t.Errorf("crossing pairs against a budget only the composition meets: %+v", got)
+	}
+	if g, b := CapTotal(Guarantee{Eps: 2, Delta: 1e-6}, &shared, &Guarantee{Eps: 1.5, Delta: 1e-3}); b != TeachersBound || g != shared.Guarantee {
+		t.Errorf("a budget only the cap meets: %v %v", g, b)
+	}
+	// A composition that failed is bounded by the cap alone.
+	big := Totals(step, MaxOptimalSteps+1, 1e-5)[2]
+	got := big.Capped(&c, nil)
+	b, _ := json.Marshal(got)
+	if big.Err == nil || got.Guarantee != c.Guarantee || got.Bound != TeachersBound ||
+		!strings.Contains(string(b), `"eps":0.1,"delta":0.00001,"total_bound":"teachers","queries":null`) {
+		t.Errorf("failed composition, capped: %s", b)
+	}
+	b, _ = json.Marshal(totals[0].Capped(&c, nil))
+	if !strings.Contains(string(b), `"eps":0.1,"delta":0.00001,"total_bound":"teachers","queries":{"eps":6,`) {
+		t.Errorf("JSON %s", b)
+	}
+}
+
+func TestMaxStepsCapped(t *testing.T) {
+	step := Guarantee{Eps: 0.3, Delta: 3e-5}
+	disjoint, _ := TeacherCap(Guarantee{Eps: 0.1, Delta: 1e-5}, 11, Disjoint, 1e-5)
+	shared, _ := TeacherCap(Guarantee{Eps: 0.1, Delta: 1e-5}, 11, Shared, 1e-5)
+	budget := Guarantee{Eps: 1, Delta: 1e-3}
+	if n, err := MaxStepsCapped(step, budget, General, 1e-5, &disjoint); n != Unlimited || err != nil {
+		t.Errorf("cap within the budget: %d, %v", n, err)
+	}
+	// The shared cap (1.088, 1.2e-4) exceeds eps 1: the queries decide.
+	want, _ := MaxSteps(step, budget, General, 1e-5)
+	if n, err := MaxStepsCapped(step, budget, General, 1e-5, &shared); n != want || want < 1 || err != nil {
+		t.Errorf("cap over the budget: %d (%v), want %d", n, err, want)
+	}
+	if n, err := MaxStepsCapped(step, budget, General, 1e-5, nil); n != want || err != nil {
+		t.Errorf("no cap: %d (%v), want %d", n, err, want)
+	}
+	if _, err := MaxStepsCapped(Guarantee{Eps: -1}, budget, General, 1e-5, &disjoint); err == nil {
+		t.Error("a bad step passed with a cap")
+	}
+	if _, err := MaxStepsCapped(step, budget, General, 2, &disjoint); err == nil {
+		t.Error("a bad delta' passed with a cap")
+	}
+}
