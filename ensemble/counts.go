@@ -1,22 +1,23 @@
 package ensemble
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 )
 
 // MultiInput is the layout of a multi-class vote file.
 type MultiInput int
 
 const (
+	// InputFromHeader takes the layout from the file's metadata header
+	// (LayoutCounts or LayoutVotes); a file without one is refused.
+	InputFromHeader MultiInput = iota
 	// InputCounts: one row per query of C non-negative integer vote
 	// counts summing to K (the layout of PATE's published vote matrices).
-	InputCounts MultiInput = iota
+	InputCounts
 	// InputClasses: one row per query of K class indices in [0, C).
 	InputClasses
 )
@@ -27,10 +28,12 @@ type MultiOptions struct {
 	Format Format   // FormatAuto, FormatCSV or FormatJSONL
 	Header Presence // CSV only
 	ID     Presence
-	// Classes is C: required for InputClasses; for InputCounts 0 takes it
-	// from the first data row, else every row must have C counts.
+	// Classes is C: required for InputClasses without a header; 0 takes
+	// it from the header or, for counts, the first data row; else the
+	// header and every row must have C classes.
 	Classes int
-	// K is the number of teachers; 0 takes it from the first data row.
+	// K is the number of teachers; 0 takes it from the header or the
+	// first data row, else both must have K.
 	K int
 }
 
@@ -68,39 +71,60 @@ type MultiReader struct {
 	vals    []int
 }
 
-// NewMultiReader reads the start of a multi-class vote file (a header and
-// the first data row) to settle its layout, C and K. name is used in
-// errors.
+// NewMultiReader reads the start of a multi-class vote file (its
+// metadata header and first data row) to settle its layout, C and K. name
+// is used in errors.
 func NewMultiReader(r io.Reader, name string, opts MultiOptions) (*MultiReader, error) {
-	if opts.Input == InputClasses && opts.Classes < 2 {
-		return nil, &FormatError{File: name, Msg: fmt.Sprintf("a file of class indices needs the number of classes C >= 2 (--classes), got %d", opts.Classes)}
-	}
-	if opts.Classes < 0 || opts.Classes == 1 || opts.K < 0 {
-		return nil, &FormatError{File: name, Msg: fmt.Sprintf("C = %d, K = %d: need C >= 2 (or 0 to detect) and K >= 0", opts.Classes, opts.K)}
-	}
-	mr := &MultiReader{lr: &VoteReader{name: name, br: bufio.NewReaderSize(r, readBuffer)}, opts: opts, format: opts.Format}
-	line, err := mr.lr.nextNonBlank()
-	if err == io.EOF {
-		return nil, &FormatError{File: name, Msg: "empty file: no votes"}
-	}
+	f, err := OpenVoteFile(r, name, opts.Format)
 	if err != nil {
 		return nil, err
 	}
-	if bytes.IndexByte(line, 0) >= 0 || !utf8.Valid(line) {
-		return nil, &FormatError{File: name, Line: mr.lr.line, Msg: "not a CSV or JSON lines vote file: binary data"}
+	return f.Multi(opts)
+}
+
+// Multi reads the file as counts or class indices (NewMultiReader). A
+// metadata header fixes the layout, C and K: opts may repeat them, and a
+// value that contradicts the header is a *FormatError naming both.
+// opts.Format is not used.
+func (f *VoteFile) Multi(opts MultiOptions) (*MultiReader, error) {
+	name := f.vr.name
+	if opts.Classes < 0 || opts.Classes == 1 || opts.K < 0 {
+		return nil, &FormatError{File: name, Msg: fmt.Sprintf("C = %d, K = %d: need C >= 2 (or 0 to detect) and K >= 0", opts.Classes, opts.K)}
 	}
-	if mr.format == FormatAuto {
-		mr.format = FormatCSV
-		if c := bytes.TrimLeft(line, " \t"); c[0] == '[' || c[0] == '{' {
-			mr.format = FormatJSONL
+	if m := f.vr.meta; m != nil {
+		bad := func(format string, args ...any) error {
+			return &FormatError{File: name, Line: f.vr.metaLine, Msg: fmt.Sprintf(format, args...)}
 		}
+		layout := InputClasses
+		if m.Layout == LayoutCounts {
+			layout = InputCounts
+		}
+		switch {
+		case opts.Input != InputFromHeader && opts.Input != layout:
+			return nil, bad("the metadata header states layout %v, but %s were asked for", m.Layout, opts.Input)
+		case opts.Classes != 0 && opts.Classes != m.Classes:
+			return nil, bad("the metadata header states classes = %d, but C = %d was given", m.Classes, opts.Classes)
+		case opts.K != 0 && opts.K != m.K:
+			return nil, bad("the metadata header states K = %d, but K = %d was given", m.K, opts.K)
+		}
+		opts.Input, opts.Classes, opts.K = layout, m.Classes, m.K
 	}
-	if mr.format != FormatCSV && mr.format != FormatJSONL {
-		return nil, &FormatError{File: name, Msg: fmt.Sprintf("format %v: must be csv or jsonl", mr.format)}
+	switch opts.Input {
+	case InputFromHeader:
+		return nil, &FormatError{File: name, Msg: "no metadata header: say whether the rows are vote counts or class indices (and C)"}
+	case InputClasses:
+		if opts.Classes < 2 {
+			return nil, &FormatError{File: name, Msg: fmt.Sprintf("a file of class indices needs the number of classes C >= 2 (--classes), got %d", opts.Classes)}
+		}
+	case InputCounts:
+	default:
+		return nil, &FormatError{File: name, Msg: fmt.Sprintf("input %d: must be counts or class indices", opts.Input)}
 	}
+	mr := &MultiReader{lr: f.vr, opts: opts, format: f.vr.format}
+	line := f.first
+	var err error
 	if mr.format == FormatCSV {
-		line, err = mr.csvHeader(line)
-		if err != nil {
+		if line, err = mr.csvHeader(line); err != nil {
 			return nil, err
 		}
 	}
@@ -110,6 +134,23 @@ func NewMultiReader(r io.Reader, name string, opts MultiOptions) (*MultiReader, 
 	mr.q.Index, mr.q.Line, mr.pending = 1, mr.lr.line, true
 	return mr, nil
 }
+
+// String returns "counts" or "class indices".
+func (i MultiInput) String() string {
+	switch i {
+	case InputCounts:
+		return "counts"
+	case InputClasses:
+		return "class indices"
+	}
+	return "the header's layout"
+}
+
+// Counts reports whether the rows are vote counts (else class indices).
+func (r *MultiReader) Counts() bool { return r.opts.Input == InputCounts }
+
+// Meta returns the file's metadata header, or nil if it has none.
+func (r *MultiReader) Meta() *VoteMeta { return r.lr.meta }
 
 // K returns the number of teachers.
 func (r *MultiReader) K() int { return r.k }
@@ -246,6 +287,14 @@ func (r *MultiReader) what() string {
 	return "votes"
 }
 
+// stated says where a required C or K came from, for errors.
+func (r *MultiReader) stated() string {
+	if r.lr.meta != nil {
+		return fmt.Sprintf(" (as the metadata header, line %d, states)", r.lr.metaLine)
+	}
+	return ""
+}
+
 func (r *MultiReader) settle() error {
 	r.n = len(r.vals)
 	if r.n == 0 {
@@ -253,7 +302,7 @@ func (r *MultiReader) settle() error {
 	}
 	if r.opts.Input == InputCounts {
 		if r.opts.Classes > 0 && r.n != r.opts.Classes {
-			return r.lr.errorf(0, "%d counts, want C = %d", r.n, r.opts.Classes)
+			return r.lr.errorf(0, "%d counts, want C = %d%s", r.n, r.opts.Classes, r.stated())
 		}
 		if r.n < 2 {
 			return r.lr.errorf(0, "1 count: a counts file needs C >= 2 classes")
@@ -265,7 +314,7 @@ func (r *MultiReader) settle() error {
 		}
 		r.k = sum
 		if r.opts.K > 0 && sum != r.opts.K {
-			return r.lr.errorf(0, "counts sum to %d, want K = %d", sum, r.opts.K)
+			return r.lr.errorf(0, "counts sum to %d, want K = %d%s", sum, r.opts.K, r.stated())
 		}
 		if r.k < 1 {
 			return r.lr.errorf(0, "counts sum to 0: no teacher voted")
@@ -274,7 +323,7 @@ func (r *MultiReader) settle() error {
 		r.c = r.opts.Classes
 		r.k = r.n
 		if r.opts.K > 0 && r.n != r.opts.K {
-			return r.lr.errorf(0, "%d votes, want K = %d", r.n, r.opts.K)
+			return r.lr.errorf(0, "%d votes, want K = %d%s", r.n, r.opts.K, r.stated())
 		}
 	}
 	r.q.Counts = make([]int, r.c)

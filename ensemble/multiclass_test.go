@@ -101,6 +101,26 @@ func TestMultiGNMaxLabels(t *testing.T) {
 	}
 }
 
+// Metadata headers of multi-class files: counts of K = 4 teachers over C =
+// 3 classes (CSV and JSON lines), class indices of 4 teachers among 3
+// classes, and 0/1 votes of 3 teachers.
+var (
+	countsHead     = "# " + metaLine(LayoutCounts, 3, 4) + "\n"
+	countsHeadJSON = metaLine(LayoutCounts, 3, 4) + "\n"
+	classesHead    = "# " + metaLine(LayoutVotes, 3, 4) + "\n"
+	binaryHead     = "# " + metaLine(LayoutVotes, 2, 3) + "\n"
+)
+
+func metaLine(l Layout, c, k int) string {
+	m := &VoteMeta{Ensemble: "pate-test", K: k, Classes: c, Layout: l, Relation: OneVote, Kind: Fixed, Partition: KeyedHash,
+		Teachers: []TeacherGroup{{Count: k, Origin: NonPrivate}}}
+	b, err := m.MarshalJSON()
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
 func TestMultiReader(t *testing.T) {
 	cases := []struct {
 		name, in string
@@ -109,17 +129,31 @@ func TestMultiReader(t *testing.T) {
 		rows     [][]int
 		err      string
 	}{
-		{"counts csv", "3,1,0\n0,4,0\n", MultiOptions{}, 4, 3, [][]int{{3, 1, 0}, {0, 4, 0}}, ""},
-		{"counts header id", "id,a,b\nq1,2,3\nq2,5,0\n", MultiOptions{}, 5, 2, [][]int{{2, 3}, {5, 0}}, ""},
-		{"counts jsonl", "[1,2,3]\n{\"id\":\"x\",\"counts\":[6,0,0]}\n", MultiOptions{}, 0, 0, nil, "line 2: \"id\" present in some rows"},
-		{"counts jsonl ids", "{\"id\":1,\"votes\":[1,2,3]}\n{\"id\":\"x\",\"counts\":[6,0,0]}\n", MultiOptions{}, 6, 3, [][]int{{1, 2, 3}, {6, 0, 0}}, ""},
+		{"counts csv", "3,1,0\n0,4,0\n", MultiOptions{Input: InputCounts}, 4, 3, [][]int{{3, 1, 0}, {0, 4, 0}}, ""},
+		{"counts header id", "id,a,b\nq1,2,3\nq2,5,0\n", MultiOptions{Input: InputCounts}, 5, 2, [][]int{{2, 3}, {5, 0}}, ""},
+		{"counts jsonl", "[1,2,3]\n{\"id\":\"x\",\"counts\":[6,0,0]}\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 2: \"id\" present in some rows"},
+		{"counts jsonl ids", "{\"id\":1,\"votes\":[1,2,3]}\n{\"id\":\"x\",\"counts\":[6,0,0]}\n", MultiOptions{Input: InputCounts}, 6, 3, [][]int{{1, 2, 3}, {6, 0, 0}}, ""},
 		{"classes", "0,2,2,1,2\n1,1,1,1,1\n", MultiOptions{Input: InputClasses, Classes: 3}, 5, 3, [][]int{{1, 1, 3}, {0, 5, 0}}, ""},
-		{"bad sum", "3,1,0\n0,3,0\n", MultiOptions{}, 0, 0, nil, "line 2: counts sum to 3, want K = 4"},
+		{"bad sum", "3,1,0\n0,3,0\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 2: counts sum to 3, want K = 4"},
 		{"bad class", "0,1,2\n0,3,1\n", MultiOptions{Input: InputClasses, Classes: 3}, 0, 0, nil, "line 2, column 2: vote 2: class 3"},
-		{"negative", "3,1,0\n3,-1,2\n", MultiOptions{}, 0, 0, nil, "line 2, column 2: count \"-1\": must be a non-negative integer"},
+		{"negative", "3,1,0\n3,-1,2\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 2, column 2: count \"-1\": must be a non-negative integer"},
 		{"no classes", "0,1\n", MultiOptions{Input: InputClasses}, 0, 0, nil, "needs the number of classes"},
-		{"wrong C", "1,2\n", MultiOptions{Classes: 3}, 0, 0, nil, "2 counts, want C = 3"},
-		{"columns", "1,2,3\n1,5\n", MultiOptions{}, 0, 0, nil, "line 2: 2 counts, want 3"},
+		{"wrong C", "1,2\n", MultiOptions{Input: InputCounts, Classes: 3}, 0, 0, nil, "2 counts, want C = 3"},
+		{"columns", "1,2,3\n1,5\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 2: 2 counts, want 3"},
+		{"no layout", "1,2,3\n", MultiOptions{}, 0, 0, nil, "no metadata header: say whether the rows are vote counts or class indices"},
+		{"header counts", countsHead + "id,a,b,c\nq1,3,1,0\nq2,0,0,4\n", MultiOptions{}, 4, 3, [][]int{{3, 1, 0}, {0, 0, 4}}, ""},
+		{"header counts repeated", countsHead + "3,1,0\n", MultiOptions{Input: InputCounts, Classes: 3, K: 4}, 4, 3, [][]int{{3, 1, 0}}, ""},
+		{"header counts jsonl", countsHeadJSON + "{\"id\":\"a\",\"counts\":[1,3,0]}\n", MultiOptions{}, 4, 3, [][]int{{1, 3, 0}}, ""},
+		{"header classes", classesHead + "0,2,2,1\n", MultiOptions{}, 4, 3, [][]int{{1, 1, 2}}, ""},
+		{"header binary", binaryHead + "0,1,1\n", MultiOptions{}, 3, 2, [][]int{{1, 2}}, ""},
+		{"header contradicts C", countsHead + "3,1,0\n", MultiOptions{Classes: 5}, 0, 0, nil, "line 1: the metadata header states classes = 3, but C = 5 was given"},
+		{"header contradicts K", countsHead + "3,1,0\n", MultiOptions{K: 6}, 0, 0, nil, "line 1: the metadata header states K = 4, but K = 6 was given"},
+		{"header contradicts layout", countsHead + "3,1,0\n", MultiOptions{Input: InputClasses, Classes: 3}, 0, 0, nil, "line 1: the metadata header states layout counts, but class indices were asked for"},
+		{"header layout votes", classesHead + "0,1,2,2\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "header states layout votes, but counts were asked for"},
+		{"header K, data", countsHead + "3,1,1\n", MultiOptions{}, 0, 0, nil, "line 2: counts sum to 5, want K = 4 (as the metadata header, line 1, states)"},
+		{"header C, data", countsHead + "3,1\n", MultiOptions{}, 0, 0, nil, "line 2: 2 counts, want C = 3 (as the metadata header, line 1, states)"},
+		{"header classes, data", classesHead + "0,1,3,1\n", MultiOptions{}, 0, 0, nil, "line 2, column 3: vote 3: class 3"},
+		{"header classes, K", classesHead + "0,1,1\n", MultiOptions{}, 0, 0, nil, "line 2: 3 votes, want K = 4 (as the metadata header"},
 	}
 	for _, c := range cases {
 		r, err := NewMultiReader(strings.NewReader(c.in), "v.csv", c.opts)
@@ -161,13 +195,19 @@ func TestMultiReader(t *testing.T) {
 // No error quotes a whole row: a row's other fields never appear.
 func FuzzMultiReader(f *testing.F) {
 	for _, s := range []string{"3,1,0\n0,4,0\n", "id,a,b\nq1,2,3\n", "[1,2,3]\n[6,0,0]\n", "{\"id\":1,\"votes\":[1,2]}\n", "0,2,2\n1,9,1\n"} {
-		f.Add([]byte(s), false)
-		f.Add([]byte(s), true)
+		f.Add([]byte(s), uint8(0))
+		f.Add([]byte(s), uint8(1))
 	}
-	f.Fuzz(func(t *testing.T, in []byte, classes bool) {
-		opts := MultiOptions{}
-		if classes {
+	for _, h := range []string{countsHead, countsHeadJSON, classesHead, binaryHead} {
+		f.Add([]byte(h+"3,1,0\n0,2,2\n"), uint8(2))
+	}
+	f.Fuzz(func(t *testing.T, in []byte, mode uint8) {
+		opts := MultiOptions{Input: InputCounts}
+		switch mode % 3 {
+		case 1:
 			opts = MultiOptions{Input: InputClasses, Classes: 3}
+		case 2:
+			opts = MultiOptions{} // the header's layout
 		}
 		r, err := NewMultiReader(bytes.NewReader(in), "f", opts)
 		if err == nil {
@@ -193,7 +233,7 @@ func FuzzMultiReader(f *testing.F) {
 }
 
 func TestReleaseMulti(t *testing.T) {
-	in, err := NewMultiReader(strings.NewReader("id,a,b,c\nx,10,0,0\ny,4,3,3\n"), "v", MultiOptions{})
+	in, err := NewMultiReader(strings.NewReader("id,a,b,c\nx,10,0,0\ny,4,3,3\n"), "v", MultiOptions{Input: InputCounts})
 	if err != nil {
 		t.Fatal(err)
 	}
