@@ -9,7 +9,7 @@ import (
 
 // MultiMechanisms are the aggregators for C >= 2 classes; DaRRM,
 // subsampling and RR are binary.
-var MultiMechanisms = []string{"gnmax", "confident-gnmax"}
+var MultiMechanisms = []string{"gnmax", "confident-gnmax", "lnmax"}
 
 // MultiGNMax is GNMax on C classes (PATE paper, Section 4.1), and with a
 // threshold step Confident-GNMax (Algorithm 1): a query is answered only
@@ -32,7 +32,6 @@ type MultiGNMax struct {
 	classes   int
 	s1, s2    *DiscreteGaussian
 	privacy   Privacy
-	noisy     []int64
 	ties      []int
 	threshold float64
 }
@@ -60,7 +59,7 @@ func NewMultiGNMax(m accountant.ConfidentGNMax, teachers, classes int, delta flo
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", multiName(m), err)
 	}
-	g := &MultiGNMax{mech: m, teachers: teachers, classes: classes, noisy: make([]int64, classes), ties: make([]int, 0, classes), threshold: math.Ceil(m.Threshold)}
+	g := &MultiGNMax{mech: m, teachers: teachers, classes: classes, ties: make([]int, 0, classes), threshold: math.Ceil(m.Threshold)}
 	if g.s2, err = NewDiscreteGaussian(m.Sigma2); err != nil {
 		return nil, err
 	}
@@ -111,21 +110,9 @@ func (e *CountsError) Error() string { return "counts: " + e.Msg }
 // which sum to K, and whether the query was answered (the label is -1
 // when not).
 func (g *MultiGNMax) Label(counts []int, src *Source) (label int, answered bool, err error) {
-	if len(counts) != g.classes {
-		return -1, false, &CountsError{Msg: fmt.Sprintf("got %d, want C = %d", len(counts), g.classes)}
-	}
-	sum, top := 0, 0
-	for i, n := range counts {
-		if n < 0 {
-			return -1, false, &CountsError{Msg: fmt.Sprintf("class %d: a count must be >= 0", i)}
-		}
-		sum += n
-		if n > counts[top] {
-			top = i
-		}
-	}
-	if sum != g.teachers {
-		return -1, false, &CountsError{Msg: fmt.Sprintf("sum to %d, want K = %d", sum, g.teachers)}
+	top, err := checkCounts(counts, g.teachers, g.classes)
+	if err != nil {
+		return -1, false, err
 	}
 	if g.s1 != nil {
 		// v + Z >= T with v and Z integers is v + Z >= ceil(T).
@@ -133,20 +120,5 @@ func (g *MultiGNMax) Label(counts []int, src *Source) (label int, answered bool,
 			return -1, false, nil
 		}
 	}
-	best := int64(math.MinInt64)
-	g.ties = g.ties[:0]
-	for i, n := range counts {
-		v := int64(n) + g.s2.Sample(src)
-		switch {
-		case v > best:
-			best = v
-			g.ties = append(g.ties[:0], i)
-		case v == best:
-			g.ties = append(g.ties, i)
-		}
-	}
-	if len(g.ties) == 1 {
-		return g.ties[0], true, nil
-	}
-	return g.ties[src.IntN(len(g.ties))], true, nil
+	return noisyArgmax(counts, g.s2.Sample, src, &g.ties), true, nil
 }

@@ -97,9 +97,13 @@ type MultiResult struct {
 // ReleaseMulti answers the queries of in with agg, drawing from src, and
 // writes a row per query to out (a NewClassWriter), which it flushes:
 // the same contract as Release (query limit, seeded sources only for
-// experiments, cancellation), for multi-class votes.
-func ReleaseMulti(ctx context.Context, in *MultiReader, agg *MultiGNMax, src *Source, out *LabelWriter, limit int, opts ReleaseOptions) (MultiResult, error) {
+// experiments, cancellation, the metadata header checked first: see
+// MultiBinding), for multi-class votes.
+func ReleaseMulti(ctx context.Context, in *MultiReader, agg MultiAggregator, src *Source, out *LabelWriter, limit int, opts ReleaseOptions) (MultiResult, error) {
 	var res MultiResult
+	if _, err := MultiBinding(in, agg); err != nil {
+		return res, fmt.Errorf("release: %w", err)
+	}
 	if _, seeded := src.Seeded(); seeded {
 		if !opts.Experiment {
 			return res, ErrSeededRelease
@@ -107,9 +111,6 @@ func ReleaseMulti(ctx context.Context, in *MultiReader, agg *MultiGNMax, src *So
 		out.comment(NotForRelease)
 	}
 	out.reserve = opts.Reserve
-	if in.K() != agg.K() || in.Classes() != agg.Classes() {
-		return res, fmt.Errorf("release: the vote file has K = %d, C = %d, the %s aggregator K = %d, C = %d", in.K(), in.Classes(), agg.Name(), agg.K(), agg.Classes())
-	}
 	for n := 1; in.Next(); n++ {
 		q := in.Query()
 		if limit < 0 || res.Answered < limit {
@@ -155,7 +156,7 @@ func ReleaseMulti(ctx context.Context, in *MultiReader, agg *MultiGNMax, src *So
 // ReleaseMultiTo is ReleaseMulti into the label file or stream of sink,
 // with its ledger charged before rows leave and settled after, as
 // ReleaseTo does.
-func ReleaseMultiTo(ctx context.Context, in *MultiReader, agg *MultiGNMax, src *Source, sink LabelSink, limit int, opts ReleaseOptions) (MultiResult, error) {
+func ReleaseMultiTo(ctx context.Context, in *MultiReader, agg MultiAggregator, src *Source, sink LabelSink, limit int, opts ReleaseOptions) (MultiResult, error) {
 	if sink.Ledger != nil {
 		opts.Reserve = sink.Ledger.Reserve
 	}
@@ -194,4 +195,36 @@ func ReleaseMultiTo(ctx context.Context, in *MultiReader, agg *MultiGNMax, src *
 		err = errors.Join(err, sink.Ledger.Settle(left))
 	}
 	return res, err
+}
+
+// MultiBinding checks a multi-class aggregator against the votes it is to
+// release from and returns what the release states of their ensemble: K
+// and C must be the file's, and a metadata header must state the one-vote
+// relation, the only one the multi-class mechanisms are private in (one
+// record changes at most one teacher's vote): a header in the
+// private-teachers relation, whose teachers may share data, is refused
+// with a *TeachersError. The teachers' (ε, Δ) play no part in the
+// guarantee; the binding carries the header's common bound when the
+// teachers are private, and none otherwise (a ledger then compares none).
+// Kind, partition and id are the header's, unstated without one. The
+// one-vote relation has no teacher-level cap (Binding.Cap).
+func MultiBinding(in *MultiReader, agg MultiAggregator) (Binding, error) {
+	if in.K() != agg.K() || in.Classes() != agg.Classes() {
+		return Binding{}, fmt.Errorf("the vote file has K = %d, C = %d, the %s aggregator K = %d, C = %d", in.K(), in.Classes(), agg.Name(), agg.K(), agg.Classes())
+	}
+	priv := agg.Privacy()
+	b := Binding{K: agg.K(), Relation: priv.Relation}
+	m := in.Meta()
+	if m == nil {
+		return b, nil
+	}
+	if m.Relation != priv.Relation {
+		return Binding{}, &TeachersError{Field: "relation", Header: m.Relation.String(), Given: fmt.Sprintf("%v (the %s mechanism's)", priv.Relation, agg.Name()),
+			Rule: "gnmax, confident-gnmax and lnmax are private only in the one-vote relation (one record changes at most one teacher's vote), which teachers that may share data do not meet; there is no multi-class mechanism for the private-teachers relation"}
+	}
+	if m.Private() {
+		b.Teachers, _ = m.Common()
+	}
+	b.Ensemble, b.Kind, b.Partition = m.Ensemble, m.Kind, m.Partition
+	return b, nil
 }
