@@ -427,3 +427,77 @@ func CheckSmoothConditions(sigma float64, classes int, order float64, noise PATE
 	c6 = nondecreasing(func(L float64) float64 { return beta(moves.up(L)) - beta(L) }, moves.down(k.logq0))
 	return c5, c6
 }
+
+// GNSSLattice is the spacing h of the lattice hZ on which darrm releases a
+// data-dependent Rényi DP by GNSS: the noise is the discrete Gaussian on
+// hZ centred at the value (ensemble.LatticeGaussian), which is sampled
+// exactly and whose outputs carry no low-order bits of the value.
+const GNSSLattice = 0x1p-40
+
+// gnssMinSteps is the least deviation of the lattice noise, in lattice
+// steps, per square root of the order: it keeps the lattice's excess over
+// continuous noise below one ulp (GNSSLatticeRDP).
+const gnssMinSteps = 1 << 10
+
+// GNSSDeviation returns the deviation of darrm's lattice GNSS noise at
+// order λ for smooth sensitivity ss and noise multiplier sigma:
+// max(ss·sigma, 2^10·h·√λ) (h = GNSSLattice), the product rounded up. The
+// floor is a constant, so max(ss, floor/sigma) is β-smooth when ss is, and
+// still bounds the local sensitivity.
+func GNSSDeviation(ss, sigma, order float64) (float64, error) {
+	if err := checkAtLeast("smooth sensitivity", ss, 0); err != nil {
+		return 0, fmt.Errorf("GNSS: %w", err)
+	}
+	if err := checkPositive("sigma", sigma); err != nil {
+		return 0, fmt.Errorf("GNSS: %w", err)
+	}
+	if err := checkAlpha(order); err != nil {
+		return 0, fmt.Errorf("GNSS: %w", err)
+	}
+	floor := gnssMinSteps * GNSSLattice * math.Sqrt(order)
+	return math.Max(mulUp(ss, sigma), floor), nil
+}
+
+// GNSSLatticeRDP returns the Rényi DP at order λ of darrm's GNSS release:
+// the discrete Gaussian on hZ (h = GNSSLattice) centred at f(x), of
+// deviation GNSSDeviation. It is GNSSRDP at β + 2^-51, for the rounding
+// of the deviation (which may change its ratio between neighbours by a
+// factor 1 + 2^-52 beyond e^β), plus the lattice's excess over continuous
+// noise, which is below one ulp of the result and added as one: by Poisson
+// summation a Gaussian function of deviation τ summed over hZ is its
+// integral over h times 1 ± 3e^{-2π²τ²/h²}, and every deviation the
+// Rényi sum involves (the noise's at either neighbour, and the product's
+// τ >= deviation/√λ) is at least e^{-1/2}·2^10 > 614 lattice steps (the
+// neighbour's deviation is at least e^{-β} times it, β < 1/(2λ)), so the
+// excess is below 9λ/(λ-1)·e^{-2π²·614²}, far below 2^-1074 (docs/pate.md).
+func GNSSLatticeRDP(beta, sigma, order float64) (float64, error) {
+	r, err := GNSSRDP(beta+0x1p-51, sigma, order)
+	if err != nil {
+		return 0, err
+	}
+	return math.Nextafter(r, math.Inf(1)), nil
+}
+
+// evalMargin is the margin, relative to the data-independent total at the
+// same order, that a GNSS release adds to the smooth sensitivity for the
+// rounding of darrm's evaluation of the data-dependent cost: the analysis
+// bounds the exact cost's local sensitivity, darrm releases the upper end
+// of an interval that encloses it. The tests check that the intervals are
+// narrower than 1e-12 of the data-independent value per query, a thousand
+// times less than this margin covers.
+const evalMargin = 2e-9
+
+// EvalMargin returns the margin added to the smooth sensitivity at order
+// λ for the evaluation's rounding: 2·10^-9 times the data-independent
+// total at λ (a number that does not depend on the votes).
+func (a *PATEAccount) EvalMargin(order float64) (float64, error) {
+	if err := checkAlpha(order); err != nil {
+		return 0, fmt.Errorf("PATE account: %w", err)
+	}
+	per := gnmaxSlope(a.mech.Sigma2)
+	if a.mech.Confident() {
+		per = per.add(thresholdSlope(a.mech.Sigma1))
+	}
+	total := per.mul(exact(order)).mul(exact(float64(len(a.answers))))
+	return mulUp(total.hi, evalMargin), nil
+}

@@ -141,17 +141,113 @@ func discreteLaplace(src *Source, t int64) int64 {
 	}
 }
 
-// latticeScale is 2^20: StandardNormalLattice draws on the lattice
-// 2^-20·Z.
-const latticeScale = 1 << 20
+// LatticeGaussian draws k·h for the integer k with Pr[k] ∝
+// exp(-(k·h - center)²/(2·dev²)), exactly: the discrete Gaussian on the
+// lattice hZ centred at center, a real number, for the exact values of
+// the float64s center, dev and h (> 0). With μ = center/h = m + r (m an
+// integer, 0 <= r < 1) and σ = dev/h, y = k - m is drawn from the discrete
+// Laplace proposal of scale t = floor(σ) + 1 and kept with probability
+// exp(-(y - r - σ²/t)²/(2σ²)) for y >= 0 and exp(-(y - r + σ²/t)²/(2σ²) -
+// 2r/t) for y < 0: the target's ratio to the proposal, exp(-(y - r)²/(2σ²)
+// + |y|/t), divided by its largest value exp(r/t + σ²/(2t²)). This is CKS
+// 2020's Algorithm 3 with its centre moved off the integers; the result
+// k·h is returned as the nearest float64, a function of the draw alone.
+// It is darrm's GNSS noise (accountant.GNSSLattice). σ must be below
+// 2^62.
+func LatticeGaussian(src *Source, center, dev, h float64) (float64, error) {
+	for _, v := range []float64{center, dev, h} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0, fmt.Errorf("lattice Gaussian: center %v, deviation %v, spacing %v: must be finite", center, dev, h)
+		}
+	}
+	if !(dev > 0) || !(h > 0) {
+		return 0, fmt.Errorf("lattice Gaussian: deviation %v, spacing %v: must be > 0", dev, h)
+	}
+	hr := new(big.Rat).SetFloat64(h)
+	mu := new(big.Rat).Quo(new(big.Rat).SetFloat64(center), hr)
+	sigma := new(big.Rat).Quo(new(big.Rat).SetFloat64(dev), hr)
+	if sigma.Cmp(new(big.Rat).SetInt64(1<<62)) >= 0 {
+		return 0, fmt.Errorf("lattice Gaussian: deviation %v is 2^62 or more lattice steps of %v", dev, h)
+	}
+	m := floorRat(mu)
+	r := new(big.Rat).Sub(mu, new(big.Rat).SetInt(m))
+	s2 := new(big.Rat).Mul(sigma, sigma)
+	t := floorRat(sigma).Int64() + 1
+	tr := new(big.Rat).SetInt64(t)
+	shift := new(big.Rat).Quo(s2, tr)                                  // σ²/t
+	twoS2 := new(big.Rat).Mul(big.NewRat(2, 1), s2)                    // 2σ²
+	neg := new(big.Rat).Quo(new(big.Rat).Mul(big.NewRat(2, 1), r), tr) // 2r/t
+	for {
+		y := discreteLaplace(src, t)
+		a := new(big.Rat).Sub(new(big.Rat).SetInt64(y), r)
+		if y >= 0 {
+			a.Sub(a, shift)
+		} else {
+			a.Add(a, shift)
+		}
+		a.Mul(a, a)
+		a.Quo(a, twoS2)
+		if y < 0 {
+			a.Add(a, neg)
+		}
+		if bernoulliExpNeg(src, a) {
+			k := new(big.Rat).SetInt(new(big.Int).Add(m, big.NewInt(y)))
+			f, _ := k.Mul(k, hr).Float64()
+			return f, nil
+		}
+	}
+}
 
-var standardLattice, _ = NewDiscreteGaussian(latticeScale)
+// floorRat returns the largest integer <= x.
+func floorRat(x *big.Rat) *big.Int {
+	q, rem := new(big.Int).QuoRem(x.Num(), x.Denom(), new(big.Int))
+	if rem.Sign() < 0 {
+		q.Sub(q, big.NewInt(1))
+	}
+	return q
+}
 
-// StandardNormalLattice returns Z/2^20 with Z ~ N_Z(0, 2^40), exactly: a
-// discrete Gaussian of deviation about 1 on the lattice of spacing 2^-20,
-// for noise on a released real number (darrm account pate's eps_released).
-// Only the lattice point is drawn; a caller that scales it and adds it to
-// a float rounds the sum to float64.
-func StandardNormalLattice(src *Source) (float64, error) {
-	return float64(standardLattice.Sample(src)) / latticeScale, nil
+// DiscreteLaplace samples Pr[Y = y] ∝ exp(-|y|/b) on the integers exactly
+// (CKS 2020, Algorithm 2), for b the exact value of a float64: with b =
+// t/s in lowest terms, U uniform in [0, t) kept with probability
+// exp(-U/t), plus t times a geometric count of Bernoulli(exp(-1))
+// successes, divided by s and given a random sign (a negative zero
+// rejected). Every step compares uniform integers with rationals.
+type DiscreteLaplace struct {
+	s, t *big.Int
+}
+
+// NewDiscreteLaplace returns the sampler of scale b, finite and > 0.
+func NewDiscreteLaplace(b float64) (*DiscreteLaplace, error) {
+	if !(b > 0) || math.IsInf(b, 0) || b > 1e15 {
+		return nil, fmt.Errorf("discrete Laplace: scale = %v: must be a finite number in (0, 1e15]", b)
+	}
+	r := new(big.Rat).SetFloat64(b)
+	return &DiscreteLaplace{s: new(big.Int).Set(r.Denom()), t: new(big.Int).Set(r.Num())}, nil
+}
+
+// Sample draws one value.
+func (l *DiscreteLaplace) Sample(src *Source) int64 {
+	one := big.NewInt(1)
+	for {
+		u := randBelow(src, l.t)
+		if !bernoulliExpNeg(src, new(big.Rat).SetFrac(u, l.t)) {
+			continue
+		}
+		v := new(big.Int)
+		for bernoulliExpNeg(src, ratOne) {
+			v.Add(v, one)
+		}
+		x := v.Mul(v, l.t)
+		x.Add(x, u)
+		y := x.Quo(x, l.s).Int64()
+		neg := src.Uint64()&1 == 1
+		if neg && y == 0 {
+			continue
+		}
+		if neg {
+			return -y
+		}
+		return y
+	}
 }
