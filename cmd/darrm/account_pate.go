@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -17,54 +19,6 @@ import (
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/report"
 )
-
-// pateFlags are the parameters of a multi-class PATE aggregator.
-type pateFlags struct {
-	Sigma2    float64 `flag:"sigma2" help:"GNMax: deviation of the noise on each class count (> 0)"`
-	Threshold float64 `flag:"threshold" help:"confident-gnmax: answer when the largest count plus noise reaches this"`
-	Sigma1    float64 `flag:"sigma1" help:"confident-gnmax: deviation of the threshold step's noise (> 0)"`
-}
-
-// mech returns the aggregator's parameters, checking that --threshold and
-// --sigma1 go together.
-func (f *pateFlags) mech(cmd *cobra.Command, noise accountant.PATENoise) (accountant.ConfidentGNMax, error) {
-	fs := cmd.Flags()
-	if fs.Changed("threshold") != fs.Changed("sigma1") {
-		return accountant.ConfidentGNMax{}, cli.Usagef("--threshold and --sigma1 go together: they are the threshold step of confident-gnmax")
-	}
-	m := accountant.ConfidentGNMax{Threshold: f.Threshold, Sigma1: f.Sigma1, Sigma2: f.Sigma2, Noise: noise}
-	if fs.Changed("sigma1") && !(f.Sigma1 > 0) {
-		return m, cli.Usagef("--sigma1 = %v: must be > 0", f.Sigma1)
-	}
-	return m, flagError(m.Validate(), nil)
-}
-
-// multiInput opens the votes for a multi-class command: a counts file
-// (--input-format counts), class indices (--classes C), or 0/1 votes read
-// as two classes.
-type multiInputFlags struct {
-	Classes  int               `flag:"classes" help:"number of classes C: the votes are class indices 0..C-1 (with --input-format counts, every row must have C counts)"`
-	InFormat ensemble.Format   `flag:"input-format" help:"votes as csv or jsonl, or counts: rows of C vote counts (auto: JSON lines if the first line starts with [ or {)"`
-	Header   ensemble.Presence `flag:"header" help:"CSV header row: auto, yes or no"`
-	ID       ensemble.Presence `flag:"id" help:"id column: auto, yes or no"`
-}
-
-// multi reports whether the flags ask for multi-class votes.
-func (f *multiInputFlags) multi(cmd *cobra.Command) bool {
-	return f.InFormat == ensemble.FormatCounts || cmd.Flags().Changed("classes")
-}
-
-func (f *multiInputFlags) open(cmd *cobra.Command, r io.Reader, name string) (*ensemble.MultiReader, error) {
-	opts := ensemble.MultiOptions{Input: ensemble.InputClasses, Classes: f.Classes, Header: f.Header, ID: f.ID, Format: f.InFormat}
-	if f.InFormat == ensemble.FormatCounts {
-		opts.Input, opts.Format = ensemble.InputCounts, ensemble.FormatAuto
-	}
-	mr, err := ensemble.NewMultiReader(r, name, opts)
-	if err != nil {
-		return nil, cli.Usagef("%v", err)
-	}
-	return mr, nil
-}
 
 func init() { accountExtra = append(accountExtra, newAccountPATECmd) }
 
@@ -85,15 +39,36 @@ func newAccountPATECmd() *cobra.Command {
 	}{}
 	cmd := newCmd("account-pate", &cobra.Command{
 		Use:   "pate [VOTES] [flags]",
-		Short: "PATE's privacy of GNMax or Confident-GNMax on multi-class votes: data-independent, data-dependent, and released by smooth sensitivity",
+		Short: "PATE's privacy of GNMax, Confident-GNMax or LNMax on multi-class votes: data-independent, data-dependent, and released by smooth sensitivity",
 		Args:  cli.MaxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := cli.RequireFlags(cmd, "sigma2"); err != nil {
+			fs := cmd.Flags()
+			mech := "gnmax"
+			switch {
+			case fs.Changed("laplace-scale"):
+				mech = "lnmax"
+			case fs.Changed("threshold") || fs.Changed("sigma1"):
+				mech = "confident-gnmax"
+			}
+			if err := f.checkMech(cmd, mech); err != nil {
 				return err
 			}
-			m, err := f.mech(cmd, f.Noise)
-			if err != nil {
-				return err
+			if mech == "lnmax" {
+				for _, fl := range []string{"labels", "noise", "ss-order", "beta", "sigma-ss", "seed"} {
+					if fs.Changed(fl) {
+						return cli.Usagef("--%s: lnmax is accounted data-independently only, which needs no release, noise model or smooth sensitivity", fl)
+					}
+				}
+			}
+			if fs.Changed("beta") != fs.Changed("sigma-ss") {
+				return cli.Usagef("--beta and --sigma-ss go together (fix both, or let both be chosen)")
+			}
+			var m accountant.ConfidentGNMax
+			if mech != "lnmax" {
+				var err error
+				if m, err = f.gnmax(cmd, f.Noise); err != nil {
+					return err
+				}
 			}
 			name := cli.InputArg(args)
 			file, err := cli.OpenInput(cmd.InOrStdin(), name)
@@ -101,43 +76,62 @@ func newAccountPATECmd() *cobra.Command {
 				return err
 			}
 			defer file.Close()
-			var answers []accountant.Answer
+			var answers []labelRow
 			if f.Labels != "" {
 				if answers, err = readAnswers(f.Labels); err != nil {
-					return cli.Usagef("--labels %v", err)
+					return cli.Usagef("--labels %s: %v", f.Labels, err)
 				}
 			}
-			k, c, rows, err := readMultiVotes(cmd, &f.multiInputFlags, file, cli.InputName(name))
+			votes, err := openCounts(cmd, &f.multiInputFlags, file, cli.InputName(name))
 			if err != nil {
 				return err
 			}
-			if answers != nil && len(answers) != len(rows) {
-				return cli.Usagef("--labels %s has %d rows, %s %d queries", f.Labels, len(answers), cli.InputName(name), len(rows))
+			d := report.AccountPATE{Mechanism: mech, Mech: m, Teachers: votes.k, Classes: votes.c, Conversion: f.Conversion, Delta: f.Delta, Realised: answers != nil}
+			if mech == "lnmax" {
+				n := 0
+				for votes.next() {
+					n++
+				}
+				if err := votes.err(); err != nil {
+					return err
+				}
+				lm := accountant.LNMax{Scale: f.LaplaceScale}
+				res, err := accountant.LNMaxAccount(lm, n, f.Delta, f.Orders, f.Conversion)
+				if err != nil {
+					return flagError(err, map[string]string{"alpha": "--orders", "delta": "--target-delta", "laplace scale": "--laplace-scale"})
+				}
+				d.LNMax, d.Scale = &res, lm.Scale
+				return d.Write(cmd.OutOrStdout(), f.Format)
 			}
-			acct, err := accountant.NewPATEAccount(m, k, c, f.Orders)
+			acct, err := accountant.NewPATEAccount(m, votes.k, votes.c, f.Orders)
 			if err != nil {
 				return flagError(err, map[string]string{"alpha": "--orders"})
 			}
-			for i, row := range rows {
+			n := 0
+			for votes.next() {
 				a := accountant.AnswerUnknown
 				if answers != nil {
-					a = answers[i]
+					if n >= len(answers) {
+						return cli.Usagef("--labels %s has %d rows, %s more queries", f.Labels, len(answers), cli.InputName(name))
+					}
+					if answers[n].id != votes.id {
+						return cli.Usagef("--labels %s, row %d: id %q, but query %d of %s has id %q: the labels are of other votes", f.Labels, n+1, answers[n].id, n+1, cli.InputName(name), votes.id)
+					}
+					a = answers[n].answer
 				}
-				if err := acct.Add(row, a); err != nil {
-					return cli.Usagef("query %d: %v", i+1, err)
+				if err := acct.Add(votes.counts, a); err != nil {
+					return cli.Usagef("%s, query %d: %v", cli.InputName(name), n+1, err)
 				}
+				n++
 			}
-			res, err := acct.Result(f.Delta, f.Conversion)
-			if err != nil {
+			if err := votes.err(); err != nil {
+				return err
+			}
+			if answers != nil && len(answers) != n {
+				return cli.Usagef("--labels %s has %d rows, %s %d queries", f.Labels, len(answers), cli.InputName(name), n)
+			}
+			if d.Result, err = acct.Result(f.Delta, f.Conversion); err != nil {
 				return flagError(err, map[string]string{"delta": "--target-delta"})
-			}
-			d := report.AccountPATE{Mechanism: "gnmax", Mech: m, Conversion: f.Conversion, Delta: f.Delta, Result: res}
-			if m.Confident() {
-				d.Mechanism = "confident-gnmax"
-			}
-			fs := cmd.Flags()
-			if fs.Changed("beta") != fs.Changed("sigma-ss") {
-				return cli.Usagef("--beta and --sigma-ss go together (fix both, or let both be chosen)")
 			}
 			d.SSFixed = fs.Changed("beta") && fs.Changed("ss-order")
 			src := ensemble.NewSource()
@@ -154,7 +148,7 @@ func newAccountPATECmd() *cobra.Command {
 }
 
 // smoothRelease computes the smooth-sensitivity fields of d and draws the
-// released eps.
+// released Renyi DP on the lattice accountant.GNSSLattice.
 func smoothRelease(d *report.AccountPATE, acct *accountant.PATEAccount, order, beta, sigma float64, fixed bool, src *ensemble.Source) error {
 	if order == 0 {
 		order = d.Result.Dependent.Order
@@ -169,11 +163,15 @@ func smoothRelease(d *report.AccountPATE, acct *accountant.PATEAccount, order, b
 	if err != nil {
 		return flagError(err, map[string]string{"alpha": "--ss-order"})
 	}
+	margin, err := acct.EvalMargin(order)
+	if err != nil {
+		return err
+	}
 	var ch accountant.GNSSChoice
 	if fixed {
 		ch = accountant.GNSSChoice{Beta: beta, Sigma: sigma}
 		if ch.SS, err = accountant.SmoothSensitivity(ls, beta); err == nil {
-			ch.Cost, err = accountant.GNSSRDP(beta, sigma, order)
+			_, err = accountant.GNSSRDP(beta, sigma, order)
 		}
 		if err != nil {
 			return flagError(err, map[string]string{"sigma": "--sigma-ss", "order": "--ss-order"})
@@ -181,105 +179,180 @@ func smoothRelease(d *report.AccountPATE, acct *accountant.PATEAccount, order, b
 	} else if ch, err = accountant.ChooseGNSS(rdp, ls, order); err != nil {
 		return err
 	}
-	z, err := ensemble.StandardNormalLattice(src)
+	cost, err := accountant.GNSSLatticeRDP(ch.Beta, ch.Sigma, order)
+	if err != nil {
+		return flagError(err, map[string]string{"sigma": "--sigma-ss", "order": "--ss-order"})
+	}
+	dev, err := accountant.GNSSDeviation(ch.SS+margin, ch.Sigma, order)
 	if err != nil {
 		return err
 	}
-	noisy := max(0, rdp+ch.SS*ch.Sigma*z)
-	eps, err := accountant.ConvertRDP(noisy+ch.Cost, order, d.Delta, d.Conversion)
+	noisy, err := ensemble.LatticeGaussian(src, rdp, dev, accountant.GNSSLattice)
 	if err != nil {
 		return err
 	}
-	d.Beta, d.SS, d.SigmaSS, d.GNSS, d.EpsReleased = &ch.Beta, &ch.SS, &ch.Sigma, &ch.Cost, &eps
+	eps, err := accountant.ConvertRDP(max(0, noisy)+cost, order, d.Delta, d.Conversion)
+	if err != nil {
+		return err
+	}
+	d.Beta, d.SS, d.Margin, d.SigmaSS, d.Deviation, d.GNSS, d.Released, d.EpsReleased = &ch.Beta, &ch.SS, &margin, &ch.Sigma, &dev, &cost, &noisy, &eps
 	return nil
 }
 
-// readMultiVotes reads every query's counts: from a counts or class-index
-// file, or a 0/1 vote file as two classes.
-func readMultiVotes(cmd *cobra.Command, f *multiInputFlags, r io.Reader, name string) (k, c int, rows [][]int, err error) {
-	if f.multi(cmd) {
-		mr, err := f.open(cmd, r, name)
-		if err != nil {
-			return 0, 0, nil, err
-		}
-		for mr.Next() {
-			rows = append(rows, append([]int(nil), mr.Query().Counts...))
-		}
-		if err := mr.Err(); err != nil {
-			return 0, 0, nil, cli.Usagef("%v", err)
-		}
-		return mr.K(), mr.Classes(), rows, nil
-	}
-	vr, err := ensemble.NewVoteReader(r, name, ensemble.ReadOptions{Format: f.InFormat, Header: f.Header, ID: f.ID})
-	if err != nil {
-		return 0, 0, nil, cli.Usagef("%v", err)
-	}
-	for vr.Next() {
-		ones := 0
-		for _, v := range vr.Query().Votes {
-			ones += int(v)
-		}
-		rows = append(rows, []int{vr.K() - ones, ones})
-	}
-	if err := vr.Err(); err != nil {
-		return 0, 0, nil, cli.Usagef("%v", err)
-	}
-	return vr.K(), 2, rows, nil
+// countsReader streams every query's counts and id from a counts or
+// class-index file, or a 0/1 vote file read as two classes.
+type countsReader struct {
+	k, c   int
+	counts []int
+	id     string
+	multi  *ensemble.MultiReader
+	votes  *ensemble.VoteReader
+	name   string
 }
 
-// readAnswers reads the answered column of a multi-class label file (CSV
-// id,label,answered or JSON lines with "answered"), in order.
-func readAnswers(path string) ([]accountant.Answer, error) {
-	b, err := os.ReadFile(path)
+func openCounts(cmd *cobra.Command, f *multiInputFlags, r io.Reader, name string) (*countsReader, error) {
+	vf, multi, err := f.openVotes(cmd, r, name)
 	if err != nil {
 		return nil, err
 	}
-	var out []accountant.Answer
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	var body []string
-	for _, l := range lines {
-		if !strings.HasPrefix(l, "#") && strings.TrimSpace(l) != "" {
-			body = append(body, l)
+	cr := &countsReader{name: name}
+	if multi {
+		if cr.multi, err = f.multi(cmd, vf, name); err != nil {
+			return nil, err
 		}
+		cr.k, cr.c = cr.multi.K(), cr.multi.Classes()
+		return cr, nil
 	}
-	if len(body) == 0 {
+	if cr.votes, err = vf.Votes(ensemble.ReadOptions{Header: f.Header, ID: f.ID}); err != nil {
+		return nil, cli.Usagef("%v", err)
+	}
+	cr.k, cr.c, cr.counts = cr.votes.K(), 2, make([]int, 2)
+	return cr, nil
+}
+
+// next advances to the next query.
+func (cr *countsReader) next() bool {
+	if cr.multi != nil {
+		if !cr.multi.Next() {
+			return false
+		}
+		q := cr.multi.Query()
+		cr.counts, cr.id = q.Counts, queryID(q.ID, q.Index)
+		return true
+	}
+	if !cr.votes.Next() {
+		return false
+	}
+	q := cr.votes.Query()
+	ones := 0
+	for _, v := range q.Votes {
+		ones += int(v)
+	}
+	cr.counts[0], cr.counts[1], cr.id = cr.votes.K()-ones, ones, queryID(q.ID, q.Index)
+	return true
+}
+
+// err returns the error that stopped next, as bad input.
+func (cr *countsReader) err() error {
+	var err error
+	if cr.multi != nil {
+		err = cr.multi.Err()
+	} else {
+		err = cr.votes.Err()
+	}
+	if err != nil {
+		return cli.Usagef("%v", err)
+	}
+	return nil
+}
+
+// queryID is the id a label file gives a query: its id column, or its
+// position from 1.
+func queryID(id []byte, index int) string {
+	if id == nil {
+		return strconv.Itoa(index)
+	}
+	return string(id)
+}
+
+// labelRow is one row of a multi-class label file: the query's id and
+// whether the threshold step answered it.
+type labelRow struct {
+	id     string
+	answer accountant.Answer
+}
+
+// readAnswers reads the ids and the answered column of a multi-class
+// label file (CSV id,label,answered or JSON lines {"id", "label",
+// "answered"}, as darrm aggregate writes them), in order; '#' comment
+// lines (a NOT FOR RELEASE mark) and blank lines are skipped. A label must
+// be there exactly when the row is answered.
+func readAnswers(path string) ([]labelRow, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, ensemble.MaxLineBytes)
+	var out []labelRow
+	jsonl, header := false, false
+	for line := 1; sc.Scan(); line++ {
+		l := strings.TrimSpace(strings.TrimSuffix(sc.Text(), "\r"))
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		bad := func(format string, args ...any) error {
+			return fmt.Errorf("line %d: %s", line, fmt.Sprintf(format, args...))
+		}
+		if !header {
+			header, jsonl = true, strings.HasPrefix(l, "{")
+			if !jsonl {
+				if l != "id,label,answered" {
+					return nil, bad("want the header id,label,answered of a multi-class release")
+				}
+				continue
+			}
+		}
+		var row labelRow
+		var labelled, answered bool
+		if jsonl {
+			var r struct {
+				ID       json.RawMessage `json:"id"`
+				Label    json.RawMessage `json:"label"`
+				Answered *bool           `json:"answered"`
+			}
+			if err := json.Unmarshal([]byte(l), &r); err != nil || r.Answered == nil || r.ID == nil {
+				return nil, bad("want a JSON object with \"id\", \"label\" and \"answered\"")
+			}
+			if err := json.Unmarshal(r.ID, &row.id); err != nil {
+				row.id = string(r.ID)
+			}
+			labelled, answered = r.Label != nil && string(r.Label) != "null", *r.Answered
+		} else {
+			rec, err := csv.NewReader(strings.NewReader(l)).Read()
+			if err != nil || len(rec) != 3 {
+				return nil, bad("want 3 columns id,label,answered")
+			}
+			if rec[2] != "0" && rec[2] != "1" {
+				return nil, bad("answered %q: must be 0 or 1", rec[2])
+			}
+			row.id, labelled, answered = rec[0], rec[1] != "", rec[2] == "1"
+		}
+		if labelled != answered {
+			return nil, bad("a label must be given exactly when the query was answered")
+		}
+		row.answer = accountant.NotAnswered
+		if answered {
+			row.answer = accountant.Answered
+		}
+		out = append(out, row)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
 		return nil, errors.New("no labels")
 	}
-	if strings.HasPrefix(strings.TrimSpace(body[0]), "{") {
-		for i, l := range body {
-			var row struct {
-				Answered *bool `json:"answered"`
-			}
-			if err := json.Unmarshal([]byte(l), &row); err != nil || row.Answered == nil {
-				return nil, fmt.Errorf("line %d: want a JSON object with \"answered\"", i+1)
-			}
-			out = append(out, answerOf(*row.Answered))
-		}
-		return out, nil
-	}
-	recs, err := csv.NewReader(strings.NewReader(strings.Join(body, "\n"))).ReadAll()
-	if err != nil {
-		return nil, err
-	}
-	if len(recs[0]) != 3 || recs[0][2] != "answered" {
-		return nil, errors.New("want the header id,label,answered of a multi-class release")
-	}
-	for i, r := range recs[1:] {
-		switch r[2] {
-		case "1":
-			out = append(out, accountant.Answered)
-		case "0":
-			out = append(out, accountant.NotAnswered)
-		default:
-			return nil, fmt.Errorf("row %d: answered %q: must be 0 or 1", i+2, r[2])
-		}
-	}
 	return out, nil
-}
-
-func answerOf(b bool) accountant.Answer {
-	if b {
-		return accountant.Answered
-	}
-	return accountant.NotAnswered
 }

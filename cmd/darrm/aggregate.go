@@ -67,23 +67,8 @@ func (f *aggregateFlags) parse(cmd *cobra.Command) (budget *accountant.Guarantee
 }
 
 func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
-	if f.multi(cmd) {
-		return runAggregateMulti(cmd, f, args)
-	}
-	if slices.Contains(ensemble.MultiMechanisms, f.Mechanism) && f.Mechanism != "gnmax" {
-		return cli.Usagef("--mechanism %s needs multi-class votes: --input-format counts or --classes C", f.Mechanism)
-	}
-	for _, fl := range []string{"sigma2", "sigma1", "threshold"} {
-		if cmd.Flags().Changed(fl) {
-			return cli.Usagef("--%s applies to multi-class votes (--input-format counts or --classes C); binary gnmax calibrates sigma from --m, --eps and --delta", fl)
-		}
-	}
 	start := time.Now()
 	fs := cmd.Flags()
-	inBudget, mech, err := f.parse(cmd)
-	if err != nil {
-		return err
-	}
 	name := cli.InputArg(args)
 	if cli.SameFile(name, f.Out) {
 		return cli.Usagef("--out %s is the vote file: write the labels elsewhere", f.Out)
@@ -93,7 +78,26 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		return err
 	}
 	defer file.Close()
-	votes, err := ensemble.NewVoteReader(file, cli.InputName(name), ensemble.ReadOptions{Format: f.InFormat, Header: f.Header, ID: f.ID})
+	vf, multi, err := f.openVotes(cmd, file, cli.InputName(name))
+	if err != nil {
+		return err
+	}
+	if multi {
+		return runAggregateMulti(cmd, f, name, vf, start)
+	}
+	if slices.Contains(ensemble.MultiMechanisms, f.Mechanism) && f.Mechanism != "gnmax" {
+		return cli.Usagef("--mechanism %s needs multi-class votes: --input-format counts, --classes C, or a metadata header that states them", f.Mechanism)
+	}
+	for _, fl := range []string{"sigma2", "sigma1", "threshold", "laplace-scale"} {
+		if fs.Changed(fl) {
+			return cli.Usagef("--%s applies to multi-class votes (--input-format counts, --classes C, or a metadata header that states them); binary gnmax calibrates sigma from --m, --eps and --delta", fl)
+		}
+	}
+	inBudget, mech, err := f.parse(cmd)
+	if err != nil {
+		return err
+	}
+	votes, err := vf.Votes(ensemble.ReadOptions{Format: f.InFormat, Header: f.Header, ID: f.ID})
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}

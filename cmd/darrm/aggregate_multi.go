@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,56 +15,70 @@ import (
 	"github.com/darrm/darrm/ledger"
 )
 
-// runAggregateMulti releases labels of multi-class votes (a counts file or
-// class indices) by gnmax or confident-gnmax.
-func runAggregateMulti(cmd *cobra.Command, f *aggregateFlags, args []string) error {
-	start := time.Now()
+// binaryOnlyFlags are aggregate's flags that only the binary mechanisms
+// take: a multi-class release refuses them rather than ignore them.
+var binaryOnlyFlags = []string{"m", "eps", "Delta", "gamma", "no-solve", "prior", "rr-composition", "rr-delta-prime", "gnmax-search"}
+
+// runAggregateMulti releases labels of multi-class votes (counts or class
+// indices) by gnmax, confident-gnmax or lnmax.
+func runAggregateMulti(cmd *cobra.Command, f *aggregateFlags, name string, vf *ensemble.VoteFile, start time.Time) error {
 	fs := cmd.Flags()
-	if !slices.Contains(ensemble.MultiMechanisms, f.Mechanism) {
-		return cli.Usagef("--mechanism %s is binary (0/1 votes): multi-class votes need one of %s", f.Mechanism, strings.Join(ensemble.MultiMechanisms, ", "))
-	}
-	if (f.Mechanism == "confident-gnmax") != fs.Changed("threshold") {
-		return cli.Usagef("--threshold and --sigma1 are confident-gnmax's threshold step: give them with it, and only with it")
-	}
-	if err := cli.RequireFlags(cmd, "sigma2", "delta"); err != nil {
+	input := cli.InputName(name)
+	if err := f.checkMech(cmd, f.Mechanism); err != nil {
 		return err
 	}
-	m, err := f.pateFlags.mech(cmd, accountant.DiscreteNoise)
-	if err != nil {
+	for _, fl := range binaryOnlyFlags {
+		if fs.Changed(fl) {
+			return cli.Usagef("--%s applies to the binary mechanisms (0/1 votes); %s is private in the one-vote relation, whatever the teachers' own guarantee", fl, f.Mechanism)
+		}
+	}
+	if f.Mechanism == "lnmax" {
+		if fs.Changed("delta") {
+			return cli.Usagef("--delta: lnmax is (2/b, 0)-DP per query, pure DP: there is no delta to choose")
+		}
+	} else if err := cli.RequireFlags(cmd, "delta"); err != nil {
+		return err
+	}
+	if err := f.checkDeltaPrime(); err != nil {
 		return err
 	}
 	if err := cli.CheckOutPath("out", f.Out); err != nil {
 		return err
 	}
-	name := cli.InputArg(args)
-	if cli.SameFile(name, f.Out) {
-		return cli.Usagef("--out %s is the vote file: write the labels elsewhere", f.Out)
+	var inBudget *accountant.Guarantee
+	switch eps, delta := fs.Changed("budget-eps"), fs.Changed("budget-delta"); {
+	case eps && delta:
+		inBudget = &accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}
+	case eps || delta:
+		return cli.Usagef("--budget-eps and --budget-delta go together: a budget must bound both")
 	}
-	file, err := cli.OpenInput(cmd.InOrStdin(), name)
-	if err != nil {
-		return err
-	}
-	defer file.Close()
-	in, err := f.multiInputFlags.open(cmd, file, cli.InputName(name))
+	in, err := f.multiInputFlags.multi(cmd, vf, input)
 	if err != nil {
 		return err
 	}
 	if fs.Changed("K") && f.K != in.K() {
-		return cli.Usagef("--K = %d but %s has K = %d teachers", f.K, cli.InputName(name), in.K())
+		return cli.Usagef("--K = %d but %s has K = %d teachers", f.K, input, in.K())
 	}
-	agg, err := ensemble.NewMultiGNMax(m, in.K(), in.Classes(), f.Target)
+	agg, err := f.aggregator(cmd, f.Mechanism, in.K(), in.Classes(), f.Target)
 	if err != nil {
-		return flagError(err, nil)
+		return err
+	}
+	binding, err := ensemble.MultiBinding(in, agg)
+	if err != nil {
+		return fmt.Errorf("%s: %w (--mechanism)", input, err)
+	}
+	_, capNote, err := binding.Cap(f.DeltaPrime)
+	if err != nil {
+		return err
 	}
 	priv := agg.Privacy()
 	limit := -1
-	if fs.Changed("budget-eps") != fs.Changed("budget-delta") {
-		return cli.Usagef("--budget-eps and --budget-delta go together: a budget must bound both")
-	}
-	if fs.Changed("budget-eps") {
-		if limit, err = accountant.MaxSteps(priv.Guarantee, accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}, f.Method, f.DeltaPrime); err != nil {
+	var budget *report.Budget
+	if inBudget != nil {
+		if limit, err = accountant.MaxSteps(priv.Guarantee, *inBudget, f.Method, f.DeltaPrime); err != nil {
 			return cli.Usagef("budget: %v", err)
 		}
+		budget = report.NewBudget(*inBudget, f.Method, f.DeltaPrime, limit)
 	}
 	sink := ensemble.LabelSink{Path: f.Out, Stdout: cmd.OutOrStdout(), Format: f.OutFormat}
 	if sink.Format == ensemble.FormatAuto {
@@ -74,8 +86,8 @@ func runAggregateMulti(cmd *cobra.Command, f *aggregateFlags, args []string) err
 	}
 	var led *ledger.Ledger
 	if f.Ledger != "" {
-		if led, limit, err = ledger.OpenRun(f.Ledger, f.Mechanism, priv.Relation.String(), priv.Guarantee, limit); err != nil {
-			return cli.Usagef("--ledger: %v", err)
+		if led, limit, err = ledger.OpenRun(f.Ledger, f.Mechanism, binding, priv.Guarantee, limit); err != nil {
+			return cli.AsUsage(fmt.Errorf("--ledger: %w", err))
 		}
 		defer led.Close()
 		sink.Ledger = led
@@ -85,49 +97,37 @@ func runAggregateMulti(cmd *cobra.Command, f *aggregateFlags, args []string) err
 		src = ensemble.NewSeededSource(*seed)
 		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: --seed %d: %s\n", *seed, report.NotForRelease)
 	}
-	res, err := ensemble.ReleaseMultiTo(cmd.Context(), in, agg, src, sink, limit, ensemble.ReleaseOptions{Experiment: seed != nil})
+	total := cli.InputSize(name)
+	prog := cliout.NewProgress(cmd.ErrOrStderr(), total, "releasing labels")
+	opts := ensemble.ReleaseOptions{Experiment: seed != nil, Progress: func(n int, b int64) {
+		if total > 0 {
+			prog.Set(b)
+		} else {
+			prog.Set(int64(n))
+		}
+	}}
+	res, err := ensemble.ReleaseMultiTo(cmd.Context(), in, agg, src, sink, limit, opts)
+	prog.Done()
 	if fe := (*ensemble.FormatError)(nil); errors.As(err, &fe) {
 		return cli.Usagef("%v", err)
 	} else if err != nil {
 		return err
 	}
-	rec := cliout.Record{
-		{Key: "input", Val: cli.InputName(name)}, {Key: "output", Val: cli.OutputName(f.Out)},
-		{Key: "mechanism", Val: f.Mechanism}, {Key: "teachers", Val: in.K()}, {Key: "classes", Val: in.Classes()},
-		{Key: "threshold", Val: optional(m.Confident(), m.Threshold)}, {Key: "sigma1", Val: optional(m.Confident(), m.Sigma1)}, {Key: "sigma2", Val: m.Sigma2},
-		{Key: "noise", Val: "discrete Gaussian (exact sampler), ties broken uniformly"},
-		{Key: "per_query_eps", Val: priv.Eps}, {Key: "per_query_delta", Val: priv.Delta}, {Key: "per_query_source", Val: priv.Source},
-		{Key: "relation", Val: priv.Relation.String()},
-		{Key: "released", Val: res.Answered}, {Key: "labelled", Val: res.Answered - res.Withheld}, {Key: "withheld", Val: res.Withheld},
-		{Key: "unanswered", Val: res.Unanswered},
-		{Key: "seconds", Val: time.Since(start).Seconds()},
-	}
-	if res.Answered > 0 {
-		for _, t := range accountant.Totals(priv.Guarantee, res.Answered, f.DeltaPrime) {
-			if t.Err == nil {
-				rec = append(rec, cliout.Field{Key: "total_" + t.Method.String(), Val: fmt.Sprintf("(%.6g, %.3g)", t.Guarantee.Eps, t.Guarantee.Delta)})
-			}
-		}
-	}
-	if seed != nil {
-		rec = append(rec, cliout.Field{Key: "seed", Val: *seed}, cliout.Field{Key: "warning", Val: report.NotForRelease})
+	out, err := report.NewAggregateMulti(report.MultiRelease{Mechanism: f.Mechanism, Aggregator: agg, Input: input, Output: cli.OutputName(f.Out),
+		Votes: in, Sink: sink, Result: res, Budget: budget, DeltaPrime: f.DeltaPrime, CapNote: capNote, Seed: seed,
+		Ledger: led, LedgerPath: f.Ledger, Elapsed: time.Since(start)})
+	if err != nil {
+		return err
 	}
 	w := cmd.OutOrStdout()
 	if sink.ToStdout() {
 		w = cmd.ErrOrStderr()
 	}
-	if err := cliout.WriteRecord(w, f.Format, rec); err != nil {
+	if err := out.Write(w, f.Format); err != nil {
 		return err
 	}
 	if res.Unanswered > 0 {
-		return fmt.Errorf("%w: released %d of %d queries, %d left unanswered", errBudget, res.Answered, res.Answered+res.Unanswered, res.Unanswered)
-	}
-	return nil
-}
-
-func optional(ok bool, v float64) any {
-	if ok {
-		return v
+		return fmt.Errorf("%w: released %d of %d queries, %d not released; %s holds the %d released", errBudget, res.Answered, res.Answered+res.Unanswered, res.Unanswered, cli.OutputName(f.Out), res.Answered)
 	}
 	return nil
 }
