@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/darrm/darrm/internal/atomicfile"
+	"github.com/darrm/darrm/internal/plural"
 )
 
 // A Ledger keeps the privacy that releases spend; ledger.Ledger is one.
@@ -77,7 +78,8 @@ func ReleaseTo(ctx context.Context, in *VoteReader, agg Aggregator, src *Source,
 		left = lw.Written()
 	}
 	if left > 0 {
-		err = fmt.Errorf("%w (%d labels were already written to standard output: their privacy cost is that of %d queries at %v)", err, left, left, agg.Privacy().Guarantee)
+		err = fmt.Errorf("%w (%s already written to standard output: their privacy cost is that of %s at %v)", err,
+			plural.Of(left, "label was", "labels were"), plural.Of(left, "query", "queries"), agg.Privacy().Guarantee)
 	}
 	if sink.Ledger != nil {
 		err = errors.Join(err, sink.Ledger.Settle(left))

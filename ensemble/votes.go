@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/darrm/darrm/internal/plural"
 )
 
 // Format is the format of a vote or label file.
@@ -463,9 +466,9 @@ func (r *VoteReader) settle(n int, opts ReadOptions) error {
 	case n < 1:
 		return r.errorf(0, "no votes")
 	case opts.K > 0 && n != opts.K:
-		return r.errorf(0, "%d votes, want K = %d", n, opts.K)
+		return r.errorf(0, "%s, want K = %d", plural.Of(n, "vote", "votes"), opts.K)
 	case n%2 == 0:
-		return r.errorf(0, "%d votes: the number of teachers K must be odd (the majority of an even number of votes can tie)", n)
+		return r.errorf(0, "%s: the number of teachers K must be odd (the majority of an even number of votes can tie)", plural.Of(n, "vote", "votes"))
 	}
 	r.k = n
 	r.q.Votes = make([]byte, n)
@@ -503,6 +506,17 @@ func (f csvField) vote() (byte, bool) {
 func allVotes(fs []csvField) bool {
 	for _, f := range fs {
 		if _, ok := f.vote(); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// allNumbers reports whether every field is a number: a row of them is
+// data, however bad its votes, never a header.
+func allNumbers(fs []csvField) bool {
+	for _, f := range fs {
+		if _, err := strconv.ParseFloat(string(f.b), 64); err != nil {
 			return false
 		}
 	}
@@ -587,16 +601,19 @@ func (r *VoteReader) firstCSV(line []byte, opts ReadOptions) error {
 		r.header = true
 	case Absent:
 	default:
-		idRow := len(fs) >= 2 && opts.ID != Absent && allVotes(fs[1:])
-		r.header = !allVotes(fs) && !idRow
+		// A row of numbers (after an id) is data, so that a bad vote on
+		// the first line is reported as one.
+		idRow := len(fs) >= 2 && opts.ID != Absent && allNumbers(fs[1:])
+		r.header = !allNumbers(fs) && !idRow
 	}
 	namedID := false
 	var headerCols int
 	if r.header {
 		headerCols = len(fs)
+		headerLine := r.line
 		namedID = strings.EqualFold(string(fs[0].b), "id")
 		if line, err = r.nextNonBlank(); err == io.EOF {
-			return &FormatError{File: r.name, Line: r.line, Msg: "no data rows after the header"}
+			return &FormatError{File: r.name, Line: r.line, Msg: fmt.Sprintf("no data rows after the header on line %d (a first row that is not all numbers is a header)", headerLine)}
 		} else if err != nil {
 			return err
 		}
@@ -607,7 +624,7 @@ func (r *VoteReader) firstCSV(line []byte, opts ReadOptions) error {
 			return r.errorf(0, "not a CSV or JSON lines vote file: the first data row has no 0/1 votes")
 		}
 		if len(fs) != headerCols {
-			return r.errorf(0, "%d columns, but the header has %d", len(fs), headerCols)
+			return r.errorf(0, "%s, but the header has %d", plural.Of(len(fs), "column", "columns"), headerCols)
 		}
 	}
 	switch opts.ID {
@@ -615,7 +632,7 @@ func (r *VoteReader) firstCSV(line []byte, opts ReadOptions) error {
 		r.hasID = true
 	case Absent:
 	default:
-		r.hasID = namedID || (len(fs) >= 2 && !allVotes(fs[:1]) && allVotes(fs[1:]))
+		r.hasID = namedID || (len(fs) >= 2 && !allVotes(fs[:1]) && allNumbers(fs[1:]))
 	}
 	off := 0
 	if r.hasID {
@@ -673,11 +690,11 @@ func (r *VoteReader) fill(fs []csvField) error {
 		off = 1
 	}
 	if want := r.k + off; len(fs) != want {
-		what := fmt.Sprintf("K = %d votes", r.k)
+		what := fmt.Sprintf("K = %d %s", r.k, plural.Word(r.k, "vote", "votes"))
 		if r.hasID {
-			what = fmt.Sprintf("an id and K = %d votes", r.k)
+			what = "an id and " + what
 		}
-		return r.errorf(0, "%d columns, want %d (%s, as in the first data row)", len(fs), want, what)
+		return r.errorf(0, "%s, want %d (%s, as in the first data row)", plural.Of(len(fs), "column", "columns"), want, what)
 	}
 	if r.hasID {
 		if !validID(fs[0].b) {
@@ -734,7 +751,7 @@ func (r *VoteReader) parseJSONL(line []byte) error {
 	case !id && r.hasID:
 		return r.errorf(0, "no \"id\", but the first row has one")
 	case n != r.k:
-		return r.errorf(0, "%d votes, want K = %d (as in the first data row)", n, r.k)
+		return r.errorf(0, "%s, want K = %d (as in the first data row)", plural.Of(n, "vote", "votes"), r.k)
 	}
 	return nil
 }

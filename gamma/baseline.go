@@ -112,12 +112,21 @@ type BaselineError struct {
 func (e *BaselineError) Error() string { return e.Err.Error() }
 func (e *BaselineError) Unwrap() error { return e.Err }
 
+// DSubOmitted says why Baselines leaves gamma_DSub out at problem p, or
+// returns "" when it is compared: Theorem 3.5.1 is a result for pure DP.
+func DSubOmitted(p constraints.Params) string {
+	if p.Delta == 0 && p.TargetDelta == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Theorem 3.5.1 makes it (m·eps)-DP for pure-DP teachers only (Delta = delta = 0); here Delta = %.6g and delta = %.6g", p.Delta, p.TargetDelta)
+}
+
 // Baselines returns the noise functions that gamma_opt is compared with
 // at problem p (Section 3.7.1, App. B.4), in this order: gamma_Sub
 // (SubBaseline); gamma_DSub (DSubBaseline) when the teachers and the
-// release are pure DP, Delta = delta = 0, the setting of Theorem 3.5.1;
-// and randomized response's constant gamma (RRBaseline). An error is a
-// *BaselineError.
+// release are pure DP, Delta = delta = 0, the setting of Theorem 3.5.1
+// (DSubOmitted says why not otherwise); and randomized response's constant
+// gamma (RRBaseline). An error is a *BaselineError.
 func Baselines(p constraints.Params, o BaselineOptions) ([]Baseline, error) {
 	s := o.SubSize
 	if s == 0 {
@@ -128,7 +137,7 @@ func Baselines(p constraints.Params, o BaselineOptions) ([]Baseline, error) {
 		return nil, &BaselineError{"sub", err}
 	}
 	bases := []Baseline{sub}
-	if p.Delta == 0 && p.TargetDelta == 0 {
+	if DSubOmitted(p) == "" {
 		d, err := DSubBaseline(p.K, p.M)
 		if err != nil {
 			return nil, &BaselineError{"dsub", err}

@@ -16,7 +16,10 @@
 #            minute on 2 cores).
 #   ITEM     only these items (names as printed, e.g. fig-3.2 table-b.2).
 #
-# The time of each item goes to standard output, never into a file. Needs Go
+# The time of each item goes to standard output, never into a file; each
+# command run is named on standard error before it runs, and darrm's own
+# progress lines (one every 10 s off a terminal) follow, so a log never goes
+# quiet for long. Needs Go
 # and gcc (darrm is built into a temporary directory) and, for Chapter 4, the
 # data of scripts/fetch-data.sh.
 set -euo pipefail
@@ -41,6 +44,9 @@ results=docs/results
 mkdir -p "$figs" "$results"
 
 # ---------------------------------------------------------------- helpers
+
+# say MESSAGE: progress on standard error.
+say() { printf 'reproduce: %s\n' "$*" >&2; }
 
 # splice FILE NAME CONTENT: replaces the lines between <!-- reproduce:NAME -->
 # and the next <!-- /reproduce --> in FILE by the file CONTENT.
@@ -132,6 +138,7 @@ solve_figure() {
 		if [[ $a == -- ]]; then
 			if ((${#args[@]})); then
 				i=$((i + 1))
+				say "$name: darrm solve ${args[*]}"
 				"$darrm" solve --compare --no-cache --format json "${args[@]}" > "$work/$name-$i.json"
 				files+=("$work/$name-$i.json")
 			fi
@@ -176,7 +183,7 @@ table_b1_fig_b4() {
 		cat "$work/b1.rows"
 	} > "$work/table-b1.md"
 	splice docs/reproduction.md table-b.1 "$work/table-b1.md"
-	solve_figure fig-b.4 "Thesis Figure B.4: K = 35, ε = 0.1, Δ = 10^{-5}, m and δ of M subsampled teachers by general composition (δ' = 0.1)" 4 "" "${groups[@]}"
+	solve_figure fig-b.4 "Thesis Figure B.4: K = 35, ε = 0.1, Δ = 10^{-5}; from left to right M = 10, 13, 15, 20 subsampled teachers,"$'\n'"whose general composition (δ' = 0.1) gives m and δ; γ_{Sub} is the majority of the M" 4 "" "${groups[@]}"
 	gamma_pivot "$work/fig-b.4.csv" > "$work/fig-b.4.md"
 	splice docs/reproduction.md fig-b.4 "$work/fig-b.4.md"
 }
@@ -212,7 +219,10 @@ fig_b7() {
 # Table B.2 and Figure B.8: GNMax's sigma for the per-query targets of the
 # m = 3 experiments; the thesis prints lambda = 34.31 and 35.74.
 table_b2_fig_b8() {
-	"$darrm" account gnmax --target-eps 0.2676,0.2556 --target-delta 3e-4 --plot "$figs/fig-b.8.png" --mark-lambda 34.31,35.74 --format csv > "$work/b2.csv"
+	"$darrm" account gnmax --target-eps 0.2676,0.2556 --target-delta 3e-4 --plot "$figs/fig-b.8.png" --mark-lambda 34.31,35.74 \
+		--mark-label "λ printed in the thesis' Table B.2 (34.31, 35.74)" \
+		--title "Thesis Figure B.8: GNMax's noise σ^{2} against the Rényi order λ"$'\n'"for the per-query targets of MNIST (left) and Fashion-MNIST (right) at m = 3" \
+		--format csv > "$work/b2.csv"
 	csv_awk '
 	NR == 2 {
 		print "| dataset | per query (m·ε, m·Δ) | λ (grid search) | thesis λ | σ_min | thesis σ_min | σ at the thesis λ |"
@@ -260,11 +270,13 @@ B.7 7 Fashion-MNIST 0.0852 11.928 0.014 26.738 0.035 42.873 0.068"
 # ---------------------------------------------------------------- Chapter 4 and Appendix C
 
 # panel NAME ARGS...: runs one DP-ShuffleG experiment (the thesis' settings:
-# K = 50, delta = 1e-6, p = 0.5, clip 10, 10 runs, the learning-rate grid of
-# Section 4.7.4, Table 4.3's Renyi order, seed 1) into docs/results/NAME.json.
+# K = 50 epochs, delta = 1e-6, p = 0.5, clip 10, 10 runs, the learning-rate
+# grid of Section 4.7.4, Table 4.3's Renyi order, seed 1) into
+# docs/results/NAME.json.
 panel() {
 	local name=$1
 	shift
+	say "panel $name: darrm shuffleg $*"
 	"$darrm" shuffleg --seed 1 --alpha-rule table-4.3 --format json "$@" > "$work/$name.json"
 	mv "$work/$name.json" "$results/$name.json"
 }
@@ -344,7 +356,7 @@ results_table() {
 fig_4_2() {
 	local panels=(mnist69-eps5 mnist69-eps10 fashion-ridge-eps1 fashion-ridge-eps5 diabetes-eps1 diabetes-eps5 breast-cancer-eps5 breast-cancer-eps10)
 	run_panels "${panels[@]}"
-	shuffleg_figure fig-4.2 "Thesis Figure 4.2: K = 50 epochs, δ = 10^{-6}, p = 0.5, 10 runs per learning rate"$'\n'"(substitute): a dataset standing in for the thesis' own, which cannot be fetched here" "${panels[@]/#/$results/}"
+	shuffleg_figure fig-4.2 "Thesis Figure 4.2: 50 epochs, δ = 10^{-6}, p = 0.5, 10 runs per learning rate"$'\n'"MNIST-69 is the thesis' own data; panels marked (substitute) use a dataset standing in for one that cannot be fetched here" "${panels[@]/#/$results/}"
 	# Table 4.5 from the same reports: the sizes of D and P.
 	{
 		echo "| dataset | task | n (D) | public (P) | d | thesis |"
@@ -413,7 +425,8 @@ B.8 7 fashion58 100 0.79 0.96 0.96"
 	local m ds
 	for m in 3 1 5 7; do
 		for ds in mnist58 fashion58; do
-			"$darrm" transfer --dataset "$ds" --m "$m" --seed 1 --cache-dir "$work/cache" --format csv 2>/dev/null |
+			say "transfer: darrm transfer --dataset $ds --m $m --seed 1"
+			"$darrm" transfer --dataset "$ds" --m "$m" --seed 1 --cache-dir "$work/cache" --format csv |
 				awk -F, -v ds="$ds" 'NR > 1 { print ds, $0 }' >> "$work/transfer.rows"
 		done
 	done

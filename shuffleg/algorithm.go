@@ -174,7 +174,7 @@ func NewPlan(a Algorithm, n, nPublic, epochs int, p float64) (Plan, error) {
 		return Plan{}, fmt.Errorf("private samples n = %d: must be >= 1", n)
 	}
 	if epochs < 1 {
-		return Plan{}, fmt.Errorf("epochs K = %d: must be >= 1", epochs)
+		return Plan{}, fmt.Errorf("epochs = %d: must be >= 1", epochs)
 	}
 	if !(p > 0 && p <= 1) {
 		return Plan{}, fmt.Errorf("private fraction p = %v: must be in (0, 1]", p)
@@ -241,7 +241,7 @@ func AccountingPlan(a Algorithm, epochs, s, n, nd int) (Plan, error) {
 	case DPShuffleG:
 	case PrivPub, PubPriv:
 		if s < 1 || s > epochs-1 {
-			return Plan{}, fmt.Errorf("%v: %w", a, &accountant.ParamError{Name: "S", Value: float64(s), Rule: fmt.Sprintf("must be an integer in [1, K-1] = [1, %d]", epochs-1)})
+			return Plan{}, fmt.Errorf("%v: %w", a, &accountant.ParamError{Name: "S", Value: float64(s), Rule: fmt.Sprintf("must be an integer in [1, epochs-1] = [1, %d]", epochs-1)})
 		}
 		pl.PrivEpochs = s
 		if a == PubPriv {

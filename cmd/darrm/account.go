@@ -164,6 +164,8 @@ func newAccountGNMaxCmd() *cobra.Command {
 		Conversion accountant.Conversion  `flag:"conversion"`
 		Plot       string                 `flag:"plot"`
 		Marks      []float64              `flag:"mark-lambda" help:"with --plot: orders lambda to mark on the curves (e.g. published values to compare)"`
+		MarkLabel  string                 `flag:"mark-label" help:"with --mark-lambda: what the marked orders are, for the legend"`
+		Title      string                 `flag:"title" help:"with --plot: title above the figure (default: what it shows)"`
 	}
 	return newAccount("gnmax", "Noise sigma of GNMax for a per-query (eps, delta) target", &f, targetFlags, targetAliases, func(*cobra.Command) (document, error) {
 		if err := checkPlot(f.Plot); err != nil {
@@ -180,7 +182,7 @@ func newAccountGNMaxCmd() *cobra.Command {
 			d.Rows, targets = append(d.Rows, report.GNMaxNoise{Eps: e, Sigma: sigma, Lambda: lambda}), append(targets, target)
 		}
 		if f.Plot != "" {
-			return d, figure.WriteGNMax(f.Plot, "", targets, f.Marks)
+			return d, figure.WriteGNMax(f.Plot, f.Title, targets, f.Marks, f.MarkLabel)
 		}
 		return d, nil
 	})
@@ -193,8 +195,8 @@ func newAccountShuffleGCmd() *cobra.Command {
 		Sigma      float64   `flag:"sigma"`
 		Algorithms []string  `flag:"algorithm" help:"algorithms, comma-separated: dp-shuffleg, priv-pub, pub-priv, interleaved, all"`
 		G          float64   `flag:"G" help:"Lipschitz constant / gradient clipping norm (> 0)" required:""`
-		Epochs     int       `flag:"epochs" help:"number of epochs K (>= 1)" required:""`
-		S          int       `flag:"S" help:"priv-pub, pub-priv: epochs before the switch, in [1, K-1]"`
+		Epochs     int       `flag:"epochs" help:"number of epochs (the K of the thesis' Chapter 4), >= 1" required:""`
+		S          int       `flag:"S" help:"priv-pub, pub-priv: epochs before the switch, in [1, epochs-1]"`
 		N          int       `flag:"n" help:"interleaved: steps per epoch n"`
 		ND         int       `flag:"nd" help:"interleaved: private steps per epoch n_d, in [1, n]"`
 	}{Algorithms: []string{"dp-shuffleg"}}

@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/internal/report"
 	"github.com/darrm/darrm/ledger"
 )
@@ -179,8 +180,8 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		return err
 	}
 	if res.Unanswered > 0 {
-		return fmt.Errorf("%w: answered %d of %d queries, %d left unanswered; %s holds the %d answered",
-			errBudget, res.Answered, res.Answered+res.Unanswered, res.Unanswered, cli.OutputName(f.Out), res.Answered)
+		return fmt.Errorf("%w: answered %d of %s, %d left unanswered; %s holds the %d answered",
+			errBudget, res.Answered, plural.Of(res.Answered+res.Unanswered, "query", "queries"), res.Unanswered, cli.OutputName(f.Out), res.Answered)
 	}
 	return nil
 }

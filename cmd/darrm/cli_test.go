@@ -204,6 +204,9 @@ func TestSolveCompareAndPlot(t *testing.T) {
 		} `json:"compare"`
 	}
 	decode(t, out, &doc)
+	if strings.Contains(out, "not_compared") {
+		t.Error("pure DP: a baseline is reported as not compared")
+	}
 	names := map[string]bool{}
 	for _, m := range doc.Compare {
 		names[m.Name] = true
@@ -224,9 +227,21 @@ func TestSolveCompareAndPlot(t *testing.T) {
 	if err != nil || !bytes.Contains(b, []byte("<svg")) {
 		t.Errorf("plot not written as SVG: %v", err)
 	}
+	// With Delta > 0, gamma_DSub is left out, and the output says so.
 	table, _, code := darrm(t, "", "solve", "--K", "11", "--m", "3", "--cache-dir", dir, "--compare")
 	if code != 0 || !strings.Contains(table, "gamma_sub") || !strings.Contains(table, "certificate") {
 		t.Errorf("table output lacks the comparison:\n%s", table)
+	}
+	if !strings.Contains(table, "gamma_dsub: not compared: Theorem 3.5.1") {
+		t.Errorf("table output does not say why gamma_DSub is left out:\n%s", table)
+	}
+	out, _, _ = darrm(t, "", "solve", "--K", "11", "--m", "3", "--cache-dir", dir, "--compare", "--format", "json")
+	var approx struct {
+		NotCompared []struct{ Name, Reason string } `json:"not_compared"`
+	}
+	decode(t, out, &approx)
+	if len(approx.NotCompared) != 1 || approx.NotCompared[0].Name != "dsub" || !strings.Contains(approx.NotCompared[0].Reason, "Delta = 1e-05") {
+		t.Errorf("not_compared = %+v, want dsub with its reason", approx.NotCompared)
 	}
 }
 
@@ -326,5 +341,25 @@ func TestTamperedCacheEntry(t *testing.T) {
 	out, _, _ = darrm(t, "", append([]string{"solve"}, args...)...)
 	if !strings.Contains(out, "certificate (computed in this run): CERTIFIED") {
 		t.Errorf("solve's table does not say the certificate was computed in this run:\n%s", out)
+	}
+}
+
+// TestMistypes: a mistyped command is an unknown command whatever flags
+// follow it, and a mistyped flag names the flag meant; both exit 2.
+func TestMistypes(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"solvee"}, `unknown command "solvee" for "darrm"; did you mean "solve"?`},
+		{[]string{"solvee", "--K", "11"}, `unknown command "solvee" for "darrm"; did you mean "solve"?`},
+		{[]string{"teachers", "trian", "--dataset", "mnist58"}, `unknown command "trian" for "darrm teachers"; did you mean "train"?`},
+		{[]string{"solve", "--k", "11"}, `unknown flag --k for "darrm solve"; did you mean --K?`},
+		{[]string{"aggregate", "--mechanizm", "rr"}, `did you mean --mechanism?`},
+	} {
+		_, stderr, code := darrm(t, "", tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
+		}
 	}
 }

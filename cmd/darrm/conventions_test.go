@@ -61,6 +61,19 @@ func TestSharedFlags(t *testing.T) {
 	}
 }
 
+// TestHelpDefaults: no flag's help states its default twice, in its own
+// words and again as pflag's "(default ...)", and none shows an empty
+// "(default [])".
+func TestHelpDefaults(t *testing.T) {
+	walk(newRootCmd(), func(c *cobra.Command) {
+		for _, line := range strings.Split(c.LocalFlags().FlagUsages(), "\n") {
+			if strings.Count(line, "(default") > 1 || strings.Contains(line, "(default [])") {
+				t.Errorf("%s: %s", c.CommandPath(), strings.TrimSpace(line))
+			}
+		}
+	})
+}
+
 // reflectNew returns a pointer of the type s.add expects.
 func reflectNew(s cli.Flag) any { return reflect.New(reflect.TypeOf(s.Default)).Interface() }
 
@@ -210,7 +223,8 @@ func TestVerifyReadsSolveCSV(t *testing.T) {
 
 // TestHelpFiles: every file of help/ is the help of the command it is
 // named after (a command whose file is missing panics when the tree is
-// built).
+// built), followed by nothing but the list of its flags' earlier spellings
+// (cli.Aliases).
 func TestHelpFiles(t *testing.T) {
 	shown := map[string][2]string{}
 	walk(newRootCmd(), func(c *cobra.Command) {
@@ -224,7 +238,9 @@ func TestHelpFiles(t *testing.T) {
 	for _, e := range entries {
 		name := strings.TrimSuffix(e.Name(), ".txt")
 		long, example, err := cli.ReadHelp(helpFiles, "help/"+e.Name())
-		if got, ok := shown[name]; err != nil || !ok || got != [2]string{long, example} {
+		got, ok := shown[name]
+		rest, prefixed := strings.CutPrefix(got[0], long)
+		if err != nil || !ok || !prefixed || got[1] != example || rest != "" && !strings.HasPrefix(rest, "\n\nThe earlier spelling") {
 			t.Errorf("help/%s is not the help of darrm %s (%v)", e.Name(), strings.ReplaceAll(name, "-", " "), err)
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"time"
 
@@ -42,7 +43,9 @@ func newSeparateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, fmt.Sprintf("certifying shard %v for K=%d m=%g", shard, p.K, p.M))
 			sep, err := gamma.VerifyShard(cmd.Context(), p.Params, tab.Gamma, shard, f.Workers)
+			prog.Done()
 			if err != nil {
 				return cli.AsUsage(err)
 			}

@@ -27,7 +27,7 @@ type shufflegFlags struct {
 	Eps        []float64             `flag:"target-eps"`
 	Delta      float64               `flag:"target-delta"`
 	Fraction   float64               `flag:"p" help:"fraction of the steps on private samples, in (0, 1]"`
-	Epochs     int                   `flag:"epochs" help:"number of epochs K"`
+	Epochs     int                   `flag:"epochs" help:"number of epochs (the K of the thesis' Chapter 4)"`
 	Runs       int                   `flag:"runs" help:"runs per algorithm and learning rate"`
 	Clip       float64               `flag:"clip" help:"per-sample gradient clipping norm (the Lipschitz constant G of the privacy analysis)"`
 	Radius     float64               `flag:"C" help:"mean: radius of the ball constraint"`

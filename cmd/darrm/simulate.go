@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/ensemble"
@@ -63,7 +65,9 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 		}
 		aggs, labels = append(aggs, agg), append(labels, label)
 	}
+	prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, fmt.Sprintf("simulating %d queries", f.Queries))
 	res, err := ensemble.Simulate(cmd.Context(), aggs, teachers, f.Queries, f.Seed)
+	prog.Done()
 	if err != nil {
 		return err
 	}

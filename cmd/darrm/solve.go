@@ -84,6 +84,9 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 			return err
 		}
 		out.Compare = report.Compared(bases, evs)
+		if why := gamma.DSubOmitted(p.Params); why != "" {
+			out.NotCompared = append(out.NotCompared, report.Omitted{Name: "dsub", Reason: why})
+		}
 	}
 	out.Seconds = time.Since(start).Seconds()
 	if f.Plot != "" {

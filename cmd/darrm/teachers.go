@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -52,7 +53,9 @@ func newTeachersSub(use string) *cobra.Command {
 			if f.NonPrivate {
 				cfg = pub
 			}
+			prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, fmt.Sprintf("training or loading the teachers of %s", f.Dataset))
 			e, _, err := teachers.Cached(cmd.Context(), teachersDir(dir), b, cfg, note(cmd))
+			prog.Done()
 			if err != nil {
 				return err
 			}

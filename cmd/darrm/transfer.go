@@ -62,15 +62,19 @@ func newTransferCmd() *cobra.Command {
 			if teacherSeed == nil {
 				params.Seed = ensemble.NewSource().Uint64()
 			}
+			prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, fmt.Sprintf("transfer %s: training or loading the teachers", f.Dataset))
+			defer prog.Done()
 			t, err := transfer.TrainTeachers(cmd.Context(), teachersDir(gdir), b, teacherSeed, note(cmd))
 			if err != nil {
 				return err
 			}
+			prog.Describe(fmt.Sprintf("transfer %s: labelling the queries", f.Dataset))
 			opt := func(ctx context.Context, p constraints.Params) (gamma.Gamma, error) {
 				l, err := loadGamma(ctx, cmd, optimal.Source{Cache: gdir, Prior: gamma.UniformPrior(), Options: optimal.Options{Workers: f.Workers}}, p)
 				return l.Gamma, err
 			}
 			res, err := transfer.Run(cmd.Context(), b.Test, t, params, opt)
+			prog.Done()
 			if err != nil {
 				return err
 			}

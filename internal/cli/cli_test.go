@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -172,7 +173,7 @@ func TestFlagErrors(t *testing.T) {
 	}{
 		{[]string{"--color", "blue"}, `--color: color "blue": must be red or green`},
 		{[]string{"--n", "three"}, `invalid argument "three" for "--n"`},
-		{[]string{"--nope"}, "unknown flag: --nope"},
+		{[]string{"--nope"}, `unknown flag --nope for "t"; run "t --help" for its flags`},
 	} {
 		var f testFlags
 		cmd := newTestCmd(&f)
@@ -184,6 +185,38 @@ func TestFlagErrors(t *testing.T) {
 	}
 }
 
+// TestSuggest: an unknown flag or command is answered with the names the
+// user may have meant: the same name in another case first, else names a
+// few edits away, and none for a name close to nothing.
+func TestSuggest(t *testing.T) {
+	names := []string{"K", "m", "Delta", "delta", "compare", "cache-dir", "prior", "train", "vote"}
+	for _, tc := range []struct {
+		typed string
+		want  []string
+	}{
+		{"k", []string{"K"}},
+		{"DELTA", []string{"Delta", "delta"}},
+		{"Detla", []string{"Delta", "delta"}},
+		{"compair", []string{"compare"}},
+		{"cashe-dir", []string{"cache-dir"}},
+		{"trian", []string{"train"}},
+		{"comp", []string{"compare"}},
+		{"x", nil},
+		{"n", nil},
+		{"seed", nil},
+	} {
+		if got := suggest(tc.typed, names); !slices.Equal(got, tc.want) {
+			t.Errorf("suggest(%q) = %q, want %q", tc.typed, got, tc.want)
+		}
+	}
+	var f testFlags
+	cmd := newTestCmd(&f)
+	cmd.SetArgs([]string{"--N", "3"})
+	if err := cmd.Execute(); !IsUsage(err) || !strings.Contains(err.Error(), "did you mean --n?") {
+		t.Errorf("--N: %v, want a usage error suggesting --n", err)
+	}
+}
+
 func TestAliasesAndRequire(t *testing.T) {
 	var f testFlags
 	cmd := newTestCmd(&f)
@@ -191,6 +224,13 @@ func TestAliasesAndRequire(t *testing.T) {
 	cmd.SetArgs([]string{"--count", "9"})
 	if err := cmd.Execute(); err != nil || f.N != 9 {
 		t.Fatalf("--count as --n: %v, n = %d", err, f.N)
+	}
+	if want := "The earlier spelling --count for --n is still accepted."; !strings.HasSuffix(cmd.Long, want) {
+		t.Errorf("help %q does not end with %q", cmd.Long, want)
+	}
+	two := "The earlier spellings --a for --alpha, --b for --beta and --c for --gamma are\nstill accepted."
+	if got := AliasHelp(map[string]string{"c": "gamma", "a": "alpha", "b": "beta"}); got != two {
+		t.Errorf("AliasHelp = %q, want %q", got, two)
 	}
 	if err := RequireFlags(cmd, "n"); err != nil {
 		t.Errorf("--n was given: %v", err)
@@ -277,7 +317,9 @@ func TestArgs(t *testing.T) {
 		{"within max", MaxArgs(1)(leaf, []string{"a"}), ""},
 		{"over max", MaxArgs(1)(leaf, []string{"a", "b"}), `p leaf takes at most 1 argument(s), got 2: ["a" "b"]`},
 		{"group: nothing", group.Args(group, nil), ""},
-		{"group: unknown", group.Args(group, []string{"x"}), `unknown command "x" for "p g"; run "p g --help" for its commands`},
+		{"group: unknown", group.Args(group, []string{"x"}), `unknown command "x" for "p g"; run "p g --help" for the list`},
+		{"unknown, close to one", NoArgs(parent, []string{"lef"}), `unknown command "lef" for "p"; did you mean "leaf"?`},
+		{"group: close to one", group.Args(group, []string{"chlid"}), `unknown command "chlid" for "p g"; did you mean "child"?`},
 	} {
 		if tc.want == "" && tc.err != nil || tc.want != "" && (!IsUsage(tc.err) || tc.err.Error() != tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, tc.err, tc.want)
@@ -341,7 +383,7 @@ func TestExecute(t *testing.T) {
 		return 1
 	}
 	newRoot := func() *cobra.Command {
-		root := &cobra.Command{Use: "prog", SilenceErrors: true, SilenceUsage: true}
+		root := &cobra.Command{Use: "prog", Args: NoArgs, RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() }, SilenceErrors: true, SilenceUsage: true}
 		root.SetFlagErrorFunc(FlagErrorFunc)
 		root.AddCommand(
 			&cobra.Command{Use: "print", RunE: func(cmd *cobra.Command, _ []string) error { fmt.Fprintln(cmd.OutOrStdout(), "hello"); return nil }},
@@ -362,7 +404,10 @@ func TestExecute(t *testing.T) {
 		{context.Background(), []string{"print"}, nil, 0, "hello\n", ""},
 		{context.Background(), []string{"print"}, failWriter{}, 1, "", "prog: write standard output: no space left on device\n"},
 		{context.Background(), []string{"fail"}, nil, 1, "", "prog: boom\n"},
-		{context.Background(), []string{"print", "--nope"}, nil, 2, "", "prog: unknown flag: --nope\n"},
+		{context.Background(), []string{"print", "--nope"}, nil, 2, "", "prog: unknown flag --nope for \"prog print\"; run \"prog print --help\" for its flags\n"},
+		// A mistyped command is an unknown command, whatever flags follow.
+		{context.Background(), []string{"pritn", "--nope"}, nil, 2, "", "prog: unknown command \"pritn\" for \"prog\"; did you mean \"print\"?\n"},
+		{context.Background(), []string{"pritn"}, nil, 2, "", "prog: unknown command \"pritn\" for \"prog\"; did you mean \"print\"?\n"},
 		{cancelled, []string{"wait"}, nil, 130, "", "prog: interrupted: context canceled\n"},
 	} {
 		var out, errb bytes.Buffer
@@ -536,6 +581,29 @@ func TestInputSize(t *testing.T) {
 	}{{file, 6}, {Std, -1}, {filepath.Join(dir, "missing"), -1}, {dir, -1}, {os.DevNull, -1}} {
 		if got := InputSize(tc.name); got != tc.want {
 			t.Errorf("InputSize(%s) = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestFlagErrorAfterArgument: a command that takes an argument and holds
+// subcommands (darrm separate FILE, darrm separate merge) reports a bad
+// flag after its argument as the flag, not the argument as a command.
+func TestFlagErrorAfterArgument(t *testing.T) {
+	root := &cobra.Command{Use: "prog", Args: NoArgs, RunE: func(*cobra.Command, []string) error { return nil }, SilenceErrors: true, SilenceUsage: true}
+	root.SetFlagErrorFunc(FlagErrorFunc)
+	sep := &cobra.Command{Use: "sep", Args: MaxArgs(1), RunE: func(*cobra.Command, []string) error { return nil }}
+	sep.AddCommand(&cobra.Command{Use: "merge", RunE: func(*cobra.Command, []string) error { return nil }})
+	root.AddCommand(sep)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sep", "file.json", "--bogus"}, `unknown flag --bogus for "prog sep"`},
+		{[]string{"sep", "a", "b", "--bogus"}, `prog sep takes at most 1 argument(s), got 2`},
+	} {
+		root.SetArgs(tc.args)
+		if err := root.Execute(); !IsUsage(err) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want a usage error with %q", tc.args, err, tc.want)
 		}
 	}
 }

@@ -43,7 +43,7 @@ func IsUsage(err error) bool {
 func NoArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
 		if cmd.HasSubCommands() {
-			return Usagef("unknown command %q for %q; run %q for the list", args[0], cmd.CommandPath(), cmd.CommandPath()+" --help")
+			return UnknownCommand(cmd, args[0])
 		}
 		return Usagef("%s takes no arguments, got %q", cmd.CommandPath(), args)
 	}
@@ -65,7 +65,7 @@ func MaxArgs(n int) cobra.PositionalArgs {
 func Group(cmd *cobra.Command, children ...*cobra.Command) *cobra.Command {
 	cmd.Args = func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 {
-			return Usagef("unknown command %q for %q; run %q for its commands", args[0], cmd.CommandPath(), cmd.CommandPath()+" --help")
+			return UnknownCommand(cmd, args[0])
 		}
 		return nil
 	}

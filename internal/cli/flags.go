@@ -16,8 +16,11 @@ import (
 	"encoding"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -52,6 +55,11 @@ func (f textFlag) Set(s string) error { return f.v.UnmarshalText([]byte(s)) }
 
 func (f textFlag) Type() string { return "string" }
 
+// floatsValue is a list of numbers, shown as "floats" in help.
+type floatsValue struct{ pflag.Value }
+
+func (floatsValue) Type() string { return "floats" }
+
 // Add defines f in fs, storing into p, which must point to a value of the
 // type of f.Default (or be a *string for a Default that is a TextValue,
 // kept as its text). It panics on a mismatch, a programming error.
@@ -77,6 +85,13 @@ func (f Flag) Add(fs *pflag.FlagSet, p any) {
 		fs.Uint64Var(p, f.Name, f.Default.(uint64), f.Usage)
 	case *[]float64:
 		fs.Float64SliceVar(p, f.Name, f.Default.([]float64), f.Usage)
+		// Help shows the type as "floats" (as "strings" and "ints") and no
+		// "(default [])" for an empty list.
+		fl := fs.Lookup(f.Name)
+		fl.Value = floatsValue{fl.Value}
+		if len(f.Default.([]float64)) == 0 {
+			fl.DefValue = ""
+		}
 	case *[]string:
 		fs.StringSliceVar(p, f.Name, f.Default.([]string), f.Usage)
 	case *[]int:
@@ -175,7 +190,8 @@ func CheckRequired(cmd *cobra.Command, _ []string) error {
 }
 
 // Aliases keeps earlier spellings of cmd's flags working: each key of old
-// is read as its value.
+// is read as its value. It adds to cmd's long help the sentence that lists
+// them (AliasHelp), so the help says what is accepted.
 func Aliases(cmd *cobra.Command, old map[string]string) {
 	cmd.Flags().SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 		if n, ok := old[name]; ok {
@@ -183,6 +199,49 @@ func Aliases(cmd *cobra.Command, old map[string]string) {
 		}
 		return pflag.NormalizedName(name)
 	})
+	if s := AliasHelp(old); s != "" {
+		cmd.Long = strings.TrimRight(cmd.Long, "\n") + "\n\n" + s
+	}
+}
+
+// AliasHelp is the sentence of a command's help that lists the earlier
+// spellings old of its flags (old name to current name), or "" for none.
+func AliasHelp(old map[string]string) string {
+	names := slices.Sorted(maps.Keys(old))
+	if len(names) == 0 {
+		return ""
+	}
+	for i, n := range names {
+		names[i] = fmt.Sprintf("--%s for --%s", n, old[n])
+	}
+	list := names[0]
+	if len(names) > 1 {
+		list = strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	}
+	s := "The earlier spellings " + list + " are still accepted."
+	if len(names) == 1 {
+		s = "The earlier spelling " + list + " is still accepted."
+	}
+	return wrap(s, 79)
+}
+
+// wrap breaks s into lines of at most width bytes at spaces, as the help
+// files are written.
+func wrap(s string, width int) string {
+	var b strings.Builder
+	n := 0
+	for i, w := range strings.Fields(s) {
+		if i > 0 && n+1+len(w) > width {
+			b.WriteByte('\n')
+			n = 0
+		} else if i > 0 {
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		n += len(w)
+	}
+	return b.String()
 }
 
 // Given returns a pointer to v, the value of the flag name of fs, if the
@@ -196,9 +255,28 @@ func Given[T any](fs *pflag.FlagSet, name string, v T) *T {
 }
 
 // FlagErrorFunc makes a flag that cannot be parsed a usage error; a value
-// that a TextValue refused is reported as "--flag: " and its reason. Set
-// it on the root command (cobra.Command.SetFlagErrorFunc).
-func FlagErrorFunc(_ *cobra.Command, err error) error {
+// that a TextValue refused is reported as "--flag: " and its reason, and
+// an unknown flag with the flags the user may have meant. A command that
+// holds others and was given a word before the bad flag that it does not
+// take as an argument reports the word, as its Args does, or as an
+// unknown command (darrm solvee --K 11): that is what went wrong.
+// Set it on the root command (cobra.Command.SetFlagErrorFunc).
+func FlagErrorFunc(cmd *cobra.Command, err error) error {
+	if args := cmd.Flags().Args(); cmd.HasSubCommands() && len(args) > 0 {
+		if cmd.Args == nil {
+			return UnknownCommand(cmd, args[0])
+		}
+		if err := cmd.Args(cmd, args); err != nil {
+			return AsUsage(err)
+		}
+	}
+	var ne *pflag.NotExistError
+	if errors.As(err, &ne) {
+		if s := ne.GetSpecifiedShortnames(); s != "" {
+			return unknownFlag(cmd, ne.GetSpecifiedName(), true)
+		}
+		return unknownFlag(cmd, ne.GetSpecifiedName(), false)
+	}
 	var ive *pflag.InvalidValueError
 	if errors.As(err, &ive) {
 		if _, ok := ive.GetFlag().Value.(textFlag); ok {

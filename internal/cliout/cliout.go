@@ -1,5 +1,6 @@
 // Package cliout formats darrm's command output: tables for people, JSON and
-// CSV for scripts, and a progress indicator on stderr when it is a terminal.
+// CSV for scripts, and progress on stderr: a bar on a terminal, a line every
+// LogInterval elsewhere.
 package cliout
 
 import (
@@ -86,8 +87,8 @@ func Float(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 // FloatN formats x with n significant digits for human-readable tables.
 func FloatN(x float64, n int) string { return strconv.FormatFloat(x, 'g', n, 64) }
 
-// IsTerminal reports whether w is a terminal. Progress output is shown only
-// on terminals so that logs and pipes stay clean.
+// IsTerminal reports whether w is a terminal, where Progress draws a bar
+// rather than writing lines.
 func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))

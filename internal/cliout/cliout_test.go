@@ -2,6 +2,7 @@ package cliout
 
 import (
 	"bytes"
+	"sync"
 	"testing"
 	"time"
 )
@@ -20,14 +21,134 @@ func TestFormatText(t *testing.T) {
 	}
 }
 
+// fakeClock is a clock the test moves, with a ticker it fires.
+type fakeClock struct {
+	mu       sync.Mutex
+	now      time.Time
+	interval time.Duration
+	tick     chan time.Time
+	stopped  bool
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), tick: make(chan time.Time)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) NewTicker(d time.Duration) (<-chan time.Time, func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.interval = d
+	return c.tick, func() { c.mu.Lock(); c.stopped = true; c.mu.Unlock() }
+}
+
+// fire moves the clock by the ticker's interval and delivers the tick.
+func (c *fakeClock) fire() {
+	c.mu.Lock()
+	c.now = c.now.Add(c.interval)
+	now := c.now
+	c.mu.Unlock()
+	c.tick <- now
+}
+
+// lineWriter hands each write to the test.
+type lineWriter chan string
+
+func (w lineWriter) Write(b []byte) (int, error) {
+	w <- string(b)
+	return len(b), nil
+}
+
+// TestProgressLog: off a terminal, Progress writes the state every
+// LogInterval (at most 10 s) of the clock's time, and a last line when the
+// work ends; work that ends before the first tick writes nothing.
+func TestProgressLog(t *testing.T) {
+	clock := newFakeClock()
+	lines := make(lineWriter)
+	p := newProgress(lines, 200, "certifying K=11", false, clock)
+	if clock.interval <= 0 || clock.interval > 10*time.Second {
+		t.Fatalf("interval %v: want a line at least every 10 s", clock.interval)
+	}
+	for _, tc := range []struct {
+		update func()
+		want   string
+	}{
+		{func() {}, "darrm: certifying K=11: 0 of 200 (0%); 10s so far\n"},
+		{func() { p.Set(50) }, "darrm: certifying K=11: 50 of 200 (25%); 20s so far\n"},
+		{func() { p.Describe("certifying K=13"); p.Update(30, 40) }, "darrm: certifying K=13: 30 of 40 (75%); 30s so far\n"},
+	} {
+		tc.update()
+		go clock.fire()
+		if got := <-lines; got != tc.want {
+			t.Errorf("got %q, want %q", got, tc.want)
+		}
+	}
+	ended := make(chan struct{})
+	go func() { p.Done(); close(ended) }()
+	if got, want := <-lines, "darrm: certifying K=13: 30 of 40 (75%); ended after 30s\n"; got != want {
+		t.Errorf("last line %q, want %q", got, want)
+	}
+	<-ended
+	p.Done() // a second Done writes nothing (lines is unbuffered: it would block)
+	if !clock.stopped {
+		t.Error("the ticker was not stopped")
+	}
+
+	// Unknown total, and work that ends before the first line.
+	clock = newFakeClock()
+	var quiet bytes.Buffer
+	q := newProgress(&quiet, -1, "solving", false, clock)
+	q.Set(3)
+	q.Done()
+	if quiet.Len() != 0 {
+		t.Errorf("short work wrote %q", quiet.String())
+	}
+	clock = newFakeClock()
+	s := newProgress(lines, -1, "solving", false, clock)
+	go clock.fire()
+	if got, want := <-lines, "darrm: solving; 10s so far\n"; got != want {
+		t.Errorf("unknown total: %q, want %q", got, want)
+	}
+	go s.Done()
+	<-lines
+}
+
+// TestProgressTerminal: on a terminal the bar appears only after a moment,
+// and no line is logged.
+func TestProgressTerminal(t *testing.T) {
+	clock := newFakeClock()
+	var out bytes.Buffer
+	p := newProgress(&out, 10, "runs", true, clock)
+	p.Set(1)
+	if p.bar != nil || out.Len() != 0 {
+		t.Fatalf("a bar at once: %q", out.String())
+	}
+	clock.now = clock.now.Add(time.Second)
+	p.Set(2)
+	if p.bar == nil {
+		t.Fatal("no bar after a second")
+	}
+	if clock.interval != 0 {
+		t.Error("a terminal's progress started a ticker")
+	}
+	p.Done()
+}
+
 // TestProgressUpdate: the total given with the progress is the bar's, set
-// before the bar appears or changed after; a nil Progress (not a
-// terminal) ignores it.
+// before the bar appears or changed after; a nil Progress ignores it.
 func TestProgressUpdate(t *testing.T) {
 	var nilProgress *Progress
 	nilProgress.Update(1, 2)
+	nilProgress.Done()
 	var out bytes.Buffer
-	p := &Progress{w: &out, total: -1, description: "runs", start: time.Now().Add(-time.Second)}
+	clock := newFakeClock()
+	p := newProgress(&out, -1, "runs", true, clock)
+	clock.now = clock.now.Add(time.Second)
 	for _, tc := range []struct{ done, total int64 }{{3, 10}, {4, 10}, {5, 20}} {
 		p.Update(tc.done, tc.total)
 		if p.bar == nil || p.total != tc.total || p.bar.GetMax64() != tc.total || p.bar.State().CurrentNum != tc.done {

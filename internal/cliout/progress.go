@@ -1,6 +1,7 @@
 package cliout
 
 import (
+	"fmt"
 	"io"
 	"sync"
 	"time"
@@ -8,38 +9,113 @@ import (
 	"github.com/schollz/progressbar/v3"
 )
 
-// Progress reports the state of long-running work on a terminal. It appears
-// only once the work has run for longer than a moment, and never when the
-// writer is not a terminal, so that logs and pipes stay clean. A nil
+// Progress reports the state of long-running work on stderr. On a terminal
+// it is a bar (or a spinner) that appears once the work has run for longer
+// than a moment and is cleared when it ends. Elsewhere (a log, a pipe, a
+// batch job) it writes one line every LogInterval, and a last line when
+// the work ends if it wrote any, so that short commands leave logs clean
+// and long ones never go quiet for longer than LogInterval. A nil
 // *Progress is inert. Its methods are safe for concurrent use.
 type Progress struct {
 	mu          sync.Mutex
 	w           io.Writer
-	total       int64
+	done, total int64
 	description string
 	start       time.Time
-	bar         *progressbar.ProgressBar
+	bar         *progressbar.ProgressBar // terminal only, once shown
+
+	// Off a terminal: the clock, whether a line was written, and the
+	// logging goroutine's stop signal and exit.
+	clock    clock
+	logged   bool
+	stop     chan struct{}
+	stopOnce sync.Once
+	exited   chan struct{}
 }
 
-// showAfter is how long work runs before a progress indicator appears.
+// showAfter is how long work runs before a progress bar appears on a
+// terminal.
 const showAfter = 700 * time.Millisecond
 
-// NewProgress returns a progress indicator on w for total units of work, or
-// a spinner when total is -1 (the amount of work is unknown). It returns nil
-// when w is not a terminal.
-func NewProgress(w io.Writer, total int64, description string) *Progress {
-	if !IsTerminal(w) {
-		return nil
-	}
-	return &Progress{w: w, total: total, description: description, start: time.Now()}
+// LogInterval is the longest that work reports nothing off a terminal.
+const LogInterval = 10 * time.Second
+
+// clock is the time source of Progress: the system clock in programs, a
+// controlled one in tests.
+type clock interface {
+	Now() time.Time
+	// NewTicker returns a channel that delivers the time every d, and a
+	// function that stops it.
+	NewTicker(d time.Duration) (<-chan time.Time, func())
 }
 
-// ensure creates the bar once the work has run long enough; p.mu is held.
-func (p *Progress) ensure() bool {
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+func (systemClock) NewTicker(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTicker(d)
+	return t.C, t.Stop
+}
+
+// NewProgress returns a progress indicator on w for total units of work,
+// or for work of unknown size when total is -1: a bar on a terminal, a
+// line every LogInterval elsewhere. Call Done when the work ends.
+func NewProgress(w io.Writer, total int64, description string) *Progress {
+	return newProgress(w, total, description, IsTerminal(w), systemClock{})
+}
+
+func newProgress(w io.Writer, total int64, description string, terminal bool, clock clock) *Progress {
+	p := &Progress{w: w, total: total, description: description, clock: clock, start: clock.Now()}
+	if !terminal {
+		p.stop, p.exited = make(chan struct{}), make(chan struct{})
+		tick, stop := clock.NewTicker(LogInterval)
+		go p.log(tick, stop)
+	}
+	return p
+}
+
+// log writes a line on each tick until Done.
+func (p *Progress) log(tick <-chan time.Time, stop func()) {
+	defer close(p.exited)
+	defer stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-tick:
+			p.mu.Lock()
+			p.line(false)
+			p.mu.Unlock()
+		}
+	}
+}
+
+// line writes the state as one line, or that the work ended; p.mu is held.
+func (p *Progress) line(end bool) {
+	elapsed := p.clock.Now().Sub(p.start).Round(time.Second)
+	state := ""
+	if p.total > 0 {
+		state = fmt.Sprintf(": %d of %d (%.0f%%)", p.done, p.total, 100*float64(p.done)/float64(p.total))
+	}
+	if end {
+		fmt.Fprintf(p.w, "darrm: %s%s; ended after %v\n", p.description, state, elapsed)
+	} else {
+		fmt.Fprintf(p.w, "darrm: %s%s; %v so far\n", p.description, state, elapsed)
+	}
+	p.logged = true
+}
+
+// terminal reports whether p draws a bar, creating it once the work has
+// run long enough; p.mu is held.
+func (p *Progress) terminal() bool {
+	if p.stop != nil {
+		return false
+	}
 	if p.bar != nil {
 		return true
 	}
-	if time.Since(p.start) < showAfter {
+	if p.clock.Now().Sub(p.start) < showAfter {
 		return false
 	}
 	opts := []progressbar.Option{
@@ -63,7 +139,8 @@ func (p *Progress) Set(n int64) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.ensure() {
+	p.done = n
+	if p.terminal() {
 		_ = p.bar.Set64(n)
 	}
 }
@@ -76,16 +153,16 @@ func (p *Progress) Update(done, total int64) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.total = total
+	p.done, p.total = done, total
 	if p.bar != nil {
 		p.bar.ChangeMax64(total)
 	}
-	if p.ensure() {
+	if p.terminal() {
 		_ = p.bar.Set64(done)
 	}
 }
 
-// Describe replaces the text shown beside the indicator.
+// Describe replaces the text that says what the work is doing.
 func (p *Progress) Describe(s string) {
 	if p == nil {
 		return
@@ -93,14 +170,28 @@ func (p *Progress) Describe(s string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.description = s
-	if p.ensure() {
+	if p.terminal() {
 		p.bar.Describe(s)
 	}
 }
 
-// Done removes the indicator from the terminal.
+// Done ends the indicator: it clears the bar from a terminal, or, off a
+// terminal, stops the lines, with a last one if any was written. Calling
+// it again does nothing.
 func (p *Progress) Done() {
 	if p == nil {
+		return
+	}
+	if p.stop != nil {
+		p.stopOnce.Do(func() {
+			close(p.stop)
+			<-p.exited
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if p.logged {
+				p.line(true)
+			}
+		})
 		return
 	}
 	p.mu.Lock()

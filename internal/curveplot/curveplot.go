@@ -6,9 +6,11 @@
 package curveplot
 
 import (
+	"cmp"
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -44,10 +46,22 @@ type Panel struct {
 	Title, XLabel, YLabel string // Text markup (figure.Text)
 	// LogY draws the y axis on a log scale; values and the lower edge of
 	// a band are then cut at Floor, since mean − std can be <= 0.
-	LogY   bool
-	Floor  float64
+	LogY  bool
+	Floor float64
+	// Lower, if set, is a value no run goes below (a loss's optimum): the
+	// lower edge of a band, mean − std, is cut there rather than show
+	// values that cannot occur.
+	Lower  *float64
 	Series []Series
 }
+
+// outlierSpan: on a linear axis, a series whose highest point is more
+// than outlierSpan times as far above the lowest point of the panel as
+// every other series' highest is drawn cut at the top of the others'
+// range, and the title says where it runs above the axis, so that one
+// curve (a private phase that blows up before the public one recovers)
+// does not flatten the others into lines; its band is not drawn.
+const outlierSpan = 2.5
 
 var palette = []color.Color{
 	color.RGBA{R: 31, G: 119, B: 180, A: 255},
@@ -119,8 +133,9 @@ func (p Panel) plot() (*plot.Plot, error) {
 	if p.LogY {
 		figure.LogY(pl)
 	}
-	var lines []plot.Plotter
-	lo, hi := math.Inf(1), math.Inf(-1)
+	var lines, bands []plot.Plotter
+	lo := math.Inf(1)
+	his := make([]float64, len(p.Series))
 	for i, s := range p.Series {
 		if len(s.Mean) == 0 || len(s.Std) != len(s.Mean) || s.X != nil && len(s.X) != len(s.Mean) {
 			return nil, fmt.Errorf("plot series %q: %d means, %d stds and %d abscissae: must be equal and non-zero", s.Label, len(s.Mean), len(s.Std), len(s.X))
@@ -129,7 +144,11 @@ func (p Panel) plot() (*plot.Plot, error) {
 		band, mid := make(plotter.XYs, 0, 2*len(s.Mean)), make(plotter.XYs, len(s.Mean))
 		for k, m := range s.Mean {
 			mid[k] = plotter.XY{X: s.x(k), Y: p.cut(m)}
-			band = append(band, plotter.XY{X: s.x(k), Y: p.cut(m - s.Std[k])})
+			low := m - s.Std[k]
+			if p.Lower != nil && low < *p.Lower {
+				low = min(*p.Lower, m)
+			}
+			band = append(band, plotter.XY{X: s.x(k), Y: p.cut(low)})
 		}
 		for k := len(s.Mean) - 1; k >= 0; k-- {
 			band = append(band, plotter.XY{X: s.x(k), Y: p.cut(s.Mean[k] + s.Std[k])})
@@ -137,8 +156,9 @@ func (p Panel) plot() (*plot.Plot, error) {
 		if err := finite(s.Label, band); err != nil {
 			return nil, err
 		}
+		his[i] = math.Inf(-1)
 		for _, xy := range band {
-			lo, hi = math.Min(lo, xy.Y), math.Max(hi, xy.Y)
+			lo, his[i] = math.Min(lo, xy.Y), math.Max(his[i], xy.Y)
 		}
 		poly, err := plotter.NewPolygon(band)
 		if err != nil {
@@ -147,18 +167,80 @@ func (p Panel) plot() (*plot.Plot, error) {
 		r, g, b, _ := c.RGBA()
 		poly.Color = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 60}
 		poly.LineStyle.Width = 0
-		pl.Add(poly)
+		bands = append(bands, poly)
 		l := line(c)
 		l.XYs = mid
 		lines = append(lines, l)
 	}
-	pl.Add(lines...)
 	s0 := p.Series[0]
 	pl.X.Min, pl.X.Max = s0.x(0), s0.x(len(s0.Mean)-1)
+	hi, outliers := slices.Max(his), []int(nil)
+	if !p.LogY {
+		hi, outliers = axisTop(lo, his)
+	}
+	// The band of a series cut at the top is not drawn: one standard
+	// deviation of runs that blow up spans the whole axis and says little.
+	for i, b := range bands {
+		if !slices.Contains(outliers, i) {
+			pl.Add(b)
+		}
+	}
+	pl.Add(lines...)
 	if hi > lo {
 		pl.Y.Min, pl.Y.Max = lo, hi
 	}
+	for _, i := range outliers {
+		pl.Title.Text += "\n" + p.Series[i].above(hi)
+	}
 	return pl, nil
+}
+
+// axisTop returns the top of a linear axis whose lowest point is lo for
+// series whose highest points are his, and the series drawn cut at it
+// (outlierSpan), highest first. At least one series stays whole.
+func axisTop(lo float64, his []float64) (float64, []int) {
+	order := make([]int, len(his))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(his[b], his[a]) })
+	var out []int
+	for len(out)+1 < len(order) {
+		top, next := his[order[len(out)]], his[order[len(out)+1]]
+		if !(top-lo > outlierSpan*(next-lo)) {
+			break
+		}
+		out = append(out, order[len(out)])
+	}
+	// A little room above the highest band kept, so that it does not
+	// look cut by the frame; more where a series is cut.
+	if len(out) == 0 {
+		return his[order[0]] + 0.03*(his[order[0]]-lo), nil
+	}
+	next := his[order[len(out)]]
+	return next + 0.05*(next-lo), out
+}
+
+// above says where s runs above an axis that ends at top: the epochs (or
+// abscissae) where its mean is above, and how high; or that only its band
+// is.
+func (s Series) above(top float64) string {
+	first, last, peak := -1, -1, math.Inf(-1)
+	for k, m := range s.Mean {
+		if m > top {
+			if first < 0 {
+				first = k
+			}
+			last, peak = k, math.Max(peak, m)
+		}
+	}
+	switch {
+	case first < 0:
+		return fmt.Sprintf("%s: band above the axis, not drawn", s.Label)
+	case first == last:
+		return fmt.Sprintf("%s above the axis at epoch %g\n(%s; its band not drawn)", s.Label, s.x(first), figure.Num(peak))
+	}
+	return fmt.Sprintf("%s above the axis in epochs %g-%g\n(up to %s; its band not drawn)", s.Label, s.x(first), s.x(last), figure.Num(peak))
 }
 
 // cut returns v, or Floor on a log axis when v is below it.
@@ -240,7 +322,7 @@ func ReportPanel(r *shuffleg.Report, metric Metric) Panel {
 		task = r.Task
 	}
 	p := Panel{
-		Title:  fmt.Sprintf("%s, %s\nε = %s, δ = %s, p = %g, K = %d", data, task, figure.Num(r.Eps), figure.Num(r.Delta), r.Fraction, r.Epochs),
+		Title:  fmt.Sprintf("%s, %s\nε = %s, δ = %s, p = %g, %d epochs", data, task, figure.Num(r.Eps), figure.Num(r.Delta), r.Fraction, r.Epochs),
 		XLabel: "epoch",
 		YLabel: "loss G(x; D)",
 	}
@@ -260,30 +342,21 @@ func ReportPanel(r *shuffleg.Report, metric Metric) Panel {
 			p.Floor = 1e-12
 		}
 	}
-	lo, hi := math.Inf(1), math.Inf(-1)
+	// No run's loss is below the optimum, nor its excess below 0.
+	lower := 0.0
+	if metric == Loss {
+		lower = r.Optimum.Value
+	}
+	p.Lower = &lower
 	for _, a := range r.Results {
 		s := Series{Label: a.Label, Mean: a.LossMean, Std: a.LossStd, Color: algorithmColors[a.Algo]}
 		if metric == Excess {
 			s.Mean, s.Std = a.ExcessMean, a.ExcessStd
 		}
-		for k, m := range s.Mean {
-			lo, hi = math.Min(lo, m), math.Max(hi, m+s.Std[k])
-		}
 		p.Series = append(p.Series, s)
-	}
-	// A curve that leaves the others' range by orders of magnitude (a
-	// learning rate at which the private phase blows up before the public
-	// one recovers) would flatten them into a line: use a log axis then.
-	if metric == Loss && lo > 0 && hi > logSpan*lo {
-		p.LogY, p.Floor = true, lo/2
-		p.YLabel += ", log axis"
 	}
 	return p
 }
-
-// logSpan is the ratio of the largest to the smallest value of a loss
-// panel above which its y axis is logarithmic.
-const logSpan = 30
 
 // mechanismLabels name transfer's mechanisms as the thesis' tables do.
 var mechanismLabels = map[string]string{"gnmax": "GNMax", "darrm-sub": "DaRRM, γ_{Sub}", "darrm-opt": "DaRRM, γ_{opt}", "rr": "RR, γ_{const}"}

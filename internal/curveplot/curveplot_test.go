@@ -58,14 +58,16 @@ func TestWriteRejects(t *testing.T) {
 // TestReportPanel checks the panel of a report: the title states the
 // setting and marks a substitute dataset, each algorithm has its colour,
 // and the excess metric puts values at or below zero on the log axis's
-// floor.
+// floor; a band is cut at the optimum, which no run goes below; a curve
+// far above the others is cut at the top of theirs, and the title says
+// where.
 func TestReportPanel(t *testing.T) {
 	r := &shuffleg.Report{Dataset: "breast-cancer", Task: "ridge", Eps: 1, Delta: 1e-6, Fraction: 0.5, Epochs: 2, Results: []shuffleg.ReportResult{
 		{Algo: "interleaved", Label: "Interleaved-RR", LossMean: []float64{3, 2, 1}, LossStd: []float64{0, 0, 0}, ExcessMean: []float64{2, 1, 0}, ExcessStd: []float64{0, 0, 0}},
 		{Algo: "public-only", Label: "Public Only", LossMean: []float64{3, 2, 2}, LossStd: []float64{0, 0, 0}, ExcessMean: []float64{2, 1, 1}, ExcessStd: []float64{0, 0, 0}},
 	}}
 	p := ReportPanel(r, Loss)
-	for _, want := range []string{"breast cancer (substitute)", "ridge regression", "ε = 1", "δ = 10^{-6}", "p = 0.5", "K = 2"} {
+	for _, want := range []string{"breast cancer (substitute)", "ridge regression", "ε = 1", "δ = 10^{-6}", "p = 0.5", "2 epochs"} {
 		if !strings.Contains(p.Title, want) {
 			t.Errorf("title %q does not say %q", p.Title, want)
 		}
@@ -78,9 +80,23 @@ func TestReportPanel(t *testing.T) {
 	if strings.Contains(x.Title, "substitute") || !x.LogY || x.Floor != 0.1 || x.Series[0].Mean[2] != 0 {
 		t.Errorf("excess panel %+v", x)
 	}
-	r.Results[1].LossMean[1] = 200 // 100 times the others: a log axis
-	if l := ReportPanel(r, Loss); !l.LogY || l.Floor != 0.5 || !strings.Contains(l.YLabel, "log axis") {
-		t.Errorf("loss panel with a curve far above the others: %+v", l)
+	r.Optimum.Value = 0.9
+	r.Results[0].LossStd = []float64{0, 0, 0.5} // 1 − 0.5 is below the optimum
+	band, err := ReportPanel(r, Loss).plot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if band.Y.Min != 0.9 {
+		t.Errorf("band cut at %v, want the optimum 0.9", band.Y.Min)
+	}
+	r.Results[1].LossMean[1] = 200 // far above the other curve
+	l := ReportPanel(r, Loss)
+	pl, err := l.plot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.LogY || pl.Y.Max >= 200 || pl.Y.Max < 3 || !strings.HasSuffix(pl.Title.Text, "\nPublic Only above the axis at epoch 1\n(200; its band not drawn)") {
+		t.Errorf("loss panel with a curve far above the others: axis up to %v, title %q", pl.Y.Max, pl.Title.Text)
 	}
 	if err := Write(filepath.Join(t.TempDir(), "x.png"), "", []Panel{x}, 1); err != nil {
 		t.Fatal(err)
@@ -132,6 +148,28 @@ func TestTransferPanel(t *testing.T) {
 		}
 		if p.Title != tc.title || !slices.Equal(labels, tc.series) || len(p.Series) > 0 && len(p.Series[0].X) != tc.gnmaxXs {
 			t.Errorf("%s: title %q, series %v", tc.name, p.Title, labels)
+		}
+	}
+}
+
+// TestAxisTop: series far above the rest are cut, highest first, as long
+// as one series stays whole; a spread that is not extreme is kept.
+func TestAxisTop(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		his  []float64
+		top  float64
+		cut  []int
+	}{
+		{"none above", []float64{2, 3, 4}, 4.09, nil},
+		{"one far above", []float64{2, 100, 3}, 3.1, []int{1}},
+		{"two far above", []float64{500, 2, 60}, 2.05, []int{0, 2}},
+		{"just under the span", []float64{1.5, 2.2}, 2.236, nil},
+		{"one series", []float64{7}, 7.18, nil},
+	} {
+		top, cut := axisTop(1, tc.his)
+		if math.Abs(top-tc.top) > 1e-12 || !slices.Equal(cut, tc.cut) {
+			t.Errorf("%s: top %v, cut %v; want %v, %v", tc.name, top, cut, tc.top, tc.cut)
 		}
 	}
 }

@@ -165,10 +165,11 @@ func (f *Figure) Save(path string) error {
 	width := max(vg.Length(cols)*pw, titleSty.Width(f.Title)) + 2*margin
 	var titleH vg.Length
 	if f.Title != "" {
-		titleH = titleSty.Height(f.Title) + margin
+		titleH = textHeight(titleSty, f.Title) + margin
 	}
 	lines := f.legendLines(width - 2*margin)
-	lineH := legendSty.Height("Ag") * 1.35
+	// A legend line holds the tallest script (γ_{opt}, 10^{-6}) and a gap.
+	lineH := textHeight(legendSty, "A_{p}^{2}g") * 1.25
 	legendH := vg.Length(len(lines)) * lineH
 	if legendH > 0 {
 		legendH += 2 * margin
@@ -223,11 +224,39 @@ func (f *Figure) Save(path string) error {
 		}
 		area := draw.Crop(dc, margin, -margin, margin, top-height)
 		tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(10), PadY: vg.Points(10)}
+		// The panels' titles are drawn here, all of a row on one line:
+		// plot.Align lines up the data areas, which leaves the title of a
+		// panel that needs less room above its axes lower than its
+		// neighbours'. Each plot keeps its title's text, invisible, so
+		// that Align leaves it the room.
+		titles := make([][]text.Style, rows)
+		for r := range grid {
+			titles[r] = make([]text.Style, cols)
+			for c, p := range grid[r] {
+				if p != nil && p.Title.Text != "" {
+					titles[r][c] = p.Title.TextStyle
+					p.Title.TextStyle.Color = color.Transparent
+				}
+			}
+		}
 		canvases := plot.Align(grid, tiles, area)
 		for r := range grid {
+			var rowTop vg.Length
 			for c, p := range grid[r] {
 				if p != nil {
-					p.Draw(canvases[r][c])
+					rowTop = max(rowTop, canvases[r][c].Max.Y)
+				}
+			}
+			for c, p := range grid[r] {
+				if p == nil {
+					continue
+				}
+				p.Draw(canvases[r][c])
+				if p.Title.Text != "" {
+					sty := titles[r][c]
+					p.Title.TextStyle = sty
+					x := canvases[r][c].Center().X
+					dc.FillText(sty, vg.Point{X: x, Y: rowTop}, p.Title.Text)
 				}
 			}
 		}
@@ -247,6 +276,18 @@ func (f *Figure) Save(path string) error {
 		_, err := w.Write(out)
 		return err
 	})
+}
+
+// textHeight is the height of txt in sty with the depth of a subscript on
+// its last line and the height of a superscript on its first, which
+// text.Style.Height leaves out.
+func textHeight(sty text.Style, txt string) vg.Length {
+	h := sty.Height(txt)
+	lines := handler.Lines(txt)
+	ext := handler.Extents(sty.Font)
+	_, top, _ := handler.Box(lines[0], sty.Font)
+	_, _, bottom := handler.Box(lines[len(lines)-1], sty.Font)
+	return h + max(0, top-ext.Ascent) + max(0, bottom-ext.Descent)
 }
 
 // withDPI inserts a pHYs chunk recording dpi into a PNG (Go's encoder

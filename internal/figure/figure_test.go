@@ -199,13 +199,13 @@ func TestWriteGammas(t *testing.T) {
 func TestWriteGNMax(t *testing.T) {
 	dir := t.TempDir()
 	targets := []accountant.Guarantee{{Eps: 0.2676, Delta: 3e-4}, {Eps: 0.2556, Delta: 3e-4}}
-	if err := WriteGNMax(filepath.Join(dir, "b8.png"), "t", targets, []float64{34.31}); err != nil {
+	if err := WriteGNMax(filepath.Join(dir, "b8.png"), "t", targets, []float64{34.31}, ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteGNMax(filepath.Join(dir, "x.png"), "t", nil, nil); err == nil {
+	if err := WriteGNMax(filepath.Join(dir, "x.png"), "t", nil, nil, ""); err == nil {
 		t.Error("no target: no error")
 	}
-	if err := WriteGNMax(filepath.Join(dir, "y.png"), "t", []accountant.Guarantee{{Eps: 0.01, Delta: 1e-6}}, nil); err == nil {
+	if err := WriteGNMax(filepath.Join(dir, "y.png"), "t", []accountant.Guarantee{{Eps: 0.01, Delta: 1e-6}}, nil, ""); err == nil {
 		t.Error("a target the grid cannot meet: no error")
 	}
 }

@@ -23,7 +23,7 @@ type Mechanism struct {
 	Name   string // "opt", "sub", "dsub" or "rr", as darrm solve names them
 	Prior  string // the prior gamma_opt was optimised under ("uniform", "tp", ...)
 	Gamma  gamma.Gamma
-	Status gamma.Status          // anything but Certified is drawn dashed
+	Status gamma.Status          // Tight is drawn dotted, Violated dashed
 	Errors []gamma.ErrorEstimate // expected errors under actual distributions
 }
 
@@ -49,13 +49,24 @@ type mechanismStyle struct {
 	label string
 	color color.Color
 	glyph draw.GlyphDrawer
+	width vg.Length
 }
 
+// Line widths: gamma_opt is drawn first and widest, so that a baseline
+// that coincides with it (gamma_Sub at m = 1, Lemma 3.4.2) shows as a
+// narrow line inside a wide one rather than hiding it; a second gamma_opt
+// (another prior) is narrower, the baselines narrowest.
+const (
+	optWidth      = 2.6
+	otherOptWidth = 1.8
+	baseWidth     = 1.1
+)
+
 var mechanismStyles = map[string]mechanismStyle{
-	"opt":  {"γ_{opt}", color.RGBA{R: 214, G: 39, B: 40, A: 255}, draw.CircleGlyph{}},
-	"sub":  {"γ_{Sub}", color.RGBA{R: 31, G: 119, B: 180, A: 255}, draw.BoxGlyph{}},
-	"dsub": {"γ_{DSub}", color.RGBA{R: 23, G: 190, B: 207, A: 255}, draw.TriangleGlyph{}},
-	"rr":   {"γ_{const} (RR)", color.RGBA{R: 44, G: 160, B: 44, A: 255}, draw.SquareGlyph{}},
+	"opt":  {label: "γ_{opt}", color: color.RGBA{R: 214, G: 39, B: 40, A: 255}, glyph: draw.CircleGlyph{}},
+	"sub":  {label: "γ_{Sub}", color: color.RGBA{R: 31, G: 119, B: 180, A: 255}, glyph: draw.BoxGlyph{}},
+	"dsub": {label: "γ_{DSub}", color: color.RGBA{R: 23, G: 190, B: 207, A: 255}, glyph: draw.TriangleGlyph{}},
+	"rr":   {label: "γ_{const} (RR)", color: color.RGBA{R: 44, G: 160, B: 44, A: 255}, glyph: draw.SquareGlyph{}},
 }
 
 // optPriorColors tells apart gamma_opt under several priors in one figure.
@@ -99,6 +110,10 @@ func styles(settings []Setting) (map[string]mechanismStyle, []string, func(Mecha
 			if !ok {
 				st = mechanismStyle{label: m.Name, color: color.Gray{Y: 90}, glyph: draw.CrossGlyph{}}
 			}
+			st.width = vg.Points(baseWidth)
+			if m.Name == "opt" {
+				st.width = vg.Points(optWidth)
+			}
 			if k != m.Name {
 				name, ok := priorNames[m.Prior]
 				if !ok {
@@ -108,6 +123,7 @@ func styles(settings []Setting) (map[string]mechanismStyle, []string, func(Mecha
 				st.color = optPriorColors[nOpt%len(optPriorColors)]
 				if nOpt > 0 {
 					st.glyph = draw.PyramidGlyph{}
+					st.width = vg.Points(otherOptWidth)
 				}
 				nOpt++
 			}
@@ -165,7 +181,10 @@ func merge(settings []Setting) []Setting {
 // also a row of the expected errors under the actual distributions of the
 // p_i that the mechanisms carry (Figure B.7). Mechanisms that are not
 // certified (m·ε, δ)-DP, such as a baseline exactly at the budget, are
-// drawn dashed and the legend says so.
+// drawn dotted when they are at the budget up to rounding (Tight) and
+// dashed when they exceed it (Violated), and the legend says which is
+// which; gamma_opt is drawn widest, under the baselines, so that curves
+// that coincide stay visible.
 func WriteGammas(path, title string, settings []Setting, cols int, bars bool) error {
 	if err := CheckPath(path); err != nil {
 		return err
@@ -184,7 +203,7 @@ func WriteGammas(path, title string, settings []Setting, cols int, bars bool) er
 	}
 	bands := (len(settings) + cols - 1) / cols
 	panels := make([]*plot.Plot, bands*panelRows*cols)
-	uncertified := false
+	drawn := map[gamma.Status]bool{}
 	for i, s := range settings {
 		band, col := i/cols, i%cols
 		shape, errp := NewPlot(), NewPlot()
@@ -200,28 +219,30 @@ func WriteGammas(path, title string, settings []Setting, cols int, bars bool) er
 		errp.Y.Min = 0
 		var barp *plot.Plot
 		var floor float64
+		var groups []int
 		if bars {
 			barp = NewPlot()
 			LogY(barp)
 			barp.Y.Label.Text = "expected error"
-			barp.X.Label.Text = "actual distribution of the p_{i}"
 			var err error
 			if floor, err = barFloor(s.Mechanisms); err != nil {
 				return err
 			}
-			barp.Y.Min = floor
+			var names []string
+			groups, names, barp.X.Label.Text = barGroups(s.Mechanisms)
+			barp.NominalX(names...)
+			barp.Y.Min, barp.Y.Max = floor, barCeiling(s.Mechanisms)
 		}
 		for j, m := range s.Mechanisms {
 			if m.Gamma.K() != s.K {
 				return fmt.Errorf("gamma figure: %s has K = %d in a setting with K = %d", m.Name, m.Gamma.K(), s.K)
 			}
 			st := sty[key(m)]
-			dashed := m.Status != gamma.Certified
-			uncertified = uncertified || dashed
-			if err := addShape(shape, m.Gamma, st, dashed); err != nil {
+			drawn[m.Status] = true
+			if err := addShape(shape, m.Gamma, st, m.Status); err != nil {
 				return err
 			}
-			if err := addErrorCurve(errp, m.Gamma, st, dashed); err != nil {
+			if err := addErrorCurve(errp, m.Gamma, st, m.Status); err != nil {
 				return err
 			}
 			// Errors that vanish up to rounding (a γ certified at
@@ -229,24 +250,27 @@ func WriteGammas(path, title string, settings []Setting, cols int, bars bool) er
 			// of 10^-15.
 			errp.Y.Max = math.Max(errp.Y.Max, minErrorAxis)
 			if bars {
-				addBars(barp, m, st, j, len(s.Mechanisms), floor)
+				addBars(barp, m, st, j, len(s.Mechanisms), floor, groups)
 			}
 		}
 		base := band * panelRows * cols
 		panels[base+col] = shape
 		panels[base+cols+col] = errp
 		if bars {
-			barp.NominalX(barLabels(s.Mechanisms)...)
 			panels[base+2*cols+col] = barp
 		}
 	}
 	var legend []Entry
 	for _, k := range order {
-		l := line(sty[k], false)
+		l := line(sty[k], gamma.Certified)
 		legend = append(legend, Entry{Label: sty[k].label, Thumbs: []plot.Thumbnailer{l, &plotter.Scatter{GlyphStyle: glyphStyle(sty[k])}}})
 	}
-	if uncertified {
-		legend = append(legend, Entry{Label: "dashed: tight or violated, not certified", Thumbs: []plot.Thumbnailer{line(mechanismStyle{color: color.Gray{Y: 90}}, true)}})
+	gray := mechanismStyle{color: color.Gray{Y: 70}, width: vg.Points(1.4)}
+	if drawn[gamma.Tight] {
+		legend = append(legend, Entry{Label: "dotted: at the budget up to rounding (tight), not certified", Thumbs: []plot.Thumbnailer{line(gray, gamma.Tight)}})
+	}
+	if drawn[gamma.Violated] {
+		legend = append(legend, Entry{Label: "dashed: over the budget (violated), not (m·ε, δ)-DP", Thumbs: []plot.Thumbnailer{line(gray, gamma.Violated)}})
 	}
 	f := Figure{Title: title, Legend: legend, Cols: cols, Panels: panels, PanelWidth: 2.9 * vg.Inch, PanelHeight: 2.3 * vg.Inch}
 	return f.Save(path)
@@ -282,10 +306,16 @@ func Num(v float64) string {
 	return m + "·" + exp
 }
 
-func line(st mechanismStyle, dashed bool) *plotter.Line {
-	l := &plotter.Line{LineStyle: draw.LineStyle{Color: st.color, Width: vg.Points(1.3)}}
-	if dashed {
-		l.Dashes = []vg.Length{vg.Points(4), vg.Points(2.5)}
+// line is a mechanism's line, solid when its certificate has status
+// Certified, dotted when Tight and dashed when Violated.
+func line(st mechanismStyle, status gamma.Status) *plotter.Line {
+	l := &plotter.Line{LineStyle: draw.LineStyle{Color: st.color, Width: st.width}}
+	switch status {
+	case gamma.Certified:
+	case gamma.Tight:
+		l.Dashes = []vg.Length{vg.Points(1.2), vg.Points(1.8)}
+	default:
+		l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
 	}
 	return l
 }
@@ -294,12 +324,12 @@ func glyphStyle(st mechanismStyle) draw.GlyphStyle {
 	return draw.GlyphStyle{Color: st.color, Radius: vg.Points(2.2), Shape: st.glyph}
 }
 
-func addShape(p *plot.Plot, g gamma.Gamma, st mechanismStyle, dashed bool) error {
+func addShape(p *plot.Plot, g gamma.Gamma, st mechanismStyle, status gamma.Status) error {
 	pts := make(plotter.XYs, len(g))
 	for l, v := range g {
 		pts[l] = plotter.XY{X: float64(l), Y: v}
 	}
-	l := line(st, dashed)
+	l := line(st, status)
 	l.XYs = pts
 	p.Add(l)
 	// Markers help tell overlapping curves apart; above 35 teachers they
@@ -322,7 +352,7 @@ const (
 	minErrorAxis = 0.01
 )
 
-func addErrorCurve(p *plot.Plot, g gamma.Gamma, st mechanismStyle, dashed bool) error {
+func addErrorCurve(p *plot.Plot, g gamma.Gamma, st mechanismStyle, status gamma.Status) error {
 	curve := make(plotter.XYs, errorPoints)
 	probs := make([]float64, g.K())
 	for i := range curve {
@@ -336,7 +366,7 @@ func addErrorCurve(p *plot.Plot, g gamma.Gamma, st mechanismStyle, dashed bool) 
 		}
 		curve[i] = plotter.XY{X: x, Y: e}
 	}
-	l := line(st, dashed)
+	l := line(st, status)
 	l.XYs = curve
 	p.Add(l)
 	return nil
@@ -363,30 +393,55 @@ func barFloor(ms []Mechanism) (float64, error) {
 	return math.Pow(10, math.Floor(math.Log10(lo))), nil
 }
 
-// barLabels names the groups of bars: the actual distributions, marked
-// when every error under one is 0 (p_i = 0.5: the majority and DaRRM's
-// release are both fair coins), which a log axis cannot show.
-func barLabels(ms []Mechanism) []string {
-	names := make([]string, len(ms[0].Errors))
-	for i, e := range ms[0].Errors {
-		names[i] = actualName(e.Actual)
-		if !slices.ContainsFunc(ms, func(m Mechanism) bool { return m.Errors[i].Mean > 0 }) {
-			names[i] += "\n(all 0)"
+// barCeiling returns the upper end of the log axis of the bars: the decade
+// above the largest expected error, so that no bar runs off the axis.
+func barCeiling(ms []Mechanism) float64 {
+	hi := 0.0
+	for _, m := range ms {
+		for _, e := range m.Errors {
+			hi = math.Max(hi, e.Mean)
 		}
 	}
-	return names
+	if hi <= 0 {
+		return 1
+	}
+	return math.Pow(10, math.Ceil(math.Log10(hi)))
 }
 
-// addBars draws mechanism j of n as one bar per actual distribution, from
-// the log axis' floor up; group i is centred on x = i (the nominal axis).
-func addBars(p *plot.Plot, m Mechanism, st mechanismStyle, j, n int, floor float64) {
+// barGroups returns the actual distributions that get a group of bars (the
+// indexes of the errors, in order), their names, and the axis label. An
+// actual distribution under which every error is 0 (p_i = 0.5: the
+// majority and DaRRM's release are both fair coins), which a log axis
+// cannot show, gets no group; the label says so instead.
+func barGroups(ms []Mechanism) (groups []int, names []string, label string) {
+	label = "actual distribution of the p_{i}"
+	var zero []string
+	for i, e := range ms[0].Errors {
+		if slices.ContainsFunc(ms, func(m Mechanism) bool { return m.Errors[i].Mean > 0 }) {
+			groups = append(groups, i)
+			names = append(names, actualName(e.Actual))
+		} else {
+			zero = append(zero, actualName(e.Actual))
+		}
+	}
+	if len(zero) > 0 {
+		label += "\n(" + strings.Join(zero, ", ") + ": every error is 0, not drawn)"
+	}
+	return groups, names, label
+}
+
+// addBars draws mechanism j of n as one bar per actual distribution of
+// groups (barGroups), from the log axis' floor up; the k-th group is
+// centred on x = k (the nominal axis).
+func addBars(p *plot.Plot, m Mechanism, st mechanismStyle, j, n int, floor float64, groups []int) {
 	const group = 0.8 // width of a group of bars, in units of the x axis
 	w := group / float64(n)
-	for i, e := range m.Errors {
+	for k, i := range groups {
+		e := m.Errors[i]
 		if !(e.Mean > floor) {
 			continue
 		}
-		x := float64(i) - group/2 + float64(j)*w
+		x := float64(k) - group/2 + float64(j)*w
 		bar, _ := plotter.NewPolygon(plotter.XYs{{X: x, Y: floor}, {X: x + w, Y: floor}, {X: x + w, Y: e.Mean}, {X: x, Y: e.Mean}})
 		bar.Color = st.color
 		bar.LineStyle.Width = 0

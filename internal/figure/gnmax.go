@@ -17,8 +17,9 @@ import (
 // target, GNMax's noise σ² against the Rényi order λ over the grid of
 // App. B.4.1's search (a log axis), with the grid's minimum and the exact
 // minimum marked, and a dashed line at each order of marks (say, a
-// published λ to compare with).
-func WriteGNMax(path, title string, targets []accountant.Guarantee, marks []float64) error {
+// published λ to compare with), which the legend calls markLabel. An empty
+// title says what the figure shows.
+func WriteGNMax(path, title string, targets []accountant.Guarantee, marks []float64, markLabel string) error {
 	if err := CheckPath(path); err != nil {
 		return err
 	}
@@ -94,7 +95,13 @@ func WriteGNMax(path, title string, targets []accountant.Guarantee, marks []floa
 		{Label: "exact minimum", Thumbs: []plot.Thumbnailer{&plotter.Scatter{GlyphStyle: exactSty}}},
 	}
 	if len(marks) > 0 {
-		legend = append(legend, Entry{Label: "marked λ", Thumbs: []plot.Thumbnailer{&plotter.Line{LineStyle: markSty}}})
+		if markLabel == "" {
+			markLabel = "λ given by --mark-lambda"
+		}
+		legend = append(legend, Entry{Label: markLabel, Thumbs: []plot.Thumbnailer{&plotter.Line{LineStyle: markSty}}})
+	}
+	if title == "" {
+		title = "GNMax: the noise variance σ^{2} against the Rényi order λ of its calibration (App. B.4.1)"
 	}
 	f := Figure{Title: title, Legend: legend, Panels: panels, PanelWidth: 4 * vg.Inch, PanelHeight: 3 * vg.Inch}
 	return f.Save(path)

@@ -123,12 +123,20 @@ func (h Text) Draw(c vg.Canvas, txt string, sty text.Style, pt vg.Point) {
 	sin, cos := vg.Length(sin64), vg.Length(cos64)
 	pt.X, pt.Y = pt.Y*sin+pt.X*cos, pt.Y*cos-pt.X*sin
 
-	lines := h.Lines(txt)
-	pt.Y += sty.Height(txt)*vg.Length(sty.YAlign) - h.Extents(sty.Font).Ascent
-	for i, line := range lines {
-		w, _, _ := h.Box(line, sty.Font)
+	// Lines are laid out from the top of the block down, each as tall as
+	// its Box (scripts included) plus the font's gap, as text.Style.Height
+	// measures the block: so the first line of a title sits at the same
+	// place whatever the lines below it, and titles of a row line up.
+	ext := h.Extents(sty.Font)
+	gap := ext.Height - ext.Ascent - ext.Descent
+	y := pt.Y + sty.Height(txt)*vg.Length(sty.YAlign+1) // the block's top
+	for i, line := range h.Lines(txt) {
+		w, above, below := h.Box(line, sty.Font)
+		if i > 0 {
+			y -= gap
+		}
+		y -= above
 		x := pt.X + vg.Length(sty.XAlign)*w
-		y := pt.Y + vg.Length(len(lines)-i)*sty.Font.Size
 		for _, r := range runs(line) {
 			f := h.face(sty.Font, r.shift)
 			dy := vg.Length(0)
@@ -141,6 +149,7 @@ func (h Text) Draw(c vg.Canvas, txt string, sty text.Style, pt vg.Point) {
 			c.FillString(f, vg.Point{X: x, Y: y + dy}, r.s)
 			x += f.Width(r.s)
 		}
+		y -= below
 	}
 	if sty.Rotation != 0 {
 		c.Pop()

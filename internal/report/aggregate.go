@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
 )
 
@@ -224,13 +225,13 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 		fmt.Fprintf(w, "  certificate: %v, max f / budget = %.15g, %s corner multisets\n", c.Status, c.Ratio, groupDigits(c.Configs.String()))
 	}
 	fmt.Fprintf(w, "randomness: %s\n", out.Randomness.Source)
-	answered := fmt.Sprintf("answered: %d queries", out.Answered)
+	answered := "answered: " + plural.Of(out.Answered, "query", "queries")
 	if b := out.Budget; b != nil && b.Unlimited {
 		answered += fmt.Sprintf(" (budget (%g, %g) allows every query: the teachers' cap is within it)", b.Eps, b.Delta)
 	} else if b != nil {
 		answered += fmt.Sprintf(" (budget (%g, %g) under %s composition allows %d", b.Eps, b.Delta, b.Method, b.MaxQueries)
 		if b.Stopped {
-			answered += fmt.Sprintf("; STOPPED: %d queries left unanswered", out.Unanswered)
+			answered += "; STOPPED: " + plural.Of(out.Unanswered, "query", "queries") + " left unanswered"
 		}
 		answered += ")"
 	}
@@ -251,7 +252,7 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 		fmt.Fprintf(w, "teachers' cap: none: %s\n", out.CapNote)
 	}
 	if len(out.Totals) > 0 {
-		fmt.Fprintf(w, "\nTotal privacy loss of the %d released labels (relation %s: %s), the smaller of the composition over the queries and the teachers' cap:\n", out.Answered, out.PerQuery.Relation, out.PerQuery.RelationText)
+		fmt.Fprintf(w, "\nTotal privacy loss of the %s released (relation %s: %s), the smaller of the composition over the queries and the teachers' cap:\n", plural.Of(out.Answered, "label", "labels"), out.PerQuery.Relation, out.PerQuery.RelationText)
 		var rows [][]string
 		for _, t := range out.Totals {
 			ref := t.Method.Reference()

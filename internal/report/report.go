@@ -21,6 +21,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/internal/plural"
 )
 
 // Problem is a DaRRM problem (K, m, eps, Delta, delta) as outputs echo it,
@@ -54,8 +55,8 @@ func (o Problem) Describe() string {
 	if o.DeltaDefault {
 		deltaNote = " = 1-(1-Delta)^m (default)"
 	}
-	return fmt.Sprintf("K = %d teachers, each (eps = %g, Delta = %g)-DP; each release (m·eps, delta)-DP with m = %g%s, m·eps = %.6g, delta = %.6g%s",
-		o.K, o.Eps, o.Delta, o.M, mNote, o.M*o.Eps, o.TargetDelta, deltaNote)
+	return fmt.Sprintf("K = %d %s, each (eps = %g, Delta = %g)-DP; each release (m·eps, delta)-DP with m = %g%s, m·eps = %.6g, delta = %.6g%s",
+		o.K, plural.Word(o.K, "teacher", "teachers"), o.Eps, o.Delta, o.M, mNote, o.M*o.Eps, o.TargetDelta, deltaNote)
 }
 
 // Verdict is a certificate's status in capitals, as tables show it.

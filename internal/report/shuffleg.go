@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/shuffleg"
 )
 
@@ -26,7 +27,7 @@ func (out Shuffleg) Write(w io.Writer, f cliout.Format) error {
 		return r.WriteCurves(w)
 	}
 	fmt.Fprintf(w, "DP-ShuffleG: task %s (%s) on %s: n = %d private, %d public samples, d = %d\n", r.Task, r.Objective, r.Dataset, r.N, r.NPublic, r.D)
-	fmt.Fprintf(w, "order %s, K = %d epochs, p = %g, clip %g, %d runs per learning rate (%s)\n", r.Order, r.Epochs, r.Fraction, r.Clip, r.Runs, r.LRSearch)
+	fmt.Fprintf(w, "order %s, %s, p = %g, clip %g, %s per learning rate (%s)\n", r.Order, plural.Of(r.Epochs, "epoch", "epochs"), r.Fraction, r.Clip, plural.Of(r.Runs, "run", "runs"), r.LRSearch)
 	fmt.Fprintf(w, "non-private optimum G(x*) = %.10g (%s)\n", r.Optimum.Value, r.Optimum.Method)
 	header := []string{"algorithm", "lr", "sigma", "eps", "final excess", "std", "final loss", "std"}
 	var rows [][]string

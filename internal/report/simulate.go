@@ -8,6 +8,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/internal/plural"
 )
 
 // Simulate is the document darrm simulate prints.
@@ -68,7 +69,7 @@ func (out Simulate) Write(w io.Writer, f cliout.Format) error {
 		}
 		return cliout.WriteCSV(w, header, rows)
 	}
-	fmt.Fprintf(w, "Simulation (seeded generator, seed %d; not a private release): %d queries\n%s\n", out.Seed, out.Queries, out.Describe())
+	fmt.Fprintf(w, "Simulation (seeded generator, seed %d; not a private release): %s\n%s\n", out.Seed, plural.Of(out.Queries, "query", "queries"), out.Describe())
 	ps := make([]string, len(out.P))
 	for i, v := range out.P {
 		ps[i] = cliout.FloatN(v, 3)

@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/internal/plural"
 )
 
 // Mechanism describes one noise function in solve's comparison.
@@ -53,6 +54,15 @@ type Solve struct {
 	Solve        SolveStats            `json:"solve"`
 	Errors       []gamma.ErrorEstimate `json:"expected_errors,omitempty"`
 	Compare      []Mechanism           `json:"compare,omitempty"`
+	// NotCompared names the baselines that Compare leaves out, each with
+	// the reason.
+	NotCompared []Omitted `json:"not_compared,omitempty"`
+}
+
+// Omitted is a baseline left out of a comparison, and why.
+type Omitted struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
 }
 
 // SolveStats describe the computation that produced the gamma (the
@@ -181,7 +191,8 @@ func (out Solve) writeTable(w io.Writer) error {
 	if out.Cached {
 		fmt.Fprintf(w, "from the cache (%s), solved originally in %.3g s\n", out.CacheFile, out.Solve.Seconds)
 	} else {
-		fmt.Fprintf(w, "solved in %.3g s: %d LP solves, %d privacy rows, %d exhaustive separation passes\n", out.Solve.Seconds, out.Solve.LPSolves, out.Solve.Rows, out.Solve.Passes)
+		fmt.Fprintf(w, "solved in %.3g s: %s, %s, %s\n", out.Solve.Seconds, plural.Of(out.Solve.LPSolves, "LP solve", "LP solves"),
+			plural.Of(out.Solve.Rows, "privacy row", "privacy rows"), plural.Of(out.Solve.Passes, "exhaustive separation pass", "exhaustive separation passes"))
 	}
 	if !out.Solve.TieBroken {
 		fmt.Fprintln(w, "note: the LP solver failed on the tie-break phase; this is an optimal gamma, certified, but not the canonical one (docs/solve.md)")
@@ -213,6 +224,9 @@ func (out Solve) writeTable(w io.Writer) error {
 	}
 	for _, m := range out.Compare {
 		fmt.Fprintf(w, "  gamma_%s: %s\n", m.Name, m.Label)
+	}
+	for _, o := range out.NotCompared {
+		fmt.Fprintf(w, "  gamma_%s: not compared: %s\n", o.Name, o.Reason)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/transfer"
 )
@@ -91,8 +92,8 @@ func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 	}
 	p, n := out.Teachers.Private, out.Teachers.NonPrivate
 	fmt.Fprintf(w, "Private knowledge transfer on %s: K = %d teachers, %d training images each (%s)\n", out.Dataset, out.K, p.ShareSize, out.Note)
-	fmt.Fprintf(w, "private teachers: DP-SGD, sigma = %g, clip = %g, %d epochs, sampling rate %.4g (%d steps): each (%.4g, %g)-DP (alpha = %d); test accuracy %.3f; %.3f of votes agree with the majority, %.3f of images unanimous\n",
-		p.Sigma, p.Clip, p.Epochs, p.SamplingRate, p.Steps, p.Eps, p.Delta, p.Alpha, p.AccuracyMean, p.Agreement.WithMajority, p.Agreement.Unanimous)
+	fmt.Fprintf(w, "private teachers: DP-SGD, sigma = %g, clip = %g, %s, sampling rate %.4g (%s): each (%.4g, %g)-DP (alpha = %d); test accuracy %.3f; %.3f of votes agree with the majority, %.3f of images unanimous\n",
+		p.Sigma, p.Clip, plural.Of(p.Epochs, "epoch", "epochs"), p.SamplingRate, plural.Of(p.Steps, "step", "steps"), p.Eps, p.Delta, p.Alpha, p.AccuracyMean, p.Agreement.WithMajority, p.Agreement.Unanimous)
 	fmt.Fprintf(w, "non-private teachers (GNMax): SGD; test accuracy %.3f; %.3f of votes agree with the majority\n\n", n.AccuracyMean, n.Agreement.WithMajority)
 	rows = rows[:0]
 	for _, r := range out.Results {
