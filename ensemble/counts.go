@@ -214,7 +214,7 @@ func number(b []byte) (int, bool) {
 	return n, true
 }
 
-func allNumbers(fs []csvField) bool {
+func allCounts(fs []csvField) bool {
 	for _, f := range fs {
 		if _, ok := number(f.b); !ok {
 			return false
@@ -235,7 +235,7 @@ func (r *MultiReader) csvHeader(line []byte) ([]byte, error) {
 		r.header = true
 	case Absent:
 	default:
-		r.header = !allNumbers(fs) && !(len(fs) >= 2 && r.opts.ID != Absent && allNumbers(fs[1:]))
+		r.header = !allCounts(fs) && !(len(fs) >= 2 && r.opts.ID != Absent && allCounts(fs[1:]))
 	}
 	named := false
 	if r.header {
@@ -254,7 +254,7 @@ func (r *MultiReader) csvHeader(line []byte) ([]byte, error) {
 		r.hasID = true
 	case Absent:
 	default:
-		r.hasID = named || (len(fs) >= 2 && !allNumbers(fs[:1]) && allNumbers(fs[1:]))
+		r.hasID = named || (len(fs) >= 2 && !allCounts(fs[:1]) && allCounts(fs[1:]))
 	}
 	return line, nil
 }
