@@ -254,7 +254,18 @@ func (r *MultiReader) csvHeader(line []byte) ([]byte, error) {
 		r.hasID = true
 	case Absent:
 	default:
-		r.hasID = named || (len(fs) >= 2 && !allCounts(fs[:1]) && allCounts(fs[1:]))
+		// When C (counts) or K (class indices) is known, as from a
+		// metadata header, a row has an id exactly when it has one more
+		// field; otherwise a first field that is not a count is an id.
+		width := r.opts.K
+		if r.opts.Input == InputCounts {
+			width = r.opts.Classes
+		}
+		if width > 0 {
+			r.hasID = named || len(fs) == width+1
+		} else {
+			r.hasID = named || (len(fs) >= 2 && !allCounts(fs[:1]) && allCounts(fs[1:]))
+		}
 	}
 	return line, nil
 }
@@ -275,7 +286,7 @@ func (r *MultiReader) parse(line []byte, first bool) error {
 			return err
 		}
 	} else if len(r.vals) != r.n {
-		return r.lr.errorf(0, "%d %s, want %d (as in the first data row)", len(r.vals), r.what(), r.n)
+		return r.lr.errorf(0, "%d %s, want %d%s", len(r.vals), r.what(), r.n, r.source())
 	}
 	return r.count()
 }
@@ -293,6 +304,15 @@ func (r *MultiReader) stated() string {
 		return fmt.Sprintf(" (as the metadata header, line %d, states)", r.lr.metaLine)
 	}
 	return ""
+}
+
+// source says where the C and K every row must match came from: the
+// metadata header or the first data row.
+func (r *MultiReader) source() string {
+	if s := r.stated(); s != "" {
+		return s
+	}
+	return " (as in the first data row)"
 }
 
 func (r *MultiReader) settle() error {
@@ -338,7 +358,7 @@ func (r *MultiReader) count() error {
 			sum += v
 		}
 		if sum != r.k {
-			return r.lr.errorf(0, "counts sum to %d, want K = %d (as in the first data row)", sum, r.k)
+			return r.lr.errorf(0, "counts sum to %d, want K = %d%s", sum, r.k, r.source())
 		}
 		copy(r.q.Counts, r.vals)
 		return nil
