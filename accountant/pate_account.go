@@ -3,6 +3,9 @@ package accountant
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
 )
 
 // ConfidentGNMax is a PATE aggregator of K teachers' votes over C classes
@@ -100,9 +103,11 @@ type PATEAccount struct {
 	counts   []int32
 	answers  []Answer
 	pAns     []float64
+	logq     [][2]float64 // per query: log q̃ of the threshold step and of GNMax
 	expected float64
 	answered int
-	ind, dep []float64 // totals per order (upper bounds)
+	ind, dep []float64 // totals per order (upper bounds) of the first done queries
+	done     int
 }
 
 // NewPATEAccount returns an empty account for mechanism m at the given
@@ -178,36 +183,78 @@ func (a *PATEAccount) Add(counts []int, ans Answer) error {
 		logq1, p = thresholdLogQ(counts[top], a.mech.Threshold, a.mech.Sigma1, a.mech.Noise)
 	}
 	logq2 := gnmaxLogQ(counts, top, a.mech.Sigma2, a.mech.Noise)
-	weight := exact(p) // the GNMax step's share: 1, 0 or Pr[answer]
-	switch ans {
-	case Answered:
-		weight = exact(1)
+	if ans == Answered {
 		a.answered++
-	case NotAnswered:
-		weight = exact(0)
-	}
-	for j := range a.orders {
-		g := a.gn[j]
-		ind := g.ind.hi
-		dep := g.at(logq2).mul(weight).hi
-		if a.mech.Confident() {
-			t := a.th[j]
-			ind = addUp(ind, t.ind.hi)
-			dep = addUp(dep, t.at(logq1).hi)
-		}
-		if ans == NotAnswered {
-			ind = a.th[j].ind.hi
-		}
-		a.ind[j] = addUp(a.ind[j], ind)
-		a.dep[j] = addUp(a.dep[j], dep)
 	}
 	for _, n := range counts {
 		a.counts = append(a.counts, int32(n))
 	}
 	a.answers = append(a.answers, ans)
 	a.pAns = append(a.pAns, p)
+	a.logq = append(a.logq, [2]float64{logq1, logq2})
 	a.expected += p
 	return nil
+}
+
+// flush charges the queries added since the last flush at every order:
+// the orders are shared among the cores, and each order's total adds its
+// queries in order, so the totals do not depend on the number of cores.
+func (a *PATEAccount) flush() {
+	if a.done == len(a.answers) {
+		return
+	}
+	parallel(len(a.orders), func(j int) {
+		var th *curve
+		if a.mech.Confident() {
+			th = a.th[j]
+		}
+		for i := a.done; i < len(a.answers); i++ {
+			ind, dep := a.charge(i, a.gn[j], th)
+			a.ind[j] = addUp(a.ind[j], ind)
+			a.dep[j] = addUp(a.dep[j], dep)
+		}
+	})
+	a.done = len(a.answers)
+}
+
+// charge returns query i's data-independent and data-dependent cost on
+// the curves gn and th (nil without the threshold step) of one order: the
+// GNMax step weighted by 1, 0 or Pr[answer], the threshold step in full.
+func (a *PATEAccount) charge(i int, gn, th *curve) (ind, dep float64) {
+	weight := exact(a.pAns[i])
+	switch a.answers[i] {
+	case Answered:
+		weight = exact(1)
+	case NotAnswered:
+		weight = exact(0)
+	}
+	ind = gn.ind.hi
+	dep = gn.at(a.logq[i][1]).mul(weight).hi
+	if th != nil {
+		ind = addUp(ind, th.ind.hi)
+		dep = addUp(dep, th.at(a.logq[i][0]).hi)
+		if a.answers[i] == NotAnswered {
+			ind = th.ind.hi
+		}
+	}
+	return ind, dep
+}
+
+// parallel calls f(i) for i in [0, n) on every core.
+func parallel(n int, f func(i int)) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // OrderEps is an (ε, δ) bound at the Rényi order that minimises it.
@@ -245,6 +292,7 @@ func (a *PATEAccount) Result(delta float64, c Conversion) (PATEResult, error) {
 	if err := checkConversion(delta, c); err != nil {
 		return PATEResult{}, fmt.Errorf("PATE account: %w", err)
 	}
+	a.flush()
 	r := PATEResult{Queries: len(a.answers), Teachers: a.teachers, Classes: a.classes, Answered: -1,
 		ExpectedAnswered: a.expected, Orders: append([]float64(nil), a.orders...),
 		RDPIndependent: append([]float64(nil), a.ind...), RDPDependent: append([]float64(nil), a.dep...)}
@@ -286,22 +334,9 @@ func (a *PATEAccount) RDPDependent(order float64) (float64, error) {
 		th = newCurve(thresholdSlope(a.mech.Sigma1), order)
 	}
 	var total float64
-	for i, ans := range a.answers {
-		counts := a.query(i)
-		top := argmax(counts)
-		logq2 := gnmaxLogQ(counts, top, a.mech.Sigma2, a.mech.Noise)
-		w := exact(a.pAns[i])
-		switch ans {
-		case Answered:
-			w = exact(1)
-		case NotAnswered:
-			w = exact(0)
-		}
-		total = addUp(total, gn.at(logq2).mul(w).hi)
-		if th != nil {
-			logq1, _ := thresholdLogQ(counts[top], a.mech.Threshold, a.mech.Sigma1, a.mech.Noise)
-			total = addUp(total, th.at(logq1).hi)
-		}
+	for i := range a.answers {
+		_, dep := a.charge(i, gn, th)
+		total = addUp(total, dep)
 	}
 	return total, nil
 }

@@ -28,8 +28,9 @@ func logErfc(x float64) float64 {
 	return -x2 - math.Log(x*math.Sqrt(math.Pi)) + math.Log1p(-0.5/x2+0.75/(x2*x2))
 }
 
-// logErfcInv returns y with log erfc(y) = t, t < log 2, by bisection
-// down to adjacent floats (log erfc decreases).
+// logErfcInv returns y with log erfc(y) = t, t < log 2: Newton's method
+// narrows a bracket of the root, then bisection takes it down to adjacent
+// floats, where a bisection alone would end.
 func logErfcInv(t float64) float64 {
 	lo, hi := -6.0, 1.0
 	for logErfc(hi) > t {
@@ -37,6 +38,24 @@ func logErfcInv(t float64) float64 {
 		if hi > 1e154 {
 			return math.Inf(1)
 		}
+	}
+	// Newton's iterates, each of which narrows the bracket [lo, hi]
+	// (logErfc > t at lo, <= t at hi); d/dy log erfc(y) =
+	// -2e^{-y²}/(√π·erfc(y)).
+	y := hi
+	for range 60 {
+		f := logErfc(y) - t
+		if f > 0 {
+			lo = math.Max(lo, y)
+		} else {
+			hi = math.Min(hi, y)
+		}
+		d := -2 / math.Sqrt(math.Pi) * math.Exp(-y*y-logErfc(y))
+		next := y - f/d
+		if !(next > lo && next < hi) || next == y {
+			break
+		}
+		y = next
 	}
 	for range 2000 {
 		m := lo + (hi-lo)/2
@@ -81,6 +100,12 @@ func (m qMoves) down(L float64) float64 {
 	return logErfc(y+m.step) + m.logScale - qPad
 }
 
+// both returns up(L) and down(L), inverting erfc once.
+func (m qMoves) both(L float64) (up, down float64) {
+	y := logErfcInv(L - m.logScale)
+	return math.Min(0, logErfc(y-m.step)+m.logScale+qPad), logErfc(y+m.step) + m.logScale - qPad
+}
+
 // gnmaxLS computes local sensitivities of GNMax's β at one order.
 type gnmaxLS struct {
 	k       *curve
@@ -111,9 +136,8 @@ func (g *gnmaxLS) lsAt(L float64) float64 {
 	if L >= g.logq1 && L <= g.k.logq0 {
 		L = g.logq1
 	}
-	b := g.k.at(L)
-	bu := g.k.at(g.moves.up(L))
-	bl := g.k.at(g.moves.down(L))
+	u, d := g.moves.both(L)
+	b, bu, bl := g.k.at(L), g.k.at(u), g.k.at(d)
 	return math.Max(0, math.Max(addUp(bu.hi, -b.lo), addUp(b.hi, -bl.lo)))
 }
 
@@ -243,51 +267,74 @@ func (a *PATEAccount) LocalSensitivity(order float64) ([]float64, error) {
 		}
 	}
 	ind := g.k.ind.hi
+	// The queries in lsChunks contiguous chunks, each summed on some core,
+	// then the chunks in order: the result does not depend on the cores.
+	n := len(a.answers)
+	parts := make([][]float64, lsChunks)
+	parallel(lsChunks, func(c int) {
+		part := make([]float64, a.teachers+1)
+		for i := c * n / lsChunks; i < (c+1)*n/lsChunks; i++ {
+			a.addLocalSensitivity(part, i, g, th, pv, ind)
+		}
+		parts[c] = part
+	})
 	total := make([]float64, a.teachers+1)
-	for i, ans := range a.answers {
-		counts := a.query(i)
-		top := counts[argmax(counts)]
-		var gl []float64
-		if ans != NotAnswered {
-			gl = g.distances(counts, a.teachers)
-		}
-		var tl []float64
-		if th != nil {
-			tl = th.distances(top)
-		}
-		pmax, dp := 0.0, 0.0
-		for d := range total {
-			var s float64
-			if tl != nil {
-				s = tl[d]
-			}
-			switch ans {
-			case Answered:
-				s = addUp(s, gl[d])
-			case AnswerUnknown:
-				if th == nil {
-					s = addUp(s, gl[d])
-					break
-				}
-				// |p·β - p'·β'| <= p·|β - β'| + β'·|p - p'| with p at
-				// most its largest value within d and β' <= λ/σ2².
-				for _, w := range []int{top - d, top + d} {
-					if w < 0 || w >= len(pv) {
-						continue
-					}
-					pmax = math.Max(pmax, pv[w])
-					for _, u := range []int{w - 1, w + 1} {
-						if u >= 0 && u < len(pv) {
-							dp = math.Max(dp, math.Abs(pv[u]-pv[w]))
-						}
-					}
-				}
-				s = addUp(s, addUp(mulUp(math.Min(1, up(pmax, 8)), gl[d]), mulUp(up(dp, 8)+1e-15, ind)))
-			}
-			total[d] = addUp(total[d], s)
+	for _, part := range parts {
+		for d, x := range part {
+			total[d] = addUp(total[d], x)
 		}
 	}
 	return total, nil
+}
+
+// lsChunks is the number of chunks LocalSensitivity splits the queries
+// into.
+const lsChunks = 16
+
+// addLocalSensitivity adds query i's A(d) at every d to total.
+func (a *PATEAccount) addLocalSensitivity(total []float64, i int, g *gnmaxLS, th *thresholdLS, pv []float64, ind float64) {
+	ans := a.answers[i]
+	counts := a.query(i)
+	top := counts[argmax(counts)]
+	var gl []float64
+	if ans != NotAnswered {
+		gl = g.distances(counts, a.teachers)
+	}
+	var tl []float64
+	if th != nil {
+		tl = th.distances(top)
+	}
+	pmax, dp := 0.0, 0.0
+	for d := range total {
+		var s float64
+		if tl != nil {
+			s = tl[d]
+		}
+		switch ans {
+		case Answered:
+			s = addUp(s, gl[d])
+		case AnswerUnknown:
+			if th == nil {
+				s = addUp(s, gl[d])
+				break
+			}
+			// |p·β - p'·β'| <= p·|β - β'| + β'·|p - p'| with p at
+			// most its largest value within d and β' <= λ/σ2².
+			for _, w := range []int{top - d, top + d} {
+				if w < 0 || w >= len(pv) {
+					continue
+				}
+				pmax = math.Max(pmax, pv[w])
+				for _, u := range []int{w - 1, w + 1} {
+					if u >= 0 && u < len(pv) {
+						dp = math.Max(dp, math.Abs(pv[u]-pv[w]))
+					}
+				}
+			}
+			s = addUp(s, addUp(mulUp(math.Min(1, up(pmax, 8)), gl[d]), mulUp(up(dp, 8)+1e-15, ind)))
+		}
+		total[d] = addUp(total[d], s)
+	}
 }
 
 // SmoothSensitivity returns the β-smooth sensitivity max_d e^{-βd}·ls[d]

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/bits"
 )
 
 // Exact sampling of the discrete Gaussian N_Z(0, σ²), the distribution on
@@ -21,6 +22,9 @@ type DiscreteGaussian struct {
 	t  int64    // floor(σ) + 1, the scale of the discrete Laplace proposal
 	// the acceptance exponent (|y| - σ²/t)²/(2σ²) = (|y|·t - σ²)²/(2σ²t²)
 	den *big.Rat // 2σ²t²
+	// σ² = p/q in lowest terms, when p, q < 2^32: the exponent is then
+	// (|y|·t·q - p)²/(2·p·t²·q), in 64-bit integers while they fit.
+	p, q uint64
 }
 
 // NewDiscreteGaussian returns the sampler of N_Z(0, σ²), σ finite and > 0.
@@ -34,7 +38,11 @@ func NewDiscreteGaussian(sigma float64) (*DiscreteGaussian, error) {
 	t := new(big.Int).Sqrt(fl).Int64() + 1       // floor(σ) = floor(sqrt(floor(σ²)))
 	tt := new(big.Rat).SetInt64(t * t)
 	den := new(big.Rat).Mul(new(big.Rat).SetInt64(2), new(big.Rat).Mul(s2, tt))
-	return &DiscreteGaussian{s2: s2, t: t, den: den}, nil
+	g := &DiscreteGaussian{s2: s2, t: t, den: den}
+	if s2.Num().BitLen() <= 32 && s2.Denom().BitLen() <= 32 {
+		g.p, g.q = s2.Num().Uint64(), s2.Denom().Uint64()
+	}
+	return g, nil
 }
 
 // Sample draws one value (CKS 2020, Algorithm 3): a discrete Laplace
@@ -43,6 +51,14 @@ func NewDiscreteGaussian(sigma float64) (*DiscreteGaussian, error) {
 func (g *DiscreteGaussian) Sample(src *Source) int64 {
 	for {
 		y := discreteLaplace(src, g.t)
+		if g.p != 0 {
+			if num, den, ok := g.exponent(y); ok {
+				if bernoulliExpNegU(src, num, den) {
+					return y
+				}
+				continue
+			}
+		}
 		a := new(big.Rat).SetInt64(abs64(y) * g.t)
 		a.Sub(a, g.s2)
 		a.Mul(a, a)
@@ -51,6 +67,33 @@ func (g *DiscreteGaussian) Sample(src *Source) int64 {
 			return y
 		}
 	}
+}
+
+// exponent returns the acceptance exponent of y as num/den in 64-bit
+// integers, or false when they would overflow.
+func (g *DiscreteGaussian) exponent(y int64) (num, den uint64, ok bool) {
+	t := uint64(g.t)
+	hi, ytq := bits.Mul64(uint64(abs64(y)), t)
+	if hi != 0 {
+		return 0, 0, false
+	}
+	if hi, ytq = bits.Mul64(ytq, g.q); hi != 0 {
+		return 0, 0, false
+	}
+	d := ytq - g.p
+	if ytq < g.p {
+		d = g.p - ytq
+	}
+	if hi, num = bits.Mul64(d, d); hi != 0 {
+		return 0, 0, false
+	}
+	if hi, den = bits.Mul64(2*g.p, t*t); hi != 0 || t > 1<<31 {
+		return 0, 0, false
+	}
+	if hi, den = bits.Mul64(den, g.q); hi != 0 {
+		return 0, 0, false
+	}
+	return num, den, true
 }
 
 func abs64(x int64) int64 {
@@ -117,16 +160,44 @@ func bernoulliExpNeg(src *Source, gamma *big.Rat) bool {
 	return k%2 == 1
 }
 
+// bernoulliExpNegU is bernoulliExpNeg for γ = num/den in 64-bit
+// integers (den > 0), the same algorithm without allocation; it falls back
+// to big integers when den·K would overflow.
+func bernoulliExpNegU(src *Source, num, den uint64) bool {
+	for num > den {
+		if !bernoulliExpNegU(src, 1, 1) {
+			return false
+		}
+		num -= den
+	}
+	for k := uint64(1); ; k++ {
+		hi, dk := bits.Mul64(den, k)
+		if hi != 0 {
+			// Bernoulli(γ/k) for the remaining k, in big integers.
+			g := new(big.Rat).SetFrac(new(big.Int).SetUint64(num), new(big.Int).SetUint64(den))
+			for ; ; k++ {
+				kr := new(big.Rat).SetFrac(new(big.Int).SetUint64(k), big.NewInt(1))
+				if !bernoulliRat(src, new(big.Rat).Quo(g, kr)) {
+					return k%2 == 1
+				}
+			}
+		}
+		if src.uint64N(dk) >= num {
+			return k%2 == 1
+		}
+	}
+}
+
 // discreteLaplace draws from Pr[Y = y] ∝ exp(-|y|/t), t >= 1 an integer
 // (CKS 2020, Algorithm 2 with s = 1).
 func discreteLaplace(src *Source, t int64) int64 {
 	for {
 		u := int64(src.IntN(int(t)))
-		if !bernoulliExpNeg(src, big.NewRat(u, t)) {
+		if !bernoulliExpNegU(src, uint64(u), uint64(t)) {
 			continue
 		}
 		var v int64
-		for bernoulliExpNeg(src, ratOne) {
+		for bernoulliExpNegU(src, 1, 1) {
 			v++
 		}
 		x := u + t*v
@@ -215,6 +286,8 @@ func floorRat(x *big.Rat) *big.Int {
 // rejected). Every step compares uniform integers with rationals.
 type DiscreteLaplace struct {
 	s, t *big.Int
+	// s and t when both are below 2^62: the 64-bit path.
+	s64, t64 uint64
 }
 
 // NewDiscreteLaplace returns the sampler of scale b, finite and > 0.
@@ -223,11 +296,50 @@ func NewDiscreteLaplace(b float64) (*DiscreteLaplace, error) {
 		return nil, fmt.Errorf("discrete Laplace: scale = %v: must be a finite number in (0, 1e15]", b)
 	}
 	r := new(big.Rat).SetFloat64(b)
-	return &DiscreteLaplace{s: new(big.Int).Set(r.Denom()), t: new(big.Int).Set(r.Num())}, nil
+	l := &DiscreteLaplace{s: new(big.Int).Set(r.Denom()), t: new(big.Int).Set(r.Num())}
+	if l.s.BitLen() <= 62 && l.t.BitLen() <= 62 {
+		l.s64, l.t64 = l.s.Uint64(), l.t.Uint64()
+	}
+	return l, nil
 }
 
-// Sample draws one value.
+// Sample draws one value: with 64-bit integers when s and t fit (every
+// scale >= 2^-9), with big integers otherwise.
 func (l *DiscreteLaplace) Sample(src *Source) int64 {
+	if l.t64 != 0 {
+		for {
+			u := src.uint64N(l.t64)
+			if !bernoulliExpNegU(src, u, l.t64) {
+				continue
+			}
+			var v uint64
+			for bernoulliExpNegU(src, 1, 1) {
+				v++
+			}
+			// x = u + t·v; y = floor(x/s), in 128 bits.
+			hi, lo := bits.Mul64(v, l.t64)
+			lo, c := bits.Add64(lo, u, 0)
+			hi += c
+			// A y beyond int64 (v above 2^62/t·s, probability below
+			// e^-(2^62/t)) is drawn again, as on the big-integer path.
+			if hi >= l.s64 {
+				continue
+			}
+			q, _ := bits.Div64(hi, lo, l.s64)
+			if q > math.MaxInt64 {
+				continue
+			}
+			y := int64(q)
+			neg := src.Uint64()&1 == 1
+			if neg && y == 0 {
+				continue
+			}
+			if neg {
+				return -y
+			}
+			return y
+		}
+	}
 	one := big.NewInt(1)
 	for {
 		u := randBelow(src, l.t)

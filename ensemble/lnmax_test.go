@@ -65,6 +65,14 @@ func TestDiscreteLaplaceDistribution(t *testing.T) {
 		w := int64(math.Ceil(4 * b))
 		chiSquare(t, fmt.Sprintf("b = %v", b), draws, func(z int64) float64 { return math.Exp(-math.Abs(float64(z)) / b) }, -w, w, int64(60*b)+10)
 	}
+	// A scale below 2^-9 takes the big-integer path: Pr[Y != 0] < 2e-4343.
+	tiny, _ := NewDiscreteLaplace(1e-4)
+	src := NewSeededSource(1)
+	for range 1000 {
+		if y := tiny.Sample(src); y != 0 {
+			t.Fatalf("scale 1e-4 drew %d", y)
+		}
+	}
 	for _, b := range []float64{0, -1, math.NaN(), math.Inf(1)} {
 		if _, err := NewDiscreteLaplace(b); err == nil {
 			t.Errorf("scale %v accepted", b)
