@@ -190,25 +190,44 @@ func bernoulliExpNegU(src *Source, num, den uint64) bool {
 
 // discreteLaplace draws from Pr[Y = y] ∝ exp(-|y|/t), t >= 1 an integer
 // (CKS 2020, Algorithm 2 with s = 1).
-func discreteLaplace(src *Source, t int64) int64 {
+func discreteLaplace(src *Source, t int64) int64 { return laplace64(src, 1, uint64(t)) }
+
+// laplace64 draws from Pr[Y = y] ∝ exp(-|y|·s/t), s and t >= 1 integers
+// (CKS 2020, Algorithm 2): U uniform in [0, t) kept with probability
+// exp(-U/t), plus t times a geometric count of Bernoulli(exp(-1))
+// successes, divided by s, with a random sign (a negative zero drawn
+// again), in 64-bit integers. A y beyond int64 (probability below
+// e^-(2^63·s/t)) is drawn again too.
+func laplace64(src *Source, s, t uint64) int64 {
 	for {
-		u := int64(src.IntN(int(t)))
-		if !bernoulliExpNegU(src, uint64(u), uint64(t)) {
+		u := src.uint64N(t)
+		if !bernoulliExpNegU(src, u, t) {
 			continue
 		}
-		var v int64
+		var v uint64
 		for bernoulliExpNegU(src, 1, 1) {
 			v++
 		}
-		x := u + t*v
+		// x = u + t·v, then floor(x/s), in 128 bits.
+		hi, lo := bits.Mul64(v, t)
+		lo, c := bits.Add64(lo, u, 0)
+		hi += c
+		if hi >= s {
+			continue
+		}
+		q, _ := bits.Div64(hi, lo, s)
+		if q > math.MaxInt64 {
+			continue
+		}
+		y := int64(q)
 		neg := src.Uint64()&1 == 1
-		if neg && x == 0 {
+		if neg && y == 0 {
 			continue
 		}
 		if neg {
-			return -x
+			return -y
 		}
-		return x
+		return y
 	}
 }
 
@@ -307,38 +326,7 @@ func NewDiscreteLaplace(b float64) (*DiscreteLaplace, error) {
 // scale >= 2^-9), with big integers otherwise.
 func (l *DiscreteLaplace) Sample(src *Source) int64 {
 	if l.t64 != 0 {
-		for {
-			u := src.uint64N(l.t64)
-			if !bernoulliExpNegU(src, u, l.t64) {
-				continue
-			}
-			var v uint64
-			for bernoulliExpNegU(src, 1, 1) {
-				v++
-			}
-			// x = u + t·v; y = floor(x/s), in 128 bits.
-			hi, lo := bits.Mul64(v, l.t64)
-			lo, c := bits.Add64(lo, u, 0)
-			hi += c
-			// A y beyond int64 (v above 2^62/t·s, probability below
-			// e^-(2^62/t)) is drawn again, as on the big-integer path.
-			if hi >= l.s64 {
-				continue
-			}
-			q, _ := bits.Div64(hi, lo, l.s64)
-			if q > math.MaxInt64 {
-				continue
-			}
-			y := int64(q)
-			neg := src.Uint64()&1 == 1
-			if neg && y == 0 {
-				continue
-			}
-			if neg {
-				return -y
-			}
-			return y
-		}
+		return laplace64(src, l.s64, l.t64)
 	}
 	one := big.NewInt(1)
 	for {

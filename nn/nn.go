@@ -126,9 +126,7 @@ func (n *Net) Logit(x []float64, ws *Workspace) float64 {
 				z := cb[f]
 				base := Stride*i*Side + Stride*j
 				for u := 0; u < Kernel; u++ {
-					row := x[base+u*Side : base+u*Side+Kernel]
-					wu := w[u*Kernel : u*Kernel+Kernel]
-					z += wu[0]*row[0] + wu[1]*row[1] + wu[2]*row[2] + wu[3]*row[3] + wu[4]*row[4]
+					z += dot5(w[u*Kernel:u*Kernel+Kernel], x[base+u*Side:base+u*Side+Kernel])
 				}
 				k := (f*Out+i)*Out + j
 				ws.z[k] = z
@@ -172,9 +170,7 @@ func (n *Net) Logits(x []float64, ws *Workspace) []float64 {
 				z := cb[f]
 				base := Stride*i*Side + Stride*j
 				for u := 0; u < Kernel; u++ {
-					row := x[base+u*Side : base+u*Side+Kernel]
-					wu := w[u*Kernel : u*Kernel+Kernel]
-					z += wu[0]*row[0] + wu[1]*row[1] + wu[2]*row[2] + wu[3]*row[3] + wu[4]*row[4]
+					z += dot5(w[u*Kernel:u*Kernel+Kernel], x[base+u*Side:base+u*Side+Kernel])
 				}
 				ws.z[(f*Out+i)*Out+j] = z
 			}
@@ -222,19 +218,28 @@ func (n *Net) Grad(x []float64, y float64, g []float64, ws *Workspace) float64 {
 				gb += dz
 				base := Stride*i*Side + Stride*j
 				for u := 0; u < Kernel; u++ {
-					row := x[base+u*Side : base+u*Side+Kernel]
-					gu := gw[u*Kernel : u*Kernel+Kernel]
-					gu[0] += dz * row[0]
-					gu[1] += dz * row[1]
-					gu[2] += dz * row[2]
-					gu[3] += dz * row[3]
-					gu[4] += dz * row[4]
+					axpy5(dz, x[base+u*Side:base+u*Side+Kernel], gw[u*Kernel:u*Kernel+Kernel])
 				}
 			}
 		}
 		gcb[f] = gb
 	}
 	return softplus(logit) - y*logit
+}
+
+// dot5 returns the dot product of one row of a kernel and of an image
+// patch, Kernel = 5 values each.
+func dot5(w, x []float64) float64 {
+	return w[0]*x[0] + w[1]*x[1] + w[2]*x[2] + w[3]*x[3] + w[4]*x[4]
+}
+
+// axpy5 adds a·x to g, 5 values each: one row of a kernel's gradient.
+func axpy5(a float64, x, g []float64) {
+	g[0] += a * x[0]
+	g[1] += a * x[1]
+	g[2] += a * x[2]
+	g[3] += a * x[3]
+	g[4] += a * x[4]
 }
 
 func sigmoid(t float64) float64 {
@@ -299,13 +304,7 @@ func (n *Net) gradClasses(x []float64, y int, g []float64, ws *Workspace) float6
 				gb += dz
 				base := Stride*i*Side + Stride*j
 				for u := 0; u < Kernel; u++ {
-					row := x[base+u*Side : base+u*Side+Kernel]
-					gu := gw[u*Kernel : u*Kernel+Kernel]
-					gu[0] += dz * row[0]
-					gu[1] += dz * row[1]
-					gu[2] += dz * row[2]
-					gu[3] += dz * row[3]
-					gu[4] += dz * row[4]
+					axpy5(dz, x[base+u*Side:base+u*Side+Kernel], gw[u*Kernel:u*Kernel+Kernel])
 				}
 			}
 		}

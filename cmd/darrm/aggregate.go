@@ -131,35 +131,14 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		}
 		budget = report.NewBudget(*inBudget, f.Method, f.DeltaPrime, limit)
 	}
-	sink := ensemble.LabelSink{Path: f.Out, Stdout: cmd.OutOrStdout(), Format: f.OutFormat}
-	if sink.Format == ensemble.FormatAuto {
-		sink.Format = votes.Format()
+	run, limit, err := f.startRelease(cmd, name, votes.Format(), binding, priv.Guarantee, limit)
+	if err != nil {
+		return err
 	}
-	var led *ledger.Ledger
-	if f.Ledger != "" {
-		if led, limit, err = ledger.OpenRun(f.Ledger, f.Mechanism, binding, priv.Guarantee, limit); err != nil {
-			return cli.AsUsage(fmt.Errorf("--ledger: %w", err))
-		}
-		defer led.Close()
-		sink.Ledger = led
-	}
-	src, seed := ensemble.NewSource(), cli.Given(fs, "seed", f.Seed)
-	if seed != nil {
-		src = ensemble.NewSeededSource(*seed)
-		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: --seed %d: %s\n", *seed, report.NotForRelease)
-	}
-
-	total := cli.InputSize(name)
-	prog := cliout.NewProgress(cmd.ErrOrStderr(), total, "releasing labels")
-	opts := ensemble.ReleaseOptions{Experiment: seed != nil, Progress: func(n int, b int64) {
-		if total > 0 {
-			prog.Set(b)
-		} else {
-			prog.Set(int64(n))
-		}
-	}}
-	res, err := ensemble.ReleaseTo(cmd.Context(), votes, agg, src, sink, limit, opts)
-	prog.Done()
+	defer run.close()
+	sink, led, seed := run.sink, run.ledger, run.seed
+	res, err := ensemble.ReleaseTo(cmd.Context(), votes, agg, run.src, sink, limit, run.opts)
+	run.prog.Done()
 	if fe := (*ensemble.FormatError)(nil); errors.As(err, &fe) {
 		return cli.Usagef("%v", err) // malformed votes are bad input
 	} else if err != nil {
@@ -202,4 +181,55 @@ func (f *aggregateFlags) params(cmd *cobra.Command, mech mechanisms, k int, inpu
 		return f.paramsFrom(k, line, mech.table.Stated)
 	}
 	return f.paramsFrom(k, line)
+}
+
+// release is what a release writes to, charges and draws from: the label
+// sink, the ledger (nil without --ledger), the randomness and its seed,
+// and the progress line with the release's options.
+type release struct {
+	sink   ensemble.LabelSink
+	ledger *ledger.Ledger
+	src    *ensemble.Source
+	seed   *uint64
+	prog   *cliout.Progress
+	opts   ensemble.ReleaseOptions
+}
+
+// startRelease opens the sink of the labels (in votes' format unless
+// --out-format says), the ledger bound to b, charged step per query, which
+// may lower limit, and the randomness of a release from name. Call close
+// at the end.
+func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, votes ensemble.Format, b ensemble.Binding, step accountant.Guarantee, limit int) (*release, int, error) {
+	r := &release{sink: ensemble.LabelSink{Path: f.Out, Stdout: cmd.OutOrStdout(), Format: f.OutFormat}, src: ensemble.NewSource()}
+	if r.sink.Format == ensemble.FormatAuto {
+		r.sink.Format = votes
+	}
+	if f.Ledger != "" {
+		var err error
+		if r.ledger, limit, err = ledger.OpenRun(f.Ledger, f.Mechanism, b, step, limit); err != nil {
+			return nil, 0, cli.AsUsage(fmt.Errorf("--ledger: %w", err))
+		}
+		r.sink.Ledger = r.ledger
+	}
+	if r.seed = cli.Given(cmd.Flags(), "seed", f.Seed); r.seed != nil {
+		r.src = ensemble.NewSeededSource(*r.seed)
+		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: --seed %d: %s\n", *r.seed, report.NotForRelease)
+	}
+	total := cli.InputSize(name)
+	r.prog = cliout.NewProgress(cmd.ErrOrStderr(), total, "releasing labels")
+	r.opts = ensemble.ReleaseOptions{Experiment: r.seed != nil, Progress: func(n int, b int64) {
+		if total > 0 {
+			r.prog.Set(b)
+		} else {
+			r.prog.Set(int64(n))
+		}
+	}}
+	return r, limit, nil
+}
+
+// close closes the ledger.
+func (r *release) close() {
+	if r.ledger != nil {
+		r.ledger.Close()
+	}
 }

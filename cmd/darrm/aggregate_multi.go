@@ -10,9 +10,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/cli"
-	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/report"
-	"github.com/darrm/darrm/ledger"
 )
 
 // binaryOnlyFlags are aggregate's flags that only the binary mechanisms
@@ -80,34 +78,14 @@ func runAggregateMulti(cmd *cobra.Command, f *aggregateFlags, name string, vf *e
 		}
 		budget = report.NewBudget(*inBudget, f.Method, f.DeltaPrime, limit)
 	}
-	sink := ensemble.LabelSink{Path: f.Out, Stdout: cmd.OutOrStdout(), Format: f.OutFormat}
-	if sink.Format == ensemble.FormatAuto {
-		sink.Format = in.Format()
+	run, limit, err := f.startRelease(cmd, name, in.Format(), binding, priv.Guarantee, limit)
+	if err != nil {
+		return err
 	}
-	var led *ledger.Ledger
-	if f.Ledger != "" {
-		if led, limit, err = ledger.OpenRun(f.Ledger, f.Mechanism, binding, priv.Guarantee, limit); err != nil {
-			return cli.AsUsage(fmt.Errorf("--ledger: %w", err))
-		}
-		defer led.Close()
-		sink.Ledger = led
-	}
-	src, seed := ensemble.NewSource(), cli.Given(fs, "seed", f.Seed)
-	if seed != nil {
-		src = ensemble.NewSeededSource(*seed)
-		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: --seed %d: %s\n", *seed, report.NotForRelease)
-	}
-	total := cli.InputSize(name)
-	prog := cliout.NewProgress(cmd.ErrOrStderr(), total, "releasing labels")
-	opts := ensemble.ReleaseOptions{Experiment: seed != nil, Progress: func(n int, b int64) {
-		if total > 0 {
-			prog.Set(b)
-		} else {
-			prog.Set(int64(n))
-		}
-	}}
-	res, err := ensemble.ReleaseMultiTo(cmd.Context(), in, agg, src, sink, limit, opts)
-	prog.Done()
+	defer run.close()
+	sink, led, seed := run.sink, run.ledger, run.seed
+	res, err := ensemble.ReleaseMultiTo(cmd.Context(), in, agg, run.src, sink, limit, run.opts)
+	run.prog.Done()
 	if fe := (*ensemble.FormatError)(nil); errors.As(err, &fe) {
 		return cli.Usagef("%v", err)
 	} else if err != nil {
