@@ -94,7 +94,10 @@ func TestCalibrateGNMax(t *testing.T) {
 	if _, _, err := CalibrateGNMax(target, GNMaxGrid, ImprovedConversion); !errors.As(err, &se) || se.Name != "search" || se.Value != "grid" {
 		t.Errorf("grid search with the improved conversion: %v, want a *SettingError for the search", err)
 	}
-	for _, s := range []string{"grid", "exact"} {
+	if _, _, err := CalibrateGNMax(target, GNMaxTight, PaperConversion); !errors.As(err, &se) || se.Value != "tight" || !strings.Contains(err.Error(), "GNMaxSigmaTight") {
+		t.Errorf("tight calibration without K: %v, want a *SettingError naming GNMaxSigmaTight", err)
+	}
+	for _, s := range []string{"grid", "exact", "tight"} {
 		if v, err := ParseGNMaxSearch(s); err != nil || v.String() != s {
 			t.Errorf("ParseGNMaxSearch(%q) = %v, %v", s, v, err)
 		}

@@ -139,6 +139,11 @@ const (
 	GNMaxGrid GNMaxSearch = iota
 	// GNMaxExact minimises the bound exactly over λ (GNMaxSigma).
 	GNMaxExact
+	// GNMaxTight calibrates on the exact privacy curve of the bit that
+	// two-class GNMax releases (GNMaxSigmaTight): no RDP, no conversion,
+	// and it depends on the number of teachers, so CalibrateGNMax, which
+	// has no K, refuses it.
+	GNMaxTight
 )
 
 func (s GNMaxSearch) String() string {
@@ -147,18 +152,20 @@ func (s GNMaxSearch) String() string {
 		return "grid"
 	case GNMaxExact:
 		return "exact"
+	case GNMaxTight:
+		return "tight"
 	}
 	return fmt.Sprintf("GNMaxSearch(%d)", int(s))
 }
 
-// ParseGNMaxSearch parses "grid" or "exact".
+// ParseGNMaxSearch parses "grid", "exact" or "tight".
 func ParseGNMaxSearch(s string) (GNMaxSearch, error) {
-	for _, v := range []GNMaxSearch{GNMaxGrid, GNMaxExact} {
+	for _, v := range []GNMaxSearch{GNMaxGrid, GNMaxExact, GNMaxTight} {
 		if s == v.String() {
 			return v, nil
 		}
 	}
-	return 0, fmt.Errorf("GNMax search %q: must be grid or exact", s)
+	return 0, fmt.Errorf("GNMax search %q: must be grid, exact or tight", s)
 }
 
 // MarshalText returns the name of s, so that a GNMaxSearch reads and prints as
@@ -176,7 +183,8 @@ func (s *GNMaxSearch) UnmarshalText(b []byte) error {
 
 // CalibrateGNMax returns GNMax's noise σ and order λ for a per-query target
 // by search s under conversion c: GNMaxSigmaGrid, which is defined with the
-// paper's conversion only, or GNMaxSigma.
+// paper's conversion only, or GNMaxSigma. GNMaxTight, which needs the
+// number of teachers, is GNMaxSigmaTight's.
 func CalibrateGNMax(target Guarantee, s GNMaxSearch, c Conversion) (sigma, lambda float64, err error) {
 	switch s {
 	case GNMaxGrid:
@@ -186,6 +194,8 @@ func CalibrateGNMax(target Guarantee, s GNMaxSearch, c Conversion) (sigma, lambd
 		return GNMaxSigmaGrid(target)
 	case GNMaxExact:
 		return GNMaxSigma(target, c)
+	case GNMaxTight:
+		return 0, 0, &SettingError{Name: "search", Value: s.String(), Rule: "depends on the number of teachers K: use GNMaxSigmaTight"}
 	}
 	return 0, 0, fmt.Errorf("GNMax: unknown search %v", s)
 }

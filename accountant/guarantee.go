@@ -7,8 +7,8 @@ import (
 
 // Guarantee is an (ε, δ)-differential-privacy guarantee (Definition 3.3.1).
 type Guarantee struct {
-	Eps   float64
-	Delta float64
+	Eps   float64 `json:"eps"`
+	Delta float64 `json:"delta"`
 }
 
 // String formats g as "(ε, δ)-DP".

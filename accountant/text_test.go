@@ -18,7 +18,7 @@ func TestTextRoundTrip(t *testing.T) {
 	}{
 		{[]text{ptr(Simple), ptr(General), ptr(Optimal)}, func() text { return new(Method) }},
 		{[]text{ptr(PaperConversion), ptr(ImprovedConversion)}, func() text { return new(Conversion) }},
-		{[]text{ptr(GNMaxGrid), ptr(GNMaxExact)}, func() text { return new(GNMaxSearch) }},
+		{[]text{ptr(GNMaxGrid), ptr(GNMaxExact), ptr(GNMaxTight)}, func() text { return new(GNMaxSearch) }},
 		{[]text{ptr(AlphaExact), ptr(AlphaTable43)}, func() text { return new(AlphaRule) }},
 		{[]text{ptr(AutoRR), ptr(RRMethod{Method: Simple}), ptr(RRMethod{Method: Optimal})}, func() text { return new(RRMethod) }},
 	} {

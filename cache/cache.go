@@ -26,6 +26,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/darrm/darrm/constraints"
@@ -142,21 +143,28 @@ func (e *CorruptError) Error() string {
 	return fmt.Sprintf("cache entry %s is corrupt: %s", e.Path, e.Reason)
 }
 
+// maxEntryBytes bounds the file of an entry for K teachers: its K+1 gamma
+// values, each on a line of at most 64 bytes, and a few KiB of the rest,
+// with room to spare. Get reads no more than that of a file.
+func maxEntryBytes(k int) int64 { return 1<<20 + 64*int64(k+1) }
+
 // Get returns the entry for k. It returns ErrNotFound if there is none, a
 // *CorruptError if the file fails any check (checksum, key, gamma, or the
 // stored certificate against the key's budget), and other errors if the
 // file cannot be read.
 func (d *Dir) Get(k Key) (*Entry, error) {
 	path := d.Path(k)
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("cache: read %s: %w", path, err)
-	}
 	corrupt := func(format string, args ...any) error {
 		return &CorruptError{Path: path, Reason: fmt.Sprintf(format, args...)}
+	}
+	b, err := atomicfile.ReadFile(path, maxEntryBytes(k.Params.K))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, ErrNotFound
+	case errors.Is(err, atomicfile.ErrNotRegular), errors.Is(err, atomicfile.ErrTooLarge):
+		return nil, corrupt("%v", errors.Unwrap(err))
+	case err != nil:
+		return nil, fmt.Errorf("cache: read %s: %w", path, err)
 	}
 	var s stored
 	if err := json.Unmarshal(b, &s); err != nil {
@@ -218,4 +226,21 @@ func checksum(b []byte) string {
 	}
 	sum := sha256.Sum256(buf.Bytes())
 	return hex.EncodeToString(sum[:])
+}
+
+// Owns reports whether rel, a path relative to a cache folder, names a
+// file that the cache keeps: an entry, or any file in a subfolder (where
+// other caches keep theirs, Root). A command refuses to write its output
+// over one.
+func Owns(rel string) bool {
+	rel = filepath.ToSlash(filepath.Clean(rel))
+	if strings.Contains(rel, "/") {
+		return !strings.HasPrefix(rel, "../")
+	}
+	name, ok := strings.CutSuffix(rel, ".json")
+	if !ok || len(name) != 32 {
+		return false
+	}
+	_, err := hex.DecodeString(name)
+	return err == nil
 }

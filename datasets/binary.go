@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 )
 
 // Binary is a two-class image task for private knowledge transfer (thesis
@@ -42,7 +43,8 @@ var binaryTasks = map[string]binaryTask{
 		fetched + " (Debian package dataset-fashion-mnist)"},
 }
 
-// BinaryNames lists the two-class tasks LoadBinary knows.
+// BinaryNames lists the thesis' two-class tasks; LoadBinary also reads any
+// other pair of classes of the same images (PairName).
 func BinaryNames() []string {
 	names := make([]string, 0, len(binaryTasks))
 	for n := range binaryTasks {
@@ -52,18 +54,50 @@ func BinaryNames() []string {
 	return names
 }
 
+// fashionClasses are Fashion-MNIST's class names.
+var fashionClasses = [10]string{"T-shirt/top", "trouser", "pullover", "dress", "coat", "sandal", "shirt", "sneaker", "bag", "ankle boot"}
+
+// PairName returns the name of the task of classes a and b (distinct, in
+// [0, 9]) of source "mnist" or "fashion": the source followed by the two
+// digits, e.g. "mnist39".
+func PairName(source string, a, b int) string { return fmt.Sprintf("%s%d%d", source, a, b) }
+
+// lookupBinary returns the task name names: one of the thesis' (binaryTasks),
+// or a source, "mnist" or "fashion", followed by two distinct class digits.
+func lookupBinary(name string) (binaryTask, error) {
+	if t, ok := binaryTasks[name]; ok {
+		return t, nil
+	}
+	for _, source := range []string{"mnist", "fashion"} {
+		rest, ok := strings.CutPrefix(name, source)
+		if !ok || len(rest) != 2 || rest[0] < '0' || rest[0] > '9' || rest[1] < '0' || rest[1] > '9' || rest[0] == rest[1] {
+			continue
+		}
+		a, b := int(rest[0]-'0'), int(rest[1]-'0')
+		t := binaryTasks[source+"58"]
+		t.classes = [2]int{a, b}
+		t.title = fmt.Sprintf("MNIST %d vs %d", a, b)
+		if source == "fashion" {
+			t.title = fmt.Sprintf("Fashion-MNIST %d (%s) vs %d (%s)", a, fashionClasses[a], b, fashionClasses[b])
+		}
+		return t, nil
+	}
+	return binaryTask{}, fmt.Errorf("dataset %q: must be one of %v, or mnist or fashion followed by two distinct class digits (e.g. mnist39)", name, BinaryNames())
+}
+
 // LoadBinary reads the two-class task name ("mnist58" or "fashion58":
-// every training and test image of classes 5 and 8, in file order) from
-// the data folder dir ("": DefaultDir). A missing file is a *MissingError
-// naming the script that fetches it.
+// every training and test image of classes 5 and 8, in file order; or
+// another pair, as PairName names it) from the data folder dir ("":
+// DefaultDir). A missing file is a *MissingError naming the script that
+// fetches it.
 func LoadBinary(dir, name string) (*Binary, error) {
 	dir, err := resolve(dir)
 	if err != nil {
 		return nil, err
 	}
-	t, ok := binaryTasks[name]
-	if !ok {
-		return nil, fmt.Errorf("dataset %q: must be one of %v", name, BinaryNames())
+	t, err := lookupBinary(name)
+	if err != nil {
+		return nil, err
 	}
 	b := &Binary{Name: name, Classes: t.classes, Width: 28, Height: 28}
 	if b.Train, err = readBinary(dir, name, t, t.train); err != nil {

@@ -5,7 +5,8 @@ import (
 	"testing"
 )
 
-// TestLoadBinaryFetched checks the sizes of the thesis' 5-vs-8 tasks when
+// TestLoadBinaryFetched checks the sizes of the thesis' 5-vs-8 tasks and
+// of the 3-vs-9 tuning tasks when
 // the data have been fetched (skipped otherwise: CI has no data).
 func TestLoadBinaryFetched(t *testing.T) {
 	dir, err := DefaultDir()
@@ -15,7 +16,7 @@ func TestLoadBinaryFetched(t *testing.T) {
 	for _, c := range []struct {
 		name        string
 		train, test int
-	}{{"mnist58", 11272, 1866}, {"fashion58", 12000, 2000}} {
+	}{{"mnist58", 11272, 1866}, {"fashion58", 12000, 2000}, {"mnist39", 12080, 2019}, {"fashion39", 12000, 2000}} {
 		b, err := LoadBinary(dir, c.name)
 		var me *MissingError
 		if errors.As(err, &me) {

@@ -54,3 +54,19 @@ func (s *Dataset) Validate(name string) error {
 	}
 	return nil
 }
+
+// Subset returns a copy of the samples idx, in that order, with their
+// responses when the dataset has them.
+func (s *Dataset) Subset(idx []int) *Dataset {
+	out := &Dataset{D: s.D, X: make([]float64, 0, len(idx)*s.D)}
+	if s.Y != nil {
+		out.Y = make([]float64, 0, len(idx))
+	}
+	for _, i := range idx {
+		out.X = append(out.X, s.Row(i)...)
+		if s.Y != nil {
+			out.Y = append(out.Y, s.Y[i])
+		}
+	}
+	return out
+}

@@ -5,7 +5,7 @@
 // probability q, so that the sampled Gaussian mechanism's analysis applies:
 // accountant.SGM), clips each example's gradient to L2 norm C, adds
 // N(0, σ²C²) noise to each coordinate of their sum, divides by the expected
-// batch size q·n, and takes a gradient step.
+// batch size, and takes a gradient step.
 package dpsgd
 
 import (
@@ -25,6 +25,12 @@ type Config struct {
 	Clip   float64 // per-example L2 clipping norm C > 0
 	Sigma  float64 // noise multiplier σ >= 0: noise N(0, σ²C²) per coordinate
 	LR     float64 // learning rate > 0
+	// Batch is the expected batch size the noisy sum is divided by. Set,
+	// it is a constant and the step adds one example's clipped gradient
+	// over Batch whatever the data: the sampled Gaussian mechanism's
+	// analysis (add/remove one example) holds as stated. 0 divides by
+	// Rate·n for the n examples given, which depends on the data's size.
+	Batch float64 `json:",omitempty"`
 }
 
 // Steps returns the number of steps, ceil(Epochs/Rate), the count the
@@ -43,6 +49,8 @@ func (c Config) check() error {
 		return fmt.Errorf("dpsgd: sigma = %v: must be a finite number >= 0", c.Sigma)
 	case !(c.LR > 0) || math.IsInf(c.LR, 0):
 		return fmt.Errorf("dpsgd: learning rate = %v: must be a finite number > 0", c.LR)
+	case !(c.Batch >= 0) || math.IsInf(c.Batch, 0):
+		return fmt.Errorf("dpsgd: expected batch = %v: must be a finite number > 0, or 0 for rate·n", c.Batch)
 	}
 	return nil
 }
@@ -86,7 +94,11 @@ func Private(ctx context.Context, net *nn.Net, data *datasets.Dataset, cfg Confi
 	ws := net.NewWorkspace()
 	g := make([]float64, len(net.Params))
 	sum := make([]float64, len(net.Params))
-	scale := cfg.LR / (cfg.Rate * float64(n))
+	batch := cfg.Batch
+	if batch == 0 {
+		batch = cfg.Rate * float64(n)
+	}
+	scale := cfg.LR / batch
 	steps := cfg.Steps()
 	for step := 0; step < steps; step++ {
 		if err := ctx.Err(); err != nil {

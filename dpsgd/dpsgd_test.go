@@ -42,29 +42,37 @@ func TestClip(t *testing.T) {
 
 // TestNoiseScale runs one full-batch step twice from the same state and
 // random stream, without and with noise: the difference of the parameters,
-// divided by lr·σ·C/(q·n), must be standard normal in every coordinate.
+// divided by lr·σ·C/(q·n), or lr·σ·C/Batch with a fixed expected batch,
+// must be standard normal in every coordinate.
 func TestNoiseScale(t *testing.T) {
 	data := images(40, rand.New(rand.NewPCG(2, 2)))
 	const sigma, clip, lr = 3.0, 0.5, 0.7
-	run := func(s float64) []float64 {
+	run := func(s, batch float64) []float64 {
 		net, _ := nn.New(8, rand.New(rand.NewPCG(3, 3)))
-		cfg := Config{Epochs: 1, Rate: 1, Clip: clip, Sigma: s, LR: lr}
+		cfg := Config{Epochs: 1, Rate: 1, Clip: clip, Sigma: s, LR: lr, Batch: batch}
 		if _, err := Private(context.Background(), net, data, cfg, rand.New(rand.NewPCG(4, 4))); err != nil {
 			t.Fatal(err)
 		}
 		return net.Params
 	}
-	quiet, noisy := run(0), run(sigma)
-	var sum, sq float64
-	for i := range quiet {
-		z := (quiet[i] - noisy[i]) / (lr * sigma * clip / float64(data.Len()))
-		sum += z
-		sq += z * z
-	}
-	n := float64(len(quiet))
-	mean, std := sum/n, math.Sqrt(sq/n-(sum/n)*(sum/n))
-	if math.Abs(mean) > 4/math.Sqrt(n) || math.Abs(std-1) > 4/math.Sqrt(2*n) {
-		t.Errorf("noise per coordinate: mean %v, std %v in units of lr·σ·C/(q·n); want 0 and 1", mean, std)
+	// A fixed expected batch divides the same noise by it instead.
+	for _, batch := range []float64{0, 25} {
+		div := batch
+		if batch == 0 {
+			div = float64(data.Len())
+		}
+		quiet, noisy := run(0, batch), run(sigma, batch)
+		var sum, sq float64
+		for i := range quiet {
+			z := (quiet[i] - noisy[i]) / (lr * sigma * clip / div)
+			sum += z
+			sq += z * z
+		}
+		n := float64(len(quiet))
+		mean, std := sum/n, math.Sqrt(sq/n-(sum/n)*(sum/n))
+		if math.Abs(mean) > 4/math.Sqrt(n) || math.Abs(std-1) > 4/math.Sqrt(2*n) {
+			t.Errorf("batch %v: noise per coordinate: mean %v, std %v in units of lr·σ·C/%v; want 0 and 1", batch, mean, std, div)
+		}
 	}
 }
 
@@ -77,6 +85,8 @@ func TestConfigChecks(t *testing.T) {
 		{Epochs: 1, Rate: 0.5, Clip: 0, Sigma: 1, LR: 0.1},
 		{Epochs: 1, Rate: 0.5, Clip: 1, Sigma: math.NaN(), LR: 0.1},
 		{Epochs: 1, Rate: 0.5, Clip: 1, Sigma: 1, LR: 0},
+		{Epochs: 1, Rate: 0.5, Clip: 1, Sigma: 1, LR: 0.1, Batch: -1},
+		{Epochs: 1, Rate: 0.5, Clip: 1, Sigma: 1, LR: 0.1, Batch: math.Inf(1)},
 	}
 	if err := ok.check(); err != nil {
 		t.Error(err)

@@ -32,8 +32,10 @@ type GNMax struct {
 }
 
 // NewGNMax returns GNMax for the per-query target (m·eps, delta) of p, σ
-// calibrated by search with the paper's conversion. The guarantee is GNMax's (λ, λ/σ²)-RDP converted
-// by Theorem B.4.1; like PATE it assumes that a record changes at most one
+// calibrated by search: with the paper's conversion of GNMax's
+// (λ, λ/σ²)-RDP (Theorem B.4.1), or, for accountant.GNMaxTight, on the
+// exact privacy curve of the released bit for p.K votes
+// (accountant.GNMaxSigmaTight). Like PATE it assumes that a record changes at most one
 // teacher's vote, i.e. that adjacent datasets give vote counts L and L±1 (the
 // teachers' own eps and Delta do not enter). NewGNMax also checks the
 // sampled label probabilities against the target exactly for every such
@@ -43,7 +45,21 @@ func NewGNMax(p constraints.Params, search accountant.GNMaxSearch) (*GNMax, erro
 		return nil, fmt.Errorf("GNMax: %w", err)
 	}
 	t := target(p)
-	sigma, lambda, err := accountant.CalibrateGNMax(t, search, accountant.PaperConversion)
+	var sigma, lambda float64
+	var err error
+	var calibration string
+	if search == accountant.GNMaxTight {
+		// The check below allows 1e-15·(1+e^eps) for its own rounding, and
+		// the sampled probabilities are erf's, rounded to 2^-53: leave
+		// room for both, so that the calibrated sigma passes it.
+		room := t
+		room.Delta = max(0, t.Delta-4e-15*(1+math.Exp(t.Eps)))
+		sigma, err = accountant.GNMaxSigmaTight(room, p.K)
+		calibration = fmt.Sprintf("sigma = %.6g calibrated on the exact privacy curve of the released bit for K = %d votes (tight search)", sigma, p.K)
+	} else {
+		sigma, lambda, err = accountant.CalibrateGNMax(t, search, accountant.PaperConversion)
+		calibration = fmt.Sprintf("GNMax is (lambda, lambda/sigma^2)-RDP (Papernot et al. 2018 Sec. 4.1), (eps, delta)-DP by Theorem B.4.1 at sigma = %.6g, lambda = %.6g (%v search)", sigma, lambda, search)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("GNMax at (m·eps, delta) = %v: %w", t, err)
 	}
@@ -63,9 +79,8 @@ func NewGNMax(p constraints.Params, search accountant.GNMaxSearch) (*GNMax, erro
 		privacy: Privacy{
 			Guarantee: t,
 			Teachers:  teachers(p),
-			Source: fmt.Sprintf("GNMax is (lambda, lambda/sigma^2)-RDP (Papernot et al. 2018 Sec. 4.1), (eps, delta)-DP by Theorem B.4.1 at sigma = %.6g, lambda = %.6g (%v search); assumes a record changes at most one teacher's vote; the sampled label probabilities were checked against the target for every pair of vote counts L, L+1",
-				sigma, lambda, search),
-			Relation: OneVote,
+			Source:    calibration + "; assumes a record changes at most one teacher's vote; the sampled label probabilities were checked against the target for every pair of vote counts L, L+1",
+			Relation:  OneVote,
 		},
 	}, nil
 }
@@ -100,7 +115,7 @@ func (g *GNMax) Privacy() Privacy { return g.privacy }
 func (g *GNMax) Gamma() gamma.Gamma { return g.g }
 
 // Sigma returns the noise σ on each class count and the Rényi order λ of
-// its calibration.
+// its calibration (0 for the tight calibration, which uses none).
 func (g *GNMax) Sigma() (sigma, lambda float64) { return g.sigma, g.lambda }
 
 // BitEpsilon returns the exact privacy loss of the released bit when

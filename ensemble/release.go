@@ -17,14 +17,16 @@ const labelBuffer = 256 << 10
 // LabelWriter writes released labels: "id,label" CSV with a header row,
 // or JSON lines {"id": ..., "label": 0|1}. The id is the query's id column
 // or, without one, its position in the vote file. Nothing else about a
-// query is written. Labels are buffered; Written counts those that have
-// reached the underlying writer, i.e. have been released.
+// query is written. Labels are buffered; Written counts those that may
+// have reached the underlying writer, i.e. have been released.
 type LabelWriter struct {
 	w       io.Writer
 	format  Format
 	buf     []byte
+	head    int // bytes at the start of buf that are no label: header row, comment
 	pending int // labels in buf
-	written int // labels handed to w
+	written int // labels that may have reached w
+	err     error
 	// reserve, if set, is called before labels are handed to w with the
 	// number that will then have been written; an error keeps them back.
 	reserve func(labels int) error
@@ -39,12 +41,16 @@ func NewLabelWriter(w io.Writer, format Format) (*LabelWriter, error) {
 	lw := &LabelWriter{w: w, format: format, buf: make([]byte, 0, labelBuffer+256)}
 	if format == FormatCSV {
 		lw.buf = append(lw.buf, "id,label\n"...)
+		lw.head = len(lw.buf)
 	}
 	return lw, nil
 }
 
 // Write writes the label of q.
 func (lw *LabelWriter) Write(q *Query, label byte) error {
+	if lw.err != nil {
+		return lw.err
+	}
 	b := lw.buf
 	if lw.format == FormatCSV {
 		switch {
@@ -86,14 +92,22 @@ func (lw *LabelWriter) Write(q *Query, label byte) error {
 // comment puts a comment line before the labels still buffered.
 func (lw *LabelWriter) comment(line string) {
 	lw.buf = append([]byte(line+"\n"), lw.buf...)
+	lw.head += len(line) + 1
 }
 
-// Written returns the number of labels that have reached the underlying
-// writer. Labels still buffered when a run fails are never written.
+// Written returns the number of labels that may have reached the
+// underlying writer: after a write that failed part-way, every label of
+// which a byte was written counts (a label cut part-way may still be read).
+// Labels still buffered when a run fails are never written.
 func (lw *LabelWriter) Written() int { return lw.written }
 
-// Flush writes the buffered labels to the underlying writer.
+// Flush writes the buffered labels to the underlying writer. After a
+// write that fails, or writes less than it was given, Written counts the
+// labels it may have delivered, and every later Write and Flush fails.
 func (lw *LabelWriter) Flush() error {
+	if lw.err != nil {
+		return lw.err
+	}
 	if len(lw.buf) == 0 {
 		return nil
 	}
@@ -102,13 +116,37 @@ func (lw *LabelWriter) Flush() error {
 			return err
 		}
 	}
-	if _, err := lw.w.Write(lw.buf); err != nil {
+	n, err := lw.w.Write(lw.buf)
+	if err == nil && n < len(lw.buf) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		lw.written += lw.reached(n)
+		lw.err = err
 		return err
 	}
 	lw.written += lw.pending
-	lw.pending = 0
+	lw.pending, lw.head = 0, 0
 	lw.buf = lw.buf[:0]
 	return nil
+}
+
+// reached returns how many of the buffered labels have a byte among the
+// first n bytes of the buffer. Every label ends its line, and no id holds
+// a line end (the vote reader allows none), so the labels wholly written
+// are the line ends past the header; one more was cut part-way if the
+// bytes stop inside a line. An id with a line end would only make the
+// count larger: never fewer labels are counted than left.
+func (lw *LabelWriter) reached(n int) int {
+	n = min(max(n, 0), len(lw.buf))
+	if n <= lw.head {
+		return 0
+	}
+	k := bytes.Count(lw.buf[lw.head:n], []byte{'\n'})
+	if lw.buf[n-1] != '\n' {
+		k++
+	}
+	return min(k, lw.pending)
 }
 
 // csvNeedsQuotes reports whether an id must be quoted in CSV output.

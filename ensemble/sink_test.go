@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/darrm/darrm/internal/plural"
 )
 
 // fakeLedger records what a release charges it; it refuses reservations
@@ -71,7 +74,7 @@ func TestReleaseTo(t *testing.T) {
 		{name: "stdout", stdout: &failAfter{n: -1}, labelsTo: queries},
 		{name: "stdout with a ledger", stdout: &failAfter{n: -1}, ledger: &fakeLedger{}, settles: []int{queries}, labelsTo: queries},
 		{name: "stdout that fails after a buffer", stdout: &failAfter{n: 1}, ledger: &fakeLedger{}, err: errPipe,
-			errText: "labels were already written to standard output: their privacy cost is that of", settles: []int{-1}},
+			errText: "labels may have reached standard output, counting any label cut part-way: their privacy cost is that of", settles: []int{-1}},
 		{name: "stdout that fails at once", stdout: &failAfter{n: 0}, ledger: &fakeLedger{}, err: errPipe, settles: []int{0}},
 		{name: "file refused by the ledger", path: "c.csv", ledger: &fakeLedger{limit: 10}, err: errFakeBudget, settles: []int{0}},
 		{name: "file in no folder", path: "missing/d.csv", ledger: &fakeLedger{}, errText: "missing", settles: []int{0}},
@@ -128,6 +131,89 @@ func TestReleaseTo(t *testing.T) {
 			}
 			if len(tc.ledger.reserves) > 0 && tc.ledger.reserves[len(tc.ledger.reserves)-1] < written {
 				t.Errorf("%s: %d labels left, %v reserved", tc.name, written, tc.ledger.reserves)
+			}
+		}
+	}
+}
+
+// limited takes the first n bytes written to it, then fails, taking part
+// of the write that crosses the limit: a full disk, or a file size limit.
+type limited struct {
+	n int
+	b bytes.Buffer
+}
+
+var errFull = errors.New("no space left on device")
+
+func (w *limited) Write(p []byte) (int, error) {
+	k := min(len(p), w.n-w.b.Len())
+	w.b.Write(p[:k])
+	if k < len(p) {
+		return k, errFull
+	}
+	return k, nil
+}
+
+// delivered counts, independently of the label writer, the labels of
+// which at least one byte is in out: the lines after the header row (and
+// the comment line of a seeded run), the last one possibly cut.
+func delivered(out string, format Format, seeded bool) int {
+	skip := 0
+	if format == FormatCSV {
+		skip++
+	}
+	if seeded {
+		skip++
+	}
+	n := 0
+	for i, line := range strings.SplitAfter(out, "\n") {
+		if i >= skip && line != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestShortWrites stops the output after every kind of byte count (in the
+// header, at its end, inside a label, at a label's end, in a later block)
+// and checks that the ledger is settled with every label of which a byte
+// reached the output, a label cut part-way included, and that the error
+// gives that count (issue 19, item 1).
+func TestShortWrites(t *testing.T) {
+	const queries = 70_000 // labels of 9 to 14 bytes: more than one block
+	var votes strings.Builder
+	for i := range queries {
+		fmt.Fprintf(&votes, "q%d,1\n", i)
+	}
+	agg := zeroDaRRM(t, 1)
+	for _, format := range []Format{FormatCSV, FormatJSONL} {
+		for _, seeded := range []bool{false, true} {
+			for _, n := range []int{0, 3, 9, len(NotForRelease) + 1, 20, 21, 22, 1000, labelBuffer - 1, labelBuffer + 7, 2*labelBuffer + 11} {
+				vr, err := NewVoteReader(strings.NewReader(votes.String()), "votes", ReadOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				w := &limited{n: n}
+				led := &fakeLedger{}
+				src := NewSource()
+				if seeded {
+					src = NewSeededSource(1)
+				}
+				_, err = ReleaseTo(context.Background(), vr, agg, src, LabelSink{Stdout: w, Format: format, Ledger: led}, -1, ReleaseOptions{Experiment: seeded})
+				name := fmt.Sprintf("%v, seeded %t, %d bytes", format, seeded, n)
+				want := delivered(w.b.String(), format, seeded)
+				if !errors.Is(err, errFull) {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if len(led.settles) != 1 || led.settles[0] != want {
+					t.Errorf("%s: settled %v, want %d labels", name, led.settles, want)
+				}
+				if want > 0 && !strings.Contains(err.Error(), plural.Of(want, "label", "labels")+" may have reached standard output") {
+					t.Errorf("%s: error %v, want the count %d", name, err, want)
+				}
+				if len(led.reserves) > 0 && led.reserves[len(led.reserves)-1] < want {
+					t.Errorf("%s: reserved %v before %d labels left", name, led.reserves, want)
+				}
 			}
 		}
 	}

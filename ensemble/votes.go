@@ -447,6 +447,22 @@ func (r *VoteReader) longLine(part []byte) ([]byte, error) {
 	}
 }
 
+// numeric reports whether b is written like a number: digits, signs, a
+// decimal point or an exponent, and at least one digit.
+func numeric(b []byte) bool {
+	digit := false
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			digit = true
+		case c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E':
+		default:
+			return false
+		}
+	}
+	return digit
+}
+
 func blank(b []byte) bool {
 	for _, c := range b {
 		if c != ' ' && c != '\t' {
@@ -640,6 +656,12 @@ func (r *VoteReader) firstCSV(line []byte, opts ReadOptions) error {
 	}
 	if !anyVote(fs[off:]) {
 		return r.errorf(0, "not a CSV or JSON lines vote file: the first data row has no 0/1 votes")
+	}
+	if r.hasID && !namedID && opts.ID != Present && (len(fs)-off)%2 == 0 && opts.K == 0 && numeric(fs[0].b) {
+		// The first field was taken for an id because it is no vote; with
+		// it the row would have an odd number of votes, and it is a number,
+		// so it is more likely a mistyped vote (01, 1.0) than an id.
+		return r.errorf(1, "%q is not a vote (votes are 0 or 1); read as an id, it would leave %d votes, but K must be odd", fs[0].b, len(fs)-off)
 	}
 	if err := r.settle(len(fs)-off, opts); err != nil {
 		return err

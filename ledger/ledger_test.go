@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -18,30 +19,64 @@ import (
 
 var step = accountant.Guarantee{Eps: 0.3, Delta: 3e-5}
 
-// bound is the ensemble of the tests' ledgers: a fresh mechanism per
-// query, so that no teachers' cap applies and the totals are the
-// composition of the spends.
+var ctx = context.Background()
+
+// bound is the ensemble of the tests' ledgers (each its own id, unique):
+// a fresh mechanism per query, so that no teachers' cap applies and the
+// totals are the composition of the spends.
 var bound = ensemble.Binding{Ensemble: "mnist58-k11", K: 11, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5},
 	Relation: ensemble.PrivateTeachers, Kind: ensemble.PerQuery, Partition: ensemble.SharedData}
+
+// ensembles counts the ledgers made, to name their ensembles apart: one
+// ensemble has one ledger.
+var ensembles int
+
+// unique returns b with an ensemble id of its own.
+func unique(b ensemble.Binding) ensemble.Binding {
+	ensembles++
+	b.Ensemble = fmt.Sprintf("%s-%d", bound.Ensemble, ensembles)
+	return b
+}
+
+// binding returns the ensemble the ledger l is bound to, as a release of
+// its teachers states it.
+func binding(t *testing.T, l *Ledger) ensemble.Binding {
+	t.Helper()
+	b, err := l.Header().Binding()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
 
 func newLedger(t *testing.T, budget accountant.Guarantee) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "teachers.ledger")
-	if err := Init(path, NewHeader(bound, budget, 1e-5)); err != nil {
+	if err := Init(path, NewHeader(unique(bound), budget, 1e-5), InitOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return path
 }
 
+// open opens the ledger at path for a run.
+func open(t *testing.T, path string) *Ledger {
+	t.Helper()
+	l, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
 // spend opens the ledger and hands out n labels of step in one run.
 func spend(t *testing.T, path string, n int) {
 	t.Helper()
-	l, err := Open(path)
+	l, err := Open(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if err := l.Begin("darrm", bound, step); err != nil {
+	if err := l.Begin("darrm", binding(t, l), step); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Reserve(n); err != nil {
@@ -64,7 +99,7 @@ func TestBudgetAcrossRuns(t *testing.T) {
 	}
 	spent := 0
 	for _, n := range []int{want / 2, want / 4} {
-		l, err := Open(path)
+		l, err := Open(ctx, path, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,18 +112,18 @@ func TestBudgetAcrossRuns(t *testing.T) {
 		spent += n
 	}
 	spend(t, path, want-spent)
-	l, err := Open(path)
+	l, err := Open(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Begin("darrm", bound, step); err != nil {
+	if err := l.Begin("darrm", binding(t, l), step); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Reserve(1); !errors.Is(err, ErrBudget) {
 		t.Errorf("a label beyond the budget: %v", err)
 	}
 	l.Close()
-	l, err = Open(path)
+	l, err = Open(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,12 +138,12 @@ func TestBudgetAcrossRuns(t *testing.T) {
 	// A spend at another guarantee makes the sequence heterogeneous.
 	path = newLedger(t, budget)
 	spend(t, path, 3)
-	l2, err := Open(path)
+	l2, err := Open(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l2.Close()
-	if err := l2.Begin("rr", bound, accountant.Guarantee{Eps: 0.01, Delta: 0}); err != nil {
+	if err := l2.Begin("rr", binding(t, l2), accountant.Guarantee{Eps: 0.01, Delta: 0}); err != nil {
 		t.Fatal(err)
 	}
 	if err := l2.Reserve(1); err != nil {
@@ -121,17 +156,17 @@ func TestBudgetAcrossRuns(t *testing.T) {
 
 func TestRelationAndInitChecks(t *testing.T) {
 	path := newLedger(t, accountant.Guarantee{Eps: 1, Delta: 1e-5})
-	l, err := Open(path)
+	l, err := Open(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	oneVote := bound
+	oneVote := binding(t, l)
 	oneVote.Relation, oneVote.Partition = ensemble.OneVote, ensemble.KeyedHash
 	if err := l.Begin("gnmax", oneVote, step); err == nil || !strings.Contains(err.Error(), "cannot share a budget") {
 		t.Errorf("a one-vote spend on a private-teachers ledger: %v", err)
 	}
-	if err := Init(path, NewHeader(bound, accountant.Guarantee{Eps: 1}, 1e-5)); err == nil {
+	if err := Init(path, NewHeader(bound, accountant.Guarantee{Eps: 1}, 1e-5), InitOptions{}); err == nil {
 		t.Error("Init overwrote an existing ledger")
 	}
 	edit := func(f func(*ensemble.Binding)) ensemble.Binding {
@@ -157,7 +192,7 @@ func TestRelationAndInitChecks(t *testing.T) {
 		"no teachers' guarantee, private-teachers": NewHeader(edit(func(b *ensemble.Binding) { b.Teachers = accountant.Guarantee{} }), one, 1e-5),
 	} {
 		p := filepath.Join(t.TempDir(), "l")
-		if err := Init(p, h); err == nil {
+		if err := Init(p, h, InitOptions{}); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 		if _, err := os.Stat(p); err == nil {
@@ -170,11 +205,11 @@ func TestRelationAndInitChecks(t *testing.T) {
 // one-vote relation, binds no teachers' guarantee; an even K is allowed.
 func TestInitNonPrivateOneVote(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "l")
-	b := ensemble.Binding{Ensemble: "pate", K: 250, Relation: ensemble.OneVote, Kind: ensemble.Fixed, Partition: ensemble.KeyedHash}
-	if err := Init(p, NewHeader(b, accountant.Guarantee{Eps: 2, Delta: 1e-5}, 1e-5)); err != nil {
+	b := unique(ensemble.Binding{K: 250, Relation: ensemble.OneVote, Kind: ensemble.Fixed, Partition: ensemble.KeyedHash})
+	if err := Init(p, NewHeader(b, accountant.Guarantee{Eps: 2, Delta: 1e-5}, 1e-5), InitOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	l, err := Open(p)
+	l, err := Open(ctx, p, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,31 +237,67 @@ func TestCorruption(t *testing.T) {
 		"no header":    {func(s string) string { return s[strings.IndexByte(s, '\n')+1:] }, 1},
 		"garbage line": {func(s string) string { return s + "hello\n" }, 4},
 		"empty":        {func(string) string { return "" }, 1},
-		"bad version":  {func(s string) string { return strings.Replace(s, `"version":2`, `"version":9`, 1) }, 1},
 	} {
 		path := newLedger(t, budget)
 		spend(t, path, 4)
 		b, _ := os.ReadFile(path)
 		os.WriteFile(path, []byte(c.edit(string(b))), 0o644)
-		_, err := Open(path)
+		err := openErr(path, Options{})
 		var ce *CorruptError
 		if !errors.As(err, &ce) || ce.Line != c.line {
 			t.Errorf("%s: %v, want a CorruptError at line %d", name, err, c.line)
 		}
 	}
-	path := newLedger(t, budget)
-	spend(t, path, 4)
-	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	f.WriteString(`{"spend":{"run":"x","queries":10`)
-	f.Close()
-	l, err := Open(path)
-	if err != nil {
-		t.Fatalf("torn last line: %v", err)
+	for name, edit := range map[string]func(string) string{
+		"version 9": func(s string) string { return strings.Replace(s, `"version":2`, `"version":9`, 1) },
+	} {
+		path := newLedger(t, budget)
+		b, _ := os.ReadFile(path)
+		os.WriteFile(path, []byte(edit(string(b))), 0o644)
+		var ve *VersionError
+		if err := openErr(path, Options{}); !errors.As(err, &ve) {
+			t.Errorf("%s: %v, want a VersionError", name, err)
+		}
 	}
+}
+
+// TestTornLastLine: a last line without its line end, which a crash
+// interrupted before its fsync returned (the record does not cover it),
+// is cut off by the next run, under the lock, and reported; ReadOnly
+// reports it and leaves it.
+func TestTornLastLine(t *testing.T) {
+	path := newLedger(t, accountant.Guarantee{Eps: 5, Delta: 1e-3})
+	spend(t, path, 4)
+	l := open(t, path)
+	torn := string(linePrefix(l.Head())) + `"spend":{"run":"x","queries":10`
+	l.Close()
+	before, _ := os.ReadFile(path)
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(torn)
+	f.Close()
+	r, err := ReadOnly(ctx, path, Options{})
+	if err != nil {
+		t.Fatalf("read a torn ledger: %v", err)
+	}
+	if notes := strings.Join(r.Notes(), "; "); !strings.Contains(notes, "torn") {
+		t.Errorf("read a torn ledger: notes %q", notes)
+	}
+	r.Close()
+	if b, _ := os.ReadFile(path); string(b) != string(before)+torn {
+		t.Error("ReadOnly changed the file")
+	}
+	l = open(t, path)
 	if s := l.Spends(); len(s) != 1 || s[0].Queries != 4 {
 		t.Errorf("torn last line: spends %+v", s)
 	}
+	if notes := strings.Join(l.Notes(), "; "); !strings.Contains(notes, "cut off a torn last line") {
+		t.Errorf("open a torn ledger: notes %q", notes)
+	}
 	l.Close()
+	if b, _ := os.ReadFile(path); string(b) != string(before) {
+		t.Error("the torn line was not cut off")
+	}
+	spend(t, path, 2) // appends after the last whole line
 }
 
 // The helper process of the tests below: GO_LEDGER_HELPER=path,n,kill
@@ -238,19 +309,32 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv("GO_LEDGER_HELPER"); spec != "" {
 		os.Exit(helper(spec))
 	}
-	os.Exit(m.Run())
+	if path := os.Getenv("GO_LEDGER_FSIZE"); path != "" {
+		os.Exit(fsizeHelper(path))
+	}
+	// The records of every test, and of the helper processes, which
+	// inherit it, go to a temporary folder, never the user's.
+	dir, err := os.MkdirTemp("", "darrm-ledger-state-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv(EnvStateDir, dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 func helper(spec string) int {
 	parts := strings.Split(spec, ",")
 	n, _ := strconv.Atoi(parts[1])
 	kill, _ := strconv.Atoi(parts[2])
-	l, err := Open(parts[0])
+	l, err := Open(ctx, parts[0], Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if err := l.Begin("darrm", bound, step); err != nil {
+	b, _ := l.Header().Binding()
+	if err := l.Begin("darrm", b, step); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -305,7 +389,7 @@ func TestKillAtEveryStep(t *testing.T) {
 			t.Fatalf("kill at step %d: the helper was not killed", kill)
 		}
 		total += released
-		l, err := Open(path)
+		l, err := Open(ctx, path, Options{})
 		if err != nil {
 			t.Fatalf("kill at step %d: %v", kill, err)
 		}
@@ -347,7 +431,7 @@ func TestConcurrentRuns(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	l, err := Open(path)
+	l, err := Open(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +457,7 @@ func TestStatus(t *testing.T) {
 		if tc.spent > 0 {
 			spend(t, path, tc.spent)
 		}
-		l, err := Open(path)
+		l, err := Open(ctx, path, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -381,7 +465,7 @@ func TestStatus(t *testing.T) {
 		total, _, _ := l.Total()
 		left, _ := l.Allowance(step, -1)
 		l.Close()
-		want := Status{Ensemble: "mnist58-k11", Relation: "private-teachers", Budget: budget, Total: total, Composition: tc.comp, Queries: total, QueriesLeft: left}
+		want := Status{Ensemble: st.Ensemble, Relation: "private-teachers", Budget: budget, Total: total, Composition: tc.comp, Queries: total, QueriesLeft: left}
 		if err != nil || st != want {
 			t.Errorf("after %d labels: status %+v (%v), want %+v", tc.spent, st, err, want)
 		}
@@ -395,8 +479,11 @@ func TestOpenRun(t *testing.T) {
 	budget := accountant.Guarantee{Eps: 5, Delta: 1e-3}
 	path := newLedger(t, budget)
 	want, _ := accountant.MaxSteps(step, budget, accountant.Optimal, 1e-5)
+	l := open(t, path)
+	b := binding(t, l)
+	l.Close()
 	for _, limit := range []int{-1, 10} {
-		l, allowed, err := OpenRun(path, "darrm", bound, step, limit)
+		l, allowed, err := OpenRun(ctx, path, "darrm", b, step, limit, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -413,17 +500,17 @@ func TestOpenRun(t *testing.T) {
 		l.Settle(0)
 		l.Close()
 	}
-	oneVote := bound
+	oneVote := b
 	oneVote.Relation, oneVote.Partition = ensemble.OneVote, ensemble.KeyedHash
-	if _, _, err := OpenRun(path, "gnmax", oneVote, step, -1); err == nil || !strings.Contains(err.Error(), "relation") {
+	if _, _, err := OpenRun(ctx, path, "gnmax", oneVote, step, -1, Options{}); err == nil || !strings.Contains(err.Error(), "relation") {
 		t.Errorf("another relation: %v", err)
 	}
-	l, err := Open(path) // the refused run released the lock
+	l, err := Open(ctx, path, Options{}) // the refused run released the lock
 	if err != nil {
 		t.Fatal(err)
 	}
 	l.Close()
-	if _, _, err := OpenRun(filepath.Join(t.TempDir(), "none"), "darrm", bound, step, -1); err == nil {
+	if _, _, err := OpenRun(ctx, filepath.Join(t.TempDir(), "none"), "darrm", b, step, -1, Options{}); err == nil {
 		t.Error("a missing ledger opened")
 	}
 }
@@ -434,23 +521,21 @@ func TestOpenRun(t *testing.T) {
 // ledger's.
 func TestBinding(t *testing.T) {
 	path := newLedger(t, accountant.Guarantee{Eps: 5, Delta: 1e-3})
-	l, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := open(t, path)
 	defer l.Close()
+	own := binding(t, l)
 	for _, tc := range []struct {
 		edit func(*ensemble.Binding)
 		want []string
 	}{
-		{func(b *ensemble.Binding) { b.Ensemble = "other" }, []string{"ensemble other (the ledger's: mnist58-k11)"}},
+		{func(b *ensemble.Binding) { b.Ensemble = "other" }, []string{"ensemble other (the ledger's: " + own.Ensemble + ")"}},
 		{func(b *ensemble.Binding) { b.K = 9 }, []string{"K 9 (the ledger's: 11)"}},
 		{func(b *ensemble.Binding) { b.Teachers.Eps = 1 }, []string{"eps 1 (the ledger's: 0.1)"}},
 		{func(b *ensemble.Binding) { b.Teachers.Delta = 1e-4; b.Kind = ensemble.Fixed }, []string{"Delta 0.0001 (the ledger's: 1e-05)", "kind fixed (the ledger's: per-query)"}},
 		{func(b *ensemble.Binding) { b.Partition = ensemble.KeyedHash }, []string{"partition keyed-hash (the ledger's: shared)"}},
 		{func(b *ensemble.Binding) { b.Relation = ensemble.OneVote }, []string{"relation one-vote (the ledger's: private-teachers)"}},
 	} {
-		b := bound
+		b := own
 		tc.edit(&b)
 		err := l.Begin("darrm", b, step)
 		var be *BindingError
@@ -470,27 +555,22 @@ func TestBinding(t *testing.T) {
 	}
 }
 
-// TestVersion1: a ledger of version 1 reads, but refuses releases until it
-// is upgraded.
+// TestVersion1: a ledger of version 1 reads, with no binding, but a run
+// refuses it until it is upgraded, and says how.
 func TestVersion1(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "v1.ledger")
-	h := Header{Version: 1, Ensemble: "old", Relation: "private-teachers", Budget: accountant.Guarantee{Eps: 5, Delta: 1e-3}, DeltaPrime: 1e-5}
-	b, err := encode(h, true)
+	writeV1(t, path, "old", nil, "")
+	l, err := ReadOnly(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(path, b, 0o644)
-	l, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
 	if total, _, err := l.Total(); err != nil || total != (accountant.Guarantee{}) || l.Header().Teachers != nil {
 		t.Errorf("version 1 ledger: total %v, %v", total, err)
 	}
-	err = l.Begin("darrm", bound, step)
+	l.Close()
+	err = openErr(path, Options{})
 	var ve *VersionError
-	if !errors.As(err, &ve) || ve.Version != 1 || !strings.Contains(err.Error(), "must be upgraded to version 2") {
+	if !errors.As(err, &ve) || ve.Version != 1 || !strings.Contains(err.Error(), "must be upgraded to version 2") || !strings.Contains(err.Error(), "darrm ledger upgrade") {
 		t.Errorf("release against a version 1 ledger: %v", err)
 	}
 }
@@ -503,10 +583,11 @@ func TestCap(t *testing.T) {
 	fixed.Kind, fixed.Partition = ensemble.Fixed, ensemble.KeyedHash
 	open := func(budget accountant.Guarantee, b ensemble.Binding) *Ledger {
 		path := filepath.Join(t.TempDir(), "l")
-		if err := Init(path, NewHeader(b, budget, 1e-5)); err != nil {
+		b = unique(b)
+		if err := Init(path, NewHeader(b, budget, 1e-5), InitOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		l, err := Open(path)
+		l, err := Open(ctx, path, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

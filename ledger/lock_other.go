@@ -3,10 +3,22 @@
 package ledger
 
 import (
+	"context"
 	"errors"
+	"io/fs"
 	"os"
 )
 
-func lock(*os.File) error {
-	return errors.New("file locking is implemented on Unix only; a ledger cannot be used safely here")
-}
+var errNoLock = errors.New("file locking is implemented on Unix only; a ledger cannot be used safely here")
+
+func lock(context.Context, *os.File, bool, func()) error { return errNoLock }
+
+func tryLock(*os.File, bool) bool { return false }
+
+func flockWait(*os.File) error { return errNoLock }
+
+func funlock(*os.File) {}
+
+func fileID(fs.FileInfo) (dev, ino uint64) { return 0, 0 }
+
+const oNonBlock = 0

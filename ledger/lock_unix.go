@@ -3,13 +3,67 @@
 package ledger
 
 import (
+	"context"
+	"io/fs"
 	"os"
 	"syscall"
+	"time"
 )
 
-// lock takes an exclusive advisory lock on f, waiting for other holders;
-// the lock ends when f is closed.
-func lock(f *os.File) error {
+// lock takes an advisory lock on f, exclusive or shared, which ends when
+// f is closed. While another process holds it, it calls waiting once and
+// polls until it gets it or ctx is done: a blocking flock could not be
+// interrupted.
+func lock(ctx context.Context, f *os.File, exclusive bool, waiting func()) error {
+	how := syscall.LOCK_SH
+	if exclusive {
+		how = syscall.LOCK_EX
+	}
+	pause := time.Millisecond
+	for {
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
+		switch err {
+		case nil:
+			return nil
+		case syscall.EINTR:
+			continue
+		case syscall.EWOULDBLOCK:
+		default:
+			return err
+		}
+		if waiting != nil {
+			waiting()
+			waiting = nil
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		pause = min(2*pause, 50*time.Millisecond)
+	}
+}
+
+// tryLock takes the lock if no other process holds it, and reports
+// whether it did.
+func tryLock(f *os.File, exclusive bool) bool {
+	how := syscall.LOCK_SH
+	if exclusive {
+		how = syscall.LOCK_EX
+	}
+	for {
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
+		if err != syscall.EINTR {
+			return err == nil
+		}
+	}
+}
+
+// flockWait takes an exclusive lock on f, waiting for it: for the record's
+// lock, which is held for short spells only.
+func flockWait(f *os.File) error {
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
 		if err != syscall.EINTR {
@@ -17,3 +71,17 @@ func lock(f *os.File) error {
 		}
 	}
 }
+
+func funlock(f *os.File) { syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
+
+// fileID returns the device and inode of a file.
+func fileID(fi fs.FileInfo) (dev, ino uint64) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Dev), st.Ino
+	}
+	return 0, 0
+}
+
+// oNonBlock opens a FIFO without waiting for its other end (the file is
+// then refused as no regular file).
+const oNonBlock = syscall.O_NONBLOCK

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/darrm/darrm/cache"
@@ -56,9 +57,12 @@ func Cached(ctx context.Context, d *cache.Dir, p constraints.Params, prior gamma
 
 // Reverified returns the cache entry for key with its certificate computed
 // now from its gamma's values by the exhaustive check, in place of the
-// stored one. An entry whose gamma does not pass is a *cache.CorruptError
-// naming the file: a checksum proves only that the file is unchanged
-// since it was written, not that what was written is private.
+// stored one, and its objective and surrogate error computed from the
+// values too (the upper bound, and with it the gap, can only be read: see
+// checkClaims). An entry whose gamma does not pass, or whose values
+// contradict its stored optimality, is a *cache.CorruptError naming the
+// file: a checksum proves only that the file is unchanged since it was
+// written, not that what was written is private or optimal.
 func Reverified(ctx context.Context, d *cache.Dir, key cache.Key, workers int) (*cache.Entry, error) {
 	e, err := d.Get(key)
 	if err != nil {
@@ -72,5 +76,46 @@ func Reverified(ctx context.Context, d *cache.Dir, key cache.Key, workers int) (
 		return nil, &cache.CorruptError{Path: d.Path(key), Reason: fmt.Sprintf("its gamma, checked again now, is %v: max f / budget = %.15g", cert.Status, cert.Ratio)}
 	}
 	e.Certificate = cert
+	if err := checkClaims(e, key); err != nil {
+		return nil, &cache.CorruptError{Path: d.Path(key), Reason: err.Error()}
+	}
 	return e, nil
+}
+
+// claimSlack is the relative room for rounding when a stored objective or
+// gap is compared with one computed again: the same sums in the same
+// order agree exactly, so only a changed value is outside it.
+const claimSlack = 1e-12
+
+// checkClaims sets e's objective (Utility) and surrogate error from its
+// gamma's values under key's prior, and its gap from that objective and
+// the stored upper bound, which cannot be computed without the solve; a
+// gamma whose objective lies above the upper bound, or below it by more
+// than the stored gap, contradicts the stored claims: the entry was
+// changed (a gamma of zeros, say, is still private, but far from
+// optimal).
+func checkClaims(e *cache.Entry, key cache.Key) error {
+	prior, err := gamma.ParsePrior(key.Prior)
+	if err != nil {
+		return fmt.Errorf("prior %q: %v", key.Prior, err)
+	}
+	coeffs, err := prior.Coefficients(key.Params.K)
+	if err != nil {
+		return fmt.Errorf("prior %q: %v", key.Prior, err)
+	}
+	u := gamma.Utility(e.Gamma, coeffs)
+	ub := e.UpperBound
+	slack := claimSlack * math.Max(math.Abs(ub), 1)
+	switch {
+	case !(ub > 0) || math.IsInf(ub, 0) || !(e.Gap >= 0):
+		return fmt.Errorf("stored upper bound %v and gap %v: not a solve's", ub, e.Gap)
+	case u > ub+slack:
+		return fmt.Errorf("its gamma's objective %.15g exceeds the stored upper bound %.15g: the stored optimality does not hold", u, ub)
+	case ub-u > e.Gap*ub+slack:
+		return fmt.Errorf("its gamma's objective %.15g lies %.3g below the stored upper bound %.15g, more than the stored gap %.3g allows: the gamma is not the one solved", u, (ub-u)/ub, ub, e.Gap)
+	}
+	e.Utility = u
+	e.SurrogateError = gamma.SurrogateError(e.Gamma, coeffs)
+	e.Gap = math.Max((ub-u)/ub, 0)
+	return nil
 }

@@ -39,3 +39,55 @@ func TestCachedReverifiesTamperedEntry(t *testing.T) {
 		t.Errorf("the entry was not replaced: %v", err)
 	}
 }
+
+// TestCachedClaimsRecomputed: an entry re-signed with a gamma that is
+// still private but not the optimum (zeros, or the optimum scaled down by
+// 0.1%) contradicts its stored upper bound and gap and is corrupt; one
+// whose stored objective, surrogate error or gap alone was changed is
+// returned with them computed again from its gamma; one whose upper bound
+// was lowered below its gamma's objective is corrupt (issue 19, item 8).
+func TestCachedClaimsRecomputed(t *testing.T) {
+	ctx, d := context.Background(), tempCache(t)
+	p, prior := params(11, 3, 1e-5), gamma.UniformPrior()
+	key := cache.Key{Params: p, Prior: prior.String()}
+	good, _, _, err := Cached(ctx, d, p, prior, Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		edit    func(e *cache.Entry)
+		corrupt string // in the error; "" for a valid entry
+	}{
+		"gamma zeros":        {func(e *cache.Entry) { e.Gamma = make([]float64, len(e.Gamma)) }, "below the stored upper bound"},
+		"gamma scaled down":  {func(e *cache.Entry) { e.Gamma = scaled(e.Gamma, 0.999) }, "below the stored upper bound"},
+		"upper bound low":    {func(e *cache.Entry) { e.UpperBound = e.Utility * 0.99 }, "exceeds the stored upper bound"},
+		"upper bound absent": {func(e *cache.Entry) { e.UpperBound = 0 }, "not a solve's"},
+		"claims edited":      {func(e *cache.Entry) { e.Utility, e.SurrogateError, e.Gap = 1, 0, 0.5 }, ""},
+	} {
+		tampered := *good
+		tampered.Gamma = slices.Clone(good.Gamma)
+		c.edit(&tampered)
+		if err := d.Put(&tampered); err != nil {
+			t.Fatal(err)
+		}
+		e, err := Reverified(ctx, d, key, 0)
+		var ce *cache.CorruptError
+		switch {
+		case c.corrupt != "" && (!errors.As(err, &ce) || !strings.Contains(err.Error(), c.corrupt)):
+			t.Errorf("%s: %v, want a CorruptError saying %q", name, err, c.corrupt)
+		case c.corrupt == "" && err != nil:
+			t.Errorf("%s: %v", name, err)
+		case c.corrupt == "" && (e.Utility != good.Utility || e.SurrogateError != good.SurrogateError || e.Gap != good.Gap):
+			t.Errorf("%s: objective %v, surrogate error %v, gap %v; want %v, %v, %v computed again",
+				name, e.Utility, e.SurrogateError, e.Gap, good.Utility, good.SurrogateError, good.Gap)
+		}
+	}
+}
+
+func scaled(g []float64, c float64) []float64 {
+	out := make([]float64, len(g))
+	for i, v := range g {
+		out[i] = c * v
+	}
+	return out
+}

@@ -12,8 +12,8 @@
 #
 #   --quick  every Chapter 3 / Appendix B item and the two diabetes panels;
 #            the other Chapter 4 figures and tables are redrawn from the
-#            committed reports in docs/results/ instead of rerun (about a
-#            minute on 2 cores).
+#            committed reports in docs/results/ instead of rerun, and the
+#            transfer tuning (transfer-tune) keeps its table.
 #   ITEM     only these items (names as printed, e.g. fig-3.2 table-b.2).
 #
 # The time of each item goes to standard output, never into a file; each
@@ -396,7 +396,12 @@ fig_c() {
 # Tables 3.1, B.4, B.6 and B.8: accuracy of the labels released from DP-SGD
 # teachers on MNIST and Fashion-MNIST 5 vs 8 (darrm transfer, seed 1; the
 # teachers are trained once into a cache in the work folder), beside the
-# thesis' numbers: GNMax, DaRRM with gamma_Sub, DaRRM with gamma_opt.
+# thesis' numbers: GNMax, DaRRM with gamma_Sub, DaRRM with gamma_opt; and
+# darrm's extra rows (GNMax calibrated on the released bit, RR, the
+# noise-free majority) with each total and the bound that gives it. Then
+# the shared setting (every teacher on the whole training set) at m = 3 and
+# 1, and both settings at m = 3 over seeds 1-6 (each seed trains other
+# teachers).
 transfer_tables() {
 	local thesis="3.1 3 mnist58 20 0.63 0.76 0.79
 3.1 3 mnist58 50 0.66 0.75 0.79
@@ -422,32 +427,180 @@ B.8 7 mnist58 100 0.80 0.80 0.83
 B.8 7 fashion58 20 0.79 0.95 0.96
 B.8 7 fashion58 50 0.79 0.96 0.97
 B.8 7 fashion58 100 0.79 0.96 0.96"
-	local m ds
+	local m ds seed setting
+	# append FILE SETTING DS SEED: appends standard input, a CSV document,
+	# to FILE with the setting, the data set and the seed in front of each
+	# row; the header only when FILE is new.
+	append() {
+		local head=1
+		[[ -s $1 ]] && head=0
+		awk -v pre="$2,$3,$4" -v head="$head" 'NR == 1 { if (head) print "setting,dataset,seed," $0; next } { print pre "," $0 }' >> "$1"
+	}
+	# run SETTING M SEED DS: one darrm transfer into transfer.csv.
+	run() {
+		say "transfer: darrm transfer --dataset $4 --setting $1 --m $2 --seed $3"
+		"$darrm" transfer --dataset "$4" --setting "$1" --m "$2" --seed "$3" --cache-dir "$work/cache" --format csv |
+			append "$work/transfer.csv" "$1" "$4" "$3"
+	}
 	for m in 3 1 5 7; do
 		for ds in mnist58 fashion58; do
-			say "transfer: darrm transfer --dataset $ds --m $m --seed 1"
-			"$darrm" transfer --dataset "$ds" --m "$m" --seed 1 --cache-dir "$work/cache" --format csv |
-				awk -F, -v ds="$ds" 'NR > 1 { print ds, $0 }' >> "$work/transfer.rows"
+			run disjoint "$m" 1 "$ds"
 		done
 	done
-	{
-		echo "| table | m | data | Q | GNMax | thesis | DaRRM γ_Sub | thesis | DaRRM γ_opt | thesis | RR (γ_const) | per query (ε, δ) | total (ε, δ) |"
-		echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-		while read -r table m ds q tg ts to; do
-			awk -v t="$table" -v m="$m" -v ds="$ds" -v q="$q" -v tg="$tg" -v ts="$ts" -v to="$to" '
-			{ split($2, f, ","); if ($1 != ds || f[2] != m || f[3] != q) next
-			  acc[f[1]] = sprintf("%.2f (%.2f)", f[4], f[5]); qe = f[6]; qd = f[7]; te = f[8]; td = f[9] }
-			END { printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | (%.4f, %.4f) | (%.3f, %.3f) |\n",
-				t, m, (ds == "mnist58" ? "MNIST" : "Fashion-MNIST"), q, acc["gnmax"], tg, acc["darrm-sub"], ts, acc["darrm-opt"], to, acc["rr"], qe, qd, te, td }' "$work/transfer.rows"
-		done <<< "$thesis"
-	} > "$work/transfer.md"
+	for m in 3 1; do
+		for ds in mnist58 fashion58; do
+			run shared "$m" 1 "$ds"
+		done
+	done
+	for seed in 1 2 3 4 5 6; do
+		for setting in disjoint shared; do
+			for ds in mnist58 fashion58; do
+				((seed == 1)) || run "$setting" 3 "$seed" "$ds"
+				"$darrm" teachers train --dataset "$ds" --setting "$setting" --seed "$seed" --cache-dir "$work/cache" --format csv |
+					append "$work/teachers.csv" "$setting" "$ds" "$seed"
+			done
+		done
+	done
+	printf '%s\n' "$thesis" > "$work/thesis.txt"
+	# The rows of Table 3.1 and Tables B.4, B.6, B.8 (disjoint, seed 1).
+	csv_awk '
+	v("setting") == "disjoint" && v("seed") == 1 {
+		k = v("dataset") SUBSEP v("m") SUBSEP v("queries")
+		acc[k, v("mechanism")] = sprintf("%.2f (%.2f)", v("accuracy_mean"), v("accuracy_std"))
+		if (v("mechanism") == "gnmax") { qe[k] = v("query_eps"); qd[k] = v("query_delta"); ge[k] = v("total_eps"); gd[k] = v("total_delta") }
+		if (v("mechanism") == "darrm-opt") { te[k] = v("total_eps"); td[k] = v("total_delta"); tb[k] = v("total_bound") }
+	}
+	END {
+		print "| table | m | data | Q | GNMax | thesis | GNMax, tight σ | DaRRM γ_Sub | thesis | DaRRM γ_opt | thesis | RR (γ_const) | majority | per query (ε, δ) | total over Q: GNMax | total over Q: private teachers |"
+		print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+		while ((getline line < thesis) > 0) {
+			split(line, t, " ")
+			k = t[3] SUBSEP t[2] SUBSEP t[4]
+			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | (%.4f, %.4f) | (%.3f, %.3f) | (%.4f, %.4f), %s |\n",
+				t[1], t[2], (t[3] == "mnist58" ? "MNIST" : "Fashion-MNIST"), t[4], acc[k, "gnmax"], t[5], acc[k, "gnmax-tight"], acc[k, "darrm-sub"], t[6],
+				acc[k, "darrm-opt"], t[7], acc[k, "rr"], acc[k, "majority"], qe[k], qd[k], ge[k], gd[k], te[k], td[k], tb[k]
+		}
+	}' thesis="$work/thesis.txt" "$work/transfer.csv" > "$work/transfer.md"
 	splice docs/transfer.md transfer-tables "$work/transfer.md"
+	# The shared setting (seed 1): the cap is the teachers' K-fold
+	# composition; cap_from says from which Q it is the DaRRM rows' total.
+	csv_awk '
+	v("setting") == "shared" && v("seed") == 1 {
+		k = v("m") SUBSEP v("dataset") SUBSEP v("queries")
+		if (!(k in seen)) { seen[k] = 1; keys[++nk] = k }
+		acc[k, v("mechanism")] = sprintf("%.2f (%.2f)", v("accuracy_mean"), v("accuracy_std"))
+		if (v("mechanism") == "darrm-opt") { qe[k] = v("query_eps"); qd[k] = v("query_delta"); ce[k] = v("composition_eps"); cd[k] = v("composition_delta"); te[k] = v("total_eps"); td[k] = v("total_delta"); tb[k] = v("total_bound"); from[k] = v("cap_from") }
+	}
+	END {
+		print "| m | data | Q | GNMax | GNMax, tight σ | DaRRM γ_Sub | DaRRM γ_opt | RR (γ_const) | majority | per query (ε, δ) | queries composed | total of the DaRRM and RR rows | cap from Q |"
+		print "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+		for (i = 1; i <= nk; i++) {
+			k = keys[i]; split(k, p, SUBSEP)
+			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | (%.4f, %.4f) | (%.3f, %.4f) | (%.4f, %.4f), %s | %s |\n",
+				p[1], (p[2] == "mnist58" ? "MNIST" : "Fashion-MNIST"), p[3], acc[k, "gnmax"], acc[k, "gnmax-tight"], acc[k, "darrm-sub"], acc[k, "darrm-opt"],
+				acc[k, "rr"], acc[k, "majority"], qe[k], qd[k], ce[k], cd[k], te[k], td[k], tb[k], from[k]
+		}
+	}' "$work/transfer.csv" > "$work/transfer-shared.md"
+	splice docs/transfer.md transfer-shared "$work/transfer-shared.md"
+	# Seeds 1-6 at m = 3: each seed's mean accuracy over Q = 20, 50, 100,
+	# then their range and mean over the seeds; and the teachers' mean test
+	# accuracy.
+	csv_awk '
+	FILENAME ~ /teachers/ { k = v("setting") SUBSEP v("dataset"); ta[k, v("seed")] += v("test_accuracy"); tn[k, v("seed")]++; next }
+	v("m") == 3 {
+		k = v("setting") SUBSEP v("dataset")
+		if (!(k in seen)) { seen[k] = 1; keys[++nk] = k }
+		s[k, v("mechanism"), v("seed")] += v("accuracy_mean"); c[k, v("mechanism"), v("seed")]++
+		seeds[v("seed")] = 1
+	}
+	function cell(k, mech,    sd, x, lo, hi, sum, cnt) {
+		lo = 2; hi = -1
+		for (sd in seeds) {
+			if (!((k, mech, sd) in c)) continue
+			x = s[k, mech, sd] / c[k, mech, sd]
+			if (x < lo) lo = x
+			if (x > hi) hi = x
+			sum += x; cnt++
+		}
+		return sprintf("%.3f–%.3f (%.3f)", lo, hi, sum / cnt)
+	}
+	function teach(k,    sd, x, lo, hi, sum, cnt) {
+		lo = 2; hi = -1
+		for (sd in seeds) {
+			x = ta[k, sd] / tn[k, sd]
+			if (x < lo) lo = x
+			if (x > hi) hi = x
+			sum += x; cnt++
+		}
+		return sprintf("%.3f–%.3f (%.3f)", lo, hi, sum / cnt)
+	}
+	END {
+		nseeds = 0; for (sd in seeds) nseeds++
+		print "| setting | data | GNMax | GNMax, tight σ | DaRRM γ_Sub | DaRRM γ_opt | RR (γ_const) | majority | private teachers |"
+		print "|---|---|---|---|---|---|---|---|---|"
+		for (i = 1; i <= nk; i++) {
+			k = keys[i]; split(k, p, SUBSEP)
+			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p[1], (p[2] == "mnist58" ? "MNIST" : "Fashion-MNIST"),
+				cell(k, "gnmax"), cell(k, "gnmax-tight"), cell(k, "darrm-sub"), cell(k, "darrm-opt"), cell(k, "rr"), cell(k, "majority"), teach(k)
+		}
+		printf "\nAccuracy at m = 3 over %d seeds: the range of each seed'"'"'s mean over Q = 20, 50, 100 (10 draws each), and in parentheses the mean over the seeds; private teachers: their mean test accuracy.\n", nseeds
+	}' "$work/transfer.csv" "$work/teachers.csv" > "$work/transfer-seeds.md"
+	splice docs/transfer.md transfer-seeds "$work/transfer-seeds.md"
+}
+
+# The teachers' hyperparameters, chosen without private data by darrm
+# teachers tune on four pairs of classes outside the 5-vs-8 task: the
+# private stage's grid (mean accuracy over the tasks and seeds) and the
+# other rates at the filter count chosen.
+transfer_tune() {
+	local ds
+	if $quick; then
+		echo "transfer-tune: not rerun with --quick (docs/transfer.md keeps its table)"
+		return
+	fi
+	for ds in mnist58 fashion58; do
+		say "transfer-tune: darrm teachers tune --dataset $ds"
+		"$darrm" teachers tune --dataset "$ds" --format csv > "$work/tune-$ds.csv"
+	done
+	csv_awk '
+	{
+		d = (v("dataset") == "mnist58" ? "MNIST" : "Fashion-MNIST"); tasks[d] = v("tuning_tasks")
+		if (!(d in seen)) { seen[d] = 1; ds[++nd] = d }
+		if (v("stage") == "private") {
+			fl = v("filters"); lr = v("lr")
+			if (!((d, fl) in fs)) { fs[d, fl] = 1; flist[d] = flist[d] " " fl }
+			if (!((d, lr) in rs)) { rs[d, lr] = 1; rlist[d] = rlist[d] " " lr }
+			acc[d, fl, lr] = v("accuracy_mean")
+			if (v("accuracy_mean") > best[d]) { best[d] = v("accuracy_mean"); bf[d] = fl; br[d] = lr }
+		} else {
+			st = v("stage")
+			line[d, st] = line[d, st] sprintf(", %s: %.3f", v("lr"), v("accuracy_mean"))
+			if (v("accuracy_mean") > top[d, st]) { top[d, st] = v("accuracy_mean"); topr[d, st] = v("lr") }
+		}
+	}
+	END {
+		for (i = 1; i <= nd; i++) {
+			d = ds[i]
+			nf = split(substr(flist[d], 2), F, " "); nr = split(substr(rlist[d], 2), R, " ")
+			printf "%s, tuning tasks %s: DP-SGD on a share (rows: filters; columns: learning rate)\n\n| filters |", d, tasks[d]
+			for (j = 1; j <= nr; j++) printf " %s |", R[j]
+			printf "\n|---|"; for (j = 1; j <= nr; j++) printf "---|"; print ""
+			for (a = 1; a <= nf; a++) {
+				printf "| %s |", F[a]
+				for (j = 1; j <= nr; j++) printf (F[a] == bf[d] && R[j] == br[d] ? " **%.3f** |" : " %.3f |"), acc[d, F[a], R[j]]
+				print ""
+			}
+			printf "\nAt %s filters, by learning rate: DP-SGD on the whole set %s (chosen %s); SGD %s (chosen %s).\n\n", bf[d],
+				substr(line[d, "shared"], 3), topr[d, "shared"], substr(line[d, "nonprivate"], 3), topr[d, "nonprivate"]
+		}
+	}' "$work/tune-mnist58.csv" "$work/tune-fashion58.csv" > "$work/tune.md"
+	splice docs/transfer.md transfer-tune "$work/tune.md"
 }
 
 # ---------------------------------------------------------------- run
 
 items=(fig-3.2:fig_3_2 table-b.1:table_b1_fig_b4 fig-b.5:fig_b5 fig-b.6:fig_b6 fig-b.7:fig_b7
-	table-b.2:table_b2_fig_b8 tables-queries:tables_queries transfer:transfer_tables fig-4.2:fig_4_2 fig-c:fig_c)
+	table-b.2:table_b2_fig_b8 tables-queries:tables_queries transfer:transfer_tables transfer-tune:transfer_tune fig-4.2:fig_4_2 fig-c:fig_c)
 start=$(date +%s.%N)
 for it in "${items[@]}"; do
 	name=${it%%:*} fn=${it#*:}

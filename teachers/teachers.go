@@ -1,12 +1,21 @@
-// Package teachers trains an ensemble of K teachers on disjoint, equal
-// shares of a two-class training set (privately with DP-SGD, or with plain
-// SGD), saves and loads it in a checksummed file with its id and each
-// teacher's guarantee, and collects its votes, as a vote file with the
-// metadata header that states them (ensemble.VoteMeta).
+// Package teachers trains an ensemble of K teachers on a two-class
+// training set (privately with DP-SGD, or with plain SGD), each on its
+// share of the data or all on the whole set, saves and loads it in a
+// versioned, checksummed file with its id and each teacher's guarantee,
+// and collects its votes, as a vote file with the metadata header that
+// states them (ensemble.VoteMeta).
+//
+// Disjoint shares are cut by a keyed hash of each record (Share): a
+// record's teacher depends on that record and the key alone, so adding or
+// removing a record changes one teacher's share and no other's, and the
+// ensemble of (ε, Δ)-DP teachers is (ε, Δ)-DP for add/remove neighbours
+// (parallel composition). A substitution is a removal and an addition,
+// which may touch two teachers.
 package teachers
 
 import (
 	"context"
+	"crypto/hmac"
 	crand "crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
@@ -17,6 +26,7 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -34,8 +44,53 @@ import (
 )
 
 // Version is the version of the ensemble file format. Version 2 added the
-// ensemble's metadata (Ensemble.Meta).
-const Version = 2
+// ensemble's metadata (Ensemble.Meta); version 3 the setting, the
+// partition (rule and key) and each share's size. A file of another
+// version is not read (Cached retrains).
+const Version = 3
+
+// Partition is how an ensemble's training data were split: the rule
+// (ensemble.KeyedHash for disjoint shares, ensemble.SharedData for shared
+// data, the names vote-file headers use) and, for the keyed hash, the key (hex),
+// stored so that the same records go to the same teachers when the data
+// change and the teachers are retrained.
+type Partition struct {
+	Rule ensemble.Partition `json:"rule"`
+	Key  string             `json:"key,omitempty"`
+}
+
+// Share returns the teacher, in [0, k), of the record whose identity is
+// id: the first 8 bytes of HMAC-SHA256(key, id), as a big-endian integer
+// h, mapped to floor(h·k/2^64). It depends on the record and the key alone.
+func Share(key, id []byte, k int) int {
+	m := hmac.New(sha256.New, key)
+	m.Write(id)
+	hi, _ := bits.Mul64(binary.BigEndian.Uint64(m.Sum(nil)), uint64(k))
+	return int(hi)
+}
+
+// RecordID returns the identity of record i of d that Share hashes: its
+// label and its features, as IEEE 754 bits, little-endian. Two records
+// with the same content have the same identity.
+func RecordID(d *datasets.Dataset, i int) []byte {
+	id := make([]byte, 0, 8*(d.D+1))
+	id = binary.LittleEndian.AppendUint64(id, math.Float64bits(d.Y[i]))
+	for _, v := range d.Row(i) {
+		id = binary.LittleEndian.AppendUint64(id, math.Float64bits(v))
+	}
+	return id
+}
+
+// Shares returns the records of d in each of k shares cut by Share with
+// key, each in d's order.
+func Shares(key []byte, d *datasets.Dataset, k int) [][]int {
+	out := make([][]int, k)
+	for i := range d.Len() {
+		t := Share(key, RecordID(d, i), k)
+		out[t] = append(out[t], i)
+	}
+	return out
+}
 
 // Config is how an ensemble is trained.
 type Config struct {
@@ -43,6 +98,13 @@ type Config struct {
 	K       int    `json:"K"`
 	Filters int    `json:"filters"`
 	Private bool   `json:"private"`
+	// Setting is how the teachers' training data relate:
+	// accountant.Disjoint gives each teacher its share, cut by a keyed
+	// hash of each record (Share), the thesis' setting (Section 3.7.2) and
+	// PATE's; accountant.Shared trains every teacher on the whole training
+	// set, each with its own randomness (Problem 3.1.1's K mechanisms of
+	// one dataset).
+	Setting accountant.Shares `json:"setting"`
 	// DP is the DP-SGD run of each private teacher.
 	DP dpsgd.Config `json:"dp_sgd"`
 	// Delta and Conversion state a private teacher's guarantee: the
@@ -54,7 +116,8 @@ type Config struct {
 	Batch  int     `json:"batch"`
 	LR     float64 `json:"lr"`
 	// Seed, if set, makes training reproducible: an experiment. Without
-	// it every teacher's randomness comes from crypto/rand.
+	// it every teacher's randomness and the partition key come from
+	// crypto/rand.
 	Seed *uint64 `json:"seed,omitempty"`
 }
 
@@ -72,6 +135,12 @@ func (c Config) check() error {
 	if c.Filters < 1 {
 		return fmt.Errorf("teachers: %d filters: must be >= 1", c.Filters)
 	}
+	if c.Setting != accountant.Disjoint && c.Setting != accountant.Shared {
+		return fmt.Errorf("teachers: setting %v: must be disjoint or shared", c.Setting)
+	}
+	if !c.Private && c.Setting == accountant.Shared {
+		return fmt.Errorf("teachers: non-private teachers on shared data: a record would change every vote, and no guarantee applies")
+	}
 	if !c.Private && (c.Epochs < 1 || c.Batch < 1 || !(c.LR > 0)) {
 		return fmt.Errorf("teachers: SGD with epochs = %d, batch = %d, learning rate = %v: need epochs, batch >= 1 and a rate > 0", c.Epochs, c.Batch, c.LR)
 	}
@@ -81,8 +150,13 @@ func (c Config) check() error {
 	return nil
 }
 
-// partition is how Train splits the training set: consecutive shares.
-const partition = ensemble.FilePosition
+// partition is the rule that splits the training set in setting s.
+func partition(s accountant.Shares) ensemble.Partition {
+	if s == accountant.Shared {
+		return ensemble.SharedData
+	}
+	return ensemble.KeyedHash
+}
 
 // meta returns the metadata header of teachers trained with c whose
 // parameters are params: an id from their SHA-256, and each teacher's
@@ -100,7 +174,7 @@ func (c Config) meta(params [][]float64) (*ensemble.VoteMeta, error) {
 	m := &ensemble.VoteMeta{
 		Ensemble: fmt.Sprintf("%s-k%d-%s", c.Dataset, c.K, hex.EncodeToString(h.Sum(nil)[:8])),
 		K:        c.K, Classes: 2, Layout: ensemble.LayoutVotes, Relation: ensemble.OneVote,
-		Kind: ensemble.Fixed, Partition: partition,
+		Kind: ensemble.Fixed, Partition: partition(c.Setting),
 		Teachers: []ensemble.TeacherGroup{{Count: c.K, Origin: ensemble.NonPrivate}},
 	}
 	if c.Private {
@@ -122,24 +196,46 @@ type Ensemble struct {
 	Params [][]float64 `json:"params"`
 	// Accuracy is each teacher's accuracy on the test set.
 	Accuracy []float64 `json:"accuracy"`
-	// ShareSize is the number of training images of each teacher.
-	ShareSize int `json:"share_size"`
+	// Partition is how the training set was split, and ShareSizes the
+	// number of training records of each teacher.
+	Partition  Partition `json:"partition"`
+	ShareSizes []int     `json:"share_sizes"`
 	// Meta is the ensemble's metadata header: its id (from the trained
-	// parameters), each teacher's guarantee and how it was obtained.
+	// parameters), each teacher's guarantee and how it was obtained, and
+	// the partition rule.
 	Meta *ensemble.VoteMeta `json:"meta"`
 }
 
-// Train trains cfg.K teachers, teacher i on the i-th of K disjoint equal
-// shares of b.Train (the last n mod K images are unused), in parallel.
+// Train trains cfg.K teachers on b.Train, in parallel: on disjoint shares,
+// teacher i on share i of Shares with a key drawn from crypto/rand (or,
+// with a seed, derived from it); on shared data, every teacher on all of
+// it.
+// Each teacher draws its randomness from its own stream.
 func Train(ctx context.Context, b *datasets.Binary, cfg Config) (*Ensemble, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	share := b.Train.Len() / cfg.K
-	if share < 1 {
-		return nil, fmt.Errorf("teachers: %d training images for K = %d teachers", b.Train.Len(), cfg.K)
+	e := &Ensemble{Config: cfg, Params: make([][]float64, cfg.K), Accuracy: make([]float64, cfg.K), ShareSizes: make([]int, cfg.K)}
+	data := make([]*datasets.Dataset, cfg.K)
+	switch cfg.Setting {
+	case accountant.Shared:
+		e.Partition = Partition{Rule: ensemble.SharedData}
+		for i := range data {
+			data[i] = b.Train
+		}
+	case accountant.Disjoint:
+		key, err := partitionKey(cfg.Seed)
+		if err != nil {
+			return nil, err
+		}
+		e.Partition = Partition{Rule: ensemble.KeyedHash, Key: hex.EncodeToString(key)}
+		for i, idx := range Shares(key, b.Train, cfg.K) {
+			if len(idx) == 0 {
+				return nil, fmt.Errorf("teachers: teacher %d has no training images of %d for K = %d", i, b.Train.Len(), cfg.K)
+			}
+			data[i] = b.Train.Subset(idx)
+		}
 	}
-	e := &Ensemble{Config: cfg, Params: make([][]float64, cfg.K), Accuracy: make([]float64, cfg.K), ShareSize: share}
 	errs := make([]error, cfg.K)
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
@@ -154,17 +250,15 @@ func Train(ctx context.Context, b *datasets.Binary, cfg Config) (*Ensemble, erro
 				errs[i] = err
 				return
 			}
-			d := b.Train.D
-			data := &datasets.Dataset{D: d, X: b.Train.X[i*share*d : (i+1)*share*d], Y: b.Train.Y[i*share : (i+1)*share]}
 			net, err := nn.New(cfg.Filters, r)
 			if err != nil {
 				errs[i] = err
 				return
 			}
 			if cfg.Private {
-				_, err = dpsgd.Private(ctx, net, data, cfg.DP, r)
+				_, err = dpsgd.Private(ctx, net, data[i], cfg.DP, r)
 			} else {
-				err = dpsgd.SGD(ctx, net, data, cfg.Epochs, cfg.Batch, cfg.LR, r)
+				err = dpsgd.SGD(ctx, net, data[i], cfg.Epochs, cfg.Batch, cfg.LR, r)
 			}
 			if err != nil {
 				errs[i] = fmt.Errorf("teacher %d: %w", i, err)
@@ -172,6 +266,7 @@ func Train(ctx context.Context, b *datasets.Binary, cfg Config) (*Ensemble, erro
 			}
 			e.Params[i] = net.Params
 			e.Accuracy[i] = dpsgd.Accuracy(net, b.Test)
+			e.ShareSizes[i] = data[i].Len()
 		}()
 	}
 	wg.Wait()
@@ -181,6 +276,20 @@ func Train(ctx context.Context, b *datasets.Binary, cfg Config) (*Ensemble, erro
 	var err error
 	e.Meta, err = cfg.meta(e.Params)
 	return e, err
+}
+
+// partitionKey returns the key of the keyed-hash partition: 32 bytes from
+// crypto/rand, or, for a seeded experiment, the SHA-256 of the seed.
+func partitionKey(seed *uint64) ([]byte, error) {
+	if seed == nil {
+		key := make([]byte, 32)
+		if _, err := crand.Read(key); err != nil {
+			return nil, fmt.Errorf("teachers: crypto/rand: %w", err)
+		}
+		return key, nil
+	}
+	s := sha256.Sum256(binary.LittleEndian.AppendUint64([]byte("darrm-partition"), *seed))
+	return s[:], nil
 }
 
 // stream returns teacher i's random stream: ChaCha8 keyed by the seed and
@@ -259,6 +368,13 @@ func (e *Ensemble) Save(path string) error {
 	})
 }
 
+// maxFileBytes bounds the file of an ensemble of configuration c: each
+// teacher's parameters at 32 bytes a number, and room for the rest. Load
+// reads no more than that of a file.
+func maxFileBytes(c Config) int64 {
+	return 1<<20 + int64(max(c.K, 0))*int64(nn.NumParams(max(c.Filters, 0))+8)*32
+}
+
 // ErrNotFound is returned by Load when there is no file.
 var ErrNotFound = errors.New("teachers: no saved ensemble")
 
@@ -272,19 +388,21 @@ func (e *CorruptError) Error() string {
 }
 
 // Load reads the ensemble saved at path and checks that it was trained
-// with want: a different version, checksum, configuration, shape, or an id
-// and guarantee other than those of its parameters and training
-// (recomputed) is a *CorruptError.
+// with want: a different version, checksum, configuration, partition,
+// shape, or an id and guarantee other than those of its parameters and
+// training (recomputed) is a *CorruptError.
 func Load(path string, want Config) (*Ensemble, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
 	corrupt := func(format string, args ...any) error {
 		return &CorruptError{Path: path, Reason: fmt.Sprintf(format, args...)}
+	}
+	b, err := atomicfile.ReadFile(path, maxFileBytes(want))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, ErrNotFound
+	case errors.Is(err, atomicfile.ErrNotRegular), errors.Is(err, atomicfile.ErrTooLarge):
+		return nil, corrupt("%v", errors.Unwrap(err))
+	case err != nil:
+		return nil, err
 	}
 	var s stored
 	if err := json.Unmarshal(b, &s); err != nil {
@@ -303,8 +421,14 @@ func Load(path string, want Config) (*Ensemble, error) {
 	if e.Config.Key() != want.Key() {
 		return nil, corrupt("trained with another configuration (%s, want %s)", e.Config.Key(), want.Key())
 	}
-	if len(e.Params) != want.K || len(e.Accuracy) != want.K {
+	if len(e.Params) != want.K || len(e.Accuracy) != want.K || len(e.ShareSizes) != want.K {
 		return nil, corrupt("%d teachers, want %d", len(e.Params), want.K)
+	}
+	if wantRule := partition(want.Setting); e.Partition.Rule != wantRule {
+		return nil, corrupt("partition %v, want %v", e.Partition.Rule, wantRule)
+	}
+	if _, err := hex.DecodeString(e.Partition.Key); err != nil || (e.Partition.Rule == ensemble.KeyedHash) != (e.Partition.Key != "") {
+		return nil, corrupt("partition key %q", e.Partition.Key)
 	}
 	for i, p := range e.Params {
 		if len(p) != nn.NumParams(want.Filters) {

@@ -3,10 +3,15 @@ package teachers
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,8 +39,12 @@ func TestTrainSaveLoadVote(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e.ShareSize != 50 || len(e.Accuracy) != 5 {
-			t.Fatalf("share %d, %d accuracies", e.ShareSize, len(e.Accuracy))
+		total := 0
+		for _, n := range e.ShareSizes {
+			total += n
+		}
+		if total != 250 || len(e.Accuracy) != 5 || e.Partition.Rule != ensemble.KeyedHash || len(e.Partition.Key) != 64 {
+			t.Fatalf("shares %v, %d accuracies, partition %+v", e.ShareSizes, len(e.Accuracy), e.Partition)
 		}
 		for i, a := range e.Accuracy {
 			if a < 0.75 {
@@ -44,7 +53,7 @@ func TestTrainSaveLoadVote(t *testing.T) {
 		}
 		// The same seed trains the same teachers.
 		again, _ := Train(context.Background(), b, cfg)
-		if again.Params[3][10] != e.Params[3][10] {
+		if again.Params[3][10] != e.Params[3][10] || again.Partition != e.Partition {
 			t.Error("seeded training is not reproducible")
 		}
 		path := filepath.Join(t.TempDir(), "t.json")
@@ -76,7 +85,8 @@ func TestTrainSaveLoadVote(t *testing.T) {
 
 func TestTrainChecks(t *testing.T) {
 	b := datasets.SyntheticBinary(20, 5, 1)
-	for _, c := range []Config{{K: 4, Filters: 1}, {K: 3, Filters: 0}, {K: 21, Filters: 1, Private: true}} {
+	for _, c := range []Config{{K: 4, Filters: 1}, {K: 3, Filters: 0}, {K: 21, Filters: 1, Private: true},
+		{K: 3, Filters: 1, Private: true, Setting: 2}, {K: 3, Filters: 1, Setting: accountant.Shared, Epochs: 1, Batch: 1, LR: 0.1}} {
 		c.Dataset = "synthetic"
 		c.DP = dpsgd.Config{Epochs: 1, Rate: 0.5, Clip: 1, Sigma: 1, LR: 0.1}
 		if _, err := Train(context.Background(), b, c); err == nil {
@@ -153,6 +163,117 @@ func TestWriteVotes(t *testing.T) {
 	}
 }
 
+// TestShareStable: the keyed hash sends each record to the same teacher
+// whatever other records are added or removed, spreads the records evenly,
+// and another key cuts other shares.
+func TestShareStable(t *testing.T) {
+	key := []byte("a key of the test")
+	all := datasets.SyntheticBinary(3000, 1, 4).Train
+	const k = 11
+	teacher := func(d *datasets.Dataset) map[string]int {
+		m := map[string]int{}
+		for s, idx := range Shares(key, d, k) {
+			for _, i := range idx {
+				m[string(RecordID(d, i))] = s
+			}
+		}
+		return m
+	}
+	full := teacher(all)
+	// Remove every third record, then add 500 new ones in front.
+	var kept []int
+	for i := range all.Len() {
+		if i%3 != 0 {
+			kept = append(kept, i)
+		}
+	}
+	extra := datasets.SyntheticBinary(500, 1, 5).Train
+	changed := &datasets.Dataset{D: all.D, X: append(slices.Clone(extra.X), all.Subset(kept).X...), Y: append(slices.Clone(extra.Y), all.Subset(kept).Y...)}
+	moved := 0
+	for id, s := range teacher(changed) {
+		if was, ok := full[id]; ok && was != s {
+			moved++
+		}
+	}
+	if moved != 0 {
+		t.Errorf("%d of %d kept records changed teacher", moved, len(kept))
+	}
+	// Even: each share within 5 standard deviations of n/k.
+	sizes := Shares(key, all, k)
+	mean, sd := 3000.0/k, math.Sqrt(3000.0/k*(1-1.0/k))
+	for s, idx := range sizes {
+		if math.Abs(float64(len(idx))-mean) > 5*sd {
+			t.Errorf("share %d has %d records, expected %.0f ± %.0f", s, len(idx), mean, sd)
+		}
+	}
+	other := 0
+	for i := range 200 {
+		if Share(key, RecordID(all, i), k) != Share([]byte("another key"), RecordID(all, i), k) {
+			other++
+		}
+	}
+	if other < 150 {
+		t.Errorf("another key sends only %d of 200 records elsewhere", other)
+	}
+}
+
+// TestSettings: shared teachers each train on the whole set; unseeded
+// disjoint teachers draw a fresh key; the file records the partition and
+// a file of another version or partition is refused.
+func TestSettings(t *testing.T) {
+	b := datasets.SyntheticBinary(120, 10, 3)
+	cfg := config(true, 1)
+	cfg.Setting = accountant.Shared
+	e, err := Train(context.Background(), b, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Partition != (Partition{Rule: ensemble.SharedData}) || e.Meta.Partition != ensemble.SharedData || !slices.Equal(e.ShareSizes, []int{120, 120, 120, 120, 120}) {
+		t.Errorf("shared: partition %+v, shares %v", e.Partition, e.ShareSizes)
+	}
+	unseeded := config(true, 1)
+	unseeded.Seed = nil
+	k1, _ := Train(context.Background(), b, unseeded)
+	k2, _ := Train(context.Background(), b, unseeded)
+	if k1.Partition.Key == k2.Partition.Key || k1.Partition.Rule != ensemble.KeyedHash {
+		t.Errorf("two unseeded ensembles have partitions %+v and %+v", k1.Partition, k2.Partition)
+	}
+	dir := t.TempDir()
+	for name, edit := range map[string]func(string) string{
+		"version 2": func(s string) string { return strings.Replace(s, `"version":3`, `"version":2`, 1) },
+		"partition": func(s string) string { return strings.Replace(s, `"rule":"shared"`, `"rule":"keyed-hash"`, 1) },
+	} {
+		path := filepath.Join(dir, "e.json")
+		if err := e.Save(path); err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := os.ReadFile(path)
+		edited := edit(string(raw))
+		if name == "partition" {
+			edited = resum(t, edited)
+		}
+		os.WriteFile(path, []byte(edited), 0o644)
+		var ce *CorruptError
+		if _, err := Load(path, cfg); !errors.As(err, &ce) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// resum recomputes the checksum of an edited ensemble file, so that Load
+// gets past it to the check under test.
+func resum(t *testing.T, file string) string {
+	t.Helper()
+	var s stored
+	if err := json.Unmarshal([]byte(file), &s); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(s.Ensemble)
+	s.SHA256 = hex.EncodeToString(sum[:])
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
 // TestMeta: training records the ensemble's id and each teacher's
 // guarantee, which Load recomputes and the vote file states.
 func TestMeta(t *testing.T) {
@@ -164,7 +285,7 @@ func TestMeta(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := e.Meta
-		if !strings.HasPrefix(m.Ensemble, "synthetic-k5-") || len(m.Ensemble) != len("synthetic-k5-")+16 || m.K != 5 || m.Kind != ensemble.Fixed || m.Partition != ensemble.FilePosition || len(m.Teachers) != 1 || m.Teachers[0].Count != 5 {
+		if !strings.HasPrefix(m.Ensemble, "synthetic-k5-") || len(m.Ensemble) != len("synthetic-k5-")+16 || m.K != 5 || m.Kind != ensemble.Fixed || m.Partition != ensemble.KeyedHash || len(m.Teachers) != 1 || m.Teachers[0].Count != 5 {
 			t.Errorf("private %v: meta %+v", private, m)
 		}
 		g := m.Teachers[0]
@@ -196,7 +317,7 @@ func TestMeta(t *testing.T) {
 	for _, edit := range []func(*Ensemble){
 		func(e *Ensemble) { e.Meta.Teachers[0].Eps /= 2 },
 		func(e *Ensemble) { e.Meta.Ensemble = "someone-else" },
-		func(e *Ensemble) { e.Meta.Partition = ensemble.KeyedHash },
+		func(e *Ensemble) { e.Meta.Partition = ensemble.FilePosition },
 		func(e *Ensemble) { e.Meta = nil },
 	} {
 		c := *e
@@ -216,8 +337,8 @@ func TestMeta(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.json")
 	e.Save(path)
 	raw, _ := os.ReadFile(path)
-	os.WriteFile(path, []byte(strings.Replace(string(raw), `"version":2`, `"version":1`, 1)), 0o644)
-	if _, err := Load(path, cfg); err == nil || !strings.Contains(err.Error(), "version 1, want 2") {
-		t.Errorf("version 1 file: %v", err)
+	os.WriteFile(path, []byte(strings.Replace(string(raw), `"version":3`, `"version":2`, 1)), 0o644)
+	if _, err := Load(path, cfg); err == nil || !strings.Contains(err.Error(), "version 2, want 3") {
+		t.Errorf("version 2 file: %v", err)
 	}
 }

@@ -1,8 +1,9 @@
 // Package transfer runs the thesis' private knowledge transfer experiment
 // (Section 3.7.2, App. B.4.1; Tables 3.1, B.4, B.6, B.8): K teachers
-// trained with DP-SGD on disjoint shares of a private training set label
-// queries drawn from a public set through DaRRM and its baselines, and the
-// labels' accuracy is measured against the true labels.
+// trained with DP-SGD label queries drawn from a public set through DaRRM
+// and its baselines, and the labels' accuracy is measured against the true
+// labels. The teachers train on disjoint shares of a private training set
+// (the thesis' setting) or each on the whole set (Problem 3.1.1's).
 //
 // The package has no cgo: γ_opt comes in through a function, which the
 // command supplies from the certified cache.
@@ -33,29 +34,74 @@ const (
 	TeacherDelta = 1e-4
 	// Batch is the expected batch size of DP-SGD (the thesis does not
 	// give it): with the improved RDP conversion it reproduces the
-	// thesis' ε = 0.0892 (MNIST) and 0.0852 (Fashion-MNIST) to 1%.
+	// thesis' ε = 0.0892 (MNIST) and 0.0852 (Fashion-MNIST) to 1%. The
+	// noisy sum is divided by this constant, not by the share's size.
 	Batch = 30
 	// DeltaPrime is the slack of the general composition of the Q
 	// queries (Table 3.2).
 	DeltaPrime = 1e-4
 )
 
-// TeacherConfigs returns the training of the private (DP-SGD) and the
-// non-private (SGD, for GNMax) teachers of dataset, whose teachers each get
-// share training images, with the given seed (nil: crypto/rand). The
-// architecture and learning rates are darrm's choices (docs/transfer.md).
-func TeacherConfigs(dataset string, share int, seed *uint64) (private, nonPrivate teachers.Config) {
-	base := teachers.Config{Dataset: dataset, K: K, Filters: 8, Seed: seed}
+// Training is how the experiment's teachers are trained: K, DP-SGD's noise
+// multiplier, the epochs, and the setting of the private teachers. The
+// non-private teachers (GNMax's) always train on disjoint shares: PATE's
+// relation, one record changing one vote, needs them.
+type Training struct {
+	K       int
+	Sigma   float64
+	Epochs  int
+	Setting accountant.Shares
+}
+
+// Thesis returns the thesis' training (K = 11, σ = 12, 5 epochs) in the
+// given setting.
+func Thesis(setting accountant.Shares) Training {
+	return Training{K: K, Sigma: Sigma, Epochs: Epochs, Setting: setting}
+}
+
+// Validate checks K (odd, >= 1), σ (> 0) and the epochs (>= 1); a bad
+// value is an *accountant.ParamError naming K, sigma or epochs.
+func (tr Training) Validate() error {
+	switch {
+	case tr.K < 1 || tr.K%2 == 0:
+		return &accountant.ParamError{Name: "K", Value: float64(tr.K), Rule: "must be odd and >= 1"}
+	case !(tr.Sigma > 0) || math.IsInf(tr.Sigma, 0):
+		return &accountant.ParamError{Name: "sigma", Value: tr.Sigma, Rule: "must be a finite number > 0"}
+	case tr.Epochs < 1:
+		return &accountant.ParamError{Name: "epochs", Value: float64(tr.Epochs), Rule: "must be an integer >= 1"}
+	}
+	return nil
+}
+
+// Configs returns the training of the private (DP-SGD) and the
+// non-private (SGD, for GNMax) teachers of dataset, whose training set has
+// n images, with the given seed (nil: crypto/rand). DP-SGD samples an
+// expected Batch images per step from the images a teacher trains on: n/K
+// (rounded down) on disjoint shares, n on shared data. The data set's size
+// is treated as public, as DP-SGD's sampling rate always is. The
+// architecture and learning rates are Hyper's, chosen on a tuning task
+// (Tune; docs/transfer.md).
+func (tr Training) Configs(dataset string, n int, seed *uint64) (private, nonPrivate teachers.Config) {
+	h := HyperFor(dataset)
+	base := teachers.Config{Dataset: dataset, K: tr.K, Filters: h.Filters, Seed: seed}
 	private, nonPrivate = base, base
-	private.Private, private.Delta, private.Conversion = true, TeacherDelta, accountant.ImprovedConversion
-	private.DP = dpsgd.Config{Epochs: Epochs, Rate: float64(Batch) / float64(share), Clip: Clip, Sigma: Sigma, LR: 0.05}
-	nonPrivate.Epochs, nonPrivate.Batch, nonPrivate.LR = Epochs, Batch, 0.3
+	private.Private, private.Setting = true, tr.Setting
+	private.Delta, private.Conversion = TeacherDelta, accountant.ImprovedConversion
+	lr, images := h.LR, n/tr.K
+	if tr.Setting == accountant.Shared {
+		lr, images = h.LRShared, n
+	}
+	private.DP = dpsgd.Config{Epochs: tr.Epochs, Rate: float64(Batch) / float64(max(images, 1)), Clip: Clip, Sigma: tr.Sigma, LR: lr, Batch: Batch}
+	nonPrivate.Epochs, nonPrivate.Batch, nonPrivate.LR = tr.Epochs, Batch, h.LRNonPrivate
 	return private, nonPrivate
 }
 
 // TeacherGuarantee returns the (ε, Δ) of one private teacher: DP-SGD's
 // sampled Gaussian mechanism over its steps, by the accountant with the
-// improved conversion at Δ = TeacherDelta.
+// improved conversion at Δ = TeacherDelta. It holds for datasets that
+// differ by adding or removing one record (the sampled Gaussian
+// mechanism's relation), each teacher's data being its share or the whole
+// set.
 func TeacherGuarantee(cfg dpsgd.Config) (accountant.Guarantee, int, error) {
 	eps, alpha, err := accountant.SGM{Q: cfg.Rate, Sigma: cfg.Sigma, Steps: cfg.Steps()}.Eps(TeacherDelta, accountant.ImprovedConversion)
 	return accountant.Guarantee{Eps: eps, Delta: TeacherDelta}, alpha, err
@@ -76,12 +122,15 @@ type Teachers struct {
 }
 
 // TrainTeachers returns both ensembles of the two-class task b, trained as
-// TeacherConfigs says with the given seed (nil: crypto/rand), each from
-// the teachers' cache in the folder dir when it holds it, else trained and
+// tr.Configs says with the given seed (nil: crypto/rand), each from the
+// teachers' cache in the folder dir when it holds it, else trained and
 // saved there (teachers.Cached; dir "" is no cache); note, if set, hears
 // of each training.
-func TrainTeachers(ctx context.Context, dir string, b *datasets.Binary, seed *uint64, note func(string)) (*Teachers, error) {
-	priv, pub := TeacherConfigs(b.Name, b.Train.Len()/K, seed)
+func TrainTeachers(ctx context.Context, dir string, b *datasets.Binary, tr Training, seed *uint64, note func(string)) (*Teachers, error) {
+	if err := tr.Validate(); err != nil {
+		return nil, fmt.Errorf("transfer: %w", err)
+	}
+	priv, pub := tr.Configs(b.Name, b.Train.Len(), seed)
 	var t Teachers
 	var err error
 	if t.Private, t.Cached[0], err = teachers.Cached(ctx, dir, b, priv, note); err != nil {
@@ -107,18 +156,45 @@ type Params struct {
 	Seed    uint64  // of the query draws and the mechanisms' noise: an experiment
 }
 
-// Result is one mechanism at one Q.
+// Result is one mechanism at one Q. Its total over the Q queries is the
+// tighter (accountant.CapTotal) of the general composition of the
+// per-query guarantee (Composition) and, for the private teachers'
+// mechanisms, the teachers' cap; TotalBound says which.
 type Result struct {
-	Mechanism    string  `json:"mechanism"`
-	M            float64 `json:"m"`
-	Queries      int     `json:"queries"`
-	AccuracyMean float64 `json:"accuracy_mean"`
-	AccuracyStd  float64 `json:"accuracy_std"`
-	QueryEps     float64 `json:"query_eps"`
-	QueryDelta   float64 `json:"query_delta"`
-	TotalEps     float64 `json:"total_eps"`
-	TotalDelta   float64 `json:"total_delta"`
-	Relation     string  `json:"relation"`
+	Mechanism        string           `json:"mechanism"`
+	M                float64          `json:"m"`
+	Queries          int              `json:"queries"`
+	AccuracyMean     float64          `json:"accuracy_mean"`
+	AccuracyStd      float64          `json:"accuracy_std"`
+	QueryEps         float64          `json:"query_eps"`
+	QueryDelta       float64          `json:"query_delta"`
+	CompositionEps   float64          `json:"composition_eps"`
+	CompositionDelta float64          `json:"composition_delta"`
+	TotalEps         float64          `json:"total_eps"`
+	TotalDelta       float64          `json:"total_delta"`
+	TotalBound       accountant.Bound `json:"total_bound"`
+	Relation         string           `json:"relation"`
+}
+
+// Crossover says from which number of queries a mechanism's total is the
+// teachers' cap rather than the composition over the queries.
+type Crossover struct {
+	Mechanism string `json:"mechanism"`
+	// CapFrom is the least Q at which the cap is the tighter total, and
+	// stays so for every larger Q (1: at every Q); 0 for a mechanism
+	// without a cap (GNMax, whose teachers are not private).
+	CapFrom int `json:"cap_from"`
+}
+
+// Outcome is what Run measures, and the bounds on its totals.
+type Outcome struct {
+	Results []Result
+	// Cap is the private teachers' cap (ensemble.Binding.Cap): their own
+	// (ε, Δ) on disjoint keyed-hash shares, their K-fold composition on
+	// shared data.
+	Cap *accountant.Cap
+	// CapFrom gives, for each mechanism, the crossover of its totals.
+	CapFrom []Crossover
 }
 
 // Validate checks the protocol for a public set of n images: M in [1, K],
@@ -142,15 +218,26 @@ func (p Params) Validate(n int) error {
 	return nil
 }
 
-// Mechanisms are the rows of Table 3.1, in its order, with RR added.
-var Mechanisms = []string{"gnmax", "darrm-sub", "darrm-opt", "rr"}
+// Mechanisms are the rows of Table 3.1, in its order, then GNMax
+// calibrated on its released bit, randomized response, and the
+// noise-free majority of the private teachers.
+var Mechanisms = []string{"gnmax", "gnmax-tight", "darrm-sub", "darrm-opt", "rr", "majority"}
+
+// labeller is what Run needs of a mechanism.
+type labeller interface {
+	Aggregate(votes []byte, src *ensemble.Source) (byte, error)
+	Privacy() ensemble.Privacy
+}
 
 // Run measures each mechanism's accuracy: for each Q, Redraws sets of Q
 // distinct public images, labelled from the private teachers' votes
-// (DaRRM with γ_Sub, DaRRM with γ_opt, RR) or the non-private teachers'
-// votes (GNMax), each label (m·ε, m·Δ)-DP for the private teachers' (ε, Δ)
-// of t.Guarantee.
-func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt GammaOpt) ([]Result, error) {
+// (DaRRM with γ_Sub, DaRRM with γ_opt, RR, each label (m·ε, m·Δ)-DP for
+// the private teachers' (ε, Δ) of t.Guarantee; and their noise-free
+// majority) or the non-private teachers' votes (GNMax, by the paper's
+// calibration and by the tight one, at the same per-label target). Each
+// total is bounded by the composition over the queries and, for the
+// private teachers' mechanisms, by the teachers' cap.
+func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt GammaOpt) (*Outcome, error) {
 	if err := p.Validate(test.Len()); err != nil {
 		return nil, fmt.Errorf("transfer: %w", err)
 	}
@@ -159,17 +246,32 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt
 	if err := prm.Validate(); err != nil {
 		return nil, fmt.Errorf("transfer: %w", err)
 	}
+	if t.Private.Meta == nil {
+		return nil, fmt.Errorf("transfer: the private teachers have no metadata (partition, relation), so their cap is unknown")
+	}
+	cp, _, err := t.Private.Meta.Binding(ensemble.TeacherGuarantee{Guarantee: teacher}).Cap(DeltaPrime)
+	if err != nil {
+		return nil, fmt.Errorf("transfer: the teachers' cap: %w", err)
+	}
 	aggs, err := aggregators(ctx, prm, opt)
 	if err != nil {
 		return nil, err
 	}
 	privVotes, pubVotes := t.Private.Votes(test), t.NonPrivate.Votes(test)
-	var out []Result
+	out := &Outcome{Cap: cp}
+	for _, name := range Mechanisms {
+		c := capOf(name, cp)
+		from, err := capFrom(aggs[name].Privacy().Guarantee, c)
+		if err != nil {
+			return nil, fmt.Errorf("transfer: %s: %w", name, err)
+		}
+		out.CapFrom = append(out.CapFrom, Crossover{Mechanism: name, CapFrom: from})
+	}
 	for _, q := range p.Queries {
 		for mi, name := range Mechanisms {
 			agg := aggs[name]
 			votes := privVotes
-			if name == "gnmax" {
+			if isGNMax(name) {
 				votes = pubVotes
 			}
 			acc := make([]float64, p.Redraws)
@@ -190,19 +292,79 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt
 			}
 			mean, std := meanStd(acc)
 			priv := agg.Privacy()
-			total, err := accountant.ComposeGeneral(priv.Guarantee, q, DeltaPrime)
+			comp, err := accountant.ComposeGeneral(priv.Guarantee, q, DeltaPrime)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, Result{Mechanism: name, M: p.M, Queries: q, AccuracyMean: mean, AccuracyStd: std,
-				QueryEps: priv.Eps, QueryDelta: priv.Delta, TotalEps: total.Eps, TotalDelta: total.Delta, Relation: priv.Relation.String()})
+			total, bound := accountant.CapTotal(comp, capOf(name, cp), nil)
+			out.Results = append(out.Results, Result{Mechanism: name, M: p.M, Queries: q, AccuracyMean: mean, AccuracyStd: std,
+				QueryEps: priv.Eps, QueryDelta: priv.Delta, CompositionEps: comp.Eps, CompositionDelta: comp.Delta,
+				TotalEps: total.Eps, TotalDelta: total.Delta, TotalBound: bound, Relation: priv.Relation.String()})
 		}
 	}
 	return out, nil
 }
 
-// aggregators builds the four mechanisms at the same per-label target.
-func aggregators(ctx context.Context, p constraints.Params, opt GammaOpt) (map[string]ensemble.Aggregator, error) {
+// isGNMax says which mechanisms label from the non-private teachers.
+func isGNMax(name string) bool { return name == "gnmax" || name == "gnmax-tight" }
+
+// capOf returns the cap on the totals of mechanism name: the private
+// teachers' cap, none for GNMax (its teachers are not private).
+func capOf(name string, c *accountant.Cap) *accountant.Cap {
+	if isGNMax(name) {
+		return nil
+	}
+	return c
+}
+
+// capFrom returns the least number of queries Q at which the cap c is the
+// tighter total of Q releases each per-query-DP (their general
+// composition, accountant.CapTotal), 0 when c is nil. The composition
+// grows with Q, so the answer is found by doubling, then bisection.
+func capFrom(perQuery accountant.Guarantee, c *accountant.Cap) (int, error) {
+	if c == nil {
+		return 0, nil
+	}
+	capped := func(q int) (bool, error) {
+		comp, err := accountant.ComposeGeneral(perQuery, q, DeltaPrime)
+		if err != nil {
+			return false, err
+		}
+		_, b := accountant.CapTotal(comp, c, nil)
+		return b == accountant.TeachersBound, nil
+	}
+	lo, hi := 0, 1 // capped(lo) is false (or lo = 0), capped(hi) is to be found
+	for {
+		ok, err := capped(hi)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			break
+		}
+		if hi > 1<<40 {
+			return 0, fmt.Errorf("the cap %v is not reached by %d queries", c.Guarantee, hi)
+		}
+		lo, hi = hi, 2*hi
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		ok, err := capped(mid)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, nil
+}
+
+// aggregators builds the mechanisms: all but the majority at the same
+// per-label target.
+func aggregators(ctx context.Context, p constraints.Params, opt GammaOpt) (map[string]labeller, error) {
 	g, err := opt(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("transfer: gamma_opt: %w", err)
@@ -223,8 +385,55 @@ func aggregators(ctx context.Context, p constraints.Params, opt GammaOpt) (map[s
 	if err != nil {
 		return nil, fmt.Errorf("transfer: gnmax: %w", err)
 	}
-	return map[string]ensemble.Aggregator{"darrm-opt": d, "darrm-sub": sub, "rr": rr, "gnmax": gn}, nil
+	tight, err := ensemble.NewGNMax(p, accountant.GNMaxTight)
+	if err != nil {
+		return nil, fmt.Errorf("transfer: gnmax-tight: %w", err)
+	}
+	maj, err := newMajority(p)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]labeller{"darrm-opt": d, "darrm-sub": sub, "rr": rr, "gnmax": gn, "gnmax-tight": tight, "majority": maj}, nil
 }
+
+// majority releases the majority of the K votes, with no noise.
+type majority struct {
+	k       int
+	privacy ensemble.Privacy
+}
+
+// newMajority returns the noise-free majority of p.K teachers. Per query
+// it is post-processing of the K votes, each from an (ε, Δ)-DP teacher, so
+// it has their K-fold composition, the tightest of simple, general and
+// optimal (accountant.TeacherCap for shared data, with slack DeltaPrime).
+func newMajority(p constraints.Params) (*majority, error) {
+	teacher := accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}
+	c, err := accountant.TeacherCap(teacher, p.K, accountant.Shared, DeltaPrime)
+	if err != nil {
+		return nil, fmt.Errorf("transfer: majority: %w", err)
+	}
+	return &majority{k: p.K, privacy: ensemble.Privacy{Guarantee: c.Guarantee, Teachers: teacher, Relation: ensemble.PrivateTeachers,
+		Source: fmt.Sprintf("the majority of the %d votes, post-processing of the %d teachers' outputs: their %d-fold %v composition", p.K, p.K, p.K, c.Method)}}, nil
+}
+
+// Aggregate returns the majority of votes, each 0 or 1, of which there
+// are an odd number K.
+func (m *majority) Aggregate(votes []byte, _ *ensemble.Source) (byte, error) {
+	if len(votes) != m.k {
+		return 0, fmt.Errorf("transfer: majority: %d votes, want K = %d", len(votes), m.k)
+	}
+	ones := 0
+	for _, v := range votes {
+		ones += int(v)
+	}
+	if 2*ones > m.k {
+		return 1, nil
+	}
+	return 0, nil
+}
+
+// Privacy returns the per-query guarantee (newMajority).
+func (m *majority) Privacy() ensemble.Privacy { return m.privacy }
 
 // Agreement describes how the teachers' votes agree on the public set:
 // the mean fraction of votes equal to the majority, and the fraction of

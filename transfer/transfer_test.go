@@ -16,12 +16,12 @@ import (
 	"github.com/darrm/darrm/teachers"
 )
 
-// TestRunSynthetic runs the protocol on generated images with K = 11
-// small teachers; γ_Sub stands in for γ_opt (this package has no solver).
-func TestRunSynthetic(t *testing.T) {
-	b := datasets.SyntheticBinary(550, 120, 3)
+// trainSynthetic trains K = 11 small private teachers in setting and
+// non-private ones on generated images.
+func trainSynthetic(t *testing.T, b *datasets.Binary, setting accountant.Shares) *Teachers {
+	t.Helper()
 	seed := uint64(5)
-	priv, pub := TeacherConfigs("synthetic", 50, &seed)
+	priv, pub := Thesis(setting).Configs("synthetic", b.Train.Len(), &seed)
 	priv.Filters, pub.Filters = 2, 2
 	priv.DP = dpsgd.Config{Epochs: 3, Rate: 0.2, Clip: 1, Sigma: 1, LR: 0.2}
 	ctx := context.Background()
@@ -33,27 +33,91 @@ func TestRunSynthetic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tt := &Teachers{Private: pe, NonPrivate: ne, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: TeacherDelta}}
+	return &Teachers{Private: pe, NonPrivate: ne, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: TeacherDelta}}
+}
+
+// TestRunSynthetic runs the protocol on generated images with K = 11
+// small teachers in both settings; γ_Sub stands in for γ_opt (this package
+// has no solver). Each total is the tighter of the composition over the
+// queries and the teachers' cap: on disjoint keyed-hash shares the cap is
+// the teachers' own guarantee and wins at every Q; on shared data it is
+// their 11-fold composition, which the composition of few queries beats.
+func TestRunSynthetic(t *testing.T) {
+	b := datasets.SyntheticBinary(550, 120, 3)
+	ctx := context.Background()
 	sub := func(_ context.Context, p constraints.Params) (gamma.Gamma, error) { return gamma.Sub(p.K, int(p.M)) }
-	res, err := Run(ctx, b.Test, tt, Params{M: 3, Queries: []int{20, 50}, Redraws: 4, Seed: 1}, sub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res) != 2*len(Mechanisms) {
-		t.Fatalf("%d results", len(res))
-	}
-	for _, r := range res {
-		if r.AccuracyMean < 0 || r.AccuracyMean > 1 || r.QueryEps != 0.30000000000000004 && r.QueryEps != 0.3 {
-			t.Errorf("%+v", r)
+	teacher := accountant.Guarantee{Eps: 0.1, Delta: TeacherDelta}
+	sharedCap, _ := accountant.TeacherCap(teacher, K, accountant.Shared, DeltaPrime)
+	for _, setting := range []accountant.Shares{accountant.Disjoint, accountant.Shared} {
+		tt := trainSynthetic(t, b, setting)
+		out, err := Run(ctx, b.Test, tt, Params{M: 3, Queries: []int{1, 20, 50}, Redraws: 4, Seed: 1}, sub)
+		if err != nil {
+			t.Fatal(err)
 		}
-		total, _ := accountant.ComposeGeneral(accountant.Guarantee{Eps: r.QueryEps, Delta: r.QueryDelta}, r.Queries, DeltaPrime)
-		if r.TotalEps != total.Eps || r.TotalDelta != total.Delta {
-			t.Errorf("%s Q=%d: total (%v, %v), general composition gives %v", r.Mechanism, r.Queries, r.TotalEps, r.TotalDelta, total)
+		wantCap := sharedCap
+		if setting == accountant.Disjoint {
+			wantCap = accountant.Cap{Guarantee: teacher}
 		}
-		if (r.Mechanism == "gnmax") != (r.Relation == "one-vote") {
-			t.Errorf("%s: relation %s", r.Mechanism, r.Relation)
+		if len(out.Results) != 3*len(Mechanisms) || out.Cap == nil || out.Cap.Guarantee != wantCap.Guarantee {
+			t.Fatalf("%v: %d results, cap %+v, want %v", setting, len(out.Results), out.Cap, wantCap.Guarantee)
+		}
+		for _, r := range out.Results {
+			perQuery := accountant.Guarantee{Eps: 3 * 0.1, Delta: 3 * TeacherDelta}
+			if r.Mechanism == "majority" {
+				perQuery = sharedCap.Guarantee // the teachers' 11-fold composition
+			}
+			if r.AccuracyMean < 0 || r.AccuracyMean > 1 || math.Abs(r.QueryEps-perQuery.Eps) > 1e-12 || math.Abs(r.QueryDelta-perQuery.Delta) > 1e-15 {
+				t.Errorf("%v: %+v", setting, r)
+			}
+			comp, _ := accountant.ComposeGeneral(accountant.Guarantee{Eps: r.QueryEps, Delta: r.QueryDelta}, r.Queries, DeltaPrime)
+			c := out.Cap
+			if strings.HasPrefix(r.Mechanism, "gnmax") {
+				c = nil
+			}
+			total, bound := accountant.CapTotal(comp, c, nil)
+			if r.CompositionEps != comp.Eps || r.CompositionDelta != comp.Delta || r.TotalEps != total.Eps || r.TotalDelta != total.Delta || r.TotalBound != bound {
+				t.Errorf("%v %s Q=%d: total (%v, %v) by %v, composition (%v, %v); want %v by %v of %v", setting, r.Mechanism, r.Queries,
+					r.TotalEps, r.TotalDelta, r.TotalBound, r.CompositionEps, r.CompositionDelta, total, bound, comp)
+			}
+			if strings.HasPrefix(r.Mechanism, "gnmax") != (r.Relation == "one-vote") {
+				t.Errorf("%s: relation %s", r.Mechanism, r.Relation)
+			}
+			if setting == accountant.Disjoint && c != nil && r.TotalBound != accountant.TeachersBound {
+				t.Errorf("disjoint %s Q=%d: total by %v", r.Mechanism, r.Queries, r.TotalBound)
+			}
+			if setting == accountant.Shared && r.Mechanism == "darrm-opt" && (r.Queries == 1) != (r.TotalBound == accountant.QueriesBound) {
+				t.Errorf("shared darrm-opt Q=%d: total by %v", r.Queries, r.TotalBound)
+			}
+		}
+		// The crossover: the composition up to CapFrom - 1 queries, the cap
+		// from CapFrom on.
+		for i, c := range out.CapFrom {
+			if c.Mechanism != Mechanisms[i] || strings.HasPrefix(c.Mechanism, "gnmax") != (c.CapFrom == 0) {
+				t.Errorf("%v: crossover %+v", setting, c)
+				continue
+			}
+			if c.CapFrom == 0 {
+				continue
+			}
+			perQuery := accountant.Guarantee{Eps: 0.30000000000000004, Delta: 3 * TeacherDelta}
+			if c.Mechanism == "majority" {
+				perQuery = sharedCap.Guarantee
+			}
+			for q, want := range map[int]accountant.Bound{c.CapFrom - 1: accountant.QueriesBound, c.CapFrom: accountant.TeachersBound, 10 * c.CapFrom: accountant.TeachersBound} {
+				if q == 0 {
+					continue
+				}
+				comp, _ := accountant.ComposeGeneral(perQuery, q, DeltaPrime)
+				if _, got := accountant.CapTotal(comp, out.Cap, nil); got != want {
+					t.Errorf("%v %s: crossover %d, but at Q = %d the total is by %v", setting, c.Mechanism, c.CapFrom, q, got)
+				}
+			}
+			if (setting == accountant.Disjoint || c.Mechanism == "majority") != (c.CapFrom == 1) {
+				t.Errorf("%v %s: the cap from Q = %d", setting, c.Mechanism, c.CapFrom)
+			}
 		}
 	}
+	tt := trainSynthetic(t, b, accountant.Disjoint)
 	if _, err := Run(ctx, b.Test, tt, Params{M: 3, Queries: []int{121}, Redraws: 1}, sub); err == nil {
 		t.Error("more queries than the public set accepted")
 	}
@@ -65,7 +129,7 @@ func TestRunSynthetic(t *testing.T) {
 // TestTeacherGuarantee checks the thesis' teachers: an expected batch of
 // 30 of 1,024 (MNIST) gives ε within 1% of the thesis' 0.0892.
 func TestTeacherGuarantee(t *testing.T) {
-	priv, _ := TeacherConfigs("mnist58", 11272/K, nil)
+	priv, _ := Thesis(accountant.Disjoint).Configs("mnist58", 11272, nil)
 	g, _, err := TeacherGuarantee(priv.DP)
 	if err != nil {
 		t.Fatal(err)
@@ -123,11 +187,11 @@ func TestTrainTeachers(t *testing.T) {
 		cached bool
 	}{{"trained", dir, false}, {"from the cache", dir, true}, {"no cache", "", false}} {
 		notes = nil
-		tt, err := TrainTeachers(ctx, tc.dir, b, &seed, func(s string) { notes = append(notes, s) })
+		tt, err := TrainTeachers(ctx, tc.dir, b, Thesis(accountant.Disjoint), &seed, func(s string) { notes = append(notes, s) })
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		priv, pub := TeacherConfigs(b.Name, b.Train.Len()/K, &seed)
+		priv, pub := Thesis(accountant.Disjoint).Configs(b.Name, b.Train.Len(), &seed)
 		g, alpha, _ := TeacherGuarantee(priv.DP)
 		if tt.Cached != [2]bool{tc.cached, tc.cached} || tt.Guarantee != g || tt.Alpha != alpha ||
 			tt.Private.Config.Key() != priv.Key() || tt.NonPrivate.Config.Key() != pub.Key() {
@@ -136,5 +200,86 @@ func TestTrainTeachers(t *testing.T) {
 		if trained := len(notes) == 2 && strings.Contains(notes[0], "private") && strings.Contains(notes[1], "non-private"); trained == tc.cached {
 			t.Errorf("%s: notes %q", tc.name, notes)
 		}
+	}
+}
+
+// TestMajority: the noise-free majority of an odd number of votes.
+func TestMajority(t *testing.T) {
+	m, err := newMajority(constraints.Params{K: 3, M: 1, Eps: 0.1, Delta: 1e-5, TargetDelta: 1e-5})
+	if c, _ := accountant.TeacherCap(accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, 3, accountant.Shared, DeltaPrime); err != nil || m.Privacy().Guarantee != c.Guarantee {
+		t.Fatalf("majority of 3: %v (%v), want the 3-fold composition %v", m.Privacy().Guarantee, err, c.Guarantee)
+	}
+	for votes, want := range map[[3]byte]byte{{0, 0, 0}: 0, {1, 0, 0}: 0, {1, 0, 1}: 1, {1, 1, 1}: 1} {
+		if got, err := m.Aggregate(votes[:], nil); err != nil || got != want {
+			t.Errorf("%v: %v (%v), want %v", votes, got, err, want)
+		}
+	}
+	if _, err := m.Aggregate([]byte{1, 0}, nil); err == nil {
+		t.Error("two votes for K = 3 accepted")
+	}
+}
+
+// TestTuningTasks: four distinct pairs of the classes other than 5 and 8,
+// the same on every call and for both sources.
+func TestTuningTasks(t *testing.T) {
+	m, err := TuningTasks("mnist58")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := TuningTasks("fashion58")
+	again, _ := TuningTasks("mnist58")
+	if len(m) != TuningPairs || !slices.Equal(m, again) {
+		t.Fatalf("tasks %v, then %v", m, again)
+	}
+	seen := map[string]bool{}
+	for i, name := range m {
+		pair := strings.TrimPrefix(name, "mnist")
+		if len(pair) != 2 || strings.ContainsAny(pair, "58") || pair[0] >= pair[1] || seen[pair] || f[i] != "fashion"+pair {
+			t.Errorf("task %q (fashion %q)", name, f[i])
+		}
+		seen[pair] = true
+	}
+	if _, err := TuningTasks("mnist39"); err == nil {
+		t.Error("a tuning task of a tuning task")
+	}
+}
+
+// TestTune runs a small grid on generated tasks: every point is tried on
+// every task and seed, the choice is the best mean of each stage, and a
+// task too small for the shared setting's subsets is an error.
+func TestTune(t *testing.T) {
+	load := func(name string) (*datasets.Binary, error) {
+		b := datasets.SyntheticBinary(700, 60, uint64(len(name)))
+		b.Name = name
+		return b, nil
+	}
+	grid := Grid{Filters: []int{1, 2}, LR: []float64{0.01, 0.3}, LRShared: []float64{0.01, 0.1}, LRNonPrivate: []float64{0.1}, Seeds: 2}
+	tr := Thesis(accountant.Disjoint)
+	tr.K, tr.Epochs = 5, 1
+	h, trials, err := Tune(context.Background(), []string{"a", "bb"}, load, "synthetic", 600, tr, grid, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(trials) != 4+2+1 {
+		t.Fatalf("%d trials", len(trials))
+	}
+	best := map[string]Trial{}
+	for _, tr := range trials {
+		if len(tr.Accuracy) != 4 || tr.Mean != Mean(tr.Accuracy) {
+			t.Errorf("trial %+v", tr)
+		}
+		if b, ok := best[tr.Stage]; !ok || tr.Mean > b.Mean {
+			best[tr.Stage] = tr
+		}
+		if tr.Stage != "private" && tr.Filters != h.Filters {
+			t.Errorf("%s trial at %d filters, chosen %d", tr.Stage, tr.Filters, h.Filters)
+		}
+	}
+	want := Hyper{Filters: best["private"].Filters, LR: best["private"].LR, LRShared: best["shared"].LR, LRNonPrivate: best["nonprivate"].LR}
+	if h != want {
+		t.Errorf("chose %+v, best %+v", h, want)
+	}
+	if _, _, err := Tune(context.Background(), []string{"a"}, load, "synthetic", 800, tr, grid, nil); err == nil {
+		t.Error("subsets larger than the task accepted")
 	}
 }

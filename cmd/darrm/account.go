@@ -134,7 +134,7 @@ var targetAliases = map[string]string{"eps": "target-eps", "delta": "target-delt
 
 // targetFlags maps the accountant's names of a calibration's parameters to
 // the flags.
-var targetFlags = map[string]string{"eps": "--target-eps", "delta": "--target-delta", "k": "--steps", "search": "--gnmax-search"}
+var targetFlags = map[string]string{"eps": "--target-eps", "delta": "--target-delta", "k": "--steps", "search": "--gnmax-search", "K": "--K"}
 
 func newAccountGaussianCmd() *cobra.Command {
 	f := struct {
@@ -162,20 +162,39 @@ func newAccountGNMaxCmd() *cobra.Command {
 		Delta      float64                `flag:"target-delta" required:""`
 		Search     accountant.GNMaxSearch `flag:"gnmax-search"`
 		Conversion accountant.Conversion  `flag:"conversion"`
+		K          int                    `flag:"K"`
 		Plot       string                 `flag:"plot"`
 		Marks      []float64              `flag:"mark-lambda" help:"with --plot: orders lambda to mark on the curves (e.g. published values to compare)"`
 		MarkLabel  string                 `flag:"mark-label" help:"with --mark-lambda: what the marked orders are, for the legend"`
 		Title      string                 `flag:"title" help:"with --plot: title above the figure (default: what it shows)"`
 	}
-	return newAccount("gnmax", "Noise sigma of GNMax for a per-query (eps, delta) target", &f, targetFlags, targetAliases, func(*cobra.Command) (document, error) {
+	return newAccount("gnmax", "Noise sigma of GNMax for a per-query (eps, delta) target", &f, targetFlags, targetAliases, func(cmd *cobra.Command) (document, error) {
 		if err := checkPlot(f.Plot); err != nil {
 			return nil, err
 		}
-		d := report.AccountGNMax{Search: f.Search, Conversion: f.Conversion, Delta: f.Delta}
+		tight := f.Search == accountant.GNMaxTight
+		fs := cmd.Flags()
+		switch {
+		case tight && !fs.Changed("K"):
+			return nil, cli.Usagef("account gnmax: --gnmax-search tight needs --K, the number of teachers whose votes the bit is computed from")
+		case tight && fs.Changed("conversion"):
+			return nil, cli.Usagef("account gnmax: --gnmax-search tight uses no RDP conversion: drop --conversion")
+		case tight && f.Plot != "":
+			return nil, cli.Usagef("account gnmax: --plot draws the RDP search over lambda (grid or exact), which --gnmax-search tight does not use")
+		case !tight && fs.Changed("K"):
+			return nil, cli.Usagef("account gnmax: --K is used by --gnmax-search tight only")
+		}
+		d := report.AccountGNMax{Search: f.Search, Conversion: f.Conversion, K: f.K, Delta: f.Delta}
 		var targets []accountant.Guarantee
 		for _, e := range f.Eps {
 			target := accountant.Guarantee{Eps: e, Delta: f.Delta}
-			sigma, lambda, err := accountant.CalibrateGNMax(target, f.Search, f.Conversion)
+			var sigma, lambda float64
+			var err error
+			if tight {
+				sigma, err = accountant.GNMaxSigmaTight(target, f.K)
+			} else {
+				sigma, lambda, err = accountant.CalibrateGNMax(target, f.Search, f.Conversion)
+			}
 			if err != nil {
 				return nil, err
 			}

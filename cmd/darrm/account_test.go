@@ -95,6 +95,35 @@ func TestAccountGNMaxScript(t *testing.T) {
 	}
 }
 
+// TestAccountGNMaxTight: the tight calibration for the thesis' target
+// needs about a third of the grid's noise, and needs --K and no RDP
+// options.
+func TestAccountGNMaxTight(t *testing.T) {
+	code, out, errOut := runCLI("account", "gnmax", "--target-eps", "0.2654", "--target-delta", "3e-4", "--gnmax-search", "tight", "--K", "11", "--format", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	v := decodeJSON(t, out)
+	if s := number(t, v, "sigma"); fmt.Sprintf("%.4f", s) != "7.7258" || number(t, v, "K") != 11 {
+		t.Errorf("sigma = %v, want 7.7258:\n%s", s, out)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--gnmax-search", "tight"}, "needs --K"},
+		{[]string{"--gnmax-search", "tight", "--K", "11", "--conversion", "improved"}, "--conversion"},
+		{[]string{"--gnmax-search", "tight", "--K", "11", "--plot", filepath.Join(t.TempDir(), "b8.png")}, "--plot"},
+		{[]string{"--K", "11"}, "tight only"},
+		{[]string{"--gnmax-search", "tight", "--K", "0"}, "--K = 0"},
+	} {
+		code, _, errOut := runCLI(append([]string{"account", "gnmax", "--target-eps", "0.2654", "--target-delta", "3e-4"}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d: %s", tc.args, code, errOut)
+		}
+	}
+}
+
 func TestAccountFormats(t *testing.T) {
 	args := []string{"account", "rr", "--K", "35", "--eps", "0.1", "--Delta", "1e-5", "--m", "6.4521", "--delta", "0.1001", "--delta-prime", "0.1"}
 	code, out, errOut := runCLI(append(args, "--format", "csv")...)

@@ -31,7 +31,7 @@ type aggregateFlags struct {
 	BudgetEps   float64         `flag:"budget-eps"`
 	BudgetDelta float64         `flag:"budget-delta"`
 	Ledger      string          `flag:"ledger"`
-	Out         string          `flag:"out" help:"file for the labels, written atomically (- for standard output)"`
+	Out         string          `flag:"out" help:"file for the labels, written atomically; a device or FIFO is written through (- for standard output)"`
 	OutFormat   ensemble.Format `flag:"out-format" help:"labels as csv or jsonl (auto: the format of the votes)"`
 	multiInputFlags
 	Mechanism string
@@ -44,6 +44,8 @@ func newAggregateCmd() *cobra.Command {
 		Short: "Release one private majority label per query from K teachers' votes",
 		Args:  cli.MaxArgs(1),
 		RunE:  func(cmd *cobra.Command, args []string) error { return runAggregate(cmd, &f, args) },
+		// checkOutputs names the argument so in its errors.
+		Annotations: map[string]string{"input": "the vote file"},
 	}, &f, map[string]string{"budget-method": "composition", "rr-method": "rr-composition", "gnmax-sigma": "gnmax-search"})
 	cmd.Flags().StringVar(&f.Mechanism, "mechanism", "darrm", "aggregator: "+strings.Join(ensemble.Mechanisms, ", ")+"; for multi-class votes (--input-format counts or --classes): "+strings.Join(ensemble.MultiMechanisms, ", "))
 	return cmd
@@ -61,20 +63,18 @@ func (f *aggregateFlags) parse(cmd *cobra.Command) (budget *accountant.Guarantee
 	case eps || delta:
 		return nil, mech, cli.Usagef("--budget-eps and --budget-delta go together: a budget must bound both")
 	}
-	if mech, err = f.mechanismFlags.parse(cmd, "mechanism", []string{f.Mechanism}); err != nil {
-		return nil, mech, err
-	}
-	return budget, mech, cli.CheckOutPath("out", f.Out)
+	mech, err = f.mechanismFlags.parse(cmd, "mechanism", []string{f.Mechanism})
+	return budget, mech, err
 }
 
 func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	start := time.Now()
 	fs := cmd.Flags()
 	name := cli.InputArg(args)
-	if cli.SameFile(name, f.Out) {
-		return cli.Usagef("--out %s is the vote file: write the labels elsewhere", f.Out)
+	if cli.IsStdoutFile(f.Out, cmd.OutOrStdout()) {
+		f.Out = cli.Std // e.g. /dev/stdout: write to it, never replace it
 	}
-	file, err := cli.OpenInput(cmd.InOrStdin(), name)
+	file, err := cli.OpenInputContext(cmd.Context(), cmd.InOrStdin(), name)
 	if err != nil {
 		return err
 	}
@@ -99,8 +99,10 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		return err
 	}
 	votes, err := vf.Votes(ensemble.ReadOptions{Format: f.InFormat, Header: f.Header, ID: f.ID})
-	if err != nil {
+	if fe := (*ensemble.FormatError)(nil); errors.As(err, &fe) {
 		return cli.Usagef("%v", err)
+	} else if err != nil {
+		return err
 	}
 	teachers, err := ensemble.ReleaseTeachers(votes.Meta(), cli.Given(fs, "eps", f.Eps), cli.Given(fs, "Delta", f.Delta))
 	if err != nil {
@@ -206,9 +208,11 @@ func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, votes ens
 	}
 	if f.Ledger != "" {
 		var err error
-		if r.ledger, limit, err = ledger.OpenRun(f.Ledger, f.Mechanism, b, step, limit); err != nil {
-			return nil, 0, cli.AsUsage(fmt.Errorf("--ledger: %w", err))
+		opts := ledger.Options{Waiting: waitingFor(cmd)}
+		if r.ledger, limit, err = ledger.OpenRun(cmd.Context(), f.Ledger, f.Mechanism, b, step, limit, opts); err != nil {
+			return nil, 0, ledgerError(err)
 		}
+		printNotes(cmd.ErrOrStderr(), f.Ledger, r.ledger.Notes())
 		r.sink.Ledger = r.ledger
 	}
 	if r.seed = cli.Given(cmd.Flags(), "seed", f.Seed); r.seed != nil {

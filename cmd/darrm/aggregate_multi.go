@@ -40,9 +40,6 @@ func runAggregateMulti(cmd *cobra.Command, f *aggregateFlags, name string, vf *e
 	if err := f.checkDeltaPrime(); err != nil {
 		return err
 	}
-	if err := cli.CheckOutPath("out", f.Out); err != nil {
-		return err
-	}
 	var inBudget *accountant.Guarantee
 	switch eps, delta := fs.Changed("budget-eps"), fs.Changed("budget-delta"); {
 	case eps && delta:

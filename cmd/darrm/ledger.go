@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/internal/report"
 	"github.com/darrm/darrm/ledger"
 )
@@ -18,24 +20,45 @@ func init() { subcommands = append(subcommands, newLedgerCmd) }
 
 func newLedgerCmd() *cobra.Command {
 	return newGroupCmd("ledger", "A persistent privacy budget for one teacher ensemble, across runs",
-		newLedgerInitCmd(), newLedgerShowCmd())
+		newLedgerInitCmd(), newLedgerShowCmd(), newLedgerAdoptCmd(), newLedgerUpgradeCmd())
 }
 
 // ledgerInitFlags are the budget of a new ledger and the parameters of
 // the ensemble it binds, from a vote file's metadata header (--votes) or
 // from the flags.
 type ledgerInitFlags struct {
-	Votes       string             `flag:"votes" help:"take the ensemble's parameters from this vote file's metadata header (flags given as well must agree with it)"`
-	Ensemble    string             `flag:"ensemble" help:"id of the teacher ensemble the budget is for"`
-	K           int                `flag:"K"`
-	Eps         float64            `flag:"eps"`
-	Delta       float64            `flag:"Delta"`
-	Relation    ensemble.Relation  `flag:"relation" help:"neighbouring relation: private-teachers (DaRRM, RR, subsampling) or one-vote (GNMax)"`
-	Kind        ensemble.Kind      `flag:"kind" help:"the teachers are fixed models (fixed) or a fresh mechanism per query (per-query)"`
-	Partition   ensemble.Partition `flag:"partition" help:"how the teachers' training data were split: keyed-hash, file-position or shared"`
-	BudgetEps   float64            `flag:"budget-eps" required:""`
-	BudgetDelta float64            `flag:"budget-delta" required:""`
-	DeltaPrime  float64            `flag:"delta-prime"`
+	Votes string `flag:"votes" help:"take the ensemble's parameters from this vote file's metadata header (flags given as well must agree with it)"`
+	ensembleFlags
+	Relation    ensemble.Relation `flag:"relation" help:"neighbouring relation: private-teachers (DaRRM, RR, subsampling) or one-vote (GNMax)"`
+	BudgetEps   float64           `flag:"budget-eps" required:""`
+	BudgetDelta float64           `flag:"budget-delta" required:""`
+	DeltaPrime  float64           `flag:"delta-prime"`
+	Replace     bool              `flag:"replace" help:"record this ledger as the ensemble's even though your record names another: the ensemble's budget starts again (only on purpose)"`
+}
+
+// ensembleFlags state the parameters of a teacher ensemble that a ledger
+// binds, but its relation.
+type ensembleFlags struct {
+	Ensemble  string             `flag:"ensemble" help:"id of the teacher ensemble the budget is for"`
+	K         int                `flag:"K"`
+	Eps       float64            `flag:"eps"`
+	Delta     float64            `flag:"Delta"`
+	Kind      ensemble.Kind      `flag:"kind" help:"the teachers are fixed models (fixed) or a fresh mechanism per query (per-query)"`
+	Partition ensemble.Partition `flag:"partition" help:"how the teachers' training data were split: keyed-hash, file-position or shared"`
+}
+
+// stated returns the parameters the flags state; those not given are
+// left unstated (the teachers' guarantee needs --eps and --Delta both).
+func (f *ensembleFlags) stated(cmd *cobra.Command) (ensemble.Binding, error) {
+	b := ensemble.Binding{Ensemble: f.Ensemble, K: f.K, Kind: f.Kind, Partition: f.Partition}
+	eps, delta := cli.Given(cmd.Flags(), "eps", f.Eps), cli.Given(cmd.Flags(), "Delta", f.Delta)
+	if (eps == nil) != (delta == nil) {
+		return b, cli.Usagef("--eps and --Delta go together: they are each teacher's guarantee")
+	}
+	if eps != nil {
+		b.Teachers = accountant.Guarantee{Eps: *eps, Delta: *delta}
+	}
+	return b, nil
 }
 
 func newLedgerInitCmd() *cobra.Command {
@@ -50,10 +73,10 @@ func newLedgerInitCmd() *cobra.Command {
 				return err
 			}
 			budget := accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}
-			if err := ledger.Init(args[0], ledger.NewHeader(b, budget, f.DeltaPrime)); err != nil {
-				return cli.AsUsage(err)
+			if err := ledger.Init(args[0], ledger.NewHeader(b, budget, f.DeltaPrime), ledger.InitOptions{Replace: f.Replace}); err != nil {
+				return ledgerError(err)
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "ledger %s: bound to %v; budget %v (delta' = %g)\n", args[0], b, budget, f.DeltaPrime)
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "ledger %s: bound to %s; budget %v (delta' = %g)\n", args[0], cliout.Escape(b.String()), budget, f.DeltaPrime)
 			return err
 		},
 	}, &f, nil)
@@ -113,14 +136,15 @@ func newLedgerShowCmd() *cobra.Command {
 	}
 	return newCmd("", &cobra.Command{
 		Use:   "show LEDGER",
-		Short: "Print a ledger's budget, releases and total",
+		Short: "Print a ledger's budget, releases and total (it only reads the ledger)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := openLedgerFile(args[0])
+			l, err := ledger.ReadOnly(cmd.Context(), args[0], ledger.Options{})
 			if err != nil {
-				return err
+				return ledgerError(err)
 			}
 			defer l.Close()
+			printNotes(cmd.ErrOrStderr(), args[0], l.Notes())
 			doc, err := report.NewLedgerShow(args[0], l)
 			if err != nil {
 				return err
@@ -130,15 +154,91 @@ func newLedgerShowCmd() *cobra.Command {
 	}, &f, nil)
 }
 
-// openLedgerFile opens a ledger; a corrupt one is bad input (exit 2).
-func openLedgerFile(path string) (*ledger.Ledger, error) {
-	l, err := ledger.Open(path)
-	var ce *ledger.CorruptError
-	if errors.As(err, &ce) {
-		return nil, cli.AsUsage(err)
+func newLedgerAdoptCmd() *cobra.Command {
+	var f struct{}
+	return newCmd("ledger-adopt", &cobra.Command{
+		Use:   "adopt LEDGER",
+		Short: "Record a ledger, as it is now, as its ensemble's ledger (to resolve a refusal on purpose)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			prev, l, err := ledger.Adopt(cmd.Context(), args[0], ledger.Options{Waiting: waitingFor(cmd)})
+			if err != nil {
+				return ledgerError(err)
+			}
+			defer l.Close()
+			printNotes(cmd.ErrOrStderr(), args[0], l.Notes())
+			w := cmd.OutOrStdout()
+			h := l.Header()
+			fmt.Fprintf(w, "ledger %s is now the recorded ledger of ensemble %s: %d lines, last line %.16s\n", args[0], cliout.Escape(h.Ensemble), l.Lines(), l.Head())
+			if prev == nil {
+				_, err = fmt.Fprintln(w, "there was no record of the ensemble before")
+			} else {
+				_, err = fmt.Fprintf(w, "it replaces the record of ledger %s (id %.8s, %d lines, as of %s)\n", cliout.Escape(prev.Path), prev.LedgerID, prev.Lines, prev.Updated.Format("2006-01-02T15:04:05Z"))
+			}
+			return err
+		},
+	}, &f, nil)
+}
+
+func newLedgerUpgradeCmd() *cobra.Command {
+	var f struct {
+		ensembleFlags
+		Replace bool `flag:"replace" help:"record the upgraded ledger as the ensemble's even though your record names another (only on purpose)"`
 	}
-	if err != nil {
-		return nil, cli.Usagef("--ledger: %v", err)
+	return newCmd("ledger-upgrade", &cobra.Command{
+		Use:   "upgrade LEDGER [--ensemble ID --K K --eps E --Delta D --kind KIND --partition RULE]",
+		Short: "Turn a ledger without hash chain (version 1) into a version-2 one, carrying its spends over",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			b, err := f.stated(cmd)
+			if err != nil {
+				return err
+			}
+			opts := ledger.InitOptions{Options: ledger.Options{Waiting: waitingFor(cmd)}, Replace: f.Replace}
+			res, err := ledger.Upgrade(cmd.Context(), args[0], b, opts)
+			if err != nil {
+				return ledgerError(err)
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "ledger %s upgraded to version %d: the spends of %s carried over; the old file is kept as %s\n",
+				args[0], ledger.Version, plural.Of(res.Runs, "run", "runs"), res.Backup)
+			return err
+		},
+	}, &f, nil)
+}
+
+// waitingFor says on cmd's stderr that a run waits for a ledger's lock.
+func waitingFor(cmd *cobra.Command) func(string) {
+	return func(path string) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: waiting for the lock on ledger %s: another darrm run is using it (interrupt to give up)\n", path)
 	}
-	return l, nil
+}
+
+// printNotes prints what opening a ledger found worth telling.
+func printNotes(w io.Writer, path string, notes []string) {
+	for _, n := range notes {
+		fmt.Fprintf(w, "darrm: ledger %s: %s\n", path, n)
+	}
+}
+
+// ledgerError maps the ledger's errors onto exit statuses: a file that is
+// no ledger, a damaged or version-1 one, one that its record refuses, a
+// release of other teachers and a bad parameter are bad input (2, the parameter named as its flag); an
+// I/O failure (permission, a full disk) is a failure (1).
+func ledgerError(err error) error {
+	var (
+		pe *ledger.ParamError
+		ce *ledger.CorruptError
+		ne *ledger.NotLedgerError
+		ve *ledger.VersionError
+		re *ledger.RecordError
+		be *ledger.BindingError
+		he *ledger.BindError
+	)
+	switch {
+	case errors.As(err, &pe):
+		return cli.Usagef("--%s = %s: %s", pe.Name, pe.Value, pe.Rule)
+	case errors.As(err, &ce), errors.As(err, &ne), errors.As(err, &ve), errors.As(err, &re), errors.As(err, &be), errors.As(err, &he):
+		return cli.AsUsage(err)
+	}
+	return err
 }

@@ -136,7 +136,7 @@ func TestLedgerBinding(t *testing.T) {
 	// Disjoint keyed-hash shares: the cap (0.1, 1e-5) is within the budget,
 	// so every release is free.
 	free := filepath.Join(dir, "free.ledger")
-	if _, e, code := darrm(t, "", "ledger", "init", free, "--votes", keyed, "--budget-eps", "0.1", "--budget-delta", "1e-5"); code != 0 {
+	if _, e, code := darrm(t, "", "ledger", "init", free, "--votes", keyed, "--budget-eps", "0.1", "--budget-delta", "1e-5", "--replace"); code != 0 {
 		t.Fatal(e)
 	}
 	for range 3 {

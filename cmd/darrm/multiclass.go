@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"slices"
 	"strings"
@@ -85,7 +86,7 @@ type multiInputFlags struct {
 func (f *multiInputFlags) openVotes(cmd *cobra.Command, r io.Reader, name string) (*ensemble.VoteFile, bool, error) {
 	vf, err := ensemble.OpenVoteFile(r, name, f.InFormat)
 	if err != nil {
-		return nil, false, cli.Usagef("%v", err)
+		return nil, false, formatError(err)
 	}
 	multi := f.InFormat == ensemble.FormatCounts || cmd.Flags().Changed("classes") || vf.MultiClass()
 	return vf, multi, nil
@@ -115,7 +116,16 @@ func (f *multiInputFlags) multi(cmd *cobra.Command, vf *ensemble.VoteFile, name 
 	}
 	mr, err := vf.Multi(opts)
 	if err != nil {
-		return nil, cli.Usagef("%v", err)
+		return nil, formatError(err)
 	}
 	return mr, nil
+}
+
+// formatError makes a malformed vote file (*ensemble.FormatError) bad
+// input; other errors, such as a failed read, stay what they are.
+func formatError(err error) error {
+	if fe := (*ensemble.FormatError)(nil); errors.As(err, &fe) {
+		return cli.Usagef("%v", err)
+	}
+	return err
 }

@@ -47,8 +47,9 @@ func newRootCmd() *cobra.Command {
 		Version: cli.Version(),
 		Args:    cli.NoArgs,
 		RunE:    func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
-		// Every command checks its flags tagged required before it runs.
-		PersistentPreRunE: cli.CheckRequired,
+		// Every command checks its flags tagged required and its output files
+		// before it runs.
+		PersistentPreRunE: preRun,
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 	})

@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"os"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -33,9 +33,6 @@ func newSeparateCmd() *cobra.Command {
 			if err != nil {
 				return cli.Usagef("--shard %q: %v", f.Shard, err)
 			}
-			if err := cli.CheckOutPath("out", f.Out); err != nil {
-				return err
-			}
 			if err := checkWorkers(f.Workers); err != nil {
 				return err
 			}
@@ -50,7 +47,7 @@ func newSeparateCmd() *cobra.Command {
 				return cli.AsUsage(err)
 			}
 			doc := report.Shard{Problem: report.NewProblem(p), Gamma: tab.Gamma, Separation: sep, Seconds: time.Since(start).Seconds()}
-			return atomicfile.Write(f.Out, 0o644, func(file *os.File) error { return cliout.WriteJSON(file, doc) })
+			return atomicfile.WriteOutput(cmd.Context(), f.Out, 0o644, func(w io.Writer) error { return cliout.WriteJSON(w, doc) })
 		},
 	}, &f, nil)
 	cmd.AddCommand(newSeparateMergeCmd())

@@ -2,7 +2,7 @@ package main
 
 import (
 	"errors"
-	"os"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -126,7 +126,7 @@ func runShuffleg(cmd *cobra.Command, f *shufflegFlags) error {
 	}
 	rep := shuffleg.NewReport(exp, results, f.Task, info, search)
 	if f.Curves != "" {
-		if err := atomicfile.Write(f.Curves, 0o644, func(w *os.File) error { return rep.WriteCurves(w) }); err != nil {
+		if err := atomicfile.WriteOutput(cmd.Context(), f.Curves, 0o644, func(w io.Writer) error { return rep.WriteCurves(w) }); err != nil {
 			return err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
@@ -18,19 +19,43 @@ import (
 func init() { subcommands = append(subcommands, newTeachersCmd) }
 
 func newTeachersCmd() *cobra.Command {
-	return newGroupCmd("teachers", "Train the transfer experiment's teachers and write their votes",
-		newTeachersSub("train"), newTeachersSub("vote"))
+	return newGroupCmd("teachers", "Train the transfer experiment's teachers, write their votes, tune their hyperparameters",
+		newTeachersSub("train"), newTeachersSub("vote"), newTeachersTuneCmd())
+}
+
+// trainingFlags set the teachers' training, the thesis' when not given.
+type trainingFlags struct {
+	K      int     `flag:"K"`
+	Sigma  float64 `flag:"sigma"`
+	Epochs int     `flag:"epochs" help:"epochs of each teacher's training (DP-SGD and SGD), >= 1"`
+}
+
+// training returns the thesis' training in setting with the values the
+// command line gives.
+func (f *trainingFlags) training(cmd *cobra.Command, setting accountant.Shares) (transfer.Training, error) {
+	tr := transfer.Thesis(setting)
+	fs := cmd.Flags()
+	if fs.Changed("K") {
+		tr.K = f.K
+	}
+	if fs.Changed("sigma") {
+		tr.Sigma = f.Sigma
+	}
+	tr.Epochs = f.Epochs
+	return tr, flagError(tr.Validate(), nil)
 }
 
 func newTeachersSub(use string) *cobra.Command {
-	var f struct {
-		Dataset    string        `flag:"dataset" help:"two-class task: mnist58 or fashion58" required:""`
-		NonPrivate bool          `flag:"nonprivate" help:"the non-private (SGD) teachers GNMax uses, instead of the DP-SGD ones"`
+	f := struct {
+		Dataset    string            `flag:"dataset" help:"two-class task: mnist58 or fashion58" required:""`
+		NonPrivate bool              `flag:"nonprivate" help:"the non-private (SGD) teachers GNMax uses, on disjoint shares, instead of the DP-SGD ones"`
+		Setting    accountant.Shares `flag:"setting"`
+		Training   trainingFlags
 		Seed       uint64        `flag:"seed"`
 		Format     cliout.Format `flag:"format"`
 		Cache      cacheFlags
 		out        string
-	}
+	}{Training: trainingFlags{Epochs: transfer.Epochs}}
 	short := "Train (or load) the teachers and print their test accuracy"
 	if use == "vote" {
 		short = "Write the teachers' votes on the public set as a vote file"
@@ -38,8 +63,12 @@ func newTeachersSub(use string) *cobra.Command {
 	cmd := newCmd("teachers-"+use, &cobra.Command{
 		Use: use + " --dataset mnist58|fashion58 [flags]", Short: short, Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := cli.CheckOutPath("out", f.out); err != nil {
+			tr, err := f.Training.training(cmd, f.Setting)
+			if err != nil {
 				return err
+			}
+			if f.NonPrivate && f.Setting == accountant.Shared {
+				return cli.Usagef("--nonprivate with --setting shared: the non-private teachers train on disjoint shares only (one record must change one vote at most)")
 			}
 			b, err := loadBinary(f.Dataset)
 			if err != nil {
@@ -49,7 +78,7 @@ func newTeachersSub(use string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cfg, pub := transfer.TeacherConfigs(f.Dataset, b.Train.Len()/transfer.K, cli.Given(cmd.Flags(), "seed", f.Seed))
+			cfg, pub := tr.Configs(f.Dataset, b.Train.Len(), cli.Given(cmd.Flags(), "seed", f.Seed))
 			if f.NonPrivate {
 				cfg = pub
 			}
@@ -62,13 +91,51 @@ func newTeachersSub(use string) *cobra.Command {
 			if use == "train" {
 				return report.Teachers{Ensemble: e}.Write(cmd.OutOrStdout(), f.Format)
 			}
-			return cli.WriteOutput(f.out, cmd.OutOrStdout(), func(w io.Writer) error { return e.WriteVotes(w, b.Test) })
+			return cli.WriteOutput(cmd.Context(), f.out, cmd.OutOrStdout(), func(w io.Writer) error { return e.WriteVotes(w, b.Test) })
 		},
 	}, &f, nil)
 	if use == "vote" {
 		cmd.Flags().StringVar(&f.out, "out", "-", "vote file, written atomically (- for standard output)")
 	}
 	return cmd
+}
+
+func newTeachersTuneCmd() *cobra.Command {
+	f := struct {
+		Dataset  string `flag:"dataset" help:"two-class task whose hyperparameters to tune: mnist58 or fashion58" required:""`
+		Training trainingFlags
+		Format   cliout.Format `flag:"format"`
+	}{Training: trainingFlags{Epochs: transfer.Epochs}}
+	return newCmd("teachers-tune", &cobra.Command{
+		Use: "tune --dataset mnist58|fashion58 [flags]", Short: "Choose the teachers' filters and learning rates on a tuning task, without private data", Args: cli.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			tr, err := f.Training.training(cmd, accountant.Disjoint)
+			if err != nil {
+				return err
+			}
+			tasks, err := transfer.TuningTasks(f.Dataset)
+			if err != nil {
+				return cli.Usagef("--dataset: %v", err)
+			}
+			// The data set is read for the size of its training set only
+			// (public, as DP-SGD's sampling rate always is).
+			own, err := loadBinary(f.Dataset)
+			if err != nil {
+				return err
+			}
+			prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, "tuning the teachers of "+f.Dataset)
+			say := func(s string) {
+				prog.Describe(s)
+				note(cmd)(s)
+			}
+			h, trials, err := transfer.Tune(cmd.Context(), tasks, loadBinary, f.Dataset, own.Train.Len(), tr, transfer.DefaultGrid, say)
+			prog.Done()
+			if err != nil {
+				return err
+			}
+			return report.Tune{Dataset: f.Dataset, Tasks: tasks, Chosen: h, InUse: transfer.HyperFor(f.Dataset), Trials: trials}.Write(cmd.OutOrStdout(), f.Format)
+		},
+	}, &f, nil)
 }
 
 // loadBinary reads a two-class task from the data folder; missing data

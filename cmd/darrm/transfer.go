@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
@@ -24,18 +25,19 @@ func init() { subcommands = append(subcommands, newTransferCmd) }
 
 func newTransferCmd() *cobra.Command {
 	f := struct {
-		Dataset string        `flag:"dataset" help:"two-class task: mnist58 or fashion58" required:""`
-		M       float64       `flag:"m"`
-		Queries []int         `flag:"queries" help:"numbers of queries Q"`
-		Redraws int           `flag:"redraws" help:"query sets drawn per Q"`
-		Seed    uint64        `flag:"seed"`
-		Format  cliout.Format `flag:"format"`
-		Plot    string        `flag:"plot"`
-		Workers int           `flag:"workers"`
+		Dataset string            `flag:"dataset" help:"two-class task: mnist58 or fashion58" required:""`
+		Setting accountant.Shares `flag:"setting"`
+		M       float64           `flag:"m"`
+		Queries []int             `flag:"queries" help:"numbers of queries Q"`
+		Redraws int               `flag:"redraws" help:"query sets drawn per Q"`
+		Seed    uint64            `flag:"seed"`
+		Format  cliout.Format     `flag:"format"`
+		Plot    string            `flag:"plot"`
+		Workers int               `flag:"workers"`
 		Cache   cacheFlags
 	}{Queries: []int{20, 50, 100}, Redraws: 10}
 	return newCmd("transfer", &cobra.Command{
-		Use:   "transfer --dataset mnist58|fashion58 [flags]",
+		Use:   "transfer --dataset mnist58|fashion58 [--setting disjoint|shared] [flags]",
 		Short: "Private knowledge transfer end to end: DP-SGD teachers, private labels, accuracy (thesis Table 3.1)",
 		Args:  cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -64,7 +66,7 @@ func newTransferCmd() *cobra.Command {
 			}
 			prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, fmt.Sprintf("transfer %s: training or loading the teachers", f.Dataset))
 			defer prog.Done()
-			t, err := transfer.TrainTeachers(cmd.Context(), teachersDir(gdir), b, teacherSeed, note(cmd))
+			t, err := transfer.TrainTeachers(cmd.Context(), teachersDir(gdir), b, transfer.Thesis(f.Setting), teacherSeed, note(cmd))
 			if err != nil {
 				return err
 			}
@@ -81,7 +83,7 @@ func newTransferCmd() *cobra.Command {
 			out := report.NewTransfer(f.Dataset, t, b.Test, res, params.Seed)
 			out.Seconds = time.Since(start).Seconds()
 			if f.Plot != "" {
-				if err := curveplot.Write(f.Plot, "", []curveplot.Panel{curveplot.TransferPanel(f.Dataset, out.K, res)}, 1); err != nil {
+				if err := curveplot.Write(f.Plot, "", []curveplot.Panel{curveplot.TransferPanel(f.Dataset, out.K, res.Results)}, 1); err != nil {
 					return err
 				}
 			}

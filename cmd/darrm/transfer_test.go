@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/report"
@@ -58,19 +59,39 @@ func TestTransferSynthetic(t *testing.T) {
 	}
 	var doc struct {
 		Dataset  string
+		Setting  string
 		K        int
 		Teachers struct {
 			Private    map[string]any `json:"private"`
 			NonPrivate map[string]any `json:"nonprivate"`
 		}
 		Results []map[string]any
+		Cap     map[string]any
+		CapFrom []transfer.Crossover `json:"cap_from"`
 		Seconds float64
 	}
 	decode(t, out, &doc)
-	if doc.Dataset != "mnist58" || doc.K != 11 || len(doc.Results) != 8 || !strings.Contains(errOut, "training 11 private teachers") {
+	if doc.Dataset != "mnist58" || doc.Setting != "disjoint" || doc.K != 11 || len(doc.Results) != 2*len(transfer.Mechanisms) || !strings.Contains(errOut, "training 11 private teachers") {
 		t.Fatalf("document %+v; stderr %s", doc, errOut)
 	}
-	for _, k := range []string{"eps", "Delta", "sigma", "clip", "epochs", "sampling_rate", "accuracy_mean"} {
+	// The contract: mechanisms majority and gnmax-tight, each total's
+	// bound; on disjoint keyed-hash shares the teachers' cap is their own
+	// guarantee and bounds every private-teacher total.
+	mechs := map[string]bool{}
+	for _, r := range doc.Results {
+		mechs[r["mechanism"].(string)] = true
+		wantBound := "teachers"
+		if strings.HasPrefix(r["mechanism"].(string), "gnmax") {
+			wantBound = "queries"
+		}
+		if r["total_bound"] != wantBound {
+			t.Errorf("%v Q=%v: total_bound %v, want %s", r["mechanism"], r["queries"], r["total_bound"], wantBound)
+		}
+	}
+	if !mechs["majority"] || !mechs["gnmax-tight"] || doc.Cap["rule"] != "parallel" || doc.Cap["eps"] != doc.Teachers.Private["eps"] || len(doc.CapFrom) != len(transfer.Mechanisms) {
+		t.Errorf("mechanisms %v, cap %v, cap_from %v", mechs, doc.Cap, doc.CapFrom)
+	}
+	for _, k := range []string{"eps", "Delta", "sigma", "clip", "epochs", "sampling_rate", "batch", "filters", "lr", "partition", "share_sizes", "accuracy_mean"} {
 		if _, ok := doc.Teachers.Private[k]; !ok {
 			t.Errorf("teachers.private has no %q", k)
 		}
@@ -78,7 +99,7 @@ func TestTransferSynthetic(t *testing.T) {
 	if _, ok := doc.Teachers.NonPrivate["accuracy_mean"]; !ok {
 		t.Error("teachers.nonprivate has no accuracy_mean")
 	}
-	for _, k := range []string{"mechanism", "m", "queries", "accuracy_mean", "accuracy_std", "query_eps", "query_delta", "total_eps", "total_delta"} {
+	for _, k := range []string{"mechanism", "m", "queries", "accuracy_mean", "accuracy_std", "query_eps", "query_delta", "composition_eps", "composition_delta", "total_eps", "total_delta", "total_bound"} {
 		if _, ok := doc.Results[0][k]; !ok {
 			t.Errorf("results have no %q", k)
 		}
@@ -95,12 +116,45 @@ func TestTransferSynthetic(t *testing.T) {
 	if doc2.Results[3]["accuracy_mean"] != doc.Results[3]["accuracy_mean"] {
 		t.Error("the cached teachers gave other results")
 	}
+	// The shared setting: every private teacher on all 660 images; its cap
+	// is the teachers' 11-fold composition, which the composition of few
+	// queries beats.
+	shared, errOut, code := darrm(t, "", "transfer", "--dataset", "mnist58", "--setting", "shared", "--seed", "3", "--queries", "1,50", "--redraws", "2", "--cache-dir", cache, "--format", "json")
+	if code != 0 {
+		t.Fatalf("shared: exit %d: %s", code, errOut)
+	}
+	var sdoc struct {
+		Setting  string
+		Teachers struct {
+			Private struct {
+				Eps        float64
+				Delta      float64 `json:"Delta"`
+				ShareSizes []int   `json:"share_sizes"`
+				Partition  string
+			}
+		}
+		Results []transfer.Result
+		Cap     struct{ Eps, Delta float64 }
+	}
+	decode(t, shared, &sdoc)
+	p := sdoc.Teachers.Private
+	wantCap, _ := accountant.TeacherCap(accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}, 11, accountant.Shared, transfer.DeltaPrime)
+	if sdoc.Setting != "shared" || p.Partition != "shared" || p.ShareSizes[0] != 660 || sdoc.Cap.Eps != wantCap.Eps || sdoc.Cap.Delta != wantCap.Delta {
+		t.Errorf("shared: setting %s, teachers %+v, cap %+v, want %v", sdoc.Setting, p, sdoc.Cap, wantCap.Guarantee)
+	}
+	for _, r := range sdoc.Results {
+		if r.Mechanism == "darrm-opt" && (r.Queries == 1) != (r.TotalBound == accountant.QueriesBound) {
+			t.Errorf("shared darrm-opt at Q = %d: total by %v", r.Queries, r.TotalBound)
+		}
+	}
 	// A corrupted teachers file is reported and retrained.
 	files, _ := filepath.Glob(filepath.Join(cache, "teachers", "*.json"))
-	if len(files) != 2 {
+	if len(files) != 3 {
 		t.Fatalf("teacher files %v", files)
 	}
-	os.WriteFile(files[0], []byte("{}"), 0o644)
+	for _, f := range files {
+		os.WriteFile(f, []byte("{}"), 0o644)
+	}
 	if _, errOut, code := darrm(t, "", args...); code != 0 || !strings.Contains(errOut, "retraining") {
 		t.Errorf("corrupt teachers: exit %d: %s", code, errOut)
 	}
@@ -118,7 +172,7 @@ func TestTransferSynthetic(t *testing.T) {
 	var agg report.Aggregate
 	decode(t, out, &agg)
 	seed := uint64(3)
-	priv, _ := transfer.TeacherConfigs("mnist58", 660/transfer.K, &seed)
+	priv, _ := transfer.Thesis(accountant.Disjoint).Configs("mnist58", 660, &seed)
 	want, _, _ := transfer.TeacherGuarantee(priv.DP)
 	if agg.EpsSource != ensemble.FromHeader || agg.Eps != want.Eps || agg.Delta != transfer.TeacherDelta || agg.VotesHeader.Teachers[0].Origin != ensemble.FromDPSGD {
 		t.Errorf("aggregate of the teachers' votes: eps %v, Delta %v from %v; want %v", agg.Eps, agg.Delta, agg.EpsSource, want)
@@ -136,11 +190,58 @@ func TestTransferBadInput(t *testing.T) {
 		{[]string{"--dataset", "mnist58", "--queries", "31"}, "public set"},
 		{[]string{"--dataset", "mnist58", "--m", "12"}, "--m"},
 		{[]string{"--dataset", "mnist58", "--redraws", "0"}, "--redraws"},
+		{[]string{"--dataset", "mnist58", "--setting", "split"}, "disjoint or shared"},
 		{nil, "--dataset"},
 	} {
 		_, errOut, code := darrm(t, "", append([]string{"transfer", "--no-cache"}, c.args...)...)
 		if code != exitUsage || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d: %s", c.args, code, errOut)
 		}
+	}
+}
+
+// TestTeachersTraining: --K, --sigma, --epochs and --setting set the
+// teachers' training, the document and the vote file's header say so, and
+// bad values name their flag.
+func TestTeachersTraining(t *testing.T) {
+	fakeMNIST(t, 330, 40)
+	cache := t.TempDir()
+	out, errOut, code := darrm(t, "", "teachers", "train", "--dataset", "mnist58", "--K", "5", "--sigma", "3", "--epochs", "2", "--setting", "shared", "--seed", "1", "--cache-dir", cache, "--format", "csv")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 6 || !strings.HasPrefix(lines[1], "mnist58,true,shared,shared,mnist58-k5-") || !strings.Contains(lines[1], "sigma 3,") || !strings.Contains(lines[1], ",330,") {
+		t.Errorf("teachers train:\n%s", out)
+	}
+	votes := filepath.Join(t.TempDir(), "votes.csv")
+	if _, errOut, code := darrm(t, "", "teachers", "vote", "--dataset", "mnist58", "--K", "5", "--sigma", "3", "--epochs", "2", "--setting", "shared", "--seed", "1", "--cache-dir", cache, "--out", votes); code != 0 || strings.Contains(errOut, "training") {
+		t.Fatalf("teachers vote: exit %d (trained again?): %s", code, errOut)
+	}
+	raw, _ := os.ReadFile(votes)
+	if header := strings.SplitN(string(raw), "\n", 2)[0]; !strings.Contains(header, `"K":5`) || !strings.Contains(header, `"partition":"shared"`) {
+		t.Errorf("vote file header %s", header)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"train", "--K", "4"}, "--K = 4"},
+		{[]string{"train", "--sigma", "0"}, "--sigma = 0"},
+		{[]string{"vote", "--epochs", "0"}, "--epochs = 0"},
+		{[]string{"train", "--nonprivate", "--setting", "shared"}, "disjoint shares"},
+		{[]string{"tune", "--K", "4"}, "--K = 4"},
+	} {
+		args := append([]string{"teachers"}, c.args...)
+		if c.args[0] != "tune" {
+			args = append(args, "--no-cache")
+		}
+		_, errOut, code := darrm(t, "", append(args, "--dataset", "mnist58")...)
+		if code != exitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d: %s", c.args, code, errOut)
+		}
+	}
+	if _, errOut, code := darrm(t, "", "teachers", "tune", "--dataset", "mnist39"); code != exitUsage || !strings.Contains(errOut, "mnist58 or fashion58") {
+		t.Errorf("tune of a tuning task: exit %d: %s", code, errOut)
 	}
 }

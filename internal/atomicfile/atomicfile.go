@@ -1,25 +1,35 @@
 // Package atomicfile writes files so that readers see either the old content
 // or the complete new content, never a partial file: darrm never leaves a
 // half-written output, cache entry or plot behind.
+//
+// Write replaces a file that darrm owns (a cache entry) under its own name.
+// Create and WriteOutput write an output that the user named: a symbolic
+// link is followed and its target replaced; a device, a FIFO or a socket
+// is written through (it cannot be replaced, and what is written reaches
+// its reader at once, so that output is not atomic); a directory is
+// refused.
 package atomicfile
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/darrm/darrm/internal/ctxio"
 )
 
 // Write creates path by calling fill on a temporary file in the same
 // directory and renaming it over path when fill succeeds. On any error the
-// temporary file is removed and path is left untouched.
+// temporary file is removed and path is left untouched. path itself is
+// replaced, whatever it is (a symbolic link is not followed).
 func Write(path string, perm os.FileMode, fill func(f *os.File) error) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	tmp, err := createTemp(path)
 	if err != nil {
-		return fmt.Errorf("create temporary file for %s: %w", path, err)
+		return err
 	}
 	defer func() {
 		if err != nil {
@@ -30,17 +40,222 @@ func Write(path string, perm os.FileMode, fill func(f *os.File) error) (err erro
 	if err = fill(tmp); err != nil {
 		return err
 	}
-	if err = tmp.Sync(); err != nil {
+	return commit(tmp, path, perm)
+}
+
+func createTemp(path string) (*os.File, error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("create temporary file for %s: %w", path, err)
+	}
+	return tmp, nil
+}
+
+// commit makes the complete temporary file tmp the file path.
+func commit(tmp *os.File, path string, perm os.FileMode) error {
+	if err := tmp.Sync(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err = tmp.Close(); err != nil {
+	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err = os.Chmod(tmp.Name(), perm); err != nil {
+	if err := os.Chmod(tmp.Name(), perm); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
+	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
+	}
+	// The rename is durable once the directory is: a crash after this
+	// cannot bring the old file back.
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		d.Sync()
+		d.Close()
 	}
 	return nil
+}
+
+// maxLinks bounds the symbolic links followed to an output's target, as
+// the kernel bounds them (ELOOP).
+const maxLinks = 40
+
+// Target is where an output path leads.
+type Target struct {
+	// Path is the file that is written: the final target of path's
+	// symbolic links (which need not exist yet) for a file that is
+	// replaced, path itself for one that is written through.
+	Path string
+	// Through is true for a device, a FIFO or a socket: it is opened and
+	// written in place, not replaced.
+	Through bool
+	// Info describes the file at Path, or is nil if there is none yet.
+	Info fs.FileInfo
+}
+
+// Resolve returns the target of the output path: a directory is an error.
+func Resolve(path string) (Target, error) {
+	st, err := os.Stat(path)
+	switch {
+	case err == nil && st.IsDir():
+		return Target{}, fmt.Errorf("%s is a directory: give a file name", path)
+	case err == nil && !st.Mode().IsRegular():
+		// Devices, FIFOs and sockets, also behind a link (/dev/stdout
+		// leads to /proc/self/fd/1, whose "target" is no path).
+		return Target{Path: path, Through: true, Info: st}, nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return Target{}, err
+	}
+	p := path
+	for range maxLinks {
+		lst, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return Target{Path: p}, nil
+		}
+		if err != nil {
+			return Target{}, err
+		}
+		if lst.Mode()&fs.ModeSymlink == 0 {
+			return Target{Path: p, Info: lst}, nil
+		}
+		link, err := os.Readlink(p)
+		if err != nil {
+			return Target{}, err
+		}
+		if !filepath.IsAbs(link) {
+			link = filepath.Join(filepath.Dir(p), link)
+		}
+		p = link
+	}
+	return Target{}, fmt.Errorf("%s: more than %d levels of symbolic links", path, maxLinks)
+}
+
+// Output is an output file open for writing (Create).
+type Output struct {
+	name   string
+	target Target
+	f      *os.File
+	w      io.Writer
+	perm   os.FileMode
+	done   bool
+}
+
+// Create opens the output path for writing: a temporary file beside its
+// target, which Commit renames over it, or, for a device, a FIFO or a
+// socket, the file itself (waiting, until ctx is done, for a FIFO's
+// reader). Every Output must end with Commit or Abort.
+func Create(ctx context.Context, path string, perm os.FileMode) (*Output, error) {
+	t, err := Resolve(path)
+	if err != nil {
+		return nil, err
+	}
+	o := &Output{name: path, target: t, perm: perm}
+	if t.Through {
+		if o.f, err = ctxio.OpenFile(ctx, path, os.O_WRONLY, 0); err != nil {
+			return nil, err
+		}
+		o.w = ctxio.NewWriter(ctx, o.f)
+		return o, nil
+	}
+	if o.f, err = createTemp(t.Path); err != nil {
+		return nil, err
+	}
+	o.w = o.f
+	return o, nil
+}
+
+// Atomic reports whether the output appears only at Commit: false for one
+// written through, whose bytes leave as they are written.
+func (o *Output) Atomic() bool { return !o.target.Through }
+
+// Write writes to the output.
+func (o *Output) Write(p []byte) (int, error) { return o.w.Write(p) }
+
+// Commit completes the output: the temporary file replaces the target, or
+// the file written through is closed.
+func (o *Output) Commit() error {
+	if o.done {
+		return errors.New("atomicfile: output already committed or aborted")
+	}
+	o.done = true
+	if o.target.Through {
+		if err := o.f.Close(); err != nil {
+			return fmt.Errorf("write %s: %w", o.name, err)
+		}
+		return nil
+	}
+	if err := commit(o.f, o.target.Path, o.perm); err != nil {
+		o.f.Close()
+		os.Remove(o.f.Name())
+		return err
+	}
+	return nil
+}
+
+// Abort gives the output up: the temporary file is removed and the target
+// left as it was. What was written through stays written.
+func (o *Output) Abort() {
+	if o.done {
+		return
+	}
+	o.done = true
+	o.f.Close()
+	if !o.target.Through {
+		os.Remove(o.f.Name())
+	}
+}
+
+// WriteOutput writes the output path (Create) with fill, and commits it
+// when fill succeeds.
+func WriteOutput(ctx context.Context, path string, perm os.FileMode, fill func(w io.Writer) error) error {
+	o, err := Create(ctx, path, perm)
+	if err != nil {
+		return err
+	}
+	if err := fill(o); err != nil {
+		o.Abort()
+		return err
+	}
+	return o.Commit()
+}
+
+// ErrNotRegular is returned by ReadFile for a path that is not a regular
+// file (a directory, a device, a FIFO, or a link to one).
+var ErrNotRegular = errors.New("not a regular file")
+
+// ErrTooLarge is returned by ReadFile for a file larger than its bound.
+var ErrTooLarge = errors.New("larger than its format allows")
+
+// ReadFile reads a file that darrm wrote (a cache entry, a record): a
+// regular file of at most max bytes. It neither waits on a FIFO nor reads
+// a device, and reads at most max+1 bytes of anything larger; a missing
+// file is an error that is fs.ErrNotExist.
+func ReadFile(path string, max int64) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %w", path, ErrNotRegular)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() { // replaced since
+		return nil, fmt.Errorf("%s: %w", path, ErrNotRegular)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s: %w (%d bytes)", path, ErrTooLarge, max)
+	}
+	return b, nil
 }

@@ -2,7 +2,10 @@
 // as exact references for the tests of darrm's floating-point bounds.
 package bigmath
 
-import "math/big"
+import (
+	"math"
+	"math/big"
+)
 
 // Exp returns e^x to prec bits, for every x: +Inf and 0 where e^x is
 // beyond big.Float's exponent range. It reduces x = k·log 2 + r with
@@ -111,4 +114,66 @@ func Log(y *big.Float, prec uint) *big.Float {
 		sum.Add(sum, new(big.Float).SetPrec(w).Mul(Ln2(w+64), new(big.Float).SetPrec(w+64).SetInt64(int64(e))))
 	}
 	return sum.SetPrec(prec)
+}
+
+// Pi returns π to prec bits by Machin's formula,
+// π = 16·atan(1/5) - 4·atan(1/239).
+func Pi(prec uint) *big.Float {
+	w := prec + 16
+	atanInv := func(k int64) *big.Float {
+		// atan(1/k) = Σ (-1)^n / ((2n+1)·k^(2n+1)).
+		sum := new(big.Float).SetPrec(w)
+		pow := new(big.Float).SetPrec(w).Quo(big.NewFloat(1), new(big.Float).SetInt64(k))
+		k2 := new(big.Float).SetPrec(w).SetInt64(k * k)
+		eps := new(big.Float).SetMantExp(big.NewFloat(1), -int(w))
+		for n := int64(0); ; n++ {
+			term := new(big.Float).SetPrec(w).Quo(pow, new(big.Float).SetInt64(2*n+1))
+			if n%2 == 0 {
+				sum.Add(sum, term)
+			} else {
+				sum.Sub(sum, term)
+			}
+			if term.Cmp(eps) < 0 {
+				return sum
+			}
+			pow.Quo(pow, k2)
+		}
+	}
+	pi := new(big.Float).SetPrec(w).Mul(big.NewFloat(16), atanInv(5))
+	pi.Sub(pi, new(big.Float).SetPrec(w).Mul(big.NewFloat(4), atanInv(239)))
+	return pi.SetPrec(prec)
+}
+
+// Erfc returns the complementary error function of x to prec bits,
+// for |x| <= 40: 1 - erf(x) with
+// erf(x) = (2/√π)·e^(-x²)·Σ 2^n·x^(2n+1)/(1·3···(2n+1)), a series of
+// positive terms. The final subtraction cancels about x²·log2(e) bits
+// (erfc(x) is near e^(-x²)), so the work is done with that many more.
+func Erfc(x *big.Float, prec uint) *big.Float {
+	xf, _ := x.Float64()
+	x2f := xf * xf
+	w := prec + 32 + uint(math.Ceil(x2f*math.Log2E))
+	ax := new(big.Float).SetPrec(w).Abs(x)
+	x2 := new(big.Float).SetPrec(w).Mul(ax, ax)
+	twoX2 := new(big.Float).SetPrec(w).Mul(x2, big.NewFloat(2))
+	term := new(big.Float).SetPrec(w).Set(ax)
+	sum := new(big.Float).SetPrec(w).Set(ax)
+	// Past n = x² the terms fall by a factor 2x²/(2n+1) < 1 each, at
+	// most 1/2 once n >= 2x²: stop when they are below 2^-w of the sum.
+	limit := new(big.Float).SetPrec(w)
+	for n := int64(1); ; n++ {
+		term.Mul(term, twoX2)
+		term.Quo(term, new(big.Float).SetInt64(2*n+1))
+		sum.Add(sum, term)
+		if float64(n) > 2*x2f && term.Cmp(limit.SetMantExp(sum, -int(w))) <= 0 {
+			break
+		}
+	}
+	erf := sum.Mul(sum, Exp(new(big.Float).SetPrec(w).Neg(x2), w))
+	erf.Mul(erf, big.NewFloat(2))
+	erf.Quo(erf, new(big.Float).SetPrec(w).Sqrt(Pi(w)))
+	if x.Sign() < 0 {
+		erf.Neg(erf)
+	}
+	return new(big.Float).SetPrec(w).Sub(big.NewFloat(1), erf).SetPrec(prec)
 }

@@ -83,3 +83,31 @@ func TestExpLogBeyondFloat64(t *testing.T) {
 		t.Error("Log(+Inf) != +Inf")
 	}
 }
+
+// TestPiErfc checks π and erfc against published digits and math.Erfc.
+func TestPiErfc(t *testing.T) {
+	if s := Pi(200).Text('g', 40); s != "3.141592653589793238462643383279502884197" {
+		t.Errorf("pi = %s", s)
+	}
+	for _, c := range []struct {
+		x    float64
+		want string // erfc(x), 25 significant digits (mpmath at 40 digits)
+	}{
+		{0, "1"},
+		{0.5, "0.4795001221869534623172533"},
+		{1, "0.1572992070502851306587794"},
+		{-1, "1.842700792949714869341221"},
+		{3, "2.209049699858544137277613e-05"},
+		{10, "2.088487583762544757000786e-45"},
+	} {
+		if s := Erfc(big.NewFloat(c.x), 200).Text('g', 25); s != c.want {
+			t.Errorf("erfc(%v) = %s, want %s", c.x, s, c.want)
+		}
+	}
+	for _, x := range []float64{-5, -0.3, 0.1, 0.9, 1.7, 4.2, 9.5, 26} {
+		got, _ := Erfc(big.NewFloat(x), 200).Float64()
+		if math.Abs(got-math.Erfc(x)) > 1e-15*got {
+			t.Errorf("erfc(%v) = %v, math.Erfc %v", x, got, math.Erfc(x))
+		}
+	}
+}

@@ -122,6 +122,25 @@ func TestBindParses(t *testing.T) {
 	}
 }
 
+// TestBindDecimal reads whole numbers in base 10 only: a leading 0 is no
+// octal prefix (--K 013 is 13, not 11), and 0x is refused.
+func TestBindDecimal(t *testing.T) {
+	var f testFlags
+	cmd := newTestCmd(&f)
+	cmd.SetArgs([]string{"--n", "013", "--seed", "010"})
+	if err := cmd.Execute(); err != nil || f.N != 13 || f.Seed != 10 {
+		t.Errorf("--n 013 --seed 010: %d, %d (%v)", f.N, f.Seed, err)
+	}
+	for _, arg := range []string{"0x10", "1.5", "1e3", "99999999999999999999"} {
+		f = testFlags{}
+		cmd := newTestCmd(&f)
+		cmd.SetArgs([]string{"--n", arg})
+		if err := cmd.Execute(); err == nil {
+			t.Errorf("--n %s: read as %d", arg, f.N)
+		}
+	}
+}
+
 func TestBindPanics(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -463,8 +482,8 @@ func TestFiles(t *testing.T) {
 		{file, true, file},
 		{dir, false, dir},
 	} {
-		if err := CheckOutPath("out", tc.path); (err == nil) != tc.ok || err != nil && !IsUsage(err) {
-			t.Errorf("CheckOutPath(%q) = %v", tc.path, err)
+		if err := CheckOutput("out", tc.path); (err == nil) != tc.ok || err != nil && !IsUsage(err) {
+			t.Errorf("CheckOutput(%q) = %v", tc.path, err)
 		}
 		if got := OutputName(tc.path); got != tc.outName {
 			t.Errorf("OutputName(%q) = %q", tc.path, got)
@@ -497,10 +516,10 @@ func TestWriteOutput(t *testing.T) {
 	out := filepath.Join(dir, "out.txt")
 	var stdout bytes.Buffer
 	hello := func(w io.Writer) error { _, err := io.WriteString(w, "hello"); return err }
-	if err := WriteOutput(Std, &stdout, hello); err != nil || stdout.String() != "hello" {
+	if err := WriteOutput(context.Background(), Std, &stdout, hello); err != nil || stdout.String() != "hello" {
 		t.Errorf("to standard output: %v, %q", err, stdout.String())
 	}
-	if err := WriteOutput(out, &stdout, hello); err != nil {
+	if err := WriteOutput(context.Background(), out, &stdout, hello); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(out); err != nil || string(b) != "hello" {
@@ -508,7 +527,7 @@ func TestWriteOutput(t *testing.T) {
 	}
 	failed := filepath.Join(dir, "failed.txt")
 	errHalf := errors.New("half written")
-	err := WriteOutput(failed, &stdout, func(w io.Writer) error { io.WriteString(w, "hal"); return errHalf })
+	err := WriteOutput(context.Background(), failed, &stdout, func(w io.Writer) error { io.WriteString(w, "hal"); return errHalf })
 	if !errors.Is(err, errHalf) {
 		t.Errorf("failed write: %v", err)
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/darrm/darrm/internal/ctxio"
 )
 
 // UsageError is bad input from the user: a flag, an argument or a file
@@ -135,6 +137,9 @@ type checkedWriter struct {
 	err error
 }
 
+// Unwrap returns the underlying writer.
+func (c *checkedWriter) Unwrap() io.Writer { return c.w }
+
 func (c *checkedWriter) Write(p []byte) (int, error) {
 	if c.err != nil {
 		return 0, c.err
@@ -151,11 +156,16 @@ func (c *checkedWriter) Write(p []byte) (int, error) {
 // there is none). A write to stdout that failed fails the run, even if the
 // command did not check it. An error is printed on stderr after the
 // root's name; once ctx is done (an interrupt), it is reported as an
-// interruption, with the status code gives ctx's error.
+// interruption, with the status code gives ctx's error. Reads of stdin and
+// writes to stdout return when ctx is done, even while they block (no
+// data on a pipe, a reader that has stalled): ctxio.
 func Execute(ctx context.Context, root *cobra.Command, args []string, stdin io.Reader, stdout, stderr io.Writer, code func(error) int) int {
-	out := &checkedWriter{w: stdout}
+	in, w := ctxio.NewReader(ctx, stdin), ctxio.NewWriter(ctx, stdout)
+	defer in.Close()
+	defer w.Close()
+	out := &checkedWriter{w: w}
 	root.SetArgs(args)
-	root.SetIn(stdin)
+	root.SetIn(in)
 	root.SetOut(out)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)

@@ -1,32 +1,60 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
-	"errors"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/darrm/darrm/internal/atomicfile"
+	"github.com/darrm/darrm/internal/ctxio"
 )
 
 // Std is the name that stands for standard input or output.
 const Std = "-"
 
-// OpenInput opens the named file, or stdin for Std. A file that cannot be
-// opened, or a directory, is a usage error.
+// OpenInput opens the named file, or stdin for Std (OpenInputContext with
+// no end).
 func OpenInput(stdin io.Reader, name string) (io.ReadCloser, error) {
+	return OpenInputContext(context.Background(), stdin, name)
+}
+
+// OpenInputContext opens the named file, or stdin for Std. A file that
+// cannot be opened, or a directory, is a usage error. A FIFO or a device
+// is opened and read so that ctx's end stops an open or a read that
+// blocks (a FIFO with no writer yet, or with one that sends nothing).
+func OpenInputContext(ctx context.Context, stdin io.Reader, name string) (io.ReadCloser, error) {
 	if name == Std {
 		return io.NopCloser(stdin), nil
 	}
-	f, err := os.Open(name)
+	st, err := os.Stat(name)
+	switch {
+	case err != nil:
+		return nil, &UsageError{err}
+	case st.IsDir():
+		return nil, Usagef("%s is a directory, not a file", name)
+	case st.Mode().IsRegular():
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, &UsageError{err}
+		}
+		return f, nil
+	}
+	f, err := ctxio.OpenFile(ctx, name, os.O_RDONLY, 0)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
 		return nil, &UsageError{err}
 	}
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		f.Close()
-		return nil, Usagef("%s is a directory, not a file", name)
-	}
-	return f, nil
+	return readCloser{ctxio.NewReader(ctx, f), f}, nil
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
 }
 
 // InputArg is the input that a command's optional argument names: the
@@ -73,23 +101,92 @@ func OutputName(path string) string {
 	return path
 }
 
-// CheckOutPath refuses, as a usage error naming the flag, an output path
-// that cannot be written as a file (a directory, a path that cannot be
-// looked at), before any work is done. Standard output passes.
-func CheckOutPath(flag, path string) error {
+// Protected is a file, or files in a folder, that an output must never
+// replace: a command's input, a ledger, a cache's entries.
+type Protected struct {
+	// What names it in the error, e.g. "the vote file".
+	What string
+	Path string
+	// Dir protects files in the folder Path, at any depth: those that
+	// Owns accepts (given their path relative to Path), or all if Owns
+	// is nil.
+	Dir  bool
+	Owns func(rel string) bool
+}
+
+// CheckOutput refuses, as a usage error naming the flag, an output path
+// that cannot be written (a directory, a loop of symbolic links, a path
+// that cannot be looked at) or that leads to one of protect, before any
+// work is done. Files are compared by identity (device and inode) after
+// following symbolic links, so neither another name, a hard link nor a
+// link to a protected file passes. Standard output passes; protected
+// paths that do not exist, and Std, are skipped.
+func CheckOutput(flag, path string, protect ...Protected) error {
 	if IsStdout(path) {
 		return nil
 	}
-	st, err := os.Stat(path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return nil
-	case err != nil:
+	t, err := atomicfile.Resolve(path)
+	if err != nil {
 		return Usagef("--%s %s: %v", flag, path, err)
-	case st.IsDir():
-		return Usagef("--%s %s is a directory: give a file name", flag, path)
+	}
+	var dirs []folder // the folders that would hold the output
+	if !t.Through {
+		dirs = ancestors(filepath.Dir(t.Path))
+	}
+	for _, p := range protect {
+		if p.Path == "" || p.Path == Std {
+			continue
+		}
+		st, err := os.Stat(p.Path)
+		if err != nil {
+			continue
+		}
+		if p.Dir {
+			for _, d := range dirs {
+				if !os.SameFile(d.info, st) {
+					continue
+				}
+				rel, err := filepath.Rel(d.path, filepath.Join(dirs[0].path, filepath.Base(t.Path)))
+				if err == nil && (p.Owns == nil || p.Owns(rel)) {
+					return Usagef("--%s %s is a file of %s (%s): write it elsewhere", flag, path, p.What, p.Path)
+				}
+			}
+			continue
+		}
+		if t.Info != nil && os.SameFile(t.Info, st) {
+			return Usagef("--%s %s is %s (%s): write it elsewhere", flag, path, p.What, p.Path)
+		}
 	}
 	return nil
+}
+
+// folder is a folder, by its path with symbolic links resolved.
+type folder struct {
+	path string
+	info fs.FileInfo
+}
+
+// ancestors returns the folder dir, with its symbolic links resolved, and
+// every folder above it.
+func ancestors(dir string) []folder {
+	d, err := filepath.EvalSymlinks(dir)
+	if err == nil {
+		d, err = filepath.Abs(d)
+	}
+	if err != nil {
+		return nil
+	}
+	var out []folder
+	for {
+		if st, err := os.Stat(d); err == nil {
+			out = append(out, folder{d, st})
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			return out
+		}
+		d = up
+	}
 }
 
 // SameFile reports whether the files named a and b exist and are the same
@@ -103,15 +200,49 @@ func SameFile(a, b string) bool {
 	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }
 
+// IsStdoutFile reports whether path names the file that stdout writes to
+// (e.g. /dev/stdout, or the file standard output was redirected to), so
+// that writing to it is writing to stdout rather than replacing a file
+// under stdout's feet. stdout is looked into through writers that Unwrap.
+func IsStdoutFile(path string, stdout io.Writer) bool {
+	f := fileOf(stdout)
+	if f == nil || IsStdout(path) {
+		return false
+	}
+	a, errA := os.Stat(path)
+	b, errB := f.Stat()
+	return errA == nil && errB == nil && os.SameFile(a, b)
+}
+
+// fileOf returns the file under w, or nil.
+func fileOf(w io.Writer) *os.File {
+	for {
+		switch v := w.(type) {
+		case *os.File:
+			return v
+		case interface{ Unwrap() io.Writer }:
+			w = v.Unwrap()
+		default:
+			return nil
+		}
+	}
+}
+
 // WriteOutput calls write on stdout when path stands for standard output
-// (IsStdout), and otherwise on a file that replaces path atomically when
-// write succeeds (internal/atomicfile): a failed write leaves no file.
-func WriteOutput(path string, stdout io.Writer, write func(io.Writer) error) error {
-	if IsStdout(path) {
+// (IsStdout, IsStdoutFile), and otherwise on the output path
+// (atomicfile.WriteOutput: a file is replaced atomically when write
+// succeeds, and a failed write leaves none; a device or a FIFO is written
+// through).
+func WriteOutput(ctx context.Context, path string, stdout io.Writer, write func(io.Writer) error) error {
+	if IsStdout(path) || IsStdoutFile(path, stdout) {
 		return write(stdout)
 	}
-	return atomicfile.Write(path, 0o644, func(f *os.File) error { return write(f) })
+	return atomicfile.WriteOutput(ctx, path, 0o644, write)
 }
+
+// MaxJSONBytes bounds what ReadJSON reads of one input: far more than any
+// document of darrm, and far less than memory.
+const MaxJSONBytes = 256 << 20
 
 // ReadJSON decodes each named input (OpenInput) into a T; one that does not
 // decode is a usage error saying it is not what (e.g. "a JSON result of
@@ -123,7 +254,7 @@ func ReadJSON[T any](stdin io.Reader, names []string, what string) ([]T, error) 
 		if err != nil {
 			return nil, err
 		}
-		err = json.NewDecoder(r).Decode(&out[i])
+		err = json.NewDecoder(io.LimitReader(r, MaxJSONBytes)).Decode(&out[i])
 		r.Close()
 		if err != nil {
 			return nil, Usagef("%s: not %s: %v", InputName(name), what, err)

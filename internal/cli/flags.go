@@ -55,6 +55,51 @@ func (f textFlag) Set(s string) error { return f.v.UnmarshalText([]byte(s)) }
 
 func (f textFlag) Type() string { return "string" }
 
+// decimalInt is an int flag read in base 10 only: pflag's own reads a
+// leading 0 as octal and 0x as hexadecimal, so that --K 013 would be 11.
+type decimalInt int
+
+func (d *decimalInt) Set(s string) error {
+	v, err := strconv.ParseInt(s, 10, strconv.IntSize)
+	if err != nil {
+		return numError(err)
+	}
+	*d = decimalInt(v)
+	return nil
+}
+
+func (d *decimalInt) String() string { return strconv.Itoa(int(*d)) }
+
+func (d *decimalInt) Type() string { return "int" }
+
+// decimalUint64 is a uint64 flag read in base 10 only (decimalInt).
+type decimalUint64 uint64
+
+func (d *decimalUint64) Set(s string) error {
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return numError(err)
+	}
+	*d = decimalUint64(v)
+	return nil
+}
+
+func (d *decimalUint64) String() string { return strconv.FormatUint(uint64(*d), 10) }
+
+func (d *decimalUint64) Type() string { return "uint" }
+
+// numError says why a number did not parse, without strconv's prefix.
+func numError(err error) error {
+	var ne *strconv.NumError
+	if errors.As(err, &ne) {
+		if ne.Err == strconv.ErrRange {
+			return errors.New("out of range")
+		}
+		return errors.New("not a whole number in base 10")
+	}
+	return err
+}
+
 // floatsValue is a list of numbers, shown as "floats" in help.
 type floatsValue struct{ pflag.Value }
 
@@ -66,7 +111,8 @@ func (floatsValue) Type() string { return "floats" }
 func (f Flag) Add(fs *pflag.FlagSet, p any) {
 	switch p := p.(type) {
 	case *int:
-		fs.IntVar(p, f.Name, f.Default.(int), f.Usage)
+		*p = f.Default.(int)
+		fs.Var((*decimalInt)(p), f.Name, f.Usage)
 	case *float64:
 		fs.Float64Var(p, f.Name, f.Default.(float64), f.Usage)
 	case *string:
@@ -82,7 +128,8 @@ func (f Flag) Add(fs *pflag.FlagSet, p any) {
 	case *bool:
 		fs.BoolVar(p, f.Name, f.Default.(bool), f.Usage)
 	case *uint64:
-		fs.Uint64Var(p, f.Name, f.Default.(uint64), f.Usage)
+		*p = f.Default.(uint64)
+		fs.Var((*decimalUint64)(p), f.Name, f.Usage)
 	case *[]float64:
 		fs.Float64SliceVar(p, f.Name, f.Default.([]float64), f.Usage)
 		// Help shows the type as "floats" (as "strings" and "ints") and no

@@ -359,17 +359,19 @@ func ReportPanel(r *shuffleg.Report, metric Metric) Panel {
 }
 
 // mechanismLabels name transfer's mechanisms as the thesis' tables do.
-var mechanismLabels = map[string]string{"gnmax": "GNMax", "darrm-sub": "DaRRM, γ_{Sub}", "darrm-opt": "DaRRM, γ_{opt}", "rr": "RR, γ_{const}"}
+var mechanismLabels = map[string]string{"gnmax": "GNMax", "gnmax-tight": "GNMax, tight σ", "darrm-sub": "DaRRM, γ_{Sub}", "darrm-opt": "DaRRM, γ_{opt}",
+	"rr": "RR, γ_{const}", "majority": "majority, no noise"}
 
 // TransferPanel is the panel of a transfer experiment on dataset with k
 // teachers: each mechanism's label accuracy, mean and one standard
 // deviation over the redraws, against the number of queries Q, under a
-// title that says the privacy of each label.
+// title that says the privacy of each label (the majority's is the
+// teachers' K-fold composition).
 func TransferPanel(dataset string, k int, results []transfer.Result) Panel {
 	p := Panel{Title: dataset, XLabel: "queries Q", YLabel: "label accuracy"}
 	if len(results) > 0 {
 		r := results[0]
-		p.Title = fmt.Sprintf("%s, K = %d, m = %g: each label (%.4g, %.2g)-DP", dataset, k, r.M, r.QueryEps, r.QueryDelta)
+		p.Title = fmt.Sprintf("%s, K = %d, m = %g: each noisy label (%.4g, %.2g)-DP", dataset, k, r.M, r.QueryEps, r.QueryDelta)
 	}
 	for _, name := range transfer.Mechanisms {
 		s := Series{Label: mechanismLabels[name]}

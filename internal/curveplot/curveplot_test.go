@@ -130,6 +130,7 @@ func TestTransferPanel(t *testing.T) {
 		{Mechanism: "rr", M: 3, Queries: 20, AccuracyMean: 0.6, QueryEps: 0.27, QueryDelta: 3e-4},
 		{Mechanism: "gnmax", M: 3, Queries: 20, AccuracyMean: 0.9},
 		{Mechanism: "gnmax", M: 3, Queries: 50, AccuracyMean: 0.8},
+		{Mechanism: "majority", M: 3, Queries: 20, AccuracyMean: 0.95, QueryEps: 0.97},
 	}
 	for _, tc := range []struct {
 		name    string
@@ -138,7 +139,7 @@ func TestTransferPanel(t *testing.T) {
 		series  []string
 		gnmaxXs int
 	}{
-		{"two mechanisms", res, "mnist58, K = 11, m = 3: each label (0.27, 0.0003)-DP", []string{"GNMax", "RR, γ_{const}"}, 2},
+		{"three mechanisms", res, "mnist58, K = 11, m = 3: each noisy label (0.27, 0.0003)-DP", []string{"GNMax", "RR, γ_{const}", "majority, no noise"}, 2},
 		{"no results", nil, "mnist58", nil, 0},
 	} {
 		p := TransferPanel("mnist58", 11, tc.res)

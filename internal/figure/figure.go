@@ -9,12 +9,13 @@ package figure
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
 	"image/color"
+	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -272,7 +273,7 @@ func (f *Figure) Save(path string) error {
 			return fmt.Errorf("figure %s: %w", path, err)
 		}
 	}
-	return atomicfile.Write(path, 0o644, func(w *os.File) error {
+	return atomicfile.WriteOutput(context.Background(), path, 0o644, func(w io.Writer) error {
 		_, err := w.Write(out)
 		return err
 	})

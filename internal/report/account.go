@@ -121,10 +121,12 @@ func (d AccountDPSGD) Write(w io.Writer, f cliout.Format) error {
 }
 
 // AccountGNMax is the document of darrm account gnmax: GNMax's noise for
-// each target (ε, Delta), by Search with Conversion.
+// each target (ε, Delta), by Search with Conversion, or, for the tight
+// search, on the exact curve of the bit that K teachers' votes release.
 type AccountGNMax struct {
 	Search     accountant.GNMaxSearch
 	Conversion accountant.Conversion
+	K          int // the tight search's number of teachers
 	Delta      float64
 	Rows       []GNMaxNoise
 }
@@ -134,14 +136,25 @@ type GNMaxNoise struct {
 	Eps, Sigma, Lambda float64
 }
 
+// tightReference says what the tight search computes.
+const tightReference = "exact privacy curve of the released bit of two-class GNMax over K votes, a record changing at most one vote (accountant.GNMaxSigmaTight)"
+
 // Write prints the document in format f: one record for one target,
-// else rows.
+// else rows. The tight search has no order, RDP or conversion.
 func (d AccountGNMax) Write(w io.Writer, f cliout.Format) error {
 	ref := field("reference", d.Conversion.Reference())
 	common := cliout.Record{field("search", d.Search.String()), field("conversion", d.Conversion.String()), field("delta", d.Delta)}
+	tight := d.Search == accountant.GNMaxTight
+	if tight {
+		ref = field("reference", tightReference)
+		common = cliout.Record{field("search", d.Search.String()), field("K", d.K), field("delta", d.Delta)}
+	}
 	rows := make([]cliout.Record, len(d.Rows))
 	for i, n := range d.Rows {
-		rows[i] = cliout.Record{field("eps", n.Eps), field("sigma", n.Sigma), field("lambda", n.Lambda), field("rdp", n.Lambda/(n.Sigma*n.Sigma))}
+		rows[i] = cliout.Record{field("eps", n.Eps), field("sigma", n.Sigma)}
+		if !tight {
+			rows[i] = append(rows[i], field("lambda", n.Lambda), field("rdp", n.Lambda/(n.Sigma*n.Sigma)))
+		}
 	}
 	if len(rows) == 1 {
 		return cliout.WriteRecord(w, f, append(slices.Insert(common, 2, ref), rows[0]...))

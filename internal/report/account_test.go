@@ -53,6 +53,8 @@ func TestAccountDocuments(t *testing.T) {
 			"search,conversion,reference,delta,eps,sigma,lambda,rdp", "grid,paper," + accountant.PaperConversion.Reference() + ",1e-05,0.5,2,8,2"},
 		{"gnmax, two targets", AccountGNMax{Search: accountant.GNMaxExact, Conversion: accountant.PaperConversion, Delta: 1e-5, Rows: []GNMaxNoise{{Eps: 0.5, Sigma: 2, Lambda: 8}, {Eps: 1, Sigma: 1, Lambda: 4}}},
 			"search,conversion,delta,eps,sigma,lambda,rdp,reference", ""},
+		{"gnmax, tight", AccountGNMax{Search: accountant.GNMaxTight, Conversion: accountant.PaperConversion, K: 11, Delta: 3e-4, Rows: []GNMaxNoise{{Eps: 0.2654, Sigma: 7.7}}},
+			"search,K,reference,delta,eps,sigma", "tight,11," + tightReference + ",0.0003,0.2654,7.7"},
 		{"shuffleg, calibrated", AccountShuffleg{Delta: 1e-6, G: 1, Epochs: 10, S: new(5), Rows: []shuffleg.Noise{{Plan: plan, Target: 1, Calibrations: variants}}},
 			"delta,G,epochs,S,algorithm,private_epochs,eps,conversion,alpha_rule,alpha,sigma,ratio,reference", "1e-06,1,10,5,priv-pub,5,1,paper,table-4.3,8,6,1.2,Lemma 4.5.2; " + accountant.PaperConversion.Reference()},
 		{"shuffleg, at sigma", AccountShuffleg{Delta: 1e-6, G: 1, Epochs: 10, N: new(10), Rows: []shuffleg.Noise{{Plan: plan, Calibrations: variants[1:]}}},

@@ -237,12 +237,14 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 	}
 	fmt.Fprintln(w, answered)
 	if l := out.Ledger; l != nil && l.TotalBound == accountant.TeachersBound {
-		fmt.Fprintf(w, "ledger %s (ensemble %s): total spent (%.6g, %.6g)-DP, the teachers' cap (by %s composition of the spends: (%.6g, %.6g)), budget %v", l.Path, l.Ensemble, l.Total.Eps, l.Total.Delta, l.Composition, l.Queries.Eps, l.Queries.Delta, l.Budget)
+		fmt.Fprintf(w, "ledger %s (ensemble %s): total spent %s, the teachers' cap (by %s composition of the spends: %s), budget %v",
+			cliout.Escape(l.Path), cliout.Escape(l.Ensemble), formatTotal(l.Total), l.Composition, formatTotal(l.Queries), l.Budget)
 	} else if l != nil {
-		fmt.Fprintf(w, "ledger %s (ensemble %s): total spent (%.6g, %.6g)-DP by %s composition, budget %v", l.Path, l.Ensemble, l.Total.Eps, l.Total.Delta, l.Composition, l.Budget)
+		fmt.Fprintf(w, "ledger %s (ensemble %s): total spent %s by %s composition, budget %v",
+			cliout.Escape(l.Path), cliout.Escape(l.Ensemble), formatTotal(l.Total), l.Composition, l.Budget)
 	}
 	if l := out.Ledger; l != nil && l.Free {
-		fmt.Fprintf(w, "; every further release from these teachers is free: their cap (%.6g, %.6g) is within the budget\n", l.Cap.Eps, l.Cap.Delta)
+		fmt.Fprintf(w, "; every further release from these teachers is free: their cap %s is within the budget\n", formatTotal(l.Cap.Guarantee))
 	} else if l != nil {
 		fmt.Fprintf(w, "; %d more such queries allowed\n", l.QueriesLeft)
 	}

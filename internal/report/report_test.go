@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/shuffleg"
@@ -161,8 +163,9 @@ func TestShufflegWrite(t *testing.T) {
 func TestNewTransferTeachers(t *testing.T) {
 	b := datasets.SyntheticBinary(300, 10, 1)
 	seed := uint64(1)
-	priv, pub := transfer.TeacherConfigs("synthetic", 60, &seed)
-	priv.K, pub.K = 5, 5
+	tr := transfer.Thesis(accountant.Disjoint)
+	tr.K = 5
+	priv, pub := tr.Configs("synthetic", 300, &seed)
 	pe, err := teachers.Train(context.Background(), b, priv)
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +177,7 @@ func TestNewTransferTeachers(t *testing.T) {
 	g := accountant.Guarantee{Eps: 0.09, Delta: 1e-4}
 	tt := NewTransferTeachers(&transfer.Teachers{Private: pe, NonPrivate: ne, Cached: [2]bool{true, false}, Guarantee: g, Alpha: 26}, b.Test)
 	p, n := tt.Private, tt.NonPrivate
-	if p.Eps != 0.09 || p.Delta != 1e-4 || p.Alpha != 26 || p.Sigma != transfer.Sigma || p.Steps != priv.DP.Steps() || p.ShareSize != 60 || !p.Cached || n.Cached {
+	if p.Eps != 0.09 || p.Delta != 1e-4 || p.Alpha != 26 || p.Sigma != transfer.Sigma || p.Steps != priv.DP.Steps() || !slices.Equal(p.ShareSizes, pe.ShareSizes) || p.Partition != ensemble.KeyedHash || p.Batch != transfer.Batch || !p.Cached || n.Cached {
 		t.Errorf("private %+v, non-private %+v", p, n)
 	}
 	if p.AccuracyMean != transfer.Mean(pe.Accuracy) || n.Agreement != transfer.Agree(ne.Votes(b.Test)) {
@@ -182,21 +185,21 @@ func TestNewTransferTeachers(t *testing.T) {
 	}
 	// The experiment's document: K from the teachers, the note, the results.
 	res := []transfer.Result{{Mechanism: "rr", Queries: 20}}
-	doc := NewTransfer("synthetic", &transfer.Teachers{Private: pe, NonPrivate: ne}, b.Test, res, 9)
-	if doc.K != 5 || doc.Seed != 9 || doc.Note == "" || len(doc.Results) != 1 || doc.Teachers.Private.ShareSize != 60 {
+	doc := NewTransfer("synthetic", &transfer.Teachers{Private: pe, NonPrivate: ne}, b.Test, &transfer.Outcome{Results: res}, 9)
+	if doc.K != 5 || doc.Seed != 9 || doc.Note == "" || len(doc.Results) != 1 || doc.Setting != accountant.Disjoint || len(doc.Teachers.Private.ShareSizes) != 5 {
 		t.Errorf("transfer document %+v", doc)
 	}
 	// darrm teachers train's document of each ensemble: a row per teacher.
 	for _, tc := range []struct {
 		e    *teachers.Ensemble
 		want string
-	}{{pe, "synthetic,true,60," + pe.Meta.Ensemble + ",private-teachers,\"" + pe.Meta.Teachers[0].Guarantee.String() + " by DP-SGD"}, {ne, "synthetic,false,60," + ne.Meta.Ensemble + ",one-vote,none (non-private teachers),0,"}} {
+	}{{pe, "synthetic,true,disjoint,keyed-hash," + pe.Meta.Ensemble + ",private-teachers,\"" + pe.Meta.Teachers[0].Guarantee.String() + " by DP-SGD"}, {ne, "synthetic,false,disjoint,keyed-hash," + ne.Meta.Ensemble + ",one-vote,none (non-private teachers),0,"}} {
 		var out bytes.Buffer
 		if err := (Teachers{tc.e}).Write(&out, cliout.CSV); err != nil {
 			t.Fatal(err)
 		}
 		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-		if len(lines) != 6 || lines[0] != "dataset,private,share_size,ensemble,relation,guarantee,teacher,test_accuracy" || !strings.HasPrefix(lines[1], tc.want) {
+		if len(lines) != 6 || lines[0] != "dataset,private,setting,partition,ensemble,relation,guarantee,teacher,share_size,test_accuracy" || !strings.HasPrefix(lines[1], tc.want) {
 			t.Errorf("teachers train:\n%s", out.String())
 		}
 	}

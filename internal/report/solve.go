@@ -39,12 +39,17 @@ type Solve struct {
 	Objective float64   `json:"objective"`
 	// UpperBound is the restricted LP's optimum, which no gamma exceeds;
 	// Gap is the objective's relative distance below it; Scale is the
-	// factor certification applied to the LP's solution.
-	UpperBound     float64           `json:"upper_bound"`
-	Gap            float64           `json:"gap"`
-	Scale          float64           `json:"scale"`
-	SurrogateError float64           `json:"surrogate_error"`
-	Certificate    gamma.Certificate `json:"certificate"`
+	// factor certification applied to the LP's solution. For a cached
+	// gamma, UpperBound and Scale are as the cache entry stores them
+	// (UpperBoundStored; no solve ran to compute them), while the
+	// objective, the surrogate error and the gap are computed from the
+	// gamma's values (optimal.Reverified).
+	UpperBound       float64           `json:"upper_bound"`
+	UpperBoundStored bool              `json:"upper_bound_stored"`
+	Gap              float64           `json:"gap"`
+	Scale            float64           `json:"scale"`
+	SurrogateError   float64           `json:"surrogate_error"`
+	Certificate      gamma.Certificate `json:"certificate"`
 	// CertifiedNow is true: the certificate is computed in this run from
 	// the gamma's values, for a cached gamma too, never read from a file.
 	CertifiedNow bool                  `json:"certified_in_this_run"`
@@ -84,7 +89,7 @@ type SolveStats struct {
 func NewSolve(p Problem, e *cache.Entry, cached bool) Solve {
 	return Solve{
 		Problem: p, Prior: e.Prior, Gamma: e.Gamma, Objective: e.Utility, SurrogateError: e.SurrogateError,
-		UpperBound: e.UpperBound, Gap: e.Gap, Scale: e.Scale,
+		UpperBound: e.UpperBound, UpperBoundStored: cached, Gap: e.Gap, Scale: e.Scale,
 		Certificate: e.Certificate, CertifiedNow: true, Cached: cached,
 		Solve: SolveStats{Seconds: e.Seconds, LPSolves: e.LPSolves, Rows: e.Rows, Passes: e.Passes, TieBroken: e.TieBroken},
 	}
@@ -186,7 +191,11 @@ func (out Solve) writeTable(w io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(w, "\nobjective U(gamma) = %.6g   surrogate error = %.6g\n", out.Objective, out.SurrogateError)
-	fmt.Fprintf(w, "optimality: no gamma exceeds U = %.10g (the restricted LP's optimum); gap %.2g; certification scaled the LP solution by %.15g\n", out.UpperBound, out.Gap, out.Scale)
+	stored := ""
+	if out.UpperBoundStored {
+		stored = " as stored in the cache entry (objective and gap computed now from the gamma)"
+	}
+	fmt.Fprintf(w, "optimality: no gamma exceeds U = %.10g (the restricted LP's optimum%s); gap %.2g; certification scaled the LP solution by %.15g\n", out.UpperBound, stored, out.Gap, out.Scale)
 	writeCertificate(w, "certificate (computed in this run)", out.Certificate)
 	if out.Cached {
 		fmt.Fprintf(w, "from the cache (%s), solved originally in %.3g s\n", out.CacheFile, out.Solve.Seconds)

@@ -3,7 +3,10 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/cliout"
@@ -15,12 +18,17 @@ import (
 // Transfer is the document darrm transfer prints.
 type Transfer struct {
 	Dataset  string            `json:"dataset"`
+	Setting  accountant.Shares `json:"setting"`
 	K        int               `json:"K"`
 	Teachers TransferTeachers  `json:"teachers"`
 	Results  []transfer.Result `json:"results"`
-	Seed     uint64            `json:"seed"`
-	Note     string            `json:"note"`
-	Seconds  float64           `json:"seconds"`
+	// Cap is the private teachers' cap on every total, and CapFrom the
+	// number of queries from which it is each mechanism's total.
+	Cap     *accountant.Cap      `json:"cap"`
+	CapFrom []transfer.Crossover `json:"cap_from"`
+	Seed    uint64               `json:"seed"`
+	Note    string               `json:"note"`
+	Seconds float64              `json:"seconds"`
 }
 
 // TransferTeachers describes both ensembles.
@@ -39,15 +47,22 @@ type PrivateTeachers struct {
 	Epochs       int                `json:"epochs"`
 	SamplingRate float64            `json:"sampling_rate"`
 	Steps        int                `json:"steps"`
-	ShareSize    int                `json:"share_size"`
+	Batch        float64            `json:"batch"`
+	Filters      int                `json:"filters"`
+	LR           float64            `json:"lr"`
+	Partition    ensemble.Partition `json:"partition"`
+	ShareSizes   []int              `json:"share_sizes"`
 	Accuracy     []float64          `json:"accuracy"`
 	AccuracyMean float64            `json:"accuracy_mean"`
 	Agreement    transfer.Agreement `json:"agreement"`
 	Cached       bool               `json:"cached"`
 }
 
-// NonPrivateTeachers are the SGD teachers GNMax uses.
+// NonPrivateTeachers are the SGD teachers GNMax uses, always on disjoint
+// shares.
 type NonPrivateTeachers struct {
+	LR           float64            `json:"lr"`
+	ShareSizes   []int              `json:"share_sizes"`
 	Accuracy     []float64          `json:"accuracy"`
 	AccuracyMean float64            `json:"accuracy_mean"`
 	Agreement    transfer.Agreement `json:"agreement"`
@@ -55,10 +70,11 @@ type NonPrivateTeachers struct {
 }
 
 // NewTransfer is the document of the transfer experiment on dataset whose
-// teachers t labelled queries from the public set test with the results
+// teachers t labelled queries from the public set test with the outcome
 // res, the query draws and the noise seeded with seed.
-func NewTransfer(dataset string, t *transfer.Teachers, test *datasets.Dataset, res []transfer.Result, seed uint64) Transfer {
-	return Transfer{Dataset: dataset, K: t.Private.Config.K, Teachers: NewTransferTeachers(t, test), Results: res, Seed: seed,
+func NewTransfer(dataset string, t *transfer.Teachers, test *datasets.Dataset, res *transfer.Outcome, seed uint64) Transfer {
+	return Transfer{Dataset: dataset, Setting: t.Private.Config.Setting, K: t.Private.Config.K, Teachers: NewTransferTeachers(t, test),
+		Results: res.Results, Cap: res.Cap, CapFrom: res.CapFrom, Seed: seed,
 		Note: "an experiment: accuracy of labels against the true labels; the query draws and the noise are seeded"}
 }
 
@@ -70,19 +86,28 @@ func NewTransferTeachers(t *transfer.Teachers, test *datasets.Dataset) TransferT
 	dp := priv.Config.DP
 	return TransferTeachers{
 		Private: PrivateTeachers{Eps: g.Eps, Delta: g.Delta, Alpha: t.Alpha, Sigma: dp.Sigma, Clip: dp.Clip,
-			Epochs: dp.Epochs, SamplingRate: dp.Rate, Steps: dp.Steps(), ShareSize: priv.ShareSize,
+			Epochs: dp.Epochs, SamplingRate: dp.Rate, Steps: dp.Steps(), Batch: dp.Batch, Filters: priv.Config.Filters, LR: dp.LR,
+			Partition: priv.Partition.Rule, ShareSizes: priv.ShareSizes,
 			Accuracy: priv.Accuracy, AccuracyMean: transfer.Mean(priv.Accuracy), Agreement: transfer.Agree(priv.Votes(test)), Cached: t.Cached[0]},
-		NonPrivate: NonPrivateTeachers{Accuracy: pub.Accuracy, AccuracyMean: transfer.Mean(pub.Accuracy), Agreement: transfer.Agree(pub.Votes(test)), Cached: t.Cached[1]},
+		NonPrivate: NonPrivateTeachers{LR: pub.Config.LR, ShareSizes: pub.ShareSizes, Accuracy: pub.Accuracy, AccuracyMean: transfer.Mean(pub.Accuracy),
+			Agreement: transfer.Agree(pub.Votes(test)), Cached: t.Cached[1]},
 	}
 }
 
-// Write renders the document in format f.
+// Write renders the document in format f. CSV has a row per result, with
+// its mechanism's cap_from.
 func (out Transfer) Write(w io.Writer, f cliout.Format) error {
-	header := []string{"mechanism", "m", "queries", "accuracy_mean", "accuracy_std", "query_eps", "query_delta", "total_eps", "total_delta", "relation"}
+	header := []string{"mechanism", "m", "queries", "accuracy_mean", "accuracy_std", "query_eps", "query_delta", "composition_eps", "composition_delta",
+		"total_eps", "total_delta", "total_bound", "cap_from", "relation"}
+	capFrom := map[string]int{}
+	for _, c := range out.CapFrom {
+		capFrom[c.Mechanism] = c.CapFrom
+	}
 	var rows [][]string
 	for _, r := range out.Results {
 		rows = append(rows, []string{r.Mechanism, cliout.Float(r.M), fmt.Sprint(r.Queries), cliout.Float(r.AccuracyMean), cliout.Float(r.AccuracyStd),
-			cliout.Float(r.QueryEps), cliout.Float(r.QueryDelta), cliout.Float(r.TotalEps), cliout.Float(r.TotalDelta), r.Relation})
+			cliout.Float(r.QueryEps), cliout.Float(r.QueryDelta), cliout.Float(r.CompositionEps), cliout.Float(r.CompositionDelta),
+			cliout.Float(r.TotalEps), cliout.Float(r.TotalDelta), r.TotalBound.String(), fmt.Sprint(capFrom[r.Mechanism]), r.Relation})
 	}
 	switch f {
 	case cliout.JSON:
@@ -91,34 +116,64 @@ func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 		return cliout.WriteCSV(w, header, rows)
 	}
 	p, n := out.Teachers.Private, out.Teachers.NonPrivate
-	fmt.Fprintf(w, "Private knowledge transfer on %s: K = %d teachers, %d training images each (%s)\n", out.Dataset, out.K, p.ShareSize, out.Note)
-	fmt.Fprintf(w, "private teachers: DP-SGD, sigma = %g, clip = %g, %s, sampling rate %.4g (%s): each (%.4g, %g)-DP (alpha = %d); test accuracy %.3f; %.3f of votes agree with the majority, %.3f of images unanimous\n",
-		p.Sigma, p.Clip, plural.Of(p.Epochs, "epoch", "epochs"), p.SamplingRate, plural.Of(p.Steps, "step", "steps"), p.Eps, p.Delta, p.Alpha, p.AccuracyMean, p.Agreement.WithMajority, p.Agreement.Unanimous)
-	fmt.Fprintf(w, "non-private teachers (GNMax): SGD; test accuracy %.3f; %.3f of votes agree with the majority\n\n", n.AccuracyMean, n.Agreement.WithMajority)
+	lo, hi := minMax(p.ShareSizes)
+	data := fmt.Sprintf("each on all %d training images", lo)
+	if p.Partition != ensemble.SharedData {
+		data = fmt.Sprintf("on %v shares of %d to %d training images", p.Partition, lo, hi)
+	}
+	fmt.Fprintf(w, "Private knowledge transfer on %s, setting %v: K = %d teachers %s (%s)\n", out.Dataset, out.Setting, out.K, data, out.Note)
+	fmt.Fprintf(w, "private teachers: DP-SGD, %s, learning rate %g, sigma = %g, clip = %g, %s, expected batch %g (sampling rate %.4g, %s): each (%.4g, %g)-DP (alpha = %d) when one record is added or removed; test accuracy %.3f; %.3f of votes agree with the majority, %.3f of images unanimous\n",
+		plural.Of(p.Filters, "filter", "filters"), p.LR, p.Sigma, p.Clip, plural.Of(p.Epochs, "epoch", "epochs"), p.Batch, p.SamplingRate, plural.Of(p.Steps, "step", "steps"),
+		p.Eps, p.Delta, p.Alpha, p.AccuracyMean, p.Agreement.WithMajority, p.Agreement.Unanimous)
+	fmt.Fprintf(w, "non-private teachers (GNMax): SGD on keyed-hash shares, learning rate %g; test accuracy %.3f; %.3f of votes agree with the majority\n\n", n.LR, n.AccuracyMean, n.Agreement.WithMajority)
 	rows = rows[:0]
 	for _, r := range out.Results {
 		rows = append(rows, []string{r.Mechanism, fmt.Sprint(r.Queries), fmt.Sprintf("%.3f ± %.3f", r.AccuracyMean, r.AccuracyStd),
-			fmt.Sprintf("(%.4g, %.3g)", r.QueryEps, r.QueryDelta), fmt.Sprintf("(%.4g, %.3g)", r.TotalEps, r.TotalDelta)})
+			fmt.Sprintf("(%.4g, %.3g)", r.QueryEps, r.QueryDelta), fmt.Sprintf("(%.4g, %.3g)", r.CompositionEps, r.CompositionDelta),
+			fmt.Sprintf("(%.4g, %.3g)", r.TotalEps, r.TotalDelta), r.TotalBound.String()})
 	}
-	if err := cliout.WriteTable(w, []string{"mechanism", "Q", "accuracy", "per query (eps, delta)", "total over Q (general composition)"}, rows); err != nil {
+	if err := cliout.WriteTable(w, []string{"mechanism", "Q", "accuracy", "per query (eps, delta)", "queries composed (general)", "total (eps, delta)", "bound"}, rows); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "accuracy: mean ± std over the redraws of the queries; GNMax's guarantee is for the one-vote relation (non-private teachers on disjoint shares)\ntime: %.3g s\n", out.Seconds)
+	if out.Cap != nil {
+		fmt.Fprintf(w, "teachers' cap: (%.4g, %.3g), %s; the total is the tighter of the cap and the queries' composition\n", out.Cap.Eps, out.Cap.Delta, out.Cap.Reference())
+		for _, c := range out.CapFrom {
+			switch {
+			case c.CapFrom == 0:
+				fmt.Fprintf(w, "  %s: no cap (non-private teachers), the queries' composition at every Q\n", c.Mechanism)
+			case c.CapFrom == 1:
+				fmt.Fprintf(w, "  %s: the cap at every Q\n", c.Mechanism)
+			default:
+				fmt.Fprintf(w, "  %s: the queries' composition for Q <= %d, the cap from Q = %d\n", c.Mechanism, c.CapFrom-1, c.CapFrom)
+			}
+		}
+	}
+	_, err := fmt.Fprintf(w, "accuracy: mean ± std over the redraws of the queries; the majority has no noise, its per-query guarantee is the K-fold composition of the teachers; GNMax's guarantee is for the one-vote relation (non-private teachers on disjoint shares)\ntime: %.3g s\n", out.Seconds)
 	return err
 }
 
+// minMax returns the least and the greatest of xs (0, 0 when empty).
+func minMax(xs []int) (lo, hi int) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	return slices.Min(xs), slices.Max(xs)
+}
+
 // Teachers is the document of darrm teachers train: an ensemble's dataset,
-// privacy, share size and each teacher's test accuracy.
+// privacy, setting and partition, and each teacher's share size and test
+// accuracy.
 type Teachers struct{ *teachers.Ensemble }
 
 // Write prints the document in format f, a row per teacher.
 func (d Teachers) Write(w io.Writer, f cliout.Format) error {
 	rows := make([]cliout.Record, len(d.Accuracy))
 	for i, a := range d.Accuracy {
-		rows[i] = cliout.Record{field("teacher", i), field("test_accuracy", a)}
+		rows[i] = cliout.Record{field("teacher", i), field("share_size", d.ShareSizes[i]), field("test_accuracy", a)}
 	}
 	m := d.Meta
-	return cliout.WriteRecords(w, f, cliout.Record{field("dataset", d.Config.Dataset), field("private", d.Config.Private), field("share_size", d.ShareSize),
+	return cliout.WriteRecords(w, f, cliout.Record{field("dataset", d.Config.Dataset), field("private", d.Config.Private),
+		field("setting", d.Config.Setting.String()), field("partition", d.Partition.Rule.String()),
 		field("ensemble", m.Ensemble), field("relation", m.Relation.String()), field("guarantee", TeacherGuarantee(m.Teachers[0]))}, rows)
 }
 
@@ -133,4 +188,38 @@ func TeacherGuarantee(g ensemble.TeacherGroup) string {
 		return fmt.Sprintf("%v by DP-SGD: sigma %g, sampling rate %.6g, %d steps, %v conversion at delta = %g", g.Guarantee, r.Sigma, r.Q, r.Steps, r.Conversion, r.Delta)
 	}
 	return fmt.Sprintf("%v, stated", g.Guarantee)
+}
+
+// Tune is the document of darrm teachers tune: the hyperparameters chosen
+// on a data set's tuning task, those in use, and every trial.
+type Tune struct {
+	Dataset string           `json:"dataset"`
+	Tasks   []string         `json:"tuning_tasks"`
+	Chosen  transfer.Hyper   `json:"chosen"`
+	InUse   transfer.Hyper   `json:"in_use"`
+	Trials  []transfer.Trial `json:"trials"`
+}
+
+// Write prints the document in format f: the trials as rows (CSV, table)
+// under the choice (table), or the whole document (JSON).
+func (d Tune) Write(w io.Writer, f cliout.Format) error {
+	if f == cliout.JSON {
+		return cliout.WriteJSON(w, d)
+	}
+	rows := make([]cliout.Record, len(d.Trials))
+	for i, t := range d.Trials {
+		rows[i] = cliout.Record{field("stage", t.Stage), field("filters", t.Filters), field("lr", t.LR), field("accuracy_mean", t.Mean),
+			field("accuracy_min", slices.Min(t.Accuracy)), field("accuracy_max", slices.Max(t.Accuracy))}
+	}
+	if f == cliout.CSV {
+		return cliout.WriteRecords(w, f, cliout.Record{field("dataset", d.Dataset), field("tuning_tasks", strings.Join(d.Tasks, " "))}, rows)
+	}
+	say := func(h transfer.Hyper) string {
+		return fmt.Sprintf("%d filters, learning rates %g (DP-SGD on a share), %g (DP-SGD on the whole set), %g (SGD)", h.Filters, h.LR, h.LRShared, h.LRNonPrivate)
+	}
+	if err := cliout.WriteRecords(w, f, cliout.Record{field("dataset", d.Dataset), field("tuning_tasks", strings.Join(d.Tasks, " "))}, rows); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "chosen on %s: %s\nin use for %s: %s\n", strings.Join(d.Tasks, ", "), say(d.Chosen), d.Dataset, say(d.InUse))
+	return err
 }

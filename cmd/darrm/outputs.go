@@ -1,0 +1,62 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/darrm/darrm/cache"
+	"github.com/darrm/darrm/internal/cli"
+	"github.com/darrm/darrm/ledger"
+)
+
+// outputFlags are the flags that name a file a command writes.
+var outputFlags = []string{"out", "plot", "curves"}
+
+// preRun checks, before any command runs, its required flags and its
+// output files (checkOutputs).
+func preRun(cmd *cobra.Command, args []string) error {
+	if err := cli.CheckRequired(cmd, args); err != nil {
+		return err
+	}
+	return checkOutputs(cmd, args)
+}
+
+// checkOutputs refuses an output file of cmd (outputFlags) that cannot be
+// written, or that is a file the command reads or a file darrm keeps: the
+// input files named as arguments, the --gamma file, the --ledger, the
+// gamma cache's files (in the --cache-dir or the default one) and the
+// ledgers' records (cli.CheckOutput: by file identity, symbolic links
+// followed). The annotation "input" of a command names its arguments in
+// the error (e.g. "the vote file").
+func checkOutputs(cmd *cobra.Command, args []string) error {
+	what := cmd.Annotations["input"]
+	if what == "" {
+		what = "an input of " + cmd.CommandPath()
+	}
+	var protect []cli.Protected
+	for _, a := range args {
+		protect = append(protect, cli.Protected{What: what, Path: a})
+	}
+	value := func(name string) string {
+		if f := cmd.Flags().Lookup(name); f != nil {
+			return f.Value.String()
+		}
+		return ""
+	}
+	protect = append(protect,
+		cli.Protected{What: "the --gamma file", Path: value("gamma")},
+		cli.Protected{What: "the ledger", Path: value("ledger")})
+	cacheDir := value("cache-dir")
+	if cacheDir == "" {
+		cacheDir, _ = cache.DefaultDir()
+	}
+	protect = append(protect, cli.Protected{What: "the gamma cache", Path: cacheDir, Dir: true, Owns: cache.Owns})
+	if d, err := ledger.StateDir(); err == nil {
+		protect = append(protect, cli.Protected{What: "darrm's records of the ledgers", Path: d, Dir: true})
+	}
+	for _, name := range outputFlags {
+		if err := cli.CheckOutput(name, value(name), protect...); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,456 @@
+//go:build unix
+
+package docstest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Config says where and how the blocks run.
+type Config struct {
+	Src     string   // the work tree whose files are copied, fresh for each Markdown file
+	Files   []string // the files to copy (TrackedFiles(Src))
+	TempDir string   // scratch space: the copies, HOME, caches, TMPDIR
+	// PathDirs go first on PATH: darrm's folder and go's.
+	PathDirs []string
+	// Env is the environment to start from. HOME, TMPDIR, XDG_*, DARRM_*,
+	// BASH_ENV, ENV and CDPATH are replaced; everything Go needs that would
+	// follow HOME (GOCACHE, GOMODCACHE, GOPATH, GOENV) must be set in it.
+	Env []string
+	// DataDir is the real data folder when the data are present; otherwise
+	// NoData says why data blocks are skipped.
+	DataDir, NoData string
+	// Slow says whether a slow block runs; nil runs none.
+	Slow func(Block) bool
+	// Timeout bounds a block; SlowTimeout a slow block.
+	Timeout, SlowTimeout time.Duration
+	// Logf, if not nil, receives a line per block.
+	Logf func(format string, args ...any)
+}
+
+// Status is the outcome of a block.
+type Status int
+
+const (
+	// Passed blocks ran and exited 0 without touching the repository.
+	Passed Status = iota
+	// Failed blocks did not parse, failed, timed out or left files behind.
+	Failed
+	// Skipped blocks did not run.
+	Skipped
+)
+
+// Result is what happened to one block.
+type Result struct {
+	Block   Block
+	Status  Status
+	Why     string // the reason it was skipped, or the failure (starting "file:line: ")
+	Elapsed time.Duration
+	Output  string // the tail of its output, when it failed
+}
+
+// headerLines is the number of lines the runner puts before a block.
+const headerLines = 3
+
+// nestedEnv is set in the blocks' environment, so that a block running
+// `go test ./...` does not run the docs test again inside itself.
+const nestedEnv = "DARRM_DOCSTEST_NESTED"
+
+// RunFile runs the blocks of one Markdown file in order, from the root of a
+// fresh copy of cfg.Src with its own HOME, caches and TMPDIR. It first
+// checks every block (bash -n, prompts, output lines, commands that exist);
+// a file with a bad block runs nothing. After a block fails, the file's
+// later blocks are skipped, since they may depend on it.
+func RunFile(ctx context.Context, cfg Config, file string, blocks []Block) []Result {
+	results := make([]Result, 0, len(blocks))
+	failAll := func(why string) []Result {
+		for _, b := range blocks {
+			results = append(results, Result{Block: b, Status: Failed, Why: why})
+		}
+		return results
+	}
+	scratch, err := os.MkdirTemp(cfg.TempDir, strings.NewReplacer("/", "-", ".", "-").Replace(file)+"-")
+	if err != nil {
+		return failAll(fmt.Sprintf("%s: %v", file, err))
+	}
+	root := filepath.Join(scratch, "repo")
+	tree, err := Copy(cfg.Src, root, cfg.Files)
+	if err != nil {
+		return failAll(fmt.Sprintf("%s: fresh copy of the repository: %v", file, err))
+	}
+	env, err := fileEnv(cfg, scratch)
+	if err != nil {
+		return failAll(fmt.Sprintf("%s: %v", file, err))
+	}
+	resolve, err := resolver(env, root)
+	if err != nil {
+		return failAll(fmt.Sprintf("%s: %v", file, err))
+	}
+	bad := false
+	for _, b := range blocks {
+		var errs []error
+		if err := syntaxCheck(ctx, b); err != nil {
+			errs = append(errs, err)
+		}
+		r := resolve
+		if b.Marker&Skip != 0 {
+			r = nil // may name commands only its own setting has (sbatch, kubectl)
+		}
+		if err := Lint(b, r); err != nil {
+			errs = append(errs, err)
+		}
+		if len(errs) > 0 {
+			bad = true
+			results = append(results, Result{Block: b, Status: Failed, Why: errors.Join(errs...).Error()})
+		} else {
+			results = append(results, Result{Block: b, Status: Skipped})
+		}
+	}
+	if bad {
+		for i := range results {
+			if results[i].Status == Skipped {
+				results[i].Why = "not run: another block of " + file + " does not check"
+			}
+		}
+		return results
+	}
+	failed := false
+	for i, b := range blocks {
+		r := &results[i]
+		switch {
+		case failed:
+			r.Why = "not run: an earlier block of " + file + " failed"
+			continue
+		case b.Marker&Skip != 0:
+			r.Why = b.Reason
+			continue
+		case b.Marker&Slow != 0 && (cfg.Slow == nil || !cfg.Slow(b)):
+			r.Why = "slow: DARRM_DOCS_SLOW=1 runs them"
+			continue
+		case b.Marker&Data != 0 && cfg.DataDir == "":
+			r.Why = "data: " + cfg.NoData
+			continue
+		}
+		benv := env
+		timeout := cfg.Timeout
+		if b.Marker&Data != 0 {
+			benv = append(env[:len(env):len(env)], "DARRM_DATA="+cfg.DataDir)
+		}
+		if b.Marker&Slow != 0 {
+			timeout = cfg.SlowTimeout
+		}
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl)-10*time.Second < timeout {
+			timeout = max(time.Until(dl)-10*time.Second, time.Second)
+		}
+		*r = runBlock(ctx, b, root, scratch, benv, timeout)
+		if r.Status == Passed {
+			c, now, err := tree.Changes()
+			switch {
+			case err != nil:
+				r.Status, r.Why = Failed, fmt.Sprintf("%s: after the block: %v", b.Pos(), err)
+			case !c.Empty():
+				r.Status = Failed
+				r.Why = fmt.Sprintf("%s: the block changed the repository: %s (write outputs under /tmp or $TMPDIR, or to files a later block of the same file uses and removes)", b.Pos(), c)
+			}
+			tree = now
+		}
+		if cfg.Logf != nil {
+			switch r.Status {
+			case Passed:
+				cfg.Logf("%s: ok (%s, %.1f s)", b.Pos(), b.Marker, r.Elapsed.Seconds())
+			default:
+				cfg.Logf("%s: FAILED (%.1f s)", b.Pos(), r.Elapsed.Seconds())
+			}
+		}
+		failed = r.Status == Failed
+	}
+	return results
+}
+
+// fileEnv is the environment of one file's blocks: HOME, the XDG folders,
+// darrm's cache, state and data folders and TMPDIR under scratch, PATH with
+// cfg.PathDirs first.
+func fileEnv(cfg Config, scratch string) ([]string, error) {
+	home := filepath.Join(scratch, "home")
+	dirs := map[string]string{
+		"HOME":            home,
+		"XDG_CONFIG_HOME": filepath.Join(home, ".config"),
+		"XDG_CACHE_HOME":  filepath.Join(home, ".cache"),
+		"XDG_DATA_HOME":   filepath.Join(home, ".local", "share"),
+		"XDG_STATE_HOME":  filepath.Join(home, ".local", "state"),
+		"TMPDIR":          filepath.Join(scratch, "tmp"),
+		"DARRM_CACHE_DIR": filepath.Join(scratch, "cache"),
+		"DARRM_STATE_DIR": filepath.Join(scratch, "state"),
+		// An empty folder, so that a block needing data it is not marked
+		// for fails here, not only on a machine without them.
+		"DARRM_DATA": filepath.Join(scratch, "no-data"),
+	}
+	var env []string
+	path := ""
+	for _, kv := range cfg.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		switch {
+		case k == "PATH":
+			path = v
+		case k == "HOME", k == "TMPDIR", k == "BASH_ENV", k == "ENV", k == "CDPATH",
+			strings.HasPrefix(k, "XDG_"), strings.Contains(k, "DARRM"):
+		default:
+			env = append(env, kv)
+		}
+	}
+	for k, d := range dirs {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+		env = append(env, k+"="+d)
+	}
+	env = append(env, "PATH="+strings.Join(append(cfg.PathDirs[:len(cfg.PathDirs):len(cfg.PathDirs)], path), string(os.PathListSeparator)), nestedEnv+"=1")
+	return env, nil
+}
+
+// resolver returns a function that tells whether a command's first word
+// names a command in env from root: a shell builtin or keyword, a file on
+// PATH, or a path (relative to root) to an executable file.
+func resolver(env []string, root string) (func(string) error, error) {
+	out, err := exec.Command("bash", "-c", "compgen -b; compgen -k").Output()
+	if err != nil {
+		return nil, fmt.Errorf("listing bash's builtins: %v%s", err, stderrOf(err))
+	}
+	builtin := map[string]bool{}
+	for _, w := range strings.Fields(string(out)) {
+		builtin[w] = true
+	}
+	var path []string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = filepath.SplitList(v)
+		}
+	}
+	executable := func(p string) bool {
+		fi, err := os.Stat(p)
+		return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+	}
+	return func(w string) error {
+		if builtin[w] {
+			return nil
+		}
+		if strings.Contains(w, "/") {
+			p := w
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(root, p)
+			}
+			if !executable(p) {
+				return fmt.Errorf("%s is not an executable file of the repository", w)
+			}
+			return nil
+		}
+		for _, d := range path {
+			if d != "" && executable(filepath.Join(d, w)) {
+				return nil
+			}
+		}
+		return fmt.Errorf("%s is neither a shell builtin nor a command on PATH", w)
+	}, nil
+}
+
+// syntaxCheck runs bash -n on the block.
+func syntaxCheck(ctx context.Context, b Block) error {
+	cmd := exec.CommandContext(ctx, "bash", "-n")
+	cmd.Stdin = strings.NewReader(b.Text())
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		return nil
+	}
+	// bash -n names the line of its standard input: make it the file's.
+	msg := strings.TrimSpace(string(out))
+	var lines []string
+	for _, l := range strings.Split(msg, "\n") {
+		l = strings.TrimPrefix(l, "bash: ")
+		if rest, ok := strings.CutPrefix(l, "line "); ok {
+			if n, tail, ok := strings.Cut(rest, ":"); ok {
+				if k, err := strconv.Atoi(n); err == nil {
+					l = fmt.Sprintf("%s:%d:%s", b.File, b.LineOf(k-1), tail)
+				}
+			}
+		}
+		lines = append(lines, l)
+	}
+	return fmt.Errorf("%s: bash -n: %s", b.Pos(), strings.Join(lines, "; "))
+}
+
+// runBlock runs one block with bash in dir and returns its result.
+func runBlock(ctx context.Context, b Block, dir, scratch string, env []string, timeout time.Duration) Result {
+	res := Result{Block: b, Status: Failed}
+	base := filepath.Join(scratch, fmt.Sprintf("block-%d", b.Line))
+	errFile, curFile, outFile := base+".err", base+".cur", base+".out"
+	// The ERR trap records the first failing command (set -E: also inside
+	// functions and subshells); the DEBUG trap the command about to run, so
+	// a timeout can name it.
+	script := fmt.Sprintf("set -eE -o pipefail\n"+
+		"trap 'printf \"%%d %%d %%s\\n\" \"$?\" \"$LINENO\" \"$BASH_COMMAND\" >> %s' ERR\n"+
+		"trap 'printf \"%%d\\n\" \"$LINENO\" > %s' DEBUG\n", shellQuote(errFile), shellQuote(curFile)) + b.Text()
+	if err := os.WriteFile(base+".sh", []byte(script), 0o644); err != nil {
+		res.Why = fmt.Sprintf("%s: %v", b.Pos(), err)
+		return res
+	}
+	out, err := os.Create(outFile)
+	if err != nil {
+		res.Why = fmt.Sprintf("%s: %v", b.Pos(), err)
+		return res
+	}
+	defer out.Close()
+
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "--noprofile", "--norc", base+".sh")
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, env, out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	start := time.Now()
+	runErr := cmd.Run()
+	res.Elapsed = time.Since(start)
+	if cmd.Process != nil {
+		// What the block left running in the background.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	if runErr == nil {
+		res.Status = Passed
+		return res
+	}
+	res.Output = tail(outFile, 40, 4096)
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		res.Why = fmt.Sprintf("timed out after %v", timeout)
+		if n, ok := lastLine(curFile); ok {
+			first, cmd := commandAt(b.Lines, n)
+			res.Why = fmt.Sprintf("%s:%d: %s, running: %s", b.File, b.LineOf(first), res.Why, cmd)
+		} else {
+			res.Why = b.Pos() + ": " + res.Why
+		}
+	case ctx.Err() != nil:
+		res.Why = fmt.Sprintf("%s: interrupted: %v", b.Pos(), ctx.Err())
+	default:
+		res.Why = failure(b, runErr, errFile, curFile)
+	}
+	return res
+}
+
+// failure describes a block that exited non-zero: the file line and the
+// source of the command that failed, and its exit status.
+func failure(b Block, runErr error, errFile, curFile string) string {
+	data, _ := os.ReadFile(errFile)
+	first, _, _ := strings.Cut(string(data), "\n")
+	if f := strings.SplitN(first, " ", 3); len(f) == 3 {
+		status, err1 := strconv.Atoi(f[0])
+		line, err2 := strconv.Atoi(f[1])
+		if n := line - headerLines - 1; err1 == nil && err2 == nil && n >= 0 && n < len(b.Lines) {
+			first, cmd := commandAt(b.Lines, n)
+			return fmt.Sprintf("%s:%d: exit status %d: %s", b.File, b.LineOf(first), status, cmd)
+		}
+	}
+	if n, ok := lastLine(curFile); ok {
+		first, cmd := commandAt(b.Lines, n)
+		return fmt.Sprintf("%s:%d: %v, the last command started: %s", b.File, b.LineOf(first), runErr, cmd)
+	}
+	return fmt.Sprintf("%s: %v", b.Pos(), runErr)
+}
+
+// lastLine reads the block line the DEBUG trap recorded last, as an index
+// into the block's lines.
+func lastLine(curFile string) (int, bool) {
+	data, err := os.ReadFile(curFile)
+	if err != nil {
+		return 0, false
+	}
+	line, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	n := line - headerLines - 1
+	return n, err == nil && n >= 0
+}
+
+// commandAt returns the index of the first line of the command on line i
+// of lines, and the command, with the lines it continues and that continue
+// it (a trailing backslash) joined.
+func commandAt(lines []string, i int) (int, string) {
+	if i >= len(lines) {
+		return i, "(end of block)"
+	}
+	lo, hi := i, i
+	for lo > 0 && strings.HasSuffix(strings.TrimRight(lines[lo-1], " \t"), "\\") {
+		lo--
+	}
+	for hi < len(lines)-1 && strings.HasSuffix(strings.TrimRight(lines[hi], " \t"), "\\") {
+		hi++
+	}
+	var parts []string
+	for _, l := range lines[lo : hi+1] {
+		parts = append(parts, strings.TrimSuffix(strings.TrimSpace(l), "\\"))
+	}
+	return lo, strings.Join(strings.Fields(strings.Join(parts, " ")), " ")
+}
+
+// tail returns at most the last n lines and max bytes of a file.
+func tail(file string, n, max int) string {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return ""
+	}
+	if len(data) > max {
+		data = data[len(data)-max:]
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Lock takes an exclusive lock on path, waiting at most wait for another
+// holder (logged through logf), and returns the function that releases it.
+// The docs write fixed paths under /tmp, so two runs at once on one machine
+// would overwrite each other's files.
+func Lock(path string, wait time.Duration, logf func(string, ...any)) (func(), error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	deadline := time.Now().Add(wait)
+	logged := false
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		holder, _ := os.ReadFile(path)
+		if time.Now().After(deadline) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: another docs test run (pid %s) has held it for more than %v", path, strings.TrimSpace(string(holder)), wait)
+		}
+		if !logged && logf != nil {
+			logf("waiting for another docs test run (pid %s) to release %s", strings.TrimSpace(string(holder)), path)
+			logged = true
+		}
+		time.Sleep(time.Second)
+	}
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return func() { f.Close() }, nil
+}

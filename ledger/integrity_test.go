@@ -1,0 +1,296 @@
+package ledger
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+)
+
+// resign rewrites the ledger at path with edit applied to the content of
+// each line (the header or spend JSON, by line number from 1) and the
+// chain hashed again, as someone who knows the format could: the lines
+// then check, and only the record can tell.
+func resign(t *testing.T, path string, edit func(n int, raw string) string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []byte
+	prev := ""
+	for i, s := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		var ln line
+		if err := json.Unmarshal([]byte(s), &ln); err != nil {
+			t.Fatal(err)
+		}
+		kind, raw := "spend", ln.Spend
+		if ln.Header != nil {
+			kind, raw = "header", ln.Header
+		}
+		msg := json.RawMessage(edit(i+1, string(*raw)))
+		p := prev
+		ln.Prev = &p
+		if kind == "header" {
+			ln.Header = &msg
+		} else {
+			ln.Spend = &msg
+		}
+		ln.SHA256 = chainHash(prev, kind, msg)
+		prev = ln.SHA256
+		enc, _ := json.Marshal(ln)
+		out = append(append(out, enc...), '\n')
+	}
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func lines(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.SplitAfter(string(b), "\n")
+}
+
+// openErr opens the ledger at path for a run and closes it: the error.
+func openErr(path string, opts Options) error {
+	l, err := Open(ctx, path, opts)
+	if err == nil {
+		l.Close()
+	}
+	return err
+}
+
+// readErr reads the ledger at path and closes it: the error.
+func readErr(path string) error {
+	l, err := ReadOnly(ctx, path, Options{})
+	if err == nil {
+		l.Close()
+	}
+	return err
+}
+
+func corruptAt(t *testing.T, name string, err error, line int, reason string) {
+	t.Helper()
+	var ce *CorruptError
+	if !errors.As(err, &ce) || ce.Line != line || !strings.Contains(ce.Reason, reason) {
+		t.Errorf("%s: %v, want a CorruptError at line %d saying %q", name, err, line, reason)
+	}
+}
+
+func recordError(t *testing.T, name string, err error, kind RecordKind) {
+	t.Helper()
+	var re *RecordError
+	if !errors.As(err, &re) || re.Kind != kind {
+		t.Errorf("%s: %v, want a RecordError of kind %d", name, err, kind)
+		return
+	}
+	if !strings.Contains(err.Error(), "darrm ledger") {
+		t.Errorf("%s: the message gives no command to resolve it: %v", name, err)
+	}
+}
+
+// TestChain: a line removed, moved, or changed with its own hash redone
+// breaks the chain at that line.
+func TestChain(t *testing.T) {
+	budget := accountant.Guarantee{Eps: 50, Delta: 1e-2}
+	for name, c := range map[string]struct {
+		edit func([]string) []string
+		line int
+	}{
+		"middle spend removed": {func(l []string) []string { return append(l[:2:2], l[3:]...) }, 3},
+		"two spends swapped":   {func(l []string) []string { l[2], l[3] = l[3], l[2]; return l }, 3},
+		"spend rehashed alone": {func(l []string) []string {
+			var ln line
+			json.Unmarshal([]byte(l[3]), &ln)
+			raw := json.RawMessage(strings.Replace(string(*ln.Spend), `"queries":2`, `"queries":0`, 1))
+			ln.Spend = &raw
+			ln.SHA256 = chainHash(*ln.Prev, "spend", raw)
+			b, _ := json.Marshal(ln)
+			l[3] = string(b) + "\n"
+			return l
+		}, 5},
+	} {
+		path := newLedger(t, budget)
+		spend(t, path, 1)
+		spend(t, path, 2)
+		spend(t, path, 3)
+		os.WriteFile(path, []byte(strings.Join(c.edit(lines(t, path)), "")), 0o644)
+		err := openErr(path, Options{})
+		corruptAt(t, name, err, c.line, "chain")
+		err = readErr(path)
+		corruptAt(t, name+" (read)", err, c.line, "chain")
+	}
+	// A spend of eps 0 (re-signed, so that only the rule catches it)
+	// names its line.
+	path := newLedger(t, budget)
+	spend(t, path, 1)
+	resign(t, path, func(n int, raw string) string { return strings.Replace(raw, `"eps":0.3`, `"eps":0`, 1) })
+	err := readErr(path)
+	corruptAt(t, "spend of eps 0", err, 2, "eps = 0")
+}
+
+// TestRecord: everything the record is there to catch (lines removed at
+// the end, an old copy restored, a line cut after its fsync returned, a
+// ledger re-signed after an edit, a second ledger for the ensemble) is
+// refused with a message that gives the command to resolve it, and
+// darrm ledger adopt (Adopt) resolves it on purpose. A ledger moved, or
+// ahead of the record (another user's runs), is fine.
+func TestRecord(t *testing.T) {
+	budget := accountant.Guarantee{Eps: 50, Delta: 1e-2}
+	path := newLedger(t, budget)
+	spend(t, path, 1)
+	old, _ := os.ReadFile(path)
+	spend(t, path, 2)
+	whole, _ := os.ReadFile(path)
+	restore := func(b []byte) { os.WriteFile(path, b, 0o644) }
+
+	ls := lines(t, path)
+	restore([]byte(strings.Join(ls[:len(ls)-2], "")))
+	err := openErr(path, Options{})
+	recordError(t, "last spend removed", err, Behind)
+	err = readErr(path)
+	recordError(t, "last spend removed (read)", err, Behind)
+
+	restore(old)
+	err = openErr(path, Options{})
+	recordError(t, "old copy restored", err, Behind)
+
+	restore(whole[:len(whole)-20])
+	err = openErr(path, Options{})
+	recordError(t, "last line cut after its fsync", err, TornAfterSync)
+	if b, _ := os.ReadFile(path); string(b) != string(whole[:len(whole)-20]) {
+		t.Error("a refused ledger was changed")
+	}
+
+	restore(whole)
+	resign(t, path, func(n int, raw string) string {
+		return strings.Replace(raw, `"budget":{"eps":50`, `"budget":{"eps":500`, 1)
+	})
+	if l, err := Open(ctx, path, Options{}); err == nil {
+		l.Close()
+		t.Fatal("budget raised and re-signed: opened")
+	} else {
+		recordError(t, "budget raised and re-signed", err, Diverged)
+	}
+
+	restore(whole)
+	l := open(t, path) // the right ledger again
+	l.Close()
+
+	// A second ledger for the ensemble: init refuses, --replace makes it
+	// the recorded one, and the first is then refused.
+	h := l.Header()
+	second := filepath.Join(t.TempDir(), "second.ledger")
+	err = Init(second, h, InitOptions{})
+	recordError(t, "second ledger at init", err, SecondLedger)
+	if _, serr := os.Stat(second); serr == nil {
+		t.Error("a refused init left a file")
+	}
+	if err := Init(second, h, InitOptions{Replace: true}); err != nil {
+		t.Fatal(err)
+	}
+	err = openErr(path, Options{})
+	recordError(t, "first ledger after a second was made", err, SecondLedger)
+
+	// Adopt makes the first the ensemble's ledger again, as it is.
+	prev, al, err := Adopt(ctx, path, Options{})
+	if err != nil || prev == nil || al.Lines() != 5 {
+		t.Fatalf("adopt: %v, previous %+v", err, prev)
+	}
+	al.Close()
+	spend(t, path, 1)
+	err = openErr(second, Options{})
+	recordError(t, "second ledger after adopt", err, SecondLedger)
+
+	// Moved: the same ledger under another name.
+	moved := filepath.Join(t.TempDir(), "moved.ledger")
+	if err := os.Rename(path, moved); err != nil {
+		t.Fatal(err)
+	}
+	spend(t, moved, 1)
+
+	// Ahead of the record: another user (another state folder) spent.
+	other := Options{StateDir: t.TempDir()}
+	lo, err := Open(ctx, moved, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo.Begin("darrm", binding(t, lo), step)
+	lo.Reserve(1)
+	lo.Settle(1)
+	lo.Close()
+	spend(t, moved, 1)
+}
+
+// TestReadNeverWrites: reading a file as a ledger (ReadOnly, as darrm
+// ledger show does, or Open, as a release does) writes nothing to a file
+// that is no ledger, even one without a final line end; and ReadOnly
+// writes no record.
+func TestReadNeverWrites(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"config.json": `{"a":1}`,
+		"votes.csv":   "id,t1,t2,t3\nq1,0,1,1\nq2,1,1,0",
+		"empty":       "",
+		"header only": `{"prev":"","header":{"version":2}`,
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "-"))
+		os.WriteFile(path, []byte(content), 0o644)
+		if err := readErr(path); err == nil {
+			t.Errorf("%s: read as a ledger", name)
+		}
+		if err := openErr(path, Options{}); err == nil {
+			t.Errorf("%s: opened as a ledger", name)
+		}
+		if b, _ := os.ReadFile(path); string(b) != content {
+			t.Errorf("%s: changed to %q", name, b)
+		}
+	}
+	state := t.TempDir()
+	path := newLedger(t, accountant.Guarantee{Eps: 5, Delta: 1e-3})
+	l, err := ReadOnly(ctx, path, Options{StateDir: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(l.Notes(), "; "), "no record") {
+		t.Errorf("notes %q", l.Notes())
+	}
+	l.Close()
+	if entries, _ := os.ReadDir(state); len(entries) != 0 {
+		t.Errorf("ReadOnly wrote %v", entries)
+	}
+}
+
+// TestNotLedgerFiles: a directory, a FIFO, a device or a missing file is
+// refused at once, without waiting on the FIFO or reading the device; a
+// regular file of any size is read one bounded line at a time.
+func TestNotLedgerFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	mkfifo(t, fifo)
+	big := filepath.Join(dir, "zeros")
+	f, _ := os.Create(big)
+	f.Truncate(1 << 30) // a sparse GiB of zero bytes, no line end
+	f.Close()
+	for _, p := range []string{dir, fifo, "/dev/zero", "/dev/full", filepath.Join(dir, "missing")} {
+		for _, open := range []func() error{
+			func() error { return openErr(p, Options{}) },
+			func() error { return readErr(p) },
+		} {
+			var ne *NotLedgerError
+			if err := open(); !errors.As(err, &ne) {
+				t.Errorf("%s: %v, want a NotLedgerError", p, err)
+			}
+		}
+	}
+	err := readErr(big)
+	corruptAt(t, "a GiB of zeros", err, 1, "longer than")
+}

@@ -1,0 +1,118 @@
+package ledger
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// MaxLineBytes bounds a line of a ledger: a header or a spend is a few
+// hundred bytes, so a longer line is damage, and reading stops there
+// instead of filling memory.
+const MaxLineBytes = 1 << 20
+
+// line is how a header or a spend is stored. Version 2 chains the lines:
+// Prev is the SHA256 of the line before ("" for the header), and SHA256
+// hashes Prev, the kind of line and its JSON (chainHash). Version 1 had no
+// Prev, and its SHA256 hashed the JSON alone.
+type line struct {
+	Prev   *string          `json:"prev,omitempty"`
+	Header *json.RawMessage `json:"header,omitempty"`
+	Spend  *json.RawMessage `json:"spend,omitempty"`
+	SHA256 string           `json:"sha256"`
+}
+
+// chainHash is the hash of a version-2 line: it covers the line before
+// (prev), so that a line removed, replaced or moved breaks the chain.
+func chainHash(prev, kind string, raw []byte) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "darrm-ledger/2\n%s\n%s\n", prev, kind)
+	h.Write(raw)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// v1Hash is the hash of a version-1 line.
+func v1Hash(raw []byte) string {
+	s := sha256.Sum256(raw)
+	return hex.EncodeToString(s[:])
+}
+
+// encodeLine returns the version-2 line of v (a Header or a Spend) after
+// the line of hash prev, with its line end, and its hash.
+func encodeLine(prev string, v any) ([]byte, string, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, "", err
+	}
+	msg := json.RawMessage(raw)
+	l := line{Prev: &prev}
+	kind := "spend"
+	if _, ok := v.(Header); ok {
+		kind = "header"
+		l.Header = &msg
+	} else {
+		l.Spend = &msg
+	}
+	l.SHA256 = chainHash(prev, kind, raw)
+	b, err := json.Marshal(l)
+	return append(b, '\n'), l.SHA256, err
+}
+
+// linePrefix is how every version-2 line after the one of hash prev
+// begins: a torn last line must begin so, or be a beginning of it.
+func linePrefix(prev string) []byte { return []byte(`{"prev":"` + prev + `",`) }
+
+// lineReader reads a file line by line, no line longer than MaxLineBytes,
+// counting the bytes of the whole lines read.
+type lineReader struct {
+	br   *bufio.Reader
+	long []byte
+	// end is the offset just past the last whole line read.
+	end int64
+	// tail is what follows the last line end, at the end of the file.
+	tail []byte
+}
+
+func newLineReader(r io.Reader) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// errLongLine is a line over MaxLineBytes.
+var errLongLine = fmt.Errorf("a line longer than %d bytes", MaxLineBytes)
+
+// next returns the next whole line without its line end; io.EOF at the
+// end, with tail set to any bytes after the last line end. The line is
+// valid until the next call.
+func (r *lineReader) next() ([]byte, error) {
+	b, err := r.br.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		r.long = append(r.long[:0], b...)
+		for errors.Is(err, bufio.ErrBufferFull) {
+			if len(r.long) > MaxLineBytes {
+				return nil, errLongLine
+			}
+			b, err = r.br.ReadSlice('\n')
+			r.long = append(r.long, b...)
+		}
+		b = r.long
+	}
+	switch {
+	case err == io.EOF:
+		if len(b) > MaxLineBytes {
+			return nil, errLongLine
+		}
+		r.tail = bytes.Clone(b)
+		return nil, io.EOF
+	case err != nil:
+		return nil, err
+	case len(b) > MaxLineBytes+1:
+		return nil, errLongLine
+	}
+	r.end += int64(len(b))
+	return b[:len(b)-1], nil
+}

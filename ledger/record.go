@@ -1,0 +1,275 @@
+package ledger
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/darrm/darrm/internal/atomicfile"
+)
+
+// EnvStateDir is the environment variable that overrides StateDir (tests
+// point it at a temporary folder).
+const EnvStateDir = "DARRM_STATE_DIR"
+
+// StateDir returns the folder of darrm's per-user state: $DARRM_STATE_DIR
+// if set, else $XDG_STATE_HOME/darrm, else ~/.local/state/darrm.
+func StateDir() (string, error) {
+	if d := os.Getenv(EnvStateDir); d != "" {
+		return d, nil
+	}
+	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "darrm"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("ledger: no folder for the ledgers' records (set %s): %w", EnvStateDir, err)
+	}
+	return filepath.Join(home, ".local", "state", "darrm"), nil
+}
+
+// Record is what a user's darrm remembers of an ensemble's ledger, in
+// StateDir()/ledgers/<hash of the ensemble>.json: which ledger it is, and
+// how far it had got when this user last wrote or adopted it. A ledger
+// with fewer lines, or whose line Lines does not hash to Head, has lost
+// spends.
+type Record struct {
+	Version  int    `json:"version"`
+	Ensemble string `json:"ensemble"`
+	// LedgerID is the ledger's Header.ID.
+	LedgerID string `json:"ledger_id"`
+	// Path, Device and Inode say where the ledger was: for messages, and
+	// to tell a moved file from a copy.
+	Path   string `json:"path"`
+	Device uint64 `json:"device"`
+	Inode  uint64 `json:"inode"`
+	// Lines is the number of whole lines, Head the hash of the last.
+	Lines   int       `json:"lines"`
+	Head    string    `json:"head"`
+	Updated time.Time `json:"updated"`
+}
+
+// recordVersion is the version of the record's format.
+const recordVersion = 1
+
+// maxRecordBytes bounds a record file: a record is a few hundred bytes.
+const maxRecordBytes = 64 << 10
+
+func newRecord(h Header, path string, fi fs.FileInfo, lines int, head string) Record {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	dev, ino := fileID(fi)
+	return Record{Version: recordVersion, Ensemble: h.Ensemble, LedgerID: h.ID, Path: path, Device: dev, Inode: ino,
+		Lines: lines, Head: head, Updated: time.Now().UTC().Truncate(time.Second)}
+}
+
+// RecordKind says how a ledger disagrees with its record.
+type RecordKind int
+
+const (
+	// SecondLedger is a ledger for an ensemble whose record names
+	// another ledger.
+	SecondLedger RecordKind = iota
+	// Behind is a ledger with fewer lines than its record: lines were
+	// removed, or an older copy restored.
+	Behind
+	// TornAfterSync is a ledger whose last line is cut short although
+	// the record shows it was written in full (its fsync had returned).
+	TornAfterSync
+	// Diverged is a ledger whose line at the record's count is not the
+	// one recorded: edited, or another copy of it restored.
+	Diverged
+)
+
+// RecordError is a ledger that disagrees with its ensemble's record. It
+// is resolved on purpose: by using the right ledger, or with Adopt (darrm
+// ledger adopt), or, for Init, with InitOptions.Replace.
+type RecordError struct {
+	Kind     RecordKind
+	Path     string // the ledger
+	ID       string // its id, for SecondLedger
+	Ensemble string
+	Record   Record
+	File     string // the record's file
+	Lines    int    // the ledger's whole lines
+	// Command is "init" or "upgrade" for a ledger that Init or Upgrade
+	// refused to make, "" for one opened.
+	Command string
+}
+
+func (e *RecordError) Error() string {
+	r := e.Record
+	seen := fmt.Sprintf("your record of ensemble %s (%s) says its ledger is %s (id %s) with %d lines, as of %s",
+		e.Ensemble, e.File, r.Path, short(r.LedgerID), r.Lines, r.Updated.Format(time.RFC3339))
+	q := shellQuote(e.Path)
+	switch e.Kind {
+	case SecondLedger:
+		if e.Command != "" {
+			return fmt.Sprintf("ledger %s %s: %s. A second ledger would give the ensemble its budget again. Keep using %s; if you retire it and mean to start a new budget on purpose, run the same darrm ledger %s command with --replace", e.Command, e.Path, seen, r.Path, e.Command)
+		}
+		return fmt.Sprintf("ledger %s (id %s) is a second ledger for ensemble %s: %s. Two ledgers would give the ensemble its budget twice. Use %s; if this ledger replaces it on purpose, run: darrm ledger adopt %s", e.Path, short(e.ID), e.Ensemble, seen, r.Path, q)
+	case Behind:
+		return fmt.Sprintf("ledger %s has %d lines, but %s: lines were removed, or an older copy was restored. Use the newest copy; if you mean to go on from this file as it is, forgetting the spends after its line %d, run: darrm ledger adopt %s", e.Path, e.Lines, seen, e.Lines, q)
+	case TornAfterSync:
+		return fmt.Sprintf("ledger %s: its last line (line %d) is cut short, but %s: that line was written in full (its fsync had returned), so the file was cut afterwards. Restore it from a good copy; if you mean to go on without that line, run: darrm ledger adopt %s", e.Path, e.Lines+1, seen, q)
+	}
+	return fmt.Sprintf("ledger %s: its line %d is not the one recorded, but the file's chain holds: %s. The file was replaced by another copy that went its own way. Use the copy written last; if you mean to go on from this file as it is, run: darrm ledger adopt %s", e.Path, r.Lines, seen, q)
+}
+
+func short(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+// badRecordError is a record file that cannot be read as one.
+type badRecordError struct{ path, reason string }
+
+func (e *badRecordError) Error() string {
+	return fmt.Sprintf("ledger record %s: %s; if the ledger you use is the right one, record it as it is with: darrm ledger adopt LEDGER", e.path, e.reason)
+}
+
+// state is the record file of one ensemble, with its lock.
+type state struct {
+	path   string
+	lockf  *os.File
+	locked bool
+	last   *Record // what this process last read or wrote
+}
+
+// openState opens the record of ensemble (not locked).
+func openState(opts Options, ensemble string) (*state, error) {
+	dir, err := opts.stateDir()
+	if err != nil {
+		return nil, err
+	}
+	dir = filepath.Join(dir, "ledgers")
+	sum := sha256.Sum256([]byte(ensemble))
+	return &state{path: filepath.Join(dir, hex.EncodeToString(sum[:16])+".json")}, nil
+}
+
+// lock takes the record's lock, which serialises the check and update of
+// the record by runs on different ledgers of one ensemble.
+func (s *state) lock() error {
+	if s.locked {
+		return nil
+	}
+	if s.lockf == nil {
+		if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
+			return fmt.Errorf("ledger record: %w", err)
+		}
+		f, err := os.OpenFile(s.path[:len(s.path)-len(".json")]+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return fmt.Errorf("ledger record: %w", err)
+		}
+		s.lockf = f
+	}
+	if err := flockWait(s.lockf); err != nil {
+		return fmt.Errorf("ledger record %s: lock: %w", s.path, err)
+	}
+	s.locked = true
+	return nil
+}
+
+func (s *state) unlock() {
+	if s.locked {
+		funlock(s.lockf)
+		s.locked = false
+	}
+}
+
+func (s *state) close() {
+	s.unlock()
+	if s.lockf != nil {
+		s.lockf.Close()
+		s.lockf = nil
+	}
+}
+
+// read returns the record, or nil if there is none.
+func (s *state) read() (*Record, error) {
+	bad := func(reason string) error { return &badRecordError{s.path, reason} }
+	b, err := atomicfile.ReadFile(s.path, maxRecordBytes)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case errors.Is(err, atomicfile.ErrNotRegular), errors.Is(err, atomicfile.ErrTooLarge):
+		return nil, bad(errors.Unwrap(err).Error())
+	case err != nil:
+		return nil, fmt.Errorf("ledger record: %w", err)
+	}
+	var r Record
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, bad(fmt.Sprintf("unreadable: %v", err))
+	}
+	if r.Version != recordVersion || r.LedgerID == "" || r.Lines < 1 {
+		return nil, bad(fmt.Sprintf("version %d, ledger id %q, %d lines: not a record this darrm wrote", r.Version, r.LedgerID, r.Lines))
+	}
+	s.last = &r
+	return &r, nil
+}
+
+// write replaces the record by r: a temporary file, synced, renamed over
+// it. The rename is not synced: after a crash the record may be the one
+// before, which is behind the ledger, never ahead of it.
+func (s *state) write(r Record) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(s.path), ".record-*")
+	if err != nil {
+		return fmt.Errorf("ledger record: %w", err)
+	}
+	_, err = tmp.Write(append(b, '\n'))
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), s.path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("ledger record %s: %w", s.path, err)
+	}
+	s.last = &r
+	return nil
+}
+
+// advance moves the record on to lines and head, after a write to the
+// ledger: the record must still be the one this run last wrote, or
+// another ledger of the ensemble has been used meanwhile.
+func (s *state) advance(lines int, head string) error {
+	if s == nil || s.last == nil {
+		return errors.New("the ledger's record was not read")
+	}
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.unlock()
+	last := *s.last
+	now, err := s.read()
+	if err != nil {
+		return err
+	}
+	if now == nil || now.LedgerID != last.LedgerID || now.Lines != last.Lines || now.Head != last.Head {
+		return fmt.Errorf("your record of ensemble %s (%s) changed during this run: another ledger of the ensemble was used or adopted meanwhile", last.Ensemble, s.path)
+	}
+	r := last
+	r.Lines, r.Head, r.Updated = lines, head, time.Now().UTC().Truncate(time.Second)
+	return s.write(r)
+}

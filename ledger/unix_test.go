@@ -1,0 +1,114 @@
+//go:build unix
+
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/darrm/darrm/accountant"
+)
+
+func mkfifo(t *testing.T, path string) {
+	t.Helper()
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fsizeHelper is the helper process of TestFailedAppend
+// (GO_LEDGER_FSIZE=path): it limits the size of the files it writes to
+// 50 bytes past the ledger's end (as ulimit -f does), so that its
+// reservation is written in part and fails (EFBIG); it lifts the limit
+// and settles the run at 0, as a release whose labels never left does.
+func fsizeHelper(path string) int {
+	l, err := Open(ctx, path, Options{})
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	defer l.Close()
+	b, _ := l.Header().Binding()
+	if err := l.Begin("darrm", b, step); err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	st, _ := os.Stat(path)
+	var old syscall.Rlimit
+	syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old)
+	syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: uint64(st.Size()) + 50, Max: old.Max})
+	err = l.Reserve(5)
+	fmt.Printf("reserve: %v\n", err)
+	after, _ := os.Stat(path)
+	fmt.Printf("size: %d before, %d after\n", st.Size(), after.Size())
+	syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
+	if err == nil {
+		return 1
+	}
+	if err := l.Settle(0); err != nil {
+		fmt.Printf("settle: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// TestFailedAppend: a reservation that a full disk (here a file size
+// limit) cuts short is cut off again before anything else is written,
+// so that the settlement that follows lands after the last whole line
+// and the ledger stays readable (issue 19, item 6).
+func TestFailedAppend(t *testing.T) {
+	path := newLedger(t, accountant.Guarantee{Eps: 5, Delta: 1e-3})
+	spend(t, path, 3)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "GO_LEDGER_FSIZE="+path)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "file too large") {
+		t.Fatalf("helper: %v: %s", err, out)
+	}
+	var before, after int
+	if i := strings.Index(string(out), "size: "); i < 0 {
+		t.Fatalf("helper: %s", out)
+	} else if fmt.Sscanf(string(out[i:]), "size: %d before, %d after", &before, &after); before != after {
+		t.Errorf("the failed reservation left %d bytes after the last whole line", after-before)
+	}
+	l := open(t, path)
+	defer l.Close()
+	if l.Lines() != 4 {
+		t.Errorf("%d lines, want the header, 2 of the first run and the second's settlement", l.Lines())
+	}
+	s := l.Spends()
+	if len(s) != 2 || s[0].Queries != 3 || s[1].Queries != 0 || !s[1].Final {
+		t.Errorf("spends %+v", s)
+	}
+}
+
+// TestLockWait: a run that finds the ledger held says so, on which file,
+// and gives up when its context ends.
+func TestLockWait(t *testing.T) {
+	path := newLedger(t, accountant.Guarantee{Eps: 5, Delta: 1e-3})
+	held := open(t, path)
+	defer held.Close()
+	c, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	var waited string
+	_, err := Open(c, path, Options{Waiting: func(p string) { waited = p }})
+	if !errors.Is(err, context.DeadlineExceeded) || waited != path {
+		t.Errorf("open of a held ledger: %v, waiting called with %q", err, waited)
+	}
+	// ReadOnly does not wait, and says that a run holds the ledger.
+	r, err := ReadOnly(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	if !strings.Contains(strings.Join(r.Notes(), "; "), "a run holds the ledger") {
+		t.Errorf("notes %q", r.Notes())
+	}
+}
