@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -506,4 +507,64 @@ func jsonMsg(err error) string {
 		return fmt.Sprintf("syntax error at byte %d", se.Offset)
 	}
 	return "not of the expected shape"
+}
+
+// WriteCounts writes a CSV counts file that NewMultiReader reads: the
+// metadata header meta (none when meta is nil), whose layout must be
+// counts, a header row "id,c0,...,c(C-1)", then per query its id (its
+// index from 1 when ids is nil) and its C counts, which sum to K.
+func WriteCounts(w io.Writer, meta *VoteMeta, ids []string, counts [][]int) error {
+	if len(counts) == 0 {
+		return fmt.Errorf("write counts: no queries")
+	}
+	c := len(counts[0])
+	k := 0
+	for _, n := range counts[0] {
+		k += n
+	}
+	if ids != nil && len(ids) != len(counts) {
+		return fmt.Errorf("write counts: %d ids for %d queries", len(ids), len(counts))
+	}
+	var b []byte
+	if meta != nil {
+		if meta.K != k || meta.Classes != c || meta.Layout != LayoutCounts {
+			return fmt.Errorf("write counts: the header states K = %d, %d classes, layout %v; the counts are of K = %d teachers over %d classes", meta.K, meta.Classes, meta.Layout, k, c)
+		}
+		var err error
+		if b, err = meta.AppendHeader(b, FormatCSV); err != nil {
+			return fmt.Errorf("write counts: %w", err)
+		}
+	}
+	b = append(b, "id"...)
+	for j := range c {
+		b = append(b, ",c"...)
+		b = strconv.AppendInt(b, int64(j), 10)
+	}
+	b = append(b, '\n')
+	for q, row := range counts {
+		if _, err := checkCounts(row, k, c); err != nil {
+			return fmt.Errorf("write counts, query %d: %w", q+1, err)
+		}
+		if ids != nil {
+			if csvNeedsQuotes([]byte(ids[q])) {
+				return fmt.Errorf("write counts: id %q needs quoting", ids[q])
+			}
+			b = append(b, ids[q]...)
+		} else {
+			b = strconv.AppendInt(b, int64(q+1), 10)
+		}
+		for _, n := range row {
+			b = append(b, ',')
+			b = strconv.AppendInt(b, int64(n), 10)
+		}
+		b = append(b, '\n')
+		if len(b) >= labelBuffer {
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+			b = b[:0]
+		}
+	}
+	_, err := w.Write(b)
+	return err
 }

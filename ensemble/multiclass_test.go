@@ -255,3 +255,35 @@ func TestReleaseMulti(t *testing.T) {
 		t.Errorf("got %q %+v, want %q", buf.String(), res, want)
 	}
 }
+
+// WriteCounts writes what NewMultiReader reads back, header and all.
+func TestWriteCounts(t *testing.T) {
+	m, err := ParseVoteMeta([]byte(metaLine(LayoutCounts, 3, 4)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := [][]int{{4, 0, 0}, {1, 2, 1}}
+	var b bytes.Buffer
+	if err := WriteCounts(&b, m, []string{"x", "y"}, counts); err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewMultiReader(&b, "w", MultiOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; r.Next(); i++ {
+		q := r.Query()
+		if string(q.ID) != []string{"x", "y"}[i] || q.Counts[1] != counts[i][1] || q.Counts[0] != counts[i][0] {
+			t.Errorf("row %d: %s %v", i, q.ID, q.Counts)
+		}
+	}
+	if r.Err() != nil || r.Meta() == nil || r.Meta().Ensemble != "pate-test" {
+		t.Errorf("read back: %v, header %v", r.Err(), r.Meta())
+	}
+	if err := WriteCounts(&b, m, nil, [][]int{{4, 0, 0}, {1, 1, 1}}); err == nil {
+		t.Error("counts summing to 3 written for K = 4")
+	}
+	if err := WriteCounts(&b, m, nil, [][]int{{2, 2}}); err == nil {
+		t.Error("2 classes written under a header of 3")
+	}
+}

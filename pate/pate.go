@@ -12,6 +12,8 @@ package pate
 
 import (
 	"context"
+	crand "crypto/rand"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 
@@ -20,6 +22,7 @@ import (
 	"github.com/darrm/darrm/dpsgd"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/nn"
+	"github.com/darrm/darrm/teachers"
 )
 
 // PATE's MNIST setting (the PATE paper, Table 2): 250 teachers,
@@ -198,4 +201,98 @@ func TrainStudent(ctx context.Context, public *datasets.Images, idx []int, res R
 	}
 	out.Accuracy = dpsgd.Accuracy(net, public.Dataset(test))
 	return out, nil
+}
+
+// Hyperparameters of the teachers (and of the student, the same network):
+// chosen on Fashion-MNIST, neither private nor queried here (docs/pate.md:
+// 240 training images per network, validated on 2,000 others), F = 8
+// filters, 10 epochs of SGD in batches of 10 at rate 0.1.
+const (
+	Filters = 8
+	Epochs  = 10
+	Batch   = 10
+	LR      = 0.1
+	// StudentEpochs trains the student longer: it sees about ten times
+	// the images of one teacher.
+	StudentEpochs = 20
+)
+
+// TeacherConfig returns the training of K non-private C-class teachers
+// of dataset that keep their votes on the first queries test images.
+func TeacherConfig(dataset string, k, classes, queries int, seed *uint64) teachers.Config {
+	return teachers.Config{Dataset: dataset, K: k, Classes: classes, Queries: queries, Filters: Filters,
+		Epochs: Epochs, Batch: Batch, LR: LR, Setting: accountant.Disjoint, Seed: seed}
+}
+
+// Params are the experiment's.
+type Params struct {
+	// K is the number of teachers; Mechanisms label the queries at Delta.
+	K          int
+	Mechanisms []Mechanism
+	Delta      float64
+	// Student, if set, trains a student on the first mechanism's labels.
+	Student *Student
+	// CacheDir is the teachers' cache folder ("" for none); Seed, if set,
+	// makes the teachers, the noise and the student reproducible (NOT FOR
+	// RELEASE).
+	CacheDir string
+	Seed     *uint64
+	// Note, if set, hears of the teachers' training or loading.
+	Note func(string)
+}
+
+// Outcome is the experiment's result.
+type Outcome struct {
+	Teachers *teachers.Ensemble
+	Cached   bool
+	// Queries is the first half of the test set, Holdout the other half.
+	Queries, Holdout int
+	Results          []Result
+	Student          *StudentResult
+}
+
+// Run trains (or loads) the teachers of m, labels the first half of its
+// test set with each mechanism, and trains the student if asked.
+func Run(ctx context.Context, m *datasets.MNIST, p Params) (*Outcome, error) {
+	q := m.Test.Len() / 2
+	cfg := TeacherConfig(m.Name, p.K, m.Classes, q, p.Seed)
+	e, cached, err := teachers.CachedClasses(ctx, p.CacheDir, m, cfg, p.Note)
+	if err != nil {
+		return nil, err
+	}
+	out := &Outcome{Teachers: e, Cached: cached, Queries: q, Holdout: m.Test.Len() - q}
+	counts := e.Counts()
+	src := ensemble.NewSource()
+	if p.Seed != nil {
+		src = ensemble.NewSeededSource(*p.Seed)
+	}
+	for _, mech := range p.Mechanisms {
+		res, err := Label(counts, p.K, m.Classes, m.Test.Labels[:q], mech, p.Delta, src)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", mech.Name, err)
+		}
+		out.Results = append(out.Results, res)
+	}
+	if p.Student != nil && len(out.Results) > 0 {
+		r := rand.New(rand.NewChaCha8(studentKey(p.Seed)))
+		s, err := TrainStudent(ctx, m.Test, datasets.Range(0, q), out.Results[0], datasets.Range(q, m.Test.Len()), m.Classes, *p.Student, r)
+		if err != nil {
+			return nil, err
+		}
+		out.Student = &s
+	}
+	return out, nil
+}
+
+// studentKey is the key of the student's random stream: from the seed,
+// or from crypto/rand.
+func studentKey(seed *uint64) [32]byte {
+	var key [32]byte
+	if seed != nil {
+		binary.LittleEndian.PutUint64(key[:8], *seed)
+		copy(key[8:], "darrm-pate-student")
+	} else {
+		crand.Read(key[:]) // never fails: crypto/rand crashes the program instead
+	}
+	return key
 }

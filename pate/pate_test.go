@@ -105,3 +105,42 @@ func TestTrainStudent(t *testing.T) {
 		t.Error("a student without labels trained")
 	}
 }
+
+// Run end to end on a synthetic ten-class set: teachers trained then
+// cached (their votes with them), the same outcome from the cache with
+// the same seed, every mechanism's row and the student.
+func TestRun(t *testing.T) {
+	m := datasets.SyntheticClasses(1500, 200, 10, 3)
+	seed := uint64(5)
+	p := Params{K: 12, Mechanisms: Mechanisms(), Delta: Delta, CacheDir: t.TempDir(), Seed: &seed,
+		Student: &Student{Filters: 2, Epochs: 5, Batch: 10, LR: 0.1}}
+	// 12 teachers cannot reach T = 200: a threshold they can reach.
+	p.Mechanisms[0].Threshold, p.Mechanisms[0].Sigma1, p.Mechanisms[0].Sigma2 = 9, 2, 2
+	p.Mechanisms[1].Sigma2 = 2
+	first, err := Run(context.Background(), m, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Cached || first.Queries != 100 || first.Holdout != 100 || len(first.Results) != 2 || first.Student == nil {
+		t.Fatalf("outcome %+v", first)
+	}
+	if c := first.Teachers.Config; c.K != 12 || c.Classes != 10 || c.Queries != 100 || c.Filters != Filters {
+		t.Errorf("teachers %+v", c)
+	}
+	again, err := Run(context.Background(), m, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.Cached {
+		t.Error("second run trained again")
+	}
+	for i := range first.Results {
+		a, b := first.Results[i], again.Results[i]
+		if a.Answered != b.Answered || a.Accuracy != b.Accuracy || a.EpsDependent != b.EpsDependent || *a.EpsReleased != *b.EpsReleased {
+			t.Errorf("%s: seeded runs differ: %+v, %+v", a.Mechanism, a, b)
+		}
+	}
+	if first.Results[1].Answered != 100 || first.Results[0].Answered == 0 || first.Student.Accuracy != again.Student.Accuracy {
+		t.Errorf("answered %d, %d; students %v, %v", first.Results[0].Answered, first.Results[1].Answered, first.Student.Accuracy, again.Student.Accuracy)
+	}
+}

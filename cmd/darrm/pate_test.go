@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/ensemble"
 )
 
@@ -341,5 +343,108 @@ func TestPATELedger(t *testing.T) {
 	}
 	if _, stderr, code := darrm(t, "", "ledger", "init", filepath.Join(dir, "x.ledger"), "--votes", votes, "--eps", "1", "--Delta", "1e-5", "--budget-eps", "2", "--budget-delta", "1e-5"); code != exitUsage || !strings.Contains(stderr, "non-private teachers") {
 		t.Errorf("ledger init with --eps on non-private teachers: exit %d: %s", code, stderr)
+	}
+}
+
+// syntheticMNIST writes a small ten-class set in MNIST's IDX files into a
+// data folder and points darrm at it ($DARRM_DATA).
+func syntheticMNIST(t *testing.T) {
+	t.Helper()
+	dir := t.TempDir()
+	m := datasets.SyntheticClasses(1500, 200, 10, 3)
+	write := func(name string, dims []uint32, data []byte) {
+		b := []byte{0, 0, 8, byte(len(dims))}
+		for _, d := range dims {
+			b = binary.BigEndian.AppendUint32(b, d)
+		}
+		if err := os.MkdirAll(filepath.Join(dir, "mnist-data"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "mnist-data", name), append(b, data...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range []struct {
+		prefix string
+		im     *datasets.Images
+	}{{"train", m.Train}, {"t10k", m.Test}} {
+		labels := make([]byte, s.im.Len())
+		for i, l := range s.im.Labels {
+			labels[i] = byte(l)
+		}
+		write(s.prefix+"-images-idx3-ubyte", []uint32{uint32(s.im.Len()), 28, 28}, s.im.Pixels)
+		write(s.prefix+"-labels-idx1-ubyte", []uint32{uint32(s.im.Len())}, labels)
+	}
+	t.Setenv(datasets.EnvDir, dir)
+}
+
+// darrm pate on a synthetic set: the issue's JSON fields, the teachers
+// cached for a second run (and shared with teachers vote --classes, whose
+// counts account pate and aggregate read), bad input exiting 2.
+func TestPATEExperiment(t *testing.T) {
+	syntheticMNIST(t)
+	cache := t.TempDir()
+	args := []string{"pate", "--teachers", "12", "--student", "--format", "json", "--cache-dir", cache, "--seed", "2"}
+	out, stderr, code := darrm(t, "", args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var d struct {
+		Teachers struct {
+			K            *int     `json:"K"`
+			AccuracyMean *float64 `json:"accuracy_mean"`
+			Cached       bool     `json:"cached"`
+		} `json:"teachers"`
+		Results []map[string]any `json:"results"`
+		Student *struct {
+			Accuracy *float64 `json:"accuracy"`
+		} `json:"student"`
+		NotForPublication []string `json:"not_for_publication"`
+		ForRelease        bool     `json:"for_release"`
+	}
+	decode(t, out, &d)
+	if d.Teachers.K == nil || *d.Teachers.K != 12 || d.Teachers.AccuracyMean == nil || d.Teachers.Cached || d.Student == nil || d.Student.Accuracy == nil || d.ForRelease {
+		t.Fatalf("JSON %s", out)
+	}
+	if len(d.Results) != 2 || d.Results[0]["mechanism"] != "confident-gnmax" || d.Results[1]["mechanism"] != "gnmax" {
+		t.Fatalf("results %v", d.Results)
+	}
+	for _, r := range d.Results {
+		for _, k := range []string{"queries", "answered", "accuracy", "eps_data_independent", "eps_data_dependent", "eps_released", "delta"} {
+			if _, ok := r[k]; !ok {
+				t.Errorf("%v lacks %s", r["mechanism"], k)
+			}
+		}
+		if r["queries"].(float64) != 100 || r["delta"].(float64) != 1e-5 {
+			t.Errorf("queries %v delta %v", r["queries"], r["delta"])
+		}
+	}
+	out2, stderr, code := darrm(t, "", args...)
+	if code != 0 || !strings.Contains(out2, `"cached": true`) {
+		t.Errorf("second run: exit %d, %s", code, stderr)
+	}
+	votes := filepath.Join(t.TempDir(), "counts.csv")
+	if _, stderr, code := darrm(t, "", "teachers", "vote", "--dataset", "mnist", "--classes", "10", "--K", "12", "--seed", "2", "--cache-dir", cache, "--out", votes); code != 0 || strings.Contains(stderr, "training") {
+		t.Fatalf("teachers vote --classes: exit %d (it should load darrm pate's teachers): %s", code, stderr)
+	}
+	if _, stderr, code := darrm(t, "", "account", "pate", votes, "--sigma2", "2", "--target-delta", "1e-5"); code != 0 {
+		t.Errorf("account pate on the teachers' counts: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := darrm(t, "", "aggregate", votes, "--mechanism", "gnmax", "--sigma2", "2", "--delta", "1e-5", "--out", filepath.Join(t.TempDir(), "l.csv")); code != 0 {
+		t.Errorf("aggregate on the teachers' counts: exit %d: %s", code, stderr)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"pate", "--teachers", "0"}, "--teachers = 0"},
+		{[]string{"pate", "--dataset", "cifar"}, "must be mnist or fashion-mnist"},
+		{[]string{"teachers", "vote", "--dataset", "mnist", "--classes", "5", "--cache-dir", cache}, "--classes 5: mnist has 10 classes"},
+		{[]string{"teachers", "vote", "--dataset", "mnist", "--classes", "10", "--sigma", "2", "--cache-dir", cache}, "--sigma: the teachers of --classes are PATE's"},
+	} {
+		stdout, stderr, code := darrm(t, "", tc.args...)
+		if code != exitUsage || stdout != "" || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q lacks %q", tc.args, code, stdout, stderr, tc.want)
+		}
 	}
 }

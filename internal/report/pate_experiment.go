@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/pate"
@@ -14,10 +15,10 @@ type PATEExperiment struct {
 	Teachers PATETeachers `json:"teachers"`
 	// Queries is the number of public queries (the first half of the
 	// test set); Holdout the images the student is tested on.
-	Queries int                 `json:"queries"`
-	Holdout int                 `json:"holdout"`
-	Results []PATEMechanism     `json:"results"`
-	Student *pate.StudentResult `json:"student,omitempty"`
+	Queries int             `json:"queries"`
+	Holdout int             `json:"holdout"`
+	Results []PATEMechanism `json:"results"`
+	Student *PATEStudent    `json:"student,omitempty"`
 	// NotForPublication lists the fields computed from the votes without
 	// a private release: the data-dependent ε and the order it is taken
 	// at, and eps_released, whose smooth-sensitivity parameters are
@@ -38,6 +39,37 @@ type PATETeachers struct {
 	Cached   bool   `json:"cached"`
 	Filters  int    `json:"filters"`
 	Epochs   int    `json:"epochs"`
+}
+
+// PATEStudent is the student trained on one mechanism's answered
+// queries, and its accuracy on the held-out half of the test set.
+type PATEStudent struct {
+	Mechanism string  `json:"mechanism"`
+	Queries   int     `json:"queries"`
+	Accuracy  float64 `json:"accuracy"`
+}
+
+// NewPATEExperiment is the document of the experiment's outcome out, run
+// on dataset with p, which took elapsed.
+func NewPATEExperiment(dataset string, out *pate.Outcome, p pate.Params, elapsed time.Duration) PATEExperiment {
+	e := out.Teachers
+	var mean float64
+	for _, a := range e.Accuracy {
+		mean += a / float64(len(e.Accuracy))
+	}
+	d := PATEExperiment{Dataset: dataset, Queries: out.Queries, Holdout: out.Holdout,
+		Teachers:          PATETeachers{K: e.Config.K, AccuracyMean: mean, Ensemble: e.Meta.Ensemble, Cached: out.Cached, Filters: e.Config.Filters, Epochs: e.Config.Epochs},
+		NotForPublication: PATENotForPublication, Randomness: Randomness{Source: "crypto/rand"}, ForRelease: p.Seed == nil, Seconds: elapsed.Seconds()}
+	if p.Seed != nil {
+		d.Randomness = Randomness{Source: "seeded ChaCha8 (math/rand/v2)", Seed: p.Seed, Note: NotForRelease}
+	}
+	for i, r := range out.Results {
+		d.Results = append(d.Results, NewPATEMechanism(p.Mechanisms[i], r))
+	}
+	if s := out.Student; s != nil {
+		d.Student = &PATEStudent{Mechanism: s.Mechanism, Queries: s.Queries, Accuracy: s.Accuracy}
+	}
+	return d
 }
 
 // PATEMechanism is one mechanism's row of the experiment.
@@ -105,9 +137,9 @@ func (d PATEExperiment) Write(w io.Writer, f cliout.Format) error {
 	fmt.Fprintf(w, "queries: the first %d test images; the student is tested on the other %d\n", d.Queries, d.Holdout)
 	var rows [][]string
 	for _, r := range d.Results {
-		ssr := optFloat(r.EpsReleased)
-		if r.EpsReleased == nil {
-			ssr = "- (" + r.SSError + ")"
+		ssr := "- (" + r.SSError + ")"
+		if r.EpsReleased != nil {
+			ssr = g6(*r.EpsReleased)
 		}
 		rows = append(rows, []string{r.Mechanism, fmt.Sprint(r.Answered), g6(r.Accuracy), g6(r.EpsIndependent), g6(r.EpsDependent), ssr})
 	}
