@@ -59,7 +59,7 @@ for n in "${queries[@]}"; do
 done
 if [[ $experiment == 1 ]]; then
 	cache=$work/teachers
-	run "darrm pate, cold (250 teachers trained)" "$bin" pate --dataset mnist --teachers 250 --teachers-cache "$cache" --student --format json
-	run "darrm pate, cached teachers" "$bin" pate --dataset mnist --teachers 250 --teachers-cache "$cache" --student --format json
+	run "darrm pate, cold (250 teachers trained)" "$bin" pate --dataset mnist --teachers 250 --cache-dir "$cache" --student --format json
+	run "darrm pate, cached teachers" "$bin" pate --dataset mnist --teachers 250 --cache-dir "$cache" --student --format json
 fi
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

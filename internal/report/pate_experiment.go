@@ -113,14 +113,14 @@ func (d PATEExperiment) Write(w io.Writer, f cliout.Format) error {
 	case cliout.JSON:
 		return cliout.WriteJSON(w, d)
 	case cliout.CSV:
-		header := []string{"mechanism", "queries", "answered", "accuracy", "eps_data_independent", "eps_data_dependent", "eps_released", "delta", "student_accuracy"}
+		header := []string{"K", "teachers_accuracy_mean", "mechanism", "queries", "answered", "accuracy", "eps_data_independent", "eps_data_dependent", "eps_released", "delta", "student_accuracy"}
 		var rows [][]string
 		for _, r := range d.Results {
 			student := ""
 			if d.Student != nil && d.Student.Mechanism == r.Mechanism {
 				student = cliout.Float(d.Student.Accuracy)
 			}
-			rows = append(rows, []string{r.Mechanism, fmt.Sprint(r.Queries), fmt.Sprint(r.Answered), cliout.Float(r.Accuracy),
+			rows = append(rows, []string{fmt.Sprint(d.Teachers.K), cliout.Float(d.Teachers.AccuracyMean), r.Mechanism, fmt.Sprint(r.Queries), fmt.Sprint(r.Answered), cliout.Float(r.Accuracy),
 				cliout.Float(r.EpsIndependent), cliout.Float(r.EpsDependent), optFloat(r.EpsReleased), cliout.Float(r.Delta), student})
 		}
 		return cliout.WriteCSV(w, header, rows)
