@@ -1,13 +1,8 @@
 package datasets
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 )
 
 // Images is a set of 8-bit images with their class labels, kept as bytes:
@@ -82,24 +77,9 @@ func LoadMNIST(dir, name string) (*MNIST, error) {
 	}
 	m := &MNIST{Name: name, Classes: 10}
 	for k, files := range set.files {
-		var r [2]io.Reader
-		for i, rel := range files {
-			path := filepath.Join(dir, filepath.FromSlash(rel))
-			f, err := os.Open(path)
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil, &MissingError{Dataset: name, Path: path, Fetch: set.fetch}
-			}
-			if err != nil {
-				return nil, fmt.Errorf("dataset %s: %w", name, err)
-			}
-			defer f.Close()
-			if r[i], err = maybeGunzip(f); err != nil {
-				return nil, fmt.Errorf("dataset %s: %s: %w", name, path, err)
-			}
-		}
-		px, d, labels, err := readImages(r[0], r[1])
+		px, d, labels, err := readImageFiles(dir, name, files, set.fetch)
 		if err != nil {
-			return nil, fmt.Errorf("dataset %s: %s: %w", name, files[0], err)
+			return nil, err
 		}
 		if d != 28*28 {
 			return nil, fmt.Errorf("dataset %s: %s: images of %d pixels, want 28×28", name, files[0], d)
