@@ -135,3 +135,29 @@ func ExampleTeacherCap() {
 	// disjoint cap (0.0885, 0.0001) by parallel; 100 labels: (0.0885, 0.0001), bound teachers
 	// shared   cap (0.8374, 0.0012) by optimal; 100 labels: (0.8374, 0.0012), bound teachers
 }
+
+// PATE's MNIST setting: the privacy of 100 queries whose 250 teachers
+// nearly agree, released by Confident-GNMax with the realised answers.
+func ExampleNewPATEAccount() {
+	m := accountant.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: accountant.DiscreteNoise}
+	acct, err := accountant.NewPATEAccount(m, 250, 10, nil)
+	if err != nil {
+		panic(err)
+	}
+	for i := range 100 {
+		counts := []int{240, 5, 5, 0, 0, 0, 0, 0, 0, 0}
+		ans := accountant.Answered
+		if i%10 == 0 {
+			ans = accountant.NotAnswered
+		}
+		if err := acct.Add(counts, ans); err != nil {
+			panic(err)
+		}
+	}
+	r, err := acct.Result(1e-5, accountant.PaperConversion)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("data-independent eps %.3f, data-dependent eps %.3f (not for publication)\n", r.Independent.Eps, r.Dependent.Eps)
+	// Output: data-independent eps 1.699, data-dependent eps 0.468 (not for publication)
+}

@@ -113,26 +113,37 @@ func LoadBinary(dir, name string) (*Binary, error) {
 }
 
 func readBinary(dir, name string, t binaryTask, files [2]string) (*Dataset, error) {
+	px, d, labels, err := readImageFiles(dir, name, files, t.fetch)
+	if err != nil {
+		return nil, err
+	}
+	return binarySet(px, d, labels, t.classes), nil
+}
+
+// readImageFiles reads the IDX files of images and of their labels, files
+// (relative to dir, gzipped or not), of the dataset name: a missing file
+// is a *MissingError that says how to fetch it.
+func readImageFiles(dir, name string, files [2]string, fetch string) (px []byte, d int, labels []int, err error) {
 	var r [2]io.Reader
 	for i, rel := range files {
 		path := filepath.Join(dir, filepath.FromSlash(rel))
 		f, err := os.Open(path)
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, &MissingError{Dataset: name, Path: path, Fetch: t.fetch}
+			return nil, 0, nil, &MissingError{Dataset: name, Path: path, Fetch: fetch}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("dataset %s: %w", name, err)
+			return nil, 0, nil, fmt.Errorf("dataset %s: %w", name, err)
 		}
 		defer f.Close()
 		if r[i], err = maybeGunzip(f); err != nil {
-			return nil, fmt.Errorf("dataset %s: %s: %w", name, path, err)
+			return nil, 0, nil, fmt.Errorf("dataset %s: %s: %w", name, path, err)
 		}
 	}
-	px, d, labels, err := readImages(r[0], r[1])
+	px, d, labels, err = readImages(r[0], r[1])
 	if err != nil {
-		return nil, fmt.Errorf("dataset %s: %w", name, err)
+		return nil, 0, nil, fmt.Errorf("dataset %s: %s: %w", name, files[0], err)
 	}
-	return binarySet(px, d, labels, t.classes), nil
+	return px, d, labels, nil
 }
 
 // binarySet keeps the images of the two classes, in file order, with

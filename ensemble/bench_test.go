@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -113,4 +114,81 @@ func benchDaRRM(p constraints.Params) (*DaRRM, error) {
 		return nil, err
 	}
 	return NewDaRRM(context.Background(), p, g, Options{})
+}
+
+// benchCounts returns n CSV rows of the vote counts of K = 250 teachers
+// over C = 10 classes, each with a plurality of 150-249 votes.
+func benchCounts(n int) []byte {
+	src := NewSeededSource(2)
+	var b bytes.Buffer
+	row := make([]int, 10)
+	for range n {
+		clear(row)
+		top := 150 + src.IntN(100)
+		row[src.IntN(10)] += top
+		for range 250 - top {
+			row[src.IntN(10)]++
+		}
+		for j, x := range row {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.Itoa(x))
+		}
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// benchMulti are the multi-class aggregators of PATE's MNIST setting:
+// Confident-GNMax (T = 200, σ1 = 150, σ2 = 40), GNMax (σ = 40) and LNMax
+// (b = 20), for K = 250 and C = 10.
+func benchMulti(b *testing.B) []MultiAggregator {
+	cg, err := NewMultiGNMax(accountant.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: accountant.DiscreteNoise}, 250, 10, 1e-5)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, _ := NewMultiGNMax(accountant.ConfidentGNMax{Sigma2: 40, Noise: accountant.DiscreteNoise}, 250, 10, 1e-5)
+	l, _ := NewLNMax(accountant.LNMax{Scale: 20}, 250, 10)
+	return []MultiAggregator{cg, g, l}
+}
+
+// BenchmarkMultiLabel is one label of each multi-class aggregator with
+// crypto/rand: ten exact noise draws (eleven with the threshold step).
+func BenchmarkMultiLabel(b *testing.B) {
+	counts := []int{180, 30, 10, 10, 5, 5, 4, 3, 2, 1}
+	src := NewSource()
+	for _, agg := range benchMulti(b) {
+		b.Run(agg.Name(), func(b *testing.B) {
+			for b.Loop() {
+				if _, _, err := agg.Label(counts, src); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkReleaseMulti is aggregate's multi-class loop without the
+// process: read a CSV counts file, label with crypto/rand, write CSV
+// labels. One op is 10,000 queries.
+func BenchmarkReleaseMulti(b *testing.B) {
+	data := benchCounts(10000)
+	for _, agg := range benchMulti(b) {
+		b.Run(agg.Name(), func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			src := NewSource()
+			for b.Loop() {
+				in, err := NewMultiReader(bytes.NewReader(data), "bench", MultiOptions{Input: InputCounts})
+				if err != nil {
+					b.Fatal(err)
+				}
+				lw, _ := NewClassWriter(io.Discard, FormatCSV)
+				if _, err := ReleaseMulti(context.Background(), in, agg, src, lw, -1, ReleaseOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)*10000/b.Elapsed().Seconds(), "queries/s")
+		})
+	}
 }

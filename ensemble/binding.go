@@ -204,19 +204,26 @@ func (b Binding) Cap(deltaPrime float64) (*accountant.Cap, string, error) {
 
 // Validate checks a binding that a ledger is to hold: every parameter
 // stated, each in its domain, and the relation and partition compatible
-// (as in a header).
+// (as in a header). K must be odd in the private-teachers relation (only
+// the binary mechanisms release in it), and only >= 1 in the one-vote
+// relation (PATE's ensembles of any size vote among C classes); the
+// teachers' (ε, Δ) may be zero, i.e. none, in the one-vote relation,
+// whose teachers need not be private.
 func (b Binding) Validate() error {
 	bad := func(field string, v any, rule string) error {
 		return fmt.Errorf("ensemble parameters: %s = %v: %s", field, v, rule)
 	}
+	// Non-private teachers in the one-vote relation: that relation's
+	// guarantees do not rest on the teachers', so there is none to bind.
+	none := b.Teachers == (accountant.Guarantee{}) && b.Relation == OneVote
 	switch {
 	case b.Ensemble == "" || len(b.Ensemble) > maxEnsembleID:
 		return bad("ensemble", fmt.Sprintf("%q", b.Ensemble), fmt.Sprintf("must name the teacher ensemble, in at most %d bytes", maxEnsembleID))
-	case b.K < 1 || b.K%2 == 0:
-		return bad("K", b.K, "must be odd and >= 1")
-	case !(b.Teachers.Eps > 0) || b.Teachers.Eps > math.MaxFloat64:
+	case b.K < 1 || (b.K%2 == 0 && b.Relation == PrivateTeachers):
+		return bad("K", b.K, "must be odd and >= 1 (in the one-vote relation, whose multi-class mechanisms take any K, >= 1)")
+	case !none && (!(b.Teachers.Eps > 0) || b.Teachers.Eps > math.MaxFloat64):
 		return bad("eps", b.Teachers.Eps, "must be a finite number > 0")
-	case !(b.Teachers.Delta >= 0 && b.Teachers.Delta < 1):
+	case !none && !(b.Teachers.Delta >= 0 && b.Teachers.Delta < 1):
 		return bad("Delta", b.Teachers.Delta, "must be in [0, 1)")
 	case b.Relation != PrivateTeachers && b.Relation != OneVote:
 		return bad("relation", b.Relation, "must be private-teachers or one-vote")

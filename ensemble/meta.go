@@ -123,12 +123,19 @@ func (e textEnum) parse(b []byte) (int, error) {
 // Layout is how a vote file's rows hold the teachers' answers.
 type Layout int
 
-// LayoutVotes is one column per teacher, each the class it votes for.
-const LayoutVotes Layout = 0
+const (
+	// LayoutVotes is one column per teacher, each the index of the class
+	// it votes for: 0 or 1 for two classes, 0..C-1 for C.
+	LayoutVotes Layout = iota
+	// LayoutCounts is one column per class, each the number of teachers
+	// that vote for it: C counts summing to K (the layout of PATE's
+	// published vote matrices).
+	LayoutCounts
+)
 
-var layoutEnum = textEnum{"layout", []string{LayoutVotes: "votes"}}
+var layoutEnum = textEnum{"layout", []string{LayoutVotes: "votes", LayoutCounts: "counts"}}
 
-// String returns the layout's name, "votes".
+// String returns the layout's name, "votes" or "counts".
 func (l Layout) String() string { return layoutEnum.name(int(l)) }
 
 // MarshalText returns the layout's name.
@@ -271,11 +278,11 @@ func (m *VoteMeta) Validate() error {
 	if len(m.Ensemble) > maxEnsembleID || !utf8.ValidString(m.Ensemble) || strings.IndexFunc(m.Ensemble, unicode.IsControl) >= 0 {
 		return headerErr("ensemble", strconv.Quote(m.Ensemble), "must be printable UTF-8 text of at most %d bytes", maxEnsembleID)
 	}
-	if m.K < 1 || m.K%2 == 0 {
-		return headerErr("K", m.K, "must be odd and >= 1")
-	}
 	if m.Classes < 2 {
 		return headerErr("classes", m.Classes, "must be >= 2")
+	}
+	if m.K < 1 || (m.K%2 == 0 && !m.MultiClass()) {
+		return headerErr("K", m.K, "must be odd and >= 1 for two-class votes (the majority of an even number of votes can tie), >= 1 for counts or more classes")
 	}
 	if m.Layout < 0 || int(m.Layout) >= len(layoutEnum.names) {
 		return headerErr("layout", m.Layout.String(), "must be one of %s", strings.Join(layoutEnum.names, ", "))
@@ -367,6 +374,11 @@ func (g *TeacherGroup) validate(at string, m *VoteMeta) error {
 	}
 	return nil
 }
+
+// MultiClass reports whether the file is for the multi-class mechanisms
+// (MultiGNMax): counts, or votes among more than two classes. Two-class
+// votes (0 or 1) are DaRRM's and its baselines'.
+func (m *VoteMeta) MultiClass() bool { return m.Layout != LayoutVotes || m.Classes != 2 }
 
 // Private reports whether every teacher has a guarantee.
 func (m *VoteMeta) Private() bool {

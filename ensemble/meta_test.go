@@ -174,7 +174,7 @@ func TestReadMeta(t *testing.T) {
 		{"K mismatch JSON lines", statedJSON + "\n[1]\n", 2, 0, "1 votes, but the metadata header (line 1) states K = 3"},
 		{"header only", csvHead, 1, 0, "no votes after the metadata header"},
 		{"header and blank lines only", csvHead + "\n\n", 3, 0, "no votes after the metadata header"},
-		{"three classes", strings.Replace(csvHead, `"classes":2`, `"classes":3`, 1) + "0,1,1\n", 1, 0, "3 classes in layout votes: this darrm reads two-class votes"},
+		{"three classes", strings.Replace(csvHead, `"classes":2`, `"classes":3`, 1) + "0,1,1\n", 1, 0, "3 classes in layout votes: the 0/1 reader takes two-class votes"},
 		{"comment that is not a header", "# votes of my teachers\n0,1,1\n", 1, 0, "a line starting with # must be the metadata header"},
 		{"bad header", strings.Replace(csvHead, `"K":3`, `"K":-3`, 1) + "0,1,1\n", 1, 0, "header field K = -3"},
 		{"second header", csvHead + csvHead + "0,1,1\n", 2, 0, "must be the first line of the file, once"},

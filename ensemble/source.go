@@ -75,8 +75,10 @@ func (s *Source) Uint64() uint64 {
 
 // IntN returns a uniform integer in [0, n), n >= 1, exactly (Lemire's
 // multiply-and-reject method: no modulo bias).
-func (s *Source) IntN(n int) int {
-	un := uint64(n)
+func (s *Source) IntN(n int) int { return int(s.uint64N(uint64(n))) }
+
+// uint64N returns a uniform integer in [0, n), n > 0 (Lemire's method).
+func (s *Source) uint64N(un uint64) uint64 {
 	hi, lo := bits.Mul64(s.Uint64(), un)
 	if lo < un {
 		thresh := -un % un
@@ -84,7 +86,7 @@ func (s *Source) IntN(n int) int {
 			hi, lo = bits.Mul64(s.Uint64(), un)
 		}
 	}
-	return int(hi)
+	return hi
 }
 
 // unit53 is 2^53: Bernoulli draws compare a 53-bit uniform integer with a

@@ -26,6 +26,10 @@ const (
 	FormatCSV
 	// FormatJSONL is JSON lines: one JSON value per line.
 	FormatJSONL
+	// FormatCounts is a file of vote counts, one row of C counts per
+	// query, in CSV or JSON lines: read by NewMultiReader, not
+	// NewVoteReader.
+	FormatCounts
 )
 
 func (f Format) String() string {
@@ -34,11 +38,13 @@ func (f Format) String() string {
 		return "csv"
 	case FormatJSONL:
 		return "jsonl"
+	case FormatCounts:
+		return "counts"
 	}
 	return "auto"
 }
 
-// ParseFormat parses "auto", "csv" or "jsonl" (also "ndjson").
+// ParseFormat parses "auto", "csv", "jsonl" (also "ndjson") or "counts".
 func ParseFormat(s string) (Format, error) {
 	switch strings.ToLower(s) {
 	case "auto":
@@ -47,8 +53,10 @@ func ParseFormat(s string) (Format, error) {
 		return FormatCSV, nil
 	case "jsonl", "ndjson":
 		return FormatJSONL, nil
+	case "counts":
+		return FormatCounts, nil
 	}
-	return 0, fmt.Errorf("format %q: must be auto, csv or jsonl", s)
+	return 0, fmt.Errorf("format %q: must be auto, csv, jsonl or counts", s)
 }
 
 // MarshalText returns the name of f, so that a Format reads and prints as
@@ -204,10 +212,25 @@ type VoteReader struct {
 	metaLine int
 }
 
-// NewVoteReader reads the start of a vote file (the header and the first
-// data row) to settle its layout and K. name is used in errors.
-func NewVoteReader(r io.Reader, name string, opts ReadOptions) (*VoteReader, error) {
-	vr := &VoteReader{name: name, br: bufio.NewReaderSize(r, readBuffer), format: opts.Format, forceID: opts.ID}
+// VoteFile is the start of a vote file, read up to its metadata header:
+// what a caller needs to choose a reader for it. Votes reads it as 0/1
+// votes (a VoteReader), Multi as counts or class indices (a
+// MultiReader); use one of them, once.
+type VoteFile struct {
+	vr    *VoteReader
+	first []byte // the first line after the header
+}
+
+// OpenVoteFile reads the first line of a vote file and, if it is one, its
+// metadata header (ParseVoteMeta; a broken rule is a *FormatError with its
+// line). format is FormatAuto (JSON lines if the first line starts with [
+// or {), FormatCSV, FormatJSONL or FormatCounts (a counts file in either,
+// detected). name is used in errors.
+func OpenVoteFile(r io.Reader, name string, format Format) (*VoteFile, error) {
+	if format == FormatCounts {
+		format = FormatAuto
+	}
+	vr := &VoteReader{name: name, br: bufio.NewReaderSize(r, readBuffer), format: format}
 	line, err := vr.nextNonBlank()
 	if err == io.EOF {
 		return nil, &FormatError{File: name, Msg: "empty file: no votes"}
@@ -224,16 +247,55 @@ func NewVoteReader(r io.Reader, name string, opts ReadOptions) (*VoteReader, err
 			vr.format = FormatJSONL
 		}
 	}
+	if vr.format != FormatCSV && vr.format != FormatJSONL {
+		return nil, &FormatError{File: name, Msg: fmt.Sprintf("format %v: must be csv or jsonl", vr.format)}
+	}
 	if line, err = vr.readMeta(line); err != nil {
 		return nil, err
 	}
 	if c := bytes.TrimLeft(line, " \t"); vr.format == FormatCSV && c[0] == '#' {
 		return nil, &FormatError{File: name, Line: vr.line, Msg: "a line starting with # is a metadata header, which must be the first line of the file, once"}
 	}
+	return &VoteFile{vr: vr, first: append([]byte(nil), line...)}, nil
+}
+
+// Meta returns the file's metadata header, or nil if it has none.
+func (f *VoteFile) Meta() *VoteMeta { return f.vr.meta }
+
+// Format returns the file's format, CSV or JSONL.
+func (f *VoteFile) Format() Format { return f.vr.format }
+
+// MultiClass reports whether the header says the file holds counts or
+// votes among more than two classes (VoteMeta.MultiClass); false without
+// a header.
+func (f *VoteFile) MultiClass() bool { return f.vr.meta != nil && f.vr.meta.MultiClass() }
+
+// NewVoteReader reads the start of a vote file (the header and the first
+// data row) to settle its layout and K. name is used in errors.
+func NewVoteReader(r io.Reader, name string, opts ReadOptions) (*VoteReader, error) {
+	if opts.Format == FormatCounts {
+		return nil, &FormatError{File: name, Msg: "a counts file holds vote counts, not 0/1 votes: read it with NewMultiReader"}
+	}
+	f, err := OpenVoteFile(r, name, opts.Format)
+	if err != nil {
+		return nil, err
+	}
+	return f.Votes(opts)
+}
+
+// Votes reads the file as 0/1 votes (NewVoteReader); a header must state
+// two classes in layout votes. opts.Format is not used.
+func (f *VoteFile) Votes(opts ReadOptions) (*VoteReader, error) {
+	vr := f.vr
+	if m := vr.meta; m != nil && m.MultiClass() {
+		return nil, &FormatError{File: vr.name, Line: vr.metaLine, Msg: fmt.Sprintf("header: %d classes in layout %v: the 0/1 reader takes two-class votes, one column per teacher; read multi-class votes with NewMultiReader", m.Classes, m.Layout)}
+	}
+	vr.forceID = opts.ID
+	var err error
 	if vr.format == FormatJSONL {
-		err = vr.firstJSONL(line, opts)
+		err = vr.firstJSONL(f.first, opts)
 	} else {
-		err = vr.firstCSV(line, opts)
+		err = vr.firstCSV(f.first, opts)
 	}
 	if err != nil {
 		return nil, err
@@ -267,9 +329,6 @@ func (r *VoteReader) readMeta(line []byte) ([]byte, error) {
 			msg = "a line starting with # must be the metadata header, # {\"" + HeaderKey + "\": 1, ...}; " + msg
 		}
 		return nil, &FormatError{File: r.name, Line: r.line, Msg: msg}
-	}
-	if meta.Layout != LayoutVotes || meta.Classes != 2 {
-		return nil, &FormatError{File: r.name, Line: r.line, Msg: fmt.Sprintf("header: %d classes in layout %v: this darrm reads two-class votes (0 or 1), one column per teacher", meta.Classes, meta.Layout)}
 	}
 	r.meta, r.metaLine = meta, r.line
 	next, err := r.nextNonBlank()

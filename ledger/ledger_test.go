@@ -183,11 +183,13 @@ func TestRelationAndInitChecks(t *testing.T) {
 		"no parameters":     {Ensemble: "x", Relation: "private-teachers", Budget: one, DeltaPrime: 1e-5},
 		"bad relation":      {Ensemble: "x", Relation: "r", Budget: one, DeltaPrime: 1e-5, Teachers: NewHeader(bound, one, 1e-5).Teachers},
 		"K even":            NewHeader(edit(func(b *ensemble.Binding) { b.K = 10 }), one, 1e-5),
+		"K 0":               NewHeader(edit(func(b *ensemble.Binding) { b.K = 0 }), one, 1e-5),
 		"teachers' eps 0":   NewHeader(edit(func(b *ensemble.Binding) { b.Teachers.Eps = 0 }), one, 1e-5),
 		"teachers' Delta 1": NewHeader(edit(func(b *ensemble.Binding) { b.Teachers.Delta = 1 }), one, 1e-5),
 		"kind unstated":     NewHeader(edit(func(b *ensemble.Binding) { b.Kind = ensemble.KindUnstated }), one, 1e-5),
 		"partition missing": NewHeader(edit(func(b *ensemble.Binding) { b.Partition = ensemble.PartitionUnstated }), one, 1e-5),
 		"one-vote, shared":  NewHeader(edit(func(b *ensemble.Binding) { b.Relation = ensemble.OneVote }), one, 1e-5),
+		"no teachers' guarantee, private-teachers": NewHeader(edit(func(b *ensemble.Binding) { b.Teachers = accountant.Guarantee{} }), one, 1e-5),
 	} {
 		p := filepath.Join(t.TempDir(), "l")
 		if err := Init(p, h, InitOptions{}); err == nil {
@@ -196,6 +198,29 @@ func TestRelationAndInitChecks(t *testing.T) {
 		if _, err := os.Stat(p); err == nil {
 			t.Errorf("%s: left a file", name)
 		}
+	}
+}
+
+// A PATE ensemble: 250 non-private teachers on keyed-hash shares, in the
+// one-vote relation, binds no teachers' guarantee; an even K is allowed.
+func TestInitNonPrivateOneVote(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "l")
+	b := unique(ensemble.Binding{K: 250, Relation: ensemble.OneVote, Kind: ensemble.Fixed, Partition: ensemble.KeyedHash})
+	if err := Init(p, NewHeader(b, accountant.Guarantee{Eps: 2, Delta: 1e-5}, 1e-5), InitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Open(ctx, p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.Begin("gnmax", b, accountant.Guarantee{Eps: 0.1, Delta: 1e-6}); err != nil {
+		t.Errorf("a release from the same ensemble: %v", err)
+	}
+	other := b
+	other.K = 251
+	if err := l.Begin("gnmax", other, accountant.Guarantee{Eps: 0.1, Delta: 1e-6}); err == nil {
+		t.Error("a release from 251 teachers accepted by a ledger of 250")
 	}
 }
 

@@ -1,11 +1,13 @@
-// Package nn is a small convolutional network for two-class 28×28 image
-// tasks, with per-example gradients, as DP-SGD needs them: a 5×5
-// convolution with F filters and stride 2 (28×28 → 12×12×F), ReLU, and a
-// dense layer to one logit; Pr[y = 1] = sigmoid(logit), trained on the
-// logistic loss. The thesis (Section 3.7.2) gives no architecture for its
-// teachers; this one is small enough to train 22 teachers on a CPU in
+// Package nn is a small convolutional network for 28×28 image tasks, with
+// per-example gradients, as DP-SGD needs them: a 5×5 convolution with F
+// filters and stride 2 (28×28 → 12×12×F), ReLU, and a dense layer. For two
+// classes (New) the dense layer gives one logit, Pr[y = 1] =
+// sigmoid(logit), trained on the logistic loss; for C classes (NewClasses)
+// it gives C logits, the class probabilities are their softmax, trained on
+// the cross-entropy. The thesis (Section 3.7.2) gives no architecture for
+// its teachers; this one is small enough to train 22 teachers on a CPU in
 // seconds and reaches 95-99% test accuracy without privacy on the 5-vs-8
-// tasks.
+// tasks, and trains PATE's 250 MNIST teachers in minutes.
 package nn
 
 import (
@@ -24,14 +26,21 @@ const (
 
 // Net is the network: its parameters, in order, the convolution weights
 // (F × Kernel × Kernel), the convolution biases (F), the dense weights
-// (F × Out × Out) and the dense bias.
+// (F × Out × Out, or Classes × F × Out × Out) and the dense bias (one, or
+// Classes). Classes is 0 for the two-class network of one logit.
 type Net struct {
-	F      int
-	Params []float64
+	F       int
+	Classes int
+	Params  []float64
 }
 
-// NumParams returns the number of parameters of a network with f filters.
+// NumParams returns the number of parameters of a two-class network with
+// f filters.
 func NumParams(f int) int { return f*Kernel*Kernel + f + f*Out*Out + 1 }
+
+// NumParamsClasses returns the number of parameters of a network with f
+// filters and c >= 2 softmax outputs.
+func NumParamsClasses(f, c int) int { return f*Kernel*Kernel + f + c*(f*Out*Out+1) }
 
 // New returns a network with f filters, its weights drawn with He
 // initialisation from r and its biases 0.
@@ -50,7 +59,29 @@ func New(f int, r *rand.Rand) (*Net, error) {
 	return n, nil
 }
 
-// split views a parameter (or gradient) vector as its four blocks.
+// NewClasses returns a network with f filters and c >= 2 softmax
+// outputs, its weights drawn with He initialisation from r and its biases
+// 0.
+func NewClasses(f, c int, r *rand.Rand) (*Net, error) {
+	if f < 1 {
+		return nil, fmt.Errorf("nn: %d filters: must be >= 1", f)
+	}
+	if c < 2 || c > 256 {
+		return nil, fmt.Errorf("nn: %d classes: must be in [2, 256]", c)
+	}
+	n := &Net{F: f, Classes: c, Params: make([]float64, NumParamsClasses(f, c))}
+	cw, _, dw, _ := n.splitClasses(n.Params)
+	for i := range cw {
+		cw[i] = r.NormFloat64() * math.Sqrt(2.0/(Kernel*Kernel))
+	}
+	for i := range dw {
+		dw[i] = r.NormFloat64() * math.Sqrt(1.0/float64(f*Out*Out))
+	}
+	return n, nil
+}
+
+// split views a parameter (or gradient) vector of a two-class network as
+// its four blocks.
 func (n *Net) split(p []float64) (convW, convB, denseW []float64, denseB *float64) {
 	a := n.F * Kernel * Kernel
 	b := a + n.F
@@ -58,16 +89,33 @@ func (n *Net) split(p []float64) (convW, convB, denseW []float64, denseB *float6
 	return p[:a], p[a:b], p[b:c], &p[c]
 }
 
+// splitClasses views a parameter (or gradient) vector of a C-class network
+// as its four blocks; denseW is class-major.
+func (n *Net) splitClasses(p []float64) (convW, convB, denseW, denseB []float64) {
+	a := n.F * Kernel * Kernel
+	b := a + n.F
+	c := b + n.Classes*n.F*Out*Out
+	return p[:a], p[a:b], p[b:c], p[c : c+n.Classes]
+}
+
 // Workspace holds the activations of one example; reuse it across calls.
 type Workspace struct {
-	z []float64 // pre-activations of the convolution, F × Out × Out
+	z      []float64 // pre-activations of the convolution, F × Out × Out
+	logits []float64 // the C logits, then their softmax
+	dz     []float64 // the loss's gradient at z
 }
 
 // NewWorkspace returns a workspace for n.
-func (n *Net) NewWorkspace() *Workspace { return &Workspace{z: make([]float64, n.F*Out*Out)} }
+func (n *Net) NewWorkspace() *Workspace {
+	ws := &Workspace{z: make([]float64, n.F*Out*Out)}
+	if n.Classes > 0 {
+		ws.logits, ws.dz = make([]float64, n.Classes), make([]float64, n.F*Out*Out)
+	}
+	return ws
+}
 
-// Logit returns the network's logit for image x (Side × Side pixels, row
-// major).
+// Logit returns the two-class network's logit for image x (Side × Side
+// pixels, row major).
 func (n *Net) Logit(x []float64, ws *Workspace) float64 {
 	cw, cb, dw, db := n.split(n.Params)
 	logit := *db
@@ -78,9 +126,7 @@ func (n *Net) Logit(x []float64, ws *Workspace) float64 {
 				z := cb[f]
 				base := Stride*i*Side + Stride*j
 				for u := 0; u < Kernel; u++ {
-					row := x[base+u*Side : base+u*Side+Kernel]
-					wu := w[u*Kernel : u*Kernel+Kernel]
-					z += wu[0]*row[0] + wu[1]*row[1] + wu[2]*row[2] + wu[3]*row[3] + wu[4]*row[4]
+					z += dot5(w[u*Kernel:u*Kernel+Kernel], x[base+u*Side:base+u*Side+Kernel])
 				}
 				k := (f*Out+i)*Out + j
 				ws.z[k] = z
@@ -93,18 +139,63 @@ func (n *Net) Logit(x []float64, ws *Workspace) float64 {
 	return logit
 }
 
-// Predict returns the class, 0 or 1, of image x.
+// Predict returns the class of image x: 0 or 1 for a two-class network,
+// the largest logit's (the first of equal ones) for C classes.
 func (n *Net) Predict(x []float64, ws *Workspace) byte {
+	if n.Classes > 0 {
+		l := n.Logits(x, ws)
+		best := 0
+		for k, v := range l {
+			if v > l[best] {
+				best = k
+			}
+		}
+		return byte(best)
+	}
 	if n.Logit(x, ws) > 0 {
 		return 1
 	}
 	return 0
 }
 
-// Grad writes into g (NumParams long) the gradient of the logistic loss
-// log(1 + e^logit) − y·logit of image x with label y in {0, 1}, and returns
-// the loss.
+// Logits returns the C-class network's logits for image x, in ws (valid
+// until its next use).
+func (n *Net) Logits(x []float64, ws *Workspace) []float64 {
+	cw, cb, dw, db := n.splitClasses(n.Params)
+	m := n.F * Out * Out
+	for f := 0; f < n.F; f++ {
+		w := cw[f*Kernel*Kernel : (f+1)*Kernel*Kernel]
+		for i := 0; i < Out; i++ {
+			for j := 0; j < Out; j++ {
+				z := cb[f]
+				base := Stride*i*Side + Stride*j
+				for u := 0; u < Kernel; u++ {
+					z += dot5(w[u*Kernel:u*Kernel+Kernel], x[base+u*Side:base+u*Side+Kernel])
+				}
+				ws.z[(f*Out+i)*Out+j] = z
+			}
+		}
+	}
+	for c := range ws.logits {
+		l := db[c]
+		for k, z := range ws.z {
+			if z > 0 {
+				l += dw[c*m+k] * z
+			}
+		}
+		ws.logits[c] = l
+	}
+	return ws.logits
+}
+
+// Grad writes into g (len(n.Params) long) the gradient of the loss of
+// image x with label y, and returns the loss: for a two-class network the
+// logistic loss log(1 + e^logit) − y·logit, y in {0, 1}; for C classes the
+// cross-entropy −log softmax(logits)_y, y the class index in [0, C).
 func (n *Net) Grad(x []float64, y float64, g []float64, ws *Workspace) float64 {
+	if n.Classes > 0 {
+		return n.gradClasses(x, int(y), g, ws)
+	}
 	logit := n.Logit(x, ws)
 	_, _, dw, _ := n.split(n.Params)
 	gcw, gcb, gdw, gdb := n.split(g)
@@ -127,19 +218,28 @@ func (n *Net) Grad(x []float64, y float64, g []float64, ws *Workspace) float64 {
 				gb += dz
 				base := Stride*i*Side + Stride*j
 				for u := 0; u < Kernel; u++ {
-					row := x[base+u*Side : base+u*Side+Kernel]
-					gu := gw[u*Kernel : u*Kernel+Kernel]
-					gu[0] += dz * row[0]
-					gu[1] += dz * row[1]
-					gu[2] += dz * row[2]
-					gu[3] += dz * row[3]
-					gu[4] += dz * row[4]
+					axpy5(dz, x[base+u*Side:base+u*Side+Kernel], gw[u*Kernel:u*Kernel+Kernel])
 				}
 			}
 		}
 		gcb[f] = gb
 	}
 	return softplus(logit) - y*logit
+}
+
+// dot5 returns the dot product of one row of a kernel and of an image
+// patch, Kernel = 5 values each.
+func dot5(w, x []float64) float64 {
+	return w[0]*x[0] + w[1]*x[1] + w[2]*x[2] + w[3]*x[3] + w[4]*x[4]
+}
+
+// axpy5 adds a·x to g, 5 values each: one row of a kernel's gradient.
+func axpy5(a float64, x, g []float64) {
+	g[0] += a * x[0]
+	g[1] += a * x[1]
+	g[2] += a * x[2]
+	g[3] += a * x[3]
+	g[4] += a * x[4]
 }
 
 func sigmoid(t float64) float64 {
@@ -156,4 +256,59 @@ func softplus(t float64) float64 {
 		return t + math.Log1p(math.Exp(-t))
 	}
 	return math.Log1p(math.Exp(t))
+}
+
+// gradClasses is Grad for a C-class network: with p = softmax(logits),
+// dloss/dlogit_c = p_c − [c = y].
+func (n *Net) gradClasses(x []float64, y int, g []float64, ws *Workspace) float64 {
+	l := n.Logits(x, ws)
+	top := l[0]
+	for _, v := range l {
+		top = math.Max(top, v)
+	}
+	var sum float64
+	for _, v := range l {
+		sum += math.Exp(v - top)
+	}
+	loss := top + math.Log(sum) - l[y]
+	for c, v := range l {
+		l[c] = math.Exp(v-top) / sum
+	}
+	l[y]--
+	_, _, dw, _ := n.splitClasses(n.Params)
+	gcw, gcb, gdw, gdb := n.splitClasses(g)
+	m := n.F * Out * Out
+	copy(gdb, l)
+	clear(ws.dz)
+	for c, d := range l {
+		w, gw := dw[c*m:(c+1)*m], gdw[c*m:(c+1)*m]
+		for k, z := range ws.z {
+			if z <= 0 {
+				gw[k] = 0
+				continue
+			}
+			gw[k] = d * z
+			ws.dz[k] += d * w[k]
+		}
+	}
+	for f := 0; f < n.F; f++ {
+		gw := gcw[f*Kernel*Kernel : (f+1)*Kernel*Kernel]
+		clear(gw)
+		var gb float64
+		for i := 0; i < Out; i++ {
+			for j := 0; j < Out; j++ {
+				dz := ws.dz[(f*Out+i)*Out+j]
+				if dz == 0 {
+					continue
+				}
+				gb += dz
+				base := Stride*i*Side + Stride*j
+				for u := 0; u < Kernel; u++ {
+					axpy5(dz, x[base+u*Side:base+u*Side+Kernel], gw[u*Kernel:u*Kernel+Kernel])
+				}
+			}
+		}
+		gcb[f] = gb
+	}
+	return loss
 }

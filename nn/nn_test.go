@@ -69,3 +69,114 @@ func BenchmarkGrad(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "examples/s")
 }
+
+// TestGradClassesFiniteDifferences compares every 5th parameter's
+// gradient of the cross-entropy with a central difference, for every
+// label of a 4-class network.
+func TestGradClassesFiniteDifferences(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	n, err := NewClasses(3, 4, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n.Params {
+		n.Params[i] += 0.05 * r.NormFloat64()
+	}
+	ws := n.NewWorkspace()
+	g := make([]float64, len(n.Params))
+	for y := range 4 {
+		x := image(r)
+		loss := n.Grad(x, float64(y), g, ws)
+		ce := func() float64 {
+			l := n.Logits(x, ws)
+			var s float64
+			for _, v := range l {
+				s += math.Exp(v)
+			}
+			return math.Log(s) - l[y]
+		}
+		if want := ce(); math.Abs(loss-want) > 1e-12*(1+want) {
+			t.Errorf("y=%d: loss %v, cross-entropy %v", y, loss, want)
+		}
+		const h = 1e-6
+		for i := 0; i < len(n.Params); i += 5 {
+			p := n.Params[i]
+			n.Params[i] = p + h
+			up := ce()
+			n.Params[i] = p - h
+			down := ce()
+			n.Params[i] = p
+			fd := (up - down) / (2 * h)
+			if math.Abs(fd-g[i]) > 1e-6*(1+math.Abs(fd)) {
+				t.Errorf("y=%d param %d: gradient %v, finite difference %v", y, i, g[i], fd)
+			}
+		}
+	}
+}
+
+// A 3-class network learns which third of the image is bright, and
+// Predict returns the largest logit's class.
+func TestClassesLearn(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	sample := func() ([]float64, int) {
+		c := r.IntN(3)
+		x := make([]float64, Side*Side)
+		for i := range x {
+			x[i] = 0.2 * r.Float64()
+			if (i%Side)*3/Side == c {
+				x[i] += 0.8
+			}
+		}
+		return x, c
+	}
+	n, _ := NewClasses(2, 3, r)
+	ws := n.NewWorkspace()
+	g := make([]float64, len(n.Params))
+	for range 600 {
+		x, y := sample()
+		n.Grad(x, float64(y), g, ws)
+		for i := range g {
+			n.Params[i] -= 0.05 * g[i]
+		}
+	}
+	right := 0
+	for range 300 {
+		x, y := sample()
+		l := n.Logits(x, ws)
+		best := 0
+		for k := range l {
+			if l[k] > l[best] {
+				best = k
+			}
+		}
+		if p := n.Predict(x, ws); int(p) != best {
+			t.Fatalf("Predict %d, largest logit %d", p, best)
+		}
+		if best == y {
+			right++
+		}
+	}
+	if right < 285 {
+		t.Errorf("%d of 300 right", right)
+	}
+	if _, err := NewClasses(2, 1, r); err == nil {
+		t.Error("1 class accepted")
+	}
+	if NumParamsClasses(2, 3) != len(n.Params) {
+		t.Error("NumParamsClasses")
+	}
+}
+
+// BenchmarkGradClasses is a per-example gradient of the 10-class network
+// with 8 filters.
+func BenchmarkGradClasses(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	n, _ := NewClasses(8, 10, r)
+	x := image(r)
+	ws := n.NewWorkspace()
+	g := make([]float64, len(n.Params))
+	for b.Loop() {
+		n.Grad(x, 3, g, ws)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "examples/s")
+}

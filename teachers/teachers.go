@@ -3,7 +3,10 @@
 // share of the data or all on the whole set, saves and loads it in a
 // versioned, checksummed file with its id and each teacher's guarantee,
 // and collects its votes, as a vote file with the metadata header that
-// states them (ensemble.VoteMeta).
+// states them (ensemble.VoteMeta). PATE's ensembles of non-private
+// teachers voting among C classes train on disjoint shares of a C-class
+// image set (TrainClasses), and keep their votes on the public queries
+// with them, written as a counts file (WriteCounts).
 //
 // Disjoint shares are cut by a keyed hash of each record (Share): a
 // record's teacher depends on that record and the key alone, so adding or
@@ -84,12 +87,25 @@ func RecordID(d *datasets.Dataset, i int) []byte {
 // Shares returns the records of d in each of k shares cut by Share with
 // key, each in d's order.
 func Shares(key []byte, d *datasets.Dataset, k int) [][]int {
+	return SharesOf(key, d.Len(), func(i int) []byte { return RecordID(d, i) }, k)
+}
+
+// SharesOf returns the records 0..n-1 in each of k shares cut by Share
+// with key, record i's identity being id(i), each in order.
+func SharesOf(key []byte, n int, id func(i int) []byte, k int) [][]int {
 	out := make([][]int, k)
-	for i := range d.Len() {
-		t := Share(key, RecordID(d, i), k)
+	for i := range n {
+		t := Share(key, id(i), k)
 		out[t] = append(out[t], i)
 	}
 	return out
+}
+
+// ImageID returns the identity of image i of im: RecordID of the image as
+// a Dataset row (its label and its pixels scaled to [0, 1]), so an image
+// has the same share whichever form it is read in.
+func ImageID(im *datasets.Images, i int) []byte {
+	return RecordID(im.Dataset([]int{i}), 0)
 }
 
 // Config is how an ensemble is trained.
@@ -119,6 +135,12 @@ type Config struct {
 	// it every teacher's randomness and the partition key come from
 	// crypto/rand.
 	Seed *uint64 `json:"seed,omitempty"`
+	// Classes is 0 for two-class teachers (one logit each); C >= 2 for
+	// PATE's teachers, a softmax over C classes (TrainClasses), which are
+	// non-private, on disjoint shares, and keep their votes on the first
+	// Queries test images.
+	Classes int `json:"classes,omitempty"`
+	Queries int `json:"queries,omitempty"`
 }
 
 // Key identifies the configuration, for caching.
@@ -129,7 +151,20 @@ func (c Config) Key() string {
 }
 
 func (c Config) check() error {
-	if c.K < 1 || c.K%2 == 0 {
+	if c.Classes != 0 {
+		switch {
+		case c.Classes < 2 || c.Classes > 256:
+			return fmt.Errorf("teachers: %d classes: must be in [2, 256] (or 0 for two-class teachers)", c.Classes)
+		case c.Private || c.Setting != accountant.Disjoint:
+			return fmt.Errorf("teachers: %d-class teachers are PATE's: non-private, on disjoint shares (GNMax's one-vote relation)", c.Classes)
+		case c.K < 1:
+			return fmt.Errorf("teachers: K = %d: must be >= 1", c.K)
+		case c.Queries < 1:
+			return fmt.Errorf("teachers: %d queries: the teachers' votes are kept on >= 1 public images", c.Queries)
+		}
+	} else if c.Queries != 0 {
+		return fmt.Errorf("teachers: two-class teachers keep no votes (queries = %d)", c.Queries)
+	} else if c.K < 1 || c.K%2 == 0 {
 		return fmt.Errorf("teachers: K = %d: must be odd and >= 1", c.K)
 	}
 	if c.Filters < 1 {
@@ -173,7 +208,7 @@ func (c Config) meta(params [][]float64) (*ensemble.VoteMeta, error) {
 	}
 	m := &ensemble.VoteMeta{
 		Ensemble: fmt.Sprintf("%s-k%d-%s", c.Dataset, c.K, hex.EncodeToString(h.Sum(nil)[:8])),
-		K:        c.K, Classes: 2, Layout: ensemble.LayoutVotes, Relation: ensemble.OneVote,
+		K:        c.K, Classes: max(2, c.Classes), Layout: ensemble.LayoutVotes, Relation: ensemble.OneVote,
 		Kind: ensemble.Fixed, Partition: partition(c.Setting),
 		Teachers: []ensemble.TeacherGroup{{Count: c.K, Origin: ensemble.NonPrivate}},
 	}
@@ -204,6 +239,10 @@ type Ensemble struct {
 	// parameters), each teacher's guarantee and how it was obtained, and
 	// the partition rule.
 	Meta *ensemble.VoteMeta `json:"meta"`
+	// QueryVotes holds, for C-class teachers, each teacher's class on
+	// each of the first Config.Queries test images (Accuracy is theirs);
+	// nil for two-class teachers, whose votes Votes computes.
+	QueryVotes [][]byte `json:"votes,omitempty"`
 }
 
 // Train trains cfg.K teachers on b.Train, in parallel: on disjoint shares,
@@ -236,6 +275,35 @@ func Train(ctx context.Context, b *datasets.Binary, cfg Config) (*Ensemble, erro
 			data[i] = b.Train.Subset(idx)
 		}
 	}
+	err := trainEach(ctx, cfg, func(i int, r *rand.Rand) error {
+		net, err := nn.New(cfg.Filters, r)
+		if err != nil {
+			return err
+		}
+		if cfg.Private {
+			_, err = dpsgd.Private(ctx, net, data[i], cfg.DP, r)
+		} else {
+			err = dpsgd.SGD(ctx, net, data[i], cfg.Epochs, cfg.Batch, cfg.LR, r)
+		}
+		if err != nil {
+			return err
+		}
+		e.Params[i] = net.Params
+		e.Accuracy[i] = dpsgd.Accuracy(net, b.Test)
+		e.ShareSizes[i] = data[i].Len()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	e.Meta, err = cfg.meta(e.Params)
+	return e, err
+}
+
+// trainEach calls train(i, r) for each of the cfg.K teachers, on every
+// core, with r teacher i's own random stream (stream); an error names its
+// teacher.
+func trainEach(ctx context.Context, cfg Config, train func(i int, r *rand.Rand) error) error {
 	errs := make([]error, cfg.K)
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
@@ -246,36 +314,103 @@ func Train(ctx context.Context, b *datasets.Binary, cfg Config) (*Ensemble, erro
 			defer wg.Done()
 			defer func() { <-sem }()
 			r, err := stream(cfg.Seed, uint64(i))
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			net, err := nn.New(cfg.Filters, r)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			if cfg.Private {
-				_, err = dpsgd.Private(ctx, net, data[i], cfg.DP, r)
-			} else {
-				err = dpsgd.SGD(ctx, net, data[i], cfg.Epochs, cfg.Batch, cfg.LR, r)
+			if err == nil {
+				err = train(i, r)
 			}
 			if err != nil {
 				errs[i] = fmt.Errorf("teacher %d: %w", i, err)
-				return
 			}
-			e.Params[i] = net.Params
-			e.Accuracy[i] = dpsgd.Accuracy(net, b.Test)
-			e.ShareSizes[i] = data[i].Len()
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	return errors.Join(errs...)
+}
+
+// TrainClasses trains cfg.K non-private C-class teachers (cfg.Classes) on
+// disjoint shares of m.Train cut by a keyed hash of each image (Share of
+// ImageID, the key from crypto/rand or, with a seed, derived from it), in
+// parallel, each with plain SGD on its share, and records each teacher's
+// class on the first cfg.Queries images of m.Test and its accuracy on
+// them.
+func TrainClasses(ctx context.Context, m *datasets.MNIST, cfg Config) (*Ensemble, error) {
+	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	var err error
+	if cfg.Classes != m.Classes {
+		return nil, fmt.Errorf("teachers: %d classes, but %s has %d", cfg.Classes, m.Name, m.Classes)
+	}
+	if cfg.Queries > m.Test.Len() {
+		return nil, fmt.Errorf("teachers: %d queries, but %s has %d test images", cfg.Queries, m.Name, m.Test.Len())
+	}
+	key, err := partitionKey(cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	e := &Ensemble{Config: cfg, Params: make([][]float64, cfg.K), Accuracy: make([]float64, cfg.K), ShareSizes: make([]int, cfg.K),
+		Partition: Partition{Rule: ensemble.KeyedHash, Key: hex.EncodeToString(key)}, QueryVotes: make([][]byte, cfg.K)}
+	shares := SharesOf(key, m.Train.Len(), func(i int) []byte { return ImageID(m.Train, i) }, cfg.K)
+	for i, idx := range shares {
+		if len(idx) == 0 {
+			return nil, fmt.Errorf("teachers: teacher %d has no training images of %d for K = %d", i, m.Train.Len(), cfg.K)
+		}
+	}
+	queries := m.Test.Dataset(datasets.Range(0, cfg.Queries))
+	err = trainEach(ctx, cfg, func(i int, r *rand.Rand) error {
+		net, err := nn.NewClasses(cfg.Filters, cfg.Classes, r)
+		if err != nil {
+			return err
+		}
+		if err := dpsgd.SGD(ctx, net, m.Train.Dataset(shares[i]), cfg.Epochs, cfg.Batch, cfg.LR, r); err != nil {
+			return err
+		}
+		e.Params[i], e.ShareSizes[i] = net.Params, len(shares[i])
+		e.QueryVotes[i] = make([]byte, cfg.Queries)
+		ws := net.NewWorkspace()
+		right := 0
+		for q := range cfg.Queries {
+			e.QueryVotes[i][q] = net.Predict(queries.Row(q), ws)
+			if float64(e.QueryVotes[i][q]) == queries.Y[q] {
+				right++
+			}
+		}
+		e.Accuracy[i] = float64(right) / float64(cfg.Queries)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	e.Meta, err = cfg.meta(e.Params)
 	return e, err
+}
+
+// Counts returns, for C-class teachers, the vote counts of each of their
+// queries: row q holds the C counts on test image q.
+func (e *Ensemble) Counts() [][]int {
+	counts := make([][]int, e.Config.Queries)
+	flat := make([]int, e.Config.Queries*e.Config.Classes)
+	for q := range counts {
+		counts[q] = flat[q*e.Config.Classes : (q+1)*e.Config.Classes]
+		for _, v := range e.QueryVotes {
+			counts[q][v[q]]++
+		}
+	}
+	return counts
+}
+
+// WriteCounts writes the C-class teachers' votes on their queries as a
+// counts file (ensemble.WriteCounts) with the ensemble's metadata header
+// in layout counts, whose ids are the images' indices in the test set.
+func (e *Ensemble) WriteCounts(w io.Writer) error {
+	if e.Config.Classes == 0 {
+		return fmt.Errorf("teachers: two-class teachers: write their votes with WriteVotes")
+	}
+	meta := *e.Meta
+	meta.Layout = ensemble.LayoutCounts
+	ids := make([]string, e.Config.Queries)
+	for q := range ids {
+		ids[q] = strconv.Itoa(q)
+	}
+	return ensemble.WriteCounts(w, &meta, ids, e.Counts())
 }
 
 // partitionKey returns the key of the keyed-hash partition: 32 bytes from
@@ -372,7 +507,11 @@ func (e *Ensemble) Save(path string) error {
 // teacher's parameters at 32 bytes a number, and room for the rest. Load
 // reads no more than that of a file.
 func maxFileBytes(c Config) int64 {
-	return 1<<20 + int64(max(c.K, 0))*int64(nn.NumParams(max(c.Filters, 0))+8)*32
+	params := nn.NumParams(max(c.Filters, 0))
+	if c.Classes > 0 {
+		params = nn.NumParamsClasses(max(c.Filters, 0), c.Classes)
+	}
+	return 1<<20 + int64(max(c.K, 0))*(int64(params+8)*32+int64(max(c.Queries, 0))*2)
 }
 
 // ErrNotFound is returned by Load when there is no file.
@@ -430,9 +569,31 @@ func Load(path string, want Config) (*Ensemble, error) {
 	if _, err := hex.DecodeString(e.Partition.Key); err != nil || (e.Partition.Rule == ensemble.KeyedHash) != (e.Partition.Key != "") {
 		return nil, corrupt("partition key %q", e.Partition.Key)
 	}
+	n := nn.NumParams(want.Filters)
+	if want.Classes > 0 {
+		n = nn.NumParamsClasses(want.Filters, want.Classes)
+	}
 	for i, p := range e.Params {
-		if len(p) != nn.NumParams(want.Filters) {
-			return nil, corrupt("teacher %d has %d parameters, want %d", i, len(p), nn.NumParams(want.Filters))
+		if len(p) != n {
+			return nil, corrupt("teacher %d has %d parameters, want %d", i, len(p), n)
+		}
+	}
+	if want.Classes == 0 && e.QueryVotes != nil {
+		return nil, corrupt("two-class teachers with recorded votes")
+	}
+	if want.Classes > 0 {
+		if len(e.QueryVotes) != want.K {
+			return nil, corrupt("votes of %d teachers, want %d", len(e.QueryVotes), want.K)
+		}
+		for i, v := range e.QueryVotes {
+			if len(v) != want.Queries {
+				return nil, corrupt("teacher %d has %d votes, want %d", i, len(v), want.Queries)
+			}
+			for _, c := range v {
+				if int(c) >= want.Classes {
+					return nil, corrupt("teacher %d votes for class %d of %d", i, c, want.Classes)
+				}
+			}
 		}
 	}
 	meta, err := want.meta(e.Params)
@@ -452,6 +613,17 @@ func Load(path string, want Config) (*Ensemble, error) {
 // set, hears of both and of the training. With dir "" nothing is read or
 // saved.
 func Cached(ctx context.Context, dir string, b *datasets.Binary, cfg Config, note func(string)) (e *Ensemble, cached bool, err error) {
+	return cachedOr(dir, cfg, note, func() (*Ensemble, error) { return Train(ctx, b, cfg) })
+}
+
+// CachedClasses is Cached for C-class teachers (TrainClasses).
+func CachedClasses(ctx context.Context, dir string, m *datasets.MNIST, cfg Config, note func(string)) (e *Ensemble, cached bool, err error) {
+	return cachedOr(dir, cfg, note, func() (*Ensemble, error) { return TrainClasses(ctx, m, cfg) })
+}
+
+// cachedOr loads the ensemble of cfg from dir, or trains it with train and
+// saves it there.
+func cachedOr(dir string, cfg Config, note func(string), train func() (*Ensemble, error)) (e *Ensemble, cached bool, err error) {
 	say := func(format string, args ...any) {
 		if note != nil {
 			note(fmt.Sprintf(format, args...))
@@ -475,7 +647,7 @@ func Cached(ctx context.Context, dir string, b *datasets.Binary, cfg Config, not
 		kind = "private"
 	}
 	say("training %d %s teachers on %s", cfg.K, kind, cfg.Dataset)
-	if e, err = Train(ctx, b, cfg); err != nil {
+	if e, err = train(); err != nil {
 		return nil, false, err
 	}
 	if dir != "" {

@@ -342,3 +342,105 @@ func TestMeta(t *testing.T) {
 		t.Errorf("version 2 file: %v", err)
 	}
 }
+
+// classesConfig is a PATE-like ensemble of 7 three-class teachers (an even
+// K works too) keeping their votes on 40 queries.
+func classesConfig(seed uint64) Config {
+	return Config{Dataset: "synthetic", K: 8, Filters: 2, Epochs: 4, Batch: 10, LR: 0.1, Seed: &seed, Classes: 3, Queries: 40}
+}
+
+// C-class teachers: trained on keyed-hash shares, their votes kept with
+// them and checked on load, written as a counts file with their header.
+func TestTrainClasses(t *testing.T) {
+	m := datasets.SyntheticClasses(800, 60, 3, 1)
+	cfg := classesConfig(3)
+	e, err := TrainClasses(context.Background(), m, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := hex.DecodeString(e.Partition.Key)
+	for i, idx := range SharesOf(key, m.Train.Len(), func(i int) []byte { return ImageID(m.Train, i) }, cfg.K) {
+		if e.ShareSizes[i] != len(idx) {
+			t.Errorf("teacher %d trained on %d images, its share has %d", i, e.ShareSizes[i], len(idx))
+		}
+	}
+	var mean float64
+	for i, v := range e.QueryVotes {
+		right := 0
+		for q, c := range v {
+			if int(c) == m.Test.Labels[q] {
+				right++
+			}
+		}
+		if got := float64(right) / 40; got != e.Accuracy[i] {
+			t.Errorf("teacher %d: accuracy %v, its votes %v", i, e.Accuracy[i], got)
+		}
+		mean += e.Accuracy[i] / 8
+	}
+	if mean < 0.7 {
+		t.Errorf("mean accuracy %v on an easy task", mean)
+	}
+	counts := e.Counts()
+	if len(counts) != 40 || counts[0][0]+counts[0][1]+counts[0][2] != 8 {
+		t.Fatalf("counts %v", counts[:1])
+	}
+	if e.Meta.Classes != 3 || e.Meta.Relation != ensemble.OneVote || e.Meta.Partition != ensemble.KeyedHash || e.Meta.K != 8 {
+		t.Errorf("header %+v", e.Meta)
+	}
+	var buf bytes.Buffer
+	if err := e.WriteCounts(&buf); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ensemble.NewMultiReader(&buf, "counts.csv", ensemble.MultiOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for q := 0; r.Next(); q++ {
+		if !slices.Equal(r.Query().Counts, counts[q]) || string(r.Query().ID) != strconv.Itoa(q) {
+			t.Fatalf("row %d: %s %v, want %v", q, r.Query().ID, r.Query().Counts, counts[q])
+		}
+	}
+	if r.Err() != nil || r.Meta().Layout != ensemble.LayoutCounts || r.Meta().Ensemble != e.Meta.Ensemble {
+		t.Errorf("read back: %v, header %+v", r.Err(), r.Meta())
+	}
+
+	// Saved and loaded as it was; edited votes are refused.
+	path := filepath.Join(t.TempDir(), "e.json")
+	if err := e.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(path, cfg)
+	if err != nil || !reflect.DeepEqual(back, e) {
+		t.Fatalf("load: %v", err)
+	}
+	raw, _ := os.ReadFile(path)
+	var s stored
+	json.Unmarshal(raw, &s)
+	var edit map[string]any
+	json.Unmarshal(s.Ensemble, &edit)
+	edit["votes"] = edit["votes"].([]any)[:7]
+	s.Ensemble, _ = json.Marshal(edit)
+	b, _ := json.Marshal(s)
+	os.WriteFile(path, []byte(resum(t, string(b))), 0o644)
+	var ce *CorruptError
+	if _, err := Load(path, cfg); !errors.As(err, &ce) || !strings.Contains(err.Error(), "votes of 7 teachers, want 8") {
+		t.Errorf("7 teachers' votes: %v", err)
+	}
+
+	for _, bad := range []func(*Config){
+		func(c *Config) { c.Private = true },
+		func(c *Config) { c.Queries = 0 },
+		func(c *Config) { c.Classes = 1 },
+		func(c *Config) { c.Queries = 61 },
+		func(c *Config) { c.Classes = 4 },
+	} {
+		c := classesConfig(1)
+		bad(&c)
+		if _, err := TrainClasses(context.Background(), m, c); err == nil {
+			t.Errorf("%+v accepted", c)
+		}
+	}
+	if err := (&Ensemble{Config: config(false, 1)}).WriteCounts(&buf); err == nil {
+		t.Error("counts of two-class teachers written")
+	}
+}

@@ -16,11 +16,17 @@ import (
 
 func init() { subcommands = append(subcommands, newAccountCmd) }
 
+// accountExtra holds the constructors of account subcommands defined in
+// other files.
+var accountExtra []func() *cobra.Command
+
 func newAccountCmd() *cobra.Command {
-	return newGroupCmd("account", "Privacy accounting: composition, RDP conversion, DP-SGD, GNMax, DP-ShuffleG, RR",
-		newAccountComposeCmd(), newAccountQueriesCmd(), newAccountStepEpsCmd(), newAccountGaussianCmd(),
-		newAccountDPSGDCmd(), newAccountGNMaxCmd(), newAccountShuffleGCmd(), newAccountRRCmd(),
-	)
+	subs := []*cobra.Command{newAccountComposeCmd(), newAccountQueriesCmd(), newAccountStepEpsCmd(), newAccountGaussianCmd(),
+		newAccountDPSGDCmd(), newAccountGNMaxCmd(), newAccountShuffleGCmd(), newAccountRRCmd()}
+	for _, c := range accountExtra {
+		subs = append(subs, c())
+	}
+	return newGroupCmd("account", "Privacy accounting: composition, RDP conversion, DP-SGD, GNMax, PATE, DP-ShuffleG, RR", subs...)
 }
 
 // document is what a command prints: one of internal/report's documents.

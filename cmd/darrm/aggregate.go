@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,17 +25,16 @@ type aggregateFlags struct {
 	problemFlags
 	mechanismFlags
 	compositionFlags
-	Format      cliout.Format     `flag:"format"`
-	Seed        uint64            `flag:"seed"`
-	BudgetEps   float64           `flag:"budget-eps"`
-	BudgetDelta float64           `flag:"budget-delta"`
-	Ledger      string            `flag:"ledger"`
-	Out         string            `flag:"out" help:"file for the labels, written atomically; a device or FIFO is written through (- for standard output)"`
-	OutFormat   ensemble.Format   `flag:"out-format" help:"labels as csv or jsonl (auto: the format of the votes)"`
-	InFormat    ensemble.Format   `flag:"input-format" help:"votes as csv or jsonl (auto: JSON lines if the first line starts with [ or {)"`
-	Header      ensemble.Presence `flag:"header" help:"CSV header row: auto, yes or no"`
-	ID          ensemble.Presence `flag:"id" help:"id column: auto, yes or no"`
-	Mechanism   string
+	pateFlags
+	Format      cliout.Format   `flag:"format"`
+	Seed        uint64          `flag:"seed"`
+	BudgetEps   float64         `flag:"budget-eps"`
+	BudgetDelta float64         `flag:"budget-delta"`
+	Ledger      string          `flag:"ledger"`
+	Out         string          `flag:"out" help:"file for the labels, written atomically; a device or FIFO is written through (- for standard output)"`
+	OutFormat   ensemble.Format `flag:"out-format" help:"labels as csv or jsonl (auto: the format of the votes)"`
+	multiInputFlags
+	Mechanism string
 }
 
 func newAggregateCmd() *cobra.Command {
@@ -47,7 +47,7 @@ func newAggregateCmd() *cobra.Command {
 		// checkOutputs names the argument so in its errors.
 		Annotations: map[string]string{"input": "the vote file"},
 	}, &f, map[string]string{"budget-method": "composition", "rr-method": "rr-composition", "gnmax-sigma": "gnmax-search"})
-	cmd.Flags().StringVar(&f.Mechanism, "mechanism", "darrm", "aggregator: "+strings.Join(ensemble.Mechanisms, ", "))
+	cmd.Flags().StringVar(&f.Mechanism, "mechanism", "darrm", "aggregator: "+strings.Join(ensemble.Mechanisms, ", ")+"; for multi-class votes (--input-format counts or --classes): "+strings.Join(ensemble.MultiMechanisms, ", "))
 	return cmd
 }
 
@@ -70,10 +70,6 @@ func (f *aggregateFlags) parse(cmd *cobra.Command) (budget *accountant.Guarantee
 func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	start := time.Now()
 	fs := cmd.Flags()
-	inBudget, mech, err := f.parse(cmd)
-	if err != nil {
-		return err
-	}
 	name := cli.InputArg(args)
 	if cli.IsStdoutFile(f.Out, cmd.OutOrStdout()) {
 		f.Out = cli.Std // e.g. /dev/stdout: write to it, never replace it
@@ -83,7 +79,26 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		return err
 	}
 	defer file.Close()
-	votes, err := ensemble.NewVoteReader(file, cli.InputName(name), ensemble.ReadOptions{Format: f.InFormat, Header: f.Header, ID: f.ID})
+	vf, multi, err := f.openVotes(cmd, file, cli.InputName(name))
+	if err != nil {
+		return err
+	}
+	if multi {
+		return runAggregateMulti(cmd, f, name, vf, start)
+	}
+	if slices.Contains(ensemble.MultiMechanisms, f.Mechanism) && f.Mechanism != "gnmax" {
+		return cli.Usagef("--mechanism %s needs multi-class votes: --input-format counts, --classes C, or a metadata header that states them", f.Mechanism)
+	}
+	for _, fl := range []string{"sigma2", "sigma1", "threshold", "laplace-scale"} {
+		if fs.Changed(fl) {
+			return cli.Usagef("--%s applies to multi-class votes (--input-format counts, --classes C, or a metadata header that states them); binary gnmax calibrates sigma from --m, --eps and --delta", fl)
+		}
+	}
+	inBudget, mech, err := f.parse(cmd)
+	if err != nil {
+		return err
+	}
+	votes, err := vf.Votes(ensemble.ReadOptions{Format: f.InFormat, Header: f.Header, ID: f.ID})
 	if fe := (*ensemble.FormatError)(nil); errors.As(err, &fe) {
 		return cli.Usagef("%v", err)
 	} else if err != nil {
@@ -118,37 +133,14 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		}
 		budget = report.NewBudget(*inBudget, f.Method, f.DeltaPrime, limit)
 	}
-	sink := ensemble.LabelSink{Path: f.Out, Stdout: cmd.OutOrStdout(), Format: f.OutFormat}
-	if sink.Format == ensemble.FormatAuto {
-		sink.Format = votes.Format()
+	run, limit, err := f.startRelease(cmd, name, votes.Format(), binding, priv.Guarantee, limit)
+	if err != nil {
+		return err
 	}
-	var led *ledger.Ledger
-	if f.Ledger != "" {
-		opts := ledger.Options{Waiting: waitingFor(cmd)}
-		if led, limit, err = ledger.OpenRun(cmd.Context(), f.Ledger, f.Mechanism, binding, priv.Guarantee, limit, opts); err != nil {
-			return ledgerError(err)
-		}
-		defer led.Close()
-		printNotes(cmd.ErrOrStderr(), f.Ledger, led.Notes())
-		sink.Ledger = led
-	}
-	src, seed := ensemble.NewSource(), cli.Given(fs, "seed", f.Seed)
-	if seed != nil {
-		src = ensemble.NewSeededSource(*seed)
-		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: --seed %d: %s\n", *seed, report.NotForRelease)
-	}
-
-	total := cli.InputSize(name)
-	prog := cliout.NewProgress(cmd.ErrOrStderr(), total, "releasing labels")
-	opts := ensemble.ReleaseOptions{Experiment: seed != nil, Progress: func(n int, b int64) {
-		if total > 0 {
-			prog.Set(b)
-		} else {
-			prog.Set(int64(n))
-		}
-	}}
-	res, err := ensemble.ReleaseTo(cmd.Context(), votes, agg, src, sink, limit, opts)
-	prog.Done()
+	defer run.close()
+	sink, led, seed := run.sink, run.ledger, run.seed
+	res, err := ensemble.ReleaseTo(cmd.Context(), votes, agg, run.src, sink, limit, run.opts)
+	run.prog.Done()
 	if fe := (*ensemble.FormatError)(nil); errors.As(err, &fe) {
 		return cli.Usagef("%v", err) // malformed votes are bad input
 	} else if err != nil {
@@ -191,4 +183,57 @@ func (f *aggregateFlags) params(cmd *cobra.Command, mech mechanisms, k int, inpu
 		return f.paramsFrom(k, line, mech.table.Stated)
 	}
 	return f.paramsFrom(k, line)
+}
+
+// release is what a release writes to, charges and draws from: the label
+// sink, the ledger (nil without --ledger), the randomness and its seed,
+// and the progress line with the release's options.
+type release struct {
+	sink   ensemble.LabelSink
+	ledger *ledger.Ledger
+	src    *ensemble.Source
+	seed   *uint64
+	prog   *cliout.Progress
+	opts   ensemble.ReleaseOptions
+}
+
+// startRelease opens the sink of the labels (in votes' format unless
+// --out-format says), the ledger bound to b, charged step per query, which
+// may lower limit, and the randomness of a release from name. Call close
+// at the end.
+func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, votes ensemble.Format, b ensemble.Binding, step accountant.Guarantee, limit int) (*release, int, error) {
+	r := &release{sink: ensemble.LabelSink{Path: f.Out, Stdout: cmd.OutOrStdout(), Format: f.OutFormat}, src: ensemble.NewSource()}
+	if r.sink.Format == ensemble.FormatAuto {
+		r.sink.Format = votes
+	}
+	if f.Ledger != "" {
+		var err error
+		opts := ledger.Options{Waiting: waitingFor(cmd)}
+		if r.ledger, limit, err = ledger.OpenRun(cmd.Context(), f.Ledger, f.Mechanism, b, step, limit, opts); err != nil {
+			return nil, 0, ledgerError(err)
+		}
+		printNotes(cmd.ErrOrStderr(), f.Ledger, r.ledger.Notes())
+		r.sink.Ledger = r.ledger
+	}
+	if r.seed = cli.Given(cmd.Flags(), "seed", f.Seed); r.seed != nil {
+		r.src = ensemble.NewSeededSource(*r.seed)
+		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: --seed %d: %s\n", *r.seed, report.NotForRelease)
+	}
+	total := cli.InputSize(name)
+	r.prog = cliout.NewProgress(cmd.ErrOrStderr(), total, "releasing labels")
+	r.opts = ensemble.ReleaseOptions{Experiment: r.seed != nil, Progress: func(n int, b int64) {
+		if total > 0 {
+			r.prog.Set(b)
+		} else {
+			r.prog.Set(int64(n))
+		}
+	}}
+	return r, limit, nil
+}
+
+// close closes the ledger.
+func (r *release) close() {
+	if r.ledger != nil {
+		r.ledger.Close()
+	}
 }

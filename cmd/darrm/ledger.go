@@ -101,16 +101,23 @@ func (f *ledgerInitFlags) binding(cmd *cobra.Command) (ensemble.Binding, error) 
 		return given, err
 	}
 	defer file.Close()
-	votes, err := ensemble.NewVoteReader(file, cli.InputName(f.Votes), ensemble.ReadOptions{})
+	vf, err := ensemble.OpenVoteFile(file, cli.InputName(f.Votes), ensemble.FormatAuto)
 	if err != nil {
 		return given, cli.Usagef("--votes: %v", err)
 	}
-	meta := votes.Meta()
+	meta := vf.Meta()
 	if meta == nil {
 		return given, cli.Usagef("--votes %s has no metadata header: give the ensemble's parameters as flags", cli.InputName(f.Votes))
 	}
-	t, err := ensemble.ReleaseTeachers(meta, eps, delta)
-	if err != nil {
+	var t ensemble.TeacherGuarantee
+	if meta.MultiClass() && !meta.Private() {
+		// The multi-class mechanisms are private in the one-vote relation
+		// whatever the teachers' own guarantee: non-private teachers have
+		// none to bind.
+		if eps != nil || delta != nil {
+			return given, cli.Usagef("--eps, --Delta: %s holds multi-class votes of non-private teachers, whose releases bind no teachers' guarantee", cli.InputName(f.Votes))
+		}
+	} else if t, err = ensemble.ReleaseTeachers(meta, eps, delta); err != nil {
 		return given, fmt.Errorf("--votes %s: %w (--eps, --Delta)", cli.InputName(f.Votes), err)
 	}
 	b := meta.Binding(t)

@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/report"
+	"github.com/darrm/darrm/pate"
 	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/transfer"
 )
@@ -47,7 +48,8 @@ func (f *trainingFlags) training(cmd *cobra.Command, setting accountant.Shares) 
 
 func newTeachersSub(use string) *cobra.Command {
 	f := struct {
-		Dataset    string            `flag:"dataset" help:"two-class task: mnist58 or fashion58" required:""`
+		Dataset    string            `flag:"dataset" help:"two-class task: mnist58 or fashion58; with --classes, a ten-class set: mnist or fashion-mnist" required:""`
+		Classes    int               `flag:"classes" help:"PATE's teachers voting among this many classes (the set's: 10): non-private, on keyed-hash shares, K = 250 unless --K; vote writes their vote counts on the first half of the test set"`
 		NonPrivate bool              `flag:"nonprivate" help:"the non-private (SGD) teachers GNMax uses, on disjoint shares, instead of the DP-SGD ones"`
 		Setting    accountant.Shares `flag:"setting"`
 		Training   trainingFlags
@@ -63,6 +65,9 @@ func newTeachersSub(use string) *cobra.Command {
 	cmd := newCmd("teachers-"+use, &cobra.Command{
 		Use: use + " --dataset mnist58|fashion58 [flags]", Short: short, Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("classes") {
+				return runTeachersClasses(cmd, use, f.Dataset, f.Classes, &f.Training, cli.Given(cmd.Flags(), "seed", f.Seed), &f.Cache, f.Format, f.out)
+			}
 			tr, err := f.Training.training(cmd, f.Setting)
 			if err != nil {
 				return err
@@ -136,6 +141,53 @@ func newTeachersTuneCmd() *cobra.Command {
 			return report.Tune{Dataset: f.Dataset, Tasks: tasks, Chosen: h, InUse: transfer.HyperFor(f.Dataset), Trials: trials}.Write(cmd.OutOrStdout(), f.Format)
 		},
 	}, &f, nil)
+}
+
+// runTeachersClasses trains or loads PATE's C-class teachers of the
+// ten-class set dataset (as darrm pate does, so the two share the cache)
+// and prints them (train) or writes their vote counts on the queries, with
+// their metadata header (vote).
+func runTeachersClasses(cmd *cobra.Command, use, dataset string, classes int, tf *trainingFlags, seed *uint64, cf *cacheFlags, format cliout.Format, out string) error {
+	fs := cmd.Flags()
+	for _, fl := range []string{"nonprivate", "setting", "sigma"} {
+		if fs.Changed(fl) {
+			return cli.Usagef("--%s: the teachers of --classes are PATE's, non-private on keyed-hash shares", fl)
+		}
+	}
+	m, err := datasets.LoadMNIST("", dataset)
+	if err != nil && !errors.Is(err, datasets.ErrNoDir) {
+		return cli.Usagef("--dataset: %v", err)
+	} else if err != nil {
+		return err
+	}
+	if classes != m.Classes {
+		return cli.Usagef("--classes %d: %s has %d classes", classes, dataset, m.Classes)
+	}
+	k := pate.Teachers
+	if fs.Changed("K") {
+		k = tf.K
+	}
+	cfg := pate.TeacherConfig(dataset, k, m.Classes, m.Test.Len()/2, seed)
+	if fs.Changed("epochs") {
+		cfg.Epochs = tf.Epochs
+	}
+	if k < 1 || cfg.Epochs < 1 {
+		return cli.Usagef("--K = %d, --epochs = %d: both must be >= 1", k, cfg.Epochs)
+	}
+	dir, err := cf.open()
+	if err != nil {
+		return err
+	}
+	prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, fmt.Sprintf("training or loading the teachers of %s", dataset))
+	e, _, err := teachers.CachedClasses(cmd.Context(), teachersDir(dir), m, cfg, note(cmd))
+	prog.Done()
+	if err != nil {
+		return err
+	}
+	if use == "train" {
+		return report.Teachers{Ensemble: e}.Write(cmd.OutOrStdout(), format)
+	}
+	return cli.WriteOutput(cmd.Context(), out, cmd.OutOrStdout(), e.WriteCounts)
 }
 
 // loadBinary reads a two-class task from the data folder; missing data

@@ -7,42 +7,113 @@ import (
 	"math/big"
 )
 
-// Exp returns e^x to prec bits: the Taylor series after halving x below
-// 2^-8, then squaring back.
+// Exp returns e^x to prec bits, for every x: +Inf and 0 where e^x is
+// beyond big.Float's exponent range. It reduces x = k·log 2 + r with
+// |r| <= log(2)/2, sums the Taylor series of e^r after halving r below
+// 2^-8, squares back, and scales by 2^k, all at prec plus enough guard
+// bits for the cancellation in r and the squarings.
 func Exp(x *big.Float, prec uint) *big.Float {
-	r := new(big.Float).SetPrec(prec).Set(x)
+	if x.IsInf() {
+		if x.Sign() > 0 {
+			return new(big.Float).SetPrec(prec).SetInf(false)
+		}
+		return new(big.Float).SetPrec(prec)
+	}
+	if x.Sign() == 0 {
+		return new(big.Float).SetPrec(prec).SetInt64(1)
+	}
+	// e^x for |x| >= 2^32 is beyond the exponent range (|k| > 2^31).
+	if x.MantExp(nil) > 32 {
+		if x.Sign() > 0 {
+			return new(big.Float).SetPrec(prec).SetInf(false)
+		}
+		return new(big.Float).SetPrec(prec)
+	}
+	w := prec + 64 + 40 // |k| < 2^40 here: r loses at most 40 bits to cancellation
+	ln2 := Ln2(w)
+	kf := new(big.Float).SetPrec(w).Quo(x, ln2)
+	kf.Add(kf, big.NewFloat(0.5*float64(kf.Sign())))
+	k, _ := kf.Int64() // truncated: the nearest integer to x/log 2
+	r := new(big.Float).SetPrec(w).Mul(ln2, new(big.Float).SetPrec(w).SetInt64(k))
+	r.Sub(x, r).SetPrec(w)
 	s := 0
 	for r.Sign() != 0 && r.MantExp(nil) > -8 {
 		r.Quo(r, big.NewFloat(2))
 		s++
 	}
-	sum := new(big.Float).SetPrec(prec).SetInt64(1)
-	term := new(big.Float).SetPrec(prec).SetInt64(1)
-	// Each term is below 2^-8 times the last: prec/8 + 2 terms suffice.
-	for n := int64(1); n <= int64(prec/8)+2; n++ {
+	sum := new(big.Float).SetPrec(w).SetInt64(1)
+	term := new(big.Float).SetPrec(w).SetInt64(1)
+	// Each term is below 2^-8 times the last: w/8 + 2 terms suffice.
+	for n := int64(1); n <= int64(w/8)+2; n++ {
 		term.Mul(term, r)
-		term.Quo(term, new(big.Float).SetPrec(prec).SetInt64(n))
+		term.Quo(term, new(big.Float).SetPrec(w).SetInt64(n))
 		sum.Add(sum, term)
 	}
 	for range s {
 		sum.Mul(sum, sum)
 	}
-	return sum
+	if k > big.MaxExp || k < big.MinExp-int64(w) {
+		if k > 0 {
+			return new(big.Float).SetPrec(prec).SetInf(false)
+		}
+		return new(big.Float).SetPrec(prec)
+	}
+	return new(big.Float).SetPrec(prec).SetMantExp(sum, int(k))
 }
 
-// Log returns log y, y > 0, to prec bits, by Halley's iteration
-// z += 2(y - e^z)/(y + e^z) from the float64 logarithm.
-func Log(y *big.Float, prec uint) *big.Float {
-	f, _ := y.Float64()
-	z := new(big.Float).SetPrec(prec).SetFloat64(math.Log(f))
-	for range 6 {
-		e := Exp(z, prec)
-		num := new(big.Float).SetPrec(prec).Sub(y, e)
-		den := new(big.Float).SetPrec(prec).Add(y, e)
-		num.Quo(num, den)
-		z.Add(z, num.Mul(num, big.NewFloat(2)))
+// Ln2 returns log 2 to prec bits: 2·atanh(1/3) = 2·Σ 3^-(2n+1)/(2n+1).
+func Ln2(prec uint) *big.Float {
+	w := prec + 16
+	sum := new(big.Float).SetPrec(w)
+	pow := new(big.Float).SetPrec(w).Quo(big.NewFloat(1), big.NewFloat(3))
+	eps := new(big.Float).SetMantExp(big.NewFloat(1), -int(w))
+	for n := int64(0); ; n++ {
+		term := new(big.Float).SetPrec(w).Quo(pow, new(big.Float).SetInt64(2*n+1))
+		sum.Add(sum, term)
+		if term.Cmp(eps) < 0 {
+			break
+		}
+		pow.Quo(pow, big.NewFloat(9))
 	}
-	return z
+	return sum.Mul(sum, big.NewFloat(2)).SetPrec(prec)
+}
+
+// Log returns log y to prec bits, for every y > 0 (and +Inf at +Inf, -Inf
+// at 0); it panics for y < 0. With y = m·2^e, m in [0.5, 1),
+// log y = e·log 2 + 2·atanh(t), t = (m-1)/(m+1) in (-1/3, 0]: the series
+// 2·Σ t^(2n+1)/(2n+1) gains over 3 bits a term and keeps the relative
+// precision of a small log m (y just below a power of 2).
+func Log(y *big.Float, prec uint) *big.Float {
+	switch {
+	case y.Sign() < 0:
+		panic("bigmath: Log of a negative number")
+	case y.Sign() == 0:
+		return new(big.Float).SetPrec(prec).SetInf(true)
+	case y.IsInf():
+		return new(big.Float).SetPrec(prec).SetInf(false)
+	}
+	w := prec + 64
+	m := new(big.Float).SetPrec(w)
+	e := y.MantExp(m)
+	one := big.NewFloat(1)
+	num := new(big.Float).SetPrec(w+2).Sub(m, one) // exact
+	t := num.Quo(num, new(big.Float).SetPrec(w+2).Add(m, one))
+	t2 := new(big.Float).SetPrec(w).Mul(t, t)
+	sum := new(big.Float).SetPrec(w)
+	pow := new(big.Float).SetPrec(w).Set(t)
+	for n := int64(0); pow.Sign() != 0; n++ {
+		term := new(big.Float).SetPrec(w).Quo(pow, new(big.Float).SetInt64(2*n+1))
+		sum.Add(sum, term)
+		if term.MantExp(nil) < sum.MantExp(nil)-int(w) {
+			break
+		}
+		pow.Mul(pow, t2)
+	}
+	sum.Mul(sum, big.NewFloat(2))
+	if e != 0 {
+		sum.Add(sum, new(big.Float).SetPrec(w).Mul(Ln2(w+64), new(big.Float).SetPrec(w+64).SetInt64(int64(e))))
+	}
+	return sum.SetPrec(prec)
 }
 
 // Pi returns π to prec bits by Machin's formula,

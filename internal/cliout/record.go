@@ -56,6 +56,9 @@ func (r Record) keys() []string {
 func (r Record) values(exact bool) []string {
 	vs := make([]string, len(r))
 	for i, f := range r {
+		if p, ok := f.Val.(*float64); ok && p != nil {
+			f.Val = *p
+		}
 		switch v := f.Val.(type) {
 		case float64:
 			if exact {
@@ -63,6 +66,9 @@ func (r Record) values(exact bool) []string {
 			} else {
 				vs[i] = FloatN(v, 6)
 			}
+		case nil, *float64: // absent
+		case []string:
+			vs[i] = strings.Join(v, " ")
 		default:
 			vs[i] = fmt.Sprint(v)
 		}

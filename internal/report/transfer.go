@@ -172,9 +172,13 @@ func (d Teachers) Write(w io.Writer, f cliout.Format) error {
 		rows[i] = cliout.Record{field("teacher", i), field("share_size", d.ShareSizes[i]), field("test_accuracy", a)}
 	}
 	m := d.Meta
-	return cliout.WriteRecords(w, f, cliout.Record{field("dataset", d.Config.Dataset), field("private", d.Config.Private),
+	head := cliout.Record{field("dataset", d.Config.Dataset), field("private", d.Config.Private),
 		field("setting", d.Config.Setting.String()), field("partition", d.Partition.Rule.String()),
-		field("ensemble", m.Ensemble), field("relation", m.Relation.String()), field("guarantee", TeacherGuarantee(m.Teachers[0]))}, rows)
+		field("ensemble", m.Ensemble), field("relation", m.Relation.String()), field("guarantee", TeacherGuarantee(m.Teachers[0]))}
+	if c := d.Config.Classes; c > 0 {
+		head = append(head, field("classes", c), field("accuracy_on", fmt.Sprintf("the first %d test images (the queries)", d.Config.Queries)))
+	}
+	return cliout.WriteRecords(w, f, head, rows)
 }
 
 // TeacherGuarantee says a group of teachers' guarantee and how it was

@@ -1,0 +1,112 @@
+package accountant
+
+import (
+	"fmt"
+	"math"
+)
+
+// LNMax is PATE's Laplace noisy max (Papernot, Abadi, Erlingsson,
+// Goodfellow and Talwar, "Semi-supervised Knowledge Transfer for Deep
+// Learning from Private Training Data", ICLR 2017, Section 2.1): the class
+// whose vote count plus Laplace noise of scale Scale is largest (the paper
+// writes the scale as 1/γ). darrm draws the noise from the discrete
+// Laplace distribution, Pr[Y = y] ∝ e^{-|y|/Scale} on the integers.
+//
+// Under the one-vote relation one changed vote moves two counts by one
+// each, an L1 change of 2, so adding independent (discrete) Laplace noise
+// of scale b to every count is (2/b, 0)-DP, and the label, the argmax with
+// ties broken at random, is post-processing: each query is (2/b, 0)-DP,
+// the paper's (2γ, 0). Only this data-independent guarantee is offered:
+// the paper's data-dependent moments bound (its Theorem 2) is not
+// implemented.
+type LNMax struct {
+	Scale float64
+}
+
+// Validate checks the scale: finite and > 0.
+func (m LNMax) Validate() error {
+	if err := checkPositive("laplace scale", m.Scale); err != nil {
+		return err
+	}
+	if math.IsInf(m.Scale, 0) {
+		return &ParamError{Name: "laplace scale", Value: m.Scale, Rule: "must be finite"}
+	}
+	return nil
+}
+
+// Eps returns the per-query pure-DP ε = 2/Scale, rounded up.
+func (m LNMax) Eps() (float64, error) {
+	if err := m.Validate(); err != nil {
+		return 0, fmt.Errorf("LNMax: %w", err)
+	}
+	return exact(2).div(exact(m.Scale)).hi, nil
+}
+
+// RDP returns the data-independent Rényi DP of one query at order λ > 1:
+// min(ε, λε²/2) with ε = 2/Scale. An ε-DP mechanism is (λ, ε)-RDP, and
+// ε²/2-zCDP (Bun and Steinke, "Concentrated Differential Privacy", TCC
+// 2016, Proposition 3.3), i.e. (λ, λε²/2)-RDP for every λ > 1. Rounded up.
+func (m LNMax) RDP(order float64) (float64, error) {
+	eps, err := m.Eps()
+	if err != nil {
+		return 0, err
+	}
+	if err := checkAlpha(order); err != nil {
+		return 0, fmt.Errorf("LNMax: %w", err)
+	}
+	z := exact(order).mul(exact(eps)).mul(exact(eps)).div(exact(2))
+	return math.Min(eps, z.hi), nil
+}
+
+// LNMaxResult is the data-independent privacy of Q queries of LNMax.
+type LNMaxResult struct {
+	Queries int
+	// PerQuery is each query's (2/Scale, 0).
+	PerQuery Guarantee
+	// RDP is the best of the Rényi curve Q·min(ε, λε²/2) over the orders,
+	// converted at δ.
+	RDP OrderEps
+	// Eps is the smaller of RDP.Eps and the pure composition Q·ε (at δ =
+	// 0, which also holds at any δ); Pure says the latter.
+	Eps  float64
+	Pure bool
+}
+
+// LNMaxAccount returns the data-independent privacy of queries queries of
+// m at δ over the given Rényi orders (DefaultPATEOrders when nil), under
+// conversion c: the better of the Rényi composition and Q·ε.
+func LNMaxAccount(m LNMax, queries int, delta float64, orders []float64, c Conversion) (LNMaxResult, error) {
+	eps, err := m.Eps()
+	if err != nil {
+		return LNMaxResult{}, err
+	}
+	if err := checkCount("queries", queries, 0); err != nil {
+		return LNMaxResult{}, fmt.Errorf("LNMax: %w", err)
+	}
+	if err := checkConversion(delta, c); err != nil {
+		return LNMaxResult{}, fmt.Errorf("LNMax: %w", err)
+	}
+	if orders == nil {
+		orders = DefaultPATEOrders()
+	}
+	if len(orders) == 0 {
+		return LNMaxResult{}, fmt.Errorf("LNMax: no orders")
+	}
+	rdp := make([]float64, len(orders))
+	for j, o := range orders {
+		r, err := m.RDP(o)
+		if err != nil {
+			return LNMaxResult{}, err
+		}
+		rdp[j] = mulUp(r, float64(queries))
+	}
+	best, err := bestOrder(orders, rdp, delta, c)
+	if err != nil {
+		return LNMaxResult{}, err
+	}
+	r := LNMaxResult{Queries: queries, PerQuery: Guarantee{Eps: eps}, RDP: best, Eps: best.Eps}
+	if pure := mulUp(eps, float64(queries)); pure <= best.Eps {
+		r.Eps, r.Pure = pure, true
+	}
+	return r, nil
+}

@@ -1,0 +1,124 @@
+package accountant
+
+import (
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+)
+
+// LNMax's curve min(ε, λε²/2), ε = 2/b, is never below its exact value,
+// and the account takes the better of it and Q·ε.
+func TestLNMax(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 9))
+	for range 500 {
+		b := math.Exp(r.Float64()*10 - 3)
+		order := 1 + math.Exp(r.Float64()*8-4)
+		m := LNMax{Scale: b}
+		got, err := m.RDP(order)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eps := new(big.Float).SetPrec(refPrec).Quo(bf(2), bf(b))
+		z := new(big.Float).SetPrec(refPrec).Mul(bf(order), eps)
+		z.Mul(z, eps).Quo(z, bf(2))
+		want := eps
+		if z.Cmp(eps) < 0 {
+			want = z
+		}
+		if bf(got).Cmp(want) < 0 {
+			t.Fatalf("b %v order %v: %v below %s", b, order, got, want.Text('g', 20))
+		}
+		if w, _ := want.Float64(); got > w*(1+1e-15) {
+			t.Fatalf("b %v order %v: %v, exact %v", b, order, got, w)
+		}
+	}
+	m := LNMax{Scale: 20} // PATE 2017's MNIST: γ = 0.05
+	few, err := LNMaxAccount(m, 3, 1e-5, nil, PaperConversion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !few.Pure || few.Eps != mulUp(0.1, 3) {
+		t.Errorf("3 queries: %+v, want the pure composition 0.3", few)
+	}
+	many, err := LNMaxAccount(m, 10000, 1e-5, nil, PaperConversion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rho := 2.0 / 400 * 10000 // Q·ε²/2 per unit of order
+	if want, _, _ := RhoToDP(rho, 1e-5, PaperConversion); many.Pure || many.Eps < want || many.Eps > want*1.01 {
+		t.Errorf("10,000 queries: %+v, want the Renyi bound near %v (the grid's best order)", many, want)
+	}
+	for _, bad := range []struct {
+		m     LNMax
+		q     int
+		delta float64
+	}{{LNMax{0}, 1, 1e-5}, {LNMax{math.Inf(1)}, 1, 1e-5}, {LNMax{math.NaN()}, 1, 1e-5}, {m, -1, 1e-5}, {m, 1, 0}, {m, 1, 1}} {
+		if _, err := LNMaxAccount(bad.m, bad.q, bad.delta, nil, PaperConversion); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+}
+
+// The lattice release costs GNSSRDP at β + 2^-51 plus one ulp, and its
+// noise is never below 2^10 lattice steps per √λ.
+func TestGNSSLattice(t *testing.T) {
+	for _, c := range []struct{ beta, sigma, order float64 }{{0.005, 40, 50}, {0.3, 2, 1.5}, {1e-4, 100, 1000}} {
+		plain, err := GNSSRDP(c.beta, c.sigma, c.order)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lat, err := GNSSLatticeRDP(c.beta, c.sigma, c.order)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !(lat > plain) || lat > plain*(1+1e-13) {
+			t.Errorf("%+v: lattice cost %v against %v", c, lat, plain)
+		}
+		dev, _ := GNSSDeviation(0, c.sigma, c.order)
+		if min := gnssMinSteps * GNSSLattice * math.Sqrt(c.order); dev != min {
+			t.Errorf("deviation at SS = 0: %v, want the floor %v", dev, min)
+		}
+		if dev, _ := GNSSDeviation(0.01, c.sigma, c.order); dev < 0.01*c.sigma {
+			t.Errorf("deviation %v below SS·sigma", dev)
+		}
+	}
+	if _, err := GNSSLatticeRDP(0.01, 10, 60); err == nil {
+		t.Error("order above 1/(2 beta) accepted")
+	}
+	if _, err := GNSSDeviation(-1, 1, 2); err == nil {
+		t.Error("negative smooth sensitivity accepted")
+	}
+}
+
+// The evaluation behind a released data-dependent cost is within a
+// thousandth of the margin a GNSS release adds for it: per query, the
+// interval that holds β(q̃) is narrower than 1e-12 of the data-independent
+// value, and moving log q̃ by a relative 1e-14 (its own rounding) moves β
+// by less than that.
+func TestEvalMarginCoversRounding(t *testing.T) {
+	r := rand.New(rand.NewPCG(12, 13))
+	worst := 0.0
+	for range 2000 {
+		k, c := 1+r.IntN(400), 2+r.IntN(9)
+		sigma := 1 + r.Float64()*80
+		order := 1.25 + r.Float64()*100
+		noise := PATENoise(r.IntN(2))
+		counts := randomCounts(r, k, c)
+		lq := gnmaxLogQ(counts, argmax(counts), sigma, noise)
+		for _, slope := range []ival{gnmaxSlope(sigma), thresholdSlope(sigma)} {
+			cv := newCurve(slope, order)
+			ind := cv.ind.hi
+			b := cv.at(lq)
+			w := (b.hi - b.lo) / ind
+			for _, f := range []float64{1 - 1e-14, 1 + 1e-14} {
+				w = math.Max(w, math.Abs(cv.at(lq*f).hi-b.hi)/ind)
+			}
+			worst = math.Max(worst, w)
+		}
+	}
+	if worst > evalMargin/2/1000 {
+		t.Errorf("evaluation error %v of the data-independent value, margin %v", worst, evalMargin)
+	}
+	t.Logf("largest evaluation error: %.3g of the data-independent value", worst)
+}

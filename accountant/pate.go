@@ -1,0 +1,432 @@
+package accountant
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// PATE's accounting (Papernot, Song, Mironov, Raghunathan, Talwar and
+// Erlingsson, "Scalable Private Learning with PATE", ICLR 2018; "the PATE
+// paper" below). Every curve is a Rényi-DP bound at one order λ; bounds
+// are rounded outward with intervals (ival).
+
+// PATENoise is the distribution of the noise that GNMax and the threshold
+// step add to vote counts.
+type PATENoise int
+
+const (
+	// DiscreteNoise is the discrete Gaussian N_Z(0, σ²) on the integers
+	// (Canonne, Kamath and Steinke 2020), GNMax's ties broken uniformly at
+	// random: what darrm's releases draw. Its Rényi curves are those of the
+	// continuous Gaussian; its probability of missing the plurality is
+	// bounded by DiscreteGNMaxExcess times the paper's Proposition 7 at
+	// gaps shortened by 1/2.
+	DiscreteNoise PATENoise = iota
+	// ContinuousNoise is N(0, σ²), the PATE paper's.
+	ContinuousNoise
+)
+
+var noiseNames = [...]string{DiscreteNoise: "discrete", ContinuousNoise: "continuous"}
+
+// String returns "discrete" or "continuous".
+func (n PATENoise) String() string {
+	if n < 0 || int(n) >= len(noiseNames) {
+		return fmt.Sprintf("PATENoise(%d)", int(n))
+	}
+	return noiseNames[n]
+}
+
+// ParsePATENoise parses "discrete" or "continuous".
+func ParsePATENoise(s string) (PATENoise, error) {
+	for n, name := range noiseNames {
+		if s == name {
+			return PATENoise(n), nil
+		}
+	}
+	return 0, fmt.Errorf("noise %q: must be one of %s", s, strings.Join(noiseNames[:], ", "))
+}
+
+// MarshalText returns the name of n.
+func (n PATENoise) MarshalText() ([]byte, error) { return []byte(n.String()), nil }
+
+// UnmarshalText sets n from its name (ParsePATENoise).
+func (n *PATENoise) UnmarshalText(b []byte) error {
+	x, err := ParsePATENoise(string(b))
+	if err == nil {
+		*n = x
+	}
+	return err
+}
+
+// minDiscreteSigma is the least σ accepted with DiscreteNoise: the bound
+// on DiscreteGNMaxExcess below needs π²σ² >= 0.37.
+const minDiscreteSigma = 0.5
+
+func checkNoise(name string, sigma float64, noise PATENoise) error {
+	if err := checkPositive(name, sigma); err != nil {
+		return err
+	}
+	switch noise {
+	case ContinuousNoise:
+	case DiscreteNoise:
+		if sigma < minDiscreteSigma {
+			return &ParamError{Name: name, Value: sigma, Rule: fmt.Sprintf("must be >= %v for discrete Gaussian noise", minDiscreteSigma)}
+		}
+	default:
+		return fmt.Errorf("unknown noise %v", noise)
+	}
+	return nil
+}
+
+// DiscreteGNMaxExcess returns r = 1 + 3·e^{-π²σ²}, for σ >= 0.5 an upper
+// bound on 2σ√π·θ/N², where N = Σ_k e^{-k²/(2σ²)} normalises the
+// discrete Gaussian and θ = max(Σ_k e^{-k²/σ²}, Σ_k e^{-(k-1/2)²/σ²}).
+// By Poisson summation N >= σ√(2π) and θ <= σ√π(1 + 2Σ_{j>=1}
+// e^{-π²σ²j²}) <= σ√π(1 + 3e^{-π²σ²}). The difference of two independent
+// N_Z(0, σ²) takes the value d with probability (θ_{d mod 2}/N²)·
+// e^{-d²/(4σ²)}, at most r/(2σ√π)·e^{-d²/(4σ²)}: r times the density of
+// N(0, 2σ²) at d.
+func DiscreteGNMaxExcess(sigma float64) float64 {
+	e := math.Exp(-math.Pi * math.Pi * sigma * sigma)
+	return up(1+3*up(e, 4), 2)
+}
+
+// logErfcUp returns an upper bound on log erfc(x).
+func logErfcUp(x float64) float64 {
+	if x >= 26 {
+		// erfc(x) <= e^{-x²}/(x√π)·(1 - 1/(2x²) + 3/(4x⁴)) for x > 0
+		// (the asymptotic series alternates); erfc itself underflows
+		// near 26.5.
+		x2 := exact(x).mul(exact(x))
+		s := exact(1).sub(exact(0.5).div(x2)).add(exact(0.75).div(x2.mul(x2)))
+		l := x2.neg().sub(ilog(exact(x).mul(exact(math.Sqrt(math.Pi))).mul(ival{down(1, 2), up(1, 2)}))).add(ilog(s))
+		return l.hi
+	}
+	// Go's Erfc is within 1 ulp: log moves by that relative error.
+	return libUp(math.Log(math.Erfc(x))) + 4*ulp
+}
+
+// logErfcDown returns a lower bound on log erfc(x).
+func logErfcDown(x float64) float64 {
+	if x >= 26 {
+		x2 := exact(x).mul(exact(x))
+		s := exact(1).sub(exact(0.5).div(x2))
+		l := x2.neg().sub(ilog(exact(x).mul(exact(math.Sqrt(math.Pi))).mul(ival{down(1, 2), up(1, 2)}))).add(ilog(s))
+		return l.lo
+	}
+	return libDown(math.Log(math.Erfc(x))) - 4*ulp
+}
+
+// logSumExpUp returns an upper bound on log Σ e^{t_i} for upper bounds t_i.
+func logSumExpUp(ts []float64) float64 {
+	m := math.Inf(-1)
+	for _, t := range ts {
+		m = math.Max(m, t)
+	}
+	if math.IsInf(m, -1) {
+		return m
+	}
+	s := exact(0)
+	for _, t := range ts {
+		s = s.add(iexp(exact(t).sub(exact(m))))
+	}
+	return addUp(m, ilog(s).hi)
+}
+
+// GNMaxLogQ returns log q̃, an upper bound on log Pr[GNMax(n) != i*] for
+// the vote counts n of C >= 2 classes and noise σ, i* the first class
+// with the most votes (PATE paper, Proposition 7): with ContinuousNoise
+//
+//	q̃ = min(1 - 1/C, Σ_{i != i*} erfc((n_i* - n_i)/(2σ))/2),
+//
+// and with DiscreteNoise the same with every gap shortened by 1/2 and the
+// sum multiplied by DiscreteGNMaxExcess(σ) (see docs/pate.md: for
+// independent discrete Gaussians the event "class i ties or beats i*" with
+// ties broken uniformly has probability at most r·erfc((g - 1/2)/(2σ))/2).
+// The cap 1 - 1/C holds for both: the plurality is the likeliest output.
+// The result is -Inf only when no class but i* exists, which C >= 2 rules
+// out, so it is always finite.
+func GNMaxLogQ(counts []int, sigma float64, noise PATENoise) (float64, error) {
+	if len(counts) < 2 {
+		return 0, fmt.Errorf("GNMax q: %w", &ParamError{Name: "classes", Value: float64(len(counts)), Rule: "must be >= 2"})
+	}
+	if err := checkNoise("sigma", sigma, noise); err != nil {
+		return 0, fmt.Errorf("GNMax q: %w", err)
+	}
+	top := 0
+	for i, n := range counts {
+		if n < 0 {
+			return 0, fmt.Errorf("GNMax q: %w", &ParamError{Name: fmt.Sprintf("count[%d]", i), Value: float64(n), Rule: "must be >= 0"})
+		}
+		if n > counts[top] {
+			top = i
+		}
+	}
+	return gnmaxLogQ(counts, top, sigma, noise), nil
+}
+
+// gnmaxLogQ is GNMaxLogQ for checked input with top the plurality.
+func gnmaxLogQ(counts []int, top int, sigma float64, noise PATENoise) float64 {
+	shift := 0.0
+	if noise == DiscreteNoise {
+		shift = 0.5
+	}
+	ts := make([]float64, 0, len(counts)-1)
+	for i, n := range counts {
+		if i == top {
+			continue
+		}
+		// erfc decreases: evaluate it at the lower end of the argument.
+		x := divDirected(float64(counts[top]-n)-shift, 2*sigma, false)
+		ts = append(ts, logErfcUp(x)-math.Ln2+ulp) // log(erfc/2), Ln2 rounded
+	}
+	l := logSumExpUp(ts)
+	if noise == DiscreteNoise {
+		l = addUp(l, libUp(math.Log(DiscreteGNMaxExcess(sigma))))
+	}
+	c := float64(len(counts))
+	return math.Min(l, libUp(math.Log1p(-1/c))+ulp)
+}
+
+// ThresholdLogQ returns, for the threshold step of Confident-GNMax (PATE
+// paper, Algorithm 1: answer when the largest count plus noise of
+// deviation sigma1 reaches threshold), log q̃ with q̃ an upper bound on
+// min(p, 1-p), p the probability of answering, and p itself (an
+// estimate, for expected counts of answered queries, not a bound).
+//
+// With ContinuousNoise p = erfc((T - v)/(σ√2))/2 for the largest count v.
+// With DiscreteNoise the step answers when v + Z >= T, Z ~ N_Z(0, σ²), so
+// p = Pr[Z >= k], k = ceil(T) - v, and for k >= 1
+// Pr[Z >= k] <= (e^{-k²/(2σ²)} + ∫_k^∞ e^{-z²/(2σ²)}dz)/N with
+// N >= σ√(2π); 1 - p = Pr[Z >= 1 - k] likewise.
+func ThresholdLogQ(maxCount int, threshold, sigma1 float64, noise PATENoise) (logq, p float64, err error) {
+	if maxCount < 0 {
+		return 0, 0, fmt.Errorf("threshold q: %w", &ParamError{Name: "largest count", Value: float64(maxCount), Rule: "must be >= 0"})
+	}
+	if math.IsNaN(threshold) || math.IsInf(threshold, 0) {
+		return 0, 0, fmt.Errorf("threshold q: %w", &ParamError{Name: "threshold", Value: threshold, Rule: "must be a finite number"})
+	}
+	if err := checkNoise("sigma1", sigma1, noise); err != nil {
+		return 0, 0, fmt.Errorf("threshold q: %w", err)
+	}
+	logq, p = thresholdLogQ(maxCount, threshold, sigma1, noise)
+	return logq, p, nil
+}
+
+func thresholdLogQ(v int, t, sigma float64, noise PATENoise) (logq, p float64) {
+	s2 := exact(sigma).mul(isqrt(exact(2)))
+	if noise == ContinuousNoise {
+		x := exact(t).sub(exact(float64(v))).div(s2)
+		up1 := logErfcUp(x.lo) - math.Ln2 + ulp  // log p
+		up2 := logErfcUp(-x.hi) - math.Ln2 + ulp // log(1-p)
+		mid := (x.lo + x.hi) / 2
+		return math.Min(math.Min(up1, up2), 0), math.Erfc(mid) / 2
+	}
+	k := math.Ceil(t) - float64(v)
+	kk := k
+	if k <= 0 {
+		kk = 1 - k // the rarer side is 1 - p = Pr[Z >= 1 - k]
+	}
+	return discreteTailLogUp(kk, sigma), discreteTail(k, sigma)
+}
+
+// discreteTailLogUp returns an upper bound on log Pr[Z >= k], Z ~ N_Z(0,
+// σ²), k >= 1 an integer: log((e^{-k²/(2σ²)} + σ√(π/2)·erfc(k/(σ√2)))/(σ√(2π)))
+// = log(erfc(k/(σ√2))/2 + e^{-k²/(2σ²)}/(σ√(2π))).
+func discreteTailLogUp(k, sigma float64) float64 {
+	s2 := exact(sigma).mul(isqrt(exact(2)))
+	x := exact(k).div(s2)
+	a := logErfcUp(x.lo) - math.Ln2 + ulp
+	// -k²/(2σ²) - log(σ√(2π))
+	ex := x.mul(x).neg().sub(ilog(s2.mul(isqrt(exact(math.Pi)).mul(ival{down(1, 2), up(1, 2)}))))
+	return math.Min(logSumExpUp([]float64{a, ex.hi}), 0)
+}
+
+// discreteTail returns Pr[Z >= k] for Z ~ N_Z(0, σ²) and an integer k,
+// summed directly (an estimate, not a bound).
+func discreteTail(k, sigma float64) float64 {
+	if k <= 0 {
+		return 1 - discreteTail(1-k, sigma)
+	}
+	var sum float64
+	for z := k; ; z++ {
+		t := math.Exp(-z * z / (2 * sigma * sigma))
+		sum += t
+		if t <= sum*1e-18 || t == 0 {
+			break
+		}
+	}
+	return sum / (sigma * math.Sqrt(2*math.Pi))
+}
+
+// RDPGaussianIndependent returns the data-independent Rényi DP at order λ
+// of GNMax with noise σ, λ/σ² (PATE paper, Proposition 8; the Gaussian
+// mechanism on counts whose L2 distance is at most √2). The threshold
+// step, whose input (the largest count) has sensitivity 1, has λ/(2σ1²):
+// ThresholdRDPIndependent.
+func GNMaxRDPIndependent(sigma, order float64) (float64, error) {
+	if err := checkPositive("sigma", sigma); err != nil {
+		return 0, fmt.Errorf("GNMax RDP: %w", err)
+	}
+	if err := checkAlpha(order); err != nil {
+		return 0, fmt.Errorf("GNMax RDP: %w", err)
+	}
+	return newCurve(gnmaxSlope(sigma), order).ind.hi, nil
+}
+
+// ThresholdRDPIndependent returns λ/(2σ1²), the data-independent Rényi DP
+// at order λ of the threshold step with noise σ1.
+func ThresholdRDPIndependent(sigma1, order float64) (float64, error) {
+	if err := checkPositive("sigma1", sigma1); err != nil {
+		return 0, fmt.Errorf("threshold RDP: %w", err)
+	}
+	if err := checkAlpha(order); err != nil {
+		return 0, fmt.Errorf("threshold RDP: %w", err)
+	}
+	return newCurve(thresholdSlope(sigma1), order).ind.hi, nil
+}
+
+// GNMaxRDP returns the data-dependent Rényi DP at order λ of GNMax with
+// noise σ at a vote histogram whose q̃ = e^logq (GNMaxLogQ): the bound of
+// the PATE paper's Theorem 6 with μ2 = σ·sqrt(log 1/q̃), μ1 = μ2 + 1
+// (Proposition 10) where it applies and is below λ/σ², else λ/σ². It is
+// the function β of the smooth-sensitivity analysis: where q̃ is above the
+// point q0 at which the two bounds cross it is λ/σ² (see docs/pate.md).
+func GNMaxRDP(logq, sigma, order float64) (float64, error) {
+	if err := checkRDPArgs(logq, sigma, order); err != nil {
+		return 0, fmt.Errorf("GNMax RDP: %w", err)
+	}
+	return newCurve(gnmaxSlope(sigma), order).at(logq).hi, nil
+}
+
+// ThresholdRDP returns the data-dependent Rényi DP at order λ of the
+// threshold step with noise σ1 at q̃ = e^logq (ThresholdLogQ): GNMaxRDP's
+// bound for curves λ/(2σ1²), i.e. σ = √2·σ1.
+func ThresholdRDP(logq, sigma1, order float64) (float64, error) {
+	if err := checkRDPArgs(logq, sigma1, order); err != nil {
+		return 0, fmt.Errorf("threshold RDP: %w", err)
+	}
+	return newCurve(thresholdSlope(sigma1), order).at(logq).hi, nil
+}
+
+func checkRDPArgs(logq, sigma, order float64) error {
+	if !(logq <= 0) {
+		return &ParamError{Name: "log q", Value: logq, Rule: "must be <= 0"}
+	}
+	if err := checkPositive("sigma", sigma); err != nil {
+		return err
+	}
+	return checkAlpha(order)
+}
+
+// gnmaxSlope returns 1/σ², the slope of GNMax's Rényi curve ε(μ) = μ/σ².
+func gnmaxSlope(sigma float64) ival { return exact(1).div(exact(sigma).mul(exact(sigma))) }
+
+// thresholdSlope returns 1/(2σ1²).
+func thresholdSlope(sigma1 float64) ival {
+	return exact(1).div(exact(2).mul(exact(sigma1).mul(exact(sigma1))))
+}
+
+// curve is the data-dependent bound β(q) at one order for a mechanism
+// whose Rényi curves are ε(μ) = c·μ, with the crossing point logq0.
+type curve struct {
+	c     ival
+	order float64
+	ind   ival    // c·λ
+	logq0 float64 // below it the data-dependent bound is used
+}
+
+func newCurve(c ival, order float64) *curve {
+	k := &curve{c: c, order: order, ind: c.mul(exact(order))}
+	k.logq0 = k.crossing()
+	return k
+}
+
+// theorem6 returns the PATE paper's Theorem 6 bound at order λ for
+// q̃ = e^L with μ2 = sqrt(-L/c), μ1 = μ2 + 1 and ε_i = c·μ_i (upper ends
+// used as the guarantees), and whether its conditions hold: λ < μ1,
+// μ2 > 1, -L > ε2 and L <= (μ2-1)ε2 - μ2·log(μ1/(μ1-1)·μ2/(μ2-1)).
+// The μ_i are any numbers meeting the conditions, so their float values
+// are taken as exact.
+func (k *curve) theorem6(L float64) (ival, bool) {
+	mid := (k.c.lo + k.c.hi) / 2
+	mu2 := math.Sqrt(-L / mid)
+	mu1 := mu2 + 1
+	if !(mu1 > k.order) || !(mu2 > 1) || math.IsInf(mu1, 0) {
+		return ival{}, false
+	}
+	e1 := k.c.mul(exact(mu1)).hi
+	e2 := k.c.mul(exact(mu2)).hi
+	if !(-L > e2) {
+		return ival{}, false
+	}
+	m1, m2 := exact(mu1), exact(mu2)
+	m1m1, m2m1 := m1.sub(exact(1)), m2.sub(exact(1))
+	rhs := m2m1.mul(exact(e2)).sub(m2.mul(ilog(m1.div(m1m1).mul(m2.div(m2m1)))))
+	if !(L <= rhs.lo) {
+		return ival{}, false
+	}
+	lq := exact(L)
+	log1q := ilog1mexp(lq)
+	x := lq.add(exact(e2)).mul(m2m1.div(m2))
+	if !(x.hi < 0) {
+		return ival{}, false
+	}
+	lm1 := exact(k.order).sub(exact(1))
+	logA := lm1.mul(log1q.sub(ilog1mexp(x)))
+	logB := lm1.mul(exact(e1).sub(lq.div(m1m1)))
+	s := ilogaddexp(log1q.add(logA), lq.add(logB))
+	r := s.div(lm1)
+	r.lo = math.Max(r.lo, 0)
+	return r, true
+}
+
+// crossing returns log q0: the data-dependent bound is used for
+// log q̃ < log q0, where its conditions hold and it is below c·λ. It starts
+// from the PATE authors' bracket min(-(1+√c)², -c(λ-0.99)², -c) and
+// bisects.
+func (k *curve) crossing() float64 {
+	better := func(L float64) bool {
+		b, ok := k.theorem6(L)
+		return ok && b.hi <= k.ind.lo
+	}
+	c := k.c.hi
+	ub := math.Min(math.Min(-(1+math.Sqrt(c))*(1+math.Sqrt(c)), -c*(k.order-0.99)*(k.order-0.99)), -c)
+	if better(ub) {
+		return ub
+	}
+	lb := 2 * ub
+	for !better(lb) {
+		if lb < -1e300 {
+			return math.Inf(-1)
+		}
+		lb *= 1.5
+	}
+	for range 200 {
+		m := lb + (ub-lb)/2
+		if m <= lb || m >= ub {
+			break
+		}
+		if better(m) {
+			lb = m
+		} else {
+			ub = m
+		}
+	}
+	return lb
+}
+
+// at returns β(q̃) for q̃ = e^L as an interval: Theorem 6's bound below
+// log q0 (and wherever it holds and is below c·λ), c·λ otherwise.
+func (k *curve) at(L float64) ival {
+	if math.IsInf(L, -1) {
+		return exact(0) // the output is fixed
+	}
+	if L < k.logq0 {
+		if b, ok := k.theorem6(L); ok && b.hi <= k.ind.hi {
+			return b
+		}
+	}
+	return k.ind
+}

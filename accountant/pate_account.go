@@ -1,0 +1,361 @@
+package accountant
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// ConfidentGNMax is a PATE aggregator of K teachers' votes over C classes
+// (PATE paper, Algorithm 1): when Sigma1 > 0, a query is answered only if
+// its largest vote count plus noise of deviation Sigma1 reaches Threshold;
+// an answered query gets GNMax's label, the argmax of the counts plus
+// noise of deviation Sigma2. Sigma1 = 0 is plain GNMax: every query is
+// answered.
+type ConfidentGNMax struct {
+	Threshold float64
+	Sigma1    float64
+	Sigma2    float64
+	Noise     PATENoise
+}
+
+// Confident reports whether m has the threshold step.
+func (m ConfidentGNMax) Confident() bool { return m.Sigma1 != 0 }
+
+// Validate checks the parameters.
+func (m ConfidentGNMax) Validate() error {
+	if err := checkNoise("sigma2", m.Sigma2, m.Noise); err != nil {
+		return err
+	}
+	if m.Sigma1 == 0 {
+		if m.Threshold != 0 {
+			return &ParamError{Name: "threshold", Value: m.Threshold, Rule: "needs sigma1 > 0 (the threshold step's noise)"}
+		}
+		return nil
+	}
+	if err := checkNoise("sigma1", m.Sigma1, m.Noise); err != nil {
+		return err
+	}
+	if math.IsNaN(m.Threshold) || math.IsInf(m.Threshold, 0) {
+		return &ParamError{Name: "threshold", Value: m.Threshold, Rule: "must be a finite number"}
+	}
+	return nil
+}
+
+// RDPSlope returns the slope ρ of the data-independent Rényi curve ρ·λ of
+// one query that may be answered: 1/σ2² + 1/(2σ1²) (the second term only
+// with the threshold step), rounded up. A ledger that charges every
+// query this much does not depend on the data.
+func (m ConfidentGNMax) RDPSlope() (float64, error) {
+	if err := m.Validate(); err != nil {
+		return 0, fmt.Errorf("PATE: %w", err)
+	}
+	r := gnmaxSlope(m.Sigma2)
+	if m.Confident() {
+		r = r.add(thresholdSlope(m.Sigma1))
+	}
+	return r.hi, nil
+}
+
+// Answer says what became of one query of a release.
+type Answer int8
+
+const (
+	// AnswerUnknown: no release is given; the threshold step is charged
+	// in expectation over its noise (the PATE paper's Table 2).
+	AnswerUnknown Answer = iota
+	// Answered: the query got a label.
+	Answered
+	// NotAnswered: the threshold step withheld the label.
+	NotAnswered
+)
+
+// DefaultPATEOrders returns darrm's default grid of Rényi orders for PATE
+// accounting: 1.25, 1.5, 1.75, then 2 to 100 in steps of 0.5, then 40
+// orders spaced geometrically from 100 to 1000 (rounded to 0.01).
+func DefaultPATEOrders() []float64 {
+	o := []float64{1.25, 1.5, 1.75}
+	for x := 2.0; x <= 100; x += 0.5 {
+		o = append(o, x)
+	}
+	for j := 1; j <= 40; j++ {
+		o = append(o, math.Round(100*math.Pow(10, float64(j)/40)*100)/100)
+	}
+	return o
+}
+
+// PATEAccount accumulates the privacy cost of PATE queries at a grid of
+// Rényi orders: data-independent (every query charged λ/σ2², plus
+// λ/(2σ1²) for the threshold step) and data-dependent (Theorem 6 per
+// step), the GNMax step charged only when it answers, or, when the
+// answers are unknown, with the probability that it does. It keeps every
+// query's counts for the smooth-sensitivity analysis (LocalSensitivity):
+// memory grows as queries × classes.
+type PATEAccount struct {
+	mech     ConfidentGNMax
+	orders   []float64
+	gn, th   []*curve
+	teachers int
+	classes  int
+	mode     Answer // AnswerUnknown, or Answered for a realised release
+	counts   []int32
+	answers  []Answer
+	pAns     []float64
+	logq     [][2]float64 // per query: log q̃ of the threshold step and of GNMax
+	expected float64
+	answered int
+	ind, dep []float64 // totals per order (upper bounds) of the first done queries
+	done     int
+}
+
+// NewPATEAccount returns an empty account for mechanism m at the given
+// Rényi orders (DefaultPATEOrders when nil), K teachers and C classes.
+func NewPATEAccount(m ConfidentGNMax, teachers, classes int, orders []float64) (*PATEAccount, error) {
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("PATE account: %w", err)
+	}
+	if err := checkCount("teachers", teachers, 1); err != nil {
+		return nil, fmt.Errorf("PATE account: %w", err)
+	}
+	if err := checkCount("classes", classes, 2); err != nil {
+		return nil, fmt.Errorf("PATE account: %w", err)
+	}
+	if orders == nil {
+		orders = DefaultPATEOrders()
+	}
+	if len(orders) == 0 {
+		return nil, fmt.Errorf("PATE account: no orders")
+	}
+	a := &PATEAccount{mech: m, orders: append([]float64(nil), orders...), teachers: teachers, classes: classes,
+		ind: make([]float64, len(orders)), dep: make([]float64, len(orders)), mode: -1}
+	for _, o := range orders {
+		if err := checkAlpha(o); err != nil {
+			return nil, fmt.Errorf("PATE account: %w", err)
+		}
+		a.gn = append(a.gn, newCurve(gnmaxSlope(m.Sigma2), o))
+		if m.Confident() {
+			a.th = append(a.th, newCurve(thresholdSlope(m.Sigma1), o))
+		}
+	}
+	return a, nil
+}
+
+// Add charges one query with vote counts (C of them, summing to K) and
+// what became of it: AnswerUnknown for every query of an account of
+// expected cost, Answered or NotAnswered for every query of a release
+// (a plain GNMax release answers every query).
+func (a *PATEAccount) Add(counts []int, ans Answer) error {
+	if len(counts) != a.classes {
+		return fmt.Errorf("PATE account: %d counts, want C = %d", len(counts), a.classes)
+	}
+	sum, top := 0, 0
+	for i, n := range counts {
+		if n < 0 {
+			return fmt.Errorf("PATE account: count[%d] = %d: must be >= 0", i, n)
+		}
+		sum += n
+		if n > counts[top] {
+			top = i
+		}
+	}
+	if sum != a.teachers {
+		return fmt.Errorf("PATE account: counts sum to %d, want K = %d", sum, a.teachers)
+	}
+	mode := ans
+	if ans == NotAnswered {
+		mode = Answered
+	}
+	if ans < AnswerUnknown || ans > NotAnswered {
+		return fmt.Errorf("PATE account: unknown answer %d", ans)
+	}
+	if a.mode >= 0 && mode != a.mode {
+		return fmt.Errorf("PATE account: a query with and one without a known answer: an account is either of a release or of expected cost")
+	}
+	if ans == NotAnswered && !a.mech.Confident() {
+		return fmt.Errorf("PATE account: GNMax without the threshold step answers every query")
+	}
+	a.mode = mode
+	p := 1.0
+	logq1 := 0.0
+	if a.mech.Confident() {
+		logq1, p = thresholdLogQ(counts[top], a.mech.Threshold, a.mech.Sigma1, a.mech.Noise)
+	}
+	logq2 := gnmaxLogQ(counts, top, a.mech.Sigma2, a.mech.Noise)
+	if ans == Answered {
+		a.answered++
+	}
+	for _, n := range counts {
+		a.counts = append(a.counts, int32(n))
+	}
+	a.answers = append(a.answers, ans)
+	a.pAns = append(a.pAns, p)
+	a.logq = append(a.logq, [2]float64{logq1, logq2})
+	a.expected += p
+	return nil
+}
+
+// flush charges the queries added since the last flush at every order:
+// the orders are shared among the cores, and each order's total adds its
+// queries in order, so the totals do not depend on the number of cores.
+func (a *PATEAccount) flush() {
+	if a.done == len(a.answers) {
+		return
+	}
+	parallel(len(a.orders), func(j int) {
+		var th *curve
+		if a.mech.Confident() {
+			th = a.th[j]
+		}
+		for i := a.done; i < len(a.answers); i++ {
+			ind, dep := a.charge(i, a.gn[j], th)
+			a.ind[j] = addUp(a.ind[j], ind)
+			a.dep[j] = addUp(a.dep[j], dep)
+		}
+	})
+	a.done = len(a.answers)
+}
+
+// charge returns query i's data-independent and data-dependent cost on
+// the curves gn and th (nil without the threshold step) of one order: the
+// GNMax step weighted by 1, 0 or Pr[answer], the threshold step in full.
+func (a *PATEAccount) charge(i int, gn, th *curve) (ind, dep float64) {
+	weight := exact(a.pAns[i])
+	switch a.answers[i] {
+	case Answered:
+		weight = exact(1)
+	case NotAnswered:
+		weight = exact(0)
+	}
+	ind = gn.ind.hi
+	dep = gn.at(a.logq[i][1]).mul(weight).hi
+	if th != nil {
+		ind = addUp(ind, th.ind.hi)
+		dep = addUp(dep, th.at(a.logq[i][0]).hi)
+		if a.answers[i] == NotAnswered {
+			ind = th.ind.hi
+		}
+	}
+	return ind, dep
+}
+
+// parallel calls f(i) for i in [0, n) on every core.
+func parallel(n int, f func(i int)) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// OrderEps is an (ε, δ) bound at the Rényi order that minimises it.
+type OrderEps struct {
+	Eps   float64
+	Order float64
+	RDP   float64 // the Rényi DP at Order
+}
+
+// PATEResult is the privacy of the queries of a PATEAccount.
+type PATEResult struct {
+	Queries  int
+	Teachers int
+	Classes  int
+	// Answered counts the answered queries of a release; -1 when the
+	// answers are unknown.
+	Answered int
+	// ExpectedAnswered is Σ Pr[answer] over the queries (the queries
+	// when there is no threshold step).
+	ExpectedAnswered float64
+	// Independent is the data-independent bound: every query charged
+	// λ/σ2² (and λ/(2σ1²)), or, for a release, the unanswered ones only
+	// the threshold step.
+	Independent OrderEps
+	// Dependent is the data-dependent bound, which is a function of the
+	// votes: releasing it is itself a release (see SmoothSensitivity).
+	Dependent                    OrderEps
+	Orders                       []float64
+	RDPIndependent, RDPDependent []float64
+}
+
+// Result converts the totals to (ε, δ) under conversion c, each at its
+// best order of the grid.
+func (a *PATEAccount) Result(delta float64, c Conversion) (PATEResult, error) {
+	if err := checkConversion(delta, c); err != nil {
+		return PATEResult{}, fmt.Errorf("PATE account: %w", err)
+	}
+	a.flush()
+	r := PATEResult{Queries: len(a.answers), Teachers: a.teachers, Classes: a.classes, Answered: -1,
+		ExpectedAnswered: a.expected, Orders: append([]float64(nil), a.orders...),
+		RDPIndependent: append([]float64(nil), a.ind...), RDPDependent: append([]float64(nil), a.dep...)}
+	if a.mode == Answered {
+		r.Answered = a.answered
+		r.ExpectedAnswered = float64(a.answered)
+	}
+	var err error
+	if r.Independent, err = bestOrder(a.orders, a.ind, delta, c); err != nil {
+		return r, err
+	}
+	r.Dependent, err = bestOrder(a.orders, a.dep, delta, c)
+	return r, err
+}
+
+func bestOrder(orders, rdp []float64, delta float64, c Conversion) (OrderEps, error) {
+	best := OrderEps{Eps: math.Inf(1)}
+	for j, o := range orders {
+		e, err := ConvertRDP(rdp[j], o, delta, c)
+		if err != nil {
+			return best, fmt.Errorf("PATE account: %w", err)
+		}
+		if e < best.Eps {
+			best = OrderEps{Eps: e, Order: o, RDP: rdp[j]}
+		}
+	}
+	return best, nil
+}
+
+// RDPDependent returns the data-dependent total at one order (which need
+// not be on the grid), as Add charged it.
+func (a *PATEAccount) RDPDependent(order float64) (float64, error) {
+	if err := checkAlpha(order); err != nil {
+		return 0, fmt.Errorf("PATE account: %w", err)
+	}
+	var gn, th *curve
+	gn = newCurve(gnmaxSlope(a.mech.Sigma2), order)
+	if a.mech.Confident() {
+		th = newCurve(thresholdSlope(a.mech.Sigma1), order)
+	}
+	var total float64
+	for i := range a.answers {
+		_, dep := a.charge(i, gn, th)
+		total = addUp(total, dep)
+	}
+	return total, nil
+}
+
+func (a *PATEAccount) query(i int) []int {
+	row := a.counts[i*a.classes : (i+1)*a.classes]
+	out := make([]int, len(row))
+	for j, n := range row {
+		out[j] = int(n)
+	}
+	return out
+}
+
+func argmax(counts []int) int {
+	top := 0
+	for i, n := range counts {
+		if n > counts[top] {
+			top = i
+		}
+	}
+	return top
+}

@@ -1,0 +1,550 @@
+package accountant
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Smooth sensitivity of PATE's data-dependent cost (PATE paper, Section
+// 4.3 and Appendices B-C). The data-dependent Rényi DP f(x) at one order
+// is a function of the votes x; printing it is a release. Its local
+// sensitivity at distance d, A(d), bounds |f(y) - f(y')| over neighbours
+// y, y' with y within d changed teachers of x; the β-smooth sensitivity is
+// SS_β(x) = max_d e^{-βd}·A(d), and f(x) + SS_β(x)·N(0, σ²) (GNSS) is
+// Rényi-DP with the cost GNSSRDP states.
+
+// qPad widens the neighbour bounds B_u, B_l in log q by an absolute
+// amount far above their floating-point error, and above the rounding
+// that separates a computed q̃ from its exact value.
+const qPad = 1e-9
+
+// logErfc returns log erfc(x), accurate to a few ulps (no direction).
+func logErfc(x float64) float64 {
+	if x < 26 {
+		return math.Log(math.Erfc(x))
+	}
+	x2 := x * x
+	return -x2 - math.Log(x*math.Sqrt(math.Pi)) + math.Log1p(-0.5/x2+0.75/(x2*x2))
+}
+
+// logErfcInv returns y with log erfc(y) = t, t < log 2: Newton's method
+// narrows a bracket of the root, then bisection takes it down to adjacent
+// floats, where a bisection alone would end.
+func logErfcInv(t float64) float64 {
+	lo, hi := -6.0, 1.0
+	for logErfc(hi) > t {
+		hi *= 2
+		if hi > 1e154 {
+			return math.Inf(1)
+		}
+	}
+	// Newton's iterates, each of which narrows the bracket [lo, hi]
+	// (logErfc > t at lo, <= t at hi); d/dy log erfc(y) =
+	// -2e^{-y²}/(√π·erfc(y)).
+	y := hi
+	for range 60 {
+		f := logErfc(y) - t
+		if f > 0 {
+			lo = math.Max(lo, y)
+		} else {
+			hi = math.Min(hi, y)
+		}
+		d := -2 / math.Sqrt(math.Pi) * math.Exp(-y*y-logErfc(y))
+		next := y - f/d
+		if !(next > lo && next < hi) || next == y {
+			break
+		}
+		y = next
+	}
+	for range 2000 {
+		m := lo + (hi-lo)/2
+		if m <= lo || m >= hi {
+			break
+		}
+		if logErfc(m) > t {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	return lo + (hi-lo)/2
+}
+
+// qMoves bounds q̃ at a neighbour of a histogram: q̃ = r·Σ_{m-1 terms}
+// erfc(x_i)/2 with x_i = (gap_i - shift)/(2σ), and one changed vote moves
+// every x_i by at most 1/σ. The sum of m-1 terms erfc(x_i)/2 equal to s is
+// at most (m-1)/2·erfc(erfc⁻¹(2s/(m-1)) - 1/σ) after the move and at
+// least (m-1)/2·erfc(erfc⁻¹(2s/(m-1)) + 1/σ) (PATE paper, Appendix B:
+// B_u and B_l).
+type qMoves struct {
+	logScale float64 // log(r(m-1)/2)
+	step     float64 // 1/σ
+}
+
+func newQMoves(sigma float64, classes int, noise PATENoise) qMoves {
+	r := 1.0
+	if noise == DiscreteNoise {
+		r = DiscreteGNMaxExcess(sigma)
+	}
+	return qMoves{logScale: math.Log(r * float64(classes-1) / 2), step: 1 / sigma}
+}
+
+func (m qMoves) up(L float64) float64 {
+	y := logErfcInv(L - m.logScale)
+	return math.Min(0, logErfc(y-m.step)+m.logScale+qPad)
+}
+
+func (m qMoves) down(L float64) float64 {
+	y := logErfcInv(L - m.logScale)
+	return logErfc(y+m.step) + m.logScale - qPad
+}
+
+// both returns up(L) and down(L), inverting erfc once.
+func (m qMoves) both(L float64) (up, down float64) {
+	y := logErfcInv(L - m.logScale)
+	return math.Min(0, logErfc(y-m.step)+m.logScale+qPad), logErfc(y+m.step) + m.logScale - qPad
+}
+
+// gnmaxLS computes local sensitivities of GNMax's β at one order.
+type gnmaxLS struct {
+	k       *curve
+	moves   qMoves
+	logq1   float64 // B_l(q0)
+	plateau float64
+	sigma   float64
+	noise   PATENoise
+}
+
+func newGNMaxLS(sigma, order float64, classes int, noise PATENoise) *gnmaxLS {
+	g := &gnmaxLS{k: newCurve(gnmaxSlope(sigma), order), moves: newQMoves(sigma, classes, noise), sigma: sigma, noise: noise}
+	if math.IsInf(g.k.logq0, -1) {
+		g.logq1 = math.Inf(-1)
+		g.plateau = 0
+		return g
+	}
+	g.logq1 = g.moves.down(g.k.logq0)
+	g.plateau = g.lsAt(g.logq1)
+	return g
+}
+
+// lsAt bounds the local sensitivity of β at a histogram with q̃ = e^L:
+// max(β(B_u(q)) - β(q), β(q) - β(B_l(q))), from upper and lower ends
+// (PATE paper, Algorithm 3, Proposition 13). Between q1 = B_l(q0) and q0
+// it is taken at q1, where it is largest (condition C6).
+func (g *gnmaxLS) lsAt(L float64) float64 {
+	if L >= g.logq1 && L <= g.k.logq0 {
+		L = g.logq1
+	}
+	u, d := g.moves.both(L)
+	b, bu, bl := g.k.at(L), g.k.at(u), g.k.at(d)
+	return math.Max(0, math.Max(addUp(bu.hi, -b.lo), addUp(b.hi, -bl.lo)))
+}
+
+// distances returns A(d), d = 0..K: an upper bound on the local
+// sensitivity of β at every histogram within d changed votes of counts,
+// non-decreasing in d. Below q1 the local sensitivity grows with q̃, so
+// the greedy walk that raises q̃ fastest (a vote from the plurality to the
+// runner-up) bounds it; above q0 it falls with q̃, and the walk that
+// lowers q̃ fastest (a vote from the runner-up to the plurality) bounds
+// it; in between, and once a walk reaches [q1, q0], it is the plateau
+// (PATE paper, Algorithms 4 and 5).
+func (g *gnmaxLS) distances(counts []int, teachers int) []float64 {
+	res := make([]float64, teachers+1)
+	for d := range res {
+		res[d] = g.plateau
+	}
+	v := slices.Clone(counts)
+	slices.SortFunc(v, func(a, b int) int { return b - a })
+	L := gnmaxLogQ(v, 0, g.sigma, g.noise)
+	if L >= g.logq1 && L <= g.k.logq0 {
+		return res
+	}
+	right := L < g.logq1
+	for d := 0; d <= teachers; d++ {
+		if d > 0 {
+			if right {
+				if v[0] <= v[1] {
+					break
+				}
+				v[0]--
+				v[1]++
+			} else {
+				if v[1] == 0 {
+					break
+				}
+				v[0]++
+				v[1]--
+			}
+			slices.SortFunc(v, func(a, b int) int { return b - a })
+			L = gnmaxLogQ(v, 0, g.sigma, g.noise)
+		}
+		if L >= g.logq1 && L <= g.k.logq0 || (right && L > g.k.logq0) || (!right && L < g.logq1) {
+			break // the plateau from here on
+		}
+		res[d] = g.lsAt(L)
+		if d > 0 {
+			res[d] = math.Max(res[d], res[d-1])
+		}
+	}
+	return res
+}
+
+// thresholdLS computes local sensitivities of the threshold step's β at
+// one order from its table over the largest count v.
+type thresholdLS struct {
+	beta []ival // β at v = 0..K
+	lo   int    // the least possible largest count, ceil(K/C)
+}
+
+func newThresholdLS(m ConfidentGNMax, order float64, teachers, classes int) *thresholdLS {
+	k := newCurve(thresholdSlope(m.Sigma1), order)
+	t := &thresholdLS{beta: make([]ival, teachers+1), lo: (teachers + classes - 1) / classes}
+	for v := range t.beta {
+		L, _ := thresholdLogQ(v, m.Threshold, m.Sigma1, m.Noise)
+		t.beta[v] = k.at(L)
+	}
+	return t
+}
+
+// at returns the local sensitivity of β at a largest count v: its
+// neighbours have v - 1 or v + 1 (the largest count has sensitivity 1).
+func (t *thresholdLS) at(v int) float64 {
+	ls := 0.0
+	for _, w := range []int{v - 1, v + 1} {
+		if w < t.lo || w >= len(t.beta) {
+			continue
+		}
+		ls = math.Max(ls, math.Max(addUp(t.beta[w].hi, -t.beta[v].lo), addUp(t.beta[v].hi, -t.beta[w].lo)))
+	}
+	return ls
+}
+
+// distances returns A(d), d = 0..K: the largest local sensitivity at a
+// largest count within d of v.
+func (t *thresholdLS) distances(v int) []float64 {
+	res := make([]float64, len(t.beta))
+	for d := range res {
+		for _, w := range []int{v - d, v + d} {
+			if w >= t.lo && w < len(t.beta) {
+				res[d] = math.Max(res[d], t.at(w))
+			}
+		}
+		if d > 0 {
+			res[d] = math.Max(res[d], res[d-1])
+		}
+	}
+	return res
+}
+
+// LocalSensitivity returns A(d), d = 0..K, an upper bound on the local
+// sensitivity of the data-dependent total at order λ (RDPDependent) at
+// every vote matrix within d changed teachers of the account's: the sum
+// over queries of each step's bound, the GNMax step weighted by its
+// answer (1 or 0) or, for expected cost, by the largest probability of
+// answering within distance d plus the change of that probability times
+// λ/σ2² (the product rule). A changed teacher changes one vote of every
+// query, so every query's histogram moves by one vote.
+//
+// It requires conditions C5 and C6 of the PATE paper (CheckSmoothConditions)
+// for σ2, C and λ, and returns an error when they fail.
+func (a *PATEAccount) LocalSensitivity(order float64) ([]float64, error) {
+	if err := checkAlpha(order); err != nil {
+		return nil, fmt.Errorf("PATE smooth sensitivity: %w", err)
+	}
+	if c5, c6 := CheckSmoothConditions(a.mech.Sigma2, a.classes, order, a.mech.Noise); !c5 || !c6 {
+		return nil, fmt.Errorf("PATE smooth sensitivity: conditions C5 = %v, C6 = %v at sigma2 = %v, C = %d, order %v: the analysis does not apply (pick another order or more noise)",
+			c5, c6, a.mech.Sigma2, a.classes, order)
+	}
+	g := newGNMaxLS(a.mech.Sigma2, order, a.classes, a.mech.Noise)
+	var th *thresholdLS
+	var pv []float64 // Pr[answer] at largest count v
+	if a.mech.Confident() {
+		th = newThresholdLS(a.mech, order, a.teachers, a.classes)
+		pv = make([]float64, a.teachers+1)
+		for v := range pv {
+			_, pv[v] = thresholdLogQ(v, a.mech.Threshold, a.mech.Sigma1, a.mech.Noise)
+		}
+	}
+	ind := g.k.ind.hi
+	// The queries in lsChunks contiguous chunks, each summed on some core,
+	// then the chunks in order: the result does not depend on the cores.
+	n := len(a.answers)
+	parts := make([][]float64, lsChunks)
+	parallel(lsChunks, func(c int) {
+		part := make([]float64, a.teachers+1)
+		for i := c * n / lsChunks; i < (c+1)*n/lsChunks; i++ {
+			a.addLocalSensitivity(part, i, g, th, pv, ind)
+		}
+		parts[c] = part
+	})
+	total := make([]float64, a.teachers+1)
+	for _, part := range parts {
+		for d, x := range part {
+			total[d] = addUp(total[d], x)
+		}
+	}
+	return total, nil
+}
+
+// lsChunks is the number of chunks LocalSensitivity splits the queries
+// into.
+const lsChunks = 16
+
+// addLocalSensitivity adds query i's A(d) at every d to total.
+func (a *PATEAccount) addLocalSensitivity(total []float64, i int, g *gnmaxLS, th *thresholdLS, pv []float64, ind float64) {
+	ans := a.answers[i]
+	counts := a.query(i)
+	top := counts[argmax(counts)]
+	var gl []float64
+	if ans != NotAnswered {
+		gl = g.distances(counts, a.teachers)
+	}
+	var tl []float64
+	if th != nil {
+		tl = th.distances(top)
+	}
+	pmax, dp := 0.0, 0.0
+	for d := range total {
+		var s float64
+		if tl != nil {
+			s = tl[d]
+		}
+		switch ans {
+		case Answered:
+			s = addUp(s, gl[d])
+		case AnswerUnknown:
+			if th == nil {
+				s = addUp(s, gl[d])
+				break
+			}
+			// |p·β - p'·β'| <= p·|β - β'| + β'·|p - p'| with p at
+			// most its largest value within d and β' <= λ/σ2².
+			for _, w := range []int{top - d, top + d} {
+				if w < 0 || w >= len(pv) {
+					continue
+				}
+				pmax = math.Max(pmax, pv[w])
+				for _, u := range []int{w - 1, w + 1} {
+					if u >= 0 && u < len(pv) {
+						dp = math.Max(dp, math.Abs(pv[u]-pv[w]))
+					}
+				}
+			}
+			s = addUp(s, addUp(mulUp(math.Min(1, up(pmax, 8)), gl[d]), mulUp(up(dp, 8)+1e-15, ind)))
+		}
+		total[d] = addUp(total[d], s)
+	}
+}
+
+// SmoothSensitivity returns the β-smooth sensitivity max_d e^{-βd}·ls[d]
+// of a function whose local sensitivity at distance d is at most ls[d]
+// (Nissim, Raskhodnikova and Smith 2007), rounded up.
+func SmoothSensitivity(ls []float64, beta float64) (float64, error) {
+	if err := checkPositive("beta", beta); err != nil {
+		return 0, fmt.Errorf("smooth sensitivity: %w", err)
+	}
+	var ss float64
+	for d, l := range ls {
+		if !(l >= 0) {
+			return 0, fmt.Errorf("smooth sensitivity: local sensitivity at distance %d is %v", d, l)
+		}
+		ss = math.Max(ss, mulUp(l, iexp(exact(-beta).mul(exact(float64(d)))).hi))
+	}
+	return ss, nil
+}
+
+// GNSSRDP returns the Rényi DP at order λ of the GNSS mechanism, which
+// releases f(x) + SS_β(x)·N(0, σ²) for a β-smooth upper bound SS_β on the
+// local sensitivity of f (PATE paper, arXiv version, Theorem 23):
+//
+//	λ·e^{2β}/σ² + (βλ - log(1 - 2λβ)/2)/(λ - 1),  1 < λ < 1/(2β).
+func GNSSRDP(beta, sigma, order float64) (float64, error) {
+	if err := checkPositive("beta", beta); err != nil {
+		return 0, fmt.Errorf("GNSS: %w", err)
+	}
+	if err := checkPositive("sigma", sigma); err != nil {
+		return 0, fmt.Errorf("GNSS: %w", err)
+	}
+	if err := checkAlpha(order); err != nil {
+		return 0, fmt.Errorf("GNSS: %w", err)
+	}
+	lb := exact(order).mul(exact(beta))
+	if !(lb.hi < 0.5) {
+		return 0, fmt.Errorf("GNSS: %w", &ParamError{Name: "order", Value: order, Rule: fmt.Sprintf("must be below 1/(2·beta) = %v", 0.5/beta)})
+	}
+	a := exact(order).mul(iexp(exact(2 * beta))).div(exact(sigma).mul(exact(sigma)))
+	b := lb.sub(ilog1p(exact(-2).mul(lb)).mul(exact(0.5))).div(exact(order).sub(exact(1)))
+	return a.add(b).hi, nil
+}
+
+// GNSSSigma returns the PATE authors' choice of the GNSS noise for order
+// λ, β and smooth sensitivity ss: σ = (λe^{2β}/ss)^{1/3}, the minimiser of
+// λe^{2β}/σ² + 2·ss·σ (GNSS's cost plus two deviations of its noise).
+func GNSSSigma(beta, ss, order float64) (float64, error) {
+	if err := checkPositive("smooth sensitivity", ss); err != nil {
+		return 0, fmt.Errorf("GNSS: %w", err)
+	}
+	return math.Cbrt(order * math.Exp(2*beta) / ss), nil
+}
+
+// GNSSChoice is a choice of GNSS parameters.
+type GNSSChoice struct {
+	Beta, SS, Sigma float64
+	Cost            float64 // GNSSRDP at the order
+}
+
+// ChooseGNSS picks β on the PATE authors' grid 0.30/λ, 0.31/λ, ...,
+// 0.49/λ and σ by GNSSSigma, minimising rdp + GNSSRDP + 2·SS·σ, for
+// local sensitivities ls at order λ. The choice depends on the votes:
+// the parameters it returns are not private (fix them in advance for a
+// release whose every step is accounted for).
+func ChooseGNSS(rdp float64, ls []float64, order float64) (GNSSChoice, error) {
+	best := GNSSChoice{Cost: math.Inf(1)}
+	bestObj := math.Inf(1)
+	for j := 30; j < 50; j++ {
+		beta := float64(j) / 100 / order
+		ss, err := SmoothSensitivity(ls, beta)
+		if err != nil {
+			return best, err
+		}
+		if ss == 0 {
+			cost, err := GNSSRDP(beta, 1, order)
+			if err != nil {
+				return best, err
+			}
+			return GNSSChoice{Beta: beta, SS: 0, Sigma: 1, Cost: cost}, nil
+		}
+		sigma, err := GNSSSigma(beta, ss, order)
+		if err != nil {
+			return best, err
+		}
+		cost, err := GNSSRDP(beta, sigma, order)
+		if err != nil {
+			return best, err
+		}
+		if obj := rdp + cost + 2*ss*sigma; obj < bestObj {
+			bestObj, best = obj, GNSSChoice{Beta: beta, SS: ss, Sigma: sigma, Cost: cost}
+		}
+	}
+	return best, nil
+}
+
+// CheckSmoothConditions checks conditions C5 and C6 of the PATE paper's
+// smooth-sensitivity analysis of GNMax with noise σ over C classes at
+// order λ: C5, β(q) non-decreasing for q < q0; C6, β(B_u(q)) - β(q)
+// non-decreasing for q < B_l(q0). Like the PATE authors' check it is
+// numerical: it evaluates both on 4,000 points spaced evenly in
+// log(-log q) from log q0 (resp. log B_l(q0)) down to log q = -10^6 and
+// allows a decrease of 1e-12 relative to the values compared (the
+// rounding of β).
+func CheckSmoothConditions(sigma float64, classes int, order float64, noise PATENoise) (c5, c6 bool) {
+	k := newCurve(gnmaxSlope(sigma), order)
+	if math.IsInf(k.logq0, -1) {
+		return true, true // β is constant
+	}
+	moves := newQMoves(sigma, classes, noise)
+	grid := func(top float64) []float64 {
+		const n = 4000
+		a, b := math.Log(-top), math.Log(1e6)
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = -math.Exp(b + (a-b)*float64(i)/(n-1)) // increasing in q
+		}
+		out[n-1] = top
+		return out
+	}
+	nondecreasing := func(f func(float64) float64, top float64) bool {
+		prev := math.Inf(-1)
+		for _, L := range grid(top) {
+			v := f(L)
+			if v < prev-1e-12*math.Max(math.Abs(prev), math.Abs(v)) {
+				return false
+			}
+			prev = math.Max(prev, v)
+		}
+		return true
+	}
+	beta := func(L float64) float64 { return k.at(L).hi }
+	below := math.Nextafter(k.logq0, math.Inf(-1))
+	c5 = nondecreasing(beta, below)
+	if !c5 {
+		return false, false
+	}
+	c6 = nondecreasing(func(L float64) float64 { return beta(moves.up(L)) - beta(L) }, moves.down(k.logq0))
+	return c5, c6
+}
+
+// GNSSLattice is the spacing h of the lattice hZ on which darrm releases a
+// data-dependent Rényi DP by GNSS: the noise is the discrete Gaussian on
+// hZ centred at the value (ensemble.LatticeGaussian), which is sampled
+// exactly and whose outputs carry no low-order bits of the value.
+const GNSSLattice = 0x1p-40
+
+// gnssMinSteps is the least deviation of the lattice noise, in lattice
+// steps, per square root of the order: it keeps the lattice's excess over
+// continuous noise below one ulp (GNSSLatticeRDP).
+const gnssMinSteps = 1 << 10
+
+// GNSSDeviation returns the deviation of darrm's lattice GNSS noise at
+// order λ for smooth sensitivity ss and noise multiplier sigma:
+// max(ss·sigma, 2^10·h·√λ) (h = GNSSLattice), the product rounded up. The
+// floor is a constant, so max(ss, floor/sigma) is β-smooth when ss is, and
+// still bounds the local sensitivity.
+func GNSSDeviation(ss, sigma, order float64) (float64, error) {
+	if err := checkAtLeast("smooth sensitivity", ss, 0); err != nil {
+		return 0, fmt.Errorf("GNSS: %w", err)
+	}
+	if err := checkPositive("sigma", sigma); err != nil {
+		return 0, fmt.Errorf("GNSS: %w", err)
+	}
+	if err := checkAlpha(order); err != nil {
+		return 0, fmt.Errorf("GNSS: %w", err)
+	}
+	floor := gnssMinSteps * GNSSLattice * math.Sqrt(order)
+	return math.Max(mulUp(ss, sigma), floor), nil
+}
+
+// GNSSLatticeRDP returns the Rényi DP at order λ of darrm's GNSS release:
+// the discrete Gaussian on hZ (h = GNSSLattice) centred at f(x), of
+// deviation GNSSDeviation. It is GNSSRDP at β + 2^-51, for the rounding
+// of the deviation (which may change its ratio between neighbours by a
+// factor 1 + 2^-52 beyond e^β), plus the lattice's excess over continuous
+// noise, which is below one ulp of the result and added as one: by Poisson
+// summation a Gaussian function of deviation τ summed over hZ is its
+// integral over h times 1 ± 3e^{-2π²τ²/h²}, and every deviation the
+// Rényi sum involves (the noise's at either neighbour, and the product's
+// τ >= deviation/√λ) is at least e^{-1/2}·2^10 > 614 lattice steps (the
+// neighbour's deviation is at least e^{-β} times it, β < 1/(2λ)), so the
+// excess is below 9λ/(λ-1)·e^{-2π²·614²}, far below 2^-1074 (docs/pate.md).
+func GNSSLatticeRDP(beta, sigma, order float64) (float64, error) {
+	r, err := GNSSRDP(beta+0x1p-51, sigma, order)
+	if err != nil {
+		return 0, err
+	}
+	return math.Nextafter(r, math.Inf(1)), nil
+}
+
+// evalMargin is the margin, relative to the data-independent total at the
+// same order, that a GNSS release adds to the smooth sensitivity for the
+// rounding of darrm's evaluation of the data-dependent cost: the analysis
+// bounds the exact cost's local sensitivity, darrm releases the upper end
+// of an interval that encloses it. The tests check that the intervals are
+// narrower than 1e-12 of the data-independent value per query, a thousand
+// times less than this margin covers.
+const evalMargin = 2e-9
+
+// EvalMargin returns the margin added to the smooth sensitivity at order
+// λ for the evaluation's rounding: 2·10^-9 times the data-independent
+// total at λ (a number that does not depend on the votes).
+func (a *PATEAccount) EvalMargin(order float64) (float64, error) {
+	if err := checkAlpha(order); err != nil {
+		return 0, fmt.Errorf("PATE account: %w", err)
+	}
+	per := gnmaxSlope(a.mech.Sigma2)
+	if a.mech.Confident() {
+		per = per.add(thresholdSlope(a.mech.Sigma1))
+	}
+	total := per.mul(exact(order)).mul(exact(float64(len(a.answers))))
+	return mulUp(total.hi, evalMargin), nil
+}

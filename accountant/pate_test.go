@@ -1,0 +1,294 @@
+package accountant
+
+import (
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+)
+
+// bigPow returns x^y for x > 0 in math/big.
+func bigPow(x, y *big.Float) *big.Float {
+	return bigExp(new(big.Float).SetPrec(refPrec).Mul(y, bigLog(x)))
+}
+
+// exactTheorem6 evaluates Theorem 6's bound in 256-bit arithmetic for
+// q = e^L, the μ_i the accountant chooses and ε_i = μ_i/σ² exactly.
+func exactTheorem6(L, sigma, order float64) *big.Float {
+	mu2 := math.Sqrt(-L / (1 / (sigma * sigma)))
+	mu1 := mu2 + 1
+	c := new(big.Float).SetPrec(refPrec).Quo(bf(1), new(big.Float).SetPrec(refPrec).Mul(bf(sigma), bf(sigma)))
+	e1 := new(big.Float).SetPrec(refPrec).Mul(c, bf(mu1))
+	e2 := new(big.Float).SetPrec(refPrec).Mul(c, bf(mu2))
+	q := bigExp(bf(L))
+	one := bf(1)
+	sub := func(a, b *big.Float) *big.Float { return new(big.Float).SetPrec(refPrec).Sub(a, b) }
+	mul := func(a, b *big.Float) *big.Float { return new(big.Float).SetPrec(refPrec).Mul(a, b) }
+	quo := func(a, b *big.Float) *big.Float { return new(big.Float).SetPrec(refPrec).Quo(a, b) }
+	oneq := sub(one, q)
+	t := quo(sub(bf(mu2), one), bf(mu2))
+	A := quo(oneq, sub(one, bigPow(mul(q, bigExp(e2)), t)))
+	B := quo(bigExp(e1), bigPow(q, quo(one, sub(bf(mu1), one))))
+	lm1 := sub(bf(order), one)
+	s := new(big.Float).SetPrec(refPrec).Add(mul(oneq, bigPow(A, lm1)), mul(q, bigPow(B, lm1)))
+	return quo(bigLog(s), lm1)
+}
+
+func TestTheorem6AgainstBig(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	checked := 0
+	for range 400 {
+		sigma := math.Exp(r.Float64()*5 - 0.5) // 0.6 .. 90
+		order := 1 + math.Exp(r.Float64()*6-2)
+		L := -math.Exp(r.Float64() * 8) // q from e^-1 down to e^-3000
+		k := newCurve(gnmaxSlope(sigma), order)
+		b, ok := k.theorem6(L)
+		if !ok {
+			continue
+		}
+		checked++
+		want := exactTheorem6(L, sigma, order)
+		if want.Cmp(bf(1e-50)) < 0 {
+			// Below 2^-256 relative to 1 the reference has no digits left.
+			if b.hi < 0 || b.hi > 1e-49 {
+				t.Fatalf("sigma %v order %v log q %v: %v, exact below 1e-50", sigma, order, L, b.hi)
+			}
+			continue
+		}
+		if below(b.hi, want) {
+			t.Fatalf("sigma %v order %v log q %v: %v below the exact %v", sigma, order, L, b.hi, want)
+		}
+		w, _ := want.Float64()
+		if math.Abs(b.hi-w) > 1e-9*math.Abs(w)+1e-300 {
+			t.Errorf("sigma %v order %v log q %v: %v, exact %v", sigma, order, L, b.hi, w)
+		}
+	}
+	if checked < 100 {
+		t.Fatalf("only %d cases met Theorem 6's conditions", checked)
+	}
+}
+
+func TestGNSSAgainstFormula(t *testing.T) {
+	for _, c := range []struct{ beta, sigma, order float64 }{{0.01, 5, 20}, {0.0329, 6.23, 14}, {0.001, 100, 3}} {
+		got, err := GNSSRDP(c.beta, c.sigma, c.order)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lb := c.order * c.beta
+		want := c.order*math.Exp(2*c.beta)/(c.sigma*c.sigma) + (lb-0.5*math.Log(1-2*lb))/(c.order-1)
+		if got < want || got > want*(1+1e-14) {
+			t.Errorf("%+v: %v, want %v", c, got, want)
+		}
+	}
+	if _, err := GNSSRDP(0.1, 1, 5); err == nil {
+		t.Error("order 5 >= 1/(2 beta) accepted")
+	}
+}
+
+func randomCounts(r *rand.Rand, k, c int) []int {
+	counts := make([]int, c)
+	// Skewed votes: a plurality class with a random share, the rest spread.
+	top := r.IntN(c)
+	share := r.Float64()
+	for range k {
+		if r.Float64() < share {
+			counts[top]++
+		} else {
+			counts[r.IntN(c)]++
+		}
+	}
+	return counts
+}
+
+// Data-dependent <= data-independent, for both steps, every noise, over
+// random vote histograms; the data-dependent bound is smallest at the
+// unanimous histogram, so when it equals the data-independent one there,
+// it equals it everywhere.
+func TestDataDependentBelowIndependent(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 300 {
+		k, c := 1+r.IntN(400), 2+r.IntN(9)
+		sigma := 1 + r.Float64()*60
+		order := 1.5 + r.Float64()*80
+		noise := PATENoise(r.IntN(2))
+		counts := randomCounts(r, k, c)
+		lq, err := GNMaxLogQ(counts, sigma, noise)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dep, _ := GNMaxRDP(lq, sigma, order)
+		ind, _ := GNMaxRDPIndependent(sigma, order)
+		if dep > ind {
+			t.Fatalf("counts %v sigma %v order %v: dependent %v > independent %v", counts, sigma, order, dep, ind)
+		}
+		unanimous := make([]int, c)
+		unanimous[0] = k
+		lu, _ := GNMaxLogQ(unanimous, sigma, noise)
+		du, _ := GNMaxRDP(lu, sigma, order)
+		if du > dep {
+			t.Fatalf("K %d C %d sigma %v order %v: unanimous %v above %v at %v", k, c, sigma, order, du, dep, counts)
+		}
+		lt, p, err := ThresholdLogQ(counts[argmax(counts)], r.Float64()*float64(k), sigma, noise)
+		if err != nil || p < 0 || p > 1 {
+			t.Fatal(err, p)
+		}
+		td, _ := ThresholdRDP(lt, sigma, order)
+		ti, _ := ThresholdRDPIndependent(sigma, order)
+		if td > ti {
+			t.Fatalf("threshold: dependent %v > independent %v", td, ti)
+		}
+	}
+}
+
+// The thesis' setting (App. B.4.1): K = 11 teachers, 2 classes, σ = 21.46
+// at λ = 62.31: Theorem 6 does not apply even to unanimous votes, so the
+// data-dependent bound is the data-independent one.
+func TestThesisSettingIsDataIndependent(t *testing.T) {
+	for _, noise := range []PATENoise{ContinuousNoise, DiscreteNoise} {
+		lq, _ := GNMaxLogQ([]int{11, 0}, 21.46, noise)
+		dep, _ := GNMaxRDP(lq, 21.46, 62.31)
+		ind, _ := GNMaxRDPIndependent(21.46, 62.31)
+		if dep != ind {
+			t.Errorf("%v: dependent %v, independent %v", noise, dep, ind)
+		}
+	}
+	// With 250 teachers and 10 classes it does apply.
+	lq, _ := GNMaxLogQ([]int{250, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 40, ContinuousNoise)
+	dep, _ := GNMaxRDP(lq, 40, 20)
+	if ind, _ := GNMaxRDPIndependent(40, 20); !(dep < ind/10) {
+		t.Errorf("MNIST-like unanimous votes: dependent %v, independent %v", dep, ind)
+	}
+}
+
+// exactDiscreteMiss returns Pr[GNMax(counts) != i*] exactly (to float
+// precision) for discrete Gaussian noise with ties broken uniformly, by
+// summing over the noise of three classes.
+func exactDiscreteMiss(counts []int, sigma float64) float64 {
+	w := int(14*sigma) + 2
+	pmf := make([]float64, 2*w+1)
+	var n float64
+	for z := -w; z <= w; z++ {
+		pmf[z+w] = math.Exp(-float64(z*z) / (2 * sigma * sigma))
+		n += pmf[z+w]
+	}
+	top := argmax(counts)
+	var miss float64
+	for a := -w; a <= w; a++ {
+		for b := -w; b <= w; b++ {
+			for c := -w; c <= w; c++ {
+				v := []int{counts[0] + a, counts[1] + b, counts[2] + c}
+				m := max(v[0], v[1], v[2])
+				ties := 0
+				for _, x := range v {
+					if x == m {
+						ties++
+					}
+				}
+				p := pmf[a+w] * pmf[b+w] * pmf[c+w]
+				switch {
+				case v[top] < m:
+					miss += p
+				case ties > 1:
+					miss += p * float64(ties-1) / float64(ties)
+				}
+			}
+		}
+	}
+	return miss / (n * n * n)
+}
+
+func TestDiscreteQBoundHolds(t *testing.T) {
+	for _, sigma := range []float64{0.5, 1, 1.7, 3} {
+		for _, counts := range [][]int{{5, 5, 0}, {6, 4, 0}, {8, 1, 1}, {10, 0, 0}, {7, 3, 0}, {12, 0, 0}} {
+			miss := exactDiscreteMiss(counts, sigma)
+			lq, _ := GNMaxLogQ(counts, sigma, DiscreteNoise)
+			if math.Exp(lq) < miss*(1+1e-9) {
+				t.Errorf("sigma %v counts %v: q bound %v below the exact %v", sigma, counts, math.Exp(lq), miss)
+			}
+		}
+	}
+}
+
+func TestDiscreteTailBound(t *testing.T) {
+	for _, sigma := range []float64{0.5, 1, 2.5, 40, 150} {
+		for _, k := range []float64{1, 2, 3, 7, 20, 100, 400, 1000} {
+			exact := discreteTail(k, sigma)
+			if b := math.Exp(discreteTailLogUp(k, sigma)); b < exact*(1+1e-12) && exact > 1e-300 {
+				t.Errorf("sigma %v k %v: bound %v below %v", sigma, k, b, exact)
+			}
+		}
+	}
+}
+
+// histograms lists every vote histogram of k votes over c classes.
+func histograms(k, c int) [][]int {
+	if c == 1 {
+		return [][]int{{k}}
+	}
+	var out [][]int
+	for n := 0; n <= k; n++ {
+		for _, rest := range histograms(k-n, c-1) {
+			out = append(out, append([]int{n}, rest...))
+		}
+	}
+	return out
+}
+
+func voteDistance(a, b []int) int {
+	d := 0
+	for i := range a {
+		if a[i] > b[i] {
+			d += a[i] - b[i]
+		}
+	}
+	return d
+}
+
+// A(d) bounds the true local sensitivity |β(q̃(y')) - β(q̃(y))| over every
+// pair of neighbours y, y' with y within d of x, found by brute force.
+func TestLocalSensitivityBruteForce(t *testing.T) {
+	for _, c := range []struct {
+		k, classes   int
+		sigma, order float64
+		noise        PATENoise
+	}{
+		{12, 3, 1, 2, ContinuousNoise}, {12, 3, 1, 2, DiscreteNoise}, {14, 3, 1.5, 2, ContinuousNoise},
+		{10, 4, 0.8, 1.5, DiscreteNoise}, {16, 2, 1.2, 2, ContinuousNoise}, {12, 4, 1, 2, DiscreteNoise},
+	} {
+		if c5, c6 := CheckSmoothConditions(c.sigma, c.classes, c.order, c.noise); !c5 || !c6 {
+			t.Fatalf("%+v: conditions C5 %v C6 %v", c, c5, c6)
+		}
+		g := newGNMaxLS(c.sigma, c.order, c.classes, c.noise)
+		hs := histograms(c.k, c.classes)
+		beta := make([]float64, len(hs))
+		for i, h := range hs {
+			lq, _ := GNMaxLogQ(h, c.sigma, c.noise)
+			beta[i] = g.k.at(lq).hi
+		}
+		trueLS := make([]float64, len(hs))
+		for i := range hs {
+			for j := range hs {
+				if voteDistance(hs[i], hs[j]) == 1 {
+					trueLS[i] = math.Max(trueLS[i], math.Abs(beta[i]-beta[j]))
+				}
+			}
+		}
+		nontrivial := false
+		for i, x := range hs {
+			a := g.distances(x, c.k)
+			for j, y := range hs {
+				d := voteDistance(x, y)
+				if trueLS[j] > a[d] {
+					t.Fatalf("%+v: x %v: A(%d) = %v below the local sensitivity %v at %v", c, x, d, a[d], trueLS[j], y)
+				}
+				if trueLS[j] > 0 && trueLS[j] < g.plateau/2 {
+					nontrivial = true
+				}
+			}
+			_ = i
+		}
+		if !nontrivial {
+			t.Errorf("%+v: every local sensitivity is 0 or near the plateau: the case tests nothing", c)
+		}
+	}
+}

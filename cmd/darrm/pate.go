@@ -1,0 +1,64 @@
+package main
+
+import (
+	"errors"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/internal/cli"
+	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/internal/report"
+	"github.com/darrm/darrm/pate"
+)
+
+func init() { subcommands = append(subcommands, newPATECmd) }
+
+func newPATECmd() *cobra.Command {
+	f := struct {
+		Dataset  string        `flag:"dataset" help:"ten-class image set: mnist (PATE's) or fashion-mnist"`
+		Teachers int           `flag:"teachers" help:"number of teachers K (>= 1), each on its keyed-hash share of the training set"`
+		Student  bool          `flag:"student" help:"also train the teachers' network on the queries Confident-GNMax answered, with its labels, and test it on the other half of the test set"`
+		Seed     uint64        `flag:"seed"`
+		Format   cliout.Format `flag:"format"`
+		Cache    cacheFlags
+	}{Dataset: "mnist", Teachers: pate.Teachers}
+	return newCmd("pate", &cobra.Command{
+		Use:   "pate [--dataset mnist] [--teachers 250] [--student] [flags]",
+		Short: "PATE's MNIST experiment: 250 non-private teachers label half the test set by Confident-GNMax and GNMax; accuracy and eps",
+		Args:  cli.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			start := time.Now()
+			if f.Teachers < 1 {
+				return cli.Usagef("--teachers = %d: must be >= 1", f.Teachers)
+			}
+			m, err := datasets.LoadMNIST("", f.Dataset)
+			if err != nil && !errors.Is(err, datasets.ErrNoDir) {
+				return cli.Usagef("--dataset: %v", err)
+			} else if err != nil {
+				return err
+			}
+			dir, err := f.Cache.open()
+			if err != nil {
+				return err
+			}
+			p := pate.Params{K: f.Teachers, Mechanisms: pate.Mechanisms(), Delta: pate.Delta, CacheDir: teachersDir(dir),
+				Seed: cli.Given(cmd.Flags(), "seed", f.Seed), Note: note(cmd)}
+			if f.Student {
+				p.Student = &pate.Student{Filters: pate.Filters, Epochs: pate.StudentEpochs, Batch: pate.Batch, LR: pate.LR}
+			}
+			if p.Seed != nil {
+				note(cmd)("warning: --seed: " + report.NotForRelease)
+			}
+			prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, "training or loading the teachers, labelling, accounting")
+			out, err := pate.Run(cmd.Context(), m, p)
+			prog.Done()
+			if err != nil {
+				return err
+			}
+			d := report.NewPATEExperiment(m.Name, out, p, time.Since(start))
+			return d.Write(cmd.OutOrStdout(), f.Format)
+		},
+	}, &f, nil)
+}

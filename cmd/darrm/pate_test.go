@@ -1,0 +1,450 @@
+package main
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/ensemble"
+)
+
+// pateHeader is the metadata header of a PATE ensemble: k non-private
+// teachers on keyed-hash shares voting among c classes, in layout l and
+// relation rel.
+func pateHeader(t *testing.T, k, c int, l ensemble.Layout, rel ensemble.Relation, f ensemble.Format) string {
+	t.Helper()
+	m := &ensemble.VoteMeta{Ensemble: fmt.Sprintf("pate-k%d", k), K: k, Classes: c, Layout: l, Relation: rel, Kind: ensemble.Fixed, Partition: ensemble.KeyedHash,
+		Teachers: []ensemble.TeacherGroup{{Count: k, Origin: ensemble.NonPrivate}}}
+	if rel == ensemble.PrivateTeachers {
+		m.Partition = ensemble.SharedData
+		m.Teachers = []ensemble.TeacherGroup{{Count: k, Guarantee: accountant.Guarantee{Eps: 0.5, Delta: 1e-5}}}
+	}
+	b, err := m.AppendHeader(nil, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// countsFile writes a counts file of K = 250 teachers over 10 classes with
+// the PATE header, ids q1..qn, and row i's counts from row(i), into dir.
+func countsFile(t *testing.T, dir, name string, n int, row func(i int) []int) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString(pateHeader(t, 250, 10, ensemble.LayoutCounts, ensemble.OneVote, ensemble.FormatCSV))
+	b.WriteString("id,c0,c1,c2,c3,c4,c5,c6,c7,c8,c9\n")
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "q%d", i)
+		for _, x := range row(i) {
+			fmt.Fprintf(&b, ",%d", x)
+		}
+		b.WriteByte('\n')
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// plurality is a row of 250 votes: top to class top, the rest spread
+// evenly over the other nine classes.
+func plurality(top, class int) []int {
+	row := make([]int, 10)
+	row[class] = top
+	for j := range 250 - top {
+		row[(class+1+j%9)%10]++
+	}
+	return row
+}
+
+var confident = []string{"--threshold", "200", "--sigma1", "150", "--sigma2", "40"}
+
+func TestAccountPATE(t *testing.T) {
+	dir := t.TempDir()
+	votes := countsFile(t, dir, "votes.csv", 40, func(i int) []int { return plurality(150+i*2, i%10) })
+	out, stderr, code := darrm(t, "", append([]string{"account", "pate", votes, "--target-delta", "1e-5", "--format", "json", "--seed", "3"}, confident...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var d map[string]any
+	decode(t, out, &d)
+	for _, k := range []string{"queries", "expected_answered", "eps_data_independent", "eps_data_dependent", "order", "beta", "smooth_sensitivity", "sigma_ss", "eps_released", "not_for_publication"} {
+		if d[k] == nil {
+			t.Errorf("JSON lacks %q", k)
+		}
+	}
+	if d["queries"].(float64) != 40 || d["teachers"].(float64) != 250 || d["classes"].(float64) != 10 {
+		t.Errorf("queries %v teachers %v classes %v", d["queries"], d["teachers"], d["classes"])
+	}
+	ind, dep := d["eps_data_independent"].(float64), d["eps_data_dependent"].(float64)
+	if !(dep < ind) {
+		t.Errorf("data-dependent %v not below data-independent %v", dep, ind)
+	}
+	// The data-independent bound from its formula: 40 queries at
+	// lambda/40² + lambda/(2·150²), the best order of the grid.
+	want := 1e300
+	for _, o := range accountant.DefaultPATEOrders() {
+		e, _ := accountant.ConvertRDP(40*o*(1/1600.0+1/45000.0), o, 1e-5, accountant.PaperConversion)
+		want = min(want, e)
+	}
+	if ind < want || ind > want*(1+1e-12) {
+		t.Errorf("eps_data_independent %v, formula %v", ind, want)
+	}
+	nfp := d["not_for_publication"].([]any)
+	for _, k := range []string{"eps_data_dependent", "order", "smooth_sensitivity", "expected_answered", "eps_released"} {
+		if !slices.Contains(nfp, any(k)) {
+			t.Errorf("not_for_publication %v lacks %s", nfp, k)
+		}
+	}
+
+	// A release, then its realised cost: withheld queries marked, the
+	// GNMax step charged only where answered.
+	labels := filepath.Join(dir, "labels.csv")
+	if _, stderr, code := darrm(t, "", append([]string{"aggregate", votes, "--mechanism", "confident-gnmax", "--delta", "1e-5", "--out", labels, "--seed", "4"}, confident...)...); code != 0 {
+		t.Fatalf("aggregate: exit %d: %s", code, stderr)
+	}
+	answered := 0
+	for i, l := range readLines(t, labels)[2:] {
+		f := strings.Split(l, ",")
+		if len(f) != 3 || f[0] != fmt.Sprintf("q%d", i+1) || (f[2] == "1") != (f[1] != "") {
+			t.Fatalf("label row %q", l)
+		}
+		if f[2] == "1" {
+			answered++
+		}
+	}
+	if answered == 0 || answered == 40 {
+		t.Fatalf("%d of 40 answered: the votes should leave some below the threshold", answered)
+	}
+	out, stderr, code = darrm(t, "", append([]string{"account", "pate", votes, "--target-delta", "1e-5", "--format", "json", "--labels", labels, "--ss-order", "20", "--beta", "0.02", "--sigma-ss", "10"}, confident...)...)
+	if code != 0 {
+		t.Fatalf("realised: exit %d: %s", code, stderr)
+	}
+	var r map[string]any
+	decode(t, out, &r)
+	if r["answered"].(float64) != float64(answered) || r["expected_answered"].(float64) != float64(answered) {
+		t.Errorf("answered %v expected %v, want %d", r["answered"], r["expected_answered"], answered)
+	}
+	if r["ss_parameters"] != "fixed by the flags" || slices.Contains(r["not_for_publication"].([]any), any("eps_released")) || r["eps_released"] == nil {
+		t.Errorf("fixed GNSS parameters: %v, not for publication %v", r["ss_parameters"], r["not_for_publication"])
+	}
+
+	// lnmax: the data-independent guarantee only.
+	out, stderr, code = darrm(t, "", "account", "pate", votes, "--laplace-scale", "20", "--target-delta", "1e-5", "--format", "json")
+	if code != 0 {
+		t.Fatalf("lnmax: exit %d: %s", code, stderr)
+	}
+	var l map[string]any
+	decode(t, out, &l)
+	lm, _ := accountant.LNMaxAccount(accountant.LNMax{Scale: 20}, 40, 1e-5, nil, accountant.PaperConversion)
+	if e := l["eps_data_independent"].(float64); e != lm.Eps || e > 4 || l["eps_data_dependent"] != nil || l["mechanism"] != "lnmax" {
+		t.Errorf("lnmax: eps %v (want %v, at most the pure 40·0.1), dependent %v, mechanism %v", e, lm.Eps, l["eps_data_dependent"], l["mechanism"])
+	}
+}
+
+// Every bad input to account pate and to a multi-class aggregate exits 2
+// with an error that names it, prints nothing and leaves no file.
+func TestPATEBadInput(t *testing.T) {
+	dir := t.TempDir()
+	votes := countsFile(t, dir, "votes.csv", 5, func(i int) []int { return plurality(200, i%10) })
+	write := func(name, content string) string {
+		p := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	head := pateHeader(t, 250, 10, ensemble.LayoutCounts, ensemble.OneVote, ensemble.FormatCSV)
+	row := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(plurality(200, 0))), ","), "[]")
+	private := write("private.csv", pateHeader(t, 251, 10, ensemble.LayoutCounts, ensemble.PrivateTeachers, ensemble.FormatCSV)+"206,5,5,5,5,5,5,5,5,5\n")
+	classes := write("classes.csv", pateHeader(t, 5, 3, ensemble.LayoutVotes, ensemble.OneVote, ensemble.FormatCSV)+"0,1,2,2,1\n")
+	shortLabels := write("short.csv", "id,label,answered\nq1,3,1\n")
+	badLabels := write("bad.csv", "id,label,answered\nq1,3,0\nq2,,0\nq3,,0\nq4,,0\nq5,,0\n")
+	otherIDs := write("ids.csv", "id,label,answered\nx1,,0\nq2,,0\nq3,,0\nq4,,0\nq5,,0\n")
+	acct := func(args ...string) []string {
+		return append([]string{"account", "pate", "--target-delta", "1e-5"}, args...)
+	}
+	agg := func(args ...string) []string {
+		return append([]string{"aggregate", "--out", filepath.Join(dir, "labels.csv")}, args...)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"no sigma2", acct(votes), []string{"--sigma2 is required"}},
+		{"threshold alone", acct(votes, "--sigma2", "40", "--threshold", "200"), []string{"--sigma1 is required"}},
+		{"sigma1 0", acct(votes, "--sigma2", "40", "--threshold", "200", "--sigma1", "0"), []string{"--sigma1 = 0"}},
+		{"sigma2 negative", acct(votes, "--sigma2", "-1"), []string{"sigma2", "-1"}},
+		{"sigma2 NaN", acct(votes, "--sigma2", "NaN"), []string{"sigma2", "NaN"}},
+		{"laplace and sigma2", acct(votes, "--sigma2", "40", "--laplace-scale", "20"), []string{"--sigma2 is not a parameter of lnmax"}},
+		{"laplace 0", acct(votes, "--laplace-scale", "0"), []string{"laplace-scale", "0"}},
+		{"lnmax labels", acct(votes, "--laplace-scale", "20", "--labels", shortLabels), []string{"--labels: lnmax is accounted data-independently only"}},
+		{"order 1", acct(votes, "--sigma2", "40", "--orders", "1,2"), []string{"--orders", "1"}},
+		{"delta 0", []string{"account", "pate", votes, "--sigma2", "40", "--target-delta", "0"}, []string{"--target-delta", "0"}},
+		{"delta missing", []string{"account", "pate", votes, "--sigma2", "40"}, []string{"--target-delta"}},
+		{"beta alone", acct(votes, "--sigma2", "40", "--beta", "0.01"), []string{"--beta and --sigma-ss go together"}},
+		{"noise", acct(votes, "--sigma2", "40", "--noise", "uniform"), []string{"--noise"}},
+		{"labels count", acct(append([]string{votes, "--labels", shortLabels}, confident...)...), []string{"has 1 rows"}},
+		{"labels answered without label", acct(append([]string{votes, "--labels", badLabels}, confident...)...), []string{"line 2", "a label must be given exactly when the query was answered"}},
+		{"labels of other votes", acct(append([]string{votes, "--labels", otherIDs}, confident...)...), []string{`id "x1"`, `has id "q1"`}},
+		{"labels missing", acct(append([]string{votes, "--labels", filepath.Join(dir, "none.csv")}, confident...)...), []string{"none.csv"}},
+		{"counts sum", acct(write("sum.csv", head+row+"\n1,2,3,0,0,0,0,0,0,0\n"), "--sigma2", "40"), []string{"line 3", "counts sum to 6, want K = 250 (as the metadata header, line 1, states)"}},
+		{"negative count", acct(write("neg.csv", head+strings.Replace(row, "200", "-200", 1)+"\n"), "--sigma2", "40"), []string{"line 2, column 1", "must be a non-negative integer"}},
+		{"classes contradict header", acct(votes, "--sigma2", "40", "--classes", "5"), []string{"--classes 5 contradicts the metadata header", "states classes = 10"}},
+		{"counts against class indices", acct(classes, "--sigma2", "40", "--input-format", "counts"), []string{"--input-format counts contradicts the metadata header", "layout votes"}},
+		{"empty", acct(write("e.csv", ""), "--sigma2", "40"), []string{"empty file"}},
+		{"header only", acct(write("h.csv", head), "--sigma2", "40"), []string{"no votes after the metadata header"}},
+		{"binary data", acct(write("b.bin", "\x89PNG\r\n\x1a\n\x00"), "--sigma2", "40"), []string{"binary"}},
+
+		{"darrm on counts", agg(votes, "--mechanism", "darrm"), []string{"--mechanism darrm is binary", "gnmax, confident-gnmax, lnmax"}},
+		{"rr on class indices", agg(classes, "--mechanism", "rr"), []string{"--mechanism rr is binary", "gnmax, confident-gnmax, lnmax"}},
+		{"private-teachers header", agg(private, "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5"), []string{"relation", "private-teachers", "one-vote"}},
+		{"eps given", agg(votes, "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--eps", "1"), []string{"--eps applies to the binary mechanisms"}},
+		{"m given", agg(votes, "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--m", "3"), []string{"--m applies to the binary mechanisms"}},
+		{"gnmax without delta", agg(votes, "--mechanism", "gnmax", "--sigma2", "40"), []string{"--delta is required"}},
+		{"lnmax with delta", agg(votes, "--mechanism", "lnmax", "--laplace-scale", "20", "--delta", "1e-5"), []string{"--delta: lnmax is (2/b, 0)-DP per query"}},
+		{"lnmax with sigma2", agg(votes, "--mechanism", "lnmax", "--laplace-scale", "20", "--sigma2", "40"), []string{"--sigma2 is not a parameter of lnmax"}},
+		{"confident without threshold", agg(votes, "--mechanism", "confident-gnmax", "--sigma2", "40", "--sigma1", "150", "--delta", "1e-5"), []string{"--threshold is required"}},
+		{"gnmax with threshold", agg(votes, "--mechanism", "gnmax", "--sigma2", "40", "--threshold", "200", "--sigma1", "150", "--delta", "1e-5"), []string{"--threshold is not a parameter of gnmax"}},
+		{"K mismatch", agg(votes, "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--K", "251"), []string{"--K = 251", "K = 250 teachers"}},
+		{"bad row", agg(write("sum.csv", head+row+"\n1,2,3,0,0,0,0,0,0,0\n"), "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5"), []string{"line 3", "counts sum to 6"}},
+		{"lone budget", agg(votes, "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--budget-eps", "1"), []string{"go together"}},
+		{"classes contradict", agg(votes, "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--classes", "3"), []string{"--classes 3 contradicts"}},
+		{"sigma2 on 0/1 votes", agg(voteFile(t, t.TempDir(), 3, func(int) int { return 6 }), "--sigma2", "40"), []string{"--sigma2 applies to multi-class votes"}},
+		{"confident on 0/1 votes", agg(voteFile(t, t.TempDir(), 3, func(int) int { return 6 }), "--mechanism", "confident-gnmax"), []string{"needs multi-class votes"}},
+	} {
+		stdout, stderr, code := darrm(t, "", tc.args...)
+		if code != exitUsage {
+			t.Errorf("%s: exit %d, want 2; stderr %s", tc.name, code, stderr)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%s: stderr %q lacks %q", tc.name, stderr, w)
+			}
+		}
+		if stdout != "" {
+			t.Errorf("%s: stdout %q", tc.name, stdout)
+		}
+		if left := files(t, dir); len(left) != 1 {
+			t.Errorf("%s: left %v behind", tc.name, left)
+		}
+	}
+}
+
+// A multi-class release prints nothing derived from the votes: with the
+// threshold out of reach every query is withheld, and every byte of every
+// output (labels, summary, stderr) is the same for votes with opposite
+// pluralities and different counts; with GNMax the labels differ but the
+// summary does not; account pate's publishable fields do not either.
+func TestPATENeverPrintsCounts(t *testing.T) {
+	dir := t.TempDir()
+	files := []string{
+		countsFile(t, dir, "a.csv", 30, func(i int) []int { return plurality(250, 0) }),
+		countsFile(t, dir, "b.csv", 30, func(i int) []int { return plurality(100, 9) }),
+		countsFile(t, dir, "c.csv", 30, func(i int) []int { return plurality(26+i, i%10) }),
+	}
+	timing := regexp.MustCompile(`(?m)^time: .*$|"seconds": [^,\n]*`)
+	same := func(what string, outs []string) {
+		t.Helper()
+		for i := 1; i < len(outs); i++ {
+			if outs[i] != outs[0] {
+				t.Errorf("%s depends on the votes:\n%s\n---\n%s", what, outs[0], outs[i])
+			}
+		}
+	}
+	for _, format := range []string{"table", "json", "csv"} {
+		var labels, summaries, errs []string
+		for _, v := range files {
+			out := filepath.Join(dir, "labels.csv")
+			stdout, stderr, code := darrm(t, "", "aggregate", v, "--mechanism", "confident-gnmax", "--threshold", "1e9", "--sigma1", "150", "--sigma2", "40",
+				"--delta", "1e-5", "--seed", "7", "--out", out, "--format", format)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			b, _ := os.ReadFile(out)
+			labels = append(labels, string(b))
+			summaries = append(summaries, strings.ReplaceAll(timing.ReplaceAllString(stdout, ""), v, "VOTES"))
+			errs = append(errs, strings.ReplaceAll(timing.ReplaceAllString(stderr, ""), v, "VOTES"))
+		}
+		same("withheld labels ("+format+")", labels)
+		same("summary ("+format+")", summaries)
+		same("stderr ("+format+")", errs)
+		if !strings.Contains(labels[0], "q30,,0\n") {
+			t.Errorf("withheld query not marked: %q", labels[0][len(labels[0])-20:])
+		}
+		for _, mech := range [][]string{{"--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5"}, {"--mechanism", "lnmax", "--laplace-scale", "20"}} {
+			summaries = nil
+			for _, v := range files {
+				stdout, stderr, code := darrm(t, "", append([]string{"aggregate", v, "--seed", "7", "--out", filepath.Join(dir, "l.csv"), "--format", format}, mech...)...)
+				if code != 0 {
+					t.Fatalf("%v: exit %d: %s", mech, code, stderr)
+				}
+				summaries = append(summaries, strings.ReplaceAll(timing.ReplaceAllString(stdout, ""), v, "VOTES"))
+			}
+			same(mech[1]+" summary ("+format+")", summaries)
+		}
+	}
+	// account pate with fixed GNSS parameters: every field outside
+	// not_for_publication, other than the GNSS release itself, is the same.
+	var pub []string
+	for _, v := range files {
+		out, stderr, code := darrm(t, "", append([]string{"account", "pate", v, "--target-delta", "1e-5", "--format", "json", "--ss-order", "20", "--beta", "0.02", "--sigma-ss", "10", "--seed", "1"}, confident...)...)
+		if code != 0 {
+			t.Fatalf("account pate: exit %d: %s", code, stderr)
+		}
+		var d map[string]any
+		decode(t, out, &d)
+		for _, k := range d["not_for_publication"].([]any) {
+			delete(d, k.(string))
+		}
+		delete(d, "rdp_released")
+		delete(d, "eps_released")
+		delete(d, "smooth_sensitivity_error")
+		b, _ := json.Marshal(d)
+		pub = append(pub, string(b))
+	}
+	same("account pate's publishable fields", pub)
+}
+
+// ledger init --votes binds a PATE ensemble from its header (no teachers'
+// guarantee, K = 250); a release from other teachers is refused.
+func TestPATELedger(t *testing.T) {
+	dir := t.TempDir()
+	votes := countsFile(t, dir, "votes.csv", 10, func(i int) []int { return plurality(240, i%10) })
+	led := filepath.Join(dir, "pate.ledger")
+	if _, stderr, code := darrm(t, "", "ledger", "init", led, "--votes", votes, "--budget-eps", "5", "--budget-delta", "1e-3"); code != 0 {
+		t.Fatalf("ledger init: exit %d: %s", code, stderr)
+	}
+	args := []string{"--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-7", "--ledger", led, "--format", "json", "--out", filepath.Join(dir, "l.csv")}
+	out, stderr, code := darrm(t, "", append([]string{"aggregate", votes}, args...)...)
+	if code != 0 {
+		t.Fatalf("release: exit %d: %s", code, stderr)
+	}
+	var d map[string]any
+	decode(t, out, &d)
+	if d["ledger"] == nil || d["released"].(float64) != 10 {
+		t.Errorf("ledger %v released %v", d["ledger"], d["released"])
+	}
+	raw, _ := os.ReadFile(votes)
+	other := filepath.Join(dir, "other.csv")
+	os.WriteFile(other, []byte(strings.Replace(string(raw), `"ensemble":"pate-k250"`, `"ensemble":"another"`, 1)), 0o644)
+	if _, stderr, code := darrm(t, "", append([]string{"aggregate", other}, args...)...); code != exitUsage || !strings.Contains(stderr, "ensemble another (the ledger's: pate-k250)") {
+		t.Errorf("another ensemble: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := darrm(t, "", "ledger", "init", filepath.Join(dir, "x.ledger"), "--votes", votes, "--eps", "1", "--Delta", "1e-5", "--budget-eps", "2", "--budget-delta", "1e-5"); code != exitUsage || !strings.Contains(stderr, "non-private teachers") {
+		t.Errorf("ledger init with --eps on non-private teachers: exit %d: %s", code, stderr)
+	}
+}
+
+// syntheticMNIST writes a small ten-class set in MNIST's IDX files into a
+// data folder and points darrm at it ($DARRM_DATA).
+func syntheticMNIST(t *testing.T) {
+	t.Helper()
+	dir := t.TempDir()
+	m := datasets.SyntheticClasses(1500, 200, 10, 3)
+	write := func(name string, dims []uint32, data []byte) {
+		b := []byte{0, 0, 8, byte(len(dims))}
+		for _, d := range dims {
+			b = binary.BigEndian.AppendUint32(b, d)
+		}
+		if err := os.MkdirAll(filepath.Join(dir, "mnist-data"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "mnist-data", name), append(b, data...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range []struct {
+		prefix string
+		im     *datasets.Images
+	}{{"train", m.Train}, {"t10k", m.Test}} {
+		labels := make([]byte, s.im.Len())
+		for i, l := range s.im.Labels {
+			labels[i] = byte(l)
+		}
+		write(s.prefix+"-images-idx3-ubyte", []uint32{uint32(s.im.Len()), 28, 28}, s.im.Pixels)
+		write(s.prefix+"-labels-idx1-ubyte", []uint32{uint32(s.im.Len())}, labels)
+	}
+	t.Setenv(datasets.EnvDir, dir)
+}
+
+// darrm pate on a synthetic set: the issue's JSON fields, the teachers
+// cached for a second run (and shared with teachers vote --classes, whose
+// counts account pate and aggregate read), bad input exiting 2.
+func TestPATEExperiment(t *testing.T) {
+	syntheticMNIST(t)
+	cache := t.TempDir()
+	args := []string{"pate", "--teachers", "12", "--student", "--format", "json", "--cache-dir", cache, "--seed", "2"}
+	out, stderr, code := darrm(t, "", args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var d struct {
+		Teachers struct {
+			K            *int     `json:"K"`
+			AccuracyMean *float64 `json:"accuracy_mean"`
+			Cached       bool     `json:"cached"`
+		} `json:"teachers"`
+		Results []map[string]any `json:"results"`
+		Student *struct {
+			Accuracy *float64 `json:"accuracy"`
+		} `json:"student"`
+		NotForPublication []string `json:"not_for_publication"`
+		ForRelease        bool     `json:"for_release"`
+	}
+	decode(t, out, &d)
+	if d.Teachers.K == nil || *d.Teachers.K != 12 || d.Teachers.AccuracyMean == nil || d.Teachers.Cached || d.Student == nil || d.Student.Accuracy == nil || d.ForRelease {
+		t.Fatalf("JSON %s", out)
+	}
+	if len(d.Results) != 2 || d.Results[0]["mechanism"] != "confident-gnmax" || d.Results[1]["mechanism"] != "gnmax" {
+		t.Fatalf("results %v", d.Results)
+	}
+	for _, r := range d.Results {
+		for _, k := range []string{"queries", "answered", "accuracy", "eps_data_independent", "eps_data_dependent", "eps_released", "delta"} {
+			if _, ok := r[k]; !ok {
+				t.Errorf("%v lacks %s", r["mechanism"], k)
+			}
+		}
+		if r["queries"].(float64) != 100 || r["delta"].(float64) != 1e-5 {
+			t.Errorf("queries %v delta %v", r["queries"], r["delta"])
+		}
+	}
+	out2, stderr, code := darrm(t, "", args...)
+	if code != 0 || !strings.Contains(out2, `"cached": true`) {
+		t.Errorf("second run: exit %d, %s", code, stderr)
+	}
+	votes := filepath.Join(t.TempDir(), "counts.csv")
+	if _, stderr, code := darrm(t, "", "teachers", "vote", "--dataset", "mnist", "--classes", "10", "--K", "12", "--seed", "2", "--cache-dir", cache, "--out", votes); code != 0 || strings.Contains(stderr, "training") {
+		t.Fatalf("teachers vote --classes: exit %d (it should load darrm pate's teachers): %s", code, stderr)
+	}
+	if _, stderr, code := darrm(t, "", "account", "pate", votes, "--sigma2", "2", "--target-delta", "1e-5"); code != 0 {
+		t.Errorf("account pate on the teachers' counts: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := darrm(t, "", "aggregate", votes, "--mechanism", "gnmax", "--sigma2", "2", "--delta", "1e-5", "--out", filepath.Join(t.TempDir(), "l.csv")); code != 0 {
+		t.Errorf("aggregate on the teachers' counts: exit %d: %s", code, stderr)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"pate", "--teachers", "0"}, "--teachers = 0"},
+		{[]string{"pate", "--dataset", "cifar"}, "must be mnist or fashion-mnist"},
+		{[]string{"teachers", "vote", "--dataset", "mnist", "--classes", "5", "--cache-dir", cache}, "--classes 5: mnist has 10 classes"},
+		{[]string{"teachers", "vote", "--dataset", "mnist", "--classes", "10", "--sigma", "2", "--cache-dir", cache}, "--sigma: the teachers of --classes are PATE's"},
+	} {
+		stdout, stderr, code := darrm(t, "", tc.args...)
+		if code != exitUsage || stdout != "" || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q lacks %q", tc.args, code, stdout, stderr, tc.want)
+		}
+	}
+}

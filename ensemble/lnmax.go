@@ -1,0 +1,131 @@
+package ensemble
+
+import (
+	"fmt"
+
+	"github.com/darrm/darrm/accountant"
+)
+
+// MultiAggregator labels a query from the vote counts of K teachers over
+// C classes: MultiGNMax (GNMax, Confident-GNMax) or LNMax.
+type MultiAggregator interface {
+	Name() string
+	K() int
+	Classes() int
+	// Privacy returns the data-independent per-query guarantee, in the
+	// one-vote relation.
+	Privacy() Privacy
+	// Label returns the label of one query from its C counts, which sum
+	// to K, and whether it was answered (-1 and false when the threshold
+	// step withheld it). Counts of the wrong length or sum are a
+	// *CountsError.
+	Label(counts []int, src *Source) (label int, answered bool, err error)
+}
+
+// LNMax is PATE's Laplace noisy max (accountant.LNMax; Papernot et al.
+// 2017): the class whose count plus discrete Laplace noise of scale b is
+// largest, ties broken uniformly at random. Every query is answered.
+//
+// What the sampler guarantees: the noise is drawn exactly
+// (DiscreteLaplace) and added to the integer counts, so the labels have
+// exactly the distribution of the mechanism and no real number is formed.
+// The discrete Laplace mechanism on an integer vector of L1 sensitivity 2
+// is (2/b, 0)-DP, as the continuous one is (the ratio of the two
+// probabilities of any noisy vector is at most e^{2/b}).
+type LNMax struct {
+	mech     accountant.LNMax
+	teachers int
+	classes  int
+	noise    *DiscreteLaplace
+	privacy  Privacy
+	ties     []int
+}
+
+// NewLNMax returns LNMax of scale m.Scale for K teachers and C classes.
+func NewLNMax(m accountant.LNMax, teachers, classes int) (*LNMax, error) {
+	eps, err := m.Eps()
+	if err != nil {
+		return nil, fmt.Errorf("lnmax: %w", err)
+	}
+	if teachers < 1 || classes < 2 {
+		return nil, fmt.Errorf("lnmax: K = %d, C = %d: need K >= 1 and C >= 2", teachers, classes)
+	}
+	noise, err := NewDiscreteLaplace(m.Scale)
+	if err != nil {
+		return nil, fmt.Errorf("lnmax: %w", err)
+	}
+	return &LNMax{mech: m, teachers: teachers, classes: classes, noise: noise, ties: make([]int, 0, classes),
+		privacy: Privacy{
+			Guarantee: accountant.Guarantee{Eps: eps},
+			Source: fmt.Sprintf("LNMax with discrete Laplace noise of scale b = %.6g on every count is (2/b, 0)-DP (one changed vote moves the counts by 2 in L1; Papernot et al. 2017 Sec. 2.1, the argmax is post-processing); assumes a record changes at most one teacher's vote",
+				m.Scale),
+			Relation: OneVote,
+		}}, nil
+}
+
+// Name returns "lnmax".
+func (g *LNMax) Name() string { return "lnmax" }
+
+// K returns the number of teachers.
+func (g *LNMax) K() int { return g.teachers }
+
+// Classes returns C.
+func (g *LNMax) Classes() int { return g.classes }
+
+// Mechanism returns the parameters.
+func (g *LNMax) Mechanism() accountant.LNMax { return g.mech }
+
+// Privacy returns the per-query guarantee (2/b, 0).
+func (g *LNMax) Privacy() Privacy { return g.privacy }
+
+// Label returns the label of one query; it is always answered.
+func (g *LNMax) Label(counts []int, src *Source) (int, bool, error) {
+	if _, err := checkCounts(counts, g.teachers, g.classes); err != nil {
+		return -1, false, err
+	}
+	return noisyArgmax(counts, g.noise.Sample, src, &g.ties), true, nil
+}
+
+// checkCounts checks C counts summing to K and returns the index of the
+// first largest.
+func checkCounts(counts []int, teachers, classes int) (top int, err error) {
+	if len(counts) != classes {
+		return 0, &CountsError{Msg: fmt.Sprintf("got %d, want C = %d", len(counts), classes)}
+	}
+	sum := 0
+	for i, n := range counts {
+		if n < 0 {
+			return 0, &CountsError{Msg: fmt.Sprintf("class %d: a count must be >= 0", i)}
+		}
+		sum += n
+		if n > counts[top] {
+			top = i
+		}
+	}
+	if sum != teachers {
+		return 0, &CountsError{Msg: fmt.Sprintf("sum to %d, want K = %d", sum, teachers)}
+	}
+	return top, nil
+}
+
+// noisyArgmax returns the class whose count plus a draw of noise is
+// largest, ties broken uniformly at random; ties is scratch space.
+func noisyArgmax(counts []int, noise func(*Source) int64, src *Source, ties *[]int) int {
+	var best int64
+	t := (*ties)[:0]
+	for i, n := range counts {
+		v := int64(n) + noise(src)
+		switch {
+		case i == 0 || v > best:
+			best = v
+			t = append(t[:0], i)
+		case v == best:
+			t = append(t, i)
+		}
+	}
+	*ties = t
+	if len(t) == 1 {
+		return t[0]
+	}
+	return t[src.IntN(len(t))]
+}

@@ -1,0 +1,124 @@
+package ensemble
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/darrm/darrm/accountant"
+)
+
+// MultiMechanisms are the aggregators for C >= 2 classes; DaRRM,
+// subsampling and RR are binary.
+var MultiMechanisms = []string{"gnmax", "confident-gnmax", "lnmax"}
+
+// MultiGNMax is GNMax on C classes (PATE paper, Section 4.1), and with a
+// threshold step Confident-GNMax (Algorithm 1): a query is answered only
+// if its largest count plus N_Z(0, σ1²) reaches the threshold T, and then
+// labelled with the class whose count plus N_Z(0, σ2²) is largest, ties
+// broken uniformly at random. The noise is the discrete Gaussian, sampled
+// exactly (DiscreteGaussian).
+//
+// What the sampler guarantees: the labels and the answered/unanswered
+// marks have exactly the distribution of that mechanism; no real number
+// is formed. Its Rényi DP is at most that of the continuous Gaussian
+// mechanism on the counts (CKS 2020: N_Z(0, σ²) added to an integer query
+// of L2 sensitivity Δ is (λ, λΔ²/(2σ²))-RDP for every λ > 1), i.e.
+// λ/σ2² for the label (one changed vote moves the counts by √2 in L2) plus
+// λ/(2σ1²) for the threshold step (the largest count moves by at most 1).
+// PATE's data-dependent analysis applies with accountant.DiscreteNoise.
+type MultiGNMax struct {
+	mech      accountant.ConfidentGNMax
+	teachers  int
+	classes   int
+	s1, s2    *DiscreteGaussian
+	privacy   Privacy
+	ties      []int
+	threshold float64
+}
+
+// NewMultiGNMax returns the aggregator m (m.Noise must be
+// accountant.DiscreteNoise) for K teachers and C classes, with the
+// per-query guarantee at delta that its data-independent Rényi curve
+// gives under the paper's conversion: every query is charged as if
+// answered.
+func NewMultiGNMax(m accountant.ConfidentGNMax, teachers, classes int, delta float64) (*MultiGNMax, error) {
+	if m.Noise != accountant.DiscreteNoise {
+		return nil, fmt.Errorf("%s: releases draw discrete Gaussian noise (accountant.DiscreteNoise), not %v", multiName(m), m.Noise)
+	}
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", multiName(m), err)
+	}
+	if teachers < 1 || classes < 2 {
+		return nil, fmt.Errorf("%s: K = %d, C = %d: need K >= 1 and C >= 2", multiName(m), teachers, classes)
+	}
+	rho, err := m.RDPSlope()
+	if err != nil {
+		return nil, err
+	}
+	eps, order, err := accountant.RhoToDP(rho, delta, accountant.PaperConversion)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", multiName(m), err)
+	}
+	g := &MultiGNMax{mech: m, teachers: teachers, classes: classes, ties: make([]int, 0, classes), threshold: math.Ceil(m.Threshold)}
+	if g.s2, err = NewDiscreteGaussian(m.Sigma2); err != nil {
+		return nil, err
+	}
+	steps := fmt.Sprintf("lambda/sigma2^2 = lambda/%.6g^2", m.Sigma2)
+	if m.Confident() {
+		if g.s1, err = NewDiscreteGaussian(m.Sigma1); err != nil {
+			return nil, err
+		}
+		steps += fmt.Sprintf(" plus the threshold step's lambda/(2 sigma1^2), sigma1 = %.6g", m.Sigma1)
+	}
+	g.privacy = Privacy{
+		Guarantee: accountant.Guarantee{Eps: eps, Delta: delta},
+		Source: fmt.Sprintf("%s with discrete Gaussian noise is (lambda, %s)-RDP for every lambda (Papernot et al. 2018 Sec. 4; Canonne, Kamath and Steinke 2020), (eps, delta)-DP at lambda = %.6g (Theorem B.4.1); every query charged as answered, independently of the votes; assumes a record changes at most one teacher's vote",
+			multiName(m), steps, order),
+		Relation: OneVote,
+	}
+	return g, nil
+}
+
+func multiName(m accountant.ConfidentGNMax) string {
+	if m.Confident() {
+		return "confident-gnmax"
+	}
+	return "gnmax"
+}
+
+// Name returns "gnmax" or "confident-gnmax".
+func (g *MultiGNMax) Name() string { return multiName(g.mech) }
+
+// K returns the number of teachers.
+func (g *MultiGNMax) K() int { return g.teachers }
+
+// Classes returns C.
+func (g *MultiGNMax) Classes() int { return g.classes }
+
+// Mechanism returns the parameters.
+func (g *MultiGNMax) Mechanism() accountant.ConfidentGNMax { return g.mech }
+
+// Privacy returns the data-independent per-query guarantee.
+func (g *MultiGNMax) Privacy() Privacy { return g.privacy }
+
+// CountsError reports counts an aggregator cannot take.
+type CountsError struct{ Msg string }
+
+func (e *CountsError) Error() string { return "counts: " + e.Msg }
+
+// Label returns the private label of one query from its C vote counts,
+// which sum to K, and whether the query was answered (the label is -1
+// when not).
+func (g *MultiGNMax) Label(counts []int, src *Source) (label int, answered bool, err error) {
+	top, err := checkCounts(counts, g.teachers, g.classes)
+	if err != nil {
+		return -1, false, err
+	}
+	if g.s1 != nil {
+		// v + Z >= T with v and Z integers is v + Z >= ceil(T).
+		if float64(int64(counts[top])+g.s1.Sample(src)) < g.threshold {
+			return -1, false, nil
+		}
+	}
+	return noisyArgmax(counts, g.s2.Sample, src, &g.ties), true, nil
+}

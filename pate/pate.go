@@ -1,0 +1,298 @@
+// Package pate runs the MNIST experiment of Papernot, Song, Mironov,
+// Raghunathan, Talwar and Erlingsson, "Scalable Private Learning with
+// PATE", ICLR 2018 (Section 5, Table 2's MNIST row) with darrm's exact
+// samplers and accounting: K non-private teachers trained on disjoint
+// shares of the training set, cut by a keyed hash of each record, label
+// the public queries (the first half of the test set, as PATE does)
+// through Confident-GNMax and GNMax; each mechanism's labels are scored
+// against the true labels and accounted for at δ (data-independent,
+// data-dependent, and released by smooth sensitivity), and a student may
+// be trained on the answered queries and tested on the other half.
+package pate
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/dpsgd"
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/nn"
+	"github.com/darrm/darrm/teachers"
+)
+
+// PATE's MNIST setting (the PATE paper, Table 2): 250 teachers,
+// Confident-GNMax with T = 200, σ1 = 150, σ2 = 40, GNMax with σ = 40, and
+// δ = 1e-5.
+const (
+	Teachers  = 250
+	Threshold = 200.0
+	Sigma1    = 150.0
+	Sigma2    = 40.0
+	Delta     = 1e-5
+)
+
+// Mechanism is one aggregator of the experiment.
+type Mechanism struct {
+	Name string
+	accountant.ConfidentGNMax
+}
+
+// Mechanisms returns the paper's two: Confident-GNMax (T = 200, σ1 = 150,
+// σ2 = 40) and GNMax (σ = 40), both with darrm's discrete Gaussian noise.
+func Mechanisms() []Mechanism {
+	return []Mechanism{
+		{"confident-gnmax", accountant.ConfidentGNMax{Threshold: Threshold, Sigma1: Sigma1, Sigma2: Sigma2, Noise: accountant.DiscreteNoise}},
+		{"gnmax", accountant.ConfidentGNMax{Sigma2: Sigma2, Noise: accountant.DiscreteNoise}},
+	}
+}
+
+// Result is one mechanism's labels and their privacy.
+type Result struct {
+	Mechanism string
+	Queries   int
+	// Answered counts the queries the threshold step answered (every
+	// query for GNMax); Accuracy is the share of them whose label is the
+	// true one.
+	Answered int
+	Accuracy float64
+	// Privacy of the release at Delta: the realised cost of its answered
+	// and withheld queries (accountant.PATEAccount with the answers).
+	// EpsReleased is the data-dependent ε released by smooth sensitivity
+	// (nil, with SSError, when the analysis does not apply).
+	EpsIndependent float64
+	EpsDependent   float64
+	Order          float64
+	EpsReleased    *float64
+	SSError        string
+	Delta          float64
+	// Labels holds each query's label, -1 where it was not answered.
+	Labels []int
+}
+
+// Label labels the queries whose teachers' vote counts are counts (C
+// classes, K teachers) with mechanism m, drawing from src, scores the
+// labels against truth and accounts for them at delta, releasing the
+// data-dependent ε by smooth sensitivity with the PATE authors' choice of
+// its parameters (accountant.ChooseGNSS; a choice that looks at the votes,
+// as theirs does).
+func Label(counts [][]int, teachers, classes int, truth []int, m Mechanism, delta float64, src *ensemble.Source) (Result, error) {
+	agg, err := ensemble.NewMultiGNMax(m.ConfidentGNMax, teachers, classes, delta)
+	if err != nil {
+		return Result{}, err
+	}
+	acct, err := accountant.NewPATEAccount(m.ConfidentGNMax, teachers, classes, nil)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Mechanism: m.Name, Queries: len(counts), Delta: delta, Labels: make([]int, len(counts))}
+	right := 0
+	for q, c := range counts {
+		label, answered, err := agg.Label(c, src)
+		if err != nil {
+			return res, fmt.Errorf("query %d: %w", q, err)
+		}
+		ans := accountant.NotAnswered
+		if answered {
+			ans = accountant.Answered
+			res.Answered++
+			if label == truth[q] {
+				right++
+			}
+		}
+		res.Labels[q] = label
+		if err := acct.Add(c, ans); err != nil {
+			return res, err
+		}
+	}
+	if res.Answered > 0 {
+		res.Accuracy = float64(right) / float64(res.Answered)
+	}
+	r, err := acct.Result(delta, accountant.PaperConversion)
+	if err != nil {
+		return res, err
+	}
+	res.EpsIndependent, res.EpsDependent, res.Order = r.Independent.Eps, r.Dependent.Eps, r.Dependent.Order
+	res.EpsReleased, err = release(acct, r.Dependent.Order, delta, src)
+	if err != nil {
+		res.SSError = err.Error()
+	}
+	return res, nil
+}
+
+// release draws the smooth-sensitivity release of acct's data-dependent
+// cost at order (as darrm account pate does) and converts it at delta.
+func release(acct *accountant.PATEAccount, order, delta float64, src *ensemble.Source) (*float64, error) {
+	ls, err := acct.LocalSensitivity(order)
+	if err != nil {
+		return nil, err
+	}
+	rdp, err := acct.RDPDependent(order)
+	if err != nil {
+		return nil, err
+	}
+	margin, err := acct.EvalMargin(order)
+	if err != nil {
+		return nil, err
+	}
+	ch, err := accountant.ChooseGNSS(rdp, ls, order)
+	if err != nil {
+		return nil, err
+	}
+	cost, err := accountant.GNSSLatticeRDP(ch.Beta, ch.Sigma, order)
+	if err != nil {
+		return nil, err
+	}
+	dev, err := accountant.GNSSDeviation(ch.SS+margin, ch.Sigma, order)
+	if err != nil {
+		return nil, err
+	}
+	noisy, err := ensemble.LatticeGaussian(src, rdp, dev, accountant.GNSSLattice)
+	if err != nil {
+		return nil, err
+	}
+	eps, err := accountant.ConvertRDP(max(0, noisy)+cost, order, delta, accountant.PaperConversion)
+	return &eps, err
+}
+
+// Student is how the student is trained: the teachers' network, plain
+// SGD.
+type Student struct {
+	Filters, Epochs, Batch int
+	LR                     float64
+}
+
+// StudentResult is the student's accuracy on the held-out half of the
+// test set, trained on Queries labelled queries of Mechanism.
+type StudentResult struct {
+	Mechanism string
+	Queries   int
+	Accuracy  float64
+}
+
+// TrainStudent trains a network of s on the queries of public (image idx[q]
+// of it) that res labelled, with those labels, and tests it on the images
+// test of public. It is post-processing of the labels: its guarantee is
+// theirs.
+func TrainStudent(ctx context.Context, public *datasets.Images, idx []int, res Result, test []int, classes int, s Student, r *rand.Rand) (StudentResult, error) {
+	var train []int
+	var labels []float64
+	for q, l := range res.Labels {
+		if l >= 0 {
+			train, labels = append(train, idx[q]), append(labels, float64(l))
+		}
+	}
+	out := StudentResult{Mechanism: res.Mechanism, Queries: len(train)}
+	if len(train) == 0 {
+		return out, fmt.Errorf("student: %s answered no query", res.Mechanism)
+	}
+	data := public.Dataset(train)
+	data.Y = labels // the released labels, not the true ones
+	net, err := nn.NewClasses(s.Filters, classes, r)
+	if err != nil {
+		return out, err
+	}
+	if err := dpsgd.SGD(ctx, net, data, s.Epochs, s.Batch, s.LR, r); err != nil {
+		return out, fmt.Errorf("student: %w", err)
+	}
+	out.Accuracy = dpsgd.Accuracy(net, public.Dataset(test))
+	return out, nil
+}
+
+// Hyperparameters of the teachers (and of the student, the same network):
+// chosen on Fashion-MNIST, neither private nor queried here (docs/pate.md:
+// 240 training images per network, validated on 2,000 others), F = 8
+// filters, 10 epochs of SGD in batches of 10 at rate 0.1.
+const (
+	Filters = 8
+	Epochs  = 10
+	Batch   = 10
+	LR      = 0.1
+	// StudentEpochs trains the student longer: it sees about ten times
+	// the images of one teacher.
+	StudentEpochs = 20
+)
+
+// TeacherConfig returns the training of K non-private C-class teachers
+// of dataset that keep their votes on the first queries test images.
+func TeacherConfig(dataset string, k, classes, queries int, seed *uint64) teachers.Config {
+	return teachers.Config{Dataset: dataset, K: k, Classes: classes, Queries: queries, Filters: Filters,
+		Epochs: Epochs, Batch: Batch, LR: LR, Setting: accountant.Disjoint, Seed: seed}
+}
+
+// Params are the experiment's.
+type Params struct {
+	// K is the number of teachers; Mechanisms label the queries at Delta.
+	K          int
+	Mechanisms []Mechanism
+	Delta      float64
+	// Student, if set, trains a student on the first mechanism's labels.
+	Student *Student
+	// CacheDir is the teachers' cache folder ("" for none); Seed, if set,
+	// makes the teachers, the noise and the student reproducible (NOT FOR
+	// RELEASE).
+	CacheDir string
+	Seed     *uint64
+	// Note, if set, hears of the teachers' training or loading.
+	Note func(string)
+}
+
+// Outcome is the experiment's result.
+type Outcome struct {
+	Teachers *teachers.Ensemble
+	Cached   bool
+	// Queries is the first half of the test set, Holdout the other half.
+	Queries, Holdout int
+	Results          []Result
+	Student          *StudentResult
+}
+
+// Run trains (or loads) the teachers of m, labels the first half of its
+// test set with each mechanism, and trains the student if asked.
+func Run(ctx context.Context, m *datasets.MNIST, p Params) (*Outcome, error) {
+	q := m.Test.Len() / 2
+	cfg := TeacherConfig(m.Name, p.K, m.Classes, q, p.Seed)
+	e, cached, err := teachers.CachedClasses(ctx, p.CacheDir, m, cfg, p.Note)
+	if err != nil {
+		return nil, err
+	}
+	out := &Outcome{Teachers: e, Cached: cached, Queries: q, Holdout: m.Test.Len() - q}
+	counts := e.Counts()
+	src := ensemble.NewSource()
+	if p.Seed != nil {
+		src = ensemble.NewSeededSource(*p.Seed)
+	}
+	for _, mech := range p.Mechanisms {
+		res, err := Label(counts, p.K, m.Classes, m.Test.Labels[:q], mech, p.Delta, src)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", mech.Name, err)
+		}
+		out.Results = append(out.Results, res)
+	}
+	if p.Student != nil && len(out.Results) > 0 {
+		r := rand.New(rand.NewChaCha8(studentKey(p.Seed)))
+		s, err := TrainStudent(ctx, m.Test, datasets.Range(0, q), out.Results[0], datasets.Range(q, m.Test.Len()), m.Classes, *p.Student, r)
+		if err != nil {
+			return nil, err
+		}
+		out.Student = &s
+	}
+	return out, nil
+}
+
+// studentKey is the key of the student's random stream: from the seed,
+// or from crypto/rand.
+func studentKey(seed *uint64) [32]byte {
+	var key [32]byte
+	if seed != nil {
+		binary.LittleEndian.PutUint64(key[:8], *seed)
+		copy(key[8:], "darrm-pate-student")
+	} else {
+		crand.Read(key[:]) // never fails: crypto/rand crashes the program instead
+	}
+	return key
+}

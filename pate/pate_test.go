@@ -1,0 +1,146 @@
+package pate
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/ensemble"
+)
+
+// syntheticCounts returns n queries of 250 votes over 10 classes whose
+// plurality is the true class with votes 100..249, and the true classes.
+func syntheticCounts(n int, seed uint64) ([][]int, []int) {
+	r := rand.New(rand.NewPCG(seed, 1))
+	counts, truth := make([][]int, n), make([]int, n)
+	for q := range counts {
+		c := make([]int, 10)
+		truth[q] = r.IntN(10)
+		top := 100 + r.IntN(150)
+		c[truth[q]] = top
+		for range 250 - top {
+			c[r.IntN(10)]++
+		}
+		counts[q] = c
+	}
+	return counts, truth
+}
+
+// Label's answers, accuracy and privacy against the account built
+// directly from the same answers; GNMax answers every query.
+func TestLabel(t *testing.T) {
+	counts, truth := syntheticCounts(300, 1)
+	for _, m := range Mechanisms() {
+		res, err := Label(counts, 250, 10, truth, m, Delta, ensemble.NewSeededSource(4))
+		if err != nil {
+			t.Fatal(err)
+		}
+		acct, _ := accountant.NewPATEAccount(m.ConfidentGNMax, 250, 10, nil)
+		answered, right := 0, 0
+		for q, l := range res.Labels {
+			a := accountant.NotAnswered
+			if l >= 0 {
+				a = accountant.Answered
+				answered++
+				if l == truth[q] {
+					right++
+				}
+			}
+			acct.Add(counts[q], a)
+		}
+		want, _ := acct.Result(Delta, accountant.PaperConversion)
+		if res.Answered != answered || res.Accuracy != float64(right)/float64(answered) || res.Queries != 300 {
+			t.Errorf("%s: answered %d accuracy %v, labels say %d, %v", m.Name, res.Answered, res.Accuracy, answered, float64(right)/float64(answered))
+		}
+		if res.EpsIndependent != want.Independent.Eps || res.EpsDependent != want.Dependent.Eps || !(res.EpsDependent < res.EpsIndependent) {
+			t.Errorf("%s: eps %v / %v, account %v / %v", m.Name, res.EpsIndependent, res.EpsDependent, want.Independent.Eps, want.Dependent.Eps)
+		}
+		if m.Confident() && (answered == 0 || answered == 300) {
+			t.Errorf("confident-gnmax answered %d of 300: the votes should leave some below the threshold", answered)
+		}
+		if !m.Confident() && answered != 300 {
+			t.Errorf("gnmax answered %d of 300", answered)
+		}
+		if res.EpsReleased == nil && res.SSError == "" {
+			t.Errorf("%s: neither a released eps nor why not", m.Name)
+		}
+		if res.Accuracy < 0.95 {
+			t.Errorf("%s: accuracy %v with pluralities of 100 or more", m.Name, res.Accuracy)
+		}
+	}
+}
+
+// A student learns from the labels it is given, not the true ones.
+func TestTrainStudent(t *testing.T) {
+	data := datasets.SyntheticClasses(0, 600, 3, 7)
+	idx := datasets.Range(0, 400)
+	res := Result{Mechanism: "confident-gnmax", Labels: make([]int, 400)}
+	for q := range res.Labels {
+		res.Labels[q] = data.Test.Labels[q]
+		if q%4 == 0 {
+			res.Labels[q] = -1 // withheld
+		}
+	}
+	s := Student{Filters: 2, Epochs: 5, Batch: 10, LR: 0.1}
+	got, err := TrainStudent(context.Background(), data.Test, idx, res, datasets.Range(400, 600), 3, s, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Queries != 300 || got.Accuracy < 0.9 {
+		t.Errorf("student on 300 labels: %+v", got)
+	}
+	for q := range res.Labels {
+		if res.Labels[q] >= 0 {
+			res.Labels[q] = (data.Test.Labels[q] + 1) % 3 // every label wrong
+		}
+	}
+	bad, _ := TrainStudent(context.Background(), data.Test, idx, res, datasets.Range(400, 600), 3, s, rand.New(rand.NewPCG(1, 1)))
+	if bad.Accuracy > 0.1 {
+		t.Errorf("student on shifted labels: accuracy %v, want near 0", bad.Accuracy)
+	}
+	res.Labels = []int{-1}
+	if _, err := TrainStudent(context.Background(), data.Test, []int{0}, res, []int{1}, 3, s, rand.New(rand.NewPCG(1, 1))); err == nil {
+		t.Error("a student without labels trained")
+	}
+}
+
+// Run end to end on a synthetic ten-class set: teachers trained then
+// cached (their votes with them), the same outcome from the cache with
+// the same seed, every mechanism's row and the student.
+func TestRun(t *testing.T) {
+	m := datasets.SyntheticClasses(1500, 200, 10, 3)
+	seed := uint64(5)
+	p := Params{K: 12, Mechanisms: Mechanisms(), Delta: Delta, CacheDir: t.TempDir(), Seed: &seed,
+		Student: &Student{Filters: 2, Epochs: 5, Batch: 10, LR: 0.1}}
+	// 12 teachers cannot reach T = 200: a threshold they can reach.
+	p.Mechanisms[0].Threshold, p.Mechanisms[0].Sigma1, p.Mechanisms[0].Sigma2 = 9, 2, 2
+	p.Mechanisms[1].Sigma2 = 2
+	first, err := Run(context.Background(), m, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Cached || first.Queries != 100 || first.Holdout != 100 || len(first.Results) != 2 || first.Student == nil {
+		t.Fatalf("outcome %+v", first)
+	}
+	if c := first.Teachers.Config; c.K != 12 || c.Classes != 10 || c.Queries != 100 || c.Filters != Filters {
+		t.Errorf("teachers %+v", c)
+	}
+	again, err := Run(context.Background(), m, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.Cached {
+		t.Error("second run trained again")
+	}
+	for i := range first.Results {
+		a, b := first.Results[i], again.Results[i]
+		if a.Answered != b.Answered || a.Accuracy != b.Accuracy || a.EpsDependent != b.EpsDependent || *a.EpsReleased != *b.EpsReleased {
+			t.Errorf("%s: seeded runs differ: %+v, %+v", a.Mechanism, a, b)
+		}
+	}
+	if first.Results[1].Answered != 100 || first.Results[0].Answered == 0 || first.Student.Accuracy != again.Student.Accuracy {
+		t.Errorf("answered %d, %d; students %v, %v", first.Results[0].Answered, first.Results[1].Answered, first.Student.Accuracy, again.Student.Accuracy)
+	}
+}
