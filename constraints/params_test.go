@@ -35,7 +35,7 @@ func TestValidate(t *testing.T) {
 		{"delta below Delta", func(p *Params) { p.TargetDelta = 1e-6 }, "delta (the release's delta, Params.TargetDelta) = 1e-06"},
 		{"delta one", func(p *Params) { p.TargetDelta = 1 }, "delta (the release's delta, Params.TargetDelta) = 1"},
 		{"m eps huge", func(p *Params) { p.Eps = 50 }, "m·eps = 150"},
-		{"K too large", func(p *Params) { p.K = 303 }, "K = 303"},
+		{"K too large", func(p *Params) { p.K = MaxKApprox + 2 }, fmt.Sprintf("K = %d", MaxKApprox+2)},
 	} {
 		p := ok
 		tc.mut(&p)

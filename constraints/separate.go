@@ -99,15 +99,27 @@ func (p Params) ErrBound() float64 {
 // coordinates of every teacher. Corners (0,Delta), (Delta,0), (1-Delta,1)
 // and (1,1-Delta) act on one side as the identity or a shift, so once the
 // counts n6, n7 of the two e^eps corners are fixed, the P side depends only
-// on (n3, n4, n1+n5) and the Q side only on (n2, n5, n1+n4): two tables
-// of O(t^3) entries for the t = K - n6 - n7 other teachers. For fixed
-// (n1, n4, n5) the free counts n2, n3 range over one row of each table, so
-// the row maxima bound every cost of the row pair, and a pair whose bound
-// is below the best cost so far is skipped exactly (pairApprox). The
-// whole maximisation takes about K^5/60 steps, the filling of the tables,
-// instead of the C(K+7, 7)·K of visiting every row (K^3/12 when Delta =
-// 0, see itemPure).
+// on (n3, n4, n1+n5) and the Q side only on (n2, n5, n1+n4). A first pass
+// bounds every multiset of each pair from its two vectors alone, family by
+// family (familyBound: about 1.5·K^3 steps in all), and a second scores,
+// costliest bound first, only the families whose bound reaches the best
+// cost so far or the entry to the top list (scoreFamilies, O(t^3) for a
+// pair); the bounds exceed every cost as computed, so the maximum, the
+// worst multiset and the top list are exactly those of scoring every
+// multiset. At the optimum of the LP a few dozen pairs of the K^2/2 are
+// scored. When Delta = 0 the maximisation takes about K^3/12 steps (see
+// itemPure), instead of the C(K+3, 3)·K of visiting every row.
 func (p Params) Separate(ctx context.Context, gamma []float64, opts SeparateOptions) (Separation, error) {
+	var fb *familyBound
+	if p.Delta > 0 {
+		fb = newFamilyBound(p, familyOrder, true)
+	}
+	return p.separate(ctx, gamma, opts, fb)
+}
+
+// separate is Separate with the family bound fb when Delta > 0; nil scores
+// every multiset (the tests' exhaustive reference).
+func (p Params) separate(ctx context.Context, gamma []float64, opts SeparateOptions, fb *familyBound) (Separation, error) {
 	if err := p.Validate(); err != nil {
 		return Separation{}, err
 	}
@@ -151,9 +163,8 @@ func (p Params) Separate(ctx context.Context, gamma []float64, opts SeparateOpti
 	var totalWeight float64
 	for i := range weights {
 		if p.Delta > 0 {
-			for t := 0; t <= p.K-i; t++ {
-				weights[i] += math.Pow(float64(t+1), 4)
-			}
+			t := float64(p.K - i)
+			weights[i] = (t + 1) * (t + 2) / 2
 		} else {
 			weights[i] = math.Pow(float64(p.K-2*i+1), 2)
 		}
@@ -166,7 +177,21 @@ func (p Params) Separate(ctx context.Context, gamma []float64, opts SeparateOpti
 		wg       sync.WaitGroup
 		results  = make([]*sepWorker, workers)
 		canceled atomic.Bool
+		global   = new(sharedBest)
+		// With Delta > 0 the first pass bounds every pair (n6, n7) and
+		// the second scores the pairs whose bound reaches the threshold.
+		bounds []float64
+		// progress reports the fraction done; with Delta > 0 the first
+		// pass is the first half.
+		progress = func(f float64) {}
 	)
+	global.set(math.Inf(-1))
+	if opts.Progress != nil {
+		progress = opts.Progress
+	}
+	if p.Delta > 0 {
+		bounds = make([]float64, pairIndex(p.K, p.K, 0)+1)
+	}
 	// Each work item starts from correlation vectors computed once here:
 	// after n6 teachers at the first e^eps corner on each side (Delta >
 	// 0), or after a teachers at each e^eps corner (Delta = 0).
@@ -187,6 +212,7 @@ func (p Params) Separate(ctx context.Context, gamma []float64, opts SeparateOpti
 		sw := newSepWorker(p, w, opts)
 		sw.p6s, sw.q6s = p6s, q6s
 		sw.shard, sw.shards = opts.Shard, shards
+		sw.global, sw.bounds, sw.fb = global, bounds, fb
 		results[i] = sw
 		wg.Add(1)
 		go func() {
@@ -205,18 +231,25 @@ func (p Params) Separate(ctx context.Context, gamma []float64, opts SeparateOpti
 				} else {
 					sw.itemPure(i)
 				}
-				if opts.Progress != nil {
-					mu.Lock()
-					doneW += weights[i]
-					opts.Progress(doneW / totalWeight)
-					mu.Unlock()
+				mu.Lock()
+				doneW += weights[i]
+				if p.Delta > 0 {
+					progress(doneW / totalWeight / 2)
+				} else {
+					progress(doneW / totalWeight)
 				}
+				mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return Separation{}, err
+	}
+	if p.Delta > 0 {
+		if err := scorePairs(ctx, p, results, bounds, shards, opts.Shard, progress); err != nil {
+			return Separation{}, err
+		}
 	}
 
 	sep := Separation{MaxF: math.Inf(-1), ErrBound: p.ErrBound(), Configs: p.NumConfigs(), Shard: opts.Shard, Shards: shards}
@@ -247,17 +280,46 @@ type sepWorker struct {
 	k      int     // Top
 	floor  float64
 
-	p6s, q6s   [][]float64 // correlation vectors after n6 teachers at the first e^eps corner
-	p67, q67   []float64   // correlation vectors after the e^eps corners
-	base, cur  []float64   // scratch vectors for filling the tables
-	xt, yt     []float64   // tables of the Delta > 0 case
-	xmax, ymax []float64   // their largest entries by (a, s); see pairApprox
+	p6s, q6s  [][]float64 // correlation vectors after n6 teachers at the first e^eps corner
+	p67, q67  []float64   // correlation vectors after the e^eps corners
+	base, cur []float64   // scratch vectors for filling the tables
+	xt, yt    []float64   // tables of the Delta > 0 case; see scoreFamilies
+	yr, ym    []float64   // running maxima of yt
 
 	best       float64
 	bestConfig Config
 	top        scoredHeap
+	global     *sharedBest // the best cost of all workers
+
+	bounds []float64    // familyBound of each pair, by pairIndex (Delta > 0)
+	fb     *familyBound // nil when Delta = 0
+	fams   []int        // the families of one pair that reach the threshold
 
 	shard, shards int
+}
+
+// sharedBest is the largest cost any worker has scored: a multiset below it
+// cannot be the worst, whichever worker meets it.
+type sharedBest struct{ bits atomic.Uint64 }
+
+func (b *sharedBest) load() float64 { return math.Float64frombits(b.bits.Load()) }
+
+func (b *sharedBest) set(f float64) { b.bits.Store(math.Float64bits(f)) }
+
+// raise makes the shared best at least f.
+func (b *sharedBest) raise(f float64) {
+	for {
+		old := b.bits.Load()
+		if math.Float64frombits(old) >= f || b.bits.CompareAndSwap(old, math.Float64bits(f)) {
+			return
+		}
+	}
+}
+
+// threshold is the cost a multiset must reach to matter: the best cost so
+// far, of any worker, or the entry to this worker's top list.
+func (sw *sepWorker) threshold() float64 {
+	return math.Min(math.Max(sw.best, sw.global.load()), sw.heapThreshold())
 }
 
 func newSepWorker(p Params, w []float64, opts SeparateOptions) *sepWorker {
@@ -268,13 +330,6 @@ func newSepWorker(p Params, w []float64, opts SeparateOptions) *sepWorker {
 		p67: make([]float64, n), q67: make([]float64, n),
 		base: make([]float64, n), cur: make([]float64, n),
 		best: math.Inf(-1),
-	}
-	if p.Delta > 0 {
-		size := tableSize(p.K)
-		sw.xt = make([]float64, size)
-		sw.yt = make([]float64, size)
-		sw.xmax = make([]float64, n*n)
-		sw.ymax = make([]float64, n*n)
 	}
 	return sw
 }
@@ -289,8 +344,8 @@ func step(c []float64, a float64) []float64 {
 	return c[:n]
 }
 
-// item processes every configuration with n6 teachers at the corner
-// ((e+Delta)/(e+1), (1-Delta)/(e+1)), for Delta > 0.
+// item bounds the cost of every multiset with n6 teachers at the corner
+// ((e+Delta)/(e+1), (1-Delta)/(e+1)), pair by pair, for Delta > 0.
 func (sw *sepWorker) item(n6 int) {
 	k := sw.p.K
 	p67 := append(sw.p67[:0], sw.p6s[n6]...)
@@ -300,11 +355,88 @@ func (sw *sepWorker) item(n6 int) {
 			p67 = step(p67, sw.lo)
 			q67 = step(q67, sw.hi)
 		}
-		if sw.shards > 1 && pairIndex(k, n6, n7)%sw.shards != sw.shard {
-			continue
+		if sw.mine(n6, n7) {
+			b := math.Inf(1)
+			if sw.fb != nil {
+				b = sw.fb.pair(p67, q67)
+			}
+			sw.bounds[pairIndex(k, n6, n7)] = b
 		}
-		sw.pairApprox(n6, n7, p67, q67)
 	}
+}
+
+// families returns the shifts of the families of the pair with vectors x
+// and y whose bound reaches the threshold; the threshold only rises, so a
+// family below it now stays below it.
+func (sw *sepWorker) families(x, y []float64) []int {
+	if sw.fb != nil {
+		return sw.fb.families(x, y, sw.threshold(), sw.fams[:0])
+	}
+	sw.fams = sw.fams[:0]
+	for s := range x {
+		sw.fams = append(sw.fams, s)
+	}
+	return sw.fams
+}
+
+// scorePairs scores, for Delta > 0, every multiset of the pairs (n6, n7)
+// of this shard whose family bound reaches the threshold, costliest bound
+// first: a pair whose bound is below the best cost found so far (and below
+// the entry to the top list) holds no multiset that matters, since the
+// bound exceeds every cost of the pair as computed.
+func scorePairs(ctx context.Context, p Params, workers []*sepWorker, bounds []float64, shards, shard int, progress func(float64)) error {
+	type pair struct {
+		n6, n7 int
+		bound  float64
+	}
+	var pairs []pair
+	for n6 := 0; n6 <= p.K; n6++ {
+		for n7 := 0; n7 <= p.K-n6; n7++ {
+			if shards <= 1 || pairIndex(p.K, n6, n7)%shards == shard {
+				pairs = append(pairs, pair{n6, n7, bounds[pairIndex(p.K, n6, n7)]})
+			}
+		}
+	}
+	sort.Slice(pairs, func(i, j int) bool { return pairs[i].bound > pairs[j].bound })
+	var (
+		next     atomic.Int64
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		done     int
+		canceled atomic.Bool
+	)
+	for _, sw := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(pairs) || canceled.Load() {
+					return
+				}
+				if ctx.Err() != nil {
+					canceled.Store(true)
+					return
+				}
+				pr := pairs[i]
+				if pr.bound >= sw.threshold() {
+					p67 := append(sw.p67[:0], sw.p6s[pr.n6]...)
+					q67 := append(sw.q67[:0], sw.q6s[pr.n6]...)
+					for range pr.n7 {
+						p67, q67 = step(p67, sw.lo), step(q67, sw.hi)
+					}
+					sw.fams = sw.families(p67, q67)
+					sw.pairFamilies(pr.n6, pr.n7, p67, q67, sw.fams)
+				}
+				mu.Lock()
+				done++
+				progress(0.5 + 0.5*float64(done)/float64(len(pairs)))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return ctx.Err()
 }
 
 // itemPure processes, for Delta = 0, the pairs (n6, n7) = (a, b) and (b,
@@ -329,10 +461,10 @@ func (sw *sepWorker) itemPure(a int) {
 		} else {
 			hi, lo = costRange(ab, sw.e)
 		}
-		thr := math.Min(sw.best, sw.heapThreshold())
+		thr := sw.threshold()
 		if hi >= thr && sw.mine(a, b) {
 			sw.pairPure(a, b, ab, sw.mirror(ab))
-			thr = math.Min(sw.best, sw.heapThreshold())
+			thr = sw.threshold()
 		}
 		if b > a && -lo >= thr && sw.mine(b, a) {
 			ba := sw.mirror(ab)
@@ -501,15 +633,23 @@ func (sw *sepWorker) heapThreshold() float64 {
 // offer considers a configuration of cost f >= the threshold; c builds it.
 func (sw *sepWorker) offer(f float64, c func() Config) {
 	var cfg Config
-	if f > sw.best || f == sw.best && better(Scored{built(&cfg, c), f}, Scored{sw.bestConfig, sw.best}) {
-		sw.best = f
-		sw.bestConfig = built(&cfg, c)
-	}
+	sw.raise(f, &cfg, c)
 	if thr := sw.heapThreshold(); f > thr || f == thr && len(sw.top) == sw.k && better(Scored{built(&cfg, c), f}, sw.top[0]) {
 		heap.Push(&sw.top, Scored{Config: built(&cfg, c), F: f})
 		if len(sw.top) > sw.k {
 			heap.Pop(&sw.top)
 		}
+	}
+}
+
+// raise makes the configuration of cost f the worker's worst if it is;
+// it never enters the top list, so a multiset raised ahead of its turn is
+// offered again in it.
+func (sw *sepWorker) raise(f float64, cfg *Config, c func() Config) {
+	if f > sw.best || f == sw.best && better(Scored{built(cfg, c), f}, Scored{sw.bestConfig, sw.best}) {
+		sw.best = f
+		sw.bestConfig = built(cfg, c)
+		sw.global.raise(f)
 	}
 }
 
@@ -541,115 +681,154 @@ func better(a, b Scored) bool {
 // e^eps corners, so the only free count is n1, a shift of both sides.
 func (sw *sepWorker) pairPure(n6, n7 int, p67, q67 []float64) {
 	t := sw.p.K - n6 - n7
-	thr := math.Min(sw.best, sw.heapThreshold())
+	thr := sw.threshold()
 	for n1 := 0; n1 <= t; n1++ {
 		f := cost(p67[n1], q67[n1], sw.e)
 		if f >= thr {
 			sw.offer(f, func() Config { return Config{t - n1, n1, n6, n7} })
-			thr = math.Min(sw.best, sw.heapThreshold())
+			thr = sw.threshold()
 		}
 	}
 }
 
-// tableSize is the number of entries of a table indexed by (a, s, b) with
-// a + s + b <= t: C(t+3, 3).
-func tableSize(t int) int { return (t + 1) * (t + 2) * (t + 3) / 6 }
+// familyChunk bounds the entries of the tables one call of scoreFamilies
+// fills: 2^21 for each of its four tables, 64 MiB in all per worker,
+// whatever the number of families.
+const familyChunk = 1 << 21
 
-// blockStart is the offset of block a (rows with first index a) in a table
-// of order t.
-func blockStart(t, a int) int { return tableSize(t) - tableSize(t-a) }
-
-// rowStart is the offset of row s within a block of order u = t - a.
-func rowStart(u, s int) int { return s*(u+1) - s*(s-1)/2 }
-
-// pairApprox handles Delta > 0 for fixed (n6, n7); see Separate.
-//
-// The cost of (n1, ..., n5) is x + y with x = (T_Delta^n3 T_{1-Delta}^n4
-// C_p)[n1+n5] and y = -E·(T_Delta^n2 T_{1-Delta}^n5 C_q)[n1+n4]. For
-// fixed (n5, n4, n1) the free counts n3 and n2 range over n3 + n2 <= r,
-// r = t - n1 - n4 - n5, which covers exactly one row of each table (all
-// entries at one shift). A row pair whose two maxima sum to less than the
-// threshold holds no cost above it, since floating-point addition is
-// monotone; that prunes almost every row pair, so a pair (n6, n7) costs
-// about the O(t^3) of filling its tables instead of the O(t^4) of
-// visiting every multiset, and the maximum stays exact.
-func (sw *sepWorker) pairApprox(n6, n7 int, p67, q67 []float64) {
+// pairFamilies scores, for Delta > 0 and fixed (n6, n7), every multiset of
+// the families (see familyBound) whose shift s is in fams, in chunks of at
+// most familyChunk table entries.
+func (sw *sepWorker) pairFamilies(n6, n7 int, p67, q67 []float64, fams []int) {
 	t := sw.p.K - n6 - n7
-	n := sw.p.K + 1
+	for len(fams) > 0 {
+		n, size := 0, 0
+		for n < len(fams) && (n == 0 || size+(t-fams[n]+1)*(fams[n]+1) <= familyChunk) {
+			size += (t - fams[n] + 1) * (fams[n] + 1)
+			n++
+		}
+		sw.scoreFamilies(n6, n7, p67, q67, fams[:n])
+		fams = fams[n:]
+	}
+}
+
+// scoreFamilies scores every multiset of the families of shift s in fams.
+//
+// In the family of shift s the cost of (n0, ..., n5) is x + y with
+// x = (T_Delta^n3 T_{1-Delta}^n4 C_p)[s - n4] and y = -E·(T_Delta^n2
+// T_{1-Delta}^n5 C_q)[s - n5], where T_a is one Bernoulli(a) teacher, and
+// n2 + n3 <= t - s, n4 + n5 <= s. One sweep over (n4, n3) of the vectors
+// T_Delta^n3 T_{1-Delta}^n4 C fills x for every family at once, and the
+// same for y; the values are those the steps give for the whole vector,
+// bit for bit, since a step at an index reads only that index and the
+// next. For each (n3, n4) the largest y over the rest of the family (a
+// two-dimensional running maximum) says whether any completion reaches the
+// threshold; only then are the completions visited.
+func (sw *sepWorker) scoreFamilies(n6, n7 int, p67, q67 []float64, fams []int) {
+	t := sw.p.K - n6 - n7
 	d := sw.p.Delta
-	xt, yt := sw.xt, sw.yt
-	xmax, ymax := sw.xmax, sw.ymax
-	// Entry (a, i, s) of a table, at blockStart(t, a) + rowStart(t-a, i) + s,
-	// is (T_Delta^i T_{1-Delta}^a C)[s] times scale; max[a·n+s] is the
-	// largest entry with that a and s over all i.
-	fill := func(table, max []float64, base []float64, scale float64) {
-		b := append(sw.base[:0], base...)
+	// The tables of family f start at off[f]: (t-s+1)·(s+1) entries,
+	// entry n3·(s+1) + n4 (x) or n2·(s+1) + n5 (y).
+	off := make([]int, len(fams)+1)
+	for f, s := range fams {
+		off[f+1] = off[f] + (t-s+1)*(s+1)
+	}
+	xt := grow(&sw.xt, off[len(fams)])
+	yt := grow(&sw.yt, off[len(fams)])
+	// fams is increasing: no family has more than its last shift
+	// teachers at 1-Delta, or more than t minus its first at Delta.
+	maxA, maxI := fams[len(fams)-1], t-fams[0]
+	fill := func(table, c []float64, scale float64) {
+		b := append(sw.base[:0], c...)
 		cur := sw.cur
-		for a := 0; a <= t; a++ {
+		for a := 0; a <= maxA; a++ { // a teachers at 1-Delta
 			if a > 0 {
 				b = step(b, 1-d)
 			}
-			u := t - a
-			off := blockStart(t, a)
-			mx := max[a*n : a*n+u+1]
 			cur = append(cur[:0], b...)
-			for i := 0; i <= u; i++ {
+			for i := 0; i <= min(t-a, maxI); i++ { // i teachers at Delta
 				if i > 0 {
 					cur = step(cur, d)
 				}
-				row := table[off+rowStart(u, i) : off+rowStart(u, i)+u-i+1]
-				for s, c := range cur[:u-i+1] {
-					v := scale * c
-					row[s] = v
-					if i == 0 || v > mx[s] {
-						mx[s] = v
+				for f, s := range fams {
+					if a <= s && i <= t-s {
+						table[off[f]+i*(s+1)+a] = scale * cur[s-a]
 					}
 				}
 			}
 		}
 	}
-	fill(xt, xmax, p67, 1)
-	fill(yt, ymax, q67, -sw.e)
-	thr := math.Min(sw.best, sw.heapThreshold())
-	for n5 := 0; n5 <= t; n5++ {
-		u5 := t - n5
-		yb := blockStart(t, n5)
-		for n4 := 0; n4 <= u5; n4++ {
-			u4 := t - n4
-			xb := blockStart(t, n4)
-			xm := xmax[n4*n+n5 : n4*n+u4+1] // xm[n1] bounds the x of shift n1+n5
-			ym := ymax[n5*n+n4 : n5*n+u5+1] // ym[n1] bounds the y of shift n1+n4
-			for n1 := 0; n1 <= t-n4-n5; n1++ {
-				if xm[n1]+ym[n1] < thr {
+	fill(xt, p67, 1)
+	fill(yt, q67, -sw.e)
+	// A family's costliest multisets are mostly where its bound's first
+	// order term is largest: each group of teachers at one corner. Scoring
+	// those first raises the threshold before the plateaus of equal cost
+	// that a nearly constant gamma creates are visited.
+	for f, s := range fams {
+		nb := s + 1
+		x, y := xt[off[f]:off[f+1]], yt[off[f]:off[f+1]]
+		a := t - s
+		for _, g := range [3][2]int{{0, 0}, {a, 0}, {0, a}} { // (n2, n3)
+			for _, h := range [3][2]int{{0, 0}, {s, 0}, {0, s}} { // (n4, n5)
+				n2, n3, n4, n5 := g[0], g[1], h[0], h[1]
+				var cfg Config
+				sw.raise(x[n3*nb+n4]+y[n2*nb+n5], &cfg, func() Config {
+					return Config{a - n2 - n3, s - n4 - n5, n2, n3, n4, n5, n6, n7}
+				})
+			}
+		}
+	}
+	for f, s := range fams {
+		nb := s + 1
+		x, y := xt[off[f]:off[f+1]], yt[off[f]:off[f+1]]
+		// yr[i·nb + j] = max of y over n2 = i, n5 <= j, and ym[i·nb + j]
+		// the max over n2 <= i, n5 <= j.
+		yr, ym := grow(&sw.yr, len(y)), grow(&sw.ym, len(y))
+		for i := 0; i <= t-s; i++ {
+			for j := 0; j <= s; j++ {
+				r := y[i*nb+j]
+				if j > 0 && yr[i*nb+j-1] > r {
+					r = yr[i*nb+j-1]
+				}
+				yr[i*nb+j] = r
+				if i > 0 && ym[(i-1)*nb+j] > r {
+					r = ym[(i-1)*nb+j]
+				}
+				ym[i*nb+j] = r
+			}
+		}
+		thr := sw.threshold()
+		for n3 := 0; n3 <= t-s; n3++ {
+			for n4 := 0; n4 <= s; n4++ {
+				xv := x[n3*nb+n4]
+				r2, r5 := t-s-n3, s-n4 // the largest n2 and n5
+				if xv+ym[r2*nb+r5] < thr {
 					continue
 				}
-				// Rare: some cost in this row pair may reach the threshold.
-				r := t - n1 - n4 - n5
-				pm := sw.base[:r+1] // pm[q] = max over n2 <= q of y
-				m := math.Inf(-1)
-				for n2 := range pm {
-					if y := yt[yb+rowStart(u5, n2)+n1+n4]; y > m {
-						m = y
-					}
-					pm[n2] = m
-				}
-				for n3 := 0; n3 <= r; n3++ {
-					x := xt[xb+rowStart(u4, n3)+n1+n5]
-					if x+pm[r-n3] < thr {
+				for n2 := 0; n2 <= r2; n2++ {
+					if xv+yr[n2*nb+r5] < thr {
 						continue
 					}
-					for n2 := 0; n2 <= r-n3; n2++ {
-						if f := x + yt[yb+rowStart(u5, n2)+n1+n4]; f >= thr {
+					for n5 := 0; n5 <= r5; n5++ {
+						if f := xv + y[n2*nb+n5]; f >= thr {
 							sw.offer(f, func() Config {
-								return Config{t - n1 - n2 - n3 - n4 - n5, n1, n2, n3, n4, n5, n6, n7}
+								return Config{t - s - n2 - n3, s - n4 - n5, n2, n3, n4, n5, n6, n7}
 							})
-							thr = math.Min(sw.best, sw.heapThreshold())
+							thr = sw.threshold()
 						}
 					}
 				}
 			}
 		}
 	}
+}
+
+// grow returns (*buf)[:n], reallocating when it is too short.
+func grow(buf *[]float64, n int) []float64 {
+	if cap(*buf) < n {
+		*buf = make([]float64, n)
+	}
+	return (*buf)[:n]
 }
 
 // scoredHeap is a min-heap on F, holding the costliest configurations seen.

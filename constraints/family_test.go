@@ -1,0 +1,203 @@
+package constraints
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// familyCase is a problem and a noise function for the family bound tests.
+type familyCase struct {
+	p     Params
+	gamma []float64
+	name  string
+}
+
+// familyCases returns, for every odd K <= maxK and several Delta, noise
+// functions of every kind the solver meets: random, constant 1, gamma_Sub
+// of one teacher, and each of these scaled so that its largest cost sits
+// just above and just below the budget.
+func familyCases(t *testing.T, maxK int, deltas []float64) []familyCase {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(41, 42))
+	var out []familyCase
+	for k := 1; k <= maxK; k += 2 {
+		for _, d := range deltas {
+			m := math.Min(float64(k), 1+float64(k%7))
+			p := New(k, m, 0.1+0.05*float64(k%5), d)
+			kinds := map[string][]float64{"random": randomGamma(k, rng), "ones": make([]float64, k+1), "sub": make([]float64, k+1)}
+			for l := range k + 1 {
+				kinds["ones"][l] = 1
+				kinds["sub"][l] = math.Abs(float64(2*l-k)) / float64(k)
+			}
+			for _, name := range []string{"random", "ones", "sub"} {
+				g := kinds[name]
+				out = append(out, familyCase{p, g, name})
+				sep, err := p.separate(context.Background(), g, SeparateOptions{Workers: 1}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if sep.MaxF <= 0 {
+					continue
+				}
+				for _, rel := range []float64{1 - 1e-9, 1 + 1e-9} {
+					c := p.Budget() * rel / sep.MaxF
+					s := make([]float64, len(g))
+					for l := range g {
+						s[l] = math.Min(g[l]*c, 1)
+					}
+					out = append(out, familyCase{p, s, fmt.Sprintf("%s scaled to %v of the budget", name, rel)})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// pairMaxima returns the largest cost, as computed, of every pair (n6, n7)
+// by pairIndex, scoring every multiset.
+func pairMaxima(p Params, g []float64) []float64 {
+	w := make([]float64, p.K+1)
+	for l := range g {
+		w[l] = g[l]
+		if l < p.H() {
+			w[l] = -g[l]
+		}
+	}
+	out := make([]float64, pairIndex(p.K, p.K, 0)+1)
+	hi, lo := epsCorner(p.Eps, p.Delta)
+	x6, y6 := slices.Clone(w), slices.Clone(w)
+	for n6 := 0; n6 <= p.K; n6++ {
+		if n6 > 0 {
+			x6, y6 = step(x6, hi), step(y6, lo)
+		}
+		x, y := slices.Clone(x6), slices.Clone(y6)
+		for n7 := 0; n7 <= p.K-n6; n7++ {
+			if n7 > 0 {
+				x, y = step(x, lo), step(y, hi)
+			}
+			sw := newSepWorker(p, w, SeparateOptions{})
+			sw.global = new(sharedBest)
+			sw.global.set(math.Inf(-1))
+			fams := make([]int, len(x))
+			for s := range fams {
+				fams[s] = s
+			}
+			sw.pairFamilies(n6, n7, x, y, fams)
+			out[pairIndex(p.K, n6, n7)] = sw.best
+		}
+	}
+	return out
+}
+
+// boundFailures returns the pairs whose family bound under fb is below
+// their largest cost.
+func boundFailures(p Params, g []float64, fb *familyBound) []string {
+	w := make([]float64, p.K+1)
+	for l := range g {
+		w[l] = g[l]
+		if l < p.H() {
+			w[l] = -g[l]
+		}
+	}
+	maxima := pairMaxima(p, g)
+	var bad []string
+	hi, lo := epsCorner(p.Eps, p.Delta)
+	x6, y6 := slices.Clone(w), slices.Clone(w)
+	for n6 := 0; n6 <= p.K; n6++ {
+		if n6 > 0 {
+			x6, y6 = step(x6, hi), step(y6, lo)
+		}
+		x, y := slices.Clone(x6), slices.Clone(y6)
+		for n7 := 0; n7 <= p.K-n6; n7++ {
+			if n7 > 0 {
+				x, y = step(x, lo), step(y, hi)
+			}
+			if b, m := fb.pair(x, y), maxima[pairIndex(p.K, n6, n7)]; b < m {
+				bad = append(bad, fmt.Sprintf("pair (%d, %d): bound %.17g < max %.17g", n6, n7, b, m))
+			}
+		}
+	}
+	return bad
+}
+
+// TestFamilyBoundHolds checks the family bound of every pair against the
+// largest cost of the pair, scored multiset by multiset, for every odd
+// K <= 41.
+func TestFamilyBoundHolds(t *testing.T) {
+	maxK := 41
+	if testing.Short() {
+		maxK = 15
+	}
+	for _, c := range familyCases(t, maxK, []float64{1e-5, 1e-3, 0.05, 0.3, 0.5}) {
+		fb := newFamilyBound(c.p, familyOrder, true)
+		if bad := boundFailures(c.p, c.gamma, fb); len(bad) > 0 {
+			t.Errorf("K=%d m=%g eps=%g Delta=%g, %s: %d pairs: %v", c.p.K, c.p.M, c.p.Eps, c.p.Delta, c.name, len(bad), bad[0])
+		}
+	}
+}
+
+// TestFamilyBoundMutants weakens the bound in ways a mistake in its
+// derivation would, and checks that TestFamilyBoundHolds's comparison
+// catches each one.
+func TestFamilyBoundMutants(t *testing.T) {
+	cases := familyCases(t, 21, []float64{1e-3, 0.05, 0.3, 0.5, 0.7})
+	for _, m := range []struct {
+		name      string
+		order     int
+		remainder bool
+	}{
+		{"first order only, no remainder", 1, false},
+		{"second order, no remainder", 2, false},
+		{"third order, no remainder", familyOrder, false},
+	} {
+		caught := 0
+		for _, c := range cases {
+			if len(boundFailures(c.p, c.gamma, newFamilyBound(c.p, m.order, m.remainder))) > 0 {
+				caught++
+			}
+		}
+		t.Logf("mutant %q: caught by %d of %d cases", m.name, caught, len(cases))
+		if caught == 0 {
+			t.Errorf("mutant %q: no case catches it", m.name)
+		}
+	}
+}
+
+// TestSeparateFamilyExact checks that Separate, which scores only the
+// families whose bound reaches the threshold, returns what scoring every
+// multiset returns, bit for bit: the maximum, the worst multiset, the top
+// list above a floor, and the verdict against the budget.
+func TestSeparateFamilyExact(t *testing.T) {
+	maxK := 41
+	if testing.Short() {
+		maxK = 15
+	}
+	for _, c := range familyCases(t, maxK, []float64{1e-5, 0.05}) {
+		for _, opts := range []SeparateOptions{
+			{Workers: 2},
+			{Top: 5, Floor: c.p.Budget() * (1 + 1e-9), Workers: 2},
+			{Top: 40, Floor: c.p.Budget() * 0.99, Workers: 1},
+		} {
+			want, err := c.p.separate(context.Background(), c.gamma, opts, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := c.p.Separate(context.Background(), c.gamma, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			same := got.MaxF == want.MaxF && slices.Equal(got.Worst, want.Worst) && len(got.Top) == len(want.Top) && got.Configs.Cmp(want.Configs) == 0
+			for i := range got.Top {
+				same = same && got.Top[i].F == want.Top[i].F && slices.Equal(got.Top[i].Config, want.Top[i].Config)
+			}
+			if !same {
+				t.Errorf("K=%d m=%g Delta=%g, %s, top %d: Separate gives max %.17g at %v and %d top, scoring every multiset %.17g at %v and %d",
+					c.p.K, c.p.M, c.p.Delta, c.name, opts.Top, got.MaxF, got.Worst, len(got.Top), want.MaxF, want.Worst, len(want.Top))
+			}
+		}
+	}
+}
