@@ -3,8 +3,12 @@ package gamma
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/internal/plural"
 )
 
 // Shard is part Index of Count of the exhaustive separation behind a
@@ -47,10 +51,20 @@ func VerifyShard(ctx context.Context, p constraints.Params, g Gamma, s Shard, op
 // separations of every one of its shards (VerifyShard): the certificate
 // Verify gives. The parts are combined exactly (constraints.
 // MergeSeparations), which refuses a missing, repeated or foreign shard;
-// the rounding bound is computed from p, never taken from the parts.
+// an error for missing shards names them, and a part without its count of
+// multisets is refused. The rounding bound is computed
+// from p, never taken from the parts.
 func MergeShards(p constraints.Params, parts []constraints.Separation) (Certificate, error) {
 	if err := p.Validate(); err != nil {
 		return Certificate{}, err
+	}
+	for _, s := range parts {
+		if s.Configs == nil {
+			return Certificate{}, fmt.Errorf("merge: shard %d of %d states no count of the multisets it covered", s.Shard, s.Shards)
+		}
+	}
+	if missing := missingShards(parts); missing != "" {
+		return Certificate{}, fmt.Errorf("merge: %s: every shard is needed for a certificate", missing)
 	}
 	sep, err := constraints.MergeSeparations(p, parts, shardTop)
 	if err != nil {
@@ -58,4 +72,47 @@ func MergeShards(p constraints.Params, parts []constraints.Separation) (Certific
 	}
 	sep.ErrBound = p.ErrBound()
 	return NewCertificate(p, sep), nil
+}
+
+// maxMissingRuns is how many runs of missing shards missingShards names.
+const maxMissingRuns = 8
+
+// missingShards says which of the shards 0..n-1 of parts' split are not
+// among them ("shards 1, 4-6 of 8 are missing"), and "" when none is or
+// when parts are not each shard of one split at most once, which
+// MergeSeparations refuses in its own words.
+func missingShards(parts []constraints.Separation) string {
+	if len(parts) == 0 {
+		return ""
+	}
+	n := parts[0].Shards
+	have := make([]int, len(parts))
+	for i, s := range parts {
+		if s.Shards != n || s.Shard < 0 || s.Shard >= n {
+			return ""
+		}
+		have[i] = s.Shard
+	}
+	slices.Sort(have)
+	var runs []string
+	missing := 0
+	prev := -1
+	for _, i := range append(have, n) {
+		if i == prev {
+			return "" // a repeated shard
+		}
+		if lo, hi := prev+1, i-1; lo < hi {
+			runs, missing = append(runs, fmt.Sprintf("%d-%d", lo, hi)), missing+hi-lo+1
+		} else if lo == hi {
+			runs, missing = append(runs, strconv.Itoa(lo)), missing+1
+		}
+		prev = i
+	}
+	if missing == 0 {
+		return ""
+	}
+	if len(runs) > maxMissingRuns {
+		runs = append(runs[:maxMissingRuns], "...")
+	}
+	return fmt.Sprintf("%s %s of %d %s missing", plural.Word(missing, "shard", "shards"), strings.Join(runs, ", "), n, plural.Word(missing, "is", "are"))
 }

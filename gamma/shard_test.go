@@ -2,6 +2,8 @@ package gamma
 
 import (
 	"context"
+	"math/big"
+	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/constraints"
@@ -112,6 +114,38 @@ func TestShardsRefused(t *testing.T) {
 	} {
 		if _, err := VerifyShard(ctx, tc.p, tc.g, Shard{0, 1}, VerifyOptions{Workers: 1}); err == nil {
 			t.Errorf("VerifyShard of %s: no error", tc.name)
+		}
+	}
+}
+
+// TestMergeNamesMissingShards: a merge that lacks shards names them, as
+// runs of indices, and leaves a repeated or foreign shard to
+// constraints.MergeSeparations' message.
+func TestMergeNamesMissingShards(t *testing.T) {
+	p := params(11, 3, 1e-5)
+	parts := func(n int, idx ...int) []constraints.Separation {
+		var out []constraints.Separation
+		for _, i := range idx {
+			out = append(out, constraints.Separation{Shard: i, Shards: n, Configs: new(big.Int)})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name  string
+		parts []constraints.Separation
+		want  string
+	}{
+		{"the middle one", parts(3, 2, 0), "merge: shard 1 of 3 is missing: every shard is needed"},
+		{"runs", parts(8, 0, 2, 3, 7), "shards 1, 4-6 of 8 are missing"},
+		{"all but one", parts(5, 4), "shards 0-3 of 5 are missing"},
+		{"many runs", parts(40, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20), "shards 1, 3, 5, 7, 9, 11, 13, 15, ... of 40 are missing"},
+		{"a repeated shard", parts(3, 0, 0), "exactly once"},
+		{"shards of two splits", append(parts(3, 0), parts(2, 1)...), "exactly once"},
+		{"no count of multisets", []constraints.Separation{{Shard: 0, Shards: 1}}, "shard 0 of 1 states no count"},
+	} {
+		_, err := MergeShards(p, tc.parts)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v; want an error with %q", tc.name, err, tc.want)
 		}
 	}
 }

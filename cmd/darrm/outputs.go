@@ -28,6 +28,19 @@ func preRun(cmd *cobra.Command, args []string) error {
 // followed). The annotation "input" of a command names its arguments in
 // the error (e.g. "the vote file").
 func checkOutputs(cmd *cobra.Command, args []string) error {
+	protect := protected(cmd, args)
+	for _, name := range outputFlags {
+		if f := cmd.Flags().Lookup(name); f != nil {
+			if err := cli.CheckOutput(name, f.Value.String(), protect...); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// protected are the files an output of cmd must not be (checkOutputs).
+func protected(cmd *cobra.Command, args []string) []cli.Protected {
 	what := cmd.Annotations["input"]
 	if what == "" {
 		what = "an input of " + cmd.CommandPath()
@@ -53,10 +66,5 @@ func checkOutputs(cmd *cobra.Command, args []string) error {
 	if d, err := ledger.StateDir(); err == nil {
 		protect = append(protect, cli.Protected{What: "darrm's records of the ledgers", Path: d, Dir: true})
 	}
-	for _, name := range outputFlags {
-		if err := cli.CheckOutput(name, value(name), protect...); err != nil {
-			return err
-		}
-	}
-	return nil
+	return protect
 }

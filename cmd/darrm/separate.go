@@ -3,6 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,18 +23,25 @@ func newSeparateCmd() *cobra.Command {
 	var f struct {
 		problemFlags
 		Workers int    `flag:"workers"`
-		Shard   string `flag:"shard" help:"which part: i/n, 0 <= i < n" required:""`
-		Out     string `flag:"out" help:"file for the partial result (JSON)" required:""`
+		Shard   string `flag:"shard" help:"which part: i/n, 0 <= i < n"`
+		FromEnv string `flag:"shard-from-env" help:"take the part from the environment of a task of an array job: slurm or k8s (also kubernetes); see above"`
+		Out     string `flag:"out" help:"file for the partial result (JSON); {i} and {n} in it become the part's index and count" required:""`
 	}
 	cmd := newCmd("separate", &cobra.Command{
-		Use:   "separate [GAMMA] --shard i/n --out PART.json",
+		Use:   "separate [GAMMA] (--shard i/n | --shard-from-env SCHEDULER) --out PART.json",
 		Short: "One shard of the exhaustive certificate, to run the certificate of a large K as independent jobs",
 		Args:  cli.MaxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			start := time.Now()
-			shard, err := gamma.ParseShard(f.Shard)
+			shard, err := separateShard(cmd, f.Shard, f.FromEnv)
 			if err != nil {
-				return cli.Usagef("--shard %q: %v", f.Shard, err)
+				return err
+			}
+			out := shardPath(f.Out, shard)
+			if out != f.Out { // preRun checked --out as written
+				if err := cli.CheckOutput("out", out, protected(cmd, args)...); err != nil {
+					return err
+				}
 			}
 			if err := checkWorkers(f.Workers); err != nil {
 				return err
@@ -47,11 +57,41 @@ func newSeparateCmd() *cobra.Command {
 				return cli.AsUsage(err)
 			}
 			doc := report.Shard{Problem: report.NewProblem(p), Gamma: tab.Gamma, Separation: sep, Seconds: time.Since(start).Seconds()}
-			return atomicfile.WriteOutput(cmd.Context(), f.Out, 0o644, func(w io.Writer) error { return cliout.WriteJSON(w, doc) })
+			return atomicfile.WriteOutput(cmd.Context(), out, 0o644, func(w io.Writer) error { return cliout.WriteJSON(w, doc) })
 		},
 	}, &f, nil)
 	cmd.AddCommand(newSeparateMergeCmd())
 	return cmd
+}
+
+// separateShard is the shard of --shard (spec) or of --shard-from-env
+// (scheduler, gamma.ShardFromEnv with the process's environment): exactly
+// one of them is given.
+func separateShard(cmd *cobra.Command, spec, scheduler string) (gamma.Shard, error) {
+	given, fromEnv := cmd.Flags().Changed("shard"), cmd.Flags().Changed("shard-from-env")
+	switch {
+	case given && fromEnv:
+		return gamma.Shard{}, cli.Usagef("--shard and --shard-from-env exclude each other: give one")
+	case given:
+		s, err := gamma.ParseShard(spec)
+		if err != nil {
+			return gamma.Shard{}, cli.Usagef("--shard %q: %v", spec, err)
+		}
+		return s, nil
+	case fromEnv:
+		s, err := gamma.ShardFromEnv(scheduler, os.Getenv)
+		if err != nil {
+			return gamma.Shard{}, cli.Usagef("--shard-from-env %s: %v", scheduler, err)
+		}
+		return s, nil
+	}
+	return gamma.Shard{}, cli.Usagef("give the shard to run: --shard i/n, or --shard-from-env slurm or k8s in an array job")
+}
+
+// shardPath is the file of shard s written to path: its {i} and {n}
+// replaced by the shard's index and count.
+func shardPath(path string, s gamma.Shard) string {
+	return strings.NewReplacer("{i}", strconv.Itoa(s.Index), "{n}", strconv.Itoa(s.Count)).Replace(path)
 }
 
 func newSeparateMergeCmd() *cobra.Command {

@@ -49,15 +49,24 @@ type Shard struct {
 
 // MergeShards combines the shards docs, read from the files names, into
 // the certificate of their gamma (gamma.MergeShards). The shards must be
-// of one problem, valid, and one gamma; an error names the file at fault.
+// of one problem, valid, one gamma and one split, each once; an error
+// names the files at fault.
 func MergeShards(names []string, docs []Shard) (Verify, error) {
 	first := docs[0]
 	parts := make([]constraints.Separation, len(docs))
+	seen := map[int]string{} // shard index -> file
 	for i, d := range docs {
-		if d.Problem != first.Problem || !slices.Equal(d.Gamma, first.Gamma) {
+		s := d.Separation
+		switch prev, repeated := seen[s.Shard]; {
+		case d.Problem != first.Problem || !slices.Equal(d.Gamma, first.Gamma):
 			return Verify{}, fmt.Errorf("%s is a shard of another problem or gamma than %s", names[i], names[0])
+		case s.Shards != first.Separation.Shards:
+			return Verify{}, fmt.Errorf("%s is shard %d of %d, %s shard %d of %d: shards of one split are needed", names[i], s.Shard, s.Shards, names[0], first.Separation.Shard, first.Separation.Shards)
+		case repeated:
+			return Verify{}, fmt.Errorf("%s and %s are both shard %d of %d", prev, names[i], s.Shard, s.Shards)
 		}
-		parts[i] = d.Separation
+		seen[s.Shard] = names[i]
+		parts[i] = s
 	}
 	p := first.Problem.Params()
 	if err := p.Validate(); err != nil {

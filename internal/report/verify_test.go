@@ -12,8 +12,8 @@ import (
 )
 
 // TestMergeShards merges the two shards of a certified gamma, and refuses
-// shards of another gamma or problem, and a problem out of range, naming
-// the file.
+// shards of another gamma, problem or split, a problem out of range and a
+// shard twice, naming the files, and a shard missing, naming it.
 func TestMergeShards(t *testing.T) {
 	g, err := fixtures.GammaK11M3()
 	if err != nil {
@@ -43,6 +43,9 @@ func TestMergeShards(t *testing.T) {
 		{"another gamma", other(func(s *Shard) { s.Gamma = slices.Repeat([]float64{0.5}, 12) }), "b.json is a shard of another problem or gamma than a.json"},
 		{"another problem", other(func(s *Shard) { s.Problem.M = 2 }), "b.json is a shard of another problem"},
 		{"bad problem", []Shard{{Problem: Problem{K: 10, M: 3, Eps: 0.1}, Gamma: g}}, "a.json: K = 10"},
+		{"a shard twice", []Shard{shards[1], shards[1]}, "a.json and b.json are both shard 1 of 2"},
+		{"another split", other(func(s *Shard) { s.Separation.Shards = 3 }), "b.json is shard 1 of 3, a.json shard 0 of 2: shards of one split"},
+		{"a shard missing", shards[:1], "shard 1 of 2 is missing"},
 	} {
 		out, err := MergeShards(names, tc.docs)
 		switch {
