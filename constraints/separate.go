@@ -669,12 +669,50 @@ func better(a, b Scored) bool {
 	if a.F != b.F {
 		return a.F > b.F
 	}
-	for j := range a.Config {
-		if a.Config[j] != b.Config[j] {
-			return a.Config[j] < b.Config[j]
+	return keyLess(tieKey(a.Config), tieKey(b.Config))
+}
+
+// tieKey ranks multisets of equal cost, smaller first: with the 8 corners
+// of Delta > 0, (n6, n7, n1+n4+n5, n3, n4, n2, n5), the order in which
+// scoreFamilies meets them, so that it can tell a whole block of ties
+// apart without visiting it; with the 4 corners of Delta = 0 the counts.
+func tieKey(c Config) [7]int {
+	if len(c) == 8 {
+		return [7]int{c[6], c[7], c[1] + c[4] + c[5], c[3], c[4], c[2], c[5]}
+	}
+	var k [7]int
+	copy(k[:], c)
+	return k
+}
+
+func keyLess(a, b [7]int) bool {
+	for j := range a {
+		if a[j] != b[j] {
+			return a[j] < b[j]
 		}
 	}
 	return false
+}
+
+// tiesSettled reports whether the multisets that set the threshold rank
+// before every multiset whose key is at least pos: a multiset there then
+// matters only if its cost exceeds the threshold. A nearly constant gamma
+// gives millions of multisets exactly the same cost, and visiting each to
+// compare keys would cost more than the pass.
+func (sw *sepWorker) tiesSettled(pos [7]int) bool {
+	x := math.Max(sw.best, sw.global.load())
+	h := sw.heapThreshold()
+	thr := math.Min(x, h)
+	// Another worker's best is not known here: its ties are visited.
+	if x == thr && (sw.best != x || sw.bestConfig == nil || !keyLess(tieKey(sw.bestConfig), pos)) {
+		return false
+	}
+	// Below a full top list a tie enters only if it ranks before the
+	// list's last; below one not full, the floor admits no tie.
+	if h == thr && len(sw.top) == sw.k && sw.k > 0 && !keyLess(tieKey(sw.top[0].Config), pos) {
+		return false
+	}
+	return true
 }
 
 // pairPure handles Delta = 0: the corners are (0,0), (1,1) and the two
@@ -802,19 +840,21 @@ func (sw *sepWorker) scoreFamilies(n6, n7 int, p67, q67 []float64, fams []int) {
 			for n4 := 0; n4 <= s; n4++ {
 				xv := x[n3*nb+n4]
 				r2, r5 := t-s-n3, s-n4 // the largest n2 and n5
-				if xv+ym[r2*nb+r5] < thr {
+				if m := xv + ym[r2*nb+r5]; m < thr || m == thr && sw.tiesSettled([7]int{n6, n7, s, n3, n4}) {
 					continue
 				}
+				settled := sw.tiesSettled([7]int{n6, n7, s, n3, n4})
 				for n2 := 0; n2 <= r2; n2++ {
-					if xv+yr[n2*nb+r5] < thr {
+					if m := xv + yr[n2*nb+r5]; m < thr || m == thr && settled {
 						continue
 					}
 					for n5 := 0; n5 <= r5; n5++ {
-						if f := xv + y[n2*nb+n5]; f >= thr {
+						if f := xv + y[n2*nb+n5]; f > thr || f == thr && !settled {
 							sw.offer(f, func() Config {
 								return Config{t - s - n2 - n3, s - n4 - n5, n2, n3, n4, n5, n6, n7}
 							})
 							thr = sw.threshold()
+							settled = sw.tiesSettled([7]int{n6, n7, s, n3, n4, n2, n5 + 1})
 						}
 					}
 				}
