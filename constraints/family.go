@@ -1,6 +1,15 @@
 package constraints
 
-import "math"
+import (
+	"container/heap"
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+)
 
 // familyBound bounds the privacy cost of every multiset of one pair (n6,
 // n7) at once, for Delta > 0 (docs/solve.md, "The family bound").
@@ -145,4 +154,116 @@ func (fb *familyBound) family(x, y []float64, s int, maxX, minY float64) float64
 	// (order+1)^2 terms within 64u relative for order <= 4.
 	f := cost(xs, ys, e) + sum*(1+64*unitRoundoff) + csum*fb.mErr
 	return f + fb.margin + 4*unitRoundoff*math.Abs(f)
+}
+
+// Candidates returns, for Delta > 0, up to n multisets likely to be among
+// the costliest under gamma: in each family (see familyBound) the split
+// that the first-order term of its flip expansion favours (every teacher of
+// a group at one corner), for the n families whose cost so estimated is
+// largest. It is a cheap search for violated rows, at about half the cost
+// of Separate's first pass, and proves nothing; the costs it ranks by are
+// estimates, so callers score the multisets (Cost) before using them.
+func (p Params) Candidates(ctx context.Context, gamma []float64, n, workers int) ([]Config, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if p.Delta == 0 {
+		return nil, fmt.Errorf("candidates: Delta = 0 has no near-deterministic corners; use Separate")
+	}
+	if len(gamma) != p.K+1 {
+		return nil, fmt.Errorf("gamma has %d values, want K+1 = %d", len(gamma), p.K+1)
+	}
+	if n <= 0 {
+		return nil, nil
+	}
+	w := make([]float64, p.K+1)
+	for l, g := range gamma {
+		if !(g >= 0 && g <= 1) {
+			return nil, fmt.Errorf("gamma(%d) = %v: must be in [0, 1]", l, g)
+		}
+		w[l] = g
+		if l < p.H() {
+			w[l] = -g
+		}
+	}
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	hi, lo := epsCorner(p.Eps, p.Delta)
+	e, d := p.E(), p.Delta
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		all  []Scored
+	)
+	for range min(workers, p.K+1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var h scoredHeap
+			x6, y6 := make([]float64, p.K+1), make([]float64, p.K+1)
+			for {
+				n6 := int(next.Add(1) - 1)
+				if n6 > p.K || ctx.Err() != nil {
+					break
+				}
+				x6, y6 = append(x6[:0], w...), append(y6[:0], w...)
+				for range n6 {
+					x6, y6 = step(x6, hi), step(y6, lo)
+				}
+				x, y := x6, y6
+				for n7 := 0; n7 <= p.K-n6; n7++ {
+					if n7 > 0 {
+						x, y = step(x, lo), step(y, hi)
+					}
+					t := p.K - n6 - n7
+					for s := 0; s <= t; s++ {
+						a, b := t-s, s
+						f := cost(x[s], y[s], e)
+						c := Config{a, b, 0, 0, 0, 0, n6, n7}
+						if a > 0 {
+							dp, dq := x[s+1]-x[s], e*(y[s]-y[s+1])
+							if dp > 0 && dp >= dq {
+								f += float64(a) * d * dp
+								c[0], c[3] = 0, a
+							} else if dq > 0 {
+								f += float64(a) * d * dq
+								c[0], c[2] = 0, a
+							}
+						}
+						if b > 0 {
+							dp, dq := x[s-1]-x[s], e*(y[s]-y[s-1])
+							if dp > 0 && dp >= dq {
+								f += float64(b) * d * dp
+								c[1], c[4] = 0, b
+							} else if dq > 0 {
+								f += float64(b) * d * dq
+								c[1], c[5] = 0, b
+							}
+						}
+						if len(h) < n {
+							heap.Push(&h, Scored{Config: c, F: f})
+						} else if better(Scored{Config: c, F: f}, h[0]) {
+							h[0] = Scored{Config: c, F: f}
+							heap.Fix(&h, 0)
+						}
+					}
+				}
+			}
+			mu.Lock()
+			all = append(all, h...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	sort.Slice(all, func(i, j int) bool { return better(all[i], all[j]) })
+	out := make([]Config, 0, min(n, len(all)))
+	for _, s := range all[:min(n, len(all))] {
+		out = append(out, s.Config)
+	}
+	return out, nil
 }

@@ -18,7 +18,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/darrm/darrm/constraints"
@@ -240,12 +243,6 @@ func solveLP(ctx context.Context, p constraints.Params, coeffs []float64, opts O
 	// which projects exactly, cuts every row violated by more than
 	// rounding (tieSepTol).
 	sepTol := tol
-	var pool []constraints.Config // seeds of the local search: rows found so far
-	if p.Delta > 0 {
-		// The local search starts from the multisets with all teachers
-		// at one corner or split evenly between two.
-		pool = startingMultisets(p)
-	}
 	top := cuts
 	if p.Delta == 0 {
 		top *= candidates
@@ -275,20 +272,21 @@ func solveLP(ctx context.Context, p constraints.Params, coeffs []float64, opts O
 				}
 				dirs = append(dirs, dir)
 			}
-			pool = append(pool, s.Config)
 			out.cuts = append(out.cuts, lp.Cut{Coeffs: row, Upper: budget})
 			out.keys = append(out.keys, key)
 		}
 		return out, nil
 	}
 	c.sep = func(ctx context.Context, g gamma.Gamma) (separation, error) {
-		// An exact pass over all C(K+7, 7) multisets is costly for a
-		// large K with Delta > 0. A local search from the rows found so
-		// far usually finds the next violated rows in milliseconds; only
-		// when it finds none does the exact pass run, and a point is
-		// taken as feasible only after an exact pass.
+		// With Delta > 0 an exact pass scores every family whose bound
+		// reaches the threshold, and at an infeasible point of the LP
+		// those can be many. The first-order estimate of every family's
+		// cost (Candidates) usually names the next violated rows at half
+		// the cost of the pass's first half; only when none of them is
+		// violated does the exact pass run, and a point is taken as
+		// feasible only after an exact pass.
 		if p.Delta > 0 {
-			found, maxF, err := localSearch(p, g, pool, budget*(1+sepTol), cuts)
+			found, maxF, err := violated(ctx, p, g, candidates*top, budget*(1+sepTol), opts.Workers)
 			if err != nil {
 				return separation{}, err
 			}
@@ -299,6 +297,10 @@ func solveLP(ctx context.Context, p constraints.Params, coeffs []float64, opts O
 			if len(out.cuts) > 0 {
 				state.Violation = (maxF - budget) / budget
 				report()
+				if solver.NumRows()*nFree > maxCoef {
+					return separation{}, fmt.Errorf("%w: %d rows of %d coefficients after %d passes, relative violation still %.2g (try a larger m or a smaller K)",
+						ErrTooLarge, solver.NumRows(), nFree, state.Pass, state.Violation)
+				}
 				return out, nil
 			}
 		}
@@ -446,116 +448,44 @@ func phase1(ctx context.Context, c *cutter, coeffs, acc []float64) (float64, err
 	}
 }
 
-// startingMultisets are the multisets with every teacher at one corner,
-// and split as evenly as possible between two corners.
-func startingMultisets(p constraints.Params) []constraints.Config {
-	n := len(p.Corners())
-	var out []constraints.Config
-	for i := range n {
-		c := make(constraints.Config, n)
-		c[i] = p.K
-		out = append(out, c)
-		for j := i + 1; j < n; j++ {
-			c := make(constraints.Config, n)
-			c[i], c[j] = p.K/2, p.K-p.K/2
-			out = append(out, c)
-		}
+// violated scores the multisets of Candidates exactly (Params.Cost) and
+// returns those above floor, costliest first, with the largest cost
+// scored.
+func violated(ctx context.Context, p constraints.Params, g gamma.Gamma, n int, floor float64, workers int) ([]constraints.Scored, float64, error) {
+	cands, err := p.Candidates(ctx, g, n, workers)
+	if err != nil {
+		return nil, 0, err
 	}
-	return out
-}
-
-// climbSeeds and climbSteps bound the work of one local search.
-const (
-	climbSeeds = 24
-	climbSteps = 40
-)
-
-// localSearch climbs from each seed multiset by moving one teacher from one
-// corner to another while that raises the privacy cost f under g, and
-// returns up to limit of the multisets it evaluated whose f exceeds floor,
-// costliest first, with the largest f seen. It is a heuristic: it finds
-// violated rows cheaply, never proves there are none.
-func localSearch(p constraints.Params, g gamma.Gamma, seeds []constraints.Config, floor float64, limit int) ([]constraints.Scored, float64, error) {
-	seen := make(map[string]float64)
+	scored := make([]constraints.Scored, len(cands))
+	errs := make([]error, len(cands))
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(cands); i = int(next.Add(1) - 1) {
+				f, err := p.Cost(cands[i], g)
+				scored[i], errs[i] = constraints.Scored{Config: cands[i], F: f}, err
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, 0, err
+	}
 	maxF := math.Inf(-1)
-	cost := func(c constraints.Config) (float64, error) {
-		key := fmt.Sprint(c)
-		if f, ok := seen[key]; ok {
-			return f, nil
-		}
-		f, err := p.Cost(c, g)
-		if err != nil {
-			return 0, err
-		}
-		seen[key] = f
-		maxF = math.Max(maxF, f)
-		return f, nil
-	}
-	// Climb from the seeds that are costliest under g now.
-	ranked := make([]constraints.Scored, 0, len(seeds))
-	for _, s := range seeds {
-		f, err := cost(s)
-		if err != nil {
-			return nil, 0, err
-		}
-		ranked = append(ranked, constraints.Scored{Config: s, F: f})
-	}
-	slices.SortFunc(ranked, func(a, b constraints.Scored) int { return cmp.Compare(b.F, a.F) })
-	seeds = seeds[:0:0]
-	for _, r := range ranked[:min(len(ranked), climbSeeds)] {
-		seeds = append(seeds, r.Config)
-	}
 	var found []constraints.Scored
-	for _, seed := range seeds {
-		cur := slices.Clone(seed)
-		f, err := cost(cur)
-		if err != nil {
-			return nil, 0, err
-		}
-		if f > floor {
-			found = append(found, constraints.Scored{Config: slices.Clone(cur), F: f})
-		}
-		// Steepest ascent: evaluate every single move, keep the violated
-		// multisets met on the way, take the best move.
-		for range climbSteps {
-			bestF, bestFrom, bestTo := f, -1, -1
-			for from := range cur {
-				if cur[from] == 0 {
-					continue
-				}
-				for to := range cur {
-					if to == from {
-						continue
-					}
-					cur[from]--
-					cur[to]++
-					nf, err := cost(cur)
-					if err != nil {
-						return nil, 0, err
-					}
-					if nf > floor {
-						found = append(found, constraints.Scored{Config: slices.Clone(cur), F: nf})
-					}
-					if nf > bestF {
-						bestF, bestFrom, bestTo = nf, from, to
-					}
-					cur[from]++
-					cur[to]--
-				}
-			}
-			if bestFrom < 0 {
-				break
-			}
-			cur[bestFrom]--
-			cur[bestTo]++
-			f = bestF
+	for _, s := range scored {
+		maxF = math.Max(maxF, s.F)
+		if s.F > floor {
+			found = append(found, s)
 		}
 	}
 	slices.SortFunc(found, func(a, b constraints.Scored) int { return cmp.Compare(b.F, a.F) })
-	found = slices.CompactFunc(found, func(a, b constraints.Scored) bool { return slices.Equal(a.Config, b.Config) })
-	if len(found) > limit {
-		found = found[:limit]
-	}
 	return found, maxF, nil
 }
 

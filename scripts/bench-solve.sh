@@ -3,33 +3,47 @@
 # cache (a fresh directory) and warm cache, wall time and peak RSS.
 # Usage: scripts/bench-solve.sh [quick]   ("quick" skips the K = 101, Delta > 0 case)
 #        scripts/bench-solve.sh sweep [K...] [--limit SECONDS]
+#        scripts/bench-solve.sh approx [K...] [--m LIST] [--limit SECONDS]
 # sweep: pure DP (Delta = delta = 0), each K (default 101 201 301 501 1001)
 # times m in {1, 2, 3, 5, 10, 20, 40, (K+1)/2}, cold, each case stopped
 # after --limit seconds (default 300): wall time, peak RSS, passes, rows and
 # the outcome (certified, failed with darrm's message, or stopped).
+# approx: the same with Delta = 1e-5 and the default delta, each K (default
+# 101 251 501 1001) times m in --m (default 3,10,40), stopped after
+# --limit seconds (default 3600).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$(mktemp -d)/darrm
 go build -o "$bin" ./cmd/darrm
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "go: $(go version | cut -d' ' -f3)"
-if [[ "${1:-}" == sweep ]]; then
+if [[ "${1:-}" == sweep || "${1:-}" == approx ]]; then
+  mode=$1
   shift
-  ks=() limit=300
+  ks=() limit=300 mlist=
+  [[ $mode == approx ]] && limit=3600 mlist=3,10,40
   while (($#)); do
     case $1 in
     --limit) limit=$2; shift ;;
+    --m) mlist=$2; shift ;;
     *) ks+=("$1") ;;
     esac
     shift
   done
-  ((${#ks[@]})) || ks=(101 201 301 501 1001)
+  if [[ $mode == approx ]]; then
+    ((${#ks[@]})) || ks=(101 251 501 1001)
+    privacy=(--Delta 1e-5)
+  else
+    ((${#ks[@]})) || ks=(101 201 301 501 1001)
+    privacy=(--Delta 0 --delta 0)
+  fi
   printf '| K | m | wall | peak RSS | passes | rows | outcome |\n|---|---|---|---|---|---|---|\n'
   for k in "${ks[@]}"; do
-    for m in 1 2 3 5 10 20 40 $(((k + 1) / 2)); do
+    if [[ -n $mlist ]]; then ms=${mlist//,/ }; else ms="1 2 3 5 10 20 40 $(((k + 1) / 2))"; fi
+    for m in $ms; do
       out=$(mktemp)
       set +e
-      /usr/bin/time -o "$out.time" -f '%e %M' timeout "$limit" "$bin" solve --K "$k" --m "$m" --Delta 0 --delta 0 --no-cache --format json > "$out" 2> "$out.err"
+      /usr/bin/time -o "$out.time" -f '%e %M' timeout "$limit" "$bin" solve --K "$k" --m "$m" "${privacy[@]}" --no-cache --format json > "$out" 2> "$out.err"
       rc=$?
       set -e
       read -r wall rss < <(tail -1 "$out.time")
