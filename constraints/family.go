@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -191,6 +192,16 @@ func (p Params) Candidates(ctx context.Context, gamma []float64, n, workers int)
 	}
 	hi, lo := epsCorner(p.Eps, p.Delta)
 	e, d := p.E(), p.Delta
+	// The vectors after n6 teachers at the first e^eps corner, for every
+	// n6: (K+1)^2 values a side.
+	x6s, y6s := make([][]float64, p.K+1), make([][]float64, p.K+1)
+	x6, y6 := slices.Clone(w), slices.Clone(w)
+	for n6 := range x6s {
+		if n6 > 0 {
+			x6, y6 = step(x6, hi), step(y6, lo)
+		}
+		x6s[n6], y6s[n6] = slices.Clone(x6), slices.Clone(y6)
+	}
 	var (
 		next atomic.Int64
 		wg   sync.WaitGroup
@@ -202,17 +213,13 @@ func (p Params) Candidates(ctx context.Context, gamma []float64, n, workers int)
 		go func() {
 			defer wg.Done()
 			var h scoredHeap
-			x6, y6 := make([]float64, p.K+1), make([]float64, p.K+1)
+			x, y := make([]float64, p.K+1), make([]float64, p.K+1)
 			for {
 				n6 := int(next.Add(1) - 1)
 				if n6 > p.K || ctx.Err() != nil {
 					break
 				}
-				x6, y6 = append(x6[:0], w...), append(y6[:0], w...)
-				for range n6 {
-					x6, y6 = step(x6, hi), step(y6, lo)
-				}
-				x, y := x6, y6
+				x, y = append(x[:0], x6s[n6]...), append(y[:0], y6s[n6]...)
 				for n7 := 0; n7 <= p.K-n6; n7++ {
 					if n7 > 0 {
 						x, y = step(x, lo), step(y, hi)
@@ -221,27 +228,30 @@ func (p Params) Candidates(ctx context.Context, gamma []float64, n, workers int)
 					for s := 0; s <= t; s++ {
 						a, b := t-s, s
 						f := cost(x[s], y[s], e)
-						c := Config{a, b, 0, 0, 0, 0, n6, n7}
+						ca, cb := 0, 1 // the corners groups A and B go to
 						if a > 0 {
 							dp, dq := x[s+1]-x[s], e*(y[s]-y[s+1])
 							if dp > 0 && dp >= dq {
-								f += float64(a) * d * dp
-								c[0], c[3] = 0, a
+								f, ca = f+float64(a)*d*dp, 3
 							} else if dq > 0 {
-								f += float64(a) * d * dq
-								c[0], c[2] = 0, a
+								f, ca = f+float64(a)*d*dq, 2
 							}
 						}
 						if b > 0 {
 							dp, dq := x[s-1]-x[s], e*(y[s]-y[s-1])
 							if dp > 0 && dp >= dq {
-								f += float64(b) * d * dp
-								c[1], c[4] = 0, b
+								f, cb = f+float64(b)*d*dp, 4
 							} else if dq > 0 {
-								f += float64(b) * d * dq
-								c[1], c[5] = 0, b
+								f, cb = f+float64(b)*d*dq, 5
 							}
 						}
+						if len(h) == n && f < h[0].F {
+							continue
+						}
+						c := make(Config, 8)
+						c[ca] += a
+						c[cb] += b
+						c[6], c[7] = n6, n7
 						if len(h) < n {
 							heap.Push(&h, Scored{Config: c, F: f})
 						} else if better(Scored{Config: c, F: f}, h[0]) {

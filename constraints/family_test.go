@@ -201,3 +201,47 @@ func TestSeparateFamilyExact(t *testing.T) {
 		}
 	}
 }
+
+// TestCandidates checks that the search returns valid multisets, at most
+// n of them, that among them is the costliest multiset where it sits at a
+// family's extreme split (gamma_Sub scaled above the budget), and that it
+// refuses what Separate refuses.
+func TestCandidates(t *testing.T) {
+	for _, k := range []int{5, 11, 21} {
+		p := New(k, 3, 0.1, 1e-3)
+		g := make([]float64, k+1)
+		for l := range g {
+			g[l] = math.Min(1, 2*math.Abs(float64(2*l-k))/float64(k))
+		}
+		cands, err := p.Candidates(context.Background(), g, 10, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cands) == 0 || len(cands) > 10 {
+			t.Fatalf("K=%d: %d candidates, want 1 to 10", k, len(cands))
+		}
+		sep, err := p.Separate(context.Background(), g, SeparateOptions{Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		best := math.Inf(-1)
+		for _, c := range cands {
+			if err := p.check(c); err != nil {
+				t.Fatalf("K=%d: candidate %v: %v", k, c, err)
+			}
+			f, _ := p.Cost(c, g)
+			best = math.Max(best, f)
+		}
+		if best < sep.MaxF-sep.ErrBound {
+			t.Errorf("K=%d: the costliest candidate costs %v, the worst multiset %v costs %v", k, best, sep.Worst, sep.MaxF)
+		}
+	}
+	p := New(5, 3, 0.1, 0)
+	if _, err := p.Candidates(context.Background(), make([]float64, 6), 3, 1); err == nil {
+		t.Error("Candidates accepted Delta = 0")
+	}
+	p = New(5, 3, 0.1, 1e-3)
+	if _, err := p.Candidates(context.Background(), make([]float64, 5), 3, 1); err == nil {
+		t.Error("Candidates accepted a gamma of the wrong length")
+	}
+}
