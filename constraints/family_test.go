@@ -245,3 +245,18 @@ func TestCandidates(t *testing.T) {
 		t.Error("Candidates accepted a gamma of the wrong length")
 	}
 }
+
+// TestMergeRefusesPartWithoutCount checks that a part with no count of
+// multisets, which no Separate returns, is refused rather than merged.
+func TestMergeRefusesPartWithoutCount(t *testing.T) {
+	p := New(5, 2, 0.1, 1e-3)
+	g := randomGamma(p.K, rand.New(rand.NewPCG(3, 4)))
+	a, err := p.Separate(context.Background(), g, SeparateOptions{Shard: 0, Shards: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := Separation{Shard: 1, Shards: 2, MaxF: a.MaxF}
+	if _, err := MergeSeparations(p, []Separation{a, b}, 4); err == nil {
+		t.Error("MergeSeparations accepted a part with no count of multisets")
+	}
+}

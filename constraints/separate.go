@@ -597,6 +597,9 @@ func MergeSeparations(p Params, parts []Separation, top int) (Separation, error)
 		if s.Shards != n || s.Shard < 0 || s.Shard >= n || seen[s.Shard] {
 			return Separation{}, fmt.Errorf("merge: shard %d of %d: want each of the shards 0..%d of %d exactly once", s.Shard, s.Shards, n-1, n)
 		}
+		if s.Configs == nil {
+			return Separation{}, fmt.Errorf("merge: shard %d of %d has no count of multisets: it is not a shard of Separate", s.Shard, n)
+		}
 		seen[s.Shard] = true
 		if s.Worst != nil && (out.Worst == nil || better(Scored{s.Worst, s.MaxF}, Scored{out.Worst, out.MaxF})) {
 			out.MaxF, out.Worst = s.MaxF, s.Worst
