@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -171,37 +170,19 @@ func (p Params) Candidates(ctx context.Context, gamma []float64, n, workers int)
 	if p.Delta == 0 {
 		return nil, fmt.Errorf("candidates: Delta = 0 has no near-deterministic corners; use Separate")
 	}
-	if len(gamma) != p.K+1 {
-		return nil, fmt.Errorf("gamma has %d values, want K+1 = %d", len(gamma), p.K+1)
+	w, err := p.weights(gamma)
+	if err != nil {
+		return nil, err
 	}
 	if n <= 0 {
 		return nil, nil
-	}
-	w := make([]float64, p.K+1)
-	for l, g := range gamma {
-		if !(g >= 0 && g <= 1) {
-			return nil, fmt.Errorf("gamma(%d) = %v: must be in [0, 1]", l, g)
-		}
-		w[l] = g
-		if l < p.H() {
-			w[l] = -g
-		}
 	}
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	hi, lo := epsCorner(p.Eps, p.Delta)
 	e, d := p.E(), p.Delta
-	// The vectors after n6 teachers at the first e^eps corner, for every
-	// n6: (K+1)^2 values a side.
-	x6s, y6s := make([][]float64, p.K+1), make([][]float64, p.K+1)
-	x6, y6 := slices.Clone(w), slices.Clone(w)
-	for n6 := range x6s {
-		if n6 > 0 {
-			x6, y6 = step(x6, hi), step(y6, lo)
-		}
-		x6s[n6], y6s[n6] = slices.Clone(x6), slices.Clone(y6)
-	}
+	x6s, y6s := p.chains(w, p.K+1)
 	var (
 		next atomic.Int64
 		wg   sync.WaitGroup

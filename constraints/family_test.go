@@ -57,70 +57,55 @@ func familyCases(t *testing.T, maxK int, deltas []float64) []familyCase {
 	return out
 }
 
-// pairMaxima returns the largest cost, as computed, of every pair (n6, n7)
-// by pairIndex, scoring every multiset.
-func pairMaxima(p Params, g []float64) []float64 {
-	w := make([]float64, p.K+1)
-	for l := range g {
-		w[l] = g[l]
-		if l < p.H() {
-			w[l] = -g[l]
-		}
+// forEachPair calls fn with every pair (n6, n7) and its correlation
+// vectors after the e^eps corners, as Separate computes them.
+func forEachPair(t *testing.T, p Params, g []float64, fn func(n6, n7 int, w, x, y []float64)) {
+	t.Helper()
+	w, err := p.weights(g)
+	if err != nil {
+		t.Fatal(err)
 	}
-	out := make([]float64, pairIndex(p.K, p.K, 0)+1)
 	hi, lo := epsCorner(p.Eps, p.Delta)
-	x6, y6 := slices.Clone(w), slices.Clone(w)
+	x6s, y6s := p.chains(w, p.K+1)
 	for n6 := 0; n6 <= p.K; n6++ {
-		if n6 > 0 {
-			x6, y6 = step(x6, hi), step(y6, lo)
-		}
-		x, y := slices.Clone(x6), slices.Clone(y6)
+		x, y := slices.Clone(x6s[n6]), slices.Clone(y6s[n6])
 		for n7 := 0; n7 <= p.K-n6; n7++ {
 			if n7 > 0 {
 				x, y = step(x, lo), step(y, hi)
 			}
-			sw := newSepWorker(p, w, SeparateOptions{})
-			sw.global = new(sharedBest)
-			sw.global.set(math.Inf(-1))
-			fams := make([]int, len(x))
-			for s := range fams {
-				fams[s] = s
-			}
-			sw.pairFamilies(n6, n7, x, y, fams)
-			out[pairIndex(p.K, n6, n7)] = sw.best
+			fn(n6, n7, w, x, y)
 		}
 	}
+}
+
+// pairMaxima returns the largest cost, as computed, of every pair (n6, n7)
+// by pairIndex, scoring every multiset.
+func pairMaxima(t *testing.T, p Params, g []float64) []float64 {
+	out := make([]float64, pairIndex(p.K, p.K, 0)+1)
+	forEachPair(t, p, g, func(n6, n7 int, w, x, y []float64) {
+		sw := newSepWorker(p, w, SeparateOptions{})
+		sw.global = new(sharedBest)
+		sw.global.set(math.Inf(-1))
+		fams := make([]int, len(x))
+		for s := range fams {
+			fams[s] = s
+		}
+		sw.pairFamilies(n6, n7, x, y, fams)
+		out[pairIndex(p.K, n6, n7)] = sw.best
+	})
 	return out
 }
 
 // boundFailures returns the pairs whose family bound under fb is below
 // their largest cost.
-func boundFailures(p Params, g []float64, fb *familyBound) []string {
-	w := make([]float64, p.K+1)
-	for l := range g {
-		w[l] = g[l]
-		if l < p.H() {
-			w[l] = -g[l]
-		}
-	}
-	maxima := pairMaxima(p, g)
+func boundFailures(t *testing.T, p Params, g []float64, fb *familyBound) []string {
+	maxima := pairMaxima(t, p, g)
 	var bad []string
-	hi, lo := epsCorner(p.Eps, p.Delta)
-	x6, y6 := slices.Clone(w), slices.Clone(w)
-	for n6 := 0; n6 <= p.K; n6++ {
-		if n6 > 0 {
-			x6, y6 = step(x6, hi), step(y6, lo)
+	forEachPair(t, p, g, func(n6, n7 int, _, x, y []float64) {
+		if b, m := fb.pair(x, y), maxima[pairIndex(p.K, n6, n7)]; b < m {
+			bad = append(bad, fmt.Sprintf("pair (%d, %d): bound %.17g < max %.17g", n6, n7, b, m))
 		}
-		x, y := slices.Clone(x6), slices.Clone(y6)
-		for n7 := 0; n7 <= p.K-n6; n7++ {
-			if n7 > 0 {
-				x, y = step(x, lo), step(y, hi)
-			}
-			if b, m := fb.pair(x, y), maxima[pairIndex(p.K, n6, n7)]; b < m {
-				bad = append(bad, fmt.Sprintf("pair (%d, %d): bound %.17g < max %.17g", n6, n7, b, m))
-			}
-		}
-	}
+	})
 	return bad
 }
 
@@ -134,7 +119,7 @@ func TestFamilyBoundHolds(t *testing.T) {
 	}
 	for _, c := range familyCases(t, maxK, []float64{1e-5, 1e-3, 0.05, 0.3, 0.5}) {
 		fb := newFamilyBound(c.p, familyOrder, true)
-		if bad := boundFailures(c.p, c.gamma, fb); len(bad) > 0 {
+		if bad := boundFailures(t, c.p, c.gamma, fb); len(bad) > 0 {
 			t.Errorf("K=%d m=%g eps=%g Delta=%g, %s: %d pairs: %v", c.p.K, c.p.M, c.p.Eps, c.p.Delta, c.name, len(bad), bad[0])
 		}
 	}
@@ -156,7 +141,7 @@ func TestFamilyBoundMutants(t *testing.T) {
 	} {
 		caught := 0
 		for _, c := range cases {
-			if len(boundFailures(c.p, c.gamma, newFamilyBound(c.p, m.order, m.remainder))) > 0 {
+			if len(boundFailures(t, c.p, c.gamma, newFamilyBound(c.p, m.order, m.remainder))) > 0 {
 				caught++
 			}
 		}

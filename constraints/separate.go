@@ -123,24 +123,9 @@ func (p Params) separate(ctx context.Context, gamma []float64, opts SeparateOpti
 	if err := p.Validate(); err != nil {
 		return Separation{}, err
 	}
-	if len(gamma) != p.K+1 {
-		return Separation{}, fmt.Errorf("gamma has %d values, want K+1 = %d", len(gamma), p.K+1)
-	}
-	w := make([]float64, p.K+1)
-	for l, g := range gamma {
-		// ErrBound assumes values in [0, 1]; the corner reduction
-		// (Lemma 3.6.1) assumes a symmetric gamma.
-		if !(g >= 0 && g <= 1) {
-			return Separation{}, fmt.Errorf("gamma(%d) = %v: must be in [0, 1]", l, g)
-		}
-		if g != gamma[p.K-l] {
-			return Separation{}, fmt.Errorf("gamma(%d) = %v but gamma(%d) = %v: gamma must be symmetric, gamma(l) = gamma(K-l)", l, g, p.K-l, gamma[p.K-l])
-		}
-		if l < p.H() {
-			w[l] = -g
-		} else {
-			w[l] = g
-		}
+	w, err := p.weights(gamma)
+	if err != nil {
+		return Separation{}, err
 	}
 	workers := opts.Workers
 	if workers <= 0 {
@@ -195,19 +180,7 @@ func (p Params) separate(ctx context.Context, gamma []float64, opts SeparateOpti
 	// Each work item starts from correlation vectors computed once here:
 	// after n6 teachers at the first e^eps corner on each side (Delta >
 	// 0), or after a teachers at each e^eps corner (Delta = 0).
-	hi, lo := epsCorner(p.Eps, p.Delta)
-	p6s, q6s := make([][]float64, items), make([][]float64, items)
-	pc, qc := slices.Clone(w), slices.Clone(w)
-	for i := range items {
-		switch {
-		case i == 0:
-		case p.Delta > 0:
-			pc, qc = step(pc, hi), step(qc, lo)
-		default:
-			pc = step(step(pc, hi), lo)
-		}
-		p6s[i], q6s[i] = slices.Clone(pc), slices.Clone(qc)
-	}
+	p6s, q6s := p.chains(w, items)
 	for i := range results {
 		sw := newSepWorker(p, w, opts)
 		sw.p6s, sw.q6s = p6s, q6s
@@ -269,6 +242,50 @@ func (p Params) separate(ctx context.Context, gamma []float64, opts SeparateOpti
 	}
 	sep.Top = top
 	return sep, nil
+}
+
+// weights returns w(l) = -gamma(l) for l < H and gamma(l) for l >= H,
+// after checking what the corner reduction (Lemma 3.6.1) and ErrBound
+// assume of gamma: K+1 values in [0, 1], symmetric.
+func (p Params) weights(gamma []float64) ([]float64, error) {
+	if len(gamma) != p.K+1 {
+		return nil, fmt.Errorf("gamma has %d values, want K+1 = %d", len(gamma), p.K+1)
+	}
+	w := make([]float64, p.K+1)
+	for l, g := range gamma {
+		if !(g >= 0 && g <= 1) {
+			return nil, fmt.Errorf("gamma(%d) = %v: must be in [0, 1]", l, g)
+		}
+		if g != gamma[p.K-l] {
+			return nil, fmt.Errorf("gamma(%d) = %v but gamma(%d) = %v: gamma must be symmetric, gamma(l) = gamma(K-l)", l, g, p.K-l, gamma[p.K-l])
+		}
+		w[l] = g
+		if l < p.H() {
+			w[l] = -g
+		}
+	}
+	return w, nil
+}
+
+// chains returns the correlation vectors that start each work item, for
+// i < items: after i teachers at the first e^eps corner on each side
+// (Delta > 0), or after i teachers at each e^eps corner on the P side
+// (Delta = 0, see itemPure).
+func (p Params) chains(w []float64, items int) (ps, qs [][]float64) {
+	hi, lo := epsCorner(p.Eps, p.Delta)
+	ps, qs = make([][]float64, items), make([][]float64, items)
+	pc, qc := slices.Clone(w), slices.Clone(w)
+	for i := range items {
+		switch {
+		case i == 0:
+		case p.Delta > 0:
+			pc, qc = step(pc, hi), step(qc, lo)
+		default:
+			pc = step(step(pc, hi), lo)
+		}
+		ps[i], qs[i] = slices.Clone(pc), slices.Clone(qc)
+	}
+	return ps, qs
 }
 
 // sepWorker holds one goroutine's scratch space and partial results.
