@@ -64,12 +64,17 @@ func mulDirected(a, b float64, upward bool) float64 {
 	return p
 }
 
-func (a ival) mul(b ival) ival {
+func (a ival) mul(b ival) ival { return a.corners(b, mulDirected) }
+
+// corners returns the interval of op over a and b, for an op monotone in
+// each argument on the intervals: its extremes are at their ends, each
+// rounded outward.
+func (a ival) corners(b ival, op func(x, y float64, upward bool) float64) ival {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, x := range [2]float64{a.lo, a.hi} {
 		for _, y := range [2]float64{b.lo, b.hi} {
-			lo = math.Min(lo, mulDirected(x, y, false))
-			hi = math.Max(hi, mulDirected(x, y, true))
+			lo = math.Min(lo, op(x, y, false))
+			hi = math.Max(hi, op(x, y, true))
 		}
 	}
 	return ival{lo, hi}
@@ -106,16 +111,7 @@ func divDirected(a, b float64, upward bool) float64 {
 }
 
 // div returns a/b for an interval b that does not contain 0.
-func (a ival) div(b ival) ival {
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, x := range [2]float64{a.lo, a.hi} {
-		for _, y := range [2]float64{b.lo, b.hi} {
-			lo = math.Min(lo, divDirected(x, y, false))
-			hi = math.Max(hi, divDirected(x, y, true))
-		}
-	}
-	return ival{lo, hi}
-}
+func (a ival) div(b ival) ival { return a.corners(b, divDirected) }
 
 // libDown and libUp widen the result of a math library function, accurate
 // to 1 ulp, by 2 ulps; results near the subnormal range are widened to it.
