@@ -545,13 +545,9 @@ func WriteCounts(w io.Writer, meta *VoteMeta, ids []string, counts [][]int) erro
 		if _, err := checkCounts(row, k, c); err != nil {
 			return fmt.Errorf("write counts, query %d: %w", q+1, err)
 		}
-		if ids != nil {
-			if csvNeedsQuotes([]byte(ids[q])) {
-				return fmt.Errorf("write counts: id %q needs quoting", ids[q])
-			}
-			b = append(b, ids[q]...)
-		} else {
-			b = strconv.AppendInt(b, int64(q+1), 10)
+		var err error
+		if b, err = appendID(b, ids, q); err != nil {
+			return fmt.Errorf("write counts: %w", err)
 		}
 		for _, n := range row {
 			b = append(b, ',')

@@ -266,6 +266,19 @@ func Release(ctx context.Context, in *VoteReader, agg Aggregator, src *Source, o
 	return res, nil
 }
 
+// appendID appends query q's id to a CSV row: ids[q], or q+1 when ids is
+// nil. An id that would need quoting is refused, since the readers take
+// the first field as it stands.
+func appendID(b []byte, ids []string, q int) ([]byte, error) {
+	if ids == nil {
+		return strconv.AppendInt(b, int64(q+1), 10), nil
+	}
+	if csvNeedsQuotes([]byte(ids[q])) {
+		return b, fmt.Errorf("id %q needs quoting", ids[q])
+	}
+	return append(b, ids[q]...), nil
+}
+
 // WriteVotes writes a CSV vote file that NewVoteReader reads: the
 // metadata header meta (none when meta is nil: such a file needs the
 // teachers' guarantee stated at every release), a header row
@@ -299,13 +312,9 @@ func WriteVotes(w io.Writer, meta *VoteMeta, ids []string, votes [][]byte) error
 		if _, err := votesFor(k, v); err != nil {
 			return fmt.Errorf("write votes, query %d: %w", q+1, err)
 		}
-		if ids != nil {
-			if csvNeedsQuotes([]byte(ids[q])) {
-				return fmt.Errorf("write votes: id %q needs quoting", ids[q])
-			}
-			b = append(b, ids[q]...)
-		} else {
-			b = strconv.AppendInt(b, int64(q+1), 10)
+		var err error
+		if b, err = appendID(b, ids, q); err != nil {
+			return fmt.Errorf("write votes: %w", err)
 		}
 		for _, x := range v {
 			b = append(b, ',', '0'+x)
