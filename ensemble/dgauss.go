@@ -219,16 +219,20 @@ func laplace64(src *Source, s, t uint64) int64 {
 		if q > math.MaxInt64 {
 			continue
 		}
-		y := int64(q)
-		neg := src.Uint64()&1 == 1
-		if neg && y == 0 {
-			continue
+		if y, ok := randomSign(src, int64(q)); ok {
+			return y
 		}
-		if neg {
-			return -y
-		}
-		return y
 	}
+}
+
+// randomSign gives the magnitude y >= 0 a uniform sign, and reports false
+// for -0: rejecting it leaves 0 with the probability the two-sided
+// geometric law gives it, instead of twice that.
+func randomSign(src *Source, y int64) (int64, bool) {
+	if src.Uint64()&1 == 0 {
+		return y, true
+	}
+	return -y, y != 0
 }
 
 // LatticeGaussian draws k·h for the integer k with Pr[k] ∝
@@ -340,14 +344,8 @@ func (l *DiscreteLaplace) Sample(src *Source) int64 {
 		}
 		x := v.Mul(v, l.t)
 		x.Add(x, u)
-		y := x.Quo(x, l.s).Int64()
-		neg := src.Uint64()&1 == 1
-		if neg && y == 0 {
-			continue
+		if y, ok := randomSign(src, x.Quo(x, l.s).Int64()); ok {
+			return y
 		}
-		if neg {
-			return -y
-		}
-		return y
 	}
 }
