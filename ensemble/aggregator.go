@@ -11,15 +11,33 @@ import (
 	"github.com/darrm/darrm/poissonbinom"
 )
 
+// Labeler is what a release draws its labels from: an Aggregator (0/1
+// votes of two classes) or a MultiAggregator (vote counts of C classes).
+// ReleaseTo takes either.
+type Labeler interface {
+	// Name is the mechanism's short name, as the registry knows it
+	// (Mechanisms, LookupMechanism).
+	Name() string
+	// K is the number of teachers, Classes the number of classes.
+	K() int
+	Classes() int
+	// Privacy is the guarantee of one released label and its
+	// justification.
+	Privacy() Privacy
+	// Settings are the mechanism's parameters, as a label file states
+	// them.
+	Settings() Settings
+	// Answer returns the label of query q, drawing from src, and whether
+	// q was answered (the label is -1 when a threshold step withheld it).
+	// Votes it cannot count are a *VoteError or a *CountsError and
+	// release nothing.
+	Answer(q *Query, src *Source) (label int, answered bool, err error)
+}
+
 // Aggregator releases one private label per query from the 0/1 votes of K
 // teachers.
 type Aggregator interface {
-	// Name is the mechanism's short name: darrm, rr, subsample, dsub or gnmax.
-	Name() string
-	// K is the number of teachers.
-	K() int
-	// Privacy is the guarantee of one released label and its justification.
-	Privacy() Privacy
+	Labeler
 	// Gamma is the noise function of the DaRRM that has the same output
 	// distribution, as sampled (Lemmas 3.4.1 and 3.4.3).
 	Gamma() gamma.Gamma
@@ -28,6 +46,13 @@ type Aggregator interface {
 	// other input is a *VoteError and releases nothing. Randomness comes
 	// from src.
 	Aggregate(votes []byte, src *Source) (byte, error)
+}
+
+// twoClass reports whether agg labels 0/1 votes (an Aggregator) rather
+// than multi-class counts.
+func twoClass(agg Labeler) bool {
+	_, ok := agg.(Aggregator)
+	return ok
 }
 
 // Privacy is the per-query guarantee of an aggregator.
@@ -171,6 +196,21 @@ func newTable(g gamma.Gamma) (table, gamma.Gamma) {
 		real[l] = realised(tb.t[l])
 	}
 	return tb, real
+}
+
+// Classes returns 2: the votes are 0 or 1.
+func (tb *table) Classes() int { return 2 }
+
+// Settings returns none: the guarantee says all.
+func (tb *table) Settings() Settings { return Settings{} }
+
+// Answer releases the label of q from its votes; every query is answered.
+func (tb *table) Answer(q *Query, src *Source) (int, bool, error) {
+	l, err := votesFor(tb.k, q.Votes)
+	if err != nil {
+		return -1, false, err
+	}
+	return int(tb.release(l, src)), true, nil
 }
 
 func (tb *table) release(l int, src *Source) byte {

@@ -71,8 +71,7 @@ func BenchmarkRelease(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				lw, _ := NewLabelWriter(io.Discard, FormatCSV)
-				if _, err := Release(context.Background(), vr, r, src, lw, -1, ReleaseOptions{Experiment: true}); err != nil {
+				if _, err := ReleaseTo(context.Background(), vr, r, src, LabelSink{Stdout: io.Discard, Format: FormatCSV}, -1, ReleaseOptions{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -183,8 +182,7 @@ func BenchmarkReleaseMulti(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				lw, _ := NewClassWriter(io.Discard, FormatCSV)
-				if _, err := ReleaseMulti(context.Background(), in, agg, src, lw, -1, ReleaseOptions{}); err != nil {
+				if _, err := ReleaseTo(context.Background(), in, agg, src, LabelSink{Stdout: io.Discard, Format: FormatCSV}, -1, ReleaseOptions{}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -105,32 +105,6 @@ func ReleaseTeachers(meta *VoteMeta, eps, delta *float64) (TeacherGuarantee, err
 	return TeacherGuarantee{Guarantee: g, Source: FromHeader, Heterogeneous: het}, nil
 }
 
-// checkHeader checks an aggregator against the metadata header of the
-// votes it is about to release from: the relation its guarantee is in,
-// and the teachers' (ε, Δ) it assumes, must be the header's.
-func checkHeader(meta *VoteMeta, agg Aggregator) error {
-	if meta == nil {
-		return nil
-	}
-	priv := agg.Privacy()
-	if priv.Relation != meta.Relation {
-		return &TeachersError{Field: "relation", Header: meta.Relation.String(), Given: fmt.Sprintf("%v (the %s mechanism's)", priv.Relation, agg.Name()),
-			Rule: "a release is in the relation of the teachers' guarantee: use a mechanism private in it"}
-	}
-	if !meta.Private() {
-		return nil
-	}
-	if g, _ := meta.Common(); priv.Teachers != g {
-		field, header, given := "eps", g.Eps, priv.Teachers.Eps
-		if priv.Teachers.Eps == g.Eps {
-			field, header, given = "Delta", g.Delta, priv.Teachers.Delta
-		}
-		return &TeachersError{Field: field, Header: fmt.Sprint(header), Given: fmt.Sprintf("%v (the %s aggregator's)", given, agg.Name()),
-			Rule: "the aggregator must be built for the header's guarantee (ReleaseTeachers)"}
-	}
-	return nil
-}
-
 // Binding is what a release states about the teacher ensemble it draws
 // on. A ledger binds one (ledger init) and refuses releases that state
 // another, and the teacher-level cap on every total follows from it (Cap).
@@ -153,23 +127,77 @@ func (m *VoteMeta) Binding(t TeacherGuarantee) Binding {
 	return Binding{Ensemble: m.Ensemble, K: m.K, Teachers: t.Guarantee, Relation: m.Relation, Kind: m.Kind, Partition: m.Partition}
 }
 
-// ReleaseBinding checks agg against in's metadata header as Release does
-// (a *TeachersError) and returns what a release of agg's labels from in
-// states: K, the teachers' (ε, Δ) and the relation are agg's; the ensemble
-// id, kind and partition the header's (unstated without one).
-func ReleaseBinding(in *VoteReader, agg Aggregator) (Binding, error) {
-	if in.K() != agg.K() {
-		return Binding{}, fmt.Errorf("release: the vote file has K = %d votes per row, the %s aggregator K = %d", in.K(), agg.Name(), agg.K())
+// Check is the check of every release and every account against the
+// votes it draws on, whose metadata header is meta (nil: none): a
+// mechanism named name, whose per-query guarantee is priv, for K = k
+// teachers. Its relation must be the header's (a *TeachersError: a
+// one-vote mechanism is not private for teachers that may share data,
+// nor a private-teachers one for non-private teachers), and the teachers'
+// (ε, Δ) it assumes, if any, the header's (ReleaseTeachers). The header's
+// own rules (the teachers' guarantees, the relation, kind, partition, K
+// and classes) were checked when it was read (VoteMeta.Validate).
+//
+// It returns what the release states of the ensemble: K, the relation,
+// and the teachers' (ε, Δ) priv assumes, else the header's common bound
+// of private teachers; the ensemble id, kind and partition the header's,
+// unstated without one (Binding.Stated).
+func Check(meta *VoteMeta, k int, name string, priv Privacy) (Binding, error) {
+	b := Binding{K: k, Teachers: priv.Teachers, Relation: priv.Relation}
+	if meta == nil {
+		return b, nil
 	}
-	if err := checkHeader(in.Meta(), agg); err != nil {
-		return Binding{}, err
+	if priv.Relation != meta.Relation {
+		rule := "a release is in the relation of the teachers' guarantee: use a mechanism private in it"
+		if priv.Relation == OneVote {
+			rule = "the mechanism is private only in the one-vote relation (one record changes at most one teacher's vote), which teachers that may share data do not meet"
+		}
+		return Binding{}, &TeachersError{Field: "relation", Header: meta.Relation.String(), Given: fmt.Sprintf("%v (the %s mechanism's)", priv.Relation, name), Rule: rule}
 	}
-	priv := agg.Privacy()
-	b := Binding{K: agg.K(), Teachers: priv.Teachers, Relation: priv.Relation}
-	if m := in.Meta(); m != nil {
-		b.Ensemble, b.Kind, b.Partition = m.Ensemble, m.Kind, m.Partition
+	if meta.Private() {
+		g, _ := meta.Common()
+		if b.Teachers == (accountant.Guarantee{}) {
+			b.Teachers = g
+		} else if b.Teachers != g {
+			field, header, given := "eps", g.Eps, b.Teachers.Eps
+			if b.Teachers.Eps == g.Eps {
+				field, header, given = "Delta", g.Delta, b.Teachers.Delta
+			}
+			return Binding{}, &TeachersError{Field: field, Header: fmt.Sprint(header), Given: fmt.Sprintf("%v (the %s aggregator's)", given, name),
+				Rule: "the aggregator must be built for the header's guarantee (ReleaseTeachers)"}
+		}
 	}
+	b.Ensemble, b.Kind, b.Partition = meta.Ensemble, meta.Kind, meta.Partition
 	return b, nil
+}
+
+// ReleaseBinding checks agg against the votes of in as ReleaseTo does,
+// before anything is drawn: K and the classes must be the file's, a
+// two-class aggregator needs 0/1 votes and a multi-class one counts; then
+// Check.
+func ReleaseBinding(in Reader, agg Labeler) (Binding, error) {
+	if twoClass(agg) == in.MultiClass() {
+		return Binding{}, fmt.Errorf("the %s aggregator labels %v, but the vote file is read as %v", agg.Name(), inputOf(agg), InputOf(in))
+	}
+	if in.K() != agg.K() || in.Classes() != agg.Classes() {
+		return Binding{}, fmt.Errorf("the vote file has K = %d votes per row over %d classes, the %s aggregator K = %d over %d", in.K(), in.Classes(), agg.Name(), agg.K(), agg.Classes())
+	}
+	return Check(in.Meta(), in.K(), agg.Name(), agg.Privacy())
+}
+
+// inputOf returns the kind of votes agg labels.
+func inputOf(agg Labeler) Input {
+	if twoClass(agg) {
+		return TwoClass
+	}
+	return MultiClass
+}
+
+// Stated reports whether the release states its ensemble (a vote file
+// with a metadata header): its id, kind and partition. A release that
+// does not cannot be tied to a ledger's teachers, nor fall under their
+// cap.
+func (b Binding) Stated() bool {
+	return b.Ensemble != "" && b.Kind != KindUnstated && b.Partition != PartitionUnstated
 }
 
 // Cap returns the teacher-level post-processing cap on every total of
@@ -225,16 +253,29 @@ func (b Binding) Validate() error {
 		return bad("eps", b.Teachers.Eps, "must be a finite number > 0")
 	case !none && !(b.Teachers.Delta >= 0 && b.Teachers.Delta < 1):
 		return bad("Delta", b.Teachers.Delta, "must be in [0, 1)")
-	case b.Relation != PrivateTeachers && b.Relation != OneVote:
-		return bad("relation", b.Relation, "must be private-teachers or one-vote")
-	case b.Kind != Fixed && b.Kind != PerQuery:
-		return bad("kind", b.Kind, "must be fixed or per-query")
-	case b.Partition < KeyedHash || b.Partition > SharedData:
-		return bad("partition", b.Partition, "must be keyed-hash, file-position or shared")
-	case b.Relation == OneVote && b.Partition == SharedData:
-		return bad("partition", b.Partition, "the one-vote relation needs disjoint shares")
+	}
+	if field, v, rule := ensembleRule(b.Relation, b.Kind, b.Partition); field != "" {
+		return bad(field, v, rule)
 	}
 	return nil
+}
+
+// ensembleRule returns the first rule that an ensemble's relation, kind
+// and partition break, with the field and its value, or "" when they keep
+// every one: the rules of a header (VoteMeta.Validate) and of a binding
+// (Binding.Validate).
+func ensembleRule(r Relation, k Kind, p Partition) (field string, value fmt.Stringer, rule string) {
+	switch {
+	case r != PrivateTeachers && r != OneVote:
+		return "relation", r, fmt.Sprintf("must be %v or %v", PrivateTeachers, OneVote)
+	case k != Fixed && k != PerQuery:
+		return "kind", k, "must be fixed or per-query"
+	case p < KeyedHash || p > SharedData:
+		return "partition", p, "must be keyed-hash, file-position or shared"
+	case r == OneVote && p == SharedData:
+		return "partition", p, "the one-vote relation needs disjoint shares: one record must change one teacher's vote at most"
+	}
+	return "", nil, ""
 }
 
 // BindingDiff is a parameter on which two bindings differ, with each one's

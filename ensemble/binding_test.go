@@ -44,7 +44,7 @@ func TestReleaseTeachers(t *testing.T) {
 	}
 }
 
-// TestReleaseChecksHeader: Release refuses, before any label, an
+// TestReleaseChecksHeader: ReleaseTo refuses, before any label, an
 // aggregator built for other teachers or another relation than the vote
 // file's header states.
 func TestReleaseChecksHeader(t *testing.T) {
@@ -74,8 +74,7 @@ func TestReleaseChecksHeader(t *testing.T) {
 		}
 		b, berr := ReleaseBinding(in, tc.agg)
 		var out bytes.Buffer
-		lw, _ := NewLabelWriter(&out, FormatCSV)
-		res, err := Release(ctx, in, tc.agg, NewSeededSource(1), lw, -1, ReleaseOptions{Experiment: true})
+		res, err := ReleaseTo(ctx, in, tc.agg, NewSeededSource(1), LabelSink{Stdout: &out, Format: FormatCSV}, -1, ReleaseOptions{Experiment: true})
 		var te *TeachersError
 		if tc.field == "" {
 			want := Binding{Ensemble: "test-ensemble", K: 5, Teachers: accountant.Guarantee{Eps: 1, Delta: 1e-5}, Relation: PrivateTeachers, Kind: Fixed, Partition: SharedData}
@@ -84,7 +83,7 @@ func TestReleaseChecksHeader(t *testing.T) {
 			}
 			continue
 		}
-		if !errors.As(err, &te) || te.Field != tc.field || !errors.As(berr, &te) || res.Answered != 0 || lw.Written() != 0 {
+		if !errors.As(err, &te) || te.Field != tc.field || !errors.As(berr, &te) || res.Answered != 0 || out.Len() != 0 {
 			t.Errorf("%s aggregator for %v: %v, %v, %d answered", tc.agg.Name(), tc.agg.Privacy().Teachers, err, berr, res.Answered)
 		}
 	}

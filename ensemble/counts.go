@@ -41,16 +41,6 @@ type MultiOptions struct {
 // maxCount bounds a count or class index: 9 decimal digits.
 const maxCount = 999_999_999
 
-// MultiQuery is one row of a multi-class vote file, as vote counts. ID and
-// Counts are valid until the next call of MultiReader.Next.
-type MultiQuery struct {
-	Index    int
-	Line     int
-	ID       []byte
-	IDNumber bool
-	Counts   []int
-}
-
 // MultiReader streams a multi-class vote file in constant memory: CSV
 // (an optional header row, then rows of [id,]x_1,...,x_n) or JSON lines
 // (per line an array [x_1, ..., x_n] or an object {"id": ...,
@@ -65,7 +55,7 @@ type MultiReader struct {
 	hasID   bool
 	k, c    int
 	n       int // fields per row (C for counts, K for classes)
-	q       MultiQuery
+	q       Query
 	pending bool
 	done    bool
 	err     error
@@ -147,8 +137,20 @@ func (i MultiInput) String() string {
 	return "the header's layout"
 }
 
-// Counts reports whether the rows are vote counts (else class indices).
-func (r *MultiReader) Counts() bool { return r.opts.Input == InputCounts }
+// Layout returns LayoutCounts for vote counts, LayoutVotes for class
+// indices.
+func (r *MultiReader) Layout() Layout {
+	if r.opts.Input == InputCounts {
+		return LayoutCounts
+	}
+	return LayoutVotes
+}
+
+// MultiClass returns true.
+func (r *MultiReader) MultiClass() bool { return true }
+
+// HasHeader reports whether the CSV file has a header row.
+func (r *MultiReader) HasHeader() bool { return r.header }
 
 // Meta returns the file's metadata header, or nil if it has none.
 func (r *MultiReader) Meta() *VoteMeta { return r.lr.meta }
@@ -172,7 +174,7 @@ func (r *MultiReader) BytesRead() int64 { return r.lr.bytes }
 func (r *MultiReader) Err() error { return r.err }
 
 // Query returns the current row.
-func (r *MultiReader) Query() *MultiQuery { return &r.q }
+func (r *MultiReader) Query() *Query { return &r.q }
 
 // Next advances to the next query; false at the end or on an error.
 func (r *MultiReader) Next() bool {
@@ -522,9 +524,6 @@ func WriteCounts(w io.Writer, meta *VoteMeta, ids []string, counts [][]int) erro
 	for _, n := range counts[0] {
 		k += n
 	}
-	if ids != nil && len(ids) != len(counts) {
-		return fmt.Errorf("write counts: %d ids for %d queries", len(ids), len(counts))
-	}
 	var b []byte
 	if meta != nil {
 		if meta.K != k || meta.Classes != c || meta.Layout != LayoutCounts {
@@ -541,26 +540,20 @@ func WriteCounts(w io.Writer, meta *VoteMeta, ids []string, counts [][]int) erro
 		b = strconv.AppendInt(b, int64(j), 10)
 	}
 	b = append(b, '\n')
-	for q, row := range counts {
-		if _, err := checkCounts(row, k, c); err != nil {
-			return fmt.Errorf("write counts, query %d: %w", q+1, err)
+	err := writeRows(w, b, ids, len(counts), func(b []byte, q int) ([]byte, error) {
+		if _, err := checkCounts(counts[q], k, c); err != nil {
+			return b, err
 		}
-		var err error
-		if b, err = appendID(b, ids, q); err != nil {
-			return fmt.Errorf("write counts: %w", err)
-		}
-		for _, n := range row {
-			b = append(b, ',')
+		for j, n := range counts[q] {
+			if j > 0 {
+				b = append(b, ',')
+			}
 			b = strconv.AppendInt(b, int64(n), 10)
 		}
-		b = append(b, '\n')
-		if len(b) >= labelBuffer {
-			if _, err := w.Write(b); err != nil {
-				return err
-			}
-			b = b[:0]
-		}
+		return b, nil
+	})
+	if err != nil {
+		return fmt.Errorf("write counts: %w", err)
 	}
-	_, err := w.Write(b)
-	return err
+	return nil
 }

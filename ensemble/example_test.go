@@ -45,7 +45,9 @@ func ExampleNewDaRRM() {
 	// label is a bit: true
 }
 
-func ExampleRelease() {
+// Labels of 0/1 votes into a writer (here standard output), the first
+// two queries answered (the limit a budget would set).
+func ExampleReleaseTo() {
 	votes := "id,t1,t2,t3\nq1,1,1,0\nq2,0,0,1\nq3,1,1,1\n"
 	p := constraints.Params{K: 3, M: 1, Eps: 0.5, Delta: 0, TargetDelta: 0}
 	ctx := context.Background()
@@ -57,19 +59,17 @@ func ExampleRelease() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	out, err := ensemble.NewLabelWriter(os.Stdout, ensemble.FormatCSV)
-	if err != nil {
-		log.Fatal(err)
-	}
 	// A seeded source makes the example reproducible, which a release
 	// must opt into; private releases use ensemble.NewSource (crypto/rand).
-	res, err := ensemble.Release(ctx, in, sub, ensemble.NewSeededSource(1), out, 2, ensemble.ReleaseOptions{Experiment: true})
+	sink := ensemble.LabelSink{Stdout: os.Stdout, Format: ensemble.FormatCSV}
+	res, err := ensemble.ReleaseTo(ctx, in, sub, ensemble.NewSeededSource(1), sink, 2, ensemble.ReleaseOptions{Experiment: true})
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Printf("answered %d, unanswered %d\n", res.Answered, res.Unanswered)
 	// Output:
 	// # NOT FOR RELEASE: drawn from a seeded generator; anyone who knows the seed can remove the noise
+	// # {"darrm-labels":1,"mechanism":"subsample","K":3,"classes":2,"relation":"private-teachers","eps":0.5,"delta":0,"teachers":{"eps":0.5,"Delta":0},"for_release":false}
 	// id,label
 	// q1,1
 	// q2,0
@@ -137,7 +137,7 @@ func ExampleMechanism_New() {
 // on keyed-hash shares, counts over 10 classes; labels released by
 // Confident-GNMax, a withheld query marked. (A seeded source, as in a
 // test: never for a release.)
-func ExampleReleaseMulti() {
+func ExampleReleaseTo_multiClass() {
 	votes := `# {"darrm-votes":1,"ensemble":"example","K":250,"classes":10,"layout":"counts","relation":"one-vote","kind":"fixed","partition":"keyed-hash","teachers":[{"count":250,"source":{"method":"none"}}]}
 id,c0,c1,c2,c3,c4,c5,c6,c7,c8,c9
 a,240,5,5,0,0,0,0,0,0,0
@@ -152,14 +152,15 @@ b,60,40,30,30,20,20,20,10,10,10
 	if err != nil {
 		log.Fatal(err)
 	}
-	out, _ := ensemble.NewClassWriter(os.Stdout, ensemble.FormatCSV)
-	res, err := ensemble.ReleaseMulti(context.Background(), in, agg, ensemble.NewSeededSource(3), out, -1, ensemble.ReleaseOptions{Experiment: true})
+	sink := ensemble.LabelSink{Stdout: os.Stdout, Format: ensemble.FormatCSV}
+	res, err := ensemble.ReleaseTo(context.Background(), in, agg, ensemble.NewSeededSource(3), sink, -1, ensemble.ReleaseOptions{Experiment: true})
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Printf("%d released, %d withheld, each (%.3f, %g)-DP\n", res.Answered, res.Withheld, agg.Privacy().Eps, agg.Privacy().Delta)
 	// Output:
 	// # NOT FOR RELEASE: drawn from a seeded generator; anyone who knows the seed can remove the noise
+	// # {"darrm-labels":1,"mechanism":"confident-gnmax","K":250,"classes":10,"relation":"one-vote","threshold":200,"sigma1":150,"sigma2":40,"noise":"discrete","eps":0.1732904520775151,"delta":0.00001,"ensemble":"example","for_release":false}
 	// id,label,answered
 	// a,0,1
 	// b,,0

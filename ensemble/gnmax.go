@@ -114,6 +114,14 @@ func (g *GNMax) Privacy() Privacy { return g.privacy }
 // Gamma returns erf(|2l-K|/(2σ)) as sampled.
 func (g *GNMax) Gamma() gamma.Gamma { return g.g }
 
+// Settings returns σ, the deviation of the Gaussian noise on each class
+// count, and the noise, continuous: the label has exactly the
+// distribution of the continuous Gaussian mechanism's.
+func (g *GNMax) Settings() Settings {
+	sigma, noise := g.sigma, accountant.ContinuousNoise
+	return Settings{Sigma2: &sigma, Noise: &noise}
+}
+
 // Sigma returns the noise σ on each class count and the Rényi order λ of
 // its calibration (0 for the tight calibration, which uses none).
 func (g *GNMax) Sigma() (sigma, lambda float64) { return g.sigma, g.lambda }

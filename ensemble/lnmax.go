@@ -9,12 +9,9 @@ import (
 // MultiAggregator labels a query from the vote counts of K teachers over
 // C classes: MultiGNMax (GNMax, Confident-GNMax) or LNMax.
 type MultiAggregator interface {
-	Name() string
-	K() int
-	Classes() int
-	// Privacy returns the data-independent per-query guarantee, in the
-	// one-vote relation.
-	Privacy() Privacy
+	// Labeler's Privacy is the data-independent per-query guarantee, in
+	// the one-vote relation; Answer labels a query from its counts.
+	Labeler
 	// Label returns the label of one query from its C counts, which sum
 	// to K, and whether it was answered (-1 and false when the threshold
 	// step withheld it). Counts of the wrong length or sum are a
@@ -77,6 +74,15 @@ func (g *LNMax) Mechanism() accountant.LNMax { return g.mech }
 
 // Privacy returns the per-query guarantee (2/b, 0).
 func (g *LNMax) Privacy() Privacy { return g.privacy }
+
+// Settings returns the scale b and the noise, discrete.
+func (g *LNMax) Settings() Settings {
+	b, noise := g.mech.Scale, accountant.DiscreteNoise
+	return Settings{LaplaceScale: &b, Noise: &noise}
+}
+
+// Answer returns the label of q from its counts; it is always answered.
+func (g *LNMax) Answer(q *Query, src *Source) (int, bool, error) { return g.Label(q.Counts, src) }
 
 // Label returns the label of one query; it is always answered.
 func (g *LNMax) Label(counts []int, src *Source) (int, bool, error) {

@@ -191,7 +191,7 @@ func TestLNMax(t *testing.T) {
 // A header in the private-teachers relation is refused before any label;
 // a one-vote header binds its ensemble, and its teachers' common
 // guarantee when they have one.
-func TestMultiBinding(t *testing.T) {
+func TestReleaseBindingMulti(t *testing.T) {
 	agg, _ := NewLNMax(accountant.LNMax{Scale: 20}, 4, 3)
 	read := func(head string) *MultiReader {
 		t.Helper()
@@ -201,32 +201,31 @@ func TestMultiBinding(t *testing.T) {
 		}
 		return in
 	}
-	b, err := MultiBinding(read(""), agg)
+	b, err := ReleaseBinding(read(""), agg)
 	if err != nil || b != (Binding{K: 4, Relation: OneVote}) {
 		t.Errorf("no header: %+v, %v", b, err)
 	}
-	b, err = MultiBinding(read(countsHead), agg)
+	b, err = ReleaseBinding(read(countsHead), agg)
 	if err != nil || b != (Binding{Ensemble: "pate-test", K: 4, Relation: OneVote, Kind: Fixed, Partition: KeyedHash}) {
 		t.Errorf("non-private teachers: %+v, %v", b, err)
 	}
 	private := strings.Replace(countsHead, `{"count":4,"source":{"method":"none"}}`, `{"count":4,"eps":0.5,"Delta":0.00001,"source":{"method":"stated"}}`, 1)
-	b, err = MultiBinding(read(private), agg)
+	b, err = ReleaseBinding(read(private), agg)
 	if err != nil || b.Teachers != (accountant.Guarantee{Eps: 0.5, Delta: 1e-5}) {
 		t.Errorf("private teachers: %+v, %v", b, err)
 	}
 	shared := strings.NewReplacer(`"relation":"one-vote"`, `"relation":"private-teachers"`, `"partition":"keyed-hash"`, `"partition":"shared"`).Replace(private)
 	in := read(shared)
 	var te *TeachersError
-	if _, err := MultiBinding(in, agg); !errors.As(err, &te) || te.Field != "relation" || te.Header != "private-teachers" {
+	if _, err := ReleaseBinding(in, agg); !errors.As(err, &te) || te.Field != "relation" || te.Header != "private-teachers" {
 		t.Errorf("private-teachers header: %v", err)
 	}
 	var buf strings.Builder
-	lw, _ := NewClassWriter(&buf, FormatCSV)
-	if _, err := ReleaseMulti(t.Context(), in, agg, NewSource(), lw, -1, ReleaseOptions{}); !errors.As(err, &te) || buf.Len() != 0 {
+	if _, err := ReleaseTo(t.Context(), in, agg, NewSource(), LabelSink{Stdout: &buf, Format: FormatCSV}, -1, ReleaseOptions{}); !errors.As(err, &te) || buf.Len() != 0 {
 		t.Errorf("release from a private-teachers header: %v, wrote %q", err, buf.String())
 	}
 	other, _ := NewLNMax(accountant.LNMax{Scale: 20}, 5, 3)
-	if _, err := MultiBinding(read(""), other); err == nil {
+	if _, err := ReleaseBinding(read(""), other); err == nil {
 		t.Error("an aggregator for K = 5 accepted votes of 4")
 	}
 }

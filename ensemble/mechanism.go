@@ -11,14 +11,120 @@ import (
 	"github.com/darrm/darrm/gamma"
 )
 
-// Mechanisms are the names of the aggregators Mechanism.New builds.
-var Mechanisms = []string{"darrm", "subsample", "dsub", "rr", "gnmax"}
+// Input is the kind of vote file a mechanism labels.
+type Input int
+
+const (
+	// TwoClass is 0/1 votes, one column per teacher (a VoteReader).
+	TwoClass Input = iota
+	// MultiClass is vote counts, or class indices, of C >= 2 classes (a
+	// MultiReader).
+	MultiClass
+)
+
+// String returns "two-class votes" or "multi-class votes".
+func (i Input) String() string {
+	if i == MultiClass {
+		return "multi-class votes"
+	}
+	return "two-class votes"
+}
+
+// InputOf returns the kind of the votes in reads.
+func InputOf(in Reader) Input {
+	if in.MultiClass() {
+		return MultiClass
+	}
+	return TwoClass
+}
+
+// MechanismInfo describes a registered mechanism: the votes it labels, the
+// relation its guarantee is in, and the settings it takes. Every
+// mechanism of the registry goes through the one release path
+// (ReleaseTo) and its checks.
+type MechanismInfo struct {
+	Name  string
+	Input Input
+	// Relation is the neighbouring relation of its guarantee.
+	Relation Relation
+	// PureTeachers says that it needs pure-DP teachers, Δ = 0.
+	PureTeachers bool
+	// Needs are the settings it cannot go without, Takes those it may be
+	// given besides, each named as darrm aggregate's flag.
+	Needs, Takes []string
+	// Example is the settings of an example release, as darrm aggregate's
+	// flags (the rest comes from the votes and their header).
+	Example string
+	build   func(ctx context.Context, m Mechanism, p constraints.Params, classes int, opts Options) (Labeler, string, error)
+}
+
+// twoClassSettings are the settings of every two-class mechanism, whose
+// per-query target is (m·eps, delta) for teachers (eps, Delta)-DP.
+func twoClassSettings(more ...string) []string {
+	return append([]string{"m", "eps", "Delta", "delta"}, more...)
+}
+
+// registry holds every mechanism a release can use: one entry each.
+var registry = []MechanismInfo{
+	{Name: "darrm", Relation: PrivateTeachers, Takes: twoClassSettings("prior", "gamma", "no-solve"), Example: "--m 3", build: buildDaRRM},
+	{Name: "subsample", Relation: PrivateTeachers, Takes: twoClassSettings(), Example: "--m 3", build: buildSubsample},
+	{Name: "dsub", Relation: PrivateTeachers, PureTeachers: true, Takes: twoClassSettings(), Example: "--m 3", build: buildSubsample},
+	{Name: "rr", Relation: PrivateTeachers, Takes: twoClassSettings("rr-composition", "rr-delta-prime"), Example: "--m 3", build: buildRR},
+	{Name: "gnmax", Relation: OneVote, Takes: twoClassSettings("gnmax-search"), Example: "--m 3", build: buildGNMax},
+	{Name: "gnmax", Input: MultiClass, Relation: OneVote, Needs: []string{"sigma2", "delta"}, Example: "--sigma2 40 --delta 1e-5", build: buildMultiGNMax},
+	{Name: "confident-gnmax", Input: MultiClass, Relation: OneVote, Needs: []string{"threshold", "sigma1", "sigma2", "delta"},
+		Example: "--threshold 200 --sigma1 150 --sigma2 40 --delta 1e-5", build: buildMultiGNMax},
+	{Name: "lnmax", Input: MultiClass, Relation: OneVote, Needs: []string{"laplace-scale"}, Example: "--laplace-scale 20", build: buildLNMax},
+}
+
+// Registry returns every registered mechanism, the two-class ones first.
+func Registry() []MechanismInfo { return slices.Clone(registry) }
+
+// mechanismNames returns the names of the mechanisms for input in.
+func mechanismNames(in Input) []string {
+	var names []string
+	for _, r := range registry {
+		if r.Input == in {
+			names = append(names, r.Name)
+		}
+	}
+	return names
+}
+
+// Mechanisms are the names of the mechanisms for two-class (0/1) votes,
+// MultiMechanisms those for multi-class votes.
+var (
+	Mechanisms      = mechanismNames(TwoClass)
+	MultiMechanisms = mechanismNames(MultiClass)
+)
+
+// LookupMechanism returns the mechanism name for votes of kind in. A name
+// that the registry knows only for the other kind of votes is refused
+// saying so.
+func LookupMechanism(name string, in Input) (MechanismInfo, error) {
+	var other []Input
+	for _, r := range registry {
+		switch {
+		case r.Name == name && r.Input == in:
+			return r, nil
+		case r.Name == name:
+			other = append(other, r.Input)
+		}
+	}
+	if len(other) > 0 {
+		return MechanismInfo{}, fmt.Errorf("mechanism %s labels %v, not %v: for these votes use one of %s", name, other[0], in, strings.Join(mechanismNames(in), ", "))
+	}
+	return MechanismInfo{}, fmt.Errorf("mechanism %q: must be one of %s (two-class votes) or %s (multi-class votes)", name,
+		strings.Join(Mechanisms, ", "), strings.Join(MultiMechanisms, ", "))
+}
 
 // Mechanism names an aggregator and holds the settings of the one it
 // names; the others are ignored.
 type Mechanism struct {
-	// Name is one of Mechanisms.
-	Name string
+	// Name is a registered name; Input says which mechanism of that name
+	// (gnmax labels either kind of votes).
+	Name  string
+	Input Input
 	// Gamma is darrm's noise function; GammaSource says where it came
 	// from, for the description (e.g. "gamma_opt (prior uniform) from the
 	// cache").
@@ -27,42 +133,100 @@ type Mechanism struct {
 	// RRComposition and RRDeltaPrime give rr's p_const (NewRR).
 	RRComposition accountant.Method
 	RRDeltaPrime  float64
-	// GNMaxSearch picks gnmax's sigma (NewGNMax).
+	// GNMaxSearch picks two-class gnmax's sigma (NewGNMax).
 	GNMaxSearch accountant.GNMaxSearch
+	// GNMax holds the multi-class gnmax's sigma2 and confident-gnmax's
+	// threshold, sigma1 and sigma2 (the noise is discrete); LNMax holds
+	// lnmax's scale.
+	GNMax accountant.ConfidentGNMax
+	LNMax accountant.LNMax
 }
 
-// New returns the aggregator m names for problem p, certified as its
-// constructor certifies it, and says what it is in words.
-func (m Mechanism) New(ctx context.Context, p constraints.Params, opts Options) (Aggregator, string, error) {
-	switch m.Name {
-	case "darrm":
-		d, err := NewDaRRM(ctx, p, m.Gamma, opts)
-		return d, "DaRRM with " + m.GammaSource, err
-	case "rr":
-		r, err := NewRR(ctx, p, m.RRComposition, m.RRDeltaPrime, opts)
-		if err != nil {
-			return nil, "", err
-		}
-		return r, fmt.Sprintf("randomized response with p_const = %.6g (Algorithm 7, Lemma B.1.1, %v composition)", r.PConst(), m.RRComposition), nil
-	case "subsample", "dsub":
-		newSub, what := NewSubsample, "Algorithm 8"
-		if m.Name == "dsub" {
-			newSub, what = NewDoubleSubsample, "2m-1 of Theorem 3.5.1"
-		}
-		s, err := newSub(ctx, p, opts)
-		if err != nil {
-			return nil, "", err
-		}
-		return s, fmt.Sprintf("subsampling: majority of %d of the %d teachers, drawn without replacement (%s)", s.Size(), p.K, what), nil
-	case "gnmax":
-		g, err := NewGNMax(p, m.GNMaxSearch)
-		if err != nil {
-			return nil, "", err
-		}
-		sigma, _ := g.Sigma()
-		return g, fmt.Sprintf("GNMax: Gaussian noise with sigma = %.4g on the two class counts (%v search)", sigma, m.GNMaxSearch), nil
+// Build returns the aggregator m names for p.K teachers voting among
+// classes classes, certified as its constructor certifies it, and says
+// what it is in words. A two-class mechanism is held to the per-query
+// target (m·eps, delta) of p, a multi-class one takes its settings from m
+// and delta from p.TargetDelta.
+func (m Mechanism) Build(ctx context.Context, p constraints.Params, classes int, opts Options) (Labeler, string, error) {
+	info, err := LookupMechanism(m.Name, m.Input)
+	if err != nil {
+		return nil, "", err
 	}
-	return nil, "", fmt.Errorf("mechanism %q: must be one of %s", m.Name, strings.Join(Mechanisms, ", "))
+	if m.Input == TwoClass && classes != 2 {
+		return nil, "", fmt.Errorf("%s: %d classes: it labels 0/1 votes", m.Name, classes)
+	}
+	return info.build(ctx, m, p, classes, opts)
+}
+
+// New returns the two-class aggregator m names for problem p (Build).
+func (m Mechanism) New(ctx context.Context, p constraints.Params, opts Options) (Aggregator, string, error) {
+	m.Input = TwoClass
+	l, label, err := m.Build(ctx, p, 2, opts)
+	if err != nil {
+		return nil, "", err
+	}
+	return l.(Aggregator), label, nil
+}
+
+func buildDaRRM(ctx context.Context, m Mechanism, p constraints.Params, _ int, opts Options) (Labeler, string, error) {
+	d, err := NewDaRRM(ctx, p, m.Gamma, opts)
+	if err != nil {
+		return nil, "", err
+	}
+	return d, "DaRRM with " + m.GammaSource, nil
+}
+
+func buildRR(ctx context.Context, m Mechanism, p constraints.Params, _ int, opts Options) (Labeler, string, error) {
+	r, err := NewRR(ctx, p, m.RRComposition, m.RRDeltaPrime, opts)
+	if err != nil {
+		return nil, "", err
+	}
+	return r, fmt.Sprintf("randomized response with p_const = %.6g (Algorithm 7, Lemma B.1.1, %v composition)", r.PConst(), m.RRComposition), nil
+}
+
+func buildSubsample(ctx context.Context, m Mechanism, p constraints.Params, _ int, opts Options) (Labeler, string, error) {
+	newSub, what := NewSubsample, "Algorithm 8"
+	if m.Name == "dsub" {
+		newSub, what = NewDoubleSubsample, "2m-1 of Theorem 3.5.1"
+	}
+	s, err := newSub(ctx, p, opts)
+	if err != nil {
+		return nil, "", err
+	}
+	return s, fmt.Sprintf("subsampling: majority of %d of the %d teachers, drawn without replacement (%s)", s.Size(), p.K, what), nil
+}
+
+func buildGNMax(_ context.Context, m Mechanism, p constraints.Params, _ int, _ Options) (Labeler, string, error) {
+	g, err := NewGNMax(p, m.GNMaxSearch)
+	if err != nil {
+		return nil, "", err
+	}
+	sigma, _ := g.Sigma()
+	return g, fmt.Sprintf("GNMax: Gaussian noise with sigma = %.4g on the two class counts (%v search)", sigma, m.GNMaxSearch), nil
+}
+
+func buildMultiGNMax(_ context.Context, m Mechanism, p constraints.Params, classes int, _ Options) (Labeler, string, error) {
+	g := m.GNMax
+	if confident := m.Name == "confident-gnmax"; confident != g.Confident() {
+		return nil, "", fmt.Errorf("%s: threshold %v, sigma1 %v: confident-gnmax has the threshold step (sigma1 > 0), gnmax none", m.Name, g.Threshold, g.Sigma1)
+	}
+	agg, err := NewMultiGNMax(g, p.K, classes, p.TargetDelta)
+	if err != nil {
+		return nil, "", err
+	}
+	label := fmt.Sprintf("GNMax: discrete Gaussian noise with sigma2 = %g on the %d class counts", g.Sigma2, classes)
+	if g.Confident() {
+		label = fmt.Sprintf("Confident-GNMax: answered when the largest count plus discrete Gaussian noise (sigma1 = %g) reaches T = %g, then GNMax with sigma2 = %g on the %d class counts", g.Sigma1, g.Threshold, g.Sigma2, classes)
+	}
+	return agg, label, nil
+}
+
+func buildLNMax(_ context.Context, m Mechanism, p constraints.Params, classes int, _ Options) (Labeler, string, error) {
+	agg, err := NewLNMax(m.LNMax, p.K, classes)
+	if err != nil {
+		return nil, "", err
+	}
+	return agg, fmt.Sprintf("LNMax: discrete Laplace noise of scale b = %g on the %d class counts", m.LNMax.Scale, classes), nil
 }
 
 // DefaultMechanisms are the mechanisms that apply to problem p, in the

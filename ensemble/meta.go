@@ -287,17 +287,8 @@ func (m *VoteMeta) Validate() error {
 	if m.Layout < 0 || int(m.Layout) >= len(layoutEnum.names) {
 		return headerErr("layout", m.Layout.String(), "must be one of %s", strings.Join(layoutEnum.names, ", "))
 	}
-	if m.Relation != PrivateTeachers && m.Relation != OneVote {
-		return headerErr("relation", m.Relation.String(), "must be %v or %v", PrivateTeachers, OneVote)
-	}
-	if m.Kind != Fixed && m.Kind != PerQuery {
-		return headerErr("kind", m.Kind.String(), "must be fixed or per-query")
-	}
-	if m.Partition < KeyedHash || m.Partition > SharedData {
-		return headerErr("partition", m.Partition.String(), "must be keyed-hash, file-position or shared")
-	}
-	if m.Relation == OneVote && m.Partition == SharedData {
-		return headerErr("partition", m.Partition.String(), "the one-vote relation needs disjoint shares: one record must change one teacher's vote at most")
+	if field, v, rule := ensembleRule(m.Relation, m.Kind, m.Partition); field != "" {
+		return headerErr(field, v.String(), "%s", rule)
 	}
 	if len(m.Teachers) == 0 {
 		return headerErr("teachers", nil, "must list the teachers' guarantees")

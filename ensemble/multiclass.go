@@ -7,10 +7,6 @@ import (
 	"github.com/darrm/darrm/accountant"
 )
 
-// MultiMechanisms are the aggregators for C >= 2 classes; DaRRM,
-// subsampling and RR are binary.
-var MultiMechanisms = []string{"gnmax", "confident-gnmax", "lnmax"}
-
 // MultiGNMax is GNMax on C classes (PATE paper, Section 4.1), and with a
 // threshold step Confident-GNMax (Algorithm 1): a query is answered only
 // if its largest count plus N_Z(0, σ1²) reaches the threshold T, and then
@@ -100,6 +96,20 @@ func (g *MultiGNMax) Mechanism() accountant.ConfidentGNMax { return g.mech }
 
 // Privacy returns the data-independent per-query guarantee.
 func (g *MultiGNMax) Privacy() Privacy { return g.privacy }
+
+// Settings returns σ2, and T and σ1 with the threshold step, with the
+// noise, discrete.
+func (g *MultiGNMax) Settings() Settings {
+	m := g.mech
+	s := Settings{Sigma2: &m.Sigma2, Noise: &m.Noise}
+	if m.Confident() {
+		s.Threshold, s.Sigma1 = &m.Threshold, &m.Sigma1
+	}
+	return s
+}
+
+// Answer returns the label of q from its counts (Label).
+func (g *MultiGNMax) Answer(q *Query, src *Source) (int, bool, error) { return g.Label(q.Counts, src) }
 
 // CountsError reports counts an aggregator cannot take.
 type CountsError struct{ Msg string }

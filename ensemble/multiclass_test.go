@@ -2,7 +2,6 @@ package ensemble
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"math"
 	"strings"
@@ -241,18 +240,16 @@ func TestReleaseMulti(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	lw, _ := NewClassWriter(&buf, FormatCSV)
-	if _, err := ReleaseMulti(context.Background(), in, g, NewSeededSource(3), lw, -1, ReleaseOptions{}); !errors.Is(err, ErrSeededRelease) {
-		t.Fatalf("seeded release without Experiment: %v", err)
+	if out, _, err := releaseOut(t, in, g, NewSeededSource(3), -1, ReleaseOptions{}, FormatCSV); !errors.Is(err, ErrSeededRelease) || out != "" {
+		t.Fatalf("seeded release without Experiment: %v, wrote %q", err, out)
 	}
-	res, err := ReleaseMulti(context.Background(), in, g, NewSeededSource(3), lw, -1, ReleaseOptions{Experiment: true})
+	out, res, err := releaseOut(t, in, g, NewSeededSource(3), -1, ReleaseOptions{Experiment: true}, FormatCSV)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := NotForRelease + "\nid,label,answered\nx,0,1\ny,,0\n"
-	if buf.String() != want || res.Answered != 2 || res.Withheld != 1 {
-		t.Errorf("got %q %+v, want %q", buf.String(), res, want)
+	head := `# {"darrm-labels":1,"mechanism":"confident-gnmax","K":10,"classes":3,"relation":"one-vote","threshold":8,"sigma1":0.6,"sigma2":0.6,"noise":"discrete","eps":`
+	if !strings.HasPrefix(out, NotForRelease+"\n"+head) || labelsOf(out) != "id,label,answered\nx,0,1\ny,,0\n" || res.Answered != 2 || res.Withheld != 1 {
+		t.Errorf("got %q %+v", out, res)
 	}
 }
 

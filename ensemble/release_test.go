@@ -13,39 +13,87 @@ import (
 
 func TestLabelWriter(t *testing.T) {
 	for _, tc := range []struct {
-		format Format
-		qs     []Query
-		want   string
+		format   Format
+		answered bool
+		qs       []Query
+		want     string
 	}{
-		{FormatCSV, []Query{{Index: 1}, {Index: 2}}, "id,label\n1,1\n2,1\n"},
-		{FormatCSV, []Query{{ID: []byte("a,b")}, {ID: []byte(`say "hi"`)}, {ID: []byte(" x")}, {ID: []byte("plain")}},
-			"id,label\n\"a,b\",1\n\"say \"\"hi\"\"\",1\n\" x\",1\nplain,1\n"},
-		{FormatJSONL, []Query{{Index: 3}, {ID: []byte("7"), IDNumber: true}, {ID: []byte(`q"1`)}},
+		{FormatCSV, false, []Query{{Index: 1}, {Index: 2}}, "id,label\n1,1\n2,1\n"},
+		{FormatCSV, false, []Query{{ID: []byte("a,b")}, {ID: []byte(`say "hi"`)}, {ID: []byte(" x")}, {ID: []byte("#x")}, {ID: []byte("plain")}},
+			`id,label` + "\n" + `"a,b",1` + "\n" + `"say ""hi""",1` + "\n" + `" x",1` + "\n" + `"#x",1` + "\n" + "plain,1\n"},
+		{FormatJSONL, false, []Query{{Index: 3}, {ID: []byte("7"), IDNumber: true}, {ID: []byte(`q"1`)}},
 			"{\"id\":3,\"label\":1}\n{\"id\":7,\"label\":1}\n{\"id\":\"q\\\"1\",\"label\":1}\n"},
+		{FormatCSV, true, []Query{{Index: 1}, {ID: []byte("b")}}, "id,label,answered\n1,1,1\nb,,0\n"},
+		{FormatJSONL, true, []Query{{Index: 1}, {ID: []byte("b")}}, "{\"id\":1,\"label\":1,\"answered\":true}\n{\"id\":\"b\",\"label\":null,\"answered\":false}\n"},
 	} {
 		var b bytes.Buffer
-		lw, err := NewLabelWriter(&b, tc.format)
+		lw, err := newLabelWriter(&b, tc.format, tc.answered)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i := range tc.qs {
-			if err := lw.Write(&tc.qs[i], 1); err != nil {
+			answered := !tc.answered || i == 0
+			if err := lw.write(&tc.qs[i], 1, answered); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if lw.Written() != 0 {
-			t.Errorf("%v: %d labels written before Flush", tc.format, lw.Written())
+		if lw.written != 0 {
+			t.Errorf("%v: %d labels written before flush", tc.format, lw.written)
 		}
-		if err := lw.Flush(); err != nil {
+		if err := lw.flush(); err != nil {
 			t.Fatal(err)
 		}
-		if b.String() != tc.want || lw.Written() != len(tc.qs) {
-			t.Errorf("%v: wrote %q (%d labels), want %q", tc.format, b.String(), lw.Written(), tc.want)
+		if b.String() != tc.want || lw.written != len(tc.qs) {
+			t.Errorf("%v: wrote %q (%d labels), want %q", tc.format, b.String(), lw.written, tc.want)
 		}
 	}
-	if _, err := NewLabelWriter(&bytes.Buffer{}, FormatAuto); err == nil {
-		t.Error("NewLabelWriter accepted FormatAuto")
+	if _, err := newLabelWriter(&bytes.Buffer{}, FormatAuto, false); err == nil {
+		t.Error("newLabelWriter accepted FormatAuto")
 	}
+}
+
+// TestLabelWriterAfterError: once a write has failed, every later row is
+// refused, and the labels counted are those of which a byte left: none
+// when the output stops inside the header row of either layout.
+func TestLabelWriterAfterError(t *testing.T) {
+	for _, answered := range []bool{false, true} {
+		for _, n := range []int{0, 5, 9, 12} {
+			w := &limited{n: n}
+			lw, _ := newLabelWriter(w, FormatCSV, answered)
+			q := Query{Index: 1}
+			lw.write(&q, 1, true)
+			if err := lw.flush(); !errors.Is(err, errFull) {
+				t.Fatalf("answered column %t, %d bytes: %v", answered, n, err)
+			}
+			if want := delivered(w.b.String(), FormatCSV); lw.written != want {
+				t.Errorf("answered column %t, %d bytes (%q): %d labels counted, %d left", answered, n, w.b.String(), lw.written, want)
+			}
+			if err := lw.write(&q, 1, true); !errors.Is(err, errFull) {
+				t.Errorf("answered column %t: a row after the failure: %v", answered, err)
+			}
+		}
+	}
+}
+
+// releaseOut releases the votes of in with agg into a buffer in format f,
+// and returns what was written.
+func releaseOut(t *testing.T, in Reader, agg Labeler, src *Source, limit int, opts ReleaseOptions, f Format) (string, ReleaseResult, error) {
+	t.Helper()
+	var b bytes.Buffer
+	res, err := ReleaseTo(context.Background(), in, agg, src, LabelSink{Stdout: &b, Format: f}, limit, opts)
+	return b.String(), res, err
+}
+
+// labelsOf returns a label file without its comment lines (the NOT FOR
+// RELEASE mark and the metadata header).
+func labelsOf(out string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(out, "\n") {
+		if !strings.HasPrefix(l, "#") {
+			b.WriteString(l)
+		}
+	}
+	return b.String()
 }
 
 // zeroDaRRM is DaRRM with gamma = 0: every label is a fair coin, which is
@@ -59,23 +107,18 @@ func zeroDaRRM(t *testing.T, k int) *DaRRM {
 	return d
 }
 
-func release(t *testing.T, data string, agg Aggregator, limit int, seed uint64) (string, ReleaseResult, error) {
+func releaseVotes(t *testing.T, data string, agg Aggregator, limit int, seed uint64) (string, ReleaseResult, error) {
 	t.Helper()
 	vr, err := NewVoteReader(strings.NewReader(data), "votes", ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b bytes.Buffer
-	lw, err := NewLabelWriter(&b, FormatCSV)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Release(context.Background(), vr, agg, NewSeededSource(seed), lw, limit, ReleaseOptions{Experiment: true})
-	out, marked := strings.CutPrefix(b.String(), NotForRelease+"\n")
+	b, res, err := releaseOut(t, vr, agg, NewSeededSource(seed), limit, ReleaseOptions{Experiment: true}, FormatCSV)
+	out, marked := strings.CutPrefix(b, NotForRelease+"\n")
 	if err == nil && !marked {
 		t.Errorf("seeded labels without the %q line", NotForRelease)
 	}
-	return out, res, err
+	return labelsOf(out), res, err
 }
 
 func TestReleaseLimit(t *testing.T) {
@@ -84,7 +127,7 @@ func TestReleaseLimit(t *testing.T) {
 	for _, tc := range []struct {
 		limit, answered, unanswered int
 	}{{-1, 10, 0}, {4, 4, 6}, {0, 0, 10}, {10, 10, 0}, {11, 10, 0}} {
-		out, res, err := release(t, data, agg, tc.limit, 1)
+		out, res, err := releaseVotes(t, data, agg, tc.limit, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,10 +142,10 @@ func TestReleaseLimit(t *testing.T) {
 		}
 	}
 	// A malformed row after the limit still rejects the file.
-	if _, _, err := release(t, data+"1,2,1\n", agg, 3, 1); err == nil {
+	if _, _, err := releaseVotes(t, data+"1,2,1\n", agg, 3, 1); err == nil {
 		t.Error("a malformed row after the limit was accepted")
 	}
-	if _, _, err := release(t, "1,1,1,1,1\n", agg, -1, 1); err == nil || !strings.Contains(err.Error(), "K = 5") {
+	if _, _, err := releaseVotes(t, "1,1,1,1,1\n", agg, -1, 1); err == nil || !strings.Contains(err.Error(), "K = 5") {
 		t.Errorf("K mismatch: %v", err)
 	}
 }
@@ -113,8 +156,8 @@ func TestReleaseLimit(t *testing.T) {
 // majority, L) reaches it.
 func TestOutputIndependentOfVotes(t *testing.T) {
 	agg := zeroDaRRM(t, 5)
-	a, _, errA := release(t, strings.Repeat("1,1,1,1,1\n", 500), agg, -1, 9)
-	b, _, errB := release(t, strings.Repeat("0,0,0,0,1\n", 500), agg, -1, 9)
+	a, _, errA := releaseVotes(t, strings.Repeat("1,1,1,1,1\n", 500), agg, -1, 9)
+	b, _, errB := releaseVotes(t, strings.Repeat("0,0,0,0,1\n", 500), agg, -1, 9)
 	if errA != nil || errB != nil {
 		t.Fatal(errA, errB)
 	}
@@ -131,8 +174,8 @@ func TestReleaseCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	vr, _ := NewVoteReader(strings.NewReader(strings.Repeat("1\n", progressEvery+1)), "votes", ReadOptions{})
-	lw, _ := NewLabelWriter(&bytes.Buffer{}, FormatCSV)
-	if _, err := Release(ctx, vr, zeroDaRRM(t, 1), NewSeededSource(1), lw, -1, ReleaseOptions{Experiment: true}); !errors.Is(err, context.Canceled) {
+	_, err := ReleaseTo(ctx, vr, zeroDaRRM(t, 1), NewSeededSource(1), LabelSink{Stdout: &bytes.Buffer{}, Format: FormatCSV}, -1, ReleaseOptions{Experiment: true})
+	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
 }
@@ -148,20 +191,18 @@ func TestSeededReleaseNeedsOptIn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var b strings.Builder
-		lw, _ := NewLabelWriter(&b, FormatCSV)
-		_, err = Release(context.Background(), vr, zeroDaRRM(t, 3), src, lw, -1, opts)
-		return b.String(), err
+		out, _, err := releaseOut(t, vr, zeroDaRRM(t, 3), src, -1, opts, FormatCSV)
+		return out, err
 	}
 	if out, err := run(NewSeededSource(1), ReleaseOptions{}); !errors.Is(err, ErrSeededRelease) || out != "" {
 		t.Errorf("seeded without opt-in: err %v, output %q", err, out)
 	}
 	out, err := run(NewSeededSource(1), ReleaseOptions{Experiment: true})
-	if err != nil || !strings.HasPrefix(out, NotForRelease+"\nid,label\n") {
+	if err != nil || !strings.HasPrefix(out, NotForRelease+"\n# {\"darrm-labels\":1,") || !strings.Contains(out, `"for_release":false}`+"\nid,label\n") {
 		t.Errorf("seeded experiment: err %v, output %q", err, out)
 	}
 	out, err = run(NewSource(), ReleaseOptions{})
-	if err != nil || strings.Contains(out, "NOT FOR RELEASE") || !strings.HasPrefix(out, "id,label\n") {
+	if err != nil || strings.Contains(out, "NOT FOR RELEASE") || !strings.HasPrefix(out, "# {\"darrm-labels\":1,") || !strings.Contains(out, `"for_release":true}`+"\nid,label\n") {
 		t.Errorf("crypto/rand release: err %v, output %q", err, out)
 	}
 }

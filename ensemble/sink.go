@@ -32,32 +32,65 @@ type LabelSink struct {
 	// Format is FormatCSV or FormatJSONL.
 	Format Format
 	// Ledger, if set, records the labels' privacy cost before they leave
-	// (ReleaseOptions.Reserve) and settles the count once they have.
+	// and settles the count once they have.
 	Ledger Ledger
 }
 
 // ToStdout reports whether the labels go to Stdout rather than to a file.
 func (s LabelSink) ToStdout() bool { return s.Path == "" || s.Path == "-" }
 
-// ReleaseTo is Release into the label file or stream of sink, whose
-// ledger, if any, is charged before labels leave and settled after: with
-// the labels answered on success, with none when a file is not written
-// (it is removed), and with those that may have reached the stream (or
-// the device or FIFO written through) when a release to it fails, whose
-// error then says how many that is and what they cost. A write that
-// stops part-way counts every label of which a byte was written.
-func ReleaseTo(ctx context.Context, in *VoteReader, agg Aggregator, src *Source, sink LabelSink, limit int, opts ReleaseOptions) (ReleaseResult, error) {
-	if sink.Ledger != nil {
-		opts.Reserve = sink.Ledger.Reserve
-	}
+// ReleaseTo answers the queries of in with agg, drawing from src, and
+// writes a row per query to the label file or stream of sink: the one
+// release of every mechanism and every number of classes.
+//
+// Before anything is drawn or written it checks agg against the votes
+// (ReleaseBinding: K, the classes, the relation and the teachers' (ε, Δ)
+// of the metadata header, else a *TeachersError) and refuses a seeded
+// src unless opts.Experiment (ErrSeededRelease). The label file starts
+// with its metadata header (LabelMeta), after the NotForRelease line of a
+// seeded release; then "id,label" rows for two-class votes, or
+// "id,label,answered" for multi-class votes (see labelWriter).
+//
+// It answers at most limit queries (no limit when limit < 0), e.g. the
+// number a privacy budget allows (Accounting.Limit); later queries are
+// read and checked, so that a malformed file is rejected as a whole, and
+// counted as unanswered. On cancellation of ctx it stops within 65,536
+// queries.
+//
+// The sink's ledger, if any, is charged before labels leave and settled
+// after: with the labels answered on success, with none when a file is
+// not written (it is removed), and with those that may have reached the
+// stream (or the device or FIFO written through) when a release to it
+// fails, whose error then says how many that is and what they cost. A
+// write that stops part-way counts every label of which a byte was
+// written.
+func ReleaseTo(ctx context.Context, in Reader, agg Labeler, src *Source, sink LabelSink, limit int, opts ReleaseOptions) (ReleaseResult, error) {
 	var res ReleaseResult
-	var lw *LabelWriter
-	release := func(w io.Writer) error {
+	b, err := ReleaseBinding(in, agg)
+	if err != nil {
+		return res, fmt.Errorf("release: %w", err)
+	}
+	var comments []string
+	if _, seeded := src.Seeded(); seeded {
+		if !opts.Experiment {
+			return res, ErrSeededRelease
+		}
+		comments = append(comments, NotForRelease)
+	}
+	priv := agg.Privacy()
+	meta := LabelMeta{Mechanism: agg.Name(), K: agg.K(), Classes: agg.Classes(), Settings: agg.Settings(), PerQuery: priv.Guarantee,
+		Relation: priv.Relation, Ensemble: b.Ensemble, Teachers: b.Teachers, ForRelease: len(comments) == 0}
+	comments = append(comments, meta.line())
+	var lw *labelWriter
+	run := func(w io.Writer) error {
 		var err error
-		if lw, err = NewLabelWriter(w, sink.Format); err != nil {
+		if lw, err = newLabelWriter(w, sink.Format, !twoClass(agg), comments...); err != nil {
 			return err
 		}
-		res, err = Release(ctx, in, agg, src, lw, limit, opts)
+		if sink.Ledger != nil {
+			lw.reserve = sink.Ledger.Reserve
+		}
+		res, err = release(ctx, in, agg, src, lw, limit, opts)
 		if err == nil && sink.Ledger != nil {
 			// Into a file, the labels leave when it is renamed, after this.
 			err = sink.Ledger.Settle(res.Answered)
@@ -77,7 +110,7 @@ func ReleaseTo(ctx context.Context, in *VoteReader, agg Aggregator, src *Source,
 			return res, settle(err, 0)
 		}
 		if out.Atomic() {
-			if err = release(out); err != nil {
+			if err = run(out); err != nil {
 				out.Abort()
 			} else {
 				err = out.Commit()
@@ -89,30 +122,28 @@ func ReleaseTo(ctx context.Context, in *VoteReader, agg Aggregator, src *Source,
 		}
 		defer out.Abort()
 		w, name = out, sink.Path
-		err = release(w)
-		if err == nil {
+		if err = run(w); err == nil {
 			return res, out.Commit()
 		}
-		return res, streamFailed(err, lw, agg, name, settle)
+		return res, streamFailed(err, lw, priv, name, settle)
 	}
-	err := release(w)
-	if err == nil {
-		return res, nil
+	if err := run(w); err != nil {
+		return res, streamFailed(err, lw, priv, name, settle)
 	}
-	return res, streamFailed(err, lw, agg, name, settle)
+	return res, nil
 }
 
 // streamFailed completes the error of a release into a stream (standard
 // output, a device, a FIFO) that failed: the labels that may have left
 // are counted in it and settled.
-func streamFailed(err error, lw *LabelWriter, agg Aggregator, name string, settle func(error, int) error) error {
+func streamFailed(err error, lw *labelWriter, priv Privacy, name string, settle func(error, int) error) error {
 	left := 0
 	if lw != nil {
-		left = lw.Written()
+		left = lw.written
 	}
 	if left > 0 {
 		err = fmt.Errorf("%w (%s may have reached %s, counting any label cut part-way: their privacy cost is that of %s at %v)", err,
-			plural.Of(left, "label", "labels"), name, plural.Of(left, "query", "queries"), agg.Privacy().Guarantee)
+			plural.Of(left, "label", "labels"), name, plural.Of(left, "query", "queries"), priv.Guarantee)
 	}
 	return settle(err, left)
 }

@@ -139,6 +139,21 @@ func (s *Subsample) Privacy() Privacy { return s.privacy }
 // function with the same output distribution.
 func (s *Subsample) Gamma() gamma.Gamma { return s.g }
 
+// Classes returns 2: the votes are 0 or 1.
+func (s *Subsample) Classes() int { return 2 }
+
+// Settings returns none: the guarantee says all.
+func (s *Subsample) Settings() Settings { return Settings{} }
+
+// Answer releases the label of q from its votes (Aggregate).
+func (s *Subsample) Answer(q *Query, src *Source) (int, bool, error) {
+	b, err := s.Aggregate(q.Votes, src)
+	if err != nil {
+		return -1, false, err
+	}
+	return int(b), true, nil
+}
+
 // Aggregate releases the label of one query. Every vote is checked,
 // not only the sampled ones, so that bad input fails whatever the draw.
 func (s *Subsample) Aggregate(votes []byte, src *Source) (byte, error) {

@@ -159,16 +159,6 @@ func (e *FormatError) Error() string {
 	return fmt.Sprintf("%s: %s", e.File, e.Msg)
 }
 
-// Query is one row of a vote file. ID and Votes are valid until the next
-// call of VoteReader.Next.
-type Query struct {
-	Index    int    // position among the queries, from 1
-	Line     int    // line of the file
-	ID       []byte // the id column (a JSON string decoded), nil without one
-	IDNumber bool   // the id was a JSON number (its text is the literal)
-	Votes    []byte // K votes, each 0 or 1
-}
-
 // VoteReader streams the queries of a vote file: an optional metadata
 // header (VoteMeta), then one row per query, an optional id column, then K
 // votes of 0 or 1. Memory does not depend on the number of rows.
@@ -304,6 +294,7 @@ func (f *VoteFile) Votes(opts ReadOptions) (*VoteReader, error) {
 		return nil, err
 	}
 	vr.q.Index, vr.q.Line, vr.pending = 1, vr.line, true
+	vr.count()
 	return vr, nil
 }
 
@@ -352,6 +343,15 @@ func (r *VoteReader) Meta() *VoteMeta { return r.meta }
 // K returns the number of votes per row.
 func (r *VoteReader) K() int { return r.k }
 
+// Classes returns 2: a vote is 0 or 1.
+func (r *VoteReader) Classes() int { return 2 }
+
+// MultiClass returns false: the file holds 0/1 votes.
+func (r *VoteReader) MultiClass() bool { return false }
+
+// Layout returns LayoutVotes.
+func (r *VoteReader) Layout() Layout { return LayoutVotes }
+
 // Format returns the format of the file (CSV or JSONL).
 func (r *VoteReader) Format() Format { return r.format }
 
@@ -398,7 +398,17 @@ func (r *VoteReader) Next() bool {
 	}
 	r.q.Index++
 	r.q.Line = r.line
+	r.count()
 	return true
+}
+
+// count sets the current query's counts from its votes.
+func (r *VoteReader) count() {
+	ones := 0
+	for _, v := range r.q.Votes {
+		ones += int(v)
+	}
+	r.q.Counts[0], r.q.Counts[1] = r.k-ones, ones
 }
 
 // nextNonBlank returns the next line that holds more than blanks, without
@@ -488,6 +498,7 @@ func (r *VoteReader) settle(n int, opts ReadOptions) error {
 	}
 	r.k = n
 	r.q.Votes = make([]byte, n)
+	r.q.Counts = make([]int, 2)
 	return nil
 }
 

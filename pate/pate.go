@@ -117,46 +117,16 @@ func Label(counts [][]int, teachers, classes int, truth []int, m Mechanism, delt
 		return res, err
 	}
 	res.EpsIndependent, res.EpsDependent, res.Order = r.Independent.Eps, r.Dependent.Eps, r.Dependent.Order
-	res.EpsReleased, err = release(acct, r.Dependent.Order, delta, src)
-	if err != nil {
+	ss, err := ReleaseSmooth(acct, r.Dependent, SmoothParams{}, delta, accountant.PaperConversion, src)
+	switch {
+	case err != nil:
 		res.SSError = err.Error()
+	case ss.Error != "":
+		res.SSError = ss.Error
+	default:
+		res.EpsReleased = &ss.Eps
 	}
 	return res, nil
-}
-
-// release draws the smooth-sensitivity release of acct's data-dependent
-// cost at order (as darrm account pate does) and converts it at delta.
-func release(acct *accountant.PATEAccount, order, delta float64, src *ensemble.Source) (*float64, error) {
-	ls, err := acct.LocalSensitivity(order)
-	if err != nil {
-		return nil, err
-	}
-	rdp, err := acct.RDPDependent(order)
-	if err != nil {
-		return nil, err
-	}
-	margin, err := acct.EvalMargin(order)
-	if err != nil {
-		return nil, err
-	}
-	ch, err := accountant.ChooseGNSS(rdp, ls, order)
-	if err != nil {
-		return nil, err
-	}
-	cost, err := accountant.GNSSLatticeRDP(ch.Beta, ch.Sigma, order)
-	if err != nil {
-		return nil, err
-	}
-	dev, err := accountant.GNSSDeviation(ch.SS+margin, ch.Sigma, order)
-	if err != nil {
-		return nil, err
-	}
-	noisy, err := ensemble.LatticeGaussian(src, rdp, dev, accountant.GNSSLattice)
-	if err != nil {
-		return nil, err
-	}
-	eps, err := accountant.ConvertRDP(max(0, noisy)+cost, order, delta, accountant.PaperConversion)
-	return &eps, err
 }
 
 // Student is how the student is trained: the teachers' network, plain

@@ -1,15 +1,14 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cli"
@@ -51,129 +50,136 @@ func newAggregateCmd() *cobra.Command {
 	return cmd
 }
 
-// parse checks the flags and returns the budget, if any, and the
-// mechanism.
-func (f *aggregateFlags) parse(cmd *cobra.Command) (budget *accountant.Guarantee, mech mechanisms, err error) {
-	if err := f.checkDeltaPrime(); err != nil {
-		return nil, mech, err
-	}
+// budget returns the budget the flags give, if any.
+func (f *aggregateFlags) budget(cmd *cobra.Command) (*accountant.Guarantee, error) {
 	switch eps, delta := cmd.Flags().Changed("budget-eps"), cmd.Flags().Changed("budget-delta"); {
 	case eps && delta:
-		budget = &accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}
+		return &accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}, nil
 	case eps || delta:
-		return nil, mech, cli.Usagef("--budget-eps and --budget-delta go together: a budget must bound both")
+		return nil, cli.Usagef("--budget-eps and --budget-delta go together: a budget must bound both")
 	}
-	mech, err = f.mechanismFlags.parse(cmd, "mechanism", []string{f.Mechanism})
-	return budget, mech, err
+	return nil, nil
 }
 
+// runAggregate releases the labels of the vote file args names: it
+// chooses the reader (0/1 votes, or multi-class votes) and the
+// aggregator, and the library does the rest (ensemble.ReleaseTo).
 func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	start := time.Now()
-	fs := cmd.Flags()
 	name := cli.InputArg(args)
+	input := cli.InputName(name)
 	if cli.IsStdoutFile(f.Out, cmd.OutOrStdout()) {
 		f.Out = cli.Std // e.g. /dev/stdout: write to it, never replace it
+	}
+	if err := f.checkDeltaPrime(); err != nil {
+		return err
+	}
+	budget, err := f.budget(cmd)
+	if err != nil {
+		return err
 	}
 	file, err := cli.OpenInputContext(cmd.Context(), cmd.InOrStdin(), name)
 	if err != nil {
 		return err
 	}
 	defer file.Close()
-	vf, multi, err := f.openVotes(cmd, file, cli.InputName(name))
+	vf, err := f.openVotes(file, input)
 	if err != nil {
 		return err
 	}
-	if multi {
-		return runAggregateMulti(cmd, f, name, vf, start)
+	info, err := ensemble.LookupMechanism(f.Mechanism, f.input(cmd, vf))
+	if err != nil {
+		return cli.Usagef("--%v (multi-class votes: --input-format counts, --classes C, or a metadata header that states them)", err)
 	}
-	if slices.Contains(ensemble.MultiMechanisms, f.Mechanism) && f.Mechanism != "gnmax" {
-		return cli.Usagef("--mechanism %s needs multi-class votes: --input-format counts, --classes C, or a metadata header that states them", f.Mechanism)
+	if err := checkSettings(cmd, info, ensemble.Settings{}); err != nil {
+		return err
 	}
-	for _, fl := range []string{"sigma2", "sigma1", "threshold", "laplace-scale"} {
-		if fs.Changed(fl) {
-			return cli.Usagef("--%s applies to multi-class votes (--input-format counts, --classes C, or a metadata header that states them); binary gnmax calibrates sigma from --m, --eps and --delta", fl)
-		}
-	}
-	inBudget, mech, err := f.parse(cmd)
+	in, err := f.reader(cmd, vf, info.Input, input)
 	if err != nil {
 		return err
 	}
-	votes, err := vf.Votes(ensemble.ReadOptions{Format: f.InFormat, Header: f.Header, ID: f.ID})
-	if fe := (*ensemble.FormatError)(nil); errors.As(err, &fe) {
-		return cli.Usagef("%v", err)
-	} else if err != nil {
-		return err
+	if cmd.Flags().Changed("K") && f.K != in.K() {
+		return cli.Usagef("--K = %d but %s has K = %d teachers", f.K, input, in.K())
 	}
-	teachers, err := ensemble.ReleaseTeachers(votes.Meta(), cli.Given(fs, "eps", f.Eps), cli.Given(fs, "Delta", f.Delta))
-	if err != nil {
-		return fmt.Errorf("%s: %w (--eps, --Delta)", cli.InputName(name), err)
-	}
-	p, err := f.params(cmd, mech, votes.K(), cli.InputName(name), teachers)
+	rel, err := f.aggregator(cmd, info, in, input)
 	if err != nil {
 		return err
 	}
-	agg, label, err := mech.newAggregator(cmd, f.Mechanism, p.Params)
+	binding, err := ensemble.ReleaseBinding(in, rel.Aggregator)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w (--mechanism)", input, err)
 	}
-	binding, err := ensemble.ReleaseBinding(votes, agg)
-	if err != nil {
-		return fmt.Errorf("%s: %w (--mechanism)", cli.InputName(name), err)
+	if rel.Accounting, err = ensemble.NewAccounting(rel.Aggregator.Privacy(), binding, f.DeltaPrime, budget, f.Method); err != nil {
+		return cli.AsUsage(err)
 	}
-	teacherCap, capNote, err := binding.Cap(f.DeltaPrime)
-	if err != nil {
-		return err
-	}
-	priv := agg.Privacy()
-	limit := -1
-	var budget *report.Budget
-	if inBudget != nil {
-		if limit, err = accountant.MaxStepsCapped(priv.Guarantee, *inBudget, f.Method, f.DeltaPrime, teacherCap); err != nil {
-			return cli.Usagef("budget: %v", err)
-		}
-		budget = report.NewBudget(*inBudget, f.Method, f.DeltaPrime, limit)
-	}
-	run, limit, err := f.startRelease(cmd, name, votes.Format(), binding, priv.Guarantee, limit)
+	run, limit, err := f.startRelease(cmd, name, in.Format(), binding, rel.Aggregator.Privacy().Guarantee, rel.Accounting.Limit())
 	if err != nil {
 		return err
 	}
 	defer run.close()
-	sink, led, seed := run.sink, run.ledger, run.seed
-	res, err := ensemble.ReleaseTo(cmd.Context(), votes, agg, run.src, sink, limit, run.opts)
+	rel.Result, err = ensemble.ReleaseTo(cmd.Context(), in, rel.Aggregator, run.src, run.sink, limit, run.opts)
 	run.prog.Done()
-	if fe := (*ensemble.FormatError)(nil); errors.As(err, &fe) {
-		return cli.Usagef("%v", err) // malformed votes are bad input
-	} else if err != nil {
-		return err
+	if err != nil {
+		return formatError(err) // malformed votes are bad input
 	}
-
-	out, err := report.NewAggregate(report.Release{Problem: p, Mechanism: f.Mechanism, Label: label, Aggregator: agg,
-		Input: cli.InputName(name), Output: cli.OutputName(f.Out), Votes: votes, Teachers: teachers, Sink: sink, Result: res,
-		Budget: budget, DeltaPrime: f.DeltaPrime, Cap: teacherCap, CapNote: capNote, Seed: seed, Ledger: led, LedgerPath: f.Ledger, Elapsed: time.Since(start)})
+	rel.Input, rel.Output, rel.Votes, rel.Sink, rel.Seed = input, cli.OutputName(f.Out), in, run.sink, run.seed
+	rel.Ledger, rel.LedgerPath, rel.Elapsed = run.ledger, f.Ledger, time.Since(start)
+	out, err := report.NewSummary(rel)
 	if err != nil {
 		return err
 	}
 	w := cmd.OutOrStdout()
-	if sink.ToStdout() {
+	if run.sink.ToStdout() {
 		w = cmd.ErrOrStderr()
 	}
 	if err := out.Write(w, f.Format); err != nil {
 		return err
 	}
-	if res.Unanswered > 0 {
+	if res := rel.Result; res.Unanswered > 0 {
 		return fmt.Errorf("%w: answered %d of %s, %d left unanswered; %s holds the %d answered",
 			errBudget, res.Answered, plural.Of(res.Answered+res.Unanswered, "query", "queries"), res.Unanswered, cli.OutputName(f.Out), res.Answered)
 	}
 	return nil
 }
 
-// params returns the problem: K from the vote file, the teachers' eps and
+// aggregator builds the aggregator info names for the votes of in: a
+// two-class one for the problem of the flags, K and the teachers'
+// guarantee of the votes (their header, else --eps and --Delta); a
+// multi-class one from its settings. It returns the release to be,
+// which the caller completes.
+func (f *aggregateFlags) aggregator(cmd *cobra.Command, info ensemble.MechanismInfo, in ensemble.Reader, input string) (report.Release, error) {
+	rel := report.Release{Mechanism: info.Name}
+	m := ensemble.Mechanism{Name: info.Name, Input: info.Input, LNMax: accountant.LNMax{Scale: f.LaplaceScale}}
+	p := constraints.Params{K: in.K(), TargetDelta: f.Target}
+	mech := mechanisms{mechanismFlags: &f.mechanismFlags}
+	var err error
+	switch {
+	case info.Input == ensemble.TwoClass:
+		if mech, err = f.mechanismFlags.parse(cmd, "mechanism", []string{info.Name}); err != nil {
+			return rel, err
+		}
+		fs := cmd.Flags()
+		if rel.Teachers, err = ensemble.ReleaseTeachers(in.Meta(), cli.Given(fs, "eps", f.Eps), cli.Given(fs, "Delta", f.Delta)); err != nil {
+			return rel, fmt.Errorf("%s: %w (--eps, --Delta)", input, err)
+		}
+		if rel.Problem, err = f.params(cmd, mech, in.K(), input, rel.Teachers); err != nil {
+			return rel, err
+		}
+		p = rel.Problem.Params
+	case info.Name != "lnmax":
+		if m.GNMax, err = gnmaxOf(f.settings(cmd), accountant.DiscreteNoise); err != nil {
+			return rel, err
+		}
+	}
+	rel.Aggregator, rel.Label, err = mech.build(cmd, m, p, in.Classes())
+	return rel, err
+}
+
+// params returns the problem: K from the vote file (which the caller
+// checked against --K), the teachers' eps and
 // Delta of t, the rest from the flags or, with --gamma, from what the gamma
 // file states (as darrm verify does).
 func (f *aggregateFlags) params(cmd *cobra.Command, mech mechanisms, k int, input string, t ensemble.TeacherGuarantee) (gamma.Problem, error) {
-	if cmd.Flags().Changed("K") && f.K != k {
-		return gamma.Problem{}, cli.Usagef("--K = %d but %s has %d votes per row", f.K, input, k)
-	}
 	line := f.stated(cmd)
 	line.Eps, line.Delta = &t.Eps, &t.Delta
 	if mech.table != nil {

@@ -44,7 +44,7 @@ func TestLedgerAcrossRuns(t *testing.T) {
 		t.Fatalf("second release: exit %d, want %d: %s", code, exitBudget, errOut)
 	}
 	b, _ := os.ReadFile(second)
-	if n := strings.Count(string(b), "\n") - 1; n != left {
+	if n := labelsIn(b); n != left {
 		t.Errorf("second release wrote %d labels, the ledger allowed %d", n, left)
 	}
 	out, errOut, code = darrm(t, "", "ledger", "show", led, "--format", "csv")

@@ -72,22 +72,33 @@ func (f *mechanismFlags) parse(cmd *cobra.Command, flag string, names []string) 
 	return s, nil
 }
 
-// newAggregator builds the named aggregator for problem p; label describes
-// it for people.
-func (s mechanisms) newAggregator(cmd *cobra.Command, name string, p constraints.Params) (agg ensemble.Aggregator, label string, err error) {
-	m := ensemble.Mechanism{Name: name, RRComposition: s.RRComp.For(p.Delta), RRDeltaPrime: s.RRDelta, GNMaxSearch: s.GNMaxSearch}
-	if name == "darrm" {
+// newAggregator builds the named two-class aggregator for problem p;
+// label describes it for people.
+func (s mechanisms) newAggregator(cmd *cobra.Command, name string, p constraints.Params) (ensemble.Aggregator, string, error) {
+	agg, label, err := s.build(cmd, ensemble.Mechanism{Name: name}, p, 2)
+	if err != nil {
+		return nil, "", err
+	}
+	return agg.(ensemble.Aggregator), label, nil
+}
+
+// build builds the aggregator m names for problem p and classes classes,
+// with the two-class settings of the flags and, for darrm, its gamma;
+// label describes it for people.
+func (s mechanisms) build(cmd *cobra.Command, m ensemble.Mechanism, p constraints.Params, classes int) (agg ensemble.Labeler, label string, err error) {
+	m.RRComposition, m.RRDeltaPrime, m.GNMaxSearch = s.RRComp.For(p.Delta), s.RRDelta, s.GNMaxSearch
+	if m.Name == "darrm" && m.Input == ensemble.TwoClass {
 		if m.Gamma, m.GammaSource, err = s.darrmGamma(cmd, p); err != nil {
 			return nil, "", err
 		}
 	}
-	prog := cliout.NewProgress(cmd.ErrOrStderr(), 100, fmt.Sprintf("certifying %s for K=%d m=%g", name, p.K, p.M))
-	agg, label, err = m.New(cmd.Context(), p, ensemble.Options{Workers: s.Workers, Progress: func(x float64) { prog.Set(int64(100 * x)) }})
+	prog := cliout.NewProgress(cmd.ErrOrStderr(), 100, fmt.Sprintf("certifying %s for K=%d m=%g", m.Name, p.K, p.M))
+	agg, label, err = m.Build(cmd.Context(), p, classes, ensemble.Options{Workers: s.Workers, Progress: func(x float64) { prog.Set(int64(100 * x)) }})
 	prog.Done()
 	// A certificate failure exits 3; any other error is a parameter the
 	// mechanism cannot serve (exit 2).
 	if err != nil && !errors.Is(err, ensemble.ErrNotCertified) && !errors.Is(err, context.Canceled) {
-		err = cli.AsUsage(err)
+		err = cli.AsUsage(flagError(err, map[string]string{"laplace scale": "--laplace-scale"}))
 	}
 	return agg, label, err
 }

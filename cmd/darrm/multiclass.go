@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -13,7 +14,7 @@ import (
 	"github.com/darrm/darrm/internal/cli"
 )
 
-// pateFlags are the parameters of a multi-class aggregator.
+// pateFlags are the settings of the multi-class mechanisms.
 type pateFlags struct {
 	Sigma2       float64 `flag:"sigma2" help:"gnmax, confident-gnmax: deviation of the noise on each class count (> 0)"`
 	Threshold    float64 `flag:"threshold" help:"confident-gnmax: answer when the largest count plus noise reaches this"`
@@ -21,53 +22,70 @@ type pateFlags struct {
 	LaplaceScale float64 `flag:"laplace-scale" help:"lnmax: scale b of the Laplace noise on each class count (> 0; 1/gamma in Papernot et al. 2017)"`
 }
 
-// mechanismFlags lists, per multi-class mechanism, the flags it needs;
-// every other flag of pateFlags is refused with it.
-var multiMechanismFlags = map[string][]string{
-	"gnmax":           {"sigma2"},
-	"confident-gnmax": {"sigma2", "threshold", "sigma1"},
-	"lnmax":           {"laplace-scale"},
+// settings returns the settings the flags give (nil: not given).
+func (f *pateFlags) settings(cmd *cobra.Command) ensemble.Settings {
+	fs := cmd.Flags()
+	return ensemble.Settings{Threshold: cli.Given(fs, "threshold", f.Threshold), Sigma1: cli.Given(fs, "sigma1", f.Sigma1),
+		Sigma2: cli.Given(fs, "sigma2", f.Sigma2), LaplaceScale: cli.Given(fs, "laplace-scale", f.LaplaceScale)}
 }
 
-// checkMech checks that the flags given are those of mechanism name.
-func (f *pateFlags) checkMech(cmd *cobra.Command, name string) error {
-	need, ok := multiMechanismFlags[name]
-	if !ok {
-		return cli.Usagef("--mechanism %s is binary (0/1 votes): multi-class votes need one of %s", name, strings.Join(ensemble.MultiMechanisms, ", "))
+// gnmaxOf returns the GNMax-family parameters of settings s (a
+// threshold step when s has sigma1) with noise.
+func gnmaxOf(s ensemble.Settings, noise accountant.PATENoise) (accountant.ConfidentGNMax, error) {
+	m := accountant.ConfidentGNMax{Noise: noise}
+	if s.Sigma2 != nil {
+		m.Sigma2 = *s.Sigma2
 	}
-	for _, fl := range []string{"sigma2", "threshold", "sigma1", "laplace-scale"} {
-		if cmd.Flags().Changed(fl) && !slices.Contains(need, fl) {
-			return cli.Usagef("--%s is not a parameter of %s, which takes %s", fl, name, "--"+strings.Join(need, ", --"))
+	if s.Sigma1 != nil {
+		if !(*s.Sigma1 > 0) {
+			return m, cli.Usagef("--sigma1 = %v: must be > 0", *s.Sigma1)
 		}
-	}
-	return cli.RequireFlags(cmd, need...)
-}
-
-// gnmax returns the GNMax-family parameters with noise.
-func (f *pateFlags) gnmax(cmd *cobra.Command, noise accountant.PATENoise) (accountant.ConfidentGNMax, error) {
-	m := accountant.ConfidentGNMax{Sigma2: f.Sigma2, Noise: noise}
-	if cmd.Flags().Changed("sigma1") {
-		if !(f.Sigma1 > 0) {
-			return m, cli.Usagef("--sigma1 = %v: must be > 0", f.Sigma1)
+		m.Sigma1 = *s.Sigma1
+		if s.Threshold != nil {
+			m.Threshold = *s.Threshold
 		}
-		m.Threshold, m.Sigma1 = f.Threshold, f.Sigma1
 	}
 	return m, flagError(m.Validate(), nil)
 }
 
-// aggregator returns the release's aggregator name for K teachers and C
-// classes, the GNMax family's per-query guarantee at delta.
-func (f *pateFlags) aggregator(cmd *cobra.Command, name string, k, c int, delta float64) (ensemble.MultiAggregator, error) {
-	if name == "lnmax" {
-		agg, err := ensemble.NewLNMax(accountant.LNMax{Scale: f.LaplaceScale}, k, c)
-		return agg, flagError(err, map[string]string{"laplace scale": "--laplace-scale"})
+// checkSettings refuses the flag of a setting (a flag that a registered
+// mechanism needs or takes) that mechanism info does not take, and asks
+// for each it needs that neither a flag nor stated (a label file's
+// header) gives.
+func checkSettings(cmd *cobra.Command, info ensemble.MechanismInfo, stated ensemble.Settings) error {
+	fs := cmd.Flags()
+	takes := append(slices.Clone(info.Needs), info.Takes...)
+	for _, r := range ensemble.Registry() {
+		for _, name := range append(slices.Clone(r.Needs), r.Takes...) {
+			if fs.Lookup(name) == nil || !fs.Changed(name) || slices.Contains(takes, name) {
+				continue
+			}
+			msg := fmt.Sprintf("--%s is not a setting of %s on %v, which takes --%s", name, info.Name, info.Input, strings.Join(takes, ", --"))
+			if others := takenBy(name); r.Input != info.Input {
+				msg += fmt.Sprintf(" (--%s is a setting of %s on %v: --input-format counts, --classes C, or a metadata header that states them)", name, others, r.Input)
+			} else {
+				msg += fmt.Sprintf(" (--%s is a setting of %s)", name, others)
+			}
+			return cli.Usagef("%s", msg)
+		}
 	}
-	m, err := f.gnmax(cmd, accountant.DiscreteNoise)
-	if err != nil {
-		return nil, err
+	for _, name := range info.Needs {
+		if fs.Lookup(name) != nil && !fs.Changed(name) && !stated.Has(name) {
+			return cli.Usagef("--%s is required by %s", name, info.Name)
+		}
 	}
-	agg, err := ensemble.NewMultiGNMax(m, k, c, delta)
-	return agg, flagError(err, nil)
+	return nil
+}
+
+// takenBy names the mechanisms that take the setting name.
+func takenBy(name string) string {
+	var names []string
+	for _, r := range ensemble.Registry() {
+		if (slices.Contains(r.Needs, name) || slices.Contains(r.Takes, name)) && !slices.Contains(names, r.Name) {
+			names = append(names, r.Name)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // multiInputFlags say how to read multi-class votes: a counts file
@@ -80,22 +98,30 @@ type multiInputFlags struct {
 	ID       ensemble.Presence `flag:"id" help:"id column: auto, yes or no"`
 }
 
-// openVotes reads the start of the vote file r (its metadata header) and
-// reports whether it is to be read as multi-class votes: the flags ask
-// for counts or class indices, or the header states them.
-func (f *multiInputFlags) openVotes(cmd *cobra.Command, r io.Reader, name string) (*ensemble.VoteFile, bool, error) {
+// openVotes reads the start of the vote file r (its metadata header).
+func (f *multiInputFlags) openVotes(r io.Reader, name string) (*ensemble.VoteFile, error) {
 	vf, err := ensemble.OpenVoteFile(r, name, f.InFormat)
-	if err != nil {
-		return nil, false, formatError(err)
-	}
-	multi := f.InFormat == ensemble.FormatCounts || cmd.Flags().Changed("classes") || vf.MultiClass()
-	return vf, multi, nil
+	return vf, formatError(err)
 }
 
-// multi reads vf as counts or class indices: the layout, C and K of its
-// metadata header, which the flags may repeat but not contradict, or
-// without one, those the flags give.
-func (f *multiInputFlags) multi(cmd *cobra.Command, vf *ensemble.VoteFile, name string) (*ensemble.MultiReader, error) {
+// input returns the kind of votes vf is to be read as: multi-class when
+// the flags ask for counts or class indices, or the header states them.
+func (f *multiInputFlags) input(cmd *cobra.Command, vf *ensemble.VoteFile) ensemble.Input {
+	if f.InFormat == ensemble.FormatCounts || cmd.Flags().Changed("classes") || vf.MultiClass() {
+		return ensemble.MultiClass
+	}
+	return ensemble.TwoClass
+}
+
+// reader reads vf as votes of kind in: 0/1 votes, or counts or class
+// indices with the layout, C and K of its metadata header, which the
+// flags may repeat but not contradict, or without one, those the flags
+// give.
+func (f *multiInputFlags) reader(cmd *cobra.Command, vf *ensemble.VoteFile, in ensemble.Input, name string) (ensemble.Reader, error) {
+	if in == ensemble.TwoClass {
+		r, err := vf.Votes(ensemble.ReadOptions{Format: f.InFormat, Header: f.Header, ID: f.ID})
+		return r, formatError(err)
+	}
 	fs := cmd.Flags()
 	opts := ensemble.MultiOptions{Header: f.Header, ID: f.ID, Classes: f.Classes}
 	switch {
@@ -114,15 +140,30 @@ func (f *multiInputFlags) multi(cmd *cobra.Command, vf *ensemble.VoteFile, name 
 		}
 		opts.Input = ensemble.InputFromHeader
 	}
-	mr, err := vf.Multi(opts)
-	if err != nil {
-		return nil, formatError(err)
-	}
-	return mr, nil
+	r, err := vf.Multi(opts)
+	return r, formatError(err)
 }
 
-// formatError makes a malformed vote file (*ensemble.FormatError) bad
-// input; other errors, such as a failed read, stay what they are.
+// openReader opens the vote file name (- for standard input) and reads it
+// as the flags and its header say (reader). Close the file it returns.
+func (f *multiInputFlags) openReader(cmd *cobra.Command, name string) (ensemble.Reader, io.Closer, error) {
+	file, err := cli.OpenInputContext(cmd.Context(), cmd.InOrStdin(), name)
+	if err != nil {
+		return nil, nil, err
+	}
+	vf, err := f.openVotes(file, cli.InputName(name))
+	if err == nil {
+		var in ensemble.Reader
+		if in, err = f.reader(cmd, vf, f.input(cmd, vf), cli.InputName(name)); err == nil {
+			return in, file, nil
+		}
+	}
+	file.Close()
+	return nil, nil, err
+}
+
+// formatError makes a malformed vote or label file (*ensemble.FormatError)
+// bad input; other errors, such as a failed read, stay what they are.
 func formatError(err error) error {
 	if fe := (*ensemble.FormatError)(nil); errors.As(err, &fe) {
 		return cli.Usagef("%v", err)

@@ -113,7 +113,7 @@ func TestAccountPATE(t *testing.T) {
 		t.Fatalf("aggregate: exit %d: %s", code, stderr)
 	}
 	answered := 0
-	for i, l := range readLines(t, labels)[2:] {
+	for i, l := range readLines(t, labels)[1:] {
 		f := strings.Split(l, ",")
 		if len(f) != 3 || f[0] != fmt.Sprintf("q%d", i+1) || (f[2] == "1") != (f[1] != "") {
 			t.Fatalf("label row %q", l)
@@ -186,7 +186,7 @@ func TestPATEBadInput(t *testing.T) {
 		{"sigma1 0", acct(votes, "--sigma2", "40", "--threshold", "200", "--sigma1", "0"), []string{"--sigma1 = 0"}},
 		{"sigma2 negative", acct(votes, "--sigma2", "-1"), []string{"sigma2", "-1"}},
 		{"sigma2 NaN", acct(votes, "--sigma2", "NaN"), []string{"sigma2", "NaN"}},
-		{"laplace and sigma2", acct(votes, "--sigma2", "40", "--laplace-scale", "20"), []string{"--sigma2 is not a parameter of lnmax"}},
+		{"laplace and sigma2", acct(votes, "--sigma2", "40", "--laplace-scale", "20"), []string{"--sigma2 is not a setting of lnmax", "(--sigma2 is a setting of gnmax, confident-gnmax)"}},
 		{"laplace 0", acct(votes, "--laplace-scale", "0"), []string{"laplace-scale", "0"}},
 		{"lnmax labels", acct(votes, "--laplace-scale", "20", "--labels", shortLabels), []string{"--labels: lnmax is accounted data-independently only"}},
 		{"order 1", acct(votes, "--sigma2", "40", "--orders", "1,2"), []string{"--orders", "1"}},
@@ -194,9 +194,9 @@ func TestPATEBadInput(t *testing.T) {
 		{"delta missing", []string{"account", "pate", votes, "--sigma2", "40"}, []string{"--target-delta"}},
 		{"beta alone", acct(votes, "--sigma2", "40", "--beta", "0.01"), []string{"--beta and --sigma-ss go together"}},
 		{"noise", acct(votes, "--sigma2", "40", "--noise", "uniform"), []string{"--noise"}},
-		{"labels count", acct(append([]string{votes, "--labels", shortLabels}, confident...)...), []string{"has 1 rows"}},
+		{"labels count", acct(append([]string{votes, "--labels", shortLabels}, confident...)...), []string{"short.csv, line 2: 1 rows, but the votes have query 2 and more"}},
 		{"labels answered without label", acct(append([]string{votes, "--labels", badLabels}, confident...)...), []string{"line 2", "a label must be given exactly when the query was answered"}},
-		{"labels of other votes", acct(append([]string{votes, "--labels", otherIDs}, confident...)...), []string{`id "x1"`, `has id "q1"`}},
+		{"labels of other votes", acct(append([]string{votes, "--labels", otherIDs}, confident...)...), []string{"ids.csv, line 2", `id "x1"`, `has id "q1"`}},
 		{"labels missing", acct(append([]string{votes, "--labels", filepath.Join(dir, "none.csv")}, confident...)...), []string{"none.csv"}},
 		{"counts sum", acct(write("sum.csv", head+row+"\n1,2,3,0,0,0,0,0,0,0\n"), "--sigma2", "40"), []string{"line 3", "counts sum to 6, want K = 250 (as the metadata header, line 1, states)"}},
 		{"negative count", acct(write("neg.csv", head+strings.Replace(row, "200", "-200", 1)+"\n"), "--sigma2", "40"), []string{"line 2, column 1", "must be a non-negative integer"}},
@@ -206,22 +206,22 @@ func TestPATEBadInput(t *testing.T) {
 		{"header only", acct(write("h.csv", head), "--sigma2", "40"), []string{"no votes after the metadata header"}},
 		{"binary data", acct(write("b.bin", "\x89PNG\r\n\x1a\n\x00"), "--sigma2", "40"), []string{"binary"}},
 
-		{"darrm on counts", agg(votes, "--mechanism", "darrm"), []string{"--mechanism darrm is binary", "gnmax, confident-gnmax, lnmax"}},
-		{"rr on class indices", agg(classes, "--mechanism", "rr"), []string{"--mechanism rr is binary", "gnmax, confident-gnmax, lnmax"}},
+		{"darrm on counts", agg(votes, "--mechanism", "darrm"), []string{"--mechanism darrm labels two-class votes, not multi-class votes", "gnmax, confident-gnmax, lnmax"}},
+		{"rr on class indices", agg(classes, "--mechanism", "rr"), []string{"--mechanism rr labels two-class votes, not multi-class votes", "gnmax, confident-gnmax, lnmax"}},
 		{"private-teachers header", agg(private, "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5"), []string{"relation", "private-teachers", "one-vote"}},
-		{"eps given", agg(votes, "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--eps", "1"), []string{"--eps applies to the binary mechanisms"}},
-		{"m given", agg(votes, "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--m", "3"), []string{"--m applies to the binary mechanisms"}},
+		{"eps given", agg(votes, "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--eps", "1"), []string{"--eps is not a setting of gnmax on multi-class votes", "--eps is a setting of darrm, subsample, dsub, rr, gnmax on two-class votes"}},
+		{"m given", agg(votes, "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--m", "3"), []string{"--m is not a setting of gnmax on multi-class votes"}},
 		{"gnmax without delta", agg(votes, "--mechanism", "gnmax", "--sigma2", "40"), []string{"--delta is required"}},
-		{"lnmax with delta", agg(votes, "--mechanism", "lnmax", "--laplace-scale", "20", "--delta", "1e-5"), []string{"--delta: lnmax is (2/b, 0)-DP per query"}},
-		{"lnmax with sigma2", agg(votes, "--mechanism", "lnmax", "--laplace-scale", "20", "--sigma2", "40"), []string{"--sigma2 is not a parameter of lnmax"}},
+		{"lnmax with delta", agg(votes, "--mechanism", "lnmax", "--laplace-scale", "20", "--delta", "1e-5"), []string{"--delta is not a setting of lnmax on multi-class votes, which takes --laplace-scale"}},
+		{"lnmax with sigma2", agg(votes, "--mechanism", "lnmax", "--laplace-scale", "20", "--sigma2", "40"), []string{"--sigma2 is not a setting of lnmax"}},
 		{"confident without threshold", agg(votes, "--mechanism", "confident-gnmax", "--sigma2", "40", "--sigma1", "150", "--delta", "1e-5"), []string{"--threshold is required"}},
-		{"gnmax with threshold", agg(votes, "--mechanism", "gnmax", "--sigma2", "40", "--threshold", "200", "--sigma1", "150", "--delta", "1e-5"), []string{"--threshold is not a parameter of gnmax"}},
+		{"gnmax with threshold", agg(votes, "--mechanism", "gnmax", "--sigma2", "40", "--threshold", "200", "--sigma1", "150", "--delta", "1e-5"), []string{"--threshold is not a setting of gnmax on multi-class votes, which takes --sigma2, --delta"}},
 		{"K mismatch", agg(votes, "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--K", "251"), []string{"--K = 251", "K = 250 teachers"}},
 		{"bad row", agg(write("sum.csv", head+row+"\n1,2,3,0,0,0,0,0,0,0\n"), "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5"), []string{"line 3", "counts sum to 6"}},
 		{"lone budget", agg(votes, "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--budget-eps", "1"), []string{"go together"}},
 		{"classes contradict", agg(votes, "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--classes", "3"), []string{"--classes 3 contradicts"}},
-		{"sigma2 on 0/1 votes", agg(voteFile(t, t.TempDir(), 3, func(int) int { return 6 }), "--sigma2", "40"), []string{"--sigma2 applies to multi-class votes"}},
-		{"confident on 0/1 votes", agg(voteFile(t, t.TempDir(), 3, func(int) int { return 6 }), "--mechanism", "confident-gnmax"), []string{"needs multi-class votes"}},
+		{"sigma2 on 0/1 votes", agg(voteFile(t, t.TempDir(), 3, func(int) int { return 6 }), "--sigma2", "40"), []string{"--sigma2 is not a setting of darrm on two-class votes", "--sigma2 is a setting of gnmax, confident-gnmax on multi-class votes"}},
+		{"confident on 0/1 votes", agg(voteFile(t, t.TempDir(), 3, func(int) int { return 6 }), "--mechanism", "confident-gnmax"), []string{"--mechanism confident-gnmax labels multi-class votes, not two-class votes", "--input-format counts, --classes C"}},
 	} {
 		stdout, stderr, code := darrm(t, "", tc.args...)
 		if code != exitUsage {

@@ -104,18 +104,6 @@ func recorded(t *testing.T, path string) int {
 	return n
 }
 
-// labelsIn counts the labels of which a byte is in CSV labels b (after
-// the header row), a label cut part-way included.
-func labelsIn(b []byte) int {
-	n := 0
-	for i, line := range strings.SplitAfter(string(b), "\n") {
-		if i > 0 && line != "" {
-			n++
-		}
-	}
-	return n
-}
-
 var mayHaveReached = regexp.MustCompile(`(\d+) labels may have reached`)
 
 // TestShortWriteCounts: with a file size limit on standard output

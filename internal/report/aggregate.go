@@ -14,41 +14,77 @@ import (
 	"github.com/darrm/darrm/ledger"
 )
 
-// Aggregate is the summary darrm aggregate prints after a release.
-type Aggregate struct {
+// released is what every summary of a release holds, whatever the
+// mechanism and the number of classes. Like every summary of a release
+// it holds no vote count and no un-noised label, only what the label
+// file itself shows.
+type released struct {
 	Input        string `json:"input"`
 	InputFormat  string `json:"input_format"`
-	Header       bool   `json:"header"`
 	IDColumn     bool   `json:"id_column"`
 	Output       string `json:"output"`
 	OutputFormat string `json:"output_format"`
 	Mechanism    string `json:"mechanism"`
-	Label        string `json:"label"`
+	// VotesHeader is the vote file's metadata header, nil without one.
+	VotesHeader *ensemble.VoteMeta `json:"votes_header,omitempty"`
+	PerQuery    PerQuery           `json:"per_query"`
+	Totals      []accountant.Total `json:"totals"`
+	// Cap is the teacher-level post-processing cap that bounds every
+	// total, or nil, and CapNote says why there is none.
+	Cap        *accountant.Cap `json:"cap,omitempty"`
+	CapNote    string          `json:"cap_note,omitempty"`
+	Budget     *Budget         `json:"budget,omitempty"`
+	Ledger     *Ledger         `json:"ledger,omitempty"`
+	Randomness Randomness      `json:"randomness"`
+	ForRelease bool            `json:"for_release"`
+	Seconds    float64         `json:"seconds"`
+}
+
+// Aggregate is the summary darrm aggregate prints after a release of
+// two-class labels.
+type Aggregate struct {
+	released
+	Header bool   `json:"header"`
+	Label  string `json:"label"`
 	Problem
 	// EpsSource says where the teachers' eps and Delta came from: the
 	// vote file's metadata header or the flags. TeachersDiffer says that
 	// the header gives the teachers different guarantees, of which eps
-	// and Delta are the common bound. VotesHeader is the header.
-	EpsSource      ensemble.EpsSource `json:"eps_source"`
-	TeachersDiffer bool               `json:"teachers_differ"`
-	VotesHeader    *ensemble.VoteMeta `json:"votes_header,omitempty"`
-	PerQuery       PerQuery           `json:"per_query"`
-	Gamma          []float64          `json:"gamma"`
-	Sigma          *float64           `json:"sigma,omitempty"`
-	Answered       int                `json:"queries_answered"`
-	Unanswered     int                `json:"queries_unanswered"`
-	Totals         []accountant.Total `json:"totals"`
-	// Cap is the teacher-level post-processing cap that bounds every
-	// total, or nil, and CapNote says why there is none.
-	Cap              *accountant.Cap    `json:"cap,omitempty"`
-	CapNote          string             `json:"cap_note,omitempty"`
-	Budget           *Budget            `json:"budget,omitempty"`
-	Ledger           *Ledger            `json:"ledger,omitempty"`
-	Randomness       Randomness         `json:"randomness"`
-	ForRelease       bool               `json:"for_release"`
-	Seconds          float64            `json:"seconds"`
+	// and Delta are the common bound.
+	EpsSource        ensemble.EpsSource `json:"eps_source"`
+	TeachersDiffer   bool               `json:"teachers_differ"`
+	Gamma            []float64          `json:"gamma"`
+	Sigma            *float64           `json:"sigma,omitempty"`
+	Answered         int                `json:"queries_answered"`
+	Unanswered       int                `json:"queries_unanswered"`
 	QueriesPerSecond float64            `json:"queries_per_second"`
 	Certificate      *gamma.Certificate `json:"certificate,omitempty"`
+}
+
+// AggregateMulti is the summary darrm aggregate prints after a release of
+// multi-class labels (gnmax, confident-gnmax, lnmax).
+type AggregateMulti struct {
+	released
+	Layout  string `json:"layout"`
+	K       int    `json:"K"`
+	Classes int    `json:"classes"`
+	// The mechanism's settings: Threshold, Sigma1 and Sigma2 for the
+	// GNMax family (Threshold, Sigma1 with confident-gnmax), LaplaceScale
+	// for lnmax.
+	Threshold    *float64 `json:"threshold,omitempty"`
+	Sigma1       *float64 `json:"sigma1,omitempty"`
+	Sigma2       *float64 `json:"sigma2,omitempty"`
+	LaplaceScale *float64 `json:"laplace_scale,omitempty"`
+	Noise        string   `json:"noise"`
+	// Queries counts the rows read; Released those written to the label
+	// file and charged (answered or not), Answered those with a label,
+	// NotAnswered those the threshold step withheld, StoppedByBudget
+	// those after the budget's limit, read and checked but not released.
+	Queries         int `json:"queries"`
+	Released        int `json:"released"`
+	Answered        int `json:"answered"`
+	NotAnswered     int `json:"not_answered"`
+	StoppedByBudget int `json:"stopped_by_budget"`
 }
 
 // PerQuery is the guarantee of one released label and what proves it.
@@ -77,12 +113,14 @@ type Budget struct {
 	Stopped    bool             `json:"stopped"`
 }
 
-// NewBudget is the budget b under composition m with slack deltaPrime,
-// which allows limit queries (accountant.MaxStepsCapped: Unlimited when
-// the teachers' cap is within it).
-func NewBudget(b accountant.Guarantee, m accountant.Method, deltaPrime float64, limit int) *Budget {
-	out := &Budget{Eps: b.Eps, Delta: b.Delta, Method: m.String(), DeltaPrime: deltaPrime, MaxQueries: limit}
-	if limit == accountant.Unlimited {
+// newBudget is the budget b of a release that left unanswered queries
+// unanswered.
+func newBudget(b *ensemble.Budget, unanswered int) *Budget {
+	if b == nil {
+		return nil
+	}
+	out := &Budget{Eps: b.Eps, Delta: b.Delta, Method: b.Method.String(), DeltaPrime: b.DeltaPrime, MaxQueries: b.MaxQueries, Stopped: unanswered > 0}
+	if b.MaxQueries == accountant.Unlimited {
 		out.Unlimited, out.TotalBound = true, accountant.TeachersBound
 	}
 	return out
@@ -106,28 +144,23 @@ type Randomness struct {
 const NotForRelease = "NOT FOR RELEASE: --seed makes the noise reproducible, so anyone who knows the seed can remove it"
 
 // Release is a release of private labels (ensemble.ReleaseTo), as
-// NewAggregate summarises it.
+// NewSummary summarises it.
 type Release struct {
-	Problem gamma.Problem
 	// Mechanism names the aggregator Aggregator, which Label describes.
 	Mechanism, Label string
-	Aggregator       ensemble.Aggregator
+	Aggregator       ensemble.Labeler
+	// Problem and Teachers are the problem of a two-class release and
+	// the teachers' guarantee it used.
+	Problem  gamma.Problem
+	Teachers ensemble.TeacherGuarantee
 	// Input names the votes that Votes read; Output names where the sink
 	// Sink wrote the labels.
 	Input, Output string
-	Votes         *ensemble.VoteReader
-	// Teachers is the teachers' guarantee the release used.
-	Teachers ensemble.TeacherGuarantee
-	Sink     ensemble.LabelSink
-	Result   ensemble.ReleaseResult
-	// Budget is the budget that limited the release, if any; DeltaPrime
-	// the slack of the totals' general and optimal composition.
-	Budget     *Budget
-	DeltaPrime float64
-	// Cap is the teachers' cap on every total (ensemble.Binding.Cap), nil
-	// with CapNote saying why there is none.
-	Cap     *accountant.Cap
-	CapNote string
+	Votes         ensemble.Reader
+	Sink          ensemble.LabelSink
+	Result        ensemble.ReleaseResult
+	// Accounting is the release's privacy: its totals, cap and budget.
+	Accounting ensemble.Accounting
 	// Seed is the seed of a reproducible release, nil for crypto/rand.
 	Seed *uint64
 	// Ledger, if not nil, is the ledger at LedgerPath the release was
@@ -137,45 +170,36 @@ type Release struct {
 	Elapsed    time.Duration
 }
 
-// NewAggregate is the summary of the release r: the guarantee of each
-// label, the total of the labels answered under each composition
-// (accountant.Totals), whether the budget stopped the release, and the
-// ledger's state after it.
-func NewAggregate(r Release) (Aggregate, error) {
-	priv := r.Aggregator.Privacy()
-	res := r.Result
-	out := Aggregate{
-		Input: r.Input, InputFormat: r.Votes.Format().String(), Header: r.Votes.HasHeader(), IDColumn: r.Votes.HasID(),
-		Output: r.Output, OutputFormat: r.Sink.Format.String(), Mechanism: r.Mechanism, Label: r.Label,
-		Problem:   NewProblem(r.Problem),
-		EpsSource: r.Teachers.Source, TeachersDiffer: r.Teachers.Heterogeneous, VotesHeader: r.Votes.Meta(),
+// Summary is the document of a release: Aggregate or AggregateMulti.
+type Summary interface {
+	Write(w io.Writer, f cliout.Format) error
+}
+
+// NewSummary is the summary of the release r: NewAggregateMulti for
+// multi-class votes, NewAggregate otherwise.
+func NewSummary(r Release) (Summary, error) {
+	if r.Votes.MultiClass() {
+		return NewAggregateMulti(r)
+	}
+	return NewAggregate(r)
+}
+
+// newReleased is the common part of the summaries of r: the guarantee of
+// each label, the totals of the labels answered under each composition
+// with the teachers' cap, the budget, the ledger's state after the
+// release.
+func newReleased(r Release) (released, error) {
+	a := r.Accounting
+	priv := a.PerQuery
+	out := released{
+		Input: r.Input, InputFormat: r.Votes.Format().String(), IDColumn: r.Votes.HasID(),
+		Output: r.Output, OutputFormat: r.Sink.Format.String(), Mechanism: r.Mechanism, VotesHeader: r.Votes.Meta(),
 		PerQuery: PerQuery{Eps: priv.Eps, Delta: priv.Delta, Source: priv.Source, Relation: priv.Relation.String(), RelationText: priv.Relation.Describe()},
-		Gamma:    r.Aggregator.Gamma(), Certificate: priv.Certificate,
-		Answered: res.Answered, Unanswered: res.Unanswered,
-		Budget:     r.Budget,
-		Randomness: Randomness{Source: "crypto/rand"}, ForRelease: r.Seed == nil,
-		Seconds: r.Elapsed.Seconds(), QueriesPerSecond: float64(res.Answered+res.Unanswered) / r.Elapsed.Seconds(),
+		Totals:   a.Totals(r.Result.Answered), Cap: a.Cap, CapNote: a.CapNote, Budget: newBudget(a.Budget, r.Result.Unanswered),
+		Randomness: Randomness{Source: "crypto/rand"}, ForRelease: r.Seed == nil, Seconds: r.Elapsed.Seconds(),
 	}
 	if r.Seed != nil {
 		out.Randomness = Randomness{Source: "seeded ChaCha8 (math/rand/v2)", Seed: r.Seed, Note: NotForRelease}
-	}
-	out.Cap, out.CapNote = r.Cap, r.CapNote
-	if res.Answered > 0 {
-		out.Totals = accountant.Totals(priv.Guarantee, res.Answered, r.DeltaPrime)
-		var budget *accountant.Guarantee
-		if r.Budget != nil {
-			budget = &accountant.Guarantee{Eps: r.Budget.Eps, Delta: r.Budget.Delta}
-		}
-		for i := range out.Totals {
-			out.Totals[i] = out.Totals[i].Capped(r.Cap, budget)
-		}
-	}
-	if g, ok := r.Aggregator.(*ensemble.GNMax); ok {
-		sigma, _ := g.Sigma()
-		out.Sigma = &sigma
-	}
-	if out.Budget != nil {
-		out.Budget.Stopped = res.Unanswered > 0
 	}
 	if r.Ledger != nil {
 		st, err := r.Ledger.Status(priv.Guarantee)
@@ -185,6 +209,37 @@ func NewAggregate(r Release) (Aggregate, error) {
 		out.Ledger = &Ledger{Path: r.LedgerPath, Status: st}
 	}
 	return out, nil
+}
+
+// NewAggregate is the summary of the two-class release r.
+func NewAggregate(r Release) (Aggregate, error) {
+	common, err := newReleased(r)
+	res := r.Result
+	out := Aggregate{released: common, Header: r.Votes.HasHeader(), Label: r.Label, Problem: NewProblem(r.Problem),
+		EpsSource: r.Teachers.Source, TeachersDiffer: r.Teachers.Heterogeneous,
+		Answered: res.Answered, Unanswered: res.Unanswered, QueriesPerSecond: float64(res.Answered+res.Unanswered) / r.Elapsed.Seconds()}
+	if agg, ok := r.Aggregator.(ensemble.Aggregator); ok {
+		out.Gamma, out.Certificate = agg.Gamma(), agg.Privacy().Certificate
+	}
+	out.Sigma = r.Aggregator.Settings().Sigma2
+	return out, err
+}
+
+// NewAggregateMulti is the summary of the multi-class release r, which
+// adds the mechanism's settings and the queries withheld by a threshold
+// step.
+func NewAggregateMulti(r Release) (AggregateMulti, error) {
+	common, err := newReleased(r)
+	res := r.Result
+	s := r.Aggregator.Settings()
+	out := AggregateMulti{released: common, Layout: r.Votes.Layout().String(), K: r.Aggregator.K(), Classes: r.Aggregator.Classes(),
+		Threshold: s.Threshold, Sigma1: s.Sigma1, Sigma2: s.Sigma2, LaplaceScale: s.LaplaceScale,
+		Noise:   "discrete Gaussian N_Z(0, sigma^2), sampled exactly (Canonne, Kamath and Steinke 2020); ties broken uniformly",
+		Queries: res.Answered + res.Unanswered, Released: res.Answered, Answered: res.Answered - res.Withheld, NotAnswered: res.Withheld, StoppedByBudget: res.Unanswered}
+	if s.LaplaceScale != nil {
+		out.Noise = "discrete Laplace of scale b, sampled exactly (Canonne, Kamath and Steinke 2020); ties broken uniformly"
+	}
+	return out, err
 }
 
 // Write renders the summary in format f.
@@ -201,9 +256,7 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 		}
 		return cliout.WriteCSV(w, header, rows)
 	}
-	if out.Randomness.Note != "" {
-		fmt.Fprintf(w, "*** %s ***\n", out.Randomness.Note)
-	}
+	out.writeNote(w)
 	layout := []string{strings.ToUpper(out.InputFormat)}
 	if out.VotesHeader != nil {
 		layout = append(layout, "metadata header")
@@ -236,6 +289,79 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 		answered += ")"
 	}
 	fmt.Fprintln(w, answered)
+	if err := out.writeAccount(w, fmt.Sprintf("the %s released", plural.Of(out.Answered, "label", "labels")), "the smaller of the composition over the queries and the teachers' cap"); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "time: %.3g s, %.3g queries/s\n", out.Seconds, out.QueriesPerSecond)
+	return err
+}
+
+// Write renders the summary in format f.
+func (out AggregateMulti) Write(w io.Writer, f cliout.Format) error {
+	switch f {
+	case cliout.JSON:
+		return cliout.WriteJSON(w, out)
+	case cliout.CSV:
+		header := []string{"mechanism", "released", "answered", "not_answered", "stopped_by_budget", "eps_per_query", "delta_per_query", "method", "delta_prime", "eps_total", "delta_total", "for_release"}
+		var rows [][]string
+		for _, t := range out.Totals {
+			rows = append(rows, append([]string{out.Mechanism, fmt.Sprint(out.Released), fmt.Sprint(out.Answered), fmt.Sprint(out.NotAnswered), fmt.Sprint(out.StoppedByBudget),
+				cliout.Float(out.PerQuery.Eps), cliout.Float(out.PerQuery.Delta)}, append(totalCells(t, cliout.Float), fmt.Sprint(out.ForRelease))...))
+		}
+		return cliout.WriteCSV(w, header, rows)
+	}
+	out.writeNote(w)
+	desc := []string{strings.ToUpper(out.InputFormat), out.Layout}
+	if out.VotesHeader != nil {
+		desc = append(desc, "metadata header")
+	}
+	if out.IDColumn {
+		desc = append(desc, "id column")
+	}
+	fmt.Fprintf(w, "votes: %s (%s), K = %d teachers, C = %d classes\n", out.Input, strings.Join(desc, ", "), out.K, out.Classes)
+	if m := out.VotesHeader; m != nil {
+		fmt.Fprintf(w, "teachers: ensemble %s (%v, %v relation, partition %v); their own guarantee plays no part in the one-vote relation\n", m.Ensemble, m.Kind, m.Relation, m.Partition)
+	}
+	fmt.Fprintf(w, "labels: %s (%s; a query the threshold step withheld has an empty label and answered 0)\n", out.Output, out.OutputFormat)
+	params := fmt.Sprintf("sigma2 = %g", deref(out.Sigma2))
+	switch {
+	case out.LaplaceScale != nil:
+		params = fmt.Sprintf("b = %g", *out.LaplaceScale)
+	case out.Threshold != nil:
+		params = fmt.Sprintf("T = %g, sigma1 = %g, ", *out.Threshold, *out.Sigma1) + params
+	}
+	fmt.Fprintf(w, "mechanism: %s (%s), noise %s\n", out.Mechanism, params, out.Noise)
+	fmt.Fprintf(w, "per released query: (%.6g, %.6g)-DP, charged whether or not it was answered\n", out.PerQuery.Eps, out.PerQuery.Delta)
+	fmt.Fprintf(w, "  by %s\n", out.PerQuery.Source)
+	fmt.Fprintf(w, "  neighbouring relation: %s\n", out.PerQuery.Relation)
+	fmt.Fprintf(w, "randomness: %s\n", out.Randomness.Source)
+	released := fmt.Sprintf("released: %d of %d queries, %d answered, %d withheld by the threshold step", out.Released, out.Queries, out.Answered, out.NotAnswered)
+	if b := out.Budget; b != nil {
+		released += fmt.Sprintf(" (budget (%g, %g) under %s composition allows %d", b.Eps, b.Delta, b.Method, b.MaxQueries)
+		if b.Stopped {
+			released += fmt.Sprintf("; STOPPED: %d queries not released", out.StoppedByBudget)
+		}
+		released += ")"
+	}
+	fmt.Fprintln(w, released)
+	if err := out.writeAccount(w, fmt.Sprintf("the %d released queries", out.Released), "account pate gives the Renyi composition"); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "time: %.3g s\n", out.Seconds)
+	return err
+}
+
+// writeNote prints the NOT FOR RELEASE note of a seeded release.
+func (out released) writeNote(w io.Writer) {
+	if out.Randomness.Note != "" {
+		fmt.Fprintf(w, "*** %s ***\n", out.Randomness.Note)
+	}
+}
+
+// writeAccount prints the ledger's state, the teachers' cap and the
+// table of totals of what (e.g. "the 5 labels released"), which how
+// says more of.
+func (out released) writeAccount(w io.Writer, what, how string) error {
 	if l := out.Ledger; l != nil && l.TotalBound == accountant.TeachersBound {
 		fmt.Fprintf(w, "ledger %s (ensemble %s): total spent %s, the teachers' cap (by %s composition of the spends: %s), budget %v",
 			cliout.Escape(l.Path), cliout.Escape(l.Ensemble), formatTotal(l.Total), l.Composition, formatTotal(l.Queries), l.Budget)
@@ -253,22 +379,26 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 	} else if out.CapNote != "" {
 		fmt.Fprintf(w, "teachers' cap: none: %s\n", out.CapNote)
 	}
-	if len(out.Totals) > 0 {
-		fmt.Fprintf(w, "\nTotal privacy loss of the %s released (relation %s: %s), the smaller of the composition over the queries and the teachers' cap:\n", plural.Of(out.Answered, "label", "labels"), out.PerQuery.Relation, out.PerQuery.RelationText)
-		var rows [][]string
-		for _, t := range out.Totals {
-			ref := t.Method.Reference()
-			if t.Err != nil {
-				ref = t.Err.Error()
-			}
-			rows = append(rows, append(totalCells(t, g6), t.Bound.String(), ref))
-		}
-		if err := cliout.WriteTable(w, []string{"composition", "delta'", "eps total", "delta total", "bound", "reference"}, rows); err != nil {
-			return err
-		}
+	if len(out.Totals) == 0 {
+		return nil
 	}
-	_, err := fmt.Fprintf(w, "time: %.3g s, %.3g queries/s\n", out.Seconds, out.QueriesPerSecond)
-	return err
+	fmt.Fprintf(w, "\nTotal privacy loss of %s (relation %s: %s), %s:\n", what, out.PerQuery.Relation, out.PerQuery.RelationText, how)
+	var rows [][]string
+	for _, t := range out.Totals {
+		ref := t.Method.Reference()
+		if t.Err != nil {
+			ref = t.Err.Error()
+		}
+		rows = append(rows, append(totalCells(t, g6), t.Bound.String(), ref))
+	}
+	return cliout.WriteTable(w, []string{"composition", "delta'", "eps total", "delta total", "bound", "reference"}, rows)
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 // totalCells formats a total's method, delta', eps and delta, with "-" for

@@ -47,18 +47,19 @@ func TestNewAggregate(t *testing.T) {
 		name   string
 		agg    ensemble.Aggregator
 		res    ensemble.ReleaseResult
-		budget *Budget
+		budget *ensemble.Budget
 		seed   *uint64
 		led    *ledger.Ledger
 	}{
 		{name: "rr", agg: rr, res: ensemble.ReleaseResult{Answered: 4}},
 		{name: "nothing answered", agg: rr},
-		{name: "stopped by a budget", agg: rr, res: ensemble.ReleaseResult{Answered: 2, Unanswered: 3}, budget: &Budget{Eps: 1, MaxQueries: 2}},
+		{name: "stopped by a budget", agg: rr, res: ensemble.ReleaseResult{Answered: 2, Unanswered: 3}, budget: &ensemble.Budget{Guarantee: accountant.Guarantee{Eps: 1}, MaxQueries: 2}},
 		{name: "gnmax, seeded", agg: gn, res: ensemble.ReleaseResult{Answered: 1}, seed: &seed},
 		{name: "charged to a ledger", agg: rr, res: ensemble.ReleaseResult{Answered: 1}, led: led},
 	} {
+		acct := ensemble.Accounting{PerQuery: tc.agg.Privacy(), DeltaPrime: 1e-5, Budget: tc.budget}
 		out, err := NewAggregate(Release{Problem: gamma.Problem{Params: p}, Mechanism: tc.name, Aggregator: tc.agg, Input: "votes.csv", Output: "-",
-			Votes: votes, Sink: ensemble.LabelSink{Format: ensemble.FormatCSV}, Result: tc.res, Budget: tc.budget, DeltaPrime: 1e-5,
+			Votes: votes, Sink: ensemble.LabelSink{Format: ensemble.FormatCSV}, Result: tc.res, Accounting: acct,
 			Seed: tc.seed, Ledger: tc.led, LedgerPath: path, Elapsed: time.Second})
 		priv := tc.agg.Privacy()
 		switch {

@@ -1,0 +1,78 @@
+package ensemble
+
+import (
+	"fmt"
+
+	"github.com/darrm/darrm/accountant"
+)
+
+// Budget is a total privacy budget that limits one release.
+type Budget struct {
+	accountant.Guarantee
+	// Method is the composition the budget is held to, with slack
+	// DeltaPrime.
+	Method     accountant.Method
+	DeltaPrime float64
+	// MaxQueries is the number of queries the budget allows:
+	// accountant.Unlimited when the teachers' cap is within it.
+	MaxQueries int
+}
+
+// Accounting is the privacy of a release, computed for every mechanism
+// alike: the per-query guarantee, the teacher-level cap on every total
+// (or why there is none), the slack of the totals' composition, and the
+// budget, if any, that limits the queries answered.
+type Accounting struct {
+	PerQuery   Privacy
+	Cap        *accountant.Cap
+	CapNote    string
+	DeltaPrime float64
+	Budget     *Budget
+}
+
+// NewAccounting returns the accounting of a release of per-query
+// guarantee priv from the ensemble that b states (its cap, Binding.Cap),
+// with slack deltaPrime, under budget (nil: none) by composition method.
+func NewAccounting(priv Privacy, b Binding, deltaPrime float64, budget *accountant.Guarantee, method accountant.Method) (Accounting, error) {
+	a := Accounting{PerQuery: priv, DeltaPrime: deltaPrime}
+	var err error
+	if a.Cap, a.CapNote, err = b.Cap(deltaPrime); err != nil {
+		return a, fmt.Errorf("teachers' cap: %w", err)
+	}
+	if budget != nil {
+		limit, err := accountant.MaxStepsCapped(priv.Guarantee, *budget, method, deltaPrime, a.Cap)
+		if err != nil {
+			return a, fmt.Errorf("budget: %w", err)
+		}
+		a.Budget = &Budget{Guarantee: *budget, Method: method, DeltaPrime: deltaPrime, MaxQueries: limit}
+	}
+	return a, nil
+}
+
+// Limit returns the number of queries to answer: the budget's, or -1 for
+// all of them.
+func (a Accounting) Limit() int {
+	if a.Budget == nil || a.Budget.MaxQueries == accountant.Unlimited {
+		return -1
+	}
+	return a.Budget.MaxQueries
+}
+
+// Totals returns the total privacy of labels labels under simple,
+// general and optimal composition (accountant.Totals), each the smaller
+// of the composition and the teachers' cap, judged against the budget
+// (accountant.Total.Capped); none for no labels.
+func (a Accounting) Totals(labels int) []accountant.Total {
+	if labels == 0 {
+		return nil
+	}
+	var budget *accountant.Guarantee
+	if a.Budget != nil {
+		budget = &a.Budget.Guarantee
+	}
+	out := accountant.Totals(a.PerQuery.Guarantee, labels, a.DeltaPrime)
+	for i := range out {
+		out[i] = out[i].Capped(a.Cap, budget)
+	}
+	return out
+}

@@ -1,0 +1,65 @@
+package ensemble
+
+import "strconv"
+
+// Query is one row of a vote file. ID, Votes and Counts are valid until
+// the next call of the reader's Next.
+type Query struct {
+	Index    int    // position among the queries, from 1
+	Line     int    // line of the file
+	ID       []byte // the id column (a JSON string decoded), nil without one
+	IDNumber bool   // the id was a JSON number (its text is the literal)
+	// Votes are the K votes of a two-class vote file, each 0 or 1; nil
+	// for a multi-class file.
+	Votes []byte
+	// Counts are the number of teachers that vote for each class: C
+	// counts summing to K, for every vote file ([K-L, L] for 0/1 votes
+	// with L ones).
+	Counts []int
+}
+
+// Key returns the text that names q in a label file: its id, or its
+// position from 1 without one.
+func (q *Query) Key() string {
+	if q.ID == nil {
+		return strconv.Itoa(q.Index)
+	}
+	return string(q.ID)
+}
+
+// Reader streams the queries of a vote file in constant memory: a
+// VoteReader (0/1 votes of two classes) or a MultiReader (vote counts,
+// or class indices, of C >= 2 classes). Every query carries its counts
+// (Query.Counts), so that a reader is a counts view of any vote file.
+type Reader interface {
+	// Next advances to the next query; false at the end of the file or on
+	// an error (Err).
+	Next() bool
+	// Query returns the current query.
+	Query() *Query
+	// Err returns the error that stopped Next, or nil at the end.
+	Err() error
+	// BytesRead returns the bytes consumed so far.
+	BytesRead() int64
+	// Meta returns the file's metadata header, or nil if it has none.
+	Meta() *VoteMeta
+	// K returns the number of teachers, Classes the number of classes.
+	K() int
+	Classes() int
+	// MultiClass reports whether the file is read as multi-class votes
+	// (counts or class indices), which the multi-class mechanisms label;
+	// else it holds 0/1 votes.
+	MultiClass() bool
+	// Layout returns how the rows hold the teachers' answers.
+	Layout() Layout
+	// Format returns the file's format (CSV or JSONL); HasHeader whether
+	// a CSV file has a header row; HasID whether the rows carry an id.
+	Format() Format
+	HasHeader() bool
+	HasID() bool
+}
+
+var (
+	_ Reader = (*VoteReader)(nil)
+	_ Reader = (*MultiReader)(nil)
+)
