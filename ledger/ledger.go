@@ -189,14 +189,21 @@ func (e *VersionError) Error() string {
 
 // BindingError refuses a release that states other parameters of the
 // ensemble than the ledger is bound to: each differing parameter, the
-// ledger's value and the release's.
+// ledger's value and the release's. With Unstated, it refuses a release
+// that does not state its ensemble (a vote file without a metadata
+// header) on a ledger whose teachers' cap bounds every total: nothing
+// ties its labels to those teachers, so they cannot fall under the cap.
 type BindingError struct {
-	Path   string
-	Ledger ensemble.Binding
-	Diffs  []ensemble.BindingDiff // A: the ledger's, B: the release's
+	Path     string
+	Ledger   ensemble.Binding
+	Diffs    []ensemble.BindingDiff // A: the ledger's, B: the release's
+	Unstated bool
 }
 
 func (e *BindingError) Error() string {
+	if e.Unstated {
+		return fmt.Sprintf("ledger %s is bound to %v, whose teachers' cap bounds every total; this release's vote file has no metadata header, so nothing ties its labels to those teachers and they cannot be counted under their cap: put the ensemble's metadata header on the vote file's first line (e.g. the first line of a vote file of theirs that has one; docs/aggregate.md, \"The metadata header\") and run the release again", e.Path, e.Ledger)
+	}
 	var parts []string
 	for _, d := range e.Diffs {
 		parts = append(parts, fmt.Sprintf("%s %s (the ledger's: %s)", d.Field, d.B, d.A))
@@ -1071,8 +1078,9 @@ func (l *Ledger) Status(step accountant.Guarantee) (Status, error) {
 
 // Begin starts this run's spend: mechanism, the per-label guarantee, and
 // the ensemble the release states (b), which must be the one the ledger
-// is bound to: every parameter both state must agree (a *BindingError
-// otherwise).
+// is bound to: every parameter both state must agree, and on a ledger
+// whose teachers' cap bounds every total the release must state its
+// ensemble (Binding.Stated); a *BindingError otherwise.
 func (l *Ledger) Begin(mechanism string, b ensemble.Binding, step accountant.Guarantee) error {
 	if l.readOnly {
 		return fmt.Errorf("ledger %s: opened read-only", l.path)
@@ -1086,6 +1094,9 @@ func (l *Ledger) Begin(mechanism string, b ensemble.Binding, step accountant.Gua
 	}
 	if d := bound.Diff(b); len(d) > 0 {
 		return &BindingError{Path: l.path, Ledger: bound, Diffs: d}
+	}
+	if l.cap != nil && !b.Stated() {
+		return &BindingError{Path: l.path, Ledger: bound, Unstated: true}
 	}
 	var id [8]byte
 	if _, err := rand.Read(id[:]); err != nil {

@@ -128,10 +128,16 @@ func TestLedgerBinding(t *testing.T) {
 	if _, stderr, code := darrm(t, "", "ledger", "show", v1); code != 0 {
 		t.Errorf("ledger show of a version 1 ledger: exit %d: %s", code, stderr)
 	}
-	// The same teachers without a header: the ledger supplies the id, kind
-	// and partition.
-	if _, stderr, code := darrm(t, "", "aggregate", plain, "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--mechanism", "subsample", "--ledger", led, "--out", filepath.Join(dir, "p.csv")); code != 0 {
-		t.Errorf("headerless release of the bound teachers: exit %d: %s", code, stderr)
+	// The same teachers without a header: nothing ties the labels to the
+	// ledger's teachers, whose cap would bound them: refused, saying how
+	// to go on.
+	before, _ := os.ReadFile(led)
+	if _, stderr, code := darrm(t, "", "aggregate", plain, "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--mechanism", "subsample", "--ledger", led, "--out", filepath.Join(dir, "p.csv")); code != exitUsage ||
+		!strings.Contains(stderr, "has no metadata header") || !strings.Contains(stderr, "put the ensemble's metadata header on the vote file's first line") {
+		t.Errorf("headerless release on a capped ledger: exit %d: %s", code, stderr)
+	}
+	if after, _ := os.ReadFile(led); string(after) != string(before) {
+		t.Error("a refused headerless release changed the ledger")
 	}
 	// Disjoint keyed-hash shares: the cap (0.1, 1e-5) is within the budget,
 	// so every release is free.
