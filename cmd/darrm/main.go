@@ -56,6 +56,11 @@ func exitCode(err error) int {
 }
 
 func main() {
+	// A reader of standard output that goes away (darrm aggregate | head)
+	// must not kill darrm silently: the write then fails with EPIPE, and a
+	// release says how many labels may have left and settles its ledger
+	// on them, as for any stream that fails.
+	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()

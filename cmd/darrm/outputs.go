@@ -25,8 +25,10 @@ func preRun(cmd *cobra.Command, args []string) error {
 // input files named as arguments, the --gamma file, the --ledger, the
 // gamma cache's files (in the --cache-dir or the default one) and the
 // ledgers' records (cli.CheckOutput: by file identity, symbolic links
-// followed). The annotation "input" of a command names its arguments in
-// the error (e.g. "the vote file").
+// followed); and standard output, when it is redirected to a file, the
+// same way. Standard input redirected from a file is an input too. The
+// annotation "input" of a command names its arguments in the error (e.g.
+// "the vote file").
 func checkOutputs(cmd *cobra.Command, args []string) error {
 	protect := protected(cmd, args)
 	for _, name := range outputFlags {
@@ -36,7 +38,7 @@ func checkOutputs(cmd *cobra.Command, args []string) error {
 			}
 		}
 	}
-	return nil
+	return cli.CheckStdout(cmd.OutOrStdout(), protect...)
 }
 
 // protected are the files an output of cmd must not be (checkOutputs).
@@ -48,6 +50,9 @@ func protected(cmd *cobra.Command, args []string) []cli.Protected {
 	var protect []cli.Protected
 	for _, a := range args {
 		protect = append(protect, cli.Protected{What: what, Path: a})
+	}
+	if in, ok := cli.StdinProtected(cmd.InOrStdin(), what); ok {
+		protect = append(protect, in)
 	}
 	value := func(name string) string {
 		if f := cmd.Flags().Lookup(name); f != nil {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -107,6 +108,9 @@ type Protected struct {
 	// What names it in the error, e.g. "the vote file".
 	What string
 	Path string
+	// Info is the file itself when it has no path (standard input,
+	// StdinProtected).
+	Info fs.FileInfo
 	// Dir protects files in the folder Path, at any depth: those that
 	// Owns accepts (given their path relative to Path), or all if Owns
 	// is nil.
@@ -119,8 +123,8 @@ type Protected struct {
 // that cannot be looked at) or that leads to one of protect, before any
 // work is done. Files are compared by identity (device and inode) after
 // following symbolic links, so neither another name, a hard link nor a
-// link to a protected file passes. Standard output passes; protected
-// paths that do not exist, and Std, are skipped.
+// link to a protected file passes. Standard output passes (CheckStdout
+// checks it); protected paths that do not exist, and Std, are skipped.
 func CheckOutput(flag, path string, protect ...Protected) error {
 	if IsStdout(path) {
 		return nil
@@ -129,17 +133,68 @@ func CheckOutput(flag, path string, protect ...Protected) error {
 	if err != nil {
 		return Usagef("--%s %s: %v", flag, path, err)
 	}
+	return checkTarget(fmt.Sprintf("--%s %s", flag, path), t, protect)
+}
+
+// CheckStdout refuses, as a usage error, a standard output that is one of
+// protect, as CheckOutput refuses an output path: a shell redirection
+// such as >> LEDGER would write into the ledger (or a vote file, a cache
+// entry, a record) what darrm prints. Only a regular file can be one;
+// its folder, for protected folders, is found where the system tells the
+// path of an open file (Linux's /proc/self/fd), else only files are
+// compared.
+func CheckStdout(stdout io.Writer, protect ...Protected) error {
+	f := fileOf(stdout)
+	if f == nil {
+		return nil
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	path, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", f.Fd()))
+	if err != nil || !filepath.IsAbs(path) {
+		path = ""
+	}
+	what := "standard output"
+	if path != "" {
+		what = fmt.Sprintf("standard output (%s)", path)
+	}
+	return checkTarget(what, atomicfile.Target{Path: path, Info: st}, protect)
+}
+
+// StdinProtected returns standard input as a protected input named what,
+// when it is a regular file (a shell redirection < FILE): an output must
+// not replace it either. ok is false otherwise.
+func StdinProtected(stdin io.Reader, what string) (p Protected, ok bool) {
+	f := fileOf(stdin)
+	if f == nil {
+		return p, false
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return p, false
+	}
+	return Protected{What: what + " (standard input)", Info: st}, true
+}
+
+// checkTarget refuses target t, named name in the error, when it is one
+// of protect or a file in a protected folder.
+func checkTarget(name string, t atomicfile.Target, protect []Protected) error {
 	var dirs []folder // the folders that would hold the output
-	if !t.Through {
+	if !t.Through && t.Path != "" {
 		dirs = ancestors(filepath.Dir(t.Path))
 	}
 	for _, p := range protect {
-		if p.Path == "" || p.Path == Std {
-			continue
-		}
-		st, err := os.Stat(p.Path)
-		if err != nil {
-			continue
+		st := p.Info
+		if st == nil {
+			if p.Path == "" || p.Path == Std {
+				continue
+			}
+			var err error
+			if st, err = os.Stat(p.Path); err != nil {
+				continue
+			}
 		}
 		if p.Dir {
 			for _, d := range dirs {
@@ -148,13 +203,15 @@ func CheckOutput(flag, path string, protect ...Protected) error {
 				}
 				rel, err := filepath.Rel(d.path, filepath.Join(dirs[0].path, filepath.Base(t.Path)))
 				if err == nil && (p.Owns == nil || p.Owns(rel)) {
-					return Usagef("--%s %s is a file of %s (%s): write it elsewhere", flag, path, p.What, p.Path)
+					return Usagef("%s is a file of %s (%s): write it elsewhere", name, p.What, p.Path)
 				}
 			}
 			continue
 		}
-		if t.Info != nil && os.SameFile(t.Info, st) {
-			return Usagef("--%s %s is %s (%s): write it elsewhere", flag, path, p.What, p.Path)
+		if t.Info != nil && os.SameFile(t.Info, st) && p.Path == "" {
+			return Usagef("%s is %s: write it elsewhere", name, p.What)
+		} else if t.Info != nil && os.SameFile(t.Info, st) {
+			return Usagef("%s is %s (%s): write it elsewhere", name, p.What, p.Path)
 		}
 	}
 	return nil
@@ -214,14 +271,17 @@ func IsStdoutFile(path string, stdout io.Writer) bool {
 	return errA == nil && errB == nil && os.SameFile(a, b)
 }
 
-// fileOf returns the file under w, or nil.
-func fileOf(w io.Writer) *os.File {
+// fileOf returns the file under v, a writer or a reader, looked into
+// through writers and readers that Unwrap; nil if there is none.
+func fileOf(v any) *os.File {
 	for {
-		switch v := w.(type) {
+		switch x := v.(type) {
 		case *os.File:
-			return v
+			return x
 		case interface{ Unwrap() io.Writer }:
-			w = v.Unwrap()
+			v = x.Unwrap()
+		case interface{ Unwrap() io.Reader }:
+			v = x.Unwrap()
 		default:
 			return nil
 		}

@@ -37,6 +37,9 @@ func NewReader(ctx context.Context, r io.Reader) *Reader {
 	return &Reader{ctx: ctx, r: r}
 }
 
+// Unwrap returns the underlying reader.
+func (r *Reader) Unwrap() io.Reader { return r.r }
+
 // Read reads from the underlying reader into p; if ctx is done first, it
 // returns ctx.Err() and the underlying read is abandoned.
 func (r *Reader) Read(p []byte) (int, error) {

@@ -1,0 +1,144 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/darrm/darrm/ledger"
+)
+
+// TestRedirectionProtected: standard output redirected onto a file darrm
+// reads or keeps (the ledger, the vote file, a gamma cache entry, a
+// ledger's record), and an output onto the file standard input reads,
+// are refused as --out onto them is, before anything is written (exit
+// 2); a redirection elsewhere works.
+func TestRedirectionProtected(t *testing.T) {
+	dir := t.TempDir()
+	votes := smallVotes(t, dir, 20)
+	led := newLedgerFile(t, dir, "redirect")
+	cache := filepath.Join(dir, "cache")
+	if _, e, code := darrm(t, "", "solve", "--K", "3", "--m", "1", "--cache-dir", cache); code != 0 {
+		t.Fatal(e)
+	}
+	entries, _ := filepath.Glob(filepath.Join(cache, "*.json"))
+	records, _ := filepath.Glob(filepath.Join(os.Getenv(ledger.EnvStateDir), "ledgers", "*.json"))
+	if len(entries) == 0 || len(records) == 0 {
+		t.Fatalf("cache entries %v, records %v", entries, records)
+	}
+	release := []string{"aggregate", "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--cache-dir", cache, "--ledger", led}
+	run := func(stdin, stdout string, args ...string) (int, string) {
+		t.Helper()
+		cmd := child(args...)
+		if stdin != "" {
+			f, err := os.Open(stdin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			cmd.Stdin = f
+		}
+		f, err := os.OpenFile(stdout, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		var stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = f, &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return waitExit(t, cmd), stderr.String()
+	}
+	for _, tc := range []struct {
+		name, stdin, stdout string
+		args                []string
+		want                string
+	}{
+		{"aggregate >> ledger", "", led, append(release, votes), "standard output (" + led + ") is the ledger"},
+		{"aggregate >> the vote file", "", votes, append(release, votes), "is the vote file"},
+		{"aggregate < votes >> votes", votes, votes, release, "is the vote file (standard input)"},
+		{"aggregate --out votes < votes", votes, filepath.Join(dir, "summary.txt"), append(release, "--out", votes), "--out " + votes + " is the vote file (standard input)"},
+		{"solve >> a cache entry", "", entries[0], []string{"solve", "--K", "3", "--m", "1", "--cache-dir", cache}, "is a file of the gamma cache"},
+		{"ledger show >> its record", "", records[0], []string{"ledger", "show", led}, "is a file of darrm's records of the ledgers"},
+		{"ledger show >> the ledger", "", led, []string{"ledger", "show", led}, "is an input of darrm ledger show"},
+	} {
+		before := map[string][]byte{}
+		for _, f := range []string{led, votes, entries[0], records[0]} {
+			before[f], _ = os.ReadFile(f)
+		}
+		code, stderr := run(tc.stdin, tc.stdout, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%s: exit %d, want %d with %q: %s", tc.name, code, exitUsage, tc.want, stderr)
+		}
+		for f, b := range before {
+			if after, _ := os.ReadFile(f); string(after) != string(b) {
+				t.Errorf("%s: %s changed", tc.name, f)
+			}
+		}
+	}
+	if r := recorded(t, led); r != 0 {
+		t.Errorf("refused releases charged %d labels", r)
+	}
+	out := filepath.Join(dir, "labels.csv")
+	if code, stderr := run(votes, out, release...); code != 0 || labelsIn(mustRead(t, out)) != 20 {
+		t.Errorf("aggregate < votes > labels: exit %d: %s", code, stderr)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestStdoutReaderGone: a reader of standard output that goes away (as
+// head -3 does) does not kill darrm silently: the run fails (exit 1),
+// says how many labels may have reached standard output, and the ledger
+// is settled on exactly that count.
+func TestStdoutReaderGone(t *testing.T) {
+	dir := t.TempDir()
+	votes := smallVotes(t, dir, 300_000)
+	led := newLedgerFile(t, dir, "reader-gone")
+	cmd := child("aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--ledger", led)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = pw, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	r := bufio.NewReader(pr)
+	for range 3 {
+		if _, err := r.ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pr.Close()
+	code := waitExit(t, cmd)
+	m := mayHaveReached.FindStringSubmatch(stderr.String())
+	if code != exitFailure || m == nil || !strings.Contains(stderr.String(), "broken pipe") {
+		t.Fatalf("exit %d, want %d with the count of labels: %s", code, exitFailure, stderr.String())
+	}
+	said, _ := strconv.Atoi(m[1])
+	l, err := ledger.ReadOnly(t.Context(), led, ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	spends := l.Spends()
+	if len(spends) != 1 || !spends[0].Final || spends[0].Queries != said || said == 0 {
+		t.Errorf("%d labels said to have left; the ledger's spends %+v", said, spends)
+	}
+}
