@@ -81,3 +81,86 @@ func TestAbove(t *testing.T) {
 		t.Errorf("Above(dsub), not in the results: %v", got)
 	}
 }
+
+// TestRegistry: every registered mechanism builds from its settings
+// (Build), labels the votes of its kind with the relation it is
+// registered in, and is found by its name and input; a name known for
+// the other kind of votes is refused saying so.
+func TestRegistry(t *testing.T) {
+	ctx := context.Background()
+	f := func(x float64) *float64 { return &x }
+	for _, info := range Registry() {
+		m := Mechanism{Name: info.Name, Input: info.Input, RRComposition: accountant.General, RRDeltaPrime: 1e-5,
+			GNMax: accountant.ConfidentGNMax{Sigma2: 40, Noise: accountant.DiscreteNoise}, LNMax: accountant.LNMax{Scale: 20}}
+		p, classes := problem(11, 3, 1e-5), 3
+		switch {
+		case info.Input == TwoClass:
+			classes = 2
+			if info.PureTeachers {
+				p = problem(11, 3, 0)
+			}
+			m.Gamma = make([]float64, 12)
+		case info.Name == "confident-gnmax":
+			m.GNMax.Threshold, m.GNMax.Sigma1 = 200, 150
+		}
+		agg, label, err := m.Build(ctx, p, classes, Options{})
+		if err != nil {
+			t.Errorf("%s on %v: %v", info.Name, info.Input, err)
+			continue
+		}
+		if agg.Name() != info.Name || agg.Classes() != classes || agg.Privacy().Relation != info.Relation || twoClass(agg) != (info.Input == TwoClass) || label == "" {
+			t.Errorf("%s on %v: built %s, %d classes, relation %v, label %q", info.Name, info.Input, agg.Name(), agg.Classes(), agg.Privacy().Relation, label)
+		}
+		if got, err := LookupMechanism(info.Name, info.Input); err != nil || got.Name != info.Name || got.Input != info.Input {
+			t.Errorf("lookup of %s on %v: %+v, %v", info.Name, info.Input, got, err)
+		}
+		if len(info.Needs)+len(info.Takes) == 0 || info.Example == "" {
+			t.Errorf("%s on %v: no settings or no example", info.Name, info.Input)
+		}
+	}
+	if _, err := LookupMechanism("darrm", MultiClass); err == nil || !strings.Contains(err.Error(), "darrm labels two-class votes, not multi-class votes") {
+		t.Errorf("darrm on multi-class votes: %v", err)
+	}
+	if _, err := LookupMechanism("lnmax", TwoClass); err == nil || !strings.Contains(err.Error(), "lnmax labels multi-class votes") {
+		t.Errorf("lnmax on two-class votes: %v", err)
+	}
+	if s := (Settings{Sigma2: f(1)}); !s.Has("sigma2") || s.Has("sigma1") {
+		t.Error("Settings.Has")
+	}
+}
+
+// TestAccounting: the limit a budget sets (none without one, none when
+// the teachers' cap is within it), and totals capped by the cap.
+func TestAccounting(t *testing.T) {
+	step := Privacy{Guarantee: accountant.Guarantee{Eps: 0.3, Delta: 3e-5}, Relation: PrivateTeachers}
+	capped := Binding{Ensemble: "e", K: 11, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: PrivateTeachers, Kind: Fixed, Partition: SharedData}
+	unstated := Binding{K: 11, Teachers: capped.Teachers, Relation: PrivateTeachers}
+	for _, tc := range []struct {
+		name   string
+		b      Binding
+		budget *accountant.Guarantee
+		limit  int
+		cap    bool
+	}{
+		{"no budget", capped, nil, -1, true},
+		{"a budget below the cap", capped, &accountant.Guarantee{Eps: 0.75, Delta: 1e-3}, 2, true},
+		{"the cap within the budget", capped, &accountant.Guarantee{Eps: 2, Delta: 1e-3}, -1, true},
+		{"no header: no cap", unstated, &accountant.Guarantee{Eps: 2, Delta: 1e-3}, 6, false},
+	} {
+		a, err := NewAccounting(step, tc.b, 1e-5, tc.budget, accountant.Simple)
+		if err != nil || a.Limit() != tc.limit || (a.Cap != nil) != tc.cap || (a.Cap == nil) == (a.CapNote == "") {
+			t.Errorf("%s: limit %d, cap %v (%q), %v", tc.name, a.Limit(), a.Cap, a.CapNote, err)
+			continue
+		}
+		totals := a.Totals(100)
+		if len(totals) != 3 || a.Totals(0) != nil {
+			t.Fatalf("%s: totals %v", tc.name, totals)
+		}
+		if simple := totals[0]; tc.cap && (simple.Bound != accountant.TeachersBound || simple.Guarantee != a.Cap.Guarantee) || !tc.cap && simple.Bound != accountant.QueriesBound {
+			t.Errorf("%s: 100 labels total %+v", tc.name, simple)
+		}
+	}
+	if _, err := NewAccounting(step, capped, 1e-5, &accountant.Guarantee{Eps: -1}, accountant.Simple); err == nil || !strings.Contains(err.Error(), "budget") {
+		t.Errorf("a negative budget: %v", err)
+	}
+}

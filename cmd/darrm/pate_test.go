@@ -448,3 +448,77 @@ func TestPATEExperiment(t *testing.T) {
 		}
 	}
 }
+
+// TestAccountPATEChecks: account pate runs the checks of a release. Votes
+// whose header states private teachers on shared data (the
+// private-teachers relation) are refused, as aggregate refuses them, with
+// or without labels; a label file states how its labels were made, and
+// account pate takes its mechanism and settings from it: flags may repeat
+// them, and one that contradicts them exits 2 naming both values.
+func TestAccountPATEChecks(t *testing.T) {
+	dir := t.TempDir()
+	votes := countsFile(t, dir, "votes.csv", 30, func(i int) []int { return plurality(150+3*i, i%10) })
+	shared := filepath.Join(dir, "shared.csv")
+	raw, _ := os.ReadFile(votes)
+	os.WriteFile(shared, []byte(strings.Replace(string(raw), pateHeader(t, 250, 10, ensemble.LayoutCounts, ensemble.OneVote, ensemble.FormatCSV),
+		pateHeader(t, 250, 10, ensemble.LayoutCounts, ensemble.PrivateTeachers, ensemble.FormatCSV), 1)), 0o644)
+	acct := func(args ...string) []string {
+		return append([]string{"account", "pate", "--target-delta", "1e-5", "--format", "json"}, args...)
+	}
+	for _, args := range [][]string{acct(shared, "--sigma2", "40"), acct(append([]string{shared, "--seed", "1"}, confident...)...), acct(shared, "--laplace-scale", "20")} {
+		if out, stderr, code := darrm(t, "", args...); code != exitUsage || !strings.Contains(stderr, "relation") || !strings.Contains(stderr, "private-teachers") || out != "" {
+			t.Errorf("%v: exit %d: %s%s", args, code, out, stderr)
+		}
+	}
+
+	labels := filepath.Join(dir, "labels.csv")
+	if _, stderr, code := darrm(t, "", "aggregate", votes, "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--out", labels); code != 0 {
+		t.Fatalf("aggregate: exit %d: %s", code, stderr)
+	}
+	head := readLinesAll(t, labels)[0]
+	if !strings.HasPrefix(head, `# {"darrm-labels":1,"mechanism":"gnmax","K":250,"classes":10,"relation":"one-vote","sigma2":40,"noise":"discrete","eps":`) ||
+		!strings.Contains(head, `"ensemble":"pate-k250"`) {
+		t.Errorf("label file header %s", head)
+	}
+	want, stderr, code := darrm(t, "", acct(votes, "--labels", labels, "--ss-order", "20", "--beta", "0.02", "--sigma-ss", "10", "--seed", "1")...)
+	if code != 0 {
+		t.Fatalf("settings from the header: exit %d: %s", code, stderr)
+	}
+	var d map[string]any
+	decode(t, want, &d)
+	if d["mechanism"] != "gnmax" || d["sigma2"] != 40.0 || d["noise"] != "discrete" {
+		t.Errorf("settings from the header: %v %v %v", d["mechanism"], d["sigma2"], d["noise"])
+	}
+	if got, _, code := darrm(t, "", acct(votes, "--labels", labels, "--sigma2", "40", "--noise", "discrete", "--ss-order", "20", "--beta", "0.02", "--sigma-ss", "10", "--seed", "1")...); code != 0 || got != want {
+		t.Errorf("settings repeated: exit %d, a different account", code)
+	}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--sigma2", "80"}, []string{"--sigma2 = 80 given", "sigma2 = 40"}},
+		{[]string{"--noise", "continuous"}, []string{"--noise = continuous given", "noise = discrete"}},
+		{[]string{"--threshold", "200", "--sigma1", "150"}, []string{"--threshold = 200 given", "made by gnmax, which has no threshold"}},
+		{[]string{"--laplace-scale", "20"}, []string{"--laplace-scale = 20 given", "made by gnmax"}},
+	} {
+		if out, stderr, code := darrm(t, "", acct(append([]string{votes, "--labels", labels}, tc.args...)...)...); code != exitUsage || out != "" {
+			t.Errorf("%v: exit %d: %s", tc.args, code, stderr)
+		} else {
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("%v: %q lacks %q", tc.args, stderr, w)
+				}
+			}
+		}
+	}
+}
+
+// readLinesAll returns every line of a file, comment lines included.
+func readLinesAll(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+}

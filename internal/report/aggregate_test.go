@@ -82,3 +82,38 @@ func TestNewAggregate(t *testing.T) {
 		}
 	}
 }
+
+// TestNewSummary: a release of multi-class votes is summarised by
+// AggregateMulti, from the same Release as a two-class one: its
+// settings, the queries withheld, totals without a cap.
+func TestNewSummary(t *testing.T) {
+	in, err := ensemble.NewMultiReader(strings.NewReader("4,3,3\n"), "counts.csv", ensemble.MultiOptions{Input: ensemble.InputCounts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := ensemble.NewMultiGNMax(accountant.ConfidentGNMax{Threshold: 8, Sigma1: 2, Sigma2: 2, Noise: accountant.DiscreteNoise}, 10, 3, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ensemble.ReleaseBinding(in, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acct, err := ensemble.NewAccounting(g.Privacy(), b, 1e-5, nil, accountant.General)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSummary(Release{Mechanism: "confident-gnmax", Aggregator: g, Input: "counts.csv", Output: "-", Votes: in,
+		Sink: ensemble.LabelSink{Format: ensemble.FormatCSV}, Result: ensemble.ReleaseResult{Answered: 5, Withheld: 2, Unanswered: 1}, Accounting: acct, Elapsed: time.Second})
+	out, ok := s.(AggregateMulti)
+	switch {
+	case err != nil || !ok:
+		t.Fatalf("%T, %v", s, err)
+	case out.Queries != 6 || out.Released != 5 || out.Answered != 3 || out.NotAnswered != 2 || out.StoppedByBudget != 1:
+		t.Errorf("counts %+v", out)
+	case out.Threshold == nil || *out.Threshold != 8 || *out.Sigma1 != 2 || *out.Sigma2 != 2 || out.LaplaceScale != nil || out.Layout != "counts" || out.Classes != 3:
+		t.Errorf("settings %+v", out)
+	case len(out.Totals) != 3 || out.Cap != nil || out.CapNote == "" || out.Totals[0].Bound != accountant.QueriesBound:
+		t.Errorf("totals %+v, cap %v %q", out.Totals, out.Cap, out.CapNote)
+	}
+}

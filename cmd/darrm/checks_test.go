@@ -1,0 +1,270 @@
+//go:build unix
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/ledger"
+)
+
+// checkFile writes the votes of an example release by mechanism m into
+// path: n rows of K = 11 teachers with ids q1..qn, 0/1 votes or counts
+// over 3 classes as m labels, after a metadata header of m's relation
+// naming ensemble id (none when id is ""): teachers stated (0.1, 1e-5)-DP,
+// or (0.1, 0)-DP for a mechanism of pure-DP teachers; fixed models, on
+// shared data in the private-teachers relation, on keyed-hash shares in
+// the one-vote relation. It returns the flags a release of the file
+// needs besides m's example settings: without a header, the teachers'
+// guarantee or the layout.
+func checkFile(t *testing.T, path string, m ensemble.MechanismInfo, id string, n int) []string {
+	t.Helper()
+	delta := 1e-5
+	if m.PureTeachers {
+		delta = 0
+	}
+	var b strings.Builder
+	var flags []string
+	if id != "" {
+		meta := &ensemble.VoteMeta{Ensemble: id, K: 11, Classes: 2, Relation: m.Relation, Kind: ensemble.Fixed, Partition: ensemble.SharedData,
+			Teachers: []ensemble.TeacherGroup{{Count: 11, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: delta}}}}
+		if m.Relation == ensemble.OneVote {
+			meta.Partition = ensemble.KeyedHash
+		}
+		if m.Input == ensemble.MultiClass {
+			meta.Classes, meta.Layout = 3, ensemble.LayoutCounts
+		}
+		head, err := meta.AppendHeader(nil, ensemble.FormatCSV)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(head)
+	} else if m.Input == ensemble.MultiClass {
+		flags = []string{"--input-format", "counts"}
+	} else {
+		flags = []string{"--eps", "0.1", "--Delta", strconv.FormatFloat(delta, 'g', -1, 64)}
+	}
+	for i := 1; i <= n; i++ {
+		a := (7 * i) % 12
+		if m.Input == ensemble.MultiClass {
+			fmt.Fprintf(&b, "q%d,%d,%d,%d\n", i, a, (11-a)/2, 11-a-(11-a)/2)
+			continue
+		}
+		fmt.Fprintf(&b, "q%d", i)
+		for j := range 11 {
+			fmt.Fprintf(&b, ",%d", min(1, max(0, a-j)))
+		}
+		b.WriteByte('\n')
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return flags
+}
+
+// TestEveryCheckOfEveryMechanism runs every check of a release over every
+// mechanism of the registry, so that a mechanism registered later is
+// checked without a line here: --out as a symbolic link, a FIFO, a device
+// of the test's own, the ledger and the vote file; a short write, whose
+// labels are all charged; a vote file without a header on a ledger
+// (refused when the ledger has a teachers' cap, else composed without
+// it); another ensemble's votes on the ledger; a budget that stops the
+// release (exit 4); SIGTERM (exit 130, no file left).
+func TestEveryCheckOfEveryMechanism(t *testing.T) {
+	cache := t.TempDir()
+	for _, m := range ensemble.Registry() {
+		t.Run(m.Name+"/"+strings.ReplaceAll(m.Input.String(), " ", "-"), func(t *testing.T) {
+			dir := t.TempDir()
+			id := "checks-" + m.Name + "-" + strconv.Itoa(int(m.Input))
+			const n = 20_000
+			votes := filepath.Join(dir, "votes.csv")
+			checkFile(t, votes, m, id, n)
+			led := filepath.Join(dir, "checks.ledger")
+			if _, e, code := darrm(t, "", "ledger", "init", led, "--votes", votes, "--budget-eps", "1e9", "--budget-delta", "0.99"); code != 0 {
+				t.Fatal(e)
+			}
+			release := append([]string{"aggregate", "--mechanism", m.Name, "--cache-dir", cache}, strings.Fields(m.Example)...)
+			labels := func(path string) int { return labelsIn(mustRead(t, path)) }
+
+			// --out a symbolic link: its target is replaced, the link kept.
+			target, link := filepath.Join(dir, "target.csv"), filepath.Join(dir, "link.csv")
+			os.WriteFile(target, []byte("old"), 0o644)
+			os.Symlink("target.csv", link)
+			out, stderr, code := darrm(t, "", append(release, votes, "--out", link, "--format", "json", "--ledger", led)...)
+			if st, err := os.Lstat(link); code != 0 || err != nil || st.Mode()&os.ModeSymlink == 0 || labels(target) != n {
+				t.Fatalf("--out a link: exit %d, link kept %v: %s", code, err == nil && st.Mode()&os.ModeSymlink != 0, stderr)
+			}
+			var doc struct {
+				PerQuery struct{ Eps, Delta float64 } `json:"per_query"`
+				Cap      *struct{ Eps float64 }       `json:"cap"`
+			}
+			if err := json.Unmarshal([]byte(out), &doc); err != nil || !(doc.PerQuery.Eps > 0) {
+				t.Fatalf("summary %v: %s", err, out)
+			}
+
+			// --out a FIFO: written through, still a FIFO.
+			fifo := filepath.Join(dir, "fifo")
+			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			got := make(chan int)
+			go func() {
+				f, err := os.Open(fifo)
+				if err != nil {
+					got <- -1
+					return
+				}
+				b, _ := io.ReadAll(f)
+				f.Close()
+				got <- labelsIn(b)
+			}()
+			if _, stderr, code := darrm(t, "", append(release, votes, "--out", fifo)...); code != 0 {
+				t.Fatalf("--out a FIFO: exit %d: %s", code, stderr)
+			}
+			if st, err := os.Lstat(fifo); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+				t.Error("--out a FIFO: the FIFO was replaced")
+			} else if k := <-got; k != n {
+				t.Errorf("--out a FIFO: its reader got %d labels", k)
+			}
+
+			// --out a device: a null device made here, never the machine's.
+			dev := filepath.Join(dir, "null")
+			if err := syscall.Mknod(dev, syscall.S_IFCHR|0o666, 1<<8|3); err != nil {
+				t.Logf("no device of our own to write to (%v): that case is skipped", err)
+			} else {
+				if _, stderr, code := darrm(t, "", append(release, votes, "--out", dev)...); code != 0 {
+					t.Errorf("--out a device: exit %d: %s", code, stderr)
+				}
+				if st, err := os.Lstat(dev); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+					t.Error("--out a device: the device was replaced")
+				}
+			}
+
+			// --out the ledger or the vote file: refused, nothing changed.
+			before, beforeVotes := mustRead(t, led), mustRead(t, votes)
+			for out, want := range map[string]string{led: "is the ledger", votes: "is the vote file"} {
+				if _, stderr, code := darrm(t, "", append(release, votes, "--ledger", led, "--out", out)...); code != exitUsage || !strings.Contains(stderr, want) {
+					t.Errorf("--out %s: exit %d: %s", out, code, stderr)
+				}
+			}
+			if string(mustRead(t, led)) != string(before) || string(mustRead(t, votes)) != string(beforeVotes) {
+				t.Error("a refused --out changed the ledger or the votes")
+			}
+
+			// A short write: every label of which a byte reached standard
+			// output is charged, and the error says how many.
+			short := filepath.Join(dir, "short.csv")
+			f, err := os.Create(short)
+			if err != nil {
+				t.Fatal(err)
+			}
+			charged := recorded(t, led)
+			cmd := inShell("ulimit -f 100", append(release, votes, "--ledger", led)...)
+			var e strings.Builder
+			cmd.Stdout, cmd.Stderr = f, &e
+			cmd.Start()
+			code = waitExit(t, cmd)
+			f.Close()
+			left := labels(short)
+			said := mayHaveReached.FindStringSubmatch(e.String())
+			if code != exitFailure || left == 0 || said == nil || said[1] != strconv.Itoa(left) || recorded(t, led)-charged < left {
+				t.Errorf("short write: exit %d, %d labels left, %d charged: %s", code, left, recorded(t, led)-charged, e.String())
+			}
+
+			// The votes without their header: never under the teachers' cap.
+			plain := filepath.Join(dir, "plain.csv")
+			flags := checkFile(t, plain, m, "", 50)
+			capped := ledgerCap(t, led) != nil
+			before = mustRead(t, led)
+			_, stderr, code = darrm(t, "", append(append(release, plain, "--ledger", led, "--out", filepath.Join(dir, "plain-labels.csv")), flags...)...)
+			switch {
+			case capped && (code != exitUsage || !strings.Contains(stderr, "has no metadata header") || string(mustRead(t, led)) != string(before)):
+				t.Errorf("headerless votes on a capped ledger: exit %d: %s", code, stderr)
+			case !capped && code != 0:
+				t.Errorf("headerless votes on a ledger without a cap: exit %d: %s", code, stderr)
+			case !capped && ledgerCap(t, led) != nil:
+				t.Errorf("headerless votes put under a cap")
+			}
+
+			// Another ensemble's votes: refused by the ledger's binding.
+			other := filepath.Join(dir, "other.csv")
+			checkFile(t, other, m, "another", 50)
+			if _, stderr, code := darrm(t, "", append(release, other, "--ledger", led, "--out", filepath.Join(dir, "other-labels.csv"))...); code != exitUsage || !strings.Contains(stderr, "ensemble another (the ledger's: "+id+")") {
+				t.Errorf("another ensemble: exit %d: %s", code, stderr)
+			}
+
+			// A budget that allows two queries, or none when the cap is
+			// smaller: the release stops with exit 4, its file holds the
+			// answered labels.
+			budget := 2.5 * doc.PerQuery.Eps
+			if doc.Cap != nil {
+				budget = min(budget, doc.Cap.Eps/2)
+			}
+			stopped := filepath.Join(dir, "stopped.csv")
+			out, stderr, code = darrm(t, "", append(release, votes, "--out", stopped, "--format", "json", "--composition", "simple",
+				"--budget-eps", strconv.FormatFloat(budget, 'g', -1, 64), "--budget-delta", "0.5")...)
+			var res struct {
+				Answered *int `json:"queries_answered"`
+				Released *int `json:"released"`
+			}
+			json.Unmarshal([]byte(out), &res)
+			answered := res.Answered
+			if answered == nil {
+				answered = res.Released
+			}
+			if code != exitBudget || answered == nil || *answered >= n || labels(stopped) != *answered {
+				t.Errorf("budget: exit %d, answered %v, %d labels: %s", code, answered, labels(stopped), stderr)
+			}
+
+			// SIGTERM while the labels are being written: exit 130, no file.
+			sub := filepath.Join(dir, "term")
+			os.Mkdir(sub, 0o755)
+			checkFile(t, filepath.Join(sub, "in.csv"), m, id, 100_000)
+			data := mustRead(t, filepath.Join(sub, "in.csv"))
+			os.Remove(filepath.Join(sub, "in.csv"))
+			cmd = child(append(release, "--out", filepath.Join(sub, "labels.csv"))...)
+			stdin, _ := cmd.StdinPipe()
+			var serr syncBuffer
+			cmd.Stderr = &serr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			go stdin.Write(data)
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && !tempHasData(sub); time.Sleep(10 * time.Millisecond) {
+			}
+			cmd.Process.Signal(syscall.SIGTERM)
+			code = waitExit(t, cmd)
+			stdin.Close()
+			if left := files(t, sub); code != exitInterrupted || len(left) != 0 {
+				t.Errorf("SIGTERM: exit %d, files left %v: %s", code, left, serr.String())
+			}
+		})
+	}
+}
+
+// ledgerCap returns the teachers' cap of the ledger at path, nil if it
+// has none.
+func ledgerCap(t *testing.T, path string) *accountant.Cap {
+	t.Helper()
+	l, err := ledger.ReadOnly(t.Context(), path, ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	b, err := l.Balance()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.Cap
+}
