@@ -68,14 +68,11 @@ type AggregateMulti struct {
 	Layout  string `json:"layout"`
 	K       int    `json:"K"`
 	Classes int    `json:"classes"`
-	// The mechanism's settings: Threshold, Sigma1 and Sigma2 for the
-	// GNMax family (Threshold, Sigma1 with confident-gnmax), LaplaceScale
-	// for lnmax.
-	Threshold    *float64 `json:"threshold,omitempty"`
-	Sigma1       *float64 `json:"sigma1,omitempty"`
-	Sigma2       *float64 `json:"sigma2,omitempty"`
-	LaplaceScale *float64 `json:"laplace_scale,omitempty"`
-	Noise        string   `json:"noise"`
+	// Settings are the mechanism's: threshold, sigma1 and sigma2 for the
+	// GNMax family (threshold, sigma1 with confident-gnmax),
+	// laplace_scale for lnmax. Noise describes the noise in words.
+	ensemble.Settings
+	Noise string `json:"noise"`
 	// Queries counts the rows read; Released those written to the label
 	// file and charged (answered or not), Answered those with a label,
 	// NotAnswered those the threshold step withheld, StoppedByBudget
@@ -232,8 +229,7 @@ func NewAggregateMulti(r Release) (AggregateMulti, error) {
 	common, err := newReleased(r)
 	res := r.Result
 	s := r.Aggregator.Settings()
-	out := AggregateMulti{released: common, Layout: r.Votes.Layout().String(), K: r.Aggregator.K(), Classes: r.Aggregator.Classes(),
-		Threshold: s.Threshold, Sigma1: s.Sigma1, Sigma2: s.Sigma2, LaplaceScale: s.LaplaceScale,
+	out := AggregateMulti{released: common, Layout: r.Votes.Layout().String(), K: r.Aggregator.K(), Classes: r.Aggregator.Classes(), Settings: s,
 		Noise:   "discrete Gaussian N_Z(0, sigma^2), sampled exactly (Canonne, Kamath and Steinke 2020); ties broken uniformly",
 		Queries: res.Answered + res.Unanswered, Released: res.Answered, Answered: res.Answered - res.Withheld, NotAnswered: res.Withheld, StoppedByBudget: res.Unanswered}
 	if s.LaplaceScale != nil {
