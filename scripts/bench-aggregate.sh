@@ -38,7 +38,7 @@ for n in "${rows[@]}"; do
 	read -r tnull rssnull <<<"$(/usr/bin/time -f '%e %M' "$bin" aggregate "$f" --m 3 --eps 0.1 --Delta 1e-5 --cache-dir "$work/cache" --format csv 2>&1 > /dev/null | tail -1)"
 	answered=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["queries_answered"])' "$work/summary.json")
 	[[ "$answered" == "$n" ]] || { echo "answered $answered of $n" >&2; exit 1; }
-	[[ $(wc -l < "$work/labels.csv") == $((n + 1)) ]] || { echo "label file has the wrong length" >&2; exit 1; }
+	[[ $(grep -vc '^#' "$work/labels.csv") == $((n + 1)) ]] || { echo "label file has the wrong length" >&2; exit 1; }
 	qps=$(awk -v n="$n" -v t="$tagg" 'BEGIN { printf "%.2fM", n / t / 1e6 }')
 	printf '| %s | %s MB | %s s | %s s | %s s | %s | %s | %s | %d MiB | %s s | %d MiB |\n' "$n" $(($(stat -c %s "$f") / 1000000)) "$tcat" "$twc" "$tagg" "$qps" \
 		"$(ratio "$tagg" "$tcat")" "$(ratio "$tagg" "$twc")" $((rss / 1024)) "$tnull" $((rssnull / 1024))
