@@ -27,7 +27,9 @@ type LabelSink struct {
 	// release fails. A symbolic link is followed to the file it names. A
 	// device or a FIFO is written through: labels leave as they are
 	// written, as on Stdout. "" or "-" means Stdout.
-	Path   string
+	Path string
+	// Stdout receives the labels when Path is "" or "-": standard output,
+	// or any writer.
 	Stdout io.Writer
 	// Format is FormatCSV or FormatJSONL.
 	Format Format
@@ -49,7 +51,7 @@ func (s LabelSink) ToStdout() bool { return s.Path == "" || s.Path == "-" }
 // src unless opts.Experiment (ErrSeededRelease). The label file starts
 // with its metadata header (LabelMeta), after the NotForRelease line of a
 // seeded release; then "id,label" rows for two-class votes, or
-// "id,label,answered" for multi-class votes (see labelWriter).
+// "id,label,answered" for multi-class votes (docs/aggregate.md).
 //
 // It answers at most limit queries (no limit when limit < 0), e.g. the
 // number a privacy budget allows (Accounting.Limit); later queries are
@@ -58,22 +60,28 @@ func (s LabelSink) ToStdout() bool { return s.Path == "" || s.Path == "-" }
 // queries.
 //
 // The sink's ledger, if any, is charged before labels leave and settled
-// after: with the labels answered on success, with none when a file is
-// not written (it is removed), and with those that may have reached the
+// after: with the labels answered on success, with none when a release is
+// refused or a file is not written (it is removed), and with those that may have reached the
 // stream (or the device or FIFO written through) when a release to it
 // fails, whose error then says how many that is and what they cost. A
 // write that stops part-way counts every label of which a byte was
 // written.
 func ReleaseTo(ctx context.Context, in Reader, agg Labeler, src *Source, sink LabelSink, limit int, opts ReleaseOptions) (ReleaseResult, error) {
 	var res ReleaseResult
+	settle := func(err error, labels int) error {
+		if sink.Ledger != nil {
+			err = errors.Join(err, sink.Ledger.Settle(labels))
+		}
+		return err
+	}
 	b, err := ReleaseBinding(in, agg)
 	if err != nil {
-		return res, fmt.Errorf("release: %w", err)
+		return res, settle(fmt.Errorf("release: %w", err), 0)
 	}
 	var comments []string
 	if _, seeded := src.Seeded(); seeded {
 		if !opts.Experiment {
-			return res, ErrSeededRelease
+			return res, settle(ErrSeededRelease, 0)
 		}
 		comments = append(comments, NotForRelease)
 	}
@@ -94,12 +102,6 @@ func ReleaseTo(ctx context.Context, in Reader, agg Labeler, src *Source, sink La
 		if err == nil && sink.Ledger != nil {
 			// Into a file, the labels leave when it is renamed, after this.
 			err = sink.Ledger.Settle(res.Answered)
-		}
-		return err
-	}
-	settle := func(err error, labels int) error {
-		if sink.Ledger != nil {
-			err = errors.Join(err, sink.Ledger.Settle(labels))
 		}
 		return err
 	}
