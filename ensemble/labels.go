@@ -429,7 +429,9 @@ func NewLabelReader(r io.Reader, name string) (*LabelReader, error) {
 	}
 	if c := bytes.TrimLeft(line, " \t"); c[0] == '{' {
 		lr.format = FormatJSONL
-		out.answered = bytes.Contains(line, []byte(`"answered"`))
+		var keys map[string]json.RawMessage
+		json.Unmarshal(line, &keys) // a line that is no object fails in parse
+		_, out.answered = keys["answered"]
 	} else {
 		lr.format = FormatCSV
 		fs, err := lr.split(line)

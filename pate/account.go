@@ -148,8 +148,8 @@ type Accounting struct {
 // under opts, drawing the smooth-sensitivity release from src. The votes
 // must be in the one-vote relation, the relation of every mechanism here
 // (ensemble.Check); labels with a metadata header must be of this
-// mechanism, K and C, and of the votes' ensemble; every label row must
-// name its query.
+// mechanism and its settings (else a *ensemble.SettingError), K and C, and
+// of the votes' ensemble; every label row must name its query.
 func Account(ctx context.Context, in ensemble.Reader, opts AccountOptions, src *ensemble.Source) (*Accounting, error) {
 	if _, err := ensemble.Check(in.Meta(), in.K(), opts.Mechanism, ensemble.Privacy{Relation: ensemble.OneVote}); err != nil {
 		return nil, err
@@ -231,7 +231,13 @@ func checkLabels(in ensemble.Reader, opts AccountOptions) error {
 	case m.Ensemble != "" && in.Meta() != nil && m.Ensemble != in.Meta().Ensemble:
 		return lr.Errorf("labels of ensemble %s, but the votes are of ensemble %s", m.Ensemble, in.Meta().Ensemble)
 	}
-	return nil
+	g := opts.GNMax
+	s := ensemble.Settings{Sigma2: &g.Sigma2, Noise: &g.Noise}
+	if g.Confident() {
+		s.Threshold, s.Sigma1 = &g.Threshold, &g.Sigma1
+	}
+	_, err := s.Agree(m)
+	return err
 }
 
 // count reads every query of in, checking it, and returns how many

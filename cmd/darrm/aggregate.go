@@ -166,7 +166,7 @@ func (f *aggregateFlags) aggregator(cmd *cobra.Command, info ensemble.MechanismI
 			return rel, err
 		}
 		p = rel.Problem.Params
-	case info.Name != "lnmax":
+	case f.settings(cmd).Sigma2 != nil: // the GNMax family (checkSettings)
 		if m.GNMax, err = gnmaxOf(f.settings(cmd), accountant.DiscreteNoise); err != nil {
 			return rel, err
 		}
@@ -176,9 +176,9 @@ func (f *aggregateFlags) aggregator(cmd *cobra.Command, info ensemble.MechanismI
 }
 
 // params returns the problem: K from the vote file (which the caller
-// checked against --K), the teachers' eps and
-// Delta of t, the rest from the flags or, with --gamma, from what the gamma
-// file states (as darrm verify does).
+// checked against --K), the teachers' eps and Delta of t, the rest from
+// the flags or, with --gamma, from what the gamma file states (as darrm
+// verify does).
 func (f *aggregateFlags) params(cmd *cobra.Command, mech mechanisms, k int, input string, t ensemble.TeacherGuarantee) (gamma.Problem, error) {
 	line := f.stated(cmd)
 	line.Eps, line.Delta = &t.Eps, &t.Delta

@@ -1,0 +1,81 @@
+package pate
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
+)
+
+// countsReader writes counts as a counts file with a header of relation rel
+// and returns its reader.
+func countsReader(t *testing.T, counts [][]int, rel ensemble.Relation) ensemble.Reader {
+	t.Helper()
+	meta := &ensemble.VoteMeta{Ensemble: "acct", K: 250, Classes: 10, Layout: ensemble.LayoutCounts, Relation: rel, Kind: ensemble.Fixed, Partition: ensemble.KeyedHash,
+		Teachers: []ensemble.TeacherGroup{{Count: 250, Origin: ensemble.NonPrivate}}}
+	if rel == ensemble.PrivateTeachers {
+		meta.Partition = ensemble.SharedData
+		meta.Teachers = []ensemble.TeacherGroup{{Count: 250, Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-5}}}
+	}
+	var b bytes.Buffer
+	if err := ensemble.WriteCounts(&b, meta, nil, counts); err != nil {
+		t.Fatal(err)
+	}
+	in, err := ensemble.NewMultiReader(&b, "counts", ensemble.MultiOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+// TestAccount: the realised account of a release is the account that
+// pate.Label computes from its labels; votes in the private-teachers
+// relation and settings other than the label file's are refused.
+func TestAccount(t *testing.T) {
+	counts, truth := syntheticCounts(60, 4)
+	m := Mechanisms()[0]
+	agg, err := ensemble.NewMultiGNMax(m.ConfidentGNMax, 250, 10, Delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labels bytes.Buffer
+	sink := ensemble.LabelSink{Stdout: &labels, Format: ensemble.FormatCSV}
+	if _, err := ensemble.ReleaseTo(t.Context(), countsReader(t, counts, ensemble.OneVote), agg, ensemble.NewSeededSource(2), sink, -1, ensemble.ReleaseOptions{Experiment: true}); err != nil {
+		t.Fatal(err)
+	}
+	opts := func() AccountOptions {
+		lr, err := ensemble.NewLabelReader(bytes.NewReader(labels.Bytes()), "labels")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return AccountOptions{Mechanism: m.Name, GNMax: m.ConfidentGNMax, Delta: Delta, Conversion: accountant.PaperConversion, Labels: lr}
+	}
+	a, err := Account(t.Context(), countsReader(t, counts, ensemble.OneVote), opts(), ensemble.NewSeededSource(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Result.Queries != 60 || a.Result.Answered < 1 || a.Result.Answered > 60 || !a.Realised || !(a.Result.Dependent.Eps <= a.Result.Independent.Eps) {
+		t.Errorf("account %+v", a.Result)
+	}
+	// The same answers through pate.Label's account (the same seeded draws).
+	res, err := Label(counts, 250, 10, truth, m, Delta, ensemble.NewSeededSource(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Answered != a.Result.Answered || res.EpsIndependent != a.Result.Independent.Eps || res.EpsDependent != a.Result.Dependent.Eps {
+		t.Errorf("Label: %d answered, eps %v, %v; Account: %d, %v, %v", res.Answered, res.EpsIndependent, res.EpsDependent, a.Result.Answered, a.Result.Independent.Eps, a.Result.Dependent.Eps)
+	}
+
+	other := opts()
+	other.GNMax.Sigma2 = 80
+	var se *ensemble.SettingError
+	if _, err := Account(t.Context(), countsReader(t, counts, ensemble.OneVote), other, ensemble.NewSource()); !errors.As(err, &se) || se.Setting != "sigma2" || se.Stated != "40" {
+		t.Errorf("sigma2 80 against labels at 40: %v", err)
+	}
+	var te *ensemble.TeachersError
+	if _, err := Account(t.Context(), countsReader(t, counts, ensemble.PrivateTeachers), AccountOptions{Mechanism: "gnmax", GNMax: Mechanisms()[1].ConfidentGNMax, Delta: Delta}, ensemble.NewSource()); !errors.As(err, &te) || te.Field != "relation" {
+		t.Errorf("votes in the private-teachers relation: %v", err)
+	}
+}
