@@ -48,18 +48,16 @@ const maxCount = 999_999_999
 // or class indices (MultiOptions.Input), non-negative decimal integers.
 // Errors are *FormatError: file, line, column and rule, never a row.
 type MultiReader struct {
-	lr      *VoteReader // line reading and CSV splitting
-	opts    MultiOptions
-	format  Format
-	header  bool
-	hasID   bool
-	k, c    int
-	n       int // fields per row (C for counts, K for classes)
-	q       Query
-	pending bool
-	done    bool
-	err     error
-	vals    []int
+	lr     *VoteReader // line reading and CSV splitting
+	opts   MultiOptions
+	format Format
+	header bool
+	hasID  bool
+	k, c   int
+	n      int // fields per row (C for counts, K for classes)
+	q      Query
+	rows
+	vals []int
 }
 
 // NewMultiReader reads the start of a multi-class vote file (its
@@ -177,29 +175,16 @@ func (r *MultiReader) Err() error { return r.err }
 func (r *MultiReader) Query() *Query { return &r.q }
 
 // Next advances to the next query; false at the end or on an error.
-func (r *MultiReader) Next() bool {
-	if r.pending {
-		r.pending = false
-		return true
-	}
-	if r.done || r.err != nil {
-		return false
-	}
-	line, err := r.lr.nextNonBlank()
-	if err == io.EOF {
-		r.done = true
-		return false
-	}
-	if err == nil {
-		err = r.parse(line, false)
-	}
-	if err != nil {
-		r.err = err
-		return false
+func (r *MultiReader) Next() bool { return r.rows.next(r.lr, r.parseRow) }
+
+// parseRow reads a data line after the first into the next query.
+func (r *MultiReader) parseRow(line []byte) error {
+	if err := r.parse(line, false); err != nil {
+		return err
 	}
 	r.q.Index++
 	r.q.Line = r.lr.line
-	return true
+	return nil
 }
 
 // number parses a non-negative decimal integer of at most 9 digits.

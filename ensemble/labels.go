@@ -396,8 +396,7 @@ type LabelReader struct {
 	meta     *LabelMeta
 	answered bool // the rows have the answered column
 	row      LabelRow
-	pending  bool
-	err      error
+	rows
 }
 
 // NewLabelReader reads the start of a label file (its comment lines, its
@@ -474,27 +473,15 @@ func (r *LabelReader) Row() *LabelRow { return &r.row }
 func (r *LabelReader) Err() error { return r.err }
 
 // Next advances to the next row; false at the end or on an error.
-func (r *LabelReader) Next() bool {
-	if r.pending {
-		r.pending = false
-		return true
-	}
-	if r.err != nil {
-		return false
-	}
-	line, err := r.lr.nextNonBlank()
-	if err == io.EOF {
-		return false
-	}
-	if err == nil {
-		err = r.parse(line)
-	}
-	if err != nil {
-		r.err = err
-		return false
+func (r *LabelReader) Next() bool { return r.rows.next(r.lr, r.parseRow) }
+
+// parseRow reads a row after the first.
+func (r *LabelReader) parseRow(line []byte) error {
+	if err := r.parse(line); err != nil {
+		return err
 	}
 	r.row.Index++
-	return true
+	return nil
 }
 
 // parse reads one row into r.row.

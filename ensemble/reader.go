@@ -1,6 +1,9 @@
 package ensemble
 
-import "strconv"
+import (
+	"io"
+	"strconv"
+)
 
 // Query is one row of a vote file. ID, Votes and Counts are valid until
 // the next call of the reader's Next.
@@ -63,3 +66,37 @@ var (
 	_ Reader = (*VoteReader)(nil)
 	_ Reader = (*MultiReader)(nil)
 )
+
+// rows is a reader's progress through the data rows of a file: the first
+// row is read when the file is opened, and returned by the first next.
+type rows struct {
+	pending bool
+	done    bool
+	err     error
+}
+
+// next advances to the next row: the pending first one, else the next
+// line of lines, which parse reads (and steps the row's index); false at
+// the end of the file or on an error, which err keeps.
+func (s *rows) next(lines *VoteReader, parse func([]byte) error) bool {
+	if s.pending {
+		s.pending = false
+		return true
+	}
+	if s.done || s.err != nil {
+		return false
+	}
+	line, err := lines.nextNonBlank()
+	if err == io.EOF {
+		s.done = true
+		return false
+	}
+	if err == nil {
+		err = parse(line)
+	}
+	if err != nil {
+		s.err = err
+		return false
+	}
+	return true
+}

@@ -181,19 +181,17 @@ func (e *FormatError) Error() string {
 // id or not. K is the number of votes of the first data row; every later
 // row must match it and the id layout.
 type VoteReader struct {
-	name     string
-	br       *bufio.Reader
-	format   Format
-	header   bool
-	hasID    bool
-	forceID  Presence
-	k        int
-	line     int
-	bytes    int64
-	q        Query
-	pending  bool // the first row, read by NewVoteReader, is not yet returned
-	done     bool
-	err      error
+	name    string
+	br      *bufio.Reader
+	format  Format
+	header  bool
+	hasID   bool
+	forceID Presence
+	k       int
+	line    int
+	bytes   int64
+	q       Query
+	rows
 	fields   []csvField
 	scratch  []byte // unescaped CSV fields and JSON keys
 	idBuf    []byte // an unescaped JSON id
@@ -372,34 +370,23 @@ func (r *VoteReader) Query() *Query { return &r.q }
 
 // Next advances to the next query; it returns false at the end of the file
 // or on an error (see Err).
-func (r *VoteReader) Next() bool {
-	if r.pending {
-		r.pending = false
-		return true
-	}
-	if r.done || r.err != nil {
-		return false
-	}
-	line, err := r.nextNonBlank()
-	if err == io.EOF {
-		r.done = true
-		return false
-	}
-	if err == nil {
-		if r.format == FormatJSONL {
-			err = r.parseJSONL(line)
-		} else {
-			err = r.parseCSV(line)
-		}
+func (r *VoteReader) Next() bool { return r.rows.next(r, r.parseRow) }
+
+// parseRow reads a data line after the first into the next query.
+func (r *VoteReader) parseRow(line []byte) error {
+	var err error
+	if r.format == FormatJSONL {
+		err = r.parseJSONL(line)
+	} else {
+		err = r.parseCSV(line)
 	}
 	if err != nil {
-		r.err = err
-		return false
+		return err
 	}
 	r.q.Index++
 	r.q.Line = r.line
 	r.count()
-	return true
+	return nil
 }
 
 // count sets the current query's counts from its votes.
