@@ -239,7 +239,7 @@ func (lw *labelWriter) write(q *Query, label int, answered bool) error {
 	if lw.format == FormatCSV {
 		b = append(b, ',')
 		if answered {
-			b = strconv.AppendInt(b, int64(label), 10)
+			b = appendLabel(b, label)
 		}
 		if lw.answered {
 			b = append(b, ",0"...)
@@ -251,7 +251,7 @@ func (lw *labelWriter) write(q *Query, label int, answered bool) error {
 	} else {
 		b = append(b, `,"label":`...)
 		if answered {
-			b = strconv.AppendInt(b, int64(label), 10)
+			b = appendLabel(b, label)
 		} else {
 			b = append(b, "null"...)
 		}
@@ -266,6 +266,15 @@ func (lw *labelWriter) write(q *Query, label int, answered bool) error {
 		return lw.flush()
 	}
 	return nil
+}
+
+// appendLabel appends a class, in one byte for the classes below 10
+// (every two-class label): the label writer's hot path.
+func appendLabel(b []byte, label int) []byte {
+	if label >= 0 && label < 10 {
+		return append(b, byte('0'+label))
+	}
+	return strconv.AppendInt(b, int64(label), 10)
 }
 
 // flush writes the buffered labels to the underlying writer. After a

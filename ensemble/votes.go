@@ -385,7 +385,6 @@ func (r *VoteReader) parseRow(line []byte) error {
 	}
 	r.q.Index++
 	r.q.Line = r.line
-	r.count()
 	return nil
 }
 
@@ -684,14 +683,16 @@ func (r *VoteReader) parseCSV(line []byte) error {
 	if len(p) != 2*k-1 {
 		return r.parseCSVSlow(line)
 	}
-	votes := r.q.Votes
+	votes, ones := r.q.Votes, 0
 	for i := 0; i < k; i++ {
 		c := p[2*i] - '0'
 		if c > 1 || (i+1 < k && p[2*i+1] != ',') {
 			return r.parseCSVSlow(line)
 		}
 		votes[i] = c
+		ones += int(c)
 	}
+	r.q.Counts[0], r.q.Counts[1] = k-ones, ones
 	return nil
 }
 
@@ -736,6 +737,7 @@ func (r *VoteReader) fill(fs []csvField) error {
 		}
 		r.q.Votes[j] = v
 	}
+	r.count()
 	return nil
 }
 
@@ -773,6 +775,7 @@ func (r *VoteReader) parseJSONL(line []byte) error {
 	case n != r.k:
 		return r.errorf(0, "%s, want K = %d (as in the first data row)", plural.Of(n, "vote", "votes"), r.k)
 	}
+	r.count()
 	return nil
 }
 
