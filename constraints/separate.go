@@ -79,7 +79,13 @@ const unitRoundoff = 0x1p-53
 //
 // The sum, u·((1+E)(17K+1) + E(2m·eps+3) + B), is raised by 2^-20 relative
 // for the second-order terms.
+//
+// In the one-vote relation the costs are single inequalities and the bound
+// is errBoundOneVote's.
 func (p Params) ErrBound() float64 {
+	if p.Relation == OneVote {
+		return p.errBoundOneVote()
+	}
 	e, me := p.E(), p.M*p.Eps
 	k := float64(p.K)
 	b := (1+e)*(17*k+1) + e*(2*me+3) + p.Budget()
@@ -109,7 +115,13 @@ func (p Params) ErrBound() float64 {
 // multiset. At the optimum of the LP a few dozen pairs of the K^2/2 are
 // scored. When Delta = 0 the maximisation takes about K^3/12 steps (see
 // itemPure), instead of the C(K+3, 3)·K of visiting every row.
+//
+// In the one-vote relation it evaluates the 4K inequalities of every pair
+// of neighbouring vote counts (separateOneVote), in O(K) steps.
 func (p Params) Separate(ctx context.Context, gamma []float64, opts SeparateOptions) (Separation, error) {
+	if p.Relation == OneVote {
+		return p.separateOneVote(ctx, gamma, opts)
+	}
 	var fb *familyBound
 	if p.Delta > 0 {
 		fb = newFamilyBound(p, familyOrder, true)
