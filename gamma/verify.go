@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/big"
+	"slices"
 
 	"github.com/darrm/darrm/constraints"
 )
@@ -120,6 +121,13 @@ func NewCertificate(p constraints.Params, sep constraints.Separation) Certificat
 // margin covering rounding; the returned certificate comes from a fresh
 // exhaustive pass on the returned gamma. A gamma already certified is
 // returned unchanged.
+//
+// In the one-vote relation the gamma returned is also one that ensemble's
+// samplers realise exactly (Realised): there, rounding a value down can
+// break an inequality (a lower gamma(l) above K/2 raises Pr[output 0 | l],
+// which must stay within e^eps of its neighbours'), so the certificate is
+// of the gamma as sampled. A gamma already certified and realised exactly
+// is returned unchanged.
 func Certify(ctx context.Context, p constraints.Params, g Gamma, opts VerifyOptions) (Gamma, Certificate, error) {
 	cert, err := Verify(ctx, p, g, opts)
 	if err != nil {
@@ -132,12 +140,23 @@ func Certify(ctx context.Context, p constraints.Params, g Gamma, opts VerifyOpti
 // known, such as the last separation of a cutting-plane solve.
 func CertifyFrom(ctx context.Context, p constraints.Params, g Gamma, cert Certificate, opts VerifyOptions) (Gamma, Certificate, error) {
 	var err error
+	// sampled is the gamma to certify in place of g.
+	sampled := func(g Gamma) Gamma { return g }
+	if p.Relation == constraints.OneVote {
+		sampled = Realised
+		if r := Realised(g); !slices.Equal(r, g) {
+			g = r
+			if cert, err = Verify(ctx, p, g, opts); err != nil {
+				return nil, Certificate{}, err
+			}
+		}
+	}
 	for attempt := 0; attempt < 4 && cert.Status != Certified; attempt++ {
 		c := (cert.Budget - float64(int(2)<<attempt)*cert.ErrBound) / cert.MaxF
 		if !(c > 0) {
 			return nil, cert, fmt.Errorf("certify K=%d: budget %g is too small to certify against the rounding error %g", p.K, cert.Budget, cert.ErrBound)
 		}
-		g = g.Scale(c)
+		g = sampled(g.Scale(c))
 		if cert, err = Verify(ctx, p, g, opts); err != nil {
 			return nil, Certificate{}, err
 		}

@@ -185,6 +185,26 @@ func (c *cutter) start(ctx context.Context, p constraints.Params, g gamma.Gamma)
 	return nil
 }
 
+// addAll adds the row of every corner multiset of p (Params.AllConfigs),
+// for problems with few of them.
+func (c *cutter) addAll(p constraints.Params) error {
+	var cuts []lp.Cut
+	var keys []string
+	var err error
+	p.AllConfigs(func(cfg constraints.Config) bool {
+		var row []float64
+		if row, err = p.Row(cfg); err != nil {
+			return false
+		}
+		cuts, keys = append(cuts, lp.Cut{Coeffs: row, Upper: c.budget}), append(keys, fmt.Sprint(cfg))
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	return c.addRows(cuts, keys)
+}
+
 // bound solves the LP for obj over the rows found so far, without cutting,
 // and returns the solver's optimum and the LP's weak-duality bound
 // (lp.Solution.Bound). The bound holds for obj over the feasible set
