@@ -63,9 +63,9 @@ func NewGNMax(p constraints.Params, search accountant.GNMaxSearch) (*GNMax, erro
 	if err != nil {
 		return nil, fmt.Errorf("GNMax at (m·eps, delta) = %v: %w", t, err)
 	}
-	ideal := make(gamma.Gamma, p.K+1)
-	for l := range ideal {
-		ideal[l] = math.Erf(math.Abs(float64(2*l-p.K)) / (2 * sigma))
+	ideal, err := gamma.GNMax(p.K, sigma)
+	if err != nil {
+		return nil, fmt.Errorf("GNMax: %w", err)
 	}
 	tb, real := newTable(ideal)
 	bitEps, hs := bitPrivacy(real, t.Eps)

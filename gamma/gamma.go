@@ -95,7 +95,11 @@ func (g Gamma) Scale(c float64) Gamma {
 func Realised(g Gamma) Gamma {
 	r := make(Gamma, len(g))
 	for l, v := range g {
-		r[l] = math.Floor(v*0x1p53) / 0x1p53
+		r[l] = realised(v)
 	}
 	return r
 }
+
+// realised returns floor(p·2^53)/2^53, the probability in [0, 1] that a
+// sampler of 53-bit uniforms realises for p.
+func realised(p float64) float64 { return math.Floor(p*0x1p53) / 0x1p53 }

@@ -51,7 +51,9 @@ func (s *Status) UnmarshalText(b []byte) error {
 
 // Certificate is the outcome of the exhaustive privacy check of a gamma
 // (docs/solve.md, "Certification"): the maximum of the privacy cost f over all
-// corner multisets against the budget e^{m·eps} - 1 + 2·delta of Lemma 3.4.4.
+// corner multisets against the budget e^{m·eps} - 1 + 2·delta of Lemma 3.4.4;
+// in the one-vote relation, the largest of its 4K inequalities against the
+// same budget at m = 1.
 type Certificate struct {
 	MaxF     float64              `json:"max_f"`
 	Budget   float64              `json:"budget"`
@@ -61,6 +63,10 @@ type Certificate struct {
 	Worst    constraints.Config   `json:"worst_counts"` // teachers at each corner in the worst case
 	Corners  []constraints.Corner `json:"corners"`
 	Configs  *big.Int             `json:"configs_checked"` // corner multisets covered
+	// Relation is the neighbouring relation checked, omitted for DaRRM's.
+	// In the one-vote relation the corner multisets are the 2K pairs of
+	// vote vectors that differ in one vote, each checked for both outputs.
+	Relation constraints.Relation `json:"relation,omitempty"`
 }
 
 // VerifyOptions tune the exhaustive check of Verify, Certify, CertifyFrom
@@ -102,7 +108,7 @@ func NewCertificate(p constraints.Params, sep constraints.Separation) Certificat
 	b := p.Budget()
 	c := Certificate{
 		MaxF: sep.MaxF, Budget: b, Ratio: sep.MaxF / b, ErrBound: sep.ErrBound,
-		Worst: sep.Worst, Corners: p.Corners(), Configs: sep.Configs,
+		Worst: sep.Worst, Corners: p.Corners(), Configs: sep.Configs, Relation: p.Relation,
 	}
 	switch {
 	case sep.MaxF+sep.ErrBound <= b:

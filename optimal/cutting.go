@@ -185,24 +185,32 @@ func (c *cutter) start(ctx context.Context, p constraints.Params, g gamma.Gamma)
 	return nil
 }
 
-// addAll adds the row of every corner multiset of p (Params.AllConfigs),
-// for problems with few of them.
+// addAll adds the row of every corner multiset of p (allRows), for
+// problems with few of them.
 func (c *cutter) addAll(p constraints.Params) error {
+	cuts, keys, err := allRows(p)
+	if err != nil {
+		return err
+	}
+	return c.addRows(cuts, keys)
+}
+
+// allRows returns the privacy row of every corner multiset of p
+// (Params.AllConfigs) and the multisets' keys.
+func allRows(p constraints.Params) ([]lp.Cut, []string, error) {
 	var cuts []lp.Cut
 	var keys []string
 	var err error
+	budget := p.Budget()
 	p.AllConfigs(func(cfg constraints.Config) bool {
 		var row []float64
 		if row, err = p.Row(cfg); err != nil {
 			return false
 		}
-		cuts, keys = append(cuts, lp.Cut{Coeffs: row, Upper: c.budget}), append(keys, fmt.Sprint(cfg))
+		cuts, keys = append(cuts, lp.Cut{Coeffs: row, Upper: budget}), append(keys, fmt.Sprint(cfg))
 		return true
 	})
-	if err != nil {
-		return err
-	}
-	return c.addRows(cuts, keys)
+	return cuts, keys, err
 }
 
 // bound solves the LP for obj over the rows found so far, without cutting,

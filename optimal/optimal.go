@@ -149,6 +149,9 @@ func Solve(ctx context.Context, p constraints.Params, prior gamma.Prior, opts Op
 	if p.Relation == constraints.PrivateTeachers && p.M == 1 && p.TargetDelta == p.Delta {
 		return solveM1(ctx, p, coeffs, opts)
 	}
+	if p.Relation == constraints.OneVote && !slices.ContainsFunc(coeffs, func(c float64) bool { return c < 0 }) {
+		return solveOneVote(ctx, p, coeffs, opts)
+	}
 	return solveLP(ctx, p, coeffs, opts)
 }
 

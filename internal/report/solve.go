@@ -68,10 +68,7 @@ type Solve struct {
 }
 
 // Omitted is a baseline left out of a comparison, and why.
-type Omitted struct {
-	Name   string `json:"name"`
-	Reason string `json:"reason"`
-}
+type Omitted = gamma.Omitted
 
 // SolveStats describe the computation that produced the gamma (the
 // original one, for a cached gamma).
