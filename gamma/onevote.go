@@ -27,16 +27,31 @@ func GNMax(k int, sigma float64) (Gamma, error) {
 	return g, nil
 }
 
+// GNMaxSigmaSampled returns the noise σ of two-class GNMax over k votes
+// calibrated on the exact privacy curve of the released bit
+// (accountant.GNMaxSigmaTight) at the target's delta less
+// 4e-15·(1 + e^eps): room for the label probabilities as sampled (erf
+// rounded down to 2^-53) and for a check of them in float64 (the one-vote
+// certificate, or ensemble's). With delta = 0 there is no room to leave:
+// the sampled probabilities of the tails fall to 0 where erf rounds to 1,
+// and the label is then (eps, 2^-54)-DP at best, which a certificate
+// reports as tight.
+func GNMaxSigmaSampled(target accountant.Guarantee, k int) (float64, error) {
+	room := target
+	room.Delta = max(0, target.Delta-4e-15*(1+math.Exp(target.Eps)))
+	return accountant.GNMaxSigmaTight(room, k)
+}
+
 // GNMaxBaseline returns two-class GNMax at the per-query guarantee of the
 // one-vote problem p, σ calibrated on the exact privacy curve of the
-// released bit for p.K votes (accountant.GNMaxSigmaTight, darrm's
-// --gnmax-search tight), and its noise function as a sampler of 53-bit
-// uniforms realises it (Realised), which is what is certified.
+// released bit for p.K votes (GNMaxSigmaSampled, darrm's --gnmax-search
+// tight), and its noise function as a sampler of 53-bit uniforms realises
+// it (Realised), which is what is certified.
 func GNMaxBaseline(p constraints.Params) (Baseline, error) {
 	if err := checkOneVote(p); err != nil {
 		return Baseline{}, err
 	}
-	sigma, err := accountant.GNMaxSigmaTight(accountant.Guarantee{Eps: p.Eps, Delta: p.TargetDelta}, p.K)
+	sigma, err := GNMaxSigmaSampled(accountant.Guarantee{Eps: p.Eps, Delta: p.TargetDelta}, p.K)
 	if err != nil {
 		return Baseline{}, err
 	}
