@@ -75,6 +75,28 @@ func (p Params) oneVoteConfig(n11 int, up bool) (c Config, a, b int) {
 	return Config{p.K - 1 - n11, n11, 0, 1}, n11, n11 + 1
 }
 
+// oneVoteRow is Row in the one-vote relation, where alpha and alpha' are
+// point masses at the vote counts a = n11 + n10 and b = n11 + n01: the row
+// has at most two nonzero coefficients, written without the pmfs, with the
+// same arithmetic as Row's.
+func (p Params) oneVoteRow(c Config) ([]float64, error) {
+	if err := p.check(c); err != nil {
+		return nil, err
+	}
+	h := p.H()
+	row := make([]float64, p.K-h+1)
+	add := func(l int, v float64) {
+		if l >= h {
+			row[l-h] += v
+		} else {
+			row[p.K-l-h] -= v
+		}
+	}
+	add(c[1]+c[2], 1)
+	add(c[1]+c[3], -p.E())
+	return row, nil
+}
+
 // separateOneVote is Separate in the one-vote relation. With w(l) =
 // -gamma(l) for l < H and gamma(l) for l >= H, Pr[output 1 | L = l] =
 // (1 + w(l))/2, so for vote counts a on D and b on D' the inequality of

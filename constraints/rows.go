@@ -75,6 +75,9 @@ func (p Params) PMFs(c Config) (alpha, alphaPrime []float64, err error) {
 // l = H+i and d = alpha - e^{m·eps}·alpha'. The constraint is
 // sum_i row[i]·gamma(H+i) <= Budget().
 func (p Params) Row(c Config) ([]float64, error) {
+	if p.Relation == OneVote {
+		return p.oneVoteRow(c)
+	}
 	alpha, alphaPrime, err := p.PMFs(c)
 	if err != nil {
 		return nil, err

@@ -62,18 +62,14 @@ func oneVoteBound(p constraints.Params, coeffs []float64, o lp.Options) (float64
 		return 0, 0, err
 	}
 	defer solver.Close()
-	cuts, _, err := allRows(p)
-	if err != nil {
-		return 0, 0, err
-	}
-	if err := solver.AddRows(cuts); err != nil {
+	if err := allRows(p, func(cuts []lp.Cut, _ []string) error { return solver.AddRows(cuts) }); err != nil {
 		return 0, 0, err
 	}
 	sol, err := solver.Solve()
 	if err != nil {
 		return 0, 0, fmt.Errorf("the LP's bound: %w", err)
 	}
-	return sol.Bound, len(cuts), nil
+	return sol.Bound, solver.NumRows(), nil
 }
 
 func equal(a, b gamma.Gamma) bool {

@@ -165,9 +165,13 @@ func (f *cacheFlags) open() (*cache.Dir, error) {
 // warnings for a cache entry that is replaced or that could not be
 // stored.
 func loadGamma(ctx context.Context, cmd *cobra.Command, src optimal.Source, p constraints.Params) (optimal.Loaded, error) {
-	prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, fmt.Sprintf("solving K=%d m=%g", p.K, p.M))
+	what := fmt.Sprintf("solving K=%d m=%g", p.K, p.M)
+	if p.Relation == constraints.OneVote {
+		what = fmt.Sprintf("solving K=%d one-vote eps=%g", p.K, p.Eps)
+	}
+	prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, what)
 	src.Options.Progress = func(s optimal.Progress) {
-		prog.Describe(fmt.Sprintf("solving K=%d m=%g: exact pass %d (%3.0f%%), %d LP solves, %d rows, gap %.2g", p.K, p.M, s.Pass, 100*s.Fraction, s.LPSolves, s.Rows, s.Gap))
+		prog.Describe(fmt.Sprintf("%s: exact pass %d (%3.0f%%), %d LP solves, %d rows, gap %.2g", what, s.Pass, 100*s.Fraction, s.LPSolves, s.Rows, s.Gap))
 		prog.Set(int64(s.Pass))
 	}
 	src.OnCorrupt = func(err error) { fmt.Fprintf(cmd.ErrOrStderr(), "darrm: %v; recomputing it\n", err) }
