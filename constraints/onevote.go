@@ -53,7 +53,15 @@ func (r *Relation) UnmarshalText(b []byte) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("relation %q: must be %v (private teachers, any vote may change) or %v (one vote changes; the teachers need not be private)", b, PrivateTeachers, OneVote)
+	return fmt.Errorf("relation %q: must be %v (each teacher private, any vote may change: DaRRM, RR, subsampling) or %v (one record changes at most one vote: GNMax, DaRRM)", b, PrivateTeachers, OneVote)
+}
+
+// Describe says the relation in words.
+func (r Relation) Describe() string {
+	if r == OneVote {
+		return "neighbouring vote vectors differ in one teacher's vote (PATE; teachers on disjoint shares of the data, not necessarily private)"
+	}
+	return "neighbouring datasets differ in one record; every teacher is (eps, Delta)-DP in it, so any vote may change"
 }
 
 // NewOneVote returns the problem of releasing the majority of k teachers'

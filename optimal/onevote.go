@@ -3,7 +3,6 @@ package optimal
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/darrm/darrm/constraints"
@@ -35,17 +34,8 @@ func solveOneVote(ctx context.Context, p constraints.Params, coeffs []float64, o
 	if err != nil {
 		return Result{}, fmt.Errorf("solve K=%d one-vote: %w", p.K, err)
 	}
-	out := Result{Gamma: g, Certificate: cert, Scale: scaleOf(opt, g), LPSolves: 1, Rows: rows, Passes: 1, TieBroken: true}
-	if !equal(opt, g) {
-		out.Passes++
-	}
-	out.Utility = gamma.Utility(g, coeffs)
-	out.UpperBound = math.Max(ub, out.Utility)
-	if out.UpperBound > 0 {
-		out.Gap = (out.UpperBound - out.Utility) / out.UpperBound
-	}
-	out.SurrogateError = gamma.SurrogateError(g, coeffs)
-	out.Elapsed = time.Since(start)
+	out := Result{Gamma: g, Certificate: cert, LPSolves: 1, Rows: rows, Passes: 1, TieBroken: true}
+	out.measure(opt, coeffs, ub, start)
 	return out, nil
 }
 
@@ -70,13 +60,4 @@ func oneVoteBound(p constraints.Params, coeffs []float64, o lp.Options) (float64
 		return 0, 0, fmt.Errorf("the LP's bound: %w", err)
 	}
 	return sol.Bound, solver.NumRows(), nil
-}
-
-func equal(a, b gamma.Gamma) bool {
-	for l := range a {
-		if a[l] != b[l] {
-			return false
-		}
-	}
-	return len(a) == len(b)
 }

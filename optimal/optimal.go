@@ -166,17 +166,8 @@ func solveM1(ctx context.Context, p constraints.Params, coeffs []float64, opts O
 	if err != nil {
 		return Result{}, fmt.Errorf("solve K=%d m=1: %w", p.K, err)
 	}
-	out := Result{Gamma: g, Certificate: cert, Scale: scaleOf(sub, g), Passes: 1, TieBroken: true}
-	if out.Scale != 1 {
-		out.Passes++
-	}
-	out.Utility = gamma.Utility(g, coeffs)
-	out.UpperBound = gamma.Utility(sub, coeffs)
-	if out.UpperBound > 0 {
-		out.Gap = (out.UpperBound - out.Utility) / out.UpperBound
-	}
-	out.SurrogateError = gamma.SurrogateError(g, coeffs)
-	out.Elapsed = time.Since(start)
+	out := Result{Gamma: g, Certificate: cert, Passes: 1, TieBroken: true}
+	out.measure(sub, coeffs, gamma.Utility(sub, coeffs), start)
 	return out, nil
 }
 
@@ -383,18 +374,28 @@ func solveLP(ctx context.Context, p constraints.Params, coeffs []float64, opts O
 	if err != nil {
 		return Result{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
 	}
-	out := Result{Gamma: g, Certificate: cert, Scale: scaleOf(before, g), LPSolves: c.lpSolve, Rows: solver.NumRows(), Passes: state.Pass, TieBroken: tieErr == nil, TieBreakError: tieErr}
-	if out.Scale != 1 {
-		out.Passes++
-	}
-	out.Utility = gamma.Utility(g, coeffs)
-	out.UpperBound = math.Max(ub1, out.Utility)
-	if out.UpperBound > 0 {
-		out.Gap = (out.UpperBound - out.Utility) / out.UpperBound
-	}
-	out.SurrogateError = gamma.SurrogateError(g, coeffs)
-	out.Elapsed = time.Since(start)
+	out := Result{Gamma: g, Certificate: cert, LPSolves: c.lpSolve, Rows: solver.NumRows(), Passes: state.Pass, TieBroken: tieErr == nil, TieBreakError: tieErr}
+	out.measure(before, coeffs, ub1, start)
 	return out, nil
+}
+
+// measure completes r, whose Gamma is before as certification left it:
+// the factor certification applied (Scale) and the exhaustive pass it
+// cost when it changed gamma, the utility and the surrogate error, the
+// upper bound ub (at least the utility) and the gap, and the time since
+// start.
+func (r *Result) measure(before gamma.Gamma, coeffs []float64, ub float64, start time.Time) {
+	r.Scale = scaleOf(before, r.Gamma)
+	if !slices.Equal(before, r.Gamma) {
+		r.Passes++
+	}
+	r.Utility = gamma.Utility(r.Gamma, coeffs)
+	r.UpperBound = math.Max(ub, r.Utility)
+	if r.UpperBound > 0 {
+		r.Gap = (r.UpperBound - r.Utility) / r.UpperBound
+	}
+	r.SurrogateError = gamma.SurrogateError(r.Gamma, coeffs)
+	r.Elapsed = time.Since(start)
 }
 
 // The rows one separation adds with Delta = 0. The costliest multisets
