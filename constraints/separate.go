@@ -36,8 +36,9 @@ type SeparateOptions struct {
 	// Shard and Shards split the work into Shards independent parts, of
 	// which Separate does part Shard (0 <= Shard < Shards); Shards <= 1
 	// means all of it. The work items are the pairs (n6, n7) of counts at
-	// the two e^eps corners, dealt round-robin. MergeSeparations combines
-	// the parts exactly.
+	// the two e^eps corners (in the one-vote relation, the 2K pairs of
+	// vote vectors), dealt round-robin. MergeSeparations combines the
+	// parts exactly.
 	Shard, Shards int
 }
 
