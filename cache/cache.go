@@ -1,6 +1,6 @@
 // Package cache stores certified optimal noise functions on disk, keyed by
-// the problem (K, m, eps, Delta, delta) and the prior, so that a gamma is
-// solved once.
+// the problem (K, m, eps, Delta, delta, and the neighbouring relation when
+// it is not DaRRM's) and the prior, so that a gamma is solved once.
 //
 // One JSON file per key, written atomically. Every entry carries a SHA-256
 // checksum of its content and the certificate it was stored with; Get
@@ -68,12 +68,19 @@ type Key struct {
 // shortest round-trip form, so distinct parameters never share a key.
 func (k Key) String() string { return k.at(Version) }
 
-// at is the key's form in version v.
+// at is the key's form in version v. A problem in the one-vote relation
+// ends in " relation=one-vote"; one in DaRRM's relation states none, so
+// that the keys, and the files, of the entries stored before the relation
+// was a parameter stay what they were.
 func (k Key) at(v int) string {
 	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 	p := k.Params
-	return fmt.Sprintf("darrm-gamma/v%d K=%d m=%s eps=%s Delta=%s delta=%s prior=%s",
+	s := fmt.Sprintf("darrm-gamma/v%d K=%d m=%s eps=%s Delta=%s delta=%s prior=%s",
 		v, p.K, f(p.M), f(p.Eps), f(p.Delta), f(p.TargetDelta), k.Prior)
+	if p.Relation != constraints.PrivateTeachers {
+		s += " relation=" + p.Relation.String()
+	}
+	return s
 }
 
 // file is the entry's file name in version v: a digest of the key.
@@ -84,26 +91,29 @@ func (k Key) file(v int) string {
 
 // Entry is a stored gamma table with its certificate and solve statistics.
 type Entry struct {
-	Key            string            `json:"key"`
-	K              int               `json:"K"`
-	M              float64           `json:"m"`
-	Eps            float64           `json:"eps"`
-	Delta          float64           `json:"Delta"`
-	TargetDelta    float64           `json:"delta"`
-	Prior          string            `json:"prior"`
-	Gamma          []float64         `json:"gamma"`
-	Certificate    gamma.Certificate `json:"certificate"`
-	Utility        float64           `json:"utility"`
-	SurrogateError float64           `json:"surrogate_error"`
-	UpperBound     float64           `json:"upper_bound"` // see optimal.Result
-	Gap            float64           `json:"gap"`
-	Scale          float64           `json:"scale"`
-	Seconds        float64           `json:"seconds"` // time of the original solve
-	LPSolves       int               `json:"lp_solves"`
-	Rows           int               `json:"rows"`
-	Passes         int               `json:"passes"`
-	TieBroken      bool              `json:"tie_broken"` // the canonical gamma_opt (optimal.Result.TieBroken); only such entries are stored
-	Created        time.Time         `json:"created"`
+	Key         string  `json:"key"`
+	K           int     `json:"K"`
+	M           float64 `json:"m"`
+	Eps         float64 `json:"eps"`
+	Delta       float64 `json:"Delta"`
+	TargetDelta float64 `json:"delta"`
+	// Relation is the neighbouring relation; omitted for DaRRM's,
+	// private-teachers, as in the entries written before it was stored.
+	Relation       constraints.Relation `json:"relation,omitempty"`
+	Prior          string               `json:"prior"`
+	Gamma          []float64            `json:"gamma"`
+	Certificate    gamma.Certificate    `json:"certificate"`
+	Utility        float64              `json:"utility"`
+	SurrogateError float64              `json:"surrogate_error"`
+	UpperBound     float64              `json:"upper_bound"` // see optimal.Result
+	Gap            float64              `json:"gap"`
+	Scale          float64              `json:"scale"`
+	Seconds        float64              `json:"seconds"` // time of the original solve
+	LPSolves       int                  `json:"lp_solves"`
+	Rows           int                  `json:"rows"`
+	Passes         int                  `json:"passes"`
+	TieBroken      bool                 `json:"tie_broken"` // the canonical gamma_opt (optimal.Result.TieBroken); only such entries are stored
+	Created        time.Time            `json:"created"`
 }
 
 // stored is the on-disk form: the entry and a checksum of its JSON.
@@ -204,7 +214,7 @@ func (d *Dir) Put(e *Entry) error {
 	if e.Certificate.Status != gamma.Certified {
 		return fmt.Errorf("cache: refusing to store a gamma whose certificate is %v", e.Certificate.Status)
 	}
-	p := constraints.Params{K: e.K, M: e.M, Eps: e.Eps, Delta: e.Delta, TargetDelta: e.TargetDelta}
+	p := constraints.Params{K: e.K, M: e.M, Eps: e.Eps, Delta: e.Delta, TargetDelta: e.TargetDelta, Relation: e.Relation}
 	k := Key{Params: p, Prior: e.Prior}
 	e.Key = k.String()
 	raw, err := json.Marshal(e)

@@ -267,3 +267,43 @@ func TestEarlierVersionsAreNotUsed(t *testing.T) {
 		t.Errorf("Get after Put: %v", err)
 	}
 }
+
+// TestOneVoteKey: a problem in the one-vote relation has a key and file of
+// its own, and the keys of DaRRM's problems are those of the entries stored
+// before the relation was part of the key (the file name is a digest of
+// the key, so their files are found).
+func TestOneVoteKey(t *testing.T) {
+	old := Key{Params: constraints.Params{K: 11, M: 1, Eps: 0.3, TargetDelta: 1e-5}, Prior: "uniform"}
+	if got, want := old.String(), "darrm-gamma/v3 K=11 m=1 eps=0.3 Delta=0 delta=1e-05 prior=uniform"; got != want {
+		t.Errorf("DaRRM's key %q, want the unchanged %q", got, want)
+	}
+	ov := Key{Params: constraints.NewOneVote(11, 0.3, 1e-5), Prior: "uniform"}
+	if got, want := ov.String(), old.String()+" relation=one-vote"; got != want {
+		t.Errorf("one-vote key %q, want %q", got, want)
+	}
+	d, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Path(ov) == d.Path(old) {
+		t.Fatal("the two relations share a file")
+	}
+	g := gamma.Gamma{0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1}
+	cert, err := gamma.Verify(context.Background(), ov.Params, g, gamma.VerifyOptions{})
+	if err != nil || cert.Status != gamma.Certified {
+		t.Fatalf("%v %v", cert.Status, err)
+	}
+	p := ov.Params
+	e := &Entry{K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta, Relation: p.Relation,
+		Prior: "uniform", Gamma: g, Certificate: cert, Created: time.Now().UTC()}
+	if err := d.Put(e); err != nil {
+		t.Fatal(err)
+	}
+	got, err := d.Get(ov)
+	if err != nil || got.Relation != constraints.OneVote || !strings.HasSuffix(got.Key, "relation=one-vote") {
+		t.Fatalf("one-vote entry read back as %+v, %v", got, err)
+	}
+	if _, err := d.Get(old); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the one-vote entry was found under DaRRM's key: %v", err)
+	}
+}

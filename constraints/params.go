@@ -41,12 +41,19 @@ const (
 // (M·Eps, TargetDelta)-DP. New fills in the thesis' default TargetDelta;
 // a Params literal must state it (0 is a valid value for pure DP, not
 // "unset").
+//
+// In the one-vote relation (Relation OneVote, built by NewOneVote) the
+// teachers need not be private: M is 1, Delta is 0, and Eps is the
+// release's eps.
 type Params struct {
 	K           int     // number of teachers, odd
-	M           float64 // privacy allowance, 1 <= M <= K (need not be an integer)
-	Eps         float64 // each teacher's eps > 0
-	Delta       float64 // each teacher's Delta, 0 <= Delta < 1
+	M           float64 // privacy allowance, 1 <= M <= K (need not be an integer); 1 in the one-vote relation
+	Eps         float64 // each teacher's eps > 0; the release's in the one-vote relation
+	Delta       float64 // each teacher's Delta, 0 <= Delta < 1; 0 in the one-vote relation
 	TargetDelta float64 // the release's delta, Delta <= TargetDelta < 1
+	// Relation is the neighbouring relation; the zero value is DaRRM's,
+	// PrivateTeachers.
+	Relation Relation
 }
 
 // New returns the problem of k teachers, each (eps, delta)-DP, whose
@@ -90,17 +97,24 @@ func (e *ParamError) Error() string {
 // Validate checks the parameters and names the first one that is out of
 // range, as a *ParamError.
 func (p Params) Validate() error {
-	fields := map[string]string{"K": "K", "m": "M", "eps": "Eps", "Delta": "Delta", "delta": "TargetDelta"}
+	fields := map[string]string{"K": "K", "m": "M", "eps": "Eps", "Delta": "Delta", "delta": "TargetDelta", "relation": "Relation"}
 	bad := func(name string, v any, rule string, args ...any) error {
 		return &ParamError{Name: name, Field: fields[name], Value: v, Rule: fmt.Sprintf(rule, args...)}
 	}
+	oneVote := p.Relation == OneVote
 	switch {
+	case p.Relation != PrivateTeachers && !oneVote:
+		return bad("relation", p.Relation, "must be %v or %v", PrivateTeachers, OneVote)
 	case p.K < 1:
 		return bad("K", p.K, "must be >= 1")
 	case p.K%2 == 0:
 		return bad("K", p.K, "must be odd (the majority of an even number of votes can tie)")
 	case !finite(p.Eps) || p.Eps <= 0:
 		return bad("eps", p.Eps, "must be finite and > 0")
+	case oneVote && p.Delta != 0:
+		return bad("Delta", p.Delta, "must be 0 in the one-vote relation (the teachers need no guarantee; eps and delta are the release's)")
+	case oneVote && p.M != 1:
+		return bad("m", p.M, "must be 1 in the one-vote relation (eps is the release's own)")
 	case !finite(p.Delta) || p.Delta < 0 || p.Delta >= 1:
 		return bad("Delta", p.Delta, "must be in [0, 1)")
 	case !finite(p.M) || p.M < 1 || p.M > float64(p.K):
@@ -139,7 +153,14 @@ type Corner struct {
 // (Delta,0), (1-Delta,1), (1,1-Delta), ((e+Delta)/(e+1), (1-Delta)/(e+1)),
 // ((1-Delta)/(e+1), (e+Delta)/(e+1)) with e = e^eps; when Delta = 0 the four
 // (0,0), (1,1), (e/(e+1), 1/(e+1)), (1/(e+1), e/(e+1)).
+//
+// In the one-vote relation they are the votes of a teacher on the two vote
+// vectors: (0,0), (1,1), (1,0) and (0,1), the last two for the one teacher
+// whose vote changes.
 func (p Params) Corners() []Corner {
+	if p.Relation == OneVote {
+		return []Corner{{0, 0}, {1, 1}, {1, 0}, {0, 1}}
+	}
 	hi, lo := epsCorner(p.Eps, p.Delta)
 	if p.Delta == 0 {
 		return []Corner{{0, 0}, {1, 1}, {hi, lo}, {lo, hi}}
@@ -156,8 +177,12 @@ func epsCorner(eps, delta float64) (hi, lo float64) {
 }
 
 // NumConfigs returns the number of corner multisets of size K: C(K+7, 7),
-// or C(K+3, 3) when Delta = 0.
+// or C(K+3, 3) when Delta = 0; in the one-vote relation 2K, the pairs of
+// vote vectors that differ in one vote.
 func (p Params) NumConfigs() *big.Int {
+	if p.Relation == OneVote {
+		return big.NewInt(2 * int64(p.K))
+	}
 	c := int64(len(p.Corners()))
 	return new(big.Int).Binomial(int64(p.K)+c-1, c-1)
 }

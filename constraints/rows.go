@@ -25,6 +25,9 @@ func (p Params) check(c Config) error {
 	if n != p.K {
 		return fmt.Errorf("configuration counts sum to %d, want K = %d", n, p.K)
 	}
+	if p.Relation == OneVote && c[2]+c[3] != 1 {
+		return fmt.Errorf("configuration has %d teachers whose vote changes: the one-vote relation has exactly one", c[2]+c[3])
+	}
 	return nil
 }
 
@@ -72,6 +75,9 @@ func (p Params) PMFs(c Config) (alpha, alphaPrime []float64, err error) {
 // l = H+i and d = alpha - e^{m·eps}·alpha'. The constraint is
 // sum_i row[i]·gamma(H+i) <= Budget().
 func (p Params) Row(c Config) ([]float64, error) {
+	if p.Relation == OneVote {
+		return p.oneVoteRow(c)
+	}
 	alpha, alphaPrime, err := p.PMFs(c)
 	if err != nil {
 		return nil, err
@@ -114,8 +120,20 @@ func (p Params) Cost(c Config, gamma []float64) (float64, error) {
 
 // AllConfigs calls fn for every corner multiset of size K, in lexicographic
 // order of the counts, until fn returns false. There are NumConfigs() of
-// them: use it only for small K (tests, the full LP).
+// them: use it only for small K (tests, the full LP). In the one-vote
+// relation they are the 2K pairs of vote vectors, by the count of
+// unchanged votes for 1.
 func (p Params) AllConfigs(fn func(Config) bool) {
+	if p.Relation == OneVote {
+		for n11 := 0; n11 < p.K; n11++ {
+			for _, up := range [2]bool{true, false} {
+				if c, _, _ := p.oneVoteConfig(n11, up); !fn(c) {
+					return
+				}
+			}
+		}
+		return
+	}
 	nc := len(p.Corners())
 	c := make(Config, nc)
 	var rec func(j, left int) bool

@@ -36,8 +36,9 @@ type SeparateOptions struct {
 	// Shard and Shards split the work into Shards independent parts, of
 	// which Separate does part Shard (0 <= Shard < Shards); Shards <= 1
 	// means all of it. The work items are the pairs (n6, n7) of counts at
-	// the two e^eps corners, dealt round-robin. MergeSeparations combines
-	// the parts exactly.
+	// the two e^eps corners (in the one-vote relation, the 2K pairs of
+	// vote vectors), dealt round-robin. MergeSeparations combines the
+	// parts exactly.
 	Shard, Shards int
 }
 
@@ -79,7 +80,13 @@ const unitRoundoff = 0x1p-53
 //
 // The sum, u·((1+E)(17K+1) + E(2m·eps+3) + B), is raised by 2^-20 relative
 // for the second-order terms.
+//
+// In the one-vote relation the costs are single inequalities and the bound
+// is errBoundOneVote's.
 func (p Params) ErrBound() float64 {
+	if p.Relation == OneVote {
+		return p.errBoundOneVote()
+	}
 	e, me := p.E(), p.M*p.Eps
 	k := float64(p.K)
 	b := (1+e)*(17*k+1) + e*(2*me+3) + p.Budget()
@@ -109,7 +116,13 @@ func (p Params) ErrBound() float64 {
 // multiset. At the optimum of the LP a few dozen pairs of the K^2/2 are
 // scored. When Delta = 0 the maximisation takes about K^3/12 steps (see
 // itemPure), instead of the C(K+3, 3)·K of visiting every row.
+//
+// In the one-vote relation it evaluates the 4K inequalities of every pair
+// of neighbouring vote counts (separateOneVote), in O(K) steps.
 func (p Params) Separate(ctx context.Context, gamma []float64, opts SeparateOptions) (Separation, error) {
+	if p.Relation == OneVote {
+		return p.separateOneVote(ctx, gamma, opts)
+	}
 	var fb *familyBound
 	if p.Delta > 0 {
 		fb = newFamilyBound(p, familyOrder, true)

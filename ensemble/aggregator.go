@@ -75,57 +75,20 @@ type Privacy struct {
 }
 
 // Relation is a neighbouring relation: what changes between the two
-// datasets (or vote vectors) a DP guarantee compares.
-type Relation int
+// datasets (or vote vectors) a DP guarantee compares. It is the relation
+// of a problem's constraints (constraints.Relation). Guarantees in
+// different relations imply nothing of each other: one in the one-vote
+// relation says nothing about teachers that share their training data, and
+// one in the private-teachers relation nothing about non-private teachers.
+type Relation = constraints.Relation
 
+// The relations: DaRRM's, in which DaRRM, RR and subsampling are private,
+// and PATE's, in which GNMax is, and DaRRM with a gamma certified in it
+// (NewOneVoteDaRRM).
 const (
-	// PrivateTeachers is DaRRM's relation (thesis Section 3.3): the
-	// datasets D, D' differ in one record and every teacher is (ε, Δ)-DP
-	// with respect to it, so any number of votes may change, each within
-	// its teacher's guarantee. DaRRM, RR and subsampling are private in it.
-	PrivateTeachers Relation = iota
-	// OneVote is PATE's relation for GNMax (Papernot et al. 2018): the
-	// vote vectors differ in one teacher's vote, as when the teachers are
-	// trained on disjoint shares and a record lies in one share. The
-	// teachers need not be private. A guarantee in it says nothing about
-	// teachers that share their training data, and a PrivateTeachers
-	// guarantee says nothing about non-private teachers, so neither
-	// implies the other.
-	OneVote
+	PrivateTeachers = constraints.PrivateTeachers
+	OneVote         = constraints.OneVote
 )
-
-var relationNames = [...]string{PrivateTeachers: "private-teachers", OneVote: "one-vote"}
-
-// String returns "private-teachers" or "one-vote".
-func (r Relation) String() string {
-	if r < 0 || int(r) >= len(relationNames) {
-		return fmt.Sprintf("Relation(%d)", int(r))
-	}
-	return relationNames[r]
-}
-
-// MarshalText returns the relation's name.
-func (r Relation) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
-
-// UnmarshalText sets r from a relation's name, so that a Relation works
-// as a flag value.
-func (r *Relation) UnmarshalText(b []byte) error {
-	for i, name := range relationNames {
-		if name == string(b) {
-			*r = Relation(i)
-			return nil
-		}
-	}
-	return fmt.Errorf("relation %q: must be %v (DaRRM, RR, subsampling) or %v (GNMax)", b, PrivateTeachers, OneVote)
-}
-
-// Describe says the relation in words.
-func (r Relation) Describe() string {
-	if r == OneVote {
-		return "neighbouring vote vectors differ in one teacher's vote (PATE; teachers on disjoint shares of the data, not necessarily private)"
-	}
-	return "neighbouring datasets differ in one record; every teacher is (eps, Delta)-DP in it, so any vote may change"
-}
 
 // ErrNotCertified is wrapped by the constructors' errors when a noise
 // function fails its exhaustive certificate: the aggregator would not be

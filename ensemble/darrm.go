@@ -23,7 +23,23 @@ type DaRRM struct {
 // for (K, m·eps, delta): a gamma from a cache or a file is trusted only
 // through a fresh certificate. The cost is milliseconds at K = 11 and about
 // two seconds at K = 101 with Delta > 0.
+//
+// p must be in DaRRM's relation (private teachers); NewOneVoteDaRRM builds
+// DaRRM in the one-vote relation.
 func NewDaRRM(ctx context.Context, p constraints.Params, g gamma.Gamma, opts Options) (*DaRRM, error) {
+	if p.Relation != constraints.PrivateTeachers {
+		return nil, fmt.Errorf("DaRRM: relation %v: NewDaRRM is for private teachers (NewOneVoteDaRRM is for the one-vote relation)", p.Relation)
+	}
+	return newDaRRM(ctx, p, g, opts, Privacy{
+		Teachers: teachers(p),
+		Source:   "exhaustive certificate of the sampled gamma (Lemma 3.4.4 over every corner multiset, Lemma 3.6.1)",
+	})
+}
+
+// newDaRRM returns DaRRM_g for problem p, whose privacy is priv with the
+// target of p and the certificate of the gamma sampled, which it refuses
+// unless Certified.
+func newDaRRM(ctx context.Context, p constraints.Params, g gamma.Gamma, opts Options, priv Privacy) (*DaRRM, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("DaRRM: %w", err)
 	}
@@ -36,18 +52,10 @@ func NewDaRRM(ctx context.Context, p constraints.Params, g gamma.Gamma, opts Opt
 		return nil, fmt.Errorf("DaRRM: certificate: %w", err)
 	}
 	if !ok {
-		return nil, fmt.Errorf("DaRRM: gamma for K=%d m=%g eps=%g Delta=%g delta=%g is %w: %v, max f / budget = %.15g", p.K, p.M, p.Eps, p.Delta, p.TargetDelta, ErrNotCertified, cert.Status, cert.Ratio)
+		return nil, fmt.Errorf("DaRRM: gamma for K=%d m=%g eps=%g Delta=%g delta=%g (%v relation) is %w: %v, max f / budget = %.15g", p.K, p.M, p.Eps, p.Delta, p.TargetDelta, p.Relation, ErrNotCertified, cert.Status, cert.Ratio)
 	}
-	return &DaRRM{
-		table: tb,
-		g:     real,
-		privacy: Privacy{
-			Guarantee:   target(p),
-			Teachers:    teachers(p),
-			Source:      "exhaustive certificate of the sampled gamma (Lemma 3.4.4 over every corner multiset, Lemma 3.6.1)",
-			Certificate: &cert,
-		},
-	}, nil
+	priv.Guarantee, priv.Certificate = target(p), &cert
+	return &DaRRM{table: tb, g: real, privacy: priv}, nil
 }
 
 // Name returns "darrm".

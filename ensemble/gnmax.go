@@ -50,11 +50,9 @@ func NewGNMax(p constraints.Params, search accountant.GNMaxSearch) (*GNMax, erro
 	var calibration string
 	if search == accountant.GNMaxTight {
 		// The check below allows 1e-15·(1+e^eps) for its own rounding, and
-		// the sampled probabilities are erf's, rounded to 2^-53: leave
-		// room for both, so that the calibrated sigma passes it.
-		room := t
-		room.Delta = max(0, t.Delta-4e-15*(1+math.Exp(t.Eps)))
-		sigma, err = accountant.GNMaxSigmaTight(room, p.K)
+		// the sampled probabilities are erf's, rounded to 2^-53: the
+		// calibration leaves room for both.
+		sigma, err = gamma.GNMaxSigmaSampled(t, p.K)
 		calibration = fmt.Sprintf("sigma = %.6g calibrated on the exact privacy curve of the released bit for K = %d votes (tight search)", sigma, p.K)
 	} else {
 		sigma, lambda, err = accountant.CalibrateGNMax(t, search, accountant.PaperConversion)
@@ -63,9 +61,9 @@ func NewGNMax(p constraints.Params, search accountant.GNMaxSearch) (*GNMax, erro
 	if err != nil {
 		return nil, fmt.Errorf("GNMax at (m·eps, delta) = %v: %w", t, err)
 	}
-	ideal := make(gamma.Gamma, p.K+1)
-	for l := range ideal {
-		ideal[l] = math.Erf(math.Abs(float64(2*l-p.K)) / (2 * sigma))
+	ideal, err := gamma.GNMax(p.K, sigma)
+	if err != nil {
+		return nil, fmt.Errorf("GNMax: %w", err)
 	}
 	tb, real := newTable(ideal)
 	bitEps, hs := bitPrivacy(real, t.Eps)

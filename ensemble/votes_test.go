@@ -411,7 +411,7 @@ func TestRelationText(t *testing.T) {
 	}{
 		{"private-teachers", PrivateTeachers, ""},
 		{"one-vote", OneVote, ""},
-		{"bogus", 0, `relation "bogus": must be private-teachers (DaRRM, RR, subsampling) or one-vote (GNMax)`},
+		{"bogus", 0, `relation "bogus": must be private-teachers (each teacher private, any vote may change: DaRRM, RR, subsampling) or one-vote (one record changes at most one vote: GNMax, DaRRM)`},
 	} {
 		var r Relation
 		err := r.UnmarshalText([]byte(tc.text))

@@ -12,7 +12,7 @@ import (
 // Baseline is a noise function other than gamma_opt, with the result that
 // justifies it.
 type Baseline struct {
-	Name  string // "sub", "dsub" or "rr"
+	Name  string // "sub", "dsub", "rr" or "gnmax"
 	Label string // what it is and where it comes from, for people
 	Gamma Gamma
 }
@@ -73,7 +73,7 @@ func NewRRConst(p constraints.Params, comp accountant.Method, deltaPrime float64
 	if err != nil {
 		return RRConst{}, fmt.Errorf("RR: %w", err)
 	}
-	return RRConst{Tau: tau, Lambda: lambda, PConst: math.Floor(pc*(1<<53)) / (1 << 53)}, nil
+	return RRConst{Tau: tau, Lambda: lambda, PConst: realised(pc)}, nil
 }
 
 // RRBaseline returns randomized response's constant noise function
@@ -105,29 +105,55 @@ type BaselineOptions struct {
 // BaselineError says which baseline could not be built; its message is
 // the baseline's error.
 type BaselineError struct {
-	Name string // "sub", "dsub" or "rr", as Baseline.Name
+	Name string // "sub", "dsub", "rr" or "gnmax", as Baseline.Name
 	Err  error
 }
 
 func (e *BaselineError) Error() string { return e.Err.Error() }
 func (e *BaselineError) Unwrap() error { return e.Err }
 
-// DSubOmitted says why Baselines leaves gamma_DSub out at problem p, or
-// returns "" when it is compared: Theorem 3.5.1 is a result for pure DP.
-func DSubOmitted(p constraints.Params) string {
-	if p.Delta == 0 && p.TargetDelta == 0 {
-		return ""
+// Omitted is a baseline that Baselines leaves out at a problem, and why.
+type Omitted struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+}
+
+// OmittedBaselines returns the baselines that Baselines leaves out at
+// problem p, each with the reason: gamma_DSub unless the teachers and the
+// release are pure DP (Theorem 3.5.1 is a result for pure DP); in the
+// one-vote relation gamma_Sub and gamma_DSub, which are not private there
+// for the deltas of interest.
+func OmittedBaselines(p constraints.Params) []Omitted {
+	if p.Relation == constraints.OneVote {
+		return append([]Omitted(nil), oneVoteOmitted...)
 	}
-	return fmt.Sprintf("Theorem 3.5.1 makes it (m·eps)-DP for pure-DP teachers only (Delta = delta = 0); here Delta = %.6g and delta = %.6g", p.Delta, p.TargetDelta)
+	if p.Delta == 0 && p.TargetDelta == 0 {
+		return nil
+	}
+	return []Omitted{{Name: "dsub", Reason: fmt.Sprintf("Theorem 3.5.1 makes it (m·eps)-DP for pure-DP teachers only (Delta = delta = 0); here Delta = %.6g and delta = %.6g", p.Delta, p.TargetDelta)}}
 }
 
 // Baselines returns the noise functions that gamma_opt is compared with
 // at problem p (Section 3.7.1, App. B.4), in this order: gamma_Sub
 // (SubBaseline); gamma_DSub (DSubBaseline) when the teachers and the
-// release are pure DP, Delta = delta = 0, the setting of Theorem 3.5.1
-// (DSubOmitted says why not otherwise); and randomized response's constant
-// gamma (RRBaseline). An error is a *BaselineError.
+// release are pure DP, Delta = delta = 0, the setting of Theorem 3.5.1;
+// and randomized response's constant gamma (RRBaseline). In the one-vote
+// relation they are GNMax, calibrated on its released bit
+// (GNMaxBaseline), and randomized response's largest constant gamma
+// (OneVoteRRBaseline); o does not apply there. OmittedBaselines says
+// which are left out, and why. An error is a *BaselineError.
 func Baselines(p constraints.Params, o BaselineOptions) ([]Baseline, error) {
+	if p.Relation == constraints.OneVote {
+		gn, err := GNMaxBaseline(p)
+		if err != nil {
+			return nil, &BaselineError{"gnmax", err}
+		}
+		rr, err := OneVoteRRBaseline(p)
+		if err != nil {
+			return nil, &BaselineError{"rr", err}
+		}
+		return []Baseline{gn, rr}, nil
+	}
 	s := o.SubSize
 	if s == 0 {
 		s = SubSize(p.M)
@@ -137,7 +163,7 @@ func Baselines(p constraints.Params, o BaselineOptions) ([]Baseline, error) {
 		return nil, &BaselineError{"sub", err}
 	}
 	bases := []Baseline{sub}
-	if DSubOmitted(p) == "" {
+	if p.Delta == 0 && p.TargetDelta == 0 {
 		d, err := DSubBaseline(p.K, p.M)
 		if err != nil {
 			return nil, &BaselineError{"dsub", err}

@@ -86,3 +86,20 @@ func (g Gamma) Scale(c float64) Gamma {
 	}
 	return s
 }
+
+// Realised returns the noise function that a sampler of 53-bit uniform
+// integers realises for g: floor(gamma(l)·2^53)/2^53, exact in float64
+// and at most gamma(l). ensemble's samplers release the majority when such
+// an integer is below floor(gamma(L)·2^53), so this, not g, is what a
+// certificate of a sampled DaRRM must hold for.
+func Realised(g Gamma) Gamma {
+	r := make(Gamma, len(g))
+	for l, v := range g {
+		r[l] = realised(v)
+	}
+	return r
+}
+
+// realised returns floor(p·2^53)/2^53, the probability in [0, 1] that a
+// sampler of 53-bit uniforms realises for p.
+func realised(p float64) float64 { return math.Floor(p*0x1p53) / 0x1p53 }

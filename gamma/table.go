@@ -27,9 +27,11 @@ type Table struct {
 }
 
 // Stated is what a file or a command line states of the parameters of a
-// DaRRM problem: m, eps, Delta and delta, nil where it states nothing.
+// DaRRM problem: m, eps, Delta, delta and the neighbouring relation, nil
+// where it states nothing.
 type Stated struct {
 	M, Eps, Delta, TargetDelta *float64
+	Relation                   *constraints.Relation
 }
 
 // Problem is a DaRRM problem, with which of its values no source stated
@@ -51,9 +53,11 @@ const (
 )
 
 // Params returns the problem of k teachers with each parameter from the
-// first of ss that states it; where none does, m, eps and Delta are def's
-// and delta is the thesis' default 1-(1-Delta)^m (Section 3.7.1,
-// constraints.DefaultTargetDelta). The problem is not validated.
+// first of ss that states it; where none does, the relation, m, eps and
+// Delta are def's and delta is the thesis' default 1-(1-Delta)^m (Section
+// 3.7.1, constraints.DefaultTargetDelta). In the one-vote relation m and
+// Delta default to 1 and 0 (constraints.NewOneVote), so delta defaults to
+// 0. The problem is not validated.
 func Params(k int, def constraints.Params, ss ...Stated) Problem {
 	first := func(get func(Stated) *float64) *float64 {
 		for _, s := range ss {
@@ -69,7 +73,17 @@ func Params(k int, def constraints.Params, ss ...Stated) Problem {
 		}
 		return def
 	}
-	p := Problem{Params: constraints.Params{K: k,
+	rel := def.Relation
+	for _, s := range ss {
+		if s.Relation != nil {
+			rel = *s.Relation
+			break
+		}
+	}
+	if rel == constraints.OneVote {
+		def.M, def.Delta = 1, 0
+	}
+	p := Problem{Params: constraints.Params{K: k, Relation: rel,
 		M:     pick(func(s Stated) *float64 { return s.M }, def.M),
 		Eps:   pick(func(s Stated) *float64 { return s.Eps }, def.Eps),
 		Delta: pick(func(s Stated) *float64 { return s.Delta }, def.Delta)}}
@@ -83,8 +97,8 @@ func Params(k int, def constraints.Params, ss ...Stated) Problem {
 }
 
 // ReadTable reads a noise function in one of four forms: a JSON object
-// with a "gamma" array (darrm solve --format json; its K, m, eps, Delta and
-// delta are kept), a JSON array of numbers, a CSV table with a header whose
+// with a "gamma" array (darrm solve --format json; its K, m, eps, Delta,
+// delta and relation are kept), a JSON array of numbers, a CSV table with a header whose
 // columns are l and gamma_<name> (darrm solve --format csv; the gamma_opt
 // column, or the only gamma column), or numbers separated by white space or
 // commas, with # starting a comment. It checks the values (Gamma.Check)
@@ -105,12 +119,13 @@ func ReadTable(r io.Reader) (Table, error) {
 		return Table{}, fmt.Errorf("gamma table is empty")
 	case trimmed[0] == '{':
 		var doc struct {
-			Gamma       []float64 `json:"gamma"`
-			K           *int      `json:"K"`
-			M           *float64  `json:"m"`
-			Eps         *float64  `json:"eps"`
-			Delta       *float64  `json:"Delta"`
-			TargetDelta *float64  `json:"delta"`
+			Gamma       []float64             `json:"gamma"`
+			K           *int                  `json:"K"`
+			M           *float64              `json:"m"`
+			Eps         *float64              `json:"eps"`
+			Delta       *float64              `json:"Delta"`
+			TargetDelta *float64              `json:"delta"`
+			Relation    *constraints.Relation `json:"relation"`
 		}
 		if err := json.Unmarshal(trimmed, &doc); err != nil {
 			return Table{}, fmt.Errorf("gamma table: invalid JSON: %w", err)
@@ -118,7 +133,7 @@ func ReadTable(r io.Reader) (Table, error) {
 		if doc.Gamma == nil {
 			return Table{}, fmt.Errorf("gamma table: JSON object has no \"gamma\" array")
 		}
-		t = Table{Gamma: doc.Gamma, K: doc.K, Stated: Stated{M: doc.M, Eps: doc.Eps, Delta: doc.Delta, TargetDelta: doc.TargetDelta}}
+		t = Table{Gamma: doc.Gamma, K: doc.K, Stated: Stated{M: doc.M, Eps: doc.Eps, Delta: doc.Delta, TargetDelta: doc.TargetDelta, Relation: doc.Relation}}
 	case trimmed[0] == '[':
 		if err := json.Unmarshal(trimmed, &t.Gamma); err != nil {
 			return Table{}, fmt.Errorf("gamma table: invalid JSON array: %w", err)

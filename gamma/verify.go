@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/big"
+	"slices"
 
 	"github.com/darrm/darrm/constraints"
 )
@@ -50,7 +51,9 @@ func (s *Status) UnmarshalText(b []byte) error {
 
 // Certificate is the outcome of the exhaustive privacy check of a gamma
 // (docs/solve.md, "Certification"): the maximum of the privacy cost f over all
-// corner multisets against the budget e^{m·eps} - 1 + 2·delta of Lemma 3.4.4.
+// corner multisets against the budget e^{m·eps} - 1 + 2·delta of Lemma 3.4.4;
+// in the one-vote relation, the largest of its 4K inequalities against the
+// same budget at m = 1.
 type Certificate struct {
 	MaxF     float64              `json:"max_f"`
 	Budget   float64              `json:"budget"`
@@ -60,6 +63,10 @@ type Certificate struct {
 	Worst    constraints.Config   `json:"worst_counts"` // teachers at each corner in the worst case
 	Corners  []constraints.Corner `json:"corners"`
 	Configs  *big.Int             `json:"configs_checked"` // corner multisets covered
+	// Relation is the neighbouring relation checked, omitted for DaRRM's.
+	// In the one-vote relation the corner multisets are the 2K pairs of
+	// vote vectors that differ in one vote, each checked for both outputs.
+	Relation constraints.Relation `json:"relation,omitempty"`
 }
 
 // VerifyOptions tune the exhaustive check of Verify, Certify, CertifyFrom
@@ -101,7 +108,7 @@ func NewCertificate(p constraints.Params, sep constraints.Separation) Certificat
 	b := p.Budget()
 	c := Certificate{
 		MaxF: sep.MaxF, Budget: b, Ratio: sep.MaxF / b, ErrBound: sep.ErrBound,
-		Worst: sep.Worst, Corners: p.Corners(), Configs: sep.Configs,
+		Worst: sep.Worst, Corners: p.Corners(), Configs: sep.Configs, Relation: p.Relation,
 	}
 	switch {
 	case sep.MaxF+sep.ErrBound <= b:
@@ -120,6 +127,13 @@ func NewCertificate(p constraints.Params, sep constraints.Separation) Certificat
 // margin covering rounding; the returned certificate comes from a fresh
 // exhaustive pass on the returned gamma. A gamma already certified is
 // returned unchanged.
+//
+// In the one-vote relation the gamma returned is also one that ensemble's
+// samplers realise exactly (Realised): there, rounding a value down can
+// break an inequality (a lower gamma(l) above K/2 raises Pr[output 0 | l],
+// which must stay within e^eps of its neighbours'), so the certificate is
+// of the gamma as sampled. A gamma already certified and realised exactly
+// is returned unchanged.
 func Certify(ctx context.Context, p constraints.Params, g Gamma, opts VerifyOptions) (Gamma, Certificate, error) {
 	cert, err := Verify(ctx, p, g, opts)
 	if err != nil {
@@ -132,12 +146,23 @@ func Certify(ctx context.Context, p constraints.Params, g Gamma, opts VerifyOpti
 // known, such as the last separation of a cutting-plane solve.
 func CertifyFrom(ctx context.Context, p constraints.Params, g Gamma, cert Certificate, opts VerifyOptions) (Gamma, Certificate, error) {
 	var err error
+	// sampled is the gamma to certify in place of g.
+	sampled := func(g Gamma) Gamma { return g }
+	if p.Relation == constraints.OneVote {
+		sampled = Realised
+		if r := Realised(g); !slices.Equal(r, g) {
+			g = r
+			if cert, err = Verify(ctx, p, g, opts); err != nil {
+				return nil, Certificate{}, err
+			}
+		}
+	}
 	for attempt := 0; attempt < 4 && cert.Status != Certified; attempt++ {
 		c := (cert.Budget - float64(int(2)<<attempt)*cert.ErrBound) / cert.MaxF
 		if !(c > 0) {
 			return nil, cert, fmt.Errorf("certify K=%d: budget %g is too small to certify against the rounding error %g", p.K, cert.Budget, cert.ErrBound)
 		}
-		g = g.Scale(c)
+		g = sampled(g.Scale(c))
 		if cert, err = Verify(ctx, p, g, opts); err != nil {
 			return nil, Certificate{}, err
 		}

@@ -227,6 +227,9 @@ func (s *Solver) prepare(coeffs []float64, upper float64) (row, error) {
 	}
 	r := row{ub: upper / maxAbs, loose: upper / maxAbs}
 	for j, v := range coeffs {
+		if v == 0 {
+			continue // contributes nothing (rows of sparse LPs are mostly zeros)
+		}
 		v /= maxAbs
 		if math.Abs(v) < dropRel {
 			r.ub -= math.Max(v*s.lower[j], v*s.upper[j])

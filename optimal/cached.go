@@ -46,7 +46,7 @@ func Cached(ctx context.Context, d *cache.Dir, p constraints.Params, prior gamma
 		return nil, false, nil, err
 	}
 	e = &cache.Entry{
-		Key: key.String(), K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta,
+		Key: key.String(), K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta, Relation: p.Relation,
 		Prior: prior.String(), Gamma: r.Gamma, Certificate: r.Certificate,
 		Utility: r.Utility, SurrogateError: r.SurrogateError, UpperBound: r.UpperBound, Gap: r.Gap, Scale: r.Scale,
 		Seconds: r.Elapsed.Seconds(), LPSolves: r.LPSolves, Rows: r.Rows, Passes: r.Passes, TieBroken: r.TieBroken,

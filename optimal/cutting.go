@@ -185,6 +185,44 @@ func (c *cutter) start(ctx context.Context, p constraints.Params, g gamma.Gamma)
 	return nil
 }
 
+// addAll adds the row of every corner multiset of p (allRows), for
+// problems with few of them.
+func (c *cutter) addAll(p constraints.Params) error {
+	return allRows(p, c.addRows)
+}
+
+// allRows passes add the privacy row of every corner multiset of p
+// (Params.AllConfigs) and the multisets' keys, a batch at a time, so that
+// no more than a batch of dense rows is held at once (the one-vote LP at
+// K = 10001 has 20,002 rows of 5,001 coefficients).
+func allRows(p constraints.Params, add func([]lp.Cut, []string) error) error {
+	const batch = 512
+	var cuts []lp.Cut
+	var keys []string
+	var err error
+	budget := p.Budget()
+	flush := func() bool {
+		if len(cuts) > 0 {
+			err = add(cuts, keys)
+		}
+		cuts, keys = nil, nil
+		return err == nil
+	}
+	p.AllConfigs(func(cfg constraints.Config) bool {
+		var row []float64
+		if row, err = p.Row(cfg); err != nil {
+			return false
+		}
+		cuts, keys = append(cuts, lp.Cut{Coeffs: row, Upper: budget}), append(keys, fmt.Sprint(cfg))
+		return len(cuts) < batch || flush()
+	})
+	if err != nil {
+		return err
+	}
+	flush()
+	return err
+}
+
 // bound solves the LP for obj over the rows found so far, without cutting,
 // and returns the solver's optimum and the LP's weak-duality bound
 // (lp.Solution.Bound). The bound holds for obj over the feasible set

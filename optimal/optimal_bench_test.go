@@ -33,3 +33,22 @@ func benchName(p constraints.Params) string {
 }
 
 func ftoa(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// BenchmarkSolveOneVote times cold solves in the one-vote relation: the
+// greatest private gamma, its certificate and the LP's bound. K = 1001 at
+// eps = 0.05, delta = 1e-5 is the target of docs/solve.md (under a second
+// end to end).
+func BenchmarkSolveOneVote(b *testing.B) {
+	for _, p := range []constraints.Params{
+		constraints.NewOneVote(11, 0.3, 1e-5), constraints.NewOneVote(101, 0.1, 0),
+		constraints.NewOneVote(1001, 0.05, 1e-5), constraints.NewOneVote(1001, 0.05, 0),
+	} {
+		b.Run("K="+strconv.Itoa(p.K)+"/eps="+ftoa(p.Eps)+"/delta="+ftoa(p.TargetDelta), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Solve(context.Background(), p, gamma.UniformPrior(), Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

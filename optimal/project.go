@@ -11,20 +11,38 @@ import (
 	"gonum.org/v1/gonum/floats"
 )
 
-// halfspace is the constraint a·x >= b with |a| = 1. A bound on one
-// coordinate, sign·x[i] >= b, is kept as its index and sign (a is nil).
+// halfspace is the constraint a·x >= b with |a| = 1. A normal with few
+// nonzero entries (a bound on one coordinate, a row of the one-vote LP) is
+// kept sparse, as its entries val at the indices idx (a is nil): the
+// projector's cost is dominated by products of the normals with its
+// vectors.
 type halfspace struct {
-	a    []float64
-	i    int
-	sign float64
-	b    float64
+	a   []float64
+	idx []int
+	val []float64
+	b   float64
 }
 
 func (h *halfspace) dot(v []float64) float64 {
 	if h.a == nil {
-		return h.sign * v[h.i]
+		var s float64
+		for j, i := range h.idx {
+			s += h.val[j] * v[i]
+		}
+		return s
 	}
 	return floats.Dot(h.a, v)
+}
+
+// addScaledTo adds c·a to v.
+func (h *halfspace) addScaledTo(v []float64, c float64) {
+	if h.a == nil {
+		for j, i := range h.idx {
+			v[i] += c * h.val[j]
+		}
+		return
+	}
+	floats.AddScaled(v, c, h.a)
 }
 
 // slack is how far x is inside h (negative when h is violated).
@@ -97,14 +115,34 @@ func (pr *projector) add(a []float64, b float64) error {
 		}
 		return nil
 	}
-	pr.cons = append(pr.cons, halfspace{a: scale(a, 1/norm), b: b / norm})
+	h := halfspace{b: b / norm}
+	var nnz int
+	for _, v := range a {
+		if v != 0 {
+			nnz++
+		}
+	}
+	if nnz > len(a)/sparseFraction {
+		h.a = scale(a, 1/norm)
+	} else {
+		for i, v := range a {
+			if v != 0 {
+				h.idx, h.val = append(h.idx, i), append(h.val, v/norm)
+			}
+		}
+	}
+	pr.cons = append(pr.cons, h)
 	pr.isActive = append(pr.isActive, false)
 	return nil
 }
 
+// sparseFraction: a normal with at most 1/sparseFraction of its entries
+// nonzero is kept sparse.
+const sparseFraction = 8
+
 // addBound adds sign·x[i] >= b, sign = ±1.
 func (pr *projector) addBound(i int, sign, b float64) {
-	pr.cons = append(pr.cons, halfspace{i: i, sign: sign, b: b})
+	pr.cons = append(pr.cons, halfspace{idx: []int{i}, val: []float64{sign}, b: b})
 	pr.isActive = append(pr.isActive, false)
 }
 
@@ -161,11 +199,7 @@ func (pr *projector) enter(p int) error {
 		// moves x along a without leaving the active constraints.
 		d := pr.d
 		for k := range d {
-			if h.a == nil {
-				d[k] = h.sign * pr.q[k][h.i]
-			} else {
-				d[k] = floats.Dot(pr.q[k], h.a)
-			}
+			d[k] = h.dot(pr.q[k])
 		}
 		r := pr.rr[:q]
 		for i := q - 1; i >= 0; i-- {

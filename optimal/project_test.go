@@ -22,7 +22,6 @@ func checkKKT(t *testing.T, pr *projector, target []float64) {
 	}
 	res := make([]float64, pr.n)
 	floats.SubTo(res, pr.x, target)
-	e := make([]float64, pr.n)
 	for k, j := range pr.active {
 		if pr.u[k] < 0 {
 			t.Fatalf("multiplier %d = %g < 0", k, pr.u[k])
@@ -30,15 +29,7 @@ func checkKKT(t *testing.T, pr *projector, target []float64) {
 		if s := pr.cons[j].slack(pr.x); math.Abs(s) > 1e-9 {
 			t.Fatalf("active constraint %d has slack %g", j, s)
 		}
-		h := pr.cons[j]
-		if h.a == nil {
-			res[h.i] -= pr.u[k] * h.sign
-		} else {
-			for i := range e {
-				e[i] = h.a[i]
-			}
-			floats.AddScaled(res, -pr.u[k], e)
-		}
+		pr.cons[j].addScaledTo(res, -pr.u[k])
 	}
 	if r := floats.Norm(res, math.Inf(1)); r > 1e-9 {
 		t.Fatalf("x - target - sum u_j a_j has norm %g", r)

@@ -84,8 +84,12 @@ type notCached struct {
 
 func (e *notCached) Error() string {
 	p := e.key.Params
-	return fmt.Sprintf("the cache has no gamma_opt for K=%d m=%g eps=%g Delta=%g delta=%g prior %s (%s)",
-		p.K, p.M, p.Eps, p.Delta, p.TargetDelta, e.key.Prior, e.path)
+	rel := ""
+	if p.Relation != constraints.PrivateTeachers {
+		rel = " relation " + p.Relation.String()
+	}
+	return fmt.Sprintf("the cache has no gamma_opt for K=%d m=%g eps=%g Delta=%g delta=%g%s prior %s (%s)",
+		p.K, p.M, p.Eps, p.Delta, p.TargetDelta, rel, e.key.Prior, e.path)
 }
 
 func (e *notCached) Unwrap() error { return cache.ErrNotFound }

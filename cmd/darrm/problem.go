@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/constraints"
@@ -22,6 +23,25 @@ type problemFlags struct {
 	Eps    float64 `flag:"eps"`
 	Delta  float64 `flag:"Delta"`
 	Target float64 `flag:"delta"`
+	// relation, when set, holds the command's --relation and --target-eps
+	// (solve, verify): commands without them solve and release in DaRRM's
+	// relation, or in the one a gamma file states.
+	relation *relationFlags
+}
+
+// relationFlags choose the neighbouring relation of a problem and, in the
+// one-vote relation, the release's eps.
+type relationFlags struct {
+	Relation  constraints.Relation `flag:"relation" help:"neighbouring relation: private-teachers (each teacher (eps, Delta)-DP, any vote may change; the thesis') or one-vote (teachers on disjoint shares, not necessarily private: one record changes one vote; give the release's budget with --target-eps and --delta)"`
+	TargetEps []float64            `flag:"target-eps"`
+	fs        *pflag.FlagSet       // the command's flags, to tell which were given
+}
+
+// withRelation gives the problem flags of cmd the relation flags r, which
+// cmd defines.
+func (f *problemFlags) withRelation(cmd *cobra.Command, r *relationFlags) *cobra.Command {
+	r.fs, f.relation = cmd.Flags(), r
+	return cmd
 }
 
 // params returns the problem with K from --K, which is required.
@@ -39,17 +59,66 @@ func (f *problemFlags) paramsForK(cmd *cobra.Command, k int, files ...gamma.Stat
 	return f.paramsFrom(k, f.stated(cmd), files...)
 }
 
-// stated is what the command line states of the problem.
+// stated is what the command line states of the problem; with relation
+// flags, --target-eps states the release's eps, which is the problem's eps
+// in the one-vote relation.
 func (f *problemFlags) stated(cmd *cobra.Command) gamma.Stated {
 	fs := cmd.Flags()
-	return gamma.Stated{M: cli.Given(fs, "m", f.M), Eps: cli.Given(fs, "eps", f.Eps), Delta: cli.Given(fs, "Delta", f.Delta), TargetDelta: cli.Given(fs, "delta", f.Target)}
+	s := gamma.Stated{M: cli.Given(fs, "m", f.M), Eps: cli.Given(fs, "eps", f.Eps), Delta: cli.Given(fs, "Delta", f.Delta), TargetDelta: cli.Given(fs, "delta", f.Target)}
+	if r := f.relation; r != nil {
+		s.Relation = cli.Given(fs, "relation", r.Relation)
+		if fs.Changed("target-eps") && len(r.TargetEps) > 0 {
+			s.Eps = &r.TargetEps[0]
+		}
+	}
+	return s
 }
 
 // paramsFrom is the problem of k teachers with each value from line, else
 // from the first of files that states it, else the default.
 func (f *problemFlags) paramsFrom(k int, line gamma.Stated, files ...gamma.Stated) (gamma.Problem, error) {
 	p := gamma.Params(k, constraints.Params{M: f.M, Eps: f.Eps, Delta: f.Delta}, append([]gamma.Stated{line}, files...)...)
-	return p, flagError(p.Validate(), map[string]string{"m·eps": "m·eps (--m × --eps)"})
+	if err := f.checkRelation(p, files); err != nil {
+		return p, err
+	}
+	names := map[string]string{"m·eps": "m·eps (--m × --eps)"}
+	if p.Relation == constraints.OneVote {
+		names = map[string]string{"eps": "--target-eps", "m·eps": "--target-eps"}
+	}
+	return p, flagError(p.Validate(), names)
+}
+
+// checkRelation refuses the flags that the relation of p has no use for:
+// in the one-vote relation the teachers' --m, --eps and --Delta (the
+// release's eps is --target-eps, or a gamma file's eps, and is required),
+// in DaRRM's --target-eps (the release's eps is m·eps).
+func (f *problemFlags) checkRelation(p gamma.Problem, files []gamma.Stated) error {
+	if f.relation == nil {
+		return nil
+	}
+	fs := f.relation.fs
+	if p.Relation != constraints.OneVote {
+		if fs.Changed("target-eps") {
+			return cli.Usagef("--target-eps is the release's eps in the one-vote relation (--relation one-vote); in the %v relation it is m·eps (--m, --eps)", p.Relation)
+		}
+		return nil
+	}
+	for _, name := range []string{"m", "eps", "Delta"} {
+		if fs.Changed(name) {
+			return cli.Usagef("--%s is a teacher's guarantee, which the one-vote relation does not use: give the release's (eps, delta) with --target-eps and --delta", name)
+		}
+	}
+	if fs.Changed("target-eps") && len(f.relation.TargetEps) != 1 {
+		return cli.Usagef("--target-eps: %d values: give the one eps of each release", len(f.relation.TargetEps))
+	}
+	stated := fs.Changed("target-eps")
+	for _, s := range files {
+		stated = stated || s.Eps != nil
+	}
+	if !stated {
+		return cli.Usagef("--relation one-vote needs the release's eps: give --target-eps")
+	}
+	return nil
 }
 
 // withTable combines the parameters stated in a gamma file with the
@@ -96,9 +165,13 @@ func (f *cacheFlags) open() (*cache.Dir, error) {
 // warnings for a cache entry that is replaced or that could not be
 // stored.
 func loadGamma(ctx context.Context, cmd *cobra.Command, src optimal.Source, p constraints.Params) (optimal.Loaded, error) {
-	prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, fmt.Sprintf("solving K=%d m=%g", p.K, p.M))
+	what := fmt.Sprintf("solving K=%d m=%g", p.K, p.M)
+	if p.Relation == constraints.OneVote {
+		what = fmt.Sprintf("solving K=%d one-vote eps=%g", p.K, p.Eps)
+	}
+	prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, what)
 	src.Options.Progress = func(s optimal.Progress) {
-		prog.Describe(fmt.Sprintf("solving K=%d m=%g: exact pass %d (%3.0f%%), %d LP solves, %d rows, gap %.2g", p.K, p.M, s.Pass, 100*s.Fraction, s.LPSolves, s.Rows, s.Gap))
+		prog.Describe(fmt.Sprintf("%s: exact pass %d (%3.0f%%), %d LP solves, %d rows, gap %.2g", what, s.Pass, 100*s.Fraction, s.LPSolves, s.Rows, s.Gap))
 		prog.Set(int64(s.Pass))
 	}
 	src.OnCorrupt = func(err error) { fmt.Fprintf(cmd.ErrOrStderr(), "darrm: %v; recomputing it\n", err) }

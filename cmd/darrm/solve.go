@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
@@ -20,6 +21,7 @@ func init() { subcommands = append(subcommands, newSolveCmd) }
 
 type solveFlags struct {
 	problemFlags
+	relationFlags
 	Cache    cacheFlags
 	Format   cliout.Format       `flag:"format"`
 	Workers  int                 `flag:"workers"`
@@ -35,12 +37,12 @@ type solveFlags struct {
 
 func newSolveCmd() *cobra.Command {
 	f := solveFlags{Actual: []string{"U(0,1)", "0.5", "U(0,0.1)"}}
-	return newCmd("solve", &cobra.Command{
-		Use:   "solve --K K [--m m] [flags]",
+	return f.withRelation(newCmd("solve", &cobra.Command{
+		Use:   "solve --K K [--m m | --relation one-vote --target-eps eps] [flags]",
 		Short: "Compute, certify and cache the optimal noise function gamma",
 		Args:  cli.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runSolve(cmd, &f) },
-	}, &f, map[string]string{"rr-method": "rr-composition"})
+	}, &f, map[string]string{"rr-method": "rr-composition"}), &f.relationFlags)
 }
 
 func runSolve(cmd *cobra.Command, f *solveFlags) error {
@@ -84,9 +86,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 			return err
 		}
 		out.Compare = report.Compared(bases, evs)
-		if why := gamma.DSubOmitted(p.Params); why != "" {
-			out.NotCompared = append(out.NotCompared, report.Omitted{Name: "dsub", Reason: why})
-		}
+		out.NotCompared = gamma.OmittedBaselines(p.Params)
 	}
 	out.Seconds = time.Since(start).Seconds()
 	if f.Plot != "" {
@@ -103,6 +103,13 @@ func (f *solveFlags) baselines(cmd *cobra.Command, p gamma.Problem) ([]gamma.Act
 	actuals, err := gamma.ParseActuals(f.Actual)
 	if err != nil {
 		return nil, nil, cli.Usagef("--actual: %v", err)
+	}
+	if p.Relation == constraints.OneVote {
+		for _, name := range []string{"sub-size", "rr-composition", "rr-delta-prime"} {
+			if cmd.Flags().Changed(name) {
+				return nil, nil, cli.Usagef("--%s sets a baseline of the private-teachers relation; the one-vote relation compares GNMax and RR's largest constant gamma", name)
+			}
+		}
 	}
 	if cmd.Flags().Changed("sub-size") && (f.SubSize < 1 || f.SubSize > p.K) {
 		return nil, nil, cli.Usagef("--sub-size = %d: must be in [1, K] = [1, %d]", f.SubSize, p.K)

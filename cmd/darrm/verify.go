@@ -17,10 +17,11 @@ func init() { subcommands = append(subcommands, newVerifyCmd) }
 func newVerifyCmd() *cobra.Command {
 	var f struct {
 		problemFlags
+		relationFlags
 		Format  cliout.Format `flag:"format"`
 		Workers int           `flag:"workers"`
 	}
-	return newCmd("verify", &cobra.Command{
+	return f.withRelation(newCmd("verify", &cobra.Command{
 		Use:   "verify [FILE] [flags]",
 		Short: "Certify that a gamma makes DaRRM (m·eps, delta)-DP",
 		Args:  cli.MaxArgs(1),
@@ -41,7 +42,7 @@ func newVerifyCmd() *cobra.Command {
 			}
 			return writeVerify(cmd, report.Verify{Problem: report.NewProblem(p), Gamma: tab.Gamma, Certificate: cert, Seconds: time.Since(start).Seconds()}, f.Format)
 		},
-	}, &f, nil)
+	}, &f, nil), &f.relationFlags)
 }
 
 // writeVerify prints a certificate (verify, separate merge) and fails with

@@ -16,6 +16,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math/big"
 	"strings"
 
 	"github.com/darrm/darrm/constraints"
@@ -34,20 +35,32 @@ type Problem struct {
 	TargetDelta  float64 `json:"delta"`
 	MDefault     bool    `json:"m_is_default"`
 	DeltaDefault bool    `json:"delta_is_default"`
+	// Relation is the neighbouring relation, omitted for DaRRM's
+	// (private-teachers), as in the documents of earlier versions. In the
+	// one-vote relation m is 1, Delta 0 and eps the release's.
+	Relation constraints.Relation `json:"relation,omitempty"`
 }
 
 // NewProblem is the problem p as outputs echo it.
 func NewProblem(p gamma.Problem) Problem {
-	return Problem{K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta, MDefault: p.MDefault, DeltaDefault: p.DeltaDefault}
+	return Problem{K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta, MDefault: p.MDefault, DeltaDefault: p.DeltaDefault, Relation: p.Relation}
 }
 
 // Params is the problem the document states, for the library.
 func (o Problem) Params() constraints.Params {
-	return constraints.Params{K: o.K, M: o.M, Eps: o.Eps, Delta: o.Delta, TargetDelta: o.TargetDelta}
+	return constraints.Params{K: o.K, M: o.M, Eps: o.Eps, Delta: o.Delta, TargetDelta: o.TargetDelta, Relation: o.Relation}
 }
 
 // Describe says the problem in words, marking defaults.
 func (o Problem) Describe() string {
+	if o.Relation == constraints.OneVote {
+		deltaNote := ""
+		if o.DeltaDefault {
+			deltaNote = " (default)"
+		}
+		return fmt.Sprintf("K = %d %s, not necessarily private, on disjoint shares (one-vote relation: neighbouring vote vectors differ in one vote); each release (eps, delta)-DP with eps = %.6g, delta = %.6g%s",
+			o.K, plural.Word(o.K, "teacher", "teachers"), o.Eps, o.TargetDelta, deltaNote)
+	}
 	mNote, deltaNote := "", ""
 	if o.MDefault {
 		mNote = " (default)"
@@ -78,6 +91,16 @@ func writeCertificate(w io.Writer, title string, c gamma.Certificate) {
 		gamma.Violated:  "max f > budget",
 	}[c.Status]
 	fmt.Fprintf(w, "%s: %s: %s\n", title, Verdict(c.Status), why)
+	if c.Relation == constraints.OneVote {
+		fmt.Fprintf(w, "  max f = %.15g, budget e^eps - 1 + 2·delta = %.15g, ratio %.15f, rounding bound %.2g\n", c.MaxF, c.Budget, c.Ratio, c.ErrBound)
+		if len(c.Worst) == 4 {
+			// Corners (1,0) and (0,1): the one teacher whose vote changes.
+			a, b := c.Worst[1]+c.Worst[2], c.Worst[1]+c.Worst[3]
+			fmt.Fprintf(w, "  worst case: vote counts L = %d and L' = %d, output 1 (or %d and %d, output 0); %s pairs of neighbouring vote counts, %s inequalities, checked\n",
+				a, b, c.Worst[0]+c.Worst[3], c.Worst[0]+c.Worst[2], groupDigits(c.Configs.String()), groupDigits(new(big.Int).Mul(c.Configs, big.NewInt(2)).String()))
+		}
+		return
+	}
 	fmt.Fprintf(w, "  max f = %.15g, budget e^(m·eps) - 1 + 2·delta = %.15g, ratio %.15f, rounding bound %.2g\n", c.MaxF, c.Budget, c.Ratio, c.ErrBound)
 	var parts []string
 	for j, n := range c.Worst {

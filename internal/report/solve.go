@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/darrm/darrm/cache"
+	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/plural"
@@ -68,10 +69,7 @@ type Solve struct {
 }
 
 // Omitted is a baseline left out of a comparison, and why.
-type Omitted struct {
-	Name   string `json:"name"`
-	Reason string `json:"reason"`
-}
+type Omitted = gamma.Omitted
 
 // SolveStats describe the computation that produced the gamma (the
 // original one, for a cached gamma).
@@ -214,7 +212,11 @@ func (out Solve) writeTable(w io.Writer) error {
 	if len(out.Compare) == 0 {
 		return nil
 	}
-	fmt.Fprintln(w, "\nComparison at the same (m·eps, delta):")
+	budget := "(m·eps, delta)"
+	if out.Relation == constraints.OneVote {
+		budget = "(eps, delta), in the one-vote relation"
+	}
+	fmt.Fprintf(w, "\nComparison at the same %s:\n", budget)
 	header = []string{"mechanism", "utility", "surrogate err"}
 	for _, e := range out.Errors {
 		header = append(header, "E err "+e.Actual)

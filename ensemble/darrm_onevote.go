@@ -1,0 +1,32 @@
+package ensemble
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/gamma"
+)
+
+// NewOneVoteDaRRM returns DaRRM_g in the one-vote relation: the majority of
+// K teachers' votes with probability gamma(L), a fair coin otherwise, for
+// teachers that need not be private but whose training data are disjoint
+// shares, so that a record changes at most one vote (PATE's relation, as
+// for GNMax). p is the one-vote problem of the per-query target (eps,
+// delta) (constraints.NewOneVote). It runs the one-vote certificate (the 4K
+// inequalities of every pair of neighbouring vote counts, both outputs) on
+// the noise function it will sample, floor(g(l)·2^53)/2^53, and refuses it
+// unless Certified: in this relation rounding a value down can break an
+// inequality, so a gamma from a file is trusted only through this
+// certificate (gamma_opt from optimal.Solve is on that grid already). The
+// guarantee is per query, in the one-vote relation, with no teacher
+// guarantee behind it, and is charged like GNMax's.
+func NewOneVoteDaRRM(ctx context.Context, p constraints.Params, g gamma.Gamma, opts Options) (*DaRRM, error) {
+	if p.Relation != constraints.OneVote {
+		return nil, fmt.Errorf("DaRRM: relation %v: NewOneVoteDaRRM is for the one-vote relation (constraints.NewOneVote)", p.Relation)
+	}
+	return newDaRRM(ctx, p, g, opts, Privacy{
+		Relation: OneVote,
+		Source:   "exhaustive certificate of the sampled gamma in the one-vote relation (every pair of neighbouring vote counts, both outputs); assumes a record changes at most one teacher's vote",
+	})
+}

@@ -1,0 +1,69 @@
+package ensemble
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/fixtures"
+)
+
+// TestOneVoteDaRRM: DaRRM with the one-vote gamma_opt is certified in the
+// one-vote relation, states that relation, no teacher guarantee and the
+// per-query target, and releases Algorithm 1's distribution.
+func TestOneVoteDaRRM(t *testing.T) {
+	ctx := context.Background()
+	p := constraints.NewOneVote(11, 0.3, 1e-5)
+	opt, err := gamma.OneVoteOpt(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _, err := gamma.Certify(ctx, p, opt, gamma.VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := NewOneVoteDaRRM(ctx, p, g, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	priv := d.Privacy()
+	if c := priv.Certificate; c == nil || c.Status != gamma.Certified || c.Relation != constraints.OneVote {
+		t.Fatalf("certificate %+v", c)
+	}
+	if priv.Relation != OneVote || priv.Teachers != (accountant.Guarantee{}) || priv.Guarantee != (accountant.Guarantee{Eps: 0.3, Delta: 1e-5}) {
+		t.Errorf("privacy %+v: want (0.3, 1e-5) in the one-vote relation, no teacher guarantee", priv)
+	}
+	for l, v := range d.Gamma() {
+		if v != g[l] {
+			t.Errorf("sampled gamma(%d) = %v, certified %v: gamma_opt is on the sampling grid", l, v, g[l])
+		}
+	}
+	checkDistribution(t, d, 1, func(l int) float64 { return ProbOne(g, l) })
+}
+
+// TestOneVoteDaRRMRejects: a gamma private as given but not as sampled, a
+// gamma above the budget, and problems of the wrong relation are refused.
+func TestOneVoteDaRRMRejects(t *testing.T) {
+	ctx := context.Background()
+	p, trap, err := fixtures.OneVoteRoundingTrap()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewOneVoteDaRRM(ctx, p, trap, Options{}); !errors.Is(err, ErrNotCertified) {
+		t.Errorf("a gamma certified only before rounding: %v, want ErrNotCertified", err)
+	}
+	one, _ := gamma.Const(3, 1)
+	if _, err := NewOneVoteDaRRM(ctx, p, one, Options{}); !errors.Is(err, ErrNotCertified) || !strings.Contains(err.Error(), "violated") {
+		t.Errorf("the plain majority: %v", err)
+	}
+	if _, err := NewOneVoteDaRRM(ctx, problem(11, 3, 1e-5), optGamma(t, problem(11, 3, 1e-5)), Options{}); err == nil {
+		t.Error("NewOneVoteDaRRM accepted a private-teachers problem")
+	}
+	if _, err := NewDaRRM(ctx, p, gamma.Gamma{0, 0, 0, 0}, Options{}); err == nil || !strings.Contains(err.Error(), "one-vote") {
+		t.Errorf("NewDaRRM with a one-vote problem: %v", err)
+	}
+}
