@@ -244,8 +244,11 @@ func voteDistance(a, b []int) int {
 	return d
 }
 
-// A(d) bounds the true local sensitivity |β(q̃(y')) - β(q̃(y))| over every
-// pair of neighbours y, y' with y within d of x, found by brute force.
+// A(d) bounds the true local sensitivity |f(y') - f(y)| over every pair
+// of neighbours y, y' with y within d of x, found by brute force, for the
+// one-sided cost f = β(q̃) and for the cost in both directions,
+// f = β(Q̃) with Q̃ the largest q̃ within one vote, whose A(d) is the
+// one-sided A(d + 1).
 func TestLocalSensitivityBruteForce(t *testing.T) {
 	for _, c := range []struct {
 		k, classes   int
@@ -260,35 +263,42 @@ func TestLocalSensitivityBruteForce(t *testing.T) {
 		}
 		g := newGNMaxLS(c.sigma, c.order, c.classes, c.noise)
 		hs := histograms(c.k, c.classes)
-		beta := make([]float64, len(hs))
-		for i, h := range hs {
-			lq, _ := GNMaxLogQ(h, c.sigma, c.noise)
-			beta[i] = g.k.at(lq).hi
-		}
-		trueLS := make([]float64, len(hs))
-		for i := range hs {
-			for j := range hs {
-				if voteDistance(hs[i], hs[j]) == 1 {
-					trueLS[i] = math.Max(trueLS[i], math.Abs(beta[i]-beta[j]))
+		for _, dir := range []PATEDirections{OneSided, BothDirections} {
+			beta := make([]float64, len(hs))
+			for i, h := range hs {
+				lq := gnmaxLogQ(h, argmax(h), c.sigma, c.noise)
+				if dir == BothDirections {
+					lq = gnmaxNeighbourLogQ(h, c.sigma, c.noise)
+				}
+				beta[i] = g.k.at(lq).hi
+			}
+			trueLS := make([]float64, len(hs))
+			for i := range hs {
+				for j := range hs {
+					if voteDistance(hs[i], hs[j]) == 1 {
+						trueLS[i] = math.Max(trueLS[i], math.Abs(beta[i]-beta[j]))
+					}
 				}
 			}
-		}
-		nontrivial := false
-		for i, x := range hs {
-			a := g.distances(x, c.k)
-			for j, y := range hs {
-				d := voteDistance(x, y)
-				if trueLS[j] > a[d] {
-					t.Fatalf("%+v: x %v: A(%d) = %v below the local sensitivity %v at %v", c, x, d, a[d], trueLS[j], y)
+			nontrivial := false
+			for _, x := range hs {
+				a := g.distances(x, c.k)
+				if dir == BothDirections {
+					a = append(a[1:], a[len(a)-1])
 				}
-				if trueLS[j] > 0 && trueLS[j] < g.plateau/2 {
-					nontrivial = true
+				for j, y := range hs {
+					d := voteDistance(x, y)
+					if trueLS[j] > a[d] {
+						t.Fatalf("%+v %v: x %v: A(%d) = %v below the local sensitivity %v at %v", c, dir, x, d, a[d], trueLS[j], y)
+					}
+					if trueLS[j] > 0 && trueLS[j] < g.plateau/2 {
+						nontrivial = true
+					}
 				}
 			}
-			_ = i
-		}
-		if !nontrivial {
-			t.Errorf("%+v: every local sensitivity is 0 or near the plateau: the case tests nothing", c)
+			if !nontrivial {
+				t.Errorf("%+v %v: every local sensitivity is 0 or near the plateau: the case tests nothing", c, dir)
+			}
 		}
 	}
 }
