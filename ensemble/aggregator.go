@@ -55,13 +55,17 @@ type Relation int
 
 const (
 	// PrivateTeachers is DaRRM's relation (thesis Section 3.3): the
-	// datasets D, D' differ in one record and every teacher is (ε, Δ)-DP
-	// with respect to it, so any number of votes may change, each within
-	// its teacher's guarantee. DaRRM, RR and subsampling are private in it.
+	// datasets D, D' differ by adding or removing one record and every
+	// teacher is (ε, Δ)-DP for that change, so any number of votes may
+	// change, each within its teacher's guarantee. Add/remove is the
+	// relation of DP-SGD with Poisson sampling and the one the teachers'
+	// cap on disjoint shares needs (a replaced record may move between two
+	// shares). DaRRM, RR and subsampling are private in it.
 	PrivateTeachers Relation = iota
 	// OneVote is PATE's relation for GNMax (Papernot et al. 2018): the
 	// vote vectors differ in one teacher's vote, as when the teachers are
-	// trained on disjoint shares and a record lies in one share. The
+	// trained on disjoint shares and one record is added or removed: it
+	// lies in one share (replacing a record may change two votes). The
 	// teachers need not be private. A guarantee in it says nothing about
 	// teachers that share their training data, and a PrivateTeachers
 	// guarantee says nothing about non-private teachers, so neither
@@ -97,9 +101,9 @@ func (r *Relation) UnmarshalText(b []byte) error {
 // Describe says the relation in words.
 func (r Relation) Describe() string {
 	if r == OneVote {
-		return "neighbouring vote vectors differ in one teacher's vote (PATE; teachers on disjoint shares of the data, not necessarily private)"
+		return "neighbouring vote vectors differ in one teacher's vote (PATE: teachers on disjoint shares of the data, not necessarily private, so adding or removing one record changes one teacher's vote)"
 	}
-	return "neighbouring datasets differ in one record; every teacher is (eps, Delta)-DP in it, so any vote may change"
+	return "neighbouring datasets differ by adding or removing one record; every teacher is (eps, Delta)-DP for that change, so any vote may change"
 }
 
 // ErrNotCertified is wrapped by the constructors' errors when a noise

@@ -45,7 +45,7 @@ const (
 // Training is how the experiment's teachers are trained: K, DP-SGD's noise
 // multiplier, the epochs, and the setting of the private teachers. The
 // non-private teachers (GNMax's) always train on disjoint shares: PATE's
-// relation, one record changing one vote, needs them.
+// relation, adding or removing one record changing one vote, needs them.
 type Training struct {
 	K       int
 	Sigma   float64

@@ -73,7 +73,7 @@ func newTeachersSub(use string) *cobra.Command {
 				return err
 			}
 			if f.NonPrivate && f.Setting == accountant.Shared {
-				return cli.Usagef("--nonprivate with --setting shared: the non-private teachers train on disjoint shares only (one record must change one vote at most)")
+				return cli.Usagef("--nonprivate with --setting shared: the non-private teachers train on disjoint shares only (adding or removing one record must change one vote at most)")
 			}
 			b, err := loadBinary(f.Dataset)
 			if err != nil {
