@@ -28,24 +28,15 @@ const (
 	ContinuousNoise
 )
 
-var noiseNames = [...]string{DiscreteNoise: "discrete", ContinuousNoise: "continuous"}
+var noiseNames = names{"noise", "PATENoise", []string{DiscreteNoise: "discrete", ContinuousNoise: "continuous"}}
 
 // String returns "discrete" or "continuous".
-func (n PATENoise) String() string {
-	if n < 0 || int(n) >= len(noiseNames) {
-		return fmt.Sprintf("PATENoise(%d)", int(n))
-	}
-	return noiseNames[n]
-}
+func (n PATENoise) String() string { return noiseNames.name(int(n)) }
 
 // ParsePATENoise parses "discrete" or "continuous".
 func ParsePATENoise(s string) (PATENoise, error) {
-	for n, name := range noiseNames {
-		if s == name {
-			return PATENoise(n), nil
-		}
-	}
-	return 0, fmt.Errorf("noise %q: must be one of %s", s, strings.Join(noiseNames[:], ", "))
+	i, err := noiseNames.parse(s)
+	return PATENoise(i), err
 }
 
 // MarshalText returns the name of n.
@@ -58,6 +49,27 @@ func (n *PATENoise) UnmarshalText(b []byte) error {
 		*n = x
 	}
 	return err
+}
+
+// names is the text form of an enumerated PATE option: what it is (for
+// errors), its Go type (for values without a name) and its names.
+type names struct {
+	what, typ string
+	list      []string
+}
+
+func (e names) name(i int) string {
+	if i < 0 || i >= len(e.list) {
+		return fmt.Sprintf("%s(%d)", e.typ, i)
+	}
+	return e.list[i]
+}
+
+func (e names) parse(s string) (int, error) {
+	if i := slices.Index(e.list, s); i >= 0 {
+		return i, nil
+	}
+	return 0, fmt.Errorf("%s %q: must be one of %s", e.what, s, strings.Join(e.list, ", "))
 }
 
 // PATEDirections says which Rényi divergences between the output
@@ -82,24 +94,15 @@ const (
 	OneSided
 )
 
-var directionNames = [...]string{BothDirections: "both", OneSided: "one-sided"}
+var directionNames = names{"directions", "PATEDirections", []string{BothDirections: "both", OneSided: "one-sided"}}
 
 // String returns "both" or "one-sided".
-func (d PATEDirections) String() string {
-	if d < 0 || int(d) >= len(directionNames) {
-		return fmt.Sprintf("PATEDirections(%d)", int(d))
-	}
-	return directionNames[d]
-}
+func (d PATEDirections) String() string { return directionNames.name(int(d)) }
 
 // ParsePATEDirections parses "both" or "one-sided".
 func ParsePATEDirections(s string) (PATEDirections, error) {
-	for d, name := range directionNames {
-		if s == name {
-			return PATEDirections(d), nil
-		}
-	}
-	return 0, fmt.Errorf("directions %q: must be one of %s", s, strings.Join(directionNames[:], ", "))
+	i, err := directionNames.parse(s)
+	return PATEDirections(i), err
 }
 
 // MarshalText returns the name of d.

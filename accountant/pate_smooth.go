@@ -246,7 +246,9 @@ func (t *thresholdLS) distances(v int) []float64 {
 // answer (1 or 0) or, for expected cost, by the largest probability of
 // answering within distance d plus the change of that probability times
 // λ/σ2² (the product rule). A changed teacher changes one vote of every
-// query, so every query's histogram moves by one vote.
+// query, so every query's histogram moves by one vote. In both directions
+// a query's GNMax cost is β at the largest q̃ within one vote, so its A(d)
+// is the one-sided A(d + 1) (docs/pate.md).
 //
 // It requires conditions C5 and C6 of the PATE paper (CheckSmoothConditions)
 // for σ2, C and λ, and returns an error when they fail.
