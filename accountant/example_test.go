@@ -137,27 +137,33 @@ func ExampleTeacherCap() {
 }
 
 // PATE's MNIST setting: the privacy of 100 queries whose 250 teachers
-// nearly agree, released by Confident-GNMax with the realised answers.
+// nearly agree, released by Confident-GNMax with the realised answers;
+// the data-dependent bound in both directions (the default), and the PATE
+// paper's one-sided value.
 func ExampleNewPATEAccount() {
 	m := accountant.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: accountant.DiscreteNoise}
-	acct, err := accountant.NewPATEAccount(m, 250, 10, nil)
-	if err != nil {
-		panic(err)
-	}
-	for i := range 100 {
-		counts := []int{240, 5, 5, 0, 0, 0, 0, 0, 0, 0}
-		ans := accountant.Answered
-		if i%10 == 0 {
-			ans = accountant.NotAnswered
-		}
-		if err := acct.Add(counts, ans); err != nil {
+	for _, dir := range []accountant.PATEDirections{accountant.BothDirections, accountant.OneSided} {
+		acct, err := accountant.NewPATEAccountWith(m, 250, 10, accountant.PATEOptions{Directions: dir})
+		if err != nil {
 			panic(err)
 		}
+		for i := range 100 {
+			counts := []int{240, 5, 5, 0, 0, 0, 0, 0, 0, 0}
+			ans := accountant.Answered
+			if i%10 == 0 {
+				ans = accountant.NotAnswered
+			}
+			if err := acct.Add(counts, ans); err != nil {
+				panic(err)
+			}
+		}
+		r, err := acct.Result(1e-5, accountant.PaperConversion)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("%-9v data-independent eps %.3f, data-dependent eps %.3f (not for publication)\n", r.Directions, r.Independent.Eps, r.Dependent.Eps)
 	}
-	r, err := acct.Result(1e-5, accountant.PaperConversion)
-	if err != nil {
-		panic(err)
-	}
-	fmt.Printf("data-independent eps %.3f, data-dependent eps %.3f (not for publication)\n", r.Independent.Eps, r.Dependent.Eps)
-	// Output: data-independent eps 1.699, data-dependent eps 0.468 (not for publication)
+	// Output:
+	// both      data-independent eps 1.699, data-dependent eps 0.472 (not for publication)
+	// one-sided data-independent eps 1.699, data-dependent eps 0.468 (not for publication)
 }

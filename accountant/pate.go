@@ -3,6 +3,7 @@ package accountant
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -27,24 +28,15 @@ const (
 	ContinuousNoise
 )
 
-var noiseNames = [...]string{DiscreteNoise: "discrete", ContinuousNoise: "continuous"}
+var noiseNames = names{"noise", "PATENoise", []string{DiscreteNoise: "discrete", ContinuousNoise: "continuous"}}
 
 // String returns "discrete" or "continuous".
-func (n PATENoise) String() string {
-	if n < 0 || int(n) >= len(noiseNames) {
-		return fmt.Sprintf("PATENoise(%d)", int(n))
-	}
-	return noiseNames[n]
-}
+func (n PATENoise) String() string { return noiseNames.name(int(n)) }
 
 // ParsePATENoise parses "discrete" or "continuous".
 func ParsePATENoise(s string) (PATENoise, error) {
-	for n, name := range noiseNames {
-		if s == name {
-			return PATENoise(n), nil
-		}
-	}
-	return 0, fmt.Errorf("noise %q: must be one of %s", s, strings.Join(noiseNames[:], ", "))
+	i, err := noiseNames.parse(s)
+	return PATENoise(i), err
 }
 
 // MarshalText returns the name of n.
@@ -55,6 +47,72 @@ func (n *PATENoise) UnmarshalText(b []byte) error {
 	x, err := ParsePATENoise(string(b))
 	if err == nil {
 		*n = x
+	}
+	return err
+}
+
+// names is the text form of an enumerated PATE option: what it is (for
+// errors), its Go type (for values without a name) and its names.
+type names struct {
+	what, typ string
+	list      []string
+}
+
+func (e names) name(i int) string {
+	if i < 0 || i >= len(e.list) {
+		return fmt.Sprintf("%s(%d)", e.typ, i)
+	}
+	return e.list[i]
+}
+
+func (e names) parse(s string) (int, error) {
+	if i := slices.Index(e.list, s); i >= 0 {
+		return i, nil
+	}
+	return 0, fmt.Errorf("%s %q: must be one of %s", e.what, s, strings.Join(e.list, ", "))
+}
+
+// PATEDirections says which Rényi divergences between the output
+// distributions at a vote histogram x and at its neighbours x' a
+// data-dependent bound covers.
+type PATEDirections int
+
+const (
+	// BothDirections bounds D_λ(M(x)‖M(x')) and D_λ(M(x')‖M(x)) for every
+	// neighbour x': a Rényi-DP guarantee at x. It applies the PATE
+	// paper's Theorem 6 with a q̃ that bounds the probability of missing
+	// the plurality at x and at every neighbour (GNMaxNeighbourLogQ,
+	// ThresholdNeighbourLogQ; docs/pate.md, "Both directions"). The
+	// default.
+	BothDirections PATEDirections = iota
+	// OneSided is Theorem 6 as the PATE paper states and uses it: a bound
+	// on D_λ(M(x)‖M(x')) only, with q̃ from x alone. It is what the PATE
+	// authors' code computes, kept for reproducing their figures; the
+	// other direction can exceed it (for the discrete Gaussian at
+	// x = (20, 0, 0), σ = 2, λ = 5: 7.2e-3 against 2.6e-3), so it is not
+	// a differential-privacy guarantee.
+	OneSided
+)
+
+var directionNames = names{"directions", "PATEDirections", []string{BothDirections: "both", OneSided: "one-sided"}}
+
+// String returns "both" or "one-sided".
+func (d PATEDirections) String() string { return directionNames.name(int(d)) }
+
+// ParsePATEDirections parses "both" or "one-sided".
+func ParsePATEDirections(s string) (PATEDirections, error) {
+	i, err := directionNames.parse(s)
+	return PATEDirections(i), err
+}
+
+// MarshalText returns the name of d.
+func (d PATEDirections) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// UnmarshalText sets d from its name (ParsePATEDirections).
+func (d *PATEDirections) UnmarshalText(b []byte) error {
+	x, err := ParsePATEDirections(string(b))
+	if err == nil {
+		*d = x
 	}
 	return err
 }
@@ -148,22 +206,42 @@ func logSumExpUp(ts []float64) float64 {
 // The result is -Inf only when no class but i* exists, which C >= 2 rules
 // out, so it is always finite.
 func GNMaxLogQ(counts []int, sigma float64, noise PATENoise) (float64, error) {
+	top, err := checkGNMaxCounts(counts, sigma, noise)
+	if err != nil {
+		return 0, err
+	}
+	return gnmaxLogQ(counts, top, sigma, noise), nil
+}
+
+// GNMaxNeighbourLogQ returns log Q̃, the largest q̃ of GNMaxLogQ over the
+// vote counts and every histogram one changed vote away from them (a vote
+// moved from one class to another: PATE's one-vote relation). Q̃ bounds
+// the probability that GNMax misses the plurality at the counts and, at
+// each neighbour, that neighbour's plurality, so the PATE paper's Theorem
+// 6 at Q̃ (GNMaxRDP) bounds the Rényi divergence between the two output
+// distributions in both directions (BothDirections; docs/pate.md).
+func GNMaxNeighbourLogQ(counts []int, sigma float64, noise PATENoise) (float64, error) {
+	if _, err := checkGNMaxCounts(counts, sigma, noise); err != nil {
+		return 0, err
+	}
+	return gnmaxNeighbourLogQ(counts, sigma, noise), nil
+}
+
+// checkGNMaxCounts checks the arguments of GNMaxLogQ and returns the first
+// class with the most votes.
+func checkGNMaxCounts(counts []int, sigma float64, noise PATENoise) (int, error) {
 	if len(counts) < 2 {
 		return 0, fmt.Errorf("GNMax q: %w", &ParamError{Name: "classes", Value: float64(len(counts)), Rule: "must be >= 2"})
 	}
 	if err := checkNoise("sigma", sigma, noise); err != nil {
 		return 0, fmt.Errorf("GNMax q: %w", err)
 	}
-	top := 0
 	for i, n := range counts {
 		if n < 0 {
 			return 0, fmt.Errorf("GNMax q: %w", &ParamError{Name: fmt.Sprintf("count[%d]", i), Value: float64(n), Rule: "must be >= 0"})
 		}
-		if n > counts[top] {
-			top = i
-		}
 	}
-	return gnmaxLogQ(counts, top, sigma, noise), nil
+	return argmax(counts), nil
 }
 
 // gnmaxLogQ is GNMaxLogQ for checked input with top the plurality.
@@ -189,29 +267,124 @@ func gnmaxLogQ(counts []int, top int, sigma float64, noise PATENoise) float64 {
 	return math.Min(l, libUp(math.Log1p(-1/c))+ulp)
 }
 
+// gnmaxNeighbourLogQ is GNMaxNeighbourLogQ for checked input. q̃ depends
+// on a histogram only through its multiset of counts, so a move between
+// two classes is tried once per pair of their counts.
+func gnmaxNeighbourLogQ(counts []int, sigma float64, noise PATENoise) float64 {
+	l := gnmaxLogQ(counts, argmax(counts), sigma, noise)
+	y := slices.Clone(counts)
+	var tried [][2]int
+	for a, na := range counts {
+		if na == 0 {
+			continue
+		}
+		for b, nb := range counts {
+			if a == b || slices.Contains(tried, [2]int{na, nb}) {
+				continue
+			}
+			tried = append(tried, [2]int{na, nb})
+			y[a], y[b] = na-1, nb+1
+			l = math.Max(l, gnmaxLogQ(y, argmax(y), sigma, noise))
+			y[a], y[b] = na, nb
+		}
+	}
+	return l
+}
+
 // ThresholdLogQ returns, for the threshold step of Confident-GNMax (PATE
 // paper, Algorithm 1: answer when the largest count plus noise of
 // deviation sigma1 reaches threshold), log q̃ with q̃ an upper bound on
-// min(p, 1-p), p the probability of answering, and p itself (an
-// estimate, for expected counts of answered queries, not a bound).
+// min(p, 1-p), p the probability of answering, and p itself (summed to
+// float64 precision, for expected counts of answered queries; not a
+// bound).
 //
 // With ContinuousNoise p = erfc((T - v)/(σ√2))/2 for the largest count v.
 // With DiscreteNoise the step answers when v + Z >= T, Z ~ N_Z(0, σ²), so
-// p = Pr[Z >= k], k = ceil(T) - v, and for k >= 1
-// Pr[Z >= k] <= (e^{-k²/(2σ²)} + ∫_k^∞ e^{-z²/(2σ²)}dz)/N with
+// p = Pr[Z >= k], k = ceil(T) - v, summed over the integers with the
+// discrete Gaussian's own normaliser N = Σ_z e^{-z²/(2σ²)}; and for
+// k >= 1, Pr[Z >= k] <= (e^{-k²/(2σ²)} + ∫_k^∞ e^{-z²/(2σ²)}dz)/N with
 // N >= σ√(2π); 1 - p = Pr[Z >= 1 - k] likewise.
 func ThresholdLogQ(maxCount int, threshold, sigma1 float64, noise PATENoise) (logq, p float64, err error) {
-	if maxCount < 0 {
-		return 0, 0, fmt.Errorf("threshold q: %w", &ParamError{Name: "largest count", Value: float64(maxCount), Rule: "must be >= 0"})
-	}
-	if math.IsNaN(threshold) || math.IsInf(threshold, 0) {
-		return 0, 0, fmt.Errorf("threshold q: %w", &ParamError{Name: "threshold", Value: threshold, Rule: "must be a finite number"})
-	}
-	if err := checkNoise("sigma1", sigma1, noise); err != nil {
-		return 0, 0, fmt.Errorf("threshold q: %w", err)
+	if err := checkThreshold(maxCount, threshold, sigma1, noise); err != nil {
+		return 0, 0, err
 	}
 	logq, p = thresholdLogQ(maxCount, threshold, sigma1, noise)
 	return logq, p, nil
+}
+
+// ThresholdNeighbourLogQ returns log Q̃ for the threshold step at largest
+// count v of K teachers voting among C classes: the largest log q̃ of
+// ThresholdLogQ at v and at v - 1 and v + 1 where they lie in
+// [⌈K/C⌉, K], the largest counts one changed vote can give. Theorem 6 at
+// Q̃ (ThresholdRDP) bounds the Rényi divergence in both directions
+// (BothDirections).
+func ThresholdNeighbourLogQ(maxCount, teachers, classes int, threshold, sigma1 float64, noise PATENoise) (float64, error) {
+	if err := checkCount("teachers", teachers, 1); err != nil {
+		return 0, fmt.Errorf("threshold q: %w", err)
+	}
+	if err := checkCount("classes", classes, 2); err != nil {
+		return 0, fmt.Errorf("threshold q: %w", err)
+	}
+	lo := leastMaxCount(teachers, classes)
+	if maxCount < lo || maxCount > teachers {
+		return 0, fmt.Errorf("threshold q: %w", &ParamError{Name: "largest count", Value: float64(maxCount),
+			Rule: fmt.Sprintf("must be in [ceil(K/C), K] = [%d, %d]", lo, teachers)})
+	}
+	if err := checkThreshold(maxCount, threshold, sigma1, noise); err != nil {
+		return 0, err
+	}
+	return maxNear(func(w int) float64 {
+		l, _ := thresholdLogQ(w, threshold, sigma1, noise)
+		return l
+	}, maxCount, lo, teachers), nil
+}
+
+func checkThreshold(maxCount int, threshold, sigma1 float64, noise PATENoise) error {
+	if maxCount < 0 {
+		return fmt.Errorf("threshold q: %w", &ParamError{Name: "largest count", Value: float64(maxCount), Rule: "must be >= 0"})
+	}
+	if math.IsNaN(threshold) || math.IsInf(threshold, 0) {
+		return fmt.Errorf("threshold q: %w", &ParamError{Name: "threshold", Value: threshold, Rule: "must be a finite number"})
+	}
+	if err := checkNoise("sigma1", sigma1, noise); err != nil {
+		return fmt.Errorf("threshold q: %w", err)
+	}
+	return nil
+}
+
+// leastMaxCount returns ⌈K/C⌉, the least largest count of K votes among C
+// classes.
+func leastMaxCount(teachers, classes int) int { return (teachers + classes - 1) / classes }
+
+// maxNear returns the largest f(w) over w in [v-1, v+1] ∩ [lo, hi]: over a
+// largest count and those of its neighbours.
+func maxNear(f func(w int) float64, v, lo, hi int) float64 {
+	l := math.Inf(-1)
+	for w := max(v-1, lo); w <= min(v+1, hi); w++ {
+		l = math.Max(l, f(w))
+	}
+	return l
+}
+
+// thresholdTable returns, for the largest counts v = 0..K of K teachers,
+// log q̃ of the threshold step as directions needs it (ThresholdLogQ for
+// OneSided, ThresholdNeighbourLogQ for BothDirections; the latter only for
+// v >= ⌈K/C⌉, the counts that occur) and the probability of answering.
+func thresholdTable(m ConfidentGNMax, teachers, classes int, directions PATEDirections) (logq, p []float64) {
+	own := make([]float64, teachers+1)
+	p = make([]float64, teachers+1)
+	for v := range own {
+		own[v], p[v] = thresholdLogQ(v, m.Threshold, m.Sigma1, m.Noise)
+	}
+	if directions == OneSided {
+		return own, p
+	}
+	lo := leastMaxCount(teachers, classes)
+	logq = slices.Clone(own)
+	for v := lo; v <= teachers; v++ {
+		logq[v] = maxNear(func(w int) float64 { return own[w] }, v, lo, teachers)
+	}
+	return logq, p
 }
 
 func thresholdLogQ(v int, t, sigma float64, noise PATENoise) (logq, p float64) {
@@ -244,20 +417,58 @@ func discreteTailLogUp(k, sigma float64) float64 {
 }
 
 // discreteTail returns Pr[Z >= k] for Z ~ N_Z(0, σ²) and an integer k,
-// summed directly (an estimate, not a bound).
+// summed over the integers to float64 precision (an estimate, not a
+// bound): for 1 <= k <= σ as (1 - Pr[|Z| < k])/2, which is at least 0.1
+// there, and otherwise as the sum of the tail's terms, which fall below
+// 1e-18 of their total within 9σ of k (so neither loop runs longer than
+// 9·max(|k|, σ) terms).
 func discreteTail(k, sigma float64) float64 {
 	if k <= 0 {
 		return 1 - discreteTail(1-k, sigma)
 	}
+	w := func(z float64) float64 { return math.Exp(-z * z / (2 * sigma * sigma)) }
+	n := discreteNorm(sigma)
+	if k <= sigma {
+		var inner float64 // Σ_{z=1}^{k-1} w(z)
+		for z := 1.0; z < k; z++ {
+			inner += w(z)
+		}
+		return (n - 1 - 2*inner) / (2 * n)
+	}
 	var sum float64
 	for z := k; ; z++ {
-		t := math.Exp(-z * z / (2 * sigma * sigma))
+		t := w(z)
 		sum += t
 		if t <= sum*1e-18 || t == 0 {
 			break
 		}
 	}
-	return sum / (sigma * math.Sqrt(2*math.Pi))
+	return sum / n
+}
+
+// discreteNorm returns N = Σ_{z∈Z} e^{-z²/(2σ²)}, the normaliser of the
+// discrete Gaussian N_Z(0, σ²): for σ < 1 summed directly, otherwise by
+// Poisson summation, N = σ√(2π)·(1 + 2Σ_{j>=1} e^{-2π²σ²j²}) (for σ >= 1
+// the term j = 2 is below 1e-34).
+func discreteNorm(sigma float64) float64 {
+	if sigma < 1 {
+		n := 1.0
+		for z := 1.0; ; z++ {
+			t := 2 * math.Exp(-z*z/(2*sigma*sigma))
+			n += t
+			if t <= n*1e-18 {
+				return n
+			}
+		}
+	}
+	theta := 1.0
+	for j := 1.0; ; j++ {
+		t := 2 * math.Exp(-2*math.Pi*math.Pi*sigma*sigma*j*j)
+		theta += t
+		if t <= 1e-18 {
+			return sigma * math.Sqrt(2*math.Pi) * theta
+		}
+	}
 }
 
 // RDPGaussianIndependent returns the data-independent Rényi DP at order λ
@@ -288,11 +499,14 @@ func ThresholdRDPIndependent(sigma1, order float64) (float64, error) {
 }
 
 // GNMaxRDP returns the data-dependent Rényi DP at order λ of GNMax with
-// noise σ at a vote histogram whose q̃ = e^logq (GNMaxLogQ): the bound of
-// the PATE paper's Theorem 6 with μ2 = σ·sqrt(log 1/q̃), μ1 = μ2 + 1
-// (Proposition 10) where it applies and is below λ/σ², else λ/σ². It is
-// the function β of the smooth-sensitivity analysis: where q̃ is above the
-// point q0 at which the two bounds cross it is λ/σ² (see docs/pate.md).
+// noise σ given q̃ = e^logq, an upper bound on the probability of missing
+// the plurality: the bound of the PATE paper's Theorem 6 with
+// μ2 = σ·sqrt(log 1/q̃), μ1 = μ2 + 1 (Proposition 10) where it applies and
+// is below λ/σ², else λ/σ². With q̃ from GNMaxLogQ it bounds D_λ(M(x)‖M(x'))
+// only (OneSided); with Q̃ from GNMaxNeighbourLogQ it bounds both
+// directions. It is the function β of the smooth-sensitivity analysis:
+// where q̃ is above the point q0 at which the two bounds cross it is λ/σ²
+// (see docs/pate.md).
 func GNMaxRDP(logq, sigma, order float64) (float64, error) {
 	if err := checkRDPArgs(logq, sigma, order); err != nil {
 		return 0, fmt.Errorf("GNMax RDP: %w", err)
@@ -301,8 +515,10 @@ func GNMaxRDP(logq, sigma, order float64) (float64, error) {
 }
 
 // ThresholdRDP returns the data-dependent Rényi DP at order λ of the
-// threshold step with noise σ1 at q̃ = e^logq (ThresholdLogQ): GNMaxRDP's
-// bound for curves λ/(2σ1²), i.e. σ = √2·σ1.
+// threshold step with noise σ1 given q̃ = e^logq: GNMaxRDP's bound for
+// curves λ/(2σ1²), i.e. σ = √2·σ1. With q̃ from ThresholdLogQ it is
+// one-sided; with Q̃ from ThresholdNeighbourLogQ it bounds both
+// directions.
 func ThresholdRDP(logq, sigma1, order float64) (float64, error) {
 	if err := checkRDPArgs(logq, sigma1, order); err != nil {
 		return 0, fmt.Errorf("threshold RDP: %w", err)

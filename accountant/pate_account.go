@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -89,30 +90,52 @@ func DefaultPATEOrders() []float64 {
 // PATEAccount accumulates the privacy cost of PATE queries at a grid of
 // Rényi orders: data-independent (every query charged λ/σ2², plus
 // λ/(2σ1²) for the threshold step) and data-dependent (Theorem 6 per
-// step), the GNMax step charged only when it answers, or, when the
-// answers are unknown, with the probability that it does. It keeps every
-// query's counts for the smooth-sensitivity analysis (LocalSensitivity):
-// memory grows as queries × classes.
+// step, in both directions unless PATEOptions say one-sided), the GNMax
+// step charged only when it answers, or, when the answers are unknown,
+// with the probability that it does. It keeps every query's counts for
+// the smooth-sensitivity analysis (LocalSensitivity): memory grows as
+// queries × classes.
 type PATEAccount struct {
-	mech     ConfidentGNMax
-	orders   []float64
-	gn, th   []*curve
-	teachers int
-	classes  int
-	mode     Answer // AnswerUnknown, or Answered for a realised release
-	counts   []int32
-	answers  []Answer
-	pAns     []float64
-	logq     [][2]float64 // per query: log q̃ of the threshold step and of GNMax
-	expected float64
-	answered int
-	ind, dep []float64 // totals per order (upper bounds) of the first done queries
-	done     int
+	mech       ConfidentGNMax
+	directions PATEDirections
+	orders     []float64
+	gn, th     []*curve
+	teachers   int
+	classes    int
+	mode       Answer // AnswerUnknown, or Answered for a realised release
+	counts     []int32
+	answers    []Answer
+	logq       [][2]float64 // per query: log q̃ charged for the threshold step and for GNMax
+	// thLogQ and thP are the threshold step's log q̃ (as charged) and its
+	// probability of answering at each largest count 0..K.
+	thLogQ, thP []float64
+	expected    float64
+	answered    int
+	ind, dep    []float64 // totals per order (upper bounds) of the first done queries
+	done        int
+}
+
+// PATEOptions are the choices of a PATE analysis that are not the
+// mechanism's.
+type PATEOptions struct {
+	// Orders is the grid of Rényi orders; nil is DefaultPATEOrders.
+	Orders []float64
+	// Directions says which divergences the data-dependent bound covers:
+	// BothDirections (the zero value, a guarantee) or OneSided (the PATE
+	// paper's value).
+	Directions PATEDirections
 }
 
 // NewPATEAccount returns an empty account for mechanism m at the given
-// Rényi orders (DefaultPATEOrders when nil), K teachers and C classes.
+// Rényi orders (DefaultPATEOrders when nil), K teachers and C classes,
+// with the data-dependent bound in both directions.
 func NewPATEAccount(m ConfidentGNMax, teachers, classes int, orders []float64) (*PATEAccount, error) {
+	return NewPATEAccountWith(m, teachers, classes, PATEOptions{Orders: orders})
+}
+
+// NewPATEAccountWith returns an empty account for mechanism m, K teachers
+// and C classes, analysed as opt says.
+func NewPATEAccountWith(m ConfidentGNMax, teachers, classes int, opt PATEOptions) (*PATEAccount, error) {
 	if err := m.Validate(); err != nil {
 		return nil, fmt.Errorf("PATE account: %w", err)
 	}
@@ -122,13 +145,17 @@ func NewPATEAccount(m ConfidentGNMax, teachers, classes int, orders []float64) (
 	if err := checkCount("classes", classes, 2); err != nil {
 		return nil, fmt.Errorf("PATE account: %w", err)
 	}
+	if opt.Directions != BothDirections && opt.Directions != OneSided {
+		return nil, fmt.Errorf("PATE account: unknown directions %v", opt.Directions)
+	}
+	orders := opt.Orders
 	if orders == nil {
 		orders = DefaultPATEOrders()
 	}
 	if len(orders) == 0 {
 		return nil, fmt.Errorf("PATE account: no orders")
 	}
-	a := &PATEAccount{mech: m, orders: append([]float64(nil), orders...), teachers: teachers, classes: classes,
+	a := &PATEAccount{mech: m, directions: opt.Directions, orders: append([]float64(nil), orders...), teachers: teachers, classes: classes,
 		ind: make([]float64, len(orders)), dep: make([]float64, len(orders)), mode: -1}
 	for _, o := range orders {
 		if err := checkAlpha(o); err != nil {
@@ -139,8 +166,15 @@ func NewPATEAccount(m ConfidentGNMax, teachers, classes int, orders []float64) (
 			a.th = append(a.th, newCurve(thresholdSlope(m.Sigma1), o))
 		}
 	}
+	if m.Confident() {
+		a.thLogQ, a.thP = thresholdTable(m, teachers, classes, opt.Directions)
+	}
 	return a, nil
 }
+
+// Directions returns the divergences the account's data-dependent bound
+// covers.
+func (a *PATEAccount) Directions() PATEDirections { return a.directions }
 
 // Add charges one query with vote counts (C of them, summing to K) and
 // what became of it: AnswerUnknown for every query of an account of
@@ -177,12 +211,16 @@ func (a *PATEAccount) Add(counts []int, ans Answer) error {
 		return fmt.Errorf("PATE account: GNMax without the threshold step answers every query")
 	}
 	a.mode = mode
-	p := 1.0
-	logq1 := 0.0
+	p, logq1 := 1.0, 0.0
 	if a.mech.Confident() {
-		logq1, p = thresholdLogQ(counts[top], a.mech.Threshold, a.mech.Sigma1, a.mech.Noise)
+		logq1, p = a.thLogQ[counts[top]], a.thP[counts[top]]
 	}
-	logq2 := gnmaxLogQ(counts, top, a.mech.Sigma2, a.mech.Noise)
+	var logq2 float64
+	if a.directions == OneSided {
+		logq2 = gnmaxLogQ(counts, top, a.mech.Sigma2, a.mech.Noise)
+	} else {
+		logq2 = gnmaxNeighbourLogQ(counts, a.mech.Sigma2, a.mech.Noise)
+	}
 	if ans == Answered {
 		a.answered++
 	}
@@ -190,7 +228,6 @@ func (a *PATEAccount) Add(counts []int, ans Answer) error {
 		a.counts = append(a.counts, int32(n))
 	}
 	a.answers = append(a.answers, ans)
-	a.pAns = append(a.pAns, p)
 	a.logq = append(a.logq, [2]float64{logq1, logq2})
 	a.expected += p
 	return nil
@@ -221,7 +258,10 @@ func (a *PATEAccount) flush() {
 // the curves gn and th (nil without the threshold step) of one order: the
 // GNMax step weighted by 1, 0 or Pr[answer], the threshold step in full.
 func (a *PATEAccount) charge(i int, gn, th *curve) (ind, dep float64) {
-	weight := exact(a.pAns[i])
+	weight := exact(1.0)
+	if th != nil {
+		weight = exact(a.thP[a.top(i)])
+	}
 	switch a.answers[i] {
 	case Answered:
 		weight = exact(1)
@@ -266,9 +306,12 @@ type OrderEps struct {
 
 // PATEResult is the privacy of the queries of a PATEAccount.
 type PATEResult struct {
-	Queries  int
-	Teachers int
-	Classes  int
+	// Directions says which divergences Dependent bounds: only
+	// BothDirections is a differential-privacy guarantee.
+	Directions PATEDirections
+	Queries    int
+	Teachers   int
+	Classes    int
 	// Answered counts the answered queries of a release; -1 when the
 	// answers are unknown.
 	Answered int
@@ -279,8 +322,9 @@ type PATEResult struct {
 	// λ/σ2² (and λ/(2σ1²)), or, for a release, the unanswered ones only
 	// the threshold step.
 	Independent OrderEps
-	// Dependent is the data-dependent bound, which is a function of the
-	// votes: releasing it is itself a release (see SmoothSensitivity).
+	// Dependent is the data-dependent bound, in the directions Directions
+	// says, which is a function of the votes: releasing it is itself a
+	// release (see SmoothSensitivity).
 	Dependent                    OrderEps
 	Orders                       []float64
 	RDPIndependent, RDPDependent []float64
@@ -293,7 +337,7 @@ func (a *PATEAccount) Result(delta float64, c Conversion) (PATEResult, error) {
 		return PATEResult{}, fmt.Errorf("PATE account: %w", err)
 	}
 	a.flush()
-	r := PATEResult{Queries: len(a.answers), Teachers: a.teachers, Classes: a.classes, Answered: -1,
+	r := PATEResult{Directions: a.directions, Queries: len(a.answers), Teachers: a.teachers, Classes: a.classes, Answered: -1,
 		ExpectedAnswered: a.expected, Orders: append([]float64(nil), a.orders...),
 		RDPIndependent: append([]float64(nil), a.ind...), RDPDependent: append([]float64(nil), a.dep...)}
 	if a.mode == Answered {
@@ -339,6 +383,11 @@ func (a *PATEAccount) RDPDependent(order float64) (float64, error) {
 		total = addUp(total, dep)
 	}
 	return total, nil
+}
+
+// top returns query i's largest count.
+func (a *PATEAccount) top(i int) int {
+	return int(slices.Max(a.counts[i*a.classes : (i+1)*a.classes]))
 }
 
 func (a *PATEAccount) query(i int) []int {

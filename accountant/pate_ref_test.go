@@ -70,8 +70,8 @@ func TestPATEReferenceThresholdLocalSensitivity(t *testing.T) {
 	const teachers, top = 30, 20
 	for _, c := range cases {
 		m := ConfidentGNMax{Threshold: c.t, Sigma1: 2, Sigma2: 1, Noise: ContinuousNoise}
-		th := newThresholdLS(m, 10, teachers, 3)
-		th.lo = 0
+		logq, _ := thresholdTable(m, teachers, 3, OneSided)
+		th := newThresholdLS(m, 10, logq, 0)
 		for d, w := range c.want {
 			got := 0.0
 			for _, v := range []int{top - d, top + d} {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 )
 
 // Smooth sensitivity of PATE's data-dependent cost (PATE paper, Section
@@ -197,11 +198,12 @@ type thresholdLS struct {
 	lo   int    // the least possible largest count, ceil(K/C)
 }
 
-func newThresholdLS(m ConfidentGNMax, order float64, teachers, classes int) *thresholdLS {
+// newThresholdLS tabulates β at one order from the threshold step's log q̃
+// at each largest count 0..K, as the account charges it.
+func newThresholdLS(m ConfidentGNMax, order float64, logq []float64, lo int) *thresholdLS {
 	k := newCurve(thresholdSlope(m.Sigma1), order)
-	t := &thresholdLS{beta: make([]ival, teachers+1), lo: (teachers + classes - 1) / classes}
-	for v := range t.beta {
-		L, _ := thresholdLogQ(v, m.Threshold, m.Sigma1, m.Noise)
+	t := &thresholdLS{beta: make([]ival, len(logq)), lo: lo}
+	for v, L := range logq {
 		t.beta[v] = k.at(L)
 	}
 	return t
@@ -244,7 +246,9 @@ func (t *thresholdLS) distances(v int) []float64 {
 // answer (1 or 0) or, for expected cost, by the largest probability of
 // answering within distance d plus the change of that probability times
 // λ/σ2² (the product rule). A changed teacher changes one vote of every
-// query, so every query's histogram moves by one vote.
+// query, so every query's histogram moves by one vote. In both directions
+// a query's GNMax cost is β at the largest q̃ within one vote, so its A(d)
+// is the one-sided A(d + 1) (docs/pate.md).
 //
 // It requires conditions C5 and C6 of the PATE paper (CheckSmoothConditions)
 // for σ2, C and λ, and returns an error when they fail.
@@ -252,19 +256,14 @@ func (a *PATEAccount) LocalSensitivity(order float64) ([]float64, error) {
 	if err := checkAlpha(order); err != nil {
 		return nil, fmt.Errorf("PATE smooth sensitivity: %w", err)
 	}
-	if c5, c6 := CheckSmoothConditions(a.mech.Sigma2, a.classes, order, a.mech.Noise); !c5 || !c6 {
+	if c5, c6 := smoothConditions(a.mech.Sigma2, a.classes, order, a.mech.Noise); !c5 || !c6 {
 		return nil, fmt.Errorf("PATE smooth sensitivity: conditions C5 = %v, C6 = %v at sigma2 = %v, C = %d, order %v: the analysis does not apply (pick another order or more noise)",
 			c5, c6, a.mech.Sigma2, a.classes, order)
 	}
 	g := newGNMaxLS(a.mech.Sigma2, order, a.classes, a.mech.Noise)
 	var th *thresholdLS
-	var pv []float64 // Pr[answer] at largest count v
 	if a.mech.Confident() {
-		th = newThresholdLS(a.mech, order, a.teachers, a.classes)
-		pv = make([]float64, a.teachers+1)
-		for v := range pv {
-			_, pv[v] = thresholdLogQ(v, a.mech.Threshold, a.mech.Sigma1, a.mech.Noise)
-		}
+		th = newThresholdLS(a.mech, order, a.thLogQ, leastMaxCount(a.teachers, a.classes))
 	}
 	ind := g.k.ind.hi
 	// The queries in lsChunks contiguous chunks, each summed on some core,
@@ -274,7 +273,7 @@ func (a *PATEAccount) LocalSensitivity(order float64) ([]float64, error) {
 	parallel(lsChunks, func(c int) {
 		part := make([]float64, a.teachers+1)
 		for i := c * n / lsChunks; i < (c+1)*n/lsChunks; i++ {
-			a.addLocalSensitivity(part, i, g, th, pv, ind)
+			a.addLocalSensitivity(part, i, g, th, a.thP, ind)
 		}
 		parts[c] = part
 	})
@@ -299,6 +298,12 @@ func (a *PATEAccount) addLocalSensitivity(total []float64, i int, g *gnmaxLS, th
 	var gl []float64
 	if ans != NotAnswered {
 		gl = g.distances(counts, a.teachers)
+		if a.directions == BothDirections {
+			// Charged at the largest q̃ within one vote, the cost at a
+			// histogram within d of the counts is β of the q̃ of one
+			// within d + 1 (docs/pate.md, "Both directions").
+			gl = append(gl[1:], gl[len(gl)-1])
+		}
 	}
 	var tl []float64
 	if th != nil {
@@ -472,6 +477,29 @@ func CheckSmoothConditions(sigma float64, classes int, order float64, noise PATE
 		return false, false
 	}
 	c6 = nondecreasing(func(L float64) float64 { return beta(moves.up(L)) - beta(L) }, moves.down(k.logq0))
+	return c5, c6
+}
+
+// conditionsKey and conditionsSeen memoise CheckSmoothConditions, a pure
+// function of its arguments that costs tens of milliseconds.
+type conditionsKey struct {
+	sigma, order float64
+	classes      int
+	noise        PATENoise
+}
+
+var conditionsSeen sync.Map // conditionsKey -> [2]bool
+
+// smoothConditions is CheckSmoothConditions, computed once per process for
+// each set of arguments.
+func smoothConditions(sigma float64, classes int, order float64, noise PATENoise) (c5, c6 bool) {
+	key := conditionsKey{sigma, order, classes, noise}
+	if v, ok := conditionsSeen.Load(key); ok {
+		c := v.([2]bool)
+		return c[0], c[1]
+	}
+	c5, c6 = CheckSmoothConditions(sigma, classes, order, noise)
+	conditionsSeen.Store(key, [2]bool{c5, c6})
 	return c5, c6
 }
 

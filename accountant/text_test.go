@@ -21,6 +21,8 @@ func TestTextRoundTrip(t *testing.T) {
 		{[]text{ptr(GNMaxGrid), ptr(GNMaxExact), ptr(GNMaxTight)}, func() text { return new(GNMaxSearch) }},
 		{[]text{ptr(AlphaExact), ptr(AlphaTable43)}, func() text { return new(AlphaRule) }},
 		{[]text{ptr(AutoRR), ptr(RRMethod{Method: Simple}), ptr(RRMethod{Method: Optimal})}, func() text { return new(RRMethod) }},
+		{[]text{ptr(DiscreteNoise), ptr(ContinuousNoise)}, func() text { return new(PATENoise) }},
+		{[]text{ptr(BothDirections), ptr(OneSided)}, func() text { return new(PATEDirections) }},
 	} {
 		for _, v := range tc.values {
 			b, err := v.MarshalText()
@@ -38,3 +40,16 @@ func TestTextRoundTrip(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestPATEEnumNames: the names and the errors of PATE's options.
+func TestPATEEnumNames(t *testing.T) {
+	if OneSided.String() != "one-sided" || BothDirections.String() != "both" || PATEDirections(7).String() != "PATEDirections(7)" || PATENoise(-1).String() != "PATENoise(-1)" {
+		t.Errorf("names %v %v %v %v", OneSided, BothDirections, PATEDirections(7), PATENoise(-1))
+	}
+	if _, err := ParsePATEDirections("symmetric"); err == nil || err.Error() != `directions "symmetric": must be one of both, one-sided` {
+		t.Errorf("bad directions: %v", err)
+	}
+	if _, err := ParsePATENoise("laplace"); err == nil || err.Error() != `noise "laplace": must be one of discrete, continuous` {
+		t.Errorf("bad noise: %v", err)
+	}
+}

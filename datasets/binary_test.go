@@ -25,9 +25,25 @@ func TestLoadBinaryFetched(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if b.Train.Len() != c.train || b.Test.Len() != c.test {
-			t.Errorf("%s: %d training and %d test images, want %d and %d", c.name, b.Train.Len(), b.Test.Len(), c.train, c.test)
+		if b.Train.Len() != c.train || b.Test.Len() != c.test || b.PublicTrainSize != c.train {
+			t.Errorf("%s: %d training and %d test images (public size %d), want %d and %d", c.name, b.Train.Len(), b.Test.Len(), b.PublicTrainSize, c.train, c.test)
 		}
+	}
+}
+
+// TestPublicTrainSize: the published sizes, without data, for the thesis'
+// tasks and any pair of classes; an unknown name is an error.
+func TestPublicTrainSize(t *testing.T) {
+	for name, want := range map[string]int{"mnist58": 11272, "fashion58": 12000, "mnist39": 12080, "mnist01": 12665, "fashion17": 12000} {
+		if got, err := PublicTrainSize(name); err != nil || got != want {
+			t.Errorf("%s: %d, %v; want %d", name, got, err, want)
+		}
+	}
+	if _, err := PublicTrainSize("cifar"); err == nil {
+		t.Error("unknown task accepted")
+	}
+	if b := SyntheticBinary(30, 5, 1); b.PublicTrainSize != 30 {
+		t.Errorf("synthetic: public size %d", b.PublicTrainSize)
 	}
 }
 

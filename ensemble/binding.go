@@ -273,7 +273,7 @@ func ensembleRule(r Relation, k Kind, p Partition) (field string, value fmt.Stri
 	case p < KeyedHash || p > SharedData:
 		return "partition", p, "must be keyed-hash, file-position or shared"
 	case r == OneVote && p == SharedData:
-		return "partition", p, "the one-vote relation needs disjoint shares: one record must change one teacher's vote at most"
+		return "partition", p, "the one-vote relation needs disjoint shares: adding or removing one record must change one teacher's vote at most"
 	}
 	return "", nil, ""
 }

@@ -220,7 +220,10 @@ func (p *Partition) UnmarshalText(b []byte) error {
 type Origin int
 
 const (
-	// FromStated is a guarantee the ensemble's owner states.
+	// FromStated is a guarantee the ensemble's owner states, for datasets
+	// that differ by adding or removing one record: the header records it
+	// as "neighbours":"add-remove" (AddRemove). A header written before
+	// darrm recorded it has no such key and is read the same way.
 	FromStated Origin = iota
 	// FromDPSGD is computed by the accountant from the teacher's DP-SGD
 	// run (TeacherGroup.DPSGD).
@@ -244,6 +247,20 @@ func (o *Origin) UnmarshalText(b []byte) error {
 	*o = Origin(i)
 	return err
 }
+
+// AddRemove is the neighbouring relation of every teacher's guarantee in
+// a header, as written in a stated source's "neighbours" key: datasets
+// that differ by adding or removing one record. It is DP-SGD's with
+// Poisson sampling, and the teachers' cap on disjoint shares needs it (a
+// replaced record may leave one share and join another, a change no
+// teacher's guarantee for replacing a record covers). A guarantee stated
+// for replacing a record ("replace-one") does not imply it and is refused;
+// from an add/remove (ε, Δ) the replace-one guarantee follows by group
+// privacy (docs/aggregate.md).
+const AddRemove = "add-remove"
+
+// replaceOne is the name of the relation a stated guarantee may not have.
+const replaceOne = "replace-one"
 
 // HeaderError reports a metadata header that breaks a rule: the field (a
 // path such as "teachers[0].eps"), its value as written, and the rule.
@@ -424,6 +441,7 @@ type (
 	}
 	jsonSource struct {
 		Method       Origin                 `json:"method"`
+		Neighbours   string                 `json:"neighbours,omitempty"`
 		Sigma        *float64               `json:"sigma,omitempty"`
 		SamplingRate *float64               `json:"sampling_rate,omitempty"`
 		Steps        *int                   `json:"steps,omitempty"`
@@ -438,6 +456,9 @@ func (m *VoteMeta) MarshalJSON() ([]byte, error) {
 		Relation: m.Relation, Kind: m.Kind, Partition: m.Partition, Teachers: make([]jsonGroup, len(m.Teachers))}
 	for i, g := range m.Teachers {
 		jg := jsonGroup{Count: g.Count, Source: jsonSource{Method: g.Origin}}
+		if g.Origin == FromStated {
+			jg.Source.Neighbours = AddRemove
+		}
 		if g.Origin != NonPrivate {
 			jg.Eps, jg.Delta = &g.Eps, &g.Delta
 		}
@@ -490,7 +511,7 @@ func (m *VoteMeta) AppendHeader(b []byte, f Format) ([]byte, error) {
 var (
 	metaKeys   = []string{HeaderKey, "ensemble", "K", "classes", "layout", "relation", "kind", "partition", "teachers"}
 	groupKeys  = []string{"count", "eps", "Delta", "source"}
-	sourceKeys = []string{"method", "sigma", "sampling_rate", "steps", "conversion", "delta"}
+	sourceKeys = []string{"method", "neighbours", "sigma", "sampling_rate", "steps", "conversion", "delta"}
 )
 
 // ParseVoteMeta reads a header from its JSON object and validates it
@@ -571,7 +592,23 @@ func parseGroup(raw []byte, at string) (TeacherGroup, error) {
 			return g, err
 		}
 	}
-	run := sourceKeys[1:]
+	if raw, ok := src["neighbours"]; ok {
+		if g.Origin != FromStated {
+			return g, headerErr(at+".source.neighbours", string(raw), "only a stated source has neighbours (a dp-sgd run's guarantee is for adding or removing a record; non-private teachers have none)")
+		}
+		var n string
+		if err := field(src, "neighbours", at+".source.neighbours", &n); err != nil {
+			return g, err
+		}
+		switch n {
+		case AddRemove:
+		case replaceOne:
+			return g, headerErr(at+".source.neighbours", n, "darrm's releases and the teachers' cap need each teacher's guarantee for adding or removing a record, which one for replacing a record does not imply: state the add-remove guarantee")
+		default:
+			return g, headerErr(at+".source.neighbours", strconv.Quote(n), "must be %s", AddRemove)
+		}
+	}
+	run := sourceKeys[2:]
 	if g.Origin != FromDPSGD {
 		for _, k := range run {
 			if src[k] != nil {

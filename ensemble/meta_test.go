@@ -29,7 +29,34 @@ func sgdRun(t testing.TB) (*DPSGDRun, accountant.Guarantee) {
 	return r, g
 }
 
-const statedJSON = `{"darrm-votes":1,"ensemble":"test-ensemble","K":3,"classes":2,"layout":"votes","relation":"private-teachers","kind":"fixed","partition":"shared","teachers":[{"count":3,"eps":0.1,"Delta":0.00001,"source":{"method":"stated"}}]}`
+const statedJSON = `{"darrm-votes":1,"ensemble":"test-ensemble","K":3,"classes":2,"layout":"votes","relation":"private-teachers","kind":"fixed","partition":"shared","teachers":[{"count":3,"eps":0.1,"Delta":0.00001,"source":{"method":"stated","neighbours":"add-remove"}}]}`
+
+// TestMetaStatedNeighbours: a stated guarantee records its neighbouring
+// relation, add-remove; a header written before darrm recorded it reads
+// as add-remove (and is written back with the key), and a guarantee for
+// replacing a record is refused.
+func TestMetaStatedNeighbours(t *testing.T) {
+	old := strings.Replace(statedJSON, `,"neighbours":"add-remove"`, ``, 1)
+	m, err := ParseVoteMeta([]byte(old))
+	if err != nil {
+		t.Fatalf("a header without neighbours: %v", err)
+	}
+	if b, _ := m.MarshalJSON(); string(b) != statedJSON {
+		t.Errorf("an old header is written back as %s", b)
+	}
+	for _, tc := range []struct{ name, json, want string }{
+		{"replace-one", strings.Replace(statedJSON, `"add-remove"`, `"replace-one"`, 1), `header field teachers[0].source.neighbours = replace-one: darrm's releases and the teachers' cap need each teacher's guarantee for adding or removing a record`},
+		{"unknown", strings.Replace(statedJSON, `"add-remove"`, `"swap"`, 1), `header field teachers[0].source.neighbours = "swap": must be add-remove`},
+		{"not a string", strings.Replace(statedJSON, `"add-remove"`, `1`, 1), `header field teachers[0].source.neighbours = 1: want a string`},
+		{"non-private", strings.Replace(strings.Replace(statedJSON, `"eps":0.1,"Delta":0.00001,`, ``, 1), `"stated"`, `"none"`, 1), `only a stated source has neighbours`},
+	} {
+		_, err := ParseVoteMeta([]byte(tc.json))
+		var he *HeaderError
+		if !errors.As(err, &he) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want a *HeaderError with %q", tc.name, err, tc.want)
+		}
+	}
+}
 
 // TestMetaExactSyntax pins the header's bytes: other tools and the docs
 // depend on them.
@@ -130,18 +157,19 @@ func TestMetaRules(t *testing.T) {
 		{"kind", swap(`"kind":"fixed"`, `"kind":"sometimes"`), `kind "sometimes": must be fixed, per-query`},
 		{"partition", swap(`"partition":"shared"`, `"partition":"random"`), `partition "random": must be keyed-hash, file-position, shared`},
 		{"one-vote on shared data", swap(`"relation":"private-teachers"`, `"relation":"one-vote"`), `header field partition = shared: the one-vote relation needs disjoint shares`},
-		{"no teachers", swap(`[{"count":3,"eps":0.1,"Delta":0.00001,"source":{"method":"stated"}}]`, `[]`), `header field teachers: must list`},
+		{"no teachers", swap(`[{"count":3,"eps":0.1,"Delta":0.00001,"source":{"method":"stated","neighbours":"add-remove"}}]`, `[]`), `header field teachers: must list`},
 		{"counts", swap(`"count":3`, `"count":2`), `header field teachers: the counts sum to 2 teachers, but K = 3`},
 		{"count 0", swap(`"count":3`, `"count":0`), `header field teachers[0].count = 0: must be in [1, K] = [1, 3]`},
 		{"eps 0", swap(`"eps":0.1`, `"eps":0`), `header field teachers[0].eps = 0: must be a finite number > 0`},
 		{"eps missing", swap(`"eps":0.1,`, ``), `header field teachers[0].eps: is missing`},
 		{"Delta 1", swap(`"Delta":0.00001`, `"Delta":1`), `header field teachers[0].Delta = 1: must be in [0, 1)`},
-		{"source missing", swap(`,"source":{"method":"stated"}`, ``), `header field teachers[0].source: is missing`},
+		{"source missing", swap(`,"source":{"method":"stated","neighbours":"add-remove"}`, ``), `header field teachers[0].source: is missing`},
 		{"method", swap(`"method":"stated"`, `"method":"trust-me"`), `method "trust-me": must be stated, dp-sgd, none`},
 		{"stated with sigma", swap(`"method":"stated"`, `"method":"stated","sigma":3`), `header field teachers[0].source.sigma = 3: only a dp-sgd source has sigma`},
 		{"non-private with eps", swap(`"method":"stated"`, `"method":"none"`), `header field teachers[0].eps = 0.1: non-private teachers (method none) have no guarantee`},
-		{"non-private private-teachers", swap(`"eps":0.1,"Delta":0.00001,"source":{"method":"stated"}`, `"source":{"method":"none"}`), `the private-teachers relation needs every teacher's (eps, Delta)`},
-		{"dp-sgd without run", swap(`"method":"stated"`, `"method":"dp-sgd"`), `header field teachers[0].source.sigma: is missing`},
+		{"non-private private-teachers", swap(`"eps":0.1,"Delta":0.00001,"source":{"method":"stated","neighbours":"add-remove"}`, `"source":{"method":"none"}`), `the private-teachers relation needs every teacher's (eps, Delta)`},
+		{"dp-sgd without run", swap(`"method":"stated","neighbours":"add-remove"`, `"method":"dp-sgd"`), `header field teachers[0].source.sigma: is missing`},
+		{"dp-sgd with neighbours", strings.Replace(sgd(func(*TeacherGroup) {}), `"method":"dp-sgd"`, `"method":"dp-sgd","neighbours":"add-remove"`, 1), `only a stated source has neighbours`},
 		{"dp-sgd sigma 0", sgd(func(g *TeacherGroup) { g.DPSGD.Sigma = 0 }), `header field teachers[0].source.sigma = 0: must be a finite number > 0`},
 		{"dp-sgd rate", sgd(func(g *TeacherGroup) { g.DPSGD.Q = 1.5 }), `header field teachers[0].source.sampling_rate = 1.5: must be in (0, 1]`},
 		{"dp-sgd steps", sgd(func(g *TeacherGroup) { g.DPSGD.Steps = 0 }), `header field teachers[0].source.steps = 0: must be an integer >= 1`},

@@ -401,6 +401,17 @@ func TestFormatAndPresenceText(t *testing.T) {
 	}
 }
 
+// TestRelationDescribe: each relation says what changes between
+// neighbours: adding or removing a record, the change DP-SGD's Poisson
+// sampling and the teachers' cap on disjoint shares are analysed for.
+func TestRelationDescribe(t *testing.T) {
+	for _, r := range []Relation{PrivateTeachers, OneVote} {
+		if d := r.Describe(); !strings.Contains(d, "adding or removing one record") || strings.Contains(d, "differ in one record") {
+			t.Errorf("%v: %q", r, d)
+		}
+	}
+}
+
 // TestRelationText: a neighbouring relation reads back from its name, and
 // another name is refused with the choices.
 func TestRelationText(t *testing.T) {

@@ -468,17 +468,23 @@ B.8 7 fashion58 100 0.79 0.96 0.96"
 		k = v("dataset") SUBSEP v("m") SUBSEP v("queries")
 		acc[k, v("mechanism")] = sprintf("%.2f (%.2f)", v("accuracy_mean"), v("accuracy_std"))
 		if (v("mechanism") == "gnmax") { qe[k] = v("query_eps"); qd[k] = v("query_delta"); ge[k] = v("total_eps"); gd[k] = v("total_delta") }
-		if (v("mechanism") == "darrm-opt") { te[k] = v("total_eps"); td[k] = v("total_delta"); tb[k] = v("total_bound") }
+		if (v("mechanism") == "darrm-opt") { te[k] = v("total_eps"); td[k] = v("total_delta"); tb[k] = v("total_bound"); nb[k] = buys(v("noise_pays"), v("noise_pays_up_to"), v("noise_pays_up_to_shared")) }
+	}
+	# buys(PAYS, UPTO, SHARED): what DaRRM'"'"'s noise buys at this Q, and where it would.
+	function buys(pays, upto, shared) {
+		if (pays == "true") return sprintf("privacy (up to Q = %d)", upto)
+		if (upto == 0) return sprintf("nothing: the cap is below one label; on shared data privacy up to Q = %d", shared)
+		return sprintf("nothing from Q = %d", upto + 1)
 	}
 	END {
-		print "| table | m | data | Q | GNMax | thesis | GNMax, tight σ | DaRRM γ_Sub | thesis | DaRRM γ_opt | thesis | RR (γ_const) | majority | per query (ε, δ) | total over Q: GNMax | total over Q: private teachers |"
-		print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+		print "| table | m | data | Q | GNMax | thesis | GNMax, tight σ | DaRRM γ_Sub | thesis | DaRRM γ_opt | thesis | RR (γ_const) | majority | per query (ε, δ) | total over Q: GNMax | total over Q: private teachers | DaRRM'"'"'s noise buys (per-query teachers: privacy at every Q) |"
+		print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 		while ((getline line < thesis) > 0) {
 			split(line, t, " ")
 			k = t[3] SUBSEP t[2] SUBSEP t[4]
-			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | (%.4f, %.4f) | (%.3f, %.3f) | (%.4f, %.4f), %s |\n",
+			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | (%.4f, %.4f) | (%.3f, %.3f) | (%.4f, %.4f), %s | %s |\n",
 				t[1], t[2], (t[3] == "mnist58" ? "MNIST" : "Fashion-MNIST"), t[4], acc[k, "gnmax"], t[5], acc[k, "gnmax-tight"], acc[k, "darrm-sub"], t[6],
-				acc[k, "darrm-opt"], t[7], acc[k, "rr"], acc[k, "majority"], qe[k], qd[k], ge[k], gd[k], te[k], td[k], tb[k]
+				acc[k, "darrm-opt"], t[7], acc[k, "rr"], acc[k, "majority"], qe[k], qd[k], ge[k], gd[k], te[k], td[k], tb[k], nb[k]
 		}
 	}' thesis="$work/thesis.txt" "$work/transfer.csv" > "$work/transfer.md"
 	splice docs/transfer.md transfer-tables "$work/transfer.md"
@@ -489,16 +495,16 @@ B.8 7 fashion58 100 0.79 0.96 0.96"
 		k = v("m") SUBSEP v("dataset") SUBSEP v("queries")
 		if (!(k in seen)) { seen[k] = 1; keys[++nk] = k }
 		acc[k, v("mechanism")] = sprintf("%.2f (%.2f)", v("accuracy_mean"), v("accuracy_std"))
-		if (v("mechanism") == "darrm-opt") { qe[k] = v("query_eps"); qd[k] = v("query_delta"); ce[k] = v("composition_eps"); cd[k] = v("composition_delta"); te[k] = v("total_eps"); td[k] = v("total_delta"); tb[k] = v("total_bound"); from[k] = v("cap_from") }
+		if (v("mechanism") == "darrm-opt") { qe[k] = v("query_eps"); qd[k] = v("query_delta"); ce[k] = v("composition_eps"); cd[k] = v("composition_delta"); te[k] = v("total_eps"); td[k] = v("total_delta"); tb[k] = v("total_bound"); from[k] = v("cap_from"); nb[k] = (v("noise_pays") == "true" ? "privacy" : "nothing") sprintf(" (privacy up to Q = %d)", v("noise_pays_up_to")) }
 	}
 	END {
-		print "| m | data | Q | GNMax | GNMax, tight σ | DaRRM γ_Sub | DaRRM γ_opt | RR (γ_const) | majority | per query (ε, δ) | queries composed | total of the DaRRM and RR rows | cap from Q |"
-		print "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+		print "| m | data | Q | GNMax | GNMax, tight σ | DaRRM γ_Sub | DaRRM γ_opt | RR (γ_const) | majority | per query (ε, δ) | queries composed | total of the DaRRM and RR rows | cap from Q | DaRRM'"'"'s noise buys (per-query teachers: privacy at every Q) |"
+		print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 		for (i = 1; i <= nk; i++) {
 			k = keys[i]; split(k, p, SUBSEP)
-			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | (%.4f, %.4f) | (%.3f, %.4f) | (%.4f, %.4f), %s | %s |\n",
+			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | (%.4f, %.4f) | (%.3f, %.4f) | (%.4f, %.4f), %s | %s | %s |\n",
 				p[1], (p[2] == "mnist58" ? "MNIST" : "Fashion-MNIST"), p[3], acc[k, "gnmax"], acc[k, "gnmax-tight"], acc[k, "darrm-sub"], acc[k, "darrm-opt"],
-				acc[k, "rr"], acc[k, "majority"], qe[k], qd[k], ce[k], cd[k], te[k], td[k], tb[k], from[k]
+				acc[k, "rr"], acc[k, "majority"], qe[k], qd[k], ce[k], cd[k], te[k], td[k], tb[k], from[k], nb[k]
 		}
 	}' "$work/transfer.csv" > "$work/transfer-shared.md"
 	splice docs/transfer.md transfer-shared "$work/transfer-shared.md"

@@ -45,7 +45,7 @@ const (
 // Training is how the experiment's teachers are trained: K, DP-SGD's noise
 // multiplier, the epochs, and the setting of the private teachers. The
 // non-private teachers (GNMax's) always train on disjoint shares: PATE's
-// relation, one record changing one vote, needs them.
+// relation, adding or removing one record changing one vote, needs them.
 type Training struct {
 	K       int
 	Sigma   float64
@@ -74,13 +74,16 @@ func (tr Training) Validate() error {
 }
 
 // Configs returns the training of the private (DP-SGD) and the
-// non-private (SGD, for GNMax) teachers of dataset, whose training set has
-// n images, with the given seed (nil: crypto/rand). DP-SGD samples an
-// expected Batch images per step from the images a teacher trains on: n/K
-// (rounded down) on disjoint shares, n on shared data. The data set's size
-// is treated as public, as DP-SGD's sampling rate always is. The
-// architecture and learning rates are Hyper's, chosen on a tuning task
-// (Tune; docs/transfer.md).
+// non-private (SGD, for GNMax) teachers of dataset, whose training set's
+// public size is n (datasets.Binary.PublicTrainSize: fixed before the data
+// are read, never the number of records present), with the given seed
+// (nil: crypto/rand). DP-SGD's sampling rate is fixed from it in advance:
+// an expected Batch images per step out of n/K (rounded down) on disjoint
+// shares, out of n on shared data. Under add/remove neighbours the number
+// of records present is private, and a rate computed from it would differ
+// between neighbours, which the sampled Gaussian mechanism's analysis does
+// not allow. The architecture and learning rates are Hyper's, chosen on a
+// tuning task (Tune; docs/transfer.md).
 func (tr Training) Configs(dataset string, n int, seed *uint64) (private, nonPrivate teachers.Config) {
 	h := HyperFor(dataset)
 	base := teachers.Config{Dataset: dataset, K: tr.K, Filters: h.Filters, Seed: seed}
@@ -122,7 +125,8 @@ type Teachers struct {
 }
 
 // TrainTeachers returns both ensembles of the two-class task b, trained as
-// tr.Configs says with the given seed (nil: crypto/rand), each from the
+// tr.Configs says for b's public training-set size with the given seed
+// (nil: crypto/rand), each from the
 // teachers' cache in the folder dir when it holds it, else trained and
 // saved there (teachers.Cached; dir "" is no cache); note, if set, hears
 // of each training.
@@ -130,7 +134,10 @@ func TrainTeachers(ctx context.Context, dir string, b *datasets.Binary, tr Train
 	if err := tr.Validate(); err != nil {
 		return nil, fmt.Errorf("transfer: %w", err)
 	}
-	priv, pub := tr.Configs(b.Name, b.Train.Len(), seed)
+	if b.PublicTrainSize < tr.K {
+		return nil, fmt.Errorf("transfer: %s: public training-set size %d for K = %d teachers (DP-SGD's sampling rate is set from it)", b.Name, b.PublicTrainSize, tr.K)
+	}
+	priv, pub := tr.Configs(b.Name, b.PublicTrainSize, seed)
 	var t Teachers
 	var err error
 	if t.Private, t.Cached[0], err = teachers.Cached(ctx, dir, b, priv, note); err != nil {
@@ -173,17 +180,35 @@ type Result struct {
 	TotalEps         float64          `json:"total_eps"`
 	TotalDelta       float64          `json:"total_delta"`
 	TotalBound       accountant.Bound `json:"total_bound"`
-	Relation         string           `json:"relation"`
+	// NoisePays says whether the mechanism's noise buys privacy at this
+	// Q: its total is below that of the noise-free majority of the same
+	// teachers, which is the teachers' cap for the private teachers and no
+	// guarantee at all for GNMax's non-private ones. False for the
+	// majority itself, which has no noise.
+	NoisePays bool   `json:"noise_pays"`
+	Relation  string `json:"relation"`
 }
 
 // Crossover says from which number of queries a mechanism's total is the
-// teachers' cap rather than the composition over the queries.
+// teachers' cap rather than the composition over the queries, and so up to
+// which number its noise buys privacy.
 type Crossover struct {
 	Mechanism string `json:"mechanism"`
 	// CapFrom is the least Q at which the cap is the tighter total, and
 	// stays so for every larger Q (1: at every Q); 0 for a mechanism
 	// without a cap (GNMax, whose teachers are not private).
 	CapFrom int `json:"cap_from"`
+	// NoisePaysUpTo is the largest Q at which the noise buys privacy (the
+	// mechanism's total is below the noise-free majority's): CapFrom - 1
+	// for the private teachers' noisy mechanisms, 0 when the cap is below
+	// one label's cost and the noise buys nothing; -1 without a cap, when
+	// it pays at every Q (GNMax, and any per-query mechanism); 0 for the
+	// majority, which has no noise.
+	NoisePaysUpTo int `json:"noise_pays_up_to"`
+	// SharedNoisePaysUpTo is NoisePaysUpTo for teachers of the same
+	// guarantee on shared data, whose cap is their K-fold composition:
+	// the setting where DaRRM's noise pays for the first queries.
+	SharedNoisePaysUpTo int `json:"noise_pays_up_to_shared"`
 }
 
 // Outcome is what Run measures, and the bounds on its totals.
@@ -195,6 +220,9 @@ type Outcome struct {
 	Cap *accountant.Cap
 	// CapFrom gives, for each mechanism, the crossover of its totals.
 	CapFrom []Crossover
+	// SharedCap is the cap of teachers of the same guarantee on shared
+	// data, their K-fold composition (Cap itself in the shared setting).
+	SharedCap *accountant.Cap
 }
 
 // Validate checks the protocol for a public set of n images: M in [1, K],
@@ -253,19 +281,22 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt
 	if err != nil {
 		return nil, fmt.Errorf("transfer: the teachers' cap: %w", err)
 	}
+	shared, err := accountant.TeacherCap(teacher, prm.K, accountant.Shared, DeltaPrime)
+	if err != nil {
+		return nil, fmt.Errorf("transfer: the teachers' cap on shared data: %w", err)
+	}
 	aggs, err := aggregators(ctx, prm, opt)
 	if err != nil {
 		return nil, err
 	}
 	privVotes, pubVotes := t.Private.Votes(test), t.NonPrivate.Votes(test)
-	out := &Outcome{Cap: cp}
+	out := &Outcome{Cap: cp, SharedCap: &shared}
 	for _, name := range Mechanisms {
-		c := capOf(name, cp)
-		from, err := capFrom(aggs[name].Privacy().Guarantee, c)
+		c, err := crossover(name, aggs[name].Privacy().Guarantee, capOf(name, cp), capOf(name, &shared))
 		if err != nil {
 			return nil, fmt.Errorf("transfer: %s: %w", name, err)
 		}
-		out.CapFrom = append(out.CapFrom, Crossover{Mechanism: name, CapFrom: from})
+		out.CapFrom = append(out.CapFrom, c)
 	}
 	for _, q := range p.Queries {
 		for mi, name := range Mechanisms {
@@ -299,7 +330,8 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt
 			total, bound := accountant.CapTotal(comp, capOf(name, cp), nil)
 			out.Results = append(out.Results, Result{Mechanism: name, M: p.M, Queries: q, AccuracyMean: mean, AccuracyStd: std,
 				QueryEps: priv.Eps, QueryDelta: priv.Delta, CompositionEps: comp.Eps, CompositionDelta: comp.Delta,
-				TotalEps: total.Eps, TotalDelta: total.Delta, TotalBound: bound, Relation: priv.Relation.String()})
+				TotalEps: total.Eps, TotalDelta: total.Delta, TotalBound: bound, NoisePays: name != "majority" && bound == accountant.QueriesBound,
+				Relation: priv.Relation.String()})
 		}
 	}
 	return out, nil
@@ -315,6 +347,29 @@ func capOf(name string, c *accountant.Cap) *accountant.Cap {
 		return nil
 	}
 	return c
+}
+
+// crossover returns mechanism name's crossover for its per-query guarantee,
+// its cap c (nil: none) and the cap it would have on shared data.
+func crossover(name string, perQuery accountant.Guarantee, c, shared *accountant.Cap) (Crossover, error) {
+	from, err := capFrom(perQuery, c)
+	if err != nil {
+		return Crossover{}, err
+	}
+	sharedFrom, err := capFrom(perQuery, shared)
+	if err != nil {
+		return Crossover{}, err
+	}
+	pays := func(from int) int {
+		switch {
+		case name == "majority":
+			return 0
+		case from == 0:
+			return -1
+		}
+		return from - 1
+	}
+	return Crossover{Mechanism: name, CapFrom: from, NoisePaysUpTo: pays(from), SharedNoisePaysUpTo: pays(sharedFrom)}, nil
 }
 
 // capFrom returns the least number of queries Q at which the cap c is the

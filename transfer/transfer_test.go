@@ -88,6 +88,17 @@ func TestRunSynthetic(t *testing.T) {
 			if setting == accountant.Shared && r.Mechanism == "darrm-opt" && (r.Queries == 1) != (r.TotalBound == accountant.QueriesBound) {
 				t.Errorf("shared darrm-opt Q=%d: total by %v", r.Queries, r.TotalBound)
 			}
+			// The noise pays where the total beats the noise-free
+			// majority's: never on disjoint shares, for the first query on
+			// shared data, always for GNMax (no cap), never for the
+			// majority (no noise).
+			wantPays := strings.HasPrefix(r.Mechanism, "gnmax") || setting == accountant.Shared && r.Queries == 1 && r.Mechanism != "majority"
+			if r.NoisePays != wantPays {
+				t.Errorf("%v %s Q=%d: noise pays %v", setting, r.Mechanism, r.Queries, r.NoisePays)
+			}
+		}
+		if out.SharedCap == nil || out.SharedCap.Guarantee != sharedCap.Guarantee {
+			t.Errorf("%v: shared cap %+v, want %v", setting, out.SharedCap, sharedCap.Guarantee)
 		}
 		// The crossover: the composition up to CapFrom - 1 queries, the cap
 		// from CapFrom on.
@@ -95,6 +106,25 @@ func TestRunSynthetic(t *testing.T) {
 			if c.Mechanism != Mechanisms[i] || strings.HasPrefix(c.Mechanism, "gnmax") != (c.CapFrom == 0) {
 				t.Errorf("%v: crossover %+v", setting, c)
 				continue
+			}
+			// Up to which Q the noise pays: GNMax always (-1), the majority
+			// never (no noise); the others up to the crossover, on these
+			// teachers and on shared data, found here by a linear scan.
+			wantPays, wantShared := c.CapFrom-1, 0
+			for q := 1; q < 100; q++ {
+				comp, _ := accountant.ComposeGeneral(accountant.Guarantee{Eps: 0.30000000000000004, Delta: 3 * TeacherDelta}, q, DeltaPrime)
+				if _, b := accountant.CapTotal(comp, &sharedCap, nil); b == accountant.QueriesBound {
+					wantShared = q
+				}
+			}
+			switch {
+			case c.CapFrom == 0:
+				wantPays, wantShared = -1, -1
+			case c.Mechanism == "majority":
+				wantPays, wantShared = 0, 0
+			}
+			if c.NoisePaysUpTo != wantPays || c.SharedNoisePaysUpTo != wantShared || setting == accountant.Shared && c.NoisePaysUpTo != c.SharedNoisePaysUpTo {
+				t.Errorf("%v %s: noise pays up to %d (shared %d), want %d (%d)", setting, c.Mechanism, c.NoisePaysUpTo, c.SharedNoisePaysUpTo, wantPays, wantShared)
 			}
 			if c.CapFrom == 0 {
 				continue
@@ -191,7 +221,7 @@ func TestTrainTeachers(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		priv, pub := Thesis(accountant.Disjoint).Configs(b.Name, b.Train.Len(), &seed)
+		priv, pub := Thesis(accountant.Disjoint).Configs(b.Name, b.PublicTrainSize, &seed)
 		g, alpha, _ := TeacherGuarantee(priv.DP)
 		if tt.Cached != [2]bool{tc.cached, tc.cached} || tt.Guarantee != g || tt.Alpha != alpha ||
 			tt.Private.Config.Key() != priv.Key() || tt.NonPrivate.Config.Key() != pub.Key() {
@@ -200,6 +230,38 @@ func TestTrainTeachers(t *testing.T) {
 		if trained := len(notes) == 2 && strings.Contains(notes[0], "private") && strings.Contains(notes[1], "non-private"); trained == tc.cached {
 			t.Errorf("%s: notes %q", tc.name, notes)
 		}
+	}
+}
+
+// TestSamplingRateIsPublic: DP-SGD's sampling rate, and with it the
+// teachers' guarantee, come from the training set's public size, so that
+// datasets that differ by one record get the same mechanism: an expected
+// Batch images out of PublicTrainSize/K per step, whatever the number of
+// records present.
+func TestSamplingRateIsPublic(t *testing.T) {
+	b := datasets.SyntheticBinary(11*Batch, 20, 4)
+	less := *b
+	less.Train = b.Train.Subset(datasets.Range(0, b.Train.Len()-1))
+	seed := uint64(2)
+	var rates []float64
+	for _, x := range []*datasets.Binary{b, &less} {
+		tt, err := TrainTeachers(context.Background(), "", x, Thesis(accountant.Disjoint), &seed, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, _, _ := TeacherGuarantee(tt.Private.Config.DP)
+		if tt.Guarantee != g {
+			t.Errorf("guarantee %v, the run's %v", tt.Guarantee, g)
+		}
+		rates = append(rates, tt.Private.Config.DP.Rate)
+	}
+	if want := float64(Batch) / float64(b.PublicTrainSize/K); rates[0] != want || rates[1] != want {
+		t.Errorf("sampling rates %v for %d and %d records, want %v from the public size %d", rates, b.Train.Len(), less.Train.Len(), want, b.PublicTrainSize)
+	}
+	none := *b
+	none.PublicTrainSize = 0
+	if _, err := TrainTeachers(context.Background(), "", &none, Thesis(accountant.Disjoint), &seed, nil); err == nil {
+		t.Error("a task without a public size trained")
 	}
 }
 

@@ -105,8 +105,9 @@ type Trial struct {
 	Mean     float64   `json:"accuracy_mean"`
 }
 
-// Tune chooses the hyperparameters of a data set whose training set has n
-// images on the tuning tasks (load reads each): each trial trains one
+// Tune chooses the hyperparameters of a data set whose training set's
+// public size is n (datasets.PublicTrainSize) on the tuning tasks (load
+// reads each): each trial trains one
 // teacher as tr trains them (tr.Configs, with the sampling rate of the
 // data set's own teachers), on a random subset of a task's training images
 // the size of one of the data set's teachers' data (n/K, or n for the

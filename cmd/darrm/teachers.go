@@ -73,7 +73,7 @@ func newTeachersSub(use string) *cobra.Command {
 				return err
 			}
 			if f.NonPrivate && f.Setting == accountant.Shared {
-				return cli.Usagef("--nonprivate with --setting shared: the non-private teachers train on disjoint shares only (one record must change one vote at most)")
+				return cli.Usagef("--nonprivate with --setting shared: the non-private teachers train on disjoint shares only (adding or removing one record must change one vote at most)")
 			}
 			b, err := loadBinary(f.Dataset)
 			if err != nil {
@@ -83,7 +83,7 @@ func newTeachersSub(use string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cfg, pub := tr.Configs(f.Dataset, b.Train.Len(), cli.Given(cmd.Flags(), "seed", f.Seed))
+			cfg, pub := tr.Configs(f.Dataset, b.PublicTrainSize, cli.Given(cmd.Flags(), "seed", f.Seed))
 			if f.NonPrivate {
 				cfg = pub
 			}
@@ -122,18 +122,18 @@ func newTeachersTuneCmd() *cobra.Command {
 			if err != nil {
 				return cli.Usagef("--dataset: %v", err)
 			}
-			// The data set is read for the size of its training set only
-			// (public, as DP-SGD's sampling rate always is).
-			own, err := loadBinary(f.Dataset)
+			// The data set's public size, as its publisher states it: the
+			// private data are not read.
+			size, err := datasets.PublicTrainSize(f.Dataset)
 			if err != nil {
-				return err
+				return cli.Usagef("--dataset: %v", err)
 			}
 			prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, "tuning the teachers of "+f.Dataset)
 			say := func(s string) {
 				prog.Describe(s)
 				note(cmd)(s)
 			}
-			h, trials, err := transfer.Tune(cmd.Context(), tasks, loadBinary, f.Dataset, own.Train.Len(), tr, transfer.DefaultGrid, say)
+			h, trials, err := transfer.Tune(cmd.Context(), tasks, loadBinary, f.Dataset, size, tr, transfer.DefaultGrid, say)
 			prog.Done()
 			if err != nil {
 				return err

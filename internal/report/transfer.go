@@ -23,12 +23,15 @@ type Transfer struct {
 	Teachers TransferTeachers  `json:"teachers"`
 	Results  []transfer.Result `json:"results"`
 	// Cap is the private teachers' cap on every total, and CapFrom the
-	// number of queries from which it is each mechanism's total.
-	Cap     *accountant.Cap      `json:"cap"`
-	CapFrom []transfer.Crossover `json:"cap_from"`
-	Seed    uint64               `json:"seed"`
-	Note    string               `json:"note"`
-	Seconds float64              `json:"seconds"`
+	// number of queries from which it is each mechanism's total, and up
+	// to which its noise buys privacy. SharedCap is the cap of teachers
+	// of the same guarantee on shared data.
+	Cap       *accountant.Cap      `json:"cap"`
+	CapFrom   []transfer.Crossover `json:"cap_from"`
+	SharedCap *accountant.Cap      `json:"cap_shared"`
+	Seed      uint64               `json:"seed"`
+	Note      string               `json:"note"`
+	Seconds   float64              `json:"seconds"`
 }
 
 // TransferTeachers describes both ensembles.
@@ -74,7 +77,7 @@ type NonPrivateTeachers struct {
 // res, the query draws and the noise seeded with seed.
 func NewTransfer(dataset string, t *transfer.Teachers, test *datasets.Dataset, res *transfer.Outcome, seed uint64) Transfer {
 	return Transfer{Dataset: dataset, Setting: t.Private.Config.Setting, K: t.Private.Config.K, Teachers: NewTransferTeachers(t, test),
-		Results: res.Results, Cap: res.Cap, CapFrom: res.CapFrom, Seed: seed,
+		Results: res.Results, Cap: res.Cap, CapFrom: res.CapFrom, SharedCap: res.SharedCap, Seed: seed,
 		Note: "an experiment: accuracy of labels against the true labels; the query draws and the noise are seeded"}
 }
 
@@ -95,19 +98,22 @@ func NewTransferTeachers(t *transfer.Teachers, test *datasets.Dataset) TransferT
 }
 
 // Write renders the document in format f. CSV has a row per result, with
-// its mechanism's cap_from.
+// its mechanism's crossover (cap_from, noise_pays_up_to,
+// noise_pays_up_to_shared).
 func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 	header := []string{"mechanism", "m", "queries", "accuracy_mean", "accuracy_std", "query_eps", "query_delta", "composition_eps", "composition_delta",
-		"total_eps", "total_delta", "total_bound", "cap_from", "relation"}
-	capFrom := map[string]int{}
+		"total_eps", "total_delta", "total_bound", "cap_from", "noise_pays", "noise_pays_up_to", "noise_pays_up_to_shared", "relation"}
+	cross := map[string]transfer.Crossover{}
 	for _, c := range out.CapFrom {
-		capFrom[c.Mechanism] = c.CapFrom
+		cross[c.Mechanism] = c
 	}
 	var rows [][]string
 	for _, r := range out.Results {
+		c := cross[r.Mechanism]
 		rows = append(rows, []string{r.Mechanism, cliout.Float(r.M), fmt.Sprint(r.Queries), cliout.Float(r.AccuracyMean), cliout.Float(r.AccuracyStd),
 			cliout.Float(r.QueryEps), cliout.Float(r.QueryDelta), cliout.Float(r.CompositionEps), cliout.Float(r.CompositionDelta),
-			cliout.Float(r.TotalEps), cliout.Float(r.TotalDelta), r.TotalBound.String(), fmt.Sprint(capFrom[r.Mechanism]), r.Relation})
+			cliout.Float(r.TotalEps), cliout.Float(r.TotalDelta), r.TotalBound.String(), fmt.Sprint(c.CapFrom),
+			fmt.Sprint(r.NoisePays), fmt.Sprint(c.NoisePaysUpTo), fmt.Sprint(c.SharedNoisePaysUpTo), r.Relation})
 	}
 	switch f {
 	case cliout.JSON:
@@ -127,29 +133,62 @@ func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 		p.Eps, p.Delta, p.Alpha, p.AccuracyMean, p.Agreement.WithMajority, p.Agreement.Unanimous)
 	fmt.Fprintf(w, "non-private teachers (GNMax): SGD on keyed-hash shares, learning rate %g; test accuracy %.3f; %.3f of votes agree with the majority\n\n", n.LR, n.AccuracyMean, n.Agreement.WithMajority)
 	rows = rows[:0]
+	perQuery := map[string]accountant.Guarantee{}
 	for _, r := range out.Results {
+		perQuery[r.Mechanism] = accountant.Guarantee{Eps: r.QueryEps, Delta: r.QueryDelta}
 		rows = append(rows, []string{r.Mechanism, fmt.Sprint(r.Queries), fmt.Sprintf("%.3f ± %.3f", r.AccuracyMean, r.AccuracyStd),
 			fmt.Sprintf("(%.4g, %.3g)", r.QueryEps, r.QueryDelta), fmt.Sprintf("(%.4g, %.3g)", r.CompositionEps, r.CompositionDelta),
-			fmt.Sprintf("(%.4g, %.3g)", r.TotalEps, r.TotalDelta), r.TotalBound.String()})
+			fmt.Sprintf("(%.4g, %.3g)", r.TotalEps, r.TotalDelta), r.TotalBound.String(), noiseBuys(r)})
 	}
-	if err := cliout.WriteTable(w, []string{"mechanism", "Q", "accuracy", "per query (eps, delta)", "queries composed (general)", "total (eps, delta)", "bound"}, rows); err != nil {
+	if err := cliout.WriteTable(w, []string{"mechanism", "Q", "accuracy", "per query (eps, delta)", "queries composed (general)", "total (eps, delta)", "bound", "noise buys"}, rows); err != nil {
 		return err
 	}
 	if out.Cap != nil {
 		fmt.Fprintf(w, "teachers' cap: (%.4g, %.3g), %s; the total is the tighter of the cap and the queries' composition\n", out.Cap.Eps, out.Cap.Delta, out.Cap.Reference())
 		for _, c := range out.CapFrom {
+			g := perQuery[c.Mechanism]
 			switch {
 			case c.CapFrom == 0:
-				fmt.Fprintf(w, "  %s: no cap (non-private teachers), the queries' composition at every Q\n", c.Mechanism)
+				fmt.Fprintf(w, "  %s: no cap (non-private teachers): the queries' composition at every Q, and its noise is all its privacy\n", c.Mechanism)
+			case c.Mechanism == "majority":
+				fmt.Fprintf(w, "  %s: no noise; the cap at every Q\n", c.Mechanism)
 			case c.CapFrom == 1:
-				fmt.Fprintf(w, "  %s: the cap at every Q\n", c.Mechanism)
+				fmt.Fprintf(w, "  %s: the cap at every Q, below one label's (%.4g, %.3g): its noise buys no privacy, and the noise-free majority is as private\n", c.Mechanism, g.Eps, g.Delta)
 			default:
-				fmt.Fprintf(w, "  %s: the queries' composition for Q <= %d, the cap from Q = %d\n", c.Mechanism, c.CapFrom-1, c.CapFrom)
+				fmt.Fprintf(w, "  %s: the queries' composition for Q <= %d, the cap from Q = %d: its noise buys privacy up to Q = %d, nothing after\n", c.Mechanism, c.CapFrom-1, c.CapFrom, c.NoisePaysUpTo)
 			}
+		}
+		if c, ok := crossFor(out.CapFrom, "darrm-opt"); ok && out.SharedCap != nil {
+			where := fmt.Sprintf("on shared data, where teachers of this guarantee cap at their %d-fold composition (%.4g, %.3g), for Q <= %d", out.K, out.SharedCap.Eps, out.SharedCap.Delta, c.SharedNoisePaysUpTo)
+			if out.Setting == accountant.Shared {
+				where = fmt.Sprintf("here for Q <= %d", c.NoisePaysUpTo)
+			}
+			fmt.Fprintf(w, "DaRRM's noise (and RR's) pays off only where the cap is above the labels' composition: %s; and for teachers that are a fresh mechanism per query (no cap) at every Q\n", where)
 		}
 	}
 	_, err := fmt.Fprintf(w, "accuracy: mean ± std over the redraws of the queries; the majority has no noise, its per-query guarantee is the K-fold composition of the teachers; GNMax's guarantee is for the one-vote relation (non-private teachers on disjoint shares)\ntime: %.3g s\n", out.Seconds)
 	return err
+}
+
+// noiseBuys says what a result's noise buys at its Q.
+func noiseBuys(r transfer.Result) string {
+	switch {
+	case r.Mechanism == "majority":
+		return "(no noise)"
+	case r.NoisePays:
+		return "privacy"
+	}
+	return "nothing"
+}
+
+// crossFor returns the crossover of mechanism name.
+func crossFor(cs []transfer.Crossover, name string) (transfer.Crossover, bool) {
+	for _, c := range cs {
+		if c.Mechanism == name {
+			return c, true
+		}
+	}
+	return transfer.Crossover{}, false
 }
 
 // minMax returns the least and the greatest of xs (0, 0 when empty).
