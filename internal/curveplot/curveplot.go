@@ -357,6 +357,11 @@ func (p *Panel) plot(a axis) *figure.Panel {
 		l := line(c)
 		l.XYs = mid
 		lines = append(lines, halo, l)
+		// A curve of a few points (accuracy at a few Q) marks them, so
+		// that they do not read as a continuous measurement.
+		if len(mid) <= 12 {
+			lines = append(lines, &plotter.Scatter{XYs: mid, GlyphStyle: draw.GlyphStyle{Color: c, Radius: vg.Points(1.8), Shape: draw.CircleGlyph{}}})
+		}
 	}
 	pl.Add(lines...)
 	if p.KeyTitle != "" {
