@@ -50,7 +50,6 @@ const (
 	labelSize  = 8
 	tickSize   = 7
 	legendSize = 7.5
-	noteSize   = 7
 )
 
 // The frame, ticks and gaps, in points (matplotlib's proportions for these
@@ -86,10 +85,6 @@ func CheckPath(path string) error {
 	}
 	return fmt.Errorf("figure %q: the file name must end in .png or .svg", path)
 }
-
-// Style returns a text style of the figures at size points, whose text may
-// hold Greek letters and sub- and superscripts (Text).
-func Style(size vg.Length) text.Style { return style(size) }
 
 // style returns a text style of the figures at size points.
 func style(size vg.Length) text.Style {
@@ -254,7 +249,8 @@ type cell struct {
 }
 
 // Save draws the figure and writes it to path: PNG at DPI dots per inch or
-// SVG, by the extension.
+// SVG, by the extension. It wraps the panels' titles to their width and,
+// with ShareY, sets their shared y ranges.
 func (f *Figure) Save(path string) error {
 	if err := CheckPath(path); err != nil {
 		return err
@@ -269,8 +265,7 @@ func (f *Figure) Save(path string) error {
 		width = max(MinWidth, min(vg.Length(cols)*PanelWidth, MaxWidth))
 	}
 	// Titles wider than the figure or their panel wrap.
-	titleSty0 := style(titleSize)
-	title := wrapLines(titleSty0, f.Title, width-2*margin)
+	title := wrapLines(style(titleSize), f.Title, width-2*margin)
 	for _, p := range f.Panels {
 		if p != nil && p.Title.Text != "" {
 			p.Title.Text = wrapLines(p.Title.TextStyle, p.Title.Text, (width-2*margin)/vg.Length(cols)-hgap)
