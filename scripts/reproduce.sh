@@ -127,34 +127,42 @@ gamma_pivot() {
 	}' "$1"
 }
 
-# solve_figure NAME TITLE COLS PLOTFLAGS -- SOLVE-ARGS...: one solve --compare
-# per argument group (groups separated by "--"), drawn as NAME.png; the
-# numbers drawn go to $work/NAME.csv.
-solve_figure() {
-	local name=$1 title=$2 cols=$3 plotflags=$4
-	shift 4
-	local files=() args=() i=0
+# solve_group NAME -- SOLVE-ARGS...: one solve --compare per argument group
+# (groups separated by "--"), into $work/NAME-1.json, $work/NAME-2.json, ...;
+# their names go to the array solved.
+solve_group() {
+	local name=$1 args=() i=0 a
+	shift
+	solved=()
 	for a in "$@" --; do
 		if [[ $a == -- ]]; then
 			if ((${#args[@]})); then
 				i=$((i + 1))
 				say "$name: darrm solve ${args[*]}"
 				"$darrm" solve --compare --no-cache --format json "${args[@]}" > "$work/$name-$i.json"
-				files+=("$work/$name-$i.json")
+				solved+=("$work/$name-$i.json")
 			fi
 			args=()
 		else
 			args+=("$a")
 		fi
 	done
+}
+
+# solve_figure NAME TITLE COLS PLOTFLAGS -- SOLVE-ARGS...: solve_group, drawn
+# as NAME.png; the numbers drawn go to $work/NAME.csv.
+solve_figure() {
+	local name=$1 title=$2 cols=$3 plotflags=$4
+	shift 4
+	solve_group "$name" "$@"
 	# shellcheck disable=SC2086
-	"$darrm" plot gamma "${files[@]}" --out "$figs/$name.png" --title "$title" --cols "$cols" $plotflags --format csv > "$work/$name.csv"
+	"$darrm" plot gamma "${solved[@]}" --out "$figs/$name.png" --title "$title" --cols "$cols" $plotflags --format csv > "$work/$name.csv"
 }
 
 # ---------------------------------------------------------------- Chapter 3 and Appendix B
 
 fig_3_2() {
-	solve_figure fig-3.2 "Thesis Figure 3.2: K = 11, ε = 0.1, Δ = 10^{-5}, δ = 1 − (1 − Δ)^{m}, γ_{opt} under T_{U}" 4 "" \
+	solve_figure fig-3.2 "Thesis Figure 3.2: γ_{opt} (prior T_{U}) and the baselines, δ = 1 − (1 − Δ)^{m}" 4 "" \
 		--K 11 --m 1 -- --K 11 --m 3 -- --K 11 --m 5 -- --K 11 --m 7
 	csv_awk "$awk_ratio"'
 	NR == 2 { print "| m | mechanism | utility | surrogate error | E err, p_i ~ U(0,1) | E err, p_i ~ U(0,0.1) | certificate (max f / budget) |"; print "|---|---|---|---|---|---|---|" }
@@ -183,15 +191,21 @@ table_b1_fig_b4() {
 		cat "$work/b1.rows"
 	} > "$work/table-b1.md"
 	splice docs/reproduction.md table-b.1 "$work/table-b1.md"
-	solve_figure fig-b.4 "Thesis Figure B.4: K = 35, ε = 0.1, Δ = 10^{-5}; from left to right M = 10, 13, 15, 20 subsampled teachers,"$'\n'"whose general composition (δ' = 0.1) gives m and δ; γ_{Sub} is the majority of the M" 4 "" "${groups[@]}"
+	solve_figure fig-b.4 "Thesis Figure B.4: M = 10, 13, 15, 20 subsampled teachers, whose general composition"$'\n'"(δ' = 0.1) gives m and δ; γ_{Sub} is the majority of the M" 4 "" "${groups[@]}"
 	gamma_pivot "$work/fig-b.4.csv" > "$work/fig-b.4.md"
 	splice docs/reproduction.md fig-b.4 "$work/fig-b.4.md"
 }
 
+# Figure B.5 draws the odd m, as the thesis does; its table has every m,
+# from a second drawing (in the work folder) of all of them.
 fig_b5() {
 	local groups=() m
 	for m in 1 2 3 4 5 6 7 8 9 10 11; do groups+=(--K 11 --m "$m" --Delta 0 --delta 0 --); done
-	solve_figure fig-b.5 "Thesis Figure B.5: pure DP, K = 11, ε = 0.1, Δ = δ = 0" 4 "" "${groups[@]}"
+	solve_group fig-b.5 "${groups[@]}"
+	"$darrm" plot gamma "${solved[@]}" --out "$work/fig-b.5-all.png" --format csv > "$work/fig-b.5.csv"
+	local odd=()
+	for m in 0 2 4 6 8 10; do odd+=("${solved[$m]}"); done
+	"$darrm" plot gamma "${odd[@]}" --out "$figs/fig-b.5.png" --title "Thesis Figure B.5: pure DP, odd m (the table below has every m)" --cols 3 > /dev/null
 	gamma_pivot "$work/fig-b.5.csv" > "$work/fig-b.5.md"
 	splice docs/reproduction.md fig-b.5 "$work/fig-b.5.md"
 }
@@ -199,13 +213,16 @@ fig_b5() {
 fig_b6() {
 	local groups=() m
 	for m in 10 20 30 40 60 80; do groups+=(--K 101 --m "$m" --Delta 0 --delta 0 --); done
-	solve_figure fig-b.6 "Thesis Figure B.6: pure DP, K = 101, ε = 0.1, Δ = δ = 0" 3 "" "${groups[@]}"
+	solve_group fig-b.6 "${groups[@]}"
+	"$darrm" plot gamma "${solved[@]}" --out "$figs/fig-b.6.png" --title "Thesis Figure B.6: pure DP" --cols 3 --format csv \
+		--note "γ_{opt}'s dips to 0 at l = 45 and 56 (m = 10) are the optimum of the LP, not artefacts: solved with all 182,104 privacy rows at once, the LP's optimum is this γ to 6 digits, every γ within 10^{-9} of its utility has γ(45) = γ(56) ≤ 0.0003, and lifting them to 1 costs 4·10^{-6} of utility." \
+		> "$work/fig-b.6.csv"
 	gamma_pivot "$work/fig-b.6.csv" > "$work/fig-b.6.md"
 	splice docs/reproduction.md fig-b.6 "$work/fig-b.6.md"
 }
 
 fig_b7() {
-	solve_figure fig-b.7 "Thesis Figure B.7: γ_{opt} under the priors T_{U} and T_{P}; K = 11, ε = 0.1, Δ = δ = 0" 2 --bars \
+	solve_figure fig-b.7 "Thesis Figure B.7: γ_{opt} under the priors T_{U} and T_{P}, pure DP" 2 --expected \
 		--K 11 --m 3 --Delta 0 --delta 0 -- --K 11 --m 3 --Delta 0 --delta 0 --prior tp -- \
 		--K 11 --m 5 --Delta 0 --delta 0 -- --K 11 --m 5 --Delta 0 --delta 0 --prior tp
 	csv_awk '
@@ -281,12 +298,18 @@ panel() {
 	mv "$work/$name.json" "$results/$name.json"
 }
 
-# shuffleg_figure NAME TITLE PANEL...: draws the reports as NAME.png, two
-# panels to a row; the final values go to $work/NAME.csv.
+# shuffleg_figure NAME TITLE [--reference PANEL,...] PANEL...: draws the
+# reports as NAME.png, one column per ε and one row per other setting (and
+# the references thin and dashed in the panels they match); the final
+# values go to $work/NAME.csv.
 shuffleg_figure() {
-	local name=$1 title=$2
+	local name=$1 title=$2 ref=()
 	shift 2
-	"$darrm" plot shuffleg "${@/%/.json}" --out "$figs/$name.png" --title "$title" --cols 2 --format csv > "$work/$name.csv"
+	if [[ $1 == --reference ]]; then
+		ref=(--reference "$2")
+		shift 2
+	fi
+	"$darrm" plot shuffleg "${@/%/.json}" "${ref[@]}" --out "$figs/$name.png" --title "$title" --format csv > "$work/$name.csv"
 }
 
 # The panels of each figure, with the command-line arguments of each.
@@ -356,7 +379,7 @@ results_table() {
 fig_4_2() {
 	local panels=(mnist69-eps5 mnist69-eps10 fashion-ridge-eps1 fashion-ridge-eps5 diabetes-eps1 diabetes-eps5 breast-cancer-eps5 breast-cancer-eps10)
 	run_panels "${panels[@]}"
-	shuffleg_figure fig-4.2 "Thesis Figure 4.2: 50 epochs, δ = 10^{-6}, p = 0.5, 10 runs per learning rate"$'\n'"MNIST-69 is the thesis' own data; panels marked (substitute) use a dataset standing in for one that cannot be fetched here" "${panels[@]/#/$results/}"
+	shuffleg_figure fig-4.2 "Thesis Figure 4.2: ε = 1, 5 for ridge regression and 5, 10 otherwise, as in the thesis; MNIST-69 is the"$'\n'"thesis' own data, (substitute) marks a dataset that stands in for one that cannot be fetched here" "${panels[@]/#/$results/}"
 	# Table 4.5 from the same reports: the sizes of D and P.
 	{
 		echo "| dataset | task | n (D) | public (P) | d | thesis |"
@@ -385,8 +408,10 @@ fig_c() {
 	local c3=(breast-cancer-eps5-p025 breast-cancer-eps10-p025 breast-cancer-eps5-p075 breast-cancer-eps10-p075)
 	local c4=(mnist69-eps5-p025 mnist69-eps10-p025 mnist69-eps5-p075 mnist69-eps10-p075)
 	run_panels "${c1[@]}" "${c2[@]}" "${c3[@]}" "${c4[@]}"
-	shuffleg_figure fig-c.1 "Thesis Figure C.1: IG order; breast cancer stands in for CreditCard" "${c1[@]/#/$results/}"
-	shuffleg_figure fig-c.2 "Thesis Figure C.2: SO order; breast cancer stands in for CreditCard" "${c2[@]/#/$results/}"
+	local rr
+	rr=$(printf "$results/%s.json," mnist69-eps5 mnist69-eps10 breast-cancer-eps5 breast-cancer-eps10)
+	shuffleg_figure fig-c.1 "Thesis Figure C.1: IG order; breast cancer stands in for CreditCard" --reference "${rr%,}" "${c1[@]/#/$results/}"
+	shuffleg_figure fig-c.2 "Thesis Figure C.2: SO order; breast cancer stands in for CreditCard" --reference "${rr%,}" "${c2[@]/#/$results/}"
 	shuffleg_figure fig-c.3 "Thesis Figure C.3: p = 0.25 and 0.75; breast cancer stands in for CreditCard" "${c3[@]/#/$results/}"
 	shuffleg_figure fig-c.4 "Thesis Figure C.4: p = 0.25 and 0.75 on MNIST-69" "${c4[@]/#/$results/}"
 	results_table "$work"/fig-c.{1,2,3,4}.csv > "$work/fig-c.md"

@@ -185,7 +185,7 @@ func newAccountGNMaxCmd() *cobra.Command {
 			return nil, cli.Usagef("account gnmax: --K is used by --gnmax-search tight only")
 		}
 		d := report.AccountGNMax{Search: f.Search, Conversion: f.Conversion, K: f.K, Delta: f.Delta}
-		var targets []accountant.Guarantee
+		var targets []figure.GNMaxTarget
 		for _, e := range f.Eps {
 			target := accountant.Guarantee{Eps: e, Delta: f.Delta}
 			var sigma, lambda float64
@@ -198,7 +198,14 @@ func newAccountGNMaxCmd() *cobra.Command {
 			if err != nil {
 				return nil, err
 			}
-			d.Rows, targets = append(d.Rows, report.GNMaxNoise{Eps: e, Sigma: sigma, Lambda: lambda}), append(targets, target)
+			d.Rows = append(d.Rows, report.GNMaxNoise{Eps: e, Sigma: sigma, Lambda: lambda})
+			if f.Plot != "" {
+				t, err := gnmaxTarget(target)
+				if err != nil {
+					return nil, err
+				}
+				targets = append(targets, t)
+			}
 		}
 		if f.Plot != "" {
 			return d, figure.WriteGNMax(f.Plot, f.Title, targets, f.Marks, f.MarkLabel)

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
-	"github.com/darrm/darrm/internal/curveplot"
 	"github.com/darrm/darrm/internal/figure"
 	"github.com/darrm/darrm/internal/report"
 	"github.com/darrm/darrm/shuffleg"
@@ -25,7 +27,8 @@ const darrmJSON = "a JSON result of darrm"
 type plotFlags struct {
 	Out    string        `flag:"out" help:"figure file, .png (300 dpi) or .svg (required)" required:""`
 	Title  string        `flag:"title" help:"title above the figure"`
-	Cols   int           `flag:"cols" help:"panels (or columns) per row"`
+	Note   string        `flag:"note" help:"text under the legend, wrapped to the figure's width (a newline starts a new paragraph)"`
+	Cols   int           `flag:"cols" help:"panels (or columns) per row (plot shuffleg: by default one column per eps and one row per other setting)"`
 	Format cliout.Format `flag:"format"`
 }
 
@@ -39,7 +42,7 @@ func newPlot(use, short string, f any, p *plotFlags, draw func(cmd *cobra.Comman
 			if err := checkPlot(p.Out); err != nil {
 				return err
 			}
-			if p.Cols < 1 {
+			if cmd.Flags().Changed("cols") && p.Cols < 1 {
 				return cli.Usagef("--cols = %d: must be >= 1", p.Cols)
 			}
 			rows, err := draw(cmd, args)
@@ -54,7 +57,7 @@ func newPlot(use, short string, f any, p *plotFlags, draw func(cmd *cobra.Comman
 func newPlotGammaCmd() *cobra.Command {
 	f := struct {
 		plotFlags
-		Bars bool `flag:"bars" help:"add a row of the expected errors under the actual distributions (Figure B.7)"`
+		Expected bool `flag:"expected" help:"add a row of the expected errors under the actual distributions (Figure B.7)"`
 	}{plotFlags: plotFlags{Cols: 4}}
 	return newPlot("gamma", "Draw the noise functions of several solve --compare results (thesis Figures 3.2, B.4-B.7)", &f, &f.plotFlags, func(cmd *cobra.Command, args []string) ([]cliout.Record, error) {
 		docs, err := cli.ReadJSON[report.Solve](cmd.InOrStdin(), args, darrmJSON)
@@ -67,31 +70,56 @@ func newPlotGammaCmd() *cobra.Command {
 			if err := docs[i].CheckDrawable(cmd.Context(), &docs[0], cli.InputName(args[0])); err != nil {
 				return nil, cli.Usagef("%s: %v", cli.InputName(args[i]), err)
 			}
-			settings, rows = append(settings, figure.SolveSetting(docs[i])), append(rows, docs[i].Rows()...)
+			s, err := gammaSetting(docs[i])
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", cli.InputName(args[i]), err)
+			}
+			settings, rows = append(settings, s), append(rows, docs[i].Rows()...)
 		}
-		return rows, figure.WriteGammas(f.Out, f.Title, settings, f.Cols, f.Bars)
+		return rows, figure.GammaFigure{Title: f.Title, Settings: settings, Cols: f.Cols, Expected: f.Expected, Notes: notes(f.Note)}.Write(f.Out)
 	})
 }
 
 func newPlotShufflegCmd() *cobra.Command {
 	f := struct {
 		plotFlags
-		Metric curveplot.Metric `flag:"plot-metric" help:"quantity to plot: loss (G(x; D), linear axis) or excess (G(x; D) - G(x*), log axis)"`
-	}{plotFlags: plotFlags{Cols: 2}}
+		Metric    metric   `flag:"plot-metric" help:"quantity to plot: loss (G(x; D), linear axis) or excess (G(x; D) - G(x*), log axis)"`
+		Reference []string `flag:"reference" help:"reports to compare with, drawn thin and dashed in the panels of the same dataset, task, eps and p (say, another order)"`
+	}{}
 	return newPlot("shuffleg", "Draw several shuffleg results as panels of one figure (thesis Figures 4.2, C.1-C.4)", &f, &f.plotFlags, func(cmd *cobra.Command, args []string) ([]cliout.Record, error) {
 		reports, err := cli.ReadJSON[shuffleg.Report](cmd.InOrStdin(), args, darrmJSON)
 		if err != nil {
 			return nil, err
 		}
-		var panels []curveplot.Panel
+		refs, err := cli.ReadJSON[shuffleg.Report](cmd.InOrStdin(), f.Reference, darrmJSON)
+		if err != nil {
+			return nil, err
+		}
 		var rows []cliout.Record
 		for i := range reports {
 			if len(reports[i].Results) == 0 {
 				return nil, cli.Usagef("%s: not the output of darrm shuffleg --format json", cli.InputName(args[i]))
 			}
-			panels = append(panels, curveplot.ReportPanel(&reports[i], f.Metric))
 			rows = append(rows, report.Shuffleg{Report: &reports[i]}.Rows()...)
 		}
-		return rows, curveplot.Write(f.Out, f.Title, panels, f.Cols)
+		for i := range refs {
+			if len(refs[i].Results) == 0 {
+				return nil, cli.Usagef("--reference %s: not the output of darrm shuffleg --format json", cli.InputName(f.Reference[i]))
+			}
+		}
+		fig, err := shufflegFigure(reports, refs, f.Metric, f.Title, f.Cols)
+		if err != nil {
+			return nil, cli.AsUsage(err)
+		}
+		fig.Notes = append(fig.Notes, notes(f.Note)...)
+		return rows, fig.Write(f.Out)
 	})
+}
+
+// notes splits --note into its paragraphs.
+func notes(note string) []string {
+	if note == "" {
+		return nil
+	}
+	return strings.Split(note, "\n")
 }

@@ -26,7 +26,7 @@ func TestPlotGamma(t *testing.T) {
 		inputs = append(inputs, name)
 	}
 	fig := filepath.Join(dir, "g.png")
-	out, errOut, code := darrm(t, "", append([]string{"plot", "gamma", "--out", fig, "--bars", "--format", "csv"}, inputs...)...)
+	out, errOut, code := darrm(t, "", append([]string{"plot", "gamma", "--out", fig, "--expected", "--format", "csv"}, inputs...)...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}

@@ -461,9 +461,15 @@ func TestUnwritableLedger(t *testing.T) {
 				os.Chmod(d, st.Mode().Perm()|0o005)
 			}
 		}
+		// nobody's records go to a folder of the test's, open to nobody,
+		// so that the ledger is the only file nobody cannot write.
+		state := filepath.Join(dir, "nobody-state")
+		if os.Mkdir(state, 0o777) != nil || os.Chmod(state, 0o777) != nil {
+			t.Skip("cannot make a folder for nobody's records")
+		}
 		cmd.Path, cmd.Args[0] = bin, bin
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-		cmd.Env = append(cmd.Env, ledger.EnvStateDir+"="+filepath.Join(os.TempDir(), "darrm-nobody-"+filepath.Base(dir)), "HOME=/nonexistent")
+		cmd.Env = append(cmd.Env, ledger.EnvStateDir+"="+state, "HOME=/nonexistent")
 	}
 	var e strings.Builder
 	cmd.Stderr = &e

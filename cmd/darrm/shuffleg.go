@@ -12,7 +12,6 @@ import (
 	"github.com/darrm/darrm/internal/atomicfile"
 	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
-	"github.com/darrm/darrm/internal/curveplot"
 	"github.com/darrm/darrm/internal/report"
 	"github.com/darrm/darrm/shuffleg"
 )
@@ -42,7 +41,7 @@ type shufflegFlags struct {
 	NonContr   bool                  `flag:"allow-noncontractive" help:"run learning rates above 1/L*, where the privacy analysis does not hold (results are marked)"`
 	Curves     string                `flag:"curves" help:"also write the per-epoch curves as CSV to this file"`
 	Plot       string                `flag:"plot"`
-	PlotMetric curveplot.Metric      `flag:"plot-metric" help:"quantity to plot: loss (G(x; D), linear axis) or excess (G(x; D) - G(x*), log axis)"`
+	PlotMetric metric                `flag:"plot-metric" help:"quantity to plot: loss (G(x; D), linear axis) or excess (G(x; D) - G(x*), log axis)"`
 	N          int                   `flag:"n" help:"synthetic: samples in each of the private and public sets"`
 	D          int                   `flag:"d" help:"synthetic: dimension"`
 	dataDir    string
@@ -131,7 +130,11 @@ func runShuffleg(cmd *cobra.Command, f *shufflegFlags) error {
 		}
 	}
 	if f.Plot != "" {
-		if err := curveplot.Write(f.Plot, "", []curveplot.Panel{curveplot.ReportPanel(&rep, f.PlotMetric)}, 1); err != nil {
+		fig, err := shufflegFigure([]shuffleg.Report{rep}, nil, f.PlotMetric, "", 1)
+		if err != nil {
+			return err
+		}
+		if err := fig.Write(f.Plot); err != nil {
 			return err
 		}
 	}

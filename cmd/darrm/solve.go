@@ -90,7 +90,11 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	}
 	out.Seconds = time.Since(start).Seconds()
 	if f.Plot != "" {
-		if err := figure.WriteGammas(f.Plot, "", []figure.Setting{figure.SolveSetting(out)}, 1, false); err != nil {
+		s, err := gammaSetting(out)
+		if err != nil {
+			return err
+		}
+		if err := (figure.GammaFigure{Settings: []figure.Setting{s}}).Write(f.Plot); err != nil {
 			return err
 		}
 	}

@@ -83,7 +83,9 @@ func newTransferCmd() *cobra.Command {
 			out := report.NewTransfer(f.Dataset, t, b.Test, res, params.Seed)
 			out.Seconds = time.Since(start).Seconds()
 			if f.Plot != "" {
-				if err := curveplot.Write(f.Plot, "", []curveplot.Panel{curveplot.TransferPanel(f.Dataset, out.K, res.Results)}, 1); err != nil {
+				p := transferPanel(f.Dataset, out.K, res.Results)
+				fig := curveplot.Figure{Panels: []*curveplot.Panel{&p}, Notes: []string{"Lines: mean accuracy over the redraws of the queries; shaded: ± one standard deviation."}}
+				if err := fig.Write(f.Plot); err != nil {
 					return err
 				}
 			}

@@ -5,22 +5,20 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
-	"github.com/darrm/darrm/shuffleg"
-	"github.com/darrm/darrm/transfer"
+	"github.com/darrm/darrm/internal/figure"
 )
 
 func TestWrite(t *testing.T) {
 	dir := t.TempDir()
-	p := Panel{Title: "t", XLabel: "epoch", YLabel: "loss", Series: []Series{
-		{Label: "a", Mean: []float64{3, 2, 1}, Std: []float64{0.1, 0.2, 0.1}},
-		{Label: "b", Mean: []float64{3, 2.5, 2}, Std: []float64{0, 0.1, 0.3}},
-	}}
+	p := &Panel{Title: "t", XLabel: "epoch", YLabel: "loss", KeyTitle: "η =", Series: []Series{
+		{Label: "a", Mean: []float64{3, 2, 1}, Std: []float64{0.1, 0.2, 0.1}, Key: "0.1"},
+		{Label: "b", Mean: []float64{3, 2.5, 2}, Std: []float64{0, 0.1, 0.3}, Key: "10^{-3}"},
+	}, Reference: []Series{{Label: "a", Mean: []float64{3, 2.2, 1.1}, Std: []float64{0, 0, 0}}}}
 	for _, ext := range []string{".png", ".svg"} {
 		path := filepath.Join(dir, "panel"+ext)
-		if err := Write(path, "title", []Panel{p, p}, 2); err != nil {
+		if err := (Figure{Title: "title", Panels: []*Panel{p, p}, Cols: 2, Notes: []string{"shaded: one std"}}).Write(path); err != nil {
 			t.Fatalf("%s: %v", ext, err)
 		}
 		if st, err := os.Stat(path); err != nil || st.Size() == 0 {
@@ -29,7 +27,7 @@ func TestWrite(t *testing.T) {
 	}
 	p.LogY, p.Floor = true, 1e-3
 	p.Series[0].Std[2] = 5 // mean − std < 0: cut at the floor
-	if err := Write(filepath.Join(dir, "log.png"), "", []Panel{p}, 1); err != nil {
+	if err := (Figure{Panels: []*Panel{p}}).Write(filepath.Join(dir, "log.png")); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -46,131 +44,121 @@ func TestWriteRejects(t *testing.T) {
 		"inf":       {"x.png", Series{Label: "a", Mean: []float64{1, math.Inf(1)}, Std: []float64{0, 0}}},
 	} {
 		path := filepath.Join(dir, tc.path)
-		if err := Write(path, "", []Panel{{Series: []Series{tc.s}}}, 1); err == nil {
+		if err := (Figure{Panels: []*Panel{{Series: []Series{tc.s}}}}).Write(path); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 		if _, err := os.Stat(path); err == nil {
 			t.Errorf("%s: file written despite the error", name)
 		}
 	}
+	if err := (Figure{Panels: []*Panel{nil}}).Write(filepath.Join(dir, "none.png")); err == nil {
+		t.Error("no panel: no error")
+	}
 }
 
-// TestReportPanel checks the panel of a report: the title states the
-// setting and marks a substitute dataset, each algorithm has its colour,
-// and the excess metric puts values at or below zero on the log axis's
-// floor; a band is cut at the optimum, which no run goes below; a curve
-// far above the others is cut at the top of theirs, and the title says
-// where.
-func TestReportPanel(t *testing.T) {
-	r := &shuffleg.Report{Dataset: "breast-cancer", Task: "ridge", Eps: 1, Delta: 1e-6, Fraction: 0.5, Epochs: 2, Results: []shuffleg.ReportResult{
-		{Algo: "interleaved", Label: "Interleaved-RR", LossMean: []float64{3, 2, 1}, LossStd: []float64{0, 0, 0}, ExcessMean: []float64{2, 1, 0}, ExcessStd: []float64{0, 0, 0}},
-		{Algo: "public-only", Label: "Public Only", LossMean: []float64{3, 2, 2}, LossStd: []float64{0, 0, 0}, ExcessMean: []float64{2, 1, 1}, ExcessStd: []float64{0, 0, 0}},
+// TestBrokenAxis: a curve far above the others is drawn above a break of
+// the axis, not cut; the lower part holds the others; its band stays on
+// each side of the break; many decades above the break get a log scale.
+func TestBrokenAxis(t *testing.T) {
+	opt := 0.5
+	p := &Panel{Lower: &opt, Series: []Series{
+		{Label: "low", Mean: []float64{46, 40, 30, 25}, Std: []float64{0, 1, 1, 1}},
+		{Label: "diverges", Mean: []float64{46, 97, 96, 25.4}, Std: []float64{0, 2, 80, 0}},
 	}}
-	p := ReportPanel(r, Loss)
-	for _, want := range []string{"breast cancer (substitute)", "ridge regression", "ε = 1", "δ = 10^{-6}", "p = 0.5", "2 epochs"} {
-		if !strings.Contains(p.Title, want) {
-			t.Errorf("title %q does not say %q", p.Title, want)
-		}
-	}
-	if p.LogY || p.Series[0].Color != palette[3] || p.Series[1].Color != palette[4] || p.Series[0].Mean[2] != 1 {
-		t.Errorf("loss panel %+v", p)
-	}
-	r.ThesisDataset = true
-	x := ReportPanel(r, Excess)
-	if strings.Contains(x.Title, "substitute") || !x.LogY || x.Floor != 0.1 || x.Series[0].Mean[2] != 0 {
-		t.Errorf("excess panel %+v", x)
-	}
-	r.Optimum.Value = 0.9
-	r.Results[0].LossStd = []float64{0, 0, 0.5} // 1 − 0.5 is below the optimum
-	band, err := ReportPanel(r, Loss).plot()
+	a, err := p.axis()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if band.Y.Min != 0.9 {
-		t.Errorf("band cut at %v, want the optimum 0.9", band.Y.Min)
+	if !a.broken || !slices.Equal(a.outliers, []int{1}) || a.top != 46 || a.breakLo != 96 || a.hi != 97 {
+		t.Fatalf("axis %+v: want broken, [lo, 46] below and [96, 97] above", a)
 	}
-	r.Results[1].LossMean[1] = 200 // far above the other curve
-	l := ReportPanel(r, Loss)
-	pl, err := l.plot()
-	if err != nil {
-		t.Fatal(err)
+	pl := p.plot(a)
+	s, ok := pl.Y.Scale.(figure.BrokenScale)
+	if !ok || s.LogUpper || !(s.Lo >= 46 && s.Lo < s.Hi && s.Hi <= 96) || pl.Y.Max < 97 {
+		t.Errorf("scale %+v, y up to %v", pl.Y.Scale, pl.Y.Max)
 	}
-	if l.LogY || pl.Y.Max >= 200 || pl.Y.Max < 3 || !strings.HasSuffix(pl.Title.Text, "\nPublic Only above the axis at epoch 1\n(200; its band not drawn)") {
-		t.Errorf("loss panel with a curve far above the others: axis up to %v, title %q", pl.Y.Max, pl.Title.Text)
-	}
-	if err := Write(filepath.Join(t.TempDir(), "x.png"), "", []Panel{x}, 1); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ParseMetric("excess"); err != nil {
-		t.Error(err)
-	}
-	if _, err := ParseMetric("risk"); err == nil {
-		t.Error("metric risk: no error")
-	}
-}
-
-func TestMetricText(t *testing.T) {
-	for _, m := range []Metric{Loss, Excess} {
-		b, _ := m.MarshalText()
-		var got Metric
-		if err := got.UnmarshalText(b); err != nil || got != m {
-			t.Errorf("%v: %q reads back as %v (%v)", m, b, got, err)
+	for _, b := range a.bands(1, s) {
+		above := b[0].Y >= s.Hi || b[len(b)-1].Y >= s.Hi
+		for _, xy := range b {
+			if above && xy.Y < s.Hi || !above && xy.Y > s.Lo {
+				t.Errorf("band of the diverging curve crosses the break at %v", xy)
+			}
 		}
 	}
-	var m Metric
-	if m.UnmarshalText([]byte("gain")) == nil {
-		t.Error("gain accepted")
+	// decades above: a log scale there, and the axis label says so
+	p.Series[1].Mean = []float64{46, 20000, 150, 25.4}
+	p.Series[1].Std = []float64{0, 0, 0, 0}
+	a, _ = p.axis()
+	pl = p.plot(a)
+	if s, ok := pl.Y.Scale.(figure.BrokenScale); !ok || !s.LogUpper || pl.Y.Label.Text == p.YLabel {
+		t.Errorf("scale %+v, label %q: want a log scale above the break", pl.Y.Scale, pl.Y.Label.Text)
+	}
+	// a spread that is not extreme is kept whole
+	p.Series[1].Mean = []float64{46, 60, 50, 25.4}
+	if a, _ = p.axis(); a.broken {
+		t.Errorf("axis %+v: broken for a curve 1.3 times as high", a)
 	}
 }
 
-// TestTransferPanel: a series per mechanism that has results, in the
-// thesis' order, and a title with the privacy of each label.
-func TestTransferPanel(t *testing.T) {
-	res := []transfer.Result{
-		{Mechanism: "rr", M: 3, Queries: 20, AccuracyMean: 0.6, QueryEps: 0.27, QueryDelta: 3e-4},
-		{Mechanism: "gnmax", M: 3, Queries: 20, AccuracyMean: 0.9},
-		{Mechanism: "gnmax", M: 3, Queries: 50, AccuracyMean: 0.8},
-		{Mechanism: "majority", M: 3, Queries: 20, AccuracyMean: 0.95, QueryEps: 0.97},
+// TestShare: the panels of a row share their lower range; a broken panel
+// keeps its break when the others stay below it, and loses it when
+// another panel reaches its outliers.
+func TestShare(t *testing.T) {
+	mk := func(hi float64, outlier float64) *Panel {
+		p := &Panel{Series: []Series{{Label: "a", Mean: []float64{1, hi}, Std: []float64{0, 0}}}}
+		if outlier > 0 {
+			p.Series = append(p.Series, Series{Label: "b", Mean: []float64{1, outlier}, Std: []float64{0, 0}})
+		}
+		return p
 	}
 	for _, tc := range []struct {
-		name    string
-		res     []transfer.Result
-		title   string
-		series  []string
-		gnmaxXs int
+		name   string
+		panels []*Panel
+		broken []bool
+		top    float64
 	}{
-		{"three mechanisms", res, "mnist58, K = 11, m = 3: each noisy label (0.27, 0.0003)-DP", []string{"GNMax", "RR, γ_{const}", "majority, no noise"}, 2},
-		{"no results", nil, "mnist58", nil, 0},
+		{"one broken", []*Panel{mk(2, 0), mk(1.5, 100)}, []bool{false, true}, 2},
+		{"another reaches the outliers", []*Panel{mk(150, 0), mk(1.5, 100)}, []bool{false, false}, 150},
 	} {
-		p := TransferPanel("mnist58", 11, tc.res)
-		var labels []string
-		for _, s := range p.Series {
-			labels = append(labels, s.Label)
+		axes := make([]axis, len(tc.panels))
+		for i, p := range tc.panels {
+			axes[i], _ = p.axis()
 		}
-		if p.Title != tc.title || !slices.Equal(labels, tc.series) || len(p.Series) > 0 && len(p.Series[0].X) != tc.gnmaxXs {
-			t.Errorf("%s: title %q, series %v", tc.name, p.Title, labels)
+		share(axes, tc.panels, 2)
+		for i, a := range axes {
+			if a.broken != tc.broken[i] || a.top < tc.top || a.lo != 1 {
+				t.Errorf("%s: panel %d: %+v, want broken %v, top %v", tc.name, i, a, tc.broken[i], tc.top)
+			}
 		}
 	}
 }
 
-// TestAxisTop: series far above the rest are cut, highest first, as long
-// as one series stays whole; a spread that is not extreme is kept.
-func TestAxisTop(t *testing.T) {
+// TestReferenceInRange: a reference curve below the series widens the
+// range rather than being cut.
+func TestReferenceInRange(t *testing.T) {
+	p := &Panel{Series: []Series{{Label: "a", Mean: []float64{1, 2}, Std: []float64{0, 0}}},
+		Reference: []Series{{Label: "a", Mean: []float64{0.5, 2}, Std: []float64{0, 0}}}}
+	if a, err := p.axis(); err != nil || a.lo != 0.5 {
+		t.Errorf("axis %+v, %v: want the reference's 0.5 in range", a, err)
+	}
+}
+
+// TestOutliers: series far above the rest, highest first, as long as one
+// series stays below; a spread that is not extreme is kept.
+func TestOutliers(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		his  []float64
-		top  float64
-		cut  []int
+		out  []int
 	}{
-		{"none above", []float64{2, 3, 4}, 4.09, nil},
-		{"one far above", []float64{2, 100, 3}, 3.1, []int{1}},
-		{"two far above", []float64{500, 2, 60}, 2.05, []int{0, 2}},
-		{"just under the span", []float64{1.5, 2.2}, 2.236, nil},
-		{"one series", []float64{7}, 7.18, nil},
+		{"none above", []float64{2, 3, 4}, nil},
+		{"one far above", []float64{2, 100, 3}, []int{1}},
+		{"two far above", []float64{500, 2, 60}, []int{0, 2}},
+		{"just under the span", []float64{1.5, 2.2}, nil},
+		{"one series", []float64{7}, nil},
 	} {
-		top, cut := axisTop(1, tc.his)
-		if math.Abs(top-tc.top) > 1e-12 || !slices.Equal(cut, tc.cut) {
-			t.Errorf("%s: top %v, cut %v; want %v, %v", tc.name, top, cut, tc.top, tc.cut)
+		if got := outliers(1, tc.his); !slices.Equal(got, tc.out) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.out)
 		}
 	}
 }

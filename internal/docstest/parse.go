@@ -1,8 +1,9 @@
 // Package docstest runs the shell examples of darrm's Markdown documentation
 // as written: every fenced block tagged sh in README.md and docs/*.md, in
 // order within its file, with bash from the root of a fresh copy of the
-// repository, and reports a block that fails, times out or leaves files
-// behind in the repository. A block is marked by an HTML comment on the line
+// repository, and reports a block that fails, times out, changes a file of
+// the repository or names a path shared with the reader's own files (/tmp,
+// the home folder). A block is marked by an HTML comment on the line
 // directly before it:
 //
 //	<!-- docs-test: data -->           needs scripts/fetch-data.sh's data; runs when they are present
@@ -214,16 +215,33 @@ func dedent(line string, n int) string {
 	return line
 }
 
+// sharedPathRE matches a path outside the repository that every run shares
+// with the reader's own files: a fixed name under /tmp, /var/tmp, /dev/shm,
+// the home folder or $TMPDIR (which may be unset). mktemp makes names of
+// its own there and is not matched.
+var sharedPathRE = regexp.MustCompile(`(?:^|[\s=:<>'"(])((?:/tmp|/var/tmp|/dev/shm)(?:/|\b)|~/|\$\{?(?:HOME|TMPDIR)\b)`)
+
 // Lint returns the lines of b that are not commands: a shell prompt ("$ ",
 // "% ") or a line that looks like a command's output (a first word ending in
 // a colon, a number, a box-drawing or other non-ASCII character, or
-// "word = value"). resolve, if not nil, is asked about the first word of
+// "word = value"); and the lines that name a path shared with the reader's
+// own files (sharedPathRE), where a reader's run and the docs test would
+// overwrite them. resolve, if not nil, is asked about the first word of
 // each command and returns an error when the word names no command. Lines
-// inside here-documents and continuation lines are not checked.
+// inside here-documents and continuation lines are not checked as
+// commands; every line is checked for shared paths, comments aside.
 func Lint(b Block, resolve func(word string) error) error {
 	var errs []error
 	errf := func(i int, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%s:%d: %s", b.File, b.LineOf(i), fmt.Sprintf(format, args...)))
+	}
+	var quote byte
+	for i, line := range b.Lines {
+		code, q := scanLine(line, quote)
+		quote = q
+		if m := sharedPathRE.FindStringSubmatch(code); m != nil {
+			errf(i, "%q names %s, shared with the reader's own files: write to a new name in the current directory (the docs test runs each file in a fresh copy of the repository), or into a folder from mktemp -d", strings.TrimSpace(line), strings.TrimRight(m[1], "/"))
+		}
 	}
 	for _, c := range Commands(b.Lines) {
 		line := b.Lines[c]

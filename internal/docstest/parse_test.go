@@ -118,11 +118,11 @@ func TestLint(t *testing.T) {
 		lines: []string{
 			"# a comment", "", "darrm solve --K 11 \\", "  --m 3   # gamma_opt: cached",
 			"darrm solve --format json |", "  darrm verify",
-			"cat > /tmp/x <<'EOF'", "gamma: 0.5", "┌──┐", "EOF",
+			"cat > x.txt <<'EOF'", "gamma: 0.5", "┌──┐", "EOF",
 			"cat <<-END", "\t$ not a prompt", "\tEND",
 			"for i in 0 1; do darrm separate g.json --shard $i/2 & done; wait",
-			"X=1 darrm simulate", `"$HOME/bin/tool" --x`, "scripts/x.sh --quick",
-			"echo 'multi", "line: string'", "rm -f /tmp/x && echo ok",
+			"X=1 darrm simulate", `"$GOPATH/bin/tool" --x`, "scripts/x.sh --quick",
+			"echo 'multi", "line: string'", "rm -f x.txt && echo ok",
 		},
 	}, {
 		name:    "a prompt",

@@ -33,6 +33,9 @@ type Config struct {
 	Slow func(Block) bool
 	// Timeout bounds a block; SlowTimeout a slow block.
 	Timeout, SlowTimeout time.Duration
+	// Isolation, if not nil, runs the blocks where writing outside their
+	// scratch folder fails (NewIsolation; Probe first).
+	Isolation *Isolation
 	// Logf, if not nil, receives a line per block.
 	Logf func(format string, args ...any)
 }
@@ -83,6 +86,10 @@ func RunFile(ctx context.Context, cfg Config, file string, blocks []Block) []Res
 		return failAll(fmt.Sprintf("%s: %v", file, err))
 	}
 	root := filepath.Join(scratch, "repo")
+	tracked := make(map[string]bool, len(cfg.Files))
+	for _, f := range cfg.Files {
+		tracked[f] = true
+	}
 	tree, err := Copy(cfg.Src, root, cfg.Files)
 	if err != nil {
 		return failAll(fmt.Sprintf("%s: fresh copy of the repository: %v", file, err))
@@ -151,15 +158,16 @@ func RunFile(ctx context.Context, cfg Config, file string, blocks []Block) []Res
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl)-10*time.Second < timeout {
 			timeout = max(time.Until(dl)-10*time.Second, time.Second)
 		}
-		*r = runBlock(ctx, b, root, scratch, benv, timeout)
+		*r = runBlock(ctx, b, root, scratch, benv, timeout, cfg.Isolation)
 		if r.Status == Passed {
 			c, now, err := tree.Changes()
+			c = c.Of(tracked)
 			switch {
 			case err != nil:
 				r.Status, r.Why = Failed, fmt.Sprintf("%s: after the block: %v", b.Pos(), err)
 			case !c.Empty():
 				r.Status = Failed
-				r.Why = fmt.Sprintf("%s: the block changed the repository: %s (write outputs under /tmp or $TMPDIR, or to files a later block of the same file uses and removes)", b.Pos(), c)
+				r.Why = fmt.Sprintf("%s: the block changed files of the repository: %s (write outputs to new files in the current directory)", b.Pos(), c)
 			}
 			tree = now
 		}
@@ -287,8 +295,9 @@ func syntaxCheck(ctx context.Context, b Block) error {
 	return fmt.Errorf("%s: bash -n: %s", b.Pos(), strings.Join(lines, "; "))
 }
 
-// runBlock runs one block with bash in dir and returns its result.
-func runBlock(ctx context.Context, b Block, dir, scratch string, env []string, timeout time.Duration) Result {
+// runBlock runs one block with bash in dir, isolated by iso if not nil, and
+// returns its result.
+func runBlock(ctx context.Context, b Block, dir, scratch string, env []string, timeout time.Duration, iso *Isolation) Result {
 	res := Result{Block: b, Status: Failed}
 	base := filepath.Join(scratch, fmt.Sprintf("block-%d", b.Line))
 	errFile, curFile, outFile := base+".err", base+".cur", base+".out"
@@ -311,9 +320,8 @@ func runBlock(ctx context.Context, b Block, dir, scratch string, env []string, t
 
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", "--noprofile", "--norc", base+".sh")
+	cmd := iso.Command(ctx, base+".sh")
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, env, out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	start := time.Now()
@@ -416,41 +424,4 @@ func tail(file string, n, max int) string {
 
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// Lock takes an exclusive lock on path, waiting at most wait for another
-// holder (logged through logf), and returns the function that releases it.
-// The docs write fixed paths under /tmp, so two runs at once on one machine
-// would overwrite each other's files.
-func Lock(path string, wait time.Duration, logf func(string, ...any)) (func(), error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
-	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	deadline := time.Now().Add(wait)
-	logged := false
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, fmt.Errorf("lock %s: %w", path, err)
-		}
-		holder, _ := os.ReadFile(path)
-		if time.Now().After(deadline) {
-			f.Close()
-			return nil, fmt.Errorf("lock %s: another docs test run (pid %s) has held it for more than %v", path, strings.TrimSpace(string(holder)), wait)
-		}
-		if !logged && logf != nil {
-			logf("waiting for another docs test run (pid %s) to release %s", strings.TrimSpace(string(holder)), path)
-			logged = true
-		}
-		time.Sleep(time.Second)
-	}
-	if err := f.Truncate(0); err == nil {
-		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	}
-	return func() { f.Close() }, nil
 }

@@ -88,25 +88,27 @@ func TestRunFilePasses(t *testing.T) {
 	readme := "# x\n```sh\n" +
 		// A clean environment: HOME and darrm's folders are the run's own,
 		// the user's DARRM_ variables are gone, the data folder is empty.
-		`test "$HOME" != /nonexistent-home && test -d "$HOME" && test -d "$TMPDIR"` + "\n" +
+		`h=$(printenv HOME) && test "$h" != /nonexistent-home && test -d "$h" && test -d "$(printenv TMPDIR)"` + "\n" +
 		`test -d "$DARRM_CACHE_DIR" && test -d "$DARRM_STATE_DIR" && test -z "$(ls -A "$DARRM_DATA")"` + "\n" +
 		`test -z "${DARRM_FROM_USER:-}" && test "$DARRM_DOCSTEST_NESTED" = 1` + "\n" +
-		"darrm solve --K 11 > \"$TMPDIR/out\"   # outputs under TMPDIR\n" +
+		"darrm solve --K 11 > out.txt   # outputs in the current folder\n" +
+		"mkdir -p out/empty && darrm aggregate testdata/in.txt > testdata/labels.csv\n" +
 		"cat testdata/in.txt\n" +
 		"touch testdata/in.txt                 # rewritten, same content: not a change\n" +
 		"```\n\nThen:\n\n```sh\n" +
-		`grep -q 'darrm solve --K 11' "$TMPDIR/out"   # files of an earlier block` + "\n" +
-		"echo tmp > labels.csv && rm labels.csv\n" +
+		`grep -q 'darrm solve --K 11' out.txt   # files of an earlier block` + "\n" +
+		"echo changed > out.txt && rm testdata/labels.csv\n" +
 		"```\n<!-- docs-test: data -->\n```sh\n" +
-		`test "$DARRM_DATA" = ` + shellQuote(data) + "\n" +
+		`test "$DARRM_DATA" = "$WANT_DATA"` + "\n" +
 		"```\n<!-- docs-test: slow data -->\n```sh\n" +
-		`test "$DARRM_DATA" = ` + shellQuote(data) + "\n" +
+		`test "$DARRM_DATA" = "$WANT_DATA"` + "\n" +
 		"```\n<!-- docs-test: slow -->\n```sh\n" +
-		`test "$DARRM_DATA" != ` + shellQuote(data) + "\n" +
+		`test "$DARRM_DATA" != "$WANT_DATA"` + "\n" +
 		"```\n"
 	got := runDoc(t, readme, func(c *Config) {
 		c.DataDir = data
 		c.Slow = func(Block) bool { return true }
+		c.Env = append(c.Env, "WANT_DATA="+data)
 	})
 	check(t, got, []Status{Passed, Passed, Passed, Passed, Passed})
 }
@@ -132,15 +134,17 @@ func TestRunFileFailures(t *testing.T) {
 		want:   []Status{Failed},
 		why:    [][]string{{"README.md:2: exit status 1: echo a | false | cat"}},
 	}, {
-		name:   "a stray output file",
-		readme: "```sh\ndarrm aggregate testdata/in.txt > labels.csv\n```\n",
-		want:   []Status{Failed},
-		why:    [][]string{{"README.md:1: the block changed the repository: left behind labels.csv"}},
-	}, {
-		name:   "modified, deleted and new files and folders",
+		name:   "files of the repository modified and deleted",
 		readme: "```sh\necho more >> testdata/in.txt\nrm testdata/gone.txt\nmkdir -p out/empty\n```\n",
 		want:   []Status{Failed},
-		why:    [][]string{{"left behind out/empty/", "modified testdata/in.txt", "deleted testdata/gone.txt"}},
+		why:    [][]string{{"README.md:1: the block changed files of the repository: modified testdata/in.txt; deleted testdata/gone.txt (write outputs to new files"}},
+	}, {
+		name: "paths shared with the reader's files",
+		readme: "```sh\ndarrm aggregate testdata/in.txt --out /tmp/labels.csv\necho x > ~/x   # and /tmp in a comment is fine\n" +
+			"darrm solve --plot=\"$TMPDIR/g.png\" > /var/tmp/x\ncat $HOME/.x\nd=$(mktemp -d)   # a name of its own\n```\n",
+		want: []Status{Failed},
+		why: [][]string{{`README.md:2: "darrm aggregate testdata/in.txt --out /tmp/labels.csv" names /tmp, shared with the reader's own files`,
+			"README.md:3:", "names ~", "README.md:4:", "names $TMPDIR", "README.md:5:", "names $HOME"}},
 	}, {
 		name:   "a timeout names the command running",
 		readme: "```sh\necho start\nsleep 30\n```\n",
@@ -154,7 +158,7 @@ func TestRunFileFailures(t *testing.T) {
 		why:    [][]string{{"README.md:1: bash -n:", "syntax error"}},
 	}, {
 		name: "a bad block runs nothing of its file",
-		readme: "```sh\necho ran > " + "$TMPDIR/ran" + "\n```\n" +
+		readme: "```sh\necho ran > ran.txt\n```\n" +
 			"<!-- docs-test: slow -->\n```sh\n$ darrm solve --K 11\ncertificate: CERTIFIED\n```\n",
 		want: []Status{Skipped, Failed},
 		why:  [][]string{{"not run: another block of README.md does not check"}, {"README.md:6: a shell prompt", `README.md:7: "certificate: CERTIFIED" looks like output`}},
@@ -196,7 +200,7 @@ func TestRunFileFailures(t *testing.T) {
 // background is stopped when the block ends.
 func TestRunFileBackground(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
-	got := runDoc(t, "```sh\nsleep 300 &\necho $! > "+shellQuote(pidFile)+"\n```\n", nil)
+	got := runDoc(t, "```sh\nsleep 300 &\necho $! > \"$PID_FILE\"\n```\n", func(c *Config) { c.Env = append(c.Env, "PID_FILE="+pidFile) })
 	check(t, got, []Status{Passed})
 	data, err := os.ReadFile(pidFile)
 	if err != nil {
@@ -223,21 +227,33 @@ func TestRunFileBackground(t *testing.T) {
 	}
 }
 
-func TestLock(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "lock")
-	unlock, err := Lock(path, 0, nil)
-	if err != nil {
-		t.Fatal(err)
+// TestIsolation: a block that writes outside its scratch folder fails
+// where user namespaces make the isolation possible, and the repository's
+// copy, its scratch folder and Go's caches stay writable.
+func TestIsolation(t *testing.T) {
+	outside := t.TempDir() // under the temporary folder, as a reader's /tmp file is
+	iso := NewIsolation()
+	if err := iso.Probe(context.Background()); err != nil {
+		t.Skip(err)
 	}
-	if _, err := Lock(path, 0, nil); err == nil || !strings.Contains(err.Error(), "pid "+strconv.Itoa(os.Getpid())) {
-		t.Errorf("second Lock: %v, want an error naming pid %d", err, os.Getpid())
+	target := filepath.Join(outside, "labels.csv")
+	// The paths come through the environment: the text of a block that
+	// names them is refused before anything runs.
+	readme := "```sh\ndarrm solve > out.txt && echo x > \"$(printenv TMPDIR)/ok\" && echo x > \"$(printenv HOME)/ok\"\n```\n```sh\necho x > \"$TARGET\"\n```\n"
+	got := runDoc(t, readme, func(c *Config) {
+		c.Env = append(c.Env, "TARGET="+target)
+		c.Isolation = NewIsolation(c.TempDir)
+		if err := c.Isolation.Probe(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	})
+	check(t, got, []Status{Passed, Failed}, nil, []string{"README.md:5: exit status 1: echo x >"})
+	if len(got) == 2 && !strings.Contains(got[1].Output, "Read-only file system") {
+		t.Errorf("output %q, want the read-only file system named", got[1].Output)
 	}
-	unlock()
-	unlock2, err := Lock(path, 0, nil)
-	if err != nil {
-		t.Fatalf("Lock after unlock: %v", err)
+	if _, err := os.Stat(target); err == nil {
+		t.Errorf("the block wrote %s", target)
 	}
-	unlock2()
 }
 
 func TestSummary(t *testing.T) {

@@ -229,6 +229,23 @@ type Changes struct {
 	Added, Modified, Deleted []string
 }
 
+// Of returns the changes to the files in set: files of the repository
+// modified or deleted (a file added is never in the set: it was not there).
+func (c Changes) Of(set map[string]bool) Changes {
+	var out Changes
+	for _, f := range c.Modified {
+		if set[f] {
+			out.Modified = append(out.Modified, f)
+		}
+	}
+	for _, f := range c.Deleted {
+		if set[f] {
+			out.Deleted = append(out.Deleted, f)
+		}
+	}
+	return out
+}
+
 // Empty reports whether nothing changed.
 func (c Changes) Empty() bool { return len(c.Added)+len(c.Modified)+len(c.Deleted) == 0 }
 

@@ -1,10 +1,17 @@
 // Package figure draws darrm's figures with gonum/plot in one style fit for
-// a paper: Greek symbols and sub- and superscripts (Text), labelled ticks
-// on every axis (Ticks, LogTicks), one legend above the panels where it
-// covers no curve (Figure), PNG at 300 dpi or SVG by the file's extension,
-// written atomically so that a failed command leaves no half-written
-// image behind. It holds the figures of darrm's solve and account
-// commands; package curveplot draws the DP-ShuffleG curves on top of it.
+// a paper, sized to be printed as they are (at most a page's text width,
+// 6.5 in, with 7-9 pt text): axes framed on four sides that meet at the
+// corners, ticks outside the frame with labels in one format per axis
+// (Ticks, LogTicks), panels of a grid aligned on their data areas and, on
+// request, one y scale per row, a broken y axis for a curve far above the
+// others (BrokenScale), one legend above the panels where it covers no
+// curve, Greek symbols and sub- and superscripts in every text (Text), PNG
+// at 300 dpi or SVG by the file's extension, written atomically so that a
+// failed command leaves no half-written image behind.
+//
+// The figures take plain data: the gamma figures of darrm solve and plot
+// (WriteGammas), GNMax's calibration (WriteGNMax); package curveplot draws
+// curves with bands on top of it.
 package figure
 
 import (
@@ -36,19 +43,36 @@ import (
 // in inches rather than 72 pixels per inch.
 const DPI = 300
 
-// Font sizes in points.
+// Font sizes in points, at the size the figure is printed.
 const (
-	titleSize  = 11
-	panelSize  = 9
-	labelSize  = 9
-	tickSize   = 8
-	legendSize = 9
+	titleSize  = 9
+	panelSize  = 8
+	labelSize  = 8
+	tickSize   = 7
+	legendSize = 7.5
 )
 
-// The default size of one panel.
+// The frame, ticks and gaps, in points (matplotlib's proportions for these
+// fonts).
 const (
-	PanelWidth  = 3.2 * vg.Inch
-	PanelHeight = 2.5 * vg.Inch
+	spineWidth = 0.6
+	majorTick  = 3
+	minorTick  = 1.7
+	tickPad    = 2 // between a tick and its label
+	labelPad   = 3 // between the tick labels and the axis label
+	titlePad   = 4 // between a panel's title and its frame
+	margin     = 4 // around the figure
+	hgap       = 10
+	vgap       = 8
+)
+
+// The default width of a figure is PanelWidth per column, at least a
+// paper's column width, MinWidth, and at most a page's text width,
+// MaxWidth.
+const (
+	MinWidth   = 3.4 * vg.Inch
+	MaxWidth   = 6.5 * vg.Inch
+	PanelWidth = 2.6 * vg.Inch
 )
 
 var handler = Text{Fonts: font.DefaultCache}
@@ -67,10 +91,32 @@ func style(size vg.Length) text.Style {
 	return text.Style{Color: color.Black, Font: font.From(plot.DefaultFont, size), Handler: handler}
 }
 
-// NewPlot returns an empty panel in the figures' style: the Text handler
-// for every label, Ticks on both axes and a light grid.
-func NewPlot() *plot.Plot {
-	p := plot.New()
+// Panel is one plot of a figure: its title, its axes (ranges, scales, tick
+// markers, labels) in the embedded gonum Plot, and what it draws. Figure
+// draws the axes itself (gonum's would not meet at the corners nor line up
+// across panels), so the plotters are kept here.
+type Panel struct {
+	*plot.Plot
+	Items []plot.Plotter
+	// Subtitle is a line under the title in runs of their own colours
+	// (values that belong to the curves of those colours).
+	Subtitle []Run
+}
+
+// Run is a stretch of text (Text markup) in one colour.
+type Run struct {
+	Text  string
+	Color color.Color
+}
+
+// Add adds plotters, drawn in order over the data area.
+func (p *Panel) Add(ps ...plot.Plotter) { p.Items = append(p.Items, ps...) }
+
+// NewPanel returns an empty panel in the figures' style: the Text handler
+// for every label, Ticks on both axes and a light grid at the labelled
+// ticks.
+func NewPanel() *Panel {
+	p := &Panel{Plot: plot.New()}
 	set := func(s *text.Style, size vg.Length) {
 		s.Handler = handler
 		s.Font.Size = size
@@ -80,13 +126,11 @@ func NewPlot() *plot.Plot {
 	set(&p.Y.Label.TextStyle, labelSize)
 	set(&p.X.Tick.Label, tickSize)
 	set(&p.Y.Tick.Label, tickSize)
-	set(&p.Legend.TextStyle, legendSize)
-	p.Title.Padding = vg.Points(4)
 	p.X.Tick.Marker = Ticks{}
 	p.Y.Tick.Marker = Ticks{}
 	grid := plotter.NewGrid()
-	grid.Vertical.Color = color.Gray{Y: 225}
-	grid.Horizontal.Color = color.Gray{Y: 225}
+	grid.Vertical.Color = color.Gray{Y: 232}
+	grid.Horizontal.Color = color.Gray{Y: 232}
 	grid.Vertical.Width = vg.Points(0.4)
 	grid.Horizontal.Width = vg.Points(0.4)
 	p.Add(grid)
@@ -94,13 +138,21 @@ func NewPlot() *plot.Plot {
 }
 
 // LogY puts p's y axis on a log scale with LogTicks.
-func LogY(p *plot.Plot) {
+func LogY(p *Panel) {
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = LogTicks{}
 }
 
+// Pad widens [lo, hi] by frac of its span on each side, as matplotlib's
+// axes margins do, so that a line at either end is not drawn on the frame.
+func Pad(lo, hi, frac float64) (float64, float64) {
+	d := (hi - lo) * frac
+	return lo - d, hi + d
+}
+
 // Entry is one item of a figure's legend: a label (Text markup) and the
-// thumbnails of the styles it stands for.
+// thumbnails of the styles it stands for; an entry without thumbnails is
+// a line of text of its own under the others.
 type Entry struct {
 	Label  string
 	Thumbs []plot.Thumbnailer
@@ -111,27 +163,38 @@ type Entry struct {
 type Figure struct {
 	Title  string
 	Legend []Entry
-	Cols   int          // panels per row (0: all in one row)
-	Panels []*plot.Plot // row-major; nil leaves a cell empty
-	// PanelWidth and PanelHeight size each cell (0: the defaults).
-	PanelWidth, PanelHeight vg.Length
+	Cols   int      // panels per row (0: all in one row)
+	Panels []*Panel // row-major; nil leaves a cell empty
+	// RowTitles, if set, head each row of panels across the figure.
+	RowTitles []string
+	// ShareY gives the panels of each row that have the same y scale the
+	// y range of their union, labelled on the leftmost of them only.
+	ShareY bool
+	// Width is the figure's width (0: PanelWidth per column, at most
+	// MaxWidth); Aspect the height of each data area over its width (0:
+	// 0.7).
+	Width  vg.Length
+	Aspect float64
 }
 
-// legend layout: gap between a thumbnail and its label, between entries,
-// thumbnail width and the figure's margin.
+// legend layout: thumbnail width, gap between a thumbnail and its label,
+// between entries.
 const (
-	thumbWidth = 22
-	thumbGap   = 4
-	entryGap   = 14
-	margin     = 6
+	thumbWidth = 18
+	thumbGap   = 3
+	entryGap   = 10
 )
 
-// legendLines breaks the legend into lines no wider than width.
+// legendLines breaks the legend into lines no wider than width: the
+// entries with thumbnails first, then each text entry on a line of its own.
 func (f *Figure) legendLines(width vg.Length) [][]Entry {
 	sty := style(legendSize)
 	var lines [][]Entry
 	var x vg.Length
 	for _, e := range f.Legend {
+		if len(e.Thumbs) == 0 {
+			continue
+		}
 		w := thumbWidth + thumbGap + sty.Width(e.Label)
 		if len(lines) == 0 || x+entryGap+w > width {
 			lines = append(lines, nil)
@@ -140,11 +203,54 @@ func (f *Figure) legendLines(width vg.Length) [][]Entry {
 		lines[len(lines)-1] = append(lines[len(lines)-1], e)
 		x += entryGap + w
 	}
+	for _, e := range f.Legend {
+		if len(e.Thumbs) == 0 {
+			for _, l := range wrap(sty, e.Label, width) {
+				lines = append(lines, []Entry{{Label: l}})
+			}
+		}
+	}
 	return lines
 }
 
+// wrapLines wraps each line of txt to width (wrap).
+func wrapLines(sty text.Style, txt string, width vg.Length) string {
+	var out []string
+	for _, l := range strings.Split(txt, "\n") {
+		out = append(out, wrap(sty, l, width)...)
+	}
+	return strings.Join(out, "\n")
+}
+
+// wrap breaks txt into lines no wider than width in sty, at spaces.
+func wrap(sty text.Style, txt string, width vg.Length) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(txt) {
+		if line != "" && sty.Width(line+" "+w) > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	return append(lines, line)
+}
+
+// cell is a panel's place in the grid and the room its axes need around
+// its data area.
+type cell struct {
+	p                        *Panel
+	row, col                 int
+	left, right, top, bottom vg.Length
+	yLabels                  bool // draw the y tick labels and axis label
+}
+
 // Save draws the figure and writes it to path: PNG at DPI dots per inch or
-// SVG, by the extension.
+// SVG, by the extension. It wraps the panels' titles to their width and,
+// with ShareY, sets their shared y ranges.
 func (f *Figure) Save(path string) error {
 	if err := CheckPath(path); err != nil {
 		return err
@@ -154,28 +260,79 @@ func (f *Figure) Save(path string) error {
 		cols = len(f.Panels)
 	}
 	rows := (len(f.Panels) + cols - 1) / cols
-	pw, ph := f.PanelWidth, f.PanelHeight
-	if pw == 0 {
-		pw = PanelWidth
+	width := f.Width
+	if width == 0 {
+		width = max(MinWidth, min(vg.Length(cols)*PanelWidth, MaxWidth))
 	}
-	if ph == 0 {
-		ph = PanelHeight
+	// Titles wider than the figure or their panel wrap.
+	title := wrapLines(style(titleSize), f.Title, width-2*margin)
+	for _, p := range f.Panels {
+		if p != nil && p.Title.Text != "" {
+			p.Title.Text = wrapLines(p.Title.TextStyle, p.Title.Text, (width-2*margin)/vg.Length(cols)-hgap)
+		}
 	}
+	aspect := f.Aspect
+	if aspect == 0 {
+		aspect = 0.7
+	}
+	if f.ShareY {
+		shareY(f.Panels, cols)
+	}
+
+	cells := make([]*cell, len(f.Panels))
+	colLeft, colRight := make([]vg.Length, cols), make([]vg.Length, cols)
+	rowTop, rowBottom := make([]vg.Length, rows), make([]vg.Length, rows)
+	for i, p := range f.Panels {
+		if p == nil {
+			continue
+		}
+		c := &cell{p: p, row: i / cols, col: i % cols, yLabels: !f.ShareY || i%cols == 0 || f.Panels[i-1] == nil || f.Panels[i-1].Y.Scale != p.Y.Scale}
+		c.measure()
+		cells[i] = c
+		colLeft[c.col] = max(colLeft[c.col], c.left)
+		colRight[c.col] = max(colRight[c.col], c.right)
+		rowTop[c.row] = max(rowTop[c.row], c.top)
+		rowBottom[c.row] = max(rowBottom[c.row], c.bottom)
+	}
+	rowTitleSty := style(panelSize + 0.5)
+	rowTitleH := make([]vg.Length, rows)
+	rowTitles := make([]string, rows)
+	for r := range rows {
+		if r < len(f.RowTitles) && f.RowTitles[r] != "" {
+			rowTitles[r] = wrapLines(rowTitleSty, f.RowTitles[r], width-2*margin)
+			rowTitleH[r] = textHeight(rowTitleSty, rowTitles[r]) + titlePad
+		}
+	}
+	fixed := 2*margin + vg.Length(cols-1)*hgap
+	for c := range cols {
+		fixed += colLeft[c] + colRight[c]
+	}
+	dataW := (width - fixed) / vg.Length(cols)
+	if dataW < 40 {
+		return fmt.Errorf("figure %s: %d columns do not fit in %.1f in", path, cols, float64(width/vg.Inch))
+	}
+	dataH := dataW * vg.Length(aspect)
+
 	titleSty, legendSty := style(titleSize), style(legendSize)
-	// The panels widen to make room for a title wider than them.
-	width := max(vg.Length(cols)*pw, titleSty.Width(f.Title)) + 2*margin
 	var titleH vg.Length
-	if f.Title != "" {
-		titleH = textHeight(titleSty, f.Title) + margin
+	if title != "" {
+		titleH = textHeight(titleSty, title) + margin
 	}
 	lines := f.legendLines(width - 2*margin)
 	// A legend line holds the tallest script (γ_{opt}, 10^{-6}) and a gap.
-	lineH := textHeight(legendSty, "A_{p}^{2}g") * 1.25
-	legendH := vg.Length(len(lines)) * lineH
-	if legendH > 0 {
-		legendH += 2 * margin
+	lineH := textHeight(legendSty, "A_{p}^{2}g") * 1.2
+	var legendH vg.Length
+	for _, l := range lines {
+		legendH += legendLineHeight(l, lineH)
 	}
-	height := margin + titleH + legendH + vg.Length(rows)*ph
+	if legendH > 0 {
+		legendH += margin
+	}
+	height := 2*margin + titleH + legendH
+	for r := range rows {
+		height += rowTitleH[r] + rowTop[r] + dataH + rowBottom[r]
+	}
+	height += vg.Length(rows-1) * vgap
 
 	var canvas vg.CanvasWriterTo
 	png := !strings.EqualFold(filepath.Ext(path), ".svg")
@@ -185,83 +342,43 @@ func (f *Figure) Save(path string) error {
 		canvas = vgsvg.New(width, height)
 	}
 	dc := draw.New(canvas)
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
 	top := height - margin
-	if f.Title != "" {
+	if title != "" {
 		titleSty.XAlign, titleSty.YAlign = draw.XCenter, draw.YTop
-		dc.FillText(titleSty, vg.Point{X: width / 2, Y: top}, f.Title)
+		dc.FillText(titleSty, vg.Point{X: width / 2, Y: top}, title)
 		top -= titleH
 	}
-	legendSty.YAlign = draw.YCenter
-	for _, line := range lines {
-		var lw vg.Length
-		for i, e := range line {
-			if i > 0 {
-				lw += entryGap
-			}
-			lw += thumbWidth + thumbGap + legendSty.Width(e.Label)
-		}
-		x, mid := (width-lw)/2, top-lineH/2
-		for _, e := range line {
-			icon := draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{
-				Min: vg.Point{X: x, Y: mid - lineH/3}, Max: vg.Point{X: x + thumbWidth, Y: mid + lineH/3}}}
-			for _, t := range e.Thumbs {
-				t.Thumbnail(&icon)
-			}
-			x += thumbWidth + thumbGap
-			dc.FillText(legendSty, vg.Point{X: x, Y: mid}, e.Label)
-			x += legendSty.Width(e.Label) + entryGap
-		}
-		top -= lineH
+	f.drawLegend(dc, lines, width, top, lineH)
+	top -= legendH
+
+	colX := make([]vg.Length, cols) // left edge of each column's data area
+	x := vg.Length(margin)
+	for c := range cols {
+		x += colLeft[c]
+		colX[c] = x
+		x += dataW + colRight[c] + hgap
 	}
-	if rows > 0 {
-		grid := make([][]*plot.Plot, rows)
-		for r := range grid {
-			grid[r] = make([]*plot.Plot, cols)
-			for c := range grid[r] {
-				if i := r*cols + c; i < len(f.Panels) {
-					grid[r][c] = f.Panels[i]
-				}
-			}
+	for r := range rows {
+		if rowTitleH[r] > 0 {
+			sty := rowTitleSty
+			sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
+			dc.FillText(sty, vg.Point{X: width / 2, Y: top}, rowTitles[r])
+			top -= rowTitleH[r]
 		}
-		area := draw.Crop(dc, margin, -margin, margin, top-height)
-		tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(10), PadY: vg.Points(10)}
-		// The panels' titles are drawn here, all of a row on one line:
-		// plot.Align lines up the data areas, which leaves the title of a
-		// panel that needs less room above its axes lower than its
-		// neighbours'. Each plot keeps its title's text, invisible, so
-		// that Align leaves it the room.
-		titles := make([][]text.Style, rows)
-		for r := range grid {
-			titles[r] = make([]text.Style, cols)
-			for c, p := range grid[r] {
-				if p != nil && p.Title.Text != "" {
-					titles[r][c] = p.Title.TextStyle
-					p.Title.TextStyle.Color = color.Transparent
-				}
+		dataTop := top - rowTop[r]
+		for c := range cols {
+			i := r*cols + c
+			if i >= len(cells) || cells[i] == nil {
+				continue
 			}
+			area := vg.Rectangle{Min: vg.Point{X: colX[c], Y: dataTop - dataH}, Max: vg.Point{X: colX[c] + dataW, Y: dataTop}}
+			cells[i].draw(dc, area, top)
 		}
-		canvases := plot.Align(grid, tiles, area)
-		for r := range grid {
-			var rowTop vg.Length
-			for c, p := range grid[r] {
-				if p != nil {
-					rowTop = max(rowTop, canvases[r][c].Max.Y)
-				}
-			}
-			for c, p := range grid[r] {
-				if p == nil {
-					continue
-				}
-				p.Draw(canvases[r][c])
-				if p.Title.Text != "" {
-					sty := titles[r][c]
-					p.Title.TextStyle = sty
-					x := canvases[r][c].Center().X
-					dc.FillText(sty, vg.Point{X: x, Y: rowTop}, p.Title.Text)
-				}
-			}
-		}
+		top = dataTop - dataH - rowBottom[r] - vgap
 	}
+
 	var buf bytes.Buffer
 	if _, err := canvas.WriteTo(&buf); err != nil {
 		return fmt.Errorf("figure %s: %w", path, err)
@@ -277,6 +394,244 @@ func (f *Figure) Save(path string) error {
 		_, err := w.Write(out)
 		return err
 	})
+}
+
+// legendLineHeight is the height of a legend line: lineH for entries,
+// less for a line of text, which needs no room for thumbnails.
+func legendLineHeight(line []Entry, lineH vg.Length) vg.Length {
+	if len(line) == 1 && len(line[0].Thumbs) == 0 {
+		return lineH * 0.85
+	}
+	return lineH
+}
+
+// drawLegend draws the legend's lines, each centred, from top down.
+func (f *Figure) drawLegend(dc draw.Canvas, lines [][]Entry, width, top, lineH vg.Length) {
+	sty := style(legendSize)
+	sty.YAlign = draw.YCenter
+	for _, line := range lines {
+		var lw vg.Length
+		for i, e := range line {
+			if i > 0 {
+				lw += entryGap
+			}
+			if len(e.Thumbs) > 0 {
+				lw += thumbWidth + thumbGap
+			}
+			lw += sty.Width(e.Label)
+		}
+		h := legendLineHeight(line, lineH)
+		x, mid := (width-lw)/2, top-h/2
+		for _, e := range line {
+			if len(e.Thumbs) > 0 {
+				icon := draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{
+					Min: vg.Point{X: x, Y: mid - lineH/3}, Max: vg.Point{X: x + thumbWidth, Y: mid + lineH/3}}}
+				for _, t := range e.Thumbs {
+					t.Thumbnail(&icon)
+				}
+				x += thumbWidth + thumbGap
+			}
+			dc.FillText(sty, vg.Point{X: x, Y: mid}, e.Label)
+			x += sty.Width(e.Label) + entryGap
+		}
+		top -= h
+	}
+}
+
+// shareY gives the panels of each row that have the same y scale the
+// union of their y ranges.
+func shareY(panels []*Panel, cols int) {
+	for r := 0; r*cols < len(panels); r++ {
+		row := panels[r*cols : min((r+1)*cols, len(panels))]
+		for _, p := range row {
+			if p == nil {
+				continue
+			}
+			lo, hi := p.Y.Min, p.Y.Max
+			for _, q := range row {
+				if q != nil && q.Y.Scale == p.Y.Scale {
+					lo, hi = math.Min(lo, q.Y.Min), math.Max(hi, q.Y.Max)
+				}
+			}
+			p.Y.Min, p.Y.Max = lo, hi
+		}
+	}
+}
+
+// measure computes the room the cell's axes, labels and title need
+// around its data area.
+func (c *cell) measure() {
+	p := c.p
+	xt := p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max)
+	yt := p.Y.Tick.Marker.Ticks(p.Y.Min, p.Y.Max)
+	c.bottom = majorTick + tickPad + labelsHeight(p.X.Tick.Label, xt)
+	if p.X.Label.Text != "" {
+		c.bottom += labelPad + textHeight(p.X.Label.TextStyle, p.X.Label.Text)
+	}
+	c.left = majorTick
+	if c.yLabels {
+		c.left += tickPad + labelsWidth(p.Y.Tick.Label, yt)
+		if p.Y.Label.Text != "" {
+			c.left += labelPad + textHeight(p.Y.Label.TextStyle, p.Y.Label.Text)
+		}
+	}
+	// The top tick label sticks out above the frame by half its height,
+	// the last x tick label to the right by half its width.
+	c.top = p.Y.Tick.Label.Height("0") / 2
+	if p.Title.Text != "" {
+		c.top = textHeight(p.Title.TextStyle, p.Title.Text) + titlePad
+	}
+	if len(p.Subtitle) > 0 {
+		c.top += textHeight(style(tickSize), "10^{-6}_{p}") + 1
+	}
+	c.right = 2
+	for _, t := range xt {
+		if t.Label != "" && p.X.Norm(t.Value) > 0.999 {
+			c.right = max(c.right, p.X.Tick.Label.Width(t.Label)/2)
+		}
+	}
+}
+
+func labelsHeight(sty text.Style, ticks []plot.Tick) vg.Length {
+	var h vg.Length
+	for _, t := range ticks {
+		if t.Label != "" {
+			h = max(h, textHeight(sty, t.Label))
+		}
+	}
+	return h
+}
+
+func labelsWidth(sty text.Style, ticks []plot.Tick) vg.Length {
+	var w vg.Length
+	for _, t := range ticks {
+		if t.Label != "" {
+			w = max(w, sty.Width(t.Label))
+		}
+	}
+	return w
+}
+
+// Breaker is a y scale with a gap (BrokenScale): Figure draws break marks
+// on the frame across it.
+type Breaker interface {
+	// Gap returns the normalised positions, in [0, 1], of the ends of the
+	// gap.
+	Gap(min, max float64) (lo, hi float64)
+}
+
+// draw draws the cell's panel with its data in area and its title's top at
+// rowTop: the plotters, the frame, the ticks and their labels, the axis
+// labels and the title.
+func (c *cell) draw(dc draw.Canvas, area vg.Rectangle, rowTop vg.Length) {
+	p := c.p
+	data := draw.Canvas{Canvas: dc.Canvas, Rectangle: area}
+	for _, pl := range p.Items {
+		pl.Plot(data, p.Plot)
+	}
+	frame := draw.LineStyle{Color: color.Black, Width: vg.Points(spineWidth)}
+	dc.StrokeLines(frame, []vg.Point{area.Min, {X: area.Max.X, Y: area.Min.Y}, area.Max, {X: area.Min.X, Y: area.Max.Y}, area.Min})
+	if b, ok := p.Y.Scale.(Breaker); ok {
+		lo, hi := b.Gap(p.Y.Min, p.Y.Max)
+		drawBreak(dc, area, lo, hi)
+	}
+
+	// x ticks, below the frame; y ticks, left of it
+	sty := p.X.Tick.Label
+	sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
+	xt := eachTick(p.X, func(n vg.Length, l vg.Length, label string) {
+		x := area.Min.X + n*area.Size().X
+		dc.StrokeLine2(frame, x, area.Min.Y, x, area.Min.Y-l)
+		if label != "" {
+			dc.FillText(sty, vg.Point{X: x, Y: area.Min.Y - majorTick - tickPad}, label)
+		}
+	})
+	if p.X.Label.Text != "" {
+		ls := p.X.Label.TextStyle
+		ls.XAlign, ls.YAlign = draw.XCenter, draw.YTop
+		y := area.Min.Y - majorTick - tickPad - labelsHeight(p.X.Tick.Label, xt) - labelPad
+		dc.FillText(ls, vg.Point{X: (area.Min.X + area.Max.X) / 2, Y: y}, p.X.Label.Text)
+	}
+	ysty := p.Y.Tick.Label
+	ysty.XAlign, ysty.YAlign = draw.XRight, draw.YCenter
+	yt := eachTick(p.Y, func(n vg.Length, l vg.Length, label string) {
+		y := area.Min.Y + n*area.Size().Y
+		dc.StrokeLine2(frame, area.Min.X, y, area.Min.X-l, y)
+		if label != "" && c.yLabels {
+			dc.FillText(ysty, vg.Point{X: area.Min.X - majorTick - tickPad, Y: y}, label)
+		}
+	})
+	if p.Y.Label.Text != "" && c.yLabels {
+		ls := p.Y.Label.TextStyle
+		ls.XAlign, ls.YAlign = draw.XCenter, draw.YBottom
+		ls.Rotation = math.Pi / 2
+		x := area.Min.X - majorTick - tickPad - labelsWidth(p.Y.Tick.Label, yt) - labelPad
+		dc.FillText(ls, vg.Point{X: x, Y: (area.Min.Y + area.Max.Y) / 2}, p.Y.Label.Text)
+	}
+
+	if p.Title.Text != "" {
+		ts := p.Title.TextStyle
+		ts.XAlign, ts.YAlign = draw.XCenter, draw.YTop
+		dc.FillText(ts, vg.Point{X: (area.Min.X + area.Max.X) / 2, Y: rowTop}, p.Title.Text)
+	}
+	if len(p.Subtitle) > 0 {
+		ss := style(tickSize)
+		ss.YAlign = draw.YBottom
+		var w vg.Length
+		for _, r := range p.Subtitle {
+			w += ss.Width(r.Text)
+		}
+		x := (area.Min.X+area.Max.X)/2 - w/2
+		y := area.Max.Y + titlePad
+		for _, r := range p.Subtitle {
+			ss.Color = r.Color
+			dc.FillText(ss, vg.Point{X: x, Y: y}, r.Text)
+			x += ss.Width(r.Text)
+		}
+	}
+}
+
+// eachTick calls fn with the normalised position, the length and the
+// label of each tick of a within its range, and returns the ticks.
+func eachTick(a plot.Axis, fn func(n, length vg.Length, label string)) []plot.Tick {
+	ticks := a.Tick.Marker.Ticks(a.Min, a.Max)
+	for _, t := range ticks {
+		n := a.Norm(t.Value)
+		if n < -1e-9 || n > 1+1e-9 {
+			continue
+		}
+		l := vg.Length(majorTick)
+		if t.Label == "" {
+			l = minorTick
+		}
+		fn(vg.Length(n), l, t.Label)
+	}
+	return ticks
+}
+
+// drawBreak cuts the frame's sides between the normalised heights lo and
+// hi and marks the cut with two short slanted strokes on each side.
+func drawBreak(dc draw.Canvas, area vg.Rectangle, lo, hi float64) {
+	y0 := area.Min.Y + vg.Length(lo)*area.Size().Y
+	y1 := area.Min.Y + vg.Length(hi)*area.Size().Y
+	w := vg.Points(spineWidth + 1)
+	dc.SetColor(color.White)
+	for _, x := range []vg.Length{area.Min.X, area.Max.X} {
+		var r vg.Path
+		r.Move(vg.Point{X: x - w, Y: y0})
+		r.Line(vg.Point{X: x + w, Y: y0})
+		r.Line(vg.Point{X: x + w, Y: y1})
+		r.Line(vg.Point{X: x - w, Y: y1})
+		r.Close()
+		dc.Fill(r)
+	}
+	mark := draw.LineStyle{Color: color.Black, Width: vg.Points(spineWidth)}
+	d := vg.Points(3)
+	for _, x := range []vg.Length{area.Min.X, area.Max.X} {
+		for _, y := range []vg.Length{y0, y1} {
+			dc.StrokeLine2(mark, x-d, y-d/2, x+d, y+d/2)
+		}
+	}
 }
 
 // textHeight is the height of txt in sty with the depth of a subscript on

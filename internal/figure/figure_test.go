@@ -8,17 +8,15 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-
-	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/internal/report"
 )
 
 func TestRuns(t *testing.T) {
@@ -50,17 +48,19 @@ func TestTextBox(t *testing.T) {
 }
 
 func TestTicks(t *testing.T) {
-	for _, r := range [][2]float64{{0, 1}, {0, 1.05}, {20.88, 46.1}, {0, 0.35}, {-3, 7}, {0, 50}, {0, 11}, {0, 101}, {460, 7600}, {0.0001, 0.00013}} {
+	for _, r := range [][2]float64{{0, 1}, {-0.05, 1.05}, {20.88, 46.1}, {0, 0.35}, {-3, 7}, {0, 50}, {0, 11}, {0, 101}, {460, 7600}, {0.0001, 0.00013}} {
 		for _, integer := range []bool{false, true} {
 			if integer && r[1]-r[0] < 2 {
 				continue
 			}
 			var labels []float64
+			var decimals []int
 			for _, tk := range (Ticks{Integer: integer}).Ticks(r[0], r[1]) {
 				if tk.Value < r[0]-1e-9 || tk.Value > r[1]+1e-9 {
 					t.Errorf("%v: tick %v outside", r, tk.Value)
 				}
 				if tk.Label == "" {
+					t.Errorf("%v: a minor tick at %v (linear axes have none)", r, tk.Value)
 					continue
 				}
 				v, err := strconv.ParseFloat(tk.Label, 64)
@@ -71,25 +71,33 @@ func TestTicks(t *testing.T) {
 					t.Errorf("%v: integer axis labelled %q", r, tk.Label)
 				}
 				labels = append(labels, v)
+				_, frac, _ := strings.Cut(tk.Label, ".")
+				decimals = append(decimals, len(frac))
 			}
-			if len(labels) < 3 || len(labels) > 8 {
-				t.Errorf("%v integer=%v: %d labelled ticks %v, want 3 to 8", r, integer, len(labels), labels)
+			if len(labels) < 3 || len(labels) > 6 {
+				t.Errorf("%v integer=%v: %d labelled ticks %v, want 3 to 6", r, integer, len(labels), labels)
+			}
+			if slices.Min(decimals) != slices.Max(decimals) {
+				t.Errorf("%v: labels with %v decimals: one number of decimals per axis", r, decimals)
 			}
 		}
 	}
 }
 
+// TestLogTicks: at least three labels, all in one form per axis (the
+// figures mixed "0.001" with "10^{-4}" on one axis).
 func TestLogTicks(t *testing.T) {
 	for _, tc := range []struct {
 		lo, hi float64
-		first  string
+		labels string
 	}{
-		{1e-12, 1e3, "10^{-12}"},
-		{1e-3, 100, "0.001"},
-		{20, 45, "20"},
-		{1.5, 3.2, "1.50"},
-		{2e-6, 9e-5, "2·10^{-6}"},
-		{460, 7600, "500"},
+		{1e-12, 1e3, "10^{-12} 10^{-9} 10^{-6} 10^{-3} 10^{0} 10^{3}"},
+		{1e-3, 100, "0.001 0.01 0.1 1 10 100"},
+		{1e-5, 1, "10^{-5} 10^{-4} 10^{-3} 10^{-2} 10^{-1} 10^{0}"},
+		{20, 45, "20 30 40"},
+		{2e-6, 9e-5, "2·10^{-6} 5·10^{-6} 10^{-5} 2·10^{-5} 5·10^{-5}"},
+		{460, 7600, "500 1000 2000 5000"},
+		{400, 12000, "500 1000 2000 5000 10000"},
 	} {
 		var labels []string
 		for _, tk := range (LogTicks{}).Ticks(tc.lo, tc.hi) {
@@ -100,8 +108,61 @@ func TestLogTicks(t *testing.T) {
 				labels = append(labels, tk.Label)
 			}
 		}
-		if len(labels) < 3 || len(labels) > 10 || labels[0] != tc.first {
-			t.Errorf("[%v, %v]: labels %q, want 3 to 10 starting with %q", tc.lo, tc.hi, labels, tc.first)
+		if got := strings.Join(labels, " "); got != tc.labels {
+			t.Errorf("[%v, %v]: labels %q, want %q", tc.lo, tc.hi, got, tc.labels)
+		}
+	}
+}
+
+// TestBrokenScale: values below the break fill the lower part, values
+// above it the upper part (linear or log), the ones between cross the gap,
+// in order; the ticks are those of both parts.
+func TestBrokenScale(t *testing.T) {
+	for _, s := range []BrokenScale{
+		{Lo: 47, Hi: 94, Upper: 0.2, Cut: 0.05},
+		{Lo: 1.2, Hi: 1.3, Upper: 0.3, Cut: 0.05, LogUpper: true},
+	} {
+		min, max := 22.0, 3000.0
+		if s.Lo < 2 {
+			min = 0.5
+		}
+		lo, hi := s.Gap(min, max)
+		if math.Abs(lo-(1-s.Upper-s.Cut)) > 1e-12 || math.Abs(hi-lo-s.Cut) > 1e-12 {
+			t.Errorf("%+v: gap [%v, %v]", s, lo, hi)
+		}
+		if n := s.Normalize(min, max, min); n != 0 {
+			t.Errorf("%+v: min at %v", s, n)
+		}
+		if n := s.Normalize(min, max, max); math.Abs(n-1) > 1e-12 {
+			t.Errorf("%+v: max at %v", s, n)
+		}
+		if n := s.Normalize(min, max, s.Lo); math.Abs(n-lo) > 1e-12 {
+			t.Errorf("%+v: Lo at %v, want the gap's start %v", s, n, lo)
+		}
+		if n := s.Normalize(min, max, s.Hi); math.Abs(n-hi) > 1e-12 {
+			t.Errorf("%+v: Hi at %v, want the gap's end %v", s, n, hi)
+		}
+		prev := -1.0
+		for x := min; x <= max; x *= 1.01 {
+			if n := s.Normalize(min, max, x); !(n > prev) {
+				t.Fatalf("%+v: not increasing at %v", s, x)
+			} else {
+				prev = n
+			}
+		}
+		below, above := 0, 0
+		for _, tk := range s.Ticks(min, max) {
+			switch {
+			case tk.Value <= s.Lo:
+				below++
+			case tk.Value >= s.Hi:
+				above++
+			default:
+				t.Errorf("%+v: a tick at %v in the gap", s, tk.Value)
+			}
+		}
+		if below < 3 || above < 1 {
+			t.Errorf("%+v: %d ticks below the break, %d above", s, below, above)
 		}
 	}
 }
@@ -115,23 +176,42 @@ func TestNum(t *testing.T) {
 	}
 }
 
+func TestWrap(t *testing.T) {
+	sty := style(8)
+	txt := "Exactly at the privacy budget, as their proofs have it: γ_{Sub} (Lemma 3.4.1) in every panel."
+	w := sty.Width(txt) / 2.5
+	lines := wrap(sty, txt, w)
+	if len(lines) < 3 || strings.Join(lines, " ") != txt {
+		t.Errorf("wrap to %v: %q", w, lines)
+	}
+	for _, l := range lines[:len(lines)-1] {
+		if sty.Width(l) > w {
+			t.Errorf("line %q is wider than %v", l, w)
+		}
+	}
+}
+
+// onePanel is a figure of one panel with a line from (0, 0) to (1, 1).
+func onePanel() *Figure {
+	p := NewPanel()
+	p.Title.Text = "γ_{opt}, ε = 0.1, δ = 10^{-5}"
+	p.X.Label.Text, p.Y.Label.Text = "l", "γ(l)"
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, 0, 1
+	l, _ := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 1}})
+	p.Add(l)
+	return &Figure{Title: "title", Legend: []Entry{{Label: "γ_{Sub}", Thumbs: []plot.Thumbnailer{l}}}, Panels: []*Panel{p, nil}, Cols: 2}
+}
+
 // TestSavePNG checks the PNG: decodable, 300 dots per inch of the
 // figure's size, with a pHYs chunk that says so right after IHDR, and the
 // same bytes on every save.
 func TestSavePNG(t *testing.T) {
 	dir := t.TempDir()
-	fig := func() *Figure {
-		p := NewPlot()
-		p.Title.Text = "γ_{opt}, ε = 0.1, δ = 10^{-5}"
-		l, _ := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 1}})
-		p.Add(l)
-		return &Figure{Title: "title", Legend: []Entry{{Label: "γ_{Sub}", Thumbs: []plot.Thumbnailer{l}}}, Panels: []*plot.Plot{p, nil}, Cols: 2}
-	}
 	a, b := filepath.Join(dir, "a.png"), filepath.Join(dir, "b.png")
-	if err := fig().Save(a); err != nil {
+	if err := onePanel().Save(a); err != nil {
 		t.Fatal(err)
 	}
-	if err := fig().Save(b); err != nil {
+	if err := onePanel().Save(b); err != nil {
 		t.Fatal(err)
 	}
 	ba, _ := os.ReadFile(a)
@@ -143,7 +223,7 @@ func TestSavePNG(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantW := int(math.Round(float64(2*PanelWidth+2*margin) / float64(vg.Inch) * DPI))
+	wantW := int(math.Round(float64(2*PanelWidth) / float64(vg.Inch) * DPI))
 	if w := img.Bounds().Dx(); math.Abs(float64(w-wantW)) > 1 {
 		t.Errorf("width %d px, want %d (two panels at %d dpi)", w, wantW, DPI)
 	}
@@ -151,14 +231,14 @@ func TestSavePNG(t *testing.T) {
 		t.Errorf("no pHYs chunk of 11811 px/m after IHDR: % x", ba[33:58])
 	}
 	svg := filepath.Join(dir, "a.svg")
-	if err := fig().Save(svg); err != nil {
+	if err := onePanel().Save(svg); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(svg); !bytes.HasPrefix(bytes.TrimSpace(b), []byte("<?xml")) {
 		t.Errorf("SVG starts %q", b[:20])
 	}
 	bad := filepath.Join(dir, "a.gif")
-	if err := fig().Save(bad); err == nil {
+	if err := onePanel().Save(bad); err == nil {
 		t.Error(".gif: no error")
 	}
 	if _, err := os.Stat(bad); err == nil {
@@ -166,59 +246,225 @@ func TestSavePNG(t *testing.T) {
 	}
 }
 
-func TestWriteGammas(t *testing.T) {
-	dir := t.TempDir()
-	sub, _ := gamma.Sub(11, 3)
-	rr, _ := gamma.Const(11, 0.3)
-	errs := []gamma.ErrorEstimate{{Actual: "U(0,1)", Mean: 0.1}, {Actual: "0.5"}, {Actual: "U(0,0.1)", Mean: 0.02}}
-	s := Setting{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: 3e-5, Mechanisms: []Mechanism{
-		{Name: "opt", Prior: "uniform", Gamma: sub, Status: gamma.Certified, Errors: errs},
-		{Name: "opt", Prior: "tp", Gamma: sub, Status: gamma.Certified, Errors: errs},
-		{Name: "rr", Gamma: rr, Status: gamma.Tight, Errors: errs},
-	}}
-	if err := WriteGammas(filepath.Join(dir, "g.png"), "t", []Setting{s, s, s}, 2, true); err != nil {
+// TestAxesMeet draws a panel and follows its frame in the pixels: the x
+// axis starts where the y axis is, at the corner (gonum's own axes leave a
+// gap between them), and the frame is closed on the top and right.
+func TestAxesMeet(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.png")
+	if err := onePanel().Save(path); err != nil {
 		t.Fatal(err)
 	}
-	if got := merge([]Setting{s, {K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: 3e-5, Mechanisms: s.Mechanisms[1:]}, {K: 11, M: 5}}); len(got) != 2 || len(got[0].Mechanisms) != 3 {
+	f, _ := os.Open(path)
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dark := func(x, y int) bool {
+		r, g, b, _ := img.At(x, y).RGBA()
+		return r+g+b < 3*0x4000
+	}
+	// The frame's left side: the first column, from the left, with a run
+	// of dark pixels taller than half the image's height / 3.
+	b := img.Bounds()
+	run := func(x int) (top, bottom int) {
+		best, start := 0, -1
+		for y := b.Min.Y; y <= b.Max.Y; y++ {
+			if y < b.Max.Y && dark(x, y) {
+				if start < 0 {
+					start = y
+				}
+				continue
+			}
+			if start >= 0 && y-start > best {
+				best, top, bottom = y-start, start, y-1
+			}
+			start = -1
+		}
+		return top, bottom
+	}
+	left := -1
+	var top, bottom int
+	for x := b.Min.X; x < b.Max.X/2; x++ {
+		if t0, b0 := run(x); b0-t0 > b.Dy()/3 {
+			left, top, bottom = x, t0, b0
+			break
+		}
+	}
+	if left < 0 {
+		t.Fatal("no left side of a frame found")
+	}
+	// The bottom side: the row, at most a tick's length above the end of
+	// the left side's run (the tick at the corner continues it), from
+	// which dark pixels run right from the left side.
+	right, end := left, bottom
+	for y := end; y >= end-20 && right-left < b.Dx()/6; y-- {
+		right = left
+		for right+1 < b.Max.X && dark(right+1, y) {
+			right++
+		}
+		bottom = y
+	}
+	if right-left < b.Dx()/6 {
+		t.Fatalf("no bottom side of the frame starts at its left side (x = %d): the axes do not meet", left)
+	}
+	// The line is a few pixels wide: look within 3 of the edge found.
+	near := func(x, y, dx, dy int) bool {
+		for i := 0; i < 4; i++ {
+			if dark(x+i*dx, y+i*dy) {
+				return true
+			}
+		}
+		return false
+	}
+	for x := left; x <= right; x += 7 {
+		if !near(x, top, 0, 1) {
+			t.Errorf("no top side at (%d, %d)", x, top)
+			break
+		}
+	}
+	for y := top; y <= bottom; y += 7 {
+		if !near(right, y, -1, 0) {
+			t.Errorf("no right side at (%d, %d)", right, y)
+			break
+		}
+	}
+}
+
+// TestShareY: panels of a row with the same y scale get one range and
+// only the leftmost is labelled; a panel with another scale keeps its own.
+func TestShareY(t *testing.T) {
+	mk := func(lo, hi float64) *Panel {
+		p := NewPanel()
+		p.Y.Min, p.Y.Max = lo, hi
+		return p
+	}
+	broken := mk(0, 100)
+	broken.Y.Scale = BrokenScale{Lo: 10, Hi: 90, Upper: 0.2, Cut: 0.05}
+	panels := []*Panel{mk(0, 0.45), mk(0, 0.35), nil, mk(0, 0.16), mk(-1, 2), broken}
+	shareY(panels, 3)
+	for i, want := range [][2]float64{{0, 0.45}, {0, 0.45}, {}, {-1, 2}, {-1, 2}, {0, 100}} {
+		if p := panels[i]; p != nil && (p.Y.Min != want[0] || p.Y.Max != want[1]) {
+			t.Errorf("panel %d: y range [%v, %v], want %v", i, p.Y.Min, p.Y.Max, want)
+		}
+	}
+}
+
+// gammaSetting is a setting of K = 11 with gamma_opt under two priors and
+// RR, each with an error curve and three expected errors.
+func gammaSetting(m float64, rrStatus Status) Setting {
+	g := make([]float64, 12)
+	errCurve := make([]float64, 21)
+	for i := range g {
+		g[i] = 1
+	}
+	for i := range errCurve {
+		errCurve[i] = 0.1 * float64(i%5)
+	}
+	exp := []Expected{{Actual: "U(0,1)", Mean: 0.1}, {Actual: "0.5"}, {Actual: "U(0,0.1)", Mean: 2e-5}}
+	rr := slices.Repeat([]float64{0.3}, 12)
+	return Setting{K: 11, M: m, Eps: 0.1, Delta: 1e-5, TargetDelta: m * 1e-5, Mechanisms: []Mechanism{
+		{Name: "opt", Prior: "uniform", Gamma: g, Error: errCurve, Expected: exp},
+		{Name: "opt", Prior: "tp", Gamma: g, Error: errCurve, Expected: exp},
+		{Name: "rr", Gamma: rr, Status: rrStatus, Error: errCurve, Expected: exp},
+	}}
+}
+
+func TestWriteGammas(t *testing.T) {
+	dir := t.TempDir()
+	s, s5 := gammaSetting(3, Tight), gammaSetting(5, Certified)
+	if err := (GammaFigure{Title: "t", Settings: []Setting{s, s5, s}, Cols: 2, Expected: true, Notes: []string{"a note"}}).Write(filepath.Join(dir, "g.png")); err != nil {
+		t.Fatal(err)
+	}
+	if got := merge([]Setting{s, {K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: s.TargetDelta, Mechanisms: s.Mechanisms[1:]}, {K: 11, M: 5}}); len(got) != 2 || len(got[0].Mechanisms) != 3 {
 		t.Errorf("merge: %d settings, %d mechanisms in the first; want 2 and 3", len(got), len(got[0].Mechanisms))
 	}
 	sty, order, key := styles([]Setting{s})
 	if len(order) != 3 || sty[key(s.Mechanisms[0])].label != "γ_{opt} (T_{U})" || sty[key(s.Mechanisms[1])].label != "γ_{opt} (T_{P})" {
 		t.Errorf("legend %v: %+v", order, sty)
 	}
-	s.Mechanisms[2].Errors = nil
-	if err := WriteGammas(filepath.Join(dir, "x.png"), "t", []Setting{s}, 1, true); err == nil {
-		t.Error("bars without expected errors: no error")
+	bad := gammaSetting(3, Certified)
+	bad.Mechanisms[2].Expected = nil
+	if err := (GammaFigure{Settings: []Setting{bad}, Expected: true}).Write(filepath.Join(dir, "x.png")); err == nil {
+		t.Error("expected errors missing: no error")
 	}
-	s.K = 13
-	if err := WriteGammas(filepath.Join(dir, "y.png"), "t", []Setting{s}, 1, false); err == nil {
+	bad = gammaSetting(3, Certified)
+	bad.K = 13
+	if err := (GammaFigure{Settings: []Setting{bad}}).Write(filepath.Join(dir, "y.png")); err == nil {
 		t.Error("K mismatch: no error")
+	}
+	bad = gammaSetting(3, Certified)
+	bad.Mechanisms[0].Error = nil
+	if err := (GammaFigure{Settings: []Setting{bad}}).Write(filepath.Join(dir, "z.png")); err == nil {
+		t.Error("no error curve: no error")
+	}
+}
+
+// TestGammaTitles: the panels state what differs, the figure's title what
+// the settings share (fig-3.2 repeated K = 11, ε = 0.1 in every panel),
+// and App. B.4's M heads its column.
+func TestGammaTitles(t *testing.T) {
+	a, b := gammaSetting(1, Tight), gammaSetting(3, Certified)
+	v := varying([]Setting{a, b})
+	if got := columnTitle(b, v); got != "m = 3, δ = 3·10^{-5}" {
+		t.Errorf("column title %q", got)
+	}
+	if got := commonLine([]Setting{a, b}, v); got != "K = 11 teachers; each (ε = 0.1, Δ = 10^{-5})-DP" {
+		t.Errorf("common line %q", got)
+	}
+	a.SubSize, b.SubSize = 10, 13
+	v = varying([]Setting{a, b})
+	if got := columnTitle(b, v); got != "M = 13\nm = 3, δ = 3·10^{-5}" {
+		t.Errorf("column title with M %q", got)
+	}
+	one := varying([]Setting{a})
+	if got := commonLine([]Setting{a}, one); !strings.Contains(got, "m = 1, m·ε = 0.1, δ = 10^{-5}") || !strings.Contains(got, "M = 10") {
+		t.Errorf("common line of one setting %q", got)
+	}
+}
+
+// TestStatusNote: the note names the mechanisms at the budget, with the
+// result that proves each private and the columns where not every one.
+func TestStatusNote(t *testing.T) {
+	var l statusList
+	l.add("γ_{Sub}", "Lemma 3.4.1", "1")
+	l.add("γ_{DSub}", "Theorem 3.5.1", "1")
+	l.add("γ_{DSub}", "Theorem 3.5.1", "3")
+	l.add("γ_{const} (RR)", "Lemma B.1.1", "11")
+	got := l.text(map[string]int{"γ_{Sub}": 4, "γ_{DSub}": 2, "γ_{const} (RR)": 4}, "m")
+	want := "γ_{DSub} (Theorem 3.5.1) in every panel; γ_{Sub} (Lemma 3.4.1) at m = 1; γ_{const} (RR) (Lemma B.1.1) at m = 11"
+	if got != want {
+		t.Errorf("note %q, want %q", got, want)
+	}
+}
+
+// TestMarkEvery: all points of a short curve; else about most of them,
+// the mechanisms' marks staggered.
+func TestMarkEvery(t *testing.T) {
+	if got := markEvery(12, 12, 1, 4); len(got) != 12 {
+		t.Errorf("12 points: %v", got)
+	}
+	a, b := markEvery(102, 12, 0, 4), markEvery(102, 12, 2, 4)
+	if len(a) < 10 || len(a) > 13 || a[0] == b[0] || slices.ContainsFunc(a, func(i int) bool { return slices.Contains(b, i) }) {
+		t.Errorf("102 points: %v and %v", a, b)
 	}
 }
 
 func TestWriteGNMax(t *testing.T) {
 	dir := t.TempDir()
-	targets := []accountant.Guarantee{{Eps: 0.2676, Delta: 3e-4}, {Eps: 0.2556, Delta: 3e-4}}
-	if err := WriteGNMax(filepath.Join(dir, "b8.png"), "t", targets, []float64{34.31}, ""); err != nil {
+	target := GNMaxTarget{Eps: 0.2676, Delta: 3e-4, LambdaMin: 31.3, Grid: GNMaxMinimum{Lambda: 62.31, Sigma: 21.46}, Exact: GNMaxMinimum{Lambda: 62.12, Sigma: 21.46}}
+	for l := 31.8; l <= 500; l += 0.5 {
+		target.Lambda = append(target.Lambda, l)
+		target.Sigma2 = append(target.Sigma2, l/(0.2676-math.Log(1/3e-4)/(l-1)))
+	}
+	if err := WriteGNMax(filepath.Join(dir, "b8.png"), "t", []GNMaxTarget{target, target}, []float64{34.31}, ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := WriteGNMax(filepath.Join(dir, "x.png"), "t", nil, nil, ""); err == nil {
 		t.Error("no target: no error")
 	}
-	if err := WriteGNMax(filepath.Join(dir, "y.png"), "t", []accountant.Guarantee{{Eps: 0.01, Delta: 1e-6}}, nil, ""); err == nil {
-		t.Error("a target the grid cannot meet: no error")
-	}
-}
-
-// TestSolveSetting: a solve document's column has its problem and every
-// mechanism, gamma_opt first, with its certificate's status.
-func TestSolveSetting(t *testing.T) {
-	sub, _ := gamma.Sub(5, 1)
-	d := report.Solve{Problem: report.Problem{K: 5, M: 1, Eps: 0.1}, Prior: "tp", Gamma: sub, Certificate: gamma.Certificate{Status: gamma.Tight},
-		Compare: []report.Mechanism{{Name: "sub", Gamma: sub, Evaluation: gamma.Evaluation{Certificate: gamma.Certificate{Status: gamma.Certified}}}}}
-	s := SolveSetting(d)
-	if s.K != 5 || s.M != 1 || len(s.Mechanisms) != 2 || s.Mechanisms[0].Name != "opt" || s.Mechanisms[0].Status != gamma.Tight ||
-		s.Mechanisms[1].Name != "sub" || s.Mechanisms[1].Status != gamma.Certified || s.Mechanisms[1].Prior != "tp" {
-		t.Errorf("%+v", s)
+	target.Sigma2 = target.Sigma2[1:]
+	if err := WriteGNMax(filepath.Join(dir, "y.png"), "t", []GNMaxTarget{target}, nil, ""); err == nil {
+		t.Error("orders and values of different lengths: no error")
 	}
 }

@@ -8,12 +8,14 @@ import (
 )
 
 // Ticks marks a linear axis at multiples of 1, 2, 2.5 or 5 times a power
-// of ten, labelling at most eight of them (and, for any range, at least
-// four), with unlabelled minor ticks between. gonum's default labels as few
-// as two.
+// of ten, labelling at most Most of them and at least Most/2.5 (gonum's
+// default labels as few as two), all with the same number of decimals.
+// As matplotlib's default, it draws no minor ticks.
 type Ticks struct {
 	// Integer keeps the ticks on whole numbers (epochs, teacher counts).
 	Integer bool
+	// Most is the most labelled ticks (0: 6).
+	Most int
 }
 
 // Ticks returns the ticks between lo and hi.
@@ -21,11 +23,15 @@ func (t Ticks) Ticks(lo, hi float64) []plot.Tick {
 	if !(hi > lo) || math.IsInf(hi-lo, 0) {
 		return []plot.Tick{{Value: lo, Label: formatTick(lo, 6)}}
 	}
+	most := t.Most
+	if most == 0 {
+		most = 6
+	}
 	mants := []float64{1, 2, 2.5, 5}
 	if t.Integer {
 		mants = []float64{1, 2, 5}
 	}
-	step, mant := niceStep(hi-lo, 8, mants)
+	step, mant := niceStep(hi-lo, most, mants)
 	if t.Integer && step < 1 {
 		step, mant = 1, 1
 	}
@@ -39,18 +45,6 @@ func (t Ticks) Ticks(lo, hi float64) []plot.Tick {
 			v = 0 // not -0 or 1e-17
 		}
 		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', dec, 64)})
-	}
-	minor := step / 5
-	if mant == 2 {
-		minor = step / 4
-	}
-	if t.Integer && minor < 1 {
-		return ticks
-	}
-	for v := math.Ceil(lo/minor-1e-9) * minor; v <= hi+1e-9*minor; v += minor {
-		if math.Abs(v/step-math.Round(v/step)) > 1e-6 {
-			ticks = append(ticks, plot.Tick{Value: v})
-		}
 	}
 	return ticks
 }
@@ -74,7 +68,8 @@ func niceStep(span float64, most int, mants []float64) (step, mant float64) {
 // LogTicks marks a log axis so that at least three ticks are labelled:
 // every decade (every second or third when there are many), else 1, 2 and
 // 5 times each power of ten, else the integers 1 to 9 times it; the other
-// integer multiples get unlabelled minor ticks.
+// integer multiples get unlabelled minor ticks. Every label of an axis has
+// the same form: decimals when all lie in [0.001, 10^5), else m·10^{k}.
 type LogTicks struct{}
 
 // Ticks returns the ticks between lo and hi, both > 0.
@@ -90,13 +85,15 @@ func (LogTicks) Ticks(lo, hi float64) []plot.Tick {
 			decades++
 		}
 	}
+	type mark struct{ m, k int }
 	for _, labelled := range [][]int{{1}, {1, 2, 5}, {1, 2, 3, 4, 5, 6, 7, 8, 9}} {
 		every := 1
 		if len(labelled) == 1 {
-			every = (decades + 7) / 8
+			every = (decades + 5) / 6
 		}
 		var ticks []plot.Tick
-		n := 0
+		var marks []mark
+		var idx []int
 		for k := first; k <= last; k++ {
 			p := math.Pow(10, float64(k))
 			for m := 1; m <= 9; m++ {
@@ -104,27 +101,32 @@ func (LogTicks) Ticks(lo, hi float64) []plot.Tick {
 				if !in(v) {
 					continue
 				}
-				t := plot.Tick{Value: v}
+				ticks = append(ticks, plot.Tick{Value: v})
 				for _, l := range labelled {
 					if m == l && (m != 1 || len(labelled) > 1 || (k-first)%every == 0) {
-						t.Label = logLabel(m, k)
-						n++
+						marks = append(marks, mark{m, k})
+						idx = append(idx, len(ticks)-1)
 					}
 				}
-				ticks = append(ticks, t)
 			}
 		}
-		if n >= 3 {
+		if len(marks) >= 3 {
+			decimal := true
+			for _, mk := range marks {
+				decimal = decimal && mk.k >= -3 && mk.k <= 4
+			}
+			for i, mk := range marks {
+				ticks[idx[i]].Label = logLabel(mk.m, mk.k, decimal)
+			}
 			return ticks
 		}
 	}
 	return Ticks{}.Ticks(lo, hi)
 }
 
-// logLabel writes m·10^k: as a decimal when |k| <= 3, else with an
-// exponent.
-func logLabel(m, k int) string {
-	if k >= -3 && k <= 3 {
+// logLabel writes m·10^k as a decimal or with an exponent.
+func logLabel(m, k int, decimal bool) string {
+	if decimal {
 		return strconv.FormatFloat(float64(m)*math.Pow(10, float64(k)), 'f', max(0, -k), 64)
 	}
 	e := "10^{" + strconv.Itoa(k) + "}"
@@ -136,3 +138,53 @@ func logLabel(m, k int) string {
 
 // formatTick writes v with at most n significant digits.
 func formatTick(v float64, n int) string { return strconv.FormatFloat(v, 'g', n, 64) }
+
+// BrokenScale is a linear y scale broken between Lo and Hi: values up to
+// Lo fill the lower part of the axis, values from Hi up its top Upper
+// fraction, and the values between, which no curve dwells on, cross a gap
+// of Cut of the height. A curve far above the others (a private phase that
+// diverges before a public one recovers) is so drawn at its values without
+// flattening the others. With LogUpper the upper part is on a log scale
+// (for a curve that diverges by decades and comes back). Figure marks the
+// break on the frame.
+type BrokenScale struct {
+	Lo, Hi     float64
+	Upper, Cut float64
+	LogUpper   bool
+}
+
+// Normalize returns the fractional distance of x from min to max.
+func (s BrokenScale) Normalize(min, max, x float64) float64 {
+	lower := 1 - s.Upper - s.Cut
+	switch {
+	case x <= s.Lo:
+		return lower * (x - min) / (s.Lo - min)
+	case x >= s.Hi && s.LogUpper:
+		return lower + s.Cut + s.Upper*math.Log(x/s.Hi)/math.Log(max/s.Hi)
+	case x >= s.Hi:
+		return lower + s.Cut + s.Upper*(x-s.Hi)/(max-s.Hi)
+	}
+	return lower + s.Cut*(x-s.Lo)/(s.Hi-s.Lo)
+}
+
+// Gap returns the normalised ends of the gap.
+func (s BrokenScale) Gap(min, max float64) (float64, float64) {
+	lower := 1 - s.Upper - s.Cut
+	return lower, lower + s.Cut
+}
+
+// Ticks marks the two parts of the axis of s, the upper one with fewer
+// labels as it is shorter.
+func (s BrokenScale) Ticks(lo, hi float64) []plot.Tick {
+	below := Ticks{}.Ticks(lo, s.Lo)
+	above := Ticks{Most: 3}.Ticks(s.Hi, hi)
+	if s.LogUpper {
+		above = nil
+		for _, t := range (LogTicks{}).Ticks(s.Hi, hi) {
+			if t.Label != "" { // the minor ticks would crowd a short part
+				above = append(above, t)
+			}
+		}
+	}
+	return append(below, above...)
+}
