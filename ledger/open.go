@@ -1,0 +1,454 @@
+package ledger
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
+)
+
+// Options tune how a ledger is opened.
+type Options struct {
+	// StateDir holds the per-user records (Record); "" is StateDir().
+	StateDir string
+	// Waiting, if set, is called once when another run holds the ledger,
+	// before Open waits for it.
+	Waiting func(path string)
+}
+
+func (o Options) stateDir() (string, error) {
+	if o.StateDir != "" {
+		return o.StateDir, nil
+	}
+	return StateDir()
+}
+
+// InitOptions tune Init.
+type InitOptions struct {
+	Options
+	// Replace records the new ledger as its ensemble's even when the
+	// record names another: the ensemble's budget then starts again, so
+	// it is for a user who means it.
+	Replace bool
+}
+
+// Init creates a ledger at path, which must not exist, bound to the
+// ensemble parameters of h (NewHeader), and records it as the ledger of
+// its ensemble. An ensemble recorded with another ledger is a
+// *RecordError unless opts.Replace.
+func Init(path string, h Header, opts InitOptions) error {
+	h.Version = Version
+	if err := checkHeader(h); err != nil {
+		return err
+	}
+	if h.Created.IsZero() {
+		h.Created = time.Now().UTC().Truncate(time.Second)
+	}
+	var id [16]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return err
+	}
+	h.ID = hex.EncodeToString(id[:])
+	b, head, err := encodeLine("", h)
+	if err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	st, err := openState(opts.Options, h.Ensemble)
+	if err != nil {
+		return err
+	}
+	defer st.close()
+	if err := st.lock(); err != nil {
+		return err
+	}
+	rec, err := st.read()
+	if err != nil {
+		return err
+	}
+	if rec != nil && !opts.Replace {
+		return &RecordError{Kind: SecondLedger, Path: path, Ensemble: h.Ensemble, Record: *rec, File: st.path, Command: "init"}
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("ledger: create %s: %w", path, err)
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = syncDir(path)
+	}
+	if err == nil {
+		var fi fs.FileInfo
+		if fi, err = os.Stat(path); err == nil {
+			err = st.write(newRecord(h, path, fi, 1, head))
+		}
+	}
+	if err != nil {
+		os.Remove(path)
+		return fmt.Errorf("ledger: write %s: %w", path, err)
+	}
+	return nil
+}
+
+// syncDir makes a file created or renamed in path's folder durable.
+func syncDir(path string) error {
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return err
+	}
+	return nil
+}
+
+// Ledger is an open ledger: locked for a run (Open), or read (ReadOnly).
+type Ledger struct {
+	path     string
+	f        *os.File
+	readOnly bool
+	header   Header
+	cap      *accountant.Cap // the teachers' cap on every total, if any
+	chained  bool            // the lines are chained: a ledger a run can use
+	version  int
+	lines    int    // whole lines
+	size     int64  // bytes of the whole lines
+	head     string // hash of the last line
+	recHash  string // hash of the line the record names, when read
+	tail     []byte // bytes after the last line end: a torn line
+	marked   bool   // a version-1 ledger that Upgrade has marked
+	spends   []Spend
+	index    map[string]int
+	notes    []string
+	state    *state // the record's file, for a run
+	broken   error  // a write failed and could not be undone
+	run      string // this process's run id, once it has begun
+	mech     string
+	step     accountant.Guarantee
+	held     int // labels reserved by this run
+}
+
+// openFile opens path as a ledger file: a regular file, or a
+// *NotLedgerError (never waiting on a FIFO, never reading a device).
+func openFile(path string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|oNonBlock, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &NotLedgerError{Path: path, Reason: "no such file (create it with darrm ledger init)", Err: err}
+	}
+	if err != nil {
+		if st, serr := os.Stat(path); serr == nil && st.IsDir() {
+			return nil, &NotLedgerError{Path: path, Reason: "is a directory, not a ledger file"}
+		}
+		return nil, fmt.Errorf("ledger %s: %w", path, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("ledger %s: %w", path, err)
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		what := "not a regular file"
+		switch {
+		case st.IsDir():
+			what = "a directory"
+		case st.Mode()&fs.ModeNamedPipe != 0:
+			what = "a FIFO"
+		case st.Mode()&fs.ModeDevice != 0:
+			what = "a device"
+		}
+		return nil, &NotLedgerError{Path: path, Reason: "is " + what + ", not a ledger file"}
+	}
+	return f, nil
+}
+
+// Open opens and locks the ledger at path for a run: it waits while
+// another run holds it (until ctx is done), checks every line and the
+// chain, checks the ledger against its ensemble's record (*RecordError),
+// cuts off a torn last line whose fsync cannot have returned, and
+// advances the record. A ledger that fails a check is a *CorruptError; a
+// version-1 ledger a *VersionError. Close releases the lock.
+func Open(ctx context.Context, path string, opts Options) (*Ledger, error) {
+	f, err := openFile(path, os.O_RDWR)
+	if err != nil {
+		if errors.Is(err, fs.ErrPermission) {
+			return nil, fmt.Errorf("%w: a release appends to its ledger, so it must be writable by you (darrm ledger show only reads it)", err)
+		}
+		return nil, err
+	}
+	if err := lock(ctx, f, true, func() {
+		if opts.Waiting != nil {
+			opts.Waiting(path)
+		}
+	}); err != nil {
+		f.Close()
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("ledger %s: lock: %w", path, err)
+	}
+	l := &Ledger{path: path, f: f}
+	if _, err := l.load(opts, true, false); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// Adopt records the ledger at path, as it is now, as the ledger of its
+// ensemble, whatever the record said (which it returns, nil if there was
+// none): the way to resolve a *RecordError on purpose. The ledger must
+// pass every check of its own; a torn last line is cut off.
+func Adopt(ctx context.Context, path string, opts Options) (previous *Record, l *Ledger, err error) {
+	f, err := openFile(path, os.O_RDWR)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := lock(ctx, f, true, func() {
+		if opts.Waiting != nil {
+			opts.Waiting(path)
+		}
+	}); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	l = &Ledger{path: path, f: f}
+	if previous, err = l.load(opts, true, true); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return previous, l, nil
+}
+
+// ReadOnly reads the ledger at path without writing anything: neither the
+// file (a torn last line is reported in Notes, not cut off) nor the
+// record. It does not wait for a run that holds the ledger: it then reads
+// what is on disk, and a last line still being written is left out.
+// Version-1 ledgers are read too. Close it when done.
+func ReadOnly(ctx context.Context, path string, opts Options) (*Ledger, error) {
+	f, err := openFile(path, os.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	locked := tryLock(f, false)
+	l := &Ledger{path: path, f: f, readOnly: true}
+	if !locked {
+		l.notes = append(l.notes, "a run holds the ledger: a line it is writing now is not shown")
+	}
+	if _, err := l.load(opts, locked, false); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// OpenRun opens and locks the ledger at path (Open) for a release of
+// labels of guarantee step by mechanism, from the ensemble that b states:
+// it begins the run's spend (Begin) and returns how many labels the
+// budget allows, at most limit when limit >= 0, accountant.Unlimited when
+// the teachers' cap is within the budget and limit < 0 (Allowance). Close
+// the ledger when the run is settled.
+func OpenRun(ctx context.Context, path, mechanism string, b ensemble.Binding, step accountant.Guarantee, limit int, opts Options) (*Ledger, int, error) {
+	l, err := Open(ctx, path, opts)
+	if err != nil {
+		return nil, 0, err
+	}
+	allowed := 0
+	if err = l.Begin(mechanism, b, step); err == nil {
+		allowed, err = l.Allowance(step, limit)
+	}
+	if err != nil {
+		l.Close()
+		return nil, 0, err
+	}
+	return l, allowed, nil
+}
+
+// firstLine reads the header line of f on its own, before the record is
+// read: a line appended later is then read after the record, never
+// before, so that a run writing at the same time cannot make the ledger
+// look behind its record.
+func firstLine(f *os.File) ([]byte, error) {
+	r := newLineReader(io.NewSectionReader(f, 0, MaxLineBytes+1))
+	b, err := r.next()
+	if err == io.EOF {
+		return r.tail, io.EOF
+	}
+	return bytes.Clone(b), err
+}
+
+// load reads and checks the ledger; settled says that no write can be
+// under way (the lock is held), so that a torn last line is a write that
+// a crash interrupted. For a run (not readOnly) it then cuts off a torn
+// last line that it may and advances the record; with adopt, it records
+// the ledger as it is, whatever the record said, and returns what it
+// said.
+func (l *Ledger) load(opts Options, settled, adopt bool) (*Record, error) {
+	first, err := firstLine(l.f)
+	if err != nil && err != io.EOF {
+		if err == errLongLine {
+			return nil, &CorruptError{Path: l.path, Line: 1, Reason: "not a ledger: " + err.Error()}
+		}
+		return nil, fmt.Errorf("ledger %s: read: %w", l.path, err)
+	}
+	if len(first) == 0 {
+		return nil, &CorruptError{Path: l.path, Line: 1, Reason: "empty: no header"}
+	}
+	if err := l.parseHeader(first); err != nil {
+		return nil, err
+	}
+	if err == io.EOF {
+		return nil, &CorruptError{Path: l.path, Line: 1, Reason: "the header has no line end: not a ledger, or one whose creation was interrupted"}
+	}
+	if !l.chained {
+		if !l.readOnly {
+			return nil, &VersionError{Path: l.path, Version: l.version}
+		}
+		if err := l.scan(nil); err != nil {
+			return nil, err
+		}
+		if l.marked {
+			l.notes = append(l.notes, fmt.Sprintf("marked as upgraded to a chained version %d: this is the copy that darrm ledger upgrade keeps (or an upgrade that was interrupted: run it again)", Version))
+		} else {
+			l.notes = append(l.notes, (&VersionError{Path: l.path, Version: l.version}).Error())
+		}
+		if len(l.tail) > 0 {
+			l.notes = append(l.notes, fmt.Sprintf("its last line (%d bytes) has no line end and is not counted", len(l.tail)))
+		}
+		return nil, nil
+	}
+	st, err := openState(opts, l.header.Ensemble)
+	if err != nil {
+		return nil, err
+	}
+	if !l.readOnly {
+		// Held from the check of the record to its update.
+		if err := st.lock(); err != nil {
+			return nil, err
+		}
+	}
+	ok := false
+	defer func() {
+		if !ok || l.readOnly {
+			st.close()
+		}
+	}()
+	rec, err := st.read()
+	var bad *badRecordError
+	if adopt && errors.As(err, &bad) {
+		rec, err = nil, nil // adopting replaces it
+	}
+	if err != nil {
+		return nil, err
+	}
+	check := rec
+	if adopt {
+		check = nil
+	}
+	if err := l.scan(check); err != nil {
+		return nil, err
+	}
+	if err := l.checkRecord(check, st.path, settled); err != nil {
+		return nil, err
+	}
+	if l.readOnly {
+		return rec, nil
+	}
+	if err := l.cutTail(); err != nil {
+		return nil, err
+	}
+	fi, err := l.f.Stat()
+	if err == nil {
+		err = st.write(newRecord(l.header, l.path, fi, l.lines, l.head))
+	}
+	if err != nil {
+		return nil, err
+	}
+	st.unlock()
+	l.state, ok = st, true
+	return rec, nil
+}
+func (l *Ledger) checkRecord(rec *Record, file string, settled bool) error {
+	torn := len(l.tail) > 0
+	if torn {
+		p := linePrefix(l.head)
+		if !bytes.HasPrefix(l.tail, p) && !bytes.HasPrefix(p, l.tail) {
+			return &CorruptError{Path: l.path, Line: l.lines + 1, Reason: "the last line has no line end and is not the beginning of the next ledger line"}
+		}
+	}
+	if rec != nil {
+		e := &RecordError{Path: l.path, Ensemble: l.header.Ensemble, Record: *rec, File: file, Lines: l.lines}
+		switch {
+		case rec.LedgerID != l.header.ID:
+			e.Kind = SecondLedger
+			e.ID = l.header.ID
+		case torn && l.lines+1 == rec.Lines:
+			e.Kind = TornAfterSync
+		case l.lines < rec.Lines:
+			e.Kind = Behind
+		case l.recHash != rec.Head:
+			e.Kind = Diverged
+		default:
+			e = nil
+		}
+		if e != nil {
+			return e
+		}
+	} else if l.readOnly {
+		l.notes = append(l.notes, fmt.Sprintf("you have no record of ensemble %s yet: the first release that uses this ledger makes one", l.header.Ensemble))
+	}
+	if torn && settled && l.readOnly {
+		l.notes = append(l.notes, fmt.Sprintf("its last line (%d bytes) is torn: a write that a crash interrupted before its fsync returned, so the labels it would have covered never left; the next release cuts it off", len(l.tail)))
+	}
+	return nil
+}
+
+// cutTail cuts off a torn last line (checkRecord has judged it): a write
+// whose fsync cannot have returned.
+func (l *Ledger) cutTail() error {
+	if len(l.tail) == 0 {
+		return nil
+	}
+	if err := l.f.Truncate(l.size); err != nil {
+		return fmt.Errorf("ledger %s: cut off a torn last line: %w", l.path, err)
+	}
+	if err := l.f.Sync(); err != nil {
+		return fmt.Errorf("ledger %s: cut off a torn last line: fsync: %w", l.path, err)
+	}
+	l.notes = append(l.notes, fmt.Sprintf("cut off a torn last line of %d bytes: a write that a crash interrupted before its fsync returned", len(l.tail)))
+	l.tail = nil
+	return nil
+}
+
+// Header returns the ledger's header.
+func (l *Ledger) Header() Header { return l.header }
+
+// Spends returns the spend of every run so far (the last record of each).
+func (l *Ledger) Spends() []Spend { return append([]Spend(nil), l.spends...) }
+
+// Lines returns the number of whole lines of the ledger.
+func (l *Ledger) Lines() int { return l.lines }
+
+// Head returns the hash of the ledger's last line.
+func (l *Ledger) Head() string { return l.head }
+
+// Notes returns what opening the ledger found worth telling: a torn last
+// line cut off or left, a version-1 format, no record yet.
+func (l *Ledger) Notes() []string { return append([]string(nil), l.notes...) }
