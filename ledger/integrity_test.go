@@ -294,3 +294,51 @@ func TestNotLedgerFiles(t *testing.T) {
 	err := readErr(big)
 	corruptAt(t, "a GiB of zeros", err, 1, "longer than")
 }
+
+// TestRecordNeverFallsBack: while a run holds a ledger, a copy of it is
+// spent from, or a new ledger replaces it (init --replace). The run's
+// later writes are refused, and the record keeps vouching for the ledger
+// used meanwhile, with that ledger's id, lines and head: the spends on
+// the copy stay counted, the run's ledger is refused, and a record never
+// mixes two ledgers.
+func TestRecordNeverFallsBack(t *testing.T) {
+	budget := accountant.Guarantee{Eps: 50, Delta: 1e-2}
+	for _, replace := range []bool{false, true} {
+		path := newLedger(t, budget)
+		spend(t, path, 1)
+		run := open(t, path)
+		if err := run.Begin("darrm", binding(t, run), step); err != nil {
+			t.Fatal(err)
+		}
+		if err := run.Reserve(5); err != nil {
+			t.Fatal(err)
+		}
+		other := filepath.Join(t.TempDir(), "other.ledger")
+		if replace {
+			h := run.Header()
+			if err := Init(other, h, InitOptions{Replace: true}); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			b, _ := os.ReadFile(path)
+			os.WriteFile(other, b, 0o644)
+			spend(t, other, 7)
+		}
+		if err := run.Settle(5); err == nil || !strings.Contains(err.Error(), "changed during this run") {
+			t.Errorf("replace %v: settle after another ledger was used: %v", replace, err)
+		}
+		if err := run.Settle(0); err == nil {
+			t.Errorf("replace %v: a second settle was taken", replace)
+		}
+		run.Close()
+		if err := openErr(other, Options{}); err != nil {
+			t.Errorf("replace %v: the ledger used meanwhile is refused: %v", replace, err)
+		}
+		err := openErr(path, Options{})
+		if replace {
+			recordError(t, "the replaced ledger", err, SecondLedger)
+		} else {
+			recordError(t, "the ledger left behind by its copy", err, Diverged)
+		}
+	}
+}

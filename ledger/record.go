@@ -142,7 +142,10 @@ type state struct {
 	path   string
 	lockf  *os.File
 	locked bool
-	last   *Record // what this process last read or wrote
+	// last is what this process last wrote: only write sets it, so that a
+	// record found changed (another ledger used meanwhile) keeps failing
+	// every later advance instead of being taken as this run's own.
+	last *Record
 }
 
 // openState opens the record of ensemble (not locked).
@@ -213,7 +216,6 @@ func (s *state) read() (*Record, error) {
 	if r.Version != recordVersion || r.LedgerID == "" || r.Lines < 1 {
 		return nil, bad(fmt.Sprintf("version %d, ledger id %q, %d lines: not a record this darrm wrote", r.Version, r.LedgerID, r.Lines))
 	}
-	s.last = &r
 	return &r, nil
 }
 
@@ -252,7 +254,9 @@ func (s *state) write(r Record) error {
 
 // advance moves the record on to lines and head, after a write to the
 // ledger: the record must still be the one this run last wrote, or
-// another ledger of the ensemble has been used meanwhile.
+// another ledger of the ensemble (a copy, or one made by init --replace)
+// has been used meanwhile, and the record, which now vouches for that
+// one, is left as it is.
 func (s *state) advance(lines int, head string) error {
 	if s == nil || s.last == nil {
 		return errors.New("the ledger's record was not read")
