@@ -22,9 +22,18 @@ import (
 type Options struct {
 	// StateDir holds the per-user records (Record); "" is StateDir().
 	StateDir string
-	// Waiting, if set, is called once when another run holds the ledger,
-	// before Open waits for it.
-	Waiting func(path string)
+	// Waiting, if set, is called once when another run holds a lock that
+	// must be waited for, with what it locks: "ledger PATH", or "the
+	// record of ensemble E (PATH)".
+	Waiting func(what string)
+}
+
+// waiting returns the function that a wait for the lock on what calls.
+func (o Options) waiting(what string) func() {
+	if o.Waiting == nil {
+		return nil
+	}
+	return func() { o.Waiting(what) }
 }
 
 func (o Options) stateDir() (string, error) {
@@ -47,7 +56,7 @@ type InitOptions struct {
 // ensemble parameters of h (NewHeader), and records it as the ledger of
 // its ensemble. An ensemble recorded with another ledger is a
 // *RecordError unless opts.Replace.
-func Init(path string, h Header, opts InitOptions) error {
+func Init(ctx context.Context, path string, h Header, opts InitOptions) error {
 	h.Version = Version
 	if err := checkHeader(h); err != nil {
 		return err
@@ -64,7 +73,7 @@ func Init(path string, h Header, opts InitOptions) error {
 	if err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}
-	st, err := openState(opts.Options, h.Ensemble)
+	st, err := openState(ctx, opts.Options, h.Ensemble)
 	if err != nil {
 		return err
 	}
@@ -193,11 +202,7 @@ func Open(ctx context.Context, path string, opts Options) (*Ledger, error) {
 		}
 		return nil, err
 	}
-	if err := lock(ctx, f, true, func() {
-		if opts.Waiting != nil {
-			opts.Waiting(path)
-		}
-	}); err != nil {
+	if err := lock(ctx, f, true, opts.waiting("ledger "+path)); err != nil {
 		f.Close()
 		if ctx.Err() != nil {
 			return nil, err
@@ -205,7 +210,7 @@ func Open(ctx context.Context, path string, opts Options) (*Ledger, error) {
 		return nil, fmt.Errorf("ledger %s: lock: %w", path, err)
 	}
 	l := &Ledger{path: path, f: f}
-	if _, err := l.load(opts, true, false); err != nil {
+	if _, err := l.load(ctx, opts, true, false); err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -221,16 +226,12 @@ func Adopt(ctx context.Context, path string, opts Options) (previous *Record, l 
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := lock(ctx, f, true, func() {
-		if opts.Waiting != nil {
-			opts.Waiting(path)
-		}
-	}); err != nil {
+	if err := lock(ctx, f, true, opts.waiting("ledger "+path)); err != nil {
 		f.Close()
 		return nil, nil, err
 	}
 	l = &Ledger{path: path, f: f}
-	if previous, err = l.load(opts, true, true); err != nil {
+	if previous, err = l.load(ctx, opts, true, true); err != nil {
 		f.Close()
 		return nil, nil, err
 	}
@@ -252,7 +253,7 @@ func ReadOnly(ctx context.Context, path string, opts Options) (*Ledger, error) {
 	if !locked {
 		l.notes = append(l.notes, "a run holds the ledger: a line it is writing now is not shown")
 	}
-	if _, err := l.load(opts, locked, false); err != nil {
+	if _, err := l.load(ctx, opts, locked, false); err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -300,7 +301,7 @@ func firstLine(f *os.File) ([]byte, error) {
 // last line that it may and advances the record; with adopt, it records
 // the ledger as it is, whatever the record said, and returns what it
 // said.
-func (l *Ledger) load(opts Options, settled, adopt bool) (*Record, error) {
+func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*Record, error) {
 	first, err := firstLine(l.f)
 	if err != nil && err != io.EOF {
 		if err == errLongLine {
@@ -334,7 +335,7 @@ func (l *Ledger) load(opts Options, settled, adopt bool) (*Record, error) {
 		}
 		return nil, nil
 	}
-	st, err := openState(opts, l.header.Ensemble)
+	st, err := openState(ctx, opts, l.header.Ensemble)
 	if err != nil {
 		return nil, err
 	}

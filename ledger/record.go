@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -139,28 +140,38 @@ func (e *badRecordError) Error() string {
 
 // state is the record file of one ensemble, with its lock.
 type state struct {
-	path   string
-	lockf  *os.File
-	locked bool
+	path     string
+	ensemble string
+	lockf    *os.File
+	locked   bool
+	// ctx ends a wait for the lock (an interrupt), for as long as the
+	// state is open: a run takes the lock again after every write.
+	ctx     context.Context
+	waiting func()
 	// last is what this process last wrote: only write sets it, so that a
 	// record found changed (another ledger used meanwhile) keeps failing
 	// every later advance instead of being taken as this run's own.
 	last *Record
 }
 
-// openState opens the record of ensemble (not locked).
-func openState(opts Options, ensemble string) (*state, error) {
+// openState opens the record of ensemble (not locked). A wait for its
+// lock ends with ctx, and is told to opts.Waiting.
+func openState(ctx context.Context, opts Options, ensemble string) (*state, error) {
 	dir, err := opts.stateDir()
 	if err != nil {
 		return nil, err
 	}
 	dir = filepath.Join(dir, "ledgers")
 	sum := sha256.Sum256([]byte(ensemble))
-	return &state{path: filepath.Join(dir, hex.EncodeToString(sum[:16])+".json")}, nil
+	s := &state{path: filepath.Join(dir, hex.EncodeToString(sum[:16])+".json"), ensemble: ensemble, ctx: ctx}
+	s.waiting = opts.waiting(fmt.Sprintf("the record of ensemble %s (%s)", ensemble, s.path))
+	return s, nil
 }
 
 // lock takes the record's lock, which serialises the check and update of
-// the record by runs on different ledgers of one ensemble.
+// the record by runs on different ledgers of one ensemble. It is held for
+// short spells, but one of them is a run's check of its whole ledger, so
+// a wait for it ends on an interrupt like a wait for the ledger's.
 func (s *state) lock() error {
 	if s.locked {
 		return nil
@@ -175,7 +186,10 @@ func (s *state) lock() error {
 		}
 		s.lockf = f
 	}
-	if err := flockWait(s.lockf); err != nil {
+	if err := lock(s.ctx, s.lockf, true, s.waiting); err != nil {
+		if s.ctx.Err() != nil {
+			return fmt.Errorf("ledger record %s: waiting for its lock: %w", s.path, err)
+		}
 		return fmt.Errorf("ledger record %s: lock: %w", s.path, err)
 	}
 	s.locked = true

@@ -98,11 +98,7 @@ func Upgrade(ctx context.Context, path string, b ensemble.Binding, opts InitOpti
 		return res, err
 	}
 	defer f.Close()
-	if err := lock(ctx, f, true, func() {
-		if opts.Waiting != nil {
-			opts.Waiting(path)
-		}
-	}); err != nil {
+	if err := lock(ctx, f, true, opts.waiting("ledger "+path)); err != nil {
 		return res, err
 	}
 	old := &Ledger{path: path, f: f, readOnly: true}
@@ -142,7 +138,7 @@ func Upgrade(ctx context.Context, path string, b ensemble.Binding, opts InitOpti
 	nh.ID = hex.EncodeToString(id[:])
 	nh.Upgraded = &Upgraded{Version: old.version, Lines: old.lines, SHA256: hex.EncodeToString(sum.Sum(nil))}
 
-	st, err := openState(opts.Options, nh.Ensemble)
+	st, err := openState(ctx, opts.Options, nh.Ensemble)
 	if err != nil {
 		return res, err
 	}

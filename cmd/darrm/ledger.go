@@ -73,7 +73,7 @@ func newLedgerInitCmd() *cobra.Command {
 				return err
 			}
 			budget := accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}
-			if err := ledger.Init(args[0], ledger.NewHeader(b, budget, f.DeltaPrime), ledger.InitOptions{Replace: f.Replace}); err != nil {
+			if err := ledger.Init(cmd.Context(), args[0], ledger.NewHeader(b, budget, f.DeltaPrime), ledger.InitOptions{Replace: f.Replace}); err != nil {
 				return ledgerError(err)
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "ledger %s: bound to %s; budget %v (delta' = %g)\n", args[0], cliout.Escape(b.String()), budget, f.DeltaPrime)
@@ -206,10 +206,11 @@ func newLedgerUpgradeCmd() *cobra.Command {
 	}, &f, nil)
 }
 
-// waitingFor says on cmd's stderr that a run waits for a ledger's lock.
+// waitingFor says on cmd's stderr that a run waits for the lock on a
+// ledger or on its record (what: ledger.Options.Waiting).
 func waitingFor(cmd *cobra.Command) func(string) {
-	return func(path string) {
-		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: waiting for the lock on ledger %s: another darrm run is using it (interrupt to give up)\n", path)
+	return func(what string) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: waiting for the lock on %s: another darrm run is using it (interrupt to give up)\n", cliout.Escape(what))
 	}
 }
 
