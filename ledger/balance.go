@@ -6,28 +6,33 @@ import (
 	"github.com/darrm/darrm/accountant"
 )
 
-// Total returns the total privacy of the spends, with the composition
-// that gave it, and of extra more labels of guarantee step.
-func (l *Ledger) total(step accountant.Guarantee, extra int) (accountant.Guarantee, string, error) {
-	var runs []accountant.Run
-	add := func(g accountant.Guarantee, k int) {
-		if k == 0 {
-			return
-		}
-		for i := range runs {
-			if runs[i].Step == g {
-				runs[i].K += k
-				return
-			}
-		}
-		runs = append(runs, accountant.Run{Step: g, K: k})
-	}
+// spent returns the sequence of every spend so far, and of extra more
+// labels of guarantee step.
+func (l *Ledger) spent(step accountant.Guarantee, extra int) (accountant.Sequence, error) {
+	var seq accountant.Sequence
 	for _, s := range l.spends {
-		add(accountant.Guarantee{Eps: s.Eps, Delta: s.Delta}, s.Queries)
+		var err error
+		if seq, err = seq.Add(accountant.Guarantee{Eps: s.Eps, Delta: s.Delta}, s.Queries); err != nil {
+			return seq, err
+		}
 	}
-	add(step, extra)
-	return Compose(runs, l.header.DeltaPrime)
+	return seq.Add(step, extra)
 }
+
+// compose returns the total of the spends seq to report (accountant.Best
+// of their totals against the budget), and whether they meet the budget:
+// one of their totals does, or the teachers' cap, which bounds them too.
+func (l *Ledger) compose(seq accountant.Sequence) (accountant.Composed, bool, error) {
+	totals, err := seq.Totals(l.header.DeltaPrime)
+	if err != nil {
+		return accountant.Composed{}, false, err
+	}
+	q, fits := accountant.Best(totals, &l.header.Budget)
+	return q, fits || l.free(), nil
+}
+
+// free reports whether the teachers' cap is within the budget.
+func (l *Ledger) free() bool { return l.cap != nil && l.cap.Within(l.header.Budget) }
 
 // Balance is what a ledger has spent.
 type Balance struct {
@@ -36,9 +41,11 @@ type Balance struct {
 	// (accountant.CapTotal); Bound says which.
 	Total accountant.Guarantee
 	Bound accountant.Bound
-	// Queries is the composition of every spend, by Composition.
+	// Queries is the composition of every spend, by Composition: of the
+	// totals of the spends (accountant.Sequence.Totals), one that meets
+	// the budget if any does (accountant.Best).
 	Queries     accountant.Guarantee
-	Composition string
+	Composition accountant.Method
 	// Cap is the teachers' cap on every total, nil when there is none.
 	Cap *accountant.Cap
 	// Free says that the cap is within the budget: every further release
@@ -48,12 +55,16 @@ type Balance struct {
 
 // Balance returns the privacy spent so far.
 func (l *Ledger) Balance() (Balance, error) {
-	q, method, err := l.total(accountant.Guarantee{}, 0)
+	seq, err := l.spent(accountant.Guarantee{}, 0)
 	if err != nil {
 		return Balance{}, err
 	}
-	b := Balance{Queries: q, Composition: method, Cap: l.cap, Free: l.cap != nil && l.cap.Within(l.header.Budget)}
-	b.Total, b.Bound = accountant.CapTotal(q, l.cap, &l.header.Budget)
+	q, _, err := l.compose(seq)
+	if err != nil {
+		return Balance{}, err
+	}
+	b := Balance{Queries: q.Guarantee, Composition: q.Method, Cap: l.cap, Free: l.free()}
+	b.Total, b.Bound = accountant.CapTotal(q.Guarantee, l.cap, &l.header.Budget)
 	return b, nil
 }
 
@@ -65,44 +76,7 @@ func (l *Ledger) Total() (accountant.Guarantee, string, error) {
 	if b.Bound == accountant.TeachersBound {
 		return b.Total, "teachers' cap (" + b.Cap.Rule() + ")", err
 	}
-	return b.Total, b.Composition, err
-}
-
-// within reports whether spends of composition q meet the budget: q does,
-// or the teachers' cap, which bounds them too, does.
-func (l *Ledger) within(q accountant.Guarantee) bool {
-	b := l.header.Budget
-	return q.Within(b) || l.cap != nil && l.cap.Within(b)
-}
-
-// Compose returns the total of a sequence of steps, given as runs of equal
-// steps: optimal composition with slack deltaPrime when all steps are equal
-// (and there are at most accountant.MaxOptimalSteps), heterogeneous general
-// composition otherwise, or simple composition when it is no larger in
-// either ε or δ; and the name of the composition used.
-func Compose(runs []accountant.Run, deltaPrime float64) (accountant.Guarantee, string, error) {
-	if len(runs) == 0 {
-		return accountant.Guarantee{}, "none", nil
-	}
-	simple, err := accountant.ComposeSimpleSeq(runs)
-	if err != nil {
-		return accountant.Guarantee{}, "", err
-	}
-	var adv accountant.Guarantee
-	name := "general (heterogeneous)"
-	if len(runs) == 1 && runs[0].K <= accountant.MaxOptimalSteps {
-		adv, err = accountant.ComposeOptimal(runs[0].Step, runs[0].K, deltaPrime)
-		name = "optimal"
-	} else {
-		adv, err = accountant.ComposeGeneralSeq(runs, deltaPrime)
-	}
-	if err != nil {
-		return accountant.Guarantee{}, "", err
-	}
-	if simple.Eps <= adv.Eps && simple.Delta <= adv.Delta {
-		return simple, "simple", nil
-	}
-	return adv, name, nil
+	return b.Total, b.Composition.String(), err
 }
 
 // maxAllowance bounds the search of Allowance.
@@ -112,12 +86,16 @@ const maxAllowance = 1 << 50
 // allows (at most limit when limit >= 0): limit, or accountant.Unlimited
 // when limit < 0, if the teachers' cap is within the budget.
 func (l *Ledger) Allowance(step accountant.Guarantee, limit int) (int, error) {
-	if l.cap != nil && l.cap.Within(l.header.Budget) {
+	if l.free() {
 		return limit, nil
 	}
 	fits := func(k int) (bool, error) {
-		g, _, err := l.total(step, k)
-		return err == nil && l.within(g), err
+		seq, err := l.spent(step, k)
+		if err != nil {
+			return false, err
+		}
+		_, ok, err := l.compose(seq)
+		return ok, err
 	}
 	if ok, err := fits(0); err != nil || !ok {
 		return 0, err
@@ -157,7 +135,7 @@ type Status struct {
 	// of the spends (Queries, by Composition) and the teachers' Cap;
 	// TotalBound says which.
 	Total       accountant.Guarantee `json:"total"`
-	Composition string               `json:"composition"`
+	Composition accountant.Method    `json:"composition"`
 	TotalBound  accountant.Bound     `json:"total_bound"`
 	Queries     accountant.Guarantee `json:"queries"`
 	Cap         *accountant.Cap      `json:"cap,omitempty"`

@@ -452,8 +452,8 @@ func TestStatus(t *testing.T) {
 	path := newLedger(t, budget)
 	for _, tc := range []struct {
 		spent int
-		comp  string
-	}{{0, "none"}, {7, "optimal"}} {
+		comp  accountant.Method
+	}{{0, accountant.Simple}, {7, accountant.Optimal}} {
 		if tc.spent > 0 {
 			spend(t, path, tc.spent)
 		}
@@ -641,4 +641,37 @@ func TestCap(t *testing.T) {
 		t.Errorf("balance %+v (%v)", b, err)
 	}
 	l.Close()
+}
+
+// TestPureBudget: pure-DP spends against a pure-DP budget. Their simple
+// composition is pure, the others carry the slack δ' > 0: the budget is
+// spent by simple composition, and the balance reports that total.
+func TestPureBudget(t *testing.T) {
+	eps := 0.1
+	pure := accountant.Guarantee{Eps: 3 * eps} // m·ε = 0.30000000000000004
+	budget := accountant.Guarantee{Eps: 3}
+	b := unique(bound)
+	b.Teachers.Delta = 0
+	path := filepath.Join(t.TempDir(), "pure.ledger")
+	if err := Init(ctx, path, NewHeader(b, budget, 1e-5), InitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	l, allowed, err := OpenRun(ctx, path, "darrm", b, pure, -1, Options{})
+	if err != nil || allowed != 9 {
+		t.Fatalf("allowance of %v in %v: %d (%v), want 9", pure, budget, allowed, err)
+	}
+	defer l.Close()
+	if err := l.Reserve(10); !errors.Is(err, ErrBudget) {
+		t.Errorf("10 labels: %v", err)
+	}
+	if err := l.Reserve(9); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Settle(9); err != nil {
+		t.Fatal(err)
+	}
+	bal, err := l.Balance()
+	if err != nil || bal.Composition != accountant.Simple || bal.Total.Delta != 0 || !bal.Total.Within(budget) {
+		t.Errorf("balance after 9 labels: %+v (%v)", bal, err)
+	}
 }

@@ -53,13 +53,18 @@ func (l *Ledger) Reserve(labels int) error {
 			l.spends = append(l.spends, s)
 		}
 	}
-	total, method, err := l.total(l.step, labels)
+	seq, err := l.spent(l.step, labels)
 	l.spends = saved
+	var total accountant.Composed
+	fits := false
+	if err == nil {
+		total, fits, err = l.compose(seq)
+	}
 	if err != nil {
 		return fmt.Errorf("ledger %s: %w", l.path, err)
 	}
-	if !l.within(total) {
-		return fmt.Errorf("ledger %s: %d labels of %v would bring the total to %v by %s composition, over the budget %v: %w", l.path, labels, l.step, total, method, l.header.Budget, ErrBudget)
+	if !fits {
+		return fmt.Errorf("ledger %s: %d labels of %v would bring the total to %v by %v composition, over the budget %v: %w", l.path, labels, l.step, total.Guarantee, total.Method, l.header.Budget, ErrBudget)
 	}
 	return l.write(labels, false)
 }

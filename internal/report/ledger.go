@@ -18,7 +18,7 @@ type LedgerShow struct {
 	Header      ledger.Header
 	Spends      []ledger.Spend
 	Total       accountant.Guarantee
-	Composition string
+	Composition accountant.Method
 	Balance     ledger.Balance
 }
 
