@@ -6,19 +6,6 @@ import (
 	"github.com/darrm/darrm/accountant"
 )
 
-// spent returns the sequence of every spend so far, and of extra more
-// labels of guarantee step.
-func (l *Ledger) spent(step accountant.Guarantee, extra int) (accountant.Sequence, error) {
-	var seq accountant.Sequence
-	for _, s := range l.spends {
-		var err error
-		if seq, err = seq.Add(accountant.Guarantee{Eps: s.Eps, Delta: s.Delta}, s.Queries); err != nil {
-			return seq, err
-		}
-	}
-	return seq.Add(step, extra)
-}
-
 // compose returns the total of the spends seq to report (accountant.Best
 // of their totals against the budget), and whether they meet the budget:
 // one of their totals does, or the teachers' cap, which bounds them too.
@@ -55,11 +42,7 @@ type Balance struct {
 
 // Balance returns the privacy spent so far.
 func (l *Ledger) Balance() (Balance, error) {
-	seq, err := l.spent(accountant.Guarantee{}, 0)
-	if err != nil {
-		return Balance{}, err
-	}
-	q, _, err := l.compose(seq)
+	q, _, err := l.compose(l.chain.spent)
 	if err != nil {
 		return Balance{}, err
 	}
@@ -90,7 +73,7 @@ func (l *Ledger) Allowance(step accountant.Guarantee, limit int) (int, error) {
 		return limit, nil
 	}
 	fits := func(k int) (bool, error) {
-		seq, err := l.spent(step, k)
+		seq, err := l.chain.spent.Add(step, k)
 		if err != nil {
 			return false, err
 		}

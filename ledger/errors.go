@@ -32,9 +32,11 @@ func (e *NotLedgerError) Error() string { return fmt.Sprintf("ledger %s: %s", e.
 
 func (e *NotLedgerError) Unwrap() error { return e.Err }
 
-// VersionError reports a ledger that a run cannot use: of version 1, or
-// of a version 2 without the hash chain (Chain false), which must be
-// upgraded first (Upgrade); or of a version this darrm does not know.
+// VersionError reports a ledger that a run cannot use: of an earlier
+// version, which must be upgraded first (Upgrade): version 1 or the
+// version 2 of development builds (Chain false, no hash chain), or
+// version 2 (Chain true, no totals in its lines); or of a version this
+// darrm does not know.
 type VersionError struct {
 	Path    string
 	Version int
@@ -42,13 +44,16 @@ type VersionError struct {
 }
 
 func (e *VersionError) Error() string {
+	q := shellQuote(e.Path)
 	switch {
 	case e.Version == 1:
-		return fmt.Sprintf("ledger %s is of version 1, which does not bind the ensemble's parameters (K, the teachers' eps and Delta, kind, partition) and has no hash chain: it must be upgraded to version %d before a release can be charged to it; upgrade it once, stating the ensemble's parameters, with: darrm ledger upgrade %s --K K --eps EPS --Delta DELTA --kind KIND --partition PARTITION", e.Path, Version, shellQuote(e.Path))
-	case e.Version == Version && !e.Chain:
-		return fmt.Sprintf("ledger %s is of an early version %d without a hash chain (written by a development build): upgrade it once with: darrm ledger upgrade %s", e.Path, Version, shellQuote(e.Path))
+		return fmt.Sprintf("ledger %s is of version 1, which does not bind the ensemble's parameters (K, the teachers' eps and Delta, kind, partition) and has no hash chain: it must be upgraded to version %d before a release can be charged to it; upgrade it once, stating the ensemble's parameters, with: darrm ledger upgrade %s --K K --eps EPS --Delta DELTA --kind KIND --partition PARTITION", e.Path, Version, q)
+	case e.Version == 2 && !e.Chain:
+		return fmt.Sprintf("ledger %s is of an early version 2 without a hash chain (written by a development build): upgrade it once to version %d with: darrm ledger upgrade %s", e.Path, Version, q)
+	case e.Version == 2:
+		return fmt.Sprintf("ledger %s is of version 2, whose lines do not carry the totals that a release of version %d reads instead of the whole ledger: upgrade it once with: darrm ledger upgrade %s (its binding and spends are kept)", e.Path, Version, q)
 	}
-	return fmt.Sprintf("ledger %s is of version %d; this darrm reads versions 1 and %d: use a newer darrm", e.Path, e.Version, Version)
+	return fmt.Sprintf("ledger %s is of version %d; this darrm reads versions 1 to %d: use a newer darrm", e.Path, e.Version, Version)
 }
 
 // BindingError refuses a release that states other parameters of the

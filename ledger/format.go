@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -74,19 +73,26 @@ func (h Header) Binding() (ensemble.Binding, error) {
 	return b, b.Validate()
 }
 
-// Upgraded identifies the ledger that Upgrade turned into a version-2
-// one.
+// Upgraded identifies the ledger that Upgrade turned into one of the
+// current version.
 type Upgraded struct {
-	// Version is the old ledger's (1, or 2 without the chain).
+	// Version is the old ledger's (1, 2, or 2 without the chain).
 	Version int `json:"version"`
 	// Lines is its number of whole lines, SHA256 the hash of those bytes.
 	Lines  int    `json:"lines"`
 	SHA256 string `json:"sha256"`
+	// ID and Head, for an old ledger with a hash chain (version 2), are
+	// its id and the hash of its last line: a user's record of the old
+	// ledger vouches for this one up to there (checkRecord).
+	ID   string `json:"id,omitempty"`
+	Head string `json:"head,omitempty"`
 }
 
 // Spend is one record: run Run had handed out, or was about to hand out,
-// Queries labels, each with guarantee (Eps, Delta), by Mechanism. The last
-// record of a run counts; Final marks the exact count written at its end.
+// Queries labels, each with guarantee (Eps, Delta), by Mechanism. A run
+// writes its lines one after the other (it holds the ledger's lock), and
+// the last line of a run counts; Final marks the exact count written at
+// its end.
 type Spend struct {
 	Run       string    `json:"run"`
 	Time      time.Time `json:"time"`
@@ -95,6 +101,10 @@ type Spend struct {
 	Delta     float64   `json:"delta"`
 	Queries   int       `json:"queries"`
 	Final     bool      `json:"final"`
+	// Prior (version 3) is the sequence of the spends of every run before
+	// this line's run: with the line's own spend it gives the ledger's
+	// totals, so that a release reads the last line instead of them all.
+	Prior *accountant.Sequence `json:"prior,omitempty"`
 }
 
 // ParamError is a header parameter outside its domain: Name is
@@ -156,174 +166,81 @@ func checkHeader(h Header) error {
 	return nil
 }
 
-// parseHeader reads the header line, of either version.
-func (l *Ledger) parseHeader(b []byte) error {
+// format is how a ledger's lines are written.
+type format int
+
+const (
+	// unchained: version 1, and the version 2 of development builds;
+	// each line carries the SHA-256 of its JSON.
+	unchained format = iota
+	// chained2: version 2, a hash chain.
+	chained2
+	// current: Version, a hash chain whose spends carry their totals.
+	current
+)
+
+// parseHeader reads the header line b, of any version, and returns its
+// hash.
+func (l *Ledger) parseHeader(b []byte) (string, error) {
 	corrupt := func(format string, args ...any) error {
 		return &CorruptError{Path: l.path, Line: 1, Reason: fmt.Sprintf(format, args...)}
 	}
 	var ln line
 	if err := json.Unmarshal(b, &ln); err != nil || ln.Header == nil {
-		return corrupt("not a ledger: the first line must be its header")
+		return "", &NotLedgerError{Path: l.path, Reason: "is not a ledger: its first line is not a ledger's header (name the file that darrm ledger init made)"}
 	}
 	var v struct {
 		Version int `json:"version"`
 	}
 	if err := json.Unmarshal(*ln.Header, &v); err != nil {
-		return corrupt("header: %v", err)
+		return "", corrupt("header: %v", err)
 	}
+	chained := ln.Prev != nil
 	switch {
-	case (v.Version == 1 || v.Version == Version) && ln.Prev == nil:
-		// Version 1, or the version 2 of development builds: no chain.
+	case (v.Version == 1 || v.Version == 2) && !chained:
+		l.format = unchained
 		if v1Hash(*ln.Header) != ln.SHA256 {
-			return corrupt("sha256 does not match the content: the line was changed")
+			return "", corrupt("sha256 does not match the content: the line was changed")
 		}
-	case v.Version == Version && ln.Prev != nil && *ln.Prev == "":
-		if chainHash("", "header", *ln.Header) != ln.SHA256 {
-			return corrupt("sha256 does not match the content: the line was changed")
+	case (v.Version == 2 || v.Version == Version) && chained:
+		l.format = chained2
+		if v.Version == Version {
+			l.format = current
 		}
-		l.chained = true
-	case v.Version == Version:
-		return corrupt("the header must begin the chain (prev \"\")")
+		if *ln.Prev != "" {
+			return "", corrupt("the header must begin the chain (prev \"\")")
+		}
+		if chainHash(v.Version, "", "header", *ln.Header) != ln.SHA256 {
+			return "", corrupt("sha256 does not match the content: the line was changed")
+		}
+	case v.Version == 2 || v.Version == Version:
+		return "", corrupt("the header of a version-%d ledger must begin the chain (prev \"\")", v.Version)
 	default:
-		return &VersionError{Path: l.path, Version: v.Version}
+		return "", &VersionError{Path: l.path, Version: v.Version}
 	}
 	dec := json.NewDecoder(bytes.NewReader(*ln.Header))
-	if l.chained {
+	if chained {
 		dec.DisallowUnknownFields()
 	}
 	if err := dec.Decode(&l.header); err != nil {
-		return corrupt("header: %v", err)
+		return "", corrupt("header: %v", err)
 	}
 	if err := checkHeader(l.header); err != nil {
-		return corrupt("header: %v", err)
+		return "", corrupt("header: %v", err)
 	}
-	if l.chained && len(l.header.ID) != 32 {
-		return corrupt("header: id %q: want 32 hexadecimal digits", l.header.ID)
+	if chained && len(l.header.ID) != 32 {
+		return "", corrupt("header: id %q: want 32 hexadecimal digits", l.header.ID)
 	}
-	if v.Version == Version {
+	if v.Version >= 2 {
 		b, err := l.header.Binding()
 		if err == nil {
 			l.cap, _, err = b.Cap(l.header.DeltaPrime)
 		}
 		if err != nil {
-			return corrupt("header: teachers' cap: %v", err)
+			return "", corrupt("header: teachers' cap: %v", err)
 		}
 	}
 	l.version = v.Version
-	return nil
-}
-
-// scan reads every line from the start, checks it and the chain, and
-// collects the spends; rec, if any, names a line whose hash to remember.
-func (l *Ledger) scan(rec *Record) error {
-	if _, err := l.f.Seek(0, io.SeekStart); err != nil {
-		return fmt.Errorf("ledger %s: %w", l.path, err)
-	}
-	r := newLineReader(l.f)
-	l.index = map[string]int{}
-	l.spends = nil
-	n := 0
-	prev := ""
-	var recHash string
-	var markAt int64
-	for {
-		b, err := r.next()
-		if err == io.EOF {
-			break
-		}
-		n++
-		corrupt := func(format string, args ...any) error {
-			return &CorruptError{Path: l.path, Line: n, Reason: fmt.Sprintf(format, args...)}
-		}
-		if err == errLongLine {
-			return corrupt("%v", err)
-		}
-		if err != nil {
-			return fmt.Errorf("ledger %s: read: %w", l.path, err)
-		}
-		if n == 1 {
-			prev = l.lineHash(b)
-			if rec != nil && rec.Lines == 1 {
-				recHash = prev
-			}
-			continue
-		}
-		if l.marked {
-			return corrupt("a line after the mark of an upgrade to version %d", Version)
-		}
-		if !l.chained && isMarker(b) {
-			l.marked, markAt = true, r.end-int64(len(b))-1
-			continue
-		}
-		h, err := l.parseSpend(b, prev, n)
-		if err != nil {
-			return err
-		}
-		prev = h
-		if rec != nil && rec.Lines == n {
-			recHash = h
-		}
-	}
-	l.lines, l.size, l.head = n, r.end, prev
-	if l.marked {
-		l.lines, l.size = n-1, markAt
-	}
-	l.recHash = recHash
-	l.tail = r.tail
-	return nil
-}
-
-// lineHash is the hash of the header line b, checked by parseHeader.
-func (l *Ledger) lineHash(b []byte) string {
-	var ln line
-	json.Unmarshal(b, &ln)
-	return ln.SHA256
-}
-
-// parseSpend checks spend line n, b, after the line of hash prev, records
-// its spend and returns its hash.
-func (l *Ledger) parseSpend(b []byte, prev string, n int) (string, error) {
-	corrupt := func(format string, args ...any) error {
-		return &CorruptError{Path: l.path, Line: n, Reason: fmt.Sprintf(format, args...)}
-	}
-	var ln line
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if l.chained {
-		dec.DisallowUnknownFields()
-	}
-	if err := dec.Decode(&ln); err != nil {
-		return "", corrupt("not a ledger line: %v", err)
-	}
-	if ln.Spend == nil || ln.Header != nil {
-		return "", corrupt("want a header on the first line and spends after it")
-	}
-	if l.chained {
-		switch {
-		case ln.Prev == nil || *ln.Prev != prev:
-			return "", corrupt("the chain is broken: this line does not follow line %d (a line was removed, inserted or changed)", n-1)
-		case chainHash(prev, "spend", *ln.Spend) != ln.SHA256:
-			return "", corrupt("sha256 does not match the content: the line was changed")
-		}
-	} else if v1Hash(*ln.Spend) != ln.SHA256 {
-		return "", corrupt("sha256 does not match the content: the line was changed")
-	}
-	var s Spend
-	dec = json.NewDecoder(bytes.NewReader(*ln.Spend))
-	if l.chained {
-		dec.DisallowUnknownFields()
-	}
-	if err := dec.Decode(&s); err != nil {
-		return "", corrupt("spend: %v", err)
-	}
-	if err := checkSpend(s); err != nil {
-		return "", corrupt("spend: %v", err)
-	}
-	if i, ok := l.index[s.Run]; ok {
-		l.spends[i] = s
-	} else {
-		l.index[s.Run] = len(l.spends)
-		l.spends = append(l.spends, s)
-	}
 	return ln.SHA256, nil
 }
 
@@ -341,7 +258,3 @@ func checkSpend(s Spend) error {
 	}
 	return nil
 }
-
-// checkRecord checks the ledger against its ensemble's record rec (nil
-// for none), read from file, and judges a torn last line; settled says no
-// write can be under way.

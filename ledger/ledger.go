@@ -32,10 +32,10 @@
 // (ensemble.Binding.Cap), which can make every further release free.
 package ledger
 
-// Version is the version of the file format. Version 2 chains its lines,
-// names the ledger (Header.ID) and binds the ensemble's parameters
-// (Header.Teachers). Ledgers without the chain (version 1, and the
-// version 2 of development builds, which bound the parameters but had no
-// chain) are read (ReadOnly) and upgraded (Upgrade); no release can be
-// charged to them.
-const Version = 2
+// Version is the version of the file format. Version 3 carries in every
+// spend line the totals of the spends before it (Spend.Prior), so that a
+// release reads only the lines its record does not vouch for. Earlier
+// ledgers (version 2, a hash chain without totals; version 1 and the
+// version 2 of development builds, without the chain) are read
+// (ReadOnly) and upgraded (Upgrade); no release can be charged to them.
+const Version = 3

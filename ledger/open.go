@@ -105,7 +105,7 @@ func Init(ctx context.Context, path string, h Header, opts InitOptions) error {
 	if err == nil {
 		var fi fs.FileInfo
 		if fi, err = os.Stat(path); err == nil {
-			err = st.write(newRecord(h, path, fi, 1, head))
+			err = st.write(newRecord(h, path, fi, 1, int64(len(b)), head))
 		}
 	}
 	if err != nil {
@@ -130,28 +130,33 @@ func syncDir(path string) error {
 
 // Ledger is an open ledger: locked for a run (Open), or read (ReadOnly).
 type Ledger struct {
-	path     string
-	f        *os.File
-	readOnly bool
-	header   Header
-	cap      *accountant.Cap // the teachers' cap on every total, if any
-	chained  bool            // the lines are chained: a ledger a run can use
-	version  int
-	lines    int    // whole lines
-	size     int64  // bytes of the whole lines
-	head     string // hash of the last line
-	recHash  string // hash of the line the record names, when read
-	tail     []byte // bytes after the last line end: a torn line
-	marked   bool   // a version-1 ledger that Upgrade has marked
-	spends   []Spend
-	index    map[string]int
-	notes    []string
-	state    *state // the record's file, for a run
-	broken   error  // a write failed and could not be undone
-	run      string // this process's run id, once it has begun
-	mech     string
-	step     accountant.Guarantee
-	held     int // labels reserved by this run
+	path       string
+	f          *os.File
+	readOnly   bool
+	header     Header
+	headerLine []byte // as read, without its line end
+	headerHash string
+	format     format
+	version    int
+	cap        *accountant.Cap // the teachers' cap on every total, if any
+	// chain is the ledger as read: its whole lines, the last one's hash
+	// and spend, and every run's spend so far.
+	chain     chain
+	size      int64  // bytes of the whole lines
+	recHash   string // hash of the line the record names, when read
+	tail      []byte // bytes after the last line end: a torn line
+	marked    bool   // a ledger of an earlier version that Upgrade has marked
+	spends    []Spend
+	notes     []string
+	recordErr error  // what the record says against a ledger read only
+	recorded  bool   // a ledger read only has a record that agrees
+	state     *state // the record's file, for a run
+	broken    error  // a write failed and could not be undone
+	run       string // this process's run id, once it has begun
+	mech      string
+	step      accountant.Guarantee
+	held      int                 // labels reserved by this run
+	base      accountant.Sequence // the spends of every run before this one
 }
 
 // openFile opens path as a ledger file: a regular file, or a
@@ -189,11 +194,13 @@ func openFile(path string, flag int) (*os.File, error) {
 }
 
 // Open opens and locks the ledger at path for a run: it waits while
-// another run holds it (until ctx is done), checks every line and the
-// chain, checks the ledger against its ensemble's record (*RecordError),
-// cuts off a torn last line whose fsync cannot have returned, and
-// advances the record. A ledger that fails a check is a *CorruptError; a
-// version-1 ledger a *VersionError. Close releases the lock.
+// another run holds it (until ctx is done), checks the ledger against its
+// ensemble's record (*RecordError), checks every line that the record
+// does not vouch for (all of them when there is no record, or when the
+// file does not hold the line it names where it says), cuts off a torn
+// last line whose fsync cannot have returned, and advances the record. A
+// ledger that fails a check is a *CorruptError; one of an earlier version
+// a *VersionError. Close releases the lock.
 func Open(ctx context.Context, path string, opts Options) (*Ledger, error) {
 	f, err := openFile(path, os.O_RDWR)
 	if err != nil {
@@ -240,9 +247,12 @@ func Adopt(ctx context.Context, path string, opts Options) (previous *Record, l 
 
 // ReadOnly reads the ledger at path without writing anything: neither the
 // file (a torn last line is reported in Notes, not cut off) nor the
-// record. It does not wait for a run that holds the ledger: it then reads
-// what is on disk, and a last line still being written is left out.
-// Version-1 ledgers are read too. Close it when done.
+// record. It checks every line and the chain, whatever the record says.
+// Reading needs no record: what the record says against the ledger is
+// not an error here but RecordErr, and a damaged record is a note. It
+// does not wait for a run that holds the ledger: it then reads what is
+// on disk, and a last line still being written is left out. Ledgers of
+// earlier versions are read too. Close it when done.
 func ReadOnly(ctx context.Context, path string, opts Options) (*Ledger, error) {
 	f, err := openFile(path, os.O_RDONLY)
 	if err != nil {
@@ -303,37 +313,24 @@ func firstLine(f *os.File) ([]byte, error) {
 // said.
 func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*Record, error) {
 	first, err := firstLine(l.f)
-	if err != nil && err != io.EOF {
-		if err == errLongLine {
-			return nil, &CorruptError{Path: l.path, Line: 1, Reason: "not a ledger: " + err.Error()}
-		}
+	switch {
+	case err == errLongLine:
+		return nil, &NotLedgerError{Path: l.path, Reason: fmt.Sprintf("is not a ledger: its first line is longer than %d bytes", MaxLineBytes)}
+	case err != nil && err != io.EOF:
 		return nil, fmt.Errorf("ledger %s: read: %w", l.path, err)
+	case len(first) == 0 && err == io.EOF:
+		return nil, &NotLedgerError{Path: l.path, Reason: "is empty: not a ledger (a ledger whose creation was interrupted is empty too: remove it and run darrm ledger init again)"}
 	}
-	if len(first) == 0 {
-		return nil, &CorruptError{Path: l.path, Line: 1, Reason: "empty: no header"}
-	}
-	if err := l.parseHeader(first); err != nil {
-		return nil, err
+	l.headerLine = first
+	var perr error
+	if l.headerHash, perr = l.parseHeader(first); perr != nil {
+		return nil, perr
 	}
 	if err == io.EOF {
 		return nil, &CorruptError{Path: l.path, Line: 1, Reason: "the header has no line end: not a ledger, or one whose creation was interrupted"}
 	}
-	if !l.chained {
-		if !l.readOnly {
-			return nil, &VersionError{Path: l.path, Version: l.version}
-		}
-		if err := l.scan(nil); err != nil {
-			return nil, err
-		}
-		if l.marked {
-			l.notes = append(l.notes, fmt.Sprintf("marked as upgraded to a chained version %d: this is the copy that darrm ledger upgrade keeps (or an upgrade that was interrupted: run it again)", Version))
-		} else {
-			l.notes = append(l.notes, (&VersionError{Path: l.path, Version: l.version}).Error())
-		}
-		if len(l.tail) > 0 {
-			l.notes = append(l.notes, fmt.Sprintf("its last line (%d bytes) has no line end and is not counted", len(l.tail)))
-		}
-		return nil, nil
+	if l.format != current {
+		return nil, l.loadLegacy()
 	}
 	st, err := openState(ctx, opts, l.header.Ensemble)
 	if err != nil {
@@ -352,9 +349,13 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 		}
 	}()
 	rec, err := st.read()
-	var bad *badRecordError
-	if adopt && errors.As(err, &bad) {
+	var bad *RecordFileError
+	switch {
+	case errors.As(err, &bad) && adopt:
 		rec, err = nil, nil // adopting replaces it
+	case errors.As(err, &bad) && l.readOnly:
+		l.notes = append(l.notes, fmt.Sprintf("warning: %v (reading the ledger needs no record: it is shown as it is)", err))
+		rec, err = nil, nil
 	}
 	if err != nil {
 		return nil, err
@@ -363,13 +364,26 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 	if adopt {
 		check = nil
 	}
-	if err := l.scan(check); err != nil {
-		return nil, err
+	resumed := false
+	if check != nil && !l.readOnly && check.LedgerID == l.header.ID && check.Size > 0 {
+		if resumed, err = l.resume(check); err != nil {
+			return nil, err
+		}
+	}
+	if !resumed {
+		if err := l.scan(check); err != nil {
+			return nil, err
+		}
 	}
 	if err := l.checkRecord(check, st.path, settled); err != nil {
-		return nil, err
+		var re *RecordError
+		if !l.readOnly || !errors.As(err, &re) {
+			return nil, err
+		}
+		l.recordErr = err
 	}
 	if l.readOnly {
+		l.recorded = rec != nil && l.recordErr == nil
 		return rec, nil
 	}
 	if err := l.cutTail(); err != nil {
@@ -377,7 +391,7 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 	}
 	fi, err := l.f.Stat()
 	if err == nil {
-		err = st.write(newRecord(l.header, l.path, fi, l.lines, l.head))
+		err = st.write(newRecord(l.header, l.path, fi, l.chain.n, l.size, l.chain.head))
 	}
 	if err != nil {
 		return nil, err
@@ -386,23 +400,50 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 	l.state, ok = st, true
 	return rec, nil
 }
+
+// loadLegacy reads a ledger of an earlier version, for ReadOnly: a run
+// refuses it until it is upgraded.
+func (l *Ledger) loadLegacy() error {
+	if !l.readOnly {
+		return &VersionError{Path: l.path, Version: l.version, Chain: l.format == chained2}
+	}
+	if err := l.scanLegacy(nil); err != nil {
+		return err
+	}
+	if l.marked {
+		l.notes = append(l.notes, fmt.Sprintf("marked as upgraded to version %d: this is the copy that darrm ledger upgrade keeps (or an upgrade that was interrupted: run it again)", Version))
+	} else {
+		l.notes = append(l.notes, (&VersionError{Path: l.path, Version: l.version, Chain: l.format == chained2}).Error())
+	}
+	if len(l.tail) > 0 {
+		l.notes = append(l.notes, fmt.Sprintf("its last line (%d bytes) has no line end and is not counted", len(l.tail)))
+	}
+	return nil
+}
+
+// checkRecord checks the ledger against its ensemble's record rec (nil
+// for none), read from file, and judges a torn last line; settled says no
+// write can be under way.
 func (l *Ledger) checkRecord(rec *Record, file string, settled bool) error {
 	torn := len(l.tail) > 0
 	if torn {
-		p := linePrefix(l.head)
+		p := linePrefix(l.chain.head)
 		if !bytes.HasPrefix(l.tail, p) && !bytes.HasPrefix(p, l.tail) {
-			return &CorruptError{Path: l.path, Line: l.lines + 1, Reason: "the last line has no line end and is not the beginning of the next ledger line"}
+			return &CorruptError{Path: l.path, Line: l.chain.n + 1, Reason: "the last line has no line end and is not the beginning of the next ledger line"}
 		}
 	}
 	if rec != nil {
-		e := &RecordError{Path: l.path, Ensemble: l.header.Ensemble, Record: *rec, File: file, Lines: l.lines}
+		lines := l.chain.n
+		e := &RecordError{Path: l.path, Ensemble: l.header.Ensemble, Record: *rec, File: file, Lines: lines}
 		switch {
+		case rec.LedgerID != l.header.ID && l.upgradedFrom(rec):
+			e = nil
 		case rec.LedgerID != l.header.ID:
 			e.Kind = SecondLedger
 			e.ID = l.header.ID
-		case torn && l.lines+1 == rec.Lines:
+		case torn && lines+1 == rec.Lines:
 			e.Kind = TornAfterSync
-		case l.lines < rec.Lines:
+		case lines < rec.Lines:
 			e.Kind = Behind
 		case l.recHash != rec.Head:
 			e.Kind = Diverged
@@ -419,6 +460,15 @@ func (l *Ledger) checkRecord(rec *Record, file string, settled bool) error {
 		l.notes = append(l.notes, fmt.Sprintf("its last line (%d bytes) is torn: a write that a crash interrupted before its fsync returned, so the labels it would have covered never left; the next release cuts it off", len(l.tail)))
 	}
 	return nil
+}
+
+// upgradedFrom reports whether rec is a record of the ledger that this
+// one was upgraded from (Upgraded), as it was then or behind it: the
+// upgrade carried over every spend up to its last line, so this ledger
+// carries on from it.
+func (l *Ledger) upgradedFrom(rec *Record) bool {
+	u := l.header.Upgraded
+	return u != nil && u.ID != "" && rec.LedgerID == u.ID && (rec.Lines < u.Lines || rec.Lines == u.Lines && rec.Head == u.Head)
 }
 
 // cutTail cuts off a torn last line (checkRecord has judged it): a write
@@ -441,14 +491,30 @@ func (l *Ledger) cutTail() error {
 // Header returns the ledger's header.
 func (l *Ledger) Header() Header { return l.header }
 
-// Spends returns the spend of every run so far (the last record of each).
-func (l *Ledger) Spends() []Spend { return append([]Spend(nil), l.spends...) }
+// Spent returns the sequence of the spends of every run so far (the last
+// line of each): its Steps are the labels the ledger counts.
+func (l *Ledger) Spent() accountant.Sequence { return l.chain.spent }
 
 // Lines returns the number of whole lines of the ledger.
-func (l *Ledger) Lines() int { return l.lines }
+func (l *Ledger) Lines() int { return l.chain.n }
 
 // Head returns the hash of the ledger's last line.
-func (l *Ledger) Head() string { return l.head }
+func (l *Ledger) Head() string { return l.chain.head }
+
+// Version returns the ledger's version.
+func (l *Ledger) Version() int { return l.version }
+
+// RecordErr returns what the record of a ledger read only (ReadOnly)
+// says against it, a *RecordError, or nil.
+func (l *Ledger) RecordErr() error { return l.recordErr }
+
+// Recorded reports whether your record of the ensemble names a ledger
+// read only (ReadOnly) and agrees with it.
+func (l *Ledger) Recorded() bool { return l.recorded }
+
+// RunCount returns the number of runs of a ledger read only (ReadOnly),
+// which reads every line.
+func (l *Ledger) RunCount() int { return l.chain.runs }
 
 // Notes returns what opening the ledger found worth telling: a torn last
 // line cut off or left, a version-1 format, no record yet.

@@ -39,7 +39,9 @@ func StateDir() (string, error) {
 // StateDir()/ledgers/<hash of the ensemble>.json: which ledger it is, and
 // how far it had got when this user last wrote or adopted it. A ledger
 // with fewer lines, or whose line Lines does not hash to Head, has lost
-// spends.
+// spends. The record vouches for the lines up to its line Lines, which
+// were checked when they were read or written: a release reads the
+// ledger from there (at byte Size).
 type Record struct {
 	Version  int    `json:"version"`
 	Ensemble string `json:"ensemble"`
@@ -50,9 +52,12 @@ type Record struct {
 	Path   string `json:"path"`
 	Device uint64 `json:"device"`
 	Inode  uint64 `json:"inode"`
-	// Lines is the number of whole lines, Head the hash of the last.
+	// Lines is the number of whole lines, Head the hash of the last,
+	// Size their bytes (0 in a record of an earlier darrm, which then
+	// reads the whole ledger once).
 	Lines   int       `json:"lines"`
 	Head    string    `json:"head"`
+	Size    int64     `json:"size,omitempty"`
 	Updated time.Time `json:"updated"`
 }
 
@@ -62,13 +67,15 @@ const recordVersion = 1
 // maxRecordBytes bounds a record file: a record is a few hundred bytes.
 const maxRecordBytes = 64 << 10
 
-func newRecord(h Header, path string, fi fs.FileInfo, lines int, head string) Record {
+// newRecord returns the record of the ledger of header h at path, fi, of
+// lines whole lines in size bytes, the last of hash head.
+func newRecord(h Header, path string, fi fs.FileInfo, lines int, size int64, head string) Record {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
 	dev, ino := fileID(fi)
 	return Record{Version: recordVersion, Ensemble: h.Ensemble, LedgerID: h.ID, Path: path, Device: dev, Inode: ino,
-		Lines: lines, Head: head, Updated: time.Now().UTC().Truncate(time.Second)}
+		Lines: lines, Head: head, Size: size, Updated: time.Now().UTC().Truncate(time.Second)}
 }
 
 // RecordKind says how a ledger disagrees with its record.
@@ -131,11 +138,11 @@ func short(id string) string {
 	return id
 }
 
-// badRecordError is a record file that cannot be read as one.
-type badRecordError struct{ path, reason string }
+// RecordFileError is a record file that cannot be read as one: damaged.
+type RecordFileError struct{ Path, Reason string }
 
-func (e *badRecordError) Error() string {
-	return fmt.Sprintf("ledger record %s: %s; if the ledger you use is the right one, record it as it is with: darrm ledger adopt LEDGER", e.path, e.reason)
+func (e *RecordFileError) Error() string {
+	return fmt.Sprintf("ledger record %s: %s; if the ledger you use is the right one, record it as it is with: darrm ledger adopt LEDGER", e.Path, e.Reason)
 }
 
 // state is the record file of one ensemble, with its lock.
@@ -213,7 +220,7 @@ func (s *state) close() {
 
 // read returns the record, or nil if there is none.
 func (s *state) read() (*Record, error) {
-	bad := func(reason string) error { return &badRecordError{s.path, reason} }
+	bad := func(reason string) error { return &RecordFileError{s.path, reason} }
 	b, err := atomicfile.ReadFile(s.path, maxRecordBytes)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -227,8 +234,8 @@ func (s *state) read() (*Record, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, bad(fmt.Sprintf("unreadable: %v", err))
 	}
-	if r.Version != recordVersion || r.LedgerID == "" || r.Lines < 1 {
-		return nil, bad(fmt.Sprintf("version %d, ledger id %q, %d lines: not a record this darrm wrote", r.Version, r.LedgerID, r.Lines))
+	if r.Version != recordVersion || r.LedgerID == "" || r.Lines < 1 || r.Size < 0 {
+		return nil, bad(fmt.Sprintf("version %d, ledger id %q, %d lines, %d bytes: not a record this darrm wrote", r.Version, r.LedgerID, r.Lines, r.Size))
 	}
 	return &r, nil
 }
@@ -271,7 +278,7 @@ func (s *state) write(r Record) error {
 // another ledger of the ensemble (a copy, or one made by init --replace)
 // has been used meanwhile, and the record, which now vouches for that
 // one, is left as it is.
-func (s *state) advance(lines int, head string) error {
+func (s *state) advance(lines int, size int64, head string) error {
 	if s == nil || s.last == nil {
 		return errors.New("the ledger's record was not read")
 	}
@@ -288,6 +295,6 @@ func (s *state) advance(lines int, head string) error {
 		return fmt.Errorf("your record of ensemble %s (%s) changed during this run: another ledger of the ensemble was used or adopted meanwhile", last.Ensemble, s.path)
 	}
 	r := last
-	r.Lines, r.Head, r.Updated = lines, head, time.Now().UTC().Truncate(time.Second)
+	r.Lines, r.Size, r.Head, r.Updated = lines, size, head, time.Now().UTC().Truncate(time.Second)
 	return s.write(r)
 }

@@ -33,6 +33,7 @@ func (l *Ledger) Begin(mechanism string, b ensemble.Binding, step accountant.Gua
 		return err
 	}
 	l.run, l.mech, l.step = hex.EncodeToString(id[:]), mechanism, step
+	l.base = l.chain.spent
 	return nil
 }
 
@@ -46,15 +47,7 @@ func (l *Ledger) Reserve(labels int) error {
 	if l.run == "" {
 		return fmt.Errorf("ledger: Begin was not called")
 	}
-	saved := l.spends
-	l.spends = nil
-	for _, s := range saved {
-		if s.Run != l.run {
-			l.spends = append(l.spends, s)
-		}
-	}
-	seq, err := l.spent(l.step, labels)
-	l.spends = saved
+	seq, err := l.base.Add(l.step, labels)
 	var total accountant.Composed
 	fits := false
 	if err == nil {
@@ -91,25 +84,24 @@ func (l *Ledger) write(labels int, final bool) error {
 	if l.broken != nil {
 		return l.broken
 	}
-	s := Spend{Run: l.run, Time: time.Now().UTC(), Mechanism: l.mech, Eps: l.step.Eps, Delta: l.step.Delta, Queries: labels, Final: final}
-	b, h, err := encodeLine(l.head, s)
+	base := l.base
+	s := Spend{Run: l.run, Time: time.Now().UTC(), Mechanism: l.mech, Eps: l.step.Eps, Delta: l.step.Delta, Queries: labels, Final: final, Prior: &base}
+	next, err := at(l.chain.n+1, "", s)
+	if err != nil {
+		return fmt.Errorf("ledger %s: %w", l.path, err)
+	}
+	b, h, err := encodeLine(l.chain.head, s)
 	if err != nil {
 		return err
 	}
 	if err := l.append(b); err != nil {
 		return err
 	}
-	l.lines++
+	next.head = h
+	l.chain = next
 	l.size += int64(len(b))
-	l.head = h
 	l.held = labels
-	if i, ok := l.index[l.run]; ok {
-		l.spends[i] = s
-	} else {
-		l.index[l.run] = len(l.spends)
-		l.spends = append(l.spends, s)
-	}
-	if err := l.state.advance(l.lines, l.head); err != nil {
+	if err := l.state.advance(l.chain.n, l.size, l.chain.head); err != nil {
 		return fmt.Errorf("ledger %s: the spend is written, but %w", l.path, err)
 	}
 	return nil

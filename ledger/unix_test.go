@@ -83,7 +83,7 @@ func TestFailedAppend(t *testing.T) {
 	if l.Lines() != 4 {
 		t.Errorf("%d lines, want the header, 2 of the first run and the second's settlement", l.Lines())
 	}
-	s := l.Spends()
+	s := runs(t, l)
 	if len(s) != 2 || s[0].Queries != 3 || s[1].Queries != 0 || !s[1].Final {
 		t.Errorf("spends %+v", s)
 	}

@@ -20,7 +20,7 @@ func init() { subcommands = append(subcommands, newLedgerCmd) }
 
 func newLedgerCmd() *cobra.Command {
 	return newGroupCmd("ledger", "A persistent privacy budget for one teacher ensemble, across runs",
-		newLedgerInitCmd(), newLedgerShowCmd(), newLedgerAdoptCmd(), newLedgerUpgradeCmd())
+		newLedgerInitCmd(), newLedgerShowCmd(), newLedgerVerifyCmd(), newLedgerAdoptCmd(), newLedgerUpgradeCmd())
 }
 
 // ledgerInitFlags are the budget of a new ledger and the parameters of
@@ -145,7 +145,37 @@ func newLedgerShowCmd() *cobra.Command {
 			}
 			defer l.Close()
 			printNotes(cmd.ErrOrStderr(), args[0], l.Notes())
+			if err := l.RecordErr(); err != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: %v\n", err)
+			}
 			doc, err := report.NewLedgerShow(args[0], l)
+			if err != nil {
+				return err
+			}
+			return doc.Write(cmd.OutOrStdout(), f.Format)
+		},
+	}, &f, nil)
+}
+
+func newLedgerVerifyCmd() *cobra.Command {
+	var f struct {
+		Format cliout.Format `flag:"format"`
+	}
+	return newCmd("ledger-verify", &cobra.Command{
+		Use:   "verify LEDGER",
+		Short: "Check every line of a ledger, its hash chain and the totals its lines carry, and the ledger against your record (it only reads)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			l, err := ledger.ReadOnly(cmd.Context(), args[0], ledger.Options{})
+			if err != nil {
+				return ledgerError(err)
+			}
+			defer l.Close()
+			printNotes(cmd.ErrOrStderr(), args[0], l.Notes())
+			if err := l.RecordErr(); err != nil {
+				return ledgerError(err)
+			}
+			doc, err := report.NewLedgerVerify(args[0], l)
 			if err != nil {
 				return err
 			}
@@ -172,10 +202,9 @@ func newLedgerAdoptCmd() *cobra.Command {
 			fmt.Fprintf(w, "ledger %s is now the recorded ledger of ensemble %s: %d lines, last line %.16s\n", args[0], cliout.Escape(h.Ensemble), l.Lines(), l.Head())
 			if prev == nil {
 				_, err = fmt.Fprintln(w, "there was no record of the ensemble before")
-			} else {
-				_, err = fmt.Fprintf(w, "it replaces the record of ledger %s (id %.8s, %d lines, as of %s)\n", cliout.Escape(prev.Path), prev.LedgerID, prev.Lines, prev.Updated.Format("2006-01-02T15:04:05Z"))
+				return err
 			}
-			return err
+			return printReplaced(w, prev)
 		},
 	}, &f, nil)
 }
@@ -199,11 +228,26 @@ func newLedgerUpgradeCmd() *cobra.Command {
 			if err != nil {
 				return ledgerError(err)
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "ledger %s upgraded to version %d: the spends of %s carried over; the old file is kept as %s\n",
-				args[0], ledger.Version, plural.Of(res.Runs, "run", "runs"), res.Backup)
+			w := cmd.OutOrStdout()
+			if res.Current {
+				_, err = fmt.Fprintf(w, "ledger %s is of version %d, the current one: there is nothing to upgrade\n", args[0], ledger.Version)
+				return err
+			}
+			_, err = fmt.Fprintf(w, "ledger %s upgraded from version %d to version %d: the spends of %s carried over; the old file is kept as %s\n",
+				args[0], res.From, ledger.Version, plural.Of(res.Runs, "run", "runs"), res.Backup)
+			if err == nil && res.Previous != nil {
+				err = printReplaced(w, res.Previous)
+			}
 			return err
 		},
 	}, &f, nil)
+}
+
+// printReplaced says which record of an ensemble's ledger a command
+// replaced.
+func printReplaced(w io.Writer, prev *ledger.Record) error {
+	_, err := fmt.Fprintf(w, "it replaces the record of ledger %s (id %.8s, %d lines, as of %s)\n", cliout.Escape(prev.Path), prev.LedgerID, prev.Lines, prev.Updated.Format("2006-01-02T15:04:05Z"))
+	return err
 }
 
 // waitingFor says on cmd's stderr that a run waits for the lock on a

@@ -97,11 +97,7 @@ func recorded(t *testing.T, path string) int {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	n := 0
-	for _, s := range l.Spends() {
-		n += s.Queries
-	}
-	return n
+	return l.Spent().Steps
 }
 
 // labelsIn counts the labels of which a byte is in CSV labels b (after

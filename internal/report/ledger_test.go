@@ -41,17 +41,17 @@ func TestLedgerShow(t *testing.T) {
 			t.Fatalf("%s: charging %d labels failed", tc.name, tc.spend)
 		}
 		doc, err := NewLedgerShow(path, l)
-		l.Close()
 		var b bytes.Buffer
 		if err == nil {
 			err = doc.Write(&b, cliout.CSV)
 		}
+		l.Close()
 		recs, _ := csv.NewReader(&b).ReadAll()
 		if err != nil || len(recs) != 1+tc.rows || strings.Join(recs[0], ",") != tc.header || recs[1][0] != path || recs[1][2] != "e" || recs[1][4] != "3" {
 			t.Errorf("%s: %q (%v)", tc.name, recs, err)
 		}
-		if tc.spend > 0 && (!(doc.Total.Eps > 0 && doc.Total.Eps <= 1.5) || recs[1][len(recs[1])-4] != "3") {
-			t.Errorf("%s: total %v, row %q", tc.name, doc.Total, recs[1])
+		if tc.spend > 0 && (!(doc.Balance.Total.Eps > 0 && doc.Balance.Total.Eps <= 1.5) || recs[1][len(recs[1])-4] != "3") {
+			t.Errorf("%s: total %v, row %q", tc.name, doc.Balance.Total, recs[1])
 		}
 	}
 }
