@@ -18,7 +18,7 @@ func largeLedger(tb testing.TB, runs int) string {
 	tb.Helper()
 	path := filepath.Join(tb.TempDir(), "large.ledger")
 	b := unique(bound)
-	if err := Init(ctx, path, NewHeader(b, accountant.Guarantee{Eps: 1e9, Delta: 0.5}, 1e-5), InitOptions{}); err != nil {
+	if _, err := Init(ctx, path, NewHeader(b, accountant.Guarantee{Eps: 1e9, Delta: 0.5}, 1e-5), InitOptions{}); err != nil {
 		tb.Fatal(err)
 	}
 	l := open(tb, path)

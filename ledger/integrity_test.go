@@ -205,12 +205,12 @@ func TestRecord(t *testing.T) {
 	// the recorded one, and the first is then refused.
 	h := l.Header()
 	second := filepath.Join(t.TempDir(), "second.ledger")
-	err = Init(ctx, second, h, InitOptions{})
+	_, err = Init(ctx, second, h, InitOptions{})
 	recordError(t, "second ledger at init", err, SecondLedger)
 	if _, serr := os.Stat(second); serr == nil {
 		t.Error("a refused init left a file")
 	}
-	if err := Init(ctx, second, h, InitOptions{Replace: true}); err != nil {
+	if _, err := Init(ctx, second, h, InitOptions{Replace: true}); err != nil {
 		t.Fatal(err)
 	}
 	err = openErr(path, Options{})
@@ -335,7 +335,7 @@ func TestRecordNeverFallsBack(t *testing.T) {
 		other := filepath.Join(t.TempDir(), "other.ledger")
 		if replace {
 			h := run.Header()
-			if err := Init(ctx, other, h, InitOptions{Replace: true}); err != nil {
+			if _, err := Init(ctx, other, h, InitOptions{Replace: true}); err != nil {
 				t.Fatal(err)
 			}
 		} else {

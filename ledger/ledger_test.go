@@ -52,7 +52,7 @@ func binding(t *testing.T, l *Ledger) ensemble.Binding {
 func newLedger(t *testing.T, budget accountant.Guarantee) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "teachers.ledger")
-	if err := Init(ctx, path, NewHeader(unique(bound), budget, 1e-5), InitOptions{}); err != nil {
+	if _, err := Init(ctx, path, NewHeader(unique(bound), budget, 1e-5), InitOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -176,7 +176,7 @@ func TestRelationAndInitChecks(t *testing.T) {
 	if err := l.Begin("gnmax", oneVote, step); err == nil || !strings.Contains(err.Error(), "cannot share a budget") {
 		t.Errorf("a one-vote spend on a private-teachers ledger: %v", err)
 	}
-	if err := Init(ctx, path, NewHeader(bound, accountant.Guarantee{Eps: 1}, 1e-5), InitOptions{}); err == nil {
+	if _, err := Init(ctx, path, NewHeader(bound, accountant.Guarantee{Eps: 1}, 1e-5), InitOptions{}); err == nil {
 		t.Error("Init overwrote an existing ledger")
 	}
 	edit := func(f func(*ensemble.Binding)) ensemble.Binding {
@@ -202,7 +202,7 @@ func TestRelationAndInitChecks(t *testing.T) {
 		"no teachers' guarantee, private-teachers": NewHeader(edit(func(b *ensemble.Binding) { b.Teachers = accountant.Guarantee{} }), one, 1e-5),
 	} {
 		p := filepath.Join(t.TempDir(), "l")
-		if err := Init(ctx, p, h, InitOptions{}); err == nil {
+		if _, err := Init(ctx, p, h, InitOptions{}); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 		if _, err := os.Stat(p); err == nil {
@@ -216,7 +216,7 @@ func TestRelationAndInitChecks(t *testing.T) {
 func TestInitNonPrivateOneVote(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "l")
 	b := unique(ensemble.Binding{K: 250, Relation: ensemble.OneVote, Kind: ensemble.Fixed, Partition: ensemble.KeyedHash})
-	if err := Init(ctx, p, NewHeader(b, accountant.Guarantee{Eps: 2, Delta: 1e-5}, 1e-5), InitOptions{}); err != nil {
+	if _, err := Init(ctx, p, NewHeader(b, accountant.Guarantee{Eps: 2, Delta: 1e-5}, 1e-5), InitOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	l, err := Open(ctx, p, Options{})
@@ -607,7 +607,7 @@ func TestCap(t *testing.T) {
 	open := func(budget accountant.Guarantee, b ensemble.Binding) *Ledger {
 		path := filepath.Join(t.TempDir(), "l")
 		b = unique(b)
-		if err := Init(ctx, path, NewHeader(b, budget, 1e-5), InitOptions{}); err != nil {
+		if _, err := Init(ctx, path, NewHeader(b, budget, 1e-5), InitOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		l, err := Open(ctx, path, Options{})
@@ -676,7 +676,7 @@ func TestPureBudget(t *testing.T) {
 	b := unique(bound)
 	b.Teachers.Delta = 0
 	path := filepath.Join(t.TempDir(), "pure.ledger")
-	if err := Init(ctx, path, NewHeader(b, budget, 1e-5), InitOptions{}); err != nil {
+	if _, err := Init(ctx, path, NewHeader(b, budget, 1e-5), InitOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	l, allowed, err := OpenRun(ctx, path, "darrm", b, pure, -1, Options{})

@@ -55,42 +55,44 @@ type InitOptions struct {
 // Init creates a ledger at path, which must not exist, bound to the
 // ensemble parameters of h (NewHeader), and records it as the ledger of
 // its ensemble. An ensemble recorded with another ledger is a
-// *RecordError unless opts.Replace.
-func Init(ctx context.Context, path string, h Header, opts InitOptions) error {
+// *RecordError unless opts.Replace; the record replaced is returned (nil
+// when there was none).
+func Init(ctx context.Context, path string, h Header, opts InitOptions) (previous *Record, err error) {
 	h.Version = Version
 	if err := checkHeader(h); err != nil {
-		return err
+		return nil, err
 	}
 	if h.Created.IsZero() {
 		h.Created = time.Now().UTC().Truncate(time.Second)
 	}
 	var id [16]byte
 	if _, err := rand.Read(id[:]); err != nil {
-		return err
+		return nil, err
 	}
 	h.ID = hex.EncodeToString(id[:])
 	b, head, err := encodeLine("", h)
 	if err != nil {
-		return fmt.Errorf("ledger: %w", err)
+		return nil, fmt.Errorf("ledger: %w", err)
 	}
 	st, err := openState(ctx, opts.Options, h.Ensemble)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer st.close()
 	if err := st.lock(); err != nil {
-		return err
+		return nil, err
 	}
 	rec, err := st.read()
-	if err != nil {
-		return err
+	var bad *RecordFileError
+	if err != nil && !(opts.Replace && errors.As(err, &bad)) {
+		return nil, err
 	}
 	if rec != nil && !opts.Replace {
-		return &RecordError{Kind: SecondLedger, Path: path, Ensemble: h.Ensemble, Record: *rec, File: st.path, Command: "init"}
+		return nil, &RecordError{Kind: SecondLedger, Path: path, Ensemble: h.Ensemble, Record: *rec, File: st.path, Command: "init"}
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
-		return fmt.Errorf("ledger: create %s: %w", path, err)
+		return nil, fmt.Errorf("ledger: create %s: %w", path, err)
 	}
 	_, err = f.Write(b)
 	if err == nil {
@@ -110,9 +112,9 @@ func Init(ctx context.Context, path string, h Header, opts InitOptions) error {
 	}
 	if err != nil {
 		os.Remove(path)
-		return fmt.Errorf("ledger: write %s: %w", path, err)
+		return nil, fmt.Errorf("ledger: write %s: %w", path, err)
 	}
-	return nil
+	return rec, nil
 }
 
 // syncDir makes a file created or renamed in path's folder durable.

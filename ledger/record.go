@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/darrm/darrm/internal/atomicfile"
@@ -145,6 +146,16 @@ func (e *RecordFileError) Error() string {
 	return fmt.Sprintf("ledger record %s: %s; if the ledger you use is the right one, record it as it is with: darrm ledger adopt LEDGER", e.Path, e.Reason)
 }
 
+// stateErr is an error of the folder of the records: one that the user
+// cannot write (read-only, or another user's) is told how to name
+// another.
+func stateErr(err error) error {
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+		return fmt.Errorf("ledger record: %w; a release records each ledger it uses in your state folder, which must be writable by you: set %s to a folder that is (it is where your records of the ledgers are kept: use the same one for every run)", err, EnvStateDir)
+	}
+	return fmt.Errorf("ledger record: %w", err)
+}
+
 // state is the record file of one ensemble, with its lock.
 type state struct {
 	path     string
@@ -185,11 +196,11 @@ func (s *state) lock() error {
 	}
 	if s.lockf == nil {
 		if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
-			return fmt.Errorf("ledger record: %w", err)
+			return stateErr(err)
 		}
 		f, err := os.OpenFile(s.path[:len(s.path)-len(".json")]+".lock", os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
-			return fmt.Errorf("ledger record: %w", err)
+			return stateErr(err)
 		}
 		s.lockf = f
 	}
@@ -253,7 +264,7 @@ func (s *state) write(r Record) error {
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(s.path), ".record-*")
 	if err != nil {
-		return fmt.Errorf("ledger record: %w", err)
+		return stateErr(err)
 	}
 	_, err = tmp.Write(append(b, '\n'))
 	if err == nil {
@@ -267,7 +278,7 @@ func (s *state) write(r Record) error {
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("ledger record %s: %w", s.path, err)
+		return stateErr(fmt.Errorf("%s: %w", s.path, err))
 	}
 	s.last = &r
 	return nil

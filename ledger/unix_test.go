@@ -160,7 +160,8 @@ func TestRecordLockWait(t *testing.T) {
 	for name, call := range map[string]func(context.Context, Options) error{
 		"open": func(c context.Context, o Options) error { return openErr2(c, path, o) },
 		"init": func(c context.Context, o Options) error {
-			return Init(c, path+".new", h, InitOptions{Options: o, Replace: true})
+			_, err := Init(c, path+".new", h, InitOptions{Options: o, Replace: true})
+			return err
 		},
 	} {
 		c, cancel := context.WithTimeout(ctx, 200*time.Millisecond)

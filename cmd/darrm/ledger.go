@@ -73,10 +73,16 @@ func newLedgerInitCmd() *cobra.Command {
 				return err
 			}
 			budget := accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}
-			if err := ledger.Init(cmd.Context(), args[0], ledger.NewHeader(b, budget, f.DeltaPrime), ledger.InitOptions{Replace: f.Replace}); err != nil {
+			opts := ledger.InitOptions{Options: ledger.Options{Waiting: waitingFor(cmd)}, Replace: f.Replace}
+			prev, err := ledger.Init(cmd.Context(), args[0], ledger.NewHeader(b, budget, f.DeltaPrime), opts)
+			if err != nil {
 				return ledgerError(err)
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "ledger %s: bound to %s; budget %v (delta' = %g)\n", args[0], cliout.Escape(b.String()), budget, f.DeltaPrime)
+			w := cmd.OutOrStdout()
+			_, err = fmt.Fprintf(w, "ledger %s: bound to %s; budget %v (delta' = %g)\n", args[0], cliout.Escape(b.String()), budget, f.DeltaPrime)
+			if err == nil && prev != nil {
+				err = printReplaced(w, prev)
+			}
 			return err
 		},
 	}, &f, nil)
@@ -276,13 +282,14 @@ func ledgerError(err error) error {
 		ne *ledger.NotLedgerError
 		ve *ledger.VersionError
 		re *ledger.RecordError
+		fe *ledger.RecordFileError
 		be *ledger.BindingError
 		he *ledger.BindError
 	)
 	switch {
 	case errors.As(err, &pe):
 		return cli.Usagef("--%s = %s: %s", pe.Name, pe.Value, pe.Rule)
-	case errors.As(err, &ce), errors.As(err, &ne), errors.As(err, &ve), errors.As(err, &re), errors.As(err, &be), errors.As(err, &he):
+	case errors.As(err, &ce), errors.As(err, &ne), errors.As(err, &ve), errors.As(err, &re), errors.As(err, &fe), errors.As(err, &be), errors.As(err, &he):
 		return cli.AsUsage(err)
 	}
 	return err
