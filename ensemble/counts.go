@@ -41,6 +41,15 @@ type MultiOptions struct {
 // maxCount bounds a count or class index: 9 decimal digits.
 const maxCount = 999_999_999
 
+// MaxClasses bounds the number of classes C, as the header's "classes", a
+// reader's MultiOptions.Classes and the aggregators' C: it is as many as a
+// row of counts can hold within MaxLineBytes (each count a digit and a
+// comma), so that a file of class indices can state no more classes than a
+// counts file can hold. Reading and releasing keep a few 8-byte counters per
+// class (about 12 MiB at the bound) and draw one noise value per class and
+// query; the bound is checked before anything is allocated.
+const MaxClasses = MaxLineBytes / 2
+
 // MultiQuery is one row of a multi-class vote file, as vote counts. ID and
 // Counts are valid until the next call of MultiReader.Next.
 type MultiQuery struct {
@@ -89,8 +98,8 @@ func NewMultiReader(r io.Reader, name string, opts MultiOptions) (*MultiReader, 
 // opts.Format is not used.
 func (f *VoteFile) Multi(opts MultiOptions) (*MultiReader, error) {
 	name := f.vr.name
-	if opts.Classes < 0 || opts.Classes == 1 || opts.K < 0 {
-		return nil, &FormatError{File: name, Msg: fmt.Sprintf("C = %d, K = %d: need C >= 2 (or 0 to detect) and K >= 0", opts.Classes, opts.K)}
+	if opts.Classes < 0 || opts.Classes == 1 || opts.Classes > MaxClasses || opts.K < 0 {
+		return nil, &FormatError{File: name, Msg: fmt.Sprintf("C = %d, K = %d: need C in [2, %d] (or 0 to detect) and K >= 0", opts.Classes, opts.K, MaxClasses)}
 	}
 	if m := f.vr.meta; m != nil {
 		bad := func(format string, args ...any) error {

@@ -84,6 +84,9 @@ type multiInputFlags struct {
 // reports whether it is to be read as multi-class votes: the flags ask
 // for counts or class indices, or the header states them.
 func (f *multiInputFlags) openVotes(cmd *cobra.Command, r io.Reader, name string) (*ensemble.VoteFile, bool, error) {
+	if cmd.Flags().Changed("classes") && (f.Classes < 2 || f.Classes > ensemble.MaxClasses) {
+		return nil, false, cli.Usagef("--classes %d: must be in [2, %d] (at most as many classes as a row of counts can hold within a line's %d bytes)", f.Classes, ensemble.MaxClasses, ensemble.MaxLineBytes)
+	}
 	vf, err := ensemble.OpenVoteFile(r, name, f.InFormat)
 	if err != nil {
 		return nil, false, formatError(err)
