@@ -224,15 +224,6 @@ func number(b []byte) (int, bool) {
 	return n, true
 }
 
-func allCounts(fs []csvField) bool {
-	for _, f := range fs {
-		if _, ok := number(f.b); !ok {
-			return false
-		}
-	}
-	return true
-}
-
 // csvHeader settles the header and the id column from the first line and
 // returns the first data line.
 func (r *MultiReader) csvHeader(line []byte) ([]byte, error) {
@@ -245,7 +236,11 @@ func (r *MultiReader) csvHeader(line []byte) ([]byte, error) {
 		r.header = true
 	case Absent:
 	default:
-		r.header = !allCounts(fs) && !(len(fs) >= 2 && r.opts.ID != Absent && allCounts(fs[1:]))
+		// A row of numbers (after an id that is no number) is data, however
+		// malformed as counts, so that a typo on the first row is reported
+		// as one, as the 0/1 reader does: a header has a field that is not
+		// a number.
+		r.header = !allNumbers(fs) && !(len(fs) >= 2 && r.opts.ID != Absent && !allNumbers(fs[:1]) && allNumbers(fs[1:]))
 	}
 	named := false
 	if r.header {
@@ -274,7 +269,9 @@ func (r *MultiReader) csvHeader(line []byte) ([]byte, error) {
 		if width > 0 {
 			r.hasID = named || len(fs) == width+1
 		} else {
-			r.hasID = named || (len(fs) >= 2 && !allCounts(fs[:1]) && allCounts(fs[1:]))
+			// A first field that is a number is a count, even a malformed
+			// one (240.0, -3): only text is taken for an id.
+			r.hasID = named || (len(fs) >= 2 && !allNumbers(fs[:1]) && allNumbers(fs[1:]))
 		}
 	}
 	return line, nil

@@ -181,6 +181,9 @@ func TestReadMeta(t *testing.T) {
 		{"bad header", strings.Replace(csvHead, `"K":3`, `"K":-3`, 1) + "0,1,1\n", 1, 0, "header field K = -3"},
 		{"second header", csvHead + csvHead + "0,1,1\n", 2, 0, "must be the first line of the file, once"},
 		{"comment after the header", csvHead + "# made by hand\n0,1,1\n", 2, 0, "must be the first line of the file, once"},
+		{"comment among the rows", csvHead + "0,1,1\n# {\"note\": \"made by hand\"}\n0,1,1\n", 3, 1, "the only one a vote file may have is its metadata header"},
+		{"comment among rows with ids", "q1,0,1,1\nq2,1,1,0\n#3,1,1,0\n", 3, 1, "so no row's id may start with #"},
+		{"comment after the header row", "id,a,b,c\n  # note\nq1,0,1,1\n", 2, 1, "a line starting with # is a comment line"},
 		{"JSON-lines header twice", statedJSON + "\n" + statedJSON + "\n[0,1,1]\n", 2, 2, "unknown key \"darrm-votes\""},
 		{"JSON header before CSV rows", statedJSON + "\n0,1,1\n", 2, 1, "want a JSON array"},
 	} {

@@ -139,6 +139,16 @@ func TestMultiReader(t *testing.T) {
 		{"bad sum", "3,1,0\n0,3,0\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 2: counts sum to 3, want K = 4"},
 		{"bad class", "0,1,2\n0,3,1\n", MultiOptions{Input: InputClasses, Classes: 3}, 0, 0, nil, "line 2, column 2: vote 2: class 3"},
 		{"negative", "3,1,0\n3,-1,2\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 2, column 2: count \"-1\": must be a non-negative integer"},
+		// A first row of numbers is data however malformed, never a header
+		// row, and a number in its first column is a count, never an id.
+		{"first row negative", "260,-10,0,0\n250,0,0,0\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 1, column 2: count \"-10\": must be a non-negative integer"},
+		{"first row fraction", "1,0,2.0,247\n250,0,0,0\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 1, column 3: count \"2.0\": must be a non-negative integer"},
+		{"first row fraction first", "240.0,5,5,0\n240,5,5,0\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 1, column 1: count \"240.0\": must be a non-negative integer of at most 9 digits (if column 1 is a query id, declare the id column)"},
+		{"first row id, fraction", "q1,1,0,2.0\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 1, column 4: count \"2.0\""},
+		{"first row exponent", "1e2,3,0\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 1, column 1: count \"1e2\""},
+		{"header row named", "c0,c1,c2\n3,1,0\n", MultiOptions{Input: InputCounts}, 4, 3, [][]int{{3, 1, 0}}, ""},
+		{"comment among counts", "3,1,0\n# a note\n0,4,0\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 2, column 1: a line starting with # is a comment line, and the only one a vote file may have is its metadata header"},
+		{"comment among counts with ids", "q1,3,1,0\n#q2,0,4,0\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 2, column 1: a line starting with # is a comment line"},
 		{"no classes", "0,1\n", MultiOptions{Input: InputClasses}, 0, 0, nil, "needs the number of classes"},
 		{"too many classes", "0,1\n", MultiOptions{Input: InputClasses, Classes: MaxClasses + 1}, 0, 0, nil, "need C in [2, 524288]"},
 		{"classes near 2^63", "0,1\n", MultiOptions{Input: InputClasses, Classes: 9_000_000_000_000_000_000}, 0, 0, nil, "need C in [2, 524288]"},
