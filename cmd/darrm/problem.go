@@ -48,8 +48,14 @@ func (f *problemFlags) stated(cmd *cobra.Command) gamma.Stated {
 // paramsFrom is the problem of k teachers with each value from line, else
 // from the first of files that states it, else the default.
 func (f *problemFlags) paramsFrom(k int, line gamma.Stated, files ...gamma.Stated) (gamma.Problem, error) {
+	return f.paramsNamed(k, "--eps", line, files...)
+}
+
+// paramsNamed is paramsFrom where line's eps came from eps (a flag, or a
+// vote file's metadata header), which an error of m·eps names.
+func (f *problemFlags) paramsNamed(k int, eps string, line gamma.Stated, files ...gamma.Stated) (gamma.Problem, error) {
 	p := gamma.Params(k, constraints.Params{M: f.M, Eps: f.Eps, Delta: f.Delta}, append([]gamma.Stated{line}, files...)...)
-	return p, flagError(p.Validate(), map[string]string{"m·eps": "m·eps (--m × --eps)"})
+	return p, flagError(p.Validate(), map[string]string{"m·eps": "m·eps (--m × " + eps + ")"})
 }
 
 // withTable combines the parameters stated in a gamma file with the

@@ -37,3 +37,19 @@ func TestMalformedFirstRow(t *testing.T) {
 		}
 	}
 }
+
+// TestMEpsFromHeader: an m·eps beyond its range whose eps came from the
+// vote file's metadata header names the header, not --eps.
+func TestMEpsFromHeader(t *testing.T) {
+	dir := t.TempDir()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "votes-K11.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "votes.csv")
+	os.WriteFile(in, []byte(strings.Replace(string(raw), `"eps":0.1`, `"eps":50`, 1)), 0o644)
+	_, e, code := darrm(t, "", "aggregate", in, "--out", filepath.Join(dir, "labels.csv"), "--no-cache")
+	if code != exitUsage || !strings.Contains(e, "eps 50 of the metadata header of "+in) || strings.Contains(e, "--eps") {
+		t.Errorf("exit %d: %s", code, e)
+	}
+}
