@@ -120,29 +120,49 @@ func (c *chain) next(path string, b []byte) error {
 	return nil
 }
 
+// walk reads the ledger from its start up to byte end, checks every line
+// and the chain, and calls each (if not nil) after every line with the
+// chain up to it and the spend of the line before it (Run "" for the
+// header). It returns the chain and the reader, whose end and tail say
+// where it stopped.
+func (l *Ledger) walk(end int64, each func(c *chain, before Spend) error) (chain, *lineReader, error) {
+	r := newLineReader(io.NewSectionReader(l.f, 0, end))
+	c := start(l.headerHash)
+	for n := 1; ; n++ {
+		b, err := r.next()
+		if err == io.EOF {
+			return c, r, nil
+		}
+		if err := l.lineErr(n, b, err); err != nil {
+			return c, r, err
+		}
+		before := c.last
+		if n > 1 {
+			if err := c.next(l.path, b); err != nil {
+				return c, r, err
+			}
+		}
+		if each != nil {
+			if err := each(&c, before); err != nil {
+				return c, r, err
+			}
+		}
+	}
+}
+
 // scan reads every line from the start, checks each and the chain, and
 // keeps the spends' totals; rec, if any, names a line whose hash to
 // remember.
 func (l *Ledger) scan(rec *Record) error {
-	r := newLineReader(io.NewSectionReader(l.f, 0, math.MaxInt64))
-	c := start(l.headerHash)
 	recHash := ""
-	for n := 1; ; n++ {
-		b, err := r.next()
-		if err == io.EOF {
-			break
-		}
-		if err := l.lineErr(n, b, err); err != nil {
-			return err
-		}
-		if n > 1 {
-			if err := c.next(l.path, b); err != nil {
-				return err
-			}
-		}
-		if rec != nil && rec.Lines == n {
+	c, r, err := l.walk(math.MaxInt64, func(c *chain, _ Spend) error {
+		if rec != nil && rec.Lines == c.n {
 			recHash = c.head
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	l.chain, l.size, l.tail, l.recHash = c, r.end, r.tail, recHash
 	return nil
@@ -221,28 +241,14 @@ func (l *Ledger) Runs(each func(Spend) error) error {
 		}
 		return nil
 	}
-	r := newLineReader(io.NewSectionReader(l.f, 0, l.size))
-	c := start(l.headerHash)
-	for n := 1; ; n++ {
-		b, err := r.next()
-		if err == io.EOF {
-			break
+	c, _, err := l.walk(l.size, func(c *chain, before Spend) error {
+		if before.Run != "" && c.last.Run != before.Run {
+			return each(before)
 		}
-		if err := l.lineErr(n, b, err); err != nil {
-			return err
-		}
-		if n == 1 {
-			continue
-		}
-		last := c.last
-		if err := c.next(l.path, b); err != nil {
-			return err
-		}
-		if last.Run != "" && c.last.Run != last.Run {
-			if err := each(last); err != nil {
-				return err
-			}
-		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if c.n != l.chain.n || c.head != l.chain.head {
 		return fmt.Errorf("ledger %s changed while it was read: its line %d is not the one read first", l.path, l.chain.n)

@@ -74,19 +74,11 @@ func Init(ctx context.Context, path string, h Header, opts InitOptions) (previou
 	if err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
-	st, err := openState(ctx, opts.Options, h.Ensemble)
+	st, rec, err := openRecord(ctx, opts, h.Ensemble)
 	if err != nil {
 		return nil, err
 	}
 	defer st.close()
-	if err := st.lock(); err != nil {
-		return nil, err
-	}
-	rec, err := st.read()
-	var bad *RecordFileError
-	if err != nil && !(opts.Replace && errors.As(err, &bad)) {
-		return nil, err
-	}
 	if rec != nil && !opts.Replace {
 		return nil, &RecordError{Kind: SecondLedger, Path: path, Ensemble: h.Ensemble, Record: *rec, File: st.path, Command: "init"}
 	}
@@ -115,6 +107,27 @@ func Init(ctx context.Context, path string, h Header, opts InitOptions) (previou
 		return nil, fmt.Errorf("ledger: write %s: %w", path, err)
 	}
 	return rec, nil
+}
+
+// openRecord opens and locks the record of ensemble for a command that
+// makes its ledger (Init, Upgrade), and reads it: nil when there is none,
+// or when it is damaged and opts.Replace replaces it. Close the state.
+func openRecord(ctx context.Context, opts InitOptions, ensemble string) (*state, *Record, error) {
+	st, err := openState(ctx, opts.Options, ensemble)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := st.lock(); err != nil {
+		st.close()
+		return nil, nil, err
+	}
+	rec, err := st.read()
+	var bad *RecordFileError
+	if err != nil && !(opts.Replace && errors.As(err, &bad)) {
+		st.close()
+		return nil, nil, err
+	}
+	return st, rec, nil
 }
 
 // syncDir makes a file created or renamed in path's folder durable.

@@ -134,19 +134,11 @@ func Upgrade(ctx context.Context, path string, b ensemble.Binding, opts InitOpti
 	if err := checkHeader(nh); err != nil {
 		return res, err
 	}
-	st, err := openState(ctx, opts.Options, nh.Ensemble)
+	st, rec, err := openRecord(ctx, opts, nh.Ensemble)
 	if err != nil {
 		return res, err
 	}
 	defer st.close()
-	if err := st.lock(); err != nil {
-		return res, err
-	}
-	rec, err := st.read()
-	var bad *RecordFileError
-	if err != nil && !(opts.Replace && errors.As(err, &bad)) {
-		return res, err
-	}
 	own := rec != nil && old.format == chained2 && rec.LedgerID == old.header.ID
 	if err := old.scanLegacy(rec); err != nil {
 		return res, err

@@ -145,12 +145,11 @@ func newLedgerShowCmd() *cobra.Command {
 		Short: "Print a ledger's budget, releases and total (it only reads the ledger)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := ledger.ReadOnly(cmd.Context(), args[0], ledger.Options{})
+			l, err := readLedger(cmd, args[0])
 			if err != nil {
-				return ledgerError(err)
+				return err
 			}
 			defer l.Close()
-			printNotes(cmd.ErrOrStderr(), args[0], l.Notes())
 			if err := l.RecordErr(); err != nil {
 				fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: %v\n", err)
 			}
@@ -172,12 +171,11 @@ func newLedgerVerifyCmd() *cobra.Command {
 		Short: "Check every line of a ledger, its hash chain and the totals its lines carry, and the ledger against your record (it only reads)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := ledger.ReadOnly(cmd.Context(), args[0], ledger.Options{})
+			l, err := readLedger(cmd, args[0])
 			if err != nil {
-				return ledgerError(err)
+				return err
 			}
 			defer l.Close()
-			printNotes(cmd.ErrOrStderr(), args[0], l.Notes())
 			if err := l.RecordErr(); err != nil {
 				return ledgerError(err)
 			}
@@ -247,6 +245,17 @@ func newLedgerUpgradeCmd() *cobra.Command {
 			return err
 		},
 	}, &f, nil)
+}
+
+// readLedger reads the ledger at path whole (ledger.ReadOnly) and prints
+// what reading it found worth telling.
+func readLedger(cmd *cobra.Command, path string) (*ledger.Ledger, error) {
+	l, err := ledger.ReadOnly(cmd.Context(), path, ledger.Options{})
+	if err != nil {
+		return nil, ledgerError(err)
+	}
+	printNotes(cmd.ErrOrStderr(), path, l.Notes())
+	return l, nil
 }
 
 // printReplaced says which record of an ensemble's ledger a command

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -15,29 +14,6 @@ import (
 
 	"github.com/darrm/darrm/ledger"
 )
-
-// waitExitWithin is waitExit with a shorter limit, for runs that must end
-// promptly (a run that does not is killed and fails the test).
-func waitExitWithin(t *testing.T, cmd *exec.Cmd, limit time.Duration) int {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if ee, ok := err.(*exec.ExitError); ok {
-			return ee.ExitCode()
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return 0
-	case <-time.After(limit):
-		cmd.Process.Kill()
-		<-done
-		t.Errorf("%v did not end within %v", cmd.Args, limit)
-		return -1
-	}
-}
 
 // recordLock returns the lock file of ensemble's record in the tests'
 // state folder (TestMain).
