@@ -5,10 +5,10 @@
 // neighbouring relation, the parameters it is bound to (K, the teachers'
 // (ε, Δ), kind and partition: a release that states others is refused),
 // the total budget and the slack δ' of composition, then one record per
-// write to disk of a release's spend. Each line
-// carries the SHA-256 of the line before it and its own, which covers
-// both (a hash chain), so that a line changed, removed or moved is
-// detected. Spends are written ahead: a release reserves the labels it is
+// write to disk of a release's spend, with the totals of the runs before
+// it. Each line carries the SHA-256 of the line before it and its own,
+// which covers both (a hash chain), so that a line changed, removed or
+// moved is detected. Spends are written ahead: a release reserves the labels it is
 // about to hand out, and the reservation is on disk (fsync) before they
 // leave the process, so that a crash can over-count the spend, never
 // under-count it. A write that fails is cut off again before anything
@@ -16,20 +16,23 @@
 // concurrent runs are serialised.
 //
 // Outside the ledger, a per-user record (Record, in StateDir) keeps for
-// each ensemble the identity of its ledger, its number of lines and the
-// hash of its last line, advanced after every write. A ledger that is
-// behind its record (lines removed, an old copy restored) or that is a
-// second ledger for a recorded ensemble is refused (*RecordError), until
-// the user resolves it on purpose (Adopt). The threat is accidents and
-// honest mistakes, not a user who edits the files on purpose: the hashes
-// are not keyed.
+// each ensemble the identity of its ledger, its number of lines, the hash
+// of its last line and their bytes, advanced after every write. A ledger
+// that is behind its record (lines removed, an old copy restored) or that
+// is a second ledger for a recorded ensemble is refused (*RecordError),
+// until the user resolves it on purpose (Adopt). The record vouches for
+// the lines it covers, so a release reads only the line it names and the
+// lines after it: the last line's totals are the ledger's. ReadOnly reads
+// and checks every line. The threat is accidents and honest mistakes, not
+// a user who edits the files on purpose: the hashes are not keyed.
 //
-// Totals come from the accountant: optimal composition (Kairouz, Oh and
-// Viswanath 2015, Thm 3.3) when every query had the same guarantee,
-// heterogeneous general composition (their Thm 3.5) otherwise, or simple
-// composition when that is smaller; for fixed private teachers the total
-// is the smaller of that and the teachers' post-processing cap
-// (ensemble.Binding.Cap), which can make every further release free.
+// Totals come from the accountant (accountant.Sequence): simple
+// composition, and optimal composition (Kairouz, Oh and Viswanath 2015,
+// Thm 3.3) when every query had the same guarantee or general composition
+// (their Thm 3.5) otherwise; the budget is met when any of them meets it
+// (accountant.Best). For fixed private teachers the total is the smaller
+// of that and the teachers' post-processing cap (ensemble.Binding.Cap),
+// which can make every further release free.
 package ledger
 
 // Version is the version of the file format. Version 3 carries in every

@@ -157,11 +157,11 @@ type Ledger struct {
 	// chain is the ledger as read: its whole lines, the last one's hash
 	// and spend, and every run's spend so far.
 	chain     chain
-	size      int64  // bytes of the whole lines
-	recHash   string // hash of the line the record names, when read
-	tail      []byte // bytes after the last line end: a torn line
-	marked    bool   // a ledger of an earlier version that Upgrade has marked
-	spends    []Spend
+	size      int64   // bytes of the whole lines
+	recHash   string  // hash of the line the record names, when read
+	tail      []byte  // bytes after the last line end: a torn line
+	marked    bool    // a ledger of an earlier version that Upgrade has marked
+	spends    []Spend // every run's spend, of a ledger of an earlier version
 	notes     []string
 	recordErr error  // what the record says against a ledger read only
 	recorded  bool   // a ledger read only has a record that agrees
