@@ -119,16 +119,11 @@ func checkRuns(runs []Run) error {
 // ComposeSimpleSeq returns (Σε_i, Σδ_i), the simple composition of a
 // heterogeneous sequence of steps, given as runs (Theorem 3.3.2).
 func ComposeSimpleSeq(runs []Run) (Guarantee, error) {
-	if err := checkRuns(runs); err != nil {
+	s, err := sequenceOf(runs)
+	if err != nil {
 		return Guarantee{}, fmt.Errorf("simple composition: %w", err)
 	}
-	var total Guarantee
-	for _, r := range runs {
-		n := float64(r.K)
-		total.Eps = addUp(total.Eps, mulUp(n, r.Step.Eps))
-		total.Delta = addUp(total.Delta, mulUp(n, r.Step.Delta))
-	}
-	return total, nil
+	return s.simple(), nil
 }
 
 // ComposeGeneral returns the general composition of k (ε, δ)-DP steps with
@@ -159,21 +154,14 @@ func ComposeGeneral(step Guarantee, k int, deltaPrime float64) (Guarantee, error
 //
 // For identical steps it equals ComposeGeneral.
 func ComposeGeneralSeq(runs []Run, deltaPrime float64) (Guarantee, error) {
-	if err := checkRuns(runs); err != nil {
+	s, err := sequenceOf(runs)
+	if err == nil {
+		err = checkOpenUnit("delta'", deltaPrime)
+	}
+	if err != nil {
 		return Guarantee{}, fmt.Errorf("general composition: %w", err)
 	}
-	if err := checkOpenUnit("delta'", deltaPrime); err != nil {
-		return Guarantee{}, fmt.Errorf("general composition: %w", err)
-	}
-	var sum, a, sq, logKeep float64
-	for _, r := range runs {
-		n, e := float64(r.K), r.Step.Eps
-		sum = addUp(sum, mulUp(n, e))
-		a = addUp(a, up(n*e*math.Tanh(e/2), 4))
-		sq = addUp(sq, up(n*e*e, 2))
-		logKeep = addDown(logKeep, down(n*logKeepDown(r.Step.Delta), 1))
-	}
-	return Guarantee{Eps: generalEps(sum, a, sq, deltaPrime), Delta: totalDelta(logKeep, deltaPrime)}, nil
+	return s.general(deltaPrime), nil
 }
 
 // generalEps evaluates the three-way minimum of Kairouz et al.'s Thm 3.5

@@ -11,10 +11,13 @@ const maxExactSteps = 1 << 53
 
 // MaxSteps returns the largest k such that k composed copies of step are
 // within budget (total ε <= budget.Eps and total δ <= budget.Delta) under
-// method m with slack δ' (ignored by Simple), e.g. the number of queries Q a
-// budget allows. It returns 0 when not even one step fits. The total ε and δ
-// of all three methods grow with k, so the answer is found by exponential
-// and binary search over exact evaluations of Compose.
+// method m with slack δ' (ignored by Simple), or under simple composition:
+// the steps satisfy both totals at once, and simple composition, the only
+// one without the slack δ', is the one that fits a pure-DP budget (δ = 0).
+// It is e.g. the number of queries Q a budget allows, and 0 when not even
+// one step fits. The total ε and δ of all three methods grow with k, so the
+// answer is found by exponential and binary search over exact evaluations
+// of Compose.
 func MaxSteps(step, budget Guarantee, m Method, deltaPrime float64) (int, error) {
 	wrap := func(err error) error { return fmt.Errorf("max steps (%v): %w", m, err) }
 	if err := checkStep("", step); err != nil {
@@ -37,8 +40,11 @@ func MaxSteps(step, budget Guarantee, m Method, deltaPrime float64) (int, error)
 		return 0, wrap(fmt.Errorf("unknown method %v", m))
 	}
 	fits := func(k int) bool {
+		if s, err := ComposeSimple(step, k); err == nil && s.Within(budget) {
+			return true
+		}
 		g, err := Compose(step, k, m, deltaPrime)
-		return err == nil && g.Eps <= budget.Eps && g.Delta <= budget.Delta
+		return err == nil && g.Within(budget)
 	}
 	if !fits(1) {
 		return 0, nil

@@ -23,13 +23,10 @@ type LNMax struct {
 	Scale float64
 }
 
-// Validate checks the scale: finite and > 0.
+// Validate checks the scale: > 0 and at most MaxDiscreteScale.
 func (m LNMax) Validate() error {
-	if err := checkPositive("laplace scale", m.Scale); err != nil {
-		return err
-	}
-	if math.IsInf(m.Scale, 0) {
-		return &ParamError{Name: "laplace scale", Value: m.Scale, Rule: "must be finite"}
+	if !(m.Scale > 0 && m.Scale <= MaxDiscreteScale) {
+		return &ParamError{Name: "laplace scale", Value: m.Scale, Rule: fmt.Sprintf("must be in (0, %v] (discrete Laplace noise)", MaxDiscreteScale)}
 	}
 	return nil
 }

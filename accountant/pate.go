@@ -121,6 +121,13 @@ func (d *PATEDirections) UnmarshalText(b []byte) error {
 // on DiscreteGNMaxExcess below needs π²σ² >= 0.37.
 const minDiscreteSigma = 0.5
 
+// MaxDiscreteScale is the largest scale of discrete noise that a release
+// draws (the σ of DiscreteNoise, the scale of LNMax): darrm's exact
+// samplers (ensemble.DiscreteGaussian, ensemble.DiscreteLaplace) take no
+// more. A vote count is at most 999,999,999, so noise of this scale
+// already makes every label a class drawn at random.
+const MaxDiscreteScale = 1e15
+
 func checkNoise(name string, sigma float64, noise PATENoise) error {
 	if err := checkPositive(name, sigma); err != nil {
 		return err
@@ -128,8 +135,8 @@ func checkNoise(name string, sigma float64, noise PATENoise) error {
 	switch noise {
 	case ContinuousNoise:
 	case DiscreteNoise:
-		if sigma < minDiscreteSigma {
-			return &ParamError{Name: name, Value: sigma, Rule: fmt.Sprintf("must be >= %v for discrete Gaussian noise", minDiscreteSigma)}
+		if !(sigma >= minDiscreteSigma && sigma <= MaxDiscreteScale) {
+			return &ParamError{Name: name, Value: sigma, Rule: fmt.Sprintf("must be in [%v, %v] for discrete Gaussian noise", minDiscreteSigma, MaxDiscreteScale)}
 		}
 	default:
 		return fmt.Errorf("unknown noise %v", noise)

@@ -41,6 +41,15 @@ type MultiOptions struct {
 // maxCount bounds a count or class index: 9 decimal digits.
 const maxCount = 999_999_999
 
+// MaxClasses bounds the number of classes C, as the header's "classes", a
+// reader's MultiOptions.Classes and the aggregators' C: it is as many as a
+// row of counts can hold within MaxLineBytes (each count a digit and a
+// comma), so that a file of class indices can state no more classes than a
+// counts file can hold. Reading and releasing keep a few 8-byte counters per
+// class (about 12 MiB at the bound) and draw one noise value per class and
+// query; the bound is checked before anything is allocated.
+const MaxClasses = MaxLineBytes / 2
+
 // MultiReader streams a multi-class vote file in constant memory: CSV
 // (an optional header row, then rows of [id,]x_1,...,x_n) or JSON lines
 // (per line an array [x_1, ..., x_n] or an object {"id": ...,
@@ -77,8 +86,8 @@ func NewMultiReader(r io.Reader, name string, opts MultiOptions) (*MultiReader, 
 // opts.Format is not used.
 func (f *VoteFile) Multi(opts MultiOptions) (*MultiReader, error) {
 	name := f.vr.name
-	if opts.Classes < 0 || opts.Classes == 1 || opts.K < 0 {
-		return nil, &FormatError{File: name, Msg: fmt.Sprintf("C = %d, K = %d: need C >= 2 (or 0 to detect) and K >= 0", opts.Classes, opts.K)}
+	if opts.Classes < 0 || opts.Classes == 1 || opts.Classes > MaxClasses || opts.K < 0 {
+		return nil, &FormatError{File: name, Msg: fmt.Sprintf("C = %d, K = %d: need C in [2, %d] (or 0 to detect) and K >= 0", opts.Classes, opts.K, MaxClasses)}
 	}
 	if m := f.vr.meta; m != nil {
 		bad := func(format string, args ...any) error {
@@ -202,15 +211,6 @@ func number(b []byte) (int, bool) {
 	return n, true
 }
 
-func allCounts(fs []csvField) bool {
-	for _, f := range fs {
-		if _, ok := number(f.b); !ok {
-			return false
-		}
-	}
-	return true
-}
-
 // csvHeader settles the header and the id column from the first line and
 // returns the first data line.
 func (r *MultiReader) csvHeader(line []byte) ([]byte, error) {
@@ -223,7 +223,11 @@ func (r *MultiReader) csvHeader(line []byte) ([]byte, error) {
 		r.header = true
 	case Absent:
 	default:
-		r.header = !allCounts(fs) && !(len(fs) >= 2 && r.opts.ID != Absent && allCounts(fs[1:]))
+		// A row of numbers (after an id that is no number) is data, however
+		// malformed as counts, so that a typo on the first row is reported
+		// as one, as the 0/1 reader does: a header has a field that is not
+		// a number.
+		r.header = !allNumbers(fs) && !(len(fs) >= 2 && r.opts.ID != Absent && !allNumbers(fs[:1]) && allNumbers(fs[1:]))
 	}
 	named := false
 	if r.header {
@@ -252,7 +256,9 @@ func (r *MultiReader) csvHeader(line []byte) ([]byte, error) {
 		if width > 0 {
 			r.hasID = named || len(fs) == width+1
 		} else {
-			r.hasID = named || (len(fs) >= 2 && !allCounts(fs[:1]) && allCounts(fs[1:]))
+			// A first field that is a number is a count, even a malformed
+			// one (240.0, -3): only text is taken for an id.
+			r.hasID = named || (len(fs) >= 2 && !allNumbers(fs[:1]) && allNumbers(fs[1:]))
 		}
 	}
 	return line, nil

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
+
+	"github.com/darrm/darrm/accountant"
 )
 
 // Exact sampling of the discrete Gaussian N_Z(0, σ²), the distribution on
@@ -27,16 +29,18 @@ type DiscreteGaussian struct {
 	p, q uint64
 }
 
-// NewDiscreteGaussian returns the sampler of N_Z(0, σ²), σ finite and > 0.
+// NewDiscreteGaussian returns the sampler of N_Z(0, σ²), σ > 0 and at most
+// accountant.MaxDiscreteScale (the draws, up to 2^63 in magnitude, then
+// reach 9000σ).
 func NewDiscreteGaussian(sigma float64) (*DiscreteGaussian, error) {
-	if !(sigma > 0) || math.IsInf(sigma, 0) || sigma > 1e15 {
-		return nil, fmt.Errorf("discrete Gaussian: sigma = %v: must be a finite number in (0, 1e15]", sigma)
+	if !(sigma > 0) || math.IsInf(sigma, 0) || sigma > accountant.MaxDiscreteScale {
+		return nil, fmt.Errorf("discrete Gaussian: sigma = %v: must be a finite number in (0, %g]", sigma, accountant.MaxDiscreteScale)
 	}
 	s := new(big.Rat).SetFloat64(sigma)
 	s2 := new(big.Rat).Mul(s, s)
-	fl := new(big.Int).Quo(s2.Num(), s2.Denom()) // floor(σ²)
-	t := new(big.Int).Sqrt(fl).Int64() + 1       // floor(σ) = floor(sqrt(floor(σ²)))
-	tt := new(big.Rat).SetInt64(t * t)
+	fl := new(big.Int).Quo(s2.Num(), s2.Denom())                              // floor(σ²)
+	t := new(big.Int).Sqrt(fl).Int64() + 1                                    // floor(σ) = floor(sqrt(floor(σ²)))
+	tt := new(big.Rat).SetInt(new(big.Int).Mul(big.NewInt(t), big.NewInt(t))) // t² passes 2^63 near σ = 3e9
 	den := new(big.Rat).Mul(new(big.Rat).SetInt64(2), new(big.Rat).Mul(s2, tt))
 	g := &DiscreteGaussian{s2: s2, t: t, den: den}
 	if s2.Num().BitLen() <= 32 && s2.Denom().BitLen() <= 32 {
@@ -47,7 +51,13 @@ func NewDiscreteGaussian(sigma float64) (*DiscreteGaussian, error) {
 
 // Sample draws one value (CKS 2020, Algorithm 3): a discrete Laplace
 // proposal of scale t = floor(σ)+1, accepted with probability
-// exp(-(|y| - σ²/t)²/(2σ²)).
+// exp(-(|y| - σ²/t)²/(2σ²)). The loop takes fewer than 4 proposals in
+// expectation at every σ: a proposal is accepted with probability
+// Σ_y Pr[y]·exp(-(|y| - σ²/t)²/(2σ²)) = tanh(1/(2t))·e^{-σ²/(2t²)}·
+// Σ_y e^{-y²/(2σ²)}, and with Σ_y e^{-y²/(2σ²)} >= max(1, σ√(2π)) and
+// t-1 <= σ < t that is above 0.28 (0.46·e^{-1/2} at t = 1, above 0.37
+// for t >= 2); each proposal and each Bernoulli(exp(-γ)) takes a bounded
+// expected number of draws too.
 func (g *DiscreteGaussian) Sample(src *Source) int64 {
 	for {
 		y := discreteLaplace(src, g.t)
@@ -59,14 +69,21 @@ func (g *DiscreteGaussian) Sample(src *Source) int64 {
 				continue
 			}
 		}
-		a := new(big.Rat).SetInt64(abs64(y) * g.t)
-		a.Sub(a, g.s2)
-		a.Mul(a, a)
-		a.Quo(a, g.den)
-		if bernoulliExpNeg(src, a) {
+		if bernoulliExpNeg(src, g.acceptance(y)) {
 			return y
 		}
 	}
+}
+
+// acceptance returns the acceptance exponent of y, (|y|·t - σ²)²/(2σ²t²),
+// in exact rational arithmetic: |y|·t reaches 2^63 at σ near 3e9, so it is
+// formed in big integers.
+func (g *DiscreteGaussian) acceptance(y int64) *big.Rat {
+	yt := new(big.Int).Mul(big.NewInt(abs64(y)), big.NewInt(g.t))
+	a := new(big.Rat).SetInt(yt)
+	a.Sub(a, g.s2)
+	a.Mul(a, a)
+	return a.Quo(a, g.den)
 }
 
 // exponent returns the acceptance exponent of y as num/den in 64-bit
@@ -313,10 +330,11 @@ type DiscreteLaplace struct {
 	s64, t64 uint64
 }
 
-// NewDiscreteLaplace returns the sampler of scale b, finite and > 0.
+// NewDiscreteLaplace returns the sampler of scale b, > 0 and at most
+// accountant.MaxDiscreteScale.
 func NewDiscreteLaplace(b float64) (*DiscreteLaplace, error) {
-	if !(b > 0) || math.IsInf(b, 0) || b > 1e15 {
-		return nil, fmt.Errorf("discrete Laplace: scale = %v: must be a finite number in (0, 1e15]", b)
+	if !(b > 0) || math.IsInf(b, 0) || b > accountant.MaxDiscreteScale {
+		return nil, fmt.Errorf("discrete Laplace: scale = %v: must be a finite number in (0, %g]", b, accountant.MaxDiscreteScale)
 	}
 	r := new(big.Rat).SetFloat64(b)
 	l := &DiscreteLaplace{s: new(big.Int).Set(r.Denom()), t: new(big.Int).Set(r.Num())}
@@ -344,7 +362,10 @@ func (l *DiscreteLaplace) Sample(src *Source) int64 {
 		}
 		x := v.Mul(v, l.t)
 		x.Add(x, u)
-		if y, ok := randomSign(src, x.Quo(x, l.s).Int64()); ok {
+		if x.Quo(x, l.s); !x.IsInt64() {
+			continue // beyond int64, drawn again as laplace64 does
+		}
+		if y, ok := randomSign(src, x.Int64()); ok {
 			return y
 		}
 	}

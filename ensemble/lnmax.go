@@ -44,8 +44,8 @@ func NewLNMax(m accountant.LNMax, teachers, classes int) (*LNMax, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lnmax: %w", err)
 	}
-	if teachers < 1 || classes < 2 {
-		return nil, fmt.Errorf("lnmax: K = %d, C = %d: need K >= 1 and C >= 2", teachers, classes)
+	if err := checkClasses(teachers, classes); err != nil {
+		return nil, fmt.Errorf("lnmax: %w", err)
 	}
 	noise, err := NewDiscreteLaplace(m.Scale)
 	if err != nil {
@@ -90,6 +90,15 @@ func (g *LNMax) Label(counts []int, src *Source) (int, bool, error) {
 		return -1, false, err
 	}
 	return noisyArgmax(counts, g.noise.Sample, src, &g.ties), true, nil
+}
+
+// checkClasses checks the K teachers and C classes of a multi-class
+// aggregator, before it allocates anything per class.
+func checkClasses(teachers, classes int) error {
+	if teachers < 1 || classes < 2 || classes > MaxClasses {
+		return fmt.Errorf("K = %d, C = %d: need K >= 1 and C in [2, %d]", teachers, classes, MaxClasses)
+	}
+	return nil
 }
 
 // checkCounts checks C counts summing to K and returns the index of the

@@ -44,8 +44,8 @@ func NewMultiGNMax(m accountant.ConfidentGNMax, teachers, classes int, delta flo
 	if err := m.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", multiName(m), err)
 	}
-	if teachers < 1 || classes < 2 {
-		return nil, fmt.Errorf("%s: K = %d, C = %d: need K >= 1 and C >= 2", multiName(m), teachers, classes)
+	if err := checkClasses(teachers, classes); err != nil {
+		return nil, fmt.Errorf("%s: %w", multiName(m), err)
 	}
 	rho, err := m.RDPSlope()
 	if err != nil {

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"math/big"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/darrm/darrm/accountant"
 )
@@ -136,7 +138,19 @@ func TestMultiReader(t *testing.T) {
 		{"bad sum", "3,1,0\n0,3,0\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 2: counts sum to 3, want K = 4"},
 		{"bad class", "0,1,2\n0,3,1\n", MultiOptions{Input: InputClasses, Classes: 3}, 0, 0, nil, "line 2, column 2: vote 2: class 3"},
 		{"negative", "3,1,0\n3,-1,2\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 2, column 2: count \"-1\": must be a non-negative integer"},
+		// A first row of numbers is data however malformed, never a header
+		// row, and a number in its first column is a count, never an id.
+		{"first row negative", "260,-10,0,0\n250,0,0,0\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 1, column 2: count \"-10\": must be a non-negative integer"},
+		{"first row fraction", "1,0,2.0,247\n250,0,0,0\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 1, column 3: count \"2.0\": must be a non-negative integer"},
+		{"first row fraction first", "240.0,5,5,0\n240,5,5,0\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 1, column 1: count \"240.0\": must be a non-negative integer of at most 9 digits (if column 1 is a query id, declare the id column)"},
+		{"first row id, fraction", "q1,1,0,2.0\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 1, column 4: count \"2.0\""},
+		{"first row exponent", "1e2,3,0\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 1, column 1: count \"1e2\""},
+		{"header row named", "c0,c1,c2\n3,1,0\n", MultiOptions{Input: InputCounts}, 4, 3, [][]int{{3, 1, 0}}, ""},
+		{"comment among counts", "3,1,0\n# a note\n0,4,0\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 2, column 1: a line starting with # is a comment line, and the only one a vote file may have is its metadata header"},
+		{"comment among counts with ids", "q1,3,1,0\n#q2,0,4,0\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 2, column 1: a line starting with # is a comment line"},
 		{"no classes", "0,1\n", MultiOptions{Input: InputClasses}, 0, 0, nil, "needs the number of classes"},
+		{"too many classes", "0,1\n", MultiOptions{Input: InputClasses, Classes: MaxClasses + 1}, 0, 0, nil, "need C in [2, 524288]"},
+		{"classes near 2^63", "0,1\n", MultiOptions{Input: InputClasses, Classes: 9_000_000_000_000_000_000}, 0, 0, nil, "need C in [2, 524288]"},
 		{"wrong C", "1,2\n", MultiOptions{Input: InputCounts, Classes: 3}, 0, 0, nil, "2 counts, want C = 3"},
 		{"columns", "1,2,3\n1,5\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 2: 2 counts, want 3"},
 		{"no layout", "1,2,3\n", MultiOptions{}, 0, 0, nil, "no metadata header: say whether the rows are vote counts or class indices"},
@@ -282,5 +296,94 @@ func TestWriteCounts(t *testing.T) {
 	}
 	if err := WriteCounts(&b, m, nil, [][]int{{2, 2}}); err == nil {
 		t.Error("2 classes written under a header of 3")
+	}
+}
+
+// TestDiscreteGaussianLargeSigma: the sampler is exact and ends at every
+// deviation it accepts. The acceptance exponent, whose |y|·t passes 2^63
+// near σ = 3e9, equals an independent rational computation for draws far
+// out in the tails; draws at σ up to accountant.MaxDiscreteScale have the deviation σ
+// (4,000 draws: 5% is over four standard errors) and take no longer than
+// at small σ; and the acceptance probability that bounds the loop is above
+// 0.28 on a grid of σ.
+func TestDiscreteGaussianLargeSigma(t *testing.T) {
+	for _, sigma := range []float64{3.5e9, 1e11, 1e12, 123456789012.5, accountant.MaxDiscreteScale} {
+		g, err := NewDiscreteGaussian(sigma)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := new(big.Rat).SetFloat64(sigma)
+		s2 := new(big.Rat).Mul(s, s)
+		for _, y := range []int64{0, 1, int64(sigma), -int64(3 * sigma), int64(40 * sigma), math.MaxInt64 / 2} {
+			// (|y| - σ²/t)²/(2σ²) from its definition.
+			a := new(big.Rat).Sub(new(big.Rat).SetInt64(abs64(y)), new(big.Rat).Quo(s2, new(big.Rat).SetInt64(g.t)))
+			a.Mul(a, a)
+			a.Quo(a, new(big.Rat).Mul(big.NewRat(2, 1), s2))
+			if got := g.acceptance(y); got.Cmp(a) != 0 {
+				t.Errorf("sigma %v, y %d: exponent %v, want %v", sigma, y, got.FloatString(6), a.FloatString(6))
+			}
+		}
+		done := make(chan float64, 1)
+		go func() {
+			src := NewSeededSource(3)
+			var sq float64
+			const n = 4000
+			for range n {
+				z := float64(g.Sample(src))
+				sq += z * z
+			}
+			done <- math.Sqrt(sq / n)
+		}()
+		select {
+		case dev := <-done:
+			if math.Abs(dev/sigma-1) > 0.05 {
+				t.Errorf("sigma %v: 4000 draws of deviation %v", sigma, dev)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("sigma %v: 4000 draws took over a minute", sigma)
+		}
+	}
+	for _, sigma := range []float64{0.01, 0.5, 0.99, 1, 1.5, 2.999, 10, 1e3, 1e6, 1e15} {
+		t0 := math.Floor(sigma) + 1
+		sum := 0.0
+		for y := 0.0; y <= 40*sigma+1 && y < 1e7; y++ {
+			w := math.Exp(-y * y / (2 * sigma * sigma))
+			if y > 0 {
+				w *= 2
+			}
+			sum += w
+		}
+		if sigma > 1e5 {
+			sum = sigma * math.Sqrt(2*math.Pi) // Poisson summation: exact to e^{-2π²σ²}
+		}
+		if p := math.Tanh(1/(2*t0)) * math.Exp(-sigma*sigma/(2*t0*t0)) * sum; !(p > 0.28) {
+			t.Errorf("sigma %v: acceptance probability %v", sigma, p)
+		}
+	}
+}
+
+// TestMaxClasses: the aggregators refuse more classes than MaxClasses
+// before they allocate anything per class, and take that many.
+func TestMaxClasses(t *testing.T) {
+	m := accountant.ConfidentGNMax{Sigma2: 40, Noise: accountant.DiscreteNoise}
+	for _, c := range []int{MaxClasses + 1, 4_000_000_000, 9_000_000_000_000_000_000} {
+		if _, err := NewMultiGNMax(m, 3, c, 1e-5); err == nil || !strings.Contains(err.Error(), "C in [2, 524288]") {
+			t.Errorf("gnmax with %d classes: %v", c, err)
+		}
+		if _, err := NewLNMax(accountant.LNMax{Scale: 20}, 3, c); err == nil || !strings.Contains(err.Error(), "C in [2, 524288]") {
+			t.Errorf("lnmax with %d classes: %v", c, err)
+		}
+	}
+	if _, err := NewLNMax(accountant.LNMax{Scale: 20}, 3, MaxClasses); err != nil {
+		t.Errorf("lnmax with MaxClasses classes: %v", err)
+	}
+	// A row of MaxClasses counts fits in a line, one more does not.
+	row := strings.Repeat("0,", MaxClasses-1) + "3\n"
+	r, err := NewMultiReader(strings.NewReader(row), "v.csv", MultiOptions{Input: InputCounts})
+	if err != nil || !r.Next() || r.Classes() != MaxClasses {
+		t.Errorf("a row of %d counts: %v", MaxClasses, err)
+	}
+	if _, err := NewMultiReader(strings.NewReader("0,"+row), "v.csv", MultiOptions{Input: InputCounts}); err == nil {
+		t.Errorf("a row of %d counts was read", MaxClasses+1)
 	}
 }

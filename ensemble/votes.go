@@ -242,7 +242,7 @@ func OpenVoteFile(r io.Reader, name string, format Format) (*VoteFile, error) {
 		return nil, err
 	}
 	if c := bytes.TrimLeft(line, " \t"); vr.format == FormatCSV && c[0] == '#' {
-		return nil, &FormatError{File: name, Line: vr.line, Msg: "a line starting with # is a metadata header, which must be the first line of the file, once"}
+		return nil, &FormatError{File: name, Line: vr.line, Msg: commentRule}
 	}
 	return &VoteFile{vr: vr, first: append([]byte(nil), line...)}, nil
 }
@@ -545,11 +545,19 @@ func anyVote(fs []csvField) bool {
 	return false
 }
 
+// commentRule is the error of a CSV line after the first that starts with
+// #: vote files have no comment lines but their metadata header, so that
+// a row is never skipped, by darrm or by a reader that skips comments.
+const commentRule = "a line starting with # is a comment line, and the only one a vote file may have is its metadata header, which must be the first line of the file, once, before the data (so no row's id may start with #)"
+
 // split cuts a CSV line into fields (RFC 4180; blanks around a field are
 // dropped; "" inside quotes is a quote). Quoted fields that need
 // unescaping are copied into r.scratch, so fields are valid until the next
-// call.
+// call. A line that starts with # is refused (commentRule).
 func (r *VoteReader) split(line []byte) ([]csvField, error) {
+	if c := bytes.TrimLeft(line, " \t"); len(c) > 0 && c[0] == '#' {
+		return nil, r.errorf(1, "%s", commentRule)
+	}
 	fs := r.fields[:0]
 	r.scratch = r.scratch[:0]
 	i := 0
@@ -673,7 +681,7 @@ func (r *VoteReader) parseCSV(line []byte) error {
 	p := line
 	if r.hasID {
 		i := bytes.IndexByte(p, ',')
-		if i < 0 || bytes.IndexByte(p[:i], '"') >= 0 || !validID(p[:i]) || (i > 0 && (p[0] == ' ' || p[0] == '\t' || p[i-1] == ' ' || p[i-1] == '\t')) {
+		if i < 0 || bytes.IndexByte(p[:i], '"') >= 0 || !validID(p[:i]) || (i > 0 && (p[0] == ' ' || p[0] == '\t' || p[0] == '#' || p[i-1] == ' ' || p[i-1] == '\t')) {
 			return r.parseCSVSlow(line)
 		}
 		r.q.ID = p[:i]

@@ -40,7 +40,7 @@ func resign(t *testing.T, path string, edit func(n int, raw string) string) {
 		} else {
 			ln.Spend = &msg
 		}
-		ln.SHA256 = chainHash(prev, kind, msg)
+		ln.SHA256 = chainHash(Version, prev, kind, msg)
 		prev = ln.SHA256
 		enc, _ := json.Marshal(ln)
 		out = append(append(out, enc...), '\n')
@@ -68,10 +68,12 @@ func openErr(path string, opts Options) error {
 	return err
 }
 
-// readErr reads the ledger at path and closes it: the error.
+// readErr reads the ledger at path and closes it: the error, or what its
+// record says against it.
 func readErr(path string) error {
 	l, err := ReadOnly(ctx, path, Options{})
 	if err == nil {
+		err = l.RecordErr()
 		l.Close()
 	}
 	return err
@@ -98,35 +100,49 @@ func recordError(t *testing.T, name string, err error, kind RecordKind) {
 }
 
 // TestChain: a line removed, moved, or changed with its own hash redone
-// breaks the chain at that line.
+// breaks the chain at that line, which reading the ledger reports. A
+// release reads the lines from the one its record vouches for: it reports
+// an edit that moves that line (a line removed), and goes on past one in
+// place before it (two lines swapped, one rewritten to the same length)
+// with every spend counted, since the totals it reads are carried by the
+// last line.
 func TestChain(t *testing.T) {
 	budget := accountant.Guarantee{Eps: 50, Delta: 1e-2}
 	for name, c := range map[string]struct {
-		edit func([]string) []string
-		line int
+		edit    func([]string) []string
+		line    int
+		release bool // a release sees it
 	}{
-		"middle spend removed": {func(l []string) []string { return append(l[:2:2], l[3:]...) }, 3},
-		"two spends swapped":   {func(l []string) []string { l[2], l[3] = l[3], l[2]; return l }, 3},
+		"middle spend removed": {func(l []string) []string { return append(l[:2:2], l[3:]...) }, 3, true},
+		"two spends swapped":   {func(l []string) []string { l[2], l[3] = l[3], l[2]; return l }, 3, false},
 		"spend rehashed alone": {func(l []string) []string {
 			var ln line
 			json.Unmarshal([]byte(l[3]), &ln)
 			raw := json.RawMessage(strings.Replace(string(*ln.Spend), `"queries":2`, `"queries":0`, 1))
 			ln.Spend = &raw
-			ln.SHA256 = chainHash(*ln.Prev, "spend", raw)
+			ln.SHA256 = chainHash(Version, *ln.Prev, "spend", raw)
 			b, _ := json.Marshal(ln)
 			l[3] = string(b) + "\n"
 			return l
-		}, 5},
+		}, 5, false},
 	} {
 		path := newLedger(t, budget)
 		spend(t, path, 1)
 		spend(t, path, 2)
 		spend(t, path, 3)
 		os.WriteFile(path, []byte(strings.Join(c.edit(lines(t, path)), "")), 0o644)
-		err := openErr(path, Options{})
-		corruptAt(t, name, err, c.line, "chain")
-		err = readErr(path)
+		err := readErr(path)
 		corruptAt(t, name+" (read)", err, c.line, "chain")
+		if c.release {
+			err := openErr(path, Options{})
+			corruptAt(t, name, err, c.line, "chain")
+			continue
+		}
+		l := open(t, path)
+		if n := l.Spent().Steps; n != 6 {
+			t.Errorf("%s: a release counts %d labels, want 6", name, n)
+		}
+		l.Close()
 	}
 	// A spend of eps 0 (re-signed, so that only the rule catches it)
 	// names its line.
@@ -189,12 +205,12 @@ func TestRecord(t *testing.T) {
 	// the recorded one, and the first is then refused.
 	h := l.Header()
 	second := filepath.Join(t.TempDir(), "second.ledger")
-	err = Init(second, h, InitOptions{})
+	_, err = Init(ctx, second, h, InitOptions{})
 	recordError(t, "second ledger at init", err, SecondLedger)
 	if _, serr := os.Stat(second); serr == nil {
 		t.Error("a refused init left a file")
 	}
-	if err := Init(second, h, InitOptions{Replace: true}); err != nil {
+	if _, err := Init(ctx, second, h, InitOptions{Replace: true}); err != nil {
 		t.Fatal(err)
 	}
 	err = openErr(path, Options{})
@@ -292,5 +308,84 @@ func TestNotLedgerFiles(t *testing.T) {
 		}
 	}
 	err := readErr(big)
-	corruptAt(t, "a GiB of zeros", err, 1, "longer than")
+	var ne *NotLedgerError
+	if !errors.As(err, &ne) || !strings.Contains(err.Error(), "longer than") {
+		t.Errorf("a GiB of zeros: %v, want a NotLedgerError saying its first line is too long", err)
+	}
+}
+
+// TestRecordNeverFallsBack: while a run holds a ledger, a copy of it is
+// spent from, or a new ledger replaces it (init --replace). The run's
+// later writes are refused, and the record keeps vouching for the ledger
+// used meanwhile, with that ledger's id, lines and head: the spends on
+// the copy stay counted, the run's ledger is refused, and a record never
+// mixes two ledgers.
+func TestRecordNeverFallsBack(t *testing.T) {
+	budget := accountant.Guarantee{Eps: 50, Delta: 1e-2}
+	for _, replace := range []bool{false, true} {
+		path := newLedger(t, budget)
+		spend(t, path, 1)
+		run := open(t, path)
+		if err := run.Begin("darrm", binding(t, run), step); err != nil {
+			t.Fatal(err)
+		}
+		if err := run.Reserve(5); err != nil {
+			t.Fatal(err)
+		}
+		other := filepath.Join(t.TempDir(), "other.ledger")
+		if replace {
+			h := run.Header()
+			if _, err := Init(ctx, other, h, InitOptions{Replace: true}); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			b, _ := os.ReadFile(path)
+			os.WriteFile(other, b, 0o644)
+			spend(t, other, 7)
+		}
+		if err := run.Settle(5); err == nil || !strings.Contains(err.Error(), "changed during this run") {
+			t.Errorf("replace %v: settle after another ledger was used: %v", replace, err)
+		}
+		if err := run.Settle(0); err == nil {
+			t.Errorf("replace %v: a second settle was taken", replace)
+		}
+		run.Close()
+		if err := openErr(other, Options{}); err != nil {
+			t.Errorf("replace %v: the ledger used meanwhile is refused: %v", replace, err)
+		}
+		err := openErr(path, Options{})
+		if replace {
+			recordError(t, "the replaced ledger", err, SecondLedger)
+		} else {
+			recordError(t, "the ledger left behind by its copy", err, Diverged)
+		}
+	}
+}
+
+// TestTotalsCarried: each spend line carries the totals of the runs
+// before its own; a line whose totals do not follow from the line before
+// (re-signed, so that only this rule catches it) is damage, for a release
+// and for a reader.
+func TestTotalsCarried(t *testing.T) {
+	path := newLedger(t, accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	spend(t, path, 1)
+	spend(t, path, 2)
+	l := open(t, path)
+	s := runs(t, l)
+	if len(s) != 2 || s[0].Prior.Steps != 0 || s[1].Prior.Steps != 1 || l.Spent().Steps != 3 {
+		t.Errorf("priors %+v, %+v; spent %+v", s[0].Prior, s[1].Prior, l.Spent())
+	}
+	l.Close()
+	resign(t, path, func(n int, raw string) string {
+		if n != 4 { // the first line of the second run: as if the first had spent nothing
+			return raw
+		}
+		var sp Spend
+		json.Unmarshal([]byte(raw), &sp)
+		sp.Prior = &accountant.Sequence{}
+		b, _ := json.Marshal(sp)
+		return string(b)
+	})
+	corruptAt(t, "prior edited (read)", readErr(path), 4, "does not follow")
+	corruptAt(t, "prior edited", openErr(path, Options{}), 4, "does not follow")
 }

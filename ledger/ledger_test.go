@@ -52,14 +52,24 @@ func binding(t *testing.T, l *Ledger) ensemble.Binding {
 func newLedger(t *testing.T, budget accountant.Guarantee) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "teachers.ledger")
-	if err := Init(path, NewHeader(unique(bound), budget, 1e-5), InitOptions{}); err != nil {
+	if _, err := Init(ctx, path, NewHeader(unique(bound), budget, 1e-5), InitOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return path
 }
 
+// runs returns the spend of every run of l (Runs).
+func runs(t *testing.T, l *Ledger) []Spend {
+	t.Helper()
+	var all []Spend
+	if err := l.Runs(func(s Spend) error { all = append(all, s); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return all
+}
+
 // open opens the ledger at path for a run.
-func open(t *testing.T, path string) *Ledger {
+func open(t testing.TB, path string) *Ledger {
 	t.Helper()
 	l, err := Open(ctx, path, Options{})
 	if err != nil {
@@ -132,8 +142,8 @@ func TestBudgetAcrossRuns(t *testing.T) {
 		t.Errorf("spent budget: allowance %d", got)
 	}
 	total, method, err := l.Total()
-	if err != nil || method != "optimal" || total.Eps > budget.Eps || total.Delta > budget.Delta || len(l.Spends()) != 3 {
-		t.Errorf("total %v by %s (%v), %d spends", total, method, err, len(l.Spends()))
+	if err != nil || method != "optimal" || total.Eps > budget.Eps || total.Delta > budget.Delta || len(runs(t, l)) != 3 {
+		t.Errorf("total %v by %s (%v), %d spends", total, method, err, len(runs(t, l)))
 	}
 	// A spend at another guarantee makes the sequence heterogeneous.
 	path = newLedger(t, budget)
@@ -166,7 +176,7 @@ func TestRelationAndInitChecks(t *testing.T) {
 	if err := l.Begin("gnmax", oneVote, step); err == nil || !strings.Contains(err.Error(), "cannot share a budget") {
 		t.Errorf("a one-vote spend on a private-teachers ledger: %v", err)
 	}
-	if err := Init(path, NewHeader(bound, accountant.Guarantee{Eps: 1}, 1e-5), InitOptions{}); err == nil {
+	if _, err := Init(ctx, path, NewHeader(bound, accountant.Guarantee{Eps: 1}, 1e-5), InitOptions{}); err == nil {
 		t.Error("Init overwrote an existing ledger")
 	}
 	edit := func(f func(*ensemble.Binding)) ensemble.Binding {
@@ -192,7 +202,7 @@ func TestRelationAndInitChecks(t *testing.T) {
 		"no teachers' guarantee, private-teachers": NewHeader(edit(func(b *ensemble.Binding) { b.Teachers = accountant.Guarantee{} }), one, 1e-5),
 	} {
 		p := filepath.Join(t.TempDir(), "l")
-		if err := Init(p, h, InitOptions{}); err == nil {
+		if _, err := Init(ctx, p, h, InitOptions{}); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 		if _, err := os.Stat(p); err == nil {
@@ -206,7 +216,7 @@ func TestRelationAndInitChecks(t *testing.T) {
 func TestInitNonPrivateOneVote(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "l")
 	b := unique(ensemble.Binding{K: 250, Relation: ensemble.OneVote, Kind: ensemble.Fixed, Partition: ensemble.KeyedHash})
-	if err := Init(p, NewHeader(b, accountant.Guarantee{Eps: 2, Delta: 1e-5}, 1e-5), InitOptions{}); err != nil {
+	if _, err := Init(ctx, p, NewHeader(b, accountant.Guarantee{Eps: 2, Delta: 1e-5}, 1e-5), InitOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	l, err := Open(ctx, p, Options{})
@@ -232,24 +242,40 @@ func TestCorruption(t *testing.T) {
 	for name, c := range map[string]struct {
 		edit func(string) string
 		line int
+		open func(string, Options) error // openErr, or readErr: what reads that line
 	}{
-		"spend edited": {func(s string) string { return strings.Replace(s, `"queries":4`, `"queries":1`, 1) }, 2},
-		"no header":    {func(s string) string { return s[strings.IndexByte(s, '\n')+1:] }, 1},
-		"garbage line": {func(s string) string { return s + "hello\n" }, 4},
-		"empty":        {func(string) string { return "" }, 1},
+		"spend edited": {func(s string) string { return strings.Replace(s, `"queries":4`, `"queries":1`, 1) }, 2, func(p string, _ Options) error { return readErr(p) }},
+		"last edited": {func(s string) string {
+			return s[:strings.LastIndex(s, `"queries":4`)] + `"queries":1` + s[strings.LastIndex(s, `"queries":4`)+11:]
+		}, 3, openErr},
+		"garbage line":  {func(s string) string { return s + "hello\n" }, 4, openErr},
+		"totals edited": {func(s string) string { return strings.Replace(s, `"steps":0`, `"steps":1`, 2) }, 2, openErr},
 	} {
 		path := newLedger(t, budget)
 		spend(t, path, 4)
 		b, _ := os.ReadFile(path)
 		os.WriteFile(path, []byte(c.edit(string(b))), 0o644)
-		err := openErr(path, Options{})
+		err := c.open(path, Options{})
 		var ce *CorruptError
 		if !errors.As(err, &ce) || ce.Line != c.line {
 			t.Errorf("%s: %v, want a CorruptError at line %d", name, err, c.line)
 		}
 	}
 	for name, edit := range map[string]func(string) string{
-		"version 9": func(s string) string { return strings.Replace(s, `"version":2`, `"version":9`, 1) },
+		"no header": func(s string) string { return s[strings.IndexByte(s, '\n')+1:] },
+		"empty":     func(string) string { return "" },
+	} {
+		path := newLedger(t, budget)
+		spend(t, path, 4)
+		b, _ := os.ReadFile(path)
+		os.WriteFile(path, []byte(edit(string(b))), 0o644)
+		var ne *NotLedgerError
+		if err := openErr(path, Options{}); !errors.As(err, &ne) || !strings.Contains(err.Error(), "not a ledger") {
+			t.Errorf("%s: %v, want a NotLedgerError", name, err)
+		}
+	}
+	for name, edit := range map[string]func(string) string{
+		"version 9": func(s string) string { return strings.Replace(s, `"version":3`, `"version":9`, 1) },
 	} {
 		path := newLedger(t, budget)
 		b, _ := os.ReadFile(path)
@@ -287,7 +313,7 @@ func TestTornLastLine(t *testing.T) {
 		t.Error("ReadOnly changed the file")
 	}
 	l = open(t, path)
-	if s := l.Spends(); len(s) != 1 || s[0].Queries != 4 {
+	if s := runs(t, l); len(s) != 1 || s[0].Queries != 4 {
 		t.Errorf("torn last line: spends %+v", s)
 	}
 	if notes := strings.Join(l.Notes(), "; "); !strings.Contains(notes, "cut off a torn last line") {
@@ -393,10 +419,7 @@ func TestKillAtEveryStep(t *testing.T) {
 		if err != nil {
 			t.Fatalf("kill at step %d: %v", kill, err)
 		}
-		recorded := 0
-		for _, s := range l.Spends() {
-			recorded += s.Queries
-		}
+		recorded := l.Spent().Steps
 		l.Close()
 		if recorded < total {
 			t.Errorf("kill at step %d: %d labels released in all, %d recorded", kill, total, recorded)
@@ -452,8 +475,8 @@ func TestStatus(t *testing.T) {
 	path := newLedger(t, budget)
 	for _, tc := range []struct {
 		spent int
-		comp  string
-	}{{0, "none"}, {7, "optimal"}} {
+		comp  accountant.Method
+	}{{0, accountant.Simple}, {7, accountant.Optimal}} {
 		if tc.spent > 0 {
 			spend(t, path, tc.spent)
 		}
@@ -570,7 +593,7 @@ func TestVersion1(t *testing.T) {
 	l.Close()
 	err = openErr(path, Options{})
 	var ve *VersionError
-	if !errors.As(err, &ve) || ve.Version != 1 || !strings.Contains(err.Error(), "must be upgraded to version 2") || !strings.Contains(err.Error(), "darrm ledger upgrade") {
+	if !errors.As(err, &ve) || ve.Version != 1 || !strings.Contains(err.Error(), fmt.Sprintf("must be upgraded to version %d", Version)) || !strings.Contains(err.Error(), "darrm ledger upgrade") {
 		t.Errorf("release against a version 1 ledger: %v", err)
 	}
 }
@@ -584,7 +607,7 @@ func TestCap(t *testing.T) {
 	open := func(budget accountant.Guarantee, b ensemble.Binding) *Ledger {
 		path := filepath.Join(t.TempDir(), "l")
 		b = unique(b)
-		if err := Init(path, NewHeader(b, budget, 1e-5), InitOptions{}); err != nil {
+		if _, err := Init(ctx, path, NewHeader(b, budget, 1e-5), InitOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		l, err := Open(ctx, path, Options{})
@@ -641,4 +664,37 @@ func TestCap(t *testing.T) {
 		t.Errorf("balance %+v (%v)", b, err)
 	}
 	l.Close()
+}
+
+// TestPureBudget: pure-DP spends against a pure-DP budget. Their simple
+// composition is pure, the others carry the slack δ' > 0: the budget is
+// spent by simple composition, and the balance reports that total.
+func TestPureBudget(t *testing.T) {
+	eps := 0.1
+	pure := accountant.Guarantee{Eps: 3 * eps} // m·ε = 0.30000000000000004
+	budget := accountant.Guarantee{Eps: 3}
+	b := unique(bound)
+	b.Teachers.Delta = 0
+	path := filepath.Join(t.TempDir(), "pure.ledger")
+	if _, err := Init(ctx, path, NewHeader(b, budget, 1e-5), InitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	l, allowed, err := OpenRun(ctx, path, "darrm", b, pure, -1, Options{})
+	if err != nil || allowed != 9 {
+		t.Fatalf("allowance of %v in %v: %d (%v), want 9", pure, budget, allowed, err)
+	}
+	defer l.Close()
+	if err := l.Reserve(10); !errors.Is(err, ErrBudget) {
+		t.Errorf("10 labels: %v", err)
+	}
+	if err := l.Reserve(9); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Settle(9); err != nil {
+		t.Fatal(err)
+	}
+	bal, err := l.Balance()
+	if err != nil || bal.Composition != accountant.Simple || bal.Total.Delta != 0 || !bal.Total.Within(budget) {
+		t.Errorf("balance after 9 labels: %+v (%v)", bal, err)
+	}
 }

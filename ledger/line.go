@@ -16,10 +16,10 @@ import (
 // instead of filling memory.
 const MaxLineBytes = 1 << 20
 
-// line is how a header or a spend is stored. Version 2 chains the lines:
-// Prev is the SHA256 of the line before ("" for the header), and SHA256
-// hashes Prev, the kind of line and its JSON (chainHash). Version 1 had no
-// Prev, and its SHA256 hashed the JSON alone.
+// line is how a header or a spend is stored. Versions 2 and 3 chain the
+// lines: Prev is the SHA256 of the line before ("" for the header), and
+// SHA256 hashes the version, Prev, the kind of line and its JSON
+// (chainHash). Version 1 had no Prev, and its SHA256 hashed the JSON alone.
 type line struct {
 	Prev   *string          `json:"prev,omitempty"`
 	Header *json.RawMessage `json:"header,omitempty"`
@@ -27,11 +27,13 @@ type line struct {
 	SHA256 string           `json:"sha256"`
 }
 
-// chainHash is the hash of a version-2 line: it covers the line before
-// (prev), so that a line removed, replaced or moved breaks the chain.
-func chainHash(prev, kind string, raw []byte) string {
+// chainHash is the hash of a chained line of a ledger of the given
+// version (2 or 3): it covers the line before (prev), so that a line
+// removed, replaced or moved breaks the chain; the version keeps a line
+// of one version from passing for a line of another.
+func chainHash(version int, prev, kind string, raw []byte) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "darrm-ledger/2\n%s\n%s\n", prev, kind)
+	fmt.Fprintf(h, "darrm-ledger/%d\n%s\n%s\n", version, prev, kind)
 	h.Write(raw)
 	return hex.EncodeToString(h.Sum(nil))
 }
@@ -42,8 +44,8 @@ func v1Hash(raw []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-// encodeLine returns the version-2 line of v (a Header or a Spend) after
-// the line of hash prev, with its line end, and its hash.
+// encodeLine returns the line of the current version of v (a Header or a
+// Spend) after the line of hash prev, with its line end, and its hash.
 func encodeLine(prev string, v any) ([]byte, string, error) {
 	raw, err := json.Marshal(v)
 	if err != nil {
@@ -58,13 +60,13 @@ func encodeLine(prev string, v any) ([]byte, string, error) {
 	} else {
 		l.Spend = &msg
 	}
-	l.SHA256 = chainHash(prev, kind, raw)
+	l.SHA256 = chainHash(Version, prev, kind, raw)
 	b, err := json.Marshal(l)
 	return append(b, '\n'), l.SHA256, err
 }
 
-// linePrefix is how every version-2 line after the one of hash prev
-// begins: a torn last line must begin so, or be a beginning of it.
+// linePrefix is how every chained line after the one of hash prev begins:
+// a torn last line must begin so, or be a beginning of it.
 func linePrefix(prev string) []byte { return []byte(`{"prev":"` + prev + `",`) }
 
 // lineReader reads a file line by line, no line longer than MaxLineBytes,
@@ -115,4 +117,36 @@ func (r *lineReader) next() ([]byte, error) {
 	}
 	r.end += int64(len(b))
 	return b[:len(b)-1], nil
+}
+
+// lineEndingAt returns the line of f that ends at byte end (its line end
+// at end-1), without the line end: the line a record vouches for, read
+// without reading what comes before it. It reports false when the byte
+// at end-1 is no line end, or the line is longer than MaxLineBytes.
+func lineEndingAt(f io.ReaderAt, end int64) ([]byte, bool, error) {
+	if end < 1 {
+		return nil, false, nil
+	}
+	for window := int64(4 << 10); ; window *= 2 {
+		start := max(0, end-window)
+		b := make([]byte, end-start)
+		if _, err := f.ReadAt(b, start); err != nil {
+			if err == io.EOF {
+				return nil, false, nil // the file is shorter than the record says
+			}
+			return nil, false, err
+		}
+		if b[len(b)-1] != '\n' {
+			return nil, false, nil
+		}
+		if i := bytes.LastIndexByte(b[:len(b)-1], '\n'); i >= 0 {
+			return b[i+1 : len(b)-1], true, nil
+		}
+		if start == 0 {
+			return b[:len(b)-1], true, nil
+		}
+		if window > MaxLineBytes {
+			return nil, false, nil
+		}
+	}
 }

@@ -15,8 +15,6 @@ func lock(context.Context, *os.File, bool, func()) error { return errNoLock }
 
 func tryLock(*os.File, bool) bool { return false }
 
-func flockWait(*os.File) error { return errNoLock }
-
 func funlock(*os.File) {}
 
 func fileID(fs.FileInfo) (dev, ino uint64) { return 0, 0 }

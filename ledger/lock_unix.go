@@ -61,17 +61,6 @@ func tryLock(f *os.File, exclusive bool) bool {
 	}
 }
 
-// flockWait takes an exclusive lock on f, waiting for it: for the record's
-// lock, which is held for short spells only.
-func flockWait(f *os.File) error {
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if err != syscall.EINTR {
-			return err
-		}
-	}
-}
-
 func funlock(f *os.File) { syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
 
 // fileID returns the device and inode of a file.

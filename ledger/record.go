@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/darrm/darrm/internal/atomicfile"
@@ -38,7 +40,9 @@ func StateDir() (string, error) {
 // StateDir()/ledgers/<hash of the ensemble>.json: which ledger it is, and
 // how far it had got when this user last wrote or adopted it. A ledger
 // with fewer lines, or whose line Lines does not hash to Head, has lost
-// spends.
+// spends. The record vouches for the lines up to its line Lines, which
+// were checked when they were read or written: a release reads the
+// ledger from there (at byte Size).
 type Record struct {
 	Version  int    `json:"version"`
 	Ensemble string `json:"ensemble"`
@@ -49,9 +53,12 @@ type Record struct {
 	Path   string `json:"path"`
 	Device uint64 `json:"device"`
 	Inode  uint64 `json:"inode"`
-	// Lines is the number of whole lines, Head the hash of the last.
+	// Lines is the number of whole lines, Head the hash of the last,
+	// Size their bytes (0 in a record of an earlier darrm, which then
+	// reads the whole ledger once).
 	Lines   int       `json:"lines"`
 	Head    string    `json:"head"`
+	Size    int64     `json:"size,omitempty"`
 	Updated time.Time `json:"updated"`
 }
 
@@ -61,13 +68,15 @@ const recordVersion = 1
 // maxRecordBytes bounds a record file: a record is a few hundred bytes.
 const maxRecordBytes = 64 << 10
 
-func newRecord(h Header, path string, fi fs.FileInfo, lines int, head string) Record {
+// newRecord returns the record of the ledger of header h at path, fi, of
+// lines whole lines in size bytes, the last of hash head.
+func newRecord(h Header, path string, fi fs.FileInfo, lines int, size int64, head string) Record {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
 	dev, ino := fileID(fi)
 	return Record{Version: recordVersion, Ensemble: h.Ensemble, LedgerID: h.ID, Path: path, Device: dev, Inode: ino,
-		Lines: lines, Head: head, Updated: time.Now().UTC().Truncate(time.Second)}
+		Lines: lines, Head: head, Size: size, Updated: time.Now().UTC().Truncate(time.Second)}
 }
 
 // RecordKind says how a ledger disagrees with its record.
@@ -130,49 +139,75 @@ func short(id string) string {
 	return id
 }
 
-// badRecordError is a record file that cannot be read as one.
-type badRecordError struct{ path, reason string }
+// RecordFileError is a record file that cannot be read as one: damaged.
+type RecordFileError struct{ Path, Reason string }
 
-func (e *badRecordError) Error() string {
-	return fmt.Sprintf("ledger record %s: %s; if the ledger you use is the right one, record it as it is with: darrm ledger adopt LEDGER", e.path, e.reason)
+func (e *RecordFileError) Error() string {
+	return fmt.Sprintf("ledger record %s: %s; if the ledger you use is the right one, record it as it is with: darrm ledger adopt LEDGER", e.Path, e.Reason)
+}
+
+// stateErr is an error of the folder of the records: one that the user
+// cannot write (read-only, or another user's) is told how to name
+// another.
+func stateErr(err error) error {
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+		return fmt.Errorf("ledger record: %w; a release records each ledger it uses in your state folder, which must be writable by you: set %s to a folder that is (it is where your records of the ledgers are kept: use the same one for every run)", err, EnvStateDir)
+	}
+	return fmt.Errorf("ledger record: %w", err)
 }
 
 // state is the record file of one ensemble, with its lock.
 type state struct {
-	path   string
-	lockf  *os.File
-	locked bool
-	last   *Record // what this process last read or wrote
+	path     string
+	ensemble string
+	lockf    *os.File
+	locked   bool
+	// ctx ends a wait for the lock (an interrupt), for as long as the
+	// state is open: a run takes the lock again after every write.
+	ctx     context.Context
+	waiting func()
+	// last is what this process last wrote: only write sets it, so that a
+	// record found changed (another ledger used meanwhile) keeps failing
+	// every later advance instead of being taken as this run's own.
+	last *Record
 }
 
-// openState opens the record of ensemble (not locked).
-func openState(opts Options, ensemble string) (*state, error) {
+// openState opens the record of ensemble (not locked). A wait for its
+// lock ends with ctx, and is told to opts.Waiting.
+func openState(ctx context.Context, opts Options, ensemble string) (*state, error) {
 	dir, err := opts.stateDir()
 	if err != nil {
 		return nil, err
 	}
 	dir = filepath.Join(dir, "ledgers")
 	sum := sha256.Sum256([]byte(ensemble))
-	return &state{path: filepath.Join(dir, hex.EncodeToString(sum[:16])+".json")}, nil
+	s := &state{path: filepath.Join(dir, hex.EncodeToString(sum[:16])+".json"), ensemble: ensemble, ctx: ctx}
+	s.waiting = opts.waiting(fmt.Sprintf("the record of ensemble %s (%s)", ensemble, s.path))
+	return s, nil
 }
 
 // lock takes the record's lock, which serialises the check and update of
-// the record by runs on different ledgers of one ensemble.
+// the record by runs on different ledgers of one ensemble. It is held for
+// short spells, but one of them is a run's check of its whole ledger, so
+// a wait for it ends on an interrupt like a wait for the ledger's.
 func (s *state) lock() error {
 	if s.locked {
 		return nil
 	}
 	if s.lockf == nil {
 		if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
-			return fmt.Errorf("ledger record: %w", err)
+			return stateErr(err)
 		}
 		f, err := os.OpenFile(s.path[:len(s.path)-len(".json")]+".lock", os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
-			return fmt.Errorf("ledger record: %w", err)
+			return stateErr(err)
 		}
 		s.lockf = f
 	}
-	if err := flockWait(s.lockf); err != nil {
+	if err := lock(s.ctx, s.lockf, true, s.waiting); err != nil {
+		if s.ctx.Err() != nil {
+			return fmt.Errorf("ledger record %s: waiting for its lock: %w", s.path, err)
+		}
 		return fmt.Errorf("ledger record %s: lock: %w", s.path, err)
 	}
 	s.locked = true
@@ -196,7 +231,7 @@ func (s *state) close() {
 
 // read returns the record, or nil if there is none.
 func (s *state) read() (*Record, error) {
-	bad := func(reason string) error { return &badRecordError{s.path, reason} }
+	bad := func(reason string) error { return &RecordFileError{s.path, reason} }
 	b, err := atomicfile.ReadFile(s.path, maxRecordBytes)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -210,10 +245,9 @@ func (s *state) read() (*Record, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, bad(fmt.Sprintf("unreadable: %v", err))
 	}
-	if r.Version != recordVersion || r.LedgerID == "" || r.Lines < 1 {
-		return nil, bad(fmt.Sprintf("version %d, ledger id %q, %d lines: not a record this darrm wrote", r.Version, r.LedgerID, r.Lines))
+	if r.Version != recordVersion || r.LedgerID == "" || r.Lines < 1 || r.Size < 0 {
+		return nil, bad(fmt.Sprintf("version %d, ledger id %q, %d lines, %d bytes: not a record this darrm wrote", r.Version, r.LedgerID, r.Lines, r.Size))
 	}
-	s.last = &r
 	return &r, nil
 }
 
@@ -230,7 +264,7 @@ func (s *state) write(r Record) error {
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(s.path), ".record-*")
 	if err != nil {
-		return fmt.Errorf("ledger record: %w", err)
+		return stateErr(err)
 	}
 	_, err = tmp.Write(append(b, '\n'))
 	if err == nil {
@@ -244,7 +278,7 @@ func (s *state) write(r Record) error {
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("ledger record %s: %w", s.path, err)
+		return stateErr(fmt.Errorf("%s: %w", s.path, err))
 	}
 	s.last = &r
 	return nil
@@ -252,8 +286,10 @@ func (s *state) write(r Record) error {
 
 // advance moves the record on to lines and head, after a write to the
 // ledger: the record must still be the one this run last wrote, or
-// another ledger of the ensemble has been used meanwhile.
-func (s *state) advance(lines int, head string) error {
+// another ledger of the ensemble (a copy, or one made by init --replace)
+// has been used meanwhile, and the record, which now vouches for that
+// one, is left as it is.
+func (s *state) advance(lines int, size int64, head string) error {
 	if s == nil || s.last == nil {
 		return errors.New("the ledger's record was not read")
 	}
@@ -270,6 +306,6 @@ func (s *state) advance(lines int, head string) error {
 		return fmt.Errorf("your record of ensemble %s (%s) changed during this run: another ledger of the ensemble was used or adopted meanwhile", last.Ensemble, s.path)
 	}
 	r := last
-	r.Lines, r.Head, r.Updated = lines, head, time.Now().UTC().Truncate(time.Second)
+	r.Lines, r.Size, r.Head, r.Updated = lines, size, head, time.Now().UTC().Truncate(time.Second)
 	return s.write(r)
 }

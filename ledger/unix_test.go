@@ -83,7 +83,7 @@ func TestFailedAppend(t *testing.T) {
 	if l.Lines() != 4 {
 		t.Errorf("%d lines, want the header, 2 of the first run and the second's settlement", l.Lines())
 	}
-	s := l.Spends()
+	s := runs(t, l)
 	if len(s) != 2 || s[0].Queries != 3 || s[1].Queries != 0 || !s[1].Final {
 		t.Errorf("spends %+v", s)
 	}
@@ -99,7 +99,7 @@ func TestLockWait(t *testing.T) {
 	defer cancel()
 	var waited string
 	_, err := Open(c, path, Options{Waiting: func(p string) { waited = p }})
-	if !errors.Is(err, context.DeadlineExceeded) || waited != path {
+	if !errors.Is(err, context.DeadlineExceeded) || waited != "ledger "+path {
 		t.Errorf("open of a held ledger: %v, waiting called with %q", err, waited)
 	}
 	// ReadOnly does not wait, and says that a run holds the ledger.
@@ -111,4 +111,78 @@ func TestLockWait(t *testing.T) {
 	if !strings.Contains(strings.Join(r.Notes(), "; "), "a run holds the ledger") {
 		t.Errorf("notes %q", r.Notes())
 	}
+}
+
+// holdRecordLock takes the lock of ensemble's record, as another run
+// checking its ledger would, until the test ends.
+func holdRecordLock(t *testing.T, ensemble string) string {
+	t.Helper()
+	st, err := openState(ctx, Options{}, ensemble)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.lock(); err != nil {
+		t.Fatal(err)
+	}
+	other, err := os.Open(st.lockf.Name()) // another open file: flock locks it apart
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.close()
+	if err := syscall.Flock(int(other.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	return st.path
+}
+
+// TestRecordLockWait: a wait for the lock of a ledger's record (held
+// while another run checks its whole ledger) says so, naming the record,
+// and ends with the context, in Open, Init and a run's later writes.
+func TestRecordLockWait(t *testing.T) {
+	path := newLedger(t, accountant.Guarantee{Eps: 5, Delta: 1e-3})
+	c, cancel := context.WithCancel(ctx)
+	run, err := Open(c, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := run.Header()
+	if err := run.Begin("darrm", binding(t, run), step); err != nil {
+		t.Fatal(err)
+	}
+	record := holdRecordLock(t, h.Ensemble)
+	cancel()
+	if err := run.Reserve(1); !errors.Is(err, context.Canceled) {
+		t.Errorf("a reservation while the record is held, interrupted: %v", err)
+	}
+	run.Close()
+
+	for name, call := range map[string]func(context.Context, Options) error{
+		"open": func(c context.Context, o Options) error { return openErr2(c, path, o) },
+		"init": func(c context.Context, o Options) error {
+			_, err := Init(c, path+".new", h, InitOptions{Options: o, Replace: true})
+			return err
+		},
+	} {
+		c, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		var waited string
+		start := time.Now()
+		err := call(c, Options{Waiting: func(w string) { waited = w }})
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(waited, "the record of ensemble "+h.Ensemble) || !strings.Contains(waited, record) {
+			t.Errorf("%s while the record is held: %v, waiting called with %q", name, err, waited)
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("%s: the wait took %v after its context ended", name, d)
+		}
+	}
+}
+
+// openErr2 is openErr with a context.
+func openErr2(c context.Context, path string, opts Options) error {
+	l, err := Open(c, path, opts)
+	if err == nil {
+		l.Close()
+	}
+	return err
 }

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -12,16 +13,18 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
 )
 
-// marker is the line Upgrade appends to a version-1 ledger before it puts
-// the version-2 ledger in its place: a darrm that reads version 1 refuses
-// the file from then on (it is no spend), so that a run of an older darrm
-// that was waiting for the old file's lock cannot spend from it unseen.
+// marker is the line Upgrade appends to a ledger of an earlier version
+// before it puts the upgraded ledger in its place: a darrm that reads
+// that version refuses the file from then on (it is no spend), so that a
+// run of an older darrm that was waiting for the old file's lock cannot
+// spend from it unseen.
 type marker struct {
 	Upgraded struct {
 		To   int       `json:"to"`
@@ -63,34 +66,41 @@ func bindUpgrade(path string, h *Header, b ensemble.Binding) error {
 	return nil
 }
 
-// BackupSuffix is added to a version-1 ledger's name for the copy of it
-// that Upgrade keeps.
-const BackupSuffix = ".v1"
+// backupName is the name under which Upgrade keeps the ledger at path, of
+// the given version: path.v1, path.v2.
+func backupName(path string, version int) string { return path + ".v" + strconv.Itoa(version) }
 
-// Upgraded returns what Upgrade did.
+// UpgradeResult is what Upgrade did.
 type UpgradeResult struct {
+	// Current says that the ledger was of the current version already:
+	// Upgrade changed nothing.
+	Current bool
+	// From is the old ledger's version.
+	From int
 	// Runs is the number of runs whose spends were carried over.
 	Runs int
-	// Backup is the version-1 file, kept.
+	// Backup is the old file, kept.
 	Backup string
 	// Previous is the record of the ensemble that Replace replaced.
 	Previous *Record
 }
 
-// Upgrade turns the ledger at path that has no hash chain (version 1, or
-// the version 2 of development builds) into a version-2 ledger in its
-// place: a new header (a new ID; Upgraded naming the old file; the old
-// relation, budget, δ' and creation time; bound to the ensemble b
+// Upgrade turns the ledger at path, of an earlier version, into one of
+// the current version in its place: a new header (a new ID; Upgraded
+// naming the old file, and for a chained ledger its id and last line; the
+// old relation, budget, δ' and creation time; bound to the ensemble b
 // states), then the spend of every run of the old ledger (the last record
-// of each, as the old ledger counted them), chained. A version-1 ledger
-// binds no parameters, so b must state them all but the ensemble's id
-// (the old name when b has none) and the relation (the old one); a
-// version-2 ledger keeps its own, which b may only repeat. The old file
-// is kept as path+BackupSuffix, with a last line that darrm versions
-// without the chain refuse. The new ledger is recorded as its ensemble's;
-// an ensemble recorded with another ledger is a *RecordError unless
-// opts.Replace. Upgrading again after an interrupted upgrade completes
-// it.
+// of each, as the old ledger counted them), chained, each line with the
+// totals before it. A version-1 ledger binds no parameters, so b must
+// state them all but the ensemble's id (the old name when b has none) and
+// the relation (the old one); a version-2 ledger keeps its own, which b
+// may only repeat. The old file is kept as backupName(path, version),
+// with a last line that darrm versions that read it refuse. The new
+// ledger is recorded as its ensemble's. An ensemble recorded with another
+// ledger is a *RecordError unless opts.Replace; a version-2 ledger that
+// its record refuses (behind it, another copy) is refused as a release
+// would refuse it. Upgrading again after an interrupted upgrade completes
+// it. A ledger of the current version is left as it is (Current).
 func Upgrade(ctx context.Context, path string, b ensemble.Binding, opts InitOptions) (UpgradeResult, error) {
 	var res UpgradeResult
 	f, err := openFile(path, os.O_RDWR)
@@ -98,33 +108,22 @@ func Upgrade(ctx context.Context, path string, b ensemble.Binding, opts InitOpti
 		return res, err
 	}
 	defer f.Close()
-	if err := lock(ctx, f, true, func() {
-		if opts.Waiting != nil {
-			opts.Waiting(path)
-		}
-	}); err != nil {
+	if err := lock(ctx, f, true, opts.waiting("ledger "+path)); err != nil {
 		return res, err
 	}
 	old := &Ledger{path: path, f: f, readOnly: true}
 	first, err := firstLine(f)
-	if err != nil && err != io.EOF && err != errLongLine {
+	if err != nil && err != io.EOF {
 		return res, fmt.Errorf("ledger %s: read: %w", path, err)
 	}
-	if err := old.parseHeader(first); err != nil {
-		var ve *VersionError
-		if !errors.As(err, &ve) {
-			return res, err
-		}
-	}
-	if old.chained {
-		return res, fmt.Errorf("ledger %s is of version %d with a hash chain already: there is nothing to upgrade", path, old.version)
-	}
-	if err := old.scan(nil); err != nil {
+	old.headerLine = first
+	if old.headerHash, err = old.parseHeader(first); err != nil {
 		return res, err
 	}
-	sum := sha256.New()
-	if _, err := io.Copy(sum, io.NewSectionReader(f, 0, old.size)); err != nil {
-		return res, fmt.Errorf("ledger %s: read: %w", path, err)
+	res.From = old.version
+	if old.format == current {
+		res.Current = true
+		return res, nil
 	}
 
 	nh := old.header
@@ -135,50 +134,46 @@ func Upgrade(ctx context.Context, path string, b ensemble.Binding, opts InitOpti
 	if err := checkHeader(nh); err != nil {
 		return res, err
 	}
+	st, rec, err := openRecord(ctx, opts, nh.Ensemble)
+	if err != nil {
+		return res, err
+	}
+	defer st.close()
+	own := rec != nil && old.format == chained2 && rec.LedgerID == old.header.ID
+	if err := old.scanLegacy(rec); err != nil {
+		return res, err
+	}
+	switch {
+	case own:
+		if err := old.checkRecord(rec, st.path, true); err != nil {
+			return res, err
+		}
+	case rec != nil && !opts.Replace:
+		return res, &RecordError{Kind: SecondLedger, Path: path, Ensemble: nh.Ensemble, Record: *rec, File: st.path, Command: "upgrade"}
+	case rec != nil:
+		res.Previous = rec
+	}
+	sum := sha256.New()
+	if _, err := io.Copy(sum, io.NewSectionReader(f, 0, old.size)); err != nil {
+		return res, fmt.Errorf("ledger %s: read: %w", path, err)
+	}
 	var id [16]byte
 	if _, err := rand.Read(id[:]); err != nil {
 		return res, err
 	}
 	nh.ID = hex.EncodeToString(id[:])
-	nh.Upgraded = &Upgraded{Version: old.version, Lines: old.lines, SHA256: hex.EncodeToString(sum.Sum(nil))}
-
-	st, err := openState(opts.Options, nh.Ensemble)
-	if err != nil {
-		return res, err
+	nh.Upgraded = &Upgraded{Version: old.version, Lines: old.chain.n, SHA256: hex.EncodeToString(sum.Sum(nil))}
+	if old.format == chained2 {
+		nh.Upgraded.ID, nh.Upgraded.Head = old.header.ID, old.chain.head
 	}
-	defer st.close()
-	if err := st.lock(); err != nil {
-		return res, err
-	}
-	rec, err := st.read()
-	var bad *badRecordError
-	if err != nil && !(opts.Replace && errors.As(err, &bad)) {
-		return res, err
-	}
-	if rec != nil && !opts.Replace {
-		return res, &RecordError{Kind: SecondLedger, Path: path, Ensemble: nh.Ensemble, Record: *rec, File: st.path, Command: "upgrade"}
-	}
-	res.Previous = rec
 
 	// The new ledger, complete and synced, beside the old one.
-	buf, head, err := encodeLine("", nh)
-	if err != nil {
-		return res, err
-	}
-	for _, s := range old.spends {
-		var line []byte
-		if line, head, err = encodeLine(head, s); err != nil {
-			return res, err
-		}
-		buf = append(buf, line...)
-	}
-	lines := 1 + len(old.spends)
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".v2-*")
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".new-*")
 	if err != nil {
 		return res, fmt.Errorf("ledger upgrade: %w", err)
 	}
 	defer os.Remove(tmp.Name()) // nothing left once renamed
-	_, err = tmp.Write(buf)
+	size, head, err := writeUpgraded(tmp, nh, old.spends)
 	if err == nil {
 		err = tmp.Sync()
 	}
@@ -188,18 +183,20 @@ func Upgrade(ctx context.Context, path string, b ensemble.Binding, opts InitOpti
 	if err != nil {
 		return res, fmt.Errorf("ledger upgrade: write %s: %w", tmp.Name(), err)
 	}
+	lines := 1 + len(old.spends)
 	if fi, err := f.Stat(); err == nil {
 		os.Chmod(tmp.Name(), fi.Mode().Perm())
 	}
 
 	// Keep the old file under its backup name, then make it unusable for
-	// version-1 readers, then put the new ledger in its place.
-	res.Backup = path + BackupSuffix
+	// the darrm versions that read it, then put the new ledger in its
+	// place.
+	res.Backup = backupName(path, old.version)
 	if err := os.Link(path, res.Backup); err != nil {
 		bst, serr := os.Stat(res.Backup)
 		fst, ferr := f.Stat()
 		if serr != nil || ferr != nil || !os.SameFile(bst, fst) {
-			return res, fmt.Errorf("ledger upgrade: keep the version-1 file as %s: %w (move that file away first)", res.Backup, err)
+			return res, fmt.Errorf("ledger upgrade: keep the version-%d file as %s: %w (move that file away first)", old.version, res.Backup, err)
 		}
 	}
 	if !old.marked {
@@ -227,11 +224,38 @@ func Upgrade(ctx context.Context, path string, b ensemble.Binding, opts InitOpti
 	}
 	var fi fs.FileInfo
 	if fi, err = os.Stat(path); err == nil {
-		err = st.write(newRecord(nh, path, fi, lines, head))
+		err = st.write(newRecord(nh, path, fi, lines, size, head))
 	}
 	if err != nil {
 		return res, fmt.Errorf("ledger upgrade: %s is upgraded, but %w; record it with: darrm ledger adopt %s", path, err, shellQuote(path))
 	}
 	res.Runs = len(old.spends)
 	return res, nil
+}
+
+// writeUpgraded writes to w the ledger of header h and the spends, each
+// line with the totals of the spends before it, and returns its size and
+// the hash of its last line.
+func writeUpgraded(w io.Writer, h Header, spends []Spend) (int64, string, error) {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	line, head, err := encodeLine("", h)
+	if err != nil {
+		return 0, "", err
+	}
+	bw.Write(line)
+	size := int64(len(line))
+	var prior accountant.Sequence
+	for _, s := range spends {
+		p := prior
+		s.Prior = &p
+		if line, head, err = encodeLine(head, s); err != nil {
+			return 0, "", err
+		}
+		bw.Write(line)
+		size += int64(len(line))
+		if prior, err = prior.Add(accountant.Guarantee{Eps: s.Eps, Delta: s.Delta}, s.Queries); err != nil {
+			return 0, "", err
+		}
+	}
+	return size, head, bw.Flush()
 }

@@ -73,15 +73,15 @@ func TestUpgrade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Runs != 2 || res.Backup != path+BackupSuffix {
+	if res.Runs != 2 || res.Backup != backupName(path, 1) {
 		t.Errorf("upgrade: %+v", res)
 	}
 	l := open(t, path)
 	h := l.Header()
 	total2, _, _ := l.Total()
 	if h.Version != Version || h.Ensemble != "mnist58-k11-upgraded" || h.Budget != (accountant.Guarantee{Eps: 10, Delta: 1e-3}) || h.Teachers == nil || h.Teachers.K != 11 ||
-		h.Upgraded == nil || h.Upgraded.Lines != 4 || total2 != total1 || len(l.Spends()) != 2 || l.Spends()[0].Queries != 7 {
-		t.Errorf("upgraded: header %+v, total %v (was %v), spends %+v", h, total2, total1, l.Spends())
+		h.Upgraded == nil || h.Upgraded.Lines != 4 || total2 != total1 || len(runs(t, l)) != 2 || runs(t, l)[0].Queries != 7 {
+		t.Errorf("upgraded: header %+v, total %v (was %v), spends %+v", h, total2, total1, runs(t, l))
 	}
 	l.Close()
 	spend(t, path, 1)
@@ -114,7 +114,7 @@ func TestUpgrade(t *testing.T) {
 	writeV1(t, third, "k11-again", spends, "")
 	_, err = Upgrade(ctx, third, bound, InitOptions{})
 	recordError(t, "upgrade of a second ledger", err, SecondLedger)
-	if _, err := os.Stat(third + BackupSuffix); err == nil {
+	if _, err := os.Stat(backupName(third, 1)); err == nil {
 		t.Error("a refused upgrade kept a copy")
 	}
 	if _, err := Upgrade(ctx, third, bound, InitOptions{Replace: true}); err != nil {
@@ -122,8 +122,8 @@ func TestUpgrade(t *testing.T) {
 	}
 	err = openErr(again, Options{})
 	recordError(t, "the replaced ledger", err, SecondLedger)
-	if _, err := Upgrade(ctx, third, bound, InitOptions{}); err == nil || !strings.Contains(err.Error(), "nothing to upgrade") {
-		t.Errorf("upgrade of version 2: %v", err)
+	if res, err := Upgrade(ctx, third, bound, InitOptions{}); err != nil || !res.Current || res.From != Version {
+		t.Errorf("upgrade of a ledger of the current version: %+v, %v", res, err)
 	}
 }
 
@@ -134,7 +134,7 @@ func TestUpgradeUnchained(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "dev.ledger")
 	own := unique(bound)
 	h := NewHeader(own, accountant.Guarantee{Eps: 10, Delta: 1e-3}, 1e-5)
-	h.Version = Version
+	h.Version = 2
 	raw, _ := json.Marshal(h)
 	sp, _ := json.Marshal(Spend{Run: "a1", Time: time.Now().UTC(), Mechanism: "darrm", Eps: 0.3, Delta: 3e-5, Queries: 5, Final: true})
 	os.WriteFile(path, []byte(`{"header":`+string(raw)+`,"sha256":"`+v1Hash(raw)+`"}`+"\n"+`{"spend":`+string(sp)+`,"sha256":"`+v1Hash(sp)+`"}`+"\n"), 0o644)
@@ -153,7 +153,112 @@ func TestUpgradeUnchained(t *testing.T) {
 	}
 	l := open(t, path)
 	defer l.Close()
-	if b := binding(t, l); b != own || l.Header().Upgraded.Version != 2 || len(l.Spends()) != 1 {
+	if b := binding(t, l); b != own || l.Header().Upgraded.Version != 2 || len(runs(t, l)) != 1 {
 		t.Errorf("upgraded: %+v, %+v", b, l.Header())
 	}
+}
+
+// writeV2 writes a ledger of version 2 as darrm wrote them, bound to b: a
+// hash chain, the spends without their totals, and returns its header.
+func writeV2(t *testing.T, path string, b ensemble.Binding, spends []Spend) Header {
+	t.Helper()
+	h := NewHeader(b, accountant.Guarantee{Eps: 10, Delta: 1e-3}, 1e-5)
+	h.Version, h.ID, h.Created = 2, "0123456789abcdef0123456789abcdef", time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	enc := func(prev, kind string, v any) (string, string) {
+		raw, _ := json.Marshal(v)
+		sum := chainHash(2, prev, kind, raw)
+		b, _ := json.Marshal(line{Prev: &prev, Header: map[bool]*json.RawMessage{true: (*json.RawMessage)(&raw)}[kind == "header"],
+			Spend: map[bool]*json.RawMessage{true: (*json.RawMessage)(&raw)}[kind == "spend"], SHA256: sum})
+		return string(b) + "\n", sum
+	}
+	s, head := enc("", "header", h)
+	for _, sp := range spends {
+		var l string
+		l, head = enc(head, "spend", sp)
+		s += l
+	}
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// recordV2 writes, in the state folder of opts, the record that darrm of
+// version 2 kept of the ledger of header h: its id, lines and last line,
+// no byte count.
+func recordV2(t *testing.T, opts Options, h Header, path string, lines int, head string) {
+	t.Helper()
+	st, err := openState(ctx, opts, h.Ensemble)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.close()
+	fi, _ := os.Stat(path)
+	r := newRecord(h, path, fi, lines, 0, head)
+	if err := st.write(r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUpgradeVersion2: a ledger of version 2 (a hash chain without
+// totals) is read, refused for a run with the command that upgrades it,
+// and upgraded without --replace when the record is its own, keeping its
+// binding and totals; the record of another user, of the old ledger as it
+// was or behind it, follows it to the new one; a version-2 ledger that its
+// record refuses (lines removed) is not upgraded.
+func TestUpgradeVersion2(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "v2.ledger")
+	own := unique(bound)
+	now := time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC)
+	spends := []Spend{
+		{Run: "a1", Time: now, Mechanism: "darrm", Eps: 0.3, Delta: 3e-5, Queries: 10},
+		{Run: "a1", Time: now, Mechanism: "darrm", Eps: 0.3, Delta: 3e-5, Queries: 7, Final: true},
+		{Run: "b2", Time: now, Mechanism: "rr", Eps: 0.1, Delta: 0, Queries: 4, Final: true},
+	}
+	h := writeV2(t, path, own, spends)
+	old, err := ReadOnly(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := old.Balance()
+	head, lines := old.Head(), old.Lines()
+	old.Close()
+	recordV2(t, Options{}, h, path, lines, head)
+	other := Options{StateDir: t.TempDir()}
+	recordV2(t, other, h, path, lines-1, "an older line")
+	var ve *VersionError
+	if err := openErr(path, Options{}); !errors.As(err, &ve) || !ve.Chain || !strings.Contains(err.Error(), "darrm ledger upgrade "+path) {
+		t.Fatalf("a run on version 2: %v", err)
+	}
+	res, err := Upgrade(ctx, path, ensemble.Binding{}, InitOptions{})
+	if err != nil || res.From != 2 || res.Runs != 2 || res.Backup != path+".v2" || res.Previous != nil {
+		t.Fatalf("upgrade of version 2: %+v, %v", res, err)
+	}
+	l := open(t, path)
+	after, _ := l.Balance()
+	u := l.Header().Upgraded
+	if b := binding(t, l); b != own || after != before || u == nil || u.ID != h.ID || u.Head != head || u.Lines != lines {
+		t.Errorf("upgraded: binding %+v, balance %+v (was %+v), upgraded from %+v", b, after, before, u)
+	}
+	l.Close()
+	if l, err := Open(ctx, path, other); err != nil {
+		t.Errorf("another user's record of the old ledger: %v", err)
+	} else {
+		l.Close()
+	}
+	stranger := Options{StateDir: t.TempDir()}
+	recordV2(t, stranger, Header{Ensemble: h.Ensemble, ID: "fedcba9876543210fedcba9876543210"}, path, 2, "x")
+	recordError(t, "a record of another ledger", openErr(path, stranger), SecondLedger)
+
+	// Behind its record: not upgraded.
+	cut := filepath.Join(dir, "cut.ledger")
+	own2 := unique(bound)
+	h2 := writeV2(t, cut, own2, spends)
+	r, _ := ReadOnly(ctx, cut, Options{})
+	recordV2(t, Options{}, h2, cut, r.Lines(), r.Head())
+	r.Close()
+	writeV2(t, cut, own2, spends[:2])
+	_, err = Upgrade(ctx, cut, ensemble.Binding{}, InitOptions{})
+	recordError(t, "upgrade of a version 2 behind its record", err, Behind)
 }

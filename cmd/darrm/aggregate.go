@@ -182,13 +182,17 @@ func (f *aggregateFlags) aggregator(cmd *cobra.Command, info ensemble.MechanismI
 func (f *aggregateFlags) params(cmd *cobra.Command, mech mechanisms, k int, input string, t ensemble.TeacherGuarantee) (gamma.Problem, error) {
 	line := f.stated(cmd)
 	line.Eps, line.Delta = &t.Eps, &t.Delta
+	eps := "--eps"
+	if t.Source == ensemble.FromHeader {
+		eps = "eps " + cliout.Float(t.Eps) + " of the metadata header of " + input
+	}
 	if mech.table != nil {
 		if kg := mech.table.Gamma.K(); kg != k {
 			return gamma.Problem{}, cli.Usagef("--gamma %s is for K = %d teachers but %s has %d votes per row", mech.tableName, kg, input, k)
 		}
-		return f.paramsFrom(k, line, mech.table.Stated)
+		return f.paramsNamed(k, eps, line, mech.table.Stated)
 	}
-	return f.paramsFrom(k, line)
+	return f.paramsNamed(k, eps, line)
 }
 
 // release is what a release writes to, charges and draws from: the label

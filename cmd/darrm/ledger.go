@@ -20,7 +20,7 @@ func init() { subcommands = append(subcommands, newLedgerCmd) }
 
 func newLedgerCmd() *cobra.Command {
 	return newGroupCmd("ledger", "A persistent privacy budget for one teacher ensemble, across runs",
-		newLedgerInitCmd(), newLedgerShowCmd(), newLedgerAdoptCmd(), newLedgerUpgradeCmd())
+		newLedgerInitCmd(), newLedgerShowCmd(), newLedgerVerifyCmd(), newLedgerAdoptCmd(), newLedgerUpgradeCmd())
 }
 
 // ledgerInitFlags are the budget of a new ledger and the parameters of
@@ -73,10 +73,16 @@ func newLedgerInitCmd() *cobra.Command {
 				return err
 			}
 			budget := accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}
-			if err := ledger.Init(args[0], ledger.NewHeader(b, budget, f.DeltaPrime), ledger.InitOptions{Replace: f.Replace}); err != nil {
+			opts := ledger.InitOptions{Options: ledger.Options{Waiting: waitingFor(cmd)}, Replace: f.Replace}
+			prev, err := ledger.Init(cmd.Context(), args[0], ledger.NewHeader(b, budget, f.DeltaPrime), opts)
+			if err != nil {
 				return ledgerError(err)
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "ledger %s: bound to %s; budget %v (delta' = %g)\n", args[0], cliout.Escape(b.String()), budget, f.DeltaPrime)
+			w := cmd.OutOrStdout()
+			_, err = fmt.Fprintf(w, "ledger %s: bound to %s; budget %v (delta' = %g)\n", args[0], cliout.Escape(b.String()), budget, f.DeltaPrime)
+			if err == nil && prev != nil {
+				err = printReplaced(w, prev)
+			}
 			return err
 		},
 	}, &f, nil)
@@ -139,13 +145,41 @@ func newLedgerShowCmd() *cobra.Command {
 		Short: "Print a ledger's budget, releases and total (it only reads the ledger)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := ledger.ReadOnly(cmd.Context(), args[0], ledger.Options{})
+			l, err := readLedger(cmd, args[0])
 			if err != nil {
-				return ledgerError(err)
+				return err
 			}
 			defer l.Close()
-			printNotes(cmd.ErrOrStderr(), args[0], l.Notes())
+			if err := l.RecordErr(); err != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: %v\n", err)
+			}
 			doc, err := report.NewLedgerShow(args[0], l)
+			if err != nil {
+				return err
+			}
+			return doc.Write(cmd.OutOrStdout(), f.Format)
+		},
+	}, &f, nil)
+}
+
+func newLedgerVerifyCmd() *cobra.Command {
+	var f struct {
+		Format cliout.Format `flag:"format"`
+	}
+	return newCmd("ledger-verify", &cobra.Command{
+		Use:   "verify LEDGER",
+		Short: "Check every line of a ledger, its hash chain and the totals its lines carry, and the ledger against your record (it only reads)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			l, err := readLedger(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			defer l.Close()
+			if err := l.RecordErr(); err != nil {
+				return ledgerError(err)
+			}
+			doc, err := report.NewLedgerVerify(args[0], l)
 			if err != nil {
 				return err
 			}
@@ -172,10 +206,9 @@ func newLedgerAdoptCmd() *cobra.Command {
 			fmt.Fprintf(w, "ledger %s is now the recorded ledger of ensemble %s: %d lines, last line %.16s\n", args[0], cliout.Escape(h.Ensemble), l.Lines(), l.Head())
 			if prev == nil {
 				_, err = fmt.Fprintln(w, "there was no record of the ensemble before")
-			} else {
-				_, err = fmt.Fprintf(w, "it replaces the record of ledger %s (id %.8s, %d lines, as of %s)\n", cliout.Escape(prev.Path), prev.LedgerID, prev.Lines, prev.Updated.Format("2006-01-02T15:04:05Z"))
+				return err
 			}
-			return err
+			return printReplaced(w, prev)
 		},
 	}, &f, nil)
 }
@@ -199,17 +232,44 @@ func newLedgerUpgradeCmd() *cobra.Command {
 			if err != nil {
 				return ledgerError(err)
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "ledger %s upgraded to version %d: the spends of %s carried over; the old file is kept as %s\n",
-				args[0], ledger.Version, plural.Of(res.Runs, "run", "runs"), res.Backup)
+			w := cmd.OutOrStdout()
+			if res.Current {
+				_, err = fmt.Fprintf(w, "ledger %s is of version %d, the current one: there is nothing to upgrade\n", args[0], ledger.Version)
+				return err
+			}
+			_, err = fmt.Fprintf(w, "ledger %s upgraded from version %d to version %d: the spends of %s carried over; the old file is kept as %s\n",
+				args[0], res.From, ledger.Version, plural.Of(res.Runs, "run", "runs"), res.Backup)
+			if err == nil && res.Previous != nil {
+				err = printReplaced(w, res.Previous)
+			}
 			return err
 		},
 	}, &f, nil)
 }
 
-// waitingFor says on cmd's stderr that a run waits for a ledger's lock.
+// readLedger reads the ledger at path whole (ledger.ReadOnly) and prints
+// what reading it found worth telling.
+func readLedger(cmd *cobra.Command, path string) (*ledger.Ledger, error) {
+	l, err := ledger.ReadOnly(cmd.Context(), path, ledger.Options{})
+	if err != nil {
+		return nil, ledgerError(err)
+	}
+	printNotes(cmd.ErrOrStderr(), path, l.Notes())
+	return l, nil
+}
+
+// printReplaced says which record of an ensemble's ledger a command
+// replaced.
+func printReplaced(w io.Writer, prev *ledger.Record) error {
+	_, err := fmt.Fprintf(w, "it replaces the record of ledger %s (id %.8s, %d lines, as of %s)\n", cliout.Escape(prev.Path), prev.LedgerID, prev.Lines, prev.Updated.Format("2006-01-02T15:04:05Z"))
+	return err
+}
+
+// waitingFor says on cmd's stderr that a run waits for the lock on a
+// ledger or on its record (what: ledger.Options.Waiting).
 func waitingFor(cmd *cobra.Command) func(string) {
-	return func(path string) {
-		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: waiting for the lock on ledger %s: another darrm run is using it (interrupt to give up)\n", path)
+	return func(what string) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: waiting for the lock on %s: another darrm run is using it (interrupt to give up)\n", cliout.Escape(what))
 	}
 }
 
@@ -231,13 +291,14 @@ func ledgerError(err error) error {
 		ne *ledger.NotLedgerError
 		ve *ledger.VersionError
 		re *ledger.RecordError
+		fe *ledger.RecordFileError
 		be *ledger.BindingError
 		he *ledger.BindError
 	)
 	switch {
 	case errors.As(err, &pe):
 		return cli.Usagef("--%s = %s: %s", pe.Name, pe.Value, pe.Rule)
-	case errors.As(err, &ce), errors.As(err, &ne), errors.As(err, &ve), errors.As(err, &re), errors.As(err, &be), errors.As(err, &he):
+	case errors.As(err, &ce), errors.As(err, &ne), errors.As(err, &ve), errors.As(err, &re), errors.As(err, &fe), errors.As(err, &be), errors.As(err, &he):
 		return cli.AsUsage(err)
 	}
 	return err

@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +16,9 @@ import (
 // TestLedgerAcrossRuns charges two releases of the same teachers to one
 // ledger: the second is cut at what the budget has left (exit 4), the
 // ledger shows both, a GNMax release cannot use a private-teachers ledger,
-// and a corrupted ledger releases nothing.
+// a corrupted last line releases nothing, and ledger verify finds an older
+// line corrupted (which a release, reading from the line its record
+// vouches for, does not read).
 func TestLedgerAcrossRuns(t *testing.T) {
 	dir := t.TempDir()
 	led := filepath.Join(dir, "teachers.ledger")
@@ -55,8 +58,16 @@ func TestLedgerAcrossRuns(t *testing.T) {
 	if code != exitUsage || !strings.Contains(errOut, "cannot share a budget") {
 		t.Errorf("gnmax on a private-teachers ledger: exit %d: %s", code, errOut)
 	}
+	if out, errOut, code := darrm(t, "", "ledger", "verify", led); code != 0 || !strings.Contains(out, "record") {
+		t.Errorf("ledger verify: exit %d:\n%s%s", code, out, errOut)
+	}
 	raw, _ := os.ReadFile(led)
 	os.WriteFile(led, []byte(strings.Replace(string(raw), `"queries":6`, `"queries":1`, 1)), 0o644)
+	if _, errOut, code := darrm(t, "", "ledger", "verify", led); code != exitUsage || !strings.Contains(errOut, "line 2: sha256") {
+		t.Errorf("ledger verify of an older line edited: exit %d: %s", code, errOut)
+	}
+	i := strings.LastIndex(string(raw), fmt.Sprintf(`"queries":%d`, left))
+	os.WriteFile(led, []byte(string(raw[:i])+`"queries":0`+string(raw[i+len(`"queries":0`):])), 0o644)
 	third := filepath.Join(dir, "c.csv")
 	_, errOut, code = darrm(t, votes, append(args, "--out", third)...)
 	if code != exitUsage || !strings.Contains(errOut, "sha256") {
@@ -90,7 +101,7 @@ func TestLedgerBinding(t *testing.T) {
 		t.Fatal(e)
 	}
 	out, _, code := darrm(t, "", "ledger", "show", led, "--format", "csv")
-	if code != 0 || !strings.Contains(out, ",2,stated-k11,private-teachers,11,0.1,1e-05,fixed,shared,") {
+	if code != 0 || !strings.Contains(out, ",3,stated-k11,private-teachers,11,0.1,1e-05,fixed,shared,") {
 		t.Errorf("ledger show: exit %d\n%s", code, out)
 	}
 	v1 := filepath.Join(dir, "v1.ledger")
@@ -105,7 +116,7 @@ func TestLedgerBinding(t *testing.T) {
 		{"another ensemble", []string{other, "--ledger", led}, []string{"ensemble someone-else (the ledger's: stated-k11)"}},
 		{"other teachers, no header", []string{plain, "--ledger", led, "--eps", "1", "--Delta", "1e-5"}, []string{"eps 1 (the ledger's: 0.1)"}},
 		{"another partition", []string{keyed, "--ledger", led}, []string{"partition keyed-hash (the ledger's: shared)"}},
-		{"version 1", []string{votes, "--ledger", v1}, []string{"version 1", "must be upgraded to version 2"}},
+		{"version 1", []string{votes, "--ledger", v1}, []string{"version 1", "must be upgraded to version 3"}},
 	} {
 		before, _ := os.ReadFile(tc.args[2])
 		labels := filepath.Join(dir, "labels.csv")

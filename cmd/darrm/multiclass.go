@@ -123,6 +123,9 @@ func (f *multiInputFlags) reader(cmd *cobra.Command, vf *ensemble.VoteFile, in e
 		return r, formatError(err)
 	}
 	fs := cmd.Flags()
+	if fs.Changed("classes") && (f.Classes < 2 || f.Classes > ensemble.MaxClasses) {
+		return nil, cli.Usagef("--classes %d: must be in [2, %d] (at most as many classes as a row of counts can hold within a line's %d bytes)", f.Classes, ensemble.MaxClasses, ensemble.MaxLineBytes)
+	}
 	opts := ensemble.MultiOptions{Header: f.Header, ID: f.ID, Classes: f.Classes}
 	switch {
 	case f.InFormat == ensemble.FormatCounts:

@@ -77,11 +77,17 @@ func (f *problemFlags) stated(cmd *cobra.Command) gamma.Stated {
 // paramsFrom is the problem of k teachers with each value from line, else
 // from the first of files that states it, else the default.
 func (f *problemFlags) paramsFrom(k int, line gamma.Stated, files ...gamma.Stated) (gamma.Problem, error) {
+	return f.paramsNamed(k, "--eps", line, files...)
+}
+
+// paramsNamed is paramsFrom where line's eps came from eps (a flag, or a
+// vote file's metadata header), which an error of m·eps names.
+func (f *problemFlags) paramsNamed(k int, eps string, line gamma.Stated, files ...gamma.Stated) (gamma.Problem, error) {
 	p := gamma.Params(k, constraints.Params{M: f.M, Eps: f.Eps, Delta: f.Delta}, append([]gamma.Stated{line}, files...)...)
 	if err := f.checkRelation(p, files); err != nil {
 		return p, err
 	}
-	names := map[string]string{"m·eps": "m·eps (--m × --eps)"}
+	names := map[string]string{"m·eps": "m·eps (--m × " + eps + ")"}
 	if p.Relation == constraints.OneVote {
 		names = map[string]string{"eps": "--target-eps", "m·eps": "--target-eps"}
 	}

@@ -134,7 +134,10 @@ func TestStdoutReaderGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	spends := l.Spends()
+	var spends []ledger.Spend
+	if err := l.Runs(func(s ledger.Spend) error { spends = append(spends, s); return nil }); err != nil {
+		t.Fatal(err)
+	}
 	if len(spends) != 1 || !spends[0].Final || spends[0].Queries != said || said == 0 {
 		t.Errorf("%d labels said to have left; the ledger's spends %+v", said, spends)
 	}

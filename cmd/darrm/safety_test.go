@@ -44,6 +44,13 @@ func inShell(pre string, args ...string) *exec.Cmd {
 // does not end within a minute is killed and fails the test (a hang).
 func waitExit(t *testing.T, cmd *exec.Cmd) int {
 	t.Helper()
+	return waitExitWithin(t, cmd, time.Minute)
+}
+
+// waitExitWithin is waitExit with another limit, for runs that must end
+// promptly.
+func waitExitWithin(t *testing.T, cmd *exec.Cmd, limit time.Duration) int {
+	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
@@ -55,10 +62,10 @@ func waitExit(t *testing.T, cmd *exec.Cmd) int {
 			t.Fatal(err)
 		}
 		return 0
-	case <-time.After(time.Minute):
+	case <-time.After(limit):
 		cmd.Process.Kill()
 		<-done
-		t.Fatalf("%v did not end", cmd.Args)
+		t.Fatalf("%v did not end within %v", cmd.Args, limit)
 		return -1
 	}
 }
@@ -97,11 +104,7 @@ func recorded(t *testing.T, path string) int {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	n := 0
-	for _, s := range l.Spends() {
-		n += s.Queries
-	}
-	return n
+	return l.Spent().Steps
 }
 
 // solvedCache solves K = 3, m = 1 into a cache folder in dir and

@@ -69,10 +69,7 @@ func TestSignalDuringRelease(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		recorded := 0
-		for _, s := range l.Spends() {
-			recorded += s.Queries
-		}
+		recorded := l.Spent().Steps
 		l.Close()
 		delivered := labelsIn([]byte(stdout.String()))
 		if c.toFile {

@@ -157,3 +157,38 @@ func TestProgressUpdate(t *testing.T) {
 	}
 	p.Done()
 }
+
+// TestStreamAsBatch: results printed one row at a time (Stream, which
+// WriteRecords uses) read as those printed at once: the JSON object of
+// WriteJSON, and the table of WriteTable with the settings and references
+// below it.
+func TestStreamAsBatch(t *testing.T) {
+	common := Record{{"ledger", "a<b>.ledger"}, {"total_eps", 1.0879482133800917}, {"free", true}}
+	rows := []Record{
+		{{"run", "2447dee60f9fcfc1"}, {"queries", 20}, {"eps", 0.30000000000000004}, {"reference", "Thm 3.3"}},
+		{{"run", "ε-run"}, {"queries", 2000000}, {"eps", 2.9999700001000004e-05}, {"reference", "Thm 3.4"}},
+	}
+	var got, want bytes.Buffer
+	if err := WriteRecords(&got, JSON, common, rows); err != nil {
+		t.Fatal(err)
+	}
+	WriteJSON(&want, append(common, Field{"rows", rows}))
+	if got.String() != want.String() {
+		t.Errorf("JSON:\n%s\nwant\n%s", got.String(), want.String())
+	}
+	got.Reset()
+	want.Reset()
+	if err := WriteRecords(&got, Table, common, rows); err != nil {
+		t.Fatal(err)
+	}
+	var cells [][]string
+	for _, r := range rows {
+		v := r.values(false)
+		cells = append(cells, v[:3])
+	}
+	WriteTable(&want, []string{"run", "queries", "eps"}, cells)
+	want.WriteString("ledger=a<b>.ledger  total_eps=1.08795  free=true\nreference: Thm 3.3\nreference: Thm 3.4\n")
+	if got.String() != want.String() {
+		t.Errorf("table:\n%s\nwant\n%s", got.String(), want.String())
+	}
+}

@@ -2,11 +2,16 @@ package cliout
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
+	"github.com/olekukonko/tablewriter/tw"
 )
 
 // Field is one named value of a result.
@@ -99,47 +104,178 @@ func WriteRecords(w io.Writer, f Format, common Record, rows []Record) error {
 	if len(rows) == 0 {
 		return errors.New("no results")
 	}
-	switch f {
-	case JSON:
-		return WriteJSON(w, append(common, Field{"rows", rows}))
-	case CSV:
-		out := make([][]string, len(rows))
-		for i, r := range rows {
-			out[i] = append(common.values(true), r.values(true)...)
-		}
-		return WriteCSV(w, append(common.keys(), rows[0].keys()...), out)
+	var widths Widths
+	for _, r := range rows {
+		widths.Add(r)
 	}
-	var header, refs []string
-	seen := map[string]bool{}
-	for _, f := range rows[0] {
-		if f.Key != "reference" {
-			header = append(header, f.Key)
+	s, err := NewStream(w, f, common, widths)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if err := s.Row(r); err != nil {
+			return err
 		}
 	}
-	out := make([][]string, len(rows))
-	for i, r := range rows {
-		vs := r.values(false)
-		for j, f := range r {
+	return s.Close()
+}
+
+// Widths measures the rows of a table before a Stream prints them: the
+// width of each column, in the form a table prints its values, "reference"
+// left out.
+type Widths struct {
+	keys []string
+	w    []int
+}
+
+// Add measures row r; every row has the keys of the first.
+func (c *Widths) Add(r Record) {
+	if c.keys == nil {
+		for _, f := range r {
 			if f.Key != "reference" {
-				out[i] = append(out[i], vs[j])
-			} else if ref := fmt.Sprint(f.Val); !seen[ref] {
-				seen[ref] = true
-				refs = append(refs, ref)
+				c.keys = append(c.keys, f.Key)
+				c.w = append(c.w, twwidth.Width(f.Key))
 			}
 		}
 	}
-	if err := WriteTable(w, header, out); err != nil {
+	j := 0
+	for i, v := range r.values(false) {
+		if r[i].Key != "reference" && j < len(c.w) {
+			c.w[j] = max(c.w[j], twwidth.Width(v))
+			j++
+		}
+	}
+}
+
+// Stream prints results that share their keys one row at a time, as
+// WriteRecords prints a slice of them, so that any number of rows takes
+// no more memory than one: the common fields and the rows of a JSON
+// object, CSV rows with the common fields in each, or a table, whose
+// widths (Widths of every row) must be known before its first row, with
+// the common fields and each distinct "reference" below it.
+type Stream struct {
+	w      io.Writer
+	f      Format
+	common Record
+	rows   int
+	// csv
+	cw *csv.Writer
+	// table
+	table      *tablewriter.Table
+	refs       []string
+	seen       map[string]bool
+	headerDone bool
+	keys       []string
+}
+
+// NewStream starts the results of common fields common in format f;
+// widths are the widths of a table's columns (Widths), unused by the
+// other formats.
+func NewStream(w io.Writer, f Format, common Record, widths Widths) (*Stream, error) {
+	s := &Stream{w: w, f: f, common: common}
+	switch f {
+	case JSON:
+		// The object of the common fields and empty rows, as WriteJSON
+		// prints it, up to the rows' "[".
+		var b bytes.Buffer
+		if err := WriteJSON(&b, append(common[:len(common):len(common)], Field{"rows", []Record{}})); err != nil {
+			return nil, err
+		}
+		head, ok := bytes.CutSuffix(b.Bytes(), []byte("]\n}\n"))
+		if !ok {
+			return nil, fmt.Errorf("json rows: unexpected %q", b.Bytes())
+		}
+		_, err := w.Write(head)
+		return s, err
+	case CSV:
+		s.cw = csv.NewWriter(w)
+		return s, nil
+	}
+	pc := tw.NewMapper[int, int]()
+	for j, wd := range widths.w {
+		pc.Set(j, wd+2) // the padding of a cell
+	}
+	s.keys = widths.keys
+	s.seen = map[string]bool{}
+	s.table = tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithStreaming(tw.StreamConfig{Enable: true}), tablewriter.WithWidths(tw.CellWidth{PerColumn: pc}))
+	return s, s.table.Start()
+}
+
+// Row prints one result.
+func (s *Stream) Row(r Record) error {
+	s.rows++
+	switch s.f {
+	case JSON:
+		raw, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		var b bytes.Buffer
+		if s.rows > 1 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n    ")
+		if err := json.Indent(&b, raw, "    ", "  "); err != nil {
+			return err
+		}
+		_, err = s.w.Write(b.Bytes())
+		return err
+	case CSV:
+		if s.rows == 1 {
+			if err := s.cw.Write(append(s.common.keys(), r.keys()...)); err != nil {
+				return err
+			}
+		}
+		if err := s.cw.Write(append(s.common.values(true), r.values(true)...)); err != nil {
+			return err
+		}
+		// Flushed row by row, as a pipe's reader expects.
+		s.cw.Flush()
+		return s.cw.Error()
+	}
+	if !s.headerDone {
+		s.table.Header(s.keys)
+		s.headerDone = true
+	}
+	var out []string
+	vs := r.values(false)
+	for j, f := range r {
+		if f.Key != "reference" {
+			out = append(out, vs[j])
+		} else if ref := fmt.Sprint(f.Val); !s.seen[ref] {
+			s.seen[ref] = true
+			s.refs = append(s.refs, ref)
+		}
+	}
+	return s.table.Append(out)
+}
+
+// Close ends the results; with no row at all, it is an error.
+func (s *Stream) Close() error {
+	if s.rows == 0 {
+		return errors.New("no results")
+	}
+	switch s.f {
+	case JSON:
+		_, err := io.WriteString(s.w, "\n  ]\n}\n")
+		return err
+	case CSV:
+		s.cw.Flush()
+		return s.cw.Error()
+	}
+	if err := s.table.Close(); err != nil {
 		return err
 	}
 	var setting []string
-	for i, v := range common.values(false) {
-		setting = append(setting, common[i].Key+"="+v)
+	for i, v := range s.common.values(false) {
+		setting = append(setting, s.common[i].Key+"="+v)
 	}
-	if _, err := fmt.Fprintln(w, strings.Join(setting, "  ")); err != nil {
+	if _, err := fmt.Fprintln(s.w, strings.Join(setting, "  ")); err != nil {
 		return err
 	}
-	for _, ref := range refs {
-		if _, err := fmt.Fprintln(w, "reference: "+ref); err != nil {
+	for _, ref := range s.refs {
+		if _, err := fmt.Fprintln(s.w, "reference: "+ref); err != nil {
 			return err
 		}
 	}

@@ -34,7 +34,7 @@ func TestNewAggregate(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "l.ledger")
 	t.Setenv(ledger.EnvStateDir, t.TempDir())
 	b := ensemble.Binding{Ensemble: "e", K: 3, Teachers: accountant.Guarantee{Eps: 0.5, Delta: 1e-5}, Relation: ensemble.PrivateTeachers, Kind: ensemble.PerQuery, Partition: ensemble.SharedData}
-	if err := ledger.Init(path, ledger.NewHeader(b, accountant.Guarantee{Eps: 10, Delta: 1e-3}, 1e-5), ledger.InitOptions{}); err != nil {
+	if _, err := ledger.Init(context.Background(), path, ledger.NewHeader(b, accountant.Guarantee{Eps: 10, Delta: 1e-3}, 1e-5), ledger.InitOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	led, _, err := ledger.OpenRun(context.Background(), path, "rr", b, rr.Privacy().Guarantee, -1, ledger.Options{})

@@ -10,22 +10,23 @@ import (
 )
 
 // LedgerShow is the document of darrm ledger show: the ledger at Path,
-// the ensemble it is bound to, its budget, the spend of each run, and
-// their Total by Composition, or the teachers' cap when that is smaller
-// (Balance).
+// the ensemble it is bound to, its budget, its Balance, and the spend of
+// each run, which Runs reads from the file as they are printed (so that a
+// ledger of any length is shown in the memory of one run).
 type LedgerShow struct {
-	Path        string
-	Header      ledger.Header
-	Spends      []ledger.Spend
-	Total       accountant.Guarantee
-	Composition string
-	Balance     ledger.Balance
+	Path    string
+	Header  ledger.Header
+	Balance ledger.Balance
+	// Runs calls its function with the spend of every run
+	// (ledger.Ledger.Runs); HasRuns says that there is one.
+	Runs    func(func(ledger.Spend) error) error
+	HasRuns bool
 }
 
 // NewLedgerShow is the document of the open ledger l, read from path.
 func NewLedgerShow(path string, l *ledger.Ledger) (LedgerShow, error) {
 	b, err := l.Balance()
-	return LedgerShow{Path: path, Header: l.Header(), Spends: l.Spends(), Total: b.Total, Composition: b.Composition, Balance: b}, err
+	return LedgerShow{Path: path, Header: l.Header(), Balance: b, Runs: l.Runs, HasRuns: l.Lines() > 1}, err
 }
 
 // Write prints the document in format f: the ledger's fields, with a row
@@ -53,7 +54,7 @@ func (d LedgerShow) Write(w io.Writer, f cliout.Format) error {
 		common = append(common, field("K", ""), field("teachers_eps", ""), field("teachers_Delta", ""), field("kind", ""), field("partition", ""))
 	}
 	common = append(common, field("budget_eps", h.Budget.Eps), field("budget_delta", h.Budget.Delta), field("delta_prime", h.DeltaPrime),
-		field("total_eps", total(d.Total.Eps)), field("total_delta", total(d.Total.Delta)), field("total_bound", b.Bound.String()), field("composition", d.Composition),
+		field("total_eps", total(b.Total.Eps)), field("total_delta", total(b.Total.Delta)), field("total_bound", b.Bound.String()), field("composition", b.Composition),
 		field("queries_eps", total(b.Queries.Eps)), field("queries_delta", total(b.Queries.Delta)))
 	if c := b.Cap; c != nil {
 		common = append(common, field("cap_eps", total(c.Eps)), field("cap_delta", total(c.Delta)), field("cap_rule", c.Rule()))
@@ -65,15 +66,61 @@ func (d LedgerShow) Write(w io.Writer, f cliout.Format) error {
 		free = fmt.Sprintf("every further release from these teachers is free: their cap %s is within the budget", formatTotal(b.Cap.Guarantee))
 	}
 	common = append(common, field("free", b.Free), field("note", free))
-	if len(d.Spends) == 0 {
+	if !d.HasRuns {
 		return cliout.WriteRecord(w, f, common)
 	}
-	rows := make([]cliout.Record, len(d.Spends))
-	for i, s := range d.Spends {
-		rows[i] = cliout.Record{field("time", s.Time.Format("2006-01-02T15:04:05Z")), field("run", text(s.Run)),
+	row := func(s ledger.Spend) cliout.Record {
+		return cliout.Record{field("time", s.Time.Format("2006-01-02T15:04:05Z")), field("run", text(s.Run)),
 			field("mechanism", text(s.Mechanism)), field("queries", s.Queries), field("eps", s.Eps), field("delta", s.Delta), field("final", s.Final)}
 	}
-	return cliout.WriteRecords(w, f, common, rows)
+	var widths cliout.Widths
+	if f == cliout.Table {
+		if err := d.Runs(func(s ledger.Spend) error { widths.Add(row(s)); return nil }); err != nil {
+			return err
+		}
+	}
+	st, err := cliout.NewStream(w, f, common, widths)
+	if err != nil {
+		return err
+	}
+	if err := d.Runs(func(s ledger.Spend) error { return st.Row(row(s)) }); err != nil {
+		return err
+	}
+	return st.Close()
+}
+
+// LedgerVerify is the document of darrm ledger verify: the ledger at
+// Path, read and checked whole, and its balance.
+type LedgerVerify struct {
+	Path    string
+	Version int
+	Lines   int
+	Runs    int
+	Record  string
+	Balance ledger.Balance
+}
+
+// NewLedgerVerify is the document of the ledger l, read from path with
+// every line checked (ledger.ReadOnly), whose record agrees with it.
+func NewLedgerVerify(path string, l *ledger.Ledger) (LedgerVerify, error) {
+	b, err := l.Balance()
+	rec := "agrees"
+	if !l.Recorded() {
+		rec = "none"
+	}
+	return LedgerVerify{Path: path, Version: l.Version(), Lines: l.Lines(), Runs: l.RunCount(), Record: rec, Balance: b}, err
+}
+
+// Write prints the document in format f.
+func (d LedgerVerify) Write(w io.Writer, f cliout.Format) error {
+	path := d.Path
+	if f != cliout.JSON {
+		path = cliout.Escape(path)
+	}
+	b := d.Balance
+	return cliout.WriteRecord(w, f, cliout.Record{field("ledger", path), field("version", d.Version), field("lines", d.Lines), field("runs", d.Runs),
+		field("checked", "every line, the hash chain and the totals each line carries"), field("record", d.Record),
+		field("total_eps", b.Total.Eps), field("total_delta", b.Total.Delta), field("total_bound", b.Bound.String()), field("composition", b.Composition)})
 }
 
 // formatTotal prints a privacy total for people: each number rounded up

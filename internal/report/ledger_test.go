@@ -20,7 +20,7 @@ func TestLedgerShow(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "l.ledger")
 	t.Setenv(ledger.EnvStateDir, t.TempDir())
 	b := ensemble.Binding{Ensemble: "e", K: 3, Teachers: accountant.Guarantee{Eps: 0.5, Delta: 1e-5}, Relation: ensemble.PrivateTeachers, Kind: ensemble.Fixed, Partition: ensemble.SharedData}
-	if err := ledger.Init(path, ledger.NewHeader(b, accountant.Guarantee{Eps: 10, Delta: 1e-3}, 1e-5), ledger.InitOptions{}); err != nil {
+	if _, err := ledger.Init(context.Background(), path, ledger.NewHeader(b, accountant.Guarantee{Eps: 10, Delta: 1e-3}, 1e-5), ledger.InitOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	common := "ledger,version,ensemble,relation,K,teachers_eps,teachers_Delta,kind,partition,budget_eps,budget_delta,delta_prime,total_eps,total_delta,total_bound,composition,queries_eps,queries_delta,cap_eps,cap_delta,cap_rule,free,note"
@@ -41,17 +41,17 @@ func TestLedgerShow(t *testing.T) {
 			t.Fatalf("%s: charging %d labels failed", tc.name, tc.spend)
 		}
 		doc, err := NewLedgerShow(path, l)
-		l.Close()
 		var b bytes.Buffer
 		if err == nil {
 			err = doc.Write(&b, cliout.CSV)
 		}
+		l.Close()
 		recs, _ := csv.NewReader(&b).ReadAll()
 		if err != nil || len(recs) != 1+tc.rows || strings.Join(recs[0], ",") != tc.header || recs[1][0] != path || recs[1][2] != "e" || recs[1][4] != "3" {
 			t.Errorf("%s: %q (%v)", tc.name, recs, err)
 		}
-		if tc.spend > 0 && (!(doc.Total.Eps > 0 && doc.Total.Eps <= 1.5) || doc.Composition == "" || recs[1][len(recs[1])-4] != "3") {
-			t.Errorf("%s: total %v, row %q", tc.name, doc.Total, recs[1])
+		if tc.spend > 0 && (!(doc.Balance.Total.Eps > 0 && doc.Balance.Total.Eps <= 1.5) || recs[1][len(recs[1])-4] != "3") {
+			t.Errorf("%s: total %v, row %q", tc.name, doc.Balance.Total, recs[1])
 		}
 	}
 }

@@ -1,0 +1,171 @@
+package accountant
+
+import (
+	"fmt"
+	"math"
+)
+
+// Sequence is a sequence of adaptively composed steps, each (ε_i, δ_i)-DP,
+// kept as the sums its compositions need: it grows by a run of equal
+// steps at a time (Add), its totals (Totals) cost the same at any length,
+// and it can be stored (a ledger line carries the Sequence of the spends
+// before it). Its zero value is the empty sequence.
+type Sequence struct {
+	// Steps is the number of steps. While they all have one guarantee,
+	// Mixed is false and Step is that guarantee.
+	Steps int       `json:"steps"`
+	Step  Guarantee `json:"step"`
+	Mixed bool      `json:"mixed"`
+	// Upper bounds of Σε_i, Σδ_i, Σε_i·tanh(ε_i/2) and Σε_i², and a lower
+	// bound of Σlog(1-δ_i): the terms of simple composition (Theorem
+	// 3.3.2) and of general composition (Kairouz, Oh and Viswanath 2015,
+	// Thm 3.5), each run's rounded outward as in ComposeGeneral.
+	SumEps     float64 `json:"sum_eps"`
+	SumDelta   float64 `json:"sum_delta"`
+	SumTanh    float64 `json:"sum_eps_tanh"`
+	SumSq      float64 `json:"sum_eps_sq"`
+	SumLogKeep float64 `json:"sum_log_keep"`
+}
+
+// maxSequenceSteps bounds Sequence.Steps: every count up to it is an
+// exact float64.
+const maxSequenceSteps = 1 << 53
+
+// Add returns s followed by k steps of guarantee step (k = 0: s itself).
+func (s Sequence) Add(step Guarantee, k int) (Sequence, error) {
+	if k == 0 {
+		return s, nil
+	}
+	if err := checkSimple(step, k); err != nil {
+		return s, fmt.Errorf("sequence: %w", err)
+	}
+	if k > maxSequenceSteps-s.Steps {
+		return s, fmt.Errorf("sequence: %d steps after %d: more than %d", k, s.Steps, maxSequenceSteps)
+	}
+	switch {
+	case s.Steps == 0:
+		s.Step = step
+	case step != s.Step:
+		s.Mixed = true
+	}
+	if s.Mixed {
+		s.Step = Guarantee{}
+	}
+	s.Steps += k
+	n, e := float64(k), step.Eps
+	s.SumEps = addUp(s.SumEps, mulUp(n, e))
+	s.SumDelta = addUp(s.SumDelta, mulUp(n, step.Delta))
+	s.SumTanh = addUp(s.SumTanh, up(n*e*math.Tanh(e/2), 4))
+	s.SumSq = addUp(s.SumSq, up(n*e*e, 2))
+	s.SumLogKeep = addDown(s.SumLogKeep, down(n*logKeepDown(step.Delta), 1))
+	return s, nil
+}
+
+// Check reports whether s is a sequence that Add can have built: a count
+// in range, a valid common step, and sums that are finite and of the
+// right sign. A Sequence read from a file is checked before it is used.
+func (s Sequence) Check() error {
+	sums := []float64{s.SumEps, s.SumDelta, s.SumTanh, s.SumSq, -s.SumLogKeep}
+	for _, x := range sums {
+		if !(x >= 0) || math.IsInf(x, 0) {
+			return fmt.Errorf("sequence: sums %v: must be finite, and >= 0 (the last <= 0)", sums)
+		}
+	}
+	switch {
+	case s.Steps < 0 || s.Steps > maxSequenceSteps:
+		return fmt.Errorf("sequence: %d steps: must be in [0, %d]", s.Steps, maxSequenceSteps)
+	case s.Steps == 0 && s != Sequence{}:
+		return fmt.Errorf("sequence: no steps, but sums or a step")
+	case s.Mixed && s.Step != Guarantee{}:
+		return fmt.Errorf("sequence: mixed steps, but a common step %v", s.Step)
+	case s.Steps > 0 && !s.Mixed:
+		if err := checkStep("", s.Step); err != nil {
+			return fmt.Errorf("sequence: step: %w", err)
+		}
+	}
+	return nil
+}
+
+// sequenceOf returns the sequence of runs.
+func sequenceOf(runs []Run) (Sequence, error) {
+	if err := checkRuns(runs); err != nil {
+		return Sequence{}, err
+	}
+	var s Sequence
+	for _, r := range runs {
+		var err error
+		if s, err = s.Add(r.Step, r.K); err != nil {
+			return Sequence{}, err
+		}
+	}
+	return s, nil
+}
+
+// simple returns the simple composition of s (Theorem 3.3.2); of equal
+// steps exactly ComposeSimple's.
+func (s Sequence) simple() Guarantee {
+	if !s.Mixed {
+		n := float64(s.Steps)
+		return Guarantee{Eps: mulUp(n, s.Step.Eps), Delta: mulUp(n, s.Step.Delta)}
+	}
+	return Guarantee{Eps: s.SumEps, Delta: s.SumDelta}
+}
+
+// general returns the general composition of s with slack deltaPrime
+// (Kairouz, Oh and Viswanath 2015, Thm 3.5); of equal steps exactly
+// ComposeGeneral's.
+func (s Sequence) general(deltaPrime float64) Guarantee {
+	if !s.Mixed {
+		g, _ := ComposeGeneral(s.Step, s.Steps, deltaPrime)
+		return g
+	}
+	return Guarantee{Eps: generalEps(s.SumEps, s.SumTanh, s.SumSq, deltaPrime), Delta: totalDelta(s.SumLogKeep, deltaPrime)}
+}
+
+// Composed is a total of composed steps and the composition theorem that
+// gave it.
+type Composed struct {
+	Guarantee
+	Method Method
+}
+
+// Totals returns the totals of s that hold at once: simple composition
+// (Theorem 3.3.2), and, with slack deltaPrime, the optimal composition of
+// equal steps (Kairouz, Oh and Viswanath 2015, Thm 3.3; at most
+// MaxOptimalSteps of them) or else general composition (their Thm 3.5,
+// for steps that differ). Simple composition is the only one without the
+// slack, so it is the one that keeps a pure-DP sequence pure. The empty
+// sequence is (0, 0)-DP by simple composition.
+func (s Sequence) Totals(deltaPrime float64) ([]Composed, error) {
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
+	if s.Steps == 0 {
+		return []Composed{{Method: Simple}}, nil
+	}
+	if err := checkOpenUnit("delta'", deltaPrime); err != nil {
+		return nil, fmt.Errorf("sequence: %w", err)
+	}
+	simple := Composed{s.simple(), Simple}
+	if !s.Mixed && s.Steps <= MaxOptimalSteps {
+		g, err := ComposeOptimal(s.Step, s.Steps, deltaPrime)
+		return []Composed{simple, {g, Optimal}}, err
+	}
+	return []Composed{simple, {s.general(deltaPrime), General}}, nil
+}
+
+// Best returns the total to report of totals, which all hold for the same
+// steps (Sequence.Totals), and whether it meets budget (nil: none): the
+// tighter (Tighter) of those that meet the budget, or of all when none
+// does. The steps meet a budget when any one of their totals does.
+func Best(totals []Composed, budget *Guarantee) (Composed, bool) {
+	var best Composed
+	found, fits := false, false
+	for _, t := range totals {
+		f := budget != nil && t.Within(*budget)
+		if !found || f && !fits || f == fits && Tighter(t.Guarantee, best.Guarantee) {
+			best, fits, found = t, f, true
+		}
+	}
+	return best, fits
+}

@@ -1,0 +1,96 @@
+package accountant
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// TestSequence: a Sequence built run by run composes as the runs do
+// (ComposeSimpleSeq, ComposeGeneralSeq, ComposeOptimal for equal steps),
+// whatever the order of the runs' Adds; it survives JSON exactly; and
+// Check refuses what Add cannot build.
+func TestSequence(t *testing.T) {
+	a, b := Guarantee{0.3, 3e-5}, Guarantee{0.05, 0}
+	var s Sequence
+	for _, k := range []int{3, 0, 4} {
+		var err error
+		if s, err = s.Add(a, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tot, err := s.Totals(1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	simple, _ := ComposeSimple(a, 7)
+	opt, _ := ComposeOptimal(a, 7, 1e-5)
+	if len(tot) != 2 || tot[0] != (Composed{simple, Simple}) || tot[1] != (Composed{opt, Optimal}) || s.Mixed || s.Step != a || s.Steps != 7 {
+		t.Errorf("equal steps: %+v, totals %+v", s, tot)
+	}
+	if s, err = s.Add(b, 5); err != nil {
+		t.Fatal(err)
+	}
+	runs := []Run{{a, 7}, {b, 5}}
+	wantS, _ := ComposeSimpleSeq(runs)
+	wantG, _ := ComposeGeneralSeq(runs, 1e-5)
+	if tot, err = s.Totals(1e-5); err != nil || len(tot) != 2 || !s.Mixed || tot[1].Method != General {
+		t.Fatalf("mixed steps: %+v, totals %+v (%v)", s, tot, err)
+	}
+	// The runs are summed one at a time, so the sums may differ from the
+	// sequence's in their last bits, never by more.
+	if relErr(tot[0].Eps, wantS.Eps) > 1e-15 || relErr(tot[1].Eps, wantG.Eps) > 1e-15 || relErr(tot[1].Delta, wantG.Delta) > 1e-14 {
+		t.Errorf("mixed totals %+v, want simple %v, general %v", tot, wantS, wantG)
+	}
+	raw, _ := json.Marshal(s)
+	var back Sequence
+	if err := json.Unmarshal(raw, &back); err != nil || back != s {
+		t.Errorf("JSON round trip: %s gives %+v (%v)", raw, back, err)
+	}
+	for name, bad := range map[string]Sequence{
+		"negative count":     {Steps: -1},
+		"sums without steps": {SumEps: 1},
+		"mixed with a step":  {Steps: 2, Mixed: true, Step: a, SumEps: 1},
+		"positive log keep":  {Steps: 1, Step: a, SumLogKeep: 1},
+		"bad common step":    {Steps: 1, Step: Guarantee{0, 0}},
+	} {
+		if err := bad.Check(); err == nil {
+			t.Errorf("%s: %+v passes Check", name, bad)
+		}
+		if _, err := bad.Totals(1e-5); err == nil {
+			t.Errorf("%s: %+v composes", name, bad)
+		}
+	}
+	if _, err := (Sequence{}).Add(a, -1); err == nil {
+		t.Error("a negative count was added")
+	}
+}
+
+// TestBestPureBudget: pure-DP steps compose to (kε, 0) by simple
+// composition only; against a pure-DP budget that total is the one that
+// fits and is reported, although optimal composition's ε is smaller. The
+// steps are m·ε = 3 × 0.1 = 0.30000000000000004, of which 9 fit in ε = 3.
+func TestBestPureBudget(t *testing.T) {
+	eps := 0.1
+	step := Guarantee{3 * eps, 0}
+	var s Sequence
+	s, _ = s.Add(step, 9)
+	tot, err := s.Totals(1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pure := Guarantee{3, 0}
+	if best, fits := Best(tot, &pure); !fits || best.Method != Simple || best.Delta != 0 {
+		t.Errorf("9 steps of (0.3, 0) against %v: %+v, fits %v", pure, best, fits)
+	}
+	if best, fits := Best(tot, nil); fits || best.Method != Optimal {
+		t.Errorf("without a budget: %+v, fits %v; want the tighter, optimal", best, fits)
+	}
+	if best, fits := Best(tot, &Guarantee{0.1, 0.5}); fits || best.Method != Optimal {
+		t.Errorf("over every total: %+v, fits %v", best, fits)
+	}
+	for _, m := range []Method{Simple, General, Optimal} {
+		if n, err := MaxSteps(step, pure, m, 1e-5); n != 9 || err != nil {
+			t.Errorf("MaxSteps of %v in %v, %v: %d (%v), want 9", step, pure, m, n, err)
+		}
+	}
+}

@@ -1,0 +1,146 @@
+package ledger
+
+import (
+	"fmt"
+
+	"github.com/darrm/darrm/accountant"
+)
+
+// compose returns the total of the spends seq to report (accountant.Best
+// of their totals against the budget), and whether they meet the budget:
+// one of their totals does, or the teachers' cap, which bounds them too.
+func (l *Ledger) compose(seq accountant.Sequence) (accountant.Composed, bool, error) {
+	totals, err := seq.Totals(l.header.DeltaPrime)
+	if err != nil {
+		return accountant.Composed{}, false, err
+	}
+	q, fits := accountant.Best(totals, &l.header.Budget)
+	return q, fits || l.free(), nil
+}
+
+// free reports whether the teachers' cap is within the budget.
+func (l *Ledger) free() bool { return l.cap != nil && l.cap.Within(l.header.Budget) }
+
+// Balance is what a ledger has spent.
+type Balance struct {
+	// Total is the privacy spent: the smaller of Queries and the
+	// teachers' Cap, one that meets the budget if either does
+	// (accountant.CapTotal); Bound says which.
+	Total accountant.Guarantee
+	Bound accountant.Bound
+	// Queries is the composition of every spend, by Composition: of the
+	// totals of the spends (accountant.Sequence.Totals), one that meets
+	// the budget if any does (accountant.Best).
+	Queries     accountant.Guarantee
+	Composition accountant.Method
+	// Cap is the teachers' cap on every total, nil when there is none.
+	Cap *accountant.Cap
+	// Free says that the cap is within the budget: every further release
+	// from these teachers is free, however many labels it has.
+	Free bool
+}
+
+// Balance returns the privacy spent so far.
+func (l *Ledger) Balance() (Balance, error) {
+	q, _, err := l.compose(l.chain.spent)
+	if err != nil {
+		return Balance{}, err
+	}
+	b := Balance{Queries: q.Guarantee, Composition: q.Method, Cap: l.cap, Free: l.free()}
+	b.Total, b.Bound = accountant.CapTotal(q.Guarantee, l.cap, &l.header.Budget)
+	return b, nil
+}
+
+// Total returns the total privacy spent so far (Balance: the smaller of
+// the composition and the teachers' cap) and how it was obtained: the
+// composition's name, or "teachers' cap".
+func (l *Ledger) Total() (accountant.Guarantee, string, error) {
+	b, err := l.Balance()
+	if b.Bound == accountant.TeachersBound {
+		return b.Total, "teachers' cap (" + b.Cap.Rule() + ")", err
+	}
+	return b.Total, b.Composition.String(), err
+}
+
+// maxAllowance bounds the search of Allowance.
+const maxAllowance = 1 << 50
+
+// Allowance returns how many more labels of guarantee step the budget
+// allows (at most limit when limit >= 0): limit, or accountant.Unlimited
+// when limit < 0, if the teachers' cap is within the budget.
+func (l *Ledger) Allowance(step accountant.Guarantee, limit int) (int, error) {
+	if l.free() {
+		return limit, nil
+	}
+	fits := func(k int) (bool, error) {
+		seq, err := l.chain.spent.Add(step, k)
+		if err != nil {
+			return false, err
+		}
+		_, ok, err := l.compose(seq)
+		return ok, err
+	}
+	if ok, err := fits(0); err != nil || !ok {
+		return 0, err
+	}
+	lo, hi := 0, 1
+	for {
+		if limit >= 0 && hi > limit {
+			hi = limit + 1
+			break
+		}
+		if hi > maxAllowance {
+			return 0, fmt.Errorf("ledger %s: more than %d labels of %v fit in the budget", l.path, maxAllowance, step)
+		}
+		ok, _ := fits(hi)
+		if !ok {
+			break
+		}
+		lo, hi = hi, 2*hi
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if ok, _ := fits(mid); ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, nil
+}
+
+// Status is the state of a ledger as a release reports it.
+type Status struct {
+	Ensemble string               `json:"ensemble"`
+	Relation string               `json:"relation"`
+	Budget   accountant.Guarantee `json:"budget"`
+	// Total is the privacy spent so far, the smaller of the composition
+	// of the spends (Queries, by Composition) and the teachers' Cap;
+	// TotalBound says which.
+	Total       accountant.Guarantee `json:"total"`
+	Composition accountant.Method    `json:"composition"`
+	TotalBound  accountant.Bound     `json:"total_bound"`
+	Queries     accountant.Guarantee `json:"queries"`
+	Cap         *accountant.Cap      `json:"cap,omitempty"`
+	// QueriesLeft is how many more labels of the guarantee given to
+	// Status the budget allows: -1 when every further release is free
+	// (Free: the teachers' cap is within the budget).
+	QueriesLeft int  `json:"queries_left"`
+	Free        bool `json:"free"`
+}
+
+// Status returns the ledger's budget, its total so far, and how many more
+// labels of guarantee step its budget allows.
+func (l *Ledger) Status(step accountant.Guarantee) (Status, error) {
+	b, err := l.Balance()
+	if err != nil {
+		return Status{}, err
+	}
+	left, err := l.Allowance(step, -1)
+	if err != nil {
+		return Status{}, err
+	}
+	h := l.header
+	return Status{Ensemble: h.Ensemble, Relation: h.Relation, Budget: h.Budget, Total: b.Total, Composition: b.Composition,
+		TotalBound: b.Bound, Queries: b.Queries, Cap: b.Cap, QueriesLeft: left, Free: b.Free}, nil
+}

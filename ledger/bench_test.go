@@ -1,0 +1,100 @@
+package ledger
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/darrm/darrm/accountant"
+)
+
+// largeLedger writes a ledger of runs runs, each a reservation and a
+// settlement of one label of step, as releases would have written them,
+// and records it.
+func largeLedger(tb testing.TB, runs int) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "large.ledger")
+	b := unique(bound)
+	if _, err := Init(ctx, path, NewHeader(b, accountant.Guarantee{Eps: 1e9, Delta: 0.5}, 1e-5), InitOptions{}); err != nil {
+		tb.Fatal(err)
+	}
+	l := open(tb, path)
+	head, seq, size := l.Head(), l.Spent(), l.size
+	h := l.Header()
+	l.Close()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	now := time.Now().UTC()
+	for i := range runs {
+		prior := seq
+		for _, final := range []bool{false, true} {
+			line, hash, err := encodeLine(head, Spend{Run: fmt.Sprintf("%016x", i), Time: now, Mechanism: "darrm", Eps: step.Eps, Delta: 1e-12, Queries: 1, Final: final, Prior: &prior})
+			if err != nil {
+				tb.Fatal(err)
+			}
+			w.Write(line)
+			head, size = hash, size+int64(len(line))
+		}
+		if seq, err = seq.Add(accountant.Guarantee{Eps: step.Eps, Delta: 1e-12}, 1); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	f.Close()
+	st, err := openState(ctx, Options{}, h.Ensemble)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer st.close()
+	fi, _ := os.Stat(path)
+	if err := st.write(newRecord(h, path, fi, 1+2*runs, size, head)); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+// BenchmarkReleaseOnLargeLedger times what a ledger adds to a release of
+// one label (open and check the ledger against its record, the allowance,
+// the reservation, the settlement, and the status the summary prints) on
+// a new ledger and on one of a million runs (about 1.1 GB, written once
+// before the timing). The record vouches for the last line, so a release
+// reads that line and the header, whatever the length of the ledger.
+func BenchmarkReleaseOnLargeLedger(b *testing.B) {
+	for _, runs := range []int{0, 1_000_000} {
+		b.Run(fmt.Sprintf("runs=%d", runs), func(b *testing.B) {
+			path := largeLedger(b, runs)
+			g := accountant.Guarantee{Eps: step.Eps, Delta: 1e-12}
+			l := open(b, path)
+			bd, err := l.Header().Binding()
+			l.Close()
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				l, allowed, err := OpenRun(ctx, path, "darrm", bd, g, 1, Options{})
+				if err != nil || allowed != 1 {
+					b.Fatalf("allowance %d: %v", allowed, err)
+				}
+				if err := l.Reserve(1); err != nil {
+					b.Fatal(err)
+				}
+				if err := l.Settle(1); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := l.Status(g); err != nil {
+					b.Fatal(err)
+				}
+				l.Close()
+			}
+		})
+	}
+}

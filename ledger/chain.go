@@ -1,0 +1,260 @@
+package ledger
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/darrm/darrm/accountant"
+)
+
+// chain is a ledger of the current version read up to its line n: what
+// the check of line n+1 needs, and the spends so far.
+type chain struct {
+	n    int
+	runs int    // runs that lines 2 to n hold, when read from the start
+	head string // the hash of line n
+	// last is line n's spend (Run "" for the header), spent the sequence
+	// of every run's spend up to line n: last.Prior and last's own.
+	last  Spend
+	spent accountant.Sequence
+}
+
+// start returns the chain of a ledger read up to its header, of hash h.
+func start(h string) chain { return chain{n: 1, head: h} }
+
+// splitSpendLine cuts b, a spend line as encodeLine writes it,
+// {"prev":"<hash>","spend":<raw>,"sha256":"<hash>"}, into its parts
+// without decoding it; false for a line of any other layout.
+func splitSpendLine(b []byte) (prev string, raw []byte, hash string, ok bool) {
+	const head, mid, tail = `{"prev":"`, `","spend":`, `,"sha256":"`
+	const n = 64 // hex digits of a SHA-256
+	if len(b) < len(head)+n+len(mid)+len(tail)+n+2 || string(b[:len(head)]) != head || string(b[len(head)+n:len(head)+n+len(mid)]) != mid || string(b[len(b)-2:]) != `"}` {
+		return "", nil, "", false
+	}
+	t := len(b) - 2 - n - len(tail)
+	if string(b[t:t+len(tail)]) != tail {
+		return "", nil, "", false
+	}
+	return string(b[len(head) : len(head)+n]), b[len(head)+n+len(mid) : t], string(b[t+len(tail) : len(b)-2]), true
+}
+
+// parseSpendLine reads b as a spend line of the current version: its
+// prev, its spend, checked on its own, and its hash, checked against its
+// content.
+func parseSpendLine(b []byte) (prev string, s Spend, hash string, err error) {
+	prev, raw, hash, ok := splitSpendLine(b)
+	if !ok {
+		var ln line
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&ln); err != nil {
+			return "", s, "", fmt.Errorf("not a ledger line: %v", err)
+		}
+		if ln.Spend == nil || ln.Header != nil || ln.Prev == nil {
+			return "", s, "", errors.New("want a header on the first line and spends after it, each with prev")
+		}
+		prev, raw, hash = *ln.Prev, *ln.Spend, ln.SHA256
+	}
+	if chainHash(Version, prev, "spend", raw) != hash {
+		return "", s, "", errors.New("sha256 does not match the content: the line was changed")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return "", s, "", fmt.Errorf("spend: %v", err)
+	}
+	if err := checkSpend(s); err != nil {
+		return "", s, "", fmt.Errorf("spend: %v", err)
+	}
+	if s.Prior == nil {
+		return "", s, "", errors.New("spend: no prior: the totals of the spends before it")
+	}
+	if err := s.Prior.Check(); err != nil {
+		return "", s, "", fmt.Errorf("spend: prior: %v", err)
+	}
+	return prev, s, hash, nil
+}
+
+// at returns the chain at the spend line s of hash h.
+func at(n int, h string, s Spend) (chain, error) {
+	spent, err := s.Prior.Add(accountant.Guarantee{Eps: s.Eps, Delta: s.Delta}, s.Queries)
+	return chain{n: n, head: h, last: s, spent: spent}, err
+}
+
+// next checks b as line c.n+1, a spend, and moves c on to it: b must
+// follow line c.n in the hash chain, and carry as its prior the spends of
+// every run before its own (the prior of line c.n when that line is of
+// the same run, else the spends up to line c.n).
+func (c *chain) next(path string, b []byte) error {
+	n := c.n + 1
+	corrupt := func(format string, args ...any) error {
+		return &CorruptError{Path: path, Line: n, Reason: fmt.Sprintf(format, args...)}
+	}
+	prev, s, h, err := parseSpendLine(b)
+	if err != nil {
+		return corrupt("%v", err)
+	}
+	if prev != c.head {
+		return corrupt("the chain is broken: this line does not follow line %d (a line was removed, inserted or changed)", c.n)
+	}
+	want := c.spent
+	if s.Run == c.last.Run {
+		want = *c.last.Prior
+	}
+	if *s.Prior != want {
+		return corrupt("its prior (the totals of the spends before it) does not follow from line %d", c.n)
+	}
+	next, err := at(n, h, s)
+	if err != nil {
+		return corrupt("spend: %v", err)
+	}
+	next.runs = c.runs
+	if s.Run != c.last.Run {
+		next.runs++
+	}
+	*c = next
+	return nil
+}
+
+// walk reads the ledger from its start up to byte end, checks every line
+// and the chain, and calls each (if not nil) after every line with the
+// chain up to it and the spend of the line before it (Run "" for the
+// header). It returns the chain and the reader, whose end and tail say
+// where it stopped.
+func (l *Ledger) walk(end int64, each func(c *chain, before Spend) error) (chain, *lineReader, error) {
+	r := newLineReader(io.NewSectionReader(l.f, 0, end))
+	c := start(l.headerHash)
+	for n := 1; ; n++ {
+		b, err := r.next()
+		if err == io.EOF {
+			return c, r, nil
+		}
+		if err := l.lineErr(n, b, err); err != nil {
+			return c, r, err
+		}
+		before := c.last
+		if n > 1 {
+			if err := c.next(l.path, b); err != nil {
+				return c, r, err
+			}
+		}
+		if each != nil {
+			if err := each(&c, before); err != nil {
+				return c, r, err
+			}
+		}
+	}
+}
+
+// scan reads every line from the start, checks each and the chain, and
+// keeps the spends' totals; rec, if any, names a line whose hash to
+// remember.
+func (l *Ledger) scan(rec *Record) error {
+	recHash := ""
+	c, r, err := l.walk(math.MaxInt64, func(c *chain, _ Spend) error {
+		if rec != nil && rec.Lines == c.n {
+			recHash = c.head
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	l.chain, l.size, l.tail, l.recHash = c, r.end, r.tail, recHash
+	return nil
+}
+
+// lineErr is the error of reading line n, b, of the ledger: a line too
+// long is damage, and a header other than the one read first means that
+// the file was replaced meanwhile.
+func (l *Ledger) lineErr(n int, b []byte, err error) error {
+	switch {
+	case err == errLongLine:
+		return &CorruptError{Path: l.path, Line: n, Reason: err.Error()}
+	case err != nil:
+		return fmt.Errorf("ledger %s: read: %w", l.path, err)
+	case n == 1 && !bytes.Equal(b, l.headerLine):
+		return &CorruptError{Path: l.path, Line: 1, Reason: "the header changed while the ledger was read"}
+	}
+	return nil
+}
+
+// resume reads the ledger from the line that rec vouches for, its line
+// rec.Lines that ends at byte rec.Size and has the hash rec.Head: that
+// line and every line after it are checked, the lines before it are not
+// read. The record was advanced after each of those lines was checked and
+// written, and each line carries the totals of the lines before it, so
+// the totals are those of the whole ledger. It reports false, having
+// kept nothing, when the file does not hold that line there (cut, edited,
+// another copy): a full scan then says why.
+func (l *Ledger) resume(rec *Record) (bool, error) {
+	var c chain
+	if rec.Lines == 1 {
+		if rec.Head != l.headerHash || rec.Size != int64(len(l.headerLine))+1 {
+			return false, nil
+		}
+		c = start(l.headerHash)
+	} else {
+		b, ok, err := lineEndingAt(l.f, rec.Size)
+		if !ok || err != nil {
+			return false, err
+		}
+		_, s, hash, err := parseSpendLine(b)
+		if err != nil || hash != rec.Head {
+			return false, nil
+		}
+		if c, err = at(rec.Lines, hash, s); err != nil {
+			return false, nil
+		}
+	}
+	r := newLineReader(io.NewSectionReader(l.f, rec.Size, math.MaxInt64-rec.Size))
+	for {
+		b, err := r.next()
+		if err == io.EOF {
+			break
+		}
+		if err := l.lineErr(c.n+1, b, err); err != nil {
+			return false, err
+		}
+		if err := c.next(l.path, b); err != nil {
+			return false, err
+		}
+	}
+	l.chain, l.size, l.tail, l.recHash = c, rec.Size+r.end, r.tail, rec.Head
+	return true, nil
+}
+
+// Runs calls each with the spend of every run, in the order of the
+// ledger (for a ledger of the current version, the last line of each run,
+// read again from the file and checked as it is read), and stops at the
+// first error.
+func (l *Ledger) Runs(each func(Spend) error) error {
+	if l.format != current {
+		for _, s := range l.spends {
+			if err := each(s); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	c, _, err := l.walk(l.size, func(c *chain, before Spend) error {
+		if before.Run != "" && c.last.Run != before.Run {
+			return each(before)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if c.n != l.chain.n || c.head != l.chain.head {
+		return fmt.Errorf("ledger %s changed while it was read: its line %d is not the one read first", l.path, l.chain.n)
+	}
+	if c.last.Run != "" {
+		return each(c.last)
+	}
+	return nil
+}

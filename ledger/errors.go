@@ -1,0 +1,95 @@
+package ledger
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/darrm/darrm/ensemble"
+)
+
+// CorruptError reports a ledger that cannot be trusted; nothing may be
+// released against it.
+type CorruptError struct {
+	Path   string
+	Line   int
+	Reason string
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("ledger %s, line %d: %s; no release is possible until it is restored from a good copy (docs/aggregate.md, \"After an error\")", e.Path, e.Line, e.Reason)
+}
+
+// NotLedgerError reports a path that is no ledger file at all: missing, a
+// directory, a device, a FIFO.
+type NotLedgerError struct {
+	Path   string
+	Reason string
+	Err    error // fs.ErrNotExist for a missing file
+}
+
+func (e *NotLedgerError) Error() string { return fmt.Sprintf("ledger %s: %s", e.Path, e.Reason) }
+
+func (e *NotLedgerError) Unwrap() error { return e.Err }
+
+// VersionError reports a ledger that a run cannot use: of an earlier
+// version, which must be upgraded first (Upgrade): version 1 or the
+// version 2 of development builds (Chain false, no hash chain), or
+// version 2 (Chain true, no totals in its lines); or of a version this
+// darrm does not know.
+type VersionError struct {
+	Path    string
+	Version int
+	Chain   bool
+}
+
+func (e *VersionError) Error() string {
+	q := shellQuote(e.Path)
+	switch {
+	case e.Version == 1:
+		return fmt.Sprintf("ledger %s is of version 1, which does not bind the ensemble's parameters (K, the teachers' eps and Delta, kind, partition) and has no hash chain: it must be upgraded to version %d before a release can be charged to it; upgrade it once, stating the ensemble's parameters, with: darrm ledger upgrade %s --K K --eps EPS --Delta DELTA --kind KIND --partition PARTITION", e.Path, Version, q)
+	case e.Version == 2 && !e.Chain:
+		return fmt.Sprintf("ledger %s is of an early version 2 without a hash chain (written by a development build): upgrade it once to version %d with: darrm ledger upgrade %s", e.Path, Version, q)
+	case e.Version == 2:
+		return fmt.Sprintf("ledger %s is of version 2, whose lines do not carry the totals that a release of version %d reads instead of the whole ledger: upgrade it once with: darrm ledger upgrade %s (its binding and spends are kept)", e.Path, Version, q)
+	}
+	return fmt.Sprintf("ledger %s is of version %d; this darrm reads versions 1 to %d: use a newer darrm", e.Path, e.Version, Version)
+}
+
+// BindingError refuses a release that states other parameters of the
+// ensemble than the ledger is bound to: each differing parameter, the
+// ledger's value and the release's. With Unstated, it refuses a release
+// that does not state its ensemble (a vote file without a metadata
+// header) on a ledger whose teachers' cap bounds every total: nothing
+// ties its labels to those teachers, so they cannot fall under the cap.
+type BindingError struct {
+	Path     string
+	Ledger   ensemble.Binding
+	Diffs    []ensemble.BindingDiff // A: the ledger's, B: the release's
+	Unstated bool
+}
+
+func (e *BindingError) Error() string {
+	if e.Unstated {
+		return fmt.Sprintf("ledger %s is bound to %v, whose teachers' cap bounds every total; this release's vote file has no metadata header, so nothing ties its labels to those teachers and they cannot be counted under their cap: put the ensemble's metadata header on the vote file's first line (e.g. the first line of a vote file of theirs that has one; docs/aggregate.md, \"The metadata header\") and run the release again", e.Path, e.Ledger)
+	}
+	var parts []string
+	for _, d := range e.Diffs {
+		parts = append(parts, fmt.Sprintf("%s %s (the ledger's: %s)", d.Field, d.B, d.A))
+	}
+	return fmt.Sprintf("ledger %s is bound to %v; this release states %s: a ledger keeps the budget of one ensemble, and releases of other teachers or in another relation cannot share a budget", e.Path, e.Ledger, strings.Join(parts, ", "))
+}
+
+// ErrBudget is wrapped by Reserve when the budget allows no more labels.
+var ErrBudget = errors.New("the ledger's budget is spent")
+
+// shellQuote quotes s for a POSIX shell when it needs it, for the commands
+// that messages give.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,143 @@
+package ledger
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
+)
+
+// Begin starts this run's spend: mechanism, the per-label guarantee, and
+// the ensemble the release states (b), which must be the one the ledger
+// is bound to: every parameter both state must agree, and on a ledger
+// whose teachers' cap bounds every total the release must state its
+// ensemble (Binding.Stated); a *BindingError otherwise.
+func (l *Ledger) Begin(mechanism string, b ensemble.Binding, step accountant.Guarantee) error {
+	if l.readOnly {
+		return fmt.Errorf("ledger %s: opened read-only", l.path)
+	}
+	if err := checkSpend(Spend{Run: "-", Eps: step.Eps, Delta: step.Delta}); err != nil {
+		return fmt.Errorf("ledger %s: %s's guarantee %v: %w", l.path, mechanism, step, err)
+	}
+	bound, err := l.header.Binding()
+	if err != nil {
+		return err
+	}
+	if d := bound.Diff(b); len(d) > 0 {
+		return &BindingError{Path: l.path, Ledger: bound, Diffs: d}
+	}
+	if l.cap != nil && !b.Stated() {
+		return &BindingError{Path: l.path, Ledger: bound, Unstated: true}
+	}
+	var id [8]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return err
+	}
+	l.run, l.mech, l.step = hex.EncodeToString(id[:]), mechanism, step
+	l.base = l.chain.spent
+	return nil
+}
+
+// Reserve records, on disk, that this run will have handed out labels
+// labels in all. It is called before they leave the process.
+// A reservation beyond the budget is refused with ErrBudget.
+func (l *Ledger) Reserve(labels int) error {
+	if labels <= l.held {
+		return nil
+	}
+	if l.run == "" {
+		return fmt.Errorf("ledger: Begin was not called")
+	}
+	seq, err := l.base.Add(l.step, labels)
+	var total accountant.Composed
+	fits := false
+	if err == nil {
+		total, fits, err = l.compose(seq)
+	}
+	if err != nil {
+		return fmt.Errorf("ledger %s: %w", l.path, err)
+	}
+	if !fits {
+		return fmt.Errorf("ledger %s: %d labels of %v would bring the total to %v by %v composition, over the budget %v: %w", l.path, labels, l.step, total.Guarantee, total.Method, l.header.Budget, ErrBudget)
+	}
+	return l.write(labels, false)
+}
+
+// Settle records the exact number of labels this run handed out.
+func (l *Ledger) Settle(labels int) error {
+	if l.run == "" {
+		return nil
+	}
+	if labels < 0 || labels > l.held {
+		return fmt.Errorf("ledger %s: settle %d labels, %d were reserved: the count must be in [0, reserved]", l.path, labels, l.held)
+	}
+	return l.write(labels, true)
+}
+
+// write appends this run's spend of labels and advances the record. A
+// write that fails is cut off again (the file truncated to its last whole
+// line and synced) before write returns, so that nothing is ever appended
+// after a fragment; if that fails too, the ledger takes no more writes.
+func (l *Ledger) write(labels int, final bool) error {
+	if l.run == "" {
+		return fmt.Errorf("ledger: Begin was not called")
+	}
+	if l.broken != nil {
+		return l.broken
+	}
+	base := l.base
+	s := Spend{Run: l.run, Time: time.Now().UTC(), Mechanism: l.mech, Eps: l.step.Eps, Delta: l.step.Delta, Queries: labels, Final: final, Prior: &base}
+	next, err := at(l.chain.n+1, "", s)
+	if err != nil {
+		return fmt.Errorf("ledger %s: %w", l.path, err)
+	}
+	b, h, err := encodeLine(l.chain.head, s)
+	if err != nil {
+		return err
+	}
+	if err := l.append(b); err != nil {
+		return err
+	}
+	next.head = h
+	l.chain = next
+	l.size += int64(len(b))
+	l.held = labels
+	if err := l.state.advance(l.chain.n, l.size, l.chain.head); err != nil {
+		return fmt.Errorf("ledger %s: the spend is written, but %w", l.path, err)
+	}
+	return nil
+}
+
+// append writes b after the last whole line and syncs it, or undoes it.
+func (l *Ledger) append(b []byte) error {
+	_, err := l.f.WriteAt(b, l.size)
+	if err == nil {
+		if err = l.f.Sync(); err != nil {
+			err = fmt.Errorf("fsync: %w", err)
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	err = fmt.Errorf("ledger %s: write: %w", l.path, err)
+	if terr := l.f.Truncate(l.size); terr != nil {
+		l.broken = fmt.Errorf("%w; cutting the partial line off failed too (%v): the ledger takes no more writes in this run, and the next run judges its last line", err, terr)
+		return l.broken
+	}
+	if serr := l.f.Sync(); serr != nil {
+		l.broken = fmt.Errorf("%w; syncing the cut failed too (%v): the ledger takes no more writes in this run", err, serr)
+		return l.broken
+	}
+	return err
+}
+
+// Close releases the lock.
+func (l *Ledger) Close() error {
+	if l.state != nil {
+		l.state.close()
+	}
+	return l.f.Close()
+}
