@@ -67,3 +67,19 @@ func TestOneVoteDaRRMRejects(t *testing.T) {
 		t.Errorf("NewDaRRM with a one-vote problem: %v", err)
 	}
 }
+
+// oneVoteGamma returns the certified gamma_opt of the one-vote problem of
+// p's per-query target (m·eps, delta).
+func oneVoteGamma(t testing.TB, p constraints.Params) gamma.Gamma {
+	t.Helper()
+	q := oneVoteProblem(p)
+	opt, err := gamma.OneVoteOpt(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _, err := gamma.Certify(context.Background(), q, opt, gamma.VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
