@@ -264,6 +264,14 @@ func TestAggregateOneVote(t *testing.T) {
 	if code != exitBudget || stopped.Answered != stopped.Budget.MaxQueries || stopped.Budget.MaxQueries <= steps {
 		t.Errorf("budget (5, 0.01): exit %d, %d answered of %d allowed; optimal composition of (0.3, 1e-5) allows %d", code, stopped.Answered, stopped.Budget.MaxQueries, steps)
 	}
+	// The table says which point of the profile it composed, and that the
+	// teachers' guarantee plays no part.
+	table, _, code := darrm(t, "", append(release, "--out", filepath.Join(dir, "t.csv"))...)
+	for _, want := range []string{"│ profile ", "of the point (0.300079, 0) of the per-query privacy profile", "not necessarily private (one-vote relation)", "their own guarantee plays no part"} {
+		if code != 0 || !strings.Contains(table, want) {
+			t.Errorf("table (exit %d) lacks %q:\n%s", code, want, table)
+		}
+	}
 	// Votes without a header: a one-vote release of its own.
 	plain := filepath.Join(dir, "plain.csv")
 	oneVoteVotes(t, plain, 30, false)
