@@ -77,9 +77,30 @@ type Total struct {
 	// (unless Err is set).
 	Bound   Bound
 	Queries Guarantee
+	// Point, when set, is the point of the per-query privacy profile that
+	// Optimal composed instead of the per-query guarantee (ProfileTotal).
+	Point *Guarantee
 }
 
-// MarshalJSON writes the total with the method's name and reference, the
+// Name is the method's name, or "profile" for the optimal composition of
+// a point of the per-query privacy profile (Point).
+func (t Total) Name() string {
+	if t.Point != nil {
+		return "profile"
+	}
+	return t.Method.String()
+}
+
+// Reference names the result behind the total, as Method.Reference does.
+func (t Total) Reference() string {
+	if t.Point != nil {
+		return fmt.Sprintf("%s of the point (%s, %s) of the per-query privacy profile", t.Method.Reference(), FormatBound(t.Point.Eps), FormatBound(t.Point.Delta))
+	}
+	return t.Method.Reference()
+}
+
+// MarshalJSON writes the total with its name and reference (Name,
+// Reference), the profile point it composed, if any ("profile_point"), the
 // bound that won ("total_bound") and the composition over the queries
 // ("queries"), and null eps and delta when no bound is known.
 func (t Total) MarshalJSON() ([]byte, error) {
@@ -89,6 +110,7 @@ func (t Total) MarshalJSON() ([]byte, error) {
 	}
 	type out struct {
 		Method     string   `json:"method"`
+		Point      *pair    `json:"profile_point,omitempty"`
 		DeltaPrime *float64 `json:"delta_prime,omitempty"`
 		Eps        *float64 `json:"eps"`
 		Delta      *float64 `json:"delta"`
@@ -97,7 +119,10 @@ func (t Total) MarshalJSON() ([]byte, error) {
 		Reference  string   `json:"reference"`
 		Error      string   `json:"error,omitempty"`
 	}
-	o := out{Method: t.Method.String(), Reference: t.Method.Reference(), Bound: t.Bound}
+	o := out{Method: t.Name(), Reference: t.Reference(), Bound: t.Bound}
+	if t.Point != nil {
+		o.Point = &pair{t.Point.Eps, t.Point.Delta}
+	}
 	if t.Method != Simple {
 		o.DeltaPrime = &t.DeltaPrime
 	}

@@ -33,6 +33,9 @@ type Accounting struct {
 // NewAccounting returns the accounting of a release of per-query
 // guarantee priv from the ensemble that b states (its cap, Binding.Cap),
 // with slack deltaPrime, under budget (nil: none) by composition method.
+// Under optimal composition, a mechanism that knows points of its privacy
+// profile (Privacy.Profile) is held to the budget by the tightest of them
+// (accountant.MaxStepsProfile).
 func NewAccounting(priv Privacy, b Binding, deltaPrime float64, budget *accountant.Guarantee, method accountant.Method) (Accounting, error) {
 	a := Accounting{PerQuery: priv, DeltaPrime: deltaPrime}
 	var err error
@@ -41,6 +44,9 @@ func NewAccounting(priv Privacy, b Binding, deltaPrime float64, budget *accounta
 	}
 	if budget != nil {
 		limit, err := accountant.MaxStepsCapped(priv.Guarantee, *budget, method, deltaPrime, a.Cap)
+		if method == accountant.Optimal && len(priv.Profile) > 0 {
+			limit, err = accountant.MaxStepsProfile(priv.Guarantee, priv.Profile, *budget, deltaPrime, a.Cap)
+		}
 		if err != nil {
 			return a, fmt.Errorf("budget: %w", err)
 		}
@@ -59,9 +65,11 @@ func (a Accounting) Limit() int {
 }
 
 // Totals returns the total privacy of labels labels under simple,
-// general and optimal composition (accountant.Totals), each the smaller
-// of the composition and the teachers' cap, judged against the budget
-// (accountant.Total.Capped); none for no labels.
+// general and optimal composition (accountant.Totals) and, when the
+// mechanism knows points of its privacy profile that compose more tightly,
+// optimal composition at the best of them (accountant.ProfileTotal); each
+// the smaller of the composition and the teachers' cap, judged against
+// the budget (accountant.Total.Capped); none for no labels.
 func (a Accounting) Totals(labels int) []accountant.Total {
 	if labels == 0 {
 		return nil
@@ -71,6 +79,9 @@ func (a Accounting) Totals(labels int) []accountant.Total {
 		budget = &a.Budget.Guarantee
 	}
 	out := accountant.Totals(a.PerQuery.Guarantee, labels, a.DeltaPrime)
+	if t, ok := accountant.ProfileTotal(a.PerQuery.Guarantee, a.PerQuery.Profile, labels, a.DeltaPrime); ok {
+		out = append(out, t)
+	}
 	for i := range out {
 		out[i] = out[i].Capped(a.Cap, budget)
 	}

@@ -72,6 +72,11 @@ type Privacy struct {
 	// (GNMax: the ε its target m·ε is a multiple of). Release checks it
 	// against the vote file's header.
 	Teachers accountant.Guarantee
+	// Profile holds further points of the label's exact privacy profile,
+	// each a guarantee (ε_i, δ_i) it also meets in Relation with
+	// ε_i >= Eps and δ_i < Delta, when the mechanism knows them
+	// (NewOneVoteDaRRM); totals compose them (accountant.ComposeProfile).
+	Profile []accountant.Guarantee
 }
 
 // Relation is a neighbouring relation: what changes between the two

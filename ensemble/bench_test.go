@@ -190,3 +190,28 @@ func BenchmarkReleaseMulti(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkOneVoteDaRRM builds DaRRM in the one-vote relation with its
+// certificate and its label's privacy profile, and composes 1,000 labels
+// with the profile (the cost a summary adds).
+func BenchmarkOneVoteDaRRM(b *testing.B) {
+	for _, c := range []struct {
+		k          int
+		eps, delta float64
+	}{{11, 0.2654, 3e-4}, {1001, 0.05, 1e-5}, {10001, 0.01, 1e-6}} {
+		p := constraints.NewOneVote(c.k, c.eps, c.delta)
+		g := oneVoteGamma(b, p)
+		b.Run("K="+strconv.Itoa(c.k), func(b *testing.B) {
+			for b.Loop() {
+				d, err := NewOneVoteDaRRM(context.Background(), p, g, Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				priv := d.Privacy()
+				if _, _, err := accountant.ComposeProfile(priv.Guarantee, priv.Profile, 1000, 1e-5); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -320,5 +320,9 @@ func (b Binding) Diff(o Binding) []BindingDiff {
 
 // String says the binding in one line.
 func (b Binding) String() string {
-	return fmt.Sprintf("ensemble %s: K = %d, eps = %v, Delta = %v, relation %v, kind %v, partition %v", b.Ensemble, b.K, b.Teachers.Eps, b.Teachers.Delta, b.Relation, b.Kind, b.Partition)
+	teachers := fmt.Sprintf("eps = %v, Delta = %v", b.Teachers.Eps, b.Teachers.Delta)
+	if b.Teachers == (accountant.Guarantee{}) {
+		teachers = "no teachers' guarantee"
+	}
+	return fmt.Sprintf("ensemble %s: K = %d, %s, relation %v, kind %v, partition %v", b.Ensemble, b.K, teachers, b.Relation, b.Kind, b.Partition)
 }

@@ -58,8 +58,14 @@ func newDaRRM(ctx context.Context, p constraints.Params, g gamma.Gamma, opts Opt
 	return &DaRRM{table: tb, g: real, privacy: priv}, nil
 }
 
-// Name returns "darrm".
-func (d *DaRRM) Name() string { return "darrm" }
+// Name returns "darrm", or "darrm-one-vote" in the one-vote relation
+// (NewOneVoteDaRRM).
+func (d *DaRRM) Name() string {
+	if d.privacy.Relation == OneVote {
+		return "darrm-one-vote"
+	}
+	return "darrm"
+}
 
 // K returns the number of teachers.
 func (d *DaRRM) K() int { return d.k }

@@ -20,13 +20,20 @@ import (
 // inequality, so a gamma from a file is trusted only through this
 // certificate (gamma_opt from optimal.Solve is on that grid already). The
 // guarantee is per query, in the one-vote relation, with no teacher
-// guarantee behind it, and is charged like GNMax's.
+// guarantee behind it, and is charged like GNMax's. Its Privacy also holds
+// points of the label's exact privacy profile (Privacy.Profile), with
+// which its totals compose more tightly than its guarantee alone allows.
 func NewOneVoteDaRRM(ctx context.Context, p constraints.Params, g gamma.Gamma, opts Options) (*DaRRM, error) {
 	if p.Relation != constraints.OneVote {
 		return nil, fmt.Errorf("DaRRM: relation %v: NewOneVoteDaRRM is for the one-vote relation (constraints.NewOneVote)", p.Relation)
 	}
-	return newDaRRM(ctx, p, g, opts, Privacy{
+	d, err := newDaRRM(ctx, p, g, opts, Privacy{
 		Relation: OneVote,
 		Source:   "exhaustive certificate of the sampled gamma in the one-vote relation (every pair of neighbouring vote counts, both outputs); assumes a record changes at most one teacher's vote",
 	})
+	if err != nil {
+		return nil, err
+	}
+	d.privacy.Profile = d.oneVoteProfile(d.privacy.Guarantee)
+	return d, nil
 }

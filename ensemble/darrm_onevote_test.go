@@ -67,3 +67,51 @@ func TestOneVoteDaRRMRejects(t *testing.T) {
 		t.Errorf("NewDaRRM with a one-vote problem: %v", err)
 	}
 }
+
+// oneVoteGamma returns the certified gamma_opt of the one-vote problem of
+// p's per-query target (m·eps, delta).
+func oneVoteGamma(t testing.TB, p constraints.Params) gamma.Gamma {
+	t.Helper()
+	q := oneVoteProblem(p)
+	opt, err := gamma.OneVoteOpt(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _, err := gamma.Certify(context.Background(), q, opt, gamma.VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// TestOneVoteAccounting: the totals of DaRRM's labels in the one-vote
+// relation add the profile's, below optimal composition's at the same
+// delta, and a budget under optimal composition allows at least the
+// queries the guarantee alone allows.
+func TestOneVoteAccounting(t *testing.T) {
+	p := constraints.NewOneVote(11, 0.2654, 3e-4)
+	d, err := NewOneVoteDaRRM(context.Background(), p, oneVoteGamma(t, p), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	priv := d.Privacy()
+	if len(priv.Profile) == 0 {
+		t.Fatal("no profile")
+	}
+	budget := accountant.Guarantee{Eps: 5, Delta: 0.01}
+	a, err := NewAccounting(priv, Binding{K: 11, Relation: OneVote}, 1e-4, &budget, accountant.Optimal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	totals := a.Totals(20)
+	last := totals[len(totals)-1]
+	opt := totals[len(totals)-2]
+	if len(totals) != 4 || last.Name() != "profile" || opt.Name() != "optimal" || last.Guarantee.Delta != opt.Guarantee.Delta || !(last.Guarantee.Eps < opt.Guarantee.Eps) {
+		t.Errorf("totals %+v", totals)
+	}
+	plain, _ := accountant.MaxSteps(priv.Guarantee, budget, accountant.Optimal, 1e-4)
+	if a.Limit() <= plain {
+		t.Errorf("budget %v: %d queries, the guarantee alone allows %d", budget, a.Limit(), plain)
+	}
+	t.Logf("budget %v: %d queries (the guarantee's optimal composition: %d); 20 labels: %v by the profile, %v by optimal composition", budget, a.Limit(), plain, last.Guarantee, opt.Guarantee)
+}

@@ -117,8 +117,8 @@ func ExampleSimulate() {
 func ExampleMechanism_New() {
 	ctx := context.Background()
 	for _, name := range ensemble.DefaultMechanisms(params) {
-		if name == "darrm" {
-			continue // needs a gamma: see ExampleNewDaRRM
+		if info, _ := ensemble.LookupMechanism(name, ensemble.TwoClass); info.Gamma {
+			continue // darrm and darrm-one-vote need a gamma: see ExampleNewDaRRM
 		}
 		m := ensemble.Mechanism{Name: name, RRComposition: accountant.RRComposition(params.Delta), RRDeltaPrime: accountant.DefaultDeltaPrime}
 		agg, label, err := m.New(ctx, params, ensemble.Options{})

@@ -49,6 +49,9 @@ type MechanismInfo struct {
 	Relation Relation
 	// PureTeachers says that it needs pure-DP teachers, Δ = 0.
 	PureTeachers bool
+	// Gamma says that it samples a noise function: gamma_opt of its
+	// problem (GammaProblem), or one given (Mechanism.Gamma).
+	Gamma bool
 	// Needs are the settings it cannot go without, Takes those it may be
 	// given besides, each named as darrm aggregate's flag.
 	Needs, Takes []string
@@ -64,17 +67,43 @@ func twoClassSettings(more ...string) []string {
 	return append([]string{"m", "eps", "Delta", "delta"}, more...)
 }
 
+// oneVoteSettings are the settings of a two-class mechanism in the
+// one-vote relation whose per-query target is the release's own
+// (target-eps, delta): its teachers need no guarantee.
+func oneVoteSettings(more ...string) []string {
+	return append([]string{"target-eps", "delta"}, more...)
+}
+
 // registry holds every mechanism a release can use: one entry each.
 var registry = []MechanismInfo{
-	{Name: "darrm", Relation: PrivateTeachers, Takes: twoClassSettings("prior", "gamma", "no-solve"), Example: "--m 3", build: buildDaRRM},
+	{Name: "darrm", Relation: PrivateTeachers, Gamma: true, Takes: twoClassSettings("prior", "gamma", "no-solve"), Example: "--m 3", build: buildDaRRM},
 	{Name: "subsample", Relation: PrivateTeachers, Takes: twoClassSettings(), Example: "--m 3", build: buildSubsample},
 	{Name: "dsub", Relation: PrivateTeachers, PureTeachers: true, Takes: twoClassSettings(), Example: "--m 3", build: buildSubsample},
 	{Name: "rr", Relation: PrivateTeachers, Takes: twoClassSettings("rr-composition", "rr-delta-prime"), Example: "--m 3", build: buildRR},
 	{Name: "gnmax", Relation: OneVote, Takes: twoClassSettings("gnmax-search"), Example: "--m 3", build: buildGNMax},
+	{Name: "darrm-one-vote", Relation: OneVote, Gamma: true, Takes: oneVoteSettings("prior", "gamma", "no-solve"), Example: "--target-eps 0.3 --delta 1e-5", build: buildOneVoteDaRRM},
 	{Name: "gnmax", Input: MultiClass, Relation: OneVote, Needs: []string{"sigma2", "delta"}, Example: "--sigma2 40 --delta 1e-5", build: buildMultiGNMax},
 	{Name: "confident-gnmax", Input: MultiClass, Relation: OneVote, Needs: []string{"threshold", "sigma1", "sigma2", "delta"},
 		Example: "--threshold 200 --sigma1 150 --sigma2 40 --delta 1e-5", build: buildMultiGNMax},
 	{Name: "lnmax", Input: MultiClass, Relation: OneVote, Needs: []string{"laplace-scale"}, Example: "--laplace-scale 20", build: buildLNMax},
+}
+
+// GammaProblem returns the problem whose noise function info samples when
+// held to the per-query target (m·eps, delta) of p: p itself in the
+// private-teachers relation, in the one-vote relation the release's own
+// problem (constraints.NewOneVote), which p already is when its relation
+// is one-vote (m = 1).
+func (info MechanismInfo) GammaProblem(p constraints.Params) constraints.Params {
+	if info.Relation == OneVote {
+		return oneVoteProblem(p)
+	}
+	return p
+}
+
+// oneVoteProblem returns the one-vote problem of the per-query target
+// (m·eps, delta) of p.
+func oneVoteProblem(p constraints.Params) constraints.Params {
+	return constraints.NewOneVote(p.K, p.M*p.Eps, p.TargetDelta)
 }
 
 // Registry returns every registered mechanism, the two-class ones first.
@@ -125,8 +154,10 @@ type Mechanism struct {
 	// (gnmax labels either kind of votes).
 	Name  string
 	Input Input
-	// Gamma is darrm's noise function; GammaSource says where it came
-	// from, for the description (e.g. "gamma_opt (prior uniform) from the
+	// Gamma is the noise function of a mechanism that samples one
+	// (MechanismInfo.Gamma: darrm, darrm-one-vote), for its problem
+	// (MechanismInfo.GammaProblem); GammaSource says where it came from,
+	// for the description (e.g. "gamma_opt (prior uniform) from the
 	// cache").
 	Gamma       gamma.Gamma
 	GammaSource string
@@ -174,6 +205,14 @@ func buildDaRRM(ctx context.Context, m Mechanism, p constraints.Params, _ int, o
 		return nil, "", err
 	}
 	return d, "DaRRM with " + m.GammaSource, nil
+}
+
+func buildOneVoteDaRRM(ctx context.Context, m Mechanism, p constraints.Params, _ int, opts Options) (Labeler, string, error) {
+	d, err := NewOneVoteDaRRM(ctx, oneVoteProblem(p), m.Gamma, opts)
+	if err != nil {
+		return nil, "", err
+	}
+	return d, "DaRRM in the one-vote relation with " + m.GammaSource, nil
 }
 
 func buildRR(ctx context.Context, m Mechanism, p constraints.Params, _ int, opts Options) (Labeler, string, error) {
@@ -231,7 +270,8 @@ func buildLNMax(_ context.Context, m Mechanism, p constraints.Params, classes in
 
 // DefaultMechanisms are the mechanisms that apply to problem p, in the
 // order of Mechanisms: dsub only for Delta = 0 (Theorem 3.5.1), gnmax only
-// for delta > 0 (a Gaussian mechanism is not pure DP).
+// for delta > 0 (a Gaussian mechanism is not pure DP), and darrm-one-vote
+// beside it, at the same per-query target in the same relation.
 func DefaultMechanisms(p constraints.Params) []string {
 	names := []string{"darrm", "subsample"}
 	if p.Delta == 0 {
@@ -239,7 +279,7 @@ func DefaultMechanisms(p constraints.Params) []string {
 	}
 	names = append(names, "rr")
 	if p.TargetDelta > 0 {
-		names = append(names, "gnmax")
+		names = append(names, "gnmax", "darrm-one-vote")
 	}
 	return names
 }

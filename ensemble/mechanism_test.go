@@ -23,6 +23,7 @@ func TestMechanismNew(t *testing.T) {
 		{Mechanism{Name: "subsample"}, "majority of 3 of the 11 teachers"},
 		{Mechanism{Name: "rr", RRComposition: accountant.General, RRDeltaPrime: 1e-5}, "general composition"},
 		{Mechanism{Name: "gnmax", GNMaxSearch: accountant.GNMaxGrid}, "(grid search)"},
+		{Mechanism{Name: "darrm-one-vote", Gamma: oneVoteGamma(t, p), GammaSource: "gamma_opt"}, "DaRRM in the one-vote relation with gamma_opt"},
 	} {
 		agg, label, err := tc.m.New(ctx, p, Options{})
 		if err != nil {
@@ -52,8 +53,8 @@ func TestDefaultMechanisms(t *testing.T) {
 		delta, target float64
 		want          []string
 	}{
-		{1e-5, 3e-5, []string{"darrm", "subsample", "rr", "gnmax"}},
-		{0, 1e-6, []string{"darrm", "subsample", "dsub", "rr", "gnmax"}},
+		{1e-5, 3e-5, []string{"darrm", "subsample", "rr", "gnmax", "darrm-one-vote"}},
+		{0, 1e-6, []string{"darrm", "subsample", "dsub", "rr", "gnmax", "darrm-one-vote"}},
 		{0, 0, []string{"darrm", "subsample", "dsub", "rr"}},
 	} {
 		p := problem(11, 3, tc.delta)

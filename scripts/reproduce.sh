@@ -422,8 +422,9 @@ fig_c() {
 # teachers on MNIST and Fashion-MNIST 5 vs 8 (darrm transfer, seed 1; the
 # teachers are trained once into a cache in the work folder), beside the
 # thesis' numbers: GNMax, DaRRM with gamma_Sub, DaRRM with gamma_opt; and
-# darrm's extra rows (GNMax calibrated on the released bit, RR, the
-# noise-free majority) with each total and the bound that gives it. Then
+# darrm's extra rows (GNMax calibrated on the released bit, DaRRM with the
+# one-vote relation's gamma_opt on GNMax's teachers, RR, the noise-free
+# majority) with each total and the bound that gives it. Then
 # the shared setting (every teacher on the whole training set) at m = 3 and
 # 1, and both settings at m = 3 over seeds 1-6 (each seed trains other
 # teachers).
@@ -494,6 +495,7 @@ B.8 7 fashion58 100 0.79 0.96 0.96"
 		acc[k, v("mechanism")] = sprintf("%.2f (%.2f)", v("accuracy_mean"), v("accuracy_std"))
 		if (v("mechanism") == "gnmax") { qe[k] = v("query_eps"); qd[k] = v("query_delta"); ge[k] = v("total_eps"); gd[k] = v("total_delta") }
 		if (v("mechanism") == "darrm-opt") { te[k] = v("total_eps"); td[k] = v("total_delta"); tb[k] = v("total_bound"); nb[k] = buys(v("noise_pays"), v("noise_pays_up_to"), v("noise_pays_up_to_shared")) }
+		if (v("mechanism") == "darrm-one-vote") { oe[k] = v("total_eps"); od[k] = v("total_delta") }
 	}
 	# buys(PAYS, UPTO, SHARED): what DaRRM'"'"'s noise buys at this Q, and where it would.
 	function buys(pays, upto, shared) {
@@ -502,14 +504,14 @@ B.8 7 fashion58 100 0.79 0.96 0.96"
 		return sprintf("nothing from Q = %d", upto + 1)
 	}
 	END {
-		print "| table | m | data | Q | GNMax | thesis | GNMax, tight σ | DaRRM γ_Sub | thesis | DaRRM γ_opt | thesis | RR (γ_const) | majority | per query (ε, δ) | total over Q: GNMax | total over Q: private teachers | DaRRM'"'"'s noise buys (per-query teachers: privacy at every Q) |"
-		print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+		print "| table | m | data | Q | GNMax | thesis | GNMax, tight σ | DaRRM one-vote | DaRRM γ_Sub | thesis | DaRRM γ_opt | thesis | RR (γ_const) | majority | per query (ε, δ) | total over Q: GNMax | total over Q: DaRRM one-vote | total over Q: private teachers | DaRRM'"'"'s noise buys (per-query teachers: privacy at every Q) |"
+		print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 		while ((getline line < thesis) > 0) {
 			split(line, t, " ")
 			k = t[3] SUBSEP t[2] SUBSEP t[4]
-			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | (%.4f, %.4f) | (%.3f, %.3f) | (%.4f, %.4f), %s | %s |\n",
-				t[1], t[2], (t[3] == "mnist58" ? "MNIST" : "Fashion-MNIST"), t[4], acc[k, "gnmax"], t[5], acc[k, "gnmax-tight"], acc[k, "darrm-sub"], t[6],
-				acc[k, "darrm-opt"], t[7], acc[k, "rr"], acc[k, "majority"], qe[k], qd[k], ge[k], gd[k], te[k], td[k], tb[k], nb[k]
+			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | (%.4f, %.4f) | (%.3f, %.3f) | (%.3f, %.3f) | (%.4f, %.4f), %s | %s |\n",
+				t[1], t[2], (t[3] == "mnist58" ? "MNIST" : "Fashion-MNIST"), t[4], acc[k, "gnmax"], t[5], acc[k, "gnmax-tight"], acc[k, "darrm-one-vote"], acc[k, "darrm-sub"], t[6],
+				acc[k, "darrm-opt"], t[7], acc[k, "rr"], acc[k, "majority"], qe[k], qd[k], ge[k], gd[k], oe[k], od[k], te[k], td[k], tb[k], nb[k]
 		}
 	}' thesis="$work/thesis.txt" "$work/transfer.csv" > "$work/transfer.md"
 	splice docs/transfer.md transfer-tables "$work/transfer.md"
@@ -523,12 +525,12 @@ B.8 7 fashion58 100 0.79 0.96 0.96"
 		if (v("mechanism") == "darrm-opt") { qe[k] = v("query_eps"); qd[k] = v("query_delta"); ce[k] = v("composition_eps"); cd[k] = v("composition_delta"); te[k] = v("total_eps"); td[k] = v("total_delta"); tb[k] = v("total_bound"); from[k] = v("cap_from"); nb[k] = (v("noise_pays") == "true" ? "privacy" : "nothing") sprintf(" (privacy up to Q = %d)", v("noise_pays_up_to")) }
 	}
 	END {
-		print "| m | data | Q | GNMax | GNMax, tight σ | DaRRM γ_Sub | DaRRM γ_opt | RR (γ_const) | majority | per query (ε, δ) | queries composed | total of the DaRRM and RR rows | cap from Q | DaRRM'"'"'s noise buys (per-query teachers: privacy at every Q) |"
-		print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+		print "| m | data | Q | GNMax | GNMax, tight σ | DaRRM one-vote | DaRRM γ_Sub | DaRRM γ_opt | RR (γ_const) | majority | per query (ε, δ) | queries composed | total of the DaRRM and RR rows | cap from Q | DaRRM'"'"'s noise buys (per-query teachers: privacy at every Q) |"
+		print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 		for (i = 1; i <= nk; i++) {
 			k = keys[i]; split(k, p, SUBSEP)
-			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | (%.4f, %.4f) | (%.3f, %.4f) | (%.4f, %.4f), %s | %s | %s |\n",
-				p[1], (p[2] == "mnist58" ? "MNIST" : "Fashion-MNIST"), p[3], acc[k, "gnmax"], acc[k, "gnmax-tight"], acc[k, "darrm-sub"], acc[k, "darrm-opt"],
+			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | (%.4f, %.4f) | (%.3f, %.4f) | (%.4f, %.4f), %s | %s | %s |\n",
+				p[1], (p[2] == "mnist58" ? "MNIST" : "Fashion-MNIST"), p[3], acc[k, "gnmax"], acc[k, "gnmax-tight"], acc[k, "darrm-one-vote"], acc[k, "darrm-sub"], acc[k, "darrm-opt"],
 				acc[k, "rr"], acc[k, "majority"], qe[k], qd[k], ce[k], cd[k], te[k], td[k], tb[k], from[k], nb[k]
 		}
 	}' "$work/transfer.csv" > "$work/transfer-shared.md"
@@ -567,12 +569,12 @@ B.8 7 fashion58 100 0.79 0.96 0.96"
 	}
 	END {
 		nseeds = 0; for (sd in seeds) nseeds++
-		print "| setting | data | GNMax | GNMax, tight σ | DaRRM γ_Sub | DaRRM γ_opt | RR (γ_const) | majority | private teachers |"
-		print "|---|---|---|---|---|---|---|---|---|"
+		print "| setting | data | GNMax | GNMax, tight σ | DaRRM one-vote | DaRRM γ_Sub | DaRRM γ_opt | RR (γ_const) | majority | private teachers |"
+		print "|---|---|---|---|---|---|---|---|---|---|"
 		for (i = 1; i <= nk; i++) {
 			k = keys[i]; split(k, p, SUBSEP)
-			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p[1], (p[2] == "mnist58" ? "MNIST" : "Fashion-MNIST"),
-				cell(k, "gnmax"), cell(k, "gnmax-tight"), cell(k, "darrm-sub"), cell(k, "darrm-opt"), cell(k, "rr"), cell(k, "majority"), teach(k)
+			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p[1], (p[2] == "mnist58" ? "MNIST" : "Fashion-MNIST"),
+				cell(k, "gnmax"), cell(k, "gnmax-tight"), cell(k, "darrm-one-vote"), cell(k, "darrm-sub"), cell(k, "darrm-opt"), cell(k, "rr"), cell(k, "majority"), teach(k)
 		}
 		printf "\nAccuracy at m = 3 over %d seeds: the range of each seed'"'"'s mean over Q = 20, 50, 100 (10 draws each), and in parentheses the mean over the seeds; private teachers: their mean test accuracy.\n", nseeds
 	}' "$work/transfer.csv" "$work/teachers.csv" > "$work/transfer-seeds.md"

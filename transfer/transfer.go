@@ -152,7 +152,7 @@ func TrainTeachers(ctx context.Context, dir string, b *datasets.Binary, tr Train
 	return &t, nil
 }
 
-// GammaOpt returns the certified γ_opt of a problem.
+// GammaOpt returns the certified γ_opt of a problem, in either relation.
 type GammaOpt func(ctx context.Context, p constraints.Params) (gamma.Gamma, error)
 
 // Params is the protocol.
@@ -164,9 +164,11 @@ type Params struct {
 }
 
 // Result is one mechanism at one Q. Its total over the Q queries is the
-// tighter (accountant.CapTotal) of the general composition of the
-// per-query guarantee (Composition) and, for the private teachers'
-// mechanisms, the teachers' cap; TotalBound says which.
+// tighter (accountant.CapTotal) of the composition over the queries and,
+// for the private teachers' mechanisms, the teachers' cap; TotalBound says
+// which. The composition is the general composition of the per-query
+// guarantee (Composition), or for darrm-one-vote the optimal composition
+// at the best point of its label's privacy profile, which is tighter.
 type Result struct {
 	Mechanism        string           `json:"mechanism"`
 	M                float64          `json:"m"`
@@ -247,9 +249,11 @@ func (p Params) Validate(n int) error {
 }
 
 // Mechanisms are the rows of Table 3.1, in its order, then GNMax
-// calibrated on its released bit, randomized response, and the
-// noise-free majority of the private teachers.
-var Mechanisms = []string{"gnmax", "gnmax-tight", "darrm-sub", "darrm-opt", "rr", "majority"}
+// calibrated on its released bit, randomized response, the noise-free
+// majority of the private teachers, and DaRRM with gamma_opt in the
+// one-vote relation on the non-private teachers. (A row's place seeds its
+// noise: new rows go last.)
+var Mechanisms = []string{"gnmax", "gnmax-tight", "darrm-sub", "darrm-opt", "rr", "majority", "darrm-one-vote"}
 
 // labeller is what Run needs of a mechanism.
 type labeller interface {
@@ -262,9 +266,13 @@ type labeller interface {
 // (DaRRM with γ_Sub, DaRRM with γ_opt, RR, each label (m·ε, m·Δ)-DP for
 // the private teachers' (ε, Δ) of t.Guarantee; and their noise-free
 // majority) or the non-private teachers' votes (GNMax, by the paper's
-// calibration and by the tight one, at the same per-label target). Each
-// total is bounded by the composition over the queries and, for the
-// private teachers' mechanisms, by the teachers' cap.
+// calibration and by the tight one, and DaRRM with the one-vote relation's
+// γ_opt, at the same per-label target in that relation). Each total is
+// bounded by the composition over the queries and, for the private
+// teachers' mechanisms, by the teachers' cap; a mechanism that knows
+// points of its label's privacy profile (Privacy.Profile) is composed at
+// the best of them (accountant.ProfileTotal) when that is tighter than
+// the general composition that Result's Composition reports.
 func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt GammaOpt) (*Outcome, error) {
 	if err := p.Validate(test.Len()); err != nil {
 		return nil, fmt.Errorf("transfer: %w", err)
@@ -302,7 +310,7 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt
 		for mi, name := range Mechanisms {
 			agg := aggs[name]
 			votes := privVotes
-			if isGNMax(name) {
+			if nonPrivate(name) {
 				votes = pubVotes
 			}
 			acc := make([]float64, p.Redraws)
@@ -327,7 +335,11 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt
 			if err != nil {
 				return nil, err
 			}
-			total, bound := accountant.CapTotal(comp, capOf(name, cp), nil)
+			queries := comp
+			if t, ok := accountant.ProfileTotal(priv.Guarantee, priv.Profile, q, DeltaPrime); ok && t.Guarantee.Within(comp) {
+				queries = t.Guarantee
+			}
+			total, bound := accountant.CapTotal(queries, capOf(name, cp), nil)
 			out.Results = append(out.Results, Result{Mechanism: name, M: p.M, Queries: q, AccuracyMean: mean, AccuracyStd: std,
 				QueryEps: priv.Eps, QueryDelta: priv.Delta, CompositionEps: comp.Eps, CompositionDelta: comp.Delta,
 				TotalEps: total.Eps, TotalDelta: total.Delta, TotalBound: bound, NoisePays: name != "majority" && bound == accountant.QueriesBound,
@@ -337,13 +349,17 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt
 	return out, nil
 }
 
-// isGNMax says which mechanisms label from the non-private teachers.
-func isGNMax(name string) bool { return name == "gnmax" || name == "gnmax-tight" }
+// nonPrivate says which mechanisms label from the non-private teachers:
+// those private in the one-vote relation.
+func nonPrivate(name string) bool {
+	return name == "gnmax" || name == "gnmax-tight" || name == "darrm-one-vote"
+}
 
 // capOf returns the cap on the totals of mechanism name: the private
-// teachers' cap, none for GNMax (its teachers are not private).
+// teachers' cap, none for the one-vote mechanisms (their teachers are not
+// private).
 func capOf(name string, c *accountant.Cap) *accountant.Cap {
-	if isGNMax(name) {
+	if nonPrivate(name) {
 		return nil
 	}
 	return c
@@ -418,7 +434,7 @@ func capFrom(perQuery accountant.Guarantee, c *accountant.Cap) (int, error) {
 }
 
 // aggregators builds the mechanisms: all but the majority at the same
-// per-label target.
+// per-label target, opt giving gamma_opt in either relation.
 func aggregators(ctx context.Context, p constraints.Params, opt GammaOpt) (map[string]labeller, error) {
 	g, err := opt(ctx, p)
 	if err != nil {
@@ -448,7 +464,20 @@ func aggregators(ctx context.Context, p constraints.Params, opt GammaOpt) (map[s
 	if err != nil {
 		return nil, err
 	}
-	return map[string]labeller{"darrm-opt": d, "darrm-sub": sub, "rr": rr, "gnmax": gn, "gnmax-tight": tight, "majority": maj}, nil
+	info, err := ensemble.LookupMechanism("darrm-one-vote", ensemble.TwoClass)
+	if err != nil {
+		return nil, err
+	}
+	ov := info.GammaProblem(p)
+	gov, err := opt(ctx, ov)
+	if err != nil {
+		return nil, fmt.Errorf("transfer: gamma_opt in the one-vote relation: %w", err)
+	}
+	oneVote, err := ensemble.NewOneVoteDaRRM(ctx, ov, gov, ensemble.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("transfer: darrm-one-vote: %w", err)
+	}
+	return map[string]labeller{"darrm-opt": d, "darrm-sub": sub, "rr": rr, "gnmax": gn, "gnmax-tight": tight, "majority": maj, "darrm-one-vote": oneVote}, nil
 }
 
 // majority releases the majority of the K votes, with no noise.

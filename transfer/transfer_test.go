@@ -38,14 +38,24 @@ func trainSynthetic(t *testing.T, b *datasets.Binary, setting accountant.Shares)
 
 // TestRunSynthetic runs the protocol on generated images with K = 11
 // small teachers in both settings; γ_Sub stands in for γ_opt (this package
-// has no solver). Each total is the tighter of the composition over the
+// has no solver; the one-vote relation's is the greatest private gamma). Each total is the tighter of the composition over the
 // queries and the teachers' cap: on disjoint keyed-hash shares the cap is
 // the teachers' own guarantee and wins at every Q; on shared data it is
 // their 11-fold composition, which the composition of few queries beats.
 func TestRunSynthetic(t *testing.T) {
 	b := datasets.SyntheticBinary(550, 120, 3)
 	ctx := context.Background()
-	sub := func(_ context.Context, p constraints.Params) (gamma.Gamma, error) { return gamma.Sub(p.K, int(p.M)) }
+	sub := func(ctx context.Context, p constraints.Params) (gamma.Gamma, error) {
+		if p.Relation == constraints.OneVote {
+			opt, err := gamma.OneVoteOpt(p)
+			if err != nil {
+				return nil, err
+			}
+			g, _, err := gamma.Certify(ctx, p, opt, gamma.VerifyOptions{})
+			return g, err
+		}
+		return gamma.Sub(p.K, int(p.M))
+	}
 	teacher := accountant.Guarantee{Eps: 0.1, Delta: TeacherDelta}
 	sharedCap, _ := accountant.TeacherCap(teacher, K, accountant.Shared, DeltaPrime)
 	for _, setting := range []accountant.Shares{accountant.Disjoint, accountant.Shared} {
@@ -71,15 +81,24 @@ func TestRunSynthetic(t *testing.T) {
 			}
 			comp, _ := accountant.ComposeGeneral(accountant.Guarantee{Eps: r.QueryEps, Delta: r.QueryDelta}, r.Queries, DeltaPrime)
 			c := out.Cap
-			if strings.HasPrefix(r.Mechanism, "gnmax") {
+			if nonPrivate(r.Mechanism) {
 				c = nil
 			}
 			total, bound := accountant.CapTotal(comp, c, nil)
+			if r.Mechanism == "darrm-one-vote" {
+				// Composed at a point of its label's privacy profile: the
+				// same delta, a smaller eps from Q = 2 on.
+				opt, _ := accountant.ComposeOptimal(accountant.Guarantee{Eps: r.QueryEps, Delta: r.QueryDelta}, r.Queries, DeltaPrime)
+				if r.TotalDelta != opt.Delta || r.TotalEps > opt.Eps || r.Queries > 1 && !(r.TotalEps < opt.Eps) {
+					t.Errorf("%v darrm-one-vote Q=%d: total (%v, %v), optimal composition %v", setting, r.Queries, r.TotalEps, r.TotalDelta, opt)
+				}
+				total.Eps, total.Delta = r.TotalEps, r.TotalDelta
+			}
 			if r.CompositionEps != comp.Eps || r.CompositionDelta != comp.Delta || r.TotalEps != total.Eps || r.TotalDelta != total.Delta || r.TotalBound != bound {
 				t.Errorf("%v %s Q=%d: total (%v, %v) by %v, composition (%v, %v); want %v by %v of %v", setting, r.Mechanism, r.Queries,
 					r.TotalEps, r.TotalDelta, r.TotalBound, r.CompositionEps, r.CompositionDelta, total, bound, comp)
 			}
-			if strings.HasPrefix(r.Mechanism, "gnmax") != (r.Relation == "one-vote") {
+			if nonPrivate(r.Mechanism) != (r.Relation == "one-vote") {
 				t.Errorf("%s: relation %s", r.Mechanism, r.Relation)
 			}
 			if setting == accountant.Disjoint && c != nil && r.TotalBound != accountant.TeachersBound {
@@ -90,9 +109,9 @@ func TestRunSynthetic(t *testing.T) {
 			}
 			// The noise pays where the total beats the noise-free
 			// majority's: never on disjoint shares, for the first query on
-			// shared data, always for GNMax (no cap), never for the
-			// majority (no noise).
-			wantPays := strings.HasPrefix(r.Mechanism, "gnmax") || setting == accountant.Shared && r.Queries == 1 && r.Mechanism != "majority"
+			// shared data, always for the non-private teachers' mechanisms
+			// (no cap), never for the majority (no noise).
+			wantPays := nonPrivate(r.Mechanism) || setting == accountant.Shared && r.Queries == 1 && r.Mechanism != "majority"
 			if r.NoisePays != wantPays {
 				t.Errorf("%v %s Q=%d: noise pays %v", setting, r.Mechanism, r.Queries, r.NoisePays)
 			}
@@ -103,7 +122,7 @@ func TestRunSynthetic(t *testing.T) {
 		// The crossover: the composition up to CapFrom - 1 queries, the cap
 		// from CapFrom on.
 		for i, c := range out.CapFrom {
-			if c.Mechanism != Mechanisms[i] || strings.HasPrefix(c.Mechanism, "gnmax") != (c.CapFrom == 0) {
+			if c.Mechanism != Mechanisms[i] || nonPrivate(c.Mechanism) != (c.CapFrom == 0) {
 				t.Errorf("%v: crossover %+v", setting, c)
 				continue
 			}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,6 +27,7 @@ type aggregateFlags struct {
 	compositionFlags
 	pateFlags
 	Format      cliout.Format   `flag:"format"`
+	TargetEps   []float64       `flag:"target-eps"`
 	Seed        uint64          `flag:"seed"`
 	BudgetEps   float64         `flag:"budget-eps"`
 	BudgetDelta float64         `flag:"budget-delta"`
@@ -144,9 +146,10 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 
 // aggregator builds the aggregator info names for the votes of in: a
 // two-class one for the problem of the flags, K and the teachers'
-// guarantee of the votes (their header, else --eps and --Delta); a
-// multi-class one from its settings. It returns the release to be,
-// which the caller completes.
+// guarantee of the votes (their header, else --eps and --Delta), or, for a
+// mechanism whose target is the release's own (--target-eps), the
+// one-vote problem of that target; a multi-class one from its settings.
+// It returns the release to be, which the caller completes.
 func (f *aggregateFlags) aggregator(cmd *cobra.Command, info ensemble.MechanismInfo, in ensemble.Reader, input string) (report.Release, error) {
 	rel := report.Release{Mechanism: info.Name}
 	m := ensemble.Mechanism{Name: info.Name, Input: info.Input, LNMax: accountant.LNMax{Scale: f.LaplaceScale}}
@@ -159,10 +162,12 @@ func (f *aggregateFlags) aggregator(cmd *cobra.Command, info ensemble.MechanismI
 			return rel, err
 		}
 		fs := cmd.Flags()
-		if rel.Teachers, err = ensemble.ReleaseTeachers(in.Meta(), cli.Given(fs, "eps", f.Eps), cli.Given(fs, "Delta", f.Delta)); err != nil {
+		if slices.Contains(info.Takes, "target-eps") {
+			rel.Teachers = ensemble.TeacherGuarantee{Source: ensemble.FromFlags}
+		} else if rel.Teachers, err = ensemble.ReleaseTeachers(in.Meta(), cli.Given(fs, "eps", f.Eps), cli.Given(fs, "Delta", f.Delta)); err != nil {
 			return rel, fmt.Errorf("%s: %w (--eps, --Delta)", input, err)
 		}
-		if rel.Problem, err = f.params(cmd, mech, in.K(), input, rel.Teachers); err != nil {
+		if rel.Problem, err = f.params(cmd, info, mech, in.K(), input, rel.Teachers); err != nil {
 			return rel, err
 		}
 		p = rel.Problem.Params
@@ -176,15 +181,30 @@ func (f *aggregateFlags) aggregator(cmd *cobra.Command, info ensemble.MechanismI
 }
 
 // params returns the problem: K from the vote file (which the caller
-// checked against --K), the teachers' eps and Delta of t, the rest from
-// the flags or, with --gamma, from what the gamma file states (as darrm
-// verify does).
-func (f *aggregateFlags) params(cmd *cobra.Command, mech mechanisms, k int, input string, t ensemble.TeacherGuarantee) (gamma.Problem, error) {
+// checked against --K) and the rest from the flags or, with --gamma, from
+// what the gamma file states (as darrm verify does): for a mechanism whose
+// target is the release's own, the one-vote problem of --target-eps and
+// --delta; otherwise the teachers' eps and Delta of t, with --m and
+// --delta.
+func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo, mech mechanisms, k int, input string, t ensemble.TeacherGuarantee) (gamma.Problem, error) {
 	line := f.stated(cmd)
-	line.Eps, line.Delta = &t.Eps, &t.Delta
 	eps := "--eps"
-	if t.Source == ensemble.FromHeader {
-		eps = "eps " + cliout.Float(t.Eps) + " of the metadata header of " + input
+	if slices.Contains(info.Takes, "target-eps") {
+		oneVote := constraints.OneVote
+		line.Relation, line.Eps = &oneVote, nil
+		switch fs := cmd.Flags(); {
+		case fs.Changed("target-eps") && len(f.TargetEps) != 1:
+			return gamma.Problem{}, cli.Usagef("--target-eps: %d values: give the one eps of each release", len(f.TargetEps))
+		case fs.Changed("target-eps"):
+			line.Eps = &f.TargetEps[0]
+		case mech.table == nil || mech.table.Stated.Eps == nil:
+			return gamma.Problem{}, cli.Usagef("%s needs the release's eps: give --target-eps (and --delta, 0 unless given)", info.Name)
+		}
+	} else {
+		line.Eps, line.Delta = &t.Eps, &t.Delta
+		if t.Source == ensemble.FromHeader {
+			eps = "eps " + cliout.Float(t.Eps) + " of the metadata header of " + input
+		}
 	}
 	if mech.table != nil {
 		if kg := mech.table.Gamma.K(); kg != k {

@@ -212,7 +212,7 @@ func TestAggregateBadInput(t *testing.T) {
 		{"no gamma cached", []string{good, "--no-solve"}, 2, []string{"--no-solve", "no gamma_opt for K=11 m=3", "darrm solve"}},
 		{"gamma not certified", []string{good, "--gamma", one}, 3, []string{"violated"}},
 		{"gamma wrong K", []string{good, "--gamma", write("g5.txt", "0 0 0 0 0 0")}, 2, []string{"K = 5"}},
-		{"gamma for another mechanism", []string{good, "--gamma", zeros, "--mechanism", "rr"}, 2, []string{"--gamma is not a setting of rr", "(--gamma is a setting of darrm)"}},
+		{"gamma for another mechanism", []string{good, "--gamma", zeros, "--mechanism", "rr"}, 2, []string{"--gamma is not a setting of rr", "(--gamma is a setting of darrm, darrm-one-vote)"}},
 	} {
 		out := filepath.Join(dir, "labels.csv")
 		args := append(append([]string{"aggregate"}, stated...), tc.args...)
@@ -354,17 +354,24 @@ func TestSimulateCommand(t *testing.T) {
 	var doc report.Simulate
 	decode(t, stdout, &doc)
 	var names []string
+	byName := map[string]report.SimResult{}
 	for _, r := range doc.Results {
 		names = append(names, r.Mechanism)
-		if r.Lo > r.Exact+0.01 || r.Hi < r.Exact-0.01 || r.Agreement < r.Lo || r.Agreement > r.Hi || r.Eps != doc.Results[0].Eps {
+		byName[r.Mechanism] = r
+		if r.Lo > r.Exact+0.01 || r.Hi < r.Exact-0.01 || r.Agreement < r.Lo || r.Agreement > r.Hi || r.Eps != doc.Results[0].Eps || r.Delta != doc.Results[0].Delta {
 			t.Errorf("%s: %+v", r.Mechanism, r)
 		}
 	}
-	if fmt.Sprint(names) != "[darrm subsample rr gnmax]" || doc.Queries != 100000 || !strings.Contains(doc.Note, "not a private release") {
+	if fmt.Sprint(names) != "[darrm subsample rr gnmax darrm-one-vote]" || doc.Queries != 100000 || !strings.Contains(doc.Note, "not a private release") {
 		t.Errorf("mechanisms %v, queries %d, note %q", names, doc.Queries, doc.Note)
 	}
-	if fmt.Sprint(doc.Above) != "[subsample rr gnmax]" {
+	if fmt.Sprint(doc.Above) != "[subsample rr gnmax darrm-one-vote]" {
 		t.Errorf("darrm above %v", doc.Above)
+	}
+	// In the one-vote relation, at the same per-query guarantee, DaRRM's
+	// gamma_opt beats GNMax.
+	if ov, gn := byName["darrm-one-vote"], byName["gnmax"]; !(ov.Lo > gn.Hi) {
+		t.Errorf("darrm-one-vote %+v not above gnmax %+v", ov, gn)
 	}
 	stdout, _, code = darrm(t, "", "simulate", "--K", "5", "--m", "2", "--Delta", "0", "--delta", "0", "--queries", "1000", "--teachers", "0.9,0.8,0.7,0.6,0.5", "--cache-dir", dir)
 	if code != 0 || !strings.Contains(stdout, "dsub") || strings.Contains(stdout, "gnmax") || !strings.Contains(stdout, "not a private release") {

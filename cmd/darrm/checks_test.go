@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,7 +28,7 @@ import (
 // shared data in the private-teachers relation, on keyed-hash shares in
 // the one-vote relation. It returns the flags a release of the file
 // needs besides m's example settings: without a header, the teachers'
-// guarantee or the layout.
+// guarantee (for a mechanism that takes it) or the layout.
 func checkFile(t *testing.T, path string, m ensemble.MechanismInfo, id string, n int) []string {
 	t.Helper()
 	delta := 1e-5
@@ -52,7 +53,7 @@ func checkFile(t *testing.T, path string, m ensemble.MechanismInfo, id string, n
 		b.Write(head)
 	} else if m.Input == ensemble.MultiClass {
 		flags = []string{"--input-format", "counts"}
-	} else {
+	} else if slices.Contains(m.Takes, "eps") {
 		flags = []string{"--eps", "0.1", "--Delta", strconv.FormatFloat(delta, 'g', -1, 64)}
 	}
 	for i := 1; i <= n; i++ {

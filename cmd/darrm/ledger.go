@@ -116,14 +116,23 @@ func (f *ledgerInitFlags) binding(cmd *cobra.Command) (ensemble.Binding, error) 
 		return given, cli.Usagef("--votes %s has no metadata header: give the ensemble's parameters as flags", cli.InputName(f.Votes))
 	}
 	var t ensemble.TeacherGuarantee
-	if meta.MultiClass() && !meta.Private() {
+	switch {
+	case meta.MultiClass() && !meta.Private():
 		// The multi-class mechanisms are private in the one-vote relation
 		// whatever the teachers' own guarantee: non-private teachers have
 		// none to bind.
 		if eps != nil || delta != nil {
 			return given, cli.Usagef("--eps, --Delta: %s holds multi-class votes of non-private teachers, whose releases bind no teachers' guarantee", cli.InputName(f.Votes))
 		}
-	} else if t, err = ensemble.ReleaseTeachers(meta, eps, delta); err != nil {
+	case !meta.Private() && eps == nil && delta == nil:
+		// Two-class votes of non-private teachers: darrm-one-vote's
+		// releases bind no teachers' guarantee, and a ledger that binds
+		// none also takes GNMax's, which state the (eps, Delta) they are
+		// calibrated to (Binding.Diff compares no unstated guarantee).
+	default:
+		t, err = ensemble.ReleaseTeachers(meta, eps, delta)
+	}
+	if err != nil {
 		return given, fmt.Errorf("--votes %s: %w (--eps, --Delta)", cli.InputName(f.Votes), err)
 	}
 	b := meta.Binding(t)

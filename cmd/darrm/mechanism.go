@@ -27,8 +27,8 @@ type mechanismFlags struct {
 	RRComp      accountant.RRMethod    `flag:"rr-composition"`
 	RRDelta     float64                `flag:"rr-delta-prime"`
 	GNMaxSearch accountant.GNMaxSearch `flag:"gnmax-search"`
-	GammaFile   string                 `flag:"gamma" help:"darrm: use the noise function in this file (solve's JSON or CSV, a JSON array or a list) instead of gamma_opt; it must pass the certificate"`
-	NoSolve     bool                   `flag:"no-solve" help:"darrm: take gamma_opt from the cache only, fail if it is not there"`
+	GammaFile   string                 `flag:"gamma" help:"darrm, darrm-one-vote: use the noise function in this file (solve's JSON or CSV, a JSON array or a list) instead of gamma_opt, for the mechanism of the relation it states (private-teachers unless it states one-vote); it must pass the certificate"`
+	NoSolve     bool                   `flag:"no-solve" help:"darrm, darrm-one-vote: take gamma_opt from the cache only, fail if it is not there"`
 }
 
 // mechanismAliases are the earlier spellings of the mechanism flags.
@@ -44,20 +44,24 @@ type mechanisms struct {
 // parse checks the flags for the mechanisms names, which flag gave.
 func (f *mechanismFlags) parse(cmd *cobra.Command, flag string, names []string) (mechanisms, error) {
 	s := mechanisms{mechanismFlags: f}
+	var sampling []string // the mechanisms that sample a gamma
 	for _, n := range names {
 		if !slices.Contains(ensemble.Mechanisms, n) {
 			return s, cli.Usagef("--%s %q: must be one of %s", flag, n, strings.Join(ensemble.Mechanisms, ", "))
+		}
+		if info, _ := ensemble.LookupMechanism(n, ensemble.TwoClass); info.Gamma {
+			sampling = append(sampling, n)
 		}
 	}
 	if err := checkWorkers(f.Workers); err != nil {
 		return s, err
 	}
-	if (f.GammaFile != "" || f.NoSolve) && !slices.Contains(names, "darrm") {
+	if (f.GammaFile != "" || f.NoSolve) && len(sampling) == 0 {
 		flag := "--gamma"
 		if f.GammaFile == "" {
 			flag = "--no-solve"
 		}
-		return s, cli.Usagef("%s applies to the darrm mechanism, which is not in use", flag)
+		return s, cli.Usagef("%s applies to the mechanisms that sample a gamma (%s), none of which is in use", flag, strings.Join(gammaMechanisms(), ", "))
 	}
 	if f.GammaFile != "" {
 		if f.NoSolve {
@@ -68,8 +72,49 @@ func (f *mechanismFlags) parse(cmd *cobra.Command, flag string, names []string) 
 			return s, cli.Usagef("--gamma %v", err)
 		}
 		s.table, s.tableName = &tab, cli.InputName(f.GammaFile)
+		if err := s.checkTableRelation(sampling); err != nil {
+			return s, err
+		}
 	}
 	return s, nil
+}
+
+// gammaMechanisms names the mechanisms that sample a gamma.
+func gammaMechanisms() []string {
+	var names []string
+	for _, r := range ensemble.Registry() {
+		if r.Gamma {
+			names = append(names, r.Name)
+		}
+	}
+	return names
+}
+
+// tableRelation returns the relation the --gamma file states, DaRRM's
+// when it states none.
+func (s mechanisms) tableRelation() constraints.Relation {
+	if r := s.table.Stated.Relation; r != nil {
+		return *r
+	}
+	return constraints.PrivateTeachers
+}
+
+// checkTableRelation refuses a --gamma file for a relation in which none
+// of the mechanisms names that sample a gamma releases: a gamma is
+// private only in the relation it was certified in.
+func (s mechanisms) checkTableRelation(names []string) error {
+	rel := s.tableRelation()
+	for _, n := range names {
+		if info, _ := ensemble.LookupMechanism(n, ensemble.TwoClass); info.Relation == rel {
+			return nil
+		}
+	}
+	want, other := "darrm-one-vote", constraints.PrivateTeachers
+	if rel == constraints.PrivateTeachers {
+		want, other = "darrm", constraints.OneVote
+	}
+	return cli.Usagef("--gamma %s is a gamma for the %v relation (%s); %s releases in the %v relation: use --mechanism %s, or a gamma that darrm solve wrote for the %v relation",
+		s.tableName, rel, rel.Describe(), strings.Join(names, " and "), other, want, other)
 }
 
 // newAggregator builds the named two-class aggregator for problem p;
@@ -83,12 +128,12 @@ func (s mechanisms) newAggregator(cmd *cobra.Command, name string, p constraints
 }
 
 // build builds the aggregator m names for problem p and classes classes,
-// with the two-class settings of the flags and, for darrm, its gamma;
-// label describes it for people.
+// with the two-class settings of the flags and, for a mechanism that
+// samples a gamma, its gamma; label describes it for people.
 func (s mechanisms) build(cmd *cobra.Command, m ensemble.Mechanism, p constraints.Params, classes int) (agg ensemble.Labeler, label string, err error) {
 	m.RRComposition, m.RRDeltaPrime, m.GNMaxSearch = s.RRComp.For(p.Delta), s.RRDelta, s.GNMaxSearch
-	if m.Name == "darrm" && m.Input == ensemble.TwoClass {
-		if m.Gamma, m.GammaSource, err = s.darrmGamma(cmd, p); err != nil {
+	if info, _ := ensemble.LookupMechanism(m.Name, m.Input); info.Gamma {
+		if m.Gamma, m.GammaSource, err = s.gamma(cmd, info, p); err != nil {
 			return nil, "", err
 		}
 	}
@@ -103,18 +148,20 @@ func (s mechanisms) build(cmd *cobra.Command, m ensemble.Mechanism, p constraint
 	return agg, label, err
 }
 
-// darrmGamma returns DaRRM's noise function and where it came from: the
-// --gamma file, or gamma_opt from the cache, solved on demand unless
-// --no-solve (optimal.Source).
-func (s mechanisms) darrmGamma(cmd *cobra.Command, p constraints.Params) (gamma.Gamma, string, error) {
+// gamma returns the noise function of mechanism info for the per-query
+// target of p, and where it came from: the --gamma file, when it is for
+// the mechanism's relation, or gamma_opt of the mechanism's problem
+// (ensemble.MechanismInfo.GammaProblem) from the cache, solved on demand
+// unless --no-solve (optimal.Source).
+func (s mechanisms) gamma(cmd *cobra.Command, info ensemble.MechanismInfo, p constraints.Params) (gamma.Gamma, string, error) {
 	src := optimal.Source{Prior: s.Prior, CacheOnly: s.NoSolve, Options: optimal.Options{Workers: s.Workers}}
 	var err error
-	if s.table != nil {
+	if s.table != nil && s.tableRelation() == info.Relation {
 		src.Given = s.table.Gamma
 	} else if src.Cache, err = s.Cache.open(); err != nil {
 		return nil, "", err
 	}
-	l, err := loadGamma(cmd.Context(), cmd, src, p)
+	l, err := loadGamma(cmd.Context(), cmd, src, info.GammaProblem(p))
 	if err != nil {
 		return nil, "", s.sourceError(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
@@ -263,7 +264,11 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 	if out.IDColumn {
 		layout = append(layout, "id column")
 	}
-	fmt.Fprintf(w, "votes: %s (%s), K = %d teachers, each (eps = %g, Delta = %g)-DP\n", out.Input, strings.Join(layout, ", "), out.K, out.Eps, out.Delta)
+	teachers := fmt.Sprintf("each (eps = %g, Delta = %g)-DP", out.Eps, out.Delta)
+	if out.Relation == constraints.OneVote {
+		teachers = "not necessarily private (one-vote relation)"
+	}
+	fmt.Fprintf(w, "votes: %s (%s), K = %d teachers, %s\n", out.Input, strings.Join(layout, ", "), out.K, teachers)
 	fmt.Fprintf(w, "teachers: %s\n", out.describeTeachers())
 	fmt.Fprintf(w, "labels: %s (%s)\n", out.Output, out.OutputFormat)
 	fmt.Fprintf(w, "mechanism: %s\n", out.Label)
@@ -271,7 +276,11 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 	fmt.Fprintf(w, "  by %s\n", out.PerQuery.Source)
 	fmt.Fprintf(w, "  neighbouring relation: %s\n", out.PerQuery.Relation)
 	if c := out.Certificate; c != nil {
-		fmt.Fprintf(w, "  certificate: %v, max f / budget = %.15g, %s corner multisets\n", c.Status, c.Ratio, groupDigits(c.Configs.String()))
+		what := "corner multisets"
+		if c.Relation == constraints.OneVote {
+			what = "pairs of neighbouring vote counts"
+		}
+		fmt.Fprintf(w, "  certificate: %v, max f / budget = %.15g, %s %s\n", c.Status, c.Ratio, groupDigits(c.Configs.String()), what)
 	}
 	fmt.Fprintf(w, "randomness: %s\n", out.Randomness.Source)
 	answered := "answered: " + plural.Of(out.Answered, "query", "queries")
@@ -381,7 +390,7 @@ func (out released) writeAccount(w io.Writer, what, how string) error {
 	fmt.Fprintf(w, "\nTotal privacy loss of %s (relation %s: %s), %s:\n", what, out.PerQuery.Relation, out.PerQuery.RelationText, how)
 	var rows [][]string
 	for _, t := range out.Totals {
-		ref := t.Method.Reference()
+		ref := t.Reference()
 		if t.Err != nil {
 			ref = t.Err.Error()
 		}
@@ -400,7 +409,7 @@ func deref(p *float64) float64 {
 // totalCells formats a total's method, delta', eps and delta, with "-" for
 // what it lacks.
 func totalCells(t accountant.Total, f func(float64) string) []string {
-	cells := []string{t.Method.String(), "-", "-", "-"}
+	cells := []string{t.Name(), "-", "-", "-"}
 	if t.Method != accountant.Simple {
 		cells[1] = f(t.DeltaPrime)
 	}
@@ -413,6 +422,15 @@ func totalCells(t accountant.Total, f func(float64) string) []string {
 // describeTeachers says where the teachers' guarantee came from.
 func (out Aggregate) describeTeachers() string {
 	m := out.VotesHeader
+	if out.Relation == constraints.OneVote {
+		// The one-vote relation's own problem: the teachers' guarantee
+		// plays no part.
+		s := "the vote file has no metadata header"
+		if m != nil {
+			s = fmt.Sprintf("ensemble %s (%v, %v relation, partition %v)", m.Ensemble, m.Kind, m.Relation, m.Partition)
+		}
+		return s + "; their own guarantee plays no part in the one-vote relation: the release's (eps, delta) from --target-eps and --delta"
+	}
 	if m == nil {
 		return "(eps, Delta) from --eps and --Delta (the vote file has no metadata header)"
 	}

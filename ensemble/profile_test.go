@@ -1,0 +1,147 @@
+package ensemble
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/gamma"
+)
+
+// labelPairs returns the label's distributions (Pr[0], Pr[1]) at every
+// ordered pair of neighbouring vote counts of agg in the one-vote relation
+// (l, l±1), and at equal counts, as the sampler draws them.
+func labelPairs(agg Aggregator) [][2][2]float64 {
+	g, k := agg.Gamma(), agg.K()
+	dist := func(l int) [2]float64 { p := ProbOne(g, l); return [2]float64{1 - p, p} }
+	pairs := [][2][2]float64{{dist(0), dist(0)}}
+	for l := range k {
+		pairs = append(pairs, [2][2]float64{dist(l), dist(l + 1)}, [2][2]float64{dist(l + 1), dist(l)})
+	}
+	return pairs
+}
+
+// adaptiveDelta returns the hockey-stick divergence at e^eps of k
+// releases of one bit whose pairs of distributions on two neighbouring
+// inputs are pairs, each release's pair chosen by an adversary who has
+// seen the earlier labels: the exact worst case of adaptive composition.
+// The divergence is E_P[max(0, 1 - e^(eps - L))] for the privacy loss L of
+// the whole transcript, which the adversary steers one release at a time,
+// so a dynamic programme over the loss so far gives it exactly.
+func adaptiveDelta(pairs [][2][2]float64, k int, eps float64) float64 {
+	// Losses that agree to 1e-12 are one state (they differ by rounding),
+	// kept as the first value found.
+	type state = int64
+	key := func(r float64) state { return int64(math.Round(r * 1e12)) }
+	levels := []map[state]float64{{0: 0}}
+	for n := 0; n < k; n++ {
+		next := map[state]float64{}
+		for _, r := range levels[n] {
+			for _, pq := range pairs {
+				for o := range 2 {
+					if p, q := pq[0][o], pq[1][o]; p > 0 && q > 0 {
+						if s := r + math.Log(p/q); next[key(s)] == 0 {
+							next[key(s)] = s
+						}
+					}
+				}
+			}
+		}
+		levels = append(levels, next)
+	}
+	value := map[state]float64{}
+	for kr, r := range levels[k] {
+		value[kr] = math.Max(0, -math.Expm1(eps-r))
+	}
+	for n := k - 1; n >= 0; n-- {
+		prev := map[state]float64{}
+		for kr, r := range levels[n] {
+			best := 0.0
+			for _, pq := range pairs {
+				v := 0.0
+				for o := range 2 {
+					switch p, q := pq[0][o], pq[1][o]; {
+					case p == 0:
+					case q == 0:
+						v += p // infinite loss: the whole mass counts
+					default:
+						v += p * value[key(r+math.Log(p/q))]
+					}
+				}
+				best = math.Max(best, v)
+			}
+			prev[kr] = best
+		}
+		value = prev
+	}
+	return value[0]
+}
+
+// TestOneVoteProfileAdaptive checks the profile of DaRRM's label in the
+// one-vote relation, and the totals composed from it, against the exact
+// worst case over adversaries that choose each query's pair of vote counts
+// after seeing the earlier labels: gamma_opt's ramps (ending at K, and
+// reaching 1 before it), a gamma below gamma_opt, randomized response's
+// constant, and pure DP.
+func TestOneVoteProfileAdaptive(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name       string
+		k          int
+		eps, delta float64
+		scale      float64 // gamma_opt scaled by this
+		rr         bool
+	}{
+		{"ramp to K", 5, 0.5, 1e-3, 1, false},
+		{"ramp reaches 1", 7, 0.7, 0.05, 1, false},
+		{"below gamma_opt", 5, 0.5, 1e-2, 0.8, false},
+		{"rr", 5, 0.5, 1e-2, 1, true},
+		{"pure", 5, 0.4, 0, 1, false},
+	} {
+		p := constraints.NewOneVote(c.k, c.eps, c.delta)
+		g, err := gamma.OneVoteOpt(p)
+		if c.rr {
+			var b gamma.Baseline
+			b, err = gamma.OneVoteRRBaseline(p)
+			g = b.Gamma
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for l := range g {
+			g[l] *= c.scale
+		}
+		if g, _, err = gamma.Certify(ctx, p, g, gamma.VerifyOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		d, err := NewOneVoteDaRRM(ctx, p, g, Options{})
+		if err != nil {
+			t.Fatal(c.name, err)
+		}
+		priv, pairs := d.Privacy(), labelPairs(d)
+		for _, pt := range priv.Profile {
+			// The reference is float64: 1e-14 covers its rounding.
+			if got := adaptiveDelta(pairs, 1, pt.Eps); got > pt.Delta+1e-14 {
+				t.Errorf("%s: profile point %v, but one label's divergence at that eps is %g", c.name, pt, got)
+			}
+			if pt.Delta >= priv.Delta || pt.Eps < priv.Eps {
+				t.Errorf("%s: profile point %v is not beyond the guarantee %v", c.name, pt, priv.Guarantee)
+			}
+		}
+		for _, k := range []int{1, 2, 4, 6} {
+			opt, _ := accountant.ComposeOptimal(priv.Guarantee, k, 1e-3)
+			total, point, err := accountant.ComposeProfile(priv.Guarantee, priv.Profile, k, 1e-3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			exact := adaptiveDelta(pairs, k, total.Eps)
+			if exact > total.Delta+1e-14 {
+				t.Errorf("%s k=%d: total %v (point %v), but the worst adaptive divergence at that eps is %g", c.name, k, total, point, exact)
+			}
+			t.Logf("%s k=%d: total eps %.4f (profile point %v; the guarantee's optimal composition %.4f) at delta %.3g; exact worst case there %.3g",
+				c.name, k, total.Eps, point, opt.Eps, total.Delta, exact)
+		}
+	}
+}
