@@ -78,7 +78,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	file, err := cli.OpenInputContext(cmd.Context(), cmd.InOrStdin(), name)
+	file, err := openInput(cmd, "VOTES", name, wantVotes)
 	if err != nil {
 		return err
 	}

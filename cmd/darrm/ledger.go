@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -98,7 +100,7 @@ func (f *ledgerInitFlags) binding(cmd *cobra.Command) (ensemble.Binding, error) 
 		given.Teachers = accountant.Guarantee{Eps: f.Eps, Delta: f.Delta}
 		return given, cli.AsUsage(given.Validate())
 	}
-	file, err := cli.OpenInput(cmd.InOrStdin(), f.Votes)
+	file, err := openInput(cmd, "--votes", f.Votes, wantVotes)
 	if err != nil {
 		return given, err
 	}
@@ -208,6 +210,27 @@ func newLedgerUpgradeCmd() *cobra.Command {
 	}, &f, nil)
 }
 
+// notLedger says, for an error of a ledger that is no ledger, what the
+// file is instead: missing (with the paths close to it), or another file
+// of darrm's; "" otherwise.
+func notLedger(err error) string {
+	var (
+		ce *ledger.CorruptError
+		ne *ledger.NotLedgerError
+	)
+	switch {
+	case errors.As(err, &ne) && errors.Is(err, fs.ErrNotExist):
+		if near := cli.Near(ne.Path); len(near) > 0 {
+			return fmt.Sprintf("%v; did you mean %s?", err, strings.Join(near, " or "))
+		}
+	case errors.As(err, &ce) && ce.Line == 1:
+		if k := sniffPath(ce.Path); k != nil && k != ledgerKind {
+			return fmt.Sprintf("ledger %s is %s, not a ledger: %s", ce.Path, k.name, k.use)
+		}
+	}
+	return ""
+}
+
 // waitingFor says on cmd's stderr that a run waits for a ledger's lock.
 func waitingFor(cmd *cobra.Command) func(string) {
 	return func(path string) {
@@ -225,8 +248,13 @@ func printNotes(w io.Writer, path string, notes []string) {
 // ledgerError maps the ledger's errors onto exit statuses: a file that is
 // no ledger, a damaged or version-1 one, one that its record refuses, a
 // release of other teachers and a bad parameter are bad input (2, the parameter named as its flag); an
-// I/O failure (permission, a full disk) is a failure (1).
+// I/O failure (permission, a full disk) is a failure (1). A file that is
+// another of darrm's (a vote file, a gamma) is named as what it is, and a
+// missing one with the close names.
 func ledgerError(err error) error {
+	if msg := notLedger(err); msg != "" {
+		return cli.Usagef("%s", msg)
+	}
 	var (
 		pe *ledger.ParamError
 		ce *ledger.CorruptError

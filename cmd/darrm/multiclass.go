@@ -147,7 +147,7 @@ func (f *multiInputFlags) reader(cmd *cobra.Command, vf *ensemble.VoteFile, in e
 // openReader opens the vote file name (- for standard input) and reads it
 // as the flags and its header say (reader). Close the file it returns.
 func (f *multiInputFlags) openReader(cmd *cobra.Command, name string) (ensemble.Reader, io.Closer, error) {
-	file, err := cli.OpenInputContext(cmd.Context(), cmd.InOrStdin(), name)
+	file, err := openInput(cmd, "VOTES", name, wantVotes)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -57,7 +57,7 @@ func newPlotGammaCmd() *cobra.Command {
 		Bars bool `flag:"bars" help:"add a row of the expected errors under the actual distributions (Figure B.7)"`
 	}{plotFlags: plotFlags{Cols: 4}}
 	return newPlot("gamma", "Draw the noise functions of several solve --compare results (thesis Figures 3.2, B.4-B.7)", &f, &f.plotFlags, func(cmd *cobra.Command, args []string) ([]cliout.Record, error) {
-		docs, err := cli.ReadJSON[report.Solve](cmd.InOrStdin(), args, darrmJSON)
+		docs, err := readJSON[report.Solve](cmd, "FILE", args, wantSolve)
 		if err != nil {
 			return nil, err
 		}
@@ -79,7 +79,7 @@ func newPlotShufflegCmd() *cobra.Command {
 		Metric curveplot.Metric `flag:"plot-metric" help:"quantity to plot: loss (G(x; D), linear axis) or excess (G(x; D) - G(x*), log axis)"`
 	}{plotFlags: plotFlags{Cols: 2}}
 	return newPlot("shuffleg", "Draw several shuffleg results as panels of one figure (thesis Figures 4.2, C.1-C.4)", &f, &f.plotFlags, func(cmd *cobra.Command, args []string) ([]cliout.Record, error) {
-		reports, err := cli.ReadJSON[shuffleg.Report](cmd.InOrStdin(), args, darrmJSON)
+		reports, err := readJSON[shuffleg.Report](cmd, "FILE", args, wantJSON)
 		if err != nil {
 			return nil, err
 		}

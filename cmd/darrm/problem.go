@@ -134,7 +134,7 @@ func (f *problemFlags) withTable(cmd *cobra.Command, tab gamma.Table) (gamma.Pro
 // and the problem it is for, from the file and the flags (withTable).
 func (f *problemFlags) readGamma(cmd *cobra.Command, args []string) (gamma.Table, gamma.Problem, error) {
 	name := cli.InputArg(args)
-	tab, err := readTable(cmd, name)
+	tab, err := readTable(cmd, "GAMMA", name)
 	if err != nil {
 		return gamma.Table{}, gamma.Problem{}, err
 	}
@@ -183,16 +183,18 @@ func loadGamma(ctx context.Context, cmd *cobra.Command, src optimal.Source, p co
 	return l, err
 }
 
-// readTable reads the gamma file name (- for standard input).
-func readTable(cmd *cobra.Command, name string) (gamma.Table, error) {
-	in, err := cli.OpenInput(cmd.InOrStdin(), name)
+// readTable reads the gamma file name (- for standard input), which role
+// names on the command line (openInput): its errors name the file, after
+// the flag for a flag's.
+func readTable(cmd *cobra.Command, role, name string) (gamma.Table, error) {
+	in, err := openInput(cmd, role, name, wantGamma)
 	if err != nil {
 		return gamma.Table{}, err
 	}
 	defer in.Close()
 	tab, err := gamma.ReadTable(in)
 	if err != nil {
-		return tab, cli.Usagef("%s: %v", cli.InputName(name), err)
+		return tab, cli.Usagef("%s: %v", inputLabel(role, name), err)
 	}
 	return tab, nil
 }

@@ -400,25 +400,17 @@ func WriteOutput(ctx context.Context, path string, stdout io.Writer, write func(
 	return atomicfile.WriteOutput(ctx, path, 0o644, write)
 }
 
-// MaxJSONBytes bounds what ReadJSON reads of one input: far more than any
-// document of darrm, and far less than memory.
+// MaxJSONBytes bounds what DecodeJSON reads of one input: far more than
+// any document of darrm, and far less than memory.
 const MaxJSONBytes = 256 << 20
 
-// ReadJSON decodes each named input (OpenInput) into a T; one that does not
-// decode is a usage error saying it is not what (e.g. "a JSON result of
-// darrm").
-func ReadJSON[T any](stdin io.Reader, names []string, what string) ([]T, error) {
-	out := make([]T, len(names))
-	for i, name := range names {
-		r, err := OpenInput(stdin, name)
-		if err != nil {
-			return nil, err
-		}
-		err = json.NewDecoder(io.LimitReader(r, MaxJSONBytes)).Decode(&out[i])
-		r.Close()
-		if err != nil {
-			return nil, Usagef("%s: not %s: %v", InputName(name), what, err)
-		}
+// DecodeJSON decodes the JSON document r holds into a T; one that does not
+// decode is a usage error saying that the input named name (InputName) is
+// not what (e.g. "a JSON result of darrm").
+func DecodeJSON[T any](r io.Reader, name, what string) (T, error) {
+	var v T
+	if err := json.NewDecoder(io.LimitReader(r, MaxJSONBytes)).Decode(&v); err != nil {
+		return v, Usagef("%s: not %s: %v", InputName(name), what, err)
 	}
-	return out, nil
+	return v, nil
 }
