@@ -66,3 +66,20 @@ func TestOutputFolders(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheDirIsFile: a cache folder that is a file, or under one, is bad
+// input naming the flag or the variable that gave it (exit 2).
+func TestCacheDirIsFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o644)
+	for _, dir := range []string{file, filepath.Join(file, "sub")} {
+		_, stderr, code := darrm(t, "", "solve", "--K", "5", "--m", "2", "--cache-dir", dir)
+		if code != exitUsage || !strings.Contains(stderr, "--cache-dir "+dir+": not a folder") {
+			t.Errorf("--cache-dir %s: exit %d: %s", dir, code, stderr)
+		}
+	}
+	t.Setenv("DARRM_CACHE_DIR", file)
+	if _, stderr, code := darrm(t, "", "solve", "--K", "5", "--m", "2"); code != exitUsage || !strings.Contains(stderr, "the cache folder "+file+" ($DARRM_CACHE_DIR") {
+		t.Errorf("DARRM_CACHE_DIR a file: exit %d: %s", code, stderr)
+	}
+}

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -154,10 +157,20 @@ func (f *cacheFlags) open() (*cache.Dir, error) {
 		return nil, nil
 	}
 	d, err := cache.Open(f.Dir)
-	if err != nil {
-		return nil, fmt.Errorf("%w (use --cache-dir or --no-cache)", err)
+	switch {
+	case err == nil:
+		return d, nil
+	case errors.Is(err, syscall.ENOTDIR) || errors.Is(err, fs.ErrExist):
+		// A file where the folder, or a folder above it, should be: bad
+		// input, as an output into a folder that is a file is.
+		what := "--cache-dir " + f.Dir
+		if f.Dir == "" {
+			dir, _ := cache.DefaultDir()
+			what = fmt.Sprintf("the cache folder %s ($%s, else $XDG_CACHE_HOME/darrm)", dir, cache.EnvDir)
+		}
+		return nil, cli.Usagef("%s: not a folder (it, or a folder above it, is a file): give a folder with --cache-dir, or --no-cache", what)
 	}
-	return d, nil
+	return nil, fmt.Errorf("%w (use --cache-dir or --no-cache)", err)
 }
 
 // loadGamma returns the gamma that src gives for p (optimal.Source.Load),
