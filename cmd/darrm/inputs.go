@@ -13,6 +13,7 @@ import (
 
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/cli"
+	"github.com/darrm/darrm/internal/peek"
 )
 
 // fileKind is a kind of file that darrm writes and its commands read,
@@ -154,27 +155,30 @@ func sniffPath(path string) *fileKind {
 // a JSON document that does not end on it (which no line-oriented file
 // does), for the document's start. nil: none of these.
 func sniff(br *bufio.Reader) *fileKind {
-	from := 0
-	for {
-		line, next := peekLine(br, from)
-		switch {
-		case len(line) == 0:
+	for n := 1; n <= maxComments+1; n++ {
+		lines := peek.Lines(br, n)
+		if len(lines) < n {
 			return nil
+		}
+		line := lines[n-1]
+		switch {
 		case line[0] == '#':
 			if k := kindOfKeys(topKeys(bytes.TrimSpace(line[1:]))); k != nil {
 				return k
 			}
-			from = next
 			continue
 		case line[0] == '{' || line[0] == '[':
 			if json.Valid(line) {
 				return kindOfKeys(topKeys(line))
 			}
 			b, _ := br.Peek(sniffBytes)
-			if k := kindOfKeys(topKeys(trimLine(b[from:]))); k != nil {
+			if k := kindOfKeys(topKeys(b[bytes.Index(b, line):])); k != nil {
 				return k
 			}
-			return jsonDocKind
+			if len(line) == 1 { // "{" or "[" alone: a document, indented
+				return jsonDocKind
+			}
+			return nil
 		}
 		fields := strings.Split(string(line), ",")
 		for i := range fields {
@@ -185,41 +189,11 @@ func sniff(br *bufio.Reader) *fileKind {
 		}
 		return nil
 	}
+	return nil
 }
 
-// peekLine returns the first line of br after byte from that is not
-// blank, trimmed, and the offset after it, without consuming anything: it
-// waits for that line's end (or the end of the input), and looks at
-// sniffBytes at most.
-func peekLine(br *bufio.Reader, from int) (line []byte, next int) {
-	seen := from // bytes looked at
-	for {
-		_, err := br.Peek(br.Buffered() + 1) // a byte more, or an error
-		b, _ := br.Peek(br.Buffered())
-		if from > len(b) {
-			return nil, from
-		}
-		for {
-			i := bytes.IndexByte(b[seen:], '\n')
-			if i < 0 {
-				seen = len(b)
-				break
-			}
-			if line := trimLine(b[from : seen+i]); len(line) > 0 {
-				return line, seen + i + 1
-			}
-			from, seen = seen+i+1, seen+i+1
-		}
-		if err != nil { // the end of the input, or sniffBytes
-			return trimLine(b[from:]), len(b)
-		}
-	}
-}
-
-// trimLine trims blanks and a byte-order mark from a line.
-func trimLine(b []byte) []byte {
-	return bytes.TrimSpace(bytes.TrimPrefix(bytes.TrimSpace(b), []byte("\ufeff")))
-}
+// maxComments bounds the comment lines sniff passes over before a header.
+const maxComments = 3
 
 // topKeys returns the keys of the JSON object at the start of b, as far
 // as b holds it.

@@ -59,7 +59,9 @@ func TestSniff(t *testing.T) {
 			t.Errorf("%s: sniffed as %v, want %s", name, got, want.name)
 		}
 	}
-	for _, s := range []string{"0,1,1\n", "id,t1,t2,t3\nq1,0,1,1\n", "[0,1,1]\n", "240,5,5\n", "\n\n  \n{\"id\":1,\"votes\":[0,1,1]}\n", "0.5 0.7 0.7 0.5\n", "", "{\n\"a\": [1,\n"} {
+	for _, s := range []string{"0,1,1\n", "id,t1,t2,t3\nq1,0,1,1\n", "[0,1,1]\n", "240,5,5\n", "\n\n  \n{\"id\":1,\"votes\":[0,1,1]}\n", "0.5 0.7 0.7 0.5\n", "", "{\n\"a\": [1,\n",
+		// A row of JSON lines longer than what sniff looks at.
+		"{\"id\":1,\"votes\":[" + strings.Repeat("0,", 40000) + "1]}\n"} {
 		path := filepath.Join(dir, "x")
 		os.WriteFile(path, []byte(s), 0o644)
 		if got := sniffPath(path); got != nil && !(got == jsonDocKind && strings.HasPrefix(s, "{\n")) {
