@@ -36,7 +36,7 @@ func Lines(br *bufio.Reader, n int) [][]byte {
 			from, seen = seen+i+1, seen+i+1
 		}
 		if err != nil {
-			if errors.Is(err, io.EOF) && len(bytes.TrimSpace(b[from:])) > 0 {
+			if errors.Is(err, io.EOF) && len(spans) < n && len(bytes.TrimSpace(b[from:])) > 0 {
 				spans = append(spans, span{from, len(b)})
 			}
 			break

@@ -40,9 +40,11 @@ func TestLines(t *testing.T) {
 			}
 		}
 	}
-	br := bufio.NewReaderSize(iotest.HalfReader(strings.NewReader("head\n1\n2\n3\n")), 16)
-	br.ReadString('\n')
-	if got := Lines(br, 2); len(got) != 2 || string(got[0]) != "1" || string(got[1]) != "2" {
-		t.Errorf("after a line was read: %q", got)
+	for _, r := range []io.Reader{strings.NewReader("head\n1\n2\n3\n4"), iotest.HalfReader(strings.NewReader("head\n1\n2\n3\n4"))} {
+		br := bufio.NewReaderSize(r, 16)
+		br.ReadString('\n')
+		if got := Lines(br, 2); len(got) != 2 || string(got[0]) != "1" || string(got[1]) != "2" {
+			t.Errorf("after a line was read: %q", got)
+		}
 	}
 }
