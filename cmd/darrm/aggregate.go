@@ -87,7 +87,11 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	info, err := ensemble.LookupMechanism(f.Mechanism, f.input(cmd, vf))
+	kind, err := f.input(cmd, vf, input)
+	if err != nil {
+		return err
+	}
+	info, err := ensemble.LookupMechanism(f.Mechanism, kind)
 	if err != nil {
 		return cli.Usagef("--%v (multi-class votes: --input-format counts, --classes C, or a metadata header that states them)", err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -145,4 +146,47 @@ func containsKind(ks []*fileKind, k *fileKind) bool {
 		}
 	}
 	return false
+}
+
+// TestCountsWithoutFlag: a counts file without a metadata header or
+// --input-format counts is read as counts by aggregate and account pate,
+// with a note, and gives the same result as with the flag; an ambiguous
+// file is refused with the flags that settle it; a value that is no vote
+// in a file that is not evidently counts names the flag.
+func TestCountsWithoutFlag(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "counts.csv")
+	os.WriteFile(path, []byte("240,5,5,0\n200,30,10,10\n90,80,50,30\n250,0,0,0\n"), 0o644)
+	for _, cmd := range [][]string{
+		{"account", "pate", path, "--sigma2", "40", "--target-delta", "1e-5", "--format", "json", "--seed", "1"},
+		{"aggregate", path, "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--seed", "1", "--format", "json", "--out", filepath.Join(dir, "labels.csv")},
+	} {
+		auto, stderr, code := darrm(t, "", cmd...)
+		if code != 0 || !strings.Contains(stderr, path+" holds vote counts, one column per class: read as counts") {
+			t.Fatalf("%v: exit %d: %s", cmd, code, stderr)
+		}
+		flagged, stderr, code := darrm(t, "", append(cmd, "--input-format", "counts")...)
+		if code != 0 || strings.Contains(stderr, "holds vote counts") {
+			t.Fatalf("%v --input-format counts: exit %d: %s", cmd, code, stderr)
+		}
+		strip := regexp.MustCompile(`"(seconds|elapsed_seconds|queries_per_second)": [^,\n]*,?`)
+		if a, f := strip.ReplaceAllString(auto, ""), strip.ReplaceAllString(flagged, ""); a != f {
+			t.Errorf("%v: detected counts and --input-format counts differ:\n%s\n%s", cmd, a, f)
+		}
+	}
+	for _, tc := range []struct {
+		data string
+		args []string
+		want string
+	}{
+		{"17,0,1,1\n18,0,0,1\n", nil, "read both as an id followed by 0/1 votes and as vote counts"},
+		{"0,1,2,0,1\n0,1,1,0,1\n", nil, `vote "2": must be 0 or 1 (if the rows are vote counts, one column per class, read the file as counts: --input-format counts`},
+		{"240,5,5,0\n200,30,10,10\n", []string{"--K", "251"}, `(if the rows are vote counts, one column per class, read the file as counts: --input-format counts`},
+	} {
+		os.WriteFile(path, []byte(tc.data), 0o644)
+		args := append([]string{"aggregate", path, "--eps", "0.1", "--Delta", "1e-5", "--out", filepath.Join(dir, "l.csv")}, tc.args...)
+		if _, stderr, code := darrm(t, "", args...); code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q %v: exit %d: %s", tc.data, tc.args, code, stderr)
+		}
+	}
 }
