@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/peek"
@@ -83,6 +84,18 @@ func openInput(cmd *cobra.Command, role, name string, want wanted) (io.ReadClose
 		io.Reader
 		io.Closer
 	}{br, file}, nil
+}
+
+// canonicalDataset spells the --dataset given to cmd, in any case, as
+// darrm names it (datasets.Canonical: "MNIST58" is mnist58), so that
+// every command that takes a data set reads it, keys its caches on it and
+// prints it in one spelling.
+func canonicalDataset(cmd *cobra.Command) error {
+	f := cmd.Flags().Lookup("dataset")
+	if f == nil || !f.Changed {
+		return nil
+	}
+	return f.Value.Set(datasets.Canonical(f.Value.String()))
 }
 
 // readJSON decodes each of the files names, which role names on the

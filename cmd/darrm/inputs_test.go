@@ -190,3 +190,35 @@ func TestCountsWithoutFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestDatasetCase: a data set named in any case is the data set, and
+// outputs print its name as darrm spells it.
+func TestDatasetCase(t *testing.T) {
+	args := func(name string) []string {
+		return []string{"shuffleg", "--task", "mean", "--dataset", name, "--n", "40", "--d", "5", "--epochs", "3", "--runs", "2", "--seed", "7", "--eps", "5", "--lr-grid", "0.1,0.01", "--format", "json"}
+	}
+	want, _, code := darrm(t, "", args("synthetic")...)
+	if code != 0 {
+		t.Fatalf("shuffleg: exit %d", code)
+	}
+	strip := regexp.MustCompile(`"[a-z_]*seconds[a-z_]*": [^,\n]*,?`)
+	got, stderr, code := darrm(t, "", args("SYNTHETIC")...)
+	if code != 0 || strip.ReplaceAllString(got, "") != strip.ReplaceAllString(want, "") || strings.Contains(got, "SYNTHETIC") {
+		t.Errorf("--dataset SYNTHETIC: exit %d: %s\n%s", code, stderr, got)
+	}
+	// The data are not there, so each command stops at loading them: by
+	// the data set's name as darrm spells it.
+	t.Setenv("DARRM_DATA", t.TempDir())
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"transfer", "--dataset", "MNIST58"}, "dataset mnist58: file "},
+		{[]string{"teachers", "train", "--dataset", "Fashion58"}, "dataset fashion58: file "},
+		{[]string{"pate", "--dataset", "Fashion-MNIST"}, "dataset fashion-mnist: file "},
+	} {
+		if _, stderr, _ := darrm(t, "", tc.args...); !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: %s, want %q", tc.args, stderr, tc.want)
+		}
+	}
+}

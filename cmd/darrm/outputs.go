@@ -12,9 +12,13 @@ import (
 var outputFlags = []string{"out", "plot", "curves"}
 
 // preRun checks, before any command runs, its required flags and its
-// output files (checkOutputs).
+// output files (checkOutputs), and spells a data set's name as darrm does
+// (canonicalDataset).
 func preRun(cmd *cobra.Command, args []string) error {
 	if err := cli.CheckRequired(cmd, args); err != nil {
+		return err
+	}
+	if err := canonicalDataset(cmd); err != nil {
 		return err
 	}
 	return checkOutputs(cmd, args)
