@@ -222,3 +222,19 @@ func TestDatasetCase(t *testing.T) {
 		}
 	}
 }
+
+// TestMistypedFolderAndArguments: a mistyped --data-dir is named with the
+// folder close to it, and an argument too many shows the usage line.
+func TestMistypedFolderAndArguments(t *testing.T) {
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "data"), 0o755)
+	typo := filepath.Join(dir, "dta")
+	_, stderr, code := darrm(t, "", "shuffleg", "--task", "mean", "--dataset", "mnist69", "--target-eps", "5", "--data-dir", typo)
+	if code != exitUsage || !strings.Contains(stderr, "--data-dir "+typo+": folder "+typo+" does not exist; did you mean "+filepath.Join(dir, "data")+"?") {
+		t.Errorf("--data-dir mistyped: exit %d: %s", code, stderr)
+	}
+	_, stderr, code = darrm(t, "", "aggregate", "votes.csv", "labels.csv")
+	if code != exitUsage || !strings.Contains(stderr, "(usage: darrm aggregate [VOTES] [flags])") {
+		t.Errorf("two arguments: exit %d: %s", code, stderr)
+	}
+}

@@ -331,10 +331,10 @@ func TestArgs(t *testing.T) {
 		want string
 	}{
 		{"no args", NoArgs(leaf, nil), ""},
-		{"args to a leaf", NoArgs(leaf, []string{"x"}), `p leaf takes no arguments, got ["x"]`},
+		{"args to a leaf", NoArgs(leaf, []string{"x"}), `p leaf takes no arguments, got ["x"] (usage: p leaf)`},
 		{"unknown command", NoArgs(parent, []string{"x"}), `unknown command "x" for "p"; run "p --help" for the list`},
 		{"within max", MaxArgs(1)(leaf, []string{"a"}), ""},
-		{"over max", MaxArgs(1)(leaf, []string{"a", "b"}), `p leaf takes at most 1 argument(s), got 2: ["a" "b"]`},
+		{"over max", MaxArgs(1)(leaf, []string{"a", "b"}), `p leaf takes at most 1 argument(s), got 2: ["a" "b"] (usage: p leaf)`},
 		{"group: nothing", group.Args(group, nil), ""},
 		{"group: unknown", group.Args(group, []string{"x"}), `unknown command "x" for "p g"; run "p g --help" for the list`},
 		{"unknown, close to one", NoArgs(parent, []string{"lef"}), `unknown command "lef" for "p"; did you mean "leaf"?`},

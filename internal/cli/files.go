@@ -111,16 +111,33 @@ func Near(path string) []string {
 	return out
 }
 
-// checkFolder refuses an output file whose folder does not exist (with
+// checkParent refuses an output file whose folder does not exist (with
 // the close names Near finds) or is not a folder: a file cannot be
 // created there, and saying so names the folder rather than a temporary
 // file.
-func checkFolder(path string) error {
-	dir := filepath.Dir(path)
+func checkParent(path string) error { return folderProblem(filepath.Dir(path), " (create it first)") }
+
+// CheckFolder refuses, as a usage error naming the flag, a folder to read
+// from that does not exist (with the close names, Near) or is not a
+// folder; "" (the default) passes.
+func CheckFolder(flag, path string) error {
+	if path == "" {
+		return nil
+	}
+	if err := folderProblem(path, ""); err != nil {
+		return Usagef("--%s %s: %v", flag, path, err)
+	}
+	return nil
+}
+
+// folderProblem says why dir is no folder: it does not exist (then advice
+// and the close names follow), it is something else, or it cannot be
+// looked at; nil for a folder.
+func folderProblem(dir, advice string) error {
 	st, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("folder %s does not exist (create it first)%s", dir, didYouMean("", Near(dir)))
+		return fmt.Errorf("folder %s does not exist%s%s", dir, advice, didYouMean("", Near(dir)))
 	case err != nil:
 		return fmt.Errorf("folder %s: %w", dir, unwrapPath(err))
 	case !st.IsDir():
@@ -221,7 +238,7 @@ func CheckOutputNamed(what, path string, protect ...Protected) error {
 	if IsStdout(path) {
 		return nil
 	}
-	if err := checkFolder(path); err != nil {
+	if err := checkParent(path); err != nil {
 		return Usagef("%s %s: %v", what, path, err)
 	}
 	t, err := atomicfile.Resolve(path)
@@ -229,7 +246,7 @@ func CheckOutputNamed(what, path string, protect ...Protected) error {
 		return Usagef("%s %s: %v", what, path, err)
 	}
 	if !t.Through && t.Path != path { // a symbolic link: its target's folder
-		if err := checkFolder(t.Path); err != nil {
+		if err := checkParent(t.Path); err != nil {
 			return Usagef("%s %s: %v", what, path, err)
 		}
 	}

@@ -132,4 +132,15 @@ func TestMissingFiles(t *testing.T) {
 	if err := CheckOutputNamed("LEDGER", filepath.Join(dir, "otu", "k.ledger")); !IsUsage(err) || !strings.HasPrefix(err.Error(), "LEDGER ") {
 		t.Errorf("CheckOutputNamed: %v", err)
 	}
+	for _, tc := range []struct{ path, want string }{
+		{filepath.Join(dir, "out"), ""},
+		{"", ""},
+		{filepath.Join(dir, "otu"), "--data-dir " + filepath.Join(dir, "otu") + ": folder " + filepath.Join(dir, "otu") + " does not exist; did you mean " + filepath.Join(dir, "out") + "?"},
+		{filepath.Join(dir, "votes.csv"), filepath.Join(dir, "votes.csv") + " is not a folder"},
+	} {
+		err := CheckFolder("data-dir", tc.path)
+		if tc.want == "" && err != nil || tc.want != "" && (!IsUsage(err) || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("CheckFolder(%q) = %v, want %q", tc.path, err, tc.want)
+		}
+	}
 }
