@@ -25,9 +25,10 @@ const detectRows = 16
 // 0/1 votes (of K votes, for a K known), and every row looked at holds
 // the same number C >= 2 of non-negative integers with the same sum (K,
 // for a K known): C counts summing to K. JSON lines rows that say
-// "counts" are counts. A row of 0s and 1s is always read as votes,
-// however its values sum: a counts file whose first row is all 0 and 1
-// must say what it is (a metadata header, or the caller's flag). When
+// "counts" are counts. A first row of 0s and 1s (K of them, for a K
+// known) is read as votes, however its values sum: a counts file whose
+// first row is all 0 and 1 must say what it is (a metadata header, the
+// caller's flag, or a K that tells). When
 // the rows read both ways, a number (2 or more) followed by 0/1 votes
 // in every row and rows of equal sums, the file is ambiguous: a
 // *FormatError says so, and the caller must say which (an id column, or
@@ -83,7 +84,8 @@ func (d *detector) csv(f *VoteFile, first []byte) (Layout, error) {
 		return LayoutVotes, nil
 	}
 	rows := [][][]byte{fs}
-	for _, line := range peek.Lines(f.vr.br, skip+detectRows)[skip:] {
+	lines := peek.Lines(f.vr.br, skip+detectRows)
+	for _, line := range lines[min(skip, len(lines)):] {
 		if line[0] == '#' {
 			break
 		}

@@ -51,10 +51,10 @@ var (
 	wantLabels = wanted{"a label file", []*fileKind{labelKind}, true}
 	wantLedger = wanted{"a ledger", []*fileKind{ledgerKind}, true}
 	// A part of separate holds the gamma it certifies: verify reads it.
-	wantGamma = wanted{"a gamma", []*fileKind{gammaKind, shardKind}, false}
-	wantShard = wanted{"a part of darrm separate's certificate", []*fileKind{shardKind}, false}
-	wantSolve = wanted{"darrm solve's JSON output", []*fileKind{gammaKind}, false}
-	wantJSON  = wanted{"a JSON result of darrm", nil, false}
+	wantGamma    = wanted{"a gamma", []*fileKind{gammaKind, shardKind}, false}
+	wantShard    = wanted{"a part of darrm separate's certificate", []*fileKind{shardKind}, false}
+	wantSolve    = wanted{"darrm solve's JSON output", []*fileKind{gammaKind}, false}
+	wantShuffleg = wanted{"darrm shuffleg's JSON output", nil, false}
 )
 
 // sniffBytes bounds what sniff looks at: the first line, and for a JSON
@@ -185,7 +185,7 @@ func sniff(br *bufio.Reader) *fileKind {
 				return kindOfKeys(topKeys(line))
 			}
 			b, _ := br.Peek(sniffBytes)
-			if k := kindOfKeys(topKeys(b[bytes.Index(b, line):])); k != nil {
+			if k := kindOfKeys(topKeys(b[max(bytes.Index(b, line), 0):])); k != nil {
 				return k
 			}
 			if len(line) == 1 { // "{" or "[" alone: a document, indented

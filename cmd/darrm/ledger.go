@@ -224,8 +224,8 @@ func notLedger(err error) string {
 			return fmt.Sprintf("%v; did you mean %s?", err, strings.Join(near, " or "))
 		}
 	case errors.As(err, &ce) && ce.Line == 1:
-		if k := sniffPath(ce.Path); k != nil && k != ledgerKind {
-			return fmt.Sprintf("ledger %s is %s, not a ledger: %s", ce.Path, k.name, k.use)
+		if err := wantLedger.check("ledger", ce.Path, sniffPath(ce.Path)); err != nil {
+			return err.Error()
 		}
 	}
 	return ""

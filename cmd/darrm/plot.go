@@ -79,7 +79,7 @@ func newPlotShufflegCmd() *cobra.Command {
 		Metric curveplot.Metric `flag:"plot-metric" help:"quantity to plot: loss (G(x; D), linear axis) or excess (G(x; D) - G(x*), log axis)"`
 	}{plotFlags: plotFlags{Cols: 2}}
 	return newPlot("shuffleg", "Draw several shuffleg results as panels of one figure (thesis Figures 4.2, C.1-C.4)", &f, &f.plotFlags, func(cmd *cobra.Command, args []string) ([]cliout.Record, error) {
-		reports, err := readJSON[shuffleg.Report](cmd, "FILE", args, wantJSON)
+		reports, err := readJSON[shuffleg.Report](cmd, "FILE", args, wantShuffleg)
 		if err != nil {
 			return nil, err
 		}
