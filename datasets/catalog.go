@@ -101,6 +101,23 @@ func Lookup(name string) (Info, error) {
 	return Info{}, fmt.Errorf("dataset %q: must be one of %s", name, strings.Join(names, ", "))
 }
 
+// Canonical returns the name of a dataset as this package spells it, in
+// lower case, for name in any case ("MNIST58" is "mnist58"): a name of
+// the catalog (Lookup), a two-class task (LoadBinary, PublicTrainSize) or
+// a ten-class set (LoadMNIST). The lookups, and the experiments that key
+// on a name, take the canonical name only; a name that is none of these
+// is returned as it is, for them to refuse.
+func Canonical(name string) string {
+	lower := strings.ToLower(name)
+	_, catalogued := Lookup(lower)
+	_, binary := lookupBinary(lower)
+	_, set := imageSets[lower]
+	if catalogued == nil || binary == nil || set {
+		return lower
+	}
+	return name
+}
+
 // Task is the kind of learning problem a D/P construction serves; each
 // loss of the DP-ShuffleG experiments belongs to one (Section 4.7.1).
 type Task int

@@ -285,3 +285,25 @@ func checkPair(p *Pair, t Task) error {
 	}
 	return nil
 }
+
+// TestCanonical: every name the package knows reads in any case, as its
+// own spelling; other names stay as given.
+func TestCanonical(t *testing.T) {
+	var names []string
+	for _, info := range Catalog() {
+		names = append(names, info.Name)
+	}
+	names = append(append(names, BinaryNames()...), "mnist39", "fashion07", "mnist", "fashion-mnist")
+	for _, n := range names {
+		for _, typed := range []string{n, strings.ToUpper(n), strings.ToUpper(n[:1]) + n[1:]} {
+			if got := Canonical(typed); got != n {
+				t.Errorf("Canonical(%q) = %q, want %q", typed, got, n)
+			}
+		}
+	}
+	for _, n := range []string{"MNIST55", "cifar100", "", "Mnist 58"} {
+		if got := Canonical(n); got != n {
+			t.Errorf("Canonical(%q) = %q, want it unchanged", n, got)
+		}
+	}
+}

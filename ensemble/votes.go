@@ -642,7 +642,7 @@ func (r *VoteReader) firstCSV(line []byte, opts ReadOptions) error {
 			return err
 		}
 		if !anyVote(fs) {
-			return r.errorf(0, "not a CSV or JSON lines vote file: the first data row has no 0/1 votes")
+			return r.errorf(0, "not a CSV or JSON lines vote file: the first data row has no 0/1 votes%s", rowHint(fs))
 		}
 		if len(fs) != headerCols {
 			return r.errorf(0, "%s, but the header has %d", plural.Of(len(fs), "column", "columns"), headerCols)
@@ -660,7 +660,7 @@ func (r *VoteReader) firstCSV(line []byte, opts ReadOptions) error {
 		off = 1
 	}
 	if !anyVote(fs[off:]) {
-		return r.errorf(0, "not a CSV or JSON lines vote file: the first data row has no 0/1 votes")
+		return r.errorf(0, "not a CSV or JSON lines vote file: the first data row has no 0/1 votes%s", rowHint(fs[off:]))
 	}
 	if r.hasID && !namedID && opts.ID != Present && (len(fs)-off)%2 == 0 && opts.K == 0 && numeric(fs[0].b) {
 		// The first field was taken for an id because it is no vote; with
@@ -741,7 +741,7 @@ func (r *VoteReader) fill(fs []csvField) error {
 			if j == 0 && !r.hasID && r.forceID == Detect {
 				msg += " (if column 1 is a query id, declare the id column)"
 			}
-			return r.errorf(off+j+1, "%s", msg)
+			return r.errorf(off+j+1, "%s%s", msg, countsHint(f.b))
 		}
 		r.q.Votes[j] = v
 	}
@@ -997,7 +997,7 @@ func (s *jsonScan) votes(dst []byte) (int, error) {
 			if len(tok) == 0 && s.i < len(s.line) {
 				tok = s.line[s.i : s.i+1]
 			}
-			return 0, s.errorf("vote %d: %s: must be 0 or 1", n+1, show(tok))
+			return 0, s.errorf("vote %d: %s: must be 0 or 1%s", n+1, show(tok), countsHint(tok))
 		}
 		if n < len(dst) {
 			dst[n] = tok[0] - '0'

@@ -104,7 +104,12 @@ func Params(k int, def constraints.Params, ss ...Stated) Problem {
 // commas, with # starting a comment. It checks the values (Gamma.Check)
 // and, when the file states K, that it matches. Errors quote at most a few
 // bytes of the input, so binary input is not echoed back.
-func ReadTable(r io.Reader) (Table, error) {
+func ReadTable(r io.Reader) (Table, error) { return ReadTableFor(r, 0) }
+
+// ReadTableFor is ReadTable for a problem of k teachers (0: take K from
+// the table): the gamma must have k+1 values (Gamma.CheckFor), and an
+// error says so, naming the count it has, before any other rule.
+func ReadTableFor(r io.Reader, k int) (Table, error) {
 	b, err := io.ReadAll(io.LimitReader(r, MaxTableBytes+1))
 	if err != nil {
 		return Table{}, fmt.Errorf("read gamma: %w", err)
@@ -149,7 +154,11 @@ func ReadTable(r io.Reader) (Table, error) {
 	if t.K != nil && *t.K+1 != len(t.Gamma) {
 		return Table{}, fmt.Errorf("gamma table: K = %d but gamma has %d values: need K+1 = %d", *t.K, len(t.Gamma), *t.K+1)
 	}
-	if err := t.Gamma.Check(); err != nil {
+	check := t.Gamma.Check
+	if k > 0 {
+		check = func() error { return t.Gamma.CheckFor(k) }
+	}
+	if err := check(); err != nil {
 		return Table{}, fmt.Errorf("gamma table: %w", err)
 	}
 	return t, nil

@@ -61,6 +61,30 @@ func TestReadTableRejects(t *testing.T) {
 	}
 }
 
+// TestReadTableFor: with K known, a gamma of another size is refused
+// naming its count and the K+1 wanted, before any other rule (a count
+// that is odd, symmetry); one of the right size is read.
+func TestReadTableFor(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		k    int
+		want string
+	}{
+		{"0.5 0.7 0.3", 11, "gamma has 3 values, want K+1 = 12"},
+		{"1 0.5 0.4 1", 5, "gamma has 4 values, want K+1 = 6"},
+		{`{"K": 3, "gamma": [1, 0.5, 0.5, 1]}`, 5, "gamma has 4 values, want K+1 = 6"},
+		{"1 0.5 0.4 1", 3, "symmetric"},
+	} {
+		_, err := ReadTableFor(strings.NewReader(tc.in), tc.k)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ReadTableFor(%q, %d) = %v, want an error mentioning %q", tc.in, tc.k, err, tc.want)
+		}
+	}
+	if tab, err := ReadTableFor(strings.NewReader("1 0.5 0.5 1"), 3); err != nil || tab.Gamma.K() != 3 {
+		t.Errorf("ReadTableFor of a gamma for K = 3: %v, %v", tab.Gamma, err)
+	}
+}
+
 func FuzzReadTable(f *testing.F) {
 	for _, s := range []string{"1 0.5 0.5 1", "[1,1]", `{"K":1,"gamma":[1,1]}`, "# c\n0.1,0.1", "1e-3 1e-3"} {
 		f.Add(s)

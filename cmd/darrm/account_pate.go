@@ -50,9 +50,9 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	given.Noise = cli.Given(fs, "noise", f.Noise)
 	var stated ensemble.Settings
 	if f.Labels != "" {
-		file, err := cli.OpenInput(cmd.InOrStdin(), f.Labels)
+		file, err := openInput(cmd, "--labels", f.Labels, wantLabels)
 		if err != nil {
-			return cli.Usagef("--labels %v", err)
+			return err
 		}
 		defer file.Close()
 		if opts.Labels, err = ensemble.NewLabelReader(file, cli.InputName(f.Labels)); err != nil {

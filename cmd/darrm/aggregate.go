@@ -80,7 +80,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	file, err := cli.OpenInputContext(cmd.Context(), cmd.InOrStdin(), name)
+	file, err := openInput(cmd, "VOTES", name, wantVotes)
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,11 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	info, err := ensemble.LookupMechanism(f.Mechanism, f.input(cmd, vf))
+	kind, err := f.input(cmd, vf, input)
+	if err != nil {
+		return err
+	}
+	info, err := ensemble.LookupMechanism(f.Mechanism, kind)
 	if err != nil {
 		return cli.Usagef("--%v (multi-class votes: --input-format counts, --classes C, or a metadata header that states them)", err)
 	}

@@ -284,7 +284,8 @@ func TestVerify(t *testing.T) {
 	}{
 		{"1 0.5 0.4 1", []string{"--m", "1"}, "symmetric"},
 		{"1 2 2 1", []string{"--m", "1"}, "gamma(1) = 2"},
-		{"1 0.5 0.5 1", []string{"--m", "1", "--K", "5"}, "--K = 5"},
+		{"1 0.5 0.5 1", []string{"--m", "1", "--K", "5"}, "gamma has 4 values, want K+1 = 6 (one for each vote count l = 0..5), for --K 5"},
+		{"0.5 0.7 0.3", []string{"--m", "1", "--K", "11"}, "gamma has 3 values, want K+1 = 12 (one for each vote count l = 0..11), for --K 11"},
 		{"\x00\x89PNG\r\n\x1a\n" + strings.Repeat("\x1b[2J", 50), []string{"--m", "1"}, "binary data"},
 		{"1 0.5 0.5 1", []string{"--m", "9"}, "m = 9"},
 		{"", []string{"--m", "1"}, "empty"},

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -67,6 +69,8 @@ func newLedgerInitCmd() *cobra.Command {
 		Use:   "init LEDGER (--votes VOTES | --ensemble ID --K K --eps E --Delta D --kind KIND --partition RULE) --budget-eps E --budget-delta D",
 		Short: "Create a ledger with a total budget, bound to one teacher ensemble",
 		Args:  cobra.ExactArgs(1),
+		// checkOutputs checks the ledger to be as an output.
+		Annotations: map[string]string{"output": "LEDGER"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			b, err := f.binding(cmd)
 			if err != nil {
@@ -102,7 +106,7 @@ func (f *ledgerInitFlags) binding(cmd *cobra.Command) (ensemble.Binding, error) 
 		given.Teachers = accountant.Guarantee{Eps: f.Eps, Delta: f.Delta}
 		return given, cli.AsUsage(given.Validate())
 	}
-	file, err := cli.OpenInput(cmd.InOrStdin(), f.Votes)
+	file, err := openInput(cmd, "--votes", f.Votes, wantVotes)
 	if err != nil {
 		return given, err
 	}
@@ -274,6 +278,31 @@ func printReplaced(w io.Writer, prev *ledger.Record) error {
 	return err
 }
 
+// notLedger says, for an error of a ledger that is no ledger, what the
+// file is instead: missing (with the paths close to it), or another file
+// of darrm's; "" otherwise.
+func notLedger(err error) string {
+	var (
+		ce *ledger.CorruptError
+		ne *ledger.NotLedgerError
+	)
+	switch {
+	case errors.As(err, &ne) && errors.Is(err, fs.ErrNotExist):
+		if near := cli.Near(ne.Path); len(near) > 0 {
+			return fmt.Sprintf("%v; did you mean %s?", err, strings.Join(near, " or "))
+		}
+	case errors.As(err, &ne):
+		if err := wantLedger.check("ledger", ne.Path, sniffPath(ne.Path)); err != nil {
+			return err.Error()
+		}
+	case errors.As(err, &ce) && ce.Line == 1:
+		if err := wantLedger.check("ledger", ce.Path, sniffPath(ce.Path)); err != nil {
+			return err.Error()
+		}
+	}
+	return ""
+}
+
 // waitingFor says on cmd's stderr that a run waits for the lock on a
 // ledger or on its record (what: ledger.Options.Waiting).
 func waitingFor(cmd *cobra.Command) func(string) {
@@ -292,8 +321,13 @@ func printNotes(w io.Writer, path string, notes []string) {
 // ledgerError maps the ledger's errors onto exit statuses: a file that is
 // no ledger, a damaged or version-1 one, one that its record refuses, a
 // release of other teachers and a bad parameter are bad input (2, the parameter named as its flag); an
-// I/O failure (permission, a full disk) is a failure (1).
+// I/O failure (permission, a full disk) is a failure (1). A file that is
+// another of darrm's (a vote file, a gamma) is named as what it is, and a
+// missing one with the close names.
 func ledgerError(err error) error {
+	if msg := notLedger(err); msg != "" {
+		return cli.Usagef("%s", msg)
+	}
 	var (
 		pe *ledger.ParamError
 		ce *ledger.CorruptError

@@ -67,9 +67,9 @@ func (f *mechanismFlags) parse(cmd *cobra.Command, flag string, names []string) 
 		if f.NoSolve {
 			return s, cli.Usagef("--gamma and --no-solve exclude each other: --no-solve reads gamma_opt from the cache")
 		}
-		tab, err := readTable(cmd, f.GammaFile)
+		tab, err := readTable(cmd, "--gamma", f.GammaFile, 0)
 		if err != nil {
-			return s, cli.Usagef("--gamma %v", err)
+			return s, err
 		}
 		s.table, s.tableName = &tab, cli.InputName(f.GammaFile)
 		if err := s.checkTableRelation(sampling); err != nil {

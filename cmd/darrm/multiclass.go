@@ -105,12 +105,30 @@ func (f *multiInputFlags) openVotes(r io.Reader, name string) (*ensemble.VoteFil
 }
 
 // input returns the kind of votes vf is to be read as: multi-class when
-// the flags ask for counts or class indices, or the header states them.
-func (f *multiInputFlags) input(cmd *cobra.Command, vf *ensemble.VoteFile) ensemble.Input {
-	if f.InFormat == ensemble.FormatCounts || cmd.Flags().Changed("classes") || vf.MultiClass() {
-		return ensemble.MultiClass
+// the flags ask for counts or class indices, or the header states them,
+// or, when neither says, the rows are evidently vote counts
+// (ensemble.VoteFile.DetectLayout, given the --K of a command that has
+// it), which are then read as --input-format counts reads them, with a
+// note on stderr that names the file name.
+func (f *multiInputFlags) input(cmd *cobra.Command, vf *ensemble.VoteFile, name string) (ensemble.Input, error) {
+	fs := cmd.Flags()
+	if f.InFormat == ensemble.FormatCounts || fs.Changed("classes") || vf.MultiClass() {
+		return ensemble.MultiClass, nil
 	}
-	return ensemble.TwoClass
+	opts := ensemble.ReadOptions{Header: f.Header, ID: f.ID}
+	if k := fs.Lookup("K"); k != nil && k.Changed {
+		opts.K, _ = fs.GetInt("K")
+	}
+	layout, err := vf.DetectLayout(opts)
+	if err != nil {
+		return 0, formatError(err)
+	}
+	if layout == ensemble.LayoutCounts && vf.Meta() == nil {
+		f.InFormat = ensemble.FormatCounts
+		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: %s holds vote counts, one column per class: read as counts (as --input-format counts says; docs/aggregate.md, \"Vote counts without a flag\")\n", name)
+		return ensemble.MultiClass, nil
+	}
+	return ensemble.TwoClass, nil
 }
 
 // reader reads vf as votes of kind in: 0/1 votes, or counts or class
@@ -150,14 +168,18 @@ func (f *multiInputFlags) reader(cmd *cobra.Command, vf *ensemble.VoteFile, in e
 // openReader opens the vote file name (- for standard input) and reads it
 // as the flags and its header say (reader). Close the file it returns.
 func (f *multiInputFlags) openReader(cmd *cobra.Command, name string) (ensemble.Reader, io.Closer, error) {
-	file, err := cli.OpenInputContext(cmd.Context(), cmd.InOrStdin(), name)
+	file, err := openInput(cmd, "VOTES", name, wantVotes)
 	if err != nil {
 		return nil, nil, err
 	}
 	vf, err := f.openVotes(file, cli.InputName(name))
+	var kind ensemble.Input
+	if err == nil {
+		kind, err = f.input(cmd, vf, cli.InputName(name))
+	}
 	if err == nil {
 		var in ensemble.Reader
-		if in, err = f.reader(cmd, vf, f.input(cmd, vf), cli.InputName(name)); err == nil {
+		if in, err = f.reader(cmd, vf, kind, cli.InputName(name)); err == nil {
 			return in, file, nil
 		}
 	}

@@ -12,9 +12,13 @@ import (
 var outputFlags = []string{"out", "plot", "curves"}
 
 // preRun checks, before any command runs, its required flags and its
-// output files (checkOutputs).
+// output files (checkOutputs), and spells a data set's name as darrm does
+// (canonicalDataset).
 func preRun(cmd *cobra.Command, args []string) error {
 	if err := cli.CheckRequired(cmd, args); err != nil {
+		return err
+	}
+	if err := canonicalDataset(cmd); err != nil {
 		return err
 	}
 	return checkOutputs(cmd, args)
@@ -28,12 +32,21 @@ func preRun(cmd *cobra.Command, args []string) error {
 // followed); and standard output, when it is redirected to a file, the
 // same way. Standard input redirected from a file is an input too. The
 // annotation "input" of a command names its arguments in the error (e.g.
-// "the vote file").
+// "the vote file"); a command whose arguments are files it creates names
+// them by the annotation "output" (e.g. "LEDGER"), and they are checked
+// as outputs.
 func checkOutputs(cmd *cobra.Command, args []string) error {
 	protect := protected(cmd, args)
 	for _, name := range outputFlags {
 		if f := cmd.Flags().Lookup(name); f != nil {
 			if err := cli.CheckOutput(name, f.Value.String(), protect...); err != nil {
+				return err
+			}
+		}
+	}
+	if what := cmd.Annotations["output"]; what != "" {
+		for _, a := range args {
+			if err := cli.CheckOutputNamed(what, a, protect...); err != nil {
 				return err
 			}
 		}
@@ -49,7 +62,9 @@ func protected(cmd *cobra.Command, args []string) []cli.Protected {
 	}
 	var protect []cli.Protected
 	for _, a := range args {
-		protect = append(protect, cli.Protected{What: what, Path: a})
+		if cmd.Annotations["output"] == "" {
+			protect = append(protect, cli.Protected{What: what, Path: a})
+		}
 	}
 	if in, ok := cli.StdinProtected(cmd.InOrStdin(), what); ok {
 		protect = append(protect, in)

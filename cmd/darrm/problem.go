@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -127,24 +130,21 @@ func (f *problemFlags) checkRelation(p gamma.Problem, files []gamma.Stated) erro
 	return nil
 }
 
-// withTable combines the parameters stated in a gamma file with the
-// command line, which takes precedence; K is the file's.
-func (f *problemFlags) withTable(cmd *cobra.Command, tab gamma.Table) (gamma.Problem, error) {
-	if k := tab.Gamma.K(); cmd.Flags().Changed("K") && f.K != k {
-		return gamma.Problem{}, cli.Usagef("--K = %d but gamma has %d values: need K+1", f.K, len(tab.Gamma))
-	}
-	return f.paramsForK(cmd, tab.Gamma.K(), tab.Stated)
-}
-
-// readGamma reads the gamma file named by args (standard input if none)
-// and the problem it is for, from the file and the flags (withTable).
+// readGamma reads the gamma file named by args (standard input if none),
+// which must have K+1 values for a --K given, and the problem it is for:
+// the parameters stated in the file with the command line, which takes
+// precedence.
 func (f *problemFlags) readGamma(cmd *cobra.Command, args []string) (gamma.Table, gamma.Problem, error) {
 	name := cli.InputArg(args)
-	tab, err := readTable(cmd, name)
+	k := 0
+	if cmd.Flags().Changed("K") {
+		k = f.K
+	}
+	tab, err := readTable(cmd, "GAMMA", name, k)
 	if err != nil {
 		return gamma.Table{}, gamma.Problem{}, err
 	}
-	p, err := f.withTable(cmd, tab)
+	p, err := f.paramsForK(cmd, tab.Gamma.K(), tab.Stated)
 	return tab, p, err
 }
 
@@ -160,10 +160,20 @@ func (f *cacheFlags) open() (*cache.Dir, error) {
 		return nil, nil
 	}
 	d, err := cache.Open(f.Dir)
-	if err != nil {
-		return nil, fmt.Errorf("%w (use --cache-dir or --no-cache)", err)
+	switch {
+	case err == nil:
+		return d, nil
+	case errors.Is(err, syscall.ENOTDIR) || errors.Is(err, fs.ErrExist):
+		// A file where the folder, or a folder above it, should be: bad
+		// input, as an output into a folder that is a file is.
+		what := "--cache-dir " + f.Dir
+		if f.Dir == "" {
+			dir, _ := cache.DefaultDir()
+			what = fmt.Sprintf("the cache folder %s ($%s, else $XDG_CACHE_HOME/darrm)", dir, cache.EnvDir)
+		}
+		return nil, cli.Usagef("%s: not a folder (it, or a folder above it, is a file): give a folder with --cache-dir, or --no-cache", what)
 	}
-	return d, nil
+	return nil, fmt.Errorf("%w (use --cache-dir or --no-cache)", err)
 }
 
 // loadGamma returns the gamma that src gives for p (optimal.Source.Load),
@@ -189,16 +199,21 @@ func loadGamma(ctx context.Context, cmd *cobra.Command, src optimal.Source, p co
 	return l, err
 }
 
-// readTable reads the gamma file name (- for standard input).
-func readTable(cmd *cobra.Command, name string) (gamma.Table, error) {
-	in, err := cli.OpenInput(cmd.InOrStdin(), name)
+// readTable reads the gamma file name (- for standard input), which role
+// names on the command line (openInput), for k teachers (0: the file's;
+// gamma.ReadTableFor): its errors name the file, after the flag for a
+// flag's, and the --K that k came from.
+func readTable(cmd *cobra.Command, role, name string, k int) (gamma.Table, error) {
+	in, err := openInput(cmd, role, name, wantGamma)
 	if err != nil {
 		return gamma.Table{}, err
 	}
 	defer in.Close()
-	tab, err := gamma.ReadTable(in)
-	if err != nil {
-		return tab, cli.Usagef("%s: %v", cli.InputName(name), err)
+	tab, err := gamma.ReadTableFor(in, k)
+	if err != nil && k > 0 {
+		return tab, cli.Usagef("%s: %v, for --K %d", inputLabel(role, name), err, k)
+	} else if err != nil {
+		return tab, cli.Usagef("%s: %v", inputLabel(role, name), err)
 	}
 	return tab, nil
 }

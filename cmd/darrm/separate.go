@@ -104,7 +104,7 @@ func newSeparateMergeCmd() *cobra.Command {
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			start := time.Now()
-			docs, err := cli.ReadJSON[report.Shard](cmd.InOrStdin(), args, darrmJSON)
+			docs, err := readJSON[report.Shard](cmd, "PART", args, wantShard)
 			if err != nil {
 				return err
 			}

@@ -110,6 +110,9 @@ func runShuffleg(cmd *cobra.Command, f *shufflegFlags) error {
 	if err := checkPlot(f.Plot); err != nil {
 		return err
 	}
+	if err := cli.CheckFolder("data-dir", f.dataDir); err != nil {
+		return err
+	}
 	exp, info, err := spec.Build()
 	if err != nil {
 		return cli.AsUsage(flagError(err, shufflegNames))

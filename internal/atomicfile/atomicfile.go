@@ -50,7 +50,14 @@ func createTemp(path string) (*os.File, error) {
 	}
 	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
-		return nil, fmt.Errorf("create temporary file for %s: %w", path, err)
+		// The temporary file's name means nothing to the user: the
+		// reason (a folder that does not exist, a permission) is the
+		// folder's.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("write %s: folder %s: %w", path, dir, err)
 	}
 	return tmp, nil
 }

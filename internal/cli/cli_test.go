@@ -331,10 +331,10 @@ func TestArgs(t *testing.T) {
 		want string
 	}{
 		{"no args", NoArgs(leaf, nil), ""},
-		{"args to a leaf", NoArgs(leaf, []string{"x"}), `p leaf takes no arguments, got ["x"]`},
+		{"args to a leaf", NoArgs(leaf, []string{"x"}), `p leaf takes no arguments, got ["x"] (usage: p leaf)`},
 		{"unknown command", NoArgs(parent, []string{"x"}), `unknown command "x" for "p"; run "p --help" for the list`},
 		{"within max", MaxArgs(1)(leaf, []string{"a"}), ""},
-		{"over max", MaxArgs(1)(leaf, []string{"a", "b"}), `p leaf takes at most 1 argument(s), got 2: ["a" "b"]`},
+		{"over max", MaxArgs(1)(leaf, []string{"a", "b"}), `p leaf takes at most 1 argument(s), got 2: ["a" "b"] (usage: p leaf)`},
 		{"group: nothing", group.Args(group, nil), ""},
 		{"group: unknown", group.Args(group, []string{"x"}), `unknown command "x" for "p g"; run "p g --help" for the list`},
 		{"unknown, close to one", NoArgs(parent, []string{"lef"}), `unknown command "lef" for "p"; did you mean "leaf"?`},
@@ -536,28 +536,22 @@ func TestWriteOutput(t *testing.T) {
 	}
 }
 
-func TestReadJSON(t *testing.T) {
-	dir := t.TempDir()
-	good := filepath.Join(dir, "good.json")
-	os.WriteFile(good, []byte(`{"n": 2}`), 0o644)
+func TestDecodeJSON(t *testing.T) {
 	type doc struct{ N int }
-	docs, err := ReadJSON[doc](strings.NewReader(`{"n": 3}`), []string{good, Std}, "a document")
-	if err != nil || len(docs) != 2 || docs[0].N != 2 || docs[1].N != 3 {
-		t.Errorf("ReadJSON: %+v, %v", docs, err)
+	d, err := DecodeJSON[doc](strings.NewReader(`{"n": 3}`), "a.json", "a document")
+	if err != nil || d.N != 3 {
+		t.Errorf("DecodeJSON: %+v, %v", d, err)
 	}
 	for _, tc := range []struct {
-		stdin, want string
+		in, name, want string
 	}{
-		{"not json", "standard input: not a document: "},
-		{`{"n": "x"}`, "standard input: not a document: "},
+		{"not json", Std, "standard input: not a document: "},
+		{`{"n": "x"}`, "a.json", "a.json: not a document: "},
 	} {
-		_, err := ReadJSON[doc](strings.NewReader(tc.stdin), []string{Std}, "a document")
+		_, err := DecodeJSON[doc](strings.NewReader(tc.in), tc.name, "a document")
 		if !IsUsage(err) || !strings.HasPrefix(err.Error(), tc.want) {
-			t.Errorf("ReadJSON(%q): %v", tc.stdin, err)
+			t.Errorf("DecodeJSON(%q): %v", tc.in, err)
 		}
-	}
-	if _, err := ReadJSON[doc](nil, []string{filepath.Join(dir, "missing")}, "a document"); !IsUsage(err) {
-		t.Errorf("a missing file: %v", err)
 	}
 }
 

@@ -47,16 +47,18 @@ func NoArgs(cmd *cobra.Command, args []string) error {
 		if cmd.HasSubCommands() {
 			return UnknownCommand(cmd, args[0])
 		}
-		return Usagef("%s takes no arguments, got %q", cmd.CommandPath(), args)
+		return Usagef("%s takes no arguments, got %q (usage: %s)", cmd.CommandPath(), args, cmd.UseLine())
 	}
 	return nil
 }
 
-// MaxArgs allows at most n positional arguments.
+// MaxArgs allows at most n positional arguments; more is a usage error
+// that shows the command's usage line, which names them (a file meant for
+// an output flag is a common cause).
 func MaxArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) > n {
-			return Usagef("%s takes at most %d argument(s), got %d: %q", cmd.CommandPath(), n, len(args), args)
+			return Usagef("%s takes at most %d argument(s), got %d: %q (usage: %s)", cmd.CommandPath(), n, len(args), args, cmd.UseLine())
 		}
 		return nil
 	}

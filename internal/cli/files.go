@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -23,9 +24,12 @@ func OpenInput(stdin io.Reader, name string) (io.ReadCloser, error) {
 }
 
 // OpenInputContext opens the named file, or stdin for Std. A file that
-// cannot be opened, or a directory, is a usage error. A FIFO or a device
-// is opened and read so that ctx's end stops an open or a read that
-// blocks (a FIFO with no writer yet, or with one that sends nothing).
+// cannot be opened, or a directory, is a usage error "NAME: reason" (a
+// caller may put the flag or argument that named it before it); for a
+// file that does not exist, the reason suggests the paths close to the
+// name (Near). A FIFO or a device is opened and read so that ctx's end
+// stops an open or a read that blocks (a FIFO with no writer yet, or with
+// one that sends nothing).
 func OpenInputContext(ctx context.Context, stdin io.Reader, name string) (io.ReadCloser, error) {
 	if name == Std {
 		return io.NopCloser(stdin), nil
@@ -33,13 +37,13 @@ func OpenInputContext(ctx context.Context, stdin io.Reader, name string) (io.Rea
 	st, err := os.Stat(name)
 	switch {
 	case err != nil:
-		return nil, &UsageError{err}
+		return nil, pathError(name, err)
 	case st.IsDir():
-		return nil, Usagef("%s is a directory, not a file", name)
+		return nil, Usagef("%s: is a directory, not a file", name)
 	case st.Mode().IsRegular():
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, &UsageError{err}
+			return nil, pathError(name, err)
 		}
 		return f, nil
 	}
@@ -48,9 +52,108 @@ func OpenInputContext(ctx context.Context, stdin io.Reader, name string) (io.Rea
 		if ctx.Err() != nil {
 			return nil, err
 		}
-		return nil, &UsageError{err}
+		return nil, pathError(name, err)
 	}
 	return readCloser{ctxio.NewReader(ctx, f), f}, nil
+}
+
+// pathError is the usage error "NAME: reason" for a file name that could
+// not be opened, without the system call's name; a missing file's reason
+// suggests the paths close to name.
+func pathError(name string, err error) error {
+	err = unwrapPath(err)
+	hint := ""
+	if errors.Is(err, fs.ErrNotExist) {
+		hint = didYouMean("", Near(name))
+	}
+	return &UsageError{fmt.Errorf("%s: %w%s", name, err, hint)}
+}
+
+// maxListed bounds the entries of a folder that Near compares, so that a
+// typo next to a huge folder costs little.
+const maxListed = 10000
+
+// Near returns the existing paths close to path, which does not exist: the
+// first of its components that does not exist is compared with the names
+// in the folder above it (as unknown flags are: another case, a few
+// edits, a prefix), and each close name that, with the components after
+// it, leads to an existing path is returned, spelt as path is (at most
+// three, closest first).
+func Near(path string) []string {
+	dir, rest := filepath.Clean(path), []string(nil)
+	for {
+		if _, err := os.Stat(dir); err == nil {
+			break
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return nil
+		}
+		rest = append([]string{filepath.Base(dir)}, rest...)
+		dir = up
+	}
+	if len(rest) == 0 {
+		return nil
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	names, _ := f.Readdirnames(maxListed)
+	f.Close()
+	var out []string
+	for _, n := range suggest(rest[0], names) {
+		p := filepath.Join(append([]string{dir, n}, rest[1:]...)...)
+		if _, err := os.Stat(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// checkParent refuses an output file whose folder does not exist (with
+// the close names Near finds) or is not a folder: a file cannot be
+// created there, and saying so names the folder rather than a temporary
+// file.
+func checkParent(path string) error { return folderProblem(filepath.Dir(path), " (create it first)") }
+
+// CheckFolder refuses, as a usage error naming the flag, a folder to read
+// from that does not exist (with the close names, Near) or is not a
+// folder; "" (the default) passes.
+func CheckFolder(flag, path string) error {
+	if path == "" {
+		return nil
+	}
+	if err := folderProblem(path, ""); err != nil {
+		return Usagef("--%s %s: %v", flag, path, err)
+	}
+	return nil
+}
+
+// folderProblem says why dir is no folder: it does not exist (then advice
+// and the close names follow), it is something else, or it cannot be
+// looked at; nil for a folder.
+func folderProblem(dir, advice string) error {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("folder %s does not exist%s%s", dir, advice, didYouMean("", Near(dir)))
+	case err != nil:
+		return fmt.Errorf("folder %s: %w", dir, unwrapPath(err))
+	case !st.IsDir():
+		return fmt.Errorf("%s is not a folder", dir)
+	}
+	return nil
+}
+
+// unwrapPath returns the reason of a *fs.PathError, without the system
+// call and the path, which the caller names.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 type readCloser struct {
@@ -119,21 +222,35 @@ type Protected struct {
 }
 
 // CheckOutput refuses, as a usage error naming the flag, an output path
-// that cannot be written (a directory, a loop of symbolic links, a path
-// that cannot be looked at) or that leads to one of protect, before any
-// work is done. Files are compared by identity (device and inode) after
+// that cannot be written (a directory, a file in a folder that does not
+// exist, a loop of symbolic links, a path that cannot be looked at) or
+// that leads to one of protect, before any work is done. Files are compared by identity (device and inode) after
 // following symbolic links, so neither another name, a hard link nor a
 // link to a protected file passes. Standard output passes (CheckStdout
 // checks it); protected paths that do not exist, and Std, are skipped.
 func CheckOutput(flag, path string, protect ...Protected) error {
+	return CheckOutputNamed("--"+flag, path, protect...)
+}
+
+// CheckOutputNamed is CheckOutput for an output that what names on the
+// command line: a flag ("--out") or an argument ("LEDGER").
+func CheckOutputNamed(what, path string, protect ...Protected) error {
 	if IsStdout(path) {
 		return nil
 	}
+	if err := checkParent(path); err != nil {
+		return Usagef("%s %s: %v", what, path, err)
+	}
 	t, err := atomicfile.Resolve(path)
 	if err != nil {
-		return Usagef("--%s %s: %v", flag, path, err)
+		return Usagef("%s %s: %v", what, path, err)
 	}
-	return checkTarget(fmt.Sprintf("--%s %s", flag, path), t, protect)
+	if !t.Through && t.Path != path { // a symbolic link: its target's folder
+		if err := checkParent(t.Path); err != nil {
+			return Usagef("%s %s: %v", what, path, err)
+		}
+	}
+	return checkTarget(fmt.Sprintf("%s %s", what, path), t, protect)
 }
 
 // CheckStdout refuses, as a usage error, a standard output that is one of
@@ -300,25 +417,17 @@ func WriteOutput(ctx context.Context, path string, stdout io.Writer, write func(
 	return atomicfile.WriteOutput(ctx, path, 0o644, write)
 }
 
-// MaxJSONBytes bounds what ReadJSON reads of one input: far more than any
-// document of darrm, and far less than memory.
+// MaxJSONBytes bounds what DecodeJSON reads of one input: far more than
+// any document of darrm, and far less than memory.
 const MaxJSONBytes = 256 << 20
 
-// ReadJSON decodes each named input (OpenInput) into a T; one that does not
-// decode is a usage error saying it is not what (e.g. "a JSON result of
-// darrm").
-func ReadJSON[T any](stdin io.Reader, names []string, what string) ([]T, error) {
-	out := make([]T, len(names))
-	for i, name := range names {
-		r, err := OpenInput(stdin, name)
-		if err != nil {
-			return nil, err
-		}
-		err = json.NewDecoder(io.LimitReader(r, MaxJSONBytes)).Decode(&out[i])
-		r.Close()
-		if err != nil {
-			return nil, Usagef("%s: not %s: %v", InputName(name), what, err)
-		}
+// DecodeJSON decodes the JSON document r holds into a T; one that does not
+// decode is a usage error saying that the input named name (InputName) is
+// not what (e.g. "a JSON result of darrm").
+func DecodeJSON[T any](r io.Reader, name, what string) (T, error) {
+	var v T
+	if err := json.NewDecoder(io.LimitReader(r, MaxJSONBytes)).Decode(&v); err != nil {
+		return v, Usagef("%s: not %s: %v", InputName(name), what, err)
 	}
-	return out, nil
+	return v, nil
 }

@@ -1,0 +1,251 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/cli"
+	"github.com/darrm/darrm/internal/peek"
+)
+
+// fileKind is a kind of file that darrm writes and its commands read,
+// recognised by its start (sniff), so that a file given where another
+// kind is read is refused as what it is, with what reads it, rather than
+// with the first thing its parser trips on.
+type fileKind struct {
+	name string // e.g. "a gamma (darrm solve's output)"
+	use  string // what reads it, as advice; "" for none
+}
+
+var (
+	voteKind   = &fileKind{"a vote file (its first line is the votes' metadata header)", "give it as VOTES to darrm aggregate or darrm account pate, or as --votes to darrm ledger init"}
+	labelKind  = &fileKind{"a label file (darrm aggregate's output)", "give it as --labels to darrm account pate"}
+	ledgerKind = &fileKind{"a privacy ledger (darrm ledger init's)", "give it as --ledger to darrm aggregate, or read it with darrm ledger show"}
+	gammaKind  = &fileKind{"a gamma (darrm solve's or verify's output)", "give it as --gamma to darrm aggregate, or certify it with darrm verify (or with darrm separate, in parts)"}
+	shardKind  = &fileKind{"a part of a certificate (darrm separate's output)", "combine the parts with darrm separate merge"}
+	// jsonDocKind is a JSON document that is none of the above, spread
+	// over several lines: no line-oriented file (JSON lines) is one.
+	jsonDocKind = &fileKind{"a JSON document spread over several lines", "vote, label and ledger files hold one JSON value per line (JSON lines)"}
+)
+
+// wanted is what a command reads from a file.
+type wanted struct {
+	what    string
+	accepts []*fileKind
+	// lines is true for a line-oriented format, which a JSON document
+	// spread over several lines is not.
+	lines bool
+}
+
+var (
+	wantVotes  = wanted{"a vote file", []*fileKind{voteKind}, true}
+	wantLabels = wanted{"a label file", []*fileKind{labelKind}, true}
+	wantLedger = wanted{"a ledger", []*fileKind{ledgerKind}, true}
+	// A part of separate holds the gamma it certifies: verify reads it.
+	wantGamma    = wanted{"a gamma", []*fileKind{gammaKind, shardKind}, false}
+	wantShard    = wanted{"a part of darrm separate's certificate", []*fileKind{shardKind}, false}
+	wantSolve    = wanted{"darrm solve's JSON output", []*fileKind{gammaKind}, false}
+	wantShuffleg = wanted{"darrm shuffleg's JSON output", nil, false}
+)
+
+// sniffBytes bounds what sniff looks at: the first line, and for a JSON
+// document spread over lines the start of the document.
+const sniffBytes = 64 << 10
+
+// openInput opens the file name (- for standard input) that role names on
+// the command line (a flag, "--labels", or an argument, "VOTES"), to be
+// read as want: a file that cannot be opened is a usage error naming role
+// (a missing one with the close names, cli.OpenInputContext), and a file
+// that sniff recognises as another kind than want's is refused as what it
+// is. The reader returned reads the file from its start.
+func openInput(cmd *cobra.Command, role, name string, want wanted) (io.ReadCloser, error) {
+	file, err := cli.OpenInputContext(cmd.Context(), cmd.InOrStdin(), name)
+	if err != nil {
+		if cli.IsUsage(err) {
+			return nil, cli.Usagef("%s %w", role, err)
+		}
+		return nil, err
+	}
+	br := bufio.NewReaderSize(file, sniffBytes)
+	if err := want.check(role, name, sniff(br)); err != nil {
+		file.Close()
+		return nil, err
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{br, file}, nil
+}
+
+// canonicalDataset spells the --dataset given to cmd, in any case, as
+// darrm names it (datasets.Canonical: "MNIST58" is mnist58), so that
+// every command that takes a data set reads it, keys its caches on it and
+// prints it in one spelling.
+func canonicalDataset(cmd *cobra.Command) error {
+	f := cmd.Flags().Lookup("dataset")
+	if f == nil || !f.Changed {
+		return nil
+	}
+	return f.Value.Set(datasets.Canonical(f.Value.String()))
+}
+
+// readJSON decodes each of the files names, which role names on the
+// command line, into a T (cli.DecodeJSON): each must be a JSON result of
+// darrm, and of a kind that want accepts (openInput).
+func readJSON[T any](cmd *cobra.Command, role string, names []string, want wanted) ([]T, error) {
+	out := make([]T, len(names))
+	for i, name := range names {
+		r, err := openInput(cmd, role, name, want)
+		if err != nil {
+			return nil, err
+		}
+		out[i], err = cli.DecodeJSON[T](r, name, darrmJSON)
+		r.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// inputLabel names the input name, which role names on the command line,
+// in the errors of its content: after the flag for a flag's ("--gamma
+// g.json"), alone for an argument's.
+func inputLabel(role, name string) string {
+	if strings.HasPrefix(role, "-") {
+		return role + " " + cli.InputName(name)
+	}
+	return cli.InputName(name)
+}
+
+// check refuses a file of kind k (nil: not recognised) that want does not
+// accept, naming it by role and name.
+func (want wanted) check(role, name string, k *fileKind) error {
+	if k == nil || slices.Contains(want.accepts, k) || k == jsonDocKind && !want.lines {
+		return nil
+	}
+	what := role + " " + name
+	if name == cli.Std {
+		what = "standard input"
+	}
+	msg := what + " is " + k.name + ", not " + want.what
+	if k.use != "" {
+		msg += ": " + k.use
+	}
+	return cli.Usagef("%s", msg)
+}
+
+// sniffPath is sniff of the regular file path (nil for anything else:
+// a FIFO is not waited on, a device not read).
+func sniffPath(path string) *fileKind {
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	return sniff(bufio.NewReaderSize(f, sniffBytes))
+}
+
+// sniff recognises the kind of file br starts with, without consuming it:
+// darrm's headers (a vote or label file's metadata header, a ledger's
+// first line), a JSON document with a gamma (solve's, verify's) or a
+// part of separate's, or a CSV table of gamma (solve --format csv).
+// Comment lines before a header (a seeded release's NOT FOR RELEASE) are
+// passed over. It waits for the first lines only, and, when a line opens
+// a JSON document that does not end on it (which no line-oriented file
+// does), for the document's start. nil: none of these.
+func sniff(br *bufio.Reader) *fileKind {
+	for n := 1; n <= maxComments+1; n++ {
+		lines := peek.Lines(br, n)
+		if len(lines) < n {
+			return nil
+		}
+		line := lines[n-1]
+		switch {
+		case line[0] == '#':
+			if k := kindOfKeys(topKeys(bytes.TrimSpace(line[1:]))); k != nil {
+				return k
+			}
+			continue
+		case line[0] == '{' || line[0] == '[':
+			if json.Valid(line) {
+				return kindOfKeys(topKeys(line))
+			}
+			b, _ := br.Peek(sniffBytes)
+			if k := kindOfKeys(topKeys(b[max(bytes.Index(b, line), 0):])); k != nil {
+				return k
+			}
+			if len(line) == 1 { // "{" or "[" alone: a document, indented
+				return jsonDocKind
+			}
+			return nil
+		}
+		fields := strings.Split(string(line), ",")
+		for i := range fields {
+			fields[i] = strings.TrimSpace(fields[i])
+		}
+		if len(fields) >= 2 && fields[0] == "l" && slices.ContainsFunc(fields[1:], func(f string) bool { return f == "gamma" || strings.HasPrefix(f, "gamma_") }) {
+			return gammaKind // solve's CSV: l,gamma_opt[,gamma_sub,...]
+		}
+		return nil
+	}
+	return nil
+}
+
+// maxComments bounds the comment lines sniff passes over before a header.
+const maxComments = 3
+
+// topKeys returns the keys of the JSON object at the start of b, as far
+// as b holds it.
+func topKeys(b []byte) []string {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	var keys []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		key, _ := tok.(string)
+		keys = append(keys, key)
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			break
+		}
+	}
+	return keys
+}
+
+// kindOfKeys recognises darrm's files by the keys of their first JSON
+// object.
+func kindOfKeys(keys []string) *fileKind {
+	has := func(k string) bool { return slices.Contains(keys, k) }
+	switch {
+	case has(ensemble.HeaderKey):
+		return voteKind
+	case has(ensemble.LabelsKey):
+		return labelKind
+	case has("header") && has("sha256"):
+		return ledgerKind
+	case has("separation") || has("problem") && has("gamma"):
+		return shardKind
+	case has("gamma"):
+		return gammaKind
+	}
+	return nil
+}

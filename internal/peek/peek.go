@@ -1,0 +1,57 @@
+// Package peek looks at the first lines of a buffered input without
+// consuming them, so that a reader can recognise what a file holds (its
+// kind, its layout) and still be handed the whole of it.
+package peek
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+)
+
+// Lines returns the first n lines of br's unread input that are not
+// blank, without their line ends, trimmed of blanks and of a UTF-8
+// byte-order mark at the start of the input, without consuming them. It
+// waits until it has them, the input ends or fails, or br's buffer is
+// full: it returns fewer then, and only complete lines (the last line of
+// the input need not end with a line break). Reads of br after it see the
+// whole input. The lines are valid until br is read.
+func Lines(br *bufio.Reader, n int) [][]byte {
+	type span struct{ from, to int }
+	var spans []span
+	from, seen := 0, 0 // the start of the line being read; bytes looked at
+	for len(spans) < n {
+		_, err := br.Peek(br.Buffered() + 1) // a byte more, or an error
+		b, _ := br.Peek(br.Buffered())
+		for len(spans) < n {
+			i := bytes.IndexByte(b[seen:], '\n')
+			if i < 0 {
+				seen = len(b)
+				break
+			}
+			if len(bytes.TrimSpace(b[from:seen+i])) > 0 {
+				spans = append(spans, span{from, seen + i})
+			}
+			from, seen = seen+i+1, seen+i+1
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) && len(spans) < n && len(bytes.TrimSpace(b[from:])) > 0 {
+				spans = append(spans, span{from, len(b)})
+			}
+			break
+		}
+	}
+	// Earlier slices of the buffer may have moved as it filled: cut the
+	// lines from it as it is now.
+	b, _ := br.Peek(br.Buffered())
+	var lines [][]byte
+	for _, s := range spans {
+		line := bytes.TrimSpace(b[s.from:s.to])
+		if s.from == 0 {
+			line = bytes.TrimSpace(bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")))
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
