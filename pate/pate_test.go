@@ -33,7 +33,7 @@ func syntheticCounts(n int, seed uint64) ([][]int, []int) {
 func TestLabel(t *testing.T) {
 	counts, truth := syntheticCounts(300, 1)
 	for _, m := range Mechanisms() {
-		res, err := Label(counts, 250, 10, truth, m, Delta, ensemble.NewSeededSource(4))
+		res, err := Label(counts, 250, 10, truth, m, Labelling{Delta: Delta}, ensemble.NewSeededSource(4))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +112,7 @@ func TestTrainStudent(t *testing.T) {
 func TestRun(t *testing.T) {
 	m := datasets.SyntheticClasses(1500, 200, 10, 3)
 	seed := uint64(5)
-	p := Params{K: 12, Mechanisms: Mechanisms(), Delta: Delta, CacheDir: t.TempDir(), Seed: &seed,
+	p := Params{K: 12, Mechanisms: Mechanisms(), Labelling: Labelling{Delta: Delta}, CacheDir: t.TempDir(), Seed: &seed,
 		Student: &Student{Filters: 2, Epochs: 5, Batch: 10, LR: 0.1}}
 	// 12 teachers cannot reach T = 200: a threshold they can reach.
 	p.Mechanisms[0].Threshold, p.Mechanisms[0].Sigma1, p.Mechanisms[0].Sigma2 = 9, 2, 2

@@ -19,11 +19,13 @@ func newPATECmd() *cobra.Command {
 	f := struct {
 		Dataset  string        `flag:"dataset" help:"ten-class image set: mnist (PATE's) or fashion-mnist"`
 		Teachers int           `flag:"teachers" help:"number of teachers K (>= 1), each on its keyed-hash share of the training set"`
+		Answered int           `flag:"answered" help:"ask the queries in order until this many are answered, as PATE 2018's MNIST student does (286), and account for those asked (default: ask every query)"`
 		Student  bool          `flag:"student" help:"also train the teachers' network on the queries Confident-GNMax answered, with its labels, and test it on the other half of the test set"`
 		Seed     uint64        `flag:"seed"`
 		Format   cliout.Format `flag:"format"`
 		Cache    cacheFlags
-	}{Dataset: "mnist", Teachers: pate.Teachers}
+		analysisFlags
+	}{Dataset: "mnist", Teachers: pate.Teachers, analysisFlags: analysisFlags{SSParams: dataFree}}
 	return newCmd("pate", &cobra.Command{
 		Use:   "pate [--dataset mnist] [--teachers 250] [--student] [flags]",
 		Short: "PATE's MNIST experiment: 250 non-private teachers label half the test set by Confident-GNMax and GNMax; accuracy and eps",
@@ -32,6 +34,13 @@ func newPATECmd() *cobra.Command {
 			start := time.Now()
 			if f.Teachers < 1 {
 				return cli.Usagef("--teachers = %d: must be >= 1", f.Teachers)
+			}
+			if f.Answered < 0 || cmd.Flags().Changed("answered") && f.Answered == 0 {
+				return cli.Usagef("--answered = %d: must be >= 1", f.Answered)
+			}
+			smooth, err := f.smooth(cmd)
+			if err != nil {
+				return err
 			}
 			m, err := datasets.LoadMNIST("", f.Dataset)
 			if err != nil && !errors.Is(err, datasets.ErrNoDir) {
@@ -43,15 +52,26 @@ func newPATECmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			p := pate.Params{K: f.Teachers, Mechanisms: pate.Mechanisms(), Delta: pate.Delta, CacheDir: teachersDir(dir),
-				Seed: cli.Given(cmd.Flags(), "seed", f.Seed), Note: note(cmd)}
+			p := pate.Params{K: f.Teachers, Mechanisms: pate.Mechanisms(), CacheDir: teachersDir(dir), Seed: cli.Given(cmd.Flags(), "seed", f.Seed), Note: note(cmd),
+				Labelling: pate.Labelling{Delta: pate.Delta, Directions: f.Directions, Smooth: smooth, Answered: f.Answered}}
 			if f.Student {
 				p.Student = &pate.Student{Filters: pate.Filters, Epochs: pate.StudentEpochs, Batch: pate.Batch, LR: pate.LR}
 			}
-			if p.Seed != nil {
-				note(cmd)("warning: --seed: " + report.NotForRelease)
+			// One progress for each stage: the teachers' training, when
+			// they are not in the cache, counts them.
+			stderr := cmd.ErrOrStderr()
+			prog := cliout.NewProgress(stderr, -1, "loading the teachers, labelling, accounting")
+			p.Progress = func(done, total int) {
+				if done == 0 {
+					prog.Done()
+					prog = cliout.NewProgress(stderr, int64(total), "training the teachers")
+				}
+				prog.Set(int64(done))
+				if done == total {
+					prog.Done()
+					prog = cliout.NewProgress(stderr, -1, "labelling, accounting")
+				}
 			}
-			prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, "training or loading the teachers, labelling, accounting")
 			out, err := pate.Run(cmd.Context(), m, p)
 			prog.Done()
 			if err != nil {

@@ -99,11 +99,41 @@ func TestAccountPATE(t *testing.T) {
 	if ind < want || ind > want*(1+1e-12) {
 		t.Errorf("eps_data_independent %v, formula %v", ind, want)
 	}
+	// By default the smooth-sensitivity parameters are darrm's data-free
+	// rule's: eps_released may be published, the data-dependent values
+	// and the expected number of answers may not, and the output says
+	// that its costs are expected ones.
 	nfp := d["not_for_publication"].([]any)
-	for _, k := range []string{"eps_data_dependent", "order", "smooth_sensitivity", "expected_answered", "eps_released"} {
+	for _, k := range []string{"eps_data_dependent", "order", "smooth_sensitivity", "noise_deviation", "expected_answered"} {
 		if !slices.Contains(nfp, any(k)) {
 			t.Errorf("not_for_publication %v lacks %s", nfp, k)
 		}
+	}
+	for _, k := range []string{"eps_released", "ss_order", "beta", "sigma_ss", "ss_margin", "gnss_rdp"} {
+		if slices.Contains(nfp, any(k)) || d[k] == nil {
+			t.Errorf("data-free parameters: %s = %v, not_for_publication %v", k, d[k], nfp)
+		}
+	}
+	if d["ss_parameters"] != "data-free" || d["cost"] != "expected" || d["directions"] != "both" ||
+		!strings.Contains(d["publication"].(string), "publish only eps_data_independent and eps_released") || !strings.Contains(d["publication"].(string), "no actual run's guarantee") {
+		t.Errorf("ss_parameters %v, cost %v, directions %v, publication %q", d["ss_parameters"], d["cost"], d["directions"], d["publication"])
+	}
+	// The PATE authors' choice from the votes: everything it chose is
+	// marked, and so is the release. --delta is the release's delta here
+	// as in aggregate.
+	out, stderr, code = darrm(t, "", append([]string{"account", "pate", votes, "--delta", "1e-5", "--format", "json", "--seed", "3", "--ss-parameters", "from-votes"}, confident...)...)
+	if code != 0 {
+		t.Fatalf("from-votes: exit %d: %s", code, stderr)
+	}
+	var v map[string]any
+	decode(t, out, &v)
+	for _, k := range []string{"ss_order", "beta", "sigma_ss", "ss_margin", "gnss_rdp", "rdp_released", "eps_released", "smooth_sensitivity_error"} {
+		if !slices.Contains(v["not_for_publication"].([]any), any(k)) {
+			t.Errorf("from-votes: not_for_publication %v lacks %s", v["not_for_publication"], k)
+		}
+	}
+	if v["ss_parameters"] != "from-votes" || v["eps_data_independent"] != d["eps_data_independent"] || v["delta"] != 1e-5 {
+		t.Errorf("from-votes: ss_parameters %v, eps_data_independent %v (default %v), delta %v", v["ss_parameters"], v["eps_data_independent"], d["eps_data_independent"], v["delta"])
 	}
 
 	// A release, then its realised cost: withheld queries marked, the
@@ -134,8 +164,11 @@ func TestAccountPATE(t *testing.T) {
 	if r["answered"].(float64) != float64(answered) || r["expected_answered"].(float64) != float64(answered) {
 		t.Errorf("answered %v expected %v, want %d", r["answered"], r["expected_answered"], answered)
 	}
-	if r["ss_parameters"] != "fixed by the flags" || slices.Contains(r["not_for_publication"].([]any), any("eps_released")) || r["eps_released"] == nil {
-		t.Errorf("fixed GNSS parameters: %v, not for publication %v", r["ss_parameters"], r["not_for_publication"])
+	if slices.Contains(r["not_for_publication"].([]any), any("eps_released")) || r["eps_released"] == nil || r["ss_order"] != 20.0 || r["beta"] != 0.02 || r["sigma_ss"] != 10.0 {
+		t.Errorf("fixed GNSS parameters: %v %v %v, not for publication %v", r["ss_order"], r["beta"], r["sigma_ss"], r["not_for_publication"])
+	}
+	if r["cost"] != "realised" || slices.Contains(r["not_for_publication"].([]any), any("expected_answered")) || strings.Contains(r["publication"].(string), "expected") {
+		t.Errorf("realised: cost %v, not for publication %v, publication %q", r["cost"], r["not_for_publication"], r["publication"])
 	}
 
 	// lnmax: the data-independent guarantee only.
@@ -192,7 +225,14 @@ func TestPATEBadInput(t *testing.T) {
 		{"order 1", acct(votes, "--sigma2", "40", "--orders", "1,2"), []string{"--orders", "1"}},
 		{"delta 0", []string{"account", "pate", votes, "--sigma2", "40", "--target-delta", "0"}, []string{"--target-delta", "0"}},
 		{"delta missing", []string{"account", "pate", votes, "--sigma2", "40"}, []string{"--target-delta"}},
-		{"beta alone", acct(votes, "--sigma2", "40", "--beta", "0.01"), []string{"--beta and --sigma-ss go together"}},
+		{"beta alone from the votes", acct(votes, "--sigma2", "40", "--beta", "0.01", "--ss-parameters", "from-votes"), []string{"--ss-parameters from-votes chooses --beta and --sigma-ss together"}},
+		{"ss parameters", acct(votes, "--sigma2", "40", "--ss-parameters", "fixed"), []string{"--ss-parameters", "must be data-free or from-votes"}},
+		{"ss order 1", acct(votes, "--sigma2", "40", "--ss-order", "1"), []string{"--ss-order = 1: must be > 1"}},
+		{"beta 0", acct(votes, "--sigma2", "40", "--beta", "0"), []string{"--beta = 0: must be > 0"}},
+		{"sigma ss negative", acct(votes, "--sigma2", "40", "--sigma-ss", "-2"), []string{"--sigma-ss = -2: must be > 0"}},
+		{"beta too large", acct(votes, "--sigma2", "40", "--ss-order", "20", "--beta", "0.1"), []string{"--ss-order = 20", "1/(2·beta)"}},
+		{"directions", acct(votes, "--sigma2", "40", "--directions", "reverse"), []string{"--directions", "both, one-sided"}},
+		{"lnmax directions", acct(votes, "--laplace-scale", "20", "--directions", "one-sided"), []string{"--directions: lnmax is accounted data-independently only"}},
 		{"noise", acct(votes, "--sigma2", "40", "--noise", "uniform"), []string{"--noise"}},
 		{"labels count", acct(append([]string{votes, "--labels", shortLabels}, confident...)...), []string{"short.csv, line 2: 1 rows, but the votes have query 2 and more"}},
 		{"labels answered without label", acct(append([]string{votes, "--labels", badLabels}, confident...)...), []string{"line 2", "a label must be given exactly when the query was answered"}},
@@ -294,26 +334,42 @@ func TestPATENeverPrintsCounts(t *testing.T) {
 			same(mech[1]+" summary ("+format+")", summaries)
 		}
 	}
-	// account pate with fixed GNSS parameters: every field outside
-	// not_for_publication, other than the GNSS release itself, is the same.
-	var pub []string
-	for _, v := range files {
-		out, stderr, code := darrm(t, "", append([]string{"account", "pate", v, "--target-delta", "1e-5", "--format", "json", "--ss-order", "20", "--beta", "0.02", "--sigma-ss", "10", "--seed", "1"}, confident...)...)
-		if code != 0 {
-			t.Fatalf("account pate: exit %d: %s", code, stderr)
+	// account pate, with the smooth-sensitivity parameters of the
+	// data-free rule, given in part, or fixed: every field outside
+	// not_for_publication, other than the release itself, is the same
+	// (the order, the margin that reveals it, an error that names it),
+	// in JSON and in the table.
+	for _, ss := range [][]string{nil, {"--beta", "0.01"}, {"--ss-order", "20", "--beta", "0.02", "--sigma-ss", "10"}} {
+		for _, format := range []string{"json", "table"} {
+			var pub []string
+			for _, v := range files {
+				out, stderr, code := darrm(t, "", append(append([]string{"account", "pate", v, "--target-delta", "1e-5", "--format", format, "--seed", "1"}, confident...), ss...)...)
+				if code != 0 {
+					t.Fatalf("account pate: exit %d: %s", code, stderr)
+				}
+				if format == "table" {
+					var keep []string
+					for _, l := range strings.Split(out, "\n") {
+						if !strings.Contains(l, "not for publication │") && !strings.Contains(l, "_released") {
+							keep = append(keep, l)
+						}
+					}
+					pub = append(pub, strings.Join(keep, "\n"))
+					continue
+				}
+				var d map[string]any
+				decode(t, out, &d)
+				for _, k := range d["not_for_publication"].([]any) {
+					delete(d, k.(string))
+				}
+				delete(d, "rdp_released")
+				delete(d, "eps_released")
+				b, _ := json.Marshal(d)
+				pub = append(pub, string(b))
+			}
+			same(fmt.Sprintf("account pate's publishable fields (%v, %s)", ss, format), pub)
 		}
-		var d map[string]any
-		decode(t, out, &d)
-		for _, k := range d["not_for_publication"].([]any) {
-			delete(d, k.(string))
-		}
-		delete(d, "rdp_released")
-		delete(d, "eps_released")
-		delete(d, "smooth_sensitivity_error")
-		b, _ := json.Marshal(d)
-		pub = append(pub, string(b))
 	}
-	same("account pate's publishable fields", pub)
 }
 
 // ledger init --votes binds a PATE ensemble from its header (no teachers'

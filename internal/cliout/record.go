@@ -51,9 +51,9 @@ func (r Record) keys() []string {
 	return ks
 }
 
-// values formats r's values: exactly (round-tripping floats) for CSV, with
-// six significant digits for tables.
-func (r Record) values(exact bool) []string {
+// Values formats r's values: exactly (round-tripping floats) for CSV, with
+// six significant digits for tables; an absent value (nil) is "".
+func (r Record) Values(exact bool) []string {
 	vs := make([]string, len(r))
 	for i, f := range r {
 		if p, ok := f.Val.(*float64); ok && p != nil {
@@ -83,10 +83,10 @@ func WriteRecord(w io.Writer, f Format, r Record) error {
 	case JSON:
 		return WriteJSON(w, r)
 	case CSV:
-		return WriteCSV(w, r.keys(), [][]string{r.values(true)})
+		return WriteCSV(w, r.keys(), [][]string{r.Values(true)})
 	}
 	rows := make([][]string, len(r))
-	for i, v := range r.values(false) {
+	for i, v := range r.Values(false) {
 		rows[i] = []string{r[i].Key, v}
 	}
 	return WriteTable(w, []string{"quantity", "value"}, rows)
@@ -105,7 +105,7 @@ func WriteRecords(w io.Writer, f Format, common Record, rows []Record) error {
 	case CSV:
 		out := make([][]string, len(rows))
 		for i, r := range rows {
-			out[i] = append(common.values(true), r.values(true)...)
+			out[i] = append(common.Values(true), r.Values(true)...)
 		}
 		return WriteCSV(w, append(common.keys(), rows[0].keys()...), out)
 	}
@@ -118,7 +118,7 @@ func WriteRecords(w io.Writer, f Format, common Record, rows []Record) error {
 	}
 	out := make([][]string, len(rows))
 	for i, r := range rows {
-		vs := r.values(false)
+		vs := r.Values(false)
 		for j, f := range r {
 			if f.Key != "reference" {
 				out[i] = append(out[i], vs[j])
@@ -132,7 +132,7 @@ func WriteRecords(w io.Writer, f Format, common Record, rows []Record) error {
 		return err
 	}
 	var setting []string
-	for i, v := range common.values(false) {
+	for i, v := range common.Values(false) {
 		setting = append(setting, common[i].Key+"="+v)
 	}
 	if _, err := fmt.Fprintln(w, strings.Join(setting, "  ")); err != nil {
