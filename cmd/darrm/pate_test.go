@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -475,9 +476,41 @@ func TestPATEExperiment(t *testing.T) {
 			t.Errorf("queries %v delta %v", r["queries"], r["delta"])
 		}
 	}
+	if !slices.Contains(d.NotForPublication, "accuracy_mean") || !slices.Contains(d.NotForPublication, "eps_data_dependent") || slices.Contains(d.NotForPublication, "eps_released") {
+		t.Errorf("not_for_publication %v", d.NotForPublication)
+	}
 	out2, stderr, code := darrm(t, "", args...)
 	if code != 0 || !strings.Contains(out2, `"cached": true`) {
 		t.Errorf("second run: exit %d, %s", code, stderr)
+	}
+	// Stopping at 5 answers, beside PATE 2018's row, in every format.
+	var a struct {
+		AnsweredTarget *int             `json:"answered_target"`
+		Results        []map[string]any `json:"results"`
+		PATE2018       map[string]any   `json:"pate_2018"`
+		Publication    string           `json:"publication"`
+	}
+	out3, stderr, code := darrm(t, "", "pate", "--teachers", "12", "--format", "json", "--cache-dir", cache, "--seed", "2", "--answered", "5")
+	if code != 0 {
+		t.Fatalf("--answered 5: exit %d: %s", code, stderr)
+	}
+	decode(t, out3, &a)
+	if a.AnsweredTarget == nil || *a.AnsweredTarget != 5 || a.PATE2018["answered"] != 286.0 || a.PATE2018["eps"] != 1.97 || !strings.Contains(a.Publication, "publish only") {
+		t.Errorf("--answered 5: target %v, PATE 2018 %v, publication %q", a.AnsweredTarget, a.PATE2018, a.Publication)
+	}
+	for _, r := range a.Results {
+		if r["answered"] != 5.0 || r["reached"] != true || r["queries"].(float64) < 5 || r["eps_released"] == nil || r["ss_order"] == nil {
+			t.Errorf("--answered 5: %v", r)
+		}
+	}
+	table, stderr, code := darrm(t, "", "pate", "--teachers", "12", "--cache-dir", cache, "--seed", "2", "--answered", "5")
+	if code != 0 || !strings.Contains(table, "PATE 2018, Table 2") || !strings.Contains(table, "eps dep. *") || !strings.Contains(table, "* not for publication") ||
+		!strings.Contains(table, "mean accuracy on the queries *") || strings.Count(table+stderr, "NOT FOR RELEASE") != 1 || !strings.Contains(table, "seed 2") {
+		t.Errorf("table: exit %d\n%s\nstderr %s", code, table, stderr)
+	}
+	csv, _, _ := darrm(t, "", "pate", "--teachers", "12", "--cache-dir", cache, "--seed", "2", "--answered", "5", "--format", "csv")
+	if lines := strings.Split(csv, "\n"); !strings.Contains(lines[0], "not_for_publication,publication") || !strings.Contains(lines[1], "teachers_accuracy_mean eps_data_dependent order") {
+		t.Errorf("csv %s", csv)
 	}
 	votes := filepath.Join(t.TempDir(), "counts.csv")
 	if _, stderr, code := darrm(t, "", "teachers", "vote", "--dataset", "mnist", "--classes", "10", "--K", "12", "--seed", "2", "--cache-dir", cache, "--out", votes); code != 0 || strings.Contains(stderr, "training") {
@@ -494,6 +527,9 @@ func TestPATEExperiment(t *testing.T) {
 		want string
 	}{
 		{[]string{"pate", "--teachers", "0"}, "--teachers = 0"},
+		{[]string{"pate", "--answered", "0"}, "--answered = 0: must be >= 1"},
+		{[]string{"pate", "--directions", "one"}, "--directions"},
+		{[]string{"pate", "--ss-parameters", "from-votes", "--sigma-ss", "3"}, "--ss-parameters from-votes chooses --beta and --sigma-ss together"},
 		{[]string{"pate", "--dataset", "cifar"}, "must be mnist or fashion-mnist"},
 		{[]string{"teachers", "vote", "--dataset", "mnist", "--classes", "5", "--cache-dir", cache}, "--classes 5: mnist has 10 classes"},
 		{[]string{"teachers", "vote", "--dataset", "mnist", "--classes", "10", "--sigma", "2", "--cache-dir", cache}, "--sigma: the teachers of --classes are PATE's"},
@@ -577,4 +613,57 @@ func readLinesAll(t *testing.T, path string) []string {
 		t.Fatal(err)
 	}
 	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+}
+
+// TestAccountPATEReference: with --noise continuous and --directions
+// one-sided, account pate's data-dependent ε is the PATE authors':
+// the reference values were computed by research/pate_2018/core.py of
+// tensorflow/privacy (compute_logq_gaussian, rdp_gaussian,
+// compute_logpr_answered, compute_rdp_threshold and
+// compute_eps_from_delta; the threshold step in full, the GNMax step times
+// its probability of answering) on these ten queries at the orders 2, 5,
+// 10, 20, 40 and 60. Bounding both directions, darrm's default, costs more,
+// and says so.
+func TestAccountPATEReference(t *testing.T) {
+	rows := [][]int{
+		{250, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {240, 10, 0, 0, 0, 0, 0, 0, 0, 0}, {230, 5, 5, 5, 5, 0, 0, 0, 0, 0},
+		{200, 30, 10, 10, 0, 0, 0, 0, 0, 0}, {180, 40, 10, 10, 10, 0, 0, 0, 0, 0}, {150, 100, 0, 0, 0, 0, 0, 0, 0, 0},
+		{120, 60, 30, 20, 10, 10, 0, 0, 0, 0}, {90, 80, 50, 30, 0, 0, 0, 0, 0, 0}, {60, 50, 40, 30, 20, 20, 10, 10, 5, 5},
+		{245, 1, 1, 1, 1, 1, 0, 0, 0, 0},
+	}
+	votes := countsFile(t, t.TempDir(), "votes.csv", len(rows), func(i int) []int { return rows[i-1] })
+	for _, tc := range []struct {
+		name                       string
+		args                       []string
+		dependent, order           float64
+		independent, independentAt float64
+	}{
+		{"confident-gnmax", confident, 0.30200035756817223, 60, 0.5540921059394077, 40},
+		{"gnmax", []string{"--sigma2", "40"}, 0.4234708781180516, 40, 0.5452032170505199, 40},
+	} {
+		args := append([]string{"account", "pate", votes, "--noise", "continuous", "--orders", "2,5,10,20,40,60", "--delta", "1e-5", "--format", "json"}, tc.args...)
+		var one, both map[string]any
+		for _, c := range []struct {
+			extra []string
+			into  *map[string]any
+		}{{[]string{"--directions", "one-sided"}, &one}, {nil, &both}} {
+			out, stderr, code := darrm(t, "", append(args, c.extra...)...)
+			if code != 0 {
+				t.Fatalf("%s %v: exit %d: %s", tc.name, c.extra, code, stderr)
+			}
+			decode(t, out, c.into)
+		}
+		if got := one["eps_data_dependent"].(float64); math.Abs(got-tc.dependent) > 1e-12*tc.dependent || one["order"] != tc.order {
+			t.Errorf("%s one-sided: eps_data_dependent %.17g at %v, the authors' %.17g at %v", tc.name, got, one["order"], tc.dependent, tc.order)
+		}
+		if got := one["eps_data_independent"].(float64); math.Abs(got-tc.independent) > 1e-12*tc.independent || one["order_data_independent"] != tc.independentAt {
+			t.Errorf("%s: eps_data_independent %.17g at %v, the authors' %.17g at %v", tc.name, got, one["order_data_independent"], tc.independent, tc.independentAt)
+		}
+		if one["directions"] != "one-sided" || !strings.Contains(one["publication"].(string), "no differential-privacy guarantee") {
+			t.Errorf("%s one-sided: directions %v, publication %q", tc.name, one["directions"], one["publication"])
+		}
+		if both["directions"] != "both" || !(both["eps_data_dependent"].(float64) > one["eps_data_dependent"].(float64)) {
+			t.Errorf("%s: both directions %v (%v), one-sided %v", tc.name, both["eps_data_dependent"], both["directions"], one["eps_data_dependent"])
+		}
+	}
 }
