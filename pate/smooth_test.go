@@ -15,7 +15,7 @@ func TestDataFreeSmooth(t *testing.T) {
 	m := accountant.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: accountant.DiscreteNoise}
 	slope := 640 * (1/(2*150.0*150) + 1/(40.0*40))
 	for _, tc := range []struct {
-		classes          int
+		classes           int
 		independent, want float64
 	}{
 		{10, 6.5, 12},
