@@ -288,7 +288,17 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 	if err := out.writeAccount(w, fmt.Sprintf("the %s released", plural.Of(out.Answered, "label", "labels")), "the smaller of the composition over the queries and the teachers' cap"); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "time: %.3g s, %.3g queries/s\n", out.Seconds, out.QueriesPerSecond)
+	return out.writeTime(w, out.QueriesPerSecond)
+}
+
+// writeTime prints how long the release took, and its rate of queries
+// per second when it took long enough for the rate to say something.
+func (out released) writeTime(w io.Writer, rate float64) error {
+	if out.Seconds < 1 || rate == 0 {
+		_, err := fmt.Fprintf(w, "time: %.3g s\n", out.Seconds)
+		return err
+	}
+	_, err := fmt.Fprintf(w, "time: %.3g s, %.3g queries/s\n", out.Seconds, rate)
 	return err
 }
 
@@ -318,7 +328,11 @@ func (out AggregateMulti) Write(w io.Writer, f cliout.Format) error {
 	if m := out.VotesHeader; m != nil {
 		fmt.Fprintf(w, "teachers: ensemble %s (%v, %v relation, partition %v); their own guarantee plays no part in the one-vote relation\n", m.Ensemble, m.Kind, m.Relation, m.Partition)
 	}
-	fmt.Fprintf(w, "labels: %s (%s; a query the threshold step withheld has an empty label and answered 0)\n", out.Output, out.OutputFormat)
+	if out.Threshold != nil {
+		fmt.Fprintf(w, "labels: %s (%s; a query the threshold step withheld has an empty label and answered 0)\n", out.Output, out.OutputFormat)
+	} else {
+		fmt.Fprintf(w, "labels: %s (%s)\n", out.Output, out.OutputFormat)
+	}
 	params := fmt.Sprintf("sigma2 = %g", deref(out.Sigma2))
 	switch {
 	case out.LaplaceScale != nil:
@@ -332,6 +346,9 @@ func (out AggregateMulti) Write(w io.Writer, f cliout.Format) error {
 	fmt.Fprintf(w, "  neighbouring relation: %s\n", out.PerQuery.Relation)
 	fmt.Fprintf(w, "randomness: %s\n", out.Randomness.Source)
 	released := fmt.Sprintf("released: %d of %d queries, %d answered, %d withheld by the threshold step", out.Released, out.Queries, out.Answered, out.NotAnswered)
+	if out.Threshold == nil {
+		released = fmt.Sprintf("released: %d of %d queries, every one answered", out.Released, out.Queries)
+	}
 	if b := out.Budget; b != nil {
 		released += fmt.Sprintf(" (budget (%g, %g) under %s composition allows %d", b.Eps, b.Delta, b.Method, b.MaxQueries)
 		if b.Stopped {
@@ -343,14 +360,14 @@ func (out AggregateMulti) Write(w io.Writer, f cliout.Format) error {
 	if err := out.writeAccount(w, fmt.Sprintf("the %d released queries", out.Released), "account pate gives the Renyi composition"); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "time: %.3g s\n", out.Seconds)
-	return err
+	return out.writeTime(w, 0)
 }
 
-// writeNote prints the NOT FOR RELEASE note of a seeded release.
+// writeNote prints the NOT FOR RELEASE note of a seeded release, with
+// its seed: the one place a summary says it.
 func (out released) writeNote(w io.Writer) {
-	if out.Randomness.Note != "" {
-		fmt.Fprintf(w, "*** %s ***\n", out.Randomness.Note)
+	if r := out.Randomness; r.Note != "" {
+		fmt.Fprintf(w, "*** seed %d: %s ***\n", *r.Seed, r.Note)
 	}
 }
 
