@@ -634,3 +634,36 @@ func TestAggregateSummaryLines(t *testing.T) {
 		t.Errorf("lnmax: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
+
+// Every privacy bound of a release's summary, and of ledger show, is
+// printed rounded up, so that one value reads the same wherever it
+// appears: the per-query delta 1-(1-1e-5)^3 and the teachers' cap of the
+// K = 11 example; the ledger's line says which number is the cap.
+func TestBoundsRoundedOneWay(t *testing.T) {
+	dir := t.TempDir()
+	led := filepath.Join(dir, "k11.ledger")
+	votes := filepath.Join("..", "..", "testdata", "votes-K11.csv")
+	if _, stderr, code := darrm(t, "", "ledger", "init", led, "--votes", votes, "--budget-eps", "10", "--budget-delta", "1e-3"); code != 0 {
+		t.Fatalf("ledger init: exit %d: %s", code, stderr)
+	}
+	var out string
+	for i := range 2 {
+		stdout, stderr, code := darrm(t, "", "aggregate", votes, "--ledger", led, "--out", filepath.Join(dir, fmt.Sprintf("l%d.csv", i)), "--cache-dir", dir)
+		if code != 0 {
+			t.Fatalf("aggregate: exit %d: %s", code, stderr)
+		}
+		out = stdout
+	}
+	show, stderr, code := darrm(t, "", "ledger", "show", led)
+	if code != 0 {
+		t.Fatalf("ledger show: exit %d: %s", code, stderr)
+	}
+	for _, s := range []string{out, show} {
+		if strings.Contains(s, "2.99997e-05") || strings.Contains(s, "0.000119993") || !strings.Contains(s, "0.000119994") {
+			t.Errorf("a bound rounded down, or the cap missing:\n%s", s)
+		}
+	}
+	if !strings.Contains(out, "2.99998e-05") || !strings.Contains(out, "total spent (1.08795, 0.000119994)-DP, which is the teachers' cap (below the (") {
+		t.Errorf("summary:\n%s", out)
+	}
+}

@@ -341,7 +341,7 @@ func (out AggregateMulti) Write(w io.Writer, f cliout.Format) error {
 		params = fmt.Sprintf("T = %g, sigma1 = %g, ", *out.Threshold, *out.Sigma1) + params
 	}
 	fmt.Fprintf(w, "mechanism: %s (%s), noise %s\n", out.Mechanism, params, out.Noise)
-	fmt.Fprintf(w, "per released query: (%.6g, %.6g)-DP, charged whether or not it was answered\n", out.PerQuery.Eps, out.PerQuery.Delta)
+	fmt.Fprintf(w, "per released query: %v, charged whether or not it was answered\n", accountant.Guarantee{Eps: out.PerQuery.Eps, Delta: out.PerQuery.Delta})
 	fmt.Fprintf(w, "  by %s\n", out.PerQuery.Source)
 	fmt.Fprintf(w, "  neighbouring relation: %s\n", out.PerQuery.Relation)
 	fmt.Fprintf(w, "randomness: %s\n", out.Randomness.Source)
@@ -376,8 +376,8 @@ func (out released) writeNote(w io.Writer) {
 // says more of.
 func (out released) writeAccount(w io.Writer, what, how string) error {
 	if l := out.Ledger; l != nil && l.TotalBound == accountant.TeachersBound {
-		fmt.Fprintf(w, "ledger %s (ensemble %s): total spent %s, the teachers' cap (by %s composition of the spends: %s), budget %v",
-			cliout.Escape(l.Path), cliout.Escape(l.Ensemble), formatTotal(l.Total), l.Composition, formatTotal(l.Queries), l.Budget)
+		fmt.Fprintf(w, "ledger %s (ensemble %s): total spent %s, which is the teachers' cap (below the %s that %s composition of the spends gives); budget %v",
+			cliout.Escape(l.Path), cliout.Escape(l.Ensemble), formatTotal(l.Total), formatTotal(l.Queries), l.Composition, l.Budget)
 	} else if l != nil {
 		fmt.Fprintf(w, "ledger %s (ensemble %s): total spent %s by %s composition, budget %v",
 			cliout.Escape(l.Path), cliout.Escape(l.Ensemble), formatTotal(l.Total), l.Composition, l.Budget)
@@ -388,7 +388,7 @@ func (out released) writeAccount(w io.Writer, what, how string) error {
 		fmt.Fprintf(w, "; %d more such queries allowed\n", l.QueriesLeft)
 	}
 	if c := out.Cap; c != nil {
-		fmt.Fprintf(w, "teachers' cap: (%.6g, %.6g)-DP by %s: every release from these teachers, however many, is within it\n", c.Eps, c.Delta, c.Reference())
+		fmt.Fprintf(w, "teachers' cap: %s by %s: every release from these teachers, however many, is within it\n", formatTotal(c.Guarantee), c.Reference())
 	} else if out.CapNote != "" {
 		fmt.Fprintf(w, "teachers' cap: none: %s\n", out.CapNote)
 	}
@@ -402,7 +402,7 @@ func (out released) writeAccount(w io.Writer, what, how string) error {
 		if t.Err != nil {
 			ref = t.Err.Error()
 		}
-		rows = append(rows, append(totalCells(t, g6), t.Bound.String(), ref))
+		rows = append(rows, append(totalCells(t, accountant.FormatBound), t.Bound.String(), ref))
 	}
 	return cliout.WriteTable(w, []string{"composition", "delta'", "eps total", "delta total", "bound", "reference"}, rows)
 }
