@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -57,23 +58,10 @@ func newPATECmd() *cobra.Command {
 			if f.Student {
 				p.Student = &pate.Student{Filters: pate.Filters, Epochs: pate.StudentEpochs, Batch: pate.Batch, LR: pate.LR}
 			}
-			// One progress for each stage: the teachers' training, when
-			// they are not in the cache, counts them.
-			stderr := cmd.ErrOrStderr()
-			prog := cliout.NewProgress(stderr, -1, "loading the teachers, labelling, accounting")
-			p.Progress = func(done, total int) {
-				if done == 0 {
-					prog.Done()
-					prog = cliout.NewProgress(stderr, int64(total), "training the teachers")
-				}
-				prog.Set(int64(done))
-				if done == total {
-					prog.Done()
-					prog = cliout.NewProgress(stderr, -1, "labelling, accounting")
-				}
-			}
+			prog := newTrainingProgress(cmd, "loading the teachers, labelling, accounting", "labelling, accounting")
+			p.Progress = prog.teachers
 			out, err := pate.Run(cmd.Context(), m, p)
-			prog.Done()
+			prog.done()
 			if err != nil {
 				return err
 			}
@@ -82,3 +70,33 @@ func newPATECmd() *cobra.Command {
 		},
 	}, &f, nil)
 }
+
+// trainingProgress is the progress of work that may train teachers: one
+// indicator for each stage, the training's counting the teachers done.
+type trainingProgress struct {
+	w     io.Writer
+	p     *cliout.Progress
+	after string
+}
+
+// newTrainingProgress starts the progress of the work first on cmd's
+// standard error; after is what follows a training.
+func newTrainingProgress(cmd *cobra.Command, first, after string) *trainingProgress {
+	return &trainingProgress{w: cmd.ErrOrStderr(), p: cliout.NewProgress(cmd.ErrOrStderr(), -1, first), after: after}
+}
+
+// teachers hears of the teachers trained (teachers.Config.Progress).
+func (t *trainingProgress) teachers(done, total int) {
+	if done == 0 {
+		t.p.Done()
+		t.p = cliout.NewProgress(t.w, int64(total), "training the teachers")
+	}
+	t.p.Set(int64(done))
+	if done == total {
+		t.p.Done()
+		t.p = cliout.NewProgress(t.w, -1, t.after)
+	}
+}
+
+// done ends the progress.
+func (t *trainingProgress) done() { t.p.Done() }
