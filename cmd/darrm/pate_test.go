@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/datasets"
@@ -170,6 +171,20 @@ func TestAccountPATE(t *testing.T) {
 	}
 	if r["cost"] != "realised" || slices.Contains(r["not_for_publication"].([]any), any("expected_answered")) || strings.Contains(r["publication"].(string), "expected") {
 		t.Errorf("realised: cost %v, not for publication %v, publication %q", r["cost"], r["not_for_publication"], r["publication"])
+	}
+
+	// The table reads at 100 columns: no empty rows, texts below it.
+	table, stderr, code := darrm(t, "", append([]string{"account", "pate", votes, "--delta", "1e-5", "--seed", "3"}, confident...)...)
+	if code != 0 {
+		t.Fatalf("table: exit %d: %s", code, stderr)
+	}
+	for _, l := range strings.Split(table, "\n") {
+		if strings.HasPrefix(l, "│") && (utf8.RuneCountInString(l) > 100 || regexp.MustCompile(`│\s+│`).MatchString(l[:strings.LastIndex(l, "│")])) {
+			t.Errorf("table row wider than 100 or empty: %q", l)
+		}
+	}
+	if !strings.Contains(table, "eps_data_dependent (expected)") || !strings.Contains(table, "publication: publish only") || strings.Count(table, "NOT FOR RELEASE") != 1 {
+		t.Errorf("table:\n%s", table)
 	}
 
 	// lnmax: the data-independent guarantee only.
