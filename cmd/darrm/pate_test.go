@@ -519,7 +519,7 @@ func TestPATEExperiment(t *testing.T) {
 		}
 	}
 	table, stderr, code := darrm(t, "", "pate", "--teachers", "12", "--cache-dir", cache, "--seed", "2", "--answered", "5")
-	if code != 0 || !strings.Contains(table, "PATE 2018, Table 2") || !strings.Contains(table, "eps dep. *") || !strings.Contains(table, "* not for publication") ||
+	if code != 0 || !strings.Contains(table, "│ PATE 2018 ") || !strings.Contains(table, "eps dep. *") || !strings.Contains(table, "* not for publication") ||
 		!strings.Contains(table, "mean accuracy on the queries *") || strings.Count(table+stderr, "NOT FOR RELEASE") != 1 || !strings.Contains(table, "seed 2") {
 		t.Errorf("table: exit %d\n%s\nstderr %s", code, table, stderr)
 	}

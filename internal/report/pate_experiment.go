@@ -205,7 +205,7 @@ func (d PATEExperiment) Write(w io.Writer, f cliout.Format) error {
 	for _, r := range d.Results {
 		released := "-"
 		if r.EpsReleased != nil {
-			released = g6(*r.EpsReleased)
+			released = fmt.Sprintf("%.4g", *r.EpsReleased)
 		}
 		student := ""
 		if d.Student != nil && d.Student.Mechanism == r.Mechanism {
@@ -218,8 +218,8 @@ func (d PATEExperiment) Write(w io.Writer, f cliout.Format) error {
 		rows = append(rows, []string{r.Mechanism, fmt.Sprint(r.Queries), answered, fmt.Sprintf("%.4f", r.Accuracy), fmt.Sprintf("%.4g", r.EpsIndependent), fmt.Sprintf("%.4g", r.EpsDependent), released, student})
 	}
 	p := d.PATE2018
-	rows = append(rows, []string{"PATE 2018, Table 2", "", fmt.Sprint(p.Answered), "", "", fmt.Sprintf("%g", p.Eps), "", fmt.Sprintf("%.4f", p.StudentAccuracy)})
-	header := []string{"mechanism", "asked", "answered", "label acc.", "eps indep.", private("eps_data_dependent", "eps dep."), private("eps_released", "eps released"), "student acc."}
+	rows = append(rows, []string{"PATE 2018", "", fmt.Sprint(p.Answered), "", "", fmt.Sprintf("%g", p.Eps), "", fmt.Sprintf("%.4f", p.StudentAccuracy)})
+	header := []string{"mechanism", "asked", "answered", "label acc.", "eps indep.", private("eps_data_dependent", "eps dep."), private("eps_released", "eps rel."), "student"}
 	if err := cliout.WriteTable(w, header, rows); err != nil {
 		return err
 	}
@@ -235,6 +235,7 @@ func (d PATEExperiment) Write(w io.Writer, f cliout.Format) error {
 	}
 	fmt.Fprintf(w, "%s\n", d.Publication)
 	fmt.Fprintf(w, "PATE 2018: %s: eps %g, %s\n", p.Source, p.Eps, p.Note)
+	fmt.Fprintf(w, "columns: label accuracy against the true labels, eps at delta = %g (independent, data-dependent, released by smooth sensitivity), the student's accuracy\n", d.Results[0].Delta)
 	if s := d.Student; s != nil {
 		fmt.Fprintf(w, "student: trained on the %d queries %s answered, tested on the held-out half (post-processing of the labels: their guarantee)\n", s.Queries, s.Mechanism)
 	}
