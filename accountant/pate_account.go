@@ -172,6 +172,9 @@ func NewPATEAccountWith(m ConfidentGNMax, teachers, classes int, opt PATEOptions
 	return a, nil
 }
 
+// Mechanism returns the mechanism the account is of.
+func (a *PATEAccount) Mechanism() ConfidentGNMax { return a.mech }
+
 // Directions returns the divergences the account's data-dependent bound
 // covers.
 func (a *PATEAccount) Directions() PATEDirections { return a.directions }

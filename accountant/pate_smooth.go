@@ -256,7 +256,7 @@ func (a *PATEAccount) LocalSensitivity(order float64) ([]float64, error) {
 	if err := checkAlpha(order); err != nil {
 		return nil, fmt.Errorf("PATE smooth sensitivity: %w", err)
 	}
-	if c5, c6 := smoothConditions(a.mech.Sigma2, a.classes, order, a.mech.Noise); !c5 || !c6 {
+	if c5, c6 := CheckSmoothConditions(a.mech.Sigma2, a.classes, order, a.mech.Noise); !c5 || !c6 {
 		return nil, fmt.Errorf("PATE smooth sensitivity: conditions C5 = %v, C6 = %v at sigma2 = %v, C = %d, order %v: the analysis does not apply (pick another order or more noise)",
 			c5, c6, a.mech.Sigma2, a.classes, order)
 	}
@@ -442,8 +442,21 @@ func ChooseGNSS(rdp float64, ls []float64, order float64) (GNSSChoice, error) {
 // numerical: it evaluates both on 4,000 points spaced evenly in
 // log(-log q) from log q0 (resp. log B_l(q0)) down to log q = -10^6 and
 // allows a decrease of 1e-12 relative to the values compared (the
-// rounding of β).
+// rounding of β). The conditions do not depend on the votes; each set of
+// arguments is checked once per process.
 func CheckSmoothConditions(sigma float64, classes int, order float64, noise PATENoise) (c5, c6 bool) {
+	key := conditionsKey{sigma, order, classes, noise}
+	if v, ok := conditionsSeen.Load(key); ok {
+		c := v.([2]bool)
+		return c[0], c[1]
+	}
+	c5, c6 = checkSmoothConditions(sigma, classes, order, noise)
+	conditionsSeen.Store(key, [2]bool{c5, c6})
+	return c5, c6
+}
+
+// checkSmoothConditions is CheckSmoothConditions, computed.
+func checkSmoothConditions(sigma float64, classes int, order float64, noise PATENoise) (c5, c6 bool) {
 	k := newCurve(gnmaxSlope(sigma), order)
 	if math.IsInf(k.logq0, -1) {
 		return true, true // β is constant
@@ -489,19 +502,6 @@ type conditionsKey struct {
 }
 
 var conditionsSeen sync.Map // conditionsKey -> [2]bool
-
-// smoothConditions is CheckSmoothConditions, computed once per process for
-// each set of arguments.
-func smoothConditions(sigma float64, classes int, order float64, noise PATENoise) (c5, c6 bool) {
-	key := conditionsKey{sigma, order, classes, noise}
-	if v, ok := conditionsSeen.Load(key); ok {
-		c := v.([2]bool)
-		return c[0], c[1]
-	}
-	c5, c6 = CheckSmoothConditions(sigma, classes, order, noise)
-	conditionsSeen.Store(key, [2]bool{c5, c6})
-	return c5, c6
-}
 
 // GNSSLattice is the spacing h of the lattice hZ on which darrm releases a
 // data-dependent Rényi DP by GNSS: the noise is the discrete Gaussian on

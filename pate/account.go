@@ -2,7 +2,6 @@ package pate
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
@@ -24,6 +23,9 @@ type AccountOptions struct {
 	Delta      float64
 	Orders     []float64
 	Conversion accountant.Conversion
+	// Directions says which divergences the data-dependent bound covers:
+	// both (the zero value, a guarantee) or one-sided (the PATE paper's).
+	Directions accountant.PATEDirections
 	// Labels, if set, are the release's labels: the account is then of
 	// its queries as answered and withheld. Their rows must be the
 	// votes', in order.
@@ -31,102 +33,6 @@ type AccountOptions struct {
 	// Smooth sets the smooth-sensitivity release of the data-dependent
 	// cost.
 	Smooth SmoothParams
-}
-
-// SmoothParams are the parameters of a smooth-sensitivity release: its
-// order (0: the order of the data-dependent bound), and β and σ_ss (both
-// 0: chosen from the votes, as the PATE authors do).
-type SmoothParams struct {
-	Order, Beta, Sigma float64
-}
-
-// Fixed reports whether the parameters were fixed in advance (the order,
-// β and σ_ss), as a publishable release of the data-dependent ε needs.
-func (p SmoothParams) Fixed() bool { return p.Order != 0 && p.Beta != 0 }
-
-// Smooth is a release of the data-dependent Rényi DP by smooth
-// sensitivity (the PATE paper, Section 4 and Theorem 23): the
-// β-smooth sensitivity SS of the cost at Order, Margin added for the
-// evaluation's rounding, the GNSS noise σ_ss and its Deviation, the
-// release's own cost GNSS, the noisy cost Released drawn on the lattice
-// accountant.GNSSLattice, and Eps, their sum converted to (ε, δ). Error
-// says why it was not computed, when the analysis does not apply.
-type Smooth struct {
-	Order                              float64
-	Beta, SS, Margin, Sigma, Deviation float64
-	GNSS, Released, Eps                float64
-	Fixed                              bool
-	Error                              string
-}
-
-// ReleaseSmooth draws the smooth-sensitivity release of acct's
-// data-dependent Rényi DP at p.Order (the data-dependent bound's order
-// when 0) with p's β and σ_ss, or the PATE authors' choice of them from
-// the votes (accountant.ChooseGNSS), and converts it at delta by c. A
-// bound that does not apply to the votes is said in the result's Error.
-func ReleaseSmooth(acct *accountant.PATEAccount, dependent accountant.OrderEps, p SmoothParams, delta float64, c accountant.Conversion, src *ensemble.Source) (Smooth, error) {
-	s := Smooth{Order: p.Order, Fixed: p.Fixed()}
-	if s.Order == 0 {
-		s.Order = dependent.Order
-	}
-	named := func(err error) error {
-		return rename(err, map[string]string{"alpha": "ss order", "order": "ss order", "sigma": "sigma ss"})
-	}
-	ls, err := acct.LocalSensitivity(s.Order)
-	if err != nil {
-		s.Error = err.Error()
-		return s, nil
-	}
-	rdp, err := acct.RDPDependent(s.Order)
-	if err != nil {
-		return s, named(err)
-	}
-	if s.Margin, err = acct.EvalMargin(s.Order); err != nil {
-		return s, err
-	}
-	var ch accountant.GNSSChoice
-	if p.Beta != 0 || p.Sigma != 0 {
-		ch = accountant.GNSSChoice{Beta: p.Beta, Sigma: p.Sigma}
-		if ch.SS, err = accountant.SmoothSensitivity(ls, p.Beta); err == nil {
-			_, err = accountant.GNSSRDP(p.Beta, p.Sigma, s.Order)
-		}
-	} else {
-		ch, err = accountant.ChooseGNSS(rdp, ls, s.Order)
-	}
-	if err != nil {
-		return s, named(err)
-	}
-	s.Beta, s.SS, s.Sigma = ch.Beta, ch.SS, ch.Sigma
-	if s.GNSS, err = accountant.GNSSLatticeRDP(ch.Beta, ch.Sigma, s.Order); err != nil {
-		return s, named(err)
-	}
-	if s.Deviation, err = accountant.GNSSDeviation(ch.SS+s.Margin, ch.Sigma, s.Order); err != nil {
-		return s, err
-	}
-	if s.Released, err = ensemble.LatticeGaussian(src, rdp, s.Deviation, accountant.GNSSLattice); err != nil {
-		return s, err
-	}
-	if s.Eps, err = accountant.ConvertRDP(max(0, s.Released)+s.GNSS, s.Order, delta, c); err != nil {
-		return s, err
-	}
-	return s, nil
-}
-
-// rename returns err with its *accountant.ParamError renamed by names,
-// so that a parameter of the smooth-sensitivity release is not taken for
-// the account's own of the same name.
-func rename(err error, names map[string]string) error {
-	var pe *accountant.ParamError
-	if !errors.As(err, &pe) {
-		return err
-	}
-	to, ok := names[pe.Name]
-	if !ok {
-		return err
-	}
-	c := *pe
-	c.Name = to
-	return fmt.Errorf("smooth sensitivity: %w", &c)
 }
 
 // Accounting is PATE's account of the queries of a vote file: for lnmax
@@ -167,7 +73,7 @@ func Account(ctx context.Context, in ensemble.Reader, opts AccountOptions, src *
 		out.LNMax = &res
 		return out, err
 	}
-	acct, err := accountant.NewPATEAccount(opts.GNMax, in.K(), in.Classes(), opts.Orders)
+	acct, err := accountant.NewPATEAccountWith(opts.GNMax, in.K(), in.Classes(), accountant.PATEOptions{Orders: opts.Orders, Directions: opts.Directions})
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +114,7 @@ func Account(ctx context.Context, in ensemble.Reader, opts AccountOptions, src *
 	if out.Result, err = acct.Result(opts.Delta, opts.Conversion); err != nil {
 		return nil, err
 	}
-	out.Smooth, err = ReleaseSmooth(acct, out.Result.Dependent, opts.Smooth, opts.Delta, opts.Conversion, src)
+	out.Smooth, err = ReleaseSmooth(acct, out.Result, opts.Smooth, opts.Delta, opts.Conversion, src)
 	return out, err
 }
 

@@ -60,7 +60,7 @@ func TestAccount(t *testing.T) {
 		t.Errorf("account %+v", a.Result)
 	}
 	// The same answers through pate.Label's account (the same seeded draws).
-	res, err := Label(counts, 250, 10, truth, m, Delta, ensemble.NewSeededSource(2))
+	res, err := Label(counts, 250, 10, truth, m, Labelling{Delta: Delta}, ensemble.NewSeededSource(2))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,47 +53,73 @@ func Mechanisms() []Mechanism {
 	}
 }
 
+// Labelling is how the experiment labels and accounts for the queries.
+type Labelling struct {
+	// Delta is the δ of the (ε, δ) reported; Directions the divergences
+	// the data-dependent bound covers (both, a guarantee, or the PATE
+	// paper's one-sided bound).
+	Delta      float64
+	Directions accountant.PATEDirections
+	// Smooth are the parameters of the smooth-sensitivity release of the
+	// data-dependent ε (ReleaseSmooth).
+	Smooth SmoothParams
+	// Answered, if positive, stops at the query whose answer is the
+	// Answered-th, as PATE 2018's MNIST student asks until 286 queries
+	// are answered; 0 labels every query.
+	Answered int
+}
+
 // Result is one mechanism's labels and their privacy.
 type Result struct {
 	Mechanism string
-	Queries   int
+	// Queries counts the queries asked: every query, or, with
+	// Labelling.Answered, those up to the Answered-th answer (all of
+	// them when fewer were answered: Reached is then false).
+	Queries int
+	Reached bool
 	// Answered counts the queries the threshold step answered (every
 	// query for GNMax); Accuracy is the share of them whose label is the
 	// true one.
 	Answered int
 	Accuracy float64
 	// Privacy of the release at Delta: the realised cost of its answered
-	// and withheld queries (accountant.PATEAccount with the answers).
-	// EpsReleased is the data-dependent ε released by smooth sensitivity
-	// (nil, with SSError, when the analysis does not apply).
+	// and withheld queries (accountant.PATEAccount with the answers), the
+	// data-dependent bound in Directions, and Smooth, its release by
+	// smooth sensitivity (EpsReleased nil, with SSError, when the
+	// analysis does not apply).
+	Directions     accountant.PATEDirections
 	EpsIndependent float64
 	EpsDependent   float64
 	Order          float64
+	Smooth         Smooth
 	EpsReleased    *float64
 	SSError        string
 	Delta          float64
-	// Labels holds each query's label, -1 where it was not answered.
+	// Labels holds each query's label, -1 where it was not answered; it
+	// has Queries entries.
 	Labels []int
 }
 
 // Label labels the queries whose teachers' vote counts are counts (C
-// classes, K teachers) with mechanism m, drawing from src, scores the
-// labels against truth and accounts for them at delta, releasing the
-// data-dependent ε by smooth sensitivity with the PATE authors' choice of
-// its parameters (accountant.ChooseGNSS; a choice that looks at the votes,
-// as theirs does).
-func Label(counts [][]int, teachers, classes int, truth []int, m Mechanism, delta float64, src *ensemble.Source) (Result, error) {
-	agg, err := ensemble.NewMultiGNMax(m.ConfidentGNMax, teachers, classes, delta)
+// classes, K teachers) with mechanism m, drawing from src, in order, up to
+// the opts.Answered-th answer if set; scores the labels against truth and
+// accounts for them as opts says, releasing the data-dependent ε by smooth
+// sensitivity (ReleaseSmooth).
+func Label(counts [][]int, teachers, classes int, truth []int, m Mechanism, opts Labelling, src *ensemble.Source) (Result, error) {
+	agg, err := ensemble.NewMultiGNMax(m.ConfidentGNMax, teachers, classes, opts.Delta)
 	if err != nil {
 		return Result{}, err
 	}
-	acct, err := accountant.NewPATEAccount(m.ConfidentGNMax, teachers, classes, nil)
+	acct, err := accountant.NewPATEAccountWith(m.ConfidentGNMax, teachers, classes, accountant.PATEOptions{Directions: opts.Directions})
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Mechanism: m.Name, Queries: len(counts), Delta: delta, Labels: make([]int, len(counts))}
+	res := Result{Mechanism: m.Name, Delta: opts.Delta, Directions: opts.Directions}
 	right := 0
 	for q, c := range counts {
+		if opts.Answered > 0 && res.Answered == opts.Answered {
+			break
+		}
 		label, answered, err := agg.Label(c, src)
 		if err != nil {
 			return res, fmt.Errorf("query %d: %w", q, err)
@@ -106,20 +132,23 @@ func Label(counts [][]int, teachers, classes int, truth []int, m Mechanism, delt
 				right++
 			}
 		}
-		res.Labels[q] = label
+		res.Labels = append(res.Labels, label)
 		if err := acct.Add(c, ans); err != nil {
 			return res, err
 		}
 	}
+	res.Reached = opts.Answered == 0 || res.Answered == opts.Answered
+	res.Queries = len(res.Labels)
 	if res.Answered > 0 {
 		res.Accuracy = float64(right) / float64(res.Answered)
 	}
-	r, err := acct.Result(delta, accountant.PaperConversion)
+	r, err := acct.Result(opts.Delta, accountant.PaperConversion)
 	if err != nil {
 		return res, err
 	}
 	res.EpsIndependent, res.EpsDependent, res.Order = r.Independent.Eps, r.Dependent.Eps, r.Dependent.Order
-	ss, err := ReleaseSmooth(acct, r.Dependent, SmoothParams{}, delta, accountant.PaperConversion, src)
+	ss, err := ReleaseSmooth(acct, r, opts.Smooth, opts.Delta, accountant.PaperConversion, src)
+	res.Smooth = ss
 	switch {
 	case err != nil:
 		res.SSError = err.Error()
@@ -198,10 +227,11 @@ func TeacherConfig(dataset string, k, classes, queries int, seed *uint64) teache
 
 // Params are the experiment's.
 type Params struct {
-	// K is the number of teachers; Mechanisms label the queries at Delta.
+	// K is the number of teachers; Mechanisms label the queries as
+	// Labelling says.
 	K          int
 	Mechanisms []Mechanism
-	Delta      float64
+	Labelling
 	// Student, if set, trains a student on the first mechanism's labels.
 	Student *Student
 	// CacheDir is the teachers' cache folder ("" for none); Seed, if set,
@@ -209,8 +239,10 @@ type Params struct {
 	// RELEASE).
 	CacheDir string
 	Seed     *uint64
-	// Note, if set, hears of the teachers' training or loading.
-	Note func(string)
+	// Note, if set, hears of the teachers' training or loading, and
+	// Progress of each teacher trained (teachers.Config.Progress).
+	Note     func(string)
+	Progress func(done, total int)
 }
 
 // Outcome is the experiment's result.
@@ -228,6 +260,7 @@ type Outcome struct {
 func Run(ctx context.Context, m *datasets.MNIST, p Params) (*Outcome, error) {
 	q := m.Test.Len() / 2
 	cfg := TeacherConfig(m.Name, p.K, m.Classes, q, p.Seed)
+	cfg.Progress = p.Progress
 	e, cached, err := teachers.CachedClasses(ctx, p.CacheDir, m, cfg, p.Note)
 	if err != nil {
 		return nil, err
@@ -239,7 +272,7 @@ func Run(ctx context.Context, m *datasets.MNIST, p Params) (*Outcome, error) {
 		src = ensemble.NewSeededSource(*p.Seed)
 	}
 	for _, mech := range p.Mechanisms {
-		res, err := Label(counts, p.K, m.Classes, m.Test.Labels[:q], mech, p.Delta, src)
+		res, err := Label(counts, p.K, m.Classes, m.Test.Labels[:q], mech, p.Labelling, src)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", mech.Name, err)
 		}

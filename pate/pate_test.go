@@ -3,6 +3,7 @@ package pate
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
@@ -33,7 +34,7 @@ func syntheticCounts(n int, seed uint64) ([][]int, []int) {
 func TestLabel(t *testing.T) {
 	counts, truth := syntheticCounts(300, 1)
 	for _, m := range Mechanisms() {
-		res, err := Label(counts, 250, 10, truth, m, Delta, ensemble.NewSeededSource(4))
+		res, err := Label(counts, 250, 10, truth, m, Labelling{Delta: Delta}, ensemble.NewSeededSource(4))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,15 +113,26 @@ func TestTrainStudent(t *testing.T) {
 func TestRun(t *testing.T) {
 	m := datasets.SyntheticClasses(1500, 200, 10, 3)
 	seed := uint64(5)
-	p := Params{K: 12, Mechanisms: Mechanisms(), Delta: Delta, CacheDir: t.TempDir(), Seed: &seed,
+	p := Params{K: 12, Mechanisms: Mechanisms(), Labelling: Labelling{Delta: Delta}, CacheDir: t.TempDir(), Seed: &seed,
 		Student: &Student{Filters: 2, Epochs: 5, Batch: 10, LR: 0.1}}
 	// 12 teachers cannot reach T = 200: a threshold they can reach.
 	p.Mechanisms[0].Threshold, p.Mechanisms[0].Sigma1, p.Mechanisms[0].Sigma2 = 9, 2, 2
 	p.Mechanisms[1].Sigma2 = 2
+	var progress []int
+	p.Progress = func(done, total int) {
+		if total != 12 {
+			t.Errorf("progress of %d teachers, want 12", total)
+		}
+		progress = append(progress, done)
+	}
 	first, err := Run(context.Background(), m, p)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(progress) != 13 || progress[0] != 0 || progress[12] != 12 || !slices.IsSorted(progress) {
+		t.Errorf("progress %v: want 0, then each of the 12 teachers", progress)
+	}
+	progress = nil
 	if first.Cached || first.Queries != 100 || first.Holdout != 100 || len(first.Results) != 2 || first.Student == nil {
 		t.Fatalf("outcome %+v", first)
 	}
@@ -131,8 +143,8 @@ func TestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !again.Cached {
-		t.Error("second run trained again")
+	if !again.Cached || progress != nil {
+		t.Errorf("second run trained again (progress %v)", progress)
 	}
 	for i := range first.Results {
 		a, b := first.Results[i], again.Results[i]
@@ -142,5 +154,36 @@ func TestRun(t *testing.T) {
 	}
 	if first.Results[1].Answered != 100 || first.Results[0].Answered == 0 || first.Student.Accuracy != again.Student.Accuracy {
 		t.Errorf("answered %d, %d; students %v, %v", first.Results[0].Answered, first.Results[1].Answered, first.Student.Accuracy, again.Student.Accuracy)
+	}
+}
+
+// Label stops at the Answered-th answer: the queries asked are those up to
+// it, accounted for as they were answered; with fewer answers than asked
+// for, every query is asked and Reached is false.
+func TestLabelAnswered(t *testing.T) {
+	counts, truth := syntheticCounts(300, 1)
+	m := Mechanisms()[0]
+	res, err := Label(counts, 250, 10, truth, m, Labelling{Delta: Delta, Answered: 20}, ensemble.NewSeededSource(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Answered != 20 || !res.Reached || len(res.Labels) != res.Queries || res.Queries <= 20 || res.Labels[res.Queries-1] < 0 {
+		t.Fatalf("answered %d of %d asked, reached %v, last label %v", res.Answered, res.Queries, res.Reached, res.Labels[len(res.Labels)-1])
+	}
+	acct, _ := accountant.NewPATEAccount(m.ConfidentGNMax, 250, 10, nil)
+	for q, l := range res.Labels {
+		a := accountant.NotAnswered
+		if l >= 0 {
+			a = accountant.Answered
+		}
+		acct.Add(counts[q], a)
+	}
+	want, _ := acct.Result(Delta, accountant.PaperConversion)
+	if res.EpsIndependent != want.Independent.Eps || res.EpsDependent != want.Dependent.Eps || res.EpsReleased == nil {
+		t.Errorf("eps %v / %v, the account of the %d asked %v / %v", res.EpsIndependent, res.EpsDependent, res.Queries, want.Independent.Eps, want.Dependent.Eps)
+	}
+	all, err := Label(counts, 250, 10, truth, m, Labelling{Delta: Delta, Answered: 1000}, ensemble.NewSeededSource(4))
+	if err != nil || all.Reached || all.Queries != 300 || all.Answered >= 300 {
+		t.Errorf("1000 answers asked of 300 queries: %d answered of %d, reached %v (%v)", all.Answered, all.Queries, all.Reached, err)
 	}
 }

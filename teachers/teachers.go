@@ -141,6 +141,16 @@ type Config struct {
 	// Queries test images.
 	Classes int `json:"classes,omitempty"`
 	Queries int `json:"queries,omitempty"`
+	// Progress, if set, hears how many of the K teachers are trained:
+	// 0 when the training starts, then after each one. It is not part of
+	// the configuration: Key ignores it.
+	Progress func(done, total int) `json:"-"`
+}
+
+// withoutHooks returns c without Progress, as an ensemble records it.
+func (c Config) withoutHooks() Config {
+	c.Progress = nil
+	return c
 }
 
 // Key identifies the configuration, for caching.
@@ -254,7 +264,7 @@ func Train(ctx context.Context, b *datasets.Binary, cfg Config) (*Ensemble, erro
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	e := &Ensemble{Config: cfg, Params: make([][]float64, cfg.K), Accuracy: make([]float64, cfg.K), ShareSizes: make([]int, cfg.K)}
+	e := &Ensemble{Config: cfg.withoutHooks(), Params: make([][]float64, cfg.K), Accuracy: make([]float64, cfg.K), ShareSizes: make([]int, cfg.K)}
 	data := make([]*datasets.Dataset, cfg.K)
 	switch cfg.Setting {
 	case accountant.Shared:
@@ -307,6 +317,11 @@ func trainEach(ctx context.Context, cfg Config, train func(i int, r *rand.Rand) 
 	errs := make([]error, cfg.K)
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	if cfg.Progress != nil {
+		cfg.Progress(0, cfg.K)
+	}
 	for i := range cfg.K {
 		wg.Add(1)
 		sem <- struct{}{}
@@ -319,6 +334,12 @@ func trainEach(ctx context.Context, cfg Config, train func(i int, r *rand.Rand) 
 			}
 			if err != nil {
 				errs[i] = fmt.Errorf("teacher %d: %w", i, err)
+			}
+			if cfg.Progress != nil {
+				mu.Lock()
+				done++
+				cfg.Progress(done, cfg.K)
+				mu.Unlock()
 			}
 		}()
 	}
@@ -346,7 +367,7 @@ func TrainClasses(ctx context.Context, m *datasets.MNIST, cfg Config) (*Ensemble
 	if err != nil {
 		return nil, err
 	}
-	e := &Ensemble{Config: cfg, Params: make([][]float64, cfg.K), Accuracy: make([]float64, cfg.K), ShareSizes: make([]int, cfg.K),
+	e := &Ensemble{Config: cfg.withoutHooks(), Params: make([][]float64, cfg.K), Accuracy: make([]float64, cfg.K), ShareSizes: make([]int, cfg.K),
 		Partition: Partition{Rule: ensemble.KeyedHash, Key: hex.EncodeToString(key)}, QueryVotes: make([][]byte, cfg.K)}
 	shares := SharesOf(key, m.Train.Len(), func(i int) []byte { return ImageID(m.Train, i) }, cfg.K)
 	for i, idx := range shares {

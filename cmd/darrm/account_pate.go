@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
@@ -16,36 +18,84 @@ func init() { accountExtra = append(accountExtra, newAccountPATECmd) }
 type accountPATEFlags struct {
 	pateFlags
 	multiInputFlags
+	analysisFlags
 	Delta      float64               `flag:"target-delta" required:""`
 	Orders     []float64             `flag:"orders" help:"Renyi orders (> 1), comma-separated (default: 1.25, 1.5, 1.75, 2 to 100 by 0.5, 40 orders from 100 to 1000)"`
 	Noise      accountant.PATENoise  `flag:"noise" help:"noise the release drew: discrete (darrm's releases) or continuous (the PATE paper's)"`
 	Labels     string                `flag:"labels" help:"the labels of a release (darrm aggregate's): account its realised cost, the GNMax step only where it answered; the mechanism and its settings come from the label file's header, which flags may repeat but not contradict"`
 	Conversion accountant.Conversion `flag:"conversion"`
-	SSOrder    float64               `flag:"ss-order" help:"order of the smooth-sensitivity release (default: the data-dependent optimum)"`
-	Beta       float64               `flag:"beta" help:"smoothness beta of the smooth-sensitivity release, in (0, 1/(2 order)) (default: chosen from the votes, as the PATE authors do)"`
-	SigmaSS    float64               `flag:"sigma-ss" help:"noise multiplier of the smooth-sensitivity release (with --beta; default: chosen from the votes)"`
 	Seed       uint64                `flag:"seed"`
 	Format     cliout.Format         `flag:"format"`
 }
 
+// analysisFlags are the choices of PATE's data-dependent analysis that
+// account pate and darrm pate share: the directions it bounds and the
+// parameters of the smooth-sensitivity release of its cost.
+type analysisFlags struct {
+	Directions accountant.PATEDirections `flag:"directions" help:"divergences the data-dependent bound covers: both (a differential-privacy guarantee) or one-sided (the PATE paper's Theorem 6 as stated, for reproducing its numbers: no guarantee)"`
+	SSParams   ssParameters              `flag:"ss-parameters" help:"smooth-sensitivity parameters that --ss-order, --beta and --sigma-ss leave open: data-free (darrm's rule, which sees no vote: eps_released may be published) or from-votes (the PATE authors' choice from the votes: eps_released is then not for publication)"`
+	SSOrder    float64                   `flag:"ss-order" help:"Renyi order of the smooth-sensitivity release, > 1 (default: by --ss-parameters)"`
+	Beta       float64                   `flag:"beta" help:"smoothness beta of the smooth-sensitivity release, in (0, 1/(2·order)) (default: by --ss-parameters)"`
+	SigmaSS    float64                   `flag:"sigma-ss" help:"noise multiplier sigma_ss of the smooth-sensitivity release, > 0 (default: by --ss-parameters)"`
+}
+
+// smooth returns the parameters of the smooth-sensitivity release the
+// flags give.
+func (f *analysisFlags) smooth(cmd *cobra.Command) (pate.SmoothParams, error) {
+	fs := cmd.Flags()
+	p := pate.SmoothParams{Order: f.SSOrder, Beta: f.Beta, Sigma: f.SigmaSS, FromVotes: f.SSParams == fromVotes}
+	switch {
+	case fs.Changed("ss-order") && !(f.SSOrder > 1):
+		return p, cli.Usagef("--ss-order = %v: must be > 1", f.SSOrder)
+	case fs.Changed("beta") && !(f.Beta > 0):
+		return p, cli.Usagef("--beta = %v: must be > 0", f.Beta)
+	case fs.Changed("sigma-ss") && !(f.SigmaSS > 0):
+		return p, cli.Usagef("--sigma-ss = %v: must be > 0", f.SigmaSS)
+	case p.FromVotes && fs.Changed("beta") != fs.Changed("sigma-ss"):
+		return p, cli.Usagef("--ss-parameters from-votes chooses --beta and --sigma-ss together: fix both, or neither")
+	}
+	return p, nil
+}
+
+// ssParameters is --ss-parameters: how the smooth-sensitivity parameters
+// that no flag fixes are chosen.
+type ssParameters string
+
+const (
+	dataFree  ssParameters = "data-free"
+	fromVotes ssParameters = "from-votes"
+)
+
+func (s ssParameters) MarshalText() ([]byte, error) { return []byte(s), nil }
+
+func (s *ssParameters) UnmarshalText(b []byte) error {
+	switch v := ssParameters(b); v {
+	case dataFree, fromVotes:
+		*s = v
+		return nil
+	}
+	return fmt.Errorf("%q: must be data-free or from-votes", b)
+}
+
 func newAccountPATECmd() *cobra.Command {
-	var f accountPATEFlags
+	f := accountPATEFlags{analysisFlags: analysisFlags{SSParams: dataFree}}
 	return newCmd("account-pate", &cobra.Command{
 		Use:   "pate [VOTES] [flags]",
 		Short: "PATE's privacy of GNMax, Confident-GNMax or LNMax on multi-class votes: data-independent, data-dependent, and released by smooth sensitivity",
 		Args:  cli.MaxArgs(1),
 		RunE:  func(cmd *cobra.Command, args []string) error { return runAccountPATE(cmd, &f, args) },
-	}, &f, nil)
+	}, &f, map[string]string{"delta": "target-delta"})
 }
 
 // runAccountPATE reads the flags and the label file's header into the
 // account's options, and prints pate.Account's result.
 func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) error {
 	fs := cmd.Flags()
-	if fs.Changed("beta") != fs.Changed("sigma-ss") {
-		return cli.Usagef("--beta and --sigma-ss go together (fix both, or let both be chosen)")
+	smooth, err := f.smooth(cmd)
+	if err != nil {
+		return err
 	}
-	opts := pate.AccountOptions{Delta: f.Delta, Orders: f.Orders, Conversion: f.Conversion, Smooth: pate.SmoothParams{Order: f.SSOrder, Beta: f.Beta, Sigma: f.SigmaSS}}
+	opts := pate.AccountOptions{Delta: f.Delta, Orders: f.Orders, Conversion: f.Conversion, Directions: f.Directions, Smooth: smooth}
 	given := f.settings(cmd)
 	given.Noise = cli.Given(fs, "noise", f.Noise)
 	var stated ensemble.Settings
@@ -68,7 +118,8 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	if opts.Mechanism == "" {
 		opts.Mechanism = pate.MechanismOf(given)
 	}
-	info, err := ensemble.LookupMechanism(opts.Mechanism, ensemble.MultiClass)
+	var info ensemble.MechanismInfo
+	info, err = ensemble.LookupMechanism(opts.Mechanism, ensemble.MultiClass)
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
@@ -76,7 +127,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 		return err
 	}
 	if opts.Mechanism == "lnmax" {
-		for _, fl := range []string{"labels", "noise", "ss-order", "beta", "sigma-ss", "seed"} {
+		for _, fl := range []string{"labels", "noise", "directions", "ss-parameters", "ss-order", "beta", "sigma-ss", "seed"} {
 			if fs.Changed(fl) {
 				return cli.Usagef("--%s: lnmax is accounted data-independently only, which needs no release, noise model or smooth sensitivity", fl)
 			}

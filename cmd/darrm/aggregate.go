@@ -251,7 +251,6 @@ func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, votes ens
 	}
 	if r.seed = cli.Given(cmd.Flags(), "seed", f.Seed); r.seed != nil {
 		r.src = ensemble.NewSeededSource(*r.seed)
-		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: --seed %d: %s\n", *r.seed, report.NotForRelease)
 	}
 	total := cli.InputSize(name)
 	r.prog = cliout.NewProgress(cmd.ErrOrStderr(), total, "releasing labels")

@@ -153,8 +153,8 @@ func TestAggregateSeededAndFormats(t *testing.T) {
 	if !regexp.MustCompile(`^# NOT FOR RELEASE[^\n]*\n# \{"darrm-labels":1,[^\n]*"for_release":false\}\n\{"id":"a","label":[01]\}\n\{"id":5,"label":[01]\}\n$`).MatchString(out1) {
 		t.Errorf("JSON lines labels %q", out1)
 	}
-	if strings.Count(err1, "NOT FOR RELEASE") < 2 {
-		t.Errorf("a seeded run must say NOT FOR RELEASE in the warning and the summary:\n%s", err1)
+	if strings.Count(err1, "NOT FOR RELEASE") != 1 || !strings.Contains(err1, "seed 42") {
+		t.Errorf("a seeded run must say NOT FOR RELEASE once, with its seed, in the summary:\n%s", err1)
 	}
 	out, errOut, code := darrm(t, votes, append(args, "--format", "json", "--out-format", "csv")...)
 	if code != 0 || !strings.HasPrefix(out, ensemble.NotForRelease+"\n# {") || !strings.Contains(out, "}\nid,label\na,") {
@@ -611,5 +611,66 @@ func TestAggregateGNMaxTight(t *testing.T) {
 	}
 	if got := sigma["tight"]; got < want || got > want*(1+1e-6) || !(got < sigma["grid"]/2) {
 		t.Errorf("tight sigma %v, accountant %v, grid %v", got, want, sigma["grid"])
+	}
+}
+
+// A seeded release says NOT FOR RELEASE once, with its seed; a summary
+// gives a rate of queries only for a release that took a second or more;
+// a mechanism without a threshold step does not speak of one.
+func TestAggregateSummaryLines(t *testing.T) {
+	dir := t.TempDir()
+	votes := statedHeader(t, 3, ensemble.FormatJSONL) + "{\"id\":\"a\",\"votes\":[1,1,0]}\n{\"id\":5,\"votes\":[0,0,1]}\n"
+	for _, out := range []string{"", filepath.Join(dir, "l.jsonl")} {
+		args := []string{"aggregate", "--m", "1", "--seed", "42", "--mechanism", "subsample", "--cache-dir", dir}
+		if out != "" {
+			args = append(args, "--out", out)
+		}
+		stdout, stderr, code := darrm(t, votes, args...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		summary := stdout + stderr
+		if strings.Count(summary, "NOT FOR RELEASE: --seed") != 1 || !strings.Contains(summary, "*** seed 42: NOT FOR RELEASE") || strings.Contains(summary, "queries/s") {
+			t.Errorf("--out %q: stdout %q stderr %q", out, stdout, stderr)
+		}
+	}
+	counts := filepath.Join(dir, "c.csv")
+	os.WriteFile(counts, []byte("240,5,5\n200,30,20\n"), 0o644)
+	stdout, stderr, code := darrm(t, "", "aggregate", counts, "--input-format", "counts", "--mechanism", "lnmax", "--laplace-scale", "20", "--out", filepath.Join(dir, "ln.csv"))
+	if code != 0 || strings.Contains(stdout, "threshold") || !strings.Contains(stdout, "released: 2 of 2 queries, every one answered") {
+		t.Errorf("lnmax: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// Every privacy bound of a release's summary, and of ledger show, is
+// printed rounded up, so that one value reads the same wherever it
+// appears: the per-query delta 1-(1-1e-5)^3 and the teachers' cap of the
+// K = 11 example; the ledger's line says which number is the cap.
+func TestBoundsRoundedOneWay(t *testing.T) {
+	dir := t.TempDir()
+	led := filepath.Join(dir, "k11.ledger")
+	votes := filepath.Join("..", "..", "testdata", "votes-K11.csv")
+	if _, stderr, code := darrm(t, "", "ledger", "init", led, "--votes", votes, "--budget-eps", "10", "--budget-delta", "1e-3"); code != 0 {
+		t.Fatalf("ledger init: exit %d: %s", code, stderr)
+	}
+	var out string
+	for i := range 2 {
+		stdout, stderr, code := darrm(t, "", "aggregate", votes, "--ledger", led, "--out", filepath.Join(dir, fmt.Sprintf("l%d.csv", i)), "--cache-dir", dir)
+		if code != 0 {
+			t.Fatalf("aggregate: exit %d: %s", code, stderr)
+		}
+		out = stdout
+	}
+	show, stderr, code := darrm(t, "", "ledger", "show", led)
+	if code != 0 {
+		t.Fatalf("ledger show: exit %d: %s", code, stderr)
+	}
+	for _, s := range []string{out, show} {
+		if strings.Contains(s, "2.99997e-05") || strings.Contains(s, "0.000119993") || !strings.Contains(s, "0.000119994") {
+			t.Errorf("a bound rounded down, or the cap missing:\n%s", s)
+		}
+	}
+	if !strings.Contains(out, "2.99998e-05") || !strings.Contains(out, "total spent (1.08795, 0.000119994)-DP, which is the teachers' cap (below the (") {
+		t.Errorf("summary:\n%s", out)
 	}
 }

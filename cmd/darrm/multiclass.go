@@ -57,7 +57,9 @@ func checkSettings(cmd *cobra.Command, info ensemble.MechanismInfo, stated ensem
 	takes := append(slices.Clone(info.Needs), info.Takes...)
 	for _, r := range ensemble.Registry() {
 		for _, name := range append(slices.Clone(r.Needs), r.Takes...) {
-			if fs.Lookup(name) == nil || !fs.Changed(name) || slices.Contains(takes, name) {
+			// An earlier spelling of another flag (account pate's --delta)
+			// looks the other flag up: it is not this setting.
+			if fl := fs.Lookup(name); fl == nil || fl.Name != name || !fl.Changed || slices.Contains(takes, name) {
 				continue
 			}
 			msg := fmt.Sprintf("--%s is not a setting of %s on %v, which takes --%s", name, info.Name, info.Input, strings.Join(takes, ", --"))
@@ -70,7 +72,7 @@ func checkSettings(cmd *cobra.Command, info ensemble.MechanismInfo, stated ensem
 		}
 	}
 	for _, name := range info.Needs {
-		if fs.Lookup(name) != nil && !fs.Changed(name) && !stated.Has(name) {
+		if fl := fs.Lookup(name); fl != nil && fl.Name == name && !fl.Changed && !stated.Has(name) {
 			return cli.Usagef("--%s is required by %s", name, info.Name)
 		}
 	}

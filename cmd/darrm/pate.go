@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,11 +20,13 @@ func newPATECmd() *cobra.Command {
 	f := struct {
 		Dataset  string        `flag:"dataset" help:"ten-class image set: mnist (PATE's) or fashion-mnist"`
 		Teachers int           `flag:"teachers" help:"number of teachers K (>= 1), each on its keyed-hash share of the training set"`
+		Answered int           `flag:"answered" help:"ask the queries in order until this many are answered, as PATE 2018's MNIST student does (286), and account for those asked (default: ask every query)"`
 		Student  bool          `flag:"student" help:"also train the teachers' network on the queries Confident-GNMax answered, with its labels, and test it on the other half of the test set"`
 		Seed     uint64        `flag:"seed"`
 		Format   cliout.Format `flag:"format"`
 		Cache    cacheFlags
-	}{Dataset: "mnist", Teachers: pate.Teachers}
+		analysisFlags
+	}{Dataset: "mnist", Teachers: pate.Teachers, analysisFlags: analysisFlags{SSParams: dataFree}}
 	return newCmd("pate", &cobra.Command{
 		Use:   "pate [--dataset mnist] [--teachers 250] [--student] [flags]",
 		Short: "PATE's MNIST experiment: 250 non-private teachers label half the test set by Confident-GNMax and GNMax; accuracy and eps",
@@ -32,6 +35,13 @@ func newPATECmd() *cobra.Command {
 			start := time.Now()
 			if f.Teachers < 1 {
 				return cli.Usagef("--teachers = %d: must be >= 1", f.Teachers)
+			}
+			if f.Answered < 0 || cmd.Flags().Changed("answered") && f.Answered == 0 {
+				return cli.Usagef("--answered = %d: must be >= 1", f.Answered)
+			}
+			smooth, err := f.smooth(cmd)
+			if err != nil {
+				return err
 			}
 			m, err := datasets.LoadMNIST("", f.Dataset)
 			if err != nil && !errors.Is(err, datasets.ErrNoDir) {
@@ -43,17 +53,15 @@ func newPATECmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			p := pate.Params{K: f.Teachers, Mechanisms: pate.Mechanisms(), Delta: pate.Delta, CacheDir: teachersDir(dir),
-				Seed: cli.Given(cmd.Flags(), "seed", f.Seed), Note: note(cmd)}
+			p := pate.Params{K: f.Teachers, Mechanisms: pate.Mechanisms(), CacheDir: teachersDir(dir), Seed: cli.Given(cmd.Flags(), "seed", f.Seed), Note: note(cmd),
+				Labelling: pate.Labelling{Delta: pate.Delta, Directions: f.Directions, Smooth: smooth, Answered: f.Answered}}
 			if f.Student {
 				p.Student = &pate.Student{Filters: pate.Filters, Epochs: pate.StudentEpochs, Batch: pate.Batch, LR: pate.LR}
 			}
-			if p.Seed != nil {
-				note(cmd)("warning: --seed: " + report.NotForRelease)
-			}
-			prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, "training or loading the teachers, labelling, accounting")
+			prog := newTrainingProgress(cmd, "loading the teachers, labelling, accounting", "labelling, accounting")
+			p.Progress = prog.teachers
 			out, err := pate.Run(cmd.Context(), m, p)
-			prog.Done()
+			prog.done()
 			if err != nil {
 				return err
 			}
@@ -62,3 +70,33 @@ func newPATECmd() *cobra.Command {
 		},
 	}, &f, nil)
 }
+
+// trainingProgress is the progress of work that may train teachers: one
+// indicator for each stage, the training's counting the teachers done.
+type trainingProgress struct {
+	w     io.Writer
+	p     *cliout.Progress
+	after string
+}
+
+// newTrainingProgress starts the progress of the work first on cmd's
+// standard error; after is what follows a training.
+func newTrainingProgress(cmd *cobra.Command, first, after string) *trainingProgress {
+	return &trainingProgress{w: cmd.ErrOrStderr(), p: cliout.NewProgress(cmd.ErrOrStderr(), -1, first), after: after}
+}
+
+// teachers hears of the teachers trained (teachers.Config.Progress).
+func (t *trainingProgress) teachers(done, total int) {
+	if done == 0 {
+		t.p.Done()
+		t.p = cliout.NewProgress(t.w, int64(total), "training the teachers")
+	}
+	t.p.Set(int64(done))
+	if done == total {
+		t.p.Done()
+		t.p = cliout.NewProgress(t.w, -1, t.after)
+	}
+}
+
+// done ends the progress.
+func (t *trainingProgress) done() { t.p.Done() }

@@ -4,12 +4,14 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/datasets"
@@ -99,11 +101,41 @@ func TestAccountPATE(t *testing.T) {
 	if ind < want || ind > want*(1+1e-12) {
 		t.Errorf("eps_data_independent %v, formula %v", ind, want)
 	}
+	// By default the smooth-sensitivity parameters are darrm's data-free
+	// rule's: eps_released may be published, the data-dependent values
+	// and the expected number of answers may not, and the output says
+	// that its costs are expected ones.
 	nfp := d["not_for_publication"].([]any)
-	for _, k := range []string{"eps_data_dependent", "order", "smooth_sensitivity", "expected_answered", "eps_released"} {
+	for _, k := range []string{"eps_data_dependent", "order", "smooth_sensitivity", "noise_deviation", "expected_answered"} {
 		if !slices.Contains(nfp, any(k)) {
 			t.Errorf("not_for_publication %v lacks %s", nfp, k)
 		}
+	}
+	for _, k := range []string{"eps_released", "ss_order", "beta", "sigma_ss", "ss_margin", "gnss_rdp"} {
+		if slices.Contains(nfp, any(k)) || d[k] == nil {
+			t.Errorf("data-free parameters: %s = %v, not_for_publication %v", k, d[k], nfp)
+		}
+	}
+	if d["ss_parameters"] != "data-free" || d["cost"] != "expected" || d["directions"] != "both" ||
+		!strings.Contains(d["publication"].(string), "publish only eps_data_independent and eps_released") || !strings.Contains(d["publication"].(string), "no actual run's guarantee") {
+		t.Errorf("ss_parameters %v, cost %v, directions %v, publication %q", d["ss_parameters"], d["cost"], d["directions"], d["publication"])
+	}
+	// The PATE authors' choice from the votes: everything it chose is
+	// marked, and so is the release. --delta is the release's delta here
+	// as in aggregate.
+	out, stderr, code = darrm(t, "", append([]string{"account", "pate", votes, "--delta", "1e-5", "--format", "json", "--seed", "3", "--ss-parameters", "from-votes"}, confident...)...)
+	if code != 0 {
+		t.Fatalf("from-votes: exit %d: %s", code, stderr)
+	}
+	var v map[string]any
+	decode(t, out, &v)
+	for _, k := range []string{"ss_order", "beta", "sigma_ss", "ss_margin", "gnss_rdp", "rdp_released", "eps_released", "smooth_sensitivity_error"} {
+		if !slices.Contains(v["not_for_publication"].([]any), any(k)) {
+			t.Errorf("from-votes: not_for_publication %v lacks %s", v["not_for_publication"], k)
+		}
+	}
+	if v["ss_parameters"] != "from-votes" || v["eps_data_independent"] != d["eps_data_independent"] || v["delta"] != 1e-5 {
+		t.Errorf("from-votes: ss_parameters %v, eps_data_independent %v (default %v), delta %v", v["ss_parameters"], v["eps_data_independent"], d["eps_data_independent"], v["delta"])
 	}
 
 	// A release, then its realised cost: withheld queries marked, the
@@ -134,8 +166,25 @@ func TestAccountPATE(t *testing.T) {
 	if r["answered"].(float64) != float64(answered) || r["expected_answered"].(float64) != float64(answered) {
 		t.Errorf("answered %v expected %v, want %d", r["answered"], r["expected_answered"], answered)
 	}
-	if r["ss_parameters"] != "fixed by the flags" || slices.Contains(r["not_for_publication"].([]any), any("eps_released")) || r["eps_released"] == nil {
-		t.Errorf("fixed GNSS parameters: %v, not for publication %v", r["ss_parameters"], r["not_for_publication"])
+	if slices.Contains(r["not_for_publication"].([]any), any("eps_released")) || r["eps_released"] == nil || r["ss_order"] != 20.0 || r["beta"] != 0.02 || r["sigma_ss"] != 10.0 {
+		t.Errorf("fixed GNSS parameters: %v %v %v, not for publication %v", r["ss_order"], r["beta"], r["sigma_ss"], r["not_for_publication"])
+	}
+	if r["cost"] != "realised" || slices.Contains(r["not_for_publication"].([]any), any("expected_answered")) || strings.Contains(r["publication"].(string), "expected") {
+		t.Errorf("realised: cost %v, not for publication %v, publication %q", r["cost"], r["not_for_publication"], r["publication"])
+	}
+
+	// The table reads at 100 columns: no empty rows, texts below it.
+	table, stderr, code := darrm(t, "", append([]string{"account", "pate", votes, "--delta", "1e-5", "--seed", "3"}, confident...)...)
+	if code != 0 {
+		t.Fatalf("table: exit %d: %s", code, stderr)
+	}
+	for _, l := range strings.Split(table, "\n") {
+		if strings.HasPrefix(l, "│") && (utf8.RuneCountInString(l) > 100 || regexp.MustCompile(`│\s+│`).MatchString(l[:strings.LastIndex(l, "│")])) {
+			t.Errorf("table row wider than 100 or empty: %q", l)
+		}
+	}
+	if !strings.Contains(table, "eps_data_dependent (expected)") || !strings.Contains(table, "publication: publish only") || strings.Count(table, "NOT FOR RELEASE") != 1 {
+		t.Errorf("table:\n%s", table)
 	}
 
 	// lnmax: the data-independent guarantee only.
@@ -192,7 +241,14 @@ func TestPATEBadInput(t *testing.T) {
 		{"order 1", acct(votes, "--sigma2", "40", "--orders", "1,2"), []string{"--orders", "1"}},
 		{"delta 0", []string{"account", "pate", votes, "--sigma2", "40", "--target-delta", "0"}, []string{"--target-delta", "0"}},
 		{"delta missing", []string{"account", "pate", votes, "--sigma2", "40"}, []string{"--target-delta"}},
-		{"beta alone", acct(votes, "--sigma2", "40", "--beta", "0.01"), []string{"--beta and --sigma-ss go together"}},
+		{"beta alone from the votes", acct(votes, "--sigma2", "40", "--beta", "0.01", "--ss-parameters", "from-votes"), []string{"--ss-parameters from-votes chooses --beta and --sigma-ss together"}},
+		{"ss parameters", acct(votes, "--sigma2", "40", "--ss-parameters", "fixed"), []string{"--ss-parameters", "must be data-free or from-votes"}},
+		{"ss order 1", acct(votes, "--sigma2", "40", "--ss-order", "1"), []string{"--ss-order = 1: must be > 1"}},
+		{"beta 0", acct(votes, "--sigma2", "40", "--beta", "0"), []string{"--beta = 0: must be > 0"}},
+		{"sigma ss negative", acct(votes, "--sigma2", "40", "--sigma-ss", "-2"), []string{"--sigma-ss = -2: must be > 0"}},
+		{"beta too large", acct(votes, "--sigma2", "40", "--ss-order", "20", "--beta", "0.1"), []string{"--ss-order = 20", "1/(2·beta)"}},
+		{"directions", acct(votes, "--sigma2", "40", "--directions", "reverse"), []string{"--directions", "both, one-sided"}},
+		{"lnmax directions", acct(votes, "--laplace-scale", "20", "--directions", "one-sided"), []string{"--directions: lnmax is accounted data-independently only"}},
 		{"noise", acct(votes, "--sigma2", "40", "--noise", "uniform"), []string{"--noise"}},
 		{"labels count", acct(append([]string{votes, "--labels", shortLabels}, confident...)...), []string{"short.csv, line 2: 1 rows, but the votes have query 2 and more"}},
 		{"labels answered without label", acct(append([]string{votes, "--labels", badLabels}, confident...)...), []string{"line 2", "a label must be given exactly when the query was answered"}},
@@ -294,26 +350,42 @@ func TestPATENeverPrintsCounts(t *testing.T) {
 			same(mech[1]+" summary ("+format+")", summaries)
 		}
 	}
-	// account pate with fixed GNSS parameters: every field outside
-	// not_for_publication, other than the GNSS release itself, is the same.
-	var pub []string
-	for _, v := range files {
-		out, stderr, code := darrm(t, "", append([]string{"account", "pate", v, "--target-delta", "1e-5", "--format", "json", "--ss-order", "20", "--beta", "0.02", "--sigma-ss", "10", "--seed", "1"}, confident...)...)
-		if code != 0 {
-			t.Fatalf("account pate: exit %d: %s", code, stderr)
+	// account pate, with the smooth-sensitivity parameters of the
+	// data-free rule, given in part, or fixed: every field outside
+	// not_for_publication, other than the release itself, is the same
+	// (the order, the margin that reveals it, an error that names it),
+	// in JSON and in the table.
+	for _, ss := range [][]string{nil, {"--beta", "0.01"}, {"--ss-order", "20", "--beta", "0.02", "--sigma-ss", "10"}} {
+		for _, format := range []string{"json", "table"} {
+			var pub []string
+			for _, v := range files {
+				out, stderr, code := darrm(t, "", append(append([]string{"account", "pate", v, "--target-delta", "1e-5", "--format", format, "--seed", "1"}, confident...), ss...)...)
+				if code != 0 {
+					t.Fatalf("account pate: exit %d: %s", code, stderr)
+				}
+				if format == "table" {
+					var keep []string
+					for _, l := range strings.Split(out, "\n") {
+						if !strings.Contains(l, "not for publication │") && !strings.Contains(l, "_released") {
+							keep = append(keep, l)
+						}
+					}
+					pub = append(pub, strings.Join(keep, "\n"))
+					continue
+				}
+				var d map[string]any
+				decode(t, out, &d)
+				for _, k := range d["not_for_publication"].([]any) {
+					delete(d, k.(string))
+				}
+				delete(d, "rdp_released")
+				delete(d, "eps_released")
+				b, _ := json.Marshal(d)
+				pub = append(pub, string(b))
+			}
+			same(fmt.Sprintf("account pate's publishable fields (%v, %s)", ss, format), pub)
 		}
-		var d map[string]any
-		decode(t, out, &d)
-		for _, k := range d["not_for_publication"].([]any) {
-			delete(d, k.(string))
-		}
-		delete(d, "rdp_released")
-		delete(d, "eps_released")
-		delete(d, "smooth_sensitivity_error")
-		b, _ := json.Marshal(d)
-		pub = append(pub, string(b))
 	}
-	same("account pate's publishable fields", pub)
 }
 
 // ledger init --votes binds a PATE ensemble from its header (no teachers'
@@ -419,9 +491,41 @@ func TestPATEExperiment(t *testing.T) {
 			t.Errorf("queries %v delta %v", r["queries"], r["delta"])
 		}
 	}
+	if !slices.Contains(d.NotForPublication, "accuracy_mean") || !slices.Contains(d.NotForPublication, "eps_data_dependent") || slices.Contains(d.NotForPublication, "eps_released") {
+		t.Errorf("not_for_publication %v", d.NotForPublication)
+	}
 	out2, stderr, code := darrm(t, "", args...)
 	if code != 0 || !strings.Contains(out2, `"cached": true`) {
 		t.Errorf("second run: exit %d, %s", code, stderr)
+	}
+	// Stopping at 5 answers, beside PATE 2018's row, in every format.
+	var a struct {
+		AnsweredTarget *int             `json:"answered_target"`
+		Results        []map[string]any `json:"results"`
+		PATE2018       map[string]any   `json:"pate_2018"`
+		Publication    string           `json:"publication"`
+	}
+	out3, stderr, code := darrm(t, "", "pate", "--teachers", "12", "--format", "json", "--cache-dir", cache, "--seed", "2", "--answered", "5")
+	if code != 0 {
+		t.Fatalf("--answered 5: exit %d: %s", code, stderr)
+	}
+	decode(t, out3, &a)
+	if a.AnsweredTarget == nil || *a.AnsweredTarget != 5 || a.PATE2018["answered"] != 286.0 || a.PATE2018["eps"] != 1.97 || !strings.Contains(a.Publication, "publish only") {
+		t.Errorf("--answered 5: target %v, PATE 2018 %v, publication %q", a.AnsweredTarget, a.PATE2018, a.Publication)
+	}
+	for _, r := range a.Results {
+		if r["answered"] != 5.0 || r["reached"] != true || r["queries"].(float64) < 5 || r["eps_released"] == nil || r["ss_order"] == nil {
+			t.Errorf("--answered 5: %v", r)
+		}
+	}
+	table, stderr, code := darrm(t, "", "pate", "--teachers", "12", "--cache-dir", cache, "--seed", "2", "--answered", "5")
+	if code != 0 || !strings.Contains(table, "│ PATE 2018 ") || !strings.Contains(table, "eps dep. *") || !strings.Contains(table, "* not for publication") ||
+		!strings.Contains(table, "mean accuracy on the queries *") || strings.Count(table+stderr, "NOT FOR RELEASE") != 1 || !strings.Contains(table, "seed 2") {
+		t.Errorf("table: exit %d\n%s\nstderr %s", code, table, stderr)
+	}
+	csv, _, _ := darrm(t, "", "pate", "--teachers", "12", "--cache-dir", cache, "--seed", "2", "--answered", "5", "--format", "csv")
+	if lines := strings.Split(csv, "\n"); !strings.Contains(lines[0], "not_for_publication,publication") || !strings.Contains(lines[1], "teachers_accuracy_mean eps_data_dependent order") {
+		t.Errorf("csv %s", csv)
 	}
 	votes := filepath.Join(t.TempDir(), "counts.csv")
 	if _, stderr, code := darrm(t, "", "teachers", "vote", "--dataset", "mnist", "--classes", "10", "--K", "12", "--seed", "2", "--cache-dir", cache, "--out", votes); code != 0 || strings.Contains(stderr, "training") {
@@ -438,6 +542,9 @@ func TestPATEExperiment(t *testing.T) {
 		want string
 	}{
 		{[]string{"pate", "--teachers", "0"}, "--teachers = 0"},
+		{[]string{"pate", "--answered", "0"}, "--answered = 0: must be >= 1"},
+		{[]string{"pate", "--directions", "one"}, "--directions"},
+		{[]string{"pate", "--ss-parameters", "from-votes", "--sigma-ss", "3"}, "--ss-parameters from-votes chooses --beta and --sigma-ss together"},
 		{[]string{"pate", "--dataset", "cifar"}, "must be mnist or fashion-mnist"},
 		{[]string{"teachers", "vote", "--dataset", "mnist", "--classes", "5", "--cache-dir", cache}, "--classes 5: mnist has 10 classes"},
 		{[]string{"teachers", "vote", "--dataset", "mnist", "--classes", "10", "--sigma", "2", "--cache-dir", cache}, "--sigma: the teachers of --classes are PATE's"},
@@ -521,4 +628,57 @@ func readLinesAll(t *testing.T, path string) []string {
 		t.Fatal(err)
 	}
 	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+}
+
+// TestAccountPATEReference: with --noise continuous and --directions
+// one-sided, account pate's data-dependent ε is the PATE authors':
+// the reference values were computed by research/pate_2018/core.py of
+// tensorflow/privacy (compute_logq_gaussian, rdp_gaussian,
+// compute_logpr_answered, compute_rdp_threshold and
+// compute_eps_from_delta; the threshold step in full, the GNMax step times
+// its probability of answering) on these ten queries at the orders 2, 5,
+// 10, 20, 40 and 60. Bounding both directions, darrm's default, costs more,
+// and says so.
+func TestAccountPATEReference(t *testing.T) {
+	rows := [][]int{
+		{250, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {240, 10, 0, 0, 0, 0, 0, 0, 0, 0}, {230, 5, 5, 5, 5, 0, 0, 0, 0, 0},
+		{200, 30, 10, 10, 0, 0, 0, 0, 0, 0}, {180, 40, 10, 10, 10, 0, 0, 0, 0, 0}, {150, 100, 0, 0, 0, 0, 0, 0, 0, 0},
+		{120, 60, 30, 20, 10, 10, 0, 0, 0, 0}, {90, 80, 50, 30, 0, 0, 0, 0, 0, 0}, {60, 50, 40, 30, 20, 20, 10, 10, 5, 5},
+		{245, 1, 1, 1, 1, 1, 0, 0, 0, 0},
+	}
+	votes := countsFile(t, t.TempDir(), "votes.csv", len(rows), func(i int) []int { return rows[i-1] })
+	for _, tc := range []struct {
+		name                       string
+		args                       []string
+		dependent, order           float64
+		independent, independentAt float64
+	}{
+		{"confident-gnmax", confident, 0.30200035756817223, 60, 0.5540921059394077, 40},
+		{"gnmax", []string{"--sigma2", "40"}, 0.4234708781180516, 40, 0.5452032170505199, 40},
+	} {
+		args := append([]string{"account", "pate", votes, "--noise", "continuous", "--orders", "2,5,10,20,40,60", "--delta", "1e-5", "--format", "json"}, tc.args...)
+		var one, both map[string]any
+		for _, c := range []struct {
+			extra []string
+			into  *map[string]any
+		}{{[]string{"--directions", "one-sided"}, &one}, {nil, &both}} {
+			out, stderr, code := darrm(t, "", append(args, c.extra...)...)
+			if code != 0 {
+				t.Fatalf("%s %v: exit %d: %s", tc.name, c.extra, code, stderr)
+			}
+			decode(t, out, c.into)
+		}
+		if got := one["eps_data_dependent"].(float64); math.Abs(got-tc.dependent) > 1e-12*tc.dependent || one["order"] != tc.order {
+			t.Errorf("%s one-sided: eps_data_dependent %.17g at %v, the authors' %.17g at %v", tc.name, got, one["order"], tc.dependent, tc.order)
+		}
+		if got := one["eps_data_independent"].(float64); math.Abs(got-tc.independent) > 1e-12*tc.independent || one["order_data_independent"] != tc.independentAt {
+			t.Errorf("%s: eps_data_independent %.17g at %v, the authors' %.17g at %v", tc.name, got, one["order_data_independent"], tc.independent, tc.independentAt)
+		}
+		if one["directions"] != "one-sided" || !strings.Contains(one["publication"].(string), "no differential-privacy guarantee") {
+			t.Errorf("%s one-sided: directions %v, publication %q", tc.name, one["directions"], one["publication"])
+		}
+		if both["directions"] != "both" || !(both["eps_data_dependent"].(float64) > one["eps_data_dependent"].(float64)) {
+			t.Errorf("%s: both directions %v (%v), one-sided %v", tc.name, both["eps_data_dependent"], both["directions"], one["eps_data_dependent"])
+		}
+	}
 }

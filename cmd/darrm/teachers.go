@@ -182,9 +182,10 @@ func runTeachersClasses(cmd *cobra.Command, use, dataset string, classes int, tf
 	if err != nil {
 		return err
 	}
-	prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, fmt.Sprintf("training or loading the teachers of %s", dataset))
+	prog := newTrainingProgress(cmd, fmt.Sprintf("loading the teachers of %s", dataset), "saving and writing")
+	cfg.Progress = prog.teachers
 	e, _, err := teachers.CachedClasses(cmd.Context(), teachersDir(dir), m, cfg, note(cmd))
-	prog.Done()
+	prog.done()
 	if err != nil {
 		return err
 	}

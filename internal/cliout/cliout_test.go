@@ -183,7 +183,7 @@ func TestStreamAsBatch(t *testing.T) {
 	}
 	var cells [][]string
 	for _, r := range rows {
-		v := r.values(false)
+		v := r.Values(false)
 		cells = append(cells, v[:3])
 	}
 	WriteTable(&want, []string{"run", "queries", "eps"}, cells)

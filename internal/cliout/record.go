@@ -56,9 +56,9 @@ func (r Record) keys() []string {
 	return ks
 }
 
-// values formats r's values: exactly (round-tripping floats) for CSV, with
-// six significant digits for tables.
-func (r Record) values(exact bool) []string {
+// Values formats r's values: exactly (round-tripping floats) for CSV, with
+// six significant digits for tables; an absent value (nil) is "".
+func (r Record) Values(exact bool) []string {
 	vs := make([]string, len(r))
 	for i, f := range r {
 		if p, ok := f.Val.(*float64); ok && p != nil {
@@ -88,10 +88,10 @@ func WriteRecord(w io.Writer, f Format, r Record) error {
 	case JSON:
 		return WriteJSON(w, r)
 	case CSV:
-		return WriteCSV(w, r.keys(), [][]string{r.values(true)})
+		return WriteCSV(w, r.keys(), [][]string{r.Values(true)})
 	}
 	rows := make([][]string, len(r))
-	for i, v := range r.values(false) {
+	for i, v := range r.Values(false) {
 		rows[i] = []string{r[i].Key, v}
 	}
 	return WriteTable(w, []string{"quantity", "value"}, rows)
@@ -139,7 +139,7 @@ func (c *Widths) Add(r Record) {
 		}
 	}
 	j := 0
-	for i, v := range r.values(false) {
+	for i, v := range r.Values(false) {
 		if r[i].Key != "reference" && j < len(c.w) {
 			c.w[j] = max(c.w[j], twwidth.Width(v))
 			j++
@@ -227,7 +227,7 @@ func (s *Stream) Row(r Record) error {
 				return err
 			}
 		}
-		if err := s.cw.Write(append(s.common.values(true), r.values(true)...)); err != nil {
+		if err := s.cw.Write(append(s.common.Values(true), r.Values(true)...)); err != nil {
 			return err
 		}
 		// Flushed row by row, as a pipe's reader expects.
@@ -239,7 +239,7 @@ func (s *Stream) Row(r Record) error {
 		s.headerDone = true
 	}
 	var out []string
-	vs := r.values(false)
+	vs := r.Values(false)
 	for j, f := range r {
 		if f.Key != "reference" {
 			out = append(out, vs[j])
@@ -268,7 +268,7 @@ func (s *Stream) Close() error {
 		return err
 	}
 	var setting []string
-	for i, v := range s.common.values(false) {
+	for i, v := range s.common.Values(false) {
 		setting = append(setting, s.common[i].Key+"="+v)
 	}
 	if _, err := fmt.Fprintln(s.w, strings.Join(setting, "  ")); err != nil {

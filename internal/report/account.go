@@ -28,7 +28,7 @@ type AccountCompose struct {
 
 // Write prints the document in format f.
 func (d AccountCompose) Write(w io.Writer, f cliout.Format) error {
-	r := composed(d.Method, d.DeltaPrime, field("k", d.Steps), field("step_eps", d.Step.Eps), field("step_delta", d.Step.Delta))
+	r := composed(d.Method, d.DeltaPrime, field("steps", d.Steps), field("step_eps", d.Step.Eps), field("step_delta", d.Step.Delta))
 	return cliout.WriteRecord(w, f, append(r, field("eps", d.Total.Eps), field("delta", d.Total.Delta)))
 }
 
@@ -69,7 +69,7 @@ type AccountStepEps struct {
 
 // Write prints the document in format f.
 func (d AccountStepEps) Write(w io.Writer, f cliout.Format) error {
-	r := composed(d.Method, d.DeltaPrime, field("k", d.Steps), field("eps_total_target", d.BudgetEps), field("step_delta", d.StepDelta))
+	r := composed(d.Method, d.DeltaPrime, field("steps", d.Steps), field("budget_eps", d.BudgetEps), field("step_delta", d.StepDelta))
 	return cliout.WriteRecord(w, f, append(r, field("step_eps", d.Step), field("eps", d.Total.Eps), field("delta", d.Total.Delta)))
 }
 
@@ -96,7 +96,7 @@ type AccountGaussian struct {
 // Write prints the document in format f.
 func (d AccountGaussian) Write(w io.Writer, f cliout.Format) error {
 	return cliout.WriteRecord(w, f, cliout.Record{
-		field("sensitivity", d.Run.Sensitivity), field("sigma", d.Run.Sigma), field("k", d.Run.Steps), field("rho", d.Rho),
+		field("sensitivity", d.Run.Sensitivity), field("sigma", d.Run.Sigma), field("steps", d.Run.Steps), field("rho", d.Rho),
 		field("conversion", d.Conversion.String()), field("reference", d.Conversion.Reference()),
 		field("alpha", d.Alpha), field("rdp", d.Rho*d.Alpha), field("eps", d.Eps), field("delta", d.Delta),
 	})

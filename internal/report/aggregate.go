@@ -297,7 +297,17 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 	if err := out.writeAccount(w, fmt.Sprintf("the %s released", plural.Of(out.Answered, "label", "labels")), "the smaller of the composition over the queries and the teachers' cap"); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "time: %.3g s, %.3g queries/s\n", out.Seconds, out.QueriesPerSecond)
+	return out.writeTime(w, out.QueriesPerSecond)
+}
+
+// writeTime prints how long the release took, and its rate of queries
+// per second when it took long enough for the rate to say something.
+func (out released) writeTime(w io.Writer, rate float64) error {
+	if out.Seconds < 1 || rate == 0 {
+		_, err := fmt.Fprintf(w, "time: %.3g s\n", out.Seconds)
+		return err
+	}
+	_, err := fmt.Fprintf(w, "time: %.3g s, %.3g queries/s\n", out.Seconds, rate)
 	return err
 }
 
@@ -327,7 +337,11 @@ func (out AggregateMulti) Write(w io.Writer, f cliout.Format) error {
 	if m := out.VotesHeader; m != nil {
 		fmt.Fprintf(w, "teachers: ensemble %s (%v, %v relation, partition %v); their own guarantee plays no part in the one-vote relation\n", m.Ensemble, m.Kind, m.Relation, m.Partition)
 	}
-	fmt.Fprintf(w, "labels: %s (%s; a query the threshold step withheld has an empty label and answered 0)\n", out.Output, out.OutputFormat)
+	if out.Threshold != nil {
+		fmt.Fprintf(w, "labels: %s (%s; a query the threshold step withheld has an empty label and answered 0)\n", out.Output, out.OutputFormat)
+	} else {
+		fmt.Fprintf(w, "labels: %s (%s)\n", out.Output, out.OutputFormat)
+	}
 	params := fmt.Sprintf("sigma2 = %g", deref(out.Sigma2))
 	switch {
 	case out.LaplaceScale != nil:
@@ -336,11 +350,14 @@ func (out AggregateMulti) Write(w io.Writer, f cliout.Format) error {
 		params = fmt.Sprintf("T = %g, sigma1 = %g, ", *out.Threshold, *out.Sigma1) + params
 	}
 	fmt.Fprintf(w, "mechanism: %s (%s), noise %s\n", out.Mechanism, params, out.Noise)
-	fmt.Fprintf(w, "per released query: (%.6g, %.6g)-DP, charged whether or not it was answered\n", out.PerQuery.Eps, out.PerQuery.Delta)
+	fmt.Fprintf(w, "per released query: %v, charged whether or not it was answered\n", accountant.Guarantee{Eps: out.PerQuery.Eps, Delta: out.PerQuery.Delta})
 	fmt.Fprintf(w, "  by %s\n", out.PerQuery.Source)
 	fmt.Fprintf(w, "  neighbouring relation: %s\n", out.PerQuery.Relation)
 	fmt.Fprintf(w, "randomness: %s\n", out.Randomness.Source)
 	released := fmt.Sprintf("released: %d of %d queries, %d answered, %d withheld by the threshold step", out.Released, out.Queries, out.Answered, out.NotAnswered)
+	if out.Threshold == nil {
+		released = fmt.Sprintf("released: %d of %d queries, every one answered", out.Released, out.Queries)
+	}
 	if b := out.Budget; b != nil {
 		released += fmt.Sprintf(" (budget (%g, %g) under %s composition allows %d", b.Eps, b.Delta, b.Method, b.MaxQueries)
 		if b.Stopped {
@@ -352,14 +369,14 @@ func (out AggregateMulti) Write(w io.Writer, f cliout.Format) error {
 	if err := out.writeAccount(w, fmt.Sprintf("the %d released queries", out.Released), "account pate gives the Renyi composition"); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "time: %.3g s\n", out.Seconds)
-	return err
+	return out.writeTime(w, 0)
 }
 
-// writeNote prints the NOT FOR RELEASE note of a seeded release.
+// writeNote prints the NOT FOR RELEASE note of a seeded release, with
+// its seed: the one place a summary says it.
 func (out released) writeNote(w io.Writer) {
-	if out.Randomness.Note != "" {
-		fmt.Fprintf(w, "*** %s ***\n", out.Randomness.Note)
+	if r := out.Randomness; r.Note != "" {
+		fmt.Fprintf(w, "*** seed %d: %s ***\n", *r.Seed, r.Note)
 	}
 }
 
@@ -368,8 +385,8 @@ func (out released) writeNote(w io.Writer) {
 // says more of.
 func (out released) writeAccount(w io.Writer, what, how string) error {
 	if l := out.Ledger; l != nil && l.TotalBound == accountant.TeachersBound {
-		fmt.Fprintf(w, "ledger %s (ensemble %s): total spent %s, the teachers' cap (by %s composition of the spends: %s), budget %v",
-			cliout.Escape(l.Path), cliout.Escape(l.Ensemble), formatTotal(l.Total), l.Composition, formatTotal(l.Queries), l.Budget)
+		fmt.Fprintf(w, "ledger %s (ensemble %s): total spent %s, which is the teachers' cap (below the %s that %s composition of the spends gives); budget %v",
+			cliout.Escape(l.Path), cliout.Escape(l.Ensemble), formatTotal(l.Total), formatTotal(l.Queries), l.Composition, l.Budget)
 	} else if l != nil {
 		fmt.Fprintf(w, "ledger %s (ensemble %s): total spent %s by %s composition, budget %v",
 			cliout.Escape(l.Path), cliout.Escape(l.Ensemble), formatTotal(l.Total), l.Composition, l.Budget)
@@ -380,7 +397,7 @@ func (out released) writeAccount(w io.Writer, what, how string) error {
 		fmt.Fprintf(w, "; %d more such queries allowed\n", l.QueriesLeft)
 	}
 	if c := out.Cap; c != nil {
-		fmt.Fprintf(w, "teachers' cap: (%.6g, %.6g)-DP by %s: every release from these teachers, however many, is within it\n", c.Eps, c.Delta, c.Reference())
+		fmt.Fprintf(w, "teachers' cap: %s by %s: every release from these teachers, however many, is within it\n", formatTotal(c.Guarantee), c.Reference())
 	} else if out.CapNote != "" {
 		fmt.Fprintf(w, "teachers' cap: none: %s\n", out.CapNote)
 	}
@@ -394,7 +411,7 @@ func (out released) writeAccount(w io.Writer, what, how string) error {
 		if t.Err != nil {
 			ref = t.Err.Error()
 		}
-		rows = append(rows, append(totalCells(t, g6), t.Bound.String(), ref))
+		rows = append(rows, append(totalCells(t, accountant.FormatBound), t.Bound.String(), ref))
 	}
 	return cliout.WriteTable(w, []string{"composition", "delta'", "eps total", "delta total", "bound", "reference"}, rows)
 }

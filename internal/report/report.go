@@ -19,6 +19,7 @@ import (
 	"math/big"
 	"strings"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
@@ -58,8 +59,8 @@ func (o Problem) Describe() string {
 		if o.DeltaDefault {
 			deltaNote = " (default)"
 		}
-		return fmt.Sprintf("K = %d %s, not necessarily private, on disjoint shares (one-vote relation: neighbouring vote vectors differ in one vote); each release (eps, delta)-DP with eps = %.6g, delta = %.6g%s",
-			o.K, plural.Word(o.K, "teacher", "teachers"), o.Eps, o.TargetDelta, deltaNote)
+		return fmt.Sprintf("K = %d %s, not necessarily private, on disjoint shares (one-vote relation: neighbouring vote vectors differ in one vote); each release (eps, delta)-DP with eps = %s, delta = %s%s",
+			o.K, plural.Word(o.K, "teacher", "teachers"), accountant.FormatBound(o.Eps), accountant.FormatBound(o.TargetDelta), deltaNote)
 	}
 	mNote, deltaNote := "", ""
 	if o.MDefault {
@@ -68,8 +69,8 @@ func (o Problem) Describe() string {
 	if o.DeltaDefault {
 		deltaNote = " = 1-(1-Delta)^m (default)"
 	}
-	return fmt.Sprintf("K = %d %s, each (eps = %g, Delta = %g)-DP; each release (m·eps, delta)-DP with m = %g%s, m·eps = %.6g, delta = %.6g%s",
-		o.K, plural.Word(o.K, "teacher", "teachers"), o.Eps, o.Delta, o.M, mNote, o.M*o.Eps, o.TargetDelta, deltaNote)
+	return fmt.Sprintf("K = %d %s, each (eps = %g, Delta = %g)-DP; each release (m·eps, delta)-DP with m = %g%s, m·eps = %s, delta = %s%s",
+		o.K, plural.Word(o.K, "teacher", "teachers"), o.Eps, o.Delta, o.M, mNote, accountant.FormatBound(o.M*o.Eps), accountant.FormatBound(o.TargetDelta), deltaNote)
 }
 
 // Verdict is a certificate's status in capitals, as tables show it.

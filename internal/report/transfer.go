@@ -78,7 +78,7 @@ type NonPrivateTeachers struct {
 func NewTransfer(dataset string, t *transfer.Teachers, test *datasets.Dataset, res *transfer.Outcome, seed uint64) Transfer {
 	return Transfer{Dataset: dataset, Setting: t.Private.Config.Setting, K: t.Private.Config.K, Teachers: NewTransferTeachers(t, test),
 		Results: res.Results, Cap: res.Cap, CapFrom: res.CapFrom, SharedCap: res.SharedCap, Seed: seed,
-		Note: "an experiment: accuracy of labels against the true labels; the query draws and the noise are seeded"}
+		Note: fmt.Sprintf("an experiment: accuracy of labels against the true labels; the query draws and the noise are seeded (seed %d)", seed)}
 }
 
 // NewTransferTeachers describes the private and non-private ensembles of a

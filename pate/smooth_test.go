@@ -1,0 +1,104 @@
+package pate
+
+import (
+	"math"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
+)
+
+// DataFreeSmooth: the order 1 + 2(λ_I - 1) where conditions C5 and C6 hold,
+// else the first of the orders below it that the rule tries where they do;
+// β = 0.4/λ and σ_ss from the data-independent slope.
+func TestDataFreeSmooth(t *testing.T) {
+	m := accountant.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: accountant.DiscreteNoise}
+	slope := 640 * (1/(2*150.0*150) + 1/(40.0*40))
+	for _, tc := range []struct {
+		classes           int
+		independent, want float64
+	}{
+		{10, 6.5, 12},
+		{10, 3, 5},
+		// C6 fails at 134 for C = 4: 1 + 133·2^{-k/2}, rounded down to a
+		// quarter, first holds at k = 2.
+		{4, 67.5, 34.25},
+	} {
+		p, err := DataFreeSmooth(accountant.OrderEps{Order: tc.independent, RDP: slope * tc.independent}, m, tc.classes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		beta := 0.4 / tc.want
+		if p.Order != tc.want || p.Beta != beta || math.Abs(p.Sigma-math.Cbrt(128*math.Exp(2*beta)/slope)) > 1e-12*p.Sigma || p.FromVotes || !p.Publishable() {
+			t.Errorf("C = %d, lambda_I = %v: %+v, want order %v", tc.classes, tc.independent, p, tc.want)
+		}
+		if c5, c6 := accountant.CheckSmoothConditions(40, tc.classes, p.Order, m.Noise); !c5 || !c6 {
+			t.Errorf("C = %d: conditions fail at the rule's order %v", tc.classes, p.Order)
+		}
+	}
+	if _, err := DataFreeSmooth(accountant.OrderEps{Order: 2}, m, 10); err == nil {
+		t.Error("a rule without a data-independent cost")
+	}
+}
+
+func TestSmoothParamsPublishable(t *testing.T) {
+	for _, tc := range []struct {
+		p    SmoothParams
+		want bool
+	}{
+		{SmoothParams{}, true},
+		{SmoothParams{Beta: 0.01}, true},
+		{SmoothParams{FromVotes: true}, false},
+		{SmoothParams{FromVotes: true, Order: 20}, false},
+		{SmoothParams{FromVotes: true, Beta: 0.01, Sigma: 10}, false},
+		{SmoothParams{FromVotes: true, Order: 20, Beta: 0.01, Sigma: 10}, true},
+	} {
+		if got := tc.p.Publishable(); got != tc.want {
+			t.Errorf("%+v: publishable %v, want %v", tc.p, got, tc.want)
+		}
+	}
+}
+
+// The data-free release's parameters, margin and own cost are the same for
+// any votes with as many queries (and, for a release, as many answered):
+// only the released value and what the account marks as the votes' differ.
+func TestReleaseSmoothDataFree(t *testing.T) {
+	m := Mechanisms()[0].ConfidentGNMax
+	var first Smooth
+	for i, seed := range []uint64{1, 2, 3} {
+		counts, _ := syntheticCounts(200, seed)
+		if i == 2 {
+			for q := range counts {
+				counts[q] = make([]int, 10)
+				counts[q][q%10] = 250
+			}
+		}
+		acct, err := accountant.NewPATEAccount(m, 250, 10, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range counts {
+			if err := acct.Add(c, accountant.AnswerUnknown); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, err := acct.Result(Delta, accountant.PaperConversion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ss, err := ReleaseSmooth(acct, res, SmoothParams{}, Delta, accountant.PaperConversion, ensemble.NewSeededSource(1))
+		if err != nil || ss.Error != "" {
+			t.Fatal(err, ss.Error)
+		}
+		if i == 0 {
+			first = ss
+			if ss.FromVotes || ss.Order == res.Dependent.Order && res.Dependent.Order != 1+2*(res.Independent.Order-1) {
+				t.Errorf("data-free release %+v, dependent order %v", ss, res.Dependent.Order)
+			}
+			continue
+		}
+		if ss.Order != first.Order || ss.Beta != first.Beta || ss.Sigma != first.Sigma || ss.Margin != first.Margin || ss.GNSS != first.GNSS {
+			t.Errorf("votes %d: %+v, the first votes' %+v", i, ss, first)
+		}
+	}
+}
