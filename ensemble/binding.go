@@ -3,6 +3,7 @@ package ensemble
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/darrm/darrm/accountant"
 )
@@ -43,66 +44,220 @@ type TeacherGuarantee struct {
 	Heterogeneous bool
 }
 
-// TeachersError reports a release whose teachers' guarantee is missing, or
-// contradicts the vote file's metadata header: Field is "eps", "Delta" or
-// "relation"; Header is the header's value ("" when there is no header or
-// it states none), Given the caller's ("" when not stated). Nothing is
-// released.
+// TeachersError reports what a caller states of a teacher ensemble that is
+// missing, or contradicts the metadata header of its votes (Check): Field
+// is the parameter ("ensemble", "K", "classes", "relation", "kind",
+// "partition", "eps", "Delta", or "eps and Delta" when both are missing),
+// Header the header's value ("" when there is no header, or it states
+// none), Given the caller's ("" when not stated) and By who states it (""
+// for the caller's own flags, which the field names), and Rule the rule
+// it breaks. Nothing is released, written or bound.
 type TeachersError struct {
-	Field, Header, Given string
-	Rule                 string
+	Field, Header, Given, By string
+	Rule                     string
 }
 
 func (e *TeachersError) Error() string {
+	what := "the teachers' " + e.Field
+	switch e.Field {
+	case "ensemble":
+		what = "the ensemble id"
+	case "K", "classes":
+		what = "the ensemble's " + e.Field
+	}
+	given := e.Given + " given"
+	if e.By != "" {
+		given += " by " + e.By
+	}
 	switch {
 	case e.Header != "" && e.Given != "":
-		return fmt.Sprintf("the teachers' %s: %s given, but the vote file's metadata header states %s: %s", e.Field, e.Given, e.Header, e.Rule)
+		return fmt.Sprintf("%s: %s, but the vote file's metadata header states %s: %s", what, given, e.Header, e.Rule)
 	case e.Header != "":
-		return fmt.Sprintf("the teachers' %s: the vote file's metadata header states %s: %s", e.Field, e.Header, e.Rule)
+		return fmt.Sprintf("%s: the vote file's metadata header states %s: %s", what, e.Header, e.Rule)
 	}
-	return fmt.Sprintf("the teachers' %s: %s", e.Field, e.Rule)
+	return fmt.Sprintf("%s: %s", what, e.Rule)
 }
 
-// ReleaseTeachers returns the teachers' (ε, Δ) of a release from a vote
-// file whose metadata header is meta (nil: none), given the values the
-// caller states (nil: not stated). With a header that states every
-// teacher's guarantee the answer is the header's common bound
-// (VoteMeta.Common), and a stated value must equal it. Without a header,
-// or with non-private teachers (whose header states no guarantee: GNMax's
-// target is then a choice, not a property of the teachers), both must be
-// stated: there is no default for a property of the user's own teachers.
-// Every refusal is a *TeachersError.
-func ReleaseTeachers(meta *VoteMeta, eps, delta *float64) (TeacherGuarantee, error) {
-	if meta == nil || !meta.Private() {
-		why := "the vote file has no metadata header, so they must be stated (there is no default for a property of your teachers)"
-		if meta != nil {
-			why = "the vote file's metadata header states non-private teachers, so the guarantee the release is calibrated to must be stated"
+// Stated is what a caller states of the teacher ensemble whose votes it
+// draws on, for Check against their metadata header: a release or an
+// account states its mechanism's relation, K and classes and the
+// teachers' (ε, Δ) the mechanism assumes; darrm ledger init its flags; a
+// writer of votes the ensemble's own parameters. A zero field (an empty
+// id, K or classes 0, a nil pointer, KindUnstated, PartitionUnstated) is
+// not stated.
+type Stated struct {
+	// By says who states the values, in errors (e.g. "the gnmax
+	// mechanism"); "" for the caller's own flags, named as the fields.
+	By       string
+	Ensemble string
+	K        int
+	Classes  int
+	Relation *Relation
+	Kind     Kind
+	// Partition is the rule that split the teachers' training data.
+	Partition Partition
+	// Eps and Delta are each teacher's guarantee; for non-private
+	// teachers, the guarantee a release is calibrated to (two-class
+	// GNMax's target m·ε).
+	Eps, Delta *float64
+	// NonPrivate states that the teachers have no guarantee.
+	NonPrivate bool
+}
+
+// noGuarantee is the header's value of the teachers' guarantee of
+// non-private teachers, in a *TeachersError.
+const noGuarantee = "none (non-private teachers)"
+
+// Check is the one check of what a release, an account, a ledger or a
+// writer of votes states of a teacher ensemble (s) against the metadata
+// header of its votes (meta; nil: none). Every parameter s states must be
+// the header's: the ensemble id, K, the number of classes, the relation
+// (a one-vote mechanism is not private for teachers that may share data,
+// nor a private-teachers one for teachers that need not be private), the
+// kind, the partition, and the teachers' (ε, Δ): for private teachers the
+// header's common bound (VoteMeta.Common, the largest ε and the largest Δ
+// of teachers with different guarantees); non-private teachers have none,
+// and a guarantee stated for them is the one a release is calibrated to,
+// whole (ε and Δ), and only for votes that a mechanism of the header's
+// relation calibrates to one (its settings take eps: two-class votes).
+// Every refusal is a *TeachersError. The header's own rules were checked
+// when it was read (VoteMeta.Validate).
+//
+// It returns the binding: with a header, the header's ensemble with the
+// teachers' (ε, Δ) above (zero for non-private teachers without a stated
+// one); without, what s states (the relation private-teachers unless
+// stated), which does not state its ensemble unless s states the id,
+// kind and partition (Binding.Stated).
+func Check(meta *VoteMeta, s Stated) (Binding, error) {
+	var stated accountant.Guarantee
+	if s.Eps != nil {
+		stated.Eps = *s.Eps
+	}
+	if s.Delta != nil {
+		stated.Delta = *s.Delta
+	}
+	if meta == nil {
+		b := Binding{Ensemble: s.Ensemble, K: s.K, Teachers: stated, Kind: s.Kind, Partition: s.Partition}
+		if s.Relation != nil {
+			b.Relation = *s.Relation
 		}
-		switch {
-		case eps == nil && delta == nil:
-			return TeacherGuarantee{}, &TeachersError{Field: "eps and Delta", Rule: why}
-		case eps == nil:
-			return TeacherGuarantee{}, &TeachersError{Field: "eps", Rule: why}
-		case delta == nil:
-			return TeacherGuarantee{}, &TeachersError{Field: "Delta", Rule: why}
-		}
-		return TeacherGuarantee{Guarantee: accountant.Guarantee{Eps: *eps, Delta: *delta}, Source: FromFlags}, nil
+		return b, nil
+	}
+	bad := func(field string, header, given any, rule string) error {
+		return &TeachersError{Field: field, Header: fmt.Sprint(header), Given: fmt.Sprint(given), By: s.By, Rule: rule}
+	}
+	// A caller's own flags may leave a value out; a mechanism or an
+	// ensemble states what it is.
+	leave := ""
+	if s.By == "" {
+		leave = " (leave it out to use the header's)"
+	}
+	same := "a value given must equal the header's" + leave
+	switch {
+	case s.Ensemble != "" && s.Ensemble != meta.Ensemble:
+		return Binding{}, bad("ensemble", meta.Ensemble, s.Ensemble, same)
+	case s.K != 0 && s.K != meta.K:
+		return Binding{}, bad("K", meta.K, s.K, same)
+	case s.Classes != 0 && s.Classes != meta.Classes:
+		return Binding{}, bad("classes", meta.Classes, s.Classes, same)
+	case s.Relation != nil && *s.Relation != meta.Relation:
+		return Binding{}, bad("relation", meta.Relation, *s.Relation, relationRule(*s.Relation)+leave)
+	case s.Kind != KindUnstated && s.Kind != meta.Kind:
+		return Binding{}, bad("kind", meta.Kind, s.Kind, same)
+	case s.Partition != PartitionUnstated && s.Partition != meta.Partition:
+		return Binding{}, bad("partition", meta.Partition, s.Partition, same)
 	}
 	g, het := meta.Common()
-	rule := "a value given must equal the header's (leave it out to use the header's)"
-	if het {
-		rule = "the teachers' guarantees differ, and a release uses their common bound (the largest eps and the largest Delta); a value given must equal it (leave it out to use it)"
+	given := s.Eps != nil || s.Delta != nil
+	switch {
+	case s.NonPrivate && g != (accountant.Guarantee{}):
+		return Binding{}, bad("eps", g.Eps, "none", "non-private teachers have no guarantee: the header must state method none for every teacher")
+	case meta.Private():
+		rule := same
+		if het {
+			rule = "the teachers' guarantees differ, and a release uses their common bound (the largest eps and the largest Delta); a value given must equal it" + leave
+		}
+		if s.Eps != nil && *s.Eps != g.Eps {
+			return Binding{}, bad("eps", g.Eps, *s.Eps, rule)
+		}
+		if s.Delta != nil && *s.Delta != g.Delta {
+			return Binding{}, bad("Delta", g.Delta, *s.Delta, rule)
+		}
+		stated = g
+	case given && !calibrated(meta):
+		field, v := "eps", s.Eps
+		if v == nil {
+			field, v = "Delta", s.Delta
+		}
+		return Binding{}, bad(field, noGuarantee, *v, fmt.Sprintf("no mechanism for %v in the %v relation is calibrated to a teachers' guarantee: leave it out", inputOfMeta(meta), meta.Relation))
+	case given && s.Eps == nil:
+		return Binding{}, &TeachersError{Field: "eps", Header: noGuarantee, By: s.By, Rule: "the guarantee a release is calibrated to needs eps with Delta"}
+	case given && s.Delta == nil:
+		return Binding{}, &TeachersError{Field: "Delta", Header: noGuarantee, By: s.By, Rule: "the guarantee a release is calibrated to needs Delta with eps"}
 	}
-	for _, c := range []struct {
-		name   string
-		given  *float64
-		header float64
-	}{{"eps", eps, g.Eps}, {"Delta", delta, g.Delta}} {
-		if c.given != nil && *c.given != c.header {
-			return TeacherGuarantee{}, &TeachersError{Field: c.name, Header: fmt.Sprint(c.header), Given: fmt.Sprint(*c.given), Rule: rule}
+	return meta.Binding(TeacherGuarantee{Guarantee: stated}), nil
+}
+
+// relationRule says why a stated relation r cannot be the other one of a
+// header.
+func relationRule(r Relation) string {
+	if r == OneVote {
+		return "the one-vote relation needs that one record changes at most one teacher's vote, which teachers that may share data (the private-teachers relation) do not meet"
+	}
+	return "the private-teachers relation needs every teacher's (eps, Delta) for adding or removing a record, which teachers in the one-vote relation need not have"
+}
+
+// inputOfMeta returns the kind of votes meta heads.
+func inputOfMeta(meta *VoteMeta) Input {
+	if meta.MultiClass() {
+		return MultiClass
+	}
+	return TwoClass
+}
+
+// calibrated reports whether a registered mechanism for the votes meta
+// heads, in its relation, is calibrated to a teachers' (ε, Δ): whether its
+// settings take eps (two-class GNMax's target is m·ε).
+func calibrated(meta *VoteMeta) bool {
+	for _, r := range registry {
+		if r.Input == inputOfMeta(meta) && r.Relation == meta.Relation && (slices.Contains(r.Needs, "eps") || slices.Contains(r.Takes, "eps")) {
+			return true
 		}
 	}
-	return TeacherGuarantee{Guarantee: g, Source: FromHeader, Heterogeneous: het}, nil
+	return false
+}
+
+// ReleaseTeachers returns the teachers' (ε, Δ) of a two-class release from
+// a vote file whose metadata header is meta (nil: none), given the values
+// the caller states (nil: not stated), after Check. With a header that
+// states every teacher's guarantee the answer is the header's common bound
+// (VoteMeta.Common). Without a header, or with non-private teachers (whose
+// header states no guarantee: GNMax's target is then a choice, not a
+// property of the teachers), both must be stated: there is no default for
+// a property of the user's own teachers. Every refusal is a
+// *TeachersError.
+func ReleaseTeachers(meta *VoteMeta, eps, delta *float64) (TeacherGuarantee, error) {
+	b, err := Check(meta, Stated{Eps: eps, Delta: delta})
+	if err != nil {
+		return TeacherGuarantee{}, err
+	}
+	if meta != nil && meta.Private() {
+		_, het := meta.Common()
+		return TeacherGuarantee{Guarantee: b.Teachers, Source: FromHeader, Heterogeneous: het}, nil
+	}
+	why := "the vote file has no metadata header, so they must be stated (there is no default for a property of your teachers)"
+	if meta != nil {
+		why = "the vote file's metadata header states non-private teachers, so the guarantee the release is calibrated to must be stated"
+	}
+	switch {
+	case eps == nil && delta == nil:
+		return TeacherGuarantee{}, &TeachersError{Field: "eps and Delta", Rule: why}
+	case eps == nil:
+		return TeacherGuarantee{}, &TeachersError{Field: "eps", Rule: why}
+	case delta == nil:
+		return TeacherGuarantee{}, &TeachersError{Field: "Delta", Rule: why}
+	}
+	return TeacherGuarantee{Guarantee: b.Teachers, Source: FromFlags}, nil
 }
 
 // Binding is what a release states about the teacher ensemble it draws
@@ -114,7 +269,7 @@ type Binding struct {
 	K        int
 	// Teachers is each teacher's (ε, Δ): for teachers with different
 	// guarantees, their common bound; for non-private teachers, the ε and
-	// Δ a release was calibrated to (ReleaseTeachers).
+	// Δ a release was calibrated to, or none (Check).
 	Teachers  accountant.Guarantee
 	Relation  Relation
 	Kind      Kind
@@ -122,66 +277,33 @@ type Binding struct {
 }
 
 // Binding returns what the header states of its ensemble, with the
-// teachers' (ε, Δ) of t (ReleaseTeachers).
+// teachers' (ε, Δ) of t (ReleaseTeachers, Check).
 func (m *VoteMeta) Binding(t TeacherGuarantee) Binding {
 	return Binding{Ensemble: m.Ensemble, K: m.K, Teachers: t.Guarantee, Relation: m.Relation, Kind: m.Kind, Partition: m.Partition}
 }
 
-// Check is the check of every release and every account against the
-// votes it draws on, whose metadata header is meta (nil: none): a
-// mechanism named name, whose per-query guarantee is priv, for K = k
-// teachers. Its relation must be the header's (a *TeachersError: a
-// one-vote mechanism is not private for teachers that may share data,
-// nor a private-teachers one for non-private teachers), and the teachers'
-// (ε, Δ) it assumes, if any, the header's (ReleaseTeachers). The header's
-// own rules (the teachers' guarantees, the relation, kind, partition, K
-// and classes) were checked when it was read (VoteMeta.Validate).
-//
-// It returns what the release states of the ensemble: K, the relation,
-// and the teachers' (ε, Δ) priv assumes, else the header's common bound
-// of private teachers; the ensemble id, kind and partition the header's,
-// unstated without one (Binding.Stated).
-func Check(meta *VoteMeta, k int, name string, priv Privacy) (Binding, error) {
-	b := Binding{K: k, Teachers: priv.Teachers, Relation: priv.Relation}
-	if meta == nil {
-		return b, nil
-	}
-	if priv.Relation != meta.Relation {
-		rule := "a release is in the relation of the teachers' guarantee: use a mechanism private in it"
-		if priv.Relation == OneVote {
-			rule = "the mechanism is private only in the one-vote relation (one record changes at most one teacher's vote), which teachers that may share data do not meet"
-		}
-		return Binding{}, &TeachersError{Field: "relation", Header: meta.Relation.String(), Given: fmt.Sprintf("%v (the %s mechanism's)", priv.Relation, name), Rule: rule}
-	}
-	if meta.Private() {
-		g, _ := meta.Common()
-		if b.Teachers == (accountant.Guarantee{}) {
-			b.Teachers = g
-		} else if b.Teachers != g {
-			field, header, given := "eps", g.Eps, b.Teachers.Eps
-			if b.Teachers.Eps == g.Eps {
-				field, header, given = "Delta", g.Delta, b.Teachers.Delta
-			}
-			return Binding{}, &TeachersError{Field: field, Header: fmt.Sprint(header), Given: fmt.Sprintf("%v (the %s aggregator's)", given, name),
-				Rule: "the aggregator must be built for the header's guarantee (ReleaseTeachers)"}
-		}
-	}
-	b.Ensemble, b.Kind, b.Partition = meta.Ensemble, meta.Kind, meta.Partition
-	return b, nil
-}
-
 // ReleaseBinding checks agg against the votes of in as ReleaseTo does,
-// before anything is drawn: K and the classes must be the file's, a
-// two-class aggregator needs 0/1 votes and a multi-class one counts; then
-// Check.
+// before anything is drawn: a two-class aggregator needs 0/1 votes and a
+// multi-class one counts; what its mechanism states (K, the classes, the
+// relation and the teachers' (ε, Δ) it assumes, if any) must be the
+// header's (Check); and K and the classes must be the file's.
 func ReleaseBinding(in Reader, agg Labeler) (Binding, error) {
 	if twoClass(agg) == in.MultiClass() {
 		return Binding{}, fmt.Errorf("the %s aggregator labels %v, but the vote file is read as %v", agg.Name(), inputOf(agg), InputOf(in))
 	}
+	priv := agg.Privacy()
+	s := Stated{By: fmt.Sprintf("the %s mechanism", agg.Name()), K: agg.K(), Classes: agg.Classes(), Relation: &priv.Relation}
+	if priv.Teachers != (accountant.Guarantee{}) {
+		s.Eps, s.Delta = &priv.Teachers.Eps, &priv.Teachers.Delta
+	}
+	b, err := Check(in.Meta(), s)
+	if err != nil {
+		return Binding{}, err
+	}
 	if in.K() != agg.K() || in.Classes() != agg.Classes() {
 		return Binding{}, fmt.Errorf("the vote file has K = %d votes per row over %d classes, the %s aggregator K = %d over %d", in.K(), in.Classes(), agg.Name(), agg.K(), agg.Classes())
 	}
-	return Check(in.Meta(), in.K(), agg.Name(), agg.Privacy())
+	return b, nil
 }
 
 // inputOf returns the kind of votes agg labels.

@@ -228,4 +228,14 @@ func TestReleaseBindingMulti(t *testing.T) {
 	if _, err := ReleaseBinding(read(""), other); err == nil {
 		t.Error("an aggregator for K = 5 accepted votes of 4")
 	}
+	// Against a header, K and the classes are the one check's.
+	five, _ := NewLNMax(accountant.LNMax{Scale: 20}, 4, 5)
+	for _, tc := range []struct {
+		agg   *LNMax
+		field string
+	}{{other, "K"}, {five, "classes"}} {
+		if _, err := ReleaseBinding(read(countsHead), tc.agg); !errors.As(err, &te) || te.Field != tc.field || te.By != "the lnmax mechanism" {
+			t.Errorf("an aggregator for K = %d, %d classes on the header of K = 4, 3 classes: %v", tc.agg.K(), tc.agg.Classes(), err)
+		}
+	}
 }

@@ -57,7 +57,8 @@ type Accounting struct {
 // mechanism and its settings (else a *ensemble.SettingError), K and C, and
 // of the votes' ensemble; every label row must name its query.
 func Account(ctx context.Context, in ensemble.Reader, opts AccountOptions, src *ensemble.Source) (*Accounting, error) {
-	if _, err := ensemble.Check(in.Meta(), in.K(), opts.Mechanism, ensemble.Privacy{Relation: ensemble.OneVote}); err != nil {
+	oneVote := ensemble.OneVote
+	if _, err := ensemble.Check(in.Meta(), ensemble.Stated{By: "the " + opts.Mechanism + " mechanism", Relation: &oneVote}); err != nil {
 		return nil, err
 	}
 	out := &Accounting{Options: opts, Teachers: in.K(), Classes: in.Classes(), Realised: opts.Labels != nil}

@@ -208,22 +208,14 @@ func partition(s accountant.Shares) ensemble.Partition {
 // guarantee as the accountant computes it from the DP-SGD run, or none for
 // SGD teachers (who are private only in the one-vote relation, for GNMax).
 func (c Config) meta(params [][]float64) (*ensemble.VoteMeta, error) {
-	h := sha256.New()
-	var b [8]byte
-	for _, p := range params {
-		for _, v := range p {
-			binary.LittleEndian.PutUint64(b[:], math.Float64bits(v))
-			h.Write(b[:])
-		}
-	}
 	m := &ensemble.VoteMeta{
-		Ensemble: fmt.Sprintf("%s-k%d-%s", c.Dataset, c.K, hex.EncodeToString(h.Sum(nil)[:8])),
+		Ensemble: c.id(params),
 		K:        c.K, Classes: max(2, c.Classes), Layout: ensemble.LayoutVotes, Relation: ensemble.OneVote,
 		Kind: ensemble.Fixed, Partition: partition(c.Setting),
 		Teachers: []ensemble.TeacherGroup{{Count: c.K, Origin: ensemble.NonPrivate}},
 	}
 	if c.Private {
-		run := &ensemble.DPSGDRun{SGM: accountant.SGM{Q: c.DP.Rate, Sigma: c.DP.Sigma, Steps: c.DP.Steps()}, Conversion: c.Conversion, Delta: c.Delta}
+		run := c.run()
 		g, err := run.Guarantee()
 		if err != nil {
 			return nil, fmt.Errorf("teachers: guarantee: %w", err)
@@ -232,6 +224,51 @@ func (c Config) meta(params [][]float64) (*ensemble.VoteMeta, error) {
 		m.Teachers[0] = ensemble.TeacherGroup{Count: c.K, Guarantee: g, Origin: ensemble.FromDPSGD, DPSGD: run}
 	}
 	return m, m.Validate()
+}
+
+// id returns the id of the ensemble trained with c whose parameters are
+// params: the data set, K and the first 8 bytes of the parameters'
+// SHA-256 (the same models, the same id).
+func (c Config) id(params [][]float64) string {
+	h := sha256.New()
+	var b [8]byte
+	for _, p := range params {
+		for _, v := range p {
+			binary.LittleEndian.PutUint64(b[:], math.Float64bits(v))
+			h.Write(b[:])
+		}
+	}
+	return fmt.Sprintf("%s-k%d-%s", c.Dataset, c.K, hex.EncodeToString(h.Sum(nil)[:8]))
+}
+
+// run returns the DP-SGD run of each private teacher of c.
+func (c Config) run() *ensemble.DPSGDRun {
+	return &ensemble.DPSGDRun{SGM: accountant.SGM{Q: c.DP.Rate, Sigma: c.DP.Sigma, Steps: c.DP.Steps()}, Conversion: c.Conversion, Delta: c.Delta}
+}
+
+// checkMeta checks the metadata header that e's votes are written with
+// against what e states of itself (ensemble.Check, the check of every
+// release): the id of its parameters, K, the classes, the relation
+// (private-teachers for DP-SGD teachers, one-vote for SGD ones), the kind
+// (fixed models), the partition it was trained on, and each teacher's
+// guarantee as the accountant computes it from its DP-SGD run, or none.
+func (e *Ensemble) checkMeta() error {
+	if e.Meta == nil {
+		return fmt.Errorf("teachers: the ensemble has no metadata header (Train, TrainClasses and Load record it)")
+	}
+	c := e.Config
+	rel := ensemble.OneVote
+	s := ensemble.Stated{By: "the ensemble's training", Ensemble: c.id(e.Params), K: len(e.Params), Classes: max(2, c.Classes),
+		Relation: &rel, Kind: ensemble.Fixed, Partition: e.Partition.Rule, NonPrivate: !c.Private}
+	if c.Private {
+		g, err := c.run().Guarantee()
+		if err != nil {
+			return fmt.Errorf("teachers: guarantee: %w", err)
+		}
+		rel, s.Eps, s.Delta = ensemble.PrivateTeachers, &g.Eps, &g.Delta
+	}
+	_, err := ensemble.Check(e.Meta, s)
+	return err
 }
 
 // Ensemble is K trained teachers.
@@ -420,10 +457,15 @@ func (e *Ensemble) Counts() [][]int {
 
 // WriteCounts writes the C-class teachers' votes on their queries as a
 // counts file (ensemble.WriteCounts) with the ensemble's metadata header
-// in layout counts, whose ids are the images' indices in the test set.
+// in layout counts, whose ids are the images' indices in the test set. A
+// header that contradicts the ensemble (checkMeta) is a
+// *ensemble.TeachersError, and nothing is written.
 func (e *Ensemble) WriteCounts(w io.Writer) error {
 	if e.Config.Classes == 0 {
 		return fmt.Errorf("teachers: two-class teachers: write their votes with WriteVotes")
+	}
+	if err := e.checkMeta(); err != nil {
+		return err
 	}
 	meta := *e.Meta
 	meta.Layout = ensemble.LayoutCounts
@@ -490,8 +532,12 @@ func (e *Ensemble) Votes(x *datasets.Dataset) [][]byte {
 
 // WriteVotes writes the teachers' votes on the images of x as a vote file
 // (ensemble.WriteVotes) with the ensemble's metadata header, whose ids are
-// the images' indices in x.
+// the images' indices in x. A header that contradicts the ensemble
+// (checkMeta) is a *ensemble.TeachersError, and nothing is written.
 func (e *Ensemble) WriteVotes(w io.Writer, x *datasets.Dataset) error {
+	if err := e.checkMeta(); err != nil {
+		return err
+	}
 	votes := e.Votes(x)
 	ids := make([]string, len(votes))
 	for q := range ids {

@@ -444,3 +444,76 @@ func TestTrainClasses(t *testing.T) {
 		t.Error("counts of two-class teachers written")
 	}
 }
+
+// TestWriteChecksMeta: the header that WriteVotes and WriteCounts write
+// must pass the check of every release (ensemble.Check) against what the
+// ensemble states of itself; one that contradicts it is refused, naming
+// the field, and nothing is written.
+func TestWriteChecksMeta(t *testing.T) {
+	ctx := context.Background()
+	b := datasets.SyntheticBinary(250, 12, 2)
+	dp, err := Train(ctx, b, config(true, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sgd, err := Train(ctx, b, config(false, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pate, err := TrainClasses(ctx, datasets.SyntheticClasses(800, 60, 3, 1), classesConfig(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stated := func(eps float64) []ensemble.TeacherGroup {
+		return []ensemble.TeacherGroup{{Count: 5, Guarantee: accountant.Guarantee{Eps: eps, Delta: 1e-4}}}
+	}
+	for _, tc := range []struct {
+		name  string
+		e     *Ensemble
+		edit  func(m *ensemble.VoteMeta)
+		field string
+	}{
+		{"another ensemble's id", dp, func(m *ensemble.VoteMeta) { m.Ensemble = "someone-else" }, "ensemble"},
+		{"another partition", dp, func(m *ensemble.VoteMeta) { m.Partition = ensemble.FilePosition }, "partition"},
+		{"the one-vote relation for DP-SGD teachers", dp, func(m *ensemble.VoteMeta) { m.Relation = ensemble.OneVote }, "relation"},
+		{"a larger eps than the DP-SGD run's", dp, func(m *ensemble.VoteMeta) { m.Teachers[0].Eps *= 2 }, "eps"},
+		{"a guarantee for SGD teachers", sgd, func(m *ensemble.VoteMeta) { m.Teachers = stated(1) }, "eps"},
+		{"per-query SGD teachers", sgd, func(m *ensemble.VoteMeta) { m.Kind = ensemble.PerQuery }, "kind"},
+		{"the private-teachers relation for SGD teachers", sgd, func(m *ensemble.VoteMeta) {
+			m.Relation, m.Partition, m.Teachers = ensemble.PrivateTeachers, ensemble.SharedData, stated(1)
+		}, "relation"},
+		{"another K", sgd, func(m *ensemble.VoteMeta) { m.K, m.Teachers[0].Count = 7, 7 }, "K"},
+		{"another partition of PATE's teachers", pate, func(m *ensemble.VoteMeta) { m.Partition = ensemble.FilePosition }, "partition"},
+		{"other classes of PATE's teachers", pate, func(m *ensemble.VoteMeta) { m.Classes = 4 }, "classes"},
+	} {
+		c := *tc.e
+		m := *tc.e.Meta
+		m.Teachers = slices.Clone(m.Teachers)
+		tc.edit(&m)
+		if err := m.Validate(); err != nil {
+			t.Fatalf("%s: the edited header breaks its own rules: %v", tc.name, err)
+		}
+		c.Meta = &m
+		var out bytes.Buffer
+		if c.Config.Classes > 0 {
+			err = c.WriteCounts(&out)
+		} else {
+			err = c.WriteVotes(&out, b.Test)
+		}
+		var te *ensemble.TeachersError
+		if !errors.As(err, &te) || te.Field != tc.field || te.By != "the ensemble's training" || out.Len() != 0 {
+			t.Errorf("%s: %v, %d bytes written; want a *TeachersError on %s", tc.name, err, out.Len(), tc.field)
+		}
+	}
+	c := *dp
+	c.Meta = nil
+	var out bytes.Buffer
+	if err := c.WriteVotes(&out, b.Test); err == nil || out.Len() != 0 {
+		t.Errorf("an ensemble without its header: %v, %d bytes written", err, out.Len())
+	}
+	for _, e := range []*Ensemble{dp, sgd} {
+		if err := e.WriteVotes(&out, b.Test); err != nil {
+			t.Errorf("private %v: %v", e.Config.Private, err)
+		}
+	}
+}

@@ -467,8 +467,8 @@ func TestAggregateTeachersFromHeader(t *testing.T) {
 		{name: "no header, no flags", args: []string{plain}, wantErr: []string{"eps and Delta", "no metadata header", "--eps, --Delta"}},
 		{name: "no header, no --Delta", args: []string{plain, "--eps", "0.1"}, wantErr: []string{"teachers' Delta", "no metadata header"}},
 		{name: "non-private teachers, no flags", args: []string{nonPrivate}, wantErr: []string{"non-private teachers"}, mechanism: "gnmax"},
-		{name: "relation of the mechanism", args: []string{eps1}, wantErr: []string{"relation: one-vote (the gnmax mechanism's) given", "states private-teachers"}, mechanism: "gnmax"},
-		{name: "relation, the other way", args: []string{nonPrivate, "--eps", "0.1", "--Delta", "1e-5"}, wantErr: []string{"relation: private-teachers (the subsample mechanism's) given", "states one-vote"}, mechanism: "subsample"},
+		{name: "relation of the mechanism", args: []string{eps1}, wantErr: []string{"relation: one-vote given by the gnmax mechanism", "states private-teachers"}, mechanism: "gnmax"},
+		{name: "relation, the other way", args: []string{nonPrivate, "--eps", "0.1", "--Delta", "1e-5"}, wantErr: []string{"relation: private-teachers given by the subsample mechanism", "states one-vote"}, mechanism: "subsample"},
 	} {
 		mech := tc.mechanism
 		if mech == "" {

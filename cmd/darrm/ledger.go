@@ -92,61 +92,57 @@ func newLedgerInitCmd() *cobra.Command {
 	}, &f, nil)
 }
 
-// binding returns the ensemble's parameters: the vote file's header and
-// the flags, which must agree with it, or the flags alone, which must then
-// state every parameter (the relation defaults to private-teachers).
+// binding returns the ensemble's parameters: the vote file's header, which
+// the flags given must agree with (ensemble.Check, the check of every
+// release), or the flags alone, which must then state every parameter (the
+// relation defaults to private-teachers).
 func (f *ledgerInitFlags) binding(cmd *cobra.Command) (ensemble.Binding, error) {
 	fs := cmd.Flags()
-	given := ensemble.Binding{Ensemble: f.Ensemble, K: f.K, Relation: f.Relation, Kind: f.Kind, Partition: f.Partition}
-	eps, delta := cli.Given(fs, "eps", f.Eps), cli.Given(fs, "Delta", f.Delta)
+	s := ensemble.Stated{Ensemble: f.Ensemble, K: f.K, Kind: f.Kind, Partition: f.Partition,
+		Eps: cli.Given(fs, "eps", f.Eps), Delta: cli.Given(fs, "Delta", f.Delta)}
 	if f.Votes == "" {
 		if err := cli.RequireFlags(cmd, "ensemble", "K", "eps", "Delta", "kind", "partition"); err != nil {
-			return given, cli.Usagef("%v (or take them from a vote file's header with --votes)", err)
+			return ensemble.Binding{}, cli.Usagef("%v (or take them from a vote file's header with --votes)", err)
 		}
-		given.Teachers = accountant.Guarantee{Eps: f.Eps, Delta: f.Delta}
-		return given, cli.AsUsage(given.Validate())
-	}
-	file, err := openInput(cmd, "--votes", f.Votes, wantVotes)
-	if err != nil {
-		return given, err
-	}
-	defer file.Close()
-	vf, err := ensemble.OpenVoteFile(file, cli.InputName(f.Votes), ensemble.FormatAuto)
-	if err != nil {
-		return given, cli.Usagef("--votes: %v", err)
-	}
-	meta := vf.Meta()
-	if meta == nil {
-		return given, cli.Usagef("--votes %s has no metadata header: give the ensemble's parameters as flags", cli.InputName(f.Votes))
-	}
-	var t ensemble.TeacherGuarantee
-	switch {
-	case meta.MultiClass() && !meta.Private():
-		// The multi-class mechanisms are private in the one-vote relation
-		// whatever the teachers' own guarantee: non-private teachers have
-		// none to bind.
-		if eps != nil || delta != nil {
-			return given, cli.Usagef("--eps, --Delta: %s holds multi-class votes of non-private teachers, whose releases bind no teachers' guarantee", cli.InputName(f.Votes))
+		s.Relation = &f.Relation
+		b, err := ensemble.Check(nil, s)
+		if err == nil {
+			err = b.Validate()
 		}
-	case !meta.Private() && eps == nil && delta == nil:
-		// Two-class votes of non-private teachers: darrm-one-vote's
-		// releases bind no teachers' guarantee, and a ledger that binds
-		// none also takes GNMax's, which state the (eps, Delta) they are
-		// calibrated to (Binding.Diff compares no unstated guarantee).
-	default:
-		t, err = ensemble.ReleaseTeachers(meta, eps, delta)
+		return b, cli.AsUsage(err)
 	}
+	if fs.Changed("relation") {
+		s.Relation = &f.Relation
+	}
+	name := cli.InputName(f.Votes)
+	meta, err := voteHeader(cmd, f.Votes)
 	if err != nil {
-		return given, fmt.Errorf("--votes %s: %w (--eps, --Delta)", cli.InputName(f.Votes), err)
+		return ensemble.Binding{}, err
 	}
-	b := meta.Binding(t)
-	if !fs.Changed("relation") {
-		given.Relation = b.Relation
-	}
-	if d := b.Diff(given); len(d) > 0 {
-		return b, cli.Usagef("--%s %s contradicts the metadata header of %s, which states %s", d[0].Field, d[0].B, cli.InputName(f.Votes), d[0].A)
+	b, err := ensemble.Check(meta, s)
+	if err != nil {
+		return b, fmt.Errorf("--votes %s: %w", name, err)
 	}
 	return b, nil
+}
+
+// voteHeader returns the metadata header of the vote file path, which
+// must have one.
+func voteHeader(cmd *cobra.Command, path string) (*ensemble.VoteMeta, error) {
+	name := cli.InputName(path)
+	file, err := openInput(cmd, "--votes", path, wantVotes)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	vf, err := ensemble.OpenVoteFile(file, name, ensemble.FormatAuto)
+	if err != nil {
+		return nil, cli.Usagef("--votes: %v", err)
+	}
+	if vf.Meta() == nil {
+		return nil, cli.Usagef("--votes %s has no metadata header: give the ensemble's parameters as flags", name)
+	}
+	return vf.Meta(), nil
 }
 
 func newLedgerShowCmd() *cobra.Command {

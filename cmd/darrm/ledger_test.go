@@ -176,9 +176,9 @@ func TestLedgerBinding(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--votes", votes, "--K", "9"}, "--K 9 contradicts the metadata header"},
+		{[]string{"--votes", votes, "--K", "9"}, "K: 9 given, but the vote file's metadata header states 11"},
 		{[]string{"--votes", votes, "--eps", "1"}, "eps: 1 given, but the vote file's metadata header states 0.1"},
-		{[]string{"--votes", votes, "--kind", "per-query"}, "--kind per-query contradicts"},
+		{[]string{"--votes", votes, "--kind", "per-query"}, "kind: per-query given, but the vote file's metadata header states fixed"},
 		{[]string{"--votes", plain}, "has no metadata header"},
 		{[]string{"--ensemble", "e", "--K", "11", "--eps", "0.1", "--Delta", "1e-5", "--partition", "shared"}, "--kind"},
 		{[]string{"--ensemble", "e", "--K", "11", "--Delta", "1e-5", "--kind", "fixed", "--partition", "shared"}, "--eps"},

@@ -154,11 +154,10 @@ func (f *multiInputFlags) reader(cmd *cobra.Command, vf *ensemble.VoteFile, in e
 		opts.Input = ensemble.InputClasses
 	}
 	if m := vf.Meta(); m != nil {
-		counts := m.Layout == ensemble.LayoutCounts
-		switch {
-		case fs.Changed("classes") && f.Classes != m.Classes:
-			return nil, cli.Usagef("--classes %d contradicts the metadata header of %s, which states classes = %d", f.Classes, name, m.Classes)
-		case f.InFormat == ensemble.FormatCounts && !counts:
+		if _, err := ensemble.Check(m, ensemble.Stated{Classes: f.Classes}); err != nil {
+			return nil, fmt.Errorf("%s: %w (--classes)", name, err)
+		}
+		if f.InFormat == ensemble.FormatCounts && m.Layout != ensemble.LayoutCounts {
 			return nil, cli.Usagef("--input-format counts contradicts the metadata header of %s, which states layout %v (class indices)", name, m.Layout)
 		}
 		opts.Input = ensemble.InputFromHeader

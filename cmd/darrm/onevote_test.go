@@ -300,7 +300,7 @@ func TestAggregateOneVoteRefused(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"private teachers' votes", []string{private, "--mechanism", "darrm-one-vote", "--target-eps", "0.3"}, "metadata header states private-teachers: the mechanism is private only in the one-vote relation"},
+		{"private teachers' votes", []string{private, "--mechanism", "darrm-one-vote", "--target-eps", "0.3"}, "metadata header states private-teachers: the one-vote relation needs that one record changes at most one teacher's vote"},
 		{"no eps", []string{votes, "--mechanism", "darrm-one-vote"}, "darrm-one-vote needs the release's eps: give --target-eps"},
 		{"teachers' eps", []string{votes, "--mechanism", "darrm-one-vote", "--target-eps", "0.3", "--eps", "0.1"}, "--eps is not a setting of darrm-one-vote"},
 		{"m", []string{votes, "--mechanism", "darrm-one-vote", "--target-eps", "0.3", "--m", "3"}, "--m is not a setting of darrm-one-vote"},

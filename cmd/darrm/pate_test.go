@@ -256,7 +256,7 @@ func TestPATEBadInput(t *testing.T) {
 		{"labels missing", acct(append([]string{votes, "--labels", filepath.Join(dir, "none.csv")}, confident...)...), []string{"none.csv"}},
 		{"counts sum", acct(write("sum.csv", head+row+"\n1,2,3,0,0,0,0,0,0,0\n"), "--sigma2", "40"), []string{"line 3", "counts sum to 6, want K = 250 (as the metadata header, line 1, states)"}},
 		{"negative count", acct(write("neg.csv", head+strings.Replace(row, "200", "-200", 1)+"\n"), "--sigma2", "40"), []string{"line 2, column 1", "must be a non-negative integer"}},
-		{"classes contradict header", acct(votes, "--sigma2", "40", "--classes", "5"), []string{"--classes 5 contradicts the metadata header", "states classes = 10"}},
+		{"classes contradict header", acct(votes, "--sigma2", "40", "--classes", "5"), []string{"classes: 5 given, but the vote file's metadata header states 10", "(--classes)"}},
 		{"counts against class indices", acct(classes, "--sigma2", "40", "--input-format", "counts"), []string{"--input-format counts contradicts the metadata header", "layout votes"}},
 		{"empty", acct(write("e.csv", ""), "--sigma2", "40"), []string{"empty file"}},
 		{"header only", acct(write("h.csv", head), "--sigma2", "40"), []string{"no votes after the metadata header"}},
@@ -275,7 +275,7 @@ func TestPATEBadInput(t *testing.T) {
 		{"K mismatch", agg(votes, "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--K", "251"), []string{"--K = 251", "K = 250 teachers"}},
 		{"bad row", agg(write("sum.csv", head+row+"\n1,2,3,0,0,0,0,0,0,0\n"), "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5"), []string{"line 3", "counts sum to 6"}},
 		{"lone budget", agg(votes, "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--budget-eps", "1"), []string{"go together"}},
-		{"classes contradict", agg(votes, "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--classes", "3"), []string{"--classes 3 contradicts"}},
+		{"classes contradict", agg(votes, "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--classes", "3"), []string{"classes: 3 given, but the vote file's metadata header states 10"}},
 		{"sigma2 on 0/1 votes", agg(voteFile(t, t.TempDir(), 3, func(int) int { return 6 }), "--sigma2", "40"), []string{"--sigma2 is not a setting of darrm on two-class votes", "--sigma2 is a setting of gnmax, confident-gnmax on multi-class votes"}},
 		{"confident on 0/1 votes", agg(voteFile(t, t.TempDir(), 3, func(int) int { return 6 }), "--mechanism", "confident-gnmax"), []string{"--mechanism confident-gnmax labels multi-class votes, not two-class votes", "--input-format counts, --classes C"}},
 	} {

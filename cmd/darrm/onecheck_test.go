@@ -1,0 +1,114 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/darrm/darrm/ensemble"
+)
+
+// TestOneCheck: aggregate, account pate and ledger init refuse what
+// contradicts a vote file's metadata header through the one check of
+// every release (ensemble.Check): exit 2, an error that names the field,
+// the header's value, the value given and the rule, and no output. (The
+// library's release and teachers vote are tested in their packages:
+// teachers vote writes the header of teachers it loads, whose header is
+// recomputed on load, so no command line can make them contradict it.)
+func TestOneCheck(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	k11 := filepath.Join("..", "..", "testdata", "votes-K11.csv")
+	counts := countsFile(t, dir, "counts.csv", 3, func(i int) []int { return plurality(200, i%10) })
+	privateCounts := write("private.csv", pateHeader(t, 251, 10, ensemble.LayoutCounts, ensemble.PrivateTeachers, ensemble.FormatCSV)+"206,5,5,5,5,5,5,5,5,5\n")
+	sgdHeader := `# {"darrm-votes":1,"ensemble":"onecheck-sgd","K":3,"classes":2,"layout":"votes","relation":"one-vote","kind":"fixed","partition":"keyed-hash","teachers":[{"count":3,"source":{"method":"none"}}]}` + "\n"
+	sgd := write("sgd.csv", sgdHeader+"1,0,1\n0,0,1\n1,1,1\n")
+	out := filepath.Join(dir, "out")
+	init := func(votes string, args ...string) []string {
+		return append([]string{"ledger", "init", out, "--votes", votes, "--budget-eps", "1", "--budget-delta", "1e-3"}, args...)
+	}
+	const states = ", but the vote file's metadata header states "
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"aggregate: a one-vote mechanism on private teachers", []string{"aggregate", k11, "--mechanism", "gnmax", "--no-cache", "--out", out},
+			"the teachers' relation: one-vote given by the gnmax mechanism" + states + "private-teachers: the one-vote relation needs that one record changes at most one teacher's vote"},
+		{"aggregate: another eps", []string{"aggregate", k11, "--eps", "1", "--no-cache", "--out", out},
+			"the teachers' eps: 1 given" + states + "0.1: a value given must equal the header's (leave it out to use the header's)"},
+		{"aggregate: other classes", []string{"aggregate", counts, "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--classes", "3", "--out", out},
+			"the ensemble's classes: 3 given" + states + "10"},
+		{"account pate: private teachers", []string{"account", "pate", privateCounts, "--sigma2", "40", "--target-delta", "1e-5"},
+			"the teachers' relation: one-vote given by the gnmax mechanism" + states + "private-teachers"},
+		{"account pate: other classes", []string{"account", "pate", counts, "--sigma2", "40", "--target-delta", "1e-5", "--classes", "5"},
+			"the ensemble's classes: 5 given" + states + "10"},
+		{"ledger init: one-vote on private teachers", init(k11, "--relation", "one-vote"),
+			"the teachers' relation: one-vote given" + states + "private-teachers: the one-vote relation needs"},
+		{"ledger init: private-teachers on one-vote teachers", init(sgd, "--relation", "private-teachers"),
+			"the teachers' relation: private-teachers given" + states + "one-vote: the private-teachers relation needs every teacher's (eps, Delta)"},
+		{"ledger init: eps for non-private multi-class teachers", init(counts, "--eps", "0.1", "--Delta", "1e-5"),
+			"the teachers' eps: 0.1 given" + states + "none (non-private teachers): no mechanism for multi-class votes in the one-vote relation is calibrated to a teachers' guarantee"},
+		{"ledger init: Delta for non-private multi-class teachers", init(counts, "--Delta", "1e-5"),
+			"the teachers' Delta: 1e-05 given" + states + "none (non-private teachers)"},
+		{"ledger init: half a calibration", init(sgd, "--Delta", "1e-5"),
+			"the teachers' eps: the vote file's metadata header states none (non-private teachers): the guarantee a release is calibrated to needs eps with Delta"},
+		{"ledger init: another eps", init(k11, "--eps", "0.2"), "the teachers' eps: 0.2 given" + states + "0.1"},
+		{"ledger init: another Delta", init(k11, "--Delta", "0"), "the teachers' Delta: 0 given" + states + "1e-05"},
+		{"ledger init: another ensemble", init(k11, "--ensemble", "other"), "the ensemble id: other given" + states + "testdata-votes-K11"},
+		{"ledger init: another K", init(counts, "--K", "251"), "the ensemble's K: 251 given" + states + "250"},
+		{"ledger init: another kind", init(k11, "--kind", "per-query"), "the teachers' kind: per-query given" + states + "fixed"},
+		{"ledger init: another partition", init(k11, "--partition", "keyed-hash"), "the teachers' partition: keyed-hash given" + states + "shared"},
+	} {
+		stdout, stderr, code := darrm(t, "", tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) || stdout != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and %q", tc.name, code, stdout, stderr, tc.want)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Fatalf("%s: wrote %s", tc.name, out)
+		}
+	}
+}
+
+// TestLedgerInitNonPrivate: a ledger of non-private two-class teachers
+// binds no teachers' guarantee unless one is given (the guarantee GNMax
+// releases are then calibrated to); a release of the ensemble at any
+// calibration is charged to the former, in the one-vote relation.
+func TestLedgerInitNonPrivate(t *testing.T) {
+	dir := t.TempDir()
+	votes := filepath.Join(dir, "sgd.csv")
+	head := `# {"darrm-votes":1,"ensemble":"onecheck-ledger-sgd","K":3,"classes":2,"layout":"votes","relation":"one-vote","kind":"fixed","partition":"keyed-hash","teachers":[{"count":3,"source":{"method":"none"}}]}` + "\n"
+	if err := os.WriteFile(votes, []byte(head+"1,0,1\n0,0,1\n1,1,1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	led := filepath.Join(dir, "sgd.ledger")
+	out, stderr, code := darrm(t, "", "ledger", "init", led, "--votes", votes, "--budget-eps", "5", "--budget-delta", "1e-3")
+	if code != 0 || !strings.Contains(out, "K = 3, no teachers' guarantee, relation one-vote") {
+		t.Fatalf("ledger init: exit %d: %s%s", code, out, stderr)
+	}
+	for _, eps := range []string{"0.5", "1"} {
+		if _, stderr, code := darrm(t, "", "aggregate", votes, "--mechanism", "gnmax", "--eps", eps, "--Delta", "1e-5", "--m", "1", "--no-cache",
+			"--ledger", led, "--out", filepath.Join(dir, "labels.csv")); code != 0 {
+			t.Errorf("gnmax at eps %s: exit %d: %s", eps, code, stderr)
+		}
+	}
+	out, _, _ = darrm(t, "", "ledger", "show", led, "--format", "json")
+	var show struct {
+		TotalEps float64 `json:"total_eps"`
+	}
+	if decode(t, out, &show); show.TotalEps != 4.5 {
+		t.Errorf("ledger show after releases at eps 0.5 and 1 of 3 queries each: total eps %v, want 4.5", show.TotalEps)
+	}
+	calibrated := filepath.Join(dir, "calibrated.ledger")
+	out, stderr, code = darrm(t, "", "ledger", "init", calibrated, "--votes", votes, "--eps", "0.5", "--Delta", "1e-5", "--budget-eps", "5", "--budget-delta", "1e-3", "--replace")
+	if code != 0 || !strings.Contains(out, "K = 3, eps = 0.5, Delta = 1e-05, relation one-vote") {
+		t.Fatalf("ledger init with a calibration: exit %d: %s%s", code, out, stderr)
+	}
+}
