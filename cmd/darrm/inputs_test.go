@@ -77,6 +77,9 @@ func TestSniff(t *testing.T) {
 // argument, with the existing names close to it.
 func TestWrongKindOfFile(t *testing.T) {
 	dir := t.TempDir()
+	// A vote file given as votes is released: its gamma is solved into
+	// this test's folder, not the user's cache.
+	t.Setenv("DARRM_CACHE_DIR", filepath.Join(dir, "cache"))
 	kinds := kindFiles(t, dir)
 	readers := []struct {
 		role    string
