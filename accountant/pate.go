@@ -478,7 +478,7 @@ func discreteNorm(sigma float64) float64 {
 	}
 }
 
-// RDPGaussianIndependent returns the data-independent Rényi DP at order λ
+// GNMaxRDPIndependent returns the data-independent Rényi DP at order λ
 // of GNMax with noise σ, λ/σ² (PATE paper, Proposition 8; the Gaussian
 // mechanism on counts whose L2 distance is at most √2). The threshold
 // step, whose input (the largest count) has sensitivity 1, has λ/(2σ1²):

@@ -13,7 +13,7 @@ import (
 // TestSpecialEntries: an entry that is a link to /dev/zero, a FIFO, a
 // directory, or a file of a GiB is corrupt, found so at once, without
 // reading more than an entry can need; Put replaces such an entry with a
-// good one (issue 19, item 7).
+// good one.
 func TestSpecialEntries(t *testing.T) {
 	d, err := Open(t.TempDir())
 	if err != nil {

@@ -175,7 +175,7 @@ func delivered(out string, format Format) int {
 // header, at its end, inside a label, at a label's end, in a later block)
 // and checks that the ledger is settled with every label of which a byte
 // reached the output, a label cut part-way included, and that the error
-// gives that count (issue 19, item 1).
+// gives that count.
 func TestShortWrites(t *testing.T) {
 	const queries = 70_000 // labels of 9 to 14 bytes: more than one block
 	var votes strings.Builder

@@ -62,7 +62,7 @@ func fsizeHelper(path string) int {
 // TestFailedAppend: a reservation that a full disk (here a file size
 // limit) cuts short is cut off again before anything else is written,
 // so that the settlement that follows lands after the last whole line
-// and the ledger stays readable (issue 19, item 6).
+// and the ledger stays readable.
 func TestFailedAppend(t *testing.T) {
 	path := newLedger(t, accountant.Guarantee{Eps: 5, Delta: 1e-3})
 	spend(t, path, 3)

@@ -87,7 +87,8 @@ type UpgradeResult struct {
 
 // Upgrade turns the ledger at path, of an earlier version, into one of
 // the current version in its place: a new header (a new ID; Upgraded
-// naming the old file, and for a chained ledger its id and last line; the
+// giving the old file's version, length and hash, and for a chained
+// ledger its id and the hash of its last line; the
 // old relation, budget, δ' and creation time; bound to the ensemble b
 // states), then the spend of every run of the old ledger (the last record
 // of each, as the old ledger counted them), chained, each line with the

@@ -45,7 +45,7 @@ func TestCachedReverifiesTamperedEntry(t *testing.T) {
 // 0.1%) contradicts its stored upper bound and gap and is corrupt; one
 // whose stored objective, surrogate error or gap alone was changed is
 // returned with them computed again from its gamma; one whose upper bound
-// was lowered below its gamma's objective is corrupt (issue 19, item 8).
+// was lowered below its gamma's objective is corrupt.
 func TestCachedClaimsRecomputed(t *testing.T) {
 	ctx, d := context.Background(), tempCache(t)
 	p, prior := params(11, 3, 1e-5), gamma.UniformPrior()

@@ -22,7 +22,7 @@ import (
 	"github.com/darrm/darrm/ledger"
 )
 
-// The tests of this file reproduce the breaks of issue 19 with darrm
+// The tests of this file attack the ledger and the release with darrm
 // itself, mostly as a child process (GO_DARRM_MAIN=1, see TestMain).
 
 // child returns a command that runs darrm with args.
@@ -126,7 +126,7 @@ var mayHaveReached = regexp.MustCompile(`(\d+) labels may have reached`)
 
 // TestShortWriteCounts: with a file size limit on standard output
 // (ulimit -f), the labels that reached the file, the last one cut, are
-// all in the ledger, and the error gives their number (issue 19, item 1).
+// all in the ledger, and the error gives their number.
 func TestShortWriteCounts(t *testing.T) {
 	dir := t.TempDir()
 	votes := smallVotes(t, dir, 300_000)
@@ -218,7 +218,7 @@ func TestOutputTargets(t *testing.T) {
 // while it waits for the ledger's lock (and says so, naming the file),
 // for data on standard input, and for a reader of standard output that has
 // stalled (counting what may have reached it); a FIFO as ledger is
-// refused at once (issue 19, item 7).
+// refused at once.
 func TestSignalsWhileBlocked(t *testing.T) {
 	dir := t.TempDir()
 	votes := smallVotes(t, dir, 300_000)
@@ -291,7 +291,7 @@ func TestSignalsWhileBlocked(t *testing.T) {
 // TestLedgerRefusals: reading a file as a ledger never changes it; a
 // second ledger for an ensemble, an old copy restored and lines removed
 // are refused with the command that resolves them, and darrm ledger
-// adopt resolves them (issue 19, items 3 and 5).
+// adopt resolves them.
 func TestLedgerRefusals(t *testing.T) {
 	dir := t.TempDir()
 	votes := smallVotes(t, dir, 10)
@@ -355,10 +355,9 @@ func v1Ledger(t *testing.T, path string, spends ...string) {
 	}
 }
 
-// TestLedgerMessages: the exit statuses and messages of issue 19, item 9,
-// and the ledger's output of issue 21: I/O failures exit 1; a directory
-// or an unwritable ledger is not told to be created; ledger show names no
-// flag it lacks; an infinite budget is refused in the flag's terms; a
+// TestLedgerMessages: the ledger's exit statuses, messages and output:
+// I/O failures exit 1; a directory or an unwritable ledger is not told to
+// be created; ledger show names no flag it lacks; an infinite budget is refused in the flag's terms; a
 // spend of eps 0 names its line; an ESC in a field is printed escaped;
 // JSON says eps and delta in lower case; totals are not printed to the
 // last float digit.
@@ -444,8 +443,8 @@ func TestLedgerMessages(t *testing.T) {
 }
 
 // TestUnwritableLedger: a ledger this user cannot write is a failure
-// (exit 1) that says why, not bad input, and is not told to be created
-// (issue 19, item 9). As root, which may write any file, the release runs
+// (exit 1) that says why, not bad input, and is not told to be created.
+// As root, which may write any file, the release runs
 // as nobody, from a copy of the test binary that nobody may run.
 func TestUnwritableLedger(t *testing.T) {
 	dir := t.TempDir()
