@@ -8,6 +8,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/poissonbinom"
 )
 
@@ -31,7 +32,7 @@ type Labeler interface {
 	// q was answered (the label is -1 when a threshold step withheld it).
 	// Votes it cannot count are a *VoteError or a *CountsError and
 	// release nothing.
-	Answer(q *Query, src *Source) (label int, answered bool, err error)
+	Answer(q *Query, src *noise.Source) (label int, answered bool, err error)
 }
 
 // Aggregator releases one private label per query from the 0/1 votes of K
@@ -45,7 +46,7 @@ type Aggregator interface {
 	// each the byte value 0 or 1 (not the characters '0' and '1'); any
 	// other input is a *VoteError and releases nothing. Randomness comes
 	// from src.
-	Aggregate(votes []byte, src *Source) (byte, error)
+	Aggregate(votes []byte, src *noise.Source) (byte, error)
 }
 
 // twoClass reports whether agg labels 0/1 votes (an Aggregator) rather
@@ -160,8 +161,8 @@ func newTable(g gamma.Gamma) (table, gamma.Gamma) {
 	tb := table{k: g.K(), t: make([]uint64, len(g))}
 	real := make(gamma.Gamma, len(g))
 	for l, v := range g {
-		tb.t[l] = threshold(v)
-		real[l] = realised(tb.t[l])
+		tb.t[l] = noise.Threshold(v)
+		real[l] = noise.Realised(tb.t[l])
 	}
 	return tb, real
 }
@@ -173,7 +174,7 @@ func (tb *table) Classes() int { return 2 }
 func (tb *table) Settings() Settings { return Settings{} }
 
 // Answer releases the label of q from its votes; every query is answered.
-func (tb *table) Answer(q *Query, src *Source) (int, bool, error) {
+func (tb *table) Answer(q *Query, src *noise.Source) (int, bool, error) {
 	l, err := votesFor(tb.k, q.Votes)
 	if err != nil {
 		return -1, false, err
@@ -181,7 +182,7 @@ func (tb *table) Answer(q *Query, src *Source) (int, bool, error) {
 	return int(tb.release(l, src)), true, nil
 }
 
-func (tb *table) release(l int, src *Source) byte {
+func (tb *table) release(l int, src *noise.Source) byte {
 	w := src.Uint64()
 	if w>>11 < tb.t[l] {
 		if 2*l > tb.k {

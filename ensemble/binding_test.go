@@ -9,6 +9,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/noise"
 )
 
 func TestReleaseTeachers(t *testing.T) {
@@ -74,7 +75,7 @@ func TestReleaseChecksHeader(t *testing.T) {
 		}
 		b, berr := ReleaseBinding(in, tc.agg)
 		var out bytes.Buffer
-		res, err := ReleaseTo(ctx, in, tc.agg, NewSeededSource(1), LabelSink{Stdout: &out, Format: FormatCSV}, -1, ReleaseOptions{Experiment: true})
+		res, err := ReleaseTo(ctx, in, tc.agg, noise.NewSeededSource(1), LabelSink{Stdout: &out, Format: FormatCSV}, -1, ReleaseOptions{Experiment: true})
 		var te *TeachersError
 		if tc.field == "" {
 			want := Binding{Ensemble: "test-ensemble", K: 5, Teachers: accountant.Guarantee{Eps: 1, Delta: 1e-5}, Relation: PrivateTeachers, Kind: Fixed, Partition: SharedData}

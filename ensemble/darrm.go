@@ -7,6 +7,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/noise"
 )
 
 // DaRRM is Algorithm 1 with a certified noise function: the majority of
@@ -77,7 +78,7 @@ func (d *DaRRM) Privacy() Privacy { return d.privacy }
 func (d *DaRRM) Gamma() gamma.Gamma { return d.g }
 
 // Aggregate releases the label of one query.
-func (d *DaRRM) Aggregate(votes []byte, src *Source) (byte, error) {
+func (d *DaRRM) Aggregate(votes []byte, src *noise.Source) (byte, error) {
 	l, err := votesFor(d.k, votes)
 	if err != nil {
 		return 0, err
@@ -146,7 +147,7 @@ func (r *RR) Gamma() gamma.Gamma { return r.g }
 func (r *RR) PConst() float64 { return r.pconst }
 
 // Aggregate releases the label of one query.
-func (r *RR) Aggregate(votes []byte, src *Source) (byte, error) {
+func (r *RR) Aggregate(votes []byte, src *noise.Source) (byte, error) {
 	l, err := votesFor(r.k, votes)
 	if err != nil {
 		return 0, err

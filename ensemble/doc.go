@@ -17,9 +17,9 @@
 // That form gives the exact output distribution (ProbOne, Agreement), the
 // certificate of RR and Subsample, and the tests' reference.
 //
-// Randomness comes from a Source: crypto/rand, read in blocks, for private
-// releases; a seeded ChaCha8 stream for experiments, which is not for
-// release. The aggregators, the reader, the writer and Release never
+// Randomness comes from a noise.Source: crypto/rand, read in blocks, for
+// private releases; a seeded ChaCha8 stream for experiments, which is not
+// for release. The aggregators, the reader, the writer and Release never
 // print, log or return a query's un-noised majority or vote count (only
 // Simulate, an experiment on synthetic votes, compares labels with it).
 //

@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/noise"
 )
 
 // The thesis' setting: K = 11 teachers, each (0.1, 1e-5)-DP; every label
@@ -35,7 +36,7 @@ func ExampleNewDaRRM() {
 		log.Fatal(err)
 	}
 	fmt.Printf("%s: (%.2g, %.2g)-DP per label, certificate %v\n", d.Name(), d.Privacy().Eps, d.Privacy().Delta, d.Privacy().Certificate.Status)
-	label, err := d.Aggregate([]byte{1, 1, 0, 1, 1, 1, 0, 1, 0, 1, 1}, ensemble.NewSource())
+	label, err := d.Aggregate([]byte{1, 1, 0, 1, 1, 1, 0, 1, 0, 1, 1}, noise.NewSource())
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -60,9 +61,9 @@ func ExampleReleaseTo() {
 		log.Fatal(err)
 	}
 	// A seeded source makes the example reproducible, which a release
-	// must opt into; private releases use ensemble.NewSource (crypto/rand).
+	// must opt into; private releases use noise.NewSource (crypto/rand).
 	sink := ensemble.LabelSink{Stdout: os.Stdout, Format: ensemble.FormatCSV}
-	res, err := ensemble.ReleaseTo(ctx, in, sub, ensemble.NewSeededSource(1), sink, 2, ensemble.ReleaseOptions{Experiment: true})
+	res, err := ensemble.ReleaseTo(ctx, in, sub, noise.NewSeededSource(1), sink, 2, ensemble.ReleaseOptions{Experiment: true})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -153,7 +154,7 @@ b,60,40,30,30,20,20,20,10,10,10
 		log.Fatal(err)
 	}
 	sink := ensemble.LabelSink{Stdout: os.Stdout, Format: ensemble.FormatCSV}
-	res, err := ensemble.ReleaseTo(context.Background(), in, agg, ensemble.NewSeededSource(3), sink, -1, ensemble.ReleaseOptions{Experiment: true})
+	res, err := ensemble.ReleaseTo(context.Background(), in, agg, noise.NewSeededSource(3), sink, -1, ensemble.ReleaseOptions{Experiment: true})
 	if err != nil {
 		log.Fatal(err)
 	}

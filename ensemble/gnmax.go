@@ -7,6 +7,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/noise"
 )
 
 // GNMax is the Gaussian NoisyMax aggregator of PATE (Papernot et al. 2018,
@@ -132,7 +133,7 @@ func (g *GNMax) Sigma() (sigma, lambda float64) { return g.sigma, g.lambda }
 func (g *GNMax) BitEpsilon() float64 { return g.bitEps }
 
 // Aggregate releases the label of one query.
-func (g *GNMax) Aggregate(votes []byte, src *Source) (byte, error) {
+func (g *GNMax) Aggregate(votes []byte, src *noise.Source) (byte, error) {
 	l, err := votesFor(g.k, votes)
 	if err != nil {
 		return 0, err

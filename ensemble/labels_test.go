@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/noise"
 )
 
 // TestLabelsRoundTrip: what ReleaseTo writes, NewLabelReader reads back,
@@ -40,7 +41,7 @@ func TestLabelsRoundTrip(t *testing.T) {
 				m.Threshold = 3
 				agg, _ = NewMultiGNMax(m, in.K(), in.Classes(), 1e-5)
 			}
-			out, _, err := releaseOut(t, in, agg, NewSeededSource(3), -1, ReleaseOptions{Experiment: true}, f)
+			out, _, err := releaseOut(t, in, agg, noise.NewSeededSource(3), -1, ReleaseOptions{Experiment: true}, f)
 			if err != nil {
 				t.Fatalf("%s, %v: %v", tc.name, f, err)
 			}
@@ -65,7 +66,7 @@ func TestLabelsRoundTrip(t *testing.T) {
 	}
 	// The header of a confident-gnmax release states its settings.
 	in, _ := NewMultiReader(strings.NewReader("4,3,3\n"), "v", MultiOptions{Input: InputCounts})
-	out, _, _ := releaseOut(t, in, g, NewSource(), -1, ReleaseOptions{}, FormatCSV)
+	out, _, _ := releaseOut(t, in, g, noise.NewSource(), -1, ReleaseOptions{}, FormatCSV)
 	lr, err := NewLabelReader(strings.NewReader(out), "labels")
 	if err != nil {
 		t.Fatal(err)

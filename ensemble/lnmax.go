@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/noise"
 )
 
 // MultiAggregator labels a query from the vote counts of K teachers over
@@ -16,7 +17,7 @@ type MultiAggregator interface {
 	// to K, and whether it was answered (-1 and false when the threshold
 	// step withheld it). Counts of the wrong length or sum are a
 	// *CountsError.
-	Label(counts []int, src *Source) (label int, answered bool, err error)
+	Label(counts []int, src *noise.Source) (label int, answered bool, err error)
 }
 
 // LNMax is PATE's Laplace noisy max (accountant.LNMax; Papernot et al.
@@ -24,7 +25,7 @@ type MultiAggregator interface {
 // largest, ties broken uniformly at random. Every query is answered.
 //
 // What the sampler guarantees: the noise is drawn exactly
-// (DiscreteLaplace) and added to the integer counts, so the labels have
+// (noise.DiscreteLaplace) and added to the integer counts, so the labels have
 // exactly the distribution of the mechanism and no real number is formed.
 // The discrete Laplace mechanism on an integer vector of L1 sensitivity 2
 // is (2/b, 0)-DP, as the continuous one is (the ratio of the two
@@ -33,7 +34,7 @@ type LNMax struct {
 	mech     accountant.LNMax
 	teachers int
 	classes  int
-	noise    *DiscreteLaplace
+	noise    *noise.DiscreteLaplace
 	privacy  Privacy
 	ties     []int
 }
@@ -47,7 +48,7 @@ func NewLNMax(m accountant.LNMax, teachers, classes int) (*LNMax, error) {
 	if err := checkClasses(teachers, classes); err != nil {
 		return nil, fmt.Errorf("lnmax: %w", err)
 	}
-	noise, err := NewDiscreteLaplace(m.Scale)
+	noise, err := noise.NewDiscreteLaplace(m.Scale)
 	if err != nil {
 		return nil, fmt.Errorf("lnmax: %w", err)
 	}
@@ -82,10 +83,10 @@ func (g *LNMax) Settings() Settings {
 }
 
 // Answer returns the label of q from its counts; it is always answered.
-func (g *LNMax) Answer(q *Query, src *Source) (int, bool, error) { return g.Label(q.Counts, src) }
+func (g *LNMax) Answer(q *Query, src *noise.Source) (int, bool, error) { return g.Label(q.Counts, src) }
 
 // Label returns the label of one query; it is always answered.
-func (g *LNMax) Label(counts []int, src *Source) (int, bool, error) {
+func (g *LNMax) Label(counts []int, src *noise.Source) (int, bool, error) {
 	if _, err := checkCounts(counts, g.teachers, g.classes); err != nil {
 		return -1, false, err
 	}
@@ -125,7 +126,7 @@ func checkCounts(counts []int, teachers, classes int) (top int, err error) {
 
 // noisyArgmax returns the class whose count plus a draw of noise is
 // largest, ties broken uniformly at random; ties is scratch space.
-func noisyArgmax(counts []int, noise func(*Source) int64, src *Source, ties *[]int) int {
+func noisyArgmax(counts []int, noise func(*noise.Source) int64, src *noise.Source, ties *[]int) int {
 	var best int64
 	t := (*ties)[:0]
 	for i, n := range counts {

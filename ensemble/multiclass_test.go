@@ -3,63 +3,12 @@ package ensemble
 import (
 	"bytes"
 	"errors"
-	"math"
-	"math/big"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/noise"
 )
-
-// The sampler's frequencies match N_Z(0, σ²): a chi-square test over the
-// values within 4σ, pooled tails, at a threshold that a correct sampler
-// exceeds with probability about 1e-6.
-func TestDiscreteGaussianDistribution(t *testing.T) {
-	for _, sigma := range []float64{0.7, 2.5, 40} {
-		g, err := NewDiscreteGaussian(sigma)
-		if err != nil {
-			t.Fatal(err)
-		}
-		src := NewSeededSource(7)
-		const n = 100000
-		w := int(4 * sigma)
-		hist := map[int]int{}
-		var sum, sq float64
-		for range n {
-			z := int(g.Sample(src))
-			sum += float64(z)
-			sq += float64(z * z)
-			z = max(-w-1, min(w+1, z))
-			hist[z]++
-		}
-		var norm float64
-		pmf := func(z int) float64 { return math.Exp(-float64(z*z) / (2 * sigma * sigma)) }
-		for z := -int(40 * sigma); z <= int(40*sigma); z++ {
-			norm += pmf(z)
-		}
-		var chi float64
-		for z := -w - 1; z <= w+1; z++ {
-			p := pmf(z) / norm
-			if z == -w-1 || z == w+1 {
-				p = 0
-				for y := w + 1; y <= int(40*sigma); y++ {
-					p += pmf(y) / norm
-				}
-			}
-			e := p * n
-			d := float64(hist[z]) - e
-			chi += d * d / e
-		}
-		df := float64(2*w + 2)
-		if limit := df + 5*math.Sqrt(2*df) + 25; chi > limit {
-			t.Errorf("sigma %v: chi-square %.1f over %v degrees of freedom (limit %.1f)", sigma, chi, df, limit)
-		}
-		if mean := sum / n; math.Abs(mean) > 5*sigma/math.Sqrt(n) {
-			t.Errorf("sigma %v: mean %v", sigma, mean)
-		}
-	}
-}
 
 func TestMultiGNMaxLabels(t *testing.T) {
 	m := accountant.ConfidentGNMax{Sigma2: 1, Noise: accountant.DiscreteNoise}
@@ -67,7 +16,7 @@ func TestMultiGNMaxLabels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := NewSeededSource(1)
+	src := noise.NewSeededSource(1)
 	for range 100 {
 		l, ans, err := g.Label([]int{2, 45, 3, 0}, src)
 		if err != nil || !ans || l != 1 {
@@ -254,10 +203,10 @@ func TestReleaseMulti(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out, _, err := releaseOut(t, in, g, NewSeededSource(3), -1, ReleaseOptions{}, FormatCSV); !errors.Is(err, ErrSeededRelease) || out != "" {
+	if out, _, err := releaseOut(t, in, g, noise.NewSeededSource(3), -1, ReleaseOptions{}, FormatCSV); !errors.Is(err, ErrSeededRelease) || out != "" {
 		t.Fatalf("seeded release without Experiment: %v, wrote %q", err, out)
 	}
-	out, res, err := releaseOut(t, in, g, NewSeededSource(3), -1, ReleaseOptions{Experiment: true}, FormatCSV)
+	out, res, err := releaseOut(t, in, g, noise.NewSeededSource(3), -1, ReleaseOptions{Experiment: true}, FormatCSV)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,69 +245,6 @@ func TestWriteCounts(t *testing.T) {
 	}
 	if err := WriteCounts(&b, m, nil, [][]int{{2, 2}}); err == nil {
 		t.Error("2 classes written under a header of 3")
-	}
-}
-
-// TestDiscreteGaussianLargeSigma: the sampler is exact and ends at every
-// deviation it accepts. The acceptance exponent, whose |y|·t passes 2^63
-// near σ = 3e9, equals an independent rational computation for draws far
-// out in the tails; draws at σ up to accountant.MaxDiscreteScale have the deviation σ
-// (4,000 draws: 5% is over four standard errors) and take no longer than
-// at small σ; and the acceptance probability that bounds the loop is above
-// 0.28 on a grid of σ.
-func TestDiscreteGaussianLargeSigma(t *testing.T) {
-	for _, sigma := range []float64{3.5e9, 1e11, 1e12, 123456789012.5, accountant.MaxDiscreteScale} {
-		g, err := NewDiscreteGaussian(sigma)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := new(big.Rat).SetFloat64(sigma)
-		s2 := new(big.Rat).Mul(s, s)
-		for _, y := range []int64{0, 1, int64(sigma), -int64(3 * sigma), int64(40 * sigma), math.MaxInt64 / 2} {
-			// (|y| - σ²/t)²/(2σ²) from its definition.
-			a := new(big.Rat).Sub(new(big.Rat).SetInt64(abs64(y)), new(big.Rat).Quo(s2, new(big.Rat).SetInt64(g.t)))
-			a.Mul(a, a)
-			a.Quo(a, new(big.Rat).Mul(big.NewRat(2, 1), s2))
-			if got := g.acceptance(y); got.Cmp(a) != 0 {
-				t.Errorf("sigma %v, y %d: exponent %v, want %v", sigma, y, got.FloatString(6), a.FloatString(6))
-			}
-		}
-		done := make(chan float64, 1)
-		go func() {
-			src := NewSeededSource(3)
-			var sq float64
-			const n = 4000
-			for range n {
-				z := float64(g.Sample(src))
-				sq += z * z
-			}
-			done <- math.Sqrt(sq / n)
-		}()
-		select {
-		case dev := <-done:
-			if math.Abs(dev/sigma-1) > 0.05 {
-				t.Errorf("sigma %v: 4000 draws of deviation %v", sigma, dev)
-			}
-		case <-time.After(time.Minute):
-			t.Fatalf("sigma %v: 4000 draws took over a minute", sigma)
-		}
-	}
-	for _, sigma := range []float64{0.01, 0.5, 0.99, 1, 1.5, 2.999, 10, 1e3, 1e6, 1e15} {
-		t0 := math.Floor(sigma) + 1
-		sum := 0.0
-		for y := 0.0; y <= 40*sigma+1 && y < 1e7; y++ {
-			w := math.Exp(-y * y / (2 * sigma * sigma))
-			if y > 0 {
-				w *= 2
-			}
-			sum += w
-		}
-		if sigma > 1e5 {
-			sum = sigma * math.Sqrt(2*math.Pi) // Poisson summation: exact to e^{-2π²σ²}
-		}
-		if p := math.Tanh(1/(2*t0)) * math.Exp(-sigma*sigma/(2*t0*t0)) * sum; !(p > 0.28) {
-			t.Errorf("sigma %v: acceptance probability %v", sigma, p)
-		}
 	}
 }
 

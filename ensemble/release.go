@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/darrm/darrm/noise"
 )
 
 // ReleaseResult counts the queries of a release.
@@ -50,7 +52,7 @@ type ReleaseOptions struct {
 // release answers the queries of in with agg, drawing from src, and
 // writes their rows to out, which it flushes: the loop of every release
 // (ReleaseTo).
-func release(ctx context.Context, in Reader, agg Labeler, src *Source, out *labelWriter, limit int, opts ReleaseOptions) (ReleaseResult, error) {
+func release(ctx context.Context, in Reader, agg Labeler, src *noise.Source, out *labelWriter, limit int, opts ReleaseOptions) (ReleaseResult, error) {
 	var res ReleaseResult
 	for n := 1; in.Next(); n++ {
 		q := in.Query()

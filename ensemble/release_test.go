@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/noise"
 )
 
 func TestLabelWriter(t *testing.T) {
@@ -77,7 +78,7 @@ func TestLabelWriterAfterError(t *testing.T) {
 
 // releaseOut releases the votes of in with agg into a buffer in format f,
 // and returns what was written.
-func releaseOut(t *testing.T, in Reader, agg Labeler, src *Source, limit int, opts ReleaseOptions, f Format) (string, ReleaseResult, error) {
+func releaseOut(t *testing.T, in Reader, agg Labeler, src *noise.Source, limit int, opts ReleaseOptions, f Format) (string, ReleaseResult, error) {
 	t.Helper()
 	var b bytes.Buffer
 	res, err := ReleaseTo(context.Background(), in, agg, src, LabelSink{Stdout: &b, Format: f}, limit, opts)
@@ -113,7 +114,7 @@ func releaseVotes(t *testing.T, data string, agg Aggregator, limit int, seed uin
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, res, err := releaseOut(t, vr, agg, NewSeededSource(seed), limit, ReleaseOptions{Experiment: true}, FormatCSV)
+	b, res, err := releaseOut(t, vr, agg, noise.NewSeededSource(seed), limit, ReleaseOptions{Experiment: true}, FormatCSV)
 	out, marked := strings.CutPrefix(b, NotForRelease+"\n")
 	if err == nil && !marked {
 		t.Errorf("seeded labels without the %q line", NotForRelease)
@@ -174,7 +175,7 @@ func TestReleaseCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	vr, _ := NewVoteReader(strings.NewReader(strings.Repeat("1\n", progressEvery+1)), "votes", ReadOptions{})
-	_, err := ReleaseTo(ctx, vr, zeroDaRRM(t, 1), NewSeededSource(1), LabelSink{Stdout: &bytes.Buffer{}, Format: FormatCSV}, -1, ReleaseOptions{Experiment: true})
+	_, err := ReleaseTo(ctx, vr, zeroDaRRM(t, 1), noise.NewSeededSource(1), LabelSink{Stdout: &bytes.Buffer{}, Format: FormatCSV}, -1, ReleaseOptions{Experiment: true})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
@@ -186,7 +187,7 @@ func TestReleaseCancel(t *testing.T) {
 // release carries no such line.
 func TestSeededReleaseNeedsOptIn(t *testing.T) {
 	const votes = "1,1,1\n0,0,0\n"
-	run := func(src *Source, opts ReleaseOptions) (string, error) {
+	run := func(src *noise.Source, opts ReleaseOptions) (string, error) {
 		vr, err := NewVoteReader(strings.NewReader(votes), "votes", ReadOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -194,14 +195,14 @@ func TestSeededReleaseNeedsOptIn(t *testing.T) {
 		out, _, err := releaseOut(t, vr, zeroDaRRM(t, 3), src, -1, opts, FormatCSV)
 		return out, err
 	}
-	if out, err := run(NewSeededSource(1), ReleaseOptions{}); !errors.Is(err, ErrSeededRelease) || out != "" {
+	if out, err := run(noise.NewSeededSource(1), ReleaseOptions{}); !errors.Is(err, ErrSeededRelease) || out != "" {
 		t.Errorf("seeded without opt-in: err %v, output %q", err, out)
 	}
-	out, err := run(NewSeededSource(1), ReleaseOptions{Experiment: true})
+	out, err := run(noise.NewSeededSource(1), ReleaseOptions{Experiment: true})
 	if err != nil || !strings.HasPrefix(out, NotForRelease+"\n# {\"darrm-labels\":1,") || !strings.Contains(out, `"for_release":false}`+"\nid,label\n") {
 		t.Errorf("seeded experiment: err %v, output %q", err, out)
 	}
-	out, err = run(NewSource(), ReleaseOptions{})
+	out, err = run(noise.NewSource(), ReleaseOptions{})
 	if err != nil || strings.Contains(out, "NOT FOR RELEASE") || !strings.HasPrefix(out, "# {\"darrm-labels\":1,") || !strings.Contains(out, `"for_release":true}`+"\nid,label\n") {
 		t.Errorf("crypto/rand release: err %v, output %q", err, out)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/darrm/darrm/internal/atomicfile"
 	"github.com/darrm/darrm/internal/plural"
+	"github.com/darrm/darrm/noise"
 )
 
 // A Ledger keeps the privacy that releases spend; ledger.Ledger is one.
@@ -66,7 +67,7 @@ func (s LabelSink) ToStdout() bool { return s.Path == "" || s.Path == "-" }
 // fails, whose error then says how many that is and what they cost. A
 // write that stops part-way counts every label of which a byte was
 // written.
-func ReleaseTo(ctx context.Context, in Reader, agg Labeler, src *Source, sink LabelSink, limit int, opts ReleaseOptions) (ReleaseResult, error) {
+func ReleaseTo(ctx context.Context, in Reader, agg Labeler, src *noise.Source, sink LabelSink, limit int, opts ReleaseOptions) (ReleaseResult, error) {
 	var res ReleaseResult
 	settle := func(err error, labels int) error {
 		if sink.Ledger != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/internal/plural"
+	"github.com/darrm/darrm/noise"
 )
 
 // fakeLedger records what a release charges it; it refuses reservations
@@ -92,7 +93,7 @@ func TestReleaseTo(t *testing.T) {
 		if tc.ledger != nil {
 			sink.Ledger = tc.ledger
 		}
-		res, err := ReleaseTo(context.Background(), vr, agg, NewSource(), sink, -1, ReleaseOptions{})
+		res, err := ReleaseTo(context.Background(), vr, agg, noise.NewSource(), sink, -1, ReleaseOptions{})
 		switch {
 		case tc.err == nil && tc.errText == "" && err != nil:
 			t.Errorf("%s: %v", tc.name, err)
@@ -192,9 +193,9 @@ func TestShortWrites(t *testing.T) {
 				}
 				w := &limited{n: n}
 				led := &fakeLedger{}
-				src := NewSource()
+				src := noise.NewSource()
 				if seeded {
-					src = NewSeededSource(1)
+					src = noise.NewSeededSource(1)
 				}
 				_, err = ReleaseTo(context.Background(), vr, agg, src, LabelSink{Stdout: w, Format: format, Ledger: led}, -1, ReleaseOptions{Experiment: seeded})
 				name := fmt.Sprintf("%v, seeded %t, %d bytes", format, seeded, n)

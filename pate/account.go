@@ -6,6 +6,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/noise"
 )
 
 // AccountOptions are what an account of GNMax, Confident-GNMax or LNMax
@@ -56,7 +57,7 @@ type Accounting struct {
 // (ensemble.Check); labels with a metadata header must be of this
 // mechanism and its settings (else a *ensemble.SettingError), K and C, and
 // of the votes' ensemble; every label row must name its query.
-func Account(ctx context.Context, in ensemble.Reader, opts AccountOptions, src *ensemble.Source) (*Accounting, error) {
+func Account(ctx context.Context, in ensemble.Reader, opts AccountOptions, src *noise.Source) (*Accounting, error) {
 	oneVote := ensemble.OneVote
 	if _, err := ensemble.Check(in.Meta(), ensemble.Stated{By: "the " + opts.Mechanism + " mechanism", Relation: &oneVote}); err != nil {
 		return nil, err

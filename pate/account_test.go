@@ -7,6 +7,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/noise"
 )
 
 // countsReader writes counts as a counts file with a header of relation rel
@@ -42,7 +43,7 @@ func TestAccount(t *testing.T) {
 	}
 	var labels bytes.Buffer
 	sink := ensemble.LabelSink{Stdout: &labels, Format: ensemble.FormatCSV}
-	if _, err := ensemble.ReleaseTo(t.Context(), countsReader(t, counts, ensemble.OneVote), agg, ensemble.NewSeededSource(2), sink, -1, ensemble.ReleaseOptions{Experiment: true}); err != nil {
+	if _, err := ensemble.ReleaseTo(t.Context(), countsReader(t, counts, ensemble.OneVote), agg, noise.NewSeededSource(2), sink, -1, ensemble.ReleaseOptions{Experiment: true}); err != nil {
 		t.Fatal(err)
 	}
 	opts := func() AccountOptions {
@@ -52,7 +53,7 @@ func TestAccount(t *testing.T) {
 		}
 		return AccountOptions{Mechanism: m.Name, GNMax: m.ConfidentGNMax, Delta: Delta, Conversion: accountant.PaperConversion, Labels: lr}
 	}
-	a, err := Account(t.Context(), countsReader(t, counts, ensemble.OneVote), opts(), ensemble.NewSeededSource(1))
+	a, err := Account(t.Context(), countsReader(t, counts, ensemble.OneVote), opts(), noise.NewSeededSource(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func TestAccount(t *testing.T) {
 		t.Errorf("account %+v", a.Result)
 	}
 	// The same answers through pate.Label's account (the same seeded draws).
-	res, err := Label(counts, 250, 10, truth, m, Labelling{Delta: Delta}, ensemble.NewSeededSource(2))
+	res, err := Label(counts, 250, 10, truth, m, Labelling{Delta: Delta}, noise.NewSeededSource(2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,11 +72,11 @@ func TestAccount(t *testing.T) {
 	other := opts()
 	other.GNMax.Sigma2 = 80
 	var se *ensemble.SettingError
-	if _, err := Account(t.Context(), countsReader(t, counts, ensemble.OneVote), other, ensemble.NewSource()); !errors.As(err, &se) || se.Setting != "sigma2" || se.Stated != "40" {
+	if _, err := Account(t.Context(), countsReader(t, counts, ensemble.OneVote), other, noise.NewSource()); !errors.As(err, &se) || se.Setting != "sigma2" || se.Stated != "40" {
 		t.Errorf("sigma2 80 against labels at 40: %v", err)
 	}
 	var te *ensemble.TeachersError
-	if _, err := Account(t.Context(), countsReader(t, counts, ensemble.PrivateTeachers), AccountOptions{Mechanism: "gnmax", GNMax: Mechanisms()[1].ConfidentGNMax, Delta: Delta}, ensemble.NewSource()); !errors.As(err, &te) || te.Field != "relation" {
+	if _, err := Account(t.Context(), countsReader(t, counts, ensemble.PrivateTeachers), AccountOptions{Mechanism: "gnmax", GNMax: Mechanisms()[1].ConfidentGNMax, Delta: Delta}, noise.NewSource()); !errors.As(err, &te) || te.Field != "relation" {
 		t.Errorf("votes in the private-teachers relation: %v", err)
 	}
 }

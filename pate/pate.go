@@ -24,6 +24,7 @@ import (
 	"github.com/darrm/darrm/dpsgd"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/nn"
+	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/teachers"
 )
 
@@ -105,7 +106,7 @@ type Result struct {
 // the opts.Answered-th answer if set; scores the labels against truth and
 // accounts for them as opts says, releasing the data-dependent ε by smooth
 // sensitivity (ReleaseSmooth).
-func Label(counts [][]int, teachers, classes int, truth []int, m Mechanism, opts Labelling, src *ensemble.Source) (Result, error) {
+func Label(counts [][]int, teachers, classes int, truth []int, m Mechanism, opts Labelling, src *noise.Source) (Result, error) {
 	agg, err := ensemble.NewMultiGNMax(m.ConfidentGNMax, teachers, classes, opts.Delta)
 	if err != nil {
 		return Result{}, err
@@ -267,9 +268,9 @@ func Run(ctx context.Context, m *datasets.MNIST, p Params) (*Outcome, error) {
 	}
 	out := &Outcome{Teachers: e, Cached: cached, Queries: q, Holdout: m.Test.Len() - q}
 	counts := e.Counts()
-	src := ensemble.NewSource()
+	src := noise.NewSource()
 	if p.Seed != nil {
-		src = ensemble.NewSeededSource(*p.Seed)
+		src = noise.NewSeededSource(*p.Seed)
 	}
 	for _, mech := range p.Mechanisms {
 		res, err := Label(counts, p.K, m.Classes, m.Test.Labels[:q], mech, p.Labelling, src)

@@ -21,6 +21,7 @@ import (
 	"github.com/darrm/darrm/dpsgd"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/teachers"
 )
 
@@ -257,7 +258,7 @@ var Mechanisms = []string{"gnmax", "gnmax-tight", "darrm-sub", "darrm-opt", "rr"
 
 // labeller is what Run needs of a mechanism.
 type labeller interface {
-	Aggregate(votes []byte, src *ensemble.Source) (byte, error)
+	Aggregate(votes []byte, src *noise.Source) (byte, error)
 	Privacy() ensemble.Privacy
 }
 
@@ -316,7 +317,7 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt
 			acc := make([]float64, p.Redraws)
 			for r := range p.Redraws {
 				draw := rand.New(rand.NewPCG(p.Seed, uint64(q)<<20|uint64(r)))
-				src := ensemble.NewSeededSource(p.Seed ^ uint64(q)<<40 ^ uint64(r)<<8 ^ uint64(mi))
+				src := noise.NewSeededSource(p.Seed ^ uint64(q)<<40 ^ uint64(r)<<8 ^ uint64(mi))
 				right := 0
 				for _, i := range draw.Perm(test.Len())[:q] {
 					label, err := agg.Aggregate(votes[i], src)
@@ -502,7 +503,7 @@ func newMajority(p constraints.Params) (*majority, error) {
 
 // Aggregate returns the majority of votes, each 0 or 1, of which there
 // are an odd number K.
-func (m *majority) Aggregate(votes []byte, _ *ensemble.Source) (byte, error) {
+func (m *majority) Aggregate(votes []byte, _ *noise.Source) (byte, error) {
 	if len(votes) != m.k {
 		return 0, fmt.Errorf("transfer: majority: %d votes, want K = %d", len(votes), m.k)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/report"
+	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/pate"
 )
 
@@ -147,9 +148,9 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	}
 	defer file.Close()
 	doc := report.AccountPATE{Seed: cli.Given(fs, "seed", f.Seed)}
-	src := ensemble.NewSource()
+	src := noise.NewSource()
 	if doc.Seed != nil {
-		src = ensemble.NewSeededSource(*doc.Seed)
+		src = noise.NewSeededSource(*doc.Seed)
 	}
 	if doc.Accounting, err = pate.Account(cmd.Context(), in, opts, src); err != nil {
 		return flagError(formatError(err), map[string]string{"alpha": "--orders", "delta": "--target-delta", "laplace scale": "--laplace-scale",

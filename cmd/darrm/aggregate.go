@@ -17,6 +17,7 @@ import (
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/internal/report"
 	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/noise"
 )
 
 func init() { subcommands = append(subcommands, newAggregateCmd) }
@@ -225,7 +226,7 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo,
 type release struct {
 	sink   ensemble.LabelSink
 	ledger *ledger.Ledger
-	src    *ensemble.Source
+	src    *noise.Source
 	seed   *uint64
 	prog   *cliout.Progress
 	opts   ensemble.ReleaseOptions
@@ -236,7 +237,7 @@ type release struct {
 // may lower limit, and the randomness of a release from name. Call close
 // at the end.
 func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, votes ensemble.Format, b ensemble.Binding, step accountant.Guarantee, limit int) (*release, int, error) {
-	r := &release{sink: ensemble.LabelSink{Path: f.Out, Stdout: cmd.OutOrStdout(), Format: f.OutFormat}, src: ensemble.NewSource()}
+	r := &release{sink: ensemble.LabelSink{Path: f.Out, Stdout: cmd.OutOrStdout(), Format: f.OutFormat}, src: noise.NewSource()}
 	if r.sink.Format == ensemble.FormatAuto {
 		r.sink.Format = votes
 	}
@@ -250,7 +251,7 @@ func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, votes ens
 		r.sink.Ledger = r.ledger
 	}
 	if r.seed = cli.Given(cmd.Flags(), "seed", f.Seed); r.seed != nil {
-		r.src = ensemble.NewSeededSource(*r.seed)
+		r.src = noise.NewSeededSource(*r.seed)
 	}
 	total := cli.InputSize(name)
 	r.prog = cliout.NewProgress(cmd.ErrOrStderr(), total, "releasing labels")

@@ -1,4 +1,4 @@
-package ensemble
+package noise
 
 import (
 	crand "crypto/rand"
@@ -13,7 +13,7 @@ import (
 // calls.
 const sourceBlock = 32 << 10
 
-// Source is the randomness of the aggregators: uniform 64-bit words read
+// Source is the randomness of a release: uniform 64-bit words read
 // in blocks from crypto/rand (NewSource), or from a seeded ChaCha8 stream
 // for reproducible experiments (NewSeededSource), whose output must not be
 // released. A Source is not safe for concurrent use.
@@ -40,14 +40,20 @@ func NewSource() *Source {
 // NewSeededSource returns a Source that replays the ChaCha8 stream of
 // seed (math/rand/v2). Its output is reproducible and therefore NOT for
 // release: anyone who knows the seed can strip the noise.
-func NewSeededSource(seed uint64) *Source { return newStream(seed, 0) }
+func NewSeededSource(seed uint64) *Source { return NewSeededStream(seed, 0) }
 
-// newStream returns the seeded source of stream number stream of seed:
-// distinct streams are independent ChaCha8 streams (distinct keys).
-func newStream(seed, stream uint64) *Source {
+// NewSeededStream returns the seeded source of stream number stream of
+// seed: distinct streams are independent ChaCha8 streams (distinct keys),
+// for draws that must not depend on each other's number (one stream per
+// simulated teacher); stream 0 is NewSeededSource's. Like it, NOT for
+// release.
+func NewSeededStream(seed, stream uint64) *Source {
 	var key [32]byte
 	binary.LittleEndian.PutUint64(key[:], seed)
 	binary.LittleEndian.PutUint64(key[8:], stream)
+	// The key's tag is part of every seeded output: it keeps the name of
+	// the package the sources were first written in, so that a seed
+	// replays what it always did.
 	copy(key[16:], "darrm/ensemble")
 	c := rand.NewChaCha8(key)
 	return &Source{
@@ -89,20 +95,24 @@ func (s *Source) uint64N(un uint64) uint64 {
 	return hi
 }
 
-// unit53 is 2^53: Bernoulli draws compare a 53-bit uniform integer with a
-// threshold in [0, 2^53].
-const unit53 = 1 << 53
+// Unit53 is 2^53: Bernoulli draws compare a 53-bit uniform integer, the
+// top 53 bits of a word (Uint64() >> 11), with a threshold in [0, 2^53];
+// the threshold Unit53 is probability 1.
+const Unit53 = 1 << 53
 
-// threshold returns t = floor(p·2^53), the threshold with which a draw
+// Threshold returns t = floor(p·2^53), the threshold with which a draw
 // U < t of a uniform 53-bit integer U has probability exactly t/2^53, the
 // largest multiple of 2^-53 that is <= p. p·2^53 is exact in float64 (a
 // power-of-two scaling), so the only rounding is the floor.
-func threshold(p float64) uint64 { return uint64(math.Floor(p * unit53)) }
+func Threshold(p float64) uint64 { return uint64(math.Floor(p * Unit53)) }
 
-// realised returns t/2^53, the probability a threshold realises; it is
+// Realised returns t/2^53, the probability a threshold realises; it is
 // exact in float64.
-func realised(t uint64) float64 { return float64(t) / unit53 }
+func Realised(t uint64) float64 { return float64(t) / Unit53 }
 
 // Bernoulli returns true with probability floor(p·2^53)/2^53, which is
 // within 2^-53 of p, for p in [0, 1].
-func (s *Source) Bernoulli(p float64) bool { return s.Uint64()>>11 < threshold(p) }
+func (s *Source) Bernoulli(p float64) bool { return s.Uint64()>>11 < Threshold(p) }
+
+// Float64 returns a uniform float64 in [0, 1) with 53 random bits.
+func (s *Source) Float64() float64 { return float64(s.Uint64()>>11) / Unit53 }

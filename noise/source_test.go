@@ -1,4 +1,4 @@
-package ensemble
+package noise
 
 import (
 	"encoding/binary"
@@ -23,26 +23,26 @@ func TestThresholdIsExact(t *testing.T) {
 		want uint64
 	}{
 		{0, 0},
-		{1, unit53},
-		{0.5, unit53 / 2},
-		{math.Nextafter(1, 0), unit53 - 1},
+		{1, Unit53},
+		{0.5, Unit53 / 2},
+		{math.Nextafter(1, 0), Unit53 - 1},
 		{1.0 / 3, 3002399751580330}, // floor(2^53/3)
 		{1e-300, 0},
 		{0x1p-53, 1},
 		{0x1.8p-53, 1}, // 1.5·2^-53 rounds down
 	} {
-		if got := threshold(tc.p); got != tc.want {
-			t.Errorf("threshold(%v) = %d, want %d", tc.p, got, tc.want)
+		if got := Threshold(tc.p); got != tc.want {
+			t.Errorf("Threshold(%v) = %d, want %d", tc.p, got, tc.want)
 		}
-		if r := realised(tc.want); r > tc.p || tc.p-r >= 0x1p-53 {
-			t.Errorf("realised(threshold(%v)) = %v: want within 2^-53 below", tc.p, r)
+		if r := Realised(tc.want); r > tc.p || tc.p-r >= 0x1p-53 {
+			t.Errorf("Realised(Threshold(%v)) = %v: want within 2^-53 below", tc.p, r)
 		}
 	}
 }
 
 func TestBernoulliComparesTop53Bits(t *testing.T) {
 	p := 0.3
-	th := threshold(p)
+	th := Threshold(p)
 	// A word's top 53 bits are the uniform integer U; the label is U < t.
 	src := fixedSource((th-1)<<11|0x7ff, th<<11, 0, ^uint64(0))
 	for i, want := range []bool{true, false, true, false} {
@@ -93,7 +93,7 @@ func TestSources(t *testing.T) {
 	if s, ok := a.Seeded(); !ok || s != 1 {
 		t.Errorf("Seeded() = %v, %v", s, ok)
 	}
-	if newStream(1, 1).Uint64() == NewSeededSource(1).Uint64() {
+	if NewSeededStream(1, 1).Uint64() == NewSeededSource(1).Uint64() {
 		t.Error("streams 0 and 1 of a seed start alike")
 	}
 	cr := NewSource()

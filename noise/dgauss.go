@@ -1,12 +1,10 @@
-package ensemble
+package noise
 
 import (
 	"fmt"
 	"math"
 	"math/big"
 	"math/bits"
-
-	"github.com/darrm/darrm/accountant"
 )
 
 // Exact sampling of the discrete Gaussian N_Z(0, σ²), the distribution on
@@ -17,6 +15,14 @@ import (
 // that distribution for σ² the float64's exact value: no floating-point
 // number is formed, and the low-order-bit attacks on floating-point
 // samplers (Mironov 2012) have nothing to read.
+
+// MaxScale is the largest scale of discrete noise the samplers take (the
+// σ of DiscreteGaussian, the scale of DiscreteLaplace): draws, up to 2^63
+// in magnitude, then reach 9000 times the scale. A vote count is at most
+// 999,999,999, so noise of this scale already makes every label a class
+// drawn at random; the accountant refuses larger settings of the
+// mechanisms that draw it.
+const MaxScale = 1e15
 
 // DiscreteGaussian samples N_Z(0, σ²) exactly from a Source.
 type DiscreteGaussian struct {
@@ -30,11 +36,10 @@ type DiscreteGaussian struct {
 }
 
 // NewDiscreteGaussian returns the sampler of N_Z(0, σ²), σ > 0 and at most
-// accountant.MaxDiscreteScale (the draws, up to 2^63 in magnitude, then
-// reach 9000σ).
+// MaxScale.
 func NewDiscreteGaussian(sigma float64) (*DiscreteGaussian, error) {
-	if !(sigma > 0) || math.IsInf(sigma, 0) || sigma > accountant.MaxDiscreteScale {
-		return nil, fmt.Errorf("discrete Gaussian: sigma = %v: must be a finite number in (0, %g]", sigma, accountant.MaxDiscreteScale)
+	if !(sigma > 0) || math.IsInf(sigma, 0) || sigma > MaxScale {
+		return nil, fmt.Errorf("discrete Gaussian: sigma = %v: must be a finite number in (0, %g]", sigma, MaxScale)
 	}
 	s := new(big.Rat).SetFloat64(sigma)
 	s2 := new(big.Rat).Mul(s, s)
@@ -331,10 +336,10 @@ type DiscreteLaplace struct {
 }
 
 // NewDiscreteLaplace returns the sampler of scale b, > 0 and at most
-// accountant.MaxDiscreteScale.
+// MaxScale.
 func NewDiscreteLaplace(b float64) (*DiscreteLaplace, error) {
-	if !(b > 0) || math.IsInf(b, 0) || b > accountant.MaxDiscreteScale {
-		return nil, fmt.Errorf("discrete Laplace: scale = %v: must be a finite number in (0, %g]", b, accountant.MaxDiscreteScale)
+	if !(b > 0) || math.IsInf(b, 0) || b > MaxScale {
+		return nil, fmt.Errorf("discrete Laplace: scale = %v: must be a finite number in (0, %g]", b, MaxScale)
 	}
 	r := new(big.Rat).SetFloat64(b)
 	l := &DiscreteLaplace{s: new(big.Int).Set(r.Denom()), t: new(big.Int).Set(r.Num())}
