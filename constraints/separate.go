@@ -11,6 +11,8 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"github.com/darrm/darrm/accountant"
 )
 
 // Scored is a configuration with its privacy cost f.
@@ -84,7 +86,7 @@ const unitRoundoff = 0x1p-53
 // In the one-vote relation the costs are single inequalities and the bound
 // is errBoundOneVote's.
 func (p Params) ErrBound() float64 {
-	if p.Relation == OneVote {
+	if p.Relation == accountant.OneVote {
 		return p.errBoundOneVote()
 	}
 	e, me := p.E(), p.M*p.Eps
@@ -120,7 +122,7 @@ func (p Params) ErrBound() float64 {
 // In the one-vote relation it evaluates the 4K inequalities of every pair
 // of neighbouring vote counts (separateOneVote), in O(K) steps.
 func (p Params) Separate(ctx context.Context, gamma []float64, opts SeparateOptions) (Separation, error) {
-	if p.Relation == OneVote {
+	if p.Relation == accountant.OneVote {
 		return p.separateOneVote(ctx, gamma, opts)
 	}
 	var fb *familyBound

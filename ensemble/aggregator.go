@@ -68,7 +68,7 @@ type Privacy struct {
 	// Relation is the neighbouring relation the guarantee is stated for.
 	// Guarantees for different relations must not be composed or charged
 	// to one budget.
-	Relation Relation
+	Relation accountant.Relation
 	// Teachers is the (ε, Δ) of each teacher that the guarantee assumes
 	// (GNMax: the ε its target m·ε is a multiple of). Release checks it
 	// against the vote file's header.
@@ -79,22 +79,6 @@ type Privacy struct {
 	// (NewOneVoteDaRRM); totals compose them (accountant.ComposeProfile).
 	Profile []accountant.Guarantee
 }
-
-// Relation is a neighbouring relation: what changes between the two
-// datasets (or vote vectors) a DP guarantee compares. It is the relation
-// of a problem's constraints (constraints.Relation). Guarantees in
-// different relations imply nothing of each other: one in the one-vote
-// relation says nothing about teachers that share their training data, and
-// one in the private-teachers relation nothing about non-private teachers.
-type Relation = constraints.Relation
-
-// The relations: DaRRM's, in which DaRRM, RR and subsampling are private,
-// and PATE's, in which GNMax is, and DaRRM with a gamma certified in it
-// (NewOneVoteDaRRM).
-const (
-	PrivateTeachers = constraints.PrivateTeachers
-	OneVote         = constraints.OneVote
-)
 
 // ErrNotCertified is wrapped by the constructors' errors when a noise
 // function fails its exhaustive certificate: the aggregator would not be

@@ -92,7 +92,7 @@ type Stated struct {
 	Ensemble string
 	K        int
 	Classes  int
-	Relation *Relation
+	Relation *accountant.Relation
 	Kind     Kind
 	// Partition is the rule that split the teachers' training data.
 	Partition Partition
@@ -200,8 +200,8 @@ func Check(meta *VoteMeta, s Stated) (Binding, error) {
 
 // relationRule says why a stated relation r cannot be the other one of a
 // header.
-func relationRule(r Relation) string {
-	if r == OneVote {
+func relationRule(r accountant.Relation) string {
+	if r == accountant.OneVote {
 		return "the one-vote relation needs that one record changes at most one teacher's vote, which teachers that may share data (the private-teachers relation) do not meet"
 	}
 	return "the private-teachers relation needs every teacher's (eps, Delta) for adding or removing a record, which teachers in the one-vote relation need not have"
@@ -271,7 +271,7 @@ type Binding struct {
 	// guarantees, their common bound; for non-private teachers, the ε and
 	// Δ a release was calibrated to, or none (Check).
 	Teachers  accountant.Guarantee
-	Relation  Relation
+	Relation  accountant.Relation
 	Kind      Kind
 	Partition Partition
 }
@@ -338,7 +338,7 @@ func (b Binding) Cap(deltaPrime float64) (*accountant.Cap, string, error) {
 		return nil, "the votes have no metadata header, so nothing says the teachers are fixed models", nil
 	case b.Kind == PerQuery:
 		return nil, "the teachers are a fresh mechanism per query: only the composition over the queries bounds the total", nil
-	case b.Relation == OneVote:
+	case b.Relation == accountant.OneVote:
 		return nil, "in the one-vote relation the teachers need not be private: only the composition over the queries bounds the total", nil
 	}
 	shares := accountant.Shared
@@ -365,11 +365,11 @@ func (b Binding) Validate() error {
 	}
 	// Non-private teachers in the one-vote relation: that relation's
 	// guarantees do not rest on the teachers', so there is none to bind.
-	none := b.Teachers == (accountant.Guarantee{}) && b.Relation == OneVote
+	none := b.Teachers == (accountant.Guarantee{}) && b.Relation == accountant.OneVote
 	switch {
 	case b.Ensemble == "" || len(b.Ensemble) > maxEnsembleID:
 		return bad("ensemble", fmt.Sprintf("%q", b.Ensemble), fmt.Sprintf("must name the teacher ensemble, in at most %d bytes", maxEnsembleID))
-	case b.K < 1 || (b.K%2 == 0 && b.Relation == PrivateTeachers):
+	case b.K < 1 || (b.K%2 == 0 && b.Relation == accountant.PrivateTeachers):
 		return bad("K", b.K, "must be odd and >= 1 (in the one-vote relation, whose multi-class mechanisms take any K, >= 1)")
 	case !none && (!(b.Teachers.Eps > 0) || b.Teachers.Eps > math.MaxFloat64):
 		return bad("eps", b.Teachers.Eps, "must be a finite number > 0")
@@ -386,15 +386,15 @@ func (b Binding) Validate() error {
 // and partition break, with the field and its value, or "" when they keep
 // every one: the rules of a header (VoteMeta.Validate) and of a binding
 // (Binding.Validate).
-func ensembleRule(r Relation, k Kind, p Partition) (field string, value fmt.Stringer, rule string) {
+func ensembleRule(r accountant.Relation, k Kind, p Partition) (field string, value fmt.Stringer, rule string) {
 	switch {
-	case r != PrivateTeachers && r != OneVote:
-		return "relation", r, fmt.Sprintf("must be %v or %v", PrivateTeachers, OneVote)
+	case r != accountant.PrivateTeachers && r != accountant.OneVote:
+		return "relation", r, fmt.Sprintf("must be %v or %v", accountant.PrivateTeachers, accountant.OneVote)
 	case k != Fixed && k != PerQuery:
 		return "kind", k, "must be fixed or per-query"
 	case p < KeyedHash || p > SharedData:
 		return "partition", p, "must be keyed-hash, file-position or shared"
-	case r == OneVote && p == SharedData:
+	case r == accountant.OneVote && p == SharedData:
 		return "partition", p, "the one-vote relation needs disjoint shares: adding or removing one record must change one teacher's vote at most"
 	}
 	return "", nil, ""

@@ -16,7 +16,7 @@ func TestReleaseTeachers(t *testing.T) {
 	f := func(x float64) *float64 { return &x }
 	hetero := statedMeta(3, 0.2, 1e-6)
 	hetero.Teachers = []TeacherGroup{{Count: 1, Guarantee: accountant.Guarantee{Eps: 0.2, Delta: 1e-6}}, {Count: 2, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}}}
-	sgd := &VoteMeta{Ensemble: "sgd", K: 3, Classes: 2, Relation: OneVote, Kind: Fixed, Partition: KeyedHash, Teachers: []TeacherGroup{{Count: 3, Origin: NonPrivate}}}
+	sgd := &VoteMeta{Ensemble: "sgd", K: 3, Classes: 2, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash, Teachers: []TeacherGroup{{Count: 3, Origin: NonPrivate}}}
 	for _, tc := range []struct {
 		name       string
 		meta       *VoteMeta
@@ -78,7 +78,7 @@ func TestReleaseChecksHeader(t *testing.T) {
 		res, err := ReleaseTo(ctx, in, tc.agg, noise.NewSeededSource(1), LabelSink{Stdout: &out, Format: FormatCSV}, -1, ReleaseOptions{Experiment: true})
 		var te *TeachersError
 		if tc.field == "" {
-			want := Binding{Ensemble: "test-ensemble", K: 5, Teachers: accountant.Guarantee{Eps: 1, Delta: 1e-5}, Relation: PrivateTeachers, Kind: Fixed, Partition: SharedData}
+			want := Binding{Ensemble: "test-ensemble", K: 5, Teachers: accountant.Guarantee{Eps: 1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: Fixed, Partition: SharedData}
 			if err != nil || berr != nil || res.Answered != 2 || b != want {
 				t.Errorf("eps %v: %v, %v, %d answered, binding %+v", tc.agg.Privacy().Teachers, err, berr, res.Answered, b)
 			}
@@ -96,23 +96,23 @@ func TestReleaseChecksHeader(t *testing.T) {
 // without a header, what is stated.
 func TestCheck(t *testing.T) {
 	f := func(x float64) *float64 { return &x }
-	r := func(x Relation) *Relation { return &x }
+	r := func(x accountant.Relation) *accountant.Relation { return &x }
 	private := statedMeta(5, 1, 1e-5)
 	hetero := statedMeta(3, 0.2, 1e-6)
 	hetero.Teachers = []TeacherGroup{{Count: 1, Guarantee: accountant.Guarantee{Eps: 0.2, Delta: 1e-6}}, {Count: 2, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}}}
-	sgd := &VoteMeta{Ensemble: "sgd", K: 3, Classes: 2, Relation: OneVote, Kind: Fixed, Partition: KeyedHash, Teachers: []TeacherGroup{{Count: 3, Origin: NonPrivate}}}
-	pate := &VoteMeta{Ensemble: "pate", K: 4, Classes: 3, Layout: LayoutCounts, Relation: OneVote, Kind: Fixed, Partition: KeyedHash, Teachers: []TeacherGroup{{Count: 4, Origin: NonPrivate}}}
+	sgd := &VoteMeta{Ensemble: "sgd", K: 3, Classes: 2, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash, Teachers: []TeacherGroup{{Count: 3, Origin: NonPrivate}}}
+	pate := &VoteMeta{Ensemble: "pate", K: 4, Classes: 3, Layout: LayoutCounts, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash, Teachers: []TeacherGroup{{Count: 4, Origin: NonPrivate}}}
 	oneVote := statedMeta(4, 0.5, 0)
-	oneVote.Classes, oneVote.Layout, oneVote.Relation, oneVote.Partition = 3, LayoutCounts, OneVote, KeyedHash
+	oneVote.Classes, oneVote.Layout, oneVote.Relation, oneVote.Partition = 3, LayoutCounts, accountant.OneVote, KeyedHash
 	for _, m := range []*VoteMeta{private, hetero, sgd, pate, oneVote} {
 		if err := m.Validate(); err != nil {
 			t.Fatalf("fixture %s: %v", m.Ensemble, err)
 		}
 	}
-	privateB := Binding{Ensemble: "test-ensemble", K: 5, Teachers: accountant.Guarantee{Eps: 1, Delta: 1e-5}, Relation: PrivateTeachers, Kind: Fixed, Partition: SharedData}
-	sgdB := Binding{Ensemble: "sgd", K: 3, Relation: OneVote, Kind: Fixed, Partition: KeyedHash}
-	pateB := Binding{Ensemble: "pate", K: 4, Relation: OneVote, Kind: Fixed, Partition: KeyedHash}
-	all := Stated{Ensemble: "test-ensemble", K: 5, Classes: 2, Relation: r(PrivateTeachers), Kind: Fixed, Partition: SharedData, Eps: f(1), Delta: f(1e-5)}
+	privateB := Binding{Ensemble: "test-ensemble", K: 5, Teachers: accountant.Guarantee{Eps: 1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: Fixed, Partition: SharedData}
+	sgdB := Binding{Ensemble: "sgd", K: 3, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}
+	pateB := Binding{Ensemble: "pate", K: 4, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}
+	all := Stated{Ensemble: "test-ensemble", K: 5, Classes: 2, Relation: r(accountant.PrivateTeachers), Kind: Fixed, Partition: SharedData, Eps: f(1), Delta: f(1e-5)}
 	for _, tc := range []struct {
 		name   string
 		meta   *VoteMeta
@@ -122,36 +122,36 @@ func TestCheck(t *testing.T) {
 		header string // its Header, when field is set
 	}{
 		{"no header, nothing stated", nil, Stated{}, Binding{}, "", ""},
-		{"no header: what is stated", nil, Stated{Ensemble: "e", K: 7, Classes: 2, Relation: r(OneVote), Kind: PerQuery, Partition: KeyedHash, Eps: f(0.5), Delta: f(0)},
-			Binding{Ensemble: "e", K: 7, Teachers: accountant.Guarantee{Eps: 0.5}, Relation: OneVote, Kind: PerQuery, Partition: KeyedHash}, "", ""},
-		{"no header, non-private", nil, Stated{K: 4, Relation: r(OneVote), NonPrivate: true}, Binding{K: 4, Relation: OneVote}, "", ""},
+		{"no header: what is stated", nil, Stated{Ensemble: "e", K: 7, Classes: 2, Relation: r(accountant.OneVote), Kind: PerQuery, Partition: KeyedHash, Eps: f(0.5), Delta: f(0)},
+			Binding{Ensemble: "e", K: 7, Teachers: accountant.Guarantee{Eps: 0.5}, Relation: accountant.OneVote, Kind: PerQuery, Partition: KeyedHash}, "", ""},
+		{"no header, non-private", nil, Stated{K: 4, Relation: r(accountant.OneVote), NonPrivate: true}, Binding{K: 4, Relation: accountant.OneVote}, "", ""},
 		{"header, nothing stated", private, Stated{}, privateB, "", ""},
 		{"header, every parameter repeated", private, all, privateB, "", ""},
 		{"ensemble", private, Stated{Ensemble: "another"}, Binding{}, "ensemble", "test-ensemble"},
 		{"K", private, Stated{K: 7}, Binding{}, "K", "5"},
 		{"classes", private, Stated{Classes: 3}, Binding{}, "classes", "2"},
-		{"relation one-vote on private teachers", private, Stated{Relation: r(OneVote)}, Binding{}, "relation", "private-teachers"},
-		{"relation private-teachers on one-vote teachers", sgd, Stated{Relation: r(PrivateTeachers)}, Binding{}, "relation", "one-vote"},
+		{"relation one-vote on private teachers", private, Stated{Relation: r(accountant.OneVote)}, Binding{}, "relation", "private-teachers"},
+		{"relation private-teachers on one-vote teachers", sgd, Stated{Relation: r(accountant.PrivateTeachers)}, Binding{}, "relation", "one-vote"},
 		{"kind", private, Stated{Kind: PerQuery}, Binding{}, "kind", "fixed"},
 		{"partition", private, Stated{Partition: KeyedHash}, Binding{}, "partition", "shared"},
 		{"eps", private, Stated{Eps: f(0.5)}, Binding{}, "eps", "1"},
 		{"Delta", private, Stated{Eps: f(1), Delta: f(0)}, Binding{}, "Delta", "1e-05"},
 		{"private teachers stated non-private", private, Stated{NonPrivate: true}, Binding{}, "eps", "1"},
 		{"different teachers: their common bound", hetero, Stated{Eps: f(0.2), Delta: f(1e-5)},
-			Binding{Ensemble: "test-ensemble", K: 3, Teachers: accountant.Guarantee{Eps: 0.2, Delta: 1e-5}, Relation: PrivateTeachers, Kind: Fixed, Partition: SharedData}, "", ""},
+			Binding{Ensemble: "test-ensemble", K: 3, Teachers: accountant.Guarantee{Eps: 0.2, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: Fixed, Partition: SharedData}, "", ""},
 		{"different teachers: one teacher's eps", hetero, Stated{Eps: f(0.1)}, Binding{}, "eps", "0.2"},
 		{"different teachers: one teacher's Delta", hetero, Stated{Delta: f(1e-6)}, Binding{}, "Delta", "1e-05"},
-		{"non-private two-class, nothing stated", sgd, Stated{Relation: r(OneVote)}, sgdB, "", ""},
+		{"non-private two-class, nothing stated", sgd, Stated{Relation: r(accountant.OneVote)}, sgdB, "", ""},
 		{"non-private stated non-private", sgd, Stated{NonPrivate: true}, sgdB, "", ""},
 		{"non-private two-class, a calibration", sgd, Stated{Eps: f(0.1), Delta: f(1e-5)},
-			Binding{Ensemble: "sgd", K: 3, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: OneVote, Kind: Fixed, Partition: KeyedHash}, "", ""},
+			Binding{Ensemble: "sgd", K: 3, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}, "", ""},
 		{"non-private two-class, eps alone", sgd, Stated{Eps: f(0.1)}, Binding{}, "Delta", noGuarantee},
 		{"non-private two-class, Delta alone", sgd, Stated{Delta: f(1e-5)}, Binding{}, "eps", noGuarantee},
-		{"non-private multi-class, nothing stated", pate, Stated{K: 4, Classes: 3, Relation: r(OneVote)}, pateB, "", ""},
+		{"non-private multi-class, nothing stated", pate, Stated{K: 4, Classes: 3, Relation: r(accountant.OneVote)}, pateB, "", ""},
 		{"non-private multi-class, eps", pate, Stated{Eps: f(0.1), Delta: f(1e-5)}, Binding{}, "eps", noGuarantee},
 		{"non-private multi-class, Delta", pate, Stated{Delta: f(1e-5)}, Binding{}, "Delta", noGuarantee},
-		{"one-vote private teachers: their guarantee", oneVote, Stated{Relation: r(OneVote)},
-			Binding{Ensemble: "test-ensemble", K: 4, Teachers: accountant.Guarantee{Eps: 0.5}, Relation: OneVote, Kind: Fixed, Partition: KeyedHash}, "", ""},
+		{"one-vote private teachers: their guarantee", oneVote, Stated{Relation: r(accountant.OneVote)},
+			Binding{Ensemble: "test-ensemble", K: 4, Teachers: accountant.Guarantee{Eps: 0.5}, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}, "", ""},
 		{"one-vote private teachers, another eps", oneVote, Stated{Eps: f(0.1)}, Binding{}, "eps", "0.5"},
 	} {
 		got, err := Check(tc.meta, tc.s)
@@ -164,7 +164,7 @@ func TestCheck(t *testing.T) {
 		}
 	}
 	// The error names the field, both values, who gave one and the rule.
-	_, err := Check(private, Stated{By: "the gnmax mechanism", Relation: r(OneVote)})
+	_, err := Check(private, Stated{By: "the gnmax mechanism", Relation: r(accountant.OneVote)})
 	want := "the teachers' relation: one-vote given by the gnmax mechanism, but the vote file's metadata header states private-teachers: the one-vote relation needs"
 	if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "leave it out") {
 		t.Errorf("error %q, want it to start %q", err, want)

@@ -28,7 +28,7 @@ type DaRRM struct {
 // p must be in DaRRM's relation (private teachers); NewOneVoteDaRRM builds
 // DaRRM in the one-vote relation.
 func NewDaRRM(ctx context.Context, p constraints.Params, g gamma.Gamma, opts Options) (*DaRRM, error) {
-	if p.Relation != constraints.PrivateTeachers {
+	if p.Relation != accountant.PrivateTeachers {
 		return nil, fmt.Errorf("DaRRM: relation %v: NewDaRRM is for private teachers (NewOneVoteDaRRM is for the one-vote relation)", p.Relation)
 	}
 	return newDaRRM(ctx, p, g, opts, Privacy{
@@ -62,7 +62,7 @@ func newDaRRM(ctx context.Context, p constraints.Params, g gamma.Gamma, opts Opt
 // Name returns "darrm", or "darrm-one-vote" in the one-vote relation
 // (NewOneVoteDaRRM).
 func (d *DaRRM) Name() string {
-	if d.privacy.Relation == OneVote {
+	if d.privacy.Relation == accountant.OneVote {
 		return "darrm-one-vote"
 	}
 	return "darrm"

@@ -79,7 +79,7 @@ func NewGNMax(p constraints.Params, search accountant.GNMaxSearch) (*GNMax, erro
 			Guarantee: t,
 			Teachers:  teachers(p),
 			Source:    calibration + "; assumes a record changes at most one teacher's vote; the sampled label probabilities were checked against the target for every pair of vote counts L, L+1",
-			Relation:  OneVote,
+			Relation:  accountant.OneVote,
 		},
 	}, nil
 }

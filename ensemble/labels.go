@@ -98,7 +98,7 @@ type LabelMeta struct {
 	Settings   Settings
 	// PerQuery is the guarantee of each row, in Relation.
 	PerQuery accountant.Guarantee
-	Relation Relation
+	Relation accountant.Relation
 	// Ensemble is the teacher ensemble's id, "" when the votes did not
 	// state it; Teachers is each teacher's (ε, Δ) the release assumed,
 	// zero for none.
@@ -111,11 +111,11 @@ type LabelMeta struct {
 // The JSON form of a label file's header, in the order it is written.
 type (
 	jsonLabelMeta struct {
-		Version   int      `json:"darrm-labels"`
-		Mechanism string   `json:"mechanism"`
-		K         int      `json:"K"`
-		Classes   int      `json:"classes"`
-		Relation  Relation `json:"relation"`
+		Version   int                 `json:"darrm-labels"`
+		Mechanism string              `json:"mechanism"`
+		K         int                 `json:"K"`
+		Classes   int                 `json:"classes"`
+		Relation  accountant.Relation `json:"relation"`
 		Settings
 		Eps        float64        `json:"eps"`
 		Delta      float64        `json:"delta"`

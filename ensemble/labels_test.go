@@ -27,11 +27,11 @@ func TestLabelsRoundTrip(t *testing.T) {
 		{"two classes", func() Reader {
 			r, _ := NewVoteReader(strings.NewReader("1,1,1\n0,0,1\n"), "v", ReadOptions{})
 			return r
-		}, zeroDaRRM(t, 3), nil, LabelMeta{Mechanism: "darrm", K: 3, Classes: 2, Relation: PrivateTeachers, ForRelease: false}},
+		}, zeroDaRRM(t, 3), nil, LabelMeta{Mechanism: "darrm", K: 3, Classes: 2, Relation: accountant.PrivateTeachers, ForRelease: false}},
 		{"counts", func() Reader {
 			r, _ := NewMultiReader(strings.NewReader(countsHead+"id,a,b,c\n\"x,1\",4,0,0\n7,2,1,1\n"), "v", MultiOptions{Input: InputCounts})
 			return r
-		}, g, []string{"x,1:0", "7:-1"}, LabelMeta{Mechanism: "confident-gnmax", K: 4, Classes: 3, Relation: OneVote, Ensemble: "pate-test"}},
+		}, g, []string{"x,1:0", "7:-1"}, LabelMeta{Mechanism: "confident-gnmax", K: 4, Classes: 3, Relation: accountant.OneVote, Ensemble: "pate-test"}},
 	} {
 		for _, f := range []Format{FormatCSV, FormatJSONL} {
 			in := tc.read()

@@ -57,7 +57,7 @@ func NewLNMax(m accountant.LNMax, teachers, classes int) (*LNMax, error) {
 			Guarantee: accountant.Guarantee{Eps: eps},
 			Source: fmt.Sprintf("LNMax with discrete Laplace noise of scale b = %.6g on every count is (2/b, 0)-DP (one changed vote moves the counts by 2 in L1; Papernot et al. 2017 Sec. 2.1, the argmax is post-processing); assumes a record changes at most one teacher's vote",
 				m.Scale),
-			Relation: OneVote,
+			Relation: accountant.OneVote,
 		}}, nil
 }
 

@@ -15,7 +15,7 @@ func TestLNMax(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := g.Privacy(); p.Eps != 1 || p.Delta != 0 || p.Relation != OneVote {
+	if p := g.Privacy(); p.Eps != 1 || p.Delta != 0 || p.Relation != accountant.OneVote {
 		t.Errorf("privacy %+v, want (2/b, 0) = (1, 0) in the one-vote relation", p)
 	}
 	src := noise.NewSeededSource(2)
@@ -85,11 +85,11 @@ func TestReleaseBindingMulti(t *testing.T) {
 		return in
 	}
 	b, err := ReleaseBinding(read(""), agg)
-	if err != nil || b != (Binding{K: 4, Relation: OneVote}) {
+	if err != nil || b != (Binding{K: 4, Relation: accountant.OneVote}) {
 		t.Errorf("no header: %+v, %v", b, err)
 	}
 	b, err = ReleaseBinding(read(countsHead), agg)
-	if err != nil || b != (Binding{Ensemble: "pate-test", K: 4, Relation: OneVote, Kind: Fixed, Partition: KeyedHash}) {
+	if err != nil || b != (Binding{Ensemble: "pate-test", K: 4, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}) {
 		t.Errorf("non-private teachers: %+v, %v", b, err)
 	}
 	private := strings.Replace(countsHead, `{"count":4,"source":{"method":"none"}}`, `{"count":4,"eps":0.5,"Delta":0.00001,"source":{"method":"stated"}}`, 1)

@@ -46,7 +46,7 @@ type MechanismInfo struct {
 	Name  string
 	Input Input
 	// Relation is the neighbouring relation of its guarantee.
-	Relation Relation
+	Relation accountant.Relation
 	// PureTeachers says that it needs pure-DP teachers, Δ = 0.
 	PureTeachers bool
 	// Gamma says that it samples a noise function: gamma_opt of its
@@ -76,16 +76,16 @@ func oneVoteSettings(more ...string) []string {
 
 // registry holds every mechanism a release can use: one entry each.
 var registry = []MechanismInfo{
-	{Name: "darrm", Relation: PrivateTeachers, Gamma: true, Takes: twoClassSettings("prior", "gamma", "no-solve"), Example: "--m 3", build: buildDaRRM},
-	{Name: "subsample", Relation: PrivateTeachers, Takes: twoClassSettings(), Example: "--m 3", build: buildSubsample},
-	{Name: "dsub", Relation: PrivateTeachers, PureTeachers: true, Takes: twoClassSettings(), Example: "--m 3", build: buildSubsample},
-	{Name: "rr", Relation: PrivateTeachers, Takes: twoClassSettings("rr-composition", "rr-delta-prime"), Example: "--m 3", build: buildRR},
-	{Name: "gnmax", Relation: OneVote, Takes: twoClassSettings("gnmax-search"), Example: "--m 3", build: buildGNMax},
-	{Name: "darrm-one-vote", Relation: OneVote, Gamma: true, Takes: oneVoteSettings("prior", "gamma", "no-solve"), Example: "--target-eps 0.3 --delta 1e-5", build: buildOneVoteDaRRM},
-	{Name: "gnmax", Input: MultiClass, Relation: OneVote, Needs: []string{"sigma2", "delta"}, Example: "--sigma2 40 --delta 1e-5", build: buildMultiGNMax},
-	{Name: "confident-gnmax", Input: MultiClass, Relation: OneVote, Needs: []string{"threshold", "sigma1", "sigma2", "delta"},
+	{Name: "darrm", Relation: accountant.PrivateTeachers, Gamma: true, Takes: twoClassSettings("prior", "gamma", "no-solve"), Example: "--m 3", build: buildDaRRM},
+	{Name: "subsample", Relation: accountant.PrivateTeachers, Takes: twoClassSettings(), Example: "--m 3", build: buildSubsample},
+	{Name: "dsub", Relation: accountant.PrivateTeachers, PureTeachers: true, Takes: twoClassSettings(), Example: "--m 3", build: buildSubsample},
+	{Name: "rr", Relation: accountant.PrivateTeachers, Takes: twoClassSettings("rr-composition", "rr-delta-prime"), Example: "--m 3", build: buildRR},
+	{Name: "gnmax", Relation: accountant.OneVote, Takes: twoClassSettings("gnmax-search"), Example: "--m 3", build: buildGNMax},
+	{Name: "darrm-one-vote", Relation: accountant.OneVote, Gamma: true, Takes: oneVoteSettings("prior", "gamma", "no-solve"), Example: "--target-eps 0.3 --delta 1e-5", build: buildOneVoteDaRRM},
+	{Name: "gnmax", Input: MultiClass, Relation: accountant.OneVote, Needs: []string{"sigma2", "delta"}, Example: "--sigma2 40 --delta 1e-5", build: buildMultiGNMax},
+	{Name: "confident-gnmax", Input: MultiClass, Relation: accountant.OneVote, Needs: []string{"threshold", "sigma1", "sigma2", "delta"},
 		Example: "--threshold 200 --sigma1 150 --sigma2 40 --delta 1e-5", build: buildMultiGNMax},
-	{Name: "lnmax", Input: MultiClass, Relation: OneVote, Needs: []string{"laplace-scale"}, Example: "--laplace-scale 20", build: buildLNMax},
+	{Name: "lnmax", Input: MultiClass, Relation: accountant.OneVote, Needs: []string{"laplace-scale"}, Example: "--laplace-scale 20", build: buildLNMax},
 }
 
 // GammaProblem returns the problem whose noise function info samples when
@@ -94,7 +94,7 @@ var registry = []MechanismInfo{
 // problem (constraints.NewOneVote), which p already is when its relation
 // is one-vote (m = 1).
 func (info MechanismInfo) GammaProblem(p constraints.Params) constraints.Params {
-	if info.Relation == OneVote {
+	if info.Relation == accountant.OneVote {
 		return oneVoteProblem(p)
 	}
 	return p

@@ -133,9 +133,9 @@ func TestRegistry(t *testing.T) {
 // TestAccounting: the limit a budget sets (none without one, none when
 // the teachers' cap is within it), and totals capped by the cap.
 func TestAccounting(t *testing.T) {
-	step := Privacy{Guarantee: accountant.Guarantee{Eps: 0.3, Delta: 3e-5}, Relation: PrivateTeachers}
-	capped := Binding{Ensemble: "e", K: 11, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: PrivateTeachers, Kind: Fixed, Partition: SharedData}
-	unstated := Binding{K: 11, Teachers: capped.Teachers, Relation: PrivateTeachers}
+	step := Privacy{Guarantee: accountant.Guarantee{Eps: 0.3, Delta: 3e-5}, Relation: accountant.PrivateTeachers}
+	capped := Binding{Ensemble: "e", K: 11, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: Fixed, Partition: SharedData}
+	unstated := Binding{K: 11, Teachers: capped.Teachers, Relation: accountant.PrivateTeachers}
 	for _, tc := range []struct {
 		name   string
 		b      Binding

@@ -47,7 +47,7 @@ type VoteMeta struct {
 	Layout Layout
 	// Relation is the neighbouring relation the teachers' guarantee, and
 	// every release from their votes, is stated in.
-	Relation Relation
+	Relation accountant.Relation
 	// Kind says whether the teachers are fixed models or a fresh
 	// mechanism per query.
 	Kind Kind
@@ -332,7 +332,7 @@ func (g *TeacherGroup) validate(at string, m *VoteMeta) error {
 		if g.Eps != 0 || g.Delta != 0 || g.DPSGD != nil {
 			return headerErr(at+".source.method", "none", "non-private teachers have no eps, Delta or DP-SGD run")
 		}
-		if m.Relation == PrivateTeachers {
+		if m.Relation == accountant.PrivateTeachers {
 			return headerErr(at+".source.method", "none", "the private-teachers relation needs every teacher's (eps, Delta)")
 		}
 		return nil
@@ -423,15 +423,15 @@ func (m *VoteMeta) Common() (g accountant.Guarantee, heterogeneous bool) {
 // The JSON form of a header, in the order it is written.
 type (
 	jsonMeta struct {
-		Version   int         `json:"darrm-votes"`
-		Ensemble  string      `json:"ensemble"`
-		K         int         `json:"K"`
-		Classes   int         `json:"classes"`
-		Layout    Layout      `json:"layout"`
-		Relation  Relation    `json:"relation"`
-		Kind      Kind        `json:"kind"`
-		Partition Partition   `json:"partition"`
-		Teachers  []jsonGroup `json:"teachers"`
+		Version   int                 `json:"darrm-votes"`
+		Ensemble  string              `json:"ensemble"`
+		K         int                 `json:"K"`
+		Classes   int                 `json:"classes"`
+		Layout    Layout              `json:"layout"`
+		Relation  accountant.Relation `json:"relation"`
+		Kind      Kind                `json:"kind"`
+		Partition Partition           `json:"partition"`
+		Teachers  []jsonGroup         `json:"teachers"`
 	}
 	jsonGroup struct {
 		Count  int        `json:"count"`

@@ -14,7 +14,7 @@ import (
 
 // statedMeta is the header of k teachers stated (eps, Delta)-DP.
 func statedMeta(k int, eps, delta float64) *VoteMeta {
-	return &VoteMeta{Ensemble: "test-ensemble", K: k, Classes: 2, Layout: LayoutVotes, Relation: PrivateTeachers,
+	return &VoteMeta{Ensemble: "test-ensemble", K: k, Classes: 2, Layout: LayoutVotes, Relation: accountant.PrivateTeachers,
 		Kind: Fixed, Partition: SharedData, Teachers: []TeacherGroup{{Count: k, Guarantee: accountant.Guarantee{Eps: eps, Delta: delta}}}}
 }
 
@@ -78,11 +78,11 @@ func TestMetaRoundTrip(t *testing.T) {
 	for _, m := range []*VoteMeta{
 		statedMeta(11, 0.1, 1e-5),
 		statedMeta(1, 1, 0),
-		{Ensemble: "mnist58-k11-é", K: 11, Classes: 2, Relation: PrivateTeachers, Kind: Fixed, Partition: KeyedHash,
+		{Ensemble: "mnist58-k11-é", K: 11, Classes: 2, Relation: accountant.PrivateTeachers, Kind: Fixed, Partition: KeyedHash,
 			Teachers: []TeacherGroup{{Count: 11, Guarantee: g, Origin: FromDPSGD, DPSGD: run}}},
-		{Ensemble: "sgd", K: 3, Classes: 2, Relation: OneVote, Kind: Fixed, Partition: FilePosition,
+		{Ensemble: "sgd", K: 3, Classes: 2, Relation: accountant.OneVote, Kind: Fixed, Partition: FilePosition,
 			Teachers: []TeacherGroup{{Count: 3, Origin: NonPrivate}}},
-		{Ensemble: "fresh", K: 3, Classes: 2, Relation: PrivateTeachers, Kind: PerQuery, Partition: SharedData,
+		{Ensemble: "fresh", K: 3, Classes: 2, Relation: accountant.PrivateTeachers, Kind: PerQuery, Partition: SharedData,
 			Teachers: []TeacherGroup{{Count: 3, Guarantee: accountant.Guarantee{Eps: 0.5, Delta: 1e-3}}}},
 		hetero,
 	} {

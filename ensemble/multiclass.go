@@ -71,7 +71,7 @@ func NewMultiGNMax(m accountant.ConfidentGNMax, teachers, classes int, delta flo
 		Guarantee: accountant.Guarantee{Eps: eps, Delta: delta},
 		Source: fmt.Sprintf("%s with discrete Gaussian noise is (lambda, %s)-RDP for every lambda (Papernot et al. 2018 Sec. 4; Canonne, Kamath and Steinke 2020), (eps, delta)-DP at lambda = %.6g (Theorem B.4.1); every query charged as answered, independently of the votes; assumes a record changes at most one teacher's vote",
 			multiName(m), steps, order),
-		Relation: OneVote,
+		Relation: accountant.OneVote,
 	}
 	return g, nil
 }

@@ -62,7 +62,7 @@ var (
 )
 
 func metaLine(l Layout, c, k int) string {
-	m := &VoteMeta{Ensemble: "pate-test", K: k, Classes: c, Layout: l, Relation: OneVote, Kind: Fixed, Partition: KeyedHash,
+	m := &VoteMeta{Ensemble: "pate-test", K: k, Classes: c, Layout: l, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash,
 		Teachers: []TeacherGroup{{Count: k, Origin: NonPrivate}}}
 	b, err := m.MarshalJSON()
 	if err != nil {

@@ -96,9 +96,9 @@ func FuzzAggregate(f *testing.F) {
 // totals and budgets can keep them apart.
 func TestRelations(t *testing.T) {
 	for _, agg := range aggregators(t) {
-		want := PrivateTeachers
+		want := accountant.PrivateTeachers
 		if agg.Name() == "gnmax" {
-			want = OneVote
+			want = accountant.OneVote
 		}
 		if got := agg.Privacy().Relation; got != want {
 			t.Errorf("%s: relation %v, want %v", agg.Name(), got, want)

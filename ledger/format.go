@@ -62,7 +62,7 @@ func (h *Header) Bind(b ensemble.Binding) {
 
 // Binding returns the parameters the ledger is bound to (version 2).
 func (h Header) Binding() (ensemble.Binding, error) {
-	var r ensemble.Relation
+	var r accountant.Relation
 	if err := r.UnmarshalText([]byte(h.Relation)); err != nil {
 		return ensemble.Binding{}, err
 	}

@@ -25,7 +25,7 @@ var ctx = context.Background()
 // a fresh mechanism per query, so that no teachers' cap applies and the
 // totals are the composition of the spends.
 var bound = ensemble.Binding{Ensemble: "mnist58-k11", K: 11, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5},
-	Relation: ensemble.PrivateTeachers, Kind: ensemble.PerQuery, Partition: ensemble.SharedData}
+	Relation: accountant.PrivateTeachers, Kind: ensemble.PerQuery, Partition: ensemble.SharedData}
 
 // ensembles counts the ledgers made, to name their ensembles apart: one
 // ensemble has one ledger.
@@ -172,7 +172,7 @@ func TestRelationAndInitChecks(t *testing.T) {
 	}
 	defer l.Close()
 	oneVote := binding(t, l)
-	oneVote.Relation, oneVote.Partition = ensemble.OneVote, ensemble.KeyedHash
+	oneVote.Relation, oneVote.Partition = accountant.OneVote, ensemble.KeyedHash
 	if err := l.Begin("gnmax", oneVote, step); err == nil || !strings.Contains(err.Error(), "cannot share a budget") {
 		t.Errorf("a one-vote spend on a private-teachers ledger: %v", err)
 	}
@@ -198,7 +198,7 @@ func TestRelationAndInitChecks(t *testing.T) {
 		"teachers' Delta 1": NewHeader(edit(func(b *ensemble.Binding) { b.Teachers.Delta = 1 }), one, 1e-5),
 		"kind unstated":     NewHeader(edit(func(b *ensemble.Binding) { b.Kind = ensemble.KindUnstated }), one, 1e-5),
 		"partition missing": NewHeader(edit(func(b *ensemble.Binding) { b.Partition = ensemble.PartitionUnstated }), one, 1e-5),
-		"one-vote, shared":  NewHeader(edit(func(b *ensemble.Binding) { b.Relation = ensemble.OneVote }), one, 1e-5),
+		"one-vote, shared":  NewHeader(edit(func(b *ensemble.Binding) { b.Relation = accountant.OneVote }), one, 1e-5),
 		"no teachers' guarantee, private-teachers": NewHeader(edit(func(b *ensemble.Binding) { b.Teachers = accountant.Guarantee{} }), one, 1e-5),
 	} {
 		p := filepath.Join(t.TempDir(), "l")
@@ -215,7 +215,7 @@ func TestRelationAndInitChecks(t *testing.T) {
 // one-vote relation, binds no teachers' guarantee; an even K is allowed.
 func TestInitNonPrivateOneVote(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "l")
-	b := unique(ensemble.Binding{K: 250, Relation: ensemble.OneVote, Kind: ensemble.Fixed, Partition: ensemble.KeyedHash})
+	b := unique(ensemble.Binding{K: 250, Relation: accountant.OneVote, Kind: ensemble.Fixed, Partition: ensemble.KeyedHash})
 	if _, err := Init(ctx, p, NewHeader(b, accountant.Guarantee{Eps: 2, Delta: 1e-5}, 1e-5), InitOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -524,7 +524,7 @@ func TestOpenRun(t *testing.T) {
 		l.Close()
 	}
 	oneVote := b
-	oneVote.Relation, oneVote.Partition = ensemble.OneVote, ensemble.KeyedHash
+	oneVote.Relation, oneVote.Partition = accountant.OneVote, ensemble.KeyedHash
 	if _, _, err := OpenRun(ctx, path, "gnmax", oneVote, step, -1, Options{}); err == nil || !strings.Contains(err.Error(), "relation") {
 		t.Errorf("another relation: %v", err)
 	}
@@ -556,7 +556,7 @@ func TestBinding(t *testing.T) {
 		{func(b *ensemble.Binding) { b.Teachers.Eps = 1 }, []string{"eps 1 (the ledger's: 0.1)"}},
 		{func(b *ensemble.Binding) { b.Teachers.Delta = 1e-4; b.Kind = ensemble.Fixed }, []string{"Delta 0.0001 (the ledger's: 1e-05)", "kind fixed (the ledger's: per-query)"}},
 		{func(b *ensemble.Binding) { b.Partition = ensemble.KeyedHash }, []string{"partition keyed-hash (the ledger's: shared)"}},
-		{func(b *ensemble.Binding) { b.Relation = ensemble.OneVote }, []string{"relation one-vote (the ledger's: private-teachers)"}},
+		{func(b *ensemble.Binding) { b.Relation = accountant.OneVote }, []string{"relation one-vote (the ledger's: private-teachers)"}},
 	} {
 		b := own
 		tc.edit(&b)
@@ -572,7 +572,7 @@ func TestBinding(t *testing.T) {
 			}
 		}
 	}
-	headerless := ensemble.Binding{K: 11, Teachers: bound.Teachers, Relation: ensemble.PrivateTeachers}
+	headerless := ensemble.Binding{K: 11, Teachers: bound.Teachers, Relation: accountant.PrivateTeachers}
 	if err := l.Begin("darrm", headerless, step); err != nil {
 		t.Errorf("a release without a header, of the ledger's K and teachers: %v", err)
 	}

@@ -41,7 +41,7 @@ func isMarker(b []byte) bool {
 // bindUpgrade binds the header h of the ledger at path, being upgraded,
 // to the ensemble that b states, in the ledger's own relation (Upgrade).
 func bindUpgrade(path string, h *Header, b ensemble.Binding) error {
-	var rel ensemble.Relation
+	var rel accountant.Relation
 	if err := rel.UnmarshalText([]byte(h.Relation)); err != nil {
 		return fmt.Errorf("ledger upgrade: %w", err)
 	}

@@ -58,7 +58,7 @@ type Accounting struct {
 // mechanism and its settings (else a *ensemble.SettingError), K and C, and
 // of the votes' ensemble; every label row must name its query.
 func Account(ctx context.Context, in ensemble.Reader, opts AccountOptions, src *noise.Source) (*Accounting, error) {
-	oneVote := ensemble.OneVote
+	oneVote := accountant.OneVote
 	if _, err := ensemble.Check(in.Meta(), ensemble.Stated{By: "the " + opts.Mechanism + " mechanism", Relation: &oneVote}); err != nil {
 		return nil, err
 	}

@@ -12,11 +12,11 @@ import (
 
 // countsReader writes counts as a counts file with a header of relation rel
 // and returns its reader.
-func countsReader(t *testing.T, counts [][]int, rel ensemble.Relation) ensemble.Reader {
+func countsReader(t *testing.T, counts [][]int, rel accountant.Relation) ensemble.Reader {
 	t.Helper()
 	meta := &ensemble.VoteMeta{Ensemble: "acct", K: 250, Classes: 10, Layout: ensemble.LayoutCounts, Relation: rel, Kind: ensemble.Fixed, Partition: ensemble.KeyedHash,
 		Teachers: []ensemble.TeacherGroup{{Count: 250, Origin: ensemble.NonPrivate}}}
-	if rel == ensemble.PrivateTeachers {
+	if rel == accountant.PrivateTeachers {
 		meta.Partition = ensemble.SharedData
 		meta.Teachers = []ensemble.TeacherGroup{{Count: 250, Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-5}}}
 	}
@@ -43,7 +43,7 @@ func TestAccount(t *testing.T) {
 	}
 	var labels bytes.Buffer
 	sink := ensemble.LabelSink{Stdout: &labels, Format: ensemble.FormatCSV}
-	if _, err := ensemble.ReleaseTo(t.Context(), countsReader(t, counts, ensemble.OneVote), agg, noise.NewSeededSource(2), sink, -1, ensemble.ReleaseOptions{Experiment: true}); err != nil {
+	if _, err := ensemble.ReleaseTo(t.Context(), countsReader(t, counts, accountant.OneVote), agg, noise.NewSeededSource(2), sink, -1, ensemble.ReleaseOptions{Experiment: true}); err != nil {
 		t.Fatal(err)
 	}
 	opts := func() AccountOptions {
@@ -53,7 +53,7 @@ func TestAccount(t *testing.T) {
 		}
 		return AccountOptions{Mechanism: m.Name, GNMax: m.ConfidentGNMax, Delta: Delta, Conversion: accountant.PaperConversion, Labels: lr}
 	}
-	a, err := Account(t.Context(), countsReader(t, counts, ensemble.OneVote), opts(), noise.NewSeededSource(1))
+	a, err := Account(t.Context(), countsReader(t, counts, accountant.OneVote), opts(), noise.NewSeededSource(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,11 +72,11 @@ func TestAccount(t *testing.T) {
 	other := opts()
 	other.GNMax.Sigma2 = 80
 	var se *ensemble.SettingError
-	if _, err := Account(t.Context(), countsReader(t, counts, ensemble.OneVote), other, noise.NewSource()); !errors.As(err, &se) || se.Setting != "sigma2" || se.Stated != "40" {
+	if _, err := Account(t.Context(), countsReader(t, counts, accountant.OneVote), other, noise.NewSource()); !errors.As(err, &se) || se.Setting != "sigma2" || se.Stated != "40" {
 		t.Errorf("sigma2 80 against labels at 40: %v", err)
 	}
 	var te *ensemble.TeachersError
-	if _, err := Account(t.Context(), countsReader(t, counts, ensemble.PrivateTeachers), AccountOptions{Mechanism: "gnmax", GNMax: Mechanisms()[1].ConfidentGNMax, Delta: Delta}, noise.NewSource()); !errors.As(err, &te) || te.Field != "relation" {
+	if _, err := Account(t.Context(), countsReader(t, counts, accountant.PrivateTeachers), AccountOptions{Mechanism: "gnmax", GNMax: Mechanisms()[1].ConfidentGNMax, Delta: Delta}, noise.NewSource()); !errors.As(err, &te) || te.Field != "relation" {
 		t.Errorf("votes in the private-teachers relation: %v", err)
 	}
 }

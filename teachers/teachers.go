@@ -210,7 +210,7 @@ func partition(s accountant.Shares) ensemble.Partition {
 func (c Config) meta(params [][]float64) (*ensemble.VoteMeta, error) {
 	m := &ensemble.VoteMeta{
 		Ensemble: c.id(params),
-		K:        c.K, Classes: max(2, c.Classes), Layout: ensemble.LayoutVotes, Relation: ensemble.OneVote,
+		K:        c.K, Classes: max(2, c.Classes), Layout: ensemble.LayoutVotes, Relation: accountant.OneVote,
 		Kind: ensemble.Fixed, Partition: partition(c.Setting),
 		Teachers: []ensemble.TeacherGroup{{Count: c.K, Origin: ensemble.NonPrivate}},
 	}
@@ -220,7 +220,7 @@ func (c Config) meta(params [][]float64) (*ensemble.VoteMeta, error) {
 		if err != nil {
 			return nil, fmt.Errorf("teachers: guarantee: %w", err)
 		}
-		m.Relation = ensemble.PrivateTeachers
+		m.Relation = accountant.PrivateTeachers
 		m.Teachers[0] = ensemble.TeacherGroup{Count: c.K, Guarantee: g, Origin: ensemble.FromDPSGD, DPSGD: run}
 	}
 	return m, m.Validate()
@@ -257,7 +257,7 @@ func (e *Ensemble) checkMeta() error {
 		return fmt.Errorf("teachers: the ensemble has no metadata header (Train, TrainClasses and Load record it)")
 	}
 	c := e.Config
-	rel := ensemble.OneVote
+	rel := accountant.OneVote
 	s := ensemble.Stated{By: "the ensemble's training", Ensemble: c.id(e.Params), K: len(e.Params), Classes: max(2, c.Classes),
 		Relation: &rel, Kind: ensemble.Fixed, Partition: e.Partition.Rule, NonPrivate: !c.Private}
 	if c.Private {
@@ -265,7 +265,7 @@ func (e *Ensemble) checkMeta() error {
 		if err != nil {
 			return fmt.Errorf("teachers: guarantee: %w", err)
 		}
-		rel, s.Eps, s.Delta = ensemble.PrivateTeachers, &g.Eps, &g.Delta
+		rel, s.Eps, s.Delta = accountant.PrivateTeachers, &g.Eps, &g.Delta
 	}
 	_, err := ensemble.Check(e.Meta, s)
 	return err

@@ -291,10 +291,10 @@ func TestMeta(t *testing.T) {
 		g := m.Teachers[0]
 		if private {
 			want, _, _ := accountant.SGM{Q: 0.2, Sigma: 1, Steps: 15}.Eps(1e-4, accountant.ImprovedConversion)
-			if m.Relation != ensemble.PrivateTeachers || g.Origin != ensemble.FromDPSGD || g.Eps != want || g.Delta != 1e-4 || g.DPSGD.Steps != 15 {
+			if m.Relation != accountant.PrivateTeachers || g.Origin != ensemble.FromDPSGD || g.Eps != want || g.Delta != 1e-4 || g.DPSGD.Steps != 15 {
 				t.Errorf("private teachers: %+v, %+v, want eps %v", m, g, want)
 			}
-		} else if m.Relation != ensemble.OneVote || g.Origin != ensemble.NonPrivate {
+		} else if m.Relation != accountant.OneVote || g.Origin != ensemble.NonPrivate {
 			t.Errorf("SGD teachers: %+v", m)
 		}
 		other, _ := Train(context.Background(), b, config(private, 4))
@@ -384,7 +384,7 @@ func TestTrainClasses(t *testing.T) {
 	if len(counts) != 40 || counts[0][0]+counts[0][1]+counts[0][2] != 8 {
 		t.Fatalf("counts %v", counts[:1])
 	}
-	if e.Meta.Classes != 3 || e.Meta.Relation != ensemble.OneVote || e.Meta.Partition != ensemble.KeyedHash || e.Meta.K != 8 {
+	if e.Meta.Classes != 3 || e.Meta.Relation != accountant.OneVote || e.Meta.Partition != ensemble.KeyedHash || e.Meta.K != 8 {
 		t.Errorf("header %+v", e.Meta)
 	}
 	var buf bytes.Buffer
@@ -475,12 +475,12 @@ func TestWriteChecksMeta(t *testing.T) {
 	}{
 		{"another ensemble's id", dp, func(m *ensemble.VoteMeta) { m.Ensemble = "someone-else" }, "ensemble"},
 		{"another partition", dp, func(m *ensemble.VoteMeta) { m.Partition = ensemble.FilePosition }, "partition"},
-		{"the one-vote relation for DP-SGD teachers", dp, func(m *ensemble.VoteMeta) { m.Relation = ensemble.OneVote }, "relation"},
+		{"the one-vote relation for DP-SGD teachers", dp, func(m *ensemble.VoteMeta) { m.Relation = accountant.OneVote }, "relation"},
 		{"a larger eps than the DP-SGD run's", dp, func(m *ensemble.VoteMeta) { m.Teachers[0].Eps *= 2 }, "eps"},
 		{"a guarantee for SGD teachers", sgd, func(m *ensemble.VoteMeta) { m.Teachers = stated(1) }, "eps"},
 		{"per-query SGD teachers", sgd, func(m *ensemble.VoteMeta) { m.Kind = ensemble.PerQuery }, "kind"},
 		{"the private-teachers relation for SGD teachers", sgd, func(m *ensemble.VoteMeta) {
-			m.Relation, m.Partition, m.Teachers = ensemble.PrivateTeachers, ensemble.SharedData, stated(1)
+			m.Relation, m.Partition, m.Teachers = accountant.PrivateTeachers, ensemble.SharedData, stated(1)
 		}, "relation"},
 		{"another K", sgd, func(m *ensemble.VoteMeta) { m.K, m.Teachers[0].Count = 7, 7 }, "K"},
 		{"another partition of PATE's teachers", pate, func(m *ensemble.VoteMeta) { m.Partition = ensemble.FilePosition }, "partition"},

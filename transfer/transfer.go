@@ -497,7 +497,7 @@ func newMajority(p constraints.Params) (*majority, error) {
 	if err != nil {
 		return nil, fmt.Errorf("transfer: majority: %w", err)
 	}
-	return &majority{k: p.K, privacy: ensemble.Privacy{Guarantee: c.Guarantee, Teachers: teacher, Relation: ensemble.PrivateTeachers,
+	return &majority{k: p.K, privacy: ensemble.Privacy{Guarantee: c.Guarantee, Teachers: teacher, Relation: accountant.PrivateTeachers,
 		Source: fmt.Sprintf("the majority of the %d votes, post-processing of the %d teachers' outputs: their %d-fold %v composition", p.K, p.K, p.K, c.Method)}}, nil
 }
 

@@ -195,7 +195,7 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo,
 	line := f.stated(cmd)
 	eps := "--eps"
 	if slices.Contains(info.Takes, "target-eps") {
-		oneVote := constraints.OneVote
+		oneVote := accountant.OneVote
 		line.Relation, line.Eps = &oneVote, nil
 		switch fs := cmd.Flags(); {
 		case fs.Changed("target-eps") && len(f.TargetEps) != 1:

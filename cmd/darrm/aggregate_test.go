@@ -18,7 +18,7 @@ import (
 // (0.1, 1e-5)-DP, fixed models on shared data, in format f.
 func statedHeader(t *testing.T, k int, f ensemble.Format) string {
 	t.Helper()
-	m := &ensemble.VoteMeta{Ensemble: "stated-k" + fmt.Sprint(k), K: k, Classes: 2, Relation: ensemble.PrivateTeachers, Kind: ensemble.Fixed, Partition: ensemble.SharedData,
+	m := &ensemble.VoteMeta{Ensemble: "stated-k" + fmt.Sprint(k), K: k, Classes: 2, Relation: accountant.PrivateTeachers, Kind: ensemble.Fixed, Partition: ensemble.SharedData,
 		Teachers: []ensemble.TeacherGroup{{Count: k, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}}}}
 	b, err := m.AppendHeader(nil, f)
 	if err != nil {

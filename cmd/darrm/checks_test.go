@@ -40,7 +40,7 @@ func checkFile(t *testing.T, path string, m ensemble.MechanismInfo, id string, n
 	if id != "" {
 		meta := &ensemble.VoteMeta{Ensemble: id, K: 11, Classes: 2, Relation: m.Relation, Kind: ensemble.Fixed, Partition: ensemble.SharedData,
 			Teachers: []ensemble.TeacherGroup{{Count: 11, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: delta}}}}
-		if m.Relation == ensemble.OneVote {
+		if m.Relation == accountant.OneVote {
 			meta.Partition = ensemble.KeyedHash
 		}
 		if m.Input == ensemble.MultiClass {

@@ -31,11 +31,11 @@ func newLedgerCmd() *cobra.Command {
 type ledgerInitFlags struct {
 	Votes string `flag:"votes" help:"take the ensemble's parameters from this vote file's metadata header (flags given as well must agree with it)"`
 	ensembleFlags
-	Relation    ensemble.Relation `flag:"relation" help:"neighbouring relation: private-teachers (DaRRM, RR, subsampling) or one-vote (GNMax)"`
-	BudgetEps   float64           `flag:"budget-eps" required:""`
-	BudgetDelta float64           `flag:"budget-delta" required:""`
-	DeltaPrime  float64           `flag:"delta-prime"`
-	Replace     bool              `flag:"replace" help:"record this ledger as the ensemble's even though your record names another: the ensemble's budget starts again (only on purpose)"`
+	Relation    accountant.Relation `flag:"relation" help:"neighbouring relation: private-teachers (DaRRM, RR, subsampling) or one-vote (GNMax)"`
+	BudgetEps   float64             `flag:"budget-eps" required:""`
+	BudgetDelta float64             `flag:"budget-delta" required:""`
+	DeltaPrime  float64             `flag:"delta-prime"`
+	Replace     bool                `flag:"replace" help:"record this ledger as the ensemble's even though your record names another: the ensemble's budget starts again (only on purpose)"`
 }
 
 // ensembleFlags state the parameters of a teacher ensemble that a ledger
@@ -64,7 +64,7 @@ func (f *ensembleFlags) stated(cmd *cobra.Command) (ensemble.Binding, error) {
 }
 
 func newLedgerInitCmd() *cobra.Command {
-	f := ledgerInitFlags{Relation: ensemble.PrivateTeachers}
+	f := ledgerInitFlags{Relation: accountant.PrivateTeachers}
 	return newCmd("ledger-init", &cobra.Command{
 		Use:   "init LEDGER (--votes VOTES | --ensemble ID --K K --eps E --Delta D --kind KIND --partition RULE) --budget-eps E --budget-delta D",
 		Short: "Create a ledger with a total budget, bound to one teacher ensemble",

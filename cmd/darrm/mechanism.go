@@ -92,11 +92,11 @@ func gammaMechanisms() []string {
 
 // tableRelation returns the relation the --gamma file states, DaRRM's
 // when it states none.
-func (s mechanisms) tableRelation() constraints.Relation {
+func (s mechanisms) tableRelation() accountant.Relation {
 	if r := s.table.Stated.Relation; r != nil {
 		return *r
 	}
-	return constraints.PrivateTeachers
+	return accountant.PrivateTeachers
 }
 
 // checkTableRelation refuses a --gamma file for a relation in which none
@@ -109,9 +109,9 @@ func (s mechanisms) checkTableRelation(names []string) error {
 			return nil
 		}
 	}
-	want, other := "darrm-one-vote", constraints.PrivateTeachers
-	if rel == constraints.PrivateTeachers {
-		want, other = "darrm", constraints.OneVote
+	want, other := "darrm-one-vote", accountant.PrivateTeachers
+	if rel == accountant.PrivateTeachers {
+		want, other = "darrm", accountant.OneVote
 	}
 	return cli.Usagef("--gamma %s is a gamma for the %v relation (%s); %s releases in the %v relation: use --mechanism %s, or a gamma that darrm solve wrote for the %v relation",
 		s.tableName, rel, rel.Describe(), strings.Join(names, " and "), other, want, other)

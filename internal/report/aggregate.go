@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
@@ -265,7 +264,7 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 		layout = append(layout, "id column")
 	}
 	teachers := fmt.Sprintf("each (eps = %g, Delta = %g)-DP", out.Eps, out.Delta)
-	if out.Relation == constraints.OneVote {
+	if out.Relation == accountant.OneVote {
 		teachers = "not necessarily private (one-vote relation)"
 	}
 	fmt.Fprintf(w, "votes: %s (%s), K = %d teachers, %s\n", out.Input, strings.Join(layout, ", "), out.K, teachers)
@@ -277,7 +276,7 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 	fmt.Fprintf(w, "  neighbouring relation: %s\n", out.PerQuery.Relation)
 	if c := out.Certificate; c != nil {
 		what := "corner multisets"
-		if c.Relation == constraints.OneVote {
+		if c.Relation == accountant.OneVote {
 			what = "pairs of neighbouring vote counts"
 		}
 		fmt.Fprintf(w, "  certificate: %v, max f / budget = %.15g, %s %s\n", c.Status, c.Ratio, groupDigits(c.Configs.String()), what)
@@ -439,7 +438,7 @@ func totalCells(t accountant.Total, f func(float64) string) []string {
 // describeTeachers says where the teachers' guarantee came from.
 func (out Aggregate) describeTeachers() string {
 	m := out.VotesHeader
-	if out.Relation == constraints.OneVote {
+	if out.Relation == accountant.OneVote {
 		// The one-vote relation's own problem: the teachers' guarantee
 		// plays no part.
 		s := "the vote file has no metadata header"

@@ -39,7 +39,7 @@ type Problem struct {
 	// Relation is the neighbouring relation, omitted for DaRRM's
 	// (private-teachers), as in the documents of earlier versions. In the
 	// one-vote relation m is 1, Delta 0 and eps the release's.
-	Relation constraints.Relation `json:"relation,omitempty"`
+	Relation accountant.Relation `json:"relation,omitempty"`
 }
 
 // NewProblem is the problem p as outputs echo it.
@@ -54,7 +54,7 @@ func (o Problem) Params() constraints.Params {
 
 // Describe says the problem in words, marking defaults.
 func (o Problem) Describe() string {
-	if o.Relation == constraints.OneVote {
+	if o.Relation == accountant.OneVote {
 		deltaNote := ""
 		if o.DeltaDefault {
 			deltaNote = " (default)"
@@ -92,7 +92,7 @@ func writeCertificate(w io.Writer, title string, c gamma.Certificate) {
 		gamma.Violated:  "max f > budget",
 	}[c.Status]
 	fmt.Fprintf(w, "%s: %s: %s\n", title, Verdict(c.Status), why)
-	if c.Relation == constraints.OneVote {
+	if c.Relation == accountant.OneVote {
 		fmt.Fprintf(w, "  max f = %.15g, budget e^eps - 1 + 2·delta = %.15g, ratio %.15f, rounding bound %.2g\n", c.MaxF, c.Budget, c.Ratio, c.ErrBound)
 		if len(c.Worst) == 4 {
 			// Corners (1,0) and (0,1): the one teacher whose vote changes.

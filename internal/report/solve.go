@@ -7,8 +7,8 @@ import (
 	"io"
 	"slices"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cache"
-	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/plural"
@@ -213,7 +213,7 @@ func (out Solve) writeTable(w io.Writer) error {
 		return nil
 	}
 	budget := "(m·eps, delta)"
-	if out.Relation == constraints.OneVote {
+	if out.Relation == accountant.OneVote {
 		budget = "(eps, delta), in the one-vote relation"
 	}
 	fmt.Fprintf(w, "\nComparison at the same %s:\n", budget)
