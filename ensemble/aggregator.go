@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/poissonbinom"
+	"github.com/darrm/darrm/votefile"
 )
 
 // Labeler is what a release draws its labels from: an Aggregator (0/1
@@ -27,12 +28,12 @@ type Labeler interface {
 	Privacy() Privacy
 	// Settings are the mechanism's parameters, as a label file states
 	// them.
-	Settings() Settings
+	Settings() votefile.Settings
 	// Answer returns the label of query q, drawing from src, and whether
 	// q was answered (the label is -1 when a threshold step withheld it).
 	// Votes it cannot count are a *VoteError or a *CountsError and
 	// release nothing.
-	Answer(q *Query, src *noise.Source) (label int, answered bool, err error)
+	Answer(q *votefile.Query, src *noise.Source) (label int, answered bool, err error)
 }
 
 // Aggregator releases one private label per query from the 0/1 votes of K
@@ -93,42 +94,6 @@ type Options struct {
 	Progress func(float64)
 }
 
-// VoteError reports votes an aggregator cannot count: the wrong number of
-// them, or a value other than 0 and 1.
-type VoteError struct {
-	K     int // the teachers the aggregator has
-	Len   int // the votes given
-	Index int // the first vote that is not 0 or 1, or -1
-	Value byte
-}
-
-func (e *VoteError) Error() string {
-	if e.Index < 0 {
-		return fmt.Sprintf("votes: got %d, want one per teacher, K = %d", e.Len, e.K)
-	}
-	msg := fmt.Sprintf("votes[%d] = %d: a vote must be the byte value 0 or 1", e.Index, e.Value)
-	if e.Value == '0' || e.Value == '1' {
-		msg += fmt.Sprintf(" (this is the character %q: convert with v - '0')", e.Value)
-	}
-	return msg
-}
-
-// votesFor counts the 1-votes of k teachers, checking that there are k
-// votes, each 0 or 1.
-func votesFor(k int, votes []byte) (int, error) {
-	if len(votes) != k {
-		return 0, &VoteError{K: k, Len: len(votes), Index: -1}
-	}
-	var l int
-	for i, v := range votes {
-		if v > 1 {
-			return 0, &VoteError{K: k, Len: len(votes), Index: i, Value: v}
-		}
-		l += int(v)
-	}
-	return l, nil
-}
-
 // table samples DaRRM_gamma: it holds the thresholds t(l) = floor(gamma(l)·2^53)
 // and releases the majority when a 53-bit uniform integer is below t(L),
 // a fair coin otherwise. Both come from one 64-bit word: its top 53 bits
@@ -155,11 +120,11 @@ func newTable(g gamma.Gamma) (table, gamma.Gamma) {
 func (tb *table) Classes() int { return 2 }
 
 // Settings returns none: the guarantee says all.
-func (tb *table) Settings() Settings { return Settings{} }
+func (tb *table) Settings() votefile.Settings { return votefile.Settings{} }
 
 // Answer releases the label of q from its votes; every query is answered.
-func (tb *table) Answer(q *Query, src *noise.Source) (int, bool, error) {
-	l, err := votesFor(tb.k, q.Votes)
+func (tb *table) Answer(q *votefile.Query, src *noise.Source) (int, bool, error) {
+	l, err := votefile.CheckVotes(tb.k, q.Votes)
 	if err != nil {
 		return -1, false, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/internal/fixtures"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/votefile"
 )
 
 // benchVotes returns n CSV rows of K = 11 votes.
@@ -39,7 +40,7 @@ func BenchmarkReadCSV(b *testing.B) {
 	data := benchVotes(100000, false)
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		vr, err := NewVoteReader(bytes.NewReader(data), "bench", ReadOptions{})
+		vr, err := votefile.NewVoteReader(bytes.NewReader(data), "bench", votefile.ReadOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -68,11 +69,11 @@ func BenchmarkRelease(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			src := noise.NewSource()
 			for b.Loop() {
-				vr, err := NewVoteReader(bytes.NewReader(data), "bench", ReadOptions{})
+				vr, err := votefile.NewVoteReader(bytes.NewReader(data), "bench", votefile.ReadOptions{})
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := ReleaseTo(context.Background(), vr, r, src, LabelSink{Stdout: io.Discard, Format: FormatCSV}, -1, ReleaseOptions{}); err != nil {
+				if _, err := ReleaseTo(context.Background(), vr, r, src, LabelSink{Stdout: io.Discard, Format: votefile.FormatCSV}, -1, ReleaseOptions{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -179,11 +180,11 @@ func BenchmarkReleaseMulti(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			src := noise.NewSource()
 			for b.Loop() {
-				in, err := NewMultiReader(bytes.NewReader(data), "bench", MultiOptions{Input: InputCounts})
+				in, err := votefile.NewMultiReader(bytes.NewReader(data), "bench", votefile.MultiOptions{Input: votefile.InputCounts})
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := ReleaseTo(context.Background(), in, agg, src, LabelSink{Stdout: io.Discard, Format: FormatCSV}, -1, ReleaseOptions{}); err != nil {
+				if _, err := ReleaseTo(context.Background(), in, agg, src, LabelSink{Stdout: io.Discard, Format: votefile.FormatCSV}, -1, ReleaseOptions{}); err != nil {
 					b.Fatal(err)
 				}
 			}

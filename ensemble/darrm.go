@@ -8,6 +8,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/votefile"
 )
 
 // DaRRM is Algorithm 1 with a certified noise function: the majority of
@@ -79,7 +80,7 @@ func (d *DaRRM) Gamma() gamma.Gamma { return d.g }
 
 // Aggregate releases the label of one query.
 func (d *DaRRM) Aggregate(votes []byte, src *noise.Source) (byte, error) {
-	l, err := votesFor(d.k, votes)
+	l, err := votefile.CheckVotes(d.k, votes)
 	if err != nil {
 		return 0, err
 	}
@@ -148,7 +149,7 @@ func (r *RR) PConst() float64 { return r.pconst }
 
 // Aggregate releases the label of one query.
 func (r *RR) Aggregate(votes []byte, src *noise.Source) (byte, error) {
-	l, err := votesFor(r.k, votes)
+	l, err := votefile.CheckVotes(r.k, votes)
 	if err != nil {
 		return 0, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/fixtures"
+	"github.com/darrm/darrm/votefile"
 )
 
 // TestOneVoteDaRRM: DaRRM with the one-vote gamma_opt is certified in the
@@ -99,7 +100,7 @@ func TestOneVoteAccounting(t *testing.T) {
 		t.Fatal("no profile")
 	}
 	budget := accountant.Guarantee{Eps: 5, Delta: 0.01}
-	a, err := NewAccounting(priv, Binding{K: 11, Relation: accountant.OneVote}, 1e-4, &budget, accountant.Optimal)
+	a, err := NewAccounting(priv, votefile.Binding{K: 11, Relation: accountant.OneVote}, 1e-4, &budget, accountant.Optimal)
 	if err != nil {
 		t.Fatal(err)
 	}

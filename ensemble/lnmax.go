@@ -5,6 +5,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/votefile"
 )
 
 // MultiAggregator labels a query from the vote counts of K teachers over
@@ -77,17 +78,19 @@ func (g *LNMax) Mechanism() accountant.LNMax { return g.mech }
 func (g *LNMax) Privacy() Privacy { return g.privacy }
 
 // Settings returns the scale b and the noise, discrete.
-func (g *LNMax) Settings() Settings {
+func (g *LNMax) Settings() votefile.Settings {
 	b, noise := g.mech.Scale, accountant.DiscreteNoise
-	return Settings{LaplaceScale: &b, Noise: &noise}
+	return votefile.Settings{LaplaceScale: &b, Noise: &noise}
 }
 
 // Answer returns the label of q from its counts; it is always answered.
-func (g *LNMax) Answer(q *Query, src *noise.Source) (int, bool, error) { return g.Label(q.Counts, src) }
+func (g *LNMax) Answer(q *votefile.Query, src *noise.Source) (int, bool, error) {
+	return g.Label(q.Counts, src)
+}
 
 // Label returns the label of one query; it is always answered.
 func (g *LNMax) Label(counts []int, src *noise.Source) (int, bool, error) {
-	if _, err := checkCounts(counts, g.teachers, g.classes); err != nil {
+	if _, err := votefile.CheckCounts(counts, g.teachers, g.classes); err != nil {
 		return -1, false, err
 	}
 	return noisyArgmax(counts, g.noise.Sample, src, &g.ties), true, nil
@@ -96,32 +99,10 @@ func (g *LNMax) Label(counts []int, src *noise.Source) (int, bool, error) {
 // checkClasses checks the K teachers and C classes of a multi-class
 // aggregator, before it allocates anything per class.
 func checkClasses(teachers, classes int) error {
-	if teachers < 1 || classes < 2 || classes > MaxClasses {
-		return fmt.Errorf("K = %d, C = %d: need K >= 1 and C in [2, %d]", teachers, classes, MaxClasses)
+	if teachers < 1 || classes < 2 || classes > votefile.MaxClasses {
+		return fmt.Errorf("K = %d, C = %d: need K >= 1 and C in [2, %d]", teachers, classes, votefile.MaxClasses)
 	}
 	return nil
-}
-
-// checkCounts checks C counts summing to K and returns the index of the
-// first largest.
-func checkCounts(counts []int, teachers, classes int) (top int, err error) {
-	if len(counts) != classes {
-		return 0, &CountsError{Msg: fmt.Sprintf("got %d, want C = %d", len(counts), classes)}
-	}
-	sum := 0
-	for i, n := range counts {
-		if n < 0 {
-			return 0, &CountsError{Msg: fmt.Sprintf("class %d: a count must be >= 0", i)}
-		}
-		sum += n
-		if n > counts[top] {
-			top = i
-		}
-	}
-	if sum != teachers {
-		return 0, &CountsError{Msg: fmt.Sprintf("sum to %d, want K = %d", sum, teachers)}
-	}
-	return top, nil
 }
 
 // noisyArgmax returns the class whose count plus a draw of noise is

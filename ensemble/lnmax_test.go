@@ -8,6 +8,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/votefile"
 )
 
 func TestLNMax(t *testing.T) {
@@ -59,7 +60,7 @@ func TestLNMax(t *testing.T) {
 	if got := float64(wins) / n; math.Abs(got-p) > 5*math.Sqrt(p*(1-p)/n) {
 		t.Errorf("runner-up wins %v, want %v", got, p)
 	}
-	var ce *CountsError
+	var ce *votefile.CountsError
 	if _, _, err := g.Label([]int{25, 24, 0, 0}, src); !errors.As(err, &ce) {
 		t.Errorf("counts summing to 49 for K = 50: %v", err)
 	}
@@ -76,20 +77,20 @@ func TestLNMax(t *testing.T) {
 // guarantee when they have one.
 func TestReleaseBindingMulti(t *testing.T) {
 	agg, _ := NewLNMax(accountant.LNMax{Scale: 20}, 4, 3)
-	read := func(head string) *MultiReader {
+	read := func(head string) *votefile.MultiReader {
 		t.Helper()
-		in, err := NewMultiReader(strings.NewReader(head+"3,1,0\n0,0,4\n"), "v.csv", MultiOptions{Input: InputCounts})
+		in, err := votefile.NewMultiReader(strings.NewReader(head+"3,1,0\n0,0,4\n"), "v.csv", votefile.MultiOptions{Input: votefile.InputCounts})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return in
 	}
 	b, err := ReleaseBinding(read(""), agg)
-	if err != nil || b != (Binding{K: 4, Relation: accountant.OneVote}) {
+	if err != nil || b != (votefile.Binding{K: 4, Relation: accountant.OneVote}) {
 		t.Errorf("no header: %+v, %v", b, err)
 	}
 	b, err = ReleaseBinding(read(countsHead), agg)
-	if err != nil || b != (Binding{Ensemble: "pate-test", K: 4, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}) {
+	if err != nil || b != (votefile.Binding{Ensemble: "pate-test", K: 4, Relation: accountant.OneVote, Kind: votefile.Fixed, Partition: votefile.KeyedHash}) {
 		t.Errorf("non-private teachers: %+v, %v", b, err)
 	}
 	private := strings.Replace(countsHead, `{"count":4,"source":{"method":"none"}}`, `{"count":4,"eps":0.5,"Delta":0.00001,"source":{"method":"stated"}}`, 1)
@@ -99,12 +100,12 @@ func TestReleaseBindingMulti(t *testing.T) {
 	}
 	shared := strings.NewReplacer(`"relation":"one-vote"`, `"relation":"private-teachers"`, `"partition":"keyed-hash"`, `"partition":"shared"`).Replace(private)
 	in := read(shared)
-	var te *TeachersError
+	var te *votefile.TeachersError
 	if _, err := ReleaseBinding(in, agg); !errors.As(err, &te) || te.Field != "relation" || te.Header != "private-teachers" {
 		t.Errorf("private-teachers header: %v", err)
 	}
 	var buf strings.Builder
-	if _, err := ReleaseTo(t.Context(), in, agg, noise.NewSource(), LabelSink{Stdout: &buf, Format: FormatCSV}, -1, ReleaseOptions{}); !errors.As(err, &te) || buf.Len() != 0 {
+	if _, err := ReleaseTo(t.Context(), in, agg, noise.NewSource(), LabelSink{Stdout: &buf, Format: votefile.FormatCSV}, -1, ReleaseOptions{}); !errors.As(err, &te) || buf.Len() != 0 {
 		t.Errorf("release from a private-teachers header: %v, wrote %q", err, buf.String())
 	}
 	other, _ := NewLNMax(accountant.LNMax{Scale: 20}, 5, 3)

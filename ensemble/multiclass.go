@@ -6,6 +6,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/votefile"
 )
 
 // MultiGNMax is GNMax on C classes (PATE paper, Section 4.1), and with a
@@ -100,9 +101,9 @@ func (g *MultiGNMax) Privacy() Privacy { return g.privacy }
 
 // Settings returns σ2, and T and σ1 with the threshold step, with the
 // noise, discrete.
-func (g *MultiGNMax) Settings() Settings {
+func (g *MultiGNMax) Settings() votefile.Settings {
 	m := g.mech
-	s := Settings{Sigma2: &m.Sigma2, Noise: &m.Noise}
+	s := votefile.Settings{Sigma2: &m.Sigma2, Noise: &m.Noise}
 	if m.Confident() {
 		s.Threshold, s.Sigma1 = &m.Threshold, &m.Sigma1
 	}
@@ -110,20 +111,15 @@ func (g *MultiGNMax) Settings() Settings {
 }
 
 // Answer returns the label of q from its counts (Label).
-func (g *MultiGNMax) Answer(q *Query, src *noise.Source) (int, bool, error) {
+func (g *MultiGNMax) Answer(q *votefile.Query, src *noise.Source) (int, bool, error) {
 	return g.Label(q.Counts, src)
 }
-
-// CountsError reports counts an aggregator cannot take.
-type CountsError struct{ Msg string }
-
-func (e *CountsError) Error() string { return "counts: " + e.Msg }
 
 // Label returns the private label of one query from its C vote counts,
 // which sum to K, and whether the query was answered (the label is -1
 // when not).
 func (g *MultiGNMax) Label(counts []int, src *noise.Source) (label int, answered bool, err error) {
-	top, err := checkCounts(counts, g.teachers, g.classes)
+	top, err := votefile.CheckCounts(counts, g.teachers, g.classes)
 	if err != nil {
 		return -1, false, err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/votefile"
 )
 
 // Subsample is the majority of s teachers drawn uniformly without
@@ -144,10 +145,10 @@ func (s *Subsample) Gamma() gamma.Gamma { return s.g }
 func (s *Subsample) Classes() int { return 2 }
 
 // Settings returns none: the guarantee says all.
-func (s *Subsample) Settings() Settings { return Settings{} }
+func (s *Subsample) Settings() votefile.Settings { return votefile.Settings{} }
 
 // Answer releases the label of q from its votes (Aggregate).
-func (s *Subsample) Answer(q *Query, src *noise.Source) (int, bool, error) {
+func (s *Subsample) Answer(q *votefile.Query, src *noise.Source) (int, bool, error) {
 	b, err := s.Aggregate(q.Votes, src)
 	if err != nil {
 		return -1, false, err
@@ -158,7 +159,7 @@ func (s *Subsample) Answer(q *Query, src *noise.Source) (int, bool, error) {
 // Aggregate releases the label of one query. Every vote is checked,
 // not only the sampled ones, so that bad input fails whatever the draw.
 func (s *Subsample) Aggregate(votes []byte, src *noise.Source) (byte, error) {
-	all, err := votesFor(s.k, votes)
+	all, err := votefile.CheckVotes(s.k, votes)
 	if err != nil {
 		return 0, err
 	}

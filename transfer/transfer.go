@@ -23,6 +23,7 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/teachers"
+	"github.com/darrm/darrm/votefile"
 )
 
 // Thesis settings of the teachers (Section 3.7.2): K = 11, DP-SGD with
@@ -217,7 +218,7 @@ type Crossover struct {
 // Outcome is what Run measures, and the bounds on its totals.
 type Outcome struct {
 	Results []Result
-	// Cap is the private teachers' cap (ensemble.Binding.Cap): their own
+	// Cap is the private teachers' cap (votefile.Binding.Cap): their own
 	// (ε, Δ) on disjoint keyed-hash shares, their K-fold composition on
 	// shared data.
 	Cap *accountant.Cap
@@ -286,7 +287,7 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt
 	if t.Private.Meta == nil {
 		return nil, fmt.Errorf("transfer: the private teachers have no metadata (partition, relation), so their cap is unknown")
 	}
-	cp, _, err := t.Private.Meta.Binding(ensemble.TeacherGuarantee{Guarantee: teacher}).Cap(DeltaPrime)
+	cp, _, err := t.Private.Meta.Binding(votefile.TeacherGuarantee{Guarantee: teacher}).Cap(DeltaPrime)
 	if err != nil {
 		return nil, fmt.Errorf("transfer: the teachers' cap: %w", err)
 	}
@@ -465,7 +466,7 @@ func aggregators(ctx context.Context, p constraints.Params, opt GammaOpt) (map[s
 	if err != nil {
 		return nil, err
 	}
-	info, err := ensemble.LookupMechanism("darrm-one-vote", ensemble.TwoClass)
+	info, err := ensemble.LookupMechanism("darrm-one-vote", votefile.TwoClass)
 	if err != nil {
 		return nil, err
 	}

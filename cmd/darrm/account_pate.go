@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/internal/report"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/pate"
+	"github.com/darrm/darrm/votefile"
 )
 
 func init() { accountExtra = append(accountExtra, newAccountPATECmd) }
@@ -99,14 +100,14 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	opts := pate.AccountOptions{Delta: f.Delta, Orders: f.Orders, Conversion: f.Conversion, Directions: f.Directions, Smooth: smooth}
 	given := f.settings(cmd)
 	given.Noise = cli.Given(fs, "noise", f.Noise)
-	var stated ensemble.Settings
+	var stated votefile.Settings
 	if f.Labels != "" {
 		file, err := openInput(cmd, "--labels", f.Labels, wantLabels)
 		if err != nil {
 			return err
 		}
 		defer file.Close()
-		if opts.Labels, err = ensemble.NewLabelReader(file, cli.InputName(f.Labels)); err != nil {
+		if opts.Labels, err = votefile.NewLabelReader(file, cli.InputName(f.Labels)); err != nil {
 			return cli.Usagef("--labels %v", err)
 		}
 		if m := opts.Labels.Meta(); m != nil {
@@ -120,7 +121,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 		opts.Mechanism = pate.MechanismOf(given)
 	}
 	var info ensemble.MechanismInfo
-	info, err = ensemble.LookupMechanism(opts.Mechanism, ensemble.MultiClass)
+	info, err = ensemble.LookupMechanism(opts.Mechanism, votefile.MultiClass)
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/optimal"
+	"github.com/darrm/darrm/votefile"
 )
 
 // mechanismFlags configure the aggregators of aggregate and simulate.
@@ -49,7 +50,7 @@ func (f *mechanismFlags) parse(cmd *cobra.Command, flag string, names []string) 
 		if !slices.Contains(ensemble.Mechanisms, n) {
 			return s, cli.Usagef("--%s %q: must be one of %s", flag, n, strings.Join(ensemble.Mechanisms, ", "))
 		}
-		if info, _ := ensemble.LookupMechanism(n, ensemble.TwoClass); info.Gamma {
+		if info, _ := ensemble.LookupMechanism(n, votefile.TwoClass); info.Gamma {
 			sampling = append(sampling, n)
 		}
 	}
@@ -105,7 +106,7 @@ func (s mechanisms) tableRelation() accountant.Relation {
 func (s mechanisms) checkTableRelation(names []string) error {
 	rel := s.tableRelation()
 	for _, n := range names {
-		if info, _ := ensemble.LookupMechanism(n, ensemble.TwoClass); info.Relation == rel {
+		if info, _ := ensemble.LookupMechanism(n, votefile.TwoClass); info.Relation == rel {
 			return nil
 		}
 	}

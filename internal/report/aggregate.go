@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/votefile"
 )
 
 // released is what every summary of a release holds, whatever the
@@ -26,7 +27,7 @@ type released struct {
 	OutputFormat string `json:"output_format"`
 	Mechanism    string `json:"mechanism"`
 	// VotesHeader is the vote file's metadata header, nil without one.
-	VotesHeader *ensemble.VoteMeta `json:"votes_header,omitempty"`
+	VotesHeader *votefile.Meta     `json:"votes_header,omitempty"`
 	PerQuery    PerQuery           `json:"per_query"`
 	Totals      []accountant.Total `json:"totals"`
 	// Cap is the teacher-level post-processing cap that bounds every
@@ -51,7 +52,7 @@ type Aggregate struct {
 	// vote file's metadata header or the flags. TeachersDiffer says that
 	// the header gives the teachers different guarantees, of which eps
 	// and Delta are the common bound.
-	EpsSource        ensemble.EpsSource `json:"eps_source"`
+	EpsSource        votefile.EpsSource `json:"eps_source"`
 	TeachersDiffer   bool               `json:"teachers_differ"`
 	Gamma            []float64          `json:"gamma"`
 	Sigma            *float64           `json:"sigma,omitempty"`
@@ -71,7 +72,7 @@ type AggregateMulti struct {
 	// Settings are the mechanism's: threshold, sigma1 and sigma2 for the
 	// GNMax family (threshold, sigma1 with confident-gnmax),
 	// laplace_scale for lnmax. Noise describes the noise in words.
-	ensemble.Settings
+	votefile.Settings
 	Noise string `json:"noise"`
 	// Queries counts the rows read; Released those written to the label
 	// file and charged (answered or not), Answered those with a label,
@@ -149,11 +150,11 @@ type Release struct {
 	// Problem and Teachers are the problem of a two-class release and
 	// the teachers' guarantee it used.
 	Problem  gamma.Problem
-	Teachers ensemble.TeacherGuarantee
+	Teachers votefile.TeacherGuarantee
 	// Input names the votes that Votes read; Output names where the sink
 	// Sink wrote the labels.
 	Input, Output string
-	Votes         ensemble.Reader
+	Votes         votefile.Reader
 	Sink          ensemble.LabelSink
 	Result        ensemble.ReleaseResult
 	// Accounting is the release's privacy: its totals, cap and budget.
@@ -451,7 +452,7 @@ func (out Aggregate) describeTeachers() string {
 		return "(eps, Delta) from --eps and --Delta (the vote file has no metadata header)"
 	}
 	what := fmt.Sprintf("ensemble %s (%v, %v relation, partition %v)", m.Ensemble, m.Kind, m.Relation, m.Partition)
-	if out.EpsSource == ensemble.FromFlags {
+	if out.EpsSource == votefile.FromFlags {
 		return fmt.Sprintf("%s, non-private (no guarantee in the header): the release is calibrated to (eps, Delta) from --eps and --Delta", what)
 	}
 	var groups []string

@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/votefile"
 )
 
 // TestNewAggregate summarises releases: the per-label guarantee, totals
@@ -27,13 +28,13 @@ func TestNewAggregate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	votes, err := ensemble.NewVoteReader(strings.NewReader("1,0,1\n"), "votes.csv", ensemble.ReadOptions{})
+	votes, err := votefile.NewVoteReader(strings.NewReader("1,0,1\n"), "votes.csv", votefile.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "l.ledger")
 	t.Setenv(ledger.EnvStateDir, t.TempDir())
-	b := ensemble.Binding{Ensemble: "e", K: 3, Teachers: accountant.Guarantee{Eps: 0.5, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: ensemble.PerQuery, Partition: ensemble.SharedData}
+	b := votefile.Binding{Ensemble: "e", K: 3, Teachers: accountant.Guarantee{Eps: 0.5, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: votefile.PerQuery, Partition: votefile.SharedData}
 	if _, err := ledger.Init(context.Background(), path, ledger.NewHeader(b, accountant.Guarantee{Eps: 10, Delta: 1e-3}, 1e-5), ledger.InitOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func TestNewAggregate(t *testing.T) {
 	} {
 		acct := ensemble.Accounting{PerQuery: tc.agg.Privacy(), DeltaPrime: 1e-5, Budget: tc.budget}
 		out, err := NewAggregate(Release{Problem: gamma.Problem{Params: p}, Mechanism: tc.name, Aggregator: tc.agg, Input: "votes.csv", Output: "-",
-			Votes: votes, Sink: ensemble.LabelSink{Format: ensemble.FormatCSV}, Result: tc.res, Accounting: acct,
+			Votes: votes, Sink: ensemble.LabelSink{Format: votefile.FormatCSV}, Result: tc.res, Accounting: acct,
 			Seed: tc.seed, Ledger: tc.led, LedgerPath: path, Elapsed: time.Second})
 		priv := tc.agg.Privacy()
 		switch {
@@ -87,7 +88,7 @@ func TestNewAggregate(t *testing.T) {
 // AggregateMulti, from the same Release as a two-class one: its
 // settings, the queries withheld, totals without a cap.
 func TestNewSummary(t *testing.T) {
-	in, err := ensemble.NewMultiReader(strings.NewReader("4,3,3\n"), "counts.csv", ensemble.MultiOptions{Input: ensemble.InputCounts})
+	in, err := votefile.NewMultiReader(strings.NewReader("4,3,3\n"), "counts.csv", votefile.MultiOptions{Input: votefile.InputCounts})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func TestNewSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, err := NewSummary(Release{Mechanism: "confident-gnmax", Aggregator: g, Input: "counts.csv", Output: "-", Votes: in,
-		Sink: ensemble.LabelSink{Format: ensemble.FormatCSV}, Result: ensemble.ReleaseResult{Answered: 5, Withheld: 2, Unanswered: 1}, Accounting: acct, Elapsed: time.Second})
+		Sink: ensemble.LabelSink{Format: votefile.FormatCSV}, Result: ensemble.ReleaseResult{Answered: 5, Withheld: 2, Unanswered: 1}, Accounting: acct, Elapsed: time.Second})
 	out, ok := s.(AggregateMulti)
 	switch {
 	case err != nil || !ok:

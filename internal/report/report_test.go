@@ -14,12 +14,12 @@ import (
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/datasets"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/shuffleg"
 	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/transfer"
+	"github.com/darrm/darrm/votefile"
 )
 
 func TestGroupDigits(t *testing.T) {
@@ -178,7 +178,7 @@ func TestNewTransferTeachers(t *testing.T) {
 	g := accountant.Guarantee{Eps: 0.09, Delta: 1e-4}
 	tt := NewTransferTeachers(&transfer.Teachers{Private: pe, NonPrivate: ne, Cached: [2]bool{true, false}, Guarantee: g, Alpha: 26}, b.Test)
 	p, n := tt.Private, tt.NonPrivate
-	if p.Eps != 0.09 || p.Delta != 1e-4 || p.Alpha != 26 || p.Sigma != transfer.Sigma || p.Steps != priv.DP.Steps() || !slices.Equal(p.ShareSizes, pe.ShareSizes) || p.Partition != ensemble.KeyedHash || p.Batch != transfer.Batch || !p.Cached || n.Cached {
+	if p.Eps != 0.09 || p.Delta != 1e-4 || p.Alpha != 26 || p.Sigma != transfer.Sigma || p.Steps != priv.DP.Steps() || !slices.Equal(p.ShareSizes, pe.ShareSizes) || p.Partition != votefile.KeyedHash || p.Batch != transfer.Batch || !p.Cached || n.Cached {
 		t.Errorf("private %+v, non-private %+v", p, n)
 	}
 	if p.AccuracyMean != transfer.Mean(pe.Accuracy) || n.Agreement != transfer.Agree(ne.Votes(b.Test)) {

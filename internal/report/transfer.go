@@ -8,11 +8,11 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/datasets"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/transfer"
+	"github.com/darrm/darrm/votefile"
 )
 
 // Transfer is the document darrm transfer prints.
@@ -53,7 +53,7 @@ type PrivateTeachers struct {
 	Batch        float64            `json:"batch"`
 	Filters      int                `json:"filters"`
 	LR           float64            `json:"lr"`
-	Partition    ensemble.Partition `json:"partition"`
+	Partition    votefile.Partition `json:"partition"`
 	ShareSizes   []int              `json:"share_sizes"`
 	Accuracy     []float64          `json:"accuracy"`
 	AccuracyMean float64            `json:"accuracy_mean"`
@@ -124,7 +124,7 @@ func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 	p, n := out.Teachers.Private, out.Teachers.NonPrivate
 	lo, hi := minMax(p.ShareSizes)
 	data := fmt.Sprintf("each on all %d training images", lo)
-	if p.Partition != ensemble.SharedData {
+	if p.Partition != votefile.SharedData {
 		data = fmt.Sprintf("on %v shares of %d to %d training images", p.Partition, lo, hi)
 	}
 	fmt.Fprintf(w, "Private knowledge transfer on %s, setting %v: K = %d teachers %s (%s)\n", out.Dataset, out.Setting, out.K, data, out.Note)
@@ -222,11 +222,11 @@ func (d Teachers) Write(w io.Writer, f cliout.Format) error {
 
 // TeacherGuarantee says a group of teachers' guarantee and how it was
 // obtained, as a vote file's header states them.
-func TeacherGuarantee(g ensemble.TeacherGroup) string {
+func TeacherGuarantee(g votefile.TeacherGroup) string {
 	switch g.Origin {
-	case ensemble.NonPrivate:
+	case votefile.NonPrivate:
 		return "none (non-private teachers)"
-	case ensemble.FromDPSGD:
+	case votefile.FromDPSGD:
 		r := g.DPSGD
 		return fmt.Sprintf("%v by DP-SGD: sigma %g, sampling rate %.6g, %d steps, %v conversion at delta = %g", g.Guarantee, r.Sigma, r.Q, r.Steps, r.Conversion, r.Delta)
 	}

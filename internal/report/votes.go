@@ -4,18 +4,18 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/plural"
+	"github.com/darrm/darrm/votefile"
 )
 
 // Votes is what darrm teachers vote wrote: the vote file, its layout and
 // what its metadata header states of the teachers.
 type Votes struct {
 	Output  string // the file, or "standard output"
-	Format  ensemble.Format
-	Layout  ensemble.Layout
-	Meta    *ensemble.VoteMeta
+	Format  votefile.Format
+	Layout  votefile.Layout
+	Meta    *votefile.Meta
 	Queries int
 }
 
@@ -28,7 +28,7 @@ func (d Votes) Write(w io.Writer, f cliout.Format) error {
 			field("K", m.K), field("classes", m.Classes), field("queries", d.Queries), field("ensemble", m.Ensemble)})
 	}
 	what := "0/1 votes"
-	if d.Layout == ensemble.LayoutCounts {
+	if d.Layout == votefile.LayoutCounts {
 		what = "vote counts"
 	} else if m.Classes > 2 {
 		what = "class indices"

@@ -1,9 +1,8 @@
-package ensemble
+package votefile
 
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/darrm/darrm/accountant"
 )
@@ -40,7 +39,7 @@ type TeacherGuarantee struct {
 	accountant.Guarantee
 	Source EpsSource
 	// Heterogeneous says that the header gives the teachers different
-	// guarantees: Guarantee is then their common bound (VoteMeta.Common).
+	// guarantees: Guarantee is then their common bound (Meta.Common).
 	Heterogeneous bool
 }
 
@@ -102,6 +101,12 @@ type Stated struct {
 	Eps, Delta *float64
 	// NonPrivate states that the teachers have no guarantee.
 	NonPrivate bool
+	// Calibrated reports whether a mechanism for the votes a header
+	// heads, in its relation, is calibrated to a teachers' guarantee:
+	// only for such votes may Eps and Delta be stated for non-private
+	// teachers. The mechanism registry answers it
+	// (ensemble.Calibrated); nil: no mechanism is.
+	Calibrated func(*Meta) bool
 }
 
 // noGuarantee is the header's value of the teachers' guarantee of
@@ -115,20 +120,20 @@ const noGuarantee = "none (non-private teachers)"
 // (a one-vote mechanism is not private for teachers that may share data,
 // nor a private-teachers one for teachers that need not be private), the
 // kind, the partition, and the teachers' (ε, Δ): for private teachers the
-// header's common bound (VoteMeta.Common, the largest ε and the largest Δ
+// header's common bound (Meta.Common, the largest ε and the largest Δ
 // of teachers with different guarantees); non-private teachers have none,
 // and a guarantee stated for them is the one a release is calibrated to,
 // whole (ε and Δ), and only for votes that a mechanism of the header's
-// relation calibrates to one (its settings take eps: two-class votes).
+// relation calibrates to one (Stated.Calibrated).
 // Every refusal is a *TeachersError. The header's own rules were checked
-// when it was read (VoteMeta.Validate).
+// when it was read (Meta.Validate).
 //
 // It returns the binding: with a header, the header's ensemble with the
 // teachers' (ε, Δ) above (zero for non-private teachers without a stated
 // one); without, what s states (the relation private-teachers unless
 // stated), which does not state its ensemble unless s states the id,
 // kind and partition (Binding.Stated).
-func Check(meta *VoteMeta, s Stated) (Binding, error) {
+func Check(meta *Meta, s Stated) (Binding, error) {
 	var stated accountant.Guarantee
 	if s.Eps != nil {
 		stated.Eps = *s.Eps
@@ -184,12 +189,12 @@ func Check(meta *VoteMeta, s Stated) (Binding, error) {
 			return Binding{}, bad("Delta", g.Delta, *s.Delta, rule)
 		}
 		stated = g
-	case given && !calibrated(meta):
+	case given && (s.Calibrated == nil || !s.Calibrated(meta)):
 		field, v := "eps", s.Eps
 		if v == nil {
 			field, v = "Delta", s.Delta
 		}
-		return Binding{}, bad(field, noGuarantee, *v, fmt.Sprintf("no mechanism for %v in the %v relation is calibrated to a teachers' guarantee: leave it out", inputOfMeta(meta), meta.Relation))
+		return Binding{}, bad(field, noGuarantee, *v, fmt.Sprintf("no mechanism for %v in the %v relation is calibrated to a teachers' guarantee: leave it out", meta.Input(), meta.Relation))
 	case given && s.Eps == nil:
 		return Binding{}, &TeachersError{Field: "eps", Header: noGuarantee, By: s.By, Rule: "the guarantee a release is calibrated to needs eps with Delta"}
 	case given && s.Delta == nil:
@@ -205,59 +210,6 @@ func relationRule(r accountant.Relation) string {
 		return "the one-vote relation needs that one record changes at most one teacher's vote, which teachers that may share data (the private-teachers relation) do not meet"
 	}
 	return "the private-teachers relation needs every teacher's (eps, Delta) for adding or removing a record, which teachers in the one-vote relation need not have"
-}
-
-// inputOfMeta returns the kind of votes meta heads.
-func inputOfMeta(meta *VoteMeta) Input {
-	if meta.MultiClass() {
-		return MultiClass
-	}
-	return TwoClass
-}
-
-// calibrated reports whether a registered mechanism for the votes meta
-// heads, in its relation, is calibrated to a teachers' (ε, Δ): whether its
-// settings take eps (two-class GNMax's target is m·ε).
-func calibrated(meta *VoteMeta) bool {
-	for _, r := range registry {
-		if r.Input == inputOfMeta(meta) && r.Relation == meta.Relation && (slices.Contains(r.Needs, "eps") || slices.Contains(r.Takes, "eps")) {
-			return true
-		}
-	}
-	return false
-}
-
-// ReleaseTeachers returns the teachers' (ε, Δ) of a two-class release from
-// a vote file whose metadata header is meta (nil: none), given the values
-// the caller states (nil: not stated), after Check. With a header that
-// states every teacher's guarantee the answer is the header's common bound
-// (VoteMeta.Common). Without a header, or with non-private teachers (whose
-// header states no guarantee: GNMax's target is then a choice, not a
-// property of the teachers), both must be stated: there is no default for
-// a property of the user's own teachers. Every refusal is a
-// *TeachersError.
-func ReleaseTeachers(meta *VoteMeta, eps, delta *float64) (TeacherGuarantee, error) {
-	b, err := Check(meta, Stated{Eps: eps, Delta: delta})
-	if err != nil {
-		return TeacherGuarantee{}, err
-	}
-	if meta != nil && meta.Private() {
-		_, het := meta.Common()
-		return TeacherGuarantee{Guarantee: b.Teachers, Source: FromHeader, Heterogeneous: het}, nil
-	}
-	why := "the vote file has no metadata header, so they must be stated (there is no default for a property of your teachers)"
-	if meta != nil {
-		why = "the vote file's metadata header states non-private teachers, so the guarantee the release is calibrated to must be stated"
-	}
-	switch {
-	case eps == nil && delta == nil:
-		return TeacherGuarantee{}, &TeachersError{Field: "eps and Delta", Rule: why}
-	case eps == nil:
-		return TeacherGuarantee{}, &TeachersError{Field: "eps", Rule: why}
-	case delta == nil:
-		return TeacherGuarantee{}, &TeachersError{Field: "Delta", Rule: why}
-	}
-	return TeacherGuarantee{Guarantee: b.Teachers, Source: FromFlags}, nil
 }
 
 // Binding is what a release states about the teacher ensemble it draws
@@ -278,40 +230,8 @@ type Binding struct {
 
 // Binding returns what the header states of its ensemble, with the
 // teachers' (ε, Δ) of t (ReleaseTeachers, Check).
-func (m *VoteMeta) Binding(t TeacherGuarantee) Binding {
+func (m *Meta) Binding(t TeacherGuarantee) Binding {
 	return Binding{Ensemble: m.Ensemble, K: m.K, Teachers: t.Guarantee, Relation: m.Relation, Kind: m.Kind, Partition: m.Partition}
-}
-
-// ReleaseBinding checks agg against the votes of in as ReleaseTo does,
-// before anything is drawn: a two-class aggregator needs 0/1 votes and a
-// multi-class one counts; what its mechanism states (K, the classes, the
-// relation and the teachers' (ε, Δ) it assumes, if any) must be the
-// header's (Check); and K and the classes must be the file's.
-func ReleaseBinding(in Reader, agg Labeler) (Binding, error) {
-	if twoClass(agg) == in.MultiClass() {
-		return Binding{}, fmt.Errorf("the %s aggregator labels %v, but the vote file is read as %v", agg.Name(), inputOf(agg), InputOf(in))
-	}
-	priv := agg.Privacy()
-	s := Stated{By: fmt.Sprintf("the %s mechanism", agg.Name()), K: agg.K(), Classes: agg.Classes(), Relation: &priv.Relation}
-	if priv.Teachers != (accountant.Guarantee{}) {
-		s.Eps, s.Delta = &priv.Teachers.Eps, &priv.Teachers.Delta
-	}
-	b, err := Check(in.Meta(), s)
-	if err != nil {
-		return Binding{}, err
-	}
-	if in.K() != agg.K() || in.Classes() != agg.Classes() {
-		return Binding{}, fmt.Errorf("the vote file has K = %d votes per row over %d classes, the %s aggregator K = %d over %d", in.K(), in.Classes(), agg.Name(), agg.K(), agg.Classes())
-	}
-	return b, nil
-}
-
-// inputOf returns the kind of votes agg labels.
-func inputOf(agg Labeler) Input {
-	if twoClass(agg) {
-		return TwoClass
-	}
-	return MultiClass
 }
 
 // Stated reports whether the release states its ensemble (a vote file
@@ -384,7 +304,7 @@ func (b Binding) Validate() error {
 
 // ensembleRule returns the first rule that an ensemble's relation, kind
 // and partition break, with the field and its value, or "" when they keep
-// every one: the rules of a header (VoteMeta.Validate) and of a binding
+// every one: the rules of a header (Meta.Validate) and of a binding
 // (Binding.Validate).
 func ensembleRule(r accountant.Relation, k Kind, p Partition) (field string, value fmt.Stringer, rule string) {
 	switch {

@@ -1,4 +1,4 @@
-package ensemble
+package votefile
 
 import (
 	"bufio"
@@ -160,12 +160,12 @@ func (e *FormatError) Error() string {
 }
 
 // VoteReader streams the queries of a vote file: an optional metadata
-// header (VoteMeta), then one row per query, an optional id column, then K
+// header (Meta), then one row per query, an optional id column, then K
 // votes of 0 or 1. Memory does not depend on the number of rows.
 //
 // The metadata header is the first non-blank line: in CSV the comment line
 // "# " followed by its JSON object, in JSON lines the object itself, which
-// has the key HeaderKey (ParseVoteMeta; docs/aggregate.md). Its K must be
+// has the key HeaderKey (ParseMeta; docs/aggregate.md). Its K must be
 // the data's; it is checked strictly, and Meta returns it.
 //
 // CSV: an optional header row, then rows of [id,]v_1,...,v_K. JSON lines:
@@ -196,25 +196,25 @@ type VoteReader struct {
 	scratch  []byte // unescaped CSV fields and JSON keys
 	idBuf    []byte // an unescaped JSON id
 	long     []byte // a line longer than the read buffer
-	meta     *VoteMeta
+	meta     *Meta
 	metaLine int
 }
 
-// VoteFile is the start of a vote file, read up to its metadata header:
+// File is the start of a vote file, read up to its metadata header:
 // what a caller needs to choose a reader for it. Votes reads it as 0/1
 // votes (a VoteReader), Multi as counts or class indices (a
 // MultiReader); use one of them, once.
-type VoteFile struct {
+type File struct {
 	vr    *VoteReader
 	first []byte // the first line after the header
 }
 
-// OpenVoteFile reads the first line of a vote file and, if it is one, its
-// metadata header (ParseVoteMeta; a broken rule is a *FormatError with its
+// Open reads the first line of a vote file and, if it is one, its
+// metadata header (ParseMeta; a broken rule is a *FormatError with its
 // line). format is FormatAuto (JSON lines if the first line starts with [
 // or {), FormatCSV, FormatJSONL or FormatCounts (a counts file in either,
 // detected). name is used in errors.
-func OpenVoteFile(r io.Reader, name string, format Format) (*VoteFile, error) {
+func Open(r io.Reader, name string, format Format) (*File, error) {
 	if format == FormatCounts {
 		format = FormatAuto
 	}
@@ -244,19 +244,19 @@ func OpenVoteFile(r io.Reader, name string, format Format) (*VoteFile, error) {
 	if c := bytes.TrimLeft(line, " \t"); vr.format == FormatCSV && c[0] == '#' {
 		return nil, &FormatError{File: name, Line: vr.line, Msg: commentRule}
 	}
-	return &VoteFile{vr: vr, first: append([]byte(nil), line...)}, nil
+	return &File{vr: vr, first: append([]byte(nil), line...)}, nil
 }
 
 // Meta returns the file's metadata header, or nil if it has none.
-func (f *VoteFile) Meta() *VoteMeta { return f.vr.meta }
+func (f *File) Meta() *Meta { return f.vr.meta }
 
 // Format returns the file's format, CSV or JSONL.
-func (f *VoteFile) Format() Format { return f.vr.format }
+func (f *File) Format() Format { return f.vr.format }
 
 // MultiClass reports whether the header says the file holds counts or
-// votes among more than two classes (VoteMeta.MultiClass); false without
+// votes among more than two classes (Meta.MultiClass); false without
 // a header.
-func (f *VoteFile) MultiClass() bool { return f.vr.meta != nil && f.vr.meta.MultiClass() }
+func (f *File) MultiClass() bool { return f.vr.meta != nil && f.vr.meta.MultiClass() }
 
 // NewVoteReader reads the start of a vote file (the header and the first
 // data row) to settle its layout and K. name is used in errors.
@@ -264,7 +264,7 @@ func NewVoteReader(r io.Reader, name string, opts ReadOptions) (*VoteReader, err
 	if opts.Format == FormatCounts {
 		return nil, &FormatError{File: name, Msg: "a counts file holds vote counts, not 0/1 votes: read it with NewMultiReader"}
 	}
-	f, err := OpenVoteFile(r, name, opts.Format)
+	f, err := Open(r, name, opts.Format)
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +273,7 @@ func NewVoteReader(r io.Reader, name string, opts ReadOptions) (*VoteReader, err
 
 // Votes reads the file as 0/1 votes (NewVoteReader); a header must state
 // two classes in layout votes. opts.Format is not used.
-func (f *VoteFile) Votes(opts ReadOptions) (*VoteReader, error) {
+func (f *File) Votes(opts ReadOptions) (*VoteReader, error) {
 	vr := f.vr
 	if m := vr.meta; m != nil && m.MultiClass() {
 		return nil, &FormatError{File: vr.name, Line: vr.metaLine, Msg: fmt.Sprintf("header: %d classes in layout %v: the 0/1 reader takes two-class votes, one column per teacher; read multi-class votes with NewMultiReader", m.Classes, m.Layout)}
@@ -311,7 +311,7 @@ func (r *VoteReader) readMeta(line []byte) ([]byte, error) {
 	default:
 		return line, nil
 	}
-	meta, err := ParseVoteMeta(obj)
+	meta, err := ParseMeta(obj)
 	if err != nil {
 		msg := err.Error()
 		if r.format == FormatCSV && (len(obj) == 0 || obj[0] != '{') {
@@ -336,7 +336,7 @@ func (r *VoteReader) checkMeta() error {
 }
 
 // Meta returns the file's metadata header, or nil if it has none.
-func (r *VoteReader) Meta() *VoteMeta { return r.meta }
+func (r *VoteReader) Meta() *Meta { return r.meta }
 
 // K returns the number of votes per row.
 func (r *VoteReader) K() int { return r.k }

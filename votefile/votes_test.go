@@ -1,4 +1,4 @@
-package ensemble
+package votefile
 
 import (
 	"bytes"
@@ -188,7 +188,7 @@ func TestReadLongFile(t *testing.T) {
 	count := 0
 	for vr.Next() {
 		count++
-		if l, err := votesFor(5, vr.Query().Votes); err != nil || l != 3 {
+		if l, err := CheckVotes(5, vr.Query().Votes); err != nil || l != 3 {
 			t.Fatalf("row %d: %d votes for", count, l)
 		}
 	}
@@ -307,7 +307,7 @@ func FuzzRoundTrip(f *testing.F) {
 		header, hasID, jsonl, meta := layout&1 != 0, layout&2 != 0, layout&4 != 0, layout&8 != 0
 		var file strings.Builder
 		var want []row
-		var m *VoteMeta
+		var m *Meta
 		if meta {
 			m = statedMeta(k, (float64(nn)+1)/8, float64(kk)/1e3)
 			f := FormatCSV

@@ -1,4 +1,4 @@
-package ensemble
+package votefile
 
 import (
 	"bytes"
@@ -13,8 +13,8 @@ import (
 )
 
 // statedMeta is the header of k teachers stated (eps, Delta)-DP.
-func statedMeta(k int, eps, delta float64) *VoteMeta {
-	return &VoteMeta{Ensemble: "test-ensemble", K: k, Classes: 2, Layout: LayoutVotes, Relation: accountant.PrivateTeachers,
+func statedMeta(k int, eps, delta float64) *Meta {
+	return &Meta{Ensemble: "test-ensemble", K: k, Classes: 2, Layout: LayoutVotes, Relation: accountant.PrivateTeachers,
 		Kind: Fixed, Partition: SharedData, Teachers: []TeacherGroup{{Count: k, Guarantee: accountant.Guarantee{Eps: eps, Delta: delta}}}}
 }
 
@@ -37,7 +37,7 @@ const statedJSON = `{"darrm-votes":1,"ensemble":"test-ensemble","K":3,"classes":
 // replacing a record is refused.
 func TestMetaStatedNeighbours(t *testing.T) {
 	old := strings.Replace(statedJSON, `,"neighbours":"add-remove"`, ``, 1)
-	m, err := ParseVoteMeta([]byte(old))
+	m, err := ParseMeta([]byte(old))
 	if err != nil {
 		t.Fatalf("a header without neighbours: %v", err)
 	}
@@ -50,7 +50,7 @@ func TestMetaStatedNeighbours(t *testing.T) {
 		{"not a string", strings.Replace(statedJSON, `"add-remove"`, `1`, 1), `header field teachers[0].source.neighbours = 1: want a string`},
 		{"non-private", strings.Replace(strings.Replace(statedJSON, `"eps":0.1,"Delta":0.00001,`, ``, 1), `"stated"`, `"none"`, 1), `only a stated source has neighbours`},
 	} {
-		_, err := ParseVoteMeta([]byte(tc.json))
+		_, err := ParseMeta([]byte(tc.json))
 		var he *HeaderError
 		if !errors.As(err, &he) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want a *HeaderError with %q", tc.name, err, tc.want)
@@ -75,7 +75,7 @@ func TestMetaRoundTrip(t *testing.T) {
 	run, g := sgdRun(t)
 	hetero := statedMeta(5, 0.2, 1e-6)
 	hetero.Teachers = []TeacherGroup{{Count: 2, Guarantee: accountant.Guarantee{Eps: 0.2, Delta: 1e-6}}, {Count: 3, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}}}
-	for _, m := range []*VoteMeta{
+	for _, m := range []*Meta{
 		statedMeta(11, 0.1, 1e-5),
 		statedMeta(1, 1, 0),
 		{Ensemble: "mnist58-k11-é", K: 11, Classes: 2, Relation: accountant.PrivateTeachers, Kind: Fixed, Partition: KeyedHash,
@@ -180,13 +180,13 @@ func TestMetaRules(t *testing.T) {
 		{"dp-sgd eps below the accountant", sgd(func(g *TeacherGroup) { g.Eps *= 0.999 }), `by the accountant: eps must be >= `},
 		{"dp-sgd per query", strings.Replace(sgd(func(*TeacherGroup) {}), `"fixed"`, `"per-query"`, 1), `header field kind = per-query: DP-SGD trains fixed models`},
 	} {
-		_, err := ParseVoteMeta([]byte(tc.json))
+		_, err := ParseMeta([]byte(tc.json))
 		var he *HeaderError
 		if !errors.As(err, &he) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want a *HeaderError with %q", tc.name, err, tc.want)
 		}
 	}
-	if m, err := ParseVoteMeta([]byte(sgd(func(g *TeacherGroup) { g.Eps *= 2; g.Delta = 1e-3 }))); err != nil || m.Teachers[0].Eps != 2*g.Eps {
+	if m, err := ParseMeta([]byte(sgd(func(g *TeacherGroup) { g.Eps *= 2; g.Delta = 1e-3 }))); err != nil || m.Teachers[0].Eps != 2*g.Eps {
 		t.Errorf("a DP-SGD guarantee weaker than the accountant's is valid: %v", err)
 	}
 }
@@ -252,7 +252,7 @@ func TestWriteVotesHeader(t *testing.T) {
 	if want := "# " + statedJSON + "\nid,t1,t2,t3\na,1,0,1\nb,0,0,1\n"; b.String() != want {
 		t.Errorf("wrote %q, want %q", b.String(), want)
 	}
-	for _, m := range []*VoteMeta{statedMeta(5, 0.1, 1e-5), statedMeta(3, -1, 1e-5)} {
+	for _, m := range []*Meta{statedMeta(5, 0.1, 1e-5), statedMeta(3, -1, 1e-5)} {
 		if err := WriteVotes(&bytes.Buffer{}, m, nil, votes); err == nil {
 			t.Errorf("header %+v written for K = 3 votes", m)
 		}
@@ -287,7 +287,7 @@ func FuzzVoteMeta(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		m, err := ParseVoteMeta(b)
+		m, err := ParseMeta(b)
 		if err != nil {
 			var he *HeaderError
 			if !errors.As(err, &he) {
@@ -302,7 +302,7 @@ func FuzzVoteMeta(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, err := ParseVoteMeta(out)
+		again, err := ParseMeta(out)
 		if err != nil || !reflect.DeepEqual(again, m) {
 			t.Fatalf("%q: written as %s, read back %+v (%v)", b, out, again, err)
 		}

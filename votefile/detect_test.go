@@ -1,4 +1,4 @@
-package ensemble
+package votefile
 
 import (
 	"errors"
@@ -11,9 +11,9 @@ import (
 // detect opens data and detects its layout.
 func detect(t *testing.T, data string, opts ReadOptions) (Layout, error) {
 	t.Helper()
-	f, err := OpenVoteFile(strings.NewReader(data), "votes", FormatAuto)
+	f, err := Open(strings.NewReader(data), "votes", FormatAuto)
 	if err != nil {
-		t.Fatalf("OpenVoteFile(%q): %v", data, err)
+		t.Fatalf("Open(%q): %v", data, err)
 	}
 	return f.DetectLayout(opts)
 }
@@ -213,7 +213,7 @@ func FuzzDetectLayout(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		vf, err := OpenVoteFile(strings.NewReader(s), "f", FormatAuto)
+		vf, err := Open(strings.NewReader(s), "f", FormatAuto)
 		if err != nil || vf.Meta() != nil {
 			return
 		}

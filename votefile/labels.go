@@ -1,4 +1,4 @@
-package ensemble
+package votefile
 
 import (
 	"bufio"
@@ -129,9 +129,9 @@ type (
 	}
 )
 
-// line returns the header line, "# " and the JSON object, without its
-// line end.
-func (m *LabelMeta) line() string {
+// HeaderLine returns the header's line in a label file, "# " and the JSON
+// object, without its line end: a LabelWriter's comment line.
+func (m *LabelMeta) HeaderLine() string {
 	j := jsonLabelMeta{Version: LabelsVersion, Mechanism: m.Mechanism, K: m.K, Classes: m.Classes, Relation: m.Relation, Settings: m.Settings,
 		Eps: m.PerQuery.Eps, Delta: m.PerQuery.Delta, Ensemble: m.Ensemble, ForRelease: m.ForRelease}
 	if m.Teachers != (accountant.Guarantee{}) {
@@ -178,19 +178,19 @@ func parseLabelMeta(b []byte) (*LabelMeta, error) {
 	return m, nil
 }
 
-// labelBuffer is how many bytes of labels a labelWriter collects before
+// labelBuffer is how many bytes of labels a LabelWriter collects before
 // it writes them out.
 const labelBuffer = 256 << 10
 
-// labelWriter writes the rows of a label file: "id,label" CSV with a
+// LabelWriter writes the rows of a label file: "id,label" CSV with a
 // header row, or JSON lines {"id": ..., "label": <class>}; with the
 // answered column (multi-class votes), "id,label,answered" with an empty
 // label for a query not answered, or {"id": ..., "label": <class> or null,
 // "answered": true|false}. The id is the query's id column or, without
 // one, its position in the vote file. Nothing else about a query is
-// written. Rows are buffered; written counts those that may have reached
+// written. Rows are buffered; Written counts those that may have reached
 // the underlying writer, i.e. have been released.
-type labelWriter struct {
+type LabelWriter struct {
 	w        io.Writer
 	format   Format
 	answered bool
@@ -199,19 +199,20 @@ type labelWriter struct {
 	pending  int // labels in buf
 	written  int // labels that may have reached w
 	err      error
-	// reserve, if set, is called before labels are handed to w with the
-	// number that will then have been written; an error keeps them back.
-	reserve func(labels int) error
+	// Reserve, if set, is called before labels are handed to the
+	// underlying writer with the number that will then have been written;
+	// an error keeps them back (a privacy ledger records them first).
+	Reserve func(labels int) error
 }
 
-// newLabelWriter returns a writer of labels in format (FormatCSV or
+// NewLabelWriter returns a writer of labels in format (FormatCSV or
 // FormatJSONL) on w, with the answered column or not, that writes the
-// comment lines first.
-func newLabelWriter(w io.Writer, format Format, answered bool, comments ...string) (*labelWriter, error) {
+// comment lines first (such as LabelMeta.HeaderLine).
+func NewLabelWriter(w io.Writer, format Format, answered bool, comments ...string) (*LabelWriter, error) {
 	if format != FormatCSV && format != FormatJSONL {
 		return nil, fmt.Errorf("label format %v: must be csv or jsonl", format)
 	}
-	lw := &labelWriter{w: w, format: format, answered: answered, buf: make([]byte, 0, labelBuffer+256)}
+	lw := &LabelWriter{w: w, format: format, answered: answered, buf: make([]byte, 0, labelBuffer+256)}
 	for _, c := range comments {
 		lw.buf = append(append(lw.buf, c...), '\n')
 	}
@@ -226,8 +227,9 @@ func newLabelWriter(w io.Writer, format Format, answered bool, comments ...strin
 	return lw, nil
 }
 
-// write writes the row of q: its label, or none when it was not answered.
-func (lw *labelWriter) write(q *Query, label int, answered bool) error {
+// WriteLabel writes the row of q: its label, or none when it was not
+// answered.
+func (lw *LabelWriter) WriteLabel(q *Query, label int, answered bool) error {
 	if lw.err != nil {
 		return lw.err
 	}
@@ -263,7 +265,7 @@ func (lw *labelWriter) write(q *Query, label int, answered bool) error {
 	lw.buf = b
 	lw.pending++
 	if len(b) >= labelBuffer {
-		return lw.flush()
+		return lw.Flush()
 	}
 	return nil
 }
@@ -277,18 +279,18 @@ func appendLabel(b []byte, label int) []byte {
 	return strconv.AppendInt(b, int64(label), 10)
 }
 
-// flush writes the buffered labels to the underlying writer. After a
-// write that fails, or writes less than it was given, written counts the
+// Flush writes the buffered labels to the underlying writer. After a
+// write that fails, or writes less than it was given, Written counts the
 // labels it may have delivered, and every later write and flush fails.
-func (lw *labelWriter) flush() error {
+func (lw *LabelWriter) Flush() error {
 	if lw.err != nil {
 		return lw.err
 	}
 	if len(lw.buf) == 0 {
 		return nil
 	}
-	if lw.reserve != nil && lw.pending > 0 {
-		if err := lw.reserve(lw.written + lw.pending); err != nil {
+	if lw.Reserve != nil && lw.pending > 0 {
+		if err := lw.Reserve(lw.written + lw.pending); err != nil {
 			return err
 		}
 	}
@@ -307,13 +309,18 @@ func (lw *labelWriter) flush() error {
 	return nil
 }
 
+// Written returns the number of labels that may have reached the
+// underlying writer: every label of a successful Flush, and after a failed
+// one, every label of which a byte was written.
+func (lw *LabelWriter) Written() int { return lw.written }
+
 // reached returns how many of the buffered labels have a byte among the
 // first n bytes of the buffer. Every label ends its line, and no id holds
 // a line end (the vote reader allows none), so the labels wholly written
 // are the line ends past the head; one more was cut part-way if the
 // bytes stop inside a line. An id with a line end would only make the
 // count larger: never fewer labels are counted than left.
-func (lw *labelWriter) reached(n int) int {
+func (lw *LabelWriter) reached(n int) int {
 	n = min(max(n, 0), len(lw.buf))
 	if n <= lw.head {
 		return 0
@@ -323,66 +330,6 @@ func (lw *labelWriter) reached(n int) int {
 		k++
 	}
 	return min(k, lw.pending)
-}
-
-// appendID appends the id of q to a row in format f: its id column (in
-// JSON a number as written, else a string; in CSV quoted when it must
-// be), or its position from 1 without one.
-func appendID(b []byte, q *Query, f Format) []byte {
-	switch {
-	case q.ID == nil:
-		return strconv.AppendInt(b, int64(q.Index), 10)
-	case f == FormatJSONL && q.IDNumber:
-		return append(b, q.ID...)
-	case f == FormatJSONL:
-		s, _ := json.Marshal(string(q.ID)) // a string always marshals
-		return append(b, s...)
-	case csvNeedsQuotes(q.ID):
-		b = append(b, '"')
-		b = append(b, bytes.ReplaceAll(q.ID, []byte{'"'}, []byte{'"', '"'})...)
-		return append(b, '"')
-	}
-	return append(b, q.ID...)
-}
-
-// csvNeedsQuotes reports whether an id must be quoted in CSV output.
-func csvNeedsQuotes(b []byte) bool {
-	if len(b) == 0 {
-		return false
-	}
-	if b[0] == ' ' || b[0] == '\t' || b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[0] == '#' {
-		return true
-	}
-	return bytes.ContainsAny(b, "\",\r\n")
-}
-
-// writeRows writes the CSV file that starts with b (a header) and has a
-// row per query q < n, which row appends, in blocks of labelBuffer bytes;
-// ids[q] is query q's id, its position from 1 when ids is nil.
-func writeRows(w io.Writer, b []byte, ids []string, n int, row func(b []byte, q int) ([]byte, error)) error {
-	if ids != nil && len(ids) != n {
-		return fmt.Errorf("%d ids for %d queries", len(ids), n)
-	}
-	for q := range n {
-		query := Query{Index: q + 1}
-		if ids != nil {
-			query.ID = []byte(ids[q])
-		}
-		b = append(appendID(b, &query, FormatCSV), ',')
-		var err error
-		if b, err = row(b, q); err != nil {
-			return fmt.Errorf("query %d: %w", q+1, err)
-		}
-		b = append(b, '\n')
-		if len(b) >= labelBuffer {
-			if _, err := w.Write(b); err != nil {
-				return err
-			}
-			b = b[:0]
-		}
-	}
-	_, err := w.Write(b)
-	return err
 }
 
 // LabelRow is one row of a label file.

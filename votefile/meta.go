@@ -1,4 +1,4 @@
-package ensemble
+package votefile
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ const HeaderVersion = 1
 // maxEnsembleID bounds the length of an ensemble id, in bytes.
 const maxEnsembleID = 256
 
-// VoteMeta is the metadata header of a vote file: which teacher ensemble
+// Meta is the metadata header of a vote file: which teacher ensemble
 // voted and what its guarantee rests on. A release takes the teachers'
 // (ε, Δ) from it (ReleaseTeachers), a ledger binds it (Binding), and the
 // teacher-level cap on every total follows from it (Binding.Cap).
@@ -34,7 +34,7 @@ const maxEnsembleID = 256
 // In a file it is one line before the data, the JSON object that
 // MarshalJSON writes: in CSV behind "# " (a comment line), in JSON lines
 // as the first line itself (see AppendHeader and docs/aggregate.md).
-type VoteMeta struct {
+type Meta struct {
 	// Ensemble identifies the teacher ensemble: the same models, the same
 	// id.
 	Ensemble string
@@ -288,7 +288,7 @@ func headerErr(field string, value any, rule string, args ...any) *HeaderError {
 // Validate checks the header's rules, field by field and between fields;
 // a broken rule is a *HeaderError. DP-SGD guarantees are recomputed by the
 // accountant: a stated ε below what the run gives is refused.
-func (m *VoteMeta) Validate() error {
+func (m *Meta) Validate() error {
 	if m.Ensemble == "" {
 		return headerErr("ensemble", nil, "must name the teacher ensemble")
 	}
@@ -323,7 +323,7 @@ func (m *VoteMeta) Validate() error {
 	return nil
 }
 
-func (g *TeacherGroup) validate(at string, m *VoteMeta) error {
+func (g *TeacherGroup) validate(at string, m *Meta) error {
 	if g.Count < 1 || g.Count > m.K {
 		return headerErr(at+".count", g.Count, "must be in [1, K] = [1, %d]", m.K)
 	}
@@ -386,10 +386,19 @@ func (g *TeacherGroup) validate(at string, m *VoteMeta) error {
 // MultiClass reports whether the file is for the multi-class mechanisms
 // (MultiGNMax): counts, or votes among more than two classes. Two-class
 // votes (0 or 1) are DaRRM's and its baselines'.
-func (m *VoteMeta) MultiClass() bool { return m.Layout != LayoutVotes || m.Classes != 2 }
+func (m *Meta) MultiClass() bool { return m.Layout != LayoutVotes || m.Classes != 2 }
+
+// Input returns the kind of votes the header heads: MultiClass when
+// MultiClass reports so, else TwoClass.
+func (m *Meta) Input() Input {
+	if m.MultiClass() {
+		return MultiClass
+	}
+	return TwoClass
+}
 
 // Private reports whether every teacher has a guarantee.
-func (m *VoteMeta) Private() bool {
+func (m *Meta) Private() bool {
 	for _, g := range m.Teachers {
 		if g.Origin == NonPrivate {
 			return false
@@ -404,7 +413,7 @@ func (m *VoteMeta) Private() bool {
 // certificate assumes one (ε, Δ) for all K teachers, so a release from
 // teachers with different guarantees uses this common bound. It is zero
 // when no teacher has a guarantee.
-func (m *VoteMeta) Common() (g accountant.Guarantee, heterogeneous bool) {
+func (m *Meta) Common() (g accountant.Guarantee, heterogeneous bool) {
 	var first *accountant.Guarantee
 	for _, t := range m.Teachers {
 		if t.Origin == NonPrivate {
@@ -451,7 +460,7 @@ type (
 )
 
 // MarshalJSON writes the header as it appears in a file, version first.
-func (m *VoteMeta) MarshalJSON() ([]byte, error) {
+func (m *Meta) MarshalJSON() ([]byte, error) {
 	j := jsonMeta{Version: HeaderVersion, Ensemble: m.Ensemble, K: m.K, Classes: m.Classes, Layout: m.Layout,
 		Relation: m.Relation, Kind: m.Kind, Partition: m.Partition, Teachers: make([]jsonGroup, len(m.Teachers))}
 	for i, g := range m.Teachers {
@@ -471,11 +480,11 @@ func (m *VoteMeta) MarshalJSON() ([]byte, error) {
 	return json.Marshal(j)
 }
 
-// UnmarshalJSON reads a header written by MarshalJSON (ParseVoteMeta), so
+// UnmarshalJSON reads a header written by MarshalJSON (ParseMeta), so
 // that a header stored in another JSON document is checked as strictly as
 // one in a vote file.
-func (m *VoteMeta) UnmarshalJSON(b []byte) error {
-	x, err := ParseVoteMeta(b)
+func (m *Meta) UnmarshalJSON(b []byte) error {
+	x, err := ParseMeta(b)
 	if err != nil {
 		return err
 	}
@@ -487,7 +496,7 @@ func (m *VoteMeta) UnmarshalJSON(b []byte) error {
 // CSV the comment line "# " followed by the JSON object, for JSON lines
 // the object itself; each ends with a line break. The header must be
 // valid (Validate).
-func (m *VoteMeta) AppendHeader(b []byte, f Format) ([]byte, error) {
+func (m *Meta) AppendHeader(b []byte, f Format) ([]byte, error) {
 	if err := m.Validate(); err != nil {
 		return b, err
 	}
@@ -514,11 +523,11 @@ var (
 	sourceKeys = []string{"method", "neighbours", "sigma", "sampling_rate", "steps", "conversion", "delta"}
 )
 
-// ParseVoteMeta reads a header from its JSON object and validates it
+// ParseMeta reads a header from its JSON object and validates it
 // (Validate). Keys are case-sensitive; an unknown or repeated key, a
 // missing field, a null or a value of the wrong type is a *HeaderError, as
 // is a version other than HeaderVersion, which is checked first.
-func ParseVoteMeta(b []byte) (*VoteMeta, error) {
+func ParseMeta(b []byte) (*Meta, error) {
 	top, err := object(b, "header", metaKeys)
 	if err != nil {
 		return nil, err
@@ -530,7 +539,7 @@ func ParseVoteMeta(b []byte) (*VoteMeta, error) {
 	if version != HeaderVersion {
 		return nil, headerErr(HeaderKey, version, "this darrm reads version %d headers", HeaderVersion)
 	}
-	m := &VoteMeta{}
+	m := &Meta{}
 	for _, f := range []struct {
 		key string
 		dst any

@@ -1,4 +1,4 @@
-package ensemble
+package votefile
 
 import (
 	"bytes"
@@ -34,7 +34,7 @@ const detectRows = 16
 // *FormatError says so, and the caller must say which (an id column, or
 // counts), rather than have darrm guess. docs/aggregate.md, "Vote counts
 // without a flag", states the rule.
-func (f *VoteFile) DetectLayout(opts ReadOptions) (Layout, error) {
+func (f *File) DetectLayout(opts ReadOptions) (Layout, error) {
 	if m := f.vr.meta; m != nil {
 		return m.Layout, nil
 	}
@@ -54,7 +54,7 @@ type detector struct {
 }
 
 // csv decides for a CSV file whose first line is first.
-func (d *detector) csv(f *VoteFile, first []byte) (Layout, error) {
+func (d *detector) csv(f *File, first []byte) (Layout, error) {
 	fs, err := d.fields(first)
 	if err != nil {
 		return LayoutVotes, nil // the reader reports it
@@ -114,7 +114,7 @@ func (d *detector) csv(f *VoteFile, first []byte) (Layout, error) {
 }
 
 // jsonl decides for a JSON lines file whose first line is first.
-func (d *detector) jsonl(f *VoteFile, first []byte) (Layout, error) {
+func (d *detector) jsonl(f *File, first []byte) (Layout, error) {
 	vals, said, ok := jsonRow(first)
 	switch {
 	case !ok:

@@ -1,4 +1,4 @@
-package ensemble
+package votefile
 
 import (
 	"slices"

@@ -1,6 +1,7 @@
-package ensemble
+package votefile
 
 import (
+	"fmt"
 	"io"
 	"strconv"
 )
@@ -45,7 +46,7 @@ type Reader interface {
 	// BytesRead returns the bytes consumed so far.
 	BytesRead() int64
 	// Meta returns the file's metadata header, or nil if it has none.
-	Meta() *VoteMeta
+	Meta() *Meta
 	// K returns the number of teachers, Classes the number of classes.
 	K() int
 	Classes() int
@@ -99,4 +100,96 @@ func (s *rows) next(lines *VoteReader, parse func([]byte) error) bool {
 		return false
 	}
 	return true
+}
+
+// Input is the kind of votes a file holds, and so the kind a mechanism
+// labels.
+type Input int
+
+const (
+	// TwoClass is 0/1 votes, one column per teacher (a VoteReader).
+	TwoClass Input = iota
+	// MultiClass is vote counts, or class indices, of C >= 2 classes (a
+	// MultiReader).
+	MultiClass
+)
+
+// String returns "two-class votes" or "multi-class votes".
+func (i Input) String() string {
+	if i == MultiClass {
+		return "multi-class votes"
+	}
+	return "two-class votes"
+}
+
+// InputOf returns the kind of the votes in reads.
+func InputOf(in Reader) Input {
+	if in.MultiClass() {
+		return MultiClass
+	}
+	return TwoClass
+}
+
+// VoteError reports votes that cannot be counted (CheckVotes): the wrong
+// number of them, or a value other than 0 and 1.
+type VoteError struct {
+	K     int // the teachers the aggregator has
+	Len   int // the votes given
+	Index int // the first vote that is not 0 or 1, or -1
+	Value byte
+}
+
+func (e *VoteError) Error() string {
+	if e.Index < 0 {
+		return fmt.Sprintf("votes: got %d, want one per teacher, K = %d", e.Len, e.K)
+	}
+	msg := fmt.Sprintf("votes[%d] = %d: a vote must be the byte value 0 or 1", e.Index, e.Value)
+	if e.Value == '0' || e.Value == '1' {
+		msg += fmt.Sprintf(" (this is the character %q: convert with v - '0')", e.Value)
+	}
+	return msg
+}
+
+// CheckVotes counts the 1-votes of k teachers, checking that there are k
+// votes, each the byte value 0 or 1; else it returns a *VoteError.
+func CheckVotes(k int, votes []byte) (int, error) {
+	if len(votes) != k {
+		return 0, &VoteError{K: k, Len: len(votes), Index: -1}
+	}
+	var l int
+	for i, v := range votes {
+		if v > 1 {
+			return 0, &VoteError{K: k, Len: len(votes), Index: i, Value: v}
+		}
+		l += int(v)
+	}
+	return l, nil
+}
+
+// CountsError reports counts that cannot be taken (CheckCounts).
+type CountsError struct{ Msg string }
+
+func (e *CountsError) Error() string { return "counts: " + e.Msg }
+
+// CheckCounts checks the counts of one query: C = classes counts, each
+// >= 0, summing to K = teachers; else it returns a *CountsError. It
+// returns the index of the first largest.
+func CheckCounts(counts []int, teachers, classes int) (top int, err error) {
+	if len(counts) != classes {
+		return 0, &CountsError{Msg: fmt.Sprintf("got %d, want C = %d", len(counts), classes)}
+	}
+	sum := 0
+	for i, n := range counts {
+		if n < 0 {
+			return 0, &CountsError{Msg: fmt.Sprintf("class %d: a count must be >= 0", i)}
+		}
+		sum += n
+		if n > counts[top] {
+			top = i
+		}
+	}
+	if sum != teachers {
+		return 0, &CountsError{Msg: fmt.Sprintf("sum to %d, want K = %d", sum, teachers)}
+	}
+	return top, nil
 }

@@ -1,11 +1,10 @@
-package ensemble
+package votefile
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 )
 
@@ -73,7 +72,7 @@ type MultiReader struct {
 // metadata header and first data row) to settle its layout, C and K. name
 // is used in errors.
 func NewMultiReader(r io.Reader, name string, opts MultiOptions) (*MultiReader, error) {
-	f, err := OpenVoteFile(r, name, opts.Format)
+	f, err := Open(r, name, opts.Format)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +83,7 @@ func NewMultiReader(r io.Reader, name string, opts MultiOptions) (*MultiReader, 
 // metadata header fixes the layout, C and K: opts may repeat them, and a
 // value that contradicts the header is a *FormatError naming both.
 // opts.Format is not used.
-func (f *VoteFile) Multi(opts MultiOptions) (*MultiReader, error) {
+func (f *File) Multi(opts MultiOptions) (*MultiReader, error) {
 	name := f.vr.name
 	if opts.Classes < 0 || opts.Classes == 1 || opts.Classes > MaxClasses || opts.K < 0 {
 		return nil, &FormatError{File: name, Msg: fmt.Sprintf("C = %d, K = %d: need C in [2, %d] (or 0 to detect) and K >= 0", opts.Classes, opts.K, MaxClasses)}
@@ -160,7 +159,7 @@ func (r *MultiReader) MultiClass() bool { return true }
 func (r *MultiReader) HasHeader() bool { return r.header }
 
 // Meta returns the file's metadata header, or nil if it has none.
-func (r *MultiReader) Meta() *VoteMeta { return r.lr.meta }
+func (r *MultiReader) Meta() *Meta { return r.lr.meta }
 
 // K returns the number of teachers.
 func (r *MultiReader) K() int { return r.k }
@@ -500,51 +499,4 @@ func jsonMsg(err error) string {
 		return fmt.Sprintf("syntax error at byte %d", se.Offset)
 	}
 	return "not of the expected shape"
-}
-
-// WriteCounts writes a CSV counts file that NewMultiReader reads: the
-// metadata header meta (none when meta is nil), whose layout must be
-// counts, a header row "id,c0,...,c(C-1)", then per query its id (its
-// index from 1 when ids is nil) and its C counts, which sum to K.
-func WriteCounts(w io.Writer, meta *VoteMeta, ids []string, counts [][]int) error {
-	if len(counts) == 0 {
-		return fmt.Errorf("write counts: no queries")
-	}
-	c := len(counts[0])
-	k := 0
-	for _, n := range counts[0] {
-		k += n
-	}
-	var b []byte
-	if meta != nil {
-		if meta.K != k || meta.Classes != c || meta.Layout != LayoutCounts {
-			return fmt.Errorf("write counts: the header states K = %d, %d classes, layout %v; the counts are of K = %d teachers over %d classes", meta.K, meta.Classes, meta.Layout, k, c)
-		}
-		var err error
-		if b, err = meta.AppendHeader(b, FormatCSV); err != nil {
-			return fmt.Errorf("write counts: %w", err)
-		}
-	}
-	b = append(b, "id"...)
-	for j := range c {
-		b = append(b, ",c"...)
-		b = strconv.AppendInt(b, int64(j), 10)
-	}
-	b = append(b, '\n')
-	err := writeRows(w, b, ids, len(counts), func(b []byte, q int) ([]byte, error) {
-		if _, err := checkCounts(counts[q], k, c); err != nil {
-			return b, err
-		}
-		for j, n := range counts[q] {
-			if j > 0 {
-				b = append(b, ',')
-			}
-			b = strconv.AppendInt(b, int64(n), 10)
-		}
-		return b, nil
-	})
-	if err != nil {
-		return fmt.Errorf("write counts: %w", err)
-	}
-	return nil
 }
