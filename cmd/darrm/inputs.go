@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/datasets"
-	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/peek"
 	"github.com/darrm/darrm/votefile"
 )

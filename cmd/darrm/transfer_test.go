@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/datasets"
-	"github.com/darrm/darrm/internal/report"
 	"github.com/darrm/darrm/transfer"
 	"github.com/darrm/darrm/votefile"
 )

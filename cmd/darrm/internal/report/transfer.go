@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/datasets"
-	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/transfer"

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/shuffleg"
 )

@@ -5,9 +5,9 @@ import (
 	"io"
 	"strings"
 
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/plural"
 )
 

@@ -5,7 +5,7 @@ import (
 	"io"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/ledger"
 )
 

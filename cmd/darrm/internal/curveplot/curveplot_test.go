@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/darrm/darrm/internal/figure"
+	"github.com/darrm/darrm/cmd/darrm/internal/figure"
 )
 
 func TestWrite(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/pate"
 )
 

@@ -5,9 +5,9 @@ import (
 	"io"
 	"slices"
 
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/internal/cliout"
 )
 
 // Verify is the document darrm verify prints.

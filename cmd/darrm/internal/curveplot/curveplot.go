@@ -21,7 +21,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/darrm/darrm/internal/figure"
+	"github.com/darrm/darrm/cmd/darrm/internal/figure"
 )
 
 // Series is one algorithm's curve: the mean and standard deviation of a
