@@ -1,15 +1,17 @@
-// Package pate accounts for releases by PATE's mechanisms (Account: the
-// data-independent and data-dependent bounds of Papernot, Song, Mironov,
-// Raghunathan, Talwar and Erlingsson, "Scalable Private Learning with
-// PATE", ICLR 2018, and the data-dependent bound released by smooth
-// sensitivity, ReleaseSmooth), and runs that paper's MNIST experiment
-// (Section 5, Table 2's MNIST row) with darrm's exact samplers and
-// accounting: K non-private teachers trained on disjoint shares of the
-// training set, cut by a keyed hash of each record, label the public
-// queries (the first half of the test set, as PATE does) through
-// Confident-GNMax and GNMax; each mechanism's labels are scored against
-// the true labels and accounted for at δ, and a student may be trained on
-// the answered queries and tested on the other half.
+// Package pate accounts for releases by PATE's mechanisms and runs PATE
+// 2018's MNIST experiment.
+//
+// Account gives the data-independent and data-dependent bounds of Papernot,
+// Song, Mironov, Raghunathan, Talwar and Erlingsson, "Scalable Private
+// Learning with PATE", ICLR 2018, and ReleaseSmooth the data-dependent bound
+// released by smooth sensitivity. The experiment (that paper's Section 5,
+// Table 2's MNIST row) runs with darrm's exact samplers and accounting: K
+// non-private teachers trained on disjoint shares of the training set, cut
+// by a keyed hash of each record, label the public queries (the first half
+// of the test set, as PATE does) through Confident-GNMax and GNMax; each
+// mechanism's labels are scored against the true labels and accounted for at
+// δ, and a student may be trained on the answered queries and tested on the
+// other half.
 package pate
 
 import (

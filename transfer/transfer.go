@@ -1,5 +1,5 @@
 // Package transfer runs the thesis' private knowledge transfer experiment
-// (Section 3.7.2, App. B.4.1; Tables 3.1, B.4, B.6, B.8): K teachers
+// (Section 3.7.2, Appendix B.4.1; Tables 3.1, B.4, B.6, B.8): K teachers
 // trained with DP-SGD label queries drawn from a public set through DaRRM
 // and its baselines, and the labels' accuracy is measured against the true
 // labels. The teachers train on disjoint shares of a private training set

@@ -1,12 +1,14 @@
 // Package cli is command-line plumbing for cobra programs that knows
-// nothing of what the program computes: flags declared once as tagged
-// struct fields (Registry.Bind), with a registry of the flags that mean one
-// thing in every command; flags of types that read and print themselves as
-// text; bad input as a typed usage error; positional arguments, required
-// flags and commands that only group others; help texts kept in files; the
-// build's version; inputs and outputs named on the command line (- for the
-// standard streams, files written atomically); and running a command tree
-// with every write to standard output checked.
+// nothing of what the program computes.
+//
+// It provides flags declared once as tagged struct fields (Registry.Bind),
+// with a registry of the flags that mean one thing in every command; flags
+// of types that read and print themselves as text; bad input as a typed
+// usage error; positional arguments, required flags and commands that only
+// group others; help texts kept in files; the build's version; inputs and
+// outputs named on the command line (- for the standard streams, files
+// written atomically); and running a command tree with every write to
+// standard output checked.
 //
 // darrm's commands (cmd/darrm) are built on it; its exit statuses and the
 // mapping of its errors onto them stay with the program.

@@ -1,13 +1,15 @@
 // Package figure draws darrm's figures with gonum/plot in one style fit for
-// a paper, sized to be printed as they are (at most a page's text width,
-// 6.5 in, with 7-9 pt text): axes framed on four sides that meet at the
-// corners, ticks outside the frame with labels in one format per axis
-// (Ticks, LogTicks), panels of a grid aligned on their data areas and, on
-// request, one y scale per row, a broken y axis for a curve far above the
-// others (BrokenScale), one legend above the panels where it covers no
-// curve, Greek symbols and sub- and superscripts in every text (Text), PNG
-// at 300 dpi or SVG by the file's extension, written atomically so that a
-// failed command leaves no half-written image behind.
+// a paper.
+//
+// They are sized to be printed as they are (at most a page's text width, 6.5
+// in, with 7-9 pt text): axes framed on four sides that meet at the corners,
+// ticks outside the frame with labels in one format per axis (Ticks,
+// LogTicks), panels of a grid aligned on their data areas and, on request,
+// one y scale per row, a broken y axis for a curve far above the others
+// (BrokenScale), one legend above the panels where it covers no curve, Greek
+// symbols and sub- and superscripts in every text (Text), PNG at 300 dpi or
+// SVG by the file's extension, written atomically so that a failed command
+// leaves no half-written image behind.
 //
 // The figures take plain data: the gamma figures of darrm solve and plot
 // (WriteGammas), GNMax's calibration (WriteGNMax); package curveplot draws
