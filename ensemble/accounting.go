@@ -32,7 +32,7 @@ type Accounting struct {
 }
 
 // NewAccounting returns the accounting of a release of per-query
-// guarantee priv from the ensemble that b states (its cap, Binding.Cap),
+// guarantee priv from the ensemble that b states (its cap, votefile.Binding.Cap),
 // with slack deltaPrime, under budget (nil: none) by composition method.
 // Under optimal composition, a mechanism that knows points of its privacy
 // profile (Privacy.Profile) is held to the budget by the tightest of them

@@ -49,9 +49,9 @@ func (s LabelSink) ToStdout() bool { return s.Path == "" || s.Path == "-" }
 //
 // Before anything is drawn or written it checks agg against the votes
 // (ReleaseBinding: K, the classes, the relation and the teachers' (ε, Δ)
-// of the metadata header, else a *TeachersError) and refuses a seeded
+// of the metadata header, else a *votefile.TeachersError) and refuses a seeded
 // src unless opts.Experiment (ErrSeededRelease). The label file starts
-// with its metadata header (LabelMeta), after the NotForRelease line of a
+// with its metadata header (votefile.LabelMeta), after the NotForRelease line of a
 // seeded release; then "id,label" rows for two-class votes, or
 // "id,label,answered" for multi-class votes (docs/aggregate.md).
 //

@@ -229,7 +229,7 @@ type Binding struct {
 }
 
 // Binding returns what the header states of its ensemble, with the
-// teachers' (ε, Δ) of t (ReleaseTeachers, Check).
+// teachers' (ε, Δ) of t (ensemble.ReleaseTeachers, Check).
 func (m *Meta) Binding(t TeacherGuarantee) Binding {
 	return Binding{Ensemble: m.Ensemble, K: m.K, Teachers: t.Guarantee, Relation: m.Relation, Kind: m.Kind, Partition: m.Partition}
 }

@@ -86,7 +86,7 @@ const LabelsKey = "darrm-labels"
 const LabelsVersion = 1
 
 // LabelMeta is the metadata header of a label file: how its labels were
-// made. ReleaseTo writes it first, as a comment line "# " followed by its
+// made. ensemble.ReleaseTo writes it first, as a comment line "# " followed by its
 // JSON object (in CSV and in JSON lines), so that readers that skip
 // comment lines read the labels alone; NewLabelReader reads it. Every
 // field is public: the mechanism and its parameters, none of the votes.
@@ -343,7 +343,7 @@ type LabelRow struct {
 	Answered bool
 }
 
-// LabelReader streams a label file that ReleaseTo wrote, in constant
+// LabelReader streams a label file that ensemble.ReleaseTo wrote, in constant
 // memory: its metadata header (Meta; older files have none), then its
 // rows. Comment lines before the labels (the NOT FOR RELEASE mark) are
 // skipped. Errors are *FormatError: file, line, column and rule.

@@ -28,7 +28,7 @@ const maxEnsembleID = 256
 
 // Meta is the metadata header of a vote file: which teacher ensemble
 // voted and what its guarantee rests on. A release takes the teachers'
-// (ε, Δ) from it (ReleaseTeachers), a ledger binds it (Binding), and the
+// (ε, Δ) from it (ensemble.ReleaseTeachers), a ledger binds it (Binding), and the
 // teacher-level cap on every total follows from it (Binding.Cap).
 //
 // In a file it is one line before the data, the JSON object that
@@ -384,7 +384,7 @@ func (g *TeacherGroup) validate(at string, m *Meta) error {
 }
 
 // MultiClass reports whether the file is for the multi-class mechanisms
-// (MultiGNMax): counts, or votes among more than two classes. Two-class
+// (ensemble.MultiGNMax): counts, or votes among more than two classes. Two-class
 // votes (0 or 1) are DaRRM's and its baselines'.
 func (m *Meta) MultiClass() bool { return m.Layout != LayoutVotes || m.Classes != 2 }
 
