@@ -14,7 +14,9 @@
 // naming the parameter, its value and the rule; no function clamps an input
 // or panics on one.
 //
-// The package is a leaf: it imports nothing else from darrm.
+// Of darrm it imports only the bound on the scale of discrete noise that
+// the exact samplers take (noise.MaxScale), which the settings of the
+// mechanisms that draw it must respect.
 //
 // Reference: Shuli Jiang, "Communication Efficient and Differentially
 // Private Optimization", PhD thesis, Carnegie Mellon University,

@@ -3,6 +3,8 @@ package accountant
 import (
 	"fmt"
 	"math"
+
+	"github.com/darrm/darrm/noise"
 )
 
 // LNMax is PATE's Laplace noisy max (Papernot, Abadi, Erlingsson,
@@ -23,10 +25,10 @@ type LNMax struct {
 	Scale float64
 }
 
-// Validate checks the scale: > 0 and at most MaxDiscreteScale.
+// Validate checks the scale: > 0 and at most noise.MaxScale.
 func (m LNMax) Validate() error {
-	if !(m.Scale > 0 && m.Scale <= MaxDiscreteScale) {
-		return &ParamError{Name: "laplace scale", Value: m.Scale, Rule: fmt.Sprintf("must be in (0, %v] (discrete Laplace noise)", MaxDiscreteScale)}
+	if !(m.Scale > 0 && m.Scale <= noise.MaxScale) {
+		return &ParamError{Name: "laplace scale", Value: m.Scale, Rule: fmt.Sprintf("must be in (0, %v] (discrete Laplace noise)", noise.MaxScale)}
 	}
 	return nil
 }

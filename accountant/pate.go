@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/darrm/darrm/noise"
 )
 
 // PATE's accounting (Papernot, Song, Mironov, Raghunathan, Talwar and
@@ -121,25 +123,21 @@ func (d *PATEDirections) UnmarshalText(b []byte) error {
 // on DiscreteGNMaxExcess below needs π²σ² >= 0.37.
 const minDiscreteSigma = 0.5
 
-// MaxDiscreteScale is the largest scale of discrete noise that a release
-// draws (the σ of DiscreteNoise, the scale of LNMax): darrm's exact
-// samplers (ensemble.DiscreteGaussian, ensemble.DiscreteLaplace) take no
-// more. A vote count is at most 999,999,999, so noise of this scale
-// already makes every label a class drawn at random.
-const MaxDiscreteScale = 1e15
-
-func checkNoise(name string, sigma float64, noise PATENoise) error {
+// checkNoise checks a σ of noise of the given kind: > 0, and for discrete
+// noise at least minDiscreteSigma and at most noise.MaxScale, the largest
+// scale darrm's exact samplers draw.
+func checkNoise(name string, sigma float64, kind PATENoise) error {
 	if err := checkPositive(name, sigma); err != nil {
 		return err
 	}
-	switch noise {
+	switch kind {
 	case ContinuousNoise:
 	case DiscreteNoise:
-		if !(sigma >= minDiscreteSigma && sigma <= MaxDiscreteScale) {
-			return &ParamError{Name: name, Value: sigma, Rule: fmt.Sprintf("must be in [%v, %v] for discrete Gaussian noise", minDiscreteSigma, MaxDiscreteScale)}
+		if !(sigma >= minDiscreteSigma && sigma <= noise.MaxScale) {
+			return &ParamError{Name: name, Value: sigma, Rule: fmt.Sprintf("must be in [%v, %v] for discrete Gaussian noise", minDiscreteSigma, noise.MaxScale)}
 		}
 	default:
-		return fmt.Errorf("unknown noise %v", noise)
+		return fmt.Errorf("unknown noise %v", kind)
 	}
 	return nil
 }

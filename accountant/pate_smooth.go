@@ -505,7 +505,7 @@ var conditionsSeen sync.Map // conditionsKey -> [2]bool
 
 // GNSSLattice is the spacing h of the lattice hZ on which darrm releases a
 // data-dependent Rényi DP by GNSS: the noise is the discrete Gaussian on
-// hZ centred at the value (ensemble.LatticeGaussian), which is sampled
+// hZ centred at the value (noise.LatticeGaussian), which is sampled
 // exactly and whose outputs carry no low-order bits of the value.
 const GNSSLattice = 0x1p-40
 

@@ -29,6 +29,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/atomicfile"
@@ -77,7 +78,7 @@ func (k Key) at(v int) string {
 	p := k.Params
 	s := fmt.Sprintf("darrm-gamma/v%d K=%d m=%s eps=%s Delta=%s delta=%s prior=%s",
 		v, p.K, f(p.M), f(p.Eps), f(p.Delta), f(p.TargetDelta), k.Prior)
-	if p.Relation != constraints.PrivateTeachers {
+	if p.Relation != accountant.PrivateTeachers {
 		s += " relation=" + p.Relation.String()
 	}
 	return s
@@ -99,21 +100,21 @@ type Entry struct {
 	TargetDelta float64 `json:"delta"`
 	// Relation is the neighbouring relation; omitted for DaRRM's,
 	// private-teachers, as in the entries written before it was stored.
-	Relation       constraints.Relation `json:"relation,omitempty"`
-	Prior          string               `json:"prior"`
-	Gamma          []float64            `json:"gamma"`
-	Certificate    gamma.Certificate    `json:"certificate"`
-	Utility        float64              `json:"utility"`
-	SurrogateError float64              `json:"surrogate_error"`
-	UpperBound     float64              `json:"upper_bound"` // see optimal.Result
-	Gap            float64              `json:"gap"`
-	Scale          float64              `json:"scale"`
-	Seconds        float64              `json:"seconds"` // time of the original solve
-	LPSolves       int                  `json:"lp_solves"`
-	Rows           int                  `json:"rows"`
-	Passes         int                  `json:"passes"`
-	TieBroken      bool                 `json:"tie_broken"` // the canonical gamma_opt (optimal.Result.TieBroken); only such entries are stored
-	Created        time.Time            `json:"created"`
+	Relation       accountant.Relation `json:"relation,omitempty"`
+	Prior          string              `json:"prior"`
+	Gamma          []float64           `json:"gamma"`
+	Certificate    gamma.Certificate   `json:"certificate"`
+	Utility        float64             `json:"utility"`
+	SurrogateError float64             `json:"surrogate_error"`
+	UpperBound     float64             `json:"upper_bound"` // see optimal.Result
+	Gap            float64             `json:"gap"`
+	Scale          float64             `json:"scale"`
+	Seconds        float64             `json:"seconds"` // time of the original solve
+	LPSolves       int                 `json:"lp_solves"`
+	Rows           int                 `json:"rows"`
+	Passes         int                 `json:"passes"`
+	TieBroken      bool                `json:"tie_broken"` // the canonical gamma_opt (optimal.Result.TieBroken); only such entries are stored
+	Created        time.Time           `json:"created"`
 }
 
 // stored is the on-disk form: the entry and a checksum of its JSON.

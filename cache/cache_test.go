@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/fixtures"
@@ -300,7 +301,7 @@ func TestOneVoteKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := d.Get(ov)
-	if err != nil || got.Relation != constraints.OneVote || !strings.HasSuffix(got.Key, "relation=one-vote") {
+	if err != nil || got.Relation != accountant.OneVote || !strings.HasSuffix(got.Key, "relation=one-vote") {
 		t.Fatalf("one-vote entry read back as %+v, %v", got, err)
 	}
 	if _, err := d.Get(old); !errors.Is(err, ErrNotFound) {

@@ -22,6 +22,8 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+
+	"github.com/darrm/darrm/accountant"
 )
 
 // Limits on K. The exhaustive certificate costs about K^3/12 steps when
@@ -53,7 +55,7 @@ type Params struct {
 	TargetDelta float64 // the release's delta, Delta <= TargetDelta < 1
 	// Relation is the neighbouring relation; the zero value is DaRRM's,
 	// PrivateTeachers.
-	Relation Relation
+	Relation accountant.Relation
 }
 
 // New returns the problem of k teachers, each (eps, delta)-DP, whose
@@ -101,10 +103,10 @@ func (p Params) Validate() error {
 	bad := func(name string, v any, rule string, args ...any) error {
 		return &ParamError{Name: name, Field: fields[name], Value: v, Rule: fmt.Sprintf(rule, args...)}
 	}
-	oneVote := p.Relation == OneVote
+	oneVote := p.Relation == accountant.OneVote
 	switch {
-	case p.Relation != PrivateTeachers && !oneVote:
-		return bad("relation", p.Relation, "must be %v or %v", PrivateTeachers, OneVote)
+	case p.Relation != accountant.PrivateTeachers && !oneVote:
+		return bad("relation", p.Relation, "must be %v or %v", accountant.PrivateTeachers, accountant.OneVote)
 	case p.K < 1:
 		return bad("K", p.K, "must be >= 1")
 	case p.K%2 == 0:
@@ -158,7 +160,7 @@ type Corner struct {
 // vectors: (0,0), (1,1), (1,0) and (0,1), the last two for the one teacher
 // whose vote changes.
 func (p Params) Corners() []Corner {
-	if p.Relation == OneVote {
+	if p.Relation == accountant.OneVote {
 		return []Corner{{0, 0}, {1, 1}, {1, 0}, {0, 1}}
 	}
 	hi, lo := epsCorner(p.Eps, p.Delta)
@@ -180,7 +182,7 @@ func epsCorner(eps, delta float64) (hi, lo float64) {
 // or C(K+3, 3) when Delta = 0; in the one-vote relation 2K, the pairs of
 // vote vectors that differ in one vote.
 func (p Params) NumConfigs() *big.Int {
-	if p.Relation == OneVote {
+	if p.Relation == accountant.OneVote {
 		return big.NewInt(2 * int64(p.K))
 	}
 	c := int64(len(p.Corners()))

@@ -3,6 +3,7 @@ package constraints
 import (
 	"fmt"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/poissonbinom"
 )
 
@@ -25,7 +26,7 @@ func (p Params) check(c Config) error {
 	if n != p.K {
 		return fmt.Errorf("configuration counts sum to %d, want K = %d", n, p.K)
 	}
-	if p.Relation == OneVote && c[2]+c[3] != 1 {
+	if p.Relation == accountant.OneVote && c[2]+c[3] != 1 {
 		return fmt.Errorf("configuration has %d teachers whose vote changes: the one-vote relation has exactly one", c[2]+c[3])
 	}
 	return nil
@@ -75,7 +76,7 @@ func (p Params) PMFs(c Config) (alpha, alphaPrime []float64, err error) {
 // l = H+i and d = alpha - e^{m·eps}·alpha'. The constraint is
 // sum_i row[i]·gamma(H+i) <= Budget().
 func (p Params) Row(c Config) ([]float64, error) {
-	if p.Relation == OneVote {
+	if p.Relation == accountant.OneVote {
 		return p.oneVoteRow(c)
 	}
 	alpha, alphaPrime, err := p.PMFs(c)
@@ -124,7 +125,7 @@ func (p Params) Cost(c Config, gamma []float64) (float64, error) {
 // relation they are the 2K pairs of vote vectors, by the count of
 // unchanged votes for 1.
 func (p Params) AllConfigs(fn func(Config) bool) {
-	if p.Relation == OneVote {
+	if p.Relation == accountant.OneVote {
 		for n11 := 0; n11 < p.K; n11++ {
 			for _, up := range [2]bool{true, false} {
 				if c, _, _ := p.oneVoteConfig(n11, up); !fn(c) {

@@ -1,7 +1,6 @@
 package constraints
 
 import (
-	"container/heap"
 	"context"
 	"fmt"
 	"math"
@@ -11,6 +10,8 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"github.com/darrm/darrm/accountant"
 )
 
 // Scored is a configuration with its privacy cost f.
@@ -84,7 +85,7 @@ const unitRoundoff = 0x1p-53
 // In the one-vote relation the costs are single inequalities and the bound
 // is errBoundOneVote's.
 func (p Params) ErrBound() float64 {
-	if p.Relation == OneVote {
+	if p.Relation == accountant.OneVote {
 		return p.errBoundOneVote()
 	}
 	e, me := p.E(), p.M*p.Eps
@@ -120,7 +121,7 @@ func (p Params) ErrBound() float64 {
 // In the one-vote relation it evaluates the 4K inequalities of every pair
 // of neighbouring vote counts (separateOneVote), in O(K) steps.
 func (p Params) Separate(ctx context.Context, gamma []float64, opts SeparateOptions) (Separation, error) {
-	if p.Relation == OneVote {
+	if p.Relation == accountant.OneVote {
 		return p.separateOneVote(ctx, gamma, opts)
 	}
 	var fb *familyBound
@@ -469,299 +470,6 @@ func scorePairs(ctx context.Context, p Params, workers []*sepWorker, bounds []fl
 	return ctx.Err()
 }
 
-// itemPure processes, for Delta = 0, the pairs (n6, n7) = (a, b) and (b,
-// a) for every b >= a, from one chain of correlation vectors. The e^eps
-// corners are (hi, lo) and (lo, hi) with lo = 1 - hi, so the p' side of
-// the pair (n6, n7) is the p side of the pair (n7, n6): with P(x, y) the
-// correlation vector after x teachers at hi and y at lo, pair (a, b) costs
-// P(a, b)[n1] - E·P(b, a)[n1]. Relabelling every vote maps the multiset
-// (n0, n1, a, b) to (n1, n0, b, a) and L to K - L, and w(K - l) = -w(l)
-// for a symmetric gamma and an odd K, so P(b, a)[s] = -P(a, b)[t - s] with
-// t = K - a - b: one chain stepping lo from P(a, a) gives both sides of
-// both pairs, and the cost of (b, a) at s is minus that of (a, b) at t - s.
-// The mirrored side carries the same rounding bound as the chain, since
-// it is the chain's values negated.
-func (sw *sepWorker) itemPure(a int) {
-	k := sw.p.K
-	ab := append(sw.p67[:0], sw.p6s[a]...) // P(a, b)
-	for b := a; b <= k-a; b++ {
-		var hi, lo float64
-		if b > a {
-			ab, hi, lo = stepCostRange(ab, sw.lo, sw.e)
-		} else {
-			hi, lo = costRange(ab, sw.e)
-		}
-		thr := sw.threshold()
-		if hi >= thr && sw.mine(a, b) {
-			sw.pairPure(a, b, ab, sw.mirror(ab))
-			thr = sw.threshold()
-		}
-		if b > a && -lo >= thr && sw.mine(b, a) {
-			ba := sw.mirror(ab)
-			sw.pairPure(b, a, ba, ab)
-		}
-	}
-}
-
-// mirror returns P(b, a) from x = P(a, b): the reverse of x, negated, in
-// the worker's scratch vector.
-func (sw *sepWorker) mirror(x []float64) []float64 {
-	y := sw.q67[:len(x)]
-	for s, v := range x {
-		y[len(x)-1-s] = -v
-	}
-	return y
-}
-
-// mine reports whether the pair (n6, n7) belongs to this worker's shard.
-func (sw *sepWorker) mine(n6, n7 int) bool {
-	return sw.shards <= 1 || pairIndex(sw.p.K, n6, n7)%sw.shards == sw.shard
-}
-
-// cost is the privacy cost c_p - e·c_q of a pure-DP multiset; the
-// conversion keeps the product rounded on its own (no fused multiply-add),
-// so that costRange's bound and pairPure agree bit for bit.
-func cost(cp, cq, e float64) float64 { return cp - float64(e*cq) }
-
-// costRange returns the largest and the smallest cost(x[s], y[s], e) over
-// s, where y is the mirror of x (see itemPure): y[s] = -x[t-s]. The cost of
-// the mirrored pair at t - s, cost(y[t-s], x[t-s], e), is exactly minus
-// that at s, since rounding is symmetric about 0.
-func costRange(x []float64, e float64) (hi, lo float64) {
-	hi, lo = math.Inf(-1), math.Inf(1)
-	// s and t - s together: each load serves two costs.
-	for i, j := 0, len(x)-1; i <= j; i, j = i+1, j-1 {
-		u, v := x[i], x[j]
-		f, g := cost(u, -v, e), cost(v, -u, e)
-		if f > hi {
-			hi = f
-		}
-		if g > hi {
-			hi = g
-		}
-		if f < lo {
-			lo = f
-		}
-		if g < lo {
-			lo = g
-		}
-	}
-	return hi, lo
-}
-
-// stepCostRange is step(x, a) followed by costRange, in one sweep: the
-// new values at s and t - s are computed together, from both ends, so each
-// cost is taken while both are in registers. The values are those of step,
-// bit for bit.
-func stepCostRange(x []float64, a, e float64) ([]float64, float64, float64) {
-	n := len(x) - 1
-	x = x[:n+1]
-	hi, lo := math.Inf(-1), math.Inf(1)
-	// The upper end steps downwards, so it keeps the old value of its
-	// right neighbour, which it has already overwritten.
-	right := x[n]
-	i, j := 0, n-1
-	for ; i < j; i, j = i+1, j-1 {
-		xi := x[i] + a*(x[i+1]-x[i])
-		old := x[j]
-		xj := old + a*(right-old)
-		x[i], x[j], right = xi, xj, old
-		f, g := cost(xi, -xj, e), cost(xj, -xi, e)
-		if f < g {
-			f, g = g, f
-		}
-		if f > hi {
-			hi = f
-		}
-		if g < lo {
-			lo = g
-		}
-	}
-	if i == j {
-		xi := x[i] + a*(right-x[i])
-		x[i] = xi
-		f := cost(xi, -xi, e)
-		hi, lo = math.Max(hi, f), math.Min(lo, f)
-	}
-	return x[:n], hi, lo
-}
-
-// pairIndex numbers the pairs (n6, n7), n6 + n7 <= k, in the order of
-// the loops of item.
-func pairIndex(k, n6, n7 int) int {
-	// Pairs with a smaller n6 come first: sum over i < n6 of (k - i + 1).
-	return n6*(k+1) - n6*(n6-1)/2 + n7
-}
-
-// shardConfigs counts the multisets of shard of shards: for each pair
-// (n6, n7) in it, the multisets of the other K - n6 - n7 teachers over the
-// remaining corners.
-func (p Params) shardConfigs(shard, shards int) *big.Int {
-	others := int64(len(p.Corners()) - 2)
-	total, c := new(big.Int), new(big.Int)
-	for n6 := 0; n6 <= p.K; n6++ {
-		for n7 := 0; n7 <= p.K-n6; n7++ {
-			if pairIndex(p.K, n6, n7)%shards == shard {
-				r := int64(p.K - n6 - n7)
-				total.Add(total, c.Binomial(r+others-1, others-1))
-			}
-		}
-	}
-	return total
-}
-
-// MergeSeparations combines the shards 0, ..., n-1 of one separation (same
-// problem p and gamma, each from Separate with Shards = n) into the whole:
-// the maximum and its multiset, the top costliest multisets, and the count
-// of multisets covered, which must be all of them. The result equals what
-// one call of Separate over all the work returns.
-func MergeSeparations(p Params, parts []Separation, top int) (Separation, error) {
-	if len(parts) == 0 {
-		return Separation{}, fmt.Errorf("merge: no shards")
-	}
-	n := parts[0].Shards
-	seen := make([]bool, max(n, 1))
-	out := Separation{MaxF: math.Inf(-1), ErrBound: p.ErrBound(), Configs: new(big.Int), Shards: 1}
-	var all []Scored
-	for _, s := range parts {
-		if s.Shards != n || s.Shard < 0 || s.Shard >= n || seen[s.Shard] {
-			return Separation{}, fmt.Errorf("merge: shard %d of %d: want each of the shards 0..%d of %d exactly once", s.Shard, s.Shards, n-1, n)
-		}
-		if s.Configs == nil {
-			return Separation{}, fmt.Errorf("merge: shard %d of %d has no count of multisets: it is not a shard of Separate", s.Shard, n)
-		}
-		seen[s.Shard] = true
-		if s.Worst != nil && (out.Worst == nil || better(Scored{s.Worst, s.MaxF}, Scored{out.Worst, out.MaxF})) {
-			out.MaxF, out.Worst = s.MaxF, s.Worst
-		}
-		all = append(all, s.Top...)
-		out.Configs.Add(out.Configs, s.Configs)
-	}
-	if len(parts) != n {
-		return Separation{}, fmt.Errorf("merge: %d shards of %d: every shard is needed for a certificate", len(parts), n)
-	}
-	if want := p.NumConfigs(); out.Configs.Cmp(want) != 0 {
-		return Separation{}, fmt.Errorf("merge: the shards cover %v multisets, the problem has %v: they are not the shards of this problem", out.Configs, want)
-	}
-	sort.Slice(all, func(i, j int) bool { return better(all[i], all[j]) })
-	if len(all) > top {
-		all = all[:top]
-	}
-	out.Top = all
-	return out, nil
-}
-
-// threshold is the cost a configuration must exceed to matter: to beat the
-// best so far or to enter the top list.
-func (sw *sepWorker) heapThreshold() float64 {
-	if sw.k == 0 {
-		return math.Inf(1)
-	}
-	if len(sw.top) < sw.k {
-		return sw.floor
-	}
-	return math.Max(sw.floor, sw.top[0].F)
-}
-
-// offer considers a configuration of cost f >= the threshold; c builds it.
-func (sw *sepWorker) offer(f float64, c func() Config) {
-	var cfg Config
-	sw.raise(f, &cfg, c)
-	if thr := sw.heapThreshold(); f > thr || f == thr && len(sw.top) == sw.k && better(Scored{built(&cfg, c), f}, sw.top[0]) {
-		heap.Push(&sw.top, Scored{Config: built(&cfg, c), F: f})
-		if len(sw.top) > sw.k {
-			heap.Pop(&sw.top)
-		}
-	}
-}
-
-// raise makes the configuration of cost f the worker's worst if it is;
-// it never enters the top list, so a multiset raised ahead of its turn is
-// offered again in it.
-func (sw *sepWorker) raise(f float64, cfg *Config, c func() Config) {
-	if f > sw.best || f == sw.best && better(Scored{built(cfg, c), f}, Scored{sw.bestConfig, sw.best}) {
-		sw.best = f
-		sw.bestConfig = built(cfg, c)
-		sw.global.raise(f)
-	}
-}
-
-// built builds the configuration once, on first use.
-func built(cfg *Config, c func() Config) Config {
-	if *cfg == nil {
-		*cfg = c()
-	}
-	return *cfg
-}
-
-// better is the total order of the results: higher cost first, ties
-// broken by the lexicographically smaller configuration, so that the
-// worst case and the top list do not depend on the number of workers or
-// their scheduling.
-func better(a, b Scored) bool {
-	if a.F != b.F {
-		return a.F > b.F
-	}
-	return keyLess(tieKey(a.Config), tieKey(b.Config))
-}
-
-// tieKey ranks multisets of equal cost, smaller first: with the 8 corners
-// of Delta > 0, (n6, n7, n1+n4+n5, n3, n4, n2, n5), the order in which
-// scoreFamilies meets them, so that it can tell a whole block of ties
-// apart without visiting it; with the 4 corners of Delta = 0 the counts.
-func tieKey(c Config) [7]int {
-	if len(c) == 8 {
-		return [7]int{c[6], c[7], c[1] + c[4] + c[5], c[3], c[4], c[2], c[5]}
-	}
-	var k [7]int
-	copy(k[:], c)
-	return k
-}
-
-func keyLess(a, b [7]int) bool {
-	for j := range a {
-		if a[j] != b[j] {
-			return a[j] < b[j]
-		}
-	}
-	return false
-}
-
-// tiesSettled reports whether the multisets that set the threshold rank
-// before every multiset whose key is at least pos: a multiset there then
-// matters only if its cost exceeds the threshold. A nearly constant gamma
-// gives millions of multisets exactly the same cost, and visiting each to
-// compare keys would cost more than the pass.
-func (sw *sepWorker) tiesSettled(pos [7]int) bool {
-	x := math.Max(sw.best, sw.global.load())
-	h := sw.heapThreshold()
-	thr := math.Min(x, h)
-	// Another worker's best is not known here: its ties are visited.
-	if x == thr && (sw.best != x || sw.bestConfig == nil || !keyLess(tieKey(sw.bestConfig), pos)) {
-		return false
-	}
-	// Below a full top list a tie enters only if it ranks before the
-	// list's last; below one not full, the floor admits no tie.
-	if h == thr && len(sw.top) == sw.k && sw.k > 0 && !keyLess(tieKey(sw.top[0].Config), pos) {
-		return false
-	}
-	return true
-}
-
-// pairPure handles Delta = 0: the corners are (0,0), (1,1) and the two
-// e^eps corners, so the only free count is n1, a shift of both sides.
-func (sw *sepWorker) pairPure(n6, n7 int, p67, q67 []float64) {
-	t := sw.p.K - n6 - n7
-	thr := sw.threshold()
-	for n1 := 0; n1 <= t; n1++ {
-		f := cost(p67[n1], q67[n1], sw.e)
-		if f >= thr {
-			sw.offer(f, func() Config { return Config{t - n1, n1, n6, n7} })
-			thr = sw.threshold()
-		}
-	}
-}
-
 // familyChunk bounds the entries of the tables one call of scoreFamilies
 // fills: 2^21 for each of its four tables, 64 MiB in all per worker,
 // whatever the number of families.
@@ -902,18 +610,4 @@ func grow(buf *[]float64, n int) []float64 {
 		*buf = make([]float64, n)
 	}
 	return (*buf)[:n]
-}
-
-// scoredHeap is a min-heap on F, holding the costliest configurations seen.
-type scoredHeap []Scored
-
-func (h scoredHeap) Len() int           { return len(h) }
-func (h scoredHeap) Less(i, j int) bool { return better(h[j], h[i]) }
-func (h scoredHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *scoredHeap) Push(x any)        { *h = append(*h, x.(Scored)) }
-func (h *scoredHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
 }

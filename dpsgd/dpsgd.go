@@ -1,5 +1,5 @@
 // Package dpsgd trains nn networks with differentially private stochastic
-// gradient descent (Abadi et al. 2016) and with plain SGD.
+// gradient descent (Abadi et al., 2016) and with plain SGD.
 //
 // A DP-SGD step draws a batch by Poisson sampling (each example with
 // probability q, so that the sampled Gaussian mechanism's analysis applies:

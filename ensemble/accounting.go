@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/votefile"
 )
 
 // Budget is a total privacy budget that limits one release.
@@ -31,12 +32,12 @@ type Accounting struct {
 }
 
 // NewAccounting returns the accounting of a release of per-query
-// guarantee priv from the ensemble that b states (its cap, Binding.Cap),
+// guarantee priv from the ensemble that b states (its cap, votefile.Binding.Cap),
 // with slack deltaPrime, under budget (nil: none) by composition method.
 // Under optimal composition, a mechanism that knows points of its privacy
 // profile (Privacy.Profile) is held to the budget by the tightest of them
 // (accountant.MaxStepsProfile).
-func NewAccounting(priv Privacy, b Binding, deltaPrime float64, budget *accountant.Guarantee, method accountant.Method) (Accounting, error) {
+func NewAccounting(priv Privacy, b votefile.Binding, deltaPrime float64, budget *accountant.Guarantee, method accountant.Method) (Accounting, error) {
 	a := Accounting{PerQuery: priv, DeltaPrime: deltaPrime}
 	var err error
 	if a.Cap, a.CapNote, err = b.Cap(deltaPrime); err != nil {

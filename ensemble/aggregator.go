@@ -8,7 +8,9 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/poissonbinom"
+	"github.com/darrm/darrm/votefile"
 )
 
 // Labeler is what a release draws its labels from: an Aggregator (0/1
@@ -26,12 +28,12 @@ type Labeler interface {
 	Privacy() Privacy
 	// Settings are the mechanism's parameters, as a label file states
 	// them.
-	Settings() Settings
+	Settings() votefile.Settings
 	// Answer returns the label of query q, drawing from src, and whether
 	// q was answered (the label is -1 when a threshold step withheld it).
 	// Votes it cannot count are a *VoteError or a *CountsError and
 	// release nothing.
-	Answer(q *Query, src *Source) (label int, answered bool, err error)
+	Answer(q *votefile.Query, src *noise.Source) (label int, answered bool, err error)
 }
 
 // Aggregator releases one private label per query from the 0/1 votes of K
@@ -45,7 +47,7 @@ type Aggregator interface {
 	// each the byte value 0 or 1 (not the characters '0' and '1'); any
 	// other input is a *VoteError and releases nothing. Randomness comes
 	// from src.
-	Aggregate(votes []byte, src *Source) (byte, error)
+	Aggregate(votes []byte, src *noise.Source) (byte, error)
 }
 
 // twoClass reports whether agg labels 0/1 votes (an Aggregator) rather
@@ -67,7 +69,7 @@ type Privacy struct {
 	// Relation is the neighbouring relation the guarantee is stated for.
 	// Guarantees for different relations must not be composed or charged
 	// to one budget.
-	Relation Relation
+	Relation accountant.Relation
 	// Teachers is the (ε, Δ) of each teacher that the guarantee assumes
 	// (GNMax: the ε its target m·ε is a multiple of). Release checks it
 	// against the vote file's header.
@@ -78,22 +80,6 @@ type Privacy struct {
 	// (NewOneVoteDaRRM); totals compose them (accountant.ComposeProfile).
 	Profile []accountant.Guarantee
 }
-
-// Relation is a neighbouring relation: what changes between the two
-// datasets (or vote vectors) a DP guarantee compares. It is the relation
-// of a problem's constraints (constraints.Relation). Guarantees in
-// different relations imply nothing of each other: one in the one-vote
-// relation says nothing about teachers that share their training data, and
-// one in the private-teachers relation nothing about non-private teachers.
-type Relation = constraints.Relation
-
-// The relations: DaRRM's, in which DaRRM, RR and subsampling are private,
-// and PATE's, in which GNMax is, and DaRRM with a gamma certified in it
-// (NewOneVoteDaRRM).
-const (
-	PrivateTeachers = constraints.PrivateTeachers
-	OneVote         = constraints.OneVote
-)
 
 // ErrNotCertified is wrapped by the constructors' errors when a noise
 // function fails its exhaustive certificate: the aggregator would not be
@@ -106,42 +92,6 @@ type Options struct {
 	Workers int
 	// Progress, if set, receives the progress of the certificate in [0, 1].
 	Progress func(float64)
-}
-
-// VoteError reports votes an aggregator cannot count: the wrong number of
-// them, or a value other than 0 and 1.
-type VoteError struct {
-	K     int // the teachers the aggregator has
-	Len   int // the votes given
-	Index int // the first vote that is not 0 or 1, or -1
-	Value byte
-}
-
-func (e *VoteError) Error() string {
-	if e.Index < 0 {
-		return fmt.Sprintf("votes: got %d, want one per teacher, K = %d", e.Len, e.K)
-	}
-	msg := fmt.Sprintf("votes[%d] = %d: a vote must be the byte value 0 or 1", e.Index, e.Value)
-	if e.Value == '0' || e.Value == '1' {
-		msg += fmt.Sprintf(" (this is the character %q: convert with v - '0')", e.Value)
-	}
-	return msg
-}
-
-// votesFor counts the 1-votes of k teachers, checking that there are k
-// votes, each 0 or 1.
-func votesFor(k int, votes []byte) (int, error) {
-	if len(votes) != k {
-		return 0, &VoteError{K: k, Len: len(votes), Index: -1}
-	}
-	var l int
-	for i, v := range votes {
-		if v > 1 {
-			return 0, &VoteError{K: k, Len: len(votes), Index: i, Value: v}
-		}
-		l += int(v)
-	}
-	return l, nil
 }
 
 // table samples DaRRM_gamma: it holds the thresholds t(l) = floor(gamma(l)·2^53)
@@ -160,8 +110,8 @@ func newTable(g gamma.Gamma) (table, gamma.Gamma) {
 	tb := table{k: g.K(), t: make([]uint64, len(g))}
 	real := make(gamma.Gamma, len(g))
 	for l, v := range g {
-		tb.t[l] = threshold(v)
-		real[l] = realised(tb.t[l])
+		tb.t[l] = noise.Threshold(v)
+		real[l] = noise.Realised(tb.t[l])
 	}
 	return tb, real
 }
@@ -170,18 +120,18 @@ func newTable(g gamma.Gamma) (table, gamma.Gamma) {
 func (tb *table) Classes() int { return 2 }
 
 // Settings returns none: the guarantee says all.
-func (tb *table) Settings() Settings { return Settings{} }
+func (tb *table) Settings() votefile.Settings { return votefile.Settings{} }
 
 // Answer releases the label of q from its votes; every query is answered.
-func (tb *table) Answer(q *Query, src *Source) (int, bool, error) {
-	l, err := votesFor(tb.k, q.Votes)
+func (tb *table) Answer(q *votefile.Query, src *noise.Source) (int, bool, error) {
+	l, err := votefile.CheckVotes(tb.k, q.Votes)
 	if err != nil {
 		return -1, false, err
 	}
 	return int(tb.release(l, src)), true, nil
 }
 
-func (tb *table) release(l int, src *Source) byte {
+func (tb *table) release(l int, src *noise.Source) byte {
 	w := src.Uint64()
 	if w>>11 < tb.t[l] {
 		if 2*l > tb.k {

@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/fixtures"
+	"github.com/darrm/darrm/noise"
 )
 
 func problem(k int, m, delta float64) constraints.Params {
@@ -47,7 +48,7 @@ func arrange(k, l, shift int) []byte {
 // gof draws n labels for votes with l ones, for every l, and returns the
 // chi-square p-value of the counts of 1 against want(l) = Pr[label = 1].
 // Cells with want 0 or 1 must match exactly (else the p-value is 0).
-func gof(t testing.TB, agg Aggregator, src *Source, n, shift int, want func(l int) float64) float64 {
+func gof(t testing.TB, agg Aggregator, src *noise.Source, n, shift int, want func(l int) float64) float64 {
 	k := agg.K()
 	var chi2 float64
 	df := 0
@@ -84,7 +85,7 @@ func gof(t testing.TB, agg Aggregator, src *Source, n, shift int, want func(l in
 func checkDistribution(t *testing.T, agg Aggregator, seed uint64, want func(l int) float64) {
 	t.Helper()
 	const n, alpha = 20000, 1e-4
-	if pv := gof(t, agg, NewSeededSource(seed), n, 0, want); pv < alpha {
+	if pv := gof(t, agg, noise.NewSeededSource(seed), n, 0, want); pv < alpha {
 		t.Errorf("%s: output distribution differs from the exact one: p-value %.3g", agg.Name(), pv)
 	}
 	wrong := func(l int) float64 {
@@ -94,7 +95,7 @@ func checkDistribution(t *testing.T, agg Aggregator, seed uint64, want func(l in
 		}
 		return p + 0.02
 	}
-	if pv := gof(t, agg, NewSeededSource(seed), n, 0, wrong); pv >= alpha {
+	if pv := gof(t, agg, noise.NewSeededSource(seed), n, 0, wrong); pv >= alpha {
 		t.Errorf("%s: the test does not reject a distribution off by 0.02: p-value %.3g", agg.Name(), pv)
 	}
 }
@@ -188,7 +189,7 @@ func TestSubsampleDistribution(t *testing.T) {
 		}
 		for shift := range 2 {
 			want := func(l int) float64 { return subsetMajority(arrange(11, l, shift), tc.size) }
-			if pv := gof(t, s, NewSeededSource(uint64(3+shift)), 20000, shift, want); pv < 1e-4 {
+			if pv := gof(t, s, noise.NewSeededSource(uint64(3+shift)), 20000, shift, want); pv < 1e-4 {
 				t.Errorf("m = %v, arrangement %d: p-value %.3g", tc.m, shift, pv)
 			}
 			// Lemma 3.4.1: the same law as DaRRM with gamma_Sub.
@@ -244,7 +245,7 @@ func TestDoubleSubsample(t *testing.T) {
 			t.Fatalf("m = %v: certificate %+v", tc.m, c)
 		}
 		g, _ := gamma.DSub(11, int(tc.m))
-		scale := realised(d.keep)
+		scale := noise.Realised(d.keep)
 		if scale > 1 || scale < 1-1e-11 {
 			t.Errorf("m = %v: scale %v, want 1 - O(1e-13)", tc.m, scale)
 		}
@@ -257,8 +258,8 @@ func TestDoubleSubsample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.keep != unit53 {
-		t.Errorf("Delta = 0, delta = 1e-6: scale %v, want 1", realised(d.keep))
+	if d.keep != noise.Unit53 {
+		t.Errorf("Delta = 0, delta = 1e-6: scale %v, want 1", noise.Realised(d.keep))
 	}
 }
 

@@ -11,11 +11,13 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/internal/fixtures"
+	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/votefile"
 )
 
 // benchVotes returns n CSV rows of K = 11 votes.
 func benchVotes(n int, id bool) []byte {
-	src := NewSeededSource(1)
+	src := noise.NewSeededSource(1)
 	var b bytes.Buffer
 	for i := range n {
 		if id {
@@ -38,7 +40,7 @@ func BenchmarkReadCSV(b *testing.B) {
 	data := benchVotes(100000, false)
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		vr, err := NewVoteReader(bytes.NewReader(data), "bench", ReadOptions{})
+		vr, err := votefile.NewVoteReader(bytes.NewReader(data), "bench", votefile.ReadOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -65,13 +67,13 @@ func BenchmarkRelease(b *testing.B) {
 			}
 			data := benchVotes(100000, tc.id)
 			b.SetBytes(int64(len(data)))
-			src := NewSource()
+			src := noise.NewSource()
 			for b.Loop() {
-				vr, err := NewVoteReader(bytes.NewReader(data), "bench", ReadOptions{})
+				vr, err := votefile.NewVoteReader(bytes.NewReader(data), "bench", votefile.ReadOptions{})
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := ReleaseTo(context.Background(), vr, r, src, LabelSink{Stdout: io.Discard, Format: FormatCSV}, -1, ReleaseOptions{}); err != nil {
+				if _, err := ReleaseTo(context.Background(), vr, r, src, LabelSink{Stdout: io.Discard, Format: votefile.FormatCSV}, -1, ReleaseOptions{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -93,8 +95,8 @@ func BenchmarkAggregate(b *testing.B) {
 	for _, agg := range []Aggregator{d, s, r, g} {
 		for _, src := range []struct {
 			name string
-			src  *Source
-		}{{"crypto", NewSource()}, {"seeded", NewSeededSource(1)}} {
+			src  *noise.Source
+		}{{"crypto", noise.NewSource()}, {"seeded", noise.NewSeededSource(1)}} {
 			b.Run(agg.Name()+"/"+src.name, func(b *testing.B) {
 				for b.Loop() {
 					if _, err := agg.Aggregate(votes, src.src); err != nil {
@@ -118,7 +120,7 @@ func benchDaRRM(p constraints.Params) (*DaRRM, error) {
 // benchCounts returns n CSV rows of the vote counts of K = 250 teachers
 // over C = 10 classes, each with a plurality of 150-249 votes.
 func benchCounts(n int) []byte {
-	src := NewSeededSource(2)
+	src := noise.NewSeededSource(2)
 	var b bytes.Buffer
 	row := make([]int, 10)
 	for range n {
@@ -156,7 +158,7 @@ func benchMulti(b *testing.B) []MultiAggregator {
 // crypto/rand: ten exact noise draws (eleven with the threshold step).
 func BenchmarkMultiLabel(b *testing.B) {
 	counts := []int{180, 30, 10, 10, 5, 5, 4, 3, 2, 1}
-	src := NewSource()
+	src := noise.NewSource()
 	for _, agg := range benchMulti(b) {
 		b.Run(agg.Name(), func(b *testing.B) {
 			for b.Loop() {
@@ -176,13 +178,13 @@ func BenchmarkReleaseMulti(b *testing.B) {
 	for _, agg := range benchMulti(b) {
 		b.Run(agg.Name(), func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
-			src := NewSource()
+			src := noise.NewSource()
 			for b.Loop() {
-				in, err := NewMultiReader(bytes.NewReader(data), "bench", MultiOptions{Input: InputCounts})
+				in, err := votefile.NewMultiReader(bytes.NewReader(data), "bench", votefile.MultiOptions{Input: votefile.InputCounts})
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := ReleaseTo(context.Background(), in, agg, src, LabelSink{Stdout: io.Discard, Format: FormatCSV}, -1, ReleaseOptions{}); err != nil {
+				if _, err := ReleaseTo(context.Background(), in, agg, src, LabelSink{Stdout: io.Discard, Format: votefile.FormatCSV}, -1, ReleaseOptions{}); err != nil {
 					b.Fatal(err)
 				}
 			}

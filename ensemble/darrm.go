@@ -7,6 +7,8 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/votefile"
 )
 
 // DaRRM is Algorithm 1 with a certified noise function: the majority of
@@ -27,7 +29,7 @@ type DaRRM struct {
 // p must be in DaRRM's relation (private teachers); NewOneVoteDaRRM builds
 // DaRRM in the one-vote relation.
 func NewDaRRM(ctx context.Context, p constraints.Params, g gamma.Gamma, opts Options) (*DaRRM, error) {
-	if p.Relation != constraints.PrivateTeachers {
+	if p.Relation != accountant.PrivateTeachers {
 		return nil, fmt.Errorf("DaRRM: relation %v: NewDaRRM is for private teachers (NewOneVoteDaRRM is for the one-vote relation)", p.Relation)
 	}
 	return newDaRRM(ctx, p, g, opts, Privacy{
@@ -61,7 +63,7 @@ func newDaRRM(ctx context.Context, p constraints.Params, g gamma.Gamma, opts Opt
 // Name returns "darrm", or "darrm-one-vote" in the one-vote relation
 // (NewOneVoteDaRRM).
 func (d *DaRRM) Name() string {
-	if d.privacy.Relation == OneVote {
+	if d.privacy.Relation == accountant.OneVote {
 		return "darrm-one-vote"
 	}
 	return "darrm"
@@ -77,8 +79,8 @@ func (d *DaRRM) Privacy() Privacy { return d.privacy }
 func (d *DaRRM) Gamma() gamma.Gamma { return d.g }
 
 // Aggregate releases the label of one query.
-func (d *DaRRM) Aggregate(votes []byte, src *Source) (byte, error) {
-	l, err := votesFor(d.k, votes)
+func (d *DaRRM) Aggregate(votes []byte, src *noise.Source) (byte, error) {
+	l, err := votefile.CheckVotes(d.k, votes)
 	if err != nil {
 		return 0, err
 	}
@@ -146,8 +148,8 @@ func (r *RR) Gamma() gamma.Gamma { return r.g }
 func (r *RR) PConst() float64 { return r.pconst }
 
 // Aggregate releases the label of one query.
-func (r *RR) Aggregate(votes []byte, src *Source) (byte, error) {
-	l, err := votesFor(r.k, votes)
+func (r *RR) Aggregate(votes []byte, src *noise.Source) (byte, error) {
+	l, err := votefile.CheckVotes(r.k, votes)
 	if err != nil {
 		return 0, err
 	}

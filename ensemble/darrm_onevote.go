@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 )
@@ -24,11 +25,11 @@ import (
 // points of the label's exact privacy profile (Privacy.Profile), with
 // which its totals compose more tightly than its guarantee alone allows.
 func NewOneVoteDaRRM(ctx context.Context, p constraints.Params, g gamma.Gamma, opts Options) (*DaRRM, error) {
-	if p.Relation != constraints.OneVote {
+	if p.Relation != accountant.OneVote {
 		return nil, fmt.Errorf("DaRRM: relation %v: NewOneVoteDaRRM is for the one-vote relation (constraints.NewOneVote)", p.Relation)
 	}
 	d, err := newDaRRM(ctx, p, g, opts, Privacy{
-		Relation: OneVote,
+		Relation: accountant.OneVote,
 		Source:   "exhaustive certificate of the sampled gamma in the one-vote relation (every pair of neighbouring vote counts, both outputs); assumes a record changes at most one teacher's vote",
 	})
 	if err != nil {

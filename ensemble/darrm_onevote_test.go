@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/fixtures"
+	"github.com/darrm/darrm/votefile"
 )
 
 // TestOneVoteDaRRM: DaRRM with the one-vote gamma_opt is certified in the
@@ -31,10 +32,10 @@ func TestOneVoteDaRRM(t *testing.T) {
 		t.Fatal(err)
 	}
 	priv := d.Privacy()
-	if c := priv.Certificate; c == nil || c.Status != gamma.Certified || c.Relation != constraints.OneVote {
+	if c := priv.Certificate; c == nil || c.Status != gamma.Certified || c.Relation != accountant.OneVote {
 		t.Fatalf("certificate %+v", c)
 	}
-	if priv.Relation != OneVote || priv.Teachers != (accountant.Guarantee{}) || priv.Guarantee != (accountant.Guarantee{Eps: 0.3, Delta: 1e-5}) {
+	if priv.Relation != accountant.OneVote || priv.Teachers != (accountant.Guarantee{}) || priv.Guarantee != (accountant.Guarantee{Eps: 0.3, Delta: 1e-5}) {
 		t.Errorf("privacy %+v: want (0.3, 1e-5) in the one-vote relation, no teacher guarantee", priv)
 	}
 	for l, v := range d.Gamma() {
@@ -99,7 +100,7 @@ func TestOneVoteAccounting(t *testing.T) {
 		t.Fatal("no profile")
 	}
 	budget := accountant.Guarantee{Eps: 5, Delta: 0.01}
-	a, err := NewAccounting(priv, Binding{K: 11, Relation: OneVote}, 1e-4, &budget, accountant.Optimal)
+	a, err := NewAccounting(priv, votefile.Binding{K: 11, Relation: accountant.OneVote}, 1e-4, &budget, accountant.Optimal)
 	if err != nil {
 		t.Fatal(err)
 	}

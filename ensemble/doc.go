@@ -17,16 +17,18 @@
 // That form gives the exact output distribution (ProbOne, Agreement), the
 // certificate of RR and Subsample, and the tests' reference.
 //
-// Randomness comes from a Source: crypto/rand, read in blocks, for private
-// releases; a seeded ChaCha8 stream for experiments, which is not for
-// release. The aggregators, the reader, the writer and Release never
-// print, log or return a query's un-noised majority or vote count (only
-// Simulate, an experiment on synthetic votes, compares labels with it).
+// Randomness comes from a noise.Source: crypto/rand, read in blocks, for
+// private releases; a seeded ChaCha8 stream for experiments, which is not
+// for release. The aggregators and ReleaseTo never print, log or return a
+// query's un-noised majority or vote count (only Simulate, an experiment
+// on synthetic votes, compares labels with it).
 //
-// VoteReader streams vote files (CSV or JSON lines) in constant memory,
-// LabelWriter writes the labels, Release connects them under a query limit
-// (a privacy budget), and Simulate compares the mechanisms on synthetic
-// teachers.
+// The votes come from a votefile.Reader and the labels go to a label file
+// of package votefile. ReleaseTo connects them under a query limit (a
+// privacy budget), after the one check of a release against the votes'
+// header (ReleaseBinding, votefile.Check); the registry (Registry,
+// Mechanism) builds every mechanism by name; Simulate compares the
+// mechanisms on synthetic teachers.
 //
 // Reference: Shuli Jiang, "Communication Efficient and Differentially
 // Private Optimization", PhD thesis, Carnegie Mellon University,

@@ -11,6 +11,8 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/votefile"
 )
 
 // The thesis' setting: K = 11 teachers, each (0.1, 1e-5)-DP; every label
@@ -35,7 +37,7 @@ func ExampleNewDaRRM() {
 		log.Fatal(err)
 	}
 	fmt.Printf("%s: (%.2g, %.2g)-DP per label, certificate %v\n", d.Name(), d.Privacy().Eps, d.Privacy().Delta, d.Privacy().Certificate.Status)
-	label, err := d.Aggregate([]byte{1, 1, 0, 1, 1, 1, 0, 1, 0, 1, 1}, ensemble.NewSource())
+	label, err := d.Aggregate([]byte{1, 1, 0, 1, 1, 1, 0, 1, 0, 1, 1}, noise.NewSource())
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -55,14 +57,14 @@ func ExampleReleaseTo() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	in, err := ensemble.NewVoteReader(strings.NewReader(votes), "votes.csv", ensemble.ReadOptions{})
+	in, err := votefile.NewVoteReader(strings.NewReader(votes), "votes.csv", votefile.ReadOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}
 	// A seeded source makes the example reproducible, which a release
-	// must opt into; private releases use ensemble.NewSource (crypto/rand).
-	sink := ensemble.LabelSink{Stdout: os.Stdout, Format: ensemble.FormatCSV}
-	res, err := ensemble.ReleaseTo(ctx, in, sub, ensemble.NewSeededSource(1), sink, 2, ensemble.ReleaseOptions{Experiment: true})
+	// must opt into; private releases use noise.NewSource (crypto/rand).
+	sink := ensemble.LabelSink{Stdout: os.Stdout, Format: votefile.FormatCSV}
+	res, err := ensemble.ReleaseTo(ctx, in, sub, noise.NewSeededSource(1), sink, 2, ensemble.ReleaseOptions{Experiment: true})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -117,7 +119,7 @@ func ExampleSimulate() {
 func ExampleMechanism_New() {
 	ctx := context.Background()
 	for _, name := range ensemble.DefaultMechanisms(params) {
-		if info, _ := ensemble.LookupMechanism(name, ensemble.TwoClass); info.Gamma {
+		if info, _ := ensemble.LookupMechanism(name, votefile.TwoClass); info.Gamma {
 			continue // darrm and darrm-one-vote need a gamma: see ExampleNewDaRRM
 		}
 		m := ensemble.Mechanism{Name: name, RRComposition: accountant.RRComposition(params.Delta), RRDeltaPrime: accountant.DefaultDeltaPrime}
@@ -143,7 +145,7 @@ id,c0,c1,c2,c3,c4,c5,c6,c7,c8,c9
 a,240,5,5,0,0,0,0,0,0,0
 b,60,40,30,30,20,20,20,10,10,10
 `
-	in, err := ensemble.NewMultiReader(strings.NewReader(votes), "votes.csv", ensemble.MultiOptions{})
+	in, err := votefile.NewMultiReader(strings.NewReader(votes), "votes.csv", votefile.MultiOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -152,8 +154,8 @@ b,60,40,30,30,20,20,20,10,10,10
 	if err != nil {
 		log.Fatal(err)
 	}
-	sink := ensemble.LabelSink{Stdout: os.Stdout, Format: ensemble.FormatCSV}
-	res, err := ensemble.ReleaseTo(context.Background(), in, agg, ensemble.NewSeededSource(3), sink, -1, ensemble.ReleaseOptions{Experiment: true})
+	sink := ensemble.LabelSink{Stdout: os.Stdout, Format: votefile.FormatCSV}
+	res, err := ensemble.ReleaseTo(context.Background(), in, agg, noise.NewSeededSource(3), sink, -1, ensemble.ReleaseOptions{Experiment: true})
 	if err != nil {
 		log.Fatal(err)
 	}

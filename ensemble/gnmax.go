@@ -7,6 +7,8 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/votefile"
 )
 
 // GNMax is the Gaussian NoisyMax aggregator of PATE (Papernot et al. 2018,
@@ -78,7 +80,7 @@ func NewGNMax(p constraints.Params, search accountant.GNMaxSearch) (*GNMax, erro
 			Guarantee: t,
 			Teachers:  teachers(p),
 			Source:    calibration + "; assumes a record changes at most one teacher's vote; the sampled label probabilities were checked against the target for every pair of vote counts L, L+1",
-			Relation:  OneVote,
+			Relation:  accountant.OneVote,
 		},
 	}, nil
 }
@@ -115,9 +117,9 @@ func (g *GNMax) Gamma() gamma.Gamma { return g.g }
 // Settings returns σ, the deviation of the Gaussian noise on each class
 // count, and the noise, continuous: the label has exactly the
 // distribution of the continuous Gaussian mechanism's.
-func (g *GNMax) Settings() Settings {
+func (g *GNMax) Settings() votefile.Settings {
 	sigma, noise := g.sigma, accountant.ContinuousNoise
-	return Settings{Sigma2: &sigma, Noise: &noise}
+	return votefile.Settings{Sigma2: &sigma, Noise: &noise}
 }
 
 // Sigma returns the noise σ on each class count and the Rényi order λ of
@@ -132,8 +134,8 @@ func (g *GNMax) Sigma() (sigma, lambda float64) { return g.sigma, g.lambda }
 func (g *GNMax) BitEpsilon() float64 { return g.bitEps }
 
 // Aggregate releases the label of one query.
-func (g *GNMax) Aggregate(votes []byte, src *Source) (byte, error) {
-	l, err := votesFor(g.k, votes)
+func (g *GNMax) Aggregate(votes []byte, src *noise.Source) (byte, error) {
+	l, err := votefile.CheckVotes(g.k, votes)
 	if err != nil {
 		return 0, err
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/votefile"
 )
 
 // MultiAggregator labels a query from the vote counts of K teachers over
@@ -16,7 +18,7 @@ type MultiAggregator interface {
 	// to K, and whether it was answered (-1 and false when the threshold
 	// step withheld it). Counts of the wrong length or sum are a
 	// *CountsError.
-	Label(counts []int, src *Source) (label int, answered bool, err error)
+	Label(counts []int, src *noise.Source) (label int, answered bool, err error)
 }
 
 // LNMax is PATE's Laplace noisy max (accountant.LNMax; Papernot et al.
@@ -24,7 +26,7 @@ type MultiAggregator interface {
 // largest, ties broken uniformly at random. Every query is answered.
 //
 // What the sampler guarantees: the noise is drawn exactly
-// (DiscreteLaplace) and added to the integer counts, so the labels have
+// (noise.DiscreteLaplace) and added to the integer counts, so the labels have
 // exactly the distribution of the mechanism and no real number is formed.
 // The discrete Laplace mechanism on an integer vector of L1 sensitivity 2
 // is (2/b, 0)-DP, as the continuous one is (the ratio of the two
@@ -33,7 +35,7 @@ type LNMax struct {
 	mech     accountant.LNMax
 	teachers int
 	classes  int
-	noise    *DiscreteLaplace
+	noise    *noise.DiscreteLaplace
 	privacy  Privacy
 	ties     []int
 }
@@ -47,7 +49,7 @@ func NewLNMax(m accountant.LNMax, teachers, classes int) (*LNMax, error) {
 	if err := checkClasses(teachers, classes); err != nil {
 		return nil, fmt.Errorf("lnmax: %w", err)
 	}
-	noise, err := NewDiscreteLaplace(m.Scale)
+	noise, err := noise.NewDiscreteLaplace(m.Scale)
 	if err != nil {
 		return nil, fmt.Errorf("lnmax: %w", err)
 	}
@@ -56,7 +58,7 @@ func NewLNMax(m accountant.LNMax, teachers, classes int) (*LNMax, error) {
 			Guarantee: accountant.Guarantee{Eps: eps},
 			Source: fmt.Sprintf("LNMax with discrete Laplace noise of scale b = %.6g on every count is (2/b, 0)-DP (one changed vote moves the counts by 2 in L1; Papernot et al. 2017 Sec. 2.1, the argmax is post-processing); assumes a record changes at most one teacher's vote",
 				m.Scale),
-			Relation: OneVote,
+			Relation: accountant.OneVote,
 		}}, nil
 }
 
@@ -76,17 +78,19 @@ func (g *LNMax) Mechanism() accountant.LNMax { return g.mech }
 func (g *LNMax) Privacy() Privacy { return g.privacy }
 
 // Settings returns the scale b and the noise, discrete.
-func (g *LNMax) Settings() Settings {
+func (g *LNMax) Settings() votefile.Settings {
 	b, noise := g.mech.Scale, accountant.DiscreteNoise
-	return Settings{LaplaceScale: &b, Noise: &noise}
+	return votefile.Settings{LaplaceScale: &b, Noise: &noise}
 }
 
 // Answer returns the label of q from its counts; it is always answered.
-func (g *LNMax) Answer(q *Query, src *Source) (int, bool, error) { return g.Label(q.Counts, src) }
+func (g *LNMax) Answer(q *votefile.Query, src *noise.Source) (int, bool, error) {
+	return g.Label(q.Counts, src)
+}
 
 // Label returns the label of one query; it is always answered.
-func (g *LNMax) Label(counts []int, src *Source) (int, bool, error) {
-	if _, err := checkCounts(counts, g.teachers, g.classes); err != nil {
+func (g *LNMax) Label(counts []int, src *noise.Source) (int, bool, error) {
+	if _, err := votefile.CheckCounts(counts, g.teachers, g.classes); err != nil {
 		return -1, false, err
 	}
 	return noisyArgmax(counts, g.noise.Sample, src, &g.ties), true, nil
@@ -95,37 +99,15 @@ func (g *LNMax) Label(counts []int, src *Source) (int, bool, error) {
 // checkClasses checks the K teachers and C classes of a multi-class
 // aggregator, before it allocates anything per class.
 func checkClasses(teachers, classes int) error {
-	if teachers < 1 || classes < 2 || classes > MaxClasses {
-		return fmt.Errorf("K = %d, C = %d: need K >= 1 and C in [2, %d]", teachers, classes, MaxClasses)
+	if teachers < 1 || classes < 2 || classes > votefile.MaxClasses {
+		return fmt.Errorf("K = %d, C = %d: need K >= 1 and C in [2, %d]", teachers, classes, votefile.MaxClasses)
 	}
 	return nil
 }
 
-// checkCounts checks C counts summing to K and returns the index of the
-// first largest.
-func checkCounts(counts []int, teachers, classes int) (top int, err error) {
-	if len(counts) != classes {
-		return 0, &CountsError{Msg: fmt.Sprintf("got %d, want C = %d", len(counts), classes)}
-	}
-	sum := 0
-	for i, n := range counts {
-		if n < 0 {
-			return 0, &CountsError{Msg: fmt.Sprintf("class %d: a count must be >= 0", i)}
-		}
-		sum += n
-		if n > counts[top] {
-			top = i
-		}
-	}
-	if sum != teachers {
-		return 0, &CountsError{Msg: fmt.Sprintf("sum to %d, want K = %d", sum, teachers)}
-	}
-	return top, nil
-}
-
 // noisyArgmax returns the class whose count plus a draw of noise is
 // largest, ties broken uniformly at random; ties is scratch space.
-func noisyArgmax(counts []int, noise func(*Source) int64, src *Source, ties *[]int) int {
+func noisyArgmax(counts []int, noise func(*noise.Source) int64, src *noise.Source, ties *[]int) int {
 	var best int64
 	t := (*ties)[:0]
 	for i, n := range counts {

@@ -9,34 +9,8 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/votefile"
 )
-
-// Input is the kind of vote file a mechanism labels.
-type Input int
-
-const (
-	// TwoClass is 0/1 votes, one column per teacher (a VoteReader).
-	TwoClass Input = iota
-	// MultiClass is vote counts, or class indices, of C >= 2 classes (a
-	// MultiReader).
-	MultiClass
-)
-
-// String returns "two-class votes" or "multi-class votes".
-func (i Input) String() string {
-	if i == MultiClass {
-		return "multi-class votes"
-	}
-	return "two-class votes"
-}
-
-// InputOf returns the kind of the votes in reads.
-func InputOf(in Reader) Input {
-	if in.MultiClass() {
-		return MultiClass
-	}
-	return TwoClass
-}
 
 // MechanismInfo describes a registered mechanism: the votes it labels, the
 // relation its guarantee is in, and the settings it takes. Every
@@ -44,9 +18,9 @@ func InputOf(in Reader) Input {
 // (ReleaseTo) and its checks.
 type MechanismInfo struct {
 	Name  string
-	Input Input
+	Input votefile.Input
 	// Relation is the neighbouring relation of its guarantee.
-	Relation Relation
+	Relation accountant.Relation
 	// PureTeachers says that it needs pure-DP teachers, Δ = 0.
 	PureTeachers bool
 	// Gamma says that it samples a noise function: gamma_opt of its
@@ -76,16 +50,16 @@ func oneVoteSettings(more ...string) []string {
 
 // registry holds every mechanism a release can use: one entry each.
 var registry = []MechanismInfo{
-	{Name: "darrm", Relation: PrivateTeachers, Gamma: true, Takes: twoClassSettings("prior", "gamma", "no-solve"), Example: "--m 3", build: buildDaRRM},
-	{Name: "subsample", Relation: PrivateTeachers, Takes: twoClassSettings(), Example: "--m 3", build: buildSubsample},
-	{Name: "dsub", Relation: PrivateTeachers, PureTeachers: true, Takes: twoClassSettings(), Example: "--m 3", build: buildSubsample},
-	{Name: "rr", Relation: PrivateTeachers, Takes: twoClassSettings("rr-composition", "rr-delta-prime"), Example: "--m 3", build: buildRR},
-	{Name: "gnmax", Relation: OneVote, Takes: twoClassSettings("gnmax-search"), Example: "--m 3", build: buildGNMax},
-	{Name: "darrm-one-vote", Relation: OneVote, Gamma: true, Takes: oneVoteSettings("prior", "gamma", "no-solve"), Example: "--target-eps 0.3 --delta 1e-5", build: buildOneVoteDaRRM},
-	{Name: "gnmax", Input: MultiClass, Relation: OneVote, Needs: []string{"sigma2", "delta"}, Example: "--sigma2 40 --delta 1e-5", build: buildMultiGNMax},
-	{Name: "confident-gnmax", Input: MultiClass, Relation: OneVote, Needs: []string{"threshold", "sigma1", "sigma2", "delta"},
+	{Name: "darrm", Relation: accountant.PrivateTeachers, Gamma: true, Takes: twoClassSettings("prior", "gamma", "no-solve"), Example: "--m 3", build: buildDaRRM},
+	{Name: "subsample", Relation: accountant.PrivateTeachers, Takes: twoClassSettings(), Example: "--m 3", build: buildSubsample},
+	{Name: "dsub", Relation: accountant.PrivateTeachers, PureTeachers: true, Takes: twoClassSettings(), Example: "--m 3", build: buildSubsample},
+	{Name: "rr", Relation: accountant.PrivateTeachers, Takes: twoClassSettings("rr-composition", "rr-delta-prime"), Example: "--m 3", build: buildRR},
+	{Name: "gnmax", Relation: accountant.OneVote, Takes: twoClassSettings("gnmax-search"), Example: "--m 3", build: buildGNMax},
+	{Name: "darrm-one-vote", Relation: accountant.OneVote, Gamma: true, Takes: oneVoteSettings("prior", "gamma", "no-solve"), Example: "--target-eps 0.3 --delta 1e-5", build: buildOneVoteDaRRM},
+	{Name: "gnmax", Input: votefile.MultiClass, Relation: accountant.OneVote, Needs: []string{"sigma2", "delta"}, Example: "--sigma2 40 --delta 1e-5", build: buildMultiGNMax},
+	{Name: "confident-gnmax", Input: votefile.MultiClass, Relation: accountant.OneVote, Needs: []string{"threshold", "sigma1", "sigma2", "delta"},
 		Example: "--threshold 200 --sigma1 150 --sigma2 40 --delta 1e-5", build: buildMultiGNMax},
-	{Name: "lnmax", Input: MultiClass, Relation: OneVote, Needs: []string{"laplace-scale"}, Example: "--laplace-scale 20", build: buildLNMax},
+	{Name: "lnmax", Input: votefile.MultiClass, Relation: accountant.OneVote, Needs: []string{"laplace-scale"}, Example: "--laplace-scale 20", build: buildLNMax},
 }
 
 // GammaProblem returns the problem whose noise function info samples when
@@ -94,7 +68,7 @@ var registry = []MechanismInfo{
 // problem (constraints.NewOneVote), which p already is when its relation
 // is one-vote (m = 1).
 func (info MechanismInfo) GammaProblem(p constraints.Params) constraints.Params {
-	if info.Relation == OneVote {
+	if info.Relation == accountant.OneVote {
 		return oneVoteProblem(p)
 	}
 	return p
@@ -110,7 +84,7 @@ func oneVoteProblem(p constraints.Params) constraints.Params {
 func Registry() []MechanismInfo { return slices.Clone(registry) }
 
 // mechanismNames returns the names of the mechanisms for input in.
-func mechanismNames(in Input) []string {
+func mechanismNames(in votefile.Input) []string {
 	var names []string
 	for _, r := range registry {
 		if r.Input == in {
@@ -123,15 +97,15 @@ func mechanismNames(in Input) []string {
 // Mechanisms are the names of the mechanisms for two-class (0/1) votes,
 // MultiMechanisms those for multi-class votes.
 var (
-	Mechanisms      = mechanismNames(TwoClass)
-	MultiMechanisms = mechanismNames(MultiClass)
+	Mechanisms      = mechanismNames(votefile.TwoClass)
+	MultiMechanisms = mechanismNames(votefile.MultiClass)
 )
 
 // LookupMechanism returns the mechanism name for votes of kind in. A name
 // that the registry knows only for the other kind of votes is refused
 // saying so.
-func LookupMechanism(name string, in Input) (MechanismInfo, error) {
-	var other []Input
+func LookupMechanism(name string, in votefile.Input) (MechanismInfo, error) {
+	var other []votefile.Input
 	for _, r := range registry {
 		switch {
 		case r.Name == name && r.Input == in:
@@ -153,7 +127,7 @@ type Mechanism struct {
 	// Name is a registered name; Input says which mechanism of that name
 	// (gnmax labels either kind of votes).
 	Name  string
-	Input Input
+	Input votefile.Input
 	// Gamma is the noise function of a mechanism that samples one
 	// (MechanismInfo.Gamma: darrm, darrm-one-vote), for its problem
 	// (MechanismInfo.GammaProblem); GammaSource says where it came from,
@@ -183,7 +157,7 @@ func (m Mechanism) Build(ctx context.Context, p constraints.Params, classes int,
 	if err != nil {
 		return nil, "", err
 	}
-	if m.Input == TwoClass && classes != 2 {
+	if m.Input == votefile.TwoClass && classes != 2 {
 		return nil, "", fmt.Errorf("%s: %d classes: it labels 0/1 votes", m.Name, classes)
 	}
 	return info.build(ctx, m, p, classes, opts)
@@ -191,7 +165,7 @@ func (m Mechanism) Build(ctx context.Context, p constraints.Params, classes int,
 
 // New returns the two-class aggregator m names for problem p (Build).
 func (m Mechanism) New(ctx context.Context, p constraints.Params, opts Options) (Aggregator, string, error) {
-	m.Input = TwoClass
+	m.Input = votefile.TwoClass
 	l, label, err := m.Build(ctx, p, 2, opts)
 	if err != nil {
 		return nil, "", err

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/votefile"
 )
 
 // TestMechanismNew builds every mechanism by name and checks it is the
@@ -95,7 +96,7 @@ func TestRegistry(t *testing.T) {
 			GNMax: accountant.ConfidentGNMax{Sigma2: 40, Noise: accountant.DiscreteNoise}, LNMax: accountant.LNMax{Scale: 20}}
 		p, classes := problem(11, 3, 1e-5), 3
 		switch {
-		case info.Input == TwoClass:
+		case info.Input == votefile.TwoClass:
 			classes = 2
 			if info.PureTeachers {
 				p = problem(11, 3, 0)
@@ -109,7 +110,7 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("%s on %v: %v", info.Name, info.Input, err)
 			continue
 		}
-		if agg.Name() != info.Name || agg.Classes() != classes || agg.Privacy().Relation != info.Relation || twoClass(agg) != (info.Input == TwoClass) || label == "" {
+		if agg.Name() != info.Name || agg.Classes() != classes || agg.Privacy().Relation != info.Relation || twoClass(agg) != (info.Input == votefile.TwoClass) || label == "" {
 			t.Errorf("%s on %v: built %s, %d classes, relation %v, label %q", info.Name, info.Input, agg.Name(), agg.Classes(), agg.Privacy().Relation, label)
 		}
 		if got, err := LookupMechanism(info.Name, info.Input); err != nil || got.Name != info.Name || got.Input != info.Input {
@@ -119,13 +120,13 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("%s on %v: no settings or no example", info.Name, info.Input)
 		}
 	}
-	if _, err := LookupMechanism("darrm", MultiClass); err == nil || !strings.Contains(err.Error(), "darrm labels two-class votes, not multi-class votes") {
+	if _, err := LookupMechanism("darrm", votefile.MultiClass); err == nil || !strings.Contains(err.Error(), "darrm labels two-class votes, not multi-class votes") {
 		t.Errorf("darrm on multi-class votes: %v", err)
 	}
-	if _, err := LookupMechanism("lnmax", TwoClass); err == nil || !strings.Contains(err.Error(), "lnmax labels multi-class votes") {
+	if _, err := LookupMechanism("lnmax", votefile.TwoClass); err == nil || !strings.Contains(err.Error(), "lnmax labels multi-class votes") {
 		t.Errorf("lnmax on two-class votes: %v", err)
 	}
-	if s := (Settings{Sigma2: f(1)}); !s.Has("sigma2") || s.Has("sigma1") {
+	if s := (votefile.Settings{Sigma2: f(1)}); !s.Has("sigma2") || s.Has("sigma1") {
 		t.Error("Settings.Has")
 	}
 }
@@ -133,12 +134,12 @@ func TestRegistry(t *testing.T) {
 // TestAccounting: the limit a budget sets (none without one, none when
 // the teachers' cap is within it), and totals capped by the cap.
 func TestAccounting(t *testing.T) {
-	step := Privacy{Guarantee: accountant.Guarantee{Eps: 0.3, Delta: 3e-5}, Relation: PrivateTeachers}
-	capped := Binding{Ensemble: "e", K: 11, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: PrivateTeachers, Kind: Fixed, Partition: SharedData}
-	unstated := Binding{K: 11, Teachers: capped.Teachers, Relation: PrivateTeachers}
+	step := Privacy{Guarantee: accountant.Guarantee{Eps: 0.3, Delta: 3e-5}, Relation: accountant.PrivateTeachers}
+	capped := votefile.Binding{Ensemble: "e", K: 11, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: votefile.Fixed, Partition: votefile.SharedData}
+	unstated := votefile.Binding{K: 11, Teachers: capped.Teachers, Relation: accountant.PrivateTeachers}
 	for _, tc := range []struct {
 		name   string
-		b      Binding
+		b      votefile.Binding
 		budget *accountant.Guarantee
 		limit  int
 		cap    bool

@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/votefile"
 )
 
 // MultiGNMax is GNMax on C classes (PATE paper, Section 4.1), and with a
@@ -12,7 +14,7 @@ import (
 // if its largest count plus N_Z(0, σ1²) reaches the threshold T, and then
 // labelled with the class whose count plus N_Z(0, σ2²) is largest, ties
 // broken uniformly at random. The noise is the discrete Gaussian, sampled
-// exactly (DiscreteGaussian).
+// exactly (noise.DiscreteGaussian).
 //
 // What the sampler guarantees: the labels and the answered/unanswered
 // marks have exactly the distribution of that mechanism; no real number
@@ -26,7 +28,7 @@ type MultiGNMax struct {
 	mech      accountant.ConfidentGNMax
 	teachers  int
 	classes   int
-	s1, s2    *DiscreteGaussian
+	s1, s2    *noise.DiscreteGaussian
 	privacy   Privacy
 	ties      []int
 	threshold float64
@@ -56,12 +58,12 @@ func NewMultiGNMax(m accountant.ConfidentGNMax, teachers, classes int, delta flo
 		return nil, fmt.Errorf("%s: %w", multiName(m), err)
 	}
 	g := &MultiGNMax{mech: m, teachers: teachers, classes: classes, ties: make([]int, 0, classes), threshold: math.Ceil(m.Threshold)}
-	if g.s2, err = NewDiscreteGaussian(m.Sigma2); err != nil {
+	if g.s2, err = noise.NewDiscreteGaussian(m.Sigma2); err != nil {
 		return nil, err
 	}
 	steps := fmt.Sprintf("lambda/sigma2^2 = lambda/%.6g^2", m.Sigma2)
 	if m.Confident() {
-		if g.s1, err = NewDiscreteGaussian(m.Sigma1); err != nil {
+		if g.s1, err = noise.NewDiscreteGaussian(m.Sigma1); err != nil {
 			return nil, err
 		}
 		steps += fmt.Sprintf(" plus the threshold step's lambda/(2 sigma1^2), sigma1 = %.6g", m.Sigma1)
@@ -70,7 +72,7 @@ func NewMultiGNMax(m accountant.ConfidentGNMax, teachers, classes int, delta flo
 		Guarantee: accountant.Guarantee{Eps: eps, Delta: delta},
 		Source: fmt.Sprintf("%s with discrete Gaussian noise is (lambda, %s)-RDP for every lambda (Papernot et al. 2018 Sec. 4; Canonne, Kamath and Steinke 2020), (eps, delta)-DP at lambda = %.6g (Theorem B.4.1); every query charged as answered, independently of the votes; assumes a record changes at most one teacher's vote",
 			multiName(m), steps, order),
-		Relation: OneVote,
+		Relation: accountant.OneVote,
 	}
 	return g, nil
 }
@@ -99,9 +101,9 @@ func (g *MultiGNMax) Privacy() Privacy { return g.privacy }
 
 // Settings returns σ2, and T and σ1 with the threshold step, with the
 // noise, discrete.
-func (g *MultiGNMax) Settings() Settings {
+func (g *MultiGNMax) Settings() votefile.Settings {
 	m := g.mech
-	s := Settings{Sigma2: &m.Sigma2, Noise: &m.Noise}
+	s := votefile.Settings{Sigma2: &m.Sigma2, Noise: &m.Noise}
 	if m.Confident() {
 		s.Threshold, s.Sigma1 = &m.Threshold, &m.Sigma1
 	}
@@ -109,18 +111,15 @@ func (g *MultiGNMax) Settings() Settings {
 }
 
 // Answer returns the label of q from its counts (Label).
-func (g *MultiGNMax) Answer(q *Query, src *Source) (int, bool, error) { return g.Label(q.Counts, src) }
-
-// CountsError reports counts an aggregator cannot take.
-type CountsError struct{ Msg string }
-
-func (e *CountsError) Error() string { return "counts: " + e.Msg }
+func (g *MultiGNMax) Answer(q *votefile.Query, src *noise.Source) (int, bool, error) {
+	return g.Label(q.Counts, src)
+}
 
 // Label returns the private label of one query from its C vote counts,
 // which sum to K, and whether the query was answered (the label is -1
 // when not).
-func (g *MultiGNMax) Label(counts []int, src *Source) (label int, answered bool, err error) {
-	top, err := checkCounts(counts, g.teachers, g.classes)
+func (g *MultiGNMax) Label(counts []int, src *noise.Source) (label int, answered bool, err error) {
+	top, err := votefile.CheckCounts(counts, g.teachers, g.classes)
 	if err != nil {
 		return -1, false, err
 	}

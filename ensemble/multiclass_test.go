@@ -1,65 +1,14 @@
 package ensemble
 
 import (
-	"bytes"
 	"errors"
-	"math"
-	"math/big"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/votefile"
 )
-
-// The sampler's frequencies match N_Z(0, σ²): a chi-square test over the
-// values within 4σ, pooled tails, at a threshold that a correct sampler
-// exceeds with probability about 1e-6.
-func TestDiscreteGaussianDistribution(t *testing.T) {
-	for _, sigma := range []float64{0.7, 2.5, 40} {
-		g, err := NewDiscreteGaussian(sigma)
-		if err != nil {
-			t.Fatal(err)
-		}
-		src := NewSeededSource(7)
-		const n = 100000
-		w := int(4 * sigma)
-		hist := map[int]int{}
-		var sum, sq float64
-		for range n {
-			z := int(g.Sample(src))
-			sum += float64(z)
-			sq += float64(z * z)
-			z = max(-w-1, min(w+1, z))
-			hist[z]++
-		}
-		var norm float64
-		pmf := func(z int) float64 { return math.Exp(-float64(z*z) / (2 * sigma * sigma)) }
-		for z := -int(40 * sigma); z <= int(40*sigma); z++ {
-			norm += pmf(z)
-		}
-		var chi float64
-		for z := -w - 1; z <= w+1; z++ {
-			p := pmf(z) / norm
-			if z == -w-1 || z == w+1 {
-				p = 0
-				for y := w + 1; y <= int(40*sigma); y++ {
-					p += pmf(y) / norm
-				}
-			}
-			e := p * n
-			d := float64(hist[z]) - e
-			chi += d * d / e
-		}
-		df := float64(2*w + 2)
-		if limit := df + 5*math.Sqrt(2*df) + 25; chi > limit {
-			t.Errorf("sigma %v: chi-square %.1f over %v degrees of freedom (limit %.1f)", sigma, chi, df, limit)
-		}
-		if mean := sum / n; math.Abs(mean) > 5*sigma/math.Sqrt(n) {
-			t.Errorf("sigma %v: mean %v", sigma, mean)
-		}
-	}
-}
 
 func TestMultiGNMaxLabels(t *testing.T) {
 	m := accountant.ConfidentGNMax{Sigma2: 1, Noise: accountant.DiscreteNoise}
@@ -67,7 +16,7 @@ func TestMultiGNMaxLabels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := NewSeededSource(1)
+	src := noise.NewSeededSource(1)
 	for range 100 {
 		l, ans, err := g.Label([]int{2, 45, 3, 0}, src)
 		if err != nil || !ans || l != 1 {
@@ -102,151 +51,8 @@ func TestMultiGNMaxLabels(t *testing.T) {
 	}
 }
 
-// Metadata headers of multi-class files: counts of K = 4 teachers over C =
-// 3 classes (CSV and JSON lines), class indices of 4 teachers among 3
-// classes, and 0/1 votes of 3 teachers.
-var (
-	countsHead     = "# " + metaLine(LayoutCounts, 3, 4) + "\n"
-	countsHeadJSON = metaLine(LayoutCounts, 3, 4) + "\n"
-	classesHead    = "# " + metaLine(LayoutVotes, 3, 4) + "\n"
-	binaryHead     = "# " + metaLine(LayoutVotes, 2, 3) + "\n"
-)
-
-func metaLine(l Layout, c, k int) string {
-	m := &VoteMeta{Ensemble: "pate-test", K: k, Classes: c, Layout: l, Relation: OneVote, Kind: Fixed, Partition: KeyedHash,
-		Teachers: []TeacherGroup{{Count: k, Origin: NonPrivate}}}
-	b, err := m.MarshalJSON()
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}
-
-func TestMultiReader(t *testing.T) {
-	cases := []struct {
-		name, in string
-		opts     MultiOptions
-		k, c     int
-		rows     [][]int
-		err      string
-	}{
-		{"counts csv", "3,1,0\n0,4,0\n", MultiOptions{Input: InputCounts}, 4, 3, [][]int{{3, 1, 0}, {0, 4, 0}}, ""},
-		{"counts header id", "id,a,b\nq1,2,3\nq2,5,0\n", MultiOptions{Input: InputCounts}, 5, 2, [][]int{{2, 3}, {5, 0}}, ""},
-		{"counts jsonl", "[1,2,3]\n{\"id\":\"x\",\"counts\":[6,0,0]}\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 2: \"id\" present in some rows"},
-		{"counts jsonl ids", "{\"id\":1,\"votes\":[1,2,3]}\n{\"id\":\"x\",\"counts\":[6,0,0]}\n", MultiOptions{Input: InputCounts}, 6, 3, [][]int{{1, 2, 3}, {6, 0, 0}}, ""},
-		{"classes", "0,2,2,1,2\n1,1,1,1,1\n", MultiOptions{Input: InputClasses, Classes: 3}, 5, 3, [][]int{{1, 1, 3}, {0, 5, 0}}, ""},
-		{"bad sum", "3,1,0\n0,3,0\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 2: counts sum to 3, want K = 4"},
-		{"bad class", "0,1,2\n0,3,1\n", MultiOptions{Input: InputClasses, Classes: 3}, 0, 0, nil, "line 2, column 2: vote 2: class 3"},
-		{"negative", "3,1,0\n3,-1,2\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 2, column 2: count \"-1\": must be a non-negative integer"},
-		// A first row of numbers is data however malformed, never a header
-		// row, and a number in its first column is a count, never an id.
-		{"first row negative", "260,-10,0,0\n250,0,0,0\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 1, column 2: count \"-10\": must be a non-negative integer"},
-		{"first row fraction", "1,0,2.0,247\n250,0,0,0\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 1, column 3: count \"2.0\": must be a non-negative integer"},
-		{"first row fraction first", "240.0,5,5,0\n240,5,5,0\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 1, column 1: count \"240.0\": must be a non-negative integer of at most 9 digits (if column 1 is a query id, declare the id column)"},
-		{"first row id, fraction", "q1,1,0,2.0\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 1, column 4: count \"2.0\""},
-		{"first row exponent", "1e2,3,0\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 1, column 1: count \"1e2\""},
-		{"header row named", "c0,c1,c2\n3,1,0\n", MultiOptions{Input: InputCounts}, 4, 3, [][]int{{3, 1, 0}}, ""},
-		{"comment among counts", "3,1,0\n# a note\n0,4,0\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 2, column 1: a line starting with # is a comment line, and the only one a vote file may have is its metadata header"},
-		{"comment among counts with ids", "q1,3,1,0\n#q2,0,4,0\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 2, column 1: a line starting with # is a comment line"},
-		{"no classes", "0,1\n", MultiOptions{Input: InputClasses}, 0, 0, nil, "needs the number of classes"},
-		{"too many classes", "0,1\n", MultiOptions{Input: InputClasses, Classes: MaxClasses + 1}, 0, 0, nil, "need C in [2, 524288]"},
-		{"classes near 2^63", "0,1\n", MultiOptions{Input: InputClasses, Classes: 9_000_000_000_000_000_000}, 0, 0, nil, "need C in [2, 524288]"},
-		{"wrong C", "1,2\n", MultiOptions{Input: InputCounts, Classes: 3}, 0, 0, nil, "2 counts, want C = 3"},
-		{"columns", "1,2,3\n1,5\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "line 2: 2 counts, want 3"},
-		{"no layout", "1,2,3\n", MultiOptions{}, 0, 0, nil, "no metadata header: say whether the rows are vote counts or class indices"},
-		{"header counts", countsHead + "id,a,b,c\nq1,3,1,0\nq2,0,0,4\n", MultiOptions{}, 4, 3, [][]int{{3, 1, 0}, {0, 0, 4}}, ""},
-		{"header counts repeated", countsHead + "3,1,0\n", MultiOptions{Input: InputCounts, Classes: 3, K: 4}, 4, 3, [][]int{{3, 1, 0}}, ""},
-		{"header counts jsonl", countsHeadJSON + "{\"id\":\"a\",\"counts\":[1,3,0]}\n", MultiOptions{}, 4, 3, [][]int{{1, 3, 0}}, ""},
-		{"header classes", classesHead + "0,2,2,1\n", MultiOptions{}, 4, 3, [][]int{{1, 1, 2}}, ""},
-		{"header binary", binaryHead + "0,1,1\n", MultiOptions{}, 3, 2, [][]int{{1, 2}}, ""},
-		{"header contradicts C", countsHead + "3,1,0\n", MultiOptions{Classes: 5}, 0, 0, nil, "line 1: the metadata header states classes = 3, but C = 5 was given"},
-		{"header contradicts K", countsHead + "3,1,0\n", MultiOptions{K: 6}, 0, 0, nil, "line 1: the metadata header states K = 4, but K = 6 was given"},
-		{"header contradicts layout", countsHead + "3,1,0\n", MultiOptions{Input: InputClasses, Classes: 3}, 0, 0, nil, "line 1: the metadata header states layout counts, but class indices were asked for"},
-		{"header layout votes", classesHead + "0,1,2,2\n", MultiOptions{Input: InputCounts}, 0, 0, nil, "header states layout votes, but counts were asked for"},
-		{"header K, data", countsHead + "3,1,1\n", MultiOptions{}, 0, 0, nil, "line 2: counts sum to 5, want K = 4 (as the metadata header, line 1, states)"},
-		{"header C, data", countsHead + "3,1\n", MultiOptions{}, 0, 0, nil, "line 2: 2 counts, want C = 3 (as the metadata header, line 1, states)"},
-		{"header classes, data", classesHead + "0,1,3,1\n", MultiOptions{}, 0, 0, nil, "line 2, column 3: vote 3: class 3"},
-		{"header classes, K", classesHead + "0,1,1\n", MultiOptions{}, 0, 0, nil, "line 2: 3 votes, want K = 4 (as the metadata header"},
-	}
-	for _, c := range cases {
-		r, err := NewMultiReader(strings.NewReader(c.in), "v.csv", c.opts)
-		var rows [][]int
-		if err == nil {
-			for r.Next() {
-				rows = append(rows, append([]int(nil), r.Query().Counts...))
-			}
-			err = r.Err()
-		}
-		if c.err != "" {
-			if err == nil || !strings.Contains(err.Error(), c.err) {
-				t.Errorf("%s: error %v, want %q", c.name, err, c.err)
-			}
-			var fe *FormatError
-			if err != nil && !errors.As(err, &fe) {
-				t.Errorf("%s: %T is not a *FormatError", c.name, err)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("%s: %v", c.name, err)
-			continue
-		}
-		if r.K() != c.k || r.Classes() != c.c || len(rows) != len(c.rows) {
-			t.Errorf("%s: K %d C %d rows %v", c.name, r.K(), r.Classes(), rows)
-			continue
-		}
-		for i := range rows {
-			for j := range rows[i] {
-				if rows[i][j] != c.rows[i][j] {
-					t.Errorf("%s: row %d = %v, want %v", c.name, i, rows[i], c.rows[i])
-				}
-			}
-		}
-	}
-}
-
-// No error quotes a whole row: a row's other fields never appear.
-func FuzzMultiReader(f *testing.F) {
-	for _, s := range []string{"3,1,0\n0,4,0\n", "id,a,b\nq1,2,3\n", "[1,2,3]\n[6,0,0]\n", "{\"id\":1,\"votes\":[1,2]}\n", "0,2,2\n1,9,1\n"} {
-		f.Add([]byte(s), uint8(0))
-		f.Add([]byte(s), uint8(1))
-	}
-	for _, h := range []string{countsHead, countsHeadJSON, classesHead, binaryHead} {
-		f.Add([]byte(h+"3,1,0\n0,2,2\n"), uint8(2))
-	}
-	f.Fuzz(func(t *testing.T, in []byte, mode uint8) {
-		opts := MultiOptions{Input: InputCounts}
-		switch mode % 3 {
-		case 1:
-			opts = MultiOptions{Input: InputClasses, Classes: 3}
-		case 2:
-			opts = MultiOptions{} // the header's layout
-		}
-		r, err := NewMultiReader(bytes.NewReader(in), "f", opts)
-		if err == nil {
-			for r.Next() {
-				q := r.Query()
-				sum := 0
-				for _, n := range q.Counts {
-					if n < 0 {
-						t.Fatalf("negative count %v", q.Counts)
-					}
-					sum += n
-				}
-				if sum != r.K() || len(q.Counts) != r.Classes() {
-					t.Fatalf("row %v: K %d C %d", q.Counts, r.K(), r.Classes())
-				}
-			}
-			err = r.Err()
-		}
-		if err != nil && len(err.Error()) > 400 {
-			t.Fatalf("long error: %v", err)
-		}
-	})
-}
-
 func TestReleaseMulti(t *testing.T) {
-	in, err := NewMultiReader(strings.NewReader("id,a,b,c\nx,10,0,0\ny,4,3,3\n"), "v", MultiOptions{Input: InputCounts})
+	in, err := votefile.NewMultiReader(strings.NewReader("id,a,b,c\nx,10,0,0\ny,4,3,3\n"), "v", votefile.MultiOptions{Input: votefile.InputCounts})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,10 +60,10 @@ func TestReleaseMulti(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out, _, err := releaseOut(t, in, g, NewSeededSource(3), -1, ReleaseOptions{}, FormatCSV); !errors.Is(err, ErrSeededRelease) || out != "" {
+	if out, _, err := releaseOut(t, in, g, noise.NewSeededSource(3), -1, ReleaseOptions{}, votefile.FormatCSV); !errors.Is(err, ErrSeededRelease) || out != "" {
 		t.Fatalf("seeded release without Experiment: %v, wrote %q", err, out)
 	}
-	out, res, err := releaseOut(t, in, g, NewSeededSource(3), -1, ReleaseOptions{Experiment: true}, FormatCSV)
+	out, res, err := releaseOut(t, in, g, noise.NewSeededSource(3), -1, ReleaseOptions{Experiment: true}, votefile.FormatCSV)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,106 +73,11 @@ func TestReleaseMulti(t *testing.T) {
 	}
 }
 
-// WriteCounts writes what NewMultiReader reads back, header and all.
-func TestWriteCounts(t *testing.T) {
-	m, err := ParseVoteMeta([]byte(metaLine(LayoutCounts, 3, 4)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	counts := [][]int{{4, 0, 0}, {1, 2, 1}}
-	var b bytes.Buffer
-	if err := WriteCounts(&b, m, []string{"x", "y"}, counts); err != nil {
-		t.Fatal(err)
-	}
-	r, err := NewMultiReader(&b, "w", MultiOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; r.Next(); i++ {
-		q := r.Query()
-		if string(q.ID) != []string{"x", "y"}[i] || q.Counts[1] != counts[i][1] || q.Counts[0] != counts[i][0] {
-			t.Errorf("row %d: %s %v", i, q.ID, q.Counts)
-		}
-	}
-	if r.Err() != nil || r.Meta() == nil || r.Meta().Ensemble != "pate-test" {
-		t.Errorf("read back: %v, header %v", r.Err(), r.Meta())
-	}
-	if err := WriteCounts(&b, m, nil, [][]int{{4, 0, 0}, {1, 1, 1}}); err == nil {
-		t.Error("counts summing to 3 written for K = 4")
-	}
-	if err := WriteCounts(&b, m, nil, [][]int{{2, 2}}); err == nil {
-		t.Error("2 classes written under a header of 3")
-	}
-}
-
-// TestDiscreteGaussianLargeSigma: the sampler is exact and ends at every
-// deviation it accepts. The acceptance exponent, whose |y|·t passes 2^63
-// near σ = 3e9, equals an independent rational computation for draws far
-// out in the tails; draws at σ up to accountant.MaxDiscreteScale have the deviation σ
-// (4,000 draws: 5% is over four standard errors) and take no longer than
-// at small σ; and the acceptance probability that bounds the loop is above
-// 0.28 on a grid of σ.
-func TestDiscreteGaussianLargeSigma(t *testing.T) {
-	for _, sigma := range []float64{3.5e9, 1e11, 1e12, 123456789012.5, accountant.MaxDiscreteScale} {
-		g, err := NewDiscreteGaussian(sigma)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := new(big.Rat).SetFloat64(sigma)
-		s2 := new(big.Rat).Mul(s, s)
-		for _, y := range []int64{0, 1, int64(sigma), -int64(3 * sigma), int64(40 * sigma), math.MaxInt64 / 2} {
-			// (|y| - σ²/t)²/(2σ²) from its definition.
-			a := new(big.Rat).Sub(new(big.Rat).SetInt64(abs64(y)), new(big.Rat).Quo(s2, new(big.Rat).SetInt64(g.t)))
-			a.Mul(a, a)
-			a.Quo(a, new(big.Rat).Mul(big.NewRat(2, 1), s2))
-			if got := g.acceptance(y); got.Cmp(a) != 0 {
-				t.Errorf("sigma %v, y %d: exponent %v, want %v", sigma, y, got.FloatString(6), a.FloatString(6))
-			}
-		}
-		done := make(chan float64, 1)
-		go func() {
-			src := NewSeededSource(3)
-			var sq float64
-			const n = 4000
-			for range n {
-				z := float64(g.Sample(src))
-				sq += z * z
-			}
-			done <- math.Sqrt(sq / n)
-		}()
-		select {
-		case dev := <-done:
-			if math.Abs(dev/sigma-1) > 0.05 {
-				t.Errorf("sigma %v: 4000 draws of deviation %v", sigma, dev)
-			}
-		case <-time.After(time.Minute):
-			t.Fatalf("sigma %v: 4000 draws took over a minute", sigma)
-		}
-	}
-	for _, sigma := range []float64{0.01, 0.5, 0.99, 1, 1.5, 2.999, 10, 1e3, 1e6, 1e15} {
-		t0 := math.Floor(sigma) + 1
-		sum := 0.0
-		for y := 0.0; y <= 40*sigma+1 && y < 1e7; y++ {
-			w := math.Exp(-y * y / (2 * sigma * sigma))
-			if y > 0 {
-				w *= 2
-			}
-			sum += w
-		}
-		if sigma > 1e5 {
-			sum = sigma * math.Sqrt(2*math.Pi) // Poisson summation: exact to e^{-2π²σ²}
-		}
-		if p := math.Tanh(1/(2*t0)) * math.Exp(-sigma*sigma/(2*t0*t0)) * sum; !(p > 0.28) {
-			t.Errorf("sigma %v: acceptance probability %v", sigma, p)
-		}
-	}
-}
-
 // TestMaxClasses: the aggregators refuse more classes than MaxClasses
 // before they allocate anything per class, and take that many.
 func TestMaxClasses(t *testing.T) {
 	m := accountant.ConfidentGNMax{Sigma2: 40, Noise: accountant.DiscreteNoise}
-	for _, c := range []int{MaxClasses + 1, 4_000_000_000, 9_000_000_000_000_000_000} {
+	for _, c := range []int{votefile.MaxClasses + 1, 4_000_000_000, 9_000_000_000_000_000_000} {
 		if _, err := NewMultiGNMax(m, 3, c, 1e-5); err == nil || !strings.Contains(err.Error(), "C in [2, 524288]") {
 			t.Errorf("gnmax with %d classes: %v", c, err)
 		}
@@ -374,16 +85,16 @@ func TestMaxClasses(t *testing.T) {
 			t.Errorf("lnmax with %d classes: %v", c, err)
 		}
 	}
-	if _, err := NewLNMax(accountant.LNMax{Scale: 20}, 3, MaxClasses); err != nil {
+	if _, err := NewLNMax(accountant.LNMax{Scale: 20}, 3, votefile.MaxClasses); err != nil {
 		t.Errorf("lnmax with MaxClasses classes: %v", err)
 	}
 	// A row of MaxClasses counts fits in a line, one more does not.
-	row := strings.Repeat("0,", MaxClasses-1) + "3\n"
-	r, err := NewMultiReader(strings.NewReader(row), "v.csv", MultiOptions{Input: InputCounts})
-	if err != nil || !r.Next() || r.Classes() != MaxClasses {
-		t.Errorf("a row of %d counts: %v", MaxClasses, err)
+	row := strings.Repeat("0,", votefile.MaxClasses-1) + "3\n"
+	r, err := votefile.NewMultiReader(strings.NewReader(row), "v.csv", votefile.MultiOptions{Input: votefile.InputCounts})
+	if err != nil || !r.Next() || r.Classes() != votefile.MaxClasses {
+		t.Errorf("a row of %d counts: %v", votefile.MaxClasses, err)
 	}
-	if _, err := NewMultiReader(strings.NewReader("0,"+row), "v.csv", MultiOptions{Input: InputCounts}); err == nil {
-		t.Errorf("a row of %d counts was read", MaxClasses+1)
+	if _, err := votefile.NewMultiReader(strings.NewReader("0,"+row), "v.csv", votefile.MultiOptions{Input: votefile.InputCounts}); err == nil {
+		t.Errorf("a row of %d counts was read", votefile.MaxClasses+1)
 	}
 }

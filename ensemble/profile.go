@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/noise"
 )
 
 // maxProfilePoints bounds the points of a privacy profile that
@@ -22,9 +23,9 @@ const unit54 = 1 << 54
 // probability t(l)/2^53, else a fair coin.
 func (tb *table) ones(l int) uint64 {
 	if 2*l > tb.k {
-		return unit53 + tb.t[l]
+		return noise.Unit53 + tb.t[l]
 	}
-	return unit53 - tb.t[l]
+	return noise.Unit53 - tb.t[l]
 }
 
 // oneVoteProfile returns points of the exact privacy profile of the label

@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"strconv"
+
+	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/votefile"
 )
 
 // ReleaseResult counts the queries of a release.
@@ -50,7 +51,7 @@ type ReleaseOptions struct {
 // release answers the queries of in with agg, drawing from src, and
 // writes their rows to out, which it flushes: the loop of every release
 // (ReleaseTo).
-func release(ctx context.Context, in Reader, agg Labeler, src *Source, out *labelWriter, limit int, opts ReleaseOptions) (ReleaseResult, error) {
+func release(ctx context.Context, in votefile.Reader, agg Labeler, src *noise.Source, out *votefile.LabelWriter, limit int, opts ReleaseOptions) (ReleaseResult, error) {
 	var res ReleaseResult
 	for n := 1; in.Next(); n++ {
 		q := in.Query()
@@ -59,7 +60,7 @@ func release(ctx context.Context, in Reader, agg Labeler, src *Source, out *labe
 			if err != nil {
 				return res, fmt.Errorf("query %d: %w", q.Index, err)
 			}
-			if err := out.write(q, label, answered); err != nil {
+			if err := out.WriteLabel(q, label, answered); err != nil {
 				return res, fmt.Errorf("write label %d: %w", q.Index, err)
 			}
 			res.Answered++
@@ -86,55 +87,11 @@ func release(ctx context.Context, in Reader, agg Labeler, src *Source, out *labe
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
-	if err := out.flush(); err != nil {
+	if err := out.Flush(); err != nil {
 		return res, fmt.Errorf("write labels: %w", err)
 	}
 	if opts.Progress != nil {
 		opts.Progress(res.Answered+res.Unanswered, in.BytesRead())
 	}
 	return res, nil
-}
-
-// WriteVotes writes a CSV vote file that NewVoteReader reads: the
-// metadata header meta (none when meta is nil: such a file needs the
-// teachers' guarantee stated at every release), a header row
-// "id,t1,...,tK", then per query its id (its index from 1 when ids is nil)
-// and its K votes, each 0 or 1.
-func WriteVotes(w io.Writer, meta *VoteMeta, ids []string, votes [][]byte) error {
-	if len(votes) == 0 {
-		return fmt.Errorf("write votes: no queries")
-	}
-	k := len(votes[0])
-	var b []byte
-	if meta != nil {
-		if meta.K != k || meta.Classes != 2 || meta.Layout != LayoutVotes {
-			return fmt.Errorf("write votes: the header states K = %d, %d classes, layout %v; the votes are of K = %d teachers, 0 or 1", meta.K, meta.Classes, meta.Layout, k)
-		}
-		var err error
-		if b, err = meta.AppendHeader(b, FormatCSV); err != nil {
-			return fmt.Errorf("write votes: %w", err)
-		}
-	}
-	b = append(b, "id"...)
-	for t := 1; t <= k; t++ {
-		b = append(b, ",t"...)
-		b = strconv.AppendInt(b, int64(t), 10)
-	}
-	b = append(b, '\n')
-	err := writeRows(w, b, ids, len(votes), func(b []byte, q int) ([]byte, error) {
-		if _, err := votesFor(k, votes[q]); err != nil {
-			return b, err
-		}
-		for i, x := range votes[q] {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, '0'+x)
-		}
-		return b, nil
-	})
-	if err != nil {
-		return fmt.Errorf("write votes: %w", err)
-	}
-	return nil
 }

@@ -9,46 +9,48 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/votefile"
 )
 
 func TestLabelWriter(t *testing.T) {
 	for _, tc := range []struct {
-		format   Format
+		format   votefile.Format
 		answered bool
-		qs       []Query
+		qs       []votefile.Query
 		want     string
 	}{
-		{FormatCSV, false, []Query{{Index: 1}, {Index: 2}}, "id,label\n1,1\n2,1\n"},
-		{FormatCSV, false, []Query{{ID: []byte("a,b")}, {ID: []byte(`say "hi"`)}, {ID: []byte(" x")}, {ID: []byte("#x")}, {ID: []byte("plain")}},
+		{votefile.FormatCSV, false, []votefile.Query{{Index: 1}, {Index: 2}}, "id,label\n1,1\n2,1\n"},
+		{votefile.FormatCSV, false, []votefile.Query{{ID: []byte("a,b")}, {ID: []byte(`say "hi"`)}, {ID: []byte(" x")}, {ID: []byte("#x")}, {ID: []byte("plain")}},
 			`id,label` + "\n" + `"a,b",1` + "\n" + `"say ""hi""",1` + "\n" + `" x",1` + "\n" + `"#x",1` + "\n" + "plain,1\n"},
-		{FormatJSONL, false, []Query{{Index: 3}, {ID: []byte("7"), IDNumber: true}, {ID: []byte(`q"1`)}},
+		{votefile.FormatJSONL, false, []votefile.Query{{Index: 3}, {ID: []byte("7"), IDNumber: true}, {ID: []byte(`q"1`)}},
 			"{\"id\":3,\"label\":1}\n{\"id\":7,\"label\":1}\n{\"id\":\"q\\\"1\",\"label\":1}\n"},
-		{FormatCSV, true, []Query{{Index: 1}, {ID: []byte("b")}}, "id,label,answered\n1,1,1\nb,,0\n"},
-		{FormatJSONL, true, []Query{{Index: 1}, {ID: []byte("b")}}, "{\"id\":1,\"label\":1,\"answered\":true}\n{\"id\":\"b\",\"label\":null,\"answered\":false}\n"},
+		{votefile.FormatCSV, true, []votefile.Query{{Index: 1}, {ID: []byte("b")}}, "id,label,answered\n1,1,1\nb,,0\n"},
+		{votefile.FormatJSONL, true, []votefile.Query{{Index: 1}, {ID: []byte("b")}}, "{\"id\":1,\"label\":1,\"answered\":true}\n{\"id\":\"b\",\"label\":null,\"answered\":false}\n"},
 	} {
 		var b bytes.Buffer
-		lw, err := newLabelWriter(&b, tc.format, tc.answered)
+		lw, err := votefile.NewLabelWriter(&b, tc.format, tc.answered)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i := range tc.qs {
 			answered := !tc.answered || i == 0
-			if err := lw.write(&tc.qs[i], 1, answered); err != nil {
+			if err := lw.WriteLabel(&tc.qs[i], 1, answered); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if lw.written != 0 {
-			t.Errorf("%v: %d labels written before flush", tc.format, lw.written)
+		if lw.Written() != 0 {
+			t.Errorf("%v: %d labels written before flush", tc.format, lw.Written())
 		}
-		if err := lw.flush(); err != nil {
+		if err := lw.Flush(); err != nil {
 			t.Fatal(err)
 		}
-		if b.String() != tc.want || lw.written != len(tc.qs) {
-			t.Errorf("%v: wrote %q (%d labels), want %q", tc.format, b.String(), lw.written, tc.want)
+		if b.String() != tc.want || lw.Written() != len(tc.qs) {
+			t.Errorf("%v: wrote %q (%d labels), want %q", tc.format, b.String(), lw.Written(), tc.want)
 		}
 	}
-	if _, err := newLabelWriter(&bytes.Buffer{}, FormatAuto, false); err == nil {
-		t.Error("newLabelWriter accepted FormatAuto")
+	if _, err := votefile.NewLabelWriter(&bytes.Buffer{}, votefile.FormatAuto, false); err == nil {
+		t.Error("NewLabelWriter accepted FormatAuto")
 	}
 }
 
@@ -59,16 +61,16 @@ func TestLabelWriterAfterError(t *testing.T) {
 	for _, answered := range []bool{false, true} {
 		for _, n := range []int{0, 5, 9, 12} {
 			w := &limited{n: n}
-			lw, _ := newLabelWriter(w, FormatCSV, answered)
-			q := Query{Index: 1}
-			lw.write(&q, 1, true)
-			if err := lw.flush(); !errors.Is(err, errFull) {
+			lw, _ := votefile.NewLabelWriter(w, votefile.FormatCSV, answered)
+			q := votefile.Query{Index: 1}
+			lw.WriteLabel(&q, 1, true)
+			if err := lw.Flush(); !errors.Is(err, errFull) {
 				t.Fatalf("answered column %t, %d bytes: %v", answered, n, err)
 			}
-			if want := delivered(w.b.String(), FormatCSV); lw.written != want {
-				t.Errorf("answered column %t, %d bytes (%q): %d labels counted, %d left", answered, n, w.b.String(), lw.written, want)
+			if want := delivered(w.b.String(), votefile.FormatCSV); lw.Written() != want {
+				t.Errorf("answered column %t, %d bytes (%q): %d labels counted, %d left", answered, n, w.b.String(), lw.Written(), want)
 			}
-			if err := lw.write(&q, 1, true); !errors.Is(err, errFull) {
+			if err := lw.WriteLabel(&q, 1, true); !errors.Is(err, errFull) {
 				t.Errorf("answered column %t: a row after the failure: %v", answered, err)
 			}
 		}
@@ -77,7 +79,7 @@ func TestLabelWriterAfterError(t *testing.T) {
 
 // releaseOut releases the votes of in with agg into a buffer in format f,
 // and returns what was written.
-func releaseOut(t *testing.T, in Reader, agg Labeler, src *Source, limit int, opts ReleaseOptions, f Format) (string, ReleaseResult, error) {
+func releaseOut(t *testing.T, in votefile.Reader, agg Labeler, src *noise.Source, limit int, opts ReleaseOptions, f votefile.Format) (string, ReleaseResult, error) {
 	t.Helper()
 	var b bytes.Buffer
 	res, err := ReleaseTo(context.Background(), in, agg, src, LabelSink{Stdout: &b, Format: f}, limit, opts)
@@ -109,11 +111,11 @@ func zeroDaRRM(t *testing.T, k int) *DaRRM {
 
 func releaseVotes(t *testing.T, data string, agg Aggregator, limit int, seed uint64) (string, ReleaseResult, error) {
 	t.Helper()
-	vr, err := NewVoteReader(strings.NewReader(data), "votes", ReadOptions{})
+	vr, err := votefile.NewVoteReader(strings.NewReader(data), "votes", votefile.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, res, err := releaseOut(t, vr, agg, NewSeededSource(seed), limit, ReleaseOptions{Experiment: true}, FormatCSV)
+	b, res, err := releaseOut(t, vr, agg, noise.NewSeededSource(seed), limit, ReleaseOptions{Experiment: true}, votefile.FormatCSV)
 	out, marked := strings.CutPrefix(b, NotForRelease+"\n")
 	if err == nil && !marked {
 		t.Errorf("seeded labels without the %q line", NotForRelease)
@@ -173,8 +175,8 @@ func TestOutputIndependentOfVotes(t *testing.T) {
 func TestReleaseCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	vr, _ := NewVoteReader(strings.NewReader(strings.Repeat("1\n", progressEvery+1)), "votes", ReadOptions{})
-	_, err := ReleaseTo(ctx, vr, zeroDaRRM(t, 1), NewSeededSource(1), LabelSink{Stdout: &bytes.Buffer{}, Format: FormatCSV}, -1, ReleaseOptions{Experiment: true})
+	vr, _ := votefile.NewVoteReader(strings.NewReader(strings.Repeat("1\n", progressEvery+1)), "votes", votefile.ReadOptions{})
+	_, err := ReleaseTo(ctx, vr, zeroDaRRM(t, 1), noise.NewSeededSource(1), LabelSink{Stdout: &bytes.Buffer{}, Format: votefile.FormatCSV}, -1, ReleaseOptions{Experiment: true})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
@@ -186,22 +188,22 @@ func TestReleaseCancel(t *testing.T) {
 // release carries no such line.
 func TestSeededReleaseNeedsOptIn(t *testing.T) {
 	const votes = "1,1,1\n0,0,0\n"
-	run := func(src *Source, opts ReleaseOptions) (string, error) {
-		vr, err := NewVoteReader(strings.NewReader(votes), "votes", ReadOptions{})
+	run := func(src *noise.Source, opts ReleaseOptions) (string, error) {
+		vr, err := votefile.NewVoteReader(strings.NewReader(votes), "votes", votefile.ReadOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, _, err := releaseOut(t, vr, zeroDaRRM(t, 3), src, -1, opts, FormatCSV)
+		out, _, err := releaseOut(t, vr, zeroDaRRM(t, 3), src, -1, opts, votefile.FormatCSV)
 		return out, err
 	}
-	if out, err := run(NewSeededSource(1), ReleaseOptions{}); !errors.Is(err, ErrSeededRelease) || out != "" {
+	if out, err := run(noise.NewSeededSource(1), ReleaseOptions{}); !errors.Is(err, ErrSeededRelease) || out != "" {
 		t.Errorf("seeded without opt-in: err %v, output %q", err, out)
 	}
-	out, err := run(NewSeededSource(1), ReleaseOptions{Experiment: true})
+	out, err := run(noise.NewSeededSource(1), ReleaseOptions{Experiment: true})
 	if err != nil || !strings.HasPrefix(out, NotForRelease+"\n# {\"darrm-labels\":1,") || !strings.Contains(out, `"for_release":false}`+"\nid,label\n") {
 		t.Errorf("seeded experiment: err %v, output %q", err, out)
 	}
-	out, err = run(NewSource(), ReleaseOptions{})
+	out, err = run(noise.NewSource(), ReleaseOptions{})
 	if err != nil || strings.Contains(out, "NOT FOR RELEASE") || !strings.HasPrefix(out, "# {\"darrm-labels\":1,") || !strings.Contains(out, `"for_release":true}`+"\nid,label\n") {
 		t.Errorf("crypto/rand release: err %v, output %q", err, out)
 	}

@@ -6,13 +6,14 @@ import (
 	"math"
 
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/noise"
 )
 
 // Teachers returns the probabilities p_i with which K synthetic teachers
 // vote 1, from spec in gamma.ParseActual's form: "U(a,b)" draws each p_i
 // once, i.i.d. uniform on [a, b], from src; a single probability gives
 // every teacher that value; K comma-separated probabilities give one each.
-func Teachers(spec string, k int, src *Source) ([]float64, error) {
+func Teachers(spec string, k int, src *noise.Source) ([]float64, error) {
 	a, err := gamma.ParseActual(spec)
 	if err != nil {
 		return nil, fmt.Errorf("teachers: %w", err)
@@ -23,9 +24,6 @@ func Teachers(spec string, k int, src *Source) ([]float64, error) {
 	}
 	return p, nil
 }
-
-// Float64 returns a uniform float64 in [0, 1) with 53 random bits.
-func (s *Source) Float64() float64 { return float64(s.Uint64()>>11) / unit53 }
 
 // SimResult is the outcome of one aggregator in Simulate.
 type SimResult struct {
@@ -74,7 +72,7 @@ func Simulate(ctx context.Context, aggs []Aggregator, p []float64, queries int, 
 		return nil, fmt.Errorf("simulate: K = %d teachers: must be odd", k)
 	}
 	res := make([]SimResult, len(aggs))
-	srcs := make([]*Source, len(aggs))
+	srcs := make([]*noise.Source, len(aggs))
 	for i, a := range aggs {
 		if a.K() != k {
 			return nil, fmt.Errorf("simulate: %s has K = %d, the teachers K = %d", a.Name(), a.K(), k)
@@ -88,13 +86,13 @@ func Simulate(ctx context.Context, aggs []Aggregator, p []float64, queries int, 
 			return nil, err
 		}
 		res[i] = SimResult{Name: a.Name(), Privacy: a.Privacy(), Queries: queries, Exact: exact, TVError: tv}
-		srcs[i] = newStream(seed, uint64(i)+1)
+		srcs[i] = noise.NewSeededStream(seed, uint64(i)+1)
 	}
 	thresholds := make([]uint64, k)
 	for i, v := range p {
-		thresholds[i] = threshold(v)
+		thresholds[i] = noise.Threshold(v)
 	}
-	teachers := newStream(seed, 0)
+	teachers := noise.NewSeededStream(seed, 0)
 	votes := make([]byte, k)
 	for q := 0; q < queries; q++ {
 		if q%progressEvery == 0 {

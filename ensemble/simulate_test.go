@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/noise"
 )
 
 func TestWilson(t *testing.T) {
@@ -27,7 +28,7 @@ func TestWilson(t *testing.T) {
 }
 
 func TestTeachers(t *testing.T) {
-	src := NewSeededSource(1)
+	src := noise.NewSeededSource(1)
 	p, err := Teachers("U(0.5,1)", 11, src)
 	if err != nil || len(p) != 11 {
 		t.Fatal(p, err)
@@ -72,7 +73,7 @@ func TestSimulateTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	teachers, err := Teachers("U(0.5,1)", 11, NewSeededSource(1))
+	teachers, err := Teachers("U(0.5,1)", 11, noise.NewSeededSource(1))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/darrm/darrm/internal/atomicfile"
 	"github.com/darrm/darrm/internal/plural"
+	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/votefile"
 )
 
 // A Ledger keeps the privacy that releases spend; ledger.Ledger is one.
@@ -32,7 +34,7 @@ type LabelSink struct {
 	// or any writer.
 	Stdout io.Writer
 	// Format is FormatCSV or FormatJSONL.
-	Format Format
+	Format votefile.Format
 	// Ledger, if set, records the labels' privacy cost before they leave
 	// and settles the count once they have.
 	Ledger Ledger
@@ -47,9 +49,9 @@ func (s LabelSink) ToStdout() bool { return s.Path == "" || s.Path == "-" }
 //
 // Before anything is drawn or written it checks agg against the votes
 // (ReleaseBinding: K, the classes, the relation and the teachers' (ε, Δ)
-// of the metadata header, else a *TeachersError) and refuses a seeded
+// of the metadata header, else a *votefile.TeachersError) and refuses a seeded
 // src unless opts.Experiment (ErrSeededRelease). The label file starts
-// with its metadata header (LabelMeta), after the NotForRelease line of a
+// with its metadata header (votefile.LabelMeta), after the NotForRelease line of a
 // seeded release; then "id,label" rows for two-class votes, or
 // "id,label,answered" for multi-class votes (docs/aggregate.md).
 //
@@ -66,7 +68,7 @@ func (s LabelSink) ToStdout() bool { return s.Path == "" || s.Path == "-" }
 // fails, whose error then says how many that is and what they cost. A
 // write that stops part-way counts every label of which a byte was
 // written.
-func ReleaseTo(ctx context.Context, in Reader, agg Labeler, src *Source, sink LabelSink, limit int, opts ReleaseOptions) (ReleaseResult, error) {
+func ReleaseTo(ctx context.Context, in votefile.Reader, agg Labeler, src *noise.Source, sink LabelSink, limit int, opts ReleaseOptions) (ReleaseResult, error) {
 	var res ReleaseResult
 	settle := func(err error, labels int) error {
 		if sink.Ledger != nil {
@@ -86,17 +88,17 @@ func ReleaseTo(ctx context.Context, in Reader, agg Labeler, src *Source, sink La
 		comments = append(comments, NotForRelease)
 	}
 	priv := agg.Privacy()
-	meta := LabelMeta{Mechanism: agg.Name(), K: agg.K(), Classes: agg.Classes(), Settings: agg.Settings(), PerQuery: priv.Guarantee,
+	meta := votefile.LabelMeta{Mechanism: agg.Name(), K: agg.K(), Classes: agg.Classes(), Settings: agg.Settings(), PerQuery: priv.Guarantee,
 		Relation: priv.Relation, Ensemble: b.Ensemble, Teachers: b.Teachers, ForRelease: len(comments) == 0}
-	comments = append(comments, meta.line())
-	var lw *labelWriter
+	comments = append(comments, meta.HeaderLine())
+	var lw *votefile.LabelWriter
 	run := func(w io.Writer) error {
 		var err error
-		if lw, err = newLabelWriter(w, sink.Format, !twoClass(agg), comments...); err != nil {
+		if lw, err = votefile.NewLabelWriter(w, sink.Format, !twoClass(agg), comments...); err != nil {
 			return err
 		}
 		if sink.Ledger != nil {
-			lw.reserve = sink.Ledger.Reserve
+			lw.Reserve = sink.Ledger.Reserve
 		}
 		res, err = release(ctx, in, agg, src, lw, limit, opts)
 		if err == nil && sink.Ledger != nil {
@@ -138,10 +140,10 @@ func ReleaseTo(ctx context.Context, in Reader, agg Labeler, src *Source, sink La
 // streamFailed completes the error of a release into a stream (standard
 // output, a device, a FIFO) that failed: the labels that may have left
 // are counted in it and settled.
-func streamFailed(err error, lw *labelWriter, priv Privacy, name string, settle func(error, int) error) error {
+func streamFailed(err error, lw *votefile.LabelWriter, priv Privacy, name string, settle func(error, int) error) error {
 	left := 0
 	if lw != nil {
-		left = lw.written
+		left = lw.Written()
 	}
 	if left > 0 {
 		err = fmt.Errorf("%w (%s may have reached %s, counting any label cut part-way: their privacy cost is that of %s at %v)", err,

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/internal/plural"
+	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/votefile"
 )
 
 // fakeLedger records what a release charges it; it refuses reservations
@@ -79,11 +81,11 @@ func TestReleaseTo(t *testing.T) {
 		{name: "file refused by the ledger", path: "c.csv", ledger: &fakeLedger{limit: 10}, err: errFakeBudget, settles: []int{0}},
 		{name: "file in no folder", path: "missing/d.csv", ledger: &fakeLedger{}, errText: "missing", settles: []int{0}},
 	} {
-		vr, err := NewVoteReader(strings.NewReader(votes), "votes", ReadOptions{})
+		vr, err := votefile.NewVoteReader(strings.NewReader(votes), "votes", votefile.ReadOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		sink := LabelSink{Format: FormatCSV}
+		sink := LabelSink{Format: votefile.FormatCSV}
 		if tc.path != "" {
 			sink.Path = filepath.Join(dir, tc.path)
 		} else {
@@ -92,7 +94,7 @@ func TestReleaseTo(t *testing.T) {
 		if tc.ledger != nil {
 			sink.Ledger = tc.ledger
 		}
-		res, err := ReleaseTo(context.Background(), vr, agg, NewSource(), sink, -1, ReleaseOptions{})
+		res, err := ReleaseTo(context.Background(), vr, agg, noise.NewSource(), sink, -1, ReleaseOptions{})
 		switch {
 		case tc.err == nil && tc.errText == "" && err != nil:
 			t.Errorf("%s: %v", tc.name, err)
@@ -107,7 +109,7 @@ func TestReleaseTo(t *testing.T) {
 			if tc.file != (statErr == nil) {
 				t.Errorf("%s: label file exists: %t", tc.name, statErr == nil)
 			}
-			if tc.file && delivered(string(b), FormatCSV) != queries {
+			if tc.file && delivered(string(b), votefile.FormatCSV) != queries {
 				t.Errorf("%s: %d lines in the label file", tc.name, strings.Count(string(b), "\n"))
 			}
 			if entries, _ := os.ReadDir(dir); slices.ContainsFunc(entries, func(e os.DirEntry) bool { return strings.Contains(e.Name(), ".tmp-") }) {
@@ -116,7 +118,7 @@ func TestReleaseTo(t *testing.T) {
 		}
 		written := -1
 		if tc.stdout != nil {
-			written = delivered(tc.stdout.b.String(), FormatCSV)
+			written = delivered(tc.stdout.b.String(), votefile.FormatCSV)
 			if tc.labelsTo > 0 && written != tc.labelsTo {
 				t.Errorf("%s: %d labels on standard output, want %d", tc.name, written, tc.labelsTo)
 			}
@@ -158,14 +160,14 @@ func (w *limited) Write(p []byte) (int, error) {
 // which at least one byte is in out: the lines after the comment lines
 // (the metadata header, the mark of a seeded run) and the CSV header row,
 // the last one possibly cut.
-func delivered(out string, format Format) int {
+func delivered(out string, format votefile.Format) int {
 	n := 0
 	for _, line := range strings.SplitAfter(out, "\n") {
 		if line != "" && !strings.HasPrefix(line, "#") {
 			n++
 		}
 	}
-	if format == FormatCSV && n > 0 {
+	if format == votefile.FormatCSV && n > 0 {
 		n-- // the header row
 	}
 	return n
@@ -177,24 +179,25 @@ func delivered(out string, format Format) int {
 // reached the output, a label cut part-way included, and that the error
 // gives that count.
 func TestShortWrites(t *testing.T) {
-	const queries = 70_000 // labels of 9 to 14 bytes: more than one block
+	const labelBuffer = 256 << 10 // the label writer's block: cuts at its edges and past it
+	const queries = 70_000        // labels of 9 to 14 bytes: more than one block
 	var votes strings.Builder
 	for i := range queries {
 		fmt.Fprintf(&votes, "q%d,1\n", i)
 	}
 	agg := zeroDaRRM(t, 1)
-	for _, format := range []Format{FormatCSV, FormatJSONL} {
+	for _, format := range []votefile.Format{votefile.FormatCSV, votefile.FormatJSONL} {
 		for _, seeded := range []bool{false, true} {
 			for _, n := range []int{0, 3, 9, len(NotForRelease) + 1, 20, 21, 22, 300, 301, 302, 303, 310, 400, 1000, labelBuffer - 1, labelBuffer + 7, 2*labelBuffer + 11} {
-				vr, err := NewVoteReader(strings.NewReader(votes.String()), "votes", ReadOptions{})
+				vr, err := votefile.NewVoteReader(strings.NewReader(votes.String()), "votes", votefile.ReadOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
 				w := &limited{n: n}
 				led := &fakeLedger{}
-				src := NewSource()
+				src := noise.NewSource()
 				if seeded {
-					src = NewSeededSource(1)
+					src = noise.NewSeededSource(1)
 				}
 				_, err = ReleaseTo(context.Background(), vr, agg, src, LabelSink{Stdout: w, Format: format, Ledger: led}, -1, ReleaseOptions{Experiment: seeded})
 				name := fmt.Sprintf("%v, seeded %t, %d bytes", format, seeded, n)

@@ -6,6 +6,8 @@ import (
 
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/votefile"
 )
 
 // Subsample is the majority of s teachers drawn uniformly without
@@ -50,7 +52,7 @@ func NewSubsample(ctx context.Context, p constraints.Params, opts Options) (*Sub
 	if err != nil {
 		return nil, fmt.Errorf("subsample: certificate: %w", err)
 	}
-	sub := &Subsample{name: "subsample", k: p.K, s: s, keep: unit53, g: g}
+	sub := &Subsample{name: "subsample", k: p.K, s: s, keep: noise.Unit53, g: g}
 	if ok {
 		sub.privacy = Privacy{
 			Guarantee:   target(p),
@@ -101,7 +103,7 @@ func NewDoubleSubsample(ctx context.Context, p constraints.Params, opts Options)
 	if err != nil {
 		return nil, fmt.Errorf("dsub: certificate: %w", err)
 	}
-	sub := &Subsample{name: "dsub", k: p.K, s: s, keep: unit53, g: g}
+	sub := &Subsample{name: "dsub", k: p.K, s: s, keep: noise.Unit53, g: g}
 	source := fmt.Sprintf("Theorem 3.5.1 (majority of %d subsampled teachers) for arbitrary teachers by the exhaustive certificate of gamma_DSub", s)
 	if !ok {
 		if cert.Status == gamma.Violated || !(cert.MaxF > 0) {
@@ -109,15 +111,15 @@ func NewDoubleSubsample(ctx context.Context, p constraints.Params, opts Options)
 				s, p.K, ErrNotCertified, cert.Status, p.M*p.Eps, p.TargetDelta, cert.Ratio)
 		}
 		c := (cert.Budget - 4*cert.ErrBound - 2*slack) / cert.MaxF
-		sub.keep = threshold(c)
-		sub.g = g.Scale(realised(sub.keep))
+		sub.keep = noise.Threshold(c)
+		sub.g = g.Scale(noise.Realised(sub.keep))
 		if cert, ok, err = certify(ctx, p, sub.g, slack, opts); err != nil {
 			return nil, fmt.Errorf("dsub: certificate: %w", err)
 		}
 		if !ok {
-			return nil, fmt.Errorf("dsub: c·gamma_DSub with c = %.17g is %w: %v, max f / budget = %.15g", realised(sub.keep), ErrNotCertified, cert.Status, cert.Ratio)
+			return nil, fmt.Errorf("dsub: c·gamma_DSub with c = %.17g is %w: %v, max f / budget = %.15g", noise.Realised(sub.keep), ErrNotCertified, cert.Status, cert.Ratio)
 		}
-		source += fmt.Sprintf(", scaled by c = %.15g (gamma_DSub itself is exactly tight)", realised(sub.keep))
+		source += fmt.Sprintf(", scaled by c = %.15g (gamma_DSub itself is exactly tight)", noise.Realised(sub.keep))
 	}
 	sub.privacy = Privacy{Guarantee: target(p), Teachers: teachers(p), Source: source, Certificate: &cert}
 	return sub, nil
@@ -143,10 +145,10 @@ func (s *Subsample) Gamma() gamma.Gamma { return s.g }
 func (s *Subsample) Classes() int { return 2 }
 
 // Settings returns none: the guarantee says all.
-func (s *Subsample) Settings() Settings { return Settings{} }
+func (s *Subsample) Settings() votefile.Settings { return votefile.Settings{} }
 
 // Answer releases the label of q from its votes (Aggregate).
-func (s *Subsample) Answer(q *Query, src *Source) (int, bool, error) {
+func (s *Subsample) Answer(q *votefile.Query, src *noise.Source) (int, bool, error) {
 	b, err := s.Aggregate(q.Votes, src)
 	if err != nil {
 		return -1, false, err
@@ -156,12 +158,12 @@ func (s *Subsample) Answer(q *Query, src *Source) (int, bool, error) {
 
 // Aggregate releases the label of one query. Every vote is checked,
 // not only the sampled ones, so that bad input fails whatever the draw.
-func (s *Subsample) Aggregate(votes []byte, src *Source) (byte, error) {
-	all, err := votesFor(s.k, votes)
+func (s *Subsample) Aggregate(votes []byte, src *noise.Source) (byte, error) {
+	all, err := votefile.CheckVotes(s.k, votes)
 	if err != nil {
 		return 0, err
 	}
-	if s.keep < unit53 {
+	if s.keep < noise.Unit53 {
 		if w := src.Uint64(); w>>11 >= s.keep {
 			return byte(w & 1), nil
 		}

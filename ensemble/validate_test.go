@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/votefile"
 )
 
 // aggregators returns one aggregator of each kind for K = 11, m = 3.
@@ -56,13 +58,13 @@ func TestAggregateRejectsBadVotes(t *testing.T) {
 			{"a vote of 2", two, 4},
 			{"characters '0'/'1'", chars, 0},
 		} {
-			label, err := agg.Aggregate(c.votes, NewSeededSource(1))
-			var ve *VoteError
+			label, err := agg.Aggregate(c.votes, noise.NewSeededSource(1))
+			var ve *votefile.VoteError
 			if !errors.As(err, &ve) || ve.Index != c.index || ve.K != 11 {
 				t.Errorf("%s, %s: label %d, err %v; want a VoteError at index %d", agg.Name(), c.name, label, err, c.index)
 			}
 		}
-		if _, err := agg.Aggregate(good, NewSeededSource(1)); err != nil {
+		if _, err := agg.Aggregate(good, noise.NewSeededSource(1)); err != nil {
 			t.Errorf("%s: valid votes: %v", agg.Name(), err)
 		}
 	}
@@ -82,7 +84,7 @@ func FuzzAggregate(f *testing.F) {
 			valid = valid && v <= 1
 		}
 		for _, agg := range aggs {
-			label, err := agg.Aggregate(votes, NewSeededSource(seed))
+			label, err := agg.Aggregate(votes, noise.NewSeededSource(seed))
 			if valid != (err == nil) || label > 1 || (err != nil && label != 0) {
 				t.Fatalf("%s(%v): label %d, err %v", agg.Name(), votes, label, err)
 			}
@@ -95,9 +97,9 @@ func FuzzAggregate(f *testing.F) {
 // totals and budgets can keep them apart.
 func TestRelations(t *testing.T) {
 	for _, agg := range aggregators(t) {
-		want := PrivateTeachers
+		want := accountant.PrivateTeachers
 		if agg.Name() == "gnmax" {
-			want = OneVote
+			want = accountant.OneVote
 		}
 		if got := agg.Privacy().Relation; got != want {
 			t.Errorf("%s: relation %v, want %v", agg.Name(), got, want)

@@ -124,7 +124,7 @@ type Omitted struct {
 // one-vote relation gamma_Sub and gamma_DSub, which are not private there
 // for the deltas of interest.
 func OmittedBaselines(p constraints.Params) []Omitted {
-	if p.Relation == constraints.OneVote {
+	if p.Relation == accountant.OneVote {
 		return append([]Omitted(nil), oneVoteOmitted...)
 	}
 	if p.Delta == 0 && p.TargetDelta == 0 {
@@ -143,7 +143,7 @@ func OmittedBaselines(p constraints.Params) []Omitted {
 // (OneVoteRRBaseline); o does not apply there. OmittedBaselines says
 // which are left out, and why. An error is a *BaselineError.
 func Baselines(p constraints.Params, o BaselineOptions) ([]Baseline, error) {
-	if p.Relation == constraints.OneVote {
+	if p.Relation == accountant.OneVote {
 		gn, err := GNMaxBaseline(p)
 		if err != nil {
 			return nil, &BaselineError{"gnmax", err}

@@ -88,8 +88,8 @@ func checkOneVote(p constraints.Params) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	if p.Relation != constraints.OneVote {
-		return fmt.Errorf("relation %v: this baseline is for the %v relation", p.Relation, constraints.OneVote)
+	if p.Relation != accountant.OneVote {
+		return fmt.Errorf("relation %v: this baseline is for the %v relation", p.Relation, accountant.OneVote)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 )
 
@@ -107,14 +108,14 @@ func TestOneVoteStated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tab.Relation == nil || *tab.Relation != constraints.OneVote {
+	if tab.Relation == nil || *tab.Relation != accountant.OneVote {
 		t.Fatalf("relation %v, want one-vote", tab.Relation)
 	}
 	p := Params(3, constraints.Params{M: DefaultM, Eps: DefaultEps, Delta: DefaultDelta}, tab.Stated)
 	if p.Params != constraints.NewOneVote(3, 0.3, 1e-5) {
 		t.Errorf("problem %+v, want the one-vote problem", p.Params)
 	}
-	ov := constraints.OneVote
+	ov := accountant.OneVote
 	eps := 0.2
 	p = Params(5, constraints.Params{M: DefaultM, Eps: DefaultEps, Delta: DefaultDelta}, Stated{Relation: &ov, Eps: &eps})
 	if p.Params != constraints.NewOneVote(5, 0.2, 0) || !p.DeltaDefault || !p.MDefault {

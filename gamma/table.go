@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 )
 
@@ -31,7 +32,7 @@ type Table struct {
 // where it states nothing.
 type Stated struct {
 	M, Eps, Delta, TargetDelta *float64
-	Relation                   *constraints.Relation
+	Relation                   *accountant.Relation
 }
 
 // Problem is a DaRRM problem, with which of its values no source stated
@@ -80,7 +81,7 @@ func Params(k int, def constraints.Params, ss ...Stated) Problem {
 			break
 		}
 	}
-	if rel == constraints.OneVote {
+	if rel == accountant.OneVote {
 		def.M, def.Delta = 1, 0
 	}
 	p := Problem{Params: constraints.Params{K: k, Relation: rel,
@@ -124,13 +125,13 @@ func ReadTableFor(r io.Reader, k int) (Table, error) {
 		return Table{}, fmt.Errorf("gamma table is empty")
 	case trimmed[0] == '{':
 		var doc struct {
-			Gamma       []float64             `json:"gamma"`
-			K           *int                  `json:"K"`
-			M           *float64              `json:"m"`
-			Eps         *float64              `json:"eps"`
-			Delta       *float64              `json:"Delta"`
-			TargetDelta *float64              `json:"delta"`
-			Relation    *constraints.Relation `json:"relation"`
+			Gamma       []float64            `json:"gamma"`
+			K           *int                 `json:"K"`
+			M           *float64             `json:"m"`
+			Eps         *float64             `json:"eps"`
+			Delta       *float64             `json:"Delta"`
+			TargetDelta *float64             `json:"delta"`
+			Relation    *accountant.Relation `json:"relation"`
 		}
 		if err := json.Unmarshal(trimmed, &doc); err != nil {
 			return Table{}, fmt.Errorf("gamma table: invalid JSON: %w", err)

@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"slices"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 )
 
@@ -66,7 +67,7 @@ type Certificate struct {
 	// Relation is the neighbouring relation checked, omitted for DaRRM's.
 	// In the one-vote relation the corner multisets are the 2K pairs of
 	// vote vectors that differ in one vote, each checked for both outputs.
-	Relation constraints.Relation `json:"relation,omitempty"`
+	Relation accountant.Relation `json:"relation,omitempty"`
 }
 
 // VerifyOptions tune the exhaustive check of Verify, Certify, CertifyFrom
@@ -148,7 +149,7 @@ func CertifyFrom(ctx context.Context, p constraints.Params, g Gamma, cert Certif
 	var err error
 	// sampled is the gamma to certify in place of g.
 	sampled := func(g Gamma) Gamma { return g }
-	if p.Relation == constraints.OneVote {
+	if p.Relation == accountant.OneVote {
 		sampled = Realised
 		if r := Realised(g); !slices.Equal(r, g) {
 			g = r

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/votefile"
 )
 
 // CorruptError reports a ledger that cannot be trusted; nothing may be
@@ -64,8 +64,8 @@ func (e *VersionError) Error() string {
 // ties its labels to those teachers, so they cannot fall under the cap.
 type BindingError struct {
 	Path     string
-	Ledger   ensemble.Binding
-	Diffs    []ensemble.BindingDiff // A: the ledger's, B: the release's
+	Ledger   votefile.Binding
+	Diffs    []votefile.BindingDiff // A: the ledger's, B: the release's
 	Unstated bool
 }
 

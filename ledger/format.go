@@ -12,7 +12,7 @@ import (
 	"unicode"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/votefile"
 )
 
 // Header is the first line of a ledger.
@@ -41,13 +41,13 @@ type Teachers struct {
 	K         int                `json:"K"`
 	Eps       float64            `json:"eps"`
 	Delta     float64            `json:"Delta"`
-	Kind      ensemble.Kind      `json:"kind"`
-	Partition ensemble.Partition `json:"partition"`
+	Kind      votefile.Kind      `json:"kind"`
+	Partition votefile.Partition `json:"partition"`
 }
 
 // NewHeader returns the header of a ledger bound to b, with a budget and
 // slack δ'.
-func NewHeader(b ensemble.Binding, budget accountant.Guarantee, deltaPrime float64) Header {
+func NewHeader(b votefile.Binding, budget accountant.Guarantee, deltaPrime float64) Header {
 	h := Header{Ensemble: b.Ensemble, Relation: b.Relation.String(), Budget: budget, DeltaPrime: deltaPrime}
 	h.Bind(b)
 	return h
@@ -55,18 +55,18 @@ func NewHeader(b ensemble.Binding, budget accountant.Guarantee, deltaPrime float
 
 // Bind sets the parameters h binds to b's (its ensemble, relation and
 // teachers).
-func (h *Header) Bind(b ensemble.Binding) {
+func (h *Header) Bind(b votefile.Binding) {
 	h.Ensemble, h.Relation = b.Ensemble, b.Relation.String()
 	h.Teachers = &Teachers{K: b.K, Eps: b.Teachers.Eps, Delta: b.Teachers.Delta, Kind: b.Kind, Partition: b.Partition}
 }
 
 // Binding returns the parameters the ledger is bound to (version 2).
-func (h Header) Binding() (ensemble.Binding, error) {
-	var r ensemble.Relation
+func (h Header) Binding() (votefile.Binding, error) {
+	var r accountant.Relation
 	if err := r.UnmarshalText([]byte(h.Relation)); err != nil {
-		return ensemble.Binding{}, err
+		return votefile.Binding{}, err
 	}
-	b := ensemble.Binding{Ensemble: h.Ensemble, Relation: r}
+	b := votefile.Binding{Ensemble: h.Ensemble, Relation: r}
 	if t := h.Teachers; t != nil {
 		b.K, b.Teachers, b.Kind, b.Partition = t.K, accountant.Guarantee{Eps: t.Eps, Delta: t.Delta}, t.Kind, t.Partition
 	}

@@ -31,7 +31,7 @@
 // Thm 3.3) when every query had the same guarantee or general composition
 // (their Thm 3.5) otherwise; the budget is met when any of them meets it
 // (accountant.Best). For fixed private teachers the total is the smaller
-// of that and the teachers' post-processing cap (ensemble.Binding.Cap),
+// of that and the teachers' post-processing cap (votefile.Binding.Cap),
 // which can make every further release free.
 package ledger
 

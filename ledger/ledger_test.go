@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/votefile"
 )
 
 var step = accountant.Guarantee{Eps: 0.3, Delta: 3e-5}
@@ -24,15 +24,15 @@ var ctx = context.Background()
 // bound is the ensemble of the tests' ledgers (each its own id, unique):
 // a fresh mechanism per query, so that no teachers' cap applies and the
 // totals are the composition of the spends.
-var bound = ensemble.Binding{Ensemble: "mnist58-k11", K: 11, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5},
-	Relation: ensemble.PrivateTeachers, Kind: ensemble.PerQuery, Partition: ensemble.SharedData}
+var bound = votefile.Binding{Ensemble: "mnist58-k11", K: 11, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5},
+	Relation: accountant.PrivateTeachers, Kind: votefile.PerQuery, Partition: votefile.SharedData}
 
 // ensembles counts the ledgers made, to name their ensembles apart: one
 // ensemble has one ledger.
 var ensembles int
 
 // unique returns b with an ensemble id of its own.
-func unique(b ensemble.Binding) ensemble.Binding {
+func unique(b votefile.Binding) votefile.Binding {
 	ensembles++
 	b.Ensemble = fmt.Sprintf("%s-%d", bound.Ensemble, ensembles)
 	return b
@@ -40,7 +40,7 @@ func unique(b ensemble.Binding) ensemble.Binding {
 
 // binding returns the ensemble the ledger l is bound to, as a release of
 // its teachers states it.
-func binding(t *testing.T, l *Ledger) ensemble.Binding {
+func binding(t *testing.T, l *Ledger) votefile.Binding {
 	t.Helper()
 	b, err := l.Header().Binding()
 	if err != nil {
@@ -172,34 +172,34 @@ func TestRelationAndInitChecks(t *testing.T) {
 	}
 	defer l.Close()
 	oneVote := binding(t, l)
-	oneVote.Relation, oneVote.Partition = ensemble.OneVote, ensemble.KeyedHash
+	oneVote.Relation, oneVote.Partition = accountant.OneVote, votefile.KeyedHash
 	if err := l.Begin("gnmax", oneVote, step); err == nil || !strings.Contains(err.Error(), "cannot share a budget") {
 		t.Errorf("a one-vote spend on a private-teachers ledger: %v", err)
 	}
 	if _, err := Init(ctx, path, NewHeader(bound, accountant.Guarantee{Eps: 1}, 1e-5), InitOptions{}); err == nil {
 		t.Error("Init overwrote an existing ledger")
 	}
-	edit := func(f func(*ensemble.Binding)) ensemble.Binding {
+	edit := func(f func(*votefile.Binding)) votefile.Binding {
 		b := bound
 		f(&b)
 		return b
 	}
 	one := accountant.Guarantee{Eps: 1}
 	for name, h := range map[string]Header{
-		"no name":           NewHeader(edit(func(b *ensemble.Binding) { b.Ensemble = "" }), one, 1e-5),
+		"no name":           NewHeader(edit(func(b *votefile.Binding) { b.Ensemble = "" }), one, 1e-5),
 		"eps 0":             NewHeader(bound, accountant.Guarantee{}, 1e-5),
 		"delta' 0":          NewHeader(bound, one, 0),
 		"delta 1":           NewHeader(bound, accountant.Guarantee{Eps: 1, Delta: 1}, 1e-5),
 		"no parameters":     {Ensemble: "x", Relation: "private-teachers", Budget: one, DeltaPrime: 1e-5},
 		"bad relation":      {Ensemble: "x", Relation: "r", Budget: one, DeltaPrime: 1e-5, Teachers: NewHeader(bound, one, 1e-5).Teachers},
-		"K even":            NewHeader(edit(func(b *ensemble.Binding) { b.K = 10 }), one, 1e-5),
-		"K 0":               NewHeader(edit(func(b *ensemble.Binding) { b.K = 0 }), one, 1e-5),
-		"teachers' eps 0":   NewHeader(edit(func(b *ensemble.Binding) { b.Teachers.Eps = 0 }), one, 1e-5),
-		"teachers' Delta 1": NewHeader(edit(func(b *ensemble.Binding) { b.Teachers.Delta = 1 }), one, 1e-5),
-		"kind unstated":     NewHeader(edit(func(b *ensemble.Binding) { b.Kind = ensemble.KindUnstated }), one, 1e-5),
-		"partition missing": NewHeader(edit(func(b *ensemble.Binding) { b.Partition = ensemble.PartitionUnstated }), one, 1e-5),
-		"one-vote, shared":  NewHeader(edit(func(b *ensemble.Binding) { b.Relation = ensemble.OneVote }), one, 1e-5),
-		"no teachers' guarantee, private-teachers": NewHeader(edit(func(b *ensemble.Binding) { b.Teachers = accountant.Guarantee{} }), one, 1e-5),
+		"K even":            NewHeader(edit(func(b *votefile.Binding) { b.K = 10 }), one, 1e-5),
+		"K 0":               NewHeader(edit(func(b *votefile.Binding) { b.K = 0 }), one, 1e-5),
+		"teachers' eps 0":   NewHeader(edit(func(b *votefile.Binding) { b.Teachers.Eps = 0 }), one, 1e-5),
+		"teachers' Delta 1": NewHeader(edit(func(b *votefile.Binding) { b.Teachers.Delta = 1 }), one, 1e-5),
+		"kind unstated":     NewHeader(edit(func(b *votefile.Binding) { b.Kind = votefile.KindUnstated }), one, 1e-5),
+		"partition missing": NewHeader(edit(func(b *votefile.Binding) { b.Partition = votefile.PartitionUnstated }), one, 1e-5),
+		"one-vote, shared":  NewHeader(edit(func(b *votefile.Binding) { b.Relation = accountant.OneVote }), one, 1e-5),
+		"no teachers' guarantee, private-teachers": NewHeader(edit(func(b *votefile.Binding) { b.Teachers = accountant.Guarantee{} }), one, 1e-5),
 	} {
 		p := filepath.Join(t.TempDir(), "l")
 		if _, err := Init(ctx, p, h, InitOptions{}); err == nil {
@@ -215,7 +215,7 @@ func TestRelationAndInitChecks(t *testing.T) {
 // one-vote relation, binds no teachers' guarantee; an even K is allowed.
 func TestInitNonPrivateOneVote(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "l")
-	b := unique(ensemble.Binding{K: 250, Relation: ensemble.OneVote, Kind: ensemble.Fixed, Partition: ensemble.KeyedHash})
+	b := unique(votefile.Binding{K: 250, Relation: accountant.OneVote, Kind: votefile.Fixed, Partition: votefile.KeyedHash})
 	if _, err := Init(ctx, p, NewHeader(b, accountant.Guarantee{Eps: 2, Delta: 1e-5}, 1e-5), InitOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -524,7 +524,7 @@ func TestOpenRun(t *testing.T) {
 		l.Close()
 	}
 	oneVote := b
-	oneVote.Relation, oneVote.Partition = ensemble.OneVote, ensemble.KeyedHash
+	oneVote.Relation, oneVote.Partition = accountant.OneVote, votefile.KeyedHash
 	if _, _, err := OpenRun(ctx, path, "gnmax", oneVote, step, -1, Options{}); err == nil || !strings.Contains(err.Error(), "relation") {
 		t.Errorf("another relation: %v", err)
 	}
@@ -548,15 +548,15 @@ func TestBinding(t *testing.T) {
 	defer l.Close()
 	own := binding(t, l)
 	for _, tc := range []struct {
-		edit func(*ensemble.Binding)
+		edit func(*votefile.Binding)
 		want []string
 	}{
-		{func(b *ensemble.Binding) { b.Ensemble = "other" }, []string{"ensemble other (the ledger's: " + own.Ensemble + ")"}},
-		{func(b *ensemble.Binding) { b.K = 9 }, []string{"K 9 (the ledger's: 11)"}},
-		{func(b *ensemble.Binding) { b.Teachers.Eps = 1 }, []string{"eps 1 (the ledger's: 0.1)"}},
-		{func(b *ensemble.Binding) { b.Teachers.Delta = 1e-4; b.Kind = ensemble.Fixed }, []string{"Delta 0.0001 (the ledger's: 1e-05)", "kind fixed (the ledger's: per-query)"}},
-		{func(b *ensemble.Binding) { b.Partition = ensemble.KeyedHash }, []string{"partition keyed-hash (the ledger's: shared)"}},
-		{func(b *ensemble.Binding) { b.Relation = ensemble.OneVote }, []string{"relation one-vote (the ledger's: private-teachers)"}},
+		{func(b *votefile.Binding) { b.Ensemble = "other" }, []string{"ensemble other (the ledger's: " + own.Ensemble + ")"}},
+		{func(b *votefile.Binding) { b.K = 9 }, []string{"K 9 (the ledger's: 11)"}},
+		{func(b *votefile.Binding) { b.Teachers.Eps = 1 }, []string{"eps 1 (the ledger's: 0.1)"}},
+		{func(b *votefile.Binding) { b.Teachers.Delta = 1e-4; b.Kind = votefile.Fixed }, []string{"Delta 0.0001 (the ledger's: 1e-05)", "kind fixed (the ledger's: per-query)"}},
+		{func(b *votefile.Binding) { b.Partition = votefile.KeyedHash }, []string{"partition keyed-hash (the ledger's: shared)"}},
+		{func(b *votefile.Binding) { b.Relation = accountant.OneVote }, []string{"relation one-vote (the ledger's: private-teachers)"}},
 	} {
 		b := own
 		tc.edit(&b)
@@ -572,7 +572,7 @@ func TestBinding(t *testing.T) {
 			}
 		}
 	}
-	headerless := ensemble.Binding{K: 11, Teachers: bound.Teachers, Relation: ensemble.PrivateTeachers}
+	headerless := votefile.Binding{K: 11, Teachers: bound.Teachers, Relation: accountant.PrivateTeachers}
 	if err := l.Begin("darrm", headerless, step); err != nil {
 		t.Errorf("a release without a header, of the ledger's K and teachers: %v", err)
 	}
@@ -603,8 +603,8 @@ func TestVersion1(t *testing.T) {
 // budget makes every further release free.
 func TestCap(t *testing.T) {
 	fixed := bound
-	fixed.Kind, fixed.Partition = ensemble.Fixed, ensemble.KeyedHash
-	open := func(budget accountant.Guarantee, b ensemble.Binding) *Ledger {
+	fixed.Kind, fixed.Partition = votefile.Fixed, votefile.KeyedHash
+	open := func(budget accountant.Guarantee, b votefile.Binding) *Ledger {
 		path := filepath.Join(t.TempDir(), "l")
 		b = unique(b)
 		if _, err := Init(ctx, path, NewHeader(b, budget, 1e-5), InitOptions{}); err != nil {
@@ -640,7 +640,7 @@ func TestCap(t *testing.T) {
 	// Shared data: the cap (1.088, 1.2e-4) is over a budget of eps 1, so
 	// the spends' composition decides, as without a cap.
 	shared := fixed
-	shared.Partition = ensemble.SharedData
+	shared.Partition = votefile.SharedData
 	budget := accountant.Guarantee{Eps: 1, Delta: 1e-3}
 	l = open(budget, shared)
 	want, _ := accountant.MaxSteps(step, budget, accountant.Optimal, 1e-5)

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/votefile"
 )
 
 // Options tune how a ledger is opened.
@@ -291,7 +291,7 @@ func ReadOnly(ctx context.Context, path string, opts Options) (*Ledger, error) {
 // budget allows, at most limit when limit >= 0, accountant.Unlimited when
 // the teachers' cap is within the budget and limit < 0 (Allowance). Close
 // the ledger when the run is settled.
-func OpenRun(ctx context.Context, path, mechanism string, b ensemble.Binding, step accountant.Guarantee, limit int, opts Options) (*Ledger, int, error) {
+func OpenRun(ctx context.Context, path, mechanism string, b votefile.Binding, step accountant.Guarantee, limit int, opts Options) (*Ledger, int, error) {
 	l, err := Open(ctx, path, opts)
 	if err != nil {
 		return nil, 0, err

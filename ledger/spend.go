@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/votefile"
 )
 
 // Begin starts this run's spend: mechanism, the per-label guarantee, and
@@ -15,7 +15,7 @@ import (
 // is bound to: every parameter both state must agree, and on a ledger
 // whose teachers' cap bounds every total the release must state its
 // ensemble (Binding.Stated); a *BindingError otherwise.
-func (l *Ledger) Begin(mechanism string, b ensemble.Binding, step accountant.Guarantee) error {
+func (l *Ledger) Begin(mechanism string, b votefile.Binding, step accountant.Guarantee) error {
 	if l.readOnly {
 		return fmt.Errorf("ledger %s: opened read-only", l.path)
 	}

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/votefile"
 )
 
 // marker is the line Upgrade appends to a ledger of an earlier version
@@ -40,8 +40,8 @@ func isMarker(b []byte) bool {
 
 // bindUpgrade binds the header h of the ledger at path, being upgraded,
 // to the ensemble that b states, in the ledger's own relation (Upgrade).
-func bindUpgrade(path string, h *Header, b ensemble.Binding) error {
-	var rel ensemble.Relation
+func bindUpgrade(path string, h *Header, b votefile.Binding) error {
+	var rel accountant.Relation
 	if err := rel.UnmarshalText([]byte(h.Relation)); err != nil {
 		return fmt.Errorf("ledger upgrade: %w", err)
 	}
@@ -59,7 +59,7 @@ func bindUpgrade(path string, h *Header, b ensemble.Binding) error {
 	if b.Ensemble == "" {
 		b.Ensemble = h.Ensemble
 	}
-	if b.K == 0 || b.Teachers == (accountant.Guarantee{}) || b.Kind == ensemble.KindUnstated || b.Partition == ensemble.PartitionUnstated {
+	if b.K == 0 || b.Teachers == (accountant.Guarantee{}) || b.Kind == votefile.KindUnstated || b.Partition == votefile.PartitionUnstated {
 		return &BindError{errors.New("upgrade: a version-1 ledger binds no ensemble parameters: state K, the teachers' eps and Delta, kind and partition (the ensemble's id is the old name unless stated, the relation the old one)")}
 	}
 	h.Bind(b)
@@ -102,7 +102,7 @@ type UpgradeResult struct {
 // its record refuses (behind it, another copy) is refused as a release
 // would refuse it. Upgrading again after an interrupted upgrade completes
 // it. A ledger of the current version is left as it is (Current).
-func Upgrade(ctx context.Context, path string, b ensemble.Binding, opts InitOptions) (UpgradeResult, error) {
+func Upgrade(ctx context.Context, path string, b votefile.Binding, opts InitOptions) (UpgradeResult, error) {
 	var res UpgradeResult
 	f, err := openFile(path, os.O_RDWR)
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/votefile"
 )
 
 // writeV1 writes a ledger of version 1 as darrm wrote them: the header's
@@ -64,7 +64,7 @@ func TestUpgrade(t *testing.T) {
 	if err := openErr(path, Options{}); !errors.As(err, &ve) || !strings.Contains(err.Error(), "darrm ledger upgrade") {
 		t.Fatalf("a run on version 1: %v", err)
 	}
-	if _, err := Upgrade(ctx, path, ensemble.Binding{}, InitOptions{}); err == nil || !strings.Contains(err.Error(), "state K, the teachers' eps and Delta, kind and partition") {
+	if _, err := Upgrade(ctx, path, votefile.Binding{}, InitOptions{}); err == nil || !strings.Contains(err.Error(), "state K, the teachers' eps and Delta, kind and partition") {
 		t.Errorf("upgrade of version 1 without the parameters: %v", err)
 	}
 	stated := bound
@@ -148,7 +148,7 @@ func TestUpgradeUnchained(t *testing.T) {
 	if _, err := Upgrade(ctx, path, other, InitOptions{}); !errors.As(err, &be) {
 		t.Errorf("upgrade contradicting the binding: %v", err)
 	}
-	if _, err := Upgrade(ctx, path, ensemble.Binding{}, InitOptions{}); err != nil {
+	if _, err := Upgrade(ctx, path, votefile.Binding{}, InitOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	l := open(t, path)
@@ -160,7 +160,7 @@ func TestUpgradeUnchained(t *testing.T) {
 
 // writeV2 writes a ledger of version 2 as darrm wrote them, bound to b: a
 // hash chain, the spends without their totals, and returns its header.
-func writeV2(t *testing.T, path string, b ensemble.Binding, spends []Spend) Header {
+func writeV2(t *testing.T, path string, b votefile.Binding, spends []Spend) Header {
 	t.Helper()
 	h := NewHeader(b, accountant.Guarantee{Eps: 10, Delta: 1e-3}, 1e-5)
 	h.Version, h.ID, h.Created = 2, "0123456789abcdef0123456789abcdef", time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -231,7 +231,7 @@ func TestUpgradeVersion2(t *testing.T) {
 	if err := openErr(path, Options{}); !errors.As(err, &ve) || !ve.Chain || !strings.Contains(err.Error(), "darrm ledger upgrade "+path) {
 		t.Fatalf("a run on version 2: %v", err)
 	}
-	res, err := Upgrade(ctx, path, ensemble.Binding{}, InitOptions{})
+	res, err := Upgrade(ctx, path, votefile.Binding{}, InitOptions{})
 	if err != nil || res.From != 2 || res.Runs != 2 || res.Backup != path+".v2" || res.Previous != nil {
 		t.Fatalf("upgrade of version 2: %+v, %v", res, err)
 	}
@@ -259,6 +259,6 @@ func TestUpgradeVersion2(t *testing.T) {
 	recordV2(t, Options{}, h2, cut, r.Lines(), r.Head())
 	r.Close()
 	writeV2(t, cut, own2, spends[:2])
-	_, err = Upgrade(ctx, cut, ensemble.Binding{}, InitOptions{})
+	_, err = Upgrade(ctx, cut, votefile.Binding{}, InitOptions{})
 	recordError(t, "upgrade of a version 2 behind its record", err, Behind)
 }

@@ -24,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/lp"
@@ -146,10 +147,10 @@ func Solve(ctx context.Context, p constraints.Params, prior gamma.Prior, opts Op
 	if err != nil {
 		return Result{}, err
 	}
-	if p.Relation == constraints.PrivateTeachers && p.M == 1 && p.TargetDelta == p.Delta {
+	if p.Relation == accountant.PrivateTeachers && p.M == 1 && p.TargetDelta == p.Delta {
 		return solveM1(ctx, p, coeffs, opts)
 	}
-	if p.Relation == constraints.OneVote && !slices.ContainsFunc(coeffs, func(c float64) bool { return c < 0 }) {
+	if p.Relation == accountant.OneVote && !slices.ContainsFunc(coeffs, func(c float64) bool { return c < 0 }) {
 		return solveOneVote(ctx, p, coeffs, opts)
 	}
 	return solveLP(ctx, p, coeffs, opts)
@@ -318,7 +319,7 @@ func solveLP(ctx context.Context, p constraints.Params, coeffs []float64, opts O
 		return out, err
 	}
 
-	if p.Relation == constraints.OneVote {
+	if p.Relation == accountant.OneVote {
 		// The one-vote LP has one row per pair of neighbouring vote
 		// vectors, 2K in all: they enter at once, and the exact passes
 		// only confirm (cutting them one pass at a time took 522 passes

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
@@ -85,7 +86,7 @@ type notCached struct {
 func (e *notCached) Error() string {
 	p := e.key.Params
 	rel := ""
-	if p.Relation != constraints.PrivateTeachers {
+	if p.Relation != accountant.PrivateTeachers {
 		rel = " relation " + p.Relation.String()
 	}
 	return fmt.Sprintf("the cache has no gamma_opt for K=%d m=%g eps=%g Delta=%g delta=%g%s prior %s (%s)",

@@ -5,7 +5,8 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/votefile"
 )
 
 // AccountOptions are what an account of GNMax, Confident-GNMax or LNMax
@@ -29,7 +30,7 @@ type AccountOptions struct {
 	// Labels, if set, are the release's labels: the account is then of
 	// its queries as answered and withheld. Their rows must be the
 	// votes', in order.
-	Labels *ensemble.LabelReader
+	Labels *votefile.LabelReader
 	// Smooth sets the smooth-sensitivity release of the data-dependent
 	// cost.
 	Smooth SmoothParams
@@ -53,12 +54,12 @@ type Accounting struct {
 // Account accounts for the queries of in (any vote file, read as counts)
 // under opts, drawing the smooth-sensitivity release from src. The votes
 // must be in the one-vote relation, the relation of every mechanism here
-// (ensemble.Check); labels with a metadata header must be of this
-// mechanism and its settings (else a *ensemble.SettingError), K and C, and
+// (votefile.Check); labels with a metadata header must be of this
+// mechanism and its settings (else a *votefile.SettingError), K and C, and
 // of the votes' ensemble; every label row must name its query.
-func Account(ctx context.Context, in ensemble.Reader, opts AccountOptions, src *ensemble.Source) (*Accounting, error) {
-	oneVote := ensemble.OneVote
-	if _, err := ensemble.Check(in.Meta(), ensemble.Stated{By: "the " + opts.Mechanism + " mechanism", Relation: &oneVote}); err != nil {
+func Account(ctx context.Context, in votefile.Reader, opts AccountOptions, src *noise.Source) (*Accounting, error) {
+	oneVote := accountant.OneVote
+	if _, err := votefile.Check(in.Meta(), votefile.Stated{By: "the " + opts.Mechanism + " mechanism", Relation: &oneVote}); err != nil {
 		return nil, err
 	}
 	out := &Accounting{Options: opts, Teachers: in.K(), Classes: in.Classes(), Realised: opts.Labels != nil}
@@ -121,7 +122,7 @@ func Account(ctx context.Context, in ensemble.Reader, opts AccountOptions, src *
 
 // checkLabels checks that the header of opts.Labels, if any, is of the
 // account's mechanism and of the votes of in.
-func checkLabels(in ensemble.Reader, opts AccountOptions) error {
+func checkLabels(in votefile.Reader, opts AccountOptions) error {
 	if opts.Labels == nil {
 		return nil
 	}
@@ -139,7 +140,7 @@ func checkLabels(in ensemble.Reader, opts AccountOptions) error {
 		return lr.Errorf("labels of ensemble %s, but the votes are of ensemble %s", m.Ensemble, in.Meta().Ensemble)
 	}
 	g := opts.GNMax
-	s := ensemble.Settings{Sigma2: &g.Sigma2, Noise: &g.Noise}
+	s := votefile.Settings{Sigma2: &g.Sigma2, Noise: &g.Noise}
 	if g.Confident() {
 		s.Threshold, s.Sigma1 = &g.Threshold, &g.Sigma1
 	}
@@ -149,7 +150,7 @@ func checkLabels(in ensemble.Reader, opts AccountOptions) error {
 
 // count reads every query of in, checking it, and returns how many
 // there are.
-func count(ctx context.Context, in ensemble.Reader) (int, error) {
+func count(ctx context.Context, in votefile.Reader) (int, error) {
 	n := 0
 	for in.Next() {
 		if n++; n%(1<<16) == 0 && ctx.Err() != nil {
@@ -162,7 +163,7 @@ func count(ctx context.Context, in ensemble.Reader) (int, error) {
 // MechanismOf returns the mechanism whose settings s holds: lnmax with a
 // Laplace scale, confident-gnmax with a threshold step (a threshold or
 // sigma1), gnmax otherwise.
-func MechanismOf(s ensemble.Settings) string {
+func MechanismOf(s votefile.Settings) string {
 	switch {
 	case s.LaplaceScale != nil:
 		return "lnmax"

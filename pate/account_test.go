@@ -7,23 +7,25 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/votefile"
 )
 
 // countsReader writes counts as a counts file with a header of relation rel
 // and returns its reader.
-func countsReader(t *testing.T, counts [][]int, rel ensemble.Relation) ensemble.Reader {
+func countsReader(t *testing.T, counts [][]int, rel accountant.Relation) votefile.Reader {
 	t.Helper()
-	meta := &ensemble.VoteMeta{Ensemble: "acct", K: 250, Classes: 10, Layout: ensemble.LayoutCounts, Relation: rel, Kind: ensemble.Fixed, Partition: ensemble.KeyedHash,
-		Teachers: []ensemble.TeacherGroup{{Count: 250, Origin: ensemble.NonPrivate}}}
-	if rel == ensemble.PrivateTeachers {
-		meta.Partition = ensemble.SharedData
-		meta.Teachers = []ensemble.TeacherGroup{{Count: 250, Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-5}}}
+	meta := &votefile.Meta{Ensemble: "acct", K: 250, Classes: 10, Layout: votefile.LayoutCounts, Relation: rel, Kind: votefile.Fixed, Partition: votefile.KeyedHash,
+		Teachers: []votefile.TeacherGroup{{Count: 250, Origin: votefile.NonPrivate}}}
+	if rel == accountant.PrivateTeachers {
+		meta.Partition = votefile.SharedData
+		meta.Teachers = []votefile.TeacherGroup{{Count: 250, Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-5}}}
 	}
 	var b bytes.Buffer
-	if err := ensemble.WriteCounts(&b, meta, nil, counts); err != nil {
+	if err := votefile.WriteCounts(&b, meta, nil, counts); err != nil {
 		t.Fatal(err)
 	}
-	in, err := ensemble.NewMultiReader(&b, "counts", ensemble.MultiOptions{})
+	in, err := votefile.NewMultiReader(&b, "counts", votefile.MultiOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,18 +43,18 @@ func TestAccount(t *testing.T) {
 		t.Fatal(err)
 	}
 	var labels bytes.Buffer
-	sink := ensemble.LabelSink{Stdout: &labels, Format: ensemble.FormatCSV}
-	if _, err := ensemble.ReleaseTo(t.Context(), countsReader(t, counts, ensemble.OneVote), agg, ensemble.NewSeededSource(2), sink, -1, ensemble.ReleaseOptions{Experiment: true}); err != nil {
+	sink := ensemble.LabelSink{Stdout: &labels, Format: votefile.FormatCSV}
+	if _, err := ensemble.ReleaseTo(t.Context(), countsReader(t, counts, accountant.OneVote), agg, noise.NewSeededSource(2), sink, -1, ensemble.ReleaseOptions{Experiment: true}); err != nil {
 		t.Fatal(err)
 	}
 	opts := func() AccountOptions {
-		lr, err := ensemble.NewLabelReader(bytes.NewReader(labels.Bytes()), "labels")
+		lr, err := votefile.NewLabelReader(bytes.NewReader(labels.Bytes()), "labels")
 		if err != nil {
 			t.Fatal(err)
 		}
 		return AccountOptions{Mechanism: m.Name, GNMax: m.ConfidentGNMax, Delta: Delta, Conversion: accountant.PaperConversion, Labels: lr}
 	}
-	a, err := Account(t.Context(), countsReader(t, counts, ensemble.OneVote), opts(), ensemble.NewSeededSource(1))
+	a, err := Account(t.Context(), countsReader(t, counts, accountant.OneVote), opts(), noise.NewSeededSource(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +62,7 @@ func TestAccount(t *testing.T) {
 		t.Errorf("account %+v", a.Result)
 	}
 	// The same answers through pate.Label's account (the same seeded draws).
-	res, err := Label(counts, 250, 10, truth, m, Labelling{Delta: Delta}, ensemble.NewSeededSource(2))
+	res, err := Label(counts, 250, 10, truth, m, Labelling{Delta: Delta}, noise.NewSeededSource(2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,12 +72,12 @@ func TestAccount(t *testing.T) {
 
 	other := opts()
 	other.GNMax.Sigma2 = 80
-	var se *ensemble.SettingError
-	if _, err := Account(t.Context(), countsReader(t, counts, ensemble.OneVote), other, ensemble.NewSource()); !errors.As(err, &se) || se.Setting != "sigma2" || se.Stated != "40" {
+	var se *votefile.SettingError
+	if _, err := Account(t.Context(), countsReader(t, counts, accountant.OneVote), other, noise.NewSource()); !errors.As(err, &se) || se.Setting != "sigma2" || se.Stated != "40" {
 		t.Errorf("sigma2 80 against labels at 40: %v", err)
 	}
-	var te *ensemble.TeachersError
-	if _, err := Account(t.Context(), countsReader(t, counts, ensemble.PrivateTeachers), AccountOptions{Mechanism: "gnmax", GNMax: Mechanisms()[1].ConfidentGNMax, Delta: Delta}, ensemble.NewSource()); !errors.As(err, &te) || te.Field != "relation" {
+	var te *votefile.TeachersError
+	if _, err := Account(t.Context(), countsReader(t, counts, accountant.PrivateTeachers), AccountOptions{Mechanism: "gnmax", GNMax: Mechanisms()[1].ConfidentGNMax, Delta: Delta}, noise.NewSource()); !errors.As(err, &te) || te.Field != "relation" {
 		t.Errorf("votes in the private-teachers relation: %v", err)
 	}
 }

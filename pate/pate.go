@@ -1,15 +1,17 @@
-// Package pate accounts for releases by PATE's mechanisms (Account: the
-// data-independent and data-dependent bounds of Papernot, Song, Mironov,
-// Raghunathan, Talwar and Erlingsson, "Scalable Private Learning with
-// PATE", ICLR 2018, and the data-dependent bound released by smooth
-// sensitivity, ReleaseSmooth), and runs that paper's MNIST experiment
-// (Section 5, Table 2's MNIST row) with darrm's exact samplers and
-// accounting: K non-private teachers trained on disjoint shares of the
-// training set, cut by a keyed hash of each record, label the public
-// queries (the first half of the test set, as PATE does) through
-// Confident-GNMax and GNMax; each mechanism's labels are scored against
-// the true labels and accounted for at δ, and a student may be trained on
-// the answered queries and tested on the other half.
+// Package pate accounts for releases by PATE's mechanisms and runs PATE
+// 2018's MNIST experiment.
+//
+// Account gives the data-independent and data-dependent bounds of Papernot,
+// Song, Mironov, Raghunathan, Talwar and Erlingsson, "Scalable Private
+// Learning with PATE", ICLR 2018, and ReleaseSmooth the data-dependent bound
+// released by smooth sensitivity. The experiment (that paper's Section 5,
+// Table 2's MNIST row) runs with darrm's exact samplers and accounting: K
+// non-private teachers trained on disjoint shares of the training set, cut
+// by a keyed hash of each record, label the public queries (the first half
+// of the test set, as PATE does) through Confident-GNMax and GNMax; each
+// mechanism's labels are scored against the true labels and accounted for at
+// δ, and a student may be trained on the answered queries and tested on the
+// other half.
 package pate
 
 import (
@@ -24,6 +26,7 @@ import (
 	"github.com/darrm/darrm/dpsgd"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/nn"
+	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/teachers"
 )
 
@@ -105,7 +108,7 @@ type Result struct {
 // the opts.Answered-th answer if set; scores the labels against truth and
 // accounts for them as opts says, releasing the data-dependent ε by smooth
 // sensitivity (ReleaseSmooth).
-func Label(counts [][]int, teachers, classes int, truth []int, m Mechanism, opts Labelling, src *ensemble.Source) (Result, error) {
+func Label(counts [][]int, teachers, classes int, truth []int, m Mechanism, opts Labelling, src *noise.Source) (Result, error) {
 	agg, err := ensemble.NewMultiGNMax(m.ConfidentGNMax, teachers, classes, opts.Delta)
 	if err != nil {
 		return Result{}, err
@@ -267,9 +270,9 @@ func Run(ctx context.Context, m *datasets.MNIST, p Params) (*Outcome, error) {
 	}
 	out := &Outcome{Teachers: e, Cached: cached, Queries: q, Holdout: m.Test.Len() - q}
 	counts := e.Counts()
-	src := ensemble.NewSource()
+	src := noise.NewSource()
 	if p.Seed != nil {
-		src = ensemble.NewSeededSource(*p.Seed)
+		src = noise.NewSeededSource(*p.Seed)
 	}
 	for _, mech := range p.Mechanisms {
 		res, err := Label(counts, p.K, m.Classes, m.Test.Labels[:q], mech, p.Labelling, src)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/datasets"
-	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/noise"
 )
 
 // syntheticCounts returns n queries of 250 votes over 10 classes whose
@@ -34,7 +34,7 @@ func syntheticCounts(n int, seed uint64) ([][]int, []int) {
 func TestLabel(t *testing.T) {
 	counts, truth := syntheticCounts(300, 1)
 	for _, m := range Mechanisms() {
-		res, err := Label(counts, 250, 10, truth, m, Labelling{Delta: Delta}, ensemble.NewSeededSource(4))
+		res, err := Label(counts, 250, 10, truth, m, Labelling{Delta: Delta}, noise.NewSeededSource(4))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +163,7 @@ func TestRun(t *testing.T) {
 func TestLabelAnswered(t *testing.T) {
 	counts, truth := syntheticCounts(300, 1)
 	m := Mechanisms()[0]
-	res, err := Label(counts, 250, 10, truth, m, Labelling{Delta: Delta, Answered: 20}, ensemble.NewSeededSource(4))
+	res, err := Label(counts, 250, 10, truth, m, Labelling{Delta: Delta, Answered: 20}, noise.NewSeededSource(4))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestLabelAnswered(t *testing.T) {
 	if res.EpsIndependent != want.Independent.Eps || res.EpsDependent != want.Dependent.Eps || res.EpsReleased == nil {
 		t.Errorf("eps %v / %v, the account of the %d asked %v / %v", res.EpsIndependent, res.EpsDependent, res.Queries, want.Independent.Eps, want.Dependent.Eps)
 	}
-	all, err := Label(counts, 250, 10, truth, m, Labelling{Delta: Delta, Answered: 1000}, ensemble.NewSeededSource(4))
+	all, err := Label(counts, 250, 10, truth, m, Labelling{Delta: Delta, Answered: 1000}, noise.NewSeededSource(4))
 	if err != nil || all.Reached || all.Queries != 300 || all.Answered >= 300 {
 		t.Errorf("1000 answers asked of 300 queries: %d answered of %d, reached %v (%v)", all.Answered, all.Queries, all.Reached, err)
 	}

@@ -6,7 +6,7 @@ import (
 	"math"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/noise"
 )
 
 // SmoothParams are the parameters of a smooth-sensitivity release of the
@@ -125,7 +125,7 @@ type Smooth struct {
 // data-dependent bound, β and σ_ss by accountant.ChooseGNSS), and converts
 // it at delta by c. res is acct's result at delta by c. A bound that does
 // not apply is said in the result's Error.
-func ReleaseSmooth(acct *accountant.PATEAccount, res accountant.PATEResult, p SmoothParams, delta float64, c accountant.Conversion, src *ensemble.Source) (Smooth, error) {
+func ReleaseSmooth(acct *accountant.PATEAccount, res accountant.PATEResult, p SmoothParams, delta float64, c accountant.Conversion, src *noise.Source) (Smooth, error) {
 	named := func(err error) error {
 		return rename(err, map[string]string{"alpha": "ss order", "order": "ss order", "sigma": "sigma ss"})
 	}
@@ -181,7 +181,7 @@ func ReleaseSmooth(acct *accountant.PATEAccount, res accountant.PATEResult, p Sm
 	if s.Deviation, err = accountant.GNSSDeviation(s.SS+s.Margin, s.Sigma, s.Order); err != nil {
 		return s, err
 	}
-	if s.Released, err = ensemble.LatticeGaussian(src, rdp, s.Deviation, accountant.GNSSLattice); err != nil {
+	if s.Released, err = noise.LatticeGaussian(src, rdp, s.Deviation, accountant.GNSSLattice); err != nil {
 		return s, err
 	}
 	if s.Eps, err = accountant.ConvertRDP(max(0, s.Released)+s.GNSS, s.Order, delta, c); err != nil {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/noise"
 )
 
 // DataFreeSmooth: the order 1 + 2(λ_I - 1) where conditions C5 and C6 hold,
@@ -86,7 +86,7 @@ func TestReleaseSmoothDataFree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ss, err := ReleaseSmooth(acct, res, SmoothParams{}, Delta, accountant.PaperConversion, ensemble.NewSeededSource(1))
+		ss, err := ReleaseSmooth(acct, res, SmoothParams{}, Delta, accountant.PaperConversion, noise.NewSeededSource(1))
 		if err != nil || ss.Error != "" {
 			t.Fatal(err, ss.Error)
 		}

@@ -1,6 +1,6 @@
 // Package poissonbinom computes the Poisson-binomial distribution: the law of
-// the number of successes L = S_1 + ... + S_K of independent Bernoulli trials
-// with success probabilities p_1, ..., p_K.
+// the number of successes L = S_1 + … + S_K of independent Bernoulli trials
+// with success probabilities p_1, …, p_K.
 //
 // In DaRRM the vote count of K teachers is Poisson-binomial (thesis, Lemma
 // 3.4.4 and App. B.3.3), so its pmf drives both the privacy constraints and

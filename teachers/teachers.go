@@ -3,7 +3,7 @@
 // share of the data or all on the whole set, saves and loads it in a
 // versioned, checksummed file with its id and each teacher's guarantee,
 // and collects its votes, as a vote file with the metadata header that
-// states them (ensemble.VoteMeta). PATE's ensembles of non-private
+// states them (votefile.Meta). PATE's ensembles of non-private
 // teachers voting among C classes train on disjoint shares of a C-class
 // image set (TrainClasses), and keep their votes on the public queries
 // with them, written as a counts file (WriteCounts).
@@ -41,9 +41,9 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/dpsgd"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/atomicfile"
 	"github.com/darrm/darrm/nn"
+	"github.com/darrm/darrm/votefile"
 )
 
 // Version is the version of the ensemble file format. Version 2 added the
@@ -53,12 +53,12 @@ import (
 const Version = 3
 
 // Partition is how an ensemble's training data were split: the rule
-// (ensemble.KeyedHash for disjoint shares, ensemble.SharedData for shared
+// (votefile.KeyedHash for disjoint shares, votefile.SharedData for shared
 // data, the names vote-file headers use) and, for the keyed hash, the key (hex),
 // stored so that the same records go to the same teachers when the data
 // change and the teachers are retrained.
 type Partition struct {
-	Rule ensemble.Partition `json:"rule"`
+	Rule votefile.Partition `json:"rule"`
 	Key  string             `json:"key,omitempty"`
 }
 
@@ -196,23 +196,23 @@ func (c Config) check() error {
 }
 
 // partition is the rule that splits the training set in setting s.
-func partition(s accountant.Shares) ensemble.Partition {
+func partition(s accountant.Shares) votefile.Partition {
 	if s == accountant.Shared {
-		return ensemble.SharedData
+		return votefile.SharedData
 	}
-	return ensemble.KeyedHash
+	return votefile.KeyedHash
 }
 
 // meta returns the metadata header of teachers trained with c whose
 // parameters are params: an id from their SHA-256, and each teacher's
 // guarantee as the accountant computes it from the DP-SGD run, or none for
 // SGD teachers (who are private only in the one-vote relation, for GNMax).
-func (c Config) meta(params [][]float64) (*ensemble.VoteMeta, error) {
-	m := &ensemble.VoteMeta{
+func (c Config) meta(params [][]float64) (*votefile.Meta, error) {
+	m := &votefile.Meta{
 		Ensemble: c.id(params),
-		K:        c.K, Classes: max(2, c.Classes), Layout: ensemble.LayoutVotes, Relation: ensemble.OneVote,
-		Kind: ensemble.Fixed, Partition: partition(c.Setting),
-		Teachers: []ensemble.TeacherGroup{{Count: c.K, Origin: ensemble.NonPrivate}},
+		K:        c.K, Classes: max(2, c.Classes), Layout: votefile.LayoutVotes, Relation: accountant.OneVote,
+		Kind: votefile.Fixed, Partition: partition(c.Setting),
+		Teachers: []votefile.TeacherGroup{{Count: c.K, Origin: votefile.NonPrivate}},
 	}
 	if c.Private {
 		run := c.run()
@@ -220,8 +220,8 @@ func (c Config) meta(params [][]float64) (*ensemble.VoteMeta, error) {
 		if err != nil {
 			return nil, fmt.Errorf("teachers: guarantee: %w", err)
 		}
-		m.Relation = ensemble.PrivateTeachers
-		m.Teachers[0] = ensemble.TeacherGroup{Count: c.K, Guarantee: g, Origin: ensemble.FromDPSGD, DPSGD: run}
+		m.Relation = accountant.PrivateTeachers
+		m.Teachers[0] = votefile.TeacherGroup{Count: c.K, Guarantee: g, Origin: votefile.FromDPSGD, DPSGD: run}
 	}
 	return m, m.Validate()
 }
@@ -242,12 +242,12 @@ func (c Config) id(params [][]float64) string {
 }
 
 // run returns the DP-SGD run of each private teacher of c.
-func (c Config) run() *ensemble.DPSGDRun {
-	return &ensemble.DPSGDRun{SGM: accountant.SGM{Q: c.DP.Rate, Sigma: c.DP.Sigma, Steps: c.DP.Steps()}, Conversion: c.Conversion, Delta: c.Delta}
+func (c Config) run() *votefile.DPSGDRun {
+	return &votefile.DPSGDRun{SGM: accountant.SGM{Q: c.DP.Rate, Sigma: c.DP.Sigma, Steps: c.DP.Steps()}, Conversion: c.Conversion, Delta: c.Delta}
 }
 
 // checkMeta checks the metadata header that e's votes are written with
-// against what e states of itself (ensemble.Check, the check of every
+// against what e states of itself (votefile.Check, the check of every
 // release): the id of its parameters, K, the classes, the relation
 // (private-teachers for DP-SGD teachers, one-vote for SGD ones), the kind
 // (fixed models), the partition it was trained on, and each teacher's
@@ -257,17 +257,17 @@ func (e *Ensemble) checkMeta() error {
 		return fmt.Errorf("teachers: the ensemble has no metadata header (Train, TrainClasses and Load record it)")
 	}
 	c := e.Config
-	rel := ensemble.OneVote
-	s := ensemble.Stated{By: "the ensemble's training", Ensemble: c.id(e.Params), K: len(e.Params), Classes: max(2, c.Classes),
-		Relation: &rel, Kind: ensemble.Fixed, Partition: e.Partition.Rule, NonPrivate: !c.Private}
+	rel := accountant.OneVote
+	s := votefile.Stated{By: "the ensemble's training", Ensemble: c.id(e.Params), K: len(e.Params), Classes: max(2, c.Classes),
+		Relation: &rel, Kind: votefile.Fixed, Partition: e.Partition.Rule, NonPrivate: !c.Private}
 	if c.Private {
 		g, err := c.run().Guarantee()
 		if err != nil {
 			return fmt.Errorf("teachers: guarantee: %w", err)
 		}
-		rel, s.Eps, s.Delta = ensemble.PrivateTeachers, &g.Eps, &g.Delta
+		rel, s.Eps, s.Delta = accountant.PrivateTeachers, &g.Eps, &g.Delta
 	}
-	_, err := ensemble.Check(e.Meta, s)
+	_, err := votefile.Check(e.Meta, s)
 	return err
 }
 
@@ -285,7 +285,7 @@ type Ensemble struct {
 	// Meta is the ensemble's metadata header: its id (from the trained
 	// parameters), each teacher's guarantee and how it was obtained, and
 	// the partition rule.
-	Meta *ensemble.VoteMeta `json:"meta"`
+	Meta *votefile.Meta `json:"meta"`
 	// QueryVotes holds, for C-class teachers, each teacher's class on
 	// each of the first Config.Queries test images (Accuracy is theirs);
 	// nil for two-class teachers, whose votes Votes computes.
@@ -305,7 +305,7 @@ func Train(ctx context.Context, b *datasets.Binary, cfg Config) (*Ensemble, erro
 	data := make([]*datasets.Dataset, cfg.K)
 	switch cfg.Setting {
 	case accountant.Shared:
-		e.Partition = Partition{Rule: ensemble.SharedData}
+		e.Partition = Partition{Rule: votefile.SharedData}
 		for i := range data {
 			data[i] = b.Train
 		}
@@ -314,7 +314,7 @@ func Train(ctx context.Context, b *datasets.Binary, cfg Config) (*Ensemble, erro
 		if err != nil {
 			return nil, err
 		}
-		e.Partition = Partition{Rule: ensemble.KeyedHash, Key: hex.EncodeToString(key)}
+		e.Partition = Partition{Rule: votefile.KeyedHash, Key: hex.EncodeToString(key)}
 		for i, idx := range Shares(key, b.Train, cfg.K) {
 			if len(idx) == 0 {
 				return nil, fmt.Errorf("teachers: teacher %d has no training images of %d for K = %d", i, b.Train.Len(), cfg.K)
@@ -405,7 +405,7 @@ func TrainClasses(ctx context.Context, m *datasets.MNIST, cfg Config) (*Ensemble
 		return nil, err
 	}
 	e := &Ensemble{Config: cfg.withoutHooks(), Params: make([][]float64, cfg.K), Accuracy: make([]float64, cfg.K), ShareSizes: make([]int, cfg.K),
-		Partition: Partition{Rule: ensemble.KeyedHash, Key: hex.EncodeToString(key)}, QueryVotes: make([][]byte, cfg.K)}
+		Partition: Partition{Rule: votefile.KeyedHash, Key: hex.EncodeToString(key)}, QueryVotes: make([][]byte, cfg.K)}
 	shares := SharesOf(key, m.Train.Len(), func(i int) []byte { return ImageID(m.Train, i) }, cfg.K)
 	for i, idx := range shares {
 		if len(idx) == 0 {
@@ -456,10 +456,10 @@ func (e *Ensemble) Counts() [][]int {
 }
 
 // WriteCounts writes the C-class teachers' votes on their queries as a
-// counts file (ensemble.WriteCounts) with the ensemble's metadata header
+// counts file (votefile.WriteCounts) with the ensemble's metadata header
 // in layout counts, whose ids are the images' indices in the test set. A
 // header that contradicts the ensemble (checkMeta) is a
-// *ensemble.TeachersError, and nothing is written.
+// *votefile.TeachersError, and nothing is written.
 func (e *Ensemble) WriteCounts(w io.Writer) error {
 	if e.Config.Classes == 0 {
 		return fmt.Errorf("teachers: two-class teachers: write their votes with WriteVotes")
@@ -468,12 +468,12 @@ func (e *Ensemble) WriteCounts(w io.Writer) error {
 		return err
 	}
 	meta := *e.Meta
-	meta.Layout = ensemble.LayoutCounts
+	meta.Layout = votefile.LayoutCounts
 	ids := make([]string, e.Config.Queries)
 	for q := range ids {
 		ids[q] = strconv.Itoa(q)
 	}
-	return ensemble.WriteCounts(w, &meta, ids, e.Counts())
+	return votefile.WriteCounts(w, &meta, ids, e.Counts())
 }
 
 // partitionKey returns the key of the keyed-hash partition: 32 bytes from
@@ -531,9 +531,9 @@ func (e *Ensemble) Votes(x *datasets.Dataset) [][]byte {
 }
 
 // WriteVotes writes the teachers' votes on the images of x as a vote file
-// (ensemble.WriteVotes) with the ensemble's metadata header, whose ids are
+// (votefile.WriteVotes) with the ensemble's metadata header, whose ids are
 // the images' indices in x. A header that contradicts the ensemble
-// (checkMeta) is a *ensemble.TeachersError, and nothing is written.
+// (checkMeta) is a *votefile.TeachersError, and nothing is written.
 func (e *Ensemble) WriteVotes(w io.Writer, x *datasets.Dataset) error {
 	if err := e.checkMeta(); err != nil {
 		return err
@@ -543,7 +543,7 @@ func (e *Ensemble) WriteVotes(w io.Writer, x *datasets.Dataset) error {
 	for q := range ids {
 		ids[q] = strconv.Itoa(q)
 	}
-	return ensemble.WriteVotes(w, e.Meta, ids, votes)
+	return votefile.WriteVotes(w, e.Meta, ids, votes)
 }
 
 // stored is the file: the ensemble's JSON and its SHA-256.
@@ -633,7 +633,7 @@ func Load(path string, want Config) (*Ensemble, error) {
 	if wantRule := partition(want.Setting); e.Partition.Rule != wantRule {
 		return nil, corrupt("partition %v, want %v", e.Partition.Rule, wantRule)
 	}
-	if _, err := hex.DecodeString(e.Partition.Key); err != nil || (e.Partition.Rule == ensemble.KeyedHash) != (e.Partition.Key != "") {
+	if _, err := hex.DecodeString(e.Partition.Key); err != nil || (e.Partition.Rule == votefile.KeyedHash) != (e.Partition.Key != "") {
 		return nil, corrupt("partition key %q", e.Partition.Key)
 	}
 	n := nn.NumParams(want.Filters)

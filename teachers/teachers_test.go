@@ -19,7 +19,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/dpsgd"
-	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/votefile"
 )
 
 func config(private bool, seed uint64) Config {
@@ -43,7 +43,7 @@ func TestTrainSaveLoadVote(t *testing.T) {
 		for _, n := range e.ShareSizes {
 			total += n
 		}
-		if total != 250 || len(e.Accuracy) != 5 || e.Partition.Rule != ensemble.KeyedHash || len(e.Partition.Key) != 64 {
+		if total != 250 || len(e.Accuracy) != 5 || e.Partition.Rule != votefile.KeyedHash || len(e.Partition.Key) != 64 {
 			t.Fatalf("shares %v, %d accuracies, partition %+v", e.ShareSizes, len(e.Accuracy), e.Partition)
 		}
 		for i, a := range e.Accuracy {
@@ -146,7 +146,7 @@ func TestWriteVotes(t *testing.T) {
 		if err := e.WriteVotes(&out, x); err != nil {
 			t.Fatal(err)
 		}
-		r, err := ensemble.NewVoteReader(&out, "votes", ensemble.ReadOptions{})
+		r, err := votefile.NewVoteReader(&out, "votes", votefile.ReadOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -228,14 +228,14 @@ func TestSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Partition != (Partition{Rule: ensemble.SharedData}) || e.Meta.Partition != ensemble.SharedData || !slices.Equal(e.ShareSizes, []int{120, 120, 120, 120, 120}) {
+	if e.Partition != (Partition{Rule: votefile.SharedData}) || e.Meta.Partition != votefile.SharedData || !slices.Equal(e.ShareSizes, []int{120, 120, 120, 120, 120}) {
 		t.Errorf("shared: partition %+v, shares %v", e.Partition, e.ShareSizes)
 	}
 	unseeded := config(true, 1)
 	unseeded.Seed = nil
 	k1, _ := Train(context.Background(), b, unseeded)
 	k2, _ := Train(context.Background(), b, unseeded)
-	if k1.Partition.Key == k2.Partition.Key || k1.Partition.Rule != ensemble.KeyedHash {
+	if k1.Partition.Key == k2.Partition.Key || k1.Partition.Rule != votefile.KeyedHash {
 		t.Errorf("two unseeded ensembles have partitions %+v and %+v", k1.Partition, k2.Partition)
 	}
 	dir := t.TempDir()
@@ -285,16 +285,16 @@ func TestMeta(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := e.Meta
-		if !strings.HasPrefix(m.Ensemble, "synthetic-k5-") || len(m.Ensemble) != len("synthetic-k5-")+16 || m.K != 5 || m.Kind != ensemble.Fixed || m.Partition != ensemble.KeyedHash || len(m.Teachers) != 1 || m.Teachers[0].Count != 5 {
+		if !strings.HasPrefix(m.Ensemble, "synthetic-k5-") || len(m.Ensemble) != len("synthetic-k5-")+16 || m.K != 5 || m.Kind != votefile.Fixed || m.Partition != votefile.KeyedHash || len(m.Teachers) != 1 || m.Teachers[0].Count != 5 {
 			t.Errorf("private %v: meta %+v", private, m)
 		}
 		g := m.Teachers[0]
 		if private {
 			want, _, _ := accountant.SGM{Q: 0.2, Sigma: 1, Steps: 15}.Eps(1e-4, accountant.ImprovedConversion)
-			if m.Relation != ensemble.PrivateTeachers || g.Origin != ensemble.FromDPSGD || g.Eps != want || g.Delta != 1e-4 || g.DPSGD.Steps != 15 {
+			if m.Relation != accountant.PrivateTeachers || g.Origin != votefile.FromDPSGD || g.Eps != want || g.Delta != 1e-4 || g.DPSGD.Steps != 15 {
 				t.Errorf("private teachers: %+v, %+v, want eps %v", m, g, want)
 			}
-		} else if m.Relation != ensemble.OneVote || g.Origin != ensemble.NonPrivate {
+		} else if m.Relation != accountant.OneVote || g.Origin != votefile.NonPrivate {
 			t.Errorf("SGD teachers: %+v", m)
 		}
 		other, _ := Train(context.Background(), b, config(private, 4))
@@ -305,7 +305,7 @@ func TestMeta(t *testing.T) {
 		if err := e.WriteVotes(&out, b.Test); err != nil {
 			t.Fatal(err)
 		}
-		r, err := ensemble.NewVoteReader(&out, "votes", ensemble.ReadOptions{})
+		r, err := votefile.NewVoteReader(&out, "votes", votefile.ReadOptions{})
 		if err != nil || !reflect.DeepEqual(r.Meta(), m) {
 			t.Errorf("vote file header %+v (%v), want %+v", r.Meta(), err, m)
 		}
@@ -317,12 +317,12 @@ func TestMeta(t *testing.T) {
 	for _, edit := range []func(*Ensemble){
 		func(e *Ensemble) { e.Meta.Teachers[0].Eps /= 2 },
 		func(e *Ensemble) { e.Meta.Ensemble = "someone-else" },
-		func(e *Ensemble) { e.Meta.Partition = ensemble.FilePosition },
+		func(e *Ensemble) { e.Meta.Partition = votefile.FilePosition },
 		func(e *Ensemble) { e.Meta = nil },
 	} {
 		c := *e
 		m := *e.Meta
-		m.Teachers = append([]ensemble.TeacherGroup(nil), m.Teachers...)
+		m.Teachers = append([]votefile.TeacherGroup(nil), m.Teachers...)
 		c.Meta = &m
 		edit(&c)
 		path := filepath.Join(t.TempDir(), "t.json")
@@ -384,14 +384,14 @@ func TestTrainClasses(t *testing.T) {
 	if len(counts) != 40 || counts[0][0]+counts[0][1]+counts[0][2] != 8 {
 		t.Fatalf("counts %v", counts[:1])
 	}
-	if e.Meta.Classes != 3 || e.Meta.Relation != ensemble.OneVote || e.Meta.Partition != ensemble.KeyedHash || e.Meta.K != 8 {
+	if e.Meta.Classes != 3 || e.Meta.Relation != accountant.OneVote || e.Meta.Partition != votefile.KeyedHash || e.Meta.K != 8 {
 		t.Errorf("header %+v", e.Meta)
 	}
 	var buf bytes.Buffer
 	if err := e.WriteCounts(&buf); err != nil {
 		t.Fatal(err)
 	}
-	r, err := ensemble.NewMultiReader(&buf, "counts.csv", ensemble.MultiOptions{})
+	r, err := votefile.NewMultiReader(&buf, "counts.csv", votefile.MultiOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,7 +400,7 @@ func TestTrainClasses(t *testing.T) {
 			t.Fatalf("row %d: %s %v, want %v", q, r.Query().ID, r.Query().Counts, counts[q])
 		}
 	}
-	if r.Err() != nil || r.Meta().Layout != ensemble.LayoutCounts || r.Meta().Ensemble != e.Meta.Ensemble {
+	if r.Err() != nil || r.Meta().Layout != votefile.LayoutCounts || r.Meta().Ensemble != e.Meta.Ensemble {
 		t.Errorf("read back: %v, header %+v", r.Err(), r.Meta())
 	}
 
@@ -446,7 +446,7 @@ func TestTrainClasses(t *testing.T) {
 }
 
 // TestWriteChecksMeta: the header that WriteVotes and WriteCounts write
-// must pass the check of every release (ensemble.Check) against what the
+// must pass the check of every release (votefile.Check) against what the
 // ensemble states of itself; one that contradicts it is refused, naming
 // the field, and nothing is written.
 func TestWriteChecksMeta(t *testing.T) {
@@ -464,27 +464,27 @@ func TestWriteChecksMeta(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stated := func(eps float64) []ensemble.TeacherGroup {
-		return []ensemble.TeacherGroup{{Count: 5, Guarantee: accountant.Guarantee{Eps: eps, Delta: 1e-4}}}
+	stated := func(eps float64) []votefile.TeacherGroup {
+		return []votefile.TeacherGroup{{Count: 5, Guarantee: accountant.Guarantee{Eps: eps, Delta: 1e-4}}}
 	}
 	for _, tc := range []struct {
 		name  string
 		e     *Ensemble
-		edit  func(m *ensemble.VoteMeta)
+		edit  func(m *votefile.Meta)
 		field string
 	}{
-		{"another ensemble's id", dp, func(m *ensemble.VoteMeta) { m.Ensemble = "someone-else" }, "ensemble"},
-		{"another partition", dp, func(m *ensemble.VoteMeta) { m.Partition = ensemble.FilePosition }, "partition"},
-		{"the one-vote relation for DP-SGD teachers", dp, func(m *ensemble.VoteMeta) { m.Relation = ensemble.OneVote }, "relation"},
-		{"a larger eps than the DP-SGD run's", dp, func(m *ensemble.VoteMeta) { m.Teachers[0].Eps *= 2 }, "eps"},
-		{"a guarantee for SGD teachers", sgd, func(m *ensemble.VoteMeta) { m.Teachers = stated(1) }, "eps"},
-		{"per-query SGD teachers", sgd, func(m *ensemble.VoteMeta) { m.Kind = ensemble.PerQuery }, "kind"},
-		{"the private-teachers relation for SGD teachers", sgd, func(m *ensemble.VoteMeta) {
-			m.Relation, m.Partition, m.Teachers = ensemble.PrivateTeachers, ensemble.SharedData, stated(1)
+		{"another ensemble's id", dp, func(m *votefile.Meta) { m.Ensemble = "someone-else" }, "ensemble"},
+		{"another partition", dp, func(m *votefile.Meta) { m.Partition = votefile.FilePosition }, "partition"},
+		{"the one-vote relation for DP-SGD teachers", dp, func(m *votefile.Meta) { m.Relation = accountant.OneVote }, "relation"},
+		{"a larger eps than the DP-SGD run's", dp, func(m *votefile.Meta) { m.Teachers[0].Eps *= 2 }, "eps"},
+		{"a guarantee for SGD teachers", sgd, func(m *votefile.Meta) { m.Teachers = stated(1) }, "eps"},
+		{"per-query SGD teachers", sgd, func(m *votefile.Meta) { m.Kind = votefile.PerQuery }, "kind"},
+		{"the private-teachers relation for SGD teachers", sgd, func(m *votefile.Meta) {
+			m.Relation, m.Partition, m.Teachers = accountant.PrivateTeachers, votefile.SharedData, stated(1)
 		}, "relation"},
-		{"another K", sgd, func(m *ensemble.VoteMeta) { m.K, m.Teachers[0].Count = 7, 7 }, "K"},
-		{"another partition of PATE's teachers", pate, func(m *ensemble.VoteMeta) { m.Partition = ensemble.FilePosition }, "partition"},
-		{"other classes of PATE's teachers", pate, func(m *ensemble.VoteMeta) { m.Classes = 4 }, "classes"},
+		{"another K", sgd, func(m *votefile.Meta) { m.K, m.Teachers[0].Count = 7, 7 }, "K"},
+		{"another partition of PATE's teachers", pate, func(m *votefile.Meta) { m.Partition = votefile.FilePosition }, "partition"},
+		{"other classes of PATE's teachers", pate, func(m *votefile.Meta) { m.Classes = 4 }, "classes"},
 	} {
 		c := *tc.e
 		m := *tc.e.Meta
@@ -500,7 +500,7 @@ func TestWriteChecksMeta(t *testing.T) {
 		} else {
 			err = c.WriteVotes(&out, b.Test)
 		}
-		var te *ensemble.TeachersError
+		var te *votefile.TeachersError
 		if !errors.As(err, &te) || te.Field != tc.field || te.By != "the ensemble's training" || out.Len() != 0 {
 			t.Errorf("%s: %v, %d bytes written; want a *TeachersError on %s", tc.name, err, out.Len(), tc.field)
 		}

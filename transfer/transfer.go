@@ -1,5 +1,5 @@
 // Package transfer runs the thesis' private knowledge transfer experiment
-// (Section 3.7.2, App. B.4.1; Tables 3.1, B.4, B.6, B.8): K teachers
+// (Section 3.7.2, Appendix B.4.1; Tables 3.1, B.4, B.6, B.8): K teachers
 // trained with DP-SGD label queries drawn from a public set through DaRRM
 // and its baselines, and the labels' accuracy is measured against the true
 // labels. The teachers train on disjoint shares of a private training set
@@ -21,7 +21,9 @@ import (
 	"github.com/darrm/darrm/dpsgd"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/teachers"
+	"github.com/darrm/darrm/votefile"
 )
 
 // Thesis settings of the teachers (Section 3.7.2): K = 11, DP-SGD with
@@ -216,7 +218,7 @@ type Crossover struct {
 // Outcome is what Run measures, and the bounds on its totals.
 type Outcome struct {
 	Results []Result
-	// Cap is the private teachers' cap (ensemble.Binding.Cap): their own
+	// Cap is the private teachers' cap (votefile.Binding.Cap): their own
 	// (ε, Δ) on disjoint keyed-hash shares, their K-fold composition on
 	// shared data.
 	Cap *accountant.Cap
@@ -257,7 +259,7 @@ var Mechanisms = []string{"gnmax", "gnmax-tight", "darrm-sub", "darrm-opt", "rr"
 
 // labeller is what Run needs of a mechanism.
 type labeller interface {
-	Aggregate(votes []byte, src *ensemble.Source) (byte, error)
+	Aggregate(votes []byte, src *noise.Source) (byte, error)
 	Privacy() ensemble.Privacy
 }
 
@@ -285,7 +287,7 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt
 	if t.Private.Meta == nil {
 		return nil, fmt.Errorf("transfer: the private teachers have no metadata (partition, relation), so their cap is unknown")
 	}
-	cp, _, err := t.Private.Meta.Binding(ensemble.TeacherGuarantee{Guarantee: teacher}).Cap(DeltaPrime)
+	cp, _, err := t.Private.Meta.Binding(votefile.TeacherGuarantee{Guarantee: teacher}).Cap(DeltaPrime)
 	if err != nil {
 		return nil, fmt.Errorf("transfer: the teachers' cap: %w", err)
 	}
@@ -316,7 +318,7 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt
 			acc := make([]float64, p.Redraws)
 			for r := range p.Redraws {
 				draw := rand.New(rand.NewPCG(p.Seed, uint64(q)<<20|uint64(r)))
-				src := ensemble.NewSeededSource(p.Seed ^ uint64(q)<<40 ^ uint64(r)<<8 ^ uint64(mi))
+				src := noise.NewSeededSource(p.Seed ^ uint64(q)<<40 ^ uint64(r)<<8 ^ uint64(mi))
 				right := 0
 				for _, i := range draw.Perm(test.Len())[:q] {
 					label, err := agg.Aggregate(votes[i], src)
@@ -464,7 +466,7 @@ func aggregators(ctx context.Context, p constraints.Params, opt GammaOpt) (map[s
 	if err != nil {
 		return nil, err
 	}
-	info, err := ensemble.LookupMechanism("darrm-one-vote", ensemble.TwoClass)
+	info, err := ensemble.LookupMechanism("darrm-one-vote", votefile.TwoClass)
 	if err != nil {
 		return nil, err
 	}
@@ -496,13 +498,13 @@ func newMajority(p constraints.Params) (*majority, error) {
 	if err != nil {
 		return nil, fmt.Errorf("transfer: majority: %w", err)
 	}
-	return &majority{k: p.K, privacy: ensemble.Privacy{Guarantee: c.Guarantee, Teachers: teacher, Relation: ensemble.PrivateTeachers,
+	return &majority{k: p.K, privacy: ensemble.Privacy{Guarantee: c.Guarantee, Teachers: teacher, Relation: accountant.PrivateTeachers,
 		Source: fmt.Sprintf("the majority of the %d votes, post-processing of the %d teachers' outputs: their %d-fold %v composition", p.K, p.K, p.K, c.Method)}}, nil
 }
 
 // Aggregate returns the majority of votes, each 0 or 1, of which there
 // are an odd number K.
-func (m *majority) Aggregate(votes []byte, _ *ensemble.Source) (byte, error) {
+func (m *majority) Aggregate(votes []byte, _ *noise.Source) (byte, error) {
 	if len(votes) != m.k {
 		return 0, fmt.Errorf("transfer: majority: %d votes, want K = %d", len(votes), m.k)
 	}

@@ -46,7 +46,7 @@ func TestRunSynthetic(t *testing.T) {
 	b := datasets.SyntheticBinary(550, 120, 3)
 	ctx := context.Background()
 	sub := func(ctx context.Context, p constraints.Params) (gamma.Gamma, error) {
-		if p.Relation == constraints.OneVote {
+		if p.Relation == accountant.OneVote {
 			opt, err := gamma.OneVoteOpt(p)
 			if err != nil {
 				return nil, err

@@ -4,8 +4,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/internal/cli"
-	"github.com/darrm/darrm/internal/report"
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
 )
 
 func newAccountDPSGDCmd() *cobra.Command {

@@ -6,11 +6,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/internal/cli"
-	"github.com/darrm/darrm/internal/cliout"
-	"github.com/darrm/darrm/internal/report"
+	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/pate"
+	"github.com/darrm/darrm/votefile"
 )
 
 func init() { accountExtra = append(accountExtra, newAccountPATECmd) }
@@ -98,14 +100,14 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	opts := pate.AccountOptions{Delta: f.Delta, Orders: f.Orders, Conversion: f.Conversion, Directions: f.Directions, Smooth: smooth}
 	given := f.settings(cmd)
 	given.Noise = cli.Given(fs, "noise", f.Noise)
-	var stated ensemble.Settings
+	var stated votefile.Settings
 	if f.Labels != "" {
 		file, err := openInput(cmd, "--labels", f.Labels, wantLabels)
 		if err != nil {
 			return err
 		}
 		defer file.Close()
-		if opts.Labels, err = ensemble.NewLabelReader(file, cli.InputName(f.Labels)); err != nil {
+		if opts.Labels, err = votefile.NewLabelReader(file, cli.InputName(f.Labels)); err != nil {
 			return cli.Usagef("--labels %v", err)
 		}
 		if m := opts.Labels.Meta(); m != nil {
@@ -119,7 +121,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 		opts.Mechanism = pate.MechanismOf(given)
 	}
 	var info ensemble.MechanismInfo
-	info, err = ensemble.LookupMechanism(opts.Mechanism, ensemble.MultiClass)
+	info, err = ensemble.LookupMechanism(opts.Mechanism, votefile.MultiClass)
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
@@ -147,9 +149,9 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	}
 	defer file.Close()
 	doc := report.AccountPATE{Seed: cli.Given(fs, "seed", f.Seed)}
-	src := ensemble.NewSource()
+	src := noise.NewSource()
 	if doc.Seed != nil {
-		src = ensemble.NewSeededSource(*doc.Seed)
+		src = noise.NewSeededSource(*doc.Seed)
 	}
 	if doc.Accounting, err = pate.Account(cmd.Context(), in, opts, src); err != nil {
 		return flagError(formatError(err), map[string]string{"alpha": "--orders", "delta": "--target-delta", "laplace scale": "--laplace-scale",

@@ -9,14 +9,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/internal/cli"
-	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/plural"
-	"github.com/darrm/darrm/internal/report"
 	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/votefile"
 )
 
 func init() { subcommands = append(subcommands, newAggregateCmd) }
@@ -33,7 +35,7 @@ type aggregateFlags struct {
 	BudgetDelta float64         `flag:"budget-delta"`
 	Ledger      string          `flag:"ledger"`
 	Out         string          `flag:"out" help:"file for the labels, written atomically; a device or FIFO is written through (- for standard output)"`
-	OutFormat   ensemble.Format `flag:"out-format" help:"labels as csv or jsonl (auto: the format of the votes)"`
+	OutFormat   votefile.Format `flag:"out-format" help:"labels as csv or jsonl (auto: the format of the votes)"`
 	multiInputFlags
 	Mechanism string
 }
@@ -97,7 +99,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err != nil {
 		return cli.Usagef("--%v (multi-class votes: --input-format counts, --classes C, or a metadata header that states them)", err)
 	}
-	if err := checkSettings(cmd, info, ensemble.Settings{}); err != nil {
+	if err := checkSettings(cmd, info, votefile.Settings{}); err != nil {
 		return err
 	}
 	in, err := f.reader(cmd, vf, info.Input, input)
@@ -154,20 +156,20 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 // mechanism whose target is the release's own (--target-eps), the
 // one-vote problem of that target; a multi-class one from its settings.
 // It returns the release to be, which the caller completes.
-func (f *aggregateFlags) aggregator(cmd *cobra.Command, info ensemble.MechanismInfo, in ensemble.Reader, input string) (report.Release, error) {
+func (f *aggregateFlags) aggregator(cmd *cobra.Command, info ensemble.MechanismInfo, in votefile.Reader, input string) (report.Release, error) {
 	rel := report.Release{Mechanism: info.Name}
 	m := ensemble.Mechanism{Name: info.Name, Input: info.Input, LNMax: accountant.LNMax{Scale: f.LaplaceScale}}
 	p := constraints.Params{K: in.K(), TargetDelta: f.Target}
 	mech := mechanisms{mechanismFlags: &f.mechanismFlags}
 	var err error
 	switch {
-	case info.Input == ensemble.TwoClass:
+	case info.Input == votefile.TwoClass:
 		if mech, err = f.mechanismFlags.parse(cmd, "mechanism", []string{info.Name}); err != nil {
 			return rel, err
 		}
 		fs := cmd.Flags()
 		if slices.Contains(info.Takes, "target-eps") {
-			rel.Teachers = ensemble.TeacherGuarantee{Source: ensemble.FromFlags}
+			rel.Teachers = votefile.TeacherGuarantee{Source: votefile.FromFlags}
 		} else if rel.Teachers, err = ensemble.ReleaseTeachers(in.Meta(), cli.Given(fs, "eps", f.Eps), cli.Given(fs, "Delta", f.Delta)); err != nil {
 			return rel, fmt.Errorf("%s: %w (--eps, --Delta)", input, err)
 		}
@@ -190,11 +192,11 @@ func (f *aggregateFlags) aggregator(cmd *cobra.Command, info ensemble.MechanismI
 // target is the release's own, the one-vote problem of --target-eps and
 // --delta; otherwise the teachers' eps and Delta of t, with --m and
 // --delta.
-func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo, mech mechanisms, k int, input string, t ensemble.TeacherGuarantee) (gamma.Problem, error) {
+func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo, mech mechanisms, k int, input string, t votefile.TeacherGuarantee) (gamma.Problem, error) {
 	line := f.stated(cmd)
 	eps := "--eps"
 	if slices.Contains(info.Takes, "target-eps") {
-		oneVote := constraints.OneVote
+		oneVote := accountant.OneVote
 		line.Relation, line.Eps = &oneVote, nil
 		switch fs := cmd.Flags(); {
 		case fs.Changed("target-eps") && len(f.TargetEps) != 1:
@@ -206,7 +208,7 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo,
 		}
 	} else {
 		line.Eps, line.Delta = &t.Eps, &t.Delta
-		if t.Source == ensemble.FromHeader {
+		if t.Source == votefile.FromHeader {
 			eps = "eps " + cliout.Float(t.Eps) + " of the metadata header of " + input
 		}
 	}
@@ -225,7 +227,7 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo,
 type release struct {
 	sink   ensemble.LabelSink
 	ledger *ledger.Ledger
-	src    *ensemble.Source
+	src    *noise.Source
 	seed   *uint64
 	prog   *cliout.Progress
 	opts   ensemble.ReleaseOptions
@@ -235,9 +237,9 @@ type release struct {
 // --out-format says), the ledger bound to b, charged step per query, which
 // may lower limit, and the randomness of a release from name. Call close
 // at the end.
-func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, votes ensemble.Format, b ensemble.Binding, step accountant.Guarantee, limit int) (*release, int, error) {
-	r := &release{sink: ensemble.LabelSink{Path: f.Out, Stdout: cmd.OutOrStdout(), Format: f.OutFormat}, src: ensemble.NewSource()}
-	if r.sink.Format == ensemble.FormatAuto {
+func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, votes votefile.Format, b votefile.Binding, step accountant.Guarantee, limit int) (*release, int, error) {
+	r := &release{sink: ensemble.LabelSink{Path: f.Out, Stdout: cmd.OutOrStdout(), Format: f.OutFormat}, src: noise.NewSource()}
+	if r.sink.Format == votefile.FormatAuto {
 		r.sink.Format = votes
 	}
 	if f.Ledger != "" {
@@ -250,7 +252,7 @@ func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, votes ens
 		r.sink.Ledger = r.ledger
 	}
 	if r.seed = cli.Given(cmd.Flags(), "seed", f.Seed); r.seed != nil {
-		r.src = ensemble.NewSeededSource(*r.seed)
+		r.src = noise.NewSeededSource(*r.seed)
 	}
 	total := cli.InputSize(name)
 	r.prog = cliout.NewProgress(cmd.ErrOrStderr(), total, "releasing labels")

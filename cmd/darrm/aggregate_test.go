@@ -9,17 +9,18 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/internal/report"
+	"github.com/darrm/darrm/votefile"
 )
 
 // statedHeader is the metadata header of a vote file of k teachers stated
 // (0.1, 1e-5)-DP, fixed models on shared data, in format f.
-func statedHeader(t *testing.T, k int, f ensemble.Format) string {
+func statedHeader(t *testing.T, k int, f votefile.Format) string {
 	t.Helper()
-	m := &ensemble.VoteMeta{Ensemble: "stated-k" + fmt.Sprint(k), K: k, Classes: 2, Relation: ensemble.PrivateTeachers, Kind: ensemble.Fixed, Partition: ensemble.SharedData,
-		Teachers: []ensemble.TeacherGroup{{Count: k, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}}}}
+	m := &votefile.Meta{Ensemble: "stated-k" + fmt.Sprint(k), K: k, Classes: 2, Relation: accountant.PrivateTeachers, Kind: votefile.Fixed, Partition: votefile.SharedData,
+		Teachers: []votefile.TeacherGroup{{Count: k, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}}}}
 	b, err := m.AppendHeader(nil, f)
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +38,7 @@ var stated = []string{"--eps", "0.1", "--Delta", "1e-5"}
 func voteFile(t *testing.T, dir string, n int, ones func(i int) int) string {
 	t.Helper()
 	var b strings.Builder
-	b.WriteString(statedHeader(t, 11, ensemble.FormatCSV))
+	b.WriteString(statedHeader(t, 11, votefile.FormatCSV))
 	b.WriteString("id,t1,t2,t3,t4,t5,t6,t7,t8,t9,t10,t11\n")
 	for i := 1; i <= n; i++ {
 		fmt.Fprintf(&b, "q%d", i)
@@ -139,7 +140,7 @@ func TestAggregateEveryMechanism(t *testing.T) {
 
 func TestAggregateSeededAndFormats(t *testing.T) {
 	dir := t.TempDir()
-	votes := statedHeader(t, 3, ensemble.FormatJSONL) + "{\"id\":\"a\",\"votes\":[1,1,0]}\n{\"id\":5,\"votes\":[0,0,1]}\n"
+	votes := statedHeader(t, 3, votefile.FormatJSONL) + "{\"id\":\"a\",\"votes\":[1,1,0]}\n{\"id\":5,\"votes\":[0,0,1]}\n"
 	args := []string{"aggregate", "--m", "1", "--seed", "42", "--mechanism", "subsample", "--cache-dir", dir}
 	out1, err1, code1 := darrm(t, votes, args...)
 	out2, _, code2 := darrm(t, votes, args...)
@@ -619,7 +620,7 @@ func TestAggregateGNMaxTight(t *testing.T) {
 // a mechanism without a threshold step does not speak of one.
 func TestAggregateSummaryLines(t *testing.T) {
 	dir := t.TempDir()
-	votes := statedHeader(t, 3, ensemble.FormatJSONL) + "{\"id\":\"a\",\"votes\":[1,1,0]}\n{\"id\":5,\"votes\":[0,0,1]}\n"
+	votes := statedHeader(t, 3, votefile.FormatJSONL) + "{\"id\":\"a\",\"votes\":[1,1,0]}\n{\"id\":5,\"votes\":[0,0,1]}\n"
 	for _, out := range []string{"", filepath.Join(dir, "l.jsonl")} {
 		args := []string{"aggregate", "--m", "1", "--seed", "42", "--mechanism", "subsample", "--cache-dir", dir}
 		if out != "" {

@@ -49,7 +49,7 @@ func TestLargeNoise(t *testing.T) {
 	}
 }
 
-// TestClassBound: a number of classes beyond ensemble.MaxClasses, from
+// TestClassBound: a number of classes beyond votefile.MaxClasses, from
 // --classes or from a metadata header, is refused before anything is
 // allocated for it (exit 2, naming it and the range), under a memory limit
 // of 4 GB that a billion classes would exceed.

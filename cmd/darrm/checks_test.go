@@ -18,6 +18,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/votefile"
 )
 
 // checkFile writes the votes of an example release by mechanism m into
@@ -38,27 +39,27 @@ func checkFile(t *testing.T, path string, m ensemble.MechanismInfo, id string, n
 	var b strings.Builder
 	var flags []string
 	if id != "" {
-		meta := &ensemble.VoteMeta{Ensemble: id, K: 11, Classes: 2, Relation: m.Relation, Kind: ensemble.Fixed, Partition: ensemble.SharedData,
-			Teachers: []ensemble.TeacherGroup{{Count: 11, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: delta}}}}
-		if m.Relation == ensemble.OneVote {
-			meta.Partition = ensemble.KeyedHash
+		meta := &votefile.Meta{Ensemble: id, K: 11, Classes: 2, Relation: m.Relation, Kind: votefile.Fixed, Partition: votefile.SharedData,
+			Teachers: []votefile.TeacherGroup{{Count: 11, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: delta}}}}
+		if m.Relation == accountant.OneVote {
+			meta.Partition = votefile.KeyedHash
 		}
-		if m.Input == ensemble.MultiClass {
-			meta.Classes, meta.Layout = 3, ensemble.LayoutCounts
+		if m.Input == votefile.MultiClass {
+			meta.Classes, meta.Layout = 3, votefile.LayoutCounts
 		}
-		head, err := meta.AppendHeader(nil, ensemble.FormatCSV)
+		head, err := meta.AppendHeader(nil, votefile.FormatCSV)
 		if err != nil {
 			t.Fatal(err)
 		}
 		b.Write(head)
-	} else if m.Input == ensemble.MultiClass {
+	} else if m.Input == votefile.MultiClass {
 		flags = []string{"--input-format", "counts"}
 	} else if slices.Contains(m.Takes, "eps") {
 		flags = []string{"--eps", "0.1", "--Delta", strconv.FormatFloat(delta, 'g', -1, 64)}
 	}
 	for i := 1; i <= n; i++ {
 		a := (7 * i) % 12
-		if m.Input == ensemble.MultiClass {
+		if m.Input == votefile.MultiClass {
 			fmt.Fprintf(&b, "q%d,%d,%d,%d\n", i, a, (11-a)/2, 11-a-(11-a)/2)
 			continue
 		}

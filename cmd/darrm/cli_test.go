@@ -12,9 +12,9 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/cache"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/internal/report"
 )
 
 // darrm runs the CLI in-process.

@@ -14,9 +14,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/internal/cli"
-	"github.com/darrm/darrm/internal/report"
 	"github.com/darrm/darrm/optimal"
 )
 

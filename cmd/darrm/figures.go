@@ -8,11 +8,11 @@ import (
 	"strings"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/curveplot"
+	"github.com/darrm/darrm/cmd/darrm/internal/figure"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/internal/curveplot"
-	"github.com/darrm/darrm/internal/figure"
-	"github.com/darrm/darrm/internal/report"
 	"github.com/darrm/darrm/shuffleg"
 	"github.com/darrm/darrm/transfer"
 )

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/darrm/darrm/cmd/darrm/internal/curveplot"
+	"github.com/darrm/darrm/cmd/darrm/internal/figure"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/internal/curveplot"
-	"github.com/darrm/darrm/internal/figure"
-	"github.com/darrm/darrm/internal/report"
 	"github.com/darrm/darrm/shuffleg"
 	"github.com/darrm/darrm/transfer"
 )

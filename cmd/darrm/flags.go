@@ -8,11 +8,11 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cache"
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/figure"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/internal/cli"
-	"github.com/darrm/darrm/internal/cliout"
-	"github.com/darrm/darrm/internal/figure"
 )
 
 // sharedFlags are the flags that name one concept in every command that

@@ -11,10 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/datasets"
-	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/peek"
+	"github.com/darrm/darrm/votefile"
 )
 
 // fileKind is a kind of file that darrm writes and its commands read,
@@ -236,9 +236,9 @@ func topKeys(b []byte) []string {
 func kindOfKeys(keys []string) *fileKind {
 	has := func(k string) bool { return slices.Contains(keys, k) }
 	switch {
-	case has(ensemble.HeaderKey):
+	case has(votefile.HeaderKey):
 		return voteKind
-	case has(ensemble.LabelsKey):
+	case has(votefile.LabelsKey):
 		return labelKind
 	case has("header") && has("sha256"):
 		return ledgerKind

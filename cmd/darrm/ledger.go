@@ -10,12 +10,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/internal/cli"
-	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/plural"
-	"github.com/darrm/darrm/internal/report"
 	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/votefile"
 )
 
 func init() { subcommands = append(subcommands, newLedgerCmd) }
@@ -31,11 +32,11 @@ func newLedgerCmd() *cobra.Command {
 type ledgerInitFlags struct {
 	Votes string `flag:"votes" help:"take the ensemble's parameters from this vote file's metadata header (flags given as well must agree with it)"`
 	ensembleFlags
-	Relation    ensemble.Relation `flag:"relation" help:"neighbouring relation: private-teachers (DaRRM, RR, subsampling) or one-vote (GNMax)"`
-	BudgetEps   float64           `flag:"budget-eps" required:""`
-	BudgetDelta float64           `flag:"budget-delta" required:""`
-	DeltaPrime  float64           `flag:"delta-prime"`
-	Replace     bool              `flag:"replace" help:"record this ledger as the ensemble's even though your record names another: the ensemble's budget starts again (only on purpose)"`
+	Relation    accountant.Relation `flag:"relation" help:"neighbouring relation: private-teachers (DaRRM, RR, subsampling) or one-vote (GNMax)"`
+	BudgetEps   float64             `flag:"budget-eps" required:""`
+	BudgetDelta float64             `flag:"budget-delta" required:""`
+	DeltaPrime  float64             `flag:"delta-prime"`
+	Replace     bool                `flag:"replace" help:"record this ledger as the ensemble's even though your record names another: the ensemble's budget starts again (only on purpose)"`
 }
 
 // ensembleFlags state the parameters of a teacher ensemble that a ledger
@@ -45,14 +46,14 @@ type ensembleFlags struct {
 	K         int                `flag:"K"`
 	Eps       float64            `flag:"eps"`
 	Delta     float64            `flag:"Delta"`
-	Kind      ensemble.Kind      `flag:"kind" help:"the teachers are fixed models (fixed) or a fresh mechanism per query (per-query)"`
-	Partition ensemble.Partition `flag:"partition" help:"how the teachers' training data were split: keyed-hash, file-position or shared"`
+	Kind      votefile.Kind      `flag:"kind" help:"the teachers are fixed models (fixed) or a fresh mechanism per query (per-query)"`
+	Partition votefile.Partition `flag:"partition" help:"how the teachers' training data were split: keyed-hash, file-position or shared"`
 }
 
 // stated returns the parameters the flags state; those not given are
 // left unstated (the teachers' guarantee needs --eps and --Delta both).
-func (f *ensembleFlags) stated(cmd *cobra.Command) (ensemble.Binding, error) {
-	b := ensemble.Binding{Ensemble: f.Ensemble, K: f.K, Kind: f.Kind, Partition: f.Partition}
+func (f *ensembleFlags) stated(cmd *cobra.Command) (votefile.Binding, error) {
+	b := votefile.Binding{Ensemble: f.Ensemble, K: f.K, Kind: f.Kind, Partition: f.Partition}
 	eps, delta := cli.Given(cmd.Flags(), "eps", f.Eps), cli.Given(cmd.Flags(), "Delta", f.Delta)
 	if (eps == nil) != (delta == nil) {
 		return b, cli.Usagef("--eps and --Delta go together: they are each teacher's guarantee")
@@ -64,7 +65,7 @@ func (f *ensembleFlags) stated(cmd *cobra.Command) (ensemble.Binding, error) {
 }
 
 func newLedgerInitCmd() *cobra.Command {
-	f := ledgerInitFlags{Relation: ensemble.PrivateTeachers}
+	f := ledgerInitFlags{Relation: accountant.PrivateTeachers}
 	return newCmd("ledger-init", &cobra.Command{
 		Use:   "init LEDGER (--votes VOTES | --ensemble ID --K K --eps E --Delta D --kind KIND --partition RULE) --budget-eps E --budget-delta D",
 		Short: "Create a ledger with a total budget, bound to one teacher ensemble",
@@ -93,19 +94,19 @@ func newLedgerInitCmd() *cobra.Command {
 }
 
 // binding returns the ensemble's parameters: the vote file's header, which
-// the flags given must agree with (ensemble.Check, the check of every
+// the flags given must agree with (votefile.Check, the check of every
 // release), or the flags alone, which must then state every parameter (the
 // relation defaults to private-teachers).
-func (f *ledgerInitFlags) binding(cmd *cobra.Command) (ensemble.Binding, error) {
+func (f *ledgerInitFlags) binding(cmd *cobra.Command) (votefile.Binding, error) {
 	fs := cmd.Flags()
-	s := ensemble.Stated{Ensemble: f.Ensemble, K: f.K, Kind: f.Kind, Partition: f.Partition,
-		Eps: cli.Given(fs, "eps", f.Eps), Delta: cli.Given(fs, "Delta", f.Delta)}
+	s := votefile.Stated{Ensemble: f.Ensemble, K: f.K, Kind: f.Kind, Partition: f.Partition,
+		Eps: cli.Given(fs, "eps", f.Eps), Delta: cli.Given(fs, "Delta", f.Delta), Calibrated: ensemble.Calibrated}
 	if f.Votes == "" {
 		if err := cli.RequireFlags(cmd, "ensemble", "K", "eps", "Delta", "kind", "partition"); err != nil {
-			return ensemble.Binding{}, cli.Usagef("%v (or take them from a vote file's header with --votes)", err)
+			return votefile.Binding{}, cli.Usagef("%v (or take them from a vote file's header with --votes)", err)
 		}
 		s.Relation = &f.Relation
-		b, err := ensemble.Check(nil, s)
+		b, err := votefile.Check(nil, s)
 		if err == nil {
 			err = b.Validate()
 		}
@@ -117,9 +118,9 @@ func (f *ledgerInitFlags) binding(cmd *cobra.Command) (ensemble.Binding, error) 
 	name := cli.InputName(f.Votes)
 	meta, err := voteHeader(cmd, f.Votes)
 	if err != nil {
-		return ensemble.Binding{}, err
+		return votefile.Binding{}, err
 	}
-	b, err := ensemble.Check(meta, s)
+	b, err := votefile.Check(meta, s)
 	if err != nil {
 		return b, fmt.Errorf("--votes %s: %w", name, err)
 	}
@@ -128,14 +129,14 @@ func (f *ledgerInitFlags) binding(cmd *cobra.Command) (ensemble.Binding, error) 
 
 // voteHeader returns the metadata header of the vote file path, which
 // must have one.
-func voteHeader(cmd *cobra.Command, path string) (*ensemble.VoteMeta, error) {
+func voteHeader(cmd *cobra.Command, path string) (*votefile.Meta, error) {
 	name := cli.InputName(path)
 	file, err := openInput(cmd, "--votes", path, wantVotes)
 	if err != nil {
 		return nil, err
 	}
 	defer file.Close()
-	vf, err := ensemble.OpenVoteFile(file, name, ensemble.FormatAuto)
+	vf, err := votefile.Open(file, name, votefile.FormatAuto)
 	if err != nil {
 		return nil, cli.Usagef("--votes: %v", err)
 	}

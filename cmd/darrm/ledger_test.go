@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/internal/report"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
 )
 
 // TestLedgerAcrossRuns charges two releases of the same teachers to one

@@ -13,10 +13,11 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/internal/cli"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/optimal"
+	"github.com/darrm/darrm/votefile"
 )
 
 // Exit codes. Scripts depend on them, so they are part of the CLI contract
@@ -48,7 +49,7 @@ func exitCode(err error) int {
 		return exitBudget
 	case errors.Is(err, errNotCertified), errors.Is(err, ensemble.ErrNotCertified):
 		return exitNotCertified
-	case cli.IsUsage(err), errors.Is(err, optimal.ErrTooLarge), errors.As(err, new(*ensemble.TeachersError)),
+	case cli.IsUsage(err), errors.Is(err, optimal.ErrTooLarge), errors.As(err, new(*votefile.TeachersError)),
 		errors.As(err, new(*ledger.BindingError)), errors.As(err, new(*ledger.VersionError)):
 		return exitUsage
 	}

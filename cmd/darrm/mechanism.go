@@ -11,12 +11,13 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cache"
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/internal/cli"
-	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/optimal"
+	"github.com/darrm/darrm/votefile"
 )
 
 // mechanismFlags configure the aggregators of aggregate and simulate.
@@ -49,7 +50,7 @@ func (f *mechanismFlags) parse(cmd *cobra.Command, flag string, names []string) 
 		if !slices.Contains(ensemble.Mechanisms, n) {
 			return s, cli.Usagef("--%s %q: must be one of %s", flag, n, strings.Join(ensemble.Mechanisms, ", "))
 		}
-		if info, _ := ensemble.LookupMechanism(n, ensemble.TwoClass); info.Gamma {
+		if info, _ := ensemble.LookupMechanism(n, votefile.TwoClass); info.Gamma {
 			sampling = append(sampling, n)
 		}
 	}
@@ -92,11 +93,11 @@ func gammaMechanisms() []string {
 
 // tableRelation returns the relation the --gamma file states, DaRRM's
 // when it states none.
-func (s mechanisms) tableRelation() constraints.Relation {
+func (s mechanisms) tableRelation() accountant.Relation {
 	if r := s.table.Stated.Relation; r != nil {
 		return *r
 	}
-	return constraints.PrivateTeachers
+	return accountant.PrivateTeachers
 }
 
 // checkTableRelation refuses a --gamma file for a relation in which none
@@ -105,13 +106,13 @@ func (s mechanisms) tableRelation() constraints.Relation {
 func (s mechanisms) checkTableRelation(names []string) error {
 	rel := s.tableRelation()
 	for _, n := range names {
-		if info, _ := ensemble.LookupMechanism(n, ensemble.TwoClass); info.Relation == rel {
+		if info, _ := ensemble.LookupMechanism(n, votefile.TwoClass); info.Relation == rel {
 			return nil
 		}
 	}
-	want, other := "darrm-one-vote", constraints.PrivateTeachers
-	if rel == constraints.PrivateTeachers {
-		want, other = "darrm", constraints.OneVote
+	want, other := "darrm-one-vote", accountant.PrivateTeachers
+	if rel == accountant.PrivateTeachers {
+		want, other = "darrm", accountant.OneVote
 	}
 	return cli.Usagef("--gamma %s is a gamma for the %v relation (%s); %s releases in the %v relation: use --mechanism %s, or a gamma that darrm solve wrote for the %v relation",
 		s.tableName, rel, rel.Describe(), strings.Join(names, " and "), other, want, other)

@@ -10,8 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/internal/cli"
+	"github.com/darrm/darrm/votefile"
 )
 
 // pateFlags are the settings of the multi-class mechanisms.
@@ -23,15 +24,15 @@ type pateFlags struct {
 }
 
 // settings returns the settings the flags give (nil: not given).
-func (f *pateFlags) settings(cmd *cobra.Command) ensemble.Settings {
+func (f *pateFlags) settings(cmd *cobra.Command) votefile.Settings {
 	fs := cmd.Flags()
-	return ensemble.Settings{Threshold: cli.Given(fs, "threshold", f.Threshold), Sigma1: cli.Given(fs, "sigma1", f.Sigma1),
+	return votefile.Settings{Threshold: cli.Given(fs, "threshold", f.Threshold), Sigma1: cli.Given(fs, "sigma1", f.Sigma1),
 		Sigma2: cli.Given(fs, "sigma2", f.Sigma2), LaplaceScale: cli.Given(fs, "laplace-scale", f.LaplaceScale)}
 }
 
 // gnmaxOf returns the GNMax-family parameters of settings s (a
 // threshold step when s has sigma1) with noise.
-func gnmaxOf(s ensemble.Settings, noise accountant.PATENoise) (accountant.ConfidentGNMax, error) {
+func gnmaxOf(s votefile.Settings, noise accountant.PATENoise) (accountant.ConfidentGNMax, error) {
 	m := accountant.ConfidentGNMax{Noise: noise}
 	if s.Sigma2 != nil {
 		m.Sigma2 = *s.Sigma2
@@ -52,7 +53,7 @@ func gnmaxOf(s ensemble.Settings, noise accountant.PATENoise) (accountant.Confid
 // mechanism needs or takes) that mechanism info does not take, and asks
 // for each it needs that neither a flag nor stated (a label file's
 // header) gives.
-func checkSettings(cmd *cobra.Command, info ensemble.MechanismInfo, stated ensemble.Settings) error {
+func checkSettings(cmd *cobra.Command, info ensemble.MechanismInfo, stated votefile.Settings) error {
 	fs := cmd.Flags()
 	takes := append(slices.Clone(info.Needs), info.Takes...)
 	for _, r := range ensemble.Registry() {
@@ -95,29 +96,29 @@ func takenBy(name string) string {
 // metadata header states.
 type multiInputFlags struct {
 	Classes  int               `flag:"classes" help:"number of classes C: the votes are class indices 0..C-1 (with --input-format counts, every row must have C counts; a metadata header states C, which this may repeat)"`
-	InFormat ensemble.Format   `flag:"input-format" help:"votes as csv or jsonl, or counts: rows of C vote counts (auto: JSON lines if the first line starts with [ or {; a metadata header states the layout)"`
-	Header   ensemble.Presence `flag:"header" help:"CSV header row: auto, yes or no"`
-	ID       ensemble.Presence `flag:"id" help:"id column: auto, yes or no"`
+	InFormat votefile.Format   `flag:"input-format" help:"votes as csv or jsonl, or counts: rows of C vote counts (auto: JSON lines if the first line starts with [ or {; a metadata header states the layout)"`
+	Header   votefile.Presence `flag:"header" help:"CSV header row: auto, yes or no"`
+	ID       votefile.Presence `flag:"id" help:"id column: auto, yes or no"`
 }
 
 // openVotes reads the start of the vote file r (its metadata header).
-func (f *multiInputFlags) openVotes(r io.Reader, name string) (*ensemble.VoteFile, error) {
-	vf, err := ensemble.OpenVoteFile(r, name, f.InFormat)
+func (f *multiInputFlags) openVotes(r io.Reader, name string) (*votefile.File, error) {
+	vf, err := votefile.Open(r, name, f.InFormat)
 	return vf, formatError(err)
 }
 
 // input returns the kind of votes vf is to be read as: multi-class when
 // the flags ask for counts or class indices, or the header states them,
 // or, when neither says, the rows are evidently vote counts
-// (ensemble.VoteFile.DetectLayout, given the --K of a command that has
+// (votefile.File.DetectLayout, given the --K of a command that has
 // it), which are then read as --input-format counts reads them, with a
 // note on stderr that names the file name.
-func (f *multiInputFlags) input(cmd *cobra.Command, vf *ensemble.VoteFile, name string) (ensemble.Input, error) {
+func (f *multiInputFlags) input(cmd *cobra.Command, vf *votefile.File, name string) (votefile.Input, error) {
 	fs := cmd.Flags()
-	if f.InFormat == ensemble.FormatCounts || fs.Changed("classes") || vf.MultiClass() {
-		return ensemble.MultiClass, nil
+	if f.InFormat == votefile.FormatCounts || fs.Changed("classes") || vf.MultiClass() {
+		return votefile.MultiClass, nil
 	}
-	opts := ensemble.ReadOptions{Header: f.Header, ID: f.ID}
+	opts := votefile.ReadOptions{Header: f.Header, ID: f.ID}
 	if k := fs.Lookup("K"); k != nil && k.Changed {
 		opts.K, _ = fs.GetInt("K")
 	}
@@ -125,42 +126,42 @@ func (f *multiInputFlags) input(cmd *cobra.Command, vf *ensemble.VoteFile, name 
 	if err != nil {
 		return 0, formatError(err)
 	}
-	if layout == ensemble.LayoutCounts && vf.Meta() == nil {
-		f.InFormat = ensemble.FormatCounts
+	if layout == votefile.LayoutCounts && vf.Meta() == nil {
+		f.InFormat = votefile.FormatCounts
 		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: %s holds vote counts, one column per class: read as counts (as --input-format counts says; docs/aggregate.md, \"Vote counts without a flag\")\n", name)
-		return ensemble.MultiClass, nil
+		return votefile.MultiClass, nil
 	}
-	return ensemble.TwoClass, nil
+	return votefile.TwoClass, nil
 }
 
 // reader reads vf as votes of kind in: 0/1 votes, or counts or class
 // indices with the layout, C and K of its metadata header, which the
 // flags may repeat but not contradict, or without one, those the flags
 // give.
-func (f *multiInputFlags) reader(cmd *cobra.Command, vf *ensemble.VoteFile, in ensemble.Input, name string) (ensemble.Reader, error) {
-	if in == ensemble.TwoClass {
-		r, err := vf.Votes(ensemble.ReadOptions{Format: f.InFormat, Header: f.Header, ID: f.ID})
+func (f *multiInputFlags) reader(cmd *cobra.Command, vf *votefile.File, in votefile.Input, name string) (votefile.Reader, error) {
+	if in == votefile.TwoClass {
+		r, err := vf.Votes(votefile.ReadOptions{Format: f.InFormat, Header: f.Header, ID: f.ID})
 		return r, formatError(err)
 	}
 	fs := cmd.Flags()
-	if fs.Changed("classes") && (f.Classes < 2 || f.Classes > ensemble.MaxClasses) {
-		return nil, cli.Usagef("--classes %d: must be in [2, %d] (at most as many classes as a row of counts can hold within a line's %d bytes)", f.Classes, ensemble.MaxClasses, ensemble.MaxLineBytes)
+	if fs.Changed("classes") && (f.Classes < 2 || f.Classes > votefile.MaxClasses) {
+		return nil, cli.Usagef("--classes %d: must be in [2, %d] (at most as many classes as a row of counts can hold within a line's %d bytes)", f.Classes, votefile.MaxClasses, votefile.MaxLineBytes)
 	}
-	opts := ensemble.MultiOptions{Header: f.Header, ID: f.ID, Classes: f.Classes}
+	opts := votefile.MultiOptions{Header: f.Header, ID: f.ID, Classes: f.Classes}
 	switch {
-	case f.InFormat == ensemble.FormatCounts:
-		opts.Input = ensemble.InputCounts
+	case f.InFormat == votefile.FormatCounts:
+		opts.Input = votefile.InputCounts
 	case fs.Changed("classes"):
-		opts.Input = ensemble.InputClasses
+		opts.Input = votefile.InputClasses
 	}
 	if m := vf.Meta(); m != nil {
-		if _, err := ensemble.Check(m, ensemble.Stated{Classes: f.Classes}); err != nil {
+		if _, err := votefile.Check(m, votefile.Stated{Classes: f.Classes}); err != nil {
 			return nil, fmt.Errorf("%s: %w (--classes)", name, err)
 		}
-		if f.InFormat == ensemble.FormatCounts && m.Layout != ensemble.LayoutCounts {
+		if f.InFormat == votefile.FormatCounts && m.Layout != votefile.LayoutCounts {
 			return nil, cli.Usagef("--input-format counts contradicts the metadata header of %s, which states layout %v (class indices)", name, m.Layout)
 		}
-		opts.Input = ensemble.InputFromHeader
+		opts.Input = votefile.InputFromHeader
 	}
 	r, err := vf.Multi(opts)
 	return r, formatError(err)
@@ -168,18 +169,18 @@ func (f *multiInputFlags) reader(cmd *cobra.Command, vf *ensemble.VoteFile, in e
 
 // openReader opens the vote file name (- for standard input) and reads it
 // as the flags and its header say (reader). Close the file it returns.
-func (f *multiInputFlags) openReader(cmd *cobra.Command, name string) (ensemble.Reader, io.Closer, error) {
+func (f *multiInputFlags) openReader(cmd *cobra.Command, name string) (votefile.Reader, io.Closer, error) {
 	file, err := openInput(cmd, "VOTES", name, wantVotes)
 	if err != nil {
 		return nil, nil, err
 	}
 	vf, err := f.openVotes(file, cli.InputName(name))
-	var kind ensemble.Input
+	var kind votefile.Input
 	if err == nil {
 		kind, err = f.input(cmd, vf, cli.InputName(name))
 	}
 	if err == nil {
-		var in ensemble.Reader
+		var in votefile.Reader
 		if in, err = f.reader(cmd, vf, kind, cli.InputName(name)); err == nil {
 			return in, file, nil
 		}
@@ -188,10 +189,10 @@ func (f *multiInputFlags) openReader(cmd *cobra.Command, name string) (ensemble.
 	return nil, nil, err
 }
 
-// formatError makes a malformed vote or label file (*ensemble.FormatError)
+// formatError makes a malformed vote or label file (*votefile.FormatError)
 // bad input; other errors, such as a failed read, stay what they are.
 func formatError(err error) error {
-	if fe := (*ensemble.FormatError)(nil); errors.As(err, &fe) {
+	if fe := (*votefile.FormatError)(nil); errors.As(err, &fe) {
 		return cli.Usagef("%v", err)
 	}
 	return err

@@ -6,12 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/votefile"
 )
 
 // TestOneCheck: aggregate, account pate and ledger init refuse what
 // contradicts a vote file's metadata header through the one check of
-// every release (ensemble.Check): exit 2, an error that names the field,
+// every release (votefile.Check): exit 2, an error that names the field,
 // the header's value, the value given and the rule, and no output. (The
 // library's release and teachers vote are tested in their packages:
 // teachers vote writes the header of teachers it loads, whose header is
@@ -27,7 +28,7 @@ func TestOneCheck(t *testing.T) {
 	}
 	k11 := filepath.Join("..", "..", "testdata", "votes-K11.csv")
 	counts := countsFile(t, dir, "counts.csv", 3, func(i int) []int { return plurality(200, i%10) })
-	privateCounts := write("private.csv", pateHeader(t, 251, 10, ensemble.LayoutCounts, ensemble.PrivateTeachers, ensemble.FormatCSV)+"206,5,5,5,5,5,5,5,5,5\n")
+	privateCounts := write("private.csv", pateHeader(t, 251, 10, votefile.LayoutCounts, accountant.PrivateTeachers, votefile.FormatCSV)+"206,5,5,5,5,5,5,5,5,5\n")
 	sgdHeader := `# {"darrm-votes":1,"ensemble":"onecheck-sgd","K":3,"classes":2,"layout":"votes","relation":"one-vote","kind":"fixed","partition":"keyed-hash","teachers":[{"count":3,"source":{"method":"none"}}]}` + "\n"
 	sgd := write("sgd.csv", sgdHeader+"1,0,1\n0,0,1\n1,1,1\n")
 	out := filepath.Join(dir, "out")

@@ -4,7 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/cache"
-	"github.com/darrm/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/ledger"
 )
 

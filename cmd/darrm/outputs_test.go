@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/darrm/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 )
 
 // TestOutputFolders: every output of every command (its output flags, and

@@ -15,19 +15,19 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/datasets"
-	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/votefile"
 )
 
 // pateHeader is the metadata header of a PATE ensemble: k non-private
 // teachers on keyed-hash shares voting among c classes, in layout l and
 // relation rel.
-func pateHeader(t *testing.T, k, c int, l ensemble.Layout, rel ensemble.Relation, f ensemble.Format) string {
+func pateHeader(t *testing.T, k, c int, l votefile.Layout, rel accountant.Relation, f votefile.Format) string {
 	t.Helper()
-	m := &ensemble.VoteMeta{Ensemble: fmt.Sprintf("pate-k%d", k), K: k, Classes: c, Layout: l, Relation: rel, Kind: ensemble.Fixed, Partition: ensemble.KeyedHash,
-		Teachers: []ensemble.TeacherGroup{{Count: k, Origin: ensemble.NonPrivate}}}
-	if rel == ensemble.PrivateTeachers {
-		m.Partition = ensemble.SharedData
-		m.Teachers = []ensemble.TeacherGroup{{Count: k, Guarantee: accountant.Guarantee{Eps: 0.5, Delta: 1e-5}}}
+	m := &votefile.Meta{Ensemble: fmt.Sprintf("pate-k%d", k), K: k, Classes: c, Layout: l, Relation: rel, Kind: votefile.Fixed, Partition: votefile.KeyedHash,
+		Teachers: []votefile.TeacherGroup{{Count: k, Origin: votefile.NonPrivate}}}
+	if rel == accountant.PrivateTeachers {
+		m.Partition = votefile.SharedData
+		m.Teachers = []votefile.TeacherGroup{{Count: k, Guarantee: accountant.Guarantee{Eps: 0.5, Delta: 1e-5}}}
 	}
 	b, err := m.AppendHeader(nil, f)
 	if err != nil {
@@ -41,7 +41,7 @@ func pateHeader(t *testing.T, k, c int, l ensemble.Layout, rel ensemble.Relation
 func countsFile(t *testing.T, dir, name string, n int, row func(i int) []int) string {
 	t.Helper()
 	var b strings.Builder
-	b.WriteString(pateHeader(t, 250, 10, ensemble.LayoutCounts, ensemble.OneVote, ensemble.FormatCSV))
+	b.WriteString(pateHeader(t, 250, 10, votefile.LayoutCounts, accountant.OneVote, votefile.FormatCSV))
 	b.WriteString("id,c0,c1,c2,c3,c4,c5,c6,c7,c8,c9\n")
 	for i := 1; i <= n; i++ {
 		fmt.Fprintf(&b, "q%d", i)
@@ -212,10 +212,10 @@ func TestPATEBadInput(t *testing.T) {
 		}
 		return p
 	}
-	head := pateHeader(t, 250, 10, ensemble.LayoutCounts, ensemble.OneVote, ensemble.FormatCSV)
+	head := pateHeader(t, 250, 10, votefile.LayoutCounts, accountant.OneVote, votefile.FormatCSV)
 	row := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(plurality(200, 0))), ","), "[]")
-	private := write("private.csv", pateHeader(t, 251, 10, ensemble.LayoutCounts, ensemble.PrivateTeachers, ensemble.FormatCSV)+"206,5,5,5,5,5,5,5,5,5\n")
-	classes := write("classes.csv", pateHeader(t, 5, 3, ensemble.LayoutVotes, ensemble.OneVote, ensemble.FormatCSV)+"0,1,2,2,1\n")
+	private := write("private.csv", pateHeader(t, 251, 10, votefile.LayoutCounts, accountant.PrivateTeachers, votefile.FormatCSV)+"206,5,5,5,5,5,5,5,5,5\n")
+	classes := write("classes.csv", pateHeader(t, 5, 3, votefile.LayoutVotes, accountant.OneVote, votefile.FormatCSV)+"0,1,2,2,1\n")
 	shortLabels := write("short.csv", "id,label,answered\nq1,3,1\n")
 	badLabels := write("bad.csv", "id,label,answered\nq1,3,0\nq2,,0\nq3,,0\nq4,,0\nq5,,0\n")
 	otherIDs := write("ids.csv", "id,label,answered\nx1,,0\nq2,,0\nq3,,0\nq4,,0\nq5,,0\n")
@@ -567,8 +567,8 @@ func TestAccountPATEChecks(t *testing.T) {
 	votes := countsFile(t, dir, "votes.csv", 30, func(i int) []int { return plurality(150+3*i, i%10) })
 	shared := filepath.Join(dir, "shared.csv")
 	raw, _ := os.ReadFile(votes)
-	os.WriteFile(shared, []byte(strings.Replace(string(raw), pateHeader(t, 250, 10, ensemble.LayoutCounts, ensemble.OneVote, ensemble.FormatCSV),
-		pateHeader(t, 250, 10, ensemble.LayoutCounts, ensemble.PrivateTeachers, ensemble.FormatCSV), 1)), 0o644)
+	os.WriteFile(shared, []byte(strings.Replace(string(raw), pateHeader(t, 250, 10, votefile.LayoutCounts, accountant.OneVote, votefile.FormatCSV),
+		pateHeader(t, 250, 10, votefile.LayoutCounts, accountant.PrivateTeachers, votefile.FormatCSV), 1)), 0o644)
 	acct := func(args ...string) []string {
 		return append([]string{"account", "pate", "--target-delta", "1e-5", "--format", "json"}, args...)
 	}

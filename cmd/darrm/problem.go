@@ -10,11 +10,12 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cache"
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/internal/cli"
-	"github.com/darrm/darrm/internal/cliout"
 	"github.com/darrm/darrm/optimal"
 )
 
@@ -35,9 +36,9 @@ type problemFlags struct {
 // relationFlags choose the neighbouring relation of a problem and, in the
 // one-vote relation, the release's eps.
 type relationFlags struct {
-	Relation  constraints.Relation `flag:"relation" help:"neighbouring relation: private-teachers (each teacher (eps, Delta)-DP, any vote may change; the thesis') or one-vote (teachers on disjoint shares, not necessarily private: one record changes one vote; give the release's budget with --target-eps and --delta)"`
-	TargetEps []float64            `flag:"target-eps"`
-	fs        *pflag.FlagSet       // the command's flags, to tell which were given
+	Relation  accountant.Relation `flag:"relation" help:"neighbouring relation: private-teachers (each teacher (eps, Delta)-DP, any vote may change; the thesis') or one-vote (teachers on disjoint shares, not necessarily private: one record changes one vote; give the release's budget with --target-eps and --delta)"`
+	TargetEps []float64           `flag:"target-eps"`
+	fs        *pflag.FlagSet      // the command's flags, to tell which were given
 }
 
 // withRelation gives the problem flags of cmd the relation flags r, which
@@ -91,7 +92,7 @@ func (f *problemFlags) paramsNamed(k int, eps string, line gamma.Stated, files .
 		return p, err
 	}
 	names := map[string]string{"m·eps": "m·eps (--m × " + eps + ")"}
-	if p.Relation == constraints.OneVote {
+	if p.Relation == accountant.OneVote {
 		names = map[string]string{"eps": "--target-eps", "m·eps": "--target-eps"}
 	}
 	return p, flagError(p.Validate(), names)
@@ -106,7 +107,7 @@ func (f *problemFlags) checkRelation(p gamma.Problem, files []gamma.Stated) erro
 		return nil
 	}
 	fs := f.relation.fs
-	if p.Relation != constraints.OneVote {
+	if p.Relation != accountant.OneVote {
 		if fs.Changed("target-eps") {
 			return cli.Usagef("--target-eps is the release's eps in the one-vote relation (--relation one-vote); in the %v relation it is m·eps (--m, --eps)", p.Relation)
 		}
@@ -182,7 +183,7 @@ func (f *cacheFlags) open() (*cache.Dir, error) {
 // stored.
 func loadGamma(ctx context.Context, cmd *cobra.Command, src optimal.Source, p constraints.Params) (optimal.Loaded, error) {
 	what := fmt.Sprintf("solving K=%d m=%g", p.K, p.M)
-	if p.Relation == constraints.OneVote {
+	if p.Relation == accountant.OneVote {
 		what = fmt.Sprintf("solving K=%d one-vote eps=%g", p.K, p.Eps)
 	}
 	prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, what)

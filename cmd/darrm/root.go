@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/darrm/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 )
 
 // helpFiles hold the long descriptions and examples of the commands.

@@ -5,10 +5,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/internal/cli"
-	"github.com/darrm/darrm/internal/cliout"
-	"github.com/darrm/darrm/internal/report"
+	"github.com/darrm/darrm/noise"
 )
 
 func init() { subcommands = append(subcommands, newSimulateCmd) }
@@ -50,9 +51,9 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 		return err
 	}
 	if !cmd.Flags().Changed("seed") {
-		f.Seed = ensemble.NewSource().Uint64()
+		f.Seed = noise.NewSource().Uint64()
 	}
-	teachers, err := ensemble.Teachers(f.Teachers, p.K, ensemble.NewSeededSource(f.Seed))
+	teachers, err := ensemble.Teachers(f.Teachers, p.K, noise.NewSeededSource(f.Seed))
 	if err != nil {
 		return cli.Usagef("--teachers: %v", err)
 	}

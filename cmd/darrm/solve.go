@@ -7,12 +7,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/figure"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/internal/cli"
-	"github.com/darrm/darrm/internal/cliout"
-	"github.com/darrm/darrm/internal/figure"
-	"github.com/darrm/darrm/internal/report"
 	"github.com/darrm/darrm/lp"
 	"github.com/darrm/darrm/optimal"
 )
@@ -108,7 +107,7 @@ func (f *solveFlags) baselines(cmd *cobra.Command, p gamma.Problem) ([]gamma.Act
 	if err != nil {
 		return nil, nil, cli.Usagef("--actual: %v", err)
 	}
-	if p.Relation == constraints.OneVote {
+	if p.Relation == accountant.OneVote {
 		for _, name := range []string{"sub-size", "rr-composition", "rr-delta-prime"} {
 			if cmd.Flags().Changed(name) {
 				return nil, nil, cli.Usagef("--%s sets a baseline of the private-teachers relation; the one-vote relation compares GNMax and RR's largest constant gamma", name)

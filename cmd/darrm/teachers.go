@@ -8,14 +8,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/datasets"
-	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/internal/cli"
-	"github.com/darrm/darrm/internal/cliout"
-	"github.com/darrm/darrm/internal/report"
 	"github.com/darrm/darrm/pate"
 	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/transfer"
+	"github.com/darrm/darrm/votefile"
 )
 
 func init() { subcommands = append(subcommands, newTeachersCmd) }
@@ -100,7 +100,7 @@ func newTeachersSub(use string) *cobra.Command {
 			if err := cli.WriteOutput(cmd.Context(), f.out, cmd.OutOrStdout(), func(w io.Writer) error { return e.WriteVotes(w, b.Test) }); err != nil {
 				return err
 			}
-			return writeVotes(cmd, f.out, ensemble.LayoutVotes, e.Meta, b.Test.Len(), f.Format)
+			return writeVotes(cmd, f.out, votefile.LayoutVotes, e.Meta, b.Test.Len(), f.Format)
 		},
 	}, &f, nil)
 	if use == "vote" {
@@ -195,18 +195,18 @@ func runTeachersClasses(cmd *cobra.Command, use, dataset string, classes int, tf
 	if err := cli.WriteOutput(cmd.Context(), out, cmd.OutOrStdout(), e.WriteCounts); err != nil {
 		return err
 	}
-	return writeVotes(cmd, out, ensemble.LayoutCounts, e.Meta, cfg.Queries, format)
+	return writeVotes(cmd, out, votefile.LayoutCounts, e.Meta, cfg.Queries, format)
 }
 
 // writeVotes prints the summary of the vote file teachers vote wrote to
 // out (report.Votes): on standard output, or on standard error when the
 // votes went there.
-func writeVotes(cmd *cobra.Command, out string, layout ensemble.Layout, meta *ensemble.VoteMeta, queries int, format cliout.Format) error {
+func writeVotes(cmd *cobra.Command, out string, layout votefile.Layout, meta *votefile.Meta, queries int, format cliout.Format) error {
 	w := cmd.OutOrStdout()
 	if cli.IsStdout(out) || cli.IsStdoutFile(out, w) {
 		w = cmd.ErrOrStderr()
 	}
-	return report.Votes{Output: cli.OutputName(out), Format: ensemble.FormatCSV, Layout: layout, Meta: meta, Queries: queries}.Write(w, format)
+	return report.Votes{Output: cli.OutputName(out), Format: votefile.FormatCSV, Layout: layout, Meta: meta, Queries: queries}.Write(w, format)
 }
 
 // loadBinary reads a two-class task from the data folder; missing data

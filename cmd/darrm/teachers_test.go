@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/votefile"
 )
 
 // TestTeachersVoteSummary: teachers vote says what it wrote, in one line
@@ -30,7 +30,7 @@ func TestTeachersVoteSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer vf.Close()
-	r, err := ensemble.NewVoteReader(vf, votes, ensemble.ReadOptions{})
+	r, err := votefile.NewVoteReader(vf, votes, votefile.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,13 +10,13 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cache"
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/curveplot"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/internal/cli"
-	"github.com/darrm/darrm/internal/cliout"
-	"github.com/darrm/darrm/internal/curveplot"
-	"github.com/darrm/darrm/internal/report"
+	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/transfer"
 )
@@ -62,7 +62,7 @@ func newTransferCmd() *cobra.Command {
 			}
 			teacherSeed := cli.Given(cmd.Flags(), "seed", f.Seed)
 			if teacherSeed == nil {
-				params.Seed = ensemble.NewSource().Uint64()
+				params.Seed = noise.NewSource().Uint64()
 			}
 			prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, fmt.Sprintf("transfer %s: training or loading the teachers", f.Dataset))
 			defer prog.Done()

@@ -1,0 +1,348 @@
+// Package cli is command-line plumbing for cobra programs that knows
+// nothing of what the program computes.
+//
+// It provides flags declared once as tagged struct fields (Registry.Bind),
+// with a registry of the flags that mean one thing in every command; flags
+// of types that read and print themselves as text; bad input as a typed
+// usage error; positional arguments, required flags and commands that only
+// group others; help texts kept in files; the build's version; inputs and
+// outputs named on the command line (- for the standard streams, files
+// written atomically); and running a command tree with every write to
+// standard output checked.
+//
+// darrm's commands (cmd/darrm) are built on it; its exit statuses and the
+// mapping of its errors onto them stay with the program.
+package cli
+
+import (
+	"encoding"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// Flag is a flag's name, typed default and help. Default is an int,
+// float64, string, bool, uint64, []float64, []string or []int, or a value
+// of a type that reads and prints itself as text (TextValue).
+type Flag struct {
+	Name    string
+	Default any
+	Usage   string
+}
+
+// TextValue is a type that a flag reads from its text and prints as text:
+// a library's enumeration or a parsed value.
+type TextValue interface {
+	encoding.TextMarshaler
+	encoding.TextUnmarshaler
+}
+
+// textFlag is a flag of a TextValue; help shows it as a string, and
+// FlagErrorFunc reports a bad value in the TextValue's words.
+type textFlag struct{ v TextValue }
+
+func (f textFlag) String() string {
+	b, _ := f.v.MarshalText()
+	return string(b)
+}
+
+func (f textFlag) Set(s string) error { return f.v.UnmarshalText([]byte(s)) }
+
+func (f textFlag) Type() string { return "string" }
+
+// decimalInt is an int flag read in base 10 only: pflag's own reads a
+// leading 0 as octal and 0x as hexadecimal, so that --K 013 would be 11.
+type decimalInt int
+
+func (d *decimalInt) Set(s string) error {
+	v, err := strconv.ParseInt(s, 10, strconv.IntSize)
+	if err != nil {
+		return numError(err)
+	}
+	*d = decimalInt(v)
+	return nil
+}
+
+func (d *decimalInt) String() string { return strconv.Itoa(int(*d)) }
+
+func (d *decimalInt) Type() string { return "int" }
+
+// decimalUint64 is a uint64 flag read in base 10 only (decimalInt).
+type decimalUint64 uint64
+
+func (d *decimalUint64) Set(s string) error {
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return numError(err)
+	}
+	*d = decimalUint64(v)
+	return nil
+}
+
+func (d *decimalUint64) String() string { return strconv.FormatUint(uint64(*d), 10) }
+
+func (d *decimalUint64) Type() string { return "uint" }
+
+// numError says why a number did not parse, without strconv's prefix.
+func numError(err error) error {
+	var ne *strconv.NumError
+	if errors.As(err, &ne) {
+		if ne.Err == strconv.ErrRange {
+			return errors.New("out of range")
+		}
+		return errors.New("not a whole number in base 10")
+	}
+	return err
+}
+
+// floatsValue is a list of numbers, shown as "floats" in help.
+type floatsValue struct{ pflag.Value }
+
+func (floatsValue) Type() string { return "floats" }
+
+// Add defines f in fs, storing into p, which must point to a value of the
+// type of f.Default (or be a *string for a Default that is a TextValue,
+// kept as its text). It panics on a mismatch, a programming error.
+func (f Flag) Add(fs *pflag.FlagSet, p any) {
+	switch p := p.(type) {
+	case *int:
+		*p = f.Default.(int)
+		fs.Var((*decimalInt)(p), f.Name, f.Usage)
+	case *float64:
+		fs.Float64Var(p, f.Name, f.Default.(float64), f.Usage)
+	case *string:
+		def, ok := f.Default.(string)
+		if m, text := f.Default.(encoding.TextMarshaler); text {
+			b, _ := m.MarshalText()
+			def, ok = string(b), true
+		}
+		if !ok {
+			panic(fmt.Sprintf("flag --%s: default %T, not a string", f.Name, f.Default))
+		}
+		fs.StringVar(p, f.Name, def, f.Usage)
+	case *bool:
+		fs.BoolVar(p, f.Name, f.Default.(bool), f.Usage)
+	case *uint64:
+		*p = f.Default.(uint64)
+		fs.Var((*decimalUint64)(p), f.Name, f.Usage)
+	case *[]float64:
+		fs.Float64SliceVar(p, f.Name, f.Default.([]float64), f.Usage)
+		// Help shows the type as "floats" (as "strings" and "ints") and no
+		// "(default [])" for an empty list.
+		fl := fs.Lookup(f.Name)
+		fl.Value = floatsValue{fl.Value}
+		if len(f.Default.([]float64)) == 0 {
+			fl.DefValue = ""
+		}
+	case *[]string:
+		fs.StringSliceVar(p, f.Name, f.Default.([]string), f.Usage)
+	case *[]int:
+		fs.IntSliceVar(p, f.Name, f.Default.([]int), f.Usage)
+	case TextValue:
+		reflect.ValueOf(p).Elem().Set(reflect.ValueOf(f.Default))
+		fs.Var(textFlag{p}, f.Name, f.Usage)
+	default:
+		panic(fmt.Sprintf("flag --%s: unsupported type %T", f.Name, p))
+	}
+}
+
+// Registry holds the shared flags of a program: flags that name one
+// concept in every command that has them, with one default and one help,
+// defined in one place.
+type Registry struct {
+	flags  []Flag
+	byName map[string]Flag
+}
+
+// NewRegistry returns the registry of flags, which it lists in that order.
+// It panics if two flags have the same name.
+func NewRegistry(flags []Flag) *Registry {
+	r := &Registry{flags: flags, byName: map[string]Flag{}}
+	for _, f := range flags {
+		if _, dup := r.byName[f.Name]; dup {
+			panic(fmt.Sprintf("shared flag --%s is defined twice", f.Name))
+		}
+		r.byName[f.Name] = f
+	}
+	return r
+}
+
+// Flags lists the shared flags.
+func (r *Registry) Flags() []Flag { return r.flags }
+
+// Bind defines a flag in fs for each field of the struct that p points to
+// whose tag names one (`flag:"name"`), storing into the field; it descends
+// into the fields without a tag that are structs (embedded or exported).
+// A shared flag takes its default and help from r, and must have no help
+// tag; any other takes its default from the field's value and its help
+// from the tag `help:"..."`, which it must have. A field tagged
+// `required:""` is a flag the command cannot run without (CheckRequired).
+func (r *Registry) Bind(fs *pflag.FlagSet, p any) { r.bind(fs, reflect.ValueOf(p).Elem()) }
+
+func (r *Registry) bind(fs *pflag.FlagSet, v reflect.Value) {
+	for i := range v.NumField() {
+		field, val := v.Type().Field(i), v.Field(i)
+		name, ok := field.Tag.Lookup("flag")
+		if !ok {
+			if val.Kind() == reflect.Struct && (field.Anonymous || field.IsExported()) {
+				r.bind(fs, val)
+			}
+			continue
+		}
+		f, shared := r.byName[name]
+		if help, ok := field.Tag.Lookup("help"); shared && ok || !shared && !ok {
+			panic(fmt.Sprintf("flag --%s: a shared flag has no help tag, any other needs one (help %q)", name, help))
+		} else if !shared {
+			f = Flag{name, val.Interface(), help}
+		}
+		f.Add(fs, val.Addr().Interface())
+		if _, ok := field.Tag.Lookup("required"); ok {
+			rank := 0
+			fs.VisitAll(func(f *pflag.Flag) {
+				if _, ok := f.Annotations[requiredKey]; ok {
+					rank++
+				}
+			})
+			fs.SetAnnotation(name, requiredKey, []string{strconv.Itoa(rank)})
+		}
+	}
+}
+
+// requiredKey is the annotation of a flag that Bind declared required; its
+// value is the flag's rank among them, in the order declared.
+const requiredKey = "cli_required"
+
+// CheckRequired reports, as RequireFlags does, the first of the flags of
+// cmd declared required (Bind) that was not given, in the order they were
+// declared. Make it the root command's PersistentPreRunE, so that every
+// command checks its required flags before it runs.
+func CheckRequired(cmd *cobra.Command, _ []string) error {
+	byRank := map[int]string{}
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if r, ok := f.Annotations[requiredKey]; ok {
+			i, _ := strconv.Atoi(r[0])
+			byRank[i] = f.Name
+		}
+	})
+	names := make([]string, len(byRank))
+	for i, name := range byRank {
+		names[i] = name
+	}
+	return RequireFlags(cmd, names...)
+}
+
+// Aliases keeps earlier spellings of cmd's flags working: each key of old
+// is read as its value. It adds to cmd's long help the sentence that lists
+// them (AliasHelp), so the help says what is accepted.
+func Aliases(cmd *cobra.Command, old map[string]string) {
+	cmd.Flags().SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if n, ok := old[name]; ok {
+			return pflag.NormalizedName(n)
+		}
+		return pflag.NormalizedName(name)
+	})
+	if s := AliasHelp(old); s != "" {
+		cmd.Long = strings.TrimRight(cmd.Long, "\n") + "\n\n" + s
+	}
+}
+
+// AliasHelp is the sentence of a command's help that lists the earlier
+// spellings old of its flags (old name to current name), or "" for none.
+func AliasHelp(old map[string]string) string {
+	names := slices.Sorted(maps.Keys(old))
+	if len(names) == 0 {
+		return ""
+	}
+	for i, n := range names {
+		names[i] = fmt.Sprintf("--%s for --%s", n, old[n])
+	}
+	list := names[0]
+	if len(names) > 1 {
+		list = strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	}
+	s := "The earlier spellings " + list + " are still accepted."
+	if len(names) == 1 {
+		s = "The earlier spelling " + list + " is still accepted."
+	}
+	return wrap(s, 79)
+}
+
+// wrap breaks s into lines of at most width bytes at spaces, as the help
+// files are written.
+func wrap(s string, width int) string {
+	var b strings.Builder
+	n := 0
+	for i, w := range strings.Fields(s) {
+		if i > 0 && n+1+len(w) > width {
+			b.WriteByte('\n')
+			n = 0
+		} else if i > 0 {
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		n += len(w)
+	}
+	return b.String()
+}
+
+// Given returns a pointer to v, the value of the flag name of fs, if the
+// flag was given on the command line, and nil if it took its default:
+// how a library tells a value stated from one left to its default.
+func Given[T any](fs *pflag.FlagSet, name string, v T) *T {
+	if fs.Changed(name) {
+		return &v
+	}
+	return nil
+}
+
+// FlagErrorFunc makes a flag that cannot be parsed a usage error; a value
+// that a TextValue refused is reported as "--flag: " and its reason, and
+// an unknown flag with the flags the user may have meant. A command that
+// holds others and was given a word before the bad flag that it does not
+// take as an argument reports the word, as its Args does, or as an
+// unknown command (darrm solvee --K 11): that is what went wrong.
+// Set it on the root command (cobra.Command.SetFlagErrorFunc).
+func FlagErrorFunc(cmd *cobra.Command, err error) error {
+	if args := cmd.Flags().Args(); cmd.HasSubCommands() && len(args) > 0 {
+		if cmd.Args == nil {
+			return UnknownCommand(cmd, args[0])
+		}
+		if err := cmd.Args(cmd, args); err != nil {
+			return AsUsage(err)
+		}
+	}
+	var ne *pflag.NotExistError
+	if errors.As(err, &ne) {
+		if s := ne.GetSpecifiedShortnames(); s != "" {
+			return unknownFlag(cmd, ne.GetSpecifiedName(), true)
+		}
+		return unknownFlag(cmd, ne.GetSpecifiedName(), false)
+	}
+	var ive *pflag.InvalidValueError
+	if errors.As(err, &ive) {
+		if _, ok := ive.GetFlag().Value.(textFlag); ok {
+			return Usagef("--%s: %v", ive.GetFlag().Name, ive.Unwrap())
+		}
+	}
+	return &UsageError{err}
+}
+
+// RequireFlags reports, as a usage error, the first of names that was not
+// given on cmd's command line, with its help.
+func RequireFlags(cmd *cobra.Command, names ...string) error {
+	for _, name := range names {
+		if !cmd.Flags().Changed(name) {
+			f := cmd.Flags().Lookup(name)
+			return Usagef("--%s is required: %s", name, f.Usage)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,120 @@
+package report
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/votefile"
+)
+
+// TestNewAggregate summarises releases: the per-label guarantee, totals
+// only when labels were answered, a budget that stopped the release,
+// GNMax's sigma, a seed, and the ledger's state after the release.
+func TestNewAggregate(t *testing.T) {
+	p := constraints.Params{K: 3, M: 1, Eps: 0.5, Delta: 1e-5, TargetDelta: 1e-5}
+	rr, err := ensemble.NewRR(context.Background(), p, accountant.General, 1e-5, ensemble.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gn, err := ensemble.NewGNMax(p, accountant.GNMaxGrid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	votes, err := votefile.NewVoteReader(strings.NewReader("1,0,1\n"), "votes.csv", votefile.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "l.ledger")
+	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	b := votefile.Binding{Ensemble: "e", K: 3, Teachers: accountant.Guarantee{Eps: 0.5, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: votefile.PerQuery, Partition: votefile.SharedData}
+	if _, err := ledger.Init(context.Background(), path, ledger.NewHeader(b, accountant.Guarantee{Eps: 10, Delta: 1e-3}, 1e-5), ledger.InitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	led, _, err := ledger.OpenRun(context.Background(), path, "rr", b, rr.Privacy().Guarantee, -1, ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer led.Close()
+	seed := uint64(7)
+	for _, tc := range []struct {
+		name   string
+		agg    ensemble.Aggregator
+		res    ensemble.ReleaseResult
+		budget *ensemble.Budget
+		seed   *uint64
+		led    *ledger.Ledger
+	}{
+		{name: "rr", agg: rr, res: ensemble.ReleaseResult{Answered: 4}},
+		{name: "nothing answered", agg: rr},
+		{name: "stopped by a budget", agg: rr, res: ensemble.ReleaseResult{Answered: 2, Unanswered: 3}, budget: &ensemble.Budget{Guarantee: accountant.Guarantee{Eps: 1}, MaxQueries: 2}},
+		{name: "gnmax, seeded", agg: gn, res: ensemble.ReleaseResult{Answered: 1}, seed: &seed},
+		{name: "charged to a ledger", agg: rr, res: ensemble.ReleaseResult{Answered: 1}, led: led},
+	} {
+		acct := ensemble.Accounting{PerQuery: tc.agg.Privacy(), DeltaPrime: 1e-5, Budget: tc.budget}
+		out, err := NewAggregate(Release{Problem: gamma.Problem{Params: p}, Mechanism: tc.name, Aggregator: tc.agg, Input: "votes.csv", Output: "-",
+			Votes: votes, Sink: ensemble.LabelSink{Format: votefile.FormatCSV}, Result: tc.res, Accounting: acct,
+			Seed: tc.seed, Ledger: tc.led, LedgerPath: path, Elapsed: time.Second})
+		priv := tc.agg.Privacy()
+		switch {
+		case err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case out.K != 3 || out.InputFormat != "csv" || out.OutputFormat != "csv" || out.PerQuery.Eps != priv.Eps || out.PerQuery.Relation != priv.Relation.String():
+			t.Errorf("%s: %+v", tc.name, out)
+		case (len(out.Totals) == 3) != (tc.res.Answered > 0) || tc.res.Answered > 0 && out.Totals[0] != accountant.Totals(priv.Guarantee, tc.res.Answered, 1e-5)[0].Capped(nil, nil):
+			t.Errorf("%s: totals %v for %d labels", tc.name, out.Totals, tc.res.Answered)
+		case out.QueriesPerSecond != float64(tc.res.Answered+tc.res.Unanswered) || out.Answered != tc.res.Answered || out.Unanswered != tc.res.Unanswered:
+			t.Errorf("%s: %d answered, %d not, %v queries/s", tc.name, out.Answered, out.Unanswered, out.QueriesPerSecond)
+		case tc.budget != nil && !out.Budget.Stopped:
+			t.Errorf("%s: budget %+v not stopped", tc.name, out.Budget)
+		case (out.Sigma != nil) != (tc.agg == gn):
+			t.Errorf("%s: sigma %v", tc.name, out.Sigma)
+		case out.ForRelease != (tc.seed == nil) || tc.seed != nil && (*out.Randomness.Seed != seed || out.Randomness.Note != NotForRelease):
+			t.Errorf("%s: for release %t, randomness %+v", tc.name, out.ForRelease, out.Randomness)
+		case (out.Ledger != nil) != (tc.led != nil) || tc.led != nil && (out.Ledger.Path != path || out.Ledger.Ensemble != "e"):
+			t.Errorf("%s: ledger %+v", tc.name, out.Ledger)
+		}
+	}
+}
+
+// TestNewSummary: a release of multi-class votes is summarised by
+// AggregateMulti, from the same Release as a two-class one: its
+// settings, the queries withheld, totals without a cap.
+func TestNewSummary(t *testing.T) {
+	in, err := votefile.NewMultiReader(strings.NewReader("4,3,3\n"), "counts.csv", votefile.MultiOptions{Input: votefile.InputCounts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := ensemble.NewMultiGNMax(accountant.ConfidentGNMax{Threshold: 8, Sigma1: 2, Sigma2: 2, Noise: accountant.DiscreteNoise}, 10, 3, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ensemble.ReleaseBinding(in, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acct, err := ensemble.NewAccounting(g.Privacy(), b, 1e-5, nil, accountant.General)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSummary(Release{Mechanism: "confident-gnmax", Aggregator: g, Input: "counts.csv", Output: "-", Votes: in,
+		Sink: ensemble.LabelSink{Format: votefile.FormatCSV}, Result: ensemble.ReleaseResult{Answered: 5, Withheld: 2, Unanswered: 1}, Accounting: acct, Elapsed: time.Second})
+	out, ok := s.(AggregateMulti)
+	switch {
+	case err != nil || !ok:
+		t.Fatalf("%T, %v", s, err)
+	case out.Queries != 6 || out.Released != 5 || out.Answered != 3 || out.NotAnswered != 2 || out.StoppedByBudget != 1:
+		t.Errorf("counts %+v", out)
+	case out.Threshold == nil || *out.Threshold != 8 || *out.Sigma1 != 2 || *out.Sigma2 != 2 || out.LaplaceScale != nil || out.Layout != "counts" || out.Classes != 3:
+		t.Errorf("settings %+v", out)
+	case len(out.Totals) != 3 || out.Cap != nil || out.CapNote == "" || out.Totals[0].Bound != accountant.QueriesBound:
+		t.Errorf("totals %+v, cap %v %q", out.Totals, out.Cap, out.CapNote)
+	}
+}

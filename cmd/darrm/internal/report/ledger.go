@@ -1,0 +1,130 @@
+package report
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/ledger"
+)
+
+// LedgerShow is the document of darrm ledger show: the ledger at Path,
+// the ensemble it is bound to, its budget, its Balance, and the spend of
+// each run, which Runs reads from the file as they are printed (so that a
+// ledger of any length is shown in the memory of one run).
+type LedgerShow struct {
+	Path    string
+	Header  ledger.Header
+	Balance ledger.Balance
+	// Runs calls its function with the spend of every run
+	// (ledger.Ledger.Runs); HasRuns says that there is one.
+	Runs    func(func(ledger.Spend) error) error
+	HasRuns bool
+}
+
+// NewLedgerShow is the document of the open ledger l, read from path.
+func NewLedgerShow(path string, l *ledger.Ledger) (LedgerShow, error) {
+	b, err := l.Balance()
+	return LedgerShow{Path: path, Header: l.Header(), Balance: b, Runs: l.Runs, HasRuns: l.Lines() > 1}, err
+}
+
+// Write prints the document in format f: the ledger's fields, with a row
+// per run when there is one. The binding's fields are empty for a ledger
+// of version 1, the cap's when there is no cap. Text from the file is
+// escaped (a control character would act on a terminal), and a table
+// rounds the totals up to six significant digits (they must not read
+// smaller than they are); JSON and CSV hold them exactly.
+func (d LedgerShow) Write(w io.Writer, f cliout.Format) error {
+	h, b := d.Header, d.Balance
+	text := cliout.Escape
+	if f == cliout.JSON {
+		text = func(s string) string { return s } // JSON escapes them itself
+	}
+	total := func(x float64) any {
+		if f == cliout.Table {
+			return accountant.FormatBound(x)
+		}
+		return x
+	}
+	common := cliout.Record{field("ledger", text(d.Path)), field("version", h.Version), field("ensemble", text(h.Ensemble)), field("relation", text(h.Relation))}
+	if t := h.Teachers; t != nil {
+		common = append(common, field("K", t.K), field("teachers_eps", t.Eps), field("teachers_Delta", t.Delta), field("kind", t.Kind.String()), field("partition", t.Partition.String()))
+	} else {
+		common = append(common, field("K", ""), field("teachers_eps", ""), field("teachers_Delta", ""), field("kind", ""), field("partition", ""))
+	}
+	common = append(common, field("budget_eps", h.Budget.Eps), field("budget_delta", h.Budget.Delta), field("delta_prime", h.DeltaPrime),
+		field("total_eps", total(b.Total.Eps)), field("total_delta", total(b.Total.Delta)), field("total_bound", b.Bound.String()), field("composition", b.Composition),
+		field("queries_eps", total(b.Queries.Eps)), field("queries_delta", total(b.Queries.Delta)))
+	if c := b.Cap; c != nil {
+		common = append(common, field("cap_eps", total(c.Eps)), field("cap_delta", total(c.Delta)), field("cap_rule", c.Rule()))
+	} else {
+		common = append(common, field("cap_eps", ""), field("cap_delta", ""), field("cap_rule", ""))
+	}
+	free := ""
+	if b.Free {
+		free = fmt.Sprintf("every further release from these teachers is free: their cap %s is within the budget", formatTotal(b.Cap.Guarantee))
+	}
+	common = append(common, field("free", b.Free), field("note", free))
+	if !d.HasRuns {
+		return cliout.WriteRecord(w, f, common)
+	}
+	row := func(s ledger.Spend) cliout.Record {
+		return cliout.Record{field("time", s.Time.Format("2006-01-02T15:04:05Z")), field("run", text(s.Run)),
+			field("mechanism", text(s.Mechanism)), field("queries", s.Queries), field("eps", total(s.Eps)), field("delta", total(s.Delta)), field("final", s.Final)}
+	}
+	var widths cliout.Widths
+	if f == cliout.Table {
+		if err := d.Runs(func(s ledger.Spend) error { widths.Add(row(s)); return nil }); err != nil {
+			return err
+		}
+	}
+	st, err := cliout.NewStream(w, f, common, widths)
+	if err != nil {
+		return err
+	}
+	if err := d.Runs(func(s ledger.Spend) error { return st.Row(row(s)) }); err != nil {
+		return err
+	}
+	return st.Close()
+}
+
+// LedgerVerify is the document of darrm ledger verify: the ledger at
+// Path, read and checked whole, and its balance.
+type LedgerVerify struct {
+	Path    string
+	Version int
+	Lines   int
+	Runs    int
+	Record  string
+	Balance ledger.Balance
+}
+
+// NewLedgerVerify is the document of the ledger l, read from path with
+// every line checked (ledger.ReadOnly), whose record agrees with it.
+func NewLedgerVerify(path string, l *ledger.Ledger) (LedgerVerify, error) {
+	b, err := l.Balance()
+	rec := "agrees"
+	if !l.Recorded() {
+		rec = "none"
+	}
+	return LedgerVerify{Path: path, Version: l.Version(), Lines: l.Lines(), Runs: l.RunCount(), Record: rec, Balance: b}, err
+}
+
+// Write prints the document in format f.
+func (d LedgerVerify) Write(w io.Writer, f cliout.Format) error {
+	path := d.Path
+	if f != cliout.JSON {
+		path = cliout.Escape(path)
+	}
+	b := d.Balance
+	return cliout.WriteRecord(w, f, cliout.Record{field("ledger", path), field("version", d.Version), field("lines", d.Lines), field("runs", d.Runs),
+		field("checked", "every line, the hash chain and the totals each line carries"), field("record", d.Record),
+		field("total_eps", b.Total.Eps), field("total_delta", b.Total.Delta), field("total_bound", b.Bound.String()), field("composition", b.Composition)})
+}
+
+// formatTotal prints a privacy total for people: each number rounded up
+// to six significant digits, so that it never reads smaller than it is.
+func formatTotal(g accountant.Guarantee) string {
+	return fmt.Sprintf("(%s, %s)-DP", accountant.FormatBound(g.Eps), accountant.FormatBound(g.Delta))
+}

@@ -1,0 +1,57 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/votefile"
+)
+
+// TestLedgerShow: a ledger without runs is one record; with runs, a row
+// per run under the ledger's fields.
+func TestLedgerShow(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "l.ledger")
+	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	b := votefile.Binding{Ensemble: "e", K: 3, Teachers: accountant.Guarantee{Eps: 0.5, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: votefile.Fixed, Partition: votefile.SharedData}
+	if _, err := ledger.Init(context.Background(), path, ledger.NewHeader(b, accountant.Guarantee{Eps: 10, Delta: 1e-3}, 1e-5), ledger.InitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	common := "ledger,version,ensemble,relation,K,teachers_eps,teachers_Delta,kind,partition,budget_eps,budget_delta,delta_prime,total_eps,total_delta,total_bound,composition,queries_eps,queries_delta,cap_eps,cap_delta,cap_rule,free,note"
+	for _, tc := range []struct {
+		name   string
+		spend  int // labels charged before the document is read
+		header string
+		rows   int
+	}{
+		{"no run", 0, common, 1},
+		{"a run", 3, common + ",time,run,mechanism,queries,eps,delta,final", 1},
+	} {
+		l, _, err := ledger.OpenRun(context.Background(), path, "rr", b, accountant.Guarantee{Eps: 0.5, Delta: 1e-6}, -1, ledger.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.spend > 0 && (l.Reserve(tc.spend) != nil || l.Settle(tc.spend) != nil) {
+			t.Fatalf("%s: charging %d labels failed", tc.name, tc.spend)
+		}
+		doc, err := NewLedgerShow(path, l)
+		var b bytes.Buffer
+		if err == nil {
+			err = doc.Write(&b, cliout.CSV)
+		}
+		l.Close()
+		recs, _ := csv.NewReader(&b).ReadAll()
+		if err != nil || len(recs) != 1+tc.rows || strings.Join(recs[0], ",") != tc.header || recs[1][0] != path || recs[1][2] != "e" || recs[1][4] != "3" {
+			t.Errorf("%s: %q (%v)", tc.name, recs, err)
+		}
+		if tc.spend > 0 && (!(doc.Balance.Total.Eps > 0 && doc.Balance.Total.Eps <= 1.5) || recs[1][len(recs[1])-4] != "3") {
+			t.Errorf("%s: total %v, row %q", tc.name, doc.Balance.Total, recs[1])
+		}
+	}
+}

@@ -1,0 +1,259 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/pate"
+)
+
+// PATEExperiment is the document of darrm pate.
+type PATEExperiment struct {
+	Dataset  string       `json:"dataset"`
+	Teachers PATETeachers `json:"teachers"`
+	// Queries is the number of public queries (the first half of the
+	// test set); Holdout the images the student is tested on.
+	Queries int `json:"queries"`
+	Holdout int `json:"holdout"`
+	// AnsweredTarget is the number of answers each mechanism stopped at
+	// (darrm pate --answered), nil when every query was asked.
+	AnsweredTarget *int            `json:"answered_target,omitempty"`
+	Results        []PATEMechanism `json:"results"`
+	Student        *PATEStudent    `json:"student,omitempty"`
+	// PATE2018 is the PATE paper's row the experiment reproduces.
+	PATE2018 PATEPaperRow `json:"pate_2018"`
+	// NotForPublication lists the fields computed from the votes (their
+	// keys, which are unique in the document): the teachers' accuracy,
+	// the data-dependent ε and the order it is taken at, and the
+	// smooth-sensitivity release when its parameters are chosen from the
+	// votes; Publication says in one line what may be published.
+	NotForPublication []string   `json:"not_for_publication"`
+	Publication       string     `json:"publication"`
+	Randomness        Randomness `json:"randomness"`
+	ForRelease        bool       `json:"for_release"`
+	Seconds           float64    `json:"seconds"`
+}
+
+// PATETeachers describes the teacher ensemble.
+type PATETeachers struct {
+	K int `json:"K"`
+	// AccuracyMean is the teachers' mean accuracy on the queries, a
+	// function of their votes: not for publication.
+	AccuracyMean float64 `json:"accuracy_mean"`
+	// Ensemble is the id of the metadata header; Cached says the teachers
+	// came from the cache.
+	Ensemble string `json:"ensemble"`
+	Cached   bool   `json:"cached"`
+	Filters  int    `json:"filters"`
+	Epochs   int    `json:"epochs"`
+}
+
+// PATEStudent is the student trained on one mechanism's answered
+// queries, and its accuracy on the held-out half of the test set.
+type PATEStudent struct {
+	Mechanism string  `json:"mechanism"`
+	Queries   int     `json:"queries"`
+	Accuracy  float64 `json:"accuracy"`
+}
+
+// PATEPaperRow is the PATE paper's Table 2 row for MNIST: Confident-GNMax
+// with 250 teachers, T = 200, σ1 = 150, σ2 = 40, at δ = 1e-5.
+type PATEPaperRow struct {
+	Source          string  `json:"source"`
+	Answered        int     `json:"answered"`
+	Eps             float64 `json:"eps"`
+	StudentAccuracy float64 `json:"student_accuracy"`
+	// Baseline is the accuracy of a non-private model.
+	Baseline float64 `json:"non_private_accuracy"`
+	Note     string  `json:"note"`
+}
+
+// pate2018 is PATE 2018's MNIST row of Table 2.
+var pate2018 = PATEPaperRow{Source: "Papernot et al. 2018, Table 2 (MNIST, 250 teachers, Confident-GNMax T = 200, sigma1 = 150, sigma2 = 40, delta = 1e-5)",
+	Answered: 286, Eps: 1.97, StudentAccuracy: 0.985, Baseline: 0.992,
+	Note: "the paper's data-dependent eps by its one-sided Theorem 6, continuous noise; its student adds semi-supervised learning on the unanswered queries"}
+
+// NewPATEExperiment is the document of the experiment's outcome out, run
+// on dataset with p, which took elapsed.
+func NewPATEExperiment(dataset string, out *pate.Outcome, p pate.Params, elapsed time.Duration) PATEExperiment {
+	e := out.Teachers
+	var mean float64
+	for _, a := range e.Accuracy {
+		mean += a / float64(len(e.Accuracy))
+	}
+	d := PATEExperiment{Dataset: dataset, Queries: out.Queries, Holdout: out.Holdout, PATE2018: pate2018,
+		Teachers:   PATETeachers{K: e.Config.K, AccuracyMean: mean, Ensemble: e.Meta.Ensemble, Cached: out.Cached, Filters: e.Config.Filters, Epochs: e.Config.Epochs},
+		Randomness: Randomness{Source: "crypto/rand"}, ForRelease: p.Seed == nil, Seconds: elapsed.Seconds()}
+	if p.Answered > 0 {
+		d.AnsweredTarget = &p.Answered
+	}
+	if p.Seed != nil {
+		d.Randomness = Randomness{Source: "seeded ChaCha8 (math/rand/v2)", Seed: p.Seed, Note: NotForRelease}
+	}
+	fromVotes := false
+	for i, r := range out.Results {
+		d.Results = append(d.Results, NewPATEMechanism(p.Mechanisms[i], r))
+		fromVotes = fromVotes || r.Smooth.FromVotes
+	}
+	if s := out.Student; s != nil {
+		d.Student = &PATEStudent{Mechanism: s.Mechanism, Queries: s.Queries, Accuracy: s.Accuracy}
+	}
+	d.NotForPublication = []string{"accuracy_mean", "eps_data_dependent", "order"}
+	if fromVotes {
+		d.NotForPublication = append(d.NotForPublication, "ss_order", "beta", "sigma_ss", "eps_released", "smooth_sensitivity_error")
+	}
+	d.Publication = "publish only the answered counts, the labels' and the student's accuracy (the released labels against the public queries' true labels), eps_data_independent and eps_released; " +
+		"every eps is realised: the threshold step charged on every query asked, the GNMax step where it answered"
+	if fromVotes {
+		d.Publication = "publish only the answered counts, the labels' and the student's accuracy and eps_data_independent: eps_released's smooth-sensitivity parameters were chosen from the votes (--ss-parameters from-votes); " +
+			"every eps is realised: the threshold step charged on every query asked, the GNMax step where it answered"
+	}
+	if p.Directions == accountant.OneSided {
+		d.Publication += "; the data-dependent values, released ones too, are one-sided (the PATE paper's Theorem 6 as stated): no differential-privacy guarantee"
+	}
+	return d
+}
+
+// PATEMechanism is one mechanism's row of the experiment.
+type PATEMechanism struct {
+	Mechanism string   `json:"mechanism"`
+	Threshold *float64 `json:"threshold,omitempty"`
+	Sigma1    *float64 `json:"sigma1,omitempty"`
+	Sigma2    float64  `json:"sigma2"`
+	// Queries counts the queries asked, Answered those answered;
+	// Reached says whether the answers reached darrm pate --answered.
+	Queries        int      `json:"queries"`
+	Answered       int      `json:"answered"`
+	Reached        bool     `json:"reached"`
+	Accuracy       float64  `json:"accuracy"`
+	Directions     string   `json:"directions"`
+	EpsIndependent float64  `json:"eps_data_independent"`
+	EpsDependent   float64  `json:"eps_data_dependent"`
+	Order          float64  `json:"order"`
+	SSOrder        *float64 `json:"ss_order"`
+	Beta           *float64 `json:"beta"`
+	SigmaSS        *float64 `json:"sigma_ss"`
+	EpsReleased    *float64 `json:"eps_released"`
+	SSError        string   `json:"smooth_sensitivity_error,omitempty"`
+	Delta          float64  `json:"delta"`
+}
+
+// NewPATEMechanism is the row of the result r of mechanism m.
+func NewPATEMechanism(m pate.Mechanism, r pate.Result) PATEMechanism {
+	row := PATEMechanism{Mechanism: r.Mechanism, Sigma2: m.Sigma2, Queries: r.Queries, Answered: r.Answered, Reached: r.Reached, Accuracy: r.Accuracy,
+		Directions: r.Directions.String(), EpsIndependent: r.EpsIndependent, EpsDependent: r.EpsDependent, Order: r.Order, EpsReleased: r.EpsReleased, SSError: r.SSError, Delta: r.Delta}
+	if m.Confident() {
+		row.Threshold, row.Sigma1 = &m.Threshold, &m.Sigma1
+	}
+	if ss := r.Smooth; ss.Order != 0 {
+		row.SSOrder = &ss.Order
+		if r.EpsReleased != nil {
+			row.Beta, row.SigmaSS = &ss.Beta, &ss.Sigma
+		}
+	}
+	return row
+}
+
+// Write prints the document in format f.
+func (d PATEExperiment) Write(w io.Writer, f cliout.Format) error {
+	switch f {
+	case cliout.JSON:
+		return cliout.WriteJSON(w, d)
+	case cliout.CSV:
+		header := []string{"K", "teachers_accuracy_mean", "mechanism", "queries", "answered", "reached", "accuracy", "directions", "eps_data_independent", "eps_data_dependent",
+			"ss_order", "beta", "sigma_ss", "eps_released", "delta", "student_accuracy", "not_for_publication", "publication"}
+		// The CSV's column of the teachers' accuracy is teachers_accuracy_mean.
+		nfp := strings.ReplaceAll(strings.Join(d.NotForPublication, " "), "accuracy_mean", "teachers_accuracy_mean")
+		var rows [][]string
+		for _, r := range d.Results {
+			student := ""
+			if d.Student != nil && d.Student.Mechanism == r.Mechanism {
+				student = cliout.Float(d.Student.Accuracy)
+			}
+			rows = append(rows, []string{fmt.Sprint(d.Teachers.K), cliout.Float(d.Teachers.AccuracyMean), r.Mechanism, fmt.Sprint(r.Queries), fmt.Sprint(r.Answered), fmt.Sprint(r.Reached),
+				cliout.Float(r.Accuracy), r.Directions, cliout.Float(r.EpsIndependent), cliout.Float(r.EpsDependent),
+				optFloat(r.SSOrder), optFloat(r.Beta), optFloat(r.SigmaSS), optFloat(r.EpsReleased), cliout.Float(r.Delta), student, nfp, d.Publication})
+		}
+		return cliout.WriteCSV(w, header, rows)
+	}
+	if d.Randomness.Note != "" {
+		fmt.Fprintf(w, "*** seed %d: %s ***\n", *d.Randomness.Seed, d.Randomness.Note)
+	}
+	private := func(key, s string) string {
+		if slices.Contains(d.NotForPublication, key) {
+			return s + " *"
+		}
+		return s
+	}
+	cached := "trained"
+	if d.Teachers.Cached {
+		cached = "from the cache"
+	}
+	fmt.Fprintf(w, "teachers: %d on keyed-hash shares of %s's training set (%s, %d filters, %d epochs); ensemble %s; %s %.4f\n",
+		d.Teachers.K, d.Dataset, cached, d.Teachers.Filters, d.Teachers.Epochs, d.Teachers.Ensemble, private("accuracy_mean", "mean accuracy on the queries"), d.Teachers.AccuracyMean)
+	asked := fmt.Sprintf("every one of the first %d test images", d.Queries)
+	if d.AnsweredTarget != nil {
+		asked = fmt.Sprintf("the first %d test images in order, until %d are answered", d.Queries, *d.AnsweredTarget)
+	}
+	fmt.Fprintf(w, "queries: %s; the student is tested on the other %d\n", asked, d.Holdout)
+	var rows [][]string
+	for _, r := range d.Results {
+		released := "-"
+		if r.EpsReleased != nil {
+			released = fmt.Sprintf("%.4g", *r.EpsReleased)
+		}
+		student := ""
+		if d.Student != nil && d.Student.Mechanism == r.Mechanism {
+			student = fmt.Sprintf("%.4f", d.Student.Accuracy)
+		}
+		answered := fmt.Sprint(r.Answered)
+		if !r.Reached {
+			answered += " (all there were)"
+		}
+		rows = append(rows, []string{r.Mechanism, fmt.Sprint(r.Queries), answered, fmt.Sprintf("%.4f", r.Accuracy), fmt.Sprintf("%.4g", r.EpsIndependent), fmt.Sprintf("%.4g", r.EpsDependent), released, student})
+	}
+	p := d.PATE2018
+	rows = append(rows, []string{"PATE 2018", "", fmt.Sprint(p.Answered), "", "", fmt.Sprintf("%g", p.Eps), "", fmt.Sprintf("%.4f", p.StudentAccuracy)})
+	header := []string{"mechanism", "asked", "answered", "label acc.", "eps indep.", private("eps_data_dependent", "eps dep."), private("eps_released", "eps rel."), "student"}
+	if err := cliout.WriteTable(w, header, rows); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "* %s\n", notForPublication)
+	fmt.Fprintf(w, "eps at delta = %g, data-dependent in %s direction(s); eps released by smooth sensitivity, its parameters %s:\n",
+		d.Results[0].Delta, d.Results[0].Directions, ssChoice(d.NotForPublication))
+	for _, r := range d.Results {
+		if r.SSError != "" {
+			fmt.Fprintf(w, "  %s: none released: %s\n", r.Mechanism, r.SSError)
+		} else {
+			fmt.Fprintf(w, "  %s: order %s, beta %s, sigma_ss %s\n", r.Mechanism, g6(*r.SSOrder), g6(*r.Beta), g6(*r.SigmaSS))
+		}
+	}
+	fmt.Fprintf(w, "%s\n", d.Publication)
+	fmt.Fprintf(w, "PATE 2018: %s: eps %g, %s\n", p.Source, p.Eps, p.Note)
+	fmt.Fprintf(w, "columns: label accuracy against the true labels, eps at delta = %g (independent, data-dependent, released by smooth sensitivity), the student's accuracy\n", d.Results[0].Delta)
+	if s := d.Student; s != nil {
+		fmt.Fprintf(w, "student: trained on the %d queries %s answered, tested on the held-out half (post-processing of the labels: their guarantee)\n", s.Queries, s.Mechanism)
+	}
+	_, err := fmt.Fprintf(w, "time: %.3g s\n", d.Seconds)
+	return err
+}
+
+// ssChoice says how the smooth-sensitivity parameters were chosen.
+func ssChoice(nfp []string) string {
+	if slices.Contains(nfp, "eps_released") {
+		return "chosen from the votes, as the PATE authors do"
+	}
+	return "fixed without the votes: the flags, else darrm's data-free rule"
+}
+
+func optFloat(p *float64) string {
+	if p == nil {
+		return ""
+	}
+	return cliout.Float(*p)
+}

@@ -1,0 +1,94 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/plural"
+)
+
+// Simulate is the document darrm simulate prints.
+type Simulate struct {
+	Problem
+	Teachers string      `json:"teachers"`
+	P        []float64   `json:"p"`
+	Queries  int         `json:"queries"`
+	Seed     uint64      `json:"seed"`
+	Note     string      `json:"note"`
+	Results  []SimResult `json:"results"`
+	Above    []string    `json:"darrm_above,omitempty"`
+}
+
+// SimResult is one mechanism's agreement with the majority of the votes.
+type SimResult struct {
+	Mechanism string  `json:"mechanism"`
+	Label     string  `json:"label"`
+	Eps       float64 `json:"eps"`
+	Delta     float64 `json:"delta"`
+	Source    string  `json:"source"`
+	Agree     int     `json:"agree"`
+	Agreement float64 `json:"agreement"`
+	Lo        float64 `json:"ci95_lo"`
+	Hi        float64 `json:"ci95_hi"`
+	Exact     float64 `json:"exact_agreement"`
+	TVError   float64 `json:"exact_error"`
+}
+
+// NewSimulate is the document of a simulation of seed on teachers whose
+// probabilities of voting 1, probs, the description teachers gave: the
+// results res of ensemble.Simulate, whose aggregators labels describe,
+// and the mechanisms whose interval darrm's lies above.
+func NewSimulate(p gamma.Problem, teachers string, probs []float64, seed uint64, res []ensemble.SimResult, labels []string) Simulate {
+	out := Simulate{Problem: NewProblem(p), Teachers: teachers, P: probs, Seed: seed, Above: ensemble.Above(res, "darrm"),
+		Note: "a simulation with a seeded generator, not a private release: agreement with the majority of synthetic teachers"}
+	for i, r := range res {
+		out.Queries = r.Queries
+		out.Results = append(out.Results, SimResult{
+			Mechanism: r.Name, Label: labels[i], Eps: r.Privacy.Eps, Delta: r.Privacy.Delta, Source: r.Privacy.Source,
+			Agree: r.Agree, Agreement: r.Rate, Lo: r.Lo, Hi: r.Hi, Exact: r.Exact, TVError: r.TVError,
+		})
+	}
+	return out
+}
+
+// Write renders the document in format f.
+func (out Simulate) Write(w io.Writer, f cliout.Format) error {
+	switch f {
+	case cliout.JSON:
+		return cliout.WriteJSON(w, out)
+	case cliout.CSV:
+		header := []string{"mechanism", "eps", "delta", "queries", "agree", "agreement", "ci95_lo", "ci95_hi", "exact_agreement", "exact_error", "seed"}
+		var rows [][]string
+		for _, r := range out.Results {
+			rows = append(rows, []string{r.Mechanism, cliout.Float(r.Eps), cliout.Float(r.Delta), fmt.Sprint(out.Queries), fmt.Sprint(r.Agree),
+				cliout.Float(r.Agreement), cliout.Float(r.Lo), cliout.Float(r.Hi), cliout.Float(r.Exact), cliout.Float(r.TVError), fmt.Sprint(out.Seed)})
+		}
+		return cliout.WriteCSV(w, header, rows)
+	}
+	fmt.Fprintf(w, "Simulation (seeded generator, seed %d; not a private release): %s\n%s\n", out.Seed, plural.Of(out.Queries, "query", "queries"), out.Describe())
+	ps := make([]string, len(out.P))
+	for i, v := range out.P {
+		ps[i] = cliout.FloatN(v, 3)
+	}
+	fmt.Fprintf(w, "teachers %s: p = %s\n\n", out.Teachers, strings.Join(ps, ", "))
+	var rows [][]string
+	for _, r := range out.Results {
+		rows = append(rows, []string{r.Mechanism, fmt.Sprintf("%.4f", r.Agreement), fmt.Sprintf("[%.4f, %.4f]", r.Lo, r.Hi),
+			fmt.Sprintf("%.4f", r.Exact), fmt.Sprintf("%.4f", r.TVError)})
+	}
+	if err := cliout.WriteTable(w, []string{"mechanism", "agreement", "95% interval", "exact", "error E"}, rows); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "agreement: labels equal to the majority of the votes; exact: its expectation from gamma; error E: |Pr[label=1] - Pr[majority=1]|")
+	for _, r := range out.Results {
+		fmt.Fprintf(w, "  %s: %s\n", r.Mechanism, r.Label)
+	}
+	if len(out.Above) > 0 {
+		fmt.Fprintf(w, "darrm's 95%% interval lies above those of: %s\n", strings.Join(out.Above, ", "))
+	}
+	return nil
+}

@@ -1,0 +1,248 @@
+package report
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cache"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/plural"
+)
+
+// Mechanism describes one noise function in solve's comparison.
+type Mechanism struct {
+	Name  string    `json:"name"`
+	Label string    `json:"label"`
+	Gamma []float64 `json:"gamma"`
+	gamma.Evaluation
+}
+
+// Compared describes the baselines bases with their evaluations evs
+// (gamma.Compare), for Solve.Compare.
+func Compared(bases []gamma.Baseline, evs []gamma.Evaluation) []Mechanism {
+	ms := make([]Mechanism, len(bases))
+	for i, b := range bases {
+		ms[i] = Mechanism{Name: b.Name, Label: b.Label, Gamma: b.Gamma, Evaluation: evs[i]}
+	}
+	return ms
+}
+
+// Solve is the document darrm solve prints.
+type Solve struct {
+	Problem
+	Prior string    `json:"prior"`
+	Gamma []float64 `json:"gamma"`
+	// Utility is U(gamma) (optimal.Result.Utility). Its JSON key is
+	// "objective", the documented key of earlier versions, kept so that
+	// scripts and saved outputs keep working.
+	Utility float64 `json:"objective"`
+	// UpperBound bounds every private gamma's utility; Gap is the
+	// utility's relative distance below it; Scale is the factor
+	// certification applied to the LP's solution. For a cached gamma,
+	// UpperBound and Scale are as the cache entry stores them
+	// (UpperBoundStored; no solve ran to compute them), while the
+	// utility, the surrogate error and the gap are computed from the
+	// gamma's values (optimal.Reverified).
+	UpperBound       float64           `json:"upper_bound"`
+	UpperBoundStored bool              `json:"upper_bound_stored"`
+	Gap              float64           `json:"gap"`
+	Scale            float64           `json:"scale"`
+	SurrogateError   float64           `json:"surrogate_error"`
+	Certificate      gamma.Certificate `json:"certificate"`
+	// CertifiedNow is true: the certificate is computed in this run from
+	// the gamma's values, for a cached gamma too, never read from a file.
+	CertifiedNow bool                  `json:"certified_in_this_run"`
+	Seconds      float64               `json:"seconds"`
+	Cached       bool                  `json:"cached"`
+	CacheFile    string                `json:"cache_file,omitempty"`
+	Solve        SolveStats            `json:"solve"`
+	Errors       []gamma.ErrorEstimate `json:"expected_errors,omitempty"`
+	Compare      []Mechanism           `json:"compare,omitempty"`
+	// NotCompared names the baselines that Compare leaves out, each with
+	// the reason.
+	NotCompared []Omitted `json:"not_compared,omitempty"`
+}
+
+// Omitted is a baseline left out of a comparison, and why.
+type Omitted = gamma.Omitted
+
+// SolveStats describe the computation that produced the gamma (the
+// original one, for a cached gamma).
+type SolveStats struct {
+	Seconds  float64 `json:"seconds"`
+	LPSolves int     `json:"lp_solves"`
+	Rows     int     `json:"rows"`
+	Passes   int     `json:"passes"`
+	// TieBroken is true when gamma is the canonical gamma_opt
+	// (optimal.Result.TieBroken); false when the tie-break did not finish
+	// and gamma is the optimum the cutting-plane loop reached, equally
+	// optimal and certified but dependent on the loop's path.
+	TieBroken bool `json:"tie_broken"`
+}
+
+// NewSolve is the document of the gamma_opt that the cache entry e holds
+// for problem p, certified in this run; cached says it was read from the
+// cache rather than solved now.
+func NewSolve(p Problem, e *cache.Entry, cached bool) Solve {
+	return Solve{
+		Problem: p, Prior: e.Prior, Gamma: e.Gamma, Utility: e.Utility, SurrogateError: e.SurrogateError,
+		UpperBound: e.UpperBound, UpperBoundStored: cached, Gap: e.Gap, Scale: e.Scale,
+		Certificate: e.Certificate, CertifiedNow: true, Cached: cached,
+		Solve: SolveStats{Seconds: e.Seconds, LPSolves: e.LPSolves, Rows: e.Rows, Passes: e.Passes, TieBroken: e.TieBroken},
+	}
+}
+
+// Mechanisms returns gamma_opt and the baselines, in that order.
+func (out Solve) Mechanisms() []Mechanism {
+	opt := Mechanism{Name: "opt", Gamma: out.Gamma, Evaluation: gamma.Evaluation{
+		Utility: out.Utility, SurrogateError: out.SurrogateError, Errors: out.Errors, Certificate: out.Certificate}}
+	return append([]Mechanism{opt}, out.Compare...)
+}
+
+// Recertify replaces the certificates the document states, of gamma_opt
+// and of each baseline, by ones computed now from the gammas' values
+// (gamma.Verify), so that what is drawn from a file never shows a status
+// the file merely claims.
+func (out *Solve) Recertify(ctx context.Context) error {
+	p := out.Params()
+	var err error
+	if out.Certificate, err = gamma.Verify(ctx, p, out.Gamma, gamma.VerifyOptions{}); err != nil {
+		return err
+	}
+	for i := range out.Compare {
+		if out.Compare[i].Certificate, err = gamma.Verify(ctx, p, out.Compare[i].Gamma, gamma.VerifyOptions{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckDrawable checks that out is a result of darrm solve --compare that
+// can be drawn beside first, the result read from the file firstName: it
+// states a gamma for its K and a comparison, under the same actual
+// distributions as first; then it certifies out's gammas again
+// (Recertify).
+func (out *Solve) CheckDrawable(ctx context.Context, first *Solve, firstName string) error {
+	switch {
+	case len(out.Gamma) < 2 || out.K != len(out.Gamma)-1 || len(out.Compare) == 0:
+		return errors.New("not the output of darrm solve --compare --format json")
+	case !slices.EqualFunc(out.Errors, first.Errors, func(a, b gamma.ErrorEstimate) bool { return a.Actual == b.Actual }):
+		return fmt.Errorf("its actual distributions differ from %s's: give every solve the same --actual", firstName)
+	}
+	return out.Recertify(ctx)
+}
+
+// Rows are the numbers behind a figure of the document: per mechanism, the
+// problem, the objective, the errors, and the certificate.
+func (out Solve) Rows() []cliout.Record {
+	var rows []cliout.Record
+	for _, m := range out.Mechanisms() {
+		ev := m.Evaluation
+		r := cliout.Record{{Key: "K", Val: out.K}, {Key: "m", Val: out.M}, {Key: "eps", Val: out.Eps}, {Key: "Delta", Val: out.Delta},
+			{Key: "delta", Val: out.TargetDelta}, {Key: "prior", Val: out.Prior}, {Key: "mechanism", Val: m.Name},
+			{Key: "objective", Val: ev.Utility}, {Key: "surrogate_error", Val: ev.SurrogateError}}
+		for _, e := range ev.Errors {
+			r = append(r, cliout.Field{Key: "error " + e.Actual, Val: e.Mean})
+		}
+		rows = append(rows, append(r, cliout.Field{Key: "ratio", Val: ev.Certificate.Ratio}, cliout.Field{Key: "status", Val: ev.Certificate.Status.String()}))
+	}
+	return rows
+}
+
+// Write renders the document in format f. The CSV has the columns l,
+// gamma_opt, gamma_<baseline>..., which darrm verify reads back.
+func (out Solve) Write(w io.Writer, f cliout.Format) error {
+	switch f {
+	case cliout.JSON:
+		return cliout.WriteJSON(w, out)
+	case cliout.CSV:
+		header, rows := out.gammaColumns(cliout.Float)
+		return cliout.WriteCSV(w, header, rows)
+	}
+	return out.writeTable(w)
+}
+
+// gammaColumns lays out the gammas as columns l, gamma_opt, gamma_<name>...
+// with values formatted by fmtV.
+func (out Solve) gammaColumns(fmtV func(float64) string) ([]string, [][]string) {
+	ms := out.Mechanisms()
+	var header []string
+	for _, m := range ms {
+		header = append(header, "gamma_"+m.Name)
+	}
+	header = append([]string{"l"}, header...)
+	rows := make([][]string, len(out.Gamma))
+	for l := range out.Gamma {
+		rows[l] = []string{fmt.Sprint(l)}
+		for _, m := range ms {
+			rows[l] = append(rows[l], fmtV(m.Gamma[l]))
+		}
+	}
+	return header, rows
+}
+
+func (out Solve) writeTable(w io.Writer) error {
+	fmt.Fprintf(w, "DaRRM gamma_opt for %s; prior %s\n\n", out.Describe(), out.Prior)
+	header, rows := out.gammaColumns(g6)
+	if err := cliout.WriteTable(w, header, rows); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nutility U(gamma) = %.6g   surrogate error = %.6g\n", out.Utility, out.SurrogateError)
+	stored := ""
+	if out.UpperBoundStored {
+		stored = " (as stored in the cache entry; utility and gap computed now from the gamma)"
+	}
+	fmt.Fprintf(w, "optimality: no private gamma exceeds U = %.10g%s; gap %.2g; certification scaled the LP solution by %.15g\n", out.UpperBound, stored, out.Gap, out.Scale)
+	writeCertificate(w, "certificate (computed in this run)", out.Certificate)
+	if out.Cached {
+		fmt.Fprintf(w, "from the cache (%s), solved originally in %.3g s\n", out.CacheFile, out.Solve.Seconds)
+	} else {
+		fmt.Fprintf(w, "solved in %.3g s: %s, %s, %s\n", out.Solve.Seconds, plural.Of(out.Solve.LPSolves, "LP solve", "LP solves"),
+			plural.Of(out.Solve.Rows, "privacy row", "privacy rows"), plural.Of(out.Solve.Passes, "exhaustive separation pass", "exhaustive separation passes"))
+	}
+	if !out.Solve.TieBroken {
+		fmt.Fprintln(w, "note: this gamma is optimal (within the gap above) and certified, but the tie-break that picks the canonical one did not finish;")
+		fmt.Fprintln(w, "  of the equally good gammas it is the one this run's solver reached, and another run may return another (docs/solve.md, \"The canonical gamma_opt\")")
+	}
+	if len(out.Compare) == 0 {
+		return nil
+	}
+	budget := "(m·eps, delta)"
+	if out.Relation == accountant.OneVote {
+		budget = "(eps, delta), in the one-vote relation"
+	}
+	fmt.Fprintf(w, "\nComparison at the same %s:\n", budget)
+	header = []string{"mechanism", "utility", "surrogate err"}
+	for _, e := range out.Errors {
+		header = append(header, "E err "+e.Actual)
+	}
+	header = append(header, "max f / budget", "certificate")
+	rows = nil
+	for _, m := range out.Mechanisms() {
+		row := []string{"gamma_" + m.Name, g6(m.Utility), g6(m.SurrogateError)}
+		for _, e := range m.Errors {
+			if e.Exact {
+				row = append(row, cliout.FloatN(e.Mean, 4))
+			} else {
+				row = append(row, fmt.Sprintf("%.4g ± %.1g", e.Mean, e.StdErr))
+			}
+		}
+		row = append(row, fmt.Sprintf("%.15g", m.Certificate.Ratio), Verdict(m.Certificate.Status))
+		rows = append(rows, row)
+	}
+	if err := cliout.WriteTable(w, header, rows); err != nil {
+		return err
+	}
+	for _, m := range out.Compare {
+		fmt.Fprintf(w, "  gamma_%s: %s\n", m.Name, m.Label)
+	}
+	for _, o := range out.NotCompared {
+		fmt.Fprintf(w, "  gamma_%s: not compared: %s\n", o.Name, o.Reason)
+	}
+	return nil
+}

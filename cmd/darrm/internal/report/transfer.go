@@ -1,0 +1,268 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/internal/plural"
+	"github.com/darrm/darrm/teachers"
+	"github.com/darrm/darrm/transfer"
+	"github.com/darrm/darrm/votefile"
+)
+
+// Transfer is the document darrm transfer prints.
+type Transfer struct {
+	Dataset  string            `json:"dataset"`
+	Setting  accountant.Shares `json:"setting"`
+	K        int               `json:"K"`
+	Teachers TransferTeachers  `json:"teachers"`
+	Results  []transfer.Result `json:"results"`
+	// Cap is the private teachers' cap on every total, and CapFrom the
+	// number of queries from which it is each mechanism's total, and up
+	// to which its noise buys privacy. SharedCap is the cap of teachers
+	// of the same guarantee on shared data.
+	Cap       *accountant.Cap      `json:"cap"`
+	CapFrom   []transfer.Crossover `json:"cap_from"`
+	SharedCap *accountant.Cap      `json:"cap_shared"`
+	Seed      uint64               `json:"seed"`
+	Note      string               `json:"note"`
+	Seconds   float64              `json:"seconds"`
+}
+
+// TransferTeachers describes both ensembles.
+type TransferTeachers struct {
+	Private    PrivateTeachers    `json:"private"`
+	NonPrivate NonPrivateTeachers `json:"nonprivate"`
+}
+
+// PrivateTeachers are the DP-SGD teachers and their guarantee.
+type PrivateTeachers struct {
+	Eps          float64            `json:"eps"`
+	Delta        float64            `json:"Delta"`
+	Alpha        int                `json:"alpha"`
+	Sigma        float64            `json:"sigma"`
+	Clip         float64            `json:"clip"`
+	Epochs       int                `json:"epochs"`
+	SamplingRate float64            `json:"sampling_rate"`
+	Steps        int                `json:"steps"`
+	Batch        float64            `json:"batch"`
+	Filters      int                `json:"filters"`
+	LR           float64            `json:"lr"`
+	Partition    votefile.Partition `json:"partition"`
+	ShareSizes   []int              `json:"share_sizes"`
+	Accuracy     []float64          `json:"accuracy"`
+	AccuracyMean float64            `json:"accuracy_mean"`
+	Agreement    transfer.Agreement `json:"agreement"`
+	Cached       bool               `json:"cached"`
+}
+
+// NonPrivateTeachers are the SGD teachers GNMax uses, always on disjoint
+// shares.
+type NonPrivateTeachers struct {
+	LR           float64            `json:"lr"`
+	ShareSizes   []int              `json:"share_sizes"`
+	Accuracy     []float64          `json:"accuracy"`
+	AccuracyMean float64            `json:"accuracy_mean"`
+	Agreement    transfer.Agreement `json:"agreement"`
+	Cached       bool               `json:"cached"`
+}
+
+// NewTransfer is the document of the transfer experiment on dataset whose
+// teachers t labelled queries from the public set test with the outcome
+// res, the query draws and the noise seeded with seed.
+func NewTransfer(dataset string, t *transfer.Teachers, test *datasets.Dataset, res *transfer.Outcome, seed uint64) Transfer {
+	return Transfer{Dataset: dataset, Setting: t.Private.Config.Setting, K: t.Private.Config.K, Teachers: NewTransferTeachers(t, test),
+		Results: res.Results, Cap: res.Cap, CapFrom: res.CapFrom, SharedCap: res.SharedCap, Seed: seed,
+		Note: fmt.Sprintf("an experiment: accuracy of labels against the true labels; the query draws and the noise are seeded (seed %d)", seed)}
+}
+
+// NewTransferTeachers describes the private and non-private ensembles of a
+// transfer experiment, their votes on the public set test, and the private
+// teachers' guarantee.
+func NewTransferTeachers(t *transfer.Teachers, test *datasets.Dataset) TransferTeachers {
+	priv, pub, g := t.Private, t.NonPrivate, t.Guarantee
+	dp := priv.Config.DP
+	return TransferTeachers{
+		Private: PrivateTeachers{Eps: g.Eps, Delta: g.Delta, Alpha: t.Alpha, Sigma: dp.Sigma, Clip: dp.Clip,
+			Epochs: dp.Epochs, SamplingRate: dp.Rate, Steps: dp.Steps(), Batch: dp.Batch, Filters: priv.Config.Filters, LR: dp.LR,
+			Partition: priv.Partition.Rule, ShareSizes: priv.ShareSizes,
+			Accuracy: priv.Accuracy, AccuracyMean: transfer.Mean(priv.Accuracy), Agreement: transfer.Agree(priv.Votes(test)), Cached: t.Cached[0]},
+		NonPrivate: NonPrivateTeachers{LR: pub.Config.LR, ShareSizes: pub.ShareSizes, Accuracy: pub.Accuracy, AccuracyMean: transfer.Mean(pub.Accuracy),
+			Agreement: transfer.Agree(pub.Votes(test)), Cached: t.Cached[1]},
+	}
+}
+
+// Write renders the document in format f. CSV has a row per result, with
+// its mechanism's crossover (cap_from, noise_pays_up_to,
+// noise_pays_up_to_shared).
+func (out Transfer) Write(w io.Writer, f cliout.Format) error {
+	header := []string{"mechanism", "m", "queries", "accuracy_mean", "accuracy_std", "query_eps", "query_delta", "composition_eps", "composition_delta",
+		"total_eps", "total_delta", "total_bound", "cap_from", "noise_pays", "noise_pays_up_to", "noise_pays_up_to_shared", "relation"}
+	cross := map[string]transfer.Crossover{}
+	for _, c := range out.CapFrom {
+		cross[c.Mechanism] = c
+	}
+	var rows [][]string
+	for _, r := range out.Results {
+		c := cross[r.Mechanism]
+		rows = append(rows, []string{r.Mechanism, cliout.Float(r.M), fmt.Sprint(r.Queries), cliout.Float(r.AccuracyMean), cliout.Float(r.AccuracyStd),
+			cliout.Float(r.QueryEps), cliout.Float(r.QueryDelta), cliout.Float(r.CompositionEps), cliout.Float(r.CompositionDelta),
+			cliout.Float(r.TotalEps), cliout.Float(r.TotalDelta), r.TotalBound.String(), fmt.Sprint(c.CapFrom),
+			fmt.Sprint(r.NoisePays), fmt.Sprint(c.NoisePaysUpTo), fmt.Sprint(c.SharedNoisePaysUpTo), r.Relation})
+	}
+	switch f {
+	case cliout.JSON:
+		return cliout.WriteJSON(w, out)
+	case cliout.CSV:
+		return cliout.WriteCSV(w, header, rows)
+	}
+	p, n := out.Teachers.Private, out.Teachers.NonPrivate
+	lo, hi := minMax(p.ShareSizes)
+	data := fmt.Sprintf("each on all %d training images", lo)
+	if p.Partition != votefile.SharedData {
+		data = fmt.Sprintf("on %v shares of %d to %d training images", p.Partition, lo, hi)
+	}
+	fmt.Fprintf(w, "Private knowledge transfer on %s, setting %v: K = %d teachers %s (%s)\n", out.Dataset, out.Setting, out.K, data, out.Note)
+	fmt.Fprintf(w, "private teachers: DP-SGD, %s, learning rate %g, sigma = %g, clip = %g, %s, expected batch %g (sampling rate %.4g, %s): each (%.4g, %g)-DP (alpha = %d) when one record is added or removed; test accuracy %.3f; %.3f of votes agree with the majority, %.3f of images unanimous\n",
+		plural.Of(p.Filters, "filter", "filters"), p.LR, p.Sigma, p.Clip, plural.Of(p.Epochs, "epoch", "epochs"), p.Batch, p.SamplingRate, plural.Of(p.Steps, "step", "steps"),
+		p.Eps, p.Delta, p.Alpha, p.AccuracyMean, p.Agreement.WithMajority, p.Agreement.Unanimous)
+	fmt.Fprintf(w, "non-private teachers (GNMax): SGD on keyed-hash shares, learning rate %g; test accuracy %.3f; %.3f of votes agree with the majority\n\n", n.LR, n.AccuracyMean, n.Agreement.WithMajority)
+	rows = rows[:0]
+	perQuery := map[string]accountant.Guarantee{}
+	for _, r := range out.Results {
+		perQuery[r.Mechanism] = accountant.Guarantee{Eps: r.QueryEps, Delta: r.QueryDelta}
+		rows = append(rows, []string{r.Mechanism, fmt.Sprint(r.Queries), fmt.Sprintf("%.3f ± %.3f", r.AccuracyMean, r.AccuracyStd),
+			fmt.Sprintf("(%.4g, %.3g)", r.QueryEps, r.QueryDelta), fmt.Sprintf("(%.4g, %.3g)", r.CompositionEps, r.CompositionDelta),
+			fmt.Sprintf("(%.4g, %.3g)", r.TotalEps, r.TotalDelta), r.TotalBound.String(), noiseBuys(r)})
+	}
+	if err := cliout.WriteTable(w, []string{"mechanism", "Q", "accuracy", "per query (eps, delta)", "queries composed (general)", "total (eps, delta)", "bound", "noise buys"}, rows); err != nil {
+		return err
+	}
+	if out.Cap != nil {
+		fmt.Fprintf(w, "teachers' cap: (%.4g, %.3g), %s; the total is the tighter of the cap and the queries' composition\n", out.Cap.Eps, out.Cap.Delta, out.Cap.Reference())
+		for _, c := range out.CapFrom {
+			g := perQuery[c.Mechanism]
+			switch {
+			case c.CapFrom == 0:
+				fmt.Fprintf(w, "  %s: no cap (non-private teachers): the queries' composition at every Q, and its noise is all its privacy\n", c.Mechanism)
+			case c.Mechanism == "majority":
+				fmt.Fprintf(w, "  %s: no noise; the cap at every Q\n", c.Mechanism)
+			case c.CapFrom == 1:
+				fmt.Fprintf(w, "  %s: the cap at every Q, below one label's (%.4g, %.3g): its noise buys no privacy, and the noise-free majority is as private\n", c.Mechanism, g.Eps, g.Delta)
+			default:
+				fmt.Fprintf(w, "  %s: the queries' composition for Q <= %d, the cap from Q = %d: its noise buys privacy up to Q = %d, nothing after\n", c.Mechanism, c.CapFrom-1, c.CapFrom, c.NoisePaysUpTo)
+			}
+		}
+		if c, ok := crossFor(out.CapFrom, "darrm-opt"); ok && out.SharedCap != nil {
+			where := fmt.Sprintf("on shared data, where teachers of this guarantee cap at their %d-fold composition (%.4g, %.3g), for Q <= %d", out.K, out.SharedCap.Eps, out.SharedCap.Delta, c.SharedNoisePaysUpTo)
+			if out.Setting == accountant.Shared {
+				where = fmt.Sprintf("here for Q <= %d", c.NoisePaysUpTo)
+			}
+			fmt.Fprintf(w, "DaRRM's noise (and RR's) pays off only where the cap is above the labels' composition: %s; and for teachers that are a fresh mechanism per query (no cap) at every Q\n", where)
+		}
+	}
+	_, err := fmt.Fprintf(w, "accuracy: mean ± std over the redraws of the queries; the majority has no noise, its per-query guarantee is the K-fold composition of the teachers; the guarantees of GNMax and darrm-one-vote (DaRRM with the one-vote relation's gamma_opt) are for the one-vote relation (non-private teachers on disjoint shares); darrm-one-vote's total is the optimal composition at the best point of its label's exact privacy profile, tighter than the general composition of its (eps, delta)\ntime: %.3g s\n", out.Seconds)
+	return err
+}
+
+// noiseBuys says what a result's noise buys at its Q.
+func noiseBuys(r transfer.Result) string {
+	switch {
+	case r.Mechanism == "majority":
+		return "(no noise)"
+	case r.NoisePays:
+		return "privacy"
+	}
+	return "nothing"
+}
+
+// crossFor returns the crossover of mechanism name.
+func crossFor(cs []transfer.Crossover, name string) (transfer.Crossover, bool) {
+	for _, c := range cs {
+		if c.Mechanism == name {
+			return c, true
+		}
+	}
+	return transfer.Crossover{}, false
+}
+
+// minMax returns the least and the greatest of xs (0, 0 when empty).
+func minMax(xs []int) (lo, hi int) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	return slices.Min(xs), slices.Max(xs)
+}
+
+// Teachers is the document of darrm teachers train: an ensemble's dataset,
+// privacy, setting and partition, and each teacher's share size and test
+// accuracy.
+type Teachers struct{ *teachers.Ensemble }
+
+// Write prints the document in format f, a row per teacher.
+func (d Teachers) Write(w io.Writer, f cliout.Format) error {
+	rows := make([]cliout.Record, len(d.Accuracy))
+	for i, a := range d.Accuracy {
+		rows[i] = cliout.Record{field("teacher", i), field("share_size", d.ShareSizes[i]), field("test_accuracy", a)}
+	}
+	m := d.Meta
+	head := cliout.Record{field("dataset", d.Config.Dataset), field("private", d.Config.Private),
+		field("setting", d.Config.Setting.String()), field("partition", d.Partition.Rule.String()),
+		field("ensemble", m.Ensemble), field("relation", m.Relation.String()), field("guarantee", TeacherGuarantee(m.Teachers[0]))}
+	if c := d.Config.Classes; c > 0 {
+		head = append(head, field("classes", c), field("accuracy_on", fmt.Sprintf("the first %d test images (the queries)", d.Config.Queries)))
+	}
+	return cliout.WriteRecords(w, f, head, rows)
+}
+
+// TeacherGuarantee says a group of teachers' guarantee and how it was
+// obtained, as a vote file's header states them.
+func TeacherGuarantee(g votefile.TeacherGroup) string {
+	switch g.Origin {
+	case votefile.NonPrivate:
+		return "none (non-private teachers)"
+	case votefile.FromDPSGD:
+		r := g.DPSGD
+		return fmt.Sprintf("%v by DP-SGD: sigma %g, sampling rate %.6g, %d steps, %v conversion at delta = %g", g.Guarantee, r.Sigma, r.Q, r.Steps, r.Conversion, r.Delta)
+	}
+	return fmt.Sprintf("%v, stated", g.Guarantee)
+}
+
+// Tune is the document of darrm teachers tune: the hyperparameters chosen
+// on a data set's tuning task, those in use, and every trial.
+type Tune struct {
+	Dataset string           `json:"dataset"`
+	Tasks   []string         `json:"tuning_tasks"`
+	Chosen  transfer.Hyper   `json:"chosen"`
+	InUse   transfer.Hyper   `json:"in_use"`
+	Trials  []transfer.Trial `json:"trials"`
+}
+
+// Write prints the document in format f: the trials as rows (CSV, table)
+// under the choice (table), or the whole document (JSON).
+func (d Tune) Write(w io.Writer, f cliout.Format) error {
+	if f == cliout.JSON {
+		return cliout.WriteJSON(w, d)
+	}
+	rows := make([]cliout.Record, len(d.Trials))
+	for i, t := range d.Trials {
+		rows[i] = cliout.Record{field("stage", t.Stage), field("filters", t.Filters), field("lr", t.LR), field("accuracy_mean", t.Mean),
+			field("accuracy_min", slices.Min(t.Accuracy)), field("accuracy_max", slices.Max(t.Accuracy))}
+	}
+	if f == cliout.CSV {
+		return cliout.WriteRecords(w, f, cliout.Record{field("dataset", d.Dataset), field("tuning_tasks", strings.Join(d.Tasks, " "))}, rows)
+	}
+	say := func(h transfer.Hyper) string {
+		return fmt.Sprintf("%d filters, learning rates %g (DP-SGD on a share), %g (DP-SGD on the whole set), %g (SGD)", h.Filters, h.LR, h.LRShared, h.LRNonPrivate)
+	}
+	if err := cliout.WriteRecords(w, f, cliout.Record{field("dataset", d.Dataset), field("tuning_tasks", strings.Join(d.Tasks, " "))}, rows); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "chosen on %s: %s\nin use for %s: %s\n", strings.Join(d.Tasks, ", "), say(d.Chosen), d.Dataset, say(d.InUse))
+	return err
+}

@@ -1,0 +1,82 @@
+package constraints
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"sort"
+)
+
+// A separation in shards: each shard scores the pairs (n6, n7) of its
+// residue, counts the multisets it covers, and MergeSeparations joins the
+// shards into the whole.
+
+// mine reports whether the pair (n6, n7) belongs to this worker's shard.
+func (sw *sepWorker) mine(n6, n7 int) bool {
+	return sw.shards <= 1 || pairIndex(sw.p.K, n6, n7)%sw.shards == sw.shard
+}
+
+// pairIndex numbers the pairs (n6, n7), n6 + n7 <= k, in the order of
+// the loops of item.
+func pairIndex(k, n6, n7 int) int {
+	// Pairs with a smaller n6 come first: sum over i < n6 of (k - i + 1).
+	return n6*(k+1) - n6*(n6-1)/2 + n7
+}
+
+// shardConfigs counts the multisets of shard of shards: for each pair
+// (n6, n7) in it, the multisets of the other K - n6 - n7 teachers over the
+// remaining corners.
+func (p Params) shardConfigs(shard, shards int) *big.Int {
+	others := int64(len(p.Corners()) - 2)
+	total, c := new(big.Int), new(big.Int)
+	for n6 := 0; n6 <= p.K; n6++ {
+		for n7 := 0; n7 <= p.K-n6; n7++ {
+			if pairIndex(p.K, n6, n7)%shards == shard {
+				r := int64(p.K - n6 - n7)
+				total.Add(total, c.Binomial(r+others-1, others-1))
+			}
+		}
+	}
+	return total
+}
+
+// MergeSeparations combines the shards 0, ..., n-1 of one separation (same
+// problem p and gamma, each from Separate with Shards = n) into the whole:
+// the maximum and its multiset, the top costliest multisets, and the count
+// of multisets covered, which must be all of them. The result equals what
+// one call of Separate over all the work returns.
+func MergeSeparations(p Params, parts []Separation, top int) (Separation, error) {
+	if len(parts) == 0 {
+		return Separation{}, fmt.Errorf("merge: no shards")
+	}
+	n := parts[0].Shards
+	seen := make([]bool, max(n, 1))
+	out := Separation{MaxF: math.Inf(-1), ErrBound: p.ErrBound(), Configs: new(big.Int), Shards: 1}
+	var all []Scored
+	for _, s := range parts {
+		if s.Shards != n || s.Shard < 0 || s.Shard >= n || seen[s.Shard] {
+			return Separation{}, fmt.Errorf("merge: shard %d of %d: want each of the shards 0..%d of %d exactly once", s.Shard, s.Shards, n-1, n)
+		}
+		if s.Configs == nil {
+			return Separation{}, fmt.Errorf("merge: shard %d of %d has no count of multisets: it is not a shard of Separate", s.Shard, n)
+		}
+		seen[s.Shard] = true
+		if s.Worst != nil && (out.Worst == nil || better(Scored{s.Worst, s.MaxF}, Scored{out.Worst, out.MaxF})) {
+			out.MaxF, out.Worst = s.MaxF, s.Worst
+		}
+		all = append(all, s.Top...)
+		out.Configs.Add(out.Configs, s.Configs)
+	}
+	if len(parts) != n {
+		return Separation{}, fmt.Errorf("merge: %d shards of %d: every shard is needed for a certificate", len(parts), n)
+	}
+	if want := p.NumConfigs(); out.Configs.Cmp(want) != 0 {
+		return Separation{}, fmt.Errorf("merge: the shards cover %v multisets, the problem has %v: they are not the shards of this problem", out.Configs, want)
+	}
+	sort.Slice(all, func(i, j int) bool { return better(all[i], all[j]) })
+	if len(all) > top {
+		all = all[:top]
+	}
+	out.Top = all
+	return out, nil
+}

@@ -1,0 +1,89 @@
+package ensemble
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/votefile"
+)
+
+// Calibrated reports whether a registered mechanism for the votes meta
+// heads, in its relation, is calibrated to a teachers' (ε, Δ): whether its
+// settings take eps (two-class GNMax's target is m·ε). It is the registry's
+// answer to votefile.Check, which accepts a guarantee stated for
+// non-private teachers only for such votes (votefile.Stated.Calibrated).
+func Calibrated(meta *votefile.Meta) bool {
+	for _, r := range registry {
+		if r.Input == meta.Input() && r.Relation == meta.Relation && (slices.Contains(r.Needs, "eps") || slices.Contains(r.Takes, "eps")) {
+			return true
+		}
+	}
+	return false
+}
+
+// ReleaseTeachers returns the teachers' (ε, Δ) of a two-class release from
+// a vote file whose metadata header is meta (nil: none), given the values
+// the caller states (nil: not stated), after votefile.Check. With a header that
+// states every teacher's guarantee the answer is the header's common bound
+// (votefile.Meta.Common). Without a header, or with non-private teachers (whose
+// header states no guarantee: GNMax's target is then a choice, not a
+// property of the teachers), both must be stated: there is no default for
+// a property of the user's own teachers. Every refusal is a
+// *votefile.TeachersError.
+func ReleaseTeachers(meta *votefile.Meta, eps, delta *float64) (votefile.TeacherGuarantee, error) {
+	b, err := votefile.Check(meta, votefile.Stated{Eps: eps, Delta: delta, Calibrated: Calibrated})
+	if err != nil {
+		return votefile.TeacherGuarantee{}, err
+	}
+	if meta != nil && meta.Private() {
+		_, het := meta.Common()
+		return votefile.TeacherGuarantee{Guarantee: b.Teachers, Source: votefile.FromHeader, Heterogeneous: het}, nil
+	}
+	why := "the vote file has no metadata header, so they must be stated (there is no default for a property of your teachers)"
+	if meta != nil {
+		why = "the vote file's metadata header states non-private teachers, so the guarantee the release is calibrated to must be stated"
+	}
+	switch {
+	case eps == nil && delta == nil:
+		return votefile.TeacherGuarantee{}, &votefile.TeachersError{Field: "eps and Delta", Rule: why}
+	case eps == nil:
+		return votefile.TeacherGuarantee{}, &votefile.TeachersError{Field: "eps", Rule: why}
+	case delta == nil:
+		return votefile.TeacherGuarantee{}, &votefile.TeachersError{Field: "Delta", Rule: why}
+	}
+	return votefile.TeacherGuarantee{Guarantee: b.Teachers, Source: votefile.FromFlags}, nil
+}
+
+// ReleaseBinding checks agg against the votes of in as ReleaseTo does,
+// before anything is drawn: a two-class aggregator needs 0/1 votes and a
+// multi-class one counts; what its mechanism states (K, the classes, the
+// relation and the teachers' (ε, Δ) it assumes, if any) must be the
+// header's (votefile.Check); and K and the classes must be the file's.
+func ReleaseBinding(in votefile.Reader, agg Labeler) (votefile.Binding, error) {
+	if twoClass(agg) == in.MultiClass() {
+		return votefile.Binding{}, fmt.Errorf("the %s aggregator labels %v, but the vote file is read as %v", agg.Name(), inputOf(agg), votefile.InputOf(in))
+	}
+	priv := agg.Privacy()
+	s := votefile.Stated{By: fmt.Sprintf("the %s mechanism", agg.Name()), K: agg.K(), Classes: agg.Classes(), Relation: &priv.Relation,
+		Calibrated: Calibrated}
+	if priv.Teachers != (accountant.Guarantee{}) {
+		s.Eps, s.Delta = &priv.Teachers.Eps, &priv.Teachers.Delta
+	}
+	b, err := votefile.Check(in.Meta(), s)
+	if err != nil {
+		return votefile.Binding{}, err
+	}
+	if in.K() != agg.K() || in.Classes() != agg.Classes() {
+		return votefile.Binding{}, fmt.Errorf("the vote file has K = %d votes per row over %d classes, the %s aggregator K = %d over %d", in.K(), in.Classes(), agg.Name(), agg.K(), agg.Classes())
+	}
+	return b, nil
+}
+
+// inputOf returns the kind of votes agg labels.
+func inputOf(agg Labeler) votefile.Input {
+	if twoClass(agg) {
+		return votefile.TwoClass
+	}
+	return votefile.MultiClass
+}

@@ -1,0 +1,7 @@
+// Package layers holds the tests that keep darrm's layout honest: every
+// import runs down the layers docs/design.md draws, and the package tables
+// of README.md and docs/design.md say what each package's documentation
+// says.
+//
+// It has no code: the layers are declared once, in layers_test.go.
+package layers

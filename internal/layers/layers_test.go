@@ -1,0 +1,109 @@
+package layers
+
+import (
+	"bufio"
+	"bytes"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// module is the import path of darrm's module.
+const module = "github.com/darrm/darrm"
+
+// layers are darrm's packages from the bottom up, as docs/design.md draws
+// them ("Packages and layering"). A package may import packages of its own
+// layer and of the layers below, never of a layer above.
+var layers = []struct {
+	name string
+	pkgs []string
+}{
+	{"low-level helpers", []string{"internal/ctxio", "internal/atomicfile", "internal/bigmath", "internal/plural", "internal/peek", "internal/docstest", "internal/layers"}},
+	{"numerics and data", []string{"noise", "poissonbinom", "lp", "nn", "datasets"}},
+	{"privacy and the noise function", []string{"accountant", "constraints", "gamma", "cache", "optimal", "dpsgd", "internal/fixtures"}},
+	{"vote and label files", []string{"votefile"}},
+	{"releases and experiments", []string{"ensemble", "ledger", "teachers", "pate", "transfer", "shuffleg"}},
+	{"presentation", []string{"cmd/darrm/internal/cli", "cmd/darrm/internal/cliout", "cmd/darrm/internal/figure", "cmd/darrm/internal/curveplot", "cmd/darrm/internal/report"}},
+	{"the command", []string{"cmd/darrm"}},
+}
+
+// root returns the module's folder.
+func root(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// goList runs go list -f format on every package of the module and returns
+// its lines.
+func goList(t *testing.T, format string) []string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-f", format, "./...")
+	cmd.Dir = root(t)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	var lines []string
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	return lines
+}
+
+// rel returns a darrm import path relative to the module, and whether it
+// is one.
+func rel(path string) (string, bool) {
+	if path == module {
+		return "", true
+	}
+	return strings.CutPrefix(path, module+"/")
+}
+
+// TestLayers: every package of the module has a layer, and its code
+// imports only packages of its layer or below. Tests may reach higher (the
+// docs test looks for the data sets an example needs).
+func TestLayers(t *testing.T) {
+	layer := map[string]int{}
+	for i, l := range layers {
+		for _, p := range l.pkgs {
+			if _, dup := layer[p]; dup {
+				t.Errorf("%s is in two layers", p)
+			}
+			layer[p] = i
+		}
+	}
+	seen := map[string]bool{}
+	for _, line := range goList(t, "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}") {
+		f := strings.Fields(line)
+		p, _ := rel(f[0])
+		seen[p] = true
+		i, ok := layer[p]
+		if !ok {
+			t.Errorf("package %s has no layer: add it to layers and to the diagram of docs/design.md", p)
+			continue
+		}
+		for _, imp := range f[1:] {
+			q, ours := rel(imp)
+			if !ours {
+				continue
+			}
+			if j, ok := layer[q]; ok && j > i {
+				t.Errorf("%s (%s) imports %s (%s), a layer above it", p, layers[i].name, q, layers[j].name)
+			}
+		}
+	}
+	for p := range layer {
+		if !seen[p] {
+			t.Errorf("layers names %s, which is not a package of the module", p)
+		}
+	}
+}

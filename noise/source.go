@@ -1,0 +1,118 @@
+package noise
+
+import (
+	crand "crypto/rand"
+	"encoding/binary"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+)
+
+// sourceBlock is how many random bytes a Source fetches at a time: one
+// getrandom call serves 4096 draws, so throughput is not bound by system
+// calls.
+const sourceBlock = 32 << 10
+
+// Source is the randomness of a release: uniform 64-bit words read
+// in blocks from crypto/rand (NewSource), or from a seeded ChaCha8 stream
+// for reproducible experiments (NewSeededSource), whose output must not be
+// released. A Source is not safe for concurrent use.
+type Source struct {
+	fill   func([]byte)
+	buf    []byte
+	pos    int
+	seeded bool
+	seed   uint64
+}
+
+// NewSource returns a Source that reads from crypto/rand, for private
+// releases.
+func NewSource() *Source {
+	return &Source{
+		// crypto/rand.Read never returns an error: it aborts the program
+		// rather than hand out bytes that are not random.
+		fill: func(b []byte) { _, _ = crand.Read(b) },
+		buf:  make([]byte, sourceBlock),
+		pos:  sourceBlock,
+	}
+}
+
+// NewSeededSource returns a Source that replays the ChaCha8 stream of
+// seed (math/rand/v2). Its output is reproducible and therefore NOT for
+// release: anyone who knows the seed can strip the noise.
+func NewSeededSource(seed uint64) *Source { return NewSeededStream(seed, 0) }
+
+// NewSeededStream returns the seeded source of stream number stream of
+// seed: distinct streams are independent ChaCha8 streams (distinct keys),
+// for draws that must not depend on each other's number (one stream per
+// simulated teacher); stream 0 is NewSeededSource's. Like it, NOT for
+// release.
+func NewSeededStream(seed, stream uint64) *Source {
+	var key [32]byte
+	binary.LittleEndian.PutUint64(key[:], seed)
+	binary.LittleEndian.PutUint64(key[8:], stream)
+	// The key's tag is part of every seeded output: it keeps the name of
+	// the package the sources were first written in, so that a seed
+	// replays what it always did.
+	copy(key[16:], "darrm/ensemble")
+	c := rand.NewChaCha8(key)
+	return &Source{
+		fill:   func(b []byte) { _, _ = c.Read(b) },
+		buf:    make([]byte, sourceBlock),
+		pos:    sourceBlock,
+		seeded: true,
+		seed:   seed,
+	}
+}
+
+// Seeded reports whether s is a seeded (not-for-release) source, and its seed.
+func (s *Source) Seeded() (seed uint64, ok bool) { return s.seed, s.seeded }
+
+// Uint64 returns a uniform 64-bit word.
+func (s *Source) Uint64() uint64 {
+	if s.pos > len(s.buf)-8 {
+		s.fill(s.buf)
+		s.pos = 0
+	}
+	v := binary.LittleEndian.Uint64(s.buf[s.pos:])
+	s.pos += 8
+	return v
+}
+
+// IntN returns a uniform integer in [0, n), n >= 1, exactly (Lemire's
+// multiply-and-reject method: no modulo bias).
+func (s *Source) IntN(n int) int { return int(s.uint64N(uint64(n))) }
+
+// uint64N returns a uniform integer in [0, n), n > 0 (Lemire's method).
+func (s *Source) uint64N(un uint64) uint64 {
+	hi, lo := bits.Mul64(s.Uint64(), un)
+	if lo < un {
+		thresh := -un % un
+		for lo < thresh {
+			hi, lo = bits.Mul64(s.Uint64(), un)
+		}
+	}
+	return hi
+}
+
+// Unit53 is 2^53: Bernoulli draws compare a 53-bit uniform integer, the
+// top 53 bits of a word (Uint64() >> 11), with a threshold in [0, 2^53];
+// the threshold Unit53 is probability 1.
+const Unit53 = 1 << 53
+
+// Threshold returns t = floor(p·2^53), the threshold with which a draw
+// U < t of a uniform 53-bit integer U has probability exactly t/2^53, the
+// largest multiple of 2^-53 that is <= p. p·2^53 is exact in float64 (a
+// power-of-two scaling), so the only rounding is the floor.
+func Threshold(p float64) uint64 { return uint64(math.Floor(p * Unit53)) }
+
+// Realised returns t/2^53, the probability a threshold realises; it is
+// exact in float64.
+func Realised(t uint64) float64 { return float64(t) / Unit53 }
+
+// Bernoulli returns true with probability floor(p·2^53)/2^53, which is
+// within 2^-53 of p, for p in [0, 1].
+func (s *Source) Bernoulli(p float64) bool { return s.Uint64()>>11 < Threshold(p) }
+
+// Float64 returns a uniform float64 in [0, 1) with 53 random bits.
+func (s *Source) Float64() float64 { return float64(s.Uint64()>>11) / Unit53 }

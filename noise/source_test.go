@@ -1,0 +1,110 @@
+package noise
+
+import (
+	"encoding/binary"
+	"math"
+	"testing"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// fixedSource returns a Source that yields words, then panics.
+func fixedSource(words ...uint64) *Source {
+	b := make([]byte, 8*len(words))
+	for i, w := range words {
+		binary.LittleEndian.PutUint64(b[8*i:], w)
+	}
+	return &Source{buf: b, fill: func([]byte) { panic("fixedSource exhausted") }}
+}
+
+func TestThresholdIsExact(t *testing.T) {
+	for _, tc := range []struct {
+		p    float64
+		want uint64
+	}{
+		{0, 0},
+		{1, Unit53},
+		{0.5, Unit53 / 2},
+		{math.Nextafter(1, 0), Unit53 - 1},
+		{1.0 / 3, 3002399751580330}, // floor(2^53/3)
+		{1e-300, 0},
+		{0x1p-53, 1},
+		{0x1.8p-53, 1}, // 1.5·2^-53 rounds down
+	} {
+		if got := Threshold(tc.p); got != tc.want {
+			t.Errorf("Threshold(%v) = %d, want %d", tc.p, got, tc.want)
+		}
+		if r := Realised(tc.want); r > tc.p || tc.p-r >= 0x1p-53 {
+			t.Errorf("Realised(Threshold(%v)) = %v: want within 2^-53 below", tc.p, r)
+		}
+	}
+}
+
+func TestBernoulliComparesTop53Bits(t *testing.T) {
+	p := 0.3
+	th := Threshold(p)
+	// A word's top 53 bits are the uniform integer U; the label is U < t.
+	src := fixedSource((th-1)<<11|0x7ff, th<<11, 0, ^uint64(0))
+	for i, want := range []bool{true, false, true, false} {
+		if got := src.Bernoulli(p); got != want {
+			t.Errorf("draw %d: Bernoulli = %v, want %v", i, got, want)
+		}
+	}
+}
+
+func TestIntNUniform(t *testing.T) {
+	src := NewSeededSource(7)
+	const n, draws = 7, 70000
+	counts := make([]float64, n)
+	for range draws {
+		counts[src.IntN(n)]++
+	}
+	var chi2 float64
+	for _, c := range counts {
+		chi2 += (c - draws/n) * (c - draws/n) / (draws / n)
+	}
+	if pv := (distuv.ChiSquared{K: n - 1}).Survival(chi2); pv < 1e-4 {
+		t.Errorf("IntN(%d): chi-square %v, p-value %v", n, chi2, pv)
+	}
+	for range 100 {
+		if v := src.IntN(1); v != 0 {
+			t.Fatalf("IntN(1) = %d", v)
+		}
+	}
+	// Rejection: with n = 3·2^61, a word whose low product is below
+	// 2^64 mod n = 2^62 (here the word 0) is redrawn; 2^63+1 then gives n/2.
+	big := 3 << 61
+	if v := fixedSource(0, 1<<63|1).IntN(big); v != big/2 {
+		t.Errorf("IntN after a rejection = %d, want %d", v, big/2)
+	}
+}
+
+func TestSources(t *testing.T) {
+	a, b, c := NewSeededSource(1), NewSeededSource(1), NewSeededSource(2)
+	same, differ := true, false
+	for range 5000 { // crosses a block boundary
+		x, y, z := a.Uint64(), b.Uint64(), c.Uint64()
+		same = same && x == y
+		differ = differ || x != z
+	}
+	if !same || !differ {
+		t.Errorf("seeded sources: same seed equal %v, different seeds differ %v", same, differ)
+	}
+	if s, ok := a.Seeded(); !ok || s != 1 {
+		t.Errorf("Seeded() = %v, %v", s, ok)
+	}
+	if NewSeededStream(1, 1).Uint64() == NewSeededSource(1).Uint64() {
+		t.Error("streams 0 and 1 of a seed start alike")
+	}
+	cr := NewSource()
+	if _, ok := cr.Seeded(); ok {
+		t.Error("crypto source reports seeded")
+	}
+	seen := map[uint64]bool{}
+	for range 5000 {
+		seen[cr.Uint64()] = true
+	}
+	if len(seen) < 4999 {
+		t.Errorf("crypto source repeated words: %d distinct of 5000", len(seen))
+	}
+}

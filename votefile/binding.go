@@ -1,0 +1,370 @@
+package votefile
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/darrm/darrm/accountant"
+)
+
+// EpsSource says where the teachers' (ε, Δ) of a release came from.
+type EpsSource int
+
+const (
+	// FromHeader is the vote file's metadata header.
+	FromHeader EpsSource = iota
+	// FromFlags is the caller (darrm's --eps and --Delta), for a vote file
+	// whose header states no guarantee, or that has none.
+	FromFlags
+)
+
+var epsSourceEnum = textEnum{"eps source", []string{FromHeader: "header", FromFlags: "flags"}}
+
+// String returns "header" or "flags".
+func (s EpsSource) String() string { return epsSourceEnum.name(int(s)) }
+
+// MarshalText returns the source's name.
+func (s EpsSource) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText sets s from "header" or "flags".
+func (s *EpsSource) UnmarshalText(b []byte) error {
+	i, err := epsSourceEnum.parse(b)
+	*s = EpsSource(i)
+	return err
+}
+
+// TeacherGuarantee is the (ε, Δ) a release takes every teacher to have,
+// and where it came from.
+type TeacherGuarantee struct {
+	accountant.Guarantee
+	Source EpsSource
+	// Heterogeneous says that the header gives the teachers different
+	// guarantees: Guarantee is then their common bound (Meta.Common).
+	Heterogeneous bool
+}
+
+// TeachersError reports what a caller states of a teacher ensemble that is
+// missing, or contradicts the metadata header of its votes (Check): Field
+// is the parameter ("ensemble", "K", "classes", "relation", "kind",
+// "partition", "eps", "Delta", or "eps and Delta" when both are missing),
+// Header the header's value ("" when there is no header, or it states
+// none), Given the caller's ("" when not stated) and By who states it (""
+// for the caller's own flags, which the field names), and Rule the rule
+// it breaks. Nothing is released, written or bound.
+type TeachersError struct {
+	Field, Header, Given, By string
+	Rule                     string
+}
+
+func (e *TeachersError) Error() string {
+	what := "the teachers' " + e.Field
+	switch e.Field {
+	case "ensemble":
+		what = "the ensemble id"
+	case "K", "classes":
+		what = "the ensemble's " + e.Field
+	}
+	given := e.Given + " given"
+	if e.By != "" {
+		given += " by " + e.By
+	}
+	switch {
+	case e.Header != "" && e.Given != "":
+		return fmt.Sprintf("%s: %s, but the vote file's metadata header states %s: %s", what, given, e.Header, e.Rule)
+	case e.Header != "":
+		return fmt.Sprintf("%s: the vote file's metadata header states %s: %s", what, e.Header, e.Rule)
+	}
+	return fmt.Sprintf("%s: %s", what, e.Rule)
+}
+
+// Stated is what a caller states of the teacher ensemble whose votes it
+// draws on, for Check against their metadata header: a release or an
+// account states its mechanism's relation, K and classes and the
+// teachers' (ε, Δ) the mechanism assumes; darrm ledger init its flags; a
+// writer of votes the ensemble's own parameters. A zero field (an empty
+// id, K or classes 0, a nil pointer, KindUnstated, PartitionUnstated) is
+// not stated.
+type Stated struct {
+	// By says who states the values, in errors (e.g. "the gnmax
+	// mechanism"); "" for the caller's own flags, named as the fields.
+	By       string
+	Ensemble string
+	K        int
+	Classes  int
+	Relation *accountant.Relation
+	Kind     Kind
+	// Partition is the rule that split the teachers' training data.
+	Partition Partition
+	// Eps and Delta are each teacher's guarantee; for non-private
+	// teachers, the guarantee a release is calibrated to (two-class
+	// GNMax's target m·ε).
+	Eps, Delta *float64
+	// NonPrivate states that the teachers have no guarantee.
+	NonPrivate bool
+	// Calibrated reports whether a mechanism for the votes a header
+	// heads, in its relation, is calibrated to a teachers' guarantee:
+	// only for such votes may Eps and Delta be stated for non-private
+	// teachers. The mechanism registry answers it
+	// (ensemble.Calibrated); nil: no mechanism is.
+	Calibrated func(*Meta) bool
+}
+
+// noGuarantee is the header's value of the teachers' guarantee of
+// non-private teachers, in a *TeachersError.
+const noGuarantee = "none (non-private teachers)"
+
+// Check is the one check of what a release, an account, a ledger or a
+// writer of votes states of a teacher ensemble (s) against the metadata
+// header of its votes (meta; nil: none). Every parameter s states must be
+// the header's: the ensemble id, K, the number of classes, the relation
+// (a one-vote mechanism is not private for teachers that may share data,
+// nor a private-teachers one for teachers that need not be private), the
+// kind, the partition, and the teachers' (ε, Δ): for private teachers the
+// header's common bound (Meta.Common, the largest ε and the largest Δ
+// of teachers with different guarantees); non-private teachers have none,
+// and a guarantee stated for them is the one a release is calibrated to,
+// whole (ε and Δ), and only for votes that a mechanism of the header's
+// relation calibrates to one (Stated.Calibrated).
+// Every refusal is a *TeachersError. The header's own rules were checked
+// when it was read (Meta.Validate).
+//
+// It returns the binding: with a header, the header's ensemble with the
+// teachers' (ε, Δ) above (zero for non-private teachers without a stated
+// one); without, what s states (the relation private-teachers unless
+// stated), which does not state its ensemble unless s states the id,
+// kind and partition (Binding.Stated).
+func Check(meta *Meta, s Stated) (Binding, error) {
+	var stated accountant.Guarantee
+	if s.Eps != nil {
+		stated.Eps = *s.Eps
+	}
+	if s.Delta != nil {
+		stated.Delta = *s.Delta
+	}
+	if meta == nil {
+		b := Binding{Ensemble: s.Ensemble, K: s.K, Teachers: stated, Kind: s.Kind, Partition: s.Partition}
+		if s.Relation != nil {
+			b.Relation = *s.Relation
+		}
+		return b, nil
+	}
+	bad := func(field string, header, given any, rule string) error {
+		return &TeachersError{Field: field, Header: fmt.Sprint(header), Given: fmt.Sprint(given), By: s.By, Rule: rule}
+	}
+	// A caller's own flags may leave a value out; a mechanism or an
+	// ensemble states what it is.
+	leave := ""
+	if s.By == "" {
+		leave = " (leave it out to use the header's)"
+	}
+	same := "a value given must equal the header's" + leave
+	switch {
+	case s.Ensemble != "" && s.Ensemble != meta.Ensemble:
+		return Binding{}, bad("ensemble", meta.Ensemble, s.Ensemble, same)
+	case s.K != 0 && s.K != meta.K:
+		return Binding{}, bad("K", meta.K, s.K, same)
+	case s.Classes != 0 && s.Classes != meta.Classes:
+		return Binding{}, bad("classes", meta.Classes, s.Classes, same)
+	case s.Relation != nil && *s.Relation != meta.Relation:
+		return Binding{}, bad("relation", meta.Relation, *s.Relation, relationRule(*s.Relation)+leave)
+	case s.Kind != KindUnstated && s.Kind != meta.Kind:
+		return Binding{}, bad("kind", meta.Kind, s.Kind, same)
+	case s.Partition != PartitionUnstated && s.Partition != meta.Partition:
+		return Binding{}, bad("partition", meta.Partition, s.Partition, same)
+	}
+	g, het := meta.Common()
+	given := s.Eps != nil || s.Delta != nil
+	switch {
+	case s.NonPrivate && g != (accountant.Guarantee{}):
+		return Binding{}, bad("eps", g.Eps, "none", "non-private teachers have no guarantee: the header must state method none for every teacher")
+	case meta.Private():
+		rule := same
+		if het {
+			rule = "the teachers' guarantees differ, and a release uses their common bound (the largest eps and the largest Delta); a value given must equal it" + leave
+		}
+		if s.Eps != nil && *s.Eps != g.Eps {
+			return Binding{}, bad("eps", g.Eps, *s.Eps, rule)
+		}
+		if s.Delta != nil && *s.Delta != g.Delta {
+			return Binding{}, bad("Delta", g.Delta, *s.Delta, rule)
+		}
+		stated = g
+	case given && (s.Calibrated == nil || !s.Calibrated(meta)):
+		field, v := "eps", s.Eps
+		if v == nil {
+			field, v = "Delta", s.Delta
+		}
+		return Binding{}, bad(field, noGuarantee, *v, fmt.Sprintf("no mechanism for %v in the %v relation is calibrated to a teachers' guarantee: leave it out", meta.Input(), meta.Relation))
+	case given && s.Eps == nil:
+		return Binding{}, &TeachersError{Field: "eps", Header: noGuarantee, By: s.By, Rule: "the guarantee a release is calibrated to needs eps with Delta"}
+	case given && s.Delta == nil:
+		return Binding{}, &TeachersError{Field: "Delta", Header: noGuarantee, By: s.By, Rule: "the guarantee a release is calibrated to needs Delta with eps"}
+	}
+	return meta.Binding(TeacherGuarantee{Guarantee: stated}), nil
+}
+
+// relationRule says why a stated relation r cannot be the other one of a
+// header.
+func relationRule(r accountant.Relation) string {
+	if r == accountant.OneVote {
+		return "the one-vote relation needs that one record changes at most one teacher's vote, which teachers that may share data (the private-teachers relation) do not meet"
+	}
+	return "the private-teachers relation needs every teacher's (eps, Delta) for adding or removing a record, which teachers in the one-vote relation need not have"
+}
+
+// Binding is what a release states about the teacher ensemble it draws
+// on. A ledger binds one (ledger init) and refuses releases that state
+// another, and the teacher-level cap on every total follows from it (Cap).
+type Binding struct {
+	// Ensemble is the ensemble's id; "" when not stated.
+	Ensemble string
+	K        int
+	// Teachers is each teacher's (ε, Δ): for teachers with different
+	// guarantees, their common bound; for non-private teachers, the ε and
+	// Δ a release was calibrated to, or none (Check).
+	Teachers  accountant.Guarantee
+	Relation  accountant.Relation
+	Kind      Kind
+	Partition Partition
+}
+
+// Binding returns what the header states of its ensemble, with the
+// teachers' (ε, Δ) of t (ensemble.ReleaseTeachers, Check).
+func (m *Meta) Binding(t TeacherGuarantee) Binding {
+	return Binding{Ensemble: m.Ensemble, K: m.K, Teachers: t.Guarantee, Relation: m.Relation, Kind: m.Kind, Partition: m.Partition}
+}
+
+// Stated reports whether the release states its ensemble (a vote file
+// with a metadata header): its id, kind and partition. A release that
+// does not cannot be tied to a ledger's teachers, nor fall under their
+// cap.
+func (b Binding) Stated() bool {
+	return b.Ensemble != "" && b.Kind != KindUnstated && b.Partition != PartitionUnstated
+}
+
+// Cap returns the teacher-level post-processing cap on every total of
+// releases from the ensemble (accountant.TeacherCap), with slack deltaPrime
+// for shared data, or nil and why there is none. Fixed private teachers
+// have one: disjoint shares when the partition is a keyed hash of each
+// record's identity (a share that depends on that record alone), the
+// K-fold composition otherwise (by file position, one added record can
+// move every later one to another teacher, so parallel composition does
+// not apply). Teachers that are a fresh mechanism per query, teachers in
+// the one-vote relation (which need not be private) and a release that
+// does not state its kind (no header) have none.
+func (b Binding) Cap(deltaPrime float64) (*accountant.Cap, string, error) {
+	switch {
+	case b.Kind == KindUnstated:
+		return nil, "the votes have no metadata header, so nothing says the teachers are fixed models", nil
+	case b.Kind == PerQuery:
+		return nil, "the teachers are a fresh mechanism per query: only the composition over the queries bounds the total", nil
+	case b.Relation == accountant.OneVote:
+		return nil, "in the one-vote relation the teachers need not be private: only the composition over the queries bounds the total", nil
+	}
+	shares := accountant.Shared
+	if b.Partition == KeyedHash {
+		shares = accountant.Disjoint
+	}
+	c, err := accountant.TeacherCap(b.Teachers, b.K, shares, deltaPrime)
+	if err != nil {
+		return nil, "", err
+	}
+	return &c, "", nil
+}
+
+// Validate checks a binding that a ledger is to hold: every parameter
+// stated, each in its domain, and the relation and partition compatible
+// (as in a header). K must be odd in the private-teachers relation (only
+// the binary mechanisms release in it), and only >= 1 in the one-vote
+// relation (PATE's ensembles of any size vote among C classes); the
+// teachers' (ε, Δ) may be zero, i.e. none, in the one-vote relation,
+// whose teachers need not be private.
+func (b Binding) Validate() error {
+	bad := func(field string, v any, rule string) error {
+		return fmt.Errorf("ensemble parameters: %s = %v: %s", field, v, rule)
+	}
+	// Non-private teachers in the one-vote relation: that relation's
+	// guarantees do not rest on the teachers', so there is none to bind.
+	none := b.Teachers == (accountant.Guarantee{}) && b.Relation == accountant.OneVote
+	switch {
+	case b.Ensemble == "" || len(b.Ensemble) > maxEnsembleID:
+		return bad("ensemble", fmt.Sprintf("%q", b.Ensemble), fmt.Sprintf("must name the teacher ensemble, in at most %d bytes", maxEnsembleID))
+	case b.K < 1 || (b.K%2 == 0 && b.Relation == accountant.PrivateTeachers):
+		return bad("K", b.K, "must be odd and >= 1 (in the one-vote relation, whose multi-class mechanisms take any K, >= 1)")
+	case !none && (!(b.Teachers.Eps > 0) || b.Teachers.Eps > math.MaxFloat64):
+		return bad("eps", b.Teachers.Eps, "must be a finite number > 0")
+	case !none && !(b.Teachers.Delta >= 0 && b.Teachers.Delta < 1):
+		return bad("Delta", b.Teachers.Delta, "must be in [0, 1)")
+	}
+	if field, v, rule := ensembleRule(b.Relation, b.Kind, b.Partition); field != "" {
+		return bad(field, v, rule)
+	}
+	return nil
+}
+
+// ensembleRule returns the first rule that an ensemble's relation, kind
+// and partition break, with the field and its value, or "" when they keep
+// every one: the rules of a header (Meta.Validate) and of a binding
+// (Binding.Validate).
+func ensembleRule(r accountant.Relation, k Kind, p Partition) (field string, value fmt.Stringer, rule string) {
+	switch {
+	case r != accountant.PrivateTeachers && r != accountant.OneVote:
+		return "relation", r, fmt.Sprintf("must be %v or %v", accountant.PrivateTeachers, accountant.OneVote)
+	case k != Fixed && k != PerQuery:
+		return "kind", k, "must be fixed or per-query"
+	case p < KeyedHash || p > SharedData:
+		return "partition", p, "must be keyed-hash, file-position or shared"
+	case r == accountant.OneVote && p == SharedData:
+		return "partition", p, "the one-vote relation needs disjoint shares: adding or removing one record must change one teacher's vote at most"
+	}
+	return "", nil, ""
+}
+
+// BindingDiff is a parameter on which two bindings differ, with each one's
+// value.
+type BindingDiff struct {
+	Field, A, B string
+}
+
+// Diff returns the parameters on which b and o differ, in the order of
+// Binding's fields. A parameter that either one leaves unstated (an empty
+// id, K 0, zero teachers' guarantee, KindUnstated, PartitionUnstated) is
+// not compared; the relation always is.
+func (b Binding) Diff(o Binding) []BindingDiff {
+	var d []BindingDiff
+	add := func(field string, x, y any) { d = append(d, BindingDiff{field, fmt.Sprint(x), fmt.Sprint(y)}) }
+	if b.Ensemble != "" && o.Ensemble != "" && b.Ensemble != o.Ensemble {
+		add("ensemble", b.Ensemble, o.Ensemble)
+	}
+	if b.K != 0 && o.K != 0 && b.K != o.K {
+		add("K", b.K, o.K)
+	}
+	zero := accountant.Guarantee{}
+	if b.Teachers != zero && o.Teachers != zero {
+		if b.Teachers.Eps != o.Teachers.Eps {
+			add("eps", b.Teachers.Eps, o.Teachers.Eps)
+		}
+		if b.Teachers.Delta != o.Teachers.Delta {
+			add("Delta", b.Teachers.Delta, o.Teachers.Delta)
+		}
+	}
+	if b.Relation != o.Relation {
+		add("relation", b.Relation, o.Relation)
+	}
+	if b.Kind != KindUnstated && o.Kind != KindUnstated && b.Kind != o.Kind {
+		add("kind", b.Kind, o.Kind)
+	}
+	if b.Partition != PartitionUnstated && o.Partition != PartitionUnstated && b.Partition != o.Partition {
+		add("partition", b.Partition, o.Partition)
+	}
+	return d
+}
+
+// String says the binding in one line.
+func (b Binding) String() string {
+	teachers := fmt.Sprintf("eps = %v, Delta = %v", b.Teachers.Eps, b.Teachers.Delta)
+	if b.Teachers == (accountant.Guarantee{}) {
+		teachers = "no teachers' guarantee"
+	}
+	return fmt.Sprintf("ensemble %s: K = %d, %s, relation %v, kind %v, partition %v", b.Ensemble, b.K, teachers, b.Relation, b.Kind, b.Partition)
+}

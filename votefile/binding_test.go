@@ -1,0 +1,98 @@
+package votefile
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+)
+
+// TestCheck: every parameter a caller states is checked against the
+// header, with and without one, and the binding is the header's (the
+// teachers' common bound, or a calibration of non-private teachers) or,
+// without a header, what is stated.
+func TestCheck(t *testing.T) {
+	// As ensemble's registry answers: two-class GNMax is calibrated to a
+	// teachers' guarantee, no multi-class mechanism.
+	twoClass := func(m *Meta) bool { return !m.MultiClass() }
+	f := func(x float64) *float64 { return &x }
+	r := func(x accountant.Relation) *accountant.Relation { return &x }
+	private := statedMeta(5, 1, 1e-5)
+	hetero := statedMeta(3, 0.2, 1e-6)
+	hetero.Teachers = []TeacherGroup{{Count: 1, Guarantee: accountant.Guarantee{Eps: 0.2, Delta: 1e-6}}, {Count: 2, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}}}
+	sgd := &Meta{Ensemble: "sgd", K: 3, Classes: 2, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash, Teachers: []TeacherGroup{{Count: 3, Origin: NonPrivate}}}
+	pate := &Meta{Ensemble: "pate", K: 4, Classes: 3, Layout: LayoutCounts, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash, Teachers: []TeacherGroup{{Count: 4, Origin: NonPrivate}}}
+	oneVote := statedMeta(4, 0.5, 0)
+	oneVote.Classes, oneVote.Layout, oneVote.Relation, oneVote.Partition = 3, LayoutCounts, accountant.OneVote, KeyedHash
+	for _, m := range []*Meta{private, hetero, sgd, pate, oneVote} {
+		if err := m.Validate(); err != nil {
+			t.Fatalf("fixture %s: %v", m.Ensemble, err)
+		}
+	}
+	privateB := Binding{Ensemble: "test-ensemble", K: 5, Teachers: accountant.Guarantee{Eps: 1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: Fixed, Partition: SharedData}
+	sgdB := Binding{Ensemble: "sgd", K: 3, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}
+	pateB := Binding{Ensemble: "pate", K: 4, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}
+	all := Stated{Ensemble: "test-ensemble", K: 5, Classes: 2, Relation: r(accountant.PrivateTeachers), Kind: Fixed, Partition: SharedData, Eps: f(1), Delta: f(1e-5)}
+	for _, tc := range []struct {
+		name   string
+		meta   *Meta
+		s      Stated
+		want   Binding
+		field  string // of the *TeachersError, "" for none
+		header string // its Header, when field is set
+	}{
+		{"no header, nothing stated", nil, Stated{}, Binding{}, "", ""},
+		{"no header: what is stated", nil, Stated{Ensemble: "e", K: 7, Classes: 2, Relation: r(accountant.OneVote), Kind: PerQuery, Partition: KeyedHash, Eps: f(0.5), Delta: f(0)},
+			Binding{Ensemble: "e", K: 7, Teachers: accountant.Guarantee{Eps: 0.5}, Relation: accountant.OneVote, Kind: PerQuery, Partition: KeyedHash}, "", ""},
+		{"no header, non-private", nil, Stated{K: 4, Relation: r(accountant.OneVote), NonPrivate: true}, Binding{K: 4, Relation: accountant.OneVote}, "", ""},
+		{"header, nothing stated", private, Stated{}, privateB, "", ""},
+		{"header, every parameter repeated", private, all, privateB, "", ""},
+		{"ensemble", private, Stated{Ensemble: "another"}, Binding{}, "ensemble", "test-ensemble"},
+		{"K", private, Stated{K: 7}, Binding{}, "K", "5"},
+		{"classes", private, Stated{Classes: 3}, Binding{}, "classes", "2"},
+		{"relation one-vote on private teachers", private, Stated{Relation: r(accountant.OneVote)}, Binding{}, "relation", "private-teachers"},
+		{"relation private-teachers on one-vote teachers", sgd, Stated{Relation: r(accountant.PrivateTeachers)}, Binding{}, "relation", "one-vote"},
+		{"kind", private, Stated{Kind: PerQuery}, Binding{}, "kind", "fixed"},
+		{"partition", private, Stated{Partition: KeyedHash}, Binding{}, "partition", "shared"},
+		{"eps", private, Stated{Eps: f(0.5)}, Binding{}, "eps", "1"},
+		{"Delta", private, Stated{Eps: f(1), Delta: f(0)}, Binding{}, "Delta", "1e-05"},
+		{"private teachers stated non-private", private, Stated{NonPrivate: true}, Binding{}, "eps", "1"},
+		{"different teachers: their common bound", hetero, Stated{Eps: f(0.2), Delta: f(1e-5)},
+			Binding{Ensemble: "test-ensemble", K: 3, Teachers: accountant.Guarantee{Eps: 0.2, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: Fixed, Partition: SharedData}, "", ""},
+		{"different teachers: one teacher's eps", hetero, Stated{Eps: f(0.1)}, Binding{}, "eps", "0.2"},
+		{"different teachers: one teacher's Delta", hetero, Stated{Delta: f(1e-6)}, Binding{}, "Delta", "1e-05"},
+		{"non-private two-class, nothing stated", sgd, Stated{Relation: r(accountant.OneVote)}, sgdB, "", ""},
+		{"non-private stated non-private", sgd, Stated{NonPrivate: true}, sgdB, "", ""},
+		{"non-private two-class, a calibration", sgd, Stated{Eps: f(0.1), Delta: f(1e-5)},
+			Binding{Ensemble: "sgd", K: 3, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}, "", ""},
+		{"non-private two-class, eps alone", sgd, Stated{Eps: f(0.1)}, Binding{}, "Delta", noGuarantee},
+		{"non-private two-class, Delta alone", sgd, Stated{Delta: f(1e-5)}, Binding{}, "eps", noGuarantee},
+		{"non-private multi-class, nothing stated", pate, Stated{K: 4, Classes: 3, Relation: r(accountant.OneVote)}, pateB, "", ""},
+		{"non-private multi-class, eps", pate, Stated{Eps: f(0.1), Delta: f(1e-5)}, Binding{}, "eps", noGuarantee},
+		{"non-private multi-class, Delta", pate, Stated{Delta: f(1e-5)}, Binding{}, "Delta", noGuarantee},
+		{"one-vote private teachers: their guarantee", oneVote, Stated{Relation: r(accountant.OneVote)},
+			Binding{Ensemble: "test-ensemble", K: 4, Teachers: accountant.Guarantee{Eps: 0.5}, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}, "", ""},
+		{"one-vote private teachers, another eps", oneVote, Stated{Eps: f(0.1)}, Binding{}, "eps", "0.5"},
+	} {
+		tc.s.Calibrated = twoClass
+		got, err := Check(tc.meta, tc.s)
+		var te *TeachersError
+		switch {
+		case tc.field == "" && (err != nil || got != tc.want):
+			t.Errorf("%s: %+v, %v; want %+v", tc.name, got, err, tc.want)
+		case tc.field != "" && (!errors.As(err, &te) || te.Field != tc.field || te.Header != tc.header):
+			t.Errorf("%s: %+v, %v; want a *TeachersError on %s, header %s", tc.name, got, err, tc.field, tc.header)
+		}
+	}
+	// The error names the field, both values, who gave one and the rule.
+	_, err := Check(private, Stated{By: "the gnmax mechanism", Relation: r(accountant.OneVote)})
+	want := "the teachers' relation: one-vote given by the gnmax mechanism, but the vote file's metadata header states private-teachers: the one-vote relation needs"
+	if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "leave it out") {
+		t.Errorf("error %q, want it to start %q", err, want)
+	}
+	_, err = Check(private, Stated{K: 7})
+	if want := "the ensemble's K: 7 given, but the vote file's metadata header states 5: a value given must equal the header's (leave it out to use the header's)"; err == nil || err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
+	}
+}

@@ -1,0 +1,502 @@
+package votefile
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// MultiInput is the layout of a multi-class vote file.
+type MultiInput int
+
+const (
+	// InputFromHeader takes the layout from the file's metadata header
+	// (LayoutCounts or LayoutVotes); a file without one is refused.
+	InputFromHeader MultiInput = iota
+	// InputCounts: one row per query of C non-negative integer vote
+	// counts summing to K (the layout of PATE's published vote matrices).
+	InputCounts
+	// InputClasses: one row per query of K class indices in [0, C).
+	InputClasses
+)
+
+// MultiOptions describe a multi-class vote file.
+type MultiOptions struct {
+	Input  MultiInput
+	Format Format   // FormatAuto, FormatCSV or FormatJSONL
+	Header Presence // CSV only
+	ID     Presence
+	// Classes is C: required for InputClasses without a header; 0 takes
+	// it from the header or, for counts, the first data row; else the
+	// header and every row must have C classes.
+	Classes int
+	// K is the number of teachers; 0 takes it from the header or the
+	// first data row, else both must have K.
+	K int
+}
+
+// maxCount bounds a count or class index: 9 decimal digits.
+const maxCount = 999_999_999
+
+// MaxClasses bounds the number of classes C, as the header's "classes", a
+// reader's MultiOptions.Classes and the aggregators' C: it is as many as a
+// row of counts can hold within MaxLineBytes (each count a digit and a
+// comma), so that a file of class indices can state no more classes than a
+// counts file can hold. Reading and releasing keep a few 8-byte counters per
+// class (about 12 MiB at the bound) and draw one noise value per class and
+// query; the bound is checked before anything is allocated.
+const MaxClasses = MaxLineBytes / 2
+
+// MultiReader streams a multi-class vote file in constant memory: CSV
+// (an optional header row, then rows of [id,]x_1,...,x_n) or JSON lines
+// (per line an array [x_1, ..., x_n] or an object {"id": ...,
+// "votes": [...]}, "counts" also accepted as the key). The x are counts
+// or class indices (MultiOptions.Input), non-negative decimal integers.
+// Errors are *FormatError: file, line, column and rule, never a row.
+type MultiReader struct {
+	lr     *VoteReader // line reading and CSV splitting
+	opts   MultiOptions
+	format Format
+	header bool
+	hasID  bool
+	k, c   int
+	n      int // fields per row (C for counts, K for classes)
+	q      Query
+	rows
+	vals []int
+}
+
+// NewMultiReader reads the start of a multi-class vote file (its
+// metadata header and first data row) to settle its layout, C and K. name
+// is used in errors.
+func NewMultiReader(r io.Reader, name string, opts MultiOptions) (*MultiReader, error) {
+	f, err := Open(r, name, opts.Format)
+	if err != nil {
+		return nil, err
+	}
+	return f.Multi(opts)
+}
+
+// Multi reads the file as counts or class indices (NewMultiReader). A
+// metadata header fixes the layout, C and K: opts may repeat them, and a
+// value that contradicts the header is a *FormatError naming both.
+// opts.Format is not used.
+func (f *File) Multi(opts MultiOptions) (*MultiReader, error) {
+	name := f.vr.name
+	if opts.Classes < 0 || opts.Classes == 1 || opts.Classes > MaxClasses || opts.K < 0 {
+		return nil, &FormatError{File: name, Msg: fmt.Sprintf("C = %d, K = %d: need C in [2, %d] (or 0 to detect) and K >= 0", opts.Classes, opts.K, MaxClasses)}
+	}
+	if m := f.vr.meta; m != nil {
+		bad := func(format string, args ...any) error {
+			return &FormatError{File: name, Line: f.vr.metaLine, Msg: fmt.Sprintf(format, args...)}
+		}
+		layout := InputClasses
+		if m.Layout == LayoutCounts {
+			layout = InputCounts
+		}
+		switch {
+		case opts.Input != InputFromHeader && opts.Input != layout:
+			return nil, bad("the metadata header states layout %v, but %s were asked for", m.Layout, opts.Input)
+		case opts.Classes != 0 && opts.Classes != m.Classes:
+			return nil, bad("the metadata header states classes = %d, but C = %d was given", m.Classes, opts.Classes)
+		case opts.K != 0 && opts.K != m.K:
+			return nil, bad("the metadata header states K = %d, but K = %d was given", m.K, opts.K)
+		}
+		opts.Input, opts.Classes, opts.K = layout, m.Classes, m.K
+	}
+	switch opts.Input {
+	case InputFromHeader:
+		return nil, &FormatError{File: name, Msg: "no metadata header: say whether the rows are vote counts or class indices (and C)"}
+	case InputClasses:
+		if opts.Classes < 2 {
+			return nil, &FormatError{File: name, Msg: fmt.Sprintf("a file of class indices needs the number of classes C >= 2 (--classes), got %d", opts.Classes)}
+		}
+	case InputCounts:
+	default:
+		return nil, &FormatError{File: name, Msg: fmt.Sprintf("input %d: must be counts or class indices", opts.Input)}
+	}
+	mr := &MultiReader{lr: f.vr, opts: opts, format: f.vr.format}
+	line := f.first
+	var err error
+	if mr.format == FormatCSV {
+		if line, err = mr.csvHeader(line); err != nil {
+			return nil, err
+		}
+	}
+	if err := mr.parse(line, true); err != nil {
+		return nil, err
+	}
+	mr.q.Index, mr.q.Line, mr.pending = 1, mr.lr.line, true
+	return mr, nil
+}
+
+// String returns "counts" or "class indices".
+func (i MultiInput) String() string {
+	switch i {
+	case InputCounts:
+		return "counts"
+	case InputClasses:
+		return "class indices"
+	}
+	return "the header's layout"
+}
+
+// Layout returns LayoutCounts for vote counts, LayoutVotes for class
+// indices.
+func (r *MultiReader) Layout() Layout {
+	if r.opts.Input == InputCounts {
+		return LayoutCounts
+	}
+	return LayoutVotes
+}
+
+// MultiClass returns true.
+func (r *MultiReader) MultiClass() bool { return true }
+
+// HasHeader reports whether the CSV file has a header row.
+func (r *MultiReader) HasHeader() bool { return r.header }
+
+// Meta returns the file's metadata header, or nil if it has none.
+func (r *MultiReader) Meta() *Meta { return r.lr.meta }
+
+// K returns the number of teachers.
+func (r *MultiReader) K() int { return r.k }
+
+// Classes returns C.
+func (r *MultiReader) Classes() int { return r.c }
+
+// Format returns the file's format (CSV or JSONL).
+func (r *MultiReader) Format() Format { return r.format }
+
+// HasID reports whether rows carry an id.
+func (r *MultiReader) HasID() bool { return r.hasID }
+
+// BytesRead returns the bytes consumed so far.
+func (r *MultiReader) BytesRead() int64 { return r.lr.bytes }
+
+// Err returns the error that stopped Next, or nil at the end of the file.
+func (r *MultiReader) Err() error { return r.err }
+
+// Query returns the current row.
+func (r *MultiReader) Query() *Query { return &r.q }
+
+// Next advances to the next query; false at the end or on an error.
+func (r *MultiReader) Next() bool { return r.rows.next(r.lr, r.parseRow) }
+
+// parseRow reads a data line after the first into the next query.
+func (r *MultiReader) parseRow(line []byte) error {
+	if err := r.parse(line, false); err != nil {
+		return err
+	}
+	r.q.Index++
+	r.q.Line = r.lr.line
+	return nil
+}
+
+// number parses a non-negative decimal integer of at most 9 digits.
+func number(b []byte) (int, bool) {
+	if len(b) == 0 || len(b) > 9 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = 10*n + int(c-'0')
+	}
+	return n, true
+}
+
+// csvHeader settles the header and the id column from the first line and
+// returns the first data line.
+func (r *MultiReader) csvHeader(line []byte) ([]byte, error) {
+	fs, err := r.lr.split(line)
+	if err != nil {
+		return nil, err
+	}
+	switch r.opts.Header {
+	case Present:
+		r.header = true
+	case Absent:
+	default:
+		// A row of numbers (after an id that is no number) is data, however
+		// malformed as counts, so that a typo on the first row is reported
+		// as one, as the 0/1 reader does: a header has a field that is not
+		// a number.
+		r.header = !allNumbers(fs) && !(len(fs) >= 2 && r.opts.ID != Absent && !allNumbers(fs[:1]) && allNumbers(fs[1:]))
+	}
+	named := false
+	if r.header {
+		named = strings.EqualFold(string(fs[0].b), "id")
+		if line, err = r.lr.nextNonBlank(); err == io.EOF {
+			return nil, &FormatError{File: r.lr.name, Line: r.lr.line, Msg: "no data rows after the header"}
+		} else if err != nil {
+			return nil, err
+		}
+		if fs, err = r.lr.split(line); err != nil {
+			return nil, err
+		}
+	}
+	switch r.opts.ID {
+	case Present:
+		r.hasID = true
+	case Absent:
+	default:
+		// When C (counts) or K (class indices) is known, as from a
+		// metadata header, a row has an id exactly when it has one more
+		// field; otherwise a first field that is not a count is an id.
+		width := r.opts.K
+		if r.opts.Input == InputCounts {
+			width = r.opts.Classes
+		}
+		if width > 0 {
+			r.hasID = named || len(fs) == width+1
+		} else {
+			// A first field that is a number is a count, even a malformed
+			// one (240.0, -3): only text is taken for an id.
+			r.hasID = named || (len(fs) >= 2 && !allNumbers(fs[:1]) && allNumbers(fs[1:]))
+		}
+	}
+	return line, nil
+}
+
+// parse reads one data row into r.q.Counts; first settles C and K.
+func (r *MultiReader) parse(line []byte, first bool) error {
+	var err error
+	if r.format == FormatCSV {
+		err = r.parseCSV(line)
+	} else {
+		err = r.parseJSONL(line, first)
+	}
+	if err != nil {
+		return err
+	}
+	if first {
+		if err := r.settle(); err != nil {
+			return err
+		}
+	} else if len(r.vals) != r.n {
+		return r.lr.errorf(0, "%d %s, want %d%s", len(r.vals), r.what(), r.n, r.source())
+	}
+	return r.count()
+}
+
+func (r *MultiReader) what() string {
+	if r.opts.Input == InputCounts {
+		return "counts"
+	}
+	return "votes"
+}
+
+// stated says where a required C or K came from, for errors.
+func (r *MultiReader) stated() string {
+	if r.lr.meta != nil {
+		return fmt.Sprintf(" (as the metadata header, line %d, states)", r.lr.metaLine)
+	}
+	return ""
+}
+
+// source says where the C and K every row must match came from: the
+// metadata header or the first data row.
+func (r *MultiReader) source() string {
+	if s := r.stated(); s != "" {
+		return s
+	}
+	return " (as in the first data row)"
+}
+
+func (r *MultiReader) settle() error {
+	r.n = len(r.vals)
+	if r.n == 0 {
+		return r.lr.errorf(0, "no %s", r.what())
+	}
+	if r.opts.Input == InputCounts {
+		if r.opts.Classes > 0 && r.n != r.opts.Classes {
+			return r.lr.errorf(0, "%d counts, want C = %d%s", r.n, r.opts.Classes, r.stated())
+		}
+		if r.n < 2 {
+			return r.lr.errorf(0, "1 count: a counts file needs C >= 2 classes")
+		}
+		r.c = r.n
+		sum := 0
+		for _, v := range r.vals {
+			sum += v
+		}
+		r.k = sum
+		if r.opts.K > 0 && sum != r.opts.K {
+			return r.lr.errorf(0, "counts sum to %d, want K = %d%s", sum, r.opts.K, r.stated())
+		}
+		if r.k < 1 {
+			return r.lr.errorf(0, "counts sum to 0: no teacher voted")
+		}
+	} else {
+		r.c = r.opts.Classes
+		r.k = r.n
+		if r.opts.K > 0 && r.n != r.opts.K {
+			return r.lr.errorf(0, "%d votes, want K = %d%s", r.n, r.opts.K, r.stated())
+		}
+	}
+	r.q.Counts = make([]int, r.c)
+	return nil
+}
+
+// count turns r.vals into r.q.Counts, checking the row.
+func (r *MultiReader) count() error {
+	if r.opts.Input == InputCounts {
+		sum := 0
+		for _, v := range r.vals {
+			sum += v
+		}
+		if sum != r.k {
+			return r.lr.errorf(0, "counts sum to %d, want K = %d%s", sum, r.k, r.source())
+		}
+		copy(r.q.Counts, r.vals)
+		return nil
+	}
+	clear(r.q.Counts)
+	off := 1
+	if r.hasID {
+		off = 2
+	}
+	for j, v := range r.vals {
+		if v >= r.c {
+			col := j + off
+			if r.format == FormatJSONL {
+				col = 0
+			}
+			return r.lr.errorf(col, "vote %d: class %d: must be a class index in [0, %d)", j+1, v, r.c)
+		}
+		r.q.Counts[v]++
+	}
+	return nil
+}
+
+func (r *MultiReader) parseCSV(line []byte) error {
+	fs, err := r.lr.split(line)
+	if err != nil {
+		return err
+	}
+	off := 0
+	r.q.ID, r.q.IDNumber = nil, false
+	if r.hasID {
+		if len(fs) < 2 {
+			return r.lr.errorf(0, "%d columns: want an id and the %s", len(fs), r.what())
+		}
+		if !validID(fs[0].b) {
+			return r.lr.errorf(1, "id is not valid UTF-8 text without NUL bytes")
+		}
+		r.q.ID = fs[0].b
+		if r.q.ID == nil {
+			r.q.ID = []byte{}
+		}
+		off = 1
+	}
+	r.vals = r.vals[:0]
+	for j, f := range fs[off:] {
+		v, ok := number(f.b)
+		if !ok {
+			msg := fmt.Sprintf("%s %s: must be a non-negative integer of at most 9 digits", strings.TrimSuffix(r.what(), "s"), show(f.b))
+			if j == 0 && !r.hasID && r.opts.ID == Detect {
+				msg += " (if column 1 is a query id, declare the id column)"
+			}
+			return r.lr.errorf(off+j+1, "%s", msg)
+		}
+		r.vals = append(r.vals, v)
+	}
+	return nil
+}
+
+func (r *MultiReader) parseJSONL(line []byte, first bool) error {
+	r.q.ID, r.q.IDNumber = nil, false
+	t := bytes.TrimLeft(line, " \t")
+	var raw []json.RawMessage
+	id := false
+	switch {
+	case len(t) > 0 && t[0] == '[':
+		if err := json.Unmarshal(line, &raw); err != nil {
+			return r.lr.errorf(0, "invalid JSON array: %s", jsonMsg(err))
+		}
+	case len(t) > 0 && t[0] == '{':
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(line, &obj); err != nil {
+			return r.lr.errorf(0, "invalid JSON object: %s", jsonMsg(err))
+		}
+		for k := range obj {
+			if k != "id" && k != "votes" && k != "counts" {
+				return r.lr.errorf(0, "unknown key %s: want \"id\" and \"votes\" (or \"counts\")", show([]byte(k)))
+			}
+		}
+		v, ok := obj["votes"]
+		if c, ok2 := obj["counts"]; ok2 {
+			if ok {
+				return r.lr.errorf(0, "both \"votes\" and \"counts\"")
+			}
+			v, ok = c, true
+		}
+		if !ok {
+			return r.lr.errorf(0, "no \"votes\" array")
+		}
+		if err := json.Unmarshal(v, &raw); err != nil {
+			return r.lr.errorf(0, "\"votes\" must be an array of integers")
+		}
+		if idv, ok := obj["id"]; ok {
+			id = true
+			if err := r.jsonID(idv); err != nil {
+				return err
+			}
+		}
+	default:
+		return r.lr.errorf(1, "want a JSON array or an object {\"id\": ..., \"votes\": [...]} (not a CSV or JSON lines vote file?)")
+	}
+	if first {
+		switch {
+		case r.opts.ID == Present && !id:
+			return r.lr.errorf(0, "no \"id\": the id column was declared")
+		case r.opts.ID == Absent && id:
+			return r.lr.errorf(0, "\"id\" given, but the id column was ruled out")
+		}
+		r.hasID = id
+	} else if id != r.hasID {
+		return r.lr.errorf(0, "\"id\" present in some rows and not in others")
+	}
+	r.vals = r.vals[:0]
+	for j, x := range raw {
+		v, ok := number(bytes.TrimSpace(x))
+		if !ok {
+			return r.lr.errorf(0, "%s %d: must be a non-negative integer of at most 9 digits", strings.TrimSuffix(r.what(), "s"), j+1)
+		}
+		r.vals = append(r.vals, v)
+	}
+	return nil
+}
+
+func (r *MultiReader) jsonID(v json.RawMessage) error {
+	v = bytes.TrimSpace(v)
+	if len(v) > 0 && v[0] == '"' {
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil || !validID([]byte(s)) {
+			return r.lr.errorf(0, "id must be text without NUL bytes or line breaks")
+		}
+		r.q.ID = []byte(s)
+		return nil
+	}
+	if len(v) == 0 || !(v[0] == '-' || (v[0] >= '0' && v[0] <= '9')) {
+		return r.lr.errorf(0, "id must be a JSON string or number")
+	}
+	r.q.ID, r.q.IDNumber = v, true
+	return nil
+}
+
+// jsonMsg keeps encoding/json's description of an error but drops any
+// quoted input.
+func jsonMsg(err error) string {
+	var se *json.SyntaxError
+	if e, ok := err.(*json.SyntaxError); ok {
+		se = e
+		return fmt.Sprintf("syntax error at byte %d", se.Offset)
+	}
+	return "not of the expected shape"
+}

@@ -1,0 +1,235 @@
+package votefile
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// detect opens data and detects its layout.
+func detect(t *testing.T, data string, opts ReadOptions) (Layout, error) {
+	t.Helper()
+	f, err := Open(strings.NewReader(data), "votes", FormatAuto)
+	if err != nil {
+		t.Fatalf("Open(%q): %v", data, err)
+	}
+	return f.DetectLayout(opts)
+}
+
+// TestDetectLayout: the rule of docs/aggregate.md, "Vote counts without a
+// flag", on each of its cases: 0/1 votes whatever they sum to, counts by
+// their shape and equal sums (or K), the header's word, the ambiguous
+// files refused, and files that are neither left to the vote reader.
+func TestDetectLayout(t *testing.T) {
+	const (
+		votes  = "votes"
+		counts = "counts"
+		refuse = "refuse"
+	)
+	for _, tc := range []struct {
+		name string
+		data string
+		opts ReadOptions
+		want string
+	}{
+		{"0/1 votes", "0,1,1\n1,1,0\n", ReadOptions{}, votes},
+		{"0/1 votes of equal sums", "0,1,1\n1,1,0\n1,0,1\n", ReadOptions{}, votes},
+		{"one 0/1 row", "0,1,0\n", ReadOptions{}, votes},
+		{"K = 1 counts look like votes", "0,1,0\n1,0,0\n", ReadOptions{}, votes},
+		{"header and ids", "id,t1,t2,t3\nq1,0,1,1\nq2,1,1,1\n", ReadOptions{}, votes},
+		{"numeric ids, sums differ", "17,0,1,1\n18,1,0,1\n", ReadOptions{}, votes},
+		{"PATE counts", "240,5,5,0\n200,30,10,10\n90,80,50,30\n250,0,0,0\n", ReadOptions{}, counts},
+		{"one counts row", "240,10\n", ReadOptions{}, counts},
+		{"counts with ids", "q1,240,10\nq2,200,50\n", ReadOptions{}, counts},
+		{"counts with a header", "id,c0,c1,c2\n0,5,3,2\n1,10,0,0\n", ReadOptions{}, counts},
+		{"counts, first row 0/1, K given", "1,1,0,1,0\n3,0,0,0,0\n", ReadOptions{K: 3}, counts},
+		{"0/1 votes, K given", "1,1,0,1,0\n0,0,0,0,1\n", ReadOptions{K: 5}, votes},
+		{"counts not summing to K", "240,5,5,0\n200,30,10,10\n", ReadOptions{K: 251}, votes},
+		{"counts of unequal sums", "240,5,5,0\n200,30,10,11\n", ReadOptions{}, votes},
+		{"a typo in a vote file", "0,1,2,0,1\n0,1,1,0,1\n", ReadOptions{}, votes},
+		{"class indices", "3,7,1,0,9\n2,2,8,1,0\n", ReadOptions{}, votes},
+		{"one column", "5\n5\n", ReadOptions{}, votes},
+		{"no teacher voted", "0,0\n2,0\n", ReadOptions{}, votes},
+		{"id then votes, or counts", "17,0,1,1\n18,0,0,1\n", ReadOptions{}, refuse},
+		{"one row: id then votes, or counts", "17,0,1,1\n", ReadOptions{}, refuse},
+		{"ambiguous, the id declared", "17,0,1,1\n18,0,0,1\n", ReadOptions{ID: Present}, votes},
+		{"ambiguous, no id column", "17,0,1,1\n18,0,0,1\n", ReadOptions{ID: Absent}, counts},
+		{"ambiguous, K of the votes", "17,0,1,1\n18,0,0,1\n", ReadOptions{K: 3}, votes},
+		{"ambiguous, K of the counts", "17,0,1,1\n18,0,0,1\n", ReadOptions{K: 19}, counts},
+		{"an even number of votes after the number", "17,0,1\n18,0,0\n", ReadOptions{}, counts},
+		{"JSON lines votes", "[0,1,1]\n[1,1,0]\n", ReadOptions{}, votes},
+		{"JSON lines counts", "[240,5,5,0]\n[200,30,10,10]\n", ReadOptions{}, counts},
+		{"JSON lines objects", `{"id":1,"votes":[240,10]}` + "\n" + `{"id":2,"votes":[200,50]}` + "\n", ReadOptions{}, counts},
+		{"JSON lines say counts", `{"id":1,"counts":[1,0]}` + "\n", ReadOptions{}, counts},
+		{"JSON lines of unequal sums", "[240,5]\n[200,6]\n", ReadOptions{}, votes},
+		{"the header says votes", "# " + metaLine(LayoutVotes, 3, 3) + "\n2,1,0\n", ReadOptions{}, votes},
+		{"the header says counts", "# " + metaLine(LayoutCounts, 2, 1) + "\n0,1\n", ReadOptions{}, counts},
+		{"a comment line in the data", "240,10\n# x\n", ReadOptions{}, counts},
+	} {
+		got, err := detect(t, tc.data, tc.opts)
+		var fe *FormatError
+		switch {
+		case tc.want == refuse && (!errors.As(err, &fe) || !strings.Contains(err.Error(), "--id yes") || !strings.Contains(err.Error(), "--input-format counts")):
+			t.Errorf("%s: %v, %v; want it refused, saying how to say which", tc.name, got, err)
+		case tc.want != refuse && (err != nil || got.String() != tc.want):
+			t.Errorf("%s: %v, %v; want %s", tc.name, got, err, tc.want)
+		}
+	}
+}
+
+// TestDetectNeverCounts01: a genuine vote file (0/1 votes, odd K, with or
+// without ids, a header row, in CSV or JSON lines) is never taken for
+// counts, and only one whose numeric ids and votes make rows of equal
+// sums is refused as ambiguous.
+func TestDetectNeverCounts01(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 3000 {
+		k := 1 + 2*rng.IntN(6)
+		n := 1 + rng.IntN(20)
+		ids := rng.IntN(3) // none, q-ids, numeric ids from a random start
+		start := rng.IntN(2000)
+		header, jsonl := rng.IntN(3) == 0, rng.IntN(4) == 0
+		var b strings.Builder
+		if header && !jsonl {
+			if ids > 0 {
+				b.WriteString("id,")
+			}
+			for j := range k {
+				fmt.Fprintf(&b, "t%d,", j+1)
+			}
+			b.WriteString("\n")
+		}
+		sums := map[int]bool{}
+		for q := range n {
+			v := make([]string, k)
+			sum := 0
+			for j := range v {
+				x := rng.IntN(2)
+				v[j], sum = fmt.Sprint(x), sum+x
+			}
+			id := ""
+			switch ids {
+			case 1:
+				id = fmt.Sprintf("q%d", q)
+			case 2:
+				id = fmt.Sprint(start + q)
+				sums[start+q+sum] = true
+			}
+			switch {
+			case jsonl && id != "":
+				fmt.Fprintf(&b, `{"id":%q,"votes":[%s]}`+"\n", id, strings.Join(v, ","))
+			case jsonl:
+				fmt.Fprintf(&b, "[%s]\n", strings.Join(v, ","))
+			case id != "":
+				fmt.Fprintf(&b, "%s,%s\n", id, strings.Join(v, ","))
+			default:
+				fmt.Fprintf(&b, "%s\n", strings.Join(v, ","))
+			}
+		}
+		got, err := detect(t, b.String(), ReadOptions{})
+		ambiguous := ids == 2 && !jsonl && !header && start >= 2 && len(sums) == 1
+		switch {
+		case err != nil && !ambiguous:
+			t.Fatalf("case %d: %v\n%s", i, err, b.String())
+		case err == nil && got != LayoutVotes:
+			t.Fatalf("case %d: read as %v\n%s", i, got, b.String())
+		}
+	}
+}
+
+// TestDetectCounts: counts files whose first row is not all 0 and 1 are
+// read as counts, with or without ids and a header, in CSV and JSON lines,
+// unless a number is followed by 0/1 votes in every row (refused).
+func TestDetectCounts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 3000 {
+		c := 2 + rng.IntN(9)
+		k := 2 + rng.IntN(300)
+		n := 1 + rng.IntN(20)
+		ids, header, jsonl := rng.IntN(2) == 1, rng.IntN(3) == 0, rng.IntN(4) == 0
+		var b strings.Builder
+		if header && !jsonl {
+			if ids {
+				b.WriteString("id,")
+			}
+			for j := range c {
+				fmt.Fprintf(&b, "c%d,", j)
+			}
+			b.WriteString("\n")
+		}
+		allVotesAfterFirst := true
+		var firstRow []int
+		for q := range n {
+			counts := make([]int, c)
+			for range k {
+				counts[rng.IntN(1+rng.IntN(c))]++
+			}
+			if q == 0 {
+				firstRow = counts
+			}
+			v := make([]string, c)
+			for j, x := range counts {
+				v[j] = fmt.Sprint(x)
+				if j > 0 && x > 1 {
+					allVotesAfterFirst = false
+				}
+			}
+			switch {
+			case jsonl && ids:
+				fmt.Fprintf(&b, `{"id":"q%d","counts":[%s]}`+"\n", q, strings.Join(v, ","))
+			case jsonl:
+				fmt.Fprintf(&b, "[%s]\n", strings.Join(v, ","))
+			case ids:
+				fmt.Fprintf(&b, "q%d,%s\n", q, strings.Join(v, ","))
+			default:
+				fmt.Fprintf(&b, "%s\n", strings.Join(v, ","))
+			}
+		}
+		firstIs01 := true
+		for _, x := range firstRow {
+			firstIs01 = firstIs01 && x <= 1
+		}
+		if firstIs01 && !(jsonl && ids) {
+			continue // read as votes, by the rule
+		}
+		got, err := detect(t, b.String(), ReadOptions{})
+		ambiguous := !ids && !jsonl && allVotesAfterFirst && c%2 == 0 && firstRow[0] >= 2
+		switch {
+		case ambiguous && err == nil:
+			t.Fatalf("case %d: read as %v, want refused\n%s", i, got, b.String())
+		case !ambiguous && (err != nil || got != LayoutCounts):
+			t.Fatalf("case %d: %v, %v; want counts\n%s", i, got, err, b.String())
+		}
+	}
+}
+
+// FuzzDetectLayout: whatever the file, detection fails only on an
+// ambiguous file (a *FormatError), and never takes for counts a file that
+// the 0/1 vote reader reads whole.
+func FuzzDetectLayout(f *testing.F) {
+	for _, s := range []string{"0,1,1\n", "240,5,5,0\n200,30,10,10\n", "17,0,1,1\n", "id,a\nq,3\n", "[1,2]\n", `{"counts":[1]}`, "0.5,0,1,1\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		vf, err := Open(strings.NewReader(s), "f", FormatAuto)
+		if err != nil || vf.Meta() != nil {
+			return
+		}
+		l, err := vf.DetectLayout(ReadOptions{})
+		var fe *FormatError
+		if err != nil && !errors.As(err, &fe) {
+			t.Fatalf("%q: %v", s, err)
+		}
+		vr, err := vf.Votes(ReadOptions{})
+		if err != nil {
+			return
+		}
+		for vr.Next() {
+		}
+		if vr.Err() == nil && l == LayoutCounts {
+			t.Fatalf("%q: a file of 0/1 votes was taken for counts", s)
+		}
+	})
+}

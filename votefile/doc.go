@@ -1,0 +1,23 @@
+// Package votefile reads and writes the files of a private majority
+// release: vote files (the teachers' 0/1 votes, or vote counts and class
+// indices of C classes) and label files, with their versioned metadata
+// headers.
+//
+// A vote file's header (Meta) states which teacher ensemble voted and what
+// its guarantee rests on: K, the classes, the layout, each teacher's (ε, Δ)
+// and its provenance (stated, or recomputed from a DP-SGD run), the
+// neighbouring relation, the kind of teachers and how their data was cut.
+// Check is the one check of what a release, an account, a ledger or a
+// writer of votes states of the ensemble against that header; it returns
+// the Binding, what a release states of its ensemble, from which follows
+// the teacher-level cap on every total (Binding.Cap).
+//
+// VoteReader and MultiReader stream vote files (CSV or JSON lines) in
+// constant memory; every query carries its counts, so any Reader is a
+// counts view of its file. WriteVotes and WriteCounts write vote files,
+// LabelWriter and LabelReader label files. Nothing here prints, logs or
+// returns a query's un-noised majority: a reader hands each query's votes
+// to the caller, and a label file holds only released labels.
+//
+// The file formats are documented in docs/aggregate.md.
+package votefile

@@ -1,0 +1,143 @@
+package votefile
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Format is the format of a vote or label file.
+type Format int
+
+const (
+	// FormatAuto detects the format from the first non-blank line: JSON
+	// lines if it starts with '[' or '{', CSV otherwise.
+	FormatAuto Format = iota
+	// FormatCSV is comma-separated values (RFC 4180, no line breaks inside
+	// quoted fields).
+	FormatCSV
+	// FormatJSONL is JSON lines: one JSON value per line.
+	FormatJSONL
+	// FormatCounts is a file of vote counts, one row of C counts per
+	// query, in CSV or JSON lines: read by NewMultiReader, not
+	// NewVoteReader.
+	FormatCounts
+)
+
+func (f Format) String() string {
+	switch f {
+	case FormatCSV:
+		return "csv"
+	case FormatJSONL:
+		return "jsonl"
+	case FormatCounts:
+		return "counts"
+	}
+	return "auto"
+}
+
+// ParseFormat parses "auto", "csv", "jsonl" (also "ndjson") or "counts".
+func ParseFormat(s string) (Format, error) {
+	switch strings.ToLower(s) {
+	case "auto":
+		return FormatAuto, nil
+	case "csv":
+		return FormatCSV, nil
+	case "jsonl", "ndjson":
+		return FormatJSONL, nil
+	case "counts":
+		return FormatCounts, nil
+	}
+	return 0, fmt.Errorf("format %q: must be auto, csv, jsonl or counts", s)
+}
+
+// MarshalText returns the name of f, so that a Format reads and prints as
+// text (a flag, a JSON or config value).
+func (f Format) MarshalText() ([]byte, error) { return []byte(f.String()), nil }
+
+// UnmarshalText sets f from its name (ParseFormat).
+func (f *Format) UnmarshalText(b []byte) error {
+	x, err := ParseFormat(string(b))
+	if err == nil {
+		*f = x
+	}
+	return err
+}
+
+// Presence says whether a vote file has a header row or an id column.
+type Presence int
+
+const (
+	// Detect decides from the file (see NewVoteReader).
+	Detect Presence = iota
+	// Present forces the header or id column.
+	Present
+	// Absent rules it out.
+	Absent
+)
+
+// ParsePresence parses "auto", "yes" or "no".
+func ParsePresence(s string) (Presence, error) {
+	switch strings.ToLower(s) {
+	case "auto":
+		return Detect, nil
+	case "yes", "true":
+		return Present, nil
+	case "no", "false":
+		return Absent, nil
+	}
+	return 0, fmt.Errorf("%q: must be auto, yes or no", s)
+}
+
+// String returns "auto", "yes" or "no", as ParsePresence reads it.
+func (p Presence) String() string {
+	switch p {
+	case Present:
+		return "yes"
+	case Absent:
+		return "no"
+	}
+	return "auto"
+}
+
+// MarshalText returns the name of p, so that a Presence reads and prints as
+// text (a flag, a JSON or config value).
+func (p Presence) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// UnmarshalText sets p from its name (ParsePresence).
+func (p *Presence) UnmarshalText(b []byte) error {
+	x, err := ParsePresence(string(b))
+	if err == nil {
+		*p = x
+	}
+	return err
+}
+
+// ReadOptions describe a vote file; the zero value detects everything.
+type ReadOptions struct {
+	Format Format
+	Header Presence // CSV only
+	ID     Presence
+	// K is the number of votes per row; 0 takes it from the first data row.
+	K int
+}
+
+// FormatError describes malformed input: the file, the line (1-based), the
+// column (1-based; for CSV the field, for JSON lines the byte; 0 when the
+// whole line is at fault) and what is wrong. It never quotes a row, only
+// the offending field, so that no error reveals a query's votes.
+type FormatError struct {
+	File   string
+	Line   int
+	Column int
+	Msg    string
+}
+
+func (e *FormatError) Error() string {
+	if e.Column > 0 {
+		return fmt.Sprintf("%s, line %d, column %d: %s", e.File, e.Line, e.Column, e.Msg)
+	}
+	if e.Line > 0 {
+		return fmt.Sprintf("%s, line %d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.File, e.Msg)
+}

@@ -1,0 +1,513 @@
+package votefile
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"github.com/darrm/darrm/accountant"
+)
+
+// Settings are the parameters of a mechanism that a label file states
+// (LabelMeta): nil for those it does not have. From a caller, nil is a
+// setting not given.
+type Settings struct {
+	Threshold    *float64              `json:"threshold,omitempty"`
+	Sigma1       *float64              `json:"sigma1,omitempty"`
+	Sigma2       *float64              `json:"sigma2,omitempty"`
+	LaplaceScale *float64              `json:"laplace_scale,omitempty"`
+	Noise        *accountant.PATENoise `json:"noise,omitempty"`
+}
+
+// named returns each setting's name and its value as text, "" when nil.
+func (s Settings) named() [][2]string {
+	num := func(p *float64) string {
+		if p == nil {
+			return ""
+		}
+		return strconv.FormatFloat(*p, 'g', -1, 64)
+	}
+	noise := ""
+	if s.Noise != nil {
+		noise = s.Noise.String()
+	}
+	return [][2]string{{"threshold", num(s.Threshold)}, {"sigma1", num(s.Sigma1)}, {"sigma2", num(s.Sigma2)},
+		{"laplace-scale", num(s.LaplaceScale)}, {"noise", noise}}
+}
+
+// Has reports whether s holds the setting name (threshold, sigma1,
+// sigma2, laplace-scale or noise).
+func (s Settings) Has(name string) bool {
+	for _, n := range s.named() {
+		if n[0] == name {
+			return n[1] != ""
+		}
+	}
+	return false
+}
+
+// SettingError reports a setting given that contradicts what a label
+// file states of the mechanism that made its labels: Given is the value
+// given, Stated the file's ("" when that mechanism has no such setting).
+type SettingError struct {
+	Mechanism, Setting, Given, Stated string
+}
+
+func (e *SettingError) Error() string {
+	if e.Stated == "" {
+		return fmt.Sprintf("%s = %s given, but the labels were made by %s, which has no %s (its settings come from the label file's header)", e.Setting, e.Given, e.Mechanism, e.Setting)
+	}
+	return fmt.Sprintf("%s = %s given, but the label file's header states %s = %s: the labels were made with %s = %s (leave it out to use it)", e.Setting, e.Given, e.Setting, e.Stated, e.Setting, e.Stated)
+}
+
+// Agree returns s with every setting the label file's header m states,
+// or a *SettingError for a setting of s that contradicts it or that its
+// mechanism does not have.
+func (s Settings) Agree(m *LabelMeta) (Settings, error) {
+	stated := m.Settings.named()
+	for i, given := range s.named() {
+		if given[1] != "" && given[1] != stated[i][1] {
+			return s, &SettingError{Mechanism: m.Mechanism, Setting: given[0], Given: given[1], Stated: stated[i][1]}
+		}
+	}
+	return m.Settings, nil
+}
+
+// LabelsKey is the key that makes a JSON object a label file's metadata
+// header; its value is the header's version.
+const LabelsKey = "darrm-labels"
+
+// LabelsVersion is the version of the label files' header this darrm
+// writes, and the only one it reads.
+const LabelsVersion = 1
+
+// LabelMeta is the metadata header of a label file: how its labels were
+// made. ensemble.ReleaseTo writes it first, as a comment line "# " followed by its
+// JSON object (in CSV and in JSON lines), so that readers that skip
+// comment lines read the labels alone; NewLabelReader reads it. Every
+// field is public: the mechanism and its parameters, none of the votes.
+type LabelMeta struct {
+	// Mechanism names the mechanism; K and Classes are its teachers and
+	// classes; Settings its parameters.
+	Mechanism  string
+	K, Classes int
+	Settings   Settings
+	// PerQuery is the guarantee of each row, in Relation.
+	PerQuery accountant.Guarantee
+	Relation accountant.Relation
+	// Ensemble is the teacher ensemble's id, "" when the votes did not
+	// state it; Teachers is each teacher's (ε, Δ) the release assumed,
+	// zero for none.
+	Ensemble string
+	Teachers accountant.Guarantee
+	// ForRelease is false for labels drawn from a seeded source.
+	ForRelease bool
+}
+
+// The JSON form of a label file's header, in the order it is written.
+type (
+	jsonLabelMeta struct {
+		Version   int                 `json:"darrm-labels"`
+		Mechanism string              `json:"mechanism"`
+		K         int                 `json:"K"`
+		Classes   int                 `json:"classes"`
+		Relation  accountant.Relation `json:"relation"`
+		Settings
+		Eps        float64        `json:"eps"`
+		Delta      float64        `json:"delta"`
+		Ensemble   string         `json:"ensemble,omitempty"`
+		Teachers   *jsonGuarantee `json:"teachers,omitempty"`
+		ForRelease bool           `json:"for_release"`
+	}
+	jsonGuarantee struct {
+		Eps   float64 `json:"eps"`
+		Delta float64 `json:"Delta"`
+	}
+)
+
+// HeaderLine returns the header's line in a label file, "# " and the JSON
+// object, without its line end: a LabelWriter's comment line.
+func (m *LabelMeta) HeaderLine() string {
+	j := jsonLabelMeta{Version: LabelsVersion, Mechanism: m.Mechanism, K: m.K, Classes: m.Classes, Relation: m.Relation, Settings: m.Settings,
+		Eps: m.PerQuery.Eps, Delta: m.PerQuery.Delta, Ensemble: m.Ensemble, ForRelease: m.ForRelease}
+	if m.Teachers != (accountant.Guarantee{}) {
+		j.Teachers = &jsonGuarantee{m.Teachers.Eps, m.Teachers.Delta}
+	}
+	raw, err := json.Marshal(j)
+	if err != nil {
+		panic(err) // numbers of a built aggregator are finite
+	}
+	return "# " + string(raw)
+}
+
+// parseLabelMeta reads a label file's header from its JSON object: known
+// keys only, this version, every field in its domain.
+func parseLabelMeta(b []byte) (*LabelMeta, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	j := jsonLabelMeta{Version: -1, Eps: math.NaN(), Delta: math.NaN()}
+	if err := dec.Decode(&j); err != nil {
+		return nil, fmt.Errorf("label file header: %v", err)
+	}
+	bad := func(field string, v any, rule string) error {
+		return fmt.Errorf("label file header: %s = %v: %s", field, v, rule)
+	}
+	switch {
+	case j.Version != LabelsVersion:
+		return nil, bad(LabelsKey, j.Version, fmt.Sprintf("this darrm reads version %d", LabelsVersion))
+	case j.Mechanism == "":
+		return nil, bad("mechanism", `""`, "must name the mechanism")
+	case j.K < 1:
+		return nil, bad("K", j.K, "must be >= 1")
+	case j.Classes < 2:
+		return nil, bad("classes", j.Classes, "must be >= 2")
+	case !(j.Eps >= 0) || math.IsInf(j.Eps, 0):
+		return nil, bad("eps", j.Eps, "must be a finite number >= 0")
+	case !(j.Delta >= 0 && j.Delta < 1):
+		return nil, bad("delta", j.Delta, "must be in [0, 1)")
+	}
+	m := &LabelMeta{Mechanism: j.Mechanism, K: j.K, Classes: j.Classes, Settings: j.Settings, Relation: j.Relation,
+		PerQuery: accountant.Guarantee{Eps: j.Eps, Delta: j.Delta}, Ensemble: j.Ensemble, ForRelease: j.ForRelease}
+	if t := j.Teachers; t != nil {
+		m.Teachers = accountant.Guarantee{Eps: t.Eps, Delta: t.Delta}
+	}
+	return m, nil
+}
+
+// labelBuffer is how many bytes of labels a LabelWriter collects before
+// it writes them out.
+const labelBuffer = 256 << 10
+
+// LabelWriter writes the rows of a label file: "id,label" CSV with a
+// header row, or JSON lines {"id": ..., "label": <class>}; with the
+// answered column (multi-class votes), "id,label,answered" with an empty
+// label for a query not answered, or {"id": ..., "label": <class> or null,
+// "answered": true|false}. The id is the query's id column or, without
+// one, its position in the vote file. Nothing else about a query is
+// written. Rows are buffered; Written counts those that may have reached
+// the underlying writer, i.e. have been released.
+type LabelWriter struct {
+	w        io.Writer
+	format   Format
+	answered bool
+	buf      []byte
+	head     int // bytes at the start of buf that are no label: comments, header row
+	pending  int // labels in buf
+	written  int // labels that may have reached w
+	err      error
+	// Reserve, if set, is called before labels are handed to the
+	// underlying writer with the number that will then have been written;
+	// an error keeps them back (a privacy ledger records them first).
+	Reserve func(labels int) error
+}
+
+// NewLabelWriter returns a writer of labels in format (FormatCSV or
+// FormatJSONL) on w, with the answered column or not, that writes the
+// comment lines first (such as LabelMeta.HeaderLine).
+func NewLabelWriter(w io.Writer, format Format, answered bool, comments ...string) (*LabelWriter, error) {
+	if format != FormatCSV && format != FormatJSONL {
+		return nil, fmt.Errorf("label format %v: must be csv or jsonl", format)
+	}
+	lw := &LabelWriter{w: w, format: format, answered: answered, buf: make([]byte, 0, labelBuffer+256)}
+	for _, c := range comments {
+		lw.buf = append(append(lw.buf, c...), '\n')
+	}
+	if format == FormatCSV {
+		lw.buf = append(lw.buf, "id,label"...)
+		if answered {
+			lw.buf = append(lw.buf, ",answered"...)
+		}
+		lw.buf = append(lw.buf, '\n')
+	}
+	lw.head = len(lw.buf)
+	return lw, nil
+}
+
+// WriteLabel writes the row of q: its label, or none when it was not
+// answered.
+func (lw *LabelWriter) WriteLabel(q *Query, label int, answered bool) error {
+	if lw.err != nil {
+		return lw.err
+	}
+	b := lw.buf
+	if lw.format == FormatJSONL {
+		b = append(b, `{"id":`...)
+	}
+	b = appendID(b, q, lw.format)
+	if lw.format == FormatCSV {
+		b = append(b, ',')
+		if answered {
+			b = appendLabel(b, label)
+		}
+		if lw.answered {
+			b = append(b, ",0"...)
+			if answered {
+				b[len(b)-1] = '1'
+			}
+		}
+		b = append(b, '\n')
+	} else {
+		b = append(b, `,"label":`...)
+		if answered {
+			b = appendLabel(b, label)
+		} else {
+			b = append(b, "null"...)
+		}
+		if lw.answered {
+			b = strconv.AppendBool(append(b, `,"answered":`...), answered)
+		}
+		b = append(b, "}\n"...)
+	}
+	lw.buf = b
+	lw.pending++
+	if len(b) >= labelBuffer {
+		return lw.Flush()
+	}
+	return nil
+}
+
+// appendLabel appends a class, in one byte for the classes below 10
+// (every two-class label): the label writer's hot path.
+func appendLabel(b []byte, label int) []byte {
+	if label >= 0 && label < 10 {
+		return append(b, byte('0'+label))
+	}
+	return strconv.AppendInt(b, int64(label), 10)
+}
+
+// Flush writes the buffered labels to the underlying writer. After a
+// write that fails, or writes less than it was given, Written counts the
+// labels it may have delivered, and every later write and flush fails.
+func (lw *LabelWriter) Flush() error {
+	if lw.err != nil {
+		return lw.err
+	}
+	if len(lw.buf) == 0 {
+		return nil
+	}
+	if lw.Reserve != nil && lw.pending > 0 {
+		if err := lw.Reserve(lw.written + lw.pending); err != nil {
+			return err
+		}
+	}
+	n, err := lw.w.Write(lw.buf)
+	if err == nil && n < len(lw.buf) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		lw.written += lw.reached(n)
+		lw.err = err
+		return err
+	}
+	lw.written += lw.pending
+	lw.pending, lw.head = 0, 0
+	lw.buf = lw.buf[:0]
+	return nil
+}
+
+// Written returns the number of labels that may have reached the
+// underlying writer: every label of a successful Flush, and after a failed
+// one, every label of which a byte was written.
+func (lw *LabelWriter) Written() int { return lw.written }
+
+// reached returns how many of the buffered labels have a byte among the
+// first n bytes of the buffer. Every label ends its line, and no id holds
+// a line end (the vote reader allows none), so the labels wholly written
+// are the line ends past the head; one more was cut part-way if the
+// bytes stop inside a line. An id with a line end would only make the
+// count larger: never fewer labels are counted than left.
+func (lw *LabelWriter) reached(n int) int {
+	n = min(max(n, 0), len(lw.buf))
+	if n <= lw.head {
+		return 0
+	}
+	k := bytes.Count(lw.buf[lw.head:n], []byte{'\n'})
+	if lw.buf[n-1] != '\n' {
+		k++
+	}
+	return min(k, lw.pending)
+}
+
+// LabelRow is one row of a label file.
+type LabelRow struct {
+	Index int // position among the rows, from 1
+	Line  int // line of the file
+	// ID names the query: its id, or its position from 1 (Query.Key).
+	ID string
+	// Label is the class released, -1 when the query was not answered.
+	Label    int
+	Answered bool
+}
+
+// LabelReader streams a label file that ensemble.ReleaseTo wrote, in constant
+// memory: its metadata header (Meta; older files have none), then its
+// rows. Comment lines before the labels (the NOT FOR RELEASE mark) are
+// skipped. Errors are *FormatError: file, line, column and rule.
+type LabelReader struct {
+	lr       *VoteReader // line reading and CSV splitting
+	meta     *LabelMeta
+	answered bool // the rows have the answered column
+	row      LabelRow
+	rows
+}
+
+// NewLabelReader reads the start of a label file (its comment lines, its
+// header and its first row). name is used in errors.
+func NewLabelReader(r io.Reader, name string) (*LabelReader, error) {
+	lr := &VoteReader{name: name, br: bufio.NewReaderSize(r, readBuffer)}
+	out := &LabelReader{lr: lr}
+	var line []byte
+	for {
+		l, err := lr.nextNonBlank()
+		if err == io.EOF {
+			return nil, &FormatError{File: name, Line: lr.line, Msg: "no labels"}
+		} else if err != nil {
+			return nil, err
+		}
+		c := bytes.TrimLeft(l, " \t")
+		if c[0] != '#' {
+			line = l
+			break
+		}
+		if obj := bytes.TrimLeft(c[1:], " \t"); len(obj) > 0 && obj[0] == '{' {
+			if out.meta != nil {
+				return nil, lr.errorf(0, "a second metadata header")
+			}
+			if out.meta, err = parseLabelMeta(obj); err != nil {
+				return nil, lr.errorf(0, "%v", err)
+			}
+		}
+	}
+	if c := bytes.TrimLeft(line, " \t"); c[0] == '{' {
+		lr.format = FormatJSONL
+		var keys map[string]json.RawMessage
+		json.Unmarshal(line, &keys) // a line that is no object fails in parse
+		_, out.answered = keys["answered"]
+	} else {
+		lr.format = FormatCSV
+		fs, err := lr.split(line)
+		if err != nil {
+			return nil, err
+		}
+		switch h := string(line); {
+		case len(fs) == 2 && string(fs[0].b) == "id" && string(fs[1].b) == "label":
+		case len(fs) == 3 && string(fs[0].b) == "id" && string(fs[1].b) == "label" && string(fs[2].b) == "answered":
+			out.answered = true
+		default:
+			return nil, lr.errorf(0, "header row %s: want id,label or id,label,answered", show([]byte(h)))
+		}
+		if line, err = lr.nextNonBlank(); err == io.EOF {
+			return nil, lr.errorf(0, "no labels after the header row")
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	if err := out.parse(line); err != nil {
+		return nil, err
+	}
+	out.row.Index, out.pending = 1, true
+	return out, nil
+}
+
+// Meta returns the file's metadata header, or nil if it has none.
+func (r *LabelReader) Meta() *LabelMeta { return r.meta }
+
+// Errorf returns a *FormatError at the current row: for a caller that
+// finds the row at fault, as one whose query is not the one it names.
+func (r *LabelReader) Errorf(format string, args ...any) *FormatError {
+	return &FormatError{File: r.lr.name, Line: r.row.Line, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Row returns the current row.
+func (r *LabelReader) Row() *LabelRow { return &r.row }
+
+// Err returns the error that stopped Next, or nil at the end of the file.
+func (r *LabelReader) Err() error { return r.err }
+
+// Next advances to the next row; false at the end or on an error.
+func (r *LabelReader) Next() bool { return r.rows.next(r.lr, r.parseRow) }
+
+// parseRow reads a row after the first.
+func (r *LabelReader) parseRow(line []byte) error {
+	if err := r.parse(line); err != nil {
+		return err
+	}
+	r.row.Index++
+	return nil
+}
+
+// parse reads one row into r.row.
+func (r *LabelReader) parse(line []byte) error {
+	lr := r.lr
+	row := LabelRow{Index: r.row.Index, Line: lr.line, Label: -1, Answered: true}
+	var label []byte
+	labelled := true
+	if lr.format == FormatJSONL {
+		var j struct {
+			ID       json.RawMessage `json:"id"`
+			Label    json.RawMessage `json:"label"`
+			Answered *bool           `json:"answered"`
+		}
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&j); err != nil || j.ID == nil || j.Label == nil || (j.Answered != nil) != r.answered {
+			want := `{"id": ..., "label": ...}`
+			if r.answered {
+				want = `{"id": ..., "label": ..., "answered": true|false}`
+			}
+			return lr.errorf(0, "want a JSON object %s, as in the first row", want)
+		}
+		if err := json.Unmarshal(j.ID, &row.ID); err != nil {
+			row.ID = string(j.ID) // a number, as written
+		}
+		if r.answered {
+			row.Answered = *j.Answered
+		}
+		label, labelled = j.Label, string(j.Label) != "null"
+	} else {
+		fs, err := lr.split(line)
+		if err != nil {
+			return err
+		}
+		want := 2
+		if r.answered {
+			want = 3
+		}
+		if len(fs) != want {
+			return lr.errorf(0, "%d columns, want %d (as the header row)", len(fs), want)
+		}
+		if !validID(fs[0].b) {
+			return lr.errorf(1, "id is not valid UTF-8 text without NUL bytes")
+		}
+		row.ID, label, labelled = string(fs[0].b), fs[1].b, len(fs[1].b) > 0
+		if r.answered {
+			a := string(fs[2].b)
+			if a != "0" && a != "1" {
+				return lr.errorf(3, "answered %s: must be 0 or 1", show(fs[2].b))
+			}
+			row.Answered = a == "1"
+		}
+	}
+	if labelled != row.Answered {
+		return lr.errorf(0, "a label must be given exactly when the query was answered")
+	}
+	if labelled {
+		classes := 2
+		if r.meta != nil {
+			classes = r.meta.Classes
+		} else if r.answered {
+			classes = maxCount + 1
+		}
+		n, ok := number(bytes.TrimSpace(label))
+		if !ok || n >= classes {
+			return lr.errorf(2, "label %s: must be a class in [0, %d)", show(label), classes)
+		}
+		row.Label = n
+	}
+	r.row = row
+	return nil
+}

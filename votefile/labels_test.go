@@ -1,0 +1,98 @@
+package votefile
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+)
+
+// TestLabelReaderRefuses: malformed label files are *FormatErrors that
+// name the line; a file without a header (an older darrm's) is read.
+func TestLabelReaderRefuses(t *testing.T) {
+	head := `# {"darrm-labels":1,"mechanism":"gnmax","K":4,"classes":3,"relation":"one-vote","sigma2":40,"noise":"discrete","eps":0.5,"delta":0.00001,"for_release":true}` + "\n"
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"empty", "", "no labels"},
+		{"header only", head, "no labels"},
+		{"bad header row", "id,class\n1,0\n", "want id,label or id,label,answered"},
+		{"label without answer", "id,label,answered\n1,2,0\n", "a label must be given exactly when the query was answered"},
+		{"answer without label", "id,label,answered\n1,,1\n", "a label must be given exactly"},
+		{"answered 2", "id,label,answered\n1,1,2\n", "answered \"2\""},
+		{"label beyond the classes", head + "id,label,answered\n1,3,1\n", "must be a class in [0, 3)"},
+		{"two-class label 2", "id,label\n1,2\n", "must be a class in [0, 2)"},
+		{"ragged row", "id,label\n1,0\n2,0,1\n", "3 columns, want 2"},
+		{"second header", head + head + "id,label\n1,0\n", "a second metadata header"},
+		{"unknown header key", `# {"darrm-labels":1,"mechanism":"gnmax","K":4,"classes":3,"relation":"one-vote","eps":0.5,"delta":0,"for_release":true,"x":1}` + "\nid,label\n1,0\n", "unknown field"},
+		{"header version", `# {"darrm-labels":2,"mechanism":"gnmax","K":4,"classes":3,"relation":"one-vote","eps":0.5,"delta":0,"for_release":true}` + "\nid,label\n1,0\n", "this darrm reads version 1"},
+		{"header without eps", `# {"darrm-labels":1,"mechanism":"gnmax","K":4,"classes":3,"relation":"one-vote","delta":0,"for_release":true}` + "\nid,label\n1,0\n", "eps = NaN"},
+		{"JSON row without answered", "{\"id\":1,\"label\":1,\"answered\":true}\n{\"id\":2,\"label\":1}\n", "as in the first row"},
+		{"JSON row with another key", "{\"id\":1,\"label\":1,\"votes\":[1]}\n", "want a JSON object"},
+	} {
+		lr, err := NewLabelReader(strings.NewReader(tc.in), "l.csv")
+		for err == nil && lr.Next() {
+		}
+		if err == nil {
+			err = lr.Err()
+		}
+		var fe *FormatError
+		if !errors.As(err, &fe) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want a *FormatError with %q", tc.name, err, tc.want)
+		}
+	}
+	lr, err := NewLabelReader(strings.NewReader("# NOT FOR RELEASE: seeded\nid,label,answered\nq1,4,1\nq2,,0\n"), "old.csv")
+	if err != nil || lr.Meta() != nil || !lr.Next() || lr.Row().Label != 4 || !lr.Next() || lr.Row().Answered || lr.Next() || lr.Err() != nil {
+		t.Errorf("a label file without a header: %v", err)
+	}
+}
+
+// TestSettingsAgree: settings given may repeat what a label file states;
+// one that differs, or that its mechanism does not have, is a
+// *SettingError with both values.
+func TestSettingsAgree(t *testing.T) {
+	f := func(x float64) *float64 { return &x }
+	discrete, continuous := accountant.DiscreteNoise, accountant.ContinuousNoise
+	m := &LabelMeta{Mechanism: "gnmax", Settings: Settings{Sigma2: f(40), Noise: &discrete}}
+	for _, tc := range []struct {
+		given         Settings
+		setting, want string // the error's setting and stated value, "" for none
+	}{
+		{Settings{}, "", ""},
+		{Settings{Sigma2: f(40), Noise: &discrete}, "", ""},
+		{Settings{Sigma2: f(80)}, "sigma2", "40"},
+		{Settings{Noise: &continuous}, "noise", "discrete"},
+		{Settings{Threshold: f(200)}, "threshold", ""},
+		{Settings{LaplaceScale: f(20)}, "laplace-scale", ""},
+	} {
+		got, err := tc.given.Agree(m)
+		var se *SettingError
+		switch {
+		case tc.setting == "" && (err != nil || *got.Sigma2 != 40 || *got.Noise != discrete):
+			t.Errorf("%+v: %+v, %v", tc.given, got, err)
+		case tc.setting != "" && (!errors.As(err, &se) || se.Setting != tc.setting || se.Stated != tc.want || se.Given == ""):
+			t.Errorf("%+v: %v, want the setting %s stated %q", tc.given, err, tc.setting, tc.want)
+		}
+	}
+}
+
+// FuzzLabelReader: no label file makes the reader panic, and what it
+// accepts has labels within its classes.
+func FuzzLabelReader(f *testing.F) {
+	f.Add("id,label\n1,0\n2,1\n")
+	f.Add("id,label,answered\nq1,3,1\nq2,,0\n")
+	f.Add("# NOT FOR RELEASE\n# {\"darrm-labels\":1,\"mechanism\":\"gnmax\",\"K\":4,\"classes\":3,\"relation\":\"one-vote\",\"eps\":0.5,\"delta\":0,\"for_release\":false}\n{\"id\":\"a\",\"label\":2,\"answered\":true}\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		lr, err := NewLabelReader(strings.NewReader(in), "fuzz")
+		if err != nil {
+			return
+		}
+		for lr.Next() {
+			r := lr.Row()
+			if meta := lr.Meta(); r.Answered != (r.Label >= 0) || meta != nil && r.Label >= meta.Classes {
+				t.Fatalf("row %+v", r)
+			}
+		}
+	})
+}

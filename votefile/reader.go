@@ -1,0 +1,195 @@
+package votefile
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+)
+
+// Query is one row of a vote file. ID, Votes and Counts are valid until
+// the next call of the reader's Next.
+type Query struct {
+	Index    int    // position among the queries, from 1
+	Line     int    // line of the file
+	ID       []byte // the id column (a JSON string decoded), nil without one
+	IDNumber bool   // the id was a JSON number (its text is the literal)
+	// Votes are the K votes of a two-class vote file, each 0 or 1; nil
+	// for a multi-class file.
+	Votes []byte
+	// Counts are the number of teachers that vote for each class: C
+	// counts summing to K, for every vote file ([K-L, L] for 0/1 votes
+	// with L ones).
+	Counts []int
+}
+
+// Key returns the text that names q in a label file: its id, or its
+// position from 1 without one.
+func (q *Query) Key() string {
+	if q.ID == nil {
+		return strconv.Itoa(q.Index)
+	}
+	return string(q.ID)
+}
+
+// Reader streams the queries of a vote file in constant memory: a
+// VoteReader (0/1 votes of two classes) or a MultiReader (vote counts,
+// or class indices, of C >= 2 classes). Every query carries its counts
+// (Query.Counts), so that a reader is a counts view of any vote file.
+type Reader interface {
+	// Next advances to the next query; false at the end of the file or on
+	// an error (Err).
+	Next() bool
+	// Query returns the current query.
+	Query() *Query
+	// Err returns the error that stopped Next, or nil at the end.
+	Err() error
+	// BytesRead returns the bytes consumed so far.
+	BytesRead() int64
+	// Meta returns the file's metadata header, or nil if it has none.
+	Meta() *Meta
+	// K returns the number of teachers, Classes the number of classes.
+	K() int
+	Classes() int
+	// MultiClass reports whether the file is read as multi-class votes
+	// (counts or class indices), which the multi-class mechanisms label;
+	// else it holds 0/1 votes.
+	MultiClass() bool
+	// Layout returns how the rows hold the teachers' answers.
+	Layout() Layout
+	// Format returns the file's format (CSV or JSONL); HasHeader whether
+	// a CSV file has a header row; HasID whether the rows carry an id.
+	Format() Format
+	HasHeader() bool
+	HasID() bool
+}
+
+var (
+	_ Reader = (*VoteReader)(nil)
+	_ Reader = (*MultiReader)(nil)
+)
+
+// rows is a reader's progress through the data rows of a file: the first
+// row is read when the file is opened, and returned by the first next.
+type rows struct {
+	pending bool
+	done    bool
+	err     error
+}
+
+// next advances to the next row: the pending first one, else the next
+// line of lines, which parse reads (and steps the row's index); false at
+// the end of the file or on an error, which err keeps.
+func (s *rows) next(lines *VoteReader, parse func([]byte) error) bool {
+	if s.pending {
+		s.pending = false
+		return true
+	}
+	if s.done || s.err != nil {
+		return false
+	}
+	line, err := lines.nextNonBlank()
+	if err == io.EOF {
+		s.done = true
+		return false
+	}
+	if err == nil {
+		err = parse(line)
+	}
+	if err != nil {
+		s.err = err
+		return false
+	}
+	return true
+}
+
+// Input is the kind of votes a file holds, and so the kind a mechanism
+// labels.
+type Input int
+
+const (
+	// TwoClass is 0/1 votes, one column per teacher (a VoteReader).
+	TwoClass Input = iota
+	// MultiClass is vote counts, or class indices, of C >= 2 classes (a
+	// MultiReader).
+	MultiClass
+)
+
+// String returns "two-class votes" or "multi-class votes".
+func (i Input) String() string {
+	if i == MultiClass {
+		return "multi-class votes"
+	}
+	return "two-class votes"
+}
+
+// InputOf returns the kind of the votes in reads.
+func InputOf(in Reader) Input {
+	if in.MultiClass() {
+		return MultiClass
+	}
+	return TwoClass
+}
+
+// VoteError reports votes that cannot be counted (CheckVotes): the wrong
+// number of them, or a value other than 0 and 1.
+type VoteError struct {
+	K     int // the teachers the aggregator has
+	Len   int // the votes given
+	Index int // the first vote that is not 0 or 1, or -1
+	Value byte
+}
+
+func (e *VoteError) Error() string {
+	if e.Index < 0 {
+		return fmt.Sprintf("votes: got %d, want one per teacher, K = %d", e.Len, e.K)
+	}
+	msg := fmt.Sprintf("votes[%d] = %d: a vote must be the byte value 0 or 1", e.Index, e.Value)
+	if e.Value == '0' || e.Value == '1' {
+		msg += fmt.Sprintf(" (this is the character %q: convert with v - '0')", e.Value)
+	}
+	return msg
+}
+
+// CheckVotes counts the 1-votes of k teachers, checking that there are k
+// votes, each the byte value 0 or 1; else it returns a *VoteError.
+func CheckVotes(k int, votes []byte) (int, error) {
+	if len(votes) != k {
+		return 0, &VoteError{K: k, Len: len(votes), Index: -1}
+	}
+	var l int
+	for i, v := range votes {
+		if v > 1 {
+			return 0, &VoteError{K: k, Len: len(votes), Index: i, Value: v}
+		}
+		l += int(v)
+	}
+	return l, nil
+}
+
+// CountsError reports counts that cannot be taken (CheckCounts).
+type CountsError struct{ Msg string }
+
+func (e *CountsError) Error() string { return "counts: " + e.Msg }
+
+// CheckCounts checks the counts of one query: C = classes counts, each
+// >= 0, summing to K = teachers; else it returns a *CountsError. It
+// returns the index of the first largest.
+func CheckCounts(counts []int, teachers, classes int) (top int, err error) {
+	if len(counts) != classes {
+		return 0, &CountsError{Msg: fmt.Sprintf("got %d, want C = %d", len(counts), classes)}
+	}
+	sum := 0
+	for i, n := range counts {
+		if n < 0 {
+			return 0, &CountsError{Msg: fmt.Sprintf("class %d: a count must be >= 0", i)}
+		}
+		sum += n
+		if n > counts[top] {
+			top = i
+		}
+	}
+	if sum != teachers {
+		return 0, &CountsError{Msg: fmt.Sprintf("sum to %d, want K = %d", sum, teachers)}
+	}
+	return top, nil
+}

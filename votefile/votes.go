@@ -1,0 +1,362 @@
+package votefile
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+
+	"github.com/darrm/darrm/internal/plural"
+)
+
+// MaxLineBytes bounds the length of one line of a vote file, which keeps
+// the reader's memory constant.
+const MaxLineBytes = 1 << 20
+
+// readBuffer is the size of the read buffer; longer lines are assembled
+// in a separate buffer.
+const readBuffer = 64 << 10
+
+// VoteReader streams the queries of a vote file: an optional metadata
+// header (Meta), then one row per query, an optional id column, then K
+// votes of 0 or 1. Memory does not depend on the number of rows.
+//
+// The metadata header is the first non-blank line: in CSV the comment line
+// "# " followed by its JSON object, in JSON lines the object itself, which
+// has the key HeaderKey (ParseMeta; docs/aggregate.md). Its K must be
+// the data's; it is checked strictly, and Meta returns it.
+//
+// CSV: an optional header row, then rows of [id,]v_1,...,v_K. JSON lines:
+// per line either [v_1, ..., v_K] or {"id": <string or number>, "votes":
+// [v_1, ..., v_K]}. Blank lines are skipped; a UTF-8 byte-order mark and
+// CRLF line ends are accepted.
+//
+// Detection (each can be forced in ReadOptions): in CSV the first
+// non-blank line is data if all its fields are 0/1, or if all but the
+// first are (then the first is an id); otherwise it is a header. The first
+// column is an id if the header names it "id" or if in the first data row
+// it is the only field that is not 0/1. In JSON lines the first row has an
+// id or not. K is the number of votes of the first data row; every later
+// row must match it and the id layout.
+type VoteReader struct {
+	name    string
+	br      *bufio.Reader
+	format  Format
+	header  bool
+	hasID   bool
+	forceID Presence
+	k       int
+	line    int
+	bytes   int64
+	q       Query
+	rows
+	fields   []csvField
+	scratch  []byte // unescaped CSV fields and JSON keys
+	idBuf    []byte // an unescaped JSON id
+	long     []byte // a line longer than the read buffer
+	meta     *Meta
+	metaLine int
+}
+
+// File is the start of a vote file, read up to its metadata header:
+// what a caller needs to choose a reader for it. Votes reads it as 0/1
+// votes (a VoteReader), Multi as counts or class indices (a
+// MultiReader); use one of them, once.
+type File struct {
+	vr    *VoteReader
+	first []byte // the first line after the header
+}
+
+// Open reads the first line of a vote file and, if it is one, its
+// metadata header (ParseMeta; a broken rule is a *FormatError with its
+// line). format is FormatAuto (JSON lines if the first line starts with [
+// or {), FormatCSV, FormatJSONL or FormatCounts (a counts file in either,
+// detected). name is used in errors.
+func Open(r io.Reader, name string, format Format) (*File, error) {
+	if format == FormatCounts {
+		format = FormatAuto
+	}
+	vr := &VoteReader{name: name, br: bufio.NewReaderSize(r, readBuffer), format: format}
+	line, err := vr.nextNonBlank()
+	if err == io.EOF {
+		return nil, &FormatError{File: name, Msg: "empty file: no votes"}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if i := bytes.IndexByte(line, 0); i >= 0 || !utf8.Valid(line) {
+		return nil, &FormatError{File: name, Line: vr.line, Msg: "not a CSV or JSON lines vote file: binary data"}
+	}
+	if vr.format == FormatAuto {
+		vr.format = FormatCSV
+		if c := bytes.TrimLeft(line, " \t"); c[0] == '[' || c[0] == '{' {
+			vr.format = FormatJSONL
+		}
+	}
+	if vr.format != FormatCSV && vr.format != FormatJSONL {
+		return nil, &FormatError{File: name, Msg: fmt.Sprintf("format %v: must be csv or jsonl", vr.format)}
+	}
+	if line, err = vr.readMeta(line); err != nil {
+		return nil, err
+	}
+	if c := bytes.TrimLeft(line, " \t"); vr.format == FormatCSV && c[0] == '#' {
+		return nil, &FormatError{File: name, Line: vr.line, Msg: commentRule}
+	}
+	return &File{vr: vr, first: append([]byte(nil), line...)}, nil
+}
+
+// Meta returns the file's metadata header, or nil if it has none.
+func (f *File) Meta() *Meta { return f.vr.meta }
+
+// Format returns the file's format, CSV or JSONL.
+func (f *File) Format() Format { return f.vr.format }
+
+// MultiClass reports whether the header says the file holds counts or
+// votes among more than two classes (Meta.MultiClass); false without
+// a header.
+func (f *File) MultiClass() bool { return f.vr.meta != nil && f.vr.meta.MultiClass() }
+
+// NewVoteReader reads the start of a vote file (the header and the first
+// data row) to settle its layout and K. name is used in errors.
+func NewVoteReader(r io.Reader, name string, opts ReadOptions) (*VoteReader, error) {
+	if opts.Format == FormatCounts {
+		return nil, &FormatError{File: name, Msg: "a counts file holds vote counts, not 0/1 votes: read it with NewMultiReader"}
+	}
+	f, err := Open(r, name, opts.Format)
+	if err != nil {
+		return nil, err
+	}
+	return f.Votes(opts)
+}
+
+// Votes reads the file as 0/1 votes (NewVoteReader); a header must state
+// two classes in layout votes. opts.Format is not used.
+func (f *File) Votes(opts ReadOptions) (*VoteReader, error) {
+	vr := f.vr
+	if m := vr.meta; m != nil && m.MultiClass() {
+		return nil, &FormatError{File: vr.name, Line: vr.metaLine, Msg: fmt.Sprintf("header: %d classes in layout %v: the 0/1 reader takes two-class votes, one column per teacher; read multi-class votes with NewMultiReader", m.Classes, m.Layout)}
+	}
+	vr.forceID = opts.ID
+	var err error
+	if vr.format == FormatJSONL {
+		err = vr.firstJSONL(f.first, opts)
+	} else {
+		err = vr.firstCSV(f.first, opts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := vr.checkMeta(); err != nil {
+		return nil, err
+	}
+	vr.q.Index, vr.q.Line, vr.pending = 1, vr.line, true
+	vr.count()
+	return vr, nil
+}
+
+// readMeta reads the metadata header if line, the first line of the file,
+// is one: in CSV a comment line "# {...}", in JSON lines an object with the
+// key HeaderKey. It returns the first line after the header, or line
+// itself when it is not one.
+func (r *VoteReader) readMeta(line []byte) ([]byte, error) {
+	c := bytes.TrimLeft(line, " \t")
+	var obj []byte
+	switch {
+	case r.format == FormatCSV && c[0] == '#':
+		obj = bytes.TrimLeft(c[1:], " \t")
+	case r.format == FormatJSONL && c[0] == '{' && isHeaderObject(c):
+		obj = c
+	default:
+		return line, nil
+	}
+	meta, err := ParseMeta(obj)
+	if err != nil {
+		msg := err.Error()
+		if r.format == FormatCSV && (len(obj) == 0 || obj[0] != '{') {
+			msg = "a line starting with # must be the metadata header, # {\"" + HeaderKey + "\": 1, ...}; " + msg
+		}
+		return nil, &FormatError{File: r.name, Line: r.line, Msg: msg}
+	}
+	r.meta, r.metaLine = meta, r.line
+	next, err := r.nextNonBlank()
+	if err == io.EOF {
+		return nil, &FormatError{File: r.name, Line: r.line, Msg: "no votes after the metadata header"}
+	}
+	return next, err
+}
+
+// checkMeta checks the header against the first data row.
+func (r *VoteReader) checkMeta() error {
+	if r.meta != nil && r.meta.K != r.k {
+		return r.errorf(0, "%d votes, but the metadata header (line %d) states K = %d teachers", r.k, r.metaLine, r.meta.K)
+	}
+	return nil
+}
+
+// Meta returns the file's metadata header, or nil if it has none.
+func (r *VoteReader) Meta() *Meta { return r.meta }
+
+// K returns the number of votes per row.
+func (r *VoteReader) K() int { return r.k }
+
+// Classes returns 2: a vote is 0 or 1.
+func (r *VoteReader) Classes() int { return 2 }
+
+// MultiClass returns false: the file holds 0/1 votes.
+func (r *VoteReader) MultiClass() bool { return false }
+
+// Layout returns LayoutVotes.
+func (r *VoteReader) Layout() Layout { return LayoutVotes }
+
+// Format returns the format of the file (CSV or JSONL).
+func (r *VoteReader) Format() Format { return r.format }
+
+// HasHeader reports whether the CSV file has a header row.
+func (r *VoteReader) HasHeader() bool { return r.header }
+
+// HasID reports whether the rows carry an id.
+func (r *VoteReader) HasID() bool { return r.hasID }
+
+// BytesRead returns the number of bytes consumed so far.
+func (r *VoteReader) BytesRead() int64 { return r.bytes }
+
+// Err returns the error that stopped Next, or nil at the end of the file.
+func (r *VoteReader) Err() error { return r.err }
+
+// Query returns the current row.
+func (r *VoteReader) Query() *Query { return &r.q }
+
+// Next advances to the next query; it returns false at the end of the file
+// or on an error (see Err).
+func (r *VoteReader) Next() bool { return r.rows.next(r, r.parseRow) }
+
+// parseRow reads a data line after the first into the next query.
+func (r *VoteReader) parseRow(line []byte) error {
+	var err error
+	if r.format == FormatJSONL {
+		err = r.parseJSONL(line)
+	} else {
+		err = r.parseCSV(line)
+	}
+	if err != nil {
+		return err
+	}
+	r.q.Index++
+	r.q.Line = r.line
+	return nil
+}
+
+// count sets the current query's counts from its votes.
+func (r *VoteReader) count() {
+	ones := 0
+	for _, v := range r.q.Votes {
+		ones += int(v)
+	}
+	r.q.Counts[0], r.q.Counts[1] = r.k-ones, ones
+}
+
+// nextNonBlank returns the next line that holds more than blanks, without
+// its line end; io.EOF at the end of the input.
+func (r *VoteReader) nextNonBlank() ([]byte, error) {
+	for {
+		line, err := r.br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			var fe *FormatError
+			if line, err = r.longLine(line); errors.As(err, &fe) {
+				return nil, err
+			}
+		}
+		if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("read %s: %w", r.name, err)
+		}
+		if len(line) == 0 {
+			return nil, io.EOF
+		}
+		r.line++
+		r.bytes += int64(len(line))
+		if r.line == 1 {
+			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")) // a UTF-8 byte-order mark
+		}
+		line = bytes.TrimSuffix(line, []byte{'\n'})
+		line = bytes.TrimSuffix(line, []byte{'\r'})
+		if !blank(line) {
+			return line, nil
+		}
+	}
+}
+
+// longLine completes a line longer than the read buffer, up to
+// MaxLineBytes, in r.long.
+func (r *VoteReader) longLine(part []byte) ([]byte, error) {
+	r.long = append(r.long[:0], part...)
+	for {
+		part, err := r.br.ReadSlice('\n')
+		r.long = append(r.long, part...)
+		if len(r.long) > MaxLineBytes {
+			return nil, &FormatError{File: r.name, Line: r.line + 1, Msg: fmt.Sprintf("line longer than %d bytes", MaxLineBytes)}
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return r.long, err
+		}
+	}
+}
+
+// numeric reports whether b is written like a number: digits, signs, a
+// decimal point or an exponent, and at least one digit.
+func numeric(b []byte) bool {
+	digit := false
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			digit = true
+		case c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E':
+		default:
+			return false
+		}
+	}
+	return digit
+}
+
+func blank(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *VoteReader) errorf(col int, format string, args ...any) *FormatError {
+	return &FormatError{File: r.name, Line: r.line, Column: col, Msg: fmt.Sprintf(format, args...)}
+}
+
+// settle fixes K from the first data row, which has n votes.
+func (r *VoteReader) settle(n int, opts ReadOptions) error {
+	switch {
+	case n < 1:
+		return r.errorf(0, "no votes")
+	case opts.K > 0 && n != opts.K:
+		return r.errorf(0, "%s, want K = %d", plural.Of(n, "vote", "votes"), opts.K)
+	case n%2 == 0:
+		return r.errorf(0, "%s: the number of teachers K must be odd (the majority of an even number of votes can tie)", plural.Of(n, "vote", "votes"))
+	}
+	r.k = n
+	r.q.Votes = make([]byte, n)
+	r.q.Counts = make([]int, 2)
+	return nil
+}
+
+// show quotes a field for an error message, cut to 32 bytes.
+func show(b []byte) string {
+	if len(b) > 32 {
+		return fmt.Sprintf("%q...", b[:32])
+	}
+	return fmt.Sprintf("%q", b)
+}
+
+// validID checks an id: valid UTF-8 without NUL or line breaks.
+func validID(b []byte) bool {
+	return utf8.Valid(b) && bytes.IndexByte(b, 0) < 0 && bytes.IndexByte(b, '\n') < 0 && bytes.IndexByte(b, '\r') < 0
+}
