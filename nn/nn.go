@@ -50,12 +50,7 @@ func New(f int, r *rand.Rand) (*Net, error) {
 	}
 	n := &Net{F: f, Params: make([]float64, NumParams(f))}
 	cw, _, dw, _ := n.split(n.Params)
-	for i := range cw {
-		cw[i] = r.NormFloat64() * math.Sqrt(2.0/(Kernel*Kernel))
-	}
-	for i := range dw {
-		dw[i] = r.NormFloat64() * math.Sqrt(1.0/float64(f*Out*Out))
-	}
+	heInit(cw, dw, f, r)
 	return n, nil
 }
 
@@ -71,13 +66,20 @@ func NewClasses(f, c int, r *rand.Rand) (*Net, error) {
 	}
 	n := &Net{F: f, Classes: c, Params: make([]float64, NumParamsClasses(f, c))}
 	cw, _, dw, _ := n.splitClasses(n.Params)
+	heInit(cw, dw, f, r)
+	return n, nil
+}
+
+// heInit draws the convolution weights cw and the dense weights dw of a
+// network with f filters with He initialisation from r, in that order (a
+// seed draws the same network on every version).
+func heInit(cw, dw []float64, f int, r *rand.Rand) {
 	for i := range cw {
 		cw[i] = r.NormFloat64() * math.Sqrt(2.0/(Kernel*Kernel))
 	}
 	for i := range dw {
 		dw[i] = r.NormFloat64() * math.Sqrt(1.0/float64(f*Out*Out))
 	}
-	return n, nil
 }
 
 // split views a parameter (or gradient) vector of a two-class network as

@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -34,19 +35,7 @@ func TestGradFiniteDifferences(t *testing.T) {
 			l := n.Logit(x, ws)
 			return softplus(l) - y*l
 		}
-		const h = 1e-6
-		for i := 0; i < len(n.Params); i += 7 {
-			p := n.Params[i]
-			n.Params[i] = p + h
-			up := loss()
-			n.Params[i] = p - h
-			down := loss()
-			n.Params[i] = p
-			fd := (up - down) / (2 * h)
-			if math.Abs(fd-g[i]) > 1e-6*(1+math.Abs(fd)) {
-				t.Errorf("y=%v param %d: gradient %v, finite difference %v", y, i, g[i], fd)
-			}
-		}
+		checkGradient(t, fmt.Sprintf("y=%v", y), n.Params, g, 7, loss)
 	}
 }
 
@@ -98,19 +87,7 @@ func TestGradClassesFiniteDifferences(t *testing.T) {
 		if want := ce(); math.Abs(loss-want) > 1e-12*(1+want) {
 			t.Errorf("y=%d: loss %v, cross-entropy %v", y, loss, want)
 		}
-		const h = 1e-6
-		for i := 0; i < len(n.Params); i += 5 {
-			p := n.Params[i]
-			n.Params[i] = p + h
-			up := ce()
-			n.Params[i] = p - h
-			down := ce()
-			n.Params[i] = p
-			fd := (up - down) / (2 * h)
-			if math.Abs(fd-g[i]) > 1e-6*(1+math.Abs(fd)) {
-				t.Errorf("y=%d param %d: gradient %v, finite difference %v", y, i, g[i], fd)
-			}
-		}
+		checkGradient(t, fmt.Sprintf("y=%d", y), n.Params, g, 5, ce)
 	}
 }
 
@@ -179,4 +156,23 @@ func BenchmarkGradClasses(b *testing.B) {
 		n.Grad(x, 3, g, ws)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "examples/s")
+}
+
+// checkGradient compares every step-th entry of the gradient g of loss
+// at params with a central finite difference.
+func checkGradient(t *testing.T, what string, params, g []float64, step int, loss func() float64) {
+	t.Helper()
+	const h = 1e-6
+	for i := 0; i < len(params); i += step {
+		p := params[i]
+		params[i] = p + h
+		up := loss()
+		params[i] = p - h
+		down := loss()
+		params[i] = p
+		fd := (up - down) / (2 * h)
+		if math.Abs(fd-g[i]) > 1e-6*(1+math.Abs(fd)) {
+			t.Errorf("%s param %d: gradient %v, finite difference %v", what, i, g[i], fd)
+		}
+	}
 }
