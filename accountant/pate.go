@@ -109,7 +109,8 @@ func (e names) parse(s string) (int, error) {
 
 // PATEDirections says which Rényi divergences between the output
 // distributions at a vote histogram x and at its neighbours x' a
-// data-dependent bound covers.
+// data-dependent bound covers: BothDirections (a guarantee, the zero
+// value) or OneSided (the PATE paper's Theorem 6 as stated, no guarantee).
 type PATEDirections int
 
 const (

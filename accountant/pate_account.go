@@ -60,7 +60,9 @@ func (m ConfidentGNMax) RDPSlope() (float64, error) {
 	return r.hi, nil
 }
 
-// Answer says what became of one query of a release.
+// Answer says what became of one query of a release: AnswerUnknown (the
+// zero value: no release given, charged in expectation), Answered or
+// NotAnswered (the threshold step withheld the label).
 type Answer int8
 
 const (

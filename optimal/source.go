@@ -35,7 +35,9 @@ type Source struct {
 	OnCorrupt func(error)
 }
 
-// Origin says where a Source found a gamma.
+// Origin says where a Source or Cached found a gamma: FromGiven (the
+// caller's, the zero value), FromCache (a cache entry, certified again
+// now) or Solved (gamma_opt solved now).
 type Origin int
 
 // The origins of a gamma.
