@@ -61,3 +61,21 @@ func ExampleNewProblem() {
 	// Output:
 	// K = 11, m = 5, eps = 0.2, Delta = 1e-05, delta = 4.9999e-05 (default: true)
 }
+
+// gamma_DSub at m = 3 is exactly at the budget, which float64 cannot
+// prove; Certify scales it down by 1 - O(1e-12) until the exhaustive check
+// certifies it, and returns the certificate of the scaled gamma.
+func ExampleCertify() {
+	p := constraints.New(11, 3, 0.1, 0)
+	dsub, err := gamma.DSub(p.K, p.M)
+	if err != nil {
+		panic(err)
+	}
+	g, cert, err := gamma.Certify(context.Background(), p, dsub, gamma.VerifyOptions{})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%v, max f / budget = 1 - %.2g, scaled by 1 - %.2g\n", cert.Status, 1-cert.Ratio, 1-g[11]/dsub[11])
+	// Output:
+	// certified, max f / budget = 1 - 2.8e-13, scaled by 1 - 2.8e-13
+}
