@@ -78,7 +78,7 @@ func BenchmarkPConst(b *testing.B) {
 // (T = 200, σ1 = 150, σ2 = 40, K = 250, C = 10) with n queries of skewed
 // votes, at the default orders.
 func benchPATE(b *testing.B, n int) *PATEAccount {
-	a, err := NewPATEAccount(ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}, 250, 10, nil)
+	a, err := NewPATEAccount(ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}, 250, 10, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

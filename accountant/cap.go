@@ -6,7 +6,9 @@ import (
 )
 
 // Shares says how the training data of an ensemble's teachers relate, as
-// far as the teacher-level cap (TeacherCap) is concerned.
+// far as the teacher-level cap (TeacherCap) is concerned: Disjoint (the
+// zero value: a record changes one teacher's data) or Shared (it may
+// change any number).
 type Shares int
 
 const (
@@ -195,7 +197,8 @@ func Tighter(a, b Guarantee) bool {
 	return a.Delta < b.Delta
 }
 
-// Bound says which of two bounds a reported total is.
+// Bound says which of two bounds a reported total is: QueriesBound (the
+// composition of the queries) or TeachersBound (the teacher-level cap).
 type Bound int
 
 const (

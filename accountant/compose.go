@@ -6,7 +6,9 @@ import (
 	"strings"
 )
 
-// Method is a composition theorem for (ε, δ)-DP mechanisms.
+// Method is a composition theorem for (ε, δ)-DP mechanisms: Simple
+// (Theorem 3.3.2, the zero value), General (Theorem 3.3.3) or Optimal
+// (Kairouz, Oh and Viswanath's exact composition).
 type Method int
 
 // The composition methods, loosest first.

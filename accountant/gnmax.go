@@ -129,7 +129,9 @@ func sigmaFor(coef, rho float64, target Guarantee, c Conversion) (sigma, alpha f
 	return 0, 0, fmt.Errorf("no sigma near %v meets %v in floating point", math.Sqrt(coef/rho), target)
 }
 
-// GNMaxSearch selects how GNMax's Rényi order λ, and with it σ, is chosen.
+// GNMaxSearch selects how GNMax's Rényi order λ, and with it σ, is
+// chosen: GNMaxGrid (the paper's grid, the zero value), GNMaxExact
+// (minimised exactly) or GNMaxTight (the exact privacy curve, no RDP).
 type GNMaxSearch int
 
 const (

@@ -103,7 +103,7 @@ func TestEvalMarginCoversRounding(t *testing.T) {
 		k, c := 1+r.IntN(400), 2+r.IntN(9)
 		sigma := 1 + r.Float64()*80
 		order := 1.25 + r.Float64()*100
-		noise := PATENoise(r.IntN(2))
+		noise := []PATENoise{DiscreteNoise, ContinuousNoise}[r.IntN(2)]
 		counts := randomCounts(r, k, c)
 		lq := gnmaxLogQ(counts, argmax(counts), sigma, noise)
 		for _, slope := range []ival{gnmaxSlope(sigma), thresholdSlope(sigma)} {

@@ -118,7 +118,8 @@ func (p PABI) SigmaTable43(target Guarantee) (sigma, alpha float64, err error) {
 }
 
 // AlphaRule selects how the Rényi order α of a PABI run's bound is chosen
-// when its noise is calibrated.
+// when its noise is calibrated: AlphaExact (minimised exactly, the zero
+// value) or AlphaTable43 (the rule of Table 4.3).
 type AlphaRule int
 
 const (

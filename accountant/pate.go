@@ -15,25 +15,37 @@ import (
 // are rounded outward with intervals (ival).
 
 // PATENoise is the distribution of the noise that GNMax and the threshold
-// step add to vote counts.
+// step add to vote counts: DiscreteNoise, what darrm's releases draw, or
+// ContinuousNoise, the PATE paper's. The two give different bounds, so the
+// zero value, UnsetNoise, names neither: every function that takes a
+// PATENoise (ConfidentGNMax.Validate, GNMaxLogQ, ThresholdLogQ and those
+// built on them) refuses it with an error naming the noise.
 type PATENoise int
 
 const (
+	// UnsetNoise is the zero value: no noise was named. It is refused,
+	// never taken for one of the others.
+	UnsetNoise PATENoise = iota
 	// DiscreteNoise is the discrete Gaussian N_Z(0, σ²) on the integers
 	// (Canonne, Kamath and Steinke 2020), GNMax's ties broken uniformly at
 	// random: what darrm's releases draw. Its Rényi curves are those of the
 	// continuous Gaussian; its probability of missing the plurality is
 	// bounded by DiscreteGNMaxExcess times the paper's Proposition 7 at
 	// gaps shortened by 1/2.
-	DiscreteNoise PATENoise = iota
+	DiscreteNoise
 	// ContinuousNoise is N(0, σ²), the PATE paper's.
 	ContinuousNoise
 )
 
-var noiseNames = names{"noise", "PATENoise", []string{DiscreteNoise: "discrete", ContinuousNoise: "continuous"}}
+var noiseNames = names{"noise", "PATENoise", []string{UnsetNoise: "", DiscreteNoise: "discrete", ContinuousNoise: "continuous"}}
 
-// String returns "discrete" or "continuous".
-func (n PATENoise) String() string { return noiseNames.name(int(n)) }
+// String returns "discrete", "continuous" or, for the zero value, "unset".
+func (n PATENoise) String() string {
+	if n == UnsetNoise {
+		return "unset"
+	}
+	return noiseNames.name(int(n))
+}
 
 // ParsePATENoise parses "discrete" or "continuous".
 func ParsePATENoise(s string) (PATENoise, error) {
@@ -41,8 +53,14 @@ func ParsePATENoise(s string) (PATENoise, error) {
 	return PATENoise(i), err
 }
 
-// MarshalText returns the name of n.
-func (n PATENoise) MarshalText() ([]byte, error) { return []byte(n.String()), nil }
+// MarshalText returns the name of n; UnsetNoise, which names no noise, is
+// an error.
+func (n PATENoise) MarshalText() ([]byte, error) {
+	if err := checkNoiseKind(n); err != nil {
+		return nil, err
+	}
+	return []byte(n.String()), nil
+}
 
 // UnmarshalText sets n from its name (ParsePATENoise).
 func (n *PATENoise) UnmarshalText(b []byte) error {
@@ -51,6 +69,18 @@ func (n *PATENoise) UnmarshalText(b []byte) error {
 		*n = x
 	}
 	return err
+}
+
+// checkNoiseKind refuses a PATENoise that is not DiscreteNoise or
+// ContinuousNoise, the zero value first of all.
+func checkNoiseKind(n PATENoise) error {
+	switch n {
+	case DiscreteNoise, ContinuousNoise:
+		return nil
+	case UnsetNoise:
+		return &SettingError{Name: "noise", Value: n.String(), Rule: "must be set, to DiscreteNoise (darrm's releases) or ContinuousNoise (the PATE paper's): their bounds differ"}
+	}
+	return &SettingError{Name: "noise", Value: n.String(), Rule: "must be DiscreteNoise or ContinuousNoise"}
 }
 
 // names is the text form of an enumerated PATE option: what it is (for
@@ -67,16 +97,20 @@ func (e names) name(i int) string {
 	return e.list[i]
 }
 
+// parse returns the index of name s; an empty entry of the list (a zero
+// value that names nothing) is never matched nor offered.
 func (e names) parse(s string) (int, error) {
-	if i := slices.Index(e.list, s); i >= 0 {
+	if i := slices.Index(e.list, s); i >= 0 && s != "" {
 		return i, nil
 	}
-	return 0, fmt.Errorf("%s %q: must be one of %s", e.what, s, strings.Join(e.list, ", "))
+	valid := slices.DeleteFunc(slices.Clone(e.list), func(n string) bool { return n == "" })
+	return 0, fmt.Errorf("%s %q: must be one of %s", e.what, s, strings.Join(valid, ", "))
 }
 
 // PATEDirections says which Rényi divergences between the output
 // distributions at a vote histogram x and at its neighbours x' a
-// data-dependent bound covers.
+// data-dependent bound covers: BothDirections (a guarantee, the zero
+// value) or OneSided (the PATE paper's Theorem 6 as stated, no guarantee).
 type PATEDirections int
 
 const (
@@ -123,21 +157,18 @@ func (d *PATEDirections) UnmarshalText(b []byte) error {
 // on DiscreteGNMaxExcess below needs π²σ² >= 0.37.
 const minDiscreteSigma = 0.5
 
-// checkNoise checks a σ of noise of the given kind: > 0, and for discrete
-// noise at least minDiscreteSigma and at most noise.MaxScale, the largest
-// scale darrm's exact samplers draw.
+// checkNoise checks the kind of noise (DiscreteNoise or ContinuousNoise)
+// and its σ: > 0, and for discrete noise at least minDiscreteSigma and at
+// most noise.MaxScale, the largest scale darrm's exact samplers draw.
 func checkNoise(name string, sigma float64, kind PATENoise) error {
+	if err := checkNoiseKind(kind); err != nil {
+		return err
+	}
 	if err := checkPositive(name, sigma); err != nil {
 		return err
 	}
-	switch kind {
-	case ContinuousNoise:
-	case DiscreteNoise:
-		if !(sigma >= minDiscreteSigma && sigma <= noise.MaxScale) {
-			return &ParamError{Name: name, Value: sigma, Rule: fmt.Sprintf("must be in [%v, %v] for discrete Gaussian noise", minDiscreteSigma, noise.MaxScale)}
-		}
-	default:
-		return fmt.Errorf("unknown noise %v", kind)
+	if kind == DiscreteNoise && !(sigma >= minDiscreteSigma && sigma <= noise.MaxScale) {
+		return &ParamError{Name: name, Value: sigma, Rule: fmt.Sprintf("must be in [%v, %v] for discrete Gaussian noise", minDiscreteSigma, noise.MaxScale)}
 	}
 	return nil
 }

@@ -60,7 +60,9 @@ func (m ConfidentGNMax) RDPSlope() (float64, error) {
 	return r.hi, nil
 }
 
-// Answer says what became of one query of a release.
+// Answer says what became of one query of a release: AnswerUnknown (the
+// zero value: no release given, charged in expectation), Answered or
+// NotAnswered (the threshold step withheld the label).
 type Answer int8
 
 const (
@@ -170,6 +172,38 @@ func NewPATEAccountWith(m ConfidentGNMax, teachers, classes int, opt PATEOptions
 		a.thLogQ, a.thP = thresholdTable(m, teachers, classes, opt.Directions)
 	}
 	return a, nil
+}
+
+// GNMaxDataDependent returns the privacy of one GNMax query (noise of
+// deviation sigma, of the given kind) answered at the vote counts counts,
+// one per class, summing to the number of teachers: its data-dependent
+// (eps, delta)-DP bound (the PATE paper's Theorem 6, in both directions)
+// and its data-independent one, each at its best order of
+// DefaultPATEOrders under PaperConversion. It is a PATEAccount of that
+// one query (NewPATEAccount, Add, Result); use one directly for many
+// queries, Confident-GNMax or other orders. The data-dependent bound is a
+// function of the votes: publishing it is itself a release (see
+// SmoothSensitivity).
+func GNMaxDataDependent(counts []int, sigma float64, noise PATENoise, delta float64) (PATEResult, error) {
+	teachers := 0
+	for _, n := range counts {
+		teachers += max(n, 0)
+	}
+	wrap := func(err error) error {
+		return fmt.Errorf("GNMax of %d counts (C classes) summing to %d (K teachers): %w", len(counts), teachers, err)
+	}
+	a, err := NewPATEAccount(ConfidentGNMax{Sigma2: sigma, Noise: noise}, teachers, len(counts), nil)
+	if err != nil {
+		return PATEResult{}, wrap(err)
+	}
+	if err := a.Add(counts, Answered); err != nil {
+		return PATEResult{}, wrap(err)
+	}
+	r, err := a.Result(delta, PaperConversion)
+	if err != nil {
+		return PATEResult{}, wrap(err)
+	}
+	return r, nil
 }
 
 // Mechanism returns the mechanism the account is of.

@@ -374,9 +374,9 @@ func TestPATEAccountBothDirections(t *testing.T) {
 		order  float64
 		other  []int // the neighbour with the larger reverse divergence
 	}{
-		{"gnmax", ConfidentGNMax{Sigma2: 2}, []int{20, 0, 0}, Answered, 5, []int{19, 1, 0}},
-		{"gnmax", ConfidentGNMax{Sigma2: 0.5}, []int{6, 0}, Answered, 2, []int{5, 1}},
-		{"threshold", ConfidentGNMax{Threshold: 8, Sigma1: 0.5, Sigma2: 1}, []int{5, 5}, NotAnswered, 2, []int{6, 4}},
+		{"gnmax", ConfidentGNMax{Sigma2: 2, Noise: DiscreteNoise}, []int{20, 0, 0}, Answered, 5, []int{19, 1, 0}},
+		{"gnmax", ConfidentGNMax{Sigma2: 0.5, Noise: DiscreteNoise}, []int{6, 0}, Answered, 2, []int{5, 1}},
+		{"threshold", ConfidentGNMax{Threshold: 8, Sigma1: 0.5, Sigma2: 1, Noise: DiscreteNoise}, []int{5, 5}, NotAnswered, 2, []int{6, 4}},
 	} {
 		var p, q []float64
 		if c.m.Confident() {
@@ -441,10 +441,10 @@ func TestPATEAccountLocalSensitivityBruteForce(t *testing.T) {
 		m   ConfidentGNMax
 		ans Answer
 	}{
-		{ConfidentGNMax{Sigma2: 1}, Answered},
-		{ConfidentGNMax{Threshold: 8, Sigma1: 1.5, Sigma2: 1}, Answered},
-		{ConfidentGNMax{Threshold: 8, Sigma1: 1.5, Sigma2: 1}, NotAnswered},
-		{ConfidentGNMax{Threshold: 8, Sigma1: 1.5, Sigma2: 1}, AnswerUnknown},
+		{ConfidentGNMax{Sigma2: 1, Noise: DiscreteNoise}, Answered},
+		{ConfidentGNMax{Threshold: 8, Sigma1: 1.5, Sigma2: 1, Noise: DiscreteNoise}, Answered},
+		{ConfidentGNMax{Threshold: 8, Sigma1: 1.5, Sigma2: 1, Noise: DiscreteNoise}, NotAnswered},
+		{ConfidentGNMax{Threshold: 8, Sigma1: 1.5, Sigma2: 1, Noise: DiscreteNoise}, AnswerUnknown},
 	} {
 		for _, dir := range []PATEDirections{BothDirections, OneSided} {
 			account := func(h []int) *PATEAccount {

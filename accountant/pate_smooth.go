@@ -443,8 +443,12 @@ func ChooseGNSS(rdp float64, ls []float64, order float64) (GNSSChoice, error) {
 // log(-log q) from log q0 (resp. log B_l(q0)) down to log q = -10^6 and
 // allows a decrease of 1e-12 relative to the values compared (the
 // rounding of β). The conditions do not depend on the votes; each set of
-// arguments is checked once per process.
+// arguments is checked once per process. A noise other than DiscreteNoise
+// or ContinuousNoise (UnsetNoise) establishes neither condition.
 func CheckSmoothConditions(sigma float64, classes int, order float64, noise PATENoise) (c5, c6 bool) {
+	if checkNoiseKind(noise) != nil {
+		return false, false
+	}
 	key := conditionsKey{sigma, order, classes, noise}
 	if v, ok := conditionsSeen.Load(key); ok {
 		c := v.([2]bool)

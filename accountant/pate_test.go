@@ -95,7 +95,7 @@ func TestDataDependentBelowIndependent(t *testing.T) {
 		k, c := 1+r.IntN(400), 2+r.IntN(9)
 		sigma := 1 + r.Float64()*60
 		order := 1.5 + r.Float64()*80
-		noise := PATENoise(r.IntN(2))
+		noise := []PATENoise{DiscreteNoise, ContinuousNoise}[r.IntN(2)]
 		counts := randomCounts(r, k, c)
 		lq, err := GNMaxLogQ(counts, sigma, noise)
 		if err != nil {

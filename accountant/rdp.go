@@ -6,7 +6,9 @@ import (
 	"strings"
 )
 
-// Conversion is a rule that turns a Rényi-DP bound into an (ε, δ)-DP bound.
+// Conversion is a rule that turns a Rényi-DP bound into an (ε, δ)-DP
+// bound: PaperConversion (the thesis', the zero value) or
+// ImprovedConversion (Canonne, Kamath and Steinke; Balle et al.).
 type Conversion int
 
 const (

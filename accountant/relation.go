@@ -8,7 +8,8 @@ import "fmt"
 // imply nothing of each other: one in the one-vote relation says nothing
 // about teachers that share their training data, and one in the
 // private-teachers relation nothing about non-private teachers. They must
-// not be composed or charged to one budget.
+// not be composed or charged to one budget. The relations are
+// PrivateTeachers (DaRRM's, the zero value) and OneVote (PATE's).
 type Relation int
 
 const (

@@ -58,19 +58,21 @@ type Params struct {
 	Relation accountant.Relation
 }
 
-// New returns the problem of k teachers, each (eps, delta)-DP, whose
-// majority is released (m·eps, DefaultTargetDelta(delta, m))-DP: the
-// thesis' main setting uses this delta (Section 3.7.1). Set TargetDelta
-// on the result for another one. The problem is not validated here;
-// Validate, and every solver and certificate, do that.
-func New(k int, m, eps, delta float64) Params {
-	return Params{K: k, M: m, Eps: eps, Delta: delta, TargetDelta: DefaultTargetDelta(delta, m)}
+// New returns the problem of k teachers, each (eps, Delta)-DP with
+// Delta = teacherDelta, whose majority is released (m·eps, delta)-DP with
+// the thesis' default delta = DefaultTargetDelta(teacherDelta, m)
+// (Section 3.7.1). Set TargetDelta on the result for another release
+// delta. The problem is not validated here; Validate, and every solver
+// and certificate, do that.
+func New(k int, m, eps, teacherDelta float64) Params {
+	return Params{K: k, M: m, Eps: eps, Delta: teacherDelta, TargetDelta: DefaultTargetDelta(teacherDelta, m)}
 }
 
-// DefaultTargetDelta returns 1 - (1-Delta)^m, the thesis' choice of the
-// release's delta in Section 3.7.1 (m-fold general composition).
-func DefaultTargetDelta(delta, m float64) float64 {
-	return -math.Expm1(m * math.Log1p(-delta))
+// DefaultTargetDelta returns the release's delta = 1 - (1-Delta)^m for
+// teachers' Delta = teacherDelta, the thesis' choice in Section 3.7.1
+// (m-fold general composition).
+func DefaultTargetDelta(teacherDelta, m float64) float64 {
+	return -math.Expm1(m * math.Log1p(-teacherDelta))
 }
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

@@ -119,7 +119,8 @@ func Canonical(name string) string {
 }
 
 // Task is the kind of learning problem a D/P construction serves; each
-// loss of the DP-ShuffleG experiments belongs to one (Section 4.7.1).
+// loss of the DP-ShuffleG experiments belongs to one (Section 4.7.1):
+// Mean, Regression or Classification. The zero value is none of them.
 type Task int
 
 // The tasks of Section 4.7.1.

@@ -244,7 +244,7 @@ func TestDoubleSubsample(t *testing.T) {
 		if c == nil || c.Status != gamma.Certified {
 			t.Fatalf("m = %v: certificate %+v", tc.m, c)
 		}
-		g, _ := gamma.DSub(11, int(tc.m))
+		g, _ := gamma.DSub(11, tc.m)
 		scale := noise.Realised(d.keep)
 		if scale > 1 || scale < 1-1e-11 {
 			t.Errorf("m = %v: scale %v, want 1 - O(1e-13)", tc.m, scale)

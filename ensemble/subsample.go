@@ -92,9 +92,8 @@ func NewDoubleSubsample(ctx context.Context, p constraints.Params, opts Options)
 	if p.Delta != 0 {
 		return nil, fmt.Errorf("dsub: Delta = %g: Theorem 3.5.1 needs pure-DP teachers, Delta = 0", p.Delta)
 	}
-	m := gamma.SubSize(p.M)
-	s := min(2*m-1, p.K)
-	g, err := gamma.DSub(p.K, m)
+	s := min(2*gamma.SubSize(p.M)-1, p.K)
+	g, err := gamma.DSub(p.K, p.M)
 	if err != nil {
 		return nil, fmt.Errorf("dsub: %w", err)
 	}

@@ -31,17 +31,17 @@ func SubBaseline(k, s int) (Baseline, error) {
 	return Baseline{Name: "sub", Label: fmt.Sprintf("gamma_Sub: majority of %d of the %d teachers, subsampled without replacement (Lemma 3.4.1)", s, k), Gamma: g}, nil
 }
 
-// DSubBaseline returns gamma_DSub at allowance m (Theorem 3.5.1): the
-// majority of 2·floor(m)−1 subsampled teachers, or gamma = 1 when
-// floor(m) >= (K+1)/2.
+// DSubBaseline returns DSub(k, m), gamma_DSub (Theorem 3.5.1), labelled
+// for outputs: the majority of 2·floor(m)−1 subsampled teachers, or
+// gamma = 1 when floor(m) >= (K+1)/2.
 func DSubBaseline(k int, m float64) (Baseline, error) {
-	mf := SubSize(m)
-	g, err := DSub(k, mf)
+	g, err := DSub(k, m)
 	if err != nil {
 		return Baseline{}, err
 	}
-	label := fmt.Sprintf("gamma_DSub: majority of %d of the %d teachers, subsampled without replacement (Theorem 3.5.1)", 2*mf-1, k)
-	if 2*mf >= k+1 {
+	s := SubSize(m)
+	label := fmt.Sprintf("gamma_DSub: majority of %d of the %d teachers, subsampled without replacement (Theorem 3.5.1)", 2*s-1, k)
+	if 2*s >= k+1 {
 		label = "gamma_DSub: gamma = 1, since floor(m) >= (K+1)/2 (Theorem 3.5.1)"
 	}
 	return Baseline{Name: "dsub", Label: label, Gamma: g}, nil

@@ -32,21 +32,26 @@ func Sub(k, s int) (Gamma, error) {
 	return g, nil
 }
 
-// DSub returns gamma_DSub of Theorem 3.5.1 for an allowance of m: 1
-// everywhere when m >= (K+1)/2, otherwise the majority of 2m-1 subsampled
-// teachers. The theorem proves it m·eps-DP for i.i.d. pure-DP teachers;
-// Verify decides whether it holds for the problem at hand.
-func DSub(k, m int) (Gamma, error) {
+// DSub returns gamma_DSub of Theorem 3.5.1 for k teachers at privacy
+// allowance m: with s = floor(m) (SubSize), 1 everywhere when
+// s >= (K+1)/2, otherwise the majority of 2s-1 subsampled teachers. The
+// theorem states it for an integer m in [1, K]; at a non-integer m it is
+// the theorem's gamma at floor(m), whose (floor(m)·eps)-DP implies
+// (m·eps)-DP. The theorem proves it for i.i.d. pure-DP teachers; Verify
+// decides whether it holds for the problem at hand. An m outside [1, K]
+// (or NaN) is an error naming m.
+func DSub(k int, m float64) (Gamma, error) {
 	if k < 1 || k%2 == 0 {
 		return nil, fmt.Errorf("gamma_DSub: K = %d: must be odd and >= 1", k)
 	}
-	if m < 1 || m > k {
-		return nil, fmt.Errorf("gamma_DSub: m = %d: must be in [1, K] = [1, %d]", m, k)
+	if !(m >= 1 && m <= float64(k)) {
+		return nil, fmt.Errorf("gamma_DSub: m = %v: must be in [1, K] = [1, %d] (a non-integer m is taken as floor(m))", m, k)
 	}
-	if 2*m >= k+1 {
+	s := SubSize(m)
+	if 2*s >= k+1 {
 		return Const(k, 1)
 	}
-	return Sub(k, 2*m-1)
+	return Sub(k, 2*s-1)
 }
 
 // Const returns the constant noise function gamma(l) = p: randomized

@@ -2,6 +2,7 @@ package gamma
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/big"
 	"strings"
@@ -88,21 +89,40 @@ func TestHypergeometricMatchesBig(t *testing.T) {
 
 func TestDSub(t *testing.T) {
 	k := 11
-	for m := 1; m <= k; m++ {
+	for _, m := range []float64{1, 1.5, 2, 2.99, 3, 5, 5.5, 6, 7.25, 11} {
 		g, err := DSub(k, m)
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Theorem 3.5.1 at the integer s = floor(m): a non-integer m
+		// gets the gamma of the allowance below it, never above.
+		s := int(math.Floor(m))
 		var want Gamma
-		if 2*m >= k+1 {
+		if 2*s >= k+1 {
 			want, _ = Const(k, 1)
 		} else {
-			want, _ = Sub(k, 2*m-1)
+			want, _ = Sub(k, 2*s-1)
 		}
 		for l := range g {
 			if g[l] != want[l] {
-				t.Errorf("DSub(%d, %d)(%d) = %v, want %v", k, m, l, g[l], want[l])
+				t.Errorf("DSub(%d, %v)(%d) = %v, want %v", k, m, l, g[l], want[l])
 			}
+		}
+	}
+}
+
+// TestDSubBadM checks that an allowance out of [1, K] is refused with an
+// error naming m, its value and the rule.
+func TestDSubBadM(t *testing.T) {
+	for _, m := range []float64{0, 0.5, -1, 11.5, 12, math.NaN(), math.Inf(1)} {
+		_, err := DSub(11, m)
+		if err == nil {
+			t.Errorf("DSub(11, %v): no error", m)
+			continue
+		}
+		want := fmt.Sprintf("m = %v: must be in [1, K] = [1, 11]", m)
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("DSub(11, %v) = %q, want it to contain %q", m, err, want)
 		}
 	}
 }

@@ -36,7 +36,7 @@ type Stated struct {
 }
 
 // Problem is a DaRRM problem, with which of its values no source stated
-// and so took their defaults (Params); outputs say which.
+// and so took their defaults (NewProblem); outputs say which.
 type Problem struct {
 	constraints.Params
 	// MDefault: m is the default's. DeltaDefault: delta is the thesis'
@@ -44,22 +44,23 @@ type Problem struct {
 	MDefault, DeltaDefault bool
 }
 
-// The defaults of a problem's m, eps and Delta, for the callers of Params
-// (darrm's flags): the thesis' main setting (Section 3.7.1), whose delta
-// is then 1-(1-Delta)^m.
+// The defaults of a problem's m, eps and Delta, for the callers of
+// NewProblem (darrm's flags): the thesis' main setting (Section 3.7.1),
+// whose delta is then 1-(1-Delta)^m.
 const (
 	DefaultM     = 3.0
 	DefaultEps   = 0.1
 	DefaultDelta = 1e-5
 )
 
-// Params returns the problem of k teachers with each parameter from the
-// first of ss that states it; where none does, the relation, m, eps and
-// Delta are def's and delta is the thesis' default 1-(1-Delta)^m (Section
-// 3.7.1, constraints.DefaultTargetDelta). In the one-vote relation m and
+// NewProblem returns the problem of k teachers with each parameter from
+// the first of ss that states it (a command line, then a gamma file, say);
+// where none does, the relation, m, eps and Delta are def's and delta is
+// the thesis' default 1-(1-Delta)^m (Section 3.7.1,
+// constraints.DefaultTargetDelta). In the one-vote relation m and
 // Delta default to 1 and 0 (constraints.NewOneVote), so delta defaults to
 // 0. The problem is not validated.
-func Params(k int, def constraints.Params, ss ...Stated) Problem {
+func NewProblem(k int, def constraints.Params, ss ...Stated) Problem {
 	first := func(get func(Stated) *float64) *float64 {
 		for _, s := range ss {
 			if v := get(s); v != nil {

@@ -141,7 +141,7 @@ func TestReadTableBinary(t *testing.T) {
 // TestParams: each parameter comes from the first source that states it,
 // else from the defaults; delta stated nowhere is 1-(1-Delta)^m of the
 // parameters chosen.
-func TestParams(t *testing.T) {
+func TestNewProblem(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	def := constraints.Params{M: DefaultM, Eps: DefaultEps, Delta: DefaultDelta} // the thesis' main setting: m = 3, (0.1, 1e-5)-DP teachers
 	for _, tc := range []struct {
@@ -155,7 +155,7 @@ func TestParams(t *testing.T) {
 		{"delta from a later source", []Stated{{Delta: f(0)}, {TargetDelta: f(1e-3)}}, constraints.Params{K: 11, M: 3, Eps: 0.1, Delta: 0, TargetDelta: 1e-3}, true, false},
 		{"default delta of the stated Delta", []Stated{{}, {Delta: f(1e-4)}}, constraints.Params{K: 11, M: 3, Eps: 0.1, Delta: 1e-4, TargetDelta: constraints.DefaultTargetDelta(1e-4, 3)}, true, true},
 	} {
-		p := Params(11, def, tc.ss...)
+		p := NewProblem(11, def, tc.ss...)
 		if p.Params != tc.want || p.MDefault != tc.mDefault || p.DeltaDefault != tc.dDefault {
 			t.Errorf("%s: %+v, want %+v (m default %v, delta default %v)", tc.name, p, tc.want, tc.mDefault, tc.dDefault)
 		}
@@ -165,7 +165,7 @@ func TestParams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := Params(tab.Gamma.K(), def, Stated{}, tab.Stated); p.K != 3 || p.M != 2 || p.TargetDelta != 0.001 || p.MDefault || p.DeltaDefault {
+	if p := NewProblem(tab.Gamma.K(), def, Stated{}, tab.Stated); p.K != 3 || p.M != 2 || p.TargetDelta != 0.001 || p.MDefault || p.DeltaDefault {
 		t.Errorf("from a table: %+v", p)
 	}
 }

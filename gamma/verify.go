@@ -10,7 +10,9 @@ import (
 	"github.com/darrm/darrm/constraints"
 )
 
-// Status is the verdict of a certificate.
+// Status is the verdict of a certificate: Certified (private, the zero
+// value), Tight (within the rounding bound of the budget, so not shown
+// private in float64) or Violated (not private).
 type Status int
 
 const (

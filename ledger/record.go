@@ -79,7 +79,10 @@ func newRecord(h Header, path string, fi fs.FileInfo, lines int, size int64, hea
 		Lines: lines, Head: head, Size: size, Updated: time.Now().UTC().Truncate(time.Second)}
 }
 
-// RecordKind says how a ledger disagrees with its record.
+// RecordKind says how a ledger disagrees with its record: SecondLedger
+// (the record names another ledger), Behind (lines removed or an older
+// copy restored), TornAfterSync (a line written in full is cut short) or
+// Diverged (the recorded line differs).
 type RecordKind int
 
 const (

@@ -22,40 +22,44 @@ import (
 // canonical gamma_opt is stored (Result.TieBroken): when the tie-break
 // fails, the result is returned but not stored, so that a later call
 // solves again, and the cache's entries are those of the current solver
-// (cache.Version). d may be nil, which disables the cache. cached reports
-// whether the gamma came from disk; a failure to store a fresh entry is
-// returned as storeErr beside a valid result.
-func Cached(ctx context.Context, d *cache.Dir, p constraints.Params, prior gamma.Prior, opts Options, onCorrupt func(error)) (e *cache.Entry, cached bool, storeErr, err error) {
+// (cache.Version). d may be nil, which disables the cache. The result's
+// Origin is FromCache or Solved, its Entry the gamma with its certificate
+// and statistics, its Path the cache file (with a cache), and its
+// StoreErr a failure to store a fresh entry, beside a valid result.
+func Cached(ctx context.Context, d *cache.Dir, p constraints.Params, prior gamma.Prior, opts Options, onCorrupt func(error)) (Loaded, error) {
 	key := cache.Key{Params: p, Prior: prior.String()}
+	var path string
 	if d != nil {
+		path = d.Path(key)
 		e, err := Reverified(ctx, d, key, opts.Workers)
 		var ce *cache.CorruptError
 		switch {
 		case err == nil:
-			return e, true, nil, nil
+			return Loaded{Gamma: e.Gamma, Origin: FromCache, Entry: e, Path: path}, nil
 		case errors.As(err, &ce):
 			if onCorrupt != nil {
 				onCorrupt(err)
 			}
 		case !errors.Is(err, cache.ErrNotFound):
-			return nil, false, nil, err
+			return Loaded{}, err
 		}
 	}
 	r, err := Solve(ctx, p, prior, opts)
 	if err != nil {
-		return nil, false, nil, err
+		return Loaded{}, err
 	}
-	e = &cache.Entry{
+	e := &cache.Entry{
 		Key: key.String(), K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta, Relation: p.Relation,
 		Prior: prior.String(), Gamma: r.Gamma, Certificate: r.Certificate,
 		Utility: r.Utility, SurrogateError: r.SurrogateError, UpperBound: r.UpperBound, Gap: r.Gap, Scale: r.Scale,
 		Seconds: r.Elapsed.Seconds(), LPSolves: r.LPSolves, Rows: r.Rows, Passes: r.Passes, TieBroken: r.TieBroken,
 		Created: time.Now().UTC().Truncate(time.Second),
 	}
+	l := Loaded{Gamma: e.Gamma, Origin: Solved, Entry: e, Path: path}
 	if d != nil && r.TieBroken {
-		storeErr = d.Put(e)
+		l.StoreErr = d.Put(e)
 	}
-	return e, false, storeErr, nil
+	return l, nil
 }
 
 // Reverified returns the cache entry for key with its certificate computed

@@ -15,13 +15,13 @@ func BenchmarkSolveCached(b *testing.B) {
 		b.Fatal(err)
 	}
 	prior := gamma.UniformPrior()
-	if _, _, _, err := Cached(context.Background(), d, params(11, 3, 1e-5), prior, Options{}, nil); err != nil {
+	if _, err := Cached(context.Background(), d, params(11, 3, 1e-5), prior, Options{}, nil); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		_, cached, _, err := Cached(context.Background(), d, params(11, 3, 1e-5), prior, Options{}, nil)
-		if err != nil || !cached {
-			b.Fatalf("cached = %v, err = %v", cached, err)
+		l, err := Cached(context.Background(), d, params(11, 3, 1e-5), prior, Options{}, nil)
+		if err != nil || l.Origin != FromCache {
+			b.Fatalf("origin %v, err = %v", l.Origin, err)
 		}
 	}
 }

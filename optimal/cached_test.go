@@ -18,16 +18,25 @@ import (
 func TestCachedReverifiesTamperedEntry(t *testing.T) {
 	ctx, d := context.Background(), tempCache(t)
 	p, prior := params(11, 3, 1e-5), gamma.UniformPrior()
-	good, _, _, err := Cached(ctx, d, p, prior, Options{}, nil)
+	first, err := Cached(ctx, d, p, prior, Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if first.Origin != Solved || first.StoreErr != nil || first.Path != d.Path(cache.Key{Params: p, Prior: prior.String()}) {
+		t.Fatalf("first call: origin %v, store error %v, path %q; want solved and stored", first.Origin, first.StoreErr, first.Path)
+	}
+	good := first.Entry
+	again, err := Cached(ctx, d, p, prior, Options{}, nil)
+	if err != nil || again.Origin != FromCache || !slices.Equal(again.Gamma, good.Gamma) {
+		t.Fatalf("second call: origin %v, err %v; want the stored gamma from the cache", again.Origin, err)
 	}
 	putTampered(t, d, good)
 	var reported []error
-	e, cached, _, err := Cached(ctx, d, p, prior, Options{}, func(err error) { reported = append(reported, err) })
+	l, err := Cached(ctx, d, p, prior, Options{}, func(err error) { reported = append(reported, err) })
 	if err != nil {
 		t.Fatal(err)
 	}
+	e, cached := l.Entry, l.Origin == FromCache
 	var ce *cache.CorruptError
 	if len(reported) != 1 || !errors.As(reported[0], &ce) || !strings.Contains(ce.Error(), "violated") {
 		t.Errorf("tampered entry reported as %v", reported)
@@ -50,10 +59,11 @@ func TestCachedClaimsRecomputed(t *testing.T) {
 	ctx, d := context.Background(), tempCache(t)
 	p, prior := params(11, 3, 1e-5), gamma.UniformPrior()
 	key := cache.Key{Params: p, Prior: prior.String()}
-	good, _, _, err := Cached(ctx, d, p, prior, Options{}, nil)
+	l, err := Cached(ctx, d, p, prior, Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	good := l.Entry
 	for name, c := range map[string]struct {
 		edit    func(e *cache.Entry)
 		corrupt string // in the error; "" for a valid entry

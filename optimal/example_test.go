@@ -3,7 +3,9 @@ package optimal_test
 import (
 	"context"
 	"fmt"
+	"os"
 
+	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/optimal"
@@ -24,4 +26,33 @@ func ExampleSolve() {
 	// certificate: certified
 	// gamma(6..11): [0.9392 0.5423 1.0000 1.0000 0.9777 1.0000]
 	// surrogate error: 0.0413
+}
+
+// Cached solves gamma_opt once and stores it; a later call takes it from
+// the cache and certifies it again exhaustively, never trusting the file's
+// certificate.
+func ExampleCached() {
+	dir, err := os.MkdirTemp("", "darrm-example-cache")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	d, err := cache.Open(dir)
+	if err != nil {
+		panic(err)
+	}
+	p := constraints.New(11, 3, 0.1, 1e-5)
+	for range 2 {
+		l, err := optimal.Cached(context.Background(), d, p, gamma.UniformPrior(), optimal.Options{}, nil)
+		if err != nil {
+			panic(err)
+		}
+		if l.StoreErr != nil {
+			fmt.Println("not stored:", l.StoreErr)
+		}
+		fmt.Printf("solved now: %v, from the cache: %v, certificate: %v\n", l.Origin == optimal.Solved, l.Origin == optimal.FromCache, l.Entry.Certificate.Status)
+	}
+	// Output:
+	// solved now: true, from the cache: false, certificate: certified
+	// solved now: false, from the cache: true, certificate: certified
 }

@@ -157,7 +157,7 @@ func TestSolveBeatsCertifiedBaselines(t *testing.T) {
 		c, _ := gamma.UniformPrior().Coefficients(p.K)
 		var bases []gamma.Gamma
 		s, _ := gamma.Sub(p.K, int(p.M))
-		d, _ := gamma.DSub(p.K, int(p.M))
+		d, _ := gamma.DSub(p.K, p.M)
 		bases = append(bases, s, d)
 		for _, pc := range []float64{0.05, 0.2, 0.5} {
 			g, _ := gamma.Const(p.K, pc)

@@ -35,7 +35,9 @@ type Source struct {
 	OnCorrupt func(error)
 }
 
-// Origin says where a Source found a gamma.
+// Origin says where a Source or Cached found a gamma: FromGiven (the
+// caller's, the zero value), FromCache (a cache entry, certified again
+// now) or Solved (gamma_opt solved now).
 type Origin int
 
 // The origins of a gamma.
@@ -45,7 +47,8 @@ const (
 	Solved                  // gamma_opt solved now
 )
 
-// Loaded is the gamma a Source gives for a problem.
+// Loaded is a gamma for a problem and where it came from: what Source.Load
+// and Cached return.
 type Loaded struct {
 	Gamma  gamma.Gamma
 	Origin Origin
@@ -109,15 +112,12 @@ func (s Source) Load(ctx context.Context, p constraints.Params) (Loaded, error) 
 	if _, err := s.Prior.Coefficients(p.K); err != nil {
 		return Loaded{}, &SourceError{"Prior", err}
 	}
-	key := cache.Key{Params: p, Prior: s.Prior.String()}
-	var path string
-	if s.Cache != nil {
-		path = s.Cache.Path(key)
-	}
 	if s.CacheOnly {
 		if s.Cache == nil {
 			return Loaded{}, &SourceError{"CacheOnly", ErrNoCache}
 		}
+		key := cache.Key{Params: p, Prior: s.Prior.String()}
+		path := s.Cache.Path(key)
 		e, err := Reverified(ctx, s.Cache, key, s.Options.Workers)
 		if errors.Is(err, cache.ErrNotFound) {
 			err = &notCached{key, path}
@@ -127,13 +127,5 @@ func (s Source) Load(ctx context.Context, p constraints.Params) (Loaded, error) 
 		}
 		return Loaded{Gamma: e.Gamma, Origin: FromCache, Entry: e, Path: path}, nil
 	}
-	e, cached, storeErr, err := Cached(ctx, s.Cache, p, s.Prior, s.Options, s.OnCorrupt)
-	if err != nil {
-		return Loaded{}, err
-	}
-	l := Loaded{Gamma: e.Gamma, Origin: Solved, Entry: e, Path: path, StoreErr: storeErr}
-	if cached {
-		l.Origin = FromCache
-	}
-	return l, nil
+	return Cached(ctx, s.Cache, p, s.Prior, s.Options, s.OnCorrupt)
 }

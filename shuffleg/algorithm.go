@@ -8,7 +8,9 @@ import (
 	"github.com/darrm/darrm/accountant"
 )
 
-// Order is the sample order of a shuffled gradient method (Algorithm 2).
+// Order is the sample order of a shuffled gradient method (Algorithm 2):
+// RR (random reshuffling), SO (shuffle once) or IG (incremental gradient).
+// The zero value is none of them.
 type Order int
 
 // The three orders of Section 4.3.3.
@@ -56,7 +58,8 @@ func (o *Order) UnmarshalText(b []byte) error {
 }
 
 // Algorithm is one instantiation of the generalised shuffled gradient
-// framework (Algorithm 3), following Table 4.1.
+// framework (Algorithm 3), following Table 4.1: DPShuffleG, PrivPub,
+// PubPriv, Interleaved or PublicOnly. The zero value is none of them.
 type Algorithm int
 
 // The algorithms compared in Section 4.7, in the thesis' order.

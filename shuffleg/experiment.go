@@ -119,7 +119,8 @@ type GridPoint struct {
 	FinalLossMean, FinalLossStd float64
 }
 
-// GridStatus says what became of a grid point.
+// GridStatus says what became of a grid point: GridOK, GridDiverged or
+// GridNonContractive (skipped).
 type GridStatus string
 
 // The grid point statuses.

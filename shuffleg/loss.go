@@ -7,7 +7,9 @@ import (
 	"github.com/darrm/darrm/datasets"
 )
 
-// Loss is the per-sample loss f(x; q) of one of the tasks of Section 4.7.1.
+// Loss is the per-sample loss f(x; q) of one of the tasks of Section
+// 4.7.1: SquaredDistance, SquaredError or Logistic (the zero value is none
+// of them).
 // The set is closed: the engine fuses each loss's gradient, clipping, noise
 // and update into one pass over the coordinates.
 type Loss int

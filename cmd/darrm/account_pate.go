@@ -80,7 +80,7 @@ func (s *ssParameters) UnmarshalText(b []byte) error {
 }
 
 func newAccountPATECmd() *cobra.Command {
-	f := accountPATEFlags{analysisFlags: analysisFlags{SSParams: dataFree}}
+	f := accountPATEFlags{analysisFlags: analysisFlags{SSParams: dataFree}, Noise: accountant.DiscreteNoise}
 	return newCmd("account-pate", &cobra.Command{
 		Use:   "pate [VOTES] [flags]",
 		Short: "PATE's privacy of GNMax, Confident-GNMax or LNMax on multi-class votes: data-independent, data-dependent, and released by smooth sensitivity",

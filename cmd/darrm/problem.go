@@ -87,7 +87,7 @@ func (f *problemFlags) paramsFrom(k int, line gamma.Stated, files ...gamma.State
 // paramsNamed is paramsFrom where line's eps came from eps (a flag, or a
 // vote file's metadata header), which an error of m·eps names.
 func (f *problemFlags) paramsNamed(k int, eps string, line gamma.Stated, files ...gamma.Stated) (gamma.Problem, error) {
-	p := gamma.Params(k, constraints.Params{M: f.M, Eps: f.Eps, Delta: f.Delta}, append([]gamma.Stated{line}, files...)...)
+	p := gamma.NewProblem(k, constraints.Params{M: f.M, Eps: f.Eps, Delta: f.Delta}, append([]gamma.Stated{line}, files...)...)
 	if err := f.checkRelation(p, files); err != nil {
 		return p, err
 	}

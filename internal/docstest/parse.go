@@ -22,7 +22,8 @@ import (
 	"unicode"
 )
 
-// Marker says when a block runs: a set of Data and Slow, or Skip alone.
+// Marker says when a block runs: Run (no marker, the zero value), a set
+// of Data and Slow, or Skip alone.
 type Marker int
 
 const (

@@ -40,7 +40,7 @@ type Config struct {
 	Logf func(format string, args ...any)
 }
 
-// Status is the outcome of a block.
+// Status is the outcome of a block: Passed, Failed or Skipped.
 type Status int
 
 const (
