@@ -16,7 +16,8 @@ import (
 	"golang.org/x/term"
 )
 
-// Format is an output format selected by --format.
+// Format is an output format selected by --format: Table for people,
+// JSON or CSV for scripts.
 type Format string
 
 // The formats every command accepts.

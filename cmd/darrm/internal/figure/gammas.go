@@ -16,7 +16,7 @@ import (
 )
 
 // Status is what a noise function's exhaustive certificate says, as a
-// gamma figure shows it.
+// gamma figure shows it: Certified, Tight or Violated.
 type Status int
 
 const (
