@@ -117,10 +117,16 @@ func (e *ParamError) Error() string {
 	return fmt.Sprintf("ledger: %s = %s: %s", e.Name, e.Value, e.Rule)
 }
 
+// Param names the header parameter, its value and the rule it breaks.
+func (e *ParamError) Param() (name string, value any, rule string) { return e.Name, e.Value, e.Rule }
+
 // BindError is a header whose ensemble parameters are missing or invalid.
 type BindError struct{ Err error }
 
 func (e *BindError) Error() string { return "ledger: " + e.Err.Error() }
+
+// BadInput reports that the error is the caller's input, not a failure.
+func (e *BindError) BadInput() bool { return true }
 
 func (e *BindError) Unwrap() error { return e.Err }
 

@@ -19,5 +19,9 @@
 // returns a query's un-noised majority: a reader hands each query's votes
 // to the caller, and a label file holds only released labels.
 //
+// A malformed file (*FormatError) and a header of other teachers
+// (*TeachersError) are the caller's input: they have BadInput() bool,
+// true, by which callers tell them from a failure to read.
+//
 // The file formats are documented in docs/aggregate.md.
 package votefile

@@ -141,3 +141,6 @@ func (e *FormatError) Error() string {
 	}
 	return fmt.Sprintf("%s: %s", e.File, e.Msg)
 }
+
+// BadInput reports that the error is the caller's input, not a failure.
+func (e *FormatError) BadInput() bool { return true }

@@ -154,7 +154,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 		src = noise.NewSeededSource(*doc.Seed)
 	}
 	if doc.Accounting, err = pate.Account(cmd.Context(), in, opts, src); err != nil {
-		return flagError(formatError(err), map[string]string{"alpha": "--orders", "delta": "--target-delta", "laplace scale": "--laplace-scale",
+		return flagError(err, map[string]string{"alpha": "--orders", "delta": "--target-delta", "laplace scale": "--laplace-scale",
 			"ss order": "--ss-order", "sigma ss": "--sigma-ss"})
 	}
 	return doc.Write(cmd.OutOrStdout(), f.Format)

@@ -128,7 +128,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	rel.Result, err = ensemble.ReleaseTo(cmd.Context(), in, rel.Aggregator, run.src, run.sink, limit, run.opts)
 	run.prog.Done()
 	if err != nil {
-		return formatError(err) // malformed votes are bad input
+		return err
 	}
 	rel.Input, rel.Output, rel.Votes, rel.Sink, rel.Seed = input, cli.OutputName(f.Out), in, run.sink, run.seed
 	rel.Ledger, rel.LedgerPath, rel.Elapsed = run.ledger, f.Ledger, time.Since(start)

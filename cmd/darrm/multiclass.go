@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -104,7 +103,7 @@ type multiInputFlags struct {
 // openVotes reads the start of the vote file r (its metadata header).
 func (f *multiInputFlags) openVotes(r io.Reader, name string) (*votefile.File, error) {
 	vf, err := votefile.Open(r, name, f.InFormat)
-	return vf, formatError(err)
+	return vf, err
 }
 
 // input returns the kind of votes vf is to be read as: multi-class when
@@ -124,7 +123,7 @@ func (f *multiInputFlags) input(cmd *cobra.Command, vf *votefile.File, name stri
 	}
 	layout, err := vf.DetectLayout(opts)
 	if err != nil {
-		return 0, formatError(err)
+		return 0, err
 	}
 	if layout == votefile.LayoutCounts && vf.Meta() == nil {
 		f.InFormat = votefile.FormatCounts
@@ -141,7 +140,7 @@ func (f *multiInputFlags) input(cmd *cobra.Command, vf *votefile.File, name stri
 func (f *multiInputFlags) reader(cmd *cobra.Command, vf *votefile.File, in votefile.Input, name string) (votefile.Reader, error) {
 	if in == votefile.TwoClass {
 		r, err := vf.Votes(votefile.ReadOptions{Format: f.InFormat, Header: f.Header, ID: f.ID})
-		return r, formatError(err)
+		return r, err
 	}
 	fs := cmd.Flags()
 	if fs.Changed("classes") && (f.Classes < 2 || f.Classes > votefile.MaxClasses) {
@@ -164,7 +163,7 @@ func (f *multiInputFlags) reader(cmd *cobra.Command, vf *votefile.File, in votef
 		opts.Input = votefile.InputFromHeader
 	}
 	r, err := vf.Multi(opts)
-	return r, formatError(err)
+	return r, err
 }
 
 // openReader opens the vote file name (- for standard input) and reads it
@@ -187,13 +186,4 @@ func (f *multiInputFlags) openReader(cmd *cobra.Command, name string) (votefile.
 	}
 	file.Close()
 	return nil, nil, err
-}
-
-// formatError makes a malformed vote or label file (*votefile.FormatError)
-// bad input; other errors, such as a failed read, stay what they are.
-func formatError(err error) error {
-	if fe := (*votefile.FormatError)(nil); errors.As(err, &fe) {
-		return cli.Usagef("%v", err)
-	}
-	return err
 }
