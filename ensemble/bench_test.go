@@ -97,7 +97,7 @@ func BenchmarkAggregate(b *testing.B) {
 			name string
 			src  *noise.Source
 		}{{"crypto", noise.NewSource()}, {"seeded", noise.NewSeededSource(1)}} {
-			b.Run(agg.Name()+"/"+src.name, func(b *testing.B) {
+			b.Run(string(agg.Name())+"/"+src.name, func(b *testing.B) {
 				for b.Loop() {
 					if _, err := agg.Aggregate(votes, src.src); err != nil {
 						b.Fatal(err)
@@ -160,7 +160,7 @@ func BenchmarkMultiLabel(b *testing.B) {
 	counts := []int{180, 30, 10, 10, 5, 5, 4, 3, 2, 1}
 	src := noise.NewSource()
 	for _, agg := range benchMulti(b) {
-		b.Run(agg.Name(), func(b *testing.B) {
+		b.Run(string(agg.Name()), func(b *testing.B) {
 			for b.Loop() {
 				if _, _, err := agg.Label(counts, src); err != nil {
 					b.Fatal(err)
@@ -176,7 +176,7 @@ func BenchmarkMultiLabel(b *testing.B) {
 func BenchmarkReleaseMulti(b *testing.B) {
 	data := benchCounts(10000)
 	for _, agg := range benchMulti(b) {
-		b.Run(agg.Name(), func(b *testing.B) {
+		b.Run(string(agg.Name()), func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			src := noise.NewSource()
 			for b.Loop() {

@@ -63,7 +63,7 @@ func NewLNMax(m accountant.LNMax, teachers, classes int) (*LNMax, error) {
 }
 
 // Name returns "lnmax".
-func (g *LNMax) Name() string { return "lnmax" }
+func (g *LNMax) Name() votefile.Mechanism { return votefile.LNMax }
 
 // K returns the number of teachers.
 func (g *LNMax) K() int { return g.teachers }

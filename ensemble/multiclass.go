@@ -77,15 +77,15 @@ func NewMultiGNMax(m accountant.ConfidentGNMax, teachers, classes int, delta flo
 	return g, nil
 }
 
-func multiName(m accountant.ConfidentGNMax) string {
+func multiName(m accountant.ConfidentGNMax) votefile.Mechanism {
 	if m.Confident() {
-		return "confident-gnmax"
+		return votefile.ConfidentGNMax
 	}
-	return "gnmax"
+	return votefile.GNMax
 }
 
 // Name returns "gnmax" or "confident-gnmax".
-func (g *MultiGNMax) Name() string { return multiName(g.mech) }
+func (g *MultiGNMax) Name() votefile.Mechanism { return multiName(g.mech) }
 
 // K returns the number of teachers.
 func (g *MultiGNMax) K() int { return g.teachers }

@@ -94,13 +94,13 @@ type Upgraded struct {
 // the last line of a run counts; Final marks the exact count written at
 // its end.
 type Spend struct {
-	Run       string    `json:"run"`
-	Time      time.Time `json:"time"`
-	Mechanism string    `json:"mechanism"`
-	Eps       float64   `json:"eps"`
-	Delta     float64   `json:"delta"`
-	Queries   int       `json:"queries"`
-	Final     bool      `json:"final"`
+	Run       string             `json:"run"`
+	Time      time.Time          `json:"time"`
+	Mechanism votefile.Mechanism `json:"mechanism"`
+	Eps       float64            `json:"eps"`
+	Delta     float64            `json:"delta"`
+	Queries   int                `json:"queries"`
+	Final     bool               `json:"final"`
 	// Prior (version 3) is the sequence of the spends of every run before
 	// this line's run: with the line's own spend it gives the ledger's
 	// totals, so that a release reads the last line instead of them all.

@@ -128,7 +128,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	if err := checkSettings(cmd, info, stated); err != nil {
 		return err
 	}
-	if opts.Mechanism == "lnmax" {
+	if opts.Mechanism == votefile.LNMax {
 		for _, fl := range []string{"labels", "noise", "directions", "ss-parameters", "ss-order", "beta", "sigma-ss", "seed"} {
 			if fs.Changed(fl) {
 				return cli.Usagef("--%s: lnmax is accounted data-independently only, which needs no release, noise model or smooth sensitivity", fl)

@@ -86,9 +86,9 @@ func checkFile(t *testing.T, path string, m ensemble.MechanismInfo, id string, n
 func TestEveryCheckOfEveryMechanism(t *testing.T) {
 	cache := t.TempDir()
 	for _, m := range ensemble.Registry() {
-		t.Run(m.Name+"/"+strings.ReplaceAll(m.Input.String(), " ", "-"), func(t *testing.T) {
+		t.Run(string(m.Name)+"/"+strings.ReplaceAll(m.Input.String(), " ", "-"), func(t *testing.T) {
 			dir := t.TempDir()
-			id := "checks-" + m.Name + "-" + strconv.Itoa(int(m.Input))
+			id := "checks-" + string(m.Name) + "-" + strconv.Itoa(int(m.Input))
 			const n = 20_000
 			votes := filepath.Join(dir, "votes.csv")
 			checkFile(t, votes, m, id, n)
@@ -96,7 +96,7 @@ func TestEveryCheckOfEveryMechanism(t *testing.T) {
 			if _, e, code := darrm(t, "", "ledger", "init", led, "--votes", votes, "--budget-eps", "1e9", "--budget-delta", "0.99"); code != 0 {
 				t.Fatal(e)
 			}
-			release := append([]string{"aggregate", "--mechanism", m.Name, "--cache-dir", cache}, strings.Fields(m.Example)...)
+			release := append([]string{"aggregate", "--mechanism", string(m.Name), "--cache-dir", cache}, strings.Fields(m.Example)...)
 			labels := func(path string) int { return labelsIn(mustRead(t, path)) }
 
 			// --out a symbolic link: its target is replaced, the link kept.

@@ -81,13 +81,13 @@ func checkSettings(cmd *cobra.Command, info ensemble.MechanismInfo, stated votef
 
 // takenBy names the mechanisms that take the setting name.
 func takenBy(name string) string {
-	var names []string
+	var names []votefile.Mechanism
 	for _, r := range ensemble.Registry() {
 		if (slices.Contains(r.Needs, name) || slices.Contains(r.Takes, name)) && !slices.Contains(names, r.Name) {
 			names = append(names, r.Name)
 		}
 	}
-	return strings.Join(names, ", ")
+	return votefile.JoinMechanisms(names, ", ")
 }
 
 // multiInputFlags say how to read multi-class votes: a counts file
