@@ -144,14 +144,14 @@ func benchCounts(n int) []byte {
 // benchMulti are the multi-class aggregators of PATE's MNIST setting:
 // Confident-GNMax (T = 200, σ1 = 150, σ2 = 40), GNMax (σ = 40) and LNMax
 // (b = 20), for K = 250 and C = 10.
-func benchMulti(b *testing.B) []MultiAggregator {
-	cg, err := NewMultiGNMax(accountant.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: accountant.DiscreteNoise}, 250, 10, 1e-5)
+func benchMulti(b *testing.B) []ClassAggregator {
+	cg, err := NewClassGNMax(accountant.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: accountant.DiscreteNoise}, 250, 10, 1e-5)
 	if err != nil {
 		b.Fatal(err)
 	}
-	g, _ := NewMultiGNMax(accountant.ConfidentGNMax{Sigma2: 40, Noise: accountant.DiscreteNoise}, 250, 10, 1e-5)
+	g, _ := NewClassGNMax(accountant.ConfidentGNMax{Sigma2: 40, Noise: accountant.DiscreteNoise}, 250, 10, 1e-5)
 	l, _ := NewLNMax(accountant.LNMax{Scale: 20}, 250, 10)
-	return []MultiAggregator{cg, g, l}
+	return []ClassAggregator{cg, g, l}
 }
 
 // BenchmarkMultiLabel is one label of each multi-class aggregator with
@@ -180,7 +180,7 @@ func BenchmarkReleaseMulti(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			src := noise.NewSource()
 			for b.Loop() {
-				in, err := votefile.NewMultiReader(bytes.NewReader(data), "bench", votefile.MultiOptions{Input: votefile.InputCounts})
+				in, err := votefile.NewClassReader(bytes.NewReader(data), "bench", votefile.ClassOptions{Input: votefile.InputCounts})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -55,10 +55,10 @@ var registry = []MechanismInfo{
 	{Name: votefile.RR, Relation: accountant.PrivateTeachers, Takes: twoClassSettings("rr-composition", "rr-delta-prime"), Example: "--m 3", build: buildRR},
 	{Name: votefile.GNMax, Relation: accountant.OneVote, Takes: twoClassSettings("gnmax-search"), Example: "--m 3", build: buildGNMax},
 	{Name: votefile.DaRRMOneVote, Relation: accountant.OneVote, Gamma: true, Takes: oneVoteSettings("prior", "gamma", "no-solve"), Example: "--target-eps 0.3 --delta 1e-5", build: buildOneVoteDaRRM},
-	{Name: votefile.GNMax, Input: votefile.MultiClass, Relation: accountant.OneVote, Needs: []string{"sigma2", "delta"}, Example: "--sigma2 40 --delta 1e-5", build: buildMultiGNMax},
-	{Name: votefile.ConfidentGNMax, Input: votefile.MultiClass, Relation: accountant.OneVote, Needs: []string{"threshold", "sigma1", "sigma2", "delta"},
+	{Name: votefile.GNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []string{"sigma2", "delta"}, Example: "--sigma2 40 --delta 1e-5", build: buildMultiGNMax},
+	{Name: votefile.ConfidentGNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []string{"threshold", "sigma1", "sigma2", "delta"},
 		Example: "--threshold 200 --sigma1 150 --sigma2 40 --delta 1e-5", build: buildMultiGNMax},
-	{Name: votefile.LNMax, Input: votefile.MultiClass, Relation: accountant.OneVote, Needs: []string{"laplace-scale"}, Example: "--laplace-scale 20", build: buildLNMax},
+	{Name: votefile.LNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []string{"laplace-scale"}, Example: "--laplace-scale 20", build: buildLNMax},
 }
 
 // GammaProblem returns the problem whose noise function info samples when
@@ -94,10 +94,10 @@ func mechanismNames(in votefile.Input) []votefile.Mechanism {
 }
 
 // Mechanisms are the names of the mechanisms for two-class (0/1) votes,
-// MultiMechanisms those for multi-class votes.
+// ManyClassMechanisms those for multi-class votes.
 var (
-	Mechanisms      = mechanismNames(votefile.TwoClass)
-	MultiMechanisms = mechanismNames(votefile.MultiClass)
+	Mechanisms          = mechanismNames(votefile.TwoClass)
+	ManyClassMechanisms = mechanismNames(votefile.ManyClasses)
 )
 
 // LookupMechanism returns the mechanism name for votes of kind in. A name
@@ -117,7 +117,7 @@ func LookupMechanism(name votefile.Mechanism, in votefile.Input) (MechanismInfo,
 		return MechanismInfo{}, fmt.Errorf("mechanism %s labels %v, not %v: for these votes use one of %s", name, other[0], in, votefile.JoinMechanisms(mechanismNames(in), ", "))
 	}
 	return MechanismInfo{}, fmt.Errorf("mechanism %q: must be one of %s (two-class votes) or %s (multi-class votes)", name,
-		votefile.JoinMechanisms(Mechanisms, ", "), votefile.JoinMechanisms(MultiMechanisms, ", "))
+		votefile.JoinMechanisms(Mechanisms, ", "), votefile.JoinMechanisms(ManyClassMechanisms, ", "))
 }
 
 // Mechanism names an aggregator and holds the settings of the one it
@@ -222,7 +222,7 @@ func buildMultiGNMax(_ context.Context, m Mechanism, p constraints.Params, class
 	if confident := m.Name == votefile.ConfidentGNMax; confident != g.Confident() {
 		return nil, "", fmt.Errorf("%s: threshold %v, sigma1 %v: confident-gnmax has the threshold step (sigma1 > 0), gnmax none", m.Name, g.Threshold, g.Sigma1)
 	}
-	agg, err := NewMultiGNMax(g, p.K, classes, p.TargetDelta)
+	agg, err := NewClassGNMax(g, p.K, classes, p.TargetDelta)
 	if err != nil {
 		return nil, "", err
 	}

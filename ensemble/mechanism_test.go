@@ -120,7 +120,7 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("%s on %v: no settings or no example", info.Name, info.Input)
 		}
 	}
-	if _, err := LookupMechanism("darrm", votefile.MultiClass); err == nil || !strings.Contains(err.Error(), "darrm labels two-class votes, not multi-class votes") {
+	if _, err := LookupMechanism("darrm", votefile.ManyClasses); err == nil || !strings.Contains(err.Error(), "darrm labels two-class votes, not multi-class votes") {
 		t.Errorf("darrm on multi-class votes: %v", err)
 	}
 	if _, err := LookupMechanism("lnmax", votefile.TwoClass); err == nil || !strings.Contains(err.Error(), "lnmax labels multi-class votes") {

@@ -110,7 +110,7 @@ type Result struct {
 // accounts for them as opts says, releasing the data-dependent ε by smooth
 // sensitivity (ReleaseSmooth).
 func Label(counts [][]int, teachers, classes int, truth []int, m Mechanism, opts Labelling, src *noise.Source) (Result, error) {
-	agg, err := ensemble.NewMultiGNMax(m.ConfidentGNMax, teachers, classes, opts.Delta)
+	agg, err := ensemble.NewClassGNMax(m.ConfidentGNMax, teachers, classes, opts.Delta)
 	if err != nil {
 		return Result{}, err
 	}

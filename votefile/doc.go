@@ -12,7 +12,7 @@
 // the Binding, what a release states of its ensemble, from which follows
 // the teacher-level cap on every total (Binding.Cap).
 //
-// VoteReader and MultiReader stream vote files (CSV or JSON lines) in
+// VoteReader and ClassReader stream vote files (CSV or JSON lines) in
 // constant memory; every query carries its counts, so any Reader is a
 // counts view of its file. WriteVotes and WriteCounts write vote files,
 // LabelWriter and LabelReader label files. Nothing here prints, logs or

@@ -18,7 +18,7 @@ const (
 	// FormatJSONL is JSON lines: one JSON value per line.
 	FormatJSONL
 	// FormatCounts is a file of vote counts, one row of C counts per
-	// query, in CSV or JSON lines: read by NewMultiReader, not
+	// query, in CSV or JSON lines: read by NewClassReader, not
 	// NewVoteReader.
 	FormatCounts
 )

@@ -19,7 +19,7 @@ func init() { accountExtra = append(accountExtra, newAccountPATECmd) }
 
 type accountPATEFlags struct {
 	pateFlags
-	multiInputFlags
+	classInputFlags
 	analysisFlags
 	Delta      float64               `flag:"target-delta" required:""`
 	Orders     []float64             `flag:"orders" help:"Renyi orders (> 1), comma-separated (default: 1.25, 1.5, 1.75, 2 to 100 by 0.5, 40 orders from 100 to 1000)"`
@@ -121,7 +121,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 		opts.Mechanism = pate.MechanismOf(given)
 	}
 	var info ensemble.MechanismInfo
-	info, err = ensemble.LookupMechanism(opts.Mechanism, votefile.MultiClass)
+	info, err = ensemble.LookupMechanism(opts.Mechanism, votefile.ManyClasses)
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}

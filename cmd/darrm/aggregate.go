@@ -35,7 +35,7 @@ type aggregateFlags struct {
 	Ledger      string          `flag:"ledger"`
 	Out         string          `flag:"out" help:"file for the labels, written atomically; a device or FIFO is written through (- for standard output)"`
 	OutFormat   votefile.Format `flag:"out-format" help:"labels as csv or jsonl (auto: the format of the votes)"`
-	multiInputFlags
+	classInputFlags
 	Mechanism votefile.Mechanism
 }
 
@@ -49,7 +49,7 @@ func newAggregateCmd() *cobra.Command {
 		// checkOutputs names the argument so in its errors.
 		Annotations: map[string]string{"input": "the vote file"},
 	}, &f, map[string]string{"budget-method": "composition", "rr-method": "rr-composition", "gnmax-sigma": "gnmax-search"})
-	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", string(votefile.DaRRM), "aggregator: "+votefile.JoinMechanisms(ensemble.Mechanisms, ", ")+"; for multi-class votes (--input-format counts or --classes): "+votefile.JoinMechanisms(ensemble.MultiMechanisms, ", "))
+	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", string(votefile.DaRRM), "aggregator: "+votefile.JoinMechanisms(ensemble.Mechanisms, ", ")+"; for multi-class votes (--input-format counts or --classes): "+votefile.JoinMechanisms(ensemble.ManyClassMechanisms, ", "))
 	return cmd
 }
 

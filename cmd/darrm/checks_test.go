@@ -44,7 +44,7 @@ func checkFile(t *testing.T, path string, m ensemble.MechanismInfo, id string, n
 		if m.Relation == accountant.OneVote {
 			meta.Partition = votefile.KeyedHash
 		}
-		if m.Input == votefile.MultiClass {
+		if m.Input == votefile.ManyClasses {
 			meta.Classes, meta.Layout = 3, votefile.LayoutCounts
 		}
 		head, err := meta.AppendHeader(nil, votefile.FormatCSV)
@@ -52,14 +52,14 @@ func checkFile(t *testing.T, path string, m ensemble.MechanismInfo, id string, n
 			t.Fatal(err)
 		}
 		b.Write(head)
-	} else if m.Input == votefile.MultiClass {
+	} else if m.Input == votefile.ManyClasses {
 		flags = []string{"--input-format", "counts"}
 	} else if slices.Contains(m.Takes, "eps") {
 		flags = []string{"--eps", "0.1", "--Delta", strconv.FormatFloat(delta, 'g', -1, 64)}
 	}
 	for i := 1; i <= n; i++ {
 		a := (7 * i) % 12
-		if m.Input == votefile.MultiClass {
+		if m.Input == votefile.ManyClasses {
 			fmt.Fprintf(&b, "q%d,%d,%d,%d\n", i, a, (11-a)/2, 11-a-(11-a)/2)
 			continue
 		}

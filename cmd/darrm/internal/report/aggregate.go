@@ -177,7 +177,7 @@ type Summary interface {
 // NewSummary is the summary of the release r: NewAggregateMulti for
 // multi-class votes, NewAggregate otherwise.
 func NewSummary(r Release) (Summary, error) {
-	if r.Votes.MultiClass() {
+	if r.Votes.ManyClasses() {
 		return NewAggregateMulti(r)
 	}
 	return NewAggregate(r)

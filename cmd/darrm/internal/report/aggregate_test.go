@@ -88,11 +88,11 @@ func TestNewAggregate(t *testing.T) {
 // AggregateMulti, from the same Release as a two-class one: its
 // settings, the queries withheld, totals without a cap.
 func TestNewSummary(t *testing.T) {
-	in, err := votefile.NewMultiReader(strings.NewReader("4,3,3\n"), "counts.csv", votefile.MultiOptions{Input: votefile.InputCounts})
+	in, err := votefile.NewClassReader(strings.NewReader("4,3,3\n"), "counts.csv", votefile.ClassOptions{Input: votefile.InputCounts})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := ensemble.NewMultiGNMax(accountant.ConfidentGNMax{Threshold: 8, Sigma1: 2, Sigma2: 2, Noise: accountant.DiscreteNoise}, 10, 3, 1e-5)
+	g, err := ensemble.NewClassGNMax(accountant.ConfidentGNMax{Threshold: 8, Sigma1: 2, Sigma2: 2, Noise: accountant.DiscreteNoise}, 10, 3, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
