@@ -89,7 +89,7 @@ func (out Simulate) Write(w io.Writer, f cliout.Format) error {
 		fmt.Fprintf(w, "  %s: %s\n", r.Mechanism, r.Label)
 	}
 	if len(out.Above) > 0 {
-		fmt.Fprintf(w, "darrm's 95%% interval lies above those of: %s\n", strings.Trim(fmt.Sprint(out.Above), "[]"))
+		fmt.Fprintf(w, "darrm's 95%% interval lies above those of: %s\n", votefile.JoinMechanisms(out.Above, ", "))
 	}
 	return nil
 }
