@@ -15,12 +15,14 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/optimal"
+	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -153,6 +155,10 @@ func TestExplain(t *testing.T) {
 		{"ledger bind", &ledger.BindError{Err: errors.New("no K")}, exitUsage, "ledger: no K"},
 		{"record", &ledger.RecordError{Path: "l"}, exitUsage, (&ledger.RecordError{Path: "l"}).Error()},
 		{"record file", &ledger.RecordFileError{Path: "r", Reason: "damaged"}, exitUsage, (&ledger.RecordFileError{Path: "r", Reason: "damaged"}).Error()},
+
+		// darrm's own state that is damaged is a failure, not the user's input.
+		{"cache entry corrupt", &cache.CorruptError{Path: "c", Reason: "bad"}, exitFailure, (&cache.CorruptError{Path: "c", Reason: "bad"}).Error()},
+		{"saved teachers corrupt", &teachers.CorruptError{Path: "t", Reason: "bad"}, exitFailure, (&teachers.CorruptError{Path: "t", Reason: "bad"}).Error()},
 	} {
 		code, msg := explain(tc.err)
 		if code != tc.code || msg != tc.msg {
