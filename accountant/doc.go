@@ -12,7 +12,11 @@
 //
 // Bad input (NaN, ±Inf, out-of-domain values) is reported as a *ParamError
 // naming the parameter, its value and the rule; no function clamps an input
-// or panics on one.
+// or panics on one. Settings that do not go together are reported as a
+// *SettingError. Callers tell the two by behaviour (docs/design.md,
+// "Conventions"): a bad parameter has Param() (name string, value any,
+// rule string), a setting Setting() (name, value, rule string), as the
+// parameter errors of the other packages do.
 //
 // Of darrm it imports only the bound on the scale of discrete noise that
 // the exact samplers take (noise.MaxScale), which the settings of the

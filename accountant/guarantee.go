@@ -52,6 +52,9 @@ func (e *ParamError) Error() string {
 	return fmt.Sprintf("%s = %v: %s", e.Name, e.Value, e.Rule)
 }
 
+// Param names the parameter, its value and the rule it breaks.
+func (e *ParamError) Param() (name string, value any, rule string) { return e.Name, e.Value, e.Rule }
+
 // SettingError reports a setting, one of named choices, that does not go
 // with the others: a search with a conversion it does not use, an order
 // rule with another conversion than its own.
@@ -64,6 +67,9 @@ type SettingError struct {
 func (e *SettingError) Error() string {
 	return fmt.Sprintf("%s %s: %s", e.Name, e.Value, e.Rule)
 }
+
+// Setting names the setting, its value and what it goes with.
+func (e *SettingError) Setting() (name, value, rule string) { return e.Name, e.Value, e.Rule }
 
 // checkPositive requires a finite x > 0.
 func checkPositive(name string, x float64) error {

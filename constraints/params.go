@@ -98,6 +98,9 @@ func (e *ParamError) Error() string {
 	return msg
 }
 
+// Param names the parameter, its value and the rule it breaks.
+func (e *ParamError) Param() (name string, value any, rule string) { return e.Name, e.Value, e.Rule }
+
 // Validate checks the parameters and names the first one that is out of
 // range, as a *ParamError.
 func (p Params) Validate() error {

@@ -14,12 +14,12 @@ import (
 )
 
 // Labeler is what a release draws its labels from: an Aggregator (0/1
-// votes of two classes) or a MultiAggregator (vote counts of C classes).
+// votes of two classes) or a ClassAggregator (vote counts of C classes).
 // ReleaseTo takes either.
 type Labeler interface {
 	// Name is the mechanism's short name, as the registry knows it
 	// (Mechanisms, LookupMechanism).
-	Name() string
+	Name() votefile.Mechanism
 	// K is the number of teachers, Classes the number of classes.
 	K() int
 	Classes() int

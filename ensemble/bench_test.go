@@ -97,7 +97,7 @@ func BenchmarkAggregate(b *testing.B) {
 			name string
 			src  *noise.Source
 		}{{"crypto", noise.NewSource()}, {"seeded", noise.NewSeededSource(1)}} {
-			b.Run(agg.Name()+"/"+src.name, func(b *testing.B) {
+			b.Run(string(agg.Name())+"/"+src.name, func(b *testing.B) {
 				for b.Loop() {
 					if _, err := agg.Aggregate(votes, src.src); err != nil {
 						b.Fatal(err)
@@ -144,23 +144,23 @@ func benchCounts(n int) []byte {
 // benchMulti are the multi-class aggregators of PATE's MNIST setting:
 // Confident-GNMax (T = 200, σ1 = 150, σ2 = 40), GNMax (σ = 40) and LNMax
 // (b = 20), for K = 250 and C = 10.
-func benchMulti(b *testing.B) []MultiAggregator {
-	cg, err := NewMultiGNMax(accountant.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: accountant.DiscreteNoise}, 250, 10, 1e-5)
+func benchMulti(b *testing.B) []ClassAggregator {
+	cg, err := NewClassGNMax(accountant.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: accountant.DiscreteNoise}, 250, 10, 1e-5)
 	if err != nil {
 		b.Fatal(err)
 	}
-	g, _ := NewMultiGNMax(accountant.ConfidentGNMax{Sigma2: 40, Noise: accountant.DiscreteNoise}, 250, 10, 1e-5)
+	g, _ := NewClassGNMax(accountant.ConfidentGNMax{Sigma2: 40, Noise: accountant.DiscreteNoise}, 250, 10, 1e-5)
 	l, _ := NewLNMax(accountant.LNMax{Scale: 20}, 250, 10)
-	return []MultiAggregator{cg, g, l}
+	return []ClassAggregator{cg, g, l}
 }
 
-// BenchmarkMultiLabel is one label of each multi-class aggregator with
+// BenchmarkClassLabel is one label of each multi-class aggregator with
 // crypto/rand: ten exact noise draws (eleven with the threshold step).
-func BenchmarkMultiLabel(b *testing.B) {
+func BenchmarkClassLabel(b *testing.B) {
 	counts := []int{180, 30, 10, 10, 5, 5, 4, 3, 2, 1}
 	src := noise.NewSource()
 	for _, agg := range benchMulti(b) {
-		b.Run(agg.Name(), func(b *testing.B) {
+		b.Run(string(agg.Name()), func(b *testing.B) {
 			for b.Loop() {
 				if _, _, err := agg.Label(counts, src); err != nil {
 					b.Fatal(err)
@@ -176,11 +176,11 @@ func BenchmarkMultiLabel(b *testing.B) {
 func BenchmarkReleaseMulti(b *testing.B) {
 	data := benchCounts(10000)
 	for _, agg := range benchMulti(b) {
-		b.Run(agg.Name(), func(b *testing.B) {
+		b.Run(string(agg.Name()), func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			src := noise.NewSource()
 			for b.Loop() {
-				in, err := votefile.NewMultiReader(bytes.NewReader(data), "bench", votefile.MultiOptions{Input: votefile.InputCounts})
+				in, err := votefile.NewClassReader(bytes.NewReader(data), "bench", votefile.ClassOptions{Input: votefile.InputCounts})
 				if err != nil {
 					b.Fatal(err)
 				}

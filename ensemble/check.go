@@ -61,7 +61,7 @@ func ReleaseTeachers(meta *votefile.Meta, eps, delta *float64) (votefile.Teacher
 // relation and the teachers' (ε, Δ) it assumes, if any) must be the
 // header's (votefile.Check); and K and the classes must be the file's.
 func ReleaseBinding(in votefile.Reader, agg Labeler) (votefile.Binding, error) {
-	if twoClass(agg) == in.MultiClass() {
+	if twoClass(agg) == in.ManyClasses() {
 		return votefile.Binding{}, fmt.Errorf("the %s aggregator labels %v, but the vote file is read as %v", agg.Name(), inputOf(agg), votefile.InputOf(in))
 	}
 	priv := agg.Privacy()
@@ -85,5 +85,5 @@ func inputOf(agg Labeler) votefile.Input {
 	if twoClass(agg) {
 		return votefile.TwoClass
 	}
-	return votefile.MultiClass
+	return votefile.ManyClasses
 }

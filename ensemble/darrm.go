@@ -62,11 +62,11 @@ func newDaRRM(ctx context.Context, p constraints.Params, g gamma.Gamma, opts Opt
 
 // Name returns "darrm", or "darrm-one-vote" in the one-vote relation
 // (NewOneVoteDaRRM).
-func (d *DaRRM) Name() string {
+func (d *DaRRM) Name() votefile.Mechanism {
 	if d.privacy.Relation == accountant.OneVote {
-		return "darrm-one-vote"
+		return votefile.DaRRMOneVote
 	}
-	return "darrm"
+	return votefile.DaRRM
 }
 
 // K returns the number of teachers.
@@ -133,7 +133,7 @@ func NewRR(ctx context.Context, p constraints.Params, method accountant.Method, 
 }
 
 // Name returns "rr".
-func (r *RR) Name() string { return "rr" }
+func (r *RR) Name() votefile.Mechanism { return votefile.RR }
 
 // K returns the number of teachers.
 func (r *RR) K() int { return r.k }

@@ -145,12 +145,12 @@ id,c0,c1,c2,c3,c4,c5,c6,c7,c8,c9
 a,240,5,5,0,0,0,0,0,0,0
 b,60,40,30,30,20,20,20,10,10,10
 `
-	in, err := votefile.NewMultiReader(strings.NewReader(votes), "votes.csv", votefile.MultiOptions{})
+	in, err := votefile.NewClassReader(strings.NewReader(votes), "votes.csv", votefile.ClassOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}
 	m := accountant.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: accountant.DiscreteNoise}
-	agg, err := ensemble.NewMultiGNMax(m, in.K(), in.Classes(), 1e-5)
+	agg, err := ensemble.NewClassGNMax(m, in.K(), in.Classes(), 1e-5)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 // in both formats and both layouts: the header (how the labels were
 // made) and every row, with its query's key, label and answer.
 func TestLabelsRoundTrip(t *testing.T) {
-	g, err := NewMultiGNMax(accountant.ConfidentGNMax{Threshold: 8, Sigma1: 0.6, Sigma2: 0.6, Noise: accountant.DiscreteNoise}, 10, 3, 1e-5)
+	g, err := NewClassGNMax(accountant.ConfidentGNMax{Threshold: 8, Sigma1: 0.6, Sigma2: 0.6, Noise: accountant.DiscreteNoise}, 10, 3, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestLabelsRoundTrip(t *testing.T) {
 			return r
 		}, zeroDaRRM(t, 3), nil, votefile.LabelMeta{Mechanism: "darrm", K: 3, Classes: 2, Relation: accountant.PrivateTeachers, ForRelease: false}},
 		{"counts", func() votefile.Reader {
-			r, _ := votefile.NewMultiReader(strings.NewReader(countsHead+"id,a,b,c\n\"x,1\",4,0,0\n7,2,1,1\n"), "v", votefile.MultiOptions{Input: votefile.InputCounts})
+			r, _ := votefile.NewClassReader(strings.NewReader(countsHead+"id,a,b,c\n\"x,1\",4,0,0\n7,2,1,1\n"), "v", votefile.ClassOptions{Input: votefile.InputCounts})
 			return r
 		}, g, []string{"x,1:0", "7:-1"}, votefile.LabelMeta{Mechanism: "confident-gnmax", K: 4, Classes: 3, Relation: accountant.OneVote, Ensemble: "pate-test"}},
 	} {
@@ -39,7 +39,7 @@ func TestLabelsRoundTrip(t *testing.T) {
 			if tc.name == "counts" {
 				m := g.Mechanism()
 				m.Threshold = 3
-				agg, _ = NewMultiGNMax(m, in.K(), in.Classes(), 1e-5)
+				agg, _ = NewClassGNMax(m, in.K(), in.Classes(), 1e-5)
 			}
 			out, _, err := releaseOut(t, in, agg, noise.NewSeededSource(3), -1, ReleaseOptions{Experiment: true}, f)
 			if err != nil {
@@ -65,7 +65,7 @@ func TestLabelsRoundTrip(t *testing.T) {
 		}
 	}
 	// The header of a confident-gnmax release states its settings.
-	in, _ := votefile.NewMultiReader(strings.NewReader("4,3,3\n"), "v", votefile.MultiOptions{Input: votefile.InputCounts})
+	in, _ := votefile.NewClassReader(strings.NewReader("4,3,3\n"), "v", votefile.ClassOptions{Input: votefile.InputCounts})
 	out, _, _ := releaseOut(t, in, g, noise.NewSource(), -1, ReleaseOptions{}, votefile.FormatCSV)
 	lr, err := votefile.NewLabelReader(strings.NewReader(out), "labels")
 	if err != nil {

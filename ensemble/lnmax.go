@@ -8,9 +8,9 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// MultiAggregator labels a query from the vote counts of K teachers over
-// C classes: MultiGNMax (GNMax, Confident-GNMax) or LNMax.
-type MultiAggregator interface {
+// ClassAggregator labels a query from the vote counts of K teachers over
+// C classes: ClassGNMax (GNMax, Confident-GNMax) or LNMax.
+type ClassAggregator interface {
 	// Labeler's Privacy is the data-independent per-query guarantee, in
 	// the one-vote relation; Answer labels a query from its counts.
 	Labeler
@@ -63,7 +63,7 @@ func NewLNMax(m accountant.LNMax, teachers, classes int) (*LNMax, error) {
 }
 
 // Name returns "lnmax".
-func (g *LNMax) Name() string { return "lnmax" }
+func (g *LNMax) Name() votefile.Mechanism { return votefile.LNMax }
 
 // K returns the number of teachers.
 func (g *LNMax) K() int { return g.teachers }

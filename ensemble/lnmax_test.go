@@ -77,9 +77,9 @@ func TestLNMax(t *testing.T) {
 // guarantee when they have one.
 func TestReleaseBindingMulti(t *testing.T) {
 	agg, _ := NewLNMax(accountant.LNMax{Scale: 20}, 4, 3)
-	read := func(head string) *votefile.MultiReader {
+	read := func(head string) *votefile.ClassReader {
 		t.Helper()
-		in, err := votefile.NewMultiReader(strings.NewReader(head+"3,1,0\n0,0,4\n"), "v.csv", votefile.MultiOptions{Input: votefile.InputCounts})
+		in, err := votefile.NewClassReader(strings.NewReader(head+"3,1,0\n0,0,4\n"), "v.csv", votefile.ClassOptions{Input: votefile.InputCounts})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
@@ -17,7 +16,7 @@ import (
 // mechanism of the registry goes through the one release path
 // (ReleaseTo) and its checks.
 type MechanismInfo struct {
-	Name  string
+	Name  votefile.Mechanism
 	Input votefile.Input
 	// Relation is the neighbouring relation of its guarantee.
 	Relation accountant.Relation
@@ -50,16 +49,16 @@ func oneVoteSettings(more ...string) []string {
 
 // registry holds every mechanism a release can use: one entry each.
 var registry = []MechanismInfo{
-	{Name: "darrm", Relation: accountant.PrivateTeachers, Gamma: true, Takes: twoClassSettings("prior", "gamma", "no-solve"), Example: "--m 3", build: buildDaRRM},
-	{Name: "subsample", Relation: accountant.PrivateTeachers, Takes: twoClassSettings(), Example: "--m 3", build: buildSubsample},
-	{Name: "dsub", Relation: accountant.PrivateTeachers, PureTeachers: true, Takes: twoClassSettings(), Example: "--m 3", build: buildSubsample},
-	{Name: "rr", Relation: accountant.PrivateTeachers, Takes: twoClassSettings("rr-composition", "rr-delta-prime"), Example: "--m 3", build: buildRR},
-	{Name: "gnmax", Relation: accountant.OneVote, Takes: twoClassSettings("gnmax-search"), Example: "--m 3", build: buildGNMax},
-	{Name: "darrm-one-vote", Relation: accountant.OneVote, Gamma: true, Takes: oneVoteSettings("prior", "gamma", "no-solve"), Example: "--target-eps 0.3 --delta 1e-5", build: buildOneVoteDaRRM},
-	{Name: "gnmax", Input: votefile.MultiClass, Relation: accountant.OneVote, Needs: []string{"sigma2", "delta"}, Example: "--sigma2 40 --delta 1e-5", build: buildMultiGNMax},
-	{Name: "confident-gnmax", Input: votefile.MultiClass, Relation: accountant.OneVote, Needs: []string{"threshold", "sigma1", "sigma2", "delta"},
-		Example: "--threshold 200 --sigma1 150 --sigma2 40 --delta 1e-5", build: buildMultiGNMax},
-	{Name: "lnmax", Input: votefile.MultiClass, Relation: accountant.OneVote, Needs: []string{"laplace-scale"}, Example: "--laplace-scale 20", build: buildLNMax},
+	{Name: votefile.DaRRM, Relation: accountant.PrivateTeachers, Gamma: true, Takes: twoClassSettings("prior", "gamma", "no-solve"), Example: "--m 3", build: buildDaRRM},
+	{Name: votefile.Subsample, Relation: accountant.PrivateTeachers, Takes: twoClassSettings(), Example: "--m 3", build: buildSubsample},
+	{Name: votefile.DSub, Relation: accountant.PrivateTeachers, PureTeachers: true, Takes: twoClassSettings(), Example: "--m 3", build: buildSubsample},
+	{Name: votefile.RR, Relation: accountant.PrivateTeachers, Takes: twoClassSettings("rr-composition", "rr-delta-prime"), Example: "--m 3", build: buildRR},
+	{Name: votefile.GNMax, Relation: accountant.OneVote, Takes: twoClassSettings("gnmax-search"), Example: "--m 3", build: buildGNMax},
+	{Name: votefile.DaRRMOneVote, Relation: accountant.OneVote, Gamma: true, Takes: oneVoteSettings("prior", "gamma", "no-solve"), Example: "--target-eps 0.3 --delta 1e-5", build: buildOneVoteDaRRM},
+	{Name: votefile.GNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []string{"sigma2", "delta"}, Example: "--sigma2 40 --delta 1e-5", build: buildClassGNMax},
+	{Name: votefile.ConfidentGNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []string{"threshold", "sigma1", "sigma2", "delta"},
+		Example: "--threshold 200 --sigma1 150 --sigma2 40 --delta 1e-5", build: buildClassGNMax},
+	{Name: votefile.LNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []string{"laplace-scale"}, Example: "--laplace-scale 20", build: buildLNMax},
 }
 
 // GammaProblem returns the problem whose noise function info samples when
@@ -84,8 +83,8 @@ func oneVoteProblem(p constraints.Params) constraints.Params {
 func Registry() []MechanismInfo { return slices.Clone(registry) }
 
 // mechanismNames returns the names of the mechanisms for input in.
-func mechanismNames(in votefile.Input) []string {
-	var names []string
+func mechanismNames(in votefile.Input) []votefile.Mechanism {
+	var names []votefile.Mechanism
 	for _, r := range registry {
 		if r.Input == in {
 			names = append(names, r.Name)
@@ -95,16 +94,16 @@ func mechanismNames(in votefile.Input) []string {
 }
 
 // Mechanisms are the names of the mechanisms for two-class (0/1) votes,
-// MultiMechanisms those for multi-class votes.
+// ManyClassMechanisms those for multi-class votes.
 var (
-	Mechanisms      = mechanismNames(votefile.TwoClass)
-	MultiMechanisms = mechanismNames(votefile.MultiClass)
+	Mechanisms          = mechanismNames(votefile.TwoClass)
+	ManyClassMechanisms = mechanismNames(votefile.ManyClasses)
 )
 
 // LookupMechanism returns the mechanism name for votes of kind in. A name
 // that the registry knows only for the other kind of votes is refused
 // saying so.
-func LookupMechanism(name string, in votefile.Input) (MechanismInfo, error) {
+func LookupMechanism(name votefile.Mechanism, in votefile.Input) (MechanismInfo, error) {
 	var other []votefile.Input
 	for _, r := range registry {
 		switch {
@@ -115,10 +114,10 @@ func LookupMechanism(name string, in votefile.Input) (MechanismInfo, error) {
 		}
 	}
 	if len(other) > 0 {
-		return MechanismInfo{}, fmt.Errorf("mechanism %s labels %v, not %v: for these votes use one of %s", name, other[0], in, strings.Join(mechanismNames(in), ", "))
+		return MechanismInfo{}, fmt.Errorf("mechanism %s labels %v, not %v: for these votes use one of %s", name, other[0], in, votefile.JoinMechanisms(mechanismNames(in), ", "))
 	}
 	return MechanismInfo{}, fmt.Errorf("mechanism %q: must be one of %s (two-class votes) or %s (multi-class votes)", name,
-		strings.Join(Mechanisms, ", "), strings.Join(MultiMechanisms, ", "))
+		votefile.JoinMechanisms(Mechanisms, ", "), votefile.JoinMechanisms(ManyClassMechanisms, ", "))
 }
 
 // Mechanism names an aggregator and holds the settings of the one it
@@ -126,7 +125,7 @@ func LookupMechanism(name string, in votefile.Input) (MechanismInfo, error) {
 type Mechanism struct {
 	// Name is a registered name; Input says which mechanism of that name
 	// (gnmax labels either kind of votes).
-	Name  string
+	Name  votefile.Mechanism
 	Input votefile.Input
 	// Gamma is the noise function of a mechanism that samples one
 	// (MechanismInfo.Gamma: darrm, darrm-one-vote), for its problem
@@ -199,7 +198,7 @@ func buildRR(ctx context.Context, m Mechanism, p constraints.Params, _ int, opts
 
 func buildSubsample(ctx context.Context, m Mechanism, p constraints.Params, _ int, opts Options) (Labeler, string, error) {
 	newSub, what := NewSubsample, "Algorithm 8"
-	if m.Name == "dsub" {
+	if m.Name == votefile.DSub {
 		newSub, what = NewDoubleSubsample, "2m-1 of Theorem 3.5.1"
 	}
 	s, err := newSub(ctx, p, opts)
@@ -218,12 +217,12 @@ func buildGNMax(_ context.Context, m Mechanism, p constraints.Params, _ int, _ O
 	return g, fmt.Sprintf("GNMax: Gaussian noise with sigma = %.4g on the two class counts (%v search)", sigma, m.GNMaxSearch), nil
 }
 
-func buildMultiGNMax(_ context.Context, m Mechanism, p constraints.Params, classes int, _ Options) (Labeler, string, error) {
+func buildClassGNMax(_ context.Context, m Mechanism, p constraints.Params, classes int, _ Options) (Labeler, string, error) {
 	g := m.GNMax
-	if confident := m.Name == "confident-gnmax"; confident != g.Confident() {
+	if confident := m.Name == votefile.ConfidentGNMax; confident != g.Confident() {
 		return nil, "", fmt.Errorf("%s: threshold %v, sigma1 %v: confident-gnmax has the threshold step (sigma1 > 0), gnmax none", m.Name, g.Threshold, g.Sigma1)
 	}
-	agg, err := NewMultiGNMax(g, p.K, classes, p.TargetDelta)
+	agg, err := NewClassGNMax(g, p.K, classes, p.TargetDelta)
 	if err != nil {
 		return nil, "", err
 	}
@@ -246,26 +245,26 @@ func buildLNMax(_ context.Context, m Mechanism, p constraints.Params, classes in
 // order of Mechanisms: dsub only for Delta = 0 (Theorem 3.5.1), gnmax only
 // for delta > 0 (a Gaussian mechanism is not pure DP), and darrm-one-vote
 // beside it, at the same per-query target in the same relation.
-func DefaultMechanisms(p constraints.Params) []string {
-	names := []string{"darrm", "subsample"}
+func DefaultMechanisms(p constraints.Params) []votefile.Mechanism {
+	names := []votefile.Mechanism{votefile.DaRRM, votefile.Subsample}
 	if p.Delta == 0 {
-		names = append(names, "dsub")
+		names = append(names, votefile.DSub)
 	}
-	names = append(names, "rr")
+	names = append(names, votefile.RR)
 	if p.TargetDelta > 0 {
-		names = append(names, "gnmax", "darrm-one-vote")
+		names = append(names, votefile.GNMax, votefile.DaRRMOneVote)
 	}
 	return names
 }
 
 // Above returns the names of the results whose 95% interval lies wholly
 // below that of the result named name (none if no result has that name).
-func Above(res []SimResult, name string) []string {
+func Above(res []SimResult, name votefile.Mechanism) []votefile.Mechanism {
 	i := slices.IndexFunc(res, func(r SimResult) bool { return r.Name == name })
 	if i < 0 {
 		return nil
 	}
-	var below []string
+	var below []votefile.Mechanism
 	for j, r := range res {
 		if j != i && res[i].Lo > r.Hi {
 			below = append(below, r.Name)

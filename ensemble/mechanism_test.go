@@ -52,11 +52,11 @@ func TestMechanismNew(t *testing.T) {
 func TestDefaultMechanisms(t *testing.T) {
 	for _, tc := range []struct {
 		delta, target float64
-		want          []string
+		want          []votefile.Mechanism
 	}{
-		{1e-5, 3e-5, []string{"darrm", "subsample", "rr", "gnmax", "darrm-one-vote"}},
-		{0, 1e-6, []string{"darrm", "subsample", "dsub", "rr", "gnmax", "darrm-one-vote"}},
-		{0, 0, []string{"darrm", "subsample", "dsub", "rr"}},
+		{1e-5, 3e-5, []votefile.Mechanism{"darrm", "subsample", "rr", "gnmax", "darrm-one-vote"}},
+		{0, 1e-6, []votefile.Mechanism{"darrm", "subsample", "dsub", "rr", "gnmax", "darrm-one-vote"}},
+		{0, 0, []votefile.Mechanism{"darrm", "subsample", "dsub", "rr"}},
 	} {
 		p := problem(11, 3, tc.delta)
 		p.TargetDelta = tc.target
@@ -73,7 +73,7 @@ func TestAbove(t *testing.T) {
 		{Name: "subsample", Lo: 0.75, Hi: 0.85},
 		{Name: "gnmax", Lo: 0.5, Hi: 0.79},
 	}
-	if got := Above(res, "darrm"); !slices.Equal(got, []string{"rr", "gnmax"}) {
+	if got := Above(res, "darrm"); !slices.Equal(got, []votefile.Mechanism{votefile.RR, votefile.GNMax}) {
 		t.Errorf("Above(darrm) = %v", got)
 	}
 	if got := Above(res, "rr"); got != nil {
@@ -120,7 +120,7 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("%s on %v: no settings or no example", info.Name, info.Input)
 		}
 	}
-	if _, err := LookupMechanism("darrm", votefile.MultiClass); err == nil || !strings.Contains(err.Error(), "darrm labels two-class votes, not multi-class votes") {
+	if _, err := LookupMechanism("darrm", votefile.ManyClasses); err == nil || !strings.Contains(err.Error(), "darrm labels two-class votes, not multi-class votes") {
 		t.Errorf("darrm on multi-class votes: %v", err)
 	}
 	if _, err := LookupMechanism("lnmax", votefile.TwoClass); err == nil || !strings.Contains(err.Error(), "lnmax labels multi-class votes") {

@@ -9,7 +9,8 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// MultiGNMax is GNMax on C classes (PATE paper, Section 4.1), and with a
+// ClassGNMax is GNMax on the counts of C classes (PATE paper, Section
+// 4.1; GNMax is its two-class form in the thesis), and with a
 // threshold step Confident-GNMax (Algorithm 1): a query is answered only
 // if its largest count plus N_Z(0, σ1²) reaches the threshold T, and then
 // labelled with the class whose count plus N_Z(0, σ2²) is largest, ties
@@ -24,7 +25,7 @@ import (
 // λ/σ2² for the label (one changed vote moves the counts by √2 in L2) plus
 // λ/(2σ1²) for the threshold step (the largest count moves by at most 1).
 // PATE's data-dependent analysis applies with accountant.DiscreteNoise.
-type MultiGNMax struct {
+type ClassGNMax struct {
 	mech      accountant.ConfidentGNMax
 	teachers  int
 	classes   int
@@ -34,20 +35,20 @@ type MultiGNMax struct {
 	threshold float64
 }
 
-// NewMultiGNMax returns the aggregator m (m.Noise must be
+// NewClassGNMax returns the aggregator m (m.Noise must be
 // accountant.DiscreteNoise) for K teachers and C classes, with the
 // per-query guarantee at delta that its data-independent Rényi curve
 // gives under the paper's conversion: every query is charged as if
 // answered.
-func NewMultiGNMax(m accountant.ConfidentGNMax, teachers, classes int, delta float64) (*MultiGNMax, error) {
+func NewClassGNMax(m accountant.ConfidentGNMax, teachers, classes int, delta float64) (*ClassGNMax, error) {
 	if m.Noise != accountant.DiscreteNoise {
-		return nil, fmt.Errorf("%s: releases draw discrete Gaussian noise (accountant.DiscreteNoise), not %v", multiName(m), m.Noise)
+		return nil, fmt.Errorf("%s: releases draw discrete Gaussian noise (accountant.DiscreteNoise), not %v", gnmaxName(m), m.Noise)
 	}
 	if err := m.Validate(); err != nil {
-		return nil, fmt.Errorf("%s: %w", multiName(m), err)
+		return nil, fmt.Errorf("%s: %w", gnmaxName(m), err)
 	}
 	if err := checkClasses(teachers, classes); err != nil {
-		return nil, fmt.Errorf("%s: %w", multiName(m), err)
+		return nil, fmt.Errorf("%s: %w", gnmaxName(m), err)
 	}
 	rho, err := m.RDPSlope()
 	if err != nil {
@@ -55,9 +56,9 @@ func NewMultiGNMax(m accountant.ConfidentGNMax, teachers, classes int, delta flo
 	}
 	eps, order, err := accountant.RhoToDP(rho, delta, accountant.PaperConversion)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", multiName(m), err)
+		return nil, fmt.Errorf("%s: %w", gnmaxName(m), err)
 	}
-	g := &MultiGNMax{mech: m, teachers: teachers, classes: classes, ties: make([]int, 0, classes), threshold: math.Ceil(m.Threshold)}
+	g := &ClassGNMax{mech: m, teachers: teachers, classes: classes, ties: make([]int, 0, classes), threshold: math.Ceil(m.Threshold)}
 	if g.s2, err = noise.NewDiscreteGaussian(m.Sigma2); err != nil {
 		return nil, err
 	}
@@ -71,37 +72,37 @@ func NewMultiGNMax(m accountant.ConfidentGNMax, teachers, classes int, delta flo
 	g.privacy = Privacy{
 		Guarantee: accountant.Guarantee{Eps: eps, Delta: delta},
 		Source: fmt.Sprintf("%s with discrete Gaussian noise is (lambda, %s)-RDP for every lambda (Papernot et al. 2018 Sec. 4; Canonne, Kamath and Steinke 2020), (eps, delta)-DP at lambda = %.6g (Theorem B.4.1); every query charged as answered, independently of the votes; assumes a record changes at most one teacher's vote",
-			multiName(m), steps, order),
+			gnmaxName(m), steps, order),
 		Relation: accountant.OneVote,
 	}
 	return g, nil
 }
 
-func multiName(m accountant.ConfidentGNMax) string {
+func gnmaxName(m accountant.ConfidentGNMax) votefile.Mechanism {
 	if m.Confident() {
-		return "confident-gnmax"
+		return votefile.ConfidentGNMax
 	}
-	return "gnmax"
+	return votefile.GNMax
 }
 
 // Name returns "gnmax" or "confident-gnmax".
-func (g *MultiGNMax) Name() string { return multiName(g.mech) }
+func (g *ClassGNMax) Name() votefile.Mechanism { return gnmaxName(g.mech) }
 
 // K returns the number of teachers.
-func (g *MultiGNMax) K() int { return g.teachers }
+func (g *ClassGNMax) K() int { return g.teachers }
 
 // Classes returns C.
-func (g *MultiGNMax) Classes() int { return g.classes }
+func (g *ClassGNMax) Classes() int { return g.classes }
 
 // Mechanism returns the parameters.
-func (g *MultiGNMax) Mechanism() accountant.ConfidentGNMax { return g.mech }
+func (g *ClassGNMax) Mechanism() accountant.ConfidentGNMax { return g.mech }
 
 // Privacy returns the data-independent per-query guarantee.
-func (g *MultiGNMax) Privacy() Privacy { return g.privacy }
+func (g *ClassGNMax) Privacy() Privacy { return g.privacy }
 
 // Settings returns σ2, and T and σ1 with the threshold step, with the
 // noise, discrete.
-func (g *MultiGNMax) Settings() votefile.Settings {
+func (g *ClassGNMax) Settings() votefile.Settings {
 	m := g.mech
 	s := votefile.Settings{Sigma2: &m.Sigma2, Noise: &m.Noise}
 	if m.Confident() {
@@ -111,14 +112,14 @@ func (g *MultiGNMax) Settings() votefile.Settings {
 }
 
 // Answer returns the label of q from its counts (Label).
-func (g *MultiGNMax) Answer(q *votefile.Query, src *noise.Source) (int, bool, error) {
+func (g *ClassGNMax) Answer(q *votefile.Query, src *noise.Source) (int, bool, error) {
 	return g.Label(q.Counts, src)
 }
 
 // Label returns the private label of one query from its C vote counts,
 // which sum to K, and whether the query was answered (the label is -1
 // when not).
-func (g *MultiGNMax) Label(counts []int, src *noise.Source) (label int, answered bool, err error) {
+func (g *ClassGNMax) Label(counts []int, src *noise.Source) (label int, answered bool, err error) {
 	top, err := votefile.CheckCounts(counts, g.teachers, g.classes)
 	if err != nil {
 		return -1, false, err

@@ -10,9 +10,9 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-func TestMultiGNMaxLabels(t *testing.T) {
+func TestClassGNMaxLabels(t *testing.T) {
 	m := accountant.ConfidentGNMax{Sigma2: 1, Noise: accountant.DiscreteNoise}
-	g, err := NewMultiGNMax(m, 50, 4, 1e-5)
+	g, err := NewClassGNMax(m, 50, 4, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestMultiGNMaxLabels(t *testing.T) {
 		t.Error("counts summing to 49 accepted for K = 50")
 	}
 	c := accountant.ConfidentGNMax{Threshold: 40, Sigma1: 1, Sigma2: 1, Noise: accountant.DiscreteNoise}
-	cg, err := NewMultiGNMax(c, 50, 4, 1e-5)
+	cg, err := NewClassGNMax(c, 50, 4, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,17 +46,17 @@ func TestMultiGNMaxLabels(t *testing.T) {
 	if l, ans, _ := cg.Label([]int{48, 2, 0, 0}, src); !ans || l != 0 {
 		t.Error("largest count 48 withheld at threshold 40")
 	}
-	if _, err := NewMultiGNMax(accountant.ConfidentGNMax{Sigma2: 1, Noise: accountant.ContinuousNoise}, 50, 4, 1e-5); err == nil {
+	if _, err := NewClassGNMax(accountant.ConfidentGNMax{Sigma2: 1, Noise: accountant.ContinuousNoise}, 50, 4, 1e-5); err == nil {
 		t.Error("continuous noise accepted for a release")
 	}
 }
 
 func TestReleaseMulti(t *testing.T) {
-	in, err := votefile.NewMultiReader(strings.NewReader("id,a,b,c\nx,10,0,0\ny,4,3,3\n"), "v", votefile.MultiOptions{Input: votefile.InputCounts})
+	in, err := votefile.NewClassReader(strings.NewReader("id,a,b,c\nx,10,0,0\ny,4,3,3\n"), "v", votefile.ClassOptions{Input: votefile.InputCounts})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := NewMultiGNMax(accountant.ConfidentGNMax{Threshold: 8, Sigma1: 0.6, Sigma2: 0.6, Noise: accountant.DiscreteNoise}, 10, 3, 1e-5)
+	g, err := NewClassGNMax(accountant.ConfidentGNMax{Threshold: 8, Sigma1: 0.6, Sigma2: 0.6, Noise: accountant.DiscreteNoise}, 10, 3, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestReleaseMulti(t *testing.T) {
 func TestMaxClasses(t *testing.T) {
 	m := accountant.ConfidentGNMax{Sigma2: 40, Noise: accountant.DiscreteNoise}
 	for _, c := range []int{votefile.MaxClasses + 1, 4_000_000_000, 9_000_000_000_000_000_000} {
-		if _, err := NewMultiGNMax(m, 3, c, 1e-5); err == nil || !strings.Contains(err.Error(), "C in [2, 524288]") {
+		if _, err := NewClassGNMax(m, 3, c, 1e-5); err == nil || !strings.Contains(err.Error(), "C in [2, 524288]") {
 			t.Errorf("gnmax with %d classes: %v", c, err)
 		}
 		if _, err := NewLNMax(accountant.LNMax{Scale: 20}, 3, c); err == nil || !strings.Contains(err.Error(), "C in [2, 524288]") {
@@ -90,11 +90,11 @@ func TestMaxClasses(t *testing.T) {
 	}
 	// A row of MaxClasses counts fits in a line, one more does not.
 	row := strings.Repeat("0,", votefile.MaxClasses-1) + "3\n"
-	r, err := votefile.NewMultiReader(strings.NewReader(row), "v.csv", votefile.MultiOptions{Input: votefile.InputCounts})
+	r, err := votefile.NewClassReader(strings.NewReader(row), "v.csv", votefile.ClassOptions{Input: votefile.InputCounts})
 	if err != nil || !r.Next() || r.Classes() != votefile.MaxClasses {
 		t.Errorf("a row of %d counts: %v", votefile.MaxClasses, err)
 	}
-	if _, err := votefile.NewMultiReader(strings.NewReader("0,"+row), "v.csv", votefile.MultiOptions{Input: votefile.InputCounts}); err == nil {
+	if _, err := votefile.NewClassReader(strings.NewReader("0,"+row), "v.csv", votefile.ClassOptions{Input: votefile.InputCounts}); err == nil {
 		t.Errorf("a row of %d counts was read", votefile.MaxClasses+1)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/votefile"
 )
 
 // Teachers returns the probabilities p_i with which K synthetic teachers
@@ -27,7 +28,7 @@ func Teachers(spec string, k int, src *noise.Source) ([]float64, error) {
 
 // SimResult is the outcome of one aggregator in Simulate.
 type SimResult struct {
-	Name    string
+	Name    votefile.Mechanism
 	Privacy Privacy
 	Queries int
 	// Agree counts the queries whose label equals the majority of the votes.

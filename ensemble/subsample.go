@@ -14,7 +14,7 @@ import (
 // replacement (Algorithm 8), a tie of an even s broken by a fair coin. By
 // Lemma 3.4.1 it has the output distribution of DaRRM with gamma_Sub.
 type Subsample struct {
-	name string
+	name votefile.Mechanism
 	k, s int
 	// keep is the threshold of a Bernoulli(c) drawn before subsampling; a
 	// failure releases a fair coin. It is 2^53 (c = 1) unless the
@@ -52,7 +52,7 @@ func NewSubsample(ctx context.Context, p constraints.Params, opts Options) (*Sub
 	if err != nil {
 		return nil, fmt.Errorf("subsample: certificate: %w", err)
 	}
-	sub := &Subsample{name: "subsample", k: p.K, s: s, keep: noise.Unit53, g: g}
+	sub := &Subsample{name: votefile.Subsample, k: p.K, s: s, keep: noise.Unit53, g: g}
 	if ok {
 		sub.privacy = Privacy{
 			Guarantee:   target(p),
@@ -102,7 +102,7 @@ func NewDoubleSubsample(ctx context.Context, p constraints.Params, opts Options)
 	if err != nil {
 		return nil, fmt.Errorf("dsub: certificate: %w", err)
 	}
-	sub := &Subsample{name: "dsub", k: p.K, s: s, keep: noise.Unit53, g: g}
+	sub := &Subsample{name: votefile.DSub, k: p.K, s: s, keep: noise.Unit53, g: g}
 	source := fmt.Sprintf("Theorem 3.5.1 (majority of %d subsampled teachers) for arbitrary teachers by the exhaustive certificate of gamma_DSub", s)
 	if !ok {
 		if cert.Status == gamma.Violated || !(cert.MaxF > 0) {
@@ -125,7 +125,7 @@ func NewDoubleSubsample(ctx context.Context, p constraints.Params, opts Options)
 }
 
 // Name returns "subsample" (s = floor(m)) or "dsub" (s = 2·floor(m)-1).
-func (s *Subsample) Name() string { return s.name }
+func (s *Subsample) Name() votefile.Mechanism { return s.name }
 
 // K returns the number of teachers.
 func (s *Subsample) K() int { return s.k }

@@ -20,6 +20,9 @@ func (e *CorruptError) Error() string {
 	return fmt.Sprintf("ledger %s, line %d: %s; no release is possible until it is restored from a good copy (docs/aggregate.md, \"After an error\")", e.Path, e.Line, e.Reason)
 }
 
+// BadInput reports that the error is the caller's input, not a failure.
+func (e *CorruptError) BadInput() bool { return true }
+
 // NotLedgerError reports a path that is no ledger file at all: missing, a
 // directory, a device, a FIFO.
 type NotLedgerError struct {
@@ -29,6 +32,9 @@ type NotLedgerError struct {
 }
 
 func (e *NotLedgerError) Error() string { return fmt.Sprintf("ledger %s: %s", e.Path, e.Reason) }
+
+// BadInput reports that the error is the caller's input, not a failure.
+func (e *NotLedgerError) BadInput() bool { return true }
 
 func (e *NotLedgerError) Unwrap() error { return e.Err }
 
@@ -56,6 +62,9 @@ func (e *VersionError) Error() string {
 	return fmt.Sprintf("ledger %s is of version %d; this darrm reads versions 1 to %d: use a newer darrm", e.Path, e.Version, Version)
 }
 
+// BadInput reports that the error is the caller's input, not a failure.
+func (e *VersionError) BadInput() bool { return true }
+
 // BindingError refuses a release that states other parameters of the
 // ensemble than the ledger is bound to: each differing parameter, the
 // ledger's value and the release's. With Unstated, it refuses a release
@@ -79,6 +88,9 @@ func (e *BindingError) Error() string {
 	}
 	return fmt.Sprintf("ledger %s is bound to %v; this release states %s: a ledger keeps the budget of one ensemble, and releases of other teachers or in another relation cannot share a budget", e.Path, e.Ledger, strings.Join(parts, ", "))
 }
+
+// BadInput reports that the error is the caller's input, not a failure.
+func (e *BindingError) BadInput() bool { return true }
 
 // ErrBudget is wrapped by Reserve when the budget allows no more labels.
 var ErrBudget = errors.New("the ledger's budget is spent")

@@ -94,13 +94,13 @@ type Upgraded struct {
 // the last line of a run counts; Final marks the exact count written at
 // its end.
 type Spend struct {
-	Run       string    `json:"run"`
-	Time      time.Time `json:"time"`
-	Mechanism string    `json:"mechanism"`
-	Eps       float64   `json:"eps"`
-	Delta     float64   `json:"delta"`
-	Queries   int       `json:"queries"`
-	Final     bool      `json:"final"`
+	Run       string             `json:"run"`
+	Time      time.Time          `json:"time"`
+	Mechanism votefile.Mechanism `json:"mechanism"`
+	Eps       float64            `json:"eps"`
+	Delta     float64            `json:"delta"`
+	Queries   int                `json:"queries"`
+	Final     bool               `json:"final"`
 	// Prior (version 3) is the sequence of the spends of every run before
 	// this line's run: with the line's own spend it gives the ledger's
 	// totals, so that a release reads the last line instead of them all.
@@ -117,10 +117,16 @@ func (e *ParamError) Error() string {
 	return fmt.Sprintf("ledger: %s = %s: %s", e.Name, e.Value, e.Rule)
 }
 
+// Param names the header parameter, its value and the rule it breaks.
+func (e *ParamError) Param() (name string, value any, rule string) { return e.Name, e.Value, e.Rule }
+
 // BindError is a header whose ensemble parameters are missing or invalid.
 type BindError struct{ Err error }
 
 func (e *BindError) Error() string { return "ledger: " + e.Err.Error() }
+
+// BadInput reports that the error is the caller's input, not a failure.
+func (e *BindError) BadInput() bool { return true }
 
 func (e *BindError) Unwrap() error { return e.Err }
 

@@ -33,6 +33,12 @@
 // (accountant.Best). For fixed private teachers the total is the smaller
 // of that and the teachers' post-processing cap (votefile.Binding.Cap),
 // which can make every further release free.
+//
+// A ledger or record that cannot be used as it is (damaged, of an earlier
+// version, of other teachers, refused by its record) is the caller's
+// input, not a failure: its error has BadInput() bool, true; a header
+// parameter out of its domain has Param() (name string, value any, rule
+// string), as the accountant's does.
 package ledger
 
 // Version is the version of the file format. Version 3 carries in every

@@ -135,6 +135,9 @@ func (e *RecordError) Error() string {
 	return fmt.Sprintf("ledger %s: its line %d is not the one recorded, but the file's chain holds: %s. The file was replaced by another copy that went its own way. Use the copy written last; if you mean to go on from this file as it is, run: darrm ledger adopt %s", e.Path, r.Lines, seen, q)
 }
 
+// BadInput reports that the error is the caller's input, not a failure.
+func (e *RecordError) BadInput() bool { return true }
+
 func short(id string) string {
 	if len(id) > 8 {
 		return id[:8]
@@ -148,6 +151,9 @@ type RecordFileError struct{ Path, Reason string }
 func (e *RecordFileError) Error() string {
 	return fmt.Sprintf("ledger record %s: %s; if the ledger you use is the right one, record it as it is with: darrm ledger adopt LEDGER", e.Path, e.Reason)
 }
+
+// BadInput reports that the error is the caller's input, not a failure.
+func (e *RecordFileError) BadInput() bool { return true }
 
 // stateErr is an error of the folder of the records: one that the user
 // cannot write (read-only, or another user's) is told how to name

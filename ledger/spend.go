@@ -15,7 +15,7 @@ import (
 // is bound to: every parameter both state must agree, and on a ledger
 // whose teachers' cap bounds every total the release must state its
 // ensemble (Binding.Stated); a *BindingError otherwise.
-func (l *Ledger) Begin(mechanism string, b votefile.Binding, step accountant.Guarantee) error {
+func (l *Ledger) Begin(mechanism votefile.Mechanism, b votefile.Binding, step accountant.Guarantee) error {
 	if l.readOnly {
 		return fmt.Errorf("ledger %s: opened read-only", l.path)
 	}

@@ -15,7 +15,7 @@ type AccountOptions struct {
 	// Mechanism is gnmax, confident-gnmax or lnmax; GNMax holds the
 	// settings of the first two (and the noise the release drew), LNMax
 	// the scale of the third.
-	Mechanism string
+	Mechanism votefile.Mechanism
 	GNMax     accountant.ConfidentGNMax
 	LNMax     accountant.LNMax
 	// Delta is the δ of the (ε, δ) reported, Orders the Rényi orders (nil:
@@ -59,14 +59,14 @@ type Accounting struct {
 // of the votes' ensemble; every label row must name its query.
 func Account(ctx context.Context, in votefile.Reader, opts AccountOptions, src *noise.Source) (*Accounting, error) {
 	oneVote := accountant.OneVote
-	if _, err := votefile.Check(in.Meta(), votefile.Stated{By: "the " + opts.Mechanism + " mechanism", Relation: &oneVote}); err != nil {
+	if _, err := votefile.Check(in.Meta(), votefile.Stated{By: "the " + string(opts.Mechanism) + " mechanism", Relation: &oneVote}); err != nil {
 		return nil, err
 	}
 	out := &Accounting{Options: opts, Teachers: in.K(), Classes: in.Classes(), Realised: opts.Labels != nil}
 	if err := checkLabels(in, opts); err != nil {
 		return nil, err
 	}
-	if opts.Mechanism == "lnmax" {
+	if opts.Mechanism == votefile.LNMax {
 		n, err := count(ctx, in)
 		if err != nil {
 			return nil, err
@@ -128,7 +128,7 @@ func checkLabels(in votefile.Reader, opts AccountOptions) error {
 	}
 	lr, m := opts.Labels, opts.Labels.Meta()
 	switch {
-	case opts.Mechanism == "lnmax":
+	case opts.Mechanism == votefile.LNMax:
 		return lr.Errorf("lnmax is accounted data-independently only, which needs no release")
 	case m == nil:
 		return nil
@@ -163,12 +163,12 @@ func count(ctx context.Context, in votefile.Reader) (int, error) {
 // MechanismOf returns the mechanism whose settings s holds: lnmax with a
 // Laplace scale, confident-gnmax with a threshold step (a threshold or
 // sigma1), gnmax otherwise.
-func MechanismOf(s votefile.Settings) string {
+func MechanismOf(s votefile.Settings) votefile.Mechanism {
 	switch {
 	case s.LaplaceScale != nil:
-		return "lnmax"
+		return votefile.LNMax
 	case s.Threshold != nil || s.Sigma1 != nil:
-		return "confident-gnmax"
+		return votefile.ConfidentGNMax
 	}
-	return "gnmax"
+	return votefile.GNMax
 }

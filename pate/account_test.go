@@ -25,7 +25,7 @@ func countsReader(t *testing.T, counts [][]int, rel accountant.Relation) votefil
 	if err := votefile.WriteCounts(&b, meta, nil, counts); err != nil {
 		t.Fatal(err)
 	}
-	in, err := votefile.NewMultiReader(&b, "counts", votefile.MultiOptions{})
+	in, err := votefile.NewClassReader(&b, "counts", votefile.ClassOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func countsReader(t *testing.T, counts [][]int, rel accountant.Relation) votefil
 func TestAccount(t *testing.T) {
 	counts, truth := syntheticCounts(60, 4)
 	m := Mechanisms()[0]
-	agg, err := ensemble.NewMultiGNMax(m.ConfidentGNMax, 250, 10, Delta)
+	agg, err := ensemble.NewClassGNMax(m.ConfidentGNMax, 250, 10, Delta)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/darrm/darrm/nn"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/teachers"
+	"github.com/darrm/darrm/votefile"
 )
 
 // PATE's MNIST setting (the PATE paper, Table 2): 250 teachers,
@@ -43,7 +44,7 @@ const (
 
 // Mechanism is one aggregator of the experiment.
 type Mechanism struct {
-	Name string
+	Name votefile.Mechanism
 	accountant.ConfidentGNMax
 }
 
@@ -51,8 +52,8 @@ type Mechanism struct {
 // σ2 = 40) and GNMax (σ = 40), both with darrm's discrete Gaussian noise.
 func Mechanisms() []Mechanism {
 	return []Mechanism{
-		{"confident-gnmax", accountant.ConfidentGNMax{Threshold: Threshold, Sigma1: Sigma1, Sigma2: Sigma2, Noise: accountant.DiscreteNoise}},
-		{"gnmax", accountant.ConfidentGNMax{Sigma2: Sigma2, Noise: accountant.DiscreteNoise}},
+		{votefile.ConfidentGNMax, accountant.ConfidentGNMax{Threshold: Threshold, Sigma1: Sigma1, Sigma2: Sigma2, Noise: accountant.DiscreteNoise}},
+		{votefile.GNMax, accountant.ConfidentGNMax{Sigma2: Sigma2, Noise: accountant.DiscreteNoise}},
 	}
 }
 
@@ -74,7 +75,7 @@ type Labelling struct {
 
 // Result is one mechanism's labels and their privacy.
 type Result struct {
-	Mechanism string
+	Mechanism votefile.Mechanism
 	// Queries counts the queries asked: every query, or, with
 	// Labelling.Answered, those up to the Answered-th answer (all of
 	// them when fewer were answered: Reached is then false).
@@ -109,7 +110,7 @@ type Result struct {
 // accounts for them as opts says, releasing the data-dependent ε by smooth
 // sensitivity (ReleaseSmooth).
 func Label(counts [][]int, teachers, classes int, truth []int, m Mechanism, opts Labelling, src *noise.Source) (Result, error) {
-	agg, err := ensemble.NewMultiGNMax(m.ConfidentGNMax, teachers, classes, opts.Delta)
+	agg, err := ensemble.NewClassGNMax(m.ConfidentGNMax, teachers, classes, opts.Delta)
 	if err != nil {
 		return Result{}, err
 	}
@@ -173,7 +174,7 @@ type Student struct {
 // StudentResult is the student's accuracy on the held-out half of the
 // test set, trained on Queries labelled queries of Mechanism.
 type StudentResult struct {
-	Mechanism string
+	Mechanism votefile.Mechanism
 	Queries   int
 	Accuracy  float64
 }

@@ -391,7 +391,7 @@ func TestTrainClasses(t *testing.T) {
 	if err := e.WriteCounts(&buf); err != nil {
 		t.Fatal(err)
 	}
-	r, err := votefile.NewMultiReader(&buf, "counts.csv", votefile.MultiOptions{})
+	r, err := votefile.NewClassReader(&buf, "counts.csv", votefile.ClassOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,6 +77,9 @@ func (e *TeachersError) Error() string {
 	return fmt.Sprintf("%s: %s", what, e.Rule)
 }
 
+// BadInput reports that the error is the caller's input, not a failure.
+func (e *TeachersError) BadInput() bool { return true }
+
 // Stated is what a caller states of the teacher ensemble whose votes it
 // draws on, for Check against their metadata header: a release or an
 // account states its mechanism's relation, K and classes and the

@@ -8,13 +8,13 @@ import (
 	"strings"
 )
 
-// MultiInput is the layout of a multi-class vote file.
-type MultiInput int
+// ClassLayout is the layout of a multi-class vote file.
+type ClassLayout int
 
 const (
 	// InputFromHeader takes the layout from the file's metadata header
 	// (LayoutCounts or LayoutVotes); a file without one is refused.
-	InputFromHeader MultiInput = iota
+	InputFromHeader ClassLayout = iota
 	// InputCounts: one row per query of C non-negative integer vote
 	// counts summing to K (the layout of PATE's published vote matrices).
 	InputCounts
@@ -22,9 +22,9 @@ const (
 	InputClasses
 )
 
-// MultiOptions describe a multi-class vote file.
-type MultiOptions struct {
-	Input  MultiInput
+// ClassOptions describe a multi-class vote file.
+type ClassOptions struct {
+	Input  ClassLayout
 	Format Format   // FormatAuto, FormatCSV or FormatJSONL
 	Header Presence // CSV only
 	ID     Presence
@@ -41,7 +41,7 @@ type MultiOptions struct {
 const maxCount = 999_999_999
 
 // MaxClasses bounds the number of classes C, as the header's "classes", a
-// reader's MultiOptions.Classes and the aggregators' C: it is as many as a
+// reader's ClassOptions.Classes and the aggregators' C: it is as many as a
 // row of counts can hold within MaxLineBytes (each count a digit and a
 // comma), so that a file of class indices can state no more classes than a
 // counts file can hold. Reading and releasing keep a few 8-byte counters per
@@ -49,15 +49,15 @@ const maxCount = 999_999_999
 // query; the bound is checked before anything is allocated.
 const MaxClasses = MaxLineBytes / 2
 
-// MultiReader streams a multi-class vote file in constant memory: CSV
+// ClassReader streams a multi-class vote file in constant memory: CSV
 // (an optional header row, then rows of [id,]x_1,...,x_n) or JSON lines
 // (per line an array [x_1, ..., x_n] or an object {"id": ...,
 // "votes": [...]}, "counts" also accepted as the key). The x are counts
-// or class indices (MultiOptions.Input), non-negative decimal integers.
+// or class indices (ClassOptions.Input), non-negative decimal integers.
 // Errors are *FormatError: file, line, column and rule, never a row.
-type MultiReader struct {
+type ClassReader struct {
 	lr     *VoteReader // line reading and CSV splitting
-	opts   MultiOptions
+	opts   ClassOptions
 	format Format
 	header bool
 	hasID  bool
@@ -68,22 +68,22 @@ type MultiReader struct {
 	vals []int
 }
 
-// NewMultiReader reads the start of a multi-class vote file (its
+// NewClassReader reads the start of a multi-class vote file (its
 // metadata header and first data row) to settle its layout, C and K. name
 // is used in errors.
-func NewMultiReader(r io.Reader, name string, opts MultiOptions) (*MultiReader, error) {
+func NewClassReader(r io.Reader, name string, opts ClassOptions) (*ClassReader, error) {
 	f, err := Open(r, name, opts.Format)
 	if err != nil {
 		return nil, err
 	}
-	return f.Multi(opts)
+	return f.Classes(opts)
 }
 
-// Multi reads the file as counts or class indices (NewMultiReader). A
+// Classes reads the file as counts or class indices (NewClassReader). A
 // metadata header fixes the layout, C and K: opts may repeat them, and a
 // value that contradicts the header is a *FormatError naming both.
 // opts.Format is not used.
-func (f *File) Multi(opts MultiOptions) (*MultiReader, error) {
+func (f *File) Classes(opts ClassOptions) (*ClassReader, error) {
 	name := f.vr.name
 	if opts.Classes < 0 || opts.Classes == 1 || opts.Classes > MaxClasses || opts.K < 0 {
 		return nil, &FormatError{File: name, Msg: fmt.Sprintf("C = %d, K = %d: need C in [2, %d] (or 0 to detect) and K >= 0", opts.Classes, opts.K, MaxClasses)}
@@ -117,7 +117,7 @@ func (f *File) Multi(opts MultiOptions) (*MultiReader, error) {
 	default:
 		return nil, &FormatError{File: name, Msg: fmt.Sprintf("input %d: must be counts or class indices", opts.Input)}
 	}
-	mr := &MultiReader{lr: f.vr, opts: opts, format: f.vr.format}
+	mr := &ClassReader{lr: f.vr, opts: opts, format: f.vr.format}
 	line := f.first
 	var err error
 	if mr.format == FormatCSV {
@@ -133,7 +133,7 @@ func (f *File) Multi(opts MultiOptions) (*MultiReader, error) {
 }
 
 // String returns "counts" or "class indices".
-func (i MultiInput) String() string {
+func (i ClassLayout) String() string {
 	switch i {
 	case InputCounts:
 		return "counts"
@@ -145,48 +145,48 @@ func (i MultiInput) String() string {
 
 // Layout returns LayoutCounts for vote counts, LayoutVotes for class
 // indices.
-func (r *MultiReader) Layout() Layout {
+func (r *ClassReader) Layout() Layout {
 	if r.opts.Input == InputCounts {
 		return LayoutCounts
 	}
 	return LayoutVotes
 }
 
-// MultiClass returns true.
-func (r *MultiReader) MultiClass() bool { return true }
+// ManyClasses returns true.
+func (r *ClassReader) ManyClasses() bool { return true }
 
 // HasHeader reports whether the CSV file has a header row.
-func (r *MultiReader) HasHeader() bool { return r.header }
+func (r *ClassReader) HasHeader() bool { return r.header }
 
 // Meta returns the file's metadata header, or nil if it has none.
-func (r *MultiReader) Meta() *Meta { return r.lr.meta }
+func (r *ClassReader) Meta() *Meta { return r.lr.meta }
 
 // K returns the number of teachers.
-func (r *MultiReader) K() int { return r.k }
+func (r *ClassReader) K() int { return r.k }
 
 // Classes returns C.
-func (r *MultiReader) Classes() int { return r.c }
+func (r *ClassReader) Classes() int { return r.c }
 
 // Format returns the file's format (CSV or JSONL).
-func (r *MultiReader) Format() Format { return r.format }
+func (r *ClassReader) Format() Format { return r.format }
 
 // HasID reports whether rows carry an id.
-func (r *MultiReader) HasID() bool { return r.hasID }
+func (r *ClassReader) HasID() bool { return r.hasID }
 
 // BytesRead returns the bytes consumed so far.
-func (r *MultiReader) BytesRead() int64 { return r.lr.bytes }
+func (r *ClassReader) BytesRead() int64 { return r.lr.bytes }
 
 // Err returns the error that stopped Next, or nil at the end of the file.
-func (r *MultiReader) Err() error { return r.err }
+func (r *ClassReader) Err() error { return r.err }
 
 // Query returns the current row.
-func (r *MultiReader) Query() *Query { return &r.q }
+func (r *ClassReader) Query() *Query { return &r.q }
 
 // Next advances to the next query; false at the end or on an error.
-func (r *MultiReader) Next() bool { return r.rows.next(r.lr, r.parseRow) }
+func (r *ClassReader) Next() bool { return r.rows.next(r.lr, r.parseRow) }
 
 // parseRow reads a data line after the first into the next query.
-func (r *MultiReader) parseRow(line []byte) error {
+func (r *ClassReader) parseRow(line []byte) error {
 	if err := r.parse(line, false); err != nil {
 		return err
 	}
@@ -212,7 +212,7 @@ func number(b []byte) (int, bool) {
 
 // csvHeader settles the header and the id column from the first line and
 // returns the first data line.
-func (r *MultiReader) csvHeader(line []byte) ([]byte, error) {
+func (r *ClassReader) csvHeader(line []byte) ([]byte, error) {
 	fs, err := r.lr.split(line)
 	if err != nil {
 		return nil, err
@@ -264,7 +264,7 @@ func (r *MultiReader) csvHeader(line []byte) ([]byte, error) {
 }
 
 // parse reads one data row into r.q.Counts; first settles C and K.
-func (r *MultiReader) parse(line []byte, first bool) error {
+func (r *ClassReader) parse(line []byte, first bool) error {
 	var err error
 	if r.format == FormatCSV {
 		err = r.parseCSV(line)
@@ -284,7 +284,7 @@ func (r *MultiReader) parse(line []byte, first bool) error {
 	return r.count()
 }
 
-func (r *MultiReader) what() string {
+func (r *ClassReader) what() string {
 	if r.opts.Input == InputCounts {
 		return "counts"
 	}
@@ -292,7 +292,7 @@ func (r *MultiReader) what() string {
 }
 
 // stated says where a required C or K came from, for errors.
-func (r *MultiReader) stated() string {
+func (r *ClassReader) stated() string {
 	if r.lr.meta != nil {
 		return fmt.Sprintf(" (as the metadata header, line %d, states)", r.lr.metaLine)
 	}
@@ -301,14 +301,14 @@ func (r *MultiReader) stated() string {
 
 // source says where the C and K every row must match came from: the
 // metadata header or the first data row.
-func (r *MultiReader) source() string {
+func (r *ClassReader) source() string {
 	if s := r.stated(); s != "" {
 		return s
 	}
 	return " (as in the first data row)"
 }
 
-func (r *MultiReader) settle() error {
+func (r *ClassReader) settle() error {
 	r.n = len(r.vals)
 	if r.n == 0 {
 		return r.lr.errorf(0, "no %s", r.what())
@@ -344,7 +344,7 @@ func (r *MultiReader) settle() error {
 }
 
 // count turns r.vals into r.q.Counts, checking the row.
-func (r *MultiReader) count() error {
+func (r *ClassReader) count() error {
 	if r.opts.Input == InputCounts {
 		sum := 0
 		for _, v := range r.vals {
@@ -374,7 +374,7 @@ func (r *MultiReader) count() error {
 	return nil
 }
 
-func (r *MultiReader) parseCSV(line []byte) error {
+func (r *ClassReader) parseCSV(line []byte) error {
 	fs, err := r.lr.split(line)
 	if err != nil {
 		return err
@@ -409,7 +409,7 @@ func (r *MultiReader) parseCSV(line []byte) error {
 	return nil
 }
 
-func (r *MultiReader) parseJSONL(line []byte, first bool) error {
+func (r *ClassReader) parseJSONL(line []byte, first bool) error {
 	r.q.ID, r.q.IDNumber = nil, false
 	t := bytes.TrimLeft(line, " \t")
 	var raw []json.RawMessage
@@ -473,7 +473,7 @@ func (r *MultiReader) parseJSONL(line []byte, first bool) error {
 	return nil
 }
 
-func (r *MultiReader) jsonID(v json.RawMessage) error {
+func (r *ClassReader) jsonID(v json.RawMessage) error {
 	v = bytes.TrimSpace(v)
 	if len(v) > 0 && v[0] == '"' {
 		var s string

@@ -12,12 +12,16 @@
 // the Binding, what a release states of its ensemble, from which follows
 // the teacher-level cap on every total (Binding.Cap).
 //
-// VoteReader and MultiReader stream vote files (CSV or JSON lines) in
+// VoteReader and ClassReader stream vote files (CSV or JSON lines) in
 // constant memory; every query carries its counts, so any Reader is a
 // counts view of its file. WriteVotes and WriteCounts write vote files,
 // LabelWriter and LabelReader label files. Nothing here prints, logs or
 // returns a query's un-noised majority: a reader hands each query's votes
 // to the caller, and a label file holds only released labels.
+//
+// A malformed file (*FormatError) and a header of other teachers
+// (*TeachersError) are the caller's input: they have BadInput() bool,
+// true, by which callers tell them from a failure to read.
 //
 // The file formats are documented in docs/aggregate.md.
 package votefile

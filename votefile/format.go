@@ -18,7 +18,7 @@ const (
 	// FormatJSONL is JSON lines: one JSON value per line.
 	FormatJSONL
 	// FormatCounts is a file of vote counts, one row of C counts per
-	// query, in CSV or JSON lines: read by NewMultiReader, not
+	// query, in CSV or JSON lines: read by NewClassReader, not
 	// NewVoteReader.
 	FormatCounts
 )
@@ -141,3 +141,6 @@ func (e *FormatError) Error() string {
 	}
 	return fmt.Sprintf("%s: %s", e.File, e.Msg)
 }
+
+// BadInput reports that the error is the caller's input, not a failure.
+func (e *FormatError) BadInput() bool { return true }

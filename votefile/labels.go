@@ -54,7 +54,8 @@ func (s Settings) Has(name string) bool {
 // file states of the mechanism that made its labels: Given is the value
 // given, Stated the file's ("" when that mechanism has no such setting).
 type SettingError struct {
-	Mechanism, Setting, Given, Stated string
+	Mechanism              Mechanism
+	Setting, Given, Stated string
 }
 
 func (e *SettingError) Error() string {
@@ -93,7 +94,7 @@ const LabelsVersion = 1
 type LabelMeta struct {
 	// Mechanism names the mechanism; K and Classes are its teachers and
 	// classes; Settings its parameters.
-	Mechanism  string
+	Mechanism  Mechanism
 	K, Classes int
 	Settings   Settings
 	// PerQuery is the guarantee of each row, in Relation.
@@ -112,7 +113,7 @@ type LabelMeta struct {
 type (
 	jsonLabelMeta struct {
 		Version   int                 `json:"darrm-labels"`
-		Mechanism string              `json:"mechanism"`
+		Mechanism Mechanism           `json:"mechanism"`
 		K         int                 `json:"K"`
 		Classes   int                 `json:"classes"`
 		Relation  accountant.Relation `json:"relation"`

@@ -298,7 +298,7 @@ func (m *Meta) Validate() error {
 	if m.Classes < 2 || m.Classes > MaxClasses {
 		return headerErr("classes", m.Classes, "must be in [2, %d] (at most as many classes as a row of counts can hold)", MaxClasses)
 	}
-	if m.K < 1 || (m.K%2 == 0 && !m.MultiClass()) {
+	if m.K < 1 || (m.K%2 == 0 && !m.ManyClasses()) {
 		return headerErr("K", m.K, "must be odd and >= 1 for two-class votes (the majority of an even number of votes can tie), >= 1 for counts or more classes")
 	}
 	if m.Layout < 0 || int(m.Layout) >= len(layoutEnum.names) {
@@ -383,16 +383,16 @@ func (g *TeacherGroup) validate(at string, m *Meta) error {
 	return nil
 }
 
-// MultiClass reports whether the file is for the multi-class mechanisms
-// (ensemble.MultiGNMax): counts, or votes among more than two classes. Two-class
+// ManyClasses reports whether the file is for the many-class mechanisms
+// (ensemble.ClassGNMax, ensemble.LNMax): counts, or votes among more than two classes. Two-class
 // votes (0 or 1) are DaRRM's and its baselines'.
-func (m *Meta) MultiClass() bool { return m.Layout != LayoutVotes || m.Classes != 2 }
+func (m *Meta) ManyClasses() bool { return m.Layout != LayoutVotes || m.Classes != 2 }
 
-// Input returns the kind of votes the header heads: MultiClass when
-// MultiClass reports so, else TwoClass.
+// Input returns the kind of votes the header heads: ManyClasses when
+// ManyClasses reports so, else TwoClass.
 func (m *Meta) Input() Input {
-	if m.MultiClass() {
-		return MultiClass
+	if m.ManyClasses() {
+		return ManyClasses
 	}
 	return TwoClass
 }

@@ -32,7 +32,7 @@ func (q *Query) Key() string {
 }
 
 // Reader streams the queries of a vote file in constant memory: a
-// VoteReader (0/1 votes of two classes) or a MultiReader (vote counts,
+// VoteReader (0/1 votes of two classes) or a ClassReader (vote counts,
 // or class indices, of C >= 2 classes). Every query carries its counts
 // (Query.Counts), so that a reader is a counts view of any vote file.
 type Reader interface {
@@ -50,10 +50,10 @@ type Reader interface {
 	// K returns the number of teachers, Classes the number of classes.
 	K() int
 	Classes() int
-	// MultiClass reports whether the file is read as multi-class votes
+	// ManyClasses reports whether the file is read as multi-class votes
 	// (counts or class indices), which the multi-class mechanisms label;
 	// else it holds 0/1 votes.
-	MultiClass() bool
+	ManyClasses() bool
 	// Layout returns how the rows hold the teachers' answers.
 	Layout() Layout
 	// Format returns the file's format (CSV or JSONL); HasHeader whether
@@ -65,7 +65,7 @@ type Reader interface {
 
 var (
 	_ Reader = (*VoteReader)(nil)
-	_ Reader = (*MultiReader)(nil)
+	_ Reader = (*ClassReader)(nil)
 )
 
 // rows is a reader's progress through the data rows of a file: the first
@@ -109,14 +109,14 @@ type Input int
 const (
 	// TwoClass is 0/1 votes, one column per teacher (a VoteReader).
 	TwoClass Input = iota
-	// MultiClass is vote counts, or class indices, of C >= 2 classes (a
-	// MultiReader).
-	MultiClass
+	// ManyClasses is vote counts, or class indices, of C >= 2 classes (a
+	// ClassReader).
+	ManyClasses
 )
 
 // String returns "two-class votes" or "multi-class votes".
 func (i Input) String() string {
-	if i == MultiClass {
+	if i == ManyClasses {
 		return "multi-class votes"
 	}
 	return "two-class votes"
@@ -124,8 +124,8 @@ func (i Input) String() string {
 
 // InputOf returns the kind of the votes in reads.
 func InputOf(in Reader) Input {
-	if in.MultiClass() {
-		return MultiClass
+	if in.ManyClasses() {
+		return ManyClasses
 	}
 	return TwoClass
 }

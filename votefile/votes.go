@@ -63,7 +63,7 @@ type VoteReader struct {
 // File is the start of a vote file, read up to its metadata header:
 // what a caller needs to choose a reader for it. Votes reads it as 0/1
 // votes (a VoteReader), Multi as counts or class indices (a
-// MultiReader); use one of them, once.
+// ClassReader); use one of them, once.
 type File struct {
 	vr    *VoteReader
 	first []byte // the first line after the header
@@ -113,16 +113,16 @@ func (f *File) Meta() *Meta { return f.vr.meta }
 // Format returns the file's format, CSV or JSONL.
 func (f *File) Format() Format { return f.vr.format }
 
-// MultiClass reports whether the header says the file holds counts or
-// votes among more than two classes (Meta.MultiClass); false without
+// ManyClasses reports whether the header says the file holds counts or
+// votes among more than two classes (Meta.ManyClasses); false without
 // a header.
-func (f *File) MultiClass() bool { return f.vr.meta != nil && f.vr.meta.MultiClass() }
+func (f *File) ManyClasses() bool { return f.vr.meta != nil && f.vr.meta.ManyClasses() }
 
 // NewVoteReader reads the start of a vote file (the header and the first
 // data row) to settle its layout and K. name is used in errors.
 func NewVoteReader(r io.Reader, name string, opts ReadOptions) (*VoteReader, error) {
 	if opts.Format == FormatCounts {
-		return nil, &FormatError{File: name, Msg: "a counts file holds vote counts, not 0/1 votes: read it with NewMultiReader"}
+		return nil, &FormatError{File: name, Msg: "a counts file holds vote counts, not 0/1 votes: read it with NewClassReader"}
 	}
 	f, err := Open(r, name, opts.Format)
 	if err != nil {
@@ -135,8 +135,8 @@ func NewVoteReader(r io.Reader, name string, opts ReadOptions) (*VoteReader, err
 // two classes in layout votes. opts.Format is not used.
 func (f *File) Votes(opts ReadOptions) (*VoteReader, error) {
 	vr := f.vr
-	if m := vr.meta; m != nil && m.MultiClass() {
-		return nil, &FormatError{File: vr.name, Line: vr.metaLine, Msg: fmt.Sprintf("header: %d classes in layout %v: the 0/1 reader takes two-class votes, one column per teacher; read multi-class votes with NewMultiReader", m.Classes, m.Layout)}
+	if m := vr.meta; m != nil && m.ManyClasses() {
+		return nil, &FormatError{File: vr.name, Line: vr.metaLine, Msg: fmt.Sprintf("header: %d classes in layout %v: the 0/1 reader takes two-class votes, one column per teacher; read multi-class votes with NewClassReader", m.Classes, m.Layout)}
 	}
 	vr.forceID = opts.ID
 	var err error
@@ -204,8 +204,8 @@ func (r *VoteReader) K() int { return r.k }
 // Classes returns 2: a vote is 0 or 1.
 func (r *VoteReader) Classes() int { return 2 }
 
-// MultiClass returns false: the file holds 0/1 votes.
-func (r *VoteReader) MultiClass() bool { return false }
+// ManyClasses returns false: the file holds 0/1 votes.
+func (r *VoteReader) ManyClasses() bool { return false }
 
 // Layout returns LayoutVotes.
 func (r *VoteReader) Layout() Layout { return LayoutVotes }

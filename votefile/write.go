@@ -52,7 +52,7 @@ func WriteVotes(w io.Writer, meta *Meta, ids []string, votes [][]byte) error {
 	return nil
 }
 
-// WriteCounts writes a CSV counts file that NewMultiReader reads: the
+// WriteCounts writes a CSV counts file that NewClassReader reads: the
 // metadata header meta (none when meta is nil), whose layout must be
 // counts, a header row "id,c0,...,c(C-1)", then per query its id (its
 // index from 1 when ids is nil) and its C counts, which sum to K.

@@ -48,10 +48,8 @@ func newAccount(use, short string, flags any, names, old map[string]string, run 
 		Use: use, Short: short, Args: cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			doc, err := run(cmd)
-			if msg, ok := paramMessage(err, names); ok {
-				return cli.Usagef("account %s: %s", use, msg)
-			} else if err != nil {
-				return err
+			if err != nil {
+				return &flagged{err: err, names: names, prefix: "account " + use + ": "}
 			}
 			return doc.Write(cmd.OutOrStdout(), format.Format)
 		},

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
@@ -19,7 +17,7 @@ func init() { accountExtra = append(accountExtra, newAccountPATECmd) }
 
 type accountPATEFlags struct {
 	pateFlags
-	multiInputFlags
+	classInputFlags
 	analysisFlags
 	Delta      float64               `flag:"target-delta" required:""`
 	Orders     []float64             `flag:"orders" help:"Renyi orders (> 1), comma-separated (default: 1.25, 1.5, 1.75, 2 to 100 by 0.5, 40 orders from 100 to 1000)"`
@@ -30,57 +28,8 @@ type accountPATEFlags struct {
 	Format     cliout.Format         `flag:"format"`
 }
 
-// analysisFlags are the choices of PATE's data-dependent analysis that
-// account pate and darrm pate share: the directions it bounds and the
-// parameters of the smooth-sensitivity release of its cost.
-type analysisFlags struct {
-	Directions accountant.PATEDirections `flag:"directions" help:"divergences the data-dependent bound covers: both (a differential-privacy guarantee) or one-sided (the PATE paper's Theorem 6 as stated, for reproducing its numbers: no guarantee)"`
-	SSParams   ssParameters              `flag:"ss-parameters" help:"smooth-sensitivity parameters that --ss-order, --beta and --sigma-ss leave open: data-free (darrm's rule, which sees no vote: eps_released may be published) or from-votes (the PATE authors' choice from the votes: eps_released is then not for publication)"`
-	SSOrder    float64                   `flag:"ss-order" help:"Renyi order of the smooth-sensitivity release, > 1 (default: by --ss-parameters)"`
-	Beta       float64                   `flag:"beta" help:"smoothness beta of the smooth-sensitivity release, in (0, 1/(2·order)) (default: by --ss-parameters)"`
-	SigmaSS    float64                   `flag:"sigma-ss" help:"noise multiplier sigma_ss of the smooth-sensitivity release, > 0 (default: by --ss-parameters)"`
-}
-
-// smooth returns the parameters of the smooth-sensitivity release the
-// flags give.
-func (f *analysisFlags) smooth(cmd *cobra.Command) (pate.SmoothParams, error) {
-	fs := cmd.Flags()
-	p := pate.SmoothParams{Order: f.SSOrder, Beta: f.Beta, Sigma: f.SigmaSS, FromVotes: f.SSParams == fromVotes}
-	switch {
-	case fs.Changed("ss-order") && !(f.SSOrder > 1):
-		return p, cli.Usagef("--ss-order = %v: must be > 1", f.SSOrder)
-	case fs.Changed("beta") && !(f.Beta > 0):
-		return p, cli.Usagef("--beta = %v: must be > 0", f.Beta)
-	case fs.Changed("sigma-ss") && !(f.SigmaSS > 0):
-		return p, cli.Usagef("--sigma-ss = %v: must be > 0", f.SigmaSS)
-	case p.FromVotes && fs.Changed("beta") != fs.Changed("sigma-ss"):
-		return p, cli.Usagef("--ss-parameters from-votes chooses --beta and --sigma-ss together: fix both, or neither")
-	}
-	return p, nil
-}
-
-// ssParameters is --ss-parameters: how the smooth-sensitivity parameters
-// that no flag fixes are chosen.
-type ssParameters string
-
-const (
-	dataFree  ssParameters = "data-free"
-	fromVotes ssParameters = "from-votes"
-)
-
-func (s ssParameters) MarshalText() ([]byte, error) { return []byte(s), nil }
-
-func (s *ssParameters) UnmarshalText(b []byte) error {
-	switch v := ssParameters(b); v {
-	case dataFree, fromVotes:
-		*s = v
-		return nil
-	}
-	return fmt.Errorf("%q: must be data-free or from-votes", b)
-}
-
 func newAccountPATECmd() *cobra.Command {
-	f := accountPATEFlags{analysisFlags: analysisFlags{SSParams: dataFree}, Noise: accountant.DiscreteNoise}
+	f := accountPATEFlags{analysisFlags: analysisFlags{SSParams: pate.SmoothDataFree}, Noise: accountant.DiscreteNoise}
 	return newCmd("account-pate", &cobra.Command{
 		Use:   "pate [VOTES] [flags]",
 		Short: "PATE's privacy of GNMax, Confident-GNMax or LNMax on multi-class votes: data-independent, data-dependent, and released by smooth sensitivity",
@@ -121,14 +70,14 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 		opts.Mechanism = pate.MechanismOf(given)
 	}
 	var info ensemble.MechanismInfo
-	info, err = ensemble.LookupMechanism(opts.Mechanism, votefile.MultiClass)
+	info, err = ensemble.LookupMechanism(opts.Mechanism, votefile.ManyClasses)
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
 	if err := checkSettings(cmd, info, stated); err != nil {
 		return err
 	}
-	if opts.Mechanism == "lnmax" {
+	if opts.Mechanism == votefile.LNMax {
 		for _, fl := range []string{"labels", "noise", "directions", "ss-parameters", "ss-order", "beta", "sigma-ss", "seed"} {
 			if fs.Changed(fl) {
 				return cli.Usagef("--%s: lnmax is accounted data-independently only, which needs no release, noise model or smooth sensitivity", fl)
@@ -154,7 +103,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 		src = noise.NewSeededSource(*doc.Seed)
 	}
 	if doc.Accounting, err = pate.Account(cmd.Context(), in, opts, src); err != nil {
-		return flagError(formatError(err), map[string]string{"alpha": "--orders", "delta": "--target-delta", "laplace scale": "--laplace-scale",
+		return flagError(err, map[string]string{"alpha": "--orders", "delta": "--target-delta", "laplace scale": "--laplace-scale",
 			"ss order": "--ss-order", "sigma ss": "--sigma-ss"})
 	}
 	return doc.Write(cmd.OutOrStdout(), f.Format)

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -36,8 +35,8 @@ type aggregateFlags struct {
 	Ledger      string          `flag:"ledger"`
 	Out         string          `flag:"out" help:"file for the labels, written atomically; a device or FIFO is written through (- for standard output)"`
 	OutFormat   votefile.Format `flag:"out-format" help:"labels as csv or jsonl (auto: the format of the votes)"`
-	multiInputFlags
-	Mechanism string
+	classInputFlags
+	Mechanism votefile.Mechanism
 }
 
 func newAggregateCmd() *cobra.Command {
@@ -50,7 +49,7 @@ func newAggregateCmd() *cobra.Command {
 		// checkOutputs names the argument so in its errors.
 		Annotations: map[string]string{"input": "the vote file"},
 	}, &f, map[string]string{"budget-method": "composition", "rr-method": "rr-composition", "gnmax-sigma": "gnmax-search"})
-	cmd.Flags().StringVar(&f.Mechanism, "mechanism", "darrm", "aggregator: "+strings.Join(ensemble.Mechanisms, ", ")+"; for multi-class votes (--input-format counts or --classes): "+strings.Join(ensemble.MultiMechanisms, ", "))
+	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", string(votefile.DaRRM), "aggregator: "+votefile.JoinMechanisms(ensemble.Mechanisms, ", ")+"; for multi-class votes (--input-format counts or --classes): "+votefile.JoinMechanisms(ensemble.ManyClassMechanisms, ", "))
 	return cmd
 }
 
@@ -128,7 +127,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	rel.Result, err = ensemble.ReleaseTo(cmd.Context(), in, rel.Aggregator, run.src, run.sink, limit, run.opts)
 	run.prog.Done()
 	if err != nil {
-		return formatError(err) // malformed votes are bad input
+		return err
 	}
 	rel.Input, rel.Output, rel.Votes, rel.Sink, rel.Seed = input, cli.OutputName(f.Out), in, run.sink, run.seed
 	rel.Ledger, rel.LedgerPath, rel.Elapsed = run.ledger, f.Ledger, time.Since(start)
@@ -164,7 +163,7 @@ func (f *aggregateFlags) aggregator(cmd *cobra.Command, info ensemble.MechanismI
 	var err error
 	switch {
 	case info.Input == votefile.TwoClass:
-		if mech, err = f.mechanismFlags.parse(cmd, "mechanism", []string{info.Name}); err != nil {
+		if mech, err = f.mechanismFlags.parse(cmd, "mechanism", []votefile.Mechanism{info.Name}); err != nil {
 			return rel, err
 		}
 		fs := cmd.Flags()

@@ -113,7 +113,7 @@ func TestAggregateEveryMechanism(t *testing.T) {
 			} `json:"totals"`
 		}
 		decode(t, stdout, &doc)
-		if doc.Mechanism != mech || doc.K != 11 || doc.Answered != 40 || !doc.ForRelease || doc.Randomness.Source != "crypto/rand" || !doc.IDColumn || !doc.Header {
+		if string(doc.Mechanism) != mech || doc.K != 11 || doc.Answered != 40 || !doc.ForRelease || doc.Randomness.Source != "crypto/rand" || !doc.IDColumn || !doc.Header {
 			t.Errorf("%s: summary %+v", mech, doc)
 		}
 		if doc.PerQuery.Eps != 3*doc.Eps || doc.PerQuery.Delta != constraints.DefaultTargetDelta(1e-5, 3) || doc.PerQuery.Source == "" {
@@ -357,8 +357,8 @@ func TestSimulateCommand(t *testing.T) {
 	var names []string
 	byName := map[string]report.SimResult{}
 	for _, r := range doc.Results {
-		names = append(names, r.Mechanism)
-		byName[r.Mechanism] = r
+		names = append(names, string(r.Mechanism))
+		byName[string(r.Mechanism)] = r
 		if r.Lo > r.Exact+0.01 || r.Hi < r.Exact-0.01 || r.Agreement < r.Lo || r.Agreement > r.Hi || r.Eps != doc.Results[0].Eps || r.Delta != doc.Results[0].Delta {
 			t.Errorf("%s: %+v", r.Mechanism, r)
 		}

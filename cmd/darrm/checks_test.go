@@ -44,7 +44,7 @@ func checkFile(t *testing.T, path string, m ensemble.MechanismInfo, id string, n
 		if m.Relation == accountant.OneVote {
 			meta.Partition = votefile.KeyedHash
 		}
-		if m.Input == votefile.MultiClass {
+		if m.Input == votefile.ManyClasses {
 			meta.Classes, meta.Layout = 3, votefile.LayoutCounts
 		}
 		head, err := meta.AppendHeader(nil, votefile.FormatCSV)
@@ -52,14 +52,14 @@ func checkFile(t *testing.T, path string, m ensemble.MechanismInfo, id string, n
 			t.Fatal(err)
 		}
 		b.Write(head)
-	} else if m.Input == votefile.MultiClass {
+	} else if m.Input == votefile.ManyClasses {
 		flags = []string{"--input-format", "counts"}
 	} else if slices.Contains(m.Takes, "eps") {
 		flags = []string{"--eps", "0.1", "--Delta", strconv.FormatFloat(delta, 'g', -1, 64)}
 	}
 	for i := 1; i <= n; i++ {
 		a := (7 * i) % 12
-		if m.Input == votefile.MultiClass {
+		if m.Input == votefile.ManyClasses {
 			fmt.Fprintf(&b, "q%d,%d,%d,%d\n", i, a, (11-a)/2, 11-a-(11-a)/2)
 			continue
 		}
@@ -86,9 +86,9 @@ func checkFile(t *testing.T, path string, m ensemble.MechanismInfo, id string, n
 func TestEveryCheckOfEveryMechanism(t *testing.T) {
 	cache := t.TempDir()
 	for _, m := range ensemble.Registry() {
-		t.Run(m.Name+"/"+strings.ReplaceAll(m.Input.String(), " ", "-"), func(t *testing.T) {
+		t.Run(string(m.Name)+"/"+strings.ReplaceAll(m.Input.String(), " ", "-"), func(t *testing.T) {
 			dir := t.TempDir()
-			id := "checks-" + m.Name + "-" + strconv.Itoa(int(m.Input))
+			id := "checks-" + string(m.Name) + "-" + strconv.Itoa(int(m.Input))
 			const n = 20_000
 			votes := filepath.Join(dir, "votes.csv")
 			checkFile(t, votes, m, id, n)
@@ -96,7 +96,7 @@ func TestEveryCheckOfEveryMechanism(t *testing.T) {
 			if _, e, code := darrm(t, "", "ledger", "init", led, "--votes", votes, "--budget-eps", "1e9", "--budget-delta", "0.99"); code != 0 {
 				t.Fatal(e)
 			}
-			release := append([]string{"aggregate", "--mechanism", m.Name, "--cache-dir", cache}, strings.Fields(m.Example)...)
+			release := append([]string{"aggregate", "--mechanism", string(m.Name), "--cache-dir", cache}, strings.Fields(m.Example)...)
 			labels := func(path string) int { return labelsIn(mustRead(t, path)) }
 
 			// --out a symbolic link: its target is replaced, the link kept.

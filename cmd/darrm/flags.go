@@ -1,9 +1,6 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
@@ -11,7 +8,6 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
-	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 )
 
@@ -58,41 +54,6 @@ var sharedFlags = cli.NewRegistry([]cli.Flag{
 // (cli.Registry.Bind): a shared flag takes its default and help from
 // sharedFlags, any other from the field and its help tag.
 func bind(cmd *cobra.Command, p any) { sharedFlags.Bind(cmd.Flags(), p) }
-
-// flagError makes a library's parameter error (accountant.ParamError,
-// constraints.ParamError) or setting error (accountant.SettingError) a
-// usage error that names the flag, the value and the rule; flags maps the
-// library's parameter names to flags where they differ ("--" + name
-// otherwise). Other errors are returned as they are.
-func flagError(err error, flags map[string]string) error {
-	if msg, ok := paramMessage(err, flags); ok {
-		return cli.Usagef("%s", msg)
-	}
-	return err
-}
-
-// paramMessage says a library's parameter or setting error in terms of
-// flags, for flagError.
-func paramMessage(err error, flags map[string]string) (string, bool) {
-	flag := func(name string) string {
-		if f, ok := flags[name]; ok {
-			return f
-		}
-		return "--" + name
-	}
-	var ae *accountant.ParamError
-	var ce *constraints.ParamError
-	var se *accountant.SettingError
-	switch {
-	case errors.As(err, &ae):
-		return fmt.Sprintf("%s = %v: %s", flag(ae.Name), ae.Value, ae.Rule), true
-	case errors.As(err, &ce):
-		return fmt.Sprintf("%s = %v: %s", flag(ce.Name), ce.Value, ce.Rule), true
-	case errors.As(err, &se):
-		return fmt.Sprintf("%s %s: %s", flag(se.Name), se.Value, se.Rule), true
-	}
-	return "", false
-}
 
 // checkPlot refuses a --plot file that cannot be drawn, before any work;
 // "" is no plot.

@@ -315,31 +315,13 @@ func printNotes(w io.Writer, path string, notes []string) {
 	}
 }
 
-// ledgerError maps the ledger's errors onto exit statuses: a file that is
-// no ledger, a damaged or version-1 one, one that its record refuses, a
-// release of other teachers and a bad parameter are bad input (2, the parameter named as its flag); an
-// I/O failure (permission, a full disk) is a failure (1). A file that is
-// another of darrm's (a vote file, a gamma) is named as what it is, and a
-// missing one with the close names.
+// ledgerError says a ledger's error in the command's terms: a file that is
+// another of darrm's (a vote file, a gamma) is named as what it is, a
+// missing one with the close names, and a bad header parameter as its
+// flag.
 func ledgerError(err error) error {
 	if msg := notLedger(err); msg != "" {
 		return cli.Usagef("%s", msg)
 	}
-	var (
-		pe *ledger.ParamError
-		ce *ledger.CorruptError
-		ne *ledger.NotLedgerError
-		ve *ledger.VersionError
-		re *ledger.RecordError
-		fe *ledger.RecordFileError
-		be *ledger.BindingError
-		he *ledger.BindError
-	)
-	switch {
-	case errors.As(err, &pe):
-		return cli.Usagef("--%s = %s: %s", pe.Name, pe.Value, pe.Rule)
-	case errors.As(err, &ce), errors.As(err, &ne), errors.As(err, &ve), errors.As(err, &re), errors.As(err, &fe), errors.As(err, &be), errors.As(err, &he):
-		return cli.AsUsage(err)
-	}
-	return err
+	return flagError(err, nil)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -43,12 +42,12 @@ type mechanisms struct {
 }
 
 // parse checks the flags for the mechanisms names, which flag gave.
-func (f *mechanismFlags) parse(cmd *cobra.Command, flag string, names []string) (mechanisms, error) {
+func (f *mechanismFlags) parse(cmd *cobra.Command, flag string, names []votefile.Mechanism) (mechanisms, error) {
 	s := mechanisms{mechanismFlags: f}
-	var sampling []string // the mechanisms that sample a gamma
+	var sampling []votefile.Mechanism // the mechanisms that sample a gamma
 	for _, n := range names {
 		if !slices.Contains(ensemble.Mechanisms, n) {
-			return s, cli.Usagef("--%s %q: must be one of %s", flag, n, strings.Join(ensemble.Mechanisms, ", "))
+			return s, cli.Usagef("--%s %q: must be one of %s", flag, n, votefile.JoinMechanisms(ensemble.Mechanisms, ", "))
 		}
 		if info, _ := ensemble.LookupMechanism(n, votefile.TwoClass); info.Gamma {
 			sampling = append(sampling, n)
@@ -62,7 +61,7 @@ func (f *mechanismFlags) parse(cmd *cobra.Command, flag string, names []string) 
 		if f.GammaFile == "" {
 			flag = "--no-solve"
 		}
-		return s, cli.Usagef("%s applies to the mechanisms that sample a gamma (%s), none of which is in use", flag, strings.Join(gammaMechanisms(), ", "))
+		return s, cli.Usagef("%s applies to the mechanisms that sample a gamma (%s), none of which is in use", flag, votefile.JoinMechanisms(gammaMechanisms(), ", "))
 	}
 	if f.GammaFile != "" {
 		if f.NoSolve {
@@ -81,8 +80,8 @@ func (f *mechanismFlags) parse(cmd *cobra.Command, flag string, names []string) 
 }
 
 // gammaMechanisms names the mechanisms that sample a gamma.
-func gammaMechanisms() []string {
-	var names []string
+func gammaMechanisms() []votefile.Mechanism {
+	var names []votefile.Mechanism
 	for _, r := range ensemble.Registry() {
 		if r.Gamma {
 			names = append(names, r.Name)
@@ -103,24 +102,24 @@ func (s mechanisms) tableRelation() accountant.Relation {
 // checkTableRelation refuses a --gamma file for a relation in which none
 // of the mechanisms names that sample a gamma releases: a gamma is
 // private only in the relation it was certified in.
-func (s mechanisms) checkTableRelation(names []string) error {
+func (s mechanisms) checkTableRelation(names []votefile.Mechanism) error {
 	rel := s.tableRelation()
 	for _, n := range names {
 		if info, _ := ensemble.LookupMechanism(n, votefile.TwoClass); info.Relation == rel {
 			return nil
 		}
 	}
-	want, other := "darrm-one-vote", accountant.PrivateTeachers
+	want, other := votefile.DaRRMOneVote, accountant.PrivateTeachers
 	if rel == accountant.PrivateTeachers {
-		want, other = "darrm", accountant.OneVote
+		want, other = votefile.DaRRM, accountant.OneVote
 	}
 	return cli.Usagef("--gamma %s is a gamma for the %v relation (%s); %s releases in the %v relation: use --mechanism %s, or a gamma that darrm solve wrote for the %v relation",
-		s.tableName, rel, rel.Describe(), strings.Join(names, " and "), other, want, other)
+		s.tableName, rel, rel.Describe(), votefile.JoinMechanisms(names, " and "), other, want, other)
 }
 
 // newAggregator builds the named two-class aggregator for problem p;
 // label describes it for people.
-func (s mechanisms) newAggregator(cmd *cobra.Command, name string, p constraints.Params) (ensemble.Aggregator, string, error) {
+func (s mechanisms) newAggregator(cmd *cobra.Command, name votefile.Mechanism, p constraints.Params) (ensemble.Aggregator, string, error) {
 	agg, label, err := s.build(cmd, ensemble.Mechanism{Name: name}, p, 2)
 	if err != nil {
 		return nil, "", err

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -82,19 +81,19 @@ func checkSettings(cmd *cobra.Command, info ensemble.MechanismInfo, stated votef
 
 // takenBy names the mechanisms that take the setting name.
 func takenBy(name string) string {
-	var names []string
+	var names []votefile.Mechanism
 	for _, r := range ensemble.Registry() {
 		if (slices.Contains(r.Needs, name) || slices.Contains(r.Takes, name)) && !slices.Contains(names, r.Name) {
 			names = append(names, r.Name)
 		}
 	}
-	return strings.Join(names, ", ")
+	return votefile.JoinMechanisms(names, ", ")
 }
 
-// multiInputFlags say how to read multi-class votes: a counts file
+// classInputFlags say how to read multi-class votes: a counts file
 // (--input-format counts), class indices (--classes C), or what the
 // metadata header states.
-type multiInputFlags struct {
+type classInputFlags struct {
 	Classes  int               `flag:"classes" help:"number of classes C: the votes are class indices 0..C-1 (with --input-format counts, every row must have C counts; a metadata header states C, which this may repeat)"`
 	InFormat votefile.Format   `flag:"input-format" help:"votes as csv or jsonl, or counts: rows of C vote counts (auto: JSON lines if the first line starts with [ or {; a metadata header states the layout)"`
 	Header   votefile.Presence `flag:"header" help:"CSV header row: auto, yes or no"`
@@ -102,9 +101,9 @@ type multiInputFlags struct {
 }
 
 // openVotes reads the start of the vote file r (its metadata header).
-func (f *multiInputFlags) openVotes(r io.Reader, name string) (*votefile.File, error) {
+func (f *classInputFlags) openVotes(r io.Reader, name string) (*votefile.File, error) {
 	vf, err := votefile.Open(r, name, f.InFormat)
-	return vf, formatError(err)
+	return vf, err
 }
 
 // input returns the kind of votes vf is to be read as: multi-class when
@@ -113,10 +112,10 @@ func (f *multiInputFlags) openVotes(r io.Reader, name string) (*votefile.File, e
 // (votefile.File.DetectLayout, given the --K of a command that has
 // it), which are then read as --input-format counts reads them, with a
 // note on stderr that names the file name.
-func (f *multiInputFlags) input(cmd *cobra.Command, vf *votefile.File, name string) (votefile.Input, error) {
+func (f *classInputFlags) input(cmd *cobra.Command, vf *votefile.File, name string) (votefile.Input, error) {
 	fs := cmd.Flags()
-	if f.InFormat == votefile.FormatCounts || fs.Changed("classes") || vf.MultiClass() {
-		return votefile.MultiClass, nil
+	if f.InFormat == votefile.FormatCounts || fs.Changed("classes") || vf.ManyClasses() {
+		return votefile.ManyClasses, nil
 	}
 	opts := votefile.ReadOptions{Header: f.Header, ID: f.ID}
 	if k := fs.Lookup("K"); k != nil && k.Changed {
@@ -124,12 +123,12 @@ func (f *multiInputFlags) input(cmd *cobra.Command, vf *votefile.File, name stri
 	}
 	layout, err := vf.DetectLayout(opts)
 	if err != nil {
-		return 0, formatError(err)
+		return 0, err
 	}
 	if layout == votefile.LayoutCounts && vf.Meta() == nil {
 		f.InFormat = votefile.FormatCounts
 		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: %s holds vote counts, one column per class: read as counts (as --input-format counts says; docs/aggregate.md, \"Vote counts without a flag\")\n", name)
-		return votefile.MultiClass, nil
+		return votefile.ManyClasses, nil
 	}
 	return votefile.TwoClass, nil
 }
@@ -138,16 +137,16 @@ func (f *multiInputFlags) input(cmd *cobra.Command, vf *votefile.File, name stri
 // indices with the layout, C and K of its metadata header, which the
 // flags may repeat but not contradict, or without one, those the flags
 // give.
-func (f *multiInputFlags) reader(cmd *cobra.Command, vf *votefile.File, in votefile.Input, name string) (votefile.Reader, error) {
+func (f *classInputFlags) reader(cmd *cobra.Command, vf *votefile.File, in votefile.Input, name string) (votefile.Reader, error) {
 	if in == votefile.TwoClass {
 		r, err := vf.Votes(votefile.ReadOptions{Format: f.InFormat, Header: f.Header, ID: f.ID})
-		return r, formatError(err)
+		return r, err
 	}
 	fs := cmd.Flags()
 	if fs.Changed("classes") && (f.Classes < 2 || f.Classes > votefile.MaxClasses) {
 		return nil, cli.Usagef("--classes %d: must be in [2, %d] (at most as many classes as a row of counts can hold within a line's %d bytes)", f.Classes, votefile.MaxClasses, votefile.MaxLineBytes)
 	}
-	opts := votefile.MultiOptions{Header: f.Header, ID: f.ID, Classes: f.Classes}
+	opts := votefile.ClassOptions{Header: f.Header, ID: f.ID, Classes: f.Classes}
 	switch {
 	case f.InFormat == votefile.FormatCounts:
 		opts.Input = votefile.InputCounts
@@ -163,13 +162,13 @@ func (f *multiInputFlags) reader(cmd *cobra.Command, vf *votefile.File, in votef
 		}
 		opts.Input = votefile.InputFromHeader
 	}
-	r, err := vf.Multi(opts)
-	return r, formatError(err)
+	r, err := vf.Classes(opts)
+	return r, err
 }
 
 // openReader opens the vote file name (- for standard input) and reads it
 // as the flags and its header say (reader). Close the file it returns.
-func (f *multiInputFlags) openReader(cmd *cobra.Command, name string) (votefile.Reader, io.Closer, error) {
+func (f *classInputFlags) openReader(cmd *cobra.Command, name string) (votefile.Reader, io.Closer, error) {
 	file, err := openInput(cmd, "VOTES", name, wantVotes)
 	if err != nil {
 		return nil, nil, err
@@ -187,13 +186,4 @@ func (f *multiInputFlags) openReader(cmd *cobra.Command, name string) (votefile.
 	}
 	file.Close()
 	return nil, nil, err
-}
-
-// formatError makes a malformed vote or label file (*votefile.FormatError)
-// bad input; other errors, such as a failed read, stay what they are.
-func formatError(err error) error {
-	if fe := (*votefile.FormatError)(nil); errors.As(err, &fe) {
-		return cli.Usagef("%v", err)
-	}
-	return err
 }

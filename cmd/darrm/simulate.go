@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/votefile"
 )
 
 func init() { subcommands = append(subcommands, newSimulateCmd) }
@@ -42,7 +43,10 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	if f.Queries < 1 {
 		return cli.Usagef("--queries = %d: must be >= 1", f.Queries)
 	}
-	names := f.Mechanisms
+	names := make([]votefile.Mechanism, len(f.Mechanisms))
+	for i, n := range f.Mechanisms {
+		names[i] = votefile.Mechanism(n)
+	}
 	if len(names) == 0 {
 		names = ensemble.DefaultMechanisms(p.Params)
 	}

@@ -390,16 +390,16 @@ func (failWriter) Write([]byte) (int, error) { return 0, errors.New("no space le
 
 func TestExecute(t *testing.T) {
 	errBoom := errors.New("boom")
-	code := func(err error) int {
+	explain := func(err error) (int, string) {
 		switch {
 		case err == nil:
-			return 0
+			return 0, ""
 		case errors.Is(err, context.Canceled):
-			return 130
+			return 130, err.Error()
 		case IsUsage(err):
-			return 2
+			return 2, err.Error()
 		}
-		return 1
+		return 1, err.Error()
 	}
 	newRoot := func() *cobra.Command {
 		root := &cobra.Command{Use: "prog", Args: NoArgs, RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() }, SilenceErrors: true, SilenceUsage: true}
@@ -434,7 +434,7 @@ func TestExecute(t *testing.T) {
 		if stdout == nil {
 			stdout = &out
 		}
-		got := Execute(tc.ctx, newRoot(), tc.args, strings.NewReader(""), stdout, &errb, code)
+		got := Execute(tc.ctx, newRoot(), tc.args, strings.NewReader(""), stdout, &errb, explain)
 		if got != tc.code || out.String() != tc.out || errb.String() != tc.errText {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %d, %q, %q", tc.args, got, out.String(), errb.String(), tc.code, tc.out, tc.errText)
 		}

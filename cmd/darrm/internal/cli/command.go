@@ -21,6 +21,9 @@ type UsageError struct{ Err error }
 func (e *UsageError) Error() string { return e.Err.Error() }
 func (e *UsageError) Unwrap() error { return e.Err }
 
+// BadInput reports that the error is the caller's input, not a failure.
+func (e *UsageError) BadInput() bool { return true }
+
 // Usagef reports bad input from the user.
 func Usagef(format string, args ...any) error {
 	return &UsageError{fmt.Errorf(format, args...)}
@@ -154,14 +157,14 @@ func (c *checkedWriter) Write(p []byte) (int, error) {
 }
 
 // Execute runs the command tree of root with args and the given streams,
-// and returns the exit status that code gives its error (code(nil) when
-// there is none). A write to stdout that failed fails the run, even if the
-// command did not check it. An error is printed on stderr after the
-// root's name; once ctx is done (an interrupt), it is reported as an
-// interruption, with the status code gives ctx's error. Reads of stdin and
-// writes to stdout return when ctx is done, even while they block (no
-// data on a pipe, a reader that has stalled): ctxio.
-func Execute(ctx context.Context, root *cobra.Command, args []string, stdin io.Reader, stdout, stderr io.Writer, code func(error) int) int {
+// and returns the exit status that explain gives its error (explain(nil)
+// when there is none). A write to stdout that failed fails the run, even
+// if the command did not check it. An error is printed on stderr after
+// the root's name, as explain says it; once ctx is done (an interrupt), it
+// is reported as an interruption, with the status explain gives ctx's
+// error. Reads of stdin and writes to stdout return when ctx is done, even
+// while they block (no data on a pipe, a reader that has stalled): ctxio.
+func Execute(ctx context.Context, root *cobra.Command, args []string, stdin io.Reader, stdout, stderr io.Writer, explain func(error) (int, string)) int {
 	in, w := ctxio.NewReader(ctx, stdin), ctxio.NewWriter(ctx, stdout)
 	defer in.Close()
 	defer w.Close()
@@ -174,13 +177,14 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, stdin io.R
 	if err == nil && out.err != nil {
 		err = fmt.Errorf("write standard output: %w", out.err)
 	}
+	code, msg := explain(err)
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:
-		fmt.Fprintf(stderr, "%s: interrupted: %v\n", root.Name(), err)
-		return code(ctx.Err())
+		fmt.Fprintf(stderr, "%s: interrupted: %s\n", root.Name(), msg)
+		code, _ = explain(ctx.Err())
 	default:
-		fmt.Fprintf(stderr, "%s: %v\n", root.Name(), err)
+		fmt.Fprintf(stderr, "%s: %s\n", root.Name(), msg)
 	}
-	return code(err)
+	return code
 }

@@ -20,12 +20,12 @@ import (
 // it holds no vote count and no un-noised label, only what the label
 // file itself shows.
 type released struct {
-	Input        string `json:"input"`
-	InputFormat  string `json:"input_format"`
-	IDColumn     bool   `json:"id_column"`
-	Output       string `json:"output"`
-	OutputFormat string `json:"output_format"`
-	Mechanism    string `json:"mechanism"`
+	Input        string             `json:"input"`
+	InputFormat  string             `json:"input_format"`
+	IDColumn     bool               `json:"id_column"`
+	Output       string             `json:"output"`
+	OutputFormat string             `json:"output_format"`
+	Mechanism    votefile.Mechanism `json:"mechanism"`
 	// VotesHeader is the vote file's metadata header, nil without one.
 	VotesHeader *votefile.Meta     `json:"votes_header,omitempty"`
 	PerQuery    PerQuery           `json:"per_query"`
@@ -145,8 +145,9 @@ const NotForRelease = "NOT FOR RELEASE: --seed makes the noise reproducible, so 
 // NewSummary summarises it.
 type Release struct {
 	// Mechanism names the aggregator Aggregator, which Label describes.
-	Mechanism, Label string
-	Aggregator       ensemble.Labeler
+	Mechanism  votefile.Mechanism
+	Label      string
+	Aggregator ensemble.Labeler
 	// Problem and Teachers are the problem of a two-class release and
 	// the teachers' guarantee it used.
 	Problem  gamma.Problem
@@ -176,7 +177,7 @@ type Summary interface {
 // NewSummary is the summary of the release r: NewAggregateMulti for
 // multi-class votes, NewAggregate otherwise.
 func NewSummary(r Release) (Summary, error) {
-	if r.Votes.MultiClass() {
+	if r.Votes.ManyClasses() {
 		return NewAggregateMulti(r)
 	}
 	return NewAggregate(r)
@@ -248,7 +249,7 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 		header := []string{"mechanism", "queries_answered", "queries_unanswered", "eps_per_query", "delta_per_query", "method", "delta_prime", "eps_total", "delta_total", "total_bound", "for_release"}
 		var rows [][]string
 		for _, t := range out.Totals {
-			rows = append(rows, append([]string{out.Mechanism, fmt.Sprint(out.Answered), fmt.Sprint(out.Unanswered),
+			rows = append(rows, append([]string{string(out.Mechanism), fmt.Sprint(out.Answered), fmt.Sprint(out.Unanswered),
 				cliout.Float(out.PerQuery.Eps), cliout.Float(out.PerQuery.Delta)}, append(totalCells(t, cliout.Float), t.Bound.String(), fmt.Sprint(out.ForRelease))...))
 		}
 		return cliout.WriteCSV(w, header, rows)
@@ -320,7 +321,7 @@ func (out AggregateMulti) Write(w io.Writer, f cliout.Format) error {
 		header := []string{"mechanism", "released", "answered", "not_answered", "stopped_by_budget", "eps_per_query", "delta_per_query", "method", "delta_prime", "eps_total", "delta_total", "for_release"}
 		var rows [][]string
 		for _, t := range out.Totals {
-			rows = append(rows, append([]string{out.Mechanism, fmt.Sprint(out.Released), fmt.Sprint(out.Answered), fmt.Sprint(out.NotAnswered), fmt.Sprint(out.StoppedByBudget),
+			rows = append(rows, append([]string{string(out.Mechanism), fmt.Sprint(out.Released), fmt.Sprint(out.Answered), fmt.Sprint(out.NotAnswered), fmt.Sprint(out.StoppedByBudget),
 				cliout.Float(out.PerQuery.Eps), cliout.Float(out.PerQuery.Delta)}, append(totalCells(t, cliout.Float), fmt.Sprint(out.ForRelease))...))
 		}
 		return cliout.WriteCSV(w, header, rows)

@@ -59,7 +59,7 @@ func TestNewAggregate(t *testing.T) {
 		{name: "charged to a ledger", agg: rr, res: ensemble.ReleaseResult{Answered: 1}, led: led},
 	} {
 		acct := ensemble.Accounting{PerQuery: tc.agg.Privacy(), DeltaPrime: 1e-5, Budget: tc.budget}
-		out, err := NewAggregate(Release{Problem: gamma.Problem{Params: p}, Mechanism: tc.name, Aggregator: tc.agg, Input: "votes.csv", Output: "-",
+		out, err := NewAggregate(Release{Problem: gamma.Problem{Params: p}, Mechanism: votefile.Mechanism(tc.name), Aggregator: tc.agg, Input: "votes.csv", Output: "-",
 			Votes: votes, Sink: ensemble.LabelSink{Format: votefile.FormatCSV}, Result: tc.res, Accounting: acct,
 			Seed: tc.seed, Ledger: tc.led, LedgerPath: path, Elapsed: time.Second})
 		priv := tc.agg.Privacy()
@@ -88,11 +88,11 @@ func TestNewAggregate(t *testing.T) {
 // AggregateMulti, from the same Release as a two-class one: its
 // settings, the queries withheld, totals without a cap.
 func TestNewSummary(t *testing.T) {
-	in, err := votefile.NewMultiReader(strings.NewReader("4,3,3\n"), "counts.csv", votefile.MultiOptions{Input: votefile.InputCounts})
+	in, err := votefile.NewClassReader(strings.NewReader("4,3,3\n"), "counts.csv", votefile.ClassOptions{Input: votefile.InputCounts})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := ensemble.NewMultiGNMax(accountant.ConfidentGNMax{Threshold: 8, Sigma1: 2, Sigma2: 2, Noise: accountant.DiscreteNoise}, 10, 3, 1e-5)
+	g, err := ensemble.NewClassGNMax(accountant.ConfidentGNMax{Threshold: 8, Sigma1: 2, Sigma2: 2, Noise: accountant.DiscreteNoise}, 10, 3, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}

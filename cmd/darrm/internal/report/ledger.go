@@ -71,7 +71,7 @@ func (d LedgerShow) Write(w io.Writer, f cliout.Format) error {
 	}
 	row := func(s ledger.Spend) cliout.Record {
 		return cliout.Record{field("time", s.Time.Format("2006-01-02T15:04:05Z")), field("run", text(s.Run)),
-			field("mechanism", text(s.Mechanism)), field("queries", s.Queries), field("eps", total(s.Eps)), field("delta", total(s.Delta)), field("final", s.Final)}
+			field("mechanism", text(string(s.Mechanism))), field("queries", s.Queries), field("eps", total(s.Eps)), field("delta", total(s.Delta)), field("final", s.Final)}
 	}
 	var widths cliout.Widths
 	if f == cliout.Table {

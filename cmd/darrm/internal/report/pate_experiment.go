@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/pate"
+	"github.com/darrm/darrm/votefile"
 )
 
 // PATEExperiment is the document of darrm pate.
@@ -56,9 +57,9 @@ type PATETeachers struct {
 // PATEStudent is the student trained on one mechanism's answered
 // queries, and its accuracy on the held-out half of the test set.
 type PATEStudent struct {
-	Mechanism string  `json:"mechanism"`
-	Queries   int     `json:"queries"`
-	Accuracy  float64 `json:"accuracy"`
+	Mechanism votefile.Mechanism `json:"mechanism"`
+	Queries   int                `json:"queries"`
+	Accuracy  float64            `json:"accuracy"`
 }
 
 // PATEPaperRow is the PATE paper's Table 2 row for MNIST: Confident-GNMax
@@ -121,10 +122,10 @@ func NewPATEExperiment(dataset string, out *pate.Outcome, p pate.Params, elapsed
 
 // PATEMechanism is one mechanism's row of the experiment.
 type PATEMechanism struct {
-	Mechanism string   `json:"mechanism"`
-	Threshold *float64 `json:"threshold,omitempty"`
-	Sigma1    *float64 `json:"sigma1,omitempty"`
-	Sigma2    float64  `json:"sigma2"`
+	Mechanism votefile.Mechanism `json:"mechanism"`
+	Threshold *float64           `json:"threshold,omitempty"`
+	Sigma1    *float64           `json:"sigma1,omitempty"`
+	Sigma2    float64            `json:"sigma2"`
 	// Queries counts the queries asked, Answered those answered;
 	// Reached says whether the answers reached darrm pate --answered.
 	Queries        int      `json:"queries"`
@@ -175,7 +176,7 @@ func (d PATEExperiment) Write(w io.Writer, f cliout.Format) error {
 			if d.Student != nil && d.Student.Mechanism == r.Mechanism {
 				student = cliout.Float(d.Student.Accuracy)
 			}
-			rows = append(rows, []string{fmt.Sprint(d.Teachers.K), cliout.Float(d.Teachers.AccuracyMean), r.Mechanism, fmt.Sprint(r.Queries), fmt.Sprint(r.Answered), fmt.Sprint(r.Reached),
+			rows = append(rows, []string{fmt.Sprint(d.Teachers.K), cliout.Float(d.Teachers.AccuracyMean), string(r.Mechanism), fmt.Sprint(r.Queries), fmt.Sprint(r.Answered), fmt.Sprint(r.Reached),
 				cliout.Float(r.Accuracy), r.Directions, cliout.Float(r.EpsIndependent), cliout.Float(r.EpsDependent),
 				optFloat(r.SSOrder), optFloat(r.Beta), optFloat(r.SigmaSS), optFloat(r.EpsReleased), cliout.Float(r.Delta), student, nfp, d.Publication})
 		}
@@ -215,7 +216,7 @@ func (d PATEExperiment) Write(w io.Writer, f cliout.Format) error {
 		if !r.Reached {
 			answered += " (all there were)"
 		}
-		rows = append(rows, []string{r.Mechanism, fmt.Sprint(r.Queries), answered, fmt.Sprintf("%.4f", r.Accuracy), fmt.Sprintf("%.4g", r.EpsIndependent), fmt.Sprintf("%.4g", r.EpsDependent), released, student})
+		rows = append(rows, []string{string(r.Mechanism), fmt.Sprint(r.Queries), answered, fmt.Sprintf("%.4f", r.Accuracy), fmt.Sprintf("%.4g", r.EpsIndependent), fmt.Sprintf("%.4g", r.EpsDependent), released, student})
 	}
 	p := d.PATE2018
 	rows = append(rows, []string{"PATE 2018", "", fmt.Sprint(p.Answered), "", "", fmt.Sprintf("%g", p.Eps), "", fmt.Sprintf("%.4f", p.StudentAccuracy)})

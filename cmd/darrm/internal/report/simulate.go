@@ -9,33 +9,34 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/plural"
+	"github.com/darrm/darrm/votefile"
 )
 
 // Simulate is the document darrm simulate prints.
 type Simulate struct {
 	Problem
-	Teachers string      `json:"teachers"`
-	P        []float64   `json:"p"`
-	Queries  int         `json:"queries"`
-	Seed     uint64      `json:"seed"`
-	Note     string      `json:"note"`
-	Results  []SimResult `json:"results"`
-	Above    []string    `json:"darrm_above,omitempty"`
+	Teachers string               `json:"teachers"`
+	P        []float64            `json:"p"`
+	Queries  int                  `json:"queries"`
+	Seed     uint64               `json:"seed"`
+	Note     string               `json:"note"`
+	Results  []SimResult          `json:"results"`
+	Above    []votefile.Mechanism `json:"darrm_above,omitempty"`
 }
 
 // SimResult is one mechanism's agreement with the majority of the votes.
 type SimResult struct {
-	Mechanism string  `json:"mechanism"`
-	Label     string  `json:"label"`
-	Eps       float64 `json:"eps"`
-	Delta     float64 `json:"delta"`
-	Source    string  `json:"source"`
-	Agree     int     `json:"agree"`
-	Agreement float64 `json:"agreement"`
-	Lo        float64 `json:"ci95_lo"`
-	Hi        float64 `json:"ci95_hi"`
-	Exact     float64 `json:"exact_agreement"`
-	TVError   float64 `json:"exact_error"`
+	Mechanism votefile.Mechanism `json:"mechanism"`
+	Label     string             `json:"label"`
+	Eps       float64            `json:"eps"`
+	Delta     float64            `json:"delta"`
+	Source    string             `json:"source"`
+	Agree     int                `json:"agree"`
+	Agreement float64            `json:"agreement"`
+	Lo        float64            `json:"ci95_lo"`
+	Hi        float64            `json:"ci95_hi"`
+	Exact     float64            `json:"exact_agreement"`
+	TVError   float64            `json:"exact_error"`
 }
 
 // NewSimulate is the document of a simulation of seed on teachers whose
@@ -43,7 +44,7 @@ type SimResult struct {
 // results res of ensemble.Simulate, whose aggregators labels describe,
 // and the mechanisms whose interval darrm's lies above.
 func NewSimulate(p gamma.Problem, teachers string, probs []float64, seed uint64, res []ensemble.SimResult, labels []string) Simulate {
-	out := Simulate{Problem: NewProblem(p), Teachers: teachers, P: probs, Seed: seed, Above: ensemble.Above(res, "darrm"),
+	out := Simulate{Problem: NewProblem(p), Teachers: teachers, P: probs, Seed: seed, Above: ensemble.Above(res, votefile.DaRRM),
 		Note: "a simulation with a seeded generator, not a private release: agreement with the majority of synthetic teachers"}
 	for i, r := range res {
 		out.Queries = r.Queries
@@ -64,7 +65,7 @@ func (out Simulate) Write(w io.Writer, f cliout.Format) error {
 		header := []string{"mechanism", "eps", "delta", "queries", "agree", "agreement", "ci95_lo", "ci95_hi", "exact_agreement", "exact_error", "seed"}
 		var rows [][]string
 		for _, r := range out.Results {
-			rows = append(rows, []string{r.Mechanism, cliout.Float(r.Eps), cliout.Float(r.Delta), fmt.Sprint(out.Queries), fmt.Sprint(r.Agree),
+			rows = append(rows, []string{string(r.Mechanism), cliout.Float(r.Eps), cliout.Float(r.Delta), fmt.Sprint(out.Queries), fmt.Sprint(r.Agree),
 				cliout.Float(r.Agreement), cliout.Float(r.Lo), cliout.Float(r.Hi), cliout.Float(r.Exact), cliout.Float(r.TVError), fmt.Sprint(out.Seed)})
 		}
 		return cliout.WriteCSV(w, header, rows)
@@ -77,7 +78,7 @@ func (out Simulate) Write(w io.Writer, f cliout.Format) error {
 	fmt.Fprintf(w, "teachers %s: p = %s\n\n", out.Teachers, strings.Join(ps, ", "))
 	var rows [][]string
 	for _, r := range out.Results {
-		rows = append(rows, []string{r.Mechanism, fmt.Sprintf("%.4f", r.Agreement), fmt.Sprintf("[%.4f, %.4f]", r.Lo, r.Hi),
+		rows = append(rows, []string{string(r.Mechanism), fmt.Sprintf("%.4f", r.Agreement), fmt.Sprintf("[%.4f, %.4f]", r.Lo, r.Hi),
 			fmt.Sprintf("%.4f", r.Exact), fmt.Sprintf("%.4f", r.TVError)})
 	}
 	if err := cliout.WriteTable(w, []string{"mechanism", "agreement", "95% interval", "exact", "error E"}, rows); err != nil {
@@ -88,7 +89,7 @@ func (out Simulate) Write(w io.Writer, f cliout.Format) error {
 		fmt.Fprintf(w, "  %s: %s\n", r.Mechanism, r.Label)
 	}
 	if len(out.Above) > 0 {
-		fmt.Fprintf(w, "darrm's 95%% interval lies above those of: %s\n", strings.Join(out.Above, ", "))
+		fmt.Fprintf(w, "darrm's 95%% interval lies above those of: %s\n", votefile.JoinMechanisms(out.Above, ", "))
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/votefile"
 )
 
 // TestNewSimulate: each result keeps its aggregator's label and numbers,
@@ -21,14 +22,14 @@ func TestNewSimulate(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		res   []ensemble.SimResult
-		above []string
+		above []votefile.Mechanism
 	}{
-		{"darrm and two others", res, []string{"rr"}},
+		{"darrm and two others", res, []votefile.Mechanism{votefile.RR}},
 		{"without darrm", res[1:], nil},
 	} {
 		labels := make([]string, len(tc.res))
 		for i, r := range tc.res {
-			labels[i] = "the " + r.Name
+			labels[i] = "the " + string(r.Name)
 		}
 		out := NewSimulate(p, "U(0.5,1)", []float64{0.6, 0.7, 0.8}, 5, tc.res, labels)
 		if out.K != 3 || out.Queries != 100 || out.Seed != 5 || out.Teachers != "U(0.5,1)" || out.Note == "" || !slices.Equal(out.Above, tc.above) || len(out.Results) != len(tc.res) {

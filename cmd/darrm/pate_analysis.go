@@ -1,0 +1,38 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/pate"
+)
+
+// analysisFlags are the choices of PATE's data-dependent analysis that
+// account pate and darrm pate share: the directions it bounds and the
+// parameters of the smooth-sensitivity release of its cost.
+type analysisFlags struct {
+	Directions accountant.PATEDirections `flag:"directions" help:"divergences the data-dependent bound covers: both (a differential-privacy guarantee) or one-sided (the PATE paper's Theorem 6 as stated, for reproducing its numbers: no guarantee)"`
+	SSParams   pate.SmoothChoice         `flag:"ss-parameters" help:"smooth-sensitivity parameters that --ss-order, --beta and --sigma-ss leave open: data-free (darrm's rule, which sees no vote: eps_released may be published) or from-votes (the PATE authors' choice from the votes: eps_released is then not for publication)"`
+	SSOrder    float64                   `flag:"ss-order" help:"Renyi order of the smooth-sensitivity release, > 1 (default: by --ss-parameters)"`
+	Beta       float64                   `flag:"beta" help:"smoothness beta of the smooth-sensitivity release, in (0, 1/(2·order)) (default: by --ss-parameters)"`
+	SigmaSS    float64                   `flag:"sigma-ss" help:"noise multiplier sigma_ss of the smooth-sensitivity release, > 0 (default: by --ss-parameters)"`
+}
+
+// smooth returns the parameters of the smooth-sensitivity release the
+// flags give.
+func (f *analysisFlags) smooth(cmd *cobra.Command) (pate.SmoothParams, error) {
+	fs := cmd.Flags()
+	p := pate.SmoothParams{Order: f.SSOrder, Beta: f.Beta, Sigma: f.SigmaSS, FromVotes: f.SSParams == pate.SmoothFromVotes}
+	switch {
+	case fs.Changed("ss-order") && !(f.SSOrder > 1):
+		return p, cli.Usagef("--ss-order = %v: must be > 1", f.SSOrder)
+	case fs.Changed("beta") && !(f.Beta > 0):
+		return p, cli.Usagef("--beta = %v: must be > 0", f.Beta)
+	case fs.Changed("sigma-ss") && !(f.SigmaSS > 0):
+		return p, cli.Usagef("--sigma-ss = %v: must be > 0", f.SigmaSS)
+	case p.FromVotes && fs.Changed("beta") != fs.Changed("sigma-ss"):
+		return p, cli.Usagef("--ss-parameters from-votes chooses --beta and --sigma-ss together: fix both, or neither")
+	}
+	return p, nil
+}
