@@ -7,7 +7,8 @@ import (
 	"github.com/darrm/darrm/accountant"
 )
 
-// EpsSource says where the teachers' (ε, Δ) of a release came from.
+// EpsSource says where the teachers' (ε, Δ) of a release came from:
+// FromHeader (the vote file's metadata header) or FromFlags.
 type EpsSource int
 
 const (

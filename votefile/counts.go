@@ -8,7 +8,9 @@ import (
 	"strings"
 )
 
-// ClassLayout is the layout of a multi-class vote file.
+// ClassLayout is the layout of a many-class vote file: InputCounts (a row
+// of C counts per query), InputClasses (a class index per teacher), or
+// InputFromHeader (as the header says).
 type ClassLayout int
 
 const (

@@ -5,7 +5,9 @@ import (
 	"strings"
 )
 
-// Format is the format of a vote or label file.
+// Format is the format of a vote or label file: FormatCSV or FormatJSONL,
+// FormatAuto to tell them apart from the file, or FormatCounts for vote
+// counts.
 type Format int
 
 const (
@@ -63,7 +65,8 @@ func (f *Format) UnmarshalText(b []byte) error {
 	return err
 }
 
-// Presence says whether a vote file has a header row or an id column.
+// Presence says whether a vote file has a header row or an id column:
+// Present, Absent, or Detect (from the file).
 type Presence int
 
 const (

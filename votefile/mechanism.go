@@ -5,7 +5,9 @@ import "strings"
 // Mechanism names a mechanism that releases labels, as a label file's
 // header states it (LabelMeta.Mechanism) and darrm aggregate's --mechanism
 // takes it. The release's registry of mechanisms (ensemble.Registry) says
-// which votes each labels and which settings it takes.
+// which votes each labels and which settings it takes. Two-class votes:
+// DaRRM, Subsample, DSub, RR, GNMax and, for non-private teachers,
+// DaRRMOneVote; votes of C classes: GNMax, ConfidentGNMax and LNMax.
 type Mechanism string
 
 // The mechanisms of release. GNMax names two: GNMax on the two counts of

@@ -120,7 +120,8 @@ func (e textEnum) parse(b []byte) (int, error) {
 	return 0, fmt.Errorf("%s %q: must be %s", e.what, b, strings.Join(valid, ", "))
 }
 
-// Layout is how a vote file's rows hold the teachers' answers.
+// Layout is how a vote file's rows hold the teachers' answers: LayoutVotes
+// (one vote per teacher) or LayoutCounts (one count per class).
 type Layout int
 
 const (
@@ -148,7 +149,9 @@ func (l *Layout) UnmarshalText(b []byte) error {
 	return err
 }
 
-// Kind says whether a release is post-processing of fixed teachers.
+// Kind says whether a release is post-processing of fixed teachers
+// (Fixed) or of teachers drawn anew for each query (PerQuery); KindUnstated
+// when a header does not say.
 type Kind int
 
 const (
@@ -181,7 +184,8 @@ func (k *Kind) UnmarshalText(b []byte) error {
 }
 
 // Partition is the rule that split the training data between the
-// teachers.
+// teachers: KeyedHash or FilePosition (disjoint shares), SharedData (all
+// on the whole set), or PartitionUnstated.
 type Partition int
 
 const (
@@ -216,7 +220,9 @@ func (p *Partition) UnmarshalText(b []byte) error {
 	return err
 }
 
-// Origin says how a teacher's guarantee was obtained.
+// Origin says how a teacher's guarantee was obtained: FromStated (the
+// ensemble's owner states it), FromDPSGD (DP-SGD's accounting), or NonPrivate (no
+// guarantee: teachers of the one-vote relation).
 type Origin int
 
 const (

@@ -103,7 +103,8 @@ func (s *rows) next(lines *VoteReader, parse func([]byte) error) bool {
 }
 
 // Input is the kind of votes a file holds, and so the kind a mechanism
-// labels.
+// labels: TwoClass (0/1 votes) or ManyClasses (counts, or class indices
+// of C classes).
 type Input int
 
 const (

@@ -1,7 +1,6 @@
 package docstest
 
 import (
-	"fmt"
 	"go/ast"
 	"go/doc"
 	"go/parser"
@@ -12,12 +11,6 @@ import (
 	"strings"
 	"testing"
 )
-
-// enumDocsPending are the packages (by name, which a move keeps) whose
-// enumerations are not yet documented value by value: their files are
-// being reorganised, and the test only lists what they miss. Remove a
-// package here once its types name their values.
-var enumDocsPending = map[string]bool{"ensemble": true, "votefile": true}
 
 // TestEnumValuesDocumented: `go doc PKG Type` prints a typed const block
 // as its first name and "...", so a reader of the type sees one value of
@@ -68,12 +61,7 @@ func TestEnumValuesDocumented(t *testing.T) {
 					if regexp.MustCompile(`\b` + n + `\b`).MatchString(typ.Doc) {
 						continue
 					}
-					msg := fmt.Sprintf("%s.%s: the type's doc comment does not name its value %s, which go doc ./%s %s does not show", rel, typ.Name, n, rel, typ.Name)
-					if enumDocsPending[p.Name] {
-						t.Log("pending: " + msg)
-					} else {
-						t.Error(msg)
-					}
+					t.Errorf("%s.%s: the type's doc comment does not name its value %s, which go doc ./%s %s does not show", rel, typ.Name, n, rel, typ.Name)
 				}
 			}
 		}
