@@ -120,25 +120,33 @@ func (n *Net) NewWorkspace() *Workspace {
 // pixels, row major).
 func (n *Net) Logit(x []float64, ws *Workspace) float64 {
 	cw, cb, dw, db := n.split(n.Params)
+	n.conv(cw, cb, x, ws.z)
 	logit := *db
+	for k, z := range ws.z {
+		if z > 0 {
+			logit += dw[k] * z
+		}
+	}
+	return logit
+}
+
+// conv writes into z the convolution layer's pre-activations for image
+// x, filter by filter, row by row: the input of both networks' dense
+// layer after ReLU.
+func (n *Net) conv(cw, cb, x, z []float64) {
 	for f := 0; f < n.F; f++ {
 		w := cw[f*Kernel*Kernel : (f+1)*Kernel*Kernel]
 		for i := 0; i < Out; i++ {
 			for j := 0; j < Out; j++ {
-				z := cb[f]
+				v := cb[f]
 				base := Stride*i*Side + Stride*j
 				for u := 0; u < Kernel; u++ {
-					z += dot5(w[u*Kernel:u*Kernel+Kernel], x[base+u*Side:base+u*Side+Kernel])
+					v += dot5(w[u*Kernel:u*Kernel+Kernel], x[base+u*Side:base+u*Side+Kernel])
 				}
-				k := (f*Out+i)*Out + j
-				ws.z[k] = z
-				if z > 0 {
-					logit += dw[k] * z
-				}
+				z[(f*Out+i)*Out+j] = v
 			}
 		}
 	}
-	return logit
 }
 
 // Predict returns the class of image x: 0 or 1 for a two-class network,
@@ -165,19 +173,7 @@ func (n *Net) Predict(x []float64, ws *Workspace) byte {
 func (n *Net) Logits(x []float64, ws *Workspace) []float64 {
 	cw, cb, dw, db := n.splitClasses(n.Params)
 	m := n.F * Out * Out
-	for f := 0; f < n.F; f++ {
-		w := cw[f*Kernel*Kernel : (f+1)*Kernel*Kernel]
-		for i := 0; i < Out; i++ {
-			for j := 0; j < Out; j++ {
-				z := cb[f]
-				base := Stride*i*Side + Stride*j
-				for u := 0; u < Kernel; u++ {
-					z += dot5(w[u*Kernel:u*Kernel+Kernel], x[base+u*Side:base+u*Side+Kernel])
-				}
-				ws.z[(f*Out+i)*Out+j] = z
-			}
-		}
-	}
+	n.conv(cw, cb, x, ws.z)
 	for c := range ws.logits {
 		l := db[c]
 		for k, z := range ws.z {
