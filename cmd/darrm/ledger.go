@@ -147,38 +147,31 @@ func voteHeader(cmd *cobra.Command, path string) (*votefile.Meta, error) {
 }
 
 func newLedgerShowCmd() *cobra.Command {
-	var f struct {
-		Format cliout.Format `flag:"format"`
-	}
-	return newCmd("", &cobra.Command{
-		Use:   "show LEDGER",
-		Short: "Print a ledger's budget, releases and total (it only reads the ledger)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := readLedger(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			defer l.Close()
-			if err := l.RecordErr(); err != nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: %v\n", err)
-			}
-			doc, err := report.NewLedgerShow(args[0], l)
-			if err != nil {
-				return err
-			}
-			return doc.Write(cmd.OutOrStdout(), f.Format)
+	return newLedgerReadCmd("", "show LEDGER", "Print a ledger's budget, releases and total (it only reads the ledger)",
+		func(cmd *cobra.Command, err error) error {
+			fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: %v\n", err)
+			return nil
 		},
-	}, &f, nil)
+		func(path string, l *ledger.Ledger) (document, error) { return report.NewLedgerShow(path, l) })
 }
 
 func newLedgerVerifyCmd() *cobra.Command {
+	return newLedgerReadCmd("ledger-verify", "verify LEDGER", "Check every line of a ledger, its hash chain and the totals its lines carry, and the ledger against your record (it only reads)",
+		func(_ *cobra.Command, err error) error { return ledgerError(err) },
+		func(path string, l *ledger.Ledger) (document, error) { return report.NewLedgerVerify(path, l) })
+}
+
+// newLedgerReadCmd is a command that reads a ledger without writing it
+// and prints the document newDoc makes of it. A ledger its user's record
+// refuses is passed to onRecordErr: reading needs no record, so show
+// warns and goes on, while verify, which vouches for the ledger, fails.
+func newLedgerReadCmd(help, use, short string, onRecordErr func(*cobra.Command, error) error, newDoc func(string, *ledger.Ledger) (document, error)) *cobra.Command {
 	var f struct {
 		Format cliout.Format `flag:"format"`
 	}
-	return newCmd("ledger-verify", &cobra.Command{
-		Use:   "verify LEDGER",
-		Short: "Check every line of a ledger, its hash chain and the totals its lines carry, and the ledger against your record (it only reads)",
+	return newCmd(help, &cobra.Command{
+		Use:   use,
+		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			l, err := readLedger(cmd, args[0])
@@ -187,9 +180,11 @@ func newLedgerVerifyCmd() *cobra.Command {
 			}
 			defer l.Close()
 			if err := l.RecordErr(); err != nil {
-				return ledgerError(err)
+				if err := onRecordErr(cmd, err); err != nil {
+					return err
+				}
 			}
-			doc, err := report.NewLedgerVerify(args[0], l)
+			doc, err := newDoc(args[0], l)
 			if err != nil {
 				return err
 			}
