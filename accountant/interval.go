@@ -41,19 +41,22 @@ func mulExact(a, b float64) (float64, int) {
 	return p, 0
 }
 
+// underflowed bounds a result that underflowed to 0, of the sign
+// positive, from above or below.
+func underflowed(positive, upward bool) float64 {
+	switch {
+	case positive && upward:
+		return minNormal
+	case !positive && !upward:
+		return -minNormal
+	}
+	return 0
+}
+
 func mulDirected(a, b float64, upward bool) float64 {
 	p, s := mulExact(a, b)
 	if p == 0 && a != 0 && b != 0 { // underflow
-		if (a > 0) == (b > 0) {
-			if upward {
-				return minNormal
-			}
-			return 0
-		}
-		if upward {
-			return 0
-		}
-		return -minNormal
+		return underflowed((a > 0) == (b > 0), upward)
 	}
 	switch {
 	case upward && s > 0:
@@ -87,16 +90,7 @@ func divDirected(a, b float64, upward bool) float64 {
 		return q
 	}
 	if q == 0 && a != 0 {
-		if (a > 0) == (b > 0) {
-			if upward {
-				return minNormal
-			}
-			return 0
-		}
-		if upward {
-			return 0
-		}
-		return -minNormal
+		return underflowed((a > 0) == (b > 0), upward)
 	}
 	e := math.FMA(q, b, -a) // q·b - a, exact
 	above := (b > 0 && e < 0) || (b < 0 && e > 0)
