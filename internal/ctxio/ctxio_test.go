@@ -58,8 +58,18 @@ func TestWriter(t *testing.T) {
 	}
 	defer pr.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	w = NewWriter(ctx, pw)
-	time.AfterFunc(50*time.Millisecond, cancel)
+	// Cancel once the pipe's write has begun (it blocks: nobody reads), so
+	// that a slow machine cannot cancel before Write starts.
+	started := make(chan struct{})
+	w = NewWriter(ctx, writerFunc(func(p []byte) (int, error) {
+		close(started)
+		return pw.Write(p)
+	}))
+	go func() {
+		<-started
+		time.Sleep(10 * time.Millisecond)
+		cancel()
+	}()
 	p := make([]byte, 4<<20) // more than a pipe holds
 	if n, err := w.Write(p); n != len(p) || !errors.Is(err, context.Canceled) {
 		t.Errorf("blocked write after cancel: %d, %v", n, err)
@@ -91,3 +101,8 @@ func TestOpenFile(t *testing.T) {
 	}
 	f.Close()
 }
+
+// writerFunc is an io.Writer from a function.
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
