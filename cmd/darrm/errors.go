@@ -66,23 +66,14 @@ func explain(err error) (status int, msg string) {
 	case errors.Is(err, errNotCertified), errors.Is(err, ensemble.ErrNotCertified):
 		return exitNotCertified, msg
 	case errors.As(err, &pe), errors.As(err, &se):
-		var ff *flagged
-		if !errors.As(err, &ff) {
-			return exitUsage, msg
-		}
-		var said string
-		if errors.As(ff.err, &pe) {
-			name, value, rule := pe.Param()
-			said = fmt.Sprintf("%s = %v: %s", ff.flag(name), value, rule)
-		} else if errors.As(ff.err, &se) {
-			name, value, rule := se.Setting()
-			said = fmt.Sprintf("%s %s: %s", ff.flag(name), value, rule)
-		} else {
-			return exitUsage, msg
-		}
 		// The flag's words replace the library's, with any context the
 		// library wrapped them in; the command's own context stays.
-		return exitUsage, strings.Replace(msg, ff.Error(), ff.prefix+said, 1)
+		if ff := (*flagged)(nil); errors.As(err, &ff) {
+			if said, ok := ff.said(); ok {
+				msg = strings.Replace(msg, ff.Error(), ff.prefix+said, 1)
+			}
+		}
+		return exitUsage, msg
 	case errors.As(err, &bi) && bi.BadInput(), errors.Is(err, optimal.ErrTooLarge):
 		return exitUsage, msg
 	}
@@ -99,6 +90,24 @@ type flagged struct {
 
 func (e *flagged) Error() string { return e.err.Error() }
 func (e *flagged) Unwrap() error { return e.err }
+
+// said says the bad parameter or setting of e's library call in terms of
+// the command's flags, if e holds one.
+func (e *flagged) said() (string, bool) {
+	var (
+		pe paramError
+		se settingError
+	)
+	switch {
+	case errors.As(e.err, &pe):
+		name, value, rule := pe.Param()
+		return fmt.Sprintf("%s = %v: %s", e.flag(name), value, rule), true
+	case errors.As(e.err, &se):
+		name, value, rule := se.Setting()
+		return fmt.Sprintf("%s %s: %s", e.flag(name), value, rule), true
+	}
+	return "", false
+}
 
 // flag is the flag that sets the library's parameter name.
 func (e *flagged) flag(name string) string {
