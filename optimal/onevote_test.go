@@ -81,8 +81,13 @@ func denseOneVote(t *testing.T, k int, eps, delta, mu float64) float64 {
 // approximate-DP budget (taken in turn from five), Solve's utility and
 // bound bracket the optimum of the independent dense LP; at K = 25 and 51
 // under the prior T_P too. (gonum's simplex refactors its basis at every
-// step: K = 51 takes half a second.)
+// step: K = 51 takes half a second, the whole sweep some 16 s; -short
+// stops at K = 25.)
 func TestOneVoteMatchesDenseLP(t *testing.T) {
+	maxK := 51
+	if testing.Short() {
+		maxK = 25
+	}
 	pure := [][2]float64{{0.1, 0}, {1, 0}}
 	approx := [][2]float64{{0.3, 1e-5}, {0.05, 0.01}, {2, 1e-3}}
 	type prior struct {
@@ -90,7 +95,7 @@ func TestOneVoteMatchesDenseLP(t *testing.T) {
 		mu   float64
 	}
 	uniform, tp := prior{"uniform", 0.75}, prior{"tp", 0.85}
-	for i, k := 0, 1; k <= 51; i, k = i+1, k+2 {
+	for i, k := 0, 1; k <= maxK; i, k = i+1, k+2 {
 		priors := []prior{uniform}
 		if k == 25 || k == 51 {
 			priors = append(priors, tp)
