@@ -69,6 +69,10 @@ func (m Method) Reference() string {
 	return m.String()
 }
 
+// Slack reports whether m adds a slack δ' to its total δ (General and
+// Optimal).
+func (m Method) Slack() bool { return m == General || m == Optimal }
+
 // ParseMethod parses a method's name: "simple", "general", "optimal",
 // "exact", "rdp" or "zcdp-filter".
 func ParseMethod(s string) (Method, error) {

@@ -428,7 +428,7 @@ func deref(p *float64) float64 {
 // what it lacks.
 func totalCells(t accountant.Total, f func(float64) string) []string {
 	cells := []string{t.Name(), "-", "-", "-"}
-	if t.Method != accountant.Simple {
+	if t.Method.Slack() {
 		cells[1] = f(t.DeltaPrime)
 	}
 	if t.Err == nil || t.Bound == accountant.TeachersBound {
