@@ -114,7 +114,7 @@ func TestNewSummary(t *testing.T) {
 		t.Errorf("counts %+v", out)
 	case out.Threshold == nil || *out.Threshold != 8 || *out.Sigma1 != 2 || *out.Sigma2 != 2 || out.LaplaceScale != nil || out.Layout != "counts" || out.Classes != 3:
 		t.Errorf("settings %+v", out)
-	case len(out.Totals) != 3 || out.Cap != nil || out.CapNote == "" || out.Totals[0].Bound != accountant.QueriesBound:
+	case len(out.Totals) != 5 || out.Totals[3].Method != accountant.Renyi || out.Totals[4].Method != accountant.Exact || out.Cap != nil || out.CapNote == "" || out.Totals[0].Bound != accountant.QueriesBound:
 		t.Errorf("totals %+v, cap %v %q", out.Totals, out.Cap, out.CapNote)
 	}
 }
