@@ -89,7 +89,7 @@ func newLedgerInitCmd() *cobra.Command {
 				return ledgerError(err)
 			}
 			w := cmd.OutOrStdout()
-			_, err = fmt.Fprintf(w, "ledger %s: bound to %s; budget %v (delta' = %g), held by the %v\n", args[0], cliout.Escape(b.String()), budget, f.DeltaPrime, filter)
+			_, err = fmt.Fprintf(w, "ledger %s: bound to %s; budget %v (delta' = %g), held by filter %v\n", args[0], cliout.Escape(b.String()), budget, f.DeltaPrime, filter)
 			if err == nil && prev != nil {
 				err = printReplaced(w, prev)
 			}
