@@ -201,7 +201,7 @@ func newReleased(r Release) (released, error) {
 		out.Randomness = Randomness{Source: "seeded ChaCha8 (math/rand/v2)", Seed: r.Seed, Note: NotForRelease}
 	}
 	if r.Ledger != nil {
-		st, err := r.Ledger.Status(priv.Guarantee)
+		st, err := r.Ledger.Status(priv.Step())
 		if err != nil {
 			return out, err
 		}
