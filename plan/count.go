@@ -8,6 +8,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/votefile"
 )
@@ -38,8 +39,7 @@ type Request struct {
 	DeltaPrime float64
 	// Filter is the ledger's filter for a run charged to a new ledger of
 	// this budget: accountant.ZCDPFilter or accountant.Simple; nil: the
-	// one of them that lets the run release more (a new ledger's filter is
-	// chosen when it is made).
+	// filter of a new ledger unless one is chosen (ledger.DefaultFilter).
 	Filter *accountant.Method
 	// Source gives the gamma of darrm and darrm-one-vote (solved and
 	// cached on demand); Options the certificate's.
@@ -59,6 +59,8 @@ type Count struct {
 	Ledger      int
 	LedgerTotal accountant.Guarantee
 	Filter      accountant.Method
+	// LedgerNote says why a ledger of Filter cannot hold the run, if so.
+	LedgerNote string
 	// PerQuery is the per-query guarantee, Label says what the mechanism
 	// is in words.
 	PerQuery accountant.Guarantee
@@ -68,9 +70,10 @@ type Count struct {
 // built is the aggregator of a request with its accounting under the
 // request's budget.
 type built struct {
-	agg   ensemble.Labeler
-	label string
-	acc   ensemble.Accounting
+	agg     ensemble.Labeler
+	label   string
+	binding votefile.Binding
+	acc     ensemble.Accounting
 }
 
 // aggregator builds the aggregator of r as aggregate builds it
@@ -110,7 +113,7 @@ func build(ctx context.Context, r Request) (built, error) {
 	if err != nil {
 		return built{}, err
 	}
-	return built{agg: agg, label: label, acc: acc}, nil
+	return built{agg: agg, label: label, binding: b, acc: acc}, nil
 }
 
 // fits reports whether queries queries of r's mechanism fit r.Budget in
@@ -158,21 +161,16 @@ func Queries(ctx context.Context, r Request) (Count, error) {
 		return c, err
 	}
 	step := b.agg.Privacy().Step()
-	filters := []accountant.Method{accountant.ZCDPFilter, accountant.Simple}
+	c.Filter = ledger.DefaultFilter(b.binding, r.Budget)
 	if r.Filter != nil {
-		filters = []accountant.Method{*r.Filter}
+		c.Filter = *r.Filter
 	}
-	for _, f := range filters {
-		if accountant.CheckFilter(f, r.Budget) != nil || accountant.FilterAccepts(f, step) != nil && r.Filter == nil {
-			continue
-		}
-		n, err := accountant.MaxFilterSteps(f, accountant.Sequence{}, step, r.Budget)
-		if err != nil {
-			return c, fmt.Errorf("plan: ledger (%v): %w", f, err)
-		}
-		if n > c.Ledger || c.Ledger == 0 && c.Filter == accountant.Simple {
-			c.Ledger, c.Filter = n, f
-		}
+	if err := accountant.FilterAccepts(c.Filter, step); err != nil {
+		c.LedgerNote = err.Error()
+		return c, nil
+	}
+	if c.Ledger, err = accountant.MaxFilterSteps(c.Filter, accountant.Sequence{}, step, r.Budget); err != nil {
+		return c, fmt.Errorf("plan: ledger (%v): %w", c.Filter, err)
 	}
 	if c.Ledger > 0 {
 		seq, err := accountant.Sequence{}.AddSpend(step, c.Ledger)

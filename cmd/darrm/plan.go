@@ -25,15 +25,15 @@ type planFlags struct {
 	compositionFlags
 	pateFlags
 	classInputFlags
-	Format       cliout.Format `flag:"format"`
-	TargetEps    []float64     `flag:"target-eps"`
-	BudgetEps    float64       `flag:"budget-eps" required:""`
-	BudgetDelta  float64       `flag:"budget-delta" required:""`
-	Queries      int           `flag:"queries" help:"plan the parameters with which this many queries fit the budget (without it: count the queries that fit with the parameters given)"`
-	Filter       string        `flag:"filter" help:"the ledger's filter for a run charged to a new ledger of the budget: zcdp-filter or simple (default zcdp-filter when the budget has delta > 0 and the mechanism a zCDP curve, else simple)"`
-	Votes        string        `flag:"votes" help:"confident-gnmax: proxy votes (class counts or indices of the plan's K teachers over its classes) on which (threshold, sigma1, sigma2) are scored; never the private votes"`
-	VotesAre     string        `flag:"votes-are" help:"what --votes are: public (votes on public data) or released (votes whose use is already paid for); private is refused"`
-	MinPrecision float64       `flag:"min-precision" help:"confident-gnmax: least expected fraction of answered labels that are correct, in [0, 1) (0: the threshold that answers most)"`
+	Format       cliout.Format     `flag:"format"`
+	TargetEps    []float64         `flag:"target-eps"`
+	BudgetEps    float64           `flag:"budget-eps" required:""`
+	BudgetDelta  float64           `flag:"budget-delta" required:""`
+	Queries      int               `flag:"queries" help:"plan the parameters with which this many queries fit the budget (without it: count the queries that fit with the parameters given)"`
+	Filter       accountant.Method `flag:"filter" help:"the filter of the new ledger a run is charged to: zcdp-filter or simple (default: darrm ledger init's, zcdp-filter for a one-vote mechanism with budget-delta > 0, else simple)"`
+	Votes        string            `flag:"votes" help:"confident-gnmax: proxy votes (class counts or indices of the plan's K teachers over its classes) on which (threshold, sigma1, sigma2) are scored; never the private votes"`
+	VotesAre     string            `flag:"votes-are" help:"what --votes are: public (votes on public data) or released (votes whose use is already paid for); private is refused"`
+	MinPrecision float64           `flag:"min-precision" help:"confident-gnmax: least expected fraction of answered labels that are correct, in [0, 1) (0: the threshold that answers most)"`
 	Mechanism    votefile.Mechanism
 }
 
@@ -171,11 +171,10 @@ func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.Mechanis
 	}
 	r.Mechanism.RRComposition, r.Mechanism.RRDeltaPrime, r.Mechanism.GNMaxSearch = f.RRComp.For(r.Problem.Delta), f.RRDelta, f.GNMaxSearch
 	if fs.Changed("filter") {
-		var m accountant.Method
-		if err := m.UnmarshalText([]byte(f.Filter)); err != nil || accountant.CheckFilter(m, r.Budget) != nil {
-			return r, info, cli.Usagef("--filter %q: must be zcdp-filter (budget-delta > 0) or simple", f.Filter)
+		if err := accountant.CheckFilter(f.Filter, r.Budget); err != nil {
+			return r, info, cli.AsUsage(flagError(err, nil))
 		}
-		r.Filter = &m
+		r.Filter = &f.Filter
 	}
 	return r, info, nil
 }

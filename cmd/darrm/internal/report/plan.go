@@ -60,6 +60,9 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 		field("total_method", c.Total.Name()), field("total_reference", c.Total.Reference()),
 		field("ledger_filter", c.Filter.String()), field("ledger_queries", c.Ledger),
 		field("ledger_eps", c.LedgerTotal.Eps), field("ledger_delta", c.LedgerTotal.Delta), field("ledger_reference", filterReference(c.Filter)))
+	if c.LedgerNote != "" {
+		rec = append(rec, field("ledger_note", c.LedgerNote))
+	}
 	if d.Chosen {
 		rec = append(rec, field("planned", p.Parameter))
 		if p.AtLimit {
