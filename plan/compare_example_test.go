@@ -37,7 +37,8 @@ func accuracy(g gamma.Gamma, p float64) float64 {
 
 // Mechanisms compared at equal totals: for Q queries of 11 teachers in
 // the one-vote relation and one total budget (4, 1e-5), each mechanism's
-// per-query parameter planned for that total, and the accuracy of its
+// per-query parameter planned for that total (to three digits: the
+// search stops within 0.1% of the boundary), and the accuracy of its
 // labels when each teacher is right with probability 0.75 (optimal
 // composition where it applies; GNMax's exact one). darrm-one-vote
 // and randomized response on the majority are pure ε-DP one-bit releases,
@@ -80,11 +81,11 @@ func ExampleParameters_equalTotals() {
 			fmt.Println(err)
 			return
 		}
-		fmt.Printf("%-5d %-10.4f %-15.3f %-6.3f %-7.3f %.3f\n", q, d.Value, accuracy(opt.Gamma, 0.75), accuracy(rr.Gamma, 0.75), g.Value, accuracy(gn, 0.75))
+		fmt.Printf("%-5d %-10.3g %-15.3f %-6.3f %-7.3g %.3f\n", q, d.Value, accuracy(opt.Gamma, 0.75), accuracy(rr.Gamma, 0.75), g.Value, accuracy(gn, 0.75))
 	}
 	// Output:
 	// Q     eps/query  darrm-one-vote  rr     sigma2  gnmax
-	// 10    0.3996     0.807           0.592  4.837   0.771
-	// 100   0.0864     0.603           0.520  15.295  0.600
-	// 1000  0.0273     0.536           0.506  48.368  0.532
+	// 10    0.4        0.807           0.592  4.84    0.771
+	// 100   0.0864     0.603           0.520  15.3    0.600
+	// 1000  0.0273     0.536           0.506  48.4    0.532
 }
