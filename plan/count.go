@@ -209,18 +209,19 @@ func noFit(b built, budget accountant.Guarantee, k int) error {
 			least = t.Guarantee.Eps
 		}
 	}
-	rule := fmt.Sprintf("not even %d %s fits (per query %v)", k, queriesWord(k), b.agg.Privacy().Guarantee)
+	rule := fmt.Sprintf("not even %s (per query %v)", fitWords(k), b.agg.Privacy().Guarantee)
 	if !math.IsInf(least, 1) {
 		rule += fmt.Sprintf(": the smallest budget that fits %d at budget-delta %g is budget-eps %s", k, budget.Delta, accountant.FormatBound(least))
 	}
 	return &accountant.ParamError{Name: "budget-eps", Value: budget.Eps, Rule: rule}
 }
 
-func queriesWord(k int) string {
+// fitWords says that k queries fit, for an error.
+func fitWords(k int) string {
 	if k == 1 {
-		return "query"
+		return "1 query fits"
 	}
-	return "queries"
+	return fmt.Sprintf("%d queries fit", k)
 }
 
 // checkBudget checks a total budget: ε > 0, δ in [0, 1).

@@ -63,6 +63,11 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		return cli.Usagef("--votes scores confident-gnmax's parameters; %s is planned without them", info.Name)
 	}
 	if !doc.Chosen {
+		for _, n := range info.Needs {
+			if n != "delta" && !fs.Changed(n) {
+				return cli.Usagef("%s needs --%s to count the queries it fits (or --queries to plan it)", info.Name, n)
+			}
+		}
 		if f.Votes != "" {
 			return cli.Usagef("--votes scores a plan of parameters: give --queries")
 		}
@@ -137,9 +142,6 @@ func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.Mechanis
 		}
 		r.Problem = constraints.Params{K: f.K, TargetDelta: delta}
 		g := accountant.ConfidentGNMax{Threshold: f.Threshold, Sigma1: f.Sigma1, Sigma2: f.Sigma2, Noise: accountant.DiscreteNoise}
-		if info.Name == votefile.ConfidentGNMax && g.Sigma1 == 0 {
-			g.Sigma1 = 1 // planned (--queries) or refused by the count
-		}
 		r.Mechanism.GNMax = g
 	case info.Name == votefile.DaRRMOneVote:
 		eps := 1.0 // planned (--queries), else given
