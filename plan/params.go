@@ -234,8 +234,11 @@ func bracket(k knob, fits func(float64) (bool, error)) (lo, hi float64, err erro
 			break
 		}
 		if ok, err = fits(next); err != nil {
-			// Beyond the mechanism's range (a noise scale too large).
-			break
+			var pe interface{ Param() (string, any, string) }
+			if errors.As(err, &pe) {
+				break // beyond the mechanism's range (a noise scale too large)
+			}
+			return 0, 0, err
 		}
 		if ok {
 			return next, x, nil
