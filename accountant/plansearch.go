@@ -2,15 +2,6 @@ package accountant
 
 import "fmt"
 
-// LastFit returns the largest k in [lo, limit] with fits(k), given
-// fits(lo), for a predicate that holds up to some k and fails above it:
-// the search every count of steps uses (MaxRunSteps), for callers that
-// invert a budget outside this package (package plan). It is an error
-// when fits(limit) holds.
-func LastFit(lo, limit int, fits func(int) (bool, error)) (int, error) {
-	return lastFit(lo, limit, fits)
-}
-
 // MostGenerous returns the largest x in [lo, hi] with fits(x), within a
 // relative rel of the boundary, given fits(lo) and not fits(hi), for a
 // predicate that holds up to some x and fails above it (0 < lo < hi): the

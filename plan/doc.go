@@ -5,11 +5,12 @@
 // (ensemble.NewAccounting) and, for a ledger, by its filter
 // (accountant.MaxFilterSteps).
 //
-// A plan searches on that function with the accountant's own searches
-// (accountant.LastFit, accountant.MostGenerous) and returns the last value
-// that fits, never a midpoint, so a release with the plan's parameters
-// and budget answers every planned query; it checks that a parameter 5%
-// more generous does not fit. Confident-GNMax's (T, σ1, σ2) are scored on
+// A plan of parameters searches on the predicate that count searches on
+// (accountant.RunFits, whether Q queries fit) with the accountant's own
+// bisection (accountant.MostGenerous), returns the last value that fits,
+// never a midpoint, and checks it by the release's own count, so a
+// release with the plan's parameters and budget answers every planned
+// query; it checks that a parameter 5% more generous does not fit. Confident-GNMax's (T, σ1, σ2) are scored on
 // proxy votes the caller supplies (votes on public or already released
 // data), never on the private votes: tuning on those is itself a
 // mechanism (Papernot and Steinke 2022) that a plan does not charge.

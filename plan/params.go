@@ -59,7 +59,6 @@ type knob struct {
 	min, max float64 // the least and most generous x allowed (0, +Inf: none)
 	guess    float64 // a first x to try
 	grow     float64 // the factor of the bracket's steps from it (0: 2)
-	inverted bool    // value is 1/x
 }
 
 // knobOf returns the parameter r's mechanism is planned by.
@@ -76,14 +75,14 @@ func knobOf(r Request, queries int, ratio float64) (knob, error) {
 	case r.Mechanism.Input == votefile.TwoClass:
 		return knob{name: "m", set: func(r *Request, x float64) { r.Problem.M = x }, value: id, min: 1, max: float64(p.K), guess: 1}, nil
 	case name == votefile.GNMax:
-		return knob{name: "sigma2", set: func(r *Request, x float64) { r.Mechanism.GNMax.Sigma2 = 1 / x }, value: inv, max: math.Inf(1), guess: math.Sqrt(rho / float64(queries)), grow: zcdpGrow, inverted: true}, nil
+		return knob{name: "sigma2", set: func(r *Request, x float64) { r.Mechanism.GNMax.Sigma2 = 1 / x }, value: inv, max: math.Inf(1), guess: math.Sqrt(rho / float64(queries)), grow: zcdpGrow}, nil
 	case name == votefile.ConfidentGNMax:
 		// ρ per query = 1/σ2² + 1/(2σ1²) = (1 + 1/(2 ratio²))/σ2².
 		return knob{name: "sigma2", set: func(r *Request, x float64) {
 			r.Mechanism.GNMax.Sigma2, r.Mechanism.GNMax.Sigma1 = 1/x, ratio/x
-		}, value: inv, max: math.Inf(1), guess: math.Sqrt(rho / float64(queries) / (1 + 1/(2*ratio*ratio))), grow: zcdpGrow, inverted: true}, nil
+		}, value: inv, max: math.Inf(1), guess: math.Sqrt(rho / float64(queries) / (1 + 1/(2*ratio*ratio))), grow: zcdpGrow}, nil
 	case name == votefile.LNMax:
-		return knob{name: "laplace-scale", set: func(r *Request, x float64) { r.Mechanism.LNMax.Scale = 1 / x }, value: inv, max: math.Inf(1), guess: r.Budget.Eps / (2 * float64(queries)), inverted: true}, nil
+		return knob{name: "laplace-scale", set: func(r *Request, x float64) { r.Mechanism.LNMax.Scale = 1 / x }, value: inv, max: math.Inf(1), guess: r.Budget.Eps / (2 * float64(queries))}, nil
 	}
 	return knob{}, fmt.Errorf("plan: no parameter to plan for mechanism %s", r.Mechanism.Name)
 }
@@ -108,9 +107,11 @@ func zcdpBudget(b accountant.Guarantee) float64 {
 // Parameters returns the most generous value of the parameter r's
 // mechanism is planned by (knobOf: m, target-eps, sigma2 or
 // laplace-scale) with which a run held to r.Budget releases queries
-// queries, by the function that limits it (ensemble.NewAccounting):
-// the last value that fits, checked against its neighbour Generosity
-// times more generous, which must not fit. Confident-GNMax needs proxy
+// queries: searched on the predicate the release's count searches on
+// (accountant.RunFits), the last value that fits, then checked by the
+// release's own count (ensemble.NewAccounting), which must reach
+// queries, and against its neighbour Generosity times more generous,
+// which must not. Confident-GNMax needs proxy
 // votes (ConfidentGNMax).
 func Parameters(ctx context.Context, r Request, queries int) (Plan, error) {
 	if r.Mechanism.Name == votefile.ConfidentGNMax {
