@@ -30,7 +30,7 @@ type planFlags struct {
 	BudgetEps    float64           `flag:"budget-eps" required:""`
 	BudgetDelta  float64           `flag:"budget-delta" required:""`
 	Queries      int               `flag:"queries" help:"plan the parameters with which this many queries fit the budget (without it: count the queries that fit with the parameters given)"`
-	Filter       accountant.Method `flag:"filter" help:"the filter of the new ledger a run is charged to: zcdp-filter or simple (default: darrm ledger init's, zcdp-filter for a one-vote mechanism with budget-delta > 0, else simple)"`
+	Filter       accountant.Method `flag:"filter" help:"the filter of the new ledger a run is charged to: zcdp-filter or simple; unless given, darrm ledger init's: zcdp-filter for a one-vote mechanism with budget-delta > 0, else simple"`
 	Votes        string            `flag:"votes" help:"confident-gnmax: proxy votes (class counts or indices of the plan's K teachers over its classes) on which (threshold, sigma1, sigma2) are scored; never the private votes"`
 	VotesAre     string            `flag:"votes-are" help:"what --votes are: public (votes on public data) or released (votes whose use is already paid for); private is refused"`
 	MinPrecision float64           `flag:"min-precision" help:"confident-gnmax: least expected fraction of answered labels that are correct, in [0, 1) (0: the threshold that answers most)"`
