@@ -65,11 +65,13 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 	}
 	if d.Chosen {
 		rec = append(rec, field("planned", p.Parameter))
-		if p.AtLimit {
-			rec = append(rec, field("neighbour", "none: the largest value allowed"), field("neighbour_queries", c.Run))
-		} else {
-			rec = append(rec, field("neighbour", p.Neighbour), field("neighbour_queries", p.NeighbourRun))
+		// At the largest value allowed (m = K) there is no neighbour: the
+		// values are absent (null, empty) and at_limit says why.
+		var nb, nq any
+		if !p.AtLimit {
+			nb, nq = p.Neighbour, p.NeighbourRun
 		}
+		rec = append(rec, field("neighbour", nb), field("neighbour_queries", nq), field("at_limit", p.AtLimit))
 	}
 	if u := p.Utility; u != nil {
 		rec = append(rec, field("expected_correct", u.Correct), field("expected_answered", u.Answered), field("utility_on", u.On))
