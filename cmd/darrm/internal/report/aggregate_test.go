@@ -116,5 +116,7 @@ func TestNewSummary(t *testing.T) {
 		t.Errorf("settings %+v", out)
 	case len(out.Totals) != 5 || out.Totals[3].Method != accountant.Renyi || out.Totals[4].Method != accountant.Exact || out.Cap != nil || out.CapNote == "" || out.Totals[0].Bound != accountant.QueriesBound:
 		t.Errorf("totals %+v, cap %v %q", out.Totals, out.Cap, out.CapNote)
+	case out.Publish.Source != "run" || out.Publish.Method != "exact" || out.Publish.Eps == nil || *out.Publish.Eps != out.Totals[4].Guarantee.Eps || out.TotalsRole == "":
+		t.Errorf("publish %+v, totals role %q: want the run's exact total", out.Publish, out.TotalsRole)
 	}
 }
