@@ -144,16 +144,46 @@ func ConfidentGNMax(ctx context.Context, r Request, queries int, proxy Proxy, op
 	if best == nil {
 		return Plan{}, &accountant.ParamError{Name: "min-precision", Value: opts.MinPrecision, Rule: "no threshold reaches it on the proxy votes"}
 	}
-	truth := "their plurality as the truth"
-	if proxy.Truth != nil {
-		truth = "their given labels as the truth"
-	}
 	if err := verify(ctx, best); err != nil {
 		return Plan{}, err
 	}
-	best.Utility.On = fmt.Sprintf("%s: %d proxy queries of %d teachers over %d classes, %s; expected over the noise, scaled to %d queries",
-		proxy.Name, len(proxy.Counts), proxy.K, proxy.Classes, truth, queries)
+	best.Utility.On = proxy.describe(queries)
 	return *best, nil
+}
+
+// describe says what a utility over queries queries was computed on.
+func (p Proxy) describe(queries int) string {
+	truth := "their plurality as the truth"
+	if p.Truth != nil {
+		truth = "their given labels as the truth"
+	}
+	return fmt.Sprintf("%s: %d proxy queries of %d teachers over %d classes, %s; expected over the noise, scaled to %d queries",
+		p.Name, len(p.Counts), p.K, p.Classes, truth, queries)
+}
+
+// GNMax returns the plan of GNMax's σ2 (Parameters) with its expected
+// number of correct labels on the proxy votes, the label's discrete
+// Gaussian noise scored as continuous noise of the same σ2 (as
+// ConfidentGNMax scores its label step): beside a Confident-GNMax plan of
+// the same budget, what the threshold step costs or buys.
+func GNMax(ctx context.Context, r Request, queries int, proxy Proxy) (Plan, error) {
+	if r.Mechanism.Name != votefile.GNMax || r.Mechanism.Input != votefile.ManyClasses {
+		return Plan{}, fmt.Errorf("plan: GNMax plans gnmax on class counts, not %s", r.Mechanism.Name)
+	}
+	if err := proxy.check(r.Problem.K, r.Classes); err != nil {
+		return Plan{}, err
+	}
+	pl, err := Parameters(ctx, r, queries)
+	if err != nil {
+		return Plan{}, err
+	}
+	var c float64
+	for i, counts := range proxy.Counts {
+		c += pArgmax(counts, proxy.truth(i), pl.Request.Mechanism.GNMax.Sigma2)
+	}
+	q := float64(queries)
+	pl.Utility = &Utility{Correct: c / float64(len(proxy.Counts)) * q, Answered: q, On: proxy.describe(queries)}
+	return pl, nil
 }
 
 // bestThreshold returns the plan of ratio σ1/σ2 whose threshold gives

@@ -152,6 +152,22 @@ func TestConfidentGNMax(t *testing.T) {
 	if u == nil || !(u.Correct > 0 && u.Correct <= u.Answered && u.Answered <= 300) || u.Correct < 0.8*u.Answered*(1-1e-9) {
 		t.Errorf("utility %+v: want 0 < correct <= answered <= 300, precision >= 0.8", u)
 	}
+	// Every query is charged whether answered or not, so GNMax, which
+	// spends the whole budget on the label and answers every query,
+	// expects at least as many correct labels when the truth is the
+	// plurality (a smaller σ2 only helps the plurality win).
+	gr := request(votefile.GNMax, votefile.ManyClasses, constraints.Params{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
+	free, err := ConfidentGNMax(ctx, r, 300, synth(300, 250, 10, 2), ConfidentOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gn, err := GNMax(ctx, gr, 300, synth(300, 250, 10, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gn.Utility.Correct < free.Utility.Correct || gn.Utility.Answered != 300 {
+		t.Errorf("GNMax expects %v correct of %v answered, Confident-GNMax %v: want GNMax >= Confident-GNMax", gn.Utility.Correct, gn.Utility.Answered, free.Utility.Correct)
+	}
 	for _, bad := range []Proxy{synth(10, 200, 10, 3), synth(10, 250, 5, 3)} {
 		if _, err := ConfidentGNMax(ctx, r, 300, bad, ConfidentOptions{}); !asParam(err, new(interface {
 			Param() (string, any, string)

@@ -31,7 +31,7 @@ type planFlags struct {
 	BudgetDelta  float64           `flag:"budget-delta" required:""`
 	Queries      int               `flag:"queries" help:"plan the parameters with which this many queries fit the budget (without it: count the queries that fit with the parameters given)"`
 	Filter       accountant.Method `flag:"filter" help:"the filter of the new ledger a run is charged to: zcdp-filter or simple; unless given, darrm ledger init's: zcdp-filter for a one-vote mechanism with budget-delta > 0, else simple"`
-	Votes        string            `flag:"votes" help:"confident-gnmax: proxy votes (class counts or indices of the plan's K teachers over its classes) on which (threshold, sigma1, sigma2) are scored; never the private votes"`
+	Votes        string            `flag:"votes" help:"confident-gnmax, gnmax: proxy votes (class counts or indices of the plan's K teachers over its classes) on which the plan is scored, and confident-gnmax's threshold and sigma1/sigma2 chosen; never the private votes"`
 	VotesAre     string            `flag:"votes-are" help:"what --votes are: public (votes on public data) or released (votes whose use is already paid for); private is refused"`
 	MinPrecision float64           `flag:"min-precision" help:"confident-gnmax: least expected fraction of answered labels that are correct, in [0, 1) (0: the threshold that answers most)"`
 	Mechanism    votefile.Mechanism
@@ -59,8 +59,9 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		return err
 	}
 	doc := report.Plan{Chosen: fs.Changed("queries")}
-	if f.Votes != "" && info.Name != votefile.ConfidentGNMax {
-		return cli.Usagef("--votes scores confident-gnmax's parameters; %s is planned without them", info.Name)
+	scored := info.Input == votefile.ManyClasses && (info.Name == votefile.ConfidentGNMax || info.Name == votefile.GNMax)
+	if f.Votes != "" && !scored {
+		return cli.Usagef("--votes scores the plans of confident-gnmax and gnmax (--classes); %s is planned without them", info.Name)
 	}
 	if !doc.Chosen {
 		for _, n := range info.Needs {
@@ -84,13 +85,17 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	if given := f.plannedGiven(cmd, info); given != "" {
 		return cli.Usagef("--%s is what a plan of --queries chooses: leave it out (or leave out --queries to count the queries it fits)", given)
 	}
-	if info.Name == votefile.ConfidentGNMax {
+	if info.Name == votefile.ConfidentGNMax || scored && f.Votes != "" {
 		proxy, tuning, err := f.proxy(cmd, r)
 		if err != nil {
 			return err
 		}
 		doc.Tuning = tuning
-		doc.Plan, err = plan.ConfidentGNMax(cmd.Context(), r, f.Queries, proxy, plan.ConfidentOptions{MinPrecision: f.MinPrecision})
+		if info.Name == votefile.ConfidentGNMax {
+			doc.Plan, err = plan.ConfidentGNMax(cmd.Context(), r, f.Queries, proxy, plan.ConfidentOptions{MinPrecision: f.MinPrecision})
+		} else {
+			doc.Plan, err = plan.GNMax(cmd.Context(), r, f.Queries, proxy)
+		}
 		if err != nil {
 			return f.planError(err)
 		}
