@@ -9,7 +9,6 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
 	"github.com/darrm/darrm/votefile"
 )
@@ -48,18 +47,27 @@ func accuracy(g gamma.Gamma, p float64) float64 {
 func ExampleParameters_equalTotals() {
 	ctx := context.Background()
 	budget := accountant.Guarantee{Eps: 4, Delta: 1e-5}
-	src := optimal.Source{Prior: gamma.UniformPrior()}
+	// gamma_opt of the one-vote relation, for every prior, certified as
+	// sampled (as optimal.Solve returns it).
+	src := func(ctx context.Context, p constraints.Params) (gamma.Gamma, error) {
+		g, err := gamma.OneVoteOpt(p)
+		if err != nil {
+			return nil, err
+		}
+		g, _, err = gamma.Certify(ctx, p, g, gamma.VerifyOptions{})
+		return g, err
+	}
 	fmt.Println("Q     eps/query  darrm-one-vote  rr     sigma2  gnmax")
 	for _, q := range []int{10, 100, 1000} {
 		r := plan.Request{Mechanism: ensemble.Mechanism{Name: votefile.DaRRMOneVote}, Problem: constraints.NewOneVote(11, 1, 0), Classes: 2,
-			Budget: budget, Method: accountant.Optimal, DeltaPrime: accountant.DefaultDeltaPrime, Source: src}
+			Budget: budget, Method: accountant.Optimal, DeltaPrime: accountant.DefaultDeltaPrime, Gamma: src}
 		d, err := plan.Parameters(ctx, r, q)
 		if err != nil {
 			fmt.Println(err)
 			return
 		}
 		p := constraints.NewOneVote(11, d.Value, 0)
-		opt, err := src.Load(ctx, p)
+		opt, err := src(ctx, p)
 		if err != nil {
 			fmt.Println(err)
 			return
@@ -81,7 +89,7 @@ func ExampleParameters_equalTotals() {
 			fmt.Println(err)
 			return
 		}
-		fmt.Printf("%-5d %-10.3g %-15.3f %-6.3f %-7.3g %.3f\n", q, d.Value, accuracy(opt.Gamma, 0.75), accuracy(rr.Gamma, 0.75), g.Value, accuracy(gn, 0.75))
+		fmt.Printf("%-5d %-10.3g %-15.3f %-6.3f %-7.3g %.3f\n", q, d.Value, accuracy(opt, 0.75), accuracy(rr.Gamma, 0.75), g.Value, accuracy(gn, 0.75))
 	}
 	// Output:
 	// Q     eps/query  darrm-one-vote  rr     sigma2  gnmax

@@ -8,8 +8,8 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/ledger"
-	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -41,11 +41,17 @@ type Request struct {
 	// this budget: accountant.ZCDPFilter or accountant.Simple; nil: the
 	// filter of a new ledger unless one is chosen (ledger.DefaultFilter).
 	Filter *accountant.Method
-	// Source gives the gamma of darrm and darrm-one-vote (solved and
-	// cached on demand); Options the certificate's.
-	Source  optimal.Source
+	// Gamma gives the noise function of darrm and darrm-one-vote for each
+	// problem a plan tries; Options are the certificate's.
+	Gamma   GammaSource
 	Options ensemble.Options
 }
+
+// GammaSource returns the noise function a mechanism that samples one
+// (darrm, darrm-one-vote) samples for problem p: in darrm's command
+// gamma_opt from the cache, solved on demand (optimal.Source.Load), which
+// package plan leaves to its caller so that it builds without cgo.
+type GammaSource func(ctx context.Context, p constraints.Params) (gamma.Gamma, error)
 
 // Count is what a budget buys for a mechanism and its parameters.
 type Count struct {
@@ -89,11 +95,13 @@ func aggregator(ctx context.Context, r Request) (ensemble.Labeler, string, error
 	}
 	m := r.Mechanism
 	if info.Gamma {
-		l, err := r.Source.Load(ctx, info.GammaProblem(p))
-		if err != nil {
+		if r.Gamma == nil {
+			return nil, "", fmt.Errorf("plan: %s samples a noise function: the request needs a GammaSource", info.Name)
+		}
+		if m.Gamma, err = r.Gamma(ctx, info.GammaProblem(p)); err != nil {
 			return nil, "", err
 		}
-		m.Gamma, m.GammaSource = l.Gamma, "gamma_opt"
+		m.GammaSource = "gamma_opt"
 	}
 	return m.Build(ctx, p, r.Classes, r.Options)
 }

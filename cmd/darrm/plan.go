@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
 	"github.com/darrm/darrm/votefile"
@@ -168,12 +170,19 @@ func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.Mechanis
 		if err != nil {
 			return r, info, err
 		}
-		r.Source = optimal.Source{Prior: f.Prior, CacheOnly: f.NoSolve, Options: optimal.Options{Workers: f.Workers}}
+		src := optimal.Source{Prior: f.Prior, CacheOnly: f.NoSolve, Options: optimal.Options{Workers: f.Workers}}
 		if mech.table != nil {
 			return r, info, cli.Usagef("--gamma: a plan solves gamma_opt for each value it tries; leave --gamma out")
 		}
-		if r.Source.Cache, err = f.Cache.open(); err != nil {
+		if src.Cache, err = f.Cache.open(); err != nil {
 			return r, info, err
+		}
+		r.Gamma = func(ctx context.Context, p constraints.Params) (gamma.Gamma, error) {
+			l, err := src.Load(ctx, p)
+			if err != nil {
+				return nil, mech.sourceError(err)
+			}
+			return l.Gamma, nil
 		}
 	}
 	r.Mechanism.RRComposition, r.Mechanism.RRDeltaPrime, r.Mechanism.GNMaxSearch = f.RRComp.For(r.Problem.Delta), f.RRDelta, f.GNMaxSearch

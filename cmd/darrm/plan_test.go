@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -124,7 +125,7 @@ func answered(t *testing.T, out string) int {
 // TestPlanParameters: the parameters darrm plan returns for Q queries let
 // aggregate, held to the budget, release all Q, and their neighbour 5%
 // more generous does not (darrm-one-vote, K = 11, 100 queries at (2,
-// 1e-5)); Confident-GNMax planned on proxy votes for 300 queries fits 300
+// 1e-5); darrm's m, 20 queries at (10, 1e-3)); Confident-GNMax planned on proxy votes for 300 queries fits 300
 // by the exact composition and releases all 300.
 func TestPlanParameters(t *testing.T) {
 	dir := t.TempDir()
@@ -150,6 +151,37 @@ func TestPlanParameters(t *testing.T) {
 		}
 		if n := answered(t, out); (n >= 100) != tc.all {
 			t.Errorf("aggregate --target-eps %s (%v x the plan's): released %d of 100 queries", eps, tc.scale, n)
+		}
+	}
+
+	// m for private teachers (gamma_opt by the LP): the votes without
+	// their header, so that no teachers' cap applies (a plan assumes none).
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "votes-K11.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := filepath.Join(dir, "plain.csv")
+	if err := os.WriteFile(plain, b[bytes.IndexByte(b, '\n')+1:], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	teachers := []string{"--eps", "0.1", "--Delta", "1e-5", "--cache-dir", cache}
+	wide := []string{"--budget-eps", "10", "--budget-delta", "1e-3"}
+	out, e, code = darrm(t, "", append(append([]string{"plan", "--mechanism", "darrm", "--K", "11", "--queries", "20", "--format", "json"}, teachers...), wide...)...)
+	if code != 0 {
+		t.Fatal(e)
+	}
+	m := number(t, decodeJSON(t, out), "m")
+	for _, tc := range []struct {
+		scale float64
+		all   bool
+	}{{1, true}, {1.05, false}} {
+		args := append([]string{"aggregate", plain, "--mechanism", "darrm", "--m", fmt.Sprint(m * tc.scale), "--out", filepath.Join(dir, "labels.csv"), "--format", "json"}, teachers...)
+		out, e, code := darrm(t, "", append(args, wide...)...)
+		if code != 0 && code != exitBudget {
+			t.Fatalf("aggregate --m %v: exit %d: %s", m*tc.scale, code, e)
+		}
+		if n := answered(t, out); (n >= 20) != tc.all {
+			t.Errorf("aggregate --m %v (%v x the plan's): released %d of 20 queries", m*tc.scale, tc.scale, n)
 		}
 	}
 
