@@ -13,13 +13,13 @@ import "fmt"
 //
 //   - ZCDPFilter: Σρ_i <= ρ_B, for steps with a zCDP slope (Spend.Rho).
 //     For each order α the Rényi filter Σρ_iα <= ρ_Bα is valid (Feldman
-//     and Zrnic 2021, Thm 3.1); the rule is the same event for every α,
+//     and Zrnic 2021); the rule is the same event for every α,
 //     so the whole interaction is ρ_B-zCDP, and (ε_B, δ_B)-DP with ρ_B
 //     the largest slope whose improved conversion at δ_B is ε_B (Canonne,
 //     Kamath and Steinke 2020, Prop. 12).
 //   - Simple: Σε_i <= ε_B and Σδ_i <= δ_B, for any (ε_i, δ_i) steps
-//     (Rogers, Roth, Ullman and Vadhan 2016, Thm 5.1: simple composition
-//     is a valid filter).
+//     (Rogers, Roth, Ullman and Vadhan 2016: simple composition is a
+//     valid filter).
 //
 // Heterogeneous and optimal composition (Kairouz, Oh and Viswanath 2015,
 // Thm 3.5) assume the parameters fixed in advance and are not filters.

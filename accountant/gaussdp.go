@@ -61,7 +61,9 @@ const dgTails = 12
 func newDGSum(sigma float64, n int) (*dgSum, error) {
 	z1 := int(math.Ceil(dgTails*sigma)) + 1
 	w := int(math.Ceil(dgTails*sigma*math.Sqrt(float64(n)))) + z1
-	if w > 1<<24 {
+	// Beyond 2^21 points (a transform of 2^22) the evaluation would take
+	// seconds and a few hundred MB: the run is left to its RDP total.
+	if w > 1<<21 {
 		return nil, fmt.Errorf("discrete Gaussian composition: sigma %g over %d steps needs a window of %d points", sigma, n, 2*w+1)
 	}
 	size := 1 << bits.Len(uint(2*w+1))

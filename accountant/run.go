@@ -5,8 +5,9 @@ import (
 	"math"
 )
 
-// maxRunSteps bounds the search of MaxRunSteps.
-const maxRunSteps = 1 << 40
+// maxRunSteps bounds the search of MaxRunSteps: every count up to it is
+// an exact float64.
+const maxRunSteps = 1 << 53
 
 // runCurves is what composes k steps of a described mechanism, fixed
 // before the run: its exact profile δ(ε), when known, and its RDP total
@@ -59,16 +60,21 @@ func (r runCurves) renyiEps(delta float64, c Conversion) (float64, bool) {
 }
 
 // exactEps returns the least ε, to a relative 1e-9 and rounded up, at
-// which the exact profile is at most delta, given hi at which it is.
-func (r runCurves) exactEps(delta, hi float64) float64 {
+// which the exact profile is at most delta, searching up from hi; false
+// when none up to 2^60·hi is (a δ below the bound of the evaluation's
+// error).
+func (r runCurves) exactEps(delta, hi float64) (float64, bool) {
 	ok := func(eps float64) bool { return r.delta(eps) <= delta }
 	if ok(0) {
-		return 0
+		return 0, true
 	}
-	for !ok(hi) {
+	for range 60 {
+		if ok(hi) {
+			return bisectUp(0, hi, 1e-9, ok), true
+		}
 		hi = 2*hi + 1
 	}
-	return bisectUp(0, hi, 1e-9, ok)
+	return 0, false
 }
 
 // ComposeRun returns the totals of k steps of the mechanism s describes,
@@ -100,7 +106,9 @@ func ComposeRun(s Spend, k int, delta, deltaPrime float64, c Conversion) ([]Tota
 		if !ok {
 			hi = 1
 		}
-		out = append(out, Total{Method: Exact, Guarantee: Guarantee{Eps: r.exactEps(delta, hi), Delta: delta}})
+		if e, ok := r.exactEps(delta, hi); ok {
+			out = append(out, Total{Method: Exact, Guarantee: Guarantee{Eps: e, Delta: delta}})
+		}
 	}
 	return out, nil
 }

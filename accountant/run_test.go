@@ -223,3 +223,24 @@ func TestComposeRunExactBelowRenyi(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchHelpers: lastFit returns the last k that fits (never one
+// beyond), and an error when its bound fits; bisectUp returns a point that
+// holds, within its tolerance of the boundary.
+func TestSearchHelpers(t *testing.T) {
+	for _, c := range []struct{ lo, limit, last int }{{1, 100, 1}, {1, 100, 37}, {5, 1 << 40, 123456789}, {1, 64, 63}} {
+		got, err := lastFit(c.lo, c.limit, func(k int) (bool, error) { return k <= c.last, nil })
+		if err != nil || got != c.last {
+			t.Errorf("lastFit(%d, %d) with last %d: %d, %v", c.lo, c.limit, c.last, got, err)
+		}
+	}
+	if _, err := lastFit(1, 64, func(int) (bool, error) { return true, nil }); err == nil {
+		t.Error("lastFit: no error when the bound fits")
+	}
+	for _, x := range []float64{1e-3, 0.5, 1.7, 1e6} {
+		got := bisectUp(0, 2e6, 1e-12, func(y float64) bool { return y >= x })
+		if got < x || got > x*(1+1e-11) {
+			t.Errorf("bisectUp to %g: %g", x, got)
+		}
+	}
+}

@@ -16,8 +16,9 @@ import (
 // every parameter both state must agree, and on a ledger whose teachers'
 // cap bounds every total the release must state its ensemble
 // (Binding.Stated); a *BindingError otherwise. A label that the ledger's
-// filter cannot compose is refused (accountant.FilterAccepts), unless
-// the teachers' cap frees every release.
+// filter cannot compose is refused (accountant.FilterAccepts), a
+// *FilterError, even when the teachers' cap frees every release: the
+// ledger's totals are its filter's.
 func (l *Ledger) Begin(mechanism votefile.Mechanism, b votefile.Binding, step accountant.Spend) error {
 	if l.readOnly {
 		return fmt.Errorf("ledger %s: opened read-only", l.path)
@@ -25,7 +26,7 @@ func (l *Ledger) Begin(mechanism votefile.Mechanism, b votefile.Binding, step ac
 	if err := checkSpend(spendOf("-", mechanism, step)); err != nil {
 		return fmt.Errorf("ledger %s: %s's guarantee %v: %w", l.path, mechanism, step.Guarantee, err)
 	}
-	if err := accountant.FilterAccepts(l.header.Filter, step); err != nil && !l.free() {
+	if err := accountant.FilterAccepts(l.header.Filter, step); err != nil {
 		return &FilterError{Path: l.path, Mechanism: mechanism, Err: err}
 	}
 	bound, err := l.header.Binding()
