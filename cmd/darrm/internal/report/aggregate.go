@@ -27,8 +27,8 @@ type released struct {
 	OutputFormat string             `json:"output_format"`
 	Mechanism    votefile.Mechanism `json:"mechanism"`
 	// VotesHeader is the vote file's metadata header, nil without one.
-	VotesHeader *votefile.Meta     `json:"votes_header,omitempty"`
-	PerQuery    PerQuery           `json:"per_query"`
+	VotesHeader *votefile.Meta `json:"votes_header,omitempty"`
+	PerQuery    PerQuery       `json:"per_query"`
 	// Publish is the one total to publish; Totals, each a valid bound of
 	// the release's labels, are analysis (TotalsRole says so).
 	Publish    Publish            `json:"publish"`
