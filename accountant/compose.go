@@ -6,9 +6,12 @@ import (
 	"strings"
 )
 
-// Method is a composition theorem for (ε, δ)-DP mechanisms: Simple
+// Method is a composition theorem: for (ε, δ)-DP mechanisms Simple
 // (Theorem 3.3.2, the zero value), General (Theorem 3.3.3) or Optimal
-// (Kairouz, Oh and Viswanath's exact composition).
+// (Kairouz, Oh and Viswanath's exact composition); for mechanisms known
+// by their description (Spend), Exact (the composition of their dominating
+// pairs) or Renyi (their RDP curves, converted); for a ledger's runs,
+// whose parameters may be chosen adaptively, ZCDPFilter.
 type Method int
 
 // The composition methods, loosest first.
@@ -21,11 +24,24 @@ const (
 	// Optimal is the exact optimal composition of k identical (ε, δ)
 	// mechanisms (Kairouz, Oh and Viswanath 2015, Thm 3.3), with slack δ'.
 	Optimal
+	// Exact is the composition of the steps' dominating pairs, for
+	// parameters fixed in advance: closed-form Gaussian DP for continuous
+	// Gaussian noise (Dong, Roth and Su 2022, Cor. 3.3), the exact
+	// distribution of the privacy loss for discrete Gaussian noise.
+	Exact
+	// Renyi is the sum of the steps' RDP curves (Mironov 2017, Prop. 1)
+	// with a Conversion.
+	Renyi
+	// ZCDPFilter is a zCDP filter over runs whose parameters may be chosen
+	// adaptively: the sum of the runs' ρ, held to a budget fixed in
+	// advance (Feldman and Zrnic 2021), converted with the improved
+	// conversion.
+	ZCDPFilter
 )
 
-var methodNames = [...]string{Simple: "simple", General: "general", Optimal: "optimal"}
+var methodNames = [...]string{Simple: "simple", General: "general", Optimal: "optimal", Exact: "exact", Renyi: "rdp", ZCDPFilter: "zcdp-filter"}
 
-// String returns "simple", "general" or "optimal".
+// String returns the method's name (ParseMethod).
 func (m Method) String() string {
 	if m < 0 || int(m) >= len(methodNames) {
 		return fmt.Sprintf("Method(%d)", int(m))
@@ -43,11 +59,22 @@ func (m Method) Reference() string {
 		return "Theorem 3.3.3 (general composition, Kairouz-Oh-Viswanath 2015 Thm 3.4)"
 	case Optimal:
 		return "Kairouz-Oh-Viswanath 2015 Thm 3.3 (optimal composition)"
+	case Exact:
+		return "exact composition of the dominating pairs (Gaussian DP, Dong-Roth-Su 2022 Cor. 3.3; discrete Gaussian: exact privacy loss distribution; fixed pairs, adaptive queries: Zhu-Dong-Wang 2022)"
+	case Renyi:
+		return "RDP composition (Mironov 2017 Prop. 1), converted by Canonne-Kamath-Steinke 2020 Prop. 12"
+	case ZCDPFilter:
+		return "zCDP filter (Feldman-Zrnic 2021; pure steps Bun-Steinke 2016 Prop. 1.4), converted by Canonne-Kamath-Steinke 2020 Prop. 12"
 	}
 	return m.String()
 }
 
-// ParseMethod parses "simple", "general" or "optimal".
+// Slack reports whether m adds a slack δ' to its total δ (General and
+// Optimal).
+func (m Method) Slack() bool { return m == General || m == Optimal }
+
+// ParseMethod parses a method's name: "simple", "general", "optimal",
+// "exact", "rdp" or "zcdp-filter".
 func ParseMethod(s string) (Method, error) {
 	for m, name := range methodNames {
 		if s == name {

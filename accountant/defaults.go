@@ -123,7 +123,7 @@ func (t Total) MarshalJSON() ([]byte, error) {
 	if t.Point != nil {
 		o.Point = &pair{t.Point.Eps, t.Point.Delta}
 	}
-	if t.Method != Simple {
+	if t.Method.Slack() {
 		o.DeltaPrime = &t.DeltaPrime
 	}
 	if t.Err != nil {

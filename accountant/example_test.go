@@ -186,3 +186,21 @@ func ExampleGNMaxDataDependent() {
 	// sigma 10: data-independent eps 0.6886, data-dependent eps 0.2014
 	// sigma 40: data-independent eps 0.1703, data-dependent eps 0.1703
 }
+
+// ExampleComposeRun composes 194 queries of Confident-GNMax (σ1 = 150,
+// σ2 = 40, discrete noise) at total δ = 1e-5: the exact composition of
+// their dominating pairs fits (2, 1e-5), RDP's needs more.
+func ExampleComposeRun() {
+	step := accountant.Spend{Kind: accountant.GaussianSpend, Guarantee: accountant.Guarantee{Eps: 0.173291, Delta: 1e-5}, Discrete: true,
+		Gaussian: []accountant.GaussianPart{{Sigma: 40, Coords: 2}, {Sigma: 150, Coords: 1}}}
+	totals, err := accountant.ComposeRun(step, 194, 1e-5, 1e-5, accountant.ImprovedConversion)
+	if err != nil {
+		panic(err)
+	}
+	for _, t := range totals[3:] {
+		fmt.Printf("%s: eps %.4f\n", t.Method, t.Guarantee.Eps)
+	}
+	// Output:
+	// rdp: eps 2.1711
+	// exact: eps 1.9981
+}

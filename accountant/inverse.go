@@ -49,22 +49,11 @@ func MaxSteps(step, budget Guarantee, m Method, deltaPrime float64) (int, error)
 	if !fits(1) {
 		return 0, nil
 	}
-	lo, hi := 1, 2 // fits(lo); hi is the next candidate
-	for fits(hi) {
-		if hi == limit {
-			return 0, wrap(fmt.Errorf("more than %d steps fit in budget %v", limit, budget))
-		}
-		lo, hi = hi, min(2*hi, limit)
+	k, err := lastFit(1, limit, func(k int) (bool, error) { return fits(k), nil })
+	if err != nil {
+		return 0, wrap(fmt.Errorf("%w in budget %v", err, budget))
 	}
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		if fits(mid) {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return lo, nil
+	return k, nil
 }
 
 // StepEps returns the largest per-step ε such that k composed (ε, δ)-DP

@@ -94,31 +94,9 @@ func MaxStepsProfile(step Guarantee, profile []Guarantee, budget Guarantee, delt
 	if ok, err := fits(lo); err != nil || !ok {
 		return n, err
 	}
-	hi := min(2*lo, MaxOptimalSteps)
-	for hi > lo {
-		ok, err := fits(hi)
-		if err != nil {
-			return 0, fmt.Errorf("max steps (profile): %w", err)
-		}
-		if !ok {
-			break
-		}
-		if hi == MaxOptimalSteps {
-			return 0, fmt.Errorf("max steps (profile): more than %d steps fit in budget %v", MaxOptimalSteps, budget)
-		}
-		lo, hi = hi, min(2*hi, MaxOptimalSteps)
+	k, err := lastFit(lo, MaxOptimalSteps, fits)
+	if err != nil {
+		return 0, fmt.Errorf("max steps (profile): %w in budget %v", err, budget)
 	}
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		ok, err := fits(mid)
-		if err != nil {
-			return 0, fmt.Errorf("max steps (profile): %w", err)
-		}
-		if ok {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return lo, nil
+	return k, nil
 }

@@ -25,6 +25,12 @@ type Sequence struct {
 	SumTanh    float64 `json:"sum_eps_tanh"`
 	SumSq      float64 `json:"sum_eps_sq"`
 	SumLogKeep float64 `json:"sum_log_keep"`
+	// Rho is an upper bound of Σρ_i over the steps added by AddSpend
+	// whose description has a zCDP slope (Spend.Rho), the sum a zCDP
+	// filter holds to its budget.
+	Rho float64 `json:"rho,omitempty"`
+	// Curveless counts the steps added by AddSpend without a zCDP slope.
+	Curveless int `json:"curveless,omitempty"`
 }
 
 // maxSequenceSteps bounds Sequence.Steps: every count up to it is an
@@ -61,17 +67,37 @@ func (s Sequence) Add(step Guarantee, k int) (Sequence, error) {
 	return s, nil
 }
 
+// AddSpend returns s followed by k steps that step describes: Add of its
+// guarantee, and its zCDP slope added to Rho when it has one.
+func (s Sequence) AddSpend(step Spend, k int) (Sequence, error) {
+	if err := step.Check(); err != nil {
+		return s, fmt.Errorf("sequence: %w", err)
+	}
+	next, err := s.Add(step.Guarantee, k)
+	if err != nil || k == 0 {
+		return next, err
+	}
+	if rho, ok := step.Rho(); ok {
+		next.Rho = addUp(next.Rho, mulUp(float64(k), rho))
+	} else {
+		next.Curveless += k
+	}
+	return next, nil
+}
+
 // Check reports whether s is a sequence that Add can have built: a count
 // in range, a valid common step, and sums that are finite and of the
 // right sign. A Sequence read from a file is checked before it is used.
 func (s Sequence) Check() error {
-	sums := []float64{s.SumEps, s.SumDelta, s.SumTanh, s.SumSq, -s.SumLogKeep}
+	sums := []float64{s.SumEps, s.SumDelta, s.SumTanh, s.SumSq, s.Rho, -s.SumLogKeep}
 	for _, x := range sums {
 		if !(x >= 0) || math.IsInf(x, 0) {
 			return fmt.Errorf("sequence: sums %v: must be finite, and >= 0 (the last <= 0)", sums)
 		}
 	}
 	switch {
+	case s.Curveless < 0 || s.Curveless > s.Steps:
+		return fmt.Errorf("sequence: %d steps without a zCDP curve: must be in [0, %d]", s.Curveless, s.Steps)
 	case s.Steps < 0 || s.Steps > maxSequenceSteps:
 		return fmt.Errorf("sequence: %d steps: must be in [0, %d]", s.Steps, maxSequenceSteps)
 	case s.Steps == 0 && s != Sequence{}:

@@ -34,8 +34,12 @@ type Accounting struct {
 // NewAccounting returns the accounting of a release of per-query
 // guarantee priv from the ensemble that b states (its cap, votefile.Binding.Cap),
 // with slack deltaPrime, under budget (nil: none) by composition method.
-// Under optimal composition, a mechanism that knows points of its privacy
-// profile (Privacy.Profile) is held to the budget by the tightest of them
+// The queries' parameters are fixed before the release, so the budget is
+// held by the tightest composition valid for them
+// (accountant.MaxRunSteps: the exact composition of a described
+// mechanism's dominating pairs, its RDP curve, or its guarantee's); under
+// optimal composition, a mechanism that knows points of its privacy
+// profile (Privacy.Profile) by the tightest of them
 // (accountant.MaxStepsProfile).
 func NewAccounting(priv Privacy, b votefile.Binding, deltaPrime float64, budget *accountant.Guarantee, method accountant.Method) (Accounting, error) {
 	a := Accounting{PerQuery: priv, DeltaPrime: deltaPrime}
@@ -44,9 +48,11 @@ func NewAccounting(priv Privacy, b votefile.Binding, deltaPrime float64, budget 
 		return a, fmt.Errorf("teachers' cap: %w", err)
 	}
 	if budget != nil {
-		limit, err := accountant.MaxStepsCapped(priv.Guarantee, *budget, method, deltaPrime, a.Cap)
-		if method == accountant.Optimal && len(priv.Profile) > 0 {
-			limit, err = accountant.MaxStepsProfile(priv.Guarantee, priv.Profile, *budget, deltaPrime, a.Cap)
+		limit, err := accountant.MaxRunSteps(priv.Step(), *budget, method, deltaPrime, a.Cap)
+		if method == accountant.Optimal && len(priv.Profile) > 0 && err == nil && limit != accountant.Unlimited {
+			var p int
+			p, err = accountant.MaxStepsProfile(priv.Guarantee, priv.Profile, *budget, deltaPrime, a.Cap)
+			limit = max(limit, p)
 		}
 		if err != nil {
 			return a, fmt.Errorf("budget: %w", err)
@@ -80,6 +86,16 @@ func (a Accounting) Totals(labels int) []accountant.Total {
 		budget = &a.Budget.Guarantee
 	}
 	out := accountant.Totals(a.PerQuery.Guarantee, labels, a.DeltaPrime)
+	if s := a.PerQuery.Step(); s.Kind != accountant.ApproxSpend {
+		// The curves' totals at the budget's δ, else at δ'.
+		delta := a.DeltaPrime
+		if budget != nil && budget.Delta > 0 {
+			delta = budget.Delta
+		}
+		if all, err := accountant.ComposeRun(s, labels, delta, a.DeltaPrime, accountant.ImprovedConversion); err == nil {
+			out = all
+		}
+	}
 	if t, ok := accountant.ProfileTotal(a.PerQuery.Guarantee, a.PerQuery.Profile, labels, a.DeltaPrime); ok {
 		out = append(out, t)
 	}

@@ -79,6 +79,21 @@ type Privacy struct {
 	// ε_i >= Eps and δ_i < Delta, when the mechanism knows them
 	// (NewOneVoteDaRRM); totals compose them (accountant.ComposeProfile).
 	Profile []accountant.Guarantee
+	// Curve describes the mechanism when it has a privacy curve beyond
+	// its guarantee (a GaussianSpend: ClassGNMax); zero otherwise (Step).
+	Curve accountant.Spend
+}
+
+// Step returns the description of one query that the accountant
+// composes: Curve with the per-query guarantee, when set, else the
+// guarantee alone (a PureSpend when δ = 0).
+func (p Privacy) Step() accountant.Spend {
+	if p.Curve.Kind == accountant.ApproxSpend {
+		return accountant.ApproxStep(p.Guarantee)
+	}
+	s := p.Curve
+	s.Guarantee = p.Guarantee
+	return s
 }
 
 // ErrNotCertified is wrapped by the constructors' errors when a noise

@@ -74,8 +74,20 @@ func NewClassGNMax(m accountant.ConfidentGNMax, teachers, classes int, delta flo
 		Source: fmt.Sprintf("%s with discrete Gaussian noise is (lambda, %s)-RDP for every lambda (Papernot et al. 2018 Sec. 4; Canonne, Kamath and Steinke 2020), (eps, delta)-DP at lambda = %.6g (Theorem B.4.1); every query charged as answered, independently of the votes; assumes a record changes at most one teacher's vote",
 			gnmaxName(m), steps, order),
 		Relation: accountant.OneVote,
+		Curve:    accountant.Spend{Kind: accountant.GaussianSpend, Discrete: true, Gaussian: gnmaxParts(m)},
 	}
 	return g, nil
+}
+
+// gnmaxParts returns the Gaussian parts of one query of m: the label's
+// two counts that a changed vote moves (σ2), and the threshold step's
+// largest count (σ1).
+func gnmaxParts(m accountant.ConfidentGNMax) []accountant.GaussianPart {
+	parts := []accountant.GaussianPart{{Sigma: m.Sigma2, Coords: 2}}
+	if m.Confident() {
+		parts = append(parts, accountant.GaussianPart{Sigma: m.Sigma1, Coords: 1})
+	}
+	return parts
 }
 
 func gnmaxName(m accountant.ConfidentGNMax) votefile.Mechanism {

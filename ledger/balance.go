@@ -6,16 +6,12 @@ import (
 	"github.com/darrm/darrm/accountant"
 )
 
-// compose returns the total of the spends seq to report (accountant.Best
-// of their totals against the budget), and whether they meet the budget:
-// one of their totals does, or the teachers' cap, which bounds them too.
-func (l *Ledger) compose(seq accountant.Sequence) (accountant.Composed, bool, error) {
-	totals, err := seq.Totals(l.header.DeltaPrime)
-	if err != nil {
-		return accountant.Composed{}, false, err
-	}
-	q, fits := accountant.Best(totals, &l.header.Budget)
-	return q, fits || l.free(), nil
+// compose returns the total of the spends seq by the ledger's filter
+// (accountant.FilterTotal), and whether they meet the budget: the
+// filter's halting rule, or the teachers' cap, which bounds them too.
+func (l *Ledger) compose(seq accountant.Sequence) (accountant.Guarantee, bool, error) {
+	g, fits, err := accountant.FilterTotal(l.header.Filter, seq, l.header.Budget)
+	return g, fits || l.free(), err
 }
 
 // free reports whether the teachers' cap is within the budget.
@@ -28,9 +24,8 @@ type Balance struct {
 	// (accountant.CapTotal); Bound says which.
 	Total accountant.Guarantee
 	Bound accountant.Bound
-	// Queries is the composition of every spend, by Composition: of the
-	// totals of the spends (accountant.Sequence.Totals), one that meets
-	// the budget if any does (accountant.Best).
+	// Queries is the composition of every spend by the ledger's filter,
+	// Composition (accountant.FilterTotal).
 	Queries     accountant.Guarantee
 	Composition accountant.Method
 	// Cap is the teachers' cap on every total, nil when there is none.
@@ -46,8 +41,8 @@ func (l *Ledger) Balance() (Balance, error) {
 	if err != nil {
 		return Balance{}, err
 	}
-	b := Balance{Queries: q.Guarantee, Composition: q.Method, Cap: l.cap, Free: l.free()}
-	b.Total, b.Bound = accountant.CapTotal(q.Guarantee, l.cap, &l.header.Budget)
+	b := Balance{Queries: q, Composition: l.header.Filter, Cap: l.cap, Free: l.free()}
+	b.Total, b.Bound = accountant.CapTotal(q, l.cap, &l.header.Budget)
 	return b, nil
 }
 
@@ -65,15 +60,15 @@ func (l *Ledger) Total() (accountant.Guarantee, string, error) {
 // maxAllowance bounds the search of Allowance.
 const maxAllowance = 1 << 50
 
-// Allowance returns how many more labels of guarantee step the budget
+// Allowance returns how many more labels that step describes the budget
 // allows (at most limit when limit >= 0): limit, or accountant.Unlimited
 // when limit < 0, if the teachers' cap is within the budget.
-func (l *Ledger) Allowance(step accountant.Guarantee, limit int) (int, error) {
+func (l *Ledger) Allowance(step accountant.Spend, limit int) (int, error) {
 	if l.free() {
 		return limit, nil
 	}
 	fits := func(k int) (bool, error) {
-		seq, err := l.chain.spent.Add(step, k)
+		seq, err := l.chain.spent.AddSpend(step, k)
 		if err != nil {
 			return false, err
 		}
@@ -90,7 +85,7 @@ func (l *Ledger) Allowance(step accountant.Guarantee, limit int) (int, error) {
 			break
 		}
 		if hi > maxAllowance {
-			return 0, fmt.Errorf("ledger %s: more than %d labels of %v fit in the budget", l.path, maxAllowance, step)
+			return 0, fmt.Errorf("ledger %s: more than %d labels of %v fit in the budget", l.path, maxAllowance, step.Guarantee)
 		}
 		ok, _ := fits(hi)
 		if !ok {
@@ -130,8 +125,8 @@ type Status struct {
 }
 
 // Status returns the ledger's budget, its total so far, and how many more
-// labels of guarantee step its budget allows.
-func (l *Ledger) Status(step accountant.Guarantee) (Status, error) {
+// labels that step describes its budget allows.
+func (l *Ledger) Status(step accountant.Spend) (Status, error) {
 	b, err := l.Balance()
 	if err != nil {
 		return Status{}, err

@@ -18,7 +18,7 @@ func largeLedger(tb testing.TB, runs int) string {
 	tb.Helper()
 	path := filepath.Join(tb.TempDir(), "large.ledger")
 	b := unique(bound)
-	if _, err := Init(ctx, path, NewHeader(b, accountant.Guarantee{Eps: 1e9, Delta: 0.5}, 1e-5), InitOptions{}); err != nil {
+	if _, err := Init(ctx, path, NewHeader(b, accountant.Guarantee{Eps: 1e9, Delta: 0.5}, 1e-5, accountant.Simple), InitOptions{}); err != nil {
 		tb.Fatal(err)
 	}
 	l := open(tb, path)
@@ -80,7 +80,7 @@ func BenchmarkReleaseOnLargeLedger(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				l, allowed, err := OpenRun(ctx, path, "darrm", bd, g, 1, Options{})
+				l, allowed, err := OpenRun(ctx, path, "darrm", bd, accountant.ApproxStep(g), 1, Options{})
 				if err != nil || allowed != 1 {
 					b.Fatalf("allowance %d: %v", allowed, err)
 				}
@@ -90,7 +90,7 @@ func BenchmarkReleaseOnLargeLedger(b *testing.B) {
 				if err := l.Settle(1); err != nil {
 					b.Fatal(err)
 				}
-				if _, err := l.Status(g); err != nil {
+				if _, err := l.Status(accountant.ApproxStep(g)); err != nil {
 					b.Fatal(err)
 				}
 				l.Close()

@@ -14,17 +14,21 @@ import (
 // chain is a ledger of the current version read up to its line n: what
 // the check of line n+1 needs, and the spends so far.
 type chain struct {
-	n    int
-	runs int    // runs that lines 2 to n hold, when read from the start
-	head string // the hash of line n
+	// version is the ledger's: its lines' hashes, and how a spend adds to
+	// the sums (version 3: by its guarantee alone).
+	version int
+	n       int
+	runs    int    // runs that lines 2 to n hold, when read from the start
+	head    string // the hash of line n
 	// last is line n's spend (Run "" for the header), spent the sequence
 	// of every run's spend up to line n: last.Prior and last's own.
 	last  Spend
 	spent accountant.Sequence
 }
 
-// start returns the chain of a ledger read up to its header, of hash h.
-func start(h string) chain { return chain{n: 1, head: h} }
+// start returns the chain of a ledger of the given version read up to
+// its header, of hash h.
+func start(version int, h string) chain { return chain{version: version, n: 1, head: h} }
 
 // splitSpendLine cuts b, a spend line as encodeLine writes it,
 // {"prev":"<hash>","spend":<raw>,"sha256":"<hash>"}, into its parts
@@ -42,10 +46,10 @@ func splitSpendLine(b []byte) (prev string, raw []byte, hash string, ok bool) {
 	return string(b[len(head) : len(head)+n]), b[len(head)+n+len(mid) : t], string(b[t+len(tail) : len(b)-2]), true
 }
 
-// parseSpendLine reads b as a spend line of the current version: its
-// prev, its spend, checked on its own, and its hash, checked against its
-// content.
-func parseSpendLine(b []byte) (prev string, s Spend, hash string, err error) {
+// parseSpendLine reads b as a spend line of the given version (3 or the
+// current one): its prev, its spend, checked on its own, and its hash,
+// checked against its content.
+func parseSpendLine(version int, b []byte) (prev string, s Spend, hash string, err error) {
 	prev, raw, hash, ok := splitSpendLine(b)
 	if !ok {
 		var ln line
@@ -59,7 +63,7 @@ func parseSpendLine(b []byte) (prev string, s Spend, hash string, err error) {
 		}
 		prev, raw, hash = *ln.Prev, *ln.Spend, ln.SHA256
 	}
-	if chainHash(Version, prev, "spend", raw) != hash {
+	if chainHash(version, prev, "spend", raw) != hash {
 		return "", s, "", errors.New("sha256 does not match the content: the line was changed")
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -70,6 +74,9 @@ func parseSpendLine(b []byte) (prev string, s Spend, hash string, err error) {
 	if err := checkSpend(s); err != nil {
 		return "", s, "", fmt.Errorf("spend: %v", err)
 	}
+	if version == version3 && (s.Kind != accountant.ApproxSpend || s.Gaussian != nil || s.Discrete || s.Prior != nil && (s.Prior.Rho != 0 || s.Prior.Curveless != 0)) {
+		return "", s, "", errors.New("spend: a description or zCDP sums in a version-3 line")
+	}
 	if s.Prior == nil {
 		return "", s, "", errors.New("spend: no prior: the totals of the spends before it")
 	}
@@ -79,10 +86,20 @@ func parseSpendLine(b []byte) (prev string, s Spend, hash string, err error) {
 	return prev, s, hash, nil
 }
 
-// at returns the chain at the spend line s of hash h.
-func at(n int, h string, s Spend) (chain, error) {
-	spent, err := s.Prior.Add(accountant.Guarantee{Eps: s.Eps, Delta: s.Delta}, s.Queries)
-	return chain{n: n, head: h, last: s, spent: spent}, err
+// at returns the chain of a ledger of the given version at its spend
+// line n, s, of hash h: the spends so far are the line's prior and its
+// own, added by its description (version 3: by its guarantee), so that a
+// line whose description does not give the next line's prior breaks the
+// ledger (chain.next).
+func at(version, n int, h string, s Spend) (chain, error) {
+	var spent accountant.Sequence
+	var err error
+	if version == version3 {
+		spent, err = s.Prior.Add(accountant.Guarantee{Eps: s.Eps, Delta: s.Delta}, s.Queries)
+	} else {
+		spent, err = s.Prior.AddSpend(s.Step(), s.Queries)
+	}
+	return chain{version: version, n: n, head: h, last: s, spent: spent}, err
 }
 
 // next checks b as line c.n+1, a spend, and moves c on to it: b must
@@ -94,7 +111,7 @@ func (c *chain) next(path string, b []byte) error {
 	corrupt := func(format string, args ...any) error {
 		return &CorruptError{Path: path, Line: n, Reason: fmt.Sprintf(format, args...)}
 	}
-	prev, s, h, err := parseSpendLine(b)
+	prev, s, h, err := parseSpendLine(c.version, b)
 	if err != nil {
 		return corrupt("%v", err)
 	}
@@ -108,7 +125,7 @@ func (c *chain) next(path string, b []byte) error {
 	if *s.Prior != want {
 		return corrupt("its prior (the totals of the spends before it) does not follow from line %d", c.n)
 	}
-	next, err := at(n, h, s)
+	next, err := at(c.version, n, h, s)
 	if err != nil {
 		return corrupt("spend: %v", err)
 	}
@@ -124,27 +141,36 @@ func (c *chain) next(path string, b []byte) error {
 // and the chain, and calls each (if not nil) after every line with the
 // chain up to it and the spend of the line before it (Run "" for the
 // header). It returns the chain and the reader, whose end and tail say
-// where it stopped.
-func (l *Ledger) walk(end int64, each func(c *chain, before Spend) error) (chain, *lineReader, error) {
+// where it stopped, and the size of the lines before Upgrade's mark on a
+// version-3 ledger, -1 if it has none.
+func (l *Ledger) walk(end int64, each func(c *chain, before Spend) error) (chain, *lineReader, int64, error) {
 	r := newLineReader(io.NewSectionReader(l.f, 0, end))
-	c := start(l.headerHash)
+	c := start(l.version, l.headerHash)
+	mark := int64(-1)
 	for n := 1; ; n++ {
 		b, err := r.next()
 		if err == io.EOF {
-			return c, r, nil
+			return c, r, mark, nil
 		}
 		if err := l.lineErr(n, b, err); err != nil {
-			return c, r, err
+			return c, r, mark, err
+		}
+		if mark >= 0 {
+			return c, r, mark, &CorruptError{Path: l.path, Line: n, Reason: "a line after the mark of an upgrade"}
+		}
+		if n > 1 && l.format == chained3 && isMarker(b) {
+			mark = r.end - int64(len(b)) - 1
+			continue
 		}
 		before := c.last
 		if n > 1 {
 			if err := c.next(l.path, b); err != nil {
-				return c, r, err
+				return c, r, mark, err
 			}
 		}
 		if each != nil {
 			if err := each(&c, before); err != nil {
-				return c, r, err
+				return c, r, mark, err
 			}
 		}
 	}
@@ -155,7 +181,7 @@ func (l *Ledger) walk(end int64, each func(c *chain, before Spend) error) (chain
 // remember.
 func (l *Ledger) scan(rec *Record) error {
 	recHash := ""
-	c, r, err := l.walk(math.MaxInt64, func(c *chain, _ Spend) error {
+	c, r, mark, err := l.walk(math.MaxInt64, func(c *chain, _ Spend) error {
 		if rec != nil && rec.Lines == c.n {
 			recHash = c.head
 		}
@@ -165,6 +191,9 @@ func (l *Ledger) scan(rec *Record) error {
 		return err
 	}
 	l.chain, l.size, l.tail, l.recHash = c, r.end, r.tail, recHash
+	if mark >= 0 {
+		l.marked, l.size = true, mark
+	}
 	return nil
 }
 
@@ -197,17 +226,17 @@ func (l *Ledger) resume(rec *Record) (bool, error) {
 		if rec.Head != l.headerHash || rec.Size != int64(len(l.headerLine))+1 {
 			return false, nil
 		}
-		c = start(l.headerHash)
+		c = start(l.version, l.headerHash)
 	} else {
 		b, ok, err := lineEndingAt(l.f, rec.Size)
 		if !ok || err != nil {
 			return false, err
 		}
-		_, s, hash, err := parseSpendLine(b)
+		_, s, hash, err := parseSpendLine(l.version, b)
 		if err != nil || hash != rec.Head {
 			return false, nil
 		}
-		if c, err = at(rec.Lines, hash, s); err != nil {
+		if c, err = at(l.version, rec.Lines, hash, s); err != nil {
 			return false, nil
 		}
 	}
@@ -229,19 +258,10 @@ func (l *Ledger) resume(rec *Record) (bool, error) {
 }
 
 // Runs calls each with the spend of every run, in the order of the
-// ledger (for a ledger of the current version, the last line of each run,
-// read again from the file and checked as it is read), and stops at the
-// first error.
+// ledger (the last line of each run, read again from the file and checked
+// as it is read), and stops at the first error.
 func (l *Ledger) Runs(each func(Spend) error) error {
-	if l.format != current {
-		for _, s := range l.spends {
-			if err := each(s); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	c, _, err := l.walk(l.size, func(c *chain, before Spend) error {
+	c, _, _, err := l.walk(l.size, func(c *chain, before Spend) error {
 		if before.Run != "" && c.last.Run != before.Run {
 			return each(before)
 		}

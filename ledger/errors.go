@@ -38,32 +38,46 @@ func (e *NotLedgerError) BadInput() bool { return true }
 
 func (e *NotLedgerError) Unwrap() error { return e.Err }
 
-// VersionError reports a ledger that a run cannot use: of an earlier
-// version, which must be upgraded first (Upgrade): version 1 or the
-// version 2 of development builds (Chain false, no hash chain), or
-// version 2 (Chain true, no totals in its lines); or of a version this
-// darrm does not know.
+// VersionError reports a ledger that a run cannot use: of version 3,
+// which must be upgraded first (Upgrade); of the development formats
+// before it (versions 1 and 2), which no release shipped and this darrm
+// no longer reads; or of a version this darrm does not know.
 type VersionError struct {
 	Path    string
 	Version int
-	Chain   bool
 }
 
 func (e *VersionError) Error() string {
 	q := shellQuote(e.Path)
 	switch {
-	case e.Version == 1:
-		return fmt.Sprintf("ledger %s is of version 1, which does not bind the ensemble's parameters (K, the teachers' eps and Delta, kind, partition) and has no hash chain: it must be upgraded to version %d before a release can be charged to it; upgrade it once, stating the ensemble's parameters, with: darrm ledger upgrade %s --K K --eps EPS --Delta DELTA --kind KIND --partition PARTITION", e.Path, Version, q)
-	case e.Version == 2 && !e.Chain:
-		return fmt.Sprintf("ledger %s is of an early version 2 without a hash chain (written by a development build): upgrade it once to version %d with: darrm ledger upgrade %s", e.Path, Version, q)
-	case e.Version == 2:
-		return fmt.Sprintf("ledger %s is of version 2, whose lines do not carry the totals that a release of version %d reads instead of the whole ledger: upgrade it once with: darrm ledger upgrade %s (its binding and spends are kept)", e.Path, Version, q)
+	case e.Version == version3:
+		return fmt.Sprintf("ledger %s is of version 3, whose lines do not describe the mechanisms that the budget's filter of version %d composes: upgrade it once with: darrm ledger upgrade %s (its binding and spends are kept)", e.Path, Version, q)
+	case e.Version < version3:
+		return fmt.Sprintf("ledger %s is of version %d, a development format that this darrm no longer reads (it reads versions 3 and %d): start a new ledger with darrm ledger init, or upgrade it with the darrm that wrote it first", e.Path, e.Version, Version)
 	}
-	return fmt.Sprintf("ledger %s is of version %d; this darrm reads versions 1 to %d: use a newer darrm", e.Path, e.Version, Version)
+	return fmt.Sprintf("ledger %s is of version %d; this darrm reads versions 3 and %d: use a newer darrm", e.Path, e.Version, Version)
 }
 
 // BadInput reports that the error is the caller's input, not a failure.
 func (e *VersionError) BadInput() bool { return true }
+
+// FilterError refuses a release whose labels the ledger's filter cannot
+// compose (accountant.FilterAccepts): the filter is fixed when the ledger
+// is made, so that its halting rule holds for adaptively chosen runs.
+type FilterError struct {
+	Path      string
+	Mechanism votefile.Mechanism
+	Err       error
+}
+
+func (e *FilterError) Error() string {
+	return fmt.Sprintf("ledger %s: %s: %v", e.Path, e.Mechanism, e.Err)
+}
+
+// BadInput reports that the error is the caller's input, not a failure.
+func (e *FilterError) BadInput() bool { return true }
+
+func (e *FilterError) Unwrap() error { return e.Err }
 
 // BindingError refuses a release that states other parameters of the
 // ensemble than the ledger is bound to: each differing parameter, the

@@ -25,7 +25,12 @@ type Header struct {
 	Relation   string               `json:"relation"`
 	Budget     accountant.Guarantee `json:"budget"`
 	DeltaPrime float64              `json:"delta_prime"`
-	Created    time.Time            `json:"created"`
+	// Filter is the composition that holds the runs, whose parameters
+	// may be chosen adaptively, to the budget: accountant.ZCDPFilter or
+	// accountant.Simple (accountant.CheckFilter), fixed when the ledger is
+	// made (version 4; a version-3 ledger composed by its spends' (ε, δ)).
+	Filter  accountant.Method `json:"filter"`
+	Created time.Time         `json:"created"`
 	// Teachers are the parameters of the ensemble the ledger is bound to
 	// (nil in version 1).
 	Teachers *Teachers `json:"teachers,omitempty"`
@@ -45,12 +50,23 @@ type Teachers struct {
 	Partition votefile.Partition `json:"partition"`
 }
 
-// NewHeader returns the header of a ledger bound to b, with a budget and
-// slack δ'.
-func NewHeader(b votefile.Binding, budget accountant.Guarantee, deltaPrime float64) Header {
-	h := Header{Ensemble: b.Ensemble, Relation: b.Relation.String(), Budget: budget, DeltaPrime: deltaPrime}
+// NewHeader returns the header of a ledger bound to b, with a budget,
+// slack δ' and filter.
+func NewHeader(b votefile.Binding, budget accountant.Guarantee, deltaPrime float64, filter accountant.Method) Header {
+	h := Header{Ensemble: b.Ensemble, Relation: b.Relation.String(), Budget: budget, DeltaPrime: deltaPrime, Filter: filter}
 	h.Bind(b)
 	return h
+}
+
+// DefaultFilter is the filter of a new ledger unless one is chosen: the
+// zCDP filter for a budget with δ > 0 in the one-vote relation, where
+// every mechanism has a zCDP curve (the GNMax family, LNMax and pure
+// DaRRM labels), else simple composition.
+func DefaultFilter(b votefile.Binding, budget accountant.Guarantee) accountant.Method {
+	if budget.Delta > 0 && b.Relation == accountant.OneVote {
+		return accountant.ZCDPFilter
+	}
+	return accountant.Simple
 }
 
 // Bind sets the parameters h binds to b's (its ensemble, relation and
@@ -76,12 +92,13 @@ func (h Header) Binding() (votefile.Binding, error) {
 // Upgraded identifies the ledger that Upgrade turned into one of the
 // current version.
 type Upgraded struct {
-	// Version is the old ledger's (1, 2, or 2 without the chain).
+	// Version is the old ledger's (3; 1 and 2 in ledgers that an earlier
+	// darrm upgraded).
 	Version int `json:"version"`
 	// Lines is its number of whole lines, SHA256 the hash of those bytes.
 	Lines  int    `json:"lines"`
 	SHA256 string `json:"sha256"`
-	// ID and Head, for an old ledger with a hash chain (version 2), are
+	// ID and Head, for an old ledger with a hash chain, are
 	// its id and the hash of its last line: a user's record of the old
 	// ledger vouches for this one up to there (checkRecord).
 	ID   string `json:"id,omitempty"`
@@ -99,16 +116,44 @@ type Spend struct {
 	Mechanism votefile.Mechanism `json:"mechanism"`
 	Eps       float64            `json:"eps"`
 	Delta     float64            `json:"delta"`
-	Queries   int                `json:"queries"`
-	Final     bool               `json:"final"`
+	// Kind, Gaussian and Discrete describe the mechanism beyond its
+	// (Eps, Delta) (version 4): accountant.GaussianSpend with its noise;
+	// omitted for a mechanism known by its guarantee (Step).
+	Kind     accountant.SpendKind      `json:"kind,omitempty"`
+	Gaussian []accountant.GaussianPart `json:"gaussian,omitempty"`
+	Discrete bool                      `json:"discrete,omitempty"`
+	Queries  int                       `json:"queries"`
+	Final    bool                      `json:"final"`
 	// Prior (version 3) is the sequence of the spends of every run before
 	// this line's run: with the line's own spend it gives the ledger's
 	// totals, so that a release reads the last line instead of them all.
 	Prior *accountant.Sequence `json:"prior,omitempty"`
 }
 
+// Step returns the description of one label of s: its kind and noise
+// with its guarantee, or, when it states no kind, its guarantee alone
+// (accountant.ApproxStep: pure when δ = 0).
+func (s Spend) Step() accountant.Spend {
+	g := accountant.Guarantee{Eps: s.Eps, Delta: s.Delta}
+	if s.Kind == accountant.ApproxSpend && len(s.Gaussian) == 0 && !s.Discrete {
+		return accountant.ApproxStep(g)
+	}
+	return accountant.Spend{Kind: s.Kind, Guarantee: g, Gaussian: s.Gaussian, Discrete: s.Discrete}
+}
+
+// spendOf returns the record of labels of step by mechanism in run: the
+// guarantee, and the description of a kind that has more.
+func spendOf(run string, mechanism votefile.Mechanism, step accountant.Spend) Spend {
+	s := Spend{Run: run, Mechanism: mechanism, Eps: step.Eps, Delta: step.Delta}
+	if step.Kind == accountant.GaussianSpend {
+		s.Kind, s.Gaussian, s.Discrete = step.Kind, step.Gaussian, step.Discrete
+	}
+	return s
+}
+
 // ParamError is a header parameter outside its domain: Name is
-// "ensemble", "relation", "budget-eps", "budget-delta" or "delta-prime".
+// "ensemble", "relation", "budget-eps", "budget-delta", "delta-prime" or
+// "filter".
 type ParamError struct {
 	Name, Value, Rule string
 }
@@ -161,6 +206,11 @@ func checkHeader(h Header) error {
 	if !(h.DeltaPrime > 0 && h.DeltaPrime < 1) {
 		return &ParamError{"delta-prime", g(h.DeltaPrime), "must be in (0, 1)"}
 	}
+	if h.Version >= Version {
+		if err := accountant.CheckFilter(h.Filter, h.Budget); err != nil {
+			return &ParamError{"filter", h.Filter.String(), err.Error()}
+		}
+	}
 	if h.Version >= 2 {
 		if h.Teachers == nil {
 			return &BindError{errors.New("no ensemble parameters: a ledger binds K, the teachers' eps and Delta, kind and partition (NewHeader)")}
@@ -176,12 +226,11 @@ func checkHeader(h Header) error {
 type format int
 
 const (
-	// unchained: version 1, and the version 2 of development builds;
-	// each line carries the SHA-256 of its JSON.
-	unchained format = iota
-	// chained2: version 2, a hash chain.
-	chained2
-	// current: Version, a hash chain whose spends carry their totals.
+	// chained3: version 3, a hash chain whose spends carry the (ε, δ)
+	// sums before them.
+	chained3 format = iota
+	// current: Version, the same with the mechanisms' descriptions and
+	// the budget's filter.
 	current
 )
 
@@ -201,50 +250,38 @@ func (l *Ledger) parseHeader(b []byte) (string, error) {
 	if err := json.Unmarshal(*ln.Header, &v); err != nil {
 		return "", corrupt("header: %v", err)
 	}
-	chained := ln.Prev != nil
 	switch {
-	case (v.Version == 1 || v.Version == 2) && !chained:
-		l.format = unchained
-		if v1Hash(*ln.Header) != ln.SHA256 {
-			return "", corrupt("sha256 does not match the content: the line was changed")
-		}
-	case (v.Version == 2 || v.Version == Version) && chained:
-		l.format = chained2
+	case v.Version == version3 || v.Version == Version:
+		l.format = chained3
 		if v.Version == Version {
 			l.format = current
 		}
-		if *ln.Prev != "" {
+		if ln.Prev == nil || *ln.Prev != "" {
 			return "", corrupt("the header must begin the chain (prev \"\")")
 		}
 		if chainHash(v.Version, "", "header", *ln.Header) != ln.SHA256 {
 			return "", corrupt("sha256 does not match the content: the line was changed")
 		}
-	case v.Version == 2 || v.Version == Version:
-		return "", corrupt("the header of a version-%d ledger must begin the chain (prev \"\")", v.Version)
 	default:
 		return "", &VersionError{Path: l.path, Version: v.Version}
 	}
 	dec := json.NewDecoder(bytes.NewReader(*ln.Header))
-	if chained {
-		dec.DisallowUnknownFields()
-	}
+	dec.DisallowUnknownFields()
 	if err := dec.Decode(&l.header); err != nil {
 		return "", corrupt("header: %v", err)
 	}
 	if err := checkHeader(l.header); err != nil {
 		return "", corrupt("header: %v", err)
 	}
-	if chained && len(l.header.ID) != 32 {
+	if len(l.header.ID) != 32 {
 		return "", corrupt("header: id %q: want 32 hexadecimal digits", l.header.ID)
 	}
-	if v.Version >= 2 {
-		b, err := l.header.Binding()
-		if err == nil {
-			l.cap, _, err = b.Cap(l.header.DeltaPrime)
-		}
-		if err != nil {
-			return "", corrupt("header: teachers' cap: %v", err)
-		}
+	bind, err := l.header.Binding()
+	if err == nil {
+		l.cap, _, err = bind.Cap(l.header.DeltaPrime)
+	}
+	if err != nil {
+		return "", corrupt("header: teachers' cap: %v", err)
 	}
 	l.version = v.Version
 	return ln.SHA256, nil
@@ -261,6 +298,8 @@ func checkSpend(s Spend) error {
 		return fmt.Errorf("eps = %v: must be a finite number > 0", s.Eps)
 	case !(s.Delta >= 0 && s.Delta < 1):
 		return fmt.Errorf("delta = %v: must be in [0, 1)", s.Delta)
+	case s.Kind != accountant.ApproxSpend && s.Kind != accountant.GaussianSpend:
+		return fmt.Errorf("kind = %v: a ledger line states %v or no kind", s.Kind, accountant.GaussianSpend)
 	}
-	return nil
+	return s.Step().Check()
 }

@@ -239,7 +239,7 @@ func TestRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lo.Begin("darrm", binding(t, lo), step)
+	lo.Begin("darrm", binding(t, lo), accountant.ApproxStep(step))
 	lo.Reserve(1)
 	lo.Settle(1)
 	lo.Close()
@@ -326,7 +326,7 @@ func TestRecordNeverFallsBack(t *testing.T) {
 		path := newLedger(t, budget)
 		spend(t, path, 1)
 		run := open(t, path)
-		if err := run.Begin("darrm", binding(t, run), step); err != nil {
+		if err := run.Begin("darrm", binding(t, run), accountant.ApproxStep(step)); err != nil {
 			t.Fatal(err)
 		}
 		if err := run.Reserve(5); err != nil {

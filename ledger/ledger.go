@@ -41,10 +41,16 @@
 // string), as the accountant's does.
 package ledger
 
-// Version is the version of the file format. Version 3 carries in every
-// spend line the totals of the spends before it (Spend.Prior), so that a
-// release reads only the lines its record does not vouch for. Earlier
-// ledgers (version 2, a hash chain without totals; version 1 and the
-// version 2 of development builds, without the chain) are read
-// (ReadOnly) and upgraded (Upgrade); no release can be charged to them.
-const Version = 3
+// Version is the version of the file format. Version 4 states in its
+// header the filter that holds the runs to the budget (Header.Filter) and
+// describes in every spend line the mechanism (Spend.Step), whose
+// running sums, the zCDP filter's Σρ among them, each line carries for the
+// spends before it (Spend.Prior), so that a release reads only the lines
+// its record does not vouch for. Version 3 ledgers (the same without the
+// filter and the descriptions) are read (ReadOnly) and upgraded
+// (Upgrade); no release can be charged to them. The development formats
+// before them (versions 1 and 2) are refused (VersionError).
+const Version = 4
+
+// version3 is the format Upgrade turns into the current one.
+const version3 = 3

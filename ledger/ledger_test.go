@@ -52,7 +52,7 @@ func binding(t *testing.T, l *Ledger) votefile.Binding {
 func newLedger(t *testing.T, budget accountant.Guarantee) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "teachers.ledger")
-	if _, err := Init(ctx, path, NewHeader(unique(bound), budget, 1e-5), InitOptions{}); err != nil {
+	if _, err := Init(ctx, path, NewHeader(unique(bound), budget, 1e-5, accountant.Simple), InitOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -86,7 +86,7 @@ func spend(t *testing.T, path string, n int) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if err := l.Begin("darrm", binding(t, l), step); err != nil {
+	if err := l.Begin("darrm", binding(t, l), accountant.ApproxStep(step)); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Reserve(n); err != nil {
@@ -99,11 +99,11 @@ func spend(t *testing.T, path string, n int) {
 
 // TestBudgetAcrossRuns spends a budget in several runs: the allowance
 // shrinks by what each run spent, equals the accountant's MaxSteps under
-// optimal composition for identical steps, and reaches 0.
+// simple composition, the ledger's filter, and reaches 0.
 func TestBudgetAcrossRuns(t *testing.T) {
 	budget := accountant.Guarantee{Eps: 5, Delta: 1e-3}
 	path := newLedger(t, budget)
-	want, err := accountant.MaxSteps(step, budget, accountant.Optimal, 1e-5)
+	want, err := accountant.MaxSteps(step, budget, accountant.Simple, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestBudgetAcrossRuns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := l.Allowance(step, -1)
+		got, err := l.Allowance(accountant.ApproxStep(step), -1)
 		l.Close()
 		if err != nil || got != want-spent {
 			t.Fatalf("after %d labels: allowance %d (%v), want %d", spent, got, err, want-spent)
@@ -126,7 +126,7 @@ func TestBudgetAcrossRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Begin("darrm", binding(t, l), step); err != nil {
+	if err := l.Begin("darrm", binding(t, l), accountant.ApproxStep(step)); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Reserve(1); !errors.Is(err, ErrBudget) {
@@ -138,29 +138,12 @@ func TestBudgetAcrossRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if got, _ := l.Allowance(step, -1); got != 0 {
+	if got, _ := l.Allowance(accountant.ApproxStep(step), -1); got != 0 {
 		t.Errorf("spent budget: allowance %d", got)
 	}
 	total, method, err := l.Total()
-	if err != nil || method != "optimal" || total.Eps > budget.Eps || total.Delta > budget.Delta || len(runs(t, l)) != 3 {
+	if err != nil || method != "simple" || total.Eps > budget.Eps || total.Delta > budget.Delta || len(runs(t, l)) != 3 {
 		t.Errorf("total %v by %s (%v), %d spends", total, method, err, len(runs(t, l)))
-	}
-	// A spend at another guarantee makes the sequence heterogeneous.
-	path = newLedger(t, budget)
-	spend(t, path, 3)
-	l2, err := Open(ctx, path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l2.Close()
-	if err := l2.Begin("rr", binding(t, l2), accountant.Guarantee{Eps: 0.01, Delta: 0}); err != nil {
-		t.Fatal(err)
-	}
-	if err := l2.Reserve(1); err != nil {
-		t.Fatal(err)
-	}
-	if _, method, err := l2.Total(); err != nil || method == "optimal" {
-		t.Errorf("heterogeneous spends composed by %s (%v)", method, err)
 	}
 }
 
@@ -173,10 +156,10 @@ func TestRelationAndInitChecks(t *testing.T) {
 	defer l.Close()
 	oneVote := binding(t, l)
 	oneVote.Relation, oneVote.Partition = accountant.OneVote, votefile.KeyedHash
-	if err := l.Begin("gnmax", oneVote, step); err == nil || !strings.Contains(err.Error(), "cannot share a budget") {
+	if err := l.Begin("gnmax", oneVote, accountant.ApproxStep(step)); err == nil || !strings.Contains(err.Error(), "cannot share a budget") {
 		t.Errorf("a one-vote spend on a private-teachers ledger: %v", err)
 	}
-	if _, err := Init(ctx, path, NewHeader(bound, accountant.Guarantee{Eps: 1}, 1e-5), InitOptions{}); err == nil {
+	if _, err := Init(ctx, path, NewHeader(bound, accountant.Guarantee{Eps: 1}, 1e-5, accountant.Simple), InitOptions{}); err == nil {
 		t.Error("Init overwrote an existing ledger")
 	}
 	edit := func(f func(*votefile.Binding)) votefile.Binding {
@@ -186,20 +169,20 @@ func TestRelationAndInitChecks(t *testing.T) {
 	}
 	one := accountant.Guarantee{Eps: 1}
 	for name, h := range map[string]Header{
-		"no name":           NewHeader(edit(func(b *votefile.Binding) { b.Ensemble = "" }), one, 1e-5),
-		"eps 0":             NewHeader(bound, accountant.Guarantee{}, 1e-5),
-		"delta' 0":          NewHeader(bound, one, 0),
-		"delta 1":           NewHeader(bound, accountant.Guarantee{Eps: 1, Delta: 1}, 1e-5),
+		"no name":           NewHeader(edit(func(b *votefile.Binding) { b.Ensemble = "" }), one, 1e-5, accountant.Simple),
+		"eps 0":             NewHeader(bound, accountant.Guarantee{}, 1e-5, accountant.Simple),
+		"delta' 0":          NewHeader(bound, one, 0, accountant.Simple),
+		"delta 1":           NewHeader(bound, accountant.Guarantee{Eps: 1, Delta: 1}, 1e-5, accountant.Simple),
 		"no parameters":     {Ensemble: "x", Relation: "private-teachers", Budget: one, DeltaPrime: 1e-5},
-		"bad relation":      {Ensemble: "x", Relation: "r", Budget: one, DeltaPrime: 1e-5, Teachers: NewHeader(bound, one, 1e-5).Teachers},
-		"K even":            NewHeader(edit(func(b *votefile.Binding) { b.K = 10 }), one, 1e-5),
-		"K 0":               NewHeader(edit(func(b *votefile.Binding) { b.K = 0 }), one, 1e-5),
-		"teachers' eps 0":   NewHeader(edit(func(b *votefile.Binding) { b.Teachers.Eps = 0 }), one, 1e-5),
-		"teachers' Delta 1": NewHeader(edit(func(b *votefile.Binding) { b.Teachers.Delta = 1 }), one, 1e-5),
-		"kind unstated":     NewHeader(edit(func(b *votefile.Binding) { b.Kind = votefile.KindUnstated }), one, 1e-5),
-		"partition missing": NewHeader(edit(func(b *votefile.Binding) { b.Partition = votefile.PartitionUnstated }), one, 1e-5),
-		"one-vote, shared":  NewHeader(edit(func(b *votefile.Binding) { b.Relation = accountant.OneVote }), one, 1e-5),
-		"no teachers' guarantee, private-teachers": NewHeader(edit(func(b *votefile.Binding) { b.Teachers = accountant.Guarantee{} }), one, 1e-5),
+		"bad relation":      {Ensemble: "x", Relation: "r", Budget: one, DeltaPrime: 1e-5, Teachers: NewHeader(bound, one, 1e-5, accountant.Simple).Teachers},
+		"K even":            NewHeader(edit(func(b *votefile.Binding) { b.K = 10 }), one, 1e-5, accountant.Simple),
+		"K 0":               NewHeader(edit(func(b *votefile.Binding) { b.K = 0 }), one, 1e-5, accountant.Simple),
+		"teachers' eps 0":   NewHeader(edit(func(b *votefile.Binding) { b.Teachers.Eps = 0 }), one, 1e-5, accountant.Simple),
+		"teachers' Delta 1": NewHeader(edit(func(b *votefile.Binding) { b.Teachers.Delta = 1 }), one, 1e-5, accountant.Simple),
+		"kind unstated":     NewHeader(edit(func(b *votefile.Binding) { b.Kind = votefile.KindUnstated }), one, 1e-5, accountant.Simple),
+		"partition missing": NewHeader(edit(func(b *votefile.Binding) { b.Partition = votefile.PartitionUnstated }), one, 1e-5, accountant.Simple),
+		"one-vote, shared":  NewHeader(edit(func(b *votefile.Binding) { b.Relation = accountant.OneVote }), one, 1e-5, accountant.Simple),
+		"no teachers' guarantee, private-teachers": NewHeader(edit(func(b *votefile.Binding) { b.Teachers = accountant.Guarantee{} }), one, 1e-5, accountant.Simple),
 	} {
 		p := filepath.Join(t.TempDir(), "l")
 		if _, err := Init(ctx, p, h, InitOptions{}); err == nil {
@@ -216,7 +199,7 @@ func TestRelationAndInitChecks(t *testing.T) {
 func TestInitNonPrivateOneVote(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "l")
 	b := unique(votefile.Binding{K: 250, Relation: accountant.OneVote, Kind: votefile.Fixed, Partition: votefile.KeyedHash})
-	if _, err := Init(ctx, p, NewHeader(b, accountant.Guarantee{Eps: 2, Delta: 1e-5}, 1e-5), InitOptions{}); err != nil {
+	if _, err := Init(ctx, p, NewHeader(b, accountant.Guarantee{Eps: 2, Delta: 1e-5}, 1e-5, accountant.Simple), InitOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	l, err := Open(ctx, p, Options{})
@@ -224,12 +207,12 @@ func TestInitNonPrivateOneVote(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if err := l.Begin("gnmax", b, accountant.Guarantee{Eps: 0.1, Delta: 1e-6}); err != nil {
+	if err := l.Begin("gnmax", b, accountant.ApproxStep(accountant.Guarantee{Eps: 0.1, Delta: 1e-6})); err != nil {
 		t.Errorf("a release from the same ensemble: %v", err)
 	}
 	other := b
 	other.K = 251
-	if err := l.Begin("gnmax", other, accountant.Guarantee{Eps: 0.1, Delta: 1e-6}); err == nil {
+	if err := l.Begin("gnmax", other, accountant.ApproxStep(accountant.Guarantee{Eps: 0.1, Delta: 1e-6})); err == nil {
 		t.Error("a release from 251 teachers accepted by a ledger of 250")
 	}
 }
@@ -275,7 +258,7 @@ func TestCorruption(t *testing.T) {
 		}
 	}
 	for name, edit := range map[string]func(string) string{
-		"version 9": func(s string) string { return strings.Replace(s, `"version":3`, `"version":9`, 1) },
+		"version 9": func(s string) string { return strings.Replace(s, `"version":4`, `"version":9`, 1) },
 	} {
 		path := newLedger(t, budget)
 		b, _ := os.ReadFile(path)
@@ -360,11 +343,11 @@ func helper(spec string) int {
 		return 1
 	}
 	b, _ := l.Header().Binding()
-	if err := l.Begin("darrm", b, step); err != nil {
+	if err := l.Begin("darrm", b, accountant.ApproxStep(step)); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	allowed, err := l.Allowance(step, n)
+	allowed, err := l.Allowance(accountant.ApproxStep(step), n)
 	if err != nil {
 		return 1
 	}
@@ -433,7 +416,7 @@ func TestKillAtEveryStep(t *testing.T) {
 func TestConcurrentRuns(t *testing.T) {
 	budget := accountant.Guarantee{Eps: 3, Delta: 1e-3}
 	path := newLedger(t, budget)
-	maxQ, err := accountant.MaxSteps(step, budget, accountant.Optimal, 1e-5)
+	maxQ, err := accountant.MaxSteps(step, budget, accountant.Simple, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -476,7 +459,7 @@ func TestStatus(t *testing.T) {
 	for _, tc := range []struct {
 		spent int
 		comp  accountant.Method
-	}{{0, accountant.Simple}, {7, accountant.Optimal}} {
+	}{{0, accountant.Simple}, {7, accountant.Simple}} {
 		if tc.spent > 0 {
 			spend(t, path, tc.spent)
 		}
@@ -484,9 +467,9 @@ func TestStatus(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, err := l.Status(step)
+		st, err := l.Status(accountant.ApproxStep(step))
 		total, _, _ := l.Total()
-		left, _ := l.Allowance(step, -1)
+		left, _ := l.Allowance(accountant.ApproxStep(step), -1)
 		l.Close()
 		want := Status{Ensemble: st.Ensemble, Relation: "private-teachers", Budget: budget, Total: total, Composition: tc.comp, Queries: total, QueriesLeft: left}
 		if err != nil || st != want {
@@ -501,12 +484,12 @@ func TestStatus(t *testing.T) {
 func TestOpenRun(t *testing.T) {
 	budget := accountant.Guarantee{Eps: 5, Delta: 1e-3}
 	path := newLedger(t, budget)
-	want, _ := accountant.MaxSteps(step, budget, accountant.Optimal, 1e-5)
+	want, _ := accountant.MaxSteps(step, budget, accountant.Simple, 1e-5)
 	l := open(t, path)
 	b := binding(t, l)
 	l.Close()
 	for _, limit := range []int{-1, 10} {
-		l, allowed, err := OpenRun(ctx, path, "darrm", b, step, limit, Options{})
+		l, allowed, err := OpenRun(ctx, path, "darrm", b, accountant.ApproxStep(step), limit, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -525,7 +508,7 @@ func TestOpenRun(t *testing.T) {
 	}
 	oneVote := b
 	oneVote.Relation, oneVote.Partition = accountant.OneVote, votefile.KeyedHash
-	if _, _, err := OpenRun(ctx, path, "gnmax", oneVote, step, -1, Options{}); err == nil || !strings.Contains(err.Error(), "relation") {
+	if _, _, err := OpenRun(ctx, path, "gnmax", oneVote, accountant.ApproxStep(step), -1, Options{}); err == nil || !strings.Contains(err.Error(), "relation") {
 		t.Errorf("another relation: %v", err)
 	}
 	l, err := Open(ctx, path, Options{}) // the refused run released the lock
@@ -533,7 +516,7 @@ func TestOpenRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.Close()
-	if _, _, err := OpenRun(ctx, filepath.Join(t.TempDir(), "none"), "darrm", b, step, -1, Options{}); err == nil {
+	if _, _, err := OpenRun(ctx, filepath.Join(t.TempDir(), "none"), "darrm", b, accountant.ApproxStep(step), -1, Options{}); err == nil {
 		t.Error("a missing ledger opened")
 	}
 }
@@ -560,7 +543,7 @@ func TestBinding(t *testing.T) {
 	} {
 		b := own
 		tc.edit(&b)
-		err := l.Begin("darrm", b, step)
+		err := l.Begin("darrm", b, accountant.ApproxStep(step))
 		var be *BindingError
 		if !errors.As(err, &be) || len(be.Diffs) != len(tc.want) {
 			t.Errorf("%+v: %v, want a *BindingError with %d differences", b, err, len(tc.want))
@@ -573,28 +556,8 @@ func TestBinding(t *testing.T) {
 		}
 	}
 	headerless := votefile.Binding{K: 11, Teachers: bound.Teachers, Relation: accountant.PrivateTeachers}
-	if err := l.Begin("darrm", headerless, step); err != nil {
+	if err := l.Begin("darrm", headerless, accountant.ApproxStep(step)); err != nil {
 		t.Errorf("a release without a header, of the ledger's K and teachers: %v", err)
-	}
-}
-
-// TestVersion1: a ledger of version 1 reads, with no binding, but a run
-// refuses it until it is upgraded, and says how.
-func TestVersion1(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "v1.ledger")
-	writeV1(t, path, "old", nil, "")
-	l, err := ReadOnly(ctx, path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if total, _, err := l.Total(); err != nil || total != (accountant.Guarantee{}) || l.Header().Teachers != nil {
-		t.Errorf("version 1 ledger: total %v, %v", total, err)
-	}
-	l.Close()
-	err = openErr(path, Options{})
-	var ve *VersionError
-	if !errors.As(err, &ve) || ve.Version != 1 || !strings.Contains(err.Error(), fmt.Sprintf("must be upgraded to version %d", Version)) || !strings.Contains(err.Error(), "darrm ledger upgrade") {
-		t.Errorf("release against a version 1 ledger: %v", err)
 	}
 }
 
@@ -607,32 +570,32 @@ func TestCap(t *testing.T) {
 	open := func(budget accountant.Guarantee, b votefile.Binding) *Ledger {
 		path := filepath.Join(t.TempDir(), "l")
 		b = unique(b)
-		if _, err := Init(ctx, path, NewHeader(b, budget, 1e-5), InitOptions{}); err != nil {
+		if _, err := Init(ctx, path, NewHeader(b, budget, 1e-5, accountant.Simple), InitOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		l, err := Open(ctx, path, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := l.Begin("darrm", b, step); err != nil {
+		if err := l.Begin("darrm", b, accountant.ApproxStep(step)); err != nil {
 			t.Fatal(err)
 		}
 		return l
 	}
 	// Disjoint shares: the cap is (0.1, 1e-5), within (0.1, 1e-5): free.
 	l := open(accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, fixed)
-	if n, err := l.Allowance(step, -1); n != accountant.Unlimited || err != nil {
+	if n, err := l.Allowance(accountant.ApproxStep(step), -1); n != accountant.Unlimited || err != nil {
 		t.Errorf("allowance %d (%v), want unlimited", n, err)
 	}
-	if n, _ := l.Allowance(step, 7); n != 7 {
+	if n, _ := l.Allowance(accountant.ApproxStep(step), 7); n != 7 {
 		t.Errorf("allowance with a limit: %d", n)
 	}
 	if err := l.Reserve(1000); err != nil {
 		t.Fatalf("a free release was refused: %v", err)
 	}
 	l.Settle(1000)
-	st, err := l.Status(step)
-	q, _ := accountant.ComposeOptimal(step, 1000, 1e-5)
+	st, err := l.Status(accountant.ApproxStep(step))
+	q, _ := accountant.ComposeSimple(step, 1000)
 	if err != nil || st.Total != fixed.Teachers || st.TotalBound != accountant.TeachersBound || st.Queries != q || !st.Free || st.QueriesLeft != -1 || st.Cap.Rule() != "parallel" {
 		t.Errorf("status after 1000 free labels: %+v (%v), queries want %v", st, err, q)
 	}
@@ -643,8 +606,8 @@ func TestCap(t *testing.T) {
 	shared.Partition = votefile.SharedData
 	budget := accountant.Guarantee{Eps: 1, Delta: 1e-3}
 	l = open(budget, shared)
-	want, _ := accountant.MaxSteps(step, budget, accountant.Optimal, 1e-5)
-	if n, err := l.Allowance(step, -1); n != want || err != nil {
+	want, _ := accountant.MaxSteps(step, budget, accountant.Simple, 1e-5)
+	if n, err := l.Allowance(accountant.ApproxStep(step), -1); n != want || err != nil {
 		t.Errorf("shared, budget below the cap: allowance %d (%v), want %d", n, err, want)
 	}
 	if err := l.Reserve(want + 1); !errors.Is(err, ErrBudget) {
@@ -656,7 +619,7 @@ func TestCap(t *testing.T) {
 	// cap has the smaller eps.
 	pure := accountant.Guarantee{Eps: 0.3}
 	l = open(accountant.Guarantee{Eps: 5, Delta: 1e-4}, shared)
-	l.step = pure
+	l.step = accountant.ApproxStep(pure)
 	if err := l.Reserve(5); err != nil {
 		t.Fatal(err)
 	}
@@ -676,10 +639,10 @@ func TestPureBudget(t *testing.T) {
 	b := unique(bound)
 	b.Teachers.Delta = 0
 	path := filepath.Join(t.TempDir(), "pure.ledger")
-	if _, err := Init(ctx, path, NewHeader(b, budget, 1e-5), InitOptions{}); err != nil {
+	if _, err := Init(ctx, path, NewHeader(b, budget, 1e-5, accountant.Simple), InitOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	l, allowed, err := OpenRun(ctx, path, "darrm", b, pure, -1, Options{})
+	l, allowed, err := OpenRun(ctx, path, "darrm", b, accountant.ApproxStep(pure), -1, Options{})
 	if err != nil || allowed != 9 {
 		t.Fatalf("allowance of %v in %v: %d (%v), want 9", pure, budget, allowed, err)
 	}

@@ -157,11 +157,10 @@ type Ledger struct {
 	// chain is the ledger as read: its whole lines, the last one's hash
 	// and spend, and every run's spend so far.
 	chain     chain
-	size      int64   // bytes of the whole lines
-	recHash   string  // hash of the line the record names, when read
-	tail      []byte  // bytes after the last line end: a torn line
-	marked    bool    // a ledger of an earlier version that Upgrade has marked
-	spends    []Spend // every run's spend, of a ledger of an earlier version
+	size      int64  // bytes of the whole lines
+	recHash   string // hash of the line the record names, when read
+	tail      []byte // bytes after the last line end: a torn line
+	marked    bool   // a version-3 ledger that Upgrade has marked
 	notes     []string
 	recordErr error  // what the record says against a ledger read only
 	recorded  bool   // a ledger read only has a record that agrees
@@ -169,7 +168,7 @@ type Ledger struct {
 	broken    error  // a write failed and could not be undone
 	run       string // this process's run id, once it has begun
 	mech      votefile.Mechanism
-	step      accountant.Guarantee
+	step      accountant.Spend
 	held      int                 // labels reserved by this run
 	base      accountant.Sequence // the spends of every run before this one
 }
@@ -286,12 +285,12 @@ func ReadOnly(ctx context.Context, path string, opts Options) (*Ledger, error) {
 }
 
 // OpenRun opens and locks the ledger at path (Open) for a release of
-// labels of guarantee step by mechanism, from the ensemble that b states:
+// labels that step describes, by mechanism, from the ensemble that b states:
 // it begins the run's spend (Begin) and returns how many labels the
 // budget allows, at most limit when limit >= 0, accountant.Unlimited when
 // the teachers' cap is within the budget and limit < 0 (Allowance). Close
 // the ledger when the run is settled.
-func OpenRun(ctx context.Context, path string, mechanism votefile.Mechanism, b votefile.Binding, step accountant.Guarantee, limit int, opts Options) (*Ledger, int, error) {
+func OpenRun(ctx context.Context, path string, mechanism votefile.Mechanism, b votefile.Binding, step accountant.Spend, limit int, opts Options) (*Ledger, int, error) {
 	l, err := Open(ctx, path, opts)
 	if err != nil {
 		return nil, 0, err
@@ -344,8 +343,8 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 	if err == io.EOF {
 		return nil, &CorruptError{Path: l.path, Line: 1, Reason: "the header has no line end: not a ledger, or one whose creation was interrupted"}
 	}
-	if l.format != current {
-		return nil, l.loadLegacy()
+	if l.format != current && !l.readOnly {
+		return nil, &VersionError{Path: l.path, Version: l.version}
 	}
 	st, err := openState(ctx, opts, l.header.Ensemble)
 	if err != nil {
@@ -399,6 +398,7 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 	}
 	if l.readOnly {
 		l.recorded = rec != nil && l.recordErr == nil
+		l.noteVersion()
 		return rec, nil
 	}
 	if err := l.cutTail(); err != nil {
@@ -416,24 +416,16 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 	return rec, nil
 }
 
-// loadLegacy reads a ledger of an earlier version, for ReadOnly: a run
-// refuses it until it is upgraded.
-func (l *Ledger) loadLegacy() error {
-	if !l.readOnly {
-		return &VersionError{Path: l.path, Version: l.version, Chain: l.format == chained2}
-	}
-	if err := l.scanLegacy(nil); err != nil {
-		return err
-	}
-	if l.marked {
+// noteVersion notes, for a version-3 ledger read only, that a run
+// refuses it until it is upgraded, or that Upgrade has marked it.
+func (l *Ledger) noteVersion() {
+	switch {
+	case l.format == current:
+	case l.marked:
 		l.notes = append(l.notes, fmt.Sprintf("marked as upgraded to version %d: this is the copy that darrm ledger upgrade keeps (or an upgrade that was interrupted: run it again)", Version))
-	} else {
-		l.notes = append(l.notes, (&VersionError{Path: l.path, Version: l.version, Chain: l.format == chained2}).Error())
+	default:
+		l.notes = append(l.notes, (&VersionError{Path: l.path, Version: l.version}).Error())
 	}
-	if len(l.tail) > 0 {
-		l.notes = append(l.notes, fmt.Sprintf("its last line (%d bytes) has no line end and is not counted", len(l.tail)))
-	}
-	return nil
 }
 
 // checkRecord checks the ledger against its ensemble's record rec (nil

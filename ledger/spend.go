@@ -10,17 +10,24 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// Begin starts this run's spend: mechanism, the per-label guarantee, and
-// the ensemble the release states (b), which must be the one the ledger
-// is bound to: every parameter both state must agree, and on a ledger
-// whose teachers' cap bounds every total the release must state its
-// ensemble (Binding.Stated); a *BindingError otherwise.
-func (l *Ledger) Begin(mechanism votefile.Mechanism, b votefile.Binding, step accountant.Guarantee) error {
+// Begin starts this run's spend: mechanism, the description of one label
+// (its guarantee, and its noise when it has a curve), and the ensemble
+// the release states (b), which must be the one the ledger is bound to:
+// every parameter both state must agree, and on a ledger whose teachers'
+// cap bounds every total the release must state its ensemble
+// (Binding.Stated); a *BindingError otherwise. A label that the ledger's
+// filter cannot compose is refused (accountant.FilterAccepts), a
+// *FilterError, even when the teachers' cap frees every release: the
+// ledger's totals are its filter's.
+func (l *Ledger) Begin(mechanism votefile.Mechanism, b votefile.Binding, step accountant.Spend) error {
 	if l.readOnly {
 		return fmt.Errorf("ledger %s: opened read-only", l.path)
 	}
-	if err := checkSpend(Spend{Run: "-", Eps: step.Eps, Delta: step.Delta}); err != nil {
-		return fmt.Errorf("ledger %s: %s's guarantee %v: %w", l.path, mechanism, step, err)
+	if err := checkSpend(spendOf("-", mechanism, step)); err != nil {
+		return fmt.Errorf("ledger %s: %s's guarantee %v: %w", l.path, mechanism, step.Guarantee, err)
+	}
+	if err := accountant.FilterAccepts(l.header.Filter, step); err != nil {
+		return &FilterError{Path: l.path, Mechanism: mechanism, Err: err}
 	}
 	bound, err := l.header.Binding()
 	if err != nil {
@@ -51,8 +58,8 @@ func (l *Ledger) Reserve(labels int) error {
 	if l.run == "" {
 		return fmt.Errorf("ledger: Begin was not called")
 	}
-	seq, err := l.base.Add(l.step, labels)
-	var total accountant.Composed
+	seq, err := l.base.AddSpend(l.step, labels)
+	var total accountant.Guarantee
 	fits := false
 	if err == nil {
 		total, fits, err = l.compose(seq)
@@ -61,7 +68,7 @@ func (l *Ledger) Reserve(labels int) error {
 		return fmt.Errorf("ledger %s: %w", l.path, err)
 	}
 	if !fits {
-		return fmt.Errorf("ledger %s: %d labels of %v would bring the total to %v by %v composition, over the budget %v: %w", l.path, labels, l.step, total.Guarantee, total.Method, l.header.Budget, ErrBudget)
+		return fmt.Errorf("ledger %s: %d labels of %v would bring the total to %v by the %v, over the budget %v: %w", l.path, labels, l.step.Guarantee, total, l.header.Filter, l.header.Budget, ErrBudget)
 	}
 	return l.write(labels, false)
 }
@@ -89,8 +96,9 @@ func (l *Ledger) write(labels int, final bool) error {
 		return l.broken
 	}
 	base := l.base
-	s := Spend{Run: l.run, Time: time.Now().UTC(), Mechanism: l.mech, Eps: l.step.Eps, Delta: l.step.Delta, Queries: labels, Final: final, Prior: &base}
-	next, err := at(l.chain.n+1, "", s)
+	s := spendOf(l.run, l.mech, l.step)
+	s.Time, s.Queries, s.Final, s.Prior = time.Now().UTC(), labels, final, &base
+	next, err := at(l.chain.version, l.chain.n+1, "", s)
 	if err != nil {
 		return fmt.Errorf("ledger %s: %w", l.path, err)
 	}

@@ -36,7 +36,7 @@ func fsizeHelper(path string) int {
 	}
 	defer l.Close()
 	b, _ := l.Header().Binding()
-	if err := l.Begin("darrm", b, step); err != nil {
+	if err := l.Begin("darrm", b, accountant.ApproxStep(step)); err != nil {
 		fmt.Println(err)
 		return 1
 	}
@@ -147,7 +147,7 @@ func TestRecordLockWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := run.Header()
-	if err := run.Begin("darrm", binding(t, run), step); err != nil {
+	if err := run.Begin("darrm", binding(t, run), accountant.ApproxStep(step)); err != nil {
 		t.Fatal(err)
 	}
 	record := holdRecordLock(t, h.Ensemble)

@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -46,28 +45,35 @@ func bindUpgrade(path string, h *Header, b votefile.Binding) error {
 		return fmt.Errorf("ledger upgrade: %w", err)
 	}
 	b.Relation = rel
-	if h.Teachers != nil {
-		own, err := h.Binding()
-		if err != nil {
-			return fmt.Errorf("ledger upgrade: %w", err)
-		}
-		if d := own.Diff(b); len(d) > 0 {
-			return &BindingError{Path: path, Ledger: own, Diffs: d}
-		}
-		return nil
+	own, err := h.Binding()
+	if err != nil {
+		return fmt.Errorf("ledger upgrade: %w", err)
 	}
-	if b.Ensemble == "" {
-		b.Ensemble = h.Ensemble
+	if d := own.Diff(b); len(d) > 0 {
+		return &BindingError{Path: path, Ledger: own, Diffs: d}
 	}
-	if b.K == 0 || b.Teachers == (accountant.Guarantee{}) || b.Kind == votefile.KindUnstated || b.Partition == votefile.PartitionUnstated {
-		return &BindError{errors.New("upgrade: a version-1 ledger binds no ensemble parameters: state K, the teachers' eps and Delta, kind and partition (the ensemble's id is the old name unless stated, the relation the old one)")}
-	}
-	h.Bind(b)
 	return nil
 }
 
+// upgradeFilter returns the filter of a ledger of header h upgraded from
+// version 3, whose spends are known by their (ε, δ) alone: the filter of
+// a new ledger (DefaultFilter), but simple composition, which holds for
+// any (ε, δ) steps, unless every spend is pure (ε²/2-zCDP).
+func upgradeFilter(h Header, spends []Spend) accountant.Method {
+	b, err := h.Binding()
+	if err != nil || DefaultFilter(b, h.Budget) != accountant.ZCDPFilter {
+		return accountant.Simple
+	}
+	for _, s := range spends {
+		if accountant.FilterAccepts(accountant.ZCDPFilter, s.Step()) != nil {
+			return accountant.Simple
+		}
+	}
+	return accountant.ZCDPFilter
+}
+
 // backupName is the name under which Upgrade keeps the ledger at path, of
-// the given version: path.v1, path.v2.
+// the given version: path.v3.
 func backupName(path string, version int) string { return path + ".v" + strconv.Itoa(version) }
 
 // UpgradeResult is what Upgrade did.
@@ -85,23 +91,20 @@ type UpgradeResult struct {
 	Previous *Record
 }
 
-// Upgrade turns the ledger at path, of an earlier version, into one of
-// the current version in its place: a new header (a new ID; Upgraded
-// giving the old file's version, length and hash, and for a chained
-// ledger its id and the hash of its last line; the
-// old relation, budget, δ' and creation time; bound to the ensemble b
-// states), then the spend of every run of the old ledger (the last record
-// of each, as the old ledger counted them), chained, each line with the
-// totals before it. A version-1 ledger binds no parameters, so b must
-// state them all but the ensemble's id (the old name when b has none) and
-// the relation (the old one); a version-2 ledger keeps its own, which b
-// may only repeat. The old file is kept as backupName(path, version),
+// Upgrade turns the ledger at path, of version 3, into one of the
+// current version in its place: a new header (a new ID; Upgraded giving
+// the old file's version, length and hash, its id and the hash of its
+// last line; the old relation, binding, budget, δ' and creation time; the
+// filter upgradeFilter chooses), then the spend of every run of the old
+// ledger (the last line of each), chained, each described by its
+// guarantee and with the totals before it. b may only repeat the
+// ledger's binding. The old file is kept as backupName(path, version),
 // with a last line that darrm versions that read it refuse. The new
 // ledger is recorded as its ensemble's. An ensemble recorded with another
-// ledger is a *RecordError unless opts.Replace; a version-2 ledger that
-// its record refuses (behind it, another copy) is refused as a release
-// would refuse it. Upgrading again after an interrupted upgrade completes
-// it. A ledger of the current version is left as it is (Current).
+// ledger is a *RecordError unless opts.Replace; a ledger that its record
+// refuses (behind it, another copy) is refused as a release would refuse
+// it. Upgrading again after an interrupted upgrade completes it. A ledger
+// of the current version is left as it is (Current).
 func Upgrade(ctx context.Context, path string, b votefile.Binding, opts InitOptions) (UpgradeResult, error) {
 	var res UpgradeResult
 	f, err := openFile(path, os.O_RDWR)
@@ -140,10 +143,15 @@ func Upgrade(ctx context.Context, path string, b votefile.Binding, opts InitOpti
 		return res, err
 	}
 	defer st.close()
-	own := rec != nil && old.format == chained2 && rec.LedgerID == old.header.ID
-	if err := old.scanLegacy(rec); err != nil {
+	own := rec != nil && rec.LedgerID == old.header.ID
+	if err := old.scan(rec); err != nil {
 		return res, err
 	}
+	var spends []Spend
+	if err := old.Runs(func(s Spend) error { spends = append(spends, s); return nil }); err != nil {
+		return res, err
+	}
+	nh.Filter = upgradeFilter(nh, spends)
 	switch {
 	case own:
 		if err := old.checkRecord(rec, st.path, true); err != nil {
@@ -163,10 +171,7 @@ func Upgrade(ctx context.Context, path string, b votefile.Binding, opts InitOpti
 		return res, err
 	}
 	nh.ID = hex.EncodeToString(id[:])
-	nh.Upgraded = &Upgraded{Version: old.version, Lines: old.chain.n, SHA256: hex.EncodeToString(sum.Sum(nil))}
-	if old.format == chained2 {
-		nh.Upgraded.ID, nh.Upgraded.Head = old.header.ID, old.chain.head
-	}
+	nh.Upgraded = &Upgraded{Version: old.version, Lines: old.chain.n, SHA256: hex.EncodeToString(sum.Sum(nil)), ID: old.header.ID, Head: old.chain.head}
 
 	// The new ledger, complete and synced, beside the old one.
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".new-*")
@@ -174,7 +179,7 @@ func Upgrade(ctx context.Context, path string, b votefile.Binding, opts InitOpti
 		return res, fmt.Errorf("ledger upgrade: %w", err)
 	}
 	defer os.Remove(tmp.Name()) // nothing left once renamed
-	size, head, err := writeUpgraded(tmp, nh, old.spends)
+	size, head, err := writeUpgraded(tmp, nh, spends)
 	if err == nil {
 		err = tmp.Sync()
 	}
@@ -184,7 +189,7 @@ func Upgrade(ctx context.Context, path string, b votefile.Binding, opts InitOpti
 	if err != nil {
 		return res, fmt.Errorf("ledger upgrade: write %s: %w", tmp.Name(), err)
 	}
-	lines := 1 + len(old.spends)
+	lines := 1 + len(spends)
 	if fi, err := f.Stat(); err == nil {
 		os.Chmod(tmp.Name(), fi.Mode().Perm())
 	}
@@ -230,7 +235,7 @@ func Upgrade(ctx context.Context, path string, b votefile.Binding, opts InitOpti
 	if err != nil {
 		return res, fmt.Errorf("ledger upgrade: %s is upgraded, but %w; record it with: darrm ledger adopt %s", path, err, shellQuote(path))
 	}
-	res.Runs = len(old.spends)
+	res.Runs = len(spends)
 	return res, nil
 }
 
@@ -254,7 +259,7 @@ func writeUpgraded(w io.Writer, h Header, spends []Spend) (int64, string, error)
 		}
 		bw.Write(line)
 		size += int64(len(line))
-		if prior, err = prior.Add(accountant.Guarantee{Eps: s.Eps, Delta: s.Delta}, s.Queries); err != nil {
+		if prior, err = prior.AddSpend(s.Step(), s.Queries); err != nil {
 			return 0, "", err
 		}
 	}

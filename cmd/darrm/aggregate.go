@@ -119,7 +119,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if rel.Accounting, err = ensemble.NewAccounting(rel.Aggregator.Privacy(), binding, f.DeltaPrime, budget, f.Method); err != nil {
 		return cli.AsUsage(err)
 	}
-	run, limit, err := f.startRelease(cmd, name, in.Format(), binding, rel.Aggregator.Privacy().Guarantee, rel.Accounting.Limit())
+	run, limit, err := f.startRelease(cmd, name, in.Format(), binding, rel.Aggregator.Privacy().Step(), rel.Accounting.Limit())
 	if err != nil {
 		return err
 	}
@@ -236,7 +236,7 @@ type release struct {
 // --out-format says), the ledger bound to b, charged step per query, which
 // may lower limit, and the randomness of a release from name. Call close
 // at the end.
-func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, votes votefile.Format, b votefile.Binding, step accountant.Guarantee, limit int) (*release, int, error) {
+func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, votes votefile.Format, b votefile.Binding, step accountant.Spend, limit int) (*release, int, error) {
 	r := &release{sink: ensemble.LabelSink{Path: f.Out, Stdout: cmd.OutOrStdout(), Format: f.OutFormat}, src: noise.NewSource()}
 	if r.sink.Format == votefile.FormatAuto {
 		r.sink.Format = votes

@@ -64,3 +64,37 @@ func TestPureBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestConfidentGNMaxBudget: issue 35's case. Confident-GNMax (T = 200,
+// σ1 = 150, σ2 = 40, discrete noise, every query charged) on 250
+// teachers' votes over 10 classes with budget (2, 1e-5): one run releases
+// 194 queries (the exact composition of the discrete Gaussians), and
+// publishes that total; on a ledger with the same budget, whose runs may
+// be chosen adaptively, the zCDP filter allows 167 and its total stays
+// within the budget.
+func TestConfidentGNMaxBudget(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	counts := countsFile(t, dir, "counts.csv", 300, func(i int) []int { return plurality(250, i%10) })
+	release := []string{"aggregate", counts, "--input-format", "counts", "--mechanism", "confident-gnmax", "--threshold", "200", "--sigma1", "150", "--sigma2", "40",
+		"--delta", "1e-5", "--format", "json"}
+	out, stderr, code := darrm(t, "", append(release, "--budget-eps", "2", "--budget-delta", "1e-5", "--out", filepath.Join(dir, "labels.csv"))...)
+	var doc struct {
+		Released int `json:"released"`
+		Publish  struct {
+			Source, Method string
+			Eps, Delta     float64
+		} `json:"publish"`
+	}
+	if decode(t, out, &doc); code != exitBudget || doc.Released != 194 || doc.Publish.Source != "run" || doc.Publish.Method != "exact" || doc.Publish.Eps > 2 || doc.Publish.Delta > 1e-5 {
+		t.Errorf("one run: exit %d, %+v: %s", code, doc, stderr)
+	}
+	led := filepath.Join(dir, "pate.ledger")
+	if _, e, code := darrm(t, "", "ledger", "init", led, "--votes", counts, "--budget-eps", "2", "--budget-delta", "1e-5"); code != 0 {
+		t.Fatal(e)
+	}
+	out, stderr, code = darrm(t, "", append(release, "--ledger", led, "--out", filepath.Join(dir, "ledger-labels.csv"))...)
+	if decode(t, out, &doc); code != exitBudget || doc.Released != 167 || doc.Publish.Source != "ledger" || doc.Publish.Method != "zcdp-filter" || doc.Publish.Eps > 2 || doc.Publish.Delta > 1e-5 {
+		t.Errorf("on a ledger: exit %d, %+v: %s", code, doc, stderr)
+	}
+}

@@ -36,6 +36,7 @@ type ledgerInitFlags struct {
 	BudgetEps   float64             `flag:"budget-eps" required:""`
 	BudgetDelta float64             `flag:"budget-delta" required:""`
 	DeltaPrime  float64             `flag:"delta-prime"`
+	Filter      accountant.Method   `flag:"filter" help:"how the runs, chosen one after the other, are held to the budget: zcdp-filter (Feldman-Zrnic; GNMax family, LNMax, pure-DP labels) or simple (any (eps, delta) labels); default zcdp-filter for a one-vote ledger with budget-delta > 0, else simple"`
 	Replace     bool                `flag:"replace" help:"record this ledger as the ensemble's even though your record names another: the ensemble's budget starts again (only on purpose)"`
 }
 
@@ -78,13 +79,17 @@ func newLedgerInitCmd() *cobra.Command {
 				return err
 			}
 			budget := accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}
+			filter := ledger.DefaultFilter(b, budget)
+			if cmd.Flags().Changed("filter") {
+				filter = f.Filter
+			}
 			opts := ledger.InitOptions{Options: ledger.Options{Waiting: waitingFor(cmd)}, Replace: f.Replace}
-			prev, err := ledger.Init(cmd.Context(), args[0], ledger.NewHeader(b, budget, f.DeltaPrime), opts)
+			prev, err := ledger.Init(cmd.Context(), args[0], ledger.NewHeader(b, budget, f.DeltaPrime, filter), opts)
 			if err != nil {
 				return ledgerError(err)
 			}
 			w := cmd.OutOrStdout()
-			_, err = fmt.Fprintf(w, "ledger %s: bound to %s; budget %v (delta' = %g)\n", args[0], cliout.Escape(b.String()), budget, f.DeltaPrime)
+			_, err = fmt.Fprintf(w, "ledger %s: bound to %s; budget %v (delta' = %g), held by filter %v\n", args[0], cliout.Escape(b.String()), budget, f.DeltaPrime, filter)
 			if err == nil && prev != nil {
 				err = printReplaced(w, prev)
 			}

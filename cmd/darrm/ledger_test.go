@@ -101,7 +101,7 @@ func TestLedgerBinding(t *testing.T) {
 		t.Fatal(e)
 	}
 	out, _, code := darrm(t, "", "ledger", "show", led, "--format", "csv")
-	if code != 0 || !strings.Contains(out, ",3,stated-k11,private-teachers,11,0.1,1e-05,fixed,shared,") {
+	if code != 0 || !strings.Contains(out, ",4,stated-k11,private-teachers,11,0.1,1e-05,fixed,shared,") {
 		t.Errorf("ledger show: exit %d\n%s", code, out)
 	}
 	v1 := filepath.Join(dir, "v1.ledger")
@@ -116,7 +116,7 @@ func TestLedgerBinding(t *testing.T) {
 		{"another ensemble", []string{other, "--ledger", led}, []string{"ensemble someone-else (the ledger's: stated-k11)"}},
 		{"other teachers, no header", []string{plain, "--ledger", led, "--eps", "1", "--Delta", "1e-5"}, []string{"eps 1 (the ledger's: 0.1)"}},
 		{"another partition", []string{keyed, "--ledger", led}, []string{"partition keyed-hash (the ledger's: shared)"}},
-		{"version 1", []string{votes, "--ledger", v1}, []string{"version 1", "must be upgraded to version 3"}},
+		{"version 1", []string{votes, "--ledger", v1}, []string{"version 1", "no longer reads"}},
 	} {
 		before, _ := os.ReadFile(tc.args[2])
 		labels := filepath.Join(dir, "labels.csv")
@@ -136,7 +136,7 @@ func TestLedgerBinding(t *testing.T) {
 			t.Errorf("%s: labels written", tc.name)
 		}
 	}
-	if _, stderr, code := darrm(t, "", "ledger", "show", v1); code != 0 {
+	if _, stderr, code := darrm(t, "", "ledger", "show", v1); code != exitUsage || !strings.Contains(stderr, "no longer reads") {
 		t.Errorf("ledger show of a version 1 ledger: exit %d: %s", code, stderr)
 	}
 	// The same teachers without a header: nothing ties the labels to the

@@ -90,7 +90,9 @@ func TestLedgerInitNonPrivate(t *testing.T) {
 		t.Fatal(err)
 	}
 	led := filepath.Join(dir, "sgd.ledger")
-	out, stderr, code := darrm(t, "", "ledger", "init", led, "--votes", votes, "--budget-eps", "5", "--budget-delta", "1e-3")
+	// Two-class GNMax's labels are known by their (eps, delta): the
+	// simple filter composes them.
+	out, stderr, code := darrm(t, "", "ledger", "init", led, "--votes", votes, "--budget-eps", "5", "--budget-delta", "1e-3", "--filter", "simple")
 	if code != 0 || !strings.Contains(out, "K = 3, no teachers' guarantee, relation one-vote") {
 		t.Fatalf("ledger init: exit %d: %s%s", code, out, stderr)
 	}

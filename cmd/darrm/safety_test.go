@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -338,17 +339,34 @@ func TestLedgerRefusals(t *testing.T) {
 	}
 }
 
-// v1Ledger writes a version-1 ledger as darrm wrote them, with spend
-// lines as given (JSON objects).
-func v1Ledger(t *testing.T, path string, spends ...string) {
+// v3Ledger writes a ledger of version 3, as darrm wrote them, of the
+// ensemble of binding3 with budget (10, 1e-3) and the spends given as
+// JSON without their prior: a hash chain, each spend with the (ε, δ) sums
+// before it (one spend per run).
+func v3Ledger(t *testing.T, path string, spends ...string) {
 	t.Helper()
+	prev := ""
 	line := func(kind, raw string) string {
-		s := sha256.Sum256([]byte(raw))
-		return `{"` + kind + `":` + raw + `,"sha256":"` + hex.EncodeToString(s[:]) + `"}` + "\n"
+		h := sha256.New()
+		fmt.Fprintf(h, "darrm-ledger/3\n%s\n%s\n", prev, kind)
+		h.Write([]byte(raw))
+		sum := hex.EncodeToString(h.Sum(nil))
+		l := `{"prev":"` + prev + `","` + kind + `":` + raw + `,"sha256":"` + sum + `"}` + "\n"
+		prev = sum
+		return l
 	}
-	s := line("header", `{"version":1,"ensemble":"v1","relation":"private-teachers","budget":{"Eps":10,"Delta":0.001},"delta_prime":0.00001,"created":"2025-01-02T03:04:05Z"}`)
+	s := line("header", `{"version":3,"id":"0123456789abcdef0123456789abcdef","ensemble":"v3","relation":"private-teachers","budget":{"eps":10,"delta":0.001},"delta_prime":0.00001,"created":"2025-01-02T03:04:05Z","teachers":{"K":3,"eps":0.1,"Delta":0.00001,"kind":"per-query","partition":"shared"}}`)
+	var seq accountant.Sequence
 	for _, sp := range spends {
-		s += line("spend", sp)
+		prior, _ := json.Marshal(seq)
+		s += line("spend", strings.TrimSuffix(sp, "}")+`,"prior":`+string(prior)+"}")
+		var g struct{ Eps, Delta float64 }
+		var q struct{ Queries int }
+		json.Unmarshal([]byte(sp), &g)
+		json.Unmarshal([]byte(sp), &q)
+		if next, err := seq.Add(accountant.Guarantee{Eps: g.Eps, Delta: g.Delta}, q.Queries); err == nil {
+			seq = next
+		}
 	}
 	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
@@ -399,9 +417,9 @@ func TestLedgerMessages(t *testing.T) {
 
 	votes := smallVotes(t, dir, 5)
 
-	// Version 1, with an ESC in a field and a spend of eps 0.
-	v1 := filepath.Join(dir, "v1.ledger")
-	v1Ledger(t, v1, `{"run":"r1","time":"2025-01-02T03:04:05Z","mechanism":"darrm\u001b[2J","eps":0.30000000000000004,"delta":0,"queries":3,"final":true}`)
+	// Version 3, with an ESC in a field and a spend of eps 0.
+	v1 := filepath.Join(dir, "v3.ledger")
+	v3Ledger(t, v1, `{"run":"r1","time":"2025-01-02T03:04:05Z","mechanism":"darrm\u001b[2J","eps":0.30000000000000004,"delta":0,"queries":3,"final":true}`)
 	out, stderr, code := darrm(t, "", "ledger", "show", v1)
 	if code != 0 || strings.ContainsRune(out, 0x1b) || !strings.Contains(out, `darrm\x1b[2J`) || !strings.Contains(stderr, "darrm ledger upgrade") {
 		t.Errorf("ESC in a field: exit %d: %q %s", code, out, stderr)
@@ -417,18 +435,18 @@ func TestLedgerMessages(t *testing.T) {
 	}
 	out, _, _ = darrm(t, "", "ledger", "show", v1, "--format", "json")
 	var doc map[string]any
-	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc["budget_eps"] != 10.0 || doc["version"] != 1.0 {
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc["budget_eps"] != 10.0 || doc["version"] != 3.0 {
 		t.Errorf("ledger show JSON: %v %v", doc, err)
 	}
-	v1Ledger(t, v1, `{"run":"r1","time":"2025-01-02T03:04:05Z","mechanism":"darrm","eps":0,"delta":0,"queries":3,"final":true}`)
+	v3Ledger(t, v1, `{"run":"r1","time":"2025-01-02T03:04:05Z","mechanism":"darrm","eps":0,"delta":0,"queries":3,"final":true}`)
 	if _, stderr, code := darrm(t, "", "ledger", "show", v1); code != exitUsage || !strings.Contains(stderr, "line 2: spend: eps = 0: must be a finite number > 0") {
 		t.Errorf("spend of eps 0: exit %d: %s", code, stderr)
 	}
 
 	// The upgrade, and the ledger block of aggregate's JSON in lower case.
-	v1Ledger(t, v1, `{"run":"r1","time":"2025-01-02T03:04:05Z","mechanism":"subsample","eps":0.1,"delta":0,"queries":3,"final":true}`)
-	if _, stderr, code := darrm(t, "", "ledger", "upgrade", v1); code != exitUsage || !strings.Contains(stderr, "state K, the teachers' eps and Delta") {
-		t.Errorf("upgrade of version 1 without the parameters: exit %d: %s", code, stderr)
+	v3Ledger(t, v1, `{"run":"r1","time":"2025-01-02T03:04:05Z","mechanism":"subsample","eps":0.1,"delta":0,"queries":3,"final":true}`)
+	if _, stderr, code := darrm(t, "", "aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--ledger", v1); code != exitUsage || !strings.Contains(stderr, "darrm ledger upgrade") {
+		t.Errorf("a release on version 3: exit %d: %s", code, stderr)
 	}
 	if out, stderr, code := darrm(t, "", append([]string{"ledger", "upgrade", v1}, binding3...)...); code != 0 || !strings.Contains(out, "the spends of 1 run carried over") {
 		t.Errorf("upgrade: exit %d: %s%s", code, out, stderr)

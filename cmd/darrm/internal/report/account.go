@@ -77,7 +77,7 @@ func (d AccountStepEps) Write(w io.Writer, f cliout.Format) error {
 // reference, fields, and delta' for the methods that use it.
 func composed(m accountant.Method, deltaPrime float64, fields ...cliout.Field) cliout.Record {
 	r := append(cliout.Record{field("method", m.String()), field("reference", m.Reference())}, fields...)
-	if m != accountant.Simple {
+	if m.Slack() {
 		r = append(r, field("delta_prime", deltaPrime))
 	}
 	return r
@@ -218,7 +218,7 @@ type AccountRR struct {
 func (d AccountRR) Write(w io.Writer, f cliout.Format) error {
 	p := d.Problem
 	r := cliout.Record{field("K", p.K), field("eps", p.Eps), field("Delta", p.Delta), field("m", p.M), field("delta", p.TargetDelta), field("method", d.Method.String())}
-	if d.Method != accountant.Simple {
+	if d.Method.Slack() {
 		r = append(r, field("delta_prime", d.DeltaPrime))
 	}
 	return cliout.WriteRecord(w, f, append(r, field("reference", "Lemma B.1.1; tau, lambda by "+d.Method.Reference()),

@@ -27,9 +27,13 @@ type released struct {
 	OutputFormat string             `json:"output_format"`
 	Mechanism    votefile.Mechanism `json:"mechanism"`
 	// VotesHeader is the vote file's metadata header, nil without one.
-	VotesHeader *votefile.Meta     `json:"votes_header,omitempty"`
-	PerQuery    PerQuery           `json:"per_query"`
-	Totals      []accountant.Total `json:"totals"`
+	VotesHeader *votefile.Meta `json:"votes_header,omitempty"`
+	PerQuery    PerQuery       `json:"per_query"`
+	// Publish is the one total to publish; Totals, each a valid bound of
+	// the release's labels, are analysis (TotalsRole says so).
+	Publish    Publish            `json:"publish"`
+	Totals     []accountant.Total `json:"totals"`
+	TotalsRole string             `json:"totals_role"`
 	// Cap is the teacher-level post-processing cap that bounds every
 	// total, or nil, and CapNote says why there is none.
 	Cap        *accountant.Cap `json:"cap,omitempty"`
@@ -94,6 +98,53 @@ type PerQuery struct {
 	// the totals; RelationText says it in words.
 	Relation     string `json:"relation"`
 	RelationText string `json:"relation_text"`
+}
+
+// Publish is the total of a release to publish: the ledger's when the
+// release was charged to one (Source "ledger": every release from the
+// ensemble so far, by the ledger's filter or the teachers' cap), else the
+// tightest of the run's totals (Source "run"), with the method and the
+// theorem that give it. Nil eps and delta: no label was released.
+type Publish struct {
+	Source    string   `json:"source"`
+	Eps       *float64 `json:"eps"`
+	Delta     *float64 `json:"delta"`
+	Method    string   `json:"method"`
+	Reference string   `json:"reference"`
+}
+
+// analysisRole labels the totals that are not the one to publish.
+const analysisRole = "analysis: each total holds for these labels; publish the one under publish"
+
+// newPublish returns the total to publish of a release with totals, the
+// teachers' cap c (nil: none) and the ledger's status st (nil: no
+// ledger).
+func newPublish(totals []accountant.Total, c *accountant.Cap, st *ledger.Status) Publish {
+	if st != nil {
+		p := Publish{Source: "ledger", Eps: &st.Total.Eps, Delta: &st.Total.Delta, Method: st.Composition.String(), Reference: st.Composition.Reference()}
+		if st.TotalBound == accountant.TeachersBound && st.Cap != nil {
+			p.Method, p.Reference = "teachers' cap ("+st.Cap.Rule()+")", st.Cap.Reference()
+		}
+		return p
+	}
+	p := Publish{Source: "run"}
+	var best *accountant.Total
+	for i, t := range totals {
+		if t.Err != nil && t.Bound != accountant.TeachersBound {
+			continue
+		}
+		if best == nil || accountant.Tighter(t.Guarantee, best.Guarantee) {
+			best = &totals[i]
+		}
+	}
+	if best == nil {
+		return p
+	}
+	p.Eps, p.Delta, p.Method, p.Reference = &best.Guarantee.Eps, &best.Guarantee.Delta, best.Name(), best.Reference()
+	if best.Bound == accountant.TeachersBound && c != nil {
+		p.Method, p.Reference = "teachers' cap ("+c.Rule()+")", c.Reference()
+	}
+	return p
 }
 
 // Budget is a total budget that limits a release.
@@ -194,19 +245,24 @@ func newReleased(r Release) (released, error) {
 		Input: r.Input, InputFormat: r.Votes.Format().String(), IDColumn: r.Votes.HasID(),
 		Output: r.Output, OutputFormat: r.Sink.Format.String(), Mechanism: r.Mechanism, VotesHeader: r.Votes.Meta(),
 		PerQuery: PerQuery{Eps: priv.Eps, Delta: priv.Delta, Source: priv.Source, Relation: priv.Relation.String(), RelationText: priv.Relation.Describe()},
-		Totals:   a.Totals(r.Result.Answered), Cap: a.Cap, CapNote: a.CapNote, Budget: newBudget(a.Budget, r.Result.Unanswered),
+		Totals:   a.Totals(r.Result.Answered), TotalsRole: analysisRole, Cap: a.Cap, CapNote: a.CapNote, Budget: newBudget(a.Budget, r.Result.Unanswered),
 		Randomness: Randomness{Source: "crypto/rand"}, ForRelease: r.Seed == nil, Seconds: r.Elapsed.Seconds(),
 	}
 	if r.Seed != nil {
 		out.Randomness = Randomness{Source: "seeded ChaCha8 (math/rand/v2)", Seed: r.Seed, Note: NotForRelease}
 	}
 	if r.Ledger != nil {
-		st, err := r.Ledger.Status(priv.Guarantee)
+		st, err := r.Ledger.Status(priv.Step())
 		if err != nil {
 			return out, err
 		}
 		out.Ledger = &Ledger{Path: r.LedgerPath, Status: st}
 	}
+	var st *ledger.Status
+	if out.Ledger != nil {
+		st = &out.Ledger.Status
+	}
+	out.Publish = newPublish(out.Totals, a.Cap, st)
 	return out, nil
 }
 
@@ -246,12 +302,14 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 	case cliout.JSON:
 		return cliout.WriteJSON(w, out)
 	case cliout.CSV:
-		header := []string{"mechanism", "queries_answered", "queries_unanswered", "eps_per_query", "delta_per_query", "method", "delta_prime", "eps_total", "delta_total", "total_bound", "for_release"}
+		header := []string{"mechanism", "queries_answered", "queries_unanswered", "eps_per_query", "delta_per_query", "method", "delta_prime", "eps_total", "delta_total", "total_bound", "for_release", "role"}
 		var rows [][]string
 		for _, t := range out.Totals {
 			rows = append(rows, append([]string{string(out.Mechanism), fmt.Sprint(out.Answered), fmt.Sprint(out.Unanswered),
-				cliout.Float(out.PerQuery.Eps), cliout.Float(out.PerQuery.Delta)}, append(totalCells(t, cliout.Float), t.Bound.String(), fmt.Sprint(out.ForRelease))...))
+				cliout.Float(out.PerQuery.Eps), cliout.Float(out.PerQuery.Delta)}, append(totalCells(t, cliout.Float), t.Bound.String(), fmt.Sprint(out.ForRelease), "analysis")...))
 		}
+		rows = append(rows, append([]string{string(out.Mechanism), fmt.Sprint(out.Answered), fmt.Sprint(out.Unanswered),
+			cliout.Float(out.PerQuery.Eps), cliout.Float(out.PerQuery.Delta)}, append(out.Publish.cells(), out.Publish.Source, fmt.Sprint(out.ForRelease), "publish")...))
 		return cliout.WriteCSV(w, header, rows)
 	}
 	out.writeNote(w)
@@ -288,7 +346,7 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 	if b := out.Budget; b != nil && b.Unlimited {
 		answered += fmt.Sprintf(" (budget (%g, %g) allows every query: the teachers' cap is within it)", b.Eps, b.Delta)
 	} else if b != nil {
-		answered += fmt.Sprintf(" (budget (%g, %g) under %s composition allows %d", b.Eps, b.Delta, b.Method, b.MaxQueries)
+		answered += fmt.Sprintf(" (budget (%g, %g) allows %d by the tightest composition valid for the run, %s for the per-query (eps, delta)", b.Eps, b.Delta, b.MaxQueries, b.Method)
 		if b.Stopped {
 			answered += "; STOPPED: " + plural.Of(out.Unanswered, "query", "queries") + " left unanswered"
 		}
@@ -318,12 +376,14 @@ func (out AggregateMulti) Write(w io.Writer, f cliout.Format) error {
 	case cliout.JSON:
 		return cliout.WriteJSON(w, out)
 	case cliout.CSV:
-		header := []string{"mechanism", "released", "answered", "not_answered", "stopped_by_budget", "eps_per_query", "delta_per_query", "method", "delta_prime", "eps_total", "delta_total", "for_release"}
+		header := []string{"mechanism", "released", "answered", "not_answered", "stopped_by_budget", "eps_per_query", "delta_per_query", "method", "delta_prime", "eps_total", "delta_total", "for_release", "role"}
 		var rows [][]string
+		lead := []string{string(out.Mechanism), fmt.Sprint(out.Released), fmt.Sprint(out.Answered), fmt.Sprint(out.NotAnswered), fmt.Sprint(out.StoppedByBudget),
+			cliout.Float(out.PerQuery.Eps), cliout.Float(out.PerQuery.Delta)}
 		for _, t := range out.Totals {
-			rows = append(rows, append([]string{string(out.Mechanism), fmt.Sprint(out.Released), fmt.Sprint(out.Answered), fmt.Sprint(out.NotAnswered), fmt.Sprint(out.StoppedByBudget),
-				cliout.Float(out.PerQuery.Eps), cliout.Float(out.PerQuery.Delta)}, append(totalCells(t, cliout.Float), fmt.Sprint(out.ForRelease))...))
+			rows = append(rows, append(append(lead[:len(lead):len(lead)], totalCells(t, cliout.Float)...), fmt.Sprint(out.ForRelease), "analysis"))
 		}
+		rows = append(rows, append(append(lead[:len(lead):len(lead)], out.Publish.cells()...), fmt.Sprint(out.ForRelease), "publish"))
 		return cliout.WriteCSV(w, header, rows)
 	}
 	out.writeNote(w)
@@ -360,14 +420,14 @@ func (out AggregateMulti) Write(w io.Writer, f cliout.Format) error {
 		released = fmt.Sprintf("released: %d of %d queries, every one answered", out.Released, out.Queries)
 	}
 	if b := out.Budget; b != nil {
-		released += fmt.Sprintf(" (budget (%g, %g) under %s composition allows %d", b.Eps, b.Delta, b.Method, b.MaxQueries)
+		released += fmt.Sprintf(" (budget (%g, %g) allows %d by the tightest composition valid for the run, %s for the per-query (eps, delta)", b.Eps, b.Delta, b.MaxQueries, b.Method)
 		if b.Stopped {
 			released += fmt.Sprintf("; STOPPED: %d queries not released", out.StoppedByBudget)
 		}
 		released += ")"
 	}
 	fmt.Fprintln(w, released)
-	if err := out.writeAccount(w, fmt.Sprintf("the %d released queries", out.Released), "account pate gives the Renyi composition"); err != nil {
+	if err := out.writeAccount(w, fmt.Sprintf("the %d released queries", out.Released), "each a valid bound for them"); err != nil {
 		return err
 	}
 	return out.writeTime(w, 0)
@@ -389,7 +449,7 @@ func (out released) writeAccount(w io.Writer, what, how string) error {
 		fmt.Fprintf(w, "ledger %s (ensemble %s): total spent %s, which is the teachers' cap (below the %s that %s composition of the spends gives); budget %v",
 			cliout.Escape(l.Path), cliout.Escape(l.Ensemble), formatTotal(l.Total), formatTotal(l.Queries), l.Composition, l.Budget)
 	} else if l != nil {
-		fmt.Fprintf(w, "ledger %s (ensemble %s): total spent %s by %s composition, budget %v",
+		fmt.Fprintf(w, "ledger %s (ensemble %s): total spent %s by the %s, budget %v",
 			cliout.Escape(l.Path), cliout.Escape(l.Ensemble), formatTotal(l.Total), l.Composition, l.Budget)
 	}
 	if l := out.Ledger; l != nil && l.Free {
@@ -402,10 +462,17 @@ func (out released) writeAccount(w io.Writer, what, how string) error {
 	} else if out.CapNote != "" {
 		fmt.Fprintf(w, "teachers' cap: none: %s\n", out.CapNote)
 	}
+	if p := out.Publish; p.Eps != nil {
+		whose := "this release's total"
+		if p.Source == "ledger" {
+			whose = "the ledger's total, every release charged to it so far"
+		}
+		fmt.Fprintf(w, "TO PUBLISH: %s, %s, by %s (%s)\n", formatTotal(accountant.Guarantee{Eps: *p.Eps, Delta: *p.Delta}), whose, p.Method, p.Reference)
+	}
 	if len(out.Totals) == 0 {
 		return nil
 	}
-	fmt.Fprintf(w, "\nTotal privacy loss of %s (relation %s: %s), %s:\n", what, out.PerQuery.Relation, out.PerQuery.RelationText, how)
+	fmt.Fprintf(w, "\nAnalysis (not for publication: publish the total above) — total privacy loss of %s (relation %s: %s), %s:\n", what, out.PerQuery.Relation, out.PerQuery.RelationText, how)
 	var rows [][]string
 	for _, t := range out.Totals {
 		ref := t.Reference()
@@ -424,11 +491,20 @@ func deref(p *float64) float64 {
 	return *p
 }
 
+// cells formats the method, delta' ("-"), eps and delta of p.
+func (p Publish) cells() []string {
+	c := []string{p.Source + ": " + p.Method, "-", "-", "-"}
+	if p.Eps != nil {
+		c[2], c[3] = cliout.Float(*p.Eps), cliout.Float(*p.Delta)
+	}
+	return c
+}
+
 // totalCells formats a total's method, delta', eps and delta, with "-" for
 // what it lacks.
 func totalCells(t accountant.Total, f func(float64) string) []string {
 	cells := []string{t.Name(), "-", "-", "-"}
-	if t.Method != accountant.Simple {
+	if t.Method.Slack() {
 		cells[1] = f(t.DeltaPrime)
 	}
 	if t.Err == nil || t.Bound == accountant.TeachersBound {

@@ -35,10 +35,10 @@ func TestNewAggregate(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "l.ledger")
 	t.Setenv(ledger.EnvStateDir, t.TempDir())
 	b := votefile.Binding{Ensemble: "e", K: 3, Teachers: accountant.Guarantee{Eps: 0.5, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: votefile.PerQuery, Partition: votefile.SharedData}
-	if _, err := ledger.Init(context.Background(), path, ledger.NewHeader(b, accountant.Guarantee{Eps: 10, Delta: 1e-3}, 1e-5), ledger.InitOptions{}); err != nil {
+	if _, err := ledger.Init(context.Background(), path, ledger.NewHeader(b, accountant.Guarantee{Eps: 10, Delta: 1e-3}, 1e-5, accountant.Simple), ledger.InitOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	led, _, err := ledger.OpenRun(context.Background(), path, "rr", b, rr.Privacy().Guarantee, -1, ledger.Options{})
+	led, _, err := ledger.OpenRun(context.Background(), path, "rr", b, rr.Privacy().Step(), -1, ledger.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,9 @@ func TestNewSummary(t *testing.T) {
 		t.Errorf("counts %+v", out)
 	case out.Threshold == nil || *out.Threshold != 8 || *out.Sigma1 != 2 || *out.Sigma2 != 2 || out.LaplaceScale != nil || out.Layout != "counts" || out.Classes != 3:
 		t.Errorf("settings %+v", out)
-	case len(out.Totals) != 3 || out.Cap != nil || out.CapNote == "" || out.Totals[0].Bound != accountant.QueriesBound:
+	case len(out.Totals) != 5 || out.Totals[3].Method != accountant.Renyi || out.Totals[4].Method != accountant.Exact || out.Cap != nil || out.CapNote == "" || out.Totals[0].Bound != accountant.QueriesBound:
 		t.Errorf("totals %+v, cap %v %q", out.Totals, out.Cap, out.CapNote)
+	case out.Publish.Source != "run" || out.Publish.Method != "exact" || out.Publish.Eps == nil || *out.Publish.Eps != out.Totals[4].Guarantee.Eps || out.TotalsRole == "":
+		t.Errorf("publish %+v, totals role %q: want the run's exact total", out.Publish, out.TotalsRole)
 	}
 }

@@ -1,0 +1,185 @@
+package accountant
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+
+	"gonum.org/v1/gonum/dsp/fourier"
+)
+
+// erfcIval returns a lower and an upper bound of erfc over the interval
+// x: erfc decreases, and each value is widened by math.Erfc's error (as
+// erfcBounds does).
+func erfcIval(x ival) (lo, hi float64) {
+	lo = down(math.Erfc(x.hi), erfcULPs)
+	hi = up(math.Erfc(x.lo), erfcULPs) + 0x1p-1022
+	return math.Max(lo, 0), math.Min(hi, 2)
+}
+
+// gdpDelta returns an upper bound of the privacy profile at eps of
+// N(0, 1) against N(μ, 1), μ² at most mu2:
+// δ(ε) = Φ(μ/2 - ε/μ) - e^ε·Φ(-μ/2 - ε/μ) (Balle and Wang 2018, Thm 8;
+// Dong, Roth and Su 2022, Cor. 2.13). It grows with μ, so an upper bound
+// of μ² gives an upper bound of δ. Composition adds μ² (Dong, Roth and
+// Su, Cor. 3.3): this is the exact composition of continuous Gaussians.
+func gdpDelta(eps, mu2 float64) float64 {
+	mu := isqrt(exact(mu2))
+	e := exact(eps)
+	half := ival{mu.lo / 2, mu.hi / 2}
+	root2 := ival{down(math.Sqrt2, 1), up(math.Sqrt2, 1)}
+	// Φ(x) = erfc(-x/√2)/2.
+	_, a := erfcIval(e.div(mu).sub(half).div(root2))
+	b, _ := erfcIval(e.div(mu).add(half).div(root2))
+	ee := iexp(e)
+	d := addUp(a/2, -mulDown(ee.lo, b/2))
+	return math.Min(math.Max(d, 0), 1)
+}
+
+// dgSum is the distribution of the sum S of N independent discrete
+// Gaussians N_Z(0, σ²): P[i] = Pr[S = i - W], with err bounding the
+// total absolute error of P (truncation, aliasing and the transform's
+// rounding, and the mass the rounding made negative, cut to 0).
+type dgSum struct {
+	sigma float64
+	n     int
+	w     int
+	p     []float64
+	err   float64
+}
+
+// dgTails bounds the discrete Gaussian's tails: |Z| > 12σ + 1 has mass
+// below 2e^-72 of the total (Canonne, Kamath and Steinke 2020, Prop. 25:
+// it is sub-Gaussian with variance proxy σ²), and so does a sum of n
+// beyond 12σ√n.
+const dgTails = 12
+
+// newDGSum returns the distribution of the sum of n discrete Gaussians
+// of parameter sigma: the one-dimensional mass function, truncated at
+// 12σ + 1, transformed, raised to the n-th power and transformed back on
+// a window of ±(12σ√n + 12σ + 1). The window holds all but 2e^-72 of S.
+func newDGSum(sigma float64, n int) (*dgSum, error) {
+	z1 := int(math.Ceil(dgTails*sigma)) + 1
+	w := int(math.Ceil(dgTails*sigma*math.Sqrt(float64(n)))) + z1
+	// Beyond 2^21 points (a transform of 2^22) the evaluation would take
+	// seconds and a few hundred MB: the run is left to its RDP total.
+	if w > 1<<21 {
+		return nil, fmt.Errorf("discrete Gaussian composition: sigma %g over %d steps needs a window of %d points", sigma, n, 2*w+1)
+	}
+	size := 1 << bits.Len(uint(2*w+1))
+	one := make([]float64, size)
+	var total float64
+	for z := -z1; z <= z1; z++ {
+		v := math.Exp(-float64(z) * float64(z) / (2 * sigma * sigma))
+		one[(z+size)%size] = v
+		total += v
+	}
+	for i := range one {
+		one[i] /= total
+	}
+	f := fourier.NewFFT(size)
+	c := f.Coefficients(nil, one)
+	for i, v := range c {
+		// The mass function is symmetric, so its transform is real.
+		c[i] = complex(math.Pow(real(v), float64(n)), 0)
+	}
+	seq := f.Sequence(nil, c)
+	d := &dgSum{sigma: sigma, n: n, w: w, p: make([]float64, 2*w+1)}
+	var neg float64
+	for s := -w; s <= w; s++ {
+		v := seq[(s+size)%size] / float64(size)
+		if v < 0 {
+			neg -= v
+			v = 0
+		}
+		d.p[s+w] = v
+	}
+	// The transform's rounding: a relative 2^-50 per level of the
+	// transform and per power, over the window in l1 (√size times l2).
+	lg := float64(bits.Len(uint(size)))
+	d.err = neg + math.Sqrt(float64(size))*(float64(n)+8*lg)*0x1p-50 + float64(n+1)*2*math.Exp(-dgTails*dgTails/2)
+	return d, nil
+}
+
+// discreteGaussianDelta returns an upper bound of the privacy profile at
+// eps of k composed steps of a discrete GaussianSpend, whose dominating
+// pair is the product of its coordinates' N_Z(0, σ²) against N_Z(1, σ²)
+// (a coordinate moved by less than 1 is a post-processing of one moved by
+// 1, and the two directions are mirror images): with S_g the sum of the
+// noise of the n_g coordinates of parameter σ_g, the privacy loss is
+// L = Σ_g n_g/(2σ_g²) - S_g/σ_g², exactly, and δ(ε) = E[(1 - e^(ε-L))+].
+// At most two distinct σ are supported (Confident-GNMax's two steps),
+// where the sum over the second is a prefix sum: O(window) per ε once
+// sums holds the distributions (discreteSums).
+func discreteGaussianDelta(eps float64, sums []*dgSum) float64 {
+	a := sums[0]
+	b := &dgSum{sigma: 1, p: []float64{1}}
+	if len(sums) == 2 {
+		b = sums[1]
+	}
+	ca := float64(a.n) / (2 * a.sigma * a.sigma)
+	cb := float64(b.n) / (2 * b.sigma * b.sigma)
+	va, vb := a.sigma*a.sigma, b.sigma*b.sigma
+	// F[i] = Σ_{j<i} P_b[j] and G[i] = Σ_{j<i} P_b[j]·e^(s_j/σ_b² - m),
+	// s_j = j - W_b, scaled by m, the largest exponent.
+	m := float64(b.w) / vb
+	F := make([]float64, len(b.p)+1)
+	G := make([]float64, len(b.p)+1)
+	for j, p := range b.p {
+		F[j+1] = F[j] + p
+		G[j+1] = G[j] + p*math.Exp(float64(j-b.w)/vb-m)
+	}
+	var sum float64
+	for i, p := range a.p {
+		if p == 0 {
+			continue
+		}
+		sa := float64(i - a.w)
+		// L > ε  ⇔  s_b < σ_b²(c_a + c_b - ε - s_a/σ_a²).
+		t := vb * (ca + cb - eps - sa/va)
+		j := 0
+		switch {
+		case t > float64(b.w)+1:
+			j = len(b.p)
+		case t > -float64(b.w):
+			j = int(math.Ceil(t)) + b.w
+		}
+		if j == 0 {
+			continue
+		}
+		inner := F[j] - math.Exp(eps-ca-cb+sa/va+m)*G[j]
+		if inner > 0 {
+			sum += p * inner
+		}
+	}
+	// Each term is a difference of numbers at most 1, with a few
+	// roundings each; the sums add one rounding per term.
+	n := float64(len(a.p) + len(b.p))
+	return math.Min(1, sum+a.err+b.err+n*0x1p-48)
+}
+
+// discreteSums returns the noise sums of k steps of a discrete
+// GaussianSpend, one per distinct σ; an error when there are more than
+// two.
+func discreteSums(parts []GaussianPart, k int) ([]*dgSum, error) {
+	var sigmas []float64
+	count := map[float64]int{}
+	for _, p := range parts {
+		if count[p.Sigma] == 0 {
+			sigmas = append(sigmas, p.Sigma)
+		}
+		count[p.Sigma] += p.Coords * k
+	}
+	if len(sigmas) > 2 {
+		return nil, fmt.Errorf("discrete Gaussian composition: %d distinct sigmas, at most 2 are supported", len(sigmas))
+	}
+	var out []*dgSum
+	for _, s := range sigmas {
+		d, err := newDGSum(s, count[s])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}

@@ -1,0 +1,70 @@
+package accountant
+
+import "fmt"
+
+// MostGenerous returns the largest x in [lo, hi] with fits(x), within a
+// relative rel of the boundary, given fits(lo) and not fits(hi), for a
+// predicate that holds up to some x and fails above it (0 < lo < hi): the
+// same bisection as every calibration here (bisectUp, on 1/x), which
+// returns the end of the last bracket that fits, never a midpoint, so
+// the answer always meets what fits tests. An error of fits ends the
+// search and is returned.
+func MostGenerous(lo, hi, rel float64, fits func(float64) (bool, error)) (float64, error) {
+	if !(lo > 0 && lo < hi) {
+		return 0, fmt.Errorf("most generous: bracket [%v, %v]: must have 0 < lo < hi", lo, hi)
+	}
+	var ferr error
+	ok := func(y float64) bool {
+		if ferr != nil {
+			return true // end the search; the error is returned
+		}
+		f, err := fits(1 / y)
+		if err != nil {
+			ferr = err
+			return true
+		}
+		return f
+	}
+	y := bisectUp(1/hi, 1/lo, rel, ok)
+	if ferr != nil {
+		return 0, ferr
+	}
+	return 1 / y, nil
+}
+
+// MaxFilterSteps returns the largest number k of steps that s describes
+// which a filter f with budget holds after the steps spent (the filter's
+// halting rule, FilterTotal), 0 when none fits: what a run charged to a
+// ledger of that filter may release.
+func MaxFilterSteps(f Method, spent Sequence, s Spend, budget Guarantee) (int, error) {
+	if err := FilterAccepts(f, s); err != nil {
+		return 0, err
+	}
+	fits := func(k int) (bool, error) {
+		seq, err := spent.AddSpend(s, k)
+		if err != nil {
+			return false, err
+		}
+		_, ok, err := FilterTotal(f, seq, budget)
+		return ok, err
+	}
+	if ok, err := fits(1); err != nil || !ok {
+		return 0, err
+	}
+	return lastFit(1, maxSequenceSteps, fits)
+}
+
+// RunFits reports whether k steps of s, fixed before the run, fit budget
+// by one of the compositions that hold for them: the predicate on which
+// MaxRunSteps searches (the per-step guarantee's by method m with slack
+// deltaPrime, the RDP curve, the exact composition), for a plan that
+// asks whether a given number of queries fits without counting them all.
+func RunFits(s Spend, k int, budget Guarantee, m Method, deltaPrime float64) (bool, error) {
+	if err := s.Check(); err != nil {
+		return false, fmt.Errorf("run fits: %w", err)
+	}
+	if err := checkCount("steps", k, 1); err != nil {
+		return false, fmt.Errorf("run fits: %w", err)
+	}
+	return runFits(s, k, budget, m, deltaPrime), nil
+}

@@ -1,0 +1,161 @@
+package accountant
+
+import (
+	"fmt"
+	"math"
+)
+
+// maxRunSteps bounds the search of MaxRunSteps: every count up to it is
+// an exact float64.
+const maxRunSteps = 1 << 53
+
+// runCurves is what composes k steps of a described mechanism, fixed
+// before the run: its exact profile δ(ε), when known, and its RDP total
+// at an order.
+type runCurves struct {
+	s     Spend
+	k     int
+	delta func(eps float64) float64 // nil: no exact composition
+}
+
+// newRunCurves prepares the exact composition of k steps of s, when s has
+// one: continuous Gaussian noise by Gaussian DP, discrete Gaussian noise
+// by the exact distribution of its privacy loss (at most two distinct σ).
+func newRunCurves(s Spend, k int) runCurves {
+	r := runCurves{s: s, k: k}
+	if s.Kind != GaussianSpend {
+		return r
+	}
+	if !s.Discrete {
+		mu2 := mulUp(float64(k), s.mu2())
+		r.delta = func(eps float64) float64 { return gdpDelta(eps, mu2) }
+		return r
+	}
+	if sums, err := discreteSums(s.Gaussian, k); err == nil {
+		r.delta = func(eps float64) float64 { return discreteGaussianDelta(eps, sums) }
+	}
+	return r
+}
+
+// renyiEps returns the ε of the run's RDP curve at δ under conversion c,
+// and whether it has one: the zCDP slope exactly (RhoToDP), else the best
+// integer order in [2, 4096].
+func (r runCurves) renyiEps(delta float64, c Conversion) (float64, bool) {
+	if rho, ok := r.s.Rho(); ok {
+		eps, _, err := RhoToDP(mulUp(float64(r.k), rho), delta, c)
+		return eps, err == nil
+	}
+	if _, ok := r.s.RDP(2); !ok {
+		return 0, false
+	}
+	best := math.Inf(1)
+	for a := 2; a <= maxSGMOrder; a++ {
+		one, _ := r.s.RDP(float64(a))
+		eps, err := ConvertRDP(mulUp(float64(r.k), one), float64(a), delta, c)
+		if err == nil && eps < best {
+			best = eps
+		}
+	}
+	return best, !math.IsInf(best, 1)
+}
+
+// exactEps returns the least ε, to a relative 1e-9 and rounded up, at
+// which the exact profile is at most delta, searching up from hi; false
+// when none up to 2^60·hi is (a δ below the bound of the evaluation's
+// error).
+func (r runCurves) exactEps(delta, hi float64) (float64, bool) {
+	ok := func(eps float64) bool { return r.delta(eps) <= delta }
+	if ok(0) {
+		return 0, true
+	}
+	for range 60 {
+		if ok(hi) {
+			return bisectUp(0, hi, 1e-9, ok), true
+		}
+		hi = 2*hi + 1
+	}
+	return 0, false
+}
+
+// ComposeRun returns the totals of k steps of the mechanism s describes,
+// whose parameters are fixed before the first step (the steps' inputs may
+// be chosen adaptively), that hold at once: the compositions of its
+// per-step guarantee (Totals: simple, general, optimal with slack
+// deltaPrime), and, for a mechanism with curves, at total δ delta, its
+// RDP composition under conversion c (Renyi) and the exact composition of
+// its dominating pairs (Exact). Each is a valid bound; the smallest that
+// meets a budget is the one to use (Best, MaxRunSteps).
+func ComposeRun(s Spend, k int, delta, deltaPrime float64, c Conversion) ([]Total, error) {
+	if err := s.Check(); err != nil {
+		return nil, fmt.Errorf("compose run: %w", err)
+	}
+	if err := checkCount("steps", k, 1); err != nil {
+		return nil, fmt.Errorf("compose run: %w", err)
+	}
+	if err := checkConversion(delta, c); err != nil {
+		return nil, fmt.Errorf("compose run: %w", err)
+	}
+	out := Totals(s.Guarantee, k, deltaPrime)
+	r := newRunCurves(s, k)
+	eps, ok := r.renyiEps(delta, c)
+	if ok {
+		out = append(out, Total{Method: Renyi, Guarantee: Guarantee{Eps: eps, Delta: delta}})
+	}
+	if r.delta != nil {
+		hi := eps
+		if !ok {
+			hi = 1
+		}
+		if e, ok := r.exactEps(delta, hi); ok {
+			out = append(out, Total{Method: Exact, Guarantee: Guarantee{Eps: e, Delta: delta}})
+		}
+	}
+	return out, nil
+}
+
+// runFits reports whether k steps of s fit budget by any composition that
+// holds for them: the per-step guarantee's (MaxSteps' test, with method
+// m), the RDP curve under the improved conversion, or the exact one.
+func runFits(s Spend, k int, budget Guarantee, m Method, deltaPrime float64) bool {
+	if g, err := ComposeSimple(s.Guarantee, k); err == nil && g.Within(budget) {
+		return true
+	}
+	if g, err := Compose(s.Guarantee, k, m, deltaPrime); err == nil && g.Within(budget) {
+		return true
+	}
+	if budget.Delta <= 0 {
+		return false
+	}
+	r := newRunCurves(s, k)
+	if eps, ok := r.renyiEps(budget.Delta, ImprovedConversion); ok && eps <= budget.Eps {
+		return true
+	}
+	return r.delta != nil && r.delta(budget.Eps) <= budget.Delta
+}
+
+// MaxRunSteps returns the largest number of steps of s, fixed before the
+// run, whose total is within budget by one of the compositions that hold
+// for them (ComposeRun; the per-step guarantee's by method m with slack
+// deltaPrime), or Unlimited when the teachers' cap c (nil: none) is within
+// it; 0 when not even one step fits. The halting rule depends on the
+// parameters alone, so the count is fixed before the first step, and
+// every composition it picks from holds for that count: any one that
+// fits proves the run within budget.
+func MaxRunSteps(s Spend, budget Guarantee, m Method, deltaPrime float64, c *Cap) (int, error) {
+	if err := s.Check(); err != nil {
+		return 0, fmt.Errorf("max run steps: %w", err)
+	}
+	n, err := MaxStepsCapped(s.Guarantee, budget, m, deltaPrime, c)
+	if err != nil || n == Unlimited || s.Kind == ApproxSpend {
+		return n, err
+	}
+	fits := func(k int) (bool, error) { return runFits(s, k, budget, m, deltaPrime), nil }
+	if !runFits(s, max(n, 1), budget, m, deltaPrime) {
+		return n, nil
+	}
+	k, err := lastFit(max(n, 1), maxRunSteps, fits)
+	if err != nil {
+		return 0, fmt.Errorf("max run steps: %w", err)
+	}
+	return k, nil
+}

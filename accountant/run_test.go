@@ -1,0 +1,246 @@
+package accountant
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"testing"
+
+	"github.com/darrm/darrm/internal/bigmath"
+)
+
+// bigPrec is the precision of the references: 512 bits.
+const bigPrec = 512
+
+func bf512(x float64) *big.Float { return new(big.Float).SetPrec(bigPrec).SetFloat64(x) }
+
+// bigGDPDelta is Φ(μ/2 - ε/μ) - e^ε·Φ(-μ/2 - ε/μ) in 512 bits.
+func bigGDPDelta(eps, mu2 float64) *big.Float {
+	mu := new(big.Float).SetPrec(bigPrec).Sqrt(bf512(mu2))
+	root2 := new(big.Float).SetPrec(bigPrec).Sqrt(bf512(2))
+	ratio := new(big.Float).SetPrec(bigPrec).Quo(bf512(eps), mu)
+	half := new(big.Float).SetPrec(bigPrec).Quo(mu, bf512(2))
+	// Φ(x) = erfc(-x/√2)/2
+	a := new(big.Float).SetPrec(bigPrec).Sub(ratio, half)
+	a.Quo(a, root2)
+	b := new(big.Float).SetPrec(bigPrec).Add(ratio, half)
+	b.Quo(b, root2)
+	d := bigmath.Erfc(a, bigPrec)
+	t := bigmath.Erfc(b, bigPrec)
+	t.Mul(t, bigmath.Exp(bf512(eps), bigPrec))
+	d.Sub(d, t)
+	return d.Quo(d, bf512(2))
+}
+
+// checkAbove fails unless got is at least the reference and within rel of
+// it.
+func checkAbove(t *testing.T, name string, got float64, ref *big.Float, rel float64) {
+	t.Helper()
+	r, _ := ref.Float64()
+	if bf512(got).Cmp(ref) < 0 {
+		t.Errorf("%s = %.17g, below the exact %.17g", name, got, r)
+	}
+	if math.Abs(got-r) > rel*r {
+		t.Errorf("%s = %.17g, exact %.17g: relative error %.3g > %g", name, got, r, math.Abs(got-r)/r, rel)
+	}
+}
+
+// TestGDPDeltaAgainstBig: the closed form of Gaussian DP is never below a
+// 512-bit evaluation and within 1e-9 of it.
+func TestGDPDeltaAgainstBig(t *testing.T) {
+	for _, c := range []struct{ eps, mu2 float64 }{
+		{2, 194 * (2.0/1600 + 1.0/22500)}, {0.5, 0.01}, {1, 1}, {3, 0.5}, {0.1, 4}, {5, 2}, {0.2, 0.05},
+	} {
+		checkAbove(t, fmt.Sprintf("gdpDelta(%g, %g)", c.eps, c.mu2), gdpDelta(c.eps, c.mu2), bigGDPDelta(c.eps, c.mu2), 1e-9)
+	}
+}
+
+// bigDGSum is the distribution of the sum of n discrete Gaussians of
+// parameter sigma, truncated at ±20σ per term (a tail below e^-200), in 512 bits: index i is
+// the sum i - n·z.
+func bigDGSum(sigma float64, n int) ([]*big.Float, int) {
+	z := int(20 * sigma)
+	one := make([]*big.Float, 2*z+1)
+	total := bf512(0)
+	for i := range one {
+		x := float64(i - z)
+		one[i] = bigmath.Exp(bf512(-x*x/(2*sigma*sigma)), bigPrec)
+		total.Add(total, one[i])
+	}
+	for _, v := range one {
+		v.Quo(v, total)
+	}
+	dist := []*big.Float{bf512(1)}
+	for range n {
+		next := make([]*big.Float, len(dist)+2*z)
+		for i := range next {
+			next[i] = bf512(0)
+		}
+		for i, p := range dist {
+			for j, q := range one {
+				next[i+j].Add(next[i+j], new(big.Float).SetPrec(bigPrec).Mul(p, q))
+			}
+		}
+		dist = next
+	}
+	return dist, n * z
+}
+
+// bigDiscreteDelta is E[(1 - e^(ε-L))+] for the privacy loss
+// L = Σ_g n_g/(2σ_g²) - S_g/σ_g² of k steps of parts, in 512 bits.
+func bigDiscreteDelta(eps float64, parts []GaussianPart, k int) *big.Float {
+	type group struct {
+		p      []*big.Float
+		off    int
+		sigma2 float64
+		n      int
+	}
+	var gs []group
+	for _, pt := range parts {
+		p, off := bigDGSum(pt.Sigma, pt.Coords*k)
+		gs = append(gs, group{p, off, pt.Sigma * pt.Sigma, pt.Coords * k})
+	}
+	if len(gs) == 1 {
+		gs = append(gs, group{[]*big.Float{bf512(1)}, 0, 1, 0})
+	}
+	a, b := gs[0], gs[1]
+	// e^(ε-L) = e^(ε - c)·e^(s_a/σ_a²)·e^(s_b/σ_b²), each factor once.
+	c := new(big.Float).SetPrec(bigPrec).Quo(bf512(float64(a.n)), bf512(2*a.sigma2))
+	c.Add(c, new(big.Float).SetPrec(bigPrec).Quo(bf512(float64(b.n)), bf512(2*b.sigma2)))
+	expOf := func(g group) []*big.Float {
+		out := make([]*big.Float, len(g.p))
+		for i := range g.p {
+			out[i] = bigmath.Exp(new(big.Float).SetPrec(bigPrec).Quo(bf512(float64(i-g.off)), bf512(g.sigma2)), bigPrec)
+		}
+		return out
+	}
+	ea, eb := expOf(a), expOf(b)
+	base := bigmath.Exp(new(big.Float).SetPrec(bigPrec).Sub(bf512(eps), c), bigPrec)
+	one := bf512(1)
+	sum := bf512(0)
+	for i, pa := range a.p {
+		fa := new(big.Float).SetPrec(bigPrec).Mul(base, ea[i])
+		for j, pb := range b.p {
+			x := new(big.Float).SetPrec(bigPrec).Mul(fa, eb[j])
+			if x.Cmp(one) >= 0 {
+				continue
+			}
+			w := x.Sub(one, x)
+			w.Mul(w, pa)
+			sum.Add(sum, w.Mul(w, pb))
+		}
+	}
+	return sum
+}
+
+// TestDiscreteGaussianDeltaAgainstBig: the exact composition of discrete
+// Gaussians is never below a 512-bit enumeration of the privacy loss and
+// within 1e-9 of it, with one σ and with two (Confident-GNMax's shape).
+func TestDiscreteGaussianDeltaAgainstBig(t *testing.T) {
+	for _, c := range []struct {
+		eps   float64
+		parts []GaussianPart
+		k     int
+	}{
+		{0.5, []GaussianPart{{Sigma: 2, Coords: 2}}, 1},
+		{1, []GaussianPart{{Sigma: 1.5, Coords: 2}}, 2},
+		{0.3, []GaussianPart{{Sigma: 2, Coords: 2}, {Sigma: 3, Coords: 1}}, 2},
+		{1, []GaussianPart{{Sigma: 1, Coords: 1}, {Sigma: 2.5, Coords: 2}}, 1},
+	} {
+		sums, err := discreteSums(c.parts, c.k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("discrete delta(%g; %v x %d)", c.eps, c.parts, c.k)
+		checkAbove(t, name, discreteGaussianDelta(c.eps, sums), bigDiscreteDelta(c.eps, c.parts, c.k), 1e-9)
+	}
+}
+
+// confident is Confident-GNMax with σ1 = 150, σ2 = 40 and discrete noise,
+// every query charged (DESIGN.md, fifth round).
+var confident = Spend{Kind: GaussianSpend, Guarantee: Guarantee{Eps: 0.173291, Delta: 1e-5}, Discrete: true,
+	Gaussian: []GaussianPart{{Sigma: 40, Coords: 2}, {Sigma: 150, Coords: 1}}}
+
+// TestMaxRunStepsConfident: the queries that fit (2, 1e-5), against the
+// independent reference counts: 194 by exact composition (continuous or
+// discrete noise), 167 by zCDP with the improved conversion, 123 with the
+// paper's.
+func TestMaxRunStepsConfident(t *testing.T) {
+	budget := Guarantee{Eps: 2, Delta: 1e-5}
+	for _, disc := range []bool{true, false} {
+		s := confident
+		s.Discrete = disc
+		n, err := MaxRunSteps(s, budget, General, 1e-5, nil)
+		if err != nil || n != 194 {
+			t.Errorf("discrete %v: MaxRunSteps = %d, %v; want 194", disc, n, err)
+		}
+	}
+	for _, c := range []struct {
+		conv Conversion
+		want int
+	}{{ImprovedConversion, 167}, {PaperConversion, 123}} {
+		renyi := func(k int) float64 {
+			tot, err := ComposeRun(confident, k, 1e-5, 1e-5, c.conv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, x := range tot {
+				if x.Method == Renyi {
+					return x.Guarantee.Eps
+				}
+			}
+			t.Fatal("no RDP total")
+			return 0
+		}
+		if renyi(c.want) > 2 || renyi(c.want+1) <= 2 {
+			t.Errorf("%v conversion: %d queries give eps %g, %d give %g; want the last within 2", c.conv, c.want, renyi(c.want), c.want+1, renyi(c.want+1))
+		}
+	}
+}
+
+// TestComposeRunExactBelowRenyi: the exact composition is valid and never
+// looser than RDP's, and its ε meets the total δ (the profile at it is
+// within δ, and 1e-6 less ε is not), on a table of cases.
+func TestComposeRunExactBelowRenyi(t *testing.T) {
+	for _, s := range []Spend{
+		confident,
+		{Kind: GaussianSpend, Guarantee: Guarantee{Eps: 1, Delta: 1e-6}, Gaussian: []GaussianPart{{Sigma: 5, Coords: 2}}},
+		{Kind: GaussianSpend, Guarantee: Guarantee{Eps: 1, Delta: 1e-6}, Discrete: true, Gaussian: []GaussianPart{{Sigma: 5, Coords: 2}}},
+	} {
+		for _, k := range []int{1, 10, 100} {
+			tot, err := ComposeRun(s, k, 1e-6, 1e-5, ImprovedConversion)
+			if err != nil {
+				t.Fatal(err)
+			}
+			exact, renyi := tot[len(tot)-1], tot[len(tot)-2]
+			if exact.Method != Exact || renyi.Method != Renyi || exact.Guarantee.Eps > renyi.Guarantee.Eps {
+				t.Errorf("%v x %d: exact %v, rdp %v", s.Gaussian, k, exact, renyi)
+			}
+			r := newRunCurves(s, k)
+			if e := exact.Guarantee.Eps; r.delta(e) > 1e-6 || r.delta(e*(1-1e-6)) <= 1e-6 {
+				t.Errorf("%v x %d: exact eps %g: delta %g there, %g at 1e-6 less", s.Gaussian, k, e, r.delta(e), r.delta(e*(1-1e-6)))
+			}
+		}
+	}
+}
+
+// TestSearchHelpers: lastFit returns the last k that fits (never one
+// beyond), and an error when its bound fits; bisectUp returns a point that
+// holds, within its tolerance of the boundary.
+func TestSearchHelpers(t *testing.T) {
+	for _, c := range []struct{ lo, limit, last int }{{1, 100, 1}, {1, 100, 37}, {5, 1 << 40, 123456789}, {1, 64, 63}} {
+		got, err := lastFit(c.lo, c.limit, func(k int) (bool, error) { return k <= c.last, nil })
+		if err != nil || got != c.last {
+			t.Errorf("lastFit(%d, %d) with last %d: %d, %v", c.lo, c.limit, c.last, got, err)
+		}
+	}
+	if _, err := lastFit(1, 64, func(int) (bool, error) { return true, nil }); err == nil {
+		t.Error("lastFit: no error when the bound fits")
+	}
+	for _, x := range []float64{1e-3, 0.5, 1.7, 1e6} {
+		got := bisectUp(0, 2e6, 1e-12, func(y float64) bool { return y >= x })
+		if got < x || got > x*(1+1e-11) {
+			t.Errorf("bisectUp to %g: %g", x, got)
+		}
+	}
+}

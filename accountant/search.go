@@ -1,0 +1,59 @@
+package accountant
+
+import "fmt"
+
+// lastFit returns the largest k in [lo, limit] with fits(k), given
+// fits(lo), for a predicate that holds up to some k and fails above it
+// (a total that grows with the number of steps): exponential search from
+// lo, then bisection. It returns an error when fits(limit) holds, so
+// that a caller never mistakes its own search bound for an answer.
+func lastFit(lo, limit int, fits func(int) (bool, error)) (int, error) {
+	hi := lo
+	for {
+		next := min(limit, max(2*hi, hi+1))
+		if next == hi {
+			return 0, fmt.Errorf("more than %d steps fit", limit)
+		}
+		ok, err := fits(next)
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			hi = next
+			break
+		}
+		lo, hi = next, next
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		ok, err := fits(mid)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, nil
+}
+
+// bisectUp returns an x in [lo, hi] with ok(x), within a relative rel of
+// the boundary, for a predicate that fails at lo and holds at hi and
+// changes once between them: the end of the last bracket that holds,
+// never the midpoint, so the answer always meets what ok tests.
+func bisectUp(lo, hi, rel float64, ok func(float64) bool) float64 {
+	for hi-lo > rel*hi {
+		mid := lo + (hi-lo)/2
+		if mid <= lo || mid >= hi {
+			break
+		}
+		if ok(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}

@@ -1,0 +1,170 @@
+package accountant
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// SpendKind is what a Spend knows of its mechanism beyond its (ε, δ):
+// ApproxSpend (nothing), PureSpend (ε-DP), GaussianSpend (Gaussian noise
+// on integer coordinates) or SampledGaussianSpend (a DP-SGD step).
+type SpendKind int
+
+const (
+	// ApproxSpend is known by its (ε, δ) guarantee alone.
+	ApproxSpend SpendKind = iota
+	// PureSpend is ε-DP (δ = 0): Laplace noise (LNMax), randomized
+	// response, a one-bit release whose output probabilities are all
+	// positive, pure-DP teachers' majority.
+	PureSpend
+	// GaussianSpend adds Gaussian noise, continuous or discrete, to
+	// integer coordinates of which neighbouring inputs move each by at
+	// most 1 (Gaussian parts): GNMax and Confident-GNMax.
+	GaussianSpend
+	// SampledGaussianSpend is one step of the sampled Gaussian mechanism
+	// (DP-SGD: Poisson rate Q, noise multiplier Sigma).
+	SampledGaussianSpend
+)
+
+var spendKindNames = [...]string{ApproxSpend: "approx", PureSpend: "pure", GaussianSpend: "gaussian", SampledGaussianSpend: "sampled-gaussian"}
+
+// String returns "approx", "pure", "gaussian" or "sampled-gaussian".
+func (k SpendKind) String() string {
+	if k < 0 || int(k) >= len(spendKindNames) {
+		return fmt.Sprintf("SpendKind(%d)", int(k))
+	}
+	return spendKindNames[k]
+}
+
+// MarshalText returns the kind's name.
+func (k SpendKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText sets k from its name.
+func (k *SpendKind) UnmarshalText(b []byte) error {
+	for i, n := range spendKindNames {
+		if string(b) == n {
+			*k = SpendKind(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("spend kind %q: must be one of %s", b, strings.Join(spendKindNames[:], ", "))
+}
+
+// GaussianPart is Coords coordinates of a query, each moved by at most 1
+// between neighbouring inputs and released with Gaussian noise of
+// standard deviation Sigma: GNMax's label is two such coordinates (a
+// changed vote moves two counts), Confident-GNMax's threshold step one.
+type GaussianPart struct {
+	Sigma  float64 `json:"sigma"`
+	Coords int     `json:"coords"`
+}
+
+// Spend describes one step of a mechanism, so that the accountant can
+// compose the strongest curve it knows for it: its kind, its (ε, δ) (for
+// an ApproxSpend the only thing composed; for the others one point of
+// their guarantee, kept as information), and the parameters of its kind.
+type Spend struct {
+	Kind SpendKind `json:"kind"`
+	Guarantee
+	// Gaussian and Discrete describe a GaussianSpend: its parts, and
+	// whether the noise is the discrete Gaussian.
+	Gaussian []GaussianPart `json:"gaussian,omitempty"`
+	Discrete bool           `json:"discrete,omitempty"`
+	// Q and Sigma describe a SampledGaussianSpend.
+	Q     float64 `json:"q,omitempty"`
+	Sigma float64 `json:"sigma,omitempty"`
+}
+
+// ApproxStep returns the description of a step known only by its
+// guarantee g: a PureSpend when g.Delta = 0, else an ApproxSpend.
+func ApproxStep(g Guarantee) Spend {
+	if g.Delta == 0 {
+		return Spend{Kind: PureSpend, Guarantee: g}
+	}
+	return Spend{Kind: ApproxSpend, Guarantee: g}
+}
+
+// Check reports whether s is a description the accountant can use: a
+// valid guarantee, and the parameters its kind needs.
+func (s Spend) Check() error {
+	if err := checkStep("", s.Guarantee); err != nil {
+		return fmt.Errorf("%v spend: %w", s.Kind, err)
+	}
+	switch s.Kind {
+	case ApproxSpend:
+	case PureSpend:
+		if s.Delta != 0 {
+			return fmt.Errorf("pure spend: %w", &ParamError{Name: "delta", Value: s.Delta, Rule: "must be 0 for a pure-DP step"})
+		}
+	case GaussianSpend:
+		if len(s.Gaussian) == 0 {
+			return fmt.Errorf("gaussian spend: no noise parts")
+		}
+		for _, p := range s.Gaussian {
+			if err := checkPositive("sigma", p.Sigma); err != nil {
+				return fmt.Errorf("gaussian spend: %w", err)
+			}
+			if err := checkCount("coords", p.Coords, 1); err != nil {
+				return fmt.Errorf("gaussian spend: %w", err)
+			}
+		}
+	case SampledGaussianSpend:
+		if !(s.Q > 0 && s.Q <= 1) {
+			return fmt.Errorf("sampled Gaussian spend: %w", &ParamError{Name: "q", Value: s.Q, Rule: "must be in (0, 1]"})
+		}
+		if err := checkPositive("sigma", s.Sigma); err != nil {
+			return fmt.Errorf("sampled Gaussian spend: %w", err)
+		}
+	default:
+		return fmt.Errorf("unknown spend kind %v", s.Kind)
+	}
+	return nil
+}
+
+// Rho returns the slope ρ of a zCDP bound of one step, D_α <= ρα for every
+// α > 1, rounded up, and whether s has one: a GaussianSpend
+// Σ Coords/(2σ²) (Bun and Steinke 2016, Prop. 1.6; the discrete Gaussian
+// the same, Canonne, Kamath and Steinke 2020, Prop. 5), a PureSpend ε²/2
+// (Bun and Steinke 2016, Prop. 1.4).
+func (s Spend) Rho() (float64, bool) {
+	switch s.Kind {
+	case PureSpend:
+		return up(s.Eps*s.Eps/2, 2), true
+	case GaussianSpend:
+		var rho float64
+		for _, p := range s.Gaussian {
+			r := 1 / p.Sigma
+			rho = addUp(rho, up(float64(p.Coords)*r*r/2, 4))
+		}
+		return rho, true
+	}
+	return 0, false
+}
+
+// RDP returns an upper bound of one step's Rényi divergence at order
+// alpha > 1 (both directions), and whether s has an RDP curve: ρα for a
+// zCDP step, capped at ε for a PureSpend (Bun and Steinke 2016, Prop.
+// 3.3), and the sampled Gaussian's at integer orders (SGMRDP).
+func (s Spend) RDP(alpha float64) (float64, bool) {
+	if rho, ok := s.Rho(); ok {
+		r := mulUp(rho, alpha)
+		if s.Kind == PureSpend {
+			r = math.Min(r, s.Eps)
+		}
+		return r, true
+	}
+	if s.Kind == SampledGaussianSpend && alpha == math.Trunc(alpha) && alpha >= 2 && alpha <= maxSGMOrder {
+		r, err := SGMRDP(s.Q, s.Sigma, int(alpha))
+		return r, err == nil
+	}
+	return 0, false
+}
+
+// mu2 returns μ² = Σ Coords/σ² of a GaussianSpend, rounded up: one step
+// is dominated by N(0, 1) against N(μ, 1), μ-Gaussian DP (Dong, Roth and
+// Su 2022), when its noise is continuous.
+func (s Spend) mu2() float64 {
+	rho, _ := s.Rho()
+	return 2 * rho
+}

@@ -1,0 +1,91 @@
+package report
+
+import (
+	"io"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/plan"
+	"github.com/darrm/darrm/votefile"
+)
+
+// Plan is the document of darrm plan: a mechanism's parameters, each
+// under the name of the aggregate flag it feeds (threshold, sigma1,
+// sigma2, target_eps, m, delta, ...), the queries that fit the budget,
+// their total by the composition that holds them and its theorem, what a
+// run charged to a new ledger of that budget may release, and, for a plan
+// of parameters, the parameter chosen, its neighbour 5% more generous
+// that does not fit, and the expected utility with what it was computed
+// on.
+type Plan struct {
+	Plan   plan.Plan
+	Chosen bool   // a plan of parameters, not a count
+	Tuning string // how the proxy votes were used, if any
+}
+
+// Write prints the document in format f.
+func (d Plan) Write(w io.Writer, f cliout.Format) error {
+	p := d.Plan
+	r := p.Request
+	c := p.Count
+	rec := cliout.Record{field("mechanism", string(r.Mechanism.Name)), field("K", r.Problem.K)}
+	if r.Mechanism.Input == votefile.ManyClasses {
+		rec = append(rec, field("classes", r.Classes))
+	}
+	switch name := r.Mechanism.Name; {
+	case name == votefile.DaRRMOneVote:
+		rec = append(rec, field("target_eps", r.Problem.Eps), field("delta", c.PerQuery.Delta))
+	case r.Mechanism.Input == votefile.TwoClass:
+		rec = append(rec, field("m", r.Problem.M), field("eps", r.Problem.Eps), field("Delta", r.Problem.Delta), field("delta", c.PerQuery.Delta))
+	case name == votefile.LNMax:
+		rec = append(rec, field("laplace_scale", r.Mechanism.LNMax.Scale))
+	default:
+		g := r.Mechanism.GNMax
+		if g.Confident() {
+			rec = append(rec, field("threshold", g.Threshold), field("sigma1", g.Sigma1))
+		}
+		rec = append(rec, field("sigma2", g.Sigma2), field("delta", r.Problem.TargetDelta))
+	}
+	queries := c.Run
+	if d.Chosen {
+		queries = p.Queries
+	}
+	rec = append(rec, field("queries", queries), field("budget_eps", r.Budget.Eps), field("budget_delta", r.Budget.Delta),
+		field("composition", r.Method.String()))
+	if r.Method.Slack() {
+		rec = append(rec, field("delta_prime", r.DeltaPrime))
+	}
+	rec = append(rec, field("per_query_eps", c.PerQuery.Eps), field("per_query_delta", c.PerQuery.Delta),
+		field("run_queries", c.Run), field("total_eps", c.Total.Guarantee.Eps), field("total_delta", c.Total.Guarantee.Delta),
+		field("total_method", c.Total.Name()), field("total_reference", c.Total.Reference()),
+		field("ledger_filter", c.Filter.String()), field("ledger_queries", c.Ledger),
+		field("ledger_eps", c.LedgerTotal.Eps), field("ledger_delta", c.LedgerTotal.Delta), field("ledger_reference", filterReference(c.Filter)))
+	if c.LedgerNote != "" {
+		rec = append(rec, field("ledger_note", c.LedgerNote))
+	}
+	if d.Chosen {
+		rec = append(rec, field("planned", p.Parameter))
+		// At the largest value allowed (m = K) there is no neighbour: the
+		// values are absent (null, empty) and at_limit says why.
+		var nb, nq any
+		if !p.AtLimit {
+			nb, nq = p.Neighbour, p.NeighbourRun
+		}
+		rec = append(rec, field("neighbour", nb), field("neighbour_queries", nq), field("at_limit", p.AtLimit))
+	}
+	if u := p.Utility; u != nil {
+		rec = append(rec, field("expected_correct", u.Correct), field("expected_answered", u.Answered), field("utility_on", u.On))
+	}
+	if d.Tuning != "" {
+		rec = append(rec, field("tuning", d.Tuning))
+	}
+	return cliout.WriteRecord(w, f, rec)
+}
+
+// filterReference names the theorem of a ledger's filter.
+func filterReference(f accountant.Method) string {
+	if f == accountant.Simple {
+		return "simple composition as a filter (Rogers, Roth, Ullman and Vadhan 2016, Thm 5.1)"
+	}
+	return f.Reference()
+}

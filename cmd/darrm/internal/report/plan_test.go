@@ -1,0 +1,64 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/plan"
+	"github.com/darrm/darrm/votefile"
+)
+
+// TestPlanKeys: a plan's JSON names each parameter as the aggregate flag
+// it feeds, and says the neighbour, or that there is none.
+func TestPlanKeys(t *testing.T) {
+	budget := accountant.Guarantee{Eps: 2, Delta: 1e-5}
+	count := plan.Count{Run: 194, PerQuery: accountant.Guarantee{Eps: 0.17, Delta: 1e-5}, Total: accountant.Total{Method: accountant.Exact, Guarantee: accountant.Guarantee{Eps: 1.998, Delta: 1e-5}}, Ledger: 167, Filter: accountant.ZCDPFilter}
+	req := func(name votefile.Mechanism, in votefile.Input) plan.Request {
+		return plan.Request{Mechanism: ensemble.Mechanism{Name: name, Input: in, GNMax: accountant.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: accountant.DiscreteNoise}, LNMax: accountant.LNMax{Scale: 20}},
+			Problem: constraints.Params{K: 11, M: 3, Eps: 0.1, TargetDelta: 1e-5}, Classes: 10, Budget: budget}
+	}
+	for _, tc := range []struct {
+		name   string
+		doc    Plan
+		want   []string
+		absent []string
+	}{
+		{"confident-gnmax count", Plan{Plan: plan.Plan{Request: req(votefile.ConfidentGNMax, votefile.ManyClasses), Count: count}},
+			[]string{"threshold", "sigma1", "sigma2", "delta", "queries", "budget_eps", "budget_delta", "total_method", "total_reference", "ledger_queries", "ledger_filter"}, []string{"m", "planned", "neighbour"}},
+		{"darrm-one-vote plan", Plan{Chosen: true, Plan: plan.Plan{Request: req(votefile.DaRRMOneVote, votefile.TwoClass), Count: count, Queries: 100, Parameter: "target-eps", Neighbour: 0.05, NeighbourRun: 90}},
+			[]string{"target_eps", "delta", "queries", "planned", "neighbour", "neighbour_queries", "at_limit"}, []string{"m", "sigma2"}},
+		{"darrm plan at m = K", Plan{Chosen: true, Plan: plan.Plan{Request: req(votefile.DaRRM, votefile.TwoClass), Count: count, Queries: 5, Parameter: "m", AtLimit: true}},
+			[]string{"m", "eps", "Delta", "delta", "at_limit"}, []string{"target_eps"}},
+		{"lnmax", Plan{Plan: plan.Plan{Request: req(votefile.LNMax, votefile.ManyClasses), Count: count}},
+			[]string{"laplace_scale", "classes"}, []string{"sigma2", "delta"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := tc.doc.Write(&b, cliout.JSON); err != nil {
+				t.Fatal(err)
+			}
+			var v map[string]any
+			if err := json.Unmarshal(b.Bytes(), &v); err != nil {
+				t.Fatalf("%v\n%s", err, b.String())
+			}
+			for _, k := range tc.want {
+				if _, ok := v[k]; !ok {
+					t.Errorf("no key %q in %s", k, b.String())
+				}
+			}
+			for _, k := range tc.absent {
+				if _, ok := v[k]; ok {
+					t.Errorf("key %q in %s", k, b.String())
+				}
+			}
+			if tc.doc.Plan.AtLimit && (v["neighbour"] != nil || v["at_limit"] != true) {
+				t.Errorf("at the limit: neighbour %v, at_limit %v", v["neighbour"], v["at_limit"])
+			}
+		})
+	}
+}

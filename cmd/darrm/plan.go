@@ -1,0 +1,249 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/optimal"
+	"github.com/darrm/darrm/plan"
+	"github.com/darrm/darrm/votefile"
+)
+
+func init() { subcommands = append(subcommands, newPlanCmd) }
+
+type planFlags struct {
+	problemFlags
+	mechanismFlags
+	compositionFlags
+	pateFlags
+	classInputFlags
+	Format       cliout.Format     `flag:"format"`
+	TargetEps    []float64         `flag:"target-eps"`
+	BudgetEps    float64           `flag:"budget-eps" required:""`
+	BudgetDelta  float64           `flag:"budget-delta" required:""`
+	Queries      int               `flag:"queries" help:"plan the parameters with which this many queries fit the budget (without it: count the queries that fit with the parameters given)"`
+	Filter       accountant.Method `flag:"filter" help:"the filter of the new ledger a run is charged to: zcdp-filter or simple; unless given, darrm ledger init's: zcdp-filter for a one-vote mechanism with budget-delta > 0, else simple"`
+	Votes        string            `flag:"votes" help:"confident-gnmax, gnmax: proxy votes (class counts or indices of the plan's K teachers over its classes) on which the plan is scored, and confident-gnmax's threshold and sigma1/sigma2 chosen; never the private votes"`
+	VotesAre     string            `flag:"votes-are" help:"what --votes are: public (votes on public data) or released (votes whose use is already paid for); private is refused"`
+	MinPrecision float64           `flag:"min-precision" help:"confident-gnmax: least expected fraction of answered labels that are correct, in [0, 1) (0: the threshold that answers most)"`
+	Mechanism    votefile.Mechanism
+}
+
+func newPlanCmd() *cobra.Command {
+	var f planFlags
+	cmd := newCmd("plan", &cobra.Command{
+		Use:   "plan --mechanism NAME --budget-eps EPS --budget-delta DELTA [--queries Q] [flags]",
+		Short: "Say what a budget buys: the queries that fit, or the parameters with which Q queries fit",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runPlan(cmd, &f) },
+	}, &f, nil)
+	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", "", "aggregator: "+votefile.JoinMechanisms(ensemble.Mechanisms, ", ")+"; with --classes: "+votefile.JoinMechanisms(ensemble.ManyClassMechanisms, ", "))
+	return cmd
+}
+
+// runPlan builds the plan's request from the flags and asks the library
+// for a count (plan.Queries) or for parameters (plan.Parameters,
+// plan.ConfidentGNMax).
+func runPlan(cmd *cobra.Command, f *planFlags) error {
+	fs := cmd.Flags()
+	r, info, err := f.request(cmd)
+	if err != nil {
+		return err
+	}
+	doc := report.Plan{Chosen: fs.Changed("queries")}
+	scored := info.Input == votefile.ManyClasses && (info.Name == votefile.ConfidentGNMax || info.Name == votefile.GNMax)
+	if f.Votes != "" && !scored {
+		return cli.Usagef("--votes scores the plans of confident-gnmax and gnmax (--classes); %s is planned without them", info.Name)
+	}
+	if !doc.Chosen {
+		for _, n := range info.Needs {
+			if n != "delta" && !fs.Changed(n) {
+				return cli.Usagef("%s needs --%s to count the queries it fits (or --queries to plan it)", info.Name, n)
+			}
+		}
+		if f.Votes != "" {
+			return cli.Usagef("--votes scores a plan of parameters: give --queries")
+		}
+		c, err := plan.Queries(cmd.Context(), r)
+		if err != nil {
+			return f.planError(err)
+		}
+		doc.Plan = plan.Plan{Request: r, Count: c}
+		return doc.Write(cmd.OutOrStdout(), f.Format)
+	}
+	if f.Queries < 1 {
+		return cli.Usagef("--queries %d: must be >= 1", f.Queries)
+	}
+	if given := f.plannedGiven(cmd, info); given != "" {
+		return cli.Usagef("--%s is what a plan of --queries chooses: leave it out (or leave out --queries to count the queries it fits)", given)
+	}
+	if info.Name == votefile.ConfidentGNMax || scored && f.Votes != "" {
+		proxy, tuning, err := f.proxy(cmd, r)
+		if err != nil {
+			return err
+		}
+		doc.Tuning = tuning
+		if info.Name == votefile.ConfidentGNMax {
+			doc.Plan, err = plan.ConfidentGNMax(cmd.Context(), r, f.Queries, proxy, plan.ConfidentOptions{MinPrecision: f.MinPrecision})
+		} else {
+			doc.Plan, err = plan.GNMax(cmd.Context(), r, f.Queries, proxy)
+		}
+		if err != nil {
+			return f.planError(err)
+		}
+		return doc.Write(cmd.OutOrStdout(), f.Format)
+	}
+	if doc.Plan, err = plan.Parameters(cmd.Context(), r, f.Queries); err != nil {
+		return f.planError(err)
+	}
+	return doc.Write(cmd.OutOrStdout(), f.Format)
+}
+
+// planError says a library error in terms of the flags.
+func (f *planFlags) planError(err error) error {
+	return cli.AsUsage(flagError(err, map[string]string{"laplace scale": "--laplace-scale", "min-precision": "--min-precision", "votes K": "--votes: K", "votes classes": "--votes: classes", "votes queries": "--votes: queries"}))
+}
+
+// request returns the plan's request from the flags, and the mechanism.
+func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.MechanismInfo, error) {
+	fs := cmd.Flags()
+	in := votefile.TwoClass
+	if fs.Changed("classes") || !slices.Contains(ensemble.Mechanisms, f.Mechanism) {
+		in = votefile.ManyClasses
+	}
+	info, err := ensemble.LookupMechanism(f.Mechanism, in)
+	if err != nil {
+		return plan.Request{}, info, cli.Usagef("--mechanism %v", err)
+	}
+	if err := f.checkDeltaPrime(); err != nil {
+		return plan.Request{}, info, err
+	}
+	if !fs.Changed("K") || f.K < 1 {
+		return plan.Request{}, info, cli.Usagef("--K %d: give the number of teachers (>= 1)", f.K)
+	}
+	r := plan.Request{
+		Mechanism: ensemble.Mechanism{Name: info.Name, Input: in, LNMax: accountant.LNMax{Scale: f.LaplaceScale}},
+		Budget:    accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta},
+		Method:    f.Method, DeltaPrime: f.DeltaPrime, Classes: 2,
+		Options: ensemble.Options{Workers: f.Workers},
+	}
+	switch {
+	case in == votefile.ManyClasses:
+		if !fs.Changed("classes") {
+			return r, info, cli.Usagef("--classes: give the number of classes of %s's votes", info.Name)
+		}
+		r.Classes = f.Classes
+		delta := f.Target
+		if !fs.Changed("delta") {
+			delta = f.BudgetDelta
+		}
+		r.Problem = constraints.Params{K: f.K, TargetDelta: delta}
+		g := accountant.ConfidentGNMax{Threshold: f.Threshold, Sigma1: f.Sigma1, Sigma2: f.Sigma2, Noise: accountant.DiscreteNoise}
+		r.Mechanism.GNMax = g
+	case info.Name == votefile.DaRRMOneVote:
+		eps := 1.0 // planned (--queries), else given
+		if fs.Changed("target-eps") {
+			if len(f.TargetEps) != 1 {
+				return r, info, cli.Usagef("--target-eps: %d values: give one", len(f.TargetEps))
+			}
+			eps = f.TargetEps[0]
+		} else if !fs.Changed("queries") {
+			return r, info, cli.Usagef("%s needs --target-eps to count the queries it fits (or --queries to plan it)", info.Name)
+		}
+		r.Problem = constraints.NewOneVote(f.K, eps, f.Target)
+	default:
+		r.Problem = constraints.Params{K: f.K, M: f.M, Eps: f.Eps, Delta: f.Delta, TargetDelta: f.Target}
+		r.DefaultDelta = !fs.Changed("delta")
+	}
+	if info.Gamma {
+		mech, err := f.mechanismFlags.parse(cmd, "mechanism", []votefile.Mechanism{info.Name})
+		if err != nil {
+			return r, info, err
+		}
+		src := optimal.Source{Prior: f.Prior, CacheOnly: f.NoSolve, Options: optimal.Options{Workers: f.Workers}}
+		if mech.table != nil {
+			return r, info, cli.Usagef("--gamma: a plan solves gamma_opt for each value it tries; leave --gamma out")
+		}
+		if src.Cache, err = f.Cache.open(); err != nil {
+			return r, info, err
+		}
+		r.Gamma = func(ctx context.Context, p constraints.Params) (gamma.Gamma, error) {
+			l, err := src.Load(ctx, p)
+			if err != nil {
+				return nil, mech.sourceError(err)
+			}
+			return l.Gamma, nil
+		}
+	}
+	r.Mechanism.RRComposition, r.Mechanism.RRDeltaPrime, r.Mechanism.GNMaxSearch = f.RRComp.For(r.Problem.Delta), f.RRDelta, f.GNMaxSearch
+	if fs.Changed("filter") {
+		if err := accountant.CheckFilter(f.Filter, r.Budget); err != nil {
+			return r, info, cli.AsUsage(flagError(err, nil))
+		}
+		r.Filter = &f.Filter
+	}
+	return r, info, nil
+}
+
+// plannedGiven returns the flag of the parameter a plan of --queries
+// chooses for info, when given ("" otherwise).
+func (f *planFlags) plannedGiven(cmd *cobra.Command, info ensemble.MechanismInfo) string {
+	var planned []string
+	switch {
+	case info.Name == votefile.DaRRMOneVote:
+		planned = []string{"target-eps"}
+	case info.Input == votefile.TwoClass:
+		planned = []string{"m"}
+	case info.Name == votefile.LNMax:
+		planned = []string{"laplace-scale"}
+	default:
+		planned = []string{"sigma2", "sigma1", "threshold"}
+	}
+	for _, p := range planned {
+		if cmd.Flags().Changed(p) {
+			return p
+		}
+	}
+	return ""
+}
+
+// proxy reads the proxy votes of --votes, refusing private ones, and says
+// how they were used.
+func (f *planFlags) proxy(cmd *cobra.Command, r plan.Request) (plan.Proxy, string, error) {
+	switch {
+	case f.Votes == "":
+		return plan.Proxy{}, "", cli.Usagef("confident-gnmax is planned on proxy votes: give --votes FILE (votes on public or already released data) and --votes-are")
+	case f.VotesAre == "private":
+		return plan.Proxy{}, "", cli.Usagef("--votes-are private: refused: choosing parameters on the private votes is itself a release of them, whose cost a plan does not charge (Papernot and Steinke 2022, Rényi DP of hyperparameter tuning); give votes on public data, or votes already released")
+	case f.VotesAre != "public" && f.VotesAre != "released":
+		return plan.Proxy{}, "", cli.Usagef("--votes-are %q: must be public or released (private is refused)", f.VotesAre)
+	}
+	in, closer, err := f.openReader(cmd, f.Votes)
+	if err != nil {
+		return plan.Proxy{}, "", err
+	}
+	defer closer.Close()
+	name := cli.InputName(f.Votes)
+	if !in.ManyClasses() {
+		return plan.Proxy{}, "", cli.Usagef("--votes %s holds 0/1 votes: confident-gnmax is planned on class counts or indices (--classes, --input-format counts)", name)
+	}
+	p := plan.Proxy{K: in.K(), Classes: in.Classes(), Name: name}
+	for in.Next() {
+		p.Counts = append(p.Counts, slices.Clone(in.Query().Counts))
+	}
+	if err := in.Err(); err != nil {
+		return plan.Proxy{}, "", fmt.Errorf("--votes %s: %w", name, err)
+	}
+	tuning := fmt.Sprintf("tuned on %s votes (%s), not on the private votes: no privacy charged for the tuning", f.VotesAre, name)
+	return p, tuning, nil
+}

@@ -1,0 +1,263 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ledger"
+)
+
+// TestPlanQueriesAgree: for every mechanism aggregate releases with, the
+// queries darrm plan says a budget buys are the queries aggregate, held
+// to that budget, releases (the same accounting, so the same count), and
+// Confident-GNMax 200/150/40 in (2, 1e-5) buys 194 queries in one run
+// (issue 39's target: 188 to 194) and 160 to 194 in a run charged to a
+// ledger.
+func TestPlanQueriesAgree(t *testing.T) {
+	dir := t.TempDir()
+	cache := t.TempDir()
+	votes := smallVotes(t, dir, 400)
+	oneVote := filepath.Join(dir, "one-vote.csv")
+	oneVoteVotes(t, oneVote, 400, true)
+	counts := countsFile(t, dir, "counts.csv", 400, func(i int) []int { return plurality(120+i%100, i%10) })
+	teachers := []string{"--K", "3", "--eps", "0.1", "--Delta", "0", "--m", "2"}
+	budget := []string{"--budget-eps", "2", "--budget-delta", "1e-5"}
+	for _, tc := range []struct {
+		name     string
+		votes    string
+		settings []string
+		lo, hi   int // bounds of the count, where a target sets them
+	}{
+		{"darrm", votes, append([]string{"--mechanism", "darrm", "--cache-dir", cache}, teachers...), 1, 400},
+		{"subsample", votes, append([]string{"--mechanism", "subsample"}, teachers...), 1, 400},
+		{"rr", votes, append([]string{"--mechanism", "rr"}, teachers...), 1, 400},
+		{"gnmax two-class", votes, append([]string{"--mechanism", "gnmax", "--delta", "1e-7"}, teachers...), 1, 400},
+		{"darrm-one-vote", oneVote, []string{"--mechanism", "darrm-one-vote", "--K", "11", "--target-eps", "0.1", "--cache-dir", cache}, 1, 400},
+		{"gnmax", counts, []string{"--mechanism", "gnmax", "--K", "250", "--classes", "10", "--sigma2", "40", "--delta", "1e-5"}, 1, 400},
+		{"confident-gnmax", counts, append([]string{"--K", "250", "--classes", "10"}, confidentArgs...), 188, 194},
+		{"lnmax", counts, []string{"--mechanism", "lnmax", "--K", "250", "--classes", "10", "--laplace-scale", "50"}, 1, 400},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, e, code := darrm(t, "", append(append([]string{"plan", "--format", "json"}, tc.settings...), budget...)...)
+			if code != 0 {
+				t.Fatalf("plan: exit %d: %s", code, e)
+			}
+			doc := decodeJSON(t, out)
+			run := int(number(t, doc, "run_queries"))
+			if run < tc.lo || run > tc.hi {
+				t.Errorf("run_queries = %d, want in [%d, %d]", run, tc.lo, tc.hi)
+			}
+			// A ledger's filter holds adaptively chosen runs: never more
+			// than one run fixed in advance; none, said why, when the
+			// default filter cannot compose the mechanism.
+			if led := int(number(t, doc, "ledger_queries")); led > run || led < 1 && doc["ledger_note"] == nil {
+				t.Errorf("ledger_queries = %d, want in [1, run_queries %d] (or 0 with a note)", led, run)
+			}
+			if tot := number(t, doc, "total_eps"); tot > 2 {
+				t.Errorf("total_eps = %v > budget 2", tot)
+			}
+			args := []string{"aggregate", tc.votes, "--out", filepath.Join(t.TempDir(), "labels.csv"), "--format", "json"}
+			for i := 0; i < len(tc.settings); i += 2 {
+				if f := tc.settings[i]; f != "--K" && f != "--classes" || tc.name != "gnmax" && tc.name != "confident-gnmax" && tc.name != "lnmax" {
+					args = append(args, tc.settings[i:i+2]...)
+				}
+			}
+			out, e, code = darrm(t, "", append(args, budget...)...)
+			if code != 0 && code != exitBudget {
+				t.Fatalf("aggregate: exit %d: %s", code, e)
+			}
+			if got := answered(t, out); got != run {
+				t.Errorf("aggregate with the budget released %d queries, plan says %d", got, run)
+			}
+		})
+	}
+	t.Run("confident-gnmax ledger", func(t *testing.T) {
+		out, e, code := darrm(t, "", append([]string{"plan", "--format", "json", "--K", "250", "--classes", "10", "--budget-eps", "2", "--budget-delta", "1e-5"}, confidentArgs...)...)
+		if code != 0 {
+			t.Fatal(e)
+		}
+		doc := decodeJSON(t, out)
+		if n := number(t, doc, "ledger_queries"); n < 160 || n > 194 {
+			t.Errorf("ledger_queries = %v, want in [160, 194]", n)
+		}
+		if n := number(t, doc, "run_queries"); n != 194 {
+			t.Errorf("run_queries = %v, want 194 (exact composition)", n)
+		}
+		t.Setenv(ledger.EnvStateDir, t.TempDir())
+		led := filepath.Join(t.TempDir(), "pate.ledger")
+		if _, e, code := darrm(t, "", "ledger", "init", led, "--votes", counts, "--budget-eps", "2", "--budget-delta", "1e-5"); code != 0 {
+			t.Fatal(e)
+		}
+		out, e, code = darrm(t, "", append([]string{"aggregate", counts, "--ledger", led, "--out", filepath.Join(t.TempDir(), "labels.csv"), "--format", "json"}, confidentArgs...)...)
+		if code != 0 && code != exitBudget {
+			t.Fatalf("aggregate --ledger: exit %d: %s", code, e)
+		}
+		if got := answered(t, out); got != int(number(t, doc, "ledger_queries")) {
+			t.Errorf("a run charged to a new ledger released %d queries, plan says %v", got, doc["ledger_queries"])
+		}
+	})
+}
+
+// confidentArgs are issue 35's Confident-GNMax: T = 200, σ1 = 150, σ2 =
+// 40, per-query δ 1e-5.
+var confidentArgs = []string{"--mechanism", "confident-gnmax", "--threshold", "200", "--sigma1", "150", "--sigma2", "40", "--delta", "1e-5"}
+
+// answered returns the number of queries a release's JSON summary says
+// it released (answered or, after a threshold step, not).
+func answered(t *testing.T, out string) int {
+	t.Helper()
+	var d map[string]any
+	decode(t, out, &d)
+	for _, k := range []string{"queries_answered", "released"} {
+		if n, ok := d[k].(float64); ok {
+			return int(n)
+		}
+	}
+	t.Fatalf("no count of answered queries in %s", out)
+	return 0
+}
+
+// TestPlanParameters: the parameters darrm plan returns for Q queries let
+// aggregate, held to the budget, release all Q, and their neighbour 5%
+// more generous does not (darrm-one-vote, K = 11, 100 queries at (2,
+// 1e-5); darrm's m, 20 queries at (10, 1e-3)); Confident-GNMax planned on proxy votes for 300 queries fits 300
+// by the exact composition and releases all 300.
+func TestPlanParameters(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	cache := t.TempDir()
+	budget := []string{"--budget-eps", "2", "--budget-delta", "1e-5"}
+	oneVote := filepath.Join(dir, "one-vote.csv")
+	oneVoteVotes(t, oneVote, 120, true)
+	out, e, code := darrm(t, "", append([]string{"plan", "--mechanism", "darrm-one-vote", "--K", "11", "--queries", "100", "--cache-dir", cache, "--format", "json"}, budget...)...)
+	if code != 0 {
+		t.Fatal(e)
+	}
+	target := number(t, decodeJSON(t, out), "target_eps")
+	for _, tc := range []struct {
+		scale float64
+		all   bool
+	}{{1, true}, {1.05, false}} {
+		eps := fmt.Sprint(target * tc.scale)
+		out, e, code := darrm(t, "", append([]string{"aggregate", oneVote, "--mechanism", "darrm-one-vote", "--target-eps", eps, "--cache-dir", cache,
+			"--out", filepath.Join(dir, "labels.csv"), "--format", "json"}, budget...)...)
+		if code != 0 && code != exitBudget {
+			t.Fatalf("aggregate --target-eps %s: exit %d: %s", eps, code, e)
+		}
+		if n := answered(t, out); (n >= 100) != tc.all {
+			t.Errorf("aggregate --target-eps %s (%v x the plan's): released %d of 100 queries", eps, tc.scale, n)
+		}
+	}
+
+	// m for private teachers (gamma_opt by the LP): the votes without
+	// their header, so that no teachers' cap applies (a plan assumes none).
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "votes-K11.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := filepath.Join(dir, "plain.csv")
+	if err := os.WriteFile(plain, b[bytes.IndexByte(b, '\n')+1:], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	teachers := []string{"--eps", "0.1", "--Delta", "1e-5", "--cache-dir", cache}
+	wide := []string{"--budget-eps", "10", "--budget-delta", "1e-3"}
+	out, e, code = darrm(t, "", append(append([]string{"plan", "--mechanism", "darrm", "--K", "11", "--queries", "20", "--format", "json"}, teachers...), wide...)...)
+	if code != 0 {
+		t.Fatal(e)
+	}
+	m := number(t, decodeJSON(t, out), "m")
+	for _, tc := range []struct {
+		scale float64
+		all   bool
+	}{{1, true}, {1.05, false}} {
+		args := append([]string{"aggregate", plain, "--mechanism", "darrm", "--m", fmt.Sprint(m * tc.scale), "--out", filepath.Join(dir, "labels.csv"), "--format", "json"}, teachers...)
+		out, e, code := darrm(t, "", append(args, wide...)...)
+		if code != 0 && code != exitBudget {
+			t.Fatalf("aggregate --m %v: exit %d: %s", m*tc.scale, code, e)
+		}
+		if n := answered(t, out); (n >= 20) != tc.all {
+			t.Errorf("aggregate --m %v (%v x the plan's): released %d of 20 queries", m*tc.scale, tc.scale, n)
+		}
+	}
+
+	proxy := countsFile(t, dir, "proxy.csv", 200, func(i int) []int { return plurality(40+i%200, (3*i)%10) })
+	private := countsFile(t, dir, "private.csv", 320, func(i int) []int { return plurality(60+(7*i)%190, i%10) })
+	out, e, code = darrm(t, "", append([]string{"plan", "--mechanism", "confident-gnmax", "--K", "250", "--classes", "10", "--queries", "300",
+		"--votes", proxy, "--votes-are", "public", "--format", "json"}, budget...)...)
+	if code != 0 {
+		t.Fatal(e)
+	}
+	doc := decodeJSON(t, out)
+	sigma1, sigma2 := number(t, doc, "sigma1"), number(t, doc, "sigma2")
+	spend := accountant.Spend{Kind: accountant.GaussianSpend, Discrete: true, Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-5},
+		Gaussian: []accountant.GaussianPart{{Sigma: sigma2, Coords: 2}, {Sigma: sigma1, Coords: 1}}}
+	totals, err := accountant.ComposeRun(spend, 300, 1e-5, accountant.DefaultDeltaPrime, accountant.ImprovedConversion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tot := range totals {
+		if tot.Method == accountant.Exact && tot.Guarantee.Eps > 2 {
+			t.Errorf("sigma1 %v, sigma2 %v: 300 queries compose exactly to %v, beyond (2, 1e-5)", sigma1, sigma2, tot.Guarantee)
+		}
+	}
+	if !strings.Contains(doc["tuning"].(string), "public") || doc["utility_on"] == nil || number(t, doc, "expected_correct") <= 0 {
+		t.Errorf("the plan does not say what it was tuned and scored on: %s", out)
+	}
+	args := []string{"aggregate", private, "--mechanism", "confident-gnmax", "--threshold", fmt.Sprint(number(t, doc, "threshold")),
+		"--sigma1", fmt.Sprint(sigma1), "--sigma2", fmt.Sprint(sigma2), "--delta", fmt.Sprint(number(t, doc, "delta")),
+		"--out", filepath.Join(dir, "labels.csv"), "--format", "json"}
+	out, e, code = darrm(t, "", append(args, budget...)...)
+	if code != 0 && code != exitBudget {
+		t.Fatalf("aggregate: exit %d: %s", code, e)
+	}
+	if n := answered(t, out); n < 300 {
+		t.Errorf("aggregate with the plan released %d queries, want all 300: %s", n, out)
+	}
+}
+
+// TestPlanErrors: bad plans exit 2 and name the field, the value and the
+// rule.
+func TestPlanErrors(t *testing.T) {
+	dir := t.TempDir()
+	proxy100 := filepath.Join(dir, "proxy100.csv")
+	var b strings.Builder
+	b.WriteString("c0,c1,c2,c3,c4,c5,c6,c7,c8,c9\n")
+	for range 20 {
+		b.WriteString("60,30,10,0,0,0,0,0,0,0\n")
+	}
+	if err := os.WriteFile(proxy100, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	budget := []string{"--budget-eps", "2", "--budget-delta", "1e-5"}
+	cgm := []string{"plan", "--mechanism", "confident-gnmax", "--K", "250", "--classes", "10", "--queries", "300"}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"nothing fits", []string{"plan", "--mechanism", "lnmax", "--K", "250", "--classes", "10", "--laplace-scale", "0.5", "--budget-eps", "2", "--budget-delta", "0"},
+			[]string{"--budget-eps = 2", "smallest budget that fits 1", "budget-eps 4"}},
+		{"private votes", append(append(cgm, "--votes", proxy100, "--votes-are", "private"), budget...), []string{"--votes-are private", "Papernot and Steinke 2022"}},
+		{"proxy of other K", append(append(cgm, "--votes", proxy100, "--votes-are", "public", "--input-format", "counts"), budget...), []string{"K = 100", "K = 250"}},
+		{"planned value given", []string{"plan", "--mechanism", "gnmax", "--K", "250", "--classes", "10", "--queries", "10", "--sigma2", "40", "--budget-eps", "2", "--budget-delta", "1e-5"}, []string{"--sigma2 is what a plan"}},
+		{"queries", append([]string{"plan", "--mechanism", "gnmax", "--K", "250", "--classes", "10", "--queries", "0"}, budget...), []string{"--queries 0", ">= 1"}},
+		{"budget", []string{"plan", "--mechanism", "lnmax", "--K", "250", "--classes", "10", "--laplace-scale", "20", "--budget-eps", "-1", "--budget-delta", "0"}, []string{"budget-eps = -1", "> 0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, e, code := darrm(t, "", tc.args...)
+			if code != exitUsage {
+				t.Fatalf("exit %d, want %d: %s", code, exitUsage, e)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(e, w) {
+					t.Errorf("error %q does not say %q", e, w)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,30 @@
+package plan
+
+import (
+	"context"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/votefile"
+)
+
+// BenchmarkConfidentGNMax plans 1,000 Confident-GNMax queries of 250
+// teachers over 10 classes at (2, 1e-5) on 1,000 proxy queries (issue 39:
+// under 10 s on 2 cores).
+func BenchmarkConfidentGNMax(b *testing.B) {
+	r := Request{
+		Mechanism: ensemble.Mechanism{Name: votefile.ConfidentGNMax, Input: votefile.ManyClasses, GNMax: accountant.ConfidentGNMax{Noise: accountant.DiscreteNoise}},
+		Problem:   constraints.Params{K: 250, TargetDelta: 1e-5},
+		Classes:   10,
+		Budget:    accountant.Guarantee{Eps: 2, Delta: 1e-5},
+		Method:    accountant.General, DeltaPrime: accountant.DefaultDeltaPrime,
+	}
+	proxy := synth(1000, 250, 10, 1)
+	for b.Loop() {
+		if _, err := ConfidentGNMax(context.Background(), r, 1000, proxy, ConfidentOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,241 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/votefile"
+)
+
+// Request is a mechanism with its settings, a budget, and how a release
+// is held to it, as darrm aggregate's flags give them.
+type Request struct {
+	// Mechanism names the aggregator and holds its settings
+	// (ensemble.Mechanism); a plan loads the gamma of a mechanism that
+	// samples one from Source.
+	Mechanism ensemble.Mechanism
+	// Problem is K and, for a two-class mechanism, its per-query target
+	// (M·Eps, TargetDelta) for teachers (Eps, Delta)-DP (darrm-one-vote:
+	// the release's own Eps, M = 1); for a multi-class one the per-query
+	// delta of its guarantee (TargetDelta).
+	Problem constraints.Params
+	// DefaultDelta says that the per-query delta is the thesis' default
+	// for each m (constraints.DefaultTargetDelta), as aggregate's when
+	// --delta is not given.
+	DefaultDelta bool
+	// Classes is the number of classes (2 for two-class votes).
+	Classes int
+	// Budget is the total (ε, δ); Method and DeltaPrime the composition
+	// of the per-query guarantee that aggregate --budget-eps holds it to
+	// beside the mechanism's curves (accountant.MaxRunSteps).
+	Budget     accountant.Guarantee
+	Method     accountant.Method
+	DeltaPrime float64
+	// Filter is the ledger's filter for a run charged to a new ledger of
+	// this budget: accountant.ZCDPFilter or accountant.Simple; nil: the
+	// filter of a new ledger unless one is chosen (ledger.DefaultFilter).
+	Filter *accountant.Method
+	// Gamma gives the noise function of darrm and darrm-one-vote for each
+	// problem a plan tries; Options are the certificate's.
+	Gamma   GammaSource
+	Options ensemble.Options
+}
+
+// GammaSource returns the noise function a mechanism that samples one
+// (darrm, darrm-one-vote) samples for problem p: in darrm's command
+// gamma_opt from the cache, solved on demand (optimal.Source.Load), which
+// package plan leaves to its caller so that it builds without cgo.
+type GammaSource func(ctx context.Context, p constraints.Params) (gamma.Gamma, error)
+
+// Count is what a budget buys for a mechanism and its parameters.
+type Count struct {
+	// Run is the number of queries one run held to the budget releases
+	// (darrm aggregate --budget-eps), Total their total by the tightest
+	// composition within the budget, with its theorem.
+	Run   int
+	Total accountant.Total
+	// Ledger is the number a run charged to a new ledger with the budget
+	// releases, by Filter; LedgerTotal is their total by it.
+	Ledger      int
+	LedgerTotal accountant.Guarantee
+	Filter      accountant.Method
+	// LedgerNote says why a ledger of Filter cannot hold the run, if so.
+	LedgerNote string
+	// PerQuery is the per-query guarantee, Label says what the mechanism
+	// is in words.
+	PerQuery accountant.Guarantee
+	Label    string
+}
+
+// built is the aggregator of a request with its accounting under the
+// request's budget.
+type built struct {
+	agg     ensemble.Labeler
+	label   string
+	binding votefile.Binding
+	acc     ensemble.Accounting
+}
+
+// aggregator builds the aggregator of r as aggregate builds it
+// (ensemble.Mechanism.Build, its gamma from r.Source).
+func aggregator(ctx context.Context, r Request) (ensemble.Labeler, string, error) {
+	info, err := ensemble.LookupMechanism(r.Mechanism.Name, r.Mechanism.Input)
+	if err != nil {
+		return nil, "", err
+	}
+	p := r.Problem
+	if r.DefaultDelta && info.Input == votefile.TwoClass {
+		p.TargetDelta = constraints.DefaultTargetDelta(p.Delta, p.M)
+	}
+	m := r.Mechanism
+	if info.Gamma {
+		if r.Gamma == nil {
+			return nil, "", fmt.Errorf("plan: %s samples a noise function: the request needs a GammaSource", info.Name)
+		}
+		if m.Gamma, err = r.Gamma(ctx, info.GammaProblem(p)); err != nil {
+			return nil, "", err
+		}
+		m.GammaSource = "gamma_opt"
+	}
+	return m.Build(ctx, p, r.Classes, r.Options)
+}
+
+// build builds the aggregator of r (aggregator) and its accounting under
+// r.Budget (ensemble.NewAccounting, the function that limits a budgeted
+// release). The plan knows no votes: no teachers' cap applies
+// (votefile.Binding.Cap of votes without a header).
+func build(ctx context.Context, r Request) (built, error) {
+	agg, label, err := aggregator(ctx, r)
+	if err != nil {
+		return built{}, err
+	}
+	priv := agg.Privacy()
+	b := votefile.Binding{K: agg.K(), Relation: priv.Relation, Teachers: priv.Teachers}
+	acc, err := ensemble.NewAccounting(priv, b, r.DeltaPrime, &r.Budget, r.Method)
+	if err != nil {
+		return built{}, err
+	}
+	return built{agg: agg, label: label, binding: b, acc: acc}, nil
+}
+
+// fits reports whether queries queries of r's mechanism fit r.Budget in
+// one run: the predicate on which the release's count searches
+// (accountant.RunFits), and, where the release also counts by points of
+// the privacy profile (optimal composition), that count itself.
+func fits(ctx context.Context, r Request, queries int) (bool, error) {
+	agg, _, err := aggregator(ctx, r)
+	if err != nil {
+		return false, err
+	}
+	priv := agg.Privacy()
+	ok, err := accountant.RunFits(priv.Step(), queries, r.Budget, r.Method, r.DeltaPrime)
+	if err != nil || ok || r.Method != accountant.Optimal || len(priv.Profile) == 0 {
+		return ok, err
+	}
+	b, err := build(ctx, r)
+	return err == nil && b.runQueries() >= queries, err
+}
+
+// runQueries returns the number of queries a run of b releases.
+func (b built) runQueries() int { return b.acc.Budget.MaxQueries }
+
+// Queries returns what r's budget buys: the queries one budgeted run
+// releases, by the function that limits it (ensemble.NewAccounting), and
+// those a run charged to a new ledger of the budget releases, by its
+// filter (accountant.MaxFilterSteps). A budget that fits no query is an
+// error that says the smallest one that fits one.
+func Queries(ctx context.Context, r Request) (Count, error) {
+	if err := checkBudget(r.Budget); err != nil {
+		return Count{}, err
+	}
+	b, err := build(ctx, r)
+	if err != nil {
+		return Count{}, err
+	}
+	c := Count{Run: b.runQueries(), PerQuery: b.agg.Privacy().Guarantee, Label: b.label}
+	if c.Run == 0 {
+		return c, noFit(b, r.Budget, 1)
+	}
+	if c.Total, err = within(b, c.Run, r.Budget); err != nil {
+		return c, err
+	}
+	step := b.agg.Privacy().Step()
+	c.Filter = ledger.DefaultFilter(b.binding, r.Budget)
+	if r.Filter != nil {
+		c.Filter = *r.Filter
+	}
+	if err := accountant.FilterAccepts(c.Filter, step); err != nil {
+		c.LedgerNote = err.Error()
+		return c, nil
+	}
+	if c.Ledger, err = accountant.MaxFilterSteps(c.Filter, accountant.Sequence{}, step, r.Budget); err != nil {
+		return c, fmt.Errorf("plan: ledger (%v): %w", c.Filter, err)
+	}
+	if c.Ledger > 0 {
+		seq, err := accountant.Sequence{}.AddSpend(step, c.Ledger)
+		if err != nil {
+			return c, err
+		}
+		if c.LedgerTotal, _, err = accountant.FilterTotal(c.Filter, seq, r.Budget); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+// within returns the tightest total of k queries of b that is within the
+// budget (ensemble.Accounting.Totals, the totals a release reports).
+func within(b built, k int, budget accountant.Guarantee) (accountant.Total, error) {
+	var best *accountant.Total
+	for _, t := range b.acc.Totals(k) {
+		if t.Err == nil && t.Guarantee.Within(budget) && (best == nil || accountant.Tighter(t.Guarantee, best.Guarantee)) {
+			best = &t
+		}
+	}
+	if best == nil {
+		return accountant.Total{}, fmt.Errorf("plan: %d queries fit the budget %v, but no total reported for them is within it", k, budget)
+	}
+	return *best, nil
+}
+
+// noFit returns the error for a budget in which not even k queries of b
+// fit: a ParamError on the budget's ε that names the smallest ε, at the
+// budget's δ, that the tightest of the run's totals gives k queries.
+func noFit(b built, budget accountant.Guarantee, k int) error {
+	least := math.Inf(1)
+	for _, t := range b.acc.Totals(k) {
+		if t.Err == nil && t.Guarantee.Delta <= budget.Delta && t.Guarantee.Eps < least {
+			least = t.Guarantee.Eps
+		}
+	}
+	rule := fmt.Sprintf("not even %s (per query %v)", fitWords(k), b.agg.Privacy().Guarantee)
+	if !math.IsInf(least, 1) {
+		rule += fmt.Sprintf(": the smallest budget that fits %d at budget-delta %g is budget-eps %s", k, budget.Delta, accountant.FormatBound(least))
+	}
+	return &accountant.ParamError{Name: "budget-eps", Value: budget.Eps, Rule: rule}
+}
+
+// fitWords says that k queries fit, for an error.
+func fitWords(k int) string {
+	if k == 1 {
+		return "1 query fits"
+	}
+	return fmt.Sprintf("%d queries fit", k)
+}
+
+// checkBudget checks a total budget: ε > 0, δ in [0, 1).
+func checkBudget(g accountant.Guarantee) error {
+	if !(g.Eps > 0) || math.IsInf(g.Eps, 0) {
+		return &accountant.ParamError{Name: "budget-eps", Value: g.Eps, Rule: "must be > 0 and finite"}
+	}
+	if !(g.Delta >= 0 && g.Delta < 1) {
+		return &accountant.ParamError{Name: "budget-delta", Value: g.Delta, Rule: "must be in [0, 1)"}
+	}
+	return nil
+}

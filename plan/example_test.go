@@ -1,0 +1,37 @@
+package plan_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/plan"
+	"github.com/darrm/darrm/votefile"
+)
+
+// How many Confident-GNMax queries (T = 200, σ1 = 150, σ2 = 40, discrete
+// noise, 250 teachers, 10 classes) a budget of (2, 1e-5) buys: in one run
+// held to it, as darrm aggregate --budget-eps 2 --budget-delta 1e-5 is, and
+// in a run charged to a new ledger of that budget.
+func ExampleQueries() {
+	r := plan.Request{
+		Mechanism: ensemble.Mechanism{Name: votefile.ConfidentGNMax, Input: votefile.ManyClasses,
+			GNMax: accountant.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: accountant.DiscreteNoise}},
+		Problem: constraints.Params{K: 250, TargetDelta: 1e-5},
+		Classes: 10,
+		Budget:  accountant.Guarantee{Eps: 2, Delta: 1e-5},
+		Method:  accountant.General, DeltaPrime: accountant.DefaultDeltaPrime,
+	}
+	c, err := plan.Queries(context.Background(), r)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("one run: %d queries, eps %.4f by %v\n", c.Run, c.Total.Guarantee.Eps, c.Total.Method)
+	fmt.Printf("a new ledger: %d queries by the %v\n", c.Ledger, c.Filter)
+	// Output:
+	// one run: 194 queries, eps 1.9981 by exact
+	// a new ledger: 167 queries by the zcdp-filter
+}

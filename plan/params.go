@@ -1,0 +1,250 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/votefile"
+)
+
+// Generosity is how much more generous the neighbour a plan checks is
+// than the parameter it returns: that neighbour must not fit.
+const Generosity = 1.05
+
+// searchRel is the relative precision of a parameter search: well below
+// Generosity, so that the neighbour lies beyond the boundary.
+const searchRel = 1e-3
+
+// Plan is the parameters with which a number of queries fits a budget,
+// the most generous that fit.
+type Plan struct {
+	// Request is the request with the planned parameters set.
+	Request Request
+	// Queries is the number of queries planned for.
+	Queries int
+	// Parameter names the parameter chosen, as aggregate's flag: m,
+	// target-eps, sigma2 (with sigma1 and threshold for confident-gnmax)
+	// or laplace-scale; Value is its value.
+	Parameter string
+	Value     float64
+	// Count is what the budget buys at the plan's parameters: Count.Run
+	// >= Queries.
+	Count Count
+	// Neighbour is the value Generosity times more generous (m and
+	// target-eps larger, a noise scale smaller), and NeighbourRun the
+	// queries a budgeted run of it releases, fewer than Queries; AtLimit
+	// says that Value is the most generous value allowed (m = K), which
+	// has no neighbour.
+	Neighbour    float64
+	NeighbourRun int
+	AtLimit      bool
+	// Utility is the expected utility of the plan on the proxy votes,
+	// when it was computed (nil otherwise).
+	Utility *Utility
+
+	knob knob    // the parameter searched
+	x    float64 // its value in units of generosity
+}
+
+// knob is the parameter a plan chooses for a mechanism, in units of
+// generosity x (larger is more generous): m and target-eps are x, a noise
+// scale is 1/x.
+type knob struct {
+	name     string
+	set      func(r *Request, x float64)
+	value    func(x float64) float64
+	min, max float64 // the least and most generous x allowed (0, +Inf: none)
+	guess    float64 // a first x to try
+	grow     float64 // the factor of the bracket's steps from it (0: 2)
+}
+
+// knobOf returns the parameter r's mechanism is planned by.
+func knobOf(r Request, queries int, ratio float64) (knob, error) {
+	p := r.Problem
+	id := func(x float64) float64 { return x }
+	inv := func(x float64) float64 { return 1 / x }
+	// A zCDP guess for a Gaussian scale: the slope the budget allows,
+	// shared by the queries.
+	rho := zcdpBudget(r.Budget)
+	switch name := r.Mechanism.Name; {
+	case r.Mechanism.Input == votefile.TwoClass && name == votefile.DaRRMOneVote:
+		return knob{name: "target-eps", set: func(r *Request, x float64) { r.Problem.Eps, r.Problem.M = x, 1 }, value: id, max: math.Inf(1), guess: r.Budget.Eps / float64(queries)}, nil
+	case r.Mechanism.Input == votefile.TwoClass:
+		return knob{name: "m", set: func(r *Request, x float64) { r.Problem.M = x }, value: id, min: 1, max: float64(p.K), guess: 1}, nil
+	case name == votefile.GNMax:
+		return knob{name: "sigma2", set: func(r *Request, x float64) { r.Mechanism.GNMax.Sigma2 = 1 / x }, value: inv, max: math.Inf(1), guess: math.Sqrt(rho / float64(queries)), grow: zcdpGrow}, nil
+	case name == votefile.ConfidentGNMax:
+		// ρ per query = 1/σ2² + 1/(2σ1²) = (1 + 1/(2 ratio²))/σ2².
+		return knob{name: "sigma2", set: func(r *Request, x float64) {
+			r.Mechanism.GNMax.Sigma2, r.Mechanism.GNMax.Sigma1 = 1/x, ratio/x
+		}, value: inv, max: math.Inf(1), guess: math.Sqrt(rho / float64(queries) / (1 + 1/(2*ratio*ratio))), grow: zcdpGrow}, nil
+	case name == votefile.LNMax:
+		return knob{name: "laplace-scale", set: func(r *Request, x float64) { r.Mechanism.LNMax.Scale = 1 / x }, value: inv, max: math.Inf(1), guess: r.Budget.Eps / (2 * float64(queries))}, nil
+	}
+	return knob{}, fmt.Errorf("plan: no parameter to plan for mechanism %s", r.Mechanism.Name)
+}
+
+// zcdpGrow is the bracket's step from a zCDP guess of a Gaussian scale:
+// the exact composition lets the scale be smaller than zCDP's by a few
+// percent (Confident-GNMax 150/40: 194 queries against 167, a σ 8%
+// smaller), so the boundary is usually within one step.
+const zcdpGrow = 1.25
+
+// zcdpBudget returns a zCDP slope ρ whose improved conversion is about
+// the budget: ε = ρ + 2√(ρ log(1/δ)) solved for ρ (a starting point only).
+func zcdpBudget(b accountant.Guarantee) float64 {
+	if b.Delta <= 0 {
+		return b.Eps * b.Eps / 2
+	}
+	l := math.Log(1 / b.Delta)
+	s := math.Sqrt(l+b.Eps) - math.Sqrt(l)
+	return s * s
+}
+
+// Parameters returns the most generous value of the parameter r's
+// mechanism is planned by (knobOf: m, target-eps, sigma2 or
+// laplace-scale) with which a run held to r.Budget releases queries
+// queries: searched on the predicate the release's count searches on
+// (accountant.RunFits), the last value that fits, then checked by the
+// release's own count (ensemble.NewAccounting), which must reach
+// queries, and against its neighbour Generosity times more generous,
+// which must not. Confident-GNMax needs proxy
+// votes (ConfidentGNMax).
+func Parameters(ctx context.Context, r Request, queries int) (Plan, error) {
+	if r.Mechanism.Name == votefile.ConfidentGNMax {
+		return Plan{}, &accountant.SettingError{Name: "votes", Value: "none", Rule: "confident-gnmax is planned on proxy votes (ConfidentGNMax)"}
+	}
+	pl, err := search(ctx, r, queries, 0)
+	if err != nil {
+		return Plan{}, err
+	}
+	return pl, verify(ctx, &pl)
+}
+
+// search returns the most generous value of Parameters, with
+// confident-gnmax's σ1/σ2 ratio, unverified (verify).
+func search(ctx context.Context, r Request, queries int, ratio float64) (Plan, error) {
+	if err := checkBudget(r.Budget); err != nil {
+		return Plan{}, err
+	}
+	if queries < 1 {
+		return Plan{}, &accountant.ParamError{Name: "queries", Value: float64(queries), Rule: "must be >= 1"}
+	}
+	k, err := knobOf(r, queries, ratio)
+	if err != nil {
+		return Plan{}, err
+	}
+	at := func(x float64) Request {
+		q := r
+		k.set(&q, x)
+		return q
+	}
+	fitsAt := func(x float64) (bool, error) { return fits(ctx, at(x), queries) }
+	lo, hi, err := bracket(k, fitsAt)
+	if err != nil {
+		var nf *noFitError
+		if errors.As(err, &nf) {
+			b, berr := build(ctx, at(nf.least))
+			if berr != nil {
+				return Plan{}, berr
+			}
+			return Plan{}, noFit(b, r.Budget, queries)
+		}
+		return Plan{}, err
+	}
+	x := lo
+	atLimit := hi == 0
+	if !atLimit {
+		if x, err = accountant.MostGenerous(lo, hi, searchRel, fitsAt); err != nil {
+			return Plan{}, err
+		}
+	}
+	return Plan{Request: at(x), Queries: queries, Parameter: k.name, Value: k.value(x), AtLimit: atLimit, knob: k, x: x}, nil
+}
+
+// verify completes a plan that search returned: what the budget buys at
+// its parameters, by the release's own count (Queries), which must reach
+// the planned queries, and the count of the neighbour Generosity times
+// more generous, which must not.
+func verify(ctx context.Context, pl *Plan) error {
+	var err error
+	if pl.Count, err = Queries(ctx, pl.Request); err != nil {
+		return err
+	}
+	k := pl.knob
+	if pl.Count.Run < pl.Queries {
+		return fmt.Errorf("plan: %s = %v releases %d of %d queries: the search returned a value that does not fit", k.name, pl.Value, pl.Count.Run, pl.Queries)
+	}
+	if pl.AtLimit {
+		return nil
+	}
+	nx := pl.x * Generosity
+	pl.Neighbour = k.value(nx)
+	next := pl.Request
+	k.set(&next, nx)
+	b, err := build(ctx, next)
+	if err != nil {
+		return fmt.Errorf("plan: the neighbour %s = %v: %w", k.name, pl.Neighbour, err)
+	}
+	if pl.NeighbourRun = b.runQueries(); pl.NeighbourRun >= pl.Queries {
+		return fmt.Errorf("plan: %s = %v, %v times more generous than %v, still releases %d >= %d queries: the search stopped short", k.name, pl.Neighbour, Generosity, pl.Value, pl.NeighbourRun, pl.Queries)
+	}
+	return nil
+}
+
+// noFitError says that not even the least generous value searched fits.
+type noFitError struct{ least float64 }
+
+func (e *noFitError) Error() string { return "nothing fits" }
+
+// bracket returns lo that fits and hi > lo that does not, or hi = 0 when
+// the most generous value allowed fits: from the knob's guess, in steps
+// of its factor up or down (at most 200 of them).
+func bracket(k knob, fits func(float64) (bool, error)) (lo, hi float64, err error) {
+	grow := k.grow
+	if grow == 0 {
+		grow = 2
+	}
+	x := math.Min(k.guess, k.max)
+	ok, err := fits(x)
+	if err != nil {
+		return 0, 0, err
+	}
+	if ok {
+		for range 200 {
+			next := math.Min(grow*x, k.max)
+			if next == x {
+				return x, 0, nil
+			}
+			if ok, err = fits(next); err != nil {
+				return 0, 0, err
+			}
+			if !ok {
+				return x, next, nil
+			}
+			x = next
+		}
+		return 0, 0, fmt.Errorf("plan: %s: every value fits up to %v", k.name, k.value(x))
+	}
+	for range 200 {
+		next := x / grow
+		if next < k.min {
+			break
+		}
+		if ok, err = fits(next); err != nil {
+			var pe interface{ Param() (string, any, string) }
+			if errors.As(err, &pe) {
+				break // beyond the mechanism's range (a noise scale too large)
+			}
+			return 0, 0, err
+		}
+		if ok {
+			return next, x, nil
+		}
+		x = next
+	}
+	return 0, 0, &noFitError{least: x}
+}
