@@ -194,7 +194,7 @@ func recordV2(t *testing.T, opts Options, h Header, path string, lines int, head
 	}
 	defer st.close()
 	fi, _ := os.Stat(path)
-	r := newRecord(h, path, fi, lines, 0, head)
+	r := newRecord(h, "", path, fi, lines, 0, head)
 	if err := st.write(r); err != nil {
 		t.Fatal(err)
 	}
