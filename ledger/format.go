@@ -172,6 +172,13 @@ func checkHeader(h Header) error {
 	return nil
 }
 
+// SlackFits reports whether δ' is below the budget's δ: the totals that
+// compose with the slack δ' (general and optimal composition, Kairouz, Oh
+// and Viswanath 2015, Thm 3.5 and 3.3) have a δ of at least δ', so
+// without room they can never meet the budget, and only simple
+// composition (and a teachers' cap) can.
+func (h Header) SlackFits() bool { return h.DeltaPrime < h.Budget.Delta }
+
 // format is how a ledger's lines are written.
 type format int
 

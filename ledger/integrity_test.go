@@ -508,3 +508,25 @@ func forgetHeader(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 }
+
+// TestStateDirRelative: a relative EnvStateDir, which would name another
+// folder (and so another record of the ledger) from each working
+// directory, is refused as the caller's input, by StateDir and by Open.
+func TestStateDirRelative(t *testing.T) {
+	path := newLedger(t, accountant.Guarantee{Eps: 5, Delta: 1e-3})
+	t.Chdir(t.TempDir()) // where a darrm that took the folder would make it
+	t.Setenv(EnvStateDir, "state")
+	var se *StateDirError
+	if _, err := StateDir(); !errors.As(err, &se) {
+		t.Errorf("StateDir: %v, want a StateDirError", err)
+	}
+	err := openErr(path, Options{})
+	var bi interface{ BadInput() bool }
+	if !errors.As(err, &se) || !errors.As(err, &bi) || !bi.BadInput() {
+		t.Errorf("Open: %v, want a StateDirError, bad input", err)
+	}
+	t.Setenv(EnvStateDir, t.TempDir())
+	if d, err := StateDir(); err != nil || !filepath.IsAbs(d) {
+		t.Errorf("an absolute folder: %q, %v", d, err)
+	}
+}

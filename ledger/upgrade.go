@@ -101,7 +101,8 @@ type UpgradeResult struct {
 // ledger is a *RecordError unless opts.Replace; a version-2 ledger that
 // its record refuses (behind it, another copy) is refused as a release
 // would refuse it. Upgrading again after an interrupted upgrade completes
-// it. A ledger of the current version is left as it is (Current).
+// it. A ledger of the current version is read and checked (a
+// *CorruptError if it is damaged) and left as it is (Current).
 func Upgrade(ctx context.Context, path string, b votefile.Binding, opts InitOptions) (UpgradeResult, error) {
 	var res UpgradeResult
 	f, err := openFile(path, os.O_RDWR)
@@ -123,6 +124,11 @@ func Upgrade(ctx context.Context, path string, b votefile.Binding, opts InitOpti
 	}
 	res.From = old.version
 	if old.format == current {
+		// Nothing to upgrade, if nothing is damaged: a damaged ledger is
+		// said to be so, not to be current.
+		if err := old.scan(nil); err != nil {
+			return res, err
+		}
 		res.Current = true
 		return res, nil
 	}

@@ -262,3 +262,20 @@ func TestUpgradeVersion2(t *testing.T) {
 	_, err = Upgrade(ctx, cut, votefile.Binding{}, InitOptions{})
 	recordError(t, "upgrade of a version 2 behind its record", err, Behind)
 }
+
+// TestUpgradeCurrentDamaged: Upgrade of a ledger of the current version
+// checks it: a damaged one is a *CorruptError, not Current.
+func TestUpgradeCurrentDamaged(t *testing.T) {
+	path := newLedger(t, accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	spend(t, path, 2)
+	if res, err := Upgrade(ctx, path, votefile.Binding{}, InitOptions{}); err != nil || !res.Current {
+		t.Fatalf("a sound current ledger: %+v, %v", res, err)
+	}
+	b := mustReadFile(t, path)
+	os.WriteFile(path, []byte(strings.Replace(string(b), `"queries":2`, `"queries":1`, 1)), 0o644)
+	res, err := Upgrade(ctx, path, votefile.Binding{}, InitOptions{})
+	corruptAt(t, "a damaged current ledger", err, 2, "sha256")
+	if res.Current {
+		t.Error("a damaged ledger was said to be current")
+	}
+}

@@ -64,6 +64,23 @@ func (f *ensembleFlags) stated(cmd *cobra.Command) (votefile.Binding, error) {
 	return b, nil
 }
 
+// slackWarning says which totals a budget of delta budgetDelta can use
+// when deltaPrime leaves no room under it (ledger.Header.SlackFits), and
+// how to leave room.
+func slackWarning(budgetDelta, deltaPrime float64) string {
+	s := fmt.Sprintf("delta' = %g is not below the budget's delta = %g: general and optimal composition, whose delta is at least delta', ", deltaPrime, budgetDelta)
+	if deltaPrime == budgetDelta {
+		s += "can meet this budget only while every label charged has delta 0; "
+	} else {
+		s += "can never meet this budget; "
+	}
+	s += "simple composition (and a teachers' cap) can"
+	if budgetDelta == 0 {
+		return s + " (a pure budget leaves no room for any delta')"
+	}
+	return s + fmt.Sprintf(". To use the others, give --delta-prime below the budget's delta (e.g. %.2g)", budgetDelta/10)
+}
+
 func newLedgerInitCmd() *cobra.Command {
 	f := ledgerInitFlags{Relation: accountant.PrivateTeachers}
 	return newCmd("ledger-init", &cobra.Command{
@@ -79,9 +96,13 @@ func newLedgerInitCmd() *cobra.Command {
 			}
 			budget := accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}
 			opts := ledger.InitOptions{Options: ledger.Options{Waiting: waitingFor(cmd)}, Replace: f.Replace}
-			prev, err := ledger.Init(cmd.Context(), args[0], ledger.NewHeader(b, budget, f.DeltaPrime), opts)
+			h := ledger.NewHeader(b, budget, f.DeltaPrime)
+			prev, err := ledger.Init(cmd.Context(), args[0], h, opts)
 			if err != nil {
 				return ledgerError(err)
+			}
+			if !h.SlackFits() {
+				fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: ledger %s: %s\n", args[0], slackWarning(f.BudgetDelta, f.DeltaPrime))
 			}
 			w := cmd.OutOrStdout()
 			_, err = fmt.Fprintf(w, "ledger %s: bound to %s; budget %v (delta' = %g)\n", args[0], cliout.Escape(b.String()), budget, f.DeltaPrime)
