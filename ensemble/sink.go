@@ -26,7 +26,8 @@ type Ledger interface {
 type LabelSink struct {
 	// Path is the label file. A file is written atomically: its labels
 	// leave together when it is renamed into place, and none leave if the
-	// release fails. A symbolic link is followed to the file it names. A
+	// release fails, where its temporary file has no name until then
+	// (atomicfile.Output.Private); a named one counts as a stream. A symbolic link is followed to the file it names. A
 	// device or a FIFO is written through: labels leave as they are
 	// written, as on Stdout. "" or "-" means Stdout.
 	Path string
@@ -63,8 +64,10 @@ func (s LabelSink) ToStdout() bool { return s.Path == "" || s.Path == "-" }
 //
 // The sink's ledger, if any, is charged before labels leave and settled
 // after: with the labels answered on success, with none when a release is
-// refused or a file is not written (it is removed), and with those that may have reached the
-// stream (or the device or FIFO written through) when a release to it
+// refused or a file is not written (it is removed) and no other process
+// can have read its temporary file (atomicfile.Output.Private: it had no
+// name), and with those that may have reached the stream (or the device or
+// FIFO written through, or a named temporary file) when a release to it
 // fails, whose error then says how many that is and what they cost. A
 // write that stops part-way counts every label of which a byte was
 // written.
@@ -119,8 +122,14 @@ func ReleaseTo(ctx context.Context, in votefile.Reader, agg Labeler, src *noise.
 			} else {
 				err = out.Commit()
 			}
-			if err != nil {
-				err = settle(err, 0) // the file was removed: nothing left
+			switch {
+			case err == nil:
+			case out.Private():
+				err = settle(err, 0) // the file was removed unread: nothing left
+			default:
+				// A temporary file with a name may have been read by any
+				// process of the user while it was written.
+				err = streamFailed(err, lw, priv, "the temporary file of "+sink.Path, settle)
 			}
 			return res, err
 		}

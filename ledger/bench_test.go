@@ -22,7 +22,7 @@ func largeLedger(tb testing.TB, runs int) string {
 		tb.Fatal(err)
 	}
 	l := open(tb, path)
-	head, seq, size := l.Head(), l.Spent(), l.size
+	head, seq, size, hh := l.Head(), l.Spent(), l.size, l.headerHash
 	h := l.Header()
 	l.Close()
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
@@ -55,7 +55,7 @@ func largeLedger(tb testing.TB, runs int) string {
 	}
 	defer st.close()
 	fi, _ := os.Stat(path)
-	if err := st.write(newRecord(h, path, fi, 1+2*runs, size, head)); err != nil {
+	if err := st.write(newRecord(h, hh, path, fi, 1+2*runs, size, head)); err != nil {
 		tb.Fatal(err)
 	}
 	return path

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -217,11 +218,22 @@ func (l *Ledger) lineErr(n int, b []byte, err error) error {
 // line and every line after it are checked, the lines before it are not
 // read. The record was advanced after each of those lines was checked and
 // written, and each line carries the totals of the lines before it, so
-// the totals are those of the whole ledger. It reports false, having
-// kept nothing, when the file does not hold that line there (cut, edited,
+// the totals are those of the whole ledger. The header, which a release
+// trusts for the budget and the binding, is vouched for too: it must have
+// the hash rec.Header (when the record knows it) and be the line that the
+// first spend line follows. It reports false, having kept nothing, when
+// the file does not hold those lines there (cut, edited, re-signed,
 // another copy): a full scan then says why.
 func (l *Ledger) resume(rec *Record) (bool, error) {
+	if rec.Header != "" && rec.Header != l.headerHash {
+		return false, nil
+	}
 	var c chain
+	if rec.Lines > 1 {
+		if ok, err := l.firstSpendFollows(); !ok || err != nil {
+			return false, err
+		}
+	}
 	if rec.Lines == 1 {
 		if rec.Head != l.headerHash || rec.Size != int64(len(l.headerLine))+1 {
 			return false, nil
@@ -255,6 +267,25 @@ func (l *Ledger) resume(rec *Record) (bool, error) {
 	}
 	l.chain, l.size, l.tail, l.recHash = c, rec.Size+r.end, r.tail, rec.Head
 	return true, nil
+}
+
+// firstSpendFollows reports whether the ledger's second line, its first
+// spend, follows its header in the chain: a header edited and re-signed
+// on its own breaks that link. A record of an earlier darrm does not know
+// the header's hash, so this link is what vouches for the header then.
+func (l *Ledger) firstSpendFollows() (bool, error) {
+	off := int64(len(l.headerLine)) + 1
+	// A spend line is well under the 4 KiB read, which a longer one grows.
+	r := &lineReader{br: bufio.NewReaderSize(io.NewSectionReader(l.f, off, MaxLineBytes+1), 4<<10)}
+	b, err := r.next()
+	if err == io.EOF || err == errLongLine {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("ledger %s: read: %w", l.path, err)
+	}
+	prev, _, _, err := parseSpendLine(l.version, b)
+	return err == nil && prev == l.headerHash, nil
 }
 
 // Runs calls each with the spend of every run, in the order of the

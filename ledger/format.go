@@ -222,6 +222,13 @@ func checkHeader(h Header) error {
 	return nil
 }
 
+// SlackFits reports whether δ' is below the budget's δ. δ' is the slack
+// of the teachers' cap's general and optimal composition (Kairouz, Oh and
+// Viswanath 2015, Thm 3.5 and 3.3), whose δ is at least δ': without room
+// only the ledger's filter and the cap by simple composition can meet the
+// budget.
+func (h Header) SlackFits() bool { return h.DeltaPrime < h.Budget.Delta }
+
 // format is how a ledger's lines are written.
 type format int
 

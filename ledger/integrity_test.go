@@ -3,6 +3,7 @@ package ledger
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -388,4 +389,144 @@ func TestTotalsCarried(t *testing.T) {
 	})
 	corruptAt(t, "prior edited (read)", readErr(path), 4, "does not follow")
 	corruptAt(t, "prior edited", openErr(path, Options{}), 4, "does not follow")
+}
+
+// resignFirst re-signs the first k lines of the ledger at path with edit
+// applied to the header's content and the lines after them left as they
+// are: only the lines re-signed check on their own.
+func resignFirst(t *testing.T, path string, k int, edit func(raw string) string) {
+	t.Helper()
+	ls := lines(t, path)
+	head := filepath.Join(t.TempDir(), "head.ledger")
+	if err := os.WriteFile(head, []byte(strings.Join(ls[:k], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	resign(t, head, func(n int, raw string) string {
+		if n == 1 {
+			return edit(raw)
+		}
+		return raw
+	})
+	if err := os.WriteFile(path, append(mustReadFile(t, head), strings.Join(ls[k:], "")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustReadFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestHeaderResigned: a header edited (the budget raised, the partition
+// made one of parallel composition, the teachers' binding changed) and
+// re-signed, alone or with the spend lines after it up to some line, is
+// refused by a release, with a record (which knows the header's hash and
+// checks that the first spend follows it) and without one (which reads
+// the whole chain): by the chain at the first line that does not follow,
+// or by the record. The whole ledger re-signed is refused by the record.
+// A record of an earlier darrm, which kept no hash of the header, still
+// has the first spend line follow the header.
+func TestHeaderResigned(t *testing.T) {
+	budget := accountant.Guarantee{Eps: 2, Delta: 1e-4}
+	// Each edit keeps the header's length, so that a release's record
+	// still finds the line it vouches for where it says: the partition's
+	// four bytes more are made up by writing two numbers shorter.
+	edits := map[string]func(string) string{
+		"budget": func(raw string) string { return strings.Replace(raw, `"budget":{"eps":2,`, `"budget":{"eps":9,`, 1) },
+		"partition": func(raw string) string {
+			return strings.NewReplacer(`"partition":"shared"`, `"partition":"keyed-hash"`, `"delta":0.0001`, `"delta":1e-04`,
+				`"delta_prime":0.00001`, `"delta_prime":1e-5`).Replace(raw)
+		},
+		"teachers": func(raw string) string { return strings.Replace(raw, `"K":11,`, `"K":99,`, 1) },
+	}
+	for name, edit := range edits {
+		for _, k := range []int{1, 2, 3, 7} { // lines re-signed: the header, and the spends after it
+			for _, record := range []string{"current", "earlier", "none"} {
+				recorded := record != "none"
+				if k == 7 && !recorded || k > 1 && record == "earlier" {
+					// The whole chain re-signed: only a record can tell; a
+					// record of an earlier darrm knows no header's hash.
+					continue
+				}
+				label := fmt.Sprintf("%s edited, %d lines re-signed, record %s", name, k, record)
+				path := newLedger(t, budget)
+				spend(t, path, 1)
+				spend(t, path, 1)
+				spend(t, path, 1)
+				if record == "earlier" {
+					forgetHeader(t, path)
+				}
+				before := mustReadFile(t, path)
+				if e := edit(string(before)); e == string(before) || len(e) != len(before) {
+					t.Fatalf("%s: the edit changes nothing, or the length", label)
+				}
+				resignFirst(t, path, k, edit)
+				opts := Options{}
+				if !recorded {
+					opts.StateDir = t.TempDir()
+				}
+				err := openErr(path, opts)
+				var ce *CorruptError
+				var re *RecordError
+				switch {
+				case err == nil:
+					t.Errorf("%s: a release opened it", label)
+				case errors.As(err, &ce) && ce.Line == k+1 && strings.Contains(ce.Reason, "chain"):
+				case recorded && errors.As(err, &re):
+				default:
+					t.Errorf("%s: %v, want the chain broken at line %d or a record error", label, err, k+1)
+				}
+				if err := readErr(path); err == nil {
+					t.Errorf("%s: ledger verify reads it", label)
+				}
+			}
+		}
+	}
+}
+
+// forgetHeader makes the record of the ledger at path one of an earlier
+// darrm, which kept no hash of the header.
+func forgetHeader(t *testing.T, path string) {
+	t.Helper()
+	l := open(t, path)
+	st, err := openState(ctx, Options{}, l.Header().Ensemble)
+	l.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.close()
+	r, err := st.read()
+	if err != nil || r == nil || r.Header == "" {
+		t.Fatalf("record %+v: %v", r, err)
+	}
+	r.Header = ""
+	if err := st.write(*r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStateDirRelative: a relative EnvStateDir, which would name another
+// folder (and so another record of the ledger) from each working
+// directory, is refused as the caller's input, by StateDir and by Open.
+func TestStateDirRelative(t *testing.T) {
+	path := newLedger(t, accountant.Guarantee{Eps: 5, Delta: 1e-3})
+	t.Chdir(t.TempDir()) // where a darrm that took the folder would make it
+	t.Setenv(EnvStateDir, "state")
+	var se *StateDirError
+	if _, err := StateDir(); !errors.As(err, &se) {
+		t.Errorf("StateDir: %v, want a StateDirError", err)
+	}
+	err := openErr(path, Options{})
+	var bi interface{ BadInput() bool }
+	if !errors.As(err, &se) || !errors.As(err, &bi) || !bi.BadInput() {
+		t.Errorf("Open: %v, want a StateDirError, bad input", err)
+	}
+	t.Setenv(EnvStateDir, t.TempDir())
+	if d, err := StateDir(); err != nil || !filepath.IsAbs(d) {
+		t.Errorf("an absolute folder: %q, %v", d, err)
+	}
 }

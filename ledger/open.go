@@ -99,7 +99,7 @@ func Init(ctx context.Context, path string, h Header, opts InitOptions) (previou
 	if err == nil {
 		var fi fs.FileInfo
 		if fi, err = os.Stat(path); err == nil {
-			err = st.write(newRecord(h, path, fi, 1, int64(len(b)), head))
+			err = st.write(newRecord(h, head, path, fi, 1, int64(len(b)), head))
 		}
 	}
 	if err != nil {
@@ -406,7 +406,7 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 	}
 	fi, err := l.f.Stat()
 	if err == nil {
-		err = st.write(newRecord(l.header, l.path, fi, l.chain.n, l.size, l.chain.head))
+		err = st.write(newRecord(l.header, l.headerHash, l.path, fi, l.chain.n, l.size, l.chain.head))
 	}
 	if err != nil {
 		return nil, err

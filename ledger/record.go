@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -21,9 +22,15 @@ import (
 const EnvStateDir = "DARRM_STATE_DIR"
 
 // StateDir returns the folder of darrm's per-user state: $DARRM_STATE_DIR
-// if set, else $XDG_STATE_HOME/darrm, else ~/.local/state/darrm.
+// if set, which must be an absolute path (a *StateDirError otherwise), else
+// $XDG_STATE_HOME/darrm, else ~/.local/state/darrm.
 func StateDir() (string, error) {
 	if d := os.Getenv(EnvStateDir); d != "" {
+		if !filepath.IsAbs(d) {
+			// Resolved against each run's working directory, it would give
+			// one ledger a record per directory, each vouching for less.
+			return "", &StateDirError{Value: d}
+		}
 		return d, nil
 	}
 	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
@@ -36,18 +43,33 @@ func StateDir() (string, error) {
 	return filepath.Join(home, ".local", "state", "darrm"), nil
 }
 
+// StateDirError is an EnvStateDir that is not an absolute path.
+type StateDirError struct{ Value string }
+
+func (e *StateDirError) Error() string {
+	return fmt.Sprintf("environment variable %s = %s: must be an absolute path: a relative one names another folder from every working directory, and so gives one ledger a record in each", EnvStateDir, strconv.Quote(e.Value))
+}
+
+// BadInput reports that the error is the caller's input, not a failure.
+func (e *StateDirError) BadInput() bool { return true }
+
 // Record is what a user's darrm remembers of an ensemble's ledger, in
-// StateDir()/ledgers/<hash of the ensemble>.json: which ledger it is, and
-// how far it had got when this user last wrote or adopted it. A ledger
-// with fewer lines, or whose line Lines does not hash to Head, has lost
-// spends. The record vouches for the lines up to its line Lines, which
-// were checked when they were read or written: a release reads the
-// ledger from there (at byte Size).
+// StateDir()/ledgers/<hash of the ensemble>.json: which ledger it is, the
+// hash of its header, and how far it had got when this user last wrote or
+// adopted it. A ledger with fewer lines, or whose line Lines does not
+// hash to Head, has lost spends. The record vouches for the lines up to
+// its line Lines, which were checked when they were read or written: a
+// release reads the ledger from there (at byte Size), and its header,
+// which must hash to Header and begin the chain that the first spend line
+// continues.
 type Record struct {
 	Version  int    `json:"version"`
 	Ensemble string `json:"ensemble"`
 	// LedgerID is the ledger's Header.ID.
 	LedgerID string `json:"ledger_id"`
+	// Header is the hash of the ledger's header line ("" in a record of
+	// an earlier darrm: the next release fills it in).
+	Header string `json:"header,omitempty"`
 	// Path, Device and Inode say where the ledger was: for messages, and
 	// to tell a moved file from a copy.
 	Path   string `json:"path"`
@@ -68,14 +90,15 @@ const recordVersion = 1
 // maxRecordBytes bounds a record file: a record is a few hundred bytes.
 const maxRecordBytes = 64 << 10
 
-// newRecord returns the record of the ledger of header h at path, fi, of
-// lines whole lines in size bytes, the last of hash head.
-func newRecord(h Header, path string, fi fs.FileInfo, lines int, size int64, head string) Record {
+// newRecord returns the record of the ledger of header h, whose line has
+// the hash hh, at path, fi, of lines whole lines in size bytes, the last
+// of hash head.
+func newRecord(h Header, hh, path string, fi fs.FileInfo, lines int, size int64, head string) Record {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
 	dev, ino := fileID(fi)
-	return Record{Version: recordVersion, Ensemble: h.Ensemble, LedgerID: h.ID, Path: path, Device: dev, Inode: ino,
+	return Record{Version: recordVersion, Ensemble: h.Ensemble, LedgerID: h.ID, Header: hh, Path: path, Device: dev, Inode: ino,
 		Lines: lines, Head: head, Size: size, Updated: time.Now().UTC().Truncate(time.Second)}
 }
 

@@ -104,7 +104,8 @@ type UpgradeResult struct {
 // ledger is a *RecordError unless opts.Replace; a ledger that its record
 // refuses (behind it, another copy) is refused as a release would refuse
 // it. Upgrading again after an interrupted upgrade completes it. A ledger
-// of the current version is left as it is (Current).
+// of the current version is read and checked (a *CorruptError if it is
+// damaged) and left as it is (Current).
 func Upgrade(ctx context.Context, path string, b votefile.Binding, opts InitOptions) (UpgradeResult, error) {
 	var res UpgradeResult
 	f, err := openFile(path, os.O_RDWR)
@@ -126,6 +127,11 @@ func Upgrade(ctx context.Context, path string, b votefile.Binding, opts InitOpti
 	}
 	res.From = old.version
 	if old.format == current {
+		// Nothing to upgrade, if nothing is damaged: a damaged ledger is
+		// said to be so, not to be current.
+		if err := old.scan(nil); err != nil {
+			return res, err
+		}
 		res.Current = true
 		return res, nil
 	}
@@ -179,7 +185,7 @@ func Upgrade(ctx context.Context, path string, b votefile.Binding, opts InitOpti
 		return res, fmt.Errorf("ledger upgrade: %w", err)
 	}
 	defer os.Remove(tmp.Name()) // nothing left once renamed
-	size, head, err := writeUpgraded(tmp, nh, spends)
+	size, hh, head, err := writeUpgraded(tmp, nh, spends)
 	if err == nil {
 		err = tmp.Sync()
 	}
@@ -230,7 +236,7 @@ func Upgrade(ctx context.Context, path string, b votefile.Binding, opts InitOpti
 	}
 	var fi fs.FileInfo
 	if fi, err = os.Stat(path); err == nil {
-		err = st.write(newRecord(nh, path, fi, lines, size, head))
+		err = st.write(newRecord(nh, hh, path, fi, lines, size, head))
 	}
 	if err != nil {
 		return res, fmt.Errorf("ledger upgrade: %s is upgraded, but %w; record it with: darrm ledger adopt %s", path, err, shellQuote(path))
@@ -241,27 +247,28 @@ func Upgrade(ctx context.Context, path string, b votefile.Binding, opts InitOpti
 
 // writeUpgraded writes to w the ledger of header h and the spends, each
 // line with the totals of the spends before it, and returns its size and
-// the hash of its last line.
-func writeUpgraded(w io.Writer, h Header, spends []Spend) (int64, string, error) {
+// the hashes of its header and of its last line.
+func writeUpgraded(w io.Writer, h Header, spends []Spend) (size int64, hh, head string, err error) {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	line, head, err := encodeLine("", h)
 	if err != nil {
-		return 0, "", err
+		return 0, "", "", err
 	}
+	hh = head
 	bw.Write(line)
-	size := int64(len(line))
+	size = int64(len(line))
 	var prior accountant.Sequence
 	for _, s := range spends {
 		p := prior
 		s.Prior = &p
 		if line, head, err = encodeLine(head, s); err != nil {
-			return 0, "", err
+			return 0, "", "", err
 		}
 		bw.Write(line)
 		size += int64(len(line))
 		if prior, err = prior.AddSpend(s.Step(), s.Queries); err != nil {
-			return 0, "", err
+			return 0, "", "", err
 		}
 	}
-	return size, head, bw.Flush()
+	return size, hh, head, bw.Flush()
 }

@@ -71,7 +71,7 @@ func recordOld(t *testing.T, opts Options, h Header, path string, lines int, hea
 	}
 	defer st.close()
 	fi, _ := os.Stat(path)
-	r := newRecord(h, path, fi, lines, 0, head)
+	r := newRecord(h, "", path, fi, lines, 0, head)
 	if err := st.write(r); err != nil {
 		t.Fatal(err)
 	}
@@ -246,5 +246,22 @@ func TestOldVersionsRefused(t *testing.T) {
 		if err := openErr(path, Options{}); !errors.As(err, &ve) {
 			t.Errorf("version %d run: %v", v, err)
 		}
+	}
+}
+
+// TestUpgradeCurrentDamaged: Upgrade of a ledger of the current version
+// checks it: a damaged one is a *CorruptError, not Current.
+func TestUpgradeCurrentDamaged(t *testing.T) {
+	path := newLedger(t, accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	spend(t, path, 2)
+	if res, err := Upgrade(ctx, path, votefile.Binding{}, InitOptions{}); err != nil || !res.Current {
+		t.Fatalf("a sound current ledger: %+v, %v", res, err)
+	}
+	b := mustReadFile(t, path)
+	os.WriteFile(path, []byte(strings.Replace(string(b), `"queries":2`, `"queries":1`, 1)), 0o644)
+	res, err := Upgrade(ctx, path, votefile.Binding{}, InitOptions{})
+	corruptAt(t, "a damaged current ledger", err, 2, "sha256")
+	if res.Current {
+		t.Error("a damaged ledger was said to be current")
 	}
 }

@@ -245,7 +245,7 @@ func TestEveryCheckOfEveryMechanism(t *testing.T) {
 				t.Fatal(err)
 			}
 			go stdin.Write(data)
-			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && !tempHasData(sub); time.Sleep(10 * time.Millisecond) {
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && !tempHasData(cmd.Process.Pid, sub); time.Sleep(10 * time.Millisecond) {
 			}
 			cmd.Process.Signal(syscall.SIGTERM)
 			code = waitExit(t, cmd)

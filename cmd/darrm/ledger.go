@@ -65,6 +65,23 @@ func (f *ensembleFlags) stated(cmd *cobra.Command) (votefile.Binding, error) {
 	return b, nil
 }
 
+// slackWarning says which totals a budget of delta budgetDelta can use
+// when deltaPrime leaves no room under it (ledger.Header.SlackFits), and
+// how to leave room.
+func slackWarning(budgetDelta, deltaPrime float64) string {
+	s := fmt.Sprintf("delta' = %g is not below the budget's delta = %g: the teachers' cap by general or optimal composition, whose delta is at least delta', ", deltaPrime, budgetDelta)
+	if deltaPrime == budgetDelta {
+		s += "can meet this budget only if the teachers are pure-DP; "
+	} else {
+		s += "can never meet this budget; "
+	}
+	s += "the ledger's filter (and the cap by simple composition) still can"
+	if budgetDelta == 0 {
+		return s + " (a pure budget leaves no room for any delta')"
+	}
+	return s + fmt.Sprintf(". To let the cap use them, give --delta-prime below the budget's delta (e.g. %.2g)", budgetDelta/10)
+}
+
 func newLedgerInitCmd() *cobra.Command {
 	f := ledgerInitFlags{Relation: accountant.PrivateTeachers}
 	return newCmd("ledger-init", &cobra.Command{
@@ -84,9 +101,13 @@ func newLedgerInitCmd() *cobra.Command {
 				filter = f.Filter
 			}
 			opts := ledger.InitOptions{Options: ledger.Options{Waiting: waitingFor(cmd)}, Replace: f.Replace}
-			prev, err := ledger.Init(cmd.Context(), args[0], ledger.NewHeader(b, budget, f.DeltaPrime, filter), opts)
+			h := ledger.NewHeader(b, budget, f.DeltaPrime, filter)
+			prev, err := ledger.Init(cmd.Context(), args[0], h, opts)
 			if err != nil {
 				return ledgerError(err)
+			}
+			if c, _, _ := b.Cap(f.DeltaPrime); c != nil && !h.SlackFits() {
+				fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: ledger %s: %s\n", args[0], slackWarning(f.BudgetDelta, f.DeltaPrime))
 			}
 			w := cmd.OutOrStdout()
 			_, err = fmt.Fprintf(w, "ledger %s: bound to %s; budget %v (delta' = %g), held by filter %v\n", args[0], cliout.Escape(b.String()), budget, f.DeltaPrime, filter)

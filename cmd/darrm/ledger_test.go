@@ -3,14 +3,17 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/ledger"
 )
 
 // TestLedgerAcrossRuns charges two releases of the same teachers to one
@@ -192,6 +195,145 @@ func TestLedgerBinding(t *testing.T) {
 		}
 		if _, err := os.Stat(p); err == nil {
 			t.Errorf("ledger init %v: wrote a ledger", tc.args)
+		}
+	}
+}
+
+// resignHeader edits the header line of the ledger at path (its first
+// line) and redoes that line's hash alone, as in issue 40: no other line,
+// no record touched.
+func resignHeader(t *testing.T, path, from, to string) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, rest, _ := strings.Cut(string(raw), "\n")
+	var ln struct {
+		Prev   string          `json:"prev"`
+		Header json.RawMessage `json:"header"`
+		SHA256 string          `json:"sha256"`
+	}
+	if err := json.Unmarshal([]byte(first), &ln); err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(ln.Header), from, to, 1)
+	if edited == string(ln.Header) || len(edited) != len(ln.Header) {
+		t.Fatalf("the edit %q -> %q changes nothing, or the length", from, to)
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "darrm-ledger/%d\n\nheader\n%s", ledger.Version, edited)
+	line := strings.Replace(strings.Replace(first, string(ln.Header), edited, 1), ln.SHA256, hex.EncodeToString(h.Sum(nil)), 1)
+	if err := os.WriteFile(path, []byte(line+"\n"+rest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLedgerHeaderResigned: the ledger's header edited (the budget raised
+// from 2 to 9) and re-signed on its own is refused by the next release
+// (exit 2, no labels, no charge), not only by ledger verify (issue 40).
+func TestLedgerHeaderResigned(t *testing.T) {
+	dir := t.TempDir()
+	led := filepath.Join(dir, "teachers.ledger")
+	if _, e, code := darrm(t, "", "ledger", "init", led, "--ensemble", "k11-resigned", "--K", "11", "--eps", "0.1", "--Delta", "1e-5", "--kind", "per-query", "--partition", "shared", "--budget-eps", "2", "--budget-delta", "1e-3", "--delta-prime", "1e-4"); code != 0 {
+		t.Fatal(e)
+	}
+	votes := strings.Repeat("1,1,1,1,1,1,0,0,0,0,0\n", 6)
+	args := append([]string{"aggregate", "--mechanism", "subsample", "--no-cache", "--ledger", led}, stated...)
+	if _, errOut, code := darrm(t, votes, append(args, "--out", filepath.Join(dir, "a.csv"))...); code != 0 && code != exitBudget {
+		t.Fatalf("first release: exit %d: %s", code, errOut)
+	}
+	before := recorded(t, led)
+	resignHeader(t, led, `"budget":{"eps":2,`, `"budget":{"eps":9,`)
+	out := filepath.Join(dir, "b.csv")
+	_, errOut, code := darrm(t, votes, append(args, "--out", out)...)
+	if code != exitUsage || !strings.Contains(errOut, "line 2: the chain is broken") {
+		t.Errorf("release after the header was re-signed: exit %d, want %d: %s", code, exitUsage, errOut)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("labels were written")
+	}
+	if _, errOut, code := darrm(t, "", "ledger", "verify", led); code != exitUsage {
+		t.Errorf("ledger verify: exit %d: %s", code, errOut)
+	}
+	raw, _ := os.ReadFile(led)
+	if n := strings.Count(string(raw), "\n"); n != 1+2 || before < 1 {
+		t.Errorf("the ledger has %d lines after the refusal, %d labels before", n, before)
+	}
+}
+
+// TestLedgerUpgradeDamaged: ledger upgrade of a ledger of the current
+// version that is damaged reports the damage (exit 2), not "nothing to
+// upgrade".
+func TestLedgerUpgradeDamaged(t *testing.T) {
+	dir := t.TempDir()
+	led := newLedgerFile(t, dir, "upgrade-damaged")
+	if _, e, code := darrm(t, "", "ledger", "upgrade", led); code != 0 || !strings.Contains(e, "") {
+		t.Fatalf("upgrade of a sound current ledger: exit %d: %s", code, e)
+	}
+	votes := smallVotes(t, dir, 5)
+	if _, e, code := darrm(t, "", append([]string{"aggregate", votes, "--mechanism", "subsample", "--m", "1", "--no-cache", "--ledger", led, "--out", filepath.Join(dir, "l.csv")}, binding3[2:6]...)...); code != 0 {
+		t.Fatal(e)
+	}
+	raw, _ := os.ReadFile(led)
+	os.WriteFile(led, []byte(strings.Replace(string(raw), `"queries":5`, `"queries":1`, 1)), 0o644)
+	out, errOut, code := darrm(t, "", "ledger", "upgrade", led)
+	if code != exitUsage || !strings.Contains(errOut, "sha256 does not match") || strings.Contains(out, "nothing to upgrade") {
+		t.Errorf("upgrade of a damaged current ledger: exit %d:\n%s%s", code, out, errOut)
+	}
+}
+
+// TestStateDirRelative: a relative DARRM_STATE_DIR, which would name
+// another folder, and so another record of one ledger, from each working
+// directory, is refused (exit 2) before anything is charged.
+func TestStateDirRelative(t *testing.T) {
+	dir := t.TempDir()
+	led := newLedgerFile(t, dir, "relative-state")
+	votes := smallVotes(t, dir, 5)
+	t.Chdir(dir) // where a darrm that took the folder would make it
+	t.Setenv("DARRM_STATE_DIR", "state")
+	out := filepath.Join(dir, "l.csv")
+	_, errOut, code := darrm(t, "", append([]string{"aggregate", votes, "--mechanism", "subsample", "--m", "1", "--no-cache", "--ledger", led, "--out", out}, binding3[2:6]...)...)
+	if code != exitUsage || !strings.Contains(errOut, "DARRM_STATE_DIR") || !strings.Contains(errOut, "absolute") {
+		t.Errorf("relative DARRM_STATE_DIR: exit %d: %s", code, errOut)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("labels were written")
+	}
+	if _, e, code := darrm(t, "", "ledger", "init", filepath.Join(dir, "other.ledger"), "--ensemble", "relative-state-2", "--budget-eps", "1", "--budget-delta", "1e-3", "--K", "3", "--eps", "0.1", "--Delta", "1e-5", "--kind", "per-query", "--partition", "shared"); code != exitUsage {
+		t.Errorf("ledger init with a relative DARRM_STATE_DIR: exit %d: %s", code, e)
+	}
+}
+
+// TestLedgerInitDeltaPrime: ledger init says which totals a budget can
+// use: for fixed teachers with a cap, with delta' at or above the budget's
+// delta (the default delta' of 1e-5 against a budget delta of 1e-5, or a
+// pure budget), the cap's compositions whose delta includes delta' can
+// never meet it, and init warns; below it, or without a cap, no warning.
+func TestLedgerInitDeltaPrime(t *testing.T) {
+	dir := t.TempDir()
+	for i, c := range []struct {
+		args []string
+		warn bool
+	}{
+		{[]string{"--budget-delta", "1e-5"}, true},
+		{[]string{"--budget-delta", "1e-5", "--delta-prime", "2e-5"}, true},
+		{[]string{"--budget-delta", "0"}, true},
+		{[]string{"--budget-delta", "1e-3"}, false},
+		{[]string{"--budget-delta", "1e-5", "--delta-prime", "1e-6"}, false},
+		// Teachers that are a fresh mechanism per query have no cap, so δ'
+		// is not used at all.
+		{append([]string{"--budget-delta", "1e-5"}, binding3...), false},
+	} {
+		led := filepath.Join(dir, fmt.Sprintf("%d.ledger", i))
+		args := append([]string{"ledger", "init", led, "--ensemble", fmt.Sprintf("delta-prime-%d", i), "--budget-eps", "1"}, c.args...)
+		if !slices.Contains(c.args, "--kind") {
+			args = append(args, "--K", "3", "--eps", "0.1", "--Delta", "1e-5", "--kind", "fixed", "--partition", "shared")
+		}
+		out, errOut, code := darrm(t, "", args...)
+		warned := strings.Contains(errOut, "warning") && strings.Contains(errOut, "delta'")
+		if code != 0 || warned != c.warn {
+			t.Errorf("%v: exit %d, warned %v, want %v:\n%s%s", c.args, code, warned, c.warn, out, errOut)
 		}
 	}
 }

@@ -41,7 +41,7 @@ func TestOutputFolders(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			err := checkOutputs(cmd, args)
+			err := checkOutputs(cmd, args, protected(cmd, args))
 			want := "folder " + missing + " does not exist (create it first); did you mean " + filepath.Join(dir, "results") + "?"
 			if !cli.IsUsage(err) || !strings.Contains(err.Error(), name+" ") || !strings.Contains(err.Error(), want) {
 				t.Errorf("%s %s: %v", c.CommandPath(), name, err)

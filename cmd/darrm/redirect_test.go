@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -140,5 +141,67 @@ func TestStdoutReaderGone(t *testing.T) {
 	}
 	if len(spends) != 1 || !spends[0].Final || spends[0].Queries != said || said == 0 {
 		t.Errorf("%d labels said to have left; the ledger's spends %+v", said, spends)
+	}
+}
+
+// TestStderrProtected: standard error redirected onto a file darrm reads
+// or keeps (2>>LEDGER, 2>>votes.csv, a gamma cache entry, a ledger's
+// record) is refused as standard output onto it is, before any work (exit
+// 2, nothing charged), and darrm writes nothing to it: not even the error
+// message, which would damage the file as the output would. Standard
+// error onto another file works.
+func TestStderrProtected(t *testing.T) {
+	dir := t.TempDir()
+	votes := smallVotes(t, dir, 20)
+	led := newLedgerFile(t, dir, "stderr")
+	cache, entry := solvedCache(t, dir)
+	records, _ := filepath.Glob(filepath.Join(os.Getenv(ledger.EnvStateDir), "ledgers", "*.json"))
+	if len(records) == 0 {
+		t.Fatal("no ledger record")
+	}
+	release := []string{"aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--cache-dir", cache, "--ledger", led}
+	run := func(stderr string, args ...string) int {
+		t.Helper()
+		cmd := child(args...)
+		f, err := os.OpenFile(stderr, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		cmd.Stdout, cmd.Stderr = io.Discard, f
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return waitExit(t, cmd)
+	}
+	for _, tc := range []struct {
+		name, stderr string
+		args         []string
+	}{
+		{"aggregate 2>> ledger", led, release},
+		{"aggregate 2>> the vote file", votes, release},
+		{"aggregate 2>> a cache entry", entry, release},
+		{"aggregate 2>> the record", records[0], release},
+		{"ledger show 2>> the ledger", led, []string{"ledger", "show", led}},
+	} {
+		before := map[string][]byte{}
+		for _, f := range []string{led, votes, entry, records[0]} {
+			before[f] = mustRead(t, f)
+		}
+		if code := run(tc.stderr, tc.args...); code != exitUsage {
+			t.Errorf("%s: exit %d, want %d", tc.name, code, exitUsage)
+		}
+		for f, b := range before {
+			if after, _ := os.ReadFile(f); string(after) != string(b) {
+				t.Errorf("%s: %s changed", tc.name, f)
+			}
+		}
+	}
+	if r := recorded(t, led); r != 0 {
+		t.Errorf("refused releases charged %d labels", r)
+	}
+	log := filepath.Join(dir, "stderr.txt")
+	if code := run(log, release...); code != 0 || recorded(t, led) != 20 {
+		t.Errorf("aggregate 2>> another file: exit %d: %s", code, mustRead(t, log))
 	}
 }

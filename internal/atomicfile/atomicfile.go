@@ -2,6 +2,13 @@
 // or the complete new content, never a partial file: darrm never leaves a
 // half-written output, cache entry or plot behind.
 //
+// The temporary file that becomes the file has no name in its folder
+// while it is written where the system allows (Linux's O_TMPFILE, named
+// by linkat once complete), so that no other process (an indexer, a sync
+// daemon, tail -f) can open a part of it; elsewhere it is a hidden file
+// beside the target, and Output.Private says that what was written there
+// may have been read.
+//
 // Write replaces a file that darrm owns (a cache entry) under its own name.
 // Create and WriteOutput write an output that the user named: a symbolic
 // link is followed and its target replaced; a device, a FIFO or a socket
@@ -12,6 +19,8 @@ package atomicfile
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -33,22 +42,42 @@ func Write(path string, perm os.FileMode, fill func(f *os.File) error) (err erro
 	}
 	defer func() {
 		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
+			tmp.remove()
 		}
 	}()
-	if err = fill(tmp); err != nil {
+	if err = fill(tmp.f); err != nil {
 		return err
 	}
-	return commit(tmp, path, perm)
+	return tmp.commit(path, perm)
 }
 
-func createTemp(path string) (*os.File, error) {
+// tryAnonymous says to try a temporary file without a name first; tests
+// clear it to take the fallback.
+var tryAnonymous = true
+
+// temp is a temporary file in the folder dir that becomes a file there,
+// named name, or "" while it has none (openAnonymous).
+type temp struct {
+	f         *os.File
+	dir, base string
+	name      string
+}
+
+// createTemp creates the temporary file that becomes path: without a name
+// where the system allows, else a hidden file beside path.
+func createTemp(path string) (*temp, error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if tryAnonymous {
+		// Any failure (a file system without O_TMPFILE, a folder that is
+		// missing) takes the named file, whose error says why.
+		if f, err := openAnonymous(dir); err == nil {
+			return &temp{f: f, dir: dir, base: base}, nil
+		}
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
 		// The temporary file's name means nothing to the user: the
 		// reason (a folder that does not exist, a permission) is the
@@ -59,21 +88,55 @@ func createTemp(path string) (*os.File, error) {
 		}
 		return nil, fmt.Errorf("write %s: folder %s: %w", path, dir, err)
 	}
-	return tmp, nil
+	return &temp{f: f, dir: dir, base: base, name: f.Name()}, nil
 }
 
-// commit makes the complete temporary file tmp the file path.
-func commit(tmp *os.File, path string, perm os.FileMode) error {
-	if err := tmp.Sync(); err != nil {
+// link gives a temporary file without a name one, hidden, beside its
+// target, once it is complete: the name a rename can move.
+func (t *temp) link() error {
+	for range 100 {
+		var r [8]byte
+		if _, err := rand.Read(r[:]); err != nil {
+			return err
+		}
+		name := filepath.Join(t.dir, "."+t.base+".tmp-"+hex.EncodeToString(r[:]))
+		err := linkAnonymous(t.f, name)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err == nil {
+			t.name = name
+		}
+		return err
+	}
+	return errors.New("no free name for the temporary file")
+}
+
+// remove gives the temporary file up.
+func (t *temp) remove() {
+	t.f.Close()
+	if t.name != "" {
+		os.Remove(t.name)
+	}
+}
+
+// commit makes the complete temporary file the file path.
+func (t *temp) commit(path string, perm os.FileMode) error {
+	if err := t.f.Sync(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := tmp.Close(); err != nil {
+	if err := t.f.Chmod(perm); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := os.Chmod(tmp.Name(), perm); err != nil {
+	if t.name == "" {
+		if err := t.link(); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+	}
+	if err := t.f.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := os.Rename(t.name, path); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	// The rename is durable once the directory is: a crash after this
@@ -143,7 +206,8 @@ func Resolve(path string) (Target, error) {
 type Output struct {
 	name   string
 	target Target
-	f      *os.File
+	f      *os.File // the file written through
+	tmp    *temp    // the temporary file, else
 	w      io.Writer
 	perm   os.FileMode
 	done   bool
@@ -166,16 +230,24 @@ func Create(ctx context.Context, path string, perm os.FileMode) (*Output, error)
 		o.w = ctxio.NewWriter(ctx, o.f)
 		return o, nil
 	}
-	if o.f, err = createTemp(t.Path); err != nil {
+	if o.tmp, err = createTemp(t.Path); err != nil {
 		return nil, err
 	}
-	o.w = o.f
+	o.w = o.tmp.f
 	return o, nil
 }
 
 // Atomic reports whether the output appears only at Commit: false for one
 // written through, whose bytes leave as they are written.
 func (o *Output) Atomic() bool { return !o.target.Through }
+
+// Private reports whether no other process can have read what was written
+// to the output: true for a temporary file that has had no name (O_TMPFILE)
+// until Commit named it; false for a named temporary file (the fallback),
+// which any process of the user can open while it is written, and for an
+// output written through. A process that can open this one's files by
+// /proc/PID/fd can also read its memory: that is not counted as a reader.
+func (o *Output) Private() bool { return o.tmp != nil && o.tmp.name == "" }
 
 // Write writes to the output.
 func (o *Output) Write(p []byte) (int, error) { return o.w.Write(p) }
@@ -193,9 +265,8 @@ func (o *Output) Commit() error {
 		}
 		return nil
 	}
-	if err := commit(o.f, o.target.Path, o.perm); err != nil {
-		o.f.Close()
-		os.Remove(o.f.Name())
+	if err := o.tmp.commit(o.target.Path, o.perm); err != nil {
+		o.tmp.remove()
 		return err
 	}
 	return nil
@@ -208,10 +279,11 @@ func (o *Output) Abort() {
 		return
 	}
 	o.done = true
-	o.f.Close()
-	if !o.target.Through {
-		os.Remove(o.f.Name())
+	if o.target.Through {
+		o.f.Close()
+		return
 	}
+	o.tmp.remove()
 }
 
 // WriteOutput writes the output path (Create) with fill, and commits it

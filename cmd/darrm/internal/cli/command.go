@@ -160,7 +160,7 @@ func (c *checkedWriter) Write(p []byte) (int, error) {
 // and returns the exit status that explain gives its error (explain(nil)
 // when there is none). A write to stdout that failed fails the run, even
 // if the command did not check it. An error is printed on stderr after
-// the root's name, as explain says it; once ctx is done (an interrupt), it
+// the root's name, as explain says it, unless it is a *SilentError; once ctx is done (an interrupt), it
 // is reported as an interruption, with the status explain gives ctx's
 // error. Reads of stdin and writes to stdout return when ctx is done, even
 // while they block (no data on a pipe, a reader that has stalled): ctxio.
@@ -178,8 +178,9 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, stdin io.R
 		err = fmt.Errorf("write standard output: %w", out.err)
 	}
 	code, msg := explain(err)
+	var silent *SilentError
 	switch {
-	case err == nil:
+	case err == nil, errors.As(err, &silent):
 	case ctx.Err() != nil:
 		fmt.Fprintf(stderr, "%s: interrupted: %s\n", root.Name(), msg)
 		code, _ = explain(ctx.Err())

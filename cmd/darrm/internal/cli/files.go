@@ -226,7 +226,7 @@ type Protected struct {
 // exist, a loop of symbolic links, a path that cannot be looked at) or
 // that leads to one of protect, before any work is done. Files are compared by identity (device and inode) after
 // following symbolic links, so neither another name, a hard link nor a
-// link to a protected file passes. Standard output passes (CheckStdout
+// link to a protected file passes. Standard output passes (CheckStreams
 // checks it); protected paths that do not exist, and Std, are skipped.
 func CheckOutput(flag, path string, protect ...Protected) error {
 	return CheckOutputNamed("--"+flag, path, protect...)
@@ -253,15 +253,26 @@ func CheckOutputNamed(what, path string, protect ...Protected) error {
 	return checkTarget(fmt.Sprintf("%s %s", what, path), t, protect)
 }
 
-// CheckStdout refuses, as a usage error, a standard output that is one of
-// protect, as CheckOutput refuses an output path: a shell redirection
-// such as >> LEDGER would write into the ledger (or a vote file, a cache
-// entry, a record) what darrm prints. Only a regular file can be one;
-// its folder, for protected folders, is found where the system tells the
-// path of an open file (Linux's /proc/self/fd), else only files are
-// compared.
-func CheckStdout(stdout io.Writer, protect ...Protected) error {
-	f := fileOf(stdout)
+// CheckStreams refuses, as a usage error, a standard output or standard
+// error that is one of protect, as CheckOutput refuses an output path: a
+// shell redirection such as >> LEDGER or 2>> LEDGER would write into the
+// ledger (or a vote file, a cache entry, a record) what darrm prints.
+// Only a regular file can be one; its folder, for protected folders, is
+// found where the system tells the path of an open file (Linux's
+// /proc/self/fd), else only files are compared. Standard error is checked
+// first, and its refusal is a *SilentError: its message would go into
+// the file too.
+func CheckStreams(stdout, stderr io.Writer, protect ...Protected) error {
+	if err := checkStream("standard error", stderr, protect); err != nil {
+		return &SilentError{err}
+	}
+	return checkStream("standard output", stdout, protect)
+}
+
+// checkStream refuses the stream w, named name, when it is one of
+// protect (CheckStreams).
+func checkStream(name string, w io.Writer, protect []Protected) error {
+	f := fileOf(w)
 	if f == nil {
 		return nil
 	}
@@ -273,12 +284,19 @@ func CheckStdout(stdout io.Writer, protect ...Protected) error {
 	if err != nil || !filepath.IsAbs(path) {
 		path = ""
 	}
-	what := "standard output"
 	if path != "" {
-		what = fmt.Sprintf("standard output (%s)", path)
+		name = fmt.Sprintf("%s (%s)", name, path)
 	}
-	return checkTarget(what, atomicfile.Target{Path: path, Info: st}, protect)
+	return checkTarget(name, atomicfile.Target{Path: path, Info: st}, protect)
 }
+
+// SilentError is an error that Execute does not print on standard error,
+// because standard error is a file that darrm keeps (CheckStreams): the
+// message would damage it. Its exit status is its cause's.
+type SilentError struct{ Err error }
+
+func (e *SilentError) Error() string { return e.Err.Error() }
+func (e *SilentError) Unwrap() error { return e.Err }
 
 // StdinProtected returns standard input as a protected input named what,
 // when it is a regular file (a shell redirection < FILE): an output must
