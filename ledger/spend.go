@@ -12,9 +12,8 @@ import (
 
 // Begin starts this run's spend: mechanism, the per-label guarantee, and
 // the ensemble the release states (b), which must be the one the ledger
-// is bound to: every parameter both state must agree, and on a ledger
-// whose teachers' cap bounds every total the release must state its
-// ensemble (Binding.Stated); a *BindingError otherwise.
+// is bound to: every parameter both state must agree, and the release
+// must state its ensemble (Binding.Stated); a *BindingError otherwise.
 func (l *Ledger) Begin(mechanism votefile.Mechanism, b votefile.Binding, step accountant.Guarantee) error {
 	if l.readOnly {
 		return fmt.Errorf("ledger %s: opened read-only", l.path)
@@ -29,7 +28,7 @@ func (l *Ledger) Begin(mechanism votefile.Mechanism, b votefile.Binding, step ac
 	if d := bound.Diff(b); len(d) > 0 {
 		return &BindingError{Path: l.path, Ledger: bound, Diffs: d}
 	}
-	if l.cap != nil && !b.Stated() {
+	if !b.Stated() {
 		return &BindingError{Path: l.path, Ledger: bound, Unstated: true}
 	}
 	var id [8]byte

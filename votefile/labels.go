@@ -100,6 +100,10 @@ type LabelMeta struct {
 	// PerQuery is the guarantee of each row, in Relation.
 	PerQuery accountant.Guarantee
 	Relation accountant.Relation
+	// Partition is how the teachers' data were split, by the votes'
+	// header or as the release asserted it; PartitionUnstated when neither
+	// said.
+	Partition Partition
 	// Ensemble is the teacher ensemble's id, "" when the votes did not
 	// state it; Teachers is each teacher's (ε, Δ) the release assumed,
 	// zero for none.
@@ -117,6 +121,7 @@ type (
 		K         int                 `json:"K"`
 		Classes   int                 `json:"classes"`
 		Relation  accountant.Relation `json:"relation"`
+		Partition Partition           `json:"partition,omitempty"`
 		Settings
 		Eps        float64        `json:"eps"`
 		Delta      float64        `json:"delta"`
@@ -133,7 +138,7 @@ type (
 // HeaderLine returns the header's line in a label file, "# " and the JSON
 // object, without its line end: a LabelWriter's comment line.
 func (m *LabelMeta) HeaderLine() string {
-	j := jsonLabelMeta{Version: LabelsVersion, Mechanism: m.Mechanism, K: m.K, Classes: m.Classes, Relation: m.Relation, Settings: m.Settings,
+	j := jsonLabelMeta{Version: LabelsVersion, Mechanism: m.Mechanism, K: m.K, Classes: m.Classes, Relation: m.Relation, Partition: m.Partition, Settings: m.Settings,
 		Eps: m.PerQuery.Eps, Delta: m.PerQuery.Delta, Ensemble: m.Ensemble, ForRelease: m.ForRelease}
 	if m.Teachers != (accountant.Guarantee{}) {
 		j.Teachers = &jsonGuarantee{m.Teachers.Eps, m.Teachers.Delta}
@@ -171,7 +176,7 @@ func parseLabelMeta(b []byte) (*LabelMeta, error) {
 	case !(j.Delta >= 0 && j.Delta < 1):
 		return nil, bad("delta", j.Delta, "must be in [0, 1)")
 	}
-	m := &LabelMeta{Mechanism: j.Mechanism, K: j.K, Classes: j.Classes, Settings: j.Settings, Relation: j.Relation,
+	m := &LabelMeta{Mechanism: j.Mechanism, K: j.K, Classes: j.Classes, Settings: j.Settings, Relation: j.Relation, Partition: j.Partition,
 		PerQuery: accountant.Guarantee{Eps: j.Eps, Delta: j.Delta}, Ensemble: j.Ensemble, ForRelease: j.ForRelease}
 	if t := j.Teachers; t != nil {
 		m.Teachers = accountant.Guarantee{Eps: t.Eps, Delta: t.Delta}

@@ -78,3 +78,62 @@ func TestOneVoteNeedsKeyedHash(t *testing.T) {
 		}
 	}
 }
+
+// TestHeaderlessAssertsNothing: stripping the metadata header of
+// shared-data votes does not buy the one-vote cost (issue 40, item 4):
+// without --partition keyed-hash every one-vote mechanism refuses votes
+// without a header, and a ledger bound to a one-vote ensemble refuses them
+// even with it; the assertion is recorded in the labels' header.
+func TestHeaderlessAssertsNothing(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	raw, err := os.ReadFile("../../testdata/votes-K11.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := filepath.Join(dir, "plain.csv")
+	os.WriteFile(plain, raw[bytes.IndexByte(raw, '\n')+1:], 0o644)
+	counts := filepath.Join(dir, "counts.csv")
+	os.WriteFile(counts, []byte("240,5,5,0\n200,30,10,10\n"), 0o644)
+	led := filepath.Join(dir, "one-vote.ledger")
+	if _, e, code := darrm(t, "", "ledger", "init", led, "--votes", "../../testdata/votes-K11-one-vote.csv", "--budget-eps", "20", "--budget-delta", "1e-3"); code != 0 {
+		t.Fatal(e)
+	}
+	before, _ := os.ReadFile(led)
+	out := filepath.Join(dir, "labels.csv")
+	releases := [][]string{
+		{"aggregate", plain, "--mechanism", "darrm-one-vote", "--target-eps", "0.3", "--delta", "1e-5"},
+		{"aggregate", plain, "--mechanism", "gnmax", "--eps", "0.1", "--Delta", "1e-5"},
+		{"aggregate", counts, "--input-format", "counts", "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5"},
+		{"aggregate", counts, "--input-format", "counts", "--mechanism", "confident-gnmax", "--threshold", "200", "--sigma1", "150", "--sigma2", "40", "--delta", "1e-5"},
+		{"aggregate", counts, "--input-format", "counts", "--mechanism", "lnmax", "--laplace-scale", "20"},
+	}
+	for _, r := range releases {
+		args := append(r, "--seed", "1", "--out", out)
+		if _, e, code := darrm(t, "", args...); code != exitUsage || !strings.Contains(e, "has no metadata header") || !strings.Contains(e, "--partition keyed-hash") {
+			t.Errorf("%v: exit %d: %s", args, code, e)
+		}
+		if _, e, code := darrm(t, "", append(args, "--partition", "file-position")...); code != exitUsage || !strings.Contains(e, "does not hold on file-position shares") {
+			t.Errorf("%v --partition file-position: exit %d: %s", args, code, e)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Fatalf("%v: wrote labels", args)
+		}
+		asserted := append(args, "--partition", "keyed-hash")
+		if _, e, code := darrm(t, "", asserted...); code != 0 {
+			t.Errorf("%v: exit %d: %s", asserted, code, e)
+		} else if head, _ := os.ReadFile(out); !bytes.Contains(head, []byte(`"relation":"one-vote","partition":"keyed-hash"`)) {
+			t.Errorf("%v: the labels' header does not record the assertion: %.300s", asserted, head)
+		}
+		os.Remove(out)
+	}
+	for _, r := range releases[:2] {
+		args := append(r, "--partition", "keyed-hash", "--ledger", led, "--out", out)
+		if _, e, code := darrm(t, "", args...); code != exitUsage || !strings.Contains(e, "has no metadata header") {
+			t.Errorf("%v: exit %d: %s", args, code, e)
+		}
+	}
+	if after, _ := os.ReadFile(led); !bytes.Equal(before, after) {
+		t.Errorf("the ledger changed")
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/votefile"
 )
 
 // TestLedgerAcrossRuns charges two releases of the same teachers to one
@@ -25,7 +26,13 @@ func TestLedgerAcrossRuns(t *testing.T) {
 	if _, e, code := darrm(t, "", "ledger", "init", led, "--ensemble", "k11", "--K", "11", "--eps", "0.1", "--Delta", "1e-5", "--kind", "per-query", "--partition", "shared", "--budget-eps", "3", "--budget-delta", "1e-3"); code != 0 {
 		t.Fatal(e)
 	}
-	votes := strings.Repeat("1,1,1,1,1,1,0,0,0,0,0\n", 6)
+	head, err := (&votefile.Meta{Ensemble: "k11", K: 11, Classes: 2, Relation: accountant.PrivateTeachers, Kind: votefile.PerQuery, Partition: votefile.SharedData,
+		Teachers: []votefile.TeacherGroup{{Count: 11, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}}}}).AppendHeader(nil, votefile.FormatCSV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := strings.Repeat("1,1,1,1,1,1,0,0,0,0,0\n", 6)
+	votes := string(head) + plain
 	args := append([]string{"aggregate", "--mechanism", "subsample", "--no-cache", "--ledger", led, "--format", "json"}, stated...)
 	first := filepath.Join(dir, "a.csv")
 	out, errOut, code := darrm(t, votes, append(args, "--out", first)...)
@@ -54,7 +61,7 @@ func TestLedgerAcrossRuns(t *testing.T) {
 	if code != 0 || strings.Count(out, "\n") != 3 || !strings.Contains(out, "subsample") {
 		t.Errorf("ledger show: exit %d:\n%s%s", code, out, errOut)
 	}
-	_, errOut, code = darrm(t, votes, append([]string{"aggregate", "--mechanism", "gnmax", "--ledger", led, "--out", filepath.Join(dir, "g.csv")}, stated...)...)
+	_, errOut, code = darrm(t, plain, append([]string{"aggregate", "--mechanism", "gnmax", "--partition", "keyed-hash", "--ledger", led, "--out", filepath.Join(dir, "g.csv")}, stated...)...)
 	if code != exitUsage || !strings.Contains(errOut, "cannot share a budget") {
 		t.Errorf("gnmax on a private-teachers ledger: exit %d: %s", code, errOut)
 	}

@@ -583,7 +583,7 @@ func TestAccountPATEChecks(t *testing.T) {
 		t.Fatalf("aggregate: exit %d: %s", code, stderr)
 	}
 	head := readLinesAll(t, labels)[0]
-	if !strings.HasPrefix(head, `# {"darrm-labels":1,"mechanism":"gnmax","K":250,"classes":10,"relation":"one-vote","sigma2":40,"noise":"discrete","eps":`) ||
+	if !strings.HasPrefix(head, `# {"darrm-labels":1,"mechanism":"gnmax","K":250,"classes":10,"relation":"one-vote","partition":"keyed-hash","sigma2":40,"noise":"discrete","eps":`) ||
 		!strings.Contains(head, `"ensemble":"pate-k250"`) {
 		t.Errorf("label file header %s", head)
 	}
