@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/votefile"
 )
@@ -144,8 +145,37 @@ func checkLabels(in votefile.Reader, opts AccountOptions) error {
 	if g.Confident() {
 		s.Threshold, s.Sigma1 = &g.Threshold, &g.Sigma1
 	}
-	_, err := s.Agree(m)
-	return err
+	if _, err := s.Agree(m); err != nil {
+		return err
+	}
+	return checkStated(lr, m, g)
+}
+
+// checkStated checks that the settings g of the header m of a multi-class
+// release's labels give the per-label (ε, δ) the header states, as the
+// release computed it (ensemble.NewClassGNMax at the stated δ): a header
+// that contradicts itself is damaged, and its settings cannot be trusted
+// for an account (a σ2 edited from 40 to 400 would report a tenth of the
+// cost). The threshold plays no part in the per-label guarantee, so an
+// edited threshold is not found here. Two-class GNMax labels (continuous
+// noise, σ calibrated to the target) are not rebuilt.
+func checkStated(lr *votefile.LabelReader, m *votefile.LabelMeta, g accountant.ConfidentGNMax) error {
+	if m.Classes == 2 && g.Noise == accountant.ContinuousNoise {
+		return nil
+	}
+	agg, err := ensemble.NewClassGNMax(g, m.K, m.Classes, m.PerQuery.Delta)
+	if err != nil {
+		return lr.HeaderErrorf("its settings are not those of a release: %v", err)
+	}
+	if got := agg.Privacy().Guarantee; got != m.PerQuery {
+		settings := fmt.Sprintf("sigma2 = %v", g.Sigma2)
+		if g.Confident() {
+			settings = fmt.Sprintf("sigma1 = %v, %s", g.Sigma1, settings)
+		}
+		return lr.HeaderErrorf("it states eps = %v per label at delta = %v, but its settings (%s, noise %v) give eps = %v: the header contradicts itself (damaged or edited), so its settings cannot be accounted",
+			m.PerQuery.Eps, m.PerQuery.Delta, settings, g.Noise, got.Eps)
+	}
+	return nil
 }
 
 // count reads every query of in, checking it, and returns how many

@@ -3,6 +3,8 @@ package pate
 import (
 	"bytes"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
@@ -79,5 +81,48 @@ func TestAccount(t *testing.T) {
 	var te *votefile.TeachersError
 	if _, err := Account(t.Context(), countsReader(t, counts, accountant.PrivateTeachers), AccountOptions{Mechanism: "gnmax", GNMax: Mechanisms()[1].ConfidentGNMax, Delta: Delta}, noise.NewSource()); !errors.As(err, &te) || te.Field != "relation" {
 		t.Errorf("votes in the private-teachers relation: %v", err)
+	}
+}
+
+// TestAccountRefusesContradictoryHeader: a label header whose settings do
+// not give its own stated per-label (eps, delta) is damaged input (issue
+// 40, item 3): sigma2 edited from 40 to 400 (which would report a tenth of
+// the cost), sigma1 edited, or eps edited, each refused before any account,
+// naming the field and both values.
+func TestAccountRefusesContradictoryHeader(t *testing.T) {
+	counts, _ := syntheticCounts(20, 4)
+	m := Mechanisms()[0]
+	agg, err := ensemble.NewClassGNMax(m.ConfidentGNMax, 250, 10, Delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labels bytes.Buffer
+	sink := ensemble.LabelSink{Stdout: &labels, Format: votefile.FormatCSV}
+	if _, err := ensemble.ReleaseTo(t.Context(), countsReader(t, counts, accountant.OneVote), agg, noise.NewSeededSource(2), sink, -1, ensemble.ReleaseOptions{Experiment: true}); err != nil {
+		t.Fatal(err)
+	}
+	stated := strconv.FormatFloat(agg.Privacy().Eps, 'g', -1, 64)
+	for _, tc := range []struct{ from, to, want string }{
+		{`"sigma2":40`, `"sigma2":400`, "sigma2 = 400"},
+		{`"sigma1":150`, `"sigma1":15`, "sigma1 = 15"},
+		{`"eps":` + stated, `"eps":0.01`, "eps = 0.01"},
+	} {
+		edited := bytes.Replace(labels.Bytes(), []byte(tc.from), []byte(tc.to), 1)
+		if bytes.Equal(edited, labels.Bytes()) {
+			t.Fatalf("%s not in the labels", tc.from)
+		}
+		lr, err := votefile.NewLabelReader(bytes.NewReader(edited), "labels")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// As darrm account pate does: the settings are the header's.
+		opts := AccountOptions{Mechanism: lr.Meta().Mechanism, Delta: Delta, Conversion: accountant.PaperConversion, Labels: lr}
+		s := lr.Meta().Settings
+		opts.GNMax = accountant.ConfidentGNMax{Threshold: *s.Threshold, Sigma1: *s.Sigma1, Sigma2: *s.Sigma2, Noise: *s.Noise}
+		_, err = Account(t.Context(), countsReader(t, counts, accountant.OneVote), opts, noise.NewSource())
+		var bad interface{ BadInput() bool }
+		if !errors.As(err, &bad) || !bad.BadInput() || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "eps") {
+			t.Errorf("%s -> %s: %v, want bad input naming %q and eps", tc.from, tc.to, err, tc.want)
+		}
 	}
 }

@@ -150,9 +150,25 @@ func (m *LabelMeta) HeaderLine() string {
 	return "# " + string(raw)
 }
 
+// labelKeys are the keys of a label file's header, and teacherKeys those
+// of its teachers object.
+var (
+	labelKeys   = []string{LabelsKey, "mechanism", "K", "classes", "relation", "partition", "threshold", "sigma1", "sigma2", "laplace_scale", "noise", "eps", "delta", "ensemble", "teachers", "for_release"}
+	teacherKeys = []string{"eps", "Delta"}
+)
+
 // parseLabelMeta reads a label file's header from its JSON object: known
-// keys only, this version, every field in its domain.
+// keys only, each once (encoding/json would keep the last of a repeated
+// key, so a header could state one value to a reader and another to
+// darrm), this version, every field in its domain.
 func parseLabelMeta(b []byte) (*LabelMeta, error) {
+	obj, err := object(b, "label file header", labelKeys)
+	if err == nil && obj["teachers"] != nil && string(obj["teachers"]) != "null" {
+		_, err = object(obj["teachers"], "label file header teachers", teacherKeys)
+	}
+	if err != nil {
+		return nil, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	j := jsonLabelMeta{Version: -1, Eps: math.NaN(), Delta: math.NaN()}
@@ -356,6 +372,7 @@ type LabelRow struct {
 type LabelReader struct {
 	lr       *VoteReader // line reading and CSV splitting
 	meta     *LabelMeta
+	metaLine int  // the header's line
 	answered bool // the rows have the answered column
 	row      LabelRow
 	rows
@@ -386,6 +403,7 @@ func NewLabelReader(r io.Reader, name string) (*LabelReader, error) {
 			if out.meta, err = parseLabelMeta(obj); err != nil {
 				return nil, lr.errorf(0, "%v", err)
 			}
+			out.metaLine = lr.line
 		}
 	}
 	if c := bytes.TrimLeft(line, " \t"); c[0] == '{' {
@@ -426,6 +444,12 @@ func (r *LabelReader) Meta() *LabelMeta { return r.meta }
 // finds the row at fault, as one whose query is not the one it names.
 func (r *LabelReader) Errorf(format string, args ...any) *FormatError {
 	return &FormatError{File: r.lr.name, Line: r.row.Line, Msg: fmt.Sprintf(format, args...)}
+}
+
+// HeaderErrorf returns a *FormatError at the line of the file's metadata
+// header: what a caller finds wrong with it.
+func (r *LabelReader) HeaderErrorf(format string, args ...any) *FormatError {
+	return &FormatError{File: r.lr.name, Line: r.metaLine, Msg: "metadata header: " + fmt.Sprintf(format, args...)}
 }
 
 // Row returns the current row.

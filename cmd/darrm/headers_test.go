@@ -137,3 +137,31 @@ func TestHeaderlessAssertsNothing(t *testing.T) {
 		t.Errorf("the ledger changed")
 	}
 }
+
+// TestAccountPATEHeaderAgrees: account pate --labels refuses a label
+// header whose settings do not give its own stated per-label eps (issue
+// 40, item 3), or that repeats a key (item 10), with exit 2, naming the
+// field and the values.
+func TestAccountPATEHeaderAgrees(t *testing.T) {
+	dir := t.TempDir()
+	counts := countsFile(t, dir, "counts.csv", 20, func(i int) []int { return plurality(200, i%10) })
+	labels := filepath.Join(dir, "labels.csv")
+	if _, e, code := darrm(t, "", "aggregate", counts, "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--seed", "1", "--out", labels); code != 0 {
+		t.Fatal(e)
+	}
+	raw, _ := os.ReadFile(labels)
+	for _, tc := range []struct{ from, to, want string }{
+		{`"sigma2":40`, `"sigma2":400`, "settings (sigma2 = 400, noise discrete) give eps = "},
+		{`"sigma2":40`, `"sigma2":40,"sigma2":400`, `"sigma2": repeated key`},
+	} {
+		edited := filepath.Join(dir, "edited.csv")
+		os.WriteFile(edited, bytes.Replace(raw, []byte(tc.from), []byte(tc.to), 1), 0o644)
+		out, e, code := darrm(t, "", "account", "pate", counts, "--labels", edited, "--target-delta", "1e-5", "--seed", "1")
+		if code != exitUsage || !strings.Contains(e, tc.want) || out != "" {
+			t.Errorf("%s -> %s: exit %d: %s%s", tc.from, tc.to, code, out, e)
+		}
+	}
+	if _, e, code := darrm(t, "", "account", "pate", counts, "--labels", labels, "--target-delta", "1e-5", "--seed", "1"); code != 0 {
+		t.Errorf("the labels as written: exit %d: %s", code, e)
+	}
+}
