@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -334,4 +335,37 @@ func theorem6Fixed(L, sigma, order, mu1, mu2 float64) *big.Float {
 	lm1 := sub(bf(order), one)
 	s := new(big.Float).SetPrec(refPrec).Add(mul(oneq, bigPow(A, lm1)), mul(q, bigPow(B, lm1)))
 	return quo(bigLog(s), lm1)
+}
+
+// TestGNMaxNeighbourLogQEveryPair: the neighbours' log q̃, which tries one
+// move per pair of distinct counts, is the largest log q̃ over every move
+// of one vote between two classes, bit for bit, on random histograms with
+// repeated counts (zeros, ties) and without.
+func TestGNMaxNeighbourLogQEveryPair(t *testing.T) {
+	r := rand.New(rand.NewPCG(40, 10))
+	for range 300 {
+		classes := 2 + r.IntN(12)
+		h := make([]int, classes)
+		for range 1 + r.IntN(40) {
+			h[r.IntN(1+r.IntN(classes))]++
+		}
+		sigma := 0.5 + 4*r.Float64()
+		for _, noise := range []PATENoise{DiscreteNoise, ContinuousNoise} {
+			want := gnmaxLogQ(h, argmax(h), sigma, noise)
+			y := slices.Clone(h)
+			for a := range h {
+				for b := range h {
+					if a == b || h[a] == 0 {
+						continue
+					}
+					y[a], y[b] = h[a]-1, h[b]+1
+					want = math.Max(want, gnmaxLogQ(y, argmax(y), sigma, noise))
+					y[a], y[b] = h[a], h[b]
+				}
+			}
+			if got := gnmaxNeighbourLogQ(h, sigma, noise); got != want {
+				t.Fatalf("%v, sigma %v, %v: %v, every pair gives %v", h, sigma, noise, got, want)
+			}
+		}
+	}
 }
