@@ -287,13 +287,17 @@ func gnmaxLogQ(counts []int, top int, sigma float64, noise PATENoise) float64 {
 		shift = 0.5
 	}
 	ts := make([]float64, 0, len(counts)-1)
+	last, term := -1, 0.0 // a run of equal counts (sorted histograms) has one term
 	for i, n := range counts {
 		if i == top {
 			continue
 		}
-		// erfc decreases: evaluate it at the lower end of the argument.
-		x := divDirected(float64(counts[top]-n)-shift, 2*sigma, false)
-		ts = append(ts, logErfcUp(x)-math.Ln2+ulp) // log(erfc/2), Ln2 rounded
+		if n != last {
+			// erfc decreases: evaluate it at the lower end of the argument.
+			x := divDirected(float64(counts[top]-n)-shift, 2*sigma, false)
+			last, term = n, logErfcUp(x)-math.Ln2+ulp // log(erfc/2), Ln2 rounded
+		}
+		ts = append(ts, term)
 	}
 	l := logSumExpUp(ts)
 	if noise == DiscreteNoise {
