@@ -1,6 +1,7 @@
 package accountant
 
 import (
+	"errors"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -366,6 +367,35 @@ func TestGNMaxNeighbourLogQEveryPair(t *testing.T) {
 			if got := gnmaxNeighbourLogQ(h, sigma, noise); got != want {
 				t.Fatalf("%v, sigma %v, %v: %v, every pair gives %v", h, sigma, noise, got, want)
 			}
+		}
+	}
+}
+
+// TestThresholdBound: a threshold that makes the threshold step vacuous
+// (below 0: every query answered as at 0; beyond K + 10·σ1: no query ever
+// answered, Pr < 1e-23) is refused for K teachers, by the account and by
+// the check a release uses, naming the threshold and the range; PATE's
+// own settings (T = 300 for K = 250, σ1 = 200) pass.
+func TestThresholdBound(t *testing.T) {
+	for _, tc := range []struct {
+		m  ConfidentGNMax
+		ok bool
+	}{
+		{ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}, true},
+		{ConfidentGNMax{Threshold: 300, Sigma1: 200, Sigma2: 100, Noise: DiscreteNoise}, true},
+		{ConfidentGNMax{Threshold: 0, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}, true},
+		{ConfidentGNMax{Threshold: 250 + 1500, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}, true},
+		{ConfidentGNMax{Threshold: -1, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}, false},
+		{ConfidentGNMax{Threshold: 1e300, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}, false},
+		{ConfidentGNMax{Threshold: 250 + 1501, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}, false},
+	} {
+		err := tc.m.ValidateFor(250)
+		var pe *ParamError
+		if tc.ok != (err == nil) || (!tc.ok && (!errors.As(err, &pe) || pe.Name != "threshold" || pe.Value != tc.m.Threshold)) {
+			t.Errorf("threshold %v, sigma1 %v: %v", tc.m.Threshold, tc.m.Sigma1, err)
+		}
+		if _, err := NewPATEAccountWith(tc.m, 250, 10, PATEOptions{}); tc.ok != (err == nil) {
+			t.Errorf("account at threshold %v: %v", tc.m.Threshold, err)
 		}
 	}
 }

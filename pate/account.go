@@ -59,6 +59,9 @@ type Accounting struct {
 // mechanism and its settings (else a *votefile.SettingError), K and C, and
 // of the votes' ensemble; every label row must name its query.
 func Account(ctx context.Context, in votefile.Reader, opts AccountOptions, src *noise.Source) (*Accounting, error) {
+	if err := accountant.CheckDelta("delta", opts.Delta); err != nil {
+		return nil, err
+	}
 	oneVote := accountant.OneVote
 	if _, err := votefile.Check(in.Meta(), votefile.Stated{By: "the " + string(opts.Mechanism) + " mechanism", Relation: &oneVote}); err != nil {
 		return nil, err

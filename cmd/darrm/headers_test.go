@@ -165,3 +165,39 @@ func TestAccountPATEHeaderAgrees(t *testing.T) {
 		t.Errorf("the labels as written: exit %d: %s", code, e)
 	}
 }
+
+// TestVacuousSettings: settings under which a guarantee or a step says
+// nothing are refused before any work, with exit 2, naming the flag, the
+// value and the rule (issue 40, item 10): a per-query delta above 1/2, a
+// threshold below 0 or beyond K + 10·sigma1, and a JSON id beyond float64.
+func TestVacuousSettings(t *testing.T) {
+	dir := t.TempDir()
+	counts := countsFile(t, dir, "counts.csv", 5, func(i int) []int { return plurality(200, i%10) })
+	out := filepath.Join(dir, "labels.csv")
+	ids := filepath.Join(dir, "ids.jsonl")
+	os.WriteFile(ids, []byte("{\"id\":1,\"votes\":[1,0,1]}\n{\"id\":1e999,\"votes\":[1,0,1]}\n"), 0o644)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"aggregate", counts, "--mechanism", "gnmax", "--sigma2", "40", "--delta", "0.99"}, "--delta = 0.99: must be"},
+		{[]string{"aggregate", "../../testdata/votes-K11.csv", "--delta", "0.99"}, "--delta = 0.99: must be"},
+		{[]string{"account", "pate", counts, "--sigma2", "40", "--target-delta", "0.99"}, "--target-delta = 0.99: must be"},
+		{[]string{"aggregate", counts, "--mechanism", "confident-gnmax", "--threshold", "-1", "--sigma1", "150", "--sigma2", "40", "--delta", "1e-5"}, "--threshold = -1: must be in [0, K + 10·sigma1]"},
+		{[]string{"aggregate", counts, "--mechanism", "confident-gnmax", "--threshold", "1e300", "--sigma1", "150", "--sigma2", "40", "--delta", "1e-5"}, "--threshold = 1e+300: must be in [0, K + 10·sigma1]"},
+		{[]string{"account", "pate", counts, "--threshold", "1e300", "--sigma1", "150", "--sigma2", "40", "--target-delta", "1e-5"}, "--threshold = 1e+300"},
+		{[]string{"aggregate", ids, "--mechanism", "subsample", "--eps", "0.1", "--Delta", "1e-5", "--no-cache"}, "line 2"},
+	} {
+		o, e, code := darrm(t, "", append(tc.args, "--seed", "1", "--out", out)...)
+		if tc.args[0] == "account" {
+			o, e, code = darrm(t, "", append(tc.args, "--seed", "1")...)
+		}
+		if code != exitUsage || !strings.Contains(e, tc.want) {
+			t.Errorf("%v: exit %d: %s%s", tc.args, code, o, e)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%v: wrote %s", tc.args, out)
+			os.Remove(out)
+		}
+	}
+}

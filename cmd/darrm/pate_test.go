@@ -322,7 +322,7 @@ func TestPATENeverPrintsCounts(t *testing.T) {
 		var labels, summaries, errs []string
 		for _, v := range files {
 			out := filepath.Join(dir, "labels.csv")
-			stdout, stderr, code := darrm(t, "", "aggregate", v, "--mechanism", "confident-gnmax", "--threshold", "1e9", "--sigma1", "150", "--sigma2", "40",
+			stdout, stderr, code := darrm(t, "", "aggregate", v, "--mechanism", "confident-gnmax", "--threshold", "1750", "--sigma1", "150", "--sigma2", "40",
 				"--delta", "1e-5", "--seed", "7", "--out", out, "--format", format)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
