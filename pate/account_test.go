@@ -34,12 +34,10 @@ func countsReader(t *testing.T, counts [][]int, rel accountant.Relation) votefil
 	return in
 }
 
-// TestAccount: the realised account of a release is the account that
-// pate.Label computes from its labels; votes in the private-teachers
-// relation and settings other than the label file's are refused.
-func TestAccount(t *testing.T) {
-	counts, truth := syntheticCounts(60, 4)
-	m := Mechanisms()[0]
+// releaseLabels releases labels of counts by m's mechanism, seeded, and
+// returns the aggregator and the label file.
+func releaseLabels(t *testing.T, m Mechanism, counts [][]int) (*ensemble.ClassGNMax, bytes.Buffer) {
+	t.Helper()
 	agg, err := ensemble.NewClassGNMax(m.ConfidentGNMax, 250, 10, Delta)
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +47,16 @@ func TestAccount(t *testing.T) {
 	if _, err := ensemble.ReleaseTo(t.Context(), countsReader(t, counts, accountant.OneVote), agg, noise.NewSeededSource(2), sink, -1, ensemble.ReleaseOptions{Experiment: true}); err != nil {
 		t.Fatal(err)
 	}
+	return agg, labels
+}
+
+// TestAccount: the realised account of a release is the account that
+// pate.Label computes from its labels; votes in the private-teachers
+// relation and settings other than the label file's are refused.
+func TestAccount(t *testing.T) {
+	counts, truth := syntheticCounts(60, 4)
+	m := Mechanisms()[0]
+	_, labels := releaseLabels(t, m, counts)
 	opts := func() AccountOptions {
 		lr, err := votefile.NewLabelReader(bytes.NewReader(labels.Bytes()), "labels")
 		if err != nil {
@@ -92,15 +100,7 @@ func TestAccount(t *testing.T) {
 func TestAccountRefusesContradictoryHeader(t *testing.T) {
 	counts, _ := syntheticCounts(20, 4)
 	m := Mechanisms()[0]
-	agg, err := ensemble.NewClassGNMax(m.ConfidentGNMax, 250, 10, Delta)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var labels bytes.Buffer
-	sink := ensemble.LabelSink{Stdout: &labels, Format: votefile.FormatCSV}
-	if _, err := ensemble.ReleaseTo(t.Context(), countsReader(t, counts, accountant.OneVote), agg, noise.NewSeededSource(2), sink, -1, ensemble.ReleaseOptions{Experiment: true}); err != nil {
-		t.Fatal(err)
-	}
+	agg, labels := releaseLabels(t, m, counts)
 	stated := strconv.FormatFloat(agg.Privacy().Eps, 'g', -1, 64)
 	for _, tc := range []struct{ from, to, want string }{
 		{`"sigma2":40`, `"sigma2":400`, "sigma2 = 400"},
