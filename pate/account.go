@@ -35,6 +35,39 @@ type AccountOptions struct {
 	// Smooth sets the smooth-sensitivity release of the data-dependent
 	// cost.
 	Smooth SmoothParams
+	// Recorded, if set, are the releases a privacy ledger charged: the
+	// reference for the header of Labels, which must be of the ledger's
+	// ensemble and state the mechanism and per-label (ε, δ) of one of
+	// them, with at most the labels it charged.
+	Recorded *Recorded
+}
+
+// Recorded are the releases that the privacy ledger Ledger, bound to
+// Ensemble, has charged (ledger.Ledger.Runs).
+type Recorded struct {
+	Ledger, Ensemble string
+	Releases         []RecordedRelease
+}
+
+// RecordedRelease is one release a ledger charged: its mechanism, the
+// guarantee of each label and how many labels it charged.
+type RecordedRelease struct {
+	Mechanism votefile.Mechanism
+	PerQuery  accountant.Guarantee
+	Labels    int
+}
+
+// charged returns the most labels that a release recorded in r with the
+// mechanism and per-label guarantee of the header m charged, and whether
+// there is one.
+func (r *Recorded) charged(m *votefile.LabelMeta) (int, bool) {
+	most, found := 0, false
+	for _, x := range r.Releases {
+		if x.Mechanism == m.Mechanism && x.PerQuery == m.PerQuery {
+			most, found = max(most, x.Labels), true
+		}
+	}
+	return most, found
 }
 
 // Accounting is PATE's account of the queries of a vote file: for lnmax
@@ -83,7 +116,9 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions, src *
 	if err != nil {
 		return nil, err
 	}
+	queries := 0
 	for n := 1; in.Next(); n++ {
+		queries = n
 		q := in.Query()
 		a := accountant.AnswerUnknown
 		if lr := opts.Labels; lr != nil {
@@ -116,6 +151,11 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions, src *
 		return nil, lr.Errorf("row %d: more rows than the votes have queries", lr.Row().Index)
 	} else if lr != nil && lr.Err() != nil {
 		return nil, lr.Err()
+	}
+	if r, lr := opts.Recorded, opts.Labels; r != nil && lr != nil && lr.Meta() != nil {
+		if most, _ := r.charged(lr.Meta()); queries > most {
+			return nil, lr.HeaderErrorf("the file holds %d labels, but the releases of %s at %v per label that ledger %s records charged at most %d: the labels are not all charged", queries, lr.Meta().Mechanism, lr.Meta().PerQuery, r.Ledger, most)
+		}
 	}
 	if out.Result, err = acct.Result(opts.Delta, opts.Conversion); err != nil {
 		return nil, err
@@ -151,7 +191,18 @@ func checkLabels(in votefile.Reader, opts AccountOptions) error {
 	if _, err := s.Agree(m); err != nil {
 		return err
 	}
-	return checkStated(lr, m, g)
+	if err := checkStated(lr, m, g); err != nil {
+		return err
+	}
+	if r := opts.Recorded; r != nil {
+		if m.Ensemble != r.Ensemble {
+			return lr.HeaderErrorf("labels of ensemble %q, but ledger %s is bound to ensemble %q", m.Ensemble, r.Ledger, r.Ensemble)
+		}
+		if _, ok := r.charged(m); !ok {
+			return lr.HeaderErrorf("it states %s at %v per label, but ledger %s records no release of that mechanism at that guarantee: the header does not describe a release the ledger charged", m.Mechanism, m.PerQuery, r.Ledger)
+		}
+	}
+	return nil
 }
 
 // checkStated checks that the settings g of the header m of a multi-class

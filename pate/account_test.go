@@ -126,3 +126,46 @@ func TestAccountRefusesContradictoryHeader(t *testing.T) {
 		}
 	}
 }
+
+// TestAccountAgainstLedger: with the releases a ledger records as the
+// reference (issue 40, item 3), a label header that agrees with itself but
+// not with any recorded release (sigma2 and eps both edited), of another
+// ensemble, or with more labels than the release charged, is refused.
+func TestAccountAgainstLedger(t *testing.T) {
+	counts, _ := syntheticCounts(20, 4)
+	m := Mechanisms()[1] // gnmax alone: its eps follows from sigma2
+	agg, labels := releaseLabels(t, m, counts)
+	g := agg.Privacy().Guarantee
+	forged, err := ensemble.NewClassGNMax(accountant.ConfidentGNMax{Sigma2: 400, Noise: accountant.DiscreteNoise}, 250, 10, Delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := bytes.Replace(labels.Bytes(), []byte(`"sigma2":40,`), []byte(`"sigma2":400,`), 1)
+	self = bytes.Replace(self, []byte(`"eps":`+strconv.FormatFloat(g.Eps, 'g', -1, 64)), []byte(`"eps":`+strconv.FormatFloat(forged.Privacy().Eps, 'g', -1, 64)), 1)
+	release := RecordedRelease{Mechanism: m.Name, PerQuery: g, Labels: 20}
+	for _, tc := range []struct {
+		name   string
+		file   []byte
+		ledger Recorded
+		ok     bool
+	}{
+		{"as released", labels.Bytes(), Recorded{Ledger: "L", Ensemble: "acct", Releases: []RecordedRelease{release}}, true},
+		{"a header that agrees with itself, not with the ledger", self, Recorded{Ledger: "L", Ensemble: "acct", Releases: []RecordedRelease{release}}, false},
+		{"another ensemble's ledger", labels.Bytes(), Recorded{Ledger: "L", Ensemble: "other", Releases: []RecordedRelease{release}}, false},
+		{"fewer labels charged", labels.Bytes(), Recorded{Ledger: "L", Ensemble: "acct", Releases: []RecordedRelease{{Mechanism: m.Name, PerQuery: g, Labels: 19}}}, false},
+		{"no release recorded", labels.Bytes(), Recorded{Ledger: "L", Ensemble: "acct"}, false},
+	} {
+		lr, err := votefile.NewLabelReader(bytes.NewReader(tc.file), "labels")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := lr.Meta().Settings
+		opts := AccountOptions{Mechanism: lr.Meta().Mechanism, Delta: Delta, Conversion: accountant.PaperConversion, Labels: lr, Recorded: &tc.ledger,
+			GNMax: accountant.ConfidentGNMax{Sigma2: *s.Sigma2, Noise: *s.Noise}}
+		_, err = Account(t.Context(), countsReader(t, counts, accountant.OneVote), opts, noise.NewSource())
+		var bad interface{ BadInput() bool }
+		if tc.ok != (err == nil) || (!tc.ok && (!errors.As(err, &bad) || !strings.Contains(err.Error(), "ledger L"))) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+}

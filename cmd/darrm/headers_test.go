@@ -201,3 +201,41 @@ func TestVacuousSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestAccountPATELedgerReference: with --ledger the releases the ledger
+// charged are the reference for the label header (issue 40, item 3): a
+// header edited consistently (sigma2 and eps together) agrees with itself
+// but with no charged release, and is refused with exit 2.
+func TestAccountPATELedgerReference(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	counts := countsFile(t, dir, "counts.csv", 20, func(i int) []int { return plurality(200, i%10) })
+	led := filepath.Join(dir, "pate.ledger")
+	if _, e, code := darrm(t, "", "ledger", "init", led, "--votes", counts, "--budget-eps", "100", "--budget-delta", "1e-3"); code != 0 {
+		t.Fatal(e)
+	}
+	labels := filepath.Join(dir, "labels.csv")
+	if _, e, code := darrm(t, "", "aggregate", counts, "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--ledger", led, "--out", labels); code != 0 {
+		t.Fatal(e)
+	}
+	acct := []string{"account", "pate", counts, "--target-delta", "1e-5", "--seed", "1", "--ledger", led}
+	if _, e, code := darrm(t, "", append(acct, "--labels", labels)...); code != 0 {
+		t.Fatalf("the labels as charged: exit %d: %s", code, e)
+	}
+	// The header of a release at sigma2 = 400, which the ledger never charged.
+	other := filepath.Join(dir, "other.csv")
+	if _, e, code := darrm(t, "", "aggregate", counts, "--mechanism", "gnmax", "--sigma2", "400", "--delta", "1e-5", "--seed", "1", "--out", other); code != 0 {
+		t.Fatal(e)
+	}
+	raw, _ := os.ReadFile(labels)
+	forgedHead := strings.SplitN(string(mustRead(t, other)), "\n", 3)[1]
+	lines := strings.SplitN(string(raw), "\n", 2)
+	forged := filepath.Join(dir, "forged.csv")
+	os.WriteFile(forged, []byte(strings.Replace(forgedHead, `"for_release":false`, `"for_release":true`, 1)+"\n"+lines[1]), 0o644)
+	if out, e, code := darrm(t, "", append(acct, "--labels", forged)...); code != exitUsage || !strings.Contains(e, "records no release of that mechanism at that guarantee") || out != "" {
+		t.Errorf("a header that agrees with itself, not with the ledger: exit %d: %s%s", code, out, e)
+	}
+	if _, e, code := darrm(t, "", "account", "pate", counts, "--sigma2", "40", "--target-delta", "1e-5", "--ledger", led); code != exitUsage || !strings.Contains(e, "--ledger needs --labels") {
+		t.Errorf("--ledger without --labels: exit %d: %s", code, e)
+	}
+}
