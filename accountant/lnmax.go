@@ -25,15 +25,27 @@ type LNMax struct {
 	Scale float64
 }
 
-// Validate checks the scale: > 0 and at most noise.MaxScale.
+// MaxLNMaxEps is the largest per-query ε = 2/Scale of LNMax: a label
+// whose output probabilities may differ by e^100 (about 10^43) between
+// neighbours protects nothing, and below Scale = 2/MaxLNMaxEps = 0.02 the
+// guarantee only grows towards +Inf (2/Scale overflows below about
+// 1e-308), which no release may state.
+const MaxLNMaxEps = 100.0
+
+// Validate checks the scale: at most noise.MaxScale, and large enough that
+// the per-query ε = 2/Scale (rounded up) is at most MaxLNMaxEps.
 func (m LNMax) Validate() error {
 	if !(m.Scale > 0 && m.Scale <= noise.MaxScale) {
-		return &ParamError{Name: "laplace scale", Value: m.Scale, Rule: fmt.Sprintf("must be in (0, %v] (discrete Laplace noise)", noise.MaxScale)}
+		return &ParamError{Name: "laplace scale", Value: m.Scale, Rule: fmt.Sprintf("must be in [%v, %v] (discrete Laplace noise)", 2/MaxLNMaxEps, noise.MaxScale)}
+	}
+	if eps := exact(2).div(exact(m.Scale)).hi; !(eps <= MaxLNMaxEps) {
+		return &ParamError{Name: "laplace scale", Value: m.Scale, Rule: fmt.Sprintf("must be at least %v: its per-query eps 2/b = %v is above %v, a guarantee that says nothing", 2/MaxLNMaxEps, eps, MaxLNMaxEps)}
 	}
 	return nil
 }
 
-// Eps returns the per-query pure-DP ε = 2/Scale, rounded up.
+// Eps returns the per-query pure-DP ε = 2/Scale, rounded up; it is at most
+// MaxLNMaxEps.
 func (m LNMax) Eps() (float64, error) {
 	if err := m.Validate(); err != nil {
 		return 0, fmt.Errorf("LNMax: %w", err)

@@ -45,6 +45,26 @@ func (m ConfidentGNMax) Validate() error {
 	return nil
 }
 
+// thresholdReach is how many σ1 above K a threshold may lie: beyond it the
+// step answers no query (Pr[N(0, 1) >= 10] < 10^-23), yet every query is
+// charged for it.
+const thresholdReach = 10
+
+// ValidateFor checks m (Validate) for K teachers: a threshold step must
+// be able to both answer and withhold, so its threshold is in
+// [0, K + 10·σ1]. Below 0 it is the threshold 0 (no count is negative);
+// beyond, no query is ever answered. A setting that does nothing is
+// refused rather than charged.
+func (m ConfidentGNMax) ValidateFor(teachers int) error {
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	if hi := float64(teachers) + thresholdReach*m.Sigma1; m.Confident() && !(m.Threshold >= 0 && m.Threshold <= hi) {
+		return &ParamError{Name: "threshold", Value: m.Threshold, Rule: fmt.Sprintf("must be in [0, K + %d·sigma1] = [0, %v]: below 0 it is the threshold 0, and beyond no query is ever answered (yet each is charged)", thresholdReach, hi)}
+	}
+	return nil
+}
+
 // RDPSlope returns the slope ρ of the data-independent Rényi curve ρ·λ of
 // one query that may be answered: 1/σ2² + 1/(2σ1²) (the second term only
 // with the threshold step), rounded up. A ledger that charges every
@@ -138,7 +158,7 @@ func NewPATEAccount(m ConfidentGNMax, teachers, classes int, orders []float64) (
 // NewPATEAccountWith returns an empty account for mechanism m, K teachers
 // and C classes, analysed as opt says.
 func NewPATEAccountWith(m ConfidentGNMax, teachers, classes int, opt PATEOptions) (*PATEAccount, error) {
-	if err := m.Validate(); err != nil {
+	if err := m.ValidateFor(teachers); err != nil {
 		return nil, fmt.Errorf("PATE account: %w", err)
 	}
 	if err := checkCount("teachers", teachers, 1); err != nil {

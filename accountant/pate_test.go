@@ -1,9 +1,11 @@
 package accountant
 
 import (
+	"errors"
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -334,4 +336,66 @@ func theorem6Fixed(L, sigma, order, mu1, mu2 float64) *big.Float {
 	lm1 := sub(bf(order), one)
 	s := new(big.Float).SetPrec(refPrec).Add(mul(oneq, bigPow(A, lm1)), mul(q, bigPow(B, lm1)))
 	return quo(bigLog(s), lm1)
+}
+
+// TestGNMaxNeighbourLogQEveryPair: the neighbours' log q̃, which tries one
+// move per pair of distinct counts, is the largest log q̃ over every move
+// of one vote between two classes, bit for bit, on random histograms with
+// repeated counts (zeros, ties) and without.
+func TestGNMaxNeighbourLogQEveryPair(t *testing.T) {
+	r := rand.New(rand.NewPCG(40, 10))
+	for range 300 {
+		classes := 2 + r.IntN(12)
+		h := make([]int, classes)
+		for range 1 + r.IntN(40) {
+			h[r.IntN(1+r.IntN(classes))]++
+		}
+		sigma := 0.5 + 4*r.Float64()
+		for _, noise := range []PATENoise{DiscreteNoise, ContinuousNoise} {
+			want := gnmaxLogQ(h, argmax(h), sigma, noise)
+			y := slices.Clone(h)
+			for a := range h {
+				for b := range h {
+					if a == b || h[a] == 0 {
+						continue
+					}
+					y[a], y[b] = h[a]-1, h[b]+1
+					want = math.Max(want, gnmaxLogQ(y, argmax(y), sigma, noise))
+					y[a], y[b] = h[a], h[b]
+				}
+			}
+			if got := gnmaxNeighbourLogQ(h, sigma, noise); got != want {
+				t.Fatalf("%v, sigma %v, %v: %v, every pair gives %v", h, sigma, noise, got, want)
+			}
+		}
+	}
+}
+
+// TestThresholdBound: a threshold that makes the threshold step vacuous
+// (below 0: every query answered as at 0; beyond K + 10·σ1: no query ever
+// answered, Pr < 1e-23) is refused for K teachers, by the account and by
+// the check a release uses, naming the threshold and the range; PATE's
+// own settings (T = 300 for K = 250, σ1 = 200) pass.
+func TestThresholdBound(t *testing.T) {
+	for _, tc := range []struct {
+		m  ConfidentGNMax
+		ok bool
+	}{
+		{ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}, true},
+		{ConfidentGNMax{Threshold: 300, Sigma1: 200, Sigma2: 100, Noise: DiscreteNoise}, true},
+		{ConfidentGNMax{Threshold: 0, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}, true},
+		{ConfidentGNMax{Threshold: 250 + 1500, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}, true},
+		{ConfidentGNMax{Threshold: -1, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}, false},
+		{ConfidentGNMax{Threshold: 1e300, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}, false},
+		{ConfidentGNMax{Threshold: 250 + 1501, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}, false},
+	} {
+		err := tc.m.ValidateFor(250)
+		var pe *ParamError
+		if tc.ok != (err == nil) || (!tc.ok && (!errors.As(err, &pe) || pe.Name != "threshold" || pe.Value != tc.m.Threshold)) {
+			t.Errorf("threshold %v, sigma1 %v: %v", tc.m.Threshold, tc.m.Sigma1, err)
+		}
+		if _, err := NewPATEAccountWith(tc.m, 250, 10, PATEOptions{}); tc.ok != (err == nil) {
+			t.Errorf("account at threshold %v: %v", tc.m.Threshold, err)
+		}
+	}
 }

@@ -184,7 +184,7 @@ func BenchmarkReleaseMulti(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := ReleaseTo(context.Background(), in, agg, src, LabelSink{Stdout: io.Discard, Format: votefile.FormatCSV}, -1, ReleaseOptions{}); err != nil {
+				if _, err := ReleaseTo(context.Background(), in, agg, src, LabelSink{Stdout: io.Discard, Format: votefile.FormatCSV}, -1, ReleaseOptions{Partition: votefile.KeyedHash}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -58,15 +58,19 @@ func ReleaseTeachers(meta *votefile.Meta, eps, delta *float64) (votefile.Teacher
 // ReleaseBinding checks agg against the votes of in as ReleaseTo does,
 // before anything is drawn: a two-class aggregator needs 0/1 votes and a
 // multi-class one counts; what its mechanism states (K, the classes, the
-// relation and the teachers' (ε, Δ) it assumes, if any) must be the
-// header's (votefile.Check); and K and the classes must be the file's.
-func ReleaseBinding(in votefile.Reader, agg Labeler) (votefile.Binding, error) {
+// relation and the teachers' (ε, Δ) it assumes, if any) and the partition
+// the caller asserts (PartitionUnstated: none) must be the header's
+// (votefile.Check); and K and the classes must be the file's. Votes
+// without a header assert nothing: a release in the one-vote relation
+// from them needs an asserted partition that keeps it
+// (votefile.PartitionRules).
+func ReleaseBinding(in votefile.Reader, agg Labeler, partition votefile.Partition) (votefile.Binding, error) {
 	if twoClass(agg) == in.ManyClasses() {
 		return votefile.Binding{}, fmt.Errorf("the %s aggregator labels %v, but the vote file is read as %v", agg.Name(), inputOf(agg), votefile.InputOf(in))
 	}
 	priv := agg.Privacy()
 	s := votefile.Stated{By: fmt.Sprintf("the %s mechanism", agg.Name()), K: agg.K(), Classes: agg.Classes(), Relation: &priv.Relation,
-		Calibrated: Calibrated}
+		Partition: partition, Release: true, Calibrated: Calibrated}
 	if priv.Teachers != (accountant.Guarantee{}) {
 		s.Eps, s.Delta = &priv.Teachers.Eps, &priv.Teachers.Delta
 	}

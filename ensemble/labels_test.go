@@ -41,7 +41,7 @@ func TestLabelsRoundTrip(t *testing.T) {
 				m.Threshold = 3
 				agg, _ = NewClassGNMax(m, in.K(), in.Classes(), 1e-5)
 			}
-			out, _, err := releaseOut(t, in, agg, noise.NewSeededSource(3), -1, ReleaseOptions{Experiment: true}, f)
+			out, _, err := releaseOut(t, in, agg, noise.NewSeededSource(3), -1, ReleaseOptions{Experiment: true, Partition: votefile.KeyedHash}, f)
 			if err != nil {
 				t.Fatalf("%s, %v: %v", tc.name, f, err)
 			}
@@ -66,7 +66,7 @@ func TestLabelsRoundTrip(t *testing.T) {
 	}
 	// The header of a confident-gnmax release states its settings.
 	in, _ := votefile.NewClassReader(strings.NewReader("4,3,3\n"), "v", votefile.ClassOptions{Input: votefile.InputCounts})
-	out, _, _ := releaseOut(t, in, g, noise.NewSource(), -1, ReleaseOptions{}, votefile.FormatCSV)
+	out, _, _ := releaseOut(t, in, g, noise.NewSource(), -1, ReleaseOptions{Partition: votefile.KeyedHash}, votefile.FormatCSV)
 	lr, err := votefile.NewLabelReader(strings.NewReader(out), "labels")
 	if err != nil {
 		t.Fatal(err)

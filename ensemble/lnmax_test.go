@@ -85,31 +85,49 @@ func TestReleaseBindingMulti(t *testing.T) {
 		}
 		return in
 	}
-	b, err := ReleaseBinding(read(""), agg)
-	if err != nil || b != (votefile.Binding{K: 4, Relation: accountant.OneVote}) {
-		t.Errorf("no header: %+v, %v", b, err)
+	// Votes without a header assert nothing: a one-vote release needs
+	// the partition asserted, one that keeps the relation.
+	var te *votefile.TeachersError
+	for _, p := range []votefile.Partition{votefile.PartitionUnstated, votefile.FilePosition, votefile.SharedData} {
+		if _, err := ReleaseBinding(read(""), agg, p); !errors.As(err, &te) || te.Field != "partition" {
+			t.Errorf("no header, partition %v asserted: %v", p, err)
+		}
+		var buf strings.Builder
+		if _, err := ReleaseTo(t.Context(), read(""), agg, noise.NewSource(), LabelSink{Stdout: &buf, Format: votefile.FormatCSV}, -1, ReleaseOptions{Partition: p}); !errors.As(err, &te) || buf.Len() != 0 {
+			t.Errorf("release without a header, partition %v asserted: %v, wrote %q", p, err, buf.String())
+		}
 	}
-	b, err = ReleaseBinding(read(countsHead), agg)
+	b, err := ReleaseBinding(read(""), agg, votefile.KeyedHash)
+	if err != nil || b != (votefile.Binding{K: 4, Relation: accountant.OneVote, Partition: votefile.KeyedHash}) {
+		t.Errorf("no header, keyed-hash asserted: %+v, %v", b, err)
+	}
+	var buf strings.Builder
+	if _, err := ReleaseTo(t.Context(), read(""), agg, noise.NewSource(), LabelSink{Stdout: &buf, Format: votefile.FormatCSV}, -1, ReleaseOptions{Partition: votefile.KeyedHash}); err != nil || !strings.Contains(buf.String(), `"partition":"keyed-hash"`) {
+		t.Errorf("release without a header, keyed-hash asserted: %v, the label header does not state it: %q", err, buf.String())
+	}
+	if _, err := ReleaseBinding(read(countsHead), agg, votefile.FilePosition); !errors.As(err, &te) || te.Field != "partition" || te.Header != "keyed-hash" {
+		t.Errorf("a partition asserted against the header's: %v", err)
+	}
+	b, err = ReleaseBinding(read(countsHead), agg, votefile.PartitionUnstated)
 	if err != nil || b != (votefile.Binding{Ensemble: "pate-test", K: 4, Relation: accountant.OneVote, Kind: votefile.Fixed, Partition: votefile.KeyedHash}) {
 		t.Errorf("non-private teachers: %+v, %v", b, err)
 	}
 	private := strings.Replace(countsHead, `{"count":4,"source":{"method":"none"}}`, `{"count":4,"eps":0.5,"Delta":0.00001,"source":{"method":"stated"}}`, 1)
-	b, err = ReleaseBinding(read(private), agg)
+	b, err = ReleaseBinding(read(private), agg, votefile.PartitionUnstated)
 	if err != nil || b.Teachers != (accountant.Guarantee{Eps: 0.5, Delta: 1e-5}) {
 		t.Errorf("private teachers: %+v, %v", b, err)
 	}
 	shared := strings.NewReplacer(`"relation":"one-vote"`, `"relation":"private-teachers"`, `"partition":"keyed-hash"`, `"partition":"shared"`).Replace(private)
 	in := read(shared)
-	var te *votefile.TeachersError
-	if _, err := ReleaseBinding(in, agg); !errors.As(err, &te) || te.Field != "relation" || te.Header != "private-teachers" {
+	if _, err := ReleaseBinding(in, agg, votefile.PartitionUnstated); !errors.As(err, &te) || te.Field != "relation" || te.Header != "private-teachers" {
 		t.Errorf("private-teachers header: %v", err)
 	}
-	var buf strings.Builder
+	buf.Reset()
 	if _, err := ReleaseTo(t.Context(), in, agg, noise.NewSource(), LabelSink{Stdout: &buf, Format: votefile.FormatCSV}, -1, ReleaseOptions{}); !errors.As(err, &te) || buf.Len() != 0 {
 		t.Errorf("release from a private-teachers header: %v, wrote %q", err, buf.String())
 	}
 	other, _ := NewLNMax(accountant.LNMax{Scale: 20}, 5, 3)
-	if _, err := ReleaseBinding(read(""), other); err == nil {
+	if _, err := ReleaseBinding(read(""), other, votefile.KeyedHash); err == nil {
 		t.Error("an aggregator for K = 5 accepted votes of 4")
 	}
 	// Against a header, K and the classes are the one check's.
@@ -118,7 +136,7 @@ func TestReleaseBindingMulti(t *testing.T) {
 		agg   *LNMax
 		field string
 	}{{other, "K"}, {five, "classes"}} {
-		if _, err := ReleaseBinding(read(countsHead), tc.agg); !errors.As(err, &te) || te.Field != tc.field || te.By != "the lnmax mechanism" {
+		if _, err := ReleaseBinding(read(countsHead), tc.agg, votefile.PartitionUnstated); !errors.As(err, &te) || te.Field != tc.field || te.By != "the lnmax mechanism" {
 			t.Errorf("an aggregator for K = %d, %d classes on the header of K = 4, 3 classes: %v", tc.agg.K(), tc.agg.Classes(), err)
 		}
 	}

@@ -150,10 +150,14 @@ type Mechanism struct {
 // classes classes, certified as its constructor certifies it, and says
 // what it is in words. A two-class mechanism is held to the per-query
 // target (m·eps, delta) of p, a multi-class one takes its settings from m
-// and delta from p.TargetDelta.
+// and delta from p.TargetDelta. A delta above accountant.MaxDelta, under
+// which a label says nothing, is refused for every mechanism.
 func (m Mechanism) Build(ctx context.Context, p constraints.Params, classes int, opts Options) (Labeler, string, error) {
 	info, err := LookupMechanism(m.Name, m.Input)
 	if err != nil {
+		return nil, "", err
+	}
+	if err := accountant.CheckDelta("delta", p.TargetDelta); err != nil {
 		return nil, "", err
 	}
 	if m.Input == votefile.TwoClass && classes != 2 {

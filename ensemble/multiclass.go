@@ -44,7 +44,7 @@ func NewClassGNMax(m accountant.ConfidentGNMax, teachers, classes int, delta flo
 	if m.Noise != accountant.DiscreteNoise {
 		return nil, fmt.Errorf("%s: releases draw discrete Gaussian noise (accountant.DiscreteNoise), not %v", gnmaxName(m), m.Noise)
 	}
-	if err := m.Validate(); err != nil {
+	if err := m.ValidateFor(teachers); err != nil {
 		return nil, fmt.Errorf("%s: %w", gnmaxName(m), err)
 	}
 	if err := checkClasses(teachers, classes); err != nil {

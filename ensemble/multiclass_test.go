@@ -60,14 +60,14 @@ func TestReleaseMulti(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out, _, err := releaseOut(t, in, g, noise.NewSeededSource(3), -1, ReleaseOptions{}, votefile.FormatCSV); !errors.Is(err, ErrSeededRelease) || out != "" {
+	if out, _, err := releaseOut(t, in, g, noise.NewSeededSource(3), -1, ReleaseOptions{Partition: votefile.KeyedHash}, votefile.FormatCSV); !errors.Is(err, ErrSeededRelease) || out != "" {
 		t.Fatalf("seeded release without Experiment: %v, wrote %q", err, out)
 	}
-	out, res, err := releaseOut(t, in, g, noise.NewSeededSource(3), -1, ReleaseOptions{Experiment: true}, votefile.FormatCSV)
+	out, res, err := releaseOut(t, in, g, noise.NewSeededSource(3), -1, ReleaseOptions{Experiment: true, Partition: votefile.KeyedHash}, votefile.FormatCSV)
 	if err != nil {
 		t.Fatal(err)
 	}
-	head := `# {"darrm-labels":1,"mechanism":"confident-gnmax","K":10,"classes":3,"relation":"one-vote","threshold":8,"sigma1":0.6,"sigma2":0.6,"noise":"discrete","eps":`
+	head := `# {"darrm-labels":1,"mechanism":"confident-gnmax","K":10,"classes":3,"relation":"one-vote","partition":"keyed-hash","threshold":8,"sigma1":0.6,"sigma2":0.6,"noise":"discrete","eps":`
 	if !strings.HasPrefix(out, NotForRelease+"\n"+head) || labelsOf(out) != "id,label,answered\nx,0,1\ny,,0\n" || res.Answered != 2 || res.Withheld != 1 {
 		t.Errorf("got %q %+v", out, res)
 	}

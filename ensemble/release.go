@@ -42,6 +42,11 @@ type ReleaseOptions struct {
 	// Progress, if set, is called now and then with the number of queries
 	// read and of bytes consumed.
 	Progress func(queries int, bytes int64)
+	// Partition is how the teachers' training data were split, as the
+	// caller asserts it (PartitionUnstated: not asserted): it must be the
+	// header's, and votes without a header need it for a release in the
+	// one-vote relation (ReleaseBinding). The label file's header states it.
+	Partition votefile.Partition
 	// Experiment allows a seeded Source. Its labels are reproducible by
 	// anyone who knows the seed, so they are not private: the release
 	// marks them with the NotForRelease line.

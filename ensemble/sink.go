@@ -79,7 +79,7 @@ func ReleaseTo(ctx context.Context, in votefile.Reader, agg Labeler, src *noise.
 		}
 		return err
 	}
-	b, err := ReleaseBinding(in, agg)
+	b, err := ReleaseBinding(in, agg, opts.Partition)
 	if err != nil {
 		return res, settle(fmt.Errorf("release: %w", err), 0)
 	}
@@ -92,7 +92,7 @@ func ReleaseTo(ctx context.Context, in votefile.Reader, agg Labeler, src *noise.
 	}
 	priv := agg.Privacy()
 	meta := votefile.LabelMeta{Mechanism: agg.Name(), K: agg.K(), Classes: agg.Classes(), Settings: agg.Settings(), PerQuery: priv.Guarantee,
-		Relation: priv.Relation, Ensemble: b.Ensemble, Teachers: b.Teachers, ForRelease: len(comments) == 0}
+		Relation: priv.Relation, Partition: b.Partition, Ensemble: b.Ensemble, Teachers: b.Teachers, ForRelease: len(comments) == 0}
 	comments = append(comments, meta.HeaderLine())
 	var lw *votefile.LabelWriter
 	run := func(w io.Writer) error {

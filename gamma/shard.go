@@ -3,6 +3,7 @@ package gamma
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,20 +48,40 @@ func VerifyShard(ctx context.Context, p constraints.Params, g Gamma, s Shard, op
 	return p.Separate(ctx, g, constraints.SeparateOptions{Top: shardTop, Floor: p.Budget(), Workers: opts.Workers, Progress: opts.Progress, Shard: s.Index, Shards: s.Count})
 }
 
-// MergeShards returns the certificate of a gamma for p from the
-// separations of every one of its shards (VerifyShard): the certificate
-// Verify gives. The parts are combined exactly (constraints.
-// MergeSeparations), which refuses a missing, repeated or foreign shard;
-// an error for missing shards names them, and a part without its count of
-// multisets is refused. The rounding bound is computed
-// from p, never taken from the parts.
-func MergeShards(p constraints.Params, parts []constraints.Separation) (Certificate, error) {
-	if err := p.Validate(); err != nil {
+// MergeShards returns the certificate of g for p from the separations of
+// every one of its shards (VerifyShard): the certificate Verify gives. The
+// parts are combined exactly (constraints.MergeSeparations), which refuses
+// a missing, repeated or foreign shard; an error for missing shards names
+// them, and a part without its count of multisets is refused. The
+// rounding bound is computed from p, never taken from the parts, and the
+// cost each part states at its worst multiset and at the costliest ones it
+// keeps is evaluated again (constraints.Params.Cost, a few evaluations
+// against the whole separation's millions): a part whose stated maximum
+// was edited, or that is of another gamma, is refused. A part edited
+// consistently (its worst multiset replaced by a cheaper one with its
+// cost) is not found without the separation itself.
+func MergeShards(p constraints.Params, g Gamma, parts []constraints.Separation) (Certificate, error) {
+	if err := checkFor(p, g); err != nil {
 		return Certificate{}, err
 	}
+	tol := 2 * p.ErrBound()
 	for _, s := range parts {
 		if s.Configs == nil {
 			return Certificate{}, fmt.Errorf("merge: shard %d of %d states no count of the multisets it covered", s.Shard, s.Shards)
+		}
+		stated := append([]constraints.Scored{{Config: s.Worst, F: s.MaxF}}, s.Top...)
+		for i, sc := range stated {
+			if sc.Config == nil {
+				continue
+			}
+			f, err := p.Cost(sc.Config, g)
+			if err != nil {
+				return Certificate{}, fmt.Errorf("merge: shard %d of %d: multiset %v: %w", s.Shard, s.Shards, sc.Config, err)
+			}
+			if !(math.Abs(f-sc.F) <= tol) || (i > 0 && sc.F > s.MaxF) {
+				return Certificate{}, fmt.Errorf("merge: shard %d of %d states the privacy cost %v at multiset %v (its maximum %v), but the cost there is %v (to within %.3g): the shard was edited or is of another gamma",
+					s.Shard, s.Shards, sc.F, sc.Config, s.MaxF, f, tol)
+			}
 		}
 	}
 	if missing := missingShards(parts); missing != "" {

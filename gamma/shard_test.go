@@ -3,6 +3,7 @@ package gamma
 import (
 	"context"
 	"math/big"
+	"slices"
 	"strings"
 	"testing"
 
@@ -66,7 +67,7 @@ func TestShardsMergeToVerify(t *testing.T) {
 				}
 				parts = append(parts, sep)
 			}
-			got, err := MergeShards(tc.p, parts)
+			got, err := MergeShards(tc.p, tc.g, parts)
 			if err != nil {
 				t.Fatalf("%s in %d shards: %v", tc.name, n, err)
 			}
@@ -99,7 +100,7 @@ func TestShardsRefused(t *testing.T) {
 		{"no shards", p, nil},
 		{"a bad problem", params(10, 3, 1e-5), []constraints.Separation{part(0, 1)}},
 	} {
-		if _, err := MergeShards(tc.p, tc.parts); err == nil {
+		if _, err := MergeShards(tc.p, g, tc.parts); err == nil {
 			t.Errorf("%s: merged", tc.name)
 		}
 	}
@@ -143,9 +144,57 @@ func TestMergeNamesMissingShards(t *testing.T) {
 		{"shards of two splits", append(parts(3, 0), parts(2, 1)...), "exactly once"},
 		{"no count of multisets", []constraints.Separation{{Shard: 0, Shards: 1}}, "shard 0 of 1 states no count"},
 	} {
-		_, err := MergeShards(p, tc.parts)
+		_, err := MergeShards(p, optK11M3(t), tc.parts)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v; want an error with %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestMergeChecksStatedWorst: a merge evaluates the privacy cost at the
+// multiset each shard states as its worst, and at each of the costliest
+// multisets it keeps, and refuses a shard whose stated cost there is not
+// that cost (issue 40, item 10: shards with their maxima edited merged
+// into a certificate), naming the shard and both values.
+func TestMergeChecksStatedWorst(t *testing.T) {
+	ctx := context.Background()
+	p, g := params(11, 3, 1e-5), optK11M3(t)
+	// The plain majority (gamma = 1) is far over the budget: its shards
+	// keep costly multisets.
+	g = slices.Repeat(Gamma{1}, 12)
+	parts := func() []constraints.Separation {
+		var out []constraints.Separation
+		for i := range 2 {
+			sep, err := VerifyShard(ctx, p, g, Shard{i, 2}, VerifyOptions{Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, sep)
+		}
+		return out
+	}
+	if _, err := MergeShards(p, g, parts()); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*constraints.Separation)
+	}{
+		{"max f lowered", func(s *constraints.Separation) { s.MaxF = s.MaxF/2 - 1 }},
+		{"max f raised", func(s *constraints.Separation) { s.MaxF += 1e-3 }},
+		{"max f below the budget", func(s *constraints.Separation) { s.MaxF = 0 }},
+		{"a top cost lowered", func(s *constraints.Separation) { s.Top[len(s.Top)-1].F -= 1e-3 }},
+	} {
+		ps := parts()
+		if len(ps[1].Top) == 0 {
+			t.Fatal("shard 1 keeps no costly multisets")
+		}
+		tc.edit(&ps[1])
+		if _, err := MergeShards(p, g, ps); err == nil || !strings.Contains(err.Error(), "shard 1 of 2") || !strings.Contains(err.Error(), "states") {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+	if _, err := MergeShards(p, optK11M3(t), parts()); err == nil {
+		t.Error("shards of gamma merged as shards of gamma/2")
 	}
 }

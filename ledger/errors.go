@@ -83,8 +83,9 @@ func (e *FilterError) Unwrap() error { return e.Err }
 // ensemble than the ledger is bound to: each differing parameter, the
 // ledger's value and the release's. With Unstated, it refuses a release
 // that does not state its ensemble (a vote file without a metadata
-// header) on a ledger whose teachers' cap bounds every total: nothing
-// ties its labels to those teachers, so they cannot fall under the cap.
+// header): nothing ties its labels to the ledger's teachers, so they can
+// neither fall under their cap nor be taken to keep their relation (a
+// header-less file asserts nothing of how their data were split).
 type BindingError struct {
 	Path     string
 	Ledger   votefile.Binding
@@ -94,7 +95,7 @@ type BindingError struct {
 
 func (e *BindingError) Error() string {
 	if e.Unstated {
-		return fmt.Sprintf("ledger %s is bound to %v, whose teachers' cap bounds every total; this release's vote file has no metadata header, so nothing ties its labels to those teachers and they cannot be counted under their cap: put the ensemble's metadata header on the vote file's first line (e.g. the first line of a vote file of theirs that has one; docs/aggregate.md, \"The metadata header\") and run the release again", e.Path, e.Ledger)
+		return fmt.Sprintf("ledger %s is bound to %v; this release's vote file has no metadata header, so nothing ties its labels to those teachers, to their cap or to their relation: put the ensemble's metadata header on the vote file's first line (e.g. the first line of a vote file of theirs that has one; docs/aggregate.md, \"The metadata header\") and run the release again", e.Path, e.Ledger)
 	}
 	var parts []string
 	for _, d := range e.Diffs {

@@ -523,8 +523,9 @@ func TestOpenRun(t *testing.T) {
 
 // TestBinding: a release that states another ensemble, K, teachers'
 // guarantee, relation, kind or partition is refused, naming each
-// difference; parameters a release does not state (no header) are the
-// ledger's.
+// difference; a release that does not state its ensemble (no header) is
+// refused too, even on this ledger of per-query teachers without a cap:
+// a header-less file asserts nothing of the teachers (issue 40, item 4).
 func TestBinding(t *testing.T) {
 	path := newLedger(t, accountant.Guarantee{Eps: 5, Delta: 1e-3})
 	l := open(t, path)
@@ -556,8 +557,9 @@ func TestBinding(t *testing.T) {
 		}
 	}
 	headerless := votefile.Binding{K: 11, Teachers: bound.Teachers, Relation: accountant.PrivateTeachers}
-	if err := l.Begin("darrm", headerless, accountant.ApproxStep(step)); err != nil {
-		t.Errorf("a release without a header, of the ledger's K and teachers: %v", err)
+	var be *BindingError
+	if err := l.Begin("darrm", headerless, accountant.ApproxStep(step)); !errors.As(err, &be) || !be.Unstated {
+		t.Errorf("a release without a header, of the ledger's K and teachers: %v, want a *BindingError with Unstated", err)
 	}
 }
 

@@ -13,10 +13,9 @@ import (
 // Begin starts this run's spend: mechanism, the description of one label
 // (its guarantee, and its noise when it has a curve), and the ensemble
 // the release states (b), which must be the one the ledger is bound to:
-// every parameter both state must agree, and on a ledger whose teachers'
-// cap bounds every total the release must state its ensemble
-// (Binding.Stated); a *BindingError otherwise. A label that the ledger's
-// filter cannot compose is refused (accountant.FilterAccepts), a
+// every parameter both state must agree, and the release must state its
+// ensemble (Binding.Stated); a *BindingError otherwise. A label that the
+// ledger's filter cannot compose is refused (accountant.FilterAccepts), a
 // *FilterError, even when the teachers' cap frees every release: the
 // ledger's totals are its filter's.
 func (l *Ledger) Begin(mechanism votefile.Mechanism, b votefile.Binding, step accountant.Spend) error {
@@ -36,7 +35,7 @@ func (l *Ledger) Begin(mechanism votefile.Mechanism, b votefile.Binding, step ac
 	if d := bound.Diff(b); len(d) > 0 {
 		return &BindingError{Path: l.path, Ledger: bound, Diffs: d}
 	}
-	if l.cap != nil && !b.Stated() {
+	if !b.Stated() {
 		return &BindingError{Path: l.path, Ledger: bound, Unstated: true}
 	}
 	var id [8]byte

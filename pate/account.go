@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/votefile"
 )
@@ -34,6 +35,39 @@ type AccountOptions struct {
 	// Smooth sets the smooth-sensitivity release of the data-dependent
 	// cost.
 	Smooth SmoothParams
+	// Recorded, if set, are the releases a privacy ledger charged: the
+	// reference for the header of Labels, which must be of the ledger's
+	// ensemble and state the mechanism and per-label (ε, δ) of one of
+	// them, with at most the labels it charged.
+	Recorded *Recorded
+}
+
+// Recorded are the releases that the privacy ledger Ledger, bound to
+// Ensemble, has charged (ledger.Ledger.Runs).
+type Recorded struct {
+	Ledger, Ensemble string
+	Releases         []RecordedRelease
+}
+
+// RecordedRelease is one release a ledger charged: its mechanism, the
+// guarantee of each label and how many labels it charged.
+type RecordedRelease struct {
+	Mechanism votefile.Mechanism
+	PerQuery  accountant.Guarantee
+	Labels    int
+}
+
+// charged returns the most labels that a release recorded in r with the
+// mechanism and per-label guarantee of the header m charged, and whether
+// there is one.
+func (r *Recorded) charged(m *votefile.LabelMeta) (int, bool) {
+	most, found := 0, false
+	for _, x := range r.Releases {
+		if x.Mechanism == m.Mechanism && x.PerQuery == m.PerQuery {
+			most, found = max(most, x.Labels), true
+		}
+	}
+	return most, found
 }
 
 // Accounting is PATE's account of the queries of a vote file: for lnmax
@@ -58,6 +92,9 @@ type Accounting struct {
 // mechanism and its settings (else a *votefile.SettingError), K and C, and
 // of the votes' ensemble; every label row must name its query.
 func Account(ctx context.Context, in votefile.Reader, opts AccountOptions, src *noise.Source) (*Accounting, error) {
+	if err := accountant.CheckDelta("delta", opts.Delta); err != nil {
+		return nil, err
+	}
 	oneVote := accountant.OneVote
 	if _, err := votefile.Check(in.Meta(), votefile.Stated{By: "the " + string(opts.Mechanism) + " mechanism", Relation: &oneVote}); err != nil {
 		return nil, err
@@ -79,7 +116,9 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions, src *
 	if err != nil {
 		return nil, err
 	}
+	queries := 0
 	for n := 1; in.Next(); n++ {
+		queries = n
 		q := in.Query()
 		a := accountant.AnswerUnknown
 		if lr := opts.Labels; lr != nil {
@@ -113,6 +152,11 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions, src *
 	} else if lr != nil && lr.Err() != nil {
 		return nil, lr.Err()
 	}
+	if r, lr := opts.Recorded, opts.Labels; r != nil && lr != nil && lr.Meta() != nil {
+		if most, _ := r.charged(lr.Meta()); queries > most {
+			return nil, lr.HeaderErrorf("the file holds %d labels, but the releases of %s at %v per label that ledger %s records charged at most %d: the labels are not all charged", queries, lr.Meta().Mechanism, lr.Meta().PerQuery, r.Ledger, most)
+		}
+	}
 	if out.Result, err = acct.Result(opts.Delta, opts.Conversion); err != nil {
 		return nil, err
 	}
@@ -144,8 +188,48 @@ func checkLabels(in votefile.Reader, opts AccountOptions) error {
 	if g.Confident() {
 		s.Threshold, s.Sigma1 = &g.Threshold, &g.Sigma1
 	}
-	_, err := s.Agree(m)
-	return err
+	if _, err := s.Agree(m); err != nil {
+		return err
+	}
+	if err := checkStated(lr, m, g); err != nil {
+		return err
+	}
+	if r := opts.Recorded; r != nil {
+		if m.Ensemble != r.Ensemble {
+			return lr.HeaderErrorf("labels of ensemble %q, but ledger %s is bound to ensemble %q", m.Ensemble, r.Ledger, r.Ensemble)
+		}
+		if _, ok := r.charged(m); !ok {
+			return lr.HeaderErrorf("it states %s at %v per label, but ledger %s records no release of that mechanism at that guarantee: the header does not describe a release the ledger charged", m.Mechanism, m.PerQuery, r.Ledger)
+		}
+	}
+	return nil
+}
+
+// checkStated checks that the settings g of the header m of a multi-class
+// release's labels give the per-label (ε, δ) the header states, as the
+// release computed it (ensemble.NewClassGNMax at the stated δ): a header
+// that contradicts itself is damaged, and its settings cannot be trusted
+// for an account (a σ2 edited from 40 to 400 would report a tenth of the
+// cost). The threshold plays no part in the per-label guarantee, so an
+// edited threshold is not found here. Two-class GNMax labels (continuous
+// noise, σ calibrated to the target) are not rebuilt.
+func checkStated(lr *votefile.LabelReader, m *votefile.LabelMeta, g accountant.ConfidentGNMax) error {
+	if m.Classes == 2 && g.Noise == accountant.ContinuousNoise {
+		return nil
+	}
+	agg, err := ensemble.NewClassGNMax(g, m.K, m.Classes, m.PerQuery.Delta)
+	if err != nil {
+		return lr.HeaderErrorf("its settings are not those of a release: %v", err)
+	}
+	if got := agg.Privacy().Guarantee; got != m.PerQuery {
+		settings := fmt.Sprintf("sigma2 = %v", g.Sigma2)
+		if g.Confident() {
+			settings = fmt.Sprintf("sigma1 = %v, %s", g.Sigma1, settings)
+		}
+		return lr.HeaderErrorf("it states eps = %v per label at delta = %v, but its settings (%s, noise %v) give eps = %v: the header contradicts itself (damaged or edited), so its settings cannot be accounted",
+			m.PerQuery.Eps, m.PerQuery.Delta, settings, g.Noise, got.Eps)
+	}
+	return nil
 }
 
 // count reads every query of in, checking it, and returns how many

@@ -3,6 +3,8 @@ package pate
 import (
 	"bytes"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
@@ -32,12 +34,10 @@ func countsReader(t *testing.T, counts [][]int, rel accountant.Relation) votefil
 	return in
 }
 
-// TestAccount: the realised account of a release is the account that
-// pate.Label computes from its labels; votes in the private-teachers
-// relation and settings other than the label file's are refused.
-func TestAccount(t *testing.T) {
-	counts, truth := syntheticCounts(60, 4)
-	m := Mechanisms()[0]
+// releaseLabels releases labels of counts by m's mechanism, seeded, and
+// returns the aggregator and the label file.
+func releaseLabels(t *testing.T, m Mechanism, counts [][]int) (*ensemble.ClassGNMax, bytes.Buffer) {
+	t.Helper()
 	agg, err := ensemble.NewClassGNMax(m.ConfidentGNMax, 250, 10, Delta)
 	if err != nil {
 		t.Fatal(err)
@@ -47,6 +47,16 @@ func TestAccount(t *testing.T) {
 	if _, err := ensemble.ReleaseTo(t.Context(), countsReader(t, counts, accountant.OneVote), agg, noise.NewSeededSource(2), sink, -1, ensemble.ReleaseOptions{Experiment: true}); err != nil {
 		t.Fatal(err)
 	}
+	return agg, labels
+}
+
+// TestAccount: the realised account of a release is the account that
+// pate.Label computes from its labels; votes in the private-teachers
+// relation and settings other than the label file's are refused.
+func TestAccount(t *testing.T) {
+	counts, truth := syntheticCounts(60, 4)
+	m := Mechanisms()[0]
+	_, labels := releaseLabels(t, m, counts)
 	opts := func() AccountOptions {
 		lr, err := votefile.NewLabelReader(bytes.NewReader(labels.Bytes()), "labels")
 		if err != nil {
@@ -79,5 +89,83 @@ func TestAccount(t *testing.T) {
 	var te *votefile.TeachersError
 	if _, err := Account(t.Context(), countsReader(t, counts, accountant.PrivateTeachers), AccountOptions{Mechanism: "gnmax", GNMax: Mechanisms()[1].ConfidentGNMax, Delta: Delta}, noise.NewSource()); !errors.As(err, &te) || te.Field != "relation" {
 		t.Errorf("votes in the private-teachers relation: %v", err)
+	}
+}
+
+// TestAccountRefusesContradictoryHeader: a label header whose settings do
+// not give its own stated per-label (eps, delta) is damaged input (issue
+// 40, item 3): sigma2 edited from 40 to 400 (which would report a tenth of
+// the cost), sigma1 edited, or eps edited, each refused before any account,
+// naming the field and both values.
+func TestAccountRefusesContradictoryHeader(t *testing.T) {
+	counts, _ := syntheticCounts(20, 4)
+	m := Mechanisms()[0]
+	agg, labels := releaseLabels(t, m, counts)
+	stated := strconv.FormatFloat(agg.Privacy().Eps, 'g', -1, 64)
+	for _, tc := range []struct{ from, to, want string }{
+		{`"sigma2":40`, `"sigma2":400`, "sigma2 = 400"},
+		{`"sigma1":150`, `"sigma1":15`, "sigma1 = 15"},
+		{`"eps":` + stated, `"eps":0.01`, "eps = 0.01"},
+	} {
+		edited := bytes.Replace(labels.Bytes(), []byte(tc.from), []byte(tc.to), 1)
+		if bytes.Equal(edited, labels.Bytes()) {
+			t.Fatalf("%s not in the labels", tc.from)
+		}
+		lr, err := votefile.NewLabelReader(bytes.NewReader(edited), "labels")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// As darrm account pate does: the settings are the header's.
+		opts := AccountOptions{Mechanism: lr.Meta().Mechanism, Delta: Delta, Conversion: accountant.PaperConversion, Labels: lr}
+		s := lr.Meta().Settings
+		opts.GNMax = accountant.ConfidentGNMax{Threshold: *s.Threshold, Sigma1: *s.Sigma1, Sigma2: *s.Sigma2, Noise: *s.Noise}
+		_, err = Account(t.Context(), countsReader(t, counts, accountant.OneVote), opts, noise.NewSource())
+		var bad interface{ BadInput() bool }
+		if !errors.As(err, &bad) || !bad.BadInput() || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "eps") {
+			t.Errorf("%s -> %s: %v, want bad input naming %q and eps", tc.from, tc.to, err, tc.want)
+		}
+	}
+}
+
+// TestAccountAgainstLedger: with the releases a ledger records as the
+// reference (issue 40, item 3), a label header that agrees with itself but
+// not with any recorded release (sigma2 and eps both edited), of another
+// ensemble, or with more labels than the release charged, is refused.
+func TestAccountAgainstLedger(t *testing.T) {
+	counts, _ := syntheticCounts(20, 4)
+	m := Mechanisms()[1] // gnmax alone: its eps follows from sigma2
+	agg, labels := releaseLabels(t, m, counts)
+	g := agg.Privacy().Guarantee
+	forged, err := ensemble.NewClassGNMax(accountant.ConfidentGNMax{Sigma2: 400, Noise: accountant.DiscreteNoise}, 250, 10, Delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := bytes.Replace(labels.Bytes(), []byte(`"sigma2":40,`), []byte(`"sigma2":400,`), 1)
+	self = bytes.Replace(self, []byte(`"eps":`+strconv.FormatFloat(g.Eps, 'g', -1, 64)), []byte(`"eps":`+strconv.FormatFloat(forged.Privacy().Eps, 'g', -1, 64)), 1)
+	release := RecordedRelease{Mechanism: m.Name, PerQuery: g, Labels: 20}
+	for _, tc := range []struct {
+		name   string
+		file   []byte
+		ledger Recorded
+		ok     bool
+	}{
+		{"as released", labels.Bytes(), Recorded{Ledger: "L", Ensemble: "acct", Releases: []RecordedRelease{release}}, true},
+		{"a header that agrees with itself, not with the ledger", self, Recorded{Ledger: "L", Ensemble: "acct", Releases: []RecordedRelease{release}}, false},
+		{"another ensemble's ledger", labels.Bytes(), Recorded{Ledger: "L", Ensemble: "other", Releases: []RecordedRelease{release}}, false},
+		{"fewer labels charged", labels.Bytes(), Recorded{Ledger: "L", Ensemble: "acct", Releases: []RecordedRelease{{Mechanism: m.Name, PerQuery: g, Labels: 19}}}, false},
+		{"no release recorded", labels.Bytes(), Recorded{Ledger: "L", Ensemble: "acct"}, false},
+	} {
+		lr, err := votefile.NewLabelReader(bytes.NewReader(tc.file), "labels")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := lr.Meta().Settings
+		opts := AccountOptions{Mechanism: lr.Meta().Mechanism, Delta: Delta, Conversion: accountant.PaperConversion, Labels: lr, Recorded: &tc.ledger,
+			GNMax: accountant.ConfidentGNMax{Sigma2: *s.Sigma2, Noise: *s.Noise}}
+		_, err = Account(t.Context(), countsReader(t, counts, accountant.OneVote), opts, noise.NewSource())
+		var bad interface{ BadInput() bool }
+		if tc.ok != (err == nil) || (!tc.ok && (!errors.As(err, &bad) || !strings.Contains(err.Error(), "ledger L"))) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
 	}
 }

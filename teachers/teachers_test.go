@@ -483,7 +483,10 @@ func TestWriteChecksMeta(t *testing.T) {
 			m.Relation, m.Partition, m.Teachers = accountant.PrivateTeachers, votefile.SharedData, stated(1)
 		}, "relation"},
 		{"another K", sgd, func(m *votefile.Meta) { m.K, m.Teachers[0].Count = 7, 7 }, "K"},
-		{"another partition of PATE's teachers", pate, func(m *votefile.Meta) { m.Partition = votefile.FilePosition }, "partition"},
+		// PATE's teachers are in the one-vote relation, which holds on
+		// keyed-hash shares only: a header of another partition breaks
+		// its own rules (votefile.PartitionRules), so their kind is edited.
+		{"another kind of PATE's teachers", pate, func(m *votefile.Meta) { m.Kind = votefile.PerQuery }, "kind"},
 		{"other classes of PATE's teachers", pate, func(m *votefile.Meta) { m.Classes = 4 }, "classes"},
 	} {
 		c := *tc.e

@@ -3,6 +3,8 @@ package votefile
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/darrm/darrm/accountant"
 )
@@ -105,6 +107,11 @@ type Stated struct {
 	Eps, Delta *float64
 	// NonPrivate states that the teachers have no guarantee.
 	NonPrivate bool
+	// Release says that the caller releases labels from the votes. Votes
+	// without a header assert nothing, so a release in a relation that
+	// holds on some partitions only (PartitionRules: one-vote) must state
+	// the partition, one on which it holds.
+	Release bool
 	// Calibrated reports whether a mechanism for the votes a header
 	// heads, in its relation, is calibrated to a teachers' guarantee:
 	// only for such votes may Eps and Delta be stated for non-private
@@ -150,7 +157,7 @@ func Check(meta *Meta, s Stated) (Binding, error) {
 		if s.Relation != nil {
 			b.Relation = *s.Relation
 		}
-		return b, nil
+		return b, checkAsserted(b, s)
 	}
 	bad := func(field string, header, given any, rule string) error {
 		return &TeachersError{Field: field, Header: fmt.Sprint(header), Given: fmt.Sprint(given), By: s.By, Rule: rule}
@@ -205,6 +212,81 @@ func Check(meta *Meta, s Stated) (Binding, error) {
 		return Binding{}, &TeachersError{Field: "Delta", Header: noGuarantee, By: s.By, Rule: "the guarantee a release is calibrated to needs Delta with eps"}
 	}
 	return meta.Binding(TeacherGuarantee{Guarantee: stated}), nil
+}
+
+// checkAsserted checks the relation and partition that s asserts of votes
+// without a header (b, what it states) against PartitionRules: a
+// partition stated must keep the relation, and a release in a relation
+// that some partition breaks must state one.
+func checkAsserted(b Binding, s Stated) error {
+	if b.Partition != PartitionUnstated {
+		if rule, ok := PartitionRuleOf(b.Relation, b.Partition); ok && !rule.Holds {
+			return &TeachersError{Field: "partition", Given: b.Partition.String(), By: s.By, Rule: rule.Why}
+		}
+		return nil
+	}
+	if !s.Release {
+		return nil
+	}
+	for _, rule := range PartitionRules() {
+		if rule.Relation == b.Relation && !rule.Holds {
+			return &TeachersError{Field: "partition", By: s.By, Rule: fmt.Sprintf("the vote file has no metadata header, so nothing says how the teachers' data were split, and the %v relation holds only on %s shares: assert it (--partition keyed-hash) or put the ensemble's metadata header on the vote file's first line",
+				b.Relation, strings.Join(holding(b.Relation), " or "))}
+		}
+	}
+	return nil
+}
+
+// PartitionRule is one row of PartitionRules: whether the neighbouring
+// Relation holds for teachers whose training data were split by Partition,
+// and why.
+type PartitionRule struct {
+	Relation  accountant.Relation
+	Partition Partition
+	Holds     bool
+	Why       string
+}
+
+// partitionRules is the table of PartitionRules.
+var partitionRules = []PartitionRule{
+	{accountant.PrivateTeachers, KeyedHash, true, "each teacher's (eps, Delta) is for adding or removing one record, whatever its share"},
+	{accountant.PrivateTeachers, FilePosition, true, "each teacher's (eps, Delta) is for adding or removing one record, whatever its share"},
+	{accountant.PrivateTeachers, SharedData, true, "each teacher's (eps, Delta) is for adding or removing one record, whatever its share"},
+	{accountant.OneVote, KeyedHash, true, "a record's share is a keyed hash of its identity alone: adding or removing it changes one teacher's data, so at most one vote"},
+	{accountant.OneVote, FilePosition, false, "the one-vote relation does not hold on file-position shares: one added record moves every later record to another teacher, so it can change up to K votes"},
+	{accountant.OneVote, SharedData, false, "the one-vote relation does not hold on shared data: a record in every teacher's data can change every vote"},
+}
+
+// PartitionRules returns the one table of which partition of the training
+// data keeps which neighbouring relation (the one-vote relation needs that
+// adding or removing one record changes at most one teacher's vote:
+// PATE, Papernot et al. 2018, Section 2), a row for each relation and
+// partition. The checks of a header (Meta.Validate), of a ledger's binding
+// (Binding.Validate) and of what a release asserts of votes without a
+// header (Check) consult it, and docs/aggregate.md prints it.
+func PartitionRules() []PartitionRule { return slices.Clone(partitionRules) }
+
+// PartitionRuleOf returns the row of PartitionRules for relation r and
+// partition p, false when there is none (an unknown relation or
+// partition).
+func PartitionRuleOf(r accountant.Relation, p Partition) (PartitionRule, bool) {
+	for _, rule := range partitionRules {
+		if rule.Relation == r && rule.Partition == p {
+			return rule, true
+		}
+	}
+	return PartitionRule{}, false
+}
+
+// holding returns the partitions on which relation r holds.
+func holding(r accountant.Relation) []string {
+	var ps []string
+	for _, rule := range partitionRules {
+		if rule.Relation == r && rule.Holds {
+			ps = append(ps, rule.Partition.String())
+		}
+	}
+	return ps
 }
 
 // relationRule says why a stated relation r cannot be the other one of a
@@ -318,8 +400,9 @@ func ensembleRule(r accountant.Relation, k Kind, p Partition) (field string, val
 		return "kind", k, "must be fixed or per-query"
 	case p < KeyedHash || p > SharedData:
 		return "partition", p, "must be keyed-hash, file-position or shared"
-	case r == accountant.OneVote && p == SharedData:
-		return "partition", p, "the one-vote relation needs disjoint shares: adding or removing one record must change one teacher's vote at most"
+	}
+	if rule, _ := PartitionRuleOf(r, p); !rule.Holds {
+		return "partition", p, rule.Why
 	}
 	return "", nil, ""
 }

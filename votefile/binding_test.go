@@ -2,6 +2,8 @@ package votefile
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -94,5 +96,63 @@ func TestCheck(t *testing.T) {
 	_, err = Check(private, Stated{K: 7})
 	if want := "the ensemble's K: 7 given, but the vote file's metadata header states 5: a value given must equal the header's (leave it out to use the header's)"; err == nil || err.Error() != want {
 		t.Errorf("error %q, want %q", err, want)
+	}
+}
+
+// TestPartitionRules: the one table of which partition keeps which
+// relation has a row for every relation and partition, the one-vote
+// relation holds on keyed-hash shares only, and every check consults it:
+// a header (Meta.Validate), a binding a ledger is to hold
+// (Binding.Validate), and what a caller asserts of votes without a header
+// (Check).
+func TestPartitionRules(t *testing.T) {
+	rules := PartitionRules()
+	if len(rules) != 2*3 {
+		t.Fatalf("%d rules, want one per relation and partition (6)", len(rules))
+	}
+	r := func(x accountant.Relation) *accountant.Relation { return &x }
+	for _, rel := range []accountant.Relation{accountant.PrivateTeachers, accountant.OneVote} {
+		for _, p := range []Partition{KeyedHash, FilePosition, SharedData} {
+			rule, ok := PartitionRuleOf(rel, p)
+			want := rel == accountant.PrivateTeachers || p == KeyedHash
+			if !ok || rule.Holds != want || rule.Why == "" {
+				t.Errorf("%v on %v: %+v, %v; want holds = %v with a reason", rel, p, rule, ok, want)
+			}
+			meta := statedMeta(3, 0.1, 1e-5)
+			meta.Relation, meta.Partition = rel, p
+			if err := meta.Validate(); (err == nil) != want {
+				t.Errorf("%v on %v: header: %v", rel, p, err)
+			}
+			b := Binding{Ensemble: "e", K: 3, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: rel, Kind: Fixed, Partition: p}
+			if err := b.Validate(); (err == nil) != want {
+				t.Errorf("%v on %v: binding: %v", rel, p, err)
+			}
+			_, err := Check(nil, Stated{K: 3, Relation: r(rel), Partition: p})
+			var te *TeachersError
+			if (err == nil) != want || (err != nil && (!errors.As(err, &te) || te.Field != "partition" || !strings.Contains(err.Error(), rule.Why))) {
+				t.Errorf("%v on %v: asserted without a header: %v", rel, p, err)
+			}
+		}
+	}
+}
+
+// TestPartitionRulesDocumented: the table in docs/aggregate.md is the
+// table of PartitionRules, row for row.
+func TestPartitionRulesDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/aggregate.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("| relation | partition | holds | why |\n|---|---|---|---|\n")
+	for _, r := range PartitionRules() {
+		holds := "no"
+		if r.Holds {
+			holds = "yes"
+		}
+		fmt.Fprintf(&b, "| `%v` | `%v` | %s | %s |\n", r.Relation, r.Partition, holds, r.Why)
+	}
+	if !strings.Contains(string(doc), b.String()) {
+		t.Errorf("docs/aggregate.md does not hold the table of PartitionRules; want:\n%s", b.String())
 	}
 }

@@ -3,6 +3,7 @@ package votefile
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/darrm/darrm/internal/plural"
@@ -236,6 +237,11 @@ func (s *jsonScan) id() error {
 	tok := s.token()
 	if len(tok) == 0 || !(tok[0] == '-' || (tok[0] >= '0' && tok[0] <= '9')) || !json.Valid(tok) {
 		return r.errorf(col, "id %s: must be a JSON string or number", show(tok))
+	}
+	// A number beyond float64 is infinity to most JSON readers (Python,
+	// JavaScript, jq): 1e999 and 2e999 would be one id to them.
+	if _, err := strconv.ParseFloat(string(tok), 64); err != nil {
+		return r.errorf(col, "id %s: a numeric id must be within the range of a float64 (readers take a larger one for infinity): write it as a string", show(tok))
 	}
 	s.i += len(tok)
 	r.q.ID, r.q.IDNumber = tok, true

@@ -100,6 +100,10 @@ type LabelMeta struct {
 	// PerQuery is the guarantee of each row, in Relation.
 	PerQuery accountant.Guarantee
 	Relation accountant.Relation
+	// Partition is how the teachers' data were split, by the votes'
+	// header or as the release asserted it; PartitionUnstated when neither
+	// said.
+	Partition Partition
 	// Ensemble is the teacher ensemble's id, "" when the votes did not
 	// state it; Teachers is each teacher's (ε, Δ) the release assumed,
 	// zero for none.
@@ -117,6 +121,7 @@ type (
 		K         int                 `json:"K"`
 		Classes   int                 `json:"classes"`
 		Relation  accountant.Relation `json:"relation"`
+		Partition Partition           `json:"partition,omitempty"`
 		Settings
 		Eps        float64        `json:"eps"`
 		Delta      float64        `json:"delta"`
@@ -133,7 +138,7 @@ type (
 // HeaderLine returns the header's line in a label file, "# " and the JSON
 // object, without its line end: a LabelWriter's comment line.
 func (m *LabelMeta) HeaderLine() string {
-	j := jsonLabelMeta{Version: LabelsVersion, Mechanism: m.Mechanism, K: m.K, Classes: m.Classes, Relation: m.Relation, Settings: m.Settings,
+	j := jsonLabelMeta{Version: LabelsVersion, Mechanism: m.Mechanism, K: m.K, Classes: m.Classes, Relation: m.Relation, Partition: m.Partition, Settings: m.Settings,
 		Eps: m.PerQuery.Eps, Delta: m.PerQuery.Delta, Ensemble: m.Ensemble, ForRelease: m.ForRelease}
 	if m.Teachers != (accountant.Guarantee{}) {
 		j.Teachers = &jsonGuarantee{m.Teachers.Eps, m.Teachers.Delta}
@@ -145,9 +150,25 @@ func (m *LabelMeta) HeaderLine() string {
 	return "# " + string(raw)
 }
 
+// labelKeys are the keys of a label file's header, and teacherKeys those
+// of its teachers object.
+var (
+	labelKeys   = []string{LabelsKey, "mechanism", "K", "classes", "relation", "partition", "threshold", "sigma1", "sigma2", "laplace_scale", "noise", "eps", "delta", "ensemble", "teachers", "for_release"}
+	teacherKeys = []string{"eps", "Delta"}
+)
+
 // parseLabelMeta reads a label file's header from its JSON object: known
-// keys only, this version, every field in its domain.
+// keys only, each once (encoding/json would keep the last of a repeated
+// key, so a header could state one value to a reader and another to
+// darrm), this version, every field in its domain.
 func parseLabelMeta(b []byte) (*LabelMeta, error) {
+	obj, err := object(b, "label file header", labelKeys)
+	if err == nil && obj["teachers"] != nil && string(obj["teachers"]) != "null" {
+		_, err = object(obj["teachers"], "label file header teachers", teacherKeys)
+	}
+	if err != nil {
+		return nil, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	j := jsonLabelMeta{Version: -1, Eps: math.NaN(), Delta: math.NaN()}
@@ -171,7 +192,7 @@ func parseLabelMeta(b []byte) (*LabelMeta, error) {
 	case !(j.Delta >= 0 && j.Delta < 1):
 		return nil, bad("delta", j.Delta, "must be in [0, 1)")
 	}
-	m := &LabelMeta{Mechanism: j.Mechanism, K: j.K, Classes: j.Classes, Settings: j.Settings, Relation: j.Relation,
+	m := &LabelMeta{Mechanism: j.Mechanism, K: j.K, Classes: j.Classes, Settings: j.Settings, Relation: j.Relation, Partition: j.Partition,
 		PerQuery: accountant.Guarantee{Eps: j.Eps, Delta: j.Delta}, Ensemble: j.Ensemble, ForRelease: j.ForRelease}
 	if t := j.Teachers; t != nil {
 		m.Teachers = accountant.Guarantee{Eps: t.Eps, Delta: t.Delta}
@@ -351,6 +372,7 @@ type LabelRow struct {
 type LabelReader struct {
 	lr       *VoteReader // line reading and CSV splitting
 	meta     *LabelMeta
+	metaLine int  // the header's line
 	answered bool // the rows have the answered column
 	row      LabelRow
 	rows
@@ -381,6 +403,7 @@ func NewLabelReader(r io.Reader, name string) (*LabelReader, error) {
 			if out.meta, err = parseLabelMeta(obj); err != nil {
 				return nil, lr.errorf(0, "%v", err)
 			}
+			out.metaLine = lr.line
 		}
 	}
 	if c := bytes.TrimLeft(line, " \t"); c[0] == '{' {
@@ -421,6 +444,12 @@ func (r *LabelReader) Meta() *LabelMeta { return r.meta }
 // finds the row at fault, as one whose query is not the one it names.
 func (r *LabelReader) Errorf(format string, args ...any) *FormatError {
 	return &FormatError{File: r.lr.name, Line: r.row.Line, Msg: fmt.Sprintf(format, args...)}
+}
+
+// HeaderErrorf returns a *FormatError at the line of the file's metadata
+// header: what a caller finds wrong with it.
+func (r *LabelReader) HeaderErrorf(format string, args ...any) *FormatError {
+	return &FormatError{File: r.lr.name, Line: r.metaLine, Msg: "metadata header: " + fmt.Sprintf(format, args...)}
 }
 
 // Row returns the current row.

@@ -142,6 +142,7 @@ func TestReadMalformed(t *testing.T) {
 		{"jsonl unclosed array", "[0,1,1\n", ReadOptions{}, 1, 7, "not closed"},
 		{"jsonl unclosed string", "{\"id\":\"abc\n", ReadOptions{}, 1, 7, "not closed"},
 		{"jsonl id array", "{\"id\":[1],\"votes\":[1]}\n", ReadOptions{}, 1, 7, "must be a JSON string or number"},
+		{"jsonl id beyond float64", "{\"id\":1e999,\"votes\":[1]}\n", ReadOptions{}, 1, 7, "within the range of a float64"},
 		{"jsonl empty object", "{}\n", ReadOptions{}, 1, 2, "empty object"},
 		{"jsonl no votes key", "{\"id\":3}\n", ReadOptions{}, 1, 0, "no \"votes\" array"},
 		{"jsonl no votes", "[]\n", ReadOptions{}, 1, 0, "no votes"},

@@ -8,6 +8,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/pate"
 	"github.com/darrm/darrm/votefile"
@@ -23,6 +24,7 @@ type accountPATEFlags struct {
 	Orders     []float64             `flag:"orders" help:"Renyi orders (> 1), comma-separated (default: 1.25, 1.5, 1.75, 2 to 100 by 0.5, 40 orders from 100 to 1000)"`
 	Noise      accountant.PATENoise  `flag:"noise" help:"noise the release drew: discrete (darrm's releases) or continuous (the PATE paper's)"`
 	Labels     string                `flag:"labels" help:"the labels of a release (darrm aggregate's): account its realised cost, the GNMax step only where it answered; the mechanism and its settings come from the label file's header, which flags may repeat but not contradict"`
+	Ledger     string                `flag:"ledger"`
 	Conversion accountant.Conversion `flag:"conversion"`
 	Seed       uint64                `flag:"seed"`
 	Format     cliout.Format         `flag:"format"`
@@ -66,6 +68,14 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 			stated, opts.Mechanism = m.Settings, m.Mechanism
 		}
 	}
+	if f.Ledger != "" {
+		if f.Labels == "" {
+			return cli.Usagef("--ledger needs --labels: the ledger's records are the reference for a label file's header")
+		}
+		if opts.Recorded, err = recordedReleases(cmd, f.Ledger); err != nil {
+			return err
+		}
+	}
 	if opts.Mechanism == "" {
 		opts.Mechanism = pate.MechanismOf(given)
 	}
@@ -107,4 +117,22 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 			"ss order": "--ss-order", "sigma ss": "--sigma-ss"})
 	}
 	return doc.Write(cmd.OutOrStdout(), f.Format)
+}
+
+// recordedReleases reads the releases that the ledger at path charged.
+func recordedReleases(cmd *cobra.Command, path string) (*pate.Recorded, error) {
+	l, err := readLedger(cmd, path)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	r := &pate.Recorded{Ledger: path, Ensemble: l.Header().Ensemble}
+	err = l.Runs(func(s ledger.Spend) error {
+		r.Releases = append(r.Releases, pate.RecordedRelease{Mechanism: s.Mechanism, PerQuery: accountant.Guarantee{Eps: s.Eps, Delta: s.Delta}, Labels: s.Queries})
+		return nil
+	})
+	if err != nil {
+		return nil, ledgerError(err)
+	}
+	return r, nil
 }

@@ -27,14 +27,15 @@ type aggregateFlags struct {
 	mechanismFlags
 	compositionFlags
 	pateFlags
-	Format      cliout.Format   `flag:"format"`
-	TargetEps   []float64       `flag:"target-eps"`
-	Seed        uint64          `flag:"seed"`
-	BudgetEps   float64         `flag:"budget-eps"`
-	BudgetDelta float64         `flag:"budget-delta"`
-	Ledger      string          `flag:"ledger"`
-	Out         string          `flag:"out" help:"file for the labels, written atomically; a device or FIFO is written through (- for standard output)"`
-	OutFormat   votefile.Format `flag:"out-format" help:"labels as csv or jsonl (auto: the format of the votes)"`
+	Format      cliout.Format      `flag:"format"`
+	TargetEps   []float64          `flag:"target-eps"`
+	Seed        uint64             `flag:"seed"`
+	BudgetEps   float64            `flag:"budget-eps"`
+	BudgetDelta float64            `flag:"budget-delta"`
+	Ledger      string             `flag:"ledger"`
+	Out         string             `flag:"out" help:"file for the labels, written atomically; a device or FIFO is written through (- for standard output)"`
+	OutFormat   votefile.Format    `flag:"out-format" help:"labels as csv or jsonl (auto: the format of the votes)"`
+	Partition   votefile.Partition `flag:"partition" help:"how the teachers' training data were split (keyed-hash, file-position or shared): the metadata header's, if given; votes without a header need it for a one-vote mechanism (keyed-hash)"`
 	classInputFlags
 	Mechanism votefile.Mechanism
 }
@@ -112,7 +113,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	binding, err := ensemble.ReleaseBinding(in, rel.Aggregator)
+	binding, err := ensemble.ReleaseBinding(in, rel.Aggregator, f.Partition)
 	if err != nil {
 		return fmt.Errorf("%s: %w (--mechanism)", input, err)
 	}
@@ -255,7 +256,7 @@ func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, votes vot
 	}
 	total := cli.InputSize(name)
 	r.prog = cliout.NewProgress(cmd.ErrOrStderr(), total, "releasing labels")
-	r.opts = ensemble.ReleaseOptions{Experiment: r.seed != nil, Progress: func(n int, b int64) {
+	r.opts = ensemble.ReleaseOptions{Partition: f.Partition, Experiment: r.seed != nil, Progress: func(n int, b int64) {
 		if total > 0 {
 			r.prog.Set(b)
 		} else {

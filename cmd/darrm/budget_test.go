@@ -7,6 +7,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/votefile"
 )
 
 // TestPureBudget: a pure-DP budget (δ = 0) is spent by pure-DP releases,
@@ -33,6 +34,8 @@ func TestPureBudget(t *testing.T) {
 	if _, e, code := darrm(t, "", "ledger", "init", led, "--ensemble", "pure", "--K", "3", "--eps", "0.1", "--Delta", "0", "--kind", "per-query", "--partition", "shared", "--budget-eps", "3", "--budget-delta", "0"); code != 0 {
 		t.Fatal(e)
 	}
+	withHeader(t, votes, &votefile.Meta{Ensemble: "pure", K: 3, Classes: 2, Relation: accountant.PrivateTeachers, Kind: votefile.PerQuery, Partition: votefile.SharedData,
+		Teachers: []votefile.TeacherGroup{{Count: 3, Guarantee: accountant.Guarantee{Eps: 0.1}}}})
 	pate := filepath.Join(dir, "pate.ledger")
 	if _, e, code := darrm(t, "", "ledger", "init", pate, "--votes", counts, "--budget-eps", "3", "--budget-delta", "0"); code != 0 {
 		t.Fatal(e)

@@ -48,7 +48,7 @@ type ensembleFlags struct {
 	Eps       float64            `flag:"eps"`
 	Delta     float64            `flag:"Delta"`
 	Kind      votefile.Kind      `flag:"kind" help:"the teachers are fixed models (fixed) or a fresh mechanism per query (per-query)"`
-	Partition votefile.Partition `flag:"partition" help:"how the teachers' training data were split: keyed-hash, file-position or shared"`
+	Partition votefile.Partition `flag:"partition" help:"how the teachers' training data were split: keyed-hash, file-position or shared (the one-vote relation holds on keyed-hash only)"`
 }
 
 // stated returns the parameters the flags state; those not given are

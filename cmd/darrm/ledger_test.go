@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/votefile"
 )
 
 // TestLedgerAcrossRuns charges two releases of the same teachers to one
@@ -28,7 +29,13 @@ func TestLedgerAcrossRuns(t *testing.T) {
 	if _, e, code := darrm(t, "", "ledger", "init", led, "--ensemble", "k11", "--K", "11", "--eps", "0.1", "--Delta", "1e-5", "--kind", "per-query", "--partition", "shared", "--budget-eps", "3", "--budget-delta", "1e-3"); code != 0 {
 		t.Fatal(e)
 	}
-	votes := strings.Repeat("1,1,1,1,1,1,0,0,0,0,0\n", 6)
+	head, err := (&votefile.Meta{Ensemble: "k11", K: 11, Classes: 2, Relation: accountant.PrivateTeachers, Kind: votefile.PerQuery, Partition: votefile.SharedData,
+		Teachers: []votefile.TeacherGroup{{Count: 11, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}}}}).AppendHeader(nil, votefile.FormatCSV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := strings.Repeat("1,1,1,1,1,1,0,0,0,0,0\n", 6)
+	votes := string(head) + plain
 	args := append([]string{"aggregate", "--mechanism", "subsample", "--no-cache", "--ledger", led, "--format", "json"}, stated...)
 	first := filepath.Join(dir, "a.csv")
 	out, errOut, code := darrm(t, votes, append(args, "--out", first)...)
@@ -57,7 +64,7 @@ func TestLedgerAcrossRuns(t *testing.T) {
 	if code != 0 || strings.Count(out, "\n") != 3 || !strings.Contains(out, "subsample") {
 		t.Errorf("ledger show: exit %d:\n%s%s", code, out, errOut)
 	}
-	_, errOut, code = darrm(t, votes, append([]string{"aggregate", "--mechanism", "gnmax", "--ledger", led, "--out", filepath.Join(dir, "g.csv")}, stated...)...)
+	_, errOut, code = darrm(t, plain, append([]string{"aggregate", "--mechanism", "gnmax", "--partition", "keyed-hash", "--ledger", led, "--out", filepath.Join(dir, "g.csv")}, stated...)...)
 	if code != exitUsage || !strings.Contains(errOut, "cannot share a budget") {
 		t.Errorf("gnmax on a private-teachers ledger: exit %d: %s", code, errOut)
 	}
@@ -238,7 +245,12 @@ func TestLedgerHeaderResigned(t *testing.T) {
 	if _, e, code := darrm(t, "", "ledger", "init", led, "--ensemble", "k11-resigned", "--K", "11", "--eps", "0.1", "--Delta", "1e-5", "--kind", "per-query", "--partition", "shared", "--budget-eps", "2", "--budget-delta", "1e-3", "--delta-prime", "1e-4"); code != 0 {
 		t.Fatal(e)
 	}
-	votes := strings.Repeat("1,1,1,1,1,1,0,0,0,0,0\n", 6)
+	head, err := (&votefile.Meta{Ensemble: "k11-resigned", K: 11, Classes: 2, Relation: accountant.PrivateTeachers, Kind: votefile.PerQuery, Partition: votefile.SharedData,
+		Teachers: []votefile.TeacherGroup{{Count: 11, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}}}}).AppendHeader(nil, votefile.FormatCSV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	votes := string(head) + strings.Repeat("1,1,1,1,1,1,0,0,0,0,0\n", 6)
 	args := append([]string{"aggregate", "--mechanism", "subsample", "--no-cache", "--ledger", led}, stated...)
 	if _, errOut, code := darrm(t, votes, append(args, "--out", filepath.Join(dir, "a.csv"))...); code != 0 && code != exitBudget {
 		t.Fatalf("first release: exit %d: %s", code, errOut)
@@ -267,11 +279,11 @@ func TestLedgerHeaderResigned(t *testing.T) {
 // upgrade".
 func TestLedgerUpgradeDamaged(t *testing.T) {
 	dir := t.TempDir()
-	led := newLedgerFile(t, dir, "upgrade-damaged")
-	if _, e, code := darrm(t, "", "ledger", "upgrade", led); code != 0 || !strings.Contains(e, "") {
+	votes := smallVotes(t, dir, 5)
+	led := newLedgerFile(t, dir, "upgrade-damaged", votes)
+	if _, e, code := darrm(t, "", "ledger", "upgrade", led); code != 0 {
 		t.Fatalf("upgrade of a sound current ledger: exit %d: %s", code, e)
 	}
-	votes := smallVotes(t, dir, 5)
 	if _, e, code := darrm(t, "", append([]string{"aggregate", votes, "--mechanism", "subsample", "--m", "1", "--no-cache", "--ledger", led, "--out", filepath.Join(dir, "l.csv")}, binding3[2:6]...)...); code != 0 {
 		t.Fatal(e)
 	}
@@ -288,8 +300,8 @@ func TestLedgerUpgradeDamaged(t *testing.T) {
 // directory, is refused (exit 2) before anything is charged.
 func TestStateDirRelative(t *testing.T) {
 	dir := t.TempDir()
-	led := newLedgerFile(t, dir, "relative-state")
 	votes := smallVotes(t, dir, 5)
+	led := newLedgerFile(t, dir, "relative-state", votes)
 	t.Chdir(dir) // where a darrm that took the folder would make it
 	t.Setenv("DARRM_STATE_DIR", "state")
 	out := filepath.Join(dir, "l.csv")

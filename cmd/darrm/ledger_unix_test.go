@@ -28,7 +28,7 @@ func recordLock(ensemble string) string {
 func TestRecordLockInterrupt(t *testing.T) {
 	dir := t.TempDir()
 	votes := smallVotes(t, dir, 10)
-	led := newLedgerFile(t, dir, "record-lock")
+	led := newLedgerFile(t, dir, "record-lock", votes)
 	f, err := os.OpenFile(recordLock("record-lock"), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +83,7 @@ func TestLedgerSmallerRefusals(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv(ledger.EnvStateDir, t.TempDir())
 	votes := smallVotes(t, dir, 10)
-	led := newLedgerFile(t, dir, "smaller")
+	led := newLedgerFile(t, dir, "smaller", votes)
 	release := []string{"aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--out", filepath.Join(dir, "labels.csv")}
 	if _, e, code := darrm(t, "", append(release, "--ledger", led)...); code != 0 {
 		t.Fatalf("release: exit %d: %s", code, e)
@@ -99,7 +99,7 @@ func TestLedgerSmallerRefusals(t *testing.T) {
 	}
 	os.WriteFile(record, good, 0o600)
 
-	if _, e, code := darrm(t, "", append(release, "--ledger", votes)...); code != exitUsage || !strings.Contains(e, "is not a ledger") || strings.Contains(e, "good copy") {
+	if _, e, code := darrm(t, "", append(release, "--ledger", votes)...); code != exitUsage || !strings.Contains(e, "not a ledger") || strings.Contains(e, "good copy") {
 		t.Errorf("--ledger votes.csv: exit %d: %s", code, e)
 	}
 

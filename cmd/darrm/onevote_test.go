@@ -273,11 +273,19 @@ func TestAggregateOneVote(t *testing.T) {
 			t.Errorf("table (exit %d) lacks %q:\n%s", code, want, table)
 		}
 	}
-	// Votes without a header: a one-vote release of its own.
+	// Votes without a header assert nothing: a one-vote release of its
+	// own needs the partition asserted, one that keeps the relation, and
+	// its label header states it.
 	plain := filepath.Join(dir, "plain.csv")
 	oneVoteVotes(t, plain, 30, false)
-	if _, errOut, code := darrm(t, "", "aggregate", plain, "--mechanism", "darrm-one-vote", "--target-eps", "0.3", "--cache-dir", dir, "--out", filepath.Join(dir, "p.csv")); code != 0 {
-		t.Errorf("headerless votes: exit %d: %s", code, errOut)
+	p := filepath.Join(dir, "p.csv")
+	for _, assert := range [][]string{nil, {"--partition", "file-position"}, {"--partition", "shared"}} {
+		if _, errOut, code := darrm(t, "", append([]string{"aggregate", plain, "--mechanism", "darrm-one-vote", "--target-eps", "0.3", "--cache-dir", dir, "--out", p}, assert...)...); code != exitUsage || !strings.Contains(errOut, "partition") {
+			t.Errorf("headerless votes, %v: exit %d: %s", assert, code, errOut)
+		}
+	}
+	if _, errOut, code := darrm(t, "", "aggregate", plain, "--mechanism", "darrm-one-vote", "--target-eps", "0.3", "--partition", "keyed-hash", "--cache-dir", dir, "--out", p); code != 0 || !strings.Contains(readLinesAll(t, p)[0], `"partition":"keyed-hash"`) {
+		t.Errorf("headerless votes, --partition keyed-hash: exit %d: %s", code, errOut)
 	}
 }
 

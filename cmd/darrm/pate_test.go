@@ -322,7 +322,7 @@ func TestPATENeverPrintsCounts(t *testing.T) {
 		var labels, summaries, errs []string
 		for _, v := range files {
 			out := filepath.Join(dir, "labels.csv")
-			stdout, stderr, code := darrm(t, "", "aggregate", v, "--mechanism", "confident-gnmax", "--threshold", "1e9", "--sigma1", "150", "--sigma2", "40",
+			stdout, stderr, code := darrm(t, "", "aggregate", v, "--mechanism", "confident-gnmax", "--threshold", "1750", "--sigma1", "150", "--sigma2", "40",
 				"--delta", "1e-5", "--seed", "7", "--out", out, "--format", format)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
@@ -583,7 +583,7 @@ func TestAccountPATEChecks(t *testing.T) {
 		t.Fatalf("aggregate: exit %d: %s", code, stderr)
 	}
 	head := readLinesAll(t, labels)[0]
-	if !strings.HasPrefix(head, `# {"darrm-labels":1,"mechanism":"gnmax","K":250,"classes":10,"relation":"one-vote","sigma2":40,"noise":"discrete","eps":`) ||
+	if !strings.HasPrefix(head, `# {"darrm-labels":1,"mechanism":"gnmax","K":250,"classes":10,"relation":"one-vote","partition":"keyed-hash","sigma2":40,"noise":"discrete","eps":`) ||
 		!strings.Contains(head, `"ensemble":"pate-k250"`) {
 		t.Errorf("label file header %s", head)
 	}

@@ -22,7 +22,7 @@ import (
 func TestRedirectionProtected(t *testing.T) {
 	dir := t.TempDir()
 	votes := smallVotes(t, dir, 20)
-	led := newLedgerFile(t, dir, "redirect")
+	led := newLedgerFile(t, dir, "redirect", votes)
 	cache, entry := solvedCache(t, dir)
 	entries := []string{entry}
 	records, _ := filepath.Glob(filepath.Join(os.Getenv(ledger.EnvStateDir), "ledgers", "*.json"))
@@ -105,7 +105,7 @@ func mustRead(t *testing.T, path string) []byte {
 func TestStdoutReaderGone(t *testing.T) {
 	dir := t.TempDir()
 	votes := smallVotes(t, dir, 300_000)
-	led := newLedgerFile(t, dir, "reader-gone")
+	led := newLedgerFile(t, dir, "reader-gone", votes)
 	cmd := child("aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--ledger", led)
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -153,7 +153,7 @@ func TestStdoutReaderGone(t *testing.T) {
 func TestStderrProtected(t *testing.T) {
 	dir := t.TempDir()
 	votes := smallVotes(t, dir, 20)
-	led := newLedgerFile(t, dir, "stderr")
+	led := newLedgerFile(t, dir, "stderr", votes)
 	cache, entry := solvedCache(t, dir)
 	records, _ := filepath.Glob(filepath.Join(os.Getenv(ledger.EnvStateDir), "ledgers", "*.json"))
 	if len(records) == 0 {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/votefile"
 )
 
 // The tests of this file attack the ledger and the release with darrm
@@ -87,14 +88,36 @@ func smallVotes(t *testing.T, dir string, n int) string {
 // data. A release of its votes states the teachers' guarantee (stated).
 var binding3 = []string{"--K", "3", "--eps", "0.1", "--Delta", "1e-5", "--kind", "per-query", "--partition", "shared"}
 
-// newLedgerFile creates a ledger with a large budget for ensemble name.
-func newLedgerFile(t *testing.T, dir, name string) string {
+// newLedgerFile creates a ledger with a large budget for ensemble name,
+// and puts that ensemble's metadata header (binding3's) on the vote file
+// votes, whose releases the ledger then takes: it refuses votes without
+// a header.
+func newLedgerFile(t *testing.T, dir, name, votes string) string {
 	t.Helper()
 	led := filepath.Join(dir, name+".ledger")
 	if _, e, code := darrm(t, "", append([]string{"ledger", "init", led, "--ensemble", name, "--budget-eps", "1e9", "--budget-delta", "0.5"}, binding3...)...); code != 0 {
 		t.Fatal(e)
 	}
+	withHeader(t, votes, &votefile.Meta{Ensemble: name, K: 3, Classes: 2, Relation: accountant.PrivateTeachers, Kind: votefile.PerQuery, Partition: votefile.SharedData,
+		Teachers: []votefile.TeacherGroup{{Count: 3, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}}}})
 	return led
+}
+
+// withHeader puts the metadata header meta on the first line of the vote
+// file at path.
+func withHeader(t *testing.T, path string, meta *votefile.Meta) {
+	t.Helper()
+	body, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := meta.AppendHeader(nil, votefile.FormatCSV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(head, body...), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // recorded returns the labels the ledger at path counts.
@@ -131,7 +154,7 @@ var mayHaveReached = regexp.MustCompile(`(\d+) labels may have reached`)
 func TestShortWriteCounts(t *testing.T) {
 	dir := t.TempDir()
 	votes := smallVotes(t, dir, 300_000)
-	led := newLedgerFile(t, dir, "short-write")
+	led := newLedgerFile(t, dir, "short-write", votes)
 	out, err := os.Create(filepath.Join(dir, "a.csv"))
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +188,7 @@ func TestShortWriteCounts(t *testing.T) {
 func TestOutputTargets(t *testing.T) {
 	dir := t.TempDir()
 	votes := smallVotes(t, dir, 50)
-	led := newLedgerFile(t, dir, "outputs")
+	led := newLedgerFile(t, dir, "outputs", votes)
 	cache, entry := solvedCache(t, dir)
 	entries := []string{entry}
 	os.Link(led, filepath.Join(dir, "hard"))
@@ -223,7 +246,7 @@ func TestOutputTargets(t *testing.T) {
 func TestSignalsWhileBlocked(t *testing.T) {
 	dir := t.TempDir()
 	votes := smallVotes(t, dir, 300_000)
-	led := newLedgerFile(t, dir, "signals")
+	led := newLedgerFile(t, dir, "signals", votes)
 	release := []string{"aggregate", "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--ledger", led}
 
 	// Waiting for the lock.
@@ -312,7 +335,7 @@ func TestLedgerRefusals(t *testing.T) {
 		t.Errorf("--ledger changed the vote file to %q", b)
 	}
 
-	led := newLedgerFile(t, dir, "refusals")
+	led := newLedgerFile(t, dir, "refusals", votes)
 	release := []string{"aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--ledger", led, "--out", filepath.Join(dir, "labels.csv")}
 	if _, e, code := darrm(t, "", release...); code != 0 {
 		t.Fatal(e)
@@ -451,6 +474,8 @@ func TestLedgerMessages(t *testing.T) {
 	if out, stderr, code := darrm(t, "", append([]string{"ledger", "upgrade", v1}, binding3...)...); code != 0 || !strings.Contains(out, "the spends of 1 run carried over") {
 		t.Errorf("upgrade: exit %d: %s%s", code, out, stderr)
 	}
+	withHeader(t, votes, &votefile.Meta{Ensemble: "v3", K: 3, Classes: 2, Relation: accountant.PrivateTeachers, Kind: votefile.PerQuery, Partition: votefile.SharedData,
+		Teachers: []votefile.TeacherGroup{{Count: 3, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}}}})
 	out, stderr, code = darrm(t, "", "aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--ledger", v1, "--out", filepath.Join(dir, "l.csv"), "--format", "json")
 	if code != 0 || !strings.Contains(out, `"budget": {`+"\n"+`      "eps": 10,`) || strings.Contains(out, `"Eps"`) {
 		t.Errorf("aggregate JSON after the upgrade: exit %d: %s%s", code, out, stderr)
@@ -466,8 +491,8 @@ func TestLedgerMessages(t *testing.T) {
 // as nobody, from a copy of the test binary that nobody may run.
 func TestUnwritableLedger(t *testing.T) {
 	dir := t.TempDir()
-	led := newLedgerFile(t, dir, "unwritable")
 	votes := smallVotes(t, dir, 5)
+	led := newLedgerFile(t, dir, "unwritable", votes)
 	os.Chmod(led, 0o444)
 	cmd := child("aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--ledger", led)
 	if os.Getuid() == 0 {

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -50,6 +51,19 @@ func TestSeparateShards(t *testing.T) {
 	}
 	if _, errOut, code := darrm(t, "", "separate", "merge", parts[1], parts[1], parts[2]); code != exitUsage || !strings.Contains(errOut, "are both shard 1 of 3") {
 		t.Errorf("a shard twice: exit %d: %s", code, errOut)
+	}
+	// A shard whose stated maximum was edited is refused, not certified.
+	raw, err := os.ReadFile(parts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := regexp.MustCompile(`"MaxF": *[-0-9.e+]+`).ReplaceAll(raw, []byte(`"MaxF": 0.001`))
+	if string(edited) == string(raw) {
+		t.Fatalf("no MaxF in %s", raw)
+	}
+	os.WriteFile(parts[1], edited, 0o644)
+	if out, errOut, code := darrm(t, "", append([]string{"separate", "merge"}, parts...)...); code != exitUsage || !strings.Contains(errOut, "shard 1 of 3 states the privacy cost 0.001") || strings.Contains(out, "CERTIFIED") {
+		t.Errorf("a shard's maximum edited: exit %d: %s%s", code, out, errOut)
 	}
 	for _, bad := range []string{"3/3", "1/0", "a/b", "1"} {
 		if _, _, code := darrm(t, "", "separate", gf, "--shard", bad, "--out", filepath.Join(dir, "x.json")); code != exitUsage {

@@ -17,7 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/votefile"
 )
 
 // TestSignalDuringRelease interrupts aggregate (SIGINT, then SIGTERM)
@@ -56,6 +58,12 @@ func TestSignalDuringRelease(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		head, err := (&votefile.Meta{Ensemble: "k-" + c.sig.String(), K: 11, Classes: 2, Relation: accountant.PrivateTeachers, Kind: votefile.PerQuery, Partition: votefile.SharedData,
+			Teachers: []votefile.TeacherGroup{{Count: 11, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: 1e-9}}}}).AppendHeader(nil, votefile.FormatCSV)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdin.Write(head)
 		io.WriteString(stdin, strings.Repeat(row, 100000))
 		// Wait until labels have been drawn: a temporary file with content,
 		// or labels on standard output.
@@ -71,7 +79,7 @@ func TestSignalDuringRelease(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		io.WriteString(stdin, strings.Repeat(row, 100000))
 		stdin.Close()
-		err := cmd.Wait()
+		err = cmd.Wait()
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitInterrupted {
 			t.Fatalf("%s: %v, want exit %d: %s", c.name, err, exitInterrupted, stderr.String())
 		}

@@ -96,7 +96,7 @@ func TestNewSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := ensemble.ReleaseBinding(in, g)
+	b, err := ensemble.ReleaseBinding(in, g, votefile.KeyedHash)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,6 +72,6 @@ func MergeShards(names []string, docs []Shard) (Verify, error) {
 	if err := p.Validate(); err != nil {
 		return Verify{}, fmt.Errorf("%s: %w", names[0], err)
 	}
-	cert, err := gamma.MergeShards(p, parts)
+	cert, err := gamma.MergeShards(p, gamma.Gamma(first.Gamma), parts)
 	return Verify{Problem: first.Problem, Gamma: first.Gamma, Certificate: cert}, err
 }
