@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
@@ -8,6 +10,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/pate"
 	"github.com/darrm/darrm/votefile"
@@ -25,6 +28,8 @@ type accountPATEFlags struct {
 	Labels     string                `flag:"labels" help:"the labels of a release (darrm aggregate's): account its realised cost, the GNMax step only where it answered; the mechanism and its settings come from the label file's header, which flags may repeat but not contradict"`
 	Conversion accountant.Conversion `flag:"conversion"`
 	Seed       uint64                `flag:"seed"`
+	Ledger     string                `flag:"ledger"`
+	NewDraw    bool                  `flag:"new-draw" help:"draw the smooth-sensitivity release again although a draw is recorded for these votes and settings (a rerun shows the recorded draw): another release, whose GNSS cost --ledger is charged"`
 	Format     cliout.Format         `flag:"format"`
 }
 
@@ -77,8 +82,14 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	if err := checkSettings(cmd, info, stated); err != nil {
 		return err
 	}
+	switch {
+	case f.NewDraw && f.Ledger == "":
+		return cli.Usagef("--new-draw: a new draw of the smooth-sensitivity release is another release of the votes: give the --ledger to charge it to")
+	case fs.Changed("seed") && (f.NewDraw || f.Ledger != ""):
+		return cli.Usagef("--seed draws a reproducible experiment (NOT FOR RELEASE), which is neither recorded nor charged: drop --ledger and --new-draw, or --seed")
+	}
 	if opts.Mechanism == votefile.LNMax {
-		for _, fl := range []string{"labels", "noise", "directions", "ss-parameters", "ss-order", "beta", "sigma-ss", "seed"} {
+		for _, fl := range []string{"labels", "noise", "directions", "ss-parameters", "ss-order", "beta", "sigma-ss", "seed", "ledger", "new-draw"} {
 			if fs.Changed(fl) {
 				return cli.Usagef("--%s: lnmax is accounted data-independently only, which needs no release, noise model or smooth sensitivity", fl)
 			}
@@ -98,7 +109,9 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	}
 	defer file.Close()
 	doc := report.AccountPATE{Seed: cli.Given(fs, "seed", f.Seed)}
-	src := noise.NewSource()
+	// A seeded draw is an experiment, drawn in Account; a release is
+	// prepared there and drawn once below.
+	var src *noise.Source
 	if doc.Seed != nil {
 		src = noise.NewSeededSource(*doc.Seed)
 	}
@@ -106,5 +119,47 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 		return flagError(err, map[string]string{"alpha": "--orders", "delta": "--target-delta", "laplace scale": "--laplace-scale",
 			"ss order": "--ss-order", "sigma ss": "--sigma-ss"})
 	}
+	if doc.Seed == nil {
+		if doc.Draw, doc.LedgerTotal, err = f.releaseOnce(cmd, doc.Accounting); err != nil {
+			return err
+		}
+	}
 	return doc.Write(cmd.OutOrStdout(), f.Format)
+}
+
+// releaseOnce releases the account's smooth-sensitivity draw once per
+// votes and settings (pate.Accounting.ReleaseOnce), recorded in the state
+// folder, a new draw charged to --ledger when one is given; it returns the
+// ledger's total after the charge.
+func (f *accountPATEFlags) releaseOnce(cmd *cobra.Command, a *pate.Accounting) (*pate.DrawState, *report.LedgerTotal, error) {
+	dir, err := ledger.StateDir()
+	if err != nil {
+		return nil, nil, err
+	}
+	var total *report.LedgerTotal
+	o := pate.Once{Record: pate.Draws{Dir: dir}, Again: f.NewDraw, Ledger: f.Ledger}
+	if f.Ledger != "" {
+		o.Charge = func(cost accountant.Guarantee) error {
+			l, allowed, err := ledger.OpenRun(cmd.Context(), f.Ledger, pate.GNSSMechanism, a.Binding, cost, 1, ledger.Options{Waiting: waitingFor(cmd)})
+			if err != nil {
+				return ledgerError(err)
+			}
+			defer l.Close()
+			printNotes(cmd.ErrOrStderr(), f.Ledger, l.Notes())
+			if allowed < 1 {
+				return fmt.Errorf("%w: ledger %s: a smooth-sensitivity draw costs %v, beyond what its budget has left: nothing drawn", errBudget, f.Ledger, cost)
+			}
+			if err := l.Reserve(1); err != nil {
+				return ledgerError(err)
+			}
+			if err := l.Settle(1); err != nil {
+				return err
+			}
+			g, method, err := l.Total()
+			total = &report.LedgerTotal{Guarantee: g, Composition: method}
+			return err
+		}
+	}
+	st, err := a.ReleaseOnce(o, noise.NewSource())
+	return st, total, err
 }

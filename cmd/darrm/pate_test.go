@@ -15,6 +15,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -117,7 +118,7 @@ func TestAccountPATE(t *testing.T) {
 		}
 	}
 	if d["ss_parameters"] != "data-free" || d["cost"] != "expected" || d["directions"] != "both" ||
-		!strings.Contains(d["publication"].(string), "publish only eps_data_independent and eps_released") || !strings.Contains(d["publication"].(string), "no actual run's guarantee") {
+		!strings.Contains(d["publication"].(string), "publish eps_guarantee as the guarantee") || !strings.Contains(d["publication"].(string), "no actual run's guarantee") {
 		t.Errorf("ss_parameters %v, cost %v, directions %v, publication %q", d["ss_parameters"], d["cost"], d["directions"], d["publication"])
 	}
 	// The PATE authors' choice from the votes: everything it chose is
@@ -183,7 +184,7 @@ func TestAccountPATE(t *testing.T) {
 			t.Errorf("table row wider than 100 or empty: %q", l)
 		}
 	}
-	if !strings.Contains(table, "eps_data_dependent (expected)") || !strings.Contains(table, "publication: publish only") || strings.Count(table, "NOT FOR RELEASE") != 1 {
+	if !strings.Contains(table, "eps_data_dependent (expected)") || !strings.Contains(table, "publication: publish eps_guarantee") || strings.Count(table, "NOT FOR RELEASE") != 1 {
 		t.Errorf("table:\n%s", table)
 	}
 
@@ -365,8 +366,9 @@ func TestPATENeverPrintsCounts(t *testing.T) {
 				}
 				if format == "table" {
 					var keep []string
+					nfp := regexp.MustCompile(`not for publication\s*│`)
 					for _, l := range strings.Split(out, "\n") {
-						if !strings.Contains(l, "not for publication │") && !strings.Contains(l, "_released") {
+						if !nfp.MatchString(l) && !strings.Contains(l, "_released") {
 							keep = append(keep, l)
 						}
 					}
@@ -680,5 +682,111 @@ func TestAccountPATEReference(t *testing.T) {
 		if both["directions"] != "both" || !(both["eps_data_dependent"].(float64) > one["eps_data_dependent"].(float64)) {
 			t.Errorf("%s: both directions %v (%v), one-sided %v", tc.name, both["eps_data_dependent"], both["directions"], one["eps_data_dependent"])
 		}
+	}
+}
+
+// The smooth-sensitivity release is drawn once per votes and settings
+// (issue 35): a rerun shows the recorded draw, whatever the votes' file
+// format; a new draw needs --new-draw and a ledger, which is charged its
+// GNSS cost first (exit 4 when the budget cannot take it, nothing drawn);
+// the guarantee to publish covers every draw; a seeded run is an
+// experiment, neither recorded nor charged.
+func TestAccountPATEDrawnOnce(t *testing.T) {
+	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	dir := t.TempDir()
+	votes := countsFile(t, dir, "votes.csv", 40, func(i int) []int { return plurality(150+i*2, i%10) })
+	// The same counts as JSON lines without a header: the same content.
+	var jl strings.Builder
+	for i := 1; i <= 40; i++ {
+		b, _ := json.Marshal(plurality(150+i*2, i%10))
+		fmt.Fprintf(&jl, "%s\n", b)
+	}
+	bare := filepath.Join(dir, "votes.jsonl")
+	os.WriteFile(bare, []byte(jl.String()), 0o644)
+	led := filepath.Join(dir, "pate.ledger")
+	if _, stderr, code := darrm(t, "", "ledger", "init", led, "--votes", votes, "--budget-eps", "5", "--budget-delta", "1e-3"); code != 0 {
+		t.Fatalf("ledger init: exit %d: %s", code, stderr)
+	}
+	account := func(file string, extra ...string) (map[string]any, string, int) {
+		t.Helper()
+		out, stderr, code := darrm(t, "", append(append([]string{"account", "pate", file, "--target-delta", "1e-5", "--format", "json", "--input-format", "counts"}, confident...), extra...)...)
+		var d map[string]any
+		if code == 0 {
+			decode(t, out, &d)
+		}
+		return d, stderr, code
+	}
+	first, stderr, code := account(votes)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if first["draw"] != "new" || first["eps_released"] == nil || first["draws_recorded"] != 1.0 {
+		t.Fatalf("first run: draw %v, eps_released %v, draws_recorded %v", first["draw"], first["eps_released"], first["draws_recorded"])
+	}
+	for _, run := range []struct {
+		file  string
+		extra []string
+	}{{votes, nil}, {bare, nil}, {votes, []string{"--ledger", led}}} {
+		again, stderr, code := account(run.file, run.extra...)
+		if code != 0 {
+			t.Fatalf("%s %v: exit %d: %s", run.file, run.extra, code, stderr)
+		}
+		if again["draw"] != "recorded" || again["eps_released"] != first["eps_released"] || again["rdp_released"] != first["rdp_released"] ||
+			again["eps_guarantee"] != first["eps_guarantee"] || !strings.Contains(again["draw_note"].(string), "the recorded draw of") {
+			t.Errorf("%s %v: draw %v, eps_released %v (first %v), eps_guarantee %v (first %v), note %v", run.file, run.extra,
+				again["draw"], again["eps_released"], first["eps_released"], again["eps_guarantee"], first["eps_guarantee"], again["draw_note"])
+		}
+	}
+	if n := len(readLinesAll(t, led)); n != 1 {
+		t.Errorf("showing a recorded draw wrote to the ledger: %d lines", n)
+	}
+	// Other settings are another release: drawn anew, recorded beside.
+	other, _, _ := account(votes, "--ss-order", "20", "--beta", "0.02", "--sigma-ss", "10")
+	if other["draw"] != "new" || other["draws_recorded"] != 2.0 {
+		t.Errorf("other settings: draw %v, draws_recorded %v", other["draw"], other["draws_recorded"])
+	}
+	// A new draw: only with a ledger, charged its GNSS cost.
+	for _, bad := range [][]string{{"--new-draw"}, {"--seed", "1", "--ledger", led}, {"--seed", "1", "--new-draw"}} {
+		if _, stderr, code := account(votes, bad...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d: %s", bad, code, exitUsage, stderr)
+		}
+	}
+	redrawn, stderr, code := account(votes, "--new-draw", "--ledger", led)
+	if code != 0 {
+		t.Fatalf("--new-draw: exit %d: %s", code, stderr)
+	}
+	cost, _ := accountant.ConvertRDP(first["gnss_rdp"].(float64), first["ss_order"].(float64), 1e-5, accountant.PaperConversion)
+	if redrawn["draw"] != "new" || redrawn["draw_charged_eps"] != cost || redrawn["draw_charged_delta"] != 1e-5 || redrawn["draw_ledger"] != led ||
+		redrawn["ledger_total_eps"] == nil || !(redrawn["eps_guarantee"].(float64) > first["eps_guarantee"].(float64)) ||
+		!strings.Contains(redrawn["guarantee"].(string), "its 2 draws") {
+		t.Errorf("--new-draw: draw %v, charged %v (GNSS cost %v) %v to %v, ledger total %v, eps_guarantee %v (one draw: %v), guarantee %q", redrawn["draw"],
+			redrawn["draw_charged_eps"], cost, redrawn["draw_charged_delta"], redrawn["draw_ledger"], redrawn["ledger_total_eps"], redrawn["eps_guarantee"], first["eps_guarantee"], redrawn["guarantee"])
+	}
+	if n := len(readLinesAll(t, led)); n != 3 {
+		t.Errorf("the charged draw: %d ledger lines, want the header, a reservation and its settlement", n)
+	}
+	if latest, _, _ := account(bare); latest["eps_released"] != redrawn["eps_released"] || latest["draw"] != "recorded" {
+		t.Errorf("after --new-draw: eps_released %v, want the new draw's %v", latest["eps_released"], redrawn["eps_released"])
+	}
+	// A budget that cannot take another draw: exit 4, nothing drawn or
+	// recorded (the same counts under another ensemble's header, whose
+	// ledger is small).
+	raw, _ := os.ReadFile(votes)
+	renamed := filepath.Join(dir, "renamed.csv")
+	os.WriteFile(renamed, []byte(strings.Replace(string(raw), `"ensemble":"pate-k250"`, `"ensemble":"another"`, 1)), 0o644)
+	small := filepath.Join(dir, "small.ledger")
+	if _, stderr, code := darrm(t, "", "ledger", "init", small, "--votes", renamed, "--budget-eps", "0.1", "--budget-delta", "1e-3"); code != 0 {
+		t.Fatalf("ledger init: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := account(renamed, "--new-draw", "--ledger", small); code != exitBudget || !strings.Contains(stderr, "nothing drawn") {
+		t.Errorf("over budget: exit %d: %s", code, stderr)
+	}
+	if latest, _, _ := account(votes); latest["eps_released"] != redrawn["eps_released"] || latest["draws_recorded"] != 3.0 {
+		t.Errorf("after the refused draw: eps_released %v (want %v), draws_recorded %v", latest["eps_released"], redrawn["eps_released"], latest["draws_recorded"])
+	}
+	// A seeded run is an experiment: its draw is the seed's, not recorded.
+	seeded, _, _ := account(votes, "--seed", "5")
+	if seeded["draw"] != "seeded" || seeded["draw_record"] != nil {
+		t.Errorf("seeded: draw %v, record %v", seeded["draw"], seeded["draw_record"])
 	}
 }
