@@ -877,3 +877,48 @@ func TestAccountPATEDrawnOnce(t *testing.T) {
 		t.Errorf("seeded: draw %v, record %v", seeded["draw"], seeded["draw_record"])
 	}
 }
+
+// account pate marks one total to publish, a bound with its theorem, and
+// every other total as analysis or not for publication; eps_released says
+// it is an estimate, not a bound, in every format (issue 35; issue 40
+// item 7).
+func TestAccountPATEOnePublished(t *testing.T) {
+	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	votes := countsFile(t, t.TempDir(), "votes.csv", 40, func(i int) []int { return plurality(150+i*2, i%10) })
+	for _, mech := range [][]string{confident, {"--sigma2", "40"}, {"--laplace-scale", "20"}} {
+		for _, format := range []string{"json", "csv", "table"} {
+			out, stderr, code := darrm(t, "", append([]string{"account", "pate", votes, "--target-delta", "1e-5", "--format", format}, mech...)...)
+			if code != 0 {
+				t.Fatalf("%v %s: exit %d: %s", mech, format, code, stderr)
+			}
+			lnmax := mech[0] == "--laplace-scale"
+			if !lnmax && !strings.Contains(out, "an estimate of the data-dependent cost, not a bound") {
+				t.Errorf("%v %s: eps_released not said to be an estimate:\n%s", mech, format, out)
+			}
+			switch format {
+			case "table":
+				if strings.Count(out, "PUBLISH") != 1 || !regexp.MustCompile(`eps_guarantee\s+│ [0-9.]+\s+│ PUBLISH: the guarantee`).MatchString(out) {
+					t.Errorf("%v: the table does not mark eps_guarantee, and only it, to publish:\n%s", mech, out)
+				}
+				if !lnmax && !regexp.MustCompile(`eps_released \(estimate[^│]*│[^│]*│ analysis: an estimate, not a bound`).MatchString(out) {
+					t.Errorf("%v: eps_released not marked as an estimate:\n%s", mech, out)
+				}
+			case "json":
+				var d map[string]any
+				decode(t, out, &d)
+				marked := map[string]bool{d["publish"].(string): true}
+				for _, k := range append(d["analysis"].([]any), d["not_for_publication"].([]any)...) {
+					marked[k.(string)] = true
+				}
+				for k, v := range d {
+					if strings.HasPrefix(k, "eps_") && k != "eps_released_is" && v != nil && !marked[k] {
+						t.Errorf("%v: %s is neither the one to publish, analysis nor marked not for publication", mech, k)
+					}
+				}
+				if d["publish"] != "eps_guarantee" || !strings.Contains(d["guarantee"].(string), "a bound at delta 1e-05") || d["eps_guarantee"].(float64) < d["eps_data_independent"].(float64) {
+					t.Errorf("%v: publish %v, guarantee %v, eps_guarantee %v, eps_data_independent %v", mech, d["publish"], d["guarantee"], d["eps_guarantee"], d["eps_data_independent"])
+				}
+			}
+		}
+	}
+}
