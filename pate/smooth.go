@@ -53,8 +53,9 @@ func (p SmoothParams) Publishable() bool {
 
 // The constants of DataFreeSmooth. They were set on the Confident-GNMax
 // votes of 250 teachers on Fashion-MNIST (T = 200, σ1 = 150, σ2 = 40; the
-// first 640, 2,000 and 5,000 queries), which neither darrm pate's MNIST
-// experiment nor any user's votes are: there the data-dependent optimum
+// first 640, 2,000 and 5,000 queries; TunedOn), which neither darrm pate's
+// MNIST experiment nor a user's votes are (darrm pate --dataset
+// fashion-mnist is, and says so): there the data-dependent optimum
 // λ satisfied λ - 1 ≈ 2(λ_I - 1) for the data-independent optimum λ_I, and
 // the smooth sensitivity at β = 0.4/λ was 0.0066 to 0.0085 of the
 // data-independent total at λ.
