@@ -67,8 +67,12 @@ const GNSSMechanism votefile.Mechanism = "gnss"
 // Draws is the record of the smooth-sensitivity releases drawn on this
 // machine (DESIGN "Drawn once": a draw is a release, drawn once per votes
 // and settings, recorded; showing it again is free, drawing again is
-// another charge): one file per votes, Dir/pate-draws/<Accounting.Votes>.json,
-// with each draw's settings and value.
+// another charge): a folder per votes, Dir/pate-draws/<Accounting.Votes>/,
+// with one file per draw, numbered from 1, holding its settings and value.
+// A draw's file is written in full under a temporary name and then linked
+// to its number, which fails if another run took that number: so two runs
+// at once never lose a draw, and a run that finds the draw of its settings
+// taken meanwhile shows that one instead of its own.
 type Draws struct{ Dir string }
 
 // Draw is one recorded draw: its settings (Accounting.Settings), the
@@ -76,6 +80,8 @@ type Draws struct{ Dir string }
 // release: no function of the votes beyond it), when, and the ledger its
 // cost was charged to, if any.
 type Draw struct {
+	Version     int                   `json:"version"`
+	Votes       string                `json:"votes"`
 	Settings    string                `json:"settings"`
 	Order       float64               `json:"ss_order"`
 	Beta        float64               `json:"beta"`
@@ -86,57 +92,76 @@ type Draw struct {
 	Charged     *accountant.Guarantee `json:"charged,omitempty"`
 }
 
-// drawFile is the record of the draws on one votes' content.
-type drawFile struct {
-	Version int    `json:"version"`
-	Votes   string `json:"votes"`
-	Draws   []Draw `json:"draws"`
-}
-
 const (
 	drawsVersion = 1
-	// maxDrawsBytes bounds a record: a draw is a few hundred bytes.
-	maxDrawsBytes = 16 << 20
+	// maxDrawBytes bounds a draw's file: a draw is a few hundred bytes.
+	maxDrawBytes = 64 << 10
 )
 
-// Path returns the record of the votes of hash votes.
+// Path returns the folder of the draws on the votes of hash votes.
 func (d Draws) Path(votes string) string {
-	return filepath.Join(d.Dir, "pate-draws", votes+".json")
+	return filepath.Join(d.Dir, "pate-draws", votes)
 }
 
-// read returns the record of votes (empty if there is none).
-func (d Draws) read(votes string) (drawFile, error) {
-	f := drawFile{Version: drawsVersion, Votes: votes}
-	b, err := atomicfile.ReadFile(d.Path(votes), maxDrawsBytes)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return f, nil
-	case err != nil:
-		return f, fmt.Errorf("record of smooth-sensitivity draws: %w", err)
-	}
-	if err := json.Unmarshal(b, &f); err != nil || f.Version != drawsVersion || f.Votes != votes {
-		return f, fmt.Errorf("record of smooth-sensitivity draws %s: damaged (version %d, votes %.12s, %v): darrm wrote no such record; move it away to draw again, knowing that its draws were releases",
-			d.Path(votes), f.Version, f.Votes, err)
-	}
-	return f, nil
+// file returns the file of the n-th draw on votes.
+func (d Draws) file(votes string, n int) string {
+	return filepath.Join(d.Path(votes), fmt.Sprintf("%06d.json", n))
 }
 
-// write replaces the record of f.Votes by f.
-func (d Draws) write(f drawFile) error {
-	path := d.Path(f.Votes)
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("record of smooth-sensitivity draws: %w", err)
-	}
-	b, err := json.Marshal(f)
-	if err != nil {
-		return err
-	}
-	return atomicfile.Write(path, 0o600, func(w *os.File) error {
-		if _, err := w.Write(append(b, '\n')); err != nil {
-			return err
+// read returns the draws recorded on votes, in order.
+func (d Draws) read(votes string) ([]Draw, error) {
+	var out []Draw
+	for n := 1; ; n++ {
+		path := d.file(votes, n)
+		b, err := atomicfile.ReadFile(path, maxDrawBytes)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return out, nil
+		case err != nil:
+			return nil, fmt.Errorf("record of smooth-sensitivity draws: %w", err)
 		}
-		return w.Sync()
-	})
+		var dr Draw
+		if err := json.Unmarshal(b, &dr); err != nil || dr.Version != drawsVersion || dr.Votes != votes {
+			return nil, fmt.Errorf("record of smooth-sensitivity draws %s: damaged (version %d, votes %.12s, %v): darrm wrote no such record; move it away to draw again, knowing that its draws were releases",
+				path, dr.Version, dr.Votes, err)
+		}
+		out = append(out, dr)
+	}
+}
+
+// add records dr as the n-th draw on its votes, and reports false if
+// another run recorded an n-th draw first.
+func (d Draws) add(dr Draw, n int) (bool, error) {
+	dir := d.Path(dr.Votes)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return false, fmt.Errorf("record of smooth-sensitivity draws: %w", err)
+	}
+	b, err := json.Marshal(dr)
+	if err != nil {
+		return false, err
+	}
+	tmp, err := os.CreateTemp(dir, ".draw-*")
+	if err != nil {
+		return false, fmt.Errorf("record of smooth-sensitivity draws: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(append(b, '\n'))
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Link(tmp.Name(), d.file(dr.Votes, n))
+	}
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("record of smooth-sensitivity draws: %w", err)
+	}
+	return true, nil
 }
 
 // Once says how Accounting.ReleaseOnce releases the smooth-sensitivity
@@ -191,32 +216,17 @@ func (a *Accounting) ReleaseOnce(o Once, src *noise.Source) (*DrawState, error) 
 	if o.Again && o.Charge == nil {
 		return nil, againError{}
 	}
-	f, err := o.Record.read(a.Votes)
+	draws, err := o.Record.read(a.Votes)
 	if err != nil {
 		return nil, err
 	}
-	st := &DrawState{Record: o.Record.Path(a.Votes), Draws: len(f.Draws)}
 	settings := a.Settings()
-	for _, d := range f.Draws {
-		if d.Settings == settings {
-			st.Same++
-		}
-	}
 	if !o.Again {
-		for i := len(f.Draws) - 1; i >= 0; i-- {
-			d := f.Draws[i]
-			if d.Settings != settings {
-				continue
-			}
-			if d.Order != s.Order || d.Beta != s.Beta || d.Sigma != s.Sigma {
-				return nil, fmt.Errorf("record %s: the draw of %v was made at order %v, beta %v, sigma_ss %v, but these settings give %v, %v, %v now: the record is of another darrm",
-					st.Record, d.Time, d.Order, d.Beta, d.Sigma, s.Order, s.Beta, s.Sigma)
-			}
-			st.Recorded, st.Time, st.Charged, st.Ledger = true, d.Time, d.Charged, d.Ledger
-			a.Draws = st.Same
-			return st, s.Recall(d.RDPReleased)
+		if st, err := a.recall(o.Record, draws, settings); st != nil || err != nil {
+			return st, err
 		}
 	}
+	st := &DrawState{Record: o.Record.Path(a.Votes)}
 	if o.Charge != nil {
 		cost, err := s.Cost()
 		if err != nil {
@@ -231,12 +241,59 @@ func (a *Accounting) ReleaseOnce(o Once, src *noise.Source) (*DrawState, error) 
 		return nil, err
 	}
 	st.Time = time.Now().UTC().Truncate(time.Second)
-	f.Draws = append(f.Draws, Draw{Settings: settings, Order: s.Order, Beta: s.Beta, Sigma: s.Sigma, RDPReleased: s.Released, Time: st.Time, Ledger: st.Ledger, Charged: st.Charged})
-	st.Draws, st.Same = len(f.Draws), st.Same+1
-	a.Draws = st.Same
-	if err := o.Record.write(f); err != nil {
-		s.Released, s.Eps, s.Drawn = 0, 0, false // a draw that is not recorded is not shown
-		return nil, err
+	dr := Draw{Version: drawsVersion, Votes: a.Votes, Settings: settings, Order: s.Order, Beta: s.Beta, Sigma: s.Sigma, RDPReleased: s.Released, Time: st.Time, Ledger: st.Ledger, Charged: st.Charged}
+	for {
+		ok, err := o.Record.add(dr, len(draws)+1)
+		if err != nil {
+			s.Released, s.Eps, s.Drawn = 0, 0, false // a draw that is not recorded is not shown
+			return nil, err
+		}
+		if ok {
+			draws = append(draws, dr)
+			break
+		}
+		// Another run recorded a draw meanwhile: if it is of these
+		// settings and no new draw was asked, it is the one to show.
+		if draws, err = o.Record.read(a.Votes); err != nil {
+			return nil, err
+		}
+		if !o.Again {
+			if shown, err := a.recall(o.Record, draws, settings); shown != nil || err != nil {
+				return shown, err
+			}
+		}
 	}
+	st.Draws, st.Same = len(draws), same(draws, settings)
+	a.Draws = st.Same
 	return st, nil
+}
+
+// same counts the draws of settings.
+func same(draws []Draw, settings string) int {
+	n := 0
+	for _, d := range draws {
+		if d.Settings == settings {
+			n++
+		}
+	}
+	return n
+}
+
+// recall shows the last of draws of settings, if any (nil if none).
+func (a *Accounting) recall(rec Draws, draws []Draw, settings string) (*DrawState, error) {
+	s := &a.Smooth
+	for i := len(draws) - 1; i >= 0; i-- {
+		d := draws[i]
+		if d.Settings != settings {
+			continue
+		}
+		if d.Order != s.Order || d.Beta != s.Beta || d.Sigma != s.Sigma {
+			return nil, fmt.Errorf("record %s: the draw of %v was made at order %v, beta %v, sigma_ss %v, but these settings give %v, %v, %v now: the record is of another darrm",
+				rec.file(a.Votes, i+1), d.Time, d.Order, d.Beta, d.Sigma, s.Order, s.Beta, s.Sigma)
+		}
+		st := &DrawState{Recorded: true, Time: d.Time, Charged: d.Charged, Ledger: d.Ledger, Record: rec.Path(a.Votes), Draws: len(draws), Same: same(draws, settings)}
+		a.Draws = st.Same
+		return st, s.Recall(d.RDPReleased)
+	}
+	return nil, nil
 }

@@ -108,8 +108,15 @@ func TestReleaseOnce(t *testing.T) {
 	if st, err := shown.ReleaseOnce(Once{Record: rec}, src); err != nil || !st.Recorded || shown.Smooth.Released != redrawn.Smooth.Released || st.Charged == nil || shown.Draws != 2 {
 		t.Errorf("after the charged draw: %+v, %v", st, err)
 	}
+	// A number another run took is not taken again.
+	if ok, err := rec.add(Draw{Version: drawsVersion, Votes: first.Votes, Settings: "x"}, 1); ok || err != nil {
+		t.Errorf("draw 1 recorded twice: %v, %v", ok, err)
+	}
+	if got, _ := rec.read(first.Votes); len(got) != 3 || got[0].RDPReleased != first.Smooth.Released {
+		t.Errorf("record after a refused add: %d draws, the first %+v", len(got), got[0])
+	}
 	// A damaged record is refused, nothing drawn.
-	if err := os.WriteFile(rec.Path(first.Votes), []byte("{"), 0o600); err != nil {
+	if err := os.WriteFile(rec.file(first.Votes, 1), []byte("{"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := prepared(t, counts, SmoothParams{}).ReleaseOnce(Once{Record: rec}, src); err == nil || !strings.Contains(err.Error(), "damaged") {
