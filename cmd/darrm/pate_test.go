@@ -827,10 +827,11 @@ func TestAccountPATEDrawnOnce(t *testing.T) {
 	if n := len(readLinesAll(t, led)); n != 1 {
 		t.Errorf("showing a recorded draw wrote to the ledger: %d lines", n)
 	}
-	// Other settings are another release: drawn anew, recorded beside.
-	other, _, _ := account(votes, "--ss-order", "20", "--beta", "0.02", "--sigma-ss", "10")
-	if other["draw"] != "new" || other["draws_recorded"] != 2.0 {
-		t.Errorf("other settings: draw %v, draws_recorded %v", other["draw"], other["draws_recorded"])
+	// Other settings are another release: drawn anew, recorded beside,
+	// and, with a ledger given, charged.
+	other, _, _ := account(votes, "--ss-order", "20", "--beta", "0.02", "--sigma-ss", "10", "--ledger", led)
+	if other["draw"] != "new" || other["draws_recorded"] != 2.0 || other["draw_charged_eps"] == nil {
+		t.Errorf("other settings: draw %v, draws_recorded %v, charged %v", other["draw"], other["draws_recorded"], other["draw_charged_eps"])
 	}
 	// A new draw: only with a ledger, charged its GNSS cost.
 	for _, bad := range [][]string{{"--new-draw"}, {"--seed", "1", "--ledger", led}, {"--seed", "1", "--new-draw"}} {
@@ -849,8 +850,8 @@ func TestAccountPATEDrawnOnce(t *testing.T) {
 		t.Errorf("--new-draw: draw %v, charged %v (GNSS cost %v) %v to %v, ledger total %v, eps_guarantee %v (one draw: %v), guarantee %q", redrawn["draw"],
 			redrawn["draw_charged_eps"], cost, redrawn["draw_charged_delta"], redrawn["draw_ledger"], redrawn["ledger_total_eps"], redrawn["eps_guarantee"], first["eps_guarantee"], redrawn["guarantee"])
 	}
-	if n := len(readLinesAll(t, led)); n != 3 {
-		t.Errorf("the charged draw: %d ledger lines, want the header, a reservation and its settlement", n)
+	if n := len(readLinesAll(t, led)); n != 5 {
+		t.Errorf("two charged draws: %d ledger lines, want the header and a reservation and its settlement each", n)
 	}
 	if latest, _, _ := account(bare); latest["eps_released"] != redrawn["eps_released"] || latest["draw"] != "recorded" {
 		t.Errorf("after --new-draw: eps_released %v, want the new draw's %v", latest["eps_released"], redrawn["eps_released"])
