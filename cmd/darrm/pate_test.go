@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/binary"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -593,7 +594,11 @@ func TestPATEExperimentMarks(t *testing.T) {
 		NotForPublication []string         `json:"not_for_publication"`
 		Publication       string           `json:"publication"`
 	}
-	decode(t, run("--format", "json"), &d)
+	js := run("--format", "json")
+	decode(t, js, &d)
+	if !strings.Contains(js, `"eps_released_is": "an estimate of the data-dependent cost, not a bound`) {
+		t.Errorf("the JSON does not say eps_released is an estimate")
+	}
 	if d.Publish != "eps_guarantee" || !slices.Contains(d.Analysis, "eps_released") || !slices.Contains(d.Analysis, "eps_data_independent") ||
 		!slices.Contains(d.NotForPublication, "ensemble") || !slices.Contains(d.NotForPublication, "seconds") || !strings.Contains(d.Publication, "an estimate of the data-dependent cost, not a bound") {
 		t.Errorf("publish %q, analysis %v, not for publication %v, publication %q", d.Publish, d.Analysis, d.NotForPublication, d.Publication)
@@ -622,9 +627,16 @@ func TestPATEExperimentMarks(t *testing.T) {
 		t.Errorf("one-sided: the columns do not say so:\n%s", table)
 	}
 	for _, extra := range [][]string{nil, {"--ss-parameters", "from-votes"}, {"--dataset", "fashion-mnist"}} {
-		csv := strings.Split(run(append([]string{"--format", "csv"}, extra...)...), "\n")
-		header := strings.Split(csv[0], ",")
-		nfp := strings.Split(csv[1], ",")[slices.Index(header, "not_for_publication")]
+		out := run(append([]string{"--format", "csv"}, extra...)...)
+		if !strings.Contains(out, "an estimate of the data-dependent cost, not a bound") {
+			t.Errorf("%v: the CSV does not say eps_released is an estimate", extra)
+		}
+		rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+		if err != nil || len(rows) < 2 {
+			t.Fatalf("%v: CSV %v: %q", extra, err, out)
+		}
+		header := rows[0]
+		nfp := rows[1][slices.Index(header, "not_for_publication")]
 		for _, k := range strings.Fields(nfp) {
 			if !slices.Contains(header, k) {
 				t.Errorf("%v: the CSV lists %s as not for publication but has no such column: %v", extra, k, header)

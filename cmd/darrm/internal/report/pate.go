@@ -260,8 +260,8 @@ func (d AccountPATE) marks() map[string]string {
 	return m
 }
 
-// analysis lists the totals printed beside the one to publish that are
-// not for publication either: each a part or an estimate of it.
+// analysis lists the totals printed beside the one to publish: each a
+// part, an estimate or another composition of it, none the guarantee.
 func (d AccountPATE) analysis() []string {
 	keys := []string{"eps_data_independent", "eps_per_query", "eps_guarantee", "ledger_total_eps"}
 	keys = slices.DeleteFunc(keys, func(k string) bool { return k == d.publishKey() })

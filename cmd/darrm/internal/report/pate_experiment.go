@@ -42,6 +42,7 @@ type PATEExperiment struct {
 	Guarantee         string     `json:"guarantee"`
 	Analysis          []string   `json:"analysis"`
 	TunedOn           string     `json:"tuned_on"`
+	EpsReleasedIs     string     `json:"eps_released_is"`
 	NotForPublication []string   `json:"not_for_publication"`
 	Publication       string     `json:"publication"`
 	Randomness        Randomness `json:"randomness"`
@@ -118,7 +119,7 @@ func NewPATEExperiment(dataset string, out *pate.Outcome, p pate.Params, elapsed
 	// both are functions of the private data.
 	d.NotForPublication = []string{"accuracy_mean", "ensemble", "eps_data_dependent", "order", "seconds"}
 	d.Analysis = []string{"eps_data_independent", "eps_released"}
-	d.Publish, d.TunedOn = "eps_guarantee", pate.TunedOn
+	d.Publish, d.TunedOn, d.EpsReleasedIs = "eps_guarantee", pate.TunedOn, epsReleasedIs
 	d.Guarantee = "each row's eps_guarantee is a bound at delta on its labels: the queries asked, data-independent (Papernot et al. 2018, Proposition 8: Renyi DP of the Gaussian mechanism on the counts, composed over the queries), " +
 		"and the smooth-sensitivity draw when its parameters were fixed without the votes (its Renyi DP by Theorem 23, added at its order: Mironov 2017, Proposition 1), converted by " + accountant.PaperConversion.Reference()
 	released := "eps_released (an estimate of the data-dependent cost, not a bound, which may be published only as such)"
@@ -191,7 +192,7 @@ func (d PATEExperiment) Write(w io.Writer, f cliout.Format) error {
 		return cliout.WriteJSON(w, d)
 	case cliout.CSV:
 		header := []string{"K", "teachers_accuracy_mean", "ensemble", "mechanism", "queries", "answered", "reached", "accuracy", "directions", "eps_data_independent", "eps_data_dependent", "order",
-			"ss_order", "beta", "sigma_ss", "eps_released", "eps_guarantee", "smooth_sensitivity_error", "delta", "student_accuracy", "seconds", "publish", "analysis", "tuned_on", "not_for_publication", "publication"}
+			"ss_order", "beta", "sigma_ss", "eps_released", "eps_guarantee", "smooth_sensitivity_error", "delta", "student_accuracy", "seconds", "publish", "analysis", "tuned_on", "eps_released_is", "not_for_publication", "publication"}
 		// The CSV's column of the teachers' accuracy is teachers_accuracy_mean.
 		nfp := strings.ReplaceAll(strings.Join(d.NotForPublication, " "), "accuracy_mean", "teachers_accuracy_mean")
 		var rows [][]string
@@ -203,7 +204,7 @@ func (d PATEExperiment) Write(w io.Writer, f cliout.Format) error {
 			rows = append(rows, []string{fmt.Sprint(d.Teachers.K), cliout.Float(d.Teachers.AccuracyMean), d.Teachers.Ensemble, string(r.Mechanism), fmt.Sprint(r.Queries), fmt.Sprint(r.Answered), fmt.Sprint(r.Reached),
 				cliout.Float(r.Accuracy), r.Directions, cliout.Float(r.EpsIndependent), cliout.Float(r.EpsDependent), cliout.Float(r.Order),
 				optFloat(r.SSOrder), optFloat(r.Beta), optFloat(r.SigmaSS), optFloat(r.EpsReleased), cliout.Float(r.EpsGuarantee), r.SSError, cliout.Float(r.Delta), student, cliout.Float(d.Seconds),
-				d.Publish, strings.Join(d.Analysis, " "), d.TunedOn, nfp, d.Publication})
+				d.Publish, strings.Join(d.Analysis, " "), d.TunedOn, d.EpsReleasedIs, nfp, d.Publication})
 		}
 		return cliout.WriteCSV(w, header, rows)
 	}
