@@ -83,10 +83,24 @@ type Accounting struct {
 	Smooth   Smooth
 	// Realised says that the account is of a release's labels.
 	Realised bool
+	// Votes is the SHA-256 of what the account read (K, C, every query's
+	// counts in order and, with labels, which were answered), in hex:
+	// the same for the same votes in any file format, the key of a
+	// release's record (Draws).
+	Votes string
+	// Binding is what the votes' header states of their ensemble, which
+	// a ledger charged for a release must be bound to.
+	Binding votefile.Binding
+	// Draws counts the draws of this smooth-sensitivity release (these
+	// votes and settings) that were released: 1 for a draw of Account,
+	// every recorded one after ReleaseOnce.
+	Draws int
 }
 
 // Account accounts for the queries of in (any vote file, read as counts)
-// under opts, drawing the smooth-sensitivity release from src. The votes
+// under opts, drawing the smooth-sensitivity release from src, or, with
+// src nil, preparing it only (PrepareSmooth), for the caller to draw once
+// (Accounting.ReleaseOnce) or to recall. The votes
 // must be in the one-vote relation, the relation of every mechanism here
 // (votefile.Check); labels with a metadata header must be of this
 // mechanism and its settings (else a *votefile.SettingError), K and C, and
@@ -96,10 +110,11 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions, src *
 		return nil, err
 	}
 	oneVote := accountant.OneVote
-	if _, err := votefile.Check(in.Meta(), votefile.Stated{By: "the " + string(opts.Mechanism) + " mechanism", Relation: &oneVote}); err != nil {
+	b, err := votefile.Check(in.Meta(), votefile.Stated{By: "the " + string(opts.Mechanism) + " mechanism", Relation: &oneVote})
+	if err != nil {
 		return nil, err
 	}
-	out := &Accounting{Options: opts, Teachers: in.K(), Classes: in.Classes(), Realised: opts.Labels != nil}
+	out := &Accounting{Options: opts, Teachers: in.K(), Classes: in.Classes(), Realised: opts.Labels != nil, Binding: b}
 	if err := checkLabels(in, opts); err != nil {
 		return nil, err
 	}
@@ -117,6 +132,7 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions, src *
 		return nil, err
 	}
 	queries := 0
+	h := newContentHash(in.K(), in.Classes(), out.Realised)
 	for n := 1; in.Next(); n++ {
 		queries = n
 		q := in.Query()
@@ -140,6 +156,7 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions, src *
 		if err := acct.Add(q.Counts, a); err != nil {
 			return nil, fmt.Errorf("query %d: %w", n, err)
 		}
+		h.add(q.Counts, a == accountant.Answered)
 		if n%(1<<16) == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -157,11 +174,15 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions, src *
 			return nil, lr.HeaderErrorf("the file holds %d labels, but the releases of %s at %v per label that ledger %s records charged at most %d: the labels are not all charged", queries, lr.Meta().Mechanism, lr.Meta().PerQuery, r.Ledger, most)
 		}
 	}
+	out.Votes = h.sum()
 	if out.Result, err = acct.Result(opts.Delta, opts.Conversion); err != nil {
 		return nil, err
 	}
-	out.Smooth, err = ReleaseSmooth(acct, out.Result, opts.Smooth, opts.Delta, opts.Conversion, src)
-	return out, err
+	if out.Smooth, err = PrepareSmooth(acct, out.Result, opts.Smooth, opts.Delta, opts.Conversion); err != nil || src == nil || out.Smooth.Error != "" {
+		return out, err
+	}
+	out.Draws = 1
+	return out, out.Smooth.Draw(src)
 }
 
 // checkLabels checks that the header of opts.Labels, if any, is of the
@@ -255,4 +276,40 @@ func MechanismOf(s votefile.Settings) votefile.Mechanism {
 		return votefile.ConfidentGNMax
 	}
 	return votefile.GNMax
+}
+
+// Guarantee returns the bound to publish for what the account printed
+// that may be published, and what it covers (guarantee). Smooth.Eps is an
+// estimate, not a bound: this is the guarantee.
+func (a *Accounting) Guarantee() (eps float64, covers string, err error) {
+	if a.LNMax != nil {
+		return a.LNMax.Eps, "the queries, data-independent", nil
+	}
+	return guarantee(a.Result.Independent, a.Smooth, a.Draws, a.Options.Delta, a.Options.Conversion)
+}
+
+// guarantee returns the bound on the queries of the data-independent bound
+// ind (Papernot et al. 2018, Proposition 8) and, when the
+// smooth-sensitivity release s was drawn with parameters fixed without the
+// votes (so that it may be published), on its draws too (one kept among
+// several is a function of them all), composed with the queries by Rényi
+// DP at its order (Mironov 2017, Proposition 1; its cost by the PATE
+// paper's Theorem 23), converted at delta by c; and what it covers.
+func guarantee(ind accountant.OrderEps, s Smooth, draws int, delta float64, c accountant.Conversion) (float64, string, error) {
+	if !s.Drawn || s.FromVotes {
+		return ind.Eps, "the queries, data-independent", nil
+	}
+	slope, err := independentSlope(ind)
+	if err != nil {
+		return 0, "", err
+	}
+	n := max(1, draws)
+	// Three roundings (the slope, two products) and a sum: raised by 8 ulps.
+	rdp := (slope*s.Order + float64(n)*s.GNSS) * (1 + 0x1p-49)
+	eps, err := accountant.ConvertRDP(rdp, s.Order, delta, c)
+	what := "its draw"
+	if n > 1 {
+		what = fmt.Sprintf("its %d draws", n)
+	}
+	return eps, fmt.Sprintf("the queries, data-independent, and the smooth-sensitivity release (%s), composed at its order %v", what, s.Order), err
 }

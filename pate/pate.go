@@ -99,6 +99,11 @@ type Result struct {
 	EpsReleased    *float64
 	SSError        string
 	Delta          float64
+	// Guarantee is the bound to publish for the labels and the released
+	// ε, what it covers said by GuaranteeCovers (Accounting.Guarantee):
+	// EpsReleased is an estimate, not a bound.
+	Guarantee       float64
+	GuaranteeCovers string
 	// Labels holds each query's label, -1 where it was not answered; it
 	// has Queries entries.
 	Labels []int
@@ -161,7 +166,8 @@ func Label(counts [][]int, teachers, classes int, truth []int, m Mechanism, opts
 	default:
 		res.EpsReleased = &ss.Eps
 	}
-	return res, nil
+	res.Guarantee, res.GuaranteeCovers, err = guarantee(r.Independent, ss, 1, opts.Delta, accountant.PaperConversion)
+	return res, err
 }
 
 // Student is how the student is trained: the teachers' network, plain
@@ -207,6 +213,11 @@ func TrainStudent(ctx context.Context, public *datasets.Images, idx []int, res R
 	out.Accuracy = dpsgd.Accuracy(net, public.Dataset(test))
 	return out, nil
 }
+
+// TunedOn is the data set the teachers' hyperparameters (below) and the
+// data-free rule's constants (DataFreeSmooth) were tuned on: an experiment
+// on it runs on its own tuning data, whose privacy that tuning spent.
+const TunedOn = "fashion-mnist"
 
 // Hyperparameters of the teachers (and of the student, the same network):
 // chosen on Fashion-MNIST, neither private nor queried here (docs/pate.md:

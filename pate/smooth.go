@@ -53,8 +53,9 @@ func (p SmoothParams) Publishable() bool {
 
 // The constants of DataFreeSmooth. They were set on the Confident-GNMax
 // votes of 250 teachers on Fashion-MNIST (T = 200, σ1 = 150, σ2 = 40; the
-// first 640, 2,000 and 5,000 queries), which neither darrm pate's MNIST
-// experiment nor any user's votes are: there the data-dependent optimum
+// first 640, 2,000 and 5,000 queries; TunedOn), which neither darrm pate's
+// MNIST experiment nor a user's votes are (darrm pate --dataset
+// fashion-mnist is, and says so): there the data-dependent optimum
 // λ satisfied λ - 1 ≈ 2(λ_I - 1) for the data-independent optimum λ_I, and
 // the smooth sensitivity at β = 0.4/λ was 0.0066 to 0.0085 of the
 // data-independent total at λ.
@@ -134,22 +135,51 @@ func ruleSigma(beta, slope float64) float64 {
 // FromVotes says that a parameter was chosen from the votes (the PATE
 // authors' choice): the release and its error, which names the order,
 // are then not for publication.
+//
+// Eps is an estimate of the data-dependent cost, not a bound on it: the
+// noise that makes it private is as likely to lower it as to raise it, so
+// about half of the draws are below the cost they estimate (the PATE
+// paper, Section 4). The guarantee is the data-independent bound.
+//
+// PrepareSmooth computes everything but the draw; Draw draws it, Recall
+// shows a draw recorded before (DESIGN "Drawn once": a draw is a release,
+// drawn once per votes and settings).
 type Smooth struct {
 	Order                              float64
 	Beta, SS, Margin, Sigma, Deviation float64
 	GNSS, Released, Eps                float64
 	FromVotes                          bool
 	Error                              string
+	// Drawn says that Released and Eps are set, by Draw or Recall.
+	Drawn bool
+
+	// center is the data-dependent Rényi DP the draw is centred at (a
+	// function of the votes: never printed); delta and conv convert the
+	// draw.
+	center float64
+	delta  float64
+	conv   accountant.Conversion
 }
 
 // ReleaseSmooth draws the smooth-sensitivity release of acct's
-// data-dependent Rényi DP with parameters p, those p leaves 0 set by
-// DataFreeSmooth from res's data-independent bound or, with p.FromVotes,
-// as the PATE authors choose them from the votes (the order of res's
-// data-dependent bound, β and σ_ss by accountant.ChooseGNSS), and converts
-// it at delta by c. res is acct's result at delta by c. A bound that does
-// not apply is said in the result's Error.
+// data-dependent Rényi DP (PrepareSmooth, then Smooth.Draw from src).
 func ReleaseSmooth(acct *accountant.PATEAccount, res accountant.PATEResult, p SmoothParams, delta float64, c accountant.Conversion, src *noise.Source) (Smooth, error) {
+	s, err := PrepareSmooth(acct, res, p, delta, c)
+	if err != nil || s.Error != "" {
+		return s, err
+	}
+	return s, s.Draw(src)
+}
+
+// PrepareSmooth computes the smooth-sensitivity release of acct's
+// data-dependent Rényi DP with parameters p, all but its draw: those p
+// leaves 0 set by DataFreeSmooth from res's data-independent bound or,
+// with p.FromVotes, as the PATE authors choose them from the votes (the
+// order of res's data-dependent bound, β and σ_ss by
+// accountant.ChooseGNSS); the draw is converted at delta by c. res is
+// acct's result at delta by c. A bound that does not apply is said in the
+// result's Error.
+func PrepareSmooth(acct *accountant.PATEAccount, res accountant.PATEResult, p SmoothParams, delta float64, c accountant.Conversion) (Smooth, error) {
 	named := func(err error) error {
 		return rename(err, map[string]string{"alpha": "ss order", "order": "ss order", "sigma": "sigma ss"})
 	}
@@ -205,13 +235,50 @@ func ReleaseSmooth(acct *accountant.PATEAccount, res accountant.PATEResult, p Sm
 	if s.Deviation, err = accountant.GNSSDeviation(s.SS+s.Margin, s.Sigma, s.Order); err != nil {
 		return s, err
 	}
-	if s.Released, err = noise.LatticeGaussian(src, rdp, s.Deviation, accountant.GNSSLattice); err != nil {
-		return s, err
-	}
-	if s.Eps, err = accountant.ConvertRDP(max(0, s.Released)+s.GNSS, s.Order, delta, c); err != nil {
-		return s, err
-	}
+	s.center, s.delta, s.conv = rdp, delta, c
 	return s, nil
+}
+
+// errNotPrepared is a draw of a release that PrepareSmooth did not
+// compute, or could not.
+var errNotPrepared = errors.New("smooth sensitivity: no release prepared to draw")
+
+// Draw draws the release from src, on the lattice accountant.GNSSLattice,
+// and converts it: a new release of the votes.
+func (s *Smooth) Draw(src *noise.Source) error {
+	if s.Deviation == 0 || s.Error != "" {
+		return errNotPrepared
+	}
+	r, err := noise.LatticeGaussian(src, s.center, s.Deviation, accountant.GNSSLattice)
+	if err != nil {
+		return err
+	}
+	return s.Recall(r)
+}
+
+// Recall sets the release to released, the value a draw of the same
+// release gave before, and converts it: showing it again is
+// post-processing, no new release.
+func (s *Smooth) Recall(released float64) error {
+	if s.Deviation == 0 || s.Error != "" {
+		return errNotPrepared
+	}
+	eps, err := accountant.ConvertRDP(max(0, released)+s.GNSS, s.Order, s.delta, s.conv)
+	if err != nil {
+		return err
+	}
+	s.Released, s.Eps, s.Drawn = released, eps, true
+	return nil
+}
+
+// Cost returns the (ε, δ) of the release itself (its GNSS cost at its
+// order, converted at the δ of its ε), which a ledger charges per draw.
+func (s *Smooth) Cost() (accountant.Guarantee, error) {
+	if s.Deviation == 0 || s.Error != "" {
+		return accountant.Guarantee{}, errNotPrepared
+	}
+	eps, err := accountant.ConvertRDP(s.GNSS, s.Order, s.delta, s.conv)
+	return accountant.Guarantee{Eps: eps, Delta: s.delta}, err
 }
 
 // rename returns err with its *accountant.ParamError renamed by names,

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
@@ -24,9 +26,10 @@ type accountPATEFlags struct {
 	Orders     []float64             `flag:"orders" help:"Renyi orders (> 1), comma-separated (default: 1.25, 1.5, 1.75, 2 to 100 by 0.5, 40 orders from 100 to 1000)"`
 	Noise      accountant.PATENoise  `flag:"noise" help:"noise the release drew: discrete (darrm's releases) or continuous (the PATE paper's)"`
 	Labels     string                `flag:"labels" help:"the labels of a release (darrm aggregate's): account its realised cost, the GNMax step only where it answered; the mechanism and its settings come from the label file's header, which flags may repeat but not contradict"`
-	Ledger     string                `flag:"ledger"`
 	Conversion accountant.Conversion `flag:"conversion"`
 	Seed       uint64                `flag:"seed"`
+	Ledger     string                `flag:"ledger"`
+	NewDraw    bool                  `flag:"new-draw" help:"draw the smooth-sensitivity release again although a draw is recorded for these votes and settings (a rerun shows the recorded draw): another release, whose GNSS cost --ledger is charged"`
 	Format     cliout.Format         `flag:"format"`
 }
 
@@ -68,10 +71,9 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 			stated, opts.Mechanism = m.Settings, m.Mechanism
 		}
 	}
-	if f.Ledger != "" {
-		if f.Labels == "" {
-			return cli.Usagef("--ledger needs --labels: the ledger's records are the reference for a label file's header")
-		}
+	// The ledger charges the smooth-sensitivity draws (releaseOnce) and,
+	// with labels, is the reference for their header.
+	if f.Ledger != "" && f.Labels != "" {
 		if opts.Recorded, err = recordedReleases(cmd, f.Ledger); err != nil {
 			return err
 		}
@@ -87,8 +89,15 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	if err := checkSettings(cmd, info, stated); err != nil {
 		return err
 	}
+	switch {
+	case f.NewDraw && f.Ledger == "":
+		return cli.Usagef("--new-draw: a new draw of the smooth-sensitivity release is another release of the votes: give the --ledger to charge it to")
+	case fs.Changed("seed") && (f.NewDraw || f.Ledger != "" && f.Labels == ""):
+		// With --labels the ledger is still the labels' reference.
+		return cli.Usagef("--seed draws a reproducible experiment (NOT FOR RELEASE), which is neither recorded nor charged: drop --ledger and --new-draw, or --seed")
+	}
 	if opts.Mechanism == votefile.LNMax {
-		for _, fl := range []string{"labels", "noise", "directions", "ss-parameters", "ss-order", "beta", "sigma-ss", "seed"} {
+		for _, fl := range []string{"labels", "noise", "directions", "ss-parameters", "ss-order", "beta", "sigma-ss", "seed", "ledger", "new-draw"} {
 			if fs.Changed(fl) {
 				return cli.Usagef("--%s: lnmax is accounted data-independently only, which needs no release, noise model or smooth sensitivity", fl)
 			}
@@ -108,13 +117,23 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	}
 	defer file.Close()
 	doc := report.AccountPATE{Seed: cli.Given(fs, "seed", f.Seed)}
-	src := noise.NewSource()
+	// A seeded draw is an experiment, drawn in Account; a release is
+	// prepared there and drawn once below.
+	var src *noise.Source
 	if doc.Seed != nil {
 		src = noise.NewSeededSource(*doc.Seed)
 	}
 	if doc.Accounting, err = pate.Account(cmd.Context(), in, opts, src); err != nil {
 		return flagError(err, map[string]string{"alpha": "--orders", "delta": "--target-delta", "laplace scale": "--laplace-scale",
 			"ss order": "--ss-order", "sigma ss": "--sigma-ss"})
+	}
+	if doc.Seed == nil {
+		// A draw of a release is charged (a new one) to the ledger: its
+		// (ε, δ) as converted, so a zcdp-filter ledger refuses it; GNSS's
+		// RDP holds only below order 1/(2β), so it has no zCDP slope.
+		if doc.Draw, doc.LedgerTotal, err = f.releaseOnce(cmd, doc.Accounting); err != nil {
+			return err
+		}
 	}
 	return doc.Write(cmd.OutOrStdout(), f.Format)
 }
@@ -135,4 +154,41 @@ func recordedReleases(cmd *cobra.Command, path string) (*pate.Recorded, error) {
 		return nil, ledgerError(err)
 	}
 	return r, nil
+}
+
+// releaseOnce releases the account's smooth-sensitivity draw once per
+// votes and settings (pate.Accounting.ReleaseOnce), recorded in the state
+// folder, a new draw charged to --ledger when one is given; it returns the
+// ledger's total after the charge.
+func (f *accountPATEFlags) releaseOnce(cmd *cobra.Command, a *pate.Accounting) (*pate.DrawState, *report.LedgerTotal, error) {
+	dir, err := ledger.StateDir()
+	if err != nil {
+		return nil, nil, err
+	}
+	var total *report.LedgerTotal
+	o := pate.Once{Record: pate.Draws{Dir: dir}, Again: f.NewDraw, Ledger: f.Ledger}
+	if f.Ledger != "" {
+		o.Charge = func(cost accountant.Guarantee) error {
+			l, allowed, err := ledger.OpenRun(cmd.Context(), f.Ledger, pate.GNSSMechanism, a.Binding, accountant.ApproxStep(cost), 1, ledger.Options{Waiting: waitingFor(cmd)})
+			if err != nil {
+				return ledgerError(err)
+			}
+			defer l.Close()
+			printNotes(cmd.ErrOrStderr(), f.Ledger, l.Notes())
+			if allowed < 1 {
+				return fmt.Errorf("%w: ledger %s: a smooth-sensitivity draw costs %v, beyond what its budget has left: nothing drawn", errBudget, f.Ledger, cost)
+			}
+			if err := l.Reserve(1); err != nil {
+				return ledgerError(err)
+			}
+			if err := l.Settle(1); err != nil {
+				return err
+			}
+			g, method, err := l.Total()
+			total = &report.LedgerTotal{Guarantee: g, Composition: method}
+			return err
+		}
+	}
+	st, err := a.ReleaseOnce(o, noise.NewSource())
+	return st, total, err
 }

