@@ -23,8 +23,8 @@ const detectRows = 16
 //
 // The rows are counts when the first data row, after its id, is not
 // 0/1 votes (of K votes, for a K known), and every row looked at holds
-// the same number C >= 2 of non-negative integers with the same sum (K,
-// for a K known): C counts summing to K. JSON lines rows that say
+// the same number C >= 2 of non-negative integers with the same sum (for
+// a K known, sums in [1, K]: abstaining teachers): C counts summing to K. JSON lines rows that say
 // "counts" are counts. A first row of 0s and 1s (K of them, for a K
 // known) is read as votes, however its values sum: a counts file whose
 // first row is all 0 and 1 must say what it is (a metadata header, the
@@ -160,7 +160,8 @@ func (d *detector) votes(fs [][]byte) bool {
 }
 
 // counts reports whether every row, after off id columns, holds the same
-// number C >= 2 of counts with the same sum >= 1 (K, when K is known).
+// number C >= 2 of counts with the same sum >= 1 (when K is known, sums
+// in [1, K]: the teachers that abstained are missing).
 func (d *detector) counts(rows [][][]byte, off int) bool {
 	width, sum := len(rows[0]), -1
 	return width-off >= 2 && allRows(rows, func(fs [][]byte) bool {
@@ -169,13 +170,17 @@ func (d *detector) counts(rows [][][]byte, off int) bool {
 		}
 		s := 0
 		for _, b := range fs[off:] {
-			n, _ := number(b)
+			n, _ := wholeNumber(b)
 			s += n
+		}
+		if d.opts.K > 0 {
+			// A K known lets a row fall short of it: teachers abstaining.
+			return s >= 1 && s <= d.opts.K
 		}
 		if sum < 0 {
 			sum = s
 		}
-		return s == sum && s >= 1 && (d.opts.K == 0 || s == d.opts.K)
+		return s == sum && s >= 1
 	})
 }
 
@@ -218,7 +223,7 @@ func jsonRow(line []byte) (vals [][]byte, counts, ok bool) {
 }
 
 func isCount(b []byte) bool {
-	_, ok := number(b)
+	_, ok := wholeNumber(b)
 	return ok
 }
 

@@ -9,6 +9,8 @@ import (
 	"math"
 	"strconv"
 
+	"codeberg.org/sbinet/npyio/npy"
+
 	"github.com/darrm/darrm/accountant"
 )
 
@@ -200,6 +202,9 @@ type LabelWriter struct {
 	pending  int // labels in buf
 	written  int // labels that may have reached w
 	err      error
+	// npy holds the labels of a NumPy label file, which is written
+	// whole, at the one Flush: its header states the number of labels.
+	npy []int64
 	// Reserve, if set, is called before labels are handed to the
 	// underlying writer with the number that will then have been written;
 	// an error keeps them back (a privacy ledger records them first).
@@ -209,9 +214,18 @@ type LabelWriter struct {
 // NewLabelWriter returns a writer of labels in format (FormatCSV or
 // FormatJSONL) on w, with the answered column or not, that writes the
 // comment lines first (such as LabelMeta.HeaderLine).
+//
+// FormatNPY writes the labels alone, as a 1-D int64 NumPy array in
+// the queries' order, -1 for a query not answered: a NumPy file has no
+// room for the ids, the comment lines or the answered column. It holds
+// the labels in memory (8 bytes a query) and writes them at Flush, which
+// for it is the last call.
 func NewLabelWriter(w io.Writer, format Format, answered bool, comments ...string) (*LabelWriter, error) {
+	if format == FormatNPY {
+		return &LabelWriter{w: w, format: format, npy: []int64{}}, nil
+	}
 	if format != FormatCSV && format != FormatJSONL {
-		return nil, fmt.Errorf("label format %v: must be csv or jsonl", format)
+		return nil, fmt.Errorf("label format %v: must be csv, jsonl or npy", format)
 	}
 	lw := &LabelWriter{w: w, format: format, answered: answered, buf: make([]byte, 0, labelBuffer+256)}
 	for _, c := range comments {
@@ -233,6 +247,14 @@ func NewLabelWriter(w io.Writer, format Format, answered bool, comments ...strin
 func (lw *LabelWriter) WriteLabel(q *Query, label int, answered bool) error {
 	if lw.err != nil {
 		return lw.err
+	}
+	if lw.npy != nil {
+		if !answered {
+			label = -1
+		}
+		lw.npy = append(lw.npy, int64(label))
+		lw.pending++
+		return nil
 	}
 	b := lw.buf
 	if lw.format == FormatJSONL {
@@ -287,6 +309,9 @@ func (lw *LabelWriter) Flush() error {
 	if lw.err != nil {
 		return lw.err
 	}
+	if lw.npy != nil {
+		return lw.flushNPY()
+	}
 	if len(lw.buf) == 0 {
 		return nil
 	}
@@ -308,6 +333,41 @@ func (lw *LabelWriter) Flush() error {
 	lw.pending, lw.head = 0, 0
 	lw.buf = lw.buf[:0]
 	return nil
+}
+
+// flushNPY writes the NumPy label file: every label, once.
+func (lw *LabelWriter) flushNPY() error {
+	if lw.Reserve != nil {
+		if err := lw.Reserve(lw.pending); err != nil {
+			return err
+		}
+	}
+	cw := &countingWriter{w: lw.w}
+	err := npy.Write(cw, lw.npy)
+	if err != nil {
+		if cw.n > 0 {
+			// Which labels a reader of a cut NumPy file can recover is
+			// not known here: every one is counted as left.
+			lw.written = lw.pending
+		}
+		lw.err = err
+		return err
+	}
+	lw.written, lw.pending = lw.pending, 0
+	lw.err = fmt.Errorf("label writer: a NumPy label file is written once")
+	return nil
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // Written returns the number of labels that may have reached the

@@ -85,6 +85,14 @@ func WriteCounts(w io.Writer, meta *Meta, ids []string, counts [][]int) error {
 		if _, err := CheckCounts(counts[q], k, c); err != nil {
 			return b, err
 		}
+		sum := 0
+		for _, n := range counts[q] {
+			sum += n
+		}
+		if sum != k {
+			// Teachers that vote all vote: a file of them has no abstentions.
+			return b, &CountsError{Msg: fmt.Sprintf("query %d: sum to %d, want K = %d, as the first query's", q+1, sum, k)}
+		}
 		for j, n := range counts[q] {
 			if j > 0 {
 				b = append(b, ',')

@@ -1,0 +1,381 @@
+package votefile
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"codeberg.org/sbinet/npyio/npy"
+	"codeberg.org/sbinet/npyio/npz"
+)
+
+// The NumPy layout of a vote file: a 2-D array in the NPY format
+// (https://numpy.org/neps/nep-0001-npy-format.html), read by
+// codeberg.org/sbinet/npyio. The library reads and checks the header
+// (magic string, version, dtype, order, shape); its reader holds a whole
+// array in memory, so the data are streamed here, one query at a time,
+// each value decoded with encoding/binary and checked (whole, in range)
+// before the ClassReader's checks of a row.
+
+// npyPreamble is the magic string, the version and the header's length
+// (4 bytes from version 2 on): what is read before the header.
+const npyPreamble = 12
+
+// maxNPYHeader bounds the header of a NumPy file, which is read whole
+// before it is parsed: NumPy itself refuses a header above 10,000 bytes
+// unless told otherwise.
+const maxNPYHeader = 1 << 16
+
+// npyMagic starts every NumPy file; zipMagic every zip archive, as
+// NumPy's .npz.
+var (
+	npyMagic = npy.Magic[:]
+	zipMagic = []byte("PK\x03\x04")
+)
+
+// IsNPY reports whether b, the start of a file, is NumPy's magic string.
+func IsNPY(b []byte) bool { return bytes.HasPrefix(b, npyMagic) }
+
+// openNPYFile opens the NumPy file vr reads.
+func openNPYFile(vr *VoteReader) (*File, error) {
+	if vr.format != FormatAuto && vr.format != FormatNPY {
+		return nil, &FormatError{File: vr.name, Msg: fmt.Sprintf("a NumPy file, not %v (leave out --input-format, or give npy)", vr.format)}
+	}
+	a, err := openNPY(vr.br, vr.name)
+	if err != nil {
+		return nil, err
+	}
+	vr.format, a.vr = FormatNPY, vr
+	return &File{vr: vr, npy: a}, nil
+}
+
+// npyArray streams the queries of a 2-D NumPy array. A query is a row of
+// the array (counts of C classes, or the class labels of K teachers), or
+// with TeachersInRows a column (PATE's published (teachers, queries)
+// label matrices). A query whose values lie in the order of the data
+// (a row of a C-order array, a column of a Fortran-order one) is read
+// from the file as it comes; otherwise the whole array is read first and
+// each query gathered from it.
+type npyArray struct {
+	vr    *VoteReader // the name, the buffered file, the query count and bytes read
+	order binary.ByteOrder
+	kind  reflect.Kind
+	size  int    // bytes of a value
+	dtype string // the header's, e.g. <i8
+	shape [2]int
+	qAxis int // the shape's axis of the queries
+	// queries and width are the number of queries and of values per
+	// query; byRow is whether a query's values are contiguous.
+	queries, width int
+	byRow          bool
+	data           []byte // the whole array, when a query is gathered
+	buf            []byte
+	q              int // queries read
+}
+
+// openNPY reads the header of the NumPy file br starts with.
+func openNPY(br *bufio.Reader, name string) (*npyArray, error) {
+	bad := func(format string, args ...any) error {
+		return &FormatError{File: name, Msg: "NumPy file: " + fmt.Sprintf(format, args...)}
+	}
+	pre, err := br.Peek(npyPreamble)
+	if err != nil {
+		return nil, bad("truncated in its header (%d bytes)", len(pre))
+	}
+	var hlen int
+	switch pre[6] {
+	case 1:
+		hlen = int(binary.LittleEndian.Uint16(pre[8:]))
+	case 2:
+		hlen = int(binary.LittleEndian.Uint32(pre[8:]))
+	default:
+		return nil, bad("format version %d.%d: this darrm reads versions 1.0 and 2.0 (numpy.save writes them)", pre[6], pre[7])
+	}
+	if hlen > maxNPYHeader {
+		return nil, bad("a header of %d bytes: must be at most %d", hlen, maxNPYHeader)
+	}
+	if _, err := br.Peek(npyPreamble + hlen); err != nil {
+		return nil, bad("truncated in its header")
+	}
+	r, err := newNPYReader(br)
+	if err != nil {
+		return nil, bad("unreadable header: %v", err)
+	}
+	h := r.Header.Descr
+	a := &npyArray{dtype: strings.Trim(h.Type, "'\"")}
+	if err := a.setType(); err != nil {
+		return nil, bad("%v", err)
+	}
+	if len(h.Shape) != 2 {
+		return nil, bad("shape %s: want a 2-D array, queries x classes (vote counts) or a matrix of class labels, one per query and teacher", shapeText(h.Shape))
+	}
+	a.shape = [2]int{h.Shape[0], h.Shape[1]}
+	if a.shape[0] < 1 || a.shape[1] < 1 || a.shape[0] > math.MaxInt/a.shape[1]/a.size {
+		return nil, bad("shape %s: want at least one query and one value per query", shapeText(h.Shape))
+	}
+	if h.Fortran {
+		// A Fortran-order array's data are its transpose's in C order.
+		a.qAxis = 1
+	}
+	return a, nil
+}
+
+// newNPYReader is npy.NewReader, whose parser of a malformed header
+// can panic (an index out of range): that is the file's fault, an error.
+func newNPYReader(r io.Reader) (rr *npy.Reader, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			rr, err = nil, fmt.Errorf("malformed dictionary")
+		}
+	}()
+	return npy.NewReader(r)
+}
+
+// setType sets the value's kind, size and byte order from the dtype,
+// which the library parses: integers and floats, none other.
+func (a *npyArray) setType() (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("dtype %s: not a NumPy dtype this darrm reads", show([]byte(a.dtype)))
+		}
+	}()
+	t := npy.TypeFrom(a.dtype)
+	a.kind, a.size = t.Kind(), int(t.Size())
+	switch a.kind {
+	case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+	default:
+		return fmt.Errorf("dtype %s (%v): want an integer or a float array of whole numbers", show([]byte(a.dtype)), t)
+	}
+	a.order = binary.LittleEndian
+	if a.dtype[0] == '>' {
+		a.order = binary.BigEndian
+	}
+	return nil
+}
+
+// shapeText writes a shape as NumPy does: (5, 10), (5,).
+func shapeText(s []int) string {
+	parts := make([]string, len(s))
+	for i, n := range s {
+		parts[i] = strconv.Itoa(n)
+	}
+	if len(s) == 1 {
+		return "(" + parts[0] + ",)"
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+// settle fixes which axis holds the queries: the first, or the second
+// with teachersInRows (class labels only); the data's order then says
+// whether a query is read as it comes or gathered.
+func (a *npyArray) settle(teachersInRows bool) {
+	major := a.qAxis // the axis whose index changes slowest in the data
+	a.qAxis = 0
+	if teachersInRows {
+		a.qAxis = 1
+	}
+	a.queries, a.width = a.shape[a.qAxis], a.shape[1-a.qAxis]
+	a.byRow = a.qAxis == major
+	a.buf = make([]byte, a.width*a.size)
+}
+
+// index names the array's element j of query q as NumPy indexes it.
+func (a *npyArray) index(q, j int) string {
+	if a.qAxis == 1 {
+		q, j = j, q
+	}
+	return fmt.Sprintf("[%d, %d]", q, j)
+}
+
+// nextNonBlank returns the bytes of the next query's values; io.EOF
+// after the last (and a *FormatError if data follow it).
+func (a *npyArray) nextNonBlank() ([]byte, error) {
+	if a.q == a.queries {
+		if _, err := a.vr.br.Peek(1); err == nil {
+			return nil, a.errorf("data after the %d x %d values the header states (shape %s)", a.shape[0], a.shape[1], shapeText(a.shape[:]))
+		}
+		return nil, io.EOF
+	}
+	n := a.width * a.size
+	if a.byRow {
+		if _, err := io.ReadFull(a.vr.br, a.buf); err != nil {
+			return nil, a.truncated(err, a.q)
+		}
+	} else {
+		if a.data == nil {
+			if err := a.readAll(); err != nil {
+				return nil, err
+			}
+		}
+		stride := a.queries * a.size
+		for j := range a.width {
+			copy(a.buf[j*a.size:(j+1)*a.size], a.data[j*stride+a.q*a.size:])
+		}
+	}
+	a.q++
+	a.vr.line = a.q
+	a.vr.bytes += int64(n)
+	return a.buf, nil
+}
+
+// readAll reads the whole array, of which a query is a column.
+func (a *npyArray) readAll() error {
+	total := int64(a.shape[0]) * int64(a.shape[1]) * int64(a.size)
+	data, err := io.ReadAll(io.LimitReader(a.vr.br, total))
+	if err != nil {
+		return fmt.Errorf("read %s: %w", a.vr.name, err)
+	}
+	if int64(len(data)) < total {
+		return a.truncated(io.ErrUnexpectedEOF, int(int64(len(data))/int64(a.size)/int64(a.width)))
+	}
+	a.data = data
+	return nil
+}
+
+// truncated is the error of data that end within query q (from 0).
+func (a *npyArray) truncated(err error, q int) error {
+	if err != io.EOF && err != io.ErrUnexpectedEOF {
+		return fmt.Errorf("read %s: %w", a.vr.name, err)
+	}
+	return &FormatError{File: a.vr.name, Msg: fmt.Sprintf("NumPy file truncated: the header states shape %s of %s (%d bytes of data), but the data end within query %d", shapeText(a.shape[:]), a.dtype, int64(a.shape[0])*int64(a.shape[1])*int64(a.size), q+1)}
+}
+
+func (a *npyArray) errorf(format string, args ...any) error {
+	return &FormatError{File: a.vr.name, Msg: "NumPy file: " + fmt.Sprintf(format, args...)}
+}
+
+// value returns the j-th value of a query's bytes b: whole is false for
+// a float with a fraction (or NaN, ±Inf), and a value beyond the int64
+// range is returned as math.MaxInt64, which no check accepts.
+func (a *npyArray) value(b []byte, j int) (n int64, whole bool, text string) {
+	b = b[j*a.size:]
+	switch a.kind {
+	case reflect.Int8:
+		return int64(int8(b[0])), true, ""
+	case reflect.Uint8:
+		return int64(b[0]), true, ""
+	case reflect.Int16:
+		return int64(int16(a.order.Uint16(b))), true, ""
+	case reflect.Uint16:
+		return int64(a.order.Uint16(b)), true, ""
+	case reflect.Int32:
+		return int64(int32(a.order.Uint32(b))), true, ""
+	case reflect.Uint32:
+		return int64(a.order.Uint32(b)), true, ""
+	case reflect.Int64:
+		return int64(a.order.Uint64(b)), true, ""
+	case reflect.Uint64:
+		u := a.order.Uint64(b)
+		if u > math.MaxInt64 {
+			return math.MaxInt64, true, strconv.FormatUint(u, 10)
+		}
+		return int64(u), true, ""
+	}
+	var f float64
+	if a.kind == reflect.Float32 {
+		f = float64(math.Float32frombits(a.order.Uint32(b)))
+	} else {
+		f = math.Float64frombits(a.order.Uint64(b))
+	}
+	text = strconv.FormatFloat(f, 'g', -1, 64)
+	switch {
+	case math.IsNaN(f) || math.IsInf(f, 0) || f != math.Trunc(f):
+		return 0, false, text
+	case math.Abs(f) > maxCount+1:
+		return math.MaxInt64, true, text
+	}
+	return int64(f), true, text
+}
+
+// parseNPY reads the values of one query into r.vals: counts >= 0, or
+// class indices in [0, C) or -1 (a teacher that abstained), each a whole
+// number of at most 9 digits.
+func (r *ClassReader) parseNPY(b []byte) error {
+	a := r.npy
+	q := a.q - 1
+	r.vals = r.vals[:0]
+	for j := range a.width {
+		n, whole, text := a.value(b, j)
+		if text == "" {
+			text = strconv.FormatInt(n, 10)
+		}
+		at := func(rule string) error {
+			what := "count of class " + strconv.Itoa(j)
+			if r.opts.Input == InputClasses {
+				what = "class label of teacher " + strconv.Itoa(j+1)
+			}
+			return a.errorf("element %s = %s (query %d, %s): %s", a.index(q, j), text, q+1, what, rule)
+		}
+		switch {
+		case r.opts.Input == InputCounts && (!whole || n < 0 || n > maxCount):
+			return at("a vote count must be a whole number in [0, 999999999]")
+		case r.opts.Input == InputClasses && (!whole || n < -1 || n >= int64(r.c)):
+			return at(fmt.Sprintf("a class label must be a class in [0, %d), or -1 for a teacher that did not vote", r.c))
+		}
+		r.vals = append(r.vals, int(n))
+	}
+	return nil
+}
+
+// checkNPYShape refuses an array of class labels whose axes look
+// exchanged: more teachers than queries, unless K is stated (then the
+// teachers' axis must have K), with the flag that reads it the other way.
+func (a *npyArray) checkShape(opts ClassOptions) error {
+	if opts.Input != InputClasses {
+		if opts.TeachersInRows {
+			return a.errorf("--teachers-in-rows reads a matrix of class labels (with --classes C), not vote counts")
+		}
+		return nil
+	}
+	s := shapeText(a.shape[:])
+	flip := "give --teachers-in-rows, which reads PATE's published layout, teachers x queries"
+	as := "queries x teachers"
+	if opts.TeachersInRows {
+		flip, as = "leave out --teachers-in-rows", "teachers x queries (--teachers-in-rows)"
+	}
+	switch {
+	case opts.K > 0 && a.width != opts.K && a.queries == opts.K:
+		return a.errorf("shape %s read as %s has %d teachers, but K = %d is stated, the number along the other axis: %s", s, as, a.width, opts.K, flip)
+	case opts.K == 0 && a.width > a.queries:
+		return a.errorf("shape %s read as %s is %d queries of %d teachers each: more teachers than queries looks like the axes the other way round; %s (or state K, --K %d, if %d teachers did vote)", s, as, a.queries, a.width, flip, a.width, a.width)
+	}
+	return nil
+}
+
+// OpenNPZ opens the array named array (with or without its .npy) in the
+// NumPy archive r (.npz, as numpy.savez writes), of size bytes, as Open
+// opens a vote file; name is used in errors. Close the Closer returned
+// when done with the File.
+func OpenNPZ(r io.ReaderAt, size int64, name, array string) (*File, io.Closer, error) {
+	z, err := npz.NewReader(r, size)
+	if err != nil {
+		return nil, nil, &FormatError{File: name, Msg: "not a NumPy .npz archive: " + err.Error()}
+	}
+	keys := z.Keys()
+	for _, k := range keys {
+		if k != array && k != array+".npy" {
+			continue
+		}
+		rc, err := z.Open(k)
+		if err != nil {
+			return nil, nil, &FormatError{File: name, Msg: err.Error()}
+		}
+		f, err := Open(rc, name+"["+strings.TrimSuffix(k, ".npy")+"]", FormatNPY)
+		if err != nil {
+			rc.Close()
+			return nil, nil, err
+		}
+		return f, rc, nil
+	}
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = strings.TrimSuffix(k, ".npy")
+	}
+	return nil, nil, &FormatError{File: name, Msg: fmt.Sprintf("no array %s in the archive, which holds %s", show([]byte(array)), strings.Join(names, ", "))}
+}
