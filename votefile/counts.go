@@ -311,11 +311,12 @@ func (r *ClassReader) csvHeader(line []byte) ([]byte, error) {
 		// malformed as counts, so that a typo on the first row is reported
 		// as one, as the 0/1 reader does: a header has a field that is not
 		// a number.
-		r.header = !allNumbers(fs) && !(len(fs) >= 2 && r.opts.ID != Absent && !allNumbers(fs[:1]) && allNumbers(fs[1:]))
+		r.header = !allNumbers(fs) && !(len(fs) >= 2 && r.opts.ID != Absent && !allNumbers(fs[:1]) && allNumbers(fs[1:])) ||
+			r.opts.ID != Absent && csvIndexHeader(fs)
 	}
 	named := false
 	if r.header {
-		named = strings.EqualFold(string(fs[0].b), "id")
+		named = strings.EqualFold(string(fs[0].b), "id") || r.opts.ID != Absent && csvIndexHeader(fs)
 		if line, err = r.lr.nextNonBlank(); err == io.EOF {
 			return nil, &FormatError{File: r.lr.name, Line: r.lr.line, Msg: "no data rows after the header"}
 		} else if err != nil {

@@ -62,7 +62,7 @@ func (d *detector) csv(f *File, first []byte) (Layout, error) {
 	skip := 0 // lines of the file after first that are not data rows
 	namedID := false
 	if d.header(fs) {
-		namedID = len(fs) > 0 && bytes.EqualFold(fs[0], []byte("id"))
+		namedID = len(fs) > 0 && bytes.EqualFold(fs[0], []byte("id")) || d.opts.ID != Absent && d.indexHeader(fs)
 		lines := peek.Lines(f.vr.br, 1)
 		if len(lines) == 0 {
 			return LayoutVotes, nil
@@ -140,7 +140,8 @@ func (d *detector) jsonl(f *File, first []byte) (Layout, error) {
 
 // header reports whether the first line, of fields fs, is a CSV header
 // row, as the readers decide: unless declared, one that is not all
-// numbers, after an id.
+// numbers, after an id, or pandas' header of a table with an index
+// (indexHeader).
 func (d *detector) header(fs [][]byte) bool {
 	switch d.opts.Header {
 	case Present:
@@ -149,7 +150,12 @@ func (d *detector) header(fs [][]byte) bool {
 		return false
 	}
 	idRow := len(fs) >= 2 && d.opts.ID != Absent && allOf(fs[1:], isNumber)
-	return !allOf(fs, isNumber) && !idRow
+	return !allOf(fs, isNumber) && !idRow || d.opts.ID != Absent && d.indexHeader(fs)
+}
+
+// indexHeader is indexHeader of a row's fields.
+func (d *detector) indexHeader(fs [][]byte) bool {
+	return indexHeader(len(fs), func(i int) []byte { return fs[i] })
 }
 
 // votes reports whether fs are 0/1 votes, as many as K when K is known.

@@ -24,8 +24,9 @@ import (
 // before the ClassReader's checks of a row.
 
 // npyPreamble is the magic string, the version and the header's length
-// (4 bytes from version 2 on): what is read before the header.
-const npyPreamble = 12
+// (2 bytes in version 1, 4 from version 2 on): what is read before the
+// header.
+const npyPreamble = 10
 
 // maxNPYHeader bounds the header of a NumPy file, which is read whole
 // before it is parsed: NumPy itself refuses a header above 10,000 bytes
@@ -88,19 +89,22 @@ func openNPY(br *bufio.Reader, name string) (*npyArray, error) {
 	if err != nil {
 		return nil, bad("truncated in its header (%d bytes)", len(pre))
 	}
-	var hlen int
+	var hlen, plen int
 	switch pre[6] {
 	case 1:
-		hlen = int(binary.LittleEndian.Uint16(pre[8:]))
+		hlen, plen = int(binary.LittleEndian.Uint16(pre[8:])), npyPreamble
 	case 2:
-		hlen = int(binary.LittleEndian.Uint32(pre[8:]))
+		if pre, err = br.Peek(npyPreamble + 2); err != nil {
+			return nil, bad("truncated in its header (%d bytes)", len(pre))
+		}
+		hlen, plen = int(binary.LittleEndian.Uint32(pre[8:])), npyPreamble+2
 	default:
 		return nil, bad("format version %d.%d: this darrm reads versions 1.0 and 2.0 (numpy.save writes them)", pre[6], pre[7])
 	}
 	if hlen > maxNPYHeader {
 		return nil, bad("a header of %d bytes: must be at most %d", hlen, maxNPYHeader)
 	}
-	if _, err := br.Peek(npyPreamble + hlen); err != nil {
+	if _, err := br.Peek(plen + hlen); err != nil {
 		return nil, bad("truncated in its header")
 	}
 	r, err := newNPYReader(br)
