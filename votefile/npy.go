@@ -256,7 +256,8 @@ func (a *npyArray) errorf(format string, args ...any) error {
 
 // value returns the j-th value of a query's bytes b: whole is false for
 // a float with a fraction (or NaN, ±Inf), and a value beyond the int64
-// range is returned as math.MaxInt64, which no check accepts.
+// range is returned as math.MaxInt64, which no check accepts; text is
+// how such a value reads (else "", the integer's digits).
 func (a *npyArray) value(b []byte, j int) (n int64, whole bool, text string) {
 	b = b[j*a.size:]
 	switch a.kind {
@@ -287,14 +288,13 @@ func (a *npyArray) value(b []byte, j int) (n int64, whole bool, text string) {
 	} else {
 		f = math.Float64frombits(a.order.Uint64(b))
 	}
-	text = strconv.FormatFloat(f, 'g', -1, 64)
 	switch {
 	case math.IsNaN(f) || math.IsInf(f, 0) || f != math.Trunc(f):
-		return 0, false, text
+		return 0, false, strconv.FormatFloat(f, 'g', -1, 64)
 	case math.Abs(f) > maxCount+1:
-		return math.MaxInt64, true, text
+		return math.MaxInt64, true, strconv.FormatFloat(f, 'g', -1, 64)
 	}
-	return int64(f), true, text
+	return int64(f), true, ""
 }
 
 // parseNPY reads the values of one query into r.vals: counts >= 0, or
@@ -306,21 +306,22 @@ func (r *ClassReader) parseNPY(b []byte) error {
 	r.vals = r.vals[:0]
 	for j := range a.width {
 		n, whole, text := a.value(b, j)
-		if text == "" {
-			text = strconv.FormatInt(n, 10)
+		var rule string
+		switch {
+		case r.opts.Input == InputCounts && (!whole || n < 0 || n > maxCount):
+			rule = "a vote count must be a whole number in [0, 999999999]"
+		case r.opts.Input == InputClasses && (!whole || n < -1 || n >= int64(r.c)):
+			rule = fmt.Sprintf("a class label must be a class in [0, %d), or -1 for a teacher that did not vote", r.c)
 		}
-		at := func(rule string) error {
+		if rule != "" {
+			if text == "" {
+				text = strconv.FormatInt(n, 10)
+			}
 			what := "count of class " + strconv.Itoa(j)
 			if r.opts.Input == InputClasses {
 				what = "class label of teacher " + strconv.Itoa(j+1)
 			}
 			return a.errorf("element %s = %s (query %d, %s): %s", a.index(q, j), text, q+1, what, rule)
-		}
-		switch {
-		case r.opts.Input == InputCounts && (!whole || n < 0 || n > maxCount):
-			return at("a vote count must be a whole number in [0, 999999999]")
-		case r.opts.Input == InputClasses && (!whole || n < -1 || n >= int64(r.c)):
-			return at(fmt.Sprintf("a class label must be a class in [0, %d), or -1 for a teacher that did not vote", r.c))
 		}
 		r.vals = append(r.vals, int(n))
 	}
