@@ -89,7 +89,7 @@ func ReleaseTo(ctx context.Context, in votefile.Reader, agg Labeler, src *noise.
 	}
 	priv := agg.Privacy()
 	meta := votefile.LabelMeta{Mechanism: agg.Name(), K: agg.K(), Classes: agg.Classes(), Settings: agg.Settings(), PerQuery: priv.Guarantee,
-		Relation: priv.Relation, Ensemble: b.Ensemble, Teachers: b.Teachers, ForRelease: len(comments) == 0}
+		Relation: priv.Relation, Ensemble: b.Ensemble, Teachers: b.Teachers, Abstain: votefile.MayAbstain(in), ForRelease: len(comments) == 0}
 	comments = append(comments, meta.HeaderLine())
 	var lw *votefile.LabelWriter
 	run := func(w io.Writer) error {

@@ -109,6 +109,29 @@ type LabelMeta struct {
 	Teachers accountant.Guarantee
 	// ForRelease is false for labels drawn from a seeded source.
 	ForRelease bool
+	// Abstain is true when the votes were read with abstaining teachers
+	// allowed (MayAbstain): class labels, of which -1 is a teacher that
+	// did not vote, or counts under a stated K that may sum to fewer.
+	// The header is written before the votes are read, so it records
+	// that abstentions were allowed; the release's summary counts those
+	// that occurred.
+	Abstain bool
+}
+
+// MayAbstain reports whether in reads votes with abstaining teachers
+// allowed (ClassReader.MayAbstain); 0/1 votes have none.
+func MayAbstain(in Reader) bool {
+	c, ok := in.(*ClassReader)
+	return ok && c.MayAbstain()
+}
+
+// Abstained returns the votes not cast in the queries in has read
+// (ClassReader.Abstained); 0 for 0/1 votes.
+func Abstained(in Reader) int64 {
+	if c, ok := in.(*ClassReader); ok {
+		return c.Abstained()
+	}
+	return 0
 }
 
 // The JSON form of a label file's header, in the order it is written.
@@ -124,6 +147,7 @@ type (
 		Delta      float64        `json:"delta"`
 		Ensemble   string         `json:"ensemble,omitempty"`
 		Teachers   *jsonGuarantee `json:"teachers,omitempty"`
+		Abstain    bool           `json:"abstain,omitempty"`
 		ForRelease bool           `json:"for_release"`
 	}
 	jsonGuarantee struct {
@@ -136,7 +160,7 @@ type (
 // object, without its line end: a LabelWriter's comment line.
 func (m *LabelMeta) HeaderLine() string {
 	j := jsonLabelMeta{Version: LabelsVersion, Mechanism: m.Mechanism, K: m.K, Classes: m.Classes, Relation: m.Relation, Settings: m.Settings,
-		Eps: m.PerQuery.Eps, Delta: m.PerQuery.Delta, Ensemble: m.Ensemble, ForRelease: m.ForRelease}
+		Eps: m.PerQuery.Eps, Delta: m.PerQuery.Delta, Ensemble: m.Ensemble, Abstain: m.Abstain, ForRelease: m.ForRelease}
 	if m.Teachers != (accountant.Guarantee{}) {
 		j.Teachers = &jsonGuarantee{m.Teachers.Eps, m.Teachers.Delta}
 	}
@@ -174,7 +198,7 @@ func parseLabelMeta(b []byte) (*LabelMeta, error) {
 		return nil, bad("delta", j.Delta, "must be in [0, 1)")
 	}
 	m := &LabelMeta{Mechanism: j.Mechanism, K: j.K, Classes: j.Classes, Settings: j.Settings, Relation: j.Relation,
-		PerQuery: accountant.Guarantee{Eps: j.Eps, Delta: j.Delta}, Ensemble: j.Ensemble, ForRelease: j.ForRelease}
+		PerQuery: accountant.Guarantee{Eps: j.Eps, Delta: j.Delta}, Ensemble: j.Ensemble, Abstain: j.Abstain, ForRelease: j.ForRelease}
 	if t := j.Teachers; t != nil {
 		m.Teachers = accountant.Guarantee{Eps: t.Eps, Delta: t.Delta}
 	}

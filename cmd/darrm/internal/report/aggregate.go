@@ -83,6 +83,9 @@ type AggregateMulti struct {
 	Answered        int `json:"answered"`
 	NotAnswered     int `json:"not_answered"`
 	StoppedByBudget int `json:"stopped_by_budget"`
+	// Abstained counts the votes not cast: class labels -1, and what
+	// rows of counts fall short of a stated K by.
+	Abstained int64 `json:"votes_abstained"`
 }
 
 // PerQuery is the guarantee of one released label and what proves it.
@@ -233,7 +236,8 @@ func NewAggregateMulti(r Release) (AggregateMulti, error) {
 	s := r.Aggregator.Settings()
 	out := AggregateMulti{released: common, Layout: r.Votes.Layout().String(), K: r.Aggregator.K(), Classes: r.Aggregator.Classes(), Settings: s,
 		Noise:   "discrete Gaussian N_Z(0, sigma^2), sampled exactly (Canonne, Kamath and Steinke 2020); ties broken uniformly",
-		Queries: res.Answered + res.Unanswered, Released: res.Answered, Answered: res.Answered - res.Withheld, NotAnswered: res.Withheld, StoppedByBudget: res.Unanswered}
+		Queries: res.Answered + res.Unanswered, Released: res.Answered, Answered: res.Answered - res.Withheld, NotAnswered: res.Withheld, StoppedByBudget: res.Unanswered,
+		Abstained: votefile.Abstained(r.Votes)}
 	if s.LaplaceScale != nil {
 		out.Noise = "discrete Laplace of scale b, sampled exactly (Canonne, Kamath and Steinke 2020); ties broken uniformly"
 	}
@@ -335,6 +339,9 @@ func (out AggregateMulti) Write(w io.Writer, f cliout.Format) error {
 		desc = append(desc, "id column")
 	}
 	fmt.Fprintf(w, "votes: %s (%s), K = %d teachers, C = %d classes\n", out.Input, strings.Join(desc, ", "), out.K, out.Classes)
+	if out.Abstained > 0 {
+		fmt.Fprintf(w, "  %d votes not cast (abstaining teachers): each query's counts sum to at most K; the guarantee is unchanged (docs/pate.md, \"Abstaining teachers\")\n", out.Abstained)
+	}
 	if m := out.VotesHeader; m != nil {
 		fmt.Fprintf(w, "teachers: ensemble %s (%v, %v relation, partition %v); their own guarantee plays no part in the one-vote relation\n", m.Ensemble, m.Kind, m.Relation, m.Partition)
 	}
