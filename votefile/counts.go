@@ -43,6 +43,11 @@ type ClassOptions struct {
 	// queries, the layout of PATE's published votes, rather than queries
 	// x teachers.
 	TeachersInRows bool
+	// Size is the file's size in bytes, 0 when not known (a stream): a
+	// text file of class labels whose rows outnumber what that size can
+	// hold, more teachers than queries, is refused as one the other way
+	// round (a NumPy file's shape says it without).
+	Size int64
 }
 
 // maxCount bounds a count or class index: 9 decimal digits.
@@ -133,16 +138,22 @@ func (f *File) Classes(opts ClassOptions) (*ClassReader, error) {
 	default:
 		return nil, &FormatError{File: name, Msg: fmt.Sprintf("input %d: must be counts or class indices", opts.Input)}
 	}
-	if f.npy == nil && opts.TeachersInRows {
-		return nil, &FormatError{File: name, Msg: "--teachers-in-rows reads a NumPy array; a CSV or JSON lines file has a row per query"}
-	}
 	mr := &ClassReader{lr: f.vr, opts: opts, format: f.vr.format, npy: f.npy}
 	if opts.Input == InputClasses {
 		mr.c = opts.Classes
 	}
+	if f.npy == nil && opts.TeachersInRows {
+		if opts.Input != InputClasses || f.vr.format != FormatCSV {
+			return nil, &FormatError{File: name, Msg: "--teachers-in-rows reads class labels (--classes C) of a NumPy array or a CSV file, one row per teacher"}
+		}
+		var err error
+		if mr.npy, err = mr.csvMatrix(f.first); err != nil {
+			return nil, err
+		}
+	}
 	line := f.first
 	var err error
-	if a := f.npy; a != nil {
+	if a := mr.npy; a != nil {
 		a.settle(opts.TeachersInRows)
 		if err := a.checkShape(opts); err != nil {
 			return nil, err
@@ -151,7 +162,7 @@ func (f *File) Classes(opts ClassOptions) (*ClassReader, error) {
 			return nil, err
 		}
 	}
-	if mr.format == FormatCSV {
+	if mr.format == FormatCSV && mr.npy == nil {
 		if line, err = mr.csvHeader(line); err != nil {
 			return nil, err
 		}
@@ -159,8 +170,27 @@ func (f *File) Classes(opts ClassOptions) (*ClassReader, error) {
 	if err := mr.parse(line, true); err != nil {
 		return nil, err
 	}
+	if err := mr.checkRows(line); err != nil {
+		return nil, err
+	}
 	mr.q.Index, mr.q.Line, mr.pending = 1, mr.lr.line, true
 	return mr, nil
+}
+
+// checkRows refuses a text file of class labels, queries x teachers,
+// that looks the other way round: more teachers (labels in the first
+// row, line) than the rows its size holds at that row's length, unless
+// K is stated.
+func (r *ClassReader) checkRows(line []byte) error {
+	if r.npy != nil || r.opts.Input != InputClasses || r.opts.K > 0 || r.opts.Size <= 0 {
+		return nil
+	}
+	rows := r.opts.Size / int64(len(line)+1)
+	if int64(r.k) <= rows {
+		return nil
+	}
+	return r.lr.errorf(0, "%d class labels a row, K = %d teachers, but the file's %d bytes hold about %d rows of this one's length: more teachers than queries looks like a row per teacher, teachers x queries (PATE's layout): give --teachers-in-rows (or state K, --K %d, if %d teachers did vote)",
+		r.k, r.k, r.opts.Size, rows, r.k, r.k)
 }
 
 // String returns "counts" or "class indices".
@@ -352,11 +382,11 @@ func (r *ClassReader) csvHeader(line []byte) ([]byte, error) {
 // parse reads one data row into r.q.Counts; first settles C and K.
 func (r *ClassReader) parse(line []byte, first bool) error {
 	var err error
-	switch r.format {
-	case FormatCSV:
-		err = r.parseCSV(line)
-	case FormatNPY:
+	switch {
+	case r.npy != nil:
 		err = r.parseNPY(line)
+	case r.format == FormatCSV:
+		err = r.parseCSV(line)
 	default:
 		err = r.parseJSONL(line, first)
 	}

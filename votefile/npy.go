@@ -52,7 +52,7 @@ func openNPYFile(vr *VoteReader) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	vr.format, a.vr = FormatNPY, vr
+	vr.format, vr.array, a.vr = FormatNPY, true, vr
 	return &File{vr: vr, npy: a}, nil
 }
 
@@ -251,7 +251,11 @@ func (a *npyArray) truncated(err error, q int) error {
 }
 
 func (a *npyArray) errorf(format string, args ...any) error {
-	return &FormatError{File: a.vr.name, Msg: "NumPy file: " + fmt.Sprintf(format, args...)}
+	msg := fmt.Sprintf(format, args...)
+	if a.vr.format == FormatNPY {
+		msg = "NumPy file: " + msg
+	}
+	return &FormatError{File: a.vr.name, Msg: msg}
 }
 
 // value returns the j-th value of a query's bytes b: whole is false for
@@ -383,4 +387,57 @@ func OpenNPZ(r io.ReaderAt, size int64, name, array string) (*File, io.Closer, e
 		names[i] = strings.TrimSuffix(k, ".npy")
 	}
 	return nil, nil, &FormatError{File: name, Msg: fmt.Sprintf("no array %s in the archive, which holds %s", show([]byte(array)), strings.Join(names, ", "))}
+}
+
+// csvMatrix reads a whole CSV file of class labels, one row per teacher
+// and one column per query (teachers x queries, as PATE publishes its
+// votes), first the line first, into an array of which a query is a
+// column, as a NumPy file of that layout is read: the class labels'
+// checks are those of a NumPy file's. A first row that is not all
+// numbers (query names) is a header row, and with --id yes the first
+// column names the teachers; both are dropped.
+func (r *ClassReader) csvMatrix(first []byte) (*npyArray, error) {
+	vr := r.lr
+	var vals []int64
+	width, teachers := -1, 0
+	line := first
+	for n := 0; ; n++ {
+		fs, err := vr.split(line)
+		if err != nil {
+			return nil, err
+		}
+		if r.opts.ID == Present {
+			fs = fs[1:]
+		}
+		header := n == 0 && (r.opts.Header == Present || r.opts.Header == Detect && !allNumbers(fs))
+		if !header {
+			if width < 0 {
+				width = len(fs)
+			} else if len(fs) != width {
+				return nil, vr.errorf(0, "%d class labels, want %d, as in the first row: a row per teacher, a column per query", len(fs), width)
+			}
+			for j, f := range fs {
+				v, ok := r.value(f.b)
+				if !ok {
+					return nil, vr.errorf(j+1, "class label %s: %s", show(f.b), r.valueRule())
+				}
+				vals = append(vals, int64(v))
+			}
+			teachers++
+		}
+		if line, err = vr.nextNonBlank(); err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	if teachers == 0 || width < 1 {
+		return nil, vr.errorf(0, "no class labels")
+	}
+	data := make([]byte, 8*len(vals))
+	for i, v := range vals {
+		binary.LittleEndian.PutUint64(data[8*i:], uint64(v))
+	}
+	vr.array = true
+	return &npyArray{vr: vr, order: binary.LittleEndian, kind: reflect.Int64, size: 8, dtype: "<i8", shape: [2]int{teachers, width}, data: data}, nil
 }

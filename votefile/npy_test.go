@@ -192,6 +192,61 @@ func TestNPYReader(t *testing.T) {
 // TestNPYAbstained checks that the votes not cast are counted, and that
 // a file of class labels, or counts under a stated K, says a teacher may
 // abstain.
+// TestCSVTeachersInRows: a CSV matrix of class labels, a row per teacher,
+// reads as the same array in NumPy, and one read the other way round is
+// refused when its size shows it.
+func TestCSVTeachersInRows(t *testing.T) {
+	const csv = "0,2,1\n0,2,0\n1,2,1\n2,1,1\n0,2,1\n"
+	want := [][]int{{3, 1, 1}, {0, 1, 4}, {1, 4, 0}}
+	for _, tc := range []struct {
+		name, data string
+		opts       ClassOptions
+	}{
+		{"plain", csv, ClassOptions{}},
+		{"header row of query names", "q1,q2,q3\n" + csv, ClassOptions{}},
+		{"teacher names", "t1,0,2,1\nt2,0,2,0\nt3,1,2,1\nt4,2,1,1\nt5,0,2,1\n", ClassOptions{ID: Present}},
+		{"integral floats", "0.0,2.0,1.0\n0,2,0\n1,2,1\n2,1,1\n0,2,1\n", ClassOptions{}},
+	} {
+		tc.opts.Input, tc.opts.Classes, tc.opts.TeachersInRows, tc.opts.K = InputClasses, 3, true, 5
+		r, err := NewClassReader(strings.NewReader(tc.data), "m.csv", tc.opts)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		var got [][]int
+		for r.Next() {
+			got = append(got, append([]int(nil), r.Query().Counts...))
+		}
+		if r.Err() != nil || !reflect.DeepEqual(got, want) || r.K() != 5 || r.Format() != FormatCSV {
+			t.Errorf("%s: %v, K = %d, %v, %v; want %v, K = 5, csv", tc.name, got, r.K(), r.Format(), r.Err(), want)
+		}
+	}
+	for _, tc := range []struct {
+		name, data string
+		opts       ClassOptions
+		want       string
+	}{
+		{"a label of no class", "0,2,1\n0,3,0\n", ClassOptions{Input: InputClasses, Classes: 3, TeachersInRows: true}, "m.csv: element [1, 1] = 3 (query 2, class label of teacher 2)"},
+		{"more teachers than queries", "0,2\n0,3\n1,1\n", ClassOptions{Input: InputClasses, Classes: 3, TeachersInRows: true}, "m.csv: shape (3, 2) read as teachers x queries (--teachers-in-rows) is 2 queries of 3 teachers"},
+		{"a ragged row", "0,2,1\n0,2\n", ClassOptions{Input: InputClasses, Classes: 3, TeachersInRows: true}, "line 2: 2 class labels, want 3"},
+		{"not a label", "0,2,1\n0,x,1\n", ClassOptions{Input: InputClasses, Classes: 3, TeachersInRows: true}, "line 2, column 2: class label \"x\""},
+		{"counts", "0,2,1\n", ClassOptions{Input: InputCounts, TeachersInRows: true}, "--teachers-in-rows reads class labels"},
+		{"rows the other way round", "0,2,1,0,1,1\n0,2,1,0,1,1\n", ClassOptions{Input: InputClasses, Classes: 3, Size: 24}, "line 1: 6 class labels a row, K = 6 teachers, but the file's 24 bytes hold about 2 rows"},
+	} {
+		r, err := NewClassReader(strings.NewReader(tc.data), "m.csv", tc.opts)
+		if err == nil {
+			for r.Next() {
+			}
+			err = r.Err()
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	if _, err := NewClassReader(strings.NewReader("0,2,1,0,1,1\n0,2,1,0,1,1\n"), "m.csv", ClassOptions{Input: InputClasses, Classes: 3, Size: 24, K: 6}); err != nil {
+		t.Errorf("K stated: %v", err)
+	}
+}
+
 func TestNPYAbstained(t *testing.T) {
 	abstain := [][]int{{0, -1, 1, 2, 0}, {2, 2, 2, 1, -1}, {-1, -1, -1, -1, -1}}
 	_, r, err := readNPY(npyFile("<i8", []int{3, 5}, false, floats(abstain)), ClassOptions{Input: InputClasses, Classes: 3, K: 5})
@@ -387,17 +442,19 @@ func FuzzNPY(f *testing.F) {
 	})
 }
 
-// FuzzClassLabelsText: class labels in CSV, -1 among them, never panic,
-// and each row's counts and abstentions add up to K.
+// FuzzClassLabelsText: class labels in CSV (a row per query, or per
+// teacher), -1 among them, never panic, and each query's counts and
+// abstentions add up to K.
 func FuzzClassLabelsText(f *testing.F) {
-	f.Add("0,1,-1\n2,2,1\n", 3)
-	f.Add("q1,0,-1,1\nq2,-1,-1,-1\n", 2)
-	f.Add("[0,-1,1]\n[1,1,1]\n", 2)
-	f.Add(",0,1\n0,3.0,1.0\n1,2.0,2.0\n", 0)
-	f.Fuzz(func(t *testing.T, data string, classes int) {
+	f.Add("0,1,-1\n2,2,1\n", 3, false)
+	f.Add("q1,0,-1,1\nq2,-1,-1,-1\n", 2, false)
+	f.Add("[0,-1,1]\n[1,1,1]\n", 2, false)
+	f.Add(",0,1\n0,3.0,1.0\n1,2.0,2.0\n", 0, false)
+	f.Add("0,1,-1\n2,2,1\n", 3, true)
+	f.Fuzz(func(t *testing.T, data string, classes int, inRows bool) {
 		opts := ClassOptions{Input: InputCounts}
 		if classes >= 2 && classes <= 16 {
-			opts = ClassOptions{Input: InputClasses, Classes: classes}
+			opts = ClassOptions{Input: InputClasses, Classes: classes, TeachersInRows: inRows}
 		}
 		r, err := NewClassReader(strings.NewReader(data), "f", opts)
 		if err != nil {

@@ -58,6 +58,9 @@ type VoteReader struct {
 	long     []byte // a line longer than the read buffer
 	meta     *Meta
 	metaLine int
+	// array is true when the rows handed out are an array's queries (a
+	// NumPy file, or a CSV matrix read whole), line their count.
+	array bool
 }
 
 // File is the start of a vote file, read up to its metadata header:
@@ -342,8 +345,8 @@ func blank(b []byte) bool {
 }
 
 func (r *VoteReader) errorf(col int, format string, args ...any) *FormatError {
-	if r.format == FormatNPY {
-		// A NumPy file has no lines: its rows are queries.
+	if r.array {
+		// An array's queries are no lines of the file.
 		return &FormatError{File: r.name, Msg: fmt.Sprintf("query %d: ", r.line) + fmt.Sprintf(format, args...)}
 	}
 	return &FormatError{File: r.name, Line: r.line, Column: col, Msg: fmt.Sprintf(format, args...)}

@@ -101,8 +101,9 @@ type classInputFlags struct {
 	Header   votefile.Presence `flag:"header" help:"CSV header row: auto, yes or no"`
 	ID       votefile.Presence `flag:"id" help:"id column: auto, yes or no"`
 	// A NumPy file is recognised by its start; these say how to read it.
-	TeachersInRows bool   `flag:"teachers-in-rows" help:"NumPy class labels (with --classes C) as teachers x queries, the layout of PATE's published votes, rather than queries x teachers"`
+	TeachersInRows bool   `flag:"teachers-in-rows" help:"class labels (with --classes C, NumPy or CSV) as teachers x queries, a row per teacher, the layout of PATE's published votes, rather than queries x teachers"`
 	Array          string `flag:"array" help:"the array to read in a NumPy .npz archive (VOTES must then be a file)"`
+	size           int64  // the vote file's size, -1 when not known
 }
 
 // openVotes reads the start of the vote file r, which path names on the
@@ -110,6 +111,10 @@ type classInputFlags struct {
 // of the array of that name in the .npz archive path. Close the Closer
 // it returns (nil: none) after reading.
 func (f *classInputFlags) openVotes(r io.Reader, path, name string) (*votefile.File, io.Closer, error) {
+	f.size = cli.InputSize(path)
+	if f.Array != "" {
+		f.size = -1 // the archive's, not the array's
+	}
 	if f.Array == "" {
 		vf, err := votefile.Open(r, name, f.InFormat)
 		return vf, nil, err
@@ -185,7 +190,7 @@ func (f *classInputFlags) reader(cmd *cobra.Command, vf *votefile.File, in votef
 	if fs.Changed("classes") && (f.Classes < 2 || f.Classes > votefile.MaxClasses) {
 		return nil, cli.Usagef("--classes %d: must be in [2, %d] (at most as many classes as a row of counts can hold within a line's %d bytes)", f.Classes, votefile.MaxClasses, votefile.MaxLineBytes)
 	}
-	opts := votefile.ClassOptions{Header: f.Header, ID: f.ID, Classes: f.Classes, TeachersInRows: f.TeachersInRows}
+	opts := votefile.ClassOptions{Header: f.Header, ID: f.ID, Classes: f.Classes, TeachersInRows: f.TeachersInRows, Size: max(f.size, 0)}
 	if k := fs.Lookup("K"); k != nil && k.Changed && vf.Meta() == nil {
 		// A K stated lets counts sum to fewer (teachers that abstained).
 		opts.K, _ = fs.GetInt("K")

@@ -118,9 +118,11 @@ func TestNPYSameLabels(t *testing.T) {
 	writeNPY(t, p("counts-f8.npy"), floats)
 	writeNPY(t, p("labels.npy"), labels)
 	writeCSV(t, p("labels-qt.csv"), transposed(labels))
+	writeCSV(t, p("labels-tq.csv"), labels)
 	abstain, abstainCounts := pateVotes(k, q, c, 0.1)
 	writeNPY(t, p("abstain.npy"), abstain)
 	writeCSV(t, p("abstain-qt.csv"), transposed(abstain))
+	writeCSV(t, p("abstain-tq.csv"), abstain)
 	writeCSV(t, p("abstain-counts.csv"), abstainCounts)
 
 	release := []string{"--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--seed", "7"}
@@ -142,6 +144,7 @@ func TestNPYSameLabels(t *testing.T) {
 		{"npy float64 counts", []string{p("counts-f8.npy")}},
 		{"npy teachers x queries labels", []string{p("labels.npy"), "--teachers-in-rows", "--classes", "10"}},
 		{"csv queries x teachers labels", []string{p("labels-qt.csv"), "--classes", "10"}},
+		{"csv teachers x queries labels", []string{p("labels-tq.csv"), "--teachers-in-rows", "--classes", "10"}},
 	} {
 		if got := aggregate(tc.name+".csv", tc.args...); !slices.Equal(got, want) {
 			t.Errorf("%s: labels differ from those of the CSV counts", tc.name)
@@ -154,6 +157,7 @@ func TestNPYSameLabels(t *testing.T) {
 	}{
 		{"npy labels with -1", []string{p("abstain.npy"), "--teachers-in-rows", "--classes", "10"}},
 		{"csv labels with -1", []string{p("abstain-qt.csv"), "--classes", "10"}},
+		{"csv teachers x queries labels with -1", []string{p("abstain-tq.csv"), "--teachers-in-rows", "--classes", "10"}},
 	} {
 		if got := aggregate(tc.name+".csv", tc.args...); !slices.Equal(got, want) {
 			t.Errorf("%s: labels differ from those of the counts without the abstentions", tc.name)
@@ -217,7 +221,8 @@ func TestNPYBadInput(t *testing.T) {
 		{"truncated", []string{p("trunc.npy")}, "NumPy file truncated: the header states shape (40, 10) of <i8"},
 		{"label matrix without --teachers-in-rows", []string{p("labels.npy"), "--classes", "10"}, "shape (25, 40) read as queries x teachers is 25 queries of 40 teachers each: more teachers than queries looks like the axes the other way round; give --teachers-in-rows"},
 		{"label matrix read as counts", []string{p("labels.npy")}, "if the array holds class labels, one per teacher, give --classes C (with --teachers-in-rows"},
-		{"--teachers-in-rows on CSV", []string{p("labels-tq.csv"), "--classes", "10", "--teachers-in-rows"}, "--teachers-in-rows reads a NumPy array"},
+		{"CSV label matrix without --teachers-in-rows", []string{p("labels-tq.csv"), "--classes", "10"}, "line 1: 40 class labels a row, K = 40 teachers, but the file's 2000 bytes hold about 25 rows of this one's length: more teachers than queries looks like a row per teacher, teachers x queries (PATE's layout): give --teachers-in-rows"},
+		{"--teachers-in-rows on counts", []string{p("labels-tq.csv"), "--input-format", "counts", "--teachers-in-rows"}, "--teachers-in-rows reads class labels (--classes C)"},
 		{"two-class mechanism", []string{p("counts.npy"), "--mechanism", "darrm"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
