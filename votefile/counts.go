@@ -189,8 +189,12 @@ func (r *ClassReader) checkRows(line []byte) error {
 	if int64(r.k) <= rows {
 		return nil
 	}
-	return r.lr.errorf(0, "%d class labels a row, K = %d teachers, but the file's %d bytes hold about %d rows of this one's length: more teachers than queries looks like a row per teacher, teachers x queries (PATE's layout): give --teachers-in-rows (or state K, --K %d, if %d teachers did vote)",
-		r.k, r.k, r.opts.Size, rows, r.k, r.k)
+	flag := "give --teachers-in-rows"
+	if r.format == FormatJSONL {
+		flag = "write a row per query (--teachers-in-rows reads CSV and NumPy)"
+	}
+	return r.lr.errorf(0, "%d class labels a row, K = %d teachers, but the file's %d bytes hold about %d rows of this one's length: more teachers than queries looks like a row per teacher, teachers x queries (PATE's layout): %s (or state K, --K %d, if %d teachers did vote)",
+		r.k, r.k, r.opts.Size, rows, flag, r.k, r.k)
 }
 
 // String returns "counts" or "class indices".

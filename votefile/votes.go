@@ -98,7 +98,7 @@ func Open(r io.Reader, name string, format Format) (*File, error) {
 		return nil, err
 	}
 	if i := bytes.IndexByte(line, 0); i >= 0 || !utf8.Valid(line) {
-		return nil, &FormatError{File: name, Line: vr.line, Msg: "not a CSV or JSON lines vote file: binary data"}
+		return nil, &FormatError{File: name, Line: vr.line, Msg: "not a CSV or JSON lines vote file: binary data (nor a NumPy .npy file, which starts with \\x93NUMPY, or a .npz archive)"}
 	}
 	if vr.format == FormatAuto {
 		vr.format = FormatCSV
