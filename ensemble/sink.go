@@ -33,7 +33,8 @@ type LabelSink struct {
 	// Stdout receives the labels when Path is "" or "-": standard output,
 	// or any writer.
 	Stdout io.Writer
-	// Format is FormatCSV or FormatJSONL.
+	// Format is FormatCSV, FormatJSONL or FormatNPY (the labels alone,
+	// without the header: votefile.NewLabelWriter).
 	Format votefile.Format
 	// Ledger, if set, records the labels' privacy cost before they leave
 	// and settles the count once they have.

@@ -65,8 +65,11 @@ const MaxClasses = MaxLineBytes / 2
 // ClassReader streams a multi-class vote file in constant memory: CSV
 // (an optional header row, then rows of [id,]x_1,...,x_n) or JSON lines
 // (per line an array [x_1, ..., x_n] or an object {"id": ...,
-// "votes": [...]}, "counts" also accepted as the key). The x are counts
-// or class indices (ClassOptions.Input), non-negative decimal integers.
+// "votes": [...]}, "counts" also accepted as the key), or a 2-D NumPy
+// array (npy.go; a query that is a column of it, and a CSV matrix read
+// with TeachersInRows, is gathered from the whole array in memory). The x
+// are counts or class indices (ClassOptions.Input), non-negative decimal
+// integers (7.0 is 7), or for class indices -1, a teacher that abstained.
 // Errors are *FormatError: file, line, column and rule, never a row.
 type ClassReader struct {
 	lr     *VoteReader // line reading and CSV splitting

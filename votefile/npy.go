@@ -332,7 +332,7 @@ func (r *ClassReader) parseNPY(b []byte) error {
 	return nil
 }
 
-// checkNPYShape refuses an array of class labels whose axes look
+// checkShape refuses an array of class labels whose axes look
 // exchanged: more teachers than queries, unless K is stated (then the
 // teachers' axis must have K), with the flag that reads it the other way.
 func (a *npyArray) checkShape(opts ClassOptions) error {

@@ -476,3 +476,26 @@ func FuzzClassLabelsText(f *testing.F) {
 		}
 	})
 }
+
+// TestWriteCountsNPY: counts written as NumPy read back as they were, and
+// counts that do not all sum to the first query's K are not written.
+func TestWriteCountsNPY(t *testing.T) {
+	counts := [][]int{{240, 5, 5}, {200, 30, 20}, {0, 0, 250}}
+	var b bytes.Buffer
+	if err := WriteCountsNPY(&b, counts); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "{'descr': '<i8', 'fortran_order': False, 'shape': (3, 3), }") {
+		t.Errorf("header %q", b.Bytes()[:80])
+	}
+	got, r, err := readNPY(b.Bytes(), ClassOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, counts) || r.K() != 250 {
+		t.Errorf("%v of K = %d, want %v of K = 250", got, r.K(), counts)
+	}
+	if err := WriteCountsNPY(&b, [][]int{{240, 5, 5}, {200, 30, 19}}); err == nil || !strings.Contains(err.Error(), "query 2: sum to 249, want K = 250") {
+		t.Errorf("counts short of K written: %v", err)
+	}
+}

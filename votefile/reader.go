@@ -56,7 +56,7 @@ type Reader interface {
 	ManyClasses() bool
 	// Layout returns how the rows hold the teachers' answers.
 	Layout() Layout
-	// Format returns the file's format (CSV or JSONL); HasHeader whether
+	// Format returns the file's format (CSV, JSONL or NPY); HasHeader whether
 	// a CSV file has a header row; HasID whether the rows carry an id.
 	Format() Format
 	HasHeader() bool
