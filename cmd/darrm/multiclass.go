@@ -97,7 +97,7 @@ func takenBy(name string) string {
 // metadata header states.
 type classInputFlags struct {
 	Classes  int               `flag:"classes" help:"number of classes C: the votes are class indices 0..C-1 (with --input-format counts, every row must have C counts; a metadata header states C, which this may repeat)"`
-	InFormat votefile.Format   `flag:"input-format" help:"votes as csv or jsonl, or counts: rows of C vote counts (auto: JSON lines if the first line starts with [ or {; a metadata header states the layout)"`
+	InFormat votefile.Format   `flag:"input-format" help:"votes as csv or jsonl, or counts: rows of C vote counts, or npy (auto: a NumPy file by its start, JSON lines if the first line starts with [ or {; a metadata header states the layout)"`
 	Header   votefile.Presence `flag:"header" help:"CSV header row: auto, yes or no"`
 	ID       votefile.Presence `flag:"id" help:"id column: auto, yes or no"`
 	// A NumPy file is recognised by its start; these say how to read it.
