@@ -157,7 +157,9 @@ func (f *File) Classes(opts ClassOptions) (*ClassReader, error) {
 	line := f.first
 	var err error
 	if a := mr.npy; a != nil {
-		a.settle(opts.TeachersInRows)
+		if err := a.settle(opts.TeachersInRows); err != nil {
+			return nil, err
+		}
 		if err := a.checkShape(opts); err != nil {
 			return nil, err
 		}

@@ -29,9 +29,9 @@ import (
 const npyPreamble = 10
 
 // maxNPYHeader bounds the header of a NumPy file, which is read whole
-// before it is parsed: NumPy itself refuses a header above 10,000 bytes
-// unless told otherwise.
-const maxNPYHeader = 1 << 16
+// before it is parsed, within the read buffer: NumPy itself refuses a
+// header above 10,000 bytes unless told otherwise.
+const maxNPYHeader = 1 << 15
 
 // npyMagic starts every NumPy file; zipMagic every zip archive, as
 // NumPy's .npz.
@@ -120,8 +120,11 @@ func openNPY(br *bufio.Reader, name string) (*npyArray, error) {
 		return nil, bad("shape %s: want a 2-D array, queries x classes (vote counts) or a matrix of class labels, one per query and teacher", shapeText(h.Shape))
 	}
 	a.shape = [2]int{h.Shape[0], h.Shape[1]}
-	if a.shape[0] < 1 || a.shape[1] < 1 || a.shape[0] > math.MaxInt/a.shape[1]/a.size {
+	switch {
+	case a.shape[0] < 1 || a.shape[1] < 1:
 		return nil, bad("shape %s: want at least one query and one value per query", shapeText(h.Shape))
+	case a.shape[0] > math.MaxInt/a.shape[1]/a.size:
+		return nil, bad("shape %s: more values than this machine can address", shapeText(h.Shape))
 	}
 	if h.Fortran {
 		// A Fortran-order array's data are its transpose's in C order.
@@ -149,6 +152,9 @@ func (a *npyArray) setType() (err error) {
 			err = fmt.Errorf("dtype %s: not a NumPy dtype this darrm reads", show([]byte(a.dtype)))
 		}
 	}()
+	if len(a.dtype) < 2 {
+		return fmt.Errorf("dtype %s: not a NumPy dtype this darrm reads", show([]byte(a.dtype)))
+	}
 	t := npy.TypeFrom(a.dtype)
 	a.kind, a.size = t.Kind(), int(t.Size())
 	switch a.kind {
@@ -177,16 +183,22 @@ func shapeText(s []int) string {
 
 // settle fixes which axis holds the queries: the first, or the second
 // with teachersInRows (class labels only); the data's order then says
-// whether a query is read as it comes or gathered.
-func (a *npyArray) settle(teachersInRows bool) {
+// whether a query is read as it comes or gathered. A query holds at most
+// MaxClasses values, as many as a text file's row can: its buffer is
+// allocated before a value is read.
+func (a *npyArray) settle(teachersInRows bool) error {
 	major := a.qAxis // the axis whose index changes slowest in the data
 	a.qAxis = 0
 	if teachersInRows {
 		a.qAxis = 1
 	}
 	a.queries, a.width = a.shape[a.qAxis], a.shape[1-a.qAxis]
+	if a.width > MaxClasses {
+		return a.errorf("shape %s: %d values a query: at most %d, as many as a row of a text vote file can hold", shapeText(a.shape[:]), a.width, MaxClasses)
+	}
 	a.byRow = a.qAxis == major
 	a.buf = make([]byte, a.width*a.size)
+	return nil
 }
 
 // index names the array's element j of query q as NumPy indexes it.

@@ -156,12 +156,14 @@ func TestNPYReader(t *testing.T) {
 		{"1-D", npyFile("<i8", []int{3}, false, []float64{1, 2, 3}), ClassOptions{}, nil, 0, "shape (3,): want a 2-D array"},
 		{"3-D", npyFile("<i8", []int{1, 1, 2}, false, []float64{1, 2}), ClassOptions{}, nil, 0, "shape (1, 1, 2): want a 2-D array"},
 		{"empty", npyFile("<i8", []int{0, 3}, false, nil), ClassOptions{}, nil, 0, "shape (0, 3): want at least one query"},
+		{"too wide", npyFile("<i8", []int{1, 1 << 58}, false, nil), ClassOptions{}, nil, 0, "shape (1, 288230376151711744): 288230376151711744 values a query: at most 524288"},
+		{"beyond the address space", npyFile("<i8", []int{1 << 32, 1 << 32}, false, nil), ClassOptions{}, nil, 0, "more values than this machine can address"},
 		{"strings", npyFile("<U3", []int{1, 2}, false, nil), ClassOptions{}, nil, 0, "dtype \"<U3\""},
 		{"bool", npyFile("|b1", []int{1, 2}, false, nil), ClassOptions{}, nil, 0, "dtype \"|b1\" (bool): want an integer or a float array"},
 		{"not a dtype", npyFile("<x9", []int{1, 2}, false, nil), ClassOptions{}, nil, 0, "dtype \"<x9\": not a NumPy dtype"},
 		{"version 3", append(append(append([]byte{}, npy.Magic[:]...), 3, 0), make([]byte, 8)...), ClassOptions{}, nil, 0, "format version 3.0"},
 		{"header truncated", npyFile("<i8", []int{3, 3}, false, nil)[:40], ClassOptions{}, nil, 0, "truncated in its header"},
-		{"header too long", append(append(append([]byte{}, npy.Magic[:]...), 2, 0, 0, 0, 0, 1), make([]byte, 8)...), ClassOptions{}, nil, 0, "a header of 16777216 bytes"},
+		{"header too long", append(append(append([]byte{}, npy.Magic[:]...), 2, 0, 0, 0, 0, 1), make([]byte, 8)...), ClassOptions{}, nil, 0, "a header of 16777216 bytes: must be at most 32768"},
 		{"malformed dictionary", append(append(append([]byte{}, npy.Magic[:]...), 1, 0, 4, 0), []byte("{}\n\n")...), ClassOptions{}, nil, 0, "unreadable header"},
 	}
 	for _, tc := range tests {
