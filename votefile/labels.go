@@ -438,6 +438,7 @@ type LabelReader struct {
 	answered bool // the rows have the answered column
 	row      LabelRow
 	rows
+	npy *npyArray // the labels of a NumPy label file
 }
 
 // NewLabelReader reads the start of a label file (its comment lines, its
@@ -445,6 +446,9 @@ type LabelReader struct {
 func NewLabelReader(r io.Reader, name string) (*LabelReader, error) {
 	lr := &VoteReader{name: name, br: bufio.NewReaderSize(r, readBuffer)}
 	out := &LabelReader{lr: lr}
+	if start, _ := lr.br.Peek(len(npyMagic)); IsNPY(start) {
+		return out.openNPY()
+	}
 	var line []byte
 	for {
 		l, err := lr.nextNonBlank()
@@ -514,7 +518,51 @@ func (r *LabelReader) Row() *LabelRow { return &r.row }
 func (r *LabelReader) Err() error { return r.err }
 
 // Next advances to the next row; false at the end or on an error.
-func (r *LabelReader) Next() bool { return r.rows.next(r.lr, r.parseRow) }
+func (r *LabelReader) Next() bool {
+	if r.npy != nil {
+		return r.rows.next(r.npy, r.parseRow)
+	}
+	return r.rows.next(r.lr, r.parseRow)
+}
+
+// openNPY reads the start of a NumPy label file (LabelWriter's
+// FormatNPY): a 1-D integer array, a query's class or -1 for a query not
+// answered, in the queries' order; no header, no ids (a row's ID is its
+// position from 1, as a vote file's without an id column).
+func (r *LabelReader) openNPY() (*LabelReader, error) {
+	a, err := openNPY(r.lr.br, r.lr.name, 1)
+	if err != nil {
+		return nil, err
+	}
+	r.lr.format, r.lr.array, a.vr = FormatNPY, true, r.lr
+	if err := a.settle(false); err != nil {
+		return nil, err
+	}
+	r.npy, r.answered = a, true
+	line, err := a.nextNonBlank()
+	if err != nil {
+		return nil, err
+	}
+	if err := r.parse(line); err != nil {
+		return nil, err
+	}
+	r.row.Index, r.pending = 1, true
+	return r, nil
+}
+
+// parseNPY reads the label of the query a NumPy label file's line holds.
+func (r *LabelReader) parseNPY(line []byte) error {
+	a := r.npy
+	n, whole, text := a.value(line, 0)
+	if !whole || n < -1 || n > maxCount {
+		if text == "" {
+			text = strconv.FormatInt(n, 10)
+		}
+		return a.errorf("element %s = %s (query %d): a label must be a class, a whole number in [0, 999999999], or -1 for a query not answered", a.index(a.q-1, 0), text, a.q)
+	}
+	r.row = LabelRow{Index: r.row.Index, Line: a.q, ID: strconv.Itoa(a.q), Label: int(n), Answered: n >= 0}
+	return nil
+}
 
 // parseRow reads a row after the first.
 func (r *LabelReader) parseRow(line []byte) error {
@@ -527,6 +575,9 @@ func (r *LabelReader) parseRow(line []byte) error {
 
 // parse reads one row into r.row.
 func (r *LabelReader) parse(line []byte) error {
+	if r.npy != nil {
+		return r.parseNPY(line)
+	}
 	lr := r.lr
 	row := LabelRow{Index: r.row.Index, Line: lr.line, Label: -1, Answered: true}
 	var label []byte

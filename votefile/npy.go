@@ -48,7 +48,7 @@ func openNPYFile(vr *VoteReader) (*File, error) {
 	if vr.format != FormatAuto && vr.format != FormatNPY {
 		return nil, &FormatError{File: vr.name, Msg: fmt.Sprintf("a NumPy file, not %v (leave out --input-format, or give npy)", vr.format)}
 	}
-	a, err := openNPY(vr.br, vr.name)
+	a, err := openNPY(vr.br, vr.name, 2)
 	if err != nil {
 		return nil, err
 	}
@@ -77,11 +77,14 @@ type npyArray struct {
 	byRow          bool
 	data           []byte // the whole array, when a query is gathered
 	buf            []byte
-	q              int // queries read
+	q              int  // queries read
+	oneD           bool // a 1-D array (labels), read as a column
 }
 
-// openNPY reads the header of the NumPy file br starts with.
-func openNPY(br *bufio.Reader, name string) (*npyArray, error) {
+// openNPY reads the header of the NumPy file br starts with, an array
+// of dims dimensions: 2 for votes, 1 for labels (then read as a column,
+// shape (n, 1)).
+func openNPY(br *bufio.Reader, name string, dims int) (*npyArray, error) {
 	bad := func(format string, args ...any) error {
 		return &FormatError{File: name, Msg: "NumPy file: " + fmt.Sprintf(format, args...)}
 	}
@@ -116,10 +119,16 @@ func openNPY(br *bufio.Reader, name string) (*npyArray, error) {
 	if err := a.setType(); err != nil {
 		return nil, bad("%v", err)
 	}
-	if len(h.Shape) != 2 {
+	switch {
+	case dims == 1 && len(h.Shape) == 1:
+		a.shape, a.oneD = [2]int{h.Shape[0], 1}, true
+	case dims == 1:
+		return nil, bad("shape %s: want a 1-D array of labels, one per query", shapeText(h.Shape))
+	case len(h.Shape) != 2:
 		return nil, bad("shape %s: want a 2-D array, queries x classes (vote counts) or a matrix of class labels, one per query and teacher", shapeText(h.Shape))
+	default:
+		a.shape = [2]int{h.Shape[0], h.Shape[1]}
 	}
-	a.shape = [2]int{h.Shape[0], h.Shape[1]}
 	switch {
 	case a.shape[0] < 1 || a.shape[1] < 1:
 		return nil, bad("shape %s: want at least one query and one value per query", shapeText(h.Shape))
@@ -203,6 +212,9 @@ func (a *npyArray) settle(teachersInRows bool) error {
 
 // index names the array's element j of query q as NumPy indexes it.
 func (a *npyArray) index(q, j int) string {
+	if a.oneD {
+		return fmt.Sprintf("[%d]", q)
+	}
 	if a.qAxis == 1 {
 		q, j = j, q
 	}

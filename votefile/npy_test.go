@@ -364,6 +364,37 @@ func TestNPYLabelWriter(t *testing.T) {
 	if err := lw.WriteLabel(q, 1, true); err == nil {
 		t.Error("a label written after the NumPy file")
 	}
+	lr, err := NewLabelReader(bytes.NewReader(raw), "l.npy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []LabelRow
+	for lr.Next() {
+		rows = append(rows, *lr.Row())
+	}
+	want := []LabelRow{{1, 1, "1", 3, true}, {2, 2, "2", 0, true}, {3, 3, "3", -1, false}, {4, 4, "4", 9, true}}
+	if lr.Err() != nil || !reflect.DeepEqual(rows, want) || lr.Meta() != nil {
+		t.Errorf("rows %v, %v, want %v", rows, lr.Err(), want)
+	}
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"-2", npyFile("<i8", []int{3}, false, []float64{1, -2, 0}), "l.npy: NumPy file: element [1] = -2 (query 2): a label must be a class"},
+		{"fraction", npyFile("<f8", []int{2}, false, []float64{1, 0.5}), "element [1] = 0.5 (query 2)"},
+		{"2-D", npyFile("<i8", []int{1, 2}, false, []float64{1, 0}), "shape (1, 2): want a 1-D array of labels"},
+	} {
+		lr, err := NewLabelReader(bytes.NewReader(tc.data), "l.npy")
+		if err == nil {
+			for lr.Next() {
+			}
+			err = lr.Err()
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
 }
 
 func TestOpenNPZ(t *testing.T) {

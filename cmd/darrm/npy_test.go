@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -239,5 +240,35 @@ func TestNPYBadInput(t *testing.T) {
 				t.Errorf("a label file was written: %v", err)
 			}
 		})
+	}
+}
+
+// TestNPYLabelsAccounted: account pate of a release's labels as NumPy,
+// with the settings as flags (a NumPy file has no header), equals that
+// of the same release's CSV labels, whose header states them.
+func TestNPYLabelsAccounted(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	labels, _ := pateVotes(25, 60, 10, 0)
+	writeNPY(t, p("votes.npy"), labels)
+	votes := []string{p("votes.npy"), "--teachers-in-rows", "--classes", "10"}
+	settings := []string{"--threshold", "15", "--sigma1", "4", "--sigma2", "2"}
+	for _, out := range []string{"labels.csv", "labels.npy"} {
+		args := append(append(append([]string{"aggregate"}, votes...), settings...), "--mechanism", "confident-gnmax", "--delta", "1e-5", "--seed", "3", "--out", p(out))
+		if _, stderr, code := darrm(t, "", args...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", out, code, stderr)
+		}
+	}
+	account := func(args ...string) string {
+		t.Helper()
+		stdout, stderr, code := darrm(t, "", append(append([]string{"account", "pate"}, votes...), append(args, "--target-delta", "1e-5", "--seed", "1", "--format", "json")...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		return regexp.MustCompile(`"(seconds|elapsed_seconds)": [^,\n]*,?`).ReplaceAllString(stdout, "")
+	}
+	fromCSV := account("--labels", p("labels.csv"))
+	if fromNPY := account(append([]string{"--labels", p("labels.npy")}, settings...)...); fromNPY != fromCSV {
+		t.Errorf("the account of the NumPy labels differs from that of the CSV labels:\n%s\n%s", fromNPY, fromCSV)
 	}
 }
