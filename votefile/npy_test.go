@@ -439,18 +439,27 @@ func TestOpenNPZ(t *testing.T) {
 	}
 }
 
-// FuzzNPY: no NumPy file makes the reader panic, and a file it reads has
-// rows of C counts each within [0, K].
+// FuzzNPY: no NumPy file makes the vote or the label reader panic, a
+// vote file it reads has rows of C counts each within [0, K], and a label
+// is answered exactly when it is a class.
 func FuzzNPY(f *testing.F) {
 	f.Add(npyFile("<i8", []int{3, 3}, false, []float64{3, 1, 1, 0, 1, 4, 1, 4, 0}), false, false)
 	f.Add(npyFile("<f8", []int{2, 2}, true, []float64{3, 1, 1, 3}), false, false)
 	f.Add(npyFile("<i4", []int{2, 5}, false, []float64{0, -1, 1, 2, 0, 2, 2, 2, 1, 2}), true, false)
 	f.Add(npyFile("<i2", []int{5, 2}, false, []float64{0, 1, 1, 2, 0, 2, 2, 2, 1, 2}), true, true)
 	f.Add(npyFile("<u1", []int{1, 2}, false, []float64{1, 1})[:20], false, false)
+	f.Add(npyFile("<i8", []int{4}, false, []float64{3, 0, -1, 9}), false, false)
 	f.Fuzz(func(t *testing.T, data []byte, labels, inRows bool) {
 		opts := ClassOptions{}
 		if labels {
 			opts = ClassOptions{Input: InputClasses, Classes: 3, TeachersInRows: inRows}
+		}
+		if lr, err := NewLabelReader(bytes.NewReader(data), "l.npy"); err == nil {
+			for lr.Next() {
+				if row := lr.Row(); row.Answered != (row.Label >= 0) {
+					t.Fatalf("label %d, answered %v", row.Label, row.Answered)
+				}
+			}
 		}
 		f, err := Open(bytes.NewReader(data), "f.npy", FormatNPY)
 		if err != nil {
