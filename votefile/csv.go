@@ -49,17 +49,25 @@ func allNumbers(fs []csvField) bool {
 // indexHeader reports whether a first row of n fields, field(i) the
 // i-th, is the header row of a table with an unnamed index column, as
 // pandas' DataFrame.to_csv writes it: an empty first field, then the
-// columns' names. Its rows then start with the index: an id column.
+// columns' names, which are not all numbers or are pandas' default
+// names 0, 1, 2, ... (so that a data row with an empty id, ",1,0,1", is
+// none). Its rows then start with the index: an id column.
 func indexHeader(n int, field func(int) []byte) bool {
 	if n < 2 || len(field(0)) != 0 {
 		return false
 	}
+	named, numbered := false, true
 	for i := 1; i < n; i++ {
-		if len(field(i)) == 0 {
+		f := field(i)
+		if len(f) == 0 {
 			return false
 		}
+		if _, err := strconv.ParseFloat(string(f), 64); err != nil {
+			named = true
+		}
+		numbered = numbered && string(f) == strconv.Itoa(i-1)
 	}
-	return true
+	return named || numbered && n > 2
 }
 
 // csvIndexHeader is indexHeader of split fields.
