@@ -39,9 +39,9 @@ type ClassOptions struct {
 	// header, lets a row of counts sum to fewer than K: the teachers
 	// that abstained.
 	K int
-	// TeachersInRows reads a NumPy matrix of class labels as teachers x
-	// queries, the layout of PATE's published votes, rather than queries
-	// x teachers.
+	// TeachersInRows reads a matrix of class labels (a NumPy array, or a
+	// CSV file read whole) as teachers x queries, the layout of PATE's
+	// published votes, rather than queries x teachers.
 	TeachersInRows bool
 	// Size is the file's size in bytes, 0 when not known (a stream): a
 	// text file of class labels whose rows outnumber what that size can
