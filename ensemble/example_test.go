@@ -162,7 +162,7 @@ b,60,40,30,30,20,20,20,10,10,10
 	fmt.Printf("%d released, %d withheld, each (%.3f, %g)-DP\n", res.Answered, res.Withheld, agg.Privacy().Eps, agg.Privacy().Delta)
 	// Output:
 	// # NOT FOR RELEASE: drawn from a seeded generator; anyone who knows the seed can remove the noise
-	// # {"darrm-labels":1,"mechanism":"confident-gnmax","K":250,"classes":10,"relation":"one-vote","partition":"keyed-hash","threshold":200,"sigma1":150,"sigma2":40,"noise":"discrete","eps":0.1732904520775151,"delta":0.00001,"ensemble":"example","for_release":false}
+	// # {"darrm-labels":1,"mechanism":"confident-gnmax","K":250,"classes":10,"relation":"one-vote","partition":"keyed-hash","threshold":200,"sigma1":150,"sigma2":40,"noise":"discrete","eps":0.1732904520775151,"delta":0.00001,"ensemble":"example","abstain":true,"for_release":false}
 	// id,label,answered
 	// a,0,1
 	// b,,0

@@ -61,8 +61,12 @@ func TestLNMax(t *testing.T) {
 		t.Errorf("runner-up wins %v, want %v", got, p)
 	}
 	var ce *votefile.CountsError
-	if _, _, err := g.Label([]int{25, 24, 0, 0}, src); !errors.As(err, &ce) {
-		t.Errorf("counts summing to 49 for K = 50: %v", err)
+	if _, _, err := g.Label([]int{25, 26, 0, 0}, src); !errors.As(err, &ce) {
+		t.Errorf("counts summing to 51 for K = 50: %v", err)
+	}
+	// One teacher abstained: the counts sum to 49.
+	if _, _, err := g.Label([]int{25, 24, 0, 0}, src); err != nil {
+		t.Errorf("counts summing to 49 for K = 50, one teacher abstaining: %v", err)
 	}
 	if _, err := NewLNMax(accountant.LNMax{Scale: 0}, 50, 4); err == nil {
 		t.Error("scale 0 accepted")

@@ -32,8 +32,11 @@ func TestClassGNMaxLabels(t *testing.T) {
 	if seen[0] < 800 || seen[1] < 800 || seen[0]+seen[1] != 2000 {
 		t.Errorf("tied classes 0 and 1: %v", seen)
 	}
-	if _, _, err := g.Label([]int{25, 24, 0, 0}, src); err == nil {
-		t.Error("counts summing to 49 accepted for K = 50")
+	if _, _, err := g.Label([]int{25, 26, 0, 0}, src); err == nil {
+		t.Error("counts summing to 51 accepted for K = 50")
+	}
+	if _, _, err := g.Label([]int{25, 24, 0, 0}, src); err != nil {
+		t.Errorf("counts summing to 49 for K = 50, one teacher abstaining: %v", err)
 	}
 	c := accountant.ConfidentGNMax{Threshold: 40, Sigma1: 1, Sigma2: 1, Noise: accountant.DiscreteNoise}
 	cg, err := NewClassGNMax(c, 50, 4, 1e-5)

@@ -34,7 +34,8 @@ type LabelSink struct {
 	// Stdout receives the labels when Path is "" or "-": standard output,
 	// or any writer.
 	Stdout io.Writer
-	// Format is FormatCSV or FormatJSONL.
+	// Format is FormatCSV, FormatJSONL or FormatNPY (the labels alone,
+	// without the header: votefile.NewLabelWriter).
 	Format votefile.Format
 	// Ledger, if set, records the labels' privacy cost before they leave
 	// and settles the count once they have.
@@ -92,7 +93,7 @@ func ReleaseTo(ctx context.Context, in votefile.Reader, agg Labeler, src *noise.
 	}
 	priv := agg.Privacy()
 	meta := votefile.LabelMeta{Mechanism: agg.Name(), K: agg.K(), Classes: agg.Classes(), Settings: agg.Settings(), PerQuery: priv.Guarantee,
-		Relation: priv.Relation, Partition: b.Partition, Ensemble: b.Ensemble, Teachers: b.Teachers, ForRelease: len(comments) == 0}
+		Relation: priv.Relation, Partition: b.Partition, Ensemble: b.Ensemble, Teachers: b.Teachers, Abstain: votefile.MayAbstain(in), ForRelease: len(comments) == 0}
 	comments = append(comments, meta.HeaderLine())
 	var lw *votefile.LabelWriter
 	run := func(w io.Writer) error {

@@ -153,6 +153,9 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions, src *
 				a = accountant.Answered
 			}
 		}
+		if cast := castVotes(q.Counts); cast < in.K() {
+			return nil, &AbstainError{Query: n, Cast: cast, K: in.K()}
+		}
 		if err := acct.Add(q.Counts, a); err != nil {
 			return nil, fmt.Errorf("query %d: %w", n, err)
 		}
@@ -312,4 +315,28 @@ func guarantee(ind accountant.OrderEps, s Smooth, draws int, delta float64, c ac
 		what = fmt.Sprintf("its %d draws", n)
 	}
 	return eps, fmt.Sprintf("the queries, data-independent, and the smooth-sensitivity release (%s), composed at its order %v", what, s.Order), err
+}
+
+// AbstainError reports a query in which teachers abstained, which the
+// data-dependent account does not take: its bound (Papernot et al. 2018,
+// Theorem 6 with the smooth sensitivity of its Proposition 7 bound)
+// ranges over neighbours that move one vote from a class to another,
+// every teacher voting, not over those that withdraw or cast one.
+type AbstainError struct{ Query, Cast, K int }
+
+func (e *AbstainError) Error() string {
+	return fmt.Sprintf("query %d: %d of K = %d teachers voted: the data-dependent account assumes every teacher votes (its neighbours move a vote between classes, never withdraw one), so it does not take abstentions; the data-independent guarantee of a release from these votes holds (darrm aggregate, docs/pate.md, \"Abstaining teachers\")", e.Query, e.Cast, e.K)
+}
+
+// BadInput reports that the votes, the caller's input, are at fault.
+func (e *AbstainError) BadInput() bool { return true }
+
+// castVotes returns the votes in counts: K less the teachers that
+// abstained.
+func castVotes(counts []int) int {
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	return n
 }

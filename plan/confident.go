@@ -42,6 +42,11 @@ func (p Proxy) check(k, classes int) error {
 	case p.Truth != nil && len(p.Truth) != len(p.Counts):
 		return &accountant.ParamError{Name: "labels", Value: float64(len(p.Truth)), Rule: fmt.Sprintf("must be one per proxy query (%d)", len(p.Counts))}
 	}
+	// Rows may sum to less than K (abstaining teachers), but rows that all
+	// sum to one n < K are the votes of n teachers read under the plan's K.
+	if n, same := commonSum(p.Counts); same && n < k {
+		return &accountant.ParamError{Name: "votes K", Value: float64(n), Rule: fmt.Sprintf("every proxy query has K = %d votes: the proxy votes must be of the plan's K = %d teachers", n, k)}
+	}
 	for i, c := range p.Counts {
 		if _, err := votefile.CheckCounts(c, k, classes); err != nil {
 			return fmt.Errorf("proxy votes, query %d: %w", i+1, err)
@@ -276,4 +281,26 @@ func pArgmax(c []int, j int, sigma float64) float64 {
 		sum += v
 	}
 	return sum * h
+}
+
+// commonSum returns the sum of the first row of counts and whether every
+// row has that sum.
+func commonSum(counts [][]int) (int, bool) {
+	sum := func(c []int) int {
+		n := 0
+		for _, v := range c {
+			n += v
+		}
+		return n
+	}
+	if len(counts) == 0 {
+		return 0, false
+	}
+	n := sum(counts[0])
+	for _, c := range counts[1:] {
+		if sum(c) != n {
+			return n, false
+		}
+	}
+	return n, true
 }

@@ -35,8 +35,19 @@ type ClassOptions struct {
 	// header and every row must have C classes.
 	Classes int
 	// K is the number of teachers; 0 takes it from the header or the
-	// first data row, else both must have K.
+	// first data row, else both must have K. A K stated, here or in the
+	// header, lets a row of counts sum to fewer than K: the teachers
+	// that abstained.
 	K int
+	// TeachersInRows reads a matrix of class labels (a NumPy array, or a
+	// CSV file read whole) as teachers x queries, the layout of PATE's
+	// published votes, rather than queries x teachers.
+	TeachersInRows bool
+	// Size is the file's size in bytes, 0 when not known (a stream): a
+	// text file of class labels whose rows outnumber what that size can
+	// hold, more teachers than queries, is refused as one the other way
+	// round (a NumPy file's shape says it without).
+	Size int64
 }
 
 // maxCount bounds a count or class index: 9 decimal digits.
@@ -54,8 +65,11 @@ const MaxClasses = MaxLineBytes / 2
 // ClassReader streams a multi-class vote file in constant memory: CSV
 // (an optional header row, then rows of [id,]x_1,...,x_n) or JSON lines
 // (per line an array [x_1, ..., x_n] or an object {"id": ...,
-// "votes": [...]}, "counts" also accepted as the key). The x are counts
-// or class indices (ClassOptions.Input), non-negative decimal integers.
+// "votes": [...]}, "counts" also accepted as the key), or a 2-D NumPy
+// array (npy.go; a query that is a column of it, and a CSV matrix read
+// with TeachersInRows, is gathered from the whole array in memory). The x
+// are counts or class indices (ClassOptions.Input), non-negative decimal
+// integers (7.0 is 7), or for class indices -1, a teacher that abstained.
 // Errors are *FormatError: file, line, column and rule, never a row.
 type ClassReader struct {
 	lr     *VoteReader // line reading and CSV splitting
@@ -68,6 +82,10 @@ type ClassReader struct {
 	q      Query
 	rows
 	vals []int
+	npy  *npyArray // a NumPy file's array
+	// abstained counts the votes not cast: class labels -1, and what
+	// counts fall short of a stated K.
+	abstained int64
 }
 
 // NewClassReader reads the start of a multi-class vote file (its
@@ -108,6 +126,10 @@ func (f *File) Classes(opts ClassOptions) (*ClassReader, error) {
 		}
 		opts.Input, opts.Classes, opts.K = layout, m.Classes, m.K
 	}
+	if opts.Input == InputFromHeader && f.npy != nil {
+		// A NumPy array holds counts unless the classes are given.
+		opts.Input = InputCounts
+	}
 	switch opts.Input {
 	case InputFromHeader:
 		return nil, &FormatError{File: name, Msg: "no metadata header: say whether the rows are vote counts or class indices (and C)"}
@@ -119,10 +141,33 @@ func (f *File) Classes(opts ClassOptions) (*ClassReader, error) {
 	default:
 		return nil, &FormatError{File: name, Msg: fmt.Sprintf("input %d: must be counts or class indices", opts.Input)}
 	}
-	mr := &ClassReader{lr: f.vr, opts: opts, format: f.vr.format}
+	mr := &ClassReader{lr: f.vr, opts: opts, format: f.vr.format, npy: f.npy}
+	if opts.Input == InputClasses {
+		mr.c = opts.Classes
+	}
+	if f.npy == nil && opts.TeachersInRows {
+		if opts.Input != InputClasses || f.vr.format != FormatCSV {
+			return nil, &FormatError{File: name, Msg: "--teachers-in-rows reads class labels (--classes C) of a NumPy array or a CSV file, one row per teacher"}
+		}
+		var err error
+		if mr.npy, err = mr.csvMatrix(f.first); err != nil {
+			return nil, err
+		}
+	}
 	line := f.first
 	var err error
-	if mr.format == FormatCSV {
+	if a := mr.npy; a != nil {
+		if err := a.settle(opts.TeachersInRows); err != nil {
+			return nil, err
+		}
+		if err := a.checkShape(opts); err != nil {
+			return nil, err
+		}
+		if line, err = a.nextNonBlank(); err != nil {
+			return nil, err
+		}
+	}
+	if mr.format == FormatCSV && mr.npy == nil {
 		if line, err = mr.csvHeader(line); err != nil {
 			return nil, err
 		}
@@ -130,8 +175,31 @@ func (f *File) Classes(opts ClassOptions) (*ClassReader, error) {
 	if err := mr.parse(line, true); err != nil {
 		return nil, err
 	}
+	if err := mr.checkRows(line); err != nil {
+		return nil, err
+	}
 	mr.q.Index, mr.q.Line, mr.pending = 1, mr.lr.line, true
 	return mr, nil
+}
+
+// checkRows refuses a text file of class labels, queries x teachers,
+// that looks the other way round: more teachers (labels in the first
+// row, line) than the rows its size holds at that row's length, unless
+// K is stated.
+func (r *ClassReader) checkRows(line []byte) error {
+	if r.npy != nil || r.opts.Input != InputClasses || r.opts.K > 0 || r.opts.Size <= 0 {
+		return nil
+	}
+	rows := r.opts.Size / int64(len(line)+1)
+	if int64(r.k) <= rows {
+		return nil
+	}
+	flag := "give --teachers-in-rows"
+	if r.format == FormatJSONL {
+		flag = "write a row per query (--teachers-in-rows reads CSV and NumPy)"
+	}
+	return r.lr.errorf(0, "%d class labels a row, K = %d teachers, but the file's %d bytes hold about %d rows of this one's length: more teachers than queries looks like a row per teacher, teachers x queries (PATE's layout): %s (or state K, --K %d, if %d teachers did vote)",
+		r.k, r.k, r.opts.Size, rows, flag, r.k, r.k)
 }
 
 // String returns "counts" or "class indices".
@@ -169,8 +237,17 @@ func (r *ClassReader) K() int { return r.k }
 // Classes returns C.
 func (r *ClassReader) Classes() int { return r.c }
 
-// Format returns the file's format (CSV or JSONL).
+// Format returns the file's format (CSV, JSONL or NPY).
 func (r *ClassReader) Format() Format { return r.format }
+
+// Abstained returns the votes not cast in the queries read so far: the
+// class labels -1, and the teachers a row of counts falls short of a
+// stated K by.
+func (r *ClassReader) Abstained() int64 { return r.abstained }
+
+// MayAbstain reports whether a row may lack votes: class labels (-1) or
+// counts against a stated K.
+func (r *ClassReader) MayAbstain() bool { return r.opts.Input == InputClasses || r.opts.K > 0 }
 
 // HasID reports whether rows carry an id.
 func (r *ClassReader) HasID() bool { return r.hasID }
@@ -185,7 +262,12 @@ func (r *ClassReader) Err() error { return r.err }
 func (r *ClassReader) Query() *Query { return &r.q }
 
 // Next advances to the next query; false at the end or on an error.
-func (r *ClassReader) Next() bool { return r.rows.next(r.lr, r.parseRow) }
+func (r *ClassReader) Next() bool {
+	if r.npy != nil {
+		return r.rows.next(r.npy, r.parseRow)
+	}
+	return r.rows.next(r.lr, r.parseRow)
+}
 
 // parseRow reads a data line after the first into the next query.
 func (r *ClassReader) parseRow(line []byte) error {
@@ -195,6 +277,46 @@ func (r *ClassReader) parseRow(line []byte) error {
 	r.q.Index++
 	r.q.Line = r.lr.line
 	return nil
+}
+
+// value parses a value of a text row: a count or class index, a whole
+// number (wholeNumber), or for class indices -1, a teacher that did not
+// vote.
+func (r *ClassReader) value(b []byte) (int, bool) {
+	if r.opts.Input == InputClasses && string(b) == "-1" {
+		return -1, true
+	}
+	return wholeNumber(b)
+}
+
+// valueRule is the rule value keeps, for errors.
+func (r *ClassReader) valueRule() string {
+	if r.opts.Input == InputClasses {
+		return "must be a class index, a non-negative integer of at most 9 digits, or -1 for a teacher that did not vote"
+	}
+	return "must be a non-negative integer of at most 9 digits (7 or 7.0)"
+}
+
+// labelsHint is what an error on counts that do not add up adds: the
+// rows may be class labels, one per teacher.
+func (r *ClassReader) labelsHint() string {
+	if r.lr.meta != nil {
+		return ""
+	}
+	if r.npy != nil {
+		return "; if the array holds class labels, one per teacher, give --classes C (with --teachers-in-rows for teachers x queries, the layout of PATE's published votes)"
+	}
+	return "; if the rows hold class labels, one per teacher, give --classes C"
+}
+
+// wholeNumber parses a count: a non-negative decimal integer of at most 9
+// digits, which may be written as a float with a zero fraction (7.0, as
+// pandas writes a float column).
+func wholeNumber(b []byte) (int, bool) {
+	if i := bytes.IndexByte(b, '.'); i > 0 && len(b) > i+1 && len(bytes.TrimRight(b[i+1:], "0")) == 0 {
+		b = b[:i]
+	}
+	return number(b)
 }
 
 // number parses a non-negative decimal integer of at most 9 digits.
@@ -228,11 +350,12 @@ func (r *ClassReader) csvHeader(line []byte) ([]byte, error) {
 		// malformed as counts, so that a typo on the first row is reported
 		// as one, as the 0/1 reader does: a header has a field that is not
 		// a number.
-		r.header = !allNumbers(fs) && !(len(fs) >= 2 && r.opts.ID != Absent && !allNumbers(fs[:1]) && allNumbers(fs[1:]))
+		r.header = !allNumbers(fs) && !(len(fs) >= 2 && r.opts.ID != Absent && !allNumbers(fs[:1]) && allNumbers(fs[1:])) ||
+			r.opts.ID != Absent && csvIndexHeader(fs)
 	}
 	named := false
 	if r.header {
-		named = strings.EqualFold(string(fs[0].b), "id")
+		named = strings.EqualFold(string(fs[0].b), "id") || r.opts.ID != Absent && csvIndexHeader(fs)
 		if line, err = r.lr.nextNonBlank(); err == io.EOF {
 			return nil, &FormatError{File: r.lr.name, Line: r.lr.line, Msg: "no data rows after the header"}
 		} else if err != nil {
@@ -268,9 +391,12 @@ func (r *ClassReader) csvHeader(line []byte) ([]byte, error) {
 // parse reads one data row into r.q.Counts; first settles C and K.
 func (r *ClassReader) parse(line []byte, first bool) error {
 	var err error
-	if r.format == FormatCSV {
+	switch {
+	case r.npy != nil:
+		err = r.parseNPY(line)
+	case r.format == FormatCSV:
 		err = r.parseCSV(line)
-	} else {
+	default:
 		err = r.parseJSONL(line, first)
 	}
 	if err != nil {
@@ -328,11 +454,10 @@ func (r *ClassReader) settle() error {
 			sum += v
 		}
 		r.k = sum
-		if r.opts.K > 0 && sum != r.opts.K {
-			return r.lr.errorf(0, "counts sum to %d, want K = %d%s", sum, r.opts.K, r.stated())
-		}
-		if r.k < 1 {
-			return r.lr.errorf(0, "counts sum to 0: no teacher voted")
+		if r.opts.K > 0 {
+			r.k = r.opts.K
+		} else if r.k < 1 {
+			return r.lr.errorf(0, "counts sum to 0: no teacher voted (if teachers abstained, state K: --K, or the metadata header)")
 		}
 	} else {
 		r.c = r.opts.Classes
@@ -352,9 +477,13 @@ func (r *ClassReader) count() error {
 		for _, v := range r.vals {
 			sum += v
 		}
-		if sum != r.k {
-			return r.lr.errorf(0, "counts sum to %d, want K = %d%s", sum, r.k, r.source())
+		switch {
+		case r.opts.K > 0 && sum > r.k:
+			return r.lr.errorf(0, "counts sum to %d, more than K = %d teachers%s", sum, r.k, r.stated())
+		case r.opts.K == 0 && sum != r.k:
+			return r.lr.errorf(0, "counts sum to %d, want K = %d%s (a row may sum to fewer, teachers abstaining, when K is stated: --K, or the metadata header)%s", sum, r.k, r.source(), r.labelsHint())
 		}
+		r.abstained += int64(r.k - sum)
 		copy(r.q.Counts, r.vals)
 		return nil
 	}
@@ -364,12 +493,16 @@ func (r *ClassReader) count() error {
 		off = 2
 	}
 	for j, v := range r.vals {
+		if v == -1 {
+			r.abstained++
+			continue
+		}
 		if v >= r.c {
 			col := j + off
 			if r.format == FormatJSONL {
 				col = 0
 			}
-			return r.lr.errorf(col, "vote %d: class %d: must be a class index in [0, %d)", j+1, v, r.c)
+			return r.lr.errorf(col, "vote %d: class %d: must be a class index in [0, %d), or -1 for a teacher that did not vote", j+1, v, r.c)
 		}
 		r.q.Counts[v]++
 	}
@@ -398,9 +531,9 @@ func (r *ClassReader) parseCSV(line []byte) error {
 	}
 	r.vals = r.vals[:0]
 	for j, f := range fs[off:] {
-		v, ok := number(f.b)
+		v, ok := r.value(f.b)
 		if !ok {
-			msg := fmt.Sprintf("%s %s: must be a non-negative integer of at most 9 digits", strings.TrimSuffix(r.what(), "s"), show(f.b))
+			msg := fmt.Sprintf("%s %s: %s", strings.TrimSuffix(r.what(), "s"), show(f.b), r.valueRule())
 			if j == 0 && !r.hasID && r.opts.ID == Detect {
 				msg += " (if column 1 is a query id, declare the id column)"
 			}
@@ -466,9 +599,9 @@ func (r *ClassReader) parseJSONL(line []byte, first bool) error {
 	}
 	r.vals = r.vals[:0]
 	for j, x := range raw {
-		v, ok := number(bytes.TrimSpace(x))
+		v, ok := r.value(bytes.TrimSpace(x))
 		if !ok {
-			return r.lr.errorf(0, "%s %d: must be a non-negative integer of at most 9 digits", strings.TrimSuffix(r.what(), "s"), j+1)
+			return r.lr.errorf(0, "%s %d, %s: %s", strings.TrimSuffix(r.what(), "s"), j+1, show(bytes.TrimSpace(x)), r.valueRule())
 		}
 		r.vals = append(r.vals, v)
 	}

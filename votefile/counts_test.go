@@ -48,9 +48,9 @@ func TestClassReader(t *testing.T) {
 		// A first row of numbers is data however malformed, never a header
 		// row, and a number in its first column is a count, never an id.
 		{"first row negative", "260,-10,0,0\n250,0,0,0\n", ClassOptions{Input: InputCounts}, 0, 0, nil, "line 1, column 2: count \"-10\": must be a non-negative integer"},
-		{"first row fraction", "1,0,2.0,247\n250,0,0,0\n", ClassOptions{Input: InputCounts}, 0, 0, nil, "line 1, column 3: count \"2.0\": must be a non-negative integer"},
-		{"first row fraction first", "240.0,5,5,0\n240,5,5,0\n", ClassOptions{Input: InputCounts}, 0, 0, nil, "line 1, column 1: count \"240.0\": must be a non-negative integer of at most 9 digits (if column 1 is a query id, declare the id column)"},
-		{"first row id, fraction", "q1,1,0,2.0\n", ClassOptions{Input: InputCounts}, 0, 0, nil, "line 1, column 4: count \"2.0\""},
+		{"first row fraction", "1,0,2.5,247\n250,0,0,0\n", ClassOptions{Input: InputCounts}, 0, 0, nil, "line 1, column 3: count \"2.5\": must be a non-negative integer"},
+		{"first row fraction first", "240.5,5,5,0\n240,5,5,0\n", ClassOptions{Input: InputCounts}, 0, 0, nil, "line 1, column 1: count \"240.5\": must be a non-negative integer of at most 9 digits (7 or 7.0) (if column 1 is a query id, declare the id column)"},
+		{"first row id, fraction", "q1,1,0,2.01\n", ClassOptions{Input: InputCounts}, 0, 0, nil, "line 1, column 4: count \"2.01\""},
 		{"first row exponent", "1e2,3,0\n", ClassOptions{Input: InputCounts}, 0, 0, nil, "line 1, column 1: count \"1e2\""},
 		{"header row named", "c0,c1,c2\n3,1,0\n", ClassOptions{Input: InputCounts}, 4, 3, [][]int{{3, 1, 0}}, ""},
 		{"comment among counts", "3,1,0\n# a note\n0,4,0\n", ClassOptions{Input: InputCounts}, 0, 0, nil, "line 2, column 1: a line starting with # is a comment line, and the only one a vote file may have is its metadata header"},
@@ -70,7 +70,7 @@ func TestClassReader(t *testing.T) {
 		{"header contradicts K", countsHead + "3,1,0\n", ClassOptions{K: 6}, 0, 0, nil, "line 1: the metadata header states K = 4, but K = 6 was given"},
 		{"header contradicts layout", countsHead + "3,1,0\n", ClassOptions{Input: InputClasses, Classes: 3}, 0, 0, nil, "line 1: the metadata header states layout counts, but class indices were asked for"},
 		{"header layout votes", classesHead + "0,1,2,2\n", ClassOptions{Input: InputCounts}, 0, 0, nil, "header states layout votes, but counts were asked for"},
-		{"header K, data", countsHead + "3,1,1\n", ClassOptions{}, 0, 0, nil, "line 2: counts sum to 5, want K = 4 (as the metadata header, line 1, states)"},
+		{"header K, data", countsHead + "3,1,1\n", ClassOptions{}, 0, 0, nil, "line 2: counts sum to 5, more than K = 4 teachers (as the metadata header, line 1, states)"},
 		{"header C, data", countsHead + "3,1\n", ClassOptions{}, 0, 0, nil, "line 2: 2 counts, want C = 3 (as the metadata header, line 1, states)"},
 		{"header classes, data", classesHead + "0,1,3,1\n", ClassOptions{}, 0, 0, nil, "line 2, column 3: vote 3: class 3"},
 		{"header classes, K", classesHead + "0,1,1\n", ClassOptions{}, 0, 0, nil, "line 2: 3 votes, want K = 4 (as the metadata header"},

@@ -46,6 +46,35 @@ func allNumbers(fs []csvField) bool {
 	return true
 }
 
+// indexHeader reports whether a first row of n fields, field(i) the
+// i-th, is the header row of a table with an unnamed index column, as
+// pandas' DataFrame.to_csv writes it: an empty first field, then the
+// columns' names, which are not all numbers or are pandas' default
+// names 0, 1, 2, ... (so that a data row with an empty id, ",1,0,1", is
+// none). Its rows then start with the index: an id column.
+func indexHeader(n int, field func(int) []byte) bool {
+	if n < 2 || len(field(0)) != 0 {
+		return false
+	}
+	named, numbered := false, true
+	for i := 1; i < n; i++ {
+		f := field(i)
+		if len(f) == 0 {
+			return false
+		}
+		if _, err := strconv.ParseFloat(string(f), 64); err != nil {
+			named = true
+		}
+		numbered = numbered && string(f) == strconv.Itoa(i-1)
+	}
+	return named || numbered && n > 2
+}
+
+// csvIndexHeader is indexHeader of split fields.
+func csvIndexHeader(fs []csvField) bool {
+	return indexHeader(len(fs), func(i int) []byte { return fs[i].b })
+}
+
 func anyVote(fs []csvField) bool {
 	for _, f := range fs {
 		if _, ok := f.vote(); ok {
@@ -135,14 +164,14 @@ func (r *VoteReader) firstCSV(line []byte, opts ReadOptions) error {
 		// A row of numbers (after an id) is data, so that a bad vote on
 		// the first line is reported as one.
 		idRow := len(fs) >= 2 && opts.ID != Absent && allNumbers(fs[1:])
-		r.header = !allNumbers(fs) && !idRow
+		r.header = !allNumbers(fs) && !idRow || opts.ID != Absent && csvIndexHeader(fs)
 	}
 	namedID := false
 	var headerCols int
 	if r.header {
 		headerCols = len(fs)
 		headerLine := r.line
-		namedID = strings.EqualFold(string(fs[0].b), "id")
+		namedID = strings.EqualFold(string(fs[0].b), "id") || opts.ID != Absent && csvIndexHeader(fs)
 		if line, err = r.nextNonBlank(); err == io.EOF {
 			return &FormatError{File: r.name, Line: r.line, Msg: fmt.Sprintf("no data rows after the header on line %d (a first row that is not all numbers is a header)", headerLine)}
 		} else if err != nil {

@@ -23,8 +23,8 @@ const detectRows = 16
 //
 // The rows are counts when the first data row, after its id, is not
 // 0/1 votes (of K votes, for a K known), and every row looked at holds
-// the same number C >= 2 of non-negative integers with the same sum (K,
-// for a K known): C counts summing to K. JSON lines rows that say
+// the same number C >= 2 of non-negative integers with the same sum (for
+// a K known, sums in [1, K]: abstaining teachers): C counts summing to K. JSON lines rows that say
 // "counts" are counts. A first row of 0s and 1s (K of them, for a K
 // known) is read as votes, however its values sum: a counts file whose
 // first row is all 0 and 1 must say what it is (a metadata header, the
@@ -62,7 +62,7 @@ func (d *detector) csv(f *File, first []byte) (Layout, error) {
 	skip := 0 // lines of the file after first that are not data rows
 	namedID := false
 	if d.header(fs) {
-		namedID = len(fs) > 0 && bytes.EqualFold(fs[0], []byte("id"))
+		namedID = len(fs) > 0 && bytes.EqualFold(fs[0], []byte("id")) || d.opts.ID != Absent && d.indexHeader(fs)
 		lines := peek.Lines(f.vr.br, 1)
 		if len(lines) == 0 {
 			return LayoutVotes, nil
@@ -140,7 +140,8 @@ func (d *detector) jsonl(f *File, first []byte) (Layout, error) {
 
 // header reports whether the first line, of fields fs, is a CSV header
 // row, as the readers decide: unless declared, one that is not all
-// numbers, after an id.
+// numbers, after an id, or pandas' header of a table with an index
+// (indexHeader).
 func (d *detector) header(fs [][]byte) bool {
 	switch d.opts.Header {
 	case Present:
@@ -149,7 +150,12 @@ func (d *detector) header(fs [][]byte) bool {
 		return false
 	}
 	idRow := len(fs) >= 2 && d.opts.ID != Absent && allOf(fs[1:], isNumber)
-	return !allOf(fs, isNumber) && !idRow
+	return !allOf(fs, isNumber) && !idRow || d.opts.ID != Absent && d.indexHeader(fs)
+}
+
+// indexHeader is indexHeader of a row's fields.
+func (d *detector) indexHeader(fs [][]byte) bool {
+	return indexHeader(len(fs), func(i int) []byte { return fs[i] })
 }
 
 // votes reports whether fs are 0/1 votes, as many as K when K is known.
@@ -160,7 +166,8 @@ func (d *detector) votes(fs [][]byte) bool {
 }
 
 // counts reports whether every row, after off id columns, holds the same
-// number C >= 2 of counts with the same sum >= 1 (K, when K is known).
+// number C >= 2 of counts with the same sum >= 1 (when K is known, sums
+// in [1, K]: the teachers that abstained are missing).
 func (d *detector) counts(rows [][][]byte, off int) bool {
 	width, sum := len(rows[0]), -1
 	return width-off >= 2 && allRows(rows, func(fs [][]byte) bool {
@@ -169,13 +176,17 @@ func (d *detector) counts(rows [][][]byte, off int) bool {
 		}
 		s := 0
 		for _, b := range fs[off:] {
-			n, _ := number(b)
+			n, _ := wholeNumber(b)
 			s += n
+		}
+		if d.opts.K > 0 {
+			// A K known lets a row fall short of it: teachers abstaining.
+			return s >= 1 && s <= d.opts.K
 		}
 		if sum < 0 {
 			sum = s
 		}
-		return s == sum && s >= 1 && (d.opts.K == 0 || s == d.opts.K)
+		return s == sum && s >= 1
 	})
 }
 
@@ -218,7 +229,7 @@ func jsonRow(line []byte) (vals [][]byte, counts, ok bool) {
 }
 
 func isCount(b []byte) bool {
-	_, ok := number(b)
+	_, ok := wholeNumber(b)
 	return ok
 }
 

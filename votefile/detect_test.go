@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -46,7 +47,9 @@ func TestDetectLayout(t *testing.T) {
 		{"counts with a header", "id,c0,c1,c2\n0,5,3,2\n1,10,0,0\n", ReadOptions{}, counts},
 		{"counts, first row 0/1, K given", "1,1,0,1,0\n3,0,0,0,0\n", ReadOptions{K: 3}, counts},
 		{"0/1 votes, K given", "1,1,0,1,0\n0,0,0,0,1\n", ReadOptions{K: 5}, votes},
-		{"counts not summing to K", "240,5,5,0\n200,30,10,10\n", ReadOptions{K: 251}, votes},
+		{"counts summing to more than K", "240,5,5,0\n200,30,10,10\n", ReadOptions{K: 249}, votes},
+		{"counts short of K, abstentions", "240,5,5,0\n200,30,10,9\n", ReadOptions{K: 251}, counts},
+		{"integral floats", "240.0,5.0,5.0,0.0\n200.0,30.0,10.0,10.0\n", ReadOptions{}, counts},
 		{"counts of unequal sums", "240,5,5,0\n200,30,10,11\n", ReadOptions{}, votes},
 		{"a typo in a vote file", "0,1,2,0,1\n0,1,1,0,1\n", ReadOptions{}, votes},
 		{"class indices", "3,7,1,0,9\n2,2,8,1,0\n", ReadOptions{}, votes},
@@ -232,4 +235,46 @@ func FuzzDetectLayout(f *testing.F) {
 			t.Fatalf("%q: a file of 0/1 votes was taken for counts", s)
 		}
 	})
+}
+
+// TestIndexHeader: pandas' to_csv header (an empty first field over the
+// index column) is a header row, and the index an id column, in every
+// reader; a data row with an empty id is still data.
+func TestIndexHeader(t *testing.T) {
+	for _, tc := range []struct {
+		name, data string
+		layout     Layout
+		ids        []string
+	}{
+		{"pandas counts, default names", ",0,1,2\n0,240.0,5.0,5.0\n1,200.0,30.0,20.0\n", LayoutCounts, []string{"0", "1"}},
+		{"pandas counts, named", ",cat,dog,owl\nq1,240,5,5\nq2,200,30,20\n", LayoutCounts, []string{"q1", "q2"}},
+		{"pandas 0/1 votes", ",0,1,2\n0,0,1,1\n1,1,1,0\n", LayoutVotes, []string{"0", "1"}},
+		{"empty id, 0/1 votes", ",1,0,1\n,0,0,1\n", LayoutVotes, []string{"", ""}},
+	} {
+		f, err := Open(strings.NewReader(tc.data), "p.csv", FormatAuto)
+		if err != nil {
+			t.Fatal(err)
+		}
+		layout, err := f.DetectLayout(ReadOptions{})
+		if err != nil || layout != tc.layout {
+			t.Errorf("%s: layout %v, %v; want %v", tc.name, layout, err, tc.layout)
+			continue
+		}
+		var r Reader
+		if layout == LayoutCounts {
+			r, err = f.Classes(ClassOptions{Input: InputCounts})
+		} else {
+			r, err = f.Votes(ReadOptions{})
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		var ids []string
+		for r.Next() {
+			ids = append(ids, string(r.Query().ID))
+		}
+		if r.Err() != nil || !slices.Equal(ids, tc.ids) {
+			t.Errorf("%s: ids %q, %v; want %q", tc.name, ids, r.Err(), tc.ids)
+		}
+	}
 }

@@ -6,8 +6,8 @@ import (
 )
 
 // Format is the format of a vote or label file: FormatCSV or FormatJSONL,
-// FormatAuto to tell them apart from the file, or FormatCounts for vote
-// counts.
+// FormatAuto to tell them apart from the file, FormatCounts for vote
+// counts, or FormatNPY for a NumPy array.
 type Format int
 
 const (
@@ -23,6 +23,11 @@ const (
 	// query, in CSV or JSON lines: read by NewClassReader, not
 	// NewVoteReader.
 	FormatCounts
+	// FormatNPY is a NumPy array (.npy): in a vote file, vote counts
+	// (queries x classes) or class labels (queries x teachers, or
+	// teachers x queries), recognised by NumPy's magic string; as a label
+	// file, the labels as a 1-D int64 array, -1 for a query not answered.
+	FormatNPY
 )
 
 func (f Format) String() string {
@@ -33,11 +38,14 @@ func (f Format) String() string {
 		return "jsonl"
 	case FormatCounts:
 		return "counts"
+	case FormatNPY:
+		return "npy"
 	}
 	return "auto"
 }
 
-// ParseFormat parses "auto", "csv", "jsonl" (also "ndjson") or "counts".
+// ParseFormat parses "auto", "csv", "jsonl" (also "ndjson"), "counts" or
+// "npy".
 func ParseFormat(s string) (Format, error) {
 	switch strings.ToLower(s) {
 	case "auto":
@@ -48,8 +56,10 @@ func ParseFormat(s string) (Format, error) {
 		return FormatJSONL, nil
 	case "counts":
 		return FormatCounts, nil
+	case "npy":
+		return FormatNPY, nil
 	}
-	return 0, fmt.Errorf("format %q: must be auto, csv, jsonl or counts", s)
+	return 0, fmt.Errorf("format %q: must be auto, csv, jsonl, counts or npy", s)
 }
 
 // MarshalText returns the name of f, so that a Format reads and prints as

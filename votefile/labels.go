@@ -9,6 +9,8 @@ import (
 	"math"
 	"strconv"
 
+	"codeberg.org/sbinet/npyio/npy"
+
 	"github.com/darrm/darrm/accountant"
 )
 
@@ -111,6 +113,29 @@ type LabelMeta struct {
 	Teachers accountant.Guarantee
 	// ForRelease is false for labels drawn from a seeded source.
 	ForRelease bool
+	// Abstain is true when the votes were read with abstaining teachers
+	// allowed (MayAbstain): class labels, of which -1 is a teacher that
+	// did not vote, or counts under a stated K that may sum to fewer.
+	// The header is written before the votes are read, so it records
+	// that abstentions were allowed; the release's summary counts those
+	// that occurred.
+	Abstain bool
+}
+
+// MayAbstain reports whether in reads votes with abstaining teachers
+// allowed (ClassReader.MayAbstain); 0/1 votes have none.
+func MayAbstain(in Reader) bool {
+	c, ok := in.(*ClassReader)
+	return ok && c.MayAbstain()
+}
+
+// Abstained returns the votes not cast in the queries in has read
+// (ClassReader.Abstained); 0 for 0/1 votes.
+func Abstained(in Reader) int64 {
+	if c, ok := in.(*ClassReader); ok {
+		return c.Abstained()
+	}
+	return 0
 }
 
 // The JSON form of a label file's header, in the order it is written.
@@ -127,6 +152,7 @@ type (
 		Delta      float64        `json:"delta"`
 		Ensemble   string         `json:"ensemble,omitempty"`
 		Teachers   *jsonGuarantee `json:"teachers,omitempty"`
+		Abstain    bool           `json:"abstain,omitempty"`
 		ForRelease bool           `json:"for_release"`
 	}
 	jsonGuarantee struct {
@@ -139,7 +165,7 @@ type (
 // object, without its line end: a LabelWriter's comment line.
 func (m *LabelMeta) HeaderLine() string {
 	j := jsonLabelMeta{Version: LabelsVersion, Mechanism: m.Mechanism, K: m.K, Classes: m.Classes, Relation: m.Relation, Partition: m.Partition, Settings: m.Settings,
-		Eps: m.PerQuery.Eps, Delta: m.PerQuery.Delta, Ensemble: m.Ensemble, ForRelease: m.ForRelease}
+		Eps: m.PerQuery.Eps, Delta: m.PerQuery.Delta, Ensemble: m.Ensemble, Abstain: m.Abstain, ForRelease: m.ForRelease}
 	if m.Teachers != (accountant.Guarantee{}) {
 		j.Teachers = &jsonGuarantee{m.Teachers.Eps, m.Teachers.Delta}
 	}
@@ -153,7 +179,7 @@ func (m *LabelMeta) HeaderLine() string {
 // labelKeys are the keys of a label file's header, and teacherKeys those
 // of its teachers object.
 var (
-	labelKeys   = []string{LabelsKey, "mechanism", "K", "classes", "relation", "partition", "threshold", "sigma1", "sigma2", "laplace_scale", "noise", "eps", "delta", "ensemble", "teachers", "for_release"}
+	labelKeys   = []string{LabelsKey, "mechanism", "K", "classes", "relation", "partition", "threshold", "sigma1", "sigma2", "laplace_scale", "noise", "eps", "delta", "ensemble", "teachers", "abstain", "for_release"}
 	teacherKeys = []string{"eps", "Delta"}
 )
 
@@ -193,7 +219,7 @@ func parseLabelMeta(b []byte) (*LabelMeta, error) {
 		return nil, bad("delta", j.Delta, "must be in [0, 1)")
 	}
 	m := &LabelMeta{Mechanism: j.Mechanism, K: j.K, Classes: j.Classes, Settings: j.Settings, Relation: j.Relation, Partition: j.Partition,
-		PerQuery: accountant.Guarantee{Eps: j.Eps, Delta: j.Delta}, Ensemble: j.Ensemble, ForRelease: j.ForRelease}
+		PerQuery: accountant.Guarantee{Eps: j.Eps, Delta: j.Delta}, Ensemble: j.Ensemble, Abstain: j.Abstain, ForRelease: j.ForRelease}
 	if t := j.Teachers; t != nil {
 		m.Teachers = accountant.Guarantee{Eps: t.Eps, Delta: t.Delta}
 	}
@@ -221,6 +247,9 @@ type LabelWriter struct {
 	pending  int // labels in buf
 	written  int // labels that may have reached w
 	err      error
+	// npy holds the labels of a NumPy label file, which is written
+	// whole, at the one Flush: its header states the number of labels.
+	npy []int64
 	// Reserve, if set, is called before labels are handed to the
 	// underlying writer with the number that will then have been written;
 	// an error keeps them back (a privacy ledger records them first).
@@ -230,9 +259,18 @@ type LabelWriter struct {
 // NewLabelWriter returns a writer of labels in format (FormatCSV or
 // FormatJSONL) on w, with the answered column or not, that writes the
 // comment lines first (such as LabelMeta.HeaderLine).
+//
+// FormatNPY writes the labels alone, as a 1-D int64 NumPy array in
+// the queries' order, -1 for a query not answered: a NumPy file has no
+// room for the ids, the comment lines or the answered column. It holds
+// the labels in memory (8 bytes a query) and writes them at Flush, which
+// for it is the last call.
 func NewLabelWriter(w io.Writer, format Format, answered bool, comments ...string) (*LabelWriter, error) {
+	if format == FormatNPY {
+		return &LabelWriter{w: w, format: format, npy: []int64{}}, nil
+	}
 	if format != FormatCSV && format != FormatJSONL {
-		return nil, fmt.Errorf("label format %v: must be csv or jsonl", format)
+		return nil, fmt.Errorf("label format %v: must be csv, jsonl or npy", format)
 	}
 	lw := &LabelWriter{w: w, format: format, answered: answered, buf: make([]byte, 0, labelBuffer+256)}
 	for _, c := range comments {
@@ -254,6 +292,14 @@ func NewLabelWriter(w io.Writer, format Format, answered bool, comments ...strin
 func (lw *LabelWriter) WriteLabel(q *Query, label int, answered bool) error {
 	if lw.err != nil {
 		return lw.err
+	}
+	if lw.npy != nil {
+		if !answered {
+			label = -1
+		}
+		lw.npy = append(lw.npy, int64(label))
+		lw.pending++
+		return nil
 	}
 	b := lw.buf
 	if lw.format == FormatJSONL {
@@ -308,6 +354,9 @@ func (lw *LabelWriter) Flush() error {
 	if lw.err != nil {
 		return lw.err
 	}
+	if lw.npy != nil {
+		return lw.flushNPY()
+	}
 	if len(lw.buf) == 0 {
 		return nil
 	}
@@ -329,6 +378,41 @@ func (lw *LabelWriter) Flush() error {
 	lw.pending, lw.head = 0, 0
 	lw.buf = lw.buf[:0]
 	return nil
+}
+
+// flushNPY writes the NumPy label file: every label, once.
+func (lw *LabelWriter) flushNPY() error {
+	if lw.Reserve != nil {
+		if err := lw.Reserve(lw.pending); err != nil {
+			return err
+		}
+	}
+	cw := &countingWriter{w: lw.w}
+	err := npy.Write(cw, lw.npy)
+	if err != nil {
+		if cw.n > 0 {
+			// Which labels a reader of a cut NumPy file can recover is
+			// not known here: every one is counted as left.
+			lw.written = lw.pending
+		}
+		lw.err = err
+		return err
+	}
+	lw.written, lw.pending = lw.pending, 0
+	lw.err = fmt.Errorf("label writer: a NumPy label file is written once")
+	return nil
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // Written returns the number of labels that may have reached the
@@ -376,6 +460,7 @@ type LabelReader struct {
 	answered bool // the rows have the answered column
 	row      LabelRow
 	rows
+	npy *npyArray // the labels of a NumPy label file
 }
 
 // NewLabelReader reads the start of a label file (its comment lines, its
@@ -383,6 +468,9 @@ type LabelReader struct {
 func NewLabelReader(r io.Reader, name string) (*LabelReader, error) {
 	lr := &VoteReader{name: name, br: bufio.NewReaderSize(r, readBuffer)}
 	out := &LabelReader{lr: lr}
+	if start, _ := lr.br.Peek(len(npyMagic)); IsNPY(start) {
+		return out.openNPY()
+	}
 	var line []byte
 	for {
 		l, err := lr.nextNonBlank()
@@ -459,7 +547,51 @@ func (r *LabelReader) Row() *LabelRow { return &r.row }
 func (r *LabelReader) Err() error { return r.err }
 
 // Next advances to the next row; false at the end or on an error.
-func (r *LabelReader) Next() bool { return r.rows.next(r.lr, r.parseRow) }
+func (r *LabelReader) Next() bool {
+	if r.npy != nil {
+		return r.rows.next(r.npy, r.parseRow)
+	}
+	return r.rows.next(r.lr, r.parseRow)
+}
+
+// openNPY reads the start of a NumPy label file (LabelWriter's
+// FormatNPY): a 1-D integer array, a query's class or -1 for a query not
+// answered, in the queries' order; no header, no ids (a row's ID is its
+// position from 1, as a vote file's without an id column).
+func (r *LabelReader) openNPY() (*LabelReader, error) {
+	a, err := openNPY(r.lr.br, r.lr.name, 1)
+	if err != nil {
+		return nil, err
+	}
+	r.lr.format, r.lr.array, a.vr = FormatNPY, true, r.lr
+	if err := a.settle(false); err != nil {
+		return nil, err
+	}
+	r.npy, r.answered = a, true
+	line, err := a.nextNonBlank()
+	if err != nil {
+		return nil, err
+	}
+	if err := r.parse(line); err != nil {
+		return nil, err
+	}
+	r.row.Index, r.pending = 1, true
+	return r, nil
+}
+
+// parseNPY reads the label of the query a NumPy label file's line holds.
+func (r *LabelReader) parseNPY(line []byte) error {
+	a := r.npy
+	n, whole, text := a.value(line, 0)
+	if !whole || n < -1 || n > maxCount {
+		if text == "" {
+			text = strconv.FormatInt(n, 10)
+		}
+		return a.errorf("element %s = %s (query %d): a label must be a class, a whole number in [0, 999999999], or -1 for a query not answered", a.index(a.q-1, 0), text, a.q)
+	}
+	r.row = LabelRow{Index: r.row.Index, Line: a.q, ID: strconv.Itoa(a.q), Label: int(n), Answered: n >= 0}
+	return nil
+}
 
 // parseRow reads a row after the first.
 func (r *LabelReader) parseRow(line []byte) error {
@@ -472,6 +604,9 @@ func (r *LabelReader) parseRow(line []byte) error {
 
 // parse reads one row into r.row.
 func (r *LabelReader) parse(line []byte) error {
+	if r.npy != nil {
+		return r.parseNPY(line)
+	}
 	lr := r.lr
 	row := LabelRow{Index: r.row.Index, Line: lr.line, Label: -1, Answered: true}
 	var label []byte

@@ -58,6 +58,9 @@ type VoteReader struct {
 	long     []byte // a line longer than the read buffer
 	meta     *Meta
 	metaLine int
+	// array is true when the rows handed out are an array's queries (a
+	// NumPy file, or a CSV matrix read whole), line their count.
+	array bool
 }
 
 // File is the start of a vote file, read up to its metadata header:
@@ -66,7 +69,8 @@ type VoteReader struct {
 // ClassReader); use one of them, once.
 type File struct {
 	vr    *VoteReader
-	first []byte // the first line after the header
+	first []byte    // the first line after the header
+	npy   *npyArray // a NumPy array's header, for a NumPy file
 }
 
 // Open reads the first line of a vote file and, if it is one, its
@@ -79,6 +83,13 @@ func Open(r io.Reader, name string, format Format) (*File, error) {
 		format = FormatAuto
 	}
 	vr := &VoteReader{name: name, br: bufio.NewReaderSize(r, readBuffer), format: format}
+	if start, _ := vr.br.Peek(len(npyMagic)); IsNPY(start) {
+		return openNPYFile(vr)
+	} else if format == FormatNPY {
+		return nil, &FormatError{File: name, Msg: "not a NumPy file: it does not start with NumPy's magic string \\x93NUMPY"}
+	} else if bytes.HasPrefix(start, zipMagic) {
+		return nil, &FormatError{File: name, Msg: "a zip archive, as NumPy's .npz is: name the array to read in it (--array NAME)"}
+	}
 	line, err := vr.nextNonBlank()
 	if err == io.EOF {
 		return nil, &FormatError{File: name, Msg: "empty file: no votes"}
@@ -87,7 +98,7 @@ func Open(r io.Reader, name string, format Format) (*File, error) {
 		return nil, err
 	}
 	if i := bytes.IndexByte(line, 0); i >= 0 || !utf8.Valid(line) {
-		return nil, &FormatError{File: name, Line: vr.line, Msg: "not a CSV or JSON lines vote file: binary data"}
+		return nil, &FormatError{File: name, Line: vr.line, Msg: "not a CSV or JSON lines vote file: binary data (nor a NumPy .npy file, which starts with \\x93NUMPY, or a .npz archive)"}
 	}
 	if vr.format == FormatAuto {
 		vr.format = FormatCSV
@@ -116,7 +127,9 @@ func (f *File) Format() Format { return f.vr.format }
 // ManyClasses reports whether the header says the file holds counts or
 // votes among more than two classes (Meta.ManyClasses); false without
 // a header.
-func (f *File) ManyClasses() bool { return f.vr.meta != nil && f.vr.meta.ManyClasses() }
+func (f *File) ManyClasses() bool {
+	return f.npy != nil || f.vr.meta != nil && f.vr.meta.ManyClasses()
+}
 
 // NewVoteReader reads the start of a vote file (the header and the first
 // data row) to settle its layout and K. name is used in errors.
@@ -135,6 +148,9 @@ func NewVoteReader(r io.Reader, name string, opts ReadOptions) (*VoteReader, err
 // two classes in layout votes. opts.Format is not used.
 func (f *File) Votes(opts ReadOptions) (*VoteReader, error) {
 	vr := f.vr
+	if f.npy != nil {
+		return nil, &FormatError{File: vr.name, Msg: "a NumPy array holds vote counts or class labels, not 0/1 votes: read it with NewClassReader"}
+	}
 	if m := vr.meta; m != nil && m.ManyClasses() {
 		return nil, &FormatError{File: vr.name, Line: vr.metaLine, Msg: fmt.Sprintf("header: %d classes in layout %v: the 0/1 reader takes two-class votes, one column per teacher; read multi-class votes with NewClassReader", m.Classes, m.Layout)}
 	}
@@ -329,6 +345,10 @@ func blank(b []byte) bool {
 }
 
 func (r *VoteReader) errorf(col int, format string, args ...any) *FormatError {
+	if r.array {
+		// An array's queries are no lines of the file.
+		return &FormatError{File: r.name, Msg: fmt.Sprintf("query %d: ", r.line) + fmt.Sprintf(format, args...)}
+	}
 	return &FormatError{File: r.name, Line: r.line, Column: col, Msg: fmt.Sprintf(format, args...)}
 }
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"codeberg.org/sbinet/npyio/npy"
 )
 
 // WriteVotes writes a CSV vote file that NewVoteReader reads: the
@@ -82,7 +84,7 @@ func WriteCounts(w io.Writer, meta *Meta, ids []string, counts [][]int) error {
 	}
 	b = append(b, '\n')
 	err := writeRows(w, b, ids, len(counts), func(b []byte, q int) ([]byte, error) {
-		if _, err := CheckCounts(counts[q], k, c); err != nil {
+		if err := checkCountRow(counts[q], q, k, c); err != nil {
 			return b, err
 		}
 		for j, n := range counts[q] {
@@ -94,6 +96,52 @@ func WriteCounts(w io.Writer, meta *Meta, ids []string, counts [][]int) error {
 		return b, nil
 	})
 	if err != nil {
+		return fmt.Errorf("write counts: %w", err)
+	}
+	return nil
+}
+
+// checkCountRow checks the counts of query q (from 0) that a writer
+// writes: C counts >= 0 summing to K, the first query's. Teachers that
+// vote all vote: a file that they write has no abstentions.
+func checkCountRow(counts []int, q, k, c int) error {
+	if _, err := CheckCounts(counts, k, c); err != nil {
+		return err
+	}
+	sum := 0
+	for _, n := range counts {
+		sum += n
+	}
+	if sum != k {
+		return &CountsError{Msg: fmt.Sprintf("query %d: sum to %d, want K = %d, as the first query's", q+1, sum, k)}
+	}
+	return nil
+}
+
+// WriteCountsNPY writes vote counts as a NumPy int64 array of shape
+// (queries, C), which NewClassReader reads as counts: the counts alone,
+// as a NumPy file has no room for a metadata header. Each query's C
+// counts sum to K, the first query's.
+func WriteCountsNPY(w io.Writer, counts [][]int) error {
+	if len(counts) == 0 {
+		return fmt.Errorf("write counts: no queries")
+	}
+	c, k := len(counts[0]), 0
+	for _, n := range counts[0] {
+		k += n
+	}
+	flat := make([]int64, 0, len(counts)*c)
+	rows := make([][]int64, len(counts))
+	for q, r := range counts {
+		if err := checkCountRow(r, q, k, c); err != nil {
+			return fmt.Errorf("write counts: %w", err)
+		}
+		for _, n := range r {
+			flat = append(flat, int64(n))
+		}
+		rows[q] = flat[q*c : (q+1)*c]
+	}
+	if err := npy.Write(w, rows); err != nil {
 		return fmt.Errorf("write counts: %w", err)
 	}
 	return nil

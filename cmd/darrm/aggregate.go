@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -34,7 +36,7 @@ type aggregateFlags struct {
 	BudgetDelta float64            `flag:"budget-delta"`
 	Ledger      string             `flag:"ledger"`
 	Out         string             `flag:"out" help:"file for the labels, written atomically; a device or FIFO is written through (- for standard output)"`
-	OutFormat   votefile.Format    `flag:"out-format" help:"labels as csv or jsonl (auto: the format of the votes)"`
+	OutFormat   votefile.Format    `flag:"out-format" help:"labels as csv, jsonl or npy (a NumPy int64 array, -1 for a query not answered; auto: by the extension of --out, else the format of the votes, csv for NumPy votes)"`
 	Partition   votefile.Partition `flag:"partition" help:"how the teachers' training data were split (keyed-hash, file-position or shared): the metadata header's, if given; votes without a header need it for a one-vote mechanism (keyed-hash)"`
 	classInputFlags
 	Mechanism votefile.Mechanism
@@ -87,9 +89,12 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		return err
 	}
 	defer file.Close()
-	vf, err := f.openVotes(file, input)
+	vf, member, err := f.openVotes(file, name, input)
 	if err != nil {
 		return err
+	}
+	if member != nil {
+		defer member.Close()
 	}
 	kind, err := f.input(cmd, vf, input)
 	if err != nil {
@@ -240,7 +245,7 @@ type release struct {
 func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, votes votefile.Format, b votefile.Binding, step accountant.Spend, limit int) (*release, int, error) {
 	r := &release{sink: ensemble.LabelSink{Path: f.Out, Stdout: cmd.OutOrStdout(), Format: f.OutFormat}, src: noise.NewSource()}
 	if r.sink.Format == votefile.FormatAuto {
-		r.sink.Format = votes
+		r.sink.Format = labelFormat(f.Out, votes)
 	}
 	if f.Ledger != "" {
 		var err error
@@ -264,6 +269,25 @@ func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, votes vot
 		}
 	}}
 	return r, limit, nil
+}
+
+// labelFormat is the format of labels written to out when --out-format
+// does not say: the one its extension names (.npy, .csv, .jsonl), else
+// the votes' format, CSV for NumPy votes (on a stream, a NumPy file is
+// asked for by name).
+func labelFormat(out string, votes votefile.Format) votefile.Format {
+	switch strings.ToLower(filepath.Ext(out)) {
+	case ".npy":
+		return votefile.FormatNPY
+	case ".csv":
+		return votefile.FormatCSV
+	case ".jsonl", ".ndjson":
+		return votefile.FormatJSONL
+	}
+	if votes == votefile.FormatNPY {
+		return votefile.FormatCSV
+	}
+	return votes
 }
 
 // close closes the ledger.

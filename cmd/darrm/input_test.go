@@ -20,8 +20,8 @@ func TestMalformedFirstRow(t *testing.T) {
 		want string
 	}{
 		{"260,-10,0,0\n250,0,0,0\n", []string{"--input-format", "counts", "--partition", "keyed-hash", "--mechanism", "lnmax", "--laplace-scale", "20"}, `line 1, column 2: count "-10": must be a non-negative integer`},
-		{"1,0,2.0,247\n250,0,0,0\n", []string{"--input-format", "counts", "--partition", "keyed-hash", "--mechanism", "lnmax", "--laplace-scale", "20"}, `line 1, column 3: count "2.0"`},
-		{"240.0,5,5,0\n240,5,5,0\n", []string{"--input-format", "counts", "--partition", "keyed-hash", "--mechanism", "lnmax", "--laplace-scale", "20"}, `line 1, column 1: count "240.0"`},
+		{"1,0,2.5,247\n250,0,0,0\n", []string{"--input-format", "counts", "--partition", "keyed-hash", "--mechanism", "lnmax", "--laplace-scale", "20"}, `line 1, column 3: count "2.5"`},
+		{"240.5,5,5,0\n240,5,5,0\n", []string{"--input-format", "counts", "--partition", "keyed-hash", "--mechanism", "lnmax", "--laplace-scale", "20"}, `line 1, column 1: count "240.5"`},
 		{"3,1,0\n# made by hand\n0,4,0\n", []string{"--input-format", "counts", "--partition", "keyed-hash", "--mechanism", "lnmax", "--laplace-scale", "20"}, "line 2, column 1: a line starting with # is a comment line"},
 		{"1,1,0\n# {\"note\": 1}\n1,0,0\n", []string{"--mechanism", "subsample", "--eps", "0.1", "--Delta", "1e-5", "--no-cache"}, "line 2, column 1: a line starting with # is a comment line"},
 	} {

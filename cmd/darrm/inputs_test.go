@@ -184,7 +184,10 @@ func TestCountsWithoutFlag(t *testing.T) {
 	}{
 		{"17,0,1,1\n18,0,0,1\n", nil, "read both as an id followed by 0/1 votes and as vote counts"},
 		{"0,1,2,0,1\n0,1,1,0,1\n", nil, `vote "2": must be 0 or 1 (if the rows are vote counts, one column per class, read the file as counts: --input-format counts`},
-		{"240,5,5,0\n200,30,10,10\n", []string{"--K", "251"}, `(if the rows are vote counts, one column per class, read the file as counts: --input-format counts`},
+		{"240,5,5,0\n200,30,10,10\n", []string{"--K", "249"}, `(if the rows are vote counts, one column per class, read the file as counts: --input-format counts`},
+		// Under a K stated, counts may fall short of it (abstentions): they
+		// are counts, which the two-class default mechanism refuses.
+		{"240,5,5,0\n200,30,10,10\n", []string{"--K", "251"}, `--mechanism darrm labels two-class votes, not multi-class votes`},
 	} {
 		os.WriteFile(path, []byte(tc.data), 0o644)
 		args := append([]string{"aggregate", path, "--eps", "0.1", "--Delta", "1e-5", "--out", filepath.Join(dir, "l.csv")}, tc.args...)

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 
@@ -95,15 +97,57 @@ func takenBy(name string) string {
 // metadata header states.
 type classInputFlags struct {
 	Classes  int               `flag:"classes" help:"number of classes C: the votes are class indices 0..C-1 (with --input-format counts, every row must have C counts; a metadata header states C, which this may repeat)"`
-	InFormat votefile.Format   `flag:"input-format" help:"votes as csv or jsonl, or counts: rows of C vote counts (auto: JSON lines if the first line starts with [ or {; a metadata header states the layout)"`
+	InFormat votefile.Format   `flag:"input-format" help:"votes as csv or jsonl, or counts: rows of C vote counts, or npy (auto: a NumPy file by its start, JSON lines if the first line starts with [ or {; a metadata header states the layout)"`
 	Header   votefile.Presence `flag:"header" help:"CSV header row: auto, yes or no"`
 	ID       votefile.Presence `flag:"id" help:"id column: auto, yes or no"`
+	// A NumPy file is recognised by its start; these say how to read it.
+	TeachersInRows bool   `flag:"teachers-in-rows" help:"class labels (with --classes C, NumPy or CSV) as teachers x queries, a row per teacher, the layout of PATE's published votes, rather than queries x teachers"`
+	Array          string `flag:"array" help:"the array to read in a NumPy .npz archive (VOTES must then be a file)"`
+	size           int64  // the vote file's size, -1 when not known
 }
 
-// openVotes reads the start of the vote file r (its metadata header).
-func (f *classInputFlags) openVotes(r io.Reader, name string) (*votefile.File, error) {
-	vf, err := votefile.Open(r, name, f.InFormat)
-	return vf, err
+// openVotes reads the start of the vote file r, which path names on the
+// command line (its metadata header, or a NumPy array's): with --array,
+// of the array of that name in the .npz archive path. Close the Closer
+// it returns (nil: none) after reading.
+func (f *classInputFlags) openVotes(r io.Reader, path, name string) (*votefile.File, io.Closer, error) {
+	f.size = cli.InputSize(path)
+	if f.Array != "" {
+		f.size = -1 // the archive's, not the array's
+	}
+	if f.Array == "" {
+		vf, err := votefile.Open(r, name, f.InFormat)
+		return vf, nil, err
+	}
+	if path == cli.Std {
+		return nil, nil, cli.Usagef("--array %s: an .npz archive is read from a file, not from standard input", f.Array)
+	}
+	zf, err := os.Open(path)
+	if err != nil {
+		return nil, nil, cli.Usagef("VOTES %v", err)
+	}
+	st, err := zf.Stat()
+	if err != nil {
+		zf.Close()
+		return nil, nil, err
+	}
+	vf, member, err := votefile.OpenNPZ(zf, st.Size(), name, f.Array)
+	if err != nil {
+		zf.Close()
+		return nil, nil, err
+	}
+	return vf, closers{member, zf}, nil
+}
+
+// closers closes each of its closers in turn.
+type closers []io.Closer
+
+func (cs closers) Close() error {
+	var errs []error
+	for _, c := range cs {
+		errs = append(errs, c.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // input returns the kind of votes vf is to be read as: multi-class when
@@ -146,7 +190,11 @@ func (f *classInputFlags) reader(cmd *cobra.Command, vf *votefile.File, in votef
 	if fs.Changed("classes") && (f.Classes < 2 || f.Classes > votefile.MaxClasses) {
 		return nil, cli.Usagef("--classes %d: must be in [2, %d] (at most as many classes as a row of counts can hold within a line's %d bytes)", f.Classes, votefile.MaxClasses, votefile.MaxLineBytes)
 	}
-	opts := votefile.ClassOptions{Header: f.Header, ID: f.ID, Classes: f.Classes}
+	opts := votefile.ClassOptions{Header: f.Header, ID: f.ID, Classes: f.Classes, TeachersInRows: f.TeachersInRows, Size: max(f.size, 0)}
+	if k := fs.Lookup("K"); k != nil && k.Changed && vf.Meta() == nil {
+		// A K stated lets counts sum to fewer (teachers that abstained).
+		opts.K, _ = fs.GetInt("K")
+	}
 	switch {
 	case f.InFormat == votefile.FormatCounts:
 		opts.Input = votefile.InputCounts
@@ -173,7 +221,11 @@ func (f *classInputFlags) openReader(cmd *cobra.Command, name string) (votefile.
 	if err != nil {
 		return nil, nil, err
 	}
-	vf, err := f.openVotes(file, cli.InputName(name))
+	vf, member, err := f.openVotes(file, name, cli.InputName(name))
+	var done io.Closer = file
+	if member != nil {
+		done = closers{member, file}
+	}
 	var kind votefile.Input
 	if err == nil {
 		kind, err = f.input(cmd, vf, cli.InputName(name))
@@ -181,9 +233,9 @@ func (f *classInputFlags) openReader(cmd *cobra.Command, name string) (votefile.
 	if err == nil {
 		var in votefile.Reader
 		if in, err = f.reader(cmd, vf, kind, cli.InputName(name)); err == nil {
-			return in, file, nil
+			return in, done, nil
 		}
 	}
-	file.Close()
+	done.Close()
 	return nil, nil, err
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -97,14 +99,17 @@ func newTeachersSub(use string) *cobra.Command {
 			if use == "train" {
 				return report.Teachers{Ensemble: e}.Write(cmd.OutOrStdout(), f.Format)
 			}
+			if strings.EqualFold(filepath.Ext(f.out), ".npy") {
+				return cli.Usagef("--out %s: two-class 0/1 votes are written as CSV; NumPy vote files hold the counts of --classes C", f.out)
+			}
 			if err := cli.WriteOutput(cmd.Context(), f.out, cmd.OutOrStdout(), func(w io.Writer) error { return e.WriteVotes(w, b.Test) }); err != nil {
 				return err
 			}
-			return writeVotes(cmd, f.out, votefile.LayoutVotes, e.Meta, b.Test.Len(), f.Format)
+			return writeVotes(cmd, f.out, votefile.LayoutVotes, e.Meta, b.Test.Len(), f.Format, votefile.FormatCSV)
 		},
 	}, &f, nil)
 	if use == "vote" {
-		cmd.Flags().StringVar(&f.out, "out", "-", "vote file, written atomically (- for standard output)")
+		cmd.Flags().StringVar(&f.out, "out", "-", "vote file, written atomically (- for standard output); a name ending in .npy writes the counts of --classes C as a NumPy int64 array (queries x classes), without the metadata header")
 	}
 	return cmd
 }
@@ -192,21 +197,27 @@ func runTeachersClasses(cmd *cobra.Command, use, dataset string, classes int, tf
 	if use == "train" {
 		return report.Teachers{Ensemble: e}.Write(cmd.OutOrStdout(), format)
 	}
-	if err := cli.WriteOutput(cmd.Context(), out, cmd.OutOrStdout(), e.WriteCounts); err != nil {
+	write, vf := e.WriteCounts, votefile.FormatCSV
+	if strings.EqualFold(filepath.Ext(out), ".npy") {
+		// PATE users' format: the counts alone, without the header.
+		write = func(w io.Writer) error { return votefile.WriteCountsNPY(w, e.Counts()) }
+		vf = votefile.FormatNPY
+	}
+	if err := cli.WriteOutput(cmd.Context(), out, cmd.OutOrStdout(), write); err != nil {
 		return err
 	}
-	return writeVotes(cmd, out, votefile.LayoutCounts, e.Meta, cfg.Queries, format)
+	return writeVotes(cmd, out, votefile.LayoutCounts, e.Meta, cfg.Queries, format, vf)
 }
 
 // writeVotes prints the summary of the vote file teachers vote wrote to
 // out (report.Votes): on standard output, or on standard error when the
 // votes went there.
-func writeVotes(cmd *cobra.Command, out string, layout votefile.Layout, meta *votefile.Meta, queries int, format cliout.Format) error {
+func writeVotes(cmd *cobra.Command, out string, layout votefile.Layout, meta *votefile.Meta, queries int, format cliout.Format, vf votefile.Format) error {
 	w := cmd.OutOrStdout()
 	if cli.IsStdout(out) || cli.IsStdoutFile(out, w) {
 		w = cmd.ErrOrStderr()
 	}
-	return report.Votes{Output: cli.OutputName(out), Format: votefile.FormatCSV, Layout: layout, Meta: meta, Queries: queries}.Write(w, format)
+	return report.Votes{Output: cli.OutputName(out), Format: vf, Layout: layout, Meta: meta, Queries: queries}.Write(w, format)
 }
 
 // loadBinary reads a two-class task from the data folder; missing data

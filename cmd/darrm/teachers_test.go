@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,5 +61,37 @@ func TestTeachersVoteSummary(t *testing.T) {
 	stdout, stderr, code = darrm(t, "", "teachers", "vote", "--dataset", "mnist", "--classes", "10", "--K", "4", "--epochs", "1", "--seed", "1", "--cache-dir", cache, "--out", counts)
 	if code != 0 || !strings.HasPrefix(stdout, "votes: "+counts+" (csv, metadata header): vote counts of K = 4 teachers, 10 classes, 100 queries; ensemble ") {
 		t.Errorf("--classes: exit %d: %q %s", code, stdout, stderr)
+	}
+	// The same counts as NumPy, without the header.
+	npyCounts := filepath.Join(dir, "counts.npy")
+	stdout, stderr, code = darrm(t, "", "teachers", "vote", "--dataset", "mnist", "--classes", "10", "--K", "4", "--epochs", "1", "--seed", "1", "--cache-dir", cache, "--out", npyCounts)
+	if code != 0 || !strings.HasPrefix(stdout, "votes: "+npyCounts+" (npy, no metadata header: a NumPy file holds the counts alone): vote counts of K = 4 teachers, 10 classes, 100 queries") {
+		t.Errorf("--out .npy: exit %d: %q %s", code, stdout, stderr)
+	}
+	read := func(path string) [][]int {
+		t.Helper()
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		r, err := votefile.NewClassReader(f, path, votefile.ClassOptions{Input: votefile.InputCounts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out [][]int
+		for r.Next() {
+			out = append(out, slices.Clone(r.Query().Counts))
+		}
+		if r.Err() != nil {
+			t.Fatal(r.Err())
+		}
+		return out
+	}
+	if a, b := read(counts), read(npyCounts); !reflect.DeepEqual(a, b) || len(a) != 100 {
+		t.Errorf("the NumPy counts differ from the CSV counts (%d and %d queries)", len(b), len(a))
+	}
+	if _, stderr, code := darrm(t, "", append(base, "--out", filepath.Join(dir, "votes.npy"))...); code != 2 || !strings.Contains(stderr, "two-class 0/1 votes are written as CSV") {
+		t.Errorf("two-class votes as .npy: exit %d: %s", code, stderr)
 	}
 }

@@ -87,6 +87,13 @@ type AggregateMulti struct {
 	Answered        int `json:"answered"`
 	NotAnswered     int `json:"not_answered"`
 	StoppedByBudget int `json:"stopped_by_budget"`
+	// Abstained counts the votes not cast (class labels -1, and what
+	// rows of counts fall short of a stated K by), when the votes were
+	// read with abstentions allowed (nil otherwise, a setting, not the
+	// votes, deciding): a function of the private votes, so listed in
+	// NotForPublication.
+	Abstained         *int64   `json:"votes_abstained,omitempty"`
+	NotForPublication []string `json:"not_for_publication,omitempty"`
 }
 
 // PerQuery is the guarantee of one released label and what proves it.
@@ -290,6 +297,10 @@ func NewAggregateMulti(r Release) (AggregateMulti, error) {
 	out := AggregateMulti{released: common, Layout: r.Votes.Layout().String(), K: r.Aggregator.K(), Classes: r.Aggregator.Classes(), Settings: s,
 		Noise:   "discrete Gaussian N_Z(0, sigma^2), sampled exactly (Canonne, Kamath and Steinke 2020); ties broken uniformly",
 		Queries: res.Answered + res.Unanswered, Released: res.Answered, Answered: res.Answered - res.Withheld, NotAnswered: res.Withheld, StoppedByBudget: res.Unanswered}
+	if votefile.MayAbstain(r.Votes) {
+		n := votefile.Abstained(r.Votes)
+		out.Abstained, out.NotForPublication = &n, []string{"votes_abstained"}
+	}
 	if s.LaplaceScale != nil {
 		out.Noise = "discrete Laplace of scale b, sampled exactly (Canonne, Kamath and Steinke 2020); ties broken uniformly"
 	}
@@ -395,6 +406,9 @@ func (out AggregateMulti) Write(w io.Writer, f cliout.Format) error {
 		desc = append(desc, "id column")
 	}
 	fmt.Fprintf(w, "votes: %s (%s), K = %d teachers, C = %d classes\n", out.Input, strings.Join(desc, ", "), out.K, out.Classes)
+	if out.Abstained != nil {
+		fmt.Fprintf(w, "  votes not cast (abstaining teachers): %d, computed from the votes: not for publication; the guarantee holds with abstentions (docs/pate.md, \"Abstaining teachers\")\n", *out.Abstained)
+	}
 	if m := out.VotesHeader; m != nil {
 		fmt.Fprintf(w, "teachers: ensemble %s (%v, %v relation, partition %v); their own guarantee plays no part in the one-vote relation\n", m.Ensemble, m.Kind, m.Relation, m.Partition)
 	}

@@ -33,7 +33,11 @@ func (d Votes) Write(w io.Writer, f cliout.Format) error {
 	} else if m.Classes > 2 {
 		what = "class indices"
 	}
-	_, err := fmt.Fprintf(w, "votes: %s (%v, metadata header): %s of K = %d teachers, %d classes, %s; ensemble %s\n",
-		cliout.Escape(d.Output), d.Format, what, m.K, m.Classes, plural.Of(d.Queries, "query", "queries"), cliout.Escape(m.Ensemble))
+	header := "metadata header"
+	if d.Format == votefile.FormatNPY {
+		header = "no metadata header: a NumPy file holds the counts alone"
+	}
+	_, err := fmt.Fprintf(w, "votes: %s (%v, %s): %s of K = %d teachers, %d classes, %s; ensemble %s\n",
+		cliout.Escape(d.Output), d.Format, header, what, m.K, m.Classes, plural.Of(d.Queries, "query", "queries"), cliout.Escape(m.Ensemble))
 	return err
 }

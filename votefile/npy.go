@@ -1,0 +1,467 @@
+package votefile
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"codeberg.org/sbinet/npyio/npy"
+	"codeberg.org/sbinet/npyio/npz"
+)
+
+// The NumPy layout of a vote file: a 2-D array in the NPY format
+// (https://numpy.org/neps/nep-0001-npy-format.html), read by
+// codeberg.org/sbinet/npyio. The library reads and checks the header
+// (magic string, version, dtype, order, shape); its reader holds a whole
+// array in memory, so the data are streamed here, one query at a time,
+// each value decoded with encoding/binary and checked (whole, in range)
+// before the ClassReader's checks of a row.
+
+// npyPreamble is the magic string, the version and the header's length
+// (2 bytes in version 1, 4 from version 2 on): what is read before the
+// header.
+const npyPreamble = 10
+
+// maxNPYHeader bounds the header of a NumPy file, which is read whole
+// before it is parsed, within the read buffer: NumPy itself refuses a
+// header above 10,000 bytes unless told otherwise.
+const maxNPYHeader = 1 << 15
+
+// npyMagic starts every NumPy file; zipMagic every zip archive, as
+// NumPy's .npz.
+var (
+	npyMagic = npy.Magic[:]
+	zipMagic = []byte("PK\x03\x04")
+)
+
+// IsNPY reports whether b, the start of a file, is NumPy's magic string.
+func IsNPY(b []byte) bool { return bytes.HasPrefix(b, npyMagic) }
+
+// openNPYFile opens the NumPy file vr reads.
+func openNPYFile(vr *VoteReader) (*File, error) {
+	if vr.format != FormatAuto && vr.format != FormatNPY {
+		return nil, &FormatError{File: vr.name, Msg: fmt.Sprintf("a NumPy file, not %v (leave out --input-format, or give npy)", vr.format)}
+	}
+	a, err := openNPY(vr.br, vr.name, 2)
+	if err != nil {
+		return nil, err
+	}
+	vr.format, vr.array, a.vr = FormatNPY, true, vr
+	return &File{vr: vr, npy: a}, nil
+}
+
+// npyArray streams the queries of a 2-D NumPy array. A query is a row of
+// the array (counts of C classes, or the class labels of K teachers), or
+// with TeachersInRows a column (PATE's published (teachers, queries)
+// label matrices). A query whose values lie in the order of the data
+// (a row of a C-order array, a column of a Fortran-order one) is read
+// from the file as it comes; otherwise the whole array is read first and
+// each query gathered from it.
+type npyArray struct {
+	vr    *VoteReader // the name, the buffered file, the query count and bytes read
+	order binary.ByteOrder
+	kind  reflect.Kind
+	size  int    // bytes of a value
+	dtype string // the header's, e.g. <i8
+	shape [2]int
+	qAxis int // the shape's axis of the queries
+	// queries and width are the number of queries and of values per
+	// query; byRow is whether a query's values are contiguous.
+	queries, width int
+	byRow          bool
+	data           []byte // the whole array, when a query is gathered
+	buf            []byte
+	q              int  // queries read
+	oneD           bool // a 1-D array (labels), read as a column
+}
+
+// openNPY reads the header of the NumPy file br starts with, an array
+// of dims dimensions: 2 for votes, 1 for labels (then read as a column,
+// shape (n, 1)).
+func openNPY(br *bufio.Reader, name string, dims int) (*npyArray, error) {
+	bad := func(format string, args ...any) error {
+		return &FormatError{File: name, Msg: "NumPy file: " + fmt.Sprintf(format, args...)}
+	}
+	pre, err := br.Peek(npyPreamble)
+	if err != nil {
+		return nil, bad("truncated in its header (%d bytes)", len(pre))
+	}
+	var hlen, plen int
+	switch pre[6] {
+	case 1:
+		hlen, plen = int(binary.LittleEndian.Uint16(pre[8:])), npyPreamble
+	case 2:
+		if pre, err = br.Peek(npyPreamble + 2); err != nil {
+			return nil, bad("truncated in its header (%d bytes)", len(pre))
+		}
+		hlen, plen = int(binary.LittleEndian.Uint32(pre[8:])), npyPreamble+2
+	default:
+		return nil, bad("format version %d.%d: this darrm reads versions 1.0 and 2.0 (numpy.save writes them)", pre[6], pre[7])
+	}
+	if hlen > maxNPYHeader {
+		return nil, bad("a header of %d bytes: must be at most %d", hlen, maxNPYHeader)
+	}
+	if _, err := br.Peek(plen + hlen); err != nil {
+		return nil, bad("truncated in its header")
+	}
+	r, err := newNPYReader(br)
+	if err != nil {
+		return nil, bad("unreadable header: %v", err)
+	}
+	h := r.Header.Descr
+	a := &npyArray{dtype: strings.Trim(h.Type, "'\"")}
+	if err := a.setType(); err != nil {
+		return nil, bad("%v", err)
+	}
+	switch {
+	case dims == 1 && len(h.Shape) == 1:
+		a.shape, a.oneD = [2]int{h.Shape[0], 1}, true
+	case dims == 1:
+		return nil, bad("shape %s: want a 1-D array of labels, one per query", shapeText(h.Shape))
+	case len(h.Shape) != 2:
+		return nil, bad("shape %s: want a 2-D array, queries x classes (vote counts) or a matrix of class labels, one per query and teacher", shapeText(h.Shape))
+	default:
+		a.shape = [2]int{h.Shape[0], h.Shape[1]}
+	}
+	switch {
+	case a.shape[0] < 1 || a.shape[1] < 1:
+		return nil, bad("shape %s: want at least one query and one value per query", shapeText(h.Shape))
+	case a.shape[0] > math.MaxInt/a.shape[1]/a.size:
+		return nil, bad("shape %s: more values than this machine can address", shapeText(h.Shape))
+	}
+	if h.Fortran {
+		// A Fortran-order array's data are its transpose's in C order.
+		a.qAxis = 1
+	}
+	return a, nil
+}
+
+// newNPYReader is npy.NewReader, whose parser of a malformed header
+// can panic (an index out of range): that is the file's fault, an error.
+func newNPYReader(r io.Reader) (rr *npy.Reader, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			rr, err = nil, fmt.Errorf("malformed dictionary")
+		}
+	}()
+	return npy.NewReader(r)
+}
+
+// setType sets the value's kind, size and byte order from the dtype,
+// which the library parses: integers and floats, none other.
+func (a *npyArray) setType() (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("dtype %s: not a NumPy dtype this darrm reads", show([]byte(a.dtype)))
+		}
+	}()
+	if len(a.dtype) < 2 {
+		return fmt.Errorf("dtype %s: not a NumPy dtype this darrm reads", show([]byte(a.dtype)))
+	}
+	t := npy.TypeFrom(a.dtype)
+	a.kind, a.size = t.Kind(), int(t.Size())
+	switch a.kind {
+	case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+	default:
+		return fmt.Errorf("dtype %s (%v): want an integer or a float array of whole numbers", show([]byte(a.dtype)), t)
+	}
+	a.order = binary.LittleEndian
+	if a.dtype[0] == '>' {
+		a.order = binary.BigEndian
+	}
+	return nil
+}
+
+// shapeText writes a shape as NumPy does: (5, 10), (5,).
+func shapeText(s []int) string {
+	parts := make([]string, len(s))
+	for i, n := range s {
+		parts[i] = strconv.Itoa(n)
+	}
+	if len(s) == 1 {
+		return "(" + parts[0] + ",)"
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+// settle fixes which axis holds the queries: the first, or the second
+// with teachersInRows (class labels only); the data's order then says
+// whether a query is read as it comes or gathered. A query holds at most
+// MaxClasses values, as many as a text file's row can: its buffer is
+// allocated before a value is read.
+func (a *npyArray) settle(teachersInRows bool) error {
+	major := a.qAxis // the axis whose index changes slowest in the data
+	a.qAxis = 0
+	if teachersInRows {
+		a.qAxis = 1
+	}
+	a.queries, a.width = a.shape[a.qAxis], a.shape[1-a.qAxis]
+	if a.width > MaxClasses {
+		return a.errorf("shape %s: %d values a query: at most %d, as many as a row of a text vote file can hold", shapeText(a.shape[:]), a.width, MaxClasses)
+	}
+	a.byRow = a.qAxis == major
+	a.buf = make([]byte, a.width*a.size)
+	return nil
+}
+
+// index names the array's element j of query q as NumPy indexes it.
+func (a *npyArray) index(q, j int) string {
+	if a.oneD {
+		return fmt.Sprintf("[%d]", q)
+	}
+	if a.qAxis == 1 {
+		q, j = j, q
+	}
+	return fmt.Sprintf("[%d, %d]", q, j)
+}
+
+// nextNonBlank returns the bytes of the next query's values; io.EOF
+// after the last (and a *FormatError if data follow it).
+func (a *npyArray) nextNonBlank() ([]byte, error) {
+	if a.q == a.queries {
+		if _, err := a.vr.br.Peek(1); err == nil {
+			return nil, a.errorf("data after the %d x %d values the header states (shape %s)", a.shape[0], a.shape[1], shapeText(a.shape[:]))
+		}
+		return nil, io.EOF
+	}
+	n := a.width * a.size
+	if a.byRow {
+		if _, err := io.ReadFull(a.vr.br, a.buf); err != nil {
+			return nil, a.truncated(err, a.q)
+		}
+	} else {
+		if a.data == nil {
+			if err := a.readAll(); err != nil {
+				return nil, err
+			}
+		}
+		stride := a.queries * a.size
+		for j := range a.width {
+			copy(a.buf[j*a.size:(j+1)*a.size], a.data[j*stride+a.q*a.size:])
+		}
+	}
+	a.q++
+	a.vr.line = a.q
+	a.vr.bytes += int64(n)
+	return a.buf, nil
+}
+
+// readAll reads the whole array, of which a query is a column.
+func (a *npyArray) readAll() error {
+	total := int64(a.shape[0]) * int64(a.shape[1]) * int64(a.size)
+	data, err := io.ReadAll(io.LimitReader(a.vr.br, total))
+	if err != nil {
+		return fmt.Errorf("read %s: %w", a.vr.name, err)
+	}
+	if int64(len(data)) < total {
+		return a.truncated(io.ErrUnexpectedEOF, int(int64(len(data))/int64(a.size)/int64(a.width)))
+	}
+	a.data = data
+	return nil
+}
+
+// truncated is the error of data that end within query q (from 0).
+func (a *npyArray) truncated(err error, q int) error {
+	if err != io.EOF && err != io.ErrUnexpectedEOF {
+		return fmt.Errorf("read %s: %w", a.vr.name, err)
+	}
+	return &FormatError{File: a.vr.name, Msg: fmt.Sprintf("NumPy file truncated: the header states shape %s of %s (%d bytes of data), but the data end within query %d", shapeText(a.shape[:]), a.dtype, int64(a.shape[0])*int64(a.shape[1])*int64(a.size), q+1)}
+}
+
+func (a *npyArray) errorf(format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if a.vr.format == FormatNPY {
+		msg = "NumPy file: " + msg
+	}
+	return &FormatError{File: a.vr.name, Msg: msg}
+}
+
+// value returns the j-th value of a query's bytes b: whole is false for
+// a float with a fraction (or NaN, ±Inf), and a value beyond the int64
+// range is returned as math.MaxInt64, which no check accepts; text is
+// how such a value reads (else "", the integer's digits).
+func (a *npyArray) value(b []byte, j int) (n int64, whole bool, text string) {
+	b = b[j*a.size:]
+	switch a.kind {
+	case reflect.Int8:
+		return int64(int8(b[0])), true, ""
+	case reflect.Uint8:
+		return int64(b[0]), true, ""
+	case reflect.Int16:
+		return int64(int16(a.order.Uint16(b))), true, ""
+	case reflect.Uint16:
+		return int64(a.order.Uint16(b)), true, ""
+	case reflect.Int32:
+		return int64(int32(a.order.Uint32(b))), true, ""
+	case reflect.Uint32:
+		return int64(a.order.Uint32(b)), true, ""
+	case reflect.Int64:
+		return int64(a.order.Uint64(b)), true, ""
+	case reflect.Uint64:
+		u := a.order.Uint64(b)
+		if u > math.MaxInt64 {
+			return math.MaxInt64, true, strconv.FormatUint(u, 10)
+		}
+		return int64(u), true, ""
+	}
+	var f float64
+	if a.kind == reflect.Float32 {
+		f = float64(math.Float32frombits(a.order.Uint32(b)))
+	} else {
+		f = math.Float64frombits(a.order.Uint64(b))
+	}
+	switch {
+	case math.IsNaN(f) || math.IsInf(f, 0) || f != math.Trunc(f):
+		return 0, false, strconv.FormatFloat(f, 'g', -1, 64)
+	case math.Abs(f) > maxCount+1:
+		return math.MaxInt64, true, strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	return int64(f), true, ""
+}
+
+// parseNPY reads the values of one query into r.vals: counts >= 0, or
+// class indices in [0, C) or -1 (a teacher that abstained), each a whole
+// number of at most 9 digits.
+func (r *ClassReader) parseNPY(b []byte) error {
+	a := r.npy
+	q := a.q - 1
+	r.vals = r.vals[:0]
+	for j := range a.width {
+		n, whole, text := a.value(b, j)
+		var rule string
+		switch {
+		case r.opts.Input == InputCounts && (!whole || n < 0 || n > maxCount):
+			rule = "a vote count must be a whole number in [0, 999999999]"
+		case r.opts.Input == InputClasses && (!whole || n < -1 || n >= int64(r.c)):
+			rule = fmt.Sprintf("a class label must be a class in [0, %d), or -1 for a teacher that did not vote", r.c)
+		}
+		if rule != "" {
+			if text == "" {
+				text = strconv.FormatInt(n, 10)
+			}
+			what := "count of class " + strconv.Itoa(j)
+			if r.opts.Input == InputClasses {
+				what = "class label of teacher " + strconv.Itoa(j+1)
+			}
+			return a.errorf("element %s = %s (query %d, %s): %s", a.index(q, j), text, q+1, what, rule)
+		}
+		r.vals = append(r.vals, int(n))
+	}
+	return nil
+}
+
+// checkShape refuses an array of class labels whose axes look
+// exchanged: more teachers than queries, unless K is stated (then the
+// teachers' axis must have K), with the flag that reads it the other way.
+func (a *npyArray) checkShape(opts ClassOptions) error {
+	if opts.Input != InputClasses {
+		if opts.TeachersInRows {
+			return a.errorf("--teachers-in-rows reads a matrix of class labels (with --classes C), not vote counts")
+		}
+		return nil
+	}
+	s := shapeText(a.shape[:])
+	flip := "give --teachers-in-rows, which reads PATE's published layout, teachers x queries"
+	as := "queries x teachers"
+	if opts.TeachersInRows {
+		flip, as = "leave out --teachers-in-rows", "teachers x queries (--teachers-in-rows)"
+	}
+	switch {
+	case opts.K > 0 && a.width != opts.K && a.queries == opts.K:
+		return a.errorf("shape %s read as %s has %d teachers, but K = %d is stated, the number along the other axis: %s", s, as, a.width, opts.K, flip)
+	case opts.K == 0 && a.width > a.queries:
+		return a.errorf("shape %s read as %s is %d queries of %d teachers each: more teachers than queries looks like the axes the other way round; %s (or state K, --K %d, if %d teachers did vote)", s, as, a.queries, a.width, flip, a.width, a.width)
+	}
+	return nil
+}
+
+// OpenNPZ opens the array named array (with or without its .npy) in the
+// NumPy archive r (.npz, as numpy.savez writes), of size bytes, as Open
+// opens a vote file; name is used in errors. Close the Closer returned
+// when done with the File.
+func OpenNPZ(r io.ReaderAt, size int64, name, array string) (*File, io.Closer, error) {
+	z, err := npz.NewReader(r, size)
+	if err != nil {
+		return nil, nil, &FormatError{File: name, Msg: "not a NumPy .npz archive: " + err.Error()}
+	}
+	keys := z.Keys()
+	for _, k := range keys {
+		if k != array && k != array+".npy" {
+			continue
+		}
+		rc, err := z.Open(k)
+		if err != nil {
+			return nil, nil, &FormatError{File: name, Msg: err.Error()}
+		}
+		f, err := Open(rc, name+"["+strings.TrimSuffix(k, ".npy")+"]", FormatNPY)
+		if err != nil {
+			rc.Close()
+			return nil, nil, err
+		}
+		return f, rc, nil
+	}
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = strings.TrimSuffix(k, ".npy")
+	}
+	return nil, nil, &FormatError{File: name, Msg: fmt.Sprintf("no array %s in the archive, which holds %s", show([]byte(array)), strings.Join(names, ", "))}
+}
+
+// csvMatrix reads a whole CSV file of class labels, one row per teacher
+// and one column per query (teachers x queries, as PATE publishes its
+// votes), first the line first, into an array of which a query is a
+// column, as a NumPy file of that layout is read: the class labels'
+// checks are those of a NumPy file's. A first row that is not all
+// numbers (query names) is a header row, and with --id yes the first
+// column names the teachers; both are dropped.
+func (r *ClassReader) csvMatrix(first []byte) (*npyArray, error) {
+	vr := r.lr
+	var vals []int64
+	width, teachers := -1, 0
+	line := first
+	for n := 0; ; n++ {
+		fs, err := vr.split(line)
+		if err != nil {
+			return nil, err
+		}
+		if r.opts.ID == Present {
+			fs = fs[1:]
+		}
+		header := n == 0 && (r.opts.Header == Present || r.opts.Header == Detect && !allNumbers(fs))
+		if !header {
+			if width < 0 {
+				width = len(fs)
+			} else if len(fs) != width {
+				return nil, vr.errorf(0, "%d class labels, want %d, as in the first row: a row per teacher, a column per query", len(fs), width)
+			}
+			for j, f := range fs {
+				v, ok := r.value(f.b)
+				if !ok {
+					return nil, vr.errorf(j+1, "class label %s: %s", show(f.b), r.valueRule())
+				}
+				vals = append(vals, int64(v))
+			}
+			teachers++
+		}
+		if line, err = vr.nextNonBlank(); err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	if teachers == 0 || width < 1 {
+		return nil, vr.errorf(0, "no class labels")
+	}
+	data := make([]byte, 8*len(vals))
+	for i, v := range vals {
+		binary.LittleEndian.PutUint64(data[8*i:], uint64(v))
+	}
+	vr.array = true
+	return &npyArray{vr: vr, order: binary.LittleEndian, kind: reflect.Int64, size: 8, dtype: "<i8", shape: [2]int{teachers, width}, data: data}, nil
+}
