@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"regexp"
 	"slices"
 
 	"os"
@@ -234,6 +235,14 @@ func TestSolveCompareAndPlot(t *testing.T) {
 	}
 	if !strings.Contains(table, "gamma_dsub: not compared: Theorem 3.5.1") {
 		t.Errorf("table output does not say why gamma_DSub is left out:\n%s", table)
+	}
+	// One output prints delta one way: its description's rounding up.
+	deltas := map[string]bool{}
+	for _, m := range regexp.MustCompile(`\bdelta = ([0-9.]+e-[0-9]+)`).FindAllStringSubmatch(table, -1) {
+		deltas[m[1]] = true
+	}
+	if len(deltas) != 1 || !deltas["2.99998e-05"] {
+		t.Errorf("delta printed as %v, want once as 2.99998e-05 (rounded up):\n%s", deltas, table)
 	}
 	out, _, _ = darrm(t, "", "solve", "--K", "11", "--m", "3", "--cache-dir", dir, "--compare", "--format", "json")
 	var approx struct {
