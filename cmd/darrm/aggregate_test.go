@@ -675,3 +675,25 @@ func TestBoundsRoundedOneWay(t *testing.T) {
 		t.Errorf("summary:\n%s", out)
 	}
 }
+
+// TestBudgetStopWithheld: when a budget stops a confident-gnmax release
+// whose threshold step withheld some queries, the error on stderr counts
+// them as the summary does: released, of which answered and withheld.
+func TestBudgetStopWithheld(t *testing.T) {
+	dir := t.TempDir()
+	votes := filepath.Join(dir, "counts.csv")
+	os.WriteFile(votes, []byte(strings.Repeat("250,0\n125,125\n", 3)+strings.Repeat("250,0\n", 6)), 0o644)
+	stdout, stderr, code := darrm(t, "", "aggregate", votes, "--mechanism", "confident-gnmax", "--input-format", "counts", "--threshold", "200",
+		"--sigma1", "20", "--sigma2", "40", "--delta", "1e-5", "--seed", "1", "--budget-eps", "3", "--budget-delta", "1e-4",
+		"--format", "json", "--out", filepath.Join(dir, "labels.csv"))
+	var doc report.AggregateMulti
+	decode(t, stdout, &doc)
+	if code != exitBudget || doc.NotAnswered == 0 || doc.StoppedByBudget == 0 {
+		t.Fatalf("exit %d, %d withheld, %d stopped: want a budget stop after withheld queries: %s", code, doc.NotAnswered, doc.StoppedByBudget, stderr)
+	}
+	want := fmt.Sprintf("released %d of %d queries (%d answered, %d withheld by the threshold step), %d not released",
+		doc.Released, doc.Queries, doc.Answered, doc.NotAnswered, doc.StoppedByBudget)
+	if !strings.Contains(stderr, want) {
+		t.Errorf("stderr %q, want %q (the summary's counts)", stderr, want)
+	}
+}
