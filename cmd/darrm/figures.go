@@ -27,7 +27,7 @@ const errorPoints = 201
 // its problem, and gamma_opt and the baselines with their certificates'
 // status, error curves and expected errors.
 func gammaSetting(out report.Solve) (figure.Setting, error) {
-	s := figure.Setting{K: out.K, M: out.M, Eps: out.Eps, Delta: out.Delta, TargetDelta: out.TargetDelta}
+	s := figure.Setting{K: out.K, M: out.M, Eps: out.Eps, Delta: out.Delta, TargetDelta: out.TargetDelta, OneVote: out.Relation == accountant.OneVote}
 	for _, m := range out.Mechanisms() {
 		fm := figure.Mechanism{Name: m.Name, Prior: out.Prior, Gamma: m.Gamma, Status: figureStatus(m.Certificate.Status)}
 		var err error

@@ -191,6 +191,48 @@ func TestWrap(t *testing.T) {
 	}
 }
 
+// TestWrapTitle: a title wraps between the things it states (after "; ",
+// then ", "), never beside "=" or "·", at every width from a few words
+// up: the old wrap at any space gave "m·ε =" / "0.3".
+func TestWrapTitle(t *testing.T) {
+	sty := style(titleSize)
+	txt := "K = 11 teachers; each (ε = 0.3, Δ = 0)-DP; release m = 1, m·ε = 0.3, δ = 10^{-5}"
+	for f := 0.3; f < 1; f += 0.05 {
+		w := sty.Width(txt) * vg.Length(f)
+		lines := wrapAt(sty, txt, w, true)
+		if strings.Join(lines, " ") != txt {
+			t.Fatalf("width %.2f: %q lose or add words", f, lines)
+		}
+		for _, l := range lines {
+			ws := strings.Fields(l)
+			if operators[ws[0]] || operators[ws[len(ws)-1]] {
+				t.Errorf("width %.2f: line %q starts or ends with an operator: %q", f, l, lines)
+			}
+		}
+	}
+	lines := wrapAt(sty, txt, sty.Width(txt)*0.7, true)
+	if len(lines) != 2 || lines[0] != "K = 11 teachers; each (ε = 0.3, Δ = 0)-DP;" {
+		t.Errorf("at 0.7 of its width: %q, want a break after the teachers' clause", lines)
+	}
+}
+
+// TestOneVoteTitle: a figure of the one-vote relation calls its teachers
+// non-private and states the release's (ε, δ), not a teachers' guarantee
+// of (ε, 0) and an m = 1; GNMax's γ has a name in the legend.
+func TestOneVoteTitle(t *testing.T) {
+	s := gammaSetting(1, Certified)
+	s.OneVote, s.Eps, s.Delta, s.TargetDelta = true, 0.3, 0, 1e-5
+	got := commonLine([]Setting{s}, varying([]Setting{s}))
+	if got != "K = 11 non-private teachers; one-vote relation (one record changes one vote); each release (ε = 0.3, δ = 10^{-5})-DP" {
+		t.Errorf("one-vote title %q", got)
+	}
+	s.Mechanisms = append(s.Mechanisms, Mechanism{Name: "gnmax"})
+	st, _, _ := styles([]Setting{s})
+	if l := st["gnmax"].label; !strings.HasPrefix(l, "γ_{GNMax}") {
+		t.Errorf("gnmax's legend label %q", l)
+	}
+}
+
 // onePanel is a figure of one panel with a line from (0, 0) to (1, 1).
 func onePanel() *Figure {
 	p := NewPanel()
