@@ -115,12 +115,12 @@ func TestLogTicks(t *testing.T) {
 }
 
 // TestBrokenScale: values below the break fill the lower part, values
-// above it the upper part (linear or log), the ones between cross the gap,
+// above it the upper part (linear, as the lower), the ones between cross the gap,
 // in order; the ticks are those of both parts.
 func TestBrokenScale(t *testing.T) {
 	for _, s := range []BrokenScale{
 		{Lo: 47, Hi: 94, Upper: 0.2, Cut: 0.05},
-		{Lo: 1.2, Hi: 1.3, Upper: 0.3, Cut: 0.05, LogUpper: true},
+		{Lo: 1.2, Hi: 1.3, Upper: 0.3, Cut: 0.05},
 	} {
 		min, max := 22.0, 3000.0
 		if s.Lo < 2 {
