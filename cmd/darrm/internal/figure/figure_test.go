@@ -3,6 +3,8 @@ package figure
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
+	"image/color"
 	"image/png"
 	"math"
 	"os"
@@ -508,5 +510,67 @@ func TestWriteGNMax(t *testing.T) {
 	target.Sigma2 = target.Sigma2[1:]
 	if err := WriteGNMax(filepath.Join(dir, "y.png"), "t", []GNMaxTarget{target}, nil, ""); err == nil {
 		t.Error("orders and values of different lengths: no error")
+	}
+}
+
+// TestPanelMarks: one mark per target goes into its target's panel only
+// (Figure B.8 drew both published λ in both panels); other counts go into
+// every panel.
+func TestPanelMarks(t *testing.T) {
+	marks := []float64{34.31, 35.74}
+	for i, want := range [][]float64{{34.31}, {35.74}} {
+		if got := panelMarks(marks, i, 2); !slices.Equal(got, want) {
+			t.Errorf("panel %d of 2: %v, want %v", i, got, want)
+		}
+	}
+	if got := panelMarks(marks, 2, 3); !slices.Equal(got, marks) {
+		t.Errorf("panel 2 of 3: %v, want every mark", got)
+	}
+}
+
+// TestMechanismColoursApart: any two noise functions a gamma figure can
+// draw together have colours a reader tells apart: hues 30° apart, or
+// lightness a quarter of the scale apart, or one of them grey. γ_DSub's
+// orange beside γ_opt's vermillion (15° and 0.17 apart) read as one hue in
+// Figures B.5-B.7.
+func TestMechanismColoursApart(t *testing.T) {
+	type named struct {
+		name string
+		c    color.Color
+	}
+	var cs []named
+	for name, st := range mechanismStyles {
+		cs = append(cs, named{name, st.color})
+	}
+	for i, c := range optPriorColors[1:] { // the first is γ_opt's own
+		cs = append(cs, named{fmt.Sprintf("opt prior %d", i+1), c})
+	}
+	// hue in degrees, chroma and luma in [0, 1]
+	hcl := func(c color.Color) (h, chroma, luma float64) {
+		r, g, b, _ := c.RGBA()
+		R, G, B := float64(r>>8)/255, float64(g>>8)/255, float64(b>>8)/255
+		mx, mn := math.Max(R, math.Max(G, B)), math.Min(R, math.Min(G, B))
+		chroma, luma = mx-mn, 0.299*R+0.587*G+0.114*B
+		switch {
+		case chroma == 0:
+		case mx == R:
+			h = 60 * math.Mod((G-B)/chroma+6, 6)
+		case mx == G:
+			h = 60 * ((B-R)/chroma + 2)
+		default:
+			h = 60 * ((R-G)/chroma + 4)
+		}
+		return h, chroma, luma
+	}
+	for i, a := range cs {
+		for _, b := range cs[i+1:] {
+			h1, c1, l1 := hcl(a.c)
+			h2, c2, l2 := hcl(b.c)
+			dh := math.Abs(h1 - h2)
+			dh = math.Min(dh, 360-dh)
+			if dh < 30 && math.Abs(l1-l2) < 0.25 && c1 > 0.1 && c2 > 0.1 {
+				t.Errorf("%s and %s: hues %.0f° and lightness %.2f apart", a.name, b.name, dh, math.Abs(l1-l2))
+			}
+		}
 	}
 }

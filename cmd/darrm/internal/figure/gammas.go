@@ -90,16 +90,16 @@ const (
 var (
 	vermillion = color.RGBA{R: 213, G: 94, B: 0, A: 255}
 	blue       = color.RGBA{R: 0, G: 114, B: 178, A: 255}
-	orange     = color.RGBA{R: 230, G: 159, B: 0, A: 255}
 	green      = color.RGBA{R: 0, G: 158, B: 115, A: 255}
 	purple     = color.RGBA{R: 204, G: 121, B: 167, A: 255}
 	skyBlue    = color.RGBA{R: 86, G: 180, B: 233, A: 255}
 )
 
 var mechanismStyles = map[string]mechanismStyle{
-	"opt":  {label: "γ_{opt}", color: vermillion, glyph: draw.CircleGlyph{}},
-	"sub":  {label: "γ_{Sub}", color: blue, glyph: draw.BoxGlyph{}, proof: "Lemma 3.4.1"},
-	"dsub": {label: "γ_{DSub}", color: orange, glyph: draw.PyramidGlyph{}, proof: "Theorem 3.5.1"},
+	"opt": {label: "γ_{opt}", color: vermillion, glyph: draw.CircleGlyph{}},
+	"sub": {label: "γ_{Sub}", color: blue, glyph: draw.BoxGlyph{}, proof: "Lemma 3.4.1"},
+	// black, not orange: orange and γ_opt's vermillion read as one hue
+	"dsub": {label: "γ_{DSub}", color: color.Black, glyph: draw.PyramidGlyph{}, proof: "Theorem 3.5.1"},
 	"rr":   {label: "γ_{const} (RR)", color: green, glyph: draw.CrossGlyph{}, proof: "Lemma B.1.1"},
 	// GNMax's release of one bit as a γ (the one-vote relation's baseline).
 	"gnmax": {label: "γ_{GNMax} (GNMax)", color: color.Gray{Y: 90}, glyph: draw.RingGlyph{}},
