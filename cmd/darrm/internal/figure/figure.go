@@ -236,12 +236,16 @@ func wrap(sty text.Style, txt string, width vg.Length) []string {
 // =" on one line and "0.3" on the next reads as two things.
 var operators = map[string]bool{"=": true, "+": true, "-": true, "−": true, "·": true, "×": true, "<": true, ">": true, "≤": true, "≥": true, "≈": true}
 
+// numbered are the words that name what the number after them numbers:
+// "Lemma" at a line's end and "3.4.1" on the next read as two things.
+var numbered = map[string]bool{"Lemma": true, "Theorem": true, "Figure": true, "Table": true, "Section": true, "Algorithm": true, "Appendix": true}
+
 // breakRank ranks the break between the words a and b: 0 never (beside an
-// operator), 1 a space, and for clauses 3 after a ";" or ":", 2 after a
-// ",".
+// operator, or after a word that names a number), 1 a space, and for
+// clauses 3 after a ";" or ":", 2 after a ",".
 func breakRank(a, b string, clauses bool) int {
 	switch {
-	case operators[a] || operators[b]:
+	case operators[a] || operators[b] || numbered[strings.TrimLeft(a, "(")]:
 		return 0
 	case clauses && (strings.HasSuffix(a, ";") || strings.HasSuffix(a, ":")):
 		return 3

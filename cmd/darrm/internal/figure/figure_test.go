@@ -186,6 +186,13 @@ func TestWrap(t *testing.T) {
 	if len(lines) < 3 || strings.Join(lines, " ") != txt {
 		t.Errorf("wrap to %v: %q", w, lines)
 	}
+	for f := 0.2; f < 1; f += 0.02 {
+		for _, l := range wrap(sty, txt, sty.Width(txt)*vg.Length(f)) {
+			if strings.HasSuffix(l, "Lemma") {
+				t.Errorf("width %.2f: a line ends with %q, its number on the next", f, l)
+			}
+		}
+	}
 	for _, l := range lines[:len(lines)-1] {
 		if sty.Width(l) > w {
 			t.Errorf("line %q is wider than %v", l, w)
