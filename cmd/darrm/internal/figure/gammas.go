@@ -476,9 +476,7 @@ func commonLine(settings []Setting, v vary) string {
 	if !v.delta {
 		each = append(each, "Δ = "+Num(s.Delta))
 	}
-	if len(each) > 0 {
-		parts = append(parts, "each ("+strings.Join(each, ", ")+")-DP")
-	}
+	parts = append(parts, dpClause("each ", each)...)
 	var rel []string
 	if !v.m {
 		rel = append(rel, "m = "+Num(s.M), "m·ε = "+Num(s.M*s.Eps))
@@ -512,10 +510,17 @@ func oneVoteLine(s Setting, v vary) string {
 	if !v.target {
 		rel = append(rel, "δ = "+Num(s.TargetDelta))
 	}
-	if len(rel) > 0 {
-		parts = append(parts, "each release ("+strings.Join(rel, ", ")+")-DP")
-	}
+	parts = append(parts, dpClause("each release ", rel)...)
 	return strings.Join(parts, "; ")
+}
+
+// dpClause is the clause "prefix(a, b)-DP" of a title stating the
+// parameters items, or none without items.
+func dpClause(prefix string, items []string) []string {
+	if len(items) == 0 {
+		return nil
+	}
+	return []string{prefix + "(" + strings.Join(items, ", ") + ")-DP"}
 }
 
 // Num writes v for a figure: with 4 significant digits, or below 10^-3 and
