@@ -261,8 +261,10 @@ func DefaultMechanisms(p constraints.Params) []votefile.Mechanism {
 	return names
 }
 
-// Above returns the names of the results whose 95% interval lies wholly
-// below that of the result named name (none if no result has that name).
+// Above returns the names of the results in the neighbouring relation of
+// the result named name whose 95% interval lies wholly below its interval
+// (none if no result has that name). A result of the other relation is
+// never ranked against it: the same (eps, delta) is another promise there.
 func Above(res []SimResult, name votefile.Mechanism) []votefile.Mechanism {
 	i := slices.IndexFunc(res, func(r SimResult) bool { return r.Name == name })
 	if i < 0 {
@@ -270,7 +272,7 @@ func Above(res []SimResult, name votefile.Mechanism) []votefile.Mechanism {
 	}
 	var below []votefile.Mechanism
 	for j, r := range res {
-		if j != i && res[i].Lo > r.Hi {
+		if j != i && r.Privacy.Relation == res[i].Privacy.Relation && res[i].Lo > r.Hi {
 			below = append(below, r.Name)
 		}
 	}

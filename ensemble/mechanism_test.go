@@ -72,9 +72,14 @@ func TestAbove(t *testing.T) {
 		{Name: "rr", Lo: 0.6, Hi: 0.7},
 		{Name: "subsample", Lo: 0.75, Hi: 0.85},
 		{Name: "gnmax", Lo: 0.5, Hi: 0.79},
+		// Below darrm, but in another relation: not ranked against it.
+		{Name: "darrm-one-vote", Privacy: Privacy{Relation: accountant.OneVote}, Lo: 0.7, Hi: 0.75},
 	}
 	if got := Above(res, "darrm"); !slices.Equal(got, []votefile.Mechanism{votefile.RR, votefile.GNMax}) {
 		t.Errorf("Above(darrm) = %v", got)
+	}
+	if got := Above(res, "darrm-one-vote"); got != nil {
+		t.Errorf("Above(darrm-one-vote), the only one of its relation: %v", got)
 	}
 	if got := Above(res, "rr"); got != nil {
 		t.Errorf("Above(rr) = %v", got)

@@ -122,7 +122,8 @@ type Omitted struct {
 // problem p, each with the reason: gamma_DSub unless the teachers and the
 // release are pure DP (Theorem 3.5.1 is a result for pure DP); in the
 // one-vote relation gamma_Sub and gamma_DSub, which are not private there
-// for the deltas of interest.
+// for the deltas of interest. The reason prints delta as the problem's
+// description does (accountant.FormatBound), so one output says it once.
 func OmittedBaselines(p constraints.Params) []Omitted {
 	if p.Relation == accountant.OneVote {
 		return append([]Omitted(nil), oneVoteOmitted...)
@@ -130,7 +131,7 @@ func OmittedBaselines(p constraints.Params) []Omitted {
 	if p.Delta == 0 && p.TargetDelta == 0 {
 		return nil
 	}
-	return []Omitted{{Name: "dsub", Reason: fmt.Sprintf("Theorem 3.5.1 makes it (m·eps)-DP for pure-DP teachers only (Delta = delta = 0); here Delta = %.6g and delta = %.6g", p.Delta, p.TargetDelta)}}
+	return []Omitted{{Name: "dsub", Reason: fmt.Sprintf("Theorem 3.5.1 makes it (m·eps)-DP for pure-DP teachers only (Delta = delta = 0); here Delta = %g and delta = %s", p.Delta, accountant.FormatBound(p.TargetDelta))}}
 }
 
 // Baselines returns the noise functions that gamma_opt is compared with

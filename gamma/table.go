@@ -103,7 +103,9 @@ func NewProblem(k int, def constraints.Params, ss ...Stated) Problem {
 // delta and relation are kept), a JSON array of numbers, a CSV table with a header whose
 // columns are l and gamma_<name> (darrm solve --format csv; the gamma_opt
 // column, or the only gamma column), or numbers separated by white space or
-// commas, with # starting a comment. It checks the values (Gamma.Check)
+// commas, with # starting a comment. A CSV table or list whose first line
+// is "# " and a JSON object (solve's CSV) states the problem in that
+// object, by the keys of solve's JSON. It checks the values (Gamma.Check)
 // and, when the file states K, that it matches. Errors quote at most a few
 // bytes of the input, so binary input is not echoed back.
 func ReadTable(r io.Reader) (Table, error) { return ReadTableFor(r, 0) }
@@ -126,13 +128,8 @@ func ReadTableFor(r io.Reader, k int) (Table, error) {
 		return Table{}, fmt.Errorf("gamma table is empty")
 	case trimmed[0] == '{':
 		var doc struct {
-			Gamma       []float64            `json:"gamma"`
-			K           *int                 `json:"K"`
-			M           *float64             `json:"m"`
-			Eps         *float64             `json:"eps"`
-			Delta       *float64             `json:"Delta"`
-			TargetDelta *float64             `json:"delta"`
-			Relation    *accountant.Relation `json:"relation"`
+			Gamma []float64 `json:"gamma"`
+			problemDoc
 		}
 		if err := json.Unmarshal(trimmed, &doc); err != nil {
 			return Table{}, fmt.Errorf("gamma table: invalid JSON: %w", err)
@@ -140,7 +137,7 @@ func ReadTableFor(r io.Reader, k int) (Table, error) {
 		if doc.Gamma == nil {
 			return Table{}, fmt.Errorf("gamma table: JSON object has no \"gamma\" array")
 		}
-		t = Table{Gamma: doc.Gamma, K: doc.K, Stated: Stated{M: doc.M, Eps: doc.Eps, Delta: doc.Delta, TargetDelta: doc.TargetDelta, Relation: doc.Relation}}
+		t = doc.table(doc.Gamma)
 	case trimmed[0] == '[':
 		if err := json.Unmarshal(trimmed, &t.Gamma); err != nil {
 			return Table{}, fmt.Errorf("gamma table: invalid JSON array: %w", err)
@@ -149,9 +146,18 @@ func ReadTableFor(r io.Reader, k int) (Table, error) {
 		if i := bytes.IndexFunc(trimmed, func(r rune) bool { return r == utf8.RuneError || r == 0 }); i >= 0 {
 			return Table{}, fmt.Errorf("gamma table: binary data at byte %d: want JSON, CSV or numbers", i)
 		}
-		if t.Gamma, err = readText(strings.Split(string(trimmed), "\n")); err != nil {
+		lines := strings.Split(string(trimmed), "\n")
+		var doc problemDoc
+		if head, ok := strings.CutPrefix(strings.TrimSpace(lines[0]), "#"); ok && strings.HasPrefix(strings.TrimSpace(head), "{") {
+			if err := json.Unmarshal([]byte(head), &doc); err != nil {
+				return Table{}, fmt.Errorf("gamma table, line 1: the problem line (# and a JSON object, as darrm solve --format csv writes it): %w", err)
+			}
+		}
+		g, err := readText(lines)
+		if err != nil {
 			return Table{}, err
 		}
+		t = doc.table(g)
 	}
 	if t.K != nil && *t.K+1 != len(t.Gamma) {
 		return Table{}, fmt.Errorf("gamma table: K = %d but gamma has %d values: need K+1 = %d", *t.K, len(t.Gamma), *t.K+1)
@@ -164,6 +170,22 @@ func ReadTableFor(r io.Reader, k int) (Table, error) {
 		return Table{}, fmt.Errorf("gamma table: %w", err)
 	}
 	return t, nil
+}
+
+// problemDoc is the problem a gamma file states, by the keys of darrm
+// solve's JSON: its document, or the first line of its CSV.
+type problemDoc struct {
+	K           *int                 `json:"K"`
+	M           *float64             `json:"m"`
+	Eps         *float64             `json:"eps"`
+	Delta       *float64             `json:"Delta"`
+	TargetDelta *float64             `json:"delta"`
+	Relation    *accountant.Relation `json:"relation"`
+}
+
+// table is the table of g for the problem d states.
+func (d problemDoc) table(g Gamma) Table {
+	return Table{Gamma: g, K: d.K, Stated: Stated{M: d.M, Eps: d.Eps, Delta: d.Delta, TargetDelta: d.TargetDelta, Relation: d.Relation}}
 }
 
 // readText reads numbers separated by white space or commas, or, when the

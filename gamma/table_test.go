@@ -19,6 +19,8 @@ func TestReadTable(t *testing.T) {
 		{"commas and comments", "# gamma for K = 3\n1, 0.25,\n0.25, 1 # end\n", Gamma{1, 0.25, 0.25, 1}, 0},
 		{"array", "[0.5, 0.5]", Gamma{0.5, 0.5}, 0},
 		{"solve output", `{"K": 3, "m": 2, "eps": 0.1, "gamma": [1, 0.3, 0.3, 1], "certificate": {"max_f": 1}}`, Gamma{1, 0.3, 0.3, 1}, 2},
+		{"solve's CSV", "# {\"K\":3,\"m\":2,\"eps\":0.1}\nl,gamma_opt,gamma_sub\n0,1,1\n1,0.3,0.2\n2,0.3,0.2\n3,1,1\n", Gamma{1, 0.3, 0.3, 1}, 2},
+		{"a list under the problem line", "# {\"m\":2}\n1 0.3 0.3 1\n", Gamma{1, 0.3, 0.3, 1}, 2},
 	} {
 		tab, err := ReadTable(strings.NewReader(tc.in))
 		if err != nil {
@@ -53,6 +55,8 @@ func TestReadTableRejects(t *testing.T) {
 		{`{"gamma": "no"}`, "invalid JSON"},
 		{`{"K": 5, "gamma": [1, 1]}`, "K = 5"},
 		{`{"gamma_opt": [1, 1]}`, `no "gamma"`},
+		{"# {\"m\": x}\nl,gamma_opt\n0,1\n1,1\n", "line 1: the problem line"},
+		{"# {\"K\":5}\nl,gamma_opt\n0,1\n1,1\n", "K = 5"},
 	} {
 		_, err := ReadTable(strings.NewReader(tc.in))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -12,7 +12,9 @@ probe() {
   rm -rf "$dir"
   return $ok
 }
+ready="toolchain: gcc links C++ (-lstdc++) and zlib (-lz): ready to build darrm"
 if probe; then
+  echo "$ready"
   exit 0
 fi
 echo "toolchain: gcc cannot link -lstdc++ -lz; installing g++ and zlib1g-dev" >&2
@@ -22,3 +24,4 @@ if command -v apt-get >/dev/null; then
   $sudo_cmd apt-get update -qq && $sudo_cmd apt-get install -y -qq g++ zlib1g-dev >/dev/null
 fi
 probe || { echo "toolchain: install a C++ standard library and zlib headers (Debian: apt-get install g++ zlib1g-dev)" >&2; exit 1; }
+echo "$ready (installed g++ and zlib1g-dev)"

@@ -447,10 +447,18 @@ func (b Binding) Diff(o Binding) []BindingDiff {
 	return d
 }
 
+// NonPrivateOneVote is how outputs say the teachers' guarantee of a
+// one-vote ensemble that states none: its teachers need none, since one
+// record changes one vote whatever the teachers are.
+const NonPrivateOneVote = "non-private teachers (one-vote relation)"
+
 // String says the binding in one line.
 func (b Binding) String() string {
 	teachers := fmt.Sprintf("eps = %v, Delta = %v", b.Teachers.Eps, b.Teachers.Delta)
-	if b.Teachers == (accountant.Guarantee{}) {
+	switch {
+	case b.Teachers == (accountant.Guarantee{}) && b.Relation == accountant.OneVote:
+		teachers = NonPrivateOneVote
+	case b.Teachers == (accountant.Guarantee{}):
 		teachers = "no teachers' guarantee"
 	}
 	return fmt.Sprintf("ensemble %s: K = %d, %s, relation %v, kind %v, partition %v", b.Ensemble, b.K, teachers, b.Relation, b.Kind, b.Partition)

@@ -3,6 +3,7 @@ package votefile
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strconv"
 
 	"github.com/darrm/darrm/internal/peek"
@@ -22,9 +23,13 @@ const detectRows = 16
 // detectRows, waiting for them.
 //
 // The rows are counts when the first data row, after its id, is not
-// 0/1 votes (of K votes, for a K known), and every row looked at holds
-// the same number C >= 2 of non-negative integers with the same sum (for
-// a K known, sums in [1, K]: abstaining teachers): C counts summing to K. JSON lines rows that say
+// 0/1 votes (of K votes, for a K known), and every row looked at, two at
+// least, holds the same number C >= 2 of non-negative integers with the
+// same sum (for a K known, sums in [1, K]: abstaining teachers), C counts
+// summing to K, and none of them is all 0s and 1s. One row is no evidence
+// (its sum is equal to itself), and a row of 0/1 votes after one that is
+// not says the first has a typo: read as votes, the vote reader names the
+// value. JSON lines rows that say
 // "counts" are counts. A first row of 0s and 1s (K of them, for a K
 // known) is read as votes, however its values sum: a counts file whose
 // first row is all 0 and 1 must say what it is (a metadata header, the
@@ -107,7 +112,7 @@ func (d *detector) csv(f *File, first []byte) (Layout, error) {
 	switch {
 	case counts && idVotes:
 		return LayoutVotes, &FormatError{File: d.name, Msg: "its first rows read both as an id followed by 0/1 votes and as vote counts (one column per class, every row with the same total): say which, by declaring the id column (--id yes) for votes, or the layout (--input-format counts) for counts"}
-	case counts:
+	case counts && d.evident(rows, off):
 		return LayoutCounts, nil
 	}
 	return LayoutVotes, nil
@@ -132,10 +137,17 @@ func (d *detector) jsonl(f *File, first []byte) (Layout, error) {
 		}
 		rows = append(rows, vals)
 	}
-	if d.counts(rows, 0) {
+	if d.counts(rows, 0) && d.evident(rows, 0) {
 		return LayoutCounts, nil
 	}
 	return LayoutVotes, nil
+}
+
+// evident reports whether rows of counts' shape (detector.counts) are
+// evidence of counts rather than of 0/1 votes with a typo: two rows at
+// least, none of them 0/1 votes after its off id columns.
+func (d *detector) evident(rows [][][]byte, off int) bool {
+	return len(rows) >= 2 && !slices.ContainsFunc(rows, func(fs [][]byte) bool { return d.votes(fs[off:]) })
 }
 
 // header reports whether the first line, of fields fs, is a CSV header

@@ -42,7 +42,10 @@ func TestDetectLayout(t *testing.T) {
 		{"header and ids", "id,t1,t2,t3\nq1,0,1,1\nq2,1,1,1\n", ReadOptions{}, votes},
 		{"numeric ids, sums differ", "17,0,1,1\n18,1,0,1\n", ReadOptions{}, votes},
 		{"PATE counts", "240,5,5,0\n200,30,10,10\n90,80,50,30\n250,0,0,0\n", ReadOptions{}, counts},
-		{"one counts row", "240,10\n", ReadOptions{}, counts},
+		{"one counts row: no evidence", "240,10\n", ReadOptions{}, votes},
+		{"one row with a typo", "1,0,2,1,0,1,0,1,1,0,1\n", ReadOptions{}, votes},
+		{"a typo, then a row of 0/1 votes of equal sum", "0,1,2,0,1\n1,1,1,1,0\n", ReadOptions{}, votes},
+		{"JSON lines, one counts row: no evidence", "[240,10]\n", ReadOptions{}, votes},
 		{"counts with ids", "q1,240,10\nq2,200,50\n", ReadOptions{}, counts},
 		{"counts with a header", "id,c0,c1,c2\n0,5,3,2\n1,10,0,0\n", ReadOptions{}, counts},
 		{"counts, first row 0/1, K given", "1,1,0,1,0\n3,0,0,0,0\n", ReadOptions{K: 3}, counts},
@@ -69,7 +72,7 @@ func TestDetectLayout(t *testing.T) {
 		{"JSON lines of unequal sums", "[240,5]\n[200,6]\n", ReadOptions{}, votes},
 		{"the header says votes", "# " + metaLine(LayoutVotes, 3, 3) + "\n2,1,0\n", ReadOptions{}, votes},
 		{"the header says counts", "# " + metaLine(LayoutCounts, 2, 1) + "\n0,1\n", ReadOptions{}, counts},
-		{"a comment line in the data", "240,10\n# x\n", ReadOptions{}, counts},
+		{"a comment line in the data", "240,10\n200,50\n# x\n", ReadOptions{}, counts},
 	} {
 		got, err := detect(t, tc.data, tc.opts)
 		var fe *FormatError
@@ -142,9 +145,11 @@ func TestDetectNeverCounts01(t *testing.T) {
 	}
 }
 
-// TestDetectCounts: counts files whose first row is not all 0 and 1 are
-// read as counts, with or without ids and a header, in CSV and JSON lines,
-// unless a number is followed by 0/1 votes in every row (refused).
+// TestDetectCounts: counts files of two rows or more, none all 0 and 1,
+// are read as counts, with or without ids and a header, in CSV and JSON
+// lines, unless a number is followed by 0/1 votes in every row (refused);
+// one row is read as counts only when it says so (a JSON object's
+// "counts").
 func TestDetectCounts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for i := range 3000 {
@@ -162,7 +167,7 @@ func TestDetectCounts(t *testing.T) {
 			}
 			b.WriteString("\n")
 		}
-		allVotesAfterFirst := true
+		allVotesAfterFirst, anyRow01 := true, false
 		var firstRow []int
 		for q := range n {
 			counts := make([]int, c)
@@ -172,13 +177,16 @@ func TestDetectCounts(t *testing.T) {
 			if q == 0 {
 				firstRow = counts
 			}
+			row01 := true
 			v := make([]string, c)
 			for j, x := range counts {
+				row01 = row01 && x <= 1
 				v[j] = fmt.Sprint(x)
 				if j > 0 && x > 1 {
 					allVotesAfterFirst = false
 				}
 			}
+			anyRow01 = anyRow01 || row01 && q <= detectRows // the rows detection looks at
 			switch {
 			case jsonl && ids:
 				fmt.Fprintf(&b, `{"id":"q%d","counts":[%s]}`+"\n", q, strings.Join(v, ","))
@@ -199,10 +207,13 @@ func TestDetectCounts(t *testing.T) {
 		}
 		got, err := detect(t, b.String(), ReadOptions{})
 		ambiguous := !ids && !jsonl && allVotesAfterFirst && c%2 == 0 && firstRow[0] >= 2
+		noEvidence := (n == 1 || anyRow01) && !(jsonl && ids)
 		switch {
 		case ambiguous && err == nil:
 			t.Fatalf("case %d: read as %v, want refused\n%s", i, got, b.String())
-		case !ambiguous && (err != nil || got != LayoutCounts):
+		case !ambiguous && noEvidence && (err != nil || got != LayoutVotes):
+			t.Fatalf("case %d: %v, %v; want votes (no evidence of counts)\n%s", i, got, err, b.String())
+		case !ambiguous && !noEvidence && (err != nil || got != LayoutCounts):
 			t.Fatalf("case %d: %v, %v; want counts\n%s", i, got, err, b.String())
 		}
 	}

@@ -162,7 +162,7 @@ func newAccountGNMaxCmd() *cobra.Command {
 		Conversion accountant.Conversion  `flag:"conversion"`
 		K          int                    `flag:"K"`
 		Plot       string                 `flag:"plot"`
-		Marks      []float64              `flag:"mark-lambda" help:"with --plot: orders lambda to mark on the curves (e.g. published values to compare)"`
+		Marks      []float64              `flag:"mark-lambda" help:"with --plot: orders lambda to mark on the curves (e.g. published values to compare): one per --target-eps, each in its target's panel, or any other number, each in every panel"`
 		MarkLabel  string                 `flag:"mark-label" help:"with --mark-lambda: what the marked orders are, for the legend"`
 		Title      string                 `flag:"title" help:"with --plot: title above the figure (default: what it shows)"`
 	}

@@ -148,7 +148,12 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err := out.Write(w, f.Format); err != nil {
 		return err
 	}
-	if res := rel.Result; res.Unanswered > 0 {
+	if res := rel.Result; res.Unanswered > 0 && res.Withheld > 0 {
+		// In the summary's words: a row the threshold step withheld is
+		// released (and charged) but not answered.
+		return fmt.Errorf("%w: released %d of %s (%d answered, %d withheld by the threshold step), %d not released; %s holds the %d released",
+			errBudget, res.Answered, plural.Of(res.Answered+res.Unanswered, "query", "queries"), res.Answered-res.Withheld, res.Withheld, res.Unanswered, cli.OutputName(f.Out), res.Answered)
+	} else if res.Unanswered > 0 {
 		return fmt.Errorf("%w: answered %d of %s, %d left unanswered; %s holds the %d answered",
 			errBudget, res.Answered, plural.Of(res.Answered+res.Unanswered, "query", "queries"), res.Unanswered, cli.OutputName(f.Out), res.Answered)
 	}

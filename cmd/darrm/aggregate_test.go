@@ -366,8 +366,10 @@ func TestSimulateCommand(t *testing.T) {
 	if fmt.Sprint(names) != "[darrm subsample rr gnmax darrm-one-vote]" || doc.Queries != 100000 || !strings.Contains(doc.Note, "not a private release") {
 		t.Errorf("mechanisms %v, queries %d, note %q", names, doc.Queries, doc.Note)
 	}
-	if fmt.Sprint(doc.Above) != "[subsample rr gnmax darrm-one-vote]" {
-		t.Errorf("darrm above %v", doc.Above)
+	// darrm is ranked within its relation only: gnmax and darrm-one-vote
+	// are private in the one-vote relation, another promise.
+	if fmt.Sprint(doc.Above) != "[subsample rr]" || byName["gnmax"].Relation != accountant.OneVote || byName["darrm-one-vote"].Relation != accountant.OneVote || byName["rr"].Relation != accountant.PrivateTeachers {
+		t.Errorf("darrm above %v; relations %v", doc.Above, byName)
 	}
 	// In the one-vote relation, at the same per-query guarantee, DaRRM's
 	// gamma_opt beats GNMax.
@@ -673,5 +675,27 @@ func TestBoundsRoundedOneWay(t *testing.T) {
 	}
 	if !strings.Contains(out, "2.99998e-05") || !strings.Contains(out, "total spent (1.08795, 0.000119994)-DP, which is the teachers' cap (below the (") {
 		t.Errorf("summary:\n%s", out)
+	}
+}
+
+// TestBudgetStopWithheld: when a budget stops a confident-gnmax release
+// whose threshold step withheld some queries, the error on stderr counts
+// them as the summary does: released, of which answered and withheld.
+func TestBudgetStopWithheld(t *testing.T) {
+	dir := t.TempDir()
+	votes := filepath.Join(dir, "counts.csv")
+	os.WriteFile(votes, []byte(strings.Repeat("250,0\n125,125\n", 3)+strings.Repeat("250,0\n", 6)), 0o644)
+	stdout, stderr, code := darrm(t, "", "aggregate", votes, "--mechanism", "confident-gnmax", "--input-format", "counts", "--threshold", "200",
+		"--sigma1", "20", "--sigma2", "40", "--delta", "1e-5", "--seed", "1", "--budget-eps", "0.5", "--budget-delta", "1e-4",
+		"--partition", "keyed-hash", "--format", "json", "--out", filepath.Join(dir, "labels.csv"))
+	var doc report.AggregateMulti
+	decode(t, stdout, &doc)
+	if code != exitBudget || doc.NotAnswered == 0 || doc.StoppedByBudget == 0 {
+		t.Fatalf("exit %d, %d withheld, %d stopped: want a budget stop after withheld queries: %s", code, doc.NotAnswered, doc.StoppedByBudget, stderr)
+	}
+	want := fmt.Sprintf("released %d of %d queries (%d answered, %d withheld by the threshold step), %d not released",
+		doc.Released, doc.Queries, doc.Answered, doc.NotAnswered, doc.StoppedByBudget)
+	if !strings.Contains(stderr, want) {
+		t.Errorf("stderr %q, want %q (the summary's counts)", stderr, want)
 	}
 }

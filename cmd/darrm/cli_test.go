@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"regexp"
 	"slices"
 
 	"os"
@@ -235,6 +236,14 @@ func TestSolveCompareAndPlot(t *testing.T) {
 	if !strings.Contains(table, "gamma_dsub: not compared: Theorem 3.5.1") {
 		t.Errorf("table output does not say why gamma_DSub is left out:\n%s", table)
 	}
+	// One output prints delta one way: its description's rounding up.
+	deltas := map[string]bool{}
+	for _, m := range regexp.MustCompile(`\bdelta = ([0-9.]+e-[0-9]+)`).FindAllStringSubmatch(table, -1) {
+		deltas[m[1]] = true
+	}
+	if len(deltas) != 1 || !deltas["2.99998e-05"] {
+		t.Errorf("delta printed as %v, want once as 2.99998e-05 (rounded up):\n%s", deltas, table)
+	}
 	out, _, _ = darrm(t, "", "solve", "--K", "11", "--m", "3", "--cache-dir", dir, "--compare", "--format", "json")
 	var approx struct {
 		NotCompared []struct{ Name, Reason string } `json:"not_compared"`
@@ -248,8 +257,50 @@ func TestSolveCompareAndPlot(t *testing.T) {
 func TestSolveCSV(t *testing.T) {
 	out, _, code := darrm(t, "", "solve", "--K", "5", "--m", "2", "--no-cache", "--format", "csv")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if code != 0 || len(lines) != 7 || lines[0] != "l,gamma_opt" {
+	if code != 0 || len(lines) != 8 || !strings.HasPrefix(lines[0], `# {"K":5,"m":2,`) || lines[1] != "l,gamma_opt" {
 		t.Errorf("CSV output:\n%s", out)
+	}
+}
+
+// TestSolveVerifiesAsSolved: solve's JSON and CSV, piped to verify with
+// no flag repeated, are certified for the problem they were solved for
+// (not verify's defaults), and solve's table, whose gamma is rounded, is
+// refused as what it is.
+func TestSolveVerifiesAsSolved(t *testing.T) {
+	dir := t.TempDir()
+	for _, problem := range [][]string{
+		{"--K", "11", "--m", "4", "--Delta", "1e-6"},
+		{"--K", "11", "--m", "2", "--eps", "0.2", "--delta", "3e-5"},
+		{"--K", "11", "--relation", "one-vote", "--target-eps", "0.3", "--delta", "1e-5"},
+	} {
+		var want struct {
+			M, Eps, Delta float64
+			TargetDelta   float64 `json:"delta"`
+		}
+		solved, e, code := darrm(t, "", append([]string{"solve", "--cache-dir", dir, "--format", "json"}, problem...)...)
+		if code != 0 {
+			t.Fatalf("solve %v: exit %d: %s", problem, code, e)
+		}
+		decode(t, solved, &want)
+		for _, format := range []string{"json", "csv"} {
+			out, _, _ := darrm(t, "", append([]string{"solve", "--cache-dir", dir, "--format", format}, problem...)...)
+			got, e, code := darrm(t, out, "verify", "--format", "json")
+			var doc struct {
+				M, Eps, Delta float64
+				TargetDelta   float64 `json:"delta"`
+				Certificate   struct{ Status string }
+			}
+			if code == 0 {
+				decode(t, got, &doc)
+			}
+			if code != 0 || doc.Certificate.Status != "certified" || doc.M != want.M || doc.Eps != want.Eps || doc.Delta != want.Delta || doc.TargetDelta != want.TargetDelta {
+				t.Errorf("solve %v --format %s | verify: exit %d, %+v, want certified for %+v\n%s%s", problem, format, code, doc, want, got, e)
+			}
+		}
+		table, _, _ := darrm(t, "", append([]string{"solve", "--cache-dir", dir}, problem...)...)
+		if _, e, code := darrm(t, table, "verify"); code != exitUsage || !strings.Contains(e, "solve's table, which rounds gamma") || !strings.Contains(e, "--format json or --format csv") {
+			t.Errorf("solve %v | verify: exit %d, %q; want refused as solve's table", problem, code, e)
+		}
 	}
 }
 

@@ -27,7 +27,7 @@ const errorPoints = 201
 // its problem, and gamma_opt and the baselines with their certificates'
 // status, error curves and expected errors.
 func gammaSetting(out report.Solve) (figure.Setting, error) {
-	s := figure.Setting{K: out.K, M: out.M, Eps: out.Eps, Delta: out.Delta, TargetDelta: out.TargetDelta}
+	s := figure.Setting{K: out.K, M: out.M, Eps: out.Eps, Delta: out.Delta, TargetDelta: out.TargetDelta, OneVote: out.Relation == accountant.OneVote}
 	for _, m := range out.Mechanisms() {
 		fm := figure.Mechanism{Name: m.Name, Prior: out.Prior, Gamma: m.Gamma, Status: figureStatus(m.Certificate.Status)}
 		var err error
@@ -222,7 +222,7 @@ func shufflegPanel(r *shuffleg.Report, m metric, title string) curveplot.Panel {
 	for _, a := range r.Results {
 		s := curveplot.Series{Label: a.Label, Mean: a.LossMean, Std: a.LossStd, Key: figure.Num(a.LR)}
 		if c, ok := algorithmColours[a.Algo]; ok {
-			s.Color = curveplot.Colour(c)
+			s.Color, s.Glyph = curveplot.Colour(c), curveplot.Glyph(c)
 		}
 		if m == excessMetric {
 			s.Mean, s.Std = a.ExcessMean, a.ExcessStd
@@ -234,10 +234,12 @@ func shufflegPanel(r *shuffleg.Report, m metric, title string) curveplot.Panel {
 
 // shufflegFigure lays out the reports' panels: with cols > 0, in the order
 // given, cols to a row, each panel's title stating its setting; otherwise
-// as a grid with one column per ε, in increasing order, and one row per
-// other setting (dataset and task, order, p, ...), in order of first
-// appearance, headed by what sets it apart, and what every report shares
-// stated once under the title. Cells without a report stay empty. Each
+// one row per setting other than ε (dataset and task, order, p, ...), in
+// order of first appearance, headed by what sets it apart, its panels in
+// increasing ε from the left, each titled with its ε, and what every
+// report shares stated once under the title. Rows whose ε differ (1 and 5
+// for ridge, 5 and 10 otherwise, as Figure 4.2 has them) are not spread
+// over a column per ε, which would leave cells empty. Each
 // reference is drawn thin and dashed in the panel of the report of the same
 // dataset, task, ε, δ, p and epochs; a reference that matches no panel is
 // an error.
@@ -261,25 +263,25 @@ func shufflegFigure(reports, refs []shuffleg.Report, m metric, title string, col
 		f.Cols = max(cols, 1)
 		return f, addReferences(byReport, reports, refs, m)
 	}
-	var epss []float64
 	var rows []string
+	members := map[string][]int{} // a row's reports
 	for i := range reports {
-		r := &reports[i]
-		if !slices.Contains(epss, r.Eps) {
-			epss = append(epss, r.Eps)
-		}
-		if row := shufflegRow(r, differs); !slices.Contains(rows, row) {
+		row := shufflegRow(&reports[i], differs)
+		if !slices.Contains(rows, row) {
 			rows = append(rows, row)
 		}
+		members[row] = append(members[row], i)
+		f.Cols = max(f.Cols, len(members[row]))
 	}
-	slices.Sort(epss)
-	f.Cols, f.RowTitles, f.ShareY = len(epss), rows, true
-	f.Panels = make([]*curveplot.Panel, len(rows)*len(epss))
-	for i := range reports {
-		r := &reports[i]
-		cell := slices.Index(rows, shufflegRow(r, differs))*len(epss) + slices.Index(epss, r.Eps)
-		p := shufflegPanel(r, m, "ε = "+figure.Num(r.Eps))
-		f.Panels[cell], byReport[i] = &p, &p
+	f.RowTitles, f.ShareY = rows, true
+	f.Panels = make([]*curveplot.Panel, len(rows)*f.Cols)
+	for ri, row := range rows {
+		in := members[row]
+		slices.SortStableFunc(in, func(a, b int) int { return cmp.Compare(reports[a].Eps, reports[b].Eps) })
+		for c, i := range in {
+			p := shufflegPanel(&reports[i], m, "ε = "+figure.Num(reports[i].Eps))
+			f.Panels[ri*f.Cols+c], byReport[i] = &p, &p
+		}
 	}
 	return f, addReferences(byReport, reports, refs, m)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/internal/peek"
 	"github.com/darrm/darrm/votefile"
@@ -32,6 +33,8 @@ var (
 	ledgerKind = &fileKind{"a privacy ledger (darrm ledger init's)", "give it as --ledger to darrm aggregate, or read it with darrm ledger show"}
 	gammaKind  = &fileKind{"a gamma (darrm solve's or verify's output)", "give it as --gamma to darrm aggregate, or certify it with darrm verify (or with darrm separate, in parts)"}
 	shardKind  = &fileKind{"a part of a certificate (darrm separate's output)", "combine the parts with darrm separate merge"}
+	// solveTableKind is solve's table, for people: its gamma is rounded.
+	solveTableKind = &fileKind{"darrm solve's table, which rounds gamma to six digits for reading", "certify solve's --format json or --format csv, which hold gamma exactly"}
 	// jsonDocKind is a JSON document that is none of the above, spread
 	// over several lines: no line-oriented file (JSON lines) is one.
 	jsonDocKind = &fileKind{"a JSON document spread over several lines", "vote, label and ledger files hold one JSON value per line (JSON lines)"}
@@ -162,7 +165,8 @@ func sniffPath(path string) *fileKind {
 // sniff recognises the kind of file br starts with, without consuming it:
 // darrm's headers (a vote or label file's metadata header, a ledger's
 // first line), a JSON document with a gamma (solve's, verify's) or a
-// part of separate's, or a CSV table of gamma (solve --format csv).
+// part of separate's, a CSV table of gamma (solve --format csv) or
+// solve's table for people, which rounds its gamma.
 // Comment lines before a header (a seeded release's NOT FOR RELEASE) are
 // passed over. It waits for the first lines only, and, when a line opens
 // a JSON document that does not end on it (which no line-oriented file
@@ -192,6 +196,9 @@ func sniff(br *bufio.Reader) *fileKind {
 				return jsonDocKind
 			}
 			return nil
+		}
+		if bytes.HasPrefix(line, []byte(report.SolveTableStart)) {
+			return solveTableKind
 		}
 		fields := strings.Split(string(line), ",")
 		for i := range fields {

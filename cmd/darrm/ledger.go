@@ -85,7 +85,7 @@ func slackWarning(budgetDelta, deltaPrime float64) string {
 func newLedgerInitCmd() *cobra.Command {
 	f := ledgerInitFlags{Relation: accountant.PrivateTeachers}
 	return newCmd("ledger-init", &cobra.Command{
-		Use:   "init LEDGER (--votes VOTES | --ensemble ID --K K --eps E --Delta D --kind KIND --partition RULE) --budget-eps E --budget-delta D",
+		Use:   "init LEDGER (--votes VOTES | --ensemble ID --K K (--eps E --Delta D | --relation one-vote) --kind KIND --partition RULE) --budget-eps E --budget-delta D",
 		Short: "Create a ledger with a total budget, bound to one teacher ensemble",
 		Args:  cobra.ExactArgs(1),
 		// checkOutputs checks the ledger to be as an output.
@@ -128,7 +128,13 @@ func (f *ledgerInitFlags) binding(cmd *cobra.Command) (votefile.Binding, error) 
 	s := votefile.Stated{Ensemble: f.Ensemble, K: f.K, Kind: f.Kind, Partition: f.Partition,
 		Eps: cli.Given(fs, "eps", f.Eps), Delta: cli.Given(fs, "Delta", f.Delta), Calibrated: ensemble.Calibrated}
 	if f.Votes == "" {
-		if err := cli.RequireFlags(cmd, "ensemble", "K", "eps", "Delta", "kind", "partition"); err != nil {
+		required := []string{"ensemble", "K", "eps", "Delta", "kind", "partition"}
+		if f.Relation == accountant.OneVote {
+			// Non-private teachers: one record changes one vote whatever
+			// they are, so no guarantee of theirs is needed.
+			required = []string{"ensemble", "K", "kind", "partition"}
+		}
+		if err := cli.RequireFlags(cmd, required...); err != nil {
 			return votefile.Binding{}, cli.Usagef("%v (or take them from a vote file's header with --votes)", err)
 		}
 		s.Relation = &f.Relation

@@ -349,3 +349,31 @@ func TestLedgerInitDeltaPrime(t *testing.T) {
 		}
 	}
 }
+
+// TestLedgerNonPrivateTeachers: a ledger of a one-vote ensemble is made
+// from flags without --eps and --Delta (its teachers need no guarantee),
+// says so in init's line and in ledger show rather than "eps = 0", binds
+// what --votes of such an ensemble binds (a release from its votes is
+// charged to it), while private teachers still need their (eps, Delta).
+func TestLedgerNonPrivateTeachers(t *testing.T) {
+	dir := t.TempDir()
+	led := filepath.Join(dir, "pate.ledger")
+	out, e, code := darrm(t, "", "ledger", "init", led, "--ensemble", "testdata-votes-K11-one-vote", "--K", "11", "--relation", "one-vote",
+		"--kind", "fixed", "--partition", "keyed-hash", "--budget-eps", "20", "--budget-delta", "1e-3", "--filter", "simple")
+	if code != 0 || !strings.Contains(out, "non-private teachers (one-vote relation)") {
+		t.Fatalf("ledger init, one-vote, no --eps: exit %d: %s%s", code, out, e)
+	}
+	show, _, code := darrm(t, "", "ledger", "show", led)
+	if code != 0 || !strings.Contains(show, "teachers_eps   │ non-private teachers (one-vote relation)") {
+		t.Errorf("ledger show: exit %d:\n%s", code, show)
+	}
+	votes := filepath.Join("..", "..", "testdata", "votes-K11-one-vote.csv")
+	if _, e, code := darrm(t, "", "aggregate", votes, "--mechanism", "darrm-one-vote", "--target-eps", "0.3", "--delta", "1e-5", "--cache-dir", dir,
+		"--ledger", led, "--out", filepath.Join(dir, "labels.csv")); code != 0 {
+		t.Errorf("a release from the ensemble's votes on its ledger: exit %d: %s", code, e)
+	}
+	if _, e, code := darrm(t, "", "ledger", "init", filepath.Join(dir, "private.ledger"), "--ensemble", "k11", "--K", "11",
+		"--kind", "fixed", "--partition", "shared", "--budget-eps", "20", "--budget-delta", "1e-3"); code != exitUsage || !strings.Contains(e, "--eps is required") {
+		t.Errorf("ledger init of private teachers without --eps: exit %d: %s", code, e)
+	}
+}

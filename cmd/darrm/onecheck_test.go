@@ -93,7 +93,7 @@ func TestLedgerInitNonPrivate(t *testing.T) {
 	// Two-class GNMax's labels are known by their (eps, delta): the
 	// simple filter composes them.
 	out, stderr, code := darrm(t, "", "ledger", "init", led, "--votes", votes, "--budget-eps", "5", "--budget-delta", "1e-3", "--filter", "simple")
-	if code != 0 || !strings.Contains(out, "K = 3, no teachers' guarantee, relation one-vote") {
+	if code != 0 || !strings.Contains(out, "K = 3, non-private teachers (one-vote relation), relation one-vote") {
 		t.Fatalf("ledger init: exit %d: %s%s", code, out, stderr)
 	}
 	for _, eps := range []string{"0.5", "1"} {

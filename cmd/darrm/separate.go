@@ -57,7 +57,11 @@ func newSeparateCmd() *cobra.Command {
 				return cli.AsUsage(err)
 			}
 			doc := report.Shard{Problem: report.NewProblem(p), Gamma: tab.Gamma, Separation: sep, Seconds: time.Since(start).Seconds()}
-			return atomicfile.WriteOutput(cmd.Context(), out, 0o644, func(w io.Writer) error { return cliout.WriteJSON(w, doc) })
+			if err := atomicfile.WriteOutput(cmd.Context(), out, 0o644, func(w io.Writer) error { return cliout.WriteJSON(w, doc) }); err != nil {
+				return err
+			}
+			_, err = fmt.Fprintln(cmd.OutOrStdout(), doc.Written(out))
+			return err
 		},
 	}, &f, nil)
 	cmd.AddCommand(newSeparateMergeCmd())

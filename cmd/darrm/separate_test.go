@@ -37,8 +37,14 @@ func TestSeparateShards(t *testing.T) {
 	var parts []string
 	for _, s := range []string{"0/3", "1/3", "2/3"} {
 		part := filepath.Join(dir, "part"+s[:1]+".json")
-		if _, errOut, code := darrm(t, "", "separate", gf, "--shard", s, "--out", part); code != 0 {
+		out, errOut, code := darrm(t, "", "separate", gf, "--shard", s, "--out", part)
+		if code != 0 {
 			t.Fatalf("shard %s: exit %d: %s", s, code, errOut)
+		}
+		// One line says what was done, where the JSON went, and what next.
+		if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 1 || !strings.HasPrefix(out, "part "+s+" of the certificate of K = ") ||
+			!strings.Contains(out, "written to "+part+"; combine all 3 parts with darrm separate merge") {
+			t.Errorf("shard %s: stdout %q, want one line saying what was written", s, out)
 		}
 		parts = append(parts, part)
 	}

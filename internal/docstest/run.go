@@ -23,8 +23,10 @@ type Config struct {
 	// PathDirs go first on PATH: darrm's folder and go's.
 	PathDirs []string
 	// Env is the environment to start from. HOME, TMPDIR, XDG_*, DARRM_*,
-	// BASH_ENV, ENV and CDPATH are replaced; everything Go needs that would
-	// follow HOME (GOCACHE, GOMODCACHE, GOPATH, GOENV) must be set in it.
+	// BASH_ENV, ENV and CDPATH are replaced, and GOPATH is $HOME/go with
+	// no GOBIN, as on a new machine (go install writes into the scratch
+	// folder); the caches Go needs that would follow HOME or GOPATH
+	// (GOCACHE, GOMODCACHE, GOENV) must be set in it.
 	Env []string
 	// DataDir is the real data folder when the data are present; otherwise
 	// NoData says why data blocks are skipped.
@@ -185,8 +187,8 @@ func RunFile(ctx context.Context, cfg Config, file string, blocks []Block) []Res
 }
 
 // fileEnv is the environment of one file's blocks: HOME, the XDG folders,
-// darrm's cache, state and data folders and TMPDIR under scratch, PATH with
-// cfg.PathDirs first.
+// GOPATH, darrm's cache, state and data folders and TMPDIR under scratch,
+// PATH with cfg.PathDirs first.
 func fileEnv(cfg Config, scratch string) ([]string, error) {
 	home := filepath.Join(scratch, "home")
 	dirs := map[string]string{
@@ -195,6 +197,8 @@ func fileEnv(cfg Config, scratch string) ([]string, error) {
 		"XDG_CACHE_HOME":  filepath.Join(home, ".cache"),
 		"XDG_DATA_HOME":   filepath.Join(home, ".local", "share"),
 		"XDG_STATE_HOME":  filepath.Join(home, ".local", "state"),
+		// Go's default on a new machine, where go install puts darrm.
+		"GOPATH":          filepath.Join(home, "go"),
 		"TMPDIR":          filepath.Join(scratch, "tmp"),
 		"DARRM_CACHE_DIR": filepath.Join(scratch, "cache"),
 		"DARRM_STATE_DIR": filepath.Join(scratch, "state"),
@@ -209,7 +213,7 @@ func fileEnv(cfg Config, scratch string) ([]string, error) {
 		switch {
 		case k == "PATH":
 			path = v
-		case k == "HOME", k == "TMPDIR", k == "BASH_ENV", k == "ENV", k == "CDPATH",
+		case k == "HOME", k == "TMPDIR", k == "BASH_ENV", k == "ENV", k == "CDPATH", k == "GOPATH", k == "GOBIN",
 			strings.HasPrefix(k, "XDG_"), strings.Contains(k, "DARRM"):
 		default:
 			env = append(env, kv)

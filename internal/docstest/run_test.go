@@ -86,11 +86,15 @@ func check(t *testing.T, got []Result, want []Status, why ...[]string) {
 func TestRunFilePasses(t *testing.T) {
 	data := t.TempDir()
 	readme := "# x\n```sh\n" +
-		// A clean environment: HOME and darrm's folders are the run's own,
+		// A clean environment: HOME, GOPATH and darrm's folders are the run's own,
 		// the user's DARRM_ variables are gone, the data folder is empty.
-		`h=$(printenv HOME) && test "$h" != /nonexistent-home && test -d "$h" && test -d "$(printenv TMPDIR)"` + "\n" +
-		`test -d "$DARRM_CACHE_DIR" && test -d "$DARRM_STATE_DIR" && test -z "$(ls -A "$DARRM_DATA")"` + "\n" +
-		`test -z "${DARRM_FROM_USER:-}" && test "$DARRM_DOCSTEST_NESTED" = 1` + "\n" +
+		// One test a line: set -e does not stop at a failure before && .
+		"h=$(printenv HOME)\n" +
+		"test \"$h\" != /nonexistent-home\ntest -d \"$h\"\ntest -d \"$(printenv TMPDIR)\"\n" +
+		"test -d \"$DARRM_CACHE_DIR\"\ntest -d \"$DARRM_STATE_DIR\"\ntest -z \"$(ls -A \"$DARRM_DATA\")\"\n" +
+		"test -z \"${DARRM_FROM_USER:-}\"\ntest \"$DARRM_DOCSTEST_NESTED\" = 1\n" +
+		// GOPATH is a new machine's, $HOME/go, so go install writes there.
+		"test \"$GOPATH\" = \"$h/go\"\ntest -z \"${GOBIN:-}\"\n" +
 		"darrm solve --K 11 > out.txt   # outputs in the current folder\n" +
 		"mkdir -p out/empty && darrm aggregate testdata/in.txt > testdata/labels.csv\n" +
 		"cat testdata/in.txt\n" +

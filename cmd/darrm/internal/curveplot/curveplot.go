@@ -32,6 +32,10 @@ type Series struct {
 	X         []float64
 	Mean, Std []float64
 	Color     color.Color // nil: the palette's colour for the series' index
+	// Glyph marks the curve every few points, at other points for each
+	// series, so that a curve that runs on another (an algorithm whose
+	// loss ends at Public Only's) still shows; nil: Glyph(index).
+	Glyph draw.GlyphDrawer
 	// Key is the series' value in the panel's key (a learning rate), if
 	// the panel has one.
 	Key string
@@ -107,6 +111,16 @@ var palette = []color.Color{
 // purple, red and green, then brown.
 func Colour(i int) color.Color { return palette[i%len(palette)] }
 
+// glyphs are the markers that go with the palette's colours, shapes that
+// grey-scale prints and colour-blind readers tell apart too.
+var glyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}, draw.CrossGlyph{}, draw.RingGlyph{}, draw.PlusGlyph{}}
+
+// Glyph returns the marker that goes with Colour(i).
+func Glyph(i int) draw.GlyphDrawer { return glyphs[i%len(glyphs)] }
+
+// marks is how many points of a long curve carry its marker.
+const marks = 6
+
 // Write draws the figure into path, whose extension (.png or .svg) picks
 // the format; one legend above the panels lists every series label once.
 // The file is written atomically.
@@ -145,7 +159,7 @@ func (f Figure) Write(path string) error {
 		for j, s := range p.Series {
 			if !seen[s.Label] {
 				seen[s.Label] = true
-				legend = append(legend, figure.Entry{Label: s.Label, Thumbs: []plot.Thumbnailer{line(s.color(j))}})
+				legend = append(legend, figure.Entry{Label: s.Label, Thumbs: []plot.Thumbnailer{line(s.color(j)), &plotter.Scatter{GlyphStyle: s.glyphStyle(j)}}})
 			}
 		}
 	}
@@ -161,6 +175,38 @@ func (s Series) color(i int) color.Color {
 		return s.Color
 	}
 	return Colour(i)
+}
+
+// glyphStyle is the marker of the series of index i.
+func (s Series) glyphStyle(i int) draw.GlyphStyle {
+	g := s.Glyph
+	if g == nil {
+		g = Glyph(i)
+	}
+	return draw.GlyphStyle{Color: s.color(i), Radius: vg.Points(1.9), Shape: g}
+}
+
+// markAt returns the points of series j of ns, of n points, that carry
+// its marker: all of a short curve's (a few measurements, which must not
+// read as a continuous one); of a long one, marks of them evenly spaced,
+// each series' shifted by its share of the spacing, so that curves that
+// coincide show each its own markers.
+func markAt(n, j, ns int) []int {
+	if n <= 12 {
+		out := make([]int, n)
+		for k := range out {
+			out[k] = k
+		}
+		return out
+	}
+	step := float64(n-1) / marks
+	var out []int
+	for m := range marks {
+		if k := int(math.Round((float64(m) + (float64(j)+0.5)/float64(ns)) * step)); k < n {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 func line(c color.Color) *plotter.Line {
@@ -319,17 +365,14 @@ func (p *Panel) plot(a axis) *figure.Panel {
 		// lowest of the upper part, as long as it stays above the lower
 		top := a.top + 0.04*(a.top-a.lo)
 		span := a.hi - a.breakLo + 1e-9*math.Abs(a.hi)
-		blo, hi := math.Max(a.breakLo-0.08*span, top+1e-9*math.Abs(top)), a.hi+0.08*span
+		blo, hi := math.Max(a.breakLo-0.08*span, top+1e-9*math.Abs(top)), a.hi+0.15*span
 		s := figure.BrokenScale{Lo: top, Hi: blo, Upper: upperPart, Cut: breakPart}
-		if a.hi/a.breakLo > 100 && a.breakLo > 0 {
-			// decades above the break: a log scale there
-			s.LogUpper, s.Upper, s.Hi, hi = true, 0.3, a.breakLo/1.3, a.hi*1.3
-			pl.Y.Label.Text += "\n(log scale above the break)"
-		}
 		pl.Y.Scale, pl.Y.Tick.Marker = s, s
-		pl.Y.Min, pl.Y.Max = a.lo, hi
+		pl.Y.Min, pl.Y.Max = a.lo-0.03*(a.top-a.lo), hi
 	default:
-		pl.Y.Min, pl.Y.Max = a.lo, a.top+0.04*(a.top-a.lo)
+		// room below the lowest point and above the highest, so that no
+		// curve, reference or band runs along (and under) the frame
+		pl.Y.Min, pl.Y.Max = a.lo-0.03*(a.top-a.lo), a.top+0.04*(a.top-a.lo)
 	}
 	for i, s := range p.Reference {
 		ref := make(plotter.XYs, len(s.Mean))
@@ -338,7 +381,12 @@ func (p *Panel) plot(a axis) *figure.Panel {
 		}
 		pl.Add(&plotter.Line{XYs: ref, LineStyle: draw.LineStyle{Color: s.color(i), Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(2.5), vg.Points(1.5)}}})
 	}
-	var lines []plot.Plotter
+	// Bands, then every line's white halo (which keeps it readable over
+	// the bands, not over another line), then the lines, the first series
+	// on top (a baseline listed last, Public Only, at the bottom, so that
+	// a curve that ends on it is drawn over it), then the markers: a line
+	// that runs on another hides it, but not its markers.
+	var halos, lines, markers []plot.Plotter
 	for i, s := range p.Series {
 		c := s.color(i)
 		r, g, b, _ := c.RGBA()
@@ -352,18 +400,20 @@ func (p *Panel) plot(a axis) *figure.Panel {
 		for k := range mid {
 			mid[k] = plotter.XY{X: a.xs[i][k], Y: a.mid[i][k]}
 		}
-		// a white halo keeps a line readable over the bands of the others
-		halo := &plotter.Line{XYs: mid, LineStyle: draw.LineStyle{Color: color.White, Width: vg.Points(2.6)}}
+		halos = append(halos, &plotter.Line{XYs: mid, LineStyle: draw.LineStyle{Color: color.White, Width: vg.Points(2.6)}})
 		l := line(c)
 		l.XYs = mid
-		lines = append(lines, halo, l)
-		// A curve of a few points (accuracy at a few Q) marks them, so
-		// that they do not read as a continuous measurement.
-		if len(mid) <= 12 {
-			lines = append(lines, &plotter.Scatter{XYs: mid, GlyphStyle: draw.GlyphStyle{Color: c, Radius: vg.Points(1.8), Shape: draw.CircleGlyph{}}})
+		lines = append(lines, l)
+		var at plotter.XYs
+		for _, k := range markAt(len(mid), i, len(p.Series)) {
+			at = append(at, mid[k])
 		}
+		markers = append(markers, &plotter.Scatter{XYs: at, GlyphStyle: s.glyphStyle(i)})
 	}
+	slices.Reverse(lines)
+	pl.Add(halos...)
 	pl.Add(lines...)
+	pl.Add(markers...)
 	if p.KeyTitle != "" {
 		pl.Subtitle = []figure.Run{{Text: p.KeyTitle, Color: color.Black}}
 		for i, s := range p.Series {

@@ -58,7 +58,7 @@ func TestWriteRejects(t *testing.T) {
 
 // TestBrokenAxis: a curve far above the others is drawn above a break of
 // the axis, not cut; the lower part holds the others; its band stays on
-// each side of the break; many decades above the break get a log scale.
+// each side of the break; many decades above the break are linear too.
 func TestBrokenAxis(t *testing.T) {
 	opt := 0.5
 	p := &Panel{Lower: &opt, Series: []Series{
@@ -74,7 +74,7 @@ func TestBrokenAxis(t *testing.T) {
 	}
 	pl := p.plot(a)
 	s, ok := pl.Y.Scale.(figure.BrokenScale)
-	if !ok || s.LogUpper || !(s.Lo >= 46 && s.Lo < s.Hi && s.Hi <= 96) || pl.Y.Max < 97 {
+	if !ok || !(s.Lo >= 46 && s.Lo < s.Hi && s.Hi <= 96) || pl.Y.Max < 97 {
 		t.Errorf("scale %+v, y up to %v", pl.Y.Scale, pl.Y.Max)
 	}
 	for _, b := range a.bands(1, s) {
@@ -85,13 +85,14 @@ func TestBrokenAxis(t *testing.T) {
 			}
 		}
 	}
-	// decades above: a log scale there, and the axis label says so
+	// decades above: still a linear part above the break (one kind of
+	// scale on one axis), reaching the highest point, the label unchanged
 	p.Series[1].Mean = []float64{46, 20000, 150, 25.4}
 	p.Series[1].Std = []float64{0, 0, 0, 0}
 	a, _ = p.axis()
 	pl = p.plot(a)
-	if s, ok := pl.Y.Scale.(figure.BrokenScale); !ok || !s.LogUpper || pl.Y.Label.Text == p.YLabel {
-		t.Errorf("scale %+v, label %q: want a log scale above the break", pl.Y.Scale, pl.Y.Label.Text)
+	if s, ok := pl.Y.Scale.(figure.BrokenScale); !ok || pl.Y.Max < 20000 || pl.Y.Label.Text != p.YLabel || s.Normalize(pl.Y.Min, pl.Y.Max, 10150)-s.Normalize(pl.Y.Min, pl.Y.Max, 150) < 0.4*(1-s.Normalize(pl.Y.Min, pl.Y.Max, s.Hi)) {
+		t.Errorf("scale %+v up to %v, label %q: want a linear part above the break", pl.Y.Scale, pl.Y.Max, pl.Y.Label.Text)
 	}
 	// a spread that is not extreme is kept whole
 	p.Series[1].Mean = []float64{46, 60, 50, 25.4}
@@ -160,5 +161,29 @@ func TestOutliers(t *testing.T) {
 		if got := outliers(1, tc.his); !slices.Equal(got, tc.out) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.out)
 		}
+	}
+}
+
+// TestMarkAt: on a long curve each series' markers fall at other points
+// than every other series' (so curves that coincide show each its own),
+// evenly over the curve; a short curve marks every point.
+func TestMarkAt(t *testing.T) {
+	for _, ns := range []int{1, 2, 5} {
+		seen := map[int]int{}
+		for j := range ns {
+			at := markAt(51, j, ns)
+			if len(at) != marks || at[0] > 51/marks || at[len(at)-1] < 50-51/marks {
+				t.Errorf("%d series, series %d: marks at %v", ns, j, at)
+			}
+			for _, k := range at {
+				if o, ok := seen[k]; ok {
+					t.Errorf("%d series: series %d and %d both marked at %d", ns, o, j, k)
+				}
+				seen[k] = j
+			}
+		}
+	}
+	if at := markAt(5, 2, 3); !slices.Equal(at, []int{0, 1, 2, 3, 4}) {
+		t.Errorf("a curve of 5 points: marks at %v", at)
 	}
 }

@@ -215,30 +215,74 @@ func (f *Figure) legendLines(width vg.Length) [][]Entry {
 	return lines
 }
 
-// wrapLines wraps each line of txt to width (wrap).
+// wrapLines wraps each line of a title, txt, to width: at the end of a
+// clause ("; ", then ", ") where one ends on the line, so that a title
+// breaks between the things it states, not inside one (wrapAt).
 func wrapLines(sty text.Style, txt string, width vg.Length) string {
 	var out []string
 	for _, l := range strings.Split(txt, "\n") {
-		out = append(out, wrap(sty, l, width)...)
+		out = append(out, wrapAt(sty, l, width, true)...)
 	}
 	return strings.Join(out, "\n")
 }
 
-// wrap breaks txt into lines no wider than width in sty, at spaces.
+// wrap breaks txt, a sentence of a legend, into lines no wider than width
+// in sty, at spaces but never beside a relation or an operator (wrapAt).
 func wrap(sty text.Style, txt string, width vg.Length) []string {
-	var lines []string
-	line := ""
-	for _, w := range strings.Fields(txt) {
-		if line != "" && sty.Width(line+" "+w) > width {
-			lines = append(lines, line)
-			line = ""
-		}
-		if line != "" {
-			line += " "
-		}
-		line += w
+	return wrapAt(sty, txt, width, false)
+}
+
+// operators are the words that a line must not end or start with: "m·ε
+// =" on one line and "0.3" on the next reads as two things.
+var operators = map[string]bool{"=": true, "+": true, "-": true, "−": true, "·": true, "×": true, "<": true, ">": true, "≤": true, "≥": true, "≈": true}
+
+// numbered are the words that name what the number after them numbers:
+// "Lemma" at a line's end and "3.4.1" on the next read as two things.
+var numbered = map[string]bool{"Lemma": true, "Theorem": true, "Figure": true, "Table": true, "Section": true, "Algorithm": true, "Appendix": true}
+
+// breakRank ranks the break between the words a and b: 0 never (beside an
+// operator, or after a word that names a number), 1 a space, and for
+// clauses 3 after a ";" or ":", 2 after a ",".
+func breakRank(a, b string, clauses bool) int {
+	switch {
+	case operators[a] || operators[b] || numbered[strings.TrimLeft(a, "(")]:
+		return 0
+	case clauses && (strings.HasSuffix(a, ";") || strings.HasSuffix(a, ":")):
+		return 3
+	case clauses && strings.HasSuffix(a, ","):
+		return 2
 	}
-	return append(lines, line)
+	return 1
+}
+
+// wrapAt breaks txt into lines no wider than width in sty: each line ends
+// at the best-ranked break (breakRank) among those that keep it within
+// width, the last of them; a line with no allowed break is cut at its
+// last space, and a word wider than width stands alone.
+func wrapAt(sty text.Style, txt string, width vg.Length, clauses bool) []string {
+	words := strings.Fields(txt)
+	var lines []string
+	for len(words) > 0 {
+		n := 1 // words on this line
+		for n < len(words) && sty.Width(strings.Join(words[:n+1], " ")) <= width {
+			n++
+		}
+		if n < len(words) {
+			best, rank := n, 0
+			for i := n; i >= 1; i-- { // the break before words[i]
+				if r := breakRank(words[i-1], words[i], clauses); r > rank {
+					best, rank = i, r
+				}
+			}
+			n = best
+		}
+		lines = append(lines, strings.Join(words[:n], " "))
+		words = words[n:]
+	}
+	if len(lines) == 0 {
+		return []string{""}
+	}
+	return lines
 }
 
 // cell is a panel's place in the grid and the room its axes need around

@@ -3,6 +3,8 @@ package figure
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
+	"image/color"
 	"image/png"
 	"math"
 	"os"
@@ -115,12 +117,12 @@ func TestLogTicks(t *testing.T) {
 }
 
 // TestBrokenScale: values below the break fill the lower part, values
-// above it the upper part (linear or log), the ones between cross the gap,
+// above it the upper part (linear, as the lower), the ones between cross the gap,
 // in order; the ticks are those of both parts.
 func TestBrokenScale(t *testing.T) {
 	for _, s := range []BrokenScale{
 		{Lo: 47, Hi: 94, Upper: 0.2, Cut: 0.05},
-		{Lo: 1.2, Hi: 1.3, Upper: 0.3, Cut: 0.05, LogUpper: true},
+		{Lo: 1.2, Hi: 1.3, Upper: 0.3, Cut: 0.05},
 	} {
 		min, max := 22.0, 3000.0
 		if s.Lo < 2 {
@@ -184,10 +186,59 @@ func TestWrap(t *testing.T) {
 	if len(lines) < 3 || strings.Join(lines, " ") != txt {
 		t.Errorf("wrap to %v: %q", w, lines)
 	}
+	for f := 0.2; f < 1; f += 0.02 {
+		for _, l := range wrap(sty, txt, sty.Width(txt)*vg.Length(f)) {
+			if strings.HasSuffix(l, "Lemma") {
+				t.Errorf("width %.2f: a line ends with %q, its number on the next", f, l)
+			}
+		}
+	}
 	for _, l := range lines[:len(lines)-1] {
 		if sty.Width(l) > w {
 			t.Errorf("line %q is wider than %v", l, w)
 		}
+	}
+}
+
+// TestWrapTitle: a title wraps between the things it states (after "; ",
+// then ", "), never beside "=" or "·", at every width from a few words
+// up: the old wrap at any space gave "m·ε =" / "0.3".
+func TestWrapTitle(t *testing.T) {
+	sty := style(titleSize)
+	txt := "K = 11 teachers; each (ε = 0.3, Δ = 0)-DP; release m = 1, m·ε = 0.3, δ = 10^{-5}"
+	for f := 0.3; f < 1; f += 0.05 {
+		w := sty.Width(txt) * vg.Length(f)
+		lines := wrapAt(sty, txt, w, true)
+		if strings.Join(lines, " ") != txt {
+			t.Fatalf("width %.2f: %q lose or add words", f, lines)
+		}
+		for _, l := range lines {
+			ws := strings.Fields(l)
+			if operators[ws[0]] || operators[ws[len(ws)-1]] {
+				t.Errorf("width %.2f: line %q starts or ends with an operator: %q", f, l, lines)
+			}
+		}
+	}
+	lines := wrapAt(sty, txt, sty.Width(txt)*0.7, true)
+	if len(lines) != 2 || lines[0] != "K = 11 teachers; each (ε = 0.3, Δ = 0)-DP;" {
+		t.Errorf("at 0.7 of its width: %q, want a break after the teachers' clause", lines)
+	}
+}
+
+// TestOneVoteTitle: a figure of the one-vote relation calls its teachers
+// non-private and states the release's (ε, δ), not a teachers' guarantee
+// of (ε, 0) and an m = 1; GNMax's γ has a name in the legend.
+func TestOneVoteTitle(t *testing.T) {
+	s := gammaSetting(1, Certified)
+	s.OneVote, s.Eps, s.Delta, s.TargetDelta = true, 0.3, 0, 1e-5
+	got := commonLine([]Setting{s}, varying([]Setting{s}))
+	if got != "K = 11 non-private teachers; one-vote relation (one record changes one vote); each release (ε = 0.3, δ = 10^{-5})-DP" {
+		t.Errorf("one-vote title %q", got)
+	}
+	s.Mechanisms = append(s.Mechanisms, Mechanism{Name: "gnmax"})
+	st, _, _ := styles([]Setting{s})
+	if l := st["gnmax"].label; !strings.HasPrefix(l, "γ_{GNMax}") {
+		t.Errorf("gnmax's legend label %q", l)
 	}
 }
 
@@ -466,5 +517,67 @@ func TestWriteGNMax(t *testing.T) {
 	target.Sigma2 = target.Sigma2[1:]
 	if err := WriteGNMax(filepath.Join(dir, "y.png"), "t", []GNMaxTarget{target}, nil, ""); err == nil {
 		t.Error("orders and values of different lengths: no error")
+	}
+}
+
+// TestPanelMarks: one mark per target goes into its target's panel only
+// (Figure B.8 drew both published λ in both panels); other counts go into
+// every panel.
+func TestPanelMarks(t *testing.T) {
+	marks := []float64{34.31, 35.74}
+	for i, want := range [][]float64{{34.31}, {35.74}} {
+		if got := panelMarks(marks, i, 2); !slices.Equal(got, want) {
+			t.Errorf("panel %d of 2: %v, want %v", i, got, want)
+		}
+	}
+	if got := panelMarks(marks, 2, 3); !slices.Equal(got, marks) {
+		t.Errorf("panel 2 of 3: %v, want every mark", got)
+	}
+}
+
+// TestMechanismColoursApart: any two noise functions a gamma figure can
+// draw together have colours a reader tells apart: hues 30° apart, or
+// lightness a quarter of the scale apart, or one of them grey. γ_DSub's
+// orange beside γ_opt's vermillion (15° and 0.17 apart) read as one hue in
+// Figures B.5-B.7.
+func TestMechanismColoursApart(t *testing.T) {
+	type named struct {
+		name string
+		c    color.Color
+	}
+	var cs []named
+	for name, st := range mechanismStyles {
+		cs = append(cs, named{name, st.color})
+	}
+	for i, c := range optPriorColors[1:] { // the first is γ_opt's own
+		cs = append(cs, named{fmt.Sprintf("opt prior %d", i+1), c})
+	}
+	// hue in degrees, chroma and luma in [0, 1]
+	hcl := func(c color.Color) (h, chroma, luma float64) {
+		r, g, b, _ := c.RGBA()
+		R, G, B := float64(r>>8)/255, float64(g>>8)/255, float64(b>>8)/255
+		mx, mn := math.Max(R, math.Max(G, B)), math.Min(R, math.Min(G, B))
+		chroma, luma = mx-mn, 0.299*R+0.587*G+0.114*B
+		switch {
+		case chroma == 0:
+		case mx == R:
+			h = 60 * math.Mod((G-B)/chroma+6, 6)
+		case mx == G:
+			h = 60 * ((B-R)/chroma + 2)
+		default:
+			h = 60 * ((R-G)/chroma + 4)
+		}
+		return h, chroma, luma
+	}
+	for i, a := range cs {
+		for _, b := range cs[i+1:] {
+			h1, c1, l1 := hcl(a.c)
+			h2, c2, l2 := hcl(b.c)
+			dh := math.Abs(h1 - h2)
+			dh = math.Min(dh, 360-dh)
+			if dh < 30 && math.Abs(l1-l2) < 0.25 && c1 > 0.1 && c2 > 0.1 {
+				t.Errorf("%s and %s: hues %.0f° and lightness %.2f apart", a.name, b.name, dh, math.Abs(l1-l2))
+			}
+		}
 	}
 }

@@ -56,7 +56,11 @@ type Setting struct {
 	M, Eps, Delta, TargetDelta float64
 	// SubSize is the number of teachers γ_Sub subsamples when it is not
 	// floor(M) (App. B.4's M); 0 otherwise.
-	SubSize    int
+	SubSize int
+	// OneVote: the teachers need not be private, one record changes one
+	// vote, and Eps and TargetDelta are the release's own guarantee (M is
+	// 1, Delta 0: no teachers' guarantee to state).
+	OneVote    bool
 	Mechanisms []Mechanism
 }
 
@@ -86,17 +90,19 @@ const (
 var (
 	vermillion = color.RGBA{R: 213, G: 94, B: 0, A: 255}
 	blue       = color.RGBA{R: 0, G: 114, B: 178, A: 255}
-	orange     = color.RGBA{R: 230, G: 159, B: 0, A: 255}
 	green      = color.RGBA{R: 0, G: 158, B: 115, A: 255}
 	purple     = color.RGBA{R: 204, G: 121, B: 167, A: 255}
 	skyBlue    = color.RGBA{R: 86, G: 180, B: 233, A: 255}
 )
 
 var mechanismStyles = map[string]mechanismStyle{
-	"opt":  {label: "γ_{opt}", color: vermillion, glyph: draw.CircleGlyph{}},
-	"sub":  {label: "γ_{Sub}", color: blue, glyph: draw.BoxGlyph{}, proof: "Lemma 3.4.1"},
-	"dsub": {label: "γ_{DSub}", color: orange, glyph: draw.PyramidGlyph{}, proof: "Theorem 3.5.1"},
+	"opt": {label: "γ_{opt}", color: vermillion, glyph: draw.CircleGlyph{}},
+	"sub": {label: "γ_{Sub}", color: blue, glyph: draw.BoxGlyph{}, proof: "Lemma 3.4.1"},
+	// black, not orange: orange and γ_opt's vermillion read as one hue
+	"dsub": {label: "γ_{DSub}", color: color.Black, glyph: draw.PyramidGlyph{}, proof: "Theorem 3.5.1"},
 	"rr":   {label: "γ_{const} (RR)", color: green, glyph: draw.CrossGlyph{}, proof: "Lemma B.1.1"},
+	// GNMax's release of one bit as a γ (the one-vote relation's baseline).
+	"gnmax": {label: "γ_{GNMax} (GNMax)", color: color.Gray{Y: 90}, glyph: draw.RingGlyph{}},
 }
 
 // hollow draws a glyph's outline, so that what it sits on shows through.
@@ -193,7 +199,7 @@ func merge(settings []Setting) []Setting {
 	var out []Setting
 	for _, s := range settings {
 		i := slices.IndexFunc(out, func(o Setting) bool {
-			return o.K == s.K && o.M == s.M && o.Eps == s.Eps && o.Delta == s.Delta && o.TargetDelta == s.TargetDelta && o.SubSize == s.SubSize
+			return o.K == s.K && o.M == s.M && o.Eps == s.Eps && o.Delta == s.Delta && o.TargetDelta == s.TargetDelta && o.SubSize == s.SubSize && o.OneVote == s.OneVote
 		})
 		if i < 0 {
 			s.Mechanisms = slices.Clone(s.Mechanisms)
@@ -456,6 +462,9 @@ func columnTitle(s Setting, v vary) string {
 // release's guarantee, m·ε and δ, where they are the same in every column.
 func commonLine(settings []Setting, v vary) string {
 	s := settings[0]
+	if s.OneVote && !slices.ContainsFunc(settings, func(o Setting) bool { return !o.OneVote }) {
+		return oneVoteLine(s, v)
+	}
 	var parts []string
 	if !v.k {
 		parts = append(parts, fmt.Sprintf("K = %d teachers", s.K))
@@ -467,9 +476,7 @@ func commonLine(settings []Setting, v vary) string {
 	if !v.delta {
 		each = append(each, "Δ = "+Num(s.Delta))
 	}
-	if len(each) > 0 {
-		parts = append(parts, "each ("+strings.Join(each, ", ")+")-DP")
-	}
+	parts = append(parts, dpClause("each ", each)...)
 	var rel []string
 	if !v.m {
 		rel = append(rel, "m = "+Num(s.M), "m·ε = "+Num(s.M*s.Eps))
@@ -484,6 +491,36 @@ func commonLine(settings []Setting, v vary) string {
 		parts = append(parts, fmt.Sprintf("γ_{Sub} subsamples M = %d", s.SubSize))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// oneVoteLine is commonLine for settings of the one-vote relation, whose
+// teachers have no guarantee and whose ε is the release's own.
+func oneVoteLine(s Setting, v vary) string {
+	var parts []string
+	if !v.k {
+		parts = append(parts, fmt.Sprintf("K = %d non-private teachers", s.K))
+	} else {
+		parts = append(parts, "non-private teachers")
+	}
+	parts = append(parts, "one-vote relation (one record changes one vote)")
+	var rel []string
+	if !v.eps {
+		rel = append(rel, "ε = "+Num(s.Eps))
+	}
+	if !v.target {
+		rel = append(rel, "δ = "+Num(s.TargetDelta))
+	}
+	parts = append(parts, dpClause("each release ", rel)...)
+	return strings.Join(parts, "; ")
+}
+
+// dpClause is the clause "prefix(a, b)-DP" of a title stating the
+// parameters items, or none without items.
+func dpClause(prefix string, items []string) []string {
+	if len(items) == 0 {
+		return nil
+	}
+	return []string{prefix + "(" + strings.Join(items, ", ") + ")-DP"}
 }
 
 // Num writes v for a figure: with 4 significant digits, or below 10^-3 and

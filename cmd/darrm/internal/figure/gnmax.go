@@ -34,7 +34,9 @@ type GNMaxMinimum struct{ Lambda, Sigma float64 }
 // WriteGNMax draws the thesis' Figure B.8 into path: for each per-query
 // target a column of two panels, σ² against λ over the whole grid on log
 // axes (the pole at λ_min dotted, and a dashed line at each order of marks,
-// say a published λ, which the legend calls markLabel), and below it a
+// say a published λ, which the legend calls markLabel: with as many marks
+// as targets, the i-th in the i-th target's panel only, as a table prints
+// one λ per target; otherwise each in every panel), and below it a
 // zoom on the minimum, on linear axes, where the grid's points, its
 // minimum and the exact minimum are told apart; the zoom's window is
 // shaded in the panel above. An empty title says what the figure shows.
@@ -49,7 +51,8 @@ func WriteGNMax(path, title string, targets []GNMaxTarget, marks []float64, mark
 	gridSty := draw.GlyphStyle{Color: blue, Radius: vg.Points(1.1), Shape: draw.CircleGlyph{}}
 	gridMinSty := draw.GlyphStyle{Color: vermillion, Radius: vg.Points(2.4), Shape: draw.CircleGlyph{}}
 	exactSty := draw.GlyphStyle{Color: color.Black, Radius: vg.Points(3.6), Shape: draw.RingGlyph{}}
-	markSty := draw.LineStyle{Color: color.Gray{Y: 90}, Width: vg.Points(0.9), Dashes: []vg.Length{vg.Points(3.5), vg.Points(2)}}
+	// the marks in a colour of their own, told from the grey pole beside them
+	markSty := draw.LineStyle{Color: green, Width: vg.Points(1.1), Dashes: []vg.Length{vg.Points(3.5), vg.Points(2)}}
 	poleSty := draw.LineStyle{Color: color.Gray{Y: 90}, Width: vg.Points(0.9), Dashes: []vg.Length{vg.Points(1), vg.Points(1.6)}}
 	window := color.Gray{Y: 215}
 	cols := len(targets)
@@ -96,7 +99,8 @@ func WriteGNMax(path, title string, targets []GNMaxTarget, marks []float64, mark
 		full.Title.Text = fmt.Sprintf("per query ε = %s, δ = %s", Num(t.Eps), Num(t.Delta))
 		full.X.Label.Text = "Rényi order λ (log scale)"
 		full.Y.Label.Text = "σ^{2} (log scale)"
-		full.X.Min, full.X.Max = t.LambdaMin*0.97, curve[len(curve)-1].X*1.03
+		// room left of the pole, so that it and a mark beside it stand apart from the frame
+		full.X.Min, full.X.Max = t.LambdaMin*0.85, curve[len(curve)-1].X*1.03
 		full.Y.Min, full.Y.Max = lo/1.25, hi*1.25
 		shade, err := plotter.NewPolygon(plotter.XYs{{X: zlo, Y: full.Y.Min}, {X: zhi, Y: full.Y.Min}, {X: zhi, Y: full.Y.Max}, {X: zlo, Y: full.Y.Max}})
 		if err != nil {
@@ -105,7 +109,7 @@ func WriteGNMax(path, title string, targets []GNMaxTarget, marks []float64, mark
 		shade.Color, shade.LineStyle.Width = window, 0
 		full.Add(shade)
 		full.Add(&plotter.Line{XYs: plotter.XYs{{X: t.LambdaMin, Y: full.Y.Min}, {X: t.LambdaMin, Y: full.Y.Max}}, LineStyle: poleSty})
-		for _, m := range marks {
+		for _, m := range panelMarks(marks, i, cols) {
 			if m > full.X.Min && m < full.X.Max {
 				full.Add(&plotter.Line{XYs: plotter.XYs{{X: m, Y: full.Y.Min}, {X: m, Y: full.Y.Max}}, LineStyle: markSty})
 			}
@@ -142,6 +146,15 @@ func WriteGNMax(path, title string, targets []GNMaxTarget, marks []float64, mark
 	}
 	f := Figure{Title: title, Legend: legend, Cols: cols, Panels: panels, Aspect: 0.72}
 	return f.Save(path)
+}
+
+// panelMarks returns the marks of the panel of target i of n: the i-th
+// when there is one mark per target, else all of them.
+func panelMarks(marks []float64, i, n int) []float64 {
+	if len(marks) == n {
+		return marks[i : i+1]
+	}
+	return marks
 }
 
 // swatch is a legend thumbnail of a filled area.

@@ -144,13 +144,12 @@ func formatTick(v float64, n int) string { return strconv.FormatFloat(v, 'g', n,
 // fraction, and the values between, which no curve dwells on, cross a gap
 // of Cut of the height. A curve far above the others (a private phase that
 // diverges before a public one recovers) is so drawn at its values without
-// flattening the others. With LogUpper the upper part is on a log scale
-// (for a curve that diverges by decades and comes back). Figure marks the
-// break on the frame.
+// flattening the others. Both parts are linear: one axis, one kind of
+// scale, however far the upper part's values lie. Figure marks the break
+// on the frame.
 type BrokenScale struct {
 	Lo, Hi     float64
 	Upper, Cut float64
-	LogUpper   bool
 }
 
 // Normalize returns the fractional distance of x from min to max.
@@ -159,8 +158,6 @@ func (s BrokenScale) Normalize(min, max, x float64) float64 {
 	switch {
 	case x <= s.Lo:
 		return lower * (x - min) / (s.Lo - min)
-	case x >= s.Hi && s.LogUpper:
-		return lower + s.Cut + s.Upper*math.Log(x/s.Hi)/math.Log(max/s.Hi)
 	case x >= s.Hi:
 		return lower + s.Cut + s.Upper*(x-s.Hi)/(max-s.Hi)
 	}
@@ -178,13 +175,5 @@ func (s BrokenScale) Gap(min, max float64) (float64, float64) {
 func (s BrokenScale) Ticks(lo, hi float64) []plot.Tick {
 	below := Ticks{}.Ticks(lo, s.Lo)
 	above := Ticks{Most: 3}.Ticks(s.Hi, hi)
-	if s.LogUpper {
-		above = nil
-		for _, t := range (LogTicks{}).Ticks(s.Hi, hi) {
-			if t.Label != "" { // the minor ticks would crowd a short part
-				above = append(above, t)
-			}
-		}
-	}
 	return append(below, above...)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/votefile"
 )
 
 // LedgerShow is the document of darrm ledger show: the ledger at Path,
@@ -49,7 +50,13 @@ func (d LedgerShow) Write(w io.Writer, f cliout.Format) error {
 	}
 	common := cliout.Record{field("ledger", text(d.Path)), field("version", h.Version), field("ensemble", text(h.Ensemble)), field("relation", text(h.Relation))}
 	if t := h.Teachers; t != nil {
-		common = append(common, field("K", t.K), field("teachers_eps", t.Eps), field("teachers_Delta", t.Delta), field("kind", t.Kind.String()), field("partition", t.Partition.String()))
+		teps, tdelta := any(t.Eps), any(t.Delta)
+		if t.Eps == 0 && t.Delta == 0 && h.Relation == accountant.OneVote.String() {
+			// Not 0-DP teachers: teachers with no guarantee, which the
+			// one-vote relation does not need.
+			teps, tdelta = votefile.NonPrivateOneVote, votefile.NonPrivateOneVote
+		}
+		common = append(common, field("K", t.K), field("teachers_eps", teps), field("teachers_Delta", tdelta), field("kind", t.Kind.String()), field("partition", t.Partition.String()))
 	} else {
 		common = append(common, field("K", ""), field("teachers_eps", ""), field("teachers_Delta", ""), field("kind", ""), field("partition", ""))
 	}

@@ -30,10 +30,12 @@ func TestGroupDigits(t *testing.T) {
 	}
 }
 
-// TestSolveCSVColumns checks the layout darrm verify reads back: l, then
-// gamma_opt, then one column per baseline, one row per l.
+// TestSolveCSVColumns checks the layout darrm verify reads back: a
+// comment line with the problem, l, then gamma_opt, then one column per
+// baseline, one row per l.
 func TestSolveCSVColumns(t *testing.T) {
 	out := Solve{
+		Problem: Problem{K: 3, M: 2, Eps: 0.1, Delta: 1e-6, TargetDelta: 2e-6},
 		Gamma:   []float64{0, 0.5, 1, 0.5},
 		Compare: []Mechanism{{Name: "Sub", Gamma: []float64{0.25, 0.5, 0.75, 1}}},
 	}
@@ -41,7 +43,12 @@ func TestSolveCSVColumns(t *testing.T) {
 	if err := out.Write(&b, cliout.CSV); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := csv.NewReader(&b).ReadAll()
+	if first, _, _ := strings.Cut(b.String(), "\n"); !strings.HasPrefix(first, `# {"K":3,"m":2,"eps":0.1,"Delta":0.000001,"delta":0.000002,`) {
+		t.Errorf("first line %q, want the problem", first)
+	}
+	r := csv.NewReader(&b)
+	r.Comment = '#'
+	rows, err := r.ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
@@ -28,15 +29,18 @@ type Simulate struct {
 type SimResult struct {
 	Mechanism votefile.Mechanism `json:"mechanism"`
 	Label     string             `json:"label"`
-	Eps       float64            `json:"eps"`
-	Delta     float64            `json:"delta"`
-	Source    string             `json:"source"`
-	Agree     int                `json:"agree"`
-	Agreement float64            `json:"agreement"`
-	Lo        float64            `json:"ci95_lo"`
-	Hi        float64            `json:"ci95_hi"`
-	Exact     float64            `json:"exact_agreement"`
-	TVError   float64            `json:"exact_error"`
+	// Relation is the neighbouring relation of the mechanism's guarantee:
+	// mechanisms of different relations are not ranked against each other.
+	Relation  accountant.Relation `json:"relation"`
+	Eps       float64             `json:"eps"`
+	Delta     float64             `json:"delta"`
+	Source    string              `json:"source"`
+	Agree     int                 `json:"agree"`
+	Agreement float64             `json:"agreement"`
+	Lo        float64             `json:"ci95_lo"`
+	Hi        float64             `json:"ci95_hi"`
+	Exact     float64             `json:"exact_agreement"`
+	TVError   float64             `json:"exact_error"`
 }
 
 // NewSimulate is the document of a simulation of seed on teachers whose
@@ -49,7 +53,7 @@ func NewSimulate(p gamma.Problem, teachers string, probs []float64, seed uint64,
 	for i, r := range res {
 		out.Queries = r.Queries
 		out.Results = append(out.Results, SimResult{
-			Mechanism: r.Name, Label: labels[i], Eps: r.Privacy.Eps, Delta: r.Privacy.Delta, Source: r.Privacy.Source,
+			Mechanism: r.Name, Label: labels[i], Relation: r.Privacy.Relation, Eps: r.Privacy.Eps, Delta: r.Privacy.Delta, Source: r.Privacy.Source,
 			Agree: r.Agree, Agreement: r.Rate, Lo: r.Lo, Hi: r.Hi, Exact: r.Exact, TVError: r.TVError,
 		})
 	}
@@ -62,11 +66,11 @@ func (out Simulate) Write(w io.Writer, f cliout.Format) error {
 	case cliout.JSON:
 		return cliout.WriteJSON(w, out)
 	case cliout.CSV:
-		header := []string{"mechanism", "eps", "delta", "queries", "agree", "agreement", "ci95_lo", "ci95_hi", "exact_agreement", "exact_error", "seed"}
+		header := []string{"mechanism", "eps", "delta", "queries", "agree", "agreement", "ci95_lo", "ci95_hi", "exact_agreement", "exact_error", "seed", "relation"}
 		var rows [][]string
 		for _, r := range out.Results {
 			rows = append(rows, []string{string(r.Mechanism), cliout.Float(r.Eps), cliout.Float(r.Delta), fmt.Sprint(out.Queries), fmt.Sprint(r.Agree),
-				cliout.Float(r.Agreement), cliout.Float(r.Lo), cliout.Float(r.Hi), cliout.Float(r.Exact), cliout.Float(r.TVError), fmt.Sprint(out.Seed)})
+				cliout.Float(r.Agreement), cliout.Float(r.Lo), cliout.Float(r.Hi), cliout.Float(r.Exact), cliout.Float(r.TVError), fmt.Sprint(out.Seed), r.Relation.String()})
 		}
 		return cliout.WriteCSV(w, header, rows)
 	}
@@ -77,19 +81,25 @@ func (out Simulate) Write(w io.Writer, f cliout.Format) error {
 	}
 	fmt.Fprintf(w, "teachers %s: p = %s\n\n", out.Teachers, strings.Join(ps, ", "))
 	var rows [][]string
+	relations := map[accountant.Relation]bool{}
 	for _, r := range out.Results {
-		rows = append(rows, []string{string(r.Mechanism), fmt.Sprintf("%.4f", r.Agreement), fmt.Sprintf("[%.4f, %.4f]", r.Lo, r.Hi),
+		relations[r.Relation] = true
+		rows = append(rows, []string{string(r.Mechanism), r.Relation.String(), fmt.Sprintf("%.4f", r.Agreement), fmt.Sprintf("[%.4f, %.4f]", r.Lo, r.Hi),
 			fmt.Sprintf("%.4f", r.Exact), fmt.Sprintf("%.4f", r.TVError)})
 	}
-	if err := cliout.WriteTable(w, []string{"mechanism", "agreement", "95% interval", "exact", "error E"}, rows); err != nil {
+	if err := cliout.WriteTable(w, []string{"mechanism", "relation", "agreement", "95% interval", "exact", "error E"}, rows); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "agreement: labels equal to the majority of the votes; exact: its expectation from gamma; error E: |Pr[label=1] - Pr[majority=1]|")
+	if len(relations) > 1 {
+		fmt.Fprintf(w, "relation: the neighbouring relation of each guarantee, %v (%s) or %v (%s); the same (eps, delta) promises another thing in each, so rank mechanisms within a relation only\n",
+			accountant.PrivateTeachers, "every teacher (eps, Delta)-DP, any vote may change", accountant.OneVote, "teachers on disjoint shares, not necessarily private, one vote changes")
+	}
 	for _, r := range out.Results {
 		fmt.Fprintf(w, "  %s: %s\n", r.Mechanism, r.Label)
 	}
 	if len(out.Above) > 0 {
-		fmt.Fprintf(w, "darrm's 95%% interval lies above those of: %s\n", votefile.JoinMechanisms(out.Above, ", "))
+		fmt.Fprintf(w, "darrm's 95%% interval lies above those of (in its relation, %v): %s\n", accountant.PrivateTeachers, votefile.JoinMechanisms(out.Above, ", "))
 	}
 	return nil
 }

@@ -2,8 +2,11 @@ package report
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
@@ -18,6 +21,8 @@ func TestNewSimulate(t *testing.T) {
 		{Name: "darrm", Privacy: ensemble.Privacy{Source: "certificate"}, Queries: 100, Agree: 90, Rate: 0.9, Lo: 0.85, Hi: 0.95, Exact: 0.9},
 		{Name: "rr", Queries: 100, Agree: 60, Rate: 0.6, Lo: 0.5, Hi: 0.7},
 		{Name: "subsample", Queries: 100, Agree: 88, Rate: 0.88, Lo: 0.8, Hi: 0.93},
+		// Below darrm, in another relation: not ranked against it.
+		{Name: "gnmax", Privacy: ensemble.Privacy{Relation: accountant.OneVote}, Queries: 100, Agree: 55, Rate: 0.55, Lo: 0.45, Hi: 0.65},
 	}
 	for _, tc := range []struct {
 		name  string
@@ -37,9 +42,16 @@ func TestNewSimulate(t *testing.T) {
 		}
 		for i, r := range out.Results {
 			want := tc.res[i]
-			if r.Mechanism != want.Name || r.Label != labels[i] || r.Agree != want.Agree || r.Agreement != want.Rate || r.Lo != want.Lo || r.Hi != want.Hi || r.Source != want.Privacy.Source {
+			if r.Mechanism != want.Name || r.Relation != want.Privacy.Relation || r.Label != labels[i] || r.Agree != want.Agree || r.Agreement != want.Rate || r.Lo != want.Lo || r.Hi != want.Hi || r.Source != want.Privacy.Source {
 				t.Errorf("%s: result %d %+v from %+v", tc.name, i, r, want)
 			}
+		}
+		var table strings.Builder
+		if err := out.Write(&table, cliout.Table); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(table.String(), "one-vote") || !strings.Contains(table.String(), "rank mechanisms within a relation only") {
+			t.Errorf("%s: the table does not say the relations apart:\n%s", tc.name, table.String())
 		}
 	}
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -154,13 +155,23 @@ func (out Solve) Rows() []cliout.Record {
 	return rows
 }
 
-// Write renders the document in format f. The CSV has the columns l,
-// gamma_opt, gamma_<baseline>..., which darrm verify reads back.
+// Write renders the document in format f. The CSV opens with a line "# "
+// and the problem as a JSON object (the keys of the JSON document), as a
+// label file opens with its header, then has the columns l, gamma_opt,
+// gamma_<baseline>...: darrm verify reads the gamma back for the problem
+// it was solved for (gamma.ReadTable).
 func (out Solve) Write(w io.Writer, f cliout.Format) error {
 	switch f {
 	case cliout.JSON:
 		return cliout.WriteJSON(w, out)
 	case cliout.CSV:
+		problem, err := json.Marshal(out.Problem)
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(w, "# %s\n", problem); err != nil {
+			return err
+		}
 		header, rows := out.gammaColumns(cliout.Float)
 		return cliout.WriteCSV(w, header, rows)
 	}
@@ -186,8 +197,12 @@ func (out Solve) gammaColumns(fmtV func(float64) string) ([]string, [][]string) 
 	return header, rows
 }
 
+// SolveTableStart is how solve's table starts, by which darrm tells it
+// from a gamma it can certify: the table rounds gamma to six digits.
+const SolveTableStart = "DaRRM gamma_opt for "
+
 func (out Solve) writeTable(w io.Writer) error {
-	fmt.Fprintf(w, "DaRRM gamma_opt for %s; prior %s\n\n", out.Describe(), out.Prior)
+	fmt.Fprintf(w, "%s%s; prior %s\n\n", SolveTableStart, out.Describe(), out.Prior)
 	header, rows := out.gammaColumns(g6)
 	if err := cliout.WriteTable(w, header, rows); err != nil {
 		return err

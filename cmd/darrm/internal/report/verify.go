@@ -47,6 +47,14 @@ type Shard struct {
 	Seconds    float64                `json:"seconds"`
 }
 
+// Written says in one line that the part was written to path, for the
+// person who ran separate: which part, what it covered, what comes next.
+func (d Shard) Written(path string) string {
+	sep := d.Separation
+	return fmt.Sprintf("part %d/%d of the certificate of K = %d: %s corner multisets, max f = %.15g, in %.3g s, written to %s; combine all %d parts with darrm separate merge",
+		sep.Shard, sep.Shards, d.Problem.K, groupDigits(sep.Configs.String()), sep.MaxF, d.Seconds, path, sep.Shards)
+}
+
 // MergeShards combines the shards docs, read from the files names, into
 // the certificate of their gamma (gamma.MergeShards). The shards must be
 // of one problem, valid, one gamma and one split, each once; an error
