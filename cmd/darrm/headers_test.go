@@ -87,6 +87,7 @@ func TestOneVoteNeedsKeyedHash(t *testing.T) {
 func TestHeaderlessAssertsNothing(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	t.Setenv("DARRM_CACHE_DIR", t.TempDir())
 	raw, err := os.ReadFile("../../testdata/votes-K11.csv")
 	if err != nil {
 		t.Fatal(err)
