@@ -2,14 +2,17 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
+	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/ledger"
 )
 
 // TestMain lets a test run darrm as a child process (GO_DARRM_MAIN=1), to
-// send it real signals; and points the ledgers' records of every test,
-// and of its children, at a temporary folder, never the user's.
+// send it real signals; and points the ledgers' records and the gamma
+// cache of every test, and of its children, at a temporary folder, never
+// the user's (a test that forgets --cache-dir still solves into it).
 func TestMain(m *testing.M) {
 	if os.Getenv("GO_DARRM_MAIN") == "1" {
 		main()
@@ -18,7 +21,8 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	os.Setenv(ledger.EnvStateDir, dir)
+	os.Setenv(ledger.EnvStateDir, filepath.Join(dir, "state"))
+	os.Setenv(cache.EnvDir, filepath.Join(dir, "cache"))
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
