@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 
+	"github.com/darrm/darrm/internal/enum"
 	"github.com/darrm/darrm/noise"
 )
 
@@ -37,21 +37,13 @@ const (
 	ContinuousNoise
 )
 
-var noiseNames = names{"noise", "PATENoise", []string{UnsetNoise: "", DiscreteNoise: "discrete", ContinuousNoise: "continuous"}}
+var noiseNames = enum.Names[PATENoise]{What: "noise", List: []string{DiscreteNoise: "discrete", ContinuousNoise: "continuous"}, Zero: "unset"}
 
 // String returns "discrete", "continuous" or, for the zero value, "unset".
-func (n PATENoise) String() string {
-	if n == UnsetNoise {
-		return "unset"
-	}
-	return noiseNames.name(int(n))
-}
+func (n PATENoise) String() string { return noiseNames.String(n) }
 
 // ParsePATENoise parses "discrete" or "continuous".
-func ParsePATENoise(s string) (PATENoise, error) {
-	i, err := noiseNames.parse(s)
-	return PATENoise(i), err
-}
+func ParsePATENoise(s string) (PATENoise, error) { return noiseNames.Parse(s) }
 
 // MarshalText returns the name of n; UnsetNoise, which names no noise, is
 // an error.
@@ -63,13 +55,7 @@ func (n PATENoise) MarshalText() ([]byte, error) {
 }
 
 // UnmarshalText sets n from its name (ParsePATENoise).
-func (n *PATENoise) UnmarshalText(b []byte) error {
-	x, err := ParsePATENoise(string(b))
-	if err == nil {
-		*n = x
-	}
-	return err
-}
+func (n *PATENoise) UnmarshalText(b []byte) error { return noiseNames.Unmarshal(n, b) }
 
 // checkNoiseKind refuses a PATENoise that is not DiscreteNoise or
 // ContinuousNoise, the zero value first of all.
@@ -81,30 +67,6 @@ func checkNoiseKind(n PATENoise) error {
 		return &SettingError{Name: "noise", Value: n.String(), Rule: "must be set, to DiscreteNoise (darrm's releases) or ContinuousNoise (the PATE paper's): their bounds differ"}
 	}
 	return &SettingError{Name: "noise", Value: n.String(), Rule: "must be DiscreteNoise or ContinuousNoise"}
-}
-
-// names is the text form of an enumerated PATE option: what it is (for
-// errors), its Go type (for values without a name) and its names.
-type names struct {
-	what, typ string
-	list      []string
-}
-
-func (e names) name(i int) string {
-	if i < 0 || i >= len(e.list) {
-		return fmt.Sprintf("%s(%d)", e.typ, i)
-	}
-	return e.list[i]
-}
-
-// parse returns the index of name s; an empty entry of the list (a zero
-// value that names nothing) is never matched nor offered.
-func (e names) parse(s string) (int, error) {
-	if i := slices.Index(e.list, s); i >= 0 && s != "" {
-		return i, nil
-	}
-	valid := slices.DeleteFunc(slices.Clone(e.list), func(n string) bool { return n == "" })
-	return 0, fmt.Errorf("%s %q: must be one of %s", e.what, s, strings.Join(valid, ", "))
 }
 
 // PATEDirections says which Rényi divergences between the output
@@ -130,28 +92,19 @@ const (
 	OneSided
 )
 
-var directionNames = names{"directions", "PATEDirections", []string{BothDirections: "both", OneSided: "one-sided"}}
+var directionNames = enum.Names[PATEDirections]{What: "directions", List: []string{BothDirections: "both", OneSided: "one-sided"}}
 
 // String returns "both" or "one-sided".
-func (d PATEDirections) String() string { return directionNames.name(int(d)) }
+func (d PATEDirections) String() string { return directionNames.String(d) }
 
 // ParsePATEDirections parses "both" or "one-sided".
-func ParsePATEDirections(s string) (PATEDirections, error) {
-	i, err := directionNames.parse(s)
-	return PATEDirections(i), err
-}
+func ParsePATEDirections(s string) (PATEDirections, error) { return directionNames.Parse(s) }
 
 // MarshalText returns the name of d.
 func (d PATEDirections) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
 // UnmarshalText sets d from its name (ParsePATEDirections).
-func (d *PATEDirections) UnmarshalText(b []byte) error {
-	x, err := ParsePATEDirections(string(b))
-	if err == nil {
-		*d = x
-	}
-	return err
-}
+func (d *PATEDirections) UnmarshalText(b []byte) error { return directionNames.Unmarshal(d, b) }
 
 // minDiscreteSigma is the least σ accepted with DiscreteNoise: the bound
 // on DiscreteGNMaxExcess below needs π²σ² >= 0.37.

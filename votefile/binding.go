@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/enum"
 )
 
 // EpsSource says where the teachers' (ε, Δ) of a release came from:
@@ -21,19 +22,17 @@ const (
 	FromFlags
 )
 
-var epsSourceEnum = textEnum{"eps source", []string{FromHeader: "header", FromFlags: "flags"}}
+var epsSourceEnum = enum.Names[EpsSource]{What: "eps source", List: []string{FromHeader: "header", FromFlags: "flags"}}
 
 // String returns "header" or "flags".
-func (s EpsSource) String() string { return epsSourceEnum.name(int(s)) }
+func (s EpsSource) String() string { return epsSourceEnum.String(s) }
 
 // MarshalText returns the source's name.
 func (s EpsSource) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
 // UnmarshalText sets s from "header" or "flags".
 func (s *EpsSource) UnmarshalText(b []byte) error {
-	i, err := epsSourceEnum.parse(b)
-	*s = EpsSource(i)
-	return err
+	return epsSourceEnum.Unmarshal(s, b)
 }
 
 // TeacherGuarantee is the (ε, Δ) a release takes every teacher to have,
