@@ -30,8 +30,8 @@ const (
 	// (Canonne, Kamath and Steinke 2020), GNMax's ties broken uniformly at
 	// random: what darrm's releases draw. Its Rényi curves are those of the
 	// continuous Gaussian; its probability of missing the plurality is
-	// bounded by DiscreteGNMaxExcess times the paper's Proposition 7 at
-	// gaps shortened by 1/2.
+	// bounded by 1 + 3·e^{-π²σ²} times the paper's Proposition 7 at gaps
+	// shortened by 1/2.
 	DiscreteNoise
 	// ContinuousNoise is N(0, σ²), the PATE paper's.
 	ContinuousNoise
@@ -107,7 +107,7 @@ func (d PATEDirections) MarshalText() ([]byte, error) { return []byte(d.String()
 func (d *PATEDirections) UnmarshalText(b []byte) error { return directionNames.Unmarshal(d, b) }
 
 // minDiscreteSigma is the least σ accepted with DiscreteNoise: the bound
-// on DiscreteGNMaxExcess below needs π²σ² >= 0.37.
+// on discreteGNMaxExcess below needs π²σ² >= 0.37.
 const minDiscreteSigma = 0.5
 
 // checkNoise checks the kind of noise (DiscreteNoise or ContinuousNoise)
@@ -126,7 +126,7 @@ func checkNoise(name string, sigma float64, kind PATENoise) error {
 	return nil
 }
 
-// DiscreteGNMaxExcess returns r = 1 + 3·e^{-π²σ²}, for σ >= 0.5 an upper
+// discreteGNMaxExcess returns r = 1 + 3·e^{-π²σ²}, for σ >= 0.5 an upper
 // bound on 2σ√π·θ/N², where N = Σ_k e^{-k²/(2σ²)} normalises the
 // discrete Gaussian and θ = max(Σ_k e^{-k²/σ²}, Σ_k e^{-(k-1/2)²/σ²}).
 // By Poisson summation N >= σ√(2π) and θ <= σ√π(1 + 2Σ_{j>=1}
@@ -134,7 +134,7 @@ func checkNoise(name string, sigma float64, kind PATENoise) error {
 // N_Z(0, σ²) takes the value d with probability (θ_{d mod 2}/N²)·
 // e^{-d²/(4σ²)}, at most r/(2σ√π)·e^{-d²/(4σ²)}: r times the density of
 // N(0, 2σ²) at d.
-func DiscreteGNMaxExcess(sigma float64) float64 {
+func discreteGNMaxExcess(sigma float64) float64 {
 	e := math.Exp(-math.Pi * math.Pi * sigma * sigma)
 	return up(1+3*up(e, 4), 2)
 }
@@ -188,7 +188,7 @@ func logSumExpUp(ts []float64) float64 {
 //	q̃ = min(1 - 1/C, Σ_{i != i*} erfc((n_i* - n_i)/(2σ))/2),
 //
 // and with DiscreteNoise the same with every gap shortened by 1/2 and the
-// sum multiplied by DiscreteGNMaxExcess(σ) (see docs/pate.md: for
+// sum multiplied by discreteGNMaxExcess(σ) (see docs/pate.md: for
 // independent discrete Gaussians the event "class i ties or beats i*" with
 // ties broken uniformly has probability at most r·erfc((g - 1/2)/(2σ))/2).
 // The cap 1 - 1/C holds for both: the plurality is the likeliest output.
@@ -254,7 +254,7 @@ func gnmaxLogQ(counts []int, top int, sigma float64, noise PATENoise) float64 {
 	}
 	l := logSumExpUp(ts)
 	if noise == DiscreteNoise {
-		l = addUp(l, libUp(math.Log(DiscreteGNMaxExcess(sigma))))
+		l = addUp(l, libUp(math.Log(discreteGNMaxExcess(sigma))))
 	}
 	c := float64(len(counts))
 	return math.Min(l, libUp(math.Log1p(-1/c))+ulp)

@@ -232,14 +232,14 @@ func mnist69(images, labels io.Reader, perDigit int) (*Dataset, *Dataset, error)
 // readImages reads an IDX file of images and the IDX file of their labels
 // and returns the pixels, the pixels per image and the labels.
 func readImages(images, labels io.Reader) (px []byte, d int, lab []int, err error) {
-	dims, px, err := ReadIDX(images)
+	dims, px, err := readIDX(images)
 	if err != nil {
 		return nil, 0, nil, fmt.Errorf("images: %w", err)
 	}
 	if len(dims) != 3 {
 		return nil, 0, nil, fmt.Errorf("images: %d dimensions: must be 3", len(dims))
 	}
-	lab, err = ReadIDXLabels(labels)
+	lab, err = readIDXLabels(labels)
 	if err != nil {
 		return nil, 0, nil, fmt.Errorf("labels: %w", err)
 	}
@@ -329,7 +329,7 @@ func fashion(images, labelsR io.Reader, t Task) (*Dataset, *Dataset, error) {
 }
 
 func cifar10(batch io.Reader) (*Dataset, *Dataset, error) {
-	px, labels, err := ReadCIFAR10Batch(batch)
+	px, labels, err := readCIFAR10Batch(batch)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -398,7 +398,7 @@ func standardizeResponse(priv, pub []float64) ([]float64, []float64) {
 }
 
 func breastCancer(r io.Reader) (*Dataset, *Dataset, error) {
-	t, err := ReadBreastCancer(r)
+	t, err := readBreastCancer(r)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -438,7 +438,7 @@ func median(sorted []float64) float64 {
 }
 
 func diabetes(data, target io.Reader) (*Dataset, *Dataset, error) {
-	t, err := ReadDiabetes(data, target)
+	t, err := readDiabetes(data, target)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -466,7 +466,7 @@ func diabetes(data, target io.Reader) (*Dataset, *Dataset, error) {
 }
 
 func compas(r io.Reader) (*Dataset, *Dataset, error) {
-	rows, err := ReadCOMPAS(r)
+	rows, err := readCOMPAS(r)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -489,7 +489,7 @@ func compas(r io.Reader) (*Dataset, *Dataset, error) {
 }
 
 func credit(r io.Reader) (*Dataset, *Dataset, error) {
-	rows, err := ReadCreditDefault(r)
+	rows, err := readCreditDefault(r)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -532,7 +532,7 @@ func credit(r io.Reader) (*Dataset, *Dataset, error) {
 const crimeSeed = 4
 
 func crime(r io.Reader) (*Dataset, *Dataset, error) {
-	t, err := ReadCommunities(r)
+	t, err := readCommunities(r)
 	if err != nil {
 		return nil, nil, err
 	}
