@@ -12,6 +12,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/darrm/darrm/internal/enum"
 )
 
 // FetchScript is the script that fetches the registry-hosted datasets.
@@ -133,17 +135,10 @@ const (
 	Classification
 )
 
-func (t Task) String() string {
-	switch t {
-	case Mean:
-		return "mean estimation"
-	case Regression:
-		return "regression"
-	case Classification:
-		return "classification"
-	}
-	return fmt.Sprintf("Task(%d)", int(t))
-}
+var taskNames = enum.Names[Task]{What: "task", List: []string{Mean: "mean estimation", Regression: "regression", Classification: "classification"}}
+
+// String returns "mean estimation", "regression" or "classification".
+func (t Task) String() string { return taskNames.String(t) }
 
 // Load builds dataset name's D and P for task t from the
 // files under dir ("": DefaultDir). A missing file is reported as a
