@@ -3,6 +3,8 @@ package accountant
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/darrm/darrm/internal/enum"
 )
 
 // Shares says how the training data of an ensemble's teachers relate, as
@@ -24,30 +26,17 @@ const (
 	Shared
 )
 
-var sharesNames = [...]string{Disjoint: "disjoint", Shared: "shared"}
+var sharesNames = enum.Names[Shares]{What: "shares", List: []string{Disjoint: "disjoint", Shared: "shared"}}
 
 // String returns "disjoint" or "shared".
-func (s Shares) String() string {
-	if s < 0 || int(s) >= len(sharesNames) {
-		return fmt.Sprintf("Shares(%d)", int(s))
-	}
-	return sharesNames[s]
-}
+func (s Shares) String() string { return sharesNames.String(s) }
 
 // MarshalText returns the name of s.
 func (s Shares) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
 // UnmarshalText sets s from "disjoint" or "shared", so that Shares works
 // as a flag value.
-func (s *Shares) UnmarshalText(b []byte) error {
-	for i, n := range sharesNames {
-		if n == string(b) {
-			*s = Shares(i)
-			return nil
-		}
-	}
-	return fmt.Errorf("shares %q: must be disjoint or shared", b)
-}
+func (s *Shares) UnmarshalText(b []byte) error { return sharesNames.Unmarshal(s, b) }
 
 // Cap is the teacher-level post-processing cap of an ensemble of fixed
 // teachers (TeacherCap): a guarantee of the K trained models together, and
@@ -209,29 +198,16 @@ const (
 	TeachersBound
 )
 
-var boundNames = [...]string{QueriesBound: "queries", TeachersBound: "teachers"}
+var boundNames = enum.Names[Bound]{What: "bound", List: []string{QueriesBound: "queries", TeachersBound: "teachers"}}
 
 // String returns "queries" or "teachers".
-func (b Bound) String() string {
-	if b < 0 || int(b) >= len(boundNames) {
-		return fmt.Sprintf("Bound(%d)", int(b))
-	}
-	return boundNames[b]
-}
+func (b Bound) String() string { return boundNames.String(b) }
 
 // MarshalText returns the name of b.
 func (b Bound) MarshalText() ([]byte, error) { return []byte(b.String()), nil }
 
 // UnmarshalText sets b from "queries" or "teachers".
-func (b *Bound) UnmarshalText(t []byte) error {
-	for i, n := range boundNames {
-		if n == string(t) {
-			*b = Bound(i)
-			return nil
-		}
-	}
-	return fmt.Errorf("bound %q: must be queries or teachers", t)
-}
+func (b *Bound) UnmarshalText(t []byte) error { return boundNames.Unmarshal(b, t) }
 
 // CapTotal returns the total to report of releases whose composition over
 // the queries is queries, from teachers with cap c (nil: none), and which

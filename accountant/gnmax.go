@@ -3,6 +3,8 @@ package accountant
 import (
 	"fmt"
 	"math"
+
+	"github.com/darrm/darrm/internal/enum"
 )
 
 // GNMax's grid search as App. B.4.1 describes it: λ from λ_min in steps of
@@ -148,40 +150,20 @@ const (
 	GNMaxTight
 )
 
-func (s GNMaxSearch) String() string {
-	switch s {
-	case GNMaxGrid:
-		return "grid"
-	case GNMaxExact:
-		return "exact"
-	case GNMaxTight:
-		return "tight"
-	}
-	return fmt.Sprintf("GNMaxSearch(%d)", int(s))
-}
+var gnmaxSearchNames = enum.Names[GNMaxSearch]{What: "GNMax search", List: []string{GNMaxGrid: "grid", GNMaxExact: "exact", GNMaxTight: "tight"}}
+
+// String returns "grid", "exact" or "tight".
+func (s GNMaxSearch) String() string { return gnmaxSearchNames.String(s) }
 
 // ParseGNMaxSearch parses "grid", "exact" or "tight".
-func ParseGNMaxSearch(s string) (GNMaxSearch, error) {
-	for _, v := range []GNMaxSearch{GNMaxGrid, GNMaxExact, GNMaxTight} {
-		if s == v.String() {
-			return v, nil
-		}
-	}
-	return 0, fmt.Errorf("GNMax search %q: must be grid, exact or tight", s)
-}
+func ParseGNMaxSearch(s string) (GNMaxSearch, error) { return gnmaxSearchNames.Parse(s) }
 
 // MarshalText returns the name of s, so that a GNMaxSearch reads and prints as
 // text (a flag, a JSON or config value).
 func (s GNMaxSearch) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
 // UnmarshalText sets s from its name (ParseGNMaxSearch).
-func (s *GNMaxSearch) UnmarshalText(b []byte) error {
-	x, err := ParseGNMaxSearch(string(b))
-	if err == nil {
-		*s = x
-	}
-	return err
-}
+func (s *GNMaxSearch) UnmarshalText(b []byte) error { return gnmaxSearchNames.Unmarshal(s, b) }
 
 // CalibrateGNMax returns GNMax's noise σ and order λ for a per-query target
 // by search s under conversion c: GNMaxSigmaGrid, which is defined with the

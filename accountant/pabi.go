@@ -3,7 +3,8 @@ package accountant
 import (
 	"fmt"
 	"math"
-	"strings"
+
+	"github.com/darrm/darrm/internal/enum"
 )
 
 // PABI is a run of noisy contractive gradient steps whose privacy is
@@ -130,38 +131,20 @@ const (
 	AlphaTable43
 )
 
-var alphaRuleNames = [...]string{AlphaExact: "exact", AlphaTable43: "table-4.3"}
+var alphaRuleNames = enum.Names[AlphaRule]{What: "alpha rule", List: []string{AlphaExact: "exact", AlphaTable43: "table-4.3"}}
 
 // String returns "exact" or "table-4.3".
-func (r AlphaRule) String() string {
-	if r < 0 || int(r) >= len(alphaRuleNames) {
-		return fmt.Sprintf("AlphaRule(%d)", int(r))
-	}
-	return alphaRuleNames[r]
-}
+func (r AlphaRule) String() string { return alphaRuleNames.String(r) }
 
 // ParseAlphaRule parses "exact" or "table-4.3".
-func ParseAlphaRule(s string) (AlphaRule, error) {
-	for r, name := range alphaRuleNames {
-		if s == name {
-			return AlphaRule(r), nil
-		}
-	}
-	return 0, fmt.Errorf("alpha rule %q: must be one of %s", s, strings.Join(alphaRuleNames[:], ", "))
-}
+func ParseAlphaRule(s string) (AlphaRule, error) { return alphaRuleNames.Parse(s) }
 
 // MarshalText returns the name of r, so that an AlphaRule reads and prints as
 // text (a flag, a JSON or config value).
 func (r AlphaRule) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
 
 // UnmarshalText sets r from its name (ParseAlphaRule).
-func (r *AlphaRule) UnmarshalText(b []byte) error {
-	x, err := ParseAlphaRule(string(b))
-	if err == nil {
-		*r = x
-	}
-	return err
-}
+func (r *AlphaRule) UnmarshalText(b []byte) error { return alphaRuleNames.Unmarshal(r, b) }
 
 // Calibrate returns the smallest σ with which the run is (ε, δ)-DP under
 // conversion c when α is chosen by rule r (Sigma or SigmaTable43), that α,

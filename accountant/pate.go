@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 
+	"github.com/darrm/darrm/internal/enum"
 	"github.com/darrm/darrm/noise"
 )
 
@@ -30,28 +30,20 @@ const (
 	// (Canonne, Kamath and Steinke 2020), GNMax's ties broken uniformly at
 	// random: what darrm's releases draw. Its Rényi curves are those of the
 	// continuous Gaussian; its probability of missing the plurality is
-	// bounded by DiscreteGNMaxExcess times the paper's Proposition 7 at
-	// gaps shortened by 1/2.
+	// bounded by 1 + 3·e^{-π²σ²} times the paper's Proposition 7 at gaps
+	// shortened by 1/2.
 	DiscreteNoise
 	// ContinuousNoise is N(0, σ²), the PATE paper's.
 	ContinuousNoise
 )
 
-var noiseNames = names{"noise", "PATENoise", []string{UnsetNoise: "", DiscreteNoise: "discrete", ContinuousNoise: "continuous"}}
+var noiseNames = enum.Names[PATENoise]{What: "noise", List: []string{DiscreteNoise: "discrete", ContinuousNoise: "continuous"}, Zero: "unset"}
 
 // String returns "discrete", "continuous" or, for the zero value, "unset".
-func (n PATENoise) String() string {
-	if n == UnsetNoise {
-		return "unset"
-	}
-	return noiseNames.name(int(n))
-}
+func (n PATENoise) String() string { return noiseNames.String(n) }
 
 // ParsePATENoise parses "discrete" or "continuous".
-func ParsePATENoise(s string) (PATENoise, error) {
-	i, err := noiseNames.parse(s)
-	return PATENoise(i), err
-}
+func ParsePATENoise(s string) (PATENoise, error) { return noiseNames.Parse(s) }
 
 // MarshalText returns the name of n; UnsetNoise, which names no noise, is
 // an error.
@@ -63,13 +55,7 @@ func (n PATENoise) MarshalText() ([]byte, error) {
 }
 
 // UnmarshalText sets n from its name (ParsePATENoise).
-func (n *PATENoise) UnmarshalText(b []byte) error {
-	x, err := ParsePATENoise(string(b))
-	if err == nil {
-		*n = x
-	}
-	return err
-}
+func (n *PATENoise) UnmarshalText(b []byte) error { return noiseNames.Unmarshal(n, b) }
 
 // checkNoiseKind refuses a PATENoise that is not DiscreteNoise or
 // ContinuousNoise, the zero value first of all.
@@ -81,30 +67,6 @@ func checkNoiseKind(n PATENoise) error {
 		return &SettingError{Name: "noise", Value: n.String(), Rule: "must be set, to DiscreteNoise (darrm's releases) or ContinuousNoise (the PATE paper's): their bounds differ"}
 	}
 	return &SettingError{Name: "noise", Value: n.String(), Rule: "must be DiscreteNoise or ContinuousNoise"}
-}
-
-// names is the text form of an enumerated PATE option: what it is (for
-// errors), its Go type (for values without a name) and its names.
-type names struct {
-	what, typ string
-	list      []string
-}
-
-func (e names) name(i int) string {
-	if i < 0 || i >= len(e.list) {
-		return fmt.Sprintf("%s(%d)", e.typ, i)
-	}
-	return e.list[i]
-}
-
-// parse returns the index of name s; an empty entry of the list (a zero
-// value that names nothing) is never matched nor offered.
-func (e names) parse(s string) (int, error) {
-	if i := slices.Index(e.list, s); i >= 0 && s != "" {
-		return i, nil
-	}
-	valid := slices.DeleteFunc(slices.Clone(e.list), func(n string) bool { return n == "" })
-	return 0, fmt.Errorf("%s %q: must be one of %s", e.what, s, strings.Join(valid, ", "))
 }
 
 // PATEDirections says which Rényi divergences between the output
@@ -130,31 +92,22 @@ const (
 	OneSided
 )
 
-var directionNames = names{"directions", "PATEDirections", []string{BothDirections: "both", OneSided: "one-sided"}}
+var directionNames = enum.Names[PATEDirections]{What: "directions", List: []string{BothDirections: "both", OneSided: "one-sided"}}
 
 // String returns "both" or "one-sided".
-func (d PATEDirections) String() string { return directionNames.name(int(d)) }
+func (d PATEDirections) String() string { return directionNames.String(d) }
 
 // ParsePATEDirections parses "both" or "one-sided".
-func ParsePATEDirections(s string) (PATEDirections, error) {
-	i, err := directionNames.parse(s)
-	return PATEDirections(i), err
-}
+func ParsePATEDirections(s string) (PATEDirections, error) { return directionNames.Parse(s) }
 
 // MarshalText returns the name of d.
 func (d PATEDirections) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
 // UnmarshalText sets d from its name (ParsePATEDirections).
-func (d *PATEDirections) UnmarshalText(b []byte) error {
-	x, err := ParsePATEDirections(string(b))
-	if err == nil {
-		*d = x
-	}
-	return err
-}
+func (d *PATEDirections) UnmarshalText(b []byte) error { return directionNames.Unmarshal(d, b) }
 
 // minDiscreteSigma is the least σ accepted with DiscreteNoise: the bound
-// on DiscreteGNMaxExcess below needs π²σ² >= 0.37.
+// on discreteGNMaxExcess below needs π²σ² >= 0.37.
 const minDiscreteSigma = 0.5
 
 // checkNoise checks the kind of noise (DiscreteNoise or ContinuousNoise)
@@ -173,7 +126,7 @@ func checkNoise(name string, sigma float64, kind PATENoise) error {
 	return nil
 }
 
-// DiscreteGNMaxExcess returns r = 1 + 3·e^{-π²σ²}, for σ >= 0.5 an upper
+// discreteGNMaxExcess returns r = 1 + 3·e^{-π²σ²}, for σ >= 0.5 an upper
 // bound on 2σ√π·θ/N², where N = Σ_k e^{-k²/(2σ²)} normalises the
 // discrete Gaussian and θ = max(Σ_k e^{-k²/σ²}, Σ_k e^{-(k-1/2)²/σ²}).
 // By Poisson summation N >= σ√(2π) and θ <= σ√π(1 + 2Σ_{j>=1}
@@ -181,7 +134,7 @@ func checkNoise(name string, sigma float64, kind PATENoise) error {
 // N_Z(0, σ²) takes the value d with probability (θ_{d mod 2}/N²)·
 // e^{-d²/(4σ²)}, at most r/(2σ√π)·e^{-d²/(4σ²)}: r times the density of
 // N(0, 2σ²) at d.
-func DiscreteGNMaxExcess(sigma float64) float64 {
+func discreteGNMaxExcess(sigma float64) float64 {
 	e := math.Exp(-math.Pi * math.Pi * sigma * sigma)
 	return up(1+3*up(e, 4), 2)
 }
@@ -235,7 +188,7 @@ func logSumExpUp(ts []float64) float64 {
 //	q̃ = min(1 - 1/C, Σ_{i != i*} erfc((n_i* - n_i)/(2σ))/2),
 //
 // and with DiscreteNoise the same with every gap shortened by 1/2 and the
-// sum multiplied by DiscreteGNMaxExcess(σ) (see docs/pate.md: for
+// sum multiplied by discreteGNMaxExcess(σ) (see docs/pate.md: for
 // independent discrete Gaussians the event "class i ties or beats i*" with
 // ties broken uniformly has probability at most r·erfc((g - 1/2)/(2σ))/2).
 // The cap 1 - 1/C holds for both: the plurality is the likeliest output.
@@ -301,7 +254,7 @@ func gnmaxLogQ(counts []int, top int, sigma float64, noise PATENoise) float64 {
 	}
 	l := logSumExpUp(ts)
 	if noise == DiscreteNoise {
-		l = addUp(l, libUp(math.Log(DiscreteGNMaxExcess(sigma))))
+		l = addUp(l, libUp(math.Log(discreteGNMaxExcess(sigma))))
 	}
 	c := float64(len(counts))
 	return math.Min(l, libUp(math.Log1p(-1/c))+ulp)

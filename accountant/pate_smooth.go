@@ -86,7 +86,7 @@ type qMoves struct {
 func newQMoves(sigma float64, classes int, noise PATENoise) qMoves {
 	r := 1.0
 	if noise == DiscreteNoise {
-		r = DiscreteGNMaxExcess(sigma)
+		r = discreteGNMaxExcess(sigma)
 	}
 	return qMoves{logScale: math.Log(r * float64(classes-1) / 2), step: 1 / sigma}
 }
@@ -383,10 +383,10 @@ func GNSSRDP(beta, sigma, order float64) (float64, error) {
 	return a.add(b).hi, nil
 }
 
-// GNSSSigma returns the PATE authors' choice of the GNSS noise for order
+// gnssSigma returns the PATE authors' choice of the GNSS noise for order
 // λ, β and smooth sensitivity ss: σ = (λe^{2β}/ss)^{1/3}, the minimiser of
 // λe^{2β}/σ² + 2·ss·σ (GNSS's cost plus two deviations of its noise).
-func GNSSSigma(beta, ss, order float64) (float64, error) {
+func gnssSigma(beta, ss, order float64) (float64, error) {
 	if err := checkPositive("smooth sensitivity", ss); err != nil {
 		return 0, fmt.Errorf("GNSS: %w", err)
 	}
@@ -400,7 +400,7 @@ type GNSSChoice struct {
 }
 
 // ChooseGNSS picks β on the PATE authors' grid 0.30/λ, 0.31/λ, ...,
-// 0.49/λ and σ by GNSSSigma, minimising rdp + GNSSRDP + 2·SS·σ, for
+// 0.49/λ and σ by gnssSigma, minimising rdp + GNSSRDP + 2·SS·σ, for
 // local sensitivities ls at order λ. The choice depends on the votes:
 // the parameters it returns are not private (fix them in advance for a
 // release whose every step is accounted for).
@@ -420,7 +420,7 @@ func ChooseGNSS(rdp float64, ls []float64, order float64) (GNSSChoice, error) {
 			}
 			return GNSSChoice{Beta: beta, SS: 0, Sigma: 1, Cost: cost}, nil
 		}
-		sigma, err := GNSSSigma(beta, ss, order)
+		sigma, err := gnssSigma(beta, ss, order)
 		if err != nil {
 			return best, err
 		}

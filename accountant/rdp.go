@@ -3,7 +3,8 @@ package accountant
 import (
 	"fmt"
 	"math"
-	"strings"
+
+	"github.com/darrm/darrm/internal/enum"
 )
 
 // Conversion is a rule that turns a Rényi-DP bound into an (ε, δ)-DP
@@ -22,15 +23,10 @@ const (
 	ImprovedConversion
 )
 
-var conversionNames = [...]string{PaperConversion: "paper", ImprovedConversion: "improved"}
+var conversionNames = enum.Names[Conversion]{What: "conversion", List: []string{PaperConversion: "paper", ImprovedConversion: "improved"}}
 
 // String returns "paper" or "improved".
-func (c Conversion) String() string {
-	if c < 0 || int(c) >= len(conversionNames) {
-		return fmt.Sprintf("Conversion(%d)", int(c))
-	}
-	return conversionNames[c]
-}
+func (c Conversion) String() string { return conversionNames.String(c) }
 
 // Reference names the result that c implements.
 func (c Conversion) Reference() string {
@@ -44,27 +40,14 @@ func (c Conversion) Reference() string {
 }
 
 // ParseConversion parses "paper" or "improved".
-func ParseConversion(s string) (Conversion, error) {
-	for c, name := range conversionNames {
-		if s == name {
-			return Conversion(c), nil
-		}
-	}
-	return 0, fmt.Errorf("conversion %q: must be one of %s", s, strings.Join(conversionNames[:], ", "))
-}
+func ParseConversion(s string) (Conversion, error) { return conversionNames.Parse(s) }
 
 // MarshalText returns the name of c, so that a Conversion reads and prints as
 // text (a flag, a JSON or config value).
 func (c Conversion) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
 
 // UnmarshalText sets c from its name (ParseConversion).
-func (c *Conversion) UnmarshalText(b []byte) error {
-	x, err := ParseConversion(string(b))
-	if err == nil {
-		*c = x
-	}
-	return err
-}
+func (c *Conversion) UnmarshalText(b []byte) error { return conversionNames.Unmarshal(c, b) }
 
 // GaussianRho returns ρ = Δ²/(2σ²), the slope of the Gaussian mechanism's
 // RDP curve ε(α) = ρ·α (Mironov 2017, Prop. 7).

@@ -1,6 +1,10 @@
 package accountant
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/darrm/darrm/internal/enum"
+)
 
 // Relation is a neighbouring relation: what may change between the two
 // datasets (or vote vectors) a guarantee compares, and so the relation
@@ -34,27 +38,19 @@ const (
 	OneVote
 )
 
-var relationNames = [...]string{PrivateTeachers: "private-teachers", OneVote: "one-vote"}
+var relationNames = enum.Names[Relation]{What: "relation", List: []string{PrivateTeachers: "private-teachers", OneVote: "one-vote"}}
 
 // String returns "private-teachers" or "one-vote".
-func (r Relation) String() string {
-	if r < 0 || int(r) >= len(relationNames) {
-		return fmt.Sprintf("Relation(%d)", int(r))
-	}
-	return relationNames[r]
-}
+func (r Relation) String() string { return relationNames.String(r) }
 
 // MarshalText returns the relation's name.
 func (r Relation) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
 
 // UnmarshalText sets r from a relation's name, so that a Relation reads
-// as a flag or a JSON value.
+// as a flag or a JSON value; its error says what each relation is.
 func (r *Relation) UnmarshalText(b []byte) error {
-	for i, name := range relationNames {
-		if name == string(b) {
-			*r = Relation(i)
-			return nil
-		}
+	if relationNames.Unmarshal(r, b) == nil {
+		return nil
 	}
 	return fmt.Errorf("relation %q: must be %v (each teacher private, any vote may change: DaRRM, RR, subsampling) or %v (one record changes at most one vote: GNMax, DaRRM)", b, PrivateTeachers, OneVote)
 }

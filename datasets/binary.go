@@ -73,9 +73,9 @@ var binaryTasks = map[string]binaryTask{
 		fetched + " (Debian package dataset-fashion-mnist)"},
 }
 
-// BinaryNames lists the thesis' two-class tasks; LoadBinary also reads any
+// binaryNames lists the thesis' two-class tasks; LoadBinary also reads any
 // other pair of classes of the same images (PairName).
-func BinaryNames() []string {
+func binaryNames() []string {
 	names := make([]string, 0, len(binaryTasks))
 	for n := range binaryTasks {
 		names = append(names, n)
@@ -112,7 +112,7 @@ func lookupBinary(name string) (binaryTask, error) {
 		}
 		return t, nil
 	}
-	return binaryTask{}, fmt.Errorf("dataset %q: must be one of %v, or mnist or fashion followed by two distinct class digits (e.g. mnist39)", name, BinaryNames())
+	return binaryTask{}, fmt.Errorf("dataset %q: must be one of %v, or mnist or fashion followed by two distinct class digits (e.g. mnist39)", name, binaryNames())
 }
 
 // LoadBinary reads the two-class task name ("mnist58" or "fashion58":

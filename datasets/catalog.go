@@ -12,6 +12,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/darrm/darrm/internal/enum"
 )
 
 // FetchScript is the script that fetches the registry-hosted datasets.
@@ -133,17 +135,10 @@ const (
 	Classification
 )
 
-func (t Task) String() string {
-	switch t {
-	case Mean:
-		return "mean estimation"
-	case Regression:
-		return "regression"
-	case Classification:
-		return "classification"
-	}
-	return fmt.Sprintf("Task(%d)", int(t))
-}
+var taskNames = enum.Names[Task]{What: "task", List: []string{Mean: "mean estimation", Regression: "regression", Classification: "classification"}}
+
+// String returns "mean estimation", "regression" or "classification".
+func (t Task) String() string { return taskNames.String(t) }
 
 // Load builds dataset name's D and P for task t from the
 // files under dir ("": DefaultDir). A missing file is reported as a
@@ -232,14 +227,14 @@ func mnist69(images, labels io.Reader, perDigit int) (*Dataset, *Dataset, error)
 // readImages reads an IDX file of images and the IDX file of their labels
 // and returns the pixels, the pixels per image and the labels.
 func readImages(images, labels io.Reader) (px []byte, d int, lab []int, err error) {
-	dims, px, err := ReadIDX(images)
+	dims, px, err := readIDX(images)
 	if err != nil {
 		return nil, 0, nil, fmt.Errorf("images: %w", err)
 	}
 	if len(dims) != 3 {
 		return nil, 0, nil, fmt.Errorf("images: %d dimensions: must be 3", len(dims))
 	}
-	lab, err = ReadIDXLabels(labels)
+	lab, err = readIDXLabels(labels)
 	if err != nil {
 		return nil, 0, nil, fmt.Errorf("labels: %w", err)
 	}
@@ -329,7 +324,7 @@ func fashion(images, labelsR io.Reader, t Task) (*Dataset, *Dataset, error) {
 }
 
 func cifar10(batch io.Reader) (*Dataset, *Dataset, error) {
-	px, labels, err := ReadCIFAR10Batch(batch)
+	px, labels, err := readCIFAR10Batch(batch)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -398,7 +393,7 @@ func standardizeResponse(priv, pub []float64) ([]float64, []float64) {
 }
 
 func breastCancer(r io.Reader) (*Dataset, *Dataset, error) {
-	t, err := ReadBreastCancer(r)
+	t, err := readBreastCancer(r)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -438,7 +433,7 @@ func median(sorted []float64) float64 {
 }
 
 func diabetes(data, target io.Reader) (*Dataset, *Dataset, error) {
-	t, err := ReadDiabetes(data, target)
+	t, err := readDiabetes(data, target)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -466,7 +461,7 @@ func diabetes(data, target io.Reader) (*Dataset, *Dataset, error) {
 }
 
 func compas(r io.Reader) (*Dataset, *Dataset, error) {
-	rows, err := ReadCOMPAS(r)
+	rows, err := readCOMPAS(r)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -489,7 +484,7 @@ func compas(r io.Reader) (*Dataset, *Dataset, error) {
 }
 
 func credit(r io.Reader) (*Dataset, *Dataset, error) {
-	rows, err := ReadCreditDefault(r)
+	rows, err := readCreditDefault(r)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -532,7 +527,7 @@ func credit(r io.Reader) (*Dataset, *Dataset, error) {
 const crimeSeed = 4
 
 func crime(r io.Reader) (*Dataset, *Dataset, error) {
-	t, err := ReadCommunities(r)
+	t, err := readCommunities(r)
 	if err != nil {
 		return nil, nil, err
 	}

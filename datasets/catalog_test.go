@@ -293,7 +293,7 @@ func TestCanonical(t *testing.T) {
 	for _, info := range Catalog() {
 		names = append(names, info.Name)
 	}
-	names = append(append(names, BinaryNames()...), "mnist39", "fashion07", "mnist", "fashion-mnist")
+	names = append(append(names, binaryNames()...), "mnist39", "fashion07", "mnist", "fashion-mnist")
 	for _, n := range names {
 		for _, typed := range []string{n, strings.ToUpper(n), strings.ToUpper(n[:1]) + n[1:]} {
 			if got := Canonical(typed); got != n {

@@ -12,16 +12,16 @@ import (
 	"strings"
 )
 
-// maxIDXBytes bounds what ReadIDX accepts (the Fashion-MNIST training
+// maxIDXBytes bounds what readIDX accepts (the Fashion-MNIST training
 // images are 47 MB), so that a corrupt header cannot make it allocate
 // without limit.
 const maxIDXBytes = 1 << 30
 
-// ReadIDX reads an IDX file of unsigned bytes (the format of MNIST and
+// readIDX reads an IDX file of unsigned bytes (the format of MNIST and
 // Fashion-MNIST, gzip-compressed or not): a magic number 0x0000080N, N
 // big-endian uint32 dimensions, then the bytes. It returns the dimensions
 // and the data.
-func ReadIDX(r io.Reader) (dims []int, data []byte, err error) {
+func readIDX(r io.Reader) (dims []int, data []byte, err error) {
 	br := bufio.NewReader(r)
 	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
 		gz, err := gzip.NewReader(br)
@@ -67,10 +67,10 @@ func ReadIDX(r io.Reader) (dims []int, data []byte, err error) {
 	return dims, data, nil
 }
 
-// ReadIDXLabels reads an IDX label file (one dimension) and returns the
+// readIDXLabels reads an IDX label file (one dimension) and returns the
 // labels.
-func ReadIDXLabels(r io.Reader) ([]int, error) {
-	dims, data, err := ReadIDX(r)
+func readIDXLabels(r io.Reader) ([]int, error) {
+	dims, data, err := readIDX(r)
 	if err != nil {
 		return nil, err
 	}
@@ -107,10 +107,10 @@ func parseFloat(s, where string) (float64, error) {
 	return v, nil
 }
 
-// ReadBreastCancer reads scikit-learn's breast_cancer.csv: a first line
+// readBreastCancer reads scikit-learn's breast_cancer.csv: a first line
 // "n,d,name0,name1", then n rows of d features and a 0/1 target
 // (0 = malignant, 1 = benign in scikit-learn's coding).
-func ReadBreastCancer(r io.Reader) (*Table, error) {
+func readBreastCancer(r io.Reader) (*Table, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
 	head, err := cr.Read()
@@ -159,10 +159,10 @@ func ReadBreastCancer(r io.Reader) (*Table, error) {
 // DiabetesColumns are the ten features of scikit-learn's diabetes table.
 var DiabetesColumns = []string{"age", "sex", "bmi", "bp", "s1", "s2", "s3", "s4", "s5", "s6"}
 
-// ReadDiabetes reads scikit-learn's diabetes_data_raw.csv(.gz) (442 rows of
+// readDiabetes reads scikit-learn's diabetes_data_raw.csv(.gz) (442 rows of
 // ten whitespace-separated raw features, DiabetesColumns) and
 // diabetes_target.csv(.gz) (one response per line).
-func ReadDiabetes(data, target io.Reader) (*Table, error) {
+func readDiabetes(data, target io.Reader) (*Table, error) {
 	data, err := maybeGunzip(data)
 	if err != nil {
 		return nil, fmt.Errorf("diabetes data: %w", err)
@@ -257,10 +257,10 @@ type COMPASRow struct {
 // COMPASFeatures names the ten features read from each COMPAS row.
 var COMPASFeatures = []string{"male", "age", "age<25", "age25-45", "age>45", "juv_fel_count", "juv_misd_count", "juv_other_count", "priors_count", "felony"}
 
-// ReadCOMPAS reads ProPublica's compas-scores-two-years.csv and applies
+// readCOMPAS reads ProPublica's compas-scores-two-years.csv and applies
 // ProPublica's filters (|days_b_screening_arrest| <= 30, is_recid != -1,
 // c_charge_degree != "O", score_text != "N/A"), as in their analysis.
-func ReadCOMPAS(r io.Reader) ([]COMPASRow, error) {
+func readCOMPAS(r io.Reader) ([]COMPASRow, error) {
 	const file = "compas"
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
@@ -369,10 +369,10 @@ const (
 // thesis' d = 124 keeps state and fold beside the 122 predictive columns.
 var communitiesDropped = map[int]bool{1: true, 2: true, 3: true}
 
-// ReadCommunities reads UCI's communities.data (comma-separated, 128
+// readCommunities reads UCI's communities.data (comma-separated, 128
 // columns, "?" for missing) and returns the rows without a missing value
 // in the 124 feature columns or the target, ViolentCrimesPerPop.
-func ReadCommunities(r io.Reader) (*Table, error) {
+func readCommunities(r io.Reader) (*Table, error) {
 	const file = "communities"
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
@@ -429,11 +429,11 @@ var CreditFeatures = []string{"LIMIT_BAL", "SEX", "MARRIAGE", "AGE", "PAY_0", "P
 	"BILL_AMT1", "BILL_AMT2", "BILL_AMT3", "BILL_AMT4", "BILL_AMT5", "BILL_AMT6",
 	"PAY_AMT1", "PAY_AMT2", "PAY_AMT3", "PAY_AMT4", "PAY_AMT5", "PAY_AMT6"}
 
-// ReadCreditDefault reads UCI's default of credit card clients table saved
+// readCreditDefault reads UCI's default of credit card clients table saved
 // as CSV. The header row is the one naming LIMIT_BAL (UCI's spreadsheet has
 // an X1..X23 row above it, which is skipped); the target column is
 // "default payment next month" (or "default.payment.next.month").
-func ReadCreditDefault(r io.Reader) ([]CreditRow, error) {
+func readCreditDefault(r io.Reader) ([]CreditRow, error) {
 	const file = "credit"
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
@@ -520,10 +520,10 @@ const (
 	cifarRecord = 1 + CIFARPixels
 )
 
-// ReadCIFAR10Batch reads one CIFAR-10 binary batch (data_batch_N.bin):
+// readCIFAR10Batch reads one CIFAR-10 binary batch (data_batch_N.bin):
 // records of a label byte (0-9) and 3072 pixel bytes. It returns the pixel
 // bytes row-major (red, green, blue planes of 32×32) and the labels.
-func ReadCIFAR10Batch(r io.Reader) ([]byte, []int, error) {
+func readCIFAR10Batch(r io.Reader) ([]byte, []int, error) {
 	data, err := io.ReadAll(io.LimitReader(r, 10000*cifarRecord+1))
 	if err != nil {
 		return nil, nil, fmt.Errorf("cifar-10 batch: %w", err)

@@ -21,14 +21,14 @@ func open(t *testing.T, rel string) *os.File {
 }
 
 func TestReadIDX(t *testing.T) {
-	dims, data, err := ReadIDX(open(t, "fashion-mnist/train-images-idx3-ubyte.gz"))
+	dims, data, err := readIDX(open(t, "fashion-mnist/train-images-idx3-ubyte.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(dims) != 3 || dims[0] != 3 || dims[1] != 28 || dims[2] != 28 || len(data) != 3*784 || data[1] != 13 {
 		t.Fatalf("dims %v, %d bytes, data[1] = %d", dims, len(data), data[1])
 	}
-	labels, err := ReadIDXLabels(open(t, "fashion-mnist/train-labels-idx1-ubyte.gz"))
+	labels, err := readIDXLabels(open(t, "fashion-mnist/train-labels-idx1-ubyte.gz"))
 	if err != nil || len(labels) != 3 || labels[0] != 6 || labels[1] != 0 {
 		t.Fatalf("labels %v, %v", labels, err)
 	}
@@ -36,19 +36,19 @@ func TestReadIDX(t *testing.T) {
 	var raw bytes.Buffer
 	binary.Write(&raw, binary.BigEndian, []uint32{0x801, 2})
 	raw.Write([]byte{4, 5})
-	if l, err := ReadIDXLabels(bytes.NewReader(raw.Bytes())); err != nil || len(l) != 2 {
+	if l, err := readIDXLabels(bytes.NewReader(raw.Bytes())); err != nil || len(l) != 2 {
 		t.Errorf("plain IDX: %v, %v", l, err)
 	}
-	if _, err := ReadIDXLabels(bytes.NewReader(raw.Bytes()[:9])); err == nil || !strings.Contains(err.Error(), "must be 2") {
+	if _, err := readIDXLabels(bytes.NewReader(raw.Bytes()[:9])); err == nil || !strings.Contains(err.Error(), "must be 2") {
 		t.Errorf("short IDX: %v", err)
 	}
-	if _, _, err := ReadIDX(bytes.NewReader([]byte{0, 0, 9, 1, 0, 0, 0, 1, 7})); err == nil || !strings.Contains(err.Error(), "magic") {
+	if _, _, err := readIDX(bytes.NewReader([]byte{0, 0, 9, 1, 0, 0, 0, 1, 7})); err == nil || !strings.Contains(err.Error(), "magic") {
 		t.Errorf("bad magic: %v", err)
 	}
 }
 
 func TestReadBreastCancer(t *testing.T) {
-	tab, err := ReadBreastCancer(open(t, "sklearn/breast_cancer.csv"))
+	tab, err := readBreastCancer(open(t, "sklearn/breast_cancer.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,30 +62,30 @@ func TestReadBreastCancer(t *testing.T) {
 		"ragged": "1,2,a,b\n1,1\n",
 		"header": "x,2\n",
 	} {
-		if _, err := ReadBreastCancer(strings.NewReader(bad)); err == nil {
+		if _, err := readBreastCancer(strings.NewReader(bad)); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
 }
 
 func TestReadDiabetes(t *testing.T) {
-	tab, err := ReadDiabetes(open(t, "sklearn/diabetes_data_raw.csv.gz"), open(t, "sklearn/diabetes_target.csv.gz"))
+	tab, err := readDiabetes(open(t, "sklearn/diabetes_data_raw.csv.gz"), open(t, "sklearn/diabetes_target.csv.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if tab.Len() != 4 || tab.D != 10 || tab.Row(3)[0] != 53 || tab.Y[3] != 130 {
 		t.Fatalf("%d rows, row 3 age %v target %v", tab.Len(), tab.Row(3)[0], tab.Y[3])
 	}
-	if _, err := ReadDiabetes(strings.NewReader("1 2 3\n"), strings.NewReader("1\n")); err == nil || !strings.Contains(err.Error(), "3 fields") {
+	if _, err := readDiabetes(strings.NewReader("1 2 3\n"), strings.NewReader("1\n")); err == nil || !strings.Contains(err.Error(), "3 fields") {
 		t.Errorf("short row: %v", err)
 	}
-	if _, err := ReadDiabetes(strings.NewReader("1 2 3 4 5 6 7 8 9 10\n"), strings.NewReader("1\n2\n")); err == nil {
+	if _, err := readDiabetes(strings.NewReader("1 2 3 4 5 6 7 8 9 10\n"), strings.NewReader("1\n2\n")); err == nil {
 		t.Error("1 row, 2 targets: no error")
 	}
 }
 
 func TestReadCOMPAS(t *testing.T) {
-	rows, err := ReadCOMPAS(open(t, "compas/compas-scores-two-years.csv"))
+	rows, err := readCOMPAS(open(t, "compas/compas-scores-two-years.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,51 +103,51 @@ func TestReadCOMPAS(t *testing.T) {
 			t.Fatalf("features %v, want %v (%v)", got.Features, want, COMPASFeatures)
 		}
 	}
-	if _, err := ReadCOMPAS(strings.NewReader("sex,age\nMale,3\n")); err == nil || !strings.Contains(err.Error(), `no column "age_cat"`) {
+	if _, err := readCOMPAS(strings.NewReader("sex,age\nMale,3\n")); err == nil || !strings.Contains(err.Error(), `no column "age_cat"`) {
 		t.Errorf("missing column: %v", err)
 	}
 }
 
 func TestReadCommunities(t *testing.T) {
-	tab, err := ReadCommunities(open(t, "crime/communities.data"))
+	tab, err := readCommunities(open(t, "crime/communities.data"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if tab.Len() != 5 || tab.D != 124 {
 		t.Fatalf("%d complete rows of %d features, want 5 of 124", tab.Len(), tab.D)
 	}
-	if _, err := ReadCommunities(strings.NewReader("1,2,3\n")); err == nil || !strings.Contains(err.Error(), "must be 128") {
+	if _, err := readCommunities(strings.NewReader("1,2,3\n")); err == nil || !strings.Contains(err.Error(), "must be 128") {
 		t.Errorf("short row: %v", err)
 	}
 }
 
 func TestReadCreditDefault(t *testing.T) {
-	rows, err := ReadCreditDefault(open(t, "credit/default_of_credit_card_clients.csv"))
+	rows, err := readCreditDefault(open(t, "credit/default_of_credit_card_clients.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rows) != 6 || rows[0].Education != 3 || rows[0].Default != 1 || rows[1].Features[0] != 40000 || len(rows[0].Features) != 22 {
 		t.Fatalf("rows %+v", rows[:2])
 	}
-	if _, err := ReadCreditDefault(strings.NewReader("a,b\nc,d\ne,f\n")); err == nil || !strings.Contains(err.Error(), "LIMIT_BAL") {
+	if _, err := readCreditDefault(strings.NewReader("a,b\nc,d\ne,f\n")); err == nil || !strings.Contains(err.Error(), "LIMIT_BAL") {
 		t.Errorf("no header: %v", err)
 	}
 }
 
 func TestReadCIFAR10Batch(t *testing.T) {
-	px, labels, err := ReadCIFAR10Batch(open(t, "cifar10/data_batch_1.bin"))
+	px, labels, err := readCIFAR10Batch(open(t, "cifar10/data_batch_1.bin"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(labels) != 3 || labels[1] != 9 || len(px) != 3*CIFARPixels || px[CIFARPixels] != 63 {
 		t.Fatalf("labels %v, %d pixels, px[3072] = %d", labels, len(px), px[CIFARPixels])
 	}
-	if _, _, err := ReadCIFAR10Batch(bytes.NewReader(make([]byte, 100))); err == nil {
+	if _, _, err := readCIFAR10Batch(bytes.NewReader(make([]byte, 100))); err == nil {
 		t.Error("short batch: no error")
 	}
 	bad := make([]byte, cifarRecord)
 	bad[0] = 10
-	if _, _, err := ReadCIFAR10Batch(bytes.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "label 10") {
+	if _, _, err := readCIFAR10Batch(bytes.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "label 10") {
 		t.Errorf("label 10: %v", err)
 	}
 }
@@ -160,7 +160,7 @@ func FuzzReadIDX(f *testing.F) {
 	f.Add(gz.Bytes())
 	f.Add([]byte{0, 0, 8, 3, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 9})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		dims, data, err := ReadIDX(bytes.NewReader(b))
+		dims, data, err := readIDX(bytes.NewReader(b))
 		if err != nil {
 			return
 		}
@@ -178,7 +178,7 @@ func FuzzReadCOMPAS(f *testing.F) {
 	b, _ := os.ReadFile(filepath.Join("testdata", "compas", "compas-scores-two-years.csv"))
 	f.Add(string(b))
 	f.Fuzz(func(t *testing.T, s string) {
-		rows, err := ReadCOMPAS(strings.NewReader(s))
+		rows, err := readCOMPAS(strings.NewReader(s))
 		if err != nil {
 			return
 		}
@@ -194,7 +194,7 @@ func FuzzReadCommunities(f *testing.F) {
 	b, _ := os.ReadFile(filepath.Join("testdata", "crime", "communities.data"))
 	f.Add(string(b))
 	f.Fuzz(func(t *testing.T, s string) {
-		tab, err := ReadCommunities(strings.NewReader(s))
+		tab, err := readCommunities(strings.NewReader(s))
 		if err != nil {
 			return
 		}
@@ -208,7 +208,7 @@ func FuzzReadCreditDefault(f *testing.F) {
 	b, _ := os.ReadFile(filepath.Join("testdata", "credit", "default_of_credit_card_clients.csv"))
 	f.Add(string(b))
 	f.Fuzz(func(t *testing.T, s string) {
-		rows, err := ReadCreditDefault(strings.NewReader(s))
+		rows, err := readCreditDefault(strings.NewReader(s))
 		if err != nil {
 			return
 		}
@@ -224,7 +224,7 @@ func FuzzReadBreastCancer(f *testing.F) {
 	b, _ := os.ReadFile(filepath.Join("testdata", "sklearn", "breast_cancer.csv"))
 	f.Add(string(b))
 	f.Fuzz(func(t *testing.T, s string) {
-		tab, err := ReadBreastCancer(strings.NewReader(s))
+		tab, err := readBreastCancer(strings.NewReader(s))
 		if err != nil {
 			return
 		}

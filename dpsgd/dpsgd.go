@@ -65,8 +65,8 @@ func checkData(d *datasets.Dataset) error {
 	return nil
 }
 
-// Clip scales g to L2 norm at most c and returns its norm before.
-func Clip(g []float64, c float64) float64 {
+// clipNorm scales g to L2 norm at most c and returns its norm before.
+func clipNorm(g []float64, c float64) float64 {
 	var s float64
 	for _, v := range g {
 		s += v * v
@@ -110,7 +110,7 @@ func Private(ctx context.Context, net *nn.Net, data *datasets.Dataset, cfg Confi
 				continue
 			}
 			net.Grad(data.Row(i), data.Y[i], g, ws)
-			Clip(g, cfg.Clip)
+			clipNorm(g, cfg.Clip)
 			for k, v := range g {
 				sum[k] += v
 			}

@@ -29,7 +29,7 @@ func TestClip(t *testing.T) {
 		for i := range g {
 			g[i] = r.NormFloat64() * math.Exp(4*r.NormFloat64())
 		}
-		before := Clip(g, 1)
+		before := clipNorm(g, 1)
 		var s float64
 		for _, v := range g {
 			s += v * v

@@ -187,15 +187,15 @@ type Evaluation struct {
 	Errors         []ErrorEstimate `json:"expected_errors,omitempty"`
 }
 
-// Evaluate certifies g for p (Verify) and measures its utility under the
+// evaluate certifies g for p (Verify) and measures its utility under the
 // prior's coefficients and its true expected error under each actual
-// distribution (ExpectedErrors).
-func Evaluate(ctx context.Context, p constraints.Params, g Gamma, coeffs []float64, actuals []Actual, workers int) (Evaluation, error) {
+// distribution (expectedErrors).
+func evaluate(ctx context.Context, p constraints.Params, g Gamma, coeffs []float64, actuals []Actual, workers int) (Evaluation, error) {
 	cert, err := Verify(ctx, p, g, VerifyOptions{Workers: workers})
 	if err != nil {
 		return Evaluation{}, err
 	}
-	errs, err := ExpectedErrors(g, actuals)
+	errs, err := expectedErrors(g, actuals)
 	if err != nil {
 		return Evaluation{}, err
 	}
@@ -204,33 +204,33 @@ func Evaluate(ctx context.Context, p constraints.Params, g Gamma, coeffs []float
 
 // Compare evaluates the comparison of gamma_opt, opt, with its baselines
 // at problem p: opt's true expected error under each actual distribution
-// (ExpectedErrors), and each baseline certified and measured (Evaluate),
+// (expectedErrors), and each baseline certified and measured (evaluate),
 // in the order of bases.
 func Compare(ctx context.Context, p constraints.Params, opt Gamma, bases []Baseline, coeffs []float64, actuals []Actual, workers int) ([]ErrorEstimate, []Evaluation, error) {
-	errs, err := ExpectedErrors(opt, actuals)
+	errs, err := expectedErrors(opt, actuals)
 	if err != nil {
 		return nil, nil, err
 	}
 	evs := make([]Evaluation, len(bases))
 	for i, b := range bases {
-		if evs[i], err = Evaluate(ctx, p, b.Gamma, coeffs, actuals, workers); err != nil {
+		if evs[i], err = evaluate(ctx, p, b.Gamma, coeffs, actuals, workers); err != nil {
 			return nil, nil, fmt.Errorf("certify %s: %w", b.Name, err)
 		}
 	}
 	return errs, evs, nil
 }
 
-// ExpectedErrors returns the true expected error of g under each actual
-// distribution (ExpectedTVError). Distributions that are not fixed are
+// expectedErrors returns the true expected error of g under each actual
+// distribution (expectedTVError). Distributions that are not fixed are
 // sampled with about 2·10^8/K² Poisson-binomial steps in all (between 500
 // and 20,000 draws), from a fixed seed: these are evaluations, not private
 // releases, and a fixed seed makes the tables reproducible.
-func ExpectedErrors(g Gamma, actuals []Actual) ([]ErrorEstimate, error) {
+func expectedErrors(g Gamma, actuals []Actual) ([]ErrorEstimate, error) {
 	k := g.K()
 	samples := min(20000, max(500, 200_000_000/(k*k)))
 	var out []ErrorEstimate
 	for _, a := range actuals {
-		est, err := ExpectedTVError(g, a, samples, 1)
+		est, err := expectedTVError(g, a, samples, 1)
 		if err != nil {
 			return nil, fmt.Errorf("expected error under %v: %w", a, err)
 		}

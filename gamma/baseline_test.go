@@ -115,7 +115,7 @@ func TestRRConst(t *testing.T) {
 }
 
 // TestCompare: gamma_opt's errors and each baseline's evaluation are those
-// of ExpectedErrors and Evaluate, in the baselines' order; a baseline that
+// of expectedErrors and evaluate, in the baselines' order; a baseline that
 // cannot be certified is named.
 func TestCompare(t *testing.T) {
 	ctx := context.Background()
@@ -143,12 +143,12 @@ func TestCompare(t *testing.T) {
 			}
 			continue
 		}
-		wantErrs, _ := ExpectedErrors(opt, actuals)
+		wantErrs, _ := expectedErrors(opt, actuals)
 		if err != nil || !slices.Equal(errs, wantErrs) || len(evs) != len(tc.bases) {
 			t.Fatalf("%s: %v, %d evaluations (%v)", tc.name, errs, len(evs), err)
 		}
 		for i, b := range tc.bases {
-			want, _ := Evaluate(ctx, p, b.Gamma, coeffs, actuals, 1)
+			want, _ := evaluate(ctx, p, b.Gamma, coeffs, actuals, 1)
 			if evs[i].Utility != want.Utility || evs[i].Certificate.Status != want.Certificate.Status || !slices.Equal(evs[i].Errors, want.Errors) {
 				t.Errorf("%s: %s evaluated %+v, want %+v", tc.name, b.Name, evs[i], want)
 			}

@@ -123,11 +123,11 @@ type ErrorEstimate struct {
 	Samples int     `json:"samples,omitempty"`
 }
 
-// ExpectedTVError returns E_p[TVError(g, p)] under the actual distribution.
+// expectedTVError returns E_p[TVError(g, p)] under the actual distribution.
 // It is exact when the p_i are fixed; otherwise it averages samples draws
 // of p from a PCG generator seeded with seed (the error is an absolute
 // value of a multilinear function of p, which has no closed-form mean).
-func ExpectedTVError(g Gamma, a Actual, samples int, seed uint64) (ErrorEstimate, error) {
+func expectedTVError(g Gamma, a Actual, samples int, seed uint64) (ErrorEstimate, error) {
 	k := g.K()
 	if a.fixed != nil {
 		p, err := a.Sample(k, nil)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/internal/enum"
 )
 
 // Status is the verdict of a certificate: Certified (private, the zero
@@ -27,30 +28,16 @@ const (
 	Violated
 )
 
-func (s Status) String() string {
-	switch s {
-	case Certified:
-		return "certified"
-	case Tight:
-		return "tight"
-	default:
-		return "violated"
-	}
-}
+var statusNames = enum.Names[Status]{What: "certificate status", List: []string{Certified: "certified", Tight: "tight", Violated: "violated"}}
+
+// String returns "certified", "tight" or "violated".
+func (s Status) String() string { return statusNames.String(s) }
 
 // MarshalText renders the status in JSON as its name.
 func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
 // UnmarshalText parses a status name.
-func (s *Status) UnmarshalText(b []byte) error {
-	for _, v := range []Status{Certified, Tight, Violated} {
-		if string(b) == v.String() {
-			*s = v
-			return nil
-		}
-	}
-	return fmt.Errorf("certificate status %q: want certified, tight or violated", b)
-}
+func (s *Status) UnmarshalText(b []byte) error { return statusNames.Unmarshal(s, b) }
 
 // Certificate is the outcome of the exhaustive privacy check of a gamma
 // (docs/solve.md, "Certification"): the maximum of the privacy cost f over all

@@ -12,7 +12,7 @@ import (
 	"github.com/darrm/darrm/gamma"
 )
 
-// Cached returns the certified optimal gamma for problem p and prior: from
+// cached returns the certified optimal gamma for problem p and prior: from
 // the cache when it holds a valid entry, otherwise computed by Solve
 // and stored. A cached gamma is trusted for its values only: its
 // certificate is computed again in this call by the exhaustive check
@@ -26,12 +26,12 @@ import (
 // Origin is FromCache or Solved, its Entry the gamma with its certificate
 // and statistics, its Path the cache file (with a cache), and its
 // StoreErr a failure to store a fresh entry, beside a valid result.
-func Cached(ctx context.Context, d *cache.Dir, p constraints.Params, prior gamma.Prior, opts Options, onCorrupt func(error)) (Loaded, error) {
+func cached(ctx context.Context, d *cache.Dir, p constraints.Params, prior gamma.Prior, opts Options, onCorrupt func(error)) (Loaded, error) {
 	key := cache.Key{Params: p, Prior: prior.String()}
 	var path string
 	if d != nil {
 		path = d.Path(key)
-		e, err := Reverified(ctx, d, key, opts.Workers)
+		e, err := reverified(ctx, d, key, opts.Workers)
 		var ce *cache.CorruptError
 		switch {
 		case err == nil:
@@ -62,7 +62,7 @@ func Cached(ctx context.Context, d *cache.Dir, p constraints.Params, prior gamma
 	return l, nil
 }
 
-// Reverified returns the cache entry for key with its certificate computed
+// reverified returns the cache entry for key with its certificate computed
 // now from its gamma's values by the exhaustive check, in place of the
 // stored one, and its objective and surrogate error computed from the
 // values too (the upper bound, and with it the gap, can only be read: see
@@ -70,7 +70,7 @@ func Cached(ctx context.Context, d *cache.Dir, p constraints.Params, prior gamma
 // contradict its stored optimality, is a *cache.CorruptError naming the
 // file: a checksum proves only that the file is unchanged since it was
 // written, not that what was written is private or optimal.
-func Reverified(ctx context.Context, d *cache.Dir, key cache.Key, workers int) (*cache.Entry, error) {
+func reverified(ctx context.Context, d *cache.Dir, key cache.Key, workers int) (*cache.Entry, error) {
 	e, err := d.Get(key)
 	if err != nil {
 		return nil, err

@@ -28,10 +28,10 @@ func ExampleSolve() {
 	// surrogate error: 0.0413
 }
 
-// Cached solves gamma_opt once and stores it; a later call takes it from
-// the cache and certifies it again exhaustively, never trusting the file's
-// certificate.
-func ExampleCached() {
+// A Source with a cache solves gamma_opt once and stores it; a later Load
+// takes it from the cache and certifies it again exhaustively, never
+// trusting the file's certificate.
+func ExampleSource_Load() {
 	dir, err := os.MkdirTemp("", "darrm-example-cache")
 	if err != nil {
 		panic(err)
@@ -41,9 +41,10 @@ func ExampleCached() {
 	if err != nil {
 		panic(err)
 	}
+	src := optimal.Source{Cache: d, Prior: gamma.UniformPrior()}
 	p := constraints.New(11, 3, 0.1, 1e-5)
 	for range 2 {
-		l, err := optimal.Cached(context.Background(), d, p, gamma.UniformPrior(), optimal.Options{}, nil)
+		l, err := src.Load(context.Background(), p)
 		if err != nil {
 			panic(err)
 		}

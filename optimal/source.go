@@ -35,7 +35,7 @@ type Source struct {
 	OnCorrupt func(error)
 }
 
-// Origin says where a Source or Cached found a gamma: FromGiven (the
+// Origin says where a Source found a gamma: FromGiven (the
 // caller's, the zero value), FromCache (a cache entry, certified again
 // now) or Solved (gamma_opt solved now).
 type Origin int
@@ -48,7 +48,7 @@ const (
 )
 
 // Loaded is a gamma for a problem and where it came from: what Source.Load
-// and Cached return.
+// returns.
 type Loaded struct {
 	Gamma  gamma.Gamma
 	Origin Origin
@@ -100,8 +100,14 @@ func (e *notCached) Unwrap() error { return cache.ErrNotFound }
 
 // Load returns the gamma s gives for problem p, which the caller has
 // validated: Given, which must have K+1 values; or gamma_opt from the
-// cache, certified again now (Reverified), and otherwise, unless
-// CacheOnly, solved and stored (Cached). An error in s is a *SourceError.
+// cache, certified again now, and otherwise, unless CacheOnly, solved by
+// Solve and stored. A cached gamma is trusted for its values only: its
+// certificate is computed again in this call by the exhaustive check
+// (gamma.Verify), never read from the file, and an entry that is corrupt
+// or fails that check is passed to OnCorrupt, then solved again and
+// replaced. Only the canonical gamma_opt is stored (Result.TieBroken),
+// so that the cache's entries are those of the current solver. An error
+// in s is a *SourceError.
 func (s Source) Load(ctx context.Context, p constraints.Params) (Loaded, error) {
 	if s.Given != nil {
 		if s.Given.K() != p.K {
@@ -118,7 +124,7 @@ func (s Source) Load(ctx context.Context, p constraints.Params) (Loaded, error) 
 		}
 		key := cache.Key{Params: p, Prior: s.Prior.String()}
 		path := s.Cache.Path(key)
-		e, err := Reverified(ctx, s.Cache, key, s.Options.Workers)
+		e, err := reverified(ctx, s.Cache, key, s.Options.Workers)
 		if errors.Is(err, cache.ErrNotFound) {
 			err = &notCached{key, path}
 		}
@@ -127,5 +133,5 @@ func (s Source) Load(ctx context.Context, p constraints.Params) (Loaded, error) 
 		}
 		return Loaded{Gamma: e.Gamma, Origin: FromCache, Entry: e, Path: path}, nil
 	}
-	return Cached(ctx, s.Cache, p, s.Prior, s.Options, s.OnCorrupt)
+	return cached(ctx, s.Cache, p, s.Prior, s.Options, s.OnCorrupt)
 }

@@ -3,7 +3,7 @@
 //
 // Account gives the data-independent and data-dependent bounds of Papernot,
 // Song, Mironov, Raghunathan, Talwar and Erlingsson, "Scalable Private
-// Learning with PATE", ICLR 2018, and ReleaseSmooth the data-dependent bound
+// Learning with PATE", ICLR 2018, and PrepareSmooth the data-dependent bound
 // released by smooth sensitivity. The experiment (that paper's Section 5,
 // Table 2's MNIST row) runs with darrm's exact samplers and accounting: K
 // non-private teachers trained on disjoint shares of the training set, cut
@@ -65,7 +65,7 @@ type Labelling struct {
 	Delta      float64
 	Directions accountant.PATEDirections
 	// Smooth are the parameters of the smooth-sensitivity release of the
-	// data-dependent ε (ReleaseSmooth).
+	// data-dependent ε (releaseSmooth).
 	Smooth SmoothParams
 	// Answered, if positive, stops at the query whose answer is the
 	// Answered-th, as PATE 2018's MNIST student asks until 286 queries
@@ -113,7 +113,7 @@ type Result struct {
 // classes, K teachers) with mechanism m, drawing from src, in order, up to
 // the opts.Answered-th answer if set; scores the labels against truth and
 // accounts for them as opts says, releasing the data-dependent ε by smooth
-// sensitivity (ReleaseSmooth).
+// sensitivity (releaseSmooth).
 func Label(counts [][]int, teachers, classes int, truth []int, m Mechanism, opts Labelling, src *noise.Source) (Result, error) {
 	agg, err := ensemble.NewClassGNMax(m.ConfidentGNMax, teachers, classes, opts.Delta)
 	if err != nil {
@@ -156,7 +156,7 @@ func Label(counts [][]int, teachers, classes int, truth []int, m Mechanism, opts
 		return res, err
 	}
 	res.EpsIndependent, res.EpsDependent, res.Order = r.Independent.Eps, r.Dependent.Eps, r.Dependent.Order
-	ss, err := ReleaseSmooth(acct, r, opts.Smooth, opts.Delta, accountant.PaperConversion, src)
+	ss, err := releaseSmooth(acct, r, opts.Smooth, opts.Delta, accountant.PaperConversion, src)
 	res.Smooth = ss
 	switch {
 	case err != nil:

@@ -161,9 +161,9 @@ type Smooth struct {
 	conv   accountant.Conversion
 }
 
-// ReleaseSmooth draws the smooth-sensitivity release of acct's
+// releaseSmooth draws the smooth-sensitivity release of acct's
 // data-dependent Rényi DP (PrepareSmooth, then Smooth.Draw from src).
-func ReleaseSmooth(acct *accountant.PATEAccount, res accountant.PATEResult, p SmoothParams, delta float64, c accountant.Conversion, src *noise.Source) (Smooth, error) {
+func releaseSmooth(acct *accountant.PATEAccount, res accountant.PATEResult, p SmoothParams, delta float64, c accountant.Conversion, src *noise.Source) (Smooth, error) {
 	s, err := PrepareSmooth(acct, res, p, delta, c)
 	if err != nil || s.Error != "" {
 		return s, err

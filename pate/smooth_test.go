@@ -86,7 +86,7 @@ func TestReleaseSmoothDataFree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ss, err := ReleaseSmooth(acct, res, SmoothParams{}, Delta, accountant.PaperConversion, noise.NewSeededSource(1))
+		ss, err := releaseSmooth(acct, res, SmoothParams{}, Delta, accountant.PaperConversion, noise.NewSeededSource(1))
 		if err != nil || ss.Error != "" {
 			t.Fatal(err, ss.Error)
 		}

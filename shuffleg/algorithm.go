@@ -34,8 +34,8 @@ func (o Order) String() string {
 	return fmt.Sprintf("Order(%d)", int(o))
 }
 
-// ParseOrder parses "rr", "so" or "ig" (case-insensitive).
-func ParseOrder(s string) (Order, error) {
+// parseOrder parses "rr", "so" or "ig" (case-insensitive).
+func parseOrder(s string) (Order, error) {
 	for o, name := range orderNames {
 		if strings.EqualFold(s, name) {
 			return o, nil
@@ -48,9 +48,9 @@ func ParseOrder(s string) (Order, error) {
 // text (a flag, a JSON or config value).
 func (o Order) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
 
-// UnmarshalText sets o from its name (ParseOrder).
+// UnmarshalText sets o from its name (parseOrder).
 func (o *Order) UnmarshalText(b []byte) error {
-	x, err := ParseOrder(string(b))
+	x, err := parseOrder(string(b))
 	if err == nil {
 		*o = x
 	}
@@ -116,9 +116,9 @@ func (a Algorithm) Label(o Order) string {
 	return a.String()
 }
 
-// ParseAlgorithm parses an algorithm's command-line name, or "dp", the
+// parseAlgorithm parses an algorithm's command-line name, or "dp", the
 // earlier name of DP-ShuffleG.
-func ParseAlgorithm(s string) (Algorithm, error) {
+func parseAlgorithm(s string) (Algorithm, error) {
 	if strings.EqualFold(s, "dp") {
 		return DPShuffleG, nil
 	}
@@ -229,13 +229,13 @@ func (pl Plan) PABI(clip float64) accountant.PABI {
 	return accountant.PABI{G: clip, Epochs: pl.PrivEpochs, Dilution: pl.Amplification()}
 }
 
-// AccountingPlan returns the plan the privacy analysis sees for algorithm a
+// accountingPlan returns the plan the privacy analysis sees for algorithm a
 // over K = epochs epochs, given the thesis' own parameters rather than a
 // private fraction: s, the epochs before the switch of PrivPub and PubPriv
 // (Algorithms 4 and 5, 1 <= s <= K−1), and n and n_d, the steps and
 // private steps per epoch of Interleaved (Algorithm 6, 1 <= n_d <= n).
 // Parameters an algorithm does not use are ignored.
-func AccountingPlan(a Algorithm, epochs, s, n, nd int) (Plan, error) {
+func accountingPlan(a Algorithm, epochs, s, n, nd int) (Plan, error) {
 	if epochs < 1 {
 		return Plan{}, &accountant.ParamError{Name: "epochs", Value: float64(epochs), Rule: "must be an integer >= 1"}
 	}

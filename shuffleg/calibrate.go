@@ -44,11 +44,11 @@ func Calibrate(plan Plan, clip float64, target accountant.Guarantee, conv accoun
 	return Calibration{Sigma: sigma, Eps: eps, Delta: target.Delta, Alpha: alpha, AlphaRule: rule, Conversion: conv, Reference: plan.Algorithm.Reference()}, nil
 }
 
-// CalibrateVariants calibrates plan to target in the three ways the thesis
+// calibrateVariants calibrates plan to target in the three ways the thesis
 // and darrm compare, in this order: the paper's conversion at Table 4.3's
 // order, the paper's conversion at the exactly optimal order, and the
 // improved conversion at the exactly optimal order.
-func CalibrateVariants(plan Plan, clip float64, target accountant.Guarantee) ([]Calibration, error) {
+func calibrateVariants(plan Plan, clip float64, target accountant.Guarantee) ([]Calibration, error) {
 	variants := []struct {
 		conv accountant.Conversion
 		rule accountant.AlphaRule
@@ -66,7 +66,7 @@ func CalibrateVariants(plan Plan, clip float64, target accountant.Guarantee) ([]
 // EpsVariants returns the ε with which plan's algorithm is (ε, δ)-DP at
 // noise σ when every gradient is clipped to norm clip, by the paper's and
 // by the improved conversion, each at the exactly optimal order: what
-// the last two of CalibrateVariants invert.
+// the last two of calibrateVariants invert.
 func EpsVariants(plan Plan, clip, sigma, delta float64) ([]Calibration, error) {
 	var cals []Calibration
 	for _, c := range []accountant.Conversion{accountant.PaperConversion, accountant.ImprovedConversion} {
@@ -80,11 +80,11 @@ func EpsVariants(plan Plan, clip, sigma, delta float64) ([]Calibration, error) {
 }
 
 // Accounting is what the privacy of private algorithms is asked for,
-// without running them: for each of Algorithms, planned by AccountingPlan
+// without running them: for each of Algorithms, planned by accountingPlan
 // with Epochs, S, N and ND and gradients clipped to norm G, the ε of the
 // noise Sigma at Delta under each conversion (EpsVariants) when Sigma is
 // set, and its noise calibrated to each (Target, Delta) of Targets
-// (CalibrateVariants).
+// (calibrateVariants).
 type Accounting struct {
 	Algorithms       []Algorithm
 	Epochs, S, N, ND int
@@ -105,7 +105,7 @@ type Noise struct {
 func (a Accounting) Run() ([]Noise, error) {
 	var out []Noise
 	for _, alg := range a.Algorithms {
-		plan, err := AccountingPlan(alg, a.Epochs, a.S, a.N, a.ND)
+		plan, err := accountingPlan(alg, a.Epochs, a.S, a.N, a.ND)
 		if err != nil {
 			return nil, err
 		}
@@ -117,7 +117,7 @@ func (a Accounting) Run() ([]Noise, error) {
 			out = append(out, Noise{Plan: plan, Calibrations: cals})
 		}
 		for _, eps := range a.Targets {
-			cals, err := CalibrateVariants(plan, a.G, accountant.Guarantee{Eps: eps, Delta: a.Delta})
+			cals, err := calibrateVariants(plan, a.G, accountant.Guarantee{Eps: eps, Delta: a.Delta})
 			if err != nil {
 				return nil, err
 			}

@@ -71,8 +71,8 @@ func TestCalibrationOrdering(t *testing.T) {
 // order, and the tighter rules need less noise.
 func TestCalibrateVariants(t *testing.T) {
 	target := accountant.Guarantee{Eps: 5, Delta: 1e-6}
-	plan, _ := AccountingPlan(Interleaved, 50, 0, 1000, 500)
-	cals, err := CalibrateVariants(plan, 10, target)
+	plan, _ := accountingPlan(Interleaved, 50, 0, 1000, 500)
+	cals, err := calibrateVariants(plan, 10, target)
 	if err != nil || len(cals) != 3 {
 		t.Fatalf("%d calibrations (%v)", len(cals), err)
 	}
@@ -88,19 +88,19 @@ func TestCalibrateVariants(t *testing.T) {
 	if !(cals[0].Sigma >= cals[1].Sigma && cals[1].Sigma > cals[2].Sigma) {
 		t.Errorf("sigma %v, %v, %v: want Table 4.3 >= exact > improved", cals[0].Sigma, cals[1].Sigma, cals[2].Sigma)
 	}
-	if _, err := CalibrateVariants(plan, 0, target); err == nil {
+	if _, err := calibrateVariants(plan, 0, target); err == nil {
 		t.Error("clip 0: no error")
 	}
 }
 
-// TestEpsVariants: at the σ that CalibrateVariants gives, EpsVariants
+// TestEpsVariants: at the σ that calibrateVariants gives, EpsVariants
 // finds the ε of each conversion at its exact order again, at most the
 // target; a bad σ is refused.
 func TestEpsVariants(t *testing.T) {
 	target := accountant.Guarantee{Eps: 5, Delta: 1e-6}
 	for _, a := range []Algorithm{DPShuffleG, PrivPub, Interleaved} {
-		plan, _ := AccountingPlan(a, 50, 25, 1000, 500)
-		cals, err := CalibrateVariants(plan, 10, target)
+		plan, _ := accountingPlan(a, 50, 25, 1000, 500)
+		cals, err := calibrateVariants(plan, 10, target)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,7 +169,7 @@ func TestAccountingPlan(t *testing.T) {
 	const sigma = 37.5
 	rho := func(a Algorithm, epochs, s, n, nd int) float64 {
 		t.Helper()
-		pl, err := AccountingPlan(a, epochs, s, n, nd)
+		pl, err := accountingPlan(a, epochs, s, n, nd)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -199,8 +199,8 @@ func TestAccountingPlan(t *testing.T) {
 		{PrivPub, 5, 5, 0, 0}, {PubPriv, 5, 0, 0, 0}, {Interleaved, 5, 0, 10, 11}, {Interleaved, 5, 0, 0, 0},
 		{DPShuffleG, 0, 0, 0, 0}, {PublicOnly, 5, 0, 0, 0},
 	} {
-		if _, err := AccountingPlan(bad.a, bad.epochs, bad.s, bad.n, bad.nd); err == nil {
-			t.Errorf("AccountingPlan(%+v) accepted", bad)
+		if _, err := accountingPlan(bad.a, bad.epochs, bad.s, bad.n, bad.nd); err == nil {
+			t.Errorf("accountingPlan(%+v) accepted", bad)
 		}
 	}
 }

@@ -14,7 +14,7 @@ import (
 // TestClipBound checks that a noiseless step moves x by η·min(||∇f||, G):
 // clipping bounds the step and leaves small gradients alone.
 func TestClipBound(t *testing.T) {
-	for _, task := range []Task{MeanEstimation(100), RidgeRegression(0.1), LassoLogistic(0.1)} {
+	for _, task := range []Task{meanEstimation(100), ridgeRegression(0.1), lassoLogistic(0.1)} {
 		p := newTestProblem(t, task, 40, 40, 6, 3)
 		for _, clip := range []float64{0.01, 0.5, 1e6} {
 			cfg := Config{Algorithm: DPShuffleG, Order: IG, Epochs: 1, Fraction: 1, LR: 0.05, Clip: clip}
@@ -45,7 +45,7 @@ func TestClipBound(t *testing.T) {
 // clipping is plain shuffled gradient descent (Algorithm 2) with the
 // regulariser's prox at the end of each epoch, written here directly.
 func TestSigmaZeroIsShuffledGD(t *testing.T) {
-	for _, task := range []Task{MeanEstimation(1.5), RidgeRegression(0.1), LassoLogistic(0.05)} {
+	for _, task := range []Task{meanEstimation(1.5), ridgeRegression(0.1), lassoLogistic(0.05)} {
 		for _, order := range []Order{IG, SO, RR} {
 			p := newTestProblem(t, task, 30, 30, 5, 9)
 			const K, eta = 7, 0.03
@@ -112,7 +112,7 @@ func naiveGrad(p *Problem, s *datasets.Dataset, i int, x []float64) []float64 {
 // public samples 0, 1, ... in order.
 func TestOrdersVisitEverySampleOnce(t *testing.T) {
 	const n, m, K = 50, 60, 6
-	p := newTestProblem(t, MeanEstimation(10), n, m, 3, 4)
+	p := newTestProblem(t, meanEstimation(10), n, m, 3, 4)
 	for _, a := range Algorithms() {
 		for _, order := range []Order{IG, SO, RR} {
 			cfg := Config{Algorithm: a, Order: order, Epochs: K, Fraction: 0.5, LR: 0.1, Clip: 10, Sigma: 0.1}
@@ -190,7 +190,7 @@ func TestStepArithmeticRevealsOrder(t *testing.T) {
 	for i := range n {
 		s.X[i*n+i] = 1
 	}
-	p, err := NewProblem(MeanEstimation(100), s, nil)
+	p, err := NewProblem(meanEstimation(100), s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func TestPlan(t *testing.T) {
 }
 
 func TestRunRejectsBadConfig(t *testing.T) {
-	p := newTestProblem(t, MeanEstimation(10), 10, 10, 2, 1)
+	p := newTestProblem(t, meanEstimation(10), 10, 10, 2, 1)
 	good := Config{Algorithm: DPShuffleG, Order: RR, Epochs: 2, Fraction: 0.5, LR: 0.1, Clip: 10, Sigma: 1}
 	for name, mod := range map[string]func(*Config){
 		"lr NaN":    func(c *Config) { c.LR = math.NaN() },
@@ -276,7 +276,7 @@ func TestRunRejectsBadConfig(t *testing.T) {
 // TestDivergenceIsMarked runs ridge regression with a learning rate far
 // above 2/L: the iterate overflows and the trace records +Inf from then on.
 func TestDivergenceIsMarked(t *testing.T) {
-	p := newTestProblem(t, RidgeRegression(0.1), 20, 20, 4, 2)
+	p := newTestProblem(t, ridgeRegression(0.1), 20, 20, 4, 2)
 	tr, err := Run(p, Config{Algorithm: DPShuffleG, Order: IG, Epochs: 200, Fraction: 1, LR: 1e3, Clip: math.Inf(1)}, testStream(1, 1))
 	if err != nil {
 		t.Fatal(err)

@@ -28,9 +28,9 @@ const (
 	DefaultRuns     = 10
 )
 
-// ThesisLRGrid returns the learning-rate grid of Section 4.7.4:
+// thesisLRGrid returns the learning-rate grid of Section 4.7.4:
 // {0.5, 0.1, 0.05, 0.01, ..., 5·10⁻⁹, 10⁻⁹}.
-func ThesisLRGrid() []float64 {
+func thesisLRGrid() []float64 {
 	var g []float64
 	for e := 1; e <= 9; e++ {
 		// Parse the decimal literals so that 0.01 is the double nearest
@@ -308,7 +308,7 @@ func runStream(master [32]byte, a Algorithm, r int) *Stream {
 	copy(b[:], master[:])
 	binary.LittleEndian.PutUint64(b[32:], uint64(a))
 	binary.LittleEndian.PutUint64(b[40:], uint64(r))
-	return NewStream(sha256.Sum256(b[:]))
+	return newStream(sha256.Sum256(b[:]))
 }
 
 func (e *Experiment) runJobs(ctx context.Context, jobs []job, cfgs []Config, traces [][][]*Trace, key [32]byte) error {

@@ -24,7 +24,7 @@ func testExperiment(t testing.TB, p *Problem) *Experiment {
 // TestExperimentDeterministic checks that a seeded experiment gives the same
 // results on one worker and on several.
 func TestExperimentDeterministic(t *testing.T) {
-	p := newTestProblem(t, MeanEstimation(10), 40, 40, 8, 1)
+	p := newTestProblem(t, meanEstimation(10), 40, 40, 8, 1)
 	var got [][]Result
 	for _, w := range []int{1, 3} {
 		e := testExperiment(t, p)
@@ -47,7 +47,7 @@ func TestExperimentDeterministic(t *testing.T) {
 // private algorithms only, the chosen learning rate has the lowest mean
 // final loss of the grid, and the curves are the runs' mean and std.
 func TestExperimentResults(t *testing.T) {
-	p := newTestProblem(t, RidgeRegression(0.1), 40, 40, 4, 2)
+	p := newTestProblem(t, ridgeRegression(0.1), 40, 40, 4, 2)
 	e := testExperiment(t, p)
 	e.LRs = []float64{0.05, 0.01, 0.001}
 	res, err := e.Run(context.Background())
@@ -80,7 +80,7 @@ func TestExperimentResults(t *testing.T) {
 // 1/L*: a fixed one is refused with a *NonContractiveError, grid points
 // above it are skipped, and AllowNonContractive runs them, marked.
 func TestExperimentContraction(t *testing.T) {
-	p := newTestProblem(t, RidgeRegression(0.1), 40, 40, 4, 2)
+	p := newTestProblem(t, ridgeRegression(0.1), 40, 40, 4, 2)
 	bound := 1 / p.LStar()
 	e := testExperiment(t, p)
 	e.Algorithms = []Algorithm{DPShuffleG}
@@ -136,7 +136,7 @@ func TestAggregateSkipsDiverged(t *testing.T) {
 }
 
 func TestExperimentRejects(t *testing.T) {
-	p := newTestProblem(t, MeanEstimation(10), 10, 10, 2, 1)
+	p := newTestProblem(t, meanEstimation(10), 10, 10, 2, 1)
 	for _, tc := range []struct {
 		mod  func(*Experiment)
 		want string
@@ -162,7 +162,7 @@ func TestExperimentRejects(t *testing.T) {
 }
 
 func TestExperimentCancel(t *testing.T) {
-	p := newTestProblem(t, MeanEstimation(10), 10, 10, 2, 1)
+	p := newTestProblem(t, meanEstimation(10), 10, 10, 2, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := testExperiment(t, p).Run(ctx); !errors.Is(err, context.Canceled) {
@@ -171,7 +171,7 @@ func TestExperimentCancel(t *testing.T) {
 }
 
 func TestThesisLRGrid(t *testing.T) {
-	g := ThesisLRGrid()
+	g := thesisLRGrid()
 	if len(g) != 18 || g[0] != 0.5 || g[1] != 0.1 || g[2] != 0.05 || g[3] != 0.01 || g[16] != 5e-9 || g[17] != 1e-9 {
 		t.Fatalf("grid %v", g)
 	}
@@ -182,7 +182,7 @@ func TestThesisLRGrid(t *testing.T) {
 func ExampleExperiment_Run() {
 	priv := &datasets.Dataset{D: 2, X: []float64{0.9, 0.1, 1.1, -0.1, 1.0, 0.0, 0.8, 0.2}}
 	pub := &datasets.Dataset{D: 2, X: []float64{1.2, 0.1, 1.3, -0.1, 1.1, 0.0, 1.2, 0.2}}
-	p, err := NewProblem(MeanEstimation(DefaultRadius), priv, pub)
+	p, err := NewProblem(meanEstimation(DefaultRadius), priv, pub)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -58,4 +58,4 @@ func closeTo(a, b, tol float64) bool {
 	return math.Abs(a-b) <= tol*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
 }
 
-func testStream(a, b byte) *Stream { return NewStream([32]byte{a, b}) }
+func testStream(a, b byte) *Stream { return newStream([32]byte{a, b}) }

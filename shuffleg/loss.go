@@ -1,10 +1,10 @@
 package shuffleg
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/internal/enum"
 )
 
 // Loss is the per-sample loss f(x; q) of one of the tasks of Section
@@ -29,17 +29,10 @@ const (
 	Logistic
 )
 
-func (l Loss) String() string {
-	switch l {
-	case SquaredDistance:
-		return "squared-distance"
-	case SquaredError:
-		return "squared-error"
-	case Logistic:
-		return "logistic"
-	}
-	return fmt.Sprintf("Loss(%d)", int(l))
-}
+var lossNames = enum.Names[Loss]{What: "loss", List: []string{SquaredDistance: "squared-distance", SquaredError: "squared-error", Logistic: "logistic"}}
+
+// String returns "squared-distance", "squared-error" or "logistic".
+func (l Loss) String() string { return lossNames.String(l) }
 
 // Task returns the kind of problem l belongs to, which selects a dataset's
 // private/public construction.

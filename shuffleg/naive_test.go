@@ -78,7 +78,7 @@ func naiveRun(p *Problem, cfg Config, src *Stream) []float64 {
 // TestEngineMatchesNaive checks the fused, allocation-free engine against
 // the direct implementation, noise included, for every algorithm and task.
 func TestEngineMatchesNaive(t *testing.T) {
-	for _, task := range []Task{MeanEstimation(2), RidgeRegression(0.1), LassoLogistic(0.05)} {
+	for _, task := range []Task{meanEstimation(2), ridgeRegression(0.1), lassoLogistic(0.05)} {
 		p := newTestProblem(t, task, 40, 45, 6, 13)
 		for _, a := range Algorithms() {
 			for _, order := range []Order{IG, SO, RR} {
@@ -102,7 +102,7 @@ func TestEngineMatchesNaive(t *testing.T) {
 // with n = 1000 private and 1000 public samples of dimension 784.
 func benchProblem(b *testing.B) *Problem {
 	priv, pub := synthetic(b, SquaredDistance, 1000, 1000, 784, 1)
-	p, err := NewProblem(MeanEstimation(10), priv, pub)
+	p, err := NewProblem(meanEstimation(10), priv, pub)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func BenchmarkEngine(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			for _, cfg := range cfgs {
-				if _, err := Run(p, cfg, NewStream([32]byte{1})); err != nil {
+				if _, err := Run(p, cfg, newStream([32]byte{1})); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -132,7 +132,7 @@ func BenchmarkEngine(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			for _, cfg := range cfgs {
-				naiveRun(p, cfg, NewStream([32]byte{1}))
+				naiveRun(p, cfg, newStream([32]byte{1}))
 			}
 		}
 	})
@@ -142,7 +142,7 @@ func BenchmarkEngine(b *testing.B) {
 // Stream's against math/rand/v2's NormFloat64 on ChaCha8.
 func BenchmarkNormal(b *testing.B) {
 	b.Run("stream", func(b *testing.B) {
-		s := NewStream([32]byte{1})
+		s := newStream([32]byte{1})
 		var sum float64
 		for b.Loop() {
 			sum += s.NormFloat64()
@@ -171,7 +171,7 @@ func BenchmarkPanel(b *testing.B) {
 				for _, a := range Algorithms() {
 					cfg := Config{Algorithm: a, Order: RR, Epochs: 50, Fraction: 0.5, LR: 1e-4, Clip: 10, Sigma: 100}
 					for r := range 10 {
-						src := NewStream([32]byte{byte(a), byte(r)})
+						src := newStream([32]byte{byte(a), byte(r)})
 						if impl == "fused" {
 							if _, err := Run(p, cfg, src); err != nil {
 								b.Fatal(err)

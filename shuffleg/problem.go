@@ -16,21 +16,21 @@ type Task struct {
 	Reg  Regularizer
 }
 
-// MeanEstimation is f(x; q) = ½·||x − q||² with ψ the indicator of the ball
+// meanEstimation is f(x; q) = ½·||x − q||² with ψ the indicator of the ball
 // of radius C (Section 4.7.1, task 1; the thesis uses C = 10).
-func MeanEstimation(radius float64) Task {
+func meanEstimation(radius float64) Task {
 	return Task{Loss: SquaredDistance, Reg: Ball{Radius: radius}}
 }
 
-// RidgeRegression is f(x; (a, y)) = (⟨x, a⟩ − y)² with ψ = (λ/2)·||x||²
+// ridgeRegression is f(x; (a, y)) = (⟨x, a⟩ − y)² with ψ = (λ/2)·||x||²
 // (Section 4.7.1, task 2; λ_r = 0.1 in the thesis).
-func RidgeRegression(lambda float64) Task {
+func ridgeRegression(lambda float64) Task {
 	return Task{Loss: SquaredError, Reg: Ridge{Lambda: lambda}}
 }
 
-// LassoLogistic is the logistic loss with ψ = λ·||x||₁ (Section 4.7.1,
+// lassoLogistic is the logistic loss with ψ = λ·||x||₁ (Section 4.7.1,
 // task 3; λ_l = 0.1 in the thesis).
-func LassoLogistic(lambda float64) Task { return Task{Loss: Logistic, Reg: L1{Lambda: lambda}} }
+func lassoLogistic(lambda float64) Task { return Task{Loss: Logistic, Reg: L1{Lambda: lambda}} }
 
 func (t Task) String() string { return fmt.Sprintf("%v + %v", t.Loss, t.Reg) }
 

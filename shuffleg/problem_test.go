@@ -20,10 +20,10 @@ func TestOptimumKKT(t *testing.T) {
 		task Task
 		n, d int
 	}{
-		{RidgeRegression(0.1), 80, 6},
-		{RidgeRegression(0.1), 20, 40}, // dual solve: n < d
-		{LassoLogistic(0.02), 120, 8},
-		{LassoLogistic(0.1), 120, 8},
+		{ridgeRegression(0.1), 80, 6},
+		{ridgeRegression(0.1), 20, 40}, // dual solve: n < d
+		{lassoLogistic(0.02), 120, 8},
+		{lassoLogistic(0.1), 120, 8},
 		{Task{Loss: SquaredError, Reg: L1{Lambda: 0.05}}, 60, 5},
 		{Task{Loss: Logistic, Reg: Ridge{Lambda: 0.1}}, 60, 5},
 	} {
@@ -76,7 +76,7 @@ func TestOptimumMeanEstimation(t *testing.T) {
 
 // TestRidgeCholeskyMatchesFISTA cross-checks the two solvers.
 func TestRidgeCholeskyMatchesFISTA(t *testing.T) {
-	p := newTestProblem(t, RidgeRegression(0.1), 60, 10, 7, 5)
+	p := newTestProblem(t, ridgeRegression(0.1), 60, 10, 7, 5)
 	opt, err := p.solveFISTA()
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +96,7 @@ func TestRidgeCholeskyMatchesFISTA(t *testing.T) {
 // values would lose all digits here.
 func TestExcessNoCancellation(t *testing.T) {
 	const h = 1e-7
-	p := newTestProblem(t, RidgeRegression(0.1), 50, 10, 5, 8)
+	p := newTestProblem(t, ridgeRegression(0.1), 50, 10, 5, 8)
 	x := slices.Clone(p.Optimum().X)
 	v := []float64{1, -2, 0.5, 3, -1}
 	floats.AddScaled(x, h, v)
@@ -110,7 +110,7 @@ func TestExcessNoCancellation(t *testing.T) {
 		t.Errorf("ridge Excess = %v, want %v", got, want)
 	}
 
-	pm := newTestProblem(t, MeanEstimation(100), 50, 10, 5, 8)
+	pm := newTestProblem(t, meanEstimation(100), 50, 10, 5, 8)
 	xm := slices.Clone(pm.Optimum().X)
 	floats.AddScaled(xm, h, v)
 	wantM := h * h * floats.Dot(v, v) / 2
@@ -160,27 +160,27 @@ func TestNewProblemRejectsBadData(t *testing.T) {
 		mod    func(priv, pub *datasets.Dataset) (*datasets.Dataset, *datasets.Dataset)
 		substr string
 	}{
-		"dimension mismatch": {LassoLogistic(0.1), func(priv, pub *datasets.Dataset) (*datasets.Dataset, *datasets.Dataset) {
+		"dimension mismatch": {lassoLogistic(0.1), func(priv, pub *datasets.Dataset) (*datasets.Dataset, *datasets.Dataset) {
 			return priv, &datasets.Dataset{D: 1, X: []float64{1, 2}, Y: []float64{0, 1}}
 		}, "public dataset dimension d = 1, private d = 2"},
-		"NaN feature": {LassoLogistic(0.1), func(priv, pub *datasets.Dataset) (*datasets.Dataset, *datasets.Dataset) {
+		"NaN feature": {lassoLogistic(0.1), func(priv, pub *datasets.Dataset) (*datasets.Dataset, *datasets.Dataset) {
 			priv.X[3] = math.NaN()
 			return priv, pub
 		}, "sample 1 feature 1 = NaN"},
-		"label 2": {LassoLogistic(0.1), func(priv, pub *datasets.Dataset) (*datasets.Dataset, *datasets.Dataset) {
+		"label 2": {lassoLogistic(0.1), func(priv, pub *datasets.Dataset) (*datasets.Dataset, *datasets.Dataset) {
 			priv.Y[1] = 2
 			return priv, pub
 		}, "label 1 = 2"},
-		"ragged": {LassoLogistic(0.1), func(priv, pub *datasets.Dataset) (*datasets.Dataset, *datasets.Dataset) {
+		"ragged": {lassoLogistic(0.1), func(priv, pub *datasets.Dataset) (*datasets.Dataset, *datasets.Dataset) {
 			priv.X = priv.X[:3]
 			return priv, pub
 		}, "multiple of D"},
-		"missing responses": {RidgeRegression(0.1), func(priv, pub *datasets.Dataset) (*datasets.Dataset, *datasets.Dataset) {
+		"missing responses": {ridgeRegression(0.1), func(priv, pub *datasets.Dataset) (*datasets.Dataset, *datasets.Dataset) {
 			priv.Y = nil
 			return priv, pub
 		}, "needs a response"},
-		"negative lambda": {RidgeRegression(-1), func(priv, pub *datasets.Dataset) (*datasets.Dataset, *datasets.Dataset) { return priv, pub }, "lambda = -1"},
-		"radius 0":        {MeanEstimation(0), func(priv, pub *datasets.Dataset) (*datasets.Dataset, *datasets.Dataset) { return priv, pub }, "C = 0"},
+		"negative lambda": {ridgeRegression(-1), func(priv, pub *datasets.Dataset) (*datasets.Dataset, *datasets.Dataset) { return priv, pub }, "lambda = -1"},
+		"radius 0":        {meanEstimation(0), func(priv, pub *datasets.Dataset) (*datasets.Dataset, *datasets.Dataset) { return priv, pub }, "C = 0"},
 	}
 	for name, tc := range tests {
 		priv, pub := tc.mod(good())

@@ -17,7 +17,7 @@ import (
 // redrawn from it), holds no timing, and that its curves CSV has one row
 // per algorithm and epoch.
 func TestReport(t *testing.T) {
-	p := newTestProblem(t, MeanEstimation(10), 30, 30, 6, 3)
+	p := newTestProblem(t, meanEstimation(10), 30, 30, 6, 3)
 	e := testExperiment(t, p)
 	e.AlphaRule = accountant.AlphaTable43
 	e.LRs = []float64{0.01, 5} // 5 is above 1/L* = 1: skipped

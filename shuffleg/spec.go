@@ -43,18 +43,18 @@ const (
 // TaskNames are the tasks a Spec can name.
 var TaskNames = []string{"mean", "ridge", "lasso-logistic"}
 
-// NewTask returns the task named name (one of TaskNames): mean estimation
+// newTask returns the task named name (one of TaskNames): mean estimation
 // in a ball of the given radius, ridge regression or l1-regularised
 // logistic regression with weight lambda. Another name is an
 // *accountant.SettingError.
-func NewTask(name string, radius, lambda float64) (Task, error) {
+func newTask(name string, radius, lambda float64) (Task, error) {
 	switch name {
 	case "mean":
-		return MeanEstimation(radius), nil
+		return meanEstimation(radius), nil
 	case "ridge":
-		return RidgeRegression(lambda), nil
+		return ridgeRegression(lambda), nil
 	case "lasso-logistic":
-		return LassoLogistic(lambda), nil
+		return lassoLogistic(lambda), nil
 	}
 	return Task{}, &accountant.SettingError{Name: "task", Value: strconv.Quote(name), Rule: "must be one of " + strings.Join(TaskNames, ", ")}
 }
@@ -69,7 +69,7 @@ func NewTask(name string, radius, lambda float64) (Task, error) {
 // d); the dataset's files must be there (a *datasets.MissingError says how
 // to fetch them).
 func (s Spec) Build() (*Experiment, datasets.Info, error) {
-	task, err := NewTask(s.Task, valueOr(s.Radius, DefaultRadius), valueOr(s.Lambda, DefaultLambda))
+	task, err := newTask(s.Task, valueOr(s.Radius, DefaultRadius), valueOr(s.Lambda, DefaultLambda))
 	if err != nil {
 		return nil, datasets.Info{}, err
 	}
@@ -140,7 +140,7 @@ func valueOr[T any](p *T, def T) T {
 }
 
 // ParseAlgorithms parses a comma-separated list of algorithm names
-// (ParseAlgorithm), or "all" for Algorithms(); an algorithm listed twice
+// (parseAlgorithm), or "all" for Algorithms(); an algorithm listed twice
 // is an error.
 func ParseAlgorithms(s string) ([]Algorithm, error) {
 	if s == "all" {
@@ -148,7 +148,7 @@ func ParseAlgorithms(s string) ([]Algorithm, error) {
 	}
 	var out []Algorithm
 	for _, name := range strings.Split(s, ",") {
-		a, err := ParseAlgorithm(strings.TrimSpace(name))
+		a, err := parseAlgorithm(strings.TrimSpace(name))
 		if err != nil {
 			return nil, fmt.Errorf("%w (or all)", err)
 		}
@@ -162,22 +162,22 @@ func ParseAlgorithms(s string) ([]Algorithm, error) {
 	return out, nil
 }
 
-// PrivateAlgorithms returns the algorithms that train on private data, and
+// privateAlgorithms returns the algorithms that train on private data, and
 // so have a privacy cost to account: all but PublicOnly.
-func PrivateAlgorithms() []Algorithm {
+func privateAlgorithms() []Algorithm {
 	return slices.DeleteFunc(Algorithms(), func(a Algorithm) bool { return !a.Private() })
 }
 
 // ParsePrivateAlgorithms reads names of private algorithms
-// (ParseAlgorithm), "all" standing for PrivateAlgorithms(); the result is
+// (parseAlgorithm), "all" standing for privateAlgorithms(); the result is
 // in the order of names.
 func ParsePrivateAlgorithms(names []string) ([]Algorithm, error) {
 	var out []Algorithm
 	for _, name := range names {
-		a, err := ParseAlgorithm(name)
+		a, err := parseAlgorithm(name)
 		switch {
 		case name == "all":
-			out = append(out, PrivateAlgorithms()...)
+			out = append(out, privateAlgorithms()...)
 		case err != nil || !a.Private():
 			return nil, fmt.Errorf("%q: must be one of dp-shuffleg, priv-pub, pub-priv, interleaved, all", name)
 		default:
@@ -187,12 +187,12 @@ func ParsePrivateAlgorithms(names []string) ([]Algorithm, error) {
 	return out, nil
 }
 
-// LRGrid parses a learning-rate grid: "thesis" for ThesisLRGrid, or a
+// LRGrid parses a learning-rate grid: "thesis" for thesisLRGrid, or a
 // comma-separated list of learning rates. It also returns the grid's
 // description for Report.LRSearch.
 func LRGrid(s string) (lrs []float64, search string, err error) {
 	if s == "thesis" {
-		return ThesisLRGrid(), "thesis grid (Section 4.7.4)", nil
+		return thesisLRGrid(), "thesis grid (Section 4.7.4)", nil
 	}
 	for _, f := range strings.Split(s, ",") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)

@@ -27,7 +27,7 @@ func TestSpecBuild(t *testing.T) {
 	if info.Name != "synthetic" || e.Problem == nil || e.Problem.N() != 20 || e.Problem.Dim() != 3 || e.Problem.Public.Len() != 20 {
 		t.Fatalf("info %+v, problem %+v", info, e.Problem)
 	}
-	if e.Problem.Task.String() != MeanEstimation(DefaultRadius).String() {
+	if e.Problem.Task.String() != meanEstimation(DefaultRadius).String() {
 		t.Errorf("task %v", e.Problem.Task)
 	}
 	for _, task := range []string{"ridge", "lasso-logistic"} {
@@ -144,7 +144,7 @@ func TestLRGrid(t *testing.T) {
 		want   []float64
 		search string
 	}{
-		{"thesis", ThesisLRGrid(), "thesis grid (Section 4.7.4)"},
+		{"thesis", thesisLRGrid(), "thesis grid (Section 4.7.4)"},
 		{"0.1, 0.01", []float64{0.1, 0.01}, "given grid"},
 		{"0.1,x", nil, ""},
 		{"0.1,-1", nil, ""},

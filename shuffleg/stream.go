@@ -19,9 +19,9 @@ type Stream struct {
 	pos int // next unread byte of buf
 }
 
-// NewStream returns the stream keyed by key (AES-256, zero initial
+// newStream returns the stream keyed by key (AES-256, zero initial
 // counter). Equal keys give equal streams.
-func NewStream(key [32]byte) *Stream {
+func newStream(key [32]byte) *Stream {
 	block, err := aes.NewCipher(key[:])
 	if err != nil {
 		panic(err) // unreachable: a 32-byte key is always valid

@@ -10,8 +10,8 @@ import (
 // math/rand/v2's NormFloat64 reading the same words: the draws must be
 // identical, tail strip and rejections included.
 func TestStreamNormalMatchesMathRand(t *testing.T) {
-	fast := NewStream([32]byte{9})
-	ref := rand.New(NewStream([32]byte{9}))
+	fast := newStream([32]byte{9})
+	ref := rand.New(newStream([32]byte{9}))
 	tail := 0
 	for i := range 1_000_000 {
 		a, b := fast.NormFloat64(), ref.NormFloat64()
@@ -30,7 +30,7 @@ func TestStreamNormalMatchesMathRand(t *testing.T) {
 // TestStreamMoments is a sanity check of the Gaussian draws: mean 0,
 // variance 1 and kurtosis 3 within five standard errors.
 func TestStreamMoments(t *testing.T) {
-	s := NewStream([32]byte{3})
+	s := newStream([32]byte{3})
 	const n = 1 << 20
 	var m1, m2, m4 float64
 	for range n {
@@ -46,7 +46,7 @@ func TestStreamMoments(t *testing.T) {
 }
 
 func TestStreamKeys(t *testing.T) {
-	a, b, c := NewStream([32]byte{1}), NewStream([32]byte{1}), NewStream([32]byte{2})
+	a, b, c := newStream([32]byte{1}), newStream([32]byte{1}), newStream([32]byte{2})
 	same, diff := true, 0
 	for range 1000 {
 		x, y, z := a.Uint64(), b.Uint64(), c.Uint64()

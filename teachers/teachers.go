@@ -5,7 +5,7 @@
 // and collects its votes, as a vote file with the metadata header that
 // states them (votefile.Meta). PATE's ensembles of non-private
 // teachers voting among C classes train on disjoint shares of a C-class
-// image set (TrainClasses), and keep their votes on the public queries
+// image set (CachedClasses), and keep their votes on the public queries
 // with them, written as a counts file (WriteCounts).
 //
 // Disjoint shares are cut by a keyed hash of each record (Share): a
@@ -84,15 +84,15 @@ func RecordID(d *datasets.Dataset, i int) []byte {
 	return id
 }
 
-// Shares returns the records of d in each of k shares cut by Share with
+// recordShares returns the records of d in each of k shares cut by Share with
 // key, each in d's order.
-func Shares(key []byte, d *datasets.Dataset, k int) [][]int {
-	return SharesOf(key, d.Len(), func(i int) []byte { return RecordID(d, i) }, k)
+func recordShares(key []byte, d *datasets.Dataset, k int) [][]int {
+	return sharesOf(key, d.Len(), func(i int) []byte { return RecordID(d, i) }, k)
 }
 
-// SharesOf returns the records 0..n-1 in each of k shares cut by Share
+// sharesOf returns the records 0..n-1 in each of k shares cut by Share
 // with key, record i's identity being id(i), each in order.
-func SharesOf(key []byte, n int, id func(i int) []byte, k int) [][]int {
+func sharesOf(key []byte, n int, id func(i int) []byte, k int) [][]int {
 	out := make([][]int, k)
 	for i := range n {
 		t := Share(key, id(i), k)
@@ -136,7 +136,7 @@ type Config struct {
 	// crypto/rand.
 	Seed *uint64 `json:"seed,omitempty"`
 	// Classes is 0 for two-class teachers (one logit each); C >= 2 for
-	// PATE's teachers, a softmax over C classes (TrainClasses), which are
+	// PATE's teachers, a softmax over C classes (trainClasses), which are
 	// non-private, on disjoint shares, and keep their votes on the first
 	// Queries test images.
 	Classes int `json:"classes,omitempty"`
@@ -254,7 +254,7 @@ func (c Config) run() *votefile.DPSGDRun {
 // guarantee as the accountant computes it from its DP-SGD run, or none.
 func (e *Ensemble) checkMeta() error {
 	if e.Meta == nil {
-		return fmt.Errorf("teachers: the ensemble has no metadata header (Train, TrainClasses and Load record it)")
+		return fmt.Errorf("teachers: the ensemble has no metadata header (Train, CachedClasses and Load record it)")
 	}
 	c := e.Config
 	rel := accountant.OneVote
@@ -293,7 +293,7 @@ type Ensemble struct {
 }
 
 // Train trains cfg.K teachers on b.Train, in parallel: on disjoint shares,
-// teacher i on share i of Shares with a key drawn from crypto/rand (or,
+// teacher i on share i of recordShares with a key drawn from crypto/rand (or,
 // with a seed, derived from it); on shared data, every teacher on all of
 // it.
 // Each teacher draws its randomness from its own stream.
@@ -315,7 +315,7 @@ func Train(ctx context.Context, b *datasets.Binary, cfg Config) (*Ensemble, erro
 			return nil, err
 		}
 		e.Partition = Partition{Rule: votefile.KeyedHash, Key: hex.EncodeToString(key)}
-		for i, idx := range Shares(key, b.Train, cfg.K) {
+		for i, idx := range recordShares(key, b.Train, cfg.K) {
 			if len(idx) == 0 {
 				return nil, fmt.Errorf("teachers: teacher %d has no training images of %d for K = %d", i, b.Train.Len(), cfg.K)
 			}
@@ -384,13 +384,13 @@ func trainEach(ctx context.Context, cfg Config, train func(i int, r *rand.Rand) 
 	return errors.Join(errs...)
 }
 
-// TrainClasses trains cfg.K non-private C-class teachers (cfg.Classes) on
+// trainClasses trains cfg.K non-private C-class teachers (cfg.Classes) on
 // disjoint shares of m.Train cut by a keyed hash of each image (Share of
 // ImageID, the key from crypto/rand or, with a seed, derived from it), in
 // parallel, each with plain SGD on its share, and records each teacher's
 // class on the first cfg.Queries images of m.Test and its accuracy on
 // them.
-func TrainClasses(ctx context.Context, m *datasets.MNIST, cfg Config) (*Ensemble, error) {
+func trainClasses(ctx context.Context, m *datasets.MNIST, cfg Config) (*Ensemble, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
@@ -406,7 +406,7 @@ func TrainClasses(ctx context.Context, m *datasets.MNIST, cfg Config) (*Ensemble
 	}
 	e := &Ensemble{Config: cfg.withoutHooks(), Params: make([][]float64, cfg.K), Accuracy: make([]float64, cfg.K), ShareSizes: make([]int, cfg.K),
 		Partition: Partition{Rule: votefile.KeyedHash, Key: hex.EncodeToString(key)}, QueryVotes: make([][]byte, cfg.K)}
-	shares := SharesOf(key, m.Train.Len(), func(i int) []byte { return ImageID(m.Train, i) }, cfg.K)
+	shares := sharesOf(key, m.Train.Len(), func(i int) []byte { return ImageID(m.Train, i) }, cfg.K)
 	for i, idx := range shares {
 		if len(idx) == 0 {
 			return nil, fmt.Errorf("teachers: teacher %d has no training images of %d for K = %d", i, m.Train.Len(), cfg.K)
@@ -683,9 +683,10 @@ func Cached(ctx context.Context, dir string, b *datasets.Binary, cfg Config, not
 	return cachedOr(dir, cfg, note, func() (*Ensemble, error) { return Train(ctx, b, cfg) })
 }
 
-// CachedClasses is Cached for C-class teachers (TrainClasses).
+// CachedClasses is Cached for C-class teachers, trained non-privately on
+// disjoint shares of m.Train cut by a keyed hash of each image.
 func CachedClasses(ctx context.Context, dir string, m *datasets.MNIST, cfg Config, note func(string)) (e *Ensemble, cached bool, err error) {
-	return cachedOr(dir, cfg, note, func() (*Ensemble, error) { return TrainClasses(ctx, m, cfg) })
+	return cachedOr(dir, cfg, note, func() (*Ensemble, error) { return trainClasses(ctx, m, cfg) })
 }
 
 // cachedOr loads the ensemble of cfg from dir, or trains it with train and

@@ -172,7 +172,7 @@ func TestShareStable(t *testing.T) {
 	const k = 11
 	teacher := func(d *datasets.Dataset) map[string]int {
 		m := map[string]int{}
-		for s, idx := range Shares(key, d, k) {
+		for s, idx := range recordShares(key, d, k) {
 			for _, i := range idx {
 				m[string(RecordID(d, i))] = s
 			}
@@ -199,7 +199,7 @@ func TestShareStable(t *testing.T) {
 		t.Errorf("%d of %d kept records changed teacher", moved, len(kept))
 	}
 	// Even: each share within 5 standard deviations of n/k.
-	sizes := Shares(key, all, k)
+	sizes := recordShares(key, all, k)
 	mean, sd := 3000.0/k, math.Sqrt(3000.0/k*(1-1.0/k))
 	for s, idx := range sizes {
 		if math.Abs(float64(len(idx))-mean) > 5*sd {
@@ -354,12 +354,12 @@ func classesConfig(seed uint64) Config {
 func TestTrainClasses(t *testing.T) {
 	m := datasets.SyntheticClasses(800, 60, 3, 1)
 	cfg := classesConfig(3)
-	e, err := TrainClasses(context.Background(), m, cfg)
+	e, err := trainClasses(context.Background(), m, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	key, _ := hex.DecodeString(e.Partition.Key)
-	for i, idx := range SharesOf(key, m.Train.Len(), func(i int) []byte { return ImageID(m.Train, i) }, cfg.K) {
+	for i, idx := range sharesOf(key, m.Train.Len(), func(i int) []byte { return ImageID(m.Train, i) }, cfg.K) {
 		if e.ShareSizes[i] != len(idx) {
 			t.Errorf("teacher %d trained on %d images, its share has %d", i, e.ShareSizes[i], len(idx))
 		}
@@ -436,7 +436,7 @@ func TestTrainClasses(t *testing.T) {
 	} {
 		c := classesConfig(1)
 		bad(&c)
-		if _, err := TrainClasses(context.Background(), m, c); err == nil {
+		if _, err := trainClasses(context.Background(), m, c); err == nil {
 			t.Errorf("%+v accepted", c)
 		}
 	}
@@ -460,7 +460,7 @@ func TestWriteChecksMeta(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pate, err := TrainClasses(ctx, datasets.SyntheticClasses(800, 60, 3, 1), classesConfig(3))
+	pate, err := trainClasses(ctx, datasets.SyntheticClasses(800, 60, 3, 1), classesConfig(3))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/enum"
 )
 
 // EpsSource says where the teachers' (ε, Δ) of a release came from:
@@ -21,19 +22,17 @@ const (
 	FromFlags
 )
 
-var epsSourceEnum = textEnum{"eps source", []string{FromHeader: "header", FromFlags: "flags"}}
+var epsSourceEnum = enum.Names[EpsSource]{What: "eps source", List: []string{FromHeader: "header", FromFlags: "flags"}}
 
 // String returns "header" or "flags".
-func (s EpsSource) String() string { return epsSourceEnum.name(int(s)) }
+func (s EpsSource) String() string { return epsSourceEnum.String(s) }
 
 // MarshalText returns the source's name.
 func (s EpsSource) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
 // UnmarshalText sets s from "header" or "flags".
 func (s *EpsSource) UnmarshalText(b []byte) error {
-	i, err := epsSourceEnum.parse(b)
-	*s = EpsSource(i)
-	return err
+	return epsSourceEnum.Unmarshal(s, b)
 }
 
 // TeacherGuarantee is the (ε, Δ) a release takes every teacher to have,
@@ -220,7 +219,7 @@ func Check(meta *Meta, s Stated) (Binding, error) {
 // that some partition breaks must state one.
 func checkAsserted(b Binding, s Stated) error {
 	if b.Partition != PartitionUnstated {
-		if rule, ok := PartitionRuleOf(b.Relation, b.Partition); ok && !rule.Holds {
+		if rule, ok := partitionRuleOf(b.Relation, b.Partition); ok && !rule.Holds {
 			return &TeachersError{Field: "partition", Given: b.Partition.String(), By: s.By, Rule: rule.Why}
 		}
 		return nil
@@ -266,10 +265,10 @@ var partitionRules = []PartitionRule{
 // header (Check) consult it, and docs/aggregate.md prints it.
 func PartitionRules() []PartitionRule { return slices.Clone(partitionRules) }
 
-// PartitionRuleOf returns the row of PartitionRules for relation r and
+// partitionRuleOf returns the row of PartitionRules for relation r and
 // partition p, false when there is none (an unknown relation or
 // partition).
-func PartitionRuleOf(r accountant.Relation, p Partition) (PartitionRule, bool) {
+func partitionRuleOf(r accountant.Relation, p Partition) (PartitionRule, bool) {
 	for _, rule := range partitionRules {
 		if rule.Relation == r && rule.Partition == p {
 			return rule, true
@@ -401,7 +400,7 @@ func ensembleRule(r accountant.Relation, k Kind, p Partition) (field string, val
 	case p < KeyedHash || p > SharedData:
 		return "partition", p, "must be keyed-hash, file-position or shared"
 	}
-	if rule, _ := PartitionRuleOf(r, p); !rule.Holds {
+	if rule, _ := partitionRuleOf(r, p); !rule.Holds {
 		return "partition", p, rule.Why
 	}
 	return "", nil, ""

@@ -113,7 +113,7 @@ func TestPartitionRules(t *testing.T) {
 	r := func(x accountant.Relation) *accountant.Relation { return &x }
 	for _, rel := range []accountant.Relation{accountant.PrivateTeachers, accountant.OneVote} {
 		for _, p := range []Partition{KeyedHash, FilePosition, SharedData} {
-			rule, ok := PartitionRuleOf(rel, p)
+			rule, ok := partitionRuleOf(rel, p)
 			want := rel == accountant.PrivateTeachers || p == KeyedHash
 			if !ok || rule.Holds != want || rule.Why == "" {
 				t.Errorf("%v on %v: %+v, %v; want holds = %v with a reason", rel, p, rule, ok, want)

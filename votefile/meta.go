@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/enum"
 )
 
 // HeaderKey is the key that makes a JSON object a vote file's metadata
@@ -87,39 +88,6 @@ func (r DPSGDRun) Guarantee() (accountant.Guarantee, error) {
 	return accountant.Guarantee{Eps: eps, Delta: r.Delta}, err
 }
 
-// textEnum is the shared text form of the header's named values.
-type textEnum struct {
-	what  string
-	names []string // names[0] is the zero value's, "" when it has none
-}
-
-// name returns the text of value i: "unstated" for a zero value without a
-// name (which parse does not read).
-func (e textEnum) name(i int) string {
-	switch {
-	case i == 0 && e.names[0] == "":
-		return "unstated"
-	case i < 0 || i >= len(e.names) || e.names[i] == "":
-		return fmt.Sprintf("%s(%d)", e.what, i)
-	}
-	return e.names[i]
-}
-
-func (e textEnum) parse(b []byte) (int, error) {
-	for i, n := range e.names {
-		if n != "" && n == string(b) {
-			return i, nil
-		}
-	}
-	var valid []string
-	for _, n := range e.names {
-		if n != "" {
-			valid = append(valid, n)
-		}
-	}
-	return 0, fmt.Errorf("%s %q: must be %s", e.what, b, strings.Join(valid, ", "))
-}
-
 // Layout is how a vote file's rows hold the teachers' answers: LayoutVotes
 // (one vote per teacher) or LayoutCounts (one count per class).
 type Layout int
@@ -134,19 +102,17 @@ const (
 	LayoutCounts
 )
 
-var layoutEnum = textEnum{"layout", []string{LayoutVotes: "votes", LayoutCounts: "counts"}}
+var layoutEnum = enum.Names[Layout]{What: "layout", List: []string{LayoutVotes: "votes", LayoutCounts: "counts"}}
 
 // String returns the layout's name, "votes" or "counts".
-func (l Layout) String() string { return layoutEnum.name(int(l)) }
+func (l Layout) String() string { return layoutEnum.String(l) }
 
 // MarshalText returns the layout's name.
 func (l Layout) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
 
 // UnmarshalText sets l from a layout's name.
 func (l *Layout) UnmarshalText(b []byte) error {
-	i, err := layoutEnum.parse(b)
-	*l = Layout(i)
-	return err
+	return layoutEnum.Unmarshal(l, b)
 }
 
 // Kind says whether a release is post-processing of fixed teachers
@@ -168,19 +134,17 @@ const (
 	PerQuery
 )
 
-var kindEnum = textEnum{"kind", []string{Fixed: "fixed", PerQuery: "per-query"}}
+var kindEnum = enum.Names[Kind]{What: "kind", List: []string{Fixed: "fixed", PerQuery: "per-query"}, Zero: "unstated"}
 
 // String returns "fixed" or "per-query".
-func (k Kind) String() string { return kindEnum.name(int(k)) }
+func (k Kind) String() string { return kindEnum.String(k) }
 
 // MarshalText returns the kind's name.
 func (k Kind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 
 // UnmarshalText sets k from "fixed" or "per-query".
 func (k *Kind) UnmarshalText(b []byte) error {
-	i, err := kindEnum.parse(b)
-	*k = Kind(i)
-	return err
+	return kindEnum.Unmarshal(k, b)
 }
 
 // Partition is the rule that split the training data between the
@@ -205,19 +169,17 @@ const (
 	SharedData
 )
 
-var partitionEnum = textEnum{"partition", []string{KeyedHash: "keyed-hash", FilePosition: "file-position", SharedData: "shared"}}
+var partitionEnum = enum.Names[Partition]{What: "partition", List: []string{KeyedHash: "keyed-hash", FilePosition: "file-position", SharedData: "shared"}, Zero: "unstated"}
 
 // String returns "keyed-hash", "file-position" or "shared".
-func (p Partition) String() string { return partitionEnum.name(int(p)) }
+func (p Partition) String() string { return partitionEnum.String(p) }
 
 // MarshalText returns the partition's name.
 func (p Partition) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
 
 // UnmarshalText sets p from a partition's name.
 func (p *Partition) UnmarshalText(b []byte) error {
-	i, err := partitionEnum.parse(b)
-	*p = Partition(i)
-	return err
+	return partitionEnum.Unmarshal(p, b)
 }
 
 // Origin says how a teacher's guarantee was obtained: FromStated (the
@@ -239,19 +201,17 @@ const (
 	NonPrivate
 )
 
-var originEnum = textEnum{"method", []string{FromStated: "stated", FromDPSGD: "dp-sgd", NonPrivate: "none"}}
+var originEnum = enum.Names[Origin]{What: "method", List: []string{FromStated: "stated", FromDPSGD: "dp-sgd", NonPrivate: "none"}}
 
 // String returns "stated", "dp-sgd" or "none".
-func (o Origin) String() string { return originEnum.name(int(o)) }
+func (o Origin) String() string { return originEnum.String(o) }
 
 // MarshalText returns the origin's name.
 func (o Origin) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
 
 // UnmarshalText sets o from "stated", "dp-sgd" or "none".
 func (o *Origin) UnmarshalText(b []byte) error {
-	i, err := originEnum.parse(b)
-	*o = Origin(i)
-	return err
+	return originEnum.Unmarshal(o, b)
 }
 
 // AddRemove is the neighbouring relation of every teacher's guarantee in
@@ -307,8 +267,8 @@ func (m *Meta) Validate() error {
 	if m.K < 1 || (m.K%2 == 0 && !m.ManyClasses()) {
 		return headerErr("K", m.K, "must be odd and >= 1 for two-class votes (the majority of an even number of votes can tie), >= 1 for counts or more classes")
 	}
-	if m.Layout < 0 || int(m.Layout) >= len(layoutEnum.names) {
-		return headerErr("layout", m.Layout.String(), "must be one of %s", strings.Join(layoutEnum.names, ", "))
+	if m.Layout < 0 || int(m.Layout) >= len(layoutEnum.List) {
+		return headerErr("layout", m.Layout.String(), "must be one of %s", strings.Join(layoutEnum.List, ", "))
 	}
 	if field, v, rule := ensembleRule(m.Relation, m.Kind, m.Partition); field != "" {
 		return headerErr(field, v.String(), "%s", rule)

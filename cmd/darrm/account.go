@@ -35,12 +35,12 @@ type document interface {
 }
 
 // newAccount builds the account subcommand use, with the flags of the
-// tagged fields of *flags, --format, and the earlier spellings old. run
+// tagged fields of *flags and --format. run
 // computes the document that the command prints in the format of
 // --format; an accountant parameter or setting error it returns becomes
 // a usage error naming the flag (names maps the accountant's names of
 // parameters to the flags that differ from them).
-func newAccount(use, short string, flags any, names, old map[string]string, run func(cmd *cobra.Command) (document, error)) *cobra.Command {
+func newAccount(use, short string, flags any, names map[string]string, run func(cmd *cobra.Command) (document, error)) *cobra.Command {
 	var format struct {
 		Format cliout.Format `flag:"format"`
 	}
@@ -53,7 +53,7 @@ func newAccount(use, short string, flags any, names, old map[string]string, run 
 			}
 			return doc.Write(cmd.OutOrStdout(), format.Format)
 		},
-	}, flags, old)
+	}, flags)
 	bind(cmd, &format)
 	return cmd
 }
@@ -62,9 +62,6 @@ func newAccount(use, short string, flags any, names, old map[string]string, run 
 var stepFlags = map[string]string{"eps": "--step-eps", "delta": "--step-delta", "k": "--steps", "delta'": "--delta-prime",
 	"budget eps": "--budget-eps", "budget delta": "--budget-delta", "eps total": "--budget-eps"}
 
-// stepAliases are the earlier spellings of the composition commands' flags.
-var stepAliases = map[string]string{"eps": "step-eps", "delta": "step-delta", "k": "steps", "method": "composition", "eps-total": "budget-eps"}
-
 func newAccountComposeCmd() *cobra.Command {
 	var f struct {
 		Step  float64 `flag:"step-eps" required:""`
@@ -72,7 +69,7 @@ func newAccountComposeCmd() *cobra.Command {
 		Steps int     `flag:"steps" required:""`
 		compositionFlags
 	}
-	return newAccount("compose", "Total privacy of k composed (eps, delta)-DP steps (e.g. Q queries)", &f, stepFlags, stepAliases, func(*cobra.Command) (document, error) {
+	return newAccount("compose", "Total privacy of k composed (eps, delta)-DP steps (e.g. Q queries)", &f, stepFlags, func(*cobra.Command) (document, error) {
 		if err := f.checkDeltaPrime(); err != nil {
 			return nil, err
 		}
@@ -90,7 +87,7 @@ func newAccountQueriesCmd() *cobra.Command {
 		BudgetDelta float64 `flag:"budget-delta"`
 		compositionFlags
 	}
-	return newAccount("queries", "Largest number of (eps, delta)-DP queries within a total budget", &f, stepFlags, stepAliases, func(*cobra.Command) (document, error) {
+	return newAccount("queries", "Largest number of (eps, delta)-DP queries within a total budget", &f, stepFlags, func(*cobra.Command) (document, error) {
 		if err := f.checkDeltaPrime(); err != nil {
 			return nil, err
 		}
@@ -112,7 +109,7 @@ func newAccountStepEpsCmd() *cobra.Command {
 		Steps     int     `flag:"steps" required:""`
 		compositionFlags
 	}
-	return newAccount("step-eps", "Largest per-step eps whose k-fold composition meets a total eps", &f, stepFlags, stepAliases, func(*cobra.Command) (document, error) {
+	return newAccount("step-eps", "Largest per-step eps whose k-fold composition meets a total eps", &f, stepFlags, func(*cobra.Command) (document, error) {
 		if err := f.checkDeltaPrime(); err != nil {
 			return nil, err
 		}
@@ -125,10 +122,6 @@ func newAccountStepEpsCmd() *cobra.Command {
 		return d, err
 	})
 }
-
-// targetAliases are the earlier spellings of the calibration commands'
-// flags.
-var targetAliases = map[string]string{"eps": "target-eps", "delta": "target-delta", "k": "steps", "method": "gnmax-search"}
 
 // targetFlags maps the accountant's names of a calibration's parameters to
 // the flags.
@@ -143,7 +136,7 @@ func newAccountGaussianCmd() *cobra.Command {
 		Sensitivity float64               `flag:"sensitivity" help:"L2 sensitivity (> 0)"`
 		Alpha       float64               `flag:"alpha" help:"Renyi order (> 1); default: the order that minimises eps"`
 	}{Sensitivity: 1}
-	return newAccount("gaussian", "RDP of k composed Gaussian mechanisms and their (eps, delta)-DP", &f, targetFlags, targetAliases, func(*cobra.Command) (document, error) {
+	return newAccount("gaussian", "RDP of k composed Gaussian mechanisms and their (eps, delta)-DP", &f, targetFlags, func(*cobra.Command) (document, error) {
 		d := report.AccountGaussian{Run: accountant.Gaussian{Sensitivity: f.Sensitivity, Sigma: f.Sigma, Steps: f.Steps}, Conversion: f.Conversion, Delta: f.Delta}
 		var err error
 		if d.Rho, err = d.Run.Rho(); err != nil {
@@ -166,7 +159,7 @@ func newAccountGNMaxCmd() *cobra.Command {
 		MarkLabel  string                 `flag:"mark-label" help:"with --mark-lambda: what the marked orders are, for the legend"`
 		Title      string                 `flag:"title" help:"with --plot: title above the figure (default: what it shows)"`
 	}
-	return newAccount("gnmax", "Noise sigma of GNMax for a per-query (eps, delta) target", &f, targetFlags, targetAliases, func(cmd *cobra.Command) (document, error) {
+	return newAccount("gnmax", "Noise sigma of GNMax for a per-query (eps, delta) target", &f, targetFlags, func(cmd *cobra.Command) (document, error) {
 		if err := checkPlot(f.Plot); err != nil {
 			return nil, err
 		}
@@ -225,7 +218,7 @@ func newAccountShuffleGCmd() *cobra.Command {
 		ND         int       `flag:"nd" help:"interleaved: private steps per epoch n_d, in [1, n]"`
 	}{Algorithms: []string{"dp-shuffleg"}}
 	names := map[string]string{"eps": "--target-eps", "delta": "--target-delta", "n_d": "--nd"}
-	return newAccount("shuffleg", "Noise calibration of DP-ShuffleG, Priv-Pub, Pub-Priv and Interleaved", &f, names, map[string]string{"eps": "target-eps", "delta": "target-delta"}, func(cmd *cobra.Command) (document, error) {
+	return newAccount("shuffleg", "Noise calibration of DP-ShuffleG, Priv-Pub, Pub-Priv and Interleaved", &f, names, func(cmd *cobra.Command) (document, error) {
 		fs := cmd.Flags()
 		if fs.Changed("target-eps") == fs.Changed("sigma") {
 			return nil, cli.Usagef("account shuffleg: give exactly one of --target-eps (calibrate sigma) and --sigma (compute eps)")
@@ -248,7 +241,7 @@ func newAccountRRCmd() *cobra.Command {
 		RRDelta float64             `flag:"rr-delta-prime"`
 	}
 	names := map[string]string{"k": "--K", "delta": "--Delta", "delta'": "--rr-delta-prime"}
-	return newAccount("rr", "Randomized response's p_const for the majority of K private teachers", &f, names, map[string]string{"method": "rr-composition", "delta-prime": "rr-delta-prime"}, func(cmd *cobra.Command) (document, error) {
+	return newAccount("rr", "Randomized response's p_const for the majority of K private teachers", &f, names, func(cmd *cobra.Command) (document, error) {
 		p, err := f.params(cmd)
 		if err != nil {
 			return nil, err

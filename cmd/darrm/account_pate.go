@@ -40,7 +40,7 @@ func newAccountPATECmd() *cobra.Command {
 		Short: "PATE's privacy of GNMax, Confident-GNMax or LNMax on multi-class votes: data-independent, data-dependent, and released by smooth sensitivity",
 		Args:  cli.MaxArgs(1),
 		RunE:  func(cmd *cobra.Command, args []string) error { return runAccountPATE(cmd, &f, args) },
-	}, &f, map[string]string{"delta": "target-delta"})
+	}, &f)
 }
 
 // runAccountPATE reads the flags and the label file's header into the

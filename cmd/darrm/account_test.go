@@ -40,8 +40,8 @@ func number(t *testing.T, v map[string]any, key string) float64 {
 // TestAccountComposeScript checks the form scripts depend on: numeric "eps"
 // and "delta" totals (Table B.1, M = 10).
 func TestAccountComposeScript(t *testing.T) {
-	code, out, errOut := runCLI("account", "compose", "--eps", "0.1", "--delta", "1e-5", "--k", "10",
-		"--delta-prime", "0.1", "--method", "general", "--format", "json")
+	code, out, errOut := runCLI("account", "compose", "--step-eps", "0.1", "--step-delta", "1e-5", "--steps", "10",
+		"--delta-prime", "0.1", "--composition", "general", "--format", "json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -81,7 +81,7 @@ func TestAccountGNMaxScript(t *testing.T) {
 		{"grid", "21.46", "62.31"},
 		{"exact", "21.46", "62.12"},
 	} {
-		code, out, errOut := runCLI("account", "gnmax", "--eps", "0.2676", "--delta", "3e-4", "--method", tt.method, "--format", "json")
+		code, out, errOut := runCLI("account", "gnmax", "--target-eps", "0.2676", "--target-delta", "3e-4", "--gnmax-search", tt.method, "--format", "json")
 		if code != exitOK {
 			t.Fatalf("%s: exit %d: %s", tt.method, code, errOut)
 		}
@@ -125,7 +125,7 @@ func TestAccountGNMaxTight(t *testing.T) {
 }
 
 func TestAccountFormats(t *testing.T) {
-	args := []string{"account", "rr", "--K", "35", "--eps", "0.1", "--Delta", "1e-5", "--m", "6.4521", "--delta", "0.1001", "--delta-prime", "0.1"}
+	args := []string{"account", "rr", "--K", "35", "--eps", "0.1", "--Delta", "1e-5", "--m", "6.4521", "--delta", "0.1001", "--rr-delta-prime", "0.1"}
 	code, out, errOut := runCLI(append(args, "--format", "csv")...)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -161,7 +161,7 @@ func TestAccountFormats(t *testing.T) {
 // per (algorithm, eps), the improved conversion below the paper's, and that
 // the reverse direction reproduces the target.
 func TestAccountShuffleG(t *testing.T) {
-	code, out, errOut := runCLI("account", "shuffleg", "--algorithm", "all", "--eps", "1,5,10", "--delta", "1e-6",
+	code, out, errOut := runCLI("account", "shuffleg", "--algorithm", "all", "--target-eps", "1,5,10", "--target-delta", "1e-6",
 		"--G", "10", "--epochs", "50", "--S", "25", "--n", "1000", "--nd", "500", "--format", "json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -189,7 +189,7 @@ func TestAccountShuffleG(t *testing.T) {
 	}
 	interleaved := v.Rows[len(v.Rows)-2] // eps = 10, paper, exact alpha
 	code, out, errOut = runCLI("account", "shuffleg", "--algorithm", "interleaved", "--sigma", fmt.Sprint(interleaved.Sigma),
-		"--delta", "1e-6", "--G", "10", "--epochs", "50", "--n", "1000", "--nd", "500", "--format", "json")
+		"--target-delta", "1e-6", "--G", "10", "--epochs", "50", "--n", "1000", "--nd", "500", "--format", "json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -213,30 +213,28 @@ func TestAccountBadInput(t *testing.T) {
 		args []string
 		want []string // substrings of the error
 	}{
-		// The earlier spellings (--eps, --delta, --k, --method) still work;
-		// errors name the current flag.
-		{[]string{"compose", "--eps", "0", "--k", "3"}, []string{"--step-eps", "0", "> 0"}},
+		{[]string{"compose", "--step-eps", "0", "--steps", "3"}, []string{"--step-eps", "0", "> 0"}},
 		{[]string{"compose", "--step-eps", "-0.5", "--steps", "3"}, []string{"--step-eps", "-0.5", "> 0"}},
 		{[]string{"compose", "--step-eps", "NaN", "--steps", "3"}, []string{"--step-eps", "NaN"}},
 		{[]string{"compose", "--step-eps", "Inf", "--steps", "3"}, []string{"--step-eps", "+Inf"}},
-		{[]string{"compose", "--eps", "0.1", "--delta", "1", "--k", "3"}, []string{"--step-delta", "1", "[0, 1)"}},
+		{[]string{"compose", "--step-eps", "0.1", "--step-delta", "1", "--steps", "3"}, []string{"--step-delta", "1", "[0, 1)"}},
 		{[]string{"compose", "--step-eps", "0.1", "--step-delta", "-1e-9", "--steps", "3"}, []string{"--step-delta", "[0, 1)"}},
 		{[]string{"compose", "--step-eps", "0.1", "--steps", "0"}, []string{"--steps", "0", ">= 1"}},
 		{[]string{"compose", "--step-eps", "0.1", "--steps", "3", "--composition", "general", "--delta-prime", "0"}, []string{"--delta-prime", "0", "(0, 1)"}},
 		{[]string{"compose", "--step-eps", "0.1", "--steps", "3", "--composition", "optimal", "--delta-prime", "1"}, []string{"--delta-prime", "1", "(0, 1)"}},
-		{[]string{"compose", "--eps", "0.1", "--k", "3", "--method", "advanced"}, []string{"--composition", "advanced", "simple, general, optimal"}},
+		{[]string{"compose", "--step-eps", "0.1", "--steps", "3", "--composition", "advanced"}, []string{"--composition", "advanced", "simple, general, optimal"}},
 		{[]string{"compose", "--step-eps", "0.1", "--steps", "3", "--format", "yaml"}, []string{"--format", "yaml"}},
 		{[]string{"compose", "--steps", "3"}, []string{"--step-eps is required"}},
 		{[]string{"compose", "frobnicate"}, []string{"no arguments"}},
 		{[]string{"queries", "--step-eps", "0.1", "--budget-eps", "0", "--composition", "simple"}, []string{"--budget-eps", "0"}},
-		{[]string{"step-eps", "--eps-total", "Inf", "--k", "3", "--method", "simple"}, []string{"--budget-eps", "+Inf"}},
+		{[]string{"step-eps", "--budget-eps", "Inf", "--steps", "3", "--composition", "simple"}, []string{"--budget-eps", "+Inf"}},
 		{[]string{"gaussian", "--sigma", "0", "--steps", "1", "--target-delta", "1e-5"}, []string{"--sigma", "0", "> 0"}},
-		{[]string{"gaussian", "--sigma", "-2", "--steps", "1", "--delta", "1e-5"}, []string{"--sigma", "-2"}},
+		{[]string{"gaussian", "--sigma", "-2", "--steps", "1", "--target-delta", "1e-5"}, []string{"--sigma", "-2"}},
 		{[]string{"gaussian", "--sigma", "1", "--steps", "1", "--target-delta", "1e-5", "--alpha", "1"}, []string{"--alpha", "1", "> 1"}},
 		{[]string{"gaussian", "--sigma", "1", "--steps", "1", "--target-delta", "1e-5", "--alpha", "0.5"}, []string{"--alpha", "0.5", "> 1"}},
 		{[]string{"gaussian", "--sigma", "1", "--steps", "1", "--target-delta", "0"}, []string{"--target-delta", "0", "(0, 1)"}},
 		{[]string{"gaussian", "--sigma", "1", "--target-delta", "1e-5"}, []string{"--steps is required"}},
-		{[]string{"gnmax", "--eps", "0.2676", "--delta", "3e-4", "--method", "grid", "--conversion", "improved"}, []string{"--gnmax-search grid"}},
+		{[]string{"gnmax", "--target-eps", "0.2676", "--target-delta", "3e-4", "--gnmax-search", "grid", "--conversion", "improved"}, []string{"--gnmax-search grid"}},
 		{[]string{"gnmax", "--target-eps", "NaN", "--target-delta", "3e-4"}, []string{"--target-eps", "NaN"}},
 		{[]string{"shuffleg", "--algorithm", "pub-priv", "--target-eps", "1", "--target-delta", "1e-6", "--G", "10", "--epochs", "50", "--S", "50"}, []string{"--S", "50"}},
 		{[]string{"shuffleg", "--algorithm", "interleaved", "--target-eps", "1", "--target-delta", "1e-6", "--G", "10", "--epochs", "50", "--n", "10", "--nd", "0"}, []string{"--nd", "0"}},
@@ -244,7 +242,7 @@ func TestAccountBadInput(t *testing.T) {
 		{[]string{"shuffleg", "--target-eps", "1", "--sigma", "5", "--target-delta", "1e-6", "--G", "10", "--epochs", "50"}, []string{"exactly one"}},
 		{[]string{"shuffleg", "--sigma", "0", "--target-delta", "1e-6", "--G", "10", "--epochs", "50"}, []string{"--sigma", "0"}},
 		{[]string{"rr", "--K", "0", "--m", "1", "--rr-composition", "simple"}, []string{"--K", "0"}},
-		{[]string{"rr", "--K", "11", "--Delta", "1.5", "--m", "1", "--method", "simple"}, []string{"--Delta", "1.5"}},
+		{[]string{"rr", "--K", "11", "--Delta", "1.5", "--m", "1", "--rr-composition", "simple"}, []string{"--Delta", "1.5"}},
 		{[]string{"rr", "--m", "1"}, []string{"--K is required"}},
 		{[]string{"frobnicate"}, []string{"unknown command", "frobnicate"}},
 	}
@@ -282,7 +280,7 @@ func TestAccountGNMaxPlot(t *testing.T) {
 }
 
 func TestAccountDPSGD(t *testing.T) {
-	out, errOut, code := darrm(t, "", "account", "dpsgd", "--sigma", "2.5", "--sampling-rate", "0.01", "--steps", "50", "--delta", "1e-5", "--format", "json")
+	out, errOut, code := darrm(t, "", "account", "dpsgd", "--sigma", "2.5", "--sampling-rate", "0.01", "--steps", "50", "--target-delta", "1e-5", "--format", "json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}

@@ -277,7 +277,7 @@ func TestAggregateBudgetStopsExactly(t *testing.T) {
 		}
 		out := filepath.Join(dir, "labels.csv")
 		stdout, stderr, code := darrm(t, "", append([]string{"aggregate", votes, "--m", "3", "--out", out, "--format", "json", "--cache-dir", dir,
-			"--budget-method", tc.method, "--budget-eps", fmt.Sprint(tc.budget.Eps), "--budget-delta", fmt.Sprint(tc.budget.Delta)}, stated...)...)
+			"--composition", tc.method, "--budget-eps", fmt.Sprint(tc.budget.Eps), "--budget-delta", fmt.Sprint(tc.budget.Delta)}, stated...)...)
 		wantCode := exitBudget
 		if want == 60 {
 			wantCode = 0

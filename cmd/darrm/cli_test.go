@@ -115,9 +115,9 @@ func TestSolveBadInput(t *testing.T) {
 		{[]string{"--K", "11", "--workers", "-3"}, "--workers = -3"},
 		{[]string{"--K", "11", "extra"}, "no arguments"},
 		{[]string{"--K", "eleven", "--m", "3"}, "invalid argument"},
-		{[]string{"--K", "11", "--m", "3", "--compare", "--rr-method", "advanced"}, "--rr-composition"},
+		{[]string{"--K", "11", "--m", "3", "--compare", "--rr-composition", "advanced"}, "--rr-composition"},
 		{[]string{"--K", "11", "--m", "3", "--compare", "--sub-size", "12"}, "--sub-size = 12"},
-		{[]string{"--K", "11", "--m", "3", "--compare", "--rr-method", "general", "--rr-delta-prime", "0"}, "delta'"},
+		{[]string{"--K", "11", "--m", "3", "--compare", "--rr-composition", "general", "--rr-delta-prime", "0"}, "delta'"},
 	} {
 		dir := t.TempDir()
 		plotDir := t.TempDir()
@@ -408,6 +408,10 @@ func TestMistypes(t *testing.T) {
 		{[]string{"teachers", "trian", "--dataset", "mnist58"}, `unknown command "trian" for "darrm teachers"; did you mean "train"?`},
 		{[]string{"solve", "--k", "11"}, `unknown flag --k for "darrm solve"; did you mean --K?`},
 		{[]string{"aggregate", "--mechanizm", "rr"}, `did you mean --mechanism?`},
+		// The spellings of the project's first days are mistypes too.
+		{[]string{"shuffleg", "--algo", "dp"}, `unknown flag --algo for "darrm shuffleg"; did you mean --algorithm?`},
+		{[]string{"account", "compose", "--k", "3"}, `unknown flag --k for "darrm account compose"`},
+		{[]string{"solve", "--rr-method", "general"}, `unknown flag --rr-method for "darrm solve"`},
 	} {
 		_, stderr, code := darrm(t, "", tc.args...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {

@@ -204,7 +204,7 @@ func TestCountsWithoutFlag(t *testing.T) {
 // outputs print its name as darrm spells it.
 func TestDatasetCase(t *testing.T) {
 	args := func(name string) []string {
-		return []string{"shuffleg", "--task", "mean", "--dataset", name, "--n", "40", "--d", "5", "--epochs", "3", "--runs", "2", "--seed", "7", "--eps", "5", "--lr-grid", "0.1,0.01", "--format", "json"}
+		return []string{"shuffleg", "--task", "mean", "--dataset", name, "--n", "40", "--d", "5", "--epochs", "3", "--runs", "2", "--seed", "7", "--target-eps", "5", "--lr-grid", "0.1,0.01", "--format", "json"}
 	}
 	want, _, code := darrm(t, "", args("synthetic")...)
 	if code != 0 {

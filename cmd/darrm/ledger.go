@@ -116,7 +116,7 @@ func newLedgerInitCmd() *cobra.Command {
 			}
 			return err
 		},
-	}, &f, nil)
+	}, &f)
 }
 
 // binding returns the ensemble's parameters: the vote file's header, which
@@ -222,7 +222,7 @@ func newLedgerReadCmd(help, use, short string, onRecordErr func(*cobra.Command, 
 			}
 			return doc.Write(cmd.OutOrStdout(), f.Format)
 		},
-	}, &f, nil)
+	}, &f)
 }
 
 func newLedgerAdoptCmd() *cobra.Command {
@@ -247,7 +247,7 @@ func newLedgerAdoptCmd() *cobra.Command {
 			}
 			return printReplaced(w, prev)
 		},
-	}, &f, nil)
+	}, &f)
 }
 
 func newLedgerUpgradeCmd() *cobra.Command {
@@ -281,7 +281,7 @@ func newLedgerUpgradeCmd() *cobra.Command {
 			}
 			return err
 		},
-	}, &f, nil)
+	}, &f)
 }
 
 // readLedger reads the ledger at path whole (ledger.ReadOnly) and prints

@@ -31,9 +31,6 @@ type mechanismFlags struct {
 	NoSolve     bool                   `flag:"no-solve" help:"darrm, darrm-one-vote: take gamma_opt from the cache only, fail if it is not there"`
 }
 
-// mechanismAliases are the earlier spellings of the mechanism flags.
-var mechanismAliases = map[string]string{"rr-method": "rr-composition", "gnmax-sigma": "gnmax-search"}
-
 // mechanisms is the checked form of mechanismFlags.
 type mechanisms struct {
 	*mechanismFlags

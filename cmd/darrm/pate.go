@@ -68,7 +68,7 @@ func newPATECmd() *cobra.Command {
 			d := report.NewPATEExperiment(m.Name, out, p, time.Since(start))
 			return d.Write(cmd.OutOrStdout(), f.Format)
 		},
-	}, &f, nil)
+	}, &f)
 }
 
 // trainingProgress is the progress of work that may train teachers: one

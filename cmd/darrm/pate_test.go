@@ -125,7 +125,7 @@ func TestAccountPATE(t *testing.T) {
 	// The PATE authors' choice from the votes: everything it chose is
 	// marked, and so is the release. --delta is the release's delta here
 	// as in aggregate.
-	out, stderr, code = darrm(t, "", append([]string{"account", "pate", votes, "--delta", "1e-5", "--format", "json", "--seed", "3", "--ss-parameters", "from-votes"}, confident...)...)
+	out, stderr, code = darrm(t, "", append([]string{"account", "pate", votes, "--target-delta", "1e-5", "--format", "json", "--seed", "3", "--ss-parameters", "from-votes"}, confident...)...)
 	if code != 0 {
 		t.Fatalf("from-votes: exit %d: %s", code, stderr)
 	}
@@ -176,7 +176,7 @@ func TestAccountPATE(t *testing.T) {
 	}
 
 	// The table reads at 100 columns: no empty rows, texts below it.
-	table, stderr, code := darrm(t, "", append([]string{"account", "pate", votes, "--delta", "1e-5", "--seed", "3"}, confident...)...)
+	table, stderr, code := darrm(t, "", append([]string{"account", "pate", votes, "--target-delta", "1e-5", "--seed", "3"}, confident...)...)
 	if code != 0 {
 		t.Fatalf("table: exit %d: %s", code, stderr)
 	}
@@ -758,7 +758,7 @@ func TestAccountPATEReference(t *testing.T) {
 		{"confident-gnmax", confident, 0.30200035756817223, 60, 0.5540921059394077, 40},
 		{"gnmax", []string{"--sigma2", "40"}, 0.4234708781180516, 40, 0.5452032170505199, 40},
 	} {
-		args := append([]string{"account", "pate", votes, "--noise", "continuous", "--orders", "2,5,10,20,40,60", "--delta", "1e-5", "--format", "json"}, tc.args...)
+		args := append([]string{"account", "pate", votes, "--noise", "continuous", "--orders", "2,5,10,20,40,60", "--target-delta", "1e-5", "--format", "json"}, tc.args...)
 		var one, both map[string]any
 		for _, c := range []struct {
 			extra []string

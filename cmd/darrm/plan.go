@@ -46,7 +46,7 @@ func newPlanCmd() *cobra.Command {
 		Short: "Say what a budget buys: the queries that fit, or the parameters with which Q queries fit",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runPlan(cmd, &f) },
-	}, &f, nil)
+	}, &f)
 	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", "", "aggregator: "+votefile.JoinMechanisms(ensemble.Mechanisms, ", ")+"; with --classes: "+votefile.JoinMechanisms(ensemble.ManyClassMechanisms, ", "))
 	return cmd
 }

@@ -51,7 +51,7 @@ func newPlot(use, short string, f any, p *plotFlags, draw func(cmd *cobra.Comman
 			}
 			return cliout.WriteRecords(cmd.OutOrStdout(), p.Format, cliout.Record{{Key: "figure", Val: p.Out}}, rows)
 		},
-	}, f, nil)
+	}, f)
 }
 
 func newPlotGammaCmd() *cobra.Command {

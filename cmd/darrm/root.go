@@ -22,16 +22,12 @@ func withHelp(name string, cmd *cobra.Command) *cobra.Command {
 
 // newCmd completes cmd: its long help and examples from help/HELP.txt
 // (withHelp; none when help is ""), the flags of the tagged fields of the
-// struct flags points to (bind), and the earlier spellings old of its flags
-// (cli.Aliases; none when nil). It returns cmd.
-func newCmd(help string, cmd *cobra.Command, flags any, old map[string]string) *cobra.Command {
+// struct flags points to (bind). It returns cmd.
+func newCmd(help string, cmd *cobra.Command, flags any) *cobra.Command {
 	if help != "" {
 		withHelp(help, cmd)
 	}
 	bind(cmd, flags)
-	if old != nil {
-		cli.Aliases(cmd, old)
-	}
 	return cmd
 }
 

@@ -63,7 +63,7 @@ func newSeparateCmd() *cobra.Command {
 			_, err = fmt.Fprintln(cmd.OutOrStdout(), doc.Written(out))
 			return err
 		},
-	}, &f, nil)
+	}, &f)
 	cmd.AddCommand(newSeparateMergeCmd())
 	return cmd
 }
@@ -119,5 +119,5 @@ func newSeparateMergeCmd() *cobra.Command {
 			out.Seconds = time.Since(start).Seconds()
 			return writeVerify(cmd, out, f.Format)
 		},
-	}, &f, nil)
+	}, &f)
 }

@@ -60,7 +60,7 @@ func newShufflegCmd() *cobra.Command {
 		Short: "Run the DP-ShuffleG experiments (private shuffled gradient methods with public data)",
 		Args:  cli.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runShuffleg(cmd, &f) },
-	}, &f, map[string]string{"eps": "target-eps", "delta": "target-delta", "algo": "algorithm"})
+	}, &f)
 	cmd.Flags().StringVar(&f.dataDir, "data-dir", "", "folder of the datasets (default $"+datasets.EnvDir+", else $XDG_DATA_HOME/darrm or ~/.local/share/darrm, where scripts/fetch-data.sh puts them)")
 	return cmd
 }

@@ -14,7 +14,7 @@ import (
 var small = []string{"shuffleg", "--task", "mean", "--dataset", "synthetic", "--n", "40", "--d", "5", "--epochs", "3", "--runs", "2", "--seed", "7"}
 
 func TestShufflegJSON(t *testing.T) {
-	code, out, stderr := runCLI(append(small, "--eps", "5", "--lr-grid", "0.1,0.01", "--format", "json")...)
+	code, out, stderr := runCLI(append(small, "--target-eps", "5", "--lr-grid", "0.1,0.01", "--format", "json")...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -52,7 +52,7 @@ func TestShufflegJSON(t *testing.T) {
 func TestShufflegTableCurvesPlot(t *testing.T) {
 	dir := t.TempDir()
 	curves, plot := filepath.Join(dir, "c.csv"), filepath.Join(dir, "p.png")
-	code, out, stderr := runCLI(append(small, "--eps", "1", "--lr", "0.1", "--algo", "dp,interleaved", "--curves", curves, "--plot", plot, "--plot-metric", "excess")...)
+	code, out, stderr := runCLI(append(small, "--target-eps", "1", "--lr", "0.1", "--algorithm", "dp,interleaved", "--curves", curves, "--plot", plot, "--plot-metric", "excess")...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -71,18 +71,18 @@ func TestShufflegTableCurvesPlot(t *testing.T) {
 	if st, err := os.Stat(plot); err != nil || st.Size() == 0 {
 		t.Fatalf("plot: %v", err)
 	}
-	code, out, _ = runCLI(append(small, "--eps", "1", "--lr", "0.1", "--algo", "dp", "--format", "csv")...)
+	code, out, _ = runCLI(append(small, "--target-eps", "1", "--lr", "0.1", "--algorithm", "dp", "--format", "csv")...)
 	if code != 0 || !strings.HasPrefix(out, "algo,label,epoch") {
 		t.Fatalf("--format csv: exit %d, %q", code, out)
 	}
 }
 
 func TestShufflegNonContractive(t *testing.T) {
-	code, _, stderr := runCLI(append(small, "--eps", "5", "--lr", "1.5", "--algo", "dp")...)
+	code, _, stderr := runCLI(append(small, "--target-eps", "5", "--lr", "1.5", "--algorithm", "dp")...)
 	if code != exitUsage || !strings.Contains(stderr, "--allow-noncontractive") || !strings.Contains(stderr, "not contractive") {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	code, out, stderr := runCLI(append(small, "--eps", "5", "--lr", "1.5", "--algo", "dp", "--allow-noncontractive")...)
+	code, out, stderr := runCLI(append(small, "--target-eps", "5", "--lr", "1.5", "--algorithm", "dp", "--allow-noncontractive")...)
 	if code != 0 || !strings.Contains(out, "does NOT hold") || !strings.Contains(out, "(!)") {
 		t.Fatalf("exit %d: %s%s", code, out, stderr)
 	}
@@ -95,27 +95,27 @@ func TestShufflegBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--eps", "0"}, "--target-eps = 0: must be a finite number > 0"},
-		{[]string{"--eps", "-1"}, "--target-eps = -1"},
-		{[]string{"--eps", "NaN"}, "--target-eps = NaN"},
-		{[]string{"--eps", "Inf"}, "--target-eps = +Inf"},
-		{[]string{"--eps", "1", "--delta", "1"}, "--target-delta = 1: must be in (0, 1)"},
-		{[]string{"--eps", "1", "--delta", "0"}, "--target-delta = 0"},
-		{[]string{"--eps", "1", "--p", "0"}, "--p = 0: must be in (0, 1]"},
-		{[]string{"--eps", "1", "--p", "1.2"}, "--p = 1.2"},
-		{[]string{"--eps", "1", "--clip", "Inf"}, "--clip = +Inf"},
-		{[]string{"--eps", "1", "--runs", "0"}, "--runs = 0"},
-		{[]string{"--eps", "1", "--algo", "dp,foo"}, `algorithm "foo"`},
-		{[]string{"--eps", "1", "--order", "xx"}, `order "xx"`},
-		{[]string{"--eps", "1", "--lr", "0.1", "--lr-grid", "0.1"}, "give one of them"},
-		{[]string{"--eps", "1", "--lr-grid", "0.1,x"}, `--lr-grid: value "x"`},
-		{[]string{"--eps", "1", "--lr", "-0.1"}, "--lr = -0.1"},
-		{[]string{"--eps", "1", "--conversion", "best"}, `conversion "best"`},
-		{[]string{"--eps", "1", "--plot", filepath.Join(dir, "x.gif")}, "must end in"},
-		{[]string{"--eps", "1", "--lambda", "1"}, "--lambda 1: applies to the tasks ridge and lasso-logistic, not mean"},
-		{[]string{"--eps", "1", "--alpha-rule", "table-4.3", "--conversion", "improved"}, "--alpha-rule table-4.3: Table 4.3's order is defined with the paper's conversion, not improved"},
-		{[]string{"--eps", "1", "--format", "xml"}, "--format"},
-		{[]string{"--eps", "1", "--p", "0.001", "--plot", plot}, "0 private"},
+		{[]string{"--target-eps", "0"}, "--target-eps = 0: must be a finite number > 0"},
+		{[]string{"--target-eps", "-1"}, "--target-eps = -1"},
+		{[]string{"--target-eps", "NaN"}, "--target-eps = NaN"},
+		{[]string{"--target-eps", "Inf"}, "--target-eps = +Inf"},
+		{[]string{"--target-eps", "1", "--target-delta", "1"}, "--target-delta = 1: must be in (0, 1)"},
+		{[]string{"--target-eps", "1", "--target-delta", "0"}, "--target-delta = 0"},
+		{[]string{"--target-eps", "1", "--p", "0"}, "--p = 0: must be in (0, 1]"},
+		{[]string{"--target-eps", "1", "--p", "1.2"}, "--p = 1.2"},
+		{[]string{"--target-eps", "1", "--clip", "Inf"}, "--clip = +Inf"},
+		{[]string{"--target-eps", "1", "--runs", "0"}, "--runs = 0"},
+		{[]string{"--target-eps", "1", "--algorithm", "dp,foo"}, `algorithm "foo"`},
+		{[]string{"--target-eps", "1", "--order", "xx"}, `order "xx"`},
+		{[]string{"--target-eps", "1", "--lr", "0.1", "--lr-grid", "0.1"}, "give one of them"},
+		{[]string{"--target-eps", "1", "--lr-grid", "0.1,x"}, `--lr-grid: value "x"`},
+		{[]string{"--target-eps", "1", "--lr", "-0.1"}, "--lr = -0.1"},
+		{[]string{"--target-eps", "1", "--conversion", "best"}, `conversion "best"`},
+		{[]string{"--target-eps", "1", "--plot", filepath.Join(dir, "x.gif")}, "must end in"},
+		{[]string{"--target-eps", "1", "--lambda", "1"}, "--lambda 1: applies to the tasks ridge and lasso-logistic, not mean"},
+		{[]string{"--target-eps", "1", "--alpha-rule", "table-4.3", "--conversion", "improved"}, "--alpha-rule table-4.3: Table 4.3's order is defined with the paper's conversion, not improved"},
+		{[]string{"--target-eps", "1", "--format", "xml"}, "--format"},
+		{[]string{"--target-eps", "1", "--p", "0.001", "--plot", plot}, "0 private"},
 		{[]string{}, "--target-eps: give one eps (got 0)"},
 	}
 	for _, tc := range tests {
@@ -142,7 +142,7 @@ func TestShufflegBadInput(t *testing.T) {
 		{[]string{"--task", "mean", "--dataset", "mnist69", "--d", "3"}, "--d 3: applies to the dataset synthetic only"},
 		{[]string{"--task", "ridge", "--dataset", "diabetes", "--C", "3"}, "--C 3: applies to the task mean only"},
 	} {
-		code, _, stderr := runCLI(append([]string{"shuffleg", "--eps", "1"}, tc.args...)...)
+		code, _, stderr := runCLI(append([]string{"shuffleg", "--target-eps", "1"}, tc.args...)...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
 		}
@@ -171,7 +171,7 @@ func TestShufflegHelpListsCatalog(t *testing.T) {
 func TestShufflegConversion(t *testing.T) {
 	sigma := map[string]float64{}
 	for _, conv := range []string{"paper", "improved"} {
-		code, out, stderr := runCLI(append(small, "--eps", "5", "--lr", "0.1", "--algo", "dp", "--conversion", conv, "--format", "json")...)
+		code, out, stderr := runCLI(append(small, "--target-eps", "5", "--lr", "0.1", "--algorithm", "dp", "--conversion", conv, "--format", "json")...)
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", conv, code, stderr)
 		}

@@ -32,7 +32,7 @@ func newSimulateCmd() *cobra.Command {
 		Short: "Compare the aggregators on synthetic teachers at the same privacy target",
 		Args:  cli.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runSimulate(cmd, &f) },
-	}, &f, mechanismAliases)
+	}, &f)
 }
 
 func runSimulate(cmd *cobra.Command, f *simulateFlags) error {

@@ -41,7 +41,7 @@ func newSolveCmd() *cobra.Command {
 		Short: "Compute, certify and cache the optimal noise function gamma",
 		Args:  cli.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runSolve(cmd, &f) },
-	}, &f, map[string]string{"rr-method": "rr-composition"}), &f.relationFlags)
+	}, &f), &f.relationFlags)
 }
 
 func runSolve(cmd *cobra.Command, f *solveFlags) error {

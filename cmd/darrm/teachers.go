@@ -107,7 +107,7 @@ func newTeachersSub(use string) *cobra.Command {
 			}
 			return writeVotes(cmd, f.out, votefile.LayoutVotes, e.Meta, b.Test.Len(), f.Format, votefile.FormatCSV)
 		},
-	}, &f, nil)
+	}, &f)
 	if use == "vote" {
 		cmd.Flags().StringVar(&f.out, "out", "-", "vote file, written atomically (- for standard output); a name ending in .npy writes the counts of --classes C as a NumPy int64 array (queries x classes), without the metadata header")
 	}
@@ -149,7 +149,7 @@ func newTeachersTuneCmd() *cobra.Command {
 			}
 			return report.Tune{Dataset: f.Dataset, Tasks: tasks, Chosen: h, InUse: transfer.HyperFor(f.Dataset), Trials: trials}.Write(cmd.OutOrStdout(), f.Format)
 		},
-	}, &f, nil)
+	}, &f)
 }
 
 // runTeachersClasses trains or loads PATE's C-class teachers of the

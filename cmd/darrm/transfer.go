@@ -91,7 +91,7 @@ func newTransferCmd() *cobra.Command {
 			}
 			return out.Write(cmd.OutOrStdout(), f.Format)
 		},
-	}, &f, nil)
+	}, &f)
 }
 
 // teachersDir is the folder of the teachers' cache, beside the gamma cache

@@ -214,7 +214,7 @@ func TestTransferBadInput(t *testing.T) {
 		{[]string{"--dataset", "mnist58", "--queries", "31"}, "public set"},
 		{[]string{"--dataset", "mnist58", "--m", "12"}, "--m"},
 		{[]string{"--dataset", "mnist58", "--redraws", "0"}, "--redraws"},
-		{[]string{"--dataset", "mnist58", "--setting", "split"}, "disjoint or shared"},
+		{[]string{"--dataset", "mnist58", "--setting", "split"}, "must be one of disjoint, shared"},
 		{nil, "--dataset"},
 	} {
 		_, errOut, code := darrm(t, "", append([]string{"transfer", "--no-cache"}, c.args...)...)

@@ -42,7 +42,7 @@ func newVerifyCmd() *cobra.Command {
 			}
 			return writeVerify(cmd, report.Verify{Problem: report.NewProblem(p), Gamma: tab.Gamma, Certificate: cert, Seconds: time.Since(start).Seconds()}, f.Format)
 		},
-	}, &f, nil), &f.relationFlags)
+	}, &f), &f.relationFlags)
 }
 
 // writeVerify prints a certificate (verify, separate merge) and fails with

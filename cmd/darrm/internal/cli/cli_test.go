@@ -236,20 +236,12 @@ func TestSuggest(t *testing.T) {
 	}
 }
 
-func TestAliasesAndRequire(t *testing.T) {
+func TestRequireFlags(t *testing.T) {
 	var f testFlags
 	cmd := newTestCmd(&f)
-	Aliases(cmd, map[string]string{"count": "n"})
-	cmd.SetArgs([]string{"--count", "9"})
+	cmd.SetArgs([]string{"--n", "9"})
 	if err := cmd.Execute(); err != nil || f.N != 9 {
-		t.Fatalf("--count as --n: %v, n = %d", err, f.N)
-	}
-	if want := "The earlier spelling --count for --n is still accepted."; !strings.HasSuffix(cmd.Long, want) {
-		t.Errorf("help %q does not end with %q", cmd.Long, want)
-	}
-	two := "The earlier spellings --a for --alpha, --b for --beta and --c for --gamma are\nstill accepted."
-	if got := AliasHelp(map[string]string{"c": "gamma", "a": "alpha", "b": "beta"}); got != two {
-		t.Errorf("AliasHelp = %q, want %q", got, two)
+		t.Fatalf("--n 9: %v, n = %d", err, f.N)
 	}
 	if err := RequireFlags(cmd, "n"); err != nil {
 		t.Errorf("--n was given: %v", err)

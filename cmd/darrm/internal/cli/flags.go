@@ -18,11 +18,8 @@ import (
 	"encoding"
 	"errors"
 	"fmt"
-	"maps"
 	"reflect"
-	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -236,61 +233,6 @@ func CheckRequired(cmd *cobra.Command, _ []string) error {
 		names[i] = name
 	}
 	return RequireFlags(cmd, names...)
-}
-
-// Aliases keeps earlier spellings of cmd's flags working: each key of old
-// is read as its value. It adds to cmd's long help the sentence that lists
-// them (AliasHelp), so the help says what is accepted.
-func Aliases(cmd *cobra.Command, old map[string]string) {
-	cmd.Flags().SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
-		if n, ok := old[name]; ok {
-			return pflag.NormalizedName(n)
-		}
-		return pflag.NormalizedName(name)
-	})
-	if s := AliasHelp(old); s != "" {
-		cmd.Long = strings.TrimRight(cmd.Long, "\n") + "\n\n" + s
-	}
-}
-
-// AliasHelp is the sentence of a command's help that lists the earlier
-// spellings old of its flags (old name to current name), or "" for none.
-func AliasHelp(old map[string]string) string {
-	names := slices.Sorted(maps.Keys(old))
-	if len(names) == 0 {
-		return ""
-	}
-	for i, n := range names {
-		names[i] = fmt.Sprintf("--%s for --%s", n, old[n])
-	}
-	list := names[0]
-	if len(names) > 1 {
-		list = strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
-	}
-	s := "The earlier spellings " + list + " are still accepted."
-	if len(names) == 1 {
-		s = "The earlier spelling " + list + " is still accepted."
-	}
-	return wrap(s, 79)
-}
-
-// wrap breaks s into lines of at most width bytes at spaces, as the help
-// files are written.
-func wrap(s string, width int) string {
-	var b strings.Builder
-	n := 0
-	for i, w := range strings.Fields(s) {
-		if i > 0 && n+1+len(w) > width {
-			b.WriteByte('\n')
-			n = 0
-		} else if i > 0 {
-			b.WriteByte(' ')
-			n++
-		}
-		b.WriteString(w)
-		n += len(w)
-	}
-	return b.String()
 }
 
 // Given returns a pointer to v, the value of the flag name of fs, if the

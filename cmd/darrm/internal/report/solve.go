@@ -48,7 +48,7 @@ type Solve struct {
 	// UpperBound and Scale are as the cache entry stores them
 	// (UpperBoundStored; no solve ran to compute them), while the
 	// utility, the surrogate error and the gap are computed from the
-	// gamma's values (optimal.Reverified).
+	// gamma's values (optimal.Source.Load).
 	UpperBound       float64           `json:"upper_bound"`
 	UpperBoundStored bool              `json:"upper_bound_stored"`
 	Gap              float64           `json:"gap"`
