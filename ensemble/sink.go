@@ -42,6 +42,15 @@ type LabelSink struct {
 	Ledger Ledger
 }
 
+// settle settles labels on the sink's ledger, if any, joining its error
+// to err.
+func (s LabelSink) settle(err error, labels int) error {
+	if s.Ledger != nil {
+		err = errors.Join(err, s.Ledger.Settle(labels))
+	}
+	return err
+}
+
 // ToStdout reports whether the labels go to Stdout rather than to a file.
 func (s LabelSink) ToStdout() bool { return s.Path == "" || s.Path == "-" }
 
@@ -73,17 +82,18 @@ func (s LabelSink) ToStdout() bool { return s.Path == "" || s.Path == "-" }
 // write that stops part-way counts every label of which a byte was
 // written.
 func ReleaseTo(ctx context.Context, in votefile.Reader, agg Labeler, src *noise.Source, sink LabelSink, limit int, opts ReleaseOptions) (ReleaseResult, error) {
-	var res ReleaseResult
-	settle := func(err error, labels int) error {
-		if sink.Ledger != nil {
-			err = errors.Join(err, sink.Ledger.Settle(labels))
-		}
-		return err
-	}
 	b, err := ReleaseBinding(in, agg, opts.Partition)
 	if err != nil {
-		return res, settle(fmt.Errorf("release: %w", err), 0)
+		return ReleaseResult{}, sink.settle(fmt.Errorf("release: %w", err), 0)
 	}
+	return releaseTo(ctx, in, agg, b, src, sink, limit, opts)
+}
+
+// releaseTo is ReleaseTo for the binding b of agg to the votes of in
+// (ReleaseBinding).
+func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b votefile.Binding, src *noise.Source, sink LabelSink, limit int, opts ReleaseOptions) (ReleaseResult, error) {
+	var res ReleaseResult
+	settle := sink.settle
 	var comments []string
 	if _, seeded := src.Seeded(); seeded {
 		if !opts.Experiment {

@@ -27,11 +27,16 @@ import (
 // and statistics, its Path the cache file (with a cache), and its
 // StoreErr a failure to store a fresh entry, beside a valid result.
 func Cached(ctx context.Context, d *cache.Dir, p constraints.Params, prior gamma.Prior, opts Options, onCorrupt func(error)) (Loaded, error) {
+	return cached(ctx, d, p, prior, opts, onCorrupt, verifier(opts.Workers))
+}
+
+// cached is Cached with the exhaustive check of a cached gamma certify.
+func cached(ctx context.Context, d *cache.Dir, p constraints.Params, prior gamma.Prior, opts Options, onCorrupt func(error), certify Certifier) (Loaded, error) {
 	key := cache.Key{Params: p, Prior: prior.String()}
 	var path string
 	if d != nil {
 		path = d.Path(key)
-		e, err := Reverified(ctx, d, key, opts.Workers)
+		e, err := reverified(ctx, d, key, certify)
 		var ce *cache.CorruptError
 		switch {
 		case err == nil:
@@ -71,11 +76,16 @@ func Cached(ctx context.Context, d *cache.Dir, p constraints.Params, prior gamma
 // file: a checksum proves only that the file is unchanged since it was
 // written, not that what was written is private or optimal.
 func Reverified(ctx context.Context, d *cache.Dir, key cache.Key, workers int) (*cache.Entry, error) {
+	return reverified(ctx, d, key, verifier(workers))
+}
+
+// reverified is Reverified with the exhaustive check certify.
+func reverified(ctx context.Context, d *cache.Dir, key cache.Key, certify Certifier) (*cache.Entry, error) {
 	e, err := d.Get(key)
 	if err != nil {
 		return nil, err
 	}
-	cert, err := gamma.Verify(ctx, key.Params, e.Gamma, gamma.VerifyOptions{Workers: workers})
+	cert, err := certify(ctx, key.Params, e.Gamma)
 	if err != nil {
 		return nil, err
 	}

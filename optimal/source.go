@@ -33,7 +33,18 @@ type Source struct {
 	// OnCorrupt, if not nil, is told of a cache entry that is corrupt or
 	// fails its check, before gamma_opt is solved again and replaces it.
 	OnCorrupt func(error)
+	// Certify, if not nil, is the exhaustive check of a cached gamma in
+	// place of gamma.Verify: the user of the gamma passes the certificate
+	// of what it will use (an aggregator, of the gamma it samples), so
+	// that the gamma is certified once per use. The entry passes only if
+	// the certificate's Status is gamma.Certified.
+	Certify Certifier
 }
+
+// A Certifier returns the certificate of gamma g for problem p by the
+// exhaustive check (gamma.Verify, or a check of the gamma as its user
+// samples it).
+type Certifier func(ctx context.Context, p constraints.Params, g gamma.Gamma) (gamma.Certificate, error)
 
 // Origin says where a Source or Cached found a gamma: FromGiven (the
 // caller's, the zero value), FromCache (a cache entry, certified again
@@ -100,7 +111,7 @@ func (e *notCached) Unwrap() error { return cache.ErrNotFound }
 
 // Load returns the gamma s gives for problem p, which the caller has
 // validated: Given, which must have K+1 values; or gamma_opt from the
-// cache, certified again now (Reverified), and otherwise, unless
+// cache, certified again now (Reverified, by s.Certify if set), and otherwise, unless
 // CacheOnly, solved and stored (Cached). An error in s is a *SourceError.
 func (s Source) Load(ctx context.Context, p constraints.Params) (Loaded, error) {
 	if s.Given != nil {
@@ -118,7 +129,7 @@ func (s Source) Load(ctx context.Context, p constraints.Params) (Loaded, error) 
 		}
 		key := cache.Key{Params: p, Prior: s.Prior.String()}
 		path := s.Cache.Path(key)
-		e, err := Reverified(ctx, s.Cache, key, s.Options.Workers)
+		e, err := reverified(ctx, s.Cache, key, s.certifier())
 		if errors.Is(err, cache.ErrNotFound) {
 			err = &notCached{key, path}
 		}
@@ -127,5 +138,20 @@ func (s Source) Load(ctx context.Context, p constraints.Params) (Loaded, error) 
 		}
 		return Loaded{Gamma: e.Gamma, Origin: FromCache, Entry: e, Path: path}, nil
 	}
-	return Cached(ctx, s.Cache, p, s.Prior, s.Options, s.OnCorrupt)
+	return cached(ctx, s.Cache, p, s.Prior, s.Options, s.OnCorrupt, s.certifier())
+}
+
+// certifier returns s.Certify, else gamma.Verify with s's workers.
+func (s Source) certifier() Certifier {
+	if s.Certify != nil {
+		return s.Certify
+	}
+	return verifier(s.Options.Workers)
+}
+
+// verifier is gamma.Verify with workers goroutines.
+func verifier(workers int) Certifier {
+	return func(ctx context.Context, p constraints.Params, g gamma.Gamma) (gamma.Certificate, error) {
+		return gamma.Verify(ctx, p, g, gamma.VerifyOptions{Workers: workers})
+	}
 }
