@@ -131,21 +131,39 @@ func (s mechanisms) newAggregator(cmd *cobra.Command, name votefile.Mechanism, p
 // with the two-class settings of the flags and, for a mechanism that
 // samples a gamma, its gamma; label describes it for people.
 func (s mechanisms) build(cmd *cobra.Command, m ensemble.Mechanism, p constraints.Params, classes int) (agg ensemble.Labeler, label string, err error) {
-	m.RRComposition, m.RRDeltaPrime, m.GNMaxSearch = s.RRComp.For(p.Delta), s.RRDelta, s.GNMaxSearch
+	m = s.settings(m, p)
 	if info, _ := ensemble.LookupMechanism(m.Name, m.Input); info.Gamma {
 		if m.Gamma, m.GammaSource, err = s.gamma(cmd, info, p); err != nil {
 			return nil, "", err
 		}
 	}
-	prog := cliout.NewProgress(cmd.ErrOrStderr(), 100, fmt.Sprintf("certifying %s for K=%d m=%g", m.Name, p.K, p.M))
+	prog := cliout.NewProgress(cmd.ErrOrStderr(), 100, certifying(m.Name, p))
 	agg, label, err = m.Build(cmd.Context(), p, classes, ensemble.Options{Workers: s.Workers, Progress: func(x float64) { prog.Set(int64(100 * x)) }})
 	prog.Done()
-	// A certificate failure exits 3; any other error is a parameter the
-	// mechanism cannot serve (exit 2).
+	return agg, label, buildError(err)
+}
+
+// settings returns m with the two-class settings of the flags for
+// problem p.
+func (s mechanisms) settings(m ensemble.Mechanism, p constraints.Params) ensemble.Mechanism {
+	m.RRComposition, m.RRDeltaPrime, m.GNMaxSearch = s.RRComp.For(p.Delta), s.RRDelta, s.GNMaxSearch
+	return m
+}
+
+// certifying describes the certificate of mechanism name for p in a
+// progress line.
+func certifying(name votefile.Mechanism, p constraints.Params) string {
+	return fmt.Sprintf("certifying %s for K=%d m=%g", name, p.K, p.M)
+}
+
+// buildError says an error of building an aggregator in the command's
+// terms: a certificate failure exits 3; any other error is a parameter
+// the mechanism cannot serve (exit 2).
+func buildError(err error) error {
 	if err != nil && !errors.Is(err, ensemble.ErrNotCertified) && !errors.Is(err, context.Canceled) {
 		err = cli.AsUsage(flagError(err, map[string]string{"laplace scale": "--laplace-scale"}))
 	}
-	return agg, label, err
+	return err
 }
 
 // gamma returns the noise function of mechanism info for the per-query
@@ -154,11 +172,8 @@ func (s mechanisms) build(cmd *cobra.Command, m ensemble.Mechanism, p constraint
 // (ensemble.MechanismInfo.GammaProblem) from the cache, solved on demand
 // unless --no-solve (optimal.Source).
 func (s mechanisms) gamma(cmd *cobra.Command, info ensemble.MechanismInfo, p constraints.Params) (gamma.Gamma, string, error) {
-	src := optimal.Source{Prior: s.Prior, CacheOnly: s.NoSolve, Options: optimal.Options{Workers: s.Workers}}
-	var err error
-	if s.table != nil && s.tableRelation() == info.Relation {
-		src.Given = s.table.Gamma
-	} else if src.Cache, err = s.Cache.open(); err != nil {
+	src, err := s.source(info)
+	if err != nil {
 		return nil, "", err
 	}
 	l, err := loadGamma(cmd.Context(), cmd, src, info.GammaProblem(p))
@@ -167,12 +182,29 @@ func (s mechanisms) gamma(cmd *cobra.Command, info ensemble.MechanismInfo, p con
 	}
 	switch l.Origin {
 	case optimal.FromGiven:
-		return l.Gamma, "the gamma of " + s.tableName, nil
+		return l.Gamma, s.given(), nil
 	case optimal.FromCache:
 		return l.Gamma, fmt.Sprintf("gamma_opt (prior %s) from the cache", s.Prior), nil
 	}
 	return l.Gamma, fmt.Sprintf("gamma_opt (prior %s), solved now", s.Prior), nil
 }
+
+// source returns where the gamma of mechanism info comes from: the
+// --gamma file, when it is for the mechanism's relation, else gamma_opt
+// from the cache, solved on demand unless --no-solve.
+func (s mechanisms) source(info ensemble.MechanismInfo) (optimal.Source, error) {
+	src := optimal.Source{Prior: s.Prior, CacheOnly: s.NoSolve, Options: optimal.Options{Workers: s.Workers}}
+	var err error
+	if s.table != nil && s.tableRelation() == info.Relation {
+		src.Given = s.table.Gamma
+	} else {
+		src.Cache, err = s.Cache.open()
+	}
+	return src, err
+}
+
+// given describes the gamma of the --gamma file.
+func (s mechanisms) given() string { return "the gamma of " + s.tableName }
 
 // sourceError says an optimal.SourceError in terms of the flags that set
 // the source's fields: --gamma, --prior and --no-solve (with --no-cache),
