@@ -213,14 +213,18 @@ func ExampleRelease() {
 	}
 
 	out, err := ensemble.Release(ctx, ensemble.ReleaseSpec{
-		Votes:     votes,
-		Mechanism: ensemble.Mechanism{Name: votefile.DaRRM},
-		Problem:   params,
-		Gamma:     optimal.Source{Cache: gammas, Prior: gamma.UniformPrior()},
-		Budget:    &accountant.Guarantee{Eps: 1, Delta: 1e-3}, Composition: accountant.Simple, DeltaPrime: 1e-5,
-		Ledger: led, LedgerOptions: state,
-		Sink:   ensemble.LabelSink{Path: filepath.Join(dir, "labels.csv"), Format: votefile.FormatCSV},
-		// A seed for a reproducible example: not for release.
+		Votes:         votes,
+		Mechanism:     ensemble.Mechanism{Name: votefile.DaRRM},
+		Problem:       params,
+		Gamma:         optimal.Source{Cache: gammas, Prior: gamma.UniformPrior()},
+		Budget:        &accountant.Guarantee{Eps: 1, Delta: 1e-3},
+		Composition:   accountant.Simple,
+		DeltaPrime:    1e-5,
+		Ledger:        led,
+		LedgerOptions: state,
+		Sink:          ensemble.LabelSink{Path: filepath.Join(dir, "labels.csv"), Format: votefile.FormatCSV},
+		// A seed makes the example reproducible: its labels are not for
+		// release.
 		Random:  noise.NewSeededSource(1),
 		Options: ensemble.ReleaseOptions{Experiment: true},
 	})
