@@ -129,8 +129,8 @@ func (e *ReleaseError) Unwrap() error { return e.Err }
 
 // Release answers the queries of s.Votes with the mechanism s names, in
 // one call: it looks the mechanism up, loads its gamma if it samples one
-// (certified once, as it is sampled), builds and certifies the
-// aggregator, binds it to the votes (ReleaseBinding: the one check of the
+// and builds and certifies the aggregator (BuildFrom: the gamma is
+// certified once, as it is sampled), binds it to the votes (ReleaseBinding: the one check of the
 // votes against what the mechanism states), accounts for it under the
 // budget (NewAccounting), opens the ledger bound to the same binding and
 // charged at the same per-query step, and writes the labels to the sink
@@ -144,26 +144,10 @@ func (e *ReleaseError) Unwrap() error { return e.Err }
 func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	var out Released
 	fail := func(step Step, err error) (Released, error) { return out, &ReleaseError{Step: step, Err: err} }
-	m, in := s.Mechanism, s.Votes
-	info, err := LookupMechanism(m.Name, m.Input)
-	if err != nil {
-		return fail(StepBuild, err)
-	}
-	opts := s.Certificate
-	if info.Gamma && m.Gamma == nil {
-		if out.Gamma, opts, err = loadGamma(ctx, s.Gamma, info, s.Problem, opts); err != nil {
-			return fail(StepGamma, err)
-		}
-		m.Gamma = out.Gamma.Gamma
-		switch out.Gamma.Origin {
-		case optimal.FromCache:
-			m.GammaSource = fmt.Sprintf("gamma_opt (prior %s) from the cache", s.Gamma.Prior)
-		case optimal.Solved:
-			m.GammaSource = fmt.Sprintf("gamma_opt (prior %s), solved now", s.Gamma.Prior)
-		}
-	}
-	if out.Aggregator, out.Label, err = info.newLabeler(ctx, m, s.Problem, in.Classes(), opts); err != nil {
-		return fail(StepBuild, err)
+	in := s.Votes
+	var err error
+	if out.Aggregator, out.Label, out.Gamma, err = s.Mechanism.BuildFrom(ctx, s.Gamma, s.Problem, in.Classes(), s.Certificate); err != nil {
+		return out, err
 	}
 	if out.Binding, err = ReleaseBinding(in, out.Aggregator, s.Options.Partition); err != nil {
 		return fail(StepBinding, err)
@@ -175,7 +159,7 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	limit, sink := out.Accounting.Limit(), s.Sink
 	var l *ledger.Ledger
 	if s.Ledger != "" {
-		if l, limit, err = ledger.OpenRun(ctx, s.Ledger, info.Name, out.Binding, step, limit, s.LedgerOptions); err != nil {
+		if l, limit, err = ledger.OpenRun(ctx, s.Ledger, s.Mechanism.Name, out.Binding, step, limit, s.LedgerOptions); err != nil {
 			return fail(StepLedger, err)
 		}
 		defer l.Close()
@@ -201,19 +185,40 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	return out, nil
 }
 
-// loadGamma returns the gamma that src gives for the problem of info held
-// to p, and opts with the certificate of that gamma as the aggregator
-// samples it when it came from a cache: computed as the cache entry is
-// checked (optimal.Source.Certify), it is not computed again.
-func loadGamma(ctx context.Context, src optimal.Source, info MechanismInfo, p constraints.Params, opts Options) (optimal.Loaded, Options, error) {
-	src.Certify = func(ctx context.Context, q constraints.Params, g gamma.Gamma) (gamma.Certificate, error) {
-		_, sampled := newTable(g)
-		cert, _, err := certify(ctx, q, sampled, 0, opts)
-		if err == nil {
-			opts.known = &knownCertificate{p: q, g: sampled, cert: cert}
-		}
-		return cert, err
+// BuildFrom is Build with the gamma of a mechanism that samples one
+// taken from src when m.Gamma is nil, and returned: a gamma from a cache
+// is certified once, as the aggregator samples it, when the cache entry
+// is checked (optimal.Source.Certify). An error is a *ReleaseError at
+// StepGamma or StepBuild.
+func (m Mechanism) BuildFrom(ctx context.Context, src optimal.Source, p constraints.Params, classes int, opts Options) (Labeler, string, optimal.Loaded, error) {
+	var l optimal.Loaded
+	info, err := LookupMechanism(m.Name, m.Input)
+	if err != nil {
+		return nil, "", l, &ReleaseError{Step: StepBuild, Err: err}
 	}
-	l, err := src.Load(ctx, info.GammaProblem(p))
-	return l, opts, err
+	if info.Gamma && m.Gamma == nil {
+		src.Certify = func(ctx context.Context, q constraints.Params, g gamma.Gamma) (gamma.Certificate, error) {
+			_, sampled := newTable(g)
+			cert, _, err := certify(ctx, q, sampled, 0, opts)
+			if err == nil {
+				opts.known = &knownCertificate{p: q, g: sampled, cert: cert}
+			}
+			return cert, err
+		}
+		if l, err = src.Load(ctx, info.GammaProblem(p)); err != nil {
+			return nil, "", l, &ReleaseError{Step: StepGamma, Err: err}
+		}
+		m.Gamma = l.Gamma
+		switch l.Origin {
+		case optimal.FromCache:
+			m.GammaSource = fmt.Sprintf("gamma_opt (prior %s) from the cache", src.Prior)
+		case optimal.Solved:
+			m.GammaSource = fmt.Sprintf("gamma_opt (prior %s), solved now", src.Prior)
+		}
+	}
+	agg, label, err := info.newLabeler(ctx, m, p, classes, opts)
+	if err != nil {
+		return nil, "", l, &ReleaseError{Step: StepBuild, Err: err}
+	}
+	return agg, label, l, nil
 }

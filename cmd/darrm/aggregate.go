@@ -124,13 +124,13 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	}
 	spec.Budget, spec.Composition, spec.DeltaPrime = budget, f.Method, f.DeltaPrime
 	lines := &stages{w: cmd.ErrOrStderr()}
-	f.startRelease(cmd, name, info, &spec, lines)
+	f.startRelease(cmd, name, info, mech, &spec, lines)
 	done, err := ensemble.Release(cmd.Context(), spec)
 	lines.done()
 	warnNotStored(cmd, done.Gamma)
 	printNotes(cmd.ErrOrStderr(), f.Ledger, done.LedgerNotes)
 	if err != nil && !errors.Is(err, ensemble.ErrBudget) {
-		return releaseError(err, mech, input)
+		return mech.releaseError(err, input)
 	}
 	rel.Aggregator, rel.Label, rel.Accounting, rel.Result = done.Aggregator, done.Label, done.Accounting, done.Result
 	rel.Input, rel.Output, rel.Votes, rel.Sink, rel.Seed = input, cli.OutputName(f.Out), in, spec.Sink, cli.Given(cmd.Flags(), "seed", f.Seed)
@@ -158,29 +158,6 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	return nil
 }
 
-// releaseError says an error of ensemble.Release in the command's terms,
-// by the step that failed; mech are the checked mechanism flags and input
-// names the votes.
-func releaseError(err error, mech mechanisms, input string) error {
-	var re *ensemble.ReleaseError
-	if !errors.As(err, &re) {
-		return err
-	}
-	switch re.Step {
-	case ensemble.StepGamma:
-		return mech.sourceError(re.Err)
-	case ensemble.StepBuild:
-		return buildError(re.Err)
-	case ensemble.StepBinding:
-		return fmt.Errorf("%s: %w (--mechanism)", input, re.Err)
-	case ensemble.StepAccounting:
-		return cli.AsUsage(re.Err)
-	case ensemble.StepLedger:
-		return ledgerError(re.Err)
-	}
-	return re.Err
-}
-
 // spec returns the release of the votes of in by mechanism info as the
 // flags say, without its budget: the aggregator's settings and, for a
 // two-class one, the problem of the flags, K and the teachers' guarantee
@@ -199,7 +176,7 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, i
 	var err error
 	switch {
 	case info.Input == votefile.TwoClass:
-		if mech, err = f.mechanismFlags.parse(cmd, "mechanism", []votefile.Mechanism{info.Name}); err != nil {
+		if mech, err = f.mechanismFlags.check(cmd, []ensemble.MechanismInfo{info}); err != nil {
 			return spec, mech, rel, err
 		}
 		fs := cmd.Flags()
@@ -265,7 +242,7 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo,
 // startRelease completes spec with the sink of the labels (in the votes'
 // format unless --out-format says), the ledger, the randomness of a
 // release from name, and the progress of each step on lines.
-func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info ensemble.MechanismInfo, spec *ensemble.ReleaseSpec, lines *stages) {
+func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info ensemble.MechanismInfo, mech mechanisms, spec *ensemble.ReleaseSpec, lines *stages) {
 	spec.Sink = ensemble.LabelSink{Path: f.Out, Stdout: cmd.OutOrStdout(), Format: f.OutFormat}
 	if spec.Sink.Format == votefile.FormatAuto {
 		spec.Sink.Format = labelFormat(f.Out, spec.Votes.Format())
@@ -274,9 +251,7 @@ func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info ense
 	if seed := cli.Given(cmd.Flags(), "seed", f.Seed); seed != nil {
 		spec.Random = noise.NewSeededSource(*seed)
 	}
-	watchSource(cmd, &spec.Gamma, info.GammaProblem(spec.Problem), func() *cliout.Progress { return lines.at(solving(info.GammaProblem(spec.Problem)), -1) })
-	what := certifying(info.Name, spec.Problem)
-	spec.Certificate = ensemble.Options{Workers: f.Workers, Progress: func(x float64) { lines.at(what, 100).Set(int64(100 * x)) }}
+	spec.Certificate = mech.watch(cmd, &spec.Gamma, info, spec.Problem, lines)
 	total := cli.InputSize(name)
 	spec.Options = ensemble.ReleaseOptions{Partition: f.Partition, Experiment: spec.Random != nil, Progress: func(n int, b int64) {
 		if total > 0 {
