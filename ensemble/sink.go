@@ -55,8 +55,9 @@ func (s LabelSink) settle(err error, labels int) error {
 func (s LabelSink) ToStdout() bool { return s.Path == "" || s.Path == "-" }
 
 // ReleaseTo answers the queries of in with agg, drawing from src, and
-// writes a row per query to the label file or stream of sink: the one
-// release of every mechanism and every number of classes.
+// writes a row per query to the label file or stream of sink: the last
+// step of Release, for every mechanism and every number of classes, and
+// the call for an aggregator built by hand.
 //
 // Before anything is drawn or written it checks agg against the votes
 // (ReleaseBinding: K, the classes, the relation and the teachers' (ε, Δ)

@@ -3,11 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -254,47 +252,12 @@ func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info ense
 	spec.Certificate = mech.watch(cmd, &spec.Gamma, info, spec.Problem, lines)
 	total := cli.InputSize(name)
 	spec.Options = ensemble.ReleaseOptions{Partition: f.Partition, Experiment: spec.Random != nil, Progress: func(n int, b int64) {
+		done := int64(n)
 		if total > 0 {
-			lines.at("releasing labels", total).Set(b)
-		} else {
-			lines.at("releasing labels", total).Set(int64(n))
+			done = b
 		}
+		lines.at("releasing labels", total).Set(done)
 	}}
-}
-
-// stages shows the progress of one step of a release at a time: a step's
-// line starts with its first report and ends at the next step's.
-type stages struct {
-	w    io.Writer
-	mu   sync.Mutex
-	desc string
-	prog *cliout.Progress
-}
-
-// at returns the progress line of the step described as desc, for total
-// units of work (-1: unknown), ending the line of the step before it.
-func (s *stages) at(desc string, total int64) *cliout.Progress {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.prog == nil || s.desc != desc {
-		s.end()
-		s.desc, s.prog = desc, cliout.NewProgress(s.w, total, desc)
-	}
-	return s.prog
-}
-
-// done ends the line of the last step.
-func (s *stages) done() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.end()
-}
-
-func (s *stages) end() {
-	if s.prog != nil {
-		s.prog.Done()
-		s.prog = nil
-	}
 }
 
 // labelFormat is the format of labels written to out when --out-format

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -245,4 +247,39 @@ func (s mechanisms) sourceError(err error) error {
 		return cli.Usagef("--no-solve: %v; run darrm solve with these parameters first", se.Err)
 	}
 	return fmt.Errorf("--no-solve: %w; run darrm solve with these parameters to replace it", se.Err)
+}
+
+// stages shows the progress of one step of a release at a time: a step's
+// line starts with its first report and ends at the next step's.
+type stages struct {
+	w    io.Writer
+	mu   sync.Mutex
+	desc string
+	prog *cliout.Progress
+}
+
+// at returns the progress line of the step described as desc, for total
+// units of work (-1: unknown), ending the line of the step before it.
+func (s *stages) at(desc string, total int64) *cliout.Progress {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.prog == nil || s.desc != desc {
+		s.end()
+		s.desc, s.prog = desc, cliout.NewProgress(s.w, total, desc)
+	}
+	return s.prog
+}
+
+// done ends the line of the last step.
+func (s *stages) done() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.end()
+}
+
+func (s *stages) end() {
+	if s.prog != nil {
+		s.prog.Done()
+		s.prog = nil
+	}
 }
