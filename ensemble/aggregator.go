@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
@@ -107,6 +108,18 @@ type Options struct {
 	Workers int
 	// Progress, if set, receives the progress of the certificate in [0, 1].
 	Progress func(float64)
+	// known is a certificate that Release computed as it loaded the gamma
+	// from a cache (optimal.Source.Certify); only this package sets it, so
+	// no caller can hand an aggregator a certificate it did not compute.
+	known *knownCertificate
+}
+
+// knownCertificate is the certificate cert of exactly the gamma g (as
+// sampled) for problem p.
+type knownCertificate struct {
+	p    constraints.Params
+	g    gamma.Gamma
+	cert gamma.Certificate
 }
 
 // table samples DaRRM_gamma: it holds the thresholds t(l) = floor(gamma(l)·2^53)
@@ -189,14 +202,26 @@ func Agreement(g gamma.Gamma, p []float64) (float64, error) {
 // it holds with room to spare: max f + rounding bound + slack <= budget.
 // slack covers the difference between g and the noise function actually
 // sampled, when they differ (0 when g is sampled exactly).
+//
+// A certificate that opts already holds for exactly p and g is not
+// computed again: Release certifies a cached gamma once, as it loads it.
 func certify(ctx context.Context, p constraints.Params, g gamma.Gamma, slack float64, opts Options) (gamma.Certificate, bool, error) {
-	cert, err := gamma.Verify(ctx, p, g, gamma.VerifyOptions{Workers: opts.Workers, Progress: opts.Progress})
-	if err != nil {
-		return gamma.Certificate{}, false, err
+	var cert gamma.Certificate
+	if k := opts.known; k != nil && k.p == p && slices.Equal(k.g, g) {
+		cert = k.cert
+	} else {
+		var err error
+		if cert, err = verify(ctx, p, g, gamma.VerifyOptions{Workers: opts.Workers, Progress: opts.Progress}); err != nil {
+			return gamma.Certificate{}, false, err
+		}
 	}
 	ok := cert.Status == gamma.Certified && cert.MaxF+cert.ErrBound+slack <= cert.Budget
 	return cert, ok, nil
 }
+
+// verify is the exhaustive certificate (gamma.Verify); tests count its
+// calls through it.
+var verify = gamma.Verify
 
 // teachers is the guarantee of each teacher that an aggregator of p
 // assumes.

@@ -19,16 +19,19 @@
 //
 // Randomness comes from a noise.Source: crypto/rand, read in blocks, for
 // private releases; a seeded ChaCha8 stream for experiments, which is not
-// for release. The aggregators and ReleaseTo never print, log or return a
+// for release. The aggregators, Release and ReleaseTo never print, log or return a
 // query's un-noised majority or vote count (only Simulate, an experiment
 // on synthetic votes, compares labels with it).
 //
 // The votes come from a votefile.Reader and the labels go to a label file
-// of package votefile. ReleaseTo connects them under a query limit (a
-// privacy budget), after the one check of a release against the votes'
-// header (ReleaseBinding, votefile.Check); the registry (Registry,
-// Mechanism) builds every mechanism by name; Simulate compares the
-// mechanisms on synthetic teachers.
+// of package votefile. Release is a release in one call: from a
+// ReleaseSpec (the votes, the mechanism, its gamma's source, the budget,
+// the ledger and the sink) it builds and certifies the aggregator, checks
+// it once against the votes' header (ReleaseBinding, votefile.Check),
+// accounts for it and charges the ledger, and ReleaseTo writes the labels
+// under the query limit of the budget; the registry (Registry, Mechanism)
+// builds every mechanism by name; Simulate compares the mechanisms on
+// synthetic teachers.
 //
 // Reference: Shuli Jiang, "Communication Efficient and Differentially
 // Private Optimization", PhD thesis, Carnegie Mellon University,

@@ -2,16 +2,21 @@ package ensemble_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -167,4 +172,69 @@ b,60,40,30,30,20,20,20,10,10,10
 	// a,0,1
 	// b,,0
 	// 2 released, 1 withheld, each (0.173, 1e-05)-DP
+}
+
+// A ledgered release in one call: the thesis' votes (their metadata
+// header states 11 teachers, each (0.1, 1e-5)-DP), DaRRM with gamma_opt
+// from a cache, a budget of (1, 1e-3) for this run, and a ledger that
+// keeps the ensemble's total. The budget stops the release after the
+// queries it allows; their labels are written and charged.
+func ExampleRelease() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "darrm-example-release")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	f, err := os.Open("../testdata/votes-K11.csv")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+	votes, err := votefile.NewVoteReader(f, "votes-K11.csv", votefile.ReadOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// The ledger, bound to the ensemble the header states, with its own
+	// budget across runs (darrm ledger init --votes).
+	b, err := votefile.Check(votes.Meta(), votefile.Stated{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	state := ledger.Options{StateDir: filepath.Join(dir, "state")}
+	led := filepath.Join(dir, "k11.ledger")
+	header := ledger.NewHeader(b, accountant.Guarantee{Eps: 10, Delta: 1e-2}, 1e-5, accountant.Simple)
+	if _, err := ledger.Init(ctx, led, header, ledger.InitOptions{Options: state}); err != nil {
+		log.Fatal(err)
+	}
+	gammas, err := cache.Open(filepath.Join(dir, "cache"))
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	out, err := ensemble.Release(ctx, ensemble.ReleaseSpec{
+		Votes:         votes,
+		Mechanism:     ensemble.Mechanism{Name: votefile.DaRRM},
+		Problem:       params,
+		Gamma:         optimal.Source{Cache: gammas, Prior: gamma.UniformPrior()},
+		Budget:        &accountant.Guarantee{Eps: 1, Delta: 1e-3},
+		Composition:   accountant.Simple,
+		DeltaPrime:    1e-5,
+		Ledger:        led,
+		LedgerOptions: state,
+		Sink:          ensemble.LabelSink{Path: filepath.Join(dir, "labels.csv"), Format: votefile.FormatCSV},
+		// A seed makes the example reproducible: its labels are not for
+		// release.
+		Random:  noise.NewSeededSource(1),
+		Options: ensemble.ReleaseOptions{Experiment: true},
+	})
+	fmt.Println("stopped by the budget:", errors.Is(err, ensemble.ErrBudget))
+	fmt.Println(out.Label)
+	fmt.Printf("%d answered, %d unanswered, at (%.2g, %.2g)-DP each\n", out.Result.Answered, out.Result.Unanswered, out.Accounting.PerQuery.Eps, out.Accounting.PerQuery.Delta)
+	fmt.Printf("ledger: (%.2g, %.2g) of its (10, 0.01) spent\n", out.LedgerStatus.Total.Eps, out.LedgerStatus.Total.Delta)
+	// Output:
+	// stopped by the budget: true
+	// DaRRM with gamma_opt (prior uniform), solved now
+	// 3 answered, 17 unanswered, at (0.3, 3e-05)-DP each
+	// ledger: (0.9, 9e-05) of its (10, 0.01) spent
 }

@@ -157,6 +157,11 @@ func (m Mechanism) Build(ctx context.Context, p constraints.Params, classes int,
 	if err != nil {
 		return nil, "", err
 	}
+	return info.newLabeler(ctx, m, p, classes, opts)
+}
+
+// newLabeler is Build for the mechanism info that m names.
+func (info MechanismInfo) newLabeler(ctx context.Context, m Mechanism, p constraints.Params, classes int, opts Options) (Labeler, string, error) {
 	if err := accountant.CheckDelta("delta", p.TargetDelta); err != nil {
 		return nil, "", err
 	}

@@ -42,12 +42,22 @@ type LabelSink struct {
 	Ledger Ledger
 }
 
+// settle settles labels on the sink's ledger, if any, joining its error
+// to err.
+func (s LabelSink) settle(err error, labels int) error {
+	if s.Ledger != nil {
+		err = errors.Join(err, s.Ledger.Settle(labels))
+	}
+	return err
+}
+
 // ToStdout reports whether the labels go to Stdout rather than to a file.
 func (s LabelSink) ToStdout() bool { return s.Path == "" || s.Path == "-" }
 
 // ReleaseTo answers the queries of in with agg, drawing from src, and
-// writes a row per query to the label file or stream of sink: the one
-// release of every mechanism and every number of classes.
+// writes a row per query to the label file or stream of sink: the last
+// step of Release, for every mechanism and every number of classes, and
+// the call for an aggregator built by hand.
 //
 // Before anything is drawn or written it checks agg against the votes
 // (ReleaseBinding: K, the classes, the relation and the teachers' (ε, Δ)
@@ -73,17 +83,18 @@ func (s LabelSink) ToStdout() bool { return s.Path == "" || s.Path == "-" }
 // write that stops part-way counts every label of which a byte was
 // written.
 func ReleaseTo(ctx context.Context, in votefile.Reader, agg Labeler, src *noise.Source, sink LabelSink, limit int, opts ReleaseOptions) (ReleaseResult, error) {
-	var res ReleaseResult
-	settle := func(err error, labels int) error {
-		if sink.Ledger != nil {
-			err = errors.Join(err, sink.Ledger.Settle(labels))
-		}
-		return err
-	}
 	b, err := ReleaseBinding(in, agg, opts.Partition)
 	if err != nil {
-		return res, settle(fmt.Errorf("release: %w", err), 0)
+		return ReleaseResult{}, sink.settle(fmt.Errorf("release: %w", err), 0)
 	}
+	return releaseTo(ctx, in, agg, b, src, sink, limit, opts)
+}
+
+// releaseTo is ReleaseTo for the binding b of agg to the votes of in
+// (ReleaseBinding).
+func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b votefile.Binding, src *noise.Source, sink LabelSink, limit int, opts ReleaseOptions) (ReleaseResult, error) {
+	var res ReleaseResult
+	settle := sink.settle
 	var comments []string
 	if _, seeded := src.Seeded(); seeded {
 		if !opts.Experiment {

@@ -26,12 +26,12 @@ import (
 // Origin is FromCache or Solved, its Entry the gamma with its certificate
 // and statistics, its Path the cache file (with a cache), and its
 // StoreErr a failure to store a fresh entry, beside a valid result.
-func cached(ctx context.Context, d *cache.Dir, p constraints.Params, prior gamma.Prior, opts Options, onCorrupt func(error)) (Loaded, error) {
+func cached(ctx context.Context, d *cache.Dir, p constraints.Params, prior gamma.Prior, opts Options, onCorrupt func(error), certify Certifier) (Loaded, error) {
 	key := cache.Key{Params: p, Prior: prior.String()}
 	var path string
 	if d != nil {
 		path = d.Path(key)
-		e, err := reverified(ctx, d, key, opts.Workers)
+		e, err := reverified(ctx, d, key, certify)
 		var ce *cache.CorruptError
 		switch {
 		case err == nil:
@@ -70,12 +70,12 @@ func cached(ctx context.Context, d *cache.Dir, p constraints.Params, prior gamma
 // contradict its stored optimality, is a *cache.CorruptError naming the
 // file: a checksum proves only that the file is unchanged since it was
 // written, not that what was written is private or optimal.
-func reverified(ctx context.Context, d *cache.Dir, key cache.Key, workers int) (*cache.Entry, error) {
+func reverified(ctx context.Context, d *cache.Dir, key cache.Key, certify Certifier) (*cache.Entry, error) {
 	e, err := d.Get(key)
 	if err != nil {
 		return nil, err
 	}
-	cert, err := gamma.Verify(ctx, key.Params, e.Gamma, gamma.VerifyOptions{Workers: workers})
+	cert, err := certify(ctx, key.Params, e.Gamma)
 	if err != nil {
 		return nil, err
 	}

@@ -15,11 +15,11 @@ func BenchmarkSolveCached(b *testing.B) {
 		b.Fatal(err)
 	}
 	prior := gamma.UniformPrior()
-	if _, err := cached(context.Background(), d, params(11, 3, 1e-5), prior, Options{}, nil); err != nil {
+	if _, err := cached(context.Background(), d, params(11, 3, 1e-5), prior, Options{}, nil, verifier(0)); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		l, err := cached(context.Background(), d, params(11, 3, 1e-5), prior, Options{}, nil)
+		l, err := cached(context.Background(), d, params(11, 3, 1e-5), prior, Options{}, nil, verifier(0))
 		if err != nil || l.Origin != FromCache {
 			b.Fatalf("origin %v, err = %v", l.Origin, err)
 		}

@@ -18,7 +18,7 @@ import (
 func TestCachedReverifiesTamperedEntry(t *testing.T) {
 	ctx, d := context.Background(), tempCache(t)
 	p, prior := params(11, 3, 1e-5), gamma.UniformPrior()
-	first, err := cached(ctx, d, p, prior, Options{}, nil)
+	first, err := cached(ctx, d, p, prior, Options{}, nil, verifier(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,13 +26,13 @@ func TestCachedReverifiesTamperedEntry(t *testing.T) {
 		t.Fatalf("first call: origin %v, store error %v, path %q; want solved and stored", first.Origin, first.StoreErr, first.Path)
 	}
 	good := first.Entry
-	again, err := cached(ctx, d, p, prior, Options{}, nil)
+	again, err := cached(ctx, d, p, prior, Options{}, nil, verifier(0))
 	if err != nil || again.Origin != FromCache || !slices.Equal(again.Gamma, good.Gamma) {
 		t.Fatalf("second call: origin %v, err %v; want the stored gamma from the cache", again.Origin, err)
 	}
 	putTampered(t, d, good)
 	var reported []error
-	l, err := cached(ctx, d, p, prior, Options{}, func(err error) { reported = append(reported, err) })
+	l, err := cached(ctx, d, p, prior, Options{}, func(err error) { reported = append(reported, err) }, verifier(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestCachedReverifiesTamperedEntry(t *testing.T) {
 	if cached || e.Certificate.Status != gamma.Certified || !slices.Equal(e.Gamma, good.Gamma) {
 		t.Errorf("cached %v, status %v, gamma %v; want the recomputed gamma_opt", cached, e.Certificate.Status, e.Gamma)
 	}
-	if _, err := reverified(ctx, d, cache.Key{Params: p, Prior: prior.String()}, 0); err != nil {
+	if _, err := reverified(ctx, d, cache.Key{Params: p, Prior: prior.String()}, verifier(0)); err != nil {
 		t.Errorf("the entry was not replaced: %v", err)
 	}
 }
@@ -59,7 +59,7 @@ func TestCachedClaimsRecomputed(t *testing.T) {
 	ctx, d := context.Background(), tempCache(t)
 	p, prior := params(11, 3, 1e-5), gamma.UniformPrior()
 	key := cache.Key{Params: p, Prior: prior.String()}
-	l, err := cached(ctx, d, p, prior, Options{}, nil)
+	l, err := cached(ctx, d, p, prior, Options{}, nil, verifier(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestCachedClaimsRecomputed(t *testing.T) {
 		if err := d.Put(&tampered); err != nil {
 			t.Fatal(err)
 		}
-		e, err := reverified(ctx, d, key, 0)
+		e, err := reverified(ctx, d, key, verifier(0))
 		var ce *cache.CorruptError
 		switch {
 		case c.corrupt != "" && (!errors.As(err, &ce) || !strings.Contains(err.Error(), c.corrupt)):

@@ -33,7 +33,18 @@ type Source struct {
 	// OnCorrupt, if not nil, is told of a cache entry that is corrupt or
 	// fails its check, before gamma_opt is solved again and replaces it.
 	OnCorrupt func(error)
+	// Certify, if not nil, is the exhaustive check of a cached gamma in
+	// place of gamma.Verify: the user of the gamma passes the certificate
+	// of what it will use (an aggregator, of the gamma it samples), so
+	// that the gamma is certified once per use. The entry passes only if
+	// the certificate's Status is gamma.Certified.
+	Certify Certifier
 }
+
+// A Certifier returns the certificate of gamma g for problem p by the
+// exhaustive check (gamma.Verify, or a check of the gamma as its user
+// samples it).
+type Certifier func(ctx context.Context, p constraints.Params, g gamma.Gamma) (gamma.Certificate, error)
 
 // Origin says where a Source found a gamma: FromGiven (the
 // caller's, the zero value), FromCache (a cache entry, certified again
@@ -103,7 +114,7 @@ func (e *notCached) Unwrap() error { return cache.ErrNotFound }
 // cache, certified again now, and otherwise, unless CacheOnly, solved by
 // Solve and stored. A cached gamma is trusted for its values only: its
 // certificate is computed again in this call by the exhaustive check
-// (gamma.Verify), never read from the file, and an entry that is corrupt
+// (s.Certify if set, else gamma.Verify), never read from the file, and an entry that is corrupt
 // or fails that check is passed to OnCorrupt, then solved again and
 // replaced. Only the canonical gamma_opt is stored (Result.TieBroken),
 // so that the cache's entries are those of the current solver. An error
@@ -124,7 +135,7 @@ func (s Source) Load(ctx context.Context, p constraints.Params) (Loaded, error) 
 		}
 		key := cache.Key{Params: p, Prior: s.Prior.String()}
 		path := s.Cache.Path(key)
-		e, err := reverified(ctx, s.Cache, key, s.Options.Workers)
+		e, err := reverified(ctx, s.Cache, key, s.certifier())
 		if errors.Is(err, cache.ErrNotFound) {
 			err = &notCached{key, path}
 		}
@@ -133,5 +144,20 @@ func (s Source) Load(ctx context.Context, p constraints.Params) (Loaded, error) 
 		}
 		return Loaded{Gamma: e.Gamma, Origin: FromCache, Entry: e, Path: path}, nil
 	}
-	return cached(ctx, s.Cache, p, s.Prior, s.Options, s.OnCorrupt)
+	return cached(ctx, s.Cache, p, s.Prior, s.Options, s.OnCorrupt, s.certifier())
+}
+
+// certifier returns s.Certify, else gamma.Verify with s's workers.
+func (s Source) certifier() Certifier {
+	if s.Certify != nil {
+		return s.Certify
+	}
+	return verifier(s.Options.Workers)
+}
+
+// verifier is gamma.Verify with workers goroutines.
+func verifier(workers int) Certifier {
+	return func(ctx context.Context, p constraints.Params, g gamma.Gamma) (gamma.Certificate, error) {
+		return gamma.Verify(ctx, p, g, gamma.VerifyOptions{Workers: workers})
+	}
 }

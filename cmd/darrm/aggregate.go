@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -67,9 +68,10 @@ func (f *aggregateFlags) budget(cmd *cobra.Command) (*accountant.Guarantee, erro
 	return nil, nil
 }
 
-// runAggregate releases the labels of the vote file args names: it
-// chooses the reader (0/1 votes, or multi-class votes) and the
-// aggregator, and the library does the rest (ensemble.ReleaseTo).
+// runAggregate releases the labels of the vote file args names: flags ->
+// spec -> ensemble.Release -> report. It chooses the reader (0/1 votes,
+// or multi-class votes) and the settings of the aggregator, and the
+// library does the rest.
 func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	start := time.Now()
 	name := cli.InputArg(args)
@@ -114,35 +116,29 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if cmd.Flags().Changed("K") && f.K != in.K() {
 		return cli.Usagef("--K = %d but %s has K = %d teachers", f.K, input, in.K())
 	}
-	rel, err := f.aggregator(cmd, info, in, input)
+	spec, mech, rel, err := f.spec(cmd, info, in, input)
 	if err != nil {
 		return err
 	}
-	binding, err := ensemble.ReleaseBinding(in, rel.Aggregator, f.Partition)
-	if err != nil {
-		return fmt.Errorf("%s: %w (--mechanism)", input, err)
+	spec.Budget, spec.Composition, spec.DeltaPrime = budget, f.Method, f.DeltaPrime
+	lines := &stages{w: cmd.ErrOrStderr()}
+	f.startRelease(cmd, name, info, mech, &spec, lines)
+	done, err := ensemble.Release(cmd.Context(), spec)
+	lines.done()
+	warnNotStored(cmd, done.Gamma)
+	printNotes(cmd.ErrOrStderr(), f.Ledger, done.LedgerNotes)
+	if err != nil && !errors.Is(err, ensemble.ErrBudget) {
+		return mech.releaseError(err, input)
 	}
-	if rel.Accounting, err = ensemble.NewAccounting(rel.Aggregator.Privacy(), binding, f.DeltaPrime, budget, f.Method); err != nil {
-		return cli.AsUsage(err)
-	}
-	run, limit, err := f.startRelease(cmd, name, in.Format(), binding, rel.Aggregator.Privacy().Step(), rel.Accounting.Limit())
-	if err != nil {
-		return err
-	}
-	defer run.close()
-	rel.Result, err = ensemble.ReleaseTo(cmd.Context(), in, rel.Aggregator, run.src, run.sink, limit, run.opts)
-	run.prog.Done()
-	if err != nil {
-		return err
-	}
-	rel.Input, rel.Output, rel.Votes, rel.Sink, rel.Seed = input, cli.OutputName(f.Out), in, run.sink, run.seed
-	rel.Ledger, rel.LedgerPath, rel.Elapsed = run.ledger, f.Ledger, time.Since(start)
+	rel.Aggregator, rel.Label, rel.Accounting, rel.Result = done.Aggregator, done.Label, done.Accounting, done.Result
+	rel.Input, rel.Output, rel.Votes, rel.Sink, rel.Seed = input, cli.OutputName(f.Out), in, spec.Sink, cli.Given(cmd.Flags(), "seed", f.Seed)
+	rel.Ledger, rel.LedgerPath, rel.Elapsed = done.LedgerStatus, f.Ledger, time.Since(start)
 	out, err := report.NewSummary(rel)
 	if err != nil {
 		return err
 	}
 	w := cmd.OutOrStdout()
-	if run.sink.ToStdout() {
+	if spec.Sink.ToStdout() {
 		w = cmd.ErrOrStderr()
 	}
 	if err := out.Write(w, f.Format); err != nil {
@@ -160,40 +156,50 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	return nil
 }
 
-// aggregator builds the aggregator info names for the votes of in: a
-// two-class one for the problem of the flags, K and the teachers'
-// guarantee of the votes (their header, else --eps and --Delta), or, for a
+// spec returns the release of the votes of in by mechanism info as the
+// flags say, without its budget: the aggregator's settings and, for a
+// two-class one, the problem of the flags, K and the teachers' guarantee
+// of the votes (their header, else --eps and --Delta), or, for a
 // mechanism whose target is the release's own (--target-eps), the
-// one-vote problem of that target; a multi-class one from its settings.
-// It returns the release to be, which the caller completes.
-func (f *aggregateFlags) aggregator(cmd *cobra.Command, info ensemble.MechanismInfo, in votefile.Reader, input string) (report.Release, error) {
+// one-vote problem of that target. It returns too the checked mechanism
+// flags and the report to be, which the caller completes.
+func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, in votefile.Reader, input string) (ensemble.ReleaseSpec, mechanisms, report.Release, error) {
 	rel := report.Release{Mechanism: info.Name}
-	m := ensemble.Mechanism{Name: info.Name, Input: info.Input, LNMax: accountant.LNMax{Scale: f.LaplaceScale}}
-	p := constraints.Params{K: in.K(), TargetDelta: f.Target}
+	spec := ensemble.ReleaseSpec{
+		Votes:     in,
+		Mechanism: ensemble.Mechanism{Name: info.Name, Input: info.Input, LNMax: accountant.LNMax{Scale: f.LaplaceScale}},
+		Problem:   constraints.Params{K: in.K(), TargetDelta: f.Target},
+	}
 	mech := mechanisms{mechanismFlags: &f.mechanismFlags}
 	var err error
 	switch {
 	case info.Input == votefile.TwoClass:
-		if mech, err = f.mechanismFlags.parse(cmd, "mechanism", []votefile.Mechanism{info.Name}); err != nil {
-			return rel, err
+		if mech, err = f.mechanismFlags.check(cmd, []ensemble.MechanismInfo{info}); err != nil {
+			return spec, mech, rel, err
 		}
 		fs := cmd.Flags()
 		if slices.Contains(info.Takes, "target-eps") {
 			rel.Teachers = votefile.TeacherGuarantee{Source: votefile.FromFlags}
 		} else if rel.Teachers, err = ensemble.ReleaseTeachers(in.Meta(), cli.Given(fs, "eps", f.Eps), cli.Given(fs, "Delta", f.Delta)); err != nil {
-			return rel, fmt.Errorf("%s: %w (--eps, --Delta)", input, err)
+			return spec, mech, rel, fmt.Errorf("%s: %w (--eps, --Delta)", input, err)
 		}
 		if rel.Problem, err = f.params(cmd, info, mech, in.K(), input, rel.Teachers); err != nil {
-			return rel, err
+			return spec, mech, rel, err
 		}
-		p = rel.Problem.Params
+		spec.Problem = rel.Problem.Params
 	case f.settings(cmd).Sigma2 != nil: // the GNMax family (checkSettings)
-		if m.GNMax, err = gnmaxOf(f.settings(cmd), accountant.DiscreteNoise); err != nil {
-			return rel, err
+		if spec.Mechanism.GNMax, err = gnmaxOf(f.settings(cmd), accountant.DiscreteNoise); err != nil {
+			return spec, mech, rel, err
 		}
 	}
-	rel.Aggregator, rel.Label, err = mech.build(cmd, m, p, in.Classes())
-	return rel, err
+	spec.Mechanism = mech.settings(spec.Mechanism, spec.Problem)
+	if info.Gamma {
+		if spec.Gamma, err = mech.source(info); err != nil {
+			return spec, mech, rel, err
+		}
+		spec.Mechanism.GammaSource = mech.given()
+	}
+	return spec, mech, rel, nil
 }
 
 // params returns the problem: K from the vote file (which the caller
@@ -231,49 +237,27 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo,
 	return f.paramsNamed(k, eps, line)
 }
 
-// release is what a release writes to, charges and draws from: the label
-// sink, the ledger (nil without --ledger), the randomness and its seed,
-// and the progress line with the release's options.
-type release struct {
-	sink   ensemble.LabelSink
-	ledger *ledger.Ledger
-	src    *noise.Source
-	seed   *uint64
-	prog   *cliout.Progress
-	opts   ensemble.ReleaseOptions
-}
-
-// startRelease opens the sink of the labels (in votes' format unless
-// --out-format says), the ledger bound to b, charged step per query, which
-// may lower limit, and the randomness of a release from name. Call close
-// at the end.
-func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, votes votefile.Format, b votefile.Binding, step accountant.Spend, limit int) (*release, int, error) {
-	r := &release{sink: ensemble.LabelSink{Path: f.Out, Stdout: cmd.OutOrStdout(), Format: f.OutFormat}, src: noise.NewSource()}
-	if r.sink.Format == votefile.FormatAuto {
-		r.sink.Format = labelFormat(f.Out, votes)
+// startRelease completes spec with the sink of the labels (in the votes'
+// format unless --out-format says), the ledger, the randomness of a
+// release from name, and the progress of each step on lines.
+func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info ensemble.MechanismInfo, mech mechanisms, spec *ensemble.ReleaseSpec, lines *stages) {
+	spec.Sink = ensemble.LabelSink{Path: f.Out, Stdout: cmd.OutOrStdout(), Format: f.OutFormat}
+	if spec.Sink.Format == votefile.FormatAuto {
+		spec.Sink.Format = labelFormat(f.Out, spec.Votes.Format())
 	}
-	if f.Ledger != "" {
-		var err error
-		opts := ledger.Options{Waiting: waitingFor(cmd)}
-		if r.ledger, limit, err = ledger.OpenRun(cmd.Context(), f.Ledger, f.Mechanism, b, step, limit, opts); err != nil {
-			return nil, 0, ledgerError(err)
-		}
-		printNotes(cmd.ErrOrStderr(), f.Ledger, r.ledger.Notes())
-		r.sink.Ledger = r.ledger
+	spec.Ledger, spec.LedgerOptions = f.Ledger, ledger.Options{Waiting: waitingFor(cmd)}
+	if seed := cli.Given(cmd.Flags(), "seed", f.Seed); seed != nil {
+		spec.Random = noise.NewSeededSource(*seed)
 	}
-	if r.seed = cli.Given(cmd.Flags(), "seed", f.Seed); r.seed != nil {
-		r.src = noise.NewSeededSource(*r.seed)
-	}
+	spec.Certificate = mech.watch(cmd, &spec.Gamma, info, spec.Problem, lines)
 	total := cli.InputSize(name)
-	r.prog = cliout.NewProgress(cmd.ErrOrStderr(), total, "releasing labels")
-	r.opts = ensemble.ReleaseOptions{Partition: f.Partition, Experiment: r.seed != nil, Progress: func(n int, b int64) {
+	spec.Options = ensemble.ReleaseOptions{Partition: f.Partition, Experiment: spec.Random != nil, Progress: func(n int, b int64) {
+		done := int64(n)
 		if total > 0 {
-			r.prog.Set(b)
-		} else {
-			r.prog.Set(int64(n))
+			done = b
 		}
+		lines.at("releasing labels", total).Set(done)
 	}}
-	return r, limit, nil
 }
 
 // labelFormat is the format of labels written to out when --out-format
@@ -293,11 +277,4 @@ func labelFormat(out string, votes votefile.Format) votefile.Format {
 		return votefile.FormatCSV
 	}
 	return votes
-}
-
-// close closes the ledger.
-func (r *release) close() {
-	if r.ledger != nil {
-		r.ledger.Close()
-	}
 }

@@ -24,8 +24,9 @@ const (
 var (
 	// errNotCertified marks a noise function that failed its certificate.
 	errNotCertified = errors.New("not certified")
-	// errBudget marks a release stopped by a privacy budget.
-	errBudget = errors.New("privacy budget reached")
+	// errBudget marks a release stopped by a privacy budget: the
+	// library's mark (ensemble.Release), so that its errors exit 4 too.
+	errBudget = ensemble.ErrBudget
 )
 
 // The kinds of error the libraries tell by behaviour (docs/design.md,

@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
+	"io"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -40,14 +41,23 @@ type mechanisms struct {
 
 // parse checks the flags for the mechanisms names, which flag gave.
 func (f *mechanismFlags) parse(cmd *cobra.Command, flag string, names []votefile.Mechanism) (mechanisms, error) {
-	s := mechanisms{mechanismFlags: f}
-	var sampling []votefile.Mechanism // the mechanisms that sample a gamma
-	for _, n := range names {
-		if !slices.Contains(ensemble.Mechanisms, n) {
-			return s, cli.Usagef("--%s %q: must be one of %s", flag, n, votefile.JoinMechanisms(ensemble.Mechanisms, ", "))
+	infos := make([]ensemble.MechanismInfo, len(names))
+	for i, n := range names {
+		var err error
+		if infos[i], err = ensemble.LookupMechanism(n, votefile.TwoClass); err != nil {
+			return mechanisms{mechanismFlags: f}, cli.Usagef("--%s %q: must be one of %s", flag, n, votefile.JoinMechanisms(ensemble.Mechanisms, ", "))
 		}
-		if info, _ := ensemble.LookupMechanism(n, votefile.TwoClass); info.Gamma {
-			sampling = append(sampling, n)
+	}
+	return f.check(cmd, infos)
+}
+
+// check checks the flags for the two-class mechanisms infos.
+func (f *mechanismFlags) check(cmd *cobra.Command, infos []ensemble.MechanismInfo) (mechanisms, error) {
+	s := mechanisms{mechanismFlags: f}
+	var sampling []ensemble.MechanismInfo // the mechanisms that sample a gamma
+	for _, info := range infos {
+		if info.Gamma {
+			sampling = append(sampling, info)
 		}
 	}
 	if err := checkWorkers(f.Workers); err != nil {
@@ -97,14 +107,16 @@ func (s mechanisms) tableRelation() accountant.Relation {
 }
 
 // checkTableRelation refuses a --gamma file for a relation in which none
-// of the mechanisms names that sample a gamma releases: a gamma is
+// of the mechanisms infos that sample a gamma releases: a gamma is
 // private only in the relation it was certified in.
-func (s mechanisms) checkTableRelation(names []votefile.Mechanism) error {
+func (s mechanisms) checkTableRelation(infos []ensemble.MechanismInfo) error {
 	rel := s.tableRelation()
-	for _, n := range names {
-		if info, _ := ensemble.LookupMechanism(n, votefile.TwoClass); info.Relation == rel {
+	names := make([]votefile.Mechanism, len(infos))
+	for i, info := range infos {
+		if info.Relation == rel {
 			return nil
 		}
+		names[i] = info.Name
 	}
 	want, other := votefile.DaRRMOneVote, accountant.PrivateTeachers
 	if rel == accountant.PrivateTeachers {
@@ -127,49 +139,91 @@ func (s mechanisms) newAggregator(cmd *cobra.Command, name votefile.Mechanism, p
 // build builds the aggregator m names for problem p and classes classes,
 // with the two-class settings of the flags and, for a mechanism that
 // samples a gamma, its gamma; label describes it for people.
-func (s mechanisms) build(cmd *cobra.Command, m ensemble.Mechanism, p constraints.Params, classes int) (agg ensemble.Labeler, label string, err error) {
-	m.RRComposition, m.RRDeltaPrime, m.GNMaxSearch = s.RRComp.For(p.Delta), s.RRDelta, s.GNMaxSearch
-	if info, _ := ensemble.LookupMechanism(m.Name, m.Input); info.Gamma {
-		if m.Gamma, m.GammaSource, err = s.gamma(cmd, info, p); err != nil {
+func (s mechanisms) build(cmd *cobra.Command, m ensemble.Mechanism, p constraints.Params, classes int) (ensemble.Labeler, string, error) {
+	m = s.settings(m, p)
+	info, _ := ensemble.LookupMechanism(m.Name, m.Input)
+	var src optimal.Source
+	if info.Gamma {
+		var err error
+		if src, err = s.source(info); err != nil {
 			return nil, "", err
 		}
+		m.GammaSource = s.given()
 	}
-	prog := cliout.NewProgress(cmd.ErrOrStderr(), 100, fmt.Sprintf("certifying %s for K=%d m=%g", m.Name, p.K, p.M))
-	agg, label, err = m.Build(cmd.Context(), p, classes, ensemble.Options{Workers: s.Workers, Progress: func(x float64) { prog.Set(int64(100 * x)) }})
-	prog.Done()
-	// A certificate failure exits 3; any other error is a parameter the
-	// mechanism cannot serve (exit 2).
-	if err != nil && !errors.Is(err, ensemble.ErrNotCertified) && !errors.Is(err, context.Canceled) {
-		err = cli.AsUsage(flagError(err, map[string]string{"laplace scale": "--laplace-scale"}))
-	}
-	return agg, label, err
+	lines := &stages{w: cmd.ErrOrStderr()}
+	opts := s.watch(cmd, &src, info, p, lines)
+	agg, label, l, err := m.BuildFrom(cmd.Context(), src, p, classes, opts)
+	lines.done()
+	warnNotStored(cmd, l)
+	return agg, label, s.releaseError(err, "")
 }
 
-// gamma returns the noise function of mechanism info for the per-query
-// target of p, and where it came from: the --gamma file, when it is for
-// the mechanism's relation, or gamma_opt of the mechanism's problem
-// (ensemble.MechanismInfo.GammaProblem) from the cache, solved on demand
-// unless --no-solve (optimal.Source).
-func (s mechanisms) gamma(cmd *cobra.Command, info ensemble.MechanismInfo, p constraints.Params) (gamma.Gamma, string, error) {
+// watch shows on lines the solve of gamma_opt that src may run for
+// mechanism info held to p, and the certificate of the aggregator, whose
+// options it returns.
+func (s mechanisms) watch(cmd *cobra.Command, src *optimal.Source, info ensemble.MechanismInfo, p constraints.Params, lines *stages) ensemble.Options {
+	gp := info.GammaProblem(p)
+	watchSource(cmd, src, gp, func() *cliout.Progress { return lines.at(solving(gp), -1) })
+	what := certifying(info.Name, p)
+	return ensemble.Options{Workers: s.Workers, Progress: func(x float64) { lines.at(what, 100).Set(int64(100 * x)) }}
+}
+
+// settings returns m with the two-class settings of the flags for
+// problem p.
+func (s mechanisms) settings(m ensemble.Mechanism, p constraints.Params) ensemble.Mechanism {
+	m.RRComposition, m.RRDeltaPrime, m.GNMaxSearch = s.RRComp.For(p.Delta), s.RRDelta, s.GNMaxSearch
+	return m
+}
+
+// certifying describes the certificate of mechanism name for p in a
+// progress line.
+func certifying(name votefile.Mechanism, p constraints.Params) string {
+	return fmt.Sprintf("certifying %s for K=%d m=%g", name, p.K, p.M)
+}
+
+// releaseError says an error of ensemble.Release or
+// ensemble.Mechanism.BuildFrom in the command's terms, by the step that
+// failed; input names the votes of a release.
+func (s mechanisms) releaseError(err error, input string) error {
+	var re *ensemble.ReleaseError
+	if !errors.As(err, &re) {
+		return err
+	}
+	switch err = re.Err; re.Step {
+	case ensemble.StepGamma:
+		return s.sourceError(err)
+	case ensemble.StepBuild:
+		// A certificate failure exits 3; any other error is a parameter
+		// the mechanism cannot serve (exit 2).
+		if !errors.Is(err, ensemble.ErrNotCertified) && !errors.Is(err, context.Canceled) {
+			err = cli.AsUsage(flagError(err, map[string]string{"laplace scale": "--laplace-scale"}))
+		}
+	case ensemble.StepBinding:
+		err = fmt.Errorf("%s: %w (--mechanism)", input, err)
+	case ensemble.StepAccounting:
+		err = cli.AsUsage(err)
+	case ensemble.StepLedger:
+		err = ledgerError(err)
+	}
+	return err
+}
+
+// source returns where the gamma of mechanism info comes from: the
+// --gamma file, when it is for the mechanism's relation, else gamma_opt
+// from the cache, solved on demand unless --no-solve.
+func (s mechanisms) source(info ensemble.MechanismInfo) (optimal.Source, error) {
 	src := optimal.Source{Prior: s.Prior, CacheOnly: s.NoSolve, Options: optimal.Options{Workers: s.Workers}}
 	var err error
 	if s.table != nil && s.tableRelation() == info.Relation {
 		src.Given = s.table.Gamma
-	} else if src.Cache, err = s.Cache.open(); err != nil {
-		return nil, "", err
+	} else {
+		src.Cache, err = s.Cache.open()
 	}
-	l, err := loadGamma(cmd.Context(), cmd, src, info.GammaProblem(p))
-	if err != nil {
-		return nil, "", s.sourceError(err)
-	}
-	switch l.Origin {
-	case optimal.FromGiven:
-		return l.Gamma, "the gamma of " + s.tableName, nil
-	case optimal.FromCache:
-		return l.Gamma, fmt.Sprintf("gamma_opt (prior %s) from the cache", s.Prior), nil
-	}
-	return l.Gamma, fmt.Sprintf("gamma_opt (prior %s), solved now", s.Prior), nil
+	return src, err
 }
+
+// given describes the gamma of the --gamma file.
+func (s mechanisms) given() string { return "the gamma of " + s.tableName }
 
 // sourceError says an optimal.SourceError in terms of the flags that set
 // the source's fields: --gamma, --prior and --no-solve (with --no-cache),
@@ -190,4 +244,39 @@ func (s mechanisms) sourceError(err error) error {
 		return cli.Usagef("--no-solve: %v; run darrm solve with these parameters first", se.Err)
 	}
 	return fmt.Errorf("--no-solve: %w; run darrm solve with these parameters to replace it", se.Err)
+}
+
+// stages shows the progress of one step of a release at a time: a step's
+// line starts with its first report and ends at the next step's.
+type stages struct {
+	w    io.Writer
+	mu   sync.Mutex
+	desc string
+	prog *cliout.Progress
+}
+
+// at returns the progress line of the step described as desc, for total
+// units of work (-1: unknown), ending the line of the step before it.
+func (s *stages) at(desc string, total int64) *cliout.Progress {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.prog == nil || s.desc != desc {
+		s.end()
+		s.desc, s.prog = desc, cliout.NewProgress(s.w, total, desc)
+	}
+	return s.prog
+}
+
+// done ends the line of the last step.
+func (s *stages) done() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.end()
+}
+
+func (s *stages) end() {
+	if s.prog != nil {
+		s.prog.Done()
+		s.prog = nil
+	}
 }

@@ -182,22 +182,42 @@ func (f *cacheFlags) open() (*cache.Dir, error) {
 // warnings for a cache entry that is replaced or that could not be
 // stored.
 func loadGamma(ctx context.Context, cmd *cobra.Command, src optimal.Source, p constraints.Params) (optimal.Loaded, error) {
-	what := fmt.Sprintf("solving K=%d m=%g", p.K, p.M)
-	if p.Relation == accountant.OneVote {
-		what = fmt.Sprintf("solving K=%d one-vote eps=%g", p.K, p.Eps)
-	}
-	prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, what)
-	src.Options.Progress = func(s optimal.Progress) {
-		prog.Describe(fmt.Sprintf("%s: exact pass %d (%3.0f%%), %d LP solves, %d rows, gap %.2g", what, s.Pass, 100*s.Fraction, s.LPSolves, s.Rows, s.Gap))
-		prog.Set(int64(s.Pass))
-	}
-	src.OnCorrupt = func(err error) { fmt.Fprintf(cmd.ErrOrStderr(), "darrm: %v; recomputing it\n", err) }
+	prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, solving(p))
+	watchSource(cmd, &src, p, func() *cliout.Progress { return prog })
 	l, err := src.Load(ctx, p)
 	prog.Done()
-	if err == nil && l.StoreErr != nil {
-		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: gamma_opt was not cached: %v\n", l.StoreErr)
+	if err == nil {
+		warnNotStored(cmd, l)
 	}
 	return l, err
+}
+
+// solving describes the solve of gamma_opt for p in a progress line.
+func solving(p constraints.Params) string {
+	if p.Relation == accountant.OneVote {
+		return fmt.Sprintf("solving K=%d one-vote eps=%g", p.K, p.Eps)
+	}
+	return fmt.Sprintf("solving K=%d m=%g", p.K, p.M)
+}
+
+// watchSource makes src show its solve of gamma_opt for p on the
+// progress line prog returns, and tell of a cache entry it replaces.
+func watchSource(cmd *cobra.Command, src *optimal.Source, p constraints.Params, prog func() *cliout.Progress) {
+	what := solving(p)
+	src.Options.Progress = func(s optimal.Progress) {
+		pr := prog()
+		pr.Describe(fmt.Sprintf("%s: exact pass %d (%3.0f%%), %d LP solves, %d rows, gap %.2g", what, s.Pass, 100*s.Fraction, s.LPSolves, s.Rows, s.Gap))
+		pr.Set(int64(s.Pass))
+	}
+	src.OnCorrupt = func(err error) { fmt.Fprintf(cmd.ErrOrStderr(), "darrm: %v; recomputing it\n", err) }
+}
+
+// warnNotStored warns of a gamma_opt solved now that could not be
+// stored in the cache.
+func warnNotStored(cmd *cobra.Command, l optimal.Loaded) {
+	if l.StoreErr != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: gamma_opt was not cached: %v\n", l.StoreErr)
+	}
 }
 
 // readTable reads the gamma file name (- for standard input), which role

@@ -43,6 +43,10 @@ func TestNewAggregate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer led.Close()
+	st, err := led.Status(rr.Privacy().Step())
+	if err != nil {
+		t.Fatal(err)
+	}
 	seed := uint64(7)
 	for _, tc := range []struct {
 		name   string
@@ -50,13 +54,13 @@ func TestNewAggregate(t *testing.T) {
 		res    ensemble.ReleaseResult
 		budget *ensemble.Budget
 		seed   *uint64
-		led    *ledger.Ledger
+		led    *ledger.Status
 	}{
 		{name: "rr", agg: rr, res: ensemble.ReleaseResult{Answered: 4}},
 		{name: "nothing answered", agg: rr},
 		{name: "stopped by a budget", agg: rr, res: ensemble.ReleaseResult{Answered: 2, Unanswered: 3}, budget: &ensemble.Budget{Guarantee: accountant.Guarantee{Eps: 1}, MaxQueries: 2}},
 		{name: "gnmax, seeded", agg: gn, res: ensemble.ReleaseResult{Answered: 1}, seed: &seed},
-		{name: "charged to a ledger", agg: rr, res: ensemble.ReleaseResult{Answered: 1}, led: led},
+		{name: "charged to a ledger", agg: rr, res: ensemble.ReleaseResult{Answered: 1}, led: &st},
 	} {
 		acct := ensemble.Accounting{PerQuery: tc.agg.Privacy(), DeltaPrime: 1e-5, Budget: tc.budget}
 		out, err := NewAggregate(Release{Problem: gamma.Problem{Params: p}, Mechanism: votefile.Mechanism(tc.name), Aggregator: tc.agg, Input: "votes.csv", Output: "-",

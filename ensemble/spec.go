@@ -1,0 +1,224 @@
+package ensemble
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/plural"
+	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/optimal"
+	"github.com/darrm/darrm/votefile"
+)
+
+// ReleaseSpec is everything one release needs (Release): the votes, the
+// mechanism with its settings and problem, where its gamma comes from,
+// the budget, the ledger, the sink and the randomness.
+type ReleaseSpec struct {
+	// Votes are the queries to label, read and checked as they are
+	// answered.
+	Votes votefile.Reader
+	// Mechanism names the aggregator and holds its settings. A mechanism
+	// that samples a gamma (MechanismInfo.Gamma) samples Mechanism.Gamma
+	// if it is set, else the one Gamma gives.
+	Mechanism Mechanism
+	// Problem is a two-class mechanism's problem: K is the votes', Eps and
+	// Delta are the teachers' guarantee the release is calibrated to
+	// (ReleaseTeachers), M and TargetDelta give its per-query target
+	// (m·eps, delta). A multi-class mechanism takes only TargetDelta.
+	Problem constraints.Params
+	// Gamma is where the gamma comes from when Mechanism.Gamma is nil:
+	// gamma_opt of the mechanism's problem (MechanismInfo.GammaProblem)
+	// from a cache, solved on demand, or Gamma.Given. Release sets its
+	// Certify: a cached gamma is certified once, as the aggregator samples
+	// it.
+	Gamma optimal.Source
+	// Budget, if not nil, limits the queries answered. It is held by
+	// Composition with slack DeltaPrime, which also give the totals
+	// (NewAccounting).
+	Budget      *accountant.Guarantee
+	Composition accountant.Method
+	DeltaPrime  float64
+	// Ledger, if not "", is the ledger file charged for the release
+	// (ledger.OpenRun, with LedgerOptions): bound to the votes, charged
+	// per query before the labels leave; what it allows may lower the
+	// number of queries answered.
+	Ledger        string
+	LedgerOptions ledger.Options
+	// Sink is where the labels go; Release sets its Ledger.
+	Sink LabelSink
+	// Random is the randomness of the labels; nil means crypto/rand
+	// (noise.NewSource).
+	Random *noise.Source
+	// Certificate tunes the certificate of the aggregator, Options the
+	// release (ReleaseTo).
+	Certificate Options
+	Options     ReleaseOptions
+}
+
+// Released is what a release did: the aggregator and its description,
+// the gamma it sampled, its binding to the votes, its accounting, the
+// queries answered and the ledger after the run.
+type Released struct {
+	Aggregator Labeler
+	Label      string
+	// Gamma is the gamma loaded from ReleaseSpec.Gamma and where it came
+	// from; the zero value when none was loaded.
+	Gamma      optimal.Loaded
+	Binding    votefile.Binding
+	Accounting Accounting
+	Result     ReleaseResult
+	// LedgerNotes are what the ledger noted as it was opened, and
+	// LedgerStatus its state after the run; nil without a ledger.
+	LedgerNotes  []string
+	LedgerStatus *ledger.Status
+}
+
+// ErrBudget is a release that its budget, or its ledger's, stopped before
+// its last query: Release's *BudgetError is it.
+var ErrBudget = errors.New("privacy budget reached")
+
+// A BudgetError is a release that its budget stopped: the labels of
+// Result.Answered queries were released and written, the
+// Result.Unanswered queries after them were read and checked but not
+// answered.
+type BudgetError struct {
+	Result ReleaseResult
+}
+
+func (e *BudgetError) Error() string {
+	r := e.Result
+	return fmt.Sprintf("%v: answered %d of %s, %d left unanswered", ErrBudget, r.Answered, plural.Of(r.Answered+r.Unanswered, "query", "queries"), r.Unanswered)
+}
+
+// Is reports whether target is ErrBudget.
+func (e *BudgetError) Is(target error) bool { return target == ErrBudget }
+
+// Step is a step of a release, which a *ReleaseError names: StepGamma
+// loads the gamma, StepBuild builds and certifies the aggregator,
+// StepBinding checks it against the votes (ReleaseBinding),
+// StepAccounting accounts for it and its budget (NewAccounting),
+// StepLedger opens the ledger (ledger.OpenRun), and StepLabels answers
+// the queries and writes their labels (ReleaseTo).
+type Step int
+
+// The steps of a release, in their order.
+const (
+	StepGamma Step = iota
+	StepBuild
+	StepBinding
+	StepAccounting
+	StepLedger
+	StepLabels
+)
+
+// A ReleaseError is a release that failed at Step, for the reason Err,
+// whose message it keeps.
+type ReleaseError struct {
+	Step Step
+	Err  error
+}
+
+func (e *ReleaseError) Error() string { return e.Err.Error() }
+
+func (e *ReleaseError) Unwrap() error { return e.Err }
+
+// Release answers the queries of s.Votes with the mechanism s names, in
+// one call: it looks the mechanism up, loads its gamma if it samples one
+// and builds and certifies the aggregator (BuildFrom: the gamma is
+// certified once, as it is sampled), binds it to the votes (ReleaseBinding: the one check of the
+// votes against what the mechanism states), accounts for it under the
+// budget (NewAccounting), opens the ledger bound to the same binding and
+// charged at the same per-query step, and writes the labels to the sink
+// (ReleaseTo).
+//
+// An error is a *ReleaseError naming the step that failed, except a
+// release that its budget or its ledger stopped before the last query:
+// its labels are written and it returns a *BudgetError (errors.Is
+// ErrBudget) beside the completed Released. Released holds what was
+// done before an error.
+func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
+	var out Released
+	fail := func(step Step, err error) (Released, error) { return out, &ReleaseError{Step: step, Err: err} }
+	in := s.Votes
+	var err error
+	if out.Aggregator, out.Label, out.Gamma, err = s.Mechanism.BuildFrom(ctx, s.Gamma, s.Problem, in.Classes(), s.Certificate); err != nil {
+		return out, err
+	}
+	if out.Binding, err = ReleaseBinding(in, out.Aggregator, s.Options.Partition); err != nil {
+		return fail(StepBinding, err)
+	}
+	step := out.Aggregator.Privacy().Step()
+	if out.Accounting, err = NewAccounting(out.Aggregator.Privacy(), out.Binding, s.DeltaPrime, s.Budget, s.Composition); err != nil {
+		return fail(StepAccounting, err)
+	}
+	limit, sink := out.Accounting.Limit(), s.Sink
+	var l *ledger.Ledger
+	if s.Ledger != "" {
+		if l, limit, err = ledger.OpenRun(ctx, s.Ledger, s.Mechanism.Name, out.Binding, step, limit, s.LedgerOptions); err != nil {
+			return fail(StepLedger, err)
+		}
+		defer l.Close()
+		out.LedgerNotes, sink.Ledger = l.Notes(), l
+	}
+	src := s.Random
+	if src == nil {
+		src = noise.NewSource()
+	}
+	if out.Result, err = releaseTo(ctx, in, out.Aggregator, out.Binding, src, sink, limit, s.Options); err != nil {
+		return fail(StepLabels, err)
+	}
+	if l != nil {
+		st, err := l.Status(step)
+		if err != nil {
+			return fail(StepLedger, err)
+		}
+		out.LedgerStatus = &st
+	}
+	if out.Result.Unanswered > 0 {
+		return out, &BudgetError{Result: out.Result}
+	}
+	return out, nil
+}
+
+// BuildFrom is Build with the gamma of a mechanism that samples one
+// taken from src when m.Gamma is nil, and returned: a gamma from a cache
+// is certified once, as the aggregator samples it, when the cache entry
+// is checked (optimal.Source.Certify). An error is a *ReleaseError at
+// StepGamma or StepBuild.
+func (m Mechanism) BuildFrom(ctx context.Context, src optimal.Source, p constraints.Params, classes int, opts Options) (Labeler, string, optimal.Loaded, error) {
+	var l optimal.Loaded
+	info, err := LookupMechanism(m.Name, m.Input)
+	if err != nil {
+		return nil, "", l, &ReleaseError{Step: StepBuild, Err: err}
+	}
+	if info.Gamma && m.Gamma == nil {
+		src.Certify = func(ctx context.Context, q constraints.Params, g gamma.Gamma) (gamma.Certificate, error) {
+			_, sampled := newTable(g)
+			cert, _, err := certify(ctx, q, sampled, 0, opts)
+			if err == nil {
+				opts.known = &knownCertificate{p: q, g: sampled, cert: cert}
+			}
+			return cert, err
+		}
+		if l, err = src.Load(ctx, info.GammaProblem(p)); err != nil {
+			return nil, "", l, &ReleaseError{Step: StepGamma, Err: err}
+		}
+		m.Gamma = l.Gamma
+		switch l.Origin {
+		case optimal.FromCache:
+			m.GammaSource = fmt.Sprintf("gamma_opt (prior %s) from the cache", src.Prior)
+		case optimal.Solved:
+			m.GammaSource = fmt.Sprintf("gamma_opt (prior %s), solved now", src.Prior)
+		}
+	}
+	agg, label, err := info.newLabeler(ctx, m, p, classes, opts)
+	if err != nil {
+		return nil, "", l, &ReleaseError{Step: StepBuild, Err: err}
+	}
+	return agg, label, l, nil
+}

@@ -1,0 +1,162 @@
+package ensemble
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cache"
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/optimal"
+	"github.com/darrm/darrm/votefile"
+)
+
+// countVerify counts the exhaustive certificates computed until the test
+// ends.
+func countVerify(t *testing.T) *atomic.Int64 {
+	t.Helper()
+	var n atomic.Int64
+	old := verify
+	verify = func(ctx context.Context, p constraints.Params, g gamma.Gamma, opts gamma.VerifyOptions) (gamma.Certificate, error) {
+		n.Add(1)
+		return old(ctx, p, g, opts)
+	}
+	t.Cleanup(func() { verify = old })
+	return &n
+}
+
+// releaseSpec is a seeded release of the header-less 0/1 votes by darrm
+// for p, its gamma from src, its labels into a file of dir.
+func releaseSpec(t *testing.T, votes string, p constraints.Params, src optimal.Source, dir string) ReleaseSpec {
+	t.Helper()
+	in, err := votefile.NewVoteReader(strings.NewReader(votes), "votes.csv", votefile.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ReleaseSpec{
+		Votes: in, Mechanism: Mechanism{Name: votefile.DaRRM}, Problem: p, Gamma: src,
+		Sink: LabelSink{Path: filepath.Join(dir, "labels.csv"), Format: votefile.FormatCSV}, DeltaPrime: 1e-5,
+		Random: noise.NewSeededSource(1), Options: ReleaseOptions{Experiment: true},
+	}
+}
+
+// TestReleaseCertifiesOnce: a release with gamma_opt from the cache
+// computes the exhaustive certificate once, of the gamma it samples; a
+// cache entry whose gamma is not private is refused by that certificate,
+// never sampled, and solved again unless the source may only read the
+// cache.
+func TestReleaseCertifiesOnce(t *testing.T) {
+	ctx := context.Background()
+	p := constraints.New(11, 3, 0.1, 1e-5)
+	d, err := cache.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	prior := gamma.UniformPrior()
+	solved, err := optimal.Source{Cache: d, Prior: prior}.Load(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	votes := "1,1,1,1,1,1,1,0,0,0,0\n0,0,0,0,0,0,0,0,1,1,1\n"
+
+	n := countVerify(t)
+	out, err := Release(ctx, releaseSpec(t, votes, p, optimal.Source{Cache: d, Prior: prior, CacheOnly: true}, t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := n.Load(); got != 1 {
+		t.Errorf("a release from the cache computed %d certificates, want 1", got)
+	}
+	if out.Gamma.Origin != optimal.FromCache || out.Result.Answered != 2 || !strings.Contains(out.Label, "from the cache") {
+		t.Errorf("release from the cache: origin %v, %d answered, %q", out.Gamma.Origin, out.Result.Answered, out.Label)
+	}
+	sampled := out.Aggregator.(*DaRRM).Gamma()
+	if cert := out.Aggregator.Privacy().Certificate; cert == nil || cert.Status != gamma.Certified || !reflect.DeepEqual(*cert, out.Gamma.Entry.Certificate) {
+		t.Errorf("the aggregator's certificate %+v is not the one the cache entry was checked with", cert)
+	}
+	if _, want := newTable(solved.Gamma); !slices.Equal(sampled, want) {
+		t.Errorf("sampled %v, want gamma_opt as sampled %v", sampled, want)
+	}
+
+	tampered := *solved.Entry
+	tampered.Gamma = slices.Repeat([]float64{1}, len(solved.Gamma)) // the exact majority: not private
+	if err := d.Put(&tampered); err != nil {
+		t.Fatal(err)
+	}
+	n.Store(0)
+	dir := t.TempDir()
+	_, err = Release(ctx, releaseSpec(t, votes, p, optimal.Source{Cache: d, Prior: prior, CacheOnly: true}, dir))
+	var re *ReleaseError
+	var ce *cache.CorruptError
+	if !errors.As(err, &re) || re.Step != StepGamma || !errors.As(err, &ce) {
+		t.Errorf("tampered entry, cache only: %v, want a corrupt entry at the gamma step", err)
+	}
+	if got := n.Load(); got != 1 {
+		t.Errorf("a tampered entry was certified %d times, want 1", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "labels.csv")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused release left labels behind: %v", err)
+	}
+
+	var told []error
+	out, err = Release(ctx, releaseSpec(t, votes, p, optimal.Source{Cache: d, Prior: prior, OnCorrupt: func(err error) { told = append(told, err) }}, t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(told) != 1 || out.Gamma.Origin != optimal.Solved || slices.Equal(out.Aggregator.(*DaRRM).Gamma(), tampered.Gamma) {
+		t.Errorf("tampered entry: told %v, origin %v, sampled %v", told, out.Gamma.Origin, out.Aggregator.(*DaRRM).Gamma())
+	}
+}
+
+// TestReleaseBudgetStop: a release its budget stops writes the labels it
+// answered and returns an error that is ErrBudget and carries the counts;
+// each step's failure names its step.
+func TestReleaseBudgetStop(t *testing.T) {
+	ctx := context.Background()
+	p := constraints.Params{K: 3, M: 1, Eps: 0.5, TargetDelta: 0}
+	votes := "1,1,0\n0,0,1\n1,1,1\n0,1,0\n"
+	spec := func(budget *accountant.Guarantee, name votefile.Mechanism, delta float64) ReleaseSpec {
+		s := releaseSpec(t, votes, p, optimal.Source{}, t.TempDir())
+		s.Mechanism, s.Budget, s.Composition = Mechanism{Name: name}, budget, accountant.Simple
+		s.Problem.Delta, s.Problem.TargetDelta = delta, delta
+		return s
+	}
+	s := spec(&accountant.Guarantee{Eps: 1}, votefile.Subsample, 0)
+	out, err := Release(ctx, s)
+	var be *BudgetError
+	if !errors.Is(err, ErrBudget) || !errors.As(err, &be) {
+		t.Fatalf("budget (1, 0) for (0.5, 0) per query: %v, want ErrBudget", err)
+	}
+	if be.Result != (ReleaseResult{Answered: 2, Unanswered: 2}) || out.Result != be.Result {
+		t.Errorf("budget stop: %+v (returned %+v), want 2 answered, 2 unanswered", be.Result, out.Result)
+	}
+	labels, err := os.ReadFile(s.Sink.Path)
+	if err != nil || strings.Count(string(labels), "\n") < 4 {
+		t.Errorf("labels of a budget stop: %q, %v", labels, err)
+	}
+	for _, tc := range []struct {
+		name string
+		spec ReleaseSpec
+		step Step
+	}{
+		{"no such mechanism", spec(nil, "nosuch", 0), StepBuild},
+		{"dsub needs Delta = 0", spec(nil, votefile.DSub, 1e-5), StepBuild},
+		{"gamma source without a prior", spec(nil, votefile.DaRRM, 0), StepGamma},
+		{"one-vote votes without a partition", spec(nil, votefile.GNMax, 1e-5), StepBinding},
+	} {
+		_, err := Release(ctx, tc.spec)
+		var re *ReleaseError
+		if !errors.As(err, &re) || re.Step != tc.step || errors.Is(err, ErrBudget) {
+			t.Errorf("%s: %v, want a failure at step %d", tc.name, err, tc.step)
+		}
+	}
+}
