@@ -146,7 +146,7 @@ func TestWriteVotes(t *testing.T) {
 		if err := e.WriteVotes(&out, x); err != nil {
 			t.Fatal(err)
 		}
-		r, err := votefile.NewVoteReader(&out, "votes", votefile.ReadOptions{})
+		r, _, err := votefile.Read(&out, "votes", votefile.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -305,7 +305,7 @@ func TestMeta(t *testing.T) {
 		if err := e.WriteVotes(&out, b.Test); err != nil {
 			t.Fatal(err)
 		}
-		r, err := votefile.NewVoteReader(&out, "votes", votefile.ReadOptions{})
+		r, _, err := votefile.Read(&out, "votes", votefile.Options{})
 		if err != nil || !reflect.DeepEqual(r.Meta(), m) {
 			t.Errorf("vote file header %+v (%v), want %+v", r.Meta(), err, m)
 		}
@@ -391,7 +391,7 @@ func TestTrainClasses(t *testing.T) {
 	if err := e.WriteCounts(&buf); err != nil {
 		t.Fatal(err)
 	}
-	r, err := votefile.NewClassReader(&buf, "counts.csv", votefile.ClassOptions{})
+	r, _, err := votefile.Read(&buf, "counts.csv", votefile.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

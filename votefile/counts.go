@@ -8,29 +8,29 @@ import (
 	"strings"
 )
 
-// ClassLayout is the layout of a many-class vote file: InputCounts (a row
-// of C counts per query), InputClasses (a class index per teacher), or
-// InputFromHeader (as the header says).
-type ClassLayout int
+// classLayout is the layout of a many-class vote file: inputCounts (a row
+// of C counts per query), inputClasses (a class index per teacher), or
+// inputFromHeader (as the header says).
+type classLayout int
 
 const (
-	// InputFromHeader takes the layout from the file's metadata header
+	// inputFromHeader takes the layout from the file's metadata header
 	// (LayoutCounts or LayoutVotes); a file without one is refused.
-	InputFromHeader ClassLayout = iota
-	// InputCounts: one row per query of C non-negative integer vote
+	inputFromHeader classLayout = iota
+	// inputCounts: one row per query of C non-negative integer vote
 	// counts summing to K (the layout of PATE's published vote matrices).
-	InputCounts
-	// InputClasses: one row per query of K class indices in [0, C).
-	InputClasses
+	inputCounts
+	// inputClasses: one row per query of K class indices in [0, C).
+	inputClasses
 )
 
-// ClassOptions describe a multi-class vote file.
-type ClassOptions struct {
-	Input  ClassLayout
+// classOptions describe a multi-class vote file.
+type classOptions struct {
+	Input  classLayout
 	Format Format   // FormatAuto, FormatCSV or FormatJSONL
 	Header Presence // CSV only
 	ID     Presence
-	// Classes is C: required for InputClasses without a header; 0 takes
+	// Classes is C: required for inputClasses without a header; 0 takes
 	// it from the header or, for counts, the first data row; else the
 	// header and every row must have C classes.
 	Classes int
@@ -54,7 +54,7 @@ type ClassOptions struct {
 const maxCount = 999_999_999
 
 // MaxClasses bounds the number of classes C, as the header's "classes", a
-// reader's ClassOptions.Classes and the aggregators' C: it is as many as a
+// reader's classOptions.Classes and the aggregators' C: it is as many as a
 // row of counts can hold within MaxLineBytes (each count a digit and a
 // comma), so that a file of class indices can state no more classes than a
 // counts file can hold. Reading and releasing keep a few 8-byte counters per
@@ -68,12 +68,12 @@ const MaxClasses = MaxLineBytes / 2
 // "votes": [...]}, "counts" also accepted as the key), or a 2-D NumPy
 // array (npy.go; a query that is a column of it, and a CSV matrix read
 // with TeachersInRows, is gathered from the whole array in memory). The x
-// are counts or class indices (ClassOptions.Input), non-negative decimal
+// are counts or class indices (classOptions.Input), non-negative decimal
 // integers (7.0 is 7), or for class indices -1, a teacher that abstained.
 // Errors are *FormatError: file, line, column and rule, never a row.
 type ClassReader struct {
 	lr     *VoteReader // line reading and CSV splitting
-	opts   ClassOptions
+	opts   classOptions
 	format Format
 	header bool
 	hasID  bool
@@ -83,27 +83,18 @@ type ClassReader struct {
 	rows
 	vals []int
 	npy  *npyArray // a NumPy file's array
+	// member is an .npz archive's array, closed at the end of its rows.
+	member io.Closer
 	// abstained counts the votes not cast: class labels -1, and what
 	// counts fall short of a stated K.
 	abstained int64
 }
 
-// NewClassReader reads the start of a multi-class vote file (its
-// metadata header and first data row) to settle its layout, C and K. name
-// is used in errors.
-func NewClassReader(r io.Reader, name string, opts ClassOptions) (*ClassReader, error) {
-	f, err := Open(r, name, opts.Format)
-	if err != nil {
-		return nil, err
-	}
-	return f.Classes(opts)
-}
-
-// Classes reads the file as counts or class indices (NewClassReader). A
+// Classes reads the file as counts or class indices, a step of Read. A
 // metadata header fixes the layout, C and K: opts may repeat them, and a
 // value that contradicts the header is a *FormatError naming both.
 // opts.Format is not used.
-func (f *File) Classes(opts ClassOptions) (*ClassReader, error) {
+func (f *voteFile) Classes(opts classOptions) (*ClassReader, error) {
 	name := f.vr.name
 	if opts.Classes < 0 || opts.Classes == 1 || opts.Classes > MaxClasses || opts.K < 0 {
 		return nil, &FormatError{File: name, Msg: fmt.Sprintf("C = %d, K = %d: need C in [2, %d] (or 0 to detect) and K >= 0", opts.Classes, opts.K, MaxClasses)}
@@ -112,12 +103,12 @@ func (f *File) Classes(opts ClassOptions) (*ClassReader, error) {
 		bad := func(format string, args ...any) error {
 			return &FormatError{File: name, Line: f.vr.metaLine, Msg: fmt.Sprintf(format, args...)}
 		}
-		layout := InputClasses
+		layout := inputClasses
 		if m.Layout == LayoutCounts {
-			layout = InputCounts
+			layout = inputCounts
 		}
 		switch {
-		case opts.Input != InputFromHeader && opts.Input != layout:
+		case opts.Input != inputFromHeader && opts.Input != layout:
 			return nil, bad("the metadata header states layout %v, but %s were asked for", m.Layout, opts.Input)
 		case opts.Classes != 0 && opts.Classes != m.Classes:
 			return nil, bad("the metadata header states classes = %d, but C = %d was given", m.Classes, opts.Classes)
@@ -126,27 +117,27 @@ func (f *File) Classes(opts ClassOptions) (*ClassReader, error) {
 		}
 		opts.Input, opts.Classes, opts.K = layout, m.Classes, m.K
 	}
-	if opts.Input == InputFromHeader && f.npy != nil {
+	if opts.Input == inputFromHeader && f.npy != nil {
 		// A NumPy array holds counts unless the classes are given.
-		opts.Input = InputCounts
+		opts.Input = inputCounts
 	}
 	switch opts.Input {
-	case InputFromHeader:
+	case inputFromHeader:
 		return nil, &FormatError{File: name, Msg: "no metadata header: say whether the rows are vote counts or class indices (and C)"}
-	case InputClasses:
+	case inputClasses:
 		if opts.Classes < 2 {
 			return nil, &FormatError{File: name, Msg: fmt.Sprintf("a file of class indices needs the number of classes C >= 2 (--classes), got %d", opts.Classes)}
 		}
-	case InputCounts:
+	case inputCounts:
 	default:
 		return nil, &FormatError{File: name, Msg: fmt.Sprintf("input %d: must be counts or class indices", opts.Input)}
 	}
-	mr := &ClassReader{lr: f.vr, opts: opts, format: f.vr.format, npy: f.npy}
-	if opts.Input == InputClasses {
+	mr := &ClassReader{lr: f.vr, opts: opts, format: f.vr.format, npy: f.npy, member: f.member}
+	if opts.Input == inputClasses {
 		mr.c = opts.Classes
 	}
 	if f.npy == nil && opts.TeachersInRows {
-		if opts.Input != InputClasses || f.vr.format != FormatCSV {
+		if opts.Input != inputClasses || f.vr.format != FormatCSV {
 			return nil, &FormatError{File: name, Msg: "--teachers-in-rows reads class labels (--classes C) of a NumPy array or a CSV file, one row per teacher"}
 		}
 		var err error
@@ -187,7 +178,7 @@ func (f *File) Classes(opts ClassOptions) (*ClassReader, error) {
 // row, line) than the rows its size holds at that row's length, unless
 // K is stated.
 func (r *ClassReader) checkRows(line []byte) error {
-	if r.npy != nil || r.opts.Input != InputClasses || r.opts.K > 0 || r.opts.Size <= 0 {
+	if r.npy != nil || r.opts.Input != inputClasses || r.opts.K > 0 || r.opts.Size <= 0 {
 		return nil
 	}
 	rows := r.opts.Size / int64(len(line)+1)
@@ -203,11 +194,11 @@ func (r *ClassReader) checkRows(line []byte) error {
 }
 
 // String returns "counts" or "class indices".
-func (i ClassLayout) String() string {
+func (i classLayout) String() string {
 	switch i {
-	case InputCounts:
+	case inputCounts:
 		return "counts"
-	case InputClasses:
+	case inputClasses:
 		return "class indices"
 	}
 	return "the header's layout"
@@ -216,7 +207,7 @@ func (i ClassLayout) String() string {
 // Layout returns LayoutCounts for vote counts, LayoutVotes for class
 // indices.
 func (r *ClassReader) Layout() Layout {
-	if r.opts.Input == InputCounts {
+	if r.opts.Input == inputCounts {
 		return LayoutCounts
 	}
 	return LayoutVotes
@@ -247,7 +238,7 @@ func (r *ClassReader) Abstained() int64 { return r.abstained }
 
 // MayAbstain reports whether a row may lack votes: class labels (-1) or
 // counts against a stated K.
-func (r *ClassReader) MayAbstain() bool { return r.opts.Input == InputClasses || r.opts.K > 0 }
+func (r *ClassReader) MayAbstain() bool { return r.opts.Input == inputClasses || r.opts.K > 0 }
 
 // HasID reports whether rows carry an id.
 func (r *ClassReader) HasID() bool { return r.hasID }
@@ -263,10 +254,17 @@ func (r *ClassReader) Query() *Query { return &r.q }
 
 // Next advances to the next query; false at the end or on an error.
 func (r *ClassReader) Next() bool {
+	var more bool
 	if r.npy != nil {
-		return r.rows.next(r.npy, r.parseRow)
+		more = r.rows.next(r.npy, r.parseRow)
+	} else {
+		more = r.rows.next(r.lr, r.parseRow)
 	}
-	return r.rows.next(r.lr, r.parseRow)
+	if !more && r.member != nil {
+		r.member.Close()
+		r.member = nil
+	}
+	return more
 }
 
 // parseRow reads a data line after the first into the next query.
@@ -283,7 +281,7 @@ func (r *ClassReader) parseRow(line []byte) error {
 // number (wholeNumber), or for class indices -1, a teacher that did not
 // vote.
 func (r *ClassReader) value(b []byte) (int, bool) {
-	if r.opts.Input == InputClasses && string(b) == "-1" {
+	if r.opts.Input == inputClasses && string(b) == "-1" {
 		return -1, true
 	}
 	return wholeNumber(b)
@@ -291,7 +289,7 @@ func (r *ClassReader) value(b []byte) (int, bool) {
 
 // valueRule is the rule value keeps, for errors.
 func (r *ClassReader) valueRule() string {
-	if r.opts.Input == InputClasses {
+	if r.opts.Input == inputClasses {
 		return "must be a class index, a non-negative integer of at most 9 digits, or -1 for a teacher that did not vote"
 	}
 	return "must be a non-negative integer of at most 9 digits (7 or 7.0)"
@@ -374,7 +372,7 @@ func (r *ClassReader) csvHeader(line []byte) ([]byte, error) {
 		// metadata header, a row has an id exactly when it has one more
 		// field; otherwise a first field that is not a count is an id.
 		width := r.opts.K
-		if r.opts.Input == InputCounts {
+		if r.opts.Input == inputCounts {
 			width = r.opts.Classes
 		}
 		if width > 0 {
@@ -413,7 +411,7 @@ func (r *ClassReader) parse(line []byte, first bool) error {
 }
 
 func (r *ClassReader) what() string {
-	if r.opts.Input == InputCounts {
+	if r.opts.Input == inputCounts {
 		return "counts"
 	}
 	return "votes"
@@ -441,7 +439,7 @@ func (r *ClassReader) settle() error {
 	if r.n == 0 {
 		return r.lr.errorf(0, "no %s", r.what())
 	}
-	if r.opts.Input == InputCounts {
+	if r.opts.Input == inputCounts {
 		if r.opts.Classes > 0 && r.n != r.opts.Classes {
 			return r.lr.errorf(0, "%d counts, want C = %d%s", r.n, r.opts.Classes, r.stated())
 		}
@@ -472,7 +470,7 @@ func (r *ClassReader) settle() error {
 
 // count turns r.vals into r.q.Counts, checking the row.
 func (r *ClassReader) count() error {
-	if r.opts.Input == InputCounts {
+	if r.opts.Input == inputCounts {
 		sum := 0
 		for _, v := range r.vals {
 			sum += v

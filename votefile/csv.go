@@ -151,7 +151,7 @@ func (r *VoteReader) split(line []byte) ([]csvField, error) {
 	return fs, nil
 }
 
-func (r *VoteReader) firstCSV(line []byte, opts ReadOptions) error {
+func (r *VoteReader) firstCSV(line []byte, opts readOptions) error {
 	fs, err := r.split(line)
 	if err != nil {
 		return err

@@ -13,7 +13,7 @@ import (
 // and votes, scanned by hand; encoding/json only decodes a string with
 // escapes and checks a numeric id.
 
-func (r *VoteReader) firstJSONL(line []byte, opts ReadOptions) error {
+func (r *VoteReader) firstJSONL(line []byte, opts readOptions) error {
 	id, n, err := r.scanJSONL(line, nil)
 	if err != nil {
 		return err

@@ -44,7 +44,7 @@ var (
 func IsNPY(b []byte) bool { return bytes.HasPrefix(b, npyMagic) }
 
 // openNPYFile opens the NumPy file vr reads.
-func openNPYFile(vr *VoteReader) (*File, error) {
+func openNPYFile(vr *VoteReader) (*voteFile, error) {
 	if vr.format != FormatAuto && vr.format != FormatNPY {
 		return nil, &FormatError{File: vr.name, Msg: fmt.Sprintf("a NumPy file, not %v (leave out --input-format, or give npy)", vr.format)}
 	}
@@ -53,7 +53,7 @@ func openNPYFile(vr *VoteReader) (*File, error) {
 		return nil, err
 	}
 	vr.format, vr.array, a.vr = FormatNPY, true, vr
-	return &File{vr: vr, npy: a}, nil
+	return &voteFile{vr: vr, npy: a}, nil
 }
 
 // npyArray streams the queries of a 2-D NumPy array. A query is a row of
@@ -336,9 +336,9 @@ func (r *ClassReader) parseNPY(b []byte) error {
 		n, whole, text := a.value(b, j)
 		var rule string
 		switch {
-		case r.opts.Input == InputCounts && (!whole || n < 0 || n > maxCount):
+		case r.opts.Input == inputCounts && (!whole || n < 0 || n > maxCount):
 			rule = "a vote count must be a whole number in [0, 999999999]"
-		case r.opts.Input == InputClasses && (!whole || n < -1 || n >= int64(r.c)):
+		case r.opts.Input == inputClasses && (!whole || n < -1 || n >= int64(r.c)):
 			rule = fmt.Sprintf("a class label must be a class in [0, %d), or -1 for a teacher that did not vote", r.c)
 		}
 		if rule != "" {
@@ -346,7 +346,7 @@ func (r *ClassReader) parseNPY(b []byte) error {
 				text = strconv.FormatInt(n, 10)
 			}
 			what := "count of class " + strconv.Itoa(j)
-			if r.opts.Input == InputClasses {
+			if r.opts.Input == inputClasses {
 				what = "class label of teacher " + strconv.Itoa(j+1)
 			}
 			return a.errorf("element %s = %s (query %d, %s): %s", a.index(q, j), text, q+1, what, rule)
@@ -359,8 +359,8 @@ func (r *ClassReader) parseNPY(b []byte) error {
 // checkShape refuses an array of class labels whose axes look
 // exchanged: more teachers than queries, unless K is stated (then the
 // teachers' axis must have K), with the flag that reads it the other way.
-func (a *npyArray) checkShape(opts ClassOptions) error {
-	if opts.Input != InputClasses {
+func (a *npyArray) checkShape(opts classOptions) error {
+	if opts.Input != inputClasses {
 		if opts.TeachersInRows {
 			return a.errorf("--teachers-in-rows reads a matrix of class labels (with --classes C), not vote counts")
 		}
@@ -381,14 +381,13 @@ func (a *npyArray) checkShape(opts ClassOptions) error {
 	return nil
 }
 
-// OpenNPZ opens the array named array (with or without its .npy) in the
-// NumPy archive r (.npz, as numpy.savez writes), of size bytes, as Open
-// opens a vote file; name is used in errors. Close the Closer returned
-// when done with the File.
-func OpenNPZ(r io.ReaderAt, size int64, name, array string) (*File, io.Closer, error) {
+// openNPZ opens the array named array (with or without its .npy) in the
+// NumPy archive r (.npz, as numpy.savez writes), of size bytes, as open
+// opens a vote file; name is used in errors.
+func openNPZ(r io.ReaderAt, size int64, name, array string) (*voteFile, error) {
 	z, err := npz.NewReader(r, size)
 	if err != nil {
-		return nil, nil, &FormatError{File: name, Msg: "not a NumPy .npz archive: " + err.Error()}
+		return nil, &FormatError{File: name, Msg: "not a NumPy .npz archive: " + err.Error()}
 	}
 	keys := z.Keys()
 	for _, k := range keys {
@@ -397,20 +396,21 @@ func OpenNPZ(r io.ReaderAt, size int64, name, array string) (*File, io.Closer, e
 		}
 		rc, err := z.Open(k)
 		if err != nil {
-			return nil, nil, &FormatError{File: name, Msg: err.Error()}
+			return nil, &FormatError{File: name, Msg: err.Error()}
 		}
-		f, err := Open(rc, name+"["+strings.TrimSuffix(k, ".npy")+"]", FormatNPY)
+		f, err := open(rc, name+"["+strings.TrimSuffix(k, ".npy")+"]", FormatNPY)
 		if err != nil {
 			rc.Close()
-			return nil, nil, err
+			return nil, err
 		}
-		return f, rc, nil
+		f.member = rc
+		return f, nil
 	}
 	names := make([]string, len(keys))
 	for i, k := range keys {
 		names[i] = strings.TrimSuffix(k, ".npy")
 	}
-	return nil, nil, &FormatError{File: name, Msg: fmt.Sprintf("no array %s in the archive, which holds %s", show([]byte(array)), strings.Join(names, ", "))}
+	return nil, &FormatError{File: name, Msg: fmt.Sprintf("no array %s in the archive, which holds %s", show([]byte(array)), strings.Join(names, ", "))}
 }
 
 // csvMatrix reads a whole CSV file of class labels, one row per teacher

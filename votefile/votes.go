@@ -33,7 +33,7 @@ const readBuffer = 64 << 10
 // [v_1, ..., v_K]}. Blank lines are skipped; a UTF-8 byte-order mark and
 // CRLF line ends are accepted.
 //
-// Detection (each can be forced in ReadOptions): in CSV the first
+// Detection (each can be forced in readOptions): in CSV the first
 // non-blank line is data if all its fields are 0/1, or if all but the
 // first are (then the first is an id); otherwise it is a header. The first
 // column is an id if the header names it "id" or if in the first data row
@@ -63,25 +63,25 @@ type VoteReader struct {
 	array bool
 }
 
-// File is the start of a vote file, read up to its metadata header:
+// voteFile is the start of a vote file, read up to its metadata header:
 // what a caller needs to choose a reader for it. Votes reads it as 0/1
 // votes (a VoteReader), Multi as counts or class indices (a
 // ClassReader); use one of them, once.
-type File struct {
+type voteFile struct {
 	vr    *VoteReader
 	first []byte    // the first line after the header
 	npy   *npyArray // a NumPy array's header, for a NumPy file
+	// member is an .npz archive's array, which the ClassReader closes at
+	// its end.
+	member io.Closer
 }
 
-// Open reads the first line of a vote file and, if it is one, its
+// open reads the first line of a vote file and, if it is one, its
 // metadata header (ParseMeta; a broken rule is a *FormatError with its
 // line). format is FormatAuto (JSON lines if the first line starts with [
-// or {), FormatCSV, FormatJSONL or FormatCounts (a counts file in either,
-// detected). name is used in errors.
-func Open(r io.Reader, name string, format Format) (*File, error) {
-	if format == FormatCounts {
-		format = FormatAuto
-	}
+// or {, a NumPy array by its magic string), FormatCSV, FormatJSONL or
+// FormatNPY. name is used in errors.
+func open(r io.Reader, name string, format Format) (*voteFile, error) {
 	vr := &VoteReader{name: name, br: bufio.NewReaderSize(r, readBuffer), format: format}
 	if start, _ := vr.br.Peek(len(npyMagic)); IsNPY(start) {
 		return openNPYFile(vr)
@@ -115,44 +115,31 @@ func Open(r io.Reader, name string, format Format) (*File, error) {
 	if c := bytes.TrimLeft(line, " \t"); vr.format == FormatCSV && c[0] == '#' {
 		return nil, &FormatError{File: name, Line: vr.line, Msg: commentRule}
 	}
-	return &File{vr: vr, first: append([]byte(nil), line...)}, nil
+	return &voteFile{vr: vr, first: append([]byte(nil), line...)}, nil
 }
 
 // Meta returns the file's metadata header, or nil if it has none.
-func (f *File) Meta() *Meta { return f.vr.meta }
+func (f *voteFile) Meta() *Meta { return f.vr.meta }
 
 // Format returns the file's format, CSV or JSONL.
-func (f *File) Format() Format { return f.vr.format }
+func (f *voteFile) Format() Format { return f.vr.format }
 
 // ManyClasses reports whether the header says the file holds counts or
 // votes among more than two classes (Meta.ManyClasses); false without
 // a header.
-func (f *File) ManyClasses() bool {
+func (f *voteFile) ManyClasses() bool {
 	return f.npy != nil || f.vr.meta != nil && f.vr.meta.ManyClasses()
 }
 
-// NewVoteReader reads the start of a vote file (the header and the first
-// data row) to settle its layout and K. name is used in errors.
-func NewVoteReader(r io.Reader, name string, opts ReadOptions) (*VoteReader, error) {
-	if opts.Format == FormatCounts {
-		return nil, &FormatError{File: name, Msg: "a counts file holds vote counts, not 0/1 votes: read it with NewClassReader"}
-	}
-	f, err := Open(r, name, opts.Format)
-	if err != nil {
-		return nil, err
-	}
-	return f.Votes(opts)
-}
-
-// Votes reads the file as 0/1 votes (NewVoteReader); a header must state
+// Votes reads the file as 0/1 votes, a step of Read; a header must state
 // two classes in layout votes. opts.Format is not used.
-func (f *File) Votes(opts ReadOptions) (*VoteReader, error) {
+func (f *voteFile) Votes(opts readOptions) (*VoteReader, error) {
 	vr := f.vr
 	if f.npy != nil {
-		return nil, &FormatError{File: vr.name, Msg: "a NumPy array holds vote counts or class labels, not 0/1 votes: read it with NewClassReader"}
+		return nil, &FormatError{File: vr.name, Msg: "a NumPy array holds vote counts or class labels, not 0/1 votes: read it as counts or class labels"}
 	}
 	if m := vr.meta; m != nil && m.ManyClasses() {
-		return nil, &FormatError{File: vr.name, Line: vr.metaLine, Msg: fmt.Sprintf("header: %d classes in layout %v: the 0/1 reader takes two-class votes, one column per teacher; read multi-class votes with NewClassReader", m.Classes, m.Layout)}
+		return nil, &FormatError{File: vr.name, Line: vr.metaLine, Msg: fmt.Sprintf("header: %d classes in layout %v: the 0/1 reader takes two-class votes, one column per teacher; read multi-class votes as counts or class indices", m.Classes, m.Layout)}
 	}
 	vr.forceID = opts.ID
 	var err error
@@ -353,7 +340,7 @@ func (r *VoteReader) errorf(col int, format string, args ...any) *FormatError {
 }
 
 // settle fixes K from the first data row, which has n votes.
-func (r *VoteReader) settle(n int, opts ReadOptions) error {
+func (r *VoteReader) settle(n int, opts readOptions) error {
 	switch {
 	case n < 1:
 		return r.errorf(0, "no votes")

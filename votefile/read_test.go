@@ -1,0 +1,62 @@
+package votefile
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestRead: the one reader decides 0/1 votes, counts or class indices
+// from the header, the options or the rows, notes only what it decided
+// itself, and refuses options that the header contradicts, naming both.
+func TestRead(t *testing.T) {
+	for _, tc := range []struct {
+		name, data string
+		opts       Options
+		many       bool
+		layout     Layout
+		k, c       int
+		note       bool
+		err        string
+	}{
+		{"0/1 votes", "1,0,1\n0,0,1\n", Options{}, false, LayoutVotes, 3, 2, false, ""},
+		{"counts from the rows", "3,1,0\n0,2,2\n", Options{}, true, LayoutCounts, 4, 3, true, ""},
+		{"one row is no evidence", "3,1,0\n", Options{}, false, 0, 0, 0, false, `"3" is not a vote`},
+		{"counts stated", "3,1,0\n", Options{Layout: LayoutCounts}, true, LayoutCounts, 4, 3, false, ""},
+		{"counts under a stated K", "3,1,0\n0,2,1\n", Options{Layout: LayoutCounts, K: 5}, true, LayoutCounts, 5, 3, false, ""},
+		{"class indices", "0,1,2,2\n2,2,1,0\n", Options{Classes: 3}, true, LayoutVotes, 4, 3, false, ""},
+		{"the header says counts", countsHead + "3,1,0\n", Options{}, true, LayoutCounts, 4, 3, false, ""},
+		{"the header says class indices", classesHead + "0,1,2,2\n", Options{}, true, LayoutVotes, 4, 3, false, ""},
+		{"counts against the header", classesHead + "0,1,2,2\n", Options{Layout: LayoutCounts}, false, 0, 0, 0, false, "--input-format counts contradicts the metadata header of v.csv, which states layout votes (class indices)"},
+		{"classes against the header", countsHead + "3,1,0\n", Options{Classes: 5}, false, 0, 0, 0, false, "v.csv: the ensemble's classes: 5 given"},
+		{"an archive from a stream", "PK\x03\x04", Options{Array: "votes"}, false, 0, 0, 0, false, "an .npz archive is read from a file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in, notes, err := Read(strings.NewReader(tc.data), "v.csv", tc.opts)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				var bi interface{ BadInput() bool }
+				if !errors.As(err, &bi) || !bi.BadInput() {
+					t.Errorf("error %T is not bad input", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if in.ManyClasses() != tc.many || in.Layout() != tc.layout || in.K() != tc.k || in.Classes() != tc.c {
+				t.Errorf("read as many = %v, %v, K = %d, C = %d; want %v, %v, %d, %d", in.ManyClasses(), in.Layout(), in.K(), in.Classes(), tc.many, tc.layout, tc.k, tc.c)
+			}
+			if got := len(notes) > 0; got != tc.note {
+				t.Errorf("notes %v, want a note: %v", notes, tc.note)
+			}
+			for in.Next() {
+			}
+			if in.Err() != nil {
+				t.Error(in.Err())
+			}
+		})
+	}
+}
