@@ -3,6 +3,9 @@ package votefile
 import (
 	"fmt"
 	"io"
+	"slices"
+
+	"github.com/darrm/darrm/internal/peek"
 )
 
 // Options say what the caller knows of a vote file; the zero value lets
@@ -145,3 +148,13 @@ func ReadMeta(r io.Reader, name string) (*Meta, error) {
 	}
 	return vf.vr.meta, nil
 }
+
+// IsVoteHeader reports whether obj, the JSON object of a file's first
+// line (after "# " in CSV), is a vote file's metadata header: it has
+// the key HeaderKey.
+func IsVoteHeader(obj []byte) bool { return slices.Contains(peek.Keys(obj), HeaderKey) }
+
+// IsLabelHeader reports whether obj, the JSON object of a file's first
+// line (after "# " in CSV), is a label file's header: it has the key
+// LabelsKey.
+func IsLabelHeader(obj []byte) bool { return slices.Contains(peek.Keys(obj), LabelsKey) }

@@ -60,3 +60,12 @@ func TestRead(t *testing.T) {
 		})
 	}
 }
+
+// TestIsHeader: a vote file and a label file are told by their first
+// object's key, and neither is the other.
+func TestIsHeader(t *testing.T) {
+	vote, label := []byte(metaLine(LayoutCounts, 3, 4)), []byte(`{"darrm-labels":1,"mechanism":"gnmax"}`)
+	if !IsVoteHeader(vote) || IsLabelHeader(vote) || !IsLabelHeader(label) || IsVoteHeader(label) || IsVoteHeader([]byte("1,0,1")) {
+		t.Error("a vote or label header not told apart")
+	}
+}
