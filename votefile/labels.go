@@ -52,6 +52,27 @@ func (s Settings) Has(name string) bool {
 	return false
 }
 
+// GNMax returns the GNMax-family parameters the settings give, with
+// noise (Papernot et al. 2018): a threshold step when they have sigma1,
+// which must be > 0; the parameters' own checks (Validate) follow. A bad
+// value is a *accountant.ParamError that names its setting.
+func (s Settings) GNMax(noise accountant.PATENoise) (accountant.ConfidentGNMax, error) {
+	m := accountant.ConfidentGNMax{Noise: noise}
+	if s.Sigma2 != nil {
+		m.Sigma2 = *s.Sigma2
+	}
+	if s.Sigma1 != nil {
+		if !(*s.Sigma1 > 0) {
+			return m, &accountant.ParamError{Name: "sigma1", Value: *s.Sigma1, Rule: "must be > 0"}
+		}
+		m.Sigma1 = *s.Sigma1
+		if s.Threshold != nil {
+			m.Threshold = *s.Threshold
+		}
+	}
+	return m, m.Validate()
+}
+
 // SettingError reports a setting given that contradicts what a label
 // file states of the mechanism that made its labels: Given is the value
 // given, Stated the file's ("" when that mechanism has no such setting).

@@ -31,23 +31,11 @@ func (f *pateFlags) settings(cmd *cobra.Command) votefile.Settings {
 		Sigma2: cli.Given(fs, "sigma2", f.Sigma2), LaplaceScale: cli.Given(fs, "laplace-scale", f.LaplaceScale)}
 }
 
-// gnmaxOf returns the GNMax-family parameters of settings s (a
-// threshold step when s has sigma1) with noise.
+// gnmaxOf returns the GNMax-family parameters of settings s with noise
+// (votefile.Settings.GNMax), a bad one named as its flag.
 func gnmaxOf(s votefile.Settings, noise accountant.PATENoise) (accountant.ConfidentGNMax, error) {
-	m := accountant.ConfidentGNMax{Noise: noise}
-	if s.Sigma2 != nil {
-		m.Sigma2 = *s.Sigma2
-	}
-	if s.Sigma1 != nil {
-		if !(*s.Sigma1 > 0) {
-			return m, cli.Usagef("--sigma1 = %v: must be > 0", *s.Sigma1)
-		}
-		m.Sigma1 = *s.Sigma1
-		if s.Threshold != nil {
-			m.Threshold = *s.Threshold
-		}
-	}
-	return m, flagError(m.Validate(), nil)
+	m, err := s.GNMax(noise)
+	return m, flagError(err, nil)
 }
 
 // checkSettings refuses the flag of a setting (a flag that a registered
