@@ -62,7 +62,7 @@ const maxCount = 999_999_999
 // query; the bound is checked before anything is allocated.
 const MaxClasses = MaxLineBytes / 2
 
-// ClassReader streams a multi-class vote file in constant memory: CSV
+// classReader streams a multi-class vote file in constant memory: CSV
 // (an optional header row, then rows of [id,]x_1,...,x_n) or JSON lines
 // (per line an array [x_1, ..., x_n] or an object {"id": ...,
 // "votes": [...]}, "counts" also accepted as the key), or a 2-D NumPy
@@ -71,8 +71,8 @@ const MaxClasses = MaxLineBytes / 2
 // are counts or class indices (classOptions.Input), non-negative decimal
 // integers (7.0 is 7), or for class indices -1, a teacher that abstained.
 // Errors are *FormatError: file, line, column and rule, never a row.
-type ClassReader struct {
-	lr     *VoteReader // line reading and CSV splitting
+type classReader struct {
+	lr     *voteReader // line reading and CSV splitting
 	opts   classOptions
 	format Format
 	header bool
@@ -94,7 +94,7 @@ type ClassReader struct {
 // metadata header fixes the layout, C and K: opts may repeat them, and a
 // value that contradicts the header is a *FormatError naming both.
 // opts.Format is not used.
-func (f *voteFile) Classes(opts classOptions) (*ClassReader, error) {
+func (f *voteFile) Classes(opts classOptions) (*classReader, error) {
 	name := f.vr.name
 	if opts.Classes < 0 || opts.Classes == 1 || opts.Classes > MaxClasses || opts.K < 0 {
 		return nil, &FormatError{File: name, Msg: fmt.Sprintf("C = %d, K = %d: need C in [2, %d] (or 0 to detect) and K >= 0", opts.Classes, opts.K, MaxClasses)}
@@ -132,7 +132,7 @@ func (f *voteFile) Classes(opts classOptions) (*ClassReader, error) {
 	default:
 		return nil, &FormatError{File: name, Msg: fmt.Sprintf("input %d: must be counts or class indices", opts.Input)}
 	}
-	mr := &ClassReader{lr: f.vr, opts: opts, format: f.vr.format, npy: f.npy, member: f.member}
+	mr := &classReader{lr: f.vr, opts: opts, format: f.vr.format, npy: f.npy, member: f.member}
 	if opts.Input == inputClasses {
 		mr.c = opts.Classes
 	}
@@ -177,7 +177,7 @@ func (f *voteFile) Classes(opts classOptions) (*ClassReader, error) {
 // that looks the other way round: more teachers (labels in the first
 // row, line) than the rows its size holds at that row's length, unless
 // K is stated.
-func (r *ClassReader) checkRows(line []byte) error {
+func (r *classReader) checkRows(line []byte) error {
 	if r.npy != nil || r.opts.Input != inputClasses || r.opts.K > 0 || r.opts.Size <= 0 {
 		return nil
 	}
@@ -206,7 +206,7 @@ func (i classLayout) String() string {
 
 // Layout returns LayoutCounts for vote counts, LayoutVotes for class
 // indices.
-func (r *ClassReader) Layout() Layout {
+func (r *classReader) Layout() Layout {
 	if r.opts.Input == inputCounts {
 		return LayoutCounts
 	}
@@ -214,46 +214,46 @@ func (r *ClassReader) Layout() Layout {
 }
 
 // ManyClasses returns true.
-func (r *ClassReader) ManyClasses() bool { return true }
+func (r *classReader) ManyClasses() bool { return true }
 
 // HasHeader reports whether the CSV file has a header row.
-func (r *ClassReader) HasHeader() bool { return r.header }
+func (r *classReader) HasHeader() bool { return r.header }
 
 // Meta returns the file's metadata header, or nil if it has none.
-func (r *ClassReader) Meta() *Meta { return r.lr.meta }
+func (r *classReader) Meta() *Meta { return r.lr.meta }
 
 // K returns the number of teachers.
-func (r *ClassReader) K() int { return r.k }
+func (r *classReader) K() int { return r.k }
 
 // Classes returns C.
-func (r *ClassReader) Classes() int { return r.c }
+func (r *classReader) Classes() int { return r.c }
 
 // Format returns the file's format (CSV, JSONL or NPY).
-func (r *ClassReader) Format() Format { return r.format }
+func (r *classReader) Format() Format { return r.format }
 
 // Abstained returns the votes not cast in the queries read so far: the
 // class labels -1, and the teachers a row of counts falls short of a
 // stated K by.
-func (r *ClassReader) Abstained() int64 { return r.abstained }
+func (r *classReader) Abstained() int64 { return r.abstained }
 
 // MayAbstain reports whether a row may lack votes: class labels (-1) or
 // counts against a stated K.
-func (r *ClassReader) MayAbstain() bool { return r.opts.Input == inputClasses || r.opts.K > 0 }
+func (r *classReader) MayAbstain() bool { return r.opts.Input == inputClasses || r.opts.K > 0 }
 
 // HasID reports whether rows carry an id.
-func (r *ClassReader) HasID() bool { return r.hasID }
+func (r *classReader) HasID() bool { return r.hasID }
 
 // BytesRead returns the bytes consumed so far.
-func (r *ClassReader) BytesRead() int64 { return r.lr.bytes }
+func (r *classReader) BytesRead() int64 { return r.lr.bytes }
 
 // Err returns the error that stopped Next, or nil at the end of the file.
-func (r *ClassReader) Err() error { return r.err }
+func (r *classReader) Err() error { return r.err }
 
 // Query returns the current row.
-func (r *ClassReader) Query() *Query { return &r.q }
+func (r *classReader) Query() *Query { return &r.q }
 
 // Next advances to the next query; false at the end or on an error.
-func (r *ClassReader) Next() bool {
+func (r *classReader) Next() bool {
 	var more bool
 	if r.npy != nil {
 		more = r.rows.next(r.npy, r.parseRow)
@@ -268,7 +268,7 @@ func (r *ClassReader) Next() bool {
 }
 
 // parseRow reads a data line after the first into the next query.
-func (r *ClassReader) parseRow(line []byte) error {
+func (r *classReader) parseRow(line []byte) error {
 	if err := r.parse(line, false); err != nil {
 		return err
 	}
@@ -280,7 +280,7 @@ func (r *ClassReader) parseRow(line []byte) error {
 // value parses a value of a text row: a count or class index, a whole
 // number (wholeNumber), or for class indices -1, a teacher that did not
 // vote.
-func (r *ClassReader) value(b []byte) (int, bool) {
+func (r *classReader) value(b []byte) (int, bool) {
 	if r.opts.Input == inputClasses && string(b) == "-1" {
 		return -1, true
 	}
@@ -288,7 +288,7 @@ func (r *ClassReader) value(b []byte) (int, bool) {
 }
 
 // valueRule is the rule value keeps, for errors.
-func (r *ClassReader) valueRule() string {
+func (r *classReader) valueRule() string {
 	if r.opts.Input == inputClasses {
 		return "must be a class index, a non-negative integer of at most 9 digits, or -1 for a teacher that did not vote"
 	}
@@ -297,7 +297,7 @@ func (r *ClassReader) valueRule() string {
 
 // labelsHint is what an error on counts that do not add up adds: the
 // rows may be class labels, one per teacher.
-func (r *ClassReader) labelsHint() string {
+func (r *classReader) labelsHint() string {
 	if r.lr.meta != nil {
 		return ""
 	}
@@ -334,7 +334,7 @@ func number(b []byte) (int, bool) {
 
 // csvHeader settles the header and the id column from the first line and
 // returns the first data line.
-func (r *ClassReader) csvHeader(line []byte) ([]byte, error) {
+func (r *classReader) csvHeader(line []byte) ([]byte, error) {
 	fs, err := r.lr.split(line)
 	if err != nil {
 		return nil, err
@@ -387,7 +387,7 @@ func (r *ClassReader) csvHeader(line []byte) ([]byte, error) {
 }
 
 // parse reads one data row into r.q.Counts; first settles C and K.
-func (r *ClassReader) parse(line []byte, first bool) error {
+func (r *classReader) parse(line []byte, first bool) error {
 	var err error
 	switch {
 	case r.npy != nil:
@@ -410,7 +410,7 @@ func (r *ClassReader) parse(line []byte, first bool) error {
 	return r.count()
 }
 
-func (r *ClassReader) what() string {
+func (r *classReader) what() string {
 	if r.opts.Input == inputCounts {
 		return "counts"
 	}
@@ -418,7 +418,7 @@ func (r *ClassReader) what() string {
 }
 
 // stated says where a required C or K came from, for errors.
-func (r *ClassReader) stated() string {
+func (r *classReader) stated() string {
 	if r.lr.meta != nil {
 		return fmt.Sprintf(" (as the metadata header, line %d, states)", r.lr.metaLine)
 	}
@@ -427,14 +427,14 @@ func (r *ClassReader) stated() string {
 
 // source says where the C and K every row must match came from: the
 // metadata header or the first data row.
-func (r *ClassReader) source() string {
+func (r *classReader) source() string {
 	if s := r.stated(); s != "" {
 		return s
 	}
 	return " (as in the first data row)"
 }
 
-func (r *ClassReader) settle() error {
+func (r *classReader) settle() error {
 	r.n = len(r.vals)
 	if r.n == 0 {
 		return r.lr.errorf(0, "no %s", r.what())
@@ -469,7 +469,7 @@ func (r *ClassReader) settle() error {
 }
 
 // count turns r.vals into r.q.Counts, checking the row.
-func (r *ClassReader) count() error {
+func (r *classReader) count() error {
 	if r.opts.Input == inputCounts {
 		sum := 0
 		for _, v := range r.vals {
@@ -507,7 +507,7 @@ func (r *ClassReader) count() error {
 	return nil
 }
 
-func (r *ClassReader) parseCSV(line []byte) error {
+func (r *classReader) parseCSV(line []byte) error {
 	fs, err := r.lr.split(line)
 	if err != nil {
 		return err
@@ -542,7 +542,7 @@ func (r *ClassReader) parseCSV(line []byte) error {
 	return nil
 }
 
-func (r *ClassReader) parseJSONL(line []byte, first bool) error {
+func (r *classReader) parseJSONL(line []byte, first bool) error {
 	r.q.ID, r.q.IDNumber = nil, false
 	t := bytes.TrimLeft(line, " \t")
 	var raw []json.RawMessage
@@ -606,7 +606,7 @@ func (r *ClassReader) parseJSONL(line []byte, first bool) error {
 	return nil
 }
 
-func (r *ClassReader) jsonID(v json.RawMessage) error {
+func (r *classReader) jsonID(v json.RawMessage) error {
 	v = bytes.TrimSpace(v)
 	if len(v) > 0 && v[0] == '"' {
 		var s string

@@ -43,7 +43,7 @@ func (f *voteFile) detectLayout(opts readOptions) (Layout, error) {
 	if m := f.vr.meta; m != nil {
 		return m.Layout, nil
 	}
-	d := detector{name: f.vr.name, opts: opts, sp: &VoteReader{name: f.vr.name}}
+	d := detector{name: f.vr.name, opts: opts, sp: &voteReader{name: f.vr.name}}
 	first := f.first
 	if f.vr.format == FormatJSONL {
 		return d.jsonl(f, first)
@@ -55,7 +55,7 @@ func (f *voteFile) detectLayout(opts readOptions) (Layout, error) {
 type detector struct {
 	name string
 	opts readOptions
-	sp   *VoteReader // a CSV splitter
+	sp   *voteReader // a CSV splitter
 }
 
 // csv decides for a CSV file whose first line is first.

@@ -144,16 +144,16 @@ type LabelMeta struct {
 }
 
 // MayAbstain reports whether in reads votes with abstaining teachers
-// allowed (ClassReader.MayAbstain); 0/1 votes have none.
+// allowed (classReader.MayAbstain); 0/1 votes have none.
 func MayAbstain(in Reader) bool {
-	c, ok := in.(*ClassReader)
+	c, ok := in.(*classReader)
 	return ok && c.MayAbstain()
 }
 
 // Abstained returns the votes not cast in the queries in has read
-// (ClassReader.Abstained); 0 for 0/1 votes.
+// (classReader.Abstained); 0 for 0/1 votes.
 func Abstained(in Reader) int64 {
-	if c, ok := in.(*ClassReader); ok {
+	if c, ok := in.(*classReader); ok {
 		return c.Abstained()
 	}
 	return 0
@@ -475,7 +475,7 @@ type LabelRow struct {
 // rows. Comment lines before the labels (the NOT FOR RELEASE mark) are
 // skipped. Errors are *FormatError: file, line, column and rule.
 type LabelReader struct {
-	lr       *VoteReader // line reading and CSV splitting
+	lr       *voteReader // line reading and CSV splitting
 	meta     *LabelMeta
 	metaLine int  // the header's line
 	answered bool // the rows have the answered column
@@ -487,7 +487,7 @@ type LabelReader struct {
 // NewLabelReader reads the start of a label file (its comment lines, its
 // header and its first row). name is used in errors.
 func NewLabelReader(r io.Reader, name string) (*LabelReader, error) {
-	lr := &VoteReader{name: name, br: bufio.NewReaderSize(r, readBuffer)}
+	lr := &voteReader{name: name, br: bufio.NewReaderSize(r, readBuffer)}
 	out := &LabelReader{lr: lr}
 	if start, _ := lr.br.Peek(len(npyMagic)); IsNPY(start) {
 		return out.openNPY()

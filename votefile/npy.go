@@ -21,7 +21,7 @@ import (
 // (magic string, version, dtype, order, shape); its reader holds a whole
 // array in memory, so the data are streamed here, one query at a time,
 // each value decoded with encoding/binary and checked (whole, in range)
-// before the ClassReader's checks of a row.
+// before the classReader's checks of a row.
 
 // npyPreamble is the magic string, the version and the header's length
 // (2 bytes in version 1, 4 from version 2 on): what is read before the
@@ -44,7 +44,7 @@ var (
 func IsNPY(b []byte) bool { return bytes.HasPrefix(b, npyMagic) }
 
 // openNPYFile opens the NumPy file vr reads.
-func openNPYFile(vr *VoteReader) (*voteFile, error) {
+func openNPYFile(vr *voteReader) (*voteFile, error) {
 	if vr.format != FormatAuto && vr.format != FormatNPY {
 		return nil, &FormatError{File: vr.name, Msg: fmt.Sprintf("a NumPy file, not %v (leave out --input-format, or give npy)", vr.format)}
 	}
@@ -64,7 +64,7 @@ func openNPYFile(vr *VoteReader) (*voteFile, error) {
 // from the file as it comes; otherwise the whole array is read first and
 // each query gathered from it.
 type npyArray struct {
-	vr    *VoteReader // the name, the buffered file, the query count and bytes read
+	vr    *voteReader // the name, the buffered file, the query count and bytes read
 	order binary.ByteOrder
 	kind  reflect.Kind
 	size  int    // bytes of a value
@@ -328,7 +328,7 @@ func (a *npyArray) value(b []byte, j int) (n int64, whole bool, text string) {
 // parseNPY reads the values of one query into r.vals: counts >= 0, or
 // class indices in [0, C) or -1 (a teacher that abstained), each a whole
 // number of at most 9 digits.
-func (r *ClassReader) parseNPY(b []byte) error {
+func (r *classReader) parseNPY(b []byte) error {
 	a := r.npy
 	q := a.q - 1
 	r.vals = r.vals[:0]
@@ -420,7 +420,7 @@ func openNPZ(r io.ReaderAt, size int64, name, array string) (*voteFile, error) {
 // checks are those of a NumPy file's. A first row that is not all
 // numbers (query names) is a header row, and with --id yes the first
 // column names the teachers; both are dropped.
-func (r *ClassReader) csvMatrix(first []byte) (*npyArray, error) {
+func (r *classReader) csvMatrix(first []byte) (*npyArray, error) {
 	vr := r.lr
 	var vals []int64
 	width, teachers := -1, 0

@@ -81,7 +81,7 @@ func transpose(rows [][]int) [][]int {
 }
 
 // readNPY reads every query's counts, or the error that stops the file.
-func readNPY(data []byte, opts classOptions) ([][]int, *ClassReader, error) {
+func readNPY(data []byte, opts classOptions) ([][]int, *classReader, error) {
 	f, err := open(bytes.NewReader(data), "v.npy", FormatAuto)
 	if err != nil {
 		return nil, nil, err
@@ -275,7 +275,7 @@ func TestNPYLikeCSV(t *testing.T) {
 	for _, r := range counts {
 		fmt.Fprintf(&csv, "%d,%d,%d\n", r[0], r[1], r[2])
 	}
-	want, _, err := func() ([][]int, *ClassReader, error) {
+	want, _, err := func() ([][]int, *classReader, error) {
 		f, err := open(strings.NewReader(csv.String()), "v.csv", FormatAuto)
 		if err != nil {
 			return nil, nil, err
@@ -422,7 +422,7 @@ func TestOpenNPZ(t *testing.T) {
 		for r.Next() {
 			n++
 		}
-		if r.(*ClassReader).member != nil {
+		if r.(*classReader).member != nil {
 			t.Errorf("%s: the archive's array is not closed at the end of its rows", name)
 		}
 		if r.Err() != nil || n != 2 || r.K() != 5 {

@@ -70,9 +70,9 @@ func (e usageError) Error() string { return string(e) }
 func (e usageError) BadInput() bool { return true }
 
 // Read reads the start of the vote file r (its metadata header and
-// first data row) and returns the reader of its queries: a VoteReader
-// for 0/1 votes of two classes, a ClassReader for vote counts or class
-// indices of C classes (Reader.ManyClasses), as the header, the options
+// first data row) and returns the reader of its queries: of 0/1 votes of
+// two classes, or of vote counts or class indices of C classes
+// (Reader.ManyClasses), as the header, the options
 // and, where neither says, the rows decide (detectLayout's rule,
 // docs/aggregate.md "Vote counts without a flag"). It returns what it so
 // decided as Notes, also with an error after the decision. A NumPy array

@@ -3,7 +3,7 @@ package votefile
 import "io"
 
 // newVoteReader reads r as 0/1 votes, the step of Read it tests.
-func newVoteReader(r io.Reader, name string, opts readOptions) (*VoteReader, error) {
+func newVoteReader(r io.Reader, name string, opts readOptions) (*voteReader, error) {
 	f, err := open(r, name, opts.Format)
 	if err != nil {
 		return nil, err
@@ -13,7 +13,7 @@ func newVoteReader(r io.Reader, name string, opts readOptions) (*VoteReader, err
 
 // newClassReader reads r as counts or class indices, the step of Read
 // it tests.
-func newClassReader(r io.Reader, name string, opts classOptions) (*ClassReader, error) {
+func newClassReader(r io.Reader, name string, opts classOptions) (*classReader, error) {
 	f, err := open(r, name, opts.Format)
 	if err != nil {
 		return nil, err

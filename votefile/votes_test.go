@@ -17,7 +17,7 @@ type row struct {
 }
 
 // readAll reads every query of a vote file.
-func readAll(data string, opts readOptions) (*VoteReader, []row, error) {
+func readAll(data string, opts readOptions) (*voteReader, []row, error) {
 	vr, err := newVoteReader(strings.NewReader(data), "votes", opts)
 	if err != nil {
 		return nil, nil, err
@@ -288,7 +288,7 @@ func FuzzCSVAgainstEncodingCSV(f *testing.F) {
 		}
 		_, got, err := readAll(string(data), readOptions{Format: FormatCSV, Header: Absent, ID: Absent})
 		if err != nil {
-			t.Fatalf("encoding/csv reads %q, VoteReader: %v", data, err)
+			t.Fatalf("encoding/csv reads %q, voteReader: %v", data, err)
 		}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("%q: rows %v, encoding/csv %v", data, got, want)
