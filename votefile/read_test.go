@@ -1,6 +1,7 @@
 package votefile
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
@@ -68,4 +69,43 @@ func TestIsHeader(t *testing.T) {
 	if !IsVoteHeader(vote) || IsLabelHeader(vote) || !IsLabelHeader(label) || IsVoteHeader(label) || IsVoteHeader([]byte("1,0,1")) {
 		t.Error("a vote or label header not told apart")
 	}
+}
+
+// FuzzRead: no file makes the one reader panic; a file it reads, however
+// it decided, has queries of C counts each within [0, K] that sum to at
+// most K, and 0/1 votes that count to their counts.
+func FuzzRead(f *testing.F) {
+	for _, s := range []string{"1,0,1\n0,0,1\n", "3,1,0\n0,2,2\n", "id,a,b\nq,3,1\nr,0,4\n", "[2,1,0]\n[0,3,0]\n", countsHead + "3,1,0\n", classesHead + "0,1,2,2\n", "1,0,1\n1,2,0\n"} {
+		f.Add([]byte(s), 0, 0, false)
+	}
+	f.Add([]byte("0,1,2\n2,2,1\n"), 3, 0, false)
+	f.Add([]byte("3,1\n0,2\n"), 0, 6, true)
+	f.Fuzz(func(t *testing.T, data []byte, classes, k int, counts bool) {
+		opts := Options{Classes: classes % 8, K: k % 64}
+		if counts {
+			opts.Layout = LayoutCounts
+		}
+		in, _, err := Read(bytes.NewReader(data), "fuzz", opts)
+		if err != nil {
+			return
+		}
+		for in.Next() {
+			q := in.Query()
+			sum := 0
+			for _, n := range q.Counts {
+				if n < 0 || n > in.K() {
+					t.Fatalf("query %d: count %d outside [0, K = %d]", q.Index, n, in.K())
+				}
+				sum += n
+			}
+			if len(q.Counts) != in.Classes() || sum > in.K() {
+				t.Fatalf("query %d: %d counts summing to %d, for C = %d, K = %d", q.Index, len(q.Counts), sum, in.Classes(), in.K())
+			}
+			if q.Votes != nil {
+				if l, err := CheckVotes(in.K(), q.Votes); err != nil || l != q.Counts[1] {
+					t.Fatalf("query %d: votes %v count %d (%v), counts %v", q.Index, q.Votes, l, err, q.Counts)
+				}
+			}
+		}
+	})
 }
