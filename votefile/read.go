@@ -60,22 +60,22 @@ func (n Note) String() string {
 	return fmt.Sprintf("%s %s: read as %v", n.File, n.Why, n.Layout)
 }
 
-// usageError is a Read option the file contradicts, whose message names
-// the option as the caller's user gave it.
-type usageError string
+// optionError is a Read option that the file contradicts, said as the
+// caller's user gave it.
+type optionError string
 
-func (e usageError) Error() string { return string(e) }
+func (e optionError) Error() string { return string(e) }
 
 // BadInput reports that the error is the caller's input.
-func (e usageError) BadInput() bool { return true }
+func (e optionError) BadInput() bool { return true }
 
 // Read reads the start of the vote file r (its metadata header and
 // first data row) and returns the reader of its queries: of 0/1 votes of
 // two classes, or of vote counts or class indices of C classes
-// (Reader.ManyClasses), as the header, the options
-// and, where neither says, the rows decide (detectLayout's rule,
-// docs/aggregate.md "Vote counts without a flag"). It returns what it so
-// decided as Notes, also with an error after the decision. A NumPy array
+// (Reader.ManyClasses), as the header, the options and, where neither
+// says, the rows decide (docs/aggregate.md, "Vote counts without a
+// flag"). It returns what it so decided as Notes, also with an error
+// after the decision. A NumPy array
 // (.npy, or with opts.Array an .npz archive's) is recognised by its
 // start. name is used in errors; a malformed file, or options it
 // contradicts, is an error with BadInput() true.
@@ -126,7 +126,7 @@ func (vf *voteFile) read(opts Options) (Reader, []Note, error) {
 			return nil, notes, fmt.Errorf("%s: %w (--classes)", name, err)
 		}
 		if counts && m.Layout != LayoutCounts {
-			return nil, notes, usageError(fmt.Sprintf("--input-format counts contradicts the metadata header of %s, which states layout %v (class indices)", name, m.Layout))
+			return nil, notes, optionError(fmt.Sprintf("--input-format counts contradicts the metadata header of %s, which states layout %v (class indices)", name, m.Layout))
 		}
 	case counts:
 		co.Input, co.K = inputCounts, opts.K
