@@ -520,3 +520,27 @@ func TestWriteChecksMeta(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateNames: a configuration's value out of range is a
+// *accountant.ParamError naming its field, as a command names its flag.
+func TestValidateNames(t *testing.T) {
+	for _, tc := range []struct {
+		edit func(*Config)
+		name string
+	}{
+		{func(c *Config) { c.K = 0 }, "K"},
+		{func(c *Config) { c.Epochs = 0 }, "epochs"},
+		{func(c *Config) { c.Batch = 0 }, "batch"},
+		{func(c *Config) { c.LR = -1 }, "lr"},
+	} {
+		c := classesConfig(1)
+		tc.edit(&c)
+		var pe *accountant.ParamError
+		if err := c.Validate(); !errors.As(err, &pe) || pe.Name != tc.name {
+			t.Errorf("%s: error %v", tc.name, err)
+		}
+	}
+	if err := classesConfig(1).Validate(); err != nil {
+		t.Error(err)
+	}
+}
