@@ -43,7 +43,7 @@ func BenchmarkReadCSV(b *testing.B) {
 	data := benchVotes(100000, false)
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		vr, err := votefile.NewVoteReader(bytes.NewReader(data), "bench", votefile.ReadOptions{})
+		vr, _, err := votefile.Read(bytes.NewReader(data), "bench", votefile.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -72,7 +72,7 @@ func BenchmarkRelease(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			src := noise.NewSource()
 			for b.Loop() {
-				vr, err := votefile.NewVoteReader(bytes.NewReader(data), "bench", votefile.ReadOptions{})
+				vr, _, err := votefile.Read(bytes.NewReader(data), "bench", votefile.Options{})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -183,7 +183,7 @@ func BenchmarkReleaseMulti(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			src := noise.NewSource()
 			for b.Loop() {
-				in, err := votefile.NewClassReader(bytes.NewReader(data), "bench", votefile.ClassOptions{Input: votefile.InputCounts})
+				in, _, err := votefile.Read(bytes.NewReader(data), "bench", votefile.Options{Layout: votefile.LayoutCounts})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -276,7 +276,7 @@ func BenchmarkCachedGammaRelease(b *testing.B) {
 	})
 	b.Run("release", func(b *testing.B) {
 		for b.Loop() {
-			in, err := votefile.NewVoteReader(strings.NewReader(votes.String()), "votes.csv", votefile.ReadOptions{})
+			in, _, err := votefile.Read(strings.NewReader(votes.String()), "votes.csv", votefile.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}

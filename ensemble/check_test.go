@@ -70,7 +70,7 @@ func TestReleaseChecksHeader(t *testing.T) {
 		agg   Aggregator
 		field string
 	}{{at(1, 5), ""}, {at(0.1, 5), "eps"}, {gn, "relation"}, {at(1, 3), "K"}} {
-		in, err := votefile.NewVoteReader(strings.NewReader(votes), "votes", votefile.ReadOptions{})
+		in, _, err := votefile.Read(strings.NewReader(votes), "votes", votefile.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

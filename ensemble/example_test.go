@@ -62,7 +62,7 @@ func ExampleReleaseTo() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	in, err := votefile.NewVoteReader(strings.NewReader(votes), "votes.csv", votefile.ReadOptions{})
+	in, _, err := votefile.Read(strings.NewReader(votes), "votes.csv", votefile.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -150,7 +150,7 @@ id,c0,c1,c2,c3,c4,c5,c6,c7,c8,c9
 a,240,5,5,0,0,0,0,0,0,0
 b,60,40,30,30,20,20,20,10,10,10
 `
-	in, err := votefile.NewClassReader(strings.NewReader(votes), "votes.csv", votefile.ClassOptions{})
+	in, _, err := votefile.Read(strings.NewReader(votes), "votes.csv", votefile.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func ExampleRelease() {
 		log.Fatal(err)
 	}
 	defer f.Close()
-	votes, err := votefile.NewVoteReader(f, "votes-K11.csv", votefile.ReadOptions{})
+	votes, _, err := votefile.Read(f, "votes-K11.csv", votefile.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -81,9 +81,9 @@ func TestLNMax(t *testing.T) {
 // guarantee when they have one.
 func TestReleaseBindingMulti(t *testing.T) {
 	agg, _ := NewLNMax(accountant.LNMax{Scale: 20}, 4, 3)
-	read := func(head string) *votefile.ClassReader {
+	read := func(head string) votefile.Reader {
 		t.Helper()
-		in, err := votefile.NewClassReader(strings.NewReader(head+"3,1,0\n0,0,4\n"), "v.csv", votefile.ClassOptions{Input: votefile.InputCounts})
+		in, _, err := votefile.Read(strings.NewReader(head+"3,1,0\n0,0,4\n"), "v.csv", votefile.Options{Layout: votefile.LayoutCounts})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -111,7 +111,7 @@ func zeroDaRRM(t *testing.T, k int) *DaRRM {
 
 func releaseVotes(t *testing.T, data string, agg Aggregator, limit int, seed uint64) (string, ReleaseResult, error) {
 	t.Helper()
-	vr, err := votefile.NewVoteReader(strings.NewReader(data), "votes", votefile.ReadOptions{})
+	vr, _, err := votefile.Read(strings.NewReader(data), "votes", votefile.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestOutputIndependentOfVotes(t *testing.T) {
 func TestReleaseCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	vr, _ := votefile.NewVoteReader(strings.NewReader(strings.Repeat("1\n", progressEvery+1)), "votes", votefile.ReadOptions{})
+	vr, _, _ := votefile.Read(strings.NewReader(strings.Repeat("1\n", progressEvery+1)), "votes", votefile.Options{})
 	_, err := ReleaseTo(ctx, vr, zeroDaRRM(t, 1), noise.NewSeededSource(1), LabelSink{Stdout: &bytes.Buffer{}, Format: votefile.FormatCSV}, -1, ReleaseOptions{Experiment: true})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
@@ -189,7 +189,7 @@ func TestReleaseCancel(t *testing.T) {
 func TestSeededReleaseNeedsOptIn(t *testing.T) {
 	const votes = "1,1,1\n0,0,0\n"
 	run := func(src *noise.Source, opts ReleaseOptions) (string, error) {
-		vr, err := votefile.NewVoteReader(strings.NewReader(votes), "votes", votefile.ReadOptions{})
+		vr, _, err := votefile.Read(strings.NewReader(votes), "votes", votefile.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -38,7 +38,7 @@ func countVerify(t *testing.T) *atomic.Int64 {
 // for p, its gamma from src, its labels into a file of dir.
 func releaseSpec(t *testing.T, votes string, p constraints.Params, src optimal.Source, dir string) ReleaseSpec {
 	t.Helper()
-	in, err := votefile.NewVoteReader(strings.NewReader(votes), "votes.csv", votefile.ReadOptions{})
+	in, _, err := votefile.Read(strings.NewReader(votes), "votes.csv", votefile.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

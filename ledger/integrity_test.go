@@ -530,3 +530,10 @@ func TestStateDirRelative(t *testing.T) {
 		t.Errorf("an absolute folder: %q, %v", d, err)
 	}
 }
+
+// TestIsLedger: a ledger's first line is a header with its hash.
+func TestIsLedger(t *testing.T) {
+	if !IsLedger([]byte(`{"prev":"","header":{"version":4},"sha256":"ab"}`)) || IsLedger([]byte(`{"header":{}}`)) || IsLedger([]byte(`{"gamma":[1]}`)) {
+		t.Error("a ledger's first line not told")
+	}
+}

@@ -9,6 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+
+	"github.com/darrm/darrm/internal/peek"
 )
 
 // MaxLineBytes bounds a line of a ledger: a header or a spend is a few
@@ -149,4 +152,11 @@ func lineEndingAt(f io.ReaderAt, end int64) ([]byte, bool, error) {
 			return nil, false, nil
 		}
 	}
+}
+
+// IsLedger reports whether obj, the JSON object at the start of a file,
+// is a ledger's first line: a header line, with its hash.
+func IsLedger(obj []byte) bool {
+	keys := peek.Keys(obj)
+	return slices.Contains(keys, "header") && slices.Contains(keys, "sha256")
 }

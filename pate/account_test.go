@@ -27,7 +27,7 @@ func countsReader(t *testing.T, counts [][]int, rel accountant.Relation) votefil
 	if err := votefile.WriteCounts(&b, meta, nil, counts); err != nil {
 		t.Fatal(err)
 	}
-	in, err := votefile.NewClassReader(&b, "counts", votefile.ClassOptions{})
+	in, _, err := votefile.Read(&b, "counts", votefile.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -160,7 +160,9 @@ func (c Config) Key() string {
 	return c.Dataset + "-" + hex.EncodeToString(s[:8])
 }
 
-func (c Config) check() error {
+// Validate checks the configuration: a value out of its range is a
+// *accountant.ParamError that names its field (K, epochs, batch, lr).
+func (c Config) Validate() error {
 	if c.Classes != 0 {
 		switch {
 		case c.Classes < 2 || c.Classes > 256:
@@ -168,7 +170,7 @@ func (c Config) check() error {
 		case c.Private || c.Setting != accountant.Disjoint:
 			return fmt.Errorf("teachers: %d-class teachers are PATE's: non-private, on disjoint shares (GNMax's one-vote relation)", c.Classes)
 		case c.K < 1:
-			return fmt.Errorf("teachers: K = %d: must be >= 1", c.K)
+			return fmt.Errorf("teachers: %w", &accountant.ParamError{Name: "K", Value: float64(c.K), Rule: "must be >= 1"})
 		case c.Queries < 1:
 			return fmt.Errorf("teachers: %d queries: the teachers' votes are kept on >= 1 public images", c.Queries)
 		}
@@ -186,8 +188,18 @@ func (c Config) check() error {
 	if !c.Private && c.Setting == accountant.Shared {
 		return fmt.Errorf("teachers: non-private teachers on shared data: a record would change every vote, and no guarantee applies")
 	}
-	if !c.Private && (c.Epochs < 1 || c.Batch < 1 || !(c.LR > 0)) {
-		return fmt.Errorf("teachers: SGD with epochs = %d, batch = %d, learning rate = %v: need epochs, batch >= 1 and a rate > 0", c.Epochs, c.Batch, c.LR)
+	// A non-private teacher's SGD run (a private one's is DP's).
+	sgd := func(name string, v float64, rule string) error {
+		return fmt.Errorf("teachers: SGD: %w", &accountant.ParamError{Name: name, Value: v, Rule: rule})
+	}
+	switch {
+	case c.Private:
+	case c.Epochs < 1:
+		return sgd("epochs", float64(c.Epochs), "must be >= 1")
+	case c.Batch < 1:
+		return sgd("batch", float64(c.Batch), "must be >= 1")
+	case !(c.LR > 0):
+		return sgd("lr", c.LR, "must be > 0")
 	}
 	if c.Private && !(c.Delta > 0 && c.Delta < 1) {
 		return fmt.Errorf("teachers: Delta = %v: a private teacher's guarantee needs Delta in (0, 1)", c.Delta)
@@ -298,7 +310,7 @@ type Ensemble struct {
 // it.
 // Each teacher draws its randomness from its own stream.
 func Train(ctx context.Context, b *datasets.Binary, cfg Config) (*Ensemble, error) {
-	if err := cfg.check(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	e := &Ensemble{Config: cfg.withoutHooks(), Params: make([][]float64, cfg.K), Accuracy: make([]float64, cfg.K), ShareSizes: make([]int, cfg.K)}
@@ -391,7 +403,7 @@ func trainEach(ctx context.Context, cfg Config, train func(i int, r *rand.Rand) 
 // class on the first cfg.Queries images of m.Test and its accuracy on
 // them.
 func trainClasses(ctx context.Context, m *datasets.MNIST, cfg Config) (*Ensemble, error) {
-	if err := cfg.check(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if cfg.Classes != m.Classes {

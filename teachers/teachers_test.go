@@ -146,7 +146,7 @@ func TestWriteVotes(t *testing.T) {
 		if err := e.WriteVotes(&out, x); err != nil {
 			t.Fatal(err)
 		}
-		r, err := votefile.NewVoteReader(&out, "votes", votefile.ReadOptions{})
+		r, _, err := votefile.Read(&out, "votes", votefile.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -305,7 +305,7 @@ func TestMeta(t *testing.T) {
 		if err := e.WriteVotes(&out, b.Test); err != nil {
 			t.Fatal(err)
 		}
-		r, err := votefile.NewVoteReader(&out, "votes", votefile.ReadOptions{})
+		r, _, err := votefile.Read(&out, "votes", votefile.Options{})
 		if err != nil || !reflect.DeepEqual(r.Meta(), m) {
 			t.Errorf("vote file header %+v (%v), want %+v", r.Meta(), err, m)
 		}
@@ -391,7 +391,7 @@ func TestTrainClasses(t *testing.T) {
 	if err := e.WriteCounts(&buf); err != nil {
 		t.Fatal(err)
 	}
-	r, err := votefile.NewClassReader(&buf, "counts.csv", votefile.ClassOptions{})
+	r, _, err := votefile.Read(&buf, "counts.csv", votefile.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -518,5 +518,29 @@ func TestWriteChecksMeta(t *testing.T) {
 		if err := e.WriteVotes(&out, b.Test); err != nil {
 			t.Errorf("private %v: %v", e.Config.Private, err)
 		}
+	}
+}
+
+// TestValidateNames: a configuration's value out of range is a
+// *accountant.ParamError naming its field, as a command names its flag.
+func TestValidateNames(t *testing.T) {
+	for _, tc := range []struct {
+		edit func(*Config)
+		name string
+	}{
+		{func(c *Config) { c.K = 0 }, "K"},
+		{func(c *Config) { c.Epochs = 0 }, "epochs"},
+		{func(c *Config) { c.Batch = 0 }, "batch"},
+		{func(c *Config) { c.LR = -1 }, "lr"},
+	} {
+		c := classesConfig(1)
+		tc.edit(&c)
+		var pe *accountant.ParamError
+		if err := c.Validate(); !errors.As(err, &pe) || pe.Name != tc.name {
+			t.Errorf("%s: error %v", tc.name, err)
+		}
+	}
+	if err := classesConfig(1).Validate(); err != nil {
+		t.Error(err)
 	}
 }

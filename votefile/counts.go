@@ -8,29 +8,29 @@ import (
 	"strings"
 )
 
-// ClassLayout is the layout of a many-class vote file: InputCounts (a row
-// of C counts per query), InputClasses (a class index per teacher), or
-// InputFromHeader (as the header says).
-type ClassLayout int
+// classLayout is the layout of a many-class vote file: inputCounts (a row
+// of C counts per query), inputClasses (a class index per teacher), or
+// inputFromHeader (as the header says).
+type classLayout int
 
 const (
-	// InputFromHeader takes the layout from the file's metadata header
+	// inputFromHeader takes the layout from the file's metadata header
 	// (LayoutCounts or LayoutVotes); a file without one is refused.
-	InputFromHeader ClassLayout = iota
-	// InputCounts: one row per query of C non-negative integer vote
+	inputFromHeader classLayout = iota
+	// inputCounts: one row per query of C non-negative integer vote
 	// counts summing to K (the layout of PATE's published vote matrices).
-	InputCounts
-	// InputClasses: one row per query of K class indices in [0, C).
-	InputClasses
+	inputCounts
+	// inputClasses: one row per query of K class indices in [0, C).
+	inputClasses
 )
 
-// ClassOptions describe a multi-class vote file.
-type ClassOptions struct {
-	Input  ClassLayout
+// classOptions describe a multi-class vote file.
+type classOptions struct {
+	Input  classLayout
 	Format Format   // FormatAuto, FormatCSV or FormatJSONL
 	Header Presence // CSV only
 	ID     Presence
-	// Classes is C: required for InputClasses without a header; 0 takes
+	// Classes is C: required for inputClasses without a header; 0 takes
 	// it from the header or, for counts, the first data row; else the
 	// header and every row must have C classes.
 	Classes int
@@ -54,7 +54,7 @@ type ClassOptions struct {
 const maxCount = 999_999_999
 
 // MaxClasses bounds the number of classes C, as the header's "classes", a
-// reader's ClassOptions.Classes and the aggregators' C: it is as many as a
+// reader's classOptions.Classes and the aggregators' C: it is as many as a
 // row of counts can hold within MaxLineBytes (each count a digit and a
 // comma), so that a file of class indices can state no more classes than a
 // counts file can hold. Reading and releasing keep a few 8-byte counters per
@@ -62,18 +62,18 @@ const maxCount = 999_999_999
 // query; the bound is checked before anything is allocated.
 const MaxClasses = MaxLineBytes / 2
 
-// ClassReader streams a multi-class vote file in constant memory: CSV
+// classReader streams a multi-class vote file in constant memory: CSV
 // (an optional header row, then rows of [id,]x_1,...,x_n) or JSON lines
 // (per line an array [x_1, ..., x_n] or an object {"id": ...,
 // "votes": [...]}, "counts" also accepted as the key), or a 2-D NumPy
 // array (npy.go; a query that is a column of it, and a CSV matrix read
 // with TeachersInRows, is gathered from the whole array in memory). The x
-// are counts or class indices (ClassOptions.Input), non-negative decimal
+// are counts or class indices (classOptions.Input), non-negative decimal
 // integers (7.0 is 7), or for class indices -1, a teacher that abstained.
 // Errors are *FormatError: file, line, column and rule, never a row.
-type ClassReader struct {
-	lr     *VoteReader // line reading and CSV splitting
-	opts   ClassOptions
+type classReader struct {
+	lr     *voteReader // line reading and CSV splitting
+	opts   classOptions
 	format Format
 	header bool
 	hasID  bool
@@ -83,27 +83,18 @@ type ClassReader struct {
 	rows
 	vals []int
 	npy  *npyArray // a NumPy file's array
+	// member is an .npz archive's array, closed at the end of its rows.
+	member io.Closer
 	// abstained counts the votes not cast: class labels -1, and what
 	// counts fall short of a stated K.
 	abstained int64
 }
 
-// NewClassReader reads the start of a multi-class vote file (its
-// metadata header and first data row) to settle its layout, C and K. name
-// is used in errors.
-func NewClassReader(r io.Reader, name string, opts ClassOptions) (*ClassReader, error) {
-	f, err := Open(r, name, opts.Format)
-	if err != nil {
-		return nil, err
-	}
-	return f.Classes(opts)
-}
-
-// Classes reads the file as counts or class indices (NewClassReader). A
+// Classes reads the file as counts or class indices, a step of Read. A
 // metadata header fixes the layout, C and K: opts may repeat them, and a
 // value that contradicts the header is a *FormatError naming both.
 // opts.Format is not used.
-func (f *File) Classes(opts ClassOptions) (*ClassReader, error) {
+func (f *voteFile) Classes(opts classOptions) (*classReader, error) {
 	name := f.vr.name
 	if opts.Classes < 0 || opts.Classes == 1 || opts.Classes > MaxClasses || opts.K < 0 {
 		return nil, &FormatError{File: name, Msg: fmt.Sprintf("C = %d, K = %d: need C in [2, %d] (or 0 to detect) and K >= 0", opts.Classes, opts.K, MaxClasses)}
@@ -112,12 +103,12 @@ func (f *File) Classes(opts ClassOptions) (*ClassReader, error) {
 		bad := func(format string, args ...any) error {
 			return &FormatError{File: name, Line: f.vr.metaLine, Msg: fmt.Sprintf(format, args...)}
 		}
-		layout := InputClasses
+		layout := inputClasses
 		if m.Layout == LayoutCounts {
-			layout = InputCounts
+			layout = inputCounts
 		}
 		switch {
-		case opts.Input != InputFromHeader && opts.Input != layout:
+		case opts.Input != inputFromHeader && opts.Input != layout:
 			return nil, bad("the metadata header states layout %v, but %s were asked for", m.Layout, opts.Input)
 		case opts.Classes != 0 && opts.Classes != m.Classes:
 			return nil, bad("the metadata header states classes = %d, but C = %d was given", m.Classes, opts.Classes)
@@ -126,27 +117,27 @@ func (f *File) Classes(opts ClassOptions) (*ClassReader, error) {
 		}
 		opts.Input, opts.Classes, opts.K = layout, m.Classes, m.K
 	}
-	if opts.Input == InputFromHeader && f.npy != nil {
+	if opts.Input == inputFromHeader && f.npy != nil {
 		// A NumPy array holds counts unless the classes are given.
-		opts.Input = InputCounts
+		opts.Input = inputCounts
 	}
 	switch opts.Input {
-	case InputFromHeader:
+	case inputFromHeader:
 		return nil, &FormatError{File: name, Msg: "no metadata header: say whether the rows are vote counts or class indices (and C)"}
-	case InputClasses:
+	case inputClasses:
 		if opts.Classes < 2 {
 			return nil, &FormatError{File: name, Msg: fmt.Sprintf("a file of class indices needs the number of classes C >= 2 (--classes), got %d", opts.Classes)}
 		}
-	case InputCounts:
+	case inputCounts:
 	default:
 		return nil, &FormatError{File: name, Msg: fmt.Sprintf("input %d: must be counts or class indices", opts.Input)}
 	}
-	mr := &ClassReader{lr: f.vr, opts: opts, format: f.vr.format, npy: f.npy}
-	if opts.Input == InputClasses {
+	mr := &classReader{lr: f.vr, opts: opts, format: f.vr.format, npy: f.npy, member: f.member}
+	if opts.Input == inputClasses {
 		mr.c = opts.Classes
 	}
 	if f.npy == nil && opts.TeachersInRows {
-		if opts.Input != InputClasses || f.vr.format != FormatCSV {
+		if opts.Input != inputClasses || f.vr.format != FormatCSV {
 			return nil, &FormatError{File: name, Msg: "--teachers-in-rows reads class labels (--classes C) of a NumPy array or a CSV file, one row per teacher"}
 		}
 		var err error
@@ -186,8 +177,8 @@ func (f *File) Classes(opts ClassOptions) (*ClassReader, error) {
 // that looks the other way round: more teachers (labels in the first
 // row, line) than the rows its size holds at that row's length, unless
 // K is stated.
-func (r *ClassReader) checkRows(line []byte) error {
-	if r.npy != nil || r.opts.Input != InputClasses || r.opts.K > 0 || r.opts.Size <= 0 {
+func (r *classReader) checkRows(line []byte) error {
+	if r.npy != nil || r.opts.Input != inputClasses || r.opts.K > 0 || r.opts.Size <= 0 {
 		return nil
 	}
 	rows := r.opts.Size / int64(len(line)+1)
@@ -203,11 +194,11 @@ func (r *ClassReader) checkRows(line []byte) error {
 }
 
 // String returns "counts" or "class indices".
-func (i ClassLayout) String() string {
+func (i classLayout) String() string {
 	switch i {
-	case InputCounts:
+	case inputCounts:
 		return "counts"
-	case InputClasses:
+	case inputClasses:
 		return "class indices"
 	}
 	return "the header's layout"
@@ -215,62 +206,69 @@ func (i ClassLayout) String() string {
 
 // Layout returns LayoutCounts for vote counts, LayoutVotes for class
 // indices.
-func (r *ClassReader) Layout() Layout {
-	if r.opts.Input == InputCounts {
+func (r *classReader) Layout() Layout {
+	if r.opts.Input == inputCounts {
 		return LayoutCounts
 	}
 	return LayoutVotes
 }
 
 // ManyClasses returns true.
-func (r *ClassReader) ManyClasses() bool { return true }
+func (r *classReader) ManyClasses() bool { return true }
 
 // HasHeader reports whether the CSV file has a header row.
-func (r *ClassReader) HasHeader() bool { return r.header }
+func (r *classReader) HasHeader() bool { return r.header }
 
 // Meta returns the file's metadata header, or nil if it has none.
-func (r *ClassReader) Meta() *Meta { return r.lr.meta }
+func (r *classReader) Meta() *Meta { return r.lr.meta }
 
 // K returns the number of teachers.
-func (r *ClassReader) K() int { return r.k }
+func (r *classReader) K() int { return r.k }
 
 // Classes returns C.
-func (r *ClassReader) Classes() int { return r.c }
+func (r *classReader) Classes() int { return r.c }
 
 // Format returns the file's format (CSV, JSONL or NPY).
-func (r *ClassReader) Format() Format { return r.format }
+func (r *classReader) Format() Format { return r.format }
 
 // Abstained returns the votes not cast in the queries read so far: the
 // class labels -1, and the teachers a row of counts falls short of a
 // stated K by.
-func (r *ClassReader) Abstained() int64 { return r.abstained }
+func (r *classReader) Abstained() int64 { return r.abstained }
 
 // MayAbstain reports whether a row may lack votes: class labels (-1) or
 // counts against a stated K.
-func (r *ClassReader) MayAbstain() bool { return r.opts.Input == InputClasses || r.opts.K > 0 }
+func (r *classReader) MayAbstain() bool { return r.opts.Input == inputClasses || r.opts.K > 0 }
 
 // HasID reports whether rows carry an id.
-func (r *ClassReader) HasID() bool { return r.hasID }
+func (r *classReader) HasID() bool { return r.hasID }
 
 // BytesRead returns the bytes consumed so far.
-func (r *ClassReader) BytesRead() int64 { return r.lr.bytes }
+func (r *classReader) BytesRead() int64 { return r.lr.bytes }
 
 // Err returns the error that stopped Next, or nil at the end of the file.
-func (r *ClassReader) Err() error { return r.err }
+func (r *classReader) Err() error { return r.err }
 
 // Query returns the current row.
-func (r *ClassReader) Query() *Query { return &r.q }
+func (r *classReader) Query() *Query { return &r.q }
 
 // Next advances to the next query; false at the end or on an error.
-func (r *ClassReader) Next() bool {
+func (r *classReader) Next() bool {
+	var more bool
 	if r.npy != nil {
-		return r.rows.next(r.npy, r.parseRow)
+		more = r.rows.next(r.npy, r.parseRow)
+	} else {
+		more = r.rows.next(r.lr, r.parseRow)
 	}
-	return r.rows.next(r.lr, r.parseRow)
+	if !more && r.member != nil {
+		r.member.Close()
+		r.member = nil
+	}
+	return more
 }
 
 // parseRow reads a data line after the first into the next query.
-func (r *ClassReader) parseRow(line []byte) error {
+func (r *classReader) parseRow(line []byte) error {
 	if err := r.parse(line, false); err != nil {
 		return err
 	}
@@ -282,16 +280,16 @@ func (r *ClassReader) parseRow(line []byte) error {
 // value parses a value of a text row: a count or class index, a whole
 // number (wholeNumber), or for class indices -1, a teacher that did not
 // vote.
-func (r *ClassReader) value(b []byte) (int, bool) {
-	if r.opts.Input == InputClasses && string(b) == "-1" {
+func (r *classReader) value(b []byte) (int, bool) {
+	if r.opts.Input == inputClasses && string(b) == "-1" {
 		return -1, true
 	}
 	return wholeNumber(b)
 }
 
 // valueRule is the rule value keeps, for errors.
-func (r *ClassReader) valueRule() string {
-	if r.opts.Input == InputClasses {
+func (r *classReader) valueRule() string {
+	if r.opts.Input == inputClasses {
 		return "must be a class index, a non-negative integer of at most 9 digits, or -1 for a teacher that did not vote"
 	}
 	return "must be a non-negative integer of at most 9 digits (7 or 7.0)"
@@ -299,7 +297,7 @@ func (r *ClassReader) valueRule() string {
 
 // labelsHint is what an error on counts that do not add up adds: the
 // rows may be class labels, one per teacher.
-func (r *ClassReader) labelsHint() string {
+func (r *classReader) labelsHint() string {
 	if r.lr.meta != nil {
 		return ""
 	}
@@ -336,7 +334,7 @@ func number(b []byte) (int, bool) {
 
 // csvHeader settles the header and the id column from the first line and
 // returns the first data line.
-func (r *ClassReader) csvHeader(line []byte) ([]byte, error) {
+func (r *classReader) csvHeader(line []byte) ([]byte, error) {
 	fs, err := r.lr.split(line)
 	if err != nil {
 		return nil, err
@@ -374,7 +372,7 @@ func (r *ClassReader) csvHeader(line []byte) ([]byte, error) {
 		// metadata header, a row has an id exactly when it has one more
 		// field; otherwise a first field that is not a count is an id.
 		width := r.opts.K
-		if r.opts.Input == InputCounts {
+		if r.opts.Input == inputCounts {
 			width = r.opts.Classes
 		}
 		if width > 0 {
@@ -389,7 +387,7 @@ func (r *ClassReader) csvHeader(line []byte) ([]byte, error) {
 }
 
 // parse reads one data row into r.q.Counts; first settles C and K.
-func (r *ClassReader) parse(line []byte, first bool) error {
+func (r *classReader) parse(line []byte, first bool) error {
 	var err error
 	switch {
 	case r.npy != nil:
@@ -412,15 +410,15 @@ func (r *ClassReader) parse(line []byte, first bool) error {
 	return r.count()
 }
 
-func (r *ClassReader) what() string {
-	if r.opts.Input == InputCounts {
+func (r *classReader) what() string {
+	if r.opts.Input == inputCounts {
 		return "counts"
 	}
 	return "votes"
 }
 
 // stated says where a required C or K came from, for errors.
-func (r *ClassReader) stated() string {
+func (r *classReader) stated() string {
 	if r.lr.meta != nil {
 		return fmt.Sprintf(" (as the metadata header, line %d, states)", r.lr.metaLine)
 	}
@@ -429,19 +427,19 @@ func (r *ClassReader) stated() string {
 
 // source says where the C and K every row must match came from: the
 // metadata header or the first data row.
-func (r *ClassReader) source() string {
+func (r *classReader) source() string {
 	if s := r.stated(); s != "" {
 		return s
 	}
 	return " (as in the first data row)"
 }
 
-func (r *ClassReader) settle() error {
+func (r *classReader) settle() error {
 	r.n = len(r.vals)
 	if r.n == 0 {
 		return r.lr.errorf(0, "no %s", r.what())
 	}
-	if r.opts.Input == InputCounts {
+	if r.opts.Input == inputCounts {
 		if r.opts.Classes > 0 && r.n != r.opts.Classes {
 			return r.lr.errorf(0, "%d counts, want C = %d%s", r.n, r.opts.Classes, r.stated())
 		}
@@ -471,8 +469,8 @@ func (r *ClassReader) settle() error {
 }
 
 // count turns r.vals into r.q.Counts, checking the row.
-func (r *ClassReader) count() error {
-	if r.opts.Input == InputCounts {
+func (r *classReader) count() error {
+	if r.opts.Input == inputCounts {
 		sum := 0
 		for _, v := range r.vals {
 			sum += v
@@ -509,7 +507,7 @@ func (r *ClassReader) count() error {
 	return nil
 }
 
-func (r *ClassReader) parseCSV(line []byte) error {
+func (r *classReader) parseCSV(line []byte) error {
 	fs, err := r.lr.split(line)
 	if err != nil {
 		return err
@@ -544,7 +542,7 @@ func (r *ClassReader) parseCSV(line []byte) error {
 	return nil
 }
 
-func (r *ClassReader) parseJSONL(line []byte, first bool) error {
+func (r *classReader) parseJSONL(line []byte, first bool) error {
 	r.q.ID, r.q.IDNumber = nil, false
 	t := bytes.TrimLeft(line, " \t")
 	var raw []json.RawMessage
@@ -608,7 +606,7 @@ func (r *ClassReader) parseJSONL(line []byte, first bool) error {
 	return nil
 }
 
-func (r *ClassReader) jsonID(v json.RawMessage) error {
+func (r *classReader) jsonID(v json.RawMessage) error {
 	v = bytes.TrimSpace(v)
 	if len(v) > 0 && v[0] == '"' {
 		var s string

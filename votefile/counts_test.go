@@ -32,51 +32,51 @@ func metaLine(l Layout, c, k int) string {
 func TestClassReader(t *testing.T) {
 	cases := []struct {
 		name, in string
-		opts     ClassOptions
+		opts     classOptions
 		k, c     int
 		rows     [][]int
 		err      string
 	}{
-		{"counts csv", "3,1,0\n0,4,0\n", ClassOptions{Input: InputCounts}, 4, 3, [][]int{{3, 1, 0}, {0, 4, 0}}, ""},
-		{"counts header id", "id,a,b\nq1,2,3\nq2,5,0\n", ClassOptions{Input: InputCounts}, 5, 2, [][]int{{2, 3}, {5, 0}}, ""},
-		{"counts jsonl", "[1,2,3]\n{\"id\":\"x\",\"counts\":[6,0,0]}\n", ClassOptions{Input: InputCounts}, 0, 0, nil, "line 2: \"id\" present in some rows"},
-		{"counts jsonl ids", "{\"id\":1,\"votes\":[1,2,3]}\n{\"id\":\"x\",\"counts\":[6,0,0]}\n", ClassOptions{Input: InputCounts}, 6, 3, [][]int{{1, 2, 3}, {6, 0, 0}}, ""},
-		{"classes", "0,2,2,1,2\n1,1,1,1,1\n", ClassOptions{Input: InputClasses, Classes: 3}, 5, 3, [][]int{{1, 1, 3}, {0, 5, 0}}, ""},
-		{"bad sum", "3,1,0\n0,3,0\n", ClassOptions{Input: InputCounts}, 0, 0, nil, "line 2: counts sum to 3, want K = 4"},
-		{"bad class", "0,1,2\n0,3,1\n", ClassOptions{Input: InputClasses, Classes: 3}, 0, 0, nil, "line 2, column 2: vote 2: class 3"},
-		{"negative", "3,1,0\n3,-1,2\n", ClassOptions{Input: InputCounts}, 0, 0, nil, "line 2, column 2: count \"-1\": must be a non-negative integer"},
+		{"counts csv", "3,1,0\n0,4,0\n", classOptions{Input: inputCounts}, 4, 3, [][]int{{3, 1, 0}, {0, 4, 0}}, ""},
+		{"counts header id", "id,a,b\nq1,2,3\nq2,5,0\n", classOptions{Input: inputCounts}, 5, 2, [][]int{{2, 3}, {5, 0}}, ""},
+		{"counts jsonl", "[1,2,3]\n{\"id\":\"x\",\"counts\":[6,0,0]}\n", classOptions{Input: inputCounts}, 0, 0, nil, "line 2: \"id\" present in some rows"},
+		{"counts jsonl ids", "{\"id\":1,\"votes\":[1,2,3]}\n{\"id\":\"x\",\"counts\":[6,0,0]}\n", classOptions{Input: inputCounts}, 6, 3, [][]int{{1, 2, 3}, {6, 0, 0}}, ""},
+		{"classes", "0,2,2,1,2\n1,1,1,1,1\n", classOptions{Input: inputClasses, Classes: 3}, 5, 3, [][]int{{1, 1, 3}, {0, 5, 0}}, ""},
+		{"bad sum", "3,1,0\n0,3,0\n", classOptions{Input: inputCounts}, 0, 0, nil, "line 2: counts sum to 3, want K = 4"},
+		{"bad class", "0,1,2\n0,3,1\n", classOptions{Input: inputClasses, Classes: 3}, 0, 0, nil, "line 2, column 2: vote 2: class 3"},
+		{"negative", "3,1,0\n3,-1,2\n", classOptions{Input: inputCounts}, 0, 0, nil, "line 2, column 2: count \"-1\": must be a non-negative integer"},
 		// A first row of numbers is data however malformed, never a header
 		// row, and a number in its first column is a count, never an id.
-		{"first row negative", "260,-10,0,0\n250,0,0,0\n", ClassOptions{Input: InputCounts}, 0, 0, nil, "line 1, column 2: count \"-10\": must be a non-negative integer"},
-		{"first row fraction", "1,0,2.5,247\n250,0,0,0\n", ClassOptions{Input: InputCounts}, 0, 0, nil, "line 1, column 3: count \"2.5\": must be a non-negative integer"},
-		{"first row fraction first", "240.5,5,5,0\n240,5,5,0\n", ClassOptions{Input: InputCounts}, 0, 0, nil, "line 1, column 1: count \"240.5\": must be a non-negative integer of at most 9 digits (7 or 7.0) (if column 1 is a query id, declare the id column)"},
-		{"first row id, fraction", "q1,1,0,2.01\n", ClassOptions{Input: InputCounts}, 0, 0, nil, "line 1, column 4: count \"2.01\""},
-		{"first row exponent", "1e2,3,0\n", ClassOptions{Input: InputCounts}, 0, 0, nil, "line 1, column 1: count \"1e2\""},
-		{"header row named", "c0,c1,c2\n3,1,0\n", ClassOptions{Input: InputCounts}, 4, 3, [][]int{{3, 1, 0}}, ""},
-		{"comment among counts", "3,1,0\n# a note\n0,4,0\n", ClassOptions{Input: InputCounts}, 0, 0, nil, "line 2, column 1: a line starting with # is a comment line, and the only one a vote file may have is its metadata header"},
-		{"comment among counts with ids", "q1,3,1,0\n#q2,0,4,0\n", ClassOptions{Input: InputCounts}, 0, 0, nil, "line 2, column 1: a line starting with # is a comment line"},
-		{"no classes", "0,1\n", ClassOptions{Input: InputClasses}, 0, 0, nil, "needs the number of classes"},
-		{"too many classes", "0,1\n", ClassOptions{Input: InputClasses, Classes: MaxClasses + 1}, 0, 0, nil, "need C in [2, 524288]"},
-		{"classes near 2^63", "0,1\n", ClassOptions{Input: InputClasses, Classes: 9_000_000_000_000_000_000}, 0, 0, nil, "need C in [2, 524288]"},
-		{"wrong C", "1,2\n", ClassOptions{Input: InputCounts, Classes: 3}, 0, 0, nil, "2 counts, want C = 3"},
-		{"columns", "1,2,3\n1,5\n", ClassOptions{Input: InputCounts}, 0, 0, nil, "line 2: 2 counts, want 3"},
-		{"no layout", "1,2,3\n", ClassOptions{}, 0, 0, nil, "no metadata header: say whether the rows are vote counts or class indices"},
-		{"header counts", countsHead + "id,a,b,c\nq1,3,1,0\nq2,0,0,4\n", ClassOptions{}, 4, 3, [][]int{{3, 1, 0}, {0, 0, 4}}, ""},
-		{"header counts repeated", countsHead + "3,1,0\n", ClassOptions{Input: InputCounts, Classes: 3, K: 4}, 4, 3, [][]int{{3, 1, 0}}, ""},
-		{"header counts jsonl", countsHeadJSON + "{\"id\":\"a\",\"counts\":[1,3,0]}\n", ClassOptions{}, 4, 3, [][]int{{1, 3, 0}}, ""},
-		{"header classes", classesHead + "0,2,2,1\n", ClassOptions{}, 4, 3, [][]int{{1, 1, 2}}, ""},
-		{"header binary", binaryHead + "0,1,1\n", ClassOptions{}, 3, 2, [][]int{{1, 2}}, ""},
-		{"header contradicts C", countsHead + "3,1,0\n", ClassOptions{Classes: 5}, 0, 0, nil, "line 1: the metadata header states classes = 3, but C = 5 was given"},
-		{"header contradicts K", countsHead + "3,1,0\n", ClassOptions{K: 6}, 0, 0, nil, "line 1: the metadata header states K = 4, but K = 6 was given"},
-		{"header contradicts layout", countsHead + "3,1,0\n", ClassOptions{Input: InputClasses, Classes: 3}, 0, 0, nil, "line 1: the metadata header states layout counts, but class indices were asked for"},
-		{"header layout votes", classesHead + "0,1,2,2\n", ClassOptions{Input: InputCounts}, 0, 0, nil, "header states layout votes, but counts were asked for"},
-		{"header K, data", countsHead + "3,1,1\n", ClassOptions{}, 0, 0, nil, "line 2: counts sum to 5, more than K = 4 teachers (as the metadata header, line 1, states)"},
-		{"header C, data", countsHead + "3,1\n", ClassOptions{}, 0, 0, nil, "line 2: 2 counts, want C = 3 (as the metadata header, line 1, states)"},
-		{"header classes, data", classesHead + "0,1,3,1\n", ClassOptions{}, 0, 0, nil, "line 2, column 3: vote 3: class 3"},
-		{"header classes, K", classesHead + "0,1,1\n", ClassOptions{}, 0, 0, nil, "line 2: 3 votes, want K = 4 (as the metadata header"},
+		{"first row negative", "260,-10,0,0\n250,0,0,0\n", classOptions{Input: inputCounts}, 0, 0, nil, "line 1, column 2: count \"-10\": must be a non-negative integer"},
+		{"first row fraction", "1,0,2.5,247\n250,0,0,0\n", classOptions{Input: inputCounts}, 0, 0, nil, "line 1, column 3: count \"2.5\": must be a non-negative integer"},
+		{"first row fraction first", "240.5,5,5,0\n240,5,5,0\n", classOptions{Input: inputCounts}, 0, 0, nil, "line 1, column 1: count \"240.5\": must be a non-negative integer of at most 9 digits (7 or 7.0) (if column 1 is a query id, declare the id column)"},
+		{"first row id, fraction", "q1,1,0,2.01\n", classOptions{Input: inputCounts}, 0, 0, nil, "line 1, column 4: count \"2.01\""},
+		{"first row exponent", "1e2,3,0\n", classOptions{Input: inputCounts}, 0, 0, nil, "line 1, column 1: count \"1e2\""},
+		{"header row named", "c0,c1,c2\n3,1,0\n", classOptions{Input: inputCounts}, 4, 3, [][]int{{3, 1, 0}}, ""},
+		{"comment among counts", "3,1,0\n# a note\n0,4,0\n", classOptions{Input: inputCounts}, 0, 0, nil, "line 2, column 1: a line starting with # is a comment line, and the only one a vote file may have is its metadata header"},
+		{"comment among counts with ids", "q1,3,1,0\n#q2,0,4,0\n", classOptions{Input: inputCounts}, 0, 0, nil, "line 2, column 1: a line starting with # is a comment line"},
+		{"no classes", "0,1\n", classOptions{Input: inputClasses}, 0, 0, nil, "needs the number of classes"},
+		{"too many classes", "0,1\n", classOptions{Input: inputClasses, Classes: MaxClasses + 1}, 0, 0, nil, "need C in [2, 524288]"},
+		{"classes near 2^63", "0,1\n", classOptions{Input: inputClasses, Classes: 9_000_000_000_000_000_000}, 0, 0, nil, "need C in [2, 524288]"},
+		{"wrong C", "1,2\n", classOptions{Input: inputCounts, Classes: 3}, 0, 0, nil, "2 counts, want C = 3"},
+		{"columns", "1,2,3\n1,5\n", classOptions{Input: inputCounts}, 0, 0, nil, "line 2: 2 counts, want 3"},
+		{"no layout", "1,2,3\n", classOptions{}, 0, 0, nil, "no metadata header: say whether the rows are vote counts or class indices"},
+		{"header counts", countsHead + "id,a,b,c\nq1,3,1,0\nq2,0,0,4\n", classOptions{}, 4, 3, [][]int{{3, 1, 0}, {0, 0, 4}}, ""},
+		{"header counts repeated", countsHead + "3,1,0\n", classOptions{Input: inputCounts, Classes: 3, K: 4}, 4, 3, [][]int{{3, 1, 0}}, ""},
+		{"header counts jsonl", countsHeadJSON + "{\"id\":\"a\",\"counts\":[1,3,0]}\n", classOptions{}, 4, 3, [][]int{{1, 3, 0}}, ""},
+		{"header classes", classesHead + "0,2,2,1\n", classOptions{}, 4, 3, [][]int{{1, 1, 2}}, ""},
+		{"header binary", binaryHead + "0,1,1\n", classOptions{}, 3, 2, [][]int{{1, 2}}, ""},
+		{"header contradicts C", countsHead + "3,1,0\n", classOptions{Classes: 5}, 0, 0, nil, "line 1: the metadata header states classes = 3, but C = 5 was given"},
+		{"header contradicts K", countsHead + "3,1,0\n", classOptions{K: 6}, 0, 0, nil, "line 1: the metadata header states K = 4, but K = 6 was given"},
+		{"header contradicts layout", countsHead + "3,1,0\n", classOptions{Input: inputClasses, Classes: 3}, 0, 0, nil, "line 1: the metadata header states layout counts, but class indices were asked for"},
+		{"header layout votes", classesHead + "0,1,2,2\n", classOptions{Input: inputCounts}, 0, 0, nil, "header states layout votes, but counts were asked for"},
+		{"header K, data", countsHead + "3,1,1\n", classOptions{}, 0, 0, nil, "line 2: counts sum to 5, more than K = 4 teachers (as the metadata header, line 1, states)"},
+		{"header C, data", countsHead + "3,1\n", classOptions{}, 0, 0, nil, "line 2: 2 counts, want C = 3 (as the metadata header, line 1, states)"},
+		{"header classes, data", classesHead + "0,1,3,1\n", classOptions{}, 0, 0, nil, "line 2, column 3: vote 3: class 3"},
+		{"header classes, K", classesHead + "0,1,1\n", classOptions{}, 0, 0, nil, "line 2: 3 votes, want K = 4 (as the metadata header"},
 	}
 	for _, c := range cases {
-		r, err := NewClassReader(strings.NewReader(c.in), "v.csv", c.opts)
+		r, err := newClassReader(strings.NewReader(c.in), "v.csv", c.opts)
 		var rows [][]int
 		if err == nil {
 			for r.Next() {
@@ -122,14 +122,14 @@ func FuzzClassReader(f *testing.F) {
 		f.Add([]byte(h+"3,1,0\n0,2,2\n"), uint8(2))
 	}
 	f.Fuzz(func(t *testing.T, in []byte, mode uint8) {
-		opts := ClassOptions{Input: InputCounts}
+		opts := classOptions{Input: inputCounts}
 		switch mode % 3 {
 		case 1:
-			opts = ClassOptions{Input: InputClasses, Classes: 3}
+			opts = classOptions{Input: inputClasses, Classes: 3}
 		case 2:
-			opts = ClassOptions{} // the header's layout
+			opts = classOptions{} // the header's layout
 		}
-		r, err := NewClassReader(bytes.NewReader(in), "f", opts)
+		r, err := newClassReader(bytes.NewReader(in), "f", opts)
 		if err == nil {
 			for r.Next() {
 				q := r.Query()
@@ -152,7 +152,7 @@ func FuzzClassReader(f *testing.F) {
 	})
 }
 
-// WriteCounts writes what NewClassReader reads back, header and all.
+// WriteCounts writes what newClassReader reads back, header and all.
 func TestWriteCounts(t *testing.T) {
 	m, err := ParseMeta([]byte(metaLine(LayoutCounts, 3, 4)))
 	if err != nil {
@@ -163,7 +163,7 @@ func TestWriteCounts(t *testing.T) {
 	if err := WriteCounts(&b, m, []string{"x", "y"}, counts); err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewClassReader(&b, "w", ClassOptions{})
+	r, err := newClassReader(&b, "w", classOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

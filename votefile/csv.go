@@ -93,7 +93,7 @@ const commentRule = "a line starting with # is a comment line, and the only one 
 // dropped; "" inside quotes is a quote). Quoted fields that need
 // unescaping are copied into r.scratch, so fields are valid until the next
 // call. A line that starts with # is refused (commentRule).
-func (r *VoteReader) split(line []byte) ([]csvField, error) {
+func (r *voteReader) split(line []byte) ([]csvField, error) {
 	if c := bytes.TrimLeft(line, " \t"); len(c) > 0 && c[0] == '#' {
 		return nil, r.errorf(1, "%s", commentRule)
 	}
@@ -151,7 +151,7 @@ func (r *VoteReader) split(line []byte) ([]csvField, error) {
 	return fs, nil
 }
 
-func (r *VoteReader) firstCSV(line []byte, opts ReadOptions) error {
+func (r *voteReader) firstCSV(line []byte, opts readOptions) error {
 	fs, err := r.split(line)
 	if err != nil {
 		return err
@@ -216,7 +216,7 @@ func (r *VoteReader) firstCSV(line []byte, opts ReadOptions) error {
 // parseCSV reads one data row: a byte-level fast path for the plain form
 // ([id,]0,1,...,1 without quotes or blanks), the general splitter
 // otherwise, which also produces the precise error.
-func (r *VoteReader) parseCSV(line []byte) error {
+func (r *voteReader) parseCSV(line []byte) error {
 	p := line
 	if r.hasID {
 		i := bytes.IndexByte(p, ',')
@@ -243,7 +243,7 @@ func (r *VoteReader) parseCSV(line []byte) error {
 	return nil
 }
 
-func (r *VoteReader) parseCSVSlow(line []byte) error {
+func (r *voteReader) parseCSVSlow(line []byte) error {
 	fs, err := r.split(line)
 	if err != nil {
 		return err
@@ -252,7 +252,7 @@ func (r *VoteReader) parseCSVSlow(line []byte) error {
 }
 
 // fill checks a split row against the layout and stores it in r.q.
-func (r *VoteReader) fill(fs []csvField) error {
+func (r *voteReader) fill(fs []csvField) error {
 	off := 0
 	if r.hasID {
 		off = 1

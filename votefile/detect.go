@@ -9,10 +9,10 @@ import (
 	"github.com/darrm/darrm/internal/peek"
 )
 
-// detectRows bounds the data rows DetectLayout looks at.
+// detectRows bounds the data rows detectLayout looks at.
 const detectRows = 16
 
-// DetectLayout returns how the file's rows hold the teachers' answers
+// detectLayout returns how the file's rows hold the teachers' answers
 // when the caller was not told: the metadata header's layout, if the file
 // has one; else LayoutCounts if its first data rows are evidently vote
 // counts, and LayoutVotes otherwise (0/1 votes, which the vote reader
@@ -39,11 +39,11 @@ const detectRows = 16
 // *FormatError says so, and the caller must say which (an id column, or
 // counts), rather than have darrm guess. docs/aggregate.md, "Vote counts
 // without a flag", states the rule.
-func (f *File) DetectLayout(opts ReadOptions) (Layout, error) {
+func (f *voteFile) detectLayout(opts readOptions) (Layout, error) {
 	if m := f.vr.meta; m != nil {
 		return m.Layout, nil
 	}
-	d := detector{name: f.vr.name, opts: opts, sp: &VoteReader{name: f.vr.name}}
+	d := detector{name: f.vr.name, opts: opts, sp: &voteReader{name: f.vr.name}}
 	first := f.first
 	if f.vr.format == FormatJSONL {
 		return d.jsonl(f, first)
@@ -51,15 +51,15 @@ func (f *File) DetectLayout(opts ReadOptions) (Layout, error) {
 	return d.csv(f, first)
 }
 
-// detector holds what DetectLayout has learnt of a file.
+// detector holds what detectLayout has learnt of a file.
 type detector struct {
 	name string
-	opts ReadOptions
-	sp   *VoteReader // a CSV splitter
+	opts readOptions
+	sp   *voteReader // a CSV splitter
 }
 
 // csv decides for a CSV file whose first line is first.
-func (d *detector) csv(f *File, first []byte) (Layout, error) {
+func (d *detector) csv(f *voteFile, first []byte) (Layout, error) {
 	fs, err := d.fields(first)
 	if err != nil {
 		return LayoutVotes, nil // the reader reports it
@@ -119,7 +119,7 @@ func (d *detector) csv(f *File, first []byte) (Layout, error) {
 }
 
 // jsonl decides for a JSON lines file whose first line is first.
-func (d *detector) jsonl(f *File, first []byte) (Layout, error) {
+func (d *detector) jsonl(f *voteFile, first []byte) (Layout, error) {
 	vals, said, ok := jsonRow(first)
 	switch {
 	case !ok:

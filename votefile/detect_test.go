@@ -10,13 +10,13 @@ import (
 )
 
 // detect opens data and detects its layout.
-func detect(t *testing.T, data string, opts ReadOptions) (Layout, error) {
+func detect(t *testing.T, data string, opts readOptions) (Layout, error) {
 	t.Helper()
-	f, err := Open(strings.NewReader(data), "votes", FormatAuto)
+	f, err := open(strings.NewReader(data), "votes", FormatAuto)
 	if err != nil {
-		t.Fatalf("Open(%q): %v", data, err)
+		t.Fatalf("open(%q): %v", data, err)
 	}
-	return f.DetectLayout(opts)
+	return f.detectLayout(opts)
 }
 
 // TestDetectLayout: the rule of docs/aggregate.md, "Vote counts without a
@@ -32,47 +32,47 @@ func TestDetectLayout(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		data string
-		opts ReadOptions
+		opts readOptions
 		want string
 	}{
-		{"0/1 votes", "0,1,1\n1,1,0\n", ReadOptions{}, votes},
-		{"0/1 votes of equal sums", "0,1,1\n1,1,0\n1,0,1\n", ReadOptions{}, votes},
-		{"one 0/1 row", "0,1,0\n", ReadOptions{}, votes},
-		{"K = 1 counts look like votes", "0,1,0\n1,0,0\n", ReadOptions{}, votes},
-		{"header and ids", "id,t1,t2,t3\nq1,0,1,1\nq2,1,1,1\n", ReadOptions{}, votes},
-		{"numeric ids, sums differ", "17,0,1,1\n18,1,0,1\n", ReadOptions{}, votes},
-		{"PATE counts", "240,5,5,0\n200,30,10,10\n90,80,50,30\n250,0,0,0\n", ReadOptions{}, counts},
-		{"one counts row: no evidence", "240,10\n", ReadOptions{}, votes},
-		{"one row with a typo", "1,0,2,1,0,1,0,1,1,0,1\n", ReadOptions{}, votes},
-		{"a typo, then a row of 0/1 votes of equal sum", "0,1,2,0,1\n1,1,1,1,0\n", ReadOptions{}, votes},
-		{"JSON lines, one counts row: no evidence", "[240,10]\n", ReadOptions{}, votes},
-		{"counts with ids", "q1,240,10\nq2,200,50\n", ReadOptions{}, counts},
-		{"counts with a header", "id,c0,c1,c2\n0,5,3,2\n1,10,0,0\n", ReadOptions{}, counts},
-		{"counts, first row 0/1, K given", "1,1,0,1,0\n3,0,0,0,0\n", ReadOptions{K: 3}, counts},
-		{"0/1 votes, K given", "1,1,0,1,0\n0,0,0,0,1\n", ReadOptions{K: 5}, votes},
-		{"counts summing to more than K", "240,5,5,0\n200,30,10,10\n", ReadOptions{K: 249}, votes},
-		{"counts short of K, abstentions", "240,5,5,0\n200,30,10,9\n", ReadOptions{K: 251}, counts},
-		{"integral floats", "240.0,5.0,5.0,0.0\n200.0,30.0,10.0,10.0\n", ReadOptions{}, counts},
-		{"counts of unequal sums", "240,5,5,0\n200,30,10,11\n", ReadOptions{}, votes},
-		{"a typo in a vote file", "0,1,2,0,1\n0,1,1,0,1\n", ReadOptions{}, votes},
-		{"class indices", "3,7,1,0,9\n2,2,8,1,0\n", ReadOptions{}, votes},
-		{"one column", "5\n5\n", ReadOptions{}, votes},
-		{"no teacher voted", "0,0\n2,0\n", ReadOptions{}, votes},
-		{"id then votes, or counts", "17,0,1,1\n18,0,0,1\n", ReadOptions{}, refuse},
-		{"one row: id then votes, or counts", "17,0,1,1\n", ReadOptions{}, refuse},
-		{"ambiguous, the id declared", "17,0,1,1\n18,0,0,1\n", ReadOptions{ID: Present}, votes},
-		{"ambiguous, no id column", "17,0,1,1\n18,0,0,1\n", ReadOptions{ID: Absent}, counts},
-		{"ambiguous, K of the votes", "17,0,1,1\n18,0,0,1\n", ReadOptions{K: 3}, votes},
-		{"ambiguous, K of the counts", "17,0,1,1\n18,0,0,1\n", ReadOptions{K: 19}, counts},
-		{"an even number of votes after the number", "17,0,1\n18,0,0\n", ReadOptions{}, counts},
-		{"JSON lines votes", "[0,1,1]\n[1,1,0]\n", ReadOptions{}, votes},
-		{"JSON lines counts", "[240,5,5,0]\n[200,30,10,10]\n", ReadOptions{}, counts},
-		{"JSON lines objects", `{"id":1,"votes":[240,10]}` + "\n" + `{"id":2,"votes":[200,50]}` + "\n", ReadOptions{}, counts},
-		{"JSON lines say counts", `{"id":1,"counts":[1,0]}` + "\n", ReadOptions{}, counts},
-		{"JSON lines of unequal sums", "[240,5]\n[200,6]\n", ReadOptions{}, votes},
-		{"the header says votes", "# " + metaLine(LayoutVotes, 3, 3) + "\n2,1,0\n", ReadOptions{}, votes},
-		{"the header says counts", "# " + metaLine(LayoutCounts, 2, 1) + "\n0,1\n", ReadOptions{}, counts},
-		{"a comment line in the data", "240,10\n200,50\n# x\n", ReadOptions{}, counts},
+		{"0/1 votes", "0,1,1\n1,1,0\n", readOptions{}, votes},
+		{"0/1 votes of equal sums", "0,1,1\n1,1,0\n1,0,1\n", readOptions{}, votes},
+		{"one 0/1 row", "0,1,0\n", readOptions{}, votes},
+		{"K = 1 counts look like votes", "0,1,0\n1,0,0\n", readOptions{}, votes},
+		{"header and ids", "id,t1,t2,t3\nq1,0,1,1\nq2,1,1,1\n", readOptions{}, votes},
+		{"numeric ids, sums differ", "17,0,1,1\n18,1,0,1\n", readOptions{}, votes},
+		{"PATE counts", "240,5,5,0\n200,30,10,10\n90,80,50,30\n250,0,0,0\n", readOptions{}, counts},
+		{"one counts row: no evidence", "240,10\n", readOptions{}, votes},
+		{"one row with a typo", "1,0,2,1,0,1,0,1,1,0,1\n", readOptions{}, votes},
+		{"a typo, then a row of 0/1 votes of equal sum", "0,1,2,0,1\n1,1,1,1,0\n", readOptions{}, votes},
+		{"JSON lines, one counts row: no evidence", "[240,10]\n", readOptions{}, votes},
+		{"counts with ids", "q1,240,10\nq2,200,50\n", readOptions{}, counts},
+		{"counts with a header", "id,c0,c1,c2\n0,5,3,2\n1,10,0,0\n", readOptions{}, counts},
+		{"counts, first row 0/1, K given", "1,1,0,1,0\n3,0,0,0,0\n", readOptions{K: 3}, counts},
+		{"0/1 votes, K given", "1,1,0,1,0\n0,0,0,0,1\n", readOptions{K: 5}, votes},
+		{"counts summing to more than K", "240,5,5,0\n200,30,10,10\n", readOptions{K: 249}, votes},
+		{"counts short of K, abstentions", "240,5,5,0\n200,30,10,9\n", readOptions{K: 251}, counts},
+		{"integral floats", "240.0,5.0,5.0,0.0\n200.0,30.0,10.0,10.0\n", readOptions{}, counts},
+		{"counts of unequal sums", "240,5,5,0\n200,30,10,11\n", readOptions{}, votes},
+		{"a typo in a vote file", "0,1,2,0,1\n0,1,1,0,1\n", readOptions{}, votes},
+		{"class indices", "3,7,1,0,9\n2,2,8,1,0\n", readOptions{}, votes},
+		{"one column", "5\n5\n", readOptions{}, votes},
+		{"no teacher voted", "0,0\n2,0\n", readOptions{}, votes},
+		{"id then votes, or counts", "17,0,1,1\n18,0,0,1\n", readOptions{}, refuse},
+		{"one row: id then votes, or counts", "17,0,1,1\n", readOptions{}, refuse},
+		{"ambiguous, the id declared", "17,0,1,1\n18,0,0,1\n", readOptions{ID: Present}, votes},
+		{"ambiguous, no id column", "17,0,1,1\n18,0,0,1\n", readOptions{ID: Absent}, counts},
+		{"ambiguous, K of the votes", "17,0,1,1\n18,0,0,1\n", readOptions{K: 3}, votes},
+		{"ambiguous, K of the counts", "17,0,1,1\n18,0,0,1\n", readOptions{K: 19}, counts},
+		{"an even number of votes after the number", "17,0,1\n18,0,0\n", readOptions{}, counts},
+		{"JSON lines votes", "[0,1,1]\n[1,1,0]\n", readOptions{}, votes},
+		{"JSON lines counts", "[240,5,5,0]\n[200,30,10,10]\n", readOptions{}, counts},
+		{"JSON lines objects", `{"id":1,"votes":[240,10]}` + "\n" + `{"id":2,"votes":[200,50]}` + "\n", readOptions{}, counts},
+		{"JSON lines say counts", `{"id":1,"counts":[1,0]}` + "\n", readOptions{}, counts},
+		{"JSON lines of unequal sums", "[240,5]\n[200,6]\n", readOptions{}, votes},
+		{"the header says votes", "# " + metaLine(LayoutVotes, 3, 3) + "\n2,1,0\n", readOptions{}, votes},
+		{"the header says counts", "# " + metaLine(LayoutCounts, 2, 1) + "\n0,1\n", readOptions{}, counts},
+		{"a comment line in the data", "240,10\n200,50\n# x\n", readOptions{}, counts},
 	} {
 		got, err := detect(t, tc.data, tc.opts)
 		var fe *FormatError
@@ -134,7 +134,7 @@ func TestDetectNeverCounts01(t *testing.T) {
 				fmt.Fprintf(&b, "%s\n", strings.Join(v, ","))
 			}
 		}
-		got, err := detect(t, b.String(), ReadOptions{})
+		got, err := detect(t, b.String(), readOptions{})
 		ambiguous := ids == 2 && !jsonl && !header && start >= 2 && len(sums) == 1
 		switch {
 		case err != nil && !ambiguous:
@@ -205,7 +205,7 @@ func TestDetectCounts(t *testing.T) {
 		if firstIs01 && !(jsonl && ids) {
 			continue // read as votes, by the rule
 		}
-		got, err := detect(t, b.String(), ReadOptions{})
+		got, err := detect(t, b.String(), readOptions{})
 		ambiguous := !ids && !jsonl && allVotesAfterFirst && c%2 == 0 && firstRow[0] >= 2
 		noEvidence := (n == 1 || anyRow01) && !(jsonl && ids)
 		switch {
@@ -227,16 +227,16 @@ func FuzzDetectLayout(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		vf, err := Open(strings.NewReader(s), "f", FormatAuto)
+		vf, err := open(strings.NewReader(s), "f", FormatAuto)
 		if err != nil || vf.Meta() != nil {
 			return
 		}
-		l, err := vf.DetectLayout(ReadOptions{})
+		l, err := vf.detectLayout(readOptions{})
 		var fe *FormatError
 		if err != nil && !errors.As(err, &fe) {
 			t.Fatalf("%q: %v", s, err)
 		}
-		vr, err := vf.Votes(ReadOptions{})
+		vr, err := vf.Votes(readOptions{})
 		if err != nil {
 			return
 		}
@@ -262,20 +262,20 @@ func TestIndexHeader(t *testing.T) {
 		{"pandas 0/1 votes", ",0,1,2\n0,0,1,1\n1,1,1,0\n", LayoutVotes, []string{"0", "1"}},
 		{"empty id, 0/1 votes", ",1,0,1\n,0,0,1\n", LayoutVotes, []string{"", ""}},
 	} {
-		f, err := Open(strings.NewReader(tc.data), "p.csv", FormatAuto)
+		f, err := open(strings.NewReader(tc.data), "p.csv", FormatAuto)
 		if err != nil {
 			t.Fatal(err)
 		}
-		layout, err := f.DetectLayout(ReadOptions{})
+		layout, err := f.detectLayout(readOptions{})
 		if err != nil || layout != tc.layout {
 			t.Errorf("%s: layout %v, %v; want %v", tc.name, layout, err, tc.layout)
 			continue
 		}
 		var r Reader
 		if layout == LayoutCounts {
-			r, err = f.Classes(ClassOptions{Input: InputCounts})
+			r, err = f.Classes(classOptions{Input: inputCounts})
 		} else {
-			r, err = f.Votes(ReadOptions{})
+			r, err = f.Votes(readOptions{})
 		}
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)

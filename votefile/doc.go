@@ -12,10 +12,12 @@
 // the Binding, what a release states of its ensemble, from which follows
 // the teacher-level cap on every total (Binding.Cap).
 //
-// VoteReader and ClassReader stream vote files (CSV or JSON lines, and
-// for ClassReader NumPy arrays, recognised by their start) in constant
-// memory; every query carries its counts, so any Reader is a counts view
-// of its file. A class label -1, or counts short of a stated K, is a
+// Read is the one reader of vote files (CSV, JSON lines, NumPy .npy and
+// .npz, recognised by their start): it decides from the header, the
+// caller's Options or the rows whether they hold 0/1 votes, vote counts
+// or class indices, returns what it decided as Notes, and streams the
+// queries in constant memory; every query carries its counts, so any
+// Reader is a counts view of its file. A class label -1, or counts short of a stated K, is a
 // teacher that abstained. WriteVotes and WriteCounts write vote files,
 // LabelWriter and LabelReader label files. Nothing here prints, logs or
 // returns a query's un-noised majority: a reader hands each query's votes

@@ -3,25 +3,21 @@ package votefile_test
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/darrm/darrm/votefile"
 )
 
 // Reading PATE's published layout: a NumPy array of class labels, one
 // row per teacher, one column per query.
-func ExampleFile_Classes_numPy() {
+func ExampleRead_numPy() {
 	f, err := os.Open("../testdata/pate-teachers-labels-K25.npy")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer f.Close()
-	vf, err := votefile.Open(f, "pate-teachers-labels-K25.npy", votefile.FormatAuto)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	in, err := vf.Classes(votefile.ClassOptions{Input: votefile.InputClasses, Classes: 10, TeachersInRows: true})
+	in, _, err := votefile.Read(f, "pate-teachers-labels-K25.npy", votefile.Options{Classes: 10, TeachersInRows: true})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -32,4 +28,25 @@ func ExampleFile_Classes_numPy() {
 	}
 	fmt.Println(in.Format(), "K =", in.K(), "C =", in.Classes(), "queries:", queries, in.Err())
 	// Output: npy K = 25 C = 10 queries: 60 <nil>
+}
+
+// Read decides what the rows hold when nothing says: rows of three
+// numbers with equal sums are vote counts of three classes, and a Note
+// says so.
+func ExampleRead_counts() {
+	in, notes, err := votefile.Read(strings.NewReader("200,30,20\n10,230,10\n"), "counts.csv", votefile.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(notes[0])
+	for in.Next() {
+		fmt.Println(in.Query().Counts)
+	}
+	fmt.Println(in.ManyClasses(), in.Layout(), "K =", in.K(), in.Err())
+	// Output:
+	// counts.csv holds vote counts, one column per class: read as counts
+	// [200 30 20]
+	// [10 230 10]
+	// true counts K = 250 <nil>
 }

@@ -5,9 +5,9 @@ import (
 	"strings"
 )
 
-// Format is the format of a vote or label file: FormatCSV or FormatJSONL,
-// FormatAuto to tell them apart from the file, FormatCounts for vote
-// counts, or FormatNPY for a NumPy array.
+// Format is the format of a vote or label file: FormatCSV, FormatJSONL or
+// FormatNPY (a NumPy array), or FormatAuto to tell them apart from the
+// file. What the rows hold is the file's Layout.
 type Format int
 
 const (
@@ -19,10 +19,6 @@ const (
 	FormatCSV
 	// FormatJSONL is JSON lines: one JSON value per line.
 	FormatJSONL
-	// FormatCounts is a file of vote counts, one row of C counts per
-	// query, in CSV or JSON lines: read by NewClassReader, not
-	// NewVoteReader.
-	FormatCounts
 	// FormatNPY is a NumPy array (.npy): in a vote file, vote counts
 	// (queries x classes) or class labels (queries x teachers, or
 	// teachers x queries), recognised by NumPy's magic string; as a label
@@ -36,16 +32,13 @@ func (f Format) String() string {
 		return "csv"
 	case FormatJSONL:
 		return "jsonl"
-	case FormatCounts:
-		return "counts"
 	case FormatNPY:
 		return "npy"
 	}
 	return "auto"
 }
 
-// ParseFormat parses "auto", "csv", "jsonl" (also "ndjson"), "counts" or
-// "npy".
+// ParseFormat parses "auto", "csv", "jsonl" (also "ndjson") or "npy".
 func ParseFormat(s string) (Format, error) {
 	switch strings.ToLower(s) {
 	case "auto":
@@ -54,12 +47,10 @@ func ParseFormat(s string) (Format, error) {
 		return FormatCSV, nil
 	case "jsonl", "ndjson":
 		return FormatJSONL, nil
-	case "counts":
-		return FormatCounts, nil
 	case "npy":
 		return FormatNPY, nil
 	}
-	return 0, fmt.Errorf("format %q: must be auto, csv, jsonl, counts or npy", s)
+	return 0, fmt.Errorf("format %q: must be auto, csv, jsonl or npy", s)
 }
 
 // MarshalText returns the name of f, so that a Format reads and prints as
@@ -80,7 +71,7 @@ func (f *Format) UnmarshalText(b []byte) error {
 type Presence int
 
 const (
-	// Detect decides from the file (see NewVoteReader).
+	// Detect decides from the file (see Read).
 	Detect Presence = iota
 	// Present forces the header or id column.
 	Present
@@ -125,8 +116,8 @@ func (p *Presence) UnmarshalText(b []byte) error {
 	return err
 }
 
-// ReadOptions describe a vote file; the zero value detects everything.
-type ReadOptions struct {
+// readOptions describe a vote file; the zero value detects everything.
+type readOptions struct {
 	Format Format
 	Header Presence // CSV only
 	ID     Presence

@@ -13,7 +13,7 @@ import (
 // and votes, scanned by hand; encoding/json only decodes a string with
 // escapes and checks a numeric id.
 
-func (r *VoteReader) firstJSONL(line []byte, opts ReadOptions) error {
+func (r *voteReader) firstJSONL(line []byte, opts readOptions) error {
 	id, n, err := r.scanJSONL(line, nil)
 	if err != nil {
 		return err
@@ -32,7 +32,7 @@ func (r *VoteReader) firstJSONL(line []byte, opts ReadOptions) error {
 	return err
 }
 
-func (r *VoteReader) parseJSONL(line []byte) error {
+func (r *voteReader) parseJSONL(line []byte) error {
 	id, n, err := r.scanJSONL(line, r.q.Votes)
 	if err != nil {
 		return err
@@ -51,7 +51,7 @@ func (r *VoteReader) parseJSONL(line []byte) error {
 
 // jsonScan walks one JSON line.
 type jsonScan struct {
-	r    *VoteReader
+	r    *voteReader
 	line []byte
 	i    int
 }
@@ -125,7 +125,7 @@ func (s *jsonScan) decodeStr(raw []byte, col int, buf *[]byte) ([]byte, error) {
 
 // scanJSONL parses one line: it returns whether it has an id and how many
 // votes it holds, storing up to len(votes) of them.
-func (r *VoteReader) scanJSONL(line []byte, votes []byte) (hasID bool, n int, err error) {
+func (r *voteReader) scanJSONL(line []byte, votes []byte) (hasID bool, n int, err error) {
 	s := &jsonScan{r: r, line: line}
 	s.ws()
 	switch {

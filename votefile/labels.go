@@ -52,6 +52,27 @@ func (s Settings) Has(name string) bool {
 	return false
 }
 
+// GNMax returns the GNMax-family parameters the settings give, with
+// noise (Papernot et al. 2018): a threshold step when they have sigma1,
+// which must be > 0; the parameters' own checks (Validate) follow. A bad
+// value is a *accountant.ParamError that names its setting.
+func (s Settings) GNMax(noise accountant.PATENoise) (accountant.ConfidentGNMax, error) {
+	m := accountant.ConfidentGNMax{Noise: noise}
+	if s.Sigma2 != nil {
+		m.Sigma2 = *s.Sigma2
+	}
+	if s.Sigma1 != nil {
+		if !(*s.Sigma1 > 0) {
+			return m, &accountant.ParamError{Name: "sigma1", Value: *s.Sigma1, Rule: "must be > 0"}
+		}
+		m.Sigma1 = *s.Sigma1
+		if s.Threshold != nil {
+			m.Threshold = *s.Threshold
+		}
+	}
+	return m, m.Validate()
+}
+
 // SettingError reports a setting given that contradicts what a label
 // file states of the mechanism that made its labels: Given is the value
 // given, Stated the file's ("" when that mechanism has no such setting).
@@ -123,16 +144,16 @@ type LabelMeta struct {
 }
 
 // MayAbstain reports whether in reads votes with abstaining teachers
-// allowed (ClassReader.MayAbstain); 0/1 votes have none.
+// allowed (classReader.MayAbstain); 0/1 votes have none.
 func MayAbstain(in Reader) bool {
-	c, ok := in.(*ClassReader)
+	c, ok := in.(*classReader)
 	return ok && c.MayAbstain()
 }
 
 // Abstained returns the votes not cast in the queries in has read
-// (ClassReader.Abstained); 0 for 0/1 votes.
+// (classReader.Abstained); 0 for 0/1 votes.
 func Abstained(in Reader) int64 {
-	if c, ok := in.(*ClassReader); ok {
+	if c, ok := in.(*classReader); ok {
 		return c.Abstained()
 	}
 	return 0
@@ -454,7 +475,7 @@ type LabelRow struct {
 // rows. Comment lines before the labels (the NOT FOR RELEASE mark) are
 // skipped. Errors are *FormatError: file, line, column and rule.
 type LabelReader struct {
-	lr       *VoteReader // line reading and CSV splitting
+	lr       *voteReader // line reading and CSV splitting
 	meta     *LabelMeta
 	metaLine int  // the header's line
 	answered bool // the rows have the answered column
@@ -466,7 +487,7 @@ type LabelReader struct {
 // NewLabelReader reads the start of a label file (its comment lines, its
 // header and its first row). name is used in errors.
 func NewLabelReader(r io.Reader, name string) (*LabelReader, error) {
-	lr := &VoteReader{name: name, br: bufio.NewReaderSize(r, readBuffer)}
+	lr := &voteReader{name: name, br: bufio.NewReaderSize(r, readBuffer)}
 	out := &LabelReader{lr: lr}
 	if start, _ := lr.br.Peek(len(npyMagic)); IsNPY(start) {
 		return out.openNPY()

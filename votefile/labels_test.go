@@ -98,3 +98,22 @@ func FuzzLabelReader(f *testing.F) {
 		}
 	})
 }
+
+// TestSettingsGNMax: a threshold step with sigma1, which must be > 0 and
+// is named when it is not; sigma2 checked by the parameters' Validate.
+func TestSettingsGNMax(t *testing.T) {
+	v := func(x float64) *float64 { return &x }
+	m, err := Settings{Threshold: v(200), Sigma1: v(150), Sigma2: v(40)}.GNMax(accountant.DiscreteNoise)
+	if err != nil || m != (accountant.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: accountant.DiscreteNoise}) {
+		t.Errorf("%+v, %v", m, err)
+	}
+	for _, tc := range []struct {
+		s    Settings
+		name string
+	}{{Settings{Sigma1: v(0), Sigma2: v(40)}, "sigma1"}, {Settings{Sigma2: v(-1)}, "sigma2"}} {
+		var pe *accountant.ParamError
+		if _, err := tc.s.GNMax(accountant.DiscreteNoise); !errors.As(err, &pe) || pe.Name != tc.name {
+			t.Errorf("%s: error %v", tc.name, err)
+		}
+	}
+}

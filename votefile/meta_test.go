@@ -95,7 +95,7 @@ func TestMetaRoundTrip(t *testing.T) {
 			if f == FormatJSONL {
 				row = "[" + strings.TrimSuffix(row, "\n") + "]\n"
 			}
-			vr, rows, err := readAll(string(head)+row+row, ReadOptions{})
+			vr, rows, err := readAll(string(head)+row+row, readOptions{})
 			if err != nil {
 				t.Fatalf("%s %v: %v", m.Ensemble, f, err)
 			}
@@ -217,7 +217,7 @@ func TestReadMeta(t *testing.T) {
 		{"JSON-lines header twice", statedJSON + "\n" + statedJSON + "\n[0,1,1]\n", 2, 2, "unknown key \"darrm-votes\""},
 		{"JSON header before CSV rows", statedJSON + "\n0,1,1\n", 2, 1, "want a JSON array"},
 	} {
-		_, _, err := readAll(tc.data, ReadOptions{})
+		_, _, err := readAll(tc.data, readOptions{})
 		var fe *FormatError
 		if !errors.As(err, &fe) || fe.Line != tc.line || fe.Column != tc.col || !strings.Contains(fe.Msg, tc.want) {
 			t.Errorf("%s: %v, want line %d column %d %q", tc.name, err, tc.line, tc.col, tc.want)
@@ -230,14 +230,14 @@ func TestReadMeta(t *testing.T) {
 		"\n  " + csvHead + "q1,0,1,1\nq2,1,1,0\n",
 		statedJSON + "\n{\"id\":\"q1\",\"votes\":[0,1,1]}\n{\"id\":\"q2\",\"votes\":[1,1,0]}\n",
 	} {
-		vr, rows, err := readAll(data, ReadOptions{})
+		vr, rows, err := readAll(data, readOptions{})
 		if err != nil || vr.Meta() == nil || vr.Meta().K != 3 || fmt.Sprint(rows) != "[{q1 011} {q2 110}]" {
 			t.Errorf("%q: %v, rows %v", data, err, rows)
 		}
 	}
 	// Without a header Meta is nil; an id that merely contains the key is
 	// a row.
-	vr, _, err := readAll("{\"id\":\"darrm-votes\",\"votes\":[1]}\n", ReadOptions{})
+	vr, _, err := readAll("{\"id\":\"darrm-votes\",\"votes\":[1]}\n", readOptions{})
 	if err != nil || vr.Meta() != nil {
 		t.Errorf("row with id darrm-votes: %v, meta %v", err, vr.Meta())
 	}
@@ -319,7 +319,7 @@ func TestFixtureHeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	vr, err := NewVoteReader(f, "votes-K11.csv", ReadOptions{})
+	vr, err := newVoteReader(f, "votes-K11.csv", readOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 // (magic string, version, dtype, order, shape); its reader holds a whole
 // array in memory, so the data are streamed here, one query at a time,
 // each value decoded with encoding/binary and checked (whole, in range)
-// before the ClassReader's checks of a row.
+// before the classReader's checks of a row.
 
 // npyPreamble is the magic string, the version and the header's length
 // (2 bytes in version 1, 4 from version 2 on): what is read before the
@@ -44,7 +44,7 @@ var (
 func IsNPY(b []byte) bool { return bytes.HasPrefix(b, npyMagic) }
 
 // openNPYFile opens the NumPy file vr reads.
-func openNPYFile(vr *VoteReader) (*File, error) {
+func openNPYFile(vr *voteReader) (*voteFile, error) {
 	if vr.format != FormatAuto && vr.format != FormatNPY {
 		return nil, &FormatError{File: vr.name, Msg: fmt.Sprintf("a NumPy file, not %v (leave out --input-format, or give npy)", vr.format)}
 	}
@@ -53,7 +53,7 @@ func openNPYFile(vr *VoteReader) (*File, error) {
 		return nil, err
 	}
 	vr.format, vr.array, a.vr = FormatNPY, true, vr
-	return &File{vr: vr, npy: a}, nil
+	return &voteFile{vr: vr, npy: a}, nil
 }
 
 // npyArray streams the queries of a 2-D NumPy array. A query is a row of
@@ -64,7 +64,7 @@ func openNPYFile(vr *VoteReader) (*File, error) {
 // from the file as it comes; otherwise the whole array is read first and
 // each query gathered from it.
 type npyArray struct {
-	vr    *VoteReader // the name, the buffered file, the query count and bytes read
+	vr    *voteReader // the name, the buffered file, the query count and bytes read
 	order binary.ByteOrder
 	kind  reflect.Kind
 	size  int    // bytes of a value
@@ -328,7 +328,7 @@ func (a *npyArray) value(b []byte, j int) (n int64, whole bool, text string) {
 // parseNPY reads the values of one query into r.vals: counts >= 0, or
 // class indices in [0, C) or -1 (a teacher that abstained), each a whole
 // number of at most 9 digits.
-func (r *ClassReader) parseNPY(b []byte) error {
+func (r *classReader) parseNPY(b []byte) error {
 	a := r.npy
 	q := a.q - 1
 	r.vals = r.vals[:0]
@@ -336,9 +336,9 @@ func (r *ClassReader) parseNPY(b []byte) error {
 		n, whole, text := a.value(b, j)
 		var rule string
 		switch {
-		case r.opts.Input == InputCounts && (!whole || n < 0 || n > maxCount):
+		case r.opts.Input == inputCounts && (!whole || n < 0 || n > maxCount):
 			rule = "a vote count must be a whole number in [0, 999999999]"
-		case r.opts.Input == InputClasses && (!whole || n < -1 || n >= int64(r.c)):
+		case r.opts.Input == inputClasses && (!whole || n < -1 || n >= int64(r.c)):
 			rule = fmt.Sprintf("a class label must be a class in [0, %d), or -1 for a teacher that did not vote", r.c)
 		}
 		if rule != "" {
@@ -346,7 +346,7 @@ func (r *ClassReader) parseNPY(b []byte) error {
 				text = strconv.FormatInt(n, 10)
 			}
 			what := "count of class " + strconv.Itoa(j)
-			if r.opts.Input == InputClasses {
+			if r.opts.Input == inputClasses {
 				what = "class label of teacher " + strconv.Itoa(j+1)
 			}
 			return a.errorf("element %s = %s (query %d, %s): %s", a.index(q, j), text, q+1, what, rule)
@@ -359,8 +359,8 @@ func (r *ClassReader) parseNPY(b []byte) error {
 // checkShape refuses an array of class labels whose axes look
 // exchanged: more teachers than queries, unless K is stated (then the
 // teachers' axis must have K), with the flag that reads it the other way.
-func (a *npyArray) checkShape(opts ClassOptions) error {
-	if opts.Input != InputClasses {
+func (a *npyArray) checkShape(opts classOptions) error {
+	if opts.Input != inputClasses {
 		if opts.TeachersInRows {
 			return a.errorf("--teachers-in-rows reads a matrix of class labels (with --classes C), not vote counts")
 		}
@@ -381,14 +381,13 @@ func (a *npyArray) checkShape(opts ClassOptions) error {
 	return nil
 }
 
-// OpenNPZ opens the array named array (with or without its .npy) in the
-// NumPy archive r (.npz, as numpy.savez writes), of size bytes, as Open
-// opens a vote file; name is used in errors. Close the Closer returned
-// when done with the File.
-func OpenNPZ(r io.ReaderAt, size int64, name, array string) (*File, io.Closer, error) {
+// openNPZ opens the array named array (with or without its .npy) in the
+// NumPy archive r (.npz, as numpy.savez writes), of size bytes, as open
+// opens a vote file; name is used in errors.
+func openNPZ(r io.ReaderAt, size int64, name, array string) (*voteFile, error) {
 	z, err := npz.NewReader(r, size)
 	if err != nil {
-		return nil, nil, &FormatError{File: name, Msg: "not a NumPy .npz archive: " + err.Error()}
+		return nil, &FormatError{File: name, Msg: "not a NumPy .npz archive: " + err.Error()}
 	}
 	keys := z.Keys()
 	for _, k := range keys {
@@ -397,20 +396,21 @@ func OpenNPZ(r io.ReaderAt, size int64, name, array string) (*File, io.Closer, e
 		}
 		rc, err := z.Open(k)
 		if err != nil {
-			return nil, nil, &FormatError{File: name, Msg: err.Error()}
+			return nil, &FormatError{File: name, Msg: err.Error()}
 		}
-		f, err := Open(rc, name+"["+strings.TrimSuffix(k, ".npy")+"]", FormatNPY)
+		f, err := open(rc, name+"["+strings.TrimSuffix(k, ".npy")+"]", FormatNPY)
 		if err != nil {
 			rc.Close()
-			return nil, nil, err
+			return nil, err
 		}
-		return f, rc, nil
+		f.member = rc
+		return f, nil
 	}
 	names := make([]string, len(keys))
 	for i, k := range keys {
 		names[i] = strings.TrimSuffix(k, ".npy")
 	}
-	return nil, nil, &FormatError{File: name, Msg: fmt.Sprintf("no array %s in the archive, which holds %s", show([]byte(array)), strings.Join(names, ", "))}
+	return nil, &FormatError{File: name, Msg: fmt.Sprintf("no array %s in the archive, which holds %s", show([]byte(array)), strings.Join(names, ", "))}
 }
 
 // csvMatrix reads a whole CSV file of class labels, one row per teacher
@@ -420,7 +420,7 @@ func OpenNPZ(r io.ReaderAt, size int64, name, array string) (*File, io.Closer, e
 // checks are those of a NumPy file's. A first row that is not all
 // numbers (query names) is a header row, and with --id yes the first
 // column names the teachers; both are dropped.
-func (r *ClassReader) csvMatrix(first []byte) (*npyArray, error) {
+func (r *classReader) csvMatrix(first []byte) (*npyArray, error) {
 	vr := r.lr
 	var vals []int64
 	width, teachers := -1, 0

@@ -60,11 +60,11 @@ func benchmarkCounts(b *testing.B, queries int) {
 			b.ReportAllocs()
 			for b.Loop() {
 				r := io.MultiReader(bytes.NewReader(in.head), &repeatReader{line: in.block, n: queries / block})
-				f, err := Open(r, in.name, FormatAuto)
+				f, err := open(r, in.name, FormatAuto)
 				if err != nil {
 					b.Fatal(err)
 				}
-				cr, err := f.Classes(ClassOptions{Input: InputCounts})
+				cr, err := f.Classes(classOptions{Input: inputCounts})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -81,8 +81,8 @@ func transpose(rows [][]int) [][]int {
 }
 
 // readNPY reads every query's counts, or the error that stops the file.
-func readNPY(data []byte, opts ClassOptions) ([][]int, *ClassReader, error) {
-	f, err := Open(bytes.NewReader(data), "v.npy", FormatAuto)
+func readNPY(data []byte, opts classOptions) ([][]int, *classReader, error) {
+	f, err := open(bytes.NewReader(data), "v.npy", FormatAuto)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -104,67 +104,67 @@ func TestNPYReader(t *testing.T) {
 	counts := [][]int{{3, 1, 1}, {0, 1, 4}, {1, 4, 0}}
 	abstain := [][]int{{0, -1, 1, 2, 0}, {2, 2, 2, 1, -1}, {-1, -1, -1, -1, -1}}
 	abstainCounts := [][]int{{2, 1, 1}, {0, 1, 3}, {0, 0, 0}}
-	classes := ClassOptions{Input: InputClasses, Classes: 3, K: 5}
-	inRows := ClassOptions{Input: InputClasses, Classes: 3, TeachersInRows: true, K: 5}
+	classes := classOptions{Input: inputClasses, Classes: 3, K: 5}
+	inRows := classOptions{Input: inputClasses, Classes: 3, TeachersInRows: true, K: 5}
 	// Wide labels: 2 queries of 5 teachers, more teachers than queries.
 	wide := [][]int{{0, 0, 1, 2, 0}, {2, 2, 2, 1, 2}}
 	tests := []struct {
 		name  string
 		data  []byte
-		opts  ClassOptions
+		opts  classOptions
 		want  [][]int
 		k     int
 		error string
 	}{
-		{"int64 counts", npyFile("<i8", []int{3, 3}, false, floats(counts)), ClassOptions{}, counts, 5, ""},
-		{"float64 whole counts", npyFile("<f8", []int{3, 3}, false, floats(counts)), ClassOptions{}, counts, 5, ""},
-		{"float32 counts", npyFile("<f4", []int{3, 3}, false, floats(counts)), ClassOptions{Input: InputCounts}, counts, 5, ""},
-		{"uint8 counts", npyFile("|u1", []int{3, 3}, false, floats(counts)), ClassOptions{}, counts, 5, ""},
-		{"big-endian int32 counts", npyFile(">i4", []int{3, 3}, false, floats(counts)), ClassOptions{}, counts, 5, ""},
-		{"Fortran-order counts", npyFile("<i2", []int{3, 3}, true, floats(transpose(counts))), ClassOptions{}, counts, 5, ""},
+		{"int64 counts", npyFile("<i8", []int{3, 3}, false, floats(counts)), classOptions{}, counts, 5, ""},
+		{"float64 whole counts", npyFile("<f8", []int{3, 3}, false, floats(counts)), classOptions{}, counts, 5, ""},
+		{"float32 counts", npyFile("<f4", []int{3, 3}, false, floats(counts)), classOptions{Input: inputCounts}, counts, 5, ""},
+		{"uint8 counts", npyFile("|u1", []int{3, 3}, false, floats(counts)), classOptions{}, counts, 5, ""},
+		{"big-endian int32 counts", npyFile(">i4", []int{3, 3}, false, floats(counts)), classOptions{}, counts, 5, ""},
+		{"Fortran-order counts", npyFile("<i2", []int{3, 3}, true, floats(transpose(counts))), classOptions{}, counts, 5, ""},
 		{"labels, queries x teachers", npyFile("<i8", []int{3, 5}, false, floats(labels)), classes, counts, 5, ""},
 		{"labels, teachers x queries", npyFile("<i8", []int{5, 3}, false, floats(transpose(labels))), inRows, counts, 5, ""},
 		{"labels, teachers x queries, Fortran", npyFile("<i4", []int{5, 3}, true, floats(labels)), inRows, counts, 5, ""},
 		{"abstentions in labels", npyFile("<i8", []int{3, 5}, false, floats(abstain)), classes, abstainCounts, 5, ""},
-		{"abstentions in counts, K stated", npyFile("<i8", []int{3, 3}, false, floats(abstainCounts)), ClassOptions{K: 5}, abstainCounts, 5, ""},
-		{"abstentions in counts, K not stated", npyFile("<i8", []int{3, 3}, false, floats(abstainCounts)), ClassOptions{}, nil, 0,
+		{"abstentions in counts, K stated", npyFile("<i8", []int{3, 3}, false, floats(abstainCounts)), classOptions{K: 5}, abstainCounts, 5, ""},
+		{"abstentions in counts, K not stated", npyFile("<i8", []int{3, 3}, false, floats(abstainCounts)), classOptions{}, nil, 0,
 			"query 3: counts sum to 0, want K = 4 (as in the first data row) (a row may sum to fewer, teachers abstaining, when K is stated"},
-		{"counts above a stated K", npyFile("<i8", []int{3, 3}, false, floats(counts)), ClassOptions{K: 4}, nil, 0, "query 1: counts sum to 5, more than K = 4"},
-		{"fractional count", npyFile("<f8", []int{3, 3}, false, []float64{3, 1, 1, 0, 1.5, 3.5, 1, 4, 0}), ClassOptions{}, nil, 0,
+		{"counts above a stated K", npyFile("<i8", []int{3, 3}, false, floats(counts)), classOptions{K: 4}, nil, 0, "query 1: counts sum to 5, more than K = 4"},
+		{"fractional count", npyFile("<f8", []int{3, 3}, false, []float64{3, 1, 1, 0, 1.5, 3.5, 1, 4, 0}), classOptions{}, nil, 0,
 			"element [1, 1] = 1.5 (query 2, count of class 1): a vote count must be a whole number"},
-		{"NaN count", npyFile("<f8", []int{3, 3}, false, []float64{3, 1, math.NaN(), 0, 1, 4, 1, 4, 0}), ClassOptions{}, nil, 0, "element [0, 2] = NaN"},
-		{"negative count", npyFile("<i8", []int{3, 3}, false, []float64{3, 1, 1, -1, 2, 4, 1, 4, 0}), ClassOptions{}, nil, 0,
+		{"NaN count", npyFile("<f8", []int{3, 3}, false, []float64{3, 1, math.NaN(), 0, 1, 4, 1, 4, 0}), classOptions{}, nil, 0, "element [0, 2] = NaN"},
+		{"negative count", npyFile("<i8", []int{3, 3}, false, []float64{3, 1, 1, -1, 2, 4, 1, 4, 0}), classOptions{}, nil, 0,
 			"element [1, 0] = -1 (query 2, count of class 0): a vote count must be a whole number in [0, 999999999]"},
 		{"label -2", npyFile("<i8", []int{3, 5}, false, []float64{0, 0, 1, 2, 0, 2, 2, -2, 1, 2, 1, 0, 1, 1, 1}), classes, nil, 0,
 			"element [1, 2] = -2 (query 2, class label of teacher 3): a class label must be a class in [0, 3), or -1"},
 		{"label of no class", npyFile("<i8", []int{5, 3}, false, floats(transpose([][]int{{0, 0, 1, 2, 0}, {2, 2, 2, 3, 2}, {1, 0, 1, 1, 1}}))), inRows, nil, 0,
 			"element [3, 1] = 3 (query 2, class label of teacher 4)"},
-		{"uint64 beyond int64", npyFile("<u8", []int{1, 2}, false, []float64{1 << 63, 1}), ClassOptions{}, nil, 0, "element [0, 0] = 9223372036854775808"},
-		{"truncated", npyFile("<i8", []int{3, 3}, false, floats(counts))[:128+8*7], ClassOptions{}, nil, 0,
+		{"uint64 beyond int64", npyFile("<u8", []int{1, 2}, false, []float64{1 << 63, 1}), classOptions{}, nil, 0, "element [0, 0] = 9223372036854775808"},
+		{"truncated", npyFile("<i8", []int{3, 3}, false, floats(counts))[:128+8*7], classOptions{}, nil, 0,
 			"NumPy file truncated: the header states shape (3, 3) of <i8 (72 bytes of data), but the data end within query 3"},
 		{"truncated, gathered", npyFile("<i8", []int{5, 3}, false, floats(transpose(labels)))[:128+8*14], inRows, nil, 0, "truncated"},
-		{"data after the array", append(npyFile("<i8", []int{3, 3}, false, floats(counts)), 0), ClassOptions{}, nil, 0, "data after the 3 x 3 values"},
-		{"labels read as counts", npyFile("<i8", []int{3, 5}, false, floats(labels)), ClassOptions{}, nil, 0, "give --classes C (with --teachers-in-rows"},
-		{"teachers x queries without the flag", npyFile("<i8", []int{2, 5}, false, floats(wide)), ClassOptions{Input: InputClasses, Classes: 3}, nil, 0,
+		{"data after the array", append(npyFile("<i8", []int{3, 3}, false, floats(counts)), 0), classOptions{}, nil, 0, "data after the 3 x 3 values"},
+		{"labels read as counts", npyFile("<i8", []int{3, 5}, false, floats(labels)), classOptions{}, nil, 0, "give --classes C (with --teachers-in-rows"},
+		{"teachers x queries without the flag", npyFile("<i8", []int{2, 5}, false, floats(wide)), classOptions{Input: inputClasses, Classes: 3}, nil, 0,
 			"shape (2, 5) read as queries x teachers is 2 queries of 5 teachers each: more teachers than queries looks like the axes the other way round; give --teachers-in-rows, which reads PATE's published layout, teachers x queries (or state K, --K 5, if 5 teachers did vote)"},
-		{"queries x teachers with the flag", npyFile("<i8", []int{5, 2}, false, floats(transpose(wide))), ClassOptions{Input: InputClasses, Classes: 3, TeachersInRows: true}, nil, 0,
+		{"queries x teachers with the flag", npyFile("<i8", []int{5, 2}, false, floats(transpose(wide))), classOptions{Input: inputClasses, Classes: 3, TeachersInRows: true}, nil, 0,
 			"shape (5, 2) read as teachers x queries (--teachers-in-rows) is 2 queries of 5 teachers each: more teachers than queries looks like the axes the other way round; leave out --teachers-in-rows"},
-		{"wide, K stated", npyFile("<i8", []int{2, 5}, false, floats(wide)), ClassOptions{Input: InputClasses, Classes: 3, K: 5}, [][]int{{3, 1, 1}, {0, 1, 4}}, 5, ""},
-		{"K along the other axis", npyFile("<i8", []int{5, 3}, false, floats(transpose(labels))), ClassOptions{Input: InputClasses, Classes: 3, K: 5}, nil, 0,
+		{"wide, K stated", npyFile("<i8", []int{2, 5}, false, floats(wide)), classOptions{Input: inputClasses, Classes: 3, K: 5}, [][]int{{3, 1, 1}, {0, 1, 4}}, 5, ""},
+		{"K along the other axis", npyFile("<i8", []int{5, 3}, false, floats(transpose(labels))), classOptions{Input: inputClasses, Classes: 3, K: 5}, nil, 0,
 			"has 3 teachers, but K = 5 is stated, the number along the other axis: give --teachers-in-rows"},
-		{"teachers in rows for counts", npyFile("<i8", []int{3, 3}, false, floats(counts)), ClassOptions{TeachersInRows: true}, nil, 0, "--teachers-in-rows reads a matrix of class labels"},
-		{"1-D", npyFile("<i8", []int{3}, false, []float64{1, 2, 3}), ClassOptions{}, nil, 0, "shape (3,): want a 2-D array"},
-		{"3-D", npyFile("<i8", []int{1, 1, 2}, false, []float64{1, 2}), ClassOptions{}, nil, 0, "shape (1, 1, 2): want a 2-D array"},
-		{"empty", npyFile("<i8", []int{0, 3}, false, nil), ClassOptions{}, nil, 0, "shape (0, 3): want at least one query"},
-		{"too wide", npyFile("<i8", []int{1, 1 << 58}, false, nil), ClassOptions{}, nil, 0, "shape (1, 288230376151711744): 288230376151711744 values a query: at most 524288"},
-		{"beyond the address space", npyFile("<i8", []int{1 << 32, 1 << 32}, false, nil), ClassOptions{}, nil, 0, "more values than this machine can address"},
-		{"strings", npyFile("<U3", []int{1, 2}, false, nil), ClassOptions{}, nil, 0, "dtype \"<U3\""},
-		{"bool", npyFile("|b1", []int{1, 2}, false, nil), ClassOptions{}, nil, 0, "dtype \"|b1\" (bool): want an integer or a float array"},
-		{"not a dtype", npyFile("<x9", []int{1, 2}, false, nil), ClassOptions{}, nil, 0, "dtype \"<x9\": not a NumPy dtype"},
-		{"version 3", append(append(append([]byte{}, npy.Magic[:]...), 3, 0), make([]byte, 8)...), ClassOptions{}, nil, 0, "format version 3.0"},
-		{"header truncated", npyFile("<i8", []int{3, 3}, false, nil)[:40], ClassOptions{}, nil, 0, "truncated in its header"},
-		{"header too long", append(append(append([]byte{}, npy.Magic[:]...), 2, 0, 0, 0, 0, 1), make([]byte, 8)...), ClassOptions{}, nil, 0, "a header of 16777216 bytes: must be at most 32768"},
-		{"malformed dictionary", append(append(append([]byte{}, npy.Magic[:]...), 1, 0, 4, 0), []byte("{}\n\n")...), ClassOptions{}, nil, 0, "unreadable header"},
+		{"teachers in rows for counts", npyFile("<i8", []int{3, 3}, false, floats(counts)), classOptions{TeachersInRows: true}, nil, 0, "--teachers-in-rows reads a matrix of class labels"},
+		{"1-D", npyFile("<i8", []int{3}, false, []float64{1, 2, 3}), classOptions{}, nil, 0, "shape (3,): want a 2-D array"},
+		{"3-D", npyFile("<i8", []int{1, 1, 2}, false, []float64{1, 2}), classOptions{}, nil, 0, "shape (1, 1, 2): want a 2-D array"},
+		{"empty", npyFile("<i8", []int{0, 3}, false, nil), classOptions{}, nil, 0, "shape (0, 3): want at least one query"},
+		{"too wide", npyFile("<i8", []int{1, 1 << 58}, false, nil), classOptions{}, nil, 0, "shape (1, 288230376151711744): 288230376151711744 values a query: at most 524288"},
+		{"beyond the address space", npyFile("<i8", []int{1 << 32, 1 << 32}, false, nil), classOptions{}, nil, 0, "more values than this machine can address"},
+		{"strings", npyFile("<U3", []int{1, 2}, false, nil), classOptions{}, nil, 0, "dtype \"<U3\""},
+		{"bool", npyFile("|b1", []int{1, 2}, false, nil), classOptions{}, nil, 0, "dtype \"|b1\" (bool): want an integer or a float array"},
+		{"not a dtype", npyFile("<x9", []int{1, 2}, false, nil), classOptions{}, nil, 0, "dtype \"<x9\": not a NumPy dtype"},
+		{"version 3", append(append(append([]byte{}, npy.Magic[:]...), 3, 0), make([]byte, 8)...), classOptions{}, nil, 0, "format version 3.0"},
+		{"header truncated", npyFile("<i8", []int{3, 3}, false, nil)[:40], classOptions{}, nil, 0, "truncated in its header"},
+		{"header too long", append(append(append([]byte{}, npy.Magic[:]...), 2, 0, 0, 0, 0, 1), make([]byte, 8)...), classOptions{}, nil, 0, "a header of 16777216 bytes: must be at most 32768"},
+		{"malformed dictionary", append(append(append([]byte{}, npy.Magic[:]...), 1, 0, 4, 0), []byte("{}\n\n")...), classOptions{}, nil, 0, "unreadable header"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -202,15 +202,15 @@ func TestCSVTeachersInRows(t *testing.T) {
 	want := [][]int{{3, 1, 1}, {0, 1, 4}, {1, 4, 0}}
 	for _, tc := range []struct {
 		name, data string
-		opts       ClassOptions
+		opts       classOptions
 	}{
-		{"plain", csv, ClassOptions{}},
-		{"header row of query names", "q1,q2,q3\n" + csv, ClassOptions{}},
-		{"teacher names", "t1,0,2,1\nt2,0,2,0\nt3,1,2,1\nt4,2,1,1\nt5,0,2,1\n", ClassOptions{ID: Present}},
-		{"integral floats", "0.0,2.0,1.0\n0,2,0\n1,2,1\n2,1,1\n0,2,1\n", ClassOptions{}},
+		{"plain", csv, classOptions{}},
+		{"header row of query names", "q1,q2,q3\n" + csv, classOptions{}},
+		{"teacher names", "t1,0,2,1\nt2,0,2,0\nt3,1,2,1\nt4,2,1,1\nt5,0,2,1\n", classOptions{ID: Present}},
+		{"integral floats", "0.0,2.0,1.0\n0,2,0\n1,2,1\n2,1,1\n0,2,1\n", classOptions{}},
 	} {
-		tc.opts.Input, tc.opts.Classes, tc.opts.TeachersInRows, tc.opts.K = InputClasses, 3, true, 5
-		r, err := NewClassReader(strings.NewReader(tc.data), "m.csv", tc.opts)
+		tc.opts.Input, tc.opts.Classes, tc.opts.TeachersInRows, tc.opts.K = inputClasses, 3, true, 5
+		r, err := newClassReader(strings.NewReader(tc.data), "m.csv", tc.opts)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -224,17 +224,17 @@ func TestCSVTeachersInRows(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, data string
-		opts       ClassOptions
+		opts       classOptions
 		want       string
 	}{
-		{"a label of no class", "0,2,1\n0,3,0\n", ClassOptions{Input: InputClasses, Classes: 3, TeachersInRows: true}, "m.csv: element [1, 1] = 3 (query 2, class label of teacher 2)"},
-		{"more teachers than queries", "0,2\n0,3\n1,1\n", ClassOptions{Input: InputClasses, Classes: 3, TeachersInRows: true}, "m.csv: shape (3, 2) read as teachers x queries (--teachers-in-rows) is 2 queries of 3 teachers"},
-		{"a ragged row", "0,2,1\n0,2\n", ClassOptions{Input: InputClasses, Classes: 3, TeachersInRows: true}, "line 2: 2 class labels, want 3"},
-		{"not a label", "0,2,1\n0,x,1\n", ClassOptions{Input: InputClasses, Classes: 3, TeachersInRows: true}, "line 2, column 2: class label \"x\""},
-		{"counts", "0,2,1\n", ClassOptions{Input: InputCounts, TeachersInRows: true}, "--teachers-in-rows reads class labels"},
-		{"rows the other way round", "0,2,1,0,1,1\n0,2,1,0,1,1\n", ClassOptions{Input: InputClasses, Classes: 3, Size: 24}, "line 1: 6 class labels a row, K = 6 teachers, but the file's 24 bytes hold about 2 rows"},
+		{"a label of no class", "0,2,1\n0,3,0\n", classOptions{Input: inputClasses, Classes: 3, TeachersInRows: true}, "m.csv: element [1, 1] = 3 (query 2, class label of teacher 2)"},
+		{"more teachers than queries", "0,2\n0,3\n1,1\n", classOptions{Input: inputClasses, Classes: 3, TeachersInRows: true}, "m.csv: shape (3, 2) read as teachers x queries (--teachers-in-rows) is 2 queries of 3 teachers"},
+		{"a ragged row", "0,2,1\n0,2\n", classOptions{Input: inputClasses, Classes: 3, TeachersInRows: true}, "line 2: 2 class labels, want 3"},
+		{"not a label", "0,2,1\n0,x,1\n", classOptions{Input: inputClasses, Classes: 3, TeachersInRows: true}, "line 2, column 2: class label \"x\""},
+		{"counts", "0,2,1\n", classOptions{Input: inputCounts, TeachersInRows: true}, "--teachers-in-rows reads class labels"},
+		{"rows the other way round", "0,2,1,0,1,1\n0,2,1,0,1,1\n", classOptions{Input: inputClasses, Classes: 3, Size: 24}, "line 1: 6 class labels a row, K = 6 teachers, but the file's 24 bytes hold about 2 rows"},
 	} {
-		r, err := NewClassReader(strings.NewReader(tc.data), "m.csv", tc.opts)
+		r, err := newClassReader(strings.NewReader(tc.data), "m.csv", tc.opts)
 		if err == nil {
 			for r.Next() {
 			}
@@ -244,21 +244,21 @@ func TestCSVTeachersInRows(t *testing.T) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
 	}
-	if _, err := NewClassReader(strings.NewReader("0,2,1,0,1,1\n0,2,1,0,1,1\n"), "m.csv", ClassOptions{Input: InputClasses, Classes: 3, Size: 24, K: 6}); err != nil {
+	if _, err := newClassReader(strings.NewReader("0,2,1,0,1,1\n0,2,1,0,1,1\n"), "m.csv", classOptions{Input: inputClasses, Classes: 3, Size: 24, K: 6}); err != nil {
 		t.Errorf("K stated: %v", err)
 	}
 }
 
 func TestNPYAbstained(t *testing.T) {
 	abstain := [][]int{{0, -1, 1, 2, 0}, {2, 2, 2, 1, -1}, {-1, -1, -1, -1, -1}}
-	_, r, err := readNPY(npyFile("<i8", []int{3, 5}, false, floats(abstain)), ClassOptions{Input: InputClasses, Classes: 3, K: 5})
+	_, r, err := readNPY(npyFile("<i8", []int{3, 5}, false, floats(abstain)), classOptions{Input: inputClasses, Classes: 3, K: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Abstained() != 7 || !r.MayAbstain() {
 		t.Errorf("abstained %d, may abstain %v: want 7, true", r.Abstained(), r.MayAbstain())
 	}
-	_, r, err = readNPY(npyFile("<i8", []int{1, 2}, false, []float64{3, 1}), ClassOptions{})
+	_, r, err = readNPY(npyFile("<i8", []int{1, 2}, false, []float64{3, 1}), classOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,12 +275,12 @@ func TestNPYLikeCSV(t *testing.T) {
 	for _, r := range counts {
 		fmt.Fprintf(&csv, "%d,%d,%d\n", r[0], r[1], r[2])
 	}
-	want, _, err := func() ([][]int, *ClassReader, error) {
-		f, err := Open(strings.NewReader(csv.String()), "v.csv", FormatAuto)
+	want, _, err := func() ([][]int, *classReader, error) {
+		f, err := open(strings.NewReader(csv.String()), "v.csv", FormatAuto)
 		if err != nil {
 			return nil, nil, err
 		}
-		r, err := f.Classes(ClassOptions{Input: InputCounts})
+		r, err := f.Classes(classOptions{Input: inputCounts})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -294,7 +294,7 @@ func TestNPYLikeCSV(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, descr := range []string{"<i2", "<i4", "<i8", "<u8", ">i8", "<f4", "<f8", ">f8"} {
-		got, _, err := readNPY(npyFile(descr, []int{4, 3}, false, floats(counts)), ClassOptions{})
+		got, _, err := readNPY(npyFile(descr, []int{4, 3}, false, floats(counts)), classOptions{})
 		if err != nil {
 			t.Fatalf("%s: %v", descr, err)
 		}
@@ -311,7 +311,7 @@ func TestNPYFromLibrary(t *testing.T) {
 	if err := npy.Write(&b, [2][3]float64{{3, 1, 1}, {0, 1, 4}}); err != nil {
 		t.Fatal(err)
 	}
-	got, _, err := readNPY(b.Bytes(), ClassOptions{})
+	got, _, err := readNPY(b.Bytes(), classOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,11 +414,7 @@ func TestOpenNPZ(t *testing.T) {
 	defer zf.Close()
 	st, _ := zf.Stat()
 	for _, name := range []string{"votes", "votes.npy"} {
-		f, c, err := OpenNPZ(zf, st.Size(), "a.npz", name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := f.Classes(ClassOptions{})
+		r, _, err := Read(zf, "a.npz", Options{Array: name, Size: st.Size()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -426,15 +422,17 @@ func TestOpenNPZ(t *testing.T) {
 		for r.Next() {
 			n++
 		}
-		c.Close()
+		if r.(*classReader).member != nil {
+			t.Errorf("%s: the archive's array is not closed at the end of its rows", name)
+		}
 		if r.Err() != nil || n != 2 || r.K() != 5 {
 			t.Errorf("%s: %d queries of K = %d, %v", name, n, r.K(), r.Err())
 		}
 	}
-	if _, _, err := OpenNPZ(zf, st.Size(), "a.npz", "nope"); err == nil || !strings.Contains(err.Error(), "no array \"nope\" in the archive, which holds") {
+	if _, _, err := Read(zf, "a.npz", Options{Array: "nope", Size: st.Size()}); err == nil || !strings.Contains(err.Error(), "no array \"nope\" in the archive, which holds") {
 		t.Errorf("error %v", err)
 	}
-	if _, err := Open(bytes.NewReader(b.Bytes()), "a.npz", FormatAuto); err == nil || !strings.Contains(err.Error(), "--array NAME") {
+	if _, err := open(bytes.NewReader(b.Bytes()), "a.npz", FormatAuto); err == nil || !strings.Contains(err.Error(), "--array NAME") {
 		t.Errorf("an archive opened as a vote file: %v", err)
 	}
 }
@@ -450,9 +448,9 @@ func FuzzNPY(f *testing.F) {
 	f.Add(npyFile("<u1", []int{1, 2}, false, []float64{1, 1})[:20], false, false)
 	f.Add(npyFile("<i8", []int{4}, false, []float64{3, 0, -1, 9}), false, false)
 	f.Fuzz(func(t *testing.T, data []byte, labels, inRows bool) {
-		opts := ClassOptions{}
+		opts := classOptions{}
 		if labels {
-			opts = ClassOptions{Input: InputClasses, Classes: 3, TeachersInRows: inRows}
+			opts = classOptions{Input: inputClasses, Classes: 3, TeachersInRows: inRows}
 		}
 		if lr, err := NewLabelReader(bytes.NewReader(data), "l.npy"); err == nil {
 			for lr.Next() {
@@ -461,7 +459,7 @@ func FuzzNPY(f *testing.F) {
 				}
 			}
 		}
-		f, err := Open(bytes.NewReader(data), "f.npy", FormatNPY)
+		f, err := open(bytes.NewReader(data), "f.npy", FormatNPY)
 		if err != nil {
 			return
 		}
@@ -494,11 +492,11 @@ func FuzzClassLabelsText(f *testing.F) {
 	f.Add(",0,1\n0,3.0,1.0\n1,2.0,2.0\n", 0, false)
 	f.Add("0,1,-1\n2,2,1\n", 3, true)
 	f.Fuzz(func(t *testing.T, data string, classes int, inRows bool) {
-		opts := ClassOptions{Input: InputCounts}
+		opts := classOptions{Input: inputCounts}
 		if classes >= 2 && classes <= 16 {
-			opts = ClassOptions{Input: InputClasses, Classes: classes, TeachersInRows: inRows}
+			opts = classOptions{Input: inputClasses, Classes: classes, TeachersInRows: inRows}
 		}
-		r, err := NewClassReader(strings.NewReader(data), "f", opts)
+		r, err := newClassReader(strings.NewReader(data), "f", opts)
 		if err != nil {
 			return
 		}
@@ -513,7 +511,7 @@ func FuzzClassLabelsText(f *testing.F) {
 				cast += int64(c)
 			}
 		}
-		if r.Err() == nil && opts.Input == InputClasses && cast+r.Abstained() != int64(n)*int64(r.K()) {
+		if r.Err() == nil && opts.Input == inputClasses && cast+r.Abstained() != int64(n)*int64(r.K()) {
 			t.Fatalf("%d votes cast and %d abstained in %d queries of K = %d", cast, r.Abstained(), n, r.K())
 		}
 	})
@@ -530,7 +528,7 @@ func TestWriteCountsNPY(t *testing.T) {
 	if !strings.Contains(b.String(), "{'descr': '<i8', 'fortran_order': False, 'shape': (3, 3), }") {
 		t.Errorf("header %q", b.Bytes()[:80])
 	}
-	got, r, err := readNPY(b.Bytes(), ClassOptions{})
+	got, r, err := readNPY(b.Bytes(), classOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

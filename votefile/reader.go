@@ -31,9 +31,9 @@ func (q *Query) Key() string {
 	return string(q.ID)
 }
 
-// Reader streams the queries of a vote file in constant memory: a
-// VoteReader (0/1 votes of two classes) or a ClassReader (vote counts,
-// or class indices, of C >= 2 classes). Every query carries its counts
+// Reader streams the queries of a vote file in constant memory, as Read
+// returns it: 0/1 votes of two classes, or vote counts or class indices
+// of C >= 2 classes (ManyClasses). Every query carries its counts
 // (Query.Counts), so that a reader is a counts view of any vote file.
 type Reader interface {
 	// Next advances to the next query; false at the end of the file or on
@@ -64,8 +64,8 @@ type Reader interface {
 }
 
 var (
-	_ Reader = (*VoteReader)(nil)
-	_ Reader = (*ClassReader)(nil)
+	_ Reader = (*voteReader)(nil)
+	_ Reader = (*classReader)(nil)
 )
 
 // rows is a reader's progress through the data rows of a file: the first
@@ -114,10 +114,9 @@ func (s *rows) next(lines lineSource, parse func([]byte) error) bool {
 type Input int
 
 const (
-	// TwoClass is 0/1 votes, one column per teacher (a VoteReader).
+	// TwoClass is 0/1 votes, one column per teacher.
 	TwoClass Input = iota
-	// ManyClasses is vote counts, or class indices, of C >= 2 classes (a
-	// ClassReader).
+	// ManyClasses is vote counts, or class indices, of C >= 2 classes.
 	ManyClasses
 )
 

@@ -18,8 +18,8 @@ func TestCountsView(t *testing.T) {
 	}{
 		{"csv", mustVotes(t, "1,0,1\n0,0,0\n\"1\", 1 ,1\n1,1,0\n"), [][]int{{1, 2}, {3, 0}, {0, 3}, {1, 2}}},
 		{"jsonl", mustVotes(t, "[1,0,1]\n{\"votes\":[0,0,1]}\n"), [][]int{{1, 2}, {2, 1}}},
-		{"counts", mustMulti(t, "2,1,0\n0,0,3\n", ClassOptions{Input: InputCounts}), [][]int{{2, 1, 0}, {0, 0, 3}}},
-		{"class indices", mustMulti(t, "0,2,2\n1,1,1\n", ClassOptions{Input: InputClasses, Classes: 3}), [][]int{{1, 0, 2}, {0, 3, 0}}},
+		{"counts", mustMulti(t, "2,1,0\n0,0,3\n", classOptions{Input: inputCounts}), [][]int{{2, 1, 0}, {0, 0, 3}}},
+		{"class indices", mustMulti(t, "0,2,2\n1,1,1\n", classOptions{Input: inputClasses, Classes: 3}), [][]int{{1, 0, 2}, {0, 3, 0}}},
 	} {
 		var got [][]int
 		for tc.in.Next() {
@@ -33,16 +33,16 @@ func TestCountsView(t *testing.T) {
 
 func mustVotes(t *testing.T, s string) Reader {
 	t.Helper()
-	r, err := NewVoteReader(strings.NewReader(s), "v", ReadOptions{})
+	r, err := newVoteReader(strings.NewReader(s), "v", readOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
 }
 
-func mustMulti(t *testing.T, s string, opts ClassOptions) Reader {
+func mustMulti(t *testing.T, s string, opts classOptions) Reader {
 	t.Helper()
-	r, err := NewClassReader(strings.NewReader(s), "v", opts)
+	r, err := newClassReader(strings.NewReader(s), "v", opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ const MaxLineBytes = 1 << 20
 // in a separate buffer.
 const readBuffer = 64 << 10
 
-// VoteReader streams the queries of a vote file: an optional metadata
+// voteReader streams the queries of a vote file: an optional metadata
 // header (Meta), then one row per query, an optional id column, then K
 // votes of 0 or 1. Memory does not depend on the number of rows.
 //
@@ -33,14 +33,14 @@ const readBuffer = 64 << 10
 // [v_1, ..., v_K]}. Blank lines are skipped; a UTF-8 byte-order mark and
 // CRLF line ends are accepted.
 //
-// Detection (each can be forced in ReadOptions): in CSV the first
+// Detection (each can be forced in readOptions): in CSV the first
 // non-blank line is data if all its fields are 0/1, or if all but the
 // first are (then the first is an id); otherwise it is a header. The first
 // column is an id if the header names it "id" or if in the first data row
 // it is the only field that is not 0/1. In JSON lines the first row has an
 // id or not. K is the number of votes of the first data row; every later
 // row must match it and the id layout.
-type VoteReader struct {
+type voteReader struct {
 	name    string
 	br      *bufio.Reader
 	format  Format
@@ -63,26 +63,26 @@ type VoteReader struct {
 	array bool
 }
 
-// File is the start of a vote file, read up to its metadata header:
+// voteFile is the start of a vote file, read up to its metadata header:
 // what a caller needs to choose a reader for it. Votes reads it as 0/1
-// votes (a VoteReader), Multi as counts or class indices (a
-// ClassReader); use one of them, once.
-type File struct {
-	vr    *VoteReader
+// votes (a voteReader), Multi as counts or class indices (a
+// classReader); use one of them, once.
+type voteFile struct {
+	vr    *voteReader
 	first []byte    // the first line after the header
 	npy   *npyArray // a NumPy array's header, for a NumPy file
+	// member is an .npz archive's array, which the classReader closes at
+	// its end.
+	member io.Closer
 }
 
-// Open reads the first line of a vote file and, if it is one, its
+// open reads the first line of a vote file and, if it is one, its
 // metadata header (ParseMeta; a broken rule is a *FormatError with its
 // line). format is FormatAuto (JSON lines if the first line starts with [
-// or {), FormatCSV, FormatJSONL or FormatCounts (a counts file in either,
-// detected). name is used in errors.
-func Open(r io.Reader, name string, format Format) (*File, error) {
-	if format == FormatCounts {
-		format = FormatAuto
-	}
-	vr := &VoteReader{name: name, br: bufio.NewReaderSize(r, readBuffer), format: format}
+// or {, a NumPy array by its magic string), FormatCSV, FormatJSONL or
+// FormatNPY. name is used in errors.
+func open(r io.Reader, name string, format Format) (*voteFile, error) {
+	vr := &voteReader{name: name, br: bufio.NewReaderSize(r, readBuffer), format: format}
 	if start, _ := vr.br.Peek(len(npyMagic)); IsNPY(start) {
 		return openNPYFile(vr)
 	} else if format == FormatNPY {
@@ -115,44 +115,31 @@ func Open(r io.Reader, name string, format Format) (*File, error) {
 	if c := bytes.TrimLeft(line, " \t"); vr.format == FormatCSV && c[0] == '#' {
 		return nil, &FormatError{File: name, Line: vr.line, Msg: commentRule}
 	}
-	return &File{vr: vr, first: append([]byte(nil), line...)}, nil
+	return &voteFile{vr: vr, first: append([]byte(nil), line...)}, nil
 }
 
 // Meta returns the file's metadata header, or nil if it has none.
-func (f *File) Meta() *Meta { return f.vr.meta }
+func (f *voteFile) Meta() *Meta { return f.vr.meta }
 
 // Format returns the file's format, CSV or JSONL.
-func (f *File) Format() Format { return f.vr.format }
+func (f *voteFile) Format() Format { return f.vr.format }
 
 // ManyClasses reports whether the header says the file holds counts or
 // votes among more than two classes (Meta.ManyClasses); false without
 // a header.
-func (f *File) ManyClasses() bool {
+func (f *voteFile) ManyClasses() bool {
 	return f.npy != nil || f.vr.meta != nil && f.vr.meta.ManyClasses()
 }
 
-// NewVoteReader reads the start of a vote file (the header and the first
-// data row) to settle its layout and K. name is used in errors.
-func NewVoteReader(r io.Reader, name string, opts ReadOptions) (*VoteReader, error) {
-	if opts.Format == FormatCounts {
-		return nil, &FormatError{File: name, Msg: "a counts file holds vote counts, not 0/1 votes: read it with NewClassReader"}
-	}
-	f, err := Open(r, name, opts.Format)
-	if err != nil {
-		return nil, err
-	}
-	return f.Votes(opts)
-}
-
-// Votes reads the file as 0/1 votes (NewVoteReader); a header must state
+// Votes reads the file as 0/1 votes, a step of Read; a header must state
 // two classes in layout votes. opts.Format is not used.
-func (f *File) Votes(opts ReadOptions) (*VoteReader, error) {
+func (f *voteFile) Votes(opts readOptions) (*voteReader, error) {
 	vr := f.vr
 	if f.npy != nil {
-		return nil, &FormatError{File: vr.name, Msg: "a NumPy array holds vote counts or class labels, not 0/1 votes: read it with NewClassReader"}
+		return nil, &FormatError{File: vr.name, Msg: "a NumPy array holds vote counts or class labels, not 0/1 votes: read it as counts or class labels"}
 	}
 	if m := vr.meta; m != nil && m.ManyClasses() {
-		return nil, &FormatError{File: vr.name, Line: vr.metaLine, Msg: fmt.Sprintf("header: %d classes in layout %v: the 0/1 reader takes two-class votes, one column per teacher; read multi-class votes with NewClassReader", m.Classes, m.Layout)}
+		return nil, &FormatError{File: vr.name, Line: vr.metaLine, Msg: fmt.Sprintf("header: %d classes in layout %v: the 0/1 reader takes two-class votes, one column per teacher; read multi-class votes as counts or class indices", m.Classes, m.Layout)}
 	}
 	vr.forceID = opts.ID
 	var err error
@@ -176,7 +163,7 @@ func (f *File) Votes(opts ReadOptions) (*VoteReader, error) {
 // is one: in CSV a comment line "# {...}", in JSON lines an object with the
 // key HeaderKey. It returns the first line after the header, or line
 // itself when it is not one.
-func (r *VoteReader) readMeta(line []byte) ([]byte, error) {
+func (r *voteReader) readMeta(line []byte) ([]byte, error) {
 	c := bytes.TrimLeft(line, " \t")
 	var obj []byte
 	switch {
@@ -204,7 +191,7 @@ func (r *VoteReader) readMeta(line []byte) ([]byte, error) {
 }
 
 // checkMeta checks the header against the first data row.
-func (r *VoteReader) checkMeta() error {
+func (r *voteReader) checkMeta() error {
 	if r.meta != nil && r.meta.K != r.k {
 		return r.errorf(0, "%d votes, but the metadata header (line %d) states K = %d teachers", r.k, r.metaLine, r.meta.K)
 	}
@@ -212,44 +199,44 @@ func (r *VoteReader) checkMeta() error {
 }
 
 // Meta returns the file's metadata header, or nil if it has none.
-func (r *VoteReader) Meta() *Meta { return r.meta }
+func (r *voteReader) Meta() *Meta { return r.meta }
 
 // K returns the number of votes per row.
-func (r *VoteReader) K() int { return r.k }
+func (r *voteReader) K() int { return r.k }
 
 // Classes returns 2: a vote is 0 or 1.
-func (r *VoteReader) Classes() int { return 2 }
+func (r *voteReader) Classes() int { return 2 }
 
 // ManyClasses returns false: the file holds 0/1 votes.
-func (r *VoteReader) ManyClasses() bool { return false }
+func (r *voteReader) ManyClasses() bool { return false }
 
 // Layout returns LayoutVotes.
-func (r *VoteReader) Layout() Layout { return LayoutVotes }
+func (r *voteReader) Layout() Layout { return LayoutVotes }
 
 // Format returns the format of the file (CSV or JSONL).
-func (r *VoteReader) Format() Format { return r.format }
+func (r *voteReader) Format() Format { return r.format }
 
 // HasHeader reports whether the CSV file has a header row.
-func (r *VoteReader) HasHeader() bool { return r.header }
+func (r *voteReader) HasHeader() bool { return r.header }
 
 // HasID reports whether the rows carry an id.
-func (r *VoteReader) HasID() bool { return r.hasID }
+func (r *voteReader) HasID() bool { return r.hasID }
 
 // BytesRead returns the number of bytes consumed so far.
-func (r *VoteReader) BytesRead() int64 { return r.bytes }
+func (r *voteReader) BytesRead() int64 { return r.bytes }
 
 // Err returns the error that stopped Next, or nil at the end of the file.
-func (r *VoteReader) Err() error { return r.err }
+func (r *voteReader) Err() error { return r.err }
 
 // Query returns the current row.
-func (r *VoteReader) Query() *Query { return &r.q }
+func (r *voteReader) Query() *Query { return &r.q }
 
 // Next advances to the next query; it returns false at the end of the file
 // or on an error (see Err).
-func (r *VoteReader) Next() bool { return r.rows.next(r, r.parseRow) }
+func (r *voteReader) Next() bool { return r.rows.next(r, r.parseRow) }
 
 // parseRow reads a data line after the first into the next query.
-func (r *VoteReader) parseRow(line []byte) error {
+func (r *voteReader) parseRow(line []byte) error {
 	var err error
 	if r.format == FormatJSONL {
 		err = r.parseJSONL(line)
@@ -265,7 +252,7 @@ func (r *VoteReader) parseRow(line []byte) error {
 }
 
 // count sets the current query's counts from its votes.
-func (r *VoteReader) count() {
+func (r *voteReader) count() {
 	ones := 0
 	for _, v := range r.q.Votes {
 		ones += int(v)
@@ -275,7 +262,7 @@ func (r *VoteReader) count() {
 
 // nextNonBlank returns the next line that holds more than blanks, without
 // its line end; io.EOF at the end of the input.
-func (r *VoteReader) nextNonBlank() ([]byte, error) {
+func (r *voteReader) nextNonBlank() ([]byte, error) {
 	for {
 		line, err := r.br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -305,7 +292,7 @@ func (r *VoteReader) nextNonBlank() ([]byte, error) {
 
 // longLine completes a line longer than the read buffer, up to
 // MaxLineBytes, in r.long.
-func (r *VoteReader) longLine(part []byte) ([]byte, error) {
+func (r *voteReader) longLine(part []byte) ([]byte, error) {
 	r.long = append(r.long[:0], part...)
 	for {
 		part, err := r.br.ReadSlice('\n')
@@ -344,7 +331,7 @@ func blank(b []byte) bool {
 	return true
 }
 
-func (r *VoteReader) errorf(col int, format string, args ...any) *FormatError {
+func (r *voteReader) errorf(col int, format string, args ...any) *FormatError {
 	if r.array {
 		// An array's queries are no lines of the file.
 		return &FormatError{File: r.name, Msg: fmt.Sprintf("query %d: ", r.line) + fmt.Sprintf(format, args...)}
@@ -353,7 +340,7 @@ func (r *VoteReader) errorf(col int, format string, args ...any) *FormatError {
 }
 
 // settle fixes K from the first data row, which has n votes.
-func (r *VoteReader) settle(n int, opts ReadOptions) error {
+func (r *voteReader) settle(n int, opts readOptions) error {
 	switch {
 	case n < 1:
 		return r.errorf(0, "no votes")

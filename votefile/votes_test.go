@@ -17,8 +17,8 @@ type row struct {
 }
 
 // readAll reads every query of a vote file.
-func readAll(data string, opts ReadOptions) (*VoteReader, []row, error) {
-	vr, err := NewVoteReader(strings.NewReader(data), "votes", opts)
+func readAll(data string, opts readOptions) (*voteReader, []row, error) {
+	vr, err := newVoteReader(strings.NewReader(data), "votes", opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -38,28 +38,28 @@ func TestReadValid(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		data   string
-		opts   ReadOptions
+		opts   readOptions
 		format Format
 		header bool
 		hasID  bool
 		rows   []row
 	}{
-		{"plain", "0,1,1\n1,1,0\n", ReadOptions{}, FormatCSV, false, false, []row{{"", "011"}, {"", "110"}}},
-		{"no final newline", "0,1,1\n1,1,0", ReadOptions{}, FormatCSV, false, false, []row{{"", "011"}, {"", "110"}}},
-		{"header", "t1,t2,t3\n0,1,1\n", ReadOptions{}, FormatCSV, true, false, []row{{"", "011"}}},
-		{"header and id", "id,t1,t2,t3\nq1,0,1,1\nq2,1,1,1\n", ReadOptions{}, FormatCSV, true, true, []row{{"q1", "011"}, {"q2", "111"}}},
-		{"header names id, ids 0/1", "ID,a,b,c\n0,0,1,1\n1,1,1,1\n", ReadOptions{}, FormatCSV, true, true, []row{{"0", "011"}, {"1", "111"}}},
-		{"id without header", "q1,0,1,1\nq2,1,0,0\n", ReadOptions{}, FormatCSV, false, true, []row{{"q1", "011"}, {"q2", "100"}}},
-		{"numeric ids", "17,0,1,1\n18,1,0,0\n", ReadOptions{}, FormatCSV, false, true, []row{{"17", "011"}, {"18", "100"}}},
-		{"id column forced", "1,0,1,1\n2,1,0,0\n", ReadOptions{ID: Present}, FormatCSV, false, true, []row{{"1", "011"}, {"2", "100"}}},
-		{"header forced", "0,0,0\n0,1,1\n", ReadOptions{Header: Present}, FormatCSV, true, false, []row{{"", "011"}}},
-		{"CRLF, BOM, blanks", "\ufeff0,1,1\r\n\r\n  \n 1 , 1,0 \r\n", ReadOptions{}, FormatCSV, false, false, []row{{"", "011"}, {"", "110"}}},
-		{"quoted fields", "\"a,\"\"b\",0,1,1\n\"c\",\"1\", 0 ,\"0\"\n", ReadOptions{}, FormatCSV, false, true, []row{{"a,\"b", "011"}, {"c", "100"}}},
-		{"K = 1", "1\n0\n", ReadOptions{}, FormatCSV, false, false, []row{{"", "1"}, {"", "0"}}},
-		{"jsonl arrays", "[0,1,1]\n[ 1 , 1 , 0 ]\n", ReadOptions{}, FormatJSONL, false, false, []row{{"", "011"}, {"", "110"}}},
-		{"jsonl objects", `{"id":"q\"1","votes":[0,1,1]}` + "\n" + `{"votes":[1,1,1], "id": 7}` + "\n", ReadOptions{}, FormatJSONL, false, true, []row{{"q\"1", "011"}, {"7", "111"}}},
-		{"jsonl escaped key", `{"v\u006ftes":[1,0,0],"id":"\u00e9"}` + "\n", ReadOptions{}, FormatJSONL, false, true, []row{{"é", "100"}}},
-		{"jsonl forced", " [1,0,0]\n", ReadOptions{Format: FormatJSONL}, FormatJSONL, false, false, []row{{"", "100"}}},
+		{"plain", "0,1,1\n1,1,0\n", readOptions{}, FormatCSV, false, false, []row{{"", "011"}, {"", "110"}}},
+		{"no final newline", "0,1,1\n1,1,0", readOptions{}, FormatCSV, false, false, []row{{"", "011"}, {"", "110"}}},
+		{"header", "t1,t2,t3\n0,1,1\n", readOptions{}, FormatCSV, true, false, []row{{"", "011"}}},
+		{"header and id", "id,t1,t2,t3\nq1,0,1,1\nq2,1,1,1\n", readOptions{}, FormatCSV, true, true, []row{{"q1", "011"}, {"q2", "111"}}},
+		{"header names id, ids 0/1", "ID,a,b,c\n0,0,1,1\n1,1,1,1\n", readOptions{}, FormatCSV, true, true, []row{{"0", "011"}, {"1", "111"}}},
+		{"id without header", "q1,0,1,1\nq2,1,0,0\n", readOptions{}, FormatCSV, false, true, []row{{"q1", "011"}, {"q2", "100"}}},
+		{"numeric ids", "17,0,1,1\n18,1,0,0\n", readOptions{}, FormatCSV, false, true, []row{{"17", "011"}, {"18", "100"}}},
+		{"id column forced", "1,0,1,1\n2,1,0,0\n", readOptions{ID: Present}, FormatCSV, false, true, []row{{"1", "011"}, {"2", "100"}}},
+		{"header forced", "0,0,0\n0,1,1\n", readOptions{Header: Present}, FormatCSV, true, false, []row{{"", "011"}}},
+		{"CRLF, BOM, blanks", "\ufeff0,1,1\r\n\r\n  \n 1 , 1,0 \r\n", readOptions{}, FormatCSV, false, false, []row{{"", "011"}, {"", "110"}}},
+		{"quoted fields", "\"a,\"\"b\",0,1,1\n\"c\",\"1\", 0 ,\"0\"\n", readOptions{}, FormatCSV, false, true, []row{{"a,\"b", "011"}, {"c", "100"}}},
+		{"K = 1", "1\n0\n", readOptions{}, FormatCSV, false, false, []row{{"", "1"}, {"", "0"}}},
+		{"jsonl arrays", "[0,1,1]\n[ 1 , 1 , 0 ]\n", readOptions{}, FormatJSONL, false, false, []row{{"", "011"}, {"", "110"}}},
+		{"jsonl objects", `{"id":"q\"1","votes":[0,1,1]}` + "\n" + `{"votes":[1,1,1], "id": 7}` + "\n", readOptions{}, FormatJSONL, false, true, []row{{"q\"1", "011"}, {"7", "111"}}},
+		{"jsonl escaped key", `{"v\u006ftes":[1,0,0],"id":"\u00e9"}` + "\n", readOptions{}, FormatJSONL, false, true, []row{{"é", "100"}}},
+		{"jsonl forced", " [1,0,0]\n", readOptions{Format: FormatJSONL}, FormatJSONL, false, false, []row{{"", "100"}}},
 	} {
 		vr, rows, err := readAll(tc.data, tc.opts)
 		if err != nil {
@@ -76,7 +76,7 @@ func TestReadValid(t *testing.T) {
 }
 
 func TestQueryPositions(t *testing.T) {
-	vr, err := NewVoteReader(strings.NewReader("a,b,c\n\n0,1,1\n1,1,1\n\n0,0,0\n"), "votes", ReadOptions{})
+	vr, err := newVoteReader(strings.NewReader("a,b,c\n\n0,1,1\n1,1,1\n\n0,0,0\n"), "votes", readOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,59 +97,59 @@ func TestReadMalformed(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		data      string
-		opts      ReadOptions
+		opts      readOptions
 		line, col int
 		want      string
 	}{
-		{"empty", "", ReadOptions{}, 0, 0, "empty file"},
-		{"blank lines only", "\n \n\t\n", ReadOptions{}, 0, 0, "empty file"},
-		{"header only", "t1,t2,t3\n", ReadOptions{}, 1, 0, "no data rows after the header"},
-		{"vote 2 on the only line", "1,0,2,1,0\n", ReadOptions{}, 1, 3, `vote "2": must be 0 or 1`},
-		{"vote 2 on the first line", "1,0,2,1,0\n1,0,1,1,0\n", ReadOptions{}, 1, 3, `vote "2": must be 0 or 1`},
-		{"vote -1 on the first line", "0,-1,1\n", ReadOptions{}, 1, 2, `vote "-1"`},
-		{"id and vote 2 on the only line", "q1,0,2,1\n", ReadOptions{}, 1, 3, `vote "2"`},
-		{"short row", "0,1,1\n0,1\n", ReadOptions{}, 2, 0, "2 columns, want 3"},
-		{"long row", "0,1,1\n0,1,1,1\n", ReadOptions{}, 2, 0, "4 columns, want 3"},
-		{"vote 2", "0,1,1\n0,2,1\n", ReadOptions{}, 2, 2, `vote "2": must be 0 or 1`},
-		{"vote 1.0", "0,1,1\n1.0,1,1\n", ReadOptions{}, 2, 1, `vote "1.0"`},
-		{"vote -1", "0,1,1\n1,1,-1\n", ReadOptions{}, 2, 3, `vote "-1"`},
-		{"empty vote", "0,1,1\n1,,1\n", ReadOptions{}, 2, 2, `vote ""`},
-		{"hint for an id", "0,1,1\n7,1,1\n", ReadOptions{}, 2, 1, "declare the id column"},
-		{"even K", "0,1\n1,1\n", ReadOptions{}, 1, 0, "must be odd"},
-		{"first row 01", "01,1,0,1,1,0,1,0,1,1,0\n", ReadOptions{}, 1, 1, `"01" is not a vote (votes are 0 or 1); read as an id, it would leave 10 votes, but K must be odd`},
-		{"first row 1.0", "1.0,1,0\n", ReadOptions{}, 1, 1, `"1.0" is not a vote`},
-		{"even K after an id", "q1,1,0\n", ReadOptions{}, 1, 0, "2 votes: the number of teachers K must be odd"},
-		{"K mismatch", "0,1,1\n", ReadOptions{K: 5}, 1, 0, "3 votes, want K = 5"},
-		{"binary", "\x00\x01\x02\x03", ReadOptions{}, 1, 0, "binary"},
-		{"invalid UTF-8", "\xff\xfe0,1\n", ReadOptions{}, 1, 0, "binary"},
-		{"prose", "Dear teachers,\nplease vote.\n", ReadOptions{}, 2, 0, "not a CSV or JSON lines vote file"},
-		{"header and data mismatch", "id,a,b,c\nq1,0,1\n", ReadOptions{}, 2, 0, "3 columns, but the header has 4"},
-		{"id column lost", "q1,0,1,1\n0,1,1\n", ReadOptions{}, 2, 0, "3 columns, want 4"},
-		{"unclosed quote", "a,0,1,1\n\"q,1,1,1\n", ReadOptions{}, 2, 1, "not closed"},
-		{"quote in field", "0,1,1\n0,1\"1,1\n", ReadOptions{}, 2, 2, "quote inside an unquoted field"},
-		{"junk after quote", "0,1,1\n\"0\"x,1,1\n", ReadOptions{}, 2, 1, "after a quoted field"},
-		{"line too long", long, ReadOptions{}, 2, 0, "line longer than 1048576 bytes"},
-		{"forced header, no data", "0,1,1\n", ReadOptions{Header: Present}, 1, 0, "no data rows"},
-		{"jsonl short", "[0,1,1]\n[0,1]\n", ReadOptions{}, 2, 0, "2 votes, want K = 3"},
-		{"jsonl vote 2", "[0,1,1]\n[0, 1, 2]\n", ReadOptions{}, 2, 8, "vote 3: \"2\": must be 0 or 1"},
-		{"jsonl vote true", "[0,1,true]\n", ReadOptions{}, 1, 6, "vote 3: \"true\""},
-		{"jsonl vote 1.0", "[1.0]\n", ReadOptions{}, 1, 2, "vote 1: \"1.0\""},
-		{"jsonl missing id", "{\"id\":1,\"votes\":[0,1,1]}\n{\"votes\":[0,1,1]}\n", ReadOptions{}, 2, 0, "no \"id\""},
-		{"jsonl unexpected id", "[0,1,1]\n{\"id\":\"a\",\"votes\":[0,1,1]}\n", ReadOptions{}, 2, 0, "first row has none"},
-		{"jsonl unknown key", "{\"vote\":[0,1,1]}\n", ReadOptions{}, 1, 2, "unknown key \"vote\""},
-		{"jsonl duplicate key", "{\"votes\":[1],\"votes\":[1]}\n", ReadOptions{}, 1, 14, "duplicate key"},
-		{"jsonl trailing data", "[0,1,1] x\n", ReadOptions{}, 1, 9, "unexpected data"},
-		{"jsonl unclosed array", "[0,1,1\n", ReadOptions{}, 1, 7, "not closed"},
-		{"jsonl unclosed string", "{\"id\":\"abc\n", ReadOptions{}, 1, 7, "not closed"},
-		{"jsonl id array", "{\"id\":[1],\"votes\":[1]}\n", ReadOptions{}, 1, 7, "must be a JSON string or number"},
-		{"jsonl id beyond float64", "{\"id\":1e999,\"votes\":[1]}\n", ReadOptions{}, 1, 7, "within the range of a float64"},
-		{"jsonl empty object", "{}\n", ReadOptions{}, 1, 2, "empty object"},
-		{"jsonl no votes key", "{\"id\":3}\n", ReadOptions{}, 1, 0, "no \"votes\" array"},
-		{"jsonl no votes", "[]\n", ReadOptions{}, 1, 0, "no votes"},
-		{"jsonl then csv", "[0,1,1]\n0,1,1\n", ReadOptions{}, 2, 1, "want a JSON array"},
-		{"jsonl id ruled out", "{\"id\":1,\"votes\":[1]}\n", ReadOptions{ID: Absent}, 1, 0, "ruled out"},
-		{"jsonl id required", "[1]\n", ReadOptions{ID: Present}, 1, 0, "declared"},
-		{"csv forced on jsonl", "[0,1,1]\n[1,1,0]\n", ReadOptions{Format: FormatCSV}, 2, 1, `vote "[1"`},
+		{"empty", "", readOptions{}, 0, 0, "empty file"},
+		{"blank lines only", "\n \n\t\n", readOptions{}, 0, 0, "empty file"},
+		{"header only", "t1,t2,t3\n", readOptions{}, 1, 0, "no data rows after the header"},
+		{"vote 2 on the only line", "1,0,2,1,0\n", readOptions{}, 1, 3, `vote "2": must be 0 or 1`},
+		{"vote 2 on the first line", "1,0,2,1,0\n1,0,1,1,0\n", readOptions{}, 1, 3, `vote "2": must be 0 or 1`},
+		{"vote -1 on the first line", "0,-1,1\n", readOptions{}, 1, 2, `vote "-1"`},
+		{"id and vote 2 on the only line", "q1,0,2,1\n", readOptions{}, 1, 3, `vote "2"`},
+		{"short row", "0,1,1\n0,1\n", readOptions{}, 2, 0, "2 columns, want 3"},
+		{"long row", "0,1,1\n0,1,1,1\n", readOptions{}, 2, 0, "4 columns, want 3"},
+		{"vote 2", "0,1,1\n0,2,1\n", readOptions{}, 2, 2, `vote "2": must be 0 or 1`},
+		{"vote 1.0", "0,1,1\n1.0,1,1\n", readOptions{}, 2, 1, `vote "1.0"`},
+		{"vote -1", "0,1,1\n1,1,-1\n", readOptions{}, 2, 3, `vote "-1"`},
+		{"empty vote", "0,1,1\n1,,1\n", readOptions{}, 2, 2, `vote ""`},
+		{"hint for an id", "0,1,1\n7,1,1\n", readOptions{}, 2, 1, "declare the id column"},
+		{"even K", "0,1\n1,1\n", readOptions{}, 1, 0, "must be odd"},
+		{"first row 01", "01,1,0,1,1,0,1,0,1,1,0\n", readOptions{}, 1, 1, `"01" is not a vote (votes are 0 or 1); read as an id, it would leave 10 votes, but K must be odd`},
+		{"first row 1.0", "1.0,1,0\n", readOptions{}, 1, 1, `"1.0" is not a vote`},
+		{"even K after an id", "q1,1,0\n", readOptions{}, 1, 0, "2 votes: the number of teachers K must be odd"},
+		{"K mismatch", "0,1,1\n", readOptions{K: 5}, 1, 0, "3 votes, want K = 5"},
+		{"binary", "\x00\x01\x02\x03", readOptions{}, 1, 0, "binary"},
+		{"invalid UTF-8", "\xff\xfe0,1\n", readOptions{}, 1, 0, "binary"},
+		{"prose", "Dear teachers,\nplease vote.\n", readOptions{}, 2, 0, "not a CSV or JSON lines vote file"},
+		{"header and data mismatch", "id,a,b,c\nq1,0,1\n", readOptions{}, 2, 0, "3 columns, but the header has 4"},
+		{"id column lost", "q1,0,1,1\n0,1,1\n", readOptions{}, 2, 0, "3 columns, want 4"},
+		{"unclosed quote", "a,0,1,1\n\"q,1,1,1\n", readOptions{}, 2, 1, "not closed"},
+		{"quote in field", "0,1,1\n0,1\"1,1\n", readOptions{}, 2, 2, "quote inside an unquoted field"},
+		{"junk after quote", "0,1,1\n\"0\"x,1,1\n", readOptions{}, 2, 1, "after a quoted field"},
+		{"line too long", long, readOptions{}, 2, 0, "line longer than 1048576 bytes"},
+		{"forced header, no data", "0,1,1\n", readOptions{Header: Present}, 1, 0, "no data rows"},
+		{"jsonl short", "[0,1,1]\n[0,1]\n", readOptions{}, 2, 0, "2 votes, want K = 3"},
+		{"jsonl vote 2", "[0,1,1]\n[0, 1, 2]\n", readOptions{}, 2, 8, "vote 3: \"2\": must be 0 or 1"},
+		{"jsonl vote true", "[0,1,true]\n", readOptions{}, 1, 6, "vote 3: \"true\""},
+		{"jsonl vote 1.0", "[1.0]\n", readOptions{}, 1, 2, "vote 1: \"1.0\""},
+		{"jsonl missing id", "{\"id\":1,\"votes\":[0,1,1]}\n{\"votes\":[0,1,1]}\n", readOptions{}, 2, 0, "no \"id\""},
+		{"jsonl unexpected id", "[0,1,1]\n{\"id\":\"a\",\"votes\":[0,1,1]}\n", readOptions{}, 2, 0, "first row has none"},
+		{"jsonl unknown key", "{\"vote\":[0,1,1]}\n", readOptions{}, 1, 2, "unknown key \"vote\""},
+		{"jsonl duplicate key", "{\"votes\":[1],\"votes\":[1]}\n", readOptions{}, 1, 14, "duplicate key"},
+		{"jsonl trailing data", "[0,1,1] x\n", readOptions{}, 1, 9, "unexpected data"},
+		{"jsonl unclosed array", "[0,1,1\n", readOptions{}, 1, 7, "not closed"},
+		{"jsonl unclosed string", "{\"id\":\"abc\n", readOptions{}, 1, 7, "not closed"},
+		{"jsonl id array", "{\"id\":[1],\"votes\":[1]}\n", readOptions{}, 1, 7, "must be a JSON string or number"},
+		{"jsonl id beyond float64", "{\"id\":1e999,\"votes\":[1]}\n", readOptions{}, 1, 7, "within the range of a float64"},
+		{"jsonl empty object", "{}\n", readOptions{}, 1, 2, "empty object"},
+		{"jsonl no votes key", "{\"id\":3}\n", readOptions{}, 1, 0, "no \"votes\" array"},
+		{"jsonl no votes", "[]\n", readOptions{}, 1, 0, "no votes"},
+		{"jsonl then csv", "[0,1,1]\n0,1,1\n", readOptions{}, 2, 1, "want a JSON array"},
+		{"jsonl id ruled out", "{\"id\":1,\"votes\":[1]}\n", readOptions{ID: Absent}, 1, 0, "ruled out"},
+		{"jsonl id required", "[1]\n", readOptions{ID: Present}, 1, 0, "declared"},
+		{"csv forced on jsonl", "[0,1,1]\n[1,1,0]\n", readOptions{Format: FormatCSV}, 2, 1, `vote "[1"`},
 	} {
 		_, _, err := readAll(tc.data, tc.opts)
 		var fe *FormatError
@@ -170,7 +170,7 @@ func TestErrorsDoNotQuoteRows(t *testing.T) {
 		"1,1,1,1,1\n1,1,1,1,1,1\n",
 		"[1,1,1,1,1]\n[1,1,1,1]\n",
 	} {
-		_, _, err := readAll(data, ReadOptions{})
+		_, _, err := readAll(data, readOptions{})
 		if err == nil || strings.Contains(err.Error(), "1,1") || strings.Contains(err.Error(), "[1") {
 			t.Errorf("%q: error %v shows votes", data, err)
 		}
@@ -182,7 +182,7 @@ func TestErrorsDoNotQuoteRows(t *testing.T) {
 func TestReadLongFile(t *testing.T) {
 	const n = 200000
 	r := io.MultiReader(strings.NewReader("id,a,b,c,d,e\n"), &repeatReader{line: []byte("q,1,0,1,1,0\n"), n: n})
-	vr, err := NewVoteReader(r, "votes", ReadOptions{})
+	vr, err := newVoteReader(r, "votes", readOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func FuzzVoteReader(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		vr, err := NewVoteReader(bytes.NewReader(data), "fuzz", ReadOptions{})
+		vr, err := newVoteReader(bytes.NewReader(data), "fuzz", readOptions{})
 		if err != nil {
 			var fe *FormatError
 			if !errors.As(err, &fe) {
@@ -286,9 +286,9 @@ func FuzzCSVAgainstEncodingCSV(f *testing.F) {
 			}
 			want = append(want, row{"", b.String()})
 		}
-		_, got, err := readAll(string(data), ReadOptions{Format: FormatCSV, Header: Absent, ID: Absent})
+		_, got, err := readAll(string(data), readOptions{Format: FormatCSV, Header: Absent, ID: Absent})
 		if err != nil {
-			t.Fatalf("encoding/csv reads %q, VoteReader: %v", data, err)
+			t.Fatalf("encoding/csv reads %q, voteReader: %v", data, err)
 		}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("%q: rows %v, encoding/csv %v", data, got, want)
@@ -359,7 +359,7 @@ func FuzzRoundTrip(f *testing.F) {
 				fmt.Fprintf(&file, "%s\n", strings.Join(vs, ","))
 			}
 		}
-		opts := ReadOptions{}
+		opts := readOptions{}
 		if !jsonl {
 			// A headerless first row of votes with an id such as "q0" is
 			// detected; headers only when they are not 0/1 themselves.

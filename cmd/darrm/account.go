@@ -191,7 +191,7 @@ func newAccountGNMaxCmd() *cobra.Command {
 			}
 			d.Rows = append(d.Rows, report.GNMaxNoise{Eps: e, Sigma: sigma, Lambda: lambda})
 			if f.Plot != "" {
-				t, err := gnmaxTarget(target)
+				t, err := figure.GNMaxTargetOf(target)
 				if err != nil {
 					return nil, err
 				}

@@ -86,31 +86,16 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	file, err := openInput(cmd, "VOTES", name, wantVotes)
+	in, file, err := f.openReader(cmd, name)
 	if err != nil {
 		return err
 	}
 	defer file.Close()
-	vf, member, err := f.openVotes(file, name, input)
-	if err != nil {
-		return err
-	}
-	if member != nil {
-		defer member.Close()
-	}
-	kind, err := f.input(cmd, vf, input)
-	if err != nil {
-		return err
-	}
-	info, err := ensemble.LookupMechanism(f.Mechanism, kind)
+	info, err := ensemble.LookupMechanism(f.Mechanism, votefile.InputOf(in))
 	if err != nil {
 		return cli.Usagef("--%v (multi-class votes: --input-format counts, --classes C, or a metadata header that states them)", err)
 	}
 	if err := checkSettings(cmd, info, votefile.Settings{}); err != nil {
-		return err
-	}
-	in, err := f.reader(cmd, vf, info.Input, input)
-	if err != nil {
 		return err
 	}
 	if cmd.Flags().Changed("K") && f.K != in.K() {

@@ -14,7 +14,9 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/peek"
+	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -162,15 +164,15 @@ func sniffPath(path string) *fileKind {
 	return sniff(bufio.NewReaderSize(f, sniffBytes))
 }
 
-// sniff recognises the kind of file br starts with, without consuming it:
-// darrm's headers (a vote or label file's metadata header, a ledger's
-// first line), a JSON document with a gamma (solve's, verify's) or a
-// part of separate's, a CSV table of gamma (solve --format csv) or
-// solve's table for people, which rounds its gamma.
-// Comment lines before a header (a seeded release's NOT FOR RELEASE) are
-// passed over. It waits for the first lines only, and, when a line opens
-// a JSON document that does not end on it (which no line-oriented file
-// does), for the document's start. nil: none of these.
+// sniff recognises the kind of file br starts with, without consuming it,
+// by the predicates of the packages whose files they are: darrm's headers
+// (a vote or label file's metadata header, a ledger's first line), a JSON
+// document with a gamma (solve's, verify's) or a part of separate's, a CSV
+// table of gamma (solve --format csv) or solve's table for people, which
+// rounds its gamma. Comment lines before a header (a seeded release's NOT
+// FOR RELEASE) are passed over. It waits for the first lines only, and,
+// when a line opens a JSON document that does not end on it (which no
+// line-oriented file does), for the document's start. nil: none of these.
 func sniff(br *bufio.Reader) *fileKind {
 	for n := 1; n <= maxComments+1; n++ {
 		lines := peek.Lines(br, n)
@@ -180,32 +182,26 @@ func sniff(br *bufio.Reader) *fileKind {
 		line := lines[n-1]
 		switch {
 		case line[0] == '#':
-			if k := kindOfKeys(topKeys(bytes.TrimSpace(line[1:]))); k != nil {
+			if k := kindOf(bytes.TrimSpace(line[1:])); k != nil {
 				return k
 			}
 			continue
 		case line[0] == '{' || line[0] == '[':
 			if json.Valid(line) {
-				return kindOfKeys(topKeys(line))
+				return kindOf(line)
 			}
 			b, _ := br.Peek(sniffBytes)
-			if k := kindOfKeys(topKeys(b[max(bytes.Index(b, line), 0):])); k != nil {
+			if k := kindOf(b[max(bytes.Index(b, line), 0):]); k != nil {
 				return k
 			}
 			if len(line) == 1 { // "{" or "[" alone: a document, indented
 				return jsonDocKind
 			}
 			return nil
-		}
-		if bytes.HasPrefix(line, []byte(report.SolveTableStart)) {
+		case report.IsSolveTable(line):
 			return solveTableKind
-		}
-		fields := strings.Split(string(line), ",")
-		for i := range fields {
-			fields[i] = strings.TrimSpace(fields[i])
-		}
-		if len(fields) >= 2 && fields[0] == "l" && slices.ContainsFunc(fields[1:], func(f string) bool { return f == "gamma" || strings.HasPrefix(f, "gamma_") }) {
-			return gammaKind // solve's CSV: l,gamma_opt[,gamma_sub,...]
+		case gamma.IsTable(line):
+			return gammaKind // solve's CSV
 		}
 		return nil
 	}
@@ -215,43 +211,18 @@ func sniff(br *bufio.Reader) *fileKind {
 // maxComments bounds the comment lines sniff passes over before a header.
 const maxComments = 3
 
-// topKeys returns the keys of the JSON object at the start of b, as far
-// as b holds it.
-func topKeys(b []byte) []string {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil
-	}
-	var keys []string
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			break
-		}
-		key, _ := tok.(string)
-		keys = append(keys, key)
-		var v json.RawMessage
-		if dec.Decode(&v) != nil {
-			break
-		}
-	}
-	return keys
-}
-
-// kindOfKeys recognises darrm's files by the keys of their first JSON
-// object.
-func kindOfKeys(keys []string) *fileKind {
-	has := func(k string) bool { return slices.Contains(keys, k) }
+// kindOf recognises darrm's files by their first JSON object, obj.
+func kindOf(obj []byte) *fileKind {
 	switch {
-	case has(votefile.HeaderKey):
+	case votefile.IsVoteHeader(obj):
 		return voteKind
-	case has(votefile.LabelsKey):
+	case votefile.IsLabelHeader(obj):
 		return labelKind
-	case has("header") && has("sha256"):
+	case ledger.IsLedger(obj):
 		return ledgerKind
-	case has("separation") || has("problem") && has("gamma"):
+	case report.IsShard(obj):
 		return shardKind
-	case has("gamma"):
+	case gamma.IsTable(obj):
 		return gammaKind
 	}
 	return nil

@@ -168,14 +168,14 @@ func voteHeader(cmd *cobra.Command, path string) (*votefile.Meta, error) {
 		return nil, err
 	}
 	defer file.Close()
-	vf, err := votefile.Open(file, name, votefile.FormatAuto)
+	m, err := votefile.ReadMeta(file, name)
 	if err != nil {
 		return nil, cli.Usagef("--votes: %v", err)
 	}
-	if vf.Meta() == nil {
+	if m == nil {
 		return nil, cli.Usagef("--votes %s has no metadata header: give the ensemble's parameters as flags", name)
 	}
-	return vf.Meta(), nil
+	return m, nil
 }
 
 func newLedgerShowCmd() *cobra.Command {

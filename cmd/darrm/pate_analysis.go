@@ -20,18 +20,14 @@ type analysisFlags struct {
 }
 
 // smooth returns the parameters of the smooth-sensitivity release the
-// flags give.
+// flags give (pate.NewSmoothParams checks them).
 func (f *analysisFlags) smooth(cmd *cobra.Command) (pate.SmoothParams, error) {
 	fs := cmd.Flags()
-	p := pate.SmoothParams{Order: f.SSOrder, Beta: f.Beta, Sigma: f.SigmaSS, FromVotes: f.SSParams == pate.SmoothFromVotes}
-	switch {
-	case fs.Changed("ss-order") && !(f.SSOrder > 1):
-		return p, cli.Usagef("--ss-order = %v: must be > 1", f.SSOrder)
-	case fs.Changed("beta") && !(f.Beta > 0):
-		return p, cli.Usagef("--beta = %v: must be > 0", f.Beta)
-	case fs.Changed("sigma-ss") && !(f.SigmaSS > 0):
-		return p, cli.Usagef("--sigma-ss = %v: must be > 0", f.SigmaSS)
-	case p.FromVotes && fs.Changed("beta") != fs.Changed("sigma-ss"):
+	p, err := pate.NewSmoothParams(cli.Given(fs, "ss-order", f.SSOrder), cli.Given(fs, "beta", f.Beta), cli.Given(fs, "sigma-ss", f.SigmaSS), f.SSParams == pate.SmoothFromVotes)
+	if err != nil {
+		return p, flagError(err, map[string]string{"ss order": "--ss-order", "sigma ss": "--sigma-ss"})
+	}
+	if p.FromVotes && fs.Changed("beta") != fs.Changed("sigma-ss") {
 		return p, cli.Usagef("--ss-parameters from-votes chooses --beta and --sigma-ss together: fix both, or neither")
 	}
 	return p, nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/curveplot"
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/shuffleg"
@@ -70,7 +71,7 @@ func newPlotGammaCmd() *cobra.Command {
 			if err := docs[i].CheckDrawable(cmd.Context(), &docs[0], cli.InputName(args[0])); err != nil {
 				return nil, cli.Usagef("%s: %v", cli.InputName(args[i]), err)
 			}
-			s, err := gammaSetting(docs[i])
+			s, err := figure.SolveSetting(docs[i])
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", cli.InputName(args[i]), err)
 			}
@@ -83,8 +84,8 @@ func newPlotGammaCmd() *cobra.Command {
 func newPlotShufflegCmd() *cobra.Command {
 	f := struct {
 		plotFlags
-		Metric    metric   `flag:"plot-metric" help:"quantity to plot: loss (G(x; D), linear axis) or excess (G(x; D) - G(x*), log axis)"`
-		Reference []string `flag:"reference" help:"reports to compare with, drawn thin and dashed in the panels of the same dataset, task, eps and p (say, another order)"`
+		Metric    curveplot.Metric `flag:"plot-metric" help:"quantity to plot: loss (G(x; D), linear axis) or excess (G(x; D) - G(x*), log axis)"`
+		Reference []string         `flag:"reference" help:"reports to compare with, drawn thin and dashed in the panels of the same dataset, task, eps and p (say, another order)"`
 	}{}
 	return newPlot("shuffleg", "Draw several shuffleg results as panels of one figure (thesis Figures 4.2, C.1-C.4)", &f, &f.plotFlags, func(cmd *cobra.Command, args []string) ([]cliout.Record, error) {
 		reports, err := readJSON[shuffleg.Report](cmd, "FILE", args, wantShuffleg)
@@ -107,7 +108,7 @@ func newPlotShufflegCmd() *cobra.Command {
 				return nil, cli.Usagef("--reference %s: not the output of darrm shuffleg --format json", cli.InputName(f.Reference[i]))
 			}
 		}
-		fig, err := shufflegFigure(reports, refs, f.Metric, f.Title, f.Cols)
+		fig, err := curveplot.ShufflegFigure(reports, refs, f.Metric, f.Title, f.Cols)
 		if err != nil {
 			return nil, cli.AsUsage(err)
 		}

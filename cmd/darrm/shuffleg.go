@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/curveplot"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/internal/atomicfile"
@@ -41,7 +42,7 @@ type shufflegFlags struct {
 	NonContr   bool                  `flag:"allow-noncontractive" help:"run learning rates above 1/L*, where the privacy analysis does not hold (results are marked)"`
 	Curves     string                `flag:"curves" help:"also write the per-epoch curves as CSV to this file"`
 	Plot       string                `flag:"plot"`
-	PlotMetric metric                `flag:"plot-metric" help:"quantity to plot: loss (G(x; D), linear axis) or excess (G(x; D) - G(x*), log axis)"`
+	PlotMetric curveplot.Metric      `flag:"plot-metric" help:"quantity to plot: loss (G(x; D), linear axis) or excess (G(x; D) - G(x*), log axis)"`
 	N          int                   `flag:"n" help:"synthetic: samples in each of the private and public sets"`
 	D          int                   `flag:"d" help:"synthetic: dimension"`
 	dataDir    string
@@ -133,7 +134,7 @@ func runShuffleg(cmd *cobra.Command, f *shufflegFlags) error {
 		}
 	}
 	if f.Plot != "" {
-		fig, err := shufflegFigure([]shuffleg.Report{rep}, nil, f.PlotMetric, "", 1)
+		fig, err := curveplot.ShufflegFigure([]shuffleg.Report{rep}, nil, f.PlotMetric, "", 1)
 		if err != nil {
 			return err
 		}

@@ -89,7 +89,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	}
 	out.Seconds = time.Since(start).Seconds()
 	if f.Plot != "" {
-		s, err := gammaSetting(out)
+		s, err := figure.SolveSetting(out)
 		if err != nil {
 			return err
 		}

@@ -180,8 +180,8 @@ func runTeachersClasses(cmd *cobra.Command, use, dataset string, classes int, tf
 	if fs.Changed("epochs") {
 		cfg.Epochs = tf.Epochs
 	}
-	if k < 1 || cfg.Epochs < 1 {
-		return cli.Usagef("--K = %d, --epochs = %d: both must be >= 1", k, cfg.Epochs)
+	if err := flagError(cfg.Validate(), nil); err != nil {
+		return err
 	}
 	dir, err := cf.open()
 	if err != nil {

@@ -32,7 +32,7 @@ func TestTeachersVoteSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer vf.Close()
-	r, err := votefile.NewVoteReader(vf, votes, votefile.ReadOptions{})
+	r, _, err := votefile.Read(vf, votes, votefile.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestTeachersVoteSummary(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		r, err := votefile.NewClassReader(f, path, votefile.ClassOptions{Input: votefile.InputCounts})
+		r, _, err := votefile.Read(f, path, votefile.Options{Layout: votefile.LayoutCounts})
 		if err != nil {
 			t.Fatal(err)
 		}

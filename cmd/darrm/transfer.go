@@ -83,7 +83,7 @@ func newTransferCmd() *cobra.Command {
 			out := report.NewTransfer(f.Dataset, t, b.Test, res, params.Seed)
 			out.Seconds = time.Since(start).Seconds()
 			if f.Plot != "" {
-				p := transferPanel(f.Dataset, out.K, res.Results)
+				p := curveplot.TransferPanel(f.Dataset, out.K, res.Results)
 				fig := curveplot.Figure{Panels: []*curveplot.Panel{&p}, Notes: []string{"Lines: mean accuracy over the redraws of the queries; shaded: ± one standard deviation."}}
 				if err := fig.Write(f.Plot); err != nil {
 					return err

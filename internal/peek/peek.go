@@ -6,6 +6,7 @@ package peek
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 )
@@ -54,4 +55,29 @@ func Lines(br *bufio.Reader, n int) [][]byte {
 		lines = append(lines, line)
 	}
 	return lines
+}
+
+// Keys returns the keys of the JSON object at the start of b, as far as
+// b holds it (a file's first line, or the start of a document spread
+// over lines): what a package looks at to recognise its own files. nil
+// if b does not start with an object.
+func Keys(b []byte) []string {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	var keys []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		key, _ := tok.(string)
+		keys = append(keys, key)
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			break
+		}
+	}
+	return keys
 }

@@ -3,6 +3,7 @@ package peek
 import (
 	"bufio"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -45,6 +46,25 @@ func TestLines(t *testing.T) {
 		br.ReadString('\n')
 		if got := Lines(br, 2); len(got) != 2 || string(got[0]) != "1" || string(got[1]) != "2" {
 			t.Errorf("after a line was read: %q", got)
+		}
+	}
+}
+
+// TestKeys: the keys of the object at the start, as far as it goes; none
+// of anything else.
+func TestKeys(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{`{"a":1,"b":{"c":2},"d":[1]}`, []string{"a", "b", "d"}},
+		{"{\n  \"a\": 1,\n  \"b\": [1, 2", []string{"a", "b"}},
+		{`[{"a":1}]`, nil},
+		{"a,b\n", nil},
+		{"", nil},
+	} {
+		if got := Keys([]byte(tc.in)); !slices.Equal(got, tc.want) {
+			t.Errorf("Keys(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }

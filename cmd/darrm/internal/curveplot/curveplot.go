@@ -5,8 +5,8 @@
 // the corners, 300 dpi PNG or SVG). A curve far above the others is drawn
 // on a broken axis rather than cut; a line under a panel's title can list
 // one value per curve in the curves' colours (the learning rates a search
-// chose). It takes plain data: the command line turns darrm's reports into
-// panels.
+// chose). It takes plain data, and turns DP-ShuffleG's reports
+// (ShufflegFigure) and transfer's results (TransferPanel) into it.
 package curveplot
 
 import (

@@ -28,7 +28,7 @@ func TestNewAggregate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	votes, err := votefile.NewVoteReader(strings.NewReader("1,0,1\n"), "votes.csv", votefile.ReadOptions{})
+	votes, _, err := votefile.Read(strings.NewReader("1,0,1\n"), "votes.csv", votefile.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestNewAggregate(t *testing.T) {
 // AggregateMulti, from the same Release as a two-class one: its
 // settings, the queries withheld, totals without a cap.
 func TestNewSummary(t *testing.T) {
-	in, err := votefile.NewClassReader(strings.NewReader("4,3,3\n"), "counts.csv", votefile.ClassOptions{Input: votefile.InputCounts})
+	in, _, err := votefile.Read(strings.NewReader("4,3,3\n"), "counts.csv", votefile.Options{Layout: votefile.LayoutCounts})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -197,12 +198,16 @@ func (out Solve) gammaColumns(fmtV func(float64) string) ([]string, [][]string) 
 	return header, rows
 }
 
-// SolveTableStart is how solve's table starts, by which darrm tells it
-// from a gamma it can certify: the table rounds gamma to six digits.
-const SolveTableStart = "DaRRM gamma_opt for "
+// solveTableStart is how solve's table starts (IsSolveTable).
+const solveTableStart = "DaRRM gamma_opt for "
+
+// IsSolveTable reports whether line, a file's first, starts darrm solve's
+// table, by which darrm tells it from a gamma it can certify: the table
+// rounds gamma to six digits.
+func IsSolveTable(line []byte) bool { return bytes.HasPrefix(line, []byte(solveTableStart)) }
 
 func (out Solve) writeTable(w io.Writer) error {
-	fmt.Fprintf(w, "%s%s; prior %s\n\n", SolveTableStart, out.Describe(), out.Prior)
+	fmt.Fprintf(w, "%s%s; prior %s\n\n", solveTableStart, out.Describe(), out.Prior)
 	header, rows := out.gammaColumns(g6)
 	if err := cliout.WriteTable(w, header, rows); err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/peek"
 )
 
 // Verify is the document darrm verify prints.
@@ -45,6 +46,14 @@ type Shard struct {
 	Gamma      []float64              `json:"gamma"`
 	Separation constraints.Separation `json:"separation"`
 	Seconds    float64                `json:"seconds"`
+}
+
+// IsShard reports whether obj, the JSON object at the start of a file, is
+// a part of darrm separate's certificate (a Shard), or holds a gamma with
+// its problem, as a part does.
+func IsShard(obj []byte) bool {
+	keys := peek.Keys(obj)
+	return slices.Contains(keys, "separation") || slices.Contains(keys, "problem") && slices.Contains(keys, "gamma")
 }
 
 // Written says in one line that the part was written to path, for the

@@ -56,3 +56,14 @@ func TestMergeShards(t *testing.T) {
 		}
 	}
 }
+
+// TestIsShard: a part of separate's certificate is told by its
+// separation, or by a gamma with its problem; solve's table by its start.
+func TestIsShard(t *testing.T) {
+	if !IsShard([]byte(`{"problem":{"K":3},"gamma":[1]}`)) || !IsShard([]byte(`{"separation":{}}`)) || IsShard([]byte(`{"gamma":[1]}`)) {
+		t.Error("a part not told from a gamma")
+	}
+	if !IsSolveTable([]byte(solveTableStart+"K = 11")) || IsSolveTable([]byte("l,gamma_opt")) {
+		t.Error("solve's table not told")
+	}
+}

@@ -1,0 +1,160 @@
+package votefile
+
+import (
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/darrm/darrm/internal/peek"
+)
+
+// Options say what the caller knows of a vote file; the zero value lets
+// Read decide everything from the file.
+type Options struct {
+	// Format is the file's format; FormatAuto decides from its start.
+	Format Format
+	// Layout LayoutCounts says the rows are vote counts, one column per
+	// class. The zero value, LayoutVotes, leaves it to the metadata
+	// header or, without one, to Classes (class indices) or to the rows:
+	// 0/1 votes, or counts when the first rows are evidently counts (a
+	// Note says so).
+	Layout Layout
+	// Classes is C. Given (not 0) without a header, the rows are class
+	// indices 0..C-1 (or with LayoutCounts, C counts); a header's C must
+	// be the same.
+	Classes int
+	// K is the number of teachers the caller states, 0 for the file's.
+	// It lets counts sum to fewer than K (teachers that abstained) and
+	// tells counts from 0/1 votes; Read leaves a 0/1 file's K to the
+	// caller to compare.
+	K int
+	// Header and ID say whether a CSV file has a header row and whether
+	// the rows have an id column (Detect: decided from the file).
+	Header Presence
+	ID     Presence
+	// TeachersInRows reads a matrix of class labels (a NumPy array, or a
+	// CSV file read whole) as teachers x queries, the layout of PATE's
+	// published votes, rather than queries x teachers.
+	TeachersInRows bool
+	// Size is the file's size in bytes, 0 when not known (a stream): a
+	// text file of class labels with more teachers than its size holds
+	// rows of queries is refused as one the other way round. With Array,
+	// it is the archive's size.
+	Size int64
+	// Array names the array to read in a NumPy .npz archive; r must then
+	// be an io.ReaderAt of Size bytes.
+	Array string
+}
+
+// A Note is what Read decided of a file that neither its caller nor its
+// metadata header said, for the caller to tell its user.
+type Note struct {
+	File   string // the file's name
+	Layout Layout // the layout decided
+	Why    string // the evidence
+}
+
+// String says what was decided and why, e.g. "counts.csv holds vote
+// counts, one column per class: read as counts".
+func (n Note) String() string {
+	return fmt.Sprintf("%s %s: read as %v", n.File, n.Why, n.Layout)
+}
+
+// optionError is a Read option that the file contradicts, said as the
+// caller's user gave it.
+type optionError string
+
+func (e optionError) Error() string { return string(e) }
+
+// BadInput reports that the error is the caller's input.
+func (e optionError) BadInput() bool { return true }
+
+// Read reads the start of the vote file r (its metadata header and
+// first data row) and returns the reader of its queries: of 0/1 votes of
+// two classes, or of vote counts or class indices of C classes
+// (Reader.ManyClasses), as the header, the options and, where neither
+// says, the rows decide (docs/aggregate.md, "Vote counts without a
+// flag"). It returns what it so decided as Notes, also with an error
+// after the decision. A NumPy array
+// (.npy, or with opts.Array an .npz archive's) is recognised by its
+// start. name is used in errors; a malformed file, or options it
+// contradicts, is an error with BadInput() true.
+func Read(r io.Reader, name string, opts Options) (Reader, []Note, error) {
+	var vf *voteFile
+	var err error
+	if opts.Array != "" {
+		ra, ok := r.(io.ReaderAt)
+		if !ok || opts.Size <= 0 {
+			return nil, nil, &FormatError{File: name, Msg: fmt.Sprintf("array %s: an .npz archive is read from a file, not from a stream", show([]byte(opts.Array)))}
+		}
+		vf, err = openNPZ(ra, opts.Size, name, opts.Array)
+		opts.Size = 0 // the archive's, not the array's
+	} else {
+		vf, err = open(r, name, opts.Format)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	in, notes, err := vf.read(opts)
+	if err != nil && vf.member != nil {
+		vf.member.Close()
+	}
+	return in, notes, err
+}
+
+// read reads vf as Read does.
+func (vf *voteFile) read(opts Options) (Reader, []Note, error) {
+	name, m := vf.vr.name, vf.vr.meta
+	counts := opts.Layout == LayoutCounts
+	var notes []Note
+	if !counts && opts.Classes == 0 && !vf.ManyClasses() {
+		layout, err := vf.detectLayout(readOptions{Header: opts.Header, ID: opts.ID, K: opts.K})
+		if err != nil {
+			return nil, nil, err
+		}
+		if layout != LayoutCounts || m != nil {
+			r, err := vf.Votes(readOptions{Format: opts.Format, Header: opts.Header, ID: opts.ID})
+			return r, nil, err
+		}
+		counts = true
+		notes = append(notes, Note{File: name, Layout: LayoutCounts, Why: "holds vote counts, one column per class"})
+	}
+	co := classOptions{Header: opts.Header, ID: opts.ID, Classes: opts.Classes, TeachersInRows: opts.TeachersInRows, Size: opts.Size}
+	switch {
+	case m != nil:
+		if _, err := Check(m, Stated{Classes: opts.Classes}); err != nil {
+			return nil, notes, fmt.Errorf("%s: %w (--classes)", name, err)
+		}
+		if counts && m.Layout != LayoutCounts {
+			return nil, notes, optionError(fmt.Sprintf("--input-format counts contradicts the metadata header of %s, which states layout %v (class indices)", name, m.Layout))
+		}
+	case counts:
+		co.Input, co.K = inputCounts, opts.K
+	case opts.Classes != 0:
+		co.Input, co.K = inputClasses, opts.K
+	default:
+		co.K = opts.K
+	}
+	r, err := vf.Classes(co)
+	return r, notes, err
+}
+
+// ReadMeta returns the metadata header of the vote file r, nil if it has
+// none; name is used in errors.
+func ReadMeta(r io.Reader, name string) (*Meta, error) {
+	vf, err := open(r, name, FormatAuto)
+	if err != nil {
+		return nil, err
+	}
+	return vf.vr.meta, nil
+}
+
+// IsVoteHeader reports whether obj, the JSON object of a file's first
+// line (after "# " in CSV), is a vote file's metadata header: it has
+// the key HeaderKey.
+func IsVoteHeader(obj []byte) bool { return slices.Contains(peek.Keys(obj), HeaderKey) }
+
+// IsLabelHeader reports whether obj, the JSON object of a file's first
+// line (after "# " in CSV), is a label file's header: it has the key
+// LabelsKey.
+func IsLabelHeader(obj []byte) bool { return slices.Contains(peek.Keys(obj), LabelsKey) }
