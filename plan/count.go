@@ -82,9 +82,10 @@ type built struct {
 	acc     ensemble.Accounting
 }
 
-// aggregator builds the aggregator of r as aggregate builds it
-// (ensemble.Mechanism.Build, its gamma from r.Source).
-func aggregator(ctx context.Context, r Request) (ensemble.Labeler, string, error) {
+// Aggregator returns the aggregator of r's mechanism and parameters, built
+// as darrm aggregate builds it (ensemble.Mechanism.Build, its gamma from
+// r.Gamma), and says what it is in words.
+func Aggregator(ctx context.Context, r Request) (ensemble.Labeler, string, error) {
 	info, err := ensemble.LookupMechanism(r.Mechanism.Name, r.Mechanism.Input)
 	if err != nil {
 		return nil, "", err
@@ -111,7 +112,7 @@ func aggregator(ctx context.Context, r Request) (ensemble.Labeler, string, error
 // release). The plan knows no votes: no teachers' cap applies
 // (votefile.Binding.Cap of votes without a header).
 func build(ctx context.Context, r Request) (built, error) {
-	agg, label, err := aggregator(ctx, r)
+	agg, label, err := Aggregator(ctx, r)
 	if err != nil {
 		return built{}, err
 	}
@@ -129,7 +130,7 @@ func build(ctx context.Context, r Request) (built, error) {
 // (accountant.RunFits), and, where the release also counts by points of
 // the privacy profile (optimal composition), that count itself.
 func fits(ctx context.Context, r Request, queries int) (bool, error) {
-	agg, _, err := aggregator(ctx, r)
+	agg, _, err := Aggregator(ctx, r)
 	if err != nil {
 		return false, err
 	}
