@@ -2,10 +2,21 @@ package plan
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
 )
+
+// Equal is one mechanism of a comparison at equal totals: its plan, or
+// why no value of its parameter fits.
+type Equal struct {
+	Plan Plan
+	// NoFit says why not even the least generous value of the parameter
+	// fits the queries in the budget (a *accountant.ParamError naming
+	// budget-eps and the smallest budget that fits), nil when Plan is set.
+	NoFit error
+}
 
 // EqualTotals plans each request for the same total budget over the same
 // number of queries: each mechanism's per-query parameter by Parameters
@@ -15,16 +26,22 @@ import (
 // per-query guarantees a one-bit pure-DP release composes like randomized
 // response and Gaussian noise like zCDP, and their totals over 100 queries
 // can differ eightfold (DESIGN.md, "Compare at equal totals"). Each
-// request's own Budget is replaced by budget.
-func EqualTotals(ctx context.Context, rs []Request, budget accountant.Guarantee, queries int) ([]Plan, error) {
-	out := make([]Plan, len(rs))
+// request's own Budget is replaced by budget. A mechanism that nothing
+// fits is reported in its Equal; any other error ends the comparison.
+func EqualTotals(ctx context.Context, rs []Request, budget accountant.Guarantee, queries int) ([]Equal, error) {
+	out := make([]Equal, len(rs))
 	for i, r := range rs {
 		r.Budget = budget
 		pl, err := Parameters(ctx, r, queries)
-		if err != nil {
+		var pe *accountant.ParamError
+		switch {
+		case errors.As(err, &pe) && pe.Name == "budget-eps":
+			out[i].NoFit = err
+		case err != nil:
 			return nil, fmt.Errorf("%s at a total of %v over %d queries: %w", r.Mechanism.Name, budget, queries, err)
+		default:
+			out[i].Plan = pl
 		}
-		out[i] = pl
 	}
 	return out, nil
 }

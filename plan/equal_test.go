@@ -46,8 +46,13 @@ func TestEqualTotals(t *testing.T) {
 		if len(plans) != len(rs) {
 			t.Fatalf("Q %d: %d plans for %d requests", q, len(plans), len(rs))
 		}
-		for i, pl := range plans {
+		for i, e := range plans {
 			name := rs[i].Mechanism.Name
+			if e.NoFit != nil {
+				t.Errorf("Q %d %s: %v", q, name, e.NoFit)
+				continue
+			}
+			pl := e.Plan
 			if pl.Request.Budget != budget || pl.Queries != q {
 				t.Errorf("Q %d %s: planned for %v over %d queries, want %v over %d", q, name, pl.Request.Budget, pl.Queries, budget, q)
 			}
@@ -70,5 +75,14 @@ func TestEqualTotals(t *testing.T) {
 				t.Errorf("Q %d %s: %s 5%% more generous than %v still releases %d >= %d queries", q, name, pl.Parameter, pl.Value, n.Run, q)
 			}
 		}
+	}
+	// A budget that fits not one query of RR at m = 1 is that mechanism's
+	// answer, beside the others' plans.
+	plans, err := EqualTotals(ctx, []Request{rr, oneVote}, accountant.Guarantee{Eps: 0.02, Delta: 1e-5}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !asParam(plans[0].NoFit, new(interface{ Param() (string, any, string) })) || plans[1].NoFit != nil || plans[1].Plan.Count.Run < 1 {
+		t.Errorf("budget 0.02, RR at eps 0.03 per query: %v; darrm-one-vote: %v, %d queries: want RR not to fit, darrm-one-vote to", plans[0].NoFit, plans[1].NoFit, plans[1].Plan.Count.Run)
 	}
 }

@@ -1,0 +1,276 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/plan"
+	"github.com/darrm/darrm/votefile"
+)
+
+// Planned is a mechanism's plan in a comparison at equal totals
+// (plan.EqualTotals): the parameter chosen for the total budget over the
+// queries, the per-query guarantee it gives, and the total by the
+// composition that holds a release to the budget, with its theorem; or,
+// when nothing fits, why (NoFit).
+type Planned struct {
+	Mechanism      votefile.Mechanism `json:"mechanism"`
+	Parameter      string             `json:"planned,omitempty"`
+	Value          float64            `json:"value,omitempty"`
+	PerQueryEps    float64            `json:"per_query_eps,omitempty"`
+	PerQueryDelta  float64            `json:"per_query_delta,omitempty"`
+	TotalEps       float64            `json:"total_eps,omitempty"`
+	TotalDelta     float64            `json:"total_delta,omitempty"`
+	TotalMethod    string             `json:"total_method,omitempty"`
+	TotalReference string             `json:"total_reference,omitempty"`
+	NoFit          string             `json:"no_fit,omitempty"`
+}
+
+// NewPlanned describes e, a plan of mechanism name.
+func NewPlanned(name votefile.Mechanism, e plan.Equal) Planned {
+	if e.NoFit != nil {
+		return Planned{Mechanism: name, NoFit: e.NoFit.Error()}
+	}
+	c := e.Plan.Count
+	return Planned{Mechanism: name, Parameter: e.Plan.Parameter, Value: e.Plan.Value,
+		PerQueryEps: c.PerQuery.Eps, PerQueryDelta: c.PerQuery.Delta,
+		TotalEps: c.Total.Guarantee.Eps, TotalDelta: c.Total.Guarantee.Delta,
+		TotalMethod: c.Total.Name(), TotalReference: c.Total.Reference()}
+}
+
+// Fits says whether the mechanism has a plan.
+func (p Planned) Fits() bool { return p.NoFit == "" }
+
+// Columns are the plan's cells of a table row: the parameter, the
+// per-query guarantee and the total with its method.
+func (p Planned) Columns() []string {
+	if !p.Fits() {
+		return []string{"does not fit", "", ""}
+	}
+	return []string{fmt.Sprintf("%s %s", p.Parameter, cliout.FloatN(p.Value, 4)),
+		fmt.Sprintf("(%s, %s)", cliout.FloatN(p.PerQueryEps, 4), cliout.FloatN(p.PerQueryDelta, 3)),
+		fmt.Sprintf("(%s, %s) %s", cliout.FloatN(p.TotalEps, 4), cliout.FloatN(p.TotalDelta, 3), p.TotalMethod)}
+}
+
+// PlannedHeader are the headers of Columns.
+var PlannedHeader = []string{"planned", "per query (eps, delta)", "total (eps, delta), by"}
+
+// EqualTotals is the heading of a comparison at equal totals: the budget,
+// the queries and the composition the plans hold to it.
+type EqualTotals struct {
+	BudgetEps   float64 `json:"budget_eps"`
+	BudgetDelta float64 `json:"budget_delta"`
+	Queries     int     `json:"queries"`
+	Composition string  `json:"composition"`
+}
+
+// Title says which comparison follows.
+func (e EqualTotals) Title() string {
+	return fmt.Sprintf("Comparison at equal totals: every mechanism planned (darrm plan) for a total of (%s, %s) over %d queries, %s composition where it applies",
+		cliout.FloatN(e.BudgetEps, 6), cliout.FloatN(e.BudgetDelta, 3), e.Queries, e.Composition)
+}
+
+// writeReferences prints, once each, the theorem of every total method in
+// ps, and why a mechanism has no plan.
+func writeReferences(w io.Writer, ps []Planned) {
+	seen := map[string]bool{}
+	for _, p := range ps {
+		if p.Fits() && !seen[p.TotalMethod] {
+			seen[p.TotalMethod] = true
+			fmt.Fprintf(w, "  total by %s: %s\n", p.TotalMethod, p.TotalReference)
+		}
+	}
+	for _, p := range ps {
+		if !p.Fits() {
+			fmt.Fprintf(w, "  %s: %s\n", p.Mechanism, p.NoFit)
+		}
+	}
+}
+
+// best returns the index of the best candidate by score (higher is
+// better) among those ok admits, and of the runner-up; -1 for none.
+func best(n int, score func(i int) float64, ok func(i int) bool) (first, second int) {
+	first, second = -1, -1
+	for i := range n {
+		if !ok(i) {
+			continue
+		}
+		switch {
+		case first < 0 || score(i) > score(first):
+			first, second = i, first
+		case second < 0 || score(i) > score(second):
+			second = i
+		}
+	}
+	return first, second
+}
+
+// joinNames joins names with commas.
+func joinNames(names []string) string { return strings.Join(names, ", ") }
+
+// SolveEqual is solve's comparison at equal totals: each compared noise
+// function sampled by the mechanism planned for the total, and measured as
+// Compare measures them, at its own plan's parameters.
+type SolveEqual struct {
+	EqualTotals
+	Rows []SolveEqualRow `json:"mechanisms"`
+	// Winners name, for each actual distribution, the noise function of
+	// least expected error, and the runner-up.
+	Winners []Winner `json:"winners"`
+}
+
+// SolveEqualRow is one noise function of SolveEqual.
+type SolveEqualRow struct {
+	Name string `json:"name"` // gamma_<name>, as in Compare
+	Planned
+	Utility        float64               `json:"objective,omitempty"`
+	SurrogateError float64               `json:"surrogate_error,omitempty"`
+	Errors         []gamma.ErrorEstimate `json:"expected_errors,omitempty"`
+	// Accuracy is, for each actual distribution that fixes every p_i,
+	// Pr[label = 1]: the labels' accuracy when the true label is 1 and p_i
+	// is teacher i's accuracy.
+	Accuracy []Accuracy `json:"accuracy,omitempty"`
+}
+
+// Accuracy is Pr[label = 1] under fixed teachers' probabilities.
+type Accuracy struct {
+	Actual string  `json:"actual"`
+	Value  float64 `json:"value"`
+}
+
+// Winner says which mechanism wins a comparison, by which measure and
+// with which value, and the runner-up's; Tied says that the runner-up has
+// the same value.
+type Winner struct {
+	By          string  `json:"by"`
+	Winner      string  `json:"winner"`
+	Value       float64 `json:"value"`
+	RunnerUp    string  `json:"runner_up,omitempty"`
+	RunnerValue float64 `json:"runner_up_value,omitempty"`
+	Tied        bool    `json:"tied,omitempty"`
+}
+
+// NewSolveEqual measures the winners of rows: least expected error under
+// each actual distribution.
+func NewSolveEqual(e EqualTotals, rows []SolveEqualRow) SolveEqual {
+	out := SolveEqual{EqualTotals: e, Rows: rows}
+	if len(rows) == 0 {
+		return out
+	}
+	names := make([]string, len(rows))
+	for i, r := range rows {
+		names[i] = "gamma_" + r.Name
+	}
+	var actuals []string
+	for _, r := range rows {
+		if r.Fits() {
+			for _, e := range r.Errors {
+				actuals = append(actuals, e.Actual)
+			}
+			break
+		}
+	}
+	if !slices.ContainsFunc(rows, SolveEqualRow.Fits) {
+		out.Winners = []Winner{{}}
+	}
+	for a, actual := range actuals {
+		out.Winners = append(out.Winners, newWinner("E err "+actual, names, func(i int) float64 { return rows[i].Errors[a].Mean }, true, func(i int) bool { return rows[i].Fits() }))
+	}
+	return out
+}
+
+// newWinner returns the winner by value, value(i) of candidate i, among
+// those ok admits: the largest value, or the smallest when lower is
+// better.
+func newWinner(by string, names []string, value func(i int) float64, lower bool, ok func(i int) bool) Winner {
+	score := value
+	if lower {
+		score = func(i int) float64 { return -value(i) }
+	}
+	f, s := best(len(names), score, ok)
+	if f < 0 {
+		return Winner{By: by}
+	}
+	w := Winner{By: by, Winner: names[f], Value: value(f)}
+	if s >= 0 {
+		w.RunnerUp, w.RunnerValue, w.Tied = names[s], value(s), value(s) == value(f)
+	}
+	return w
+}
+
+// write prints the comparison as a table.
+func (s SolveEqual) write(w io.Writer) error {
+	fmt.Fprintf(w, "\n%s:\n", s.Title())
+	header := append([]string{"mechanism"}, PlannedHeader...)
+	header = append(header, "utility", "surrogate err")
+	var fixed []string
+	for _, r := range s.Rows {
+		if r.Fits() {
+			for _, e := range r.Errors {
+				header = append(header, "E err "+e.Actual)
+			}
+			for _, a := range r.Accuracy {
+				fixed = append(fixed, a.Actual)
+				header = append(header, "Pr[label=1] "+a.Actual)
+			}
+			break
+		}
+	}
+	var rows [][]string
+	var ps []Planned
+	for _, r := range s.Rows {
+		ps = append(ps, r.Planned)
+		row := append([]string{fmt.Sprintf("gamma_%s (%s)", r.Name, r.Mechanism)}, r.Columns()...)
+		if r.Fits() {
+			row = append(row, g6(r.Utility), g6(r.SurrogateError))
+			for _, e := range r.Errors {
+				row = append(row, errorCell(e))
+			}
+			for _, a := range r.Accuracy {
+				row = append(row, cliout.FloatN(a.Value, 3))
+			}
+		}
+		for len(row) < len(header) {
+			row = append(row, "")
+		}
+		rows = append(rows, row)
+	}
+	if err := cliout.WriteTable(w, header, rows); err != nil {
+		return err
+	}
+	writeReferences(w, ps)
+	if len(fixed) > 0 {
+		fmt.Fprintf(w, "  Pr[label=1]: the labels' accuracy when the true label is 1 and p_i = %s is each teacher's accuracy\n", joinNames(fixed))
+	}
+	for _, win := range s.Winners {
+		writeWinner(w, s.EqualTotals, win)
+	}
+	return nil
+}
+
+// writeWinner says plainly who wins at equal totals.
+func writeWinner(w io.Writer, e EqualTotals, win Winner) {
+	at := fmt.Sprintf("at equal totals (%s, %s) over %d queries", cliout.FloatN(e.BudgetEps, 6), cliout.FloatN(e.BudgetDelta, 3), e.Queries)
+	switch {
+	case win.Winner == "":
+		fmt.Fprintf(w, "%s nothing fits the budget, so nothing wins\n", at)
+	case win.RunnerUp == "":
+		fmt.Fprintf(w, "%s, by %s: %s (%s) is the only one that fits\n", at, win.By, win.Winner, cliout.FloatN(win.Value, 4))
+	case win.Tied:
+		fmt.Fprintf(w, "%s, by %s: %s and %s tie (%s)\n", at, win.By, win.Winner, win.RunnerUp, cliout.FloatN(win.Value, 4))
+	default:
+		fmt.Fprintf(w, "%s, by %s: %s wins (%s against %s for %s)\n", at, win.By, win.Winner, cliout.FloatN(win.Value, 4), cliout.FloatN(win.RunnerValue, 4), win.RunnerUp)
+	}
+}
+
+// errorCell formats an expected error as Compare's table does.
+func errorCell(e gamma.ErrorEstimate) string {
+	if e.Exact {
+		return cliout.FloatN(e.Mean, 4)
+	}
+	return fmt.Sprintf("%.4g ± %.1g", e.Mean, e.StdErr)
+}
