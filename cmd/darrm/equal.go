@@ -199,3 +199,75 @@ func (f *solveFlags) comparedMechanisms(cmd *cobra.Command, p gamma.Problem, opt
 	}
 	return append(cs, compared{"rr", teachers(votefile.RR), sampled})
 }
+
+// equalTotals compares the mechanisms names at equal totals over each of
+// f.BudgetQueries queries: each planned for the total (plan.EqualTotals)
+// from the problem p of the flags, as darrm plan plans it, and simulated
+// at its plan's parameters on the same teachers and seed.
+func (f *simulateFlags) equalTotals(cmd *cobra.Command, p gamma.Problem, names []votefile.Mechanism, mech mechanisms, teachers []float64) ([]report.SimEqual, error) {
+	ctx := cmd.Context()
+	rs := make([]plan.Request, len(names))
+	for i, n := range names {
+		r := plan.Request{
+			Mechanism: ensemble.Mechanism{Name: n, Input: votefile.TwoClass, RRComposition: mech.RRComp.For(p.Delta), RRDeltaPrime: mech.RRDelta, GNMaxSearch: mech.GNMaxSearch},
+			Problem:   p.Params, DefaultDelta: !cmd.Flags().Changed("delta"), Classes: 2,
+			Method: f.Totals.Method, DeltaPrime: f.Totals.DeltaPrime, Options: ensemble.Options{Workers: f.Workers},
+		}
+		info, err := ensemble.LookupMechanism(n, votefile.TwoClass)
+		if err != nil {
+			return nil, cli.Usagef("--mechanisms %v", err)
+		}
+		if n == votefile.DaRRMOneVote {
+			// Its target is the release's own (eps, delta): pure unless
+			// --delta says otherwise, as in darrm plan.
+			delta := 0.0
+			if cmd.Flags().Changed("delta") {
+				delta = p.TargetDelta
+			}
+			r.Problem, r.DefaultDelta = constraints.NewOneVote(p.K, p.M*p.Eps, delta), false
+		}
+		if info.Gamma {
+			if r.Gamma, err = mech.planGamma(cmd); err != nil {
+				return nil, err
+			}
+		}
+		rs[i] = r
+	}
+	var out []report.SimEqual
+	for _, q := range f.BudgetQueries {
+		eqs, err := plan.EqualTotals(ctx, rs, f.Totals.budget(), q)
+		if err != nil {
+			return nil, cli.AsUsage(flagError(err, nil))
+		}
+		rows := make([]report.SimEqualRow, len(eqs))
+		var aggs []ensemble.Aggregator
+		var at []int // the row of each aggregator
+		for i, e := range eqs {
+			rows[i] = report.SimEqualRow{Planned: report.NewPlanned(names[i], e)}
+			if e.NoFit != nil {
+				continue
+			}
+			agg, label, err := plan.Aggregator(ctx, e.Plan.Request)
+			if err != nil {
+				return nil, err
+			}
+			rows[i].Label, rows[i].Relation = label, agg.Privacy().Relation
+			aggs, at = append(aggs, agg.(ensemble.Aggregator)), append(at, i)
+		}
+		if len(aggs) > 0 {
+			res, err := ensemble.Simulate(ctx, aggs, teachers, f.Queries, f.Seed)
+			if err != nil {
+				return nil, err
+			}
+			for j, s := range res {
+				r := &rows[at[j]]
+				r.Agree, r.Agreement, r.Lo, r.Hi, r.Exact = s.Agree, s.Rate, s.Lo, s.Hi, s.Exact
+				if r.LabelOne, err = gamma.LabelOne(aggs[j].Gamma(), teachers); err != nil {
+					return nil, err
+				}
+			}
+		}
+		out = append(out, report.NewSimEqual(f.Totals.heading(q), rows))
+	}
+	return out, nil
+}

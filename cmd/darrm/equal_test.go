@@ -134,24 +134,95 @@ func checkPlanned(t *testing.T, problem, budget []string, q int, r equalRow) {
 }
 
 // TestEqualTotalsFlags: a comparison at equal totals needs its budget, its
-// queries and --compare, and solve's CSV (a gamma file) does not hold it.
+// queries and, in solve, --compare; CSV, which holds one comparison (in
+// solve a gamma file), does not hold it.
 func TestEqualTotalsFlags(t *testing.T) {
-	base := []string{"solve", "--K", "11", "--m", "3", "--no-cache"}
+	solve := []string{"solve", "--K", "11", "--m", "3", "--no-cache", "--compare"}
+	simulate := []string{"simulate", "--K", "11", "--m", "3", "--no-cache", "--queries", "100"}
+	budget := []string{"--budget-eps", "2", "--budget-delta", "1e-4"}
 	for _, tc := range []struct {
 		name string
 		args []string
 	}{
-		{"no queries", []string{"--compare", "--budget-eps", "2", "--budget-delta", "1e-4"}},
-		{"no budget-delta", []string{"--compare", "--budget-eps", "2", "--queries", "10"}},
-		{"no compare", []string{"--budget-eps", "2", "--budget-delta", "1e-4", "--queries", "10"}},
-		{"zero queries", []string{"--compare", "--budget-eps", "2", "--budget-delta", "1e-4", "--queries", "0"}},
-		{"csv", []string{"--compare", "--budget-eps", "2", "--budget-delta", "1e-4", "--queries", "10", "--format", "csv"}},
+		{"solve no queries", append(solve, budget...)},
+		{"solve no budget-delta", append(solve, "--budget-eps", "2", "--queries", "10")},
+		{"solve no compare", append([]string{"solve", "--K", "11", "--no-cache", "--queries", "10"}, budget...)},
+		{"solve zero queries", append(append(solve, "--queries", "0"), budget...)},
+		{"solve csv", append(append(solve, "--queries", "10", "--format", "csv"), budget...)},
+		{"simulate no budget-queries", append(simulate, budget...)},
+		{"simulate no budget-eps", append(simulate, "--budget-delta", "1e-4", "--budget-queries", "10")},
+		{"simulate csv", append(append(simulate, "--budget-queries", "10", "--format", "csv"), budget...)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, e, code := darrm(t, "", append(base, tc.args...)...)
+			out, e, code := darrm(t, "", tc.args...)
 			if code != 2 || out != "" || e == "" {
 				t.Errorf("exit %d, stdout %q, stderr %q: want exit 2, an error and no output", code, out, e)
 			}
 		})
+	}
+}
+
+// simEqualDoc is simulate's comparisons at equal totals.
+type simEqualDoc struct {
+	EqualTotals []struct {
+		Queries int `json:"queries"`
+		Rows    []struct {
+			equalRow
+			Relation string  `json:"relation"`
+			Exact    float64 `json:"exact_agreement"`
+			LabelOne float64 `json:"exact_label_one"`
+		} `json:"mechanisms"`
+		Winners []struct {
+			By     string  `json:"by"`
+			Winner string  `json:"winner"`
+			Value  float64 `json:"value"`
+		} `json:"winners"`
+	} `json:"equal_totals"`
+}
+
+// TestSimulateEqualTotals: simulate at equal totals plans each mechanism
+// as darrm plan does (its value counts the queries by darrm plan's count,
+// 5% more generous it does not), every total is within the budget with its
+// theorem, and each relation's winner has the highest exact agreement.
+func TestSimulateEqualTotals(t *testing.T) {
+	problem := []string{"--K", "11", "--eps", "0.03", "--Delta", "1e-8"}
+	budget := []string{"--budget-eps", "4", "--budget-delta", "1e-5", "--composition", "optimal", "--gnmax-search", "tight"}
+	args := append(append([]string{"simulate", "--format", "json", "--teachers", "0.75", "--queries", "2000", "--seed", "1", "--cache-dir", t.TempDir(), "--budget-queries", "30,100"}, problem...), budget...)
+	out, e, code := darrm(t, "", args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, e)
+	}
+	var doc simEqualDoc
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.EqualTotals) != 2 {
+		t.Fatalf("%d comparisons, want 2", len(doc.EqualTotals))
+	}
+	for _, cmp := range doc.EqualTotals {
+		best := map[string]float64{}
+		for _, r := range cmp.Rows {
+			r.Name = r.Mechanism
+			if r.NoFit != "" || r.TotalEps > 4 || r.TotalDelta > 1e-5 || r.Method == "" || r.Reference == "" {
+				t.Errorf("Q %d %s: total (%v, %v) by %q, no fit %q: want within (4, 1e-5), with its theorem", cmp.Queries, r.Mechanism, r.TotalEps, r.TotalDelta, r.Method, r.NoFit)
+			}
+			if !(r.LabelOne > 0.5 && r.LabelOne < 1) {
+				t.Errorf("Q %d %s: Pr[label = 1] = %v with teachers right with probability 0.75", cmp.Queries, r.Mechanism, r.LabelOne)
+			}
+			best[r.Relation] = math.Max(best[r.Relation], r.Exact)
+			checkPlanned(t, problem, budget, cmp.Queries, r.equalRow)
+		}
+		if len(cmp.Winners) != len(best) {
+			t.Errorf("Q %d: %d winners for %d relations", cmp.Queries, len(cmp.Winners), len(best))
+		}
+		for _, w := range cmp.Winners {
+			found := false
+			for rel, v := range best {
+				found = found || w.Value == v && w.By == "exact agreement, "+rel+" relation"
+			}
+			if !found {
+				t.Errorf("Q %d: winner %+v is not the best of its relation (%v)", cmp.Queries, w, best)
+			}
+		}
 	}
 }

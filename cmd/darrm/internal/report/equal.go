@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/plan"
@@ -273,4 +274,85 @@ func errorCell(e gamma.ErrorEstimate) string {
 		return cliout.FloatN(e.Mean, 4)
 	}
 	return fmt.Sprintf("%.4g ± %.1g", e.Mean, e.StdErr)
+}
+
+// SimEqual is simulate's comparison at equal totals: each mechanism
+// planned for the total, simulated on the same teachers.
+type SimEqual struct {
+	EqualTotals
+	Rows []SimEqualRow `json:"mechanisms"`
+	// Winners name, in each relation, the mechanism of the highest exact
+	// agreement with the majority.
+	Winners []Winner `json:"winners"`
+}
+
+// SimEqualRow is one mechanism of SimEqual: its plan and, when it fits,
+// its simulation at the plan's parameters.
+type SimEqualRow struct {
+	Planned
+	Label     string              `json:"label,omitempty"`
+	Relation  accountant.Relation `json:"relation"`
+	Agree     int                 `json:"agree"`
+	Agreement float64             `json:"agreement"`
+	Lo        float64             `json:"ci95_lo"`
+	Hi        float64             `json:"ci95_hi"`
+	Exact     float64             `json:"exact_agreement"`
+	// LabelOne is Pr[label = 1] exactly: the labels' accuracy when the
+	// true label is 1 and the teachers' probabilities of voting 1 are their
+	// accuracies.
+	LabelOne float64 `json:"exact_label_one"`
+}
+
+// NewSimEqual returns the comparison of rows, with the winner of each
+// relation by exact agreement.
+func NewSimEqual(e EqualTotals, rows []SimEqualRow) SimEqual {
+	out := SimEqual{EqualTotals: e, Rows: rows}
+	names := make([]string, len(rows))
+	for i, r := range rows {
+		names[i] = string(r.Mechanism)
+	}
+	var relations []accountant.Relation
+	for _, r := range rows {
+		if !slices.Contains(relations, r.Relation) {
+			relations = append(relations, r.Relation)
+		}
+	}
+	for _, rel := range relations {
+		out.Winners = append(out.Winners, newWinner(fmt.Sprintf("exact agreement, %v relation", rel), names,
+			func(i int) float64 { return rows[i].Exact }, false, func(i int) bool { return rows[i].Fits() && rows[i].Relation == rel }))
+	}
+	return out
+}
+
+// write prints the comparison as a table.
+func (s SimEqual) write(w io.Writer) error {
+	fmt.Fprintf(w, "\n%s:\n", s.Title())
+	header := append(append([]string{"mechanism", "relation"}, PlannedHeader...), "agreement", "95% interval", "exact", "Pr[label=1]")
+	var rows [][]string
+	var ps []Planned
+	for _, r := range s.Rows {
+		ps = append(ps, r.Planned)
+		row := append([]string{string(r.Mechanism), r.Relation.String()}, r.Columns()...)
+		if r.Fits() {
+			row = append(row, fmt.Sprintf("%.4f", r.Agreement), fmt.Sprintf("[%.4f, %.4f]", r.Lo, r.Hi), fmt.Sprintf("%.4f", r.Exact), fmt.Sprintf("%.4f", r.LabelOne))
+		}
+		for len(row) < len(header) {
+			row = append(row, "")
+		}
+		rows = append(rows, row)
+	}
+	if err := cliout.WriteTable(w, header, rows); err != nil {
+		return err
+	}
+	writeReferences(w, ps)
+	fmt.Fprintln(w, "  Pr[label=1]: exact; the labels' accuracy when the true label is 1 and each teacher's p is its accuracy")
+	for _, r := range s.Rows {
+		if r.Fits() {
+			fmt.Fprintf(w, "  %s: %s\n", r.Mechanism, r.Label)
+		}
+	}
+	for _, win := range s.Winners {
+		writeWinner(w, s.EqualTotals, win)
+	}
+	return nil
 }
