@@ -6,6 +6,10 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/votefile"
 )
 
 // Equal is one mechanism of a comparison at equal totals: its plan, or
@@ -44,4 +48,33 @@ func EqualTotals(ctx context.Context, rs []Request, budget accountant.Guarantee,
 		}
 	}
 	return out, nil
+}
+
+// OneVote returns the requests of a comparison in the one-vote relation
+// for K teachers on two classes, each a copy of base (its budget,
+// composition and gamma source) with its mechanism: darrm-one-vote
+// (gamma_opt from base.Gamma), GNMax on two classes with discrete noise,
+// as darrm aggregate --classes 2 releases it, and randomized response on
+// the majority, which is darrm-one-vote releasing RR's constant gamma
+// (gamma.OneVoteRRBaseline), the largest constant gamma of the relation.
+// Each is pure at the per-query delta 0 but GNMax, whose per-query delta
+// is delta (> 0: Gaussian noise is not pure DP).
+func OneVote(base Request, k int, delta float64) []Request {
+	with := func(name votefile.Mechanism, in votefile.Input, p constraints.Params) Request {
+		r := base
+		r.Mechanism = ensemble.Mechanism{Name: name, Input: in, GNMax: accountant.ConfidentGNMax{Noise: accountant.DiscreteNoise}}
+		r.Problem, r.Classes, r.DefaultDelta = p, 2, false
+		return r
+	}
+	oneVote := constraints.NewOneVote(k, base.Budget.Eps, 0)
+	rr := with(votefile.DaRRMOneVote, votefile.TwoClass, oneVote)
+	rr.Gamma = func(_ context.Context, p constraints.Params) (gamma.Gamma, error) {
+		b, err := gamma.OneVoteRRBaseline(p)
+		return b.Gamma, err
+	}
+	return []Request{
+		with(votefile.DaRRMOneVote, votefile.TwoClass, oneVote),
+		with(votefile.GNMax, votefile.ManyClasses, constraints.Params{K: k, TargetDelta: delta}),
+		rr,
+	}
 }

@@ -147,10 +147,9 @@ func (f *solveFlags) equalTotals(cmd *cobra.Command, p gamma.Problem, src optima
 
 // comparedMechanisms returns the noise functions solve compares for p,
 // each with the mechanism that releases with it: in the one-vote relation
-// gamma_opt (darrm-one-vote), GNMax (gnmax on two classes, discrete
-// noise, as aggregate releases it, its label scored as with continuous
-// noise of the same sigma2) and RR (darrm-one-vote releasing RR's
-// constant gamma); in the private-teachers relation gamma_opt (darrm), and
+// plan.OneVote's (gamma_opt, GNMax, whose label is scored as with
+// continuous noise of the same sigma2, and RR); in the private-teachers
+// relation gamma_opt (darrm), and
 // the mechanisms of the baselines (subsample, dsub when Delta = delta = 0,
 // rr), each planned by its allowance m.
 func (f *solveFlags) comparedMechanisms(cmd *cobra.Command, p gamma.Problem, opt plan.GammaSource) []compared {
@@ -170,22 +169,18 @@ func (f *solveFlags) comparedMechanisms(cmd *cobra.Command, p gamma.Problem, opt
 		return r
 	}
 	if p.Relation == accountant.OneVote {
-		gn := with(votefile.GNMax, votefile.ManyClasses, constraints.Params{K: p.K, TargetDelta: p.TargetDelta})
-		if p.TargetDelta == 0 {
-			// GNMax is not pure DP: its per-query delta is the budget's,
-			// as darrm plan's without --delta.
-			gn.Problem.TargetDelta = f.Totals.BudgetDelta
+		// GNMax is not pure DP: its per-query delta is --delta, else the
+		// budget's, as darrm plan's without --delta.
+		delta := p.TargetDelta
+		if delta == 0 {
+			delta = f.Totals.BudgetDelta
 		}
-		gn.Mechanism.GNMax.Noise = accountant.DiscreteNoise
-		rr := with(votefile.DaRRMOneVote, votefile.TwoClass, p.Params)
-		rr.Gamma = func(_ context.Context, q constraints.Params) (gamma.Gamma, error) {
-			b, err := gamma.OneVoteRRBaseline(q)
-			return b.Gamma, err
-		}
+		base.Budget = f.Totals.budget()
+		rs := plan.OneVote(base, p.K, delta)
 		return []compared{
-			{"opt", with(votefile.DaRRMOneVote, votefile.TwoClass, p.Params), sampled},
-			{"gnmax", gn, func(_ context.Context, pl plan.Plan) (gamma.Gamma, error) { return gamma.GNMax(p.K, pl.Value) }},
-			{"rr", rr, sampled},
+			{"opt", rs[0], sampled},
+			{"gnmax", rs[1], func(_ context.Context, pl plan.Plan) (gamma.Gamma, error) { return gamma.GNMax(p.K, pl.Value) }},
+			{"rr", rs[2], sampled},
 		}
 	}
 	teachers := func(name votefile.Mechanism) plan.Request {
