@@ -315,23 +315,13 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt
 			if nonPrivate(name) {
 				votes = pubVotes
 			}
-			acc := make([]float64, p.Redraws)
-			for r := range p.Redraws {
-				draw := rand.New(rand.NewPCG(p.Seed, uint64(q)<<20|uint64(r)))
-				src := noise.NewSeededSource(p.Seed ^ uint64(q)<<40 ^ uint64(r)<<8 ^ uint64(mi))
-				right := 0
-				for _, i := range draw.Perm(test.Len())[:q] {
-					label, err := agg.Aggregate(votes[i], src)
-					if err != nil {
-						return nil, err
-					}
-					if float64(label) == test.Y[i] {
-						right++
-					}
-				}
-				acc[r] = float64(right) / float64(q)
+			mean, std, err := measure(test, votes, q, p.Redraws, p.Seed, mi, func(v []byte, src *noise.Source) (int, error) {
+				label, err := agg.Aggregate(v, src)
+				return int(label), err
+			})
+			if err != nil {
+				return nil, err
 			}
-			mean, std := meanStd(acc)
 			priv := agg.Privacy()
 			comp, err := accountant.ComposeGeneral(priv.Guarantee, q, DeltaPrime)
 			if err != nil {
@@ -545,6 +535,32 @@ func Agree(votes [][]byte) Agreement {
 	}
 	n := float64(len(votes))
 	return Agreement{WithMajority: with / n, Unanimous: unanimous / n}
+}
+
+// measure returns the mean and sample standard deviation of the accuracy
+// of label over redraws sets of q distinct public images of test, each
+// labelled from its votes: the draws seeded by (seed, q, the set) alone, so
+// that every mechanism labels the same images, and the noise also by the
+// mechanism's place mi.
+func measure(test *datasets.Dataset, votes [][]byte, q, redraws int, seed uint64, mi int, label func(votes []byte, src *noise.Source) (int, error)) (mean, std float64, err error) {
+	acc := make([]float64, redraws)
+	for r := range redraws {
+		draw := rand.New(rand.NewPCG(seed, uint64(q)<<20|uint64(r)))
+		src := noise.NewSeededSource(seed ^ uint64(q)<<40 ^ uint64(r)<<8 ^ uint64(mi))
+		right := 0
+		for _, i := range draw.Perm(test.Len())[:q] {
+			l, err := label(votes[i], src)
+			if err != nil {
+				return 0, 0, err
+			}
+			if float64(l) == test.Y[i] {
+				right++
+			}
+		}
+		acc[r] = float64(right) / float64(q)
+	}
+	mean, std = meanStd(acc)
+	return mean, std, nil
 }
 
 // meanStd returns the mean and the sample standard deviation.

@@ -36,7 +36,7 @@ func (t *totalFlags) given(cmd *cobra.Command, queries string, counts []int) (bo
 	if err := cli.RequireFlags(cmd, "budget-eps", "budget-delta"); err != nil {
 		return false, err
 	}
-	if len(counts) == 0 || !fs.Changed(queries) {
+	if len(counts) == 0 {
 		return false, cli.Usagef("--budget-eps compares at equal totals over a number of queries: give --%s", queries)
 	}
 	for _, q := range counts {

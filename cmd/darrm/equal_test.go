@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -223,6 +224,69 @@ func TestSimulateEqualTotals(t *testing.T) {
 			if !found {
 				t.Errorf("Q %d: winner %+v is not the best of its relation (%v)", cmp.Queries, w, best)
 			}
+		}
+	}
+}
+
+// TestTransferEqualTotals: darrm transfer --budget-eps on a small fake
+// MNIST compares darrm-one-vote, GNMax and RR at equal totals for each Q:
+// every total within the budget by its theorem, each planned value fits by
+// darrm plan's count and 5% more generous does not, and the winner has the
+// highest mean accuracy; the table says which comparison is which.
+func TestTransferEqualTotals(t *testing.T) {
+	fakeMNIST(t, 660, 120)
+	cache := t.TempDir()
+	budget := []string{"--budget-eps", "4", "--budget-delta", "1e-5", "--composition", "optimal"}
+	args := append([]string{"transfer", "--dataset", "mnist58", "--seed", "3", "--queries", "10,100", "--redraws", "2", "--cache-dir", cache, "--format", "json"}, budget...)
+	out, e, code := darrm(t, "", args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, e)
+	}
+	var doc struct {
+		EqualTotals []struct {
+			Queries int `json:"queries"`
+			Rows    []struct {
+				equalRow
+				AccuracyMean float64 `json:"accuracy_mean"`
+			} `json:"mechanisms"`
+			Winners []struct {
+				Winner string  `json:"winner"`
+				Value  float64 `json:"value"`
+			} `json:"winners"`
+		} `json:"equal_totals"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.EqualTotals) != 2 {
+		t.Fatalf("%d comparisons, want 2", len(doc.EqualTotals))
+	}
+	for i, cmp := range doc.EqualTotals {
+		if q := []int{10, 100}[i]; cmp.Queries != q || len(cmp.Rows) != 3 {
+			t.Fatalf("comparison %d: Q %d with %d mechanisms, want %d with 3", i, cmp.Queries, len(cmp.Rows), q)
+		}
+		best := -1.0
+		for _, r := range cmp.Rows {
+			if r.NoFit != "" || r.TotalEps > 4 || r.TotalDelta > 1e-5 || r.Method == "" || r.Reference == "" {
+				t.Errorf("Q %d %s: total (%v, %v) by %q, no fit %q", cmp.Queries, r.Mechanism, r.TotalEps, r.TotalDelta, r.Method, r.NoFit)
+			}
+			best = math.Max(best, r.AccuracyMean)
+			if r.Mechanism == "rr" {
+				continue // RR's gamma in darrm-one-vote: not a mechanism of darrm plan
+			}
+			checkPlanned(t, nil, budget, cmp.Queries, r.equalRow)
+		}
+		if len(cmp.Winners) != 1 || cmp.Winners[0].Value != best {
+			t.Errorf("Q %d: winners %+v, want the best mean accuracy %v", cmp.Queries, cmp.Winners, best)
+		}
+	}
+	table, e, code := darrm(t, "", append([]string{"transfer", "--dataset", "mnist58", "--seed", "3", "--queries", "10", "--redraws", "2", "--cache-dir", cache}, budget...)...)
+	if code != 0 {
+		t.Fatalf("table: exit %d: %s", code, e)
+	}
+	for _, want := range []string{"compares at equal per-query guarantees", "Comparison at equal totals", "total by exact: ", "over 10 queries, by mean accuracy: "} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/plan"
+	"github.com/darrm/darrm/transfer"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -153,6 +154,9 @@ type Winner struct {
 	RunnerUp    string  `json:"runner_up,omitempty"`
 	RunnerValue float64 `json:"runner_up_value,omitempty"`
 	Tied        bool    `json:"tied,omitempty"`
+	// Note qualifies the win, e.g. a margin within the measurement's
+	// spread.
+	Note string `json:"note,omitempty"`
 }
 
 // NewSolveEqual measures the winners of rows: least expected error under
@@ -264,7 +268,11 @@ func writeWinner(w io.Writer, e EqualTotals, win Winner) {
 	case win.Tied:
 		fmt.Fprintf(w, "%s, by %s: %s and %s tie (%s)\n", at, win.By, win.Winner, win.RunnerUp, cliout.FloatN(win.Value, 4))
 	default:
-		fmt.Fprintf(w, "%s, by %s: %s wins (%s against %s for %s)\n", at, win.By, win.Winner, cliout.FloatN(win.Value, 4), cliout.FloatN(win.RunnerValue, 4), win.RunnerUp)
+		note := ""
+		if win.Note != "" {
+			note = "; " + win.Note
+		}
+		fmt.Fprintf(w, "%s, by %s: %s wins (%s against %s for %s%s)\n", at, win.By, win.Winner, cliout.FloatN(win.Value, 4), cliout.FloatN(win.RunnerValue, 4), win.RunnerUp, note)
 	}
 }
 
@@ -351,6 +359,77 @@ func (s SimEqual) write(w io.Writer) error {
 			fmt.Fprintf(w, "  %s: %s\n", r.Mechanism, r.Label)
 		}
 	}
+	for _, win := range s.Winners {
+		writeWinner(w, s.EqualTotals, win)
+	}
+	return nil
+}
+
+// TransferEqual is transfer's comparison at equal totals: each mechanism
+// planned for the total, its labels' accuracy at its plan.
+type TransferEqual struct {
+	EqualTotals
+	Rows []TransferEqualRow `json:"mechanisms"`
+	// Winners name the mechanism of the highest mean accuracy.
+	Winners []Winner `json:"winners"`
+}
+
+// TransferEqualRow is one mechanism of TransferEqual.
+type TransferEqualRow struct {
+	Planned
+	AccuracyMean float64 `json:"accuracy_mean"`
+	AccuracyStd  float64 `json:"accuracy_std"`
+}
+
+// NewTransferEqual returns the comparisons at equal totals of res, one
+// for each number of queries, in the order of res, under the composition
+// method.
+func NewTransferEqual(budget accountant.Guarantee, method accountant.Method, res []transfer.EqualResult) []TransferEqual {
+	var out []TransferEqual
+	for _, r := range res {
+		if len(out) == 0 || out[len(out)-1].Queries != r.Queries {
+			out = append(out, TransferEqual{EqualTotals: EqualTotals{BudgetEps: budget.Eps, BudgetDelta: budget.Delta, Queries: r.Queries, Composition: method.String()}})
+		}
+		e := &out[len(out)-1]
+		e.Rows = append(e.Rows, TransferEqualRow{Planned: NewPlanned(votefile.Mechanism(r.Mechanism), r.Plan), AccuracyMean: r.AccuracyMean, AccuracyStd: r.AccuracyStd})
+	}
+	for i := range out {
+		rows := out[i].Rows
+		names := make([]string, len(rows))
+		for j, r := range rows {
+			names[j] = string(r.Mechanism)
+		}
+		w := newWinner("mean accuracy", names, func(j int) float64 { return rows[j].AccuracyMean }, false, func(j int) bool { return rows[j].Fits() })
+		if w.RunnerUp != "" && !w.Tied {
+			a, b := rows[slices.Index(names, w.Winner)], rows[slices.Index(names, w.RunnerUp)]
+			if w.Value-w.RunnerValue <= max(a.AccuracyStd, b.AccuracyStd) {
+				w.Note = "a margin within one standard deviation of the redraws: not a clear win"
+			}
+		}
+		out[i].Winners = []Winner{w}
+	}
+	return out
+}
+
+// write prints the comparison as a table.
+func (s TransferEqual) write(w io.Writer) error {
+	fmt.Fprintf(w, "\n%s:\n", s.Title())
+	header := append(append([]string{"mechanism"}, PlannedHeader...), "accuracy")
+	var rows [][]string
+	var ps []Planned
+	for _, r := range s.Rows {
+		ps = append(ps, r.Planned)
+		row := append([]string{string(r.Mechanism)}, r.Columns()...)
+		acc := ""
+		if r.Fits() {
+			acc = fmt.Sprintf("%.3f (%.3f)", r.AccuracyMean, r.AccuracyStd)
+		}
+		rows = append(rows, append(row, acc))
+	}
+	if err := cliout.WriteTable(w, header, rows); err != nil {
+		return err
+	}
+	writeReferences(w, ps)
 	for _, win := range s.Winners {
 		writeWinner(w, s.EqualTotals, win)
 	}
