@@ -152,7 +152,7 @@ func (b built) runQueries() int { return b.acc.Budget.MaxQueries }
 // filter (accountant.MaxFilterSteps). A budget that fits no query is an
 // error that says the smallest one that fits one.
 func Queries(ctx context.Context, r Request) (Count, error) {
-	if err := checkBudget(r.Budget); err != nil {
+	if err := CheckBudget(r.Budget); err != nil {
 		return Count{}, err
 	}
 	b, err := build(ctx, r)
@@ -230,8 +230,9 @@ func fitWords(k int) string {
 	return fmt.Sprintf("%d queries fit", k)
 }
 
-// checkBudget checks a total budget: ε > 0, δ in [0, 1).
-func checkBudget(g accountant.Guarantee) error {
+// CheckBudget checks a total budget: ε > 0 and finite, δ in [0, 1); a
+// bad value is an *accountant.ParamError naming budget-eps or budget-delta.
+func CheckBudget(g accountant.Guarantee) error {
 	if !(g.Eps > 0) || math.IsInf(g.Eps, 0) {
 		return &accountant.ParamError{Name: "budget-eps", Value: g.Eps, Rule: "must be > 0 and finite"}
 	}

@@ -33,6 +33,11 @@ type Equal struct {
 // request's own Budget is replaced by budget. A mechanism that nothing
 // fits is reported in its Equal; any other error ends the comparison.
 func EqualTotals(ctx context.Context, rs []Request, budget accountant.Guarantee, queries int) ([]Equal, error) {
+	// A bad budget is an error of the comparison, not a budget that
+	// nothing fits.
+	if err := CheckBudget(budget); err != nil {
+		return nil, err
+	}
 	out := make([]Equal, len(rs))
 	for i, r := range rs {
 		r.Budget = budget

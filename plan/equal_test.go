@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
@@ -74,6 +75,11 @@ func TestEqualTotals(t *testing.T) {
 			if n.Run >= q {
 				t.Errorf("Q %d %s: %s 5%% more generous than %v still releases %d >= %d queries", q, name, pl.Parameter, pl.Value, n.Run, q)
 			}
+		}
+	}
+	for _, bad := range []accountant.Guarantee{{Eps: -1, Delta: 1e-5}, {Eps: math.NaN(), Delta: 1e-5}, {Eps: 1, Delta: 1}} {
+		if _, err := EqualTotals(ctx, rs, bad, 10); !asParam(err, new(interface{ Param() (string, any, string) })) {
+			t.Errorf("budget %v: err %v, want a ParamError", bad, err)
 		}
 	}
 	// A budget that fits not one query of RR at m = 1 is that mechanism's

@@ -44,6 +44,9 @@ func (t *totalFlags) given(cmd *cobra.Command, queries string, counts []int) (bo
 			return false, cli.Usagef("--%s %d: must be >= 1", queries, q)
 		}
 	}
+	if err := plan.CheckBudget(t.budget()); err != nil {
+		return false, cli.AsUsage(flagError(err, nil))
+	}
 	return true, t.checkDeltaPrime()
 }
 

@@ -150,7 +150,9 @@ func TestEqualTotalsFlags(t *testing.T) {
 		{"solve no compare", append([]string{"solve", "--K", "11", "--no-cache", "--queries", "10"}, budget...)},
 		{"solve zero queries", append(append(solve, "--queries", "0"), budget...)},
 		{"solve csv", append(append(solve, "--queries", "10", "--format", "csv"), budget...)},
+		{"solve negative budget", append(solve, "--budget-eps", "-1", "--budget-delta", "1e-4", "--queries", "10")},
 		{"simulate no budget-queries", append(simulate, budget...)},
+		{"simulate budget-delta 1", append(simulate, "--budget-eps", "1", "--budget-delta", "1", "--budget-queries", "10")},
 		{"simulate no budget-eps", append(simulate, "--budget-delta", "1e-4", "--budget-queries", "10")},
 		{"simulate csv", append(append(simulate, "--budget-queries", "10", "--format", "csv"), budget...)},
 	} {
