@@ -21,14 +21,14 @@ import (
 // when nothing fits, why (NoFit).
 type Planned struct {
 	Mechanism      votefile.Mechanism `json:"mechanism"`
-	Parameter      string             `json:"planned,omitempty"`
-	Value          float64            `json:"value,omitempty"`
-	PerQueryEps    float64            `json:"per_query_eps,omitempty"`
-	PerQueryDelta  float64            `json:"per_query_delta,omitempty"`
-	TotalEps       float64            `json:"total_eps,omitempty"`
-	TotalDelta     float64            `json:"total_delta,omitempty"`
-	TotalMethod    string             `json:"total_method,omitempty"`
-	TotalReference string             `json:"total_reference,omitempty"`
+	Parameter      string             `json:"planned"`
+	Value          float64            `json:"value"`
+	PerQueryEps    float64            `json:"per_query_eps"`
+	PerQueryDelta  float64            `json:"per_query_delta"`
+	TotalEps       float64            `json:"total_eps"`
+	TotalDelta     float64            `json:"total_delta"`
+	TotalMethod    string             `json:"total_method"`
+	TotalReference string             `json:"total_reference"`
 	NoFit          string             `json:"no_fit,omitempty"`
 	// composesGuarantee says that the total composes the per-query
 	// (eps, delta) alone (simple, general or optimal composition).
@@ -133,8 +133,8 @@ type SolveEqual struct {
 type SolveEqualRow struct {
 	Name string `json:"name"` // gamma_<name>, as in Compare
 	Planned
-	Utility        float64               `json:"objective,omitempty"`
-	SurrogateError float64               `json:"surrogate_error,omitempty"`
+	Utility        float64               `json:"objective"`
+	SurrogateError float64               `json:"surrogate_error"`
 	Errors         []gamma.ErrorEstimate `json:"expected_errors,omitempty"`
 	// Accuracy is, for each actual distribution that fixes every p_i,
 	// Pr[label = 1]: the labels' accuracy when the true label is 1 and p_i
