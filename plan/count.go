@@ -218,6 +218,8 @@ func noFit(b built, budget accountant.Guarantee, k int) error {
 	rule := fmt.Sprintf("not even %s (per query %v)", fitWords(k), b.agg.Privacy().Guarantee)
 	if !math.IsInf(least, 1) {
 		rule += fmt.Sprintf(": the smallest budget that fits %d at budget-delta %g is budget-eps %s", k, budget.Delta, accountant.FormatBound(least))
+	} else {
+		rule += fmt.Sprintf(": no total of theirs has a delta within budget-delta %g, whatever budget-eps", budget.Delta)
 	}
 	return &accountant.ParamError{Name: "budget-eps", Value: budget.Eps, Rule: rule}
 }

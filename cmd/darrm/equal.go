@@ -205,6 +205,7 @@ func (f *solveFlags) comparedMechanisms(cmd *cobra.Command, p gamma.Problem, opt
 func (f *simulateFlags) equalTotals(cmd *cobra.Command, p gamma.Problem, names []votefile.Mechanism, mech mechanisms, teachers []float64) ([]report.SimEqual, error) {
 	ctx := cmd.Context()
 	rs := make([]plan.Request, len(names))
+	relations := make([]accountant.Relation, len(names))
 	for i, n := range names {
 		r := plan.Request{
 			Mechanism: ensemble.Mechanism{Name: n, Input: votefile.TwoClass, RRComposition: mech.RRComp.For(p.Delta), RRDeltaPrime: mech.RRDelta, GNMaxSearch: mech.GNMaxSearch},
@@ -215,6 +216,7 @@ func (f *simulateFlags) equalTotals(cmd *cobra.Command, p gamma.Problem, names [
 		if err != nil {
 			return nil, cli.Usagef("--mechanisms %v", err)
 		}
+		relations[i] = info.Relation
 		if n == votefile.DaRRMOneVote {
 			// Its target is the release's own (eps, delta): pure unless
 			// --delta says otherwise, as in darrm plan.
@@ -241,7 +243,7 @@ func (f *simulateFlags) equalTotals(cmd *cobra.Command, p gamma.Problem, names [
 		var aggs []ensemble.Aggregator
 		var at []int // the row of each aggregator
 		for i, e := range eqs {
-			rows[i] = report.SimEqualRow{Planned: report.NewPlanned(names[i], e)}
+			rows[i] = report.SimEqualRow{Planned: report.NewPlanned(names[i], e), Relation: relations[i]}
 			if e.NoFit != nil {
 				continue
 			}
@@ -249,7 +251,7 @@ func (f *simulateFlags) equalTotals(cmd *cobra.Command, p gamma.Problem, names [
 			if err != nil {
 				return nil, err
 			}
-			rows[i].Label, rows[i].Relation = label, agg.Privacy().Relation
+			rows[i].Label = label
 			aggs, at = append(aggs, agg.(ensemble.Aggregator)), append(at, i)
 		}
 		if len(aggs) > 0 {

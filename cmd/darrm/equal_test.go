@@ -292,3 +292,36 @@ func TestTransferEqualTotals(t *testing.T) {
 		}
 	}
 }
+
+// TestSimulateEqualTotalsNoFit: teachers whose per-query delta, over 100
+// queries, exceeds the budget's fit nothing: each such mechanism is shown
+// in its own relation with why, and its relation has no winner, while
+// darrm-one-vote (pure) fits and wins its relation alone.
+func TestSimulateEqualTotalsNoFit(t *testing.T) {
+	out, e, code := darrm(t, "", "simulate", "--K", "11", "--format", "json", "--queries", "500", "--seed", "2", "--cache-dir", t.TempDir(),
+		"--budget-eps", "4", "--budget-delta", "1e-5", "--budget-queries", "100")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, e)
+	}
+	var doc simEqualDoc
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.EqualTotals) != 1 {
+		t.Fatalf("%d comparisons, want 1", len(doc.EqualTotals))
+	}
+	want := map[string]string{"darrm": "private-teachers", "subsample": "private-teachers", "rr": "private-teachers", "gnmax": "one-vote", "darrm-one-vote": "one-vote"}
+	for _, r := range doc.EqualTotals[0].Rows {
+		fits := r.Mechanism == "darrm-one-vote"
+		if r.Relation != want[r.Mechanism] || (r.NoFit == "") != fits || !fits && !strings.Contains(r.NoFit, "budget-delta 1e-05") {
+			t.Errorf("%s: relation %s, no fit %q: want relation %s, fits %v", r.Mechanism, r.Relation, r.NoFit, want[r.Mechanism], fits)
+		}
+	}
+	winners := map[string]string{}
+	for _, w := range doc.EqualTotals[0].Winners {
+		winners[w.By] = w.Winner
+	}
+	if winners["exact agreement, private-teachers relation"] != "" || winners["exact agreement, one-vote relation"] != "darrm-one-vote" {
+		t.Errorf("winners %v: want none among the private teachers, darrm-one-vote in the one-vote relation", winners)
+	}
+}

@@ -265,8 +265,10 @@ func (s SolveEqual) write(w io.Writer) error {
 func writeWinner(w io.Writer, e EqualTotals, win Winner) {
 	at := fmt.Sprintf("at equal totals (%s, %s) over %d queries", cliout.FloatN(e.BudgetEps, 6), cliout.FloatN(e.BudgetDelta, 3), e.Queries)
 	switch {
+	case win.Winner == "" && win.By != "":
+		fmt.Fprintf(w, "%s, by %s: nothing fits the budget, so nothing wins\n", at, win.By)
 	case win.Winner == "":
-		fmt.Fprintf(w, "%s nothing fits the budget, so nothing wins\n", at)
+		fmt.Fprintf(w, "%s: nothing fits the budget, so nothing wins\n", at)
 	case win.RunnerUp == "":
 		fmt.Fprintf(w, "%s, by %s: %s (%s) is the only one that fits\n", at, win.By, win.Winner, cliout.FloatN(win.Value, 4))
 	case win.Tied:
