@@ -115,9 +115,6 @@ func best(n int, score func(i int) float64, ok func(i int) bool) (first, second 
 	return first, second
 }
 
-// joinNames joins names with commas.
-func joinNames(names []string) string { return strings.Join(names, ", ") }
-
 // SolveEqual is solve's comparison at equal totals: each compared noise
 // function sampled by the mechanism planned for the total, and measured as
 // Compare measures them, at its own plan's parameters.
@@ -253,7 +250,7 @@ func (s SolveEqual) write(w io.Writer) error {
 	}
 	writeReferences(w, ps)
 	if len(fixed) > 0 {
-		fmt.Fprintf(w, "  Pr[label=1]: the labels' accuracy when the true label is 1 and p_i = %s is each teacher's accuracy\n", joinNames(fixed))
+		fmt.Fprintf(w, "  Pr[label=1]: the labels' accuracy when the true label is 1 and p_i = %s is each teacher's accuracy\n", strings.Join(fixed, ", "))
 	}
 	for _, win := range s.Winners {
 		writeWinner(w, s.EqualTotals, win)
