@@ -24,6 +24,30 @@ func TVError(g Gamma, p []float64) (float64, error) {
 	return tvError(g, alpha), nil
 }
 
+// LabelOne returns Pr[DaRRM_gamma = 1] when teacher i votes 1 with
+// probability p[i] (Algorithm 1: the majority with probability gamma(L),
+// else a fair coin): the labels' accuracy when the true label is 1 and
+// p[i] is teacher i's accuracy.
+func LabelOne(g Gamma, p []float64) (float64, error) {
+	if len(p) != g.K() {
+		return 0, fmt.Errorf("Pr[label = 1] of gamma for K = %d teachers: got %d probabilities", g.K(), len(p))
+	}
+	alpha, err := poissonbinom.PMF(p)
+	if err != nil {
+		return 0, err
+	}
+	k := g.K()
+	var one float64
+	for l, a := range alpha {
+		if 2*l > k {
+			one += a * (1 + g[l]) / 2
+		} else {
+			one += a * (1 - g[l]) / 2
+		}
+	}
+	return one, nil
+}
+
 func tvError(g Gamma, alpha []float64) float64 {
 	k := g.K()
 	var e float64
@@ -90,6 +114,10 @@ func ParseActual(s string) (Actual, error) {
 
 // String returns the distribution in the form ParseActual reads.
 func (a Actual) String() string { return a.name }
+
+// Fixed says whether a fixes every p_i (one common value, or one per
+// teacher), rather than drawing them.
+func (a Actual) Fixed() bool { return a.fixed != nil }
 
 // Sample returns the probabilities p_1..p_K of K teachers under a: the
 // fixed values (one common value, or one per teacher), or K i.i.d. draws

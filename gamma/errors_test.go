@@ -148,3 +148,51 @@ func FuzzParseActual(f *testing.F) {
 		}
 	})
 }
+
+// TestLabelOne: Pr[label = 1] against a sum over every vote vector (2^K
+// of them, each with its probability, the release's 1 given its count by
+// Algorithm 1), for teachers of different accuracies and gammas, and its
+// distance to Pr[majority = 1] is TVError.
+func TestLabelOne(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		g    Gamma
+		p    []float64
+	}{
+		{"majority", Gamma{1, 1, 1, 1, 1, 1}, []float64{0.75, 0.75, 0.75, 0.75, 0.75}},
+		{"coin", Gamma{0, 0, 0, 0, 0, 0}, []float64{0.9, 0.2, 0.75, 0.6, 0.75}},
+		{"sloped", Gamma{0.9, 0.5, 0.1, 0.1, 0.5, 0.9}, []float64{0.9, 0.2, 0.75, 0.6, 0.55}},
+	} {
+		k := len(tc.p)
+		var want, maj float64
+		for v := range 1 << k {
+			pr, l := 1.0, 0
+			for i, pi := range tc.p {
+				if v>>i&1 == 1 {
+					pr, l = pr*pi, l+1
+				} else {
+					pr *= 1 - pi
+				}
+			}
+			one := (1 - tc.g[l]) / 2
+			if 2*l > k {
+				one, maj = (1+tc.g[l])/2, maj+pr
+			}
+			want += pr * one
+		}
+		got, err := LabelOne(tc.g, tc.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tv, err := TVError(tc.g, tc.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(got-want) > 1e-14 || math.Abs(math.Abs(maj-got)-tv) > 1e-14 {
+			t.Errorf("%s: Pr[label = 1] %v, want %v; |Pr[majority = 1] - it| %v, TVError %v", tc.name, got, want, math.Abs(maj-got), tv)
+		}
+	}
+	if _, err := LabelOne(Gamma{1, 1, 1}, []float64{0.5}); err == nil {
+		t.Error("K = 2 gamma, 1 probability: no error")
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/plan"
-	"github.com/darrm/darrm/votefile"
 )
 
 // accuracy returns the probability that a release with noise function g
@@ -36,15 +35,16 @@ func accuracy(g gamma.Gamma, p float64) float64 {
 
 // Mechanisms compared at equal totals: for Q queries of 11 teachers in
 // the one-vote relation and one total budget (4, 1e-5), each mechanism's
-// per-query parameter planned for that total (to three digits: the
-// search stops within 0.1% of the boundary), and the accuracy of its
-// labels when each teacher is right with probability 0.75 (optimal
-// composition where it applies; GNMax's exact one). darrm-one-vote
-// and randomized response on the majority are pure ε-DP one-bit releases,
-// so the same ε fits; GNMax (--classes 2) adds discrete Gaussian noise to
-// the two counts, whose label is scored as with continuous noise of the
-// same σ.
-func ExampleParameters_equalTotals() {
+// per-query parameter planned for that total (OneVote, EqualTotals; to
+// three digits: the search stops within 0.1% of the boundary), and the
+// accuracy of its labels when each teacher is right with probability 0.75
+// (optimal composition where it applies; GNMax's exact one).
+// darrm-one-vote and randomized response on the majority are pure ε-DP
+// one-bit releases, and the same ε fits; GNMax (--classes 2) adds discrete
+// Gaussian noise to the two counts, whose label is scored as with
+// continuous noise of the same σ. darrm solve --compare --budget-eps
+// prints the same table.
+func ExampleEqualTotals() {
 	ctx := context.Background()
 	budget := accountant.Guarantee{Eps: 4, Delta: 1e-5}
 	// gamma_opt of the one-vote relation, for every prior, certified as
@@ -57,39 +57,37 @@ func ExampleParameters_equalTotals() {
 		g, _, err = gamma.Certify(ctx, p, g, gamma.VerifyOptions{})
 		return g, err
 	}
+	base := plan.Request{Budget: budget, Method: accountant.Optimal, DeltaPrime: accountant.DefaultDeltaPrime, Gamma: src}
 	fmt.Println("Q     eps/query  darrm-one-vote  rr     sigma2  gnmax")
 	for _, q := range []int{10, 100, 1000} {
-		r := plan.Request{Mechanism: ensemble.Mechanism{Name: votefile.DaRRMOneVote}, Problem: constraints.NewOneVote(11, 1, 0), Classes: 2,
-			Budget: budget, Method: accountant.Optimal, DeltaPrime: accountant.DefaultDeltaPrime, Gamma: src}
-		d, err := plan.Parameters(ctx, r, q)
+		eqs, err := plan.EqualTotals(ctx, plan.OneVote(base, 11, 1e-5), budget, q)
 		if err != nil {
 			fmt.Println(err)
 			return
 		}
-		p := constraints.NewOneVote(11, d.Value, 0)
-		opt, err := src(ctx, p)
-		if err != nil {
-			fmt.Println(err)
-			return
+		var acc [3]float64
+		for i, e := range eqs {
+			if e.NoFit != nil {
+				fmt.Println(e.NoFit)
+				return
+			}
+			var g gamma.Gamma
+			if e.Plan.Parameter == "sigma2" {
+				g, err = gamma.GNMax(11, e.Plan.Value)
+			} else {
+				var agg ensemble.Labeler
+				agg, _, err = plan.Aggregator(ctx, e.Plan.Request)
+				if err == nil {
+					g = agg.(ensemble.Aggregator).Gamma()
+				}
+			}
+			if err != nil {
+				fmt.Println(err)
+				return
+			}
+			acc[i] = accuracy(g, 0.75)
 		}
-		rr, err := gamma.OneVoteRRBaseline(p)
-		if err != nil {
-			fmt.Println(err)
-			return
-		}
-		r = plan.Request{Mechanism: ensemble.Mechanism{Name: votefile.GNMax, Input: votefile.ManyClasses, GNMax: accountant.ConfidentGNMax{Noise: accountant.DiscreteNoise}},
-			Problem: constraints.Params{K: 11, TargetDelta: 1e-5}, Classes: 2, Budget: budget, Method: accountant.Optimal, DeltaPrime: accountant.DefaultDeltaPrime}
-		g, err := plan.Parameters(ctx, r, q)
-		if err != nil {
-			fmt.Println(err)
-			return
-		}
-		gn, err := gamma.GNMax(11, g.Value)
-		if err != nil {
-			fmt.Println(err)
-			return
-		}
-		fmt.Printf("%-5d %-10.3g %-15.3f %-6.3f %-7.3g %.3f\n", q, d.Value, accuracy(opt, 0.75), accuracy(rr.Gamma, 0.75), g.Value, accuracy(gn, 0.75))
+		fmt.Printf("%-5d %-10.3g %-15.3f %-6.3f %-7.3g %.3f\n", q, eqs[0].Plan.Value, acc[0], acc[2], eqs[1].Plan.Value, acc[1])
 	}
 	// Output:
 	// Q     eps/query  darrm-one-vote  rr     sigma2  gnmax

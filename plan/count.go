@@ -82,9 +82,10 @@ type built struct {
 	acc     ensemble.Accounting
 }
 
-// aggregator builds the aggregator of r as aggregate builds it
-// (ensemble.Mechanism.Build, its gamma from r.Source).
-func aggregator(ctx context.Context, r Request) (ensemble.Labeler, string, error) {
+// Aggregator returns the aggregator of r's mechanism and parameters, built
+// as darrm aggregate builds it (ensemble.Mechanism.Build, its gamma from
+// r.Gamma), and says what it is in words.
+func Aggregator(ctx context.Context, r Request) (ensemble.Labeler, string, error) {
 	info, err := ensemble.LookupMechanism(r.Mechanism.Name, r.Mechanism.Input)
 	if err != nil {
 		return nil, "", err
@@ -111,7 +112,7 @@ func aggregator(ctx context.Context, r Request) (ensemble.Labeler, string, error
 // release). The plan knows no votes: no teachers' cap applies
 // (votefile.Binding.Cap of votes without a header).
 func build(ctx context.Context, r Request) (built, error) {
-	agg, label, err := aggregator(ctx, r)
+	agg, label, err := Aggregator(ctx, r)
 	if err != nil {
 		return built{}, err
 	}
@@ -129,7 +130,7 @@ func build(ctx context.Context, r Request) (built, error) {
 // (accountant.RunFits), and, where the release also counts by points of
 // the privacy profile (optimal composition), that count itself.
 func fits(ctx context.Context, r Request, queries int) (bool, error) {
-	agg, _, err := aggregator(ctx, r)
+	agg, _, err := Aggregator(ctx, r)
 	if err != nil {
 		return false, err
 	}
@@ -151,7 +152,7 @@ func (b built) runQueries() int { return b.acc.Budget.MaxQueries }
 // filter (accountant.MaxFilterSteps). A budget that fits no query is an
 // error that says the smallest one that fits one.
 func Queries(ctx context.Context, r Request) (Count, error) {
-	if err := checkBudget(r.Budget); err != nil {
+	if err := CheckBudget(r.Budget); err != nil {
 		return Count{}, err
 	}
 	b, err := build(ctx, r)
@@ -217,6 +218,8 @@ func noFit(b built, budget accountant.Guarantee, k int) error {
 	rule := fmt.Sprintf("not even %s (per query %v)", fitWords(k), b.agg.Privacy().Guarantee)
 	if !math.IsInf(least, 1) {
 		rule += fmt.Sprintf(": the smallest budget that fits %d at budget-delta %g is budget-eps %s", k, budget.Delta, accountant.FormatBound(least))
+	} else {
+		rule += fmt.Sprintf(": no total of theirs has a delta within budget-delta %g, whatever budget-eps", budget.Delta)
 	}
 	return &accountant.ParamError{Name: "budget-eps", Value: budget.Eps, Rule: rule}
 }
@@ -229,8 +232,9 @@ func fitWords(k int) string {
 	return fmt.Sprintf("%d queries fit", k)
 }
 
-// checkBudget checks a total budget: ε > 0, δ in [0, 1).
-func checkBudget(g accountant.Guarantee) error {
+// CheckBudget checks a total budget: ε > 0 and finite, δ in [0, 1); a
+// bad value is an *accountant.ParamError naming budget-eps or budget-delta.
+func CheckBudget(g accountant.Guarantee) error {
 	if !(g.Eps > 0) || math.IsInf(g.Eps, 0) {
 		return &accountant.ParamError{Name: "budget-eps", Value: g.Eps, Rule: "must be > 0 and finite"}
 	}

@@ -127,7 +127,7 @@ func Parameters(ctx context.Context, r Request, queries int) (Plan, error) {
 // search returns the most generous value of Parameters, with
 // confident-gnmax's σ1/σ2 ratio, unverified (verify).
 func search(ctx context.Context, r Request, queries int, ratio float64) (Plan, error) {
-	if err := checkBudget(r.Budget); err != nil {
+	if err := CheckBudget(r.Budget); err != nil {
 		return Plan{}, err
 	}
 	if queries < 1 {

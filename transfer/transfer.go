@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
@@ -165,12 +166,13 @@ type Params struct {
 	Seed    uint64  // of the query draws and the mechanisms' noise: an experiment
 }
 
-// Result is one mechanism at one Q. Its total over the Q queries is the
-// tighter (accountant.CapTotal) of the composition over the queries and,
-// for the private teachers' mechanisms, the teachers' cap; TotalBound says
-// which. The composition is the general composition of the per-query
-// guarantee (Composition), or for darrm-one-vote the optimal composition
-// at the best point of its label's privacy profile, which is tighter.
+// Result is one mechanism at one Q. Its total over the Q queries is, by
+// the accounting of a release (ensemble.Accounting.Totals), the tighter of
+// the composition over the queries and, for the private teachers'
+// mechanisms, the teachers' cap; TotalBound says which. The composition is
+// the general composition of the per-query guarantee (Composition), or for
+// darrm-one-vote the optimal composition at the best point of its label's
+// privacy profile, which is tighter.
 type Result struct {
 	Mechanism        string           `json:"mechanism"`
 	M                float64          `json:"m"`
@@ -271,10 +273,11 @@ type labeller interface {
 // calibration and by the tight one, and DaRRM with the one-vote relation's
 // γ_opt, at the same per-label target in that relation). Each total is
 // bounded by the composition over the queries and, for the private
-// teachers' mechanisms, by the teachers' cap; a mechanism that knows
+// teachers' mechanisms, by the teachers' cap, as a release's accounting
+// bounds it (ensemble.Accounting.Totals, runTotal); a mechanism that knows
 // points of its label's privacy profile (Privacy.Profile) is composed at
-// the best of them (accountant.ProfileTotal) when that is tighter than
-// the general composition that Result's Composition reports.
+// the best of them when that is tighter than the general composition that
+// Result's Composition reports.
 func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt GammaOpt) (*Outcome, error) {
 	if err := p.Validate(test.Len()); err != nil {
 		return nil, fmt.Errorf("transfer: %w", err)
@@ -287,7 +290,8 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt
 	if t.Private.Meta == nil {
 		return nil, fmt.Errorf("transfer: the private teachers have no metadata (partition, relation), so their cap is unknown")
 	}
-	cp, _, err := t.Private.Meta.Binding(votefile.TeacherGuarantee{Guarantee: teacher}).Cap(DeltaPrime)
+	binding := t.Private.Meta.Binding(votefile.TeacherGuarantee{Guarantee: teacher})
+	cp, _, err := binding.Cap(DeltaPrime)
 	if err != nil {
 		return nil, fmt.Errorf("transfer: the teachers' cap: %w", err)
 	}
@@ -315,40 +319,51 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt
 			if nonPrivate(name) {
 				votes = pubVotes
 			}
-			acc := make([]float64, p.Redraws)
-			for r := range p.Redraws {
-				draw := rand.New(rand.NewPCG(p.Seed, uint64(q)<<20|uint64(r)))
-				src := noise.NewSeededSource(p.Seed ^ uint64(q)<<40 ^ uint64(r)<<8 ^ uint64(mi))
-				right := 0
-				for _, i := range draw.Perm(test.Len())[:q] {
-					label, err := agg.Aggregate(votes[i], src)
-					if err != nil {
-						return nil, err
-					}
-					if float64(label) == test.Y[i] {
-						right++
-					}
-				}
-				acc[r] = float64(right) / float64(q)
-			}
-			mean, std := meanStd(acc)
-			priv := agg.Privacy()
-			comp, err := accountant.ComposeGeneral(priv.Guarantee, q, DeltaPrime)
+			mean, std, err := measure(test, votes, q, p.Redraws, p.Seed, mi, func(v []byte, src *noise.Source) (int, error) {
+				label, err := agg.Aggregate(v, src)
+				return int(label), err
+			})
 			if err != nil {
 				return nil, err
 			}
-			queries := comp
-			if t, ok := accountant.ProfileTotal(priv.Guarantee, priv.Profile, q, DeltaPrime); ok && t.Guarantee.Within(comp) {
-				queries = t.Guarantee
+			priv := agg.Privacy()
+			b := binding
+			if nonPrivate(name) {
+				b = votefile.Binding{K: prm.K, Relation: accountant.OneVote} // no cap
 			}
-			total, bound := accountant.CapTotal(queries, capOf(name, cp), nil)
+			acc, err := ensemble.NewAccounting(priv, b, DeltaPrime, nil, accountant.General)
+			if err != nil {
+				return nil, fmt.Errorf("transfer: %s: %w", name, err)
+			}
+			comp, total, err := runTotal(acc.Totals(q))
+			if err != nil {
+				return nil, fmt.Errorf("transfer: %s at Q = %d: %w", name, q, err)
+			}
 			out.Results = append(out.Results, Result{Mechanism: name, M: p.M, Queries: q, AccuracyMean: mean, AccuracyStd: std,
 				QueryEps: priv.Eps, QueryDelta: priv.Delta, CompositionEps: comp.Eps, CompositionDelta: comp.Delta,
-				TotalEps: total.Eps, TotalDelta: total.Delta, TotalBound: bound, NoisePays: name != "majority" && bound == accountant.QueriesBound,
+				TotalEps: total.Guarantee.Eps, TotalDelta: total.Guarantee.Delta, TotalBound: total.Bound, NoisePays: name != "majority" && total.Bound == accountant.QueriesBound,
 				Relation: priv.Relation.String()})
 		}
 	}
 	return out, nil
+}
+
+// runTotal returns, of the totals of a release (ensemble.Accounting.Totals:
+// the accountant's, each bounded by the teachers' cap), the general
+// composition of the per-query guarantee over the queries (Table 3.2's),
+// and the total Result reports: that composition, or the optimal
+// composition at the best point of the label's privacy profile when it is
+// tighter, bounded by the cap.
+func runTotal(ts []accountant.Total) (comp accountant.Guarantee, total accountant.Total, err error) {
+	i := slices.IndexFunc(ts, func(t accountant.Total) bool { return t.Method == accountant.General && t.Point == nil })
+	if i < 0 || ts[i].Err != nil {
+		return comp, total, fmt.Errorf("no general composition of the queries among the totals %v", ts)
+	}
+	total = ts[i]
+	if j := slices.IndexFunc(ts, func(t accountant.Total) bool { return t.Point != nil && t.Err == nil }); j >= 0 && ts[j].Queries.Within(total.Queries) {
+		total = ts[j]
+	}
+	return ts[i].Queries, total, nil
 }
 
 // nonPrivate says which mechanisms label from the non-private teachers:
@@ -545,6 +560,32 @@ func Agree(votes [][]byte) Agreement {
 	}
 	n := float64(len(votes))
 	return Agreement{WithMajority: with / n, Unanimous: unanimous / n}
+}
+
+// measure returns the mean and sample standard deviation of the accuracy
+// of label over redraws sets of q distinct public images of test, each
+// labelled from its votes: the draws seeded by (seed, q, the set) alone, so
+// that every mechanism labels the same images, and the noise also by the
+// mechanism's place mi.
+func measure(test *datasets.Dataset, votes [][]byte, q, redraws int, seed uint64, mi int, label func(votes []byte, src *noise.Source) (int, error)) (mean, std float64, err error) {
+	acc := make([]float64, redraws)
+	for r := range redraws {
+		draw := rand.New(rand.NewPCG(seed, uint64(q)<<20|uint64(r)))
+		src := noise.NewSeededSource(seed ^ uint64(q)<<40 ^ uint64(r)<<8 ^ uint64(mi))
+		right := 0
+		for _, i := range draw.Perm(test.Len())[:q] {
+			l, err := label(votes[i], src)
+			if err != nil {
+				return 0, 0, err
+			}
+			if float64(l) == test.Y[i] {
+				right++
+			}
+		}
+		acc[r] = float64(right) / float64(q)
+	}
+	mean, std = meanStd(acc)
+	return mean, std, nil
 }
 
 // meanStd returns the mean and the sample standard deviation.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"slices"
 
@@ -13,8 +12,6 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
 	"github.com/darrm/darrm/votefile"
 )
@@ -170,19 +167,8 @@ func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.Mechanis
 		if err != nil {
 			return r, info, err
 		}
-		src := optimal.Source{Prior: f.Prior, CacheOnly: f.NoSolve, Options: optimal.Options{Workers: f.Workers}}
-		if mech.table != nil {
-			return r, info, cli.Usagef("--gamma: a plan solves gamma_opt for each value it tries; leave --gamma out")
-		}
-		if src.Cache, err = f.Cache.open(); err != nil {
+		if r.Gamma, err = mech.planGamma(cmd); err != nil {
 			return r, info, err
-		}
-		r.Gamma = func(ctx context.Context, p constraints.Params) (gamma.Gamma, error) {
-			l, err := src.Load(ctx, p)
-			if err != nil {
-				return nil, mech.sourceError(err)
-			}
-			return l.Gamma, nil
 		}
 	}
 	r.Mechanism.RRComposition, r.Mechanism.RRDeltaPrime, r.Mechanism.GNMaxSearch = f.RRComp.For(r.Problem.Delta), f.RRDelta, f.GNMaxSearch

@@ -22,7 +22,11 @@ type simulateFlags struct {
 	Seed       uint64        `flag:"seed"`
 	Mechanisms []string      `flag:"mechanisms" help:"mechanisms to compare (default: darrm, subsample, rr, gnmax when delta > 0, dsub when Delta = 0)"`
 	Teachers   string        `flag:"teachers" help:"the teachers' probabilities of voting 1: U(a,b), p, or p_1,...,p_K"`
-	Queries    int           `flag:"queries" help:"number of queries"`
+	Queries    int           `flag:"queries" help:"number of queries simulated"`
+	Totals     totalFlags
+	// BudgetQueries are the numbers of queries Q of a comparison at equal
+	// totals: --queries is the size of the simulation.
+	BudgetQueries []int `flag:"budget-queries" help:"with --budget-eps and --budget-delta: also compare at equal totals, each mechanism planned (darrm plan) for the budget over each of these numbers of queries Q"`
 }
 
 func newSimulateCmd() *cobra.Command {
@@ -42,6 +46,13 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	}
 	if f.Queries < 1 {
 		return cli.Usagef("--queries = %d: must be >= 1", f.Queries)
+	}
+	equal, err := f.Totals.given(cmd, "budget-queries", f.BudgetQueries)
+	if err != nil {
+		return err
+	}
+	if equal && f.Format == cliout.CSV {
+		return cli.Usagef("--budget-eps: the comparison at equal totals is in the table and JSON (--format csv holds one comparison)")
 	}
 	names := make([]votefile.Mechanism, len(f.Mechanisms))
 	for i, n := range f.Mechanisms {
@@ -76,5 +87,11 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	if err != nil {
 		return err
 	}
-	return report.NewSimulate(p, f.Teachers, teachers, f.Seed, res, labels).Write(cmd.OutOrStdout(), f.Format)
+	out := report.NewSimulate(p, f.Teachers, teachers, f.Seed, res, labels)
+	if equal {
+		if out.EqualTotals, err = f.equalTotals(cmd, p, names, mech, teachers); err != nil {
+			return err
+		}
+	}
+	return out.Write(cmd.OutOrStdout(), f.Format)
 }

@@ -32,6 +32,8 @@ type solveFlags struct {
 	Actual   []string            `flag:"actual" help:"with --compare: actual distributions of the p_i for the true expected error: U(a,b), a probability, or K probabilities"`
 	HighsLog bool                `flag:"highs-log" help:"show HiGHS's solver log"`
 	SubSize  int                 `flag:"sub-size" help:"with --compare: teachers subsampled by gamma_Sub (default floor(m); App. B.4 subsamples M with m from general composition)"`
+	Totals   totalFlags
+	Queries  []int `flag:"queries" help:"with --compare, --budget-eps and --budget-delta: also compare at equal totals, each mechanism planned for the budget over each of these numbers of queries (darrm plan)"`
 }
 
 func newSolveCmd() *cobra.Command {
@@ -64,6 +66,15 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 			return err
 		}
 	}
+	equal, err := f.Totals.given(cmd, "queries", f.Queries)
+	switch {
+	case err != nil:
+		return err
+	case equal && !f.Compare:
+		return cli.Usagef("--budget-eps compares the baselines at equal totals: give --compare")
+	case equal && f.Format == cliout.CSV:
+		return cli.Usagef("--budget-eps: the comparison at equal totals is in the table and JSON; solve's CSV is the gamma file alone")
+	}
 	if err := checkPlot(f.Plot); err != nil {
 		return err
 	}
@@ -86,6 +97,11 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 		}
 		out.Compare = report.Compared(bases, evs)
 		out.NotCompared = gamma.OmittedBaselines(p.Params)
+	}
+	if equal {
+		if out.EqualTotals, err = f.equalTotals(cmd, p, src, coeffs, actuals); err != nil {
+			return err
+		}
 	}
 	out.Seconds = time.Since(start).Seconds()
 	if f.Plot != "" {

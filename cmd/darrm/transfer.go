@@ -35,6 +35,7 @@ func newTransferCmd() *cobra.Command {
 		Plot    string            `flag:"plot"`
 		Workers int               `flag:"workers"`
 		Cache   cacheFlags
+		Totals  totalFlags
 	}{Queries: []int{20, 50, 100}, Redraws: 10}
 	return newCmd("transfer", &cobra.Command{
 		Use:   "transfer --dataset mnist58|fashion58 [--setting disjoint|shared] [flags]",
@@ -48,6 +49,13 @@ func newTransferCmd() *cobra.Command {
 			}
 			if err := checkPlot(f.Plot); err != nil {
 				return err
+			}
+			equal, err := f.Totals.given(cmd, "queries", f.Queries)
+			if err != nil {
+				return err
+			}
+			if equal && f.Format == cliout.CSV {
+				return cli.Usagef("--budget-eps: the comparison at equal totals is in the table and JSON (--format csv holds one comparison)")
 			}
 			b, err := loadBinary(f.Dataset)
 			if err != nil {
@@ -76,11 +84,25 @@ func newTransferCmd() *cobra.Command {
 				return l.Gamma, err
 			}
 			res, err := transfer.Run(cmd.Context(), b.Test, t, params, opt)
-			prog.Done()
 			if err != nil {
+				prog.Done()
 				return err
 			}
 			out := report.NewTransfer(f.Dataset, t, b.Test, res, params.Seed)
+			if equal {
+				prog.Describe(fmt.Sprintf("transfer %s: planning for the total and labelling at equal totals", f.Dataset))
+				// GNMax's per-query delta is the budget's, as darrm plan's
+				// without --delta.
+				ep := transfer.EqualParams{Budget: f.Totals.budget(), Method: f.Totals.Method, DeltaPrime: f.Totals.DeltaPrime, Delta: f.Totals.BudgetDelta,
+					Queries: f.Queries, Redraws: f.Redraws, Seed: params.Seed}
+				eq, err := transfer.RunEqual(cmd.Context(), b.Test, t, ep, opt)
+				if err != nil {
+					prog.Done()
+					return cli.AsUsage(flagError(err, nil))
+				}
+				out.EqualTotals = report.NewTransferEqual(ep.Budget, ep.Method, eq)
+			}
+			prog.Done()
 			out.Seconds = time.Since(start).Seconds()
 			if f.Plot != "" {
 				p := curveplot.TransferPanel(f.Dataset, out.K, res.Results)

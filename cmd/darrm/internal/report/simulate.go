@@ -23,6 +23,9 @@ type Simulate struct {
 	Note     string               `json:"note"`
 	Results  []SimResult          `json:"results"`
 	Above    []votefile.Mechanism `json:"darrm_above,omitempty"`
+	// EqualTotals compares the mechanisms at equal totals, for each number
+	// of queries (simulate --budget-eps).
+	EqualTotals []SimEqual `json:"equal_totals,omitempty"`
 }
 
 // SimResult is one mechanism's agreement with the majority of the votes.
@@ -80,6 +83,9 @@ func (out Simulate) Write(w io.Writer, f cliout.Format) error {
 		ps[i] = cliout.FloatN(v, 3)
 	}
 	fmt.Fprintf(w, "teachers %s: p = %s\n\n", out.Teachers, strings.Join(ps, ", "))
+	if len(out.EqualTotals) > 0 {
+		fmt.Fprintln(w, "Comparison at equal per-query guarantees (each release (m·eps, delta)-DP, whatever its total):")
+	}
 	var rows [][]string
 	relations := map[accountant.Relation]bool{}
 	for _, r := range out.Results {
@@ -100,6 +106,11 @@ func (out Simulate) Write(w io.Writer, f cliout.Format) error {
 	}
 	if len(out.Above) > 0 {
 		fmt.Fprintf(w, "darrm's 95%% interval lies above those of (in its relation, %v): %s\n", accountant.PrivateTeachers, votefile.JoinMechanisms(out.Above, ", "))
+	}
+	for _, e := range out.EqualTotals {
+		if err := e.write(w); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -68,6 +68,9 @@ type Solve struct {
 	// NotCompared names the baselines that Compare leaves out, each with
 	// the reason.
 	NotCompared []Omitted `json:"not_compared,omitempty"`
+	// EqualTotals compares the same noise functions at equal totals, for
+	// each number of queries (solve --budget-eps).
+	EqualTotals []SolveEqual `json:"equal_totals,omitempty"`
 }
 
 // Omitted is a baseline left out of a comparison, and why.
@@ -263,6 +266,11 @@ func (out Solve) writeTable(w io.Writer) error {
 	}
 	for _, o := range out.NotCompared {
 		fmt.Fprintf(w, "  gamma_%s: not compared: %s\n", o.Name, o.Reason)
+	}
+	for _, e := range out.EqualTotals {
+		if err := e.write(w); err != nil {
+			return err
+		}
 	}
 	return nil
 }

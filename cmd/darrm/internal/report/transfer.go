@@ -32,6 +32,9 @@ type Transfer struct {
 	Seed      uint64               `json:"seed"`
 	Note      string               `json:"note"`
 	Seconds   float64              `json:"seconds"`
+	// EqualTotals compares darrm-one-vote, GNMax and RR at equal totals,
+	// for each number of queries (transfer --budget-eps).
+	EqualTotals []TransferEqual `json:"equal_totals,omitempty"`
 }
 
 // TransferTeachers describes both ensembles.
@@ -166,7 +169,17 @@ func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 			fmt.Fprintf(w, "DaRRM's noise (and RR's) pays off only where the cap is above the labels' composition: %s; and for teachers that are a fresh mechanism per query (no cap) at every Q\n", where)
 		}
 	}
-	_, err := fmt.Fprintf(w, "accuracy: mean ± std over the redraws of the queries; the majority has no noise, its per-query guarantee is the K-fold composition of the teachers; the guarantees of GNMax and darrm-one-vote (DaRRM with the one-vote relation's gamma_opt) are for the one-vote relation (non-private teachers on disjoint shares); darrm-one-vote's total is the optimal composition at the best point of its label's exact privacy profile, tighter than the general composition of its (eps, delta)\ntime: %.3g s\n", out.Seconds)
+	_, err := fmt.Fprintf(w, "accuracy: mean ± std over the redraws of the queries; the majority has no noise, its per-query guarantee is the K-fold composition of the teachers; the guarantees of GNMax and darrm-one-vote (DaRRM with the one-vote relation's gamma_opt) are for the one-vote relation (non-private teachers on disjoint shares); darrm-one-vote's total is the optimal composition at the best point of its label's exact privacy profile, tighter than the general composition of its (eps, delta)\n")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "this table compares at equal per-query guarantees: gnmax's total composes its per-query (eps, delta), while its Gaussian noise composes far better (docs/transfer.md, \"Which bound wins\"); mechanisms compared at equal totals: --budget-eps")
+	for _, e := range out.EqualTotals {
+		if err := e.write(w); err != nil {
+			return err
+		}
+	}
+	_, err = fmt.Fprintf(w, "time: %.3g s\n", out.Seconds)
 	return err
 }
 

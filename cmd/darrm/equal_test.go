@@ -1,0 +1,327 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+)
+
+// equalRow is a row of a comparison at equal totals, as its JSON says it.
+type equalRow struct {
+	Name       string  `json:"name"`
+	Mechanism  string  `json:"mechanism"`
+	Planned    string  `json:"planned"`
+	Value      float64 `json:"value"`
+	TotalEps   float64 `json:"total_eps"`
+	TotalDelta float64 `json:"total_delta"`
+	Method     string  `json:"total_method"`
+	Reference  string  `json:"total_reference"`
+	NoFit      string  `json:"no_fit"`
+	Accuracy   []struct {
+		Actual string  `json:"actual"`
+		Value  float64 `json:"value"`
+	} `json:"accuracy"`
+}
+
+// equalDoc is solve's comparisons at equal totals.
+type equalDoc struct {
+	EqualTotals []struct {
+		BudgetEps   float64    `json:"budget_eps"`
+		BudgetDelta float64    `json:"budget_delta"`
+		Queries     int        `json:"queries"`
+		Rows        []equalRow `json:"mechanisms"`
+		Winners     []struct {
+			By       string `json:"by"`
+			Winner   string `json:"winner"`
+			RunnerUp string `json:"runner_up"`
+		} `json:"winners"`
+	} `json:"equal_totals"`
+}
+
+// TestSolveEqualTotals: solve --compare at equal totals plans every
+// mechanism for the budget as darrm plan does: each total is within the
+// budget and has its theorem, darrm plan with the value the comparison
+// chose counts at least the queries (by its own count), and with that
+// value 5% more generous fewer; gamma_opt wins, and in the one-vote
+// relation the accuracies are docs/transfer.md's (11 teachers right with
+// probability 0.75, a total of (4, 1e-5)).
+func TestSolveEqualTotals(t *testing.T) {
+	cache := t.TempDir()
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		budget   [2]float64
+		queries  []int
+		accuracy map[int][]float64 // Pr[label = 1] at 0.75 of each row, by Q
+	}{
+		{"one-vote", []string{"--relation", "one-vote", "--K", "11", "--target-eps", "0.4"}, [2]float64{4, 1e-5}, []int{10, 100},
+			map[int][]float64{10: {0.807, 0.771, 0.592}, 100: {0.603, 0.600, 0.520}}},
+		{"private teachers", []string{"--K", "11", "--m", "3"}, [2]float64{2, 2e-4}, []int{10}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			budget := []string{"--budget-eps", fmt.Sprint(tc.budget[0]), "--budget-delta", fmt.Sprint(tc.budget[1]), "--composition", "optimal"}
+			qs := fmt.Sprint(tc.queries[0])
+			for _, q := range tc.queries[1:] {
+				qs += fmt.Sprintf(",%d", q)
+			}
+			args := append(append([]string{"solve", "--compare", "--actual", "0.75", "--format", "json", "--cache-dir", cache, "--queries", qs}, tc.args...), budget...)
+			out, e, code := darrm(t, "", args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, e)
+			}
+			var doc equalDoc
+			if err := json.Unmarshal([]byte(out), &doc); err != nil {
+				t.Fatal(err)
+			}
+			if len(doc.EqualTotals) != len(tc.queries) {
+				t.Fatalf("%d comparisons, want %d", len(doc.EqualTotals), len(tc.queries))
+			}
+			for i, cmp := range doc.EqualTotals {
+				q := tc.queries[i]
+				if cmp.Queries != q || cmp.BudgetEps != tc.budget[0] || cmp.BudgetDelta != tc.budget[1] {
+					t.Errorf("comparison %d: %d queries in (%v, %v), want %d in %v", i, cmp.Queries, cmp.BudgetEps, cmp.BudgetDelta, q, tc.budget)
+				}
+				if len(cmp.Winners) != 1 || cmp.Winners[0].Winner != "gamma_opt" {
+					t.Errorf("Q %d: winners %+v, want gamma_opt", q, cmp.Winners)
+				}
+				for j, r := range cmp.Rows {
+					if r.NoFit != "" || r.TotalEps > tc.budget[0] || r.TotalDelta > tc.budget[1] || r.Method == "" || r.Reference == "" {
+						t.Errorf("Q %d %s: total (%v, %v) by %q (%q), no fit %q: want within %v, with its theorem", q, r.Name, r.TotalEps, r.TotalDelta, r.Method, r.Reference, r.NoFit, tc.budget)
+					}
+					if want := tc.accuracy[q]; want != nil && (len(r.Accuracy) != 1 || math.Abs(r.Accuracy[0].Value-want[j]) > 5e-4) {
+						t.Errorf("Q %d %s: accuracy %+v, want %v", q, r.Name, r.Accuracy, want[j])
+					}
+					if r.Name == "rr" && tc.name == "one-vote" {
+						continue // RR's gamma in darrm-one-vote: not a mechanism of darrm plan
+					}
+					checkPlanned(t, tc.args, budget, q, r)
+				}
+			}
+		})
+	}
+}
+
+// checkPlanned counts with darrm plan the queries r's planned value buys,
+// and those of the value 5% more generous: at least q, and fewer.
+func checkPlanned(t *testing.T, problem, budget []string, q int, r equalRow) {
+	t.Helper()
+	generous := r.Value * 1.05
+	if r.Planned == "sigma2" {
+		generous = r.Value / 1.05
+	}
+	var args []string
+	switch r.Planned {
+	case "target-eps":
+		args = []string{"--K", "11"}
+	case "sigma2":
+		args = []string{"--K", "11", "--classes", "2", "--delta", "1e-5"}
+	default:
+		args = problem
+	}
+	for _, v := range []struct {
+		value float64
+		fits  bool
+	}{{r.Value, true}, {generous, false}} {
+		out, e, code := darrm(t, "", append(append(append([]string{"plan", "--format", "json", "--mechanism", r.Mechanism}, args...), budget...), "--"+r.Planned, fmt.Sprint(v.value))...)
+		if code != 0 {
+			t.Fatalf("plan %s %s %v: exit %d: %s", r.Mechanism, r.Planned, v.value, code, e)
+		}
+		if run := int(number(t, decodeJSON(t, out), "run_queries")); (run >= q) != v.fits {
+			t.Errorf("%s with %s %v: darrm plan counts %d queries; planned for %d, want fits = %v", r.Mechanism, r.Planned, v.value, run, q, v.fits)
+		}
+	}
+}
+
+// TestEqualTotalsFlags: a comparison at equal totals needs its budget, its
+// queries and, in solve, --compare; CSV, which holds one comparison (in
+// solve a gamma file), does not hold it.
+func TestEqualTotalsFlags(t *testing.T) {
+	solve := []string{"solve", "--K", "11", "--m", "3", "--no-cache", "--compare"}
+	simulate := []string{"simulate", "--K", "11", "--m", "3", "--no-cache", "--queries", "100"}
+	budget := []string{"--budget-eps", "2", "--budget-delta", "1e-4"}
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"solve no queries", append(solve, budget...)},
+		{"solve no budget-delta", append(solve, "--budget-eps", "2", "--queries", "10")},
+		{"solve no compare", append([]string{"solve", "--K", "11", "--no-cache", "--queries", "10"}, budget...)},
+		{"solve zero queries", append(append(solve, "--queries", "0"), budget...)},
+		{"solve csv", append(append(solve, "--queries", "10", "--format", "csv"), budget...)},
+		{"solve negative budget", append(solve, "--budget-eps", "-1", "--budget-delta", "1e-4", "--queries", "10")},
+		{"simulate no budget-queries", append(simulate, budget...)},
+		{"simulate budget-delta 1", append(simulate, "--budget-eps", "1", "--budget-delta", "1", "--budget-queries", "10")},
+		{"simulate no budget-eps", append(simulate, "--budget-delta", "1e-4", "--budget-queries", "10")},
+		{"simulate csv", append(append(simulate, "--budget-queries", "10", "--format", "csv"), budget...)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, e, code := darrm(t, "", tc.args...)
+			if code != 2 || out != "" || e == "" {
+				t.Errorf("exit %d, stdout %q, stderr %q: want exit 2, an error and no output", code, out, e)
+			}
+		})
+	}
+}
+
+// simEqualDoc is simulate's comparisons at equal totals.
+type simEqualDoc struct {
+	EqualTotals []struct {
+		Queries int `json:"queries"`
+		Rows    []struct {
+			equalRow
+			Relation string  `json:"relation"`
+			Exact    float64 `json:"exact_agreement"`
+			LabelOne float64 `json:"exact_label_one"`
+		} `json:"mechanisms"`
+		Winners []struct {
+			By     string  `json:"by"`
+			Winner string  `json:"winner"`
+			Value  float64 `json:"value"`
+		} `json:"winners"`
+	} `json:"equal_totals"`
+}
+
+// TestSimulateEqualTotals: simulate at equal totals plans each mechanism
+// as darrm plan does (its value counts the queries by darrm plan's count,
+// 5% more generous it does not), every total is within the budget with its
+// theorem, and each relation's winner has the highest exact agreement.
+func TestSimulateEqualTotals(t *testing.T) {
+	problem := []string{"--K", "11", "--eps", "0.03", "--Delta", "1e-8"}
+	budget := []string{"--budget-eps", "4", "--budget-delta", "1e-5", "--composition", "optimal", "--gnmax-search", "tight"}
+	args := append(append([]string{"simulate", "--format", "json", "--teachers", "0.75", "--queries", "2000", "--seed", "1", "--cache-dir", t.TempDir(), "--budget-queries", "30,100"}, problem...), budget...)
+	out, e, code := darrm(t, "", args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, e)
+	}
+	var doc simEqualDoc
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.EqualTotals) != 2 {
+		t.Fatalf("%d comparisons, want 2", len(doc.EqualTotals))
+	}
+	for _, cmp := range doc.EqualTotals {
+		best := map[string]float64{}
+		for _, r := range cmp.Rows {
+			r.Name = r.Mechanism
+			if r.NoFit != "" || r.TotalEps > 4 || r.TotalDelta > 1e-5 || r.Method == "" || r.Reference == "" {
+				t.Errorf("Q %d %s: total (%v, %v) by %q, no fit %q: want within (4, 1e-5), with its theorem", cmp.Queries, r.Mechanism, r.TotalEps, r.TotalDelta, r.Method, r.NoFit)
+			}
+			if !(r.LabelOne > 0.5 && r.LabelOne < 1) {
+				t.Errorf("Q %d %s: Pr[label = 1] = %v with teachers right with probability 0.75", cmp.Queries, r.Mechanism, r.LabelOne)
+			}
+			best[r.Relation] = math.Max(best[r.Relation], r.Exact)
+			checkPlanned(t, problem, budget, cmp.Queries, r.equalRow)
+		}
+		if len(cmp.Winners) != len(best) {
+			t.Errorf("Q %d: %d winners for %d relations", cmp.Queries, len(cmp.Winners), len(best))
+		}
+		for _, w := range cmp.Winners {
+			found := false
+			for rel, v := range best {
+				found = found || w.Value == v && w.By == "exact agreement, "+rel+" relation"
+			}
+			if !found {
+				t.Errorf("Q %d: winner %+v is not the best of its relation (%v)", cmp.Queries, w, best)
+			}
+		}
+	}
+}
+
+// TestTransferEqualTotals: darrm transfer --budget-eps on a small fake
+// MNIST compares darrm-one-vote, GNMax and RR at equal totals for each Q:
+// every total within the budget by its theorem, each planned value fits by
+// darrm plan's count and 5% more generous does not, and the winner has the
+// highest mean accuracy; the table says which comparison is which.
+func TestTransferEqualTotals(t *testing.T) {
+	fakeMNIST(t, 660, 120)
+	cache := t.TempDir()
+	budget := []string{"--budget-eps", "4", "--budget-delta", "1e-5", "--composition", "optimal"}
+	args := append([]string{"transfer", "--dataset", "mnist58", "--seed", "3", "--queries", "10,100", "--redraws", "2", "--cache-dir", cache, "--format", "json"}, budget...)
+	out, e, code := darrm(t, "", args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, e)
+	}
+	var doc struct {
+		EqualTotals []struct {
+			Queries int `json:"queries"`
+			Rows    []struct {
+				equalRow
+				AccuracyMean float64 `json:"accuracy_mean"`
+			} `json:"mechanisms"`
+			Winners []struct {
+				Winner string  `json:"winner"`
+				Value  float64 `json:"value"`
+			} `json:"winners"`
+		} `json:"equal_totals"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.EqualTotals) != 2 {
+		t.Fatalf("%d comparisons, want 2", len(doc.EqualTotals))
+	}
+	for i, cmp := range doc.EqualTotals {
+		if q := []int{10, 100}[i]; cmp.Queries != q || len(cmp.Rows) != 3 {
+			t.Fatalf("comparison %d: Q %d with %d mechanisms, want %d with 3", i, cmp.Queries, len(cmp.Rows), q)
+		}
+		best := -1.0
+		for _, r := range cmp.Rows {
+			if r.NoFit != "" || r.TotalEps > 4 || r.TotalDelta > 1e-5 || r.Method == "" || r.Reference == "" {
+				t.Errorf("Q %d %s: total (%v, %v) by %q, no fit %q", cmp.Queries, r.Mechanism, r.TotalEps, r.TotalDelta, r.Method, r.NoFit)
+			}
+			best = math.Max(best, r.AccuracyMean)
+			if r.Mechanism == "rr" {
+				continue // RR's gamma in darrm-one-vote: not a mechanism of darrm plan
+			}
+			checkPlanned(t, nil, budget, cmp.Queries, r.equalRow)
+		}
+		if len(cmp.Winners) != 1 || cmp.Winners[0].Value != best {
+			t.Errorf("Q %d: winners %+v, want the best mean accuracy %v", cmp.Queries, cmp.Winners, best)
+		}
+	}
+	table, e, code := darrm(t, "", append([]string{"transfer", "--dataset", "mnist58", "--seed", "3", "--queries", "10", "--redraws", "2", "--cache-dir", cache}, budget...)...)
+	if code != 0 {
+		t.Fatalf("table: exit %d: %s", code, e)
+	}
+	for _, want := range []string{"compares at equal per-query guarantees", "Comparison at equal totals", "total by exact: ", "over 10 queries, by mean accuracy: "} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+}
+
+// TestSimulateEqualTotalsNoFit: teachers whose per-query delta, over 100
+// queries, exceeds the budget's fit nothing: each such mechanism is shown
+// in its own relation with why, and its relation has no winner, while
+// darrm-one-vote (pure) fits and wins its relation alone.
+func TestSimulateEqualTotalsNoFit(t *testing.T) {
+	out, e, code := darrm(t, "", "simulate", "--K", "11", "--format", "json", "--queries", "500", "--seed", "2", "--cache-dir", t.TempDir(),
+		"--budget-eps", "4", "--budget-delta", "1e-5", "--budget-queries", "100")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, e)
+	}
+	var doc simEqualDoc
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.EqualTotals) != 1 {
+		t.Fatalf("%d comparisons, want 1", len(doc.EqualTotals))
+	}
+	want := map[string]string{"darrm": "private-teachers", "subsample": "private-teachers", "rr": "private-teachers", "gnmax": "one-vote", "darrm-one-vote": "one-vote"}
+	for _, r := range doc.EqualTotals[0].Rows {
+		fits := r.Mechanism == "darrm-one-vote"
+		if r.Relation != want[r.Mechanism] || (r.NoFit == "") != fits || !fits && !strings.Contains(r.NoFit, "budget-delta 1e-05") {
+			t.Errorf("%s: relation %s, no fit %q: want relation %s, fits %v", r.Mechanism, r.Relation, r.NoFit, want[r.Mechanism], fits)
+		}
+	}
+	winners := map[string]string{}
+	for _, w := range doc.EqualTotals[0].Winners {
+		winners[w.By] = w.Winner
+	}
+	if winners["exact agreement, private-teachers relation"] != "" || winners["exact agreement, one-vote relation"] != "darrm-one-vote" {
+		t.Errorf("winners %v: want none among the private teachers, darrm-one-vote in the one-vote relation", winners)
+	}
+}

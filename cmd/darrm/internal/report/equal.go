@@ -1,0 +1,445 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/plan"
+	"github.com/darrm/darrm/transfer"
+	"github.com/darrm/darrm/votefile"
+)
+
+// Planned is a mechanism's plan in a comparison at equal totals
+// (plan.EqualTotals): the parameter chosen for the total budget over the
+// queries, the per-query guarantee it gives, and the total by the
+// composition that holds a release to the budget, with its theorem; or,
+// when nothing fits, why (NoFit).
+type Planned struct {
+	Mechanism      votefile.Mechanism `json:"mechanism"`
+	Parameter      string             `json:"planned"`
+	Value          float64            `json:"value"`
+	PerQueryEps    float64            `json:"per_query_eps"`
+	PerQueryDelta  float64            `json:"per_query_delta"`
+	TotalEps       float64            `json:"total_eps"`
+	TotalDelta     float64            `json:"total_delta"`
+	TotalMethod    string             `json:"total_method"`
+	TotalReference string             `json:"total_reference"`
+	NoFit          string             `json:"no_fit,omitempty"`
+	// composesGuarantee says that the total composes the per-query
+	// (eps, delta) alone (simple, general or optimal composition).
+	composesGuarantee bool
+}
+
+// NewPlanned describes e, a plan of mechanism name.
+func NewPlanned(name votefile.Mechanism, e plan.Equal) Planned {
+	if e.NoFit != nil {
+		return Planned{Mechanism: name, NoFit: e.NoFit.Error()}
+	}
+	c := e.Plan.Count
+	return Planned{Mechanism: name, Parameter: e.Plan.Parameter, Value: e.Plan.Value,
+		PerQueryEps: c.PerQuery.Eps, PerQueryDelta: c.PerQuery.Delta,
+		TotalEps: c.Total.Guarantee.Eps, TotalDelta: c.Total.Guarantee.Delta,
+		TotalMethod: c.Total.Name(), TotalReference: c.Total.Reference(),
+		composesGuarantee: slices.Contains([]accountant.Method{accountant.Simple, accountant.General, accountant.Optimal}, c.Total.Method) && c.Total.Point == nil}
+}
+
+// Fits says whether the mechanism has a plan.
+func (p Planned) Fits() bool { return p.NoFit == "" }
+
+// Columns are the plan's cells of a table row: the parameter, the
+// per-query guarantee and the total with its method.
+func (p Planned) Columns() []string {
+	if !p.Fits() {
+		return []string{"does not fit", "", ""}
+	}
+	return []string{fmt.Sprintf("%s %s", p.Parameter, cliout.FloatN(p.Value, 4)),
+		fmt.Sprintf("(%s, %s)", cliout.FloatN(p.PerQueryEps, 4), cliout.FloatN(p.PerQueryDelta, 3)),
+		fmt.Sprintf("(%s, %s) %s", cliout.FloatN(p.TotalEps, 4), cliout.FloatN(p.TotalDelta, 3), p.TotalMethod)}
+}
+
+// PlannedHeader are the headers of Columns.
+var PlannedHeader = []string{"planned", "per query (eps, delta)", "total (eps, delta), by"}
+
+// EqualTotals is the heading of a comparison at equal totals: the budget,
+// the queries and the composition the plans hold to it.
+type EqualTotals struct {
+	BudgetEps   float64 `json:"budget_eps"`
+	BudgetDelta float64 `json:"budget_delta"`
+	Queries     int     `json:"queries"`
+	Composition string  `json:"composition"`
+}
+
+// Title says which comparison follows.
+func (e EqualTotals) Title() string {
+	return fmt.Sprintf("Comparison at equal totals: every mechanism planned (darrm plan) for a total of (%s, %s) over %d queries, %s composition where it applies",
+		cliout.FloatN(e.BudgetEps, 6), cliout.FloatN(e.BudgetDelta, 3), e.Queries, e.Composition)
+}
+
+// writeReferences prints, once each, the theorem of every total method in
+// ps, and why a mechanism has no plan.
+func writeReferences(w io.Writer, ps []Planned) {
+	seen := map[string]bool{}
+	for _, p := range ps {
+		if p.Fits() && !seen[p.TotalMethod] {
+			seen[p.TotalMethod] = true
+			fmt.Fprintf(w, "  total by %s: %s\n", p.TotalMethod, p.TotalReference)
+		}
+	}
+	for _, p := range ps {
+		if !p.Fits() {
+			fmt.Fprintf(w, "  %s: %s\n", p.Mechanism, p.NoFit)
+		}
+	}
+}
+
+// best returns the index of the best candidate by score (higher is
+// better) among those ok admits, and of the runner-up; -1 for none.
+func best(n int, score func(i int) float64, ok func(i int) bool) (first, second int) {
+	first, second = -1, -1
+	for i := range n {
+		if !ok(i) {
+			continue
+		}
+		switch {
+		case first < 0 || score(i) > score(first):
+			first, second = i, first
+		case second < 0 || score(i) > score(second):
+			second = i
+		}
+	}
+	return first, second
+}
+
+// SolveEqual is solve's comparison at equal totals: each compared noise
+// function sampled by the mechanism planned for the total, and measured as
+// Compare measures them, at its own plan's parameters.
+type SolveEqual struct {
+	EqualTotals
+	Rows []SolveEqualRow `json:"mechanisms"`
+	// Winners name, for each actual distribution, the noise function of
+	// least expected error, and the runner-up.
+	Winners []Winner `json:"winners"`
+}
+
+// SolveEqualRow is one noise function of SolveEqual.
+type SolveEqualRow struct {
+	Name string `json:"name"` // gamma_<name>, as in Compare
+	Planned
+	Utility        float64               `json:"objective"`
+	SurrogateError float64               `json:"surrogate_error"`
+	Errors         []gamma.ErrorEstimate `json:"expected_errors,omitempty"`
+	// Accuracy is, for each actual distribution that fixes every p_i,
+	// Pr[label = 1]: the labels' accuracy when the true label is 1 and p_i
+	// is teacher i's accuracy.
+	Accuracy []Accuracy `json:"accuracy,omitempty"`
+}
+
+// Accuracy is Pr[label = 1] under fixed teachers' probabilities.
+type Accuracy struct {
+	Actual string  `json:"actual"`
+	Value  float64 `json:"value"`
+}
+
+// Winner says which mechanism wins a comparison, by which measure and
+// with which value, and the runner-up's; Tied says that the runner-up has
+// the same value.
+type Winner struct {
+	By          string  `json:"by"`
+	Winner      string  `json:"winner"`
+	Value       float64 `json:"value"`
+	RunnerUp    string  `json:"runner_up,omitempty"`
+	RunnerValue float64 `json:"runner_up_value,omitempty"`
+	Tied        bool    `json:"tied,omitempty"`
+	// Note qualifies the win, e.g. a margin within the measurement's
+	// spread.
+	Note string `json:"note,omitempty"`
+}
+
+// NewSolveEqual measures the winners of rows: least expected error under
+// each actual distribution.
+func NewSolveEqual(e EqualTotals, rows []SolveEqualRow) SolveEqual {
+	out := SolveEqual{EqualTotals: e, Rows: rows}
+	if len(rows) == 0 {
+		return out
+	}
+	names := make([]string, len(rows))
+	for i, r := range rows {
+		names[i] = "gamma_" + r.Name
+	}
+	var actuals []string
+	for _, r := range rows {
+		if r.Fits() {
+			for _, e := range r.Errors {
+				actuals = append(actuals, e.Actual)
+			}
+			break
+		}
+	}
+	if !slices.ContainsFunc(rows, SolveEqualRow.Fits) {
+		out.Winners = []Winner{{}}
+	}
+	for a, actual := range actuals {
+		out.Winners = append(out.Winners, newWinner("E err "+actual, names, func(i int) float64 { return rows[i].Errors[a].Mean }, true, func(i int) bool { return rows[i].Fits() }))
+	}
+	return out
+}
+
+// newWinner returns the winner by value, value(i) of candidate i, among
+// those ok admits: the largest value, or the smallest when lower is
+// better.
+func newWinner(by string, names []string, value func(i int) float64, lower bool, ok func(i int) bool) Winner {
+	score := value
+	if lower {
+		score = func(i int) float64 { return -value(i) }
+	}
+	f, s := best(len(names), score, ok)
+	if f < 0 {
+		return Winner{By: by}
+	}
+	w := Winner{By: by, Winner: names[f], Value: value(f)}
+	if s >= 0 {
+		w.RunnerUp, w.RunnerValue, w.Tied = names[s], value(s), value(s) == value(f)
+	}
+	return w
+}
+
+// write prints the comparison as a table.
+func (s SolveEqual) write(w io.Writer) error {
+	fmt.Fprintf(w, "\n%s:\n", s.Title())
+	header := append([]string{"mechanism"}, PlannedHeader...)
+	header = append(header, "utility", "surrogate err")
+	var fixed []string
+	for _, r := range s.Rows {
+		if r.Fits() {
+			for _, e := range r.Errors {
+				header = append(header, "E err "+e.Actual)
+			}
+			for _, a := range r.Accuracy {
+				fixed = append(fixed, a.Actual)
+				header = append(header, "Pr[label=1] "+a.Actual)
+			}
+			break
+		}
+	}
+	var rows [][]string
+	var ps []Planned
+	for _, r := range s.Rows {
+		ps = append(ps, r.Planned)
+		row := append([]string{fmt.Sprintf("gamma_%s (%s)", r.Name, r.Mechanism)}, r.Columns()...)
+		if r.Fits() {
+			row = append(row, g6(r.Utility), g6(r.SurrogateError))
+			for _, e := range r.Errors {
+				row = append(row, errorCell(e))
+			}
+			for _, a := range r.Accuracy {
+				row = append(row, cliout.FloatN(a.Value, 3))
+			}
+		}
+		for len(row) < len(header) {
+			row = append(row, "")
+		}
+		rows = append(rows, row)
+	}
+	if err := cliout.WriteTable(w, header, rows); err != nil {
+		return err
+	}
+	writeReferences(w, ps)
+	if len(fixed) > 0 {
+		fmt.Fprintf(w, "  Pr[label=1]: the labels' accuracy when the true label is 1 and p_i = %s is each teacher's accuracy\n", strings.Join(fixed, ", "))
+	}
+	for _, win := range s.Winners {
+		writeWinner(w, s.EqualTotals, win)
+	}
+	return nil
+}
+
+// writeWinner says plainly who wins at equal totals.
+func writeWinner(w io.Writer, e EqualTotals, win Winner) {
+	at := fmt.Sprintf("at equal totals (%s, %s) over %d queries", cliout.FloatN(e.BudgetEps, 6), cliout.FloatN(e.BudgetDelta, 3), e.Queries)
+	switch {
+	case win.Winner == "" && win.By != "":
+		fmt.Fprintf(w, "%s, by %s: nothing fits the budget, so nothing wins\n", at, win.By)
+	case win.Winner == "":
+		fmt.Fprintf(w, "%s: nothing fits the budget, so nothing wins\n", at)
+	case win.RunnerUp == "":
+		fmt.Fprintf(w, "%s, by %s: %s (%s) is the only one that fits\n", at, win.By, win.Winner, cliout.FloatN(win.Value, 4))
+	case win.Tied:
+		fmt.Fprintf(w, "%s, by %s: %s and %s tie (%s)\n", at, win.By, win.Winner, win.RunnerUp, cliout.FloatN(win.Value, 4))
+	default:
+		note := ""
+		if win.Note != "" {
+			note = "; " + win.Note
+		}
+		fmt.Fprintf(w, "%s, by %s: %s wins (%s against %s for %s%s)\n", at, win.By, win.Winner, cliout.FloatN(win.Value, 4), cliout.FloatN(win.RunnerValue, 4), win.RunnerUp, note)
+	}
+}
+
+// errorCell formats an expected error as Compare's table does.
+func errorCell(e gamma.ErrorEstimate) string {
+	if e.Exact {
+		return cliout.FloatN(e.Mean, 4)
+	}
+	return fmt.Sprintf("%.4g ± %.1g", e.Mean, e.StdErr)
+}
+
+// SimEqual is simulate's comparison at equal totals: each mechanism
+// planned for the total, simulated on the same teachers.
+type SimEqual struct {
+	EqualTotals
+	Rows []SimEqualRow `json:"mechanisms"`
+	// Winners name, in each relation, the mechanism of the highest exact
+	// agreement with the majority.
+	Winners []Winner `json:"winners"`
+}
+
+// SimEqualRow is one mechanism of SimEqual: its plan and, when it fits,
+// its simulation at the plan's parameters.
+type SimEqualRow struct {
+	Planned
+	Label     string              `json:"label,omitempty"`
+	Relation  accountant.Relation `json:"relation"`
+	Agree     int                 `json:"agree"`
+	Agreement float64             `json:"agreement"`
+	Lo        float64             `json:"ci95_lo"`
+	Hi        float64             `json:"ci95_hi"`
+	Exact     float64             `json:"exact_agreement"`
+	// LabelOne is Pr[label = 1] exactly: the labels' accuracy when the
+	// true label is 1 and the teachers' probabilities of voting 1 are their
+	// accuracies.
+	LabelOne float64 `json:"exact_label_one"`
+}
+
+// NewSimEqual returns the comparison of rows, with the winner of each
+// relation by exact agreement.
+func NewSimEqual(e EqualTotals, rows []SimEqualRow) SimEqual {
+	out := SimEqual{EqualTotals: e, Rows: rows}
+	names := make([]string, len(rows))
+	for i, r := range rows {
+		names[i] = string(r.Mechanism)
+	}
+	var relations []accountant.Relation
+	for _, r := range rows {
+		if !slices.Contains(relations, r.Relation) {
+			relations = append(relations, r.Relation)
+		}
+	}
+	for _, rel := range relations {
+		out.Winners = append(out.Winners, newWinner(fmt.Sprintf("exact agreement, %v relation", rel), names,
+			func(i int) float64 { return rows[i].Exact }, false, func(i int) bool { return rows[i].Fits() && rows[i].Relation == rel }))
+	}
+	return out
+}
+
+// write prints the comparison as a table.
+func (s SimEqual) write(w io.Writer) error {
+	fmt.Fprintf(w, "\n%s:\n", s.Title())
+	header := append(append([]string{"mechanism", "relation"}, PlannedHeader...), "agreement", "95% interval", "exact", "Pr[label=1]")
+	var rows [][]string
+	var ps []Planned
+	for _, r := range s.Rows {
+		ps = append(ps, r.Planned)
+		row := append([]string{string(r.Mechanism), r.Relation.String()}, r.Columns()...)
+		if r.Fits() {
+			row = append(row, fmt.Sprintf("%.4f", r.Agreement), fmt.Sprintf("[%.4f, %.4f]", r.Lo, r.Hi), fmt.Sprintf("%.4f", r.Exact), fmt.Sprintf("%.4f", r.LabelOne))
+		}
+		for len(row) < len(header) {
+			row = append(row, "")
+		}
+		rows = append(rows, row)
+	}
+	if err := cliout.WriteTable(w, header, rows); err != nil {
+		return err
+	}
+	writeReferences(w, ps)
+	fmt.Fprintln(w, "  Pr[label=1]: exact; the labels' accuracy when the true label is 1 and each teacher's p is its accuracy")
+	for _, r := range s.Rows {
+		if r.Fits() && r.Mechanism == votefile.GNMax && r.composesGuarantee {
+			fmt.Fprintf(w, "  %s: charged the %s composition of its per-query (eps, delta), as the accountant knows no curve of two-class gnmax; its Gaussian noise composes better, so this win may be its accounting's (GNMax on two classes by its curve: darrm solve --compare --relation one-vote with --budget-eps)\n", r.Mechanism, r.TotalMethod)
+		}
+	}
+	for _, r := range s.Rows {
+		if r.Fits() {
+			fmt.Fprintf(w, "  %s: %s\n", r.Mechanism, r.Label)
+		}
+	}
+	for _, win := range s.Winners {
+		writeWinner(w, s.EqualTotals, win)
+	}
+	return nil
+}
+
+// TransferEqual is transfer's comparison at equal totals: each mechanism
+// planned for the total, its labels' accuracy at its plan.
+type TransferEqual struct {
+	EqualTotals
+	Rows []TransferEqualRow `json:"mechanisms"`
+	// Winners name the mechanism of the highest mean accuracy.
+	Winners []Winner `json:"winners"`
+}
+
+// TransferEqualRow is one mechanism of TransferEqual.
+type TransferEqualRow struct {
+	Planned
+	AccuracyMean float64 `json:"accuracy_mean"`
+	AccuracyStd  float64 `json:"accuracy_std"`
+}
+
+// NewTransferEqual returns the comparisons at equal totals of res, one
+// for each number of queries, in the order of res, under the composition
+// method.
+func NewTransferEqual(budget accountant.Guarantee, method accountant.Method, res []transfer.EqualResult) []TransferEqual {
+	var out []TransferEqual
+	for _, r := range res {
+		if len(out) == 0 || out[len(out)-1].Queries != r.Queries {
+			out = append(out, TransferEqual{EqualTotals: EqualTotals{BudgetEps: budget.Eps, BudgetDelta: budget.Delta, Queries: r.Queries, Composition: method.String()}})
+		}
+		e := &out[len(out)-1]
+		e.Rows = append(e.Rows, TransferEqualRow{Planned: NewPlanned(votefile.Mechanism(r.Mechanism), r.Plan), AccuracyMean: r.AccuracyMean, AccuracyStd: r.AccuracyStd})
+	}
+	for i := range out {
+		rows := out[i].Rows
+		names := make([]string, len(rows))
+		for j, r := range rows {
+			names[j] = string(r.Mechanism)
+		}
+		w := newWinner("mean accuracy", names, func(j int) float64 { return rows[j].AccuracyMean }, false, func(j int) bool { return rows[j].Fits() })
+		if w.RunnerUp != "" && !w.Tied {
+			a, b := rows[slices.Index(names, w.Winner)], rows[slices.Index(names, w.RunnerUp)]
+			if w.Value-w.RunnerValue <= max(a.AccuracyStd, b.AccuracyStd) {
+				w.Note = "a margin within one standard deviation of the redraws: not a clear win"
+			}
+		}
+		out[i].Winners = []Winner{w}
+	}
+	return out
+}
+
+// write prints the comparison as a table.
+func (s TransferEqual) write(w io.Writer) error {
+	fmt.Fprintf(w, "\n%s:\n", s.Title())
+	header := append(append([]string{"mechanism"}, PlannedHeader...), "accuracy")
+	var rows [][]string
+	var ps []Planned
+	for _, r := range s.Rows {
+		ps = append(ps, r.Planned)
+		row := append([]string{string(r.Mechanism)}, r.Columns()...)
+		acc := ""
+		if r.Fits() {
+			acc = fmt.Sprintf("%.3f (%.3f)", r.AccuracyMean, r.AccuracyStd)
+		}
+		rows = append(rows, append(row, acc))
+	}
+	if err := cliout.WriteTable(w, header, rows); err != nil {
+		return err
+	}
+	writeReferences(w, ps)
+	for _, win := range s.Winners {
+		writeWinner(w, s.EqualTotals, win)
+	}
+	return nil
+}

@@ -1,0 +1,85 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/votefile"
+)
+
+// Equal is one mechanism of a comparison at equal totals: its plan, or
+// why no value of its parameter fits.
+type Equal struct {
+	Plan Plan
+	// NoFit says why not even the least generous value of the parameter
+	// fits the queries in the budget (a *accountant.ParamError naming
+	// budget-eps and the smallest budget that fits), nil when Plan is set.
+	NoFit error
+}
+
+// EqualTotals plans each request for the same total budget over the same
+// number of queries: each mechanism's per-query parameter by Parameters
+// (the plan darrm plan makes), so that every plan's total over queries,
+// by the accounting that holds its release to the budget, is within it. A
+// comparison of the plans' utilities is then one at equal totals: at equal
+// per-query guarantees a one-bit pure-DP release composes like randomized
+// response and Gaussian noise like zCDP, and their totals over 100 queries
+// can differ eightfold (DESIGN.md, "Compare at equal totals"). Each
+// request's own Budget is replaced by budget. A mechanism that nothing
+// fits is reported in its Equal; any other error ends the comparison.
+func EqualTotals(ctx context.Context, rs []Request, budget accountant.Guarantee, queries int) ([]Equal, error) {
+	// A bad budget is an error of the comparison, not a budget that
+	// nothing fits.
+	if err := CheckBudget(budget); err != nil {
+		return nil, err
+	}
+	out := make([]Equal, len(rs))
+	for i, r := range rs {
+		r.Budget = budget
+		pl, err := Parameters(ctx, r, queries)
+		var pe *accountant.ParamError
+		switch {
+		case errors.As(err, &pe) && pe.Name == "budget-eps":
+			out[i].NoFit = err
+		case err != nil:
+			return nil, fmt.Errorf("%s at a total of %v over %d queries: %w", r.Mechanism.Name, budget, queries, err)
+		default:
+			out[i].Plan = pl
+		}
+	}
+	return out, nil
+}
+
+// OneVote returns the requests of a comparison in the one-vote relation
+// for K teachers on two classes, each a copy of base (its budget,
+// composition and gamma source) with its mechanism: darrm-one-vote
+// (gamma_opt from base.Gamma), GNMax on two classes with discrete noise,
+// as darrm aggregate --classes 2 releases it, and randomized response on
+// the majority, which is darrm-one-vote releasing RR's constant gamma
+// (gamma.OneVoteRRBaseline), the largest constant gamma of the relation.
+// Each is pure at the per-query delta 0 but GNMax, whose per-query delta
+// is delta (> 0: Gaussian noise is not pure DP).
+func OneVote(base Request, k int, delta float64) []Request {
+	with := func(name votefile.Mechanism, in votefile.Input, p constraints.Params) Request {
+		r := base
+		r.Mechanism = ensemble.Mechanism{Name: name, Input: in, GNMax: accountant.ConfidentGNMax{Noise: accountant.DiscreteNoise}}
+		r.Problem, r.Classes, r.DefaultDelta = p, 2, false
+		return r
+	}
+	oneVote := constraints.NewOneVote(k, base.Budget.Eps, 0)
+	rr := with(votefile.DaRRMOneVote, votefile.TwoClass, oneVote)
+	rr.Gamma = func(_ context.Context, p constraints.Params) (gamma.Gamma, error) {
+		b, err := gamma.OneVoteRRBaseline(p)
+		return b.Gamma, err
+	}
+	return []Request{
+		with(votefile.DaRRMOneVote, votefile.TwoClass, oneVote),
+		with(votefile.GNMax, votefile.ManyClasses, constraints.Params{K: k, TargetDelta: delta}),
+		rr,
+	}
+}

@@ -1,0 +1,94 @@
+package plan
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/votefile"
+)
+
+// TestEqualTotals: at one total budget over Q queries, each mechanism's
+// planned parameter fits Q queries by the release's own count (Queries,
+// called here on the planned request, not taken from the plan), with a
+// total within the budget, and the same parameter made 5% more generous
+// here (not by the plan's own neighbour) does not fit; every plan is held
+// to the one budget given, whatever budget its request held before.
+func TestEqualTotals(t *testing.T) {
+	ctx := context.Background()
+	budget := accountant.Guarantee{Eps: 4, Delta: 1e-5}
+	teachers := constraints.Params{K: 11, M: 1, Eps: 0.03, Delta: 1e-8}
+	oneVote := request(votefile.DaRRMOneVote, votefile.TwoClass, constraints.NewOneVote(11, 1, 0), 2, 1, 0)
+	gnmax := request(votefile.GNMax, votefile.ManyClasses, constraints.Params{K: 11, TargetDelta: 1e-5}, 2, 1, 0)
+	rr := request(votefile.RR, votefile.TwoClass, teachers, 2, 1, 0)
+	rr.DefaultDelta = true
+	sub := request(votefile.Subsample, votefile.TwoClass, teachers, 2, 1, 0)
+	sub.DefaultDelta = true
+	lnmax := request(votefile.LNMax, votefile.ManyClasses, constraints.Params{K: 11}, 2, 1, 0)
+	rs := []Request{oneVote, gnmax, rr, sub, lnmax}
+	for i := range rs {
+		rs[i].Method = accountant.Optimal
+	}
+	// generous returns r with its planned parameter 5% more generous.
+	generous := []func(r Request) Request{
+		func(r Request) Request { r.Problem.Eps *= Generosity; return r },
+		func(r Request) Request { r.Mechanism.GNMax.Sigma2 /= Generosity; return r },
+		func(r Request) Request { r.Problem.M *= Generosity; return r },
+		func(r Request) Request { r.Problem.M *= Generosity; return r },
+		func(r Request) Request { r.Mechanism.LNMax.Scale /= Generosity; return r },
+	}
+	for _, q := range []int{30, 100} {
+		plans, err := EqualTotals(ctx, rs, budget, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(plans) != len(rs) {
+			t.Fatalf("Q %d: %d plans for %d requests", q, len(plans), len(rs))
+		}
+		for i, e := range plans {
+			name := rs[i].Mechanism.Name
+			if e.NoFit != nil {
+				t.Errorf("Q %d %s: %v", q, name, e.NoFit)
+				continue
+			}
+			pl := e.Plan
+			if pl.Request.Budget != budget || pl.Queries != q {
+				t.Errorf("Q %d %s: planned for %v over %d queries, want %v over %d", q, name, pl.Request.Budget, pl.Queries, budget, q)
+			}
+			c, err := Queries(ctx, pl.Request)
+			if err != nil {
+				t.Fatalf("Q %d %s: %v", q, name, err)
+			}
+			if c.Run < q || !c.Total.Guarantee.Within(budget) {
+				t.Errorf("Q %d %s: %s = %v releases %d queries, total %v: want >= %d within %v", q, name, pl.Parameter, pl.Value, c.Run, c.Total.Guarantee, q, budget)
+			}
+			if pl.AtLimit {
+				t.Errorf("Q %d %s: at the limit of its parameter, so the test does not check its neighbour", q, name)
+				continue
+			}
+			n, err := Queries(ctx, generous[i](pl.Request))
+			if err != nil {
+				t.Fatalf("Q %d %s, 5%% more generous: %v", q, name, err)
+			}
+			if n.Run >= q {
+				t.Errorf("Q %d %s: %s 5%% more generous than %v still releases %d >= %d queries", q, name, pl.Parameter, pl.Value, n.Run, q)
+			}
+		}
+	}
+	for _, bad := range []accountant.Guarantee{{Eps: -1, Delta: 1e-5}, {Eps: math.NaN(), Delta: 1e-5}, {Eps: 1, Delta: 1}} {
+		if _, err := EqualTotals(ctx, rs, bad, 10); !asParam(err, new(interface{ Param() (string, any, string) })) {
+			t.Errorf("budget %v: err %v, want a ParamError", bad, err)
+		}
+	}
+	// A budget that fits not one query of RR at m = 1 is that mechanism's
+	// answer, beside the others' plans.
+	plans, err := EqualTotals(ctx, []Request{rr, oneVote}, accountant.Guarantee{Eps: 0.02, Delta: 1e-5}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !asParam(plans[0].NoFit, new(interface{ Param() (string, any, string) })) || plans[1].NoFit != nil || plans[1].Plan.Count.Run < 1 {
+		t.Errorf("budget 0.02, RR at eps 0.03 per query: %v; darrm-one-vote: %v, %d queries: want RR not to fit, darrm-one-vote to", plans[0].NoFit, plans[1].NoFit, plans[1].Plan.Count.Run)
+	}
+}

@@ -1,0 +1,94 @@
+package transfer
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/plan"
+	"github.com/darrm/darrm/votefile"
+)
+
+// EqualParams is the protocol of a comparison at equal totals: one total
+// budget over each number of queries Q, held by a composition method.
+type EqualParams struct {
+	Budget     accountant.Guarantee
+	Method     accountant.Method
+	DeltaPrime float64
+	// Delta is GNMax's per-query delta (> 0); darrm-one-vote and RR are
+	// pure.
+	Delta   float64
+	Queries []int
+	Redraws int
+	Seed    uint64
+}
+
+// EqualMechanisms are the mechanisms compared at equal totals, in the
+// order of plan.OneVote: all in the one-vote relation, on the non-private
+// teachers, whose totals have no cap.
+var EqualMechanisms = []string{"darrm-one-vote", "gnmax", "rr"}
+
+// EqualResult is one mechanism at one Q of a comparison at equal totals:
+// its plan for the total (or why nothing fits) and, when it fits, the
+// accuracy of its labels at the plan's parameters.
+type EqualResult struct {
+	Mechanism    string
+	Queries      int
+	Plan         plan.Equal
+	AccuracyMean float64
+	AccuracyStd  float64
+}
+
+// RunEqual compares the mechanisms of plan.OneVote at equal totals: for
+// each Q, each planned for the total budget over Q queries
+// (plan.EqualTotals, the plan darrm plan makes; darrm-one-vote's gamma_opt
+// from opt), its labels drawn, at the plan's parameters, for the same
+// Redraws sets of Q public images as Run draws, from the non-private
+// teachers' votes, and scored against the true labels.
+func RunEqual(ctx context.Context, test *datasets.Dataset, t *Teachers, p EqualParams, opt GammaOpt) ([]EqualResult, error) {
+	if err := (Params{M: 1, Queries: p.Queries, Redraws: p.Redraws}).Validate(test.Len()); err != nil {
+		return nil, fmt.Errorf("transfer: %w", err)
+	}
+	k := t.NonPrivate.Config.K
+	base := plan.Request{Budget: p.Budget, Method: p.Method, DeltaPrime: p.DeltaPrime, Gamma: plan.GammaSource(opt)}
+	rs := plan.OneVote(base, k, p.Delta)
+	votes := t.NonPrivate.Votes(test)
+	var out []EqualResult
+	for _, q := range p.Queries {
+		eqs, err := plan.EqualTotals(ctx, rs, p.Budget, q)
+		if err != nil {
+			return nil, fmt.Errorf("transfer: %w", err)
+		}
+		for i, e := range eqs {
+			res := EqualResult{Mechanism: EqualMechanisms[i], Queries: q, Plan: e}
+			if e.NoFit == nil {
+				agg, _, err := plan.Aggregator(ctx, e.Plan.Request)
+				if err != nil {
+					return nil, fmt.Errorf("transfer: %s: %w", res.Mechanism, err)
+				}
+				// After Run's mechanisms: each its own noise.
+				if res.AccuracyMean, res.AccuracyStd, err = measure(test, votes, q, p.Redraws, p.Seed, len(Mechanisms)+i, answer(agg, k)); err != nil {
+					return nil, err
+				}
+			}
+			out = append(out, res)
+		}
+	}
+	return out, nil
+}
+
+// answer labels 0/1 votes of k teachers with agg, as a release does
+// (ensemble.Labeler.Answer on the query's votes and class counts).
+func answer(agg ensemble.Labeler, k int) func([]byte, *noise.Source) (int, error) {
+	return func(v []byte, src *noise.Source) (int, error) {
+		ones := 0
+		for _, b := range v {
+			ones += int(b)
+		}
+		label, _, err := agg.Answer(&votefile.Query{Votes: v, Counts: []int{k - ones, ones}}, src)
+		return label, err
+	}
+}

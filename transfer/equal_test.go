@@ -1,0 +1,66 @@
+package transfer
+
+import (
+	"context"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/plan"
+)
+
+// TestRunEqual: at equal totals every mechanism's parameter is the one
+// plan.Parameters chooses for the budget over Q queries, which the
+// release's own count (plan.Queries) fits within the budget; the labels'
+// accuracy is a mean over the redraws, in [0, 1], with a spread.
+func TestRunEqual(t *testing.T) {
+	ctx := context.Background()
+	b := datasets.SyntheticBinary(550, 120, 3)
+	tt := trainSynthetic(t, b, accountant.Disjoint)
+	opt := func(ctx context.Context, p constraints.Params) (gamma.Gamma, error) {
+		g, err := gamma.OneVoteOpt(p)
+		if err != nil {
+			return nil, err
+		}
+		g, _, err = gamma.Certify(ctx, p, g, gamma.VerifyOptions{})
+		return g, err
+	}
+	p := EqualParams{Budget: accountant.Guarantee{Eps: 4, Delta: 1e-5}, Method: accountant.Optimal, DeltaPrime: accountant.DefaultDeltaPrime,
+		Delta: 1e-5, Queries: []int{10, 100}, Redraws: 3, Seed: 1}
+	res, err := RunEqual(ctx, b.Test, tt, p, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != len(p.Queries)*len(EqualMechanisms) {
+		t.Fatalf("%d results, want %d", len(res), len(p.Queries)*len(EqualMechanisms))
+	}
+	base := plan.Request{Budget: p.Budget, Method: p.Method, DeltaPrime: p.DeltaPrime, Gamma: opt}
+	for i, r := range res {
+		q := p.Queries[i/len(EqualMechanisms)]
+		if r.Mechanism != EqualMechanisms[i%len(EqualMechanisms)] || r.Queries != q || r.Plan.NoFit != nil {
+			t.Fatalf("result %d: %s at Q %d (no fit %v), want %s at %d", i, r.Mechanism, r.Queries, r.Plan.NoFit, EqualMechanisms[i%len(EqualMechanisms)], q)
+		}
+		want, err := plan.Parameters(ctx, plan.OneVote(base, K, p.Delta)[i%len(EqualMechanisms)], q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Plan.Plan.Value != want.Value {
+			t.Errorf("Q %d %s: %s = %v, plan.Parameters %v", q, r.Mechanism, r.Plan.Plan.Parameter, r.Plan.Plan.Value, want.Value)
+		}
+		c, err := plan.Queries(ctx, r.Plan.Plan.Request)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Run < q || !c.Total.Guarantee.Within(p.Budget) {
+			t.Errorf("Q %d %s: %d queries fit, total %v: want >= %d within %v", q, r.Mechanism, c.Run, c.Total.Guarantee, q, p.Budget)
+		}
+		if !(r.AccuracyMean >= 0 && r.AccuracyMean <= 1 && r.AccuracyStd >= 0) {
+			t.Errorf("Q %d %s: accuracy %v ± %v", q, r.Mechanism, r.AccuracyMean, r.AccuracyStd)
+		}
+	}
+	if _, err := RunEqual(ctx, b.Test, tt, EqualParams{Budget: p.Budget, Method: p.Method, DeltaPrime: p.DeltaPrime, Delta: 1e-5, Queries: []int{121}, Redraws: 1}, opt); err == nil {
+		t.Error("121 queries of 120 public images: no error")
+	}
+}
