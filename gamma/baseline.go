@@ -195,7 +195,7 @@ func evaluate(ctx context.Context, p constraints.Params, g Gamma, coeffs []float
 	if err != nil {
 		return Evaluation{}, err
 	}
-	errs, err := expectedErrors(g, actuals)
+	errs, err := ExpectedErrors(g, actuals)
 	if err != nil {
 		return Evaluation{}, err
 	}
@@ -207,7 +207,7 @@ func evaluate(ctx context.Context, p constraints.Params, g Gamma, coeffs []float
 // (expectedErrors), and each baseline certified and measured (evaluate),
 // in the order of bases.
 func Compare(ctx context.Context, p constraints.Params, opt Gamma, bases []Baseline, coeffs []float64, actuals []Actual, workers int) ([]ErrorEstimate, []Evaluation, error) {
-	errs, err := expectedErrors(opt, actuals)
+	errs, err := ExpectedErrors(opt, actuals)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -220,12 +220,12 @@ func Compare(ctx context.Context, p constraints.Params, opt Gamma, bases []Basel
 	return errs, evs, nil
 }
 
-// expectedErrors returns the true expected error of g under each actual
+// ExpectedErrors returns the true expected error of g under each actual
 // distribution (expectedTVError). Distributions that are not fixed are
 // sampled with about 2·10^8/K² Poisson-binomial steps in all (between 500
 // and 20,000 draws), from a fixed seed: these are evaluations, not private
 // releases, and a fixed seed makes the tables reproducible.
-func expectedErrors(g Gamma, actuals []Actual) ([]ErrorEstimate, error) {
+func ExpectedErrors(g Gamma, actuals []Actual) ([]ErrorEstimate, error) {
 	k := g.K()
 	samples := min(20000, max(500, 200_000_000/(k*k)))
 	var out []ErrorEstimate

@@ -143,7 +143,7 @@ func TestCompare(t *testing.T) {
 			}
 			continue
 		}
-		wantErrs, _ := expectedErrors(opt, actuals)
+		wantErrs, _ := ExpectedErrors(opt, actuals)
 		if err != nil || !slices.Equal(errs, wantErrs) || len(evs) != len(tc.bases) {
 			t.Fatalf("%s: %v, %d evaluations (%v)", tc.name, errs, len(evs), err)
 		}
