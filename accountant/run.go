@@ -20,9 +20,17 @@ type runCurves struct {
 
 // newRunCurves prepares the exact composition of k steps of s, when s has
 // one: continuous Gaussian noise by Gaussian DP, discrete Gaussian noise
-// by the exact distribution of its privacy loss (at most two distinct σ).
+// by the exact distribution of its privacy loss (at most two distinct σ),
+// a one-bit release by the privacy loss distribution of its dominating
+// pair, discretised pessimistically.
 func newRunCurves(s Spend, k int) runCurves {
 	r := runCurves{s: s, k: k}
+	if s.Kind == OneBitSpend {
+		if b, err := newBitRun(cachedBitLoss(s.Bits), k); err == nil {
+			r.delta = b.delta
+		}
+		return r
+	}
 	if s.Kind != GaussianSpend {
 		return r
 	}

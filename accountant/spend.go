@@ -8,7 +8,8 @@ import (
 
 // SpendKind is what a Spend knows of its mechanism beyond its (ε, δ):
 // ApproxSpend (nothing), PureSpend (ε-DP), GaussianSpend (Gaussian noise
-// on integer coordinates) or SampledGaussianSpend (a DP-SGD step).
+// on integer coordinates), SampledGaussianSpend (a DP-SGD step) or
+// OneBitSpend (a one-bit release, by its pairs of output probabilities).
 type SpendKind int
 
 const (
@@ -25,11 +26,16 @@ const (
 	// SampledGaussianSpend is one step of the sampled Gaussian mechanism
 	// (DP-SGD: Poisson rate Q, noise multiplier Sigma).
 	SampledGaussianSpend
+	// OneBitSpend releases one bit, and Bits lists the pairs of its
+	// output probabilities on neighbouring inputs (or pairs that dominate
+	// them): DaRRM in the one-vote relation.
+	OneBitSpend
 )
 
-var spendKindNames = [...]string{ApproxSpend: "approx", PureSpend: "pure", GaussianSpend: "gaussian", SampledGaussianSpend: "sampled-gaussian"}
+var spendKindNames = [...]string{ApproxSpend: "approx", PureSpend: "pure", GaussianSpend: "gaussian", SampledGaussianSpend: "sampled-gaussian", OneBitSpend: "one-bit"}
 
-// String returns "approx", "pure", "gaussian" or "sampled-gaussian".
+// String returns "approx", "pure", "gaussian", "sampled-gaussian" or
+// "one-bit".
 func (k SpendKind) String() string {
 	if k < 0 || int(k) >= len(spendKindNames) {
 		return fmt.Sprintf("SpendKind(%d)", int(k))
@@ -74,6 +80,11 @@ type Spend struct {
 	// Q and Sigma describe a SampledGaussianSpend.
 	Q     float64 `json:"q,omitempty"`
 	Sigma float64 `json:"sigma,omitempty"`
+	// Bits describes a OneBitSpend: every pair (Pr[1] on one input, Pr[1]
+	// on a neighbouring one) the release can produce, in either order, or
+	// for each a pair further apart (P larger and Q smaller where P > Q),
+	// which dominates it.
+	Bits []BitPair `json:"bits,omitempty"`
 }
 
 // ApproxStep returns the description of a step known only by its
@@ -116,6 +127,17 @@ func (s Spend) Check() error {
 		if err := checkPositive("sigma", s.Sigma); err != nil {
 			return fmt.Errorf("sampled Gaussian spend: %w", err)
 		}
+	case OneBitSpend:
+		if len(s.Bits) == 0 {
+			return fmt.Errorf("one-bit spend: no pairs of output probabilities")
+		}
+		for _, b := range s.Bits {
+			for _, x := range [2]float64{b.P, b.Q} {
+				if !(x >= 0 && x <= 1) {
+					return fmt.Errorf("one-bit spend: %w", &ParamError{Name: "bits", Value: x, Rule: "a probability must be in [0, 1]"})
+				}
+			}
+		}
 	default:
 		return fmt.Errorf("unknown spend kind %v", s.Kind)
 	}
@@ -126,12 +148,12 @@ func (s Spend) Check() error {
 // α > 1, rounded up, and whether s has one: a GaussianSpend
 // Σ Coords/(2σ²) (Bun and Steinke 2016, Prop. 1.6; the discrete Gaussian
 // the same, Canonne, Kamath and Steinke 2020, Prop. 5), a PureSpend ε²/2
-// (Bun and Steinke 2016, Prop. 1.4).
+// (Bun and Steinke 2016, Prop. 1.4), as is a pure OneBitSpend.
 func (s Spend) Rho() (float64, bool) {
-	switch s.Kind {
-	case PureSpend:
+	switch {
+	case s.pure():
 		return up(s.Eps*s.Eps/2, 2), true
-	case GaussianSpend:
+	case s.Kind == GaussianSpend:
 		var rho float64
 		for _, p := range s.Gaussian {
 			r := 1 / p.Sigma
@@ -149,7 +171,7 @@ func (s Spend) Rho() (float64, bool) {
 func (s Spend) RDP(alpha float64) (float64, bool) {
 	if rho, ok := s.Rho(); ok {
 		r := mulUp(rho, alpha)
-		if s.Kind == PureSpend {
+		if s.pure() {
 			r = math.Min(r, s.Eps)
 		}
 		return r, true
@@ -159,6 +181,12 @@ func (s Spend) RDP(alpha float64) (float64, bool) {
 		return r, err == nil
 	}
 	return 0, false
+}
+
+// pure reports whether s is ε-DP with a known ε: a PureSpend, or a
+// OneBitSpend whose guarantee has δ = 0.
+func (s Spend) pure() bool {
+	return s.Kind == PureSpend || s.Kind == OneBitSpend && s.Delta == 0
 }
 
 // mu2 returns μ² = Σ Coords/σ² of a GaussianSpend, rounded up: one step
