@@ -85,6 +85,24 @@ func (r runCurves) exactEps(delta, hi float64) (float64, bool) {
 	return 0, false
 }
 
+// canonicalEps returns, for a OneBitSpend, the optimal composition of its
+// guarantee at total δ delta, and whether there is one: the canonical
+// (ε, δ) pair dominates the bit's dominating pair too (Kairouz, Oh and
+// Viswanath 2015, Thm 2.1), so both bounds hold and the exact total is
+// the smaller, never above optimal composition's where the discretised
+// loss distribution would be.
+func (r runCurves) canonicalEps(delta float64) (float64, bool) {
+	if r.s.Kind != OneBitSpend {
+		return 0, false
+	}
+	slack := slackFor(r.s.Delta, r.k, delta)
+	if !(slack > 0 && slack < 1) {
+		return 0, false
+	}
+	g, err := ComposeOptimal(r.s.Guarantee, r.k, slack)
+	return g.Eps, err == nil
+}
+
 // ComposeRun returns the totals of k steps of the mechanism s describes,
 // whose parameters are fixed before the first step (the steps' inputs may
 // be chosen adaptively), that hold at once: the compositions of its
@@ -114,7 +132,11 @@ func ComposeRun(s Spend, k int, delta, deltaPrime float64, c Conversion) ([]Tota
 		if !ok {
 			hi = 1
 		}
-		if e, ok := r.exactEps(delta, hi); ok {
+		e, ok := r.exactEps(delta, hi)
+		if c, cok := r.canonicalEps(delta); cok && (!ok || c < e) {
+			e, ok = c, true
+		}
+		if ok {
 			out = append(out, Total{Method: Exact, Guarantee: Guarantee{Eps: e, Delta: delta}})
 		}
 	}
@@ -136,6 +158,9 @@ func runFits(s Spend, k int, budget Guarantee, m Method, deltaPrime float64) boo
 	}
 	r := newRunCurves(s, k)
 	if eps, ok := r.renyiEps(budget.Delta, ImprovedConversion); ok && eps <= budget.Eps {
+		return true
+	}
+	if e, ok := r.canonicalEps(budget.Delta); ok && e <= budget.Eps {
 		return true
 	}
 	return r.delta != nil && r.delta(budget.Eps) <= budget.Delta

@@ -80,7 +80,8 @@ type Privacy struct {
 	// (NewOneVoteDaRRM); totals compose them (accountant.ComposeProfile).
 	Profile []accountant.Guarantee
 	// Curve describes the mechanism when it has a privacy curve beyond
-	// its guarantee (a GaussianSpend: ClassGNMax); zero otherwise (Step).
+	// its guarantee (a GaussianSpend: ClassGNMax; a OneBitSpend:
+	// NewOneVoteDaRRM); zero otherwise (Step).
 	Curve accountant.Spend
 }
 

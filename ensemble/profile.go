@@ -28,6 +28,32 @@ func (tb *table) ones(l int) uint64 {
 	return noise.Unit53 - tb.t[l]
 }
 
+// oneVoteBits returns the pairs of the label's Pr[1] at every two
+// neighbouring vote counts l and l + 1 in the one-vote relation, as a
+// accountant.OneBitSpend lists them: each probability is a multiple of
+// 2^-54, which a float64 may not hold, so the larger of a pair is rounded
+// up and the smaller down (a pair further apart dominates it).
+func (tb *table) oneVoteBits() []accountant.BitPair {
+	out := make([]accountant.BitPair, tb.k)
+	for l := range out {
+		x, y := tb.ones(l), tb.ones(l+1)
+		out[l] = accountant.BitPair{P: unitFloat(x, x >= y), Q: unitFloat(y, y > x)}
+	}
+	return out
+}
+
+// unitFloat returns x·2^-54 rounded up or down to a float64.
+func unitFloat(x uint64, up bool) float64 {
+	f := float64(x)
+	switch {
+	case up && uint64(f) < x:
+		f = math.Nextafter(f, math.Inf(1))
+	case !up && f != 0x1p64 && uint64(f) > x:
+		f = math.Nextafter(f, 0)
+	}
+	return f / unit54
+}
+
 // oneVoteProfile returns points of the exact privacy profile of the label
 // tb releases in the one-vote relation, beyond its guarantee g: for each
 // point (ε_i, δ_i), with ε_i >= g.Eps and δ_i < g.Delta, δ_i bounds the

@@ -142,6 +142,25 @@ func TestOneVoteProfileAdaptive(t *testing.T) {
 			}
 			t.Logf("%s k=%d: total eps %.4f (profile point %v; the guarantee's optimal composition %.4f) at delta %.3g; exact worst case there %.3g",
 				c.name, k, total.Eps, point, opt.Eps, total.Delta, exact)
+			// The exact composition of the label's pairs (OneBitSpend):
+			// never below the worst adaptive adversary, never above
+			// optimal composition of the guarantee.
+			run, err := accountant.ComposeRun(priv.Step(), k, total.Delta, 1e-3, accountant.ImprovedConversion)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range run {
+				if r.Method != accountant.Exact {
+					continue
+				}
+				if worst := adaptiveDelta(pairs, k, r.Guarantee.Eps); worst > r.Guarantee.Delta+1e-14 {
+					t.Errorf("%s k=%d: exact composition %v, but the worst adaptive divergence at that eps is %g", c.name, k, r.Guarantee, worst)
+				}
+				if r.Guarantee.Eps > opt.Eps*(1+1e-9) {
+					t.Errorf("%s k=%d: exact composition %v above optimal composition %v", c.name, k, r.Guarantee, opt)
+				}
+				t.Logf("%s k=%d: exact composition of the pairs %.4f", c.name, k, r.Guarantee.Eps)
+			}
 		}
 	}
 }

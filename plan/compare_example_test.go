@@ -38,12 +38,15 @@ func accuracy(g gamma.Gamma, p float64) float64 {
 // the one-vote relation and one total budget (4, 1e-5), each mechanism's
 // per-query parameter planned for that total (to three digits: the
 // search stops within 0.1% of the boundary), and the accuracy of its
-// labels when each teacher is right with probability 0.75 (optimal
-// composition where it applies; GNMax's exact one). darrm-one-vote
-// and randomized response on the majority are pure ε-DP one-bit releases,
-// so the same ε fits; GNMax (--classes 2) adds discrete Gaussian noise to
-// the two counts, whose label is scored as with continuous noise of the
-// same σ.
+// labels when each teacher is right with probability 0.75 (the tightest
+// composition that applies). darrm-one-vote and randomized response on
+// the majority are pure ε-DP one-bit releases: randomized response's
+// exact composition is optimal composition of its ε at the budget's δ
+// (accountant.StepEps), and darrm-one-vote's label, composed exactly by
+// its pairs of output probabilities, gets the same ε to three digits (at
+// δ = 0 its worst pair is randomized response's); GNMax (--classes 2) adds
+// discrete Gaussian noise to the two counts, whose label is scored as with
+// continuous noise of the same σ.
 func ExampleParameters_equalTotals() {
 	ctx := context.Background()
 	budget := accountant.Guarantee{Eps: 4, Delta: 1e-5}
@@ -57,7 +60,7 @@ func ExampleParameters_equalTotals() {
 		g, _, err = gamma.Certify(ctx, p, g, gamma.VerifyOptions{})
 		return g, err
 	}
-	fmt.Println("Q     eps/query  darrm-one-vote  rr     sigma2  gnmax")
+	fmt.Println("Q     eps/query  darrm-one-vote  eps(rr)  rr     sigma2  gnmax")
 	for _, q := range []int{10, 100, 1000} {
 		r := plan.Request{Mechanism: ensemble.Mechanism{Name: votefile.DaRRMOneVote}, Problem: constraints.NewOneVote(11, 1, 0), Classes: 2,
 			Budget: budget, Method: accountant.Optimal, DeltaPrime: accountant.DefaultDeltaPrime, Gamma: src}
@@ -72,7 +75,12 @@ func ExampleParameters_equalTotals() {
 			fmt.Println(err)
 			return
 		}
-		rr, err := gamma.OneVoteRRBaseline(p)
+		rrEps, err := accountant.StepEps(budget.Eps, 0, q, accountant.Optimal, budget.Delta)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		rr, err := gamma.OneVoteRRBaseline(constraints.NewOneVote(11, rrEps, 0))
 		if err != nil {
 			fmt.Println(err)
 			return
@@ -89,11 +97,11 @@ func ExampleParameters_equalTotals() {
 			fmt.Println(err)
 			return
 		}
-		fmt.Printf("%-5d %-10.3g %-15.3f %-6.3f %-7.3g %.3f\n", q, d.Value, accuracy(opt, 0.75), accuracy(rr.Gamma, 0.75), g.Value, accuracy(gn, 0.75))
+		fmt.Printf("%-5d %-10.3g %-15.3f %-8.3g %-6.3f %-7.3g %.3f\n", q, d.Value, accuracy(opt, 0.75), rrEps, accuracy(rr.Gamma, 0.75), g.Value, accuracy(gn, 0.75))
 	}
 	// Output:
-	// Q     eps/query  darrm-one-vote  rr     sigma2  gnmax
-	// 10    0.4        0.807           0.592  4.84    0.771
-	// 100   0.0864     0.603           0.520  15.3    0.600
-	// 1000  0.0273     0.536           0.506  48.4    0.532
+	// Q     eps/query  darrm-one-vote  eps(rr)  rr     sigma2  gnmax
+	// 10    0.4        0.807           0.4      0.592  4.84    0.771
+	// 100   0.0938     0.611           0.0939   0.522  15.3    0.600
+	// 1000  0.0293     0.538           0.0293   0.507  48.4    0.532
 }
