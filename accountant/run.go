@@ -16,6 +16,9 @@ type runCurves struct {
 	s     Spend
 	k     int
 	delta func(eps float64) float64 // nil: no exact composition
+	// epsAt, when set, is the exact composition's ε at a total δ in
+	// closed form (LaplaceSpend), and delta is nil.
+	epsAt func(delta float64) (float64, bool)
 }
 
 // newRunCurves prepares the exact composition of k steps of s, when s has
@@ -25,6 +28,10 @@ type runCurves struct {
 // pair, discretised pessimistically.
 func newRunCurves(s Spend, k int) runCurves {
 	r := runCurves{s: s, k: k}
+	if s.Kind == LaplaceSpend {
+		r.epsAt = laplaceRun(*s.Laplace, k)
+		return r
+	}
 	if s.Kind == OneBitSpend {
 		if b, err := newBitRun(cachedBitLoss(s.Bits), k); err == nil {
 			r.delta = b.delta
@@ -103,6 +110,27 @@ func (r runCurves) canonicalEps(delta float64) (float64, bool) {
 	return g.Eps, err == nil
 }
 
+// laplaceRun returns the exact composition of k steps of a LaplaceSpend
+// part p: ε at total δ. A coordinate moved by 1 under discrete Laplace
+// noise of scale b has privacy loss (|y-1| - |y|)/b, which is +1/b when
+// y <= 0 (probability 1/(1 + e^(-1/b))) and -1/b otherwise: randomized
+// response with ε = 1/b, exactly. A coordinate moved by less is a
+// post-processing of it, and the two directions are mirror images, so k
+// steps of Coords coordinates are dominated by k·Coords compositions of
+// randomized response, which optimal composition gives exactly (Kairouz,
+// Oh and Viswanath 2015, Thm 3.3: it is the composition of that pair)
+// with total δ its slack; none beyond MaxOptimalSteps.
+func laplaceRun(p LaplacePart, k int) func(delta float64) (float64, bool) {
+	n := p.Coords * k
+	return func(delta float64) (float64, bool) {
+		if n > MaxOptimalSteps || !(delta > 0 && delta < 1) {
+			return 0, false
+		}
+		c := newRRComp(p.coordEps(), n)
+		return up(c.epsFor(delta), optimalMargin), true
+	}
+}
+
 // ComposeRun returns the totals of k steps of the mechanism s describes,
 // whose parameters are fixed before the first step (the steps' inputs may
 // be chosen adaptively), that hold at once: the compositions of its
@@ -126,6 +154,11 @@ func ComposeRun(s Spend, k int, delta, deltaPrime float64, c Conversion) ([]Tota
 	eps, ok := r.renyiEps(delta, c)
 	if ok {
 		out = append(out, Total{Method: Renyi, Guarantee: Guarantee{Eps: eps, Delta: delta}})
+	}
+	if r.epsAt != nil {
+		if e, ok := r.epsAt(delta); ok {
+			out = append(out, Total{Method: Exact, Guarantee: Guarantee{Eps: e, Delta: delta}})
+		}
 	}
 	if r.delta != nil {
 		hi := eps
@@ -162,6 +195,11 @@ func runFits(s Spend, k int, budget Guarantee, m Method, deltaPrime float64) boo
 	}
 	if e, ok := r.canonicalEps(budget.Delta); ok && e <= budget.Eps {
 		return true
+	}
+	if r.epsAt != nil {
+		if e, ok := r.epsAt(budget.Delta); ok && e <= budget.Eps {
+			return true
+		}
 	}
 	return r.delta != nil && r.delta(budget.Eps) <= budget.Delta
 }
