@@ -352,3 +352,39 @@ func (r *bitRun) rawDelta(eps float64) float64 {
 	}
 	return sum
 }
+
+// RRBits returns pairs of output probabilities that dominate every pair
+// of randomized response on a bit: the bit with probability keep, a fair
+// coin otherwise, for a bit that is (bit.Eps, bit.Delta)-DP (the majority
+// of private teachers, Lemma B.1.1). The bit's pairs (M, M') on two
+// neighbouring inputs fill the polygon of the four inequalities of
+// (ε, δ)-DP, whose vertices are (0, 0), (1, 1), (δ, 0), (1, 1-δ),
+// ((e^ε+δ)/(e^ε+1), (1-δ)/(e^ε+1)) and their mirror images; the label's
+// Pr[1] is (1-keep)/2 + keep·M, affine in M, and its hockey-stick
+// divergence at each α is convex in (M, M'), so its largest is at a
+// vertex. Each pair is rounded outward (the larger up, the smaller down),
+// which gives a pair that dominates it.
+func RRBits(keep float64, bit Guarantee) ([]BitPair, error) {
+	if !(keep >= 0 && keep <= 1) {
+		return nil, &ParamError{Name: "keep", Value: keep, Rule: "must be in [0, 1]"}
+	}
+	if err := checkStep("bit ", bit); err != nil {
+		return nil, err
+	}
+	e := iexp(exact(bit.Eps))
+	den := e.add(exact(1))
+	d := exact(bit.Delta)
+	verts := [][2]ival{
+		{d, exact(0)},
+		{exact(1), exact(1).sub(d)},
+		{e.add(d).div(den), exact(1).sub(d).div(den)},
+	}
+	half := exact(1).sub(exact(keep)).div(exact(2))
+	label := func(m ival) ival { return half.add(exact(keep).mul(m)) }
+	var out []BitPair
+	for _, v := range verts {
+		p, q := label(v[0]), label(v[1])
+		out = append(out, BitPair{P: math.Min(1, p.hi), Q: math.Max(0, q.lo)})
+	}
+	return out, nil
+}

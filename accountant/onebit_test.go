@@ -222,3 +222,41 @@ func TestOneBitRunAgainstOptimal(t *testing.T) {
 		}
 	}
 }
+
+// TestRRBitsDominate: randomized response on any bit pair (M, M') that
+// meets (ε, δ)-DP, sampled at random, is dominated by RRBits' pairs: its
+// hockey-stick divergence at every α tested is at most their envelope's.
+func TestRRBitsDominate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for _, c := range []struct{ keep, eps, delta float64 }{{0.3, 1.1, 1e-3}, {0.9, 0.5, 0}, {0.05, 3, 0.01}} {
+		bits, err := RRBits(c.keep, Guarantee{Eps: c.eps, Delta: c.delta})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := oneBitLoss(bits)
+		env := func(alpha float64) float64 {
+			h := b.inf
+			for _, a := range b.atoms {
+				if a.hi > math.Log(alpha) {
+					h += a.mass * -math.Expm1(math.Log(alpha)-a.hi)
+				}
+			}
+			return h
+		}
+		e := math.Exp(c.eps)
+		for n := 0; n < 2000; {
+			m, mp := rng.Float64(), rng.Float64()
+			if m > e*mp+c.delta || mp > e*m+c.delta || 1-m > e*(1-mp)+c.delta || 1-mp > e*(1-m)+c.delta {
+				continue
+			}
+			n++
+			p, q := (1-c.keep)/2+c.keep*m, (1-c.keep)/2+c.keep*mp
+			for i := range 50 {
+				alpha := math.Exp(float64(i) / 10)
+				if h := bitHockey(p, q, alpha); h > env(alpha)+1e-12 {
+					t.Fatalf("%+v: (M, M') = (%g, %g) has %g at α = %g, RRBits' envelope %g", c, m, mp, h, alpha, env(alpha))
+				}
+			}
+		}
+	}
+}

@@ -119,6 +119,16 @@ func NewRR(ctx context.Context, p constraints.Params, method accountant.Method, 
 	if !ok {
 		return nil, fmt.Errorf("%s is %w: %v, max f / budget = %.15g", b.Label, ErrNotCertified, cert.Status, cert.Ratio)
 	}
+	// The label's pairs of output probabilities, from the majority's
+	// guarantee that p_const was chosen for (accountant.RRParams).
+	maj, err := accountant.Compose(teachers(p), p.K, method, deltaPrime)
+	if err != nil {
+		return nil, fmt.Errorf("RR: %w", err)
+	}
+	bits, err := accountant.RRBits(real[0], maj)
+	if err != nil {
+		return nil, fmt.Errorf("RR: %w", err)
+	}
 	return &RR{
 		table:  tb,
 		g:      real,
@@ -128,6 +138,7 @@ func NewRR(ctx context.Context, p constraints.Params, method accountant.Method, 
 			Teachers:    teachers(p),
 			Source:      b.Label + ", confirmed by the exhaustive certificate of gamma = p_const",
 			Certificate: &cert,
+			Curve:       accountant.Spend{Kind: accountant.OneBitSpend, Bits: bits},
 		},
 	}, nil
 }

@@ -164,3 +164,50 @@ func TestOneVoteProfileAdaptive(t *testing.T) {
 		}
 	}
 }
+
+// TestRRCurve: randomized response in the private-teachers relation
+// describes its label by pairs (accountant.RRBits) whose exact profile at
+// the certified ε is within the certified δ, and whose run totals are
+// never above optimal composition of the guarantee (Table B.1's K = 35,
+// K = 11 with Δ > 0, and pure teachers).
+func TestRRCurve(t *testing.T) {
+	for _, c := range []struct {
+		k           int
+		m, eps, del float64
+	}{{11, 3, 0.0885, 1e-4}, {35, 6.4521, 0.0885, 1e-4}, {11, 3, 0.1, 0}} {
+		p := constraints.New(c.k, c.m, c.eps, c.del)
+		r, err := NewRR(context.Background(), p, accountant.General, 0.1, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		priv := r.Privacy()
+		if priv.Curve.Kind != accountant.OneBitSpend {
+			t.Fatalf("%+v: curve %v", c, priv.Curve.Kind)
+		}
+		for _, k := range []int{1, 20, 100} {
+			opt, err := accountant.ComposeOptimal(priv.Guarantee, k, 1e-5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run, err := accountant.ComposeRun(priv.Step(), k, opt.Delta, 1e-5, accountant.ImprovedConversion)
+			if err != nil {
+				t.Fatal(err)
+			}
+			exact := run[len(run)-1]
+			if exact.Method != accountant.Exact || exact.Guarantee.Eps > opt.Eps*(1+1e-9) {
+				t.Errorf("%+v k=%d: exact %v, optimal composition %v", c, k, exact, opt)
+			}
+			t.Logf("%+v k=%d: exact %.4f, optimal composition of the guarantee %.4f at delta %.3g", c, k, exact.Guarantee.Eps, opt.Eps, opt.Delta)
+		}
+		// The pairs' own divergence at the certified ε, both orders.
+		alpha := math.Exp(priv.Eps)
+		for _, b := range priv.Curve.Bits {
+			for _, pq := range [2][2]float64{{b.P, b.Q}, {b.Q, b.P}} {
+				h := math.Max(0, pq[0]-alpha*pq[1]) + math.Max(0, (1-pq[0])-alpha*(1-pq[1]))
+				if h > priv.Delta+1e-12 {
+					t.Errorf("%+v: pair %v has divergence %g at the certified eps %g, above its delta %g", c, pq, h, priv.Eps, priv.Delta)
+				}
+			}
+		}
+	}
+}
