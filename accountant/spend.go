@@ -29,7 +29,8 @@ const (
 	SampledGaussianSpend
 	// OneBitSpend releases one bit, and Bits lists the pairs of its
 	// output probabilities on neighbouring inputs (or pairs that dominate
-	// them): DaRRM in the one-vote relation.
+	// them): DaRRM in the one-vote relation, randomized response
+	// (RRBits).
 	OneBitSpend
 	// LaplaceSpend adds discrete Laplace noise of scale Laplace.Scale to
 	// integer coordinates of which neighbouring inputs move Laplace.Coords
