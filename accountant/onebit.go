@@ -80,48 +80,56 @@ func oneBitLoss(pairs []BitPair) bitLoss {
 	for _, p := range pairs {
 		x, y := scaled(p.P), scaled(p.Q)
 		nx, ny := new(big.Int).Sub(one, x), new(big.Int).Sub(one, y)
-		lines = append(lines, bitLine{x, y}, bitLine{y, x}, bitLine{nx, ny}, bitLine{ny, nx})
-	}
-	// At α = 0 the envelope is the line of largest a, the flattest of
-	// those; at each breakpoint the next is the flatter line it meets
-	// first (the flattest of those that meet it there).
-	cur := lines[0]
-	for _, l := range lines[1:] {
-		if c := l.a.Cmp(cur.a); c > 0 || c == 0 && l.b.Cmp(cur.b) < 0 {
-			cur = l
+		// A line with a <= b never rises above max(0, 1 - α): of each
+		// pair's four lines only those of the larger probability count.
+		for _, l := range [4]bitLine{{x, y}, {y, x}, {nx, ny}, {ny, nx}} {
+			if l.a.Cmp(l.b) > 0 {
+				lines = append(lines, l)
+			}
 		}
+	}
+	// The upper envelope over α >= 0 of lines a - α·b: steepest first
+	// (b decreasing), of equal b the highest; a line is dropped when the
+	// one before it meets the next no later than it does (its stretch of
+	// the envelope is empty), and lines whose stretch ends at α <= 0 go.
+	slices.SortFunc(lines, func(p, q bitLine) int {
+		if c := q.b.Cmp(p.b); c != 0 {
+			return c
+		}
+		return q.a.Cmp(p.a)
+	})
+	x, y := new(big.Int), new(big.Int)
+	d1, d2 := new(big.Int), new(big.Int)
+	// before reports whether l1 meets l3 no later than l2, b1 > b2 > b3:
+	// (a1-a3)/(b1-b3) <= (a1-a2)/(b1-b2).
+	before := func(l1, l2, l3 bitLine) bool {
+		x.Mul(d1.Sub(l1.a, l3.a), d2.Sub(l1.b, l2.b))
+		y.Mul(d1.Sub(l1.a, l2.a), d2.Sub(l1.b, l3.b))
+		return x.Cmp(y) <= 0
+	}
+	var hull []bitLine
+	for i, l := range lines {
+		if i > 0 && l.b.Cmp(lines[i-1].b) == 0 {
+			continue
+		}
+		for len(hull) >= 2 && before(hull[len(hull)-2], hull[len(hull)-1], l) {
+			hull = hull[:len(hull)-1]
+		}
+		hull = append(hull, l)
+	}
+	// The first two meet at α = (a0-a1)/(b0-b1): drop the first while
+	// that is <= 0.
+	for len(hull) >= 2 && hull[0].a.Cmp(hull[1].a) <= 0 {
+		hull = hull[1:]
 	}
 	out := bitLoss{scale: s}
-	num, den := new(big.Int), new(big.Int)
-	x, y := new(big.Int), new(big.Int)
-	for {
-		var next *bitLine
-		var bn, bd *big.Int
-		for i := range lines {
-			l := &lines[i]
-			if l.b.Cmp(cur.b) >= 0 {
-				continue
-			}
-			num.Sub(cur.a, l.a)
-			den.Sub(cur.b, l.b)
-			if next != nil {
-				c := x.Mul(num, bd).Cmp(y.Mul(bn, den))
-				if c > 0 || c == 0 && l.b.Cmp(next.b) >= 0 {
-					continue
-				}
-			}
-			next, bn, bd = l, new(big.Int).Set(num), new(big.Int).Set(den)
-		}
-		if next == nil {
-			break
-		}
-		if bn.Sign() > 0 {
-			out.atoms = append(out.atoms, bitAtom{n: bn, d: bd, lo: logRatio(bn, bd, false), hi: logRatio(bn, bd, true), mass: scaleDownUp(bn, s)})
-		}
-		cur = *next
+	for j := 1; j < len(hull); j++ {
+		bn := new(big.Int).Sub(hull[j-1].a, hull[j].a)
+		bd := new(big.Int).Sub(hull[j-1].b, hull[j].b)
+		out.atoms = append(out.atoms, bitAtom{n: bn, d: bd, lo: logRatio(bn, bd, false), hi: logRatio(bn, bd, true), mass: scaleDownUp(bn, s)})
 	}
-	if cur.a.Sign() > 0 {
-		out.inf = scaleDownUp(cur.a, s)
+	if last := hull[len(hull)-1]; last.a.Sign() > 0 {
+		out.inf = scaleDownUp(last.a, s)
 	}
 	return out
 }
