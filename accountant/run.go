@@ -93,11 +93,12 @@ func (r runCurves) exactEps(delta, hi float64) (float64, bool) {
 }
 
 // canonicalEps returns, for a OneBitSpend, the optimal composition of its
-// guarantee at total δ delta, and whether there is one: the canonical
-// (ε, δ) pair dominates the bit's dominating pair too (Kairouz, Oh and
-// Viswanath 2015, Thm 2.1), so both bounds hold and the exact total is
-// the smaller, never above optimal composition's where the discretised
-// loss distribution would be.
+// guarantee at total δ delta, and whether there is one: the mechanism is
+// dominated by the canonical (ε, δ) pair of its guarantee as well as by
+// its pairs' (Kairouz, Oh and Viswanath 2015, Thm 2.1), so both
+// compositions bound its run and the exact total is the smaller, never
+// above optimal composition's where the discretised loss distribution
+// would be.
 func (r runCurves) canonicalEps(delta float64) (float64, bool) {
 	if r.s.Kind != OneBitSpend {
 		return 0, false
