@@ -260,3 +260,112 @@ func TestRRBitsDominate(t *testing.T) {
 		}
 	}
 }
+
+// TestOneBitGridAgainstBig: the composed profile of the discretised pair
+// (each loss on its grid index, the sum's loss as bitRun.loss bounds it)
+// agrees with a 512-bit sum over every multiset of atoms to 1e-9, and is
+// never below it: the convolution and the sum are exact up to their
+// bounds.
+func TestOneBitGridAgainstBig(t *testing.T) {
+	checked := 0
+	defer func() {
+		if checked < 20 {
+			t.Errorf("%d cases checked", checked)
+		}
+	}()
+	for name, pairs := range testBits() {
+		b := oneBitLoss(pairs)
+		for _, k := range []int{1, 3, 6} {
+			if k > 3 && len(b.atoms) > 4 {
+				continue
+			}
+			r, err := newBitRun(b, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.empty {
+				continue
+			}
+			var top bitAtom
+			for _, a := range b.atoms {
+				if top.n == nil || a.hi > top.hi {
+					top = a
+				}
+			}
+			idx := make([]int, len(b.atoms))
+			for j, a := range b.atoms {
+				idx[j], _ = gridIndex(a, top, r.n)
+			}
+			for _, eps := range []float64{0.05, 0.3, 1} {
+				total := new(big.Float).SetPrec(bigPrec)
+				var rec func(i, left, sum int, prob *big.Float)
+				rec = func(i, left, sum int, prob *big.Float) {
+					if i == len(b.atoms) {
+						if left == 0 {
+							if l := r.loss(sum); l > eps {
+								e := bf512(-math.Expm1(eps - l))
+								total.Add(total, e.Mul(e, prob))
+							}
+						}
+						return
+					}
+					m := new(big.Float).SetPrec(bigPrec).SetInt(b.atoms[i].n)
+					m.SetMantExp(m, -b.scale)
+					p := new(big.Float).SetPrec(bigPrec).Set(prob)
+					for j := 0; j <= left; j++ {
+						c := new(big.Float).SetPrec(bigPrec).SetInt(new(big.Int).Binomial(int64(left), int64(j)))
+						rec(i+1, left-j, sum+j*idx[i], new(big.Float).SetPrec(bigPrec).Mul(p, c))
+						p.Mul(p, m)
+					}
+				}
+				rec(0, k, 0, bf512(1))
+				ref, _ := total.Float64()
+				if ref < 1e-200 {
+					continue
+				}
+				got := r.delta(eps) - r.inf
+				checkAbove(t, fmt.Sprintf("%s k=%d eps=%g (n=%d)", name, k, eps, r.n), got, total, 1e-9)
+				checked++
+			}
+		}
+	}
+}
+
+// TestOneBitFFTAgainstDirect: where the composition goes through the FFT
+// (a window of Hoeffding's width, the transform's power), its profile is
+// never below the direct convolution on the same grid and within 1e-9 of
+// it plus the bound of the transform's error.
+func TestOneBitFFTAgainstDirect(t *testing.T) {
+	for _, name := range []string{"pure", "delta"} {
+		b := oneBitLoss(testBits()[name])
+		const k = 60
+		r, err := newBitRun(b, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.rel != 0 {
+			t.Fatalf("%s: k = %d composed directly, not by the FFT", name, k)
+		}
+		var top bitAtom
+		for _, a := range b.atoms {
+			if top.n == nil || a.hi > top.hi {
+				top = a
+			}
+		}
+		idx := make([]int, len(b.atoms))
+		imin := r.n
+		for j, a := range b.atoms {
+			idx[j], _ = gridIndex(a, top, r.n)
+			imin = min(imin, idx[j])
+		}
+		d := *r
+		d.err = 0
+		d.direct(b.atoms, idx, imin, k)
+		for _, eps := range []float64{0.5, 2, 4} {
+			got, want := r.delta(eps), d.delta(eps)
+			if got < want || got > want*(1+1e-9)+r.err {
+				t.Errorf("%s eps=%g: FFT %.17g, direct %.17g (FFT bound %g)", name, eps, got, want, r.err)
+			}
+		}
+	}
+}
