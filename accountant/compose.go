@@ -60,7 +60,7 @@ func (m Method) Reference() string {
 	case Optimal:
 		return "Kairouz-Oh-Viswanath 2015 Thm 3.3 (optimal composition)"
 	case Exact:
-		return "exact composition of the dominating pairs (Gaussian DP, Dong-Roth-Su 2022 Cor. 3.3; discrete Gaussian: exact privacy loss distribution; fixed pairs, adaptive queries: Zhu-Dong-Wang 2022)"
+		return "exact composition of the dominating pairs (Gaussian DP, Dong-Roth-Su 2022 Cor. 3.3; discrete Gaussian: exact privacy loss distribution; one-bit releases: privacy loss distribution of the pairs' envelope, discretised pessimistically, Meiser-Mohammadi 2018; fixed pairs, adaptive queries: Zhu-Dong-Wang 2022)"
 	case Renyi:
 		return "RDP composition (Mironov 2017 Prop. 1), converted by Canonne-Kamath-Steinke 2020 Prop. 12"
 	case ZCDPFilter:

@@ -110,25 +110,23 @@ func GNMaxSigma(target Guarantee, c Conversion) (sigma, lambda float64, err erro
 // target in floating point: RhoToDP(coef/σ²), and ConvertRDP at the
 // returned order α; and that α.
 func sigmaFor(coef, rho float64, target Guarantee, c Conversion) (sigma, alpha float64, err error) {
-	sigma = math.Sqrt(coef / rho)
-	step := math.Nextafter(sigma, math.Inf(1)) - sigma
-	for range 1100 {
+	sigma, ok, err := raiseUntil(math.Sqrt(coef/rho), func(sigma float64) (bool, error) {
 		r := coef / (sigma * sigma)
 		eps, a, err := RhoToDP(r, target.Delta, c)
 		if err != nil {
-			return 0, 0, err
+			return false, err
 		}
 		at, err := ConvertRDP(r*a, a, target.Delta, c)
-		if err != nil {
-			return 0, 0, err
-		}
-		if eps <= target.Eps && at <= target.Eps {
-			return sigma, a, nil
-		}
-		sigma += step
-		step *= 2
+		alpha = a
+		return err == nil && eps <= target.Eps && at <= target.Eps, err
+	})
+	if err != nil {
+		return 0, 0, err
 	}
-	return 0, 0, fmt.Errorf("no sigma near %v meets %v in floating point", math.Sqrt(coef/rho), target)
+	if !ok {
+		return 0, 0, fmt.Errorf("no sigma near %v meets %v in floating point", math.Sqrt(coef/rho), target)
+	}
+	return sigma, alpha, nil
 }
 
 // GNMaxSearch selects how GNMax's Rényi order λ, and with it σ, is

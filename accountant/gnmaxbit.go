@@ -140,13 +140,5 @@ func GNMaxSigmaTight(target Guarantee, k int) (float64, error) {
 			return hi, nil
 		}
 	}
-	for hi-lo > 1e-12*hi {
-		mid := lo + (hi-lo)/2
-		if meets(mid) {
-			hi = mid
-		} else {
-			lo = mid
-		}
-	}
-	return hi, nil
+	return bisectUp(lo, hi, 1e-12, meets), nil
 }

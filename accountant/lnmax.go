@@ -53,6 +53,17 @@ func (m LNMax) Eps() (float64, error) {
 	return exact(2).div(exact(m.Scale)).hi, nil
 }
 
+// Spend returns the description of one query: discrete Laplace noise of
+// scale Scale on the two counts a changed vote moves, with its guarantee
+// (2/Scale, 0).
+func (m LNMax) Spend() (Spend, error) {
+	eps, err := m.Eps()
+	if err != nil {
+		return Spend{}, err
+	}
+	return Spend{Kind: LaplaceSpend, Guarantee: Guarantee{Eps: eps}, Laplace: &LaplacePart{Scale: m.Scale, Coords: 2}}, nil
+}
+
 // RDP returns the data-independent Rényi DP of one query at order λ > 1:
 // min(ε, λε²/2) with ε = 2/Scale. An ε-DP mechanism is (λ, ε)-RDP, and
 // ε²/2-zCDP (Bun and Steinke, "Concentrated Differential Privacy", TCC
@@ -77,15 +88,18 @@ type LNMaxResult struct {
 	// RDP is the best of the Rényi curve Q·min(ε, λε²/2) over the orders,
 	// converted at δ.
 	RDP OrderEps
-	// Eps is the smaller of RDP.Eps and the pure composition Q·ε (at δ =
-	// 0, which also holds at any δ); Pure says the latter.
-	Eps  float64
-	Pure bool
+	// Eps is the smallest of RDP.Eps, the pure composition Q·ε (at δ =
+	// 0, which also holds at any δ; Pure says it is the smallest) and the
+	// exact composition of the noise at δ (ComposeRun; Exact says it is).
+	Eps   float64
+	Pure  bool
+	Exact bool
 }
 
 // LNMaxAccount returns the data-independent privacy of queries queries of
 // m at δ over the given Rényi orders (DefaultPATEOrders when nil), under
-// conversion c: the better of the Rényi composition and Q·ε.
+// conversion c: the best of the Rényi composition, Q·ε and the exact
+// composition of its noise (ComposeRun of Spend).
 func LNMaxAccount(m LNMax, queries int, delta float64, orders []float64, c Conversion) (LNMaxResult, error) {
 	eps, err := m.Eps()
 	if err != nil {
@@ -118,6 +132,19 @@ func LNMaxAccount(m LNMax, queries int, delta float64, orders []float64, c Conve
 	r := LNMaxResult{Queries: queries, PerQuery: Guarantee{Eps: eps}, RDP: best, Eps: best.Eps}
 	if pure := mulUp(eps, float64(queries)); pure <= best.Eps {
 		r.Eps, r.Pure = pure, true
+	}
+	if queries == 0 || delta == 0 {
+		return r, nil
+	}
+	s, _ := m.Spend()
+	all, err := ComposeRun(s, queries, delta, DefaultDeltaPrime, c)
+	if err != nil {
+		return LNMaxResult{}, fmt.Errorf("LNMax: %w", err)
+	}
+	for _, t := range all {
+		if t.Method == Exact && t.Guarantee.Eps < r.Eps {
+			r.Eps, r.Pure, r.Exact = t.Guarantee.Eps, false, true
+		}
 	}
 	return r, nil
 }

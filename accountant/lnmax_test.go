@@ -39,16 +39,22 @@ func TestLNMax(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !few.Pure || few.Eps != mulUp(0.1, 3) {
-		t.Errorf("3 queries: %+v, want the pure composition 0.3", few)
+	// Three queries: the exact composition (6 randomized responses of
+	// 0.05) just beats the pure 0.3 at δ = 1e-5.
+	if few.Pure || !few.Exact || !(few.Eps < mulUp(0.1, 3)) || few.Eps < 0.29 {
+		t.Errorf("3 queries: %+v, want the exact composition just below the pure 0.3", few)
 	}
 	many, err := LNMaxAccount(m, 10000, 1e-5, nil, PaperConversion)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rho := 2.0 / 400 * 10000 // Q·ε²/2 per unit of order
-	if want, _, _ := RhoToDP(rho, 1e-5, PaperConversion); many.Pure || many.Eps < want || many.Eps > want*1.01 {
+	if want, _, _ := RhoToDP(rho, 1e-5, PaperConversion); many.RDP.Eps < want || many.RDP.Eps > want*1.01 {
 		t.Errorf("10,000 queries: %+v, want the Renyi bound near %v (the grid's best order)", many, want)
+	}
+	// The exact composition: 20,000 randomized responses of 0.05.
+	if want, _ := ComposeOptimal(Guarantee{Eps: 0.05}, 20000, 1e-5); !many.Exact || many.Eps != want.Eps {
+		t.Errorf("10,000 queries: %+v, want the exact composition %v", many, want)
 	}
 	for _, bad := range []struct {
 		m     LNMax

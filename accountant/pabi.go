@@ -101,21 +101,21 @@ func (p PABI) SigmaTable43(target Guarantee) (sigma, alpha float64, err error) {
 	y := 2 * eps * math.Sqrt(L) / (2*L + eps + math.Sqrt(4*L*L+eps*eps))
 	rho := y * y
 	// The rule ties α to σ; check the bound at the rounded pair and raise σ
-	// (one ulp, then geometrically more) if rounding left it above ε.
+	// if rounding left it above ε.
 	coef := p.coef()
-	sigma = math.Sqrt(coef / rho)
-	step := math.Nextafter(sigma, math.Inf(1)) - sigma
-	for range 1100 {
+	sigma, ok, _ := raiseUntil(math.Sqrt(coef/rho), func(sigma float64) (bool, error) {
 		r := coef / (sigma * sigma)
-		if a := math.Sqrt(L / r); a > 1 {
-			if at, err := ConvertRDP(a*r, a, target.Delta, PaperConversion); err == nil && at <= eps {
-				return sigma, a, nil
-			}
+		alpha = math.Sqrt(L / r)
+		if !(alpha > 1) {
+			return false, nil
 		}
-		sigma += step
-		step *= 2
+		at, err := ConvertRDP(alpha*r, alpha, target.Delta, PaperConversion)
+		return err == nil && at <= eps, nil
+	})
+	if !ok {
+		return 0, 0, fmt.Errorf("PABI: no sigma near %v meets %v in floating point", math.Sqrt(coef/rho), target)
 	}
-	return 0, 0, fmt.Errorf("PABI: no sigma near %v meets %v in floating point", math.Sqrt(coef/rho), target)
+	return sigma, alpha, nil
 }
 
 // AlphaRule selects how the Rényi order α of a PABI run's bound is chosen

@@ -385,6 +385,13 @@ type PATEResult struct {
 	Dependent                    OrderEps
 	Orders                       []float64
 	RDPIndependent, RDPDependent []float64
+	// Run is the accountant's data-independent total (ComposeRun of the
+	// noise of every query as one step: the threshold step's σ1 and
+	// GNMax's σ2 on two counts, each query charged in full, as a release
+	// charges them) or Independent, whichever is smaller at δ. The
+	// composition is for a number of queries fixed in advance; which of
+	// them were answered is data-dependent, so it charges them all.
+	Run Total
 }
 
 // Result converts the totals to (ε, δ) under conversion c, each at its
@@ -405,8 +412,42 @@ func (a *PATEAccount) Result(delta float64, c Conversion) (PATEResult, error) {
 	if r.Independent, err = bestOrder(a.orders, a.ind, delta, c); err != nil {
 		return r, err
 	}
-	r.Dependent, err = bestOrder(a.orders, a.dep, delta, c)
+	if r.Dependent, err = bestOrder(a.orders, a.dep, delta, c); err != nil {
+		return r, err
+	}
+	r.Run, err = a.runTotal(r.Independent, delta, c)
 	return r, err
+}
+
+// runTotal returns the accountant's data-independent total at δ
+// (PATEResult.Run): the account's queries, each charged in full, as one
+// step whose parts are the noise they added, composed by ComposeRun, or
+// the grid's Rényi bound ind when smaller.
+func (a *PATEAccount) runTotal(ind OrderEps, delta float64, c Conversion) (Total, error) {
+	g := Guarantee{Eps: ind.Eps, Delta: delta}
+	best := Total{Method: Renyi, Guarantee: g}
+	n := len(a.answers)
+	var parts []GaussianPart
+	if n > 0 {
+		parts = append(parts, GaussianPart{Sigma: a.mech.Sigma2, Coords: 2 * n})
+	}
+	if a.mech.Confident() && n > 0 {
+		parts = append(parts, GaussianPart{Sigma: a.mech.Sigma1, Coords: n})
+	}
+	if len(parts) == 0 {
+		return best, nil
+	}
+	s := Spend{Kind: GaussianSpend, Guarantee: g, Gaussian: parts, Discrete: a.mech.Noise == DiscreteNoise}
+	all, err := ComposeRun(s, 1, delta, DefaultDeltaPrime, c)
+	if err != nil {
+		return best, fmt.Errorf("PATE account: %w", err)
+	}
+	for _, t := range all {
+		if (t.Method == Exact || t.Method == Renyi) && t.Guarantee.Delta <= delta && t.Guarantee.Eps < best.Guarantee.Eps {
+			best = t
+		}
+	}
+	return best, nil
 }
 
 func bestOrder(orders, rdp []float64, delta float64, c Conversion) (OrderEps, error) {

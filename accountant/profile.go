@@ -36,8 +36,6 @@ func ComposeProfile(step Guarantee, profile []Guarantee, k int, deltaPrime float
 		return Guarantee{}, Guarantee{}, fmt.Errorf("profile composition: %w", err)
 	}
 	total, point = base, step
-	// An upper bound of log(1 - δ_total): Log1p is within 1 ulp.
-	keepTotal := up(math.Log1p(-base.Delta), 2)
 	for _, p := range profile {
 		if err := checkStep("profile point ", p); err != nil {
 			return Guarantee{}, Guarantee{}, fmt.Errorf("profile composition: %w", err)
@@ -45,9 +43,7 @@ func ComposeProfile(step Guarantee, profile []Guarantee, k int, deltaPrime float
 		if p.Delta > step.Delta || p == step {
 			continue
 		}
-		// y >= log(1-δ_total) - k·log(1-δ_i), so 1 - e^y <= δ'_i.
-		y := addUp(keepTotal, -down(float64(k)*logKeepDown(p.Delta), 1))
-		slack := down(-math.Expm1(y), 2)
+		slack := slackFor(p.Delta, k, base.Delta)
 		if !(slack > 0 && slack < 1) {
 			continue
 		}
@@ -60,6 +56,16 @@ func ComposeProfile(step Guarantee, profile []Guarantee, k int, deltaPrime float
 		}
 	}
 	return total, point, nil
+}
+
+// slackFor returns the slack δ' at which k steps of δ each total at most
+// δ_total: δ' = 1 - (1-δ_total)/(1-δ)^k, rounded down.
+func slackFor(delta float64, k int, total float64) float64 {
+	// An upper bound of log(1 - δ_total): Log1p is within 1 ulp.
+	keepTotal := up(math.Log1p(-total), 2)
+	// y >= log(1-δ_total) - k·log(1-δ), so 1 - e^y <= δ'.
+	y := addUp(keepTotal, -down(float64(k)*logKeepDown(delta), 1))
+	return down(-math.Expm1(y), 2)
 }
 
 // ProfileTotal is ComposeProfile as a Total: Method Optimal, with Point

@@ -16,13 +16,28 @@ type runCurves struct {
 	s     Spend
 	k     int
 	delta func(eps float64) float64 // nil: no exact composition
+	// epsAt, when set, is the exact composition's ε at a total δ in
+	// closed form (LaplaceSpend), and delta is nil.
+	epsAt func(delta float64) (float64, bool)
 }
 
 // newRunCurves prepares the exact composition of k steps of s, when s has
 // one: continuous Gaussian noise by Gaussian DP, discrete Gaussian noise
-// by the exact distribution of its privacy loss (at most two distinct σ).
+// by the exact distribution of its privacy loss (at most two distinct σ),
+// a one-bit release by the privacy loss distribution of its dominating
+// pair, discretised pessimistically.
 func newRunCurves(s Spend, k int) runCurves {
 	r := runCurves{s: s, k: k}
+	if s.Kind == LaplaceSpend {
+		r.epsAt = laplaceRun(*s.Laplace, k)
+		return r
+	}
+	if s.Kind == OneBitSpend {
+		if b, err := newBitRun(cachedBitLoss(s.Bits), k); err == nil {
+			r.delta = b.delta
+		}
+		return r
+	}
 	if s.Kind != GaussianSpend {
 		return r
 	}
@@ -77,6 +92,46 @@ func (r runCurves) exactEps(delta, hi float64) (float64, bool) {
 	return 0, false
 }
 
+// canonicalEps returns, for a OneBitSpend, the optimal composition of its
+// guarantee at total δ delta, and whether there is one: the mechanism is
+// dominated by the canonical (ε, δ) pair of its guarantee as well as by
+// its pairs' (Kairouz, Oh and Viswanath 2015, Thm 2.1), so both
+// compositions bound its run and the exact total is the smaller, never
+// above optimal composition's where the discretised loss distribution
+// would be.
+func (r runCurves) canonicalEps(delta float64) (float64, bool) {
+	if r.s.Kind != OneBitSpend {
+		return 0, false
+	}
+	slack := slackFor(r.s.Delta, r.k, delta)
+	if !(slack > 0 && slack < 1) {
+		return 0, false
+	}
+	g, err := ComposeOptimal(r.s.Guarantee, r.k, slack)
+	return g.Eps, err == nil
+}
+
+// laplaceRun returns the exact composition of k steps of a LaplaceSpend
+// part p: ε at total δ. A coordinate moved by 1 under discrete Laplace
+// noise of scale b has privacy loss (|y-1| - |y|)/b, which is +1/b when
+// y <= 0 (probability 1/(1 + e^(-1/b))) and -1/b otherwise: randomized
+// response with ε = 1/b, exactly. A coordinate moved by less is a
+// post-processing of it, and the two directions are mirror images, so k
+// steps of Coords coordinates are dominated by k·Coords compositions of
+// randomized response, which optimal composition gives exactly (Kairouz,
+// Oh and Viswanath 2015, Thm 3.3: it is the composition of that pair)
+// with total δ its slack; none beyond MaxOptimalSteps.
+func laplaceRun(p LaplacePart, k int) func(delta float64) (float64, bool) {
+	n := p.Coords * k
+	return func(delta float64) (float64, bool) {
+		if n > MaxOptimalSteps || !(delta > 0 && delta < 1) {
+			return 0, false
+		}
+		c := newRRComp(p.coordEps(), n)
+		return up(c.epsFor(delta), optimalMargin), true
+	}
+}
+
 // ComposeRun returns the totals of k steps of the mechanism s describes,
 // whose parameters are fixed before the first step (the steps' inputs may
 // be chosen adaptively), that hold at once: the compositions of its
@@ -101,12 +156,21 @@ func ComposeRun(s Spend, k int, delta, deltaPrime float64, c Conversion) ([]Tota
 	if ok {
 		out = append(out, Total{Method: Renyi, Guarantee: Guarantee{Eps: eps, Delta: delta}})
 	}
+	if r.epsAt != nil {
+		if e, ok := r.epsAt(delta); ok {
+			out = append(out, Total{Method: Exact, Guarantee: Guarantee{Eps: e, Delta: delta}})
+		}
+	}
 	if r.delta != nil {
 		hi := eps
 		if !ok {
 			hi = 1
 		}
-		if e, ok := r.exactEps(delta, hi); ok {
+		e, ok := r.exactEps(delta, hi)
+		if c, cok := r.canonicalEps(delta); cok && (!ok || c < e) {
+			e, ok = c, true
+		}
+		if ok {
 			out = append(out, Total{Method: Exact, Guarantee: Guarantee{Eps: e, Delta: delta}})
 		}
 	}
@@ -129,6 +193,14 @@ func runFits(s Spend, k int, budget Guarantee, m Method, deltaPrime float64) boo
 	r := newRunCurves(s, k)
 	if eps, ok := r.renyiEps(budget.Delta, ImprovedConversion); ok && eps <= budget.Eps {
 		return true
+	}
+	if e, ok := r.canonicalEps(budget.Delta); ok && e <= budget.Eps {
+		return true
+	}
+	if r.epsAt != nil {
+		if e, ok := r.epsAt(budget.Delta); ok && e <= budget.Eps {
+			return true
+		}
 	}
 	return r.delta != nil && r.delta(budget.Eps) <= budget.Delta
 }

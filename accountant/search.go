@@ -1,6 +1,9 @@
 package accountant
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // lastFit returns the largest k in [lo, limit] with fits(k), given
 // fits(lo), for a predicate that holds up to some k and fails above it
@@ -56,4 +59,26 @@ func bisectUp(lo, hi, rel float64, ok func(float64) bool) float64 {
 		}
 	}
 	return hi
+}
+
+// raiseUntil returns the first x of x0, x0 + u, x0 + 3u, x0 + 7u, ...
+// (u one ulp of x0: one ulp, then geometrically more) at which ok holds,
+// and whether one did within 1100 steps (beyond them x is past every
+// float64): for a value solved in closed form (a calibrated σ) that
+// rounding may have left just on the wrong side of what ok checks. An
+// error of ok ends the search and is returned.
+func raiseUntil(x0 float64, ok func(float64) (bool, error)) (float64, bool, error) {
+	x, step := x0, math.Nextafter(x0, math.Inf(1))-x0
+	for range 1100 {
+		fits, err := ok(x)
+		if err != nil {
+			return 0, false, err
+		}
+		if fits {
+			return x, true, nil
+		}
+		x += step
+		step *= 2
+	}
+	return 0, false, nil
 }

@@ -8,7 +8,9 @@ import (
 
 // SpendKind is what a Spend knows of its mechanism beyond its (ε, δ):
 // ApproxSpend (nothing), PureSpend (ε-DP), GaussianSpend (Gaussian noise
-// on integer coordinates) or SampledGaussianSpend (a DP-SGD step).
+// on integer coordinates), SampledGaussianSpend (a DP-SGD step),
+// OneBitSpend (a one-bit release, by its pairs of output probabilities)
+// or LaplaceSpend (discrete Laplace noise on integer coordinates).
 type SpendKind int
 
 const (
@@ -25,11 +27,21 @@ const (
 	// SampledGaussianSpend is one step of the sampled Gaussian mechanism
 	// (DP-SGD: Poisson rate Q, noise multiplier Sigma).
 	SampledGaussianSpend
+	// OneBitSpend releases one bit, and Bits lists the pairs of its
+	// output probabilities on neighbouring inputs (or pairs that dominate
+	// them): DaRRM in the one-vote relation, randomized response
+	// (RRBits).
+	OneBitSpend
+	// LaplaceSpend adds discrete Laplace noise of scale Laplace.Scale to
+	// integer coordinates of which neighbouring inputs move Laplace.Coords
+	// by at most 1 each: LNMax.
+	LaplaceSpend
 )
 
-var spendKindNames = [...]string{ApproxSpend: "approx", PureSpend: "pure", GaussianSpend: "gaussian", SampledGaussianSpend: "sampled-gaussian"}
+var spendKindNames = [...]string{ApproxSpend: "approx", PureSpend: "pure", GaussianSpend: "gaussian", SampledGaussianSpend: "sampled-gaussian", OneBitSpend: "one-bit", LaplaceSpend: "laplace"}
 
-// String returns "approx", "pure", "gaussian" or "sampled-gaussian".
+// String returns "approx", "pure", "gaussian", "sampled-gaussian",
+// "one-bit" or "laplace".
 func (k SpendKind) String() string {
 	if k < 0 || int(k) >= len(spendKindNames) {
 		return fmt.Sprintf("SpendKind(%d)", int(k))
@@ -74,7 +86,28 @@ type Spend struct {
 	// Q and Sigma describe a SampledGaussianSpend.
 	Q     float64 `json:"q,omitempty"`
 	Sigma float64 `json:"sigma,omitempty"`
+	// Bits describes a OneBitSpend: every pair (Pr[1] on one input, Pr[1]
+	// on a neighbouring one) the release can produce, in either order, or
+	// for each a pair further apart (P larger and Q smaller where P > Q),
+	// which dominates it.
+	Bits []BitPair `json:"bits,omitempty"`
+	// Laplace describes a LaplaceSpend.
+	Laplace *LaplacePart `json:"laplace,omitempty"`
 }
+
+// LaplacePart is Coords coordinates of a query, each moved by at most 1
+// between neighbouring inputs and released with discrete Laplace noise,
+// Pr[Y = y] ∝ e^(-|y|/Scale): LNMax's counts, of which a changed vote
+// moves two.
+type LaplacePart struct {
+	Scale  float64 `json:"scale"`
+	Coords int     `json:"coords"`
+}
+
+// coordEps returns the ε of one coordinate of a LaplaceSpend, 1/Scale
+// rounded up: its output on two inputs that differ by 1 is randomized
+// response with that ε (laplaceRun).
+func (p LaplacePart) coordEps() float64 { return exact(1).div(exact(p.Scale)).hi }
 
 // ApproxStep returns the description of a step known only by its
 // guarantee g: a PureSpend when g.Delta = 0, else an ApproxSpend.
@@ -116,6 +149,27 @@ func (s Spend) Check() error {
 		if err := checkPositive("sigma", s.Sigma); err != nil {
 			return fmt.Errorf("sampled Gaussian spend: %w", err)
 		}
+	case OneBitSpend:
+		if len(s.Bits) == 0 {
+			return fmt.Errorf("one-bit spend: no pairs of output probabilities")
+		}
+		for _, b := range s.Bits {
+			for _, x := range [2]float64{b.P, b.Q} {
+				if !(x >= 0 && x <= 1) {
+					return fmt.Errorf("one-bit spend: %w", &ParamError{Name: "bits", Value: x, Rule: "a probability must be in [0, 1]"})
+				}
+			}
+		}
+	case LaplaceSpend:
+		if s.Laplace == nil {
+			return fmt.Errorf("laplace spend: no noise")
+		}
+		if err := checkPositive("scale", s.Laplace.Scale); err != nil {
+			return fmt.Errorf("laplace spend: %w", err)
+		}
+		if err := checkCount("coords", s.Laplace.Coords, 1); err != nil {
+			return fmt.Errorf("laplace spend: %w", err)
+		}
 	default:
 		return fmt.Errorf("unknown spend kind %v", s.Kind)
 	}
@@ -126,12 +180,13 @@ func (s Spend) Check() error {
 // α > 1, rounded up, and whether s has one: a GaussianSpend
 // Σ Coords/(2σ²) (Bun and Steinke 2016, Prop. 1.6; the discrete Gaussian
 // the same, Canonne, Kamath and Steinke 2020, Prop. 5), a PureSpend ε²/2
-// (Bun and Steinke 2016, Prop. 1.4).
+// (Bun and Steinke 2016, Prop. 1.4), as is a pure OneBitSpend or
+// LaplaceSpend.
 func (s Spend) Rho() (float64, bool) {
-	switch s.Kind {
-	case PureSpend:
+	switch {
+	case s.pure():
 		return up(s.Eps*s.Eps/2, 2), true
-	case GaussianSpend:
+	case s.Kind == GaussianSpend:
 		var rho float64
 		for _, p := range s.Gaussian {
 			r := 1 / p.Sigma
@@ -149,7 +204,7 @@ func (s Spend) Rho() (float64, bool) {
 func (s Spend) RDP(alpha float64) (float64, bool) {
 	if rho, ok := s.Rho(); ok {
 		r := mulUp(rho, alpha)
-		if s.Kind == PureSpend {
+		if s.pure() {
 			r = math.Min(r, s.Eps)
 		}
 		return r, true
@@ -159,6 +214,14 @@ func (s Spend) RDP(alpha float64) (float64, bool) {
 		return r, err == nil
 	}
 	return 0, false
+}
+
+// pure reports whether s is ε-DP with a known ε: a PureSpend, or a
+// OneBitSpend or LaplaceSpend whose guarantee has δ = 0. Its zCDP slope is
+// its guarantee's ε²/2, as a ledger, which records the guarantee of such
+// a step, recomputes it.
+func (s Spend) pure() bool {
+	return s.Delta == 0 && (s.Kind == PureSpend || s.Kind == OneBitSpend || s.Kind == LaplaceSpend)
 }
 
 // mu2 returns μ² = Σ Coords/σ² of a GaussianSpend, rounded up: one step

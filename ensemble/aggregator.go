@@ -81,7 +81,9 @@ type Privacy struct {
 	// (NewOneVoteDaRRM); totals compose them (accountant.ComposeProfile).
 	Profile []accountant.Guarantee
 	// Curve describes the mechanism when it has a privacy curve beyond
-	// its guarantee (a GaussianSpend: ClassGNMax); zero otherwise (Step).
+	// its guarantee (a GaussianSpend: ClassGNMax; a OneBitSpend:
+	// NewOneVoteDaRRM, NewRR; a LaplaceSpend: LNMax); zero otherwise
+	// (Step).
 	Curve accountant.Spend
 }
 

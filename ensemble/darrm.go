@@ -32,10 +32,17 @@ func NewDaRRM(ctx context.Context, p constraints.Params, g gamma.Gamma, opts Opt
 	if p.Relation != accountant.PrivateTeachers {
 		return nil, fmt.Errorf("DaRRM: relation %v: NewDaRRM is for private teachers (NewOneVoteDaRRM is for the one-vote relation)", p.Relation)
 	}
-	return newDaRRM(ctx, p, g, opts, Privacy{
+	d, err := newDaRRM(ctx, p, g, opts, Privacy{
 		Teachers: teachers(p),
 		Source:   "exhaustive certificate of the sampled gamma (Lemma 3.4.4 over every corner multiset, Lemma 3.6.1)",
 	})
+	if err != nil {
+		return nil, err
+	}
+	if bits, ok := d.privateTeacherBits(p); ok {
+		d.privacy.Curve = accountant.Spend{Kind: accountant.OneBitSpend, Bits: bits}
+	}
+	return d, nil
 }
 
 // newDaRRM returns DaRRM_g for problem p, whose privacy is priv with the
@@ -119,6 +126,20 @@ func NewRR(ctx context.Context, p constraints.Params, method accountant.Method, 
 	if !ok {
 		return nil, fmt.Errorf("%s is %w: %v, max f / budget = %.15g", b.Label, ErrNotCertified, cert.Status, cert.Ratio)
 	}
+	// The label's pairs of output probabilities: at every corner multiset
+	// of the teachers when there are not too many, else from the
+	// majority's guarantee that p_const was chosen for
+	// (accountant.RRParams), a looser region.
+	bits, ok := tb.privateTeacherBits(p)
+	if !ok {
+		maj, err := accountant.Compose(teachers(p), p.K, method, deltaPrime)
+		if err != nil {
+			return nil, fmt.Errorf("RR: %w", err)
+		}
+		if bits, err = accountant.RRBits(real[0], maj); err != nil {
+			return nil, fmt.Errorf("RR: %w", err)
+		}
+	}
 	return &RR{
 		table:  tb,
 		g:      real,
@@ -128,6 +149,7 @@ func NewRR(ctx context.Context, p constraints.Params, method accountant.Method, 
 			Teachers:    teachers(p),
 			Source:      b.Label + ", confirmed by the exhaustive certificate of gamma = p_const",
 			Certificate: &cert,
+			Curve:       accountant.Spend{Kind: accountant.OneBitSpend, Bits: bits},
 		},
 	}, nil
 }

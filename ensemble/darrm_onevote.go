@@ -22,8 +22,10 @@ import (
 // certificate (gamma_opt from optimal.Solve is on that grid already). The
 // guarantee is per query, in the one-vote relation, with no teacher
 // guarantee behind it, and is charged like GNMax's. Its Privacy also holds
-// points of the label's exact privacy profile (Privacy.Profile), with
-// which its totals compose more tightly than its guarantee alone allows.
+// points of the label's exact privacy profile (Privacy.Profile), and
+// describes the label by its pairs of output probabilities (Curve, an
+// accountant.OneBitSpend), whose exact composition bounds a run's totals
+// more tightly than its guarantee alone allows.
 func NewOneVoteDaRRM(ctx context.Context, p constraints.Params, g gamma.Gamma, opts Options) (*DaRRM, error) {
 	if p.Relation != accountant.OneVote {
 		return nil, fmt.Errorf("DaRRM: relation %v: NewOneVoteDaRRM is for the one-vote relation (constraints.NewOneVote)", p.Relation)
@@ -36,5 +38,6 @@ func NewOneVoteDaRRM(ctx context.Context, p constraints.Params, g gamma.Gamma, o
 		return nil, err
 	}
 	d.privacy.Profile = d.oneVoteProfile(d.privacy.Guarantee)
+	d.privacy.Curve = accountant.Spend{Kind: accountant.OneBitSpend, Bits: d.oneVoteBits()}
 	return d, nil
 }

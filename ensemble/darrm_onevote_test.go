@@ -86,7 +86,8 @@ func oneVoteGamma(t testing.TB, p constraints.Params) gamma.Gamma {
 }
 
 // TestOneVoteAccounting: the totals of DaRRM's labels in the one-vote
-// relation add the profile's, below optimal composition's at the same
+// relation add the exact composition of its pairs (at the budget's
+// delta) and the profile's, below optimal composition's at the same
 // delta, and a budget under optimal composition allows at least the
 // queries the guarantee alone allows.
 func TestOneVoteAccounting(t *testing.T) {
@@ -107,12 +108,15 @@ func TestOneVoteAccounting(t *testing.T) {
 	totals := a.Totals(20)
 	last := totals[len(totals)-1]
 	opt := totals[len(totals)-2]
-	if len(totals) != 4 || last.Name() != "profile" || opt.Name() != "optimal" || last.Guarantee.Delta != opt.Guarantee.Delta || !(last.Guarantee.Eps < opt.Guarantee.Eps) {
+	exact := totals[len(totals)-2]
+	opt = totals[len(totals)-3]
+	if len(totals) != 5 || last.Name() != "profile" || opt.Name() != "optimal" || exact.Method != accountant.Exact ||
+		last.Guarantee.Delta != opt.Guarantee.Delta || !(last.Guarantee.Eps < opt.Guarantee.Eps) || exact.Guarantee.Delta != budget.Delta {
 		t.Errorf("totals %+v", totals)
 	}
 	plain, _ := accountant.MaxSteps(priv.Guarantee, budget, accountant.Optimal, 1e-4)
 	if a.Limit() <= plain {
 		t.Errorf("budget %v: %d queries, the guarantee alone allows %d", budget, a.Limit(), plain)
 	}
-	t.Logf("budget %v: %d queries (the guarantee's optimal composition: %d); 20 labels: %v by the profile, %v by optimal composition", budget, a.Limit(), plain, last.Guarantee, opt.Guarantee)
+	t.Logf("budget %v: %d queries (the guarantee's optimal composition: %d); 20 labels: %v by the profile, %v by optimal composition, %v by the exact composition of the label's pairs", budget, a.Limit(), plain, last.Guarantee, opt.Guarantee, exact.Guarantee)
 }

@@ -49,6 +49,10 @@ func NewLNMax(m accountant.LNMax, teachers, classes int) (*LNMax, error) {
 	if err := checkClasses(teachers, classes); err != nil {
 		return nil, fmt.Errorf("lnmax: %w", err)
 	}
+	curve, err := m.Spend()
+	if err != nil {
+		return nil, fmt.Errorf("lnmax: %w", err)
+	}
 	noise, err := noise.NewDiscreteLaplace(m.Scale)
 	if err != nil {
 		return nil, fmt.Errorf("lnmax: %w", err)
@@ -59,6 +63,7 @@ func NewLNMax(m accountant.LNMax, teachers, classes int) (*LNMax, error) {
 			Source: fmt.Sprintf("LNMax with discrete Laplace noise of scale b = %.6g on every count is (2/b, 0)-DP (one changed vote moves the counts by 2 in L1; Papernot et al. 2017 Sec. 2.1, the argmax is post-processing); assumes a record changes at most one teacher's vote",
 				m.Scale),
 			Relation: accountant.OneVote,
+			Curve:    curve,
 		}}, nil
 }
 

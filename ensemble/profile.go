@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/noise"
 )
 
@@ -26,6 +27,98 @@ func (tb *table) ones(l int) uint64 {
 		return noise.Unit53 + tb.t[l]
 	}
 	return noise.Unit53 - tb.t[l]
+}
+
+// oneVoteBits returns the pairs of the label's Pr[1] at every two
+// neighbouring vote counts l and l + 1 in the one-vote relation, as a
+// accountant.OneBitSpend lists them: each probability is a multiple of
+// 2^-54, which a float64 may not hold, so the larger of a pair is rounded
+// up and the smaller down (a pair further apart dominates it).
+func (tb *table) oneVoteBits() []accountant.BitPair {
+	out := make([]accountant.BitPair, tb.k)
+	for l := range out {
+		x, y := tb.ones(l), tb.ones(l+1)
+		out[l] = accountant.BitPair{P: unitFloat(x, x >= y), Q: unitFloat(y, y > x)}
+	}
+	return out
+}
+
+// maxBitConfigs bounds the corner multisets whose label probabilities
+// privateTeacherBits evaluates: C(K+7, 7) for Δ > 0 is 31,824 at K = 11
+// and 2.6·10^10 at K = 101; above the bound the label is composed by its
+// guarantee alone.
+const maxBitConfigs = 1 << 17
+
+// privateTeacherBits returns pairs of the label's Pr[1] that dominate
+// every pair it can produce in the private-teachers relation of p, and
+// whether there are not too many corner multisets to list them. For one
+// output and one α, Pr[1 | D] - α·Pr[1 | D'] is affine in each teacher's
+// pair of vote probabilities, which range over that teacher's (ε, Δ)
+// polygon, so its largest is at a corner multiset (Lemma 3.4.4, at every
+// α at once): the pairs at every corner multiset, each widened by a bound
+// of its rounding (the larger up, the smaller down), dominate the label
+// at every α. The pmfs come from the recurrence
+// α'[l] = (1-q)·α[l] + q·α[l-1] (constraints.Params.PMFs), whose absolute
+// error grows by at most 2u + 2 ulps a teacher, u the corners' error (8
+// ulps: an exp and four roundings); Pr[1] = Σ_l α_l·f(l) adds (K+1)
+// times it, K+3 roundings and the error of f. The bound is twice that.
+func (tb *table) privateTeacherBits(p constraints.Params) ([]accountant.BitPair, bool) {
+	f := make([]float64, tb.k+1)
+	for l := range f {
+		f[l] = float64(tb.ones(l)) / unit54
+	}
+	return privateTeacherBits(p, f, 0x1p-53)
+}
+
+// privateTeacherBits returns the pairs of (*table).privateTeacherBits for
+// a label with Pr[1 | L = l] = f[l], each within fErr of the truth.
+func privateTeacherBits(p constraints.Params, f []float64, fErr float64) ([]accountant.BitPair, bool) {
+	if !p.NumConfigs().IsInt64() || p.NumConfigs().Int64() > maxBitConfigs {
+		return nil, false
+	}
+	const ulp = 0x1p-52
+	k := float64(p.K)
+	widen := 2 * (((k+1)*k*(2*8+2)+k+3)*ulp + fErr)
+	prob := func(alpha []float64) float64 {
+		var s float64
+		for l, a := range alpha {
+			s += a * f[l]
+		}
+		return s
+	}
+	seen := map[accountant.BitPair]bool{}
+	var out []accountant.BitPair
+	ok := true
+	p.AllConfigs(func(c constraints.Config) bool {
+		alpha, alphaPrime, err := p.PMFs(c)
+		if err != nil {
+			ok = false
+			return false
+		}
+		x, y := prob(alpha), prob(alphaPrime)
+		if x < y {
+			x, y = y, x
+		}
+		b := accountant.BitPair{P: math.Min(1, x+widen), Q: math.Max(0, y-widen)}
+		if !seen[b] {
+			seen[b] = true
+			out = append(out, b)
+		}
+		return true
+	})
+	return out, ok
+}
+
+// unitFloat returns x·2^-54 rounded up or down to a float64.
+func unitFloat(x uint64, up bool) float64 {
+	f := float64(x)
+	switch {
+	case up && uint64(f) < x:
+		f = math.Nextafter(f, math.Inf(1))
+	case !up && f != 0x1p64 && uint64(f) > x:
+		f = math.Nextafter(f, 0)
+	}
+	return f / unit54
 }
 
 // oneVoteProfile returns points of the exact privacy profile of the label

@@ -3,11 +3,13 @@ package ensemble
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/poissonbinom"
 )
 
 // labelPairs returns the label's distributions (Pr[0], Pr[1]) at every
@@ -142,6 +144,211 @@ func TestOneVoteProfileAdaptive(t *testing.T) {
 			}
 			t.Logf("%s k=%d: total eps %.4f (profile point %v; the guarantee's optimal composition %.4f) at delta %.3g; exact worst case there %.3g",
 				c.name, k, total.Eps, point, opt.Eps, total.Delta, exact)
+			// The exact composition of the label's pairs (OneBitSpend):
+			// never below the worst adaptive adversary, never above
+			// optimal composition of the guarantee.
+			run, err := accountant.ComposeRun(priv.Step(), k, total.Delta, 1e-3, accountant.ImprovedConversion)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range run {
+				if r.Method != accountant.Exact {
+					continue
+				}
+				if worst := adaptiveDelta(pairs, k, r.Guarantee.Eps); worst > r.Guarantee.Delta+1e-14 {
+					t.Errorf("%s k=%d: exact composition %v, but the worst adaptive divergence at that eps is %g", c.name, k, r.Guarantee, worst)
+				}
+				if r.Guarantee.Eps > opt.Eps*(1+1e-9) {
+					t.Errorf("%s k=%d: exact composition %v above optimal composition %v", c.name, k, r.Guarantee, opt)
+				}
+				t.Logf("%s k=%d: exact composition of the pairs %.4f", c.name, k, r.Guarantee.Eps)
+			}
 		}
+	}
+}
+
+// TestRRCurve: randomized response in the private-teachers relation
+// describes its label by pairs (at the corner multisets; accountant.RRBits
+// for many teachers) whose profile at the certified ε is within the
+// certified δ, which dominate random teachers' labels, and whose run totals are
+// never above optimal composition of the guarantee (Table B.1's K = 35,
+// K = 11 with Δ > 0, and pure teachers).
+func TestRRCurve(t *testing.T) {
+	for _, c := range []struct {
+		k           int
+		m, eps, del float64
+	}{{11, 3, 0.0885, 1e-4}, {35, 6.4521, 0.0885, 1e-4}, {11, 3, 0.1, 0}} {
+		p := constraints.New(c.k, c.m, c.eps, c.del)
+		r, err := NewRR(context.Background(), p, accountant.General, 0.1, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		priv := r.Privacy()
+		if priv.Curve.Kind != accountant.OneBitSpend {
+			t.Fatalf("%+v: curve %v", c, priv.Curve.Kind)
+		}
+		for _, k := range []int{1, 20, 100} {
+			opt, err := accountant.ComposeOptimal(priv.Guarantee, k, 1e-5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run, err := accountant.ComposeRun(priv.Step(), k, opt.Delta, 1e-5, accountant.ImprovedConversion)
+			if err != nil {
+				t.Fatal(err)
+			}
+			exact := run[len(run)-1]
+			if exact.Method != accountant.Exact || exact.Guarantee.Eps > opt.Eps*(1+1e-9) {
+				t.Errorf("%+v k=%d: exact %v, optimal composition %v", c, k, exact, opt)
+			}
+			t.Logf("%+v k=%d: exact %.4f, optimal composition of the guarantee %.4f at delta %.3g", c, k, exact.Guarantee.Eps, opt.Eps, opt.Delta)
+		}
+		// The pairs' own divergence at the certified ε, both orders, and
+		// their domination of random teachers' labels.
+		env := bitsEnvelope(priv.Curve.Bits)
+		if h := env(math.Exp(priv.Eps)); h > priv.Delta+1e-11 {
+			t.Errorf("%+v: the pairs reach %g at the certified eps %g, above its delta %g", c, h, priv.Eps, priv.Delta)
+		}
+		checkRandomTeachers(t, "rr", p, r, env)
+	}
+}
+
+// TestPrivateTeacherBits: DaRRM in the private-teachers relation
+// describes its label by the pairs at every corner multiset (widened by
+// their rounding), which meet the certified guarantee at its ε and
+// dominate the label's pairs at teachers' vote probabilities drawn at
+// random inside their (ε, Δ) region, not only at its corners; its run
+// totals are never above optimal composition of the guarantee.
+func TestPrivateTeacherBits(t *testing.T) {
+	p := problem(11, 3, 1e-5)
+	d, err := NewDaRRM(context.Background(), p, optGamma(t, p), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	priv := d.Privacy()
+	if priv.Curve.Kind != accountant.OneBitSpend || len(priv.Curve.Bits) == 0 {
+		t.Fatalf("curve %v with %d pairs", priv.Curve.Kind, len(priv.Curve.Bits))
+	}
+	envelope := bitsEnvelope(priv.Curve.Bits)
+	// gamma_opt meets its constraint with equality, and the pairs are
+	// widened by their rounding bound (about 1e-12): within that.
+	if h := envelope(math.Exp(priv.Eps)); h > priv.Delta+1e-11 {
+		t.Errorf("the pairs reach %g at the certified eps %g, above its delta %g", h, priv.Eps, priv.Delta)
+	}
+	checkRandomTeachers(t, "darrm", p, d, envelope)
+	for _, k := range []int{1, 20, 100} {
+		opt, err := accountant.ComposeOptimal(priv.Guarantee, k, 1e-5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, err := accountant.ComposeRun(priv.Step(), k, opt.Delta, 1e-5, accountant.ImprovedConversion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exact := run[len(run)-1]
+		if exact.Method != accountant.Exact || exact.Guarantee.Eps > opt.Eps*(1+1e-9) {
+			t.Errorf("k=%d: exact %v, optimal composition %v", k, exact, opt)
+		}
+		t.Logf("k=%d: exact %.4f, optimal composition of %v: %.4f at delta %.3g", k, exact.Guarantee.Eps, priv.Guarantee, opt.Eps, opt.Delta)
+	}
+}
+
+// TestSubsampleBits: subsampling describes its label by the pairs at
+// every corner multiset too, which meet its guarantee at its ε (within
+// their rounding) and whose run totals are never above optimal
+// composition of the guarantee.
+func TestSubsampleBits(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		new  func(context.Context, constraints.Params, Options) (*Subsample, error)
+		p    constraints.Params
+	}{
+		{"subsample", NewSubsample, problem(11, 3, 1e-5)},
+		{"dsub", NewDoubleSubsample, problem(11, 3, 0)},
+	} {
+		s, err := c.new(context.Background(), c.p, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		priv := s.Privacy()
+		if priv.Curve.Kind != accountant.OneBitSpend {
+			t.Fatalf("%s: curve %v", c.name, priv.Curve.Kind)
+		}
+		env := bitsEnvelope(priv.Curve.Bits)
+		if h := env(math.Exp(priv.Eps)); h > priv.Delta+1e-11 {
+			t.Errorf("%s: the pairs reach %g at eps %g, above delta %g", c.name, h, priv.Eps, priv.Delta)
+		}
+		checkRandomTeachers(t, c.name, c.p, s, env)
+		for _, k := range []int{1, 20, 100} {
+			opt, err := accountant.ComposeOptimal(priv.Guarantee, k, 1e-5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run, err := accountant.ComposeRun(priv.Step(), k, opt.Delta, 1e-5, accountant.ImprovedConversion)
+			if err != nil {
+				t.Fatal(err)
+			}
+			exact := run[len(run)-1]
+			if exact.Method != accountant.Exact || exact.Guarantee.Eps > opt.Eps*(1+1e-9) {
+				t.Errorf("%s k=%d: exact %v, optimal composition %v", c.name, k, exact, opt)
+			}
+			t.Logf("%s k=%d: exact %.4f, optimal composition of %v: %.4f", c.name, k, exact.Guarantee.Eps, priv.Guarantee, opt.Eps)
+		}
+	}
+}
+
+// checkRandomTeachers checks that the label of agg, for teachers of p
+// whose vote probabilities are drawn at random inside their (ε, Δ)
+// region (mostly near its diagonal, where the worst cases are), never
+// has a hockey-stick divergence above envelope at the orders tested.
+func checkRandomTeachers(t *testing.T, name string, p constraints.Params, agg Aggregator, envelope func(float64) float64) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(1, 2))
+	e := math.Exp(p.Eps)
+	inRegion := func(x, y float64) bool {
+		return x <= e*y+p.Delta && y <= e*x+p.Delta && 1-x <= e*(1-y)+p.Delta && 1-y <= e*(1-x)+p.Delta
+	}
+	hockey := func(a, b, alpha float64) float64 {
+		return math.Max(0, a-alpha*b) + math.Max(0, (1-a)-alpha*(1-b))
+	}
+	g := agg.Gamma()
+	for range 100 {
+		ps, qs := make([]float64, p.K), make([]float64, p.K)
+		for i := range ps {
+			for {
+				x := rng.Float64()
+				y := x + (rng.Float64()*2-1)*0.06
+				if y >= 0 && y <= 1 && inRegion(x, y) {
+					ps[i], qs[i] = x, y
+					break
+				}
+			}
+		}
+		a, _ := poissonbinom.PMF(ps)
+		b, _ := poissonbinom.PMF(qs)
+		var pa, pb float64
+		for l := range a {
+			pa += a[l] * ProbOne(g, l)
+			pb += b[l] * ProbOne(g, l)
+		}
+		for i := range 20 {
+			alpha := math.Exp(float64(i) / 20)
+			if h, env := math.Max(hockey(pa, pb, alpha), hockey(pb, pa, alpha)), envelope(alpha); h > env+1e-12 {
+				t.Fatalf("%s: votes %v / %v: divergence %g at α = %g, above the pairs' %g", name, ps, qs, h, alpha, env)
+			}
+		}
+	}
+}
+
+// bitsEnvelope returns the largest hockey-stick divergence of the pairs,
+// both orders, at α.
+func bitsEnvelope(bits []accountant.BitPair) func(float64) float64 {
+	return func(alpha float64) float64 {
+		var h float64
+		for _, b := range bits {
+			for _, pq := range [2][2]float64{{b.P, b.Q}, {b.Q, b.P}} {
+				h = math.Max(h, math.Max(0, pq[0]-alpha*pq[1])+math.Max(0, (1-pq[0])-alpha*(1-pq[1])))
+			}
+		}
+		return h
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noise"
@@ -60,7 +61,7 @@ func NewSubsample(ctx context.Context, p constraints.Params, opts Options) (*Sub
 			Source:      fmt.Sprintf("Lemma 3.4.1 (subsampling %d of %d is DaRRM with gamma_Sub) and the exhaustive certificate of gamma_Sub", s, p.K),
 			Certificate: &cert,
 		}
-		return sub, nil
+		return sub.describe(p), nil
 	}
 	compEps, compDelta := float64(s)*p.Eps, constraints.DefaultTargetDelta(p.Delta, float64(s))
 	if compEps > p.M*p.Eps || compDelta > p.TargetDelta {
@@ -73,7 +74,7 @@ func NewSubsample(ctx context.Context, p constraints.Params, opts Options) (*Sub
 		Source: fmt.Sprintf("composition: the label is post-processing of %d (eps, Delta)-DP teachers, (%g, %.6g)-DP together (Kairouz-Oh-Viswanath 2015 Thm 3.3, i = 0); the certificate of gamma_Sub is %v (max f / budget = %.15g)",
 			s, compEps, compDelta, cert.Status, cert.Ratio),
 	}
-	return sub, nil
+	return sub.describe(p), nil
 }
 
 // NewDoubleSubsample returns the majority of 2·floor(m)-1 subsampled
@@ -121,7 +122,7 @@ func NewDoubleSubsample(ctx context.Context, p constraints.Params, opts Options)
 		source += fmt.Sprintf(", scaled by c = %.15g (gamma_DSub itself is exactly tight)", noise.Realised(sub.keep))
 	}
 	sub.privacy = Privacy{Guarantee: target(p), Teachers: teachers(p), Source: source, Certificate: &cert}
-	return sub, nil
+	return sub.describe(p), nil
 }
 
 // Name returns "subsample" (s = floor(m)) or "dsub" (s = 2·floor(m)-1).
@@ -187,4 +188,19 @@ func (s *Subsample) Aggregate(votes []byte, src *noise.Source) (byte, error) {
 		return 0, nil
 	}
 	return byte(src.Uint64() & 1), nil
+}
+
+// describe sets the label's pairs of output probabilities at every
+// corner multiset of the teachers (privateTeacherBits), when there are
+// not too many, and returns s: Pr[1 | L = l] is ProbOne of the gamma it
+// realises, gamma_Sub accurate to 1e-14 (subSlack).
+func (s *Subsample) describe(p constraints.Params) *Subsample {
+	f := make([]float64, s.k+1)
+	for l := range f {
+		f[l] = ProbOne(s.g, l)
+	}
+	if bits, ok := privateTeacherBits(p, f, 1e-14); ok {
+		s.privacy.Curve = accountant.Spend{Kind: accountant.OneBitSpend, Bits: bits}
+	}
+	return s
 }

@@ -288,21 +288,23 @@ func (a *Accounting) Guarantee() (eps float64, covers string, err error) {
 	if a.LNMax != nil {
 		return a.LNMax.Eps, "the queries, data-independent", nil
 	}
-	return guarantee(a.Result.Independent, a.Smooth, a.Draws, a.Options.Delta, a.Options.Conversion)
+	return guarantee(a.Result, a.Smooth, a.Draws, a.Options.Delta, a.Options.Conversion)
 }
 
-// guarantee returns the bound on the queries of the data-independent bound
-// ind (Papernot et al. 2018, Proposition 8) and, when the
+// guarantee returns the bound on the queries of r: the accountant's
+// data-independent total (r.Run: the exact composition of their noise or
+// its RDP, through accountant.ComposeRun) and, when the
 // smooth-sensitivity release s was drawn with parameters fixed without the
 // votes (so that it may be published), on its draws too (one kept among
-// several is a function of them all), composed with the queries by Rényi
-// DP at its order (Mironov 2017, Proposition 1; its cost by the PATE
-// paper's Theorem 23), converted at delta by c; and what it covers.
-func guarantee(ind accountant.OrderEps, s Smooth, draws int, delta float64, c accountant.Conversion) (float64, string, error) {
+// several is a function of them all), composed with the queries'
+// data-independent Rényi DP (Papernot et al. 2018, Proposition 8) at its
+// order (Mironov 2017, Proposition 1; its cost by the PATE paper's
+// Theorem 23), converted at delta by c; and what it covers.
+func guarantee(r accountant.PATEResult, s Smooth, draws int, delta float64, c accountant.Conversion) (float64, string, error) {
 	if !s.Drawn || s.FromVotes {
-		return ind.Eps, "the queries, data-independent", nil
+		return r.Run.Guarantee.Eps, "the queries, data-independent", nil
 	}
-	slope, err := independentSlope(ind)
+	slope, err := independentSlope(r.Independent)
 	if err != nil {
 		return 0, "", err
 	}

@@ -166,7 +166,13 @@ func Label(counts [][]int, teachers, classes int, truth []int, m Mechanism, opts
 	default:
 		res.EpsReleased = &ss.Eps
 	}
-	res.Guarantee, res.GuaranteeCovers, err = guarantee(r.Independent, ss, 1, opts.Delta, accountant.PaperConversion)
+	if opts.Answered > 0 {
+		// Stopping at the Answered-th answer makes the number of queries
+		// data-dependent: no composition for a count fixed in advance
+		// holds, and the total stays PATE's Rényi analysis.
+		r.Run = accountant.Total{Method: accountant.Renyi, Guarantee: accountant.Guarantee{Eps: r.Independent.Eps, Delta: opts.Delta}}
+	}
+	res.Guarantee, res.GuaranteeCovers, err = guarantee(r, ss, 1, opts.Delta, accountant.PaperConversion)
 	return res, err
 }
 

@@ -38,12 +38,13 @@ func accuracy(g gamma.Gamma, p float64) float64 {
 // per-query parameter planned for that total (OneVote, EqualTotals; to
 // three digits: the search stops within 0.1% of the boundary), and the
 // accuracy of its labels when each teacher is right with probability 0.75
-// (optimal composition where it applies; GNMax's exact one).
-// darrm-one-vote and randomized response on the majority are pure ε-DP
-// one-bit releases, and the same ε fits; GNMax (--classes 2) adds discrete
-// Gaussian noise to the two counts, whose label is scored as with
-// continuous noise of the same σ. darrm solve --compare --budget-eps
-// prints the same table.
+// (the tightest composition that applies). darrm-one-vote and randomized
+// response on the majority are pure ε-DP one-bit releases, each planned by
+// its own exact composition: its pairs of output probabilities (for
+// randomized response, optimal composition of its ε at the budget's δ);
+// GNMax (--classes 2) adds discrete Gaussian noise to the two counts,
+// whose label is scored as with continuous noise of the same σ. darrm
+// solve --compare --budget-eps prints the same table.
 func ExampleEqualTotals() {
 	ctx := context.Background()
 	budget := accountant.Guarantee{Eps: 4, Delta: 1e-5}
@@ -92,6 +93,6 @@ func ExampleEqualTotals() {
 	// Output:
 	// Q     eps/query  darrm-one-vote  rr     sigma2  gnmax
 	// 10    0.4        0.807           0.592  4.84    0.771
-	// 100   0.0864     0.603           0.520  15.3    0.600
-	// 1000  0.0273     0.536           0.506  48.4    0.532
+	// 100   0.0938     0.611           0.522  15.3    0.600
+	// 1000  0.0293     0.538           0.507  48.4    0.532
 }

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -131,6 +132,11 @@ func build(ctx context.Context, r Request) (built, error) {
 // the privacy profile (optimal composition), that count itself.
 func fits(ctx context.Context, r Request, queries int) (bool, error) {
 	agg, _, err := Aggregator(ctx, r)
+	if errors.Is(err, ensemble.ErrNotCertified) {
+		// A parameter whose mechanism is not certified releases nothing
+		// (randomized response at m = K: p_const = 1, exactly tight).
+		return false, nil
+	}
 	if err != nil {
 		return false, err
 	}

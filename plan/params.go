@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -181,11 +182,16 @@ func verify(ctx context.Context, pl *Plan) error {
 	if pl.AtLimit {
 		return nil
 	}
-	nx := pl.x * Generosity
+	// The neighbour stays within the knob's range (randomized response
+	// whose m = K is not certified stops just below K).
+	nx := math.Min(pl.x*Generosity, k.max)
 	pl.Neighbour = k.value(nx)
 	next := pl.Request
 	k.set(&next, nx)
 	b, err := build(ctx, next)
+	if errors.Is(err, ensemble.ErrNotCertified) {
+		return nil // the neighbour releases nothing
+	}
 	if err != nil {
 		return fmt.Errorf("plan: the neighbour %s = %v: %w", k.name, pl.Neighbour, err)
 	}

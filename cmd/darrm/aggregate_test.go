@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/fixtures"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -119,7 +121,12 @@ func TestAggregateEveryMechanism(t *testing.T) {
 		if doc.PerQuery.Eps != 3*doc.Eps || doc.PerQuery.Delta != constraints.DefaultTargetDelta(1e-5, 3) || doc.PerQuery.Source == "" {
 			t.Errorf("%s: per-query guarantee %+v", mech, doc.PerQuery)
 		}
-		if len(doc.Totals) != 3 || doc.Totals[1].Method != "general" || doc.Totals[1].Eps == nil {
+		// darrm, subsample and rr describe their label by its pairs of
+		// output probabilities, which add the exact composition where it
+		// meets the total's δ (subsample's 40 labels have more mass at an
+		// infinite loss than δ' = 1e-5).
+		want := map[string]int{"darrm": 4, "subsample": 3, "rr": 4, "gnmax": 3}[mech]
+		if len(doc.Totals) != want || doc.Totals[1].Method != "general" || doc.Totals[1].Eps == nil || want == 4 && doc.Totals[3].Method != "exact" {
 			t.Errorf("%s: totals %+v", mech, doc.Totals)
 		}
 		lines := readLines(t, out)
@@ -250,12 +257,22 @@ func plainVoteFile(t *testing.T, dir string, n int, ones func(i int) int) string
 }
 
 // TestAggregateBudgetStopsExactly compares the number of answered queries
-// with a linear scan of the accountant's totals, for teachers without a
-// cap.
+// with a linear scan of the accountant's function that holds a run to its
+// budget (accountant.RunFits on DaRRM's description: its guarantee's
+// compositions and the exact composition of its label's pairs), for
+// teachers without a cap.
 func TestAggregateBudgetStopsExactly(t *testing.T) {
 	dir := t.TempDir()
 	votes := plainVoteFile(t, dir, 60, func(i int) int { return 3 + i%6 })
-	step := accountant.Guarantee{Eps: 0.30000000000000004, Delta: constraints.DefaultTargetDelta(1e-5, 3)}
+	g, err := fixtures.GammaK11M3()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := ensemble.NewDaRRM(context.Background(), constraints.New(11, 3, 0.1, 1e-5), g, ensemble.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := d.Privacy().Step()
 	for _, tc := range []struct {
 		method string
 		budget accountant.Guarantee
@@ -263,14 +280,13 @@ func TestAggregateBudgetStopsExactly(t *testing.T) {
 		{"general", accountant.Guarantee{Eps: 4, Delta: 1e-3}},
 		{"simple", accountant.Guarantee{Eps: 2.5, Delta: 1e-2}},
 		{"optimal", accountant.Guarantee{Eps: 3, Delta: 1e-3}},
-		{"general", accountant.Guarantee{Eps: 100, Delta: 0.5}}, // room for all 60
-		{"simple", accountant.Guarantee{Eps: 0.2, Delta: 0.5}},  // not even one
+		{"general", accountant.Guarantee{Eps: 100, Delta: 0.5}},  // room for all 60
+		{"simple", accountant.Guarantee{Eps: 0.01, Delta: 1e-6}}, // not even one
 	} {
 		m, _ := accountant.ParseMethod(tc.method)
 		want := 0
 		for k := 1; k <= 60; k++ {
-			g, err := accountant.Compose(step, k, m, 1e-5)
-			if err != nil || g.Eps > tc.budget.Eps || g.Delta > tc.budget.Delta {
+			if ok, err := accountant.RunFits(step, k, tc.budget, m, 1e-5); err != nil || !ok {
 				break
 			}
 			want = k
@@ -572,6 +588,14 @@ func TestAggregateTeacherCap(t *testing.T) {
 		}
 		step := accountant.Guarantee{Eps: d.PerQuery.Eps, Delta: d.PerQuery.Delta}
 		for i, tot := range d.Totals {
+			if tot.Method == "exact" {
+				// The exact composition of DaRRM's label pairs: capped
+				// as the others are.
+				if tot.Bound != tc.bound || tot.Queries == nil || tc.bound == "teachers" && (tot.Eps != tc.cap.Eps || tot.Delta != tc.cap.Delta) {
+					t.Errorf("%s: exact total %+v (queries %v), bound %s", tc.name, tot, tot.Queries, tc.bound)
+				}
+				continue
+			}
 			q, err := accountant.Compose(step, d.Answered, accountant.Method(i), 1e-5)
 			want := q
 			if tc.bound == "teachers" {

@@ -57,7 +57,7 @@ func TestSolveEqualTotals(t *testing.T) {
 		accuracy map[int][]float64 // Pr[label = 1] at 0.75 of each row, by Q
 	}{
 		{"one-vote", []string{"--relation", "one-vote", "--K", "11", "--target-eps", "0.4"}, [2]float64{4, 1e-5}, []int{10, 100},
-			map[int][]float64{10: {0.807, 0.771, 0.592}, 100: {0.603, 0.600, 0.520}}},
+			map[int][]float64{10: {0.807, 0.771, 0.592}, 100: {0.611, 0.600, 0.522}}},
 		{"private teachers", []string{"--K", "11", "--m", "3"}, [2]float64{2, 2e-4}, []int{10}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -120,10 +120,16 @@ func checkPlanned(t *testing.T, problem, budget []string, q int, r equalRow) {
 	default:
 		args = problem
 	}
-	for _, v := range []struct {
+	checks := []struct {
 		value float64
 		fits  bool
-	}{{r.Value, true}, {generous, false}} {
+	}{{r.Value, true}, {generous, false}}
+	if r.Planned == "m" && generous > 11 {
+		// m planned at K = 11, the top of its range: nothing more generous
+		// exists to refuse.
+		checks = checks[:1]
+	}
+	for _, v := range checks {
 		out, e, code := darrm(t, "", append(append(append([]string{"plan", "--format", "json", "--mechanism", r.Mechanism}, args...), budget...), "--"+r.Planned, fmt.Sprint(v.value))...)
 		if code != 0 {
 			t.Fatalf("plan %s %s %v: exit %d: %s", r.Mechanism, r.Planned, v.value, code, e)
@@ -293,10 +299,12 @@ func TestTransferEqualTotals(t *testing.T) {
 	}
 }
 
-// TestSimulateEqualTotalsNoFit: teachers whose per-query delta, over 100
-// queries, exceeds the budget's fit nothing: each such mechanism is shown
-// in its own relation with why, and its relation has no winner, while
-// darrm-one-vote (pure) fits and wins its relation alone.
+// TestSimulateEqualTotalsNoFit: mechanisms whose per-query delta, over 100
+// queries, exceeds the budget's fit nothing (darrm and subsampling, charged
+// the teachers' delta): each is shown in its own relation with why, while
+// darrm-one-vote (pure) wins its relation and randomized response its own:
+// its label mixes the majority with a fair coin, so the pairs that describe
+// it have p_const times the majority's delta, and they fit.
 func TestSimulateEqualTotalsNoFit(t *testing.T) {
 	out, e, code := darrm(t, "", "simulate", "--K", "11", "--format", "json", "--queries", "500", "--seed", "2", "--cache-dir", t.TempDir(),
 		"--budget-eps", "4", "--budget-delta", "1e-5", "--budget-queries", "100")
@@ -312,7 +320,7 @@ func TestSimulateEqualTotalsNoFit(t *testing.T) {
 	}
 	want := map[string]string{"darrm": "private-teachers", "subsample": "private-teachers", "rr": "private-teachers", "gnmax": "one-vote", "darrm-one-vote": "one-vote"}
 	for _, r := range doc.EqualTotals[0].Rows {
-		fits := r.Mechanism == "darrm-one-vote"
+		fits := r.Mechanism == "darrm-one-vote" || r.Mechanism == "rr"
 		if r.Relation != want[r.Mechanism] || (r.NoFit == "") != fits || !fits && !strings.Contains(r.NoFit, "budget-delta 1e-05") {
 			t.Errorf("%s: relation %s, no fit %q: want relation %s, fits %v", r.Mechanism, r.Relation, r.NoFit, want[r.Mechanism], fits)
 		}
@@ -321,7 +329,7 @@ func TestSimulateEqualTotalsNoFit(t *testing.T) {
 	for _, w := range doc.EqualTotals[0].Winners {
 		winners[w.By] = w.Winner
 	}
-	if winners["exact agreement, private-teachers relation"] != "" || winners["exact agreement, one-vote relation"] != "darrm-one-vote" {
-		t.Errorf("winners %v: want none among the private teachers, darrm-one-vote in the one-vote relation", winners)
+	if winners["exact agreement, private-teachers relation"] != "rr" || winners["exact agreement, one-vote relation"] != "darrm-one-vote" {
+		t.Errorf("winners %v: want rr among the private teachers, darrm-one-vote in the one-vote relation", winners)
 	}
 }

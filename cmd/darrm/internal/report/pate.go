@@ -85,8 +85,11 @@ func (d AccountPATE) Write(w io.Writer, f cliout.Format) error {
 		r := d.LNMax
 		var order any = r.RDP.Order
 		bound := "Renyi composition"
-		if r.Pure {
+		switch {
+		case r.Pure:
 			order, bound = nil, "pure composition Q·2/b"
+		case r.Exact:
+			order, bound = nil, "exact composition (2Q randomized responses of 1/b)"
 		}
 		rec := cliout.Record{
 			field("mechanism", o.Mechanism), field("noise", "discrete Laplace"), field("laplace_scale", o.LNMax.Scale),
@@ -96,7 +99,7 @@ func (d AccountPATE) Write(w io.Writer, f cliout.Format) error {
 			field("eps_per_query", r.PerQuery.Eps),
 			field("eps_data_independent", r.Eps), field("order_data_independent", order), field("bound", bound),
 			field("eps_data_dependent", nil), field("eps_released", nil),
-			field("data_dependent", "not offered for lnmax: darrm gives its data-independent guarantee only (each query (2/b, 0)-DP; the total the smaller of Q·2/b and the Renyi composition of min(2/b, lambda·2/b²))"),
+			field("data_dependent", "not offered for lnmax: darrm gives its data-independent guarantee only (each query (2/b, 0)-DP; the total the smallest of Q·2/b, the Renyi composition of min(2/b, lambda·2/b²) and the exact composition of its noise)"),
 		}
 		g, err := d.guarantee()
 		if err != nil {
@@ -197,15 +200,20 @@ func (d AccountPATE) guarantee() (cliout.Record, error) {
 	}
 	o := d.Options
 	theorem := "Renyi DP of the Gaussian mechanism on the counts (Papernot et al. 2018, Proposition 8; the discrete Gaussian's, Canonne, Kamath and Steinke 2020), composed over the queries"
+	converted := true
 	switch {
 	case d.LNMax != nil && d.LNMax.Pure:
-		theorem = "pure composition of the queries' (2/b, 0)-DP (Papernot et al. 2017; Dwork and Roth 2014, Thm 3.16)"
+		theorem, converted = "pure composition of the queries' (2/b, 0)-DP (Papernot et al. 2017; Dwork and Roth 2014, Thm 3.16)", false
+	case d.LNMax != nil && d.LNMax.Exact:
+		theorem, converted = "exact composition of the noise: each of the two counts a vote moves is, under discrete Laplace noise, randomized response with eps 1/b, and the 2Q of them compose by Kairouz-Oh-Viswanath 2015 Thm 3.3 (accountant.ComposeRun)", false
 	case d.LNMax != nil:
 		theorem = "Renyi composition of the queries' min(2/b, lambda·2/b²) (Bun and Steinke 2016, Prop. 3.3)"
 	case d.Smooth.Drawn && !d.Smooth.FromVotes:
 		theorem += ", and the smooth-sensitivity release's Renyi DP (Papernot et al. 2018, Theorem 23) added at its order (Mironov 2017, Proposition 1)"
+	case d.Result.Run.Method == accountant.Exact:
+		theorem, converted = "every query charged, its noise composed exactly: "+accountant.Exact.Reference()+" (accountant.ComposeRun)", false
 	}
-	if d.LNMax == nil || !d.LNMax.Pure {
+	if converted {
 		theorem += "; converted to (eps, delta) by " + o.Conversion.Reference()
 	}
 	rec := cliout.Record{field("eps_guarantee", eps), field("guarantee", "a bound at delta "+cliout.Float(o.Delta)+" on "+covers+": "+theorem)}

@@ -121,7 +121,8 @@ func NewPATEExperiment(dataset string, out *pate.Outcome, p pate.Params, elapsed
 	d.Analysis = []string{"eps_data_independent", "eps_released"}
 	d.Publish, d.TunedOn, d.EpsReleasedIs = "eps_guarantee", pate.TunedOn, epsReleasedIs
 	d.Guarantee = "each row's eps_guarantee is a bound at delta on its labels: the queries asked, data-independent (Papernot et al. 2018, Proposition 8: Renyi DP of the Gaussian mechanism on the counts, composed over the queries), " +
-		"and the smooth-sensitivity draw when its parameters were fixed without the votes (its Renyi DP by Theorem 23, added at its order: Mironov 2017, Proposition 1), converted by " + accountant.PaperConversion.Reference()
+		"and the smooth-sensitivity draw when its parameters were fixed without the votes (its Renyi DP by Theorem 23, added at its order: Mironov 2017, Proposition 1), converted by " + accountant.PaperConversion.Reference() +
+		"; a row without a draw and with every query asked takes the accountant's total instead when smaller (accountant.ComposeRun: the exact composition of the queries' noise, each charged in full)"
 	released := "eps_released (an estimate of the data-dependent cost, not a bound, which may be published only as such)"
 	tuned := dataset == pate.TunedOn
 	switch {

@@ -1,0 +1,398 @@
+package accountant
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"math/bits"
+	"math/cmplx"
+	"slices"
+	"sync"
+
+	"gonum.org/v1/gonum/dsp/fourier"
+)
+
+// BitPair is a pair of output distributions of a one-bit release on two
+// neighbouring inputs, given by the probabilities of output 1: P on the
+// one input, Q on the other. A OneBitSpend lists every pair its mechanism
+// can produce, or pairs that dominate them (OneBitSpend).
+type BitPair struct {
+	P float64 `json:"p"`
+	Q float64 `json:"q"`
+}
+
+// bitAtom is an atom of the privacy loss distribution of a one-bit
+// release's dominating pair: its loss log(n/d), with bounds lo <= log(n/d)
+// <= hi, and its probability under the first distribution (an upper
+// bound).
+type bitAtom struct {
+	n, d   *big.Int
+	lo, hi float64
+	mass   float64
+}
+
+// bitLoss is the privacy loss distribution of the dominating pair of a
+// OneBitSpend: finite atoms, and the mass of an infinite loss.
+type bitLoss struct {
+	atoms []bitAtom
+	inf   float64
+	scale int // an atom's mass is n·2^-scale
+}
+
+// fracBits returns the number of binary digits after the point of x in
+// [0, 1]: x·2^fracBits(x) is an integer.
+func fracBits(x float64) int {
+	if x == 0 {
+		return 0
+	}
+	frac, exp := math.Frexp(x)
+	m := uint64(frac * (1 << 53))
+	return max(0, 53-exp-bits.TrailingZeros64(m))
+}
+
+// bitLine is the line a - α·b of a hockey-stick divergence, in units of
+// 2^-s.
+type bitLine struct{ a, b *big.Int }
+
+// oneBitLoss returns the privacy loss distribution of a pair of
+// distributions that dominates every pair of bits, in both orders: its
+// hockey-stick divergence H_α is, for every α >= 0, the largest of the
+// pairs' (Zhu, Dong and Wang 2022, Prop. 8: a convex function of α
+// between (1-α)+ and 1 is the hockey-stick curve of a pair). For one
+// bit, H_α(P‖Q) = max(0, 1-α, P-αQ, (1-P)-α(1-Q)), so the largest is the
+// upper envelope of lines a - α·b, computed exactly in integers; between
+// its breakpoints α_j the envelope is linear, and the pair has an atom
+// of loss log α_j with mass (under the first distribution) the drop of a
+// at the breakpoint, and an infinite loss of mass the last line's a. The
+// envelope is symmetric (both orders of every pair are lines of it), so
+// the pair dominates the reversed pairs too.
+func oneBitLoss(pairs []BitPair) bitLoss {
+	s := 0
+	for _, p := range pairs {
+		s = max(s, fracBits(p.P), fracBits(p.Q))
+	}
+	one := new(big.Int).Lsh(big.NewInt(1), uint(s))
+	scaled := func(x float64) *big.Int {
+		v, _ := new(big.Float).SetMantExp(big.NewFloat(x), s).Int(nil)
+		return v
+	}
+	lines := []bitLine{{one, one}, {new(big.Int), new(big.Int)}}
+	for _, p := range pairs {
+		x, y := scaled(p.P), scaled(p.Q)
+		nx, ny := new(big.Int).Sub(one, x), new(big.Int).Sub(one, y)
+		// A line with a <= b never rises above max(0, 1 - α): of each
+		// pair's four lines only those of the larger probability count.
+		for _, l := range [4]bitLine{{x, y}, {y, x}, {nx, ny}, {ny, nx}} {
+			if l.a.Cmp(l.b) > 0 {
+				lines = append(lines, l)
+			}
+		}
+	}
+	// The upper envelope over α >= 0 of lines a - α·b: steepest first
+	// (b decreasing), of equal b the highest; a line is dropped when the
+	// one before it meets the next no later than it does (its stretch of
+	// the envelope is empty), and lines whose stretch ends at α <= 0 go.
+	slices.SortFunc(lines, func(p, q bitLine) int {
+		if c := q.b.Cmp(p.b); c != 0 {
+			return c
+		}
+		return q.a.Cmp(p.a)
+	})
+	x, y := new(big.Int), new(big.Int)
+	d1, d2 := new(big.Int), new(big.Int)
+	// before reports whether l1 meets l3 no later than l2, b1 > b2 > b3:
+	// (a1-a3)/(b1-b3) <= (a1-a2)/(b1-b2).
+	before := func(l1, l2, l3 bitLine) bool {
+		x.Mul(d1.Sub(l1.a, l3.a), d2.Sub(l1.b, l2.b))
+		y.Mul(d1.Sub(l1.a, l2.a), d2.Sub(l1.b, l3.b))
+		return x.Cmp(y) <= 0
+	}
+	var hull []bitLine
+	for i, l := range lines {
+		if i > 0 && l.b.Cmp(lines[i-1].b) == 0 {
+			continue
+		}
+		for len(hull) >= 2 && before(hull[len(hull)-2], hull[len(hull)-1], l) {
+			hull = hull[:len(hull)-1]
+		}
+		hull = append(hull, l)
+	}
+	// The first two meet at α = (a0-a1)/(b0-b1): drop the first while
+	// that is <= 0.
+	for len(hull) >= 2 && hull[0].a.Cmp(hull[1].a) <= 0 {
+		hull = hull[1:]
+	}
+	out := bitLoss{scale: s}
+	for j := 1; j < len(hull); j++ {
+		bn := new(big.Int).Sub(hull[j-1].a, hull[j].a)
+		bd := new(big.Int).Sub(hull[j-1].b, hull[j].b)
+		out.atoms = append(out.atoms, bitAtom{n: bn, d: bd, lo: logRatio(bn, bd, false), hi: logRatio(bn, bd, true), mass: scaleDownUp(bn, s)})
+	}
+	if last := hull[len(hull)-1]; last.a.Sign() > 0 {
+		out.inf = scaleDownUp(last.a, s)
+	}
+	return out
+}
+
+// scaleDownUp returns v·2^-s rounded up to a float64.
+func scaleDownUp(v *big.Int, s int) float64 {
+	x := new(big.Float).SetMode(big.ToPositiveInf).SetInt(v)
+	f, _ := x.SetMantExp(x, -s).Float64()
+	return f
+}
+
+// logRatio returns an upper (up) or lower bound of log(n/d), n, d > 0:
+// the quotient rounded that way, then the logarithm moved by 2 ulps
+// (math.Log is within 1).
+func logRatio(n, d *big.Int, up bool) float64 {
+	mode, dir := big.ToNegativeInf, math.Inf(-1)
+	if up {
+		mode, dir = big.ToPositiveInf, math.Inf(1)
+	}
+	q := new(big.Float).SetMode(mode).SetPrec(53)
+	r, _ := q.Quo(new(big.Float).SetInt(n), new(big.Float).SetInt(d)).Float64()
+	return math.Nextafter(math.Nextafter(math.Log(r), dir), dir)
+}
+
+// bitLossCache keeps the last dominating pair computed: a run's search
+// composes the same pairs at many step counts.
+var bitLossCache struct {
+	sync.Mutex
+	pairs []BitPair
+	loss  bitLoss
+}
+
+func cachedBitLoss(pairs []BitPair) bitLoss {
+	bitLossCache.Lock()
+	defer bitLossCache.Unlock()
+	if !slices.Equal(bitLossCache.pairs, pairs) || bitLossCache.pairs == nil {
+		bitLossCache.pairs = slices.Clone(pairs)
+		bitLossCache.loss = oneBitLoss(pairs)
+	}
+	return bitLossCache.loss
+}
+
+// maxBitWindow bounds the points of the composed loss distribution of a
+// OneBitSpend: the grid of losses is as fine as this allows.
+const maxBitWindow = 1 << 19
+
+// bitTails is the Hoeffding factor of the window: the sum of k losses
+// lies within 6R√k of its mean (R the range of one) but for e^-72.
+const bitTails = 6
+
+// bitRun is the composed privacy loss distribution of k steps of a
+// OneBitSpend, discretised pessimistically on the grid of step
+// h = lmax/n, lmax the largest finite loss: that loss is index n, its
+// mirror -lmax (the envelope is symmetric) index -n, a loss ratio of 1
+// index 0, and every other loss is rounded up to the grid, those below
+// -lmax raised to it. Raising a loss can only raise
+// δ(ε) = E[(1 - e^(ε-L))+] (couple each loss with its rounded value), so
+// the profile is never below the true one (Meiser and Mohammadi 2018;
+// Koskela, Jälkö and Honkela 2020; Doroshenko et al. 2022).
+type bitRun struct {
+	lo, hi float64   // bounds of lmax
+	n      int       // grid steps in lmax
+	first  int       // the index sum of p[0]
+	p      []float64 // Pr[all k losses finite, Σ indices = first + r]
+	inf    float64   // Pr[some loss infinite], an upper bound
+	err    float64   // bound of the error of p in l1
+	rel    float64   // bound of the relative error of each entry of p
+	empty  bool      // no finite loss above 0
+}
+
+// gridIndex returns the index of atom a on the grid of n steps of lmax,
+// whose atom top is, and whether it is exact whatever n (top, its
+// mirror, a ratio of 1, a loss at most -lmax): the least index whose loss
+// is at least a's, and at least -n.
+func gridIndex(a, top bitAtom, n int) (int, bool) {
+	x, y := new(big.Int), new(big.Int)
+	switch {
+	case a.n.Cmp(a.d) == 0:
+		return 0, true
+	case x.Mul(a.n, top.d).Cmp(y.Mul(a.d, top.n)) == 0:
+		return n, true
+	case x.Mul(a.n, top.n).Cmp(y.Mul(a.d, top.d)) <= 0:
+		return -n, true
+	}
+	h := top.lo // a positive loss over the least step, a negative one over the largest
+	if a.hi < 0 {
+		h = top.hi
+	}
+	return max(-n, int(math.Ceil(up(a.hi/h*float64(n), 4)))), false
+}
+
+// newBitRun composes k steps of the dominating pair whose losses are b.
+func newBitRun(b bitLoss, k int) (*bitRun, error) {
+	r := &bitRun{inf: math.Min(1, up(-math.Expm1(float64(k)*math.Log1p(-b.inf)), 4))}
+	var top bitAtom
+	for _, a := range b.atoms {
+		if top.n == nil || a.hi > top.hi {
+			top = a
+		}
+	}
+	if top.n == nil || top.n.Cmp(top.d) <= 0 {
+		r.empty = true
+		return r, nil
+	}
+	r.lo, r.hi = top.lo, top.hi
+	r.n = max(1, int(float64(maxBitWindow)/(2*math.Min(float64(k), 2*bitTails*math.Sqrt(float64(k))))))
+	grid := true
+	for _, a := range b.atoms {
+		_, exact := gridIndex(a, top, 1)
+		grid = grid && exact
+	}
+	if grid {
+		// Losses 0 and ±lmax only (randomized response, a pure bit): the
+		// grid of step lmax is exact, and the sum binomial.
+		r.n = 1
+	}
+	idx := make([]int, len(b.atoms))
+	for j, a := range b.atoms {
+		idx[j], _ = gridIndex(a, top, r.n)
+	}
+	imin, mean, fin := r.n, 0.0, 0.0
+	kf := float64(k)
+	for j, a := range b.atoms {
+		imin = min(imin, idx[j])
+		mean += a.mass * float64(idx[j])
+		fin += a.mass
+	}
+	if full := k*(r.n-imin) + 1; len(b.atoms)*k*full <= maxDirect {
+		r.direct(b.atoms, idx, imin, k)
+		return r, nil
+	}
+	rng := float64(r.n - imin)
+	mean = kf * mean / fin
+	lo, hi := k*imin, k*r.n
+	t := bitTails * rng * math.Sqrt(kf)
+	var tails float64
+	if float64(hi-lo) > 2*t {
+		lo = max(lo, int(math.Floor(mean-t)))
+		hi = min(hi, int(math.Ceil(mean+t)))
+		tails = 2 * math.Exp(-2*bitTails*bitTails)
+	}
+	w := hi - lo + 1
+	if w > 2*maxBitWindow {
+		return nil, fmt.Errorf("one-bit composition: %d steps need a window of %d points", k, w)
+	}
+	size := 1 << bits.Len(uint(w))
+	one := make([]float64, size)
+	for j, a := range b.atoms {
+		one[((idx[j]%size)+size)%size] += a.mass
+	}
+	f := fourier.NewFFT(size)
+	c := f.Coefficients(nil, one)
+	for i, v := range c {
+		c[i] = cmplx.Pow(v, complex(kf, 0))
+	}
+	seq := f.Sequence(nil, c)
+	r.first, r.p = lo, make([]float64, w)
+	var neg float64
+	for s := lo; s <= hi; s++ {
+		v := seq[((s%size)+size)%size] / float64(size)
+		if v < 0 {
+			neg -= v
+			v = 0
+		}
+		r.p[s-lo] = v
+	}
+	// The transform's rounding: a relative 2^-50 per level and per
+	// power, over the window in l1 (as for the discrete Gaussian).
+	lg := float64(bits.Len(uint(size)))
+	r.err = neg + math.Sqrt(float64(size))*(kf+8*lg)*0x1p-50 + tails
+	return r, nil
+}
+
+// maxDirect bounds the work of a direct convolution (atoms × steps ×
+// points): beyond it the composition goes through the FFT.
+const maxDirect = 1 << 25
+
+// direct sets r.p to the k-fold convolution of the atoms at indices idx,
+// summed directly: every term is a sum of products of nonnegative
+// numbers, so each entry is within a relative (k·(m+1)) ulps of the
+// exact value (m atoms), which err carries as a relative bound.
+func (r *bitRun) direct(atoms []bitAtom, idx []int, imin, k int) {
+	r.first = k * imin
+	cur := []float64{1}
+	for step := 1; step <= k; step++ {
+		next := make([]float64, step*(r.n-imin)+1)
+		for i, v := range cur {
+			if v == 0 {
+				continue
+			}
+			for j, a := range atoms {
+				next[i+idx[j]-imin] += v * a.mass
+			}
+		}
+		cur = next
+	}
+	r.p = cur
+	r.rel = float64(k*(len(atoms)+1)) * ulp
+}
+
+// loss returns an upper bound of the loss of index sum s.
+func (r *bitRun) loss(s int) float64 {
+	h := r.hi
+	if s < 0 {
+		h = r.lo
+	}
+	return up(float64(s)*h/float64(r.n), 4)
+}
+
+// delta returns an upper bound of the composed profile at eps >= 0.
+func (r *bitRun) delta(eps float64) float64 {
+	if r.empty {
+		return r.inf
+	}
+	sum := r.rawDelta(eps)
+	n := float64(len(r.p))
+	return math.Min(1, r.inf+up(sum, 4)+r.err+(n*ulp+r.rel)*sum)
+}
+
+// rawDelta is E[(1 - e^(ε-L))+ ; L finite] as computed, without the
+// bounds of its error.
+func (r *bitRun) rawDelta(eps float64) float64 {
+	var sum float64
+	for i, p := range r.p {
+		if l := r.loss(r.first + i); p > 0 && l > eps {
+			sum += p * -math.Expm1(eps-l)
+		}
+	}
+	return sum
+}
+
+// RRBits returns pairs of output probabilities that dominate every pair
+// of randomized response on a bit: the bit with probability keep, a fair
+// coin otherwise, for a bit that is (bit.Eps, bit.Delta)-DP (the majority
+// of private teachers, Lemma B.1.1). The bit's pairs (M, M') on two
+// neighbouring inputs fill the polygon of the four inequalities of
+// (ε, δ)-DP, whose vertices are (0, 0), (1, 1), (δ, 0), (1, 1-δ),
+// ((e^ε+δ)/(e^ε+1), (1-δ)/(e^ε+1)) and their mirror images; the label's
+// Pr[1] is (1-keep)/2 + keep·M, affine in M, and its hockey-stick
+// divergence at each α is convex in (M, M'), so its largest is at a
+// vertex. Each pair is rounded outward (the larger up, the smaller down),
+// which gives a pair that dominates it.
+func RRBits(keep float64, bit Guarantee) ([]BitPair, error) {
+	if !(keep >= 0 && keep <= 1) {
+		return nil, &ParamError{Name: "keep", Value: keep, Rule: "must be in [0, 1]"}
+	}
+	if err := checkStep("bit ", bit); err != nil {
+		return nil, err
+	}
+	e := iexp(exact(bit.Eps))
+	den := e.add(exact(1))
+	d := exact(bit.Delta)
+	verts := [][2]ival{
+		{d, exact(0)},
+		{exact(1), exact(1).sub(d)},
+		{e.add(d).div(den), exact(1).sub(d).div(den)},
+	}
+	half := exact(1).sub(exact(keep)).div(exact(2))
+	label := func(m ival) ival { return half.add(exact(keep).mul(m)) }
+	var out []BitPair
+	for _, v := range verts {
+		p, q := label(v[0]), label(v[1])
+		out = append(out, BitPair{P: math.Min(1, p.hi), Q: math.Max(0, q.lo)})
+	}
+	return out, nil
+}

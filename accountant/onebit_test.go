@@ -1,0 +1,371 @@
+package accountant
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/darrm/darrm/internal/bigmath"
+)
+
+// bitHockey is the hockey-stick divergence at α of Bernoulli(p) against
+// Bernoulli(q), in float64.
+func bitHockey(p, q, alpha float64) float64 {
+	return math.Max(0, p-alpha*q) + math.Max(0, (1-p)-alpha*(1-q))
+}
+
+// rampPairs are the pairs of a one-bit release in the one-vote relation
+// whose Pr[1] at vote count l, of k, is f(l): (f(l), f(l+1)).
+func rampPairs(f []float64) []BitPair {
+	var out []BitPair
+	for l := 0; l+1 < len(f); l++ {
+		out = append(out, BitPair{f[l], f[l+1]})
+	}
+	return out
+}
+
+// testBits are sets of pairs: randomized response, a pure ramp, a ramp
+// with a δ (a line through (e^ε, δ) and mass at an infinite loss), and
+// random pairs.
+func testBits() map[string][]BitPair {
+	rng := rand.New(rand.NewPCG(3, 5))
+	var random []BitPair
+	for range 6 {
+		random = append(random, BitPair{rng.Float64(), rng.Float64()})
+	}
+	// A ramp at (0.5, 1e-3), K = 41: Pr[1 | l+1] as large as both
+	// outputs' inequalities allow, up to 1/2, mirrored.
+	ramp := make([]float64, 42)
+	e := math.Exp(0.5)
+	for l := 1; l <= 20; l++ {
+		ramp[l] = math.Min(0.5, math.Min(e*ramp[l-1]+1e-3, 1-(1-ramp[l-1]-1e-3)/e))
+	}
+	for l := 21; l <= 41; l++ {
+		ramp[l] = 1 - ramp[41-l]
+	}
+	return map[string][]BitPair{
+		"rr":     {{0.6, 0.4}},
+		"pure":   rampPairs([]float64{0.3, 0.35, 0.42, 0.5, 0.58, 0.65, 0.7}),
+		"delta":  rampPairs(ramp),
+		"random": random,
+	}
+}
+
+// TestOneBitLossEnvelope: the dominating pair's hockey-stick divergence
+// is, at every α >= 1 tested, the largest of the pairs', both orders:
+// never below it (it dominates) and within 1e-12 (no looser).
+func TestOneBitLossEnvelope(t *testing.T) {
+	for name, pairs := range testBits() {
+		b := oneBitLoss(pairs)
+		for i := range 400 {
+			alpha := math.Exp(float64(i) / 100)
+			var want float64
+			for _, p := range pairs {
+				want = math.Max(want, math.Max(bitHockey(p.P, p.Q, alpha), bitHockey(p.Q, p.P, alpha)))
+			}
+			got := b.inf
+			for _, a := range b.atoms {
+				if a.hi > math.Log(alpha) {
+					got += a.mass * -math.Expm1(math.Log(alpha)-a.hi)
+				}
+			}
+			if got < want-1e-15 || got > want+1e-12 {
+				t.Errorf("%s: at α = %g the dominating pair has %.17g, the pairs %.17g", name, alpha, got, want)
+			}
+		}
+	}
+}
+
+// bigBitDelta is the exact profile at eps of k composed copies of the
+// dominating pair of pairs, undiscretised, in 512 bits: the sum over every
+// multiset of atoms (a multinomial), for small k.
+func bigBitDelta(pairs []BitPair, k int, eps float64) *big.Float {
+	b := oneBitLoss(pairs)
+	type atom struct{ loss, mass *big.Float }
+	var atoms []atom
+	for _, a := range b.atoms {
+		r := new(big.Float).SetPrec(bigPrec).Quo(new(big.Float).SetPrec(bigPrec).SetInt(a.n), new(big.Float).SetPrec(bigPrec).SetInt(a.d))
+		m := new(big.Float).SetPrec(bigPrec).SetInt(a.n)
+		atoms = append(atoms, atom{bigmath.Log(r, bigPrec), m.SetMantExp(m, -b.scale)})
+	}
+	total := new(big.Float).SetPrec(bigPrec)
+	one := bf512(1)
+	// P[no infinite loss] = (1 - inf)^k.
+	keep := bf512(1)
+	for range k {
+		keep.Mul(keep, new(big.Float).SetPrec(bigPrec).Sub(one, bf512(b.inf)))
+	}
+	total.Sub(one, keep)
+	var rec func(i, left int, loss, prob *big.Float)
+	rec = func(i, left int, loss, prob *big.Float) {
+		if i == len(atoms)-1 {
+			l := new(big.Float).SetPrec(bigPrec).Add(loss, new(big.Float).SetPrec(bigPrec).Mul(atoms[i].loss, bf512(float64(left))))
+			p := new(big.Float).SetPrec(bigPrec).Set(prob)
+			for range left {
+				p.Mul(p, atoms[i].mass)
+			}
+			d := new(big.Float).SetPrec(bigPrec).Sub(bf512(eps), l)
+			if d.Sign() < 0 {
+				e := new(big.Float).SetPrec(bigPrec).Sub(one, bigmath.Exp(d, bigPrec))
+				total.Add(total, e.Mul(e, p))
+			}
+			return
+		}
+		p := new(big.Float).SetPrec(bigPrec).Set(prob)
+		for j := 0; j <= left; j++ {
+			// C(left, j) for the positions of j copies of atom i.
+			c := new(big.Float).SetPrec(bigPrec).SetInt(new(big.Int).Binomial(int64(left), int64(j)))
+			l := new(big.Float).SetPrec(bigPrec).Add(loss, new(big.Float).SetPrec(bigPrec).Mul(atoms[i].loss, bf512(float64(j))))
+			rec(i+1, left-j, l, new(big.Float).SetPrec(bigPrec).Mul(p, c))
+			p.Mul(p, atoms[i].mass)
+		}
+	}
+	if len(atoms) > 0 {
+		rec(0, k, new(big.Float).SetPrec(bigPrec), bf512(1))
+	}
+	return total
+}
+
+// TestOneBitRunAgainstBig: the composed profile of k steps is never below
+// the exact composition of the dominating pair (512 bits, every multiset
+// of atoms); where the losses need no rounding (randomized response) it is
+// within 1e-9 of it, and otherwise within what the grid's rounding of
+// the loss can add (the exact profile at ε - k·h).
+func TestOneBitRunAgainstBig(t *testing.T) {
+	for name, pairs := range testBits() {
+		b := oneBitLoss(pairs)
+		for _, k := range []int{1, 2, 5, 12} {
+			if k > 5 && len(b.atoms) > 4 {
+				continue // the reference sums C(k+m-1, m-1) multisets
+			}
+			r, err := newBitRun(b, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, eps := range []float64{0.05, 0.3, 1, 2.5} {
+				got := r.delta(eps)
+				exact := bigBitDelta(pairs, k, eps)
+				ex, _ := exact.Float64()
+				if ex < 1e-300 {
+					continue
+				}
+				if bf512(got).Cmp(exact) < 0 {
+					t.Errorf("%s k=%d eps=%g: %.17g below the exact %.17g", name, k, eps, got, ex)
+				}
+				if name == "rr" {
+					checkAbove(t, fmt.Sprintf("%s k=%d eps=%g", name, k, eps), got, exact, 1e-9)
+					continue
+				}
+				// Rounding each loss up by less than h moves the profile
+				// at most as far as lowering ε by k·h.
+				h := r.hi / float64(r.n)
+				slack, _ := bigBitDelta(pairs, k, math.Max(0, eps-float64(k)*h)).Float64()
+				if got > slack*(1+1e-9)+1e-15 {
+					t.Errorf("%s k=%d eps=%g: %.17g above the exact profile %g at eps - k·h (h = %g)", name, k, eps, got, slack, h)
+				}
+			}
+		}
+	}
+}
+
+// TestOneBitRunAgainstOptimal: the exact total of randomized response is
+// optimal composition's (both compose the same pair exactly, within
+// 1e-9), and no set of pairs totals more than optimal composition of its
+// own guarantee at the same total δ.
+func TestOneBitRunAgainstOptimal(t *testing.T) {
+	for name, pairs := range testBits() {
+		b := oneBitLoss(pairs)
+		var g Guarantee
+		// The pairs' own guarantee: a pure one at the largest loss, or
+		// (ε, δ) with ε = 0.5 and its profile there.
+		if b.inf == 0 {
+			r, _ := newBitRun(b, 1)
+			g = Guarantee{Eps: r.hi}
+		} else {
+			r, _ := newBitRun(b, 1)
+			g = Guarantee{Eps: 0.5, Delta: r.delta(0.5)}
+			if name == "random" {
+				g = Guarantee{Eps: 2, Delta: r.delta(2)}
+			}
+		}
+		s := Spend{Kind: OneBitSpend, Guarantee: g, Bits: pairs}
+		for _, k := range []int{1, 10, 100, 1000} {
+			opt, err := ComposeOptimal(g, k, 1e-5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if opt.Delta >= 0.5 {
+				continue
+			}
+			tot, err := ComposeRun(s, k, opt.Delta, 1e-5, ImprovedConversion)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var exact *Total
+			for i := range tot {
+				if tot[i].Method == Exact {
+					exact = &tot[i]
+				}
+			}
+			if exact == nil {
+				t.Fatalf("%s k=%d: no exact total in %v", name, k, tot)
+			}
+			if exact.Guarantee.Eps > opt.Eps*(1+1e-9) {
+				t.Errorf("%s k=%d: exact %v above optimal composition %v", name, k, exact.Guarantee, opt)
+			}
+			if name == "rr" && exact.Guarantee.Eps < opt.Eps*(1-1e-8) {
+				t.Errorf("%s k=%d: exact %v, optimal composition %v: they compose the same pair", name, k, exact.Guarantee, opt)
+			}
+			t.Logf("%s k=%d: exact %.6g, optimal %.6g at delta %.3g", name, k, exact.Guarantee.Eps, opt.Eps, opt.Delta)
+		}
+	}
+}
+
+// TestRRBitsDominate: randomized response on any bit pair (M, M') that
+// meets (ε, δ)-DP, sampled at random, is dominated by RRBits' pairs: its
+// hockey-stick divergence at every α tested is at most their envelope's.
+func TestRRBitsDominate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for _, c := range []struct{ keep, eps, delta float64 }{{0.3, 1.1, 1e-3}, {0.9, 0.5, 0}, {0.05, 3, 0.01}} {
+		bits, err := RRBits(c.keep, Guarantee{Eps: c.eps, Delta: c.delta})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := oneBitLoss(bits)
+		env := func(alpha float64) float64 {
+			h := b.inf
+			for _, a := range b.atoms {
+				if a.hi > math.Log(alpha) {
+					h += a.mass * -math.Expm1(math.Log(alpha)-a.hi)
+				}
+			}
+			return h
+		}
+		e := math.Exp(c.eps)
+		for n := 0; n < 2000; {
+			m, mp := rng.Float64(), rng.Float64()
+			if m > e*mp+c.delta || mp > e*m+c.delta || 1-m > e*(1-mp)+c.delta || 1-mp > e*(1-m)+c.delta {
+				continue
+			}
+			n++
+			p, q := (1-c.keep)/2+c.keep*m, (1-c.keep)/2+c.keep*mp
+			for i := range 50 {
+				alpha := math.Exp(float64(i) / 10)
+				if h := bitHockey(p, q, alpha); h > env(alpha)+1e-12 {
+					t.Fatalf("%+v: (M, M') = (%g, %g) has %g at α = %g, RRBits' envelope %g", c, m, mp, h, alpha, env(alpha))
+				}
+			}
+		}
+	}
+}
+
+// TestOneBitGridAgainstBig: the composed profile of the discretised pair
+// (each loss on its grid index, the sum's loss as bitRun.loss bounds it)
+// agrees with a 512-bit sum over every multiset of atoms to 1e-9, and is
+// never below it: the convolution and the sum are exact up to their
+// bounds.
+func TestOneBitGridAgainstBig(t *testing.T) {
+	checked := 0
+	defer func() {
+		if checked < 20 {
+			t.Errorf("%d cases checked", checked)
+		}
+	}()
+	for name, pairs := range testBits() {
+		b := oneBitLoss(pairs)
+		for _, k := range []int{1, 3, 6} {
+			if k > 3 && len(b.atoms) > 4 {
+				continue
+			}
+			r, err := newBitRun(b, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.empty {
+				continue
+			}
+			var top bitAtom
+			for _, a := range b.atoms {
+				if top.n == nil || a.hi > top.hi {
+					top = a
+				}
+			}
+			idx := make([]int, len(b.atoms))
+			for j, a := range b.atoms {
+				idx[j], _ = gridIndex(a, top, r.n)
+			}
+			for _, eps := range []float64{0.05, 0.3, 1} {
+				total := new(big.Float).SetPrec(bigPrec)
+				var rec func(i, left, sum int, prob *big.Float)
+				rec = func(i, left, sum int, prob *big.Float) {
+					if i == len(b.atoms) {
+						if left == 0 {
+							if l := r.loss(sum); l > eps {
+								e := bf512(-math.Expm1(eps - l))
+								total.Add(total, e.Mul(e, prob))
+							}
+						}
+						return
+					}
+					m := new(big.Float).SetPrec(bigPrec).SetInt(b.atoms[i].n)
+					m.SetMantExp(m, -b.scale)
+					p := new(big.Float).SetPrec(bigPrec).Set(prob)
+					for j := 0; j <= left; j++ {
+						c := new(big.Float).SetPrec(bigPrec).SetInt(new(big.Int).Binomial(int64(left), int64(j)))
+						rec(i+1, left-j, sum+j*idx[i], new(big.Float).SetPrec(bigPrec).Mul(p, c))
+						p.Mul(p, m)
+					}
+				}
+				rec(0, k, 0, bf512(1))
+				ref, _ := total.Float64()
+				if ref < 1e-200 {
+					continue
+				}
+				got := r.delta(eps) - r.inf
+				checkAbove(t, fmt.Sprintf("%s k=%d eps=%g (n=%d)", name, k, eps, r.n), got, total, 1e-9)
+				checked++
+			}
+		}
+	}
+}
+
+// TestOneBitFFTAgainstDirect: where the composition goes through the FFT
+// (a window of Hoeffding's width, the transform's power), its profile is
+// never below the direct convolution on the same grid and within 1e-9 of
+// it plus the bound of the transform's error.
+func TestOneBitFFTAgainstDirect(t *testing.T) {
+	for _, name := range []string{"pure", "delta"} {
+		b := oneBitLoss(testBits()[name])
+		const k = 60
+		r, err := newBitRun(b, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.rel != 0 {
+			t.Fatalf("%s: k = %d composed directly, not by the FFT", name, k)
+		}
+		var top bitAtom
+		for _, a := range b.atoms {
+			if top.n == nil || a.hi > top.hi {
+				top = a
+			}
+		}
+		idx := make([]int, len(b.atoms))
+		imin := r.n
+		for j, a := range b.atoms {
+			idx[j], _ = gridIndex(a, top, r.n)
+			imin = min(imin, idx[j])
+		}
+		d := *r
+		d.err = 0
+		d.direct(b.atoms, idx, imin, k)
+		for _, eps := range []float64{0.5, 2, 4} {
+			got, want := r.delta(eps), d.delta(eps)
+			if got < want || got > want*(1+1e-9)+r.err {
+				t.Errorf("%s eps=%g: FFT %.17g, direct %.17g (FFT bound %g)", name, eps, got, want, r.err)
+			}
+		}
+	}
+}
