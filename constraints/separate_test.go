@@ -2,6 +2,7 @@ package constraints
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -131,6 +132,29 @@ func TestSeparateRejectsBadGamma(t *testing.T) {
 	for _, g := range [][]float64{{1, 1}, {1, math.NaN(), math.NaN(), 1}} {
 		if _, err := p.Separate(context.Background(), g, SeparateOptions{}); err == nil {
 			t.Errorf("Separate accepted gamma %v", g)
+		}
+	}
+}
+
+// TestSeparateRejectsNegativeWorkers checks that a negative number of
+// goroutines is refused as the parameter "workers", by CheckWorkers and by
+// Separate, which callers pass their value to; 0 (all cores) is valid.
+func TestSeparateRejectsNegativeWorkers(t *testing.T) {
+	p := Params{K: 3, M: 1, Eps: 0.1}
+	g := []float64{1, 0.5, 0.5, 1}
+	for _, tc := range []struct {
+		n  int
+		ok bool
+	}{{-1, false}, {-100, false}, {0, true}, {3, true}} {
+		err := CheckWorkers(tc.n)
+		_, serr := p.Separate(context.Background(), g, SeparateOptions{Workers: tc.n})
+		if (err == nil) != tc.ok || (serr == nil) != tc.ok {
+			t.Errorf("workers %d: CheckWorkers %v, Separate %v; want ok = %v", tc.n, err, serr, tc.ok)
+			continue
+		}
+		var pe *ParamError
+		if !tc.ok && (!errors.As(serr, &pe) || pe.Name != "workers" || pe.Value != tc.n) {
+			t.Errorf("workers %d: Separate's error %v is not the ParamError of workers", tc.n, serr)
 		}
 	}
 }
