@@ -106,10 +106,10 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		return err
 	}
 	spec.Budget, spec.Composition, spec.DeltaPrime = budget, f.Method, f.DeltaPrime
-	lines := &stages{w: cmd.ErrOrStderr()}
+	lines := cliout.NewStages(cmd.ErrOrStderr())
 	f.startRelease(cmd, name, info, mech, &spec, lines)
 	done, err := ensemble.Release(cmd.Context(), spec)
-	lines.done()
+	lines.Done()
 	warnNotStored(cmd, done.Gamma)
 	printNotes(cmd.ErrOrStderr(), f.Ledger, done.LedgerNotes)
 	if err != nil && !errors.Is(err, ensemble.ErrBudget) {
@@ -225,7 +225,7 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo,
 // startRelease completes spec with the sink of the labels (in the votes'
 // format unless --out-format says), the ledger, the randomness of a
 // release from name, and the progress of each step on lines.
-func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info ensemble.MechanismInfo, mech mechanisms, spec *ensemble.ReleaseSpec, lines *stages) {
+func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info ensemble.MechanismInfo, mech mechanisms, spec *ensemble.ReleaseSpec, lines *cliout.Stages) {
 	spec.Sink = ensemble.LabelSink{Path: f.Out, Stdout: cmd.OutOrStdout(), Format: f.OutFormat}
 	if spec.Sink.Format == votefile.FormatAuto {
 		spec.Sink.Format = labelFormat(f.Out, spec.Votes.Format())
@@ -241,7 +241,7 @@ func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info ense
 		if total > 0 {
 			done = b
 		}
-		lines.at("releasing labels", total).Set(done)
+		lines.At("releasing labels", total).Set(done)
 	}}
 }
 
