@@ -3,9 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -228,7 +226,7 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo,
 func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info ensemble.MechanismInfo, mech mechanisms, spec *ensemble.ReleaseSpec, lines *cliout.Stages) {
 	spec.Sink = ensemble.LabelSink{Path: f.Out, Stdout: cmd.OutOrStdout(), Format: f.OutFormat}
 	if spec.Sink.Format == votefile.FormatAuto {
-		spec.Sink.Format = labelFormat(f.Out, spec.Votes.Format())
+		spec.Sink.Format = votefile.LabelFormat(f.Out, spec.Votes.Format())
 	}
 	spec.Ledger, spec.LedgerOptions = f.Ledger, ledger.Options{Waiting: waitingFor(cmd)}
 	if seed := cli.Given(cmd.Flags(), "seed", f.Seed); seed != nil {
@@ -243,23 +241,4 @@ func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info ense
 		}
 		lines.At("releasing labels", total).Set(done)
 	}}
-}
-
-// labelFormat is the format of labels written to out when --out-format
-// does not say: the one its extension names (.npy, .csv, .jsonl), else
-// the votes' format, CSV for NumPy votes (on a stream, a NumPy file is
-// asked for by name).
-func labelFormat(out string, votes votefile.Format) votefile.Format {
-	switch strings.ToLower(filepath.Ext(out)) {
-	case ".npy":
-		return votefile.FormatNPY
-	case ".csv":
-		return votefile.FormatCSV
-	case ".jsonl", ".ndjson":
-		return votefile.FormatJSONL
-	}
-	if votes == votefile.FormatNPY {
-		return votefile.FormatCSV
-	}
-	return votes
 }
