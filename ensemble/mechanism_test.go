@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -15,7 +16,7 @@ import (
 // aggregator its constructor returns, with a description that says so.
 func TestMechanismNew(t *testing.T) {
 	ctx := context.Background()
-	p := problem(11, 3, 1e-5)
+	p := constraints.New(11, 3, 0.1, 1e-5)
 	for _, tc := range []struct {
 		m     Mechanism
 		label string
@@ -36,7 +37,7 @@ func TestMechanismNew(t *testing.T) {
 		}
 	}
 	// dsub needs Delta = 0; its description names Theorem 3.5.1.
-	pure := problem(11, 3, 0)
+	pure := constraints.New(11, 3, 0.1, 0)
 	if agg, label, err := (Mechanism{Name: "dsub"}).New(ctx, pure, Options{}); err != nil || agg.Name() != "dsub" || !strings.Contains(label, "majority of 5 of the 11") {
 		t.Errorf("dsub: %v, %q", err, label)
 	}
@@ -58,7 +59,7 @@ func TestDefaultMechanisms(t *testing.T) {
 		{0, 1e-6, []votefile.Mechanism{"darrm", "subsample", "dsub", "rr", "gnmax", "darrm-one-vote"}},
 		{0, 0, []votefile.Mechanism{"darrm", "subsample", "dsub", "rr"}},
 	} {
-		p := problem(11, 3, tc.delta)
+		p := constraints.New(11, 3, 0.1, tc.delta)
 		p.TargetDelta = tc.target
 		if got := DefaultMechanisms(p); !slices.Equal(got, tc.want) {
 			t.Errorf("Delta %v delta %v: %v, want %v", tc.delta, tc.target, got, tc.want)
@@ -99,12 +100,12 @@ func TestRegistry(t *testing.T) {
 	for _, info := range Registry() {
 		m := Mechanism{Name: info.Name, Input: info.Input, RRComposition: accountant.General, RRDeltaPrime: 1e-5,
 			GNMax: accountant.ConfidentGNMax{Sigma2: 40, Noise: accountant.DiscreteNoise}, LNMax: accountant.LNMax{Scale: 20}}
-		p, classes := problem(11, 3, 1e-5), 3
+		p, classes := constraints.New(11, 3, 0.1, 1e-5), 3
 		switch {
 		case info.Input == votefile.TwoClass:
 			classes = 2
 			if info.PureTeachers {
-				p = problem(11, 3, 0)
+				p = constraints.New(11, 3, 0.1, 0)
 			}
 			m.Gamma = make([]float64, 12)
 		case info.Name == "confident-gnmax":
