@@ -82,11 +82,11 @@ func oneVoteProblem(p constraints.Params) constraints.Params {
 // Registry returns every registered mechanism, the two-class ones first.
 func Registry() []MechanismInfo { return slices.Clone(registry) }
 
-// mechanismNames returns the names of the mechanisms for input in.
-func mechanismNames(in votefile.Input) []votefile.Mechanism {
+// mechanismNames returns the names of the mechanisms that keep.
+func mechanismNames(keep func(MechanismInfo) bool) []votefile.Mechanism {
 	var names []votefile.Mechanism
 	for _, r := range registry {
-		if r.Input == in {
+		if keep(r) {
 			names = append(names, r.Name)
 		}
 	}
@@ -94,10 +94,12 @@ func mechanismNames(in votefile.Input) []votefile.Mechanism {
 }
 
 // Mechanisms are the names of the mechanisms for two-class (0/1) votes,
-// ManyClassMechanisms those for multi-class votes.
+// ManyClassMechanisms those for multi-class votes, GammaMechanisms those
+// that sample a noise function gamma (MechanismInfo.Gamma).
 var (
-	Mechanisms          = mechanismNames(votefile.TwoClass)
-	ManyClassMechanisms = mechanismNames(votefile.ManyClasses)
+	Mechanisms          = mechanismNames(func(r MechanismInfo) bool { return r.Input == votefile.TwoClass })
+	ManyClassMechanisms = mechanismNames(func(r MechanismInfo) bool { return r.Input == votefile.ManyClasses })
+	GammaMechanisms     = mechanismNames(func(r MechanismInfo) bool { return r.Gamma })
 )
 
 // LookupMechanism returns the mechanism name for votes of kind in. A name
@@ -114,7 +116,7 @@ func LookupMechanism(name votefile.Mechanism, in votefile.Input) (MechanismInfo,
 		}
 	}
 	if len(other) > 0 {
-		return MechanismInfo{}, fmt.Errorf("mechanism %s labels %v, not %v: for these votes use one of %s", name, other[0], in, votefile.JoinMechanisms(mechanismNames(in), ", "))
+		return MechanismInfo{}, fmt.Errorf("mechanism %s labels %v, not %v: for these votes use one of %s", name, other[0], in, votefile.JoinMechanisms(mechanismNames(func(r MechanismInfo) bool { return r.Input == in }), ", "))
 	}
 	return MechanismInfo{}, fmt.Errorf("mechanism %q: must be one of %s (two-class votes) or %s (multi-class votes)", name,
 		votefile.JoinMechanisms(Mechanisms, ", "), votefile.JoinMechanisms(ManyClassMechanisms, ", "))

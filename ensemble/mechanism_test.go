@@ -172,3 +172,32 @@ func TestAccounting(t *testing.T) {
 		t.Errorf("a negative budget: %v", err)
 	}
 }
+
+// TestMechanismLists: the lists of names are the registry's, each name
+// once in the order registered: the two-class and multi-class ones by
+// their input, the ones that sample a gamma by MechanismInfo.Gamma (DaRRM
+// in each relation).
+func TestMechanismLists(t *testing.T) {
+	var two, many, withGamma []votefile.Mechanism
+	for _, r := range Registry() {
+		if r.Input == votefile.TwoClass {
+			two = append(two, r.Name)
+		} else {
+			many = append(many, r.Name)
+		}
+		if r.Gamma {
+			withGamma = append(withGamma, r.Name)
+		}
+	}
+	for _, tc := range []struct {
+		name      string
+		got, want []votefile.Mechanism
+	}{{"Mechanisms", Mechanisms, two}, {"ManyClassMechanisms", ManyClassMechanisms, many}, {"GammaMechanisms", GammaMechanisms, withGamma}} {
+		if !slices.Equal(tc.got, tc.want) {
+			t.Errorf("%s = %v, want %v", tc.name, tc.got, tc.want)
+		}
+	}
+	if want := []votefile.Mechanism{votefile.DaRRM, votefile.DaRRMOneVote}; !slices.Equal(GammaMechanisms, want) {
+		t.Errorf("GammaMechanisms = %v, want %v", GammaMechanisms, want)
+	}
+}

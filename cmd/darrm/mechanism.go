@@ -66,7 +66,7 @@ func (f *mechanismFlags) check(cmd *cobra.Command, infos []ensemble.MechanismInf
 		if f.GammaFile == "" {
 			flag = "--no-solve"
 		}
-		return s, cli.Usagef("%s applies to the mechanisms that sample a gamma (%s), none of which is in use", flag, votefile.JoinMechanisms(gammaMechanisms(), ", "))
+		return s, cli.Usagef("%s applies to the mechanisms that sample a gamma (%s), none of which is in use", flag, votefile.JoinMechanisms(ensemble.GammaMechanisms, ", "))
 	}
 	if f.GammaFile != "" {
 		if f.NoSolve {
@@ -82,17 +82,6 @@ func (f *mechanismFlags) check(cmd *cobra.Command, infos []ensemble.MechanismInf
 		}
 	}
 	return s, nil
-}
-
-// gammaMechanisms names the mechanisms that sample a gamma.
-func gammaMechanisms() []votefile.Mechanism {
-	var names []votefile.Mechanism
-	for _, r := range ensemble.Registry() {
-		if r.Gamma {
-			names = append(names, r.Name)
-		}
-	}
-	return names
 }
 
 // tableRelation returns the relation the --gamma file states, DaRRM's
