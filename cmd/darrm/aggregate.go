@@ -15,7 +15,6 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/votefile"
@@ -127,14 +126,8 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err := out.Write(w, f.Format); err != nil {
 		return err
 	}
-	if res := rel.Result; res.Unanswered > 0 && res.Withheld > 0 {
-		// In the summary's words: a row the threshold step withheld is
-		// released (and charged) but not answered.
-		return fmt.Errorf("%w: released %d of %s (%d answered, %d withheld by the threshold step), %d not released; %s holds the %d released",
-			errBudget, res.Answered, plural.Of(res.Answered+res.Unanswered, "query", "queries"), res.Answered-res.Withheld, res.Withheld, res.Unanswered, cli.OutputName(f.Out), res.Answered)
-	} else if res.Unanswered > 0 {
-		return fmt.Errorf("%w: answered %d of %s, %d left unanswered; %s holds the %d answered",
-			errBudget, res.Answered, plural.Of(res.Answered+res.Unanswered, "query", "queries"), res.Unanswered, cli.OutputName(f.Out), res.Answered)
+	if stopped := rel.Stopped(); stopped != "" {
+		return fmt.Errorf("%w: %s", errBudget, stopped)
 	}
 	return nil
 }
