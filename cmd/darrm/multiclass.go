@@ -126,8 +126,8 @@ func (f *inputFormat) UnmarshalText(b []byte) error {
 // returns after reading.
 func (f *classInputFlags) openReader(cmd *cobra.Command, name string) (votefile.Reader, io.Closer, error) {
 	fs := cmd.Flags()
-	if fs.Changed("classes") && (f.Classes < 2 || f.Classes > votefile.MaxClasses) {
-		return nil, nil, cli.Usagef("--classes %d: must be in [2, %d] (at most as many classes as a row of counts can hold within a line's %d bytes)", f.Classes, votefile.MaxClasses, votefile.MaxLineBytes)
+	if err := votefile.CheckClasses(f.Classes); fs.Changed("classes") && err != nil {
+		return nil, nil, cli.Usagef("--%v", err)
 	}
 	file, err := openInput(cmd, "VOTES", name, wantVotes)
 	if err != nil {
