@@ -194,6 +194,10 @@ func BenchmarkSeparate(b *testing.B) {
 // floor by more than the rounding bound must be found.
 func TestSeparatePruningKeepsTop(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
+	trials := 3 // gamma_Sub, then random noise functions
+	if testing.Short() {
+		trials = 1
+	}
 	for _, p := range []Params{
 		{K: 13, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: 3e-5},
 		{K: 15, M: 5, Eps: 0.2, Delta: 1e-3, TargetDelta: 5e-3},
@@ -201,7 +205,7 @@ func TestSeparatePruningKeepsTop(t *testing.T) {
 		{K: 31, M: 3, Eps: 0.1, Delta: 0, TargetDelta: 0},
 		{K: 41, M: 2, Eps: 0.3, Delta: 0, TargetDelta: 1e-3},
 	} {
-		for trial := range 3 {
+		for trial := range trials {
 			g := randomGamma(p.K, rng)
 			if trial == 0 {
 				for l := range g {
