@@ -201,3 +201,45 @@ func TestMechanismLists(t *testing.T) {
 		t.Errorf("GammaMechanisms = %v, want %v", GammaMechanisms, want)
 	}
 }
+
+// TestCheckSettings: a setting given to a mechanism that does not take it
+// is named with the mechanisms that do (each once) and their kind of
+// votes; a setting needed and not given is asked for unless stated (a
+// label file's header) or not one the caller can give.
+func TestCheckSettings(t *testing.T) {
+	lookup := func(name votefile.Mechanism, in votefile.Input) MechanismInfo {
+		info, err := LookupMechanism(name, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info
+	}
+	givenOf := func(set ...string) func(string) (bool, bool) {
+		return func(name string) (bool, bool) { return slices.Contains(set, name), true }
+	}
+	sigma := 3.0
+	rr, conf := lookup(votefile.RR, votefile.TwoClass), lookup(votefile.ConfidentGNMax, votefile.ManyClasses)
+	for _, tc := range []struct {
+		name   string
+		info   MechanismInfo
+		given  func(string) (bool, bool)
+		stated votefile.Settings
+		want   *SettingUse
+	}{
+		{"all taken", rr, givenOf("m", "rr-composition"), votefile.Settings{}, nil},
+		{"another kind's", rr, givenOf("sigma2"), votefile.Settings{},
+			&SettingUse{Name: "sigma2", Takes: rr.Takes, Input: votefile.ManyClasses, TakenBy: []votefile.Mechanism{votefile.GNMax, votefile.ConfidentGNMax}}},
+		{"needed", conf, givenOf("sigma2", "sigma1"), votefile.Settings{}, &SettingUse{Name: "threshold", Missing: true}},
+		{"needed, stated", conf, givenOf("sigma1", "threshold", "delta"), votefile.Settings{Sigma2: &sigma}, nil},
+		{"needed, not the caller's", conf, func(string) (bool, bool) { return false, false }, votefile.Settings{}, nil},
+	} {
+		got := tc.info.CheckSettings(tc.given, tc.stated)
+		switch {
+		case (got == nil) != (tc.want == nil):
+			t.Errorf("%s: CheckSettings = %+v, want %+v", tc.name, got, tc.want)
+		case got == nil:
+		case got.Name != tc.want.Name || got.Missing != tc.want.Missing || !got.Missing && (got.Input != tc.want.Input || !slices.Equal(got.TakenBy, tc.want.TakenBy)):
+			t.Errorf("%s: CheckSettings = %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
