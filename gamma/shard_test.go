@@ -198,3 +198,19 @@ func TestMergeChecksStatedWorst(t *testing.T) {
 		t.Error("shards of gamma merged as shards of gamma/2")
 	}
 }
+
+// TestShardPath: {i} and {n} in a file name become the shard's index and
+// count, every time they appear; a name without them is kept.
+func TestShardPath(t *testing.T) {
+	s := Shard{Index: 3, Count: 12}
+	for in, want := range map[string]string{
+		"part{i}.json":         "part3.json",
+		"run-{n}/part{i}of{n}": "run-12/part3of12",
+		"whole.json":           "whole.json",
+		"{i}{i}-{n}.json":      "33-12.json",
+	} {
+		if got := s.Path(in); got != want {
+			t.Errorf("Path(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
