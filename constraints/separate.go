@@ -94,6 +94,16 @@ func (p Params) ErrBound() float64 {
 	return b * unitRoundoff * (1 + 0x1p-20)
 }
 
+// CheckWorkers checks a number of goroutines (SeparateOptions.Workers,
+// and every option that passes its value on), as a *ParamError named
+// "workers".
+func CheckWorkers(n int) error {
+	if n < 0 {
+		return &ParamError{Name: "workers", Value: n, Rule: "must be >= 0 (0: all cores)"}
+	}
+	return nil
+}
+
 // Separate computes, for the noise function gamma(0..K), the maximum of the
 // privacy cost f over every multiset of K corners (Lemma 3.6.1), exactly,
 // together with a maximising multiset and the costliest multisets above
@@ -121,6 +131,9 @@ func (p Params) ErrBound() float64 {
 // In the one-vote relation it evaluates the 4K inequalities of every pair
 // of neighbouring vote counts (separateOneVote), in O(K) steps.
 func (p Params) Separate(ctx context.Context, gamma []float64, opts SeparateOptions) (Separation, error) {
+	if err := CheckWorkers(opts.Workers); err != nil {
+		return Separation{}, err
+	}
 	if p.Relation == accountant.OneVote {
 		return p.separateOneVote(ctx, gamma, opts)
 	}

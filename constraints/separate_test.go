@@ -2,6 +2,7 @@ package constraints
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -135,6 +136,29 @@ func TestSeparateRejectsBadGamma(t *testing.T) {
 	}
 }
 
+// TestSeparateRejectsNegativeWorkers checks that a negative number of
+// goroutines is refused as the parameter "workers", by CheckWorkers and by
+// Separate, which callers pass their value to; 0 (all cores) is valid.
+func TestSeparateRejectsNegativeWorkers(t *testing.T) {
+	p := Params{K: 3, M: 1, Eps: 0.1}
+	g := []float64{1, 0.5, 0.5, 1}
+	for _, tc := range []struct {
+		n  int
+		ok bool
+	}{{-1, false}, {-100, false}, {0, true}, {3, true}} {
+		err := CheckWorkers(tc.n)
+		_, serr := p.Separate(context.Background(), g, SeparateOptions{Workers: tc.n})
+		if (err == nil) != tc.ok || (serr == nil) != tc.ok {
+			t.Errorf("workers %d: CheckWorkers %v, Separate %v; want ok = %v", tc.n, err, serr, tc.ok)
+			continue
+		}
+		var pe *ParamError
+		if !tc.ok && (!errors.As(serr, &pe) || pe.Name != "workers" || pe.Value != tc.n) {
+			t.Errorf("workers %d: Separate's error %v is not the ParamError of workers", tc.n, serr)
+		}
+	}
+}
+
 func TestSeparateCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -170,6 +194,10 @@ func BenchmarkSeparate(b *testing.B) {
 // floor by more than the rounding bound must be found.
 func TestSeparatePruningKeepsTop(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
+	trials := 3 // gamma_Sub, then random noise functions
+	if testing.Short() {
+		trials = 1
+	}
 	for _, p := range []Params{
 		{K: 13, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: 3e-5},
 		{K: 15, M: 5, Eps: 0.2, Delta: 1e-3, TargetDelta: 5e-3},
@@ -177,7 +205,7 @@ func TestSeparatePruningKeepsTop(t *testing.T) {
 		{K: 31, M: 3, Eps: 0.1, Delta: 0, TargetDelta: 0},
 		{K: 41, M: 2, Eps: 0.3, Delta: 0, TargetDelta: 1e-3},
 	} {
-		for trial := range 3 {
+		for trial := range trials {
 			g := randomGamma(p.K, rng)
 			if trial == 0 {
 				for l := range g {

@@ -17,11 +17,7 @@ import (
 	"github.com/darrm/darrm/noise"
 )
 
-func problem(k int, m, delta float64) constraints.Params {
-	return constraints.Params{K: k, M: m, Eps: 0.1, Delta: delta, TargetDelta: constraints.DefaultTargetDelta(delta, m)}
-}
-
-// optGamma returns gamma_opt for problem(11, 3, 1e-5), as darrm solve
+// optGamma returns gamma_opt for constraints.New(11, 3, 0.1, 1e-5), as darrm solve
 // wrote it to the shared fixture (package optimal keeps it current).
 func optGamma(t testing.TB, p constraints.Params) gamma.Gamma {
 	t.Helper()
@@ -29,7 +25,7 @@ func optGamma(t testing.TB, p constraints.Params) gamma.Gamma {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p != problem(11, 3, 1e-5) {
+	if p != constraints.New(11, 3, 0.1, 1e-5) {
 		t.Fatalf("optGamma has a fixture for K=11 m=3 only, not %+v", p)
 	}
 	return g
@@ -101,7 +97,7 @@ func checkDistribution(t *testing.T, agg Aggregator, seed uint64, want func(l in
 }
 
 func TestDaRRMDistribution(t *testing.T) {
-	p := problem(11, 3, 1e-5)
+	p := constraints.New(11, 3, 0.1, 1e-5)
 	g := optGamma(t, p)
 	d, err := NewDaRRM(context.Background(), p, g, Options{})
 	if err != nil {
@@ -128,7 +124,7 @@ func TestDaRRMDistribution(t *testing.T) {
 }
 
 func TestRRDistribution(t *testing.T) {
-	p := problem(11, 3, 1e-5)
+	p := constraints.New(11, 3, 0.1, 1e-5)
 	r, err := NewRR(context.Background(), p, accountant.Simple, 0, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +175,7 @@ func TestSubsampleDistribution(t *testing.T) {
 		m    float64
 		size int
 	}{{3, 3}, {2, 2}, {1, 1}, {3.7, 3}} {
-		p := problem(11, tc.m, 1e-5)
+		p := constraints.New(11, tc.m, 0.1, 1e-5)
 		s, err := NewSubsample(context.Background(), p, Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -206,7 +202,7 @@ func TestSubsampleDistribution(t *testing.T) {
 func TestSubsampleGuarantee(t *testing.T) {
 	ctx := context.Background()
 	// m = 3: gamma_Sub certifies (m·eps, delta) with room to spare.
-	s, err := NewSubsample(ctx, problem(11, 3, 1e-5), Options{})
+	s, err := NewSubsample(ctx, constraints.New(11, 3, 0.1, 1e-5), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +210,7 @@ func TestSubsampleGuarantee(t *testing.T) {
 		t.Errorf("m = 3: source %q, certificate %v", s.Privacy().Source, s.Privacy().Certificate)
 	}
 	// m = 1: gamma_Sub is exactly tight (Lemma 3.4.2); composition proves it.
-	s, err = NewSubsample(ctx, problem(11, 1, 1e-5), Options{})
+	s, err = NewSubsample(ctx, constraints.New(11, 1, 0.1, 1e-5), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,14 +221,14 @@ func TestSubsampleGuarantee(t *testing.T) {
 
 func TestDoubleSubsample(t *testing.T) {
 	ctx := context.Background()
-	if _, err := NewDoubleSubsample(ctx, problem(11, 3, 1e-5), Options{}); err == nil || !strings.Contains(err.Error(), "Delta = 0") {
+	if _, err := NewDoubleSubsample(ctx, constraints.New(11, 3, 0.1, 1e-5), Options{}); err == nil || !strings.Contains(err.Error(), "Delta = 0") {
 		t.Errorf("Delta > 0: err = %v", err)
 	}
 	for _, tc := range []struct {
 		m    float64
 		size int
 	}{{3, 5}, {1, 1}, {6, 11}} {
-		p := problem(11, tc.m, 0)
+		p := constraints.New(11, tc.m, 0.1, 0)
 		d, err := NewDoubleSubsample(ctx, p, Options{})
 		if err != nil {
 			t.Fatalf("m = %v: %v", tc.m, err)
@@ -252,7 +248,7 @@ func TestDoubleSubsample(t *testing.T) {
 		checkDistribution(t, d, 6, func(l int) float64 { return ProbOne(g.Scale(scale), l) })
 	}
 	// With delta > 0 the budget has room: no scaling.
-	p := problem(11, 3, 0)
+	p := constraints.New(11, 3, 0.1, 0)
 	p.TargetDelta = 1e-6
 	d, err := NewDoubleSubsample(ctx, p, Options{})
 	if err != nil {
@@ -264,7 +260,7 @@ func TestDoubleSubsample(t *testing.T) {
 }
 
 func TestGNMax(t *testing.T) {
-	p := problem(11, 3, 1e-4) // the MNIST setting of Table 3.2: (0.3, ~3e-4)
+	p := constraints.New(11, 3, 0.1, 1e-4) // the MNIST setting of Table 3.2: (0.3, ~3e-4)
 	p.Eps = 0.0892
 	p.TargetDelta = 3e-4
 	g, err := NewGNMax(p, accountant.GNMaxGrid)
@@ -311,7 +307,7 @@ func TestGNMaxTight(t *testing.T) {
 		{101, 5, 0.1, 1e-6, 0, math.Inf(1)},
 		{3, 1, 0.5, 1e-3, 0, math.Inf(1)},
 	} {
-		p := problem(tc.k, tc.m, tc.Delta)
+		p := constraints.New(tc.k, tc.m, 0.1, tc.Delta)
 		p.Eps = tc.eps
 		g, err := NewGNMax(p, accountant.GNMaxTight)
 		if err != nil {
@@ -335,7 +331,7 @@ func TestGNMaxTight(t *testing.T) {
 
 func TestDaRRMRejects(t *testing.T) {
 	ctx := context.Background()
-	p := problem(11, 1, 1e-5)
+	p := constraints.New(11, 1, 0.1, 1e-5)
 	one, _ := gamma.Const(11, 1) // the plain majority is not eps-DP
 	for name, tc := range map[string]struct {
 		g    gamma.Gamma

@@ -63,7 +63,7 @@ func BenchmarkRelease(b *testing.B) {
 		id   bool
 	}{{"plain", false}, {"id", true}} {
 		b.Run(tc.name, func(b *testing.B) {
-			p := problem(11, 3, 1e-5)
+			p := constraints.New(11, 3, 0.1, 1e-5)
 			r, err := benchDaRRM(p)
 			if err != nil {
 				b.Fatal(err)
@@ -86,7 +86,7 @@ func BenchmarkRelease(b *testing.B) {
 
 func BenchmarkAggregate(b *testing.B) {
 	ctx := context.Background()
-	p := problem(11, 3, 1e-5)
+	p := constraints.New(11, 3, 0.1, 1e-5)
 	d, err := benchDaRRM(p)
 	if err != nil {
 		b.Fatal(err)
@@ -111,7 +111,7 @@ func BenchmarkAggregate(b *testing.B) {
 	}
 }
 
-// benchDaRRM is DaRRM with gamma_opt for problem(11, 3, 1e-5).
+// benchDaRRM is DaRRM with gamma_opt for constraints.New(11, 3, 0.1, 1e-5).
 func benchDaRRM(p constraints.Params) (*DaRRM, error) {
 	g, err := fixtures.GammaK11M3()
 	if err != nil {

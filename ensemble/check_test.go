@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/votefile"
@@ -54,7 +55,7 @@ func TestReleaseChecksHeader(t *testing.T) {
 	head, _ := statedMeta(5, 1, 1e-5).AppendHeader(nil, votefile.FormatCSV)
 	votes := string(head) + "1,1,1,0,0\n0,0,0,1,1\n"
 	at := func(eps float64, k int) Aggregator {
-		p := problem(k, 1, 1e-5)
+		p := constraints.New(k, 1, 0.1, 1e-5)
 		p.Eps = eps
 		d, err := NewDaRRM(ctx, p, make(gamma.Gamma, k+1), Options{})
 		if err != nil {
@@ -62,7 +63,7 @@ func TestReleaseChecksHeader(t *testing.T) {
 		}
 		return d
 	}
-	gn, err := NewGNMax(problem(5, 1, 1e-5), accountant.GNMaxGrid)
+	gn, err := NewGNMax(constraints.New(5, 1, 0.1, 1e-5), accountant.GNMaxGrid)
 	if err != nil {
 		t.Fatal(err)
 	}

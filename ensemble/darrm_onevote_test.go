@@ -61,7 +61,7 @@ func TestOneVoteDaRRMRejects(t *testing.T) {
 	if _, err := NewOneVoteDaRRM(ctx, p, one, Options{}); !errors.Is(err, ErrNotCertified) || !strings.Contains(err.Error(), "violated") {
 		t.Errorf("the plain majority: %v", err)
 	}
-	if _, err := NewOneVoteDaRRM(ctx, problem(11, 3, 1e-5), optGamma(t, problem(11, 3, 1e-5)), Options{}); err == nil {
+	if _, err := NewOneVoteDaRRM(ctx, constraints.New(11, 3, 0.1, 1e-5), optGamma(t, constraints.New(11, 3, 0.1, 1e-5)), Options{}); err == nil {
 		t.Error("NewOneVoteDaRRM accepted a private-teachers problem")
 	}
 	if _, err := NewDaRRM(ctx, p, gamma.Gamma{0, 0, 0, 0}, Options{}); err == nil || !strings.Contains(err.Error(), "one-vote") {

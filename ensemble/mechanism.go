@@ -82,11 +82,11 @@ func oneVoteProblem(p constraints.Params) constraints.Params {
 // Registry returns every registered mechanism, the two-class ones first.
 func Registry() []MechanismInfo { return slices.Clone(registry) }
 
-// mechanismNames returns the names of the mechanisms for input in.
-func mechanismNames(in votefile.Input) []votefile.Mechanism {
+// mechanismNames returns the names of the mechanisms that keep.
+func mechanismNames(keep func(MechanismInfo) bool) []votefile.Mechanism {
 	var names []votefile.Mechanism
 	for _, r := range registry {
-		if r.Input == in {
+		if keep(r) {
 			names = append(names, r.Name)
 		}
 	}
@@ -94,10 +94,12 @@ func mechanismNames(in votefile.Input) []votefile.Mechanism {
 }
 
 // Mechanisms are the names of the mechanisms for two-class (0/1) votes,
-// ManyClassMechanisms those for multi-class votes.
+// ManyClassMechanisms those for multi-class votes, GammaMechanisms those
+// that sample a noise function gamma (MechanismInfo.Gamma).
 var (
-	Mechanisms          = mechanismNames(votefile.TwoClass)
-	ManyClassMechanisms = mechanismNames(votefile.ManyClasses)
+	Mechanisms          = mechanismNames(func(r MechanismInfo) bool { return r.Input == votefile.TwoClass })
+	ManyClassMechanisms = mechanismNames(func(r MechanismInfo) bool { return r.Input == votefile.ManyClasses })
+	GammaMechanisms     = mechanismNames(func(r MechanismInfo) bool { return r.Gamma })
 )
 
 // LookupMechanism returns the mechanism name for votes of kind in. A name
@@ -114,10 +116,57 @@ func LookupMechanism(name votefile.Mechanism, in votefile.Input) (MechanismInfo,
 		}
 	}
 	if len(other) > 0 {
-		return MechanismInfo{}, fmt.Errorf("mechanism %s labels %v, not %v: for these votes use one of %s", name, other[0], in, votefile.JoinMechanisms(mechanismNames(in), ", "))
+		return MechanismInfo{}, fmt.Errorf("mechanism %s labels %v, not %v: for these votes use one of %s", name, other[0], in, votefile.JoinMechanisms(mechanismNames(func(r MechanismInfo) bool { return r.Input == in }), ", "))
 	}
 	return MechanismInfo{}, fmt.Errorf("mechanism %q: must be one of %s (two-class votes) or %s (multi-class votes)", name,
 		votefile.JoinMechanisms(Mechanisms, ", "), votefile.JoinMechanisms(ManyClassMechanisms, ", "))
+}
+
+// SettingUse is a setting that the caller gave a mechanism that does not
+// take it, or one that the mechanism needs and did not get
+// (MechanismInfo.CheckSettings).
+type SettingUse struct {
+	Name string // as MechanismInfo.Needs and Takes name it
+	// Missing is true for a setting the mechanism needs and did not get;
+	// otherwise the setting was given and the mechanism does not take it.
+	Missing bool
+	// Takes are the settings the mechanism takes, those it needs first.
+	Takes []string
+	// TakenBy names the mechanisms that take the setting, and Input is the
+	// kind of votes of the first registered one: not the mechanism's when
+	// the setting belongs to mechanisms of the other kind of votes.
+	TakenBy []votefile.Mechanism
+	Input   votefile.Input
+}
+
+// CheckSettings returns the first setting of a registered mechanism that
+// the caller gave and info does not take, else the first that info needs
+// and neither the caller nor stated (a label file's header) gives; nil
+// when there is none. given says whether the caller gave the setting
+// name, and whether the caller has it at all: a setting it has no way to
+// give is never asked for.
+func (info MechanismInfo) CheckSettings(given func(name string) (set, known bool), stated votefile.Settings) *SettingUse {
+	takes := append(slices.Clone(info.Needs), info.Takes...)
+	for _, r := range registry {
+		for _, name := range append(slices.Clone(r.Needs), r.Takes...) {
+			if set, _ := given(name); !set || slices.Contains(takes, name) {
+				continue
+			}
+			u := &SettingUse{Name: name, Takes: takes, Input: r.Input}
+			for _, o := range registry {
+				if (slices.Contains(o.Needs, name) || slices.Contains(o.Takes, name)) && !slices.Contains(u.TakenBy, o.Name) {
+					u.TakenBy = append(u.TakenBy, o.Name)
+				}
+			}
+			return u
+		}
+	}
+	for _, name := range info.Needs {
+		if set, known := given(name); known && !set && !stated.Has(name) {
+			return &SettingUse{Name: name, Missing: true, Takes: takes}
+		}
+	}
+	return nil
 }
 
 // Mechanism names an aggregator and holds the settings of the one it

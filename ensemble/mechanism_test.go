@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -15,7 +16,7 @@ import (
 // aggregator its constructor returns, with a description that says so.
 func TestMechanismNew(t *testing.T) {
 	ctx := context.Background()
-	p := problem(11, 3, 1e-5)
+	p := constraints.New(11, 3, 0.1, 1e-5)
 	for _, tc := range []struct {
 		m     Mechanism
 		label string
@@ -36,7 +37,7 @@ func TestMechanismNew(t *testing.T) {
 		}
 	}
 	// dsub needs Delta = 0; its description names Theorem 3.5.1.
-	pure := problem(11, 3, 0)
+	pure := constraints.New(11, 3, 0.1, 0)
 	if agg, label, err := (Mechanism{Name: "dsub"}).New(ctx, pure, Options{}); err != nil || agg.Name() != "dsub" || !strings.Contains(label, "majority of 5 of the 11") {
 		t.Errorf("dsub: %v, %q", err, label)
 	}
@@ -58,7 +59,7 @@ func TestDefaultMechanisms(t *testing.T) {
 		{0, 1e-6, []votefile.Mechanism{"darrm", "subsample", "dsub", "rr", "gnmax", "darrm-one-vote"}},
 		{0, 0, []votefile.Mechanism{"darrm", "subsample", "dsub", "rr"}},
 	} {
-		p := problem(11, 3, tc.delta)
+		p := constraints.New(11, 3, 0.1, tc.delta)
 		p.TargetDelta = tc.target
 		if got := DefaultMechanisms(p); !slices.Equal(got, tc.want) {
 			t.Errorf("Delta %v delta %v: %v, want %v", tc.delta, tc.target, got, tc.want)
@@ -99,12 +100,12 @@ func TestRegistry(t *testing.T) {
 	for _, info := range Registry() {
 		m := Mechanism{Name: info.Name, Input: info.Input, RRComposition: accountant.General, RRDeltaPrime: 1e-5,
 			GNMax: accountant.ConfidentGNMax{Sigma2: 40, Noise: accountant.DiscreteNoise}, LNMax: accountant.LNMax{Scale: 20}}
-		p, classes := problem(11, 3, 1e-5), 3
+		p, classes := constraints.New(11, 3, 0.1, 1e-5), 3
 		switch {
 		case info.Input == votefile.TwoClass:
 			classes = 2
 			if info.PureTeachers {
-				p = problem(11, 3, 0)
+				p = constraints.New(11, 3, 0.1, 0)
 			}
 			m.Gamma = make([]float64, 12)
 		case info.Name == "confident-gnmax":
@@ -169,5 +170,76 @@ func TestAccounting(t *testing.T) {
 	}
 	if _, err := NewAccounting(step, capped, 1e-5, &accountant.Guarantee{Eps: -1}, accountant.Simple); err == nil || !strings.Contains(err.Error(), "budget") {
 		t.Errorf("a negative budget: %v", err)
+	}
+}
+
+// TestMechanismLists: the lists of names are the registry's, each name
+// once in the order registered: the two-class and multi-class ones by
+// their input, the ones that sample a gamma by MechanismInfo.Gamma (DaRRM
+// in each relation).
+func TestMechanismLists(t *testing.T) {
+	var two, many, withGamma []votefile.Mechanism
+	for _, r := range Registry() {
+		if r.Input == votefile.TwoClass {
+			two = append(two, r.Name)
+		} else {
+			many = append(many, r.Name)
+		}
+		if r.Gamma {
+			withGamma = append(withGamma, r.Name)
+		}
+	}
+	for _, tc := range []struct {
+		name      string
+		got, want []votefile.Mechanism
+	}{{"Mechanisms", Mechanisms, two}, {"ManyClassMechanisms", ManyClassMechanisms, many}, {"GammaMechanisms", GammaMechanisms, withGamma}} {
+		if !slices.Equal(tc.got, tc.want) {
+			t.Errorf("%s = %v, want %v", tc.name, tc.got, tc.want)
+		}
+	}
+	if want := []votefile.Mechanism{votefile.DaRRM, votefile.DaRRMOneVote}; !slices.Equal(GammaMechanisms, want) {
+		t.Errorf("GammaMechanisms = %v, want %v", GammaMechanisms, want)
+	}
+}
+
+// TestCheckSettings: a setting given to a mechanism that does not take it
+// is named with the mechanisms that do (each once) and their kind of
+// votes; a setting needed and not given is asked for unless stated (a
+// label file's header) or not one the caller can give.
+func TestCheckSettings(t *testing.T) {
+	lookup := func(name votefile.Mechanism, in votefile.Input) MechanismInfo {
+		info, err := LookupMechanism(name, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info
+	}
+	givenOf := func(set ...string) func(string) (bool, bool) {
+		return func(name string) (bool, bool) { return slices.Contains(set, name), true }
+	}
+	sigma := 3.0
+	rr, conf := lookup(votefile.RR, votefile.TwoClass), lookup(votefile.ConfidentGNMax, votefile.ManyClasses)
+	for _, tc := range []struct {
+		name   string
+		info   MechanismInfo
+		given  func(string) (bool, bool)
+		stated votefile.Settings
+		want   *SettingUse
+	}{
+		{"all taken", rr, givenOf("m", "rr-composition"), votefile.Settings{}, nil},
+		{"another kind's", rr, givenOf("sigma2"), votefile.Settings{},
+			&SettingUse{Name: "sigma2", Takes: rr.Takes, Input: votefile.ManyClasses, TakenBy: []votefile.Mechanism{votefile.GNMax, votefile.ConfidentGNMax}}},
+		{"needed", conf, givenOf("sigma2", "sigma1"), votefile.Settings{}, &SettingUse{Name: "threshold", Missing: true}},
+		{"needed, stated", conf, givenOf("sigma1", "threshold", "delta"), votefile.Settings{Sigma2: &sigma}, nil},
+		{"needed, not the caller's", conf, func(string) (bool, bool) { return false, false }, votefile.Settings{}, nil},
+	} {
+		got := tc.info.CheckSettings(tc.given, tc.stated)
+		switch {
+		case (got == nil) != (tc.want == nil):
+			t.Errorf("%s: CheckSettings = %+v, want %+v", tc.name, got, tc.want)
+		case got == nil:
+		case got.Name != tc.want.Name || got.Missing != tc.want.Missing || !got.Missing && (got.Input != tc.want.Input || !slices.Equal(got.TakenBy, tc.want.TakenBy)):
+			t.Errorf("%s: CheckSettings = %+v, want %+v", tc.name, got, tc.want)
+		}
 	}
 }

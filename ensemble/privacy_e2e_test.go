@@ -154,7 +154,7 @@ func worstViolation(t *testing.T, g gamma.Gamma, prm constraints.Params, restart
 // privacy cost is 1e-6 (relative) above the budget.
 func TestPrivacyEndToEnd(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 11))
-	prm := problem(11, 3, 1e-5)
+	prm := constraints.New(11, 3, 0.1, 1e-5)
 	restarts := 60
 	if testing.Short() {
 		restarts = 15
@@ -173,7 +173,7 @@ func TestPrivacyEndToEnd(t *testing.T) {
 		}
 	}
 	// Pure DP: the regions have 4 vertices; gamma_DSub is certified there.
-	pure := problem(11, 3, 0)
+	pure := constraints.New(11, 3, 0.1, 0)
 	if vs := region(pure.Eps, pure.Delta); len(vs) != 4 {
 		t.Fatalf("the region of an eps-DP teacher has 4 vertices, got %v", vs)
 	}

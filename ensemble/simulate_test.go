@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/noise"
 )
 
@@ -56,7 +57,7 @@ func TestTeachers(t *testing.T) {
 // subsampling's and RR's.
 func TestSimulateTarget(t *testing.T) {
 	ctx := context.Background()
-	p := problem(11, 3, 1e-5)
+	p := constraints.New(11, 3, 0.1, 1e-5)
 	d, err := NewDaRRM(ctx, p, optGamma(t, p), Options{})
 	if err != nil {
 		t.Fatal(err)

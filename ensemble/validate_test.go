@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/votefile"
 )
@@ -14,7 +15,7 @@ import (
 func aggregators(t testing.TB) []Aggregator {
 	t.Helper()
 	ctx := context.Background()
-	p := problem(11, 3, 1e-5)
+	p := constraints.New(11, 3, 0.1, 1e-5)
 	d, err := NewDaRRM(ctx, p, optGamma(t, p), Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -26,11 +26,11 @@ func TestBaselines(t *testing.T) {
 		sub    int    // teachers gamma_Sub subsamples
 		rrComp string // the composition RR's label names
 	}{
-		{"approximate DP", params(11, 3, 1e-5), BaselineOptions{RR: accountant.AutoRR, RRDeltaPrime: 1e-5}, []string{"sub", "rr"}, 3, "general"},
+		{"approximate DP", constraints.New(11, 3, 0.1, 1e-5), BaselineOptions{RR: accountant.AutoRR, RRDeltaPrime: 1e-5}, []string{"sub", "rr"}, 3, "general"},
 		{"pure DP", pure, BaselineOptions{RR: accountant.AutoRR, RRDeltaPrime: 1e-5}, []string{"sub", "dsub", "rr"}, 2, "simple"},
 		{"pure teachers, delta > 0", pureTeachers, BaselineOptions{RR: accountant.AutoRR, RRDeltaPrime: 1e-5}, []string{"sub", "rr"}, 3, "simple"},
-		{"sub size given", params(11, 3, 1e-5), BaselineOptions{SubSize: 5, RR: accountant.AutoRR, RRDeltaPrime: 1e-5}, []string{"sub", "rr"}, 5, "general"},
-		{"RR composition given", params(11, 3, 1e-5), BaselineOptions{RR: accountant.RRMethod{Method: accountant.Optimal}, RRDeltaPrime: 1e-6}, []string{"sub", "rr"}, 3, "optimal"},
+		{"sub size given", constraints.New(11, 3, 0.1, 1e-5), BaselineOptions{SubSize: 5, RR: accountant.AutoRR, RRDeltaPrime: 1e-5}, []string{"sub", "rr"}, 5, "general"},
+		{"RR composition given", constraints.New(11, 3, 0.1, 1e-5), BaselineOptions{RR: accountant.RRMethod{Method: accountant.Optimal}, RRDeltaPrime: 1e-6}, []string{"sub", "rr"}, 3, "optimal"},
 	} {
 		bases, err := Baselines(tc.p, tc.o)
 		if err != nil {
@@ -73,7 +73,7 @@ func TestBaselinesErrors(t *testing.T) {
 		{"sub size above K", BaselineOptions{SubSize: 12, RR: accountant.AutoRR, RRDeltaPrime: 1e-5}, "sub", false},
 		{"RR slack out of range", BaselineOptions{RR: accountant.RRMethod{Method: accountant.General}, RRDeltaPrime: 0}, "rr", true},
 	} {
-		_, err := Baselines(params(11, 3, 1e-5), tc.o)
+		_, err := Baselines(constraints.New(11, 3, 0.1, 1e-5), tc.o)
 		var be *BaselineError
 		var pe *accountant.ParamError
 		if !errors.As(err, &be) || be.Name != tc.which || be.Error() != be.Err.Error() || errors.As(err, &pe) != tc.param {
@@ -89,10 +89,10 @@ func TestRRConst(t *testing.T) {
 		p    constraints.Params
 		comp accountant.Method
 	}{
-		{params(11, 3, 1e-5), accountant.General},
-		{params(11, 3, 1e-5), accountant.Optimal},
+		{constraints.New(11, 3, 0.1, 1e-5), accountant.General},
+		{constraints.New(11, 3, 0.1, 1e-5), accountant.Optimal},
 		{constraints.Params{K: 11, M: 2, Eps: 0.1}, accountant.Simple},
-		{params(101, 10, 1e-5), accountant.General},
+		{constraints.New(101, 10, 0.1, 1e-5), accountant.General},
 	} {
 		rr, err := NewRRConst(tc.p, tc.comp, 1e-5)
 		if err != nil {
@@ -109,7 +109,7 @@ func TestRRConst(t *testing.T) {
 		}
 	}
 	var pe *accountant.ParamError
-	if _, err := NewRRConst(params(11, 3, 1e-5), accountant.General, 0); !errors.As(err, &pe) || pe.Name != "delta'" {
+	if _, err := NewRRConst(constraints.New(11, 3, 0.1, 1e-5), accountant.General, 0); !errors.As(err, &pe) || pe.Name != "delta'" {
 		t.Errorf("slack 0: %v", err)
 	}
 }
@@ -119,7 +119,7 @@ func TestRRConst(t *testing.T) {
 // cannot be certified is named.
 func TestCompare(t *testing.T) {
 	ctx := context.Background()
-	p := params(11, 3, 1e-5)
+	p := constraints.New(11, 3, 0.1, 1e-5)
 	bases, err := Baselines(p, BaselineOptions{RR: accountant.AutoRR, RRDeltaPrime: 1e-5})
 	if err != nil {
 		t.Fatal(err)

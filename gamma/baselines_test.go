@@ -7,6 +7,8 @@ import (
 	"math/big"
 	"strings"
 	"testing"
+
+	"github.com/darrm/darrm/constraints"
 )
 
 // subByEnumeration computes gamma_Sub(l) for l >= H by enumerating every
@@ -178,7 +180,7 @@ func TestCheckForSaysTheNumber(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "want K+1 = 12") {
 			t.Errorf("CheckFor(11) of %d values = %v, want the number 12", len(g), err)
 		}
-		if _, err := Verify(context.Background(), params(11, 3, 1e-5), g, VerifyOptions{}); err == nil || !strings.Contains(err.Error(), "want K+1 = 12") {
+		if _, err := Verify(context.Background(), constraints.New(11, 3, 0.1, 1e-5), g, VerifyOptions{}); err == nil || !strings.Contains(err.Error(), "want K+1 = 12") {
 			t.Errorf("Verify of %d values at K = 11 = %v, want the number 12", len(g), err)
 		}
 	}

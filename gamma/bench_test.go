@@ -9,7 +9,7 @@ import (
 )
 
 func BenchmarkVerify(b *testing.B) {
-	for _, p := range []constraints.Params{params(11, 3, 1e-5), params(41, 5, 1e-5), params(101, 10, 1e-5), params(101, 10, 0)} {
+	for _, p := range []constraints.Params{constraints.New(11, 3, 0.1, 1e-5), constraints.New(41, 5, 0.1, 1e-5), constraints.New(101, 10, 0.1, 1e-5), constraints.New(101, 10, 0.1, 0)} {
 		g, _ := Sub(p.K, int(p.M))
 		b.Run(benchName(p), func(b *testing.B) {
 			for b.Loop() {

@@ -3,16 +3,11 @@ package gamma
 import (
 	"os"
 	"testing"
-
-	"github.com/darrm/darrm/constraints"
 )
 
-func params(k int, m, delta float64) constraints.Params {
-	return constraints.Params{K: k, M: m, Eps: 0.1, Delta: delta, TargetDelta: constraints.DefaultTargetDelta(delta, m)}
-}
-
-// optK11M3 is gamma_opt for params(11, 3, 1e-5) as darrm solve wrote it
-// (testdata/gamma-K11-m3.json; package optimal checks that it is current).
+// optK11M3 is gamma_opt for constraints.New(11, 3, 0.1, 1e-5) as darrm
+// solve wrote it (testdata/gamma-K11-m3.json; package optimal checks that
+// it is current).
 func optK11M3(t testing.TB) Gamma {
 	t.Helper()
 	f, err := os.Open("../testdata/gamma-K11-m3.json")

@@ -93,10 +93,10 @@ func TestOneVoteBaselines(t *testing.T) {
 			t.Errorf("omitted %v, want sub and dsub", omitted)
 		}
 	}
-	if _, err := GNMaxBaseline(params(11, 3, 1e-5)); err == nil {
+	if _, err := GNMaxBaseline(constraints.New(11, 3, 0.1, 1e-5)); err == nil {
 		t.Error("GNMaxBaseline accepted a private-teachers problem")
 	}
-	if _, err := OneVoteOpt(params(11, 3, 1e-5)); err == nil {
+	if _, err := OneVoteOpt(constraints.New(11, 3, 0.1, 1e-5)); err == nil {
 		t.Error("OneVoteOpt accepted a private-teachers problem")
 	}
 }

@@ -20,6 +20,13 @@ type Shard struct {
 	Index, Count int
 }
 
+// Path is the file of shard s that template names: its {i} and {n}
+// become the shard's index and count, so that one name serves every job of
+// an array.
+func (s Shard) Path(template string) string {
+	return strings.NewReplacer("{i}", strconv.Itoa(s.Index), "{n}", strconv.Itoa(s.Count)).Replace(template)
+}
+
 // ParseShard reads a shard written as "i/n", with 0 <= i < n and no
 // leading zeros or signs.
 func ParseShard(s string) (Shard, error) {

@@ -43,7 +43,7 @@ func TestParseShard(t *testing.T) {
 // violated, the shards of every split merge to Verify's certificate.
 func TestShardsMergeToVerify(t *testing.T) {
 	ctx := context.Background()
-	p := params(11, 3, 1e-5)
+	p := constraints.New(11, 3, 0.1, 1e-5)
 	sub1, _ := Sub(11, 1)
 	for _, tc := range []struct {
 		name string
@@ -51,7 +51,7 @@ func TestShardsMergeToVerify(t *testing.T) {
 		g    Gamma
 	}{
 		{"gamma_opt", p, optK11M3(t)},
-		{"gamma_opt at m = 2", params(11, 2, 1e-5), optK11M3(t)},
+		{"gamma_opt at m = 2", constraints.New(11, 2, 0.1, 1e-5), optK11M3(t)},
 		{"gamma_Sub(1) at m = 1", constraints.Params{K: 11, M: 1, Eps: 0.1}, sub1},
 	} {
 		want, err := Verify(ctx, tc.p, tc.g, VerifyOptions{Workers: 1})
@@ -81,7 +81,7 @@ func TestShardsMergeToVerify(t *testing.T) {
 
 func TestShardsRefused(t *testing.T) {
 	ctx := context.Background()
-	p, g := params(11, 3, 1e-5), optK11M3(t)
+	p, g := constraints.New(11, 3, 0.1, 1e-5), optK11M3(t)
 	part := func(i, n int) constraints.Separation {
 		sep, err := VerifyShard(ctx, p, g, Shard{i, n}, VerifyOptions{Workers: 1})
 		if err != nil {
@@ -98,7 +98,7 @@ func TestShardsRefused(t *testing.T) {
 		{"a shard twice", p, []constraints.Separation{part(0, 2), part(0, 2)}},
 		{"shards of two splits", p, []constraints.Separation{part(0, 2), part(1, 3)}},
 		{"no shards", p, nil},
-		{"a bad problem", params(10, 3, 1e-5), []constraints.Separation{part(0, 1)}},
+		{"a bad problem", constraints.New(10, 3, 0.1, 1e-5), []constraints.Separation{part(0, 1)}},
 	} {
 		if _, err := MergeShards(tc.p, g, tc.parts); err == nil {
 			t.Errorf("%s: merged", tc.name)
@@ -109,8 +109,8 @@ func TestShardsRefused(t *testing.T) {
 		p    constraints.Params
 		g    Gamma
 	}{
-		{"a bad problem", params(11, 0, 1e-5), g},
-		{"gamma of another K", params(13, 3, 1e-5), g},
+		{"a bad problem", constraints.New(11, 0, 0.1, 1e-5), g},
+		{"gamma of another K", constraints.New(13, 3, 0.1, 1e-5), g},
 		{"gamma out of [0, 1]", p, append(Gamma{2}, g[1:]...)},
 	} {
 		if _, err := VerifyShard(ctx, tc.p, tc.g, Shard{0, 1}, VerifyOptions{Workers: 1}); err == nil {
@@ -123,7 +123,7 @@ func TestShardsRefused(t *testing.T) {
 // runs of indices, and leaves a repeated or foreign shard to
 // constraints.MergeSeparations' message.
 func TestMergeNamesMissingShards(t *testing.T) {
-	p := params(11, 3, 1e-5)
+	p := constraints.New(11, 3, 0.1, 1e-5)
 	parts := func(n int, idx ...int) []constraints.Separation {
 		var out []constraints.Separation
 		for _, i := range idx {
@@ -158,7 +158,7 @@ func TestMergeNamesMissingShards(t *testing.T) {
 // into a certificate), naming the shard and both values.
 func TestMergeChecksStatedWorst(t *testing.T) {
 	ctx := context.Background()
-	p, g := params(11, 3, 1e-5), optK11M3(t)
+	p, g := constraints.New(11, 3, 0.1, 1e-5), optK11M3(t)
 	// The plain majority (gamma = 1) is far over the budget: its shards
 	// keep costly multisets.
 	g = slices.Repeat(Gamma{1}, 12)
@@ -196,5 +196,21 @@ func TestMergeChecksStatedWorst(t *testing.T) {
 	}
 	if _, err := MergeShards(p, optK11M3(t), parts()); err == nil {
 		t.Error("shards of gamma merged as shards of gamma/2")
+	}
+}
+
+// TestShardPath: {i} and {n} in a file name become the shard's index and
+// count, every time they appear; a name without them is kept.
+func TestShardPath(t *testing.T) {
+	s := Shard{Index: 3, Count: 12}
+	for in, want := range map[string]string{
+		"part{i}.json":         "part3.json",
+		"run-{n}/part{i}of{n}": "run-12/part3of12",
+		"whole.json":           "whole.json",
+		"{i}{i}-{n}.json":      "33-12.json",
+	} {
+		if got := s.Path(in); got != want {
+			t.Errorf("Path(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

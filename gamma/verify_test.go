@@ -11,7 +11,7 @@ import (
 func TestVerifyRejectsInfeasibleGamma(t *testing.T) {
 	// Releasing the exact majority (gamma = 1) with an allowance of one
 	// teacher is not private: one teacher can swing the majority.
-	p := params(11, 1, 1e-5)
+	p := constraints.New(11, 1, 0.1, 1e-5)
 	ones, _ := Const(11, 1)
 	cert, err := Verify(context.Background(), p, ones, VerifyOptions{})
 	if err != nil {
@@ -25,7 +25,7 @@ func TestVerifyRejectsInfeasibleGamma(t *testing.T) {
 	for l := range bumped {
 		bumped[l] = math.Min(bumped[l], 1)
 	}
-	cert, err = Verify(context.Background(), params(11, 3, 1e-5), bumped, VerifyOptions{})
+	cert, err = Verify(context.Background(), constraints.New(11, 3, 0.1, 1e-5), bumped, VerifyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestVerifyRejectsInfeasibleGamma(t *testing.T) {
 }
 
 func TestVerifyWorstCase(t *testing.T) {
-	p := params(11, 3, 1e-5)
+	p := constraints.New(11, 3, 0.1, 1e-5)
 	g, _ := Sub(11, 3)
 	cert, err := Verify(context.Background(), p, g, VerifyOptions{})
 	if err != nil {
@@ -74,7 +74,7 @@ func TestSubAtSimpleCompositionIsPrivate(t *testing.T) {
 }
 
 func TestCertifyScalesUniformly(t *testing.T) {
-	p := params(11, 2, 1e-5)
+	p := constraints.New(11, 2, 0.1, 1e-5)
 	ones, _ := Const(11, 1)
 	g, cert, err := Certify(context.Background(), p, ones, VerifyOptions{})
 	if err != nil {
@@ -97,7 +97,7 @@ func TestCertifyScalesUniformly(t *testing.T) {
 }
 
 func TestVerifyBadInput(t *testing.T) {
-	p := params(11, 3, 1e-5)
+	p := constraints.New(11, 3, 0.1, 1e-5)
 	for _, g := range []Gamma{{1, 1}, make(Gamma, 11), {1, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.9}} {
 		if _, err := Verify(context.Background(), p, g, VerifyOptions{}); err == nil {
 			t.Errorf("Verify accepted %v", g)

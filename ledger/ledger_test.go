@@ -663,3 +663,31 @@ func TestPureBudget(t *testing.T) {
 		t.Errorf("balance after 9 labels: %+v (%v)", bal, err)
 	}
 }
+
+// TestSlackNote checks when a new ledger's delta' leaves its teachers' cap
+// no room under the budget's delta, and that the note says which case.
+func TestSlackNote(t *testing.T) {
+	fixed := bound
+	fixed.Kind = votefile.Fixed // fixed models: the teachers' cap applies
+	oneVote := fixed
+	oneVote.Relation, oneVote.Teachers = accountant.OneVote, accountant.Guarantee{}
+	for _, tc := range []struct {
+		name         string
+		b            votefile.Binding
+		delta, prime float64
+		want         string // in the note; "" for none
+	}{
+		{"room", fixed, 1e-3, 1e-5, ""},
+		{"equal", fixed, 1e-3, 1e-3, "only if the teachers are pure-DP"},
+		{"above", fixed, 1e-3, 1e-2, "can never meet this budget"},
+		{"pure budget", fixed, 0, 1e-5, "a pure budget leaves no room"},
+		{"per-query teachers, no cap", bound, 1e-3, 1e-2, ""},
+		{"one-vote, no cap", oneVote, 1e-3, 1e-2, ""},
+	} {
+		h := NewHeader(tc.b, accountant.Guarantee{Eps: 1, Delta: tc.delta}, tc.prime, accountant.Simple)
+		got := h.SlackNote()
+		if (got == "") != (tc.want == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: SlackNote() = %q, want one with %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/cache"
+	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 )
 
@@ -15,11 +16,11 @@ func BenchmarkSolveCached(b *testing.B) {
 		b.Fatal(err)
 	}
 	prior := gamma.UniformPrior()
-	if _, err := cached(context.Background(), d, params(11, 3, 1e-5), prior, Options{}, nil, verifier(0)); err != nil {
+	if _, err := cached(context.Background(), d, constraints.New(11, 3, 0.1, 1e-5), prior, Options{}, nil, verifier(0)); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		l, err := cached(context.Background(), d, params(11, 3, 1e-5), prior, Options{}, nil, verifier(0))
+		l, err := cached(context.Background(), d, constraints.New(11, 3, 0.1, 1e-5), prior, Options{}, nil, verifier(0))
 		if err != nil || l.Origin != FromCache {
 			b.Fatalf("origin %v, err = %v", l.Origin, err)
 		}

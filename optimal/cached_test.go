@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/cache"
+	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 )
 
@@ -17,7 +18,7 @@ import (
 // entry, and return and store a recomputed, certified gamma.
 func TestCachedReverifiesTamperedEntry(t *testing.T) {
 	ctx, d := context.Background(), tempCache(t)
-	p, prior := params(11, 3, 1e-5), gamma.UniformPrior()
+	p, prior := constraints.New(11, 3, 0.1, 1e-5), gamma.UniformPrior()
 	first, err := cached(ctx, d, p, prior, Options{}, nil, verifier(0))
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +58,7 @@ func TestCachedReverifiesTamperedEntry(t *testing.T) {
 // was lowered below its gamma's objective is corrupt.
 func TestCachedClaimsRecomputed(t *testing.T) {
 	ctx, d := context.Background(), tempCache(t)
-	p, prior := params(11, 3, 1e-5), gamma.UniformPrior()
+	p, prior := constraints.New(11, 3, 0.1, 1e-5), gamma.UniformPrior()
 	key := cache.Key{Params: p, Prior: prior.String()}
 	l, err := cached(ctx, d, p, prior, Options{}, nil, verifier(0))
 	if err != nil {

@@ -31,17 +31,17 @@ func documentedSettings(t *testing.T, slow bool) []setting {
 		out = append(out, setting{fmt.Sprintf("%s K=%d m=%.6g Delta=%g delta=%.6g %v", name, p.K, p.M, p.Delta, p.TargetDelta, prior), p, prior})
 	}
 	for _, m := range []float64{1, 3, 5, 7} { // Figure 3.2, and Delta = 0
-		add("fig-3.2", params(11, m, 1e-5), u)
-		add("fig-3.2 pure", params(11, m, 0), u)
+		add("fig-3.2", constraints.New(11, m, 0.1, 1e-5), u)
+		add("fig-3.2 pure", constraints.New(11, m, 0.1, 0), u)
 	}
 	for m := 1.0; m <= 11; m++ { // Figure B.5
-		add("fig-b.5", params(11, m, 0), u)
+		add("fig-b.5", constraints.New(11, m, 0.1, 0), u)
 	}
 	for _, m := range []float64{10, 20, 30, 40, 60, 80} { // Figure B.6; README's pure DP
-		add("fig-b.6", params(101, m, 0), u)
+		add("fig-b.6", constraints.New(101, m, 0.1, 0), u)
 	}
 	for _, m := range []float64{3, 5} { // Figure B.7
-		add("fig-b.7", params(11, m, 0), tp)
+		add("fig-b.7", constraints.New(11, m, 0.1, 0), tp)
 	}
 	for _, n := range []int{10, 13, 15, 20} { // Table B.1 and Figure B.4
 		g, err := accountant.ComposeGeneral(accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, n, 0.1)
@@ -50,10 +50,10 @@ func documentedSettings(t *testing.T, slow bool) []setting {
 		}
 		add("table-b.1", constraints.Params{K: 35, M: g.Eps / 0.1, Eps: 0.1, Delta: 1e-5, TargetDelta: g.Delta}, u)
 	}
-	add("docs/solve.md shards", params(31, 4, 1e-5), u)
+	add("docs/solve.md shards", constraints.New(31, 4, 0.1, 1e-5), u)
 	if slow {
-		add("README", params(101, 10, 1e-5), u)
-		add("frontier", params(301, 5, 0), u)
+		add("README", constraints.New(101, 10, 0.1, 1e-5), u)
+		add("frontier", constraints.New(301, 5, 0.1, 0), u)
 	}
 	return out
 }

@@ -13,9 +13,9 @@ import (
 // BenchmarkSolve times cold solves. The large cases of docs/solve.md run only
 // with DARRM_LONG_BENCH=1 (they take seconds to a minute each).
 func BenchmarkSolve(b *testing.B) {
-	cases := []constraints.Params{params(11, 3, 1e-5), params(41, 5, 1e-5), params(101, 10, 0)}
+	cases := []constraints.Params{constraints.New(11, 3, 0.1, 1e-5), constraints.New(41, 5, 0.1, 1e-5), constraints.New(101, 10, 0.1, 0)}
 	if os.Getenv("DARRM_LONG_BENCH") != "" {
-		cases = append(cases, params(71, 9, 1e-5), params(101, 10, 1e-5), params(1001, 40, 0))
+		cases = append(cases, constraints.New(71, 9, 0.1, 1e-5), constraints.New(101, 10, 0.1, 1e-5), constraints.New(1001, 40, 0.1, 0))
 	}
 	for _, p := range cases {
 		b.Run(benchName(p), func(b *testing.B) {

@@ -12,10 +12,6 @@ import (
 	"github.com/darrm/darrm/lp"
 )
 
-func params(k int, m, delta float64) constraints.Params {
-	return constraints.Params{K: k, M: m, Eps: 0.1, Delta: delta, TargetDelta: constraints.DefaultTargetDelta(delta, m)}
-}
-
 func mustOpt(t *testing.T, p constraints.Params, prior gamma.Prior) Result {
 	t.Helper()
 	r, err := Solve(context.Background(), p, prior, Options{})
@@ -70,13 +66,13 @@ func TestSolveMatchesFullLP(t *testing.T) {
 		p     constraints.Params
 		prior gamma.Prior
 	}{
-		{params(5, 2, 1e-5), gamma.UniformPrior()},
-		{params(7, 3, 1e-3), gamma.TPPrior()},
-		{params(11, 3, 1e-5), gamma.UniformPrior()}, // 31,824 rows
-		{params(21, 5, 0), gamma.UniformPrior()},
-		{params(41, 2, 0), gamma.UniformPrior()}, // 13,244 rows
-		{params(41, 3, 0), gamma.TPPrior()},
-		{params(31, 1.5, 0), gamma.UniformPrior()},
+		{constraints.New(5, 2, 0.1, 1e-5), gamma.UniformPrior()},
+		{constraints.New(7, 3, 0.1, 1e-3), gamma.TPPrior()},
+		{constraints.New(11, 3, 0.1, 1e-5), gamma.UniformPrior()}, // 31,824 rows
+		{constraints.New(21, 5, 0.1, 0), gamma.UniformPrior()},
+		{constraints.New(41, 2, 0.1, 0), gamma.UniformPrior()}, // 13,244 rows
+		{constraints.New(41, 3, 0.1, 0), gamma.TPPrior()},
+		{constraints.New(31, 1.5, 0.1, 0), gamma.UniformPrior()},
 		{constraints.Params{K: 9, M: 2.5, Eps: 0.5, Delta: 0.01, TargetDelta: 0.05}, gamma.UniformPrior()},
 	} {
 		r := mustOpt(t, tc.p, tc.prior)
@@ -102,7 +98,7 @@ func TestSolveMatchesFullLP(t *testing.T) {
 // gamma's utility exceeds its utility and the LP's bound is not below it;
 // and Solve's shortcut returns it certified.
 func TestSolveAtM1IsSub(t *testing.T) {
-	for _, p := range []constraints.Params{params(5, 1, 1e-5), params(11, 1, 1e-5), params(11, 1, 0), params(31, 1, 0)} {
+	for _, p := range []constraints.Params{constraints.New(5, 1, 0.1, 1e-5), constraints.New(11, 1, 0.1, 1e-5), constraints.New(11, 1, 0.1, 0), constraints.New(31, 1, 0.1, 0)} {
 		coeffs, _ := gamma.UniformPrior().Coefficients(p.K)
 		r, err := solveLP(context.Background(), p, coeffs, Options{})
 		if err != nil {
@@ -135,7 +131,7 @@ func TestSolveAtM1IsSub(t *testing.T) {
 // TestSolvePureLargeM checks Theorem 3.5.1: with Delta = delta = 0 and
 // m >= (K+1)/2, gamma = 1 is private, so it is optimal.
 func TestSolvePureLargeM(t *testing.T) {
-	for _, p := range []constraints.Params{params(11, 6, 0), params(11, 9, 0), params(101, 51, 0), params(101, 60, 0)} {
+	for _, p := range []constraints.Params{constraints.New(11, 6, 0.1, 0), constraints.New(11, 9, 0.1, 0), constraints.New(101, 51, 0.1, 0), constraints.New(101, 60, 0.1, 0)} {
 		r := mustOpt(t, p, gamma.UniformPrior())
 		for l, v := range r.Gamma {
 			if v < 1-1e-9 {
@@ -150,7 +146,7 @@ func TestSolvePureLargeM(t *testing.T) {
 // the relative 1e-9 Solve leaves on the table.
 func TestSolveBeatsCertifiedBaselines(t *testing.T) {
 	for _, p := range []constraints.Params{
-		params(11, 3, 1e-5), params(11, 5, 1e-5), params(11, 3, 0), params(21, 4, 0), params(15, 2, 1e-4),
+		constraints.New(11, 3, 0.1, 1e-5), constraints.New(11, 5, 0.1, 1e-5), constraints.New(11, 3, 0.1, 0), constraints.New(21, 4, 0.1, 0), constraints.New(15, 2, 0.1, 1e-4),
 		{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: 3e-5},
 	} {
 		r := mustOpt(t, p, gamma.UniformPrior())
@@ -186,7 +182,7 @@ func TestSolveBeatsCertifiedBaselines(t *testing.T) {
 func TestSolveSymmetricAndMonotoneInM(t *testing.T) {
 	prev := 0.0
 	for _, m := range []float64{1, 2, 3, 4.5, 7} {
-		r := mustOpt(t, params(11, m, 1e-5), gamma.UniformPrior())
+		r := mustOpt(t, constraints.New(11, m, 0.1, 1e-5), gamma.UniformPrior())
 		for l := range r.Gamma {
 			if r.Gamma[l] != r.Gamma[11-l] {
 				t.Errorf("m=%v: gamma not symmetric at %d", m, l)
@@ -201,7 +197,7 @@ func TestSolveSymmetricAndMonotoneInM(t *testing.T) {
 }
 
 func TestSolvePriorMatters(t *testing.T) {
-	p := params(11, 3, 0)
+	p := constraints.New(11, 3, 0.1, 0)
 	u := mustOpt(t, p, gamma.UniformPrior())
 	tp := mustOpt(t, p, gamma.TPPrior())
 	cu, _ := gamma.UniformPrior().Coefficients(11)
@@ -216,15 +212,15 @@ func TestSolvePriorMatters(t *testing.T) {
 }
 
 func TestSolveBadInput(t *testing.T) {
-	if _, err := Solve(context.Background(), params(10, 3, 1e-5), gamma.UniformPrior(), Options{}); err == nil {
+	if _, err := Solve(context.Background(), constraints.New(10, 3, 0.1, 1e-5), gamma.UniformPrior(), Options{}); err == nil {
 		t.Error("Solve accepted an even K")
 	}
-	if _, err := Solve(context.Background(), params(11, 3, 1e-5), gamma.Prior{}, Options{}); err == nil {
+	if _, err := Solve(context.Background(), constraints.New(11, 3, 0.1, 1e-5), gamma.Prior{}, Options{}); err == nil {
 		t.Error("Solve accepted an unset prior")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Solve(ctx, params(41, 5, 1e-5), gamma.UniformPrior(), Options{}); err == nil {
+	if _, err := Solve(ctx, constraints.New(41, 5, 0.1, 1e-5), gamma.UniformPrior(), Options{}); err == nil {
 		t.Error("Solve ignored a canceled context")
 	}
 }
@@ -232,7 +228,7 @@ func TestSolveBadInput(t *testing.T) {
 func TestSolveTooLarge(t *testing.T) {
 	// A limit of 100 coefficients (about 3 rows of K = 41's 21 columns)
 	// cannot hold the rows K = 41, m = 5 needs.
-	_, err := Solve(context.Background(), params(41, 5, 1e-5), gamma.UniformPrior(), Options{MaxCoefficients: 100})
+	_, err := Solve(context.Background(), constraints.New(41, 5, 0.1, 1e-5), gamma.UniformPrior(), Options{MaxCoefficients: 100})
 	if !errors.Is(err, ErrTooLarge) {
 		t.Errorf("Solve with a 100-coefficient limit: %v, want ErrTooLarge", err)
 	}
@@ -246,7 +242,7 @@ func TestFixtureIsCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := mustOpt(t, params(11, 3, 1e-5), gamma.UniformPrior())
+	r := mustOpt(t, constraints.New(11, 3, 0.1, 1e-5), gamma.UniformPrior())
 	for l, v := range r.Gamma {
 		if math.Abs(v-fix[l]) > 1e-12 {
 			t.Fatalf("gamma(%d) = %.17g, fixture has %.17g: regenerate it with darrm solve --K 11 --m 3 --no-cache --format json", l, v, fix[l])
@@ -267,7 +263,7 @@ func TestPureDPSweep(t *testing.T) {
 			if k > 101 && m > 3 {
 				continue
 			}
-			r, err := Solve(context.Background(), params(k, m, 0), gamma.UniformPrior(), Options{})
+			r, err := Solve(context.Background(), constraints.New(k, m, 0.1, 0), gamma.UniformPrior(), Options{})
 			if err != nil {
 				t.Errorf("K=%d m=%v: %v", k, m, err)
 				continue

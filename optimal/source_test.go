@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/cache"
+	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 )
 
@@ -18,7 +19,7 @@ import (
 // refuses and any other source reports and replaces.
 func TestSourceLoad(t *testing.T) {
 	ctx, d := context.Background(), tempCache(t)
-	p, prior := params(5, 2, 1e-5), gamma.UniformPrior()
+	p, prior := constraints.New(5, 2, 0.1, 1e-5), gamma.UniformPrior()
 	path := d.Path(cache.Key{Params: p, Prior: prior.String()})
 	given := gamma.Gamma(slices.Repeat([]float64{0.5}, p.K+1))
 	threePriors, err := gamma.TeacherPrior([]float64{0.6, 0.7, 0.8})

@@ -62,6 +62,19 @@ const maxCount = 999_999_999
 // query; the bound is checked before anything is allocated.
 const MaxClasses = MaxLineBytes / 2
 
+// CheckClasses checks a number of classes C that a caller states
+// (Options.Classes): it must be in [2, MaxClasses], the rule of the
+// header's "classes" too.
+func CheckClasses(c int) error {
+	if !validClasses(c) {
+		return fmt.Errorf("classes %d: must be in [2, %d] (at most as many classes as a row of counts can hold within a line's %d bytes)", c, MaxClasses, MaxLineBytes)
+	}
+	return nil
+}
+
+// validClasses reports whether c classes are within [2, MaxClasses].
+func validClasses(c int) bool { return c >= 2 && c <= MaxClasses }
+
 // classReader streams a multi-class vote file in constant memory: CSV
 // (an optional header row, then rows of [id,]x_1,...,x_n) or JSON lines
 // (per line an array [x_1, ..., x_n] or an object {"id": ...,
@@ -96,7 +109,7 @@ type classReader struct {
 // opts.Format is not used.
 func (f *voteFile) Classes(opts classOptions) (*classReader, error) {
 	name := f.vr.name
-	if opts.Classes < 0 || opts.Classes == 1 || opts.Classes > MaxClasses || opts.K < 0 {
+	if (opts.Classes != 0 && !validClasses(opts.Classes)) || opts.K < 0 {
 		return nil, &FormatError{File: name, Msg: fmt.Sprintf("C = %d, K = %d: need C in [2, %d] (or 0 to detect) and K >= 0", opts.Classes, opts.K, MaxClasses)}
 	}
 	if m := f.vr.meta; m != nil {

@@ -3,6 +3,7 @@ package votefile
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -181,5 +182,26 @@ func TestWriteCounts(t *testing.T) {
 	}
 	if err := WriteCounts(&b, m, nil, [][]int{{2, 2}}); err == nil {
 		t.Error("2 classes written under a header of 3")
+	}
+}
+
+// TestCheckClasses: a stated number of classes is refused outside
+// [2, MaxClasses], naming the value and the bound, as a header's is.
+func TestCheckClasses(t *testing.T) {
+	for _, tc := range []struct {
+		c  int
+		ok bool
+	}{{-1, false}, {0, false}, {1, false}, {2, true}, {10, true}, {MaxClasses, true}, {MaxClasses + 1, false}} {
+		err := CheckClasses(tc.c)
+		if (err == nil) != tc.ok {
+			t.Errorf("CheckClasses(%d) = %v, want ok = %v", tc.c, err, tc.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), fmt.Sprintf("classes %d: must be in [2, %d]", tc.c, MaxClasses)) {
+			t.Errorf("CheckClasses(%d) = %q: want the value and the rule", tc.c, err)
+		}
+		m := Meta{Ensemble: "e", K: 3, Classes: tc.c}
+		if herr := m.Validate(); tc.ok != !strings.Contains(fmt.Sprint(herr), "classes") {
+			t.Errorf("header with classes %d: Validate() = %v, want ok = %v", tc.c, herr, tc.ok)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package votefile
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 )
 
@@ -148,3 +149,22 @@ func (e *FormatError) Error() string {
 
 // BadInput reports that the error is the caller's input, not a failure.
 func (e *FormatError) BadInput() bool { return true }
+
+// LabelFormat is the format of labels written to path when none is
+// chosen: the one its extension names (.npy, .csv, .jsonl or .ndjson),
+// else the votes' format, CSV for NumPy votes (on a stream, a NumPy file
+// is asked for by name).
+func LabelFormat(path string, votes Format) Format {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".npy":
+		return FormatNPY
+	case ".csv":
+		return FormatCSV
+	case ".jsonl", ".ndjson":
+		return FormatJSONL
+	}
+	if votes == FormatNPY {
+		return FormatCSV
+	}
+	return votes
+}

@@ -117,3 +117,25 @@ func TestSettingsGNMax(t *testing.T) {
 		}
 	}
 }
+
+// TestLabelFormat: the extension of the label file chooses its format,
+// else the votes' format does, with CSV for NumPy votes.
+func TestLabelFormat(t *testing.T) {
+	for _, tc := range []struct {
+		path  string
+		votes Format
+		want  Format
+	}{
+		{"labels.npy", FormatCSV, FormatNPY},
+		{"labels.CSV", FormatNPY, FormatCSV},
+		{"labels.jsonl", FormatCSV, FormatJSONL},
+		{"labels.ndjson", FormatNPY, FormatJSONL},
+		{"-", FormatJSONL, FormatJSONL},
+		{"labels.txt", FormatCSV, FormatCSV},
+		{"/dev/stdout", FormatNPY, FormatCSV},
+	} {
+		if got := LabelFormat(tc.path, tc.votes); got != tc.want {
+			t.Errorf("LabelFormat(%q, %v) = %v, want %v", tc.path, tc.votes, got, tc.want)
+		}
+	}
+}

@@ -261,7 +261,7 @@ func (m *Meta) Validate() error {
 	if len(m.Ensemble) > maxEnsembleID || !utf8.ValidString(m.Ensemble) || strings.IndexFunc(m.Ensemble, unicode.IsControl) >= 0 {
 		return headerErr("ensemble", strconv.Quote(m.Ensemble), "must be printable UTF-8 text of at most %d bytes", maxEnsembleID)
 	}
-	if m.Classes < 2 || m.Classes > MaxClasses {
+	if !validClasses(m.Classes) {
 		return headerErr("classes", m.Classes, "must be in [2, %d] (at most as many classes as a row of counts can hold)", MaxClasses)
 	}
 	if m.K < 1 || (m.K%2 == 0 && !m.ManyClasses()) {

@@ -3,9 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,7 +15,6 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/votefile"
@@ -106,10 +103,10 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		return err
 	}
 	spec.Budget, spec.Composition, spec.DeltaPrime = budget, f.Method, f.DeltaPrime
-	lines := &stages{w: cmd.ErrOrStderr()}
+	lines := cliout.NewStages(cmd.ErrOrStderr())
 	f.startRelease(cmd, name, info, mech, &spec, lines)
 	done, err := ensemble.Release(cmd.Context(), spec)
-	lines.done()
+	lines.Done()
 	warnNotStored(cmd, done.Gamma)
 	printNotes(cmd.ErrOrStderr(), f.Ledger, done.LedgerNotes)
 	if err != nil && !errors.Is(err, ensemble.ErrBudget) {
@@ -129,14 +126,8 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err := out.Write(w, f.Format); err != nil {
 		return err
 	}
-	if res := rel.Result; res.Unanswered > 0 && res.Withheld > 0 {
-		// In the summary's words: a row the threshold step withheld is
-		// released (and charged) but not answered.
-		return fmt.Errorf("%w: released %d of %s (%d answered, %d withheld by the threshold step), %d not released; %s holds the %d released",
-			errBudget, res.Answered, plural.Of(res.Answered+res.Unanswered, "query", "queries"), res.Answered-res.Withheld, res.Withheld, res.Unanswered, cli.OutputName(f.Out), res.Answered)
-	} else if res.Unanswered > 0 {
-		return fmt.Errorf("%w: answered %d of %s, %d left unanswered; %s holds the %d answered",
-			errBudget, res.Answered, plural.Of(res.Answered+res.Unanswered, "query", "queries"), res.Unanswered, cli.OutputName(f.Out), res.Answered)
+	if stopped := rel.Stopped(); stopped != "" {
+		return fmt.Errorf("%w: %s", errBudget, stopped)
 	}
 	return nil
 }
@@ -225,10 +216,10 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo,
 // startRelease completes spec with the sink of the labels (in the votes'
 // format unless --out-format says), the ledger, the randomness of a
 // release from name, and the progress of each step on lines.
-func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info ensemble.MechanismInfo, mech mechanisms, spec *ensemble.ReleaseSpec, lines *stages) {
+func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info ensemble.MechanismInfo, mech mechanisms, spec *ensemble.ReleaseSpec, lines *cliout.Stages) {
 	spec.Sink = ensemble.LabelSink{Path: f.Out, Stdout: cmd.OutOrStdout(), Format: f.OutFormat}
 	if spec.Sink.Format == votefile.FormatAuto {
-		spec.Sink.Format = labelFormat(f.Out, spec.Votes.Format())
+		spec.Sink.Format = votefile.LabelFormat(f.Out, spec.Votes.Format())
 	}
 	spec.Ledger, spec.LedgerOptions = f.Ledger, ledger.Options{Waiting: waitingFor(cmd)}
 	if seed := cli.Given(cmd.Flags(), "seed", f.Seed); seed != nil {
@@ -241,25 +232,6 @@ func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info ense
 		if total > 0 {
 			done = b
 		}
-		lines.at("releasing labels", total).Set(done)
+		lines.At("releasing labels", total).Set(done)
 	}}
-}
-
-// labelFormat is the format of labels written to out when --out-format
-// does not say: the one its extension names (.npy, .csv, .jsonl), else
-// the votes' format, CSV for NumPy votes (on a stream, a NumPy file is
-// asked for by name).
-func labelFormat(out string, votes votefile.Format) votefile.Format {
-	switch strings.ToLower(filepath.Ext(out)) {
-	case ".npy":
-		return votefile.FormatNPY
-	case ".csv":
-		return votefile.FormatCSV
-	case ".jsonl", ".ndjson":
-		return votefile.FormatJSONL
-	}
-	if votes == votefile.FormatNPY {
-		return votefile.FormatCSV
-	}
-	return votes
 }

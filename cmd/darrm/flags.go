@@ -8,6 +8,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
+	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 )
 
@@ -64,13 +65,9 @@ func checkPlot(path string) error {
 	return cli.AsUsage(figure.CheckPath(path))
 }
 
-// checkWorkers checks --workers.
-func checkWorkers(n int) error {
-	if n < 0 {
-		return cli.Usagef("--workers = %d: must be >= 0 (0: all cores)", n)
-	}
-	return nil
-}
+// checkWorkers checks --workers before any work (constraints.CheckWorkers,
+// the rule of every library that takes a number of goroutines).
+func checkWorkers(n int) error { return flagError(constraints.CheckWorkers(n), nil) }
 
 // compositionFlags are --composition and --delta-prime.
 type compositionFlags struct {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/json"
 	"io"
 	"os"
 	"slices"
@@ -174,42 +172,23 @@ func sniffPath(path string) *fileKind {
 // when a line opens a JSON document that does not end on it (which no
 // line-oriented file does), for the document's start. nil: none of these.
 func sniff(br *bufio.Reader) *fileKind {
-	for n := 1; n <= maxComments+1; n++ {
-		lines := peek.Lines(br, n)
-		if len(lines) < n {
-			return nil
-		}
-		line := lines[n-1]
-		switch {
-		case line[0] == '#':
-			if k := kindOf(bytes.TrimSpace(line[1:])); k != nil {
-				return k
-			}
-			continue
-		case line[0] == '{' || line[0] == '[':
-			if json.Valid(line) {
-				return kindOf(line)
-			}
-			b, _ := br.Peek(sniffBytes)
-			if k := kindOf(b[max(bytes.Index(b, line), 0):]); k != nil {
-				return k
-			}
-			if len(line) == 1 { // "{" or "[" alone: a document, indented
-				return jsonDocKind
-			}
-			return nil
-		case report.IsSolveTable(line):
-			return solveTableKind
-		case gamma.IsTable(line):
-			return gammaKind // solve's CSV
-		}
-		return nil
-	}
-	return nil
+	return peek.Head(br, maxComments, kindOf, lineKind, jsonDocKind)
 }
 
 // maxComments bounds the comment lines sniff passes over before a header.
 const maxComments = 3
+
+// lineKind recognises darrm's files that are not JSON by their first
+// line: solve's table for people, or its CSV.
+func lineKind(line []byte) *fileKind {
+	switch {
+	case report.IsSolveTable(line):
+		return solveTableKind
+	case gamma.IsTable(line):
+		return gammaKind // solve's CSV
+	}
+	return nil
+}
 
 // kindOf recognises darrm's files by their first JSON object, obj.
 func kindOf(obj []byte) *fileKind {

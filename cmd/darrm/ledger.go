@@ -1,11 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -65,23 +62,6 @@ func (f *ensembleFlags) stated(cmd *cobra.Command) (votefile.Binding, error) {
 	return b, nil
 }
 
-// slackWarning says which totals a budget of delta budgetDelta can use
-// when deltaPrime leaves no room under it (ledger.Header.SlackFits), and
-// how to leave room.
-func slackWarning(budgetDelta, deltaPrime float64) string {
-	s := fmt.Sprintf("delta' = %g is not below the budget's delta = %g: the teachers' cap by general or optimal composition, whose delta is at least delta', ", deltaPrime, budgetDelta)
-	if deltaPrime == budgetDelta {
-		s += "can meet this budget only if the teachers are pure-DP; "
-	} else {
-		s += "can never meet this budget; "
-	}
-	s += "the ledger's filter (and the cap by simple composition) still can"
-	if budgetDelta == 0 {
-		return s + " (a pure budget leaves no room for any delta')"
-	}
-	return s + fmt.Sprintf(". To let the cap use them, give --delta-prime below the budget's delta (e.g. %.2g)", budgetDelta/10)
-}
-
 func newLedgerInitCmd() *cobra.Command {
 	f := ledgerInitFlags{Relation: accountant.PrivateTeachers}
 	return newCmd("ledger-init", &cobra.Command{
@@ -106,8 +86,11 @@ func newLedgerInitCmd() *cobra.Command {
 			if err != nil {
 				return ledgerError(err)
 			}
-			if c, _, _ := b.Cap(f.DeltaPrime); c != nil && !h.SlackFits() {
-				fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: ledger %s: %s\n", args[0], slackWarning(f.BudgetDelta, f.DeltaPrime))
+			if note := h.SlackNote(); note != "" {
+				if f.BudgetDelta > 0 {
+					note += fmt.Sprintf(". To let the cap use them, give --delta-prime below the budget's delta (e.g. %.2g)", f.BudgetDelta/10)
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: ledger %s: %s\n", args[0], note)
 			}
 			w := cmd.OutOrStdout()
 			_, err = fmt.Fprintf(w, "ledger %s: bound to %s; budget %v (delta' = %g), held by filter %v\n", args[0], cliout.Escape(b.String()), budget, f.DeltaPrime, filter)
@@ -147,14 +130,13 @@ func (f *ledgerInitFlags) binding(cmd *cobra.Command) (votefile.Binding, error) 
 	if fs.Changed("relation") {
 		s.Relation = &f.Relation
 	}
-	name := cli.InputName(f.Votes)
 	meta, err := voteHeader(cmd, f.Votes)
 	if err != nil {
 		return votefile.Binding{}, err
 	}
 	b, err := votefile.Check(meta, s)
 	if err != nil {
-		return b, fmt.Errorf("--votes %s: %w", name, err)
+		return b, fmt.Errorf("--votes %s: %w", cli.InputName(f.Votes), err)
 	}
 	return b, nil
 }
@@ -302,31 +284,6 @@ func printReplaced(w io.Writer, prev *ledger.Record) error {
 	return err
 }
 
-// notLedger says, for an error of a ledger that is no ledger, what the
-// file is instead: missing (with the paths close to it), or another file
-// of darrm's; "" otherwise.
-func notLedger(err error) string {
-	var (
-		ce *ledger.CorruptError
-		ne *ledger.NotLedgerError
-	)
-	switch {
-	case errors.As(err, &ne) && errors.Is(err, fs.ErrNotExist):
-		if near := cli.Near(ne.Path); len(near) > 0 {
-			return fmt.Sprintf("%v; did you mean %s?", err, strings.Join(near, " or "))
-		}
-	case errors.As(err, &ne):
-		if err := wantLedger.check("ledger", ne.Path, sniffPath(ne.Path)); err != nil {
-			return err.Error()
-		}
-	case errors.As(err, &ce) && ce.Line == 1:
-		if err := wantLedger.check("ledger", ce.Path, sniffPath(ce.Path)); err != nil {
-			return err.Error()
-		}
-	}
-	return ""
-}
-
 // waitingFor says on cmd's stderr that a run waits for the lock on a
 // ledger or on its record (what: ledger.Options.Waiting).
 func waitingFor(cmd *cobra.Command) func(string) {
@@ -340,15 +297,4 @@ func printNotes(w io.Writer, path string, notes []string) {
 	for _, n := range notes {
 		fmt.Fprintf(w, "darrm: ledger %s: %s\n", path, n)
 	}
-}
-
-// ledgerError says a ledger's error in the command's terms: a file that is
-// another of darrm's (a vote file, a gamma) is named as what it is, a
-// missing one with the close names, and a bad header parameter as its
-// flag.
-func ledgerError(err error) error {
-	if msg := notLedger(err); msg != "" {
-		return cli.Usagef("%s", msg)
-	}
-	return flagError(err, nil)
 }

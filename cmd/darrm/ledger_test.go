@@ -377,3 +377,41 @@ func TestLedgerNonPrivateTeachers(t *testing.T) {
 		t.Errorf("ledger init of private teachers without --eps: exit %d: %s", code, e)
 	}
 }
+
+// TestLedgerInitNonPrivate: a ledger of non-private two-class teachers
+// binds no teachers' guarantee unless one is given (the guarantee GNMax
+// releases are then calibrated to); a release of the ensemble at any
+// calibration is charged to the former, in the one-vote relation.
+func TestLedgerInitNonPrivate(t *testing.T) {
+	dir := t.TempDir()
+	votes := filepath.Join(dir, "sgd.csv")
+	head := `# {"darrm-votes":1,"ensemble":"onecheck-ledger-sgd","K":3,"classes":2,"layout":"votes","relation":"one-vote","kind":"fixed","partition":"keyed-hash","teachers":[{"count":3,"source":{"method":"none"}}]}` + "\n"
+	if err := os.WriteFile(votes, []byte(head+"1,0,1\n0,0,1\n1,1,1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	led := filepath.Join(dir, "sgd.ledger")
+	// Two-class GNMax's labels are known by their (eps, delta): the
+	// simple filter composes them.
+	out, stderr, code := darrm(t, "", "ledger", "init", led, "--votes", votes, "--budget-eps", "5", "--budget-delta", "1e-3", "--filter", "simple")
+	if code != 0 || !strings.Contains(out, "K = 3, non-private teachers (one-vote relation), relation one-vote") {
+		t.Fatalf("ledger init: exit %d: %s%s", code, out, stderr)
+	}
+	for _, eps := range []string{"0.5", "1"} {
+		if _, stderr, code := darrm(t, "", "aggregate", votes, "--mechanism", "gnmax", "--eps", eps, "--Delta", "1e-5", "--m", "1", "--no-cache",
+			"--ledger", led, "--out", filepath.Join(dir, "labels.csv")); code != 0 {
+			t.Errorf("gnmax at eps %s: exit %d: %s", eps, code, stderr)
+		}
+	}
+	out, _, _ = darrm(t, "", "ledger", "show", led, "--format", "json")
+	var show struct {
+		TotalEps float64 `json:"total_eps"`
+	}
+	if decode(t, out, &show); show.TotalEps != 4.5 {
+		t.Errorf("ledger show after releases at eps 0.5 and 1 of 3 queries each: total eps %v, want 4.5", show.TotalEps)
+	}
+	calibrated := filepath.Join(dir, "calibrated.ledger")
+	out, stderr, code = darrm(t, "", "ledger", "init", calibrated, "--votes", votes, "--eps", "0.5", "--Delta", "1e-5", "--budget-eps", "5", "--budget-delta", "1e-3", "--replace")
+	if code != 0 || !strings.Contains(out, "K = 3, eps = 0.5, Delta = 1e-05, relation one-vote") {
+		t.Fatalf("ledger init with a calibration: exit %d: %s%s", code, out, stderr)
+	}
+}

@@ -3,16 +3,22 @@
 package main
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/votefile"
 )
 
 // recordLock returns the lock file of ensemble's record in the tests'
@@ -117,5 +123,219 @@ func TestLedgerSmallerRefusals(t *testing.T) {
 	t.Setenv(ledger.EnvStateDir, readOnlyDir(t))
 	if _, e, code := darrm(t, "", append(release, "--ledger", again)...); code == 0 || !strings.Contains(e, "DARRM_STATE_DIR") {
 		t.Errorf("a state folder that cannot be written: exit %d: %s", code, e)
+	}
+}
+
+// TestLedgerRefusals: reading a file as a ledger never changes it; a
+// second ledger for an ensemble, an old copy restored and lines removed
+// are refused with the command that resolves them, and darrm ledger
+// adopt resolves them.
+func TestLedgerRefusals(t *testing.T) {
+	dir := t.TempDir()
+	votes := smallVotes(t, dir, 10)
+	config := filepath.Join(dir, "config.json")
+	os.WriteFile(config, []byte(`{"a":1}`), 0o644)
+	noEnd := filepath.Join(dir, "noend.csv")
+	os.WriteFile(noEnd, []byte("1,1,0\n1,0,0"), 0o644)
+	for _, args := range [][]string{{"ledger", "show", config}, {"aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--ledger", noEnd}} {
+		if _, stderr, code := darrm(t, "", args...); code != exitUsage {
+			t.Errorf("%v: exit %d: %s", args, code, stderr)
+		}
+	}
+	if b, _ := os.ReadFile(config); string(b) != `{"a":1}` {
+		t.Errorf("ledger show changed config.json to %q", b)
+	}
+	if b, _ := os.ReadFile(noEnd); string(b) != "1,1,0\n1,0,0" {
+		t.Errorf("--ledger changed the vote file to %q", b)
+	}
+
+	led := newLedgerFile(t, dir, "refusals", votes)
+	release := []string{"aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--ledger", led, "--out", filepath.Join(dir, "labels.csv")}
+	if _, e, code := darrm(t, "", release...); code != 0 {
+		t.Fatal(e)
+	}
+	old, _ := os.ReadFile(led)
+	if _, e, code := darrm(t, "", release...); code != 0 {
+		t.Fatal(e)
+	}
+	os.WriteFile(led, old, 0o644) // an old copy restored
+	_, stderr, code := darrm(t, "", release...)
+	if code != exitUsage || !strings.Contains(stderr, "darrm ledger adopt "+led) || !strings.Contains(stderr, "older copy was restored") {
+		t.Errorf("old copy: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := darrm(t, "", "ledger", "adopt", led); code != 0 || recorded(t, led) != 10 {
+		t.Errorf("adopt: exit %d: %s", code, stderr)
+	}
+	if _, e, code := darrm(t, "", release...); code != 0 {
+		t.Errorf("after adopt: %s", e)
+	}
+	second := filepath.Join(dir, "second.ledger")
+	_, stderr, code = darrm(t, "", append([]string{"ledger", "init", second, "--ensemble", "refusals", "--budget-eps", "1e9", "--budget-delta", "0.5"}, binding3...)...)
+	if code != exitUsage || !strings.Contains(stderr, "--replace") {
+		t.Errorf("second ledger: exit %d: %s", code, stderr)
+	}
+}
+
+// v3Ledger writes a ledger of version 3, as darrm wrote them, of the
+// ensemble of binding3 with budget (10, 1e-3) and the spends given as
+// JSON without their prior: a hash chain, each spend with the (ε, δ) sums
+// before it (one spend per run).
+func v3Ledger(t *testing.T, path string, spends ...string) {
+	t.Helper()
+	prev := ""
+	line := func(kind, raw string) string {
+		h := sha256.New()
+		fmt.Fprintf(h, "darrm-ledger/3\n%s\n%s\n", prev, kind)
+		h.Write([]byte(raw))
+		sum := hex.EncodeToString(h.Sum(nil))
+		l := `{"prev":"` + prev + `","` + kind + `":` + raw + `,"sha256":"` + sum + `"}` + "\n"
+		prev = sum
+		return l
+	}
+	s := line("header", `{"version":3,"id":"0123456789abcdef0123456789abcdef","ensemble":"v3","relation":"private-teachers","budget":{"eps":10,"delta":0.001},"delta_prime":0.00001,"created":"2025-01-02T03:04:05Z","teachers":{"K":3,"eps":0.1,"Delta":0.00001,"kind":"per-query","partition":"shared"}}`)
+	var seq accountant.Sequence
+	for _, sp := range spends {
+		prior, _ := json.Marshal(seq)
+		s += line("spend", strings.TrimSuffix(sp, "}")+`,"prior":`+string(prior)+"}")
+		var g struct{ Eps, Delta float64 }
+		var q struct{ Queries int }
+		json.Unmarshal([]byte(sp), &g)
+		json.Unmarshal([]byte(sp), &q)
+		if next, err := seq.Add(accountant.Guarantee{Eps: g.Eps, Delta: g.Delta}, q.Queries); err == nil {
+			seq = next
+		}
+	}
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLedgerMessages: the ledger's exit statuses, messages and output:
+// I/O failures exit 1; a directory or an unwritable ledger is not told to
+// be created; ledger show names no flag it lacks; an infinite budget is refused in the flag's terms; a
+// spend of eps 0 names its line; an ESC in a field is printed escaped;
+// JSON says eps and delta in lower case; totals are not printed to the
+// last float digit.
+func TestLedgerMessages(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{append([]string{"ledger", "init", filepath.Join(dir, "inf"), "--ensemble", "e", "--budget-eps", "Inf", "--budget-delta", "0"}, binding3...), exitUsage, "--budget-eps = +Inf: must be a finite number > 0"},
+		{append([]string{"ledger", "init", filepath.Join(dir, "nan"), "--ensemble", "e", "--budget-eps", "NaN", "--budget-delta", "0"}, binding3...), exitUsage, "--budget-eps = NaN"},
+		{append([]string{"ledger", "init", filepath.Join(dir, "esc"), "--ensemble", "e\x1b[31m", "--budget-eps", "1", "--budget-delta", "0"}, binding3...), exitUsage, `--ensemble = "e\x1b[31m": control characters are not allowed`},
+		{[]string{"ledger", "show", dir}, exitUsage, "is a directory, not a ledger file"},
+		{[]string{"ledger", "show", filepath.Join(dir, "missing")}, exitUsage, "no such file (create it with darrm ledger init)"},
+	} {
+		_, stderr, code := darrm(t, "", tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "--ledger:") || strings.Contains(stderr, "json:") {
+			t.Errorf("%v: exit %d: %s", tc.args, code, stderr)
+		}
+	}
+	if _, stderr, _ := darrm(t, "", "ledger", "show", dir); strings.Contains(stderr, "ledger init") {
+		t.Errorf("a directory is told to be created: %s", stderr)
+	}
+
+	// A full disk (here a file size limit of 0) at init: a failure, not
+	// bad input, and no file left.
+	full := filepath.Join(dir, "full.ledger")
+	cmd := inShell("ulimit -f 0", append([]string{"ledger", "init", full, "--ensemble", "full", "--budget-eps", "1", "--budget-delta", "0"}, binding3...)...)
+	var e strings.Builder
+	cmd.Stderr = &e
+	cmd.Start()
+	if code := waitExit(t, cmd); code != exitFailure {
+		t.Errorf("init on a full disk: exit %d: %s", code, e.String())
+	}
+	if _, err := os.Stat(full); err == nil {
+		t.Error("init on a full disk left a file")
+	}
+
+	votes := smallVotes(t, dir, 5)
+
+	// Version 3, with an ESC in a field and a spend of eps 0.
+	v1 := filepath.Join(dir, "v3.ledger")
+	v3Ledger(t, v1, `{"run":"r1","time":"2025-01-02T03:04:05Z","mechanism":"darrm\u001b[2J","eps":0.30000000000000004,"delta":0,"queries":3,"final":true}`)
+	out, stderr, code := darrm(t, "", "ledger", "show", v1)
+	if code != 0 || strings.ContainsRune(out, 0x1b) || !strings.Contains(out, `darrm\x1b[2J`) || !strings.Contains(stderr, "darrm ledger upgrade") {
+		t.Errorf("ESC in a field: exit %d: %q %s", code, out, stderr)
+	}
+	l, err := ledger.ReadOnly(context.Background(), v1, ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	total, _, _ := l.Total()
+	l.Close()
+	if full := strconv.FormatFloat(total.Eps, 'g', -1, 64); !strings.Contains(out, "total_eps="+accountant.FormatBound(total.Eps)+" ") || len(full) > 8 && strings.Contains(out, full) {
+		t.Errorf("the total %s is not rounded up to 6 digits: %s", full, out)
+	}
+	out, _, _ = darrm(t, "", "ledger", "show", v1, "--format", "json")
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc["budget_eps"] != 10.0 || doc["version"] != 3.0 {
+		t.Errorf("ledger show JSON: %v %v", doc, err)
+	}
+	v3Ledger(t, v1, `{"run":"r1","time":"2025-01-02T03:04:05Z","mechanism":"darrm","eps":0,"delta":0,"queries":3,"final":true}`)
+	if _, stderr, code := darrm(t, "", "ledger", "show", v1); code != exitUsage || !strings.Contains(stderr, "line 2: spend: eps = 0: must be a finite number > 0") {
+		t.Errorf("spend of eps 0: exit %d: %s", code, stderr)
+	}
+
+	// The upgrade, and the ledger block of aggregate's JSON in lower case.
+	v3Ledger(t, v1, `{"run":"r1","time":"2025-01-02T03:04:05Z","mechanism":"subsample","eps":0.1,"delta":0,"queries":3,"final":true}`)
+	if _, stderr, code := darrm(t, "", "aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--ledger", v1); code != exitUsage || !strings.Contains(stderr, "darrm ledger upgrade") {
+		t.Errorf("a release on version 3: exit %d: %s", code, stderr)
+	}
+	if out, stderr, code := darrm(t, "", append([]string{"ledger", "upgrade", v1}, binding3...)...); code != 0 || !strings.Contains(out, "the spends of 1 run carried over") {
+		t.Errorf("upgrade: exit %d: %s%s", code, out, stderr)
+	}
+	withHeader(t, votes, &votefile.Meta{Ensemble: "v3", K: 3, Classes: 2, Relation: accountant.PrivateTeachers, Kind: votefile.PerQuery, Partition: votefile.SharedData,
+		Teachers: []votefile.TeacherGroup{{Count: 3, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}}}})
+	out, stderr, code = darrm(t, "", "aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--ledger", v1, "--out", filepath.Join(dir, "l.csv"), "--format", "json")
+	if code != 0 || !strings.Contains(out, `"budget": {`+"\n"+`      "eps": 10,`) || strings.Contains(out, `"Eps"`) {
+		t.Errorf("aggregate JSON after the upgrade: exit %d: %s%s", code, out, stderr)
+	}
+	if r := recorded(t, v1); r != 8 {
+		t.Errorf("after the upgrade and a release of 5: %d labels recorded", r)
+	}
+}
+
+// TestUnwritableLedger: a ledger this user cannot write is a failure
+// (exit 1) that says why, not bad input, and is not told to be created.
+// As root, which may write any file, the release runs
+// as nobody, from a copy of the test binary that nobody may run.
+func TestUnwritableLedger(t *testing.T) {
+	dir := t.TempDir()
+	votes := smallVotes(t, dir, 5)
+	led := newLedgerFile(t, dir, "unwritable", votes)
+	os.Chmod(led, 0o444)
+	cmd := child("aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--ledger", led)
+	if os.Getuid() == 0 {
+		bin := filepath.Join(dir, "darrm.test")
+		b, err := os.ReadFile(os.Args[0])
+		if err != nil || os.WriteFile(bin, b, 0o755) != nil {
+			t.Skip("cannot copy the test binary")
+		}
+		for d := dir; d != "/"; d = filepath.Dir(d) {
+			if st, err := os.Stat(d); err == nil && st.Mode().Perm()&0o005 != 0o005 && strings.HasPrefix(d, os.TempDir()) && d != os.TempDir() {
+				os.Chmod(d, st.Mode().Perm()|0o005)
+			}
+		}
+		// nobody's records go to a folder of the test's, open to nobody,
+		// so that the ledger is the only file nobody cannot write.
+		state := filepath.Join(dir, "nobody-state")
+		if os.Mkdir(state, 0o777) != nil || os.Chmod(state, 0o777) != nil {
+			t.Skip("cannot make a folder for nobody's records")
+		}
+		cmd.Path, cmd.Args[0] = bin, bin
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		cmd.Env = append(cmd.Env, ledger.EnvStateDir+"="+state, "HOME=/nonexistent")
+	}
+	var e strings.Builder
+	cmd.Stderr = &e
+	if err := cmd.Start(); err != nil {
+		t.Skip(err)
+	}
+	if code := waitExit(t, cmd); code != exitFailure || !strings.Contains(e.String(), "permission denied") || strings.Contains(e.String(), "ledger init") {
+		t.Errorf("read-only ledger: exit %d: %s", code, e.String())
 	}
 }

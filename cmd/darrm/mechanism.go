@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -68,7 +66,7 @@ func (f *mechanismFlags) check(cmd *cobra.Command, infos []ensemble.MechanismInf
 		if f.GammaFile == "" {
 			flag = "--no-solve"
 		}
-		return s, cli.Usagef("%s applies to the mechanisms that sample a gamma (%s), none of which is in use", flag, votefile.JoinMechanisms(gammaMechanisms(), ", "))
+		return s, cli.Usagef("%s applies to the mechanisms that sample a gamma (%s), none of which is in use", flag, votefile.JoinMechanisms(ensemble.GammaMechanisms, ", "))
 	}
 	if f.GammaFile != "" {
 		if f.NoSolve {
@@ -84,17 +82,6 @@ func (f *mechanismFlags) check(cmd *cobra.Command, infos []ensemble.MechanismInf
 		}
 	}
 	return s, nil
-}
-
-// gammaMechanisms names the mechanisms that sample a gamma.
-func gammaMechanisms() []votefile.Mechanism {
-	var names []votefile.Mechanism
-	for _, r := range ensemble.Registry() {
-		if r.Gamma {
-			names = append(names, r.Name)
-		}
-	}
-	return names
 }
 
 // tableRelation returns the relation the --gamma file states, DaRRM's
@@ -150,10 +137,10 @@ func (s mechanisms) build(cmd *cobra.Command, m ensemble.Mechanism, p constraint
 		}
 		m.GammaSource = s.given()
 	}
-	lines := &stages{w: cmd.ErrOrStderr()}
+	lines := cliout.NewStages(cmd.ErrOrStderr())
 	opts := s.watch(cmd, &src, info, p, lines)
 	agg, label, l, err := m.BuildFrom(cmd.Context(), src, p, classes, opts)
-	lines.done()
+	lines.Done()
 	warnNotStored(cmd, l)
 	return agg, label, s.releaseError(err, "")
 }
@@ -161,11 +148,11 @@ func (s mechanisms) build(cmd *cobra.Command, m ensemble.Mechanism, p constraint
 // watch shows on lines the solve of gamma_opt that src may run for
 // mechanism info held to p, and the certificate of the aggregator, whose
 // options it returns.
-func (s mechanisms) watch(cmd *cobra.Command, src *optimal.Source, info ensemble.MechanismInfo, p constraints.Params, lines *stages) ensemble.Options {
+func (s mechanisms) watch(cmd *cobra.Command, src *optimal.Source, info ensemble.MechanismInfo, p constraints.Params, lines *cliout.Stages) ensemble.Options {
 	gp := info.GammaProblem(p)
-	watchSource(cmd, src, gp, func() *cliout.Progress { return lines.at(solving(gp), -1) })
+	watchSource(cmd, src, gp, func() *cliout.Progress { return lines.At(solving(gp), -1) })
 	what := certifying(info.Name, p)
-	return ensemble.Options{Workers: s.Workers, Progress: func(x float64) { lines.at(what, 100).Set(int64(100 * x)) }}
+	return ensemble.Options{Workers: s.Workers, Progress: func(x float64) { lines.At(what, 100).Set(int64(100 * x)) }}
 }
 
 // settings returns m with the two-class settings of the flags for
@@ -244,39 +231,4 @@ func (s mechanisms) sourceError(err error) error {
 		return cli.Usagef("--no-solve: %v; run darrm solve with these parameters first", se.Err)
 	}
 	return fmt.Errorf("--no-solve: %w; run darrm solve with these parameters to replace it", se.Err)
-}
-
-// stages shows the progress of one step of a release at a time: a step's
-// line starts with its first report and ends at the next step's.
-type stages struct {
-	w    io.Writer
-	mu   sync.Mutex
-	desc string
-	prog *cliout.Progress
-}
-
-// at returns the progress line of the step described as desc, for total
-// units of work (-1: unknown), ending the line of the step before it.
-func (s *stages) at(desc string, total int64) *cliout.Progress {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.prog == nil || s.desc != desc {
-		s.end()
-		s.desc, s.prog = desc, cliout.NewProgress(s.w, total, desc)
-	}
-	return s.prog
-}
-
-// done ends the line of the last step.
-func (s *stages) done() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.end()
-}
-
-func (s *stages) end() {
-	if s.prog != nil {
-		s.prog.Done()
-		s.prog = nil
-	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -41,41 +40,25 @@ func gnmaxOf(s votefile.Settings, noise accountant.PATENoise) (accountant.Confid
 // checkSettings refuses the flag of a setting (a flag that a registered
 // mechanism needs or takes) that mechanism info does not take, and asks
 // for each it needs that neither a flag nor stated (a label file's
-// header) gives.
+// header) gives (ensemble.MechanismInfo.CheckSettings).
 func checkSettings(cmd *cobra.Command, info ensemble.MechanismInfo, stated votefile.Settings) error {
-	fs := cmd.Flags()
-	takes := append(slices.Clone(info.Needs), info.Takes...)
-	for _, r := range ensemble.Registry() {
-		for _, name := range append(slices.Clone(r.Needs), r.Takes...) {
-			if fl := fs.Lookup(name); fl == nil || !fl.Changed || slices.Contains(takes, name) {
-				continue
-			}
-			msg := fmt.Sprintf("--%s is not a setting of %s on %v, which takes --%s", name, info.Name, info.Input, strings.Join(takes, ", --"))
-			if others := takenBy(name); r.Input != info.Input {
-				msg += fmt.Sprintf(" (--%s is a setting of %s on %v: --input-format counts, --classes C, or a metadata header that states them)", name, others, r.Input)
-			} else {
-				msg += fmt.Sprintf(" (--%s is a setting of %s)", name, others)
-			}
-			return cli.Usagef("%s", msg)
-		}
+	u := info.CheckSettings(func(name string) (set, known bool) {
+		fl := cmd.Flags().Lookup(name)
+		return fl != nil && fl.Changed, fl != nil && fl.Name == name
+	}, stated)
+	switch {
+	case u == nil:
+		return nil
+	case u.Missing:
+		return cli.Usagef("--%s is required by %s", u.Name, info.Name)
 	}
-	for _, name := range info.Needs {
-		if fl := fs.Lookup(name); fl != nil && fl.Name == name && !fl.Changed && !stated.Has(name) {
-			return cli.Usagef("--%s is required by %s", name, info.Name)
-		}
+	msg := fmt.Sprintf("--%s is not a setting of %s on %v, which takes --%s", u.Name, info.Name, info.Input, strings.Join(u.Takes, ", --"))
+	if others := votefile.JoinMechanisms(u.TakenBy, ", "); u.Input != info.Input {
+		msg += fmt.Sprintf(" (--%s is a setting of %s on %v: --input-format counts, --classes C, or a metadata header that states them)", u.Name, others, u.Input)
+	} else {
+		msg += fmt.Sprintf(" (--%s is a setting of %s)", u.Name, others)
 	}
-	return nil
-}
-
-// takenBy names the mechanisms that take the setting name.
-func takenBy(name string) string {
-	var names []votefile.Mechanism
-	for _, r := range ensemble.Registry() {
-		if (slices.Contains(r.Needs, name) || slices.Contains(r.Takes, name)) && !slices.Contains(names, r.Name) {
-			names = append(names, r.Name)
-		}
-	}
-	return votefile.JoinMechanisms(names, ", ")
+	return cli.Usagef("%s", msg)
 }
 
 // classInputFlags say how to read a vote file (votefile.Options): its
@@ -126,8 +109,8 @@ func (f *inputFormat) UnmarshalText(b []byte) error {
 // returns after reading.
 func (f *classInputFlags) openReader(cmd *cobra.Command, name string) (votefile.Reader, io.Closer, error) {
 	fs := cmd.Flags()
-	if fs.Changed("classes") && (f.Classes < 2 || f.Classes > votefile.MaxClasses) {
-		return nil, nil, cli.Usagef("--classes %d: must be in [2, %d] (at most as many classes as a row of counts can hold within a line's %d bytes)", f.Classes, votefile.MaxClasses, votefile.MaxLineBytes)
+	if err := votefile.CheckClasses(f.Classes); fs.Changed("classes") && err != nil {
+		return nil, nil, cli.Usagef("--%v", err)
 	}
 	file, err := openInput(cmd, "VOTES", name, wantVotes)
 	if err != nil {

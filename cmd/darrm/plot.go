@@ -43,8 +43,8 @@ func newPlot(use, short string, f any, p *plotFlags, draw func(cmd *cobra.Comman
 			if err := checkPlot(p.Out); err != nil {
 				return err
 			}
-			if cmd.Flags().Changed("cols") && p.Cols < 1 {
-				return cli.Usagef("--cols = %d: must be >= 1", p.Cols)
+			if err := figure.CheckCols(p.Cols); cmd.Flags().Changed("cols") && err != nil {
+				return cli.Usagef("--%v", err)
 			}
 			rows, err := draw(cmd, args)
 			if err != nil {

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -37,7 +35,7 @@ func newSeparateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			out := shardPath(f.Out, shard)
+			out := shard.Path(f.Out)
 			if out != f.Out { // preRun checked --out as written
 				if err := cli.CheckOutput("out", out, protected(cmd, args)...); err != nil {
 					return err
@@ -90,12 +88,6 @@ func separateShard(cmd *cobra.Command, spec, scheduler string) (gamma.Shard, err
 		return s, nil
 	}
 	return gamma.Shard{}, cli.Usagef("give the shard to run: --shard i/n, or --shard-from-env slurm or k8s in an array job")
-}
-
-// shardPath is the file of shard s written to path: its {i} and {n}
-// replaced by the shard's index and count.
-func shardPath(path string, s gamma.Shard) string {
-	return strings.NewReplacer("{i}", strconv.Itoa(s.Index), "{n}", strconv.Itoa(s.Count)).Replace(path)
 }
 
 func newSeparateMergeCmd() *cobra.Command {

@@ -81,3 +81,44 @@ func Keys(b []byte) []string {
 	}
 	return keys
 }
+
+// Head recognises what br's input starts with, without consuming it:
+// after up to comments lines that start with '#', whose text after the
+// mark object is asked about first (a header behind a comment mark), the
+// first other line goes to object when it holds a JSON value, and to line
+// otherwise. A line that opens a JSON document that does not end on it
+// goes to object with the rest of the document as far as br's buffer
+// holds it; if object does not know it and the opening brace or bracket
+// stands alone on its line, Head returns multiline. It waits for the
+// first lines only, and for the document's start. The zero K is "none".
+func Head[K comparable](br *bufio.Reader, comments int, object, line func([]byte) K, multiline K) K {
+	var none K
+	for n := 1; n <= comments+1; n++ {
+		lines := Lines(br, n)
+		if len(lines) < n {
+			return none
+		}
+		l := lines[n-1]
+		switch {
+		case l[0] == '#':
+			if k := object(bytes.TrimSpace(l[1:])); k != none {
+				return k
+			}
+			continue
+		case l[0] == '{' || l[0] == '[':
+			if json.Valid(l) {
+				return object(l)
+			}
+			b, _ := br.Peek(br.Size())
+			if k := object(b[max(bytes.Index(b, l), 0):]); k != none {
+				return k
+			}
+			if len(l) == 1 {
+				return multiline
+			}
+			return none
+		}
+		return line(l)
+	}
+	return none
+}

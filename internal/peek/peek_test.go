@@ -68,3 +68,43 @@ func TestKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestHead: comment lines are offered to object, then the first other
+// line, to object if it holds JSON and to line otherwise; a document
+// spread over lines is offered from its start, and one that object does
+// not know is multiline only when its brace stands alone; the input is
+// left whole.
+func TestHead(t *testing.T) {
+	object := func(b []byte) string {
+		if keys := Keys(b); len(keys) > 0 {
+			return "object:" + keys[0]
+		}
+		return ""
+	}
+	line := func(b []byte) string {
+		if strings.HasPrefix(string(b), "K,") {
+			return "line:csv"
+		}
+		return ""
+	}
+	for _, tc := range []struct{ in, want string }{
+		{`{"header":1}` + "\n1,0\n", "object:header"},
+		{"# NOT FOR RELEASE\n" + `# {"labels":1}` + "\n1\n", "object:labels"},
+		{"# a\n# b\n# c\n# d\n" + `{"late":1}` + "\n", ""}, // more comments than passed over
+		{"K,gamma\n11,0.5\n", "line:csv"},
+		{"0,1,1\n", ""},
+		{"{\n  \"gamma\": [1]\n}\n", "object:gamma"},
+		{"{\n  \"other\": 1\n", "object:other"},
+		{"[\n  1, 2\n]\n", "multi"},
+		{"[1,\n2]\n", ""},
+		{"", ""},
+	} {
+		br := bufio.NewReaderSize(strings.NewReader(tc.in), 256)
+		if got := Head(br, 3, object, line, "multi"); got != tc.want {
+			t.Errorf("Head(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		if rest, _ := io.ReadAll(br); string(rest) != tc.in {
+			t.Errorf("Head(%q) consumed input: %q left", tc.in, rest)
+		}
+	}
+}

@@ -192,3 +192,25 @@ func TestStreamAsBatch(t *testing.T) {
 		t.Errorf("table:\n%s\nwant\n%s", got.String(), want.String())
 	}
 }
+
+// TestStages: a step keeps its line while it reports, the next step's
+// report starts a new line, and Done ends the last (a second Done does
+// nothing).
+func TestStages(t *testing.T) {
+	var out bytes.Buffer
+	s := NewStages(&out)
+	first := s.At("certifying", 100)
+	if s.At("certifying", 100) != first {
+		t.Error("a second report of the same step started a new line")
+	}
+	second := s.At("releasing labels", -1)
+	if second == first || second == nil {
+		t.Errorf("the next step's line %p, the first's %p: want a new one", second, first)
+	}
+	s.Done()
+	s.Done()
+	if s.At("releasing labels", -1) == second {
+		t.Error("a report after Done continued the ended line")
+	}
+	s.Done()
+}

@@ -201,3 +201,41 @@ func (p *Progress) Done() {
 		_ = p.bar.Clear()
 	}
 }
+
+// Stages shows the progress of one step of a run at a time: a step's line
+// starts with its first report and ends at the next step's.
+type Stages struct {
+	w    io.Writer
+	mu   sync.Mutex
+	desc string
+	prog *Progress
+}
+
+// NewStages returns the progress of steps on w.
+func NewStages(w io.Writer) *Stages { return &Stages{w: w} }
+
+// At returns the progress line of the step described as desc, for total
+// units of work (-1: unknown), ending the line of the step before it.
+func (s *Stages) At(desc string, total int64) *Progress {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.prog == nil || s.desc != desc {
+		s.end()
+		s.desc, s.prog = desc, NewProgress(s.w, total, desc)
+	}
+	return s.prog
+}
+
+// Done ends the line of the last step.
+func (s *Stages) Done() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.end()
+}
+
+func (s *Stages) end() {
+	if s.prog != nil {
+		s.prog.Done()
+		s.prog = nil
+	}
+}

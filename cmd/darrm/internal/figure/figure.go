@@ -89,6 +89,15 @@ func CheckPath(path string) error {
 	return fmt.Errorf("figure %q: the file name must end in .png or .svg", path)
 }
 
+// CheckCols checks a number of panels per row that a caller states
+// (Figure.Cols, whose 0 is the default: all in one row).
+func CheckCols(n int) error {
+	if n < 1 {
+		return fmt.Errorf("cols = %d: must be >= 1", n)
+	}
+	return nil
+}
+
 // style returns a text style of the figures at size points.
 func style(size vg.Length) text.Style {
 	return text.Style{Color: color.Black, Font: font.From(plot.DefaultFont, size), Handler: handler}

@@ -581,3 +581,16 @@ func TestMechanismColoursApart(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckCols: a stated number of panels per row is at least 1, and a
+// refusal names the value and the rule.
+func TestCheckCols(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		want string
+	}{{1, ""}, {4, ""}, {0, "cols = 0: must be >= 1"}, {-2, "cols = -2: must be >= 1"}} {
+		if err := CheckCols(tc.n); fmt.Sprint(err) != tc.want && !(err == nil && tc.want == "") {
+			t.Errorf("CheckCols(%d) = %v, want %q", tc.n, err, tc.want)
+		}
+	}
+}

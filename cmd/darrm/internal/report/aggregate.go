@@ -552,3 +552,19 @@ func (out Aggregate) describeTeachers() string {
 	}
 	return s
 }
+
+// Stopped says, in its summary's words, how far a release that its
+// budget stopped got, for the error it ends with; "" when the budget did
+// not stop it. A row the threshold step withheld is released (and
+// charged) but not answered.
+func (r Release) Stopped() string {
+	res := r.Result
+	switch queries := plural.Of(res.Answered+res.Unanswered, "query", "queries"); {
+	case res.Unanswered > 0 && res.Withheld > 0:
+		return fmt.Sprintf("released %d of %s (%d answered, %d withheld by the threshold step), %d not released; %s holds the %d released",
+			res.Answered, queries, res.Answered-res.Withheld, res.Withheld, res.Unanswered, r.Output, res.Answered)
+	case res.Unanswered > 0:
+		return fmt.Sprintf("answered %d of %s, %d left unanswered; %s holds the %d answered", res.Answered, queries, res.Unanswered, r.Output, res.Answered)
+	}
+	return ""
+}

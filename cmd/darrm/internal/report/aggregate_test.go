@@ -127,3 +127,22 @@ func TestNewSummary(t *testing.T) {
 		t.Errorf("publish %+v, totals role %q: want the run's exact total", out.Publish, out.TotalsRole)
 	}
 }
+
+// TestReleaseStopped: a release its budget stopped says how far it got,
+// with the rows the threshold step withheld counted as released but not
+// answered; one the budget did not stop says nothing.
+func TestReleaseStopped(t *testing.T) {
+	for _, tc := range []struct {
+		res  ensemble.ReleaseResult
+		want string
+	}{
+		{ensemble.ReleaseResult{Answered: 10}, ""},
+		{ensemble.ReleaseResult{Answered: 2, Unanswered: 8}, "answered 2 of 10 queries, 8 left unanswered; labels.csv holds the 2 answered"},
+		{ensemble.ReleaseResult{Answered: 3, Unanswered: 7, Withheld: 1}, "released 3 of 10 queries (2 answered, 1 withheld by the threshold step), 7 not released; labels.csv holds the 3 released"},
+		{ensemble.ReleaseResult{Answered: 0, Unanswered: 1}, "answered 0 of 1 query, 1 left unanswered; labels.csv holds the 0 answered"},
+	} {
+		if got := (Release{Output: "labels.csv", Result: tc.res}).Stopped(); got != tc.want {
+			t.Errorf("%+v: Stopped() = %q, want %q", tc.res, got, tc.want)
+		}
+	}
+}
