@@ -218,7 +218,9 @@ func gridIndex(a, top bitAtom, n int) (int, bool) {
 	if a.hi < 0 {
 		h = top.hi
 	}
-	return max(-n, int(math.Ceil(up(a.hi/h*float64(n), 4)))), false
+	// Index n is top's loss, the largest: a loss just under it, over the
+	// least step, may land past n, and n still rounds it up.
+	return min(n, max(-n, int(math.Ceil(up(a.hi/h*float64(n), 4))))), false
 }
 
 // newBitRun composes k steps of the dominating pair whose losses are b.

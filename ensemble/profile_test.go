@@ -219,7 +219,7 @@ func TestRRCurve(t *testing.T) {
 // random inside their (ε, Δ) region, not only at its corners; its run
 // totals are never above optimal composition of the guarantee.
 func TestPrivateTeacherBits(t *testing.T) {
-	p := problem(11, 3, 1e-5)
+	p := constraints.New(11, 3, 0.1, 1e-5)
 	d, err := NewDaRRM(context.Background(), p, optGamma(t, p), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -262,8 +262,8 @@ func TestSubsampleBits(t *testing.T) {
 		new  func(context.Context, constraints.Params, Options) (*Subsample, error)
 		p    constraints.Params
 	}{
-		{"subsample", NewSubsample, problem(11, 3, 1e-5)},
-		{"dsub", NewDoubleSubsample, problem(11, 3, 0)},
+		{"subsample", NewSubsample, constraints.New(11, 3, 0.1, 1e-5)},
+		{"dsub", NewDoubleSubsample, constraints.New(11, 3, 0.1, 0)},
 	} {
 		s, err := c.new(context.Background(), c.p, Options{})
 		if err != nil {

@@ -19,7 +19,7 @@ import (
 func TestEqualTotals(t *testing.T) {
 	ctx := context.Background()
 	budget := accountant.Guarantee{Eps: 4, Delta: 1e-5}
-	teachers := constraints.Params{K: 11, M: 1, Eps: 0.03, Delta: 1e-8}
+	teachers := constraints.Params{K: 11, M: 1, Eps: 0.07, Delta: 1e-8}
 	oneVote := request(votefile.DaRRMOneVote, votefile.TwoClass, constraints.NewOneVote(11, 1, 0), 2, 1, 0)
 	gnmax := request(votefile.GNMax, votefile.ManyClasses, constraints.Params{K: 11, TargetDelta: 1e-5}, 2, 1, 0)
 	rr := request(votefile.RR, votefile.TwoClass, teachers, 2, 1, 0)
@@ -31,12 +31,18 @@ func TestEqualTotals(t *testing.T) {
 	for i := range rs {
 		rs[i].Method = accountant.Optimal
 	}
+	// moreTeachers is m 5% more generous, within its range [1, K] (a plan
+	// below K whose neighbour would pass K is checked at K).
+	moreTeachers := func(r Request) Request {
+		r.Problem.M = math.Min(r.Problem.M*Generosity, float64(r.Problem.K))
+		return r
+	}
 	// generous returns r with its planned parameter 5% more generous.
 	generous := []func(r Request) Request{
 		func(r Request) Request { r.Problem.Eps *= Generosity; return r },
 		func(r Request) Request { r.Mechanism.GNMax.Sigma2 /= Generosity; return r },
-		func(r Request) Request { r.Problem.M *= Generosity; return r },
-		func(r Request) Request { r.Problem.M *= Generosity; return r },
+		moreTeachers,
+		moreTeachers,
 		func(r Request) Request { r.Mechanism.LNMax.Scale /= Generosity; return r },
 	}
 	for _, q := range []int{30, 100} {
@@ -84,11 +90,11 @@ func TestEqualTotals(t *testing.T) {
 	}
 	// A budget that fits not one query of RR at m = 1 is that mechanism's
 	// answer, beside the others' plans.
-	plans, err := EqualTotals(ctx, []Request{rr, oneVote}, accountant.Guarantee{Eps: 0.02, Delta: 1e-5}, 1)
+	plans, err := EqualTotals(ctx, []Request{rr, oneVote}, accountant.Guarantee{Eps: 0.001, Delta: 1e-5}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !asParam(plans[0].NoFit, new(interface{ Param() (string, any, string) })) || plans[1].NoFit != nil || plans[1].Plan.Count.Run < 1 {
-		t.Errorf("budget 0.02, RR at eps 0.03 per query: %v; darrm-one-vote: %v, %d queries: want RR not to fit, darrm-one-vote to", plans[0].NoFit, plans[1].NoFit, plans[1].Plan.Count.Run)
+		t.Errorf("budget 0.001, RR at m = 1: %v; darrm-one-vote: %v, %d queries: want RR not to fit, darrm-one-vote to", plans[0].NoFit, plans[1].NoFit, plans[1].Plan.Count.Run)
 	}
 }
