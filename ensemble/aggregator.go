@@ -20,7 +20,7 @@ import (
 type Labeler interface {
 	// Name is the mechanism's short name, as the registry knows it
 	// (Mechanisms, LookupMechanism).
-	Name() votefile.Mechanism
+	Name() votefile.MechanismName
 	// K is the number of teachers, Classes the number of classes.
 	K() int
 	Classes() int

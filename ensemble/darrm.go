@@ -69,7 +69,7 @@ func newDaRRM(ctx context.Context, p constraints.Params, g gamma.Gamma, opts Opt
 
 // Name returns "darrm", or "darrm-one-vote" in the one-vote relation
 // (NewOneVoteDaRRM).
-func (d *DaRRM) Name() votefile.Mechanism {
+func (d *DaRRM) Name() votefile.MechanismName {
 	if d.privacy.Relation == accountant.OneVote {
 		return votefile.DaRRMOneVote
 	}
@@ -155,7 +155,7 @@ func NewRR(ctx context.Context, p constraints.Params, method accountant.Method, 
 }
 
 // Name returns "rr".
-func (r *RR) Name() votefile.Mechanism { return votefile.RR }
+func (r *RR) Name() votefile.MechanismName { return votefile.RR }
 
 // K returns the number of teachers.
 func (r *RR) K() int { return r.k }

@@ -103,7 +103,7 @@ func bitPrivacy(g gamma.Gamma, eps float64) (loss, hs float64) {
 }
 
 // Name returns "gnmax".
-func (g *GNMax) Name() votefile.Mechanism { return votefile.GNMax }
+func (g *GNMax) Name() votefile.MechanismName { return votefile.GNMax }
 
 // K returns the number of teachers.
 func (g *GNMax) K() int { return g.k }

@@ -16,7 +16,7 @@ import (
 // mechanism of the registry goes through the one release path
 // (ReleaseTo) and its checks.
 type MechanismInfo struct {
-	Name  votefile.Mechanism
+	Name  votefile.MechanismName
 	Input votefile.Input
 	// Relation is the neighbouring relation of its guarantee.
 	Relation accountant.Relation
@@ -83,8 +83,8 @@ func oneVoteProblem(p constraints.Params) constraints.Params {
 func Registry() []MechanismInfo { return slices.Clone(registry) }
 
 // mechanismNames returns the names of the mechanisms that keep.
-func mechanismNames(keep func(MechanismInfo) bool) []votefile.Mechanism {
-	var names []votefile.Mechanism
+func mechanismNames(keep func(MechanismInfo) bool) []votefile.MechanismName {
+	var names []votefile.MechanismName
 	for _, r := range registry {
 		if keep(r) {
 			names = append(names, r.Name)
@@ -105,7 +105,7 @@ var (
 // LookupMechanism returns the mechanism name for votes of kind in. A name
 // that the registry knows only for the other kind of votes is refused
 // saying so.
-func LookupMechanism(name votefile.Mechanism, in votefile.Input) (MechanismInfo, error) {
+func LookupMechanism(name votefile.MechanismName, in votefile.Input) (MechanismInfo, error) {
 	var other []votefile.Input
 	for _, r := range registry {
 		switch {
@@ -135,7 +135,7 @@ type SettingUse struct {
 	// TakenBy names the mechanisms that take the setting, and Input is the
 	// kind of votes of the first registered one: not the mechanism's when
 	// the setting belongs to mechanisms of the other kind of votes.
-	TakenBy []votefile.Mechanism
+	TakenBy []votefile.MechanismName
 	Input   votefile.Input
 }
 
@@ -174,7 +174,7 @@ func (info MechanismInfo) CheckSettings(given func(name string) (set, known bool
 type Mechanism struct {
 	// Name is a registered name; Input says which mechanism of that name
 	// (gnmax labels either kind of votes).
-	Name  votefile.Mechanism
+	Name  votefile.MechanismName
 	Input votefile.Input
 	// Gamma is the noise function of a mechanism that samples one
 	// (MechanismInfo.Gamma: darrm, darrm-one-vote), for its problem
@@ -303,8 +303,8 @@ func buildLNMax(_ context.Context, m Mechanism, p constraints.Params, classes in
 // order of Mechanisms: dsub only for Delta = 0 (Theorem 3.5.1), gnmax only
 // for delta > 0 (a Gaussian mechanism is not pure DP), and darrm-one-vote
 // beside it, at the same per-query target in the same relation.
-func DefaultMechanisms(p constraints.Params) []votefile.Mechanism {
-	names := []votefile.Mechanism{votefile.DaRRM, votefile.Subsample}
+func DefaultMechanisms(p constraints.Params) []votefile.MechanismName {
+	names := []votefile.MechanismName{votefile.DaRRM, votefile.Subsample}
 	if p.Delta == 0 {
 		names = append(names, votefile.DSub)
 	}
@@ -319,12 +319,12 @@ func DefaultMechanisms(p constraints.Params) []votefile.Mechanism {
 // the result named name whose 95% interval lies wholly below its interval
 // (none if no result has that name). A result of the other relation is
 // never ranked against it: the same (eps, delta) is another promise there.
-func Above(res []SimResult, name votefile.Mechanism) []votefile.Mechanism {
+func Above(res []SimResult, name votefile.MechanismName) []votefile.MechanismName {
 	i := slices.IndexFunc(res, func(r SimResult) bool { return r.Name == name })
 	if i < 0 {
 		return nil
 	}
-	var below []votefile.Mechanism
+	var below []votefile.MechanismName
 	for j, r := range res {
 		if j != i && r.Privacy.Relation == res[i].Privacy.Relation && res[i].Lo > r.Hi {
 			below = append(below, r.Name)

@@ -124,7 +124,7 @@ func TestReleaseBudgetStop(t *testing.T) {
 	ctx := context.Background()
 	p := constraints.Params{K: 3, M: 1, Eps: 0.5, TargetDelta: 0}
 	votes := "1,1,0\n0,0,1\n1,1,1\n0,1,0\n"
-	spec := func(budget *accountant.Guarantee, name votefile.Mechanism, delta float64) ReleaseSpec {
+	spec := func(budget *accountant.Guarantee, name votefile.MechanismName, delta float64) ReleaseSpec {
 		s := releaseSpec(t, votes, p, optimal.Source{}, t.TempDir())
 		s.Mechanism, s.Budget, s.Composition = Mechanism{Name: name}, budget, accountant.Simple
 		s.Problem.Delta, s.Problem.TargetDelta = delta, delta

@@ -15,7 +15,7 @@ import (
 // replacement (Algorithm 8), a tie of an even s broken by a fair coin. By
 // Lemma 3.4.1 it has the output distribution of DaRRM with gamma_Sub.
 type Subsample struct {
-	name votefile.Mechanism
+	name votefile.MechanismName
 	k, s int
 	// keep is the threshold of a Bernoulli(c) drawn before subsampling; a
 	// failure releases a fair coin. It is 2^53 (c = 1) unless the
@@ -126,7 +126,7 @@ func NewDoubleSubsample(ctx context.Context, p constraints.Params, opts Options)
 }
 
 // Name returns "subsample" (s = floor(m)) or "dsub" (s = 2·floor(m)-1).
-func (s *Subsample) Name() votefile.Mechanism { return s.name }
+func (s *Subsample) Name() votefile.MechanismName { return s.name }
 
 // K returns the number of teachers.
 func (s *Subsample) K() int { return s.k }

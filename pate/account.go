@@ -16,7 +16,7 @@ type AccountOptions struct {
 	// Mechanism is gnmax, confident-gnmax or lnmax; GNMax holds the
 	// settings of the first two (and the noise the release drew), LNMax
 	// the scale of the third.
-	Mechanism votefile.Mechanism
+	Mechanism votefile.MechanismName
 	GNMax     accountant.ConfidentGNMax
 	LNMax     accountant.LNMax
 	// Delta is the δ of the (ε, δ) reported, Orders the Rényi orders (nil:
@@ -52,7 +52,7 @@ type Recorded struct {
 // RecordedRelease is one release a ledger charged: its mechanism, the
 // guarantee of each label and how many labels it charged.
 type RecordedRelease struct {
-	Mechanism votefile.Mechanism
+	Mechanism votefile.MechanismName
 	PerQuery  accountant.Guarantee
 	Labels    int
 }
@@ -271,7 +271,7 @@ func count(ctx context.Context, in votefile.Reader) (int, error) {
 // MechanismOf returns the mechanism whose settings s holds: lnmax with a
 // Laplace scale, confident-gnmax with a threshold step (a threshold or
 // sigma1), gnmax otherwise.
-func MechanismOf(s votefile.Settings) votefile.Mechanism {
+func MechanismOf(s votefile.Settings) votefile.MechanismName {
 	switch {
 	case s.LaplaceScale != nil:
 		return votefile.LNMax

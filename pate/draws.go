@@ -62,7 +62,7 @@ func (a *Accounting) Settings() string {
 
 // GNSSMechanism names a smooth-sensitivity draw where a ledger charges
 // it.
-const GNSSMechanism votefile.Mechanism = "gnss"
+const GNSSMechanism votefile.MechanismName = "gnss"
 
 // Draws is the record of the smooth-sensitivity releases drawn on this
 // machine (DESIGN "Drawn once": a draw is a release, drawn once per votes

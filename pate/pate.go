@@ -44,7 +44,7 @@ const (
 
 // Mechanism is one aggregator of the experiment.
 type Mechanism struct {
-	Name votefile.Mechanism
+	Name votefile.MechanismName
 	accountant.ConfidentGNMax
 }
 
@@ -75,7 +75,7 @@ type Labelling struct {
 
 // Result is one mechanism's labels and their privacy.
 type Result struct {
-	Mechanism votefile.Mechanism
+	Mechanism votefile.MechanismName
 	// Queries counts the queries asked: every query, or, with
 	// Labelling.Answered, those up to the Answered-th answer (all of
 	// them when fewer were answered: Reached is then false).
@@ -186,7 +186,7 @@ type Student struct {
 // StudentResult is the student's accuracy on the held-out half of the
 // test set, trained on Queries labelled queries of Mechanism.
 type StudentResult struct {
-	Mechanism votefile.Mechanism
+	Mechanism votefile.MechanismName
 	Queries   int
 	Accuracy  float64
 }

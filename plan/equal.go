@@ -65,7 +65,7 @@ func EqualTotals(ctx context.Context, rs []Request, budget accountant.Guarantee,
 // Each is pure at the per-query delta 0 but GNMax, whose per-query delta
 // is delta (> 0: Gaussian noise is not pure DP).
 func OneVote(base Request, k int, delta float64) []Request {
-	with := func(name votefile.Mechanism, in votefile.Input, p constraints.Params) Request {
+	with := func(name votefile.MechanismName, in votefile.Input, p constraints.Params) Request {
 		r := base
 		r.Mechanism = ensemble.Mechanism{Name: name, Input: in, GNMax: accountant.ConfidentGNMax{Noise: accountant.DiscreteNoise}}
 		r.Problem, r.Classes, r.DefaultDelta = p, 2, false

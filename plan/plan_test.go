@@ -38,7 +38,7 @@ func synth(n, k, classes int, seed uint64) Proxy {
 
 // request returns a request for mechanism name with the budget (eps,
 // delta).
-func request(name votefile.Mechanism, in votefile.Input, p constraints.Params, classes int, eps, delta float64) Request {
+func request(name votefile.MechanismName, in votefile.Input, p constraints.Params, classes int, eps, delta float64) Request {
 	return Request{
 		Mechanism: ensemble.Mechanism{Name: name, Input: in, GNMax: accountant.ConfidentGNMax{Noise: accountant.DiscreteNoise}},
 		Problem:   p, Classes: classes,

@@ -37,7 +37,7 @@ type aggregateFlags struct {
 	OutFormat   votefile.Format    `flag:"out-format" help:"labels as csv, jsonl or npy (a NumPy int64 array, -1 for a query not answered; auto: by the extension of --out, else the format of the votes, csv for NumPy votes)"`
 	Partition   votefile.Partition `flag:"partition" help:"how the teachers' training data were split (keyed-hash, file-position or shared): the metadata header's, if given; votes without a header need it for a one-vote mechanism (keyed-hash)"`
 	classInputFlags
-	Mechanism votefile.Mechanism
+	Mechanism votefile.MechanismName
 }
 
 func newAggregateCmd() *cobra.Command {

@@ -165,7 +165,7 @@ func (f *solveFlags) comparedMechanisms(cmd *cobra.Command, p gamma.Problem, opt
 		}
 		return agg.(ensemble.Aggregator).Gamma(), nil
 	}
-	with := func(name votefile.Mechanism, in votefile.Input, q constraints.Params) plan.Request {
+	with := func(name votefile.MechanismName, in votefile.Input, q constraints.Params) plan.Request {
 		r := base
 		r.Mechanism = ensemble.Mechanism{Name: name, Input: in, RRComposition: f.RRComp.For(q.Delta), RRDeltaPrime: f.RRDelta}
 		r.Problem = q
@@ -186,7 +186,7 @@ func (f *solveFlags) comparedMechanisms(cmd *cobra.Command, p gamma.Problem, opt
 			{"rr", rs[2], sampled},
 		}
 	}
-	teachers := func(name votefile.Mechanism) plan.Request {
+	teachers := func(name votefile.MechanismName) plan.Request {
 		r := with(name, votefile.TwoClass, p.Params)
 		r.DefaultDelta = !cmd.Flags().Changed("delta")
 		return r
@@ -202,7 +202,7 @@ func (f *solveFlags) comparedMechanisms(cmd *cobra.Command, p gamma.Problem, opt
 // f.BudgetQueries queries: each planned for the total (plan.EqualTotals)
 // from the problem p of the flags, as darrm plan plans it, and simulated
 // at its plan's parameters on the same teachers and seed.
-func (f *simulateFlags) equalTotals(cmd *cobra.Command, p gamma.Problem, names []votefile.Mechanism, mech mechanisms, teachers []float64) ([]report.SimEqual, error) {
+func (f *simulateFlags) equalTotals(cmd *cobra.Command, p gamma.Problem, names []votefile.MechanismName, mech mechanisms, teachers []float64) ([]report.SimEqual, error) {
 	ctx := cmd.Context()
 	rs := make([]plan.Request, len(names))
 	relations := make([]accountant.Relation, len(names))

@@ -38,7 +38,7 @@ type mechanisms struct {
 }
 
 // parse checks the flags for the mechanisms names, which flag gave.
-func (f *mechanismFlags) parse(cmd *cobra.Command, flag string, names []votefile.Mechanism) (mechanisms, error) {
+func (f *mechanismFlags) parse(cmd *cobra.Command, flag string, names []votefile.MechanismName) (mechanisms, error) {
 	infos := make([]ensemble.MechanismInfo, len(names))
 	for i, n := range names {
 		var err error
@@ -98,7 +98,7 @@ func (s mechanisms) tableRelation() accountant.Relation {
 // private only in the relation it was certified in.
 func (s mechanisms) checkTableRelation(infos []ensemble.MechanismInfo) error {
 	rel := s.tableRelation()
-	names := make([]votefile.Mechanism, len(infos))
+	names := make([]votefile.MechanismName, len(infos))
 	for i, info := range infos {
 		if info.Relation == rel {
 			return nil
@@ -115,7 +115,7 @@ func (s mechanisms) checkTableRelation(infos []ensemble.MechanismInfo) error {
 
 // newAggregator builds the named two-class aggregator for problem p;
 // label describes it for people.
-func (s mechanisms) newAggregator(cmd *cobra.Command, name votefile.Mechanism, p constraints.Params) (ensemble.Aggregator, string, error) {
+func (s mechanisms) newAggregator(cmd *cobra.Command, name votefile.MechanismName, p constraints.Params) (ensemble.Aggregator, string, error) {
 	agg, label, err := s.build(cmd, ensemble.Mechanism{Name: name}, p, 2)
 	if err != nil {
 		return nil, "", err
@@ -164,7 +164,7 @@ func (s mechanisms) settings(m ensemble.Mechanism, p constraints.Params) ensembl
 
 // certifying describes the certificate of mechanism name for p in a
 // progress line.
-func certifying(name votefile.Mechanism, p constraints.Params) string {
+func certifying(name votefile.MechanismName, p constraints.Params) string {
 	return fmt.Sprintf("certifying %s for K=%d m=%g", name, p.K, p.M)
 }
 

@@ -54,9 +54,9 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	if equal && f.Format == cliout.CSV {
 		return cli.Usagef("--budget-eps: the comparison at equal totals is in the table and JSON (--format csv holds one comparison)")
 	}
-	names := make([]votefile.Mechanism, len(f.Mechanisms))
+	names := make([]votefile.MechanismName, len(f.Mechanisms))
 	for i, n := range f.Mechanisms {
-		names[i] = votefile.Mechanism(n)
+		names[i] = votefile.MechanismName(n)
 	}
 	if len(names) == 0 {
 		names = ensemble.DefaultMechanisms(p.Params)

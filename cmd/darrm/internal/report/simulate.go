@@ -16,13 +16,13 @@ import (
 // Simulate is the document darrm simulate prints.
 type Simulate struct {
 	Problem
-	Teachers string               `json:"teachers"`
-	P        []float64            `json:"p"`
-	Queries  int                  `json:"queries"`
-	Seed     uint64               `json:"seed"`
-	Note     string               `json:"note"`
-	Results  []SimResult          `json:"results"`
-	Above    []votefile.Mechanism `json:"darrm_above,omitempty"`
+	Teachers string                   `json:"teachers"`
+	P        []float64                `json:"p"`
+	Queries  int                      `json:"queries"`
+	Seed     uint64                   `json:"seed"`
+	Note     string                   `json:"note"`
+	Results  []SimResult              `json:"results"`
+	Above    []votefile.MechanismName `json:"darrm_above,omitempty"`
 	// EqualTotals compares the mechanisms at equal totals, for each number
 	// of queries (simulate --budget-eps).
 	EqualTotals []SimEqual `json:"equal_totals,omitempty"`
@@ -30,8 +30,8 @@ type Simulate struct {
 
 // SimResult is one mechanism's agreement with the majority of the votes.
 type SimResult struct {
-	Mechanism votefile.Mechanism `json:"mechanism"`
-	Label     string             `json:"label"`
+	Mechanism votefile.MechanismName `json:"mechanism"`
+	Label     string                 `json:"label"`
 	// Relation is the neighbouring relation of the mechanism's guarantee:
 	// mechanisms of different relations are not ranked against each other.
 	Relation  accountant.Relation `json:"relation"`

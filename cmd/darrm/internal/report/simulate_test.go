@@ -27,9 +27,9 @@ func TestNewSimulate(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		res   []ensemble.SimResult
-		above []votefile.Mechanism
+		above []votefile.MechanismName
 	}{
-		{"darrm and two others", res, []votefile.Mechanism{votefile.RR}},
+		{"darrm and two others", res, []votefile.MechanismName{votefile.RR}},
 		{"without darrm", res[1:], nil},
 	} {
 		labels := make([]string, len(tc.res))
