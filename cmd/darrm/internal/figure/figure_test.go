@@ -235,7 +235,7 @@ func TestOneVoteTitle(t *testing.T) {
 	if got != "K = 11 non-private teachers; one-vote relation (one record changes one vote); each release (ε = 0.3, δ = 10^{-5})-DP" {
 		t.Errorf("one-vote title %q", got)
 	}
-	s.Mechanisms = append(s.Mechanisms, Mechanism{Name: "gnmax"})
+	s.Mechanisms = append(s.Mechanisms, Curve{Name: "gnmax"})
 	st, _, _ := styles([]Setting{s})
 	if l := st["gnmax"].label; !strings.HasPrefix(l, "γ_{GNMax}") {
 		t.Errorf("gnmax's legend label %q", l)
@@ -414,7 +414,7 @@ func gammaSetting(m float64, rrStatus Status) Setting {
 	}
 	exp := []Expected{{Actual: "U(0,1)", Mean: 0.1}, {Actual: "0.5"}, {Actual: "U(0,0.1)", Mean: 2e-5}}
 	rr := slices.Repeat([]float64{0.3}, 12)
-	return Setting{K: 11, M: m, Eps: 0.1, Delta: 1e-5, TargetDelta: m * 1e-5, Mechanisms: []Mechanism{
+	return Setting{K: 11, M: m, Eps: 0.1, Delta: 1e-5, TargetDelta: m * 1e-5, Mechanisms: []Curve{
 		{Name: "opt", Prior: "uniform", Gamma: g, Error: errCurve, Expected: exp},
 		{Name: "opt", Prior: "tp", Gamma: g, Error: errCurve, Expected: exp},
 		{Name: "rr", Gamma: rr, Status: rrStatus, Error: errCurve, Expected: exp},

@@ -30,8 +30,9 @@ const (
 	Violated
 )
 
-// Mechanism is one noise function of a gamma figure.
-type Mechanism struct {
+// Curve is one noise function of a gamma figure, with its certificate and
+// error curves: what the figure draws of a mechanism.
+type Curve struct {
 	Name   string    // "opt", "sub", "dsub" or "rr", as darrm solve names them
 	Prior  string    // the prior gamma_opt was optimised under ("uniform", "tp", ...)
 	Gamma  []float64 // γ(0), ..., γ(K)
@@ -61,7 +62,7 @@ type Setting struct {
 	// vote, and Eps and TargetDelta are the release's own guarantee (M is
 	// 1, Delta 0: no teachers' guarantee to state).
 	OneVote    bool
-	Mechanisms []Mechanism
+	Mechanisms []Curve
 }
 
 // mechanismStyle is how a mechanism is drawn and named.
@@ -128,7 +129,7 @@ var priorNames = map[string]string{"uniform": "T_{U}", "tp": "T_{P}"}
 // styles assigns each mechanism of the settings a style, keyed by name and,
 // for gamma_opt when the settings use several priors, prior; and returns
 // the keys in order of first appearance, gamma_opt first.
-func styles(settings []Setting) (map[string]mechanismStyle, []string, func(Mechanism) string) {
+func styles(settings []Setting) (map[string]mechanismStyle, []string, func(Curve) string) {
 	priors := map[string]bool{}
 	for _, s := range settings {
 		for _, m := range s.Mechanisms {
@@ -137,7 +138,7 @@ func styles(settings []Setting) (map[string]mechanismStyle, []string, func(Mecha
 			}
 		}
 	}
-	key := func(m Mechanism) string {
+	key := func(m Curve) string {
 		if m.Name == "opt" && len(priors) > 1 {
 			return "opt:" + m.Prior
 		}
@@ -207,13 +208,13 @@ func merge(settings []Setting) []Setting {
 			continue
 		}
 		for _, m := range s.Mechanisms {
-			if !slices.ContainsFunc(out[i].Mechanisms, func(o Mechanism) bool { return o.Name == m.Name && (m.Name != "opt" || o.Prior == m.Prior) }) {
+			if !slices.ContainsFunc(out[i].Mechanisms, func(o Curve) bool { return o.Name == m.Name && (m.Name != "opt" || o.Prior == m.Prior) }) {
 				out[i].Mechanisms = append(out[i].Mechanisms, m)
 			}
 		}
 	}
 	for _, s := range out {
-		slices.SortStableFunc(s.Mechanisms, func(a, b Mechanism) int {
+		slices.SortStableFunc(s.Mechanisms, func(a, b Curve) int {
 			return cmp.Compare(boolInt(a.Name != "opt"), boolInt(b.Name != "opt"))
 		})
 	}
@@ -607,7 +608,7 @@ const minErrorAxis = 0.01
 // release are both fair coins), which a log axis cannot show, gets no
 // group; the axis label says so instead. Every mechanism must carry the
 // same actual distributions.
-func expectedPanel(ms []Mechanism) (*Panel, []int, error) {
+func expectedPanel(ms []Curve) (*Panel, []int, error) {
 	lo, hi := math.Inf(1), 0.0
 	for _, m := range ms {
 		if len(m.Expected) == 0 || len(m.Expected) != len(ms[0].Expected) {
@@ -630,7 +631,7 @@ func expectedPanel(ms []Mechanism) (*Panel, []int, error) {
 	var zero []string
 	var groups []int
 	for i, e := range ms[0].Expected {
-		if slices.ContainsFunc(ms, func(m Mechanism) bool { return m.Expected[i].Mean > 0 }) {
+		if slices.ContainsFunc(ms, func(m Curve) bool { return m.Expected[i].Mean > 0 }) {
 			ticks = append(ticks, plot.Tick{Value: float64(len(groups)), Label: actualName(e.Actual)})
 			groups = append(groups, i)
 		} else {
@@ -649,7 +650,7 @@ func expectedPanel(ms []Mechanism) (*Panel, []int, error) {
 // addPoints draws mechanism j of n as one point per group of the expected
 // panel (the indexes of its errors, groups), the mechanisms side by side
 // within a group.
-func addPoints(p *Panel, m Mechanism, st mechanismStyle, j, n int, groups []int) {
+func addPoints(p *Panel, m Curve, st mechanismStyle, j, n int, groups []int) {
 	const group = 0.7 // width of a group, in units of the x axis
 	var pts plotter.XYs
 	for k, i := range groups {
