@@ -70,11 +70,11 @@ func (r *Recorded) charged(m *votefile.LabelMeta) (int, bool) {
 	return most, found
 }
 
-// Accounting is PATE's account of the queries of a vote file: for lnmax
+// AccountResult is PATE's account of the queries of a vote file: for lnmax
 // its data-independent guarantee (LNMax), for the GNMax family the
 // data-independent and data-dependent bounds (Result) with the
 // smooth-sensitivity release of the latter (Smooth).
-type Accounting struct {
+type AccountResult struct {
 	Options  AccountOptions
 	Teachers int
 	Classes  int
@@ -100,12 +100,12 @@ type Accounting struct {
 // Account accounts for the queries of in (any vote file, read as counts)
 // under opts, drawing the smooth-sensitivity release from src, or, with
 // src nil, preparing it only (PrepareSmooth), for the caller to draw once
-// (Accounting.ReleaseOnce) or to recall. The votes
+// (AccountResult.ReleaseOnce) or to recall. The votes
 // must be in the one-vote relation, the relation of every mechanism here
 // (votefile.Check); labels with a metadata header must be of this
 // mechanism and its settings (else a *votefile.SettingError), K and C, and
 // of the votes' ensemble; every label row must name its query.
-func Account(ctx context.Context, in votefile.Reader, opts AccountOptions, src *noise.Source) (*Accounting, error) {
+func Account(ctx context.Context, in votefile.Reader, opts AccountOptions, src *noise.Source) (*AccountResult, error) {
 	if err := accountant.CheckDelta("delta", opts.Delta); err != nil {
 		return nil, err
 	}
@@ -114,7 +114,7 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions, src *
 	if err != nil {
 		return nil, err
 	}
-	out := &Accounting{Options: opts, Teachers: in.K(), Classes: in.Classes(), Realised: opts.Labels != nil, Binding: b}
+	out := &AccountResult{Options: opts, Teachers: in.K(), Classes: in.Classes(), Realised: opts.Labels != nil, Binding: b}
 	if err := checkLabels(in, opts); err != nil {
 		return nil, err
 	}
@@ -284,7 +284,7 @@ func MechanismOf(s votefile.Settings) votefile.MechanismName {
 // Guarantee returns the bound to publish for what the account printed
 // that may be published, and what it covers (guarantee). Smooth.Eps is an
 // estimate, not a bound: this is the guarantee.
-func (a *Accounting) Guarantee() (eps float64, covers string, err error) {
+func (a *AccountResult) Guarantee() (eps float64, covers string, err error) {
 	if a.LNMax != nil {
 		return a.LNMax.Eps, "the queries, data-independent", nil
 	}

@@ -100,7 +100,7 @@ type Result struct {
 	SSError        string
 	Delta          float64
 	// Guarantee is the bound to publish for the labels and the released
-	// ε, what it covers said by GuaranteeCovers (Accounting.Guarantee):
+	// ε, what it covers said by GuaranteeCovers (AccountResult.Guarantee):
 	// EpsReleased is an estimate, not a bound.
 	Guarantee       float64
 	GuaranteeCovers string

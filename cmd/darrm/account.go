@@ -228,7 +228,7 @@ func newAccountShuffleGCmd() *cobra.Command {
 			return nil, cli.Usagef("--algorithm %v", err)
 		}
 		d := report.AccountShuffleg{Delta: f.Delta, G: f.G, Epochs: f.Epochs, S: cli.Given(fs, "S", f.S), N: cli.Given(fs, "n", f.N), ND: cli.Given(fs, "nd", f.ND)}
-		d.Rows, err = shuffleg.Accounting{Algorithms: algs, Epochs: f.Epochs, S: f.S, N: f.N, ND: f.ND, G: f.G, Delta: f.Delta,
+		d.Rows, err = shuffleg.NoiseRequest{Algorithms: algs, Epochs: f.Epochs, S: f.S, N: f.N, ND: f.ND, G: f.G, Delta: f.Delta,
 			Sigma: cli.Given(fs, "sigma", f.Sigma), Targets: f.Eps}.Run()
 		return d, err
 	})

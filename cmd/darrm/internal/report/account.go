@@ -168,7 +168,7 @@ func (d AccountGNMax) Write(w io.Writer, f cliout.Format) error {
 // AccountShuffleg is the document of darrm account shuffleg: for each
 // private algorithm, the ε of a given σ under each conversion
 // (shuffleg.EpsVariants), or its noise calibrated to each target ε in
-// the three ways of shuffleg.Accounting.
+// the three ways of shuffleg.NoiseRequest.
 type AccountShuffleg struct {
 	Delta, G float64
 	Epochs   int
