@@ -42,18 +42,14 @@ const (
 	Delta     = 1e-5
 )
 
-// Mechanism is one aggregator of the experiment.
-type Mechanism struct {
-	Name votefile.MechanismName
-	accountant.ConfidentGNMax
-}
-
-// Mechanisms returns the paper's two: Confident-GNMax (T = 200, σ1 = 150,
-// σ2 = 40) and GNMax (σ = 40), both with darrm's discrete Gaussian noise.
-func Mechanisms() []Mechanism {
-	return []Mechanism{
-		{votefile.ConfidentGNMax, accountant.ConfidentGNMax{Threshold: Threshold, Sigma1: Sigma1, Sigma2: Sigma2, Noise: accountant.DiscreteNoise}},
-		{votefile.GNMax, accountant.ConfidentGNMax{Sigma2: Sigma2, Noise: accountant.DiscreteNoise}},
+// Mechanisms returns the paper's two aggregators of C-class votes with
+// their settings (ensemble.Mechanism's GNMax): Confident-GNMax (T = 200,
+// σ1 = 150, σ2 = 40) and GNMax (σ = 40), both with darrm's discrete
+// Gaussian noise.
+func Mechanisms() []ensemble.Mechanism {
+	return []ensemble.Mechanism{
+		{Name: votefile.ConfidentGNMax, Input: votefile.ManyClasses, GNMax: accountant.ConfidentGNMax{Threshold: Threshold, Sigma1: Sigma1, Sigma2: Sigma2, Noise: accountant.DiscreteNoise}},
+		{Name: votefile.GNMax, Input: votefile.ManyClasses, GNMax: accountant.ConfidentGNMax{Sigma2: Sigma2, Noise: accountant.DiscreteNoise}},
 	}
 }
 
@@ -114,12 +110,12 @@ type Result struct {
 // the opts.Answered-th answer if set; scores the labels against truth and
 // accounts for them as opts says, releasing the data-dependent ε by smooth
 // sensitivity (releaseSmooth).
-func Label(counts [][]int, teachers, classes int, truth []int, m Mechanism, opts Labelling, src *noise.Source) (Result, error) {
-	agg, err := ensemble.NewClassGNMax(m.ConfidentGNMax, teachers, classes, opts.Delta)
+func Label(counts [][]int, teachers, classes int, truth []int, m ensemble.Mechanism, opts Labelling, src *noise.Source) (Result, error) {
+	agg, err := ensemble.NewClassGNMax(m.GNMax, teachers, classes, opts.Delta)
 	if err != nil {
 		return Result{}, err
 	}
-	acct, err := accountant.NewPATEAccountWith(m.ConfidentGNMax, teachers, classes, accountant.PATEOptions{Directions: opts.Directions})
+	acct, err := accountant.NewPATEAccountWith(m.GNMax, teachers, classes, accountant.PATEOptions{Directions: opts.Directions})
 	if err != nil {
 		return Result{}, err
 	}
@@ -251,7 +247,7 @@ type Params struct {
 	// K is the number of teachers; Mechanisms label the queries as
 	// Labelling says.
 	K          int
-	Mechanisms []Mechanism
+	Mechanisms []ensemble.Mechanism
 	Labelling
 	// Student, if set, trains a student on the first mechanism's labels.
 	Student *Student

@@ -108,7 +108,7 @@ func NewPATEExperiment(dataset string, out *pate.Outcome, p pate.Params, elapsed
 	}
 	fromVotes := false
 	for i, r := range out.Results {
-		d.Results = append(d.Results, NewPATEMechanism(p.Mechanisms[i], r))
+		d.Results = append(d.Results, NewPATEMechanism(p.Mechanisms[i].GNMax, r))
 		fromVotes = fromVotes || r.Smooth.FromVotes
 	}
 	if s := out.Student; s != nil {
@@ -170,8 +170,9 @@ type PATEMechanism struct {
 	Delta          float64  `json:"delta"`
 }
 
-// NewPATEMechanism is the row of the result r of mechanism m.
-func NewPATEMechanism(m pate.Mechanism, r pate.Result) PATEMechanism {
+// NewPATEMechanism is the row of the result r of the mechanism whose
+// settings are m (ensemble.Mechanism's GNMax).
+func NewPATEMechanism(m accountant.ConfidentGNMax, r pate.Result) PATEMechanism {
 	row := PATEMechanism{Mechanism: r.Mechanism, Sigma2: m.Sigma2, Queries: r.Queries, Answered: r.Answered, Reached: r.Reached, Accuracy: r.Accuracy,
 		Directions: r.Directions.String(), EpsIndependent: r.EpsIndependent, EpsDependent: r.EpsDependent, Order: r.Order, EpsReleased: r.EpsReleased, EpsGuarantee: r.Guarantee, SSError: r.SSError, Delta: r.Delta}
 	if m.Confident() {
