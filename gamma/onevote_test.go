@@ -111,13 +111,13 @@ func TestOneVoteStated(t *testing.T) {
 	if tab.Relation == nil || *tab.Relation != accountant.OneVote {
 		t.Fatalf("relation %v, want one-vote", tab.Relation)
 	}
-	p := NewProblem(3, constraints.Params{M: DefaultM, Eps: DefaultEps, Delta: DefaultDelta}, tab.Stated)
+	p := ResolveProblem(3, constraints.Params{M: DefaultM, Eps: DefaultEps, Delta: DefaultDelta}, tab.Stated)
 	if p.Params != constraints.NewOneVote(3, 0.3, 1e-5) {
 		t.Errorf("problem %+v, want the one-vote problem", p.Params)
 	}
 	ov := accountant.OneVote
 	eps := 0.2
-	p = NewProblem(5, constraints.Params{M: DefaultM, Eps: DefaultEps, Delta: DefaultDelta}, Stated{Relation: &ov, Eps: &eps})
+	p = ResolveProblem(5, constraints.Params{M: DefaultM, Eps: DefaultEps, Delta: DefaultDelta}, Stated{Relation: &ov, Eps: &eps})
 	if p.Params != constraints.NewOneVote(5, 0.2, 0) || !p.DeltaDefault || !p.MDefault {
 		t.Errorf("one-vote defaults: %+v", p)
 	}

@@ -159,7 +159,7 @@ func TestNewProblem(t *testing.T) {
 		{"delta from a later source", []Stated{{Delta: f(0)}, {TargetDelta: f(1e-3)}}, constraints.Params{K: 11, M: 3, Eps: 0.1, Delta: 0, TargetDelta: 1e-3}, true, false},
 		{"default delta of the stated Delta", []Stated{{}, {Delta: f(1e-4)}}, constraints.Params{K: 11, M: 3, Eps: 0.1, Delta: 1e-4, TargetDelta: constraints.DefaultTargetDelta(1e-4, 3)}, true, true},
 	} {
-		p := NewProblem(11, def, tc.ss...)
+		p := ResolveProblem(11, def, tc.ss...)
 		if p.Params != tc.want || p.MDefault != tc.mDefault || p.DeltaDefault != tc.dDefault {
 			t.Errorf("%s: %+v, want %+v (m default %v, delta default %v)", tc.name, p, tc.want, tc.mDefault, tc.dDefault)
 		}
@@ -169,7 +169,7 @@ func TestNewProblem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := NewProblem(tab.Gamma.K(), def, Stated{}, tab.Stated); p.K != 3 || p.M != 2 || p.TargetDelta != 0.001 || p.MDefault || p.DeltaDefault {
+	if p := ResolveProblem(tab.Gamma.K(), def, Stated{}, tab.Stated); p.K != 3 || p.M != 2 || p.TargetDelta != 0.001 || p.MDefault || p.DeltaDefault {
 		t.Errorf("from a table: %+v", p)
 	}
 }

@@ -184,7 +184,7 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, i
 // target is the release's own, the one-vote problem of --target-eps and
 // --delta; otherwise the teachers' eps and Delta of t, with --m and
 // --delta.
-func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo, mech mechanisms, k int, input string, t votefile.TeacherGuarantee) (gamma.Problem, error) {
+func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo, mech mechanisms, k int, input string, t votefile.TeacherGuarantee) (gamma.Resolved, error) {
 	line := f.stated(cmd)
 	eps := "--eps"
 	if slices.Contains(info.Takes, "target-eps") {
@@ -192,11 +192,11 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo,
 		line.Relation, line.Eps = &oneVote, nil
 		switch fs := cmd.Flags(); {
 		case fs.Changed("target-eps") && len(f.TargetEps) != 1:
-			return gamma.Problem{}, cli.Usagef("--target-eps: %d values: give the one eps of each release", len(f.TargetEps))
+			return gamma.Resolved{}, cli.Usagef("--target-eps: %d values: give the one eps of each release", len(f.TargetEps))
 		case fs.Changed("target-eps"):
 			line.Eps = &f.TargetEps[0]
 		case mech.table == nil || mech.table.Stated.Eps == nil:
-			return gamma.Problem{}, cli.Usagef("%s needs the release's eps: give --target-eps (and --delta, 0 unless given)", info.Name)
+			return gamma.Resolved{}, cli.Usagef("%s needs the release's eps: give --target-eps (and --delta, 0 unless given)", info.Name)
 		}
 	} else {
 		line.Eps, line.Delta = &t.Eps, &t.Delta
@@ -206,7 +206,7 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo,
 	}
 	if mech.table != nil {
 		if kg := mech.table.Gamma.K(); kg != k {
-			return gamma.Problem{}, cli.Usagef("--gamma %s is for K = %d teachers but %s has %d votes per row", mech.tableName, kg, input, k)
+			return gamma.Resolved{}, cli.Usagef("--gamma %s is for K = %d teachers but %s has %d votes per row", mech.tableName, kg, input, k)
 		}
 		return f.paramsNamed(k, eps, line, mech.table.Stated)
 	}

@@ -101,7 +101,7 @@ type compared struct {
 // over each of f.Queries queries: each noise function sampled by the
 // mechanism that releases with it, planned for the total (plan.EqualTotals),
 // and measured at its plan's parameters as solve's comparison measures it.
-func (f *solveFlags) equalTotals(cmd *cobra.Command, p gamma.Problem, src optimal.Source, coeffs []float64, actuals []gamma.Actual) ([]report.SolveEqual, error) {
+func (f *solveFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, src optimal.Source, coeffs []float64, actuals []gamma.Actual) ([]report.SolveEqual, error) {
 	ctx := cmd.Context()
 	cs := f.comparedMechanisms(cmd, p, sourceGamma(cmd, src, func(err error) error { return err }))
 	rs := make([]plan.Request, len(cs))
@@ -155,7 +155,7 @@ func (f *solveFlags) equalTotals(cmd *cobra.Command, p gamma.Problem, src optima
 // relation gamma_opt (darrm), and
 // the mechanisms of the baselines (subsample, dsub when Delta = delta = 0,
 // rr), each planned by its allowance m.
-func (f *solveFlags) comparedMechanisms(cmd *cobra.Command, p gamma.Problem, opt plan.GammaSource) []compared {
+func (f *solveFlags) comparedMechanisms(cmd *cobra.Command, p gamma.Resolved, opt plan.GammaSource) []compared {
 	base := plan.Request{Classes: 2, Method: f.Totals.Method, DeltaPrime: f.Totals.DeltaPrime,
 		Options: ensemble.Options{Workers: f.Workers}, Gamma: opt}
 	sampled := func(ctx context.Context, pl plan.Plan) (gamma.Gamma, error) {
@@ -202,7 +202,7 @@ func (f *solveFlags) comparedMechanisms(cmd *cobra.Command, p gamma.Problem, opt
 // f.BudgetQueries queries: each planned for the total (plan.EqualTotals)
 // from the problem p of the flags, as darrm plan plans it, and simulated
 // at its plan's parameters on the same teachers and seed.
-func (f *simulateFlags) equalTotals(cmd *cobra.Command, p gamma.Problem, names []votefile.MechanismName, mech mechanisms, teachers []float64) ([]report.SimEqual, error) {
+func (f *simulateFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, names []votefile.MechanismName, mech mechanisms, teachers []float64) ([]report.SimEqual, error) {
 	ctx := cmd.Context()
 	rs := make([]plan.Request, len(names))
 	relations := make([]accountant.Relation, len(names))

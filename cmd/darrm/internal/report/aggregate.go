@@ -208,7 +208,7 @@ type Release struct {
 	Aggregator ensemble.Labeler
 	// Problem and Teachers are the problem of a two-class release and
 	// the teachers' guarantee it used.
-	Problem  gamma.Problem
+	Problem  gamma.Resolved
 	Teachers votefile.TeacherGuarantee
 	// Input names the votes that Votes read; Output names where the sink
 	// Sink wrote the labels.

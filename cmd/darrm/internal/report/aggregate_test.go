@@ -63,7 +63,7 @@ func TestNewAggregate(t *testing.T) {
 		{name: "charged to a ledger", agg: rr, res: ensemble.ReleaseResult{Answered: 1}, led: &st},
 	} {
 		acct := ensemble.Accounting{PerQuery: tc.agg.Privacy(), DeltaPrime: 1e-5, Budget: tc.budget}
-		out, err := NewAggregate(Release{Problem: gamma.Problem{Params: p}, Mechanism: votefile.MechanismName(tc.name), Aggregator: tc.agg, Input: "votes.csv", Output: "-",
+		out, err := NewAggregate(Release{Problem: gamma.Resolved{Params: p}, Mechanism: votefile.MechanismName(tc.name), Aggregator: tc.agg, Input: "votes.csv", Output: "-",
 			Votes: votes, Sink: ensemble.LabelSink{Format: votefile.FormatCSV}, Result: tc.res, Accounting: acct,
 			Seed: tc.seed, Ledger: tc.led, LedgerPath: path, Elapsed: time.Second})
 		priv := tc.agg.Privacy()

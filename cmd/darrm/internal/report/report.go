@@ -43,7 +43,7 @@ type Problem struct {
 }
 
 // NewProblem is the problem p as outputs echo it.
-func NewProblem(p gamma.Problem) Problem {
+func NewProblem(p gamma.Resolved) Problem {
 	return Problem{K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta, MDefault: p.MDefault, DeltaDefault: p.DeltaDefault, Relation: p.Relation}
 }
 

@@ -26,7 +26,7 @@ func TestMergeShards(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		shards[i] = Shard{Problem: NewProblem(gamma.Problem{Params: p}), Gamma: g, Separation: sep}
+		shards[i] = Shard{Problem: NewProblem(gamma.Resolved{Params: p}), Gamma: g, Separation: sep}
 	}
 	names := []string{"a.json", "b.json"}
 	other := func(f func(*Shard)) []Shard {
