@@ -42,7 +42,7 @@ type GNMax struct {
 // teachers' own eps and Delta do not enter). NewGNMax also checks the
 // sampled label probabilities against the target exactly for every such
 // pair, and refuses them otherwise. delta must be > 0.
-func NewGNMax(p constraints.Params, search accountant.GNMaxSearch) (*GNMax, error) {
+func NewGNMax(p constraints.Problem, search accountant.GNMaxSearch) (*GNMax, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("GNMax: %w", err)
 	}

@@ -54,7 +54,7 @@ func ExampleDSub() {
 // line's m wins over the file's, the file's eps over the default, and the
 // release's delta, stated by neither, is the thesis' 1-(1-Delta)^m.
 func ExampleResolveProblem() {
-	def := constraints.Params{M: gamma.DefaultM, Eps: gamma.DefaultEps, Delta: gamma.DefaultDelta}
+	def := constraints.Problem{M: gamma.DefaultM, Eps: gamma.DefaultEps, Delta: gamma.DefaultDelta}
 	flagM, fileM, fileEps := 5.0, 3.0, 0.2
 	p := gamma.ResolveProblem(11, def, gamma.Stated{M: &flagM}, gamma.Stated{M: &fileM, Eps: &fileEps})
 	fmt.Printf("K = %d, m = %g, eps = %g, Delta = %g, delta = %.6g (default: %v)\n", p.K, p.M, p.Eps, p.Delta, p.TargetDelta, p.DeltaDefault)

@@ -41,7 +41,7 @@ type Stated struct {
 // (ResolveProblem), with which of its values no source stated and so took
 // their defaults; outputs say which.
 type Resolved struct {
-	constraints.Params
+	constraints.Problem
 	// MDefault: m is the default's. DeltaDefault: delta is the thesis'
 	// default 1-(1-Delta)^m.
 	MDefault, DeltaDefault bool
@@ -63,7 +63,7 @@ const (
 // constraints.DefaultTargetDelta). In the one-vote relation m and
 // Delta default to 1 and 0 (constraints.NewOneVote), so delta defaults to
 // 0. The problem is not validated.
-func ResolveProblem(k int, def constraints.Params, ss ...Stated) Resolved {
+func ResolveProblem(k int, def constraints.Problem, ss ...Stated) Resolved {
 	first := func(get func(Stated) *float64) *float64 {
 		for _, s := range ss {
 			if v := get(s); v != nil {
@@ -88,7 +88,7 @@ func ResolveProblem(k int, def constraints.Params, ss ...Stated) Resolved {
 	if rel == accountant.OneVote {
 		def.M, def.Delta = 1, 0
 	}
-	p := Resolved{Params: constraints.Params{K: k, Relation: rel,
+	p := Resolved{Problem: constraints.Problem{K: k, Relation: rel,
 		M:     pick(func(s Stated) *float64 { return s.M }, def.M),
 		Eps:   pick(func(s Stated) *float64 { return s.Eps }, def.Eps),
 		Delta: pick(func(s Stated) *float64 { return s.Delta }, def.Delta)}}

@@ -246,8 +246,8 @@ func newAccountRRCmd() *cobra.Command {
 		if err != nil {
 			return nil, err
 		}
-		d := report.AccountRR{Problem: p.Params, Method: f.RRComp.For(p.Delta), DeltaPrime: f.RRDelta}
-		if d.RR, err = gamma.NewRRConst(p.Params, d.Method, f.RRDelta); err != nil {
+		d := report.AccountRR{Problem: p.Problem, Method: f.RRComp.For(p.Delta), DeltaPrime: f.RRDelta}
+		if d.RR, err = gamma.NewRRConst(p.Problem, d.Method, f.RRDelta); err != nil {
 			return nil, cli.AsUsage(err)
 		}
 		return d, nil

@@ -144,7 +144,7 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, i
 	spec := ensemble.ReleaseSpec{
 		Votes:     in,
 		Mechanism: ensemble.Mechanism{Name: info.Name, Input: info.Input, LNMax: accountant.LNMax{Scale: f.LaplaceScale}},
-		Problem:   constraints.Params{K: in.K(), TargetDelta: f.Target},
+		Problem:   constraints.Problem{K: in.K(), TargetDelta: f.Target},
 	}
 	mech := mechanisms{mechanismFlags: &f.mechanismFlags}
 	var err error
@@ -162,7 +162,7 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, i
 		if rel.Problem, err = f.params(cmd, info, mech, in.K(), input, rel.Teachers); err != nil {
 			return spec, mech, rel, err
 		}
-		spec.Problem = rel.Problem.Params
+		spec.Problem = rel.Problem.Problem
 	case f.settings(cmd).Sigma2 != nil: // the GNMax family (checkSettings)
 		if spec.Mechanism.GNMax, err = gnmaxOf(f.settings(cmd), accountant.DiscreteNoise); err != nil {
 			return spec, mech, rel, err

@@ -79,7 +79,7 @@ func (s mechanisms) planGamma(cmd *cobra.Command) (plan.GammaSource, error) {
 // sourceGamma returns the plan's gamma source of src, whose errors
 // explain says in terms of the flags.
 func sourceGamma(cmd *cobra.Command, src optimal.Source, explain func(error) error) plan.GammaSource {
-	return func(ctx context.Context, p constraints.Params) (gamma.Gamma, error) {
+	return func(ctx context.Context, p constraints.Problem) (gamma.Gamma, error) {
 		l, err := loadGamma(ctx, cmd, src, p)
 		if err != nil {
 			return nil, explain(err)
@@ -165,7 +165,7 @@ func (f *solveFlags) comparedMechanisms(cmd *cobra.Command, p gamma.Resolved, op
 		}
 		return agg.(ensemble.Aggregator).Gamma(), nil
 	}
-	with := func(name votefile.MechanismName, in votefile.Input, q constraints.Params) plan.Request {
+	with := func(name votefile.MechanismName, in votefile.Input, q constraints.Problem) plan.Request {
 		r := base
 		r.Mechanism = ensemble.Mechanism{Name: name, Input: in, RRComposition: f.RRComp.For(q.Delta), RRDeltaPrime: f.RRDelta}
 		r.Problem = q
@@ -187,7 +187,7 @@ func (f *solveFlags) comparedMechanisms(cmd *cobra.Command, p gamma.Resolved, op
 		}
 	}
 	teachers := func(name votefile.MechanismName) plan.Request {
-		r := with(name, votefile.TwoClass, p.Params)
+		r := with(name, votefile.TwoClass, p.Problem)
 		r.DefaultDelta = !cmd.Flags().Changed("delta")
 		return r
 	}
@@ -209,7 +209,7 @@ func (f *simulateFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, names 
 	for i, n := range names {
 		r := plan.Request{
 			Mechanism: ensemble.Mechanism{Name: n, Input: votefile.TwoClass, RRComposition: mech.RRComp.For(p.Delta), RRDeltaPrime: mech.RRDelta, GNMaxSearch: mech.GNMaxSearch},
-			Problem:   p.Params, DefaultDelta: !cmd.Flags().Changed("delta"), Classes: 2,
+			Problem:   p.Problem, DefaultDelta: !cmd.Flags().Changed("delta"), Classes: 2,
 			Method: f.Totals.Method, DeltaPrime: f.Totals.DeltaPrime, Options: ensemble.Options{Workers: f.Workers},
 		}
 		info, err := ensemble.LookupMechanism(n, votefile.TwoClass)

@@ -144,7 +144,7 @@ func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.Mechanis
 		if !fs.Changed("delta") {
 			delta = f.BudgetDelta
 		}
-		r.Problem = constraints.Params{K: f.K, TargetDelta: delta}
+		r.Problem = constraints.Problem{K: f.K, TargetDelta: delta}
 		g := accountant.ConfidentGNMax{Threshold: f.Threshold, Sigma1: f.Sigma1, Sigma2: f.Sigma2, Noise: accountant.DiscreteNoise}
 		r.Mechanism.GNMax = g
 	case info.Name == votefile.DaRRMOneVote:
@@ -159,7 +159,7 @@ func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.Mechanis
 		}
 		r.Problem = constraints.NewOneVote(f.K, eps, f.Target)
 	default:
-		r.Problem = constraints.Params{K: f.K, M: f.M, Eps: f.Eps, Delta: f.Delta, TargetDelta: f.Target}
+		r.Problem = constraints.Problem{K: f.K, M: f.M, Eps: f.Eps, Delta: f.Delta, TargetDelta: f.Target}
 		r.DefaultDelta = !fs.Changed("delta")
 	}
 	if info.Gamma {

@@ -87,7 +87,7 @@ func (f *problemFlags) paramsFrom(k int, line gamma.Stated, files ...gamma.State
 // paramsNamed is paramsFrom where line's eps came from eps (a flag, or a
 // vote file's metadata header), which an error of m·eps names.
 func (f *problemFlags) paramsNamed(k int, eps string, line gamma.Stated, files ...gamma.Stated) (gamma.Resolved, error) {
-	p := gamma.ResolveProblem(k, constraints.Params{M: f.M, Eps: f.Eps, Delta: f.Delta}, append([]gamma.Stated{line}, files...)...)
+	p := gamma.ResolveProblem(k, constraints.Problem{M: f.M, Eps: f.Eps, Delta: f.Delta}, append([]gamma.Stated{line}, files...)...)
 	if err := f.checkRelation(p, files); err != nil {
 		return p, err
 	}
@@ -181,7 +181,7 @@ func (f *cacheFlags) open() (*cache.Dir, error) {
 // with a progress line on a terminal while gamma_opt is solved, and
 // warnings for a cache entry that is replaced or that could not be
 // stored.
-func loadGamma(ctx context.Context, cmd *cobra.Command, src optimal.Source, p constraints.Params) (optimal.Loaded, error) {
+func loadGamma(ctx context.Context, cmd *cobra.Command, src optimal.Source, p constraints.Problem) (optimal.Loaded, error) {
 	prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, solving(p))
 	watchSource(cmd, &src, p, func() *cliout.Progress { return prog })
 	l, err := src.Load(ctx, p)
@@ -193,7 +193,7 @@ func loadGamma(ctx context.Context, cmd *cobra.Command, src optimal.Source, p co
 }
 
 // solving describes the solve of gamma_opt for p in a progress line.
-func solving(p constraints.Params) string {
+func solving(p constraints.Problem) string {
 	if p.Relation == accountant.OneVote {
 		return fmt.Sprintf("solving K=%d one-vote eps=%g", p.K, p.Eps)
 	}
@@ -202,7 +202,7 @@ func solving(p constraints.Params) string {
 
 // watchSource makes src show its solve of gamma_opt for p on the
 // progress line prog returns, and tell of a cache entry it replaces.
-func watchSource(cmd *cobra.Command, src *optimal.Source, p constraints.Params, prog func() *cliout.Progress) {
+func watchSource(cmd *cobra.Command, src *optimal.Source, p constraints.Problem, prog func() *cliout.Progress) {
 	what := solving(p)
 	src.Options.Progress = func(s optimal.Progress) {
 		pr := prog()

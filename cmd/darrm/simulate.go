@@ -59,7 +59,7 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 		names[i] = votefile.MechanismName(n)
 	}
 	if len(names) == 0 {
-		names = ensemble.DefaultMechanisms(p.Params)
+		names = ensemble.DefaultMechanisms(p.Problem)
 	}
 	mech, err := f.mechanismFlags.parse(cmd, "mechanisms", names)
 	if err != nil {
@@ -75,7 +75,7 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	var aggs []ensemble.Aggregator
 	var labels []string
 	for _, n := range names {
-		agg, label, err := mech.newAggregator(cmd, n, p.Params)
+		agg, label, err := mech.newAggregator(cmd, n, p.Problem)
 		if err != nil {
 			return err
 		}

@@ -208,7 +208,7 @@ func (d AccountShuffleg) Write(w io.Writer, f cliout.Format) error {
 // p_const for Problem, the teachers' majority being (tau·eps, lambda)-DP
 // by Method with slack DeltaPrime.
 type AccountRR struct {
-	Problem    constraints.Params
+	Problem    constraints.Problem
 	Method     accountant.Method
 	DeltaPrime float64
 	RR         gamma.RRConst

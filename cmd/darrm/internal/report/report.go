@@ -48,8 +48,8 @@ func NewProblem(p gamma.Resolved) Problem {
 }
 
 // Params is the problem the document states, for the library.
-func (o Problem) Params() constraints.Params {
-	return constraints.Params{K: o.K, M: o.M, Eps: o.Eps, Delta: o.Delta, TargetDelta: o.TargetDelta, Relation: o.Relation}
+func (o Problem) Params() constraints.Problem {
+	return constraints.Problem{K: o.K, M: o.M, Eps: o.Eps, Delta: o.Delta, TargetDelta: o.TargetDelta, Relation: o.Relation}
 }
 
 // Describe says the problem in words, marking defaults.

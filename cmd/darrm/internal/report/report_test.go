@@ -216,9 +216,9 @@ func TestNewTransferTeachers(t *testing.T) {
 // TestProblemParams: a document echoes the library's problem and which
 // values are defaults, and states it back.
 func TestProblemParams(t *testing.T) {
-	lib := constraints.Params{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: 3e-5}
+	lib := constraints.Problem{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: 3e-5}
 	for _, defaults := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
-		o := NewProblem(gamma.Resolved{Params: lib, MDefault: defaults[0], DeltaDefault: defaults[1]})
+		o := NewProblem(gamma.Resolved{Problem: lib, MDefault: defaults[0], DeltaDefault: defaults[1]})
 		if o.K != 11 || o.MDefault != defaults[0] || o.DeltaDefault != defaults[1] || o.Params() != lib {
 			t.Errorf("defaults %v: %+v states %+v", defaults, o, o.Params())
 		}
