@@ -13,6 +13,9 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
 )
 
 // Status is what a noise function's exhaustive certificate says, as a
@@ -52,18 +55,19 @@ type Expected struct {
 }
 
 // Setting is one column of a gamma figure: a problem and its mechanisms.
+// In the one-vote relation (Relation accountant.OneVote) the teachers need
+// not be private, and Eps and TargetDelta are the release's own guarantee
+// (M is 1, Delta 0: no teachers' guarantee to state).
 type Setting struct {
-	K                          int
-	M, Eps, Delta, TargetDelta float64
+	constraints.Problem
 	// SubSize is the number of teachers γ_Sub subsamples when it is not
 	// floor(M) (App. B.4's M); 0 otherwise.
-	SubSize int
-	// OneVote: the teachers need not be private, one record changes one
-	// vote, and Eps and TargetDelta are the release's own guarantee (M is
-	// 1, Delta 0: no teachers' guarantee to state).
-	OneVote    bool
+	SubSize    int
 	Mechanisms []Curve
 }
+
+// oneVote says that the column's problem is in the one-vote relation.
+func (s Setting) oneVote() bool { return s.Relation == accountant.OneVote }
 
 // mechanismStyle is how a mechanism is drawn and named.
 type mechanismStyle struct {
@@ -200,7 +204,7 @@ func merge(settings []Setting) []Setting {
 	var out []Setting
 	for _, s := range settings {
 		i := slices.IndexFunc(out, func(o Setting) bool {
-			return o.K == s.K && o.M == s.M && o.Eps == s.Eps && o.Delta == s.Delta && o.TargetDelta == s.TargetDelta && o.SubSize == s.SubSize && o.OneVote == s.OneVote
+			return o.Problem == s.Problem && o.SubSize == s.SubSize
 		})
 		if i < 0 {
 			s.Mechanisms = slices.Clone(s.Mechanisms)
@@ -463,7 +467,7 @@ func columnTitle(s Setting, v vary) string {
 // release's guarantee, m·ε and δ, where they are the same in every column.
 func commonLine(settings []Setting, v vary) string {
 	s := settings[0]
-	if s.OneVote && !slices.ContainsFunc(settings, func(o Setting) bool { return !o.OneVote }) {
+	if s.oneVote() && !slices.ContainsFunc(settings, func(o Setting) bool { return !o.oneVote() }) {
 		return oneVoteLine(s, v)
 	}
 	var parts []string
