@@ -38,11 +38,11 @@ type ReleaseSpec struct {
 	// it.
 	Gamma optimal.Source
 	// Budget, if not nil, limits the queries answered. It is held by
-	// Composition with slack DeltaPrime, which also give the totals
+	// composition Method with slack DeltaPrime, which also give the totals
 	// (NewAccounting).
-	Budget      *accountant.Guarantee
-	Composition accountant.Method
-	DeltaPrime  float64
+	Budget     *accountant.Guarantee
+	Method     accountant.Method
+	DeltaPrime float64
 	// Ledger, if not "", is the ledger file charged for the release
 	// (ledger.OpenRun, with LedgerOptions): bound to the votes, charged
 	// per query before the labels leave; what it allows may lower the
@@ -153,7 +153,7 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 		return fail(StepBinding, err)
 	}
 	step := out.Aggregator.Privacy().Step()
-	if out.Accounting, err = NewAccounting(out.Aggregator.Privacy(), out.Binding, s.DeltaPrime, s.Budget, s.Composition); err != nil {
+	if out.Accounting, err = NewAccounting(out.Aggregator.Privacy(), out.Binding, s.DeltaPrime, s.Budget, s.Method); err != nil {
 		return fail(StepAccounting, err)
 	}
 	limit, sink := out.Accounting.Limit(), s.Sink

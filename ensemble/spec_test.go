@@ -126,7 +126,7 @@ func TestReleaseBudgetStop(t *testing.T) {
 	votes := "1,1,0\n0,0,1\n1,1,1\n0,1,0\n"
 	spec := func(budget *accountant.Guarantee, name votefile.MechanismName, delta float64) ReleaseSpec {
 		s := releaseSpec(t, votes, p, optimal.Source{}, t.TempDir())
-		s.Mechanism, s.Budget, s.Composition = Mechanism{Name: name}, budget, accountant.Simple
+		s.Mechanism, s.Budget, s.Method = Mechanism{Name: name}, budget, accountant.Simple
 		s.Problem.Delta, s.Problem.TargetDelta = delta, delta
 		return s
 	}
