@@ -61,8 +61,8 @@ func DefaultDir() (string, error) {
 
 // Key identifies a gamma table.
 type Key struct {
-	Params constraints.Params
-	Prior  string
+	Problem constraints.Problem
+	Prior   string
 }
 
 // String is the canonical form of the key; floats are written in their
@@ -75,7 +75,7 @@ func (k Key) String() string { return k.at(Version) }
 // was a parameter stay what they were.
 func (k Key) at(v int) string {
 	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-	p := k.Params
+	p := k.Problem
 	s := fmt.Sprintf("darrm-gamma/v%d K=%d m=%s eps=%s Delta=%s delta=%s prior=%s",
 		v, p.K, f(p.M), f(p.Eps), f(p.Delta), f(p.TargetDelta), k.Prior)
 	if p.Relation != accountant.PrivateTeachers {
@@ -175,7 +175,7 @@ func (d *Dir) Get(k Key) (*Entry, error) {
 	corrupt := func(format string, args ...any) error {
 		return &CorruptError{Path: path, Reason: fmt.Sprintf(format, args...)}
 	}
-	b, err := atomicfile.ReadFile(path, maxEntryBytes(k.Params.K))
+	b, err := atomicfile.ReadFile(path, maxEntryBytes(k.Problem.K))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, ErrNotFound
@@ -199,11 +199,11 @@ func (d *Dir) Get(k Key) (*Entry, error) {
 		return nil, corrupt("key = %q, want %q", e.Key, k.String())
 	}
 	g := gamma.Gamma(e.Gamma)
-	if err := g.CheckFor(k.Params.K); err != nil {
+	if err := g.CheckFor(k.Problem.K); err != nil {
 		return nil, corrupt("%v", err)
 	}
 	c := e.Certificate
-	if b := k.Params.Budget(); c.Status != gamma.Certified || c.Budget != b || !(c.MaxF+c.ErrBound <= b) {
+	if b := k.Problem.Budget(); c.Status != gamma.Certified || c.Budget != b || !(c.MaxF+c.ErrBound <= b) {
 		return nil, corrupt("certificate (status %v, max f %v, error bound %v, budget %v) does not certify the budget %v", c.Status, c.MaxF, c.ErrBound, c.Budget, b)
 	}
 	return &e, nil
@@ -215,8 +215,8 @@ func (d *Dir) Put(e *Entry) error {
 	if e.Certificate.Status != gamma.Certified {
 		return fmt.Errorf("cache: refusing to store a gamma whose certificate is %v", e.Certificate.Status)
 	}
-	p := constraints.Params{K: e.K, M: e.M, Eps: e.Eps, Delta: e.Delta, TargetDelta: e.TargetDelta, Relation: e.Relation}
-	k := Key{Params: p, Prior: e.Prior}
+	p := constraints.Problem{K: e.K, M: e.M, Eps: e.Eps, Delta: e.Delta, TargetDelta: e.TargetDelta, Relation: e.Relation}
+	k := Key{Problem: p, Prior: e.Prior}
 	e.Key = k.String()
 	raw, err := json.Marshal(e)
 	if err != nil {

@@ -15,9 +15,9 @@ import (
 	"github.com/darrm/darrm/internal/fixtures"
 )
 
-var testParams = constraints.Params{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: constraints.DefaultTargetDelta(1e-5, 3)}
+var testParams = constraints.Problem{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: constraints.DefaultTargetDelta(1e-5, 3)}
 
-func solvedEntry(t *testing.T, p constraints.Params) *Entry {
+func solvedEntry(t *testing.T, p constraints.Problem) *Entry {
 	t.Helper()
 	g, err := fixtures.GammaK11M3()
 	if err != nil {
@@ -43,7 +43,7 @@ func TestPutGetRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := Key{Params: testParams, Prior: "uniform"}
+	key := Key{Problem: testParams, Prior: "uniform"}
 	if _, err := d.Get(key); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("Get on an empty cache: %v, want ErrNotFound", err)
 	}
@@ -80,7 +80,7 @@ func TestPutGetRoundTrip(t *testing.T) {
 
 func TestCorruptEntries(t *testing.T) {
 	e := solvedEntry(t, testParams)
-	key := Key{Params: testParams, Prior: "uniform"}
+	key := Key{Problem: testParams, Prior: "uniform"}
 	for _, tc := range []struct {
 		name   string
 		mutate func(b []byte) []byte
@@ -126,7 +126,7 @@ func TestCorruptEntries(t *testing.T) {
 // An entry with a valid checksum but an uncertified gamma, a wrong key or
 // a gamma of the wrong size (a hand-edited cache) is still refused.
 func TestTamperedEntries(t *testing.T) {
-	key := Key{Params: testParams, Prior: "uniform"}
+	key := Key{Problem: testParams, Prior: "uniform"}
 	for _, tc := range []struct {
 		name   string
 		mutate func(e *Entry)
@@ -168,7 +168,7 @@ func TestUnreadableEntry(t *testing.T) {
 	if err := d.Put(e); err != nil {
 		t.Fatal(err)
 	}
-	key := Key{Params: testParams, Prior: "uniform"}
+	key := Key{Problem: testParams, Prior: "uniform"}
 	os.Chmod(d.Path(key), 0)
 	var ce *CorruptError
 	if _, err := d.Get(key); err == nil || errors.Is(err, ErrNotFound) || errors.As(err, &ce) {
@@ -189,9 +189,9 @@ func TestDefaultDir(t *testing.T) {
 }
 
 func TestKeyIsExact(t *testing.T) {
-	a := Key{Params: testParams, Prior: "uniform"}
+	a := Key{Problem: testParams, Prior: "uniform"}
 	b := a
-	b.Params.Eps = 0.1 + 1e-17*8 // the next float64 after 0.1
+	b.Problem.Eps = 0.1 + 1e-17*8 // the next float64 after 0.1
 	if a.String() == b.String() || a.file(Version) == b.file(Version) {
 		t.Errorf("keys of eps = 0.1 and its float64 successor collide: %q", a)
 	}
@@ -237,7 +237,7 @@ func TestEarlierVersionsAreNotUsed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := Key{Params: testParams, Prior: "uniform"}
+	key := Key{Problem: testParams, Prior: "uniform"}
 	e := solvedEntry(t, testParams)
 	if err := d.Put(e); err != nil {
 		t.Fatal(err)
@@ -274,11 +274,11 @@ func TestEarlierVersionsAreNotUsed(t *testing.T) {
 // before the relation was part of the key (the file name is a digest of
 // the key, so their files are found).
 func TestOneVoteKey(t *testing.T) {
-	old := Key{Params: constraints.Params{K: 11, M: 1, Eps: 0.3, TargetDelta: 1e-5}, Prior: "uniform"}
+	old := Key{Problem: constraints.Problem{K: 11, M: 1, Eps: 0.3, TargetDelta: 1e-5}, Prior: "uniform"}
 	if got, want := old.String(), "darrm-gamma/v3 K=11 m=1 eps=0.3 Delta=0 delta=1e-05 prior=uniform"; got != want {
 		t.Errorf("DaRRM's key %q, want the unchanged %q", got, want)
 	}
-	ov := Key{Params: constraints.NewOneVote(11, 0.3, 1e-5), Prior: "uniform"}
+	ov := Key{Problem: constraints.NewOneVote(11, 0.3, 1e-5), Prior: "uniform"}
 	if got, want := ov.String(), old.String()+" relation=one-vote"; got != want {
 		t.Errorf("one-vote key %q, want %q", got, want)
 	}
@@ -290,11 +290,11 @@ func TestOneVoteKey(t *testing.T) {
 		t.Fatal("the two relations share a file")
 	}
 	g := gamma.Gamma{0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1}
-	cert, err := gamma.Verify(context.Background(), ov.Params, g, gamma.VerifyOptions{})
+	cert, err := gamma.Verify(context.Background(), ov.Problem, g, gamma.VerifyOptions{})
 	if err != nil || cert.Status != gamma.Certified {
 		t.Fatalf("%v %v", cert.Status, err)
 	}
-	p := ov.Params
+	p := ov.Problem
 	e := &Entry{K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta, Relation: p.Relation,
 		Prior: "uniform", Gamma: g, Certificate: cert, Created: time.Now().UTC()}
 	if err := d.Put(e); err != nil {

@@ -19,7 +19,7 @@ func TestSpecialEntries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := Key{Params: testParams, Prior: "uniform"}
+	key := Key{Problem: testParams, Prior: "uniform"}
 	path := d.Path(key)
 	for name, make := range map[string]func() error{
 		"link to /dev/zero": func() error { return os.Symlink("/dev/zero", path) },

@@ -19,7 +19,7 @@ func bexp(x *big.Float) *big.Float { return bigmath.Exp(x, prec) }
 
 // exactCorners are the corners of Lemma 3.6.1 in exact arithmetic at the
 // float64 eps and Delta.
-func exactCorners(p Params) [][2]*big.Float {
+func exactCorners(p Problem) [][2]*big.Float {
 	ei := bexp(bfl(-p.Eps))
 	d := bfl(p.Delta)
 	den := new(big.Float).SetPrec(prec).Add(bfl(1), ei)
@@ -36,7 +36,7 @@ func exactCorners(p Params) [][2]*big.Float {
 }
 
 // exactF is the privacy cost f of configuration c in exact arithmetic.
-func exactF(p Params, c Config, gamma []float64, corners [][2]*big.Float) *big.Float {
+func exactF(p Problem, c Config, gamma []float64, corners [][2]*big.Float) *big.Float {
 	pmf := func(side int) []*big.Float {
 		a := []*big.Float{bfl(1)}
 		for j, n := range c {
@@ -74,7 +74,7 @@ func exactF(p Params, c Config, gamma []float64, corners [][2]*big.Float) *big.F
 	return f
 }
 
-func exactBudget(p Params) *big.Float {
+func exactBudget(p Problem) *big.Float {
 	e := bexp(new(big.Float).SetPrec(prec).Mul(bfl(p.M), bfl(p.Eps)))
 	e.Sub(e, bfl(1))
 	return e.Add(e, new(big.Float).SetPrec(prec).Mul(bfl(2), bfl(p.TargetDelta)))
@@ -98,7 +98,7 @@ func TestErrBoundAgainstBig(t *testing.T) {
 			delta = math.Exp(-3 - 10*r.Float64())
 		}
 		m := 1 + float64(k-1)*r.Float64()
-		p := Params{K: k, M: m, Eps: math.Exp(-4 + 5*r.Float64()), Delta: delta}
+		p := Problem{K: k, M: m, Eps: math.Exp(-4 + 5*r.Float64()), Delta: delta}
 		p.TargetDelta = DefaultTargetDelta(delta, m)
 		g := make([]float64, k+1)
 		for l := range (k + 1) / 2 {
@@ -140,7 +140,7 @@ func TestErrBoundAgainstBig(t *testing.T) {
 // TestSeparatePreconditions: gamma outside [0, 1] or not symmetric is
 // refused, since ErrBound and the corner reduction assume both.
 func TestSeparatePreconditions(t *testing.T) {
-	p := Params{K: 3, M: 1, Eps: 0.1, Delta: 0, TargetDelta: 0}
+	p := Problem{K: 3, M: 1, Eps: 0.1, Delta: 0, TargetDelta: 0}
 	for _, g := range [][]float64{{1.5, 0, 0, 1.5}, {-0.1, 0, 0, -0.1}, {1, 0.5, 0.4, 1}, {1, 0, 0}, {math.NaN(), 0, 0, 1}} {
 		if _, err := p.Separate(context.Background(), g, SeparateOptions{}); err == nil {
 			t.Errorf("gamma %v accepted", g)
@@ -153,7 +153,7 @@ func TestSeparatePreconditions(t *testing.T) {
 // and count.
 func TestShardsMerge(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 5))
-	for _, p := range []Params{
+	for _, p := range []Problem{
 		{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: DefaultTargetDelta(1e-5, 3)},
 		{K: 21, M: 2, Eps: 0.2, Delta: 0, TargetDelta: 0},
 	} {

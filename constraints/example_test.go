@@ -27,10 +27,10 @@ func ExampleNew() {
 
 // A release delta other than the thesis' default is set on the result;
 // Validate names a delta below the teachers' Delta.
-func ExampleParams_Validate() {
+func ExampleProblem_Validate() {
 	p := constraints.New(11, 3, 0.1, 1e-5)
 	p.TargetDelta = 1e-6
 	fmt.Println(p.Validate())
 	// Output:
-	// delta (the release's delta, Params.TargetDelta) = 1e-06: must be in [Delta, 1) = [1e-05, 1)
+	// delta (the release's delta, Problem.TargetDelta) = 1e-06: must be in [Delta, 1) = [1e-05, 1)
 }

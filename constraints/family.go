@@ -51,7 +51,7 @@ type familyBound struct {
 // rest is of order C(t, 4)·Delta^4, 3e-9 at t = 1000 and Delta = 1e-5.
 const familyOrder = 3
 
-func newFamilyBound(p Params, order int, remainder bool) *familyBound {
+func newFamilyBound(p Problem, order int, remainder bool) *familyBound {
 	fb := &familyBound{order: order, remainder: remainder, e: p.E()}
 	r := order + 1
 	fb.coef = make([]float64, (p.K+1)*r)
@@ -163,7 +163,7 @@ func (fb *familyBound) family(x, y []float64, s int, maxX, minY float64) float64
 // largest. It is a cheap search for violated rows, at about half the cost
 // of Separate's first pass, and proves nothing; the costs it ranks by are
 // estimates, so callers score the multisets (Cost) before using them.
-func (p Params) Candidates(ctx context.Context, gamma []float64, n, workers int) ([]Config, error) {
+func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int) ([]Config, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}

@@ -11,7 +11,7 @@ import (
 
 // familyCase is a problem and a noise function for the family bound tests.
 type familyCase struct {
-	p     Params
+	p     Problem
 	gamma []float64
 	name  string
 }
@@ -59,7 +59,7 @@ func familyCases(t *testing.T, maxK int, deltas []float64) []familyCase {
 
 // forEachPair calls fn with every pair (n6, n7) and its correlation
 // vectors after the e^eps corners, as Separate computes them.
-func forEachPair(t *testing.T, p Params, g []float64, fn func(n6, n7 int, w, x, y []float64)) {
+func forEachPair(t *testing.T, p Problem, g []float64, fn func(n6, n7 int, w, x, y []float64)) {
 	t.Helper()
 	w, err := p.weights(g)
 	if err != nil {
@@ -80,7 +80,7 @@ func forEachPair(t *testing.T, p Params, g []float64, fn func(n6, n7 int, w, x, 
 
 // pairMaxima returns the largest cost, as computed, of every pair (n6, n7)
 // by pairIndex, scoring every multiset.
-func pairMaxima(t *testing.T, p Params, g []float64) []float64 {
+func pairMaxima(t *testing.T, p Problem, g []float64) []float64 {
 	out := make([]float64, pairIndex(p.K, p.K, 0)+1)
 	forEachPair(t, p, g, func(n6, n7 int, w, x, y []float64) {
 		sw := newSepWorker(p, w, SeparateOptions{})
@@ -98,7 +98,7 @@ func pairMaxima(t *testing.T, p Params, g []float64) []float64 {
 
 // boundFailures returns the pairs whose family bound under fb is below
 // their largest cost.
-func boundFailures(t *testing.T, p Params, g []float64, fb *familyBound) []string {
+func boundFailures(t *testing.T, p Problem, g []float64, fb *familyBound) []string {
 	maxima := pairMaxima(t, p, g)
 	var bad []string
 	forEachPair(t, p, g, func(n6, n7 int, _, x, y []float64) {

@@ -15,14 +15,14 @@ import (
 // guarantee of their own: the problem's M is 1, its Eps the release's eps
 // and its Delta 0, so that M·Eps and TargetDelta are the release's
 // guarantee in either relation. The problem is not validated here.
-func NewOneVote(k int, eps, delta float64) Params {
-	return Params{K: k, M: 1, Eps: eps, TargetDelta: delta, Relation: accountant.OneVote}
+func NewOneVote(k int, eps, delta float64) Problem {
+	return Problem{K: k, M: 1, Eps: eps, TargetDelta: delta, Relation: accountant.OneVote}
 }
 
 // oneVoteConfig returns the pair of neighbouring vote vectors with n11
 // teachers voting 1 on both and one teacher voting 1 on D only (up) or on
 // D' only, and the vote counts a on D and b on D'.
-func (p Params) oneVoteConfig(n11 int, up bool) (c Config, a, b int) {
+func (p Problem) oneVoteConfig(n11 int, up bool) (c Config, a, b int) {
 	if up {
 		return Config{p.K - 1 - n11, n11, 1, 0}, n11 + 1, n11
 	}
@@ -33,7 +33,7 @@ func (p Params) oneVoteConfig(n11 int, up bool) (c Config, a, b int) {
 // point masses at the vote counts a = n11 + n10 and b = n11 + n01: the row
 // has at most two nonzero coefficients, written without the pmfs, with the
 // same arithmetic as Row's.
-func (p Params) oneVoteRow(c Config) ([]float64, error) {
+func (p Problem) oneVoteRow(c Config) ([]float64, error) {
 	if err := p.check(c); err != nil {
 		return nil, err
 	}
@@ -64,9 +64,9 @@ func (p Params) oneVoteRow(c Config) ([]float64, error) {
 // output-0 inequality of its mirror image (K - a, K - b), which is the
 // same for a symmetric gamma (relabelling the votes, as in Lemma 3.4.4).
 // As the pairs run over all 2K, so do their mirror images: all 4K
-// inequalities are evaluated. The cost is what Params.Cost computes for
-// the multiset, and Params.Row gives its row.
-func (p Params) separateOneVote(ctx context.Context, gamma []float64, opts SeparateOptions) (Separation, error) {
+// inequalities are evaluated. The cost is what Problem.Cost computes for
+// the multiset, and Problem.Row gives its row.
+func (p Problem) separateOneVote(ctx context.Context, gamma []float64, opts SeparateOptions) (Separation, error) {
 	if err := p.Validate(); err != nil {
 		return Separation{}, err
 	}
@@ -129,7 +129,7 @@ func (p Params) separateOneVote(ctx context.Context, gamma []float64, opts Separ
 //
 // The sum, u·(10E - 3 + B), is raised by 2^-20 relative for the
 // second-order terms (products of two errors).
-func (p Params) errBoundOneVote() float64 {
+func (p Problem) errBoundOneVote() float64 {
 	e := p.E()
 	return (10*e - 3 + p.Budget()) * unitRoundoff * (1 + 0x1p-20)
 }

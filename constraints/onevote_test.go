@@ -184,16 +184,16 @@ func TestOneVoteValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		p    Params
+		p    Problem
 		want string
 	}{
-		{Params{K: 11, M: 2, Eps: 0.3, Relation: accountant.OneVote}, "m = 2: must be 1 in the one-vote relation"},
-		{Params{K: 11, M: 1, Eps: 0.3, Delta: 1e-5, TargetDelta: 1e-5, Relation: accountant.OneVote}, "Delta = 1e-05: must be 0 in the one-vote relation"},
+		{Problem{K: 11, M: 2, Eps: 0.3, Relation: accountant.OneVote}, "m = 2: must be 1 in the one-vote relation"},
+		{Problem{K: 11, M: 1, Eps: 0.3, Delta: 1e-5, TargetDelta: 1e-5, Relation: accountant.OneVote}, "Delta = 1e-05: must be 0 in the one-vote relation"},
 		{NewOneVote(10, 0.3, 0), "K = 10"},
 		{NewOneVote(11, 0, 0), "eps = 0"},
 		{NewOneVote(11, 0.3, -1e-9), "delta"},
 		{NewOneVote(MaxKPure+2, 0.3, 0), "K = "},
-		{Params{K: 11, M: 1, Eps: 0.3, Relation: 7}, "relation = Relation(7)"},
+		{Problem{K: 11, M: 1, Eps: 0.3, Relation: 7}, "relation = Relation(7)"},
 	} {
 		err := tc.p.Validate()
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

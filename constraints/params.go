@@ -38,16 +38,16 @@ const (
 	MaxMEps = 100.0
 )
 
-// Params describe a private majority problem (Problem 3.1.1): K teachers,
+// Problem is a private majority problem (Problem 3.1.1): K teachers,
 // each (Eps, Delta)-DP, whose majority must be released
 // (M·Eps, TargetDelta)-DP. New fills in the thesis' default TargetDelta;
-// a Params literal must state it (0 is a valid value for pure DP, not
+// a Problem literal must state it (0 is a valid value for pure DP, not
 // "unset").
 //
 // In the one-vote relation (Relation OneVote, built by NewOneVote) the
 // teachers need not be private: M is 1, Delta is 0, and Eps is the
 // release's eps.
-type Params struct {
+type Problem struct {
 	K           int     // number of teachers, odd
 	M           float64 // privacy allowance, 1 <= M <= K (need not be an integer); 1 in the one-vote relation
 	Eps         float64 // each teacher's eps > 0; the release's in the one-vote relation
@@ -64,8 +64,8 @@ type Params struct {
 // (Section 3.7.1). Set TargetDelta on the result for another release
 // delta. The problem is not validated here; Validate, and every solver
 // and certificate, do that.
-func New(k int, m, eps, teacherDelta float64) Params {
-	return Params{K: k, M: m, Eps: eps, Delta: teacherDelta, TargetDelta: DefaultTargetDelta(teacherDelta, m)}
+func New(k int, m, eps, teacherDelta float64) Problem {
+	return Problem{K: k, M: m, Eps: eps, Delta: teacherDelta, TargetDelta: DefaultTargetDelta(teacherDelta, m)}
 }
 
 // DefaultTargetDelta returns the release's delta = 1 - (1-Delta)^m for
@@ -80,7 +80,7 @@ func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 // ParamError is a problem parameter out of its domain.
 type ParamError struct {
 	Name  string // "K", "m", "eps", "Delta", "delta" or "m·eps", as the thesis writes them
-	Field string // the field of Params: "K", "M", "Eps", "Delta", "TargetDelta" ("" for m·eps)
+	Field string // the field of Problem: "K", "M", "Eps", "Delta", "TargetDelta" ("" for m·eps)
 	Value any
 	Rule  string
 }
@@ -91,7 +91,7 @@ func (e *ParamError) Error() string {
 	}
 	// The release's delta and the teachers' Delta differ only in case:
 	// name the field, and say how to get the default when it was left out.
-	msg := fmt.Sprintf("%s (the release's delta, Params.%s) = %v: %s", e.Name, e.Field, e.Value, e.Rule)
+	msg := fmt.Sprintf("%s (the release's delta, Problem.%s) = %v: %s", e.Name, e.Field, e.Value, e.Rule)
 	if e.Value == 0.0 {
 		msg += "; constraints.New fills in the thesis' default 1-(1-Delta)^m"
 	}
@@ -103,7 +103,7 @@ func (e *ParamError) Param() (name string, value any, rule string) { return e.Na
 
 // Validate checks the parameters and names the first one that is out of
 // range, as a *ParamError.
-func (p Params) Validate() error {
+func (p Problem) Validate() error {
 	fields := map[string]string{"K": "K", "m": "M", "eps": "Eps", "Delta": "Delta", "delta": "TargetDelta", "relation": "Relation"}
 	bad := func(name string, v any, rule string, args ...any) error {
 		return &ParamError{Name: name, Field: fields[name], Value: v, Rule: fmt.Sprintf(rule, args...)}
@@ -139,14 +139,14 @@ func (p Params) Validate() error {
 }
 
 // H returns (K+1)/2, the smallest vote count whose majority is 1.
-func (p Params) H() int { return (p.K + 1) / 2 }
+func (p Problem) H() int { return (p.K + 1) / 2 }
 
 // E returns e^{m·eps}.
-func (p Params) E() float64 { return math.Exp(p.M * p.Eps) }
+func (p Problem) E() float64 { return math.Exp(p.M * p.Eps) }
 
 // Budget returns e^{m·eps} - 1 + 2·delta, the bound on the privacy cost f
 // (Lemma 3.4.4).
-func (p Params) Budget() float64 { return math.Expm1(p.M*p.Eps) + 2*p.TargetDelta }
+func (p Problem) Budget() float64 { return math.Expm1(p.M*p.Eps) + 2*p.TargetDelta }
 
 // Corner is a vertex (P, Q) = (Pr[M_i(D) = 1], Pr[M_i(D') = 1]) of a
 // teacher's feasible region.
@@ -164,7 +164,7 @@ type Corner struct {
 // In the one-vote relation they are the votes of a teacher on the two vote
 // vectors: (0,0), (1,1), (1,0) and (0,1), the last two for the one teacher
 // whose vote changes.
-func (p Params) Corners() []Corner {
+func (p Problem) Corners() []Corner {
 	if p.Relation == accountant.OneVote {
 		return []Corner{{0, 0}, {1, 1}, {1, 0}, {0, 1}}
 	}
@@ -186,7 +186,7 @@ func epsCorner(eps, delta float64) (hi, lo float64) {
 // NumConfigs returns the number of corner multisets of size K: C(K+7, 7),
 // or C(K+3, 3) when Delta = 0; in the one-vote relation 2K, the pairs of
 // vote vectors that differ in one vote.
-func (p Params) NumConfigs() *big.Int {
+func (p Problem) NumConfigs() *big.Int {
 	if p.Relation == accountant.OneVote {
 		return big.NewInt(2 * int64(p.K))
 	}

@@ -8,34 +8,34 @@ import (
 	"testing"
 )
 
-func benchName(p Params) string {
+func benchName(p Problem) string {
 	return fmt.Sprintf("K=%d/m=%g/Delta=%g", p.K, p.M, p.Delta)
 }
 
 func TestValidate(t *testing.T) {
-	ok := Params{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: 3e-5}
+	ok := Problem{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: 3e-5}
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("valid params rejected: %v", err)
 	}
 	for _, tc := range []struct {
 		name string
-		mut  func(*Params)
+		mut  func(*Problem)
 		want string
 	}{
-		{"even K", func(p *Params) { p.K = 10 }, "K = 10"},
-		{"K zero", func(p *Params) { p.K = 0 }, "K = 0"},
-		{"eps zero", func(p *Params) { p.Eps = 0 }, "eps = 0"},
-		{"eps NaN", func(p *Params) { p.Eps = math.NaN() }, "eps = NaN"},
-		{"eps Inf", func(p *Params) { p.Eps = math.Inf(1) }, "eps = +Inf"},
-		{"Delta negative", func(p *Params) { p.Delta = -1e-9 }, "Delta = -1e-09"},
-		{"Delta one", func(p *Params) { p.Delta = 1 }, "Delta = 1"},
-		{"m below 1", func(p *Params) { p.M = 0.5 }, "m = 0.5"},
-		{"m above K", func(p *Params) { p.M = 12 }, "m = 12"},
-		{"m NaN", func(p *Params) { p.M = math.NaN() }, "m = NaN"},
-		{"delta below Delta", func(p *Params) { p.TargetDelta = 1e-6 }, "delta (the release's delta, Params.TargetDelta) = 1e-06"},
-		{"delta one", func(p *Params) { p.TargetDelta = 1 }, "delta (the release's delta, Params.TargetDelta) = 1"},
-		{"m eps huge", func(p *Params) { p.Eps = 50 }, "m·eps = 150"},
-		{"K too large", func(p *Params) { p.K = MaxKApprox + 2 }, fmt.Sprintf("K = %d", MaxKApprox+2)},
+		{"even K", func(p *Problem) { p.K = 10 }, "K = 10"},
+		{"K zero", func(p *Problem) { p.K = 0 }, "K = 0"},
+		{"eps zero", func(p *Problem) { p.Eps = 0 }, "eps = 0"},
+		{"eps NaN", func(p *Problem) { p.Eps = math.NaN() }, "eps = NaN"},
+		{"eps Inf", func(p *Problem) { p.Eps = math.Inf(1) }, "eps = +Inf"},
+		{"Delta negative", func(p *Problem) { p.Delta = -1e-9 }, "Delta = -1e-09"},
+		{"Delta one", func(p *Problem) { p.Delta = 1 }, "Delta = 1"},
+		{"m below 1", func(p *Problem) { p.M = 0.5 }, "m = 0.5"},
+		{"m above K", func(p *Problem) { p.M = 12 }, "m = 12"},
+		{"m NaN", func(p *Problem) { p.M = math.NaN() }, "m = NaN"},
+		{"delta below Delta", func(p *Problem) { p.TargetDelta = 1e-6 }, "delta (the release's delta, Problem.TargetDelta) = 1e-06"},
+		{"delta one", func(p *Problem) { p.TargetDelta = 1 }, "delta (the release's delta, Problem.TargetDelta) = 1"},
+		{"m eps huge", func(p *Problem) { p.Eps = 50 }, "m·eps = 150"},
+		{"K too large", func(p *Problem) { p.K = MaxKApprox + 2 }, fmt.Sprintf("K = %d", MaxKApprox+2)},
 	} {
 		p := ok
 		tc.mut(&p)
@@ -51,7 +51,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestCorners(t *testing.T) {
-	for _, p := range []Params{
+	for _, p := range []Problem{
 		{K: 3, M: 1, Eps: 0.1, Delta: 1e-5, TargetDelta: 1e-5},
 		{K: 3, M: 1, Eps: 2, Delta: 0.3, TargetDelta: 0.3},
 		{K: 3, M: 1, Eps: 0.7, Delta: 0, TargetDelta: 0},
@@ -90,7 +90,7 @@ func TestDefaultTargetDelta(t *testing.T) {
 }
 
 func TestRowMatchesCost(t *testing.T) {
-	p := Params{K: 9, M: 2, Eps: 0.3, Delta: 0.01, TargetDelta: 0.02}
+	p := Problem{K: 9, M: 2, Eps: 0.3, Delta: 0.01, TargetDelta: 0.02}
 	gamma := []float64{0.9, 0.6, 0.4, 0.2, 0.1, 0.1, 0.2, 0.4, 0.6, 0.9}
 	n := 0
 	p.AllConfigs(func(c Config) bool {
@@ -131,10 +131,10 @@ func TestNewFillsTheDefaultDelta(t *testing.T) {
 	if p := New(101, 10, 0.1, 0); p.TargetDelta != 0 || p.Validate() != nil {
 		t.Errorf("pure DP: New(101, 10, 0.1, 0) = %+v (%v)", p, p.Validate())
 	}
-	err := Params{K: 11, M: 3, Eps: 0.1, Delta: 1e-5}.Validate()
+	err := Problem{K: 11, M: 3, Eps: 0.1, Delta: 1e-5}.Validate()
 	var pe *ParamError
 	if !errors.As(err, &pe) || pe.Name != "delta" || pe.Field != "TargetDelta" ||
-		!strings.Contains(err.Error(), "delta (the release's delta, Params.TargetDelta) = 0") || !strings.Contains(err.Error(), "constraints.New") {
+		!strings.Contains(err.Error(), "delta (the release's delta, Problem.TargetDelta) = 0") || !strings.Contains(err.Error(), "constraints.New") {
 		t.Errorf("TargetDelta left at zero: %v", err)
 	}
 }

@@ -8,11 +8,11 @@ import (
 )
 
 // Config is a multiset of K corners: Config[j] teachers sit at corner j of
-// Params.Corners.
+// Problem.Corners.
 type Config []int
 
 // check reports whether c is a multiset of K corners of p.
-func (p Params) check(c Config) error {
+func (p Problem) check(c Config) error {
 	if len(c) != len(p.Corners()) {
 		return fmt.Errorf("configuration has %d corner counts, want %d", len(c), len(p.Corners()))
 	}
@@ -34,7 +34,7 @@ func (p Params) check(c Config) error {
 
 // PMFs returns the vote-count pmfs alpha (on D) and alpha' (on D') of the
 // teachers placed at the corners of c.
-func (p Params) PMFs(c Config) (alpha, alphaPrime []float64, err error) {
+func (p Problem) PMFs(c Config) (alpha, alphaPrime []float64, err error) {
 	if err := p.check(c); err != nil {
 		return nil, nil, err
 	}
@@ -75,7 +75,7 @@ func (p Params) PMFs(c Config) (alpha, alphaPrime []float64, err error) {
 // on the free values gamma(H), ..., gamma(K): row[i] = d_l - d_{K-l} with
 // l = H+i and d = alpha - e^{m·eps}·alpha'. The constraint is
 // sum_i row[i]·gamma(H+i) <= Budget().
-func (p Params) Row(c Config) ([]float64, error) {
+func (p Problem) Row(c Config) ([]float64, error) {
 	if p.Relation == accountant.OneVote {
 		return p.oneVoteRow(c)
 	}
@@ -97,7 +97,7 @@ func (p Params) Row(c Config) ([]float64, error) {
 // noise function gamma(0..K), computed directly from the pmfs. Separate
 // computes the same quantity for all configurations at once; Cost is the
 // independent reference.
-func (p Params) Cost(c Config, gamma []float64) (float64, error) {
+func (p Problem) Cost(c Config, gamma []float64) (float64, error) {
 	if len(gamma) != p.K+1 {
 		return 0, fmt.Errorf("gamma has %d values, want K+1 = %d", len(gamma), p.K+1)
 	}
@@ -124,7 +124,7 @@ func (p Params) Cost(c Config, gamma []float64) (float64, error) {
 // them: use it only for small K (tests, the full LP). In the one-vote
 // relation they are the 2K pairs of vote vectors, by the count of
 // unchanged votes for 1.
-func (p Params) AllConfigs(fn func(Config) bool) {
+func (p Problem) AllConfigs(fn func(Config) bool) {
 	if p.Relation == accountant.OneVote {
 		for n11 := 0; n11 < p.K; n11++ {
 			for _, up := range [2]bool{true, false} {

@@ -51,7 +51,7 @@ type Separation struct {
 	// ErrBound bounds |computed f - exact f| for every multiset plus
 	// |Budget() - exact budget|: MaxF is the exact maximum to within
 	// ErrBound, and MaxF + ErrBound <= Budget() proves exact f <= exact
-	// budget (see Params.ErrBound).
+	// budget (see Problem.ErrBound).
 	ErrBound float64
 	Configs  *big.Int // number of multisets the maximisation covers
 	// Shard and Shards say which part of the work this is (0 and 1 for a
@@ -84,7 +84,7 @@ const unitRoundoff = 0x1p-53
 //
 // In the one-vote relation the costs are single inequalities and the bound
 // is errBoundOneVote's.
-func (p Params) ErrBound() float64 {
+func (p Problem) ErrBound() float64 {
 	if p.Relation == accountant.OneVote {
 		return p.errBoundOneVote()
 	}
@@ -130,7 +130,7 @@ func CheckWorkers(n int) error {
 //
 // In the one-vote relation it evaluates the 4K inequalities of every pair
 // of neighbouring vote counts (separateOneVote), in O(K) steps.
-func (p Params) Separate(ctx context.Context, gamma []float64, opts SeparateOptions) (Separation, error) {
+func (p Problem) Separate(ctx context.Context, gamma []float64, opts SeparateOptions) (Separation, error) {
 	if err := CheckWorkers(opts.Workers); err != nil {
 		return Separation{}, err
 	}
@@ -146,7 +146,7 @@ func (p Params) Separate(ctx context.Context, gamma []float64, opts SeparateOpti
 
 // separate is Separate with the family bound fb when Delta > 0; nil scores
 // every multiset (the tests' exhaustive reference).
-func (p Params) separate(ctx context.Context, gamma []float64, opts SeparateOptions, fb *familyBound) (Separation, error) {
+func (p Problem) separate(ctx context.Context, gamma []float64, opts SeparateOptions, fb *familyBound) (Separation, error) {
 	if err := p.Validate(); err != nil {
 		return Separation{}, err
 	}
@@ -274,7 +274,7 @@ func (p Params) separate(ctx context.Context, gamma []float64, opts SeparateOpti
 // weights returns w(l) = -gamma(l) for l < H and gamma(l) for l >= H,
 // after checking what the corner reduction (Lemma 3.6.1) and ErrBound
 // assume of gamma: K+1 values in [0, 1], symmetric.
-func (p Params) weights(gamma []float64) ([]float64, error) {
+func (p Problem) weights(gamma []float64) ([]float64, error) {
 	if len(gamma) != p.K+1 {
 		return nil, fmt.Errorf("gamma has %d values, want K+1 = %d", len(gamma), p.K+1)
 	}
@@ -298,7 +298,7 @@ func (p Params) weights(gamma []float64) ([]float64, error) {
 // i < items: after i teachers at the first e^eps corner on each side
 // (Delta > 0), or after i teachers at each e^eps corner on the P side
 // (Delta = 0, see itemPure).
-func (p Params) chains(w []float64, items int) (ps, qs [][]float64) {
+func (p Problem) chains(w []float64, items int) (ps, qs [][]float64) {
 	hi, lo := epsCorner(p.Eps, p.Delta)
 	ps, qs = make([][]float64, items), make([][]float64, items)
 	pc, qc := slices.Clone(w), slices.Clone(w)
@@ -317,7 +317,7 @@ func (p Params) chains(w []float64, items int) (ps, qs [][]float64) {
 
 // sepWorker holds one goroutine's scratch space and partial results.
 type sepWorker struct {
-	p      Params
+	p      Problem
 	w      []float64
 	e      float64
 	hi, lo float64 // e^eps corner coordinates
@@ -366,7 +366,7 @@ func (sw *sepWorker) threshold() float64 {
 	return math.Min(math.Max(sw.best, sw.global.load()), sw.heapThreshold())
 }
 
-func newSepWorker(p Params, w []float64, opts SeparateOptions) *sepWorker {
+func newSepWorker(p Problem, w []float64, opts SeparateOptions) *sepWorker {
 	hi, lo := epsCorner(p.Eps, p.Delta)
 	n := p.K + 1
 	sw := &sepWorker{
@@ -428,7 +428,7 @@ func (sw *sepWorker) families(x, y []float64) []int {
 // first: a pair whose bound is below the best cost found so far (and below
 // the entry to the top list) holds no multiset that matters, since the
 // bound exceeds every cost of the pair as computed.
-func scorePairs(ctx context.Context, p Params, workers []*sepWorker, bounds []float64, shards, shard int, progress func(float64)) error {
+func scorePairs(ctx context.Context, p Problem, workers []*sepWorker, bounds []float64, shards, shard int, progress func(float64)) error {
 	type pair struct {
 		n6, n7 int
 		bound  float64

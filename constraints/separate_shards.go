@@ -26,7 +26,7 @@ func pairIndex(k, n6, n7 int) int {
 // shardConfigs counts the multisets of shard of shards: for each pair
 // (n6, n7) in it, the multisets of the other K - n6 - n7 teachers over the
 // remaining corners.
-func (p Params) shardConfigs(shard, shards int) *big.Int {
+func (p Problem) shardConfigs(shard, shards int) *big.Int {
 	others := int64(len(p.Corners()) - 2)
 	total, c := new(big.Int), new(big.Int)
 	for n6 := 0; n6 <= p.K; n6++ {
@@ -45,7 +45,7 @@ func (p Params) shardConfigs(shard, shards int) *big.Int {
 // the maximum and its multiset, the top costliest multisets, and the count
 // of multisets covered, which must be all of them. The result equals what
 // one call of Separate over all the work returns.
-func MergeSeparations(p Params, parts []Separation, top int) (Separation, error) {
+func MergeSeparations(p Problem, parts []Separation, top int) (Separation, error) {
 	if len(parts) == 0 {
 		return Separation{}, fmt.Errorf("merge: no shards")
 	}

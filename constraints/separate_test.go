@@ -22,7 +22,7 @@ func randomGamma(k int, rng *rand.Rand) []float64 {
 }
 
 // bruteForce evaluates Cost on every configuration.
-func bruteForce(t *testing.T, p Params, gamma []float64) []Scored {
+func bruteForce(t *testing.T, p Problem, gamma []float64) []Scored {
 	t.Helper()
 	var all []Scored
 	p.AllConfigs(func(c Config) bool {
@@ -39,7 +39,7 @@ func bruteForce(t *testing.T, p Params, gamma []float64) []Scored {
 
 func TestSeparateMatchesBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	cases := []Params{
+	cases := []Problem{
 		{K: 1, M: 1, Eps: 0.1, Delta: 1e-5, TargetDelta: 1e-5},
 		{K: 3, M: 2, Eps: 0.5, Delta: 0.01, TargetDelta: 0.02},
 		{K: 5, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: 3e-5},
@@ -97,7 +97,7 @@ func TestSeparateMatchesBruteForce(t *testing.T) {
 }
 
 func TestSeparateFloor(t *testing.T) {
-	p := Params{K: 7, M: 3, Eps: 0.1, Delta: 1e-3, TargetDelta: 3e-3}
+	p := Problem{K: 7, M: 3, Eps: 0.1, Delta: 1e-3, TargetDelta: 3e-3}
 	gamma := randomGamma(p.K, rand.New(rand.NewPCG(5, 6)))
 	all := bruteForce(t, p, gamma)
 	// Put the floor in the first clear gap after the 20th costliest
@@ -128,7 +128,7 @@ func TestSeparateFloor(t *testing.T) {
 }
 
 func TestSeparateRejectsBadGamma(t *testing.T) {
-	p := Params{K: 3, M: 1, Eps: 0.1, Delta: 0, TargetDelta: 0}
+	p := Problem{K: 3, M: 1, Eps: 0.1, Delta: 0, TargetDelta: 0}
 	for _, g := range [][]float64{{1, 1}, {1, math.NaN(), math.NaN(), 1}} {
 		if _, err := p.Separate(context.Background(), g, SeparateOptions{}); err == nil {
 			t.Errorf("Separate accepted gamma %v", g)
@@ -140,7 +140,7 @@ func TestSeparateRejectsBadGamma(t *testing.T) {
 // goroutines is refused as the parameter "workers", by CheckWorkers and by
 // Separate, which callers pass their value to; 0 (all cores) is valid.
 func TestSeparateRejectsNegativeWorkers(t *testing.T) {
-	p := Params{K: 3, M: 1, Eps: 0.1}
+	p := Problem{K: 3, M: 1, Eps: 0.1}
 	g := []float64{1, 0.5, 0.5, 1}
 	for _, tc := range []struct {
 		n  int
@@ -162,7 +162,7 @@ func TestSeparateRejectsNegativeWorkers(t *testing.T) {
 func TestSeparateCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	p := Params{K: 41, M: 5, Eps: 0.1, Delta: 1e-5, TargetDelta: 5e-5}
+	p := Problem{K: 41, M: 5, Eps: 0.1, Delta: 1e-5, TargetDelta: 5e-5}
 	g := make([]float64, p.K+1)
 	if _, err := p.Separate(ctx, g, SeparateOptions{}); err == nil {
 		t.Error("Separate ignored a canceled context")
@@ -170,7 +170,7 @@ func TestSeparateCanceled(t *testing.T) {
 }
 
 func BenchmarkSeparate(b *testing.B) {
-	for _, p := range []Params{
+	for _, p := range []Problem{
 		{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: DefaultTargetDelta(1e-5, 3)},
 		{K: 41, M: 5, Eps: 0.1, Delta: 1e-5, TargetDelta: DefaultTargetDelta(1e-5, 5)},
 		{K: 101, M: 10, Eps: 0.1, Delta: 1e-5, TargetDelta: DefaultTargetDelta(1e-5, 10)},
@@ -198,7 +198,7 @@ func TestSeparatePruningKeepsTop(t *testing.T) {
 	if testing.Short() {
 		trials = 1
 	}
-	for _, p := range []Params{
+	for _, p := range []Problem{
 		{K: 13, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: 3e-5},
 		{K: 15, M: 5, Eps: 0.2, Delta: 1e-3, TargetDelta: 5e-3},
 		{K: 11, M: 2, Eps: 0.5, Delta: 0.05, TargetDelta: 0.1},
@@ -268,7 +268,7 @@ func countAbove(all []Scored, floor float64) int {
 // pair decides whether the pair is scored at all: the multiset must still
 // be found.
 func TestSeparatePairBoundAtFloor(t *testing.T) {
-	p := Params{K: 41, M: 3, Eps: 0.1, Delta: 0, TargetDelta: 0}
+	p := Problem{K: 41, M: 3, Eps: 0.1, Delta: 0, TargetDelta: 0}
 	g := randomGamma(p.K, rand.New(rand.NewPCG(31, 32)))
 	all := bruteForce(t, p, g)
 	// The costliest multiset of each pair, by rank in all.

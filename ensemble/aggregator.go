@@ -20,7 +20,7 @@ import (
 type Labeler interface {
 	// Name is the mechanism's short name, as the registry knows it
 	// (Mechanisms, LookupMechanism).
-	Name() votefile.Mechanism
+	Name() votefile.MechanismName
 	// K is the number of teachers, Classes the number of classes.
 	K() int
 	Classes() int
@@ -119,7 +119,7 @@ type Options struct {
 // knownCertificate is the certificate cert of exactly the gamma g (as
 // sampled) for problem p.
 type knownCertificate struct {
-	p    constraints.Params
+	p    constraints.Problem
 	g    gamma.Gamma
 	cert gamma.Certificate
 }
@@ -207,7 +207,7 @@ func Agreement(g gamma.Gamma, p []float64) (float64, error) {
 //
 // A certificate that opts already holds for exactly p and g is not
 // computed again: Release certifies a cached gamma once, as it loads it.
-func certify(ctx context.Context, p constraints.Params, g gamma.Gamma, slack float64, opts Options) (gamma.Certificate, bool, error) {
+func certify(ctx context.Context, p constraints.Problem, g gamma.Gamma, slack float64, opts Options) (gamma.Certificate, bool, error) {
 	var cert gamma.Certificate
 	if k := opts.known; k != nil && k.p == p && slices.Equal(k.g, g) {
 		cert = k.cert
@@ -227,11 +227,11 @@ var verify = gamma.Verify
 
 // teachers is the guarantee of each teacher that an aggregator of p
 // assumes.
-func teachers(p constraints.Params) accountant.Guarantee {
+func teachers(p constraints.Problem) accountant.Guarantee {
 	return accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}
 }
 
 // target is the per-query guarantee every aggregator of p is held to.
-func target(p constraints.Params) accountant.Guarantee {
+func target(p constraints.Problem) accountant.Guarantee {
 	return accountant.Guarantee{Eps: p.M * p.Eps, Delta: p.TargetDelta}
 }

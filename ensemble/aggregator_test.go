@@ -19,7 +19,7 @@ import (
 
 // optGamma returns gamma_opt for constraints.New(11, 3, 0.1, 1e-5), as darrm solve
 // wrote it to the shared fixture (package optimal keeps it current).
-func optGamma(t testing.TB, p constraints.Params) gamma.Gamma {
+func optGamma(t testing.TB, p constraints.Problem) gamma.Gamma {
 	t.Helper()
 	g, err := fixtures.GammaK11M3()
 	if err != nil {

@@ -112,7 +112,7 @@ func BenchmarkAggregate(b *testing.B) {
 }
 
 // benchDaRRM is DaRRM with gamma_opt for constraints.New(11, 3, 0.1, 1e-5).
-func benchDaRRM(p constraints.Params) (*DaRRM, error) {
+func benchDaRRM(p constraints.Problem) (*DaRRM, error) {
 	g, err := fixtures.GammaK11M3()
 	if err != nil {
 		return nil, err

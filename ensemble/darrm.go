@@ -28,7 +28,7 @@ type DaRRM struct {
 //
 // p must be in DaRRM's relation (private teachers); NewOneVoteDaRRM builds
 // DaRRM in the one-vote relation.
-func NewDaRRM(ctx context.Context, p constraints.Params, g gamma.Gamma, opts Options) (*DaRRM, error) {
+func NewDaRRM(ctx context.Context, p constraints.Problem, g gamma.Gamma, opts Options) (*DaRRM, error) {
 	if p.Relation != accountant.PrivateTeachers {
 		return nil, fmt.Errorf("DaRRM: relation %v: NewDaRRM is for private teachers (NewOneVoteDaRRM is for the one-vote relation)", p.Relation)
 	}
@@ -48,7 +48,7 @@ func NewDaRRM(ctx context.Context, p constraints.Params, g gamma.Gamma, opts Opt
 // newDaRRM returns DaRRM_g for problem p, whose privacy is priv with the
 // target of p and the certificate of the gamma sampled, which it refuses
 // unless Certified.
-func newDaRRM(ctx context.Context, p constraints.Params, g gamma.Gamma, opts Options, priv Privacy) (*DaRRM, error) {
+func newDaRRM(ctx context.Context, p constraints.Problem, g gamma.Gamma, opts Options, priv Privacy) (*DaRRM, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("DaRRM: %w", err)
 	}
@@ -69,7 +69,7 @@ func newDaRRM(ctx context.Context, p constraints.Params, g gamma.Gamma, opts Opt
 
 // Name returns "darrm", or "darrm-one-vote" in the one-vote relation
 // (NewOneVoteDaRRM).
-func (d *DaRRM) Name() votefile.Mechanism {
+func (d *DaRRM) Name() votefile.MechanismName {
 	if d.privacy.Relation == accountant.OneVote {
 		return votefile.DaRRMOneVote
 	}
@@ -110,7 +110,7 @@ type RR struct {
 // general and optimal; accountant.RRParams). The sampled constant
 // floor(p_const·2^53)/2^53 must also pass the exhaustive certificate, so
 // the guarantee does not rest on the lemma's arithmetic alone.
-func NewRR(ctx context.Context, p constraints.Params, method accountant.Method, deltaPrime float64, opts Options) (*RR, error) {
+func NewRR(ctx context.Context, p constraints.Problem, method accountant.Method, deltaPrime float64, opts Options) (*RR, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("RR: %w", err)
 	}
@@ -155,7 +155,7 @@ func NewRR(ctx context.Context, p constraints.Params, method accountant.Method, 
 }
 
 // Name returns "rr".
-func (r *RR) Name() votefile.Mechanism { return votefile.RR }
+func (r *RR) Name() votefile.MechanismName { return votefile.RR }
 
 // K returns the number of teachers.
 func (r *RR) K() int { return r.k }

@@ -71,7 +71,7 @@ func TestOneVoteDaRRMRejects(t *testing.T) {
 
 // oneVoteGamma returns the certified gamma_opt of the one-vote problem of
 // p's per-query target (m·eps, delta).
-func oneVoteGamma(t testing.TB, p constraints.Params) gamma.Gamma {
+func oneVoteGamma(t testing.TB, p constraints.Problem) gamma.Gamma {
 	t.Helper()
 	q := oneVoteProblem(p)
 	opt, err := gamma.OneVoteOpt(q)

@@ -22,7 +22,7 @@ import (
 
 // The thesis' setting: K = 11 teachers, each (0.1, 1e-5)-DP; every label
 // (3·0.1, 1-(1-1e-5)^3)-DP.
-var params = constraints.Params{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: constraints.DefaultTargetDelta(1e-5, 3)}
+var params = constraints.Problem{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: constraints.DefaultTargetDelta(1e-5, 3)}
 
 func ExampleNewDaRRM() {
 	ctx := context.Background()
@@ -56,7 +56,7 @@ func ExampleNewDaRRM() {
 // two queries answered (the limit a budget would set).
 func ExampleReleaseTo() {
 	votes := "id,t1,t2,t3\nq1,1,1,0\nq2,0,0,1\nq3,1,1,1\n"
-	p := constraints.Params{K: 3, M: 1, Eps: 0.5, Delta: 0, TargetDelta: 0}
+	p := constraints.Problem{K: 3, M: 1, Eps: 0.5, Delta: 0, TargetDelta: 0}
 	ctx := context.Background()
 	sub, err := ensemble.NewSubsample(ctx, p, ensemble.Options{})
 	if err != nil {
@@ -218,7 +218,7 @@ func ExampleRelease() {
 		Problem:       params,
 		Gamma:         optimal.Source{Cache: gammas, Prior: gamma.UniformPrior()},
 		Budget:        &accountant.Guarantee{Eps: 1, Delta: 1e-3},
-		Composition:   accountant.Simple,
+		Method:   accountant.Simple,
 		DeltaPrime:    1e-5,
 		Ledger:        led,
 		LedgerOptions: state,

@@ -42,7 +42,7 @@ type GNMax struct {
 // teachers' own eps and Delta do not enter). NewGNMax also checks the
 // sampled label probabilities against the target exactly for every such
 // pair, and refuses them otherwise. delta must be > 0.
-func NewGNMax(p constraints.Params, search accountant.GNMaxSearch) (*GNMax, error) {
+func NewGNMax(p constraints.Problem, search accountant.GNMaxSearch) (*GNMax, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("GNMax: %w", err)
 	}
@@ -103,7 +103,7 @@ func bitPrivacy(g gamma.Gamma, eps float64) (loss, hs float64) {
 }
 
 // Name returns "gnmax".
-func (g *GNMax) Name() votefile.Mechanism { return votefile.GNMax }
+func (g *GNMax) Name() votefile.MechanismName { return votefile.GNMax }
 
 // K returns the number of teachers.
 func (g *GNMax) K() int { return g.k }

@@ -68,7 +68,7 @@ func NewLNMax(m accountant.LNMax, teachers, classes int) (*LNMax, error) {
 }
 
 // Name returns "lnmax".
-func (g *LNMax) Name() votefile.Mechanism { return votefile.LNMax }
+func (g *LNMax) Name() votefile.MechanismName { return votefile.LNMax }
 
 // K returns the number of teachers.
 func (g *LNMax) K() int { return g.teachers }

@@ -16,7 +16,7 @@ import (
 // mechanism of the registry goes through the one release path
 // (ReleaseTo) and its checks.
 type MechanismInfo struct {
-	Name  votefile.Mechanism
+	Name  votefile.MechanismName
 	Input votefile.Input
 	// Relation is the neighbouring relation of its guarantee.
 	Relation accountant.Relation
@@ -31,7 +31,7 @@ type MechanismInfo struct {
 	// Example is the settings of an example release, as darrm aggregate's
 	// flags (the rest comes from the votes and their header).
 	Example string
-	build   func(ctx context.Context, m Mechanism, p constraints.Params, classes int, opts Options) (Labeler, string, error)
+	build   func(ctx context.Context, m Mechanism, p constraints.Problem, classes int, opts Options) (Labeler, string, error)
 }
 
 // twoClassSettings are the settings of every two-class mechanism, whose
@@ -66,7 +66,7 @@ var registry = []MechanismInfo{
 // private-teachers relation, in the one-vote relation the release's own
 // problem (constraints.NewOneVote), which p already is when its relation
 // is one-vote (m = 1).
-func (info MechanismInfo) GammaProblem(p constraints.Params) constraints.Params {
+func (info MechanismInfo) GammaProblem(p constraints.Problem) constraints.Problem {
 	if info.Relation == accountant.OneVote {
 		return oneVoteProblem(p)
 	}
@@ -75,7 +75,7 @@ func (info MechanismInfo) GammaProblem(p constraints.Params) constraints.Params 
 
 // oneVoteProblem returns the one-vote problem of the per-query target
 // (m·eps, delta) of p.
-func oneVoteProblem(p constraints.Params) constraints.Params {
+func oneVoteProblem(p constraints.Problem) constraints.Problem {
 	return constraints.NewOneVote(p.K, p.M*p.Eps, p.TargetDelta)
 }
 
@@ -83,8 +83,8 @@ func oneVoteProblem(p constraints.Params) constraints.Params {
 func Registry() []MechanismInfo { return slices.Clone(registry) }
 
 // mechanismNames returns the names of the mechanisms that keep.
-func mechanismNames(keep func(MechanismInfo) bool) []votefile.Mechanism {
-	var names []votefile.Mechanism
+func mechanismNames(keep func(MechanismInfo) bool) []votefile.MechanismName {
+	var names []votefile.MechanismName
 	for _, r := range registry {
 		if keep(r) {
 			names = append(names, r.Name)
@@ -105,7 +105,7 @@ var (
 // LookupMechanism returns the mechanism name for votes of kind in. A name
 // that the registry knows only for the other kind of votes is refused
 // saying so.
-func LookupMechanism(name votefile.Mechanism, in votefile.Input) (MechanismInfo, error) {
+func LookupMechanism(name votefile.MechanismName, in votefile.Input) (MechanismInfo, error) {
 	var other []votefile.Input
 	for _, r := range registry {
 		switch {
@@ -135,7 +135,7 @@ type SettingUse struct {
 	// TakenBy names the mechanisms that take the setting, and Input is the
 	// kind of votes of the first registered one: not the mechanism's when
 	// the setting belongs to mechanisms of the other kind of votes.
-	TakenBy []votefile.Mechanism
+	TakenBy []votefile.MechanismName
 	Input   votefile.Input
 }
 
@@ -174,7 +174,7 @@ func (info MechanismInfo) CheckSettings(given func(name string) (set, known bool
 type Mechanism struct {
 	// Name is a registered name; Input says which mechanism of that name
 	// (gnmax labels either kind of votes).
-	Name  votefile.Mechanism
+	Name  votefile.MechanismName
 	Input votefile.Input
 	// Gamma is the noise function of a mechanism that samples one
 	// (MechanismInfo.Gamma: darrm, darrm-one-vote), for its problem
@@ -201,7 +201,7 @@ type Mechanism struct {
 // target (m·eps, delta) of p, a multi-class one takes its settings from m
 // and delta from p.TargetDelta. A delta above accountant.MaxDelta, under
 // which a label says nothing, is refused for every mechanism.
-func (m Mechanism) Build(ctx context.Context, p constraints.Params, classes int, opts Options) (Labeler, string, error) {
+func (m Mechanism) Build(ctx context.Context, p constraints.Problem, classes int, opts Options) (Labeler, string, error) {
 	info, err := LookupMechanism(m.Name, m.Input)
 	if err != nil {
 		return nil, "", err
@@ -210,7 +210,7 @@ func (m Mechanism) Build(ctx context.Context, p constraints.Params, classes int,
 }
 
 // newLabeler is Build for the mechanism info that m names.
-func (info MechanismInfo) newLabeler(ctx context.Context, m Mechanism, p constraints.Params, classes int, opts Options) (Labeler, string, error) {
+func (info MechanismInfo) newLabeler(ctx context.Context, m Mechanism, p constraints.Problem, classes int, opts Options) (Labeler, string, error) {
 	if err := accountant.CheckDelta("delta", p.TargetDelta); err != nil {
 		return nil, "", err
 	}
@@ -221,7 +221,7 @@ func (info MechanismInfo) newLabeler(ctx context.Context, m Mechanism, p constra
 }
 
 // New returns the two-class aggregator m names for problem p (Build).
-func (m Mechanism) New(ctx context.Context, p constraints.Params, opts Options) (Aggregator, string, error) {
+func (m Mechanism) New(ctx context.Context, p constraints.Problem, opts Options) (Aggregator, string, error) {
 	m.Input = votefile.TwoClass
 	l, label, err := m.Build(ctx, p, 2, opts)
 	if err != nil {
@@ -230,7 +230,7 @@ func (m Mechanism) New(ctx context.Context, p constraints.Params, opts Options) 
 	return l.(Aggregator), label, nil
 }
 
-func buildDaRRM(ctx context.Context, m Mechanism, p constraints.Params, _ int, opts Options) (Labeler, string, error) {
+func buildDaRRM(ctx context.Context, m Mechanism, p constraints.Problem, _ int, opts Options) (Labeler, string, error) {
 	d, err := NewDaRRM(ctx, p, m.Gamma, opts)
 	if err != nil {
 		return nil, "", err
@@ -238,7 +238,7 @@ func buildDaRRM(ctx context.Context, m Mechanism, p constraints.Params, _ int, o
 	return d, "DaRRM with " + m.GammaSource, nil
 }
 
-func buildOneVoteDaRRM(ctx context.Context, m Mechanism, p constraints.Params, _ int, opts Options) (Labeler, string, error) {
+func buildOneVoteDaRRM(ctx context.Context, m Mechanism, p constraints.Problem, _ int, opts Options) (Labeler, string, error) {
 	d, err := NewOneVoteDaRRM(ctx, oneVoteProblem(p), m.Gamma, opts)
 	if err != nil {
 		return nil, "", err
@@ -246,7 +246,7 @@ func buildOneVoteDaRRM(ctx context.Context, m Mechanism, p constraints.Params, _
 	return d, "DaRRM in the one-vote relation with " + m.GammaSource, nil
 }
 
-func buildRR(ctx context.Context, m Mechanism, p constraints.Params, _ int, opts Options) (Labeler, string, error) {
+func buildRR(ctx context.Context, m Mechanism, p constraints.Problem, _ int, opts Options) (Labeler, string, error) {
 	r, err := NewRR(ctx, p, m.RRComposition, m.RRDeltaPrime, opts)
 	if err != nil {
 		return nil, "", err
@@ -254,7 +254,7 @@ func buildRR(ctx context.Context, m Mechanism, p constraints.Params, _ int, opts
 	return r, fmt.Sprintf("randomized response with p_const = %.6g (Algorithm 7, Lemma B.1.1, %v composition)", r.PConst(), m.RRComposition), nil
 }
 
-func buildSubsample(ctx context.Context, m Mechanism, p constraints.Params, _ int, opts Options) (Labeler, string, error) {
+func buildSubsample(ctx context.Context, m Mechanism, p constraints.Problem, _ int, opts Options) (Labeler, string, error) {
 	newSub, what := NewSubsample, "Algorithm 8"
 	if m.Name == votefile.DSub {
 		newSub, what = NewDoubleSubsample, "2m-1 of Theorem 3.5.1"
@@ -266,7 +266,7 @@ func buildSubsample(ctx context.Context, m Mechanism, p constraints.Params, _ in
 	return s, fmt.Sprintf("subsampling: majority of %d of the %d teachers, drawn without replacement (%s)", s.Size(), p.K, what), nil
 }
 
-func buildGNMax(_ context.Context, m Mechanism, p constraints.Params, _ int, _ Options) (Labeler, string, error) {
+func buildGNMax(_ context.Context, m Mechanism, p constraints.Problem, _ int, _ Options) (Labeler, string, error) {
 	g, err := NewGNMax(p, m.GNMaxSearch)
 	if err != nil {
 		return nil, "", err
@@ -275,7 +275,7 @@ func buildGNMax(_ context.Context, m Mechanism, p constraints.Params, _ int, _ O
 	return g, fmt.Sprintf("GNMax: Gaussian noise with sigma = %.4g on the two class counts (%v search)", sigma, m.GNMaxSearch), nil
 }
 
-func buildClassGNMax(_ context.Context, m Mechanism, p constraints.Params, classes int, _ Options) (Labeler, string, error) {
+func buildClassGNMax(_ context.Context, m Mechanism, p constraints.Problem, classes int, _ Options) (Labeler, string, error) {
 	g := m.GNMax
 	if confident := m.Name == votefile.ConfidentGNMax; confident != g.Confident() {
 		return nil, "", fmt.Errorf("%s: threshold %v, sigma1 %v: confident-gnmax has the threshold step (sigma1 > 0), gnmax none", m.Name, g.Threshold, g.Sigma1)
@@ -291,7 +291,7 @@ func buildClassGNMax(_ context.Context, m Mechanism, p constraints.Params, class
 	return agg, label, nil
 }
 
-func buildLNMax(_ context.Context, m Mechanism, p constraints.Params, classes int, _ Options) (Labeler, string, error) {
+func buildLNMax(_ context.Context, m Mechanism, p constraints.Problem, classes int, _ Options) (Labeler, string, error) {
 	agg, err := NewLNMax(m.LNMax, p.K, classes)
 	if err != nil {
 		return nil, "", err
@@ -303,8 +303,8 @@ func buildLNMax(_ context.Context, m Mechanism, p constraints.Params, classes in
 // order of Mechanisms: dsub only for Delta = 0 (Theorem 3.5.1), gnmax only
 // for delta > 0 (a Gaussian mechanism is not pure DP), and darrm-one-vote
 // beside it, at the same per-query target in the same relation.
-func DefaultMechanisms(p constraints.Params) []votefile.Mechanism {
-	names := []votefile.Mechanism{votefile.DaRRM, votefile.Subsample}
+func DefaultMechanisms(p constraints.Problem) []votefile.MechanismName {
+	names := []votefile.MechanismName{votefile.DaRRM, votefile.Subsample}
 	if p.Delta == 0 {
 		names = append(names, votefile.DSub)
 	}
@@ -319,12 +319,12 @@ func DefaultMechanisms(p constraints.Params) []votefile.Mechanism {
 // the result named name whose 95% interval lies wholly below its interval
 // (none if no result has that name). A result of the other relation is
 // never ranked against it: the same (eps, delta) is another promise there.
-func Above(res []SimResult, name votefile.Mechanism) []votefile.Mechanism {
+func Above(res []SimResult, name votefile.MechanismName) []votefile.MechanismName {
 	i := slices.IndexFunc(res, func(r SimResult) bool { return r.Name == name })
 	if i < 0 {
 		return nil
 	}
-	var below []votefile.Mechanism
+	var below []votefile.MechanismName
 	for j, r := range res {
 		if j != i && r.Privacy.Relation == res[i].Privacy.Relation && res[i].Lo > r.Hi {
 			below = append(below, r.Name)

@@ -53,11 +53,11 @@ func TestMechanismNew(t *testing.T) {
 func TestDefaultMechanisms(t *testing.T) {
 	for _, tc := range []struct {
 		delta, target float64
-		want          []votefile.Mechanism
+		want          []votefile.MechanismName
 	}{
-		{1e-5, 3e-5, []votefile.Mechanism{"darrm", "subsample", "rr", "gnmax", "darrm-one-vote"}},
-		{0, 1e-6, []votefile.Mechanism{"darrm", "subsample", "dsub", "rr", "gnmax", "darrm-one-vote"}},
-		{0, 0, []votefile.Mechanism{"darrm", "subsample", "dsub", "rr"}},
+		{1e-5, 3e-5, []votefile.MechanismName{"darrm", "subsample", "rr", "gnmax", "darrm-one-vote"}},
+		{0, 1e-6, []votefile.MechanismName{"darrm", "subsample", "dsub", "rr", "gnmax", "darrm-one-vote"}},
+		{0, 0, []votefile.MechanismName{"darrm", "subsample", "dsub", "rr"}},
 	} {
 		p := constraints.New(11, 3, 0.1, tc.delta)
 		p.TargetDelta = tc.target
@@ -76,7 +76,7 @@ func TestAbove(t *testing.T) {
 		// Below darrm, but in another relation: not ranked against it.
 		{Name: "darrm-one-vote", Privacy: Privacy{Relation: accountant.OneVote}, Lo: 0.7, Hi: 0.75},
 	}
-	if got := Above(res, "darrm"); !slices.Equal(got, []votefile.Mechanism{votefile.RR, votefile.GNMax}) {
+	if got := Above(res, "darrm"); !slices.Equal(got, []votefile.MechanismName{votefile.RR, votefile.GNMax}) {
 		t.Errorf("Above(darrm) = %v", got)
 	}
 	if got := Above(res, "darrm-one-vote"); got != nil {
@@ -178,7 +178,7 @@ func TestAccounting(t *testing.T) {
 // their input, the ones that sample a gamma by MechanismInfo.Gamma (DaRRM
 // in each relation).
 func TestMechanismLists(t *testing.T) {
-	var two, many, withGamma []votefile.Mechanism
+	var two, many, withGamma []votefile.MechanismName
 	for _, r := range Registry() {
 		if r.Input == votefile.TwoClass {
 			two = append(two, r.Name)
@@ -191,13 +191,13 @@ func TestMechanismLists(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name      string
-		got, want []votefile.Mechanism
+		got, want []votefile.MechanismName
 	}{{"Mechanisms", Mechanisms, two}, {"ManyClassMechanisms", ManyClassMechanisms, many}, {"GammaMechanisms", GammaMechanisms, withGamma}} {
 		if !slices.Equal(tc.got, tc.want) {
 			t.Errorf("%s = %v, want %v", tc.name, tc.got, tc.want)
 		}
 	}
-	if want := []votefile.Mechanism{votefile.DaRRM, votefile.DaRRMOneVote}; !slices.Equal(GammaMechanisms, want) {
+	if want := []votefile.MechanismName{votefile.DaRRM, votefile.DaRRMOneVote}; !slices.Equal(GammaMechanisms, want) {
 		t.Errorf("GammaMechanisms = %v, want %v", GammaMechanisms, want)
 	}
 }
@@ -207,7 +207,7 @@ func TestMechanismLists(t *testing.T) {
 // votes; a setting needed and not given is asked for unless stated (a
 // label file's header) or not one the caller can give.
 func TestCheckSettings(t *testing.T) {
-	lookup := func(name votefile.Mechanism, in votefile.Input) MechanismInfo {
+	lookup := func(name votefile.MechanismName, in votefile.Input) MechanismInfo {
 		info, err := LookupMechanism(name, in)
 		if err != nil {
 			t.Fatal(err)
@@ -228,7 +228,7 @@ func TestCheckSettings(t *testing.T) {
 	}{
 		{"all taken", rr, givenOf("m", "rr-composition"), votefile.Settings{}, nil},
 		{"another kind's", rr, givenOf("sigma2"), votefile.Settings{},
-			&SettingUse{Name: "sigma2", Takes: rr.Takes, Input: votefile.ManyClasses, TakenBy: []votefile.Mechanism{votefile.GNMax, votefile.ConfidentGNMax}}},
+			&SettingUse{Name: "sigma2", Takes: rr.Takes, Input: votefile.ManyClasses, TakenBy: []votefile.MechanismName{votefile.GNMax, votefile.ConfidentGNMax}}},
 		{"needed", conf, givenOf("sigma2", "sigma1"), votefile.Settings{}, &SettingUse{Name: "threshold", Missing: true}},
 		{"needed, stated", conf, givenOf("sigma1", "threshold", "delta"), votefile.Settings{Sigma2: &sigma}, nil},
 		{"needed, not the caller's", conf, func(string) (bool, bool) { return false, false }, votefile.Settings{}, nil},

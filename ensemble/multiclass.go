@@ -90,7 +90,7 @@ func gnmaxParts(m accountant.ConfidentGNMax) []accountant.GaussianPart {
 	return parts
 }
 
-func gnmaxName(m accountant.ConfidentGNMax) votefile.Mechanism {
+func gnmaxName(m accountant.ConfidentGNMax) votefile.MechanismName {
 	if m.Confident() {
 		return votefile.ConfidentGNMax
 	}
@@ -98,7 +98,7 @@ func gnmaxName(m accountant.ConfidentGNMax) votefile.Mechanism {
 }
 
 // Name returns "gnmax" or "confident-gnmax".
-func (g *ClassGNMax) Name() votefile.Mechanism { return gnmaxName(g.mech) }
+func (g *ClassGNMax) Name() votefile.MechanismName { return gnmaxName(g.mech) }
 
 // K returns the number of teachers.
 func (g *ClassGNMax) K() int { return g.teachers }

@@ -95,7 +95,7 @@ func violation(t *testing.T, g gamma.Gamma, p, q []float64, em, delta float64) f
 // vertices, then coordinate ascent, teacher by teacher, over the vertices
 // (the violation is linear in one teacher's (p, q), so its maximum over the
 // region is at a vertex).
-func worstViolation(t *testing.T, g gamma.Gamma, prm constraints.Params, restarts int, r *rand.Rand) float64 {
+func worstViolation(t *testing.T, g gamma.Gamma, prm constraints.Problem, restarts int, r *rand.Rand) float64 {
 	vs := region(prm.Eps, prm.Delta)
 	k := prm.K
 	em := math.Exp(prm.M * prm.Eps)
@@ -177,7 +177,7 @@ func TestPrivacyEndToEnd(t *testing.T) {
 	if vs := region(pure.Eps, pure.Delta); len(vs) != 4 {
 		t.Fatalf("the region of an eps-DP teacher has 4 vertices, got %v", vs)
 	}
-	for _, newSub := range []func(context.Context, constraints.Params, Options) (*Subsample, error){NewSubsample, NewDoubleSubsample} {
+	for _, newSub := range []func(context.Context, constraints.Problem, Options) (*Subsample, error){NewSubsample, NewDoubleSubsample} {
 		s, err := newSub(context.Background(), pure, Options{})
 		if err != nil {
 			t.Fatal(err)

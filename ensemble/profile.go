@@ -58,11 +58,11 @@ const maxBitConfigs = 1 << 17
 // α at once): the pairs at every corner multiset, each widened by a bound
 // of its rounding (the larger up, the smaller down), dominate the label
 // at every α. The pmfs come from the recurrence
-// α'[l] = (1-q)·α[l] + q·α[l-1] (constraints.Params.PMFs), whose absolute
+// α'[l] = (1-q)·α[l] + q·α[l-1] (constraints.Problem.PMFs), whose absolute
 // error grows by at most 2u + 2 ulps a teacher, u the corners' error (8
 // ulps: an exp and four roundings); Pr[1] = Σ_l α_l·f(l) adds (K+1)
 // times it, K+3 roundings and the error of f. The bound is twice that.
-func (tb *table) privateTeacherBits(p constraints.Params) ([]accountant.BitPair, bool) {
+func (tb *table) privateTeacherBits(p constraints.Problem) ([]accountant.BitPair, bool) {
 	f := make([]float64, tb.k+1)
 	for l := range f {
 		f[l] = float64(tb.ones(l)) / unit54
@@ -72,7 +72,7 @@ func (tb *table) privateTeacherBits(p constraints.Params) ([]accountant.BitPair,
 
 // privateTeacherBits returns the pairs of (*table).privateTeacherBits for
 // a label with Pr[1 | L = l] = f[l], each within fErr of the truth.
-func privateTeacherBits(p constraints.Params, f []float64, fErr float64) ([]accountant.BitPair, bool) {
+func privateTeacherBits(p constraints.Problem, f []float64, fErr float64) ([]accountant.BitPair, bool) {
 	if !p.NumConfigs().IsInt64() || p.NumConfigs().Int64() > maxBitConfigs {
 		return nil, false
 	}

@@ -259,8 +259,8 @@ func TestPrivateTeacherBits(t *testing.T) {
 func TestSubsampleBits(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		new  func(context.Context, constraints.Params, Options) (*Subsample, error)
-		p    constraints.Params
+		new  func(context.Context, constraints.Problem, Options) (*Subsample, error)
+		p    constraints.Problem
 	}{
 		{"subsample", NewSubsample, constraints.New(11, 3, 0.1, 1e-5)},
 		{"dsub", NewDoubleSubsample, constraints.New(11, 3, 0.1, 0)},
@@ -300,7 +300,7 @@ func TestSubsampleBits(t *testing.T) {
 // whose vote probabilities are drawn at random inside their (ε, Δ)
 // region (mostly near its diagonal, where the worst cases are), never
 // has a hockey-stick divergence above envelope at the orders tested.
-func checkRandomTeachers(t *testing.T, name string, p constraints.Params, agg Aggregator, envelope func(float64) float64) {
+func checkRandomTeachers(t *testing.T, name string, p constraints.Problem, agg Aggregator, envelope func(float64) float64) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(1, 2))
 	e := math.Exp(p.Eps)

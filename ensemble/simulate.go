@@ -28,7 +28,7 @@ func Teachers(spec string, k int, src *noise.Source) ([]float64, error) {
 
 // SimResult is the outcome of one aggregator in Simulate.
 type SimResult struct {
-	Name    votefile.Mechanism
+	Name    votefile.MechanismName
 	Privacy Privacy
 	Queries int
 	// Agree counts the queries whose label equals the majority of the votes.

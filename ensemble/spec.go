@@ -30,7 +30,7 @@ type ReleaseSpec struct {
 	// Delta are the teachers' guarantee the release is calibrated to
 	// (ReleaseTeachers), M and TargetDelta give its per-query target
 	// (m·eps, delta). A multi-class mechanism takes only TargetDelta.
-	Problem constraints.Params
+	Problem constraints.Problem
 	// Gamma is where the gamma comes from when Mechanism.Gamma is nil:
 	// gamma_opt of the mechanism's problem (MechanismInfo.GammaProblem)
 	// from a cache, solved on demand, or Gamma.Given. Release sets its
@@ -38,11 +38,11 @@ type ReleaseSpec struct {
 	// it.
 	Gamma optimal.Source
 	// Budget, if not nil, limits the queries answered. It is held by
-	// Composition with slack DeltaPrime, which also give the totals
+	// composition Method with slack DeltaPrime, which also give the totals
 	// (NewAccounting).
-	Budget      *accountant.Guarantee
-	Composition accountant.Method
-	DeltaPrime  float64
+	Budget     *accountant.Guarantee
+	Method     accountant.Method
+	DeltaPrime float64
 	// Ledger, if not "", is the ledger file charged for the release
 	// (ledger.OpenRun, with LedgerOptions): bound to the votes, charged
 	// per query before the labels leave; what it allows may lower the
@@ -153,7 +153,7 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 		return fail(StepBinding, err)
 	}
 	step := out.Aggregator.Privacy().Step()
-	if out.Accounting, err = NewAccounting(out.Aggregator.Privacy(), out.Binding, s.DeltaPrime, s.Budget, s.Composition); err != nil {
+	if out.Accounting, err = NewAccounting(out.Aggregator.Privacy(), out.Binding, s.DeltaPrime, s.Budget, s.Method); err != nil {
 		return fail(StepAccounting, err)
 	}
 	limit, sink := out.Accounting.Limit(), s.Sink
@@ -190,14 +190,14 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 // is certified once, as the aggregator samples it, when the cache entry
 // is checked (optimal.Source.Certify). An error is a *ReleaseError at
 // StepGamma or StepBuild.
-func (m Mechanism) BuildFrom(ctx context.Context, src optimal.Source, p constraints.Params, classes int, opts Options) (Labeler, string, optimal.Loaded, error) {
+func (m Mechanism) BuildFrom(ctx context.Context, src optimal.Source, p constraints.Problem, classes int, opts Options) (Labeler, string, optimal.Loaded, error) {
 	var l optimal.Loaded
 	info, err := LookupMechanism(m.Name, m.Input)
 	if err != nil {
 		return nil, "", l, &ReleaseError{Step: StepBuild, Err: err}
 	}
 	if info.Gamma && m.Gamma == nil {
-		src.Certify = func(ctx context.Context, q constraints.Params, g gamma.Gamma) (gamma.Certificate, error) {
+		src.Certify = func(ctx context.Context, q constraints.Problem, g gamma.Gamma) (gamma.Certificate, error) {
 			_, sampled := newTable(g)
 			cert, _, err := certify(ctx, q, sampled, 0, opts)
 			if err == nil {

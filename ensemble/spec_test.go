@@ -26,7 +26,7 @@ func countVerify(t *testing.T) *atomic.Int64 {
 	t.Helper()
 	var n atomic.Int64
 	old := verify
-	verify = func(ctx context.Context, p constraints.Params, g gamma.Gamma, opts gamma.VerifyOptions) (gamma.Certificate, error) {
+	verify = func(ctx context.Context, p constraints.Problem, g gamma.Gamma, opts gamma.VerifyOptions) (gamma.Certificate, error) {
 		n.Add(1)
 		return old(ctx, p, g, opts)
 	}
@@ -36,7 +36,7 @@ func countVerify(t *testing.T) *atomic.Int64 {
 
 // releaseSpec is a seeded release of the header-less 0/1 votes by darrm
 // for p, its gamma from src, its labels into a file of dir.
-func releaseSpec(t *testing.T, votes string, p constraints.Params, src optimal.Source, dir string) ReleaseSpec {
+func releaseSpec(t *testing.T, votes string, p constraints.Problem, src optimal.Source, dir string) ReleaseSpec {
 	t.Helper()
 	in, _, err := votefile.Read(strings.NewReader(votes), "votes.csv", votefile.Options{})
 	if err != nil {
@@ -122,11 +122,11 @@ func TestReleaseCertifiesOnce(t *testing.T) {
 // each step's failure names its step.
 func TestReleaseBudgetStop(t *testing.T) {
 	ctx := context.Background()
-	p := constraints.Params{K: 3, M: 1, Eps: 0.5, TargetDelta: 0}
+	p := constraints.Problem{K: 3, M: 1, Eps: 0.5, TargetDelta: 0}
 	votes := "1,1,0\n0,0,1\n1,1,1\n0,1,0\n"
-	spec := func(budget *accountant.Guarantee, name votefile.Mechanism, delta float64) ReleaseSpec {
+	spec := func(budget *accountant.Guarantee, name votefile.MechanismName, delta float64) ReleaseSpec {
 		s := releaseSpec(t, votes, p, optimal.Source{}, t.TempDir())
-		s.Mechanism, s.Budget, s.Composition = Mechanism{Name: name}, budget, accountant.Simple
+		s.Mechanism, s.Budget, s.Method = Mechanism{Name: name}, budget, accountant.Simple
 		s.Problem.Delta, s.Problem.TargetDelta = delta, delta
 		return s
 	}

@@ -15,7 +15,7 @@ import (
 // replacement (Algorithm 8), a tie of an even s broken by a fair coin. By
 // Lemma 3.4.1 it has the output distribution of DaRRM with gamma_Sub.
 type Subsample struct {
-	name votefile.Mechanism
+	name votefile.MechanismName
 	k, s int
 	// keep is the threshold of a Bernoulli(c) drawn before subsampling; a
 	// failure releases a fair coin. It is 2^53 (c = 1) unless the
@@ -30,7 +30,7 @@ type Subsample struct {
 // linear in gamma with coefficients summing in absolute value to at most
 // 1 + e^{m·eps}, and gamma.Sub is accurate to 1e-14 (a few ulps; the tests
 // check it against math/big).
-func subSlack(p constraints.Params) float64 { return 1e-14 * (1 + p.E()) }
+func subSlack(p constraints.Problem) float64 { return 1e-14 * (1 + p.E()) }
 
 // NewSubsample returns the majority of s = floor(m) subsampled teachers,
 // the subsampling baseline of Section 3.7.1. Its guarantee is the
@@ -40,7 +40,7 @@ func subSlack(p constraints.Params) float64 { return 1e-14 * (1 + p.E()) }
 // label is post-processing of s (eps, Delta)-DP teachers, which are
 // (s·eps, 1-(1-Delta)^s)-DP together (Kairouz-Oh-Viswanath 2015, Thm 3.3,
 // i = 0), and that must be within (m·eps, delta).
-func NewSubsample(ctx context.Context, p constraints.Params, opts Options) (*Subsample, error) {
+func NewSubsample(ctx context.Context, p constraints.Problem, opts Options) (*Subsample, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("subsample: %w", err)
 	}
@@ -86,7 +86,7 @@ func NewSubsample(ctx context.Context, p constraints.Params, opts Options) (*Sub
 // exactly tight in float64; then the mechanism first keeps the
 // subsampled majority with probability c = 1 - O(1e-13) (a fair coin
 // otherwise), with c chosen so that c·gamma_DSub is certified.
-func NewDoubleSubsample(ctx context.Context, p constraints.Params, opts Options) (*Subsample, error) {
+func NewDoubleSubsample(ctx context.Context, p constraints.Problem, opts Options) (*Subsample, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("dsub: %w", err)
 	}
@@ -126,7 +126,7 @@ func NewDoubleSubsample(ctx context.Context, p constraints.Params, opts Options)
 }
 
 // Name returns "subsample" (s = floor(m)) or "dsub" (s = 2·floor(m)-1).
-func (s *Subsample) Name() votefile.Mechanism { return s.name }
+func (s *Subsample) Name() votefile.MechanismName { return s.name }
 
 // K returns the number of teachers.
 func (s *Subsample) K() int { return s.k }
@@ -194,7 +194,7 @@ func (s *Subsample) Aggregate(votes []byte, src *noise.Source) (byte, error) {
 // corner multiset of the teachers (privateTeacherBits), when there are
 // not too many, and returns s: Pr[1 | L = l] is ProbOne of the gamma it
 // realises, gamma_Sub accurate to 1e-14 (subSlack).
-func (s *Subsample) describe(p constraints.Params) *Subsample {
+func (s *Subsample) describe(p constraints.Problem) *Subsample {
 	f := make([]float64, s.k+1)
 	for l := range f {
 		f[l] = ProbOne(s.g, l)

@@ -61,7 +61,7 @@ type RRConst struct {
 // NewRRConst returns randomized response's p_const for problem p, the
 // majority of the K teachers being (tau·eps, lambda)-DP by the given
 // composition with slack deltaPrime (App. B.4).
-func NewRRConst(p constraints.Params, comp accountant.Method, deltaPrime float64) (RRConst, error) {
+func NewRRConst(p constraints.Problem, comp accountant.Method, deltaPrime float64) (RRConst, error) {
 	if err := p.Validate(); err != nil {
 		return RRConst{}, err
 	}
@@ -78,7 +78,7 @@ func NewRRConst(p constraints.Params, comp accountant.Method, deltaPrime float64
 
 // RRBaseline returns randomized response's constant noise function
 // gamma = p_const (NewRRConst) for problem p.
-func RRBaseline(p constraints.Params, comp accountant.Method, deltaPrime float64) (Baseline, error) {
+func RRBaseline(p constraints.Problem, comp accountant.Method, deltaPrime float64) (Baseline, error) {
 	rr, err := NewRRConst(p, comp, deltaPrime)
 	if err != nil {
 		return Baseline{}, err
@@ -124,7 +124,7 @@ type Omitted struct {
 // one-vote relation gamma_Sub and gamma_DSub, which are not private there
 // for the deltas of interest. The reason prints delta as the problem's
 // description does (accountant.FormatBound), so one output says it once.
-func OmittedBaselines(p constraints.Params) []Omitted {
+func OmittedBaselines(p constraints.Problem) []Omitted {
 	if p.Relation == accountant.OneVote {
 		return append([]Omitted(nil), oneVoteOmitted...)
 	}
@@ -143,7 +143,7 @@ func OmittedBaselines(p constraints.Params) []Omitted {
 // (GNMaxBaseline), and randomized response's largest constant gamma
 // (OneVoteRRBaseline); o does not apply there. OmittedBaselines says
 // which are left out, and why. An error is a *BaselineError.
-func Baselines(p constraints.Params, o BaselineOptions) ([]Baseline, error) {
+func Baselines(p constraints.Problem, o BaselineOptions) ([]Baseline, error) {
 	if p.Relation == accountant.OneVote {
 		gn, err := GNMaxBaseline(p)
 		if err != nil {
@@ -190,7 +190,7 @@ type Evaluation struct {
 // evaluate certifies g for p (Verify) and measures its utility under the
 // prior's coefficients and its true expected error under each actual
 // distribution (expectedErrors).
-func evaluate(ctx context.Context, p constraints.Params, g Gamma, coeffs []float64, actuals []Actual, workers int) (Evaluation, error) {
+func evaluate(ctx context.Context, p constraints.Problem, g Gamma, coeffs []float64, actuals []Actual, workers int) (Evaluation, error) {
 	cert, err := Verify(ctx, p, g, VerifyOptions{Workers: workers})
 	if err != nil {
 		return Evaluation{}, err
@@ -206,7 +206,7 @@ func evaluate(ctx context.Context, p constraints.Params, g Gamma, coeffs []float
 // at problem p: opt's true expected error under each actual distribution
 // (expectedErrors), and each baseline certified and measured (evaluate),
 // in the order of bases.
-func Compare(ctx context.Context, p constraints.Params, opt Gamma, bases []Baseline, coeffs []float64, actuals []Actual, workers int) ([]ErrorEstimate, []Evaluation, error) {
+func Compare(ctx context.Context, p constraints.Problem, opt Gamma, bases []Baseline, coeffs []float64, actuals []Actual, workers int) ([]ErrorEstimate, []Evaluation, error) {
 	errs, err := ExpectedErrors(opt, actuals)
 	if err != nil {
 		return nil, nil, err

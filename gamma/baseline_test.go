@@ -16,11 +16,11 @@ import (
 // them: gamma_DSub only for pure DP, gamma_Sub of floor(m) teachers unless
 // told, RR's composition auto or given.
 func TestBaselines(t *testing.T) {
-	pure := constraints.Params{K: 11, M: 2.5, Eps: 0.1}
-	pureTeachers := constraints.Params{K: 11, M: 3, Eps: 0.1, TargetDelta: 1e-6}
+	pure := constraints.Problem{K: 11, M: 2.5, Eps: 0.1}
+	pureTeachers := constraints.Problem{K: 11, M: 3, Eps: 0.1, TargetDelta: 1e-6}
 	for _, tc := range []struct {
 		name   string
-		p      constraints.Params
+		p      constraints.Problem
 		o      BaselineOptions
 		names  []string
 		sub    int    // teachers gamma_Sub subsamples
@@ -86,12 +86,12 @@ func TestBaselinesErrors(t *testing.T) {
 // p_const, rounded down to a multiple of 2^-53, and is RR's gamma.
 func TestRRConst(t *testing.T) {
 	for _, tc := range []struct {
-		p    constraints.Params
+		p    constraints.Problem
 		comp accountant.Method
 	}{
 		{constraints.New(11, 3, 0.1, 1e-5), accountant.General},
 		{constraints.New(11, 3, 0.1, 1e-5), accountant.Optimal},
-		{constraints.Params{K: 11, M: 2, Eps: 0.1}, accountant.Simple},
+		{constraints.Problem{K: 11, M: 2, Eps: 0.1}, accountant.Simple},
 		{constraints.New(101, 10, 0.1, 1e-5), accountant.General},
 	} {
 		rr, err := NewRRConst(tc.p, tc.comp, 1e-5)

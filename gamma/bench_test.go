@@ -9,7 +9,7 @@ import (
 )
 
 func BenchmarkVerify(b *testing.B) {
-	for _, p := range []constraints.Params{constraints.New(11, 3, 0.1, 1e-5), constraints.New(41, 5, 0.1, 1e-5), constraints.New(101, 10, 0.1, 1e-5), constraints.New(101, 10, 0.1, 0)} {
+	for _, p := range []constraints.Problem{constraints.New(11, 3, 0.1, 1e-5), constraints.New(41, 5, 0.1, 1e-5), constraints.New(101, 10, 0.1, 1e-5), constraints.New(101, 10, 0.1, 0)} {
 		g, _ := Sub(p.K, int(p.M))
 		b.Run(benchName(p), func(b *testing.B) {
 			for b.Loop() {
@@ -21,7 +21,7 @@ func BenchmarkVerify(b *testing.B) {
 	}
 }
 
-func benchName(p constraints.Params) string {
+func benchName(p constraints.Problem) string {
 	return "K=" + itoa(p.K) + "/m=" + ftoa(p.M) + "/Delta=" + ftoa(p.Delta)
 }
 

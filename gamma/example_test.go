@@ -53,10 +53,10 @@ func ExampleDSub() {
 // A problem from what a command line and a gamma file state: the command
 // line's m wins over the file's, the file's eps over the default, and the
 // release's delta, stated by neither, is the thesis' 1-(1-Delta)^m.
-func ExampleNewProblem() {
-	def := constraints.Params{M: gamma.DefaultM, Eps: gamma.DefaultEps, Delta: gamma.DefaultDelta}
+func ExampleResolveProblem() {
+	def := constraints.Problem{M: gamma.DefaultM, Eps: gamma.DefaultEps, Delta: gamma.DefaultDelta}
 	flagM, fileM, fileEps := 5.0, 3.0, 0.2
-	p := gamma.NewProblem(11, def, gamma.Stated{M: &flagM}, gamma.Stated{M: &fileM, Eps: &fileEps})
+	p := gamma.ResolveProblem(11, def, gamma.Stated{M: &flagM}, gamma.Stated{M: &fileM, Eps: &fileEps})
 	fmt.Printf("K = %d, m = %g, eps = %g, Delta = %g, delta = %.6g (default: %v)\n", p.K, p.M, p.Eps, p.Delta, p.TargetDelta, p.DeltaDefault)
 	// Output:
 	// K = 11, m = 5, eps = 0.2, Delta = 1e-05, delta = 4.9999e-05 (default: true)

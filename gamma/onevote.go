@@ -47,7 +47,7 @@ func GNMaxSigmaSampled(target accountant.Guarantee, k int) (float64, error) {
 // released bit for p.K votes (GNMaxSigmaSampled, darrm's --gnmax-search
 // tight), and its noise function as a sampler of 53-bit uniforms realises
 // it (Realised), which is what is certified.
-func GNMaxBaseline(p constraints.Params) (Baseline, error) {
+func GNMaxBaseline(p constraints.Problem) (Baseline, error) {
 	if err := checkOneVote(p); err != nil {
 		return Baseline{}, err
 	}
@@ -69,7 +69,7 @@ func GNMaxBaseline(p constraints.Params) (Baseline, error) {
 // vote counts on either side of K/2 bound it; every other pair of
 // neighbouring counts allows gamma = 1), less twice the certificate's
 // rounding bound so that the certificate can prove it, on the 2^-53 grid.
-func OneVoteRRBaseline(p constraints.Params) (Baseline, error) {
+func OneVoteRRBaseline(p constraints.Problem) (Baseline, error) {
 	if err := checkOneVote(p); err != nil {
 		return Baseline{}, err
 	}
@@ -84,7 +84,7 @@ func OneVoteRRBaseline(p constraints.Params) (Baseline, error) {
 }
 
 // checkOneVote checks that p is a valid problem in the one-vote relation.
-func checkOneVote(p constraints.Params) error {
+func checkOneVote(p constraints.Problem) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
@@ -119,7 +119,7 @@ var oneVoteOmitted = []Omitted{
 // K/2 as the truncated geometric mechanism does (docs/solve.md, "DaRRM
 // under the one-vote relation"). Rounding may leave it above the budget
 // by a few ulps: Certify it.
-func OneVoteOpt(p constraints.Params) (Gamma, error) {
+func OneVoteOpt(p constraints.Problem) (Gamma, error) {
 	if err := checkOneVote(p); err != nil {
 		return nil, err
 	}

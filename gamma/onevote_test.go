@@ -60,7 +60,7 @@ func TestOneVotePerturbedFails(t *testing.T) {
 // private-teachers baselines are left out with a reason.
 func TestOneVoteBaselines(t *testing.T) {
 	ctx := context.Background()
-	for _, p := range []constraints.Params{constraints.NewOneVote(11, 0.3, 1e-5), constraints.NewOneVote(101, 0.1, 0), constraints.NewOneVote(51, 1, 1e-3)} {
+	for _, p := range []constraints.Problem{constraints.NewOneVote(11, 0.3, 1e-5), constraints.NewOneVote(101, 0.1, 0), constraints.NewOneVote(51, 1, 1e-3)} {
 		bases, err := Baselines(p, BaselineOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -111,14 +111,14 @@ func TestOneVoteStated(t *testing.T) {
 	if tab.Relation == nil || *tab.Relation != accountant.OneVote {
 		t.Fatalf("relation %v, want one-vote", tab.Relation)
 	}
-	p := NewProblem(3, constraints.Params{M: DefaultM, Eps: DefaultEps, Delta: DefaultDelta}, tab.Stated)
-	if p.Params != constraints.NewOneVote(3, 0.3, 1e-5) {
-		t.Errorf("problem %+v, want the one-vote problem", p.Params)
+	p := ResolveProblem(3, constraints.Problem{M: DefaultM, Eps: DefaultEps, Delta: DefaultDelta}, tab.Stated)
+	if p.Problem != constraints.NewOneVote(3, 0.3, 1e-5) {
+		t.Errorf("problem %+v, want the one-vote problem", p.Problem)
 	}
 	ov := accountant.OneVote
 	eps := 0.2
-	p = NewProblem(5, constraints.Params{M: DefaultM, Eps: DefaultEps, Delta: DefaultDelta}, Stated{Relation: &ov, Eps: &eps})
-	if p.Params != constraints.NewOneVote(5, 0.2, 0) || !p.DeltaDefault || !p.MDefault {
+	p = ResolveProblem(5, constraints.Problem{M: DefaultM, Eps: DefaultEps, Delta: DefaultDelta}, Stated{Relation: &ov, Eps: &eps})
+	if p.Problem != constraints.NewOneVote(5, 0.2, 0) || !p.DeltaDefault || !p.MDefault {
 		t.Errorf("one-vote defaults: %+v", p)
 	}
 	if _, err := ReadTable(strings.NewReader(`{"relation": "two-votes", "gamma": [0.5, 0.5]}`)); err == nil || !strings.Contains(err.Error(), "two-votes") {

@@ -48,7 +48,7 @@ const shardTop = 16
 // for g and p: the maximum of the privacy cost over that shard's corner
 // multisets, one that attains it, and the costliest ones above the budget.
 // opts.Progress receives the fraction of the shard done.
-func VerifyShard(ctx context.Context, p constraints.Params, g Gamma, s Shard, opts VerifyOptions) (constraints.Separation, error) {
+func VerifyShard(ctx context.Context, p constraints.Problem, g Gamma, s Shard, opts VerifyOptions) (constraints.Separation, error) {
 	if err := checkFor(p, g); err != nil {
 		return constraints.Separation{}, err
 	}
@@ -62,12 +62,12 @@ func VerifyShard(ctx context.Context, p constraints.Params, g Gamma, s Shard, op
 // them, and a part without its count of multisets is refused. The
 // rounding bound is computed from p, never taken from the parts, and the
 // cost each part states at its worst multiset and at the costliest ones it
-// keeps is evaluated again (constraints.Params.Cost, a few evaluations
+// keeps is evaluated again (constraints.Problem.Cost, a few evaluations
 // against the whole separation's millions): a part whose stated maximum
 // was edited, or that is of another gamma, is refused. A part edited
 // consistently (its worst multiset replaced by a cheaper one with its
 // cost) is not found without the separation itself.
-func MergeShards(p constraints.Params, g Gamma, parts []constraints.Separation) (Certificate, error) {
+func MergeShards(p constraints.Problem, g Gamma, parts []constraints.Separation) (Certificate, error) {
 	if err := checkFor(p, g); err != nil {
 		return Certificate{}, err
 	}

@@ -47,12 +47,12 @@ func TestShardsMergeToVerify(t *testing.T) {
 	sub1, _ := Sub(11, 1)
 	for _, tc := range []struct {
 		name string
-		p    constraints.Params
+		p    constraints.Problem
 		g    Gamma
 	}{
 		{"gamma_opt", p, optK11M3(t)},
 		{"gamma_opt at m = 2", constraints.New(11, 2, 0.1, 1e-5), optK11M3(t)},
-		{"gamma_Sub(1) at m = 1", constraints.Params{K: 11, M: 1, Eps: 0.1}, sub1},
+		{"gamma_Sub(1) at m = 1", constraints.Problem{K: 11, M: 1, Eps: 0.1}, sub1},
 	} {
 		want, err := Verify(ctx, tc.p, tc.g, VerifyOptions{Workers: 1})
 		if err != nil {
@@ -91,7 +91,7 @@ func TestShardsRefused(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name  string
-		p     constraints.Params
+		p     constraints.Problem
 		parts []constraints.Separation
 	}{
 		{"a shard missing", p, []constraints.Separation{part(0, 3), part(1, 3)}},
@@ -106,7 +106,7 @@ func TestShardsRefused(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		p    constraints.Params
+		p    constraints.Problem
 		g    Gamma
 	}{
 		{"a bad problem", constraints.New(11, 0, 0.1, 1e-5), g},

@@ -37,17 +37,18 @@ type Stated struct {
 	Relation                   *accountant.Relation
 }
 
-// Problem is a DaRRM problem, with which of its values no source stated
-// and so took their defaults (NewProblem); outputs say which.
-type Problem struct {
-	constraints.Params
+// Resolved is a DaRRM problem resolved from what its sources state
+// (ResolveProblem), with which of its values no source stated and so took
+// their defaults; outputs say which.
+type Resolved struct {
+	constraints.Problem
 	// MDefault: m is the default's. DeltaDefault: delta is the thesis'
 	// default 1-(1-Delta)^m.
 	MDefault, DeltaDefault bool
 }
 
 // The defaults of a problem's m, eps and Delta, for the callers of
-// NewProblem (darrm's flags): the thesis' main setting (Section 3.7.1),
+// ResolveProblem (darrm's flags): the thesis' main setting (Section 3.7.1),
 // whose delta is then 1-(1-Delta)^m.
 const (
 	DefaultM     = 3.0
@@ -55,14 +56,14 @@ const (
 	DefaultDelta = 1e-5
 )
 
-// NewProblem returns the problem of k teachers with each parameter from
+// ResolveProblem returns the problem of k teachers with each parameter from
 // the first of ss that states it (a command line, then a gamma file, say);
 // where none does, the relation, m, eps and Delta are def's and delta is
 // the thesis' default 1-(1-Delta)^m (Section 3.7.1,
 // constraints.DefaultTargetDelta). In the one-vote relation m and
 // Delta default to 1 and 0 (constraints.NewOneVote), so delta defaults to
 // 0. The problem is not validated.
-func NewProblem(k int, def constraints.Params, ss ...Stated) Problem {
+func ResolveProblem(k int, def constraints.Problem, ss ...Stated) Resolved {
 	first := func(get func(Stated) *float64) *float64 {
 		for _, s := range ss {
 			if v := get(s); v != nil {
@@ -87,7 +88,7 @@ func NewProblem(k int, def constraints.Params, ss ...Stated) Problem {
 	if rel == accountant.OneVote {
 		def.M, def.Delta = 1, 0
 	}
-	p := Problem{Params: constraints.Params{K: k, Relation: rel,
+	p := Resolved{Problem: constraints.Problem{K: k, Relation: rel,
 		M:     pick(func(s Stated) *float64 { return s.M }, def.M),
 		Eps:   pick(func(s Stated) *float64 { return s.Eps }, def.Eps),
 		Delta: pick(func(s Stated) *float64 { return s.Delta }, def.Delta)}}

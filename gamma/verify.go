@@ -71,8 +71,8 @@ type VerifyOptions struct {
 }
 
 // Verify computes the certificate of g for the problem p by exact
-// separation over every corner multiset (constraints.Params.Separate).
-func Verify(ctx context.Context, p constraints.Params, g Gamma, opts VerifyOptions) (Certificate, error) {
+// separation over every corner multiset (constraints.Problem.Separate).
+func Verify(ctx context.Context, p constraints.Problem, g Gamma, opts VerifyOptions) (Certificate, error) {
 	if err := checkFor(p, g); err != nil {
 		return Certificate{}, err
 	}
@@ -84,7 +84,7 @@ func Verify(ctx context.Context, p constraints.Params, g Gamma, opts VerifyOptio
 }
 
 // checkFor checks that p is a valid problem and g a noise function for it.
-func checkFor(p constraints.Params, g Gamma) error {
+func checkFor(p constraints.Problem, g Gamma) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
@@ -93,8 +93,8 @@ func checkFor(p constraints.Params, g Gamma) error {
 
 // NewCertificate is the certificate of an exhaustive separation sep of p:
 // the verdict compares sep's max f, with its rounding bound, to p's budget.
-// sep must cover every corner multiset, as Params.Separate does.
-func NewCertificate(p constraints.Params, sep constraints.Separation) Certificate {
+// sep must cover every corner multiset, as Problem.Separate does.
+func NewCertificate(p constraints.Problem, sep constraints.Separation) Certificate {
 	b := p.Budget()
 	c := Certificate{
 		MaxF: sep.MaxF, Budget: b, Ratio: sep.MaxF / b, ErrBound: sep.ErrBound,
@@ -124,7 +124,7 @@ func NewCertificate(p constraints.Params, sep constraints.Separation) Certificat
 // which must stay within e^eps of its neighbours'), so the certificate is
 // of the gamma as sampled. A gamma already certified and realised exactly
 // is returned unchanged.
-func Certify(ctx context.Context, p constraints.Params, g Gamma, opts VerifyOptions) (Gamma, Certificate, error) {
+func Certify(ctx context.Context, p constraints.Problem, g Gamma, opts VerifyOptions) (Gamma, Certificate, error) {
 	cert, err := Verify(ctx, p, g, opts)
 	if err != nil {
 		return nil, Certificate{}, err
@@ -134,7 +134,7 @@ func Certify(ctx context.Context, p constraints.Params, g Gamma, opts VerifyOpti
 
 // CertifyFrom is Certify for a gamma whose certificate cert is already
 // known, such as the last separation of a cutting-plane solve.
-func CertifyFrom(ctx context.Context, p constraints.Params, g Gamma, cert Certificate, opts VerifyOptions) (Gamma, Certificate, error) {
+func CertifyFrom(ctx context.Context, p constraints.Problem, g Gamma, cert Certificate, opts VerifyOptions) (Gamma, Certificate, error) {
 	var err error
 	// sampled is the gamma to certify in place of g.
 	sampled := func(g Gamma) Gamma { return g }

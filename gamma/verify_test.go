@@ -61,7 +61,7 @@ func TestVerifyWorstCase(t *testing.T) {
 // not call it violated at delta = m·Delta.
 func TestSubAtSimpleCompositionIsPrivate(t *testing.T) {
 	for _, m := range []int{1, 2, 3, 5} {
-		p := constraints.Params{K: 11, M: float64(m), Eps: 0.1, Delta: 1e-5, TargetDelta: float64(m) * 1e-5}
+		p := constraints.Problem{K: 11, M: float64(m), Eps: 0.1, Delta: 1e-5, TargetDelta: float64(m) * 1e-5}
 		g, _ := Sub(11, m)
 		cert, err := Verify(context.Background(), p, g, VerifyOptions{})
 		if err != nil {

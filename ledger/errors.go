@@ -66,7 +66,7 @@ func (e *VersionError) BadInput() bool { return true }
 // is made, so that its halting rule holds for adaptively chosen runs.
 type FilterError struct {
 	Path      string
-	Mechanism votefile.Mechanism
+	Mechanism votefile.MechanismName
 	Err       error
 }
 

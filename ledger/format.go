@@ -111,11 +111,11 @@ type Upgraded struct {
 // the last line of a run counts; Final marks the exact count written at
 // its end.
 type Spend struct {
-	Run       string             `json:"run"`
-	Time      time.Time          `json:"time"`
-	Mechanism votefile.Mechanism `json:"mechanism"`
-	Eps       float64            `json:"eps"`
-	Delta     float64            `json:"delta"`
+	Run       string                 `json:"run"`
+	Time      time.Time              `json:"time"`
+	Mechanism votefile.MechanismName `json:"mechanism"`
+	Eps       float64                `json:"eps"`
+	Delta     float64                `json:"delta"`
 	// Kind, Gaussian and Discrete describe the mechanism beyond its
 	// (Eps, Delta) (version 4): accountant.GaussianSpend with its noise;
 	// omitted for a mechanism known by its guarantee (Step).
@@ -143,7 +143,7 @@ func (s Spend) Step() accountant.Spend {
 
 // spendOf returns the record of labels of step by mechanism in run: the
 // guarantee, and the description of a kind that has more.
-func spendOf(run string, mechanism votefile.Mechanism, step accountant.Spend) Spend {
+func spendOf(run string, mechanism votefile.MechanismName, step accountant.Spend) Spend {
 	s := Spend{Run: run, Mechanism: mechanism, Eps: step.Eps, Delta: step.Delta}
 	if step.Kind == accountant.GaussianSpend {
 		s.Kind, s.Gaussian, s.Discrete = step.Kind, step.Gaussian, step.Discrete

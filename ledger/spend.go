@@ -18,7 +18,7 @@ import (
 // ledger's filter cannot compose is refused (accountant.FilterAccepts), a
 // *FilterError, even when the teachers' cap frees every release: the
 // ledger's totals are its filter's.
-func (l *Ledger) Begin(mechanism votefile.Mechanism, b votefile.Binding, step accountant.Spend) error {
+func (l *Ledger) Begin(mechanism votefile.MechanismName, b votefile.Binding, step accountant.Spend) error {
 	if l.readOnly {
 		return fmt.Errorf("ledger %s: opened read-only", l.path)
 	}

@@ -26,8 +26,8 @@ import (
 // Origin is FromCache or Solved, its Entry the gamma with its certificate
 // and statistics, its Path the cache file (with a cache), and its
 // StoreErr a failure to store a fresh entry, beside a valid result.
-func cached(ctx context.Context, d *cache.Dir, p constraints.Params, prior gamma.Prior, opts Options, onCorrupt func(error), certify Certifier) (Loaded, error) {
-	key := cache.Key{Params: p, Prior: prior.String()}
+func cached(ctx context.Context, d *cache.Dir, p constraints.Problem, prior gamma.Prior, opts Options, onCorrupt func(error), certify Certifier) (Loaded, error) {
+	key := cache.Key{Problem: p, Prior: prior.String()}
 	var path string
 	if d != nil {
 		path = d.Path(key)
@@ -75,7 +75,7 @@ func reverified(ctx context.Context, d *cache.Dir, key cache.Key, certify Certif
 	if err != nil {
 		return nil, err
 	}
-	cert, err := certify(ctx, key.Params, e.Gamma)
+	cert, err := certify(ctx, key.Problem, e.Gamma)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ func checkClaims(e *cache.Entry, key cache.Key) error {
 	if err != nil {
 		return fmt.Errorf("prior %q: %v", key.Prior, err)
 	}
-	coeffs, err := prior.Coefficients(key.Params.K)
+	coeffs, err := prior.Coefficients(key.Problem.K)
 	if err != nil {
 		return fmt.Errorf("prior %q: %v", key.Prior, err)
 	}

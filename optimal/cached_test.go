@@ -23,7 +23,7 @@ func TestCachedReverifiesTamperedEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.Origin != Solved || first.StoreErr != nil || first.Path != d.Path(cache.Key{Params: p, Prior: prior.String()}) {
+	if first.Origin != Solved || first.StoreErr != nil || first.Path != d.Path(cache.Key{Problem: p, Prior: prior.String()}) {
 		t.Fatalf("first call: origin %v, store error %v, path %q; want solved and stored", first.Origin, first.StoreErr, first.Path)
 	}
 	good := first.Entry
@@ -45,7 +45,7 @@ func TestCachedReverifiesTamperedEntry(t *testing.T) {
 	if cached || e.Certificate.Status != gamma.Certified || !slices.Equal(e.Gamma, good.Gamma) {
 		t.Errorf("cached %v, status %v, gamma %v; want the recomputed gamma_opt", cached, e.Certificate.Status, e.Gamma)
 	}
-	if _, err := reverified(ctx, d, cache.Key{Params: p, Prior: prior.String()}, verifier(0)); err != nil {
+	if _, err := reverified(ctx, d, cache.Key{Problem: p, Prior: prior.String()}, verifier(0)); err != nil {
 		t.Errorf("the entry was not replaced: %v", err)
 	}
 }
@@ -59,7 +59,7 @@ func TestCachedReverifiesTamperedEntry(t *testing.T) {
 func TestCachedClaimsRecomputed(t *testing.T) {
 	ctx, d := context.Background(), tempCache(t)
 	p, prior := constraints.New(11, 3, 0.1, 1e-5), gamma.UniformPrior()
-	key := cache.Key{Params: p, Prior: prior.String()}
+	key := cache.Key{Problem: p, Prior: prior.String()}
 	l, err := cached(ctx, d, p, prior, Options{}, nil, verifier(0))
 	if err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ const canonicalTol = 1e-6
 
 type setting struct {
 	name  string
-	p     constraints.Params
+	p     constraints.Problem
 	prior gamma.Prior
 }
 
@@ -27,7 +27,7 @@ type setting struct {
 func documentedSettings(t *testing.T, slow bool) []setting {
 	u, tp := gamma.UniformPrior(), gamma.TPPrior()
 	var out []setting
-	add := func(name string, p constraints.Params, prior gamma.Prior) {
+	add := func(name string, p constraints.Problem, prior gamma.Prior) {
 		out = append(out, setting{fmt.Sprintf("%s K=%d m=%.6g Delta=%g delta=%.6g %v", name, p.K, p.M, p.Delta, p.TargetDelta, prior), p, prior})
 	}
 	for _, m := range []float64{1, 3, 5, 7} { // Figure 3.2, and Delta = 0
@@ -48,7 +48,7 @@ func documentedSettings(t *testing.T, slow bool) []setting {
 		if err != nil {
 			t.Fatal(err)
 		}
-		add("table-b.1", constraints.Params{K: 35, M: g.Eps / 0.1, Eps: 0.1, Delta: 1e-5, TargetDelta: g.Delta}, u)
+		add("table-b.1", constraints.Problem{K: 35, M: g.Eps / 0.1, Eps: 0.1, Delta: 1e-5, TargetDelta: g.Delta}, u)
 	}
 	add("docs/solve.md shards", constraints.New(31, 4, 0.1, 1e-5), u)
 	if slow {
@@ -62,7 +62,7 @@ func documentedSettings(t *testing.T, slow bool) []setting {
 // and few rows per pass, another worker count and many rows per pass
 // started from a perturbed gamma, and a start from the gamma of a nearby
 // problem (as a cached gamma of an earlier solver would be).
-func paths(p constraints.Params, first gamma.Gamma) []Options {
+func paths(p constraints.Problem, first gamma.Gamma) []Options {
 	perturbed := make(gamma.Gamma, len(first))
 	for l := range first {
 		// Symmetric, and moved by up to 0.3 towards 0 and 1 alternately.

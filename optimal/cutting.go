@@ -159,7 +159,7 @@ func (c *cutter) run(ctx context.Context, obj []float64) (float64, error) {
 // start separates at g, adds the rows found, and, when the separation was
 // exact, takes g as the feasible point in (scaled onto the budget if it
 // exceeds it; f is linear in gamma). It runs before the first LP solve.
-func (c *cutter) start(ctx context.Context, p constraints.Params, g gamma.Gamma) error {
+func (c *cutter) start(ctx context.Context, p constraints.Problem, g gamma.Gamma) error {
 	if err := g.CheckFor(p.K); err != nil {
 		return err
 	}
@@ -187,15 +187,15 @@ func (c *cutter) start(ctx context.Context, p constraints.Params, g gamma.Gamma)
 
 // addAll adds the row of every corner multiset of p (allRows), for
 // problems with few of them.
-func (c *cutter) addAll(p constraints.Params) error {
+func (c *cutter) addAll(p constraints.Problem) error {
 	return allRows(p, c.addRows)
 }
 
 // allRows passes add the privacy row of every corner multiset of p
-// (Params.AllConfigs) and the multisets' keys, a batch at a time, so that
+// (Problem.AllConfigs) and the multisets' keys, a batch at a time, so that
 // no more than a batch of dense rows is held at once (the one-vote LP at
 // K = 10001 has 20,002 rows of 5,001 coefficients).
-func allRows(p constraints.Params, add func([]lp.Cut, []string) error) error {
+func allRows(p constraints.Problem, add func([]lp.Cut, []string) error) error {
 	const batch = 512
 	var cuts []lp.Cut
 	var keys []string

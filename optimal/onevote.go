@@ -20,7 +20,7 @@ import (
 // utility of every private gamma (as for DaRRM's relation, it holds
 // whatever the solver's tolerances). The gamma is certified as sampled,
 // scaled into the budget if rounding left it above (gamma.Certify).
-func solveOneVote(ctx context.Context, p constraints.Params, coeffs []float64, opts Options) (Result, error) {
+func solveOneVote(ctx context.Context, p constraints.Problem, coeffs []float64, opts Options) (Result, error) {
 	start := time.Now()
 	opt, err := gamma.OneVoteOpt(p)
 	if err != nil {
@@ -41,7 +41,7 @@ func solveOneVote(ctx context.Context, p constraints.Params, coeffs []float64, o
 
 // oneVoteBound solves the one-vote LP with all its rows and returns its
 // weak-duality bound (lp.Solution.Bound) and the number of rows.
-func oneVoteBound(p constraints.Params, coeffs []float64, o lp.Options) (float64, int, error) {
+func oneVoteBound(p constraints.Problem, coeffs []float64, o lp.Options) (float64, int, error) {
 	n := len(coeffs)
 	lower, upper := make([]float64, n), make([]float64, n)
 	for i := range upper {

@@ -139,7 +139,7 @@ type Result struct {
 // for every prior (Lemma 3.4.2): Solve returns it, certified, without an
 // LP; its utility is the exact optimum, the upper bound. It is the
 // canonical gamma_opt there.
-func Solve(ctx context.Context, p constraints.Params, prior gamma.Prior, opts Options) (Result, error) {
+func Solve(ctx context.Context, p constraints.Problem, prior gamma.Prior, opts Options) (Result, error) {
 	if err := p.Validate(); err != nil {
 		return Result{}, err
 	}
@@ -157,7 +157,7 @@ func Solve(ctx context.Context, p constraints.Params, prior gamma.Prior, opts Op
 }
 
 // solveM1 returns γ_Sub with one teacher, certified (Lemma 3.4.2).
-func solveM1(ctx context.Context, p constraints.Params, coeffs []float64, opts Options) (Result, error) {
+func solveM1(ctx context.Context, p constraints.Problem, coeffs []float64, opts Options) (Result, error) {
 	start := time.Now()
 	sub, err := gamma.Sub(p.K, 1)
 	if err != nil {
@@ -189,7 +189,7 @@ func solveM1(ctx context.Context, p constraints.Params, coeffs []float64, opts O
 // The tie-break then computes the canonical optimum (see Solve and
 // canonical) from phase 1's rows; the utility stays within tieTol of
 // phase 1's bound.
-func solveLP(ctx context.Context, p constraints.Params, coeffs []float64, opts Options) (Result, error) {
+func solveLP(ctx context.Context, p constraints.Problem, coeffs []float64, opts Options) (Result, error) {
 	start := time.Now()
 	tol := opts.Tol
 	if tol == 0 {
@@ -462,10 +462,10 @@ func phase1(ctx context.Context, c *cutter, coeffs, acc []float64) (float64, err
 	}
 }
 
-// violated scores the multisets of Candidates exactly (Params.Cost) and
+// violated scores the multisets of Candidates exactly (Problem.Cost) and
 // returns those above floor, costliest first, with the largest cost
 // scored.
-func violated(ctx context.Context, p constraints.Params, g gamma.Gamma, n int, floor float64, workers int) ([]constraints.Scored, float64, error) {
+func violated(ctx context.Context, p constraints.Problem, g gamma.Gamma, n int, floor float64, workers int) ([]constraints.Scored, float64, error) {
 	cands, err := p.Candidates(ctx, g, n, workers)
 	if err != nil {
 		return nil, 0, err

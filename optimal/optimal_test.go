@@ -12,7 +12,7 @@ import (
 	"github.com/darrm/darrm/lp"
 )
 
-func mustOpt(t *testing.T, p constraints.Params, prior gamma.Prior) Result {
+func mustOpt(t *testing.T, p constraints.Problem, prior gamma.Prior) Result {
 	t.Helper()
 	r, err := Solve(context.Background(), p, prior, Options{})
 	if err != nil {
@@ -29,7 +29,7 @@ func mustOpt(t *testing.T, p constraints.Params, prior gamma.Prior) Result {
 
 // fullLP solves the gamma LP with every row written down: the thesis'
 // formulation, feasible only for small K.
-func fullLP(t *testing.T, p constraints.Params, prior gamma.Prior) float64 {
+func fullLP(t *testing.T, p constraints.Problem, prior gamma.Prior) float64 {
 	t.Helper()
 	c, err := prior.Coefficients(p.K)
 	if err != nil {
@@ -63,7 +63,7 @@ func fullLP(t *testing.T, p constraints.Params, prior gamma.Prior) float64 {
 
 func TestSolveMatchesFullLP(t *testing.T) {
 	for _, tc := range []struct {
-		p     constraints.Params
+		p     constraints.Problem
 		prior gamma.Prior
 	}{
 		{constraints.New(5, 2, 0.1, 1e-5), gamma.UniformPrior()},
@@ -73,7 +73,7 @@ func TestSolveMatchesFullLP(t *testing.T) {
 		{constraints.New(41, 2, 0.1, 0), gamma.UniformPrior()}, // 13,244 rows
 		{constraints.New(41, 3, 0.1, 0), gamma.TPPrior()},
 		{constraints.New(31, 1.5, 0.1, 0), gamma.UniformPrior()},
-		{constraints.Params{K: 9, M: 2.5, Eps: 0.5, Delta: 0.01, TargetDelta: 0.05}, gamma.UniformPrior()},
+		{constraints.Problem{K: 9, M: 2.5, Eps: 0.5, Delta: 0.01, TargetDelta: 0.05}, gamma.UniformPrior()},
 	} {
 		r := mustOpt(t, tc.p, tc.prior)
 		want := fullLP(t, tc.p, tc.prior)
@@ -98,7 +98,7 @@ func TestSolveMatchesFullLP(t *testing.T) {
 // gamma's utility exceeds its utility and the LP's bound is not below it;
 // and Solve's shortcut returns it certified.
 func TestSolveAtM1IsSub(t *testing.T) {
-	for _, p := range []constraints.Params{constraints.New(5, 1, 0.1, 1e-5), constraints.New(11, 1, 0.1, 1e-5), constraints.New(11, 1, 0.1, 0), constraints.New(31, 1, 0.1, 0)} {
+	for _, p := range []constraints.Problem{constraints.New(5, 1, 0.1, 1e-5), constraints.New(11, 1, 0.1, 1e-5), constraints.New(11, 1, 0.1, 0), constraints.New(31, 1, 0.1, 0)} {
 		coeffs, _ := gamma.UniformPrior().Coefficients(p.K)
 		r, err := solveLP(context.Background(), p, coeffs, Options{})
 		if err != nil {
@@ -131,7 +131,7 @@ func TestSolveAtM1IsSub(t *testing.T) {
 // TestSolvePureLargeM checks Theorem 3.5.1: with Delta = delta = 0 and
 // m >= (K+1)/2, gamma = 1 is private, so it is optimal.
 func TestSolvePureLargeM(t *testing.T) {
-	for _, p := range []constraints.Params{constraints.New(11, 6, 0.1, 0), constraints.New(11, 9, 0.1, 0), constraints.New(101, 51, 0.1, 0), constraints.New(101, 60, 0.1, 0)} {
+	for _, p := range []constraints.Problem{constraints.New(11, 6, 0.1, 0), constraints.New(11, 9, 0.1, 0), constraints.New(101, 51, 0.1, 0), constraints.New(101, 60, 0.1, 0)} {
 		r := mustOpt(t, p, gamma.UniformPrior())
 		for l, v := range r.Gamma {
 			if v < 1-1e-9 {
@@ -145,7 +145,7 @@ func TestSolvePureLargeM(t *testing.T) {
 // point of the LP, so gamma_opt's utility is at least its utility, up to
 // the relative 1e-9 Solve leaves on the table.
 func TestSolveBeatsCertifiedBaselines(t *testing.T) {
-	for _, p := range []constraints.Params{
+	for _, p := range []constraints.Problem{
 		constraints.New(11, 3, 0.1, 1e-5), constraints.New(11, 5, 0.1, 1e-5), constraints.New(11, 3, 0.1, 0), constraints.New(21, 4, 0.1, 0), constraints.New(15, 2, 0.1, 1e-4),
 		{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: 3e-5},
 	} {

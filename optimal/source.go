@@ -44,7 +44,7 @@ type Source struct {
 // A Certifier returns the certificate of gamma g for problem p by the
 // exhaustive check (gamma.Verify, or a check of the gamma as its user
 // samples it).
-type Certifier func(ctx context.Context, p constraints.Params, g gamma.Gamma) (gamma.Certificate, error)
+type Certifier func(ctx context.Context, p constraints.Problem, g gamma.Gamma) (gamma.Certificate, error)
 
 // Origin says where a Source found a gamma: FromGiven (the
 // caller's, the zero value), FromCache (a cache entry, certified again
@@ -98,7 +98,7 @@ type notCached struct {
 }
 
 func (e *notCached) Error() string {
-	p := e.key.Params
+	p := e.key.Problem
 	rel := ""
 	if p.Relation != accountant.PrivateTeachers {
 		rel = " relation " + p.Relation.String()
@@ -119,7 +119,7 @@ func (e *notCached) Unwrap() error { return cache.ErrNotFound }
 // replaced. Only the canonical gamma_opt is stored (Result.TieBroken),
 // so that the cache's entries are those of the current solver. An error
 // in s is a *SourceError.
-func (s Source) Load(ctx context.Context, p constraints.Params) (Loaded, error) {
+func (s Source) Load(ctx context.Context, p constraints.Problem) (Loaded, error) {
 	if s.Given != nil {
 		if s.Given.K() != p.K {
 			return Loaded{}, &SourceError{"Given", fmt.Errorf("has %d values, want K+1 = %d", len(s.Given), p.K+1)}
@@ -133,7 +133,7 @@ func (s Source) Load(ctx context.Context, p constraints.Params) (Loaded, error) 
 		if s.Cache == nil {
 			return Loaded{}, &SourceError{"CacheOnly", ErrNoCache}
 		}
-		key := cache.Key{Params: p, Prior: s.Prior.String()}
+		key := cache.Key{Problem: p, Prior: s.Prior.String()}
 		path := s.Cache.Path(key)
 		e, err := reverified(ctx, s.Cache, key, s.certifier())
 		if errors.Is(err, cache.ErrNotFound) {
@@ -157,7 +157,7 @@ func (s Source) certifier() Certifier {
 
 // verifier is gamma.Verify with workers goroutines.
 func verifier(workers int) Certifier {
-	return func(ctx context.Context, p constraints.Params, g gamma.Gamma) (gamma.Certificate, error) {
+	return func(ctx context.Context, p constraints.Problem, g gamma.Gamma) (gamma.Certificate, error) {
 		return gamma.Verify(ctx, p, g, gamma.VerifyOptions{Workers: workers})
 	}
 }

@@ -20,14 +20,14 @@ import (
 func TestSourceLoad(t *testing.T) {
 	ctx, d := context.Background(), tempCache(t)
 	p, prior := constraints.New(5, 2, 0.1, 1e-5), gamma.UniformPrior()
-	path := d.Path(cache.Key{Params: p, Prior: prior.String()})
+	path := d.Path(cache.Key{Problem: p, Prior: prior.String()})
 	given := gamma.Gamma(slices.Repeat([]float64{0.5}, p.K+1))
 	threePriors, err := gamma.TeacherPrior([]float64{0.6, 0.7, 0.8})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tamper := func() {
-		e, err := d.Get(cache.Key{Params: p, Prior: prior.String()})
+		e, err := d.Get(cache.Key{Problem: p, Prior: prior.String()})
 		if err != nil {
 			t.Fatal(err)
 		}

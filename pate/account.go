@@ -16,7 +16,7 @@ type AccountOptions struct {
 	// Mechanism is gnmax, confident-gnmax or lnmax; GNMax holds the
 	// settings of the first two (and the noise the release drew), LNMax
 	// the scale of the third.
-	Mechanism votefile.Mechanism
+	Mechanism votefile.MechanismName
 	GNMax     accountant.ConfidentGNMax
 	LNMax     accountant.LNMax
 	// Delta is the δ of the (ε, δ) reported, Orders the Rényi orders (nil:
@@ -52,7 +52,7 @@ type Recorded struct {
 // RecordedRelease is one release a ledger charged: its mechanism, the
 // guarantee of each label and how many labels it charged.
 type RecordedRelease struct {
-	Mechanism votefile.Mechanism
+	Mechanism votefile.MechanismName
 	PerQuery  accountant.Guarantee
 	Labels    int
 }
@@ -70,11 +70,11 @@ func (r *Recorded) charged(m *votefile.LabelMeta) (int, bool) {
 	return most, found
 }
 
-// Accounting is PATE's account of the queries of a vote file: for lnmax
+// AccountResult is PATE's account of the queries of a vote file: for lnmax
 // its data-independent guarantee (LNMax), for the GNMax family the
 // data-independent and data-dependent bounds (Result) with the
 // smooth-sensitivity release of the latter (Smooth).
-type Accounting struct {
+type AccountResult struct {
 	Options  AccountOptions
 	Teachers int
 	Classes  int
@@ -100,12 +100,12 @@ type Accounting struct {
 // Account accounts for the queries of in (any vote file, read as counts)
 // under opts, drawing the smooth-sensitivity release from src, or, with
 // src nil, preparing it only (PrepareSmooth), for the caller to draw once
-// (Accounting.ReleaseOnce) or to recall. The votes
+// (AccountResult.ReleaseOnce) or to recall. The votes
 // must be in the one-vote relation, the relation of every mechanism here
 // (votefile.Check); labels with a metadata header must be of this
 // mechanism and its settings (else a *votefile.SettingError), K and C, and
 // of the votes' ensemble; every label row must name its query.
-func Account(ctx context.Context, in votefile.Reader, opts AccountOptions, src *noise.Source) (*Accounting, error) {
+func Account(ctx context.Context, in votefile.Reader, opts AccountOptions, src *noise.Source) (*AccountResult, error) {
 	if err := accountant.CheckDelta("delta", opts.Delta); err != nil {
 		return nil, err
 	}
@@ -114,7 +114,7 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions, src *
 	if err != nil {
 		return nil, err
 	}
-	out := &Accounting{Options: opts, Teachers: in.K(), Classes: in.Classes(), Realised: opts.Labels != nil, Binding: b}
+	out := &AccountResult{Options: opts, Teachers: in.K(), Classes: in.Classes(), Realised: opts.Labels != nil, Binding: b}
 	if err := checkLabels(in, opts); err != nil {
 		return nil, err
 	}
@@ -271,7 +271,7 @@ func count(ctx context.Context, in votefile.Reader) (int, error) {
 // MechanismOf returns the mechanism whose settings s holds: lnmax with a
 // Laplace scale, confident-gnmax with a threshold step (a threshold or
 // sigma1), gnmax otherwise.
-func MechanismOf(s votefile.Settings) votefile.Mechanism {
+func MechanismOf(s votefile.Settings) votefile.MechanismName {
 	switch {
 	case s.LaplaceScale != nil:
 		return votefile.LNMax
@@ -284,7 +284,7 @@ func MechanismOf(s votefile.Settings) votefile.Mechanism {
 // Guarantee returns the bound to publish for what the account printed
 // that may be published, and what it covers (guarantee). Smooth.Eps is an
 // estimate, not a bound: this is the guarantee.
-func (a *Accounting) Guarantee() (eps float64, covers string, err error) {
+func (a *AccountResult) Guarantee() (eps float64, covers string, err error) {
 	if a.LNMax != nil {
 		return a.LNMax.Eps, "the queries, data-independent", nil
 	}

@@ -36,9 +36,9 @@ func countsReader(t *testing.T, counts [][]int, rel accountant.Relation) votefil
 
 // releaseLabels releases labels of counts by m's mechanism, seeded, and
 // returns the aggregator and the label file.
-func releaseLabels(t *testing.T, m Mechanism, counts [][]int) (*ensemble.ClassGNMax, bytes.Buffer) {
+func releaseLabels(t *testing.T, m ensemble.Mechanism, counts [][]int) (*ensemble.ClassGNMax, bytes.Buffer) {
 	t.Helper()
-	agg, err := ensemble.NewClassGNMax(m.ConfidentGNMax, 250, 10, Delta)
+	agg, err := ensemble.NewClassGNMax(m.GNMax, 250, 10, Delta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestAccount(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return AccountOptions{Mechanism: m.Name, GNMax: m.ConfidentGNMax, Delta: Delta, Conversion: accountant.PaperConversion, Labels: lr}
+		return AccountOptions{Mechanism: m.Name, GNMax: m.GNMax, Delta: Delta, Conversion: accountant.PaperConversion, Labels: lr}
 	}
 	a, err := Account(t.Context(), countsReader(t, counts, accountant.OneVote), opts(), noise.NewSeededSource(1))
 	if err != nil {
@@ -87,7 +87,7 @@ func TestAccount(t *testing.T) {
 		t.Errorf("sigma2 80 against labels at 40: %v", err)
 	}
 	var te *votefile.TeachersError
-	if _, err := Account(t.Context(), countsReader(t, counts, accountant.PrivateTeachers), AccountOptions{Mechanism: "gnmax", GNMax: Mechanisms()[1].ConfidentGNMax, Delta: Delta}, noise.NewSource()); !errors.As(err, &te) || te.Field != "relation" {
+	if _, err := Account(t.Context(), countsReader(t, counts, accountant.PrivateTeachers), AccountOptions{Mechanism: "gnmax", GNMax: Mechanisms()[1].GNMax, Delta: Delta}, noise.NewSource()); !errors.As(err, &te) || te.Field != "relation" {
 		t.Errorf("votes in the private-teachers relation: %v", err)
 	}
 }

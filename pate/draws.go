@@ -54,7 +54,7 @@ func (c *contentHash) sum() string { return hex.EncodeToString(c.h.Sum(nil)) }
 // orders, the conversion, the directions and the smooth-sensitivity
 // parameters as given (those left open are functions of these and of the
 // votes).
-func (a *Accounting) Settings() string {
+func (a *AccountResult) Settings() string {
 	o, g, p := a.Options, a.Options.GNMax, a.Options.Smooth
 	return fmt.Sprintf("mechanism=%s threshold=%v sigma1=%v sigma2=%v noise=%s delta=%v orders=%v conversion=%s directions=%s ss-order=%v beta=%v sigma-ss=%v from-votes=%t",
 		o.Mechanism, g.Threshold, g.Sigma1, g.Sigma2, g.Noise, o.Delta, o.Orders, o.Conversion, o.Directions, p.Order, p.Beta, p.Sigma, p.FromVotes)
@@ -62,12 +62,12 @@ func (a *Accounting) Settings() string {
 
 // GNSSMechanism names a smooth-sensitivity draw where a ledger charges
 // it.
-const GNSSMechanism votefile.Mechanism = "gnss"
+const GNSSMechanism votefile.MechanismName = "gnss"
 
 // Draws is the record of the smooth-sensitivity releases drawn on this
 // machine (DESIGN "Drawn once": a draw is a release, drawn once per votes
 // and settings, recorded; showing it again is free, drawing again is
-// another charge): a folder per votes, Dir/pate-draws/<Accounting.Votes>/,
+// another charge): a folder per votes, Dir/pate-draws/<AccountResult.Votes>/,
 // with one file per draw, numbered from 1, holding its settings and value.
 // A draw's file is written in full under a temporary name and then linked
 // to its number, which fails if another run took that number: so two runs
@@ -75,7 +75,7 @@ const GNSSMechanism votefile.Mechanism = "gnss"
 // taken meanwhile shows that one instead of its own.
 type Draws struct{ Dir string }
 
-// Draw is one recorded draw: its settings (Accounting.Settings), the
+// Draw is one recorded draw: its settings (AccountResult.Settings), the
 // parameters it was drawn with, the value drawn (Smooth.Released, a
 // release: no function of the votes beyond it), when, and the ledger its
 // cost was charged to, if any.
@@ -164,7 +164,7 @@ func (d Draws) add(dr Draw, n int) (bool, error) {
 	return true, nil
 }
 
-// Once says how Accounting.ReleaseOnce releases the smooth-sensitivity
+// Once says how AccountResult.ReleaseOnce releases the smooth-sensitivity
 // draw.
 type Once struct {
 	// Record keeps the draws.
@@ -189,7 +189,7 @@ type DrawState struct {
 	Ledger  string
 	// Record is the record's path; Draws counts the draws it holds for
 	// these votes, with any settings, Same those with these settings
-	// (Accounting.Draws).
+	// (AccountResult.Draws).
 	Record string
 	Draws  int
 	Same   int
@@ -208,7 +208,7 @@ func (againError) BadInput() bool { return true }
 // again; otherwise, or with o.Again, a new draw from src, its cost
 // charged first (o.Charge) and the draw recorded. It does nothing when
 // there is no release (lnmax, or Smooth.Error) and returns nil then.
-func (a *Accounting) ReleaseOnce(o Once, src *noise.Source) (*DrawState, error) {
+func (a *AccountResult) ReleaseOnce(o Once, src *noise.Source) (*DrawState, error) {
 	s := &a.Smooth
 	if a.LNMax != nil || s.Error != "" || s.Deviation == 0 {
 		return nil, nil
@@ -280,7 +280,7 @@ func same(draws []Draw, settings string) int {
 }
 
 // recall shows the last of draws of settings, if any (nil if none).
-func (a *Accounting) recall(rec Draws, draws []Draw, settings string) (*DrawState, error) {
+func (a *AccountResult) recall(rec Draws, draws []Draw, settings string) (*DrawState, error) {
 	s := &a.Smooth
 	for i := len(draws) - 1; i >= 0; i-- {
 		d := draws[i]

@@ -12,11 +12,11 @@ import (
 
 // prepared returns Account's prepared (not drawn) release of counts by
 // Confident-GNMax, as account pate does before ReleaseOnce.
-func prepared(t *testing.T, counts [][]int, smooth SmoothParams) *Accounting {
+func prepared(t *testing.T, counts [][]int, smooth SmoothParams) *AccountResult {
 	t.Helper()
 	m := Mechanisms()[0]
 	a, err := Account(t.Context(), countsReader(t, counts, accountant.OneVote),
-		AccountOptions{Mechanism: m.Name, GNMax: m.ConfidentGNMax, Delta: Delta, Conversion: accountant.PaperConversion, Smooth: smooth}, nil)
+		AccountOptions{Mechanism: m.Name, GNMax: m.GNMax, Delta: Delta, Conversion: accountant.PaperConversion, Smooth: smooth}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,18 +42,14 @@ const (
 	Delta     = 1e-5
 )
 
-// Mechanism is one aggregator of the experiment.
-type Mechanism struct {
-	Name votefile.Mechanism
-	accountant.ConfidentGNMax
-}
-
-// Mechanisms returns the paper's two: Confident-GNMax (T = 200, σ1 = 150,
-// σ2 = 40) and GNMax (σ = 40), both with darrm's discrete Gaussian noise.
-func Mechanisms() []Mechanism {
-	return []Mechanism{
-		{votefile.ConfidentGNMax, accountant.ConfidentGNMax{Threshold: Threshold, Sigma1: Sigma1, Sigma2: Sigma2, Noise: accountant.DiscreteNoise}},
-		{votefile.GNMax, accountant.ConfidentGNMax{Sigma2: Sigma2, Noise: accountant.DiscreteNoise}},
+// Mechanisms returns the paper's two aggregators of C-class votes with
+// their settings (ensemble.Mechanism's GNMax): Confident-GNMax (T = 200,
+// σ1 = 150, σ2 = 40) and GNMax (σ = 40), both with darrm's discrete
+// Gaussian noise.
+func Mechanisms() []ensemble.Mechanism {
+	return []ensemble.Mechanism{
+		{Name: votefile.ConfidentGNMax, Input: votefile.ManyClasses, GNMax: accountant.ConfidentGNMax{Threshold: Threshold, Sigma1: Sigma1, Sigma2: Sigma2, Noise: accountant.DiscreteNoise}},
+		{Name: votefile.GNMax, Input: votefile.ManyClasses, GNMax: accountant.ConfidentGNMax{Sigma2: Sigma2, Noise: accountant.DiscreteNoise}},
 	}
 }
 
@@ -75,7 +71,7 @@ type Labelling struct {
 
 // Result is one mechanism's labels and their privacy.
 type Result struct {
-	Mechanism votefile.Mechanism
+	Mechanism votefile.MechanismName
 	// Queries counts the queries asked: every query, or, with
 	// Labelling.Answered, those up to the Answered-th answer (all of
 	// them when fewer were answered: Reached is then false).
@@ -100,7 +96,7 @@ type Result struct {
 	SSError        string
 	Delta          float64
 	// Guarantee is the bound to publish for the labels and the released
-	// ε, what it covers said by GuaranteeCovers (Accounting.Guarantee):
+	// ε, what it covers said by GuaranteeCovers (AccountResult.Guarantee):
 	// EpsReleased is an estimate, not a bound.
 	Guarantee       float64
 	GuaranteeCovers string
@@ -114,12 +110,12 @@ type Result struct {
 // the opts.Answered-th answer if set; scores the labels against truth and
 // accounts for them as opts says, releasing the data-dependent ε by smooth
 // sensitivity (releaseSmooth).
-func Label(counts [][]int, teachers, classes int, truth []int, m Mechanism, opts Labelling, src *noise.Source) (Result, error) {
-	agg, err := ensemble.NewClassGNMax(m.ConfidentGNMax, teachers, classes, opts.Delta)
+func Label(counts [][]int, teachers, classes int, truth []int, m ensemble.Mechanism, opts Labelling, src *noise.Source) (Result, error) {
+	agg, err := ensemble.NewClassGNMax(m.GNMax, teachers, classes, opts.Delta)
 	if err != nil {
 		return Result{}, err
 	}
-	acct, err := accountant.NewPATEAccountWith(m.ConfidentGNMax, teachers, classes, accountant.PATEOptions{Directions: opts.Directions})
+	acct, err := accountant.NewPATEAccountWith(m.GNMax, teachers, classes, accountant.PATEOptions{Directions: opts.Directions})
 	if err != nil {
 		return Result{}, err
 	}
@@ -186,7 +182,7 @@ type Student struct {
 // StudentResult is the student's accuracy on the held-out half of the
 // test set, trained on Queries labelled queries of Mechanism.
 type StudentResult struct {
-	Mechanism votefile.Mechanism
+	Mechanism votefile.MechanismName
 	Queries   int
 	Accuracy  float64
 }
@@ -251,7 +247,7 @@ type Params struct {
 	// K is the number of teachers; Mechanisms label the queries as
 	// Labelling says.
 	K          int
-	Mechanisms []Mechanism
+	Mechanisms []ensemble.Mechanism
 	Labelling
 	// Student, if set, trains a student on the first mechanism's labels.
 	Student *Student

@@ -38,7 +38,7 @@ func TestLabel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		acct, _ := accountant.NewPATEAccount(m.ConfidentGNMax, 250, 10, nil)
+		acct, _ := accountant.NewPATEAccount(m.GNMax, 250, 10, nil)
 		answered, right := 0, 0
 		for q, l := range res.Labels {
 			a := accountant.NotAnswered
@@ -58,10 +58,10 @@ func TestLabel(t *testing.T) {
 		if res.EpsIndependent != want.Independent.Eps || res.EpsDependent != want.Dependent.Eps || !(res.EpsDependent < res.EpsIndependent) {
 			t.Errorf("%s: eps %v / %v, account %v / %v", m.Name, res.EpsIndependent, res.EpsDependent, want.Independent.Eps, want.Dependent.Eps)
 		}
-		if m.Confident() && (answered == 0 || answered == 300) {
+		if m.GNMax.Confident() && (answered == 0 || answered == 300) {
 			t.Errorf("confident-gnmax answered %d of 300: the votes should leave some below the threshold", answered)
 		}
-		if !m.Confident() && answered != 300 {
+		if !m.GNMax.Confident() && answered != 300 {
 			t.Errorf("gnmax answered %d of 300", answered)
 		}
 		if res.EpsReleased == nil && res.SSError == "" {
@@ -116,8 +116,8 @@ func TestRun(t *testing.T) {
 	p := Params{K: 12, Mechanisms: Mechanisms(), Labelling: Labelling{Delta: Delta}, CacheDir: t.TempDir(), Seed: &seed,
 		Student: &Student{Filters: 2, Epochs: 5, Batch: 10, LR: 0.1}}
 	// 12 teachers cannot reach T = 200: a threshold they can reach.
-	p.Mechanisms[0].Threshold, p.Mechanisms[0].Sigma1, p.Mechanisms[0].Sigma2 = 9, 2, 2
-	p.Mechanisms[1].Sigma2 = 2
+	p.Mechanisms[0].GNMax.Threshold, p.Mechanisms[0].GNMax.Sigma1, p.Mechanisms[0].GNMax.Sigma2 = 9, 2, 2
+	p.Mechanisms[1].GNMax.Sigma2 = 2
 	var progress []int
 	p.Progress = func(done, total int) {
 		if total != 12 {
@@ -170,7 +170,7 @@ func TestLabelAnswered(t *testing.T) {
 	if res.Answered != 20 || !res.Reached || len(res.Labels) != res.Queries || res.Queries <= 20 || res.Labels[res.Queries-1] < 0 {
 		t.Fatalf("answered %d of %d asked, reached %v, last label %v", res.Answered, res.Queries, res.Reached, res.Labels[len(res.Labels)-1])
 	}
-	acct, _ := accountant.NewPATEAccount(m.ConfidentGNMax, 250, 10, nil)
+	acct, _ := accountant.NewPATEAccount(m.GNMax, 250, 10, nil)
 	for q, l := range res.Labels {
 		a := accountant.NotAnswered
 		if l >= 0 {

@@ -64,7 +64,7 @@ func TestSmoothParamsPublishable(t *testing.T) {
 // any votes with as many queries (and, for a release, as many answered):
 // only the released value and what the account marks as the votes' differ.
 func TestReleaseSmoothDataFree(t *testing.T) {
-	m := Mechanisms()[0].ConfidentGNMax
+	m := Mechanisms()[0].GNMax
 	var first Smooth
 	for i, seed := range []uint64{1, 2, 3} {
 		counts, _ := syntheticCounts(200, seed)

@@ -50,7 +50,7 @@ func ExampleEqualTotals() {
 	budget := accountant.Guarantee{Eps: 4, Delta: 1e-5}
 	// gamma_opt of the one-vote relation, for every prior, certified as
 	// sampled (as optimal.Solve returns it).
-	src := func(ctx context.Context, p constraints.Params) (gamma.Gamma, error) {
+	src := func(ctx context.Context, p constraints.Problem) (gamma.Gamma, error) {
 		g, err := gamma.OneVoteOpt(p)
 		if err != nil {
 			return nil, err

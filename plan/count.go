@@ -25,7 +25,7 @@ type Request struct {
 	// (M·Eps, TargetDelta) for teachers (Eps, Delta)-DP (darrm-one-vote:
 	// the release's own Eps, M = 1); for a multi-class one the per-query
 	// delta of its guarantee (TargetDelta).
-	Problem constraints.Params
+	Problem constraints.Problem
 	// DefaultDelta says that the per-query delta is the thesis' default
 	// for each m (constraints.DefaultTargetDelta), as aggregate's when
 	// --delta is not given.
@@ -52,7 +52,7 @@ type Request struct {
 // (darrm, darrm-one-vote) samples for problem p: in darrm's command
 // gamma_opt from the cache, solved on demand (optimal.Source.Load), which
 // package plan leaves to its caller so that it builds without cgo.
-type GammaSource func(ctx context.Context, p constraints.Params) (gamma.Gamma, error)
+type GammaSource func(ctx context.Context, p constraints.Problem) (gamma.Gamma, error)
 
 // Count is what a budget buys for a mechanism and its parameters.
 type Count struct {

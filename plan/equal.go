@@ -65,7 +65,7 @@ func EqualTotals(ctx context.Context, rs []Request, budget accountant.Guarantee,
 // Each is pure at the per-query delta 0 but GNMax, whose per-query delta
 // is delta (> 0: Gaussian noise is not pure DP).
 func OneVote(base Request, k int, delta float64) []Request {
-	with := func(name votefile.Mechanism, in votefile.Input, p constraints.Params) Request {
+	with := func(name votefile.MechanismName, in votefile.Input, p constraints.Problem) Request {
 		r := base
 		r.Mechanism = ensemble.Mechanism{Name: name, Input: in, GNMax: accountant.ConfidentGNMax{Noise: accountant.DiscreteNoise}}
 		r.Problem, r.Classes, r.DefaultDelta = p, 2, false
@@ -73,13 +73,13 @@ func OneVote(base Request, k int, delta float64) []Request {
 	}
 	oneVote := constraints.NewOneVote(k, base.Budget.Eps, 0)
 	rr := with(votefile.DaRRMOneVote, votefile.TwoClass, oneVote)
-	rr.Gamma = func(_ context.Context, p constraints.Params) (gamma.Gamma, error) {
+	rr.Gamma = func(_ context.Context, p constraints.Problem) (gamma.Gamma, error) {
 		b, err := gamma.OneVoteRRBaseline(p)
 		return b.Gamma, err
 	}
 	return []Request{
 		with(votefile.DaRRMOneVote, votefile.TwoClass, oneVote),
-		with(votefile.GNMax, votefile.ManyClasses, constraints.Params{K: k, TargetDelta: delta}),
+		with(votefile.GNMax, votefile.ManyClasses, constraints.Problem{K: k, TargetDelta: delta}),
 		rr,
 	}
 }

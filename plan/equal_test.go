@@ -19,14 +19,14 @@ import (
 func TestEqualTotals(t *testing.T) {
 	ctx := context.Background()
 	budget := accountant.Guarantee{Eps: 4, Delta: 1e-5}
-	teachers := constraints.Params{K: 11, M: 1, Eps: 0.07, Delta: 1e-8}
+	teachers := constraints.Problem{K: 11, M: 1, Eps: 0.07, Delta: 1e-8}
 	oneVote := request(votefile.DaRRMOneVote, votefile.TwoClass, constraints.NewOneVote(11, 1, 0), 2, 1, 0)
-	gnmax := request(votefile.GNMax, votefile.ManyClasses, constraints.Params{K: 11, TargetDelta: 1e-5}, 2, 1, 0)
+	gnmax := request(votefile.GNMax, votefile.ManyClasses, constraints.Problem{K: 11, TargetDelta: 1e-5}, 2, 1, 0)
 	rr := request(votefile.RR, votefile.TwoClass, teachers, 2, 1, 0)
 	rr.DefaultDelta = true
 	sub := request(votefile.Subsample, votefile.TwoClass, teachers, 2, 1, 0)
 	sub.DefaultDelta = true
-	lnmax := request(votefile.LNMax, votefile.ManyClasses, constraints.Params{K: 11}, 2, 1, 0)
+	lnmax := request(votefile.LNMax, votefile.ManyClasses, constraints.Problem{K: 11}, 2, 1, 0)
 	rs := []Request{oneVote, gnmax, rr, sub, lnmax}
 	for i := range rs {
 		rs[i].Method = accountant.Optimal

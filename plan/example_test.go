@@ -19,7 +19,7 @@ func ExampleQueries() {
 	r := plan.Request{
 		Mechanism: ensemble.Mechanism{Name: votefile.ConfidentGNMax, Input: votefile.ManyClasses,
 			GNMax: accountant.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: accountant.DiscreteNoise}},
-		Problem: constraints.Params{K: 250, TargetDelta: 1e-5},
+		Problem: constraints.Problem{K: 250, TargetDelta: 1e-5},
 		Classes: 10,
 		Budget:  accountant.Guarantee{Eps: 2, Delta: 1e-5},
 		Method:  accountant.General, DeltaPrime: accountant.DefaultDeltaPrime,

@@ -79,13 +79,13 @@ func EpsVariants(plan Plan, clip, sigma, delta float64) ([]Calibration, error) {
 	return cals, nil
 }
 
-// Accounting is what the privacy of private algorithms is asked for,
+// NoiseRequest is what the privacy of private algorithms is asked for,
 // without running them: for each of Algorithms, planned by accountingPlan
 // with Epochs, S, N and ND and gradients clipped to norm G, the ε of the
 // noise Sigma at Delta under each conversion (EpsVariants) when Sigma is
 // set, and its noise calibrated to each (Target, Delta) of Targets
 // (calibrateVariants).
-type Accounting struct {
+type NoiseRequest struct {
 	Algorithms       []Algorithm
 	Epochs, S, N, ND int
 	G, Delta         float64
@@ -102,7 +102,7 @@ type Noise struct {
 }
 
 // Run returns the calibrations of a, by algorithm, the given σ first.
-func (a Accounting) Run() ([]Noise, error) {
+func (a NoiseRequest) Run() ([]Noise, error) {
 	var out []Noise
 	for _, alg := range a.Algorithms {
 		plan, err := accountingPlan(alg, a.Epochs, a.S, a.N, a.ND)

@@ -212,14 +212,14 @@ func TestAccounting(t *testing.T) {
 	sigma := 3.0
 	for _, tc := range []struct {
 		name    string
-		a       Accounting
+		a       NoiseRequest
 		targets []float64 // of the rows, 0 at the given σ
 		n       []int     // calibrations per row
 		param   string    // of an *accountant.ParamError
 	}{
-		{"at sigma", Accounting{Algorithms: []Algorithm{DPShuffleG, PrivPub}, Epochs: 10, S: 5, G: 1, Delta: 1e-6, Sigma: &sigma}, []float64{0, 0}, []int{2, 2}, ""},
-		{"to targets", Accounting{Algorithms: []Algorithm{Interleaved}, Epochs: 10, N: 10, ND: 5, G: 1, Delta: 1e-6, Targets: []float64{1, 2}}, []float64{1, 2}, []int{3, 3}, ""},
-		{"no S", Accounting{Algorithms: []Algorithm{PubPriv}, Epochs: 10, G: 1, Delta: 1e-6, Targets: []float64{1}}, nil, nil, "S"},
+		{"at sigma", NoiseRequest{Algorithms: []Algorithm{DPShuffleG, PrivPub}, Epochs: 10, S: 5, G: 1, Delta: 1e-6, Sigma: &sigma}, []float64{0, 0}, []int{2, 2}, ""},
+		{"to targets", NoiseRequest{Algorithms: []Algorithm{Interleaved}, Epochs: 10, N: 10, ND: 5, G: 1, Delta: 1e-6, Targets: []float64{1, 2}}, []float64{1, 2}, []int{3, 3}, ""},
+		{"no S", NoiseRequest{Algorithms: []Algorithm{PubPriv}, Epochs: 10, G: 1, Delta: 1e-6, Targets: []float64{1}}, nil, nil, "S"},
 	} {
 		rows, err := tc.a.Run()
 		var pe *accountant.ParamError

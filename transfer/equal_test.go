@@ -19,7 +19,7 @@ func TestRunEqual(t *testing.T) {
 	ctx := context.Background()
 	b := datasets.SyntheticBinary(550, 120, 3)
 	tt := trainSynthetic(t, b, accountant.Disjoint)
-	opt := func(ctx context.Context, p constraints.Params) (gamma.Gamma, error) {
+	opt := func(ctx context.Context, p constraints.Problem) (gamma.Gamma, error) {
 		g, err := gamma.OneVoteOpt(p)
 		if err != nil {
 			return nil, err

@@ -156,7 +156,7 @@ func TrainTeachers(ctx context.Context, dir string, b *datasets.Binary, tr Train
 }
 
 // GammaOpt returns the certified γ_opt of a problem, in either relation.
-type GammaOpt func(ctx context.Context, p constraints.Params) (gamma.Gamma, error)
+type GammaOpt func(ctx context.Context, p constraints.Problem) (gamma.Gamma, error)
 
 // Params is the protocol.
 type Params struct {
@@ -283,7 +283,7 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt
 		return nil, fmt.Errorf("transfer: %w", err)
 	}
 	teacher := t.Guarantee
-	prm := constraints.Params{K: t.Private.Config.K, M: p.M, Eps: teacher.Eps, Delta: teacher.Delta, TargetDelta: p.M * teacher.Delta}
+	prm := constraints.Problem{K: t.Private.Config.K, M: p.M, Eps: teacher.Eps, Delta: teacher.Delta, TargetDelta: p.M * teacher.Delta}
 	if err := prm.Validate(); err != nil {
 		return nil, fmt.Errorf("transfer: %w", err)
 	}
@@ -452,7 +452,7 @@ func capFrom(perQuery accountant.Guarantee, c *accountant.Cap) (int, error) {
 
 // aggregators builds the mechanisms: all but the majority at the same
 // per-label target, opt giving gamma_opt in either relation.
-func aggregators(ctx context.Context, p constraints.Params, opt GammaOpt) (map[string]labeller, error) {
+func aggregators(ctx context.Context, p constraints.Problem, opt GammaOpt) (map[string]labeller, error) {
 	g, err := opt(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("transfer: gamma_opt: %w", err)
@@ -507,7 +507,7 @@ type majority struct {
 // it is post-processing of the K votes, each from an (ε, Δ)-DP teacher, so
 // it has their K-fold composition, the tightest of simple, general and
 // optimal (accountant.TeacherCap for shared data, with slack DeltaPrime).
-func newMajority(p constraints.Params) (*majority, error) {
+func newMajority(p constraints.Problem) (*majority, error) {
 	teacher := accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}
 	c, err := accountant.TeacherCap(teacher, p.K, accountant.Shared, DeltaPrime)
 	if err != nil {

@@ -77,7 +77,7 @@ func (s Settings) GNMax(noise accountant.PATENoise) (accountant.ConfidentGNMax, 
 // file states of the mechanism that made its labels: Given is the value
 // given, Stated the file's ("" when that mechanism has no such setting).
 type SettingError struct {
-	Mechanism              Mechanism
+	Mechanism              MechanismName
 	Setting, Given, Stated string
 }
 
@@ -117,7 +117,7 @@ const LabelsVersion = 1
 type LabelMeta struct {
 	// Mechanism names the mechanism; K and Classes are its teachers and
 	// classes; Settings its parameters.
-	Mechanism  Mechanism
+	Mechanism  MechanismName
 	K, Classes int
 	Settings   Settings
 	// PerQuery is the guarantee of each row, in Relation.
@@ -163,7 +163,7 @@ func Abstained(in Reader) int64 {
 type (
 	jsonLabelMeta struct {
 		Version   int                 `json:"darrm-labels"`
-		Mechanism Mechanism           `json:"mechanism"`
+		Mechanism MechanismName       `json:"mechanism"`
 		K         int                 `json:"K"`
 		Classes   int                 `json:"classes"`
 		Relation  accountant.Relation `json:"relation"`

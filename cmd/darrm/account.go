@@ -228,7 +228,7 @@ func newAccountShuffleGCmd() *cobra.Command {
 			return nil, cli.Usagef("--algorithm %v", err)
 		}
 		d := report.AccountShuffleg{Delta: f.Delta, G: f.G, Epochs: f.Epochs, S: cli.Given(fs, "S", f.S), N: cli.Given(fs, "n", f.N), ND: cli.Given(fs, "nd", f.ND)}
-		d.Rows, err = shuffleg.Accounting{Algorithms: algs, Epochs: f.Epochs, S: f.S, N: f.N, ND: f.ND, G: f.G, Delta: f.Delta,
+		d.Rows, err = shuffleg.NoiseRequest{Algorithms: algs, Epochs: f.Epochs, S: f.S, N: f.N, ND: f.ND, G: f.G, Delta: f.Delta,
 			Sigma: cli.Given(fs, "sigma", f.Sigma), Targets: f.Eps}.Run()
 		return d, err
 	})
@@ -246,8 +246,8 @@ func newAccountRRCmd() *cobra.Command {
 		if err != nil {
 			return nil, err
 		}
-		d := report.AccountRR{Problem: p.Params, Method: f.RRComp.For(p.Delta), DeltaPrime: f.RRDelta}
-		if d.RR, err = gamma.NewRRConst(p.Params, d.Method, f.RRDelta); err != nil {
+		d := report.AccountRR{Problem: p.Problem, Method: f.RRComp.For(p.Delta), DeltaPrime: f.RRDelta}
+		if d.RR, err = gamma.NewRRConst(p.Problem, d.Method, f.RRDelta); err != nil {
 			return nil, cli.AsUsage(err)
 		}
 		return d, nil

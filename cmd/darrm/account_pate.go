@@ -123,7 +123,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	if doc.Seed != nil {
 		src = noise.NewSeededSource(*doc.Seed)
 	}
-	if doc.Accounting, err = pate.Account(cmd.Context(), in, opts, src); err != nil {
+	if doc.AccountResult, err = pate.Account(cmd.Context(), in, opts, src); err != nil {
 		return flagError(err, map[string]string{"alpha": "--orders", "delta": "--target-delta", "laplace scale": "--laplace-scale",
 			"ss order": "--ss-order", "sigma ss": "--sigma-ss"})
 	}
@@ -131,7 +131,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 		// A draw of a release is charged (a new one) to the ledger: its
 		// (ε, δ) as converted, so a zcdp-filter ledger refuses it; GNSS's
 		// RDP holds only below order 1/(2β), so it has no zCDP slope.
-		if doc.Draw, doc.LedgerTotal, err = f.releaseOnce(cmd, doc.Accounting); err != nil {
+		if doc.Draw, doc.LedgerTotal, err = f.releaseOnce(cmd, doc.AccountResult); err != nil {
 			return err
 		}
 	}
@@ -157,10 +157,10 @@ func recordedReleases(cmd *cobra.Command, path string) (*pate.Recorded, error) {
 }
 
 // releaseOnce releases the account's smooth-sensitivity draw once per
-// votes and settings (pate.Accounting.ReleaseOnce), recorded in the state
+// votes and settings (pate.AccountResult.ReleaseOnce), recorded in the state
 // folder, a new draw charged to --ledger when one is given; it returns the
 // ledger's total after the charge.
-func (f *accountPATEFlags) releaseOnce(cmd *cobra.Command, a *pate.Accounting) (*pate.DrawState, *report.LedgerTotal, error) {
+func (f *accountPATEFlags) releaseOnce(cmd *cobra.Command, a *pate.AccountResult) (*pate.DrawState, *report.LedgerTotal, error) {
 	dir, err := ledger.StateDir()
 	if err != nil {
 		return nil, nil, err

@@ -37,7 +37,7 @@ type aggregateFlags struct {
 	OutFormat   votefile.Format    `flag:"out-format" help:"labels as csv, jsonl or npy (a NumPy int64 array, -1 for a query not answered; auto: by the extension of --out, else the format of the votes, csv for NumPy votes)"`
 	Partition   votefile.Partition `flag:"partition" help:"how the teachers' training data were split (keyed-hash, file-position or shared): the metadata header's, if given; votes without a header need it for a one-vote mechanism (keyed-hash)"`
 	classInputFlags
-	Mechanism votefile.Mechanism
+	Mechanism votefile.MechanismName
 }
 
 func newAggregateCmd() *cobra.Command {
@@ -102,7 +102,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	spec.Budget, spec.Composition, spec.DeltaPrime = budget, f.Method, f.DeltaPrime
+	spec.Budget, spec.Method, spec.DeltaPrime = budget, f.Method, f.DeltaPrime
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	f.startRelease(cmd, name, info, mech, &spec, lines)
 	done, err := ensemble.Release(cmd.Context(), spec)
@@ -144,7 +144,7 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, i
 	spec := ensemble.ReleaseSpec{
 		Votes:     in,
 		Mechanism: ensemble.Mechanism{Name: info.Name, Input: info.Input, LNMax: accountant.LNMax{Scale: f.LaplaceScale}},
-		Problem:   constraints.Params{K: in.K(), TargetDelta: f.Target},
+		Problem:   constraints.Problem{K: in.K(), TargetDelta: f.Target},
 	}
 	mech := mechanisms{mechanismFlags: &f.mechanismFlags}
 	var err error
@@ -162,7 +162,7 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, i
 		if rel.Problem, err = f.params(cmd, info, mech, in.K(), input, rel.Teachers); err != nil {
 			return spec, mech, rel, err
 		}
-		spec.Problem = rel.Problem.Params
+		spec.Problem = rel.Problem.Problem
 	case f.settings(cmd).Sigma2 != nil: // the GNMax family (checkSettings)
 		if spec.Mechanism.GNMax, err = gnmaxOf(f.settings(cmd), accountant.DiscreteNoise); err != nil {
 			return spec, mech, rel, err
@@ -184,7 +184,7 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, i
 // target is the release's own, the one-vote problem of --target-eps and
 // --delta; otherwise the teachers' eps and Delta of t, with --m and
 // --delta.
-func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo, mech mechanisms, k int, input string, t votefile.TeacherGuarantee) (gamma.Problem, error) {
+func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo, mech mechanisms, k int, input string, t votefile.TeacherGuarantee) (gamma.Resolved, error) {
 	line := f.stated(cmd)
 	eps := "--eps"
 	if slices.Contains(info.Takes, "target-eps") {
@@ -192,11 +192,11 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo,
 		line.Relation, line.Eps = &oneVote, nil
 		switch fs := cmd.Flags(); {
 		case fs.Changed("target-eps") && len(f.TargetEps) != 1:
-			return gamma.Problem{}, cli.Usagef("--target-eps: %d values: give the one eps of each release", len(f.TargetEps))
+			return gamma.Resolved{}, cli.Usagef("--target-eps: %d values: give the one eps of each release", len(f.TargetEps))
 		case fs.Changed("target-eps"):
 			line.Eps = &f.TargetEps[0]
 		case mech.table == nil || mech.table.Stated.Eps == nil:
-			return gamma.Problem{}, cli.Usagef("%s needs the release's eps: give --target-eps (and --delta, 0 unless given)", info.Name)
+			return gamma.Resolved{}, cli.Usagef("%s needs the release's eps: give --target-eps (and --delta, 0 unless given)", info.Name)
 		}
 	} else {
 		line.Eps, line.Delta = &t.Eps, &t.Delta
@@ -206,7 +206,7 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo,
 	}
 	if mech.table != nil {
 		if kg := mech.table.Gamma.K(); kg != k {
-			return gamma.Problem{}, cli.Usagef("--gamma %s is for K = %d teachers but %s has %d votes per row", mech.tableName, kg, input, k)
+			return gamma.Resolved{}, cli.Usagef("--gamma %s is for K = %d teachers but %s has %d votes per row", mech.tableName, kg, input, k)
 		}
 		return f.paramsNamed(k, eps, line, mech.table.Stated)
 	}

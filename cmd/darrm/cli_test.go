@@ -364,7 +364,7 @@ func TestTamperedCacheEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := cache.Key{Params: constraints.Params{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: constraints.DefaultTargetDelta(1e-5, 3)}, Prior: "uniform"}
+	key := cache.Key{Problem: constraints.Problem{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: constraints.DefaultTargetDelta(1e-5, 3)}, Prior: "uniform"}
 	tamper := func() {
 		e, err := d.Get(key)
 		if err != nil {

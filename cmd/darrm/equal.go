@@ -79,7 +79,7 @@ func (s mechanisms) planGamma(cmd *cobra.Command) (plan.GammaSource, error) {
 // sourceGamma returns the plan's gamma source of src, whose errors
 // explain says in terms of the flags.
 func sourceGamma(cmd *cobra.Command, src optimal.Source, explain func(error) error) plan.GammaSource {
-	return func(ctx context.Context, p constraints.Params) (gamma.Gamma, error) {
+	return func(ctx context.Context, p constraints.Problem) (gamma.Gamma, error) {
 		l, err := loadGamma(ctx, cmd, src, p)
 		if err != nil {
 			return nil, explain(err)
@@ -101,7 +101,7 @@ type compared struct {
 // over each of f.Queries queries: each noise function sampled by the
 // mechanism that releases with it, planned for the total (plan.EqualTotals),
 // and measured at its plan's parameters as solve's comparison measures it.
-func (f *solveFlags) equalTotals(cmd *cobra.Command, p gamma.Problem, src optimal.Source, coeffs []float64, actuals []gamma.Actual) ([]report.SolveEqual, error) {
+func (f *solveFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, src optimal.Source, coeffs []float64, actuals []gamma.Actual) ([]report.SolveEqual, error) {
 	ctx := cmd.Context()
 	cs := f.comparedMechanisms(cmd, p, sourceGamma(cmd, src, func(err error) error { return err }))
 	rs := make([]plan.Request, len(cs))
@@ -155,7 +155,7 @@ func (f *solveFlags) equalTotals(cmd *cobra.Command, p gamma.Problem, src optima
 // relation gamma_opt (darrm), and
 // the mechanisms of the baselines (subsample, dsub when Delta = delta = 0,
 // rr), each planned by its allowance m.
-func (f *solveFlags) comparedMechanisms(cmd *cobra.Command, p gamma.Problem, opt plan.GammaSource) []compared {
+func (f *solveFlags) comparedMechanisms(cmd *cobra.Command, p gamma.Resolved, opt plan.GammaSource) []compared {
 	base := plan.Request{Classes: 2, Method: f.Totals.Method, DeltaPrime: f.Totals.DeltaPrime,
 		Options: ensemble.Options{Workers: f.Workers}, Gamma: opt}
 	sampled := func(ctx context.Context, pl plan.Plan) (gamma.Gamma, error) {
@@ -165,7 +165,7 @@ func (f *solveFlags) comparedMechanisms(cmd *cobra.Command, p gamma.Problem, opt
 		}
 		return agg.(ensemble.Aggregator).Gamma(), nil
 	}
-	with := func(name votefile.Mechanism, in votefile.Input, q constraints.Params) plan.Request {
+	with := func(name votefile.MechanismName, in votefile.Input, q constraints.Problem) plan.Request {
 		r := base
 		r.Mechanism = ensemble.Mechanism{Name: name, Input: in, RRComposition: f.RRComp.For(q.Delta), RRDeltaPrime: f.RRDelta}
 		r.Problem = q
@@ -186,8 +186,8 @@ func (f *solveFlags) comparedMechanisms(cmd *cobra.Command, p gamma.Problem, opt
 			{"rr", rs[2], sampled},
 		}
 	}
-	teachers := func(name votefile.Mechanism) plan.Request {
-		r := with(name, votefile.TwoClass, p.Params)
+	teachers := func(name votefile.MechanismName) plan.Request {
+		r := with(name, votefile.TwoClass, p.Problem)
 		r.DefaultDelta = !cmd.Flags().Changed("delta")
 		return r
 	}
@@ -202,14 +202,14 @@ func (f *solveFlags) comparedMechanisms(cmd *cobra.Command, p gamma.Problem, opt
 // f.BudgetQueries queries: each planned for the total (plan.EqualTotals)
 // from the problem p of the flags, as darrm plan plans it, and simulated
 // at its plan's parameters on the same teachers and seed.
-func (f *simulateFlags) equalTotals(cmd *cobra.Command, p gamma.Problem, names []votefile.Mechanism, mech mechanisms, teachers []float64) ([]report.SimEqual, error) {
+func (f *simulateFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, names []votefile.MechanismName, mech mechanisms, teachers []float64) ([]report.SimEqual, error) {
 	ctx := cmd.Context()
 	rs := make([]plan.Request, len(names))
 	relations := make([]accountant.Relation, len(names))
 	for i, n := range names {
 		r := plan.Request{
 			Mechanism: ensemble.Mechanism{Name: n, Input: votefile.TwoClass, RRComposition: mech.RRComp.For(p.Delta), RRDeltaPrime: mech.RRDelta, GNMaxSearch: mech.GNMaxSearch},
-			Problem:   p.Params, DefaultDelta: !cmd.Flags().Changed("delta"), Classes: 2,
+			Problem:   p.Problem, DefaultDelta: !cmd.Flags().Changed("delta"), Classes: 2,
 			Method: f.Totals.Method, DeltaPrime: f.Totals.DeltaPrime, Options: ensemble.Options{Workers: f.Workers},
 		}
 		info, err := ensemble.LookupMechanism(n, votefile.TwoClass)

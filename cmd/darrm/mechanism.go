@@ -38,7 +38,7 @@ type mechanisms struct {
 }
 
 // parse checks the flags for the mechanisms names, which flag gave.
-func (f *mechanismFlags) parse(cmd *cobra.Command, flag string, names []votefile.Mechanism) (mechanisms, error) {
+func (f *mechanismFlags) parse(cmd *cobra.Command, flag string, names []votefile.MechanismName) (mechanisms, error) {
 	infos := make([]ensemble.MechanismInfo, len(names))
 	for i, n := range names {
 		var err error
@@ -98,7 +98,7 @@ func (s mechanisms) tableRelation() accountant.Relation {
 // private only in the relation it was certified in.
 func (s mechanisms) checkTableRelation(infos []ensemble.MechanismInfo) error {
 	rel := s.tableRelation()
-	names := make([]votefile.Mechanism, len(infos))
+	names := make([]votefile.MechanismName, len(infos))
 	for i, info := range infos {
 		if info.Relation == rel {
 			return nil
@@ -115,7 +115,7 @@ func (s mechanisms) checkTableRelation(infos []ensemble.MechanismInfo) error {
 
 // newAggregator builds the named two-class aggregator for problem p;
 // label describes it for people.
-func (s mechanisms) newAggregator(cmd *cobra.Command, name votefile.Mechanism, p constraints.Params) (ensemble.Aggregator, string, error) {
+func (s mechanisms) newAggregator(cmd *cobra.Command, name votefile.MechanismName, p constraints.Problem) (ensemble.Aggregator, string, error) {
 	agg, label, err := s.build(cmd, ensemble.Mechanism{Name: name}, p, 2)
 	if err != nil {
 		return nil, "", err
@@ -126,7 +126,7 @@ func (s mechanisms) newAggregator(cmd *cobra.Command, name votefile.Mechanism, p
 // build builds the aggregator m names for problem p and classes classes,
 // with the two-class settings of the flags and, for a mechanism that
 // samples a gamma, its gamma; label describes it for people.
-func (s mechanisms) build(cmd *cobra.Command, m ensemble.Mechanism, p constraints.Params, classes int) (ensemble.Labeler, string, error) {
+func (s mechanisms) build(cmd *cobra.Command, m ensemble.Mechanism, p constraints.Problem, classes int) (ensemble.Labeler, string, error) {
 	m = s.settings(m, p)
 	info, _ := ensemble.LookupMechanism(m.Name, m.Input)
 	var src optimal.Source
@@ -148,7 +148,7 @@ func (s mechanisms) build(cmd *cobra.Command, m ensemble.Mechanism, p constraint
 // watch shows on lines the solve of gamma_opt that src may run for
 // mechanism info held to p, and the certificate of the aggregator, whose
 // options it returns.
-func (s mechanisms) watch(cmd *cobra.Command, src *optimal.Source, info ensemble.MechanismInfo, p constraints.Params, lines *cliout.Stages) ensemble.Options {
+func (s mechanisms) watch(cmd *cobra.Command, src *optimal.Source, info ensemble.MechanismInfo, p constraints.Problem, lines *cliout.Stages) ensemble.Options {
 	gp := info.GammaProblem(p)
 	watchSource(cmd, src, gp, func() *cliout.Progress { return lines.At(solving(gp), -1) })
 	what := certifying(info.Name, p)
@@ -157,14 +157,14 @@ func (s mechanisms) watch(cmd *cobra.Command, src *optimal.Source, info ensemble
 
 // settings returns m with the two-class settings of the flags for
 // problem p.
-func (s mechanisms) settings(m ensemble.Mechanism, p constraints.Params) ensemble.Mechanism {
+func (s mechanisms) settings(m ensemble.Mechanism, p constraints.Problem) ensemble.Mechanism {
 	m.RRComposition, m.RRDeltaPrime, m.GNMaxSearch = s.RRComp.For(p.Delta), s.RRDelta, s.GNMaxSearch
 	return m
 }
 
 // certifying describes the certificate of mechanism name for p in a
 // progress line.
-func certifying(name votefile.Mechanism, p constraints.Params) string {
+func certifying(name votefile.MechanismName, p constraints.Problem) string {
 	return fmt.Sprintf("certifying %s for K=%d m=%g", name, p.K, p.M)
 }
 

@@ -33,7 +33,7 @@ type planFlags struct {
 	Votes        string            `flag:"votes" help:"confident-gnmax, gnmax: proxy votes (class counts or indices of the plan's K teachers over its classes) on which the plan is scored, and confident-gnmax's threshold and sigma1/sigma2 chosen; never the private votes"`
 	VotesAre     string            `flag:"votes-are" help:"what --votes are: public (votes on public data) or released (votes whose use is already paid for); private is refused"`
 	MinPrecision float64           `flag:"min-precision" help:"confident-gnmax: least expected fraction of answered labels that are correct, in [0, 1) (0: the threshold that answers most)"`
-	Mechanism    votefile.Mechanism
+	Mechanism    votefile.MechanismName
 }
 
 func newPlanCmd() *cobra.Command {
@@ -144,7 +144,7 @@ func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.Mechanis
 		if !fs.Changed("delta") {
 			delta = f.BudgetDelta
 		}
-		r.Problem = constraints.Params{K: f.K, TargetDelta: delta}
+		r.Problem = constraints.Problem{K: f.K, TargetDelta: delta}
 		g := accountant.ConfidentGNMax{Threshold: f.Threshold, Sigma1: f.Sigma1, Sigma2: f.Sigma2, Noise: accountant.DiscreteNoise}
 		r.Mechanism.GNMax = g
 	case info.Name == votefile.DaRRMOneVote:
@@ -159,11 +159,11 @@ func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.Mechanis
 		}
 		r.Problem = constraints.NewOneVote(f.K, eps, f.Target)
 	default:
-		r.Problem = constraints.Params{K: f.K, M: f.M, Eps: f.Eps, Delta: f.Delta, TargetDelta: f.Target}
+		r.Problem = constraints.Problem{K: f.K, M: f.M, Eps: f.Eps, Delta: f.Delta, TargetDelta: f.Target}
 		r.DefaultDelta = !fs.Changed("delta")
 	}
 	if info.Gamma {
-		mech, err := f.mechanismFlags.parse(cmd, "mechanism", []votefile.Mechanism{info.Name})
+		mech, err := f.mechanismFlags.parse(cmd, "mechanism", []votefile.MechanismName{info.Name})
 		if err != nil {
 			return r, info, err
 		}

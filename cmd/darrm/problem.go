@@ -49,9 +49,9 @@ func (f *problemFlags) withRelation(cmd *cobra.Command, r *relationFlags) *cobra
 }
 
 // params returns the problem with K from --K, which is required.
-func (f *problemFlags) params(cmd *cobra.Command) (gamma.Problem, error) {
+func (f *problemFlags) params(cmd *cobra.Command) (gamma.Resolved, error) {
 	if err := cli.RequireFlags(cmd, "K"); err != nil {
-		return gamma.Problem{}, err
+		return gamma.Resolved{}, err
 	}
 	return f.paramsForK(cmd, f.K)
 }
@@ -59,7 +59,7 @@ func (f *problemFlags) params(cmd *cobra.Command) (gamma.Problem, error) {
 // paramsForK is params with K = k, for commands that take K from their
 // input; the caller checks k against a given --K. Values the command line
 // does not state come from the files' stated, then from the defaults.
-func (f *problemFlags) paramsForK(cmd *cobra.Command, k int, files ...gamma.Stated) (gamma.Problem, error) {
+func (f *problemFlags) paramsForK(cmd *cobra.Command, k int, files ...gamma.Stated) (gamma.Resolved, error) {
 	return f.paramsFrom(k, f.stated(cmd), files...)
 }
 
@@ -80,14 +80,14 @@ func (f *problemFlags) stated(cmd *cobra.Command) gamma.Stated {
 
 // paramsFrom is the problem of k teachers with each value from line, else
 // from the first of files that states it, else the default.
-func (f *problemFlags) paramsFrom(k int, line gamma.Stated, files ...gamma.Stated) (gamma.Problem, error) {
+func (f *problemFlags) paramsFrom(k int, line gamma.Stated, files ...gamma.Stated) (gamma.Resolved, error) {
 	return f.paramsNamed(k, "--eps", line, files...)
 }
 
 // paramsNamed is paramsFrom where line's eps came from eps (a flag, or a
 // vote file's metadata header), which an error of m·eps names.
-func (f *problemFlags) paramsNamed(k int, eps string, line gamma.Stated, files ...gamma.Stated) (gamma.Problem, error) {
-	p := gamma.NewProblem(k, constraints.Params{M: f.M, Eps: f.Eps, Delta: f.Delta}, append([]gamma.Stated{line}, files...)...)
+func (f *problemFlags) paramsNamed(k int, eps string, line gamma.Stated, files ...gamma.Stated) (gamma.Resolved, error) {
+	p := gamma.ResolveProblem(k, constraints.Problem{M: f.M, Eps: f.Eps, Delta: f.Delta}, append([]gamma.Stated{line}, files...)...)
 	if err := f.checkRelation(p, files); err != nil {
 		return p, err
 	}
@@ -102,7 +102,7 @@ func (f *problemFlags) paramsNamed(k int, eps string, line gamma.Stated, files .
 // in the one-vote relation the teachers' --m, --eps and --Delta (the
 // release's eps is --target-eps, or a gamma file's eps, and is required),
 // in DaRRM's --target-eps (the release's eps is m·eps).
-func (f *problemFlags) checkRelation(p gamma.Problem, files []gamma.Stated) error {
+func (f *problemFlags) checkRelation(p gamma.Resolved, files []gamma.Stated) error {
 	if f.relation == nil {
 		return nil
 	}
@@ -135,7 +135,7 @@ func (f *problemFlags) checkRelation(p gamma.Problem, files []gamma.Stated) erro
 // which must have K+1 values for a --K given, and the problem it is for:
 // the parameters stated in the file with the command line, which takes
 // precedence.
-func (f *problemFlags) readGamma(cmd *cobra.Command, args []string) (gamma.Table, gamma.Problem, error) {
+func (f *problemFlags) readGamma(cmd *cobra.Command, args []string) (gamma.Table, gamma.Resolved, error) {
 	name := cli.InputArg(args)
 	k := 0
 	if cmd.Flags().Changed("K") {
@@ -143,7 +143,7 @@ func (f *problemFlags) readGamma(cmd *cobra.Command, args []string) (gamma.Table
 	}
 	tab, err := readTable(cmd, "GAMMA", name, k)
 	if err != nil {
-		return gamma.Table{}, gamma.Problem{}, err
+		return gamma.Table{}, gamma.Resolved{}, err
 	}
 	p, err := f.paramsForK(cmd, tab.Gamma.K(), tab.Stated)
 	return tab, p, err
@@ -181,7 +181,7 @@ func (f *cacheFlags) open() (*cache.Dir, error) {
 // with a progress line on a terminal while gamma_opt is solved, and
 // warnings for a cache entry that is replaced or that could not be
 // stored.
-func loadGamma(ctx context.Context, cmd *cobra.Command, src optimal.Source, p constraints.Params) (optimal.Loaded, error) {
+func loadGamma(ctx context.Context, cmd *cobra.Command, src optimal.Source, p constraints.Problem) (optimal.Loaded, error) {
 	prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, solving(p))
 	watchSource(cmd, &src, p, func() *cliout.Progress { return prog })
 	l, err := src.Load(ctx, p)
@@ -193,7 +193,7 @@ func loadGamma(ctx context.Context, cmd *cobra.Command, src optimal.Source, p co
 }
 
 // solving describes the solve of gamma_opt for p in a progress line.
-func solving(p constraints.Params) string {
+func solving(p constraints.Problem) string {
 	if p.Relation == accountant.OneVote {
 		return fmt.Sprintf("solving K=%d one-vote eps=%g", p.K, p.Eps)
 	}
@@ -202,7 +202,7 @@ func solving(p constraints.Params) string {
 
 // watchSource makes src show its solve of gamma_opt for p on the
 // progress line prog returns, and tell of a cache entry it replaces.
-func watchSource(cmd *cobra.Command, src *optimal.Source, p constraints.Params, prog func() *cliout.Progress) {
+func watchSource(cmd *cobra.Command, src *optimal.Source, p constraints.Problem, prog func() *cliout.Progress) {
 	what := solving(p)
 	src.Options.Progress = func(s optimal.Progress) {
 		pr := prog()

@@ -54,12 +54,12 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	if equal && f.Format == cliout.CSV {
 		return cli.Usagef("--budget-eps: the comparison at equal totals is in the table and JSON (--format csv holds one comparison)")
 	}
-	names := make([]votefile.Mechanism, len(f.Mechanisms))
+	names := make([]votefile.MechanismName, len(f.Mechanisms))
 	for i, n := range f.Mechanisms {
-		names[i] = votefile.Mechanism(n)
+		names[i] = votefile.MechanismName(n)
 	}
 	if len(names) == 0 {
-		names = ensemble.DefaultMechanisms(p.Params)
+		names = ensemble.DefaultMechanisms(p.Problem)
 	}
 	mech, err := f.mechanismFlags.parse(cmd, "mechanisms", names)
 	if err != nil {
@@ -75,7 +75,7 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	var aggs []ensemble.Aggregator
 	var labels []string
 	for _, n := range names {
-		agg, label, err := mech.newAggregator(cmd, n, p.Params)
+		agg, label, err := mech.newAggregator(cmd, n, p.Problem)
 		if err != nil {
 			return err
 		}

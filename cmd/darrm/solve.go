@@ -84,7 +84,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	}
 	ctx := cmd.Context()
 	src := optimal.Source{Cache: dir, Prior: f.Prior, Options: optimal.Options{Workers: f.Workers, LP: lp.Options{Verbose: f.HighsLog}}}
-	l, err := loadGamma(ctx, cmd, src, p.Params)
+	l, err := loadGamma(ctx, cmd, src, p.Problem)
 	if err != nil {
 		return err
 	}
@@ -92,11 +92,11 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	out.CacheFile = l.Path
 	if f.Compare {
 		var evs []gamma.Evaluation
-		if out.Errors, evs, err = gamma.Compare(ctx, p.Params, l.Gamma, bases, coeffs, actuals, f.Workers); err != nil {
+		if out.Errors, evs, err = gamma.Compare(ctx, p.Problem, l.Gamma, bases, coeffs, actuals, f.Workers); err != nil {
 			return err
 		}
 		out.Compare = report.Compared(bases, evs)
-		out.NotCompared = gamma.OmittedBaselines(p.Params)
+		out.NotCompared = gamma.OmittedBaselines(p.Problem)
 	}
 	if equal {
 		if out.EqualTotals, err = f.equalTotals(cmd, p, src, coeffs, actuals); err != nil {
@@ -118,7 +118,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 
 // baselines parses the flags of --compare and builds the baselines
 // (gamma.Baselines).
-func (f *solveFlags) baselines(cmd *cobra.Command, p gamma.Problem) ([]gamma.Actual, []gamma.Baseline, error) {
+func (f *solveFlags) baselines(cmd *cobra.Command, p gamma.Resolved) ([]gamma.Actual, []gamma.Baseline, error) {
 	actuals, err := gamma.ParseActuals(f.Actual)
 	if err != nil {
 		return nil, nil, cli.Usagef("--actual: %v", err)
@@ -133,7 +133,7 @@ func (f *solveFlags) baselines(cmd *cobra.Command, p gamma.Problem) ([]gamma.Act
 	if cmd.Flags().Changed("sub-size") && (f.SubSize < 1 || f.SubSize > p.K) {
 		return nil, nil, cli.Usagef("--sub-size = %d: must be in [1, K] = [1, %d]", f.SubSize, p.K)
 	}
-	bases, err := gamma.Baselines(p.Params, gamma.BaselineOptions{SubSize: f.SubSize, RR: f.RRComp, RRDeltaPrime: f.RRDelta})
+	bases, err := gamma.Baselines(p.Problem, gamma.BaselineOptions{SubSize: f.SubSize, RR: f.RRComp, RRDeltaPrime: f.RRDelta})
 	if be := (*gamma.BaselineError)(nil); errors.As(err, &be) && be.Name == "rr" {
 		return nil, nil, cli.Usagef("RR with --rr-composition %v: %v", f.RRComp.For(p.Delta), err)
 	}

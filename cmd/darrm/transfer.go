@@ -79,7 +79,7 @@ func newTransferCmd() *cobra.Command {
 				return err
 			}
 			prog.Describe(fmt.Sprintf("transfer %s: labelling the queries", f.Dataset))
-			opt := func(ctx context.Context, p constraints.Params) (gamma.Gamma, error) {
+			opt := func(ctx context.Context, p constraints.Problem) (gamma.Gamma, error) {
 				l, err := loadGamma(ctx, cmd, optimal.Source{Cache: gdir, Prior: gamma.UniformPrior(), Options: optimal.Options{Workers: f.Workers}}, p)
 				return l.Gamma, err
 			}

@@ -35,7 +35,7 @@ func newVerifyCmd() *cobra.Command {
 				return err
 			}
 			prog := cliout.NewProgress(cmd.ErrOrStderr(), 100, fmt.Sprintf("certifying K=%d", p.K))
-			cert, err := gamma.Verify(cmd.Context(), p.Params, tab.Gamma, gamma.VerifyOptions{Workers: f.Workers, Progress: func(x float64) { prog.Set(int64(100 * x)) }})
+			cert, err := gamma.Verify(cmd.Context(), p.Problem, tab.Gamma, gamma.VerifyOptions{Workers: f.Workers, Progress: func(x float64) { prog.Set(int64(100 * x)) }})
 			prog.Done()
 			if err != nil {
 				return err

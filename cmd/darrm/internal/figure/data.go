@@ -20,9 +20,9 @@ const errorPoints = 201
 // its problem, and gamma_opt and the baselines with their certificates'
 // status, error curves and expected errors.
 func SolveSetting(out report.Solve) (Setting, error) {
-	s := Setting{K: out.K, M: out.M, Eps: out.Eps, Delta: out.Delta, TargetDelta: out.TargetDelta, OneVote: out.Relation == accountant.OneVote}
+	s := Setting{Problem: out.Params()}
 	for _, m := range out.Mechanisms() {
-		fm := Mechanism{Name: m.Name, Prior: out.Prior, Gamma: m.Gamma, Status: statusOf(m.Certificate.Status)}
+		fm := Curve{Name: m.Name, Prior: out.Prior, Gamma: m.Gamma, Status: statusOf(m.Certificate.Status)}
 		var err error
 		if fm.Error, err = errorCurve(m.Gamma); err != nil {
 			return s, fmt.Errorf("%s: %w", m.Name, err)

@@ -19,6 +19,9 @@ import (
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
 )
 
 func TestRuns(t *testing.T) {
@@ -230,12 +233,12 @@ func TestWrapTitle(t *testing.T) {
 // of (ε, 0) and an m = 1; GNMax's γ has a name in the legend.
 func TestOneVoteTitle(t *testing.T) {
 	s := gammaSetting(1, Certified)
-	s.OneVote, s.Eps, s.Delta, s.TargetDelta = true, 0.3, 0, 1e-5
+	s.Relation, s.Eps, s.Delta, s.TargetDelta = accountant.OneVote, 0.3, 0, 1e-5
 	got := commonLine([]Setting{s}, varying([]Setting{s}))
 	if got != "K = 11 non-private teachers; one-vote relation (one record changes one vote); each release (ε = 0.3, δ = 10^{-5})-DP" {
 		t.Errorf("one-vote title %q", got)
 	}
-	s.Mechanisms = append(s.Mechanisms, Mechanism{Name: "gnmax"})
+	s.Mechanisms = append(s.Mechanisms, Curve{Name: "gnmax"})
 	st, _, _ := styles([]Setting{s})
 	if l := st["gnmax"].label; !strings.HasPrefix(l, "γ_{GNMax}") {
 		t.Errorf("gnmax's legend label %q", l)
@@ -414,7 +417,7 @@ func gammaSetting(m float64, rrStatus Status) Setting {
 	}
 	exp := []Expected{{Actual: "U(0,1)", Mean: 0.1}, {Actual: "0.5"}, {Actual: "U(0,0.1)", Mean: 2e-5}}
 	rr := slices.Repeat([]float64{0.3}, 12)
-	return Setting{K: 11, M: m, Eps: 0.1, Delta: 1e-5, TargetDelta: m * 1e-5, Mechanisms: []Mechanism{
+	return Setting{Problem: constraints.Problem{K: 11, M: m, Eps: 0.1, Delta: 1e-5, TargetDelta: m * 1e-5}, Mechanisms: []Curve{
 		{Name: "opt", Prior: "uniform", Gamma: g, Error: errCurve, Expected: exp},
 		{Name: "opt", Prior: "tp", Gamma: g, Error: errCurve, Expected: exp},
 		{Name: "rr", Gamma: rr, Status: rrStatus, Error: errCurve, Expected: exp},
@@ -427,7 +430,7 @@ func TestWriteGammas(t *testing.T) {
 	if err := (GammaFigure{Title: "t", Settings: []Setting{s, s5, s}, Cols: 2, Expected: true, Notes: []string{"a note"}}).Write(filepath.Join(dir, "g.png")); err != nil {
 		t.Fatal(err)
 	}
-	if got := merge([]Setting{s, {K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: s.TargetDelta, Mechanisms: s.Mechanisms[1:]}, {K: 11, M: 5}}); len(got) != 2 || len(got[0].Mechanisms) != 3 {
+	if got := merge([]Setting{s, {Problem: constraints.Problem{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: s.TargetDelta}, Mechanisms: s.Mechanisms[1:]}, {Problem: constraints.Problem{K: 11, M: 5}}}); len(got) != 2 || len(got[0].Mechanisms) != 3 {
 		t.Errorf("merge: %d settings, %d mechanisms in the first; want 2 and 3", len(got), len(got[0].Mechanisms))
 	}
 	sty, order, key := styles([]Setting{s})

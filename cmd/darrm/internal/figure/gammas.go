@@ -13,6 +13,9 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
 )
 
 // Status is what a noise function's exhaustive certificate says, as a
@@ -30,8 +33,9 @@ const (
 	Violated
 )
 
-// Mechanism is one noise function of a gamma figure.
-type Mechanism struct {
+// Curve is one noise function of a gamma figure, with its certificate and
+// error curves: what the figure draws of a mechanism.
+type Curve struct {
 	Name   string    // "opt", "sub", "dsub" or "rr", as darrm solve names them
 	Prior  string    // the prior gamma_opt was optimised under ("uniform", "tp", ...)
 	Gamma  []float64 // γ(0), ..., γ(K)
@@ -51,18 +55,19 @@ type Expected struct {
 }
 
 // Setting is one column of a gamma figure: a problem and its mechanisms.
+// In the one-vote relation (Relation accountant.OneVote) the teachers need
+// not be private, and Eps and TargetDelta are the release's own guarantee
+// (M is 1, Delta 0: no teachers' guarantee to state).
 type Setting struct {
-	K                          int
-	M, Eps, Delta, TargetDelta float64
+	constraints.Problem
 	// SubSize is the number of teachers γ_Sub subsamples when it is not
 	// floor(M) (App. B.4's M); 0 otherwise.
-	SubSize int
-	// OneVote: the teachers need not be private, one record changes one
-	// vote, and Eps and TargetDelta are the release's own guarantee (M is
-	// 1, Delta 0: no teachers' guarantee to state).
-	OneVote    bool
-	Mechanisms []Mechanism
+	SubSize    int
+	Mechanisms []Curve
 }
+
+// oneVote says that the column's problem is in the one-vote relation.
+func (s Setting) oneVote() bool { return s.Relation == accountant.OneVote }
 
 // mechanismStyle is how a mechanism is drawn and named.
 type mechanismStyle struct {
@@ -128,7 +133,7 @@ var priorNames = map[string]string{"uniform": "T_{U}", "tp": "T_{P}"}
 // styles assigns each mechanism of the settings a style, keyed by name and,
 // for gamma_opt when the settings use several priors, prior; and returns
 // the keys in order of first appearance, gamma_opt first.
-func styles(settings []Setting) (map[string]mechanismStyle, []string, func(Mechanism) string) {
+func styles(settings []Setting) (map[string]mechanismStyle, []string, func(Curve) string) {
 	priors := map[string]bool{}
 	for _, s := range settings {
 		for _, m := range s.Mechanisms {
@@ -137,7 +142,7 @@ func styles(settings []Setting) (map[string]mechanismStyle, []string, func(Mecha
 			}
 		}
 	}
-	key := func(m Mechanism) string {
+	key := func(m Curve) string {
 		if m.Name == "opt" && len(priors) > 1 {
 			return "opt:" + m.Prior
 		}
@@ -199,7 +204,7 @@ func merge(settings []Setting) []Setting {
 	var out []Setting
 	for _, s := range settings {
 		i := slices.IndexFunc(out, func(o Setting) bool {
-			return o.K == s.K && o.M == s.M && o.Eps == s.Eps && o.Delta == s.Delta && o.TargetDelta == s.TargetDelta && o.SubSize == s.SubSize && o.OneVote == s.OneVote
+			return o.Problem == s.Problem && o.SubSize == s.SubSize
 		})
 		if i < 0 {
 			s.Mechanisms = slices.Clone(s.Mechanisms)
@@ -207,13 +212,13 @@ func merge(settings []Setting) []Setting {
 			continue
 		}
 		for _, m := range s.Mechanisms {
-			if !slices.ContainsFunc(out[i].Mechanisms, func(o Mechanism) bool { return o.Name == m.Name && (m.Name != "opt" || o.Prior == m.Prior) }) {
+			if !slices.ContainsFunc(out[i].Mechanisms, func(o Curve) bool { return o.Name == m.Name && (m.Name != "opt" || o.Prior == m.Prior) }) {
 				out[i].Mechanisms = append(out[i].Mechanisms, m)
 			}
 		}
 	}
 	for _, s := range out {
-		slices.SortStableFunc(s.Mechanisms, func(a, b Mechanism) int {
+		slices.SortStableFunc(s.Mechanisms, func(a, b Curve) int {
 			return cmp.Compare(boolInt(a.Name != "opt"), boolInt(b.Name != "opt"))
 		})
 	}
@@ -462,7 +467,7 @@ func columnTitle(s Setting, v vary) string {
 // release's guarantee, m·ε and δ, where they are the same in every column.
 func commonLine(settings []Setting, v vary) string {
 	s := settings[0]
-	if s.OneVote && !slices.ContainsFunc(settings, func(o Setting) bool { return !o.OneVote }) {
+	if s.oneVote() && !slices.ContainsFunc(settings, func(o Setting) bool { return !o.oneVote() }) {
 		return oneVoteLine(s, v)
 	}
 	var parts []string
@@ -607,7 +612,7 @@ const minErrorAxis = 0.01
 // release are both fair coins), which a log axis cannot show, gets no
 // group; the axis label says so instead. Every mechanism must carry the
 // same actual distributions.
-func expectedPanel(ms []Mechanism) (*Panel, []int, error) {
+func expectedPanel(ms []Curve) (*Panel, []int, error) {
 	lo, hi := math.Inf(1), 0.0
 	for _, m := range ms {
 		if len(m.Expected) == 0 || len(m.Expected) != len(ms[0].Expected) {
@@ -630,7 +635,7 @@ func expectedPanel(ms []Mechanism) (*Panel, []int, error) {
 	var zero []string
 	var groups []int
 	for i, e := range ms[0].Expected {
-		if slices.ContainsFunc(ms, func(m Mechanism) bool { return m.Expected[i].Mean > 0 }) {
+		if slices.ContainsFunc(ms, func(m Curve) bool { return m.Expected[i].Mean > 0 }) {
 			ticks = append(ticks, plot.Tick{Value: float64(len(groups)), Label: actualName(e.Actual)})
 			groups = append(groups, i)
 		} else {
@@ -649,7 +654,7 @@ func expectedPanel(ms []Mechanism) (*Panel, []int, error) {
 // addPoints draws mechanism j of n as one point per group of the expected
 // panel (the indexes of its errors, groups), the mechanisms side by side
 // within a group.
-func addPoints(p *Panel, m Mechanism, st mechanismStyle, j, n int, groups []int) {
+func addPoints(p *Panel, m Curve, st mechanismStyle, j, n int, groups []int) {
 	const group = 0.7 // width of a group, in units of the x axis
 	var pts plotter.XYs
 	for k, i := range groups {

@@ -168,7 +168,7 @@ func (d AccountGNMax) Write(w io.Writer, f cliout.Format) error {
 // AccountShuffleg is the document of darrm account shuffleg: for each
 // private algorithm, the ε of a given σ under each conversion
 // (shuffleg.EpsVariants), or its noise calibrated to each target ε in
-// the three ways of shuffleg.Accounting.
+// the three ways of shuffleg.NoiseRequest.
 type AccountShuffleg struct {
 	Delta, G float64
 	Epochs   int
@@ -208,7 +208,7 @@ func (d AccountShuffleg) Write(w io.Writer, f cliout.Format) error {
 // p_const for Problem, the teachers' majority being (tau·eps, lambda)-DP
 // by Method with slack DeltaPrime.
 type AccountRR struct {
-	Problem    constraints.Params
+	Problem    constraints.Problem
 	Method     accountant.Method
 	DeltaPrime float64
 	RR         gamma.RRConst

@@ -20,12 +20,12 @@ import (
 // it holds no vote count and no un-noised label, only what the label
 // file itself shows.
 type released struct {
-	Input        string             `json:"input"`
-	InputFormat  string             `json:"input_format"`
-	IDColumn     bool               `json:"id_column"`
-	Output       string             `json:"output"`
-	OutputFormat string             `json:"output_format"`
-	Mechanism    votefile.Mechanism `json:"mechanism"`
+	Input        string                 `json:"input"`
+	InputFormat  string                 `json:"input_format"`
+	IDColumn     bool                   `json:"id_column"`
+	Output       string                 `json:"output"`
+	OutputFormat string                 `json:"output_format"`
+	Mechanism    votefile.MechanismName `json:"mechanism"`
 	// VotesHeader is the vote file's metadata header, nil without one.
 	VotesHeader *votefile.Meta `json:"votes_header,omitempty"`
 	PerQuery    PerQuery       `json:"per_query"`
@@ -203,12 +203,12 @@ const NotForRelease = "NOT FOR RELEASE: --seed makes the noise reproducible, so 
 // NewSummary summarises it.
 type Release struct {
 	// Mechanism names the aggregator Aggregator, which Label describes.
-	Mechanism  votefile.Mechanism
+	Mechanism  votefile.MechanismName
 	Label      string
 	Aggregator ensemble.Labeler
 	// Problem and Teachers are the problem of a two-class release and
 	// the teachers' guarantee it used.
-	Problem  gamma.Problem
+	Problem  gamma.Resolved
 	Teachers votefile.TeacherGuarantee
 	// Input names the votes that Votes read; Output names where the sink
 	// Sink wrote the labels.

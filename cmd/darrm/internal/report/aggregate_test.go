@@ -19,7 +19,7 @@ import (
 // only when labels were answered, a budget that stopped the release,
 // GNMax's sigma, a seed, and the ledger's state after the release.
 func TestNewAggregate(t *testing.T) {
-	p := constraints.Params{K: 3, M: 1, Eps: 0.5, Delta: 1e-5, TargetDelta: 1e-5}
+	p := constraints.Problem{K: 3, M: 1, Eps: 0.5, Delta: 1e-5, TargetDelta: 1e-5}
 	rr, err := ensemble.NewRR(context.Background(), p, accountant.General, 1e-5, ensemble.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +63,7 @@ func TestNewAggregate(t *testing.T) {
 		{name: "charged to a ledger", agg: rr, res: ensemble.ReleaseResult{Answered: 1}, led: &st},
 	} {
 		acct := ensemble.Accounting{PerQuery: tc.agg.Privacy(), DeltaPrime: 1e-5, Budget: tc.budget}
-		out, err := NewAggregate(Release{Problem: gamma.Problem{Params: p}, Mechanism: votefile.Mechanism(tc.name), Aggregator: tc.agg, Input: "votes.csv", Output: "-",
+		out, err := NewAggregate(Release{Problem: gamma.Resolved{Problem: p}, Mechanism: votefile.MechanismName(tc.name), Aggregator: tc.agg, Input: "votes.csv", Output: "-",
 			Votes: votes, Sink: ensemble.LabelSink{Format: votefile.FormatCSV}, Result: tc.res, Accounting: acct,
 			Seed: tc.seed, Ledger: tc.led, LedgerPath: path, Elapsed: time.Second})
 		priv := tc.agg.Privacy()

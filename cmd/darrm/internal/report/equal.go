@@ -20,23 +20,23 @@ import (
 // composition that holds a release to the budget, with its theorem; or,
 // when nothing fits, why (NoFit).
 type Planned struct {
-	Mechanism      votefile.Mechanism `json:"mechanism"`
-	Parameter      string             `json:"planned"`
-	Value          float64            `json:"value"`
-	PerQueryEps    float64            `json:"per_query_eps"`
-	PerQueryDelta  float64            `json:"per_query_delta"`
-	TotalEps       float64            `json:"total_eps"`
-	TotalDelta     float64            `json:"total_delta"`
-	TotalMethod    string             `json:"total_method"`
-	TotalReference string             `json:"total_reference"`
-	NoFit          string             `json:"no_fit,omitempty"`
+	Mechanism      votefile.MechanismName `json:"mechanism"`
+	Parameter      string                 `json:"planned"`
+	Value          float64                `json:"value"`
+	PerQueryEps    float64                `json:"per_query_eps"`
+	PerQueryDelta  float64                `json:"per_query_delta"`
+	TotalEps       float64                `json:"total_eps"`
+	TotalDelta     float64                `json:"total_delta"`
+	TotalMethod    string                 `json:"total_method"`
+	TotalReference string                 `json:"total_reference"`
+	NoFit          string                 `json:"no_fit,omitempty"`
 	// composesGuarantee says that the total composes the per-query
 	// (eps, delta) alone (simple, general or optimal composition).
 	composesGuarantee bool
 }
 
 // NewPlanned describes e, a plan of mechanism name.
-func NewPlanned(name votefile.Mechanism, e plan.Equal) Planned {
+func NewPlanned(name votefile.MechanismName, e plan.Equal) Planned {
 	if e.NoFit != nil {
 		return Planned{Mechanism: name, NoFit: e.NoFit.Error()}
 	}
@@ -399,7 +399,7 @@ func NewTransferEqual(budget accountant.Guarantee, method accountant.Method, res
 			out = append(out, TransferEqual{EqualTotals: EqualTotals{BudgetEps: budget.Eps, BudgetDelta: budget.Delta, Queries: r.Queries, Composition: method.String()}})
 		}
 		e := &out[len(out)-1]
-		e.Rows = append(e.Rows, TransferEqualRow{Planned: NewPlanned(votefile.Mechanism(r.Mechanism), r.Plan), AccuracyMean: r.AccuracyMean, AccuracyStd: r.AccuracyStd})
+		e.Rows = append(e.Rows, TransferEqualRow{Planned: NewPlanned(votefile.MechanismName(r.Mechanism), r.Plan), AccuracyMean: r.AccuracyMean, AccuracyStd: r.AccuracyStd})
 	}
 	for i := range out {
 		rows := out[i].Rows

@@ -17,7 +17,7 @@ import (
 // else where its draw comes from (Draw: drawn now, or recorded before),
 // and, when the draw was charged to a ledger, the ledger's total after it.
 type AccountPATE struct {
-	*pate.Accounting
+	*pate.AccountResult
 	Seed        *uint64
 	Draw        *pate.DrawState
 	LedgerTotal *LedgerTotal
@@ -191,7 +191,7 @@ func (d AccountPATE) publishKey() string {
 }
 
 // guarantee returns the fields of the bound to publish
-// (pate.Accounting.Guarantee), with its theorem, and of the ledger's
+// (pate.AccountResult.Guarantee), with its theorem, and of the ledger's
 // total when this run charged one.
 func (d AccountPATE) guarantee() (cliout.Record, error) {
 	eps, covers, err := d.Guarantee()

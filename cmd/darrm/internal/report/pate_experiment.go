@@ -67,9 +67,9 @@ type PATETeachers struct {
 // PATEStudent is the student trained on one mechanism's answered
 // queries, and its accuracy on the held-out half of the test set.
 type PATEStudent struct {
-	Mechanism votefile.Mechanism `json:"mechanism"`
-	Queries   int                `json:"queries"`
-	Accuracy  float64            `json:"accuracy"`
+	Mechanism votefile.MechanismName `json:"mechanism"`
+	Queries   int                    `json:"queries"`
+	Accuracy  float64                `json:"accuracy"`
 }
 
 // PATEPaperRow is the PATE paper's Table 2 row for MNIST: Confident-GNMax
@@ -108,7 +108,7 @@ func NewPATEExperiment(dataset string, out *pate.Outcome, p pate.Params, elapsed
 	}
 	fromVotes := false
 	for i, r := range out.Results {
-		d.Results = append(d.Results, NewPATEMechanism(p.Mechanisms[i], r))
+		d.Results = append(d.Results, NewPATEMechanism(p.Mechanisms[i].GNMax, r))
 		fromVotes = fromVotes || r.Smooth.FromVotes
 	}
 	if s := out.Student; s != nil {
@@ -147,10 +147,10 @@ func NewPATEExperiment(dataset string, out *pate.Outcome, p pate.Params, elapsed
 
 // PATEMechanism is one mechanism's row of the experiment.
 type PATEMechanism struct {
-	Mechanism votefile.Mechanism `json:"mechanism"`
-	Threshold *float64           `json:"threshold,omitempty"`
-	Sigma1    *float64           `json:"sigma1,omitempty"`
-	Sigma2    float64            `json:"sigma2"`
+	Mechanism votefile.MechanismName `json:"mechanism"`
+	Threshold *float64               `json:"threshold,omitempty"`
+	Sigma1    *float64               `json:"sigma1,omitempty"`
+	Sigma2    float64                `json:"sigma2"`
 	// Queries counts the queries asked, Answered those answered;
 	// Reached says whether the answers reached darrm pate --answered.
 	Queries        int      `json:"queries"`
@@ -170,8 +170,9 @@ type PATEMechanism struct {
 	Delta          float64  `json:"delta"`
 }
 
-// NewPATEMechanism is the row of the result r of mechanism m.
-func NewPATEMechanism(m pate.Mechanism, r pate.Result) PATEMechanism {
+// NewPATEMechanism is the row of the result r of the mechanism whose
+// settings are m (ensemble.Mechanism's GNMax).
+func NewPATEMechanism(m accountant.ConfidentGNMax, r pate.Result) PATEMechanism {
 	row := PATEMechanism{Mechanism: r.Mechanism, Sigma2: m.Sigma2, Queries: r.Queries, Answered: r.Answered, Reached: r.Reached, Accuracy: r.Accuracy,
 		Directions: r.Directions.String(), EpsIndependent: r.EpsIndependent, EpsDependent: r.EpsDependent, Order: r.Order, EpsReleased: r.EpsReleased, EpsGuarantee: r.Guarantee, SSError: r.SSError, Delta: r.Delta}
 	if m.Confident() {

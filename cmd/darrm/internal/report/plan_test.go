@@ -18,9 +18,9 @@ import (
 func TestPlanKeys(t *testing.T) {
 	budget := accountant.Guarantee{Eps: 2, Delta: 1e-5}
 	count := plan.Count{Run: 194, PerQuery: accountant.Guarantee{Eps: 0.17, Delta: 1e-5}, Total: accountant.Total{Method: accountant.Exact, Guarantee: accountant.Guarantee{Eps: 1.998, Delta: 1e-5}}, Ledger: 167, Filter: accountant.ZCDPFilter}
-	req := func(name votefile.Mechanism, in votefile.Input) plan.Request {
+	req := func(name votefile.MechanismName, in votefile.Input) plan.Request {
 		return plan.Request{Mechanism: ensemble.Mechanism{Name: name, Input: in, GNMax: accountant.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: accountant.DiscreteNoise}, LNMax: accountant.LNMax{Scale: 20}},
-			Problem: constraints.Params{K: 11, M: 3, Eps: 0.1, TargetDelta: 1e-5}, Classes: 10, Budget: budget}
+			Problem: constraints.Problem{K: 11, M: 3, Eps: 0.1, TargetDelta: 1e-5}, Classes: 10, Budget: budget}
 	}
 	for _, tc := range []struct {
 		name   string

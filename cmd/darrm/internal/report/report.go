@@ -43,13 +43,13 @@ type Problem struct {
 }
 
 // NewProblem is the problem p as outputs echo it.
-func NewProblem(p gamma.Problem) Problem {
+func NewProblem(p gamma.Resolved) Problem {
 	return Problem{K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta, MDefault: p.MDefault, DeltaDefault: p.DeltaDefault, Relation: p.Relation}
 }
 
 // Params is the problem the document states, for the library.
-func (o Problem) Params() constraints.Params {
-	return constraints.Params{K: o.K, M: o.M, Eps: o.Eps, Delta: o.Delta, TargetDelta: o.TargetDelta, Relation: o.Relation}
+func (o Problem) Params() constraints.Problem {
+	return constraints.Problem{K: o.K, M: o.M, Eps: o.Eps, Delta: o.Delta, TargetDelta: o.TargetDelta, Relation: o.Relation}
 }
 
 // Describe says the problem in words, marking defaults.

@@ -37,7 +37,7 @@ func TestSolveCSVColumns(t *testing.T) {
 	out := Solve{
 		Problem: Problem{K: 3, M: 2, Eps: 0.1, Delta: 1e-6, TargetDelta: 2e-6},
 		Gamma:   []float64{0, 0.5, 1, 0.5},
-		Compare: []Mechanism{{Name: "Sub", Gamma: []float64{0.25, 0.5, 0.75, 1}}},
+		Compare: []Evaluated{{Name: "Sub", Gamma: []float64{0.25, 0.5, 0.75, 1}}},
 	}
 	var b bytes.Buffer
 	if err := out.Write(&b, cliout.CSV); err != nil {
@@ -86,7 +86,7 @@ func TestSolveRecertifyAndRows(t *testing.T) {
 		Problem: Problem{K: 5, M: 2, Eps: 0.1, Delta: 0, TargetDelta: 0}, Prior: "uniform",
 		Gamma:       []float64{1, 1, 1, 1, 1, 1}, // not 0.1-DP: a claim the file cannot make true
 		Certificate: gamma.Certificate{Status: gamma.Certified},
-		Compare:     []Mechanism{{Name: "sub", Gamma: sub, Evaluation: gamma.Evaluation{Certificate: gamma.Certificate{Status: gamma.Violated}}}},
+		Compare:     []Evaluated{{Name: "sub", Gamma: sub, Evaluation: gamma.Evaluation{Certificate: gamma.Certificate{Status: gamma.Violated}}}},
 	}
 	if err := d.Recertify(context.Background()); err != nil {
 		t.Fatal(err)
@@ -115,7 +115,7 @@ func TestCheckDrawable(t *testing.T) {
 	}
 	first := Solve{
 		Problem: Problem{K: 5, M: 2, Eps: 0.1}, Gamma: sub, Errors: []gamma.ErrorEstimate{{Actual: "0.5"}},
-		Compare: []Mechanism{{Name: "sub", Gamma: sub}},
+		Compare: []Evaluated{{Name: "sub", Gamma: sub}},
 	}
 	for _, tc := range []struct {
 		name string
@@ -126,7 +126,7 @@ func TestCheckDrawable(t *testing.T) {
 		{"no comparison", func(d *Solve) { d.Compare = nil }, "not the output of darrm solve --compare"},
 		{"gamma of another K", func(d *Solve) { d.K = 7 }, "not the output of darrm solve --compare"},
 		{"other actual distributions", func(d *Solve) { d.Errors = []gamma.ErrorEstimate{{Actual: "U(0,1)"}} }, "differ from a.json's"},
-		{"a gamma that cannot be certified", func(d *Solve) { d.Compare = []Mechanism{{Name: "bad", Gamma: []float64{1, 2}}} }, "gamma"},
+		{"a gamma that cannot be certified", func(d *Solve) { d.Compare = []Evaluated{{Name: "bad", Gamma: []float64{1, 2}}} }, "gamma"},
 	} {
 		d := first
 		tc.mod(&d)
@@ -216,9 +216,9 @@ func TestNewTransferTeachers(t *testing.T) {
 // TestProblemParams: a document echoes the library's problem and which
 // values are defaults, and states it back.
 func TestProblemParams(t *testing.T) {
-	lib := constraints.Params{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: 3e-5}
+	lib := constraints.Problem{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: 3e-5}
 	for _, defaults := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
-		o := NewProblem(gamma.Problem{Params: lib, MDefault: defaults[0], DeltaDefault: defaults[1]})
+		o := NewProblem(gamma.Resolved{Problem: lib, MDefault: defaults[0], DeltaDefault: defaults[1]})
 		if o.K != 11 || o.MDefault != defaults[0] || o.DeltaDefault != defaults[1] || o.Params() != lib {
 			t.Errorf("defaults %v: %+v states %+v", defaults, o, o.Params())
 		}

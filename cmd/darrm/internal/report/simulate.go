@@ -16,13 +16,13 @@ import (
 // Simulate is the document darrm simulate prints.
 type Simulate struct {
 	Problem
-	Teachers string               `json:"teachers"`
-	P        []float64            `json:"p"`
-	Queries  int                  `json:"queries"`
-	Seed     uint64               `json:"seed"`
-	Note     string               `json:"note"`
-	Results  []SimResult          `json:"results"`
-	Above    []votefile.Mechanism `json:"darrm_above,omitempty"`
+	Teachers string                   `json:"teachers"`
+	P        []float64                `json:"p"`
+	Queries  int                      `json:"queries"`
+	Seed     uint64                   `json:"seed"`
+	Note     string                   `json:"note"`
+	Results  []SimResult              `json:"results"`
+	Above    []votefile.MechanismName `json:"darrm_above,omitempty"`
 	// EqualTotals compares the mechanisms at equal totals, for each number
 	// of queries (simulate --budget-eps).
 	EqualTotals []SimEqual `json:"equal_totals,omitempty"`
@@ -30,8 +30,8 @@ type Simulate struct {
 
 // SimResult is one mechanism's agreement with the majority of the votes.
 type SimResult struct {
-	Mechanism votefile.Mechanism `json:"mechanism"`
-	Label     string             `json:"label"`
+	Mechanism votefile.MechanismName `json:"mechanism"`
+	Label     string                 `json:"label"`
 	// Relation is the neighbouring relation of the mechanism's guarantee:
 	// mechanisms of different relations are not ranked against each other.
 	Relation  accountant.Relation `json:"relation"`
@@ -50,7 +50,7 @@ type SimResult struct {
 // probabilities of voting 1, probs, the description teachers gave: the
 // results res of ensemble.Simulate, whose aggregators labels describe,
 // and the mechanisms whose interval darrm's lies above.
-func NewSimulate(p gamma.Problem, teachers string, probs []float64, seed uint64, res []ensemble.SimResult, labels []string) Simulate {
+func NewSimulate(p gamma.Resolved, teachers string, probs []float64, seed uint64, res []ensemble.SimResult, labels []string) Simulate {
 	out := Simulate{Problem: NewProblem(p), Teachers: teachers, P: probs, Seed: seed, Above: ensemble.Above(res, votefile.DaRRM),
 		Note: "a simulation with a seeded generator, not a private release: agreement with the majority of synthetic teachers"}
 	for i, r := range res {

@@ -16,7 +16,7 @@ import (
 // TestNewSimulate: each result keeps its aggregator's label and numbers,
 // and the mechanisms darrm's interval lies above are listed.
 func TestNewSimulate(t *testing.T) {
-	p := gamma.Problem{Params: constraints.Params{K: 3, M: 1, Eps: 0.1, Delta: 1e-5, TargetDelta: 1e-5}}
+	p := gamma.Resolved{Problem: constraints.Problem{K: 3, M: 1, Eps: 0.1, Delta: 1e-5, TargetDelta: 1e-5}}
 	res := []ensemble.SimResult{
 		{Name: "darrm", Privacy: ensemble.Privacy{Source: "certificate"}, Queries: 100, Agree: 90, Rate: 0.9, Lo: 0.85, Hi: 0.95, Exact: 0.9},
 		{Name: "rr", Queries: 100, Agree: 60, Rate: 0.6, Lo: 0.5, Hi: 0.7},
@@ -27,9 +27,9 @@ func TestNewSimulate(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		res   []ensemble.SimResult
-		above []votefile.Mechanism
+		above []votefile.MechanismName
 	}{
-		{"darrm and two others", res, []votefile.Mechanism{votefile.RR}},
+		{"darrm and two others", res, []votefile.MechanismName{votefile.RR}},
 		{"without darrm", res[1:], nil},
 	} {
 		labels := make([]string, len(tc.res))

@@ -16,8 +16,9 @@ import (
 	"github.com/darrm/darrm/internal/plural"
 )
 
-// Mechanism describes one noise function in solve's comparison.
-type Mechanism struct {
+// Evaluated describes one noise function in solve's comparison with its
+// evaluation (gamma.Evaluation).
+type Evaluated struct {
 	Name  string    `json:"name"`
 	Label string    `json:"label"`
 	Gamma []float64 `json:"gamma"`
@@ -26,10 +27,10 @@ type Mechanism struct {
 
 // Compared describes the baselines bases with their evaluations evs
 // (gamma.Compare), for Solve.Compare.
-func Compared(bases []gamma.Baseline, evs []gamma.Evaluation) []Mechanism {
-	ms := make([]Mechanism, len(bases))
+func Compared(bases []gamma.Baseline, evs []gamma.Evaluation) []Evaluated {
+	ms := make([]Evaluated, len(bases))
 	for i, b := range bases {
-		ms[i] = Mechanism{Name: b.Name, Label: b.Label, Gamma: b.Gamma, Evaluation: evs[i]}
+		ms[i] = Evaluated{Name: b.Name, Label: b.Label, Gamma: b.Gamma, Evaluation: evs[i]}
 	}
 	return ms
 }
@@ -64,7 +65,7 @@ type Solve struct {
 	CacheFile    string                `json:"cache_file,omitempty"`
 	Solve        SolveStats            `json:"solve"`
 	Errors       []gamma.ErrorEstimate `json:"expected_errors,omitempty"`
-	Compare      []Mechanism           `json:"compare,omitempty"`
+	Compare      []Evaluated           `json:"compare,omitempty"`
 	// NotCompared names the baselines that Compare leaves out, each with
 	// the reason.
 	NotCompared []Omitted `json:"not_compared,omitempty"`
@@ -103,10 +104,10 @@ func NewSolve(p Problem, e *cache.Entry, cached bool) Solve {
 }
 
 // Mechanisms returns gamma_opt and the baselines, in that order.
-func (out Solve) Mechanisms() []Mechanism {
-	opt := Mechanism{Name: "opt", Gamma: out.Gamma, Evaluation: gamma.Evaluation{
+func (out Solve) Mechanisms() []Evaluated {
+	opt := Evaluated{Name: "opt", Gamma: out.Gamma, Evaluation: gamma.Evaluation{
 		Utility: out.Utility, SurrogateError: out.SurrogateError, Errors: out.Errors, Certificate: out.Certificate}}
-	return append([]Mechanism{opt}, out.Compare...)
+	return append([]Evaluated{opt}, out.Compare...)
 }
 
 // Recertify replaces the certificates the document states, of gamma_opt

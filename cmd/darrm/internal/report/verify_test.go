@@ -19,14 +19,14 @@ func TestMergeShards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := constraints.Params{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: constraints.DefaultTargetDelta(1e-5, 3)}
+	p := constraints.Problem{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: constraints.DefaultTargetDelta(1e-5, 3)}
 	shards := make([]Shard, 2)
 	for i := range shards {
 		sep, err := gamma.VerifyShard(context.Background(), p, g, gamma.Shard{Index: i, Count: 2}, gamma.VerifyOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		shards[i] = Shard{Problem: NewProblem(gamma.Problem{Params: p}), Gamma: g, Separation: sep}
+		shards[i] = Shard{Problem: NewProblem(gamma.Resolved{Problem: p}), Gamma: g, Separation: sep}
 	}
 	names := []string{"a.json", "b.json"}
 	other := func(f func(*Shard)) []Shard {
