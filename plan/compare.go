@@ -10,6 +10,24 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
+// TwoClass returns base for mechanism name on two-class votes of teachers
+// whose problem is p, as darrm plan plans it: the per-query delta is p's
+// when deltaGiven, else the thesis' default for each m; darrm-one-vote's
+// target is the release's own (m·eps, delta), pure unless deltaGiven.
+func TwoClass(base Request, name votefile.Mechanism, p constraints.Params, deltaGiven bool) Request {
+	r := base
+	r.Mechanism.Name, r.Mechanism.Input, r.Classes = name, votefile.TwoClass, 2
+	r.Problem, r.DefaultDelta = p, !deltaGiven
+	if name == votefile.DaRRMOneVote {
+		delta := 0.0
+		if deltaGiven {
+			delta = p.TargetDelta
+		}
+		r.Problem, r.DefaultDelta = constraints.NewOneVote(p.K, p.M*p.Eps, delta), false
+	}
+	return r
+}
+
 // Candidate is a noise function of a comparison at equal totals with the
 // mechanism that releases with it: its name in the comparison, the
 // request that plans the mechanism, and the noise function measured at a
@@ -23,14 +41,14 @@ type Candidate struct {
 // Candidates returns the noise functions that darrm solve --compare
 // compares for problem p, each with the mechanism that releases with it,
 // each request a copy of base (its budget, composition, gamma source,
-// options, DefaultDelta, and the mechanism's RR settings). In the one-vote
+// options, and the mechanism's RR settings). In the one-vote
 // relation they are OneVote's: gamma_opt, GNMax, whose label is scored as
 // with continuous noise of the same sigma (gamma.GNMax), at the per-query
 // delta p.TargetDelta, else the budget's, and RR. In the private-teachers
 // relation they are gamma_opt (darrm) and the mechanisms of the baselines
 // (subsample, dsub when Delta = delta = 0, rr), each planned by its
-// allowance m.
-func Candidates(base Request, p constraints.Params) []Candidate {
+// allowance m (TwoClass, deltaGiven as there).
+func Candidates(base Request, p constraints.Params, deltaGiven bool) []Candidate {
 	if p.Relation == accountant.OneVote {
 		delta := p.TargetDelta
 		if delta == 0 {
@@ -44,10 +62,7 @@ func Candidates(base Request, p constraints.Params) []Candidate {
 		}
 	}
 	with := func(name string, m votefile.Mechanism) Candidate {
-		r := base
-		r.Mechanism.Name, r.Mechanism.Input = m, votefile.TwoClass
-		r.Problem, r.Classes = p, 2
-		return Candidate{Name: name, Request: r}
+		return Candidate{Name: name, Request: TwoClass(base, m, p, deltaGiven)}
 	}
 	cs := []Candidate{with("opt", votefile.DaRRM), with("sub", votefile.Subsample)}
 	if p.Delta == 0 && p.TargetDelta == 0 {

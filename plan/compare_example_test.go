@@ -37,7 +37,7 @@ func ExampleCompareAtTotals() {
 		return g, err
 	}
 	base := plan.Request{Budget: budget, Method: accountant.Optimal, DeltaPrime: accountant.DefaultDeltaPrime, Gamma: src}
-	cs := plan.Candidates(base, constraints.NewOneVote(11, budget.Eps, 1e-5))
+	cs := plan.Candidates(base, constraints.NewOneVote(11, budget.Eps, 1e-5), true)
 	right, err := gamma.ParseActual("0.75")
 	if err != nil {
 		fmt.Println(err)

@@ -98,3 +98,26 @@ func TestEqualTotals(t *testing.T) {
 		t.Errorf("budget 0.001, RR at m = 1: %v; darrm-one-vote: %v, %d queries: want RR not to fit, darrm-one-vote to", plans[0].NoFit, plans[1].NoFit, plans[1].Plan.Count.Run)
 	}
 }
+
+// TestTwoClass: a two-class request takes the teachers' problem with the
+// thesis' default delta unless delta is given, and darrm-one-vote the
+// release's own (m·eps, delta), pure unless delta is given.
+func TestTwoClass(t *testing.T) {
+	p := constraints.Params{K: 11, M: 3, Eps: 0.1, Delta: 1e-8, TargetDelta: 1e-5}
+	for _, c := range []struct {
+		name        votefile.Mechanism
+		given       bool
+		want        constraints.Params
+		wantDefault bool
+	}{
+		{votefile.DaRRM, false, p, true},
+		{votefile.RR, true, p, false},
+		{votefile.DaRRMOneVote, false, constraints.NewOneVote(11, 0.30000000000000004, 0), false},
+		{votefile.DaRRMOneVote, true, constraints.NewOneVote(11, 0.30000000000000004, 1e-5), false},
+	} {
+		r := TwoClass(Request{Method: accountant.Optimal}, c.name, p, c.given)
+		if r.Problem != c.want || r.DefaultDelta != c.wantDefault || r.Mechanism.Name != c.name || r.Mechanism.Input != votefile.TwoClass || r.Classes != 2 || r.Method != accountant.Optimal {
+			t.Errorf("TwoClass(%s, delta given %v) = %+v", c.name, c.given, r)
+		}
+	}
+}

@@ -91,10 +91,10 @@ func sourceGamma(cmd *cobra.Command, src optimal.Source, explain func(error) err
 // equalTotals compares gamma_opt of p and its baselines at equal totals
 // over each of f.Queries queries (plan.Candidates, plan.CompareAtTotals).
 func (f *solveFlags) equalTotals(cmd *cobra.Command, p gamma.Problem, src optimal.Source, coeffs []float64, actuals []gamma.Actual) ([]report.SolveEqual, error) {
-	base := plan.Request{Budget: f.Totals.budget(), Method: f.Totals.Method, DeltaPrime: f.Totals.DeltaPrime, DefaultDelta: !cmd.Flags().Changed("delta"),
+	base := plan.Request{Budget: f.Totals.budget(), Method: f.Totals.Method, DeltaPrime: f.Totals.DeltaPrime,
 		Mechanism: ensemble.Mechanism{RRComposition: f.RRComp.For(p.Delta), RRDeltaPrime: f.RRDelta},
 		Options:   ensemble.Options{Workers: f.Workers}, Gamma: sourceGamma(cmd, src, func(err error) error { return err })}
-	cs := plan.Candidates(base, p.Params)
+	cs := plan.Candidates(base, p.Params, cmd.Flags().Changed("delta"))
 	var out []report.SolveEqual
 	for _, q := range f.Queries {
 		compared, err := plan.CompareAtTotals(cmd.Context(), cs, f.Totals.budget(), q, coeffs, actuals)
@@ -111,32 +111,18 @@ func (f *solveFlags) equalTotals(cmd *cobra.Command, p gamma.Problem, src optima
 // as darrm plan plans it, and simulated on the same teachers and seed
 // (plan.SimulateAtTotals).
 func (f *simulateFlags) equalTotals(cmd *cobra.Command, p gamma.Problem, names []votefile.Mechanism, mech mechanisms, teachers []float64) ([]report.SimEqual, error) {
+	base := plan.Request{Mechanism: ensemble.Mechanism{RRComposition: mech.RRComp.For(p.Delta), RRDeltaPrime: mech.RRDelta, GNMaxSearch: mech.GNMaxSearch},
+		Method: f.Totals.Method, DeltaPrime: f.Totals.DeltaPrime, Options: ensemble.Options{Workers: f.Workers}}
 	rs := make([]plan.Request, len(names))
 	for i, n := range names {
-		r := plan.Request{
-			Mechanism: ensemble.Mechanism{Name: n, Input: votefile.TwoClass, RRComposition: mech.RRComp.For(p.Delta), RRDeltaPrime: mech.RRDelta, GNMaxSearch: mech.GNMaxSearch},
-			Problem:   p.Params, DefaultDelta: !cmd.Flags().Changed("delta"), Classes: 2,
-			Method: f.Totals.Method, DeltaPrime: f.Totals.DeltaPrime, Options: ensemble.Options{Workers: f.Workers},
-		}
-		info, err := ensemble.LookupMechanism(n, votefile.TwoClass)
-		if err != nil {
-			return nil, cli.Usagef("--mechanisms %v", err)
-		}
-		if n == votefile.DaRRMOneVote {
-			// Its target is the release's own (eps, delta): pure unless
-			// --delta says otherwise, as in darrm plan.
-			delta := 0.0
-			if cmd.Flags().Changed("delta") {
-				delta = p.TargetDelta
-			}
-			r.Problem, r.DefaultDelta = constraints.NewOneVote(p.K, p.M*p.Eps, delta), false
-		}
-		if info.Gamma {
-			if r.Gamma, err = mech.planGamma(cmd); err != nil {
+		rs[i] = plan.TwoClass(base, n, p.Params, cmd.Flags().Changed("delta"))
+		// The names were checked (mechanismFlags.parse).
+		if info, _ := ensemble.LookupMechanism(n, votefile.TwoClass); info.Gamma {
+			var err error
+			if rs[i].Gamma, err = mech.planGamma(cmd); err != nil {
 				return nil, err
 			}
 		}
-		rs[i] = r
 	}
 	var out []report.SimEqual
 	for _, q := range f.BudgetQueries {
