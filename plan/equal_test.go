@@ -3,10 +3,12 @@ package plan
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -118,6 +120,26 @@ func TestTwoClass(t *testing.T) {
 		r := TwoClass(Request{Method: accountant.Optimal}, c.name, p, c.given)
 		if r.Problem != c.want || r.DefaultDelta != c.wantDefault || r.Mechanism.Name != c.name || r.Mechanism.Input != votefile.TwoClass || r.Classes != 2 || r.Method != accountant.Optimal {
 			t.Errorf("TwoClass(%s, delta given %v) = %+v", c.name, c.given, r)
+		}
+	}
+}
+
+// TestChosen: the parameters a plan chooses, by mechanism.
+func TestChosen(t *testing.T) {
+	for _, c := range []struct {
+		name votefile.Mechanism
+		in   votefile.Input
+		want []string
+	}{
+		{votefile.DaRRM, votefile.TwoClass, []string{"m"}},
+		{votefile.DaRRMOneVote, votefile.TwoClass, []string{"target-eps"}},
+		{votefile.GNMax, votefile.ManyClasses, []string{"sigma2"}},
+		{votefile.ConfidentGNMax, votefile.ManyClasses, []string{"sigma2", "sigma1", "threshold"}},
+		{votefile.LNMax, votefile.ManyClasses, []string{"laplace-scale"}},
+	} {
+		r := Request{Mechanism: ensemble.Mechanism{Name: c.name, Input: c.in}, Problem: constraints.Params{K: 11}}
+		if got := Chosen(r); !slices.Equal(got, c.want) {
+			t.Errorf("Chosen(%s) = %v, want %v", c.name, got, c.want)
 		}
 	}
 }

@@ -81,8 +81,10 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	if f.Queries < 1 {
 		return cli.Usagef("--queries %d: must be >= 1", f.Queries)
 	}
-	if given := f.plannedGiven(cmd, info); given != "" {
-		return cli.Usagef("--%s is what a plan of --queries chooses: leave it out (or leave out --queries to count the queries it fits)", given)
+	for _, p := range plan.Chosen(r) {
+		if fs.Changed(p) {
+			return cli.Usagef("--%s is what a plan of --queries chooses: leave it out (or leave out --queries to count the queries it fits)", p)
+		}
 	}
 	if info.Name == votefile.ConfidentGNMax || scored && f.Votes != "" {
 		proxy, tuning, err := f.proxy(cmd, r)
@@ -179,28 +181,6 @@ func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.Mechanis
 		r.Filter = &f.Filter
 	}
 	return r, info, nil
-}
-
-// plannedGiven returns the flag of the parameter a plan of --queries
-// chooses for info, when given ("" otherwise).
-func (f *planFlags) plannedGiven(cmd *cobra.Command, info ensemble.MechanismInfo) string {
-	var planned []string
-	switch {
-	case info.Name == votefile.DaRRMOneVote:
-		planned = []string{"target-eps"}
-	case info.Input == votefile.TwoClass:
-		planned = []string{"m"}
-	case info.Name == votefile.LNMax:
-		planned = []string{"laplace-scale"}
-	default:
-		planned = []string{"sigma2", "sigma1", "threshold"}
-	}
-	for _, p := range planned {
-		if cmd.Flags().Changed(p) {
-			return p
-		}
-	}
-	return ""
 }
 
 // proxy reads the proxy votes of --votes, refusing private ones, and says
