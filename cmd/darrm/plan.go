@@ -203,11 +203,8 @@ func (f *planFlags) proxy(cmd *cobra.Command, r plan.Request) (plan.Proxy, strin
 	if !in.ManyClasses() {
 		return plan.Proxy{}, "", cli.Usagef("--votes %s holds 0/1 votes: confident-gnmax is planned on class counts or indices (--classes, --input-format counts)", name)
 	}
-	p := plan.Proxy{K: in.K(), Classes: in.Classes(), Name: name}
-	for in.Next() {
-		p.Counts = append(p.Counts, slices.Clone(in.Query().Counts))
-	}
-	if err := in.Err(); err != nil {
+	p, err := plan.ReadProxy(in, name)
+	if err != nil {
 		return plan.Proxy{}, "", fmt.Errorf("--votes %s: %w", name, err)
 	}
 	tuning := fmt.Sprintf("tuned on %s votes (%s), not on the private votes: no privacy charged for the tuning", f.VotesAre, name)
