@@ -53,7 +53,7 @@ func newPATECmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			p := pate.Params{K: f.Teachers, Mechanisms: pate.Mechanisms(), CacheDir: teachersDir(dir), Seed: cli.Given(cmd.Flags(), "seed", f.Seed), Note: note(cmd),
+			p := pate.Params{K: f.Teachers, Mechanisms: pate.Mechanisms(), CacheDir: dir.Folder("teachers"), Seed: cli.Given(cmd.Flags(), "seed", f.Seed), Note: note(cmd),
 				Labelling: pate.Labelling{Delta: pate.Delta, Directions: f.Directions, Smooth: smooth, Answered: f.Answered}}
 			if f.Student {
 				p.Student = &pate.Student{Filters: pate.Filters, Epochs: pate.StudentEpochs, Batch: pate.Batch, LR: pate.LR}
