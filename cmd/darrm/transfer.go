@@ -103,9 +103,7 @@ func newTransferCmd() *cobra.Command {
 			prog.Done()
 			out.Seconds = time.Since(start).Seconds()
 			if f.Plot != "" {
-				p := curveplot.TransferPanel(f.Dataset, out.K, res.Results)
-				fig := curveplot.Figure{Panels: []*curveplot.Panel{&p}, Notes: []string{"Lines: mean accuracy over the redraws of the queries; shaded: ± one standard deviation."}}
-				if err := fig.Write(f.Plot); err != nil {
+				if err := curveplot.WriteTransfer(f.Plot, f.Dataset, out.K, res.Results); err != nil {
 					return err
 				}
 			}
