@@ -148,6 +148,16 @@ func (d *Dir) Path(k Key) string { return filepath.Join(d.path, k.file(Version))
 // keep their own subfolders.
 func (d *Dir) Root() string { return d.path }
 
+// Folder returns the subfolder name of the cache's folder, where another
+// cache (the trained teachers') keeps its files; "" (no cache) when d is
+// nil, as with --no-cache.
+func (d *Dir) Folder(name string) string {
+	if d == nil {
+		return ""
+	}
+	return filepath.Join(d.path, name)
+}
+
 // ErrNotFound is returned by Get when the cache has no entry for the key.
 var ErrNotFound = errors.New("cache: no entry")
 

@@ -308,3 +308,19 @@ func TestOneVoteKey(t *testing.T) {
 		t.Errorf("the one-vote entry was found under DaRRM's key: %v", err)
 	}
 }
+
+// TestFolder: another cache's folder is inside the cache's, and none
+// without a cache.
+func TestFolder(t *testing.T) {
+	root := t.TempDir()
+	d, err := Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := d.Folder("teachers"), filepath.Join(root, "teachers"); got != want {
+		t.Errorf("Folder = %q, want %q", got, want)
+	}
+	if got := (*Dir)(nil).Folder("teachers"); got != "" {
+		t.Errorf("Folder of no cache = %q, want \"\"", got)
+	}
+}

@@ -218,7 +218,7 @@ func ExampleRelease() {
 		Problem:       params,
 		Gamma:         optimal.Source{Cache: gammas, Prior: gamma.UniformPrior()},
 		Budget:        &accountant.Guarantee{Eps: 1, Delta: 1e-3},
-		Method:   accountant.Simple,
+		Method:        accountant.Simple,
 		DeltaPrime:    1e-5,
 		Ledger:        led,
 		LedgerOptions: state,

@@ -195,11 +195,60 @@ func evaluate(ctx context.Context, p constraints.Problem, g Gamma, coeffs []floa
 	if err != nil {
 		return Evaluation{}, err
 	}
-	errs, err := ExpectedErrors(g, actuals)
+	m, err := Measure(g, coeffs, actuals)
 	if err != nil {
 		return Evaluation{}, err
 	}
-	return Evaluation{Certificate: cert, Utility: Utility(g, coeffs), SurrogateError: SurrogateError(g, coeffs), Errors: errs}, nil
+	return Evaluation{Certificate: cert, Utility: m.Utility, SurrogateError: m.SurrogateError, Errors: m.Errors}, nil
+}
+
+// Measurement is what a comparison measures of a noise function without
+// certifying it (Measure).
+type Measurement struct {
+	Utility        float64
+	SurrogateError float64
+	Errors         []ErrorEstimate
+	// LabelOne is, for each actual distribution that fixes every p_i (in
+	// their order), Pr[label = 1] (LabelOne): the labels' accuracy when the
+	// true label is 1 and p_i is teacher i's accuracy.
+	LabelOne []FixedLabelOne
+}
+
+// FixedLabelOne is Pr[label = 1] under an actual distribution that fixes
+// every p_i.
+type FixedLabelOne struct {
+	Actual string
+	Value  float64
+}
+
+// Measure measures g: its utility and surrogate error under the prior's
+// coefficients, its true expected error under each actual distribution
+// (ExpectedErrors), and Pr[label = 1] under each that fixes every p_i.
+// coeffs are the prior's (Prior.Coefficients) for K = g.K().
+func Measure(g Gamma, coeffs []float64, actuals []Actual) (Measurement, error) {
+	if want := len(g.upper()); len(coeffs) != want {
+		return Measurement{}, fmt.Errorf("measure gamma for K = %d: %d coefficients of the prior, want %d", g.K(), len(coeffs), want)
+	}
+	errs, err := ExpectedErrors(g, actuals)
+	if err != nil {
+		return Measurement{}, err
+	}
+	m := Measurement{Utility: Utility(g, coeffs), SurrogateError: SurrogateError(g, coeffs), Errors: errs}
+	for _, a := range actuals {
+		if !a.Fixed() {
+			continue
+		}
+		pi, err := a.Sample(g.K(), nil)
+		if err != nil {
+			return Measurement{}, err
+		}
+		one, err := LabelOne(g, pi)
+		if err != nil {
+			return Measurement{}, err
+		}
+		m.LabelOne = append(m.LabelOne, FixedLabelOne{Actual: a.String(), Value: one})
+	}
+	return m, nil
 }
 
 // Compare evaluates the comparison of gamma_opt, opt, with its baselines

@@ -196,3 +196,45 @@ func TestLabelOne(t *testing.T) {
 		t.Error("K = 2 gamma, 1 probability: no error")
 	}
 }
+
+// TestMeasure: Measure gives the utility, surrogate error and expected
+// errors that their own functions give, Pr[label = 1] for the fixed actual
+// distributions only, in their order, and refuses coefficients of another
+// K.
+func TestMeasure(t *testing.T) {
+	g := Gamma{0.1, 0.3, 0.6, 0.6, 0.3, 0.1}
+	coeffs, err := UniformPrior().Coefficients(5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	actuals, err := ParseActuals([]string{"0.8", "U(0.5,1)", "0.6"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Measure(g, coeffs, actuals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs, err := ExpectedErrors(g, actuals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Utility != Utility(g, coeffs) || m.SurrogateError != SurrogateError(g, coeffs) || len(m.Errors) != 3 || m.Errors[1] != errs[1] {
+		t.Errorf("Measure = %+v, want the utility %v, surrogate error %v and errors %v", m, Utility(g, coeffs), SurrogateError(g, coeffs), errs)
+	}
+	if len(m.LabelOne) != 2 || m.LabelOne[0].Actual != "0.8" || m.LabelOne[1].Actual != "0.6" {
+		t.Fatalf("LabelOne = %+v, want the fixed distributions 0.8 and 0.6", m.LabelOne)
+	}
+	for _, l := range m.LabelOne {
+		p := []float64{0.6, 0.6, 0.6, 0.6, 0.6}
+		if l.Actual == "0.8" {
+			p = []float64{0.8, 0.8, 0.8, 0.8, 0.8}
+		}
+		if want, _ := LabelOne(g, p); l.Value != want {
+			t.Errorf("LabelOne %s = %v, want %v", l.Actual, l.Value, want)
+		}
+	}
+	if _, err := Measure(g, coeffs[1:], actuals); err == nil {
+		t.Error("Measure with coefficients for another K: no error")
+	}
+}

@@ -272,9 +272,21 @@ type Outcome struct {
 	Student          *StudentResult
 }
 
+// Check checks what a run needs before it loads any data: K >= 1
+// teachers. Run checks it too.
+func (p Params) Check() error {
+	if p.K < 1 {
+		return &accountant.ParamError{Name: "K", Value: float64(p.K), Rule: "must be >= 1"}
+	}
+	return nil
+}
+
 // Run trains (or loads) the teachers of m, labels the first half of its
 // test set with each mechanism, and trains the student if asked.
 func Run(ctx context.Context, m *datasets.MNIST, p Params) (*Outcome, error) {
+	if err := p.Check(); err != nil {
+		return nil, err
+	}
 	q := m.Test.Len() / 2
 	cfg := TeacherConfig(m.Name, p.K, m.Classes, q, p.Seed)
 	cfg.Progress = p.Progress

@@ -2,6 +2,7 @@ package pate
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -185,5 +186,23 @@ func TestLabelAnswered(t *testing.T) {
 	all, err := Label(counts, 250, 10, truth, m, Labelling{Delta: Delta, Answered: 1000}, noise.NewSeededSource(4))
 	if err != nil || all.Reached || all.Queries != 300 || all.Answered >= 300 {
 		t.Errorf("1000 answers asked of 300 queries: %d answered of %d, reached %v (%v)", all.Answered, all.Queries, all.Reached, err)
+	}
+}
+
+// TestParamsCheck: a run needs at least one teacher, named as K, and Run
+// refuses none before it looks at the data.
+func TestParamsCheck(t *testing.T) {
+	if err := (Params{K: 250}).Check(); err != nil {
+		t.Errorf("K = 250: %v", err)
+	}
+	for _, k := range []int{0, -3} {
+		err := Params{K: k}.Check()
+		var pe *accountant.ParamError
+		if !errors.As(err, &pe) || pe.Name != "K" || pe.Value != float64(k) {
+			t.Errorf("K = %d: %v, want a ParamError naming K", k, err)
+		}
+		if _, err := Run(context.Background(), nil, Params{K: k}); !errors.As(err, &pe) {
+			t.Errorf("Run with K = %d: %v, want the ParamError", k, err)
+		}
 	}
 }

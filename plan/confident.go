@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/darrm/darrm/accountant"
@@ -27,6 +28,16 @@ type Proxy struct {
 	Truth []int
 	// Name says what the votes are, for the output.
 	Name string
+}
+
+// ReadProxy reads the class counts of the many-class votes in (any
+// votefile reader of counts or class indices), named name in the output.
+func ReadProxy(in votefile.Reader, name string) (Proxy, error) {
+	p := Proxy{K: in.K(), Classes: in.Classes(), Name: name}
+	for in.Next() {
+		p.Counts = append(p.Counts, slices.Clone(in.Query().Counts))
+	}
+	return p, in.Err()
 }
 
 // check checks the proxy against a plan of K teachers over classes

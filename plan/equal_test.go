@@ -3,10 +3,12 @@ package plan
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -96,5 +98,48 @@ func TestEqualTotals(t *testing.T) {
 	}
 	if !asParam(plans[0].NoFit, new(interface{ Param() (string, any, string) })) || plans[1].NoFit != nil || plans[1].Plan.Count.Run < 1 {
 		t.Errorf("budget 0.001, RR at m = 1: %v; darrm-one-vote: %v, %d queries: want RR not to fit, darrm-one-vote to", plans[0].NoFit, plans[1].NoFit, plans[1].Plan.Count.Run)
+	}
+}
+
+// TestTwoClass: a two-class request takes the teachers' problem with the
+// thesis' default delta unless delta is given, and darrm-one-vote the
+// release's own (m·eps, delta), pure unless delta is given.
+func TestTwoClass(t *testing.T) {
+	p := constraints.Problem{K: 11, M: 3, Eps: 0.1, Delta: 1e-8, TargetDelta: 1e-5}
+	for _, c := range []struct {
+		name        votefile.MechanismName
+		given       bool
+		want        constraints.Problem
+		wantDefault bool
+	}{
+		{votefile.DaRRM, false, p, true},
+		{votefile.RR, true, p, false},
+		{votefile.DaRRMOneVote, false, constraints.NewOneVote(11, 0.30000000000000004, 0), false},
+		{votefile.DaRRMOneVote, true, constraints.NewOneVote(11, 0.30000000000000004, 1e-5), false},
+	} {
+		r := TwoClass(Request{Method: accountant.Optimal}, c.name, p, c.given)
+		if r.Problem != c.want || r.DefaultDelta != c.wantDefault || r.Mechanism.Name != c.name || r.Mechanism.Input != votefile.TwoClass || r.Classes != 2 || r.Method != accountant.Optimal {
+			t.Errorf("TwoClass(%s, delta given %v) = %+v", c.name, c.given, r)
+		}
+	}
+}
+
+// TestChosen: the parameters a plan chooses, by mechanism.
+func TestChosen(t *testing.T) {
+	for _, c := range []struct {
+		name votefile.MechanismName
+		in   votefile.Input
+		want []string
+	}{
+		{votefile.DaRRM, votefile.TwoClass, []string{"m"}},
+		{votefile.DaRRMOneVote, votefile.TwoClass, []string{"target-eps"}},
+		{votefile.GNMax, votefile.ManyClasses, []string{"sigma2"}},
+		{votefile.ConfidentGNMax, votefile.ManyClasses, []string{"sigma2", "sigma1", "threshold"}},
+		{votefile.LNMax, votefile.ManyClasses, []string{"laplace-scale"}},
+	} {
+		r := Request{Mechanism: ensemble.Mechanism{Name: c.name, Input: c.in}, Problem: constraints.Problem{K: 11}}
+		if got := Chosen(r); !slices.Equal(got, c.want) {
+			t.Errorf("Chosen(%s) = %v, want %v", c.name, got, c.want)
+		}
 	}
 }

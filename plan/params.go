@@ -88,6 +88,21 @@ func knobOf(r Request, queries int, ratio float64) (knob, error) {
 	return knob{}, fmt.Errorf("plan: no parameter to plan for mechanism %s", r.Mechanism.Name)
 }
 
+// Chosen returns the names of the parameters that a plan of r's
+// mechanism chooses (Parameters, ConfidentGNMax), which a request to plan
+// must leave open: target-eps, m, sigma2 (Confident-GNMax: with sigma1
+// and threshold) or laplace-scale; none for a mechanism not planned.
+func Chosen(r Request) []string {
+	k, err := knobOf(r, 1, 1)
+	switch {
+	case err != nil:
+		return nil
+	case r.Mechanism.Name == votefile.ConfidentGNMax:
+		return []string{k.name, "sigma1", "threshold"}
+	}
+	return []string{k.name}
+}
+
 // zcdpGrow is the bracket's step from a zCDP guess of a Gaussian scale:
 // the exact composition lets the scale be smaller than zCDP's by a few
 // percent (Confident-GNMax 150/40: 194 queries against 167, a σ 8%

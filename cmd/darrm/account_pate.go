@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
@@ -74,8 +72,13 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	// The ledger charges the smooth-sensitivity draws (releaseOnce) and,
 	// with labels, is the reference for their header.
 	if f.Ledger != "" && f.Labels != "" {
-		if opts.Recorded, err = recordedReleases(cmd, f.Ledger); err != nil {
+		l, err := readLedger(cmd, f.Ledger)
+		if err != nil {
 			return err
+		}
+		defer l.Close()
+		if opts.Recorded, err = pate.RecordedIn(l, f.Ledger); err != nil {
+			return ledgerError(err)
 		}
 	}
 	if opts.Mechanism == "" {
@@ -128,32 +131,12 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 			"ss order": "--ss-order", "sigma ss": "--sigma-ss"})
 	}
 	if doc.Seed == nil {
-		// A draw of a release is charged (a new one) to the ledger: its
-		// (ε, δ) as converted, so a zcdp-filter ledger refuses it; GNSS's
-		// RDP holds only below order 1/(2β), so it has no zCDP slope.
+		// A new draw of a release is charged to the ledger (pate.ChargeDraw).
 		if doc.Draw, doc.LedgerTotal, err = f.releaseOnce(cmd, doc.AccountResult); err != nil {
 			return err
 		}
 	}
 	return doc.Write(cmd.OutOrStdout(), f.Format)
-}
-
-// recordedReleases reads the releases that the ledger at path charged.
-func recordedReleases(cmd *cobra.Command, path string) (*pate.Recorded, error) {
-	l, err := readLedger(cmd, path)
-	if err != nil {
-		return nil, err
-	}
-	defer l.Close()
-	r := &pate.Recorded{Ledger: path, Ensemble: l.Header().Ensemble}
-	err = l.Runs(func(s ledger.Spend) error {
-		r.Releases = append(r.Releases, pate.RecordedRelease{Mechanism: s.Mechanism, PerQuery: accountant.Guarantee{Eps: s.Eps, Delta: s.Delta}, Labels: s.Queries})
-		return nil
-	})
-	if err != nil {
-		return nil, ledgerError(err)
-	}
-	return r, nil
 }
 
 // releaseOnce releases the account's smooth-sensitivity draw once per
@@ -169,24 +152,13 @@ func (f *accountPATEFlags) releaseOnce(cmd *cobra.Command, a *pate.AccountResult
 	o := pate.Once{Record: pate.Draws{Dir: dir}, Again: f.NewDraw, Ledger: f.Ledger}
 	if f.Ledger != "" {
 		o.Charge = func(cost accountant.Guarantee) error {
-			l, allowed, err := ledger.OpenRun(cmd.Context(), f.Ledger, pate.GNSSMechanism, a.Binding, accountant.ApproxStep(cost), 1, ledger.Options{Waiting: waitingFor(cmd)})
+			g, method, err := pate.ChargeDraw(cmd.Context(), f.Ledger, a.Binding, cost, ledger.Options{Waiting: waitingFor(cmd)},
+				func(notes []string) { printNotes(cmd.ErrOrStderr(), f.Ledger, notes) })
 			if err != nil {
 				return ledgerError(err)
 			}
-			defer l.Close()
-			printNotes(cmd.ErrOrStderr(), f.Ledger, l.Notes())
-			if allowed < 1 {
-				return fmt.Errorf("%w: ledger %s: a smooth-sensitivity draw costs %v, beyond what its budget has left: nothing drawn", errBudget, f.Ledger, cost)
-			}
-			if err := l.Reserve(1); err != nil {
-				return ledgerError(err)
-			}
-			if err := l.Settle(1); err != nil {
-				return err
-			}
-			g, method, err := l.Total()
 			total = &report.LedgerTotal{Guarantee: g, Composition: method}
-			return err
+			return nil
 		}
 	}
 	st, err := a.ReleaseOnce(o, noise.NewSource())

@@ -88,186 +88,49 @@ func sourceGamma(cmd *cobra.Command, src optimal.Source, explain func(error) err
 	}
 }
 
-// compared is a noise function of solve's comparison with the mechanism
-// that samples it: the request a plan chooses the mechanism's parameter
-// in, and the noise function at a plan's parameters.
-type compared struct {
-	name  string
-	r     plan.Request
-	gamma func(ctx context.Context, pl plan.Plan) (gamma.Gamma, error)
-}
-
 // equalTotals compares gamma_opt of p and its baselines at equal totals
-// over each of f.Queries queries: each noise function sampled by the
-// mechanism that releases with it, planned for the total (plan.EqualTotals),
-// and measured at its plan's parameters as solve's comparison measures it.
+// over each of f.Queries queries (plan.Candidates, plan.CompareAtTotals).
 func (f *solveFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, src optimal.Source, coeffs []float64, actuals []gamma.Actual) ([]report.SolveEqual, error) {
-	ctx := cmd.Context()
-	cs := f.comparedMechanisms(cmd, p, sourceGamma(cmd, src, func(err error) error { return err }))
-	rs := make([]plan.Request, len(cs))
-	for i, c := range cs {
-		rs[i] = c.r
-	}
+	base := plan.Request{Budget: f.Totals.budget(), Method: f.Totals.Method, DeltaPrime: f.Totals.DeltaPrime,
+		Mechanism: ensemble.Mechanism{RRComposition: f.RRComp.For(p.Delta), RRDeltaPrime: f.RRDelta},
+		Options:   ensemble.Options{Workers: f.Workers}, Gamma: sourceGamma(cmd, src, func(err error) error { return err })}
+	cs := plan.Candidates(base, p.Problem, cmd.Flags().Changed("delta"))
 	var out []report.SolveEqual
 	for _, q := range f.Queries {
-		eqs, err := plan.EqualTotals(ctx, rs, f.Totals.budget(), q)
+		compared, err := plan.CompareAtTotals(cmd.Context(), cs, f.Totals.budget(), q, coeffs, actuals)
 		if err != nil {
 			return nil, cli.AsUsage(flagError(err, nil))
 		}
-		rows := make([]report.SolveEqualRow, len(cs))
-		for i, e := range eqs {
-			rows[i] = report.SolveEqualRow{Name: cs[i].name, Planned: report.NewPlanned(rs[i].Mechanism.Name, e)}
-			if e.NoFit != nil {
-				continue
-			}
-			g, err := cs[i].gamma(ctx, e.Plan)
-			if err != nil {
-				return nil, err
-			}
-			if rows[i].Errors, err = gamma.ExpectedErrors(g, actuals); err != nil {
-				return nil, err
-			}
-			rows[i].Utility, rows[i].SurrogateError = gamma.Utility(g, coeffs), gamma.SurrogateError(g, coeffs)
-			for _, a := range actuals {
-				if !a.Fixed() {
-					continue
-				}
-				pi, err := a.Sample(p.K, nil)
-				if err != nil {
-					return nil, err
-				}
-				one, err := gamma.LabelOne(g, pi)
-				if err != nil {
-					return nil, err
-				}
-				rows[i].Accuracy = append(rows[i].Accuracy, report.Accuracy{Actual: a.String(), Value: one})
-			}
-		}
-		out = append(out, report.NewSolveEqual(f.Totals.heading(q), rows))
+		out = append(out, report.SolveEqualOf(f.Totals.heading(q), compared))
 	}
 	return out, nil
 }
 
-// comparedMechanisms returns the noise functions solve compares for p,
-// each with the mechanism that releases with it: in the one-vote relation
-// plan.OneVote's (gamma_opt, GNMax, whose label is scored as with
-// continuous noise of the same sigma2, and RR); in the private-teachers
-// relation gamma_opt (darrm), and
-// the mechanisms of the baselines (subsample, dsub when Delta = delta = 0,
-// rr), each planned by its allowance m.
-func (f *solveFlags) comparedMechanisms(cmd *cobra.Command, p gamma.Resolved, opt plan.GammaSource) []compared {
-	base := plan.Request{Classes: 2, Method: f.Totals.Method, DeltaPrime: f.Totals.DeltaPrime,
-		Options: ensemble.Options{Workers: f.Workers}, Gamma: opt}
-	sampled := func(ctx context.Context, pl plan.Plan) (gamma.Gamma, error) {
-		agg, _, err := plan.Aggregator(ctx, pl.Request)
-		if err != nil {
-			return nil, err
-		}
-		return agg.(ensemble.Aggregator).Gamma(), nil
-	}
-	with := func(name votefile.MechanismName, in votefile.Input, q constraints.Problem) plan.Request {
-		r := base
-		r.Mechanism = ensemble.Mechanism{Name: name, Input: in, RRComposition: f.RRComp.For(q.Delta), RRDeltaPrime: f.RRDelta}
-		r.Problem = q
-		return r
-	}
-	if p.Relation == accountant.OneVote {
-		// GNMax is not pure DP: its per-query delta is --delta, else the
-		// budget's, as darrm plan's without --delta.
-		delta := p.TargetDelta
-		if delta == 0 {
-			delta = f.Totals.BudgetDelta
-		}
-		base.Budget = f.Totals.budget()
-		rs := plan.OneVote(base, p.K, delta)
-		return []compared{
-			{"opt", rs[0], sampled},
-			{"gnmax", rs[1], func(_ context.Context, pl plan.Plan) (gamma.Gamma, error) { return gamma.GNMax(p.K, pl.Value) }},
-			{"rr", rs[2], sampled},
-		}
-	}
-	teachers := func(name votefile.MechanismName) plan.Request {
-		r := with(name, votefile.TwoClass, p.Problem)
-		r.DefaultDelta = !cmd.Flags().Changed("delta")
-		return r
-	}
-	cs := []compared{{"opt", teachers(votefile.DaRRM), sampled}, {"sub", teachers(votefile.Subsample), sampled}}
-	if p.Delta == 0 && p.TargetDelta == 0 {
-		cs = append(cs, compared{"dsub", teachers(votefile.DSub), sampled})
-	}
-	return append(cs, compared{"rr", teachers(votefile.RR), sampled})
-}
-
 // equalTotals compares the mechanisms names at equal totals over each of
-// f.BudgetQueries queries: each planned for the total (plan.EqualTotals)
-// from the problem p of the flags, as darrm plan plans it, and simulated
-// at its plan's parameters on the same teachers and seed.
+// f.BudgetQueries queries: each planned from the problem p of the flags,
+// as darrm plan plans it, and simulated on the same teachers and seed
+// (plan.SimulateAtTotals).
 func (f *simulateFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, names []votefile.MechanismName, mech mechanisms, teachers []float64) ([]report.SimEqual, error) {
-	ctx := cmd.Context()
+	base := plan.Request{Mechanism: ensemble.Mechanism{RRComposition: mech.RRComp.For(p.Delta), RRDeltaPrime: mech.RRDelta, GNMaxSearch: mech.GNMaxSearch},
+		Method: f.Totals.Method, DeltaPrime: f.Totals.DeltaPrime, Options: ensemble.Options{Workers: f.Workers}}
 	rs := make([]plan.Request, len(names))
-	relations := make([]accountant.Relation, len(names))
 	for i, n := range names {
-		r := plan.Request{
-			Mechanism: ensemble.Mechanism{Name: n, Input: votefile.TwoClass, RRComposition: mech.RRComp.For(p.Delta), RRDeltaPrime: mech.RRDelta, GNMaxSearch: mech.GNMaxSearch},
-			Problem:   p.Problem, DefaultDelta: !cmd.Flags().Changed("delta"), Classes: 2,
-			Method: f.Totals.Method, DeltaPrime: f.Totals.DeltaPrime, Options: ensemble.Options{Workers: f.Workers},
-		}
-		info, err := ensemble.LookupMechanism(n, votefile.TwoClass)
-		if err != nil {
-			return nil, cli.Usagef("--mechanisms %v", err)
-		}
-		relations[i] = info.Relation
-		if n == votefile.DaRRMOneVote {
-			// Its target is the release's own (eps, delta): pure unless
-			// --delta says otherwise, as in darrm plan.
-			delta := 0.0
-			if cmd.Flags().Changed("delta") {
-				delta = p.TargetDelta
-			}
-			r.Problem, r.DefaultDelta = constraints.NewOneVote(p.K, p.M*p.Eps, delta), false
-		}
-		if info.Gamma {
-			if r.Gamma, err = mech.planGamma(cmd); err != nil {
+		rs[i] = plan.TwoClass(base, n, p.Problem, cmd.Flags().Changed("delta"))
+		// The names were checked (mechanismFlags.parse).
+		if info, _ := ensemble.LookupMechanism(n, votefile.TwoClass); info.Gamma {
+			var err error
+			if rs[i].Gamma, err = mech.planGamma(cmd); err != nil {
 				return nil, err
 			}
 		}
-		rs[i] = r
 	}
 	var out []report.SimEqual
 	for _, q := range f.BudgetQueries {
-		eqs, err := plan.EqualTotals(ctx, rs, f.Totals.budget(), q)
+		sims, err := plan.SimulateAtTotals(cmd.Context(), rs, f.Totals.budget(), q, teachers, f.Queries, f.Seed)
 		if err != nil {
 			return nil, cli.AsUsage(flagError(err, nil))
 		}
-		rows := make([]report.SimEqualRow, len(eqs))
-		var aggs []ensemble.Aggregator
-		var at []int // the row of each aggregator
-		for i, e := range eqs {
-			rows[i] = report.SimEqualRow{Planned: report.NewPlanned(names[i], e), Relation: relations[i]}
-			if e.NoFit != nil {
-				continue
-			}
-			agg, label, err := plan.Aggregator(ctx, e.Plan.Request)
-			if err != nil {
-				return nil, err
-			}
-			rows[i].Label = label
-			aggs, at = append(aggs, agg.(ensemble.Aggregator)), append(at, i)
-		}
-		if len(aggs) > 0 {
-			res, err := ensemble.Simulate(ctx, aggs, teachers, f.Queries, f.Seed)
-			if err != nil {
-				return nil, err
-			}
-			for j, s := range res {
-				r := &rows[at[j]]
-				r.Agree, r.Agreement, r.Lo, r.Hi, r.Exact = s.Agree, s.Rate, s.Lo, s.Hi, s.Exact
-				if r.LabelOne, err = gamma.LabelOne(aggs[j].Gamma(), teachers); err != nil {
-					return nil, err
-				}
-			}
-		}
-		out = append(out, report.NewSimEqual(f.Totals.heading(q), rows))
+		out = append(out, report.SimEqualOf(f.Totals.heading(q), sims))
 	}
 	return out, nil
 }

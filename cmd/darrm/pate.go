@@ -33,10 +33,12 @@ func newPATECmd() *cobra.Command {
 		Args:  cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
-			if f.Teachers < 1 {
-				return cli.Usagef("--teachers = %d: must be >= 1", f.Teachers)
+			p := pate.Params{K: f.Teachers, Mechanisms: pate.Mechanisms(), Seed: cli.Given(cmd.Flags(), "seed", f.Seed), Note: note(cmd)}
+			if err := p.Check(); err != nil {
+				return flagError(err, map[string]string{"K": "--teachers"})
 			}
-			if f.Answered < 0 || cmd.Flags().Changed("answered") && f.Answered == 0 {
+			// 0, the default, asks every query.
+			if cmd.Flags().Changed("answered") && f.Answered < 1 {
 				return cli.Usagef("--answered = %d: must be >= 1", f.Answered)
 			}
 			smooth, err := f.smooth(cmd)
@@ -53,8 +55,8 @@ func newPATECmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			p := pate.Params{K: f.Teachers, Mechanisms: pate.Mechanisms(), CacheDir: teachersDir(dir), Seed: cli.Given(cmd.Flags(), "seed", f.Seed), Note: note(cmd),
-				Labelling: pate.Labelling{Delta: pate.Delta, Directions: f.Directions, Smooth: smooth, Answered: f.Answered}}
+			p.CacheDir = dir.Folder("teachers")
+			p.Labelling = pate.Labelling{Delta: pate.Delta, Directions: f.Directions, Smooth: smooth, Answered: f.Answered}
 			if f.Student {
 				p.Student = &pate.Student{Filters: pate.Filters, Epochs: pate.StudentEpochs, Batch: pate.Batch, LR: pate.LR}
 			}

@@ -81,8 +81,10 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	if f.Queries < 1 {
 		return cli.Usagef("--queries %d: must be >= 1", f.Queries)
 	}
-	if given := f.plannedGiven(cmd, info); given != "" {
-		return cli.Usagef("--%s is what a plan of --queries chooses: leave it out (or leave out --queries to count the queries it fits)", given)
+	for _, p := range plan.Chosen(r) {
+		if fs.Changed(p) {
+			return cli.Usagef("--%s is what a plan of --queries chooses: leave it out (or leave out --queries to count the queries it fits)", p)
+		}
 	}
 	if info.Name == votefile.ConfidentGNMax || scored && f.Votes != "" {
 		proxy, tuning, err := f.proxy(cmd, r)
@@ -181,28 +183,6 @@ func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.Mechanis
 	return r, info, nil
 }
 
-// plannedGiven returns the flag of the parameter a plan of --queries
-// chooses for info, when given ("" otherwise).
-func (f *planFlags) plannedGiven(cmd *cobra.Command, info ensemble.MechanismInfo) string {
-	var planned []string
-	switch {
-	case info.Name == votefile.DaRRMOneVote:
-		planned = []string{"target-eps"}
-	case info.Input == votefile.TwoClass:
-		planned = []string{"m"}
-	case info.Name == votefile.LNMax:
-		planned = []string{"laplace-scale"}
-	default:
-		planned = []string{"sigma2", "sigma1", "threshold"}
-	}
-	for _, p := range planned {
-		if cmd.Flags().Changed(p) {
-			return p
-		}
-	}
-	return ""
-}
-
 // proxy reads the proxy votes of --votes, refusing private ones, and says
 // how they were used.
 func (f *planFlags) proxy(cmd *cobra.Command, r plan.Request) (plan.Proxy, string, error) {
@@ -223,11 +203,8 @@ func (f *planFlags) proxy(cmd *cobra.Command, r plan.Request) (plan.Proxy, strin
 	if !in.ManyClasses() {
 		return plan.Proxy{}, "", cli.Usagef("--votes %s holds 0/1 votes: confident-gnmax is planned on class counts or indices (--classes, --input-format counts)", name)
 	}
-	p := plan.Proxy{K: in.K(), Classes: in.Classes(), Name: name}
-	for in.Next() {
-		p.Counts = append(p.Counts, slices.Clone(in.Query().Counts))
-	}
-	if err := in.Err(); err != nil {
+	p, err := plan.ReadProxy(in, name)
+	if err != nil {
 		return plan.Proxy{}, "", fmt.Errorf("--votes %s: %w", name, err)
 	}
 	tuning := fmt.Sprintf("tuned on %s votes (%s), not on the private votes: no privacy charged for the tuning", f.VotesAre, name)

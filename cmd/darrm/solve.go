@@ -105,11 +105,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	}
 	out.Seconds = time.Since(start).Seconds()
 	if f.Plot != "" {
-		s, err := figure.SolveSetting(out)
-		if err != nil {
-			return err
-		}
-		if err := (figure.GammaFigure{Settings: []figure.Setting{s}}).Write(f.Plot); err != nil {
+		if err := figure.WriteSolve(f.Plot, out); err != nil {
 			return err
 		}
 	}

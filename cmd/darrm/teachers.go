@@ -91,7 +91,7 @@ func newTeachersSub(use string) *cobra.Command {
 				cfg = pub
 			}
 			prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, fmt.Sprintf("training or loading the teachers of %s", f.Dataset))
-			e, _, err := teachers.Cached(cmd.Context(), teachersDir(dir), b, cfg, note(cmd))
+			e, _, err := teachers.Cached(cmd.Context(), dir.Folder("teachers"), b, cfg, note(cmd))
 			prog.Done()
 			if err != nil {
 				return err
@@ -189,7 +189,7 @@ func runTeachersClasses(cmd *cobra.Command, use, dataset string, classes int, tf
 	}
 	prog := newTrainingProgress(cmd, fmt.Sprintf("loading the teachers of %s", dataset), "saving and writing")
 	cfg.Progress = prog.teachers
-	e, _, err := teachers.CachedClasses(cmd.Context(), teachersDir(dir), m, cfg, note(cmd))
+	e, _, err := teachers.CachedClasses(cmd.Context(), dir.Folder("teachers"), m, cfg, note(cmd))
 	prog.done()
 	if err != nil {
 		return err

@@ -3,13 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/curveplot"
@@ -74,7 +72,7 @@ func newTransferCmd() *cobra.Command {
 			}
 			prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, fmt.Sprintf("transfer %s: training or loading the teachers", f.Dataset))
 			defer prog.Done()
-			t, err := transfer.TrainTeachers(cmd.Context(), teachersDir(gdir), b, transfer.Thesis(f.Setting), teacherSeed, note(cmd))
+			t, err := transfer.TrainTeachers(cmd.Context(), gdir.Folder("teachers"), b, transfer.Thesis(f.Setting), teacherSeed, note(cmd))
 			if err != nil {
 				return err
 			}
@@ -105,24 +103,13 @@ func newTransferCmd() *cobra.Command {
 			prog.Done()
 			out.Seconds = time.Since(start).Seconds()
 			if f.Plot != "" {
-				p := curveplot.TransferPanel(f.Dataset, out.K, res.Results)
-				fig := curveplot.Figure{Panels: []*curveplot.Panel{&p}, Notes: []string{"Lines: mean accuracy over the redraws of the queries; shaded: ± one standard deviation."}}
-				if err := fig.Write(f.Plot); err != nil {
+				if err := curveplot.WriteTransfer(f.Plot, f.Dataset, out.K, res.Results); err != nil {
 					return err
 				}
 			}
 			return out.Write(cmd.OutOrStdout(), f.Format)
 		},
 	}, &f)
-}
-
-// teachersDir is the folder of the teachers' cache, beside the gamma cache
-// dir; "" (no cache) when dir is nil.
-func teachersDir(dir *cache.Dir) string {
-	if dir == nil {
-		return ""
-	}
-	return filepath.Join(dir.Root(), "teachers")
 }
 
 // note prints a library's notes on its progress (a training, a cache file

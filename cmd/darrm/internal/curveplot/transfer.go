@@ -10,6 +10,14 @@ import (
 var mechanismLabels = map[string]string{"gnmax": "GNMax", "gnmax-tight": "GNMax, tight σ", "darrm-sub": "DaRRM, γ_{Sub}", "darrm-opt": "DaRRM, γ_{opt}",
 	"rr": "RR, γ_{const}", "majority": "majority, no noise"}
 
+// WriteTransfer writes the figure of darrm transfer's results on dataset
+// for k teachers (TransferPanel) to path.
+func WriteTransfer(path, dataset string, k int, results []transfer.Result) error {
+	p := TransferPanel(dataset, k, results)
+	fig := Figure{Panels: []*Panel{&p}, Notes: []string{"Lines: mean accuracy over the redraws of the queries; shaded: ± one standard deviation."}}
+	return fig.Write(path)
+}
+
 // TransferPanel is the panel of a transfer experiment on dataset with k
 // teachers: each mechanism's label accuracy, mean and one standard
 // deviation over the redraws, against the number of queries Q, under a

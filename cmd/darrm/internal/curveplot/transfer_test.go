@@ -1,6 +1,8 @@
 package curveplot
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -34,5 +36,18 @@ func TestTransferPanel(t *testing.T) {
 		if p.Title != tc.title || !slices.Equal(labels, tc.series) || len(p.Series) > 0 && len(p.Series[0].X) != tc.gnmaxXs {
 			t.Errorf("%s: title %q, series %v", tc.name, p.Title, labels)
 		}
+	}
+}
+
+// TestWriteTransfer: the figure of transfer's results is written to its
+// path.
+func TestWriteTransfer(t *testing.T) {
+	res := []transfer.Result{{Mechanism: "gnmax", M: 3, Queries: 20, AccuracyMean: 0.9}, {Mechanism: "gnmax", M: 3, Queries: 50, AccuracyMean: 0.8}}
+	path := filepath.Join(t.TempDir(), "t.svg")
+	if err := WriteTransfer(path, "mnist58", 11, res); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
+		t.Errorf("figure %s: %v", path, err)
 	}
 }

@@ -16,6 +16,16 @@ import (
 // errorPoints is the resolution of the error curves over p.
 const errorPoints = 201
 
+// WriteSolve writes the gamma figure of one darrm solve document
+// (SolveSetting) to path.
+func WriteSolve(path string, out report.Solve) error {
+	s, err := SolveSetting(out)
+	if err != nil {
+		return err
+	}
+	return GammaFigure{Settings: []Setting{s}}.Write(path)
+}
+
 // SolveSetting is the column of a gamma figure of a darrm solve document:
 // its problem, and gamma_opt and the baselines with their certificates'
 // status, error curves and expected errors.

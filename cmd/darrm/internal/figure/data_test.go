@@ -2,6 +2,8 @@ package figure
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
@@ -35,5 +37,18 @@ func TestGammaSetting(t *testing.T) {
 	d.Compare[0].Gamma = sub3
 	if s, _ := SolveSetting(d); s.SubSize != 3 {
 		t.Errorf("gamma_Sub of 3 teachers at m = 1: SubSize %d, want 3", s.SubSize)
+	}
+}
+
+// TestWriteSolve: a solve document's figure is written to its path.
+func TestWriteSolve(t *testing.T) {
+	rr, _ := gamma.Const(5, 0.3)
+	path := filepath.Join(t.TempDir(), "g.svg")
+	d := report.Solve{Problem: report.Problem{K: 5, M: 1, Eps: 0.1}, Prior: "uniform", Gamma: rr, Certificate: gamma.Certificate{Status: gamma.Tight}}
+	if err := WriteSolve(path, d); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
+		t.Errorf("figure %s: %v", path, err)
 	}
 }

@@ -189,6 +189,20 @@ func NewSolveEqual(e EqualTotals, rows []SolveEqualRow) SolveEqual {
 	return out
 }
 
+// SolveEqualOf is solve's comparison at the total e of the candidates cs
+// planned and measured for it (plan.CompareAtTotals).
+func SolveEqualOf(e EqualTotals, cs []plan.Compared) SolveEqual {
+	rows := make([]SolveEqualRow, len(cs))
+	for i, c := range cs {
+		m := c.Measurement
+		rows[i] = SolveEqualRow{Name: c.Name, Planned: NewPlanned(c.Request.Mechanism.Name, c.Equal), Utility: m.Utility, SurrogateError: m.SurrogateError, Errors: m.Errors}
+		for _, a := range m.LabelOne {
+			rows[i].Accuracy = append(rows[i].Accuracy, Accuracy{Actual: a.Actual, Value: a.Value})
+		}
+	}
+	return NewSolveEqual(e, rows)
+}
+
 // newWinner returns the winner by value, value(i) of candidate i, among
 // those ok admits: the largest value, or the smallest when lower is
 // better.
@@ -333,6 +347,17 @@ func NewSimEqual(e EqualTotals, rows []SimEqualRow) SimEqual {
 			func(i int) float64 { return rows[i].Exact }, false, func(i int) bool { return rows[i].Fits() && rows[i].Relation == rel }))
 	}
 	return out
+}
+
+// SimEqualOf is simulate's comparison at the total e of the mechanisms
+// planned and simulated for it (plan.SimulateAtTotals).
+func SimEqualOf(e EqualTotals, sims []plan.Simulated) SimEqual {
+	rows := make([]SimEqualRow, len(sims))
+	for i, s := range sims {
+		rows[i] = SimEqualRow{Planned: NewPlanned(s.Mechanism, s.Equal), Label: s.Label, Relation: s.Relation,
+			Agree: s.Sim.Agree, Agreement: s.Sim.Rate, Lo: s.Sim.Lo, Hi: s.Sim.Hi, Exact: s.Sim.Exact, LabelOne: s.LabelOne}
+	}
+	return NewSimEqual(e, rows)
 }
 
 // write prints the comparison as a table.

@@ -1,0 +1,52 @@
+package pate
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/votefile"
+)
+
+// RecordedIn returns the releases that the ledger l, read from path,
+// charged: the reference a label file's header is checked against
+// (AccountOptions.Recorded).
+func RecordedIn(l *ledger.Ledger, path string) (*Recorded, error) {
+	r := &Recorded{Ledger: path, Ensemble: l.Header().Ensemble}
+	err := l.Runs(func(s ledger.Spend) error {
+		r.Releases = append(r.Releases, RecordedRelease{Mechanism: s.Mechanism, PerQuery: accountant.Guarantee{Eps: s.Eps, Delta: s.Delta}, Labels: s.Queries})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// ChargeDraw charges one smooth-sensitivity draw of cost to the ledger at
+// path for the teachers b, before it is drawn (Once.Charge): one step of
+// its (ε, δ) as converted, so that a zcdp-filter ledger refuses it (GNSS's
+// RDP holds only below order 1/(2β): it has no zCDP slope). A budget with
+// no room left for it is an ensemble.ErrBudget. notes hears what opening
+// the ledger found worth telling; ChargeDraw returns the ledger's total
+// after the charge and its composition's name.
+func ChargeDraw(ctx context.Context, path string, b votefile.Binding, cost accountant.Guarantee, opts ledger.Options, notes func([]string)) (accountant.Guarantee, string, error) {
+	l, allowed, err := ledger.OpenRun(ctx, path, GNSSMechanism, b, accountant.ApproxStep(cost), 1, opts)
+	if err != nil {
+		return accountant.Guarantee{}, "", err
+	}
+	defer l.Close()
+	notes(l.Notes())
+	if allowed < 1 {
+		return accountant.Guarantee{}, "", fmt.Errorf("%w: ledger %s: a smooth-sensitivity draw costs %v, beyond what its budget has left: nothing drawn", ensemble.ErrBudget, path, cost)
+	}
+	if err := l.Reserve(1); err != nil {
+		return accountant.Guarantee{}, "", err
+	}
+	if err := l.Settle(1); err != nil {
+		return accountant.Guarantee{}, "", err
+	}
+	return l.Total()
+}

@@ -1,0 +1,182 @@
+package plan
+
+import (
+	"context"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/votefile"
+)
+
+// TwoClass returns base for mechanism name on two-class votes of teachers
+// whose problem is p, as darrm plan plans it: the per-query delta is p's
+// when deltaGiven, else the thesis' default for each m; darrm-one-vote's
+// target is the release's own (m·eps, delta), pure unless deltaGiven.
+func TwoClass(base Request, name votefile.MechanismName, p constraints.Problem, deltaGiven bool) Request {
+	r := base
+	r.Mechanism.Name, r.Mechanism.Input, r.Classes = name, votefile.TwoClass, 2
+	r.Problem, r.DefaultDelta = p, !deltaGiven
+	if name == votefile.DaRRMOneVote {
+		delta := 0.0
+		if deltaGiven {
+			delta = p.TargetDelta
+		}
+		r.Problem, r.DefaultDelta = constraints.NewOneVote(p.K, p.M*p.Eps, delta), false
+	}
+	return r
+}
+
+// Candidate is a noise function of a comparison at equal totals with the
+// mechanism that releases with it: its name in the comparison, the
+// request that plans the mechanism, and the noise function measured at a
+// plan (nil: the one the planned aggregator samples).
+type Candidate struct {
+	Name    string
+	Request Request
+	Gamma   func(ctx context.Context, pl Plan) (gamma.Gamma, error)
+}
+
+// Candidates returns the noise functions that darrm solve --compare
+// compares for problem p, each with the mechanism that releases with it,
+// each request a copy of base (its budget, composition, gamma source,
+// options, and the mechanism's RR settings). In the one-vote
+// relation they are OneVote's: gamma_opt, GNMax, whose label is scored as
+// with continuous noise of the same sigma (gamma.GNMax), at the per-query
+// delta p.TargetDelta, else the budget's, and RR. In the private-teachers
+// relation they are gamma_opt (darrm) and the mechanisms of the baselines
+// (subsample, dsub when Delta = delta = 0, rr), each planned by its
+// allowance m (TwoClass, deltaGiven as there).
+func Candidates(base Request, p constraints.Problem, deltaGiven bool) []Candidate {
+	if p.Relation == accountant.OneVote {
+		delta := p.TargetDelta
+		if delta == 0 {
+			delta = base.Budget.Delta
+		}
+		rs := OneVote(base, p.K, delta)
+		return []Candidate{
+			{Name: "opt", Request: rs[0]},
+			{Name: "gnmax", Request: rs[1], Gamma: func(_ context.Context, pl Plan) (gamma.Gamma, error) { return gamma.GNMax(p.K, pl.Value) }},
+			{Name: "rr", Request: rs[2]},
+		}
+	}
+	with := func(name string, m votefile.MechanismName) Candidate {
+		return Candidate{Name: name, Request: TwoClass(base, m, p, deltaGiven)}
+	}
+	cs := []Candidate{with("opt", votefile.DaRRM), with("sub", votefile.Subsample)}
+	if p.Delta == 0 && p.TargetDelta == 0 {
+		cs = append(cs, with("dsub", votefile.DSub))
+	}
+	return append(cs, with("rr", votefile.RR))
+}
+
+// Compared is a candidate planned for a total (Equal) and, when it fits,
+// its noise function at the plan's parameters, measured.
+type Compared struct {
+	Candidate
+	Equal
+	Measurement gamma.Measurement
+}
+
+// CompareAtTotals plans each candidate for budget over queries
+// (EqualTotals) and measures the noise function of each that fits at its
+// plan's parameters (gamma.Measure, under the prior's coefficients and the
+// actual distributions).
+func CompareAtTotals(ctx context.Context, cs []Candidate, budget accountant.Guarantee, queries int, coeffs []float64, actuals []gamma.Actual) ([]Compared, error) {
+	rs := make([]Request, len(cs))
+	for i, c := range cs {
+		rs[i] = c.Request
+	}
+	eqs, err := EqualTotals(ctx, rs, budget, queries)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Compared, len(cs))
+	for i, e := range eqs {
+		out[i] = Compared{Candidate: cs[i], Equal: e}
+		if e.NoFit != nil {
+			continue
+		}
+		var g gamma.Gamma
+		if cs[i].Gamma != nil {
+			g, err = cs[i].Gamma(ctx, e.Plan)
+		} else {
+			g, err = sampled(ctx, e.Plan.Request)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if out[i].Measurement, err = gamma.Measure(g, coeffs, actuals); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// sampled returns the noise function that the aggregator of r samples.
+func sampled(ctx context.Context, r Request) (gamma.Gamma, error) {
+	agg, _, err := Aggregator(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	return agg.(ensemble.Aggregator).Gamma(), nil
+}
+
+// Simulated is a mechanism of a simulation at equal totals, with its
+// neighbouring relation: its plan, or why nothing fits, and, when it fits,
+// what its aggregator is in words, its simulation and Pr[label = 1] at the
+// teachers' probabilities (gamma.LabelOne).
+type Simulated struct {
+	Mechanism votefile.MechanismName
+	Relation  accountant.Relation
+	Equal
+	Label    string
+	Sim      ensemble.SimResult
+	LabelOne float64
+}
+
+// SimulateAtTotals plans each request for budget over queries
+// (EqualTotals) and simulates each that fits at its plan's parameters, on
+// the same teachers' probabilities p and seed (ensemble.Simulate, n
+// queries).
+func SimulateAtTotals(ctx context.Context, rs []Request, budget accountant.Guarantee, queries int, p []float64, n int, seed uint64) ([]Simulated, error) {
+	eqs, err := EqualTotals(ctx, rs, budget, queries)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Simulated, len(eqs))
+	var aggs []ensemble.Aggregator
+	var at []int // the row of each aggregator
+	for i, e := range eqs {
+		info, err := ensemble.LookupMechanism(rs[i].Mechanism.Name, rs[i].Mechanism.Input)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = Simulated{Mechanism: info.Name, Relation: info.Relation, Equal: e}
+		if e.NoFit != nil {
+			continue
+		}
+		agg, label, err := Aggregator(ctx, e.Plan.Request)
+		if err != nil {
+			return nil, err
+		}
+		out[i].Label = label
+		aggs, at = append(aggs, agg.(ensemble.Aggregator)), append(at, i)
+	}
+	if len(aggs) == 0 {
+		return out, nil
+	}
+	res, err := ensemble.Simulate(ctx, aggs, p, n, seed)
+	if err != nil {
+		return nil, err
+	}
+	for j, s := range res {
+		r := &out[at[j]]
+		r.Sim = s
+		if r.LabelOne, err = gamma.LabelOne(aggs[j].Gamma(), p); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
