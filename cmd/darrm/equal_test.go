@@ -60,6 +60,9 @@ func TestSolveEqualTotals(t *testing.T) {
 			map[int][]float64{10: {0.807, 0.771, 0.592}, 100: {0.611, 0.600, 0.522}}},
 		{"private teachers", []string{"--K", "11", "--m", "3"}, [2]float64{2, 2e-4}, []int{10}, nil},
 	} {
+		if testing.Short() {
+			tc.queries = tc.queries[:1] // the everyday run: the first Q only
+		}
 		t.Run(tc.name, func(t *testing.T) {
 			budget := []string{"--budget-eps", fmt.Sprint(tc.budget[0]), "--budget-delta", fmt.Sprint(tc.budget[1]), "--composition", "optimal"}
 			qs := fmt.Sprint(tc.queries[0])
@@ -196,7 +199,11 @@ type simEqualDoc struct {
 func TestSimulateEqualTotals(t *testing.T) {
 	problem := []string{"--K", "11", "--eps", "0.03", "--Delta", "1e-8"}
 	budget := []string{"--budget-eps", "4", "--budget-delta", "1e-5", "--composition", "optimal", "--gnmax-search", "tight"}
-	args := append(append([]string{"simulate", "--format", "json", "--teachers", "0.75", "--queries", "2000", "--seed", "1", "--cache-dir", t.TempDir(), "--budget-queries", "30,100"}, problem...), budget...)
+	qs, n := "30,100", 2
+	if testing.Short() {
+		qs, n = "30", 1 // the everyday run: one Q (the full run takes 29 s)
+	}
+	args := append(append([]string{"simulate", "--format", "json", "--teachers", "0.75", "--queries", "2000", "--seed", "1", "--cache-dir", t.TempDir(), "--budget-queries", qs}, problem...), budget...)
 	out, e, code := darrm(t, "", args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, e)
@@ -205,8 +212,8 @@ func TestSimulateEqualTotals(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if len(doc.EqualTotals) != 2 {
-		t.Fatalf("%d comparisons, want 2", len(doc.EqualTotals))
+	if len(doc.EqualTotals) != n {
+		t.Fatalf("%d comparisons, want %d", len(doc.EqualTotals), n)
 	}
 	for _, cmp := range doc.EqualTotals {
 		best := map[string]float64{}
