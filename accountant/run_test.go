@@ -157,7 +157,9 @@ func TestDiscreteGaussianDeltaAgainstBig(t *testing.T) {
 }
 
 // confident is Confident-GNMax with σ1 = 150, σ2 = 40 and discrete noise,
-// every query charged (DESIGN.md, fifth round).
+// every query charged: the reference case of docs/accountant.md
+// ("Described mechanisms: one run and a ledger"), whose
+// counts TestMaxRunStepsConfident checks.
 var confident = Spend{Kind: GaussianSpend, Guarantee: Guarantee{Eps: 0.173291, Delta: 1e-5}, Discrete: true,
 	Gaussian: []GaussianPart{{Sigma: 40, Coords: 2}, {Sigma: 150, Coords: 1}}}
 
