@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/darrm/darrm/internal/enum"
+	"github.com/darrm/darrm/internal/roots"
 )
 
 // GNMax's grid search as App. B.4.1 describes it: λ from λ_min in steps of
@@ -110,7 +111,7 @@ func GNMaxSigma(target Guarantee, c Conversion) (sigma, lambda float64, err erro
 // target in floating point: RhoToDP(coef/σ²), and ConvertRDP at the
 // returned order α; and that α.
 func sigmaFor(coef, rho float64, target Guarantee, c Conversion) (sigma, alpha float64, err error) {
-	sigma, ok, err := raiseUntil(math.Sqrt(coef/rho), func(sigma float64) (bool, error) {
+	sigma, ok, err := roots.RaiseUntil(math.Sqrt(coef/rho), func(sigma float64) (bool, error) {
 		r := coef / (sigma * sigma)
 		eps, a, err := RhoToDP(r, target.Delta, c)
 		if err != nil {

@@ -3,6 +3,8 @@ package accountant
 import (
 	"fmt"
 	"math"
+
+	"github.com/darrm/darrm/internal/roots"
 )
 
 // With two classes, GNMax (Papernot et al. 2018, Section 4.1) releases one
@@ -140,5 +142,5 @@ func GNMaxSigmaTight(target Guarantee, k int) (float64, error) {
 			return hi, nil
 		}
 	}
-	return bisectUp(lo, hi, 1e-12, meets), nil
+	return roots.Edge(lo, hi, 1e-12, meets), nil
 }

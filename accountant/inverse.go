@@ -3,6 +3,8 @@ package accountant
 import (
 	"fmt"
 	"math"
+
+	"github.com/darrm/darrm/internal/roots"
 )
 
 // maxExactSteps bounds the search of MaxSteps for Simple and General: every
@@ -49,7 +51,7 @@ func MaxSteps(step, budget Guarantee, m Method, deltaPrime float64) (int, error)
 	if !fits(1) {
 		return 0, nil
 	}
-	k, err := lastFit(1, limit, func(k int) (bool, error) { return fits(k), nil })
+	k, err := roots.Last(1, limit, func(k int) (bool, error) { return fits(k), nil })
 	if err != nil {
 		return 0, wrap(fmt.Errorf("%w in budget %v", err, budget))
 	}

@@ -3,6 +3,8 @@ package accountant
 import (
 	"fmt"
 	"math"
+
+	"github.com/darrm/darrm/internal/roots"
 )
 
 // MaxOptimalSteps is the largest k that ComposeOptimal accepts. Its cost
@@ -107,19 +109,8 @@ func (c *rrComp) head(limit int, threshold float64) (int, float64) {
 	if hi <= 0 || bound(1) >= threshold {
 		return 0, math.Inf(-1)
 	}
-	lo := 1 // bound(lo) < threshold
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		if bound(mid) < threshold {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	if bound(hi) < threshold {
-		lo = hi
-	}
-	return lo, bound(lo)
+	l0, _ := roots.LastIn(1, hi, func(l0 int) (bool, error) { return bound(l0) < threshold, nil })
+	return l0, bound(l0)
 }
 
 // anchorEvery is how often the running binomial term is recomputed from

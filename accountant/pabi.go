@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/darrm/darrm/internal/enum"
+	"github.com/darrm/darrm/internal/roots"
 )
 
 // PABI is a run of noisy contractive gradient steps whose privacy is
@@ -103,7 +104,7 @@ func (p PABI) SigmaTable43(target Guarantee) (sigma, alpha float64, err error) {
 	// The rule ties α to σ; check the bound at the rounded pair and raise σ
 	// if rounding left it above ε.
 	coef := p.coef()
-	sigma, ok, _ := raiseUntil(math.Sqrt(coef/rho), func(sigma float64) (bool, error) {
+	sigma, ok, _ := roots.RaiseUntil(math.Sqrt(coef/rho), func(sigma float64) (bool, error) {
 		r := coef / (sigma * sigma)
 		alpha = math.Sqrt(L / r)
 		if !(alpha > 1) {

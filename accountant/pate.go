@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/darrm/darrm/internal/enum"
+	"github.com/darrm/darrm/internal/roots"
 	"github.com/darrm/darrm/noise"
 )
 
@@ -628,18 +629,7 @@ func (k *curve) crossing() float64 {
 		}
 		lb *= 1.5
 	}
-	for range 200 {
-		m := lb + (ub-lb)/2
-		if m <= lb || m >= ub {
-			break
-		}
-		if better(m) {
-			lb = m
-		} else {
-			ub = m
-		}
-	}
-	return lb
+	return roots.Edge(ub, lb, 0, better)
 }
 
 // at returns β(q̃) for q̃ = e^L as an interval: Theorem 6's bound below

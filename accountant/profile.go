@@ -3,6 +3,8 @@ package accountant
 import (
 	"fmt"
 	"math"
+
+	"github.com/darrm/darrm/internal/roots"
 )
 
 // A mechanism's privacy profile is δ(ε), the largest hockey-stick
@@ -100,7 +102,7 @@ func MaxStepsProfile(step Guarantee, profile []Guarantee, budget Guarantee, delt
 	if ok, err := fits(lo); err != nil || !ok {
 		return n, err
 	}
-	k, err := lastFit(lo, MaxOptimalSteps, fits)
+	k, err := roots.Last(lo, MaxOptimalSteps, fits)
 	if err != nil {
 		return 0, fmt.Errorf("max steps (profile): %w in budget %v", err, budget)
 	}

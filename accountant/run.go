@@ -3,6 +3,8 @@ package accountant
 import (
 	"fmt"
 	"math"
+
+	"github.com/darrm/darrm/internal/roots"
 )
 
 // maxRunSteps bounds the search of MaxRunSteps: every count up to it is
@@ -85,7 +87,7 @@ func (r runCurves) exactEps(delta, hi float64) (float64, bool) {
 	}
 	for range 60 {
 		if ok(hi) {
-			return bisectUp(0, hi, 1e-9, ok), true
+			return roots.Edge(0, hi, 1e-9, ok), true
 		}
 		hi = 2*hi + 1
 	}
@@ -225,7 +227,7 @@ func MaxRunSteps(s Spend, budget Guarantee, m Method, deltaPrime float64, c *Cap
 	if !runFits(s, max(n, 1), budget, m, deltaPrime) {
 		return n, nil
 	}
-	k, err := lastFit(max(n, 1), maxRunSteps, fits)
+	k, err := roots.Last(max(n, 1), maxRunSteps, fits)
 	if err != nil {
 		return 0, fmt.Errorf("max run steps: %w", err)
 	}

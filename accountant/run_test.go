@@ -226,43 +226,6 @@ func TestComposeRunExactBelowRenyi(t *testing.T) {
 	}
 }
 
-// TestSearchHelpers: lastFit returns the last k that fits (never one
-// beyond), and an error when its bound fits; raiseUntil the first of its
-// growing steps that holds; bisectUp returns a point that holds, within
-// its tolerance of the boundary.
-func TestSearchHelpers(t *testing.T) {
-	for _, c := range []struct{ lo, limit, last int }{{1, 100, 1}, {1, 100, 37}, {5, 1 << 40, 123456789}, {1, 64, 63}} {
-		got, err := lastFit(c.lo, c.limit, func(k int) (bool, error) { return k <= c.last, nil })
-		if err != nil || got != c.last {
-			t.Errorf("lastFit(%d, %d) with last %d: %d, %v", c.lo, c.limit, c.last, got, err)
-		}
-	}
-	if _, err := lastFit(1, 64, func(int) (bool, error) { return true, nil }); err == nil {
-		t.Error("lastFit: no error when the bound fits")
-	}
-	// raiseUntil: the first of x0, x0 + u, x0 + 3u, ... that holds.
-	for _, steps := range []int{0, 1, 5, 40} {
-		x0 := 1.5
-		want := x0
-		for i, u := 0, math.Nextafter(x0, 2)-x0; i < steps; i, u = i+1, 2*u {
-			want += u
-		}
-		got, ok, err := raiseUntil(x0, func(y float64) (bool, error) { return y >= want, nil })
-		if !ok || err != nil || got != want {
-			t.Errorf("raiseUntil to %d steps: %v, %v, %v, want %v", steps, got, ok, err, want)
-		}
-	}
-	if _, ok, _ := raiseUntil(1, func(float64) (bool, error) { return false, nil }); ok {
-		t.Error("raiseUntil: found a value where none holds")
-	}
-	for _, x := range []float64{1e-3, 0.5, 1.7, 1e6} {
-		got := bisectUp(0, 2e6, 1e-12, func(y float64) bool { return y >= x })
-		if got < x || got > x*(1+1e-11) {
-			t.Errorf("bisectUp to %g: %g", x, got)
-		}
-	}
-}
-
 // TestPATERunIsComposeRun: the data-independent total of a PATE account
 // whose queries are all charged is the run's exact total of the same
 // mechanism (ComposeRun of its per-query spend over the queries), the one
