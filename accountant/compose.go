@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/darrm/darrm/internal/outward"
 )
 
 // Method is a composition theorem: for (ε, δ)-DP mechanisms Simple
@@ -119,7 +121,7 @@ func ComposeSimple(step Guarantee, k int) (Guarantee, error) {
 		return Guarantee{}, fmt.Errorf("simple composition: %w", err)
 	}
 	n := float64(k)
-	return Guarantee{Eps: mulUp(n, step.Eps), Delta: mulUp(n, step.Delta)}, nil
+	return Guarantee{Eps: outward.MulUp(n, step.Eps), Delta: outward.MulUp(n, step.Delta)}, nil
 }
 
 // Run is K consecutive steps with the same guarantee, a part of a
@@ -169,8 +171,8 @@ func ComposeGeneral(step Guarantee, k int, deltaPrime float64) (Guarantee, error
 	// a and Σε² are raised by their rounding (two products and tanh, within
 	// 2 ulps), kε is exact up to one rounding up.
 	return Guarantee{
-		Eps:   generalEps(mulUp(n, e), up(n*e*math.Tanh(e/2), 4), up(n*e*e, 2), deltaPrime),
-		Delta: totalDelta(down(n*logKeepDown(step.Delta), 1), deltaPrime),
+		Eps:   generalEps(outward.MulUp(n, e), outward.Up(n*e*math.Tanh(e/2), 4), outward.Up(n*e*e, 2), deltaPrime),
+		Delta: totalDelta(outward.Down(n*logKeepDown(step.Delta), 1), deltaPrime),
 	}, nil
 }
 
@@ -199,8 +201,8 @@ func ComposeGeneralSeq(runs []Run, deltaPrime float64) (Guarantee, error) {
 // Σε², and each square-root term, about eight operations within an ulp
 // each, is raised by 16 ulps.
 func generalEps(sum, a, sq, deltaPrime float64) float64 {
-	t2 := addUp(a, up(math.Sqrt(2*sq*math.Log(math.E+math.Sqrt(sq)/deltaPrime)), 16))
-	t3 := addUp(a, up(math.Sqrt(2*sq*-math.Log(deltaPrime)), 16))
+	t2 := outward.AddUp(a, outward.Up(math.Sqrt(2*sq*math.Log(math.E+math.Sqrt(sq)/deltaPrime)), 16))
+	t3 := outward.AddUp(a, outward.Up(math.Sqrt(2*sq*-math.Log(deltaPrime)), 16))
 	return math.Min(sum, math.Min(t2, t3))
 }
 
@@ -208,7 +210,7 @@ func generalEps(sum, a, sq, deltaPrime float64) float64 {
 // lower bound logKeep of Σlog(1-δ_i), without cancellation when the result
 // is small.
 func totalDelta(logKeep, deltaPrime float64) float64 {
-	return deltaUp(addDown(logKeep, logKeepDown(deltaPrime)))
+	return deltaUp(outward.AddDown(logKeep, logKeepDown(deltaPrime)))
 }
 
 func checkSimple(step Guarantee, k int) error {
@@ -224,3 +226,11 @@ func checkSlack(step Guarantee, k int, deltaPrime float64) error {
 	}
 	return checkOpenUnit("delta'", deltaPrime)
 }
+
+// deltaUp returns an upper bound of 1 - e^s, the total δ of a composition,
+// given a lower bound s <= 0 of Σ log(1 - δ_i). Expm1 is within 1 ulp.
+func deltaUp(s float64) float64 { return outward.Up(-math.Expm1(s), 2) }
+
+// logKeepDown returns a lower bound of log(1 - δ), δ in [0, 1): Log1p is
+// within 1 ulp.
+func logKeepDown(delta float64) float64 { return outward.Down(math.Log1p(-delta), 2) }

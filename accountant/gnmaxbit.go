@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/roots"
 )
 
@@ -32,12 +33,6 @@ import (
 // where the Gaussian's curve needs σ = 13.0 and the RDP bound of the
 // paper's grid search σ = 21.4.
 
-// erfcULPs bounds the relative error of math.Erfc in ulps (FreeBSD's
-// erfc, whose rational approximations are within 2^-57 and whose exp is
-// within an ulp; TestGNMaxBitReference measures it against a
-// 256-bit computation).
-const erfcULPs = 8
-
 // erfcBounds returns a lower and an upper bound of erfc(n/d) for n, d
 // finite and d > 0: the quotient is bracketed by its neighbours (it is
 // rounded correctly), erfc is decreasing, and each value is widened by
@@ -45,18 +40,9 @@ const erfcULPs = 8
 // the upper bound adds the smallest normal number.
 func erfcBounds(n, d float64) (lo, hi float64) {
 	x := n / d
-	lo = down(math.Erfc(math.Nextafter(x, math.Inf(1))), erfcULPs)
-	hi = up(math.Erfc(math.Nextafter(x, math.Inf(-1))), erfcULPs) + 0x1p-1022
+	lo = outward.Down(math.Erfc(math.Nextafter(x, math.Inf(1))), outward.ErfcULPs)
+	hi = outward.Up(math.Erfc(math.Nextafter(x, math.Inf(-1))), outward.ErfcULPs) + 0x1p-1022
 	return math.Max(lo, 0), math.Min(hi, 2)
-}
-
-// mulDown returns the greatest float64 <= a·b for finite a, b >= 0.
-func mulDown(a, b float64) float64 {
-	p := a * b
-	if math.FMA(a, b, -p) < 0 {
-		p = math.Nextafter(p, math.Inf(-1))
-	}
-	return p
 }
 
 // GNMaxBitDelta returns an upper bound of δ(ε), the exact privacy curve at
@@ -74,7 +60,7 @@ func GNMaxBitDelta(eps, sigma float64, k int) (float64, error) {
 	if err := checkCount("K", k, 1); err != nil {
 		return 0, fmt.Errorf("GNMax bit: %w", err)
 	}
-	e := down(math.Exp(eps), 2)
+	e := outward.Down(math.Exp(eps), 2)
 	twoSigma := 2 * sigma // exact
 	// one returns bounds of p_l = erfc(-(2l-K)/(2σ))/2 and of
 	// 1 - p_l = erfc((2l-K)/(2σ))/2; halving is exact.
@@ -87,7 +73,7 @@ func GNMaxBitDelta(eps, sigma float64, k int) (float64, error) {
 	}
 	// div bounds H(a, b) from above.
 	div := func(a, b prob) float64 {
-		return addUp(math.Max(0, addUp(a.hi, -mulDown(e, b.lo))), math.Max(0, addUp(a.cHi, -mulDown(e, b.cLo))))
+		return outward.AddUp(math.Max(0, outward.AddUp(a.hi, -outward.MulDown(e, b.lo))), math.Max(0, outward.AddUp(a.cHi, -outward.MulDown(e, b.cLo))))
 	}
 	var worst float64
 	prev := one(0)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/noise"
 )
 
@@ -38,7 +39,7 @@ func (m LNMax) Validate() error {
 	if !(m.Scale > 0 && m.Scale <= noise.MaxScale) {
 		return &ParamError{Name: "laplace scale", Value: m.Scale, Rule: fmt.Sprintf("must be in [%v, %v] (discrete Laplace noise)", 2/MaxLNMaxEps, noise.MaxScale)}
 	}
-	if eps := exact(2).div(exact(m.Scale)).hi; !(eps <= MaxLNMaxEps) {
+	if eps := outward.Exact(2).Div(outward.Exact(m.Scale)).Hi; !(eps <= MaxLNMaxEps) {
 		return &ParamError{Name: "laplace scale", Value: m.Scale, Rule: fmt.Sprintf("must be at least %v: its per-query eps 2/b = %v is above %v, a guarantee that says nothing", 2/MaxLNMaxEps, eps, MaxLNMaxEps)}
 	}
 	return nil
@@ -50,7 +51,7 @@ func (m LNMax) Eps() (float64, error) {
 	if err := m.Validate(); err != nil {
 		return 0, fmt.Errorf("LNMax: %w", err)
 	}
-	return exact(2).div(exact(m.Scale)).hi, nil
+	return outward.Exact(2).Div(outward.Exact(m.Scale)).Hi, nil
 }
 
 // Spend returns the description of one query: discrete Laplace noise of
@@ -76,8 +77,8 @@ func (m LNMax) RDP(order float64) (float64, error) {
 	if err := checkAlpha(order); err != nil {
 		return 0, fmt.Errorf("LNMax: %w", err)
 	}
-	z := exact(order).mul(exact(eps)).mul(exact(eps)).div(exact(2))
-	return math.Min(eps, z.hi), nil
+	z := outward.Exact(order).Mul(outward.Exact(eps)).Mul(outward.Exact(eps)).Div(outward.Exact(2))
+	return math.Min(eps, z.Hi), nil
 }
 
 // LNMaxResult is the data-independent privacy of Q queries of LNMax.
@@ -123,14 +124,14 @@ func LNMaxAccount(m LNMax, queries int, delta float64, orders []float64, c Conve
 		if err != nil {
 			return LNMaxResult{}, err
 		}
-		rdp[j] = mulUp(r, float64(queries))
+		rdp[j] = outward.MulUp(r, float64(queries))
 	}
 	best, err := bestOrder(orders, rdp, delta, c)
 	if err != nil {
 		return LNMaxResult{}, err
 	}
 	r := LNMaxResult{Queries: queries, PerQuery: Guarantee{Eps: eps}, RDP: best, Eps: best.Eps}
-	if pure := mulUp(eps, float64(queries)); pure <= best.Eps {
+	if pure := outward.MulUp(eps, float64(queries)); pure <= best.Eps {
 		r.Eps, r.Pure = pure, true
 	}
 	if queries == 0 || delta == 0 {

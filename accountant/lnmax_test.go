@@ -6,6 +6,8 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/darrm/darrm/internal/outward"
 )
 
 // LNMax's curve min(ε, λε²/2), ε = 2/b, is never below its exact value,
@@ -41,7 +43,7 @@ func TestLNMax(t *testing.T) {
 	}
 	// Three queries: the exact composition (6 randomized responses of
 	// 0.05) just beats the pure 0.3 at δ = 1e-5.
-	if few.Pure || !few.Exact || !(few.Eps < mulUp(0.1, 3)) || few.Eps < 0.29 {
+	if few.Pure || !few.Exact || !(few.Eps < outward.MulUp(0.1, 3)) || few.Eps < 0.29 {
 		t.Errorf("3 queries: %+v, want the exact composition just below the pure 0.3", few)
 	}
 	many, err := LNMaxAccount(m, 10000, 1e-5, nil, PaperConversion)
@@ -113,13 +115,13 @@ func TestEvalMarginCoversRounding(t *testing.T) {
 		noise := []PATENoise{DiscreteNoise, ContinuousNoise}[r.IntN(2)]
 		counts := randomCounts(r, k, c)
 		lq := gnmaxLogQ(counts, argmax(counts), sigma, noise)
-		for _, slope := range []ival{gnmaxSlope(sigma), thresholdSlope(sigma)} {
+		for _, slope := range []outward.Interval{gnmaxSlope(sigma), thresholdSlope(sigma)} {
 			cv := newCurve(slope, order)
-			ind := cv.ind.hi
+			ind := cv.ind.Hi
 			b := cv.at(lq)
-			w := (b.hi - b.lo) / ind
+			w := (b.Hi - b.Lo) / ind
 			for _, f := range []float64{1 - 1e-14, 1 + 1e-14} {
-				w = math.Max(w, math.Abs(cv.at(lq*f).hi-b.hi)/ind)
+				w = math.Max(w, math.Abs(cv.at(lq*f).Hi-b.Hi)/ind)
 			}
 			worst = math.Max(worst, w)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/roots"
 )
 
@@ -41,8 +42,8 @@ func ComposeOptimal(step Guarantee, k int, deltaPrime float64) (Guarantee, error
 	}
 	c := newRRComp(step.Eps, k)
 	return Guarantee{
-		Eps:   up(c.epsFor(deltaPrime), optimalMargin),
-		Delta: totalDelta(down(float64(k)*logKeepDown(step.Delta), 1), deltaPrime),
+		Eps:   outward.Up(c.epsFor(deltaPrime), optimalMargin),
+		Delta: totalDelta(outward.Down(float64(k)*logKeepDown(step.Delta), 1), deltaPrime),
 	}, nil
 }
 

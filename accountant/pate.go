@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/darrm/darrm/internal/enum"
+	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/roots"
 	"github.com/darrm/darrm/noise"
 )
@@ -13,7 +14,7 @@ import (
 // PATE's accounting (Papernot, Song, Mironov, Raghunathan, Talwar and
 // Erlingsson, "Scalable Private Learning with PATE", ICLR 2018; "the PATE
 // paper" below). Every curve is a Rényi-DP bound at one order λ; bounds
-// are rounded outward with intervals (ival).
+// are rounded outward with intervals (outward.Interval).
 
 // PATENoise is the distribution of the noise that GNMax and the threshold
 // step add to vote counts: DiscreteNoise, what darrm's releases draw, or
@@ -137,7 +138,7 @@ func checkNoise(name string, sigma float64, kind PATENoise) error {
 // N(0, 2σ²) at d.
 func discreteGNMaxExcess(sigma float64) float64 {
 	e := math.Exp(-math.Pi * math.Pi * sigma * sigma)
-	return up(1+3*up(e, 4), 2)
+	return outward.Up(1+3*outward.Up(e, 4), 2)
 }
 
 // logErfcUp returns an upper bound on log erfc(x).
@@ -146,24 +147,24 @@ func logErfcUp(x float64) float64 {
 		// erfc(x) <= e^{-x²}/(x√π)·(1 - 1/(2x²) + 3/(4x⁴)) for x > 0
 		// (the asymptotic series alternates); erfc itself underflows
 		// near 26.5.
-		x2 := exact(x).mul(exact(x))
-		s := exact(1).sub(exact(0.5).div(x2)).add(exact(0.75).div(x2.mul(x2)))
-		l := x2.neg().sub(ilog(exact(x).mul(exact(math.Sqrt(math.Pi))).mul(ival{down(1, 2), up(1, 2)}))).add(ilog(s))
-		return l.hi
+		x2 := outward.Exact(x).Mul(outward.Exact(x))
+		s := outward.Exact(1).Sub(outward.Exact(0.5).Div(x2)).Add(outward.Exact(0.75).Div(x2.Mul(x2)))
+		l := x2.Neg().Sub(outward.Log(outward.Exact(x).Mul(outward.Exact(math.Sqrt(math.Pi))).Mul(outward.Interval{Lo: outward.Down(1, 2), Hi: outward.Up(1, 2)}))).Add(outward.Log(s))
+		return l.Hi
 	}
 	// Go's Erfc is within 1 ulp: log moves by that relative error.
-	return libUp(math.Log(math.Erfc(x))) + 4*ulp
+	return outward.LibUp(math.Log(math.Erfc(x))) + 4*outward.ULP
 }
 
 // logErfcDown returns a lower bound on log erfc(x).
 func logErfcDown(x float64) float64 {
 	if x >= 26 {
-		x2 := exact(x).mul(exact(x))
-		s := exact(1).sub(exact(0.5).div(x2))
-		l := x2.neg().sub(ilog(exact(x).mul(exact(math.Sqrt(math.Pi))).mul(ival{down(1, 2), up(1, 2)}))).add(ilog(s))
-		return l.lo
+		x2 := outward.Exact(x).Mul(outward.Exact(x))
+		s := outward.Exact(1).Sub(outward.Exact(0.5).Div(x2))
+		l := x2.Neg().Sub(outward.Log(outward.Exact(x).Mul(outward.Exact(math.Sqrt(math.Pi))).Mul(outward.Interval{Lo: outward.Down(1, 2), Hi: outward.Up(1, 2)}))).Add(outward.Log(s))
+		return l.Lo
 	}
-	return libDown(math.Log(math.Erfc(x))) - 4*ulp
+	return outward.LibDown(math.Log(math.Erfc(x))) - 4*outward.ULP
 }
 
 // logSumExpUp returns an upper bound on log Σ e^{t_i} for upper bounds t_i.
@@ -175,11 +176,11 @@ func logSumExpUp(ts []float64) float64 {
 	if math.IsInf(m, -1) {
 		return m
 	}
-	s := exact(0)
+	s := outward.Exact(0)
 	for _, t := range ts {
-		s = s.add(iexp(exact(t).sub(exact(m))))
+		s = s.Add(outward.Exp(outward.Exact(t).Sub(outward.Exact(m))))
 	}
-	return addUp(m, ilog(s).hi)
+	return outward.AddUp(m, outward.Log(s).Hi)
 }
 
 // GNMaxLogQ returns log q̃, an upper bound on log Pr[GNMax(n) != i*] for
@@ -248,17 +249,17 @@ func gnmaxLogQ(counts []int, top int, sigma float64, noise PATENoise) float64 {
 		}
 		if n != last {
 			// erfc decreases: evaluate it at the lower end of the argument.
-			x := divDirected(float64(counts[top]-n)-shift, 2*sigma, false)
-			last, term = n, logErfcUp(x)-math.Ln2+ulp // log(erfc/2), Ln2 rounded
+			x := outward.DivDirected(float64(counts[top]-n)-shift, 2*sigma, false)
+			last, term = n, logErfcUp(x)-math.Ln2+outward.ULP // log(erfc/2), Ln2 rounded
 		}
 		ts = append(ts, term)
 	}
 	l := logSumExpUp(ts)
 	if noise == DiscreteNoise {
-		l = addUp(l, libUp(math.Log(discreteGNMaxExcess(sigma))))
+		l = outward.AddUp(l, outward.LibUp(math.Log(discreteGNMaxExcess(sigma))))
 	}
 	c := float64(len(counts))
-	return math.Min(l, libUp(math.Log1p(-1/c))+ulp)
+	return math.Min(l, outward.LibUp(math.Log1p(-1/c))+outward.ULP)
 }
 
 // gnmaxNeighbourLogQ is GNMaxNeighbourLogQ for checked input. q̃ depends
@@ -398,12 +399,12 @@ func thresholdTable(m ConfidentGNMax, teachers, classes int, directions PATEDire
 }
 
 func thresholdLogQ(v int, t, sigma float64, noise PATENoise) (logq, p float64) {
-	s2 := exact(sigma).mul(isqrt(exact(2)))
+	s2 := outward.Exact(sigma).Mul(outward.Sqrt(outward.Exact(2)))
 	if noise == ContinuousNoise {
-		x := exact(t).sub(exact(float64(v))).div(s2)
-		up1 := logErfcUp(x.lo) - math.Ln2 + ulp  // log p
-		up2 := logErfcUp(-x.hi) - math.Ln2 + ulp // log(1-p)
-		mid := (x.lo + x.hi) / 2
+		x := outward.Exact(t).Sub(outward.Exact(float64(v))).Div(s2)
+		up1 := logErfcUp(x.Lo) - math.Ln2 + outward.ULP  // log p
+		up2 := logErfcUp(-x.Hi) - math.Ln2 + outward.ULP // log(1-p)
+		mid := (x.Lo + x.Hi) / 2
 		return math.Min(math.Min(up1, up2), 0), math.Erfc(mid) / 2
 	}
 	k := math.Ceil(t) - float64(v)
@@ -418,12 +419,12 @@ func thresholdLogQ(v int, t, sigma float64, noise PATENoise) (logq, p float64) {
 // σ²), k >= 1 an integer: log((e^{-k²/(2σ²)} + σ√(π/2)·erfc(k/(σ√2)))/(σ√(2π)))
 // = log(erfc(k/(σ√2))/2 + e^{-k²/(2σ²)}/(σ√(2π))).
 func discreteTailLogUp(k, sigma float64) float64 {
-	s2 := exact(sigma).mul(isqrt(exact(2)))
-	x := exact(k).div(s2)
-	a := logErfcUp(x.lo) - math.Ln2 + ulp
+	s2 := outward.Exact(sigma).Mul(outward.Sqrt(outward.Exact(2)))
+	x := outward.Exact(k).Div(s2)
+	a := logErfcUp(x.Lo) - math.Ln2 + outward.ULP
 	// -k²/(2σ²) - log(σ√(2π))
-	ex := x.mul(x).neg().sub(ilog(s2.mul(isqrt(exact(math.Pi)).mul(ival{down(1, 2), up(1, 2)}))))
-	return math.Min(logSumExpUp([]float64{a, ex.hi}), 0)
+	ex := x.Mul(x).Neg().Sub(outward.Log(s2.Mul(outward.Sqrt(outward.Exact(math.Pi)).Mul(outward.Interval{Lo: outward.Down(1, 2), Hi: outward.Up(1, 2)}))))
+	return math.Min(logSumExpUp([]float64{a, ex.Hi}), 0)
 }
 
 // discreteTail returns Pr[Z >= k] for Z ~ N_Z(0, σ²) and an integer k,
@@ -493,7 +494,7 @@ func GNMaxRDPIndependent(sigma, order float64) (float64, error) {
 	if err := checkAlpha(order); err != nil {
 		return 0, fmt.Errorf("GNMax RDP: %w", err)
 	}
-	return newCurve(gnmaxSlope(sigma), order).ind.hi, nil
+	return newCurve(gnmaxSlope(sigma), order).ind.Hi, nil
 }
 
 // ThresholdRDPIndependent returns λ/(2σ1²), the data-independent Rényi DP
@@ -505,7 +506,7 @@ func ThresholdRDPIndependent(sigma1, order float64) (float64, error) {
 	if err := checkAlpha(order); err != nil {
 		return 0, fmt.Errorf("threshold RDP: %w", err)
 	}
-	return newCurve(thresholdSlope(sigma1), order).ind.hi, nil
+	return newCurve(thresholdSlope(sigma1), order).ind.Hi, nil
 }
 
 // GNMaxRDP returns the data-dependent Rényi DP at order λ of GNMax with
@@ -521,7 +522,7 @@ func GNMaxRDP(logq, sigma, order float64) (float64, error) {
 	if err := checkRDPArgs(logq, sigma, order); err != nil {
 		return 0, fmt.Errorf("GNMax RDP: %w", err)
 	}
-	return newCurve(gnmaxSlope(sigma), order).at(logq).hi, nil
+	return newCurve(gnmaxSlope(sigma), order).at(logq).Hi, nil
 }
 
 // ThresholdRDP returns the data-dependent Rényi DP at order λ of the
@@ -533,7 +534,7 @@ func ThresholdRDP(logq, sigma1, order float64) (float64, error) {
 	if err := checkRDPArgs(logq, sigma1, order); err != nil {
 		return 0, fmt.Errorf("threshold RDP: %w", err)
 	}
-	return newCurve(thresholdSlope(sigma1), order).at(logq).hi, nil
+	return newCurve(thresholdSlope(sigma1), order).at(logq).Hi, nil
 }
 
 func checkRDPArgs(logq, sigma, order float64) error {
@@ -547,24 +548,26 @@ func checkRDPArgs(logq, sigma, order float64) error {
 }
 
 // gnmaxSlope returns 1/σ², the slope of GNMax's Rényi curve ε(μ) = μ/σ².
-func gnmaxSlope(sigma float64) ival { return exact(1).div(exact(sigma).mul(exact(sigma))) }
+func gnmaxSlope(sigma float64) outward.Interval {
+	return outward.Exact(1).Div(outward.Exact(sigma).Mul(outward.Exact(sigma)))
+}
 
 // thresholdSlope returns 1/(2σ1²).
-func thresholdSlope(sigma1 float64) ival {
-	return exact(1).div(exact(2).mul(exact(sigma1).mul(exact(sigma1))))
+func thresholdSlope(sigma1 float64) outward.Interval {
+	return outward.Exact(1).Div(outward.Exact(2).Mul(outward.Exact(sigma1).Mul(outward.Exact(sigma1))))
 }
 
 // curve is the data-dependent bound β(q) at one order for a mechanism
 // whose Rényi curves are ε(μ) = c·μ, with the crossing point logq0.
 type curve struct {
-	c     ival
+	c     outward.Interval
 	order float64
-	ind   ival    // c·λ
-	logq0 float64 // below it the data-dependent bound is used
+	ind   outward.Interval // c·λ
+	logq0 float64          // below it the data-dependent bound is used
 }
 
-func newCurve(c ival, order float64) *curve {
-	k := &curve{c: c, order: order, ind: c.mul(exact(order))}
+func newCurve(c outward.Interval, order float64) *curve {
+	k := &curve{c: c, order: order, ind: c.Mul(outward.Exact(order))}
 	k.logq0 = k.crossing()
 	return k
 }
@@ -575,36 +578,36 @@ func newCurve(c ival, order float64) *curve {
 // μ2 > 1, -L > ε2 and L <= (μ2-1)ε2 - μ2·log(μ1/(μ1-1)·μ2/(μ2-1)).
 // The μ_i are any numbers meeting the conditions, so their float values
 // are taken as exact.
-func (k *curve) theorem6(L float64) (ival, bool) {
-	mid := (k.c.lo + k.c.hi) / 2
+func (k *curve) theorem6(L float64) (outward.Interval, bool) {
+	mid := (k.c.Lo + k.c.Hi) / 2
 	mu2 := math.Sqrt(-L / mid)
 	mu1 := mu2 + 1
 	if !(mu1 > k.order) || !(mu2 > 1) || math.IsInf(mu1, 0) {
-		return ival{}, false
+		return outward.Interval{}, false
 	}
-	e1 := k.c.mul(exact(mu1)).hi
-	e2 := k.c.mul(exact(mu2)).hi
+	e1 := k.c.Mul(outward.Exact(mu1)).Hi
+	e2 := k.c.Mul(outward.Exact(mu2)).Hi
 	if !(-L > e2) {
-		return ival{}, false
+		return outward.Interval{}, false
 	}
-	m1, m2 := exact(mu1), exact(mu2)
-	m1m1, m2m1 := m1.sub(exact(1)), m2.sub(exact(1))
-	rhs := m2m1.mul(exact(e2)).sub(m2.mul(ilog(m1.div(m1m1).mul(m2.div(m2m1)))))
-	if !(L <= rhs.lo) {
-		return ival{}, false
+	m1, m2 := outward.Exact(mu1), outward.Exact(mu2)
+	m1m1, m2m1 := m1.Sub(outward.Exact(1)), m2.Sub(outward.Exact(1))
+	rhs := m2m1.Mul(outward.Exact(e2)).Sub(m2.Mul(outward.Log(m1.Div(m1m1).Mul(m2.Div(m2m1)))))
+	if !(L <= rhs.Lo) {
+		return outward.Interval{}, false
 	}
-	lq := exact(L)
-	log1q := ilog1mexp(lq)
-	x := lq.add(exact(e2)).mul(m2m1.div(m2))
-	if !(x.hi < 0) {
-		return ival{}, false
+	lq := outward.Exact(L)
+	log1q := outward.Log1mExp(lq)
+	x := lq.Add(outward.Exact(e2)).Mul(m2m1.Div(m2))
+	if !(x.Hi < 0) {
+		return outward.Interval{}, false
 	}
-	lm1 := exact(k.order).sub(exact(1))
-	logA := lm1.mul(log1q.sub(ilog1mexp(x)))
-	logB := lm1.mul(exact(e1).sub(lq.div(m1m1)))
-	s := ilogaddexp(log1q.add(logA), lq.add(logB))
-	r := s.div(lm1)
-	r.lo = math.Max(r.lo, 0)
+	lm1 := outward.Exact(k.order).Sub(outward.Exact(1))
+	logA := lm1.Mul(log1q.Sub(outward.Log1mExp(x)))
+	logB := lm1.Mul(outward.Exact(e1).Sub(lq.Div(m1m1)))
+	s := outward.LogAddExp(log1q.Add(logA), lq.Add(logB))
+	r := s.Div(lm1)
+	r.Lo = math.Max(r.Lo, 0)
 	return r, true
 }
 
@@ -615,9 +618,9 @@ func (k *curve) theorem6(L float64) (ival, bool) {
 func (k *curve) crossing() float64 {
 	better := func(L float64) bool {
 		b, ok := k.theorem6(L)
-		return ok && b.hi <= k.ind.lo
+		return ok && b.Hi <= k.ind.Lo
 	}
-	c := k.c.hi
+	c := k.c.Hi
 	ub := math.Min(math.Min(-(1+math.Sqrt(c))*(1+math.Sqrt(c)), -c*(k.order-0.99)*(k.order-0.99)), -c)
 	if better(ub) {
 		return ub
@@ -634,12 +637,12 @@ func (k *curve) crossing() float64 {
 
 // at returns β(q̃) for q̃ = e^L as an interval: Theorem 6's bound below
 // log q0 (and wherever it holds and is below c·λ), c·λ otherwise.
-func (k *curve) at(L float64) ival {
+func (k *curve) at(L float64) outward.Interval {
 	if math.IsInf(L, -1) {
-		return exact(0) // the output is fixed
+		return outward.Exact(0) // the output is fixed
 	}
 	if L < k.logq0 {
-		if b, ok := k.theorem6(L); ok && b.hi <= k.ind.hi {
+		if b, ok := k.theorem6(L); ok && b.Hi <= k.ind.Hi {
 			return b
 		}
 	}

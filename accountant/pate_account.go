@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/darrm/darrm/internal/outward"
 )
 
 // ConfidentGNMax is a PATE aggregator of K teachers' votes over C classes
@@ -75,9 +77,9 @@ func (m ConfidentGNMax) RDPSlope() (float64, error) {
 	}
 	r := gnmaxSlope(m.Sigma2)
 	if m.Confident() {
-		r = r.add(thresholdSlope(m.Sigma1))
+		r = r.Add(thresholdSlope(m.Sigma1))
 	}
-	return r.hi, nil
+	return r.Hi, nil
 }
 
 // Answer says what became of one query of a release: AnswerUnknown (the
@@ -304,8 +306,8 @@ func (a *PATEAccount) flush() {
 		}
 		for i := a.done; i < len(a.answers); i++ {
 			ind, dep := a.charge(i, a.gn[j], th)
-			a.ind[j] = addUp(a.ind[j], ind)
-			a.dep[j] = addUp(a.dep[j], dep)
+			a.ind[j] = outward.AddUp(a.ind[j], ind)
+			a.dep[j] = outward.AddUp(a.dep[j], dep)
 		}
 	})
 	a.done = len(a.answers)
@@ -315,23 +317,23 @@ func (a *PATEAccount) flush() {
 // the curves gn and th (nil without the threshold step) of one order: the
 // GNMax step weighted by 1, 0 or Pr[answer], the threshold step in full.
 func (a *PATEAccount) charge(i int, gn, th *curve) (ind, dep float64) {
-	weight := exact(1.0)
+	weight := outward.Exact(1.0)
 	if th != nil {
-		weight = exact(a.thP[a.top(i)])
+		weight = outward.Exact(a.thP[a.top(i)])
 	}
 	switch a.answers[i] {
 	case Answered:
-		weight = exact(1)
+		weight = outward.Exact(1)
 	case NotAnswered:
-		weight = exact(0)
+		weight = outward.Exact(0)
 	}
-	ind = gn.ind.hi
-	dep = gn.at(a.logq[i][1]).mul(weight).hi
+	ind = gn.ind.Hi
+	dep = gn.at(a.logq[i][1]).Mul(weight).Hi
 	if th != nil {
-		ind = addUp(ind, th.ind.hi)
-		dep = addUp(dep, th.at(a.logq[i][0]).hi)
+		ind = outward.AddUp(ind, th.ind.Hi)
+		dep = outward.AddUp(dep, th.at(a.logq[i][0]).Hi)
 		if a.answers[i] == NotAnswered {
-			ind = th.ind.hi
+			ind = th.ind.Hi
 		}
 	}
 	return ind, dep
@@ -478,7 +480,7 @@ func (a *PATEAccount) RDPDependent(order float64) (float64, error) {
 	var total float64
 	for i := range a.answers {
 		_, dep := a.charge(i, gn, th)
-		total = addUp(total, dep)
+		total = outward.AddUp(total, dep)
 	}
 	return total, nil
 }

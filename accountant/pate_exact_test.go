@@ -202,7 +202,7 @@ func gnmaxDirections(t *testing.T, x []int, sigma, order float64) (fwd, rev, rev
 // paper's one-sided value and darrm's default, both directions.
 func gnmaxBounds(x []int, sigma, order float64) (oneSided, both float64) {
 	k := newCurve(gnmaxSlope(sigma), order)
-	return k.at(gnmaxLogQ(x, argmax(x), sigma, DiscreteNoise)).hi, k.at(gnmaxNeighbourLogQ(x, sigma, DiscreteNoise)).hi
+	return k.at(gnmaxLogQ(x, argmax(x), sigma, DiscreteNoise)).Hi, k.at(gnmaxNeighbourLogQ(x, sigma, DiscreteNoise)).Hi
 }
 
 // The examples of the PATE paper's one-sided bound failing in the other
@@ -296,7 +296,7 @@ func TestThresholdBothDirections(t *testing.T) {
 		oneTab, _ := thresholdTable(m, k, c, OneSided)
 		bothTab, _ := thresholdTable(m, k, c, BothDirections)
 		cv := newCurve(thresholdSlope(sigma), order)
-		one, both := cv.at(oneTab[v]).hi, cv.at(bothTab[v]).hi
+		one, both := cv.at(oneTab[v]).Hi, cv.at(bothTab[v]).Hi
 		if l, err := ThresholdNeighbourLogQ(v, k, c, thr, sigma, DiscreteNoise); err != nil || l != bothTab[v] {
 			t.Fatalf("ThresholdNeighbourLogQ %v, %v; table %v", l, err, bothTab[v])
 		}

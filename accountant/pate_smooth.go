@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"sync"
+
+	"github.com/darrm/darrm/internal/outward"
 )
 
 // Smooth sensitivity of PATE's data-dependent cost (PATE paper, Section
@@ -139,7 +141,7 @@ func (g *gnmaxLS) lsAt(L float64) float64 {
 	}
 	u, d := g.moves.both(L)
 	b, bu, bl := g.k.at(L), g.k.at(u), g.k.at(d)
-	return math.Max(0, math.Max(addUp(bu.hi, -b.lo), addUp(b.hi, -bl.lo)))
+	return math.Max(0, math.Max(outward.AddUp(bu.Hi, -b.Lo), outward.AddUp(b.Hi, -bl.Lo)))
 }
 
 // distances returns A(d), d = 0..K: an upper bound on the local
@@ -194,15 +196,15 @@ func (g *gnmaxLS) distances(counts []int, teachers int) []float64 {
 // thresholdLS computes local sensitivities of the threshold step's β at
 // one order from its table over the largest count v.
 type thresholdLS struct {
-	beta []ival // β at v = 0..K
-	lo   int    // the least possible largest count, ceil(K/C)
+	beta []outward.Interval // β at v = 0..K
+	lo   int                // the least possible largest count, ceil(K/C)
 }
 
 // newThresholdLS tabulates β at one order from the threshold step's log q̃
 // at each largest count 0..K, as the account charges it.
 func newThresholdLS(m ConfidentGNMax, order float64, logq []float64, lo int) *thresholdLS {
 	k := newCurve(thresholdSlope(m.Sigma1), order)
-	t := &thresholdLS{beta: make([]ival, len(logq)), lo: lo}
+	t := &thresholdLS{beta: make([]outward.Interval, len(logq)), lo: lo}
 	for v, L := range logq {
 		t.beta[v] = k.at(L)
 	}
@@ -217,7 +219,7 @@ func (t *thresholdLS) at(v int) float64 {
 		if w < t.lo || w >= len(t.beta) {
 			continue
 		}
-		ls = math.Max(ls, math.Max(addUp(t.beta[w].hi, -t.beta[v].lo), addUp(t.beta[v].hi, -t.beta[w].lo)))
+		ls = math.Max(ls, math.Max(outward.AddUp(t.beta[w].Hi, -t.beta[v].Lo), outward.AddUp(t.beta[v].Hi, -t.beta[w].Lo)))
 	}
 	return ls
 }
@@ -265,7 +267,7 @@ func (a *PATEAccount) LocalSensitivity(order float64) ([]float64, error) {
 	if a.mech.Confident() {
 		th = newThresholdLS(a.mech, order, a.thLogQ, leastMaxCount(a.teachers, a.classes))
 	}
-	ind := g.k.ind.hi
+	ind := g.k.ind.Hi
 	// The queries in lsChunks contiguous chunks, each summed on some core,
 	// then the chunks in order: the result does not depend on the cores.
 	n := len(a.answers)
@@ -280,7 +282,7 @@ func (a *PATEAccount) LocalSensitivity(order float64) ([]float64, error) {
 	total := make([]float64, a.teachers+1)
 	for _, part := range parts {
 		for d, x := range part {
-			total[d] = addUp(total[d], x)
+			total[d] = outward.AddUp(total[d], x)
 		}
 	}
 	return total, nil
@@ -317,10 +319,10 @@ func (a *PATEAccount) addLocalSensitivity(total []float64, i int, g *gnmaxLS, th
 		}
 		switch ans {
 		case Answered:
-			s = addUp(s, gl[d])
+			s = outward.AddUp(s, gl[d])
 		case AnswerUnknown:
 			if th == nil {
-				s = addUp(s, gl[d])
+				s = outward.AddUp(s, gl[d])
 				break
 			}
 			// |p·β - p'·β'| <= p·|β - β'| + β'·|p - p'| with p at
@@ -336,9 +338,9 @@ func (a *PATEAccount) addLocalSensitivity(total []float64, i int, g *gnmaxLS, th
 					}
 				}
 			}
-			s = addUp(s, addUp(mulUp(math.Min(1, up(pmax, 8)), gl[d]), mulUp(up(dp, 8)+1e-15, ind)))
+			s = outward.AddUp(s, outward.AddUp(outward.MulUp(math.Min(1, outward.Up(pmax, 8)), gl[d]), outward.MulUp(outward.Up(dp, 8)+1e-15, ind)))
 		}
-		total[d] = addUp(total[d], s)
+		total[d] = outward.AddUp(total[d], s)
 	}
 }
 
@@ -354,7 +356,7 @@ func SmoothSensitivity(ls []float64, beta float64) (float64, error) {
 		if !(l >= 0) {
 			return 0, fmt.Errorf("smooth sensitivity: local sensitivity at distance %d is %v", d, l)
 		}
-		ss = math.Max(ss, mulUp(l, iexp(exact(-beta).mul(exact(float64(d)))).hi))
+		ss = math.Max(ss, outward.MulUp(l, outward.Exp(outward.Exact(-beta).Mul(outward.Exact(float64(d)))).Hi))
 	}
 	return ss, nil
 }
@@ -374,13 +376,13 @@ func GNSSRDP(beta, sigma, order float64) (float64, error) {
 	if err := checkAlpha(order); err != nil {
 		return 0, fmt.Errorf("GNSS: %w", err)
 	}
-	lb := exact(order).mul(exact(beta))
-	if !(lb.hi < 0.5) {
+	lb := outward.Exact(order).Mul(outward.Exact(beta))
+	if !(lb.Hi < 0.5) {
 		return 0, fmt.Errorf("GNSS: %w", &ParamError{Name: "order", Value: order, Rule: fmt.Sprintf("must be below 1/(2·beta) = %v", 0.5/beta)})
 	}
-	a := exact(order).mul(iexp(exact(2 * beta))).div(exact(sigma).mul(exact(sigma)))
-	b := lb.sub(ilog1p(exact(-2).mul(lb)).mul(exact(0.5))).div(exact(order).sub(exact(1)))
-	return a.add(b).hi, nil
+	a := outward.Exact(order).Mul(outward.Exp(outward.Exact(2 * beta))).Div(outward.Exact(sigma).Mul(outward.Exact(sigma)))
+	b := lb.Sub(outward.Log1p(outward.Exact(-2).Mul(lb)).Mul(outward.Exact(0.5))).Div(outward.Exact(order).Sub(outward.Exact(1)))
+	return a.Add(b).Hi, nil
 }
 
 // gnssSigma returns the PATE authors' choice of the GNSS noise for order
@@ -487,7 +489,7 @@ func checkSmoothConditions(sigma float64, classes int, order float64, noise PATE
 		}
 		return true
 	}
-	beta := func(L float64) float64 { return k.at(L).hi }
+	beta := func(L float64) float64 { return k.at(L).Hi }
 	below := math.Nextafter(k.logq0, math.Inf(-1))
 	c5 = nondecreasing(beta, below)
 	if !c5 {
@@ -534,7 +536,7 @@ func GNSSDeviation(ss, sigma, order float64) (float64, error) {
 		return 0, fmt.Errorf("GNSS: %w", err)
 	}
 	floor := gnssMinSteps * GNSSLattice * math.Sqrt(order)
-	return math.Max(mulUp(ss, sigma), floor), nil
+	return math.Max(outward.MulUp(ss, sigma), floor), nil
 }
 
 // GNSSLatticeRDP returns the Rényi DP at order λ of darrm's GNSS release:
@@ -575,8 +577,8 @@ func (a *PATEAccount) EvalMargin(order float64) (float64, error) {
 	}
 	per := gnmaxSlope(a.mech.Sigma2)
 	if a.mech.Confident() {
-		per = per.add(thresholdSlope(a.mech.Sigma1))
+		per = per.Add(thresholdSlope(a.mech.Sigma1))
 	}
-	total := per.mul(exact(order)).mul(exact(float64(len(a.answers))))
-	return mulUp(total.hi, evalMargin), nil
+	total := per.Mul(outward.Exact(order)).Mul(outward.Exact(float64(len(a.answers))))
+	return outward.MulUp(total.Hi, evalMargin), nil
 }

@@ -37,17 +37,17 @@ func TestTheorem6AgainstBig(t *testing.T) {
 		want := exactTheorem6(L, sigma, order)
 		if want.Cmp(bf(1e-50)) < 0 {
 			// Below 2^-256 relative to 1 the reference has no digits left.
-			if b.hi < 0 || b.hi > 1e-49 {
-				t.Fatalf("sigma %v order %v log q %v: %v, exact below 1e-50", sigma, order, L, b.hi)
+			if b.Hi < 0 || b.Hi > 1e-49 {
+				t.Fatalf("sigma %v order %v log q %v: %v, exact below 1e-50", sigma, order, L, b.Hi)
 			}
 			continue
 		}
-		if below(b.hi, want) {
-			t.Fatalf("sigma %v order %v log q %v: %v below the exact %v", sigma, order, L, b.hi, want)
+		if below(b.Hi, want) {
+			t.Fatalf("sigma %v order %v log q %v: %v below the exact %v", sigma, order, L, b.Hi, want)
 		}
 		w, _ := want.Float64()
-		if math.Abs(b.hi-w) > 1e-9*math.Abs(w)+1e-300 {
-			t.Errorf("sigma %v order %v log q %v: %v, exact %v", sigma, order, L, b.hi, w)
+		if math.Abs(b.Hi-w) > 1e-9*math.Abs(w)+1e-300 {
+			t.Errorf("sigma %v order %v log q %v: %v, exact %v", sigma, order, L, b.Hi, w)
 		}
 	}
 	if checked < 100 {
@@ -257,7 +257,7 @@ func TestLocalSensitivityBruteForce(t *testing.T) {
 				if dir == BothDirections {
 					lq = gnmaxNeighbourLogQ(h, c.sigma, c.noise)
 				}
-				beta[i] = g.k.at(lq).hi
+				beta[i] = g.k.at(lq).Hi
 			}
 			trueLS := make([]float64, len(hs))
 			for i := range hs {

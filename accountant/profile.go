@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/roots"
 )
 
@@ -64,10 +65,10 @@ func ComposeProfile(step Guarantee, profile []Guarantee, k int, deltaPrime float
 // δ_total: δ' = 1 - (1-δ_total)/(1-δ)^k, rounded down.
 func slackFor(delta float64, k int, total float64) float64 {
 	// An upper bound of log(1 - δ_total): Log1p is within 1 ulp.
-	keepTotal := up(math.Log1p(-total), 2)
+	keepTotal := outward.Up(math.Log1p(-total), 2)
 	// y >= log(1-δ_total) - k·log(1-δ), so 1 - e^y <= δ'.
-	y := addUp(keepTotal, -down(float64(k)*logKeepDown(delta), 1))
-	return down(-math.Expm1(y), 2)
+	y := outward.AddUp(keepTotal, -outward.Down(float64(k)*logKeepDown(delta), 1))
+	return outward.Down(-math.Expm1(y), 2)
 }
 
 // ProfileTotal is ComposeProfile as a Total: Method Optimal, with Point

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/darrm/darrm/internal/enum"
+	"github.com/darrm/darrm/internal/outward"
 )
 
 // Conversion is a rule that turns a Rényi-DP bound into an (ε, δ)-DP
@@ -114,7 +115,7 @@ func ConvertRDP(r, alpha, delta float64, c Conversion) (float64, error) {
 	if err := checkConversion(delta, c); err != nil {
 		return 0, fmt.Errorf("RDP conversion: %w", err)
 	}
-	return math.Max(0, up(r+conversionCost(alpha-1, -math.Log(delta), c), 8)), nil
+	return math.Max(0, outward.Up(r+conversionCost(alpha-1, -math.Log(delta), c), 8)), nil
 }
 
 // conversionCost returns ε - r at order α = 1 + t, with L = log(1/δ).
@@ -149,7 +150,7 @@ func RhoToDP(rho, delta float64, c Conversion) (eps, alpha float64, err error) {
 	if c == ImprovedConversion {
 		t = rootLog(func(t float64) float64 { return rho*t*t + math.Log1p(t) - L }, hi)
 	}
-	return math.Max(0, up(rho*(1+t)+conversionCost(t, L, c), 8)), 1 + t, nil
+	return math.Max(0, outward.Up(rho*(1+t)+conversionCost(t, L, c), 8)), 1 + t, nil
 }
 
 // RhoForDP returns the largest slope ρ such that a mechanism with RDP curve

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/internal/bigmath"
+	"github.com/darrm/darrm/internal/outward"
 )
 
 // Exact references in math/big, 256 bits: far below one float64 ulp.
@@ -84,7 +85,7 @@ func TestOutwardRoundingAgainstBig(t *testing.T) {
 		}
 		e, _ := exact.Float64()
 		if e > 0 {
-			worst = math.Max(worst, (got-e)/(e*ulp))
+			worst = math.Max(worst, (got-e)/(e*outward.ULP))
 		}
 	}
 	for range n {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/roots"
 )
 
@@ -44,7 +45,7 @@ func newRunCurves(s Spend, k int) runCurves {
 		return r
 	}
 	if !s.Discrete {
-		mu2 := mulUp(float64(k), s.mu2())
+		mu2 := outward.MulUp(float64(k), s.mu2())
 		r.delta = func(eps float64) float64 { return gdpDelta(eps, mu2) }
 		return r
 	}
@@ -59,7 +60,7 @@ func newRunCurves(s Spend, k int) runCurves {
 // integer order in [2, 4096].
 func (r runCurves) renyiEps(delta float64, c Conversion) (float64, bool) {
 	if rho, ok := r.s.Rho(); ok {
-		eps, _, err := RhoToDP(mulUp(float64(r.k), rho), delta, c)
+		eps, _, err := RhoToDP(outward.MulUp(float64(r.k), rho), delta, c)
 		return eps, err == nil
 	}
 	if _, ok := r.s.RDP(2); !ok {
@@ -68,7 +69,7 @@ func (r runCurves) renyiEps(delta float64, c Conversion) (float64, bool) {
 	best := math.Inf(1)
 	for a := 2; a <= maxSGMOrder; a++ {
 		one, _ := r.s.RDP(float64(a))
-		eps, err := ConvertRDP(mulUp(float64(r.k), one), float64(a), delta, c)
+		eps, err := ConvertRDP(outward.MulUp(float64(r.k), one), float64(a), delta, c)
 		if err == nil && eps < best {
 			best = eps
 		}
@@ -130,7 +131,7 @@ func laplaceRun(p LaplacePart, k int) func(delta float64) (float64, bool) {
 			return 0, false
 		}
 		c := newRRComp(p.coordEps(), n)
-		return up(c.epsFor(delta), optimalMargin), true
+		return outward.Up(c.epsFor(delta), optimalMargin), true
 	}
 }
 

@@ -3,6 +3,8 @@ package accountant
 import (
 	"fmt"
 	"math"
+
+	"github.com/darrm/darrm/internal/outward"
 )
 
 // Sequence is a sequence of adaptively composed steps, each (ε_i, δ_i)-DP,
@@ -59,11 +61,11 @@ func (s Sequence) Add(step Guarantee, k int) (Sequence, error) {
 	}
 	s.Steps += k
 	n, e := float64(k), step.Eps
-	s.SumEps = addUp(s.SumEps, mulUp(n, e))
-	s.SumDelta = addUp(s.SumDelta, mulUp(n, step.Delta))
-	s.SumTanh = addUp(s.SumTanh, up(n*e*math.Tanh(e/2), 4))
-	s.SumSq = addUp(s.SumSq, up(n*e*e, 2))
-	s.SumLogKeep = addDown(s.SumLogKeep, down(n*logKeepDown(step.Delta), 1))
+	s.SumEps = outward.AddUp(s.SumEps, outward.MulUp(n, e))
+	s.SumDelta = outward.AddUp(s.SumDelta, outward.MulUp(n, step.Delta))
+	s.SumTanh = outward.AddUp(s.SumTanh, outward.Up(n*e*math.Tanh(e/2), 4))
+	s.SumSq = outward.AddUp(s.SumSq, outward.Up(n*e*e, 2))
+	s.SumLogKeep = outward.AddDown(s.SumLogKeep, outward.Down(n*logKeepDown(step.Delta), 1))
 	return s, nil
 }
 
@@ -78,7 +80,7 @@ func (s Sequence) AddSpend(step Spend, k int) (Sequence, error) {
 		return next, err
 	}
 	if rho, ok := step.Rho(); ok {
-		next.Rho = addUp(next.Rho, mulUp(float64(k), rho))
+		next.Rho = outward.AddUp(next.Rho, outward.MulUp(float64(k), rho))
 	} else {
 		next.Curveless += k
 	}
@@ -132,7 +134,7 @@ func sequenceOf(runs []Run) (Sequence, error) {
 func (s Sequence) simple() Guarantee {
 	if !s.Mixed {
 		n := float64(s.Steps)
-		return Guarantee{Eps: mulUp(n, s.Step.Eps), Delta: mulUp(n, s.Step.Delta)}
+		return Guarantee{Eps: outward.MulUp(n, s.Step.Eps), Delta: outward.MulUp(n, s.Step.Delta)}
 	}
 	return Guarantee{Eps: s.SumEps, Delta: s.SumDelta}
 }

@@ -3,6 +3,8 @@ package accountant
 import (
 	"fmt"
 	"math"
+
+	"github.com/darrm/darrm/internal/outward"
 )
 
 // SGMRDP returns the Rényi DP at integer order α >= 2 of one step of the
@@ -56,8 +58,8 @@ func SGMRDP(q, sigma float64, alpha int) (float64, error) {
 	// Each term's exponent is within a few ulps of its largest part
 	// (lgamma and the products); the sum of exponentials adds relative
 	// error (α+1)·2^-53. Raise by both.
-	absErr := 8*ulp*(math.Abs(lgA)+math.Abs(maxT)+a*math.Abs(logQ)+a*a/(sigma*sigma)) + float64(alpha+2)*ulp
-	return math.Max(0, up((logA+absErr)/(a-1), 4)), nil
+	absErr := 8*outward.ULP*(math.Abs(lgA)+math.Abs(maxT)+a*math.Abs(logQ)+a*a/(sigma*sigma)) + float64(alpha+2)*outward.ULP
+	return math.Max(0, outward.Up((logA+absErr)/(a-1), 4)), nil
 }
 
 // SGM is a run of DP-SGD as the accountant sees it: Steps steps of the
@@ -112,7 +114,7 @@ func (s SGM) Eps(delta float64, c Conversion) (eps float64, alpha int, err error
 		if err != nil {
 			return 0, 0, fmt.Errorf("DP-SGD: %w", err)
 		}
-		e, err := ConvertRDP(mulUp(float64(s.Steps), r), float64(a), delta, c)
+		e, err := ConvertRDP(outward.MulUp(float64(s.Steps), r), float64(a), delta, c)
 		if err != nil {
 			return 0, 0, fmt.Errorf("DP-SGD: %w", err)
 		}
