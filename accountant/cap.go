@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/internal/enum"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // Shares says how the training data of an ensemble's teachers relate, as
@@ -136,7 +137,7 @@ func TeacherCap(teacher Guarantee, k int, shares Shares, deltaPrime float64) (Ca
 	default:
 		return Cap{}, fmt.Errorf("teacher cap: %w", &SettingError{Name: "shares", Value: shares.String(), Rule: "must be disjoint or shared"})
 	}
-	if err := checkOpenUnit("delta'", deltaPrime); err != nil {
+	if err := param.OpenUnit("delta'", deltaPrime); err != nil {
 		return Cap{}, fmt.Errorf("teacher cap: %w", err)
 	}
 	methods := []Method{Simple, General, Optimal}
@@ -268,7 +269,7 @@ func MaxStepsCapped(step, budget Guarantee, m Method, deltaPrime float64, c *Cap
 		return 0, wrap(err)
 	}
 	if m != Simple {
-		if err := checkOpenUnit("delta'", deltaPrime); err != nil {
+		if err := param.OpenUnit("delta'", deltaPrime); err != nil {
 			return 0, wrap(err)
 		}
 	}

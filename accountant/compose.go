@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // Method is a composition theorem: for (ε, δ)-DP mechanisms Simple
@@ -133,14 +134,14 @@ type Run struct {
 
 // checkRuns checks a heterogeneous sequence of runs.
 func checkRuns(runs []Run) error {
-	if err := checkCount("len(runs)", len(runs), 1); err != nil {
+	if err := param.Count("len(runs)", len(runs), 1); err != nil {
 		return err
 	}
 	for i, r := range runs {
 		if err := checkStep("", r.Step); err != nil {
 			return fmt.Errorf("run %d: %w", i, err)
 		}
-		if err := checkCount("k", r.K, 1); err != nil {
+		if err := param.Count("k", r.K, 1); err != nil {
 			return fmt.Errorf("run %d: %w", i, err)
 		}
 	}
@@ -187,7 +188,7 @@ func ComposeGeneral(step Guarantee, k int, deltaPrime float64) (Guarantee, error
 func ComposeGeneralSeq(runs []Run, deltaPrime float64) (Guarantee, error) {
 	s, err := sequenceOf(runs)
 	if err == nil {
-		err = checkOpenUnit("delta'", deltaPrime)
+		err = param.OpenUnit("delta'", deltaPrime)
 	}
 	if err != nil {
 		return Guarantee{}, fmt.Errorf("general composition: %w", err)
@@ -217,14 +218,14 @@ func checkSimple(step Guarantee, k int) error {
 	if err := checkStep("", step); err != nil {
 		return err
 	}
-	return checkCount("k", k, 1)
+	return param.Count("k", k, 1)
 }
 
 func checkSlack(step Guarantee, k int, deltaPrime float64) error {
 	if err := checkSimple(step, k); err != nil {
 		return err
 	}
-	return checkOpenUnit("delta'", deltaPrime)
+	return param.OpenUnit("delta'", deltaPrime)
 }
 
 // deltaUp returns an upper bound of 1 - e^s, the total δ of a composition,

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/darrm/darrm/internal/enum"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/roots"
 )
 
@@ -19,10 +20,10 @@ const (
 // (App. B.4.1): λ = λ_min + 0.5j <= 500 for j = 0, 1, ..., with
 // λ_min = log(1/δ)/ε + 1. It is empty when λ_min > 500.
 func GNMaxLambdaGrid(target Guarantee) ([]float64, error) {
-	if err := checkPositive("eps", target.Eps); err != nil {
+	if err := param.Positive("eps", target.Eps); err != nil {
 		return nil, fmt.Errorf("GNMax grid: %w", err)
 	}
-	if err := checkOpenUnit("delta", target.Delta); err != nil {
+	if err := param.OpenUnit("delta", target.Delta); err != nil {
 		return nil, fmt.Errorf("GNMax grid: %w", err)
 	}
 	lmin := -math.Log(target.Delta)/target.Eps + 1
@@ -42,10 +43,10 @@ func GNMaxLambdaGrid(target Guarantee) ([]float64, error) {
 // λ <= λ_min = log(1/δ)/ε + 1, where no noise suffices, and at λ_min up to
 // rounding, where the denominator is pure cancellation.
 func GNMaxSigma2(target Guarantee, lambda float64) (float64, error) {
-	if err := checkPositive("eps", target.Eps); err != nil {
+	if err := param.Positive("eps", target.Eps); err != nil {
 		return 0, fmt.Errorf("GNMax: %w", err)
 	}
-	if err := checkOpenUnit("delta", target.Delta); err != nil {
+	if err := param.OpenUnit("delta", target.Delta); err != nil {
 		return 0, fmt.Errorf("GNMax: %w", err)
 	}
 	if !(lambda > 1) || math.IsInf(lambda, 1) {

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/roots"
 )
 
@@ -51,13 +52,13 @@ func erfcBounds(n, d float64) (lo, hi float64) {
 // formula above). Every probability is bracketed outward, so the bound
 // holds for the exact real-number curve; it exceeds it by a few ulps.
 func GNMaxBitDelta(eps, sigma float64, k int) (float64, error) {
-	if err := checkPositive("eps", eps); err != nil {
+	if err := param.Positive("eps", eps); err != nil {
 		return 0, fmt.Errorf("GNMax bit: %w", err)
 	}
-	if err := checkPositive("sigma", sigma); err != nil {
+	if err := param.Positive("sigma", sigma); err != nil {
 		return 0, fmt.Errorf("GNMax bit: %w", err)
 	}
-	if err := checkCount("K", k, 1); err != nil {
+	if err := param.Count("K", k, 1); err != nil {
 		return 0, fmt.Errorf("GNMax bit: %w", err)
 	}
 	e := outward.Down(math.Exp(eps), 2)
@@ -102,13 +103,13 @@ func GNMaxBitDelta(eps, sigma float64, k int) (float64, error) {
 // the σ returned is a crossing of the target, and more noise than it
 // may not meet the target.
 func GNMaxSigmaTight(target Guarantee, k int) (float64, error) {
-	if err := checkPositive("eps", target.Eps); err != nil {
+	if err := param.Positive("eps", target.Eps); err != nil {
 		return 0, fmt.Errorf("GNMax tight: %w", err)
 	}
-	if err := checkDelta("delta", target.Delta); err != nil {
+	if err := param.Delta("delta", target.Delta); err != nil {
 		return 0, fmt.Errorf("GNMax tight: %w", err)
 	}
-	if err := checkCount("K", k, 1); err != nil {
+	if err := param.Count("K", k, 1); err != nil {
 		return 0, fmt.Errorf("GNMax tight: %w", err)
 	}
 	meets := func(sigma float64) bool {

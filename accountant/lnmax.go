@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/noise"
 )
 
@@ -74,7 +75,7 @@ func (m LNMax) RDP(order float64) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := checkAlpha(order); err != nil {
+	if err := param.Alpha(order); err != nil {
 		return 0, fmt.Errorf("LNMax: %w", err)
 	}
 	z := outward.Exact(order).Mul(outward.Exact(eps)).Mul(outward.Exact(eps)).Div(outward.Exact(2))
@@ -106,7 +107,7 @@ func LNMaxAccount(m LNMax, queries int, delta float64, orders []float64, c Conve
 	if err != nil {
 		return LNMaxResult{}, err
 	}
-	if err := checkCount("queries", queries, 0); err != nil {
+	if err := param.Count("queries", queries, 0); err != nil {
 		return LNMaxResult{}, fmt.Errorf("LNMax: %w", err)
 	}
 	if err := checkConversion(delta, c); err != nil {

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/darrm/darrm/internal/enum"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/roots"
 )
 
@@ -21,13 +22,13 @@ type PABI struct {
 }
 
 func (p PABI) validate() error {
-	if err := checkPositive("G", p.G); err != nil {
+	if err := param.Positive("G", p.G); err != nil {
 		return err
 	}
-	if err := checkCount("epochs", p.Epochs, 1); err != nil {
+	if err := param.Count("epochs", p.Epochs, 1); err != nil {
 		return err
 	}
-	return checkCount("dilution", p.Dilution, 1)
+	return param.Count("dilution", p.Dilution, 1)
 }
 
 // coef returns the total RDP slope times σ².
@@ -92,10 +93,10 @@ func (p PABI) SigmaTable43(target Guarantee) (sigma, alpha float64, err error) {
 	if err := p.validate(); err != nil {
 		return 0, 0, fmt.Errorf("PABI: %w", err)
 	}
-	if err := checkPositive("eps", target.Eps); err != nil {
+	if err := param.Positive("eps", target.Eps); err != nil {
 		return 0, 0, fmt.Errorf("PABI: %w", err)
 	}
-	if err := checkOpenUnit("delta", target.Delta); err != nil {
+	if err := param.OpenUnit("delta", target.Delta); err != nil {
 		return 0, 0, fmt.Errorf("PABI: %w", err)
 	}
 	eps, L := target.Eps, -math.Log(target.Delta)
@@ -190,7 +191,7 @@ func (p PABI) check(sigma float64) error {
 	if err := p.validate(); err != nil {
 		return fmt.Errorf("PABI: %w", err)
 	}
-	if err := checkPositive("sigma", sigma); err != nil {
+	if err := param.Positive("sigma", sigma); err != nil {
 		return fmt.Errorf("PABI: %w", err)
 	}
 	return nil

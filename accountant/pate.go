@@ -7,6 +7,7 @@ import (
 
 	"github.com/darrm/darrm/internal/enum"
 	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/roots"
 	"github.com/darrm/darrm/noise"
 )
@@ -119,7 +120,7 @@ func checkNoise(name string, sigma float64, kind PATENoise) error {
 	if err := checkNoiseKind(kind); err != nil {
 		return err
 	}
-	if err := checkPositive(name, sigma); err != nil {
+	if err := param.Positive(name, sigma); err != nil {
 		return err
 	}
 	if kind == DiscreteNoise && !(sigma >= minDiscreteSigma && sigma <= noise.MaxScale) {
@@ -330,10 +331,10 @@ func ThresholdLogQ(maxCount int, threshold, sigma1 float64, noise PATENoise) (lo
 // Q̃ (ThresholdRDP) bounds the Rényi divergence in both directions
 // (BothDirections).
 func ThresholdNeighbourLogQ(maxCount, teachers, classes int, threshold, sigma1 float64, noise PATENoise) (float64, error) {
-	if err := checkCount("teachers", teachers, 1); err != nil {
+	if err := param.Count("teachers", teachers, 1); err != nil {
 		return 0, fmt.Errorf("threshold q: %w", err)
 	}
-	if err := checkCount("classes", classes, 2); err != nil {
+	if err := param.Count("classes", classes, 2); err != nil {
 		return 0, fmt.Errorf("threshold q: %w", err)
 	}
 	lo := leastMaxCount(teachers, classes)
@@ -488,10 +489,10 @@ func discreteNorm(sigma float64) float64 {
 // step, whose input (the largest count) has sensitivity 1, has λ/(2σ1²):
 // ThresholdRDPIndependent.
 func GNMaxRDPIndependent(sigma, order float64) (float64, error) {
-	if err := checkPositive("sigma", sigma); err != nil {
+	if err := param.Positive("sigma", sigma); err != nil {
 		return 0, fmt.Errorf("GNMax RDP: %w", err)
 	}
-	if err := checkAlpha(order); err != nil {
+	if err := param.Alpha(order); err != nil {
 		return 0, fmt.Errorf("GNMax RDP: %w", err)
 	}
 	return newCurve(gnmaxSlope(sigma), order).ind.Hi, nil
@@ -500,10 +501,10 @@ func GNMaxRDPIndependent(sigma, order float64) (float64, error) {
 // ThresholdRDPIndependent returns λ/(2σ1²), the data-independent Rényi DP
 // at order λ of the threshold step with noise σ1.
 func ThresholdRDPIndependent(sigma1, order float64) (float64, error) {
-	if err := checkPositive("sigma1", sigma1); err != nil {
+	if err := param.Positive("sigma1", sigma1); err != nil {
 		return 0, fmt.Errorf("threshold RDP: %w", err)
 	}
-	if err := checkAlpha(order); err != nil {
+	if err := param.Alpha(order); err != nil {
 		return 0, fmt.Errorf("threshold RDP: %w", err)
 	}
 	return newCurve(thresholdSlope(sigma1), order).ind.Hi, nil
@@ -541,10 +542,10 @@ func checkRDPArgs(logq, sigma, order float64) error {
 	if !(logq <= 0) {
 		return &ParamError{Name: "log q", Value: logq, Rule: "must be <= 0"}
 	}
-	if err := checkPositive("sigma", sigma); err != nil {
+	if err := param.Positive("sigma", sigma); err != nil {
 		return err
 	}
-	return checkAlpha(order)
+	return param.Alpha(order)
 }
 
 // gnmaxSlope returns 1/σ², the slope of GNMax's Rényi curve ε(μ) = μ/σ².

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // ConfidentGNMax is a PATE aggregator of K teachers' votes over C classes
@@ -163,10 +164,10 @@ func NewPATEAccountWith(m ConfidentGNMax, teachers, classes int, opt PATEOptions
 	if err := m.ValidateFor(teachers); err != nil {
 		return nil, fmt.Errorf("PATE account: %w", err)
 	}
-	if err := checkCount("teachers", teachers, 1); err != nil {
+	if err := param.Count("teachers", teachers, 1); err != nil {
 		return nil, fmt.Errorf("PATE account: %w", err)
 	}
-	if err := checkCount("classes", classes, 2); err != nil {
+	if err := param.Count("classes", classes, 2); err != nil {
 		return nil, fmt.Errorf("PATE account: %w", err)
 	}
 	if opt.Directions != BothDirections && opt.Directions != OneSided {
@@ -182,7 +183,7 @@ func NewPATEAccountWith(m ConfidentGNMax, teachers, classes int, opt PATEOptions
 	a := &PATEAccount{mech: m, directions: opt.Directions, orders: append([]float64(nil), orders...), teachers: teachers, classes: classes,
 		ind: make([]float64, len(orders)), dep: make([]float64, len(orders)), mode: -1}
 	for _, o := range orders {
-		if err := checkAlpha(o); err != nil {
+		if err := param.Alpha(o); err != nil {
 			return nil, fmt.Errorf("PATE account: %w", err)
 		}
 		a.gn = append(a.gn, newCurve(gnmaxSlope(m.Sigma2), o))
@@ -469,7 +470,7 @@ func bestOrder(orders, rdp []float64, delta float64, c Conversion) (OrderEps, er
 // RDPDependent returns the data-dependent total at one order (which need
 // not be on the grid), as Add charged it.
 func (a *PATEAccount) RDPDependent(order float64) (float64, error) {
-	if err := checkAlpha(order); err != nil {
+	if err := param.Alpha(order); err != nil {
 		return 0, fmt.Errorf("PATE account: %w", err)
 	}
 	var gn, th *curve

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // Smooth sensitivity of PATE's data-dependent cost (PATE paper, Section
@@ -255,7 +256,7 @@ func (t *thresholdLS) distances(v int) []float64 {
 // It requires conditions C5 and C6 of the PATE paper (CheckSmoothConditions)
 // for σ2, C and λ, and returns an error when they fail.
 func (a *PATEAccount) LocalSensitivity(order float64) ([]float64, error) {
-	if err := checkAlpha(order); err != nil {
+	if err := param.Alpha(order); err != nil {
 		return nil, fmt.Errorf("PATE smooth sensitivity: %w", err)
 	}
 	if c5, c6 := CheckSmoothConditions(a.mech.Sigma2, a.classes, order, a.mech.Noise); !c5 || !c6 {
@@ -348,7 +349,7 @@ func (a *PATEAccount) addLocalSensitivity(total []float64, i int, g *gnmaxLS, th
 // of a function whose local sensitivity at distance d is at most ls[d]
 // (Nissim, Raskhodnikova and Smith 2007), rounded up.
 func SmoothSensitivity(ls []float64, beta float64) (float64, error) {
-	if err := checkPositive("beta", beta); err != nil {
+	if err := param.Positive("beta", beta); err != nil {
 		return 0, fmt.Errorf("smooth sensitivity: %w", err)
 	}
 	var ss float64
@@ -367,13 +368,13 @@ func SmoothSensitivity(ls []float64, beta float64) (float64, error) {
 //
 //	λ·e^{2β}/σ² + (βλ - log(1 - 2λβ)/2)/(λ - 1),  1 < λ < 1/(2β).
 func GNSSRDP(beta, sigma, order float64) (float64, error) {
-	if err := checkPositive("beta", beta); err != nil {
+	if err := param.Positive("beta", beta); err != nil {
 		return 0, fmt.Errorf("GNSS: %w", err)
 	}
-	if err := checkPositive("sigma", sigma); err != nil {
+	if err := param.Positive("sigma", sigma); err != nil {
 		return 0, fmt.Errorf("GNSS: %w", err)
 	}
-	if err := checkAlpha(order); err != nil {
+	if err := param.Alpha(order); err != nil {
 		return 0, fmt.Errorf("GNSS: %w", err)
 	}
 	lb := outward.Exact(order).Mul(outward.Exact(beta))
@@ -389,7 +390,7 @@ func GNSSRDP(beta, sigma, order float64) (float64, error) {
 // λ, β and smooth sensitivity ss: σ = (λe^{2β}/ss)^{1/3}, the minimiser of
 // λe^{2β}/σ² + 2·ss·σ (GNSS's cost plus two deviations of its noise).
 func gnssSigma(beta, ss, order float64) (float64, error) {
-	if err := checkPositive("smooth sensitivity", ss); err != nil {
+	if err := param.Positive("smooth sensitivity", ss); err != nil {
 		return 0, fmt.Errorf("GNSS: %w", err)
 	}
 	return math.Cbrt(order * math.Exp(2*beta) / ss), nil
@@ -526,13 +527,13 @@ const gnssMinSteps = 1 << 10
 // floor is a constant, so max(ss, floor/sigma) is β-smooth when ss is, and
 // still bounds the local sensitivity.
 func GNSSDeviation(ss, sigma, order float64) (float64, error) {
-	if err := checkAtLeast("smooth sensitivity", ss, 0); err != nil {
+	if err := param.AtLeast("smooth sensitivity", ss, 0); err != nil {
 		return 0, fmt.Errorf("GNSS: %w", err)
 	}
-	if err := checkPositive("sigma", sigma); err != nil {
+	if err := param.Positive("sigma", sigma); err != nil {
 		return 0, fmt.Errorf("GNSS: %w", err)
 	}
-	if err := checkAlpha(order); err != nil {
+	if err := param.Alpha(order); err != nil {
 		return 0, fmt.Errorf("GNSS: %w", err)
 	}
 	floor := gnssMinSteps * GNSSLattice * math.Sqrt(order)
@@ -572,7 +573,7 @@ const evalMargin = 2e-9
 // λ for the evaluation's rounding: 2·10^-9 times the data-independent
 // total at λ (a number that does not depend on the votes).
 func (a *PATEAccount) EvalMargin(order float64) (float64, error) {
-	if err := checkAlpha(order); err != nil {
+	if err := param.Alpha(order); err != nil {
 		return 0, fmt.Errorf("PATE account: %w", err)
 	}
 	per := gnmaxSlope(a.mech.Sigma2)

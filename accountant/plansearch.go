@@ -3,6 +3,7 @@ package accountant
 import (
 	"fmt"
 
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/roots"
 )
 
@@ -67,7 +68,7 @@ func RunFits(s Spend, k int, budget Guarantee, m Method, deltaPrime float64) (bo
 	if err := s.Check(); err != nil {
 		return false, fmt.Errorf("run fits: %w", err)
 	}
-	if err := checkCount("steps", k, 1); err != nil {
+	if err := param.Count("steps", k, 1); err != nil {
 		return false, fmt.Errorf("run fits: %w", err)
 	}
 	return runFits(s, k, budget, m, deltaPrime), nil

@@ -6,6 +6,7 @@ import (
 
 	"github.com/darrm/darrm/internal/enum"
 	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // Conversion is a rule that turns a Rényi-DP bound into an (ε, δ)-DP
@@ -58,10 +59,10 @@ func (c *Conversion) UnmarshalText(b []byte) error { return conversionNames.Unma
 // ρ = 2G²/σ² (Lemma 4.5.2). Composition adds slopes, and
 // RhoToDP and RhoForDP convert them exactly.
 func GaussianRho(sensitivity, sigma float64) (float64, error) {
-	if err := checkPositive("sensitivity", sensitivity); err != nil {
+	if err := param.Positive("sensitivity", sensitivity); err != nil {
 		return 0, fmt.Errorf("gaussian RDP: %w", err)
 	}
-	if err := checkPositive("sigma", sigma); err != nil {
+	if err := param.Positive("sigma", sigma); err != nil {
 		return 0, fmt.Errorf("gaussian RDP: %w", err)
 	}
 	r := sensitivity / sigma
@@ -80,7 +81,7 @@ type Gaussian struct {
 // Rho returns the slope ρ of the run's RDP curve ε(α) = ρ·α: Steps times
 // GaussianRho (Mironov 2017, Prop. 7; composition, Prop. 1).
 func (g Gaussian) Rho() (float64, error) {
-	if err := checkCount("steps", g.Steps, 1); err != nil {
+	if err := param.Count("steps", g.Steps, 1); err != nil {
 		return 0, fmt.Errorf("Gaussian mechanism: %w", err)
 	}
 	one, err := GaussianRho(g.Sensitivity, g.Sigma*g.Sensitivity)
@@ -106,10 +107,10 @@ func (g Gaussian) Eps(delta, alpha float64, c Conversion) (eps, order float64, e
 // under conversion c, at the given order α. A result below 0 is reported
 // as 0: (ε, δ)-DP with ε < 0 implies (0, δ)-DP.
 func ConvertRDP(r, alpha, delta float64, c Conversion) (float64, error) {
-	if err := checkAtLeast("rdp", r, 0); err != nil {
+	if err := param.AtLeast("rdp", r, 0); err != nil {
 		return 0, fmt.Errorf("RDP conversion: %w", err)
 	}
-	if err := checkAlpha(alpha); err != nil {
+	if err := param.Alpha(alpha); err != nil {
 		return 0, fmt.Errorf("RDP conversion: %w", err)
 	}
 	if err := checkConversion(delta, c); err != nil {
@@ -138,7 +139,7 @@ func conversionCost(t, L float64, c Conversion) float64 {
 // increasing function ρ(α-1)² + log α - L, found by bisection to machine
 // precision. A result below 0 is reported as 0.
 func RhoToDP(rho, delta float64, c Conversion) (eps, alpha float64, err error) {
-	if err := checkPositive("rho", rho); err != nil {
+	if err := param.Positive("rho", rho); err != nil {
 		return 0, 0, fmt.Errorf("RDP conversion: %w", err)
 	}
 	if err := checkConversion(delta, c); err != nil {
@@ -163,7 +164,7 @@ func RhoToDP(rho, delta float64, c Conversion) (eps, alpha float64, err error) {
 // ε = cost(α) - α·cost'(α), which decreases in α on (1, 1/δ), where the
 // optimum lies; it is found by bisection to machine precision.
 func RhoForDP(target Guarantee, c Conversion) (rho, alpha float64, err error) {
-	if err := checkPositive("eps", target.Eps); err != nil {
+	if err := param.Positive("eps", target.Eps); err != nil {
 		return 0, 0, fmt.Errorf("RDP calibration: %w", err)
 	}
 	if err := checkConversion(target.Delta, c); err != nil {
@@ -190,7 +191,7 @@ func checkConversion(delta float64, c Conversion) error {
 	if c != PaperConversion && c != ImprovedConversion {
 		return fmt.Errorf("unknown conversion %v", c)
 	}
-	return checkOpenUnit("delta", delta)
+	return param.OpenUnit("delta", delta)
 }
 
 // rootLog returns the root in (0, hi] of f, which is increasing, negative

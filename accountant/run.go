@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/roots"
 )
 
@@ -147,7 +148,7 @@ func ComposeRun(s Spend, k int, delta, deltaPrime float64, c Conversion) ([]Tota
 	if err := s.Check(); err != nil {
 		return nil, fmt.Errorf("compose run: %w", err)
 	}
-	if err := checkCount("steps", k, 1); err != nil {
+	if err := param.Count("steps", k, 1); err != nil {
 		return nil, fmt.Errorf("compose run: %w", err)
 	}
 	if err := checkConversion(delta, c); err != nil {

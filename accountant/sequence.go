@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // Sequence is a sequence of adaptively composed steps, each (ε_i, δ_i)-DP,
@@ -171,7 +172,7 @@ func (s Sequence) Totals(deltaPrime float64) ([]Composed, error) {
 	if s.Steps == 0 {
 		return []Composed{{Method: Simple}}, nil
 	}
-	if err := checkOpenUnit("delta'", deltaPrime); err != nil {
+	if err := param.OpenUnit("delta'", deltaPrime); err != nil {
 		return nil, fmt.Errorf("sequence: %w", err)
 	}
 	simple := Composed{s.simple(), Simple}

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // SGMRDP returns the Rényi DP at integer order α >= 2 of one step of the
@@ -22,7 +23,7 @@ func SGMRDP(q, sigma float64, alpha int) (float64, error) {
 	if !(q >= 0 && q <= 1) {
 		return 0, fmt.Errorf("sampled Gaussian RDP: %w", &ParamError{Name: "q", Value: q, Rule: "must be a sampling rate in [0, 1]"})
 	}
-	if err := checkPositive("sigma", sigma); err != nil {
+	if err := param.Positive("sigma", sigma); err != nil {
 		return 0, fmt.Errorf("sampled Gaussian RDP: %w", err)
 	}
 	if alpha < 2 {
@@ -74,7 +75,7 @@ type SGM struct {
 // SamplingRate returns the Poisson sampling rate batch/n of DP-SGD with
 // expected batch size batch on n records, 1 <= batch <= n.
 func SamplingRate(batch, n int) (float64, error) {
-	if err := checkCount("n", n, 1); err != nil {
+	if err := param.Count("n", n, 1); err != nil {
 		return 0, fmt.Errorf("DP-SGD: %w", err)
 	}
 	if batch < 1 || batch > n {
@@ -89,7 +90,7 @@ func EpochSteps(epochs, batch, n int) (int, error) {
 	if _, err := SamplingRate(batch, n); err != nil {
 		return 0, err
 	}
-	if err := checkCount("epochs", epochs, 1); err != nil {
+	if err := param.Count("epochs", epochs, 1); err != nil {
 		return 0, fmt.Errorf("DP-SGD: %w", err)
 	}
 	return (epochs*n + batch - 1) / batch, nil
@@ -102,7 +103,7 @@ const maxSGMOrder = 4096
 // the run is (ε, δ)-DP under conversion c, and that α: Steps·SGMRDP(α)
 // converted at α.
 func (s SGM) Eps(delta float64, c Conversion) (eps float64, alpha int, err error) {
-	if err := checkCount("steps", s.Steps, 1); err != nil {
+	if err := param.Count("steps", s.Steps, 1); err != nil {
 		return 0, 0, fmt.Errorf("DP-SGD: %w", err)
 	}
 	if err := checkConversion(delta, c); err != nil {

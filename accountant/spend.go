@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // SpendKind is what a Spend knows of its mechanism beyond its (ε, δ):
@@ -137,10 +138,10 @@ func (s Spend) Check() error {
 			return fmt.Errorf("gaussian spend: no noise parts")
 		}
 		for _, p := range s.Gaussian {
-			if err := checkPositive("sigma", p.Sigma); err != nil {
+			if err := param.Positive("sigma", p.Sigma); err != nil {
 				return fmt.Errorf("gaussian spend: %w", err)
 			}
-			if err := checkCount("coords", p.Coords, 1); err != nil {
+			if err := param.Count("coords", p.Coords, 1); err != nil {
 				return fmt.Errorf("gaussian spend: %w", err)
 			}
 		}
@@ -148,7 +149,7 @@ func (s Spend) Check() error {
 		if !(s.Q > 0 && s.Q <= 1) {
 			return fmt.Errorf("sampled Gaussian spend: %w", &ParamError{Name: "q", Value: s.Q, Rule: "must be in (0, 1]"})
 		}
-		if err := checkPositive("sigma", s.Sigma); err != nil {
+		if err := param.Positive("sigma", s.Sigma); err != nil {
 			return fmt.Errorf("sampled Gaussian spend: %w", err)
 		}
 	case OneBitSpend:
@@ -166,10 +167,10 @@ func (s Spend) Check() error {
 		if s.Laplace == nil {
 			return fmt.Errorf("laplace spend: no noise")
 		}
-		if err := checkPositive("scale", s.Laplace.Scale); err != nil {
+		if err := param.Positive("scale", s.Laplace.Scale); err != nil {
 			return fmt.Errorf("laplace spend: %w", err)
 		}
-		if err := checkCount("coords", s.Laplace.Coords, 1); err != nil {
+		if err := param.Count("coords", s.Laplace.Coords, 1); err != nil {
 			return fmt.Errorf("laplace spend: %w", err)
 		}
 	default:
