@@ -6,7 +6,6 @@ import (
 
 	"github.com/darrm/darrm/internal/enum"
 	"github.com/darrm/darrm/internal/param"
-	"github.com/darrm/darrm/internal/roots"
 )
 
 // GNMax's grid search as App. B.4.1 describes it: λ from λ_min in steps of
@@ -95,40 +94,11 @@ func GNMaxSigmaGrid(target Guarantee) (sigma, lambda float64, err error) {
 // objective that GNMaxSigmaGrid samples: σ = 1/(sqrt(L+ε) - sqrt(L)),
 // λ = 1 + sqrt(L)/(sqrt(L+ε) - sqrt(L)), L = log(1/δ).
 func GNMaxSigma(target Guarantee, c Conversion) (sigma, lambda float64, err error) {
-	rho, _, err := RhoForDP(target, c)
-	if err != nil {
-		return 0, 0, fmt.Errorf("GNMax: %w", err)
-	}
-	sigma, lambda, err = sigmaFor(1, rho, target, c)
+	sigma, lambda, err = SigmaFor(1, target, c)
 	if err != nil {
 		return 0, 0, fmt.Errorf("GNMax: %w", err)
 	}
 	return sigma, lambda, nil
-}
-
-// sigmaFor returns σ = sqrt(coef/ρ), the noise at which a curve with slope
-// coef/σ² has slope ρ, raised by as much as rounding needs (one ulp, then
-// geometrically more) so that both ways a caller may recompute ε meet the
-// target in floating point: RhoToDP(coef/σ²), and ConvertRDP at the
-// returned order α; and that α.
-func sigmaFor(coef, rho float64, target Guarantee, c Conversion) (sigma, alpha float64, err error) {
-	sigma, ok, err := roots.RaiseUntil(math.Sqrt(coef/rho), func(sigma float64) (bool, error) {
-		r := coef / (sigma * sigma)
-		eps, a, err := RhoToDP(r, target.Delta, c)
-		if err != nil {
-			return false, err
-		}
-		at, err := ConvertRDP(r*a, a, target.Delta, c)
-		alpha = a
-		return err == nil && eps <= target.Eps && at <= target.Eps, err
-	})
-	if err != nil {
-		return 0, 0, err
-	}
-	if !ok {
-		return 0, 0, fmt.Errorf("no sigma near %v meets %v in floating point", math.Sqrt(coef/rho), target)
-	}
-	return sigma, alpha, nil
 }
 
 // GNMaxSearch selects how GNMax's Rényi order λ, and with it σ, is

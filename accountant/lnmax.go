@@ -110,7 +110,7 @@ func LNMaxAccount(m LNMax, queries int, delta float64, orders []float64, c Conve
 	if err := param.Count("queries", queries, 0); err != nil {
 		return LNMaxResult{}, fmt.Errorf("LNMax: %w", err)
 	}
-	if err := checkConversion(delta, c); err != nil {
+	if err := CheckConversion(delta, c); err != nil {
 		return LNMaxResult{}, fmt.Errorf("LNMax: %w", err)
 	}
 	if orders == nil {

@@ -68,11 +68,7 @@ func (p PABI) Sigma(target Guarantee, c Conversion) (sigma, alpha float64, err e
 	if err := p.validate(); err != nil {
 		return 0, 0, fmt.Errorf("PABI: %w", err)
 	}
-	rho, _, err := RhoForDP(target, c)
-	if err != nil {
-		return 0, 0, fmt.Errorf("PABI: %w", err)
-	}
-	sigma, alpha, err = sigmaFor(p.coef(), rho, target, c)
+	sigma, alpha, err = SigmaFor(p.coef(), target, c)
 	if err != nil {
 		return 0, 0, fmt.Errorf("PABI: %w", err)
 	}

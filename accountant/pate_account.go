@@ -400,7 +400,7 @@ type PATEResult struct {
 // Result converts the totals to (ε, δ) under conversion c, each at its
 // best order of the grid.
 func (a *PATEAccount) Result(delta float64, c Conversion) (PATEResult, error) {
-	if err := checkConversion(delta, c); err != nil {
+	if err := CheckConversion(delta, c); err != nil {
 		return PATEResult{}, fmt.Errorf("PATE account: %w", err)
 	}
 	a.flush()

@@ -7,6 +7,7 @@ import (
 	"github.com/darrm/darrm/internal/enum"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
+	"github.com/darrm/darrm/internal/roots"
 )
 
 // Conversion is a rule that turns a Rényi-DP bound into an (ε, δ)-DP
@@ -113,7 +114,7 @@ func ConvertRDP(r, alpha, delta float64, c Conversion) (float64, error) {
 	if err := param.Alpha(alpha); err != nil {
 		return 0, fmt.Errorf("RDP conversion: %w", err)
 	}
-	if err := checkConversion(delta, c); err != nil {
+	if err := CheckConversion(delta, c); err != nil {
 		return 0, fmt.Errorf("RDP conversion: %w", err)
 	}
 	return math.Max(0, outward.Up(r+conversionCost(alpha-1, -math.Log(delta), c), 8)), nil
@@ -142,7 +143,7 @@ func RhoToDP(rho, delta float64, c Conversion) (eps, alpha float64, err error) {
 	if err := param.Positive("rho", rho); err != nil {
 		return 0, 0, fmt.Errorf("RDP conversion: %w", err)
 	}
-	if err := checkConversion(delta, c); err != nil {
+	if err := CheckConversion(delta, c); err != nil {
 		return 0, 0, fmt.Errorf("RDP conversion: %w", err)
 	}
 	L := -math.Log(delta)
@@ -167,7 +168,7 @@ func RhoForDP(target Guarantee, c Conversion) (rho, alpha float64, err error) {
 	if err := param.Positive("eps", target.Eps); err != nil {
 		return 0, 0, fmt.Errorf("RDP calibration: %w", err)
 	}
-	if err := checkConversion(target.Delta, c); err != nil {
+	if err := CheckConversion(target.Delta, c); err != nil {
 		return 0, 0, fmt.Errorf("RDP calibration: %w", err)
 	}
 	eps, L := target.Eps, -math.Log(target.Delta)
@@ -187,7 +188,44 @@ func RhoForDP(target Guarantee, c Conversion) (rho, alpha float64, err error) {
 	return (eps - conversionCost(t, L, c)) / (1 + t), 1 + t, nil
 }
 
-func checkConversion(delta float64, c Conversion) error {
+// SigmaFor returns the smallest noise σ at which a mechanism whose Rényi
+// curve is coef·α/σ² for every α > 1 (a Gaussian mechanism of squared
+// sensitivity 2·coef; Mironov 2017, Prop. 7) is (ε, δ)-DP by target under
+// conversion c, and the order α at which it is: σ = sqrt(coef/ρ) for
+// RhoForDP's ρ, raised by as much as rounding needs (one ulp, then
+// geometrically more) so that both ways a caller may recompute ε meet the
+// target in floating point: RhoToDP(coef/σ²), and ConvertRDP at the
+// returned order α; and that α.
+func SigmaFor(coef float64, target Guarantee, c Conversion) (sigma, alpha float64, err error) {
+	if err := param.Positive("coef", coef); err != nil {
+		return 0, 0, err
+	}
+	rho, _, err := RhoForDP(target, c)
+	if err != nil {
+		return 0, 0, err
+	}
+	sigma, ok, err := roots.RaiseUntil(math.Sqrt(coef/rho), func(sigma float64) (bool, error) {
+		r := coef / (sigma * sigma)
+		eps, a, err := RhoToDP(r, target.Delta, c)
+		if err != nil {
+			return false, err
+		}
+		at, err := ConvertRDP(r*a, a, target.Delta, c)
+		alpha = a
+		return err == nil && eps <= target.Eps && at <= target.Eps, err
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	if !ok {
+		return 0, 0, fmt.Errorf("no sigma near %v meets %v in floating point", math.Sqrt(coef/rho), target)
+	}
+	return sigma, alpha, nil
+}
+
+// CheckConversion checks a conversion c of Rényi DP to (ε, δ)-DP at δ:
+// a conversion this package has, and δ in (0, 1).
+func CheckConversion(delta float64, c Conversion) error {
 	if c != PaperConversion && c != ImprovedConversion {
 		return fmt.Errorf("unknown conversion %v", c)
 	}

@@ -151,7 +151,7 @@ func ComposeRun(s Spend, k int, delta, deltaPrime float64, c Conversion) ([]Tota
 	if err := param.Count("steps", k, 1); err != nil {
 		return nil, fmt.Errorf("compose run: %w", err)
 	}
-	if err := checkConversion(delta, c); err != nil {
+	if err := CheckConversion(delta, c); err != nil {
 		return nil, fmt.Errorf("compose run: %w", err)
 	}
 	out := Totals(s.Guarantee, k, deltaPrime)
