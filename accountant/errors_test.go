@@ -47,15 +47,6 @@ func TestBadInput(t *testing.T) {
 		{"rho 0", "rho", func() error { _, _, err := RhoToDP(0, 1e-5, ImprovedConversion); return err }},
 		{"conversion delta 0", "delta", func() error { _, _, err := RhoToDP(1, 0, PaperConversion); return err }},
 		{"rdp < 0", "rdp", func() error { _, err := ConvertRDP(-1, 2, 1e-5, PaperConversion); return err }},
-		{"gnmax eps 0", "eps", func() error { _, _, err := GNMaxSigma(Guarantee{0, 1e-5}, PaperConversion); return err }},
-		{"gnmax grid delta 0", "delta", func() error { _, _, err := GNMaxSigmaGrid(Guarantee{1, 0}); return err }},
-		{"gnmax tight eps NaN", "eps", func() error { _, err := GNMaxSigmaTight(Guarantee{nan, 1e-5}, 11); return err }},
-		{"gnmax tight delta 1", "delta", func() error { _, err := GNMaxSigmaTight(Guarantee{0.1, 1}, 11); return err }},
-		{"gnmax tight delta < 0", "delta", func() error { _, err := GNMaxSigmaTight(Guarantee{0.1, -1e-9}, 11); return err }},
-		{"gnmax tight K 0", "K", func() error { _, err := GNMaxSigmaTight(ok, 0); return err }},
-		{"gnmax bit sigma 0", "sigma", func() error { _, err := GNMaxBitDelta(0.1, 0, 11); return err }},
-		{"gnmax bit sigma Inf", "sigma", func() error { _, err := GNMaxBitDelta(0.1, inf, 11); return err }},
-		{"gnmax bit eps 0", "eps", func() error { _, err := GNMaxBitDelta(0, 1, 11); return err }},
 		{"pabi G 0", "G", func() error {
 			_, _, err := PABI{Epochs: 5, Dilution: 1}.Sigma(Guarantee{1, 1e-6}, PaperConversion)
 			return err

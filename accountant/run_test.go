@@ -225,38 +225,3 @@ func TestComposeRunExactBelowRenyi(t *testing.T) {
 		}
 	}
 }
-
-// TestPATERunIsComposeRun: the data-independent total of a PATE account
-// whose queries are all charged is the run's exact total of the same
-// mechanism (ComposeRun of its per-query spend over the queries), the one
-// a budgeted release holds its labels to, and below the Rényi bound of the
-// account's grid.
-func TestPATERunIsComposeRun(t *testing.T) {
-	m := ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}
-	acct, err := NewPATEAccount(m, 250, 10, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const n = 194
-	for range n {
-		if err := acct.Add([]int{200, 30, 10, 10, 0, 0, 0, 0, 0, 0}, AnswerUnknown); err != nil {
-			t.Fatal(err)
-		}
-	}
-	r, err := acct.Result(1e-5, ImprovedConversion)
-	if err != nil {
-		t.Fatal(err)
-	}
-	per := Spend{Kind: GaussianSpend, Guarantee: confident.Guarantee, Discrete: true, Gaussian: []GaussianPart{{Sigma: 40, Coords: 2}, {Sigma: 150, Coords: 1}}}
-	tot, err := ComposeRun(per, n, 1e-5, DefaultDeltaPrime, ImprovedConversion)
-	if err != nil {
-		t.Fatal(err)
-	}
-	exact := tot[len(tot)-1]
-	if r.Run.Method != Exact || exact.Method != Exact || math.Abs(r.Run.Guarantee.Eps-exact.Guarantee.Eps) > 1e-8*exact.Guarantee.Eps || !(r.Run.Guarantee.Eps < r.Independent.Eps) {
-		t.Errorf("PATE account's total %v (grid RDP %v), the run's exact %v", r.Run, r.Independent, exact)
-	}
-	if r.Run.Guarantee.Eps > 2 {
-		t.Errorf("194 queries: %v, the exact composition fits them in eps 2", r.Run)
-	}
-}

@@ -1,10 +1,11 @@
-package accountant
+package noisymax
 
 import (
 	"fmt"
 	"math"
 	"slices"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/enum"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
@@ -17,18 +18,18 @@ import (
 // paper" below). Every curve is a Rényi-DP bound at one order λ; bounds
 // are rounded outward with intervals (outward.Interval).
 
-// PATENoise is the distribution of the noise that GNMax and the threshold
+// Noise is the distribution of the noise that GNMax and the threshold
 // step add to vote counts: DiscreteNoise, what darrm's releases draw, or
 // ContinuousNoise, the PATE paper's. The two give different bounds, so the
 // zero value, UnsetNoise, names neither: every function that takes a
-// PATENoise (ConfidentGNMax.Validate, GNMaxLogQ, ThresholdLogQ and those
+// Noise (ConfidentGNMax.Validate, GNMaxLogQ, ThresholdLogQ and those
 // built on them) refuses it with an error naming the noise.
-type PATENoise int
+type Noise int
 
 const (
 	// UnsetNoise is the zero value: no noise was named. It is refused,
 	// never taken for one of the others.
-	UnsetNoise PATENoise = iota
+	UnsetNoise Noise = iota
 	// DiscreteNoise is the discrete Gaussian N_Z(0, σ²) on the integers
 	// (Canonne, Kamath and Steinke 2020), GNMax's ties broken uniformly at
 	// random: what darrm's releases draw. Its Rényi curves are those of the
@@ -40,43 +41,43 @@ const (
 	ContinuousNoise
 )
 
-var noiseNames = enum.Names[PATENoise]{What: "noise", List: []string{DiscreteNoise: "discrete", ContinuousNoise: "continuous"}, Zero: "unset"}
+var noiseNames = enum.Names[Noise]{What: "noise", List: []string{DiscreteNoise: "discrete", ContinuousNoise: "continuous"}, Zero: "unset"}
 
 // String returns "discrete", "continuous" or, for the zero value, "unset".
-func (n PATENoise) String() string { return noiseNames.String(n) }
+func (n Noise) String() string { return noiseNames.String(n) }
 
-// ParsePATENoise parses "discrete" or "continuous".
-func ParsePATENoise(s string) (PATENoise, error) { return noiseNames.Parse(s) }
+// ParseNoise parses "discrete" or "continuous".
+func ParseNoise(s string) (Noise, error) { return noiseNames.Parse(s) }
 
 // MarshalText returns the name of n; UnsetNoise, which names no noise, is
 // an error.
-func (n PATENoise) MarshalText() ([]byte, error) {
+func (n Noise) MarshalText() ([]byte, error) {
 	if err := checkNoiseKind(n); err != nil {
 		return nil, err
 	}
 	return []byte(n.String()), nil
 }
 
-// UnmarshalText sets n from its name (ParsePATENoise).
-func (n *PATENoise) UnmarshalText(b []byte) error { return noiseNames.Unmarshal(n, b) }
+// UnmarshalText sets n from its name (ParseNoise).
+func (n *Noise) UnmarshalText(b []byte) error { return noiseNames.Unmarshal(n, b) }
 
-// checkNoiseKind refuses a PATENoise that is not DiscreteNoise or
+// checkNoiseKind refuses a Noise that is not DiscreteNoise or
 // ContinuousNoise, the zero value first of all.
-func checkNoiseKind(n PATENoise) error {
+func checkNoiseKind(n Noise) error {
 	switch n {
 	case DiscreteNoise, ContinuousNoise:
 		return nil
 	case UnsetNoise:
-		return &SettingError{Name: "noise", Value: n.String(), Rule: "must be set, to DiscreteNoise (darrm's releases) or ContinuousNoise (the PATE paper's): their bounds differ"}
+		return &accountant.SettingError{Name: "noise", Value: n.String(), Rule: "must be set, to DiscreteNoise (darrm's releases) or ContinuousNoise (the PATE paper's): their bounds differ"}
 	}
-	return &SettingError{Name: "noise", Value: n.String(), Rule: "must be DiscreteNoise or ContinuousNoise"}
+	return &accountant.SettingError{Name: "noise", Value: n.String(), Rule: "must be DiscreteNoise or ContinuousNoise"}
 }
 
-// PATEDirections says which Rényi divergences between the output
+// Directions says which Rényi divergences between the output
 // distributions at a vote histogram x and at its neighbours x' a
 // data-dependent bound covers: BothDirections (a guarantee, the zero
 // value) or OneSided (the PATE paper's Theorem 6 as stated, no guarantee).
-type PATEDirections int
+type Directions int
 
 const (
 	// BothDirections bounds D_λ(M(x)‖M(x')) and D_λ(M(x')‖M(x)) for every
@@ -85,7 +86,7 @@ const (
 	// the plurality at x and at every neighbour (GNMaxNeighbourLogQ,
 	// ThresholdNeighbourLogQ; docs/pate.md, "Both directions"). The
 	// default.
-	BothDirections PATEDirections = iota
+	BothDirections Directions = iota
 	// OneSided is Theorem 6 as the PATE paper states and uses it: a bound
 	// on D_λ(M(x)‖M(x')) only, with q̃ from x alone. It is what the PATE
 	// authors' code computes, kept for reproducing their figures; the
@@ -95,19 +96,19 @@ const (
 	OneSided
 )
 
-var directionNames = enum.Names[PATEDirections]{What: "directions", List: []string{BothDirections: "both", OneSided: "one-sided"}}
+var directionNames = enum.Names[Directions]{What: "directions", List: []string{BothDirections: "both", OneSided: "one-sided"}}
 
 // String returns "both" or "one-sided".
-func (d PATEDirections) String() string { return directionNames.String(d) }
+func (d Directions) String() string { return directionNames.String(d) }
 
-// ParsePATEDirections parses "both" or "one-sided".
-func ParsePATEDirections(s string) (PATEDirections, error) { return directionNames.Parse(s) }
+// ParseDirections parses "both" or "one-sided".
+func ParseDirections(s string) (Directions, error) { return directionNames.Parse(s) }
 
 // MarshalText returns the name of d.
-func (d PATEDirections) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+func (d Directions) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
-// UnmarshalText sets d from its name (ParsePATEDirections).
-func (d *PATEDirections) UnmarshalText(b []byte) error { return directionNames.Unmarshal(d, b) }
+// UnmarshalText sets d from its name (ParseDirections).
+func (d *Directions) UnmarshalText(b []byte) error { return directionNames.Unmarshal(d, b) }
 
 // minDiscreteSigma is the least σ accepted with DiscreteNoise: the bound
 // on discreteGNMaxExcess below needs π²σ² >= 0.37.
@@ -116,7 +117,7 @@ const minDiscreteSigma = 0.5
 // checkNoise checks the kind of noise (DiscreteNoise or ContinuousNoise)
 // and its σ: > 0, and for discrete noise at least minDiscreteSigma and at
 // most noise.MaxScale, the largest scale darrm's exact samplers draw.
-func checkNoise(name string, sigma float64, kind PATENoise) error {
+func checkNoise(name string, sigma float64, kind Noise) error {
 	if err := checkNoiseKind(kind); err != nil {
 		return err
 	}
@@ -124,7 +125,7 @@ func checkNoise(name string, sigma float64, kind PATENoise) error {
 		return err
 	}
 	if kind == DiscreteNoise && !(sigma >= minDiscreteSigma && sigma <= noise.MaxScale) {
-		return &ParamError{Name: name, Value: sigma, Rule: fmt.Sprintf("must be in [%v, %v] for discrete Gaussian noise", minDiscreteSigma, noise.MaxScale)}
+		return &accountant.ParamError{Name: name, Value: sigma, Rule: fmt.Sprintf("must be in [%v, %v] for discrete Gaussian noise", minDiscreteSigma, noise.MaxScale)}
 	}
 	return nil
 }
@@ -197,7 +198,7 @@ func logSumExpUp(ts []float64) float64 {
 // The cap 1 - 1/C holds for both: the plurality is the likeliest output.
 // The result is -Inf only when no class but i* exists, which C >= 2 rules
 // out, so it is always finite.
-func GNMaxLogQ(counts []int, sigma float64, noise PATENoise) (float64, error) {
+func GNMaxLogQ(counts []int, sigma float64, noise Noise) (float64, error) {
 	top, err := checkGNMaxCounts(counts, sigma, noise)
 	if err != nil {
 		return 0, err
@@ -212,7 +213,7 @@ func GNMaxLogQ(counts []int, sigma float64, noise PATENoise) (float64, error) {
 // each neighbour, that neighbour's plurality, so the PATE paper's Theorem
 // 6 at Q̃ (GNMaxRDP) bounds the Rényi divergence between the two output
 // distributions in both directions (BothDirections; docs/pate.md).
-func GNMaxNeighbourLogQ(counts []int, sigma float64, noise PATENoise) (float64, error) {
+func GNMaxNeighbourLogQ(counts []int, sigma float64, noise Noise) (float64, error) {
 	if _, err := checkGNMaxCounts(counts, sigma, noise); err != nil {
 		return 0, err
 	}
@@ -221,23 +222,23 @@ func GNMaxNeighbourLogQ(counts []int, sigma float64, noise PATENoise) (float64, 
 
 // checkGNMaxCounts checks the arguments of GNMaxLogQ and returns the first
 // class with the most votes.
-func checkGNMaxCounts(counts []int, sigma float64, noise PATENoise) (int, error) {
+func checkGNMaxCounts(counts []int, sigma float64, noise Noise) (int, error) {
 	if len(counts) < 2 {
-		return 0, fmt.Errorf("GNMax q: %w", &ParamError{Name: "classes", Value: float64(len(counts)), Rule: "must be >= 2"})
+		return 0, fmt.Errorf("GNMax q: %w", &accountant.ParamError{Name: "classes", Value: float64(len(counts)), Rule: "must be >= 2"})
 	}
 	if err := checkNoise("sigma", sigma, noise); err != nil {
 		return 0, fmt.Errorf("GNMax q: %w", err)
 	}
 	for i, n := range counts {
 		if n < 0 {
-			return 0, fmt.Errorf("GNMax q: %w", &ParamError{Name: fmt.Sprintf("count[%d]", i), Value: float64(n), Rule: "must be >= 0"})
+			return 0, fmt.Errorf("GNMax q: %w", &accountant.ParamError{Name: fmt.Sprintf("count[%d]", i), Value: float64(n), Rule: "must be >= 0"})
 		}
 	}
 	return argmax(counts), nil
 }
 
 // gnmaxLogQ is GNMaxLogQ for checked input with top the plurality.
-func gnmaxLogQ(counts []int, top int, sigma float64, noise PATENoise) float64 {
+func gnmaxLogQ(counts []int, top int, sigma float64, noise Noise) float64 {
 	shift := 0.0
 	if noise == DiscreteNoise {
 		shift = 0.5
@@ -269,7 +270,7 @@ func gnmaxLogQ(counts []int, top int, sigma float64, noise PATENoise) float64 {
 // class of each count (the second, for two classes of one count): D² moves
 // for D distinct counts (D <= sqrt(2K) + 1), not a scan of C² pairs of
 // classes, which took 35 s for one query of 100,000 classes.
-func gnmaxNeighbourLogQ(counts []int, sigma float64, noise PATENoise) float64 {
+func gnmaxNeighbourLogQ(counts []int, sigma float64, noise Noise) float64 {
 	l := gnmaxLogQ(counts, argmax(counts), sigma, noise)
 	var values []int          // the distinct counts, in order of first class
 	first := map[int][2]int{} // per count, its first two classes (-1: none)
@@ -316,7 +317,7 @@ func gnmaxNeighbourLogQ(counts []int, sigma float64, noise PATENoise) float64 {
 // discrete Gaussian's own normaliser N = Σ_z e^{-z²/(2σ²)}; and for
 // k >= 1, Pr[Z >= k] <= (e^{-k²/(2σ²)} + ∫_k^∞ e^{-z²/(2σ²)}dz)/N with
 // N >= σ√(2π); 1 - p = Pr[Z >= 1 - k] likewise.
-func ThresholdLogQ(maxCount int, threshold, sigma1 float64, noise PATENoise) (logq, p float64, err error) {
+func ThresholdLogQ(maxCount int, threshold, sigma1 float64, noise Noise) (logq, p float64, err error) {
 	if err := checkThreshold(maxCount, threshold, sigma1, noise); err != nil {
 		return 0, 0, err
 	}
@@ -330,7 +331,7 @@ func ThresholdLogQ(maxCount int, threshold, sigma1 float64, noise PATENoise) (lo
 // [⌈K/C⌉, K], the largest counts one changed vote can give. Theorem 6 at
 // Q̃ (ThresholdRDP) bounds the Rényi divergence in both directions
 // (BothDirections).
-func ThresholdNeighbourLogQ(maxCount, teachers, classes int, threshold, sigma1 float64, noise PATENoise) (float64, error) {
+func ThresholdNeighbourLogQ(maxCount, teachers, classes int, threshold, sigma1 float64, noise Noise) (float64, error) {
 	if err := param.Count("teachers", teachers, 1); err != nil {
 		return 0, fmt.Errorf("threshold q: %w", err)
 	}
@@ -339,7 +340,7 @@ func ThresholdNeighbourLogQ(maxCount, teachers, classes int, threshold, sigma1 f
 	}
 	lo := leastMaxCount(teachers, classes)
 	if maxCount < lo || maxCount > teachers {
-		return 0, fmt.Errorf("threshold q: %w", &ParamError{Name: "largest count", Value: float64(maxCount),
+		return 0, fmt.Errorf("threshold q: %w", &accountant.ParamError{Name: "largest count", Value: float64(maxCount),
 			Rule: fmt.Sprintf("must be in [ceil(K/C), K] = [%d, %d]", lo, teachers)})
 	}
 	if err := checkThreshold(maxCount, threshold, sigma1, noise); err != nil {
@@ -351,12 +352,12 @@ func ThresholdNeighbourLogQ(maxCount, teachers, classes int, threshold, sigma1 f
 	}, maxCount, lo, teachers), nil
 }
 
-func checkThreshold(maxCount int, threshold, sigma1 float64, noise PATENoise) error {
+func checkThreshold(maxCount int, threshold, sigma1 float64, noise Noise) error {
 	if maxCount < 0 {
-		return fmt.Errorf("threshold q: %w", &ParamError{Name: "largest count", Value: float64(maxCount), Rule: "must be >= 0"})
+		return fmt.Errorf("threshold q: %w", &accountant.ParamError{Name: "largest count", Value: float64(maxCount), Rule: "must be >= 0"})
 	}
 	if math.IsNaN(threshold) || math.IsInf(threshold, 0) {
-		return fmt.Errorf("threshold q: %w", &ParamError{Name: "threshold", Value: threshold, Rule: "must be a finite number"})
+		return fmt.Errorf("threshold q: %w", &accountant.ParamError{Name: "threshold", Value: threshold, Rule: "must be a finite number"})
 	}
 	if err := checkNoise("sigma1", sigma1, noise); err != nil {
 		return fmt.Errorf("threshold q: %w", err)
@@ -382,7 +383,7 @@ func maxNear(f func(w int) float64, v, lo, hi int) float64 {
 // log q̃ of the threshold step as directions needs it (ThresholdLogQ for
 // OneSided, ThresholdNeighbourLogQ for BothDirections; the latter only for
 // v >= ⌈K/C⌉, the counts that occur) and the probability of answering.
-func thresholdTable(m ConfidentGNMax, teachers, classes int, directions PATEDirections) (logq, p []float64) {
+func thresholdTable(m ConfidentGNMax, teachers, classes int, directions Directions) (logq, p []float64) {
 	own := make([]float64, teachers+1)
 	p = make([]float64, teachers+1)
 	for v := range own {
@@ -399,7 +400,7 @@ func thresholdTable(m ConfidentGNMax, teachers, classes int, directions PATEDire
 	return logq, p
 }
 
-func thresholdLogQ(v int, t, sigma float64, noise PATENoise) (logq, p float64) {
+func thresholdLogQ(v int, t, sigma float64, noise Noise) (logq, p float64) {
 	s2 := outward.Exact(sigma).Mul(outward.Sqrt(outward.Exact(2)))
 	if noise == ContinuousNoise {
 		x := outward.Exact(t).Sub(outward.Exact(float64(v))).Div(s2)
@@ -540,7 +541,7 @@ func ThresholdRDP(logq, sigma1, order float64) (float64, error) {
 
 func checkRDPArgs(logq, sigma, order float64) error {
 	if !(logq <= 0) {
-		return &ParamError{Name: "log q", Value: logq, Rule: "must be <= 0"}
+		return &accountant.ParamError{Name: "log q", Value: logq, Rule: "must be <= 0"}
 	}
 	if err := param.Positive("sigma", sigma); err != nil {
 		return err

@@ -1,9 +1,10 @@
-package accountant
+package noisymax
 
 import (
 	"fmt"
 	"math"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/roots"
@@ -102,7 +103,7 @@ func GNMaxBitDelta(eps, sigma float64, k int) (float64, error) {
 // is not monotone everywhere (at K = 3, ε = 0.85 it rises near σ = 1):
 // the σ returned is a crossing of the target, and more noise than it
 // may not meet the target.
-func GNMaxSigmaTight(target Guarantee, k int) (float64, error) {
+func GNMaxSigmaTight(target accountant.Guarantee, k int) (float64, error) {
 	if err := param.Positive("eps", target.Eps); err != nil {
 		return 0, fmt.Errorf("GNMax tight: %w", err)
 	}
@@ -120,7 +121,7 @@ func GNMaxSigmaTight(target Guarantee, k int) (float64, error) {
 	for !meets(hi) {
 		lo, hi = hi, 2*hi
 		if hi > 1e15 {
-			return 0, fmt.Errorf("GNMax tight: %w", &ParamError{Name: "eps", Value: target.Eps, Rule: "too small: no sigma up to 1e15 meets it"})
+			return 0, fmt.Errorf("GNMax tight: %w", &accountant.ParamError{Name: "eps", Value: target.Eps, Rule: "too small: no sigma up to 1e15 meets it"})
 		}
 	}
 	for lo == hi || meets(lo) {

@@ -1,4 +1,4 @@
-package accountant
+package noisymax
 
 import (
 	"math"
@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/darrm/darrm/accountant"
 )
 
 // Exact output distributions of PATE's steps with discrete Gaussian noise,
@@ -387,9 +389,9 @@ func TestPATEAccountBothDirections(t *testing.T) {
 		}
 		_, fwd := renyi(p, q, c.order)
 		revLo, rev := renyi(q, p, c.order)
-		charged := map[PATEDirections]float64{}
-		for _, dir := range []PATEDirections{BothDirections, OneSided} {
-			a, err := NewPATEAccountWith(c.m, sum(c.counts), len(c.counts), PATEOptions{Orders: []float64{c.order}, Directions: dir})
+		charged := map[Directions]float64{}
+		for _, dir := range []Directions{BothDirections, OneSided} {
+			a, err := NewAccountWith(c.m, sum(c.counts), len(c.counts), Options{Orders: []float64{c.order}, Directions: dir})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -399,12 +401,12 @@ func TestPATEAccountBothDirections(t *testing.T) {
 			if charged[dir], err = a.RDPDependent(c.order); err != nil {
 				t.Fatal(err)
 			}
-			r, _ := a.Result(1e-5, PaperConversion)
+			r, _ := a.Result(1e-5, accountant.PaperConversion)
 			if r.Directions != dir || r.RDPDependent[0] != charged[dir] {
 				t.Errorf("%s %v: result %v, %v; charged %v", c.name, dir, r.Directions, r.RDPDependent, charged[dir])
 			}
 		}
-		def, err := NewPATEAccount(c.m, sum(c.counts), len(c.counts), []float64{c.order})
+		def, err := NewAccount(c.m, sum(c.counts), len(c.counts), []float64{c.order})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -446,9 +448,9 @@ func TestPATEAccountLocalSensitivityBruteForce(t *testing.T) {
 		{ConfidentGNMax{Threshold: 8, Sigma1: 1.5, Sigma2: 1, Noise: DiscreteNoise}, NotAnswered},
 		{ConfidentGNMax{Threshold: 8, Sigma1: 1.5, Sigma2: 1, Noise: DiscreteNoise}, AnswerUnknown},
 	} {
-		for _, dir := range []PATEDirections{BothDirections, OneSided} {
-			account := func(h []int) *PATEAccount {
-				a, err := NewPATEAccountWith(c.m, k, classes, PATEOptions{Orders: []float64{order}, Directions: dir})
+		for _, dir := range []Directions{BothDirections, OneSided} {
+			account := func(h []int) *Account {
+				a, err := NewAccountWith(c.m, k, classes, Options{Orders: []float64{order}, Directions: dir})
 				if err != nil {
 					t.Fatal(err)
 				}

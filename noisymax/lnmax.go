@@ -1,9 +1,10 @@
-package accountant
+package noisymax
 
 import (
 	"fmt"
 	"math"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/noise"
@@ -38,10 +39,10 @@ const MaxLNMaxEps = 100.0
 // the per-query ε = 2/Scale (rounded up) is at most MaxLNMaxEps.
 func (m LNMax) Validate() error {
 	if !(m.Scale > 0 && m.Scale <= noise.MaxScale) {
-		return &ParamError{Name: "laplace scale", Value: m.Scale, Rule: fmt.Sprintf("must be in [%v, %v] (discrete Laplace noise)", 2/MaxLNMaxEps, noise.MaxScale)}
+		return &accountant.ParamError{Name: "laplace scale", Value: m.Scale, Rule: fmt.Sprintf("must be in [%v, %v] (discrete Laplace noise)", 2/MaxLNMaxEps, noise.MaxScale)}
 	}
 	if eps := outward.Exact(2).Div(outward.Exact(m.Scale)).Hi; !(eps <= MaxLNMaxEps) {
-		return &ParamError{Name: "laplace scale", Value: m.Scale, Rule: fmt.Sprintf("must be at least %v: its per-query eps 2/b = %v is above %v, a guarantee that says nothing", 2/MaxLNMaxEps, eps, MaxLNMaxEps)}
+		return &accountant.ParamError{Name: "laplace scale", Value: m.Scale, Rule: fmt.Sprintf("must be at least %v: its per-query eps 2/b = %v is above %v, a guarantee that says nothing", 2/MaxLNMaxEps, eps, MaxLNMaxEps)}
 	}
 	return nil
 }
@@ -58,12 +59,12 @@ func (m LNMax) Eps() (float64, error) {
 // Spend returns the description of one query: discrete Laplace noise of
 // scale Scale on the two counts a changed vote moves, with its guarantee
 // (2/Scale, 0).
-func (m LNMax) Spend() (Spend, error) {
+func (m LNMax) Spend() (accountant.Spend, error) {
 	eps, err := m.Eps()
 	if err != nil {
-		return Spend{}, err
+		return accountant.Spend{}, err
 	}
-	return Spend{Kind: LaplaceSpend, Guarantee: Guarantee{Eps: eps}, Laplace: &LaplacePart{Scale: m.Scale, Coords: 2}}, nil
+	return accountant.Spend{Kind: accountant.LaplaceSpend, Guarantee: accountant.Guarantee{Eps: eps}, Laplace: &accountant.LaplacePart{Scale: m.Scale, Coords: 2}}, nil
 }
 
 // RDP returns the data-independent Rényi DP of one query at order λ > 1:
@@ -86,7 +87,7 @@ func (m LNMax) RDP(order float64) (float64, error) {
 type LNMaxResult struct {
 	Queries int
 	// PerQuery is each query's (2/Scale, 0).
-	PerQuery Guarantee
+	PerQuery accountant.Guarantee
 	// RDP is the best of the Rényi curve Q·min(ε, λε²/2) over the orders,
 	// converted at δ.
 	RDP OrderEps
@@ -99,10 +100,10 @@ type LNMaxResult struct {
 }
 
 // LNMaxAccount returns the data-independent privacy of queries queries of
-// m at δ over the given Rényi orders (DefaultPATEOrders when nil), under
+// m at δ over the given Rényi orders (DefaultOrders when nil), under
 // conversion c: the best of the Rényi composition, Q·ε and the exact
 // composition of its noise (ComposeRun of Spend).
-func LNMaxAccount(m LNMax, queries int, delta float64, orders []float64, c Conversion) (LNMaxResult, error) {
+func LNMaxAccount(m LNMax, queries int, delta float64, orders []float64, c accountant.Conversion) (LNMaxResult, error) {
 	eps, err := m.Eps()
 	if err != nil {
 		return LNMaxResult{}, err
@@ -110,11 +111,11 @@ func LNMaxAccount(m LNMax, queries int, delta float64, orders []float64, c Conve
 	if err := param.Count("queries", queries, 0); err != nil {
 		return LNMaxResult{}, fmt.Errorf("LNMax: %w", err)
 	}
-	if err := CheckConversion(delta, c); err != nil {
+	if err := accountant.CheckConversion(delta, c); err != nil {
 		return LNMaxResult{}, fmt.Errorf("LNMax: %w", err)
 	}
 	if orders == nil {
-		orders = DefaultPATEOrders()
+		orders = DefaultOrders()
 	}
 	if len(orders) == 0 {
 		return LNMaxResult{}, fmt.Errorf("LNMax: no orders")
@@ -131,7 +132,7 @@ func LNMaxAccount(m LNMax, queries int, delta float64, orders []float64, c Conve
 	if err != nil {
 		return LNMaxResult{}, err
 	}
-	r := LNMaxResult{Queries: queries, PerQuery: Guarantee{Eps: eps}, RDP: best, Eps: best.Eps}
+	r := LNMaxResult{Queries: queries, PerQuery: accountant.Guarantee{Eps: eps}, RDP: best, Eps: best.Eps}
 	if pure := outward.MulUp(eps, float64(queries)); pure <= best.Eps {
 		r.Eps, r.Pure = pure, true
 	}
@@ -139,12 +140,12 @@ func LNMaxAccount(m LNMax, queries int, delta float64, orders []float64, c Conve
 		return r, nil
 	}
 	s, _ := m.Spend()
-	all, err := ComposeRun(s, queries, delta, DefaultDeltaPrime, c)
+	all, err := accountant.ComposeRun(s, queries, delta, accountant.DefaultDeltaPrime, c)
 	if err != nil {
 		return LNMaxResult{}, fmt.Errorf("LNMax: %w", err)
 	}
 	for _, t := range all {
-		if t.Method == Exact && t.Guarantee.Eps < r.Eps {
+		if t.Method == accountant.Exact && t.Guarantee.Eps < r.Eps {
 			r.Eps, r.Pure, r.Exact = t.Guarantee.Eps, false, true
 		}
 	}

@@ -1,4 +1,4 @@
-package accountant
+package noisymax
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
 )
@@ -86,7 +87,7 @@ type qMoves struct {
 	step     float64 // 1/σ
 }
 
-func newQMoves(sigma float64, classes int, noise PATENoise) qMoves {
+func newQMoves(sigma float64, classes int, noise Noise) qMoves {
 	r := 1.0
 	if noise == DiscreteNoise {
 		r = discreteGNMaxExcess(sigma)
@@ -117,10 +118,10 @@ type gnmaxLS struct {
 	logq1   float64 // B_l(q0)
 	plateau float64
 	sigma   float64
-	noise   PATENoise
+	noise   Noise
 }
 
-func newGNMaxLS(sigma, order float64, classes int, noise PATENoise) *gnmaxLS {
+func newGNMaxLS(sigma, order float64, classes int, noise Noise) *gnmaxLS {
 	g := &gnmaxLS{k: newCurve(gnmaxSlope(sigma), order), moves: newQMoves(sigma, classes, noise), sigma: sigma, noise: noise}
 	if math.IsInf(g.k.logq0, -1) {
 		g.logq1 = math.Inf(-1)
@@ -255,7 +256,7 @@ func (t *thresholdLS) distances(v int) []float64 {
 //
 // It requires conditions C5 and C6 of the PATE paper (CheckSmoothConditions)
 // for σ2, C and λ, and returns an error when they fail.
-func (a *PATEAccount) LocalSensitivity(order float64) ([]float64, error) {
+func (a *Account) LocalSensitivity(order float64) ([]float64, error) {
 	if err := param.Alpha(order); err != nil {
 		return nil, fmt.Errorf("PATE smooth sensitivity: %w", err)
 	}
@@ -294,7 +295,7 @@ func (a *PATEAccount) LocalSensitivity(order float64) ([]float64, error) {
 const lsChunks = 16
 
 // addLocalSensitivity adds query i's A(d) at every d to total.
-func (a *PATEAccount) addLocalSensitivity(total []float64, i int, g *gnmaxLS, th *thresholdLS, pv []float64, ind float64) {
+func (a *Account) addLocalSensitivity(total []float64, i int, g *gnmaxLS, th *thresholdLS, pv []float64, ind float64) {
 	ans := a.answers[i]
 	counts := a.query(i)
 	top := counts[argmax(counts)]
@@ -379,7 +380,7 @@ func GNSSRDP(beta, sigma, order float64) (float64, error) {
 	}
 	lb := outward.Exact(order).Mul(outward.Exact(beta))
 	if !(lb.Hi < 0.5) {
-		return 0, fmt.Errorf("GNSS: %w", &ParamError{Name: "order", Value: order, Rule: fmt.Sprintf("must be below 1/(2·beta) = %v", 0.5/beta)})
+		return 0, fmt.Errorf("GNSS: %w", &accountant.ParamError{Name: "order", Value: order, Rule: fmt.Sprintf("must be below 1/(2·beta) = %v", 0.5/beta)})
 	}
 	a := outward.Exact(order).Mul(outward.Exp(outward.Exact(2 * beta))).Div(outward.Exact(sigma).Mul(outward.Exact(sigma)))
 	b := lb.Sub(outward.Log1p(outward.Exact(-2).Mul(lb)).Mul(outward.Exact(0.5))).Div(outward.Exact(order).Sub(outward.Exact(1)))
@@ -448,7 +449,7 @@ func ChooseGNSS(rdp float64, ls []float64, order float64) (GNSSChoice, error) {
 // rounding of β). The conditions do not depend on the votes; each set of
 // arguments is checked once per process. A noise other than DiscreteNoise
 // or ContinuousNoise (UnsetNoise) establishes neither condition.
-func CheckSmoothConditions(sigma float64, classes int, order float64, noise PATENoise) (c5, c6 bool) {
+func CheckSmoothConditions(sigma float64, classes int, order float64, noise Noise) (c5, c6 bool) {
 	if checkNoiseKind(noise) != nil {
 		return false, false
 	}
@@ -463,7 +464,7 @@ func CheckSmoothConditions(sigma float64, classes int, order float64, noise PATE
 }
 
 // checkSmoothConditions is CheckSmoothConditions, computed.
-func checkSmoothConditions(sigma float64, classes int, order float64, noise PATENoise) (c5, c6 bool) {
+func checkSmoothConditions(sigma float64, classes int, order float64, noise Noise) (c5, c6 bool) {
 	k := newCurve(gnmaxSlope(sigma), order)
 	if math.IsInf(k.logq0, -1) {
 		return true, true // β is constant
@@ -505,7 +506,7 @@ func checkSmoothConditions(sigma float64, classes int, order float64, noise PATE
 type conditionsKey struct {
 	sigma, order float64
 	classes      int
-	noise        PATENoise
+	noise        Noise
 }
 
 var conditionsSeen sync.Map // conditionsKey -> [2]bool
@@ -572,7 +573,7 @@ const evalMargin = 2e-9
 // EvalMargin returns the margin added to the smooth sensitivity at order
 // λ for the evaluation's rounding: 2·10^-9 times the data-independent
 // total at λ (a number that does not depend on the votes).
-func (a *PATEAccount) EvalMargin(order float64) (float64, error) {
+func (a *Account) EvalMargin(order float64) (float64, error) {
 	if err := param.Alpha(order); err != nil {
 		return 0, fmt.Errorf("PATE account: %w", err)
 	}
