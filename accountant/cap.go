@@ -250,14 +250,15 @@ func (t Total) Capped(c *Cap, budget *Guarantee) Total {
 	return t
 }
 
-// Unlimited is what MaxStepsCapped returns when any number of steps fits.
+// Unlimited is what MaxRunSteps and MaxStepsProfile return when any number
+// of steps fits (the teachers' cap meets the budget).
 const Unlimited = -1
 
-// MaxStepsCapped is MaxSteps for steps from teachers with cap c (nil:
+// maxStepsCapped is MaxSteps for steps from teachers with cap c (nil:
 // none): when the cap meets the budget, every number of steps does, and it
 // returns Unlimited; otherwise a number of steps meets the budget when
 // their composition does (MaxSteps).
-func MaxStepsCapped(step, budget Guarantee, m Method, deltaPrime float64, c *Cap) (int, error) {
+func maxStepsCapped(step, budget Guarantee, m Method, deltaPrime float64, c *Cap) (int, error) {
 	if c == nil || !c.Within(budget) {
 		return MaxSteps(step, budget, m, deltaPrime)
 	}

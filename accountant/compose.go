@@ -125,39 +125,6 @@ func ComposeSimple(step Guarantee, k int) (Guarantee, error) {
 	return Guarantee{Eps: outward.MulUp(n, step.Eps), Delta: outward.MulUp(n, step.Delta)}, nil
 }
 
-// Run is K consecutive steps with the same guarantee, a part of a
-// heterogeneous sequence.
-type Run struct {
-	Step Guarantee
-	K    int
-}
-
-// checkRuns checks a heterogeneous sequence of runs.
-func checkRuns(runs []Run) error {
-	if err := param.Count("len(runs)", len(runs), 1); err != nil {
-		return err
-	}
-	for i, r := range runs {
-		if err := checkStep("", r.Step); err != nil {
-			return fmt.Errorf("run %d: %w", i, err)
-		}
-		if err := param.Count("k", r.K, 1); err != nil {
-			return fmt.Errorf("run %d: %w", i, err)
-		}
-	}
-	return nil
-}
-
-// ComposeSimpleSeq returns (Σε_i, Σδ_i), the simple composition of a
-// heterogeneous sequence of steps, given as runs (Theorem 3.3.2).
-func ComposeSimpleSeq(runs []Run) (Guarantee, error) {
-	s, err := sequenceOf(runs)
-	if err != nil {
-		return Guarantee{}, fmt.Errorf("simple composition: %w", err)
-	}
-	return s.simple(), nil
-}
-
 // ComposeGeneral returns the general composition of k (ε, δ)-DP steps with
 // slack δ' (Theorem 3.3.3, Kairouz, Oh and Viswanath 2015, Thm 3.4):
 //
@@ -175,25 +142,6 @@ func ComposeGeneral(step Guarantee, k int, deltaPrime float64) (Guarantee, error
 		Eps:   generalEps(outward.MulUp(n, e), outward.Up(n*e*math.Tanh(e/2), 4), outward.Up(n*e*e, 2), deltaPrime),
 		Delta: totalDelta(outward.Down(n*logKeepDown(step.Delta), 1), deltaPrime),
 	}, nil
-}
-
-// ComposeGeneralSeq returns the general composition of a heterogeneous
-// sequence of (ε_i, δ_i)-DP steps, given as runs, with slack δ' (Kairouz,
-// Oh and Viswanath 2015, Thm 3.5):
-//
-//	ε' = min{Σε_i, a + sqrt(2Σε_i²·log(e + sqrt(Σε_i²)/δ')), a + sqrt(2Σε_i²·log(1/δ'))},
-//	a  = Σε_i(e^ε_i - 1)/(e^ε_i + 1),   δ_total = 1 - (1-δ')·Π(1-δ_i).
-//
-// For identical steps it equals ComposeGeneral.
-func ComposeGeneralSeq(runs []Run, deltaPrime float64) (Guarantee, error) {
-	s, err := sequenceOf(runs)
-	if err == nil {
-		err = param.OpenUnit("delta'", deltaPrime)
-	}
-	if err != nil {
-		return Guarantee{}, fmt.Errorf("general composition: %w", err)
-	}
-	return s.general(deltaPrime), nil
 }
 
 // generalEps evaluates the three-way minimum of Kairouz et al.'s Thm 3.5

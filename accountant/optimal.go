@@ -31,7 +31,7 @@ const MaxOptimalSteps = 1 << 26
 // make ε' larger. The cost is O(sqrt(k·log(1/δ'))) evaluations.
 //
 // Optimal composition of heterogeneous steps is #P-hard (Murtagh and Vadhan
-// 2016) and is not offered; use ComposeGeneralSeq.
+// 2016) and is not offered; use a Sequence.
 func ComposeOptimal(step Guarantee, k int, deltaPrime float64) (Guarantee, error) {
 	if err := checkSlack(step, k, deltaPrime); err != nil {
 		return Guarantee{}, fmt.Errorf("optimal composition: %w", err)

@@ -86,10 +86,10 @@ func ProfileTotal(step Guarantee, profile []Guarantee, k int, deltaPrime float64
 // MaxStepsProfile is MaxSteps under optimal composition for steps of a
 // mechanism that is also (ε_i, δ_i)-DP for every point of profile: the
 // largest k whose ComposeProfile total is within budget, or Unlimited when
-// the cap c (nil: none) is (MaxStepsCapped). It returns 0 when not even
+// the cap c (nil: none) is (maxStepsCapped). It returns 0 when not even
 // one step fits.
 func MaxStepsProfile(step Guarantee, profile []Guarantee, budget Guarantee, deltaPrime float64, c *Cap) (int, error) {
-	n, err := MaxStepsCapped(step, budget, Optimal, deltaPrime, c)
+	n, err := maxStepsCapped(step, budget, Optimal, deltaPrime, c)
 	if err != nil || n == Unlimited || len(profile) == 0 {
 		return n, err
 	}

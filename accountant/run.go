@@ -221,7 +221,7 @@ func MaxRunSteps(s Spend, budget Guarantee, m Method, deltaPrime float64, c *Cap
 	if err := s.Check(); err != nil {
 		return 0, fmt.Errorf("max run steps: %w", err)
 	}
-	n, err := MaxStepsCapped(s.Guarantee, budget, m, deltaPrime, c)
+	n, err := maxStepsCapped(s.Guarantee, budget, m, deltaPrime, c)
 	if err != nil || n == Unlimited || s.Kind == ApproxSpend {
 		return n, err
 	}

@@ -115,21 +115,6 @@ func (s Sequence) Check() error {
 	return nil
 }
 
-// sequenceOf returns the sequence of runs.
-func sequenceOf(runs []Run) (Sequence, error) {
-	if err := checkRuns(runs); err != nil {
-		return Sequence{}, err
-	}
-	var s Sequence
-	for _, r := range runs {
-		var err error
-		if s, err = s.Add(r.Step, r.K); err != nil {
-			return Sequence{}, err
-		}
-	}
-	return s, nil
-}
-
 // simple returns the simple composition of s (Theorem 3.3.2); of equal
 // steps exactly ComposeSimple's.
 func (s Sequence) simple() Guarantee {
