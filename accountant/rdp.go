@@ -237,17 +237,6 @@ func CheckConversion(delta float64, c Conversion) error {
 // floating-point numbers. Every caller can use any t for a valid bound, so
 // the bisection only decides how tight the bound is.
 func rootLog(f func(t float64) float64, hi float64) float64 {
-	a, b := math.Log(math.SmallestNonzeroFloat64), math.Log(hi)
-	for range 2000 {
-		m := a + (b-a)/2
-		if m <= a || m >= b {
-			break
-		}
-		if f(math.Exp(m)) < 0 {
-			a = m
-		} else {
-			b = m
-		}
-	}
-	return math.Exp(b)
+	nonNeg := func(m float64) bool { return !(f(math.Exp(m)) < 0) }
+	return math.Exp(roots.Edge(math.Log(math.SmallestNonzeroFloat64), math.Log(hi), 0, nonNeg))
 }
