@@ -91,7 +91,7 @@ func GNMaxSigmaGrid(target accountant.Guarantee) (sigma, lambda float64, err err
 // GNMaxSigma returns the smallest noise σ for which GNMax, which is
 // (λ, λ/σ²)-RDP for every λ > 1 (Papernot et al. 2018, Section 4.1), meets a
 // per-query (ε, δ) target under conversion c, minimising exactly over λ, and
-// the optimal λ. With PaperConversion this is the exact minimum of the
+// the optimal λ. With accountant.PaperConversion this is the exact minimum of the
 // objective that GNMaxSigmaGrid samples: σ = 1/(sqrt(L+ε) - sqrt(L)),
 // λ = 1 + sqrt(L)/(sqrt(L+ε) - sqrt(L)), L = log(1/δ).
 func GNMaxSigma(target accountant.Guarantee, c accountant.Conversion) (sigma, lambda float64, err error) {

@@ -93,7 +93,7 @@ type LNMaxResult struct {
 	RDP OrderEps
 	// Eps is the smallest of RDP.Eps, the pure composition Q·ε (at δ =
 	// 0, which also holds at any δ; Pure says it is the smallest) and the
-	// exact composition of the noise at δ (ComposeRun; Exact says it is).
+	// exact composition of the noise at δ (accountant.ComposeRun; Exact says it is).
 	Eps   float64
 	Pure  bool
 	Exact bool
@@ -102,7 +102,7 @@ type LNMaxResult struct {
 // LNMaxAccount returns the data-independent privacy of queries queries of
 // m at δ over the given Rényi orders (DefaultOrders when nil), under
 // conversion c: the best of the Rényi composition, Q·ε and the exact
-// composition of its noise (ComposeRun of Spend).
+// composition of its noise (accountant.ComposeRun of Spend).
 func LNMaxAccount(m LNMax, queries int, delta float64, orders []float64, c accountant.Conversion) (LNMaxResult, error) {
 	eps, err := m.Eps()
 	if err != nil {

@@ -203,7 +203,7 @@ func NewAccountWith(m ConfidentGNMax, teachers, classes int, opt Options) (*Acco
 // one per class, summing to the number of teachers: its data-dependent
 // (eps, delta)-DP bound (the PATE paper's Theorem 6, in both directions)
 // and its data-independent one, each at its best order of
-// DefaultOrders under PaperConversion. It is a Account of that
+// DefaultOrders under accountant.PaperConversion. It is an Account of that
 // one query (NewAccount, Add, Result); use one directly for many
 // queries, Confident-GNMax or other orders. The data-dependent bound is a
 // function of the votes: publishing it is itself a release (see
@@ -365,7 +365,7 @@ type OrderEps struct {
 	RDP   float64 // the Rényi DP at Order
 }
 
-// Result is the privacy of the queries of a Account.
+// Result is the privacy of the queries of an Account.
 type Result struct {
 	// Directions says which divergences Dependent bounds: only
 	// BothDirections is a differential-privacy guarantee.
@@ -389,7 +389,7 @@ type Result struct {
 	Dependent                    OrderEps
 	Orders                       []float64
 	RDPIndependent, RDPDependent []float64
-	// Run is the accountant's data-independent total (ComposeRun of the
+	// Run is the accountant's data-independent total (accountant.ComposeRun of the
 	// noise of every query as one step: the threshold step's σ1 and
 	// GNMax's σ2 on two counts, each query charged in full, as a release
 	// charges them) or Independent, whichever is smaller at δ. The
@@ -425,7 +425,7 @@ func (a *Account) Result(delta float64, c accountant.Conversion) (Result, error)
 
 // runTotal returns the accountant's data-independent total at δ
 // (Result.Run): the account's queries, each charged in full, as one
-// step whose parts are the noise they added, composed by ComposeRun, or
+// step whose parts are the noise they added, composed by accountant.ComposeRun, or
 // the grid's Rényi bound ind when smaller.
 func (a *Account) runTotal(ind OrderEps, delta float64, c accountant.Conversion) (accountant.Total, error) {
 	g := accountant.Guarantee{Eps: ind.Eps, Delta: delta}
