@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/internal/enum"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // Shares says how the training data of an ensemble's teachers relate, as
@@ -136,7 +137,7 @@ func TeacherCap(teacher Guarantee, k int, shares Shares, deltaPrime float64) (Ca
 	default:
 		return Cap{}, fmt.Errorf("teacher cap: %w", &SettingError{Name: "shares", Value: shares.String(), Rule: "must be disjoint or shared"})
 	}
-	if err := checkOpenUnit("delta'", deltaPrime); err != nil {
+	if err := param.OpenUnit("delta'", deltaPrime); err != nil {
 		return Cap{}, fmt.Errorf("teacher cap: %w", err)
 	}
 	methods := []Method{Simple, General, Optimal}
@@ -249,14 +250,15 @@ func (t Total) Capped(c *Cap, budget *Guarantee) Total {
 	return t
 }
 
-// Unlimited is what MaxStepsCapped returns when any number of steps fits.
+// Unlimited is what MaxRunSteps and MaxStepsProfile return when any number
+// of steps fits (the teachers' cap meets the budget).
 const Unlimited = -1
 
-// MaxStepsCapped is MaxSteps for steps from teachers with cap c (nil:
+// maxStepsCapped is MaxSteps for steps from teachers with cap c (nil:
 // none): when the cap meets the budget, every number of steps does, and it
 // returns Unlimited; otherwise a number of steps meets the budget when
 // their composition does (MaxSteps).
-func MaxStepsCapped(step, budget Guarantee, m Method, deltaPrime float64, c *Cap) (int, error) {
+func maxStepsCapped(step, budget Guarantee, m Method, deltaPrime float64, c *Cap) (int, error) {
 	if c == nil || !c.Within(budget) {
 		return MaxSteps(step, budget, m, deltaPrime)
 	}
@@ -268,7 +270,7 @@ func MaxStepsCapped(step, budget Guarantee, m Method, deltaPrime float64, c *Cap
 		return 0, wrap(err)
 	}
 	if m != Simple {
-		if err := checkOpenUnit("delta'", deltaPrime); err != nil {
+		if err := param.OpenUnit("delta'", deltaPrime); err != nil {
 			return 0, wrap(err)
 		}
 	}

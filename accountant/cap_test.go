@@ -130,21 +130,21 @@ func TestMaxStepsCapped(t *testing.T) {
 	disjoint, _ := TeacherCap(Guarantee{Eps: 0.1, Delta: 1e-5}, 11, Disjoint, 1e-5)
 	shared, _ := TeacherCap(Guarantee{Eps: 0.1, Delta: 1e-5}, 11, Shared, 1e-5)
 	budget := Guarantee{Eps: 1, Delta: 1e-3}
-	if n, err := MaxStepsCapped(step, budget, General, 1e-5, &disjoint); n != Unlimited || err != nil {
+	if n, err := maxStepsCapped(step, budget, General, 1e-5, &disjoint); n != Unlimited || err != nil {
 		t.Errorf("cap within the budget: %d, %v", n, err)
 	}
 	// The shared cap (1.088, 1.2e-4) exceeds eps 1: the queries decide.
 	want, _ := MaxSteps(step, budget, General, 1e-5)
-	if n, err := MaxStepsCapped(step, budget, General, 1e-5, &shared); n != want || want < 1 || err != nil {
+	if n, err := maxStepsCapped(step, budget, General, 1e-5, &shared); n != want || want < 1 || err != nil {
 		t.Errorf("cap over the budget: %d (%v), want %d", n, err, want)
 	}
-	if n, err := MaxStepsCapped(step, budget, General, 1e-5, nil); n != want || err != nil {
+	if n, err := maxStepsCapped(step, budget, General, 1e-5, nil); n != want || err != nil {
 		t.Errorf("no cap: %d (%v), want %d", n, err, want)
 	}
-	if _, err := MaxStepsCapped(Guarantee{Eps: -1}, budget, General, 1e-5, &disjoint); err == nil {
+	if _, err := maxStepsCapped(Guarantee{Eps: -1}, budget, General, 1e-5, &disjoint); err == nil {
 		t.Error("a bad step passed with a cap")
 	}
-	if _, err := MaxStepsCapped(step, budget, General, 2, &disjoint); err == nil {
+	if _, err := maxStepsCapped(step, budget, General, 2, &disjoint); err == nil {
 		t.Error("a bad delta' passed with a cap")
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // Method is a composition theorem: for (ε, δ)-DP mechanisms Simple
@@ -119,40 +122,7 @@ func ComposeSimple(step Guarantee, k int) (Guarantee, error) {
 		return Guarantee{}, fmt.Errorf("simple composition: %w", err)
 	}
 	n := float64(k)
-	return Guarantee{Eps: mulUp(n, step.Eps), Delta: mulUp(n, step.Delta)}, nil
-}
-
-// Run is K consecutive steps with the same guarantee, a part of a
-// heterogeneous sequence.
-type Run struct {
-	Step Guarantee
-	K    int
-}
-
-// checkRuns checks a heterogeneous sequence of runs.
-func checkRuns(runs []Run) error {
-	if err := checkCount("len(runs)", len(runs), 1); err != nil {
-		return err
-	}
-	for i, r := range runs {
-		if err := checkStep("", r.Step); err != nil {
-			return fmt.Errorf("run %d: %w", i, err)
-		}
-		if err := checkCount("k", r.K, 1); err != nil {
-			return fmt.Errorf("run %d: %w", i, err)
-		}
-	}
-	return nil
-}
-
-// ComposeSimpleSeq returns (Σε_i, Σδ_i), the simple composition of a
-// heterogeneous sequence of steps, given as runs (Theorem 3.3.2).
-func ComposeSimpleSeq(runs []Run) (Guarantee, error) {
-	s, err := sequenceOf(runs)
-	if err != nil {
-		return Guarantee{}, fmt.Errorf("simple composition: %w", err)
-	}
-	return s.simple(), nil
+	return Guarantee{Eps: outward.MulUp(n, step.Eps), Delta: outward.MulUp(n, step.Delta)}, nil
 }
 
 // ComposeGeneral returns the general composition of k (ε, δ)-DP steps with
@@ -169,28 +139,9 @@ func ComposeGeneral(step Guarantee, k int, deltaPrime float64) (Guarantee, error
 	// a and Σε² are raised by their rounding (two products and tanh, within
 	// 2 ulps), kε is exact up to one rounding up.
 	return Guarantee{
-		Eps:   generalEps(mulUp(n, e), up(n*e*math.Tanh(e/2), 4), up(n*e*e, 2), deltaPrime),
-		Delta: totalDelta(down(n*logKeepDown(step.Delta), 1), deltaPrime),
+		Eps:   generalEps(outward.MulUp(n, e), outward.Up(n*e*math.Tanh(e/2), 4), outward.Up(n*e*e, 2), deltaPrime),
+		Delta: totalDelta(outward.Down(n*logKeepDown(step.Delta), 1), deltaPrime),
 	}, nil
-}
-
-// ComposeGeneralSeq returns the general composition of a heterogeneous
-// sequence of (ε_i, δ_i)-DP steps, given as runs, with slack δ' (Kairouz,
-// Oh and Viswanath 2015, Thm 3.5):
-//
-//	ε' = min{Σε_i, a + sqrt(2Σε_i²·log(e + sqrt(Σε_i²)/δ')), a + sqrt(2Σε_i²·log(1/δ'))},
-//	a  = Σε_i(e^ε_i - 1)/(e^ε_i + 1),   δ_total = 1 - (1-δ')·Π(1-δ_i).
-//
-// For identical steps it equals ComposeGeneral.
-func ComposeGeneralSeq(runs []Run, deltaPrime float64) (Guarantee, error) {
-	s, err := sequenceOf(runs)
-	if err == nil {
-		err = checkOpenUnit("delta'", deltaPrime)
-	}
-	if err != nil {
-		return Guarantee{}, fmt.Errorf("general composition: %w", err)
-	}
-	return s.general(deltaPrime), nil
 }
 
 // generalEps evaluates the three-way minimum of Kairouz et al.'s Thm 3.5
@@ -199,8 +150,8 @@ func ComposeGeneralSeq(runs []Run, deltaPrime float64) (Guarantee, error) {
 // Σε², and each square-root term, about eight operations within an ulp
 // each, is raised by 16 ulps.
 func generalEps(sum, a, sq, deltaPrime float64) float64 {
-	t2 := addUp(a, up(math.Sqrt(2*sq*math.Log(math.E+math.Sqrt(sq)/deltaPrime)), 16))
-	t3 := addUp(a, up(math.Sqrt(2*sq*-math.Log(deltaPrime)), 16))
+	t2 := outward.AddUp(a, outward.Up(math.Sqrt(2*sq*math.Log(math.E+math.Sqrt(sq)/deltaPrime)), 16))
+	t3 := outward.AddUp(a, outward.Up(math.Sqrt(2*sq*-math.Log(deltaPrime)), 16))
 	return math.Min(sum, math.Min(t2, t3))
 }
 
@@ -208,19 +159,27 @@ func generalEps(sum, a, sq, deltaPrime float64) float64 {
 // lower bound logKeep of Σlog(1-δ_i), without cancellation when the result
 // is small.
 func totalDelta(logKeep, deltaPrime float64) float64 {
-	return deltaUp(addDown(logKeep, logKeepDown(deltaPrime)))
+	return deltaUp(outward.AddDown(logKeep, logKeepDown(deltaPrime)))
 }
 
 func checkSimple(step Guarantee, k int) error {
 	if err := checkStep("", step); err != nil {
 		return err
 	}
-	return checkCount("k", k, 1)
+	return param.Count("k", k, 1)
 }
 
 func checkSlack(step Guarantee, k int, deltaPrime float64) error {
 	if err := checkSimple(step, k); err != nil {
 		return err
 	}
-	return checkOpenUnit("delta'", deltaPrime)
+	return param.OpenUnit("delta'", deltaPrime)
 }
+
+// deltaUp returns an upper bound of 1 - e^s, the total δ of a composition,
+// given a lower bound s <= 0 of Σ log(1 - δ_i). Expm1 is within 1 ulp.
+func deltaUp(s float64) float64 { return outward.Up(-math.Expm1(s), 2) }
+
+// logKeepDown returns a lower bound of log(1 - δ), δ in [0, 1): Log1p is
+// within 1 ulp.
+func logKeepDown(delta float64) float64 { return outward.Down(math.Log1p(-delta), 2) }

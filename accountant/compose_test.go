@@ -132,27 +132,27 @@ func TestComposeSeq(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seq, err := ComposeGeneralSeq(runsOf(steps), 1e-3)
+	seq, err := generalSeq(steps, 1e-3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if relErr(seq.Eps, hom.Eps) > 1e-14 || relErr(seq.Delta, hom.Delta) > 1e-14 {
 		t.Errorf("identical sequence %v != homogeneous %v", seq, hom)
 	}
-	run, err := ComposeGeneralSeq([]Run{{Step: step, K: len(steps)}}, 1e-3)
-	if err != nil || run != hom {
+	one, err := Sequence{}.Add(step, len(steps))
+	if run := one.general(1e-3); err != nil || run != hom {
 		t.Errorf("one run of %d steps %v (%v) != homogeneous %v", len(steps), run, err, hom)
 	}
 
 	mixed := []Guarantee{{0.1, 1e-6}, {0.5, 0}, {0.05, 1e-5}, {1, 1e-7}}
-	s, err := ComposeSimpleSeq(runsOf(mixed))
+	s, err := simpleSeq(mixed)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if relErr(s.Eps, 1.65) > 1e-15 || relErr(s.Delta, 1.11e-5) > 1e-12 {
 		t.Errorf("simple sequence = %v, want (1.65, 1.11e-5)", s)
 	}
-	g, err := ComposeGeneralSeq(runsOf(mixed), 1e-6)
+	g, err := generalSeq(mixed, 1e-6)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package accountant
 
 import (
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 )
@@ -75,34 +74,5 @@ func TestRRMethod(t *testing.T) {
 	var r RRMethod
 	if err := r.UnmarshalText([]byte("advanced")); err == nil || !strings.HasSuffix(err.Error(), "(or auto)") {
 		t.Errorf("advanced: %v", err)
-	}
-}
-
-func TestCalibrateGNMax(t *testing.T) {
-	target := Guarantee{Eps: 0.2676, Delta: 3e-4}
-	for _, tc := range []struct {
-		s     GNMaxSearch
-		c     Conversion
-		sigma float64
-	}{{GNMaxGrid, PaperConversion, 21.46}, {GNMaxExact, PaperConversion, 21.46}, {GNMaxExact, ImprovedConversion, 14.63}} {
-		sigma, _, err := CalibrateGNMax(target, tc.s, tc.c)
-		if err != nil || sigma < tc.sigma-0.005 || sigma > tc.sigma+0.005 {
-			t.Errorf("%v %v: sigma %v, %v; want %v", tc.s, tc.c, sigma, err, tc.sigma)
-		}
-	}
-	var se *SettingError
-	if _, _, err := CalibrateGNMax(target, GNMaxGrid, ImprovedConversion); !errors.As(err, &se) || se.Name != "search" || se.Value != "grid" {
-		t.Errorf("grid search with the improved conversion: %v, want a *SettingError for the search", err)
-	}
-	if _, _, err := CalibrateGNMax(target, GNMaxTight, PaperConversion); !errors.As(err, &se) || se.Value != "tight" || !strings.Contains(err.Error(), "GNMaxSigmaTight") {
-		t.Errorf("tight calibration without K: %v, want a *SettingError naming GNMaxSigmaTight", err)
-	}
-	for _, s := range []string{"grid", "exact", "tight"} {
-		if v, err := ParseGNMaxSearch(s); err != nil || v.String() != s {
-			t.Errorf("ParseGNMaxSearch(%q) = %v, %v", s, v, err)
-		}
-	}
-	if _, err := ParseGNMaxSearch("Grid"); err == nil {
-		t.Error("ParseGNMaxSearch accepted Grid")
 	}
 }

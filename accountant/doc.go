@@ -1,7 +1,15 @@
-// Package accountant computes privacy guarantees for darrm: composition of
-// (ε, δ)-DP mechanisms, Rényi DP of Gaussian-type mechanisms and its
-// conversion to (ε, δ)-DP, the noise calibrations of GNMax and of the
-// DP-ShuffleG family, and randomized response's constant probability.
+// Package accountant computes privacy guarantees for darrm: the privacy
+// curves of a described mechanism and their composition ((ε, δ) per step,
+// Rényi DP, exact privacy profiles, filters for parameters chosen
+// adaptively), the conversion of Rényi DP to (ε, δ)-DP, the teachers'
+// post-processing cap, and the noise calibrations of the DP-ShuffleG
+// family and randomized response.
+//
+// Compose a run of steps, each described by its mechanism (a Spend), with
+// ComposeRun, and a ledger's steps with a filter (FilterTotal); Compose and
+// its variants compose a step known only by its (ε, δ). The analyses of
+// PATE's noisy-max aggregators (GNMax, Confident-GNMax, LNMax) are package
+// noisymax's, built on this one.
 //
 // Every function cites the result it implements. Formulas of the thesis
 // (Chapter 3 and Appendix B for private majority ensembling, Chapter 4 for

@@ -31,8 +31,7 @@ func TestBadInput(t *testing.T) {
 		{"k 0", "k", func() error { _, err := ComposeSimple(ok, 0); return err }},
 		{"k < 0", "k", func() error { _, err := ComposeOptimal(ok, -4, 0.1); return err }},
 		{"k too large for optimal", "k", func() error { _, err := ComposeOptimal(ok, MaxOptimalSteps+1, 0.1); return err }},
-		{"empty sequence", "len(runs)", func() error { _, err := ComposeGeneralSeq(nil, 0.1); return err }},
-		{"bad step in sequence", "eps", func() error { _, err := ComposeSimpleSeq(runsOf([]Guarantee{ok, {nan, 0}})); return err }},
+		{"bad step in sequence", "eps", func() error { _, err := seqOf([]Guarantee{ok, {nan, 0}}); return err }},
 		{"budget eps 0", "budget eps", func() error { _, err := MaxSteps(ok, Guarantee{0, 0.1}, General, 0.1); return err }},
 		{"budget delta Inf", "budget delta", func() error { _, err := MaxSteps(ok, Guarantee{1, inf}, Simple, 0); return err }},
 		{"step eps total NaN", "eps total", func() error { _, err := StepEps(nan, 0, 3, Optimal, 0.1); return err }},
@@ -47,15 +46,6 @@ func TestBadInput(t *testing.T) {
 		{"rho 0", "rho", func() error { _, _, err := RhoToDP(0, 1e-5, ImprovedConversion); return err }},
 		{"conversion delta 0", "delta", func() error { _, _, err := RhoToDP(1, 0, PaperConversion); return err }},
 		{"rdp < 0", "rdp", func() error { _, err := ConvertRDP(-1, 2, 1e-5, PaperConversion); return err }},
-		{"gnmax eps 0", "eps", func() error { _, _, err := GNMaxSigma(Guarantee{0, 1e-5}, PaperConversion); return err }},
-		{"gnmax grid delta 0", "delta", func() error { _, _, err := GNMaxSigmaGrid(Guarantee{1, 0}); return err }},
-		{"gnmax tight eps NaN", "eps", func() error { _, err := GNMaxSigmaTight(Guarantee{nan, 1e-5}, 11); return err }},
-		{"gnmax tight delta 1", "delta", func() error { _, err := GNMaxSigmaTight(Guarantee{0.1, 1}, 11); return err }},
-		{"gnmax tight delta < 0", "delta", func() error { _, err := GNMaxSigmaTight(Guarantee{0.1, -1e-9}, 11); return err }},
-		{"gnmax tight K 0", "K", func() error { _, err := GNMaxSigmaTight(ok, 0); return err }},
-		{"gnmax bit sigma 0", "sigma", func() error { _, err := GNMaxBitDelta(0.1, 0, 11); return err }},
-		{"gnmax bit sigma Inf", "sigma", func() error { _, err := GNMaxBitDelta(0.1, inf, 11); return err }},
-		{"gnmax bit eps 0", "eps", func() error { _, err := GNMaxBitDelta(0, 1, 11); return err }},
 		{"pabi G 0", "G", func() error {
 			_, _, err := PABI{Epochs: 5, Dilution: 1}.Sigma(Guarantee{1, 1e-6}, PaperConversion)
 			return err

@@ -5,15 +5,16 @@ import (
 	"math"
 	"math/bits"
 
+	"github.com/darrm/darrm/internal/outward"
 	"gonum.org/v1/gonum/dsp/fourier"
 )
 
 // erfcIval returns a lower and an upper bound of erfc over the interval
 // x: erfc decreases, and each value is widened by math.Erfc's error (as
 // erfcBounds does).
-func erfcIval(x ival) (lo, hi float64) {
-	lo = down(math.Erfc(x.hi), erfcULPs)
-	hi = up(math.Erfc(x.lo), erfcULPs) + 0x1p-1022
+func erfcIval(x outward.Interval) (lo, hi float64) {
+	lo = outward.Down(math.Erfc(x.Hi), outward.ErfcULPs)
+	hi = outward.Up(math.Erfc(x.Lo), outward.ErfcULPs) + 0x1p-1022
 	return math.Max(lo, 0), math.Min(hi, 2)
 }
 
@@ -24,15 +25,15 @@ func erfcIval(x ival) (lo, hi float64) {
 // of μ² gives an upper bound of δ. Composition adds μ² (Dong, Roth and
 // Su, Cor. 3.3): this is the exact composition of continuous Gaussians.
 func gdpDelta(eps, mu2 float64) float64 {
-	mu := isqrt(exact(mu2))
-	e := exact(eps)
-	half := ival{mu.lo / 2, mu.hi / 2}
-	root2 := ival{down(math.Sqrt2, 1), up(math.Sqrt2, 1)}
+	mu := outward.Sqrt(outward.Exact(mu2))
+	e := outward.Exact(eps)
+	half := outward.Interval{Lo: mu.Lo / 2, Hi: mu.Hi / 2}
+	root2 := outward.Interval{Lo: outward.Down(math.Sqrt2, 1), Hi: outward.Up(math.Sqrt2, 1)}
 	// Φ(x) = erfc(-x/√2)/2.
-	_, a := erfcIval(e.div(mu).sub(half).div(root2))
-	b, _ := erfcIval(e.div(mu).add(half).div(root2))
-	ee := iexp(e)
-	d := addUp(a/2, -mulDown(ee.lo, b/2))
+	_, a := erfcIval(e.Div(mu).Sub(half).Div(root2))
+	b, _ := erfcIval(e.Div(mu).Add(half).Div(root2))
+	ee := outward.Exp(e)
+	d := outward.AddUp(a/2, -outward.MulDown(ee.Lo, b/2))
 	return math.Min(math.Max(d, 0), 1)
 }
 

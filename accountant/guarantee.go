@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/darrm/darrm/internal/param"
 )
 
 // Guarantee is an (ε, δ)-differential-privacy guarantee (Definition 3.3.1).
@@ -58,89 +60,20 @@ func FormatBound(x float64) string {
 	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
-// ParamError reports a parameter outside its domain.
-type ParamError struct {
-	Name  string  // the parameter, e.g. "eps" or "delta'"
-	Value float64 // the offending value
-	Rule  string  // the rule it breaks, e.g. "must be in (0, 1)"
-}
-
-func (e *ParamError) Error() string {
-	return fmt.Sprintf("%s = %v: %s", e.Name, e.Value, e.Rule)
-}
-
-// Param names the parameter, its value and the rule it breaks.
-func (e *ParamError) Param() (name string, value any, rule string) { return e.Name, e.Value, e.Rule }
+// ParamError reports a parameter outside its domain: its Name, Value and
+// the Rule it breaks.
+type ParamError = param.Error
 
 // SettingError reports a setting, one of named choices, that does not go
 // with the others: a search with a conversion it does not use, an order
 // rule with another conversion than its own.
-type SettingError struct {
-	Name  string // the setting, e.g. "search" or "alpha rule"
-	Value string // its value, e.g. "grid"
-	Rule  string // what it goes with
-}
-
-func (e *SettingError) Error() string {
-	return fmt.Sprintf("%s %s: %s", e.Name, e.Value, e.Rule)
-}
-
-// Setting names the setting, its value and what it goes with.
-func (e *SettingError) Setting() (name, value, rule string) { return e.Name, e.Value, e.Rule }
-
-// checkPositive requires a finite x > 0.
-func checkPositive(name string, x float64) error {
-	if !(x > 0) || math.IsInf(x, 0) {
-		return &ParamError{Name: name, Value: x, Rule: "must be a finite number > 0"}
-	}
-	return nil
-}
-
-// checkAtLeast requires a finite x >= lo.
-func checkAtLeast(name string, x, lo float64) error {
-	if !(x >= lo) || math.IsInf(x, 0) {
-		return &ParamError{Name: name, Value: x, Rule: fmt.Sprintf("must be a finite number >= %v", lo)}
-	}
-	return nil
-}
-
-// checkDelta requires δ in [0, 1).
-func checkDelta(name string, x float64) error {
-	if !(x >= 0 && x < 1) {
-		return &ParamError{Name: name, Value: x, Rule: "must be in [0, 1)"}
-	}
-	return nil
-}
-
-// checkOpenUnit requires x in (0, 1).
-func checkOpenUnit(name string, x float64) error {
-	if !(x > 0 && x < 1) {
-		return &ParamError{Name: name, Value: x, Rule: "must be in (0, 1)"}
-	}
-	return nil
-}
-
-// checkAlpha requires a finite Rényi order α > 1.
-func checkAlpha(alpha float64) error {
-	if !(alpha > 1) || math.IsInf(alpha, 0) {
-		return &ParamError{Name: "alpha", Value: alpha, Rule: "must be a finite number > 1"}
-	}
-	return nil
-}
-
-// checkCount requires an integer n >= lo.
-func checkCount(name string, n, lo int) error {
-	if n < lo {
-		return &ParamError{Name: name, Value: float64(n), Rule: fmt.Sprintf("must be an integer >= %d", lo)}
-	}
-	return nil
-}
+type SettingError = param.SettingError
 
 // checkStep validates the guarantee of one composed mechanism: ε > 0 and
 // δ in [0, 1).
 func checkStep(prefix string, g Guarantee) error {
-	if err := checkPositive(prefix+"eps", g.Eps); err != nil {
+	if err := param.Positive(prefix+"eps", g.Eps); err != nil {
 		return err
 	}
-	return checkDelta(prefix+"delta", g.Delta)
+	return param.Delta(prefix+"delta", g.Delta)
 }

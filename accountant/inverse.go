@@ -3,6 +3,9 @@ package accountant
 import (
 	"fmt"
 	"math"
+
+	"github.com/darrm/darrm/internal/param"
+	"github.com/darrm/darrm/internal/roots"
 )
 
 // maxExactSteps bounds the search of MaxSteps for Simple and General: every
@@ -30,7 +33,7 @@ func MaxSteps(step, budget Guarantee, m Method, deltaPrime float64) (int, error)
 	switch m {
 	case Simple:
 	case General, Optimal:
-		if err := checkOpenUnit("delta'", deltaPrime); err != nil {
+		if err := param.OpenUnit("delta'", deltaPrime); err != nil {
 			return 0, wrap(err)
 		}
 		if m == Optimal {
@@ -49,7 +52,7 @@ func MaxSteps(step, budget Guarantee, m Method, deltaPrime float64) (int, error)
 	if !fits(1) {
 		return 0, nil
 	}
-	k, err := lastFit(1, limit, func(k int) (bool, error) { return fits(k), nil })
+	k, err := roots.Last(1, limit, func(k int) (bool, error) { return fits(k), nil })
 	if err != nil {
 		return 0, wrap(fmt.Errorf("%w in budget %v", err, budget))
 	}
@@ -64,17 +67,17 @@ func MaxSteps(step, budget Guarantee, m Method, deltaPrime float64) (int, error)
 // the returned ε always meets the target.
 func StepEps(epsTotal, delta float64, k int, m Method, deltaPrime float64) (float64, error) {
 	wrap := func(err error) error { return fmt.Errorf("step eps (%v): %w", m, err) }
-	if err := checkPositive("eps total", epsTotal); err != nil {
+	if err := param.Positive("eps total", epsTotal); err != nil {
 		return 0, wrap(err)
 	}
-	if err := checkDelta("delta", delta); err != nil {
+	if err := param.Delta("delta", delta); err != nil {
 		return 0, wrap(err)
 	}
-	if err := checkCount("k", k, 1); err != nil {
+	if err := param.Count("k", k, 1); err != nil {
 		return 0, wrap(err)
 	}
 	if m != Simple {
-		if err := checkOpenUnit("delta'", deltaPrime); err != nil {
+		if err := param.OpenUnit("delta'", deltaPrime); err != nil {
 			return 0, wrap(err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/darrm/darrm/internal/outward"
 	"gonum.org/v1/gonum/dsp/fourier"
 )
 
@@ -220,12 +221,12 @@ func gridIndex(a, top bitAtom, n int) (int, bool) {
 	}
 	// Index n is top's loss, the largest: a loss just under it, over the
 	// least step, may land past n, and n still rounds it up.
-	return min(n, max(-n, int(math.Ceil(up(a.hi/h*float64(n), 4))))), false
+	return min(n, max(-n, int(math.Ceil(outward.Up(a.hi/h*float64(n), 4))))), false
 }
 
 // newBitRun composes k steps of the dominating pair whose losses are b.
 func newBitRun(b bitLoss, k int) (*bitRun, error) {
-	r := &bitRun{inf: math.Min(1, up(-math.Expm1(float64(k)*math.Log1p(-b.inf)), 4))}
+	r := &bitRun{inf: math.Min(1, outward.Up(-math.Expm1(float64(k)*math.Log1p(-b.inf)), 4))}
 	var top bitAtom
 	for _, a := range b.atoms {
 		if top.n == nil || a.hi > top.hi {
@@ -329,7 +330,7 @@ func (r *bitRun) direct(atoms []bitAtom, idx []int, imin, k int) {
 		cur = next
 	}
 	r.p = cur
-	r.rel = float64(k*(len(atoms)+1)) * ulp
+	r.rel = float64(k*(len(atoms)+1)) * outward.ULP
 }
 
 // loss returns an upper bound of the loss of index sum s.
@@ -338,7 +339,7 @@ func (r *bitRun) loss(s int) float64 {
 	if s < 0 {
 		h = r.lo
 	}
-	return up(float64(s)*h/float64(r.n), 4)
+	return outward.Up(float64(s)*h/float64(r.n), 4)
 }
 
 // delta returns an upper bound of the composed profile at eps >= 0.
@@ -348,7 +349,7 @@ func (r *bitRun) delta(eps float64) float64 {
 	}
 	sum := r.rawDelta(eps)
 	n := float64(len(r.p))
-	return math.Min(1, r.inf+up(sum, 4)+r.err+(n*ulp+r.rel)*sum)
+	return math.Min(1, r.inf+outward.Up(sum, 4)+r.err+(n*outward.ULP+r.rel)*sum)
 }
 
 // rawDelta is E[(1 - e^(ε-L))+ ; L finite] as computed, without the
@@ -381,20 +382,20 @@ func RRBits(keep float64, bit Guarantee) ([]BitPair, error) {
 	if err := checkStep("bit ", bit); err != nil {
 		return nil, err
 	}
-	e := iexp(exact(bit.Eps))
-	den := e.add(exact(1))
-	d := exact(bit.Delta)
-	verts := [][2]ival{
-		{d, exact(0)},
-		{exact(1), exact(1).sub(d)},
-		{e.add(d).div(den), exact(1).sub(d).div(den)},
+	e := outward.Exp(outward.Exact(bit.Eps))
+	den := e.Add(outward.Exact(1))
+	d := outward.Exact(bit.Delta)
+	verts := [][2]outward.Interval{
+		{d, outward.Exact(0)},
+		{outward.Exact(1), outward.Exact(1).Sub(d)},
+		{e.Add(d).Div(den), outward.Exact(1).Sub(d).Div(den)},
 	}
-	half := exact(1).sub(exact(keep)).div(exact(2))
-	label := func(m ival) ival { return half.add(exact(keep).mul(m)) }
+	half := outward.Exact(1).Sub(outward.Exact(keep)).Div(outward.Exact(2))
+	label := func(m outward.Interval) outward.Interval { return half.Add(outward.Exact(keep).Mul(m)) }
 	var out []BitPair
 	for _, v := range verts {
 		p, q := label(v[0]), label(v[1])
-		out = append(out, BitPair{P: math.Min(1, p.hi), Q: math.Max(0, q.lo)})
+		out = append(out, BitPair{P: math.Min(1, p.Hi), Q: math.Max(0, q.Lo)})
 	}
 	return out, nil
 }

@@ -3,6 +3,9 @@ package accountant
 import (
 	"fmt"
 	"math"
+
+	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/roots"
 )
 
 // MaxOptimalSteps is the largest k that ComposeOptimal accepts. Its cost
@@ -28,7 +31,7 @@ const MaxOptimalSteps = 1 << 26
 // make ε' larger. The cost is O(sqrt(k·log(1/δ'))) evaluations.
 //
 // Optimal composition of heterogeneous steps is #P-hard (Murtagh and Vadhan
-// 2016) and is not offered; use ComposeGeneralSeq.
+// 2016) and is not offered; use a Sequence.
 func ComposeOptimal(step Guarantee, k int, deltaPrime float64) (Guarantee, error) {
 	if err := checkSlack(step, k, deltaPrime); err != nil {
 		return Guarantee{}, fmt.Errorf("optimal composition: %w", err)
@@ -39,8 +42,8 @@ func ComposeOptimal(step Guarantee, k int, deltaPrime float64) (Guarantee, error
 	}
 	c := newRRComp(step.Eps, k)
 	return Guarantee{
-		Eps:   up(c.epsFor(deltaPrime), optimalMargin),
-		Delta: totalDelta(down(float64(k)*logKeepDown(step.Delta), 1), deltaPrime),
+		Eps:   outward.Up(c.epsFor(deltaPrime), optimalMargin),
+		Delta: totalDelta(outward.Down(float64(k)*logKeepDown(step.Delta), 1), deltaPrime),
 	}, nil
 }
 
@@ -107,19 +110,8 @@ func (c *rrComp) head(limit int, threshold float64) (int, float64) {
 	if hi <= 0 || bound(1) >= threshold {
 		return 0, math.Inf(-1)
 	}
-	lo := 1 // bound(lo) < threshold
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		if bound(mid) < threshold {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	if bound(hi) < threshold {
-		lo = hi
-	}
-	return lo, bound(lo)
+	l0, _ := roots.LastIn(1, hi, func(l0 int) (bool, error) { return bound(l0) < threshold, nil })
+	return l0, bound(l0)
 }
 
 // anchorEvery is how often the running binomial term is recomputed from

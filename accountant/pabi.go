@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"github.com/darrm/darrm/internal/enum"
+	"github.com/darrm/darrm/internal/param"
+	"github.com/darrm/darrm/internal/roots"
 )
 
 // PABI is a run of noisy contractive gradient steps whose privacy is
@@ -20,13 +22,13 @@ type PABI struct {
 }
 
 func (p PABI) validate() error {
-	if err := checkPositive("G", p.G); err != nil {
+	if err := param.Positive("G", p.G); err != nil {
 		return err
 	}
-	if err := checkCount("epochs", p.Epochs, 1); err != nil {
+	if err := param.Count("epochs", p.Epochs, 1); err != nil {
 		return err
 	}
-	return checkCount("dilution", p.Dilution, 1)
+	return param.Count("dilution", p.Dilution, 1)
 }
 
 // coef returns the total RDP slope times σ².
@@ -66,11 +68,7 @@ func (p PABI) Sigma(target Guarantee, c Conversion) (sigma, alpha float64, err e
 	if err := p.validate(); err != nil {
 		return 0, 0, fmt.Errorf("PABI: %w", err)
 	}
-	rho, _, err := RhoForDP(target, c)
-	if err != nil {
-		return 0, 0, fmt.Errorf("PABI: %w", err)
-	}
-	sigma, alpha, err = sigmaFor(p.coef(), rho, target, c)
+	sigma, alpha, err = SigmaFor(p.coef(), target, c)
 	if err != nil {
 		return 0, 0, fmt.Errorf("PABI: %w", err)
 	}
@@ -91,10 +89,10 @@ func (p PABI) SigmaTable43(target Guarantee) (sigma, alpha float64, err error) {
 	if err := p.validate(); err != nil {
 		return 0, 0, fmt.Errorf("PABI: %w", err)
 	}
-	if err := checkPositive("eps", target.Eps); err != nil {
+	if err := param.Positive("eps", target.Eps); err != nil {
 		return 0, 0, fmt.Errorf("PABI: %w", err)
 	}
-	if err := checkOpenUnit("delta", target.Delta); err != nil {
+	if err := param.OpenUnit("delta", target.Delta); err != nil {
 		return 0, 0, fmt.Errorf("PABI: %w", err)
 	}
 	eps, L := target.Eps, -math.Log(target.Delta)
@@ -103,7 +101,7 @@ func (p PABI) SigmaTable43(target Guarantee) (sigma, alpha float64, err error) {
 	// The rule ties α to σ; check the bound at the rounded pair and raise σ
 	// if rounding left it above ε.
 	coef := p.coef()
-	sigma, ok, _ := raiseUntil(math.Sqrt(coef/rho), func(sigma float64) (bool, error) {
+	sigma, ok, _ := roots.RaiseUntil(math.Sqrt(coef/rho), func(sigma float64) (bool, error) {
 		r := coef / (sigma * sigma)
 		alpha = math.Sqrt(L / r)
 		if !(alpha > 1) {
@@ -189,7 +187,7 @@ func (p PABI) check(sigma float64) error {
 	if err := p.validate(); err != nil {
 		return fmt.Errorf("PABI: %w", err)
 	}
-	if err := checkPositive("sigma", sigma); err != nil {
+	if err := param.Positive("sigma", sigma); err != nil {
 		return fmt.Errorf("PABI: %w", err)
 	}
 	return nil

@@ -104,7 +104,7 @@ func TestCalibrationExtremes(t *testing.T) {
 			if eps, _, err := run.Eps(sigma, target.Delta, c); err != nil || eps > target.Eps {
 				t.Errorf("%v %v: Eps(Sigma) = %v, %v", target, c, eps, err)
 			}
-			gs, gl, err := GNMaxSigma(target, c)
+			gs, gl, err := SigmaFor(1, target, c)
 			if err != nil {
 				t.Fatalf("GNMax %v %v: %v", target, c, err)
 			}

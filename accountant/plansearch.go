@@ -1,11 +1,16 @@
 package accountant
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/darrm/darrm/internal/param"
+	"github.com/darrm/darrm/internal/roots"
+)
 
 // MostGenerous returns the largest x in [lo, hi] with fits(x), within a
 // relative rel of the boundary, given fits(lo) and not fits(hi), for a
 // predicate that holds up to some x and fails above it (0 < lo < hi): the
-// same bisection as every calibration here (bisectUp, on 1/x), which
+// same bisection as every calibration here (roots.Edge, on 1/x), which
 // returns the end of the last bracket that fits, never a midpoint, so
 // the answer always meets what fits tests. An error of fits ends the
 // search and is returned.
@@ -25,7 +30,7 @@ func MostGenerous(lo, hi, rel float64, fits func(float64) (bool, error)) (float6
 		}
 		return f
 	}
-	y := bisectUp(1/hi, 1/lo, rel, ok)
+	y := roots.Edge(1/hi, 1/lo, rel, ok)
 	if ferr != nil {
 		return 0, ferr
 	}
@@ -51,7 +56,7 @@ func MaxFilterSteps(f Method, spent Sequence, s Spend, budget Guarantee) (int, e
 	if ok, err := fits(1); err != nil || !ok {
 		return 0, err
 	}
-	return lastFit(1, maxSequenceSteps, fits)
+	return roots.Last(1, maxSequenceSteps, fits)
 }
 
 // RunFits reports whether k steps of s, fixed before the run, fit budget
@@ -63,7 +68,7 @@ func RunFits(s Spend, k int, budget Guarantee, m Method, deltaPrime float64) (bo
 	if err := s.Check(); err != nil {
 		return false, fmt.Errorf("run fits: %w", err)
 	}
-	if err := checkCount("steps", k, 1); err != nil {
+	if err := param.Count("steps", k, 1); err != nil {
 		return false, fmt.Errorf("run fits: %w", err)
 	}
 	return runFits(s, k, budget, m, deltaPrime), nil

@@ -3,6 +3,9 @@ package accountant
 import (
 	"fmt"
 	"math"
+
+	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/roots"
 )
 
 // A mechanism's privacy profile is δ(ε), the largest hockey-stick
@@ -62,10 +65,10 @@ func ComposeProfile(step Guarantee, profile []Guarantee, k int, deltaPrime float
 // δ_total: δ' = 1 - (1-δ_total)/(1-δ)^k, rounded down.
 func slackFor(delta float64, k int, total float64) float64 {
 	// An upper bound of log(1 - δ_total): Log1p is within 1 ulp.
-	keepTotal := up(math.Log1p(-total), 2)
+	keepTotal := outward.Up(math.Log1p(-total), 2)
 	// y >= log(1-δ_total) - k·log(1-δ), so 1 - e^y <= δ'.
-	y := addUp(keepTotal, -down(float64(k)*logKeepDown(delta), 1))
-	return down(-math.Expm1(y), 2)
+	y := outward.AddUp(keepTotal, -outward.Down(float64(k)*logKeepDown(delta), 1))
+	return outward.Down(-math.Expm1(y), 2)
 }
 
 // ProfileTotal is ComposeProfile as a Total: Method Optimal, with Point
@@ -83,10 +86,10 @@ func ProfileTotal(step Guarantee, profile []Guarantee, k int, deltaPrime float64
 // MaxStepsProfile is MaxSteps under optimal composition for steps of a
 // mechanism that is also (ε_i, δ_i)-DP for every point of profile: the
 // largest k whose ComposeProfile total is within budget, or Unlimited when
-// the cap c (nil: none) is (MaxStepsCapped). It returns 0 when not even
+// the cap c (nil: none) is (maxStepsCapped). It returns 0 when not even
 // one step fits.
 func MaxStepsProfile(step Guarantee, profile []Guarantee, budget Guarantee, deltaPrime float64, c *Cap) (int, error) {
-	n, err := MaxStepsCapped(step, budget, Optimal, deltaPrime, c)
+	n, err := maxStepsCapped(step, budget, Optimal, deltaPrime, c)
 	if err != nil || n == Unlimited || len(profile) == 0 {
 		return n, err
 	}
@@ -100,7 +103,7 @@ func MaxStepsProfile(step Guarantee, profile []Guarantee, budget Guarantee, delt
 	if ok, err := fits(lo); err != nil || !ok {
 		return n, err
 	}
-	k, err := lastFit(lo, MaxOptimalSteps, fits)
+	k, err := roots.Last(lo, MaxOptimalSteps, fits)
 	if err != nil {
 		return 0, fmt.Errorf("max steps (profile): %w in budget %v", err, budget)
 	}

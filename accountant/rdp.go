@@ -5,6 +5,9 @@ import (
 	"math"
 
 	"github.com/darrm/darrm/internal/enum"
+	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/param"
+	"github.com/darrm/darrm/internal/roots"
 )
 
 // Conversion is a rule that turns a Rényi-DP bound into an (ε, δ)-DP
@@ -57,10 +60,10 @@ func (c *Conversion) UnmarshalText(b []byte) error { return conversionNames.Unma
 // ρ = 2G²/σ² (Lemma 4.5.2). Composition adds slopes, and
 // RhoToDP and RhoForDP convert them exactly.
 func GaussianRho(sensitivity, sigma float64) (float64, error) {
-	if err := checkPositive("sensitivity", sensitivity); err != nil {
+	if err := param.Positive("sensitivity", sensitivity); err != nil {
 		return 0, fmt.Errorf("gaussian RDP: %w", err)
 	}
-	if err := checkPositive("sigma", sigma); err != nil {
+	if err := param.Positive("sigma", sigma); err != nil {
 		return 0, fmt.Errorf("gaussian RDP: %w", err)
 	}
 	r := sensitivity / sigma
@@ -79,7 +82,7 @@ type Gaussian struct {
 // Rho returns the slope ρ of the run's RDP curve ε(α) = ρ·α: Steps times
 // GaussianRho (Mironov 2017, Prop. 7; composition, Prop. 1).
 func (g Gaussian) Rho() (float64, error) {
-	if err := checkCount("steps", g.Steps, 1); err != nil {
+	if err := param.Count("steps", g.Steps, 1); err != nil {
 		return 0, fmt.Errorf("Gaussian mechanism: %w", err)
 	}
 	one, err := GaussianRho(g.Sensitivity, g.Sigma*g.Sensitivity)
@@ -105,16 +108,16 @@ func (g Gaussian) Eps(delta, alpha float64, c Conversion) (eps, order float64, e
 // under conversion c, at the given order α. A result below 0 is reported
 // as 0: (ε, δ)-DP with ε < 0 implies (0, δ)-DP.
 func ConvertRDP(r, alpha, delta float64, c Conversion) (float64, error) {
-	if err := checkAtLeast("rdp", r, 0); err != nil {
+	if err := param.AtLeast("rdp", r, 0); err != nil {
 		return 0, fmt.Errorf("RDP conversion: %w", err)
 	}
-	if err := checkAlpha(alpha); err != nil {
+	if err := param.Alpha(alpha); err != nil {
 		return 0, fmt.Errorf("RDP conversion: %w", err)
 	}
-	if err := checkConversion(delta, c); err != nil {
+	if err := CheckConversion(delta, c); err != nil {
 		return 0, fmt.Errorf("RDP conversion: %w", err)
 	}
-	return math.Max(0, up(r+conversionCost(alpha-1, -math.Log(delta), c), 8)), nil
+	return math.Max(0, outward.Up(r+conversionCost(alpha-1, -math.Log(delta), c), 8)), nil
 }
 
 // conversionCost returns ε - r at order α = 1 + t, with L = log(1/δ).
@@ -137,10 +140,10 @@ func conversionCost(t, L float64, c Conversion) float64 {
 // increasing function ρ(α-1)² + log α - L, found by bisection to machine
 // precision. A result below 0 is reported as 0.
 func RhoToDP(rho, delta float64, c Conversion) (eps, alpha float64, err error) {
-	if err := checkPositive("rho", rho); err != nil {
+	if err := param.Positive("rho", rho); err != nil {
 		return 0, 0, fmt.Errorf("RDP conversion: %w", err)
 	}
-	if err := checkConversion(delta, c); err != nil {
+	if err := CheckConversion(delta, c); err != nil {
 		return 0, 0, fmt.Errorf("RDP conversion: %w", err)
 	}
 	L := -math.Log(delta)
@@ -149,7 +152,7 @@ func RhoToDP(rho, delta float64, c Conversion) (eps, alpha float64, err error) {
 	if c == ImprovedConversion {
 		t = rootLog(func(t float64) float64 { return rho*t*t + math.Log1p(t) - L }, hi)
 	}
-	return math.Max(0, up(rho*(1+t)+conversionCost(t, L, c), 8)), 1 + t, nil
+	return math.Max(0, outward.Up(rho*(1+t)+conversionCost(t, L, c), 8)), 1 + t, nil
 }
 
 // RhoForDP returns the largest slope ρ such that a mechanism with RDP curve
@@ -162,10 +165,10 @@ func RhoToDP(rho, delta float64, c Conversion) (eps, alpha float64, err error) {
 // ε = cost(α) - α·cost'(α), which decreases in α on (1, 1/δ), where the
 // optimum lies; it is found by bisection to machine precision.
 func RhoForDP(target Guarantee, c Conversion) (rho, alpha float64, err error) {
-	if err := checkPositive("eps", target.Eps); err != nil {
+	if err := param.Positive("eps", target.Eps); err != nil {
 		return 0, 0, fmt.Errorf("RDP calibration: %w", err)
 	}
-	if err := checkConversion(target.Delta, c); err != nil {
+	if err := CheckConversion(target.Delta, c); err != nil {
 		return 0, 0, fmt.Errorf("RDP calibration: %w", err)
 	}
 	eps, L := target.Eps, -math.Log(target.Delta)
@@ -185,11 +188,48 @@ func RhoForDP(target Guarantee, c Conversion) (rho, alpha float64, err error) {
 	return (eps - conversionCost(t, L, c)) / (1 + t), 1 + t, nil
 }
 
-func checkConversion(delta float64, c Conversion) error {
+// SigmaFor returns the smallest noise σ at which a mechanism whose Rényi
+// curve is coef·α/σ² for every α > 1 (a Gaussian mechanism of squared
+// sensitivity 2·coef; Mironov 2017, Prop. 7) is (ε, δ)-DP by target under
+// conversion c, and the order α at which it is: σ = sqrt(coef/ρ) for
+// RhoForDP's ρ, raised by as much as rounding needs (one ulp, then
+// geometrically more) so that both ways a caller may recompute ε meet the
+// target in floating point: RhoToDP(coef/σ²), and ConvertRDP at the
+// returned order α; and that α.
+func SigmaFor(coef float64, target Guarantee, c Conversion) (sigma, alpha float64, err error) {
+	if err := param.Positive("coef", coef); err != nil {
+		return 0, 0, err
+	}
+	rho, _, err := RhoForDP(target, c)
+	if err != nil {
+		return 0, 0, err
+	}
+	sigma, ok, err := roots.RaiseUntil(math.Sqrt(coef/rho), func(sigma float64) (bool, error) {
+		r := coef / (sigma * sigma)
+		eps, a, err := RhoToDP(r, target.Delta, c)
+		if err != nil {
+			return false, err
+		}
+		at, err := ConvertRDP(r*a, a, target.Delta, c)
+		alpha = a
+		return err == nil && eps <= target.Eps && at <= target.Eps, err
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	if !ok {
+		return 0, 0, fmt.Errorf("no sigma near %v meets %v in floating point", math.Sqrt(coef/rho), target)
+	}
+	return sigma, alpha, nil
+}
+
+// CheckConversion checks a conversion c of Rényi DP to (ε, δ)-DP at δ:
+// a conversion this package has, and δ in (0, 1).
+func CheckConversion(delta float64, c Conversion) error {
 	if c != PaperConversion && c != ImprovedConversion {
 		return fmt.Errorf("unknown conversion %v", c)
 	}
-	return checkOpenUnit("delta", delta)
+	return param.OpenUnit("delta", delta)
 }
 
 // rootLog returns the root in (0, hi] of f, which is increasing, negative
@@ -197,17 +237,6 @@ func checkConversion(delta float64, c Conversion) error {
 // floating-point numbers. Every caller can use any t for a valid bound, so
 // the bisection only decides how tight the bound is.
 func rootLog(f func(t float64) float64, hi float64) float64 {
-	a, b := math.Log(math.SmallestNonzeroFloat64), math.Log(hi)
-	for range 2000 {
-		m := a + (b-a)/2
-		if m <= a || m >= b {
-			break
-		}
-		if f(math.Exp(m)) < 0 {
-			a = m
-		} else {
-			b = m
-		}
-	}
-	return math.Exp(b)
+	nonNeg := func(m float64) bool { return !(f(math.Exp(m)) < 0) }
+	return math.Exp(roots.Edge(math.Log(math.SmallestNonzeroFloat64), math.Log(hi), 0, nonNeg))
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/internal/bigmath"
+	"github.com/darrm/darrm/internal/outward"
 )
 
 // Exact references in math/big, 256 bits: far below one float64 ulp.
@@ -84,7 +85,7 @@ func TestOutwardRoundingAgainstBig(t *testing.T) {
 		}
 		e, _ := exact.Float64()
 		if e > 0 {
-			worst = math.Max(worst, (got-e)/(e*ulp))
+			worst = math.Max(worst, (got-e)/(e*outward.ULP))
 		}
 	}
 	for range n {
@@ -111,7 +112,7 @@ func TestOutwardRoundingAgainstBig(t *testing.T) {
 			steps[i] = randomStep(r)
 		}
 		eps, delta = exactGeneral(steps, dp)
-		if g, err = ComposeGeneralSeq(runsOf(steps), dp); err != nil {
+		if g, err = generalSeq(steps, dp); err != nil {
 			t.Fatal(err)
 		}
 		check("general seq eps", g.Eps, eps, k, dp)
@@ -121,7 +122,7 @@ func TestOutwardRoundingAgainstBig(t *testing.T) {
 			sum.Add(sum, bf(s.Eps))
 			dsum.Add(dsum, bf(s.Delta))
 		}
-		if g, err = ComposeSimpleSeq(runsOf(steps)); err != nil {
+		if g, err = simpleSeq(steps); err != nil {
 			t.Fatal(err)
 		}
 		check("simple seq eps", g.Eps, sum, k)
@@ -136,7 +137,7 @@ func TestOutwardRoundingAgainstBig(t *testing.T) {
 // TestOutwardRoundingCases are the three cases of values 1-2 ulps
 // on the unsafe side.
 func TestOutwardRoundingCases(t *testing.T) {
-	g, err := ComposeGeneralSeq(runsOf([]Guarantee{{1, 0.1}, {2, 0.2}}), 1e-300)
+	g, err := generalSeq([]Guarantee{{1, 0.1}, {2, 0.2}}, 1e-300)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,11 +223,26 @@ func TestOptimalEpsAgainstBig(t *testing.T) {
 	}
 }
 
-// runsOf makes each step a run of one.
-func runsOf(steps []Guarantee) []Run {
-	runs := make([]Run, len(steps))
-	for i, s := range steps {
-		runs[i] = Run{Step: s, K: 1}
+// seqOf returns the sequence of steps, each added as a run of one.
+func seqOf(steps []Guarantee) (Sequence, error) {
+	var s Sequence
+	for _, st := range steps {
+		var err error
+		if s, err = s.Add(st, 1); err != nil {
+			return Sequence{}, err
+		}
 	}
-	return runs
+	return s, nil
+}
+
+// simpleSeq and generalSeq are the simple and the general composition
+// (slack dp) of a heterogeneous sequence of steps.
+func simpleSeq(steps []Guarantee) (Guarantee, error) {
+	s, err := seqOf(steps)
+	return s.simple(), err
+}
+
+func generalSeq(steps []Guarantee, dp float64) (Guarantee, error) {
+	s, err := seqOf(steps)
+	return s.general(dp), err
 }

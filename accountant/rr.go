@@ -3,6 +3,8 @@ package accountant
 import (
 	"fmt"
 	"math"
+
+	"github.com/darrm/darrm/internal/param"
 )
 
 // PConst returns the largest probability p_const in [0, 1] with which
@@ -17,19 +19,19 @@ import (
 // means RR may always answer with the true majority: p_const = 1.
 // RRParams gives τ and λ.
 func PConst(eps, m, delta, tau, lambda float64) (float64, error) {
-	if err := checkPositive("eps", eps); err != nil {
+	if err := param.Positive("eps", eps); err != nil {
 		return 0, fmt.Errorf("p_const: %w", err)
 	}
-	if err := checkPositive("m", m); err != nil {
+	if err := param.Positive("m", m); err != nil {
 		return 0, fmt.Errorf("p_const: %w", err)
 	}
-	if err := checkDelta("delta", delta); err != nil {
+	if err := param.Delta("delta", delta); err != nil {
 		return 0, fmt.Errorf("p_const: %w", err)
 	}
-	if err := checkPositive("tau", tau); err != nil {
+	if err := param.Positive("tau", tau); err != nil {
 		return 0, fmt.Errorf("p_const: %w", err)
 	}
-	if err := checkDelta("lambda", lambda); err != nil {
+	if err := param.Delta("lambda", lambda); err != nil {
 		return 0, fmt.Errorf("p_const: %w", err)
 	}
 	f := func(x, d float64) float64 {

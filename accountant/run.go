@@ -3,6 +3,10 @@ package accountant
 import (
 	"fmt"
 	"math"
+
+	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/param"
+	"github.com/darrm/darrm/internal/roots"
 )
 
 // maxRunSteps bounds the search of MaxRunSteps: every count up to it is
@@ -42,7 +46,7 @@ func newRunCurves(s Spend, k int) runCurves {
 		return r
 	}
 	if !s.Discrete {
-		mu2 := mulUp(float64(k), s.mu2())
+		mu2 := outward.MulUp(float64(k), s.mu2())
 		r.delta = func(eps float64) float64 { return gdpDelta(eps, mu2) }
 		return r
 	}
@@ -57,7 +61,7 @@ func newRunCurves(s Spend, k int) runCurves {
 // integer order in [2, 4096].
 func (r runCurves) renyiEps(delta float64, c Conversion) (float64, bool) {
 	if rho, ok := r.s.Rho(); ok {
-		eps, _, err := RhoToDP(mulUp(float64(r.k), rho), delta, c)
+		eps, _, err := RhoToDP(outward.MulUp(float64(r.k), rho), delta, c)
 		return eps, err == nil
 	}
 	if _, ok := r.s.RDP(2); !ok {
@@ -66,7 +70,7 @@ func (r runCurves) renyiEps(delta float64, c Conversion) (float64, bool) {
 	best := math.Inf(1)
 	for a := 2; a <= maxSGMOrder; a++ {
 		one, _ := r.s.RDP(float64(a))
-		eps, err := ConvertRDP(mulUp(float64(r.k), one), float64(a), delta, c)
+		eps, err := ConvertRDP(outward.MulUp(float64(r.k), one), float64(a), delta, c)
 		if err == nil && eps < best {
 			best = eps
 		}
@@ -85,7 +89,7 @@ func (r runCurves) exactEps(delta, hi float64) (float64, bool) {
 	}
 	for range 60 {
 		if ok(hi) {
-			return bisectUp(0, hi, 1e-9, ok), true
+			return roots.Edge(0, hi, 1e-9, ok), true
 		}
 		hi = 2*hi + 1
 	}
@@ -128,7 +132,7 @@ func laplaceRun(p LaplacePart, k int) func(delta float64) (float64, bool) {
 			return 0, false
 		}
 		c := newRRComp(p.coordEps(), n)
-		return up(c.epsFor(delta), optimalMargin), true
+		return outward.Up(c.epsFor(delta), optimalMargin), true
 	}
 }
 
@@ -144,10 +148,10 @@ func ComposeRun(s Spend, k int, delta, deltaPrime float64, c Conversion) ([]Tota
 	if err := s.Check(); err != nil {
 		return nil, fmt.Errorf("compose run: %w", err)
 	}
-	if err := checkCount("steps", k, 1); err != nil {
+	if err := param.Count("steps", k, 1); err != nil {
 		return nil, fmt.Errorf("compose run: %w", err)
 	}
-	if err := checkConversion(delta, c); err != nil {
+	if err := CheckConversion(delta, c); err != nil {
 		return nil, fmt.Errorf("compose run: %w", err)
 	}
 	out := Totals(s.Guarantee, k, deltaPrime)
@@ -217,7 +221,7 @@ func MaxRunSteps(s Spend, budget Guarantee, m Method, deltaPrime float64, c *Cap
 	if err := s.Check(); err != nil {
 		return 0, fmt.Errorf("max run steps: %w", err)
 	}
-	n, err := MaxStepsCapped(s.Guarantee, budget, m, deltaPrime, c)
+	n, err := maxStepsCapped(s.Guarantee, budget, m, deltaPrime, c)
 	if err != nil || n == Unlimited || s.Kind == ApproxSpend {
 		return n, err
 	}
@@ -225,7 +229,7 @@ func MaxRunSteps(s Spend, budget Guarantee, m Method, deltaPrime float64, c *Cap
 	if !runFits(s, max(n, 1), budget, m, deltaPrime) {
 		return n, nil
 	}
-	k, err := lastFit(max(n, 1), maxRunSteps, fits)
+	k, err := roots.Last(max(n, 1), maxRunSteps, fits)
 	if err != nil {
 		return 0, fmt.Errorf("max run steps: %w", err)
 	}

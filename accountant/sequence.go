@@ -3,6 +3,9 @@ package accountant
 import (
 	"fmt"
 	"math"
+
+	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // Sequence is a sequence of adaptively composed steps, each (ε_i, δ_i)-DP,
@@ -59,11 +62,11 @@ func (s Sequence) Add(step Guarantee, k int) (Sequence, error) {
 	}
 	s.Steps += k
 	n, e := float64(k), step.Eps
-	s.SumEps = addUp(s.SumEps, mulUp(n, e))
-	s.SumDelta = addUp(s.SumDelta, mulUp(n, step.Delta))
-	s.SumTanh = addUp(s.SumTanh, up(n*e*math.Tanh(e/2), 4))
-	s.SumSq = addUp(s.SumSq, up(n*e*e, 2))
-	s.SumLogKeep = addDown(s.SumLogKeep, down(n*logKeepDown(step.Delta), 1))
+	s.SumEps = outward.AddUp(s.SumEps, outward.MulUp(n, e))
+	s.SumDelta = outward.AddUp(s.SumDelta, outward.MulUp(n, step.Delta))
+	s.SumTanh = outward.AddUp(s.SumTanh, outward.Up(n*e*math.Tanh(e/2), 4))
+	s.SumSq = outward.AddUp(s.SumSq, outward.Up(n*e*e, 2))
+	s.SumLogKeep = outward.AddDown(s.SumLogKeep, outward.Down(n*logKeepDown(step.Delta), 1))
 	return s, nil
 }
 
@@ -78,7 +81,7 @@ func (s Sequence) AddSpend(step Spend, k int) (Sequence, error) {
 		return next, err
 	}
 	if rho, ok := step.Rho(); ok {
-		next.Rho = addUp(next.Rho, mulUp(float64(k), rho))
+		next.Rho = outward.AddUp(next.Rho, outward.MulUp(float64(k), rho))
 	} else {
 		next.Curveless += k
 	}
@@ -112,27 +115,12 @@ func (s Sequence) Check() error {
 	return nil
 }
 
-// sequenceOf returns the sequence of runs.
-func sequenceOf(runs []Run) (Sequence, error) {
-	if err := checkRuns(runs); err != nil {
-		return Sequence{}, err
-	}
-	var s Sequence
-	for _, r := range runs {
-		var err error
-		if s, err = s.Add(r.Step, r.K); err != nil {
-			return Sequence{}, err
-		}
-	}
-	return s, nil
-}
-
 // simple returns the simple composition of s (Theorem 3.3.2); of equal
 // steps exactly ComposeSimple's.
 func (s Sequence) simple() Guarantee {
 	if !s.Mixed {
 		n := float64(s.Steps)
-		return Guarantee{Eps: mulUp(n, s.Step.Eps), Delta: mulUp(n, s.Step.Delta)}
+		return Guarantee{Eps: outward.MulUp(n, s.Step.Eps), Delta: outward.MulUp(n, s.Step.Delta)}
 	}
 	return Guarantee{Eps: s.SumEps, Delta: s.SumDelta}
 }
@@ -169,7 +157,7 @@ func (s Sequence) Totals(deltaPrime float64) ([]Composed, error) {
 	if s.Steps == 0 {
 		return []Composed{{Method: Simple}}, nil
 	}
-	if err := checkOpenUnit("delta'", deltaPrime); err != nil {
+	if err := param.OpenUnit("delta'", deltaPrime); err != nil {
 		return nil, fmt.Errorf("sequence: %w", err)
 	}
 	simple := Composed{s.simple(), Simple}

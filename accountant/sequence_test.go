@@ -6,7 +6,7 @@ import (
 )
 
 // TestSequence: a Sequence built run by run composes as the runs do
-// (ComposeSimpleSeq, ComposeGeneralSeq, ComposeOptimal for equal steps),
+// step by step (simpleSeq, generalSeq; ComposeOptimal for equal steps),
 // whatever the order of the runs' Adds; it survives JSON exactly; and
 // Check refuses what Add cannot build.
 func TestSequence(t *testing.T) {
@@ -30,14 +30,20 @@ func TestSequence(t *testing.T) {
 	if s, err = s.Add(b, 5); err != nil {
 		t.Fatal(err)
 	}
-	runs := []Run{{a, 7}, {b, 5}}
-	wantS, _ := ComposeSimpleSeq(runs)
-	wantG, _ := ComposeGeneralSeq(runs, 1e-5)
+	var steps []Guarantee
+	for range 7 {
+		steps = append(steps, a)
+	}
+	for range 5 {
+		steps = append(steps, b)
+	}
+	wantS, _ := simpleSeq(steps)
+	wantG, _ := generalSeq(steps, 1e-5)
 	if tot, err = s.Totals(1e-5); err != nil || len(tot) != 2 || !s.Mixed || tot[1].Method != General {
 		t.Fatalf("mixed steps: %+v, totals %+v (%v)", s, tot, err)
 	}
-	// The runs are summed one at a time, so the sums may differ from the
-	// sequence's in their last bits, never by more.
+	// The steps are summed one at a time, so the sums may differ from the
+	// runs' in their last bits, never by more.
 	if relErr(tot[0].Eps, wantS.Eps) > 1e-15 || relErr(tot[1].Eps, wantG.Eps) > 1e-15 || relErr(tot[1].Delta, wantG.Delta) > 1e-14 {
 		t.Errorf("mixed totals %+v, want simple %v, general %v", tot, wantS, wantG)
 	}

@@ -3,6 +3,9 @@ package accountant
 import (
 	"fmt"
 	"math"
+
+	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // SGMRDP returns the Rényi DP at integer order α >= 2 of one step of the
@@ -20,7 +23,7 @@ func SGMRDP(q, sigma float64, alpha int) (float64, error) {
 	if !(q >= 0 && q <= 1) {
 		return 0, fmt.Errorf("sampled Gaussian RDP: %w", &ParamError{Name: "q", Value: q, Rule: "must be a sampling rate in [0, 1]"})
 	}
-	if err := checkPositive("sigma", sigma); err != nil {
+	if err := param.Positive("sigma", sigma); err != nil {
 		return 0, fmt.Errorf("sampled Gaussian RDP: %w", err)
 	}
 	if alpha < 2 {
@@ -56,8 +59,8 @@ func SGMRDP(q, sigma float64, alpha int) (float64, error) {
 	// Each term's exponent is within a few ulps of its largest part
 	// (lgamma and the products); the sum of exponentials adds relative
 	// error (α+1)·2^-53. Raise by both.
-	absErr := 8*ulp*(math.Abs(lgA)+math.Abs(maxT)+a*math.Abs(logQ)+a*a/(sigma*sigma)) + float64(alpha+2)*ulp
-	return math.Max(0, up((logA+absErr)/(a-1), 4)), nil
+	absErr := 8*outward.ULP*(math.Abs(lgA)+math.Abs(maxT)+a*math.Abs(logQ)+a*a/(sigma*sigma)) + float64(alpha+2)*outward.ULP
+	return math.Max(0, outward.Up((logA+absErr)/(a-1), 4)), nil
 }
 
 // SGM is a run of DP-SGD as the accountant sees it: Steps steps of the
@@ -72,7 +75,7 @@ type SGM struct {
 // SamplingRate returns the Poisson sampling rate batch/n of DP-SGD with
 // expected batch size batch on n records, 1 <= batch <= n.
 func SamplingRate(batch, n int) (float64, error) {
-	if err := checkCount("n", n, 1); err != nil {
+	if err := param.Count("n", n, 1); err != nil {
 		return 0, fmt.Errorf("DP-SGD: %w", err)
 	}
 	if batch < 1 || batch > n {
@@ -87,7 +90,7 @@ func EpochSteps(epochs, batch, n int) (int, error) {
 	if _, err := SamplingRate(batch, n); err != nil {
 		return 0, err
 	}
-	if err := checkCount("epochs", epochs, 1); err != nil {
+	if err := param.Count("epochs", epochs, 1); err != nil {
 		return 0, fmt.Errorf("DP-SGD: %w", err)
 	}
 	return (epochs*n + batch - 1) / batch, nil
@@ -100,10 +103,10 @@ const maxSGMOrder = 4096
 // the run is (ε, δ)-DP under conversion c, and that α: Steps·SGMRDP(α)
 // converted at α.
 func (s SGM) Eps(delta float64, c Conversion) (eps float64, alpha int, err error) {
-	if err := checkCount("steps", s.Steps, 1); err != nil {
+	if err := param.Count("steps", s.Steps, 1); err != nil {
 		return 0, 0, fmt.Errorf("DP-SGD: %w", err)
 	}
-	if err := checkConversion(delta, c); err != nil {
+	if err := CheckConversion(delta, c); err != nil {
 		return 0, 0, fmt.Errorf("DP-SGD: %w", err)
 	}
 	best, bestAlpha := math.Inf(1), 0
@@ -112,7 +115,7 @@ func (s SGM) Eps(delta float64, c Conversion) (eps float64, alpha int, err error
 		if err != nil {
 			return 0, 0, fmt.Errorf("DP-SGD: %w", err)
 		}
-		e, err := ConvertRDP(mulUp(float64(s.Steps), r), float64(a), delta, c)
+		e, err := ConvertRDP(outward.MulUp(float64(s.Steps), r), float64(a), delta, c)
 		if err != nil {
 			return 0, 0, fmt.Errorf("DP-SGD: %w", err)
 		}

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // SpendKind is what a Spend knows of its mechanism beyond its (ε, δ):
@@ -107,7 +110,7 @@ type LaplacePart struct {
 // coordEps returns the ε of one coordinate of a LaplaceSpend, 1/Scale
 // rounded up: its output on two inputs that differ by 1 is randomized
 // response with that ε (laplaceRun).
-func (p LaplacePart) coordEps() float64 { return exact(1).div(exact(p.Scale)).hi }
+func (p LaplacePart) coordEps() float64 { return outward.Exact(1).Div(outward.Exact(p.Scale)).Hi }
 
 // ApproxStep returns the description of a step known only by its
 // guarantee g: a PureSpend when g.Delta = 0, else an ApproxSpend.
@@ -135,10 +138,10 @@ func (s Spend) Check() error {
 			return fmt.Errorf("gaussian spend: no noise parts")
 		}
 		for _, p := range s.Gaussian {
-			if err := checkPositive("sigma", p.Sigma); err != nil {
+			if err := param.Positive("sigma", p.Sigma); err != nil {
 				return fmt.Errorf("gaussian spend: %w", err)
 			}
-			if err := checkCount("coords", p.Coords, 1); err != nil {
+			if err := param.Count("coords", p.Coords, 1); err != nil {
 				return fmt.Errorf("gaussian spend: %w", err)
 			}
 		}
@@ -146,7 +149,7 @@ func (s Spend) Check() error {
 		if !(s.Q > 0 && s.Q <= 1) {
 			return fmt.Errorf("sampled Gaussian spend: %w", &ParamError{Name: "q", Value: s.Q, Rule: "must be in (0, 1]"})
 		}
-		if err := checkPositive("sigma", s.Sigma); err != nil {
+		if err := param.Positive("sigma", s.Sigma); err != nil {
 			return fmt.Errorf("sampled Gaussian spend: %w", err)
 		}
 	case OneBitSpend:
@@ -164,10 +167,10 @@ func (s Spend) Check() error {
 		if s.Laplace == nil {
 			return fmt.Errorf("laplace spend: no noise")
 		}
-		if err := checkPositive("scale", s.Laplace.Scale); err != nil {
+		if err := param.Positive("scale", s.Laplace.Scale); err != nil {
 			return fmt.Errorf("laplace spend: %w", err)
 		}
-		if err := checkCount("coords", s.Laplace.Coords, 1); err != nil {
+		if err := param.Count("coords", s.Laplace.Coords, 1); err != nil {
 			return fmt.Errorf("laplace spend: %w", err)
 		}
 	default:
@@ -185,12 +188,12 @@ func (s Spend) Check() error {
 func (s Spend) Rho() (float64, bool) {
 	switch {
 	case s.pure():
-		return up(s.Eps*s.Eps/2, 2), true
+		return outward.Up(s.Eps*s.Eps/2, 2), true
 	case s.Kind == GaussianSpend:
 		var rho float64
 		for _, p := range s.Gaussian {
 			r := 1 / p.Sigma
-			rho = addUp(rho, up(float64(p.Coords)*r*r/2, 4))
+			rho = outward.AddUp(rho, outward.Up(float64(p.Coords)*r*r/2, 4))
 		}
 		return rho, true
 	}
@@ -203,7 +206,7 @@ func (s Spend) Rho() (float64, bool) {
 // 3.3), and the sampled Gaussian's at integer orders (SGMRDP).
 func (s Spend) RDP(alpha float64) (float64, bool) {
 	if rho, ok := s.Rho(); ok {
-		r := mulUp(rho, alpha)
+		r := outward.MulUp(rho, alpha)
 		if s.pure() {
 			r = math.Min(r, s.Eps)
 		}

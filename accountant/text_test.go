@@ -2,9 +2,6 @@ package accountant
 
 import (
 	"encoding"
-	"encoding/json"
-	"fmt"
-	"strings"
 	"testing"
 )
 
@@ -21,11 +18,8 @@ func TestTextRoundTrip(t *testing.T) {
 	}{
 		{[]text{ptr(Simple), ptr(General), ptr(Optimal)}, func() text { return new(Method) }},
 		{[]text{ptr(PaperConversion), ptr(ImprovedConversion)}, func() text { return new(Conversion) }},
-		{[]text{ptr(GNMaxGrid), ptr(GNMaxExact), ptr(GNMaxTight)}, func() text { return new(GNMaxSearch) }},
 		{[]text{ptr(AlphaExact), ptr(AlphaTable43)}, func() text { return new(AlphaRule) }},
 		{[]text{ptr(AutoRR), ptr(RRMethod{Method: Simple}), ptr(RRMethod{Method: Optimal})}, func() text { return new(RRMethod) }},
-		{[]text{ptr(DiscreteNoise), ptr(ContinuousNoise)}, func() text { return new(PATENoise) }},
-		{[]text{ptr(BothDirections), ptr(OneSided)}, func() text { return new(PATEDirections) }},
 	} {
 		for _, v := range tc.values {
 			b, err := v.MarshalText()
@@ -43,60 +37,5 @@ func TestTextRoundTrip(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// TestPATEEnumNames: the names and the errors of PATE's options.
-func TestPATEEnumNames(t *testing.T) {
-	if OneSided.String() != "one-sided" || BothDirections.String() != "both" || PATEDirections(7).String() != "PATEDirections(7)" || PATENoise(-1).String() != "PATENoise(-1)" {
-		t.Errorf("names %v %v %v %v", OneSided, BothDirections, PATEDirections(7), PATENoise(-1))
-	}
-	if _, err := ParsePATEDirections("symmetric"); err == nil || err.Error() != `directions "symmetric": must be one of both, one-sided` {
-		t.Errorf("bad directions: %v", err)
-	}
-	for _, name := range []string{"laplace", "", "unset"} {
-		want := fmt.Sprintf("noise %q: must be one of discrete, continuous", name)
-		if _, err := ParsePATENoise(name); err == nil || err.Error() != want {
-			t.Errorf("ParsePATENoise(%q): %v, want %q", name, err, want)
-		}
-	}
-}
-
-// TestPATENoiseUnset: the zero value names no noise, and every entry point
-// that takes a PATENoise refuses it with an error naming the noise rather
-// than picking discrete or continuous for the caller.
-func TestPATENoiseUnset(t *testing.T) {
-	var zero PATENoise
-	if zero != UnsetNoise || zero.String() != "unset" {
-		t.Fatalf("zero value %v, want UnsetNoise", zero)
-	}
-	counts := []int{8, 2}
-	_, _, thErr := ThresholdLogQ(8, 5, 2, zero)
-	_, jsonErr := json.Marshal(struct{ Noise PATENoise }{zero})
-	_, acctErr := NewPATEAccount(ConfidentGNMax{Sigma2: 2}, 10, 2, nil)
-	_, oneErr := GNMaxDataDependent(counts, 2, zero, 1e-5)
-	for name, err := range map[string]error{
-		"ConfidentGNMax.Validate": ConfidentGNMax{Sigma2: 2}.Validate(),
-		"confident Validate":      ConfidentGNMax{Threshold: 5, Sigma1: 2, Sigma2: 2}.Validate(),
-		"GNMaxLogQ":               second(GNMaxLogQ(counts, 2, zero)),
-		"GNMaxNeighbourLogQ":      second(GNMaxNeighbourLogQ(counts, 2, zero)),
-		"ThresholdLogQ":           thErr,
-		"ThresholdNeighbourLogQ":  second(ThresholdNeighbourLogQ(8, 10, 2, 5, 2, zero)),
-		"NewPATEAccount":          acctErr,
-		"GNMaxDataDependent":      oneErr,
-		"MarshalText":             jsonErr,
-		"another value":           ConfidentGNMax{Sigma2: 2, Noise: PATENoise(3)}.Validate(),
-	} {
-		if err == nil || !strings.Contains(err.Error(), "noise ") {
-			t.Errorf("%s with the zero noise: %v, want an error naming the noise", name, err)
-		}
-	}
-	if c5, c6 := CheckSmoothConditions(40, 10, 20, zero); c5 || c6 {
-		t.Errorf("CheckSmoothConditions with the zero noise = %v, %v; want neither established", c5, c6)
-	}
-	for _, n := range []PATENoise{DiscreteNoise, ContinuousNoise} {
-		if err := (ConfidentGNMax{Sigma2: 2, Noise: n}).Validate(); err != nil {
-			t.Errorf("%v: %v", n, err)
-		}
-	}
-}
 
 func second[T any](_ T, err error) error { return err }

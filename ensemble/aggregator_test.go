@@ -15,6 +15,7 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/fixtures"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/noisymax"
 )
 
 // optGamma returns gamma_opt for constraints.New(11, 3, 0.1, 1e-5), as darrm solve
@@ -263,7 +264,7 @@ func TestGNMax(t *testing.T) {
 	p := constraints.New(11, 3, 0.1, 1e-4) // the MNIST setting of Table 3.2: (0.3, ~3e-4)
 	p.Eps = 0.0892
 	p.TargetDelta = 3e-4
-	g, err := NewGNMax(p, accountant.GNMaxGrid)
+	g, err := NewGNMax(p, noisymax.GNMaxGrid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +285,7 @@ func TestGNMax(t *testing.T) {
 		t.Errorf("bit epsilon = %v, want about 0.067", e)
 	}
 	p.TargetDelta, p.Delta = 0, 0
-	if _, err := NewGNMax(p, accountant.GNMaxGrid); err == nil {
+	if _, err := NewGNMax(p, noisymax.GNMaxGrid); err == nil {
 		t.Error("GNMax accepted delta = 0")
 	}
 }
@@ -309,7 +310,7 @@ func TestGNMaxTight(t *testing.T) {
 	} {
 		p := constraints.New(tc.k, tc.m, 0.1, tc.Delta)
 		p.Eps = tc.eps
-		g, err := NewGNMax(p, accountant.GNMaxTight)
+		g, err := NewGNMax(p, noisymax.GNMaxTight)
 		if err != nil {
 			t.Fatalf("%+v: %v", tc, err)
 		}
@@ -321,7 +322,7 @@ func TestGNMaxTight(t *testing.T) {
 		if _, hs := bitPrivacy(g.Gamma(), target.Eps); hs > target.Delta {
 			t.Errorf("%+v: sampled probabilities at delta %v, target %v", tc, hs, target)
 		}
-		if grid, err := NewGNMax(p, accountant.GNMaxGrid); err == nil {
+		if grid, err := NewGNMax(p, noisymax.GNMaxGrid); err == nil {
 			if gs, _ := grid.Sigma(); !(sigma < gs) {
 				t.Errorf("%+v: tight sigma %v, grid %v", tc, sigma, gs)
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/fixtures"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/votefile"
 )
@@ -93,7 +94,7 @@ func BenchmarkAggregate(b *testing.B) {
 	}
 	s, _ := NewSubsample(ctx, p, Options{})
 	r, _ := NewRR(ctx, p, accountant.Simple, 0, Options{})
-	g, _ := NewGNMax(p, accountant.GNMaxGrid)
+	g, _ := NewGNMax(p, noisymax.GNMaxGrid)
 	votes := arrange(11, 7, 0)
 	for _, agg := range []Aggregator{d, s, r, g} {
 		for _, src := range []struct {
@@ -148,12 +149,12 @@ func benchCounts(n int) []byte {
 // Confident-GNMax (T = 200, σ1 = 150, σ2 = 40), GNMax (σ = 40) and LNMax
 // (b = 20), for K = 250 and C = 10.
 func benchMulti(b *testing.B) []ClassAggregator {
-	cg, err := NewClassGNMax(accountant.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: accountant.DiscreteNoise}, 250, 10, 1e-5)
+	cg, err := NewClassGNMax(noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, 1e-5)
 	if err != nil {
 		b.Fatal(err)
 	}
-	g, _ := NewClassGNMax(accountant.ConfidentGNMax{Sigma2: 40, Noise: accountant.DiscreteNoise}, 250, 10, 1e-5)
-	l, _ := NewLNMax(accountant.LNMax{Scale: 20}, 250, 10)
+	g, _ := NewClassGNMax(noisymax.ConfidentGNMax{Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, 1e-5)
+	l, _ := NewLNMax(noisymax.LNMax{Scale: 20}, 250, 10)
 	return []ClassAggregator{cg, g, l}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -63,7 +64,7 @@ func TestReleaseChecksHeader(t *testing.T) {
 		}
 		return d
 	}
-	gn, err := NewGNMax(constraints.New(5, 1, 0.1, 1e-5), accountant.GNMaxGrid)
+	gn, err := NewGNMax(constraints.New(5, 1, 0.1, 1e-5), noisymax.GNMaxGrid)
 	if err != nil {
 		t.Fatal(err)
 	}

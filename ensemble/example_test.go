@@ -16,6 +16,7 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/votefile"
 )
@@ -154,7 +155,7 @@ b,60,40,30,30,20,20,20,10,10,10
 	if err != nil {
 		log.Fatal(err)
 	}
-	m := accountant.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: accountant.DiscreteNoise}
+	m := noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
 	agg, err := ensemble.NewClassGNMax(m, in.K(), in.Classes(), 1e-5)
 	if err != nil {
 		log.Fatal(err)

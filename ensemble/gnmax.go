@@ -8,6 +8,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -28,21 +29,21 @@ type GNMax struct {
 	table
 	g             gamma.Gamma
 	sigma, lambda float64
-	search        accountant.GNMaxSearch
+	search        noisymax.GNMaxSearch
 	bitEps        float64
 	privacy       Privacy
 }
 
 // NewGNMax returns GNMax for the per-query target (m·eps, delta) of p, σ
 // calibrated by search: with the paper's conversion of GNMax's
-// (λ, λ/σ²)-RDP (Theorem B.4.1), or, for accountant.GNMaxTight, on the
+// (λ, λ/σ²)-RDP (Theorem B.4.1), or, for noisymax.GNMaxTight, on the
 // exact privacy curve of the released bit for p.K votes
-// (accountant.GNMaxSigmaTight). Like PATE it assumes that a record changes at most one
+// (noisymax.GNMaxSigmaTight). Like PATE it assumes that a record changes at most one
 // teacher's vote, i.e. that adjacent datasets give vote counts L and L±1 (the
 // teachers' own eps and Delta do not enter). NewGNMax also checks the
 // sampled label probabilities against the target exactly for every such
 // pair, and refuses them otherwise. delta must be > 0.
-func NewGNMax(p constraints.Problem, search accountant.GNMaxSearch) (*GNMax, error) {
+func NewGNMax(p constraints.Problem, search noisymax.GNMaxSearch) (*GNMax, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("GNMax: %w", err)
 	}
@@ -50,14 +51,14 @@ func NewGNMax(p constraints.Problem, search accountant.GNMaxSearch) (*GNMax, err
 	var sigma, lambda float64
 	var err error
 	var calibration string
-	if search == accountant.GNMaxTight {
+	if search == noisymax.GNMaxTight {
 		// The check below allows 1e-15·(1+e^eps) for its own rounding, and
 		// the sampled probabilities are erf's, rounded to 2^-53: the
 		// calibration leaves room for both.
 		sigma, err = gamma.GNMaxSigmaSampled(t, p.K)
 		calibration = fmt.Sprintf("sigma = %.6g calibrated on the exact privacy curve of the released bit for K = %d votes (tight search)", sigma, p.K)
 	} else {
-		sigma, lambda, err = accountant.CalibrateGNMax(t, search, accountant.PaperConversion)
+		sigma, lambda, err = noisymax.CalibrateGNMax(t, search, accountant.PaperConversion)
 		calibration = fmt.Sprintf("GNMax is (lambda, lambda/sigma^2)-RDP (Papernot et al. 2018 Sec. 4.1), (eps, delta)-DP by Theorem B.4.1 at sigma = %.6g, lambda = %.6g (%v search)", sigma, lambda, search)
 	}
 	if err != nil {
@@ -118,7 +119,7 @@ func (g *GNMax) Gamma() gamma.Gamma { return g.g }
 // count, and the noise, continuous: the label has exactly the
 // distribution of the continuous Gaussian mechanism's.
 func (g *GNMax) Settings() votefile.Settings {
-	sigma, noise := g.sigma, accountant.ContinuousNoise
+	sigma, noise := g.sigma, noisymax.ContinuousNoise
 	return votefile.Settings{Sigma2: &sigma, Noise: &noise}
 }
 

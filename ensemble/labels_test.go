@@ -6,6 +6,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -13,7 +14,7 @@ import (
 // in both formats and both layouts: the header (how the labels were
 // made) and every row, with its query's key, label and answer.
 func TestLabelsRoundTrip(t *testing.T) {
-	g, err := NewClassGNMax(accountant.ConfidentGNMax{Threshold: 8, Sigma1: 0.6, Sigma2: 0.6, Noise: accountant.DiscreteNoise}, 10, 3, 1e-5)
+	g, err := NewClassGNMax(noisymax.ConfidentGNMax{Threshold: 8, Sigma1: 0.6, Sigma2: 0.6, Noise: noisymax.DiscreteNoise}, 10, 3, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func TestLabelsRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := lr.Meta().Settings
-	if s.Threshold == nil || *s.Threshold != 8 || *s.Sigma1 != 0.6 || *s.Sigma2 != 0.6 || *s.Noise != accountant.DiscreteNoise || s.LaplaceScale != nil || !lr.Meta().ForRelease {
+	if s.Threshold == nil || *s.Threshold != 8 || *s.Sigma1 != 0.6 || *s.Sigma2 != 0.6 || *s.Noise != noisymax.DiscreteNoise || s.LaplaceScale != nil || !lr.Meta().ForRelease {
 		t.Errorf("settings %+v", s)
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -21,7 +22,7 @@ type ClassAggregator interface {
 	Label(counts []int, src *noise.Source) (label int, answered bool, err error)
 }
 
-// LNMax is PATE's Laplace noisy max (accountant.LNMax; Papernot et al.
+// LNMax is PATE's Laplace noisy max (noisymax.LNMax; Papernot et al.
 // 2017): the class whose count plus discrete Laplace noise of scale b is
 // largest, ties broken uniformly at random. Every query is answered.
 //
@@ -32,7 +33,7 @@ type ClassAggregator interface {
 // is (2/b, 0)-DP, as the continuous one is (the ratio of the two
 // probabilities of any noisy vector is at most e^{2/b}).
 type LNMax struct {
-	mech     accountant.LNMax
+	mech     noisymax.LNMax
 	teachers int
 	classes  int
 	noise    *noise.DiscreteLaplace
@@ -41,7 +42,7 @@ type LNMax struct {
 }
 
 // NewLNMax returns LNMax of scale m.Scale for K teachers and C classes.
-func NewLNMax(m accountant.LNMax, teachers, classes int) (*LNMax, error) {
+func NewLNMax(m noisymax.LNMax, teachers, classes int) (*LNMax, error) {
 	eps, err := m.Eps()
 	if err != nil {
 		return nil, fmt.Errorf("lnmax: %w", err)
@@ -77,14 +78,14 @@ func (g *LNMax) K() int { return g.teachers }
 func (g *LNMax) Classes() int { return g.classes }
 
 // Mechanism returns the parameters.
-func (g *LNMax) Mechanism() accountant.LNMax { return g.mech }
+func (g *LNMax) Mechanism() noisymax.LNMax { return g.mech }
 
 // Privacy returns the per-query guarantee (2/b, 0).
 func (g *LNMax) Privacy() Privacy { return g.privacy }
 
 // Settings returns the scale b and the noise, discrete.
 func (g *LNMax) Settings() votefile.Settings {
-	b, noise := g.mech.Scale, accountant.DiscreteNoise
+	b, noise := g.mech.Scale, noisymax.DiscreteNoise
 	return votefile.Settings{LaplaceScale: &b, Noise: &noise}
 }
 

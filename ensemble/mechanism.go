@@ -8,6 +8,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -187,12 +188,12 @@ type Mechanism struct {
 	RRComposition accountant.Method
 	RRDeltaPrime  float64
 	// GNMaxSearch picks two-class gnmax's sigma (NewGNMax).
-	GNMaxSearch accountant.GNMaxSearch
+	GNMaxSearch noisymax.GNMaxSearch
 	// GNMax holds the multi-class gnmax's sigma2 and confident-gnmax's
 	// threshold, sigma1 and sigma2 (the noise is discrete); LNMax holds
 	// lnmax's scale.
-	GNMax accountant.ConfidentGNMax
-	LNMax accountant.LNMax
+	GNMax noisymax.ConfidentGNMax
+	LNMax noisymax.LNMax
 }
 
 // Build returns the aggregator m names for p.K teachers voting among

@@ -9,6 +9,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -24,7 +25,7 @@ func TestMechanismNew(t *testing.T) {
 		{Mechanism{Name: "darrm", Gamma: optGamma(t, p), GammaSource: "the fixture"}, "DaRRM with the fixture"},
 		{Mechanism{Name: "subsample"}, "majority of 3 of the 11 teachers"},
 		{Mechanism{Name: "rr", RRComposition: accountant.General, RRDeltaPrime: 1e-5}, "general composition"},
-		{Mechanism{Name: "gnmax", GNMaxSearch: accountant.GNMaxGrid}, "(grid search)"},
+		{Mechanism{Name: "gnmax", GNMaxSearch: noisymax.GNMaxGrid}, "(grid search)"},
 		{Mechanism{Name: "darrm-one-vote", Gamma: oneVoteGamma(t, p), GammaSource: "gamma_opt"}, "DaRRM in the one-vote relation with gamma_opt"},
 	} {
 		agg, label, err := tc.m.New(ctx, p, Options{})
@@ -99,7 +100,7 @@ func TestRegistry(t *testing.T) {
 	f := func(x float64) *float64 { return &x }
 	for _, info := range Registry() {
 		m := Mechanism{Name: info.Name, Input: info.Input, RRComposition: accountant.General, RRDeltaPrime: 1e-5,
-			GNMax: accountant.ConfidentGNMax{Sigma2: 40, Noise: accountant.DiscreteNoise}, LNMax: accountant.LNMax{Scale: 20}}
+			GNMax: noisymax.ConfidentGNMax{Sigma2: 40, Noise: noisymax.DiscreteNoise}, LNMax: noisymax.LNMax{Scale: 20}}
 		p, classes := constraints.New(11, 3, 0.1, 1e-5), 3
 		switch {
 		case info.Input == votefile.TwoClass:

@@ -6,6 +6,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -24,9 +25,9 @@ import (
 // of L2 sensitivity Δ is (λ, λΔ²/(2σ²))-RDP for every λ > 1), i.e.
 // λ/σ2² for the label (one changed vote moves the counts by √2 in L2) plus
 // λ/(2σ1²) for the threshold step (the largest count moves by at most 1).
-// PATE's data-dependent analysis applies with accountant.DiscreteNoise.
+// PATE's data-dependent analysis applies with noisymax.DiscreteNoise.
 type ClassGNMax struct {
-	mech      accountant.ConfidentGNMax
+	mech      noisymax.ConfidentGNMax
 	teachers  int
 	classes   int
 	s1, s2    *noise.DiscreteGaussian
@@ -36,13 +37,13 @@ type ClassGNMax struct {
 }
 
 // NewClassGNMax returns the aggregator m (m.Noise must be
-// accountant.DiscreteNoise) for K teachers and C classes, with the
+// noisymax.DiscreteNoise) for K teachers and C classes, with the
 // per-query guarantee at delta that its data-independent Rényi curve
 // gives under the paper's conversion: every query is charged as if
 // answered.
-func NewClassGNMax(m accountant.ConfidentGNMax, teachers, classes int, delta float64) (*ClassGNMax, error) {
-	if m.Noise != accountant.DiscreteNoise {
-		return nil, fmt.Errorf("%s: releases draw discrete Gaussian noise (accountant.DiscreteNoise), not %v", gnmaxName(m), m.Noise)
+func NewClassGNMax(m noisymax.ConfidentGNMax, teachers, classes int, delta float64) (*ClassGNMax, error) {
+	if m.Noise != noisymax.DiscreteNoise {
+		return nil, fmt.Errorf("%s: releases draw discrete Gaussian noise (noisymax.DiscreteNoise), not %v", gnmaxName(m), m.Noise)
 	}
 	if err := m.ValidateFor(teachers); err != nil {
 		return nil, fmt.Errorf("%s: %w", gnmaxName(m), err)
@@ -82,7 +83,7 @@ func NewClassGNMax(m accountant.ConfidentGNMax, teachers, classes int, delta flo
 // gnmaxParts returns the Gaussian parts of one query of m: the label's
 // two counts that a changed vote moves (σ2), and the threshold step's
 // largest count (σ1).
-func gnmaxParts(m accountant.ConfidentGNMax) []accountant.GaussianPart {
+func gnmaxParts(m noisymax.ConfidentGNMax) []accountant.GaussianPart {
 	parts := []accountant.GaussianPart{{Sigma: m.Sigma2, Coords: 2}}
 	if m.Confident() {
 		parts = append(parts, accountant.GaussianPart{Sigma: m.Sigma1, Coords: 1})
@@ -90,7 +91,7 @@ func gnmaxParts(m accountant.ConfidentGNMax) []accountant.GaussianPart {
 	return parts
 }
 
-func gnmaxName(m accountant.ConfidentGNMax) votefile.MechanismName {
+func gnmaxName(m noisymax.ConfidentGNMax) votefile.MechanismName {
 	if m.Confident() {
 		return votefile.ConfidentGNMax
 	}
@@ -107,7 +108,7 @@ func (g *ClassGNMax) K() int { return g.teachers }
 func (g *ClassGNMax) Classes() int { return g.classes }
 
 // Mechanism returns the parameters.
-func (g *ClassGNMax) Mechanism() accountant.ConfidentGNMax { return g.mech }
+func (g *ClassGNMax) Mechanism() noisymax.ConfidentGNMax { return g.mech }
 
 // Privacy returns the data-independent per-query guarantee.
 func (g *ClassGNMax) Privacy() Privacy { return g.privacy }

@@ -5,13 +5,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/votefile"
 )
 
 func TestClassGNMaxLabels(t *testing.T) {
-	m := accountant.ConfidentGNMax{Sigma2: 1, Noise: accountant.DiscreteNoise}
+	m := noisymax.ConfidentGNMax{Sigma2: 1, Noise: noisymax.DiscreteNoise}
 	g, err := NewClassGNMax(m, 50, 4, 1e-5)
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +38,7 @@ func TestClassGNMaxLabels(t *testing.T) {
 	if _, _, err := g.Label([]int{25, 24, 0, 0}, src); err != nil {
 		t.Errorf("counts summing to 49 for K = 50, one teacher abstaining: %v", err)
 	}
-	c := accountant.ConfidentGNMax{Threshold: 40, Sigma1: 1, Sigma2: 1, Noise: accountant.DiscreteNoise}
+	c := noisymax.ConfidentGNMax{Threshold: 40, Sigma1: 1, Sigma2: 1, Noise: noisymax.DiscreteNoise}
 	cg, err := NewClassGNMax(c, 50, 4, 1e-5)
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +49,7 @@ func TestClassGNMaxLabels(t *testing.T) {
 	if l, ans, _ := cg.Label([]int{48, 2, 0, 0}, src); !ans || l != 0 {
 		t.Error("largest count 48 withheld at threshold 40")
 	}
-	if _, err := NewClassGNMax(accountant.ConfidentGNMax{Sigma2: 1, Noise: accountant.ContinuousNoise}, 50, 4, 1e-5); err == nil {
+	if _, err := NewClassGNMax(noisymax.ConfidentGNMax{Sigma2: 1, Noise: noisymax.ContinuousNoise}, 50, 4, 1e-5); err == nil {
 		t.Error("continuous noise accepted for a release")
 	}
 }
@@ -59,7 +59,7 @@ func TestReleaseMulti(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := NewClassGNMax(accountant.ConfidentGNMax{Threshold: 8, Sigma1: 0.6, Sigma2: 0.6, Noise: accountant.DiscreteNoise}, 10, 3, 1e-5)
+	g, err := NewClassGNMax(noisymax.ConfidentGNMax{Threshold: 8, Sigma1: 0.6, Sigma2: 0.6, Noise: noisymax.DiscreteNoise}, 10, 3, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,16 +79,16 @@ func TestReleaseMulti(t *testing.T) {
 // TestMaxClasses: the aggregators refuse more classes than MaxClasses
 // before they allocate anything per class, and take that many.
 func TestMaxClasses(t *testing.T) {
-	m := accountant.ConfidentGNMax{Sigma2: 40, Noise: accountant.DiscreteNoise}
+	m := noisymax.ConfidentGNMax{Sigma2: 40, Noise: noisymax.DiscreteNoise}
 	for _, c := range []int{votefile.MaxClasses + 1, 4_000_000_000, 9_000_000_000_000_000_000} {
 		if _, err := NewClassGNMax(m, 3, c, 1e-5); err == nil || !strings.Contains(err.Error(), "C in [2, 524288]") {
 			t.Errorf("gnmax with %d classes: %v", c, err)
 		}
-		if _, err := NewLNMax(accountant.LNMax{Scale: 20}, 3, c); err == nil || !strings.Contains(err.Error(), "C in [2, 524288]") {
+		if _, err := NewLNMax(noisymax.LNMax{Scale: 20}, 3, c); err == nil || !strings.Contains(err.Error(), "C in [2, 524288]") {
 			t.Errorf("lnmax with %d classes: %v", c, err)
 		}
 	}
-	if _, err := NewLNMax(accountant.LNMax{Scale: 20}, 3, votefile.MaxClasses); err != nil {
+	if _, err := NewLNMax(noisymax.LNMax{Scale: 20}, 3, votefile.MaxClasses); err != nil {
 		t.Errorf("lnmax with MaxClasses classes: %v", err)
 	}
 	// A row of MaxClasses counts fits in a line, one more does not.

@@ -8,6 +8,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/noisymax"
 )
 
 func TestWilson(t *testing.T) {
@@ -70,7 +71,7 @@ func TestSimulateTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := NewGNMax(p, accountant.GNMaxGrid)
+	g, err := NewGNMax(p, noisymax.GNMaxGrid)
 	if err != nil {
 		t.Fatal(err)
 	}

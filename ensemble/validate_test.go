@@ -8,6 +8,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -28,7 +29,7 @@ func aggregators(t testing.TB) []Aggregator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := NewGNMax(p, accountant.GNMaxGrid)
+	g, err := NewGNMax(p, noisymax.GNMaxGrid)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/noisymax"
 )
 
 // GNMax returns the noise function of two-class GNMax with noise σ on each
@@ -29,7 +30,7 @@ func GNMax(k int, sigma float64) (Gamma, error) {
 
 // GNMaxSigmaSampled returns the noise σ of two-class GNMax over k votes
 // calibrated on the exact privacy curve of the released bit
-// (accountant.GNMaxSigmaTight) at the target's delta less
+// (noisymax.GNMaxSigmaTight) at the target's delta less
 // 4e-15·(1 + e^eps): room for the label probabilities as sampled (erf
 // rounded down to 2^-53) and for a check of them in float64 (the one-vote
 // certificate, or ensemble's). With delta = 0 there is no room to leave:
@@ -39,7 +40,7 @@ func GNMax(k int, sigma float64) (Gamma, error) {
 func GNMaxSigmaSampled(target accountant.Guarantee, k int) (float64, error) {
 	room := target
 	room.Delta = max(0, target.Delta-4e-15*(1+math.Exp(target.Eps)))
-	return accountant.GNMaxSigmaTight(room, k)
+	return noisymax.GNMaxSigmaTight(room, k)
 }
 
 // GNMaxBaseline returns two-class GNMax at the per-query guarantee of the

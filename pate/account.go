@@ -7,6 +7,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -17,17 +18,17 @@ type AccountOptions struct {
 	// settings of the first two (and the noise the release drew), LNMax
 	// the scale of the third.
 	Mechanism votefile.MechanismName
-	GNMax     accountant.ConfidentGNMax
-	LNMax     accountant.LNMax
+	GNMax     noisymax.ConfidentGNMax
+	LNMax     noisymax.LNMax
 	// Delta is the δ of the (ε, δ) reported, Orders the Rényi orders (nil:
-	// accountant.DefaultPATEOrders), Conversion the conversion of Rényi DP
+	// noisymax.DefaultOrders), Conversion the conversion of Rényi DP
 	// to (ε, δ).
 	Delta      float64
 	Orders     []float64
 	Conversion accountant.Conversion
 	// Directions says which divergences the data-dependent bound covers:
 	// both (the zero value, a guarantee) or one-sided (the PATE paper's).
-	Directions accountant.PATEDirections
+	Directions noisymax.Directions
 	// Labels, if set, are the release's labels: the account is then of
 	// its queries as answered and withheld. Their rows must be the
 	// votes', in order.
@@ -78,8 +79,8 @@ type AccountResult struct {
 	Options  AccountOptions
 	Teachers int
 	Classes  int
-	LNMax    *accountant.LNMaxResult
-	Result   accountant.PATEResult
+	LNMax    *noisymax.LNMaxResult
+	Result   noisymax.Result
 	Smooth   Smooth
 	// Realised says that the account is of a release's labels.
 	Realised bool
@@ -123,11 +124,11 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions, src *
 		if err != nil {
 			return nil, err
 		}
-		res, err := accountant.LNMaxAccount(opts.LNMax, n, opts.Delta, opts.Orders, opts.Conversion)
+		res, err := noisymax.LNMaxAccount(opts.LNMax, n, opts.Delta, opts.Orders, opts.Conversion)
 		out.LNMax = &res
 		return out, err
 	}
-	acct, err := accountant.NewPATEAccountWith(opts.GNMax, in.K(), in.Classes(), accountant.PATEOptions{Orders: opts.Orders, Directions: opts.Directions})
+	acct, err := noisymax.NewAccountWith(opts.GNMax, in.K(), in.Classes(), noisymax.Options{Orders: opts.Orders, Directions: opts.Directions})
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +137,7 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions, src *
 	for n := 1; in.Next(); n++ {
 		queries = n
 		q := in.Query()
-		a := accountant.AnswerUnknown
+		a := noisymax.AnswerUnknown
 		if lr := opts.Labels; lr != nil {
 			if !lr.Next() {
 				if err := lr.Err(); err != nil {
@@ -148,9 +149,9 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions, src *
 			if row.ID != q.Key() {
 				return nil, lr.Errorf("row %d: id %q, but query %d of the votes has id %q: the labels are of other votes", row.Index, row.ID, n, q.Key())
 			}
-			a = accountant.NotAnswered
+			a = noisymax.NotAnswered
 			if row.Answered {
-				a = accountant.Answered
+				a = noisymax.Answered
 			}
 		}
 		if cast := castVotes(q.Counts); cast < in.K() {
@@ -159,7 +160,7 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions, src *
 		if err := acct.Add(q.Counts, a); err != nil {
 			return nil, fmt.Errorf("query %d: %w", n, err)
 		}
-		h.add(q.Counts, a == accountant.Answered)
+		h.add(q.Counts, a == noisymax.Answered)
 		if n%(1<<16) == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -237,8 +238,8 @@ func checkLabels(in votefile.Reader, opts AccountOptions) error {
 // cost). The threshold plays no part in the per-label guarantee, so an
 // edited threshold is not found here. Two-class GNMax labels (continuous
 // noise, σ calibrated to the target) are not rebuilt.
-func checkStated(lr *votefile.LabelReader, m *votefile.LabelMeta, g accountant.ConfidentGNMax) error {
-	if m.Classes == 2 && g.Noise == accountant.ContinuousNoise {
+func checkStated(lr *votefile.LabelReader, m *votefile.LabelMeta, g noisymax.ConfidentGNMax) error {
+	if m.Classes == 2 && g.Noise == noisymax.ContinuousNoise {
 		return nil
 	}
 	agg, err := ensemble.NewClassGNMax(g, m.K, m.Classes, m.PerQuery.Delta)
@@ -300,7 +301,7 @@ func (a *AccountResult) Guarantee() (eps float64, covers string, err error) {
 // data-independent Rényi DP (Papernot et al. 2018, Proposition 8) at its
 // order (Mironov 2017, Proposition 1; its cost by the PATE paper's
 // Theorem 23), converted at delta by c; and what it covers.
-func guarantee(r accountant.PATEResult, s Smooth, draws int, delta float64, c accountant.Conversion) (float64, string, error) {
+func guarantee(r noisymax.Result, s Smooth, draws int, delta float64, c accountant.Conversion) (float64, string, error) {
 	if !s.Drawn || s.FromVotes {
 		return r.Run.Guarantee.Eps, "the queries, data-independent", nil
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -118,7 +119,7 @@ func TestAccountRefusesContradictoryHeader(t *testing.T) {
 		// As darrm account pate does: the settings are the header's.
 		opts := AccountOptions{Mechanism: lr.Meta().Mechanism, Delta: Delta, Conversion: accountant.PaperConversion, Labels: lr}
 		s := lr.Meta().Settings
-		opts.GNMax = accountant.ConfidentGNMax{Threshold: *s.Threshold, Sigma1: *s.Sigma1, Sigma2: *s.Sigma2, Noise: *s.Noise}
+		opts.GNMax = noisymax.ConfidentGNMax{Threshold: *s.Threshold, Sigma1: *s.Sigma1, Sigma2: *s.Sigma2, Noise: *s.Noise}
 		_, err = Account(t.Context(), countsReader(t, counts, accountant.OneVote), opts, noise.NewSource())
 		var bad interface{ BadInput() bool }
 		if !errors.As(err, &bad) || !bad.BadInput() || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "eps") {
@@ -136,7 +137,7 @@ func TestAccountAgainstLedger(t *testing.T) {
 	m := Mechanisms()[1] // gnmax alone: its eps follows from sigma2
 	agg, labels := releaseLabels(t, m, counts)
 	g := agg.Privacy().Guarantee
-	forged, err := ensemble.NewClassGNMax(accountant.ConfidentGNMax{Sigma2: 400, Noise: accountant.DiscreteNoise}, 250, 10, Delta)
+	forged, err := ensemble.NewClassGNMax(noisymax.ConfidentGNMax{Sigma2: 400, Noise: noisymax.DiscreteNoise}, 250, 10, Delta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func TestAccountAgainstLedger(t *testing.T) {
 		}
 		s := lr.Meta().Settings
 		opts := AccountOptions{Mechanism: lr.Meta().Mechanism, Delta: Delta, Conversion: accountant.PaperConversion, Labels: lr, Recorded: &tc.ledger,
-			GNMax: accountant.ConfidentGNMax{Sigma2: *s.Sigma2, Noise: *s.Noise}}
+			GNMax: noisymax.ConfidentGNMax{Sigma2: *s.Sigma2, Noise: *s.Noise}}
 		_, err = Account(t.Context(), countsReader(t, counts, accountant.OneVote), opts, noise.NewSource())
 		var bad interface{ BadInput() bool }
 		if tc.ok != (err == nil) || (!tc.ok && (!errors.As(err, &bad) || !strings.Contains(err.Error(), "ledger L"))) {

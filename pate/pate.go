@@ -27,6 +27,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/nn"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/votefile"
 )
@@ -48,8 +49,8 @@ const (
 // Gaussian noise.
 func Mechanisms() []ensemble.Mechanism {
 	return []ensemble.Mechanism{
-		{Name: votefile.ConfidentGNMax, Input: votefile.ManyClasses, GNMax: accountant.ConfidentGNMax{Threshold: Threshold, Sigma1: Sigma1, Sigma2: Sigma2, Noise: accountant.DiscreteNoise}},
-		{Name: votefile.GNMax, Input: votefile.ManyClasses, GNMax: accountant.ConfidentGNMax{Sigma2: Sigma2, Noise: accountant.DiscreteNoise}},
+		{Name: votefile.ConfidentGNMax, Input: votefile.ManyClasses, GNMax: noisymax.ConfidentGNMax{Threshold: Threshold, Sigma1: Sigma1, Sigma2: Sigma2, Noise: noisymax.DiscreteNoise}},
+		{Name: votefile.GNMax, Input: votefile.ManyClasses, GNMax: noisymax.ConfidentGNMax{Sigma2: Sigma2, Noise: noisymax.DiscreteNoise}},
 	}
 }
 
@@ -59,7 +60,7 @@ type Labelling struct {
 	// the data-dependent bound covers (both, a guarantee, or the PATE
 	// paper's one-sided bound).
 	Delta      float64
-	Directions accountant.PATEDirections
+	Directions noisymax.Directions
 	// Smooth are the parameters of the smooth-sensitivity release of the
 	// data-dependent ε (releaseSmooth).
 	Smooth SmoothParams
@@ -83,11 +84,11 @@ type Result struct {
 	Answered int
 	Accuracy float64
 	// Privacy of the release at Delta: the realised cost of its answered
-	// and withheld queries (accountant.PATEAccount with the answers), the
+	// and withheld queries (noisymax.Account with the answers), the
 	// data-dependent bound in Directions, and Smooth, its release by
 	// smooth sensitivity (EpsReleased nil, with SSError, when the
 	// analysis does not apply).
-	Directions     accountant.PATEDirections
+	Directions     noisymax.Directions
 	EpsIndependent float64
 	EpsDependent   float64
 	Order          float64
@@ -115,7 +116,7 @@ func Label(counts [][]int, teachers, classes int, truth []int, m ensemble.Mechan
 	if err != nil {
 		return Result{}, err
 	}
-	acct, err := accountant.NewPATEAccountWith(m.GNMax, teachers, classes, accountant.PATEOptions{Directions: opts.Directions})
+	acct, err := noisymax.NewAccountWith(m.GNMax, teachers, classes, noisymax.Options{Directions: opts.Directions})
 	if err != nil {
 		return Result{}, err
 	}
@@ -129,9 +130,9 @@ func Label(counts [][]int, teachers, classes int, truth []int, m ensemble.Mechan
 		if err != nil {
 			return res, fmt.Errorf("query %d: %w", q, err)
 		}
-		ans := accountant.NotAnswered
+		ans := noisymax.NotAnswered
 		if answered {
-			ans = accountant.Answered
+			ans = noisymax.Answered
 			res.Answered++
 			if label == truth[q] {
 				right++

@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/noisymax"
 )
 
 // syntheticCounts returns n queries of 250 votes over 10 classes whose
@@ -39,12 +40,12 @@ func TestLabel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		acct, _ := accountant.NewPATEAccount(m.GNMax, 250, 10, nil)
+		acct, _ := noisymax.NewAccount(m.GNMax, 250, 10, nil)
 		answered, right := 0, 0
 		for q, l := range res.Labels {
-			a := accountant.NotAnswered
+			a := noisymax.NotAnswered
 			if l >= 0 {
-				a = accountant.Answered
+				a = noisymax.Answered
 				answered++
 				if l == truth[q] {
 					right++
@@ -171,11 +172,11 @@ func TestLabelAnswered(t *testing.T) {
 	if res.Answered != 20 || !res.Reached || len(res.Labels) != res.Queries || res.Queries <= 20 || res.Labels[res.Queries-1] < 0 {
 		t.Fatalf("answered %d of %d asked, reached %v, last label %v", res.Answered, res.Queries, res.Reached, res.Labels[len(res.Labels)-1])
 	}
-	acct, _ := accountant.NewPATEAccount(m.GNMax, 250, 10, nil)
+	acct, _ := noisymax.NewAccount(m.GNMax, 250, 10, nil)
 	for q, l := range res.Labels {
-		a := accountant.NotAnswered
+		a := noisymax.NotAnswered
 		if l >= 0 {
-			a = accountant.Answered
+			a = noisymax.Answered
 		}
 		acct.Add(counts[q], a)
 	}

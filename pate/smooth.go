@@ -7,6 +7,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/noisymax"
 )
 
 // SmoothParams are the parameters of a smooth-sensitivity release of the
@@ -14,7 +15,7 @@ import (
 // smoothness β and the noise multiplier σ_ss. Each left 0 is set by
 // DataFreeSmooth, which sees no vote, unless FromVotes asks for the PATE
 // authors' choice: the data-dependent optimum as the order, β and σ_ss by
-// accountant.ChooseGNSS. That choice looks at the votes, so the ε it
+// noisymax.ChooseGNSS. That choice looks at the votes, so the ε it
 // releases is not for publication.
 type SmoothParams struct {
 	Order, Beta, Sigma float64
@@ -82,7 +83,7 @@ const (
 //
 // The released ε is then a function of the release's outputs and of
 // parameters fixed before the votes were seen: publishable.
-func DataFreeSmooth(indep accountant.OrderEps, m accountant.ConfidentGNMax, classes int) (SmoothParams, error) {
+func DataFreeSmooth(indep noisymax.OrderEps, m noisymax.ConfidentGNMax, classes int) (SmoothParams, error) {
 	slope, err := independentSlope(indep)
 	if err != nil {
 		return SmoothParams{}, err
@@ -97,7 +98,7 @@ func DataFreeSmooth(indep accountant.OrderEps, m accountant.ConfidentGNMax, clas
 
 // independentSlope returns the data-independent Rényi DP per unit of
 // order of indep (the curve is linear in the order).
-func independentSlope(indep accountant.OrderEps) (float64, error) {
+func independentSlope(indep noisymax.OrderEps) (float64, error) {
 	if !(indep.Order > 1 && indep.RDP > 0) {
 		return 0, fmt.Errorf("smooth sensitivity: no data-independent cost to fix the parameters by (order %v, Renyi DP %v)", indep.Order, indep.RDP)
 	}
@@ -106,11 +107,11 @@ func independentSlope(indep accountant.OrderEps) (float64, error) {
 
 // ruleOrder is DataFreeSmooth's order for the data-independent optimum
 // independent.
-func ruleOrder(independent float64, m accountant.ConfidentGNMax, classes int) (float64, error) {
+func ruleOrder(independent float64, m noisymax.ConfidentGNMax, classes int) (float64, error) {
 	top := ruleOrderFactor * (independent - 1)
 	order := 1 + top
 	for k := 1; ; k++ {
-		if c5, c6 := accountant.CheckSmoothConditions(m.Sigma2, classes, order, m.Noise); c5 && c6 {
+		if c5, c6 := noisymax.CheckSmoothConditions(m.Sigma2, classes, order, m.Noise); c5 && c6 {
 			return order, nil
 		}
 		if order = 1 + math.Floor(4*top*math.Pow(2, -float64(k)/2))/4; order <= 1 {
@@ -130,7 +131,7 @@ func ruleSigma(beta, slope float64) float64 {
 // β-smooth sensitivity SS of the cost at Order, Margin added for the
 // evaluation's rounding, the GNSS noise σ_ss and its Deviation, the
 // release's own cost GNSS, the noisy cost Released drawn on the lattice
-// accountant.GNSSLattice, and Eps, their sum converted to (ε, δ). Error
+// noisymax.GNSSLattice, and Eps, their sum converted to (ε, δ). Error
 // says why it was not computed, when the analysis does not apply.
 // FromVotes says that a parameter was chosen from the votes (the PATE
 // authors' choice): the release and its error, which names the order,
@@ -163,7 +164,7 @@ type Smooth struct {
 
 // releaseSmooth draws the smooth-sensitivity release of acct's
 // data-dependent Rényi DP (PrepareSmooth, then Smooth.Draw from src).
-func releaseSmooth(acct *accountant.PATEAccount, res accountant.PATEResult, p SmoothParams, delta float64, c accountant.Conversion, src *noise.Source) (Smooth, error) {
+func releaseSmooth(acct *noisymax.Account, res noisymax.Result, p SmoothParams, delta float64, c accountant.Conversion, src *noise.Source) (Smooth, error) {
 	s, err := PrepareSmooth(acct, res, p, delta, c)
 	if err != nil || s.Error != "" {
 		return s, err
@@ -176,10 +177,10 @@ func releaseSmooth(acct *accountant.PATEAccount, res accountant.PATEResult, p Sm
 // leaves 0 set by DataFreeSmooth from res's data-independent bound or,
 // with p.FromVotes, as the PATE authors choose them from the votes (the
 // order of res's data-dependent bound, β and σ_ss by
-// accountant.ChooseGNSS); the draw is converted at delta by c. res is
+// noisymax.ChooseGNSS); the draw is converted at delta by c. res is
 // acct's result at delta by c. A bound that does not apply is said in the
 // result's Error.
-func PrepareSmooth(acct *accountant.PATEAccount, res accountant.PATEResult, p SmoothParams, delta float64, c accountant.Conversion) (Smooth, error) {
+func PrepareSmooth(acct *noisymax.Account, res noisymax.Result, p SmoothParams, delta float64, c accountant.Conversion) (Smooth, error) {
 	named := func(err error) error {
 		return rename(err, map[string]string{"alpha": "ss order", "order": "ss order", "sigma": "sigma ss"})
 	}
@@ -218,21 +219,21 @@ func PrepareSmooth(acct *accountant.PATEAccount, res accountant.PATEResult, p Sm
 		return s, err
 	}
 	if s.Beta != 0 {
-		if s.SS, err = accountant.SmoothSensitivity(ls, s.Beta); err == nil {
-			_, err = accountant.GNSSRDP(s.Beta, s.Sigma, s.Order)
+		if s.SS, err = noisymax.SmoothSensitivity(ls, s.Beta); err == nil {
+			_, err = noisymax.GNSSRDP(s.Beta, s.Sigma, s.Order)
 		}
 	} else {
-		var ch accountant.GNSSChoice
-		ch, err = accountant.ChooseGNSS(rdp, ls, s.Order)
+		var ch noisymax.GNSSChoice
+		ch, err = noisymax.ChooseGNSS(rdp, ls, s.Order)
 		s.Beta, s.SS, s.Sigma = ch.Beta, ch.SS, ch.Sigma
 	}
 	if err != nil {
 		return s, named(err)
 	}
-	if s.GNSS, err = accountant.GNSSLatticeRDP(s.Beta, s.Sigma, s.Order); err != nil {
+	if s.GNSS, err = noisymax.GNSSLatticeRDP(s.Beta, s.Sigma, s.Order); err != nil {
 		return s, named(err)
 	}
-	if s.Deviation, err = accountant.GNSSDeviation(s.SS+s.Margin, s.Sigma, s.Order); err != nil {
+	if s.Deviation, err = noisymax.GNSSDeviation(s.SS+s.Margin, s.Sigma, s.Order); err != nil {
 		return s, err
 	}
 	s.center, s.delta, s.conv = rdp, delta, c
@@ -243,13 +244,13 @@ func PrepareSmooth(acct *accountant.PATEAccount, res accountant.PATEResult, p Sm
 // compute, or could not.
 var errNotPrepared = errors.New("smooth sensitivity: no release prepared to draw")
 
-// Draw draws the release from src, on the lattice accountant.GNSSLattice,
+// Draw draws the release from src, on the lattice noisymax.GNSSLattice,
 // and converts it: a new release of the votes.
 func (s *Smooth) Draw(src *noise.Source) error {
 	if s.Deviation == 0 || s.Error != "" {
 		return errNotPrepared
 	}
-	r, err := noise.LatticeGaussian(src, s.center, s.Deviation, accountant.GNSSLattice)
+	r, err := noise.LatticeGaussian(src, s.center, s.Deviation, noisymax.GNSSLattice)
 	if err != nil {
 		return err
 	}

@@ -7,13 +7,14 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/noisymax"
 )
 
 // DataFreeSmooth: the order 1 + 2(λ_I - 1) where conditions C5 and C6 hold,
 // else the first of the orders below it that the rule tries where they do;
 // β = 0.4/λ and σ_ss from the data-independent slope.
 func TestDataFreeSmooth(t *testing.T) {
-	m := accountant.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: accountant.DiscreteNoise}
+	m := noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
 	slope := 640 * (1/(2*150.0*150) + 1/(40.0*40))
 	for _, tc := range []struct {
 		classes           int
@@ -25,7 +26,7 @@ func TestDataFreeSmooth(t *testing.T) {
 		// quarter, first holds at k = 2.
 		{4, 67.5, 34.25},
 	} {
-		p, err := DataFreeSmooth(accountant.OrderEps{Order: tc.independent, RDP: slope * tc.independent}, m, tc.classes)
+		p, err := DataFreeSmooth(noisymax.OrderEps{Order: tc.independent, RDP: slope * tc.independent}, m, tc.classes)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,11 +34,11 @@ func TestDataFreeSmooth(t *testing.T) {
 		if p.Order != tc.want || p.Beta != beta || math.Abs(p.Sigma-math.Cbrt(128*math.Exp(2*beta)/slope)) > 1e-12*p.Sigma || p.FromVotes || !p.Publishable() {
 			t.Errorf("C = %d, lambda_I = %v: %+v, want order %v", tc.classes, tc.independent, p, tc.want)
 		}
-		if c5, c6 := accountant.CheckSmoothConditions(40, tc.classes, p.Order, m.Noise); !c5 || !c6 {
+		if c5, c6 := noisymax.CheckSmoothConditions(40, tc.classes, p.Order, m.Noise); !c5 || !c6 {
 			t.Errorf("C = %d: conditions fail at the rule's order %v", tc.classes, p.Order)
 		}
 	}
-	if _, err := DataFreeSmooth(accountant.OrderEps{Order: 2}, m, 10); err == nil {
+	if _, err := DataFreeSmooth(noisymax.OrderEps{Order: 2}, m, 10); err == nil {
 		t.Error("a rule without a data-independent cost")
 	}
 }
@@ -74,12 +75,12 @@ func TestReleaseSmoothDataFree(t *testing.T) {
 				counts[q][q%10] = 250
 			}
 		}
-		acct, err := accountant.NewPATEAccount(m, 250, 10, nil)
+		acct, err := noisymax.NewAccount(m, 250, 10, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range counts {
-			if err := acct.Add(c, accountant.AnswerUnknown); err != nil {
+			if err := acct.Add(c, noisymax.AnswerUnknown); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -15,7 +16,7 @@ import (
 // under 10 s on 2 cores).
 func BenchmarkConfidentGNMax(b *testing.B) {
 	r := Request{
-		Mechanism: ensemble.Mechanism{Name: votefile.ConfidentGNMax, Input: votefile.ManyClasses, GNMax: accountant.ConfidentGNMax{Noise: accountant.DiscreteNoise}},
+		Mechanism: ensemble.Mechanism{Name: votefile.ConfidentGNMax, Input: votefile.ManyClasses, GNMax: noisymax.ConfidentGNMax{Noise: noisymax.DiscreteNoise}},
 		Problem:   constraints.Problem{K: 250, TargetDelta: 1e-5},
 		Classes:   10,
 		Budget:    accountant.Guarantee{Eps: 2, Delta: 1e-5},

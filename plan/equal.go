@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -68,7 +69,7 @@ func EqualTotals(ctx context.Context, rs []Request, budget accountant.Guarantee,
 func OneVote(base Request, k int, delta float64) []Request {
 	with := func(name votefile.MechanismName, in votefile.Input, p constraints.Problem) Request {
 		r := base
-		r.Mechanism = ensemble.Mechanism{Name: name, Input: in, GNMax: accountant.ConfidentGNMax{Noise: accountant.DiscreteNoise}}
+		r.Mechanism = ensemble.Mechanism{Name: name, Input: in, GNMax: noisymax.ConfidentGNMax{Noise: noisymax.DiscreteNoise}}
 		r.Problem, r.Classes, r.DefaultDelta = p, 2, false
 		return r
 	}

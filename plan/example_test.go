@@ -7,6 +7,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/plan"
 	"github.com/darrm/darrm/votefile"
 )
@@ -18,7 +19,7 @@ import (
 func ExampleQueries() {
 	r := plan.Request{
 		Mechanism: ensemble.Mechanism{Name: votefile.ConfidentGNMax, Input: votefile.ManyClasses,
-			GNMax: accountant.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: accountant.DiscreteNoise}},
+			GNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}},
 		Problem: constraints.Problem{K: 250, TargetDelta: 1e-5},
 		Classes: 10,
 		Budget:  accountant.Guarantee{Eps: 2, Delta: 1e-5},

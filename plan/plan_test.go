@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -40,7 +41,7 @@ func synth(n, k, classes int, seed uint64) Proxy {
 // delta).
 func request(name votefile.MechanismName, in votefile.Input, p constraints.Problem, classes int, eps, delta float64) Request {
 	return Request{
-		Mechanism: ensemble.Mechanism{Name: name, Input: in, GNMax: accountant.ConfidentGNMax{Noise: accountant.DiscreteNoise}},
+		Mechanism: ensemble.Mechanism{Name: name, Input: in, GNMax: noisymax.ConfidentGNMax{Noise: noisymax.DiscreteNoise}},
 		Problem:   p, Classes: classes,
 		Budget: accountant.Guarantee{Eps: eps, Delta: delta},
 		Method: accountant.General, DeltaPrime: accountant.DefaultDeltaPrime,
@@ -111,7 +112,7 @@ func TestParameters(t *testing.T) {
 func TestQueries(t *testing.T) {
 	ctx := context.Background()
 	r := request(votefile.ConfidentGNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
-	r.Mechanism.GNMax = accountant.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: accountant.DiscreteNoise}
+	r.Mechanism.GNMax = noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
 	c, err := Queries(ctx, r)
 	if err != nil {
 		t.Fatal(err)

@@ -23,6 +23,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/votefile"
 )
@@ -469,11 +470,11 @@ func aggregators(ctx context.Context, p constraints.Problem, opt GammaOpt) (map[
 	if err != nil {
 		return nil, fmt.Errorf("transfer: rr: %w", err)
 	}
-	gn, err := ensemble.NewGNMax(p, accountant.GNMaxGrid)
+	gn, err := ensemble.NewGNMax(p, noisymax.GNMaxGrid)
 	if err != nil {
 		return nil, fmt.Errorf("transfer: gnmax: %w", err)
 	}
-	tight, err := ensemble.NewGNMax(p, accountant.GNMaxTight)
+	tight, err := ensemble.NewGNMax(p, noisymax.GNMaxTight)
 	if err != nil {
 		return nil, fmt.Errorf("transfer: gnmax-tight: %w", err)
 	}

@@ -12,17 +12,18 @@ import (
 	"codeberg.org/sbinet/npyio/npy"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/noisymax"
 )
 
 // Settings are the parameters of a mechanism that a label file states
 // (LabelMeta): nil for those it does not have. From a caller, nil is a
 // setting not given.
 type Settings struct {
-	Threshold    *float64              `json:"threshold,omitempty"`
-	Sigma1       *float64              `json:"sigma1,omitempty"`
-	Sigma2       *float64              `json:"sigma2,omitempty"`
-	LaplaceScale *float64              `json:"laplace_scale,omitempty"`
-	Noise        *accountant.PATENoise `json:"noise,omitempty"`
+	Threshold    *float64        `json:"threshold,omitempty"`
+	Sigma1       *float64        `json:"sigma1,omitempty"`
+	Sigma2       *float64        `json:"sigma2,omitempty"`
+	LaplaceScale *float64        `json:"laplace_scale,omitempty"`
+	Noise        *noisymax.Noise `json:"noise,omitempty"`
 }
 
 // named returns each setting's name and its value as text, "" when nil.
@@ -56,8 +57,8 @@ func (s Settings) Has(name string) bool {
 // noise (Papernot et al. 2018): a threshold step when they have sigma1,
 // which must be > 0; the parameters' own checks (Validate) follow. A bad
 // value is a *accountant.ParamError that names its setting.
-func (s Settings) GNMax(noise accountant.PATENoise) (accountant.ConfidentGNMax, error) {
-	m := accountant.ConfidentGNMax{Noise: noise}
+func (s Settings) GNMax(noise noisymax.Noise) (noisymax.ConfidentGNMax, error) {
+	m := noisymax.ConfidentGNMax{Noise: noise}
 	if s.Sigma2 != nil {
 		m.Sigma2 = *s.Sigma2
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/noisymax"
 )
 
 // TestLabelReaderRefuses: malformed label files are *FormatErrors that
@@ -55,7 +56,7 @@ func TestLabelReaderRefuses(t *testing.T) {
 // *SettingError with both values.
 func TestSettingsAgree(t *testing.T) {
 	f := func(x float64) *float64 { return &x }
-	discrete, continuous := accountant.DiscreteNoise, accountant.ContinuousNoise
+	discrete, continuous := noisymax.DiscreteNoise, noisymax.ContinuousNoise
 	m := &LabelMeta{Mechanism: "gnmax", Settings: Settings{Sigma2: f(40), Noise: &discrete}}
 	for _, tc := range []struct {
 		given         Settings
@@ -103,8 +104,8 @@ func FuzzLabelReader(f *testing.F) {
 // is named when it is not; sigma2 checked by the parameters' Validate.
 func TestSettingsGNMax(t *testing.T) {
 	v := func(x float64) *float64 { return &x }
-	m, err := Settings{Threshold: v(200), Sigma1: v(150), Sigma2: v(40)}.GNMax(accountant.DiscreteNoise)
-	if err != nil || m != (accountant.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: accountant.DiscreteNoise}) {
+	m, err := Settings{Threshold: v(200), Sigma1: v(150), Sigma2: v(40)}.GNMax(noisymax.DiscreteNoise)
+	if err != nil || m != (noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}) {
 		t.Errorf("%+v, %v", m, err)
 	}
 	for _, tc := range []struct {
@@ -112,7 +113,7 @@ func TestSettingsGNMax(t *testing.T) {
 		name string
 	}{{Settings{Sigma1: v(0), Sigma2: v(40)}, "sigma1"}, {Settings{Sigma2: v(-1)}, "sigma2"}} {
 		var pe *accountant.ParamError
-		if _, err := tc.s.GNMax(accountant.DiscreteNoise); !errors.As(err, &pe) || pe.Name != tc.name {
+		if _, err := tc.s.GNMax(noisymax.DiscreteNoise); !errors.As(err, &pe) || pe.Name != tc.name {
 			t.Errorf("%s: error %v", tc.name, err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/shuffleg"
 )
 
@@ -149,21 +150,21 @@ func newAccountGaussianCmd() *cobra.Command {
 
 func newAccountGNMaxCmd() *cobra.Command {
 	var f struct {
-		Eps        []float64              `flag:"target-eps" required:""`
-		Delta      float64                `flag:"target-delta" required:""`
-		Search     accountant.GNMaxSearch `flag:"gnmax-search"`
-		Conversion accountant.Conversion  `flag:"conversion"`
-		K          int                    `flag:"K"`
-		Plot       string                 `flag:"plot"`
-		Marks      []float64              `flag:"mark-lambda" help:"with --plot: orders lambda to mark on the curves (e.g. published values to compare): one per --target-eps, each in its target's panel, or any other number, each in every panel"`
-		MarkLabel  string                 `flag:"mark-label" help:"with --mark-lambda: what the marked orders are, for the legend"`
-		Title      string                 `flag:"title" help:"with --plot: title above the figure (default: what it shows)"`
+		Eps        []float64             `flag:"target-eps" required:""`
+		Delta      float64               `flag:"target-delta" required:""`
+		Search     noisymax.GNMaxSearch  `flag:"gnmax-search"`
+		Conversion accountant.Conversion `flag:"conversion"`
+		K          int                   `flag:"K"`
+		Plot       string                `flag:"plot"`
+		Marks      []float64             `flag:"mark-lambda" help:"with --plot: orders lambda to mark on the curves (e.g. published values to compare): one per --target-eps, each in its target's panel, or any other number, each in every panel"`
+		MarkLabel  string                `flag:"mark-label" help:"with --mark-lambda: what the marked orders are, for the legend"`
+		Title      string                `flag:"title" help:"with --plot: title above the figure (default: what it shows)"`
 	}
 	return newAccount("gnmax", "Noise sigma of GNMax for a per-query (eps, delta) target", &f, targetFlags, func(cmd *cobra.Command) (document, error) {
 		if err := checkPlot(f.Plot); err != nil {
 			return nil, err
 		}
-		tight := f.Search == accountant.GNMaxTight
+		tight := f.Search == noisymax.GNMaxTight
 		fs := cmd.Flags()
 		switch {
 		case tight && !fs.Changed("K"):
@@ -182,9 +183,9 @@ func newAccountGNMaxCmd() *cobra.Command {
 			var sigma, lambda float64
 			var err error
 			if tight {
-				sigma, err = accountant.GNMaxSigmaTight(target, f.K)
+				sigma, err = noisymax.GNMaxSigmaTight(target, f.K)
 			} else {
-				sigma, lambda, err = accountant.CalibrateGNMax(target, f.Search, f.Conversion)
+				sigma, lambda, err = noisymax.CalibrateGNMax(target, f.Search, f.Conversion)
 			}
 			if err != nil {
 				return nil, err

@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/pate"
 	"github.com/darrm/darrm/votefile"
 )
@@ -22,7 +23,7 @@ type accountPATEFlags struct {
 	analysisFlags
 	Delta      float64               `flag:"target-delta" required:""`
 	Orders     []float64             `flag:"orders" help:"Renyi orders (> 1), comma-separated (default: 1.25, 1.5, 1.75, 2 to 100 by 0.5, 40 orders from 100 to 1000)"`
-	Noise      accountant.PATENoise  `flag:"noise" help:"noise the release drew: discrete (darrm's releases) or continuous (the PATE paper's)"`
+	Noise      noisymax.Noise        `flag:"noise" help:"noise the release drew: discrete (darrm's releases) or continuous (the PATE paper's)"`
 	Labels     string                `flag:"labels" help:"the labels of a release (darrm aggregate's): account its realised cost, the GNMax step only where it answered; the mechanism and its settings come from the label file's header, which flags may repeat but not contradict"`
 	Conversion accountant.Conversion `flag:"conversion"`
 	Seed       uint64                `flag:"seed"`
@@ -32,7 +33,7 @@ type accountPATEFlags struct {
 }
 
 func newAccountPATECmd() *cobra.Command {
-	f := accountPATEFlags{analysisFlags: analysisFlags{SSParams: pate.SmoothDataFree}, Noise: accountant.DiscreteNoise}
+	f := accountPATEFlags{analysisFlags: analysisFlags{SSParams: pate.SmoothDataFree}, Noise: noisymax.DiscreteNoise}
 	return newCmd("account-pate", &cobra.Command{
 		Use:   "pate [VOTES] [flags]",
 		Short: "PATE's privacy of GNMax, Confident-GNMax or LNMax on multi-class votes: data-independent, data-dependent, and released by smooth sensitivity",
@@ -105,7 +106,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 				return cli.Usagef("--%s: lnmax is accounted data-independently only, which needs no release, noise model or smooth sensitivity", fl)
 			}
 		}
-		opts.LNMax = accountant.LNMax{Scale: *given.LaplaceScale}
+		opts.LNMax = noisymax.LNMax{Scale: *given.LaplaceScale}
 	} else {
 		if given.Noise == nil {
 			given.Noise = &f.Noise

@@ -17,6 +17,7 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -143,7 +144,7 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, i
 	rel := report.Release{Mechanism: info.Name}
 	spec := ensemble.ReleaseSpec{
 		Votes:     in,
-		Mechanism: ensemble.Mechanism{Name: info.Name, Input: info.Input, LNMax: accountant.LNMax{Scale: f.LaplaceScale}},
+		Mechanism: ensemble.Mechanism{Name: info.Name, Input: info.Input, LNMax: noisymax.LNMax{Scale: f.LaplaceScale}},
 		Problem:   constraints.Problem{K: in.K(), TargetDelta: f.Target},
 	}
 	mech := mechanisms{mechanismFlags: &f.mechanismFlags}
@@ -164,7 +165,7 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, i
 		}
 		spec.Problem = rel.Problem.Problem
 	case f.settings(cmd).Sigma2 != nil: // the GNMax family (checkSettings)
-		if spec.Mechanism.GNMax, err = gnmaxOf(f.settings(cmd), accountant.DiscreteNoise); err != nil {
+		if spec.Mechanism.GNMax, err = gnmaxOf(f.settings(cmd), noisymax.DiscreteNoise); err != nil {
 			return spec, mech, rel, err
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/fixtures"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -632,7 +633,7 @@ func TestAggregateGNMaxTight(t *testing.T) {
 		}
 		sigma[search] = *doc.Sigma
 	}
-	want, err := accountant.GNMaxSigmaTight(accountant.Guarantee{Eps: 0.3, Delta: constraints.DefaultTargetDelta(1e-5, 3)}, 11)
+	want, err := noisymax.GNMaxSigmaTight(accountant.Guarantee{Eps: 0.3, Delta: constraints.DefaultTargetDelta(1e-5, 3)}, 11)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/noisymax"
 )
 
 // sharedFlags are the flags that name one concept in every command that
@@ -37,7 +38,7 @@ var sharedFlags = cli.NewRegistry([]cli.Flag{
 	{Name: "delta-prime", Default: accountant.DefaultDeltaPrime, Usage: "slack delta' in (0, 1) of general and optimal composition"},
 	{Name: "rr-composition", Default: accountant.AutoRR, Usage: "RR: composition by which the K teachers' majority is (tau·eps, lambda)-DP in Lemma B.1.1: simple, general, optimal, or auto (general when Delta > 0, else simple)"},
 	{Name: "rr-delta-prime", Default: accountant.DefaultDeltaPrime, Usage: "RR: slack delta' of the composition giving tau and lambda"},
-	{Name: "gnmax-search", Default: accountant.GNMaxGrid, Usage: "GNMax's calibration of sigma: grid (the paper's search over the Renyi order, App. B.4.1), exact (the exact minimum over the order) or tight (the exact privacy curve of the released bit for K votes)"},
+	{Name: "gnmax-search", Default: noisymax.GNMaxGrid, Usage: "GNMax's calibration of sigma: grid (the paper's search over the Renyi order, App. B.4.1), exact (the exact minimum over the order) or tight (the exact privacy curve of the released bit for K votes)"},
 	{Name: "conversion", Default: accountant.PaperConversion, Usage: "RDP to (eps, delta) conversion: paper or improved"},
 
 	{Name: "steps", Default: 0, Usage: "number of composed steps (>= 1)"},

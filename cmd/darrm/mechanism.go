@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/votefile"
 )
@@ -21,13 +22,13 @@ import (
 // mechanismFlags configure the aggregators of aggregate and simulate.
 type mechanismFlags struct {
 	Cache       cacheFlags
-	Workers     int                    `flag:"workers"`
-	Prior       gamma.Prior            `flag:"prior"`
-	RRComp      accountant.RRMethod    `flag:"rr-composition"`
-	RRDelta     float64                `flag:"rr-delta-prime"`
-	GNMaxSearch accountant.GNMaxSearch `flag:"gnmax-search"`
-	GammaFile   string                 `flag:"gamma" help:"darrm, darrm-one-vote: use the noise function in this file (solve's JSON or CSV, a JSON array or a list) instead of gamma_opt, for the mechanism of the relation it states (private-teachers unless it states one-vote); it must pass the certificate"`
-	NoSolve     bool                   `flag:"no-solve" help:"darrm, darrm-one-vote: take gamma_opt from the cache only, fail if it is not there"`
+	Workers     int                  `flag:"workers"`
+	Prior       gamma.Prior          `flag:"prior"`
+	RRComp      accountant.RRMethod  `flag:"rr-composition"`
+	RRDelta     float64              `flag:"rr-delta-prime"`
+	GNMaxSearch noisymax.GNMaxSearch `flag:"gnmax-search"`
+	GammaFile   string               `flag:"gamma" help:"darrm, darrm-one-vote: use the noise function in this file (solve's JSON or CSV, a JSON array or a list) instead of gamma_opt, for the mechanism of the relation it states (private-teachers unless it states one-vote); it must pass the certificate"`
+	NoSolve     bool                 `flag:"no-solve" help:"darrm, darrm-one-vote: take gamma_opt from the cache only, fail if it is not there"`
 }
 
 // mechanisms is the checked form of mechanismFlags.

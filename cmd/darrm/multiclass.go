@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -32,7 +32,7 @@ func (f *pateFlags) settings(cmd *cobra.Command) votefile.Settings {
 
 // gnmaxOf returns the GNMax-family parameters of settings s with noise
 // (votefile.Settings.GNMax), a bad one named as its flag.
-func gnmaxOf(s votefile.Settings, noise accountant.PATENoise) (accountant.ConfidentGNMax, error) {
+func gnmaxOf(s votefile.Settings, noise noisymax.Noise) (noisymax.ConfidentGNMax, error) {
 	m, err := s.GNMax(noise)
 	return m, flagError(err, nil)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -96,7 +97,7 @@ func TestAccountPATE(t *testing.T) {
 	// The data-independent bound from its formula: 40 queries at
 	// lambda/40² + lambda/(2·150²), the best order of the grid.
 	want := 1e300
-	for _, o := range accountant.DefaultPATEOrders() {
+	for _, o := range noisymax.DefaultOrders() {
 		e, _ := accountant.ConvertRDP(40*o*(1/1600.0+1/45000.0), o, 1e-5, accountant.PaperConversion)
 		want = min(want, e)
 	}
@@ -196,7 +197,7 @@ func TestAccountPATE(t *testing.T) {
 	}
 	var l map[string]any
 	decode(t, out, &l)
-	lm, _ := accountant.LNMaxAccount(accountant.LNMax{Scale: 20}, 40, 1e-5, nil, accountant.PaperConversion)
+	lm, _ := noisymax.LNMaxAccount(noisymax.LNMax{Scale: 20}, 40, 1e-5, nil, accountant.PaperConversion)
 	if e := l["eps_data_independent"].(float64); e != lm.Eps || e > 4 || l["eps_data_dependent"] != nil || l["mechanism"] != "lnmax" {
 		t.Errorf("lnmax: eps %v (want %v, at most the pure 40·0.1), dependent %v, mechanism %v", e, lm.Eps, l["eps_data_dependent"], l["mechanism"])
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/plan"
 	"github.com/darrm/darrm/votefile"
 )
@@ -131,7 +132,7 @@ func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.Mechanis
 		return plan.Request{}, info, cli.Usagef("--K %d: give the number of teachers (>= 1)", f.K)
 	}
 	r := plan.Request{
-		Mechanism: ensemble.Mechanism{Name: info.Name, Input: in, LNMax: accountant.LNMax{Scale: f.LaplaceScale}},
+		Mechanism: ensemble.Mechanism{Name: info.Name, Input: in, LNMax: noisymax.LNMax{Scale: f.LaplaceScale}},
 		Budget:    accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta},
 		Method:    f.Method, DeltaPrime: f.DeltaPrime, Classes: 2,
 		Options: ensemble.Options{Workers: f.Workers},
@@ -147,7 +148,7 @@ func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.Mechanis
 			delta = f.BudgetDelta
 		}
 		r.Problem = constraints.Problem{K: f.K, TargetDelta: delta}
-		g := accountant.ConfidentGNMax{Threshold: f.Threshold, Sigma1: f.Sigma1, Sigma2: f.Sigma2, Noise: accountant.DiscreteNoise}
+		g := noisymax.ConfidentGNMax{Threshold: f.Threshold, Sigma1: f.Sigma1, Sigma2: f.Sigma2, Noise: noisymax.DiscreteNoise}
 		r.Mechanism.GNMax = g
 	case info.Name == votefile.DaRRMOneVote:
 		eps := 1.0 // planned (--queries), else given

@@ -19,9 +19,9 @@ var layers = []struct {
 	name string
 	pkgs []string
 }{
-	{"low-level helpers", []string{"internal/ctxio", "internal/atomicfile", "internal/bigmath", "internal/plural", "internal/enum", "internal/peek", "internal/docstest", "internal/layers"}},
+	{"low-level helpers", []string{"internal/ctxio", "internal/atomicfile", "internal/bigmath", "internal/plural", "internal/enum", "internal/roots", "internal/outward", "internal/param", "internal/peek", "internal/docstest", "internal/layers"}},
 	{"numerics and data", []string{"noise", "poissonbinom", "lp", "nn", "datasets"}},
-	{"privacy and the noise function", []string{"accountant", "constraints", "gamma", "cache", "optimal", "dpsgd", "internal/fixtures"}},
+	{"privacy and the noise function", []string{"accountant", "noisymax", "constraints", "gamma", "cache", "optimal", "dpsgd", "internal/fixtures"}},
 	{"vote and label files", []string{"votefile"}},
 	{"releases and experiments", []string{"ensemble", "ledger", "teachers", "pate", "transfer", "shuffleg", "plan"}},
 	{"presentation", []string{"cmd/darrm/internal/cli", "cmd/darrm/internal/cliout", "cmd/darrm/internal/figure", "cmd/darrm/internal/curveplot", "cmd/darrm/internal/report"}},

@@ -8,6 +8,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/noisymax"
 )
 
 // This file turns darrm's results into the plain data of the gamma and
@@ -96,12 +97,12 @@ func subSize(g gamma.Gamma, m float64) int {
 // exact minimum.
 func GNMaxTargetOf(t accountant.Guarantee) (GNMaxTarget, error) {
 	ft := GNMaxTarget{Eps: t.Eps, Delta: t.Delta, LambdaMin: math.Log(1/t.Delta)/t.Eps + 1}
-	grid, err := accountant.GNMaxLambdaGrid(t)
+	grid, err := noisymax.GNMaxLambdaGrid(t)
 	if err != nil {
 		return ft, err
 	}
 	for _, l := range grid {
-		s2, err := accountant.GNMaxSigma2(t, l)
+		s2, err := noisymax.GNMaxSigma2(t, l)
 		if err != nil {
 			return ft, err
 		}
@@ -112,17 +113,17 @@ func GNMaxTargetOf(t accountant.Guarantee) (GNMaxTarget, error) {
 	if len(ft.Lambda) == 0 {
 		return ft, fmt.Errorf("GNMax figure: target (%v, %v): no finite point on the grid", t.Eps, t.Delta)
 	}
-	if ft.Grid.Sigma, ft.Grid.Lambda, err = accountant.GNMaxSigmaGrid(t); err != nil {
+	if ft.Grid.Sigma, ft.Grid.Lambda, err = noisymax.GNMaxSigmaGrid(t); err != nil {
 		return ft, err
 	}
-	if ft.Exact.Sigma, ft.Exact.Lambda, err = accountant.GNMaxSigma(t, accountant.PaperConversion); err != nil {
+	if ft.Exact.Sigma, ft.Exact.Lambda, err = noisymax.GNMaxSigma(t, accountant.PaperConversion); err != nil {
 		return ft, err
 	}
 	// σ² every 0.01 around both minima, for the figure's zoom
 	lo := math.Max(math.Min(ft.Grid.Lambda, ft.Exact.Lambda)-6, ft.LambdaMin+0.01)
 	for i := 0; lo+0.01*float64(i) <= math.Max(ft.Grid.Lambda, ft.Exact.Lambda)+6; i++ {
 		l := lo + 0.01*float64(i)
-		s2, err := accountant.GNMaxSigma2(t, l)
+		s2, err := noisymax.GNMaxSigma2(t, l)
 		if err != nil {
 			return ft, err
 		}

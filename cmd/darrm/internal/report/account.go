@@ -8,6 +8,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/shuffleg"
 )
 
@@ -124,7 +125,7 @@ func (d AccountDPSGD) Write(w io.Writer, f cliout.Format) error {
 // each target (ε, Delta), by Search with Conversion, or, for the tight
 // search, on the exact curve of the bit that K teachers' votes release.
 type AccountGNMax struct {
-	Search     accountant.GNMaxSearch
+	Search     noisymax.GNMaxSearch
 	Conversion accountant.Conversion
 	K          int // the tight search's number of teachers
 	Delta      float64
@@ -137,14 +138,14 @@ type GNMaxNoise struct {
 }
 
 // tightReference says what the tight search computes.
-const tightReference = "exact privacy curve of the released bit of two-class GNMax over K votes, a record changing at most one vote (accountant.GNMaxSigmaTight)"
+const tightReference = "exact privacy curve of the released bit of two-class GNMax over K votes, a record changing at most one vote (noisymax.GNMaxSigmaTight)"
 
 // Write prints the document in format f: one record for one target,
 // else rows. The tight search has no order, RDP or conversion.
 func (d AccountGNMax) Write(w io.Writer, f cliout.Format) error {
 	ref := field("reference", d.Conversion.Reference())
 	common := cliout.Record{field("search", d.Search.String()), field("conversion", d.Conversion.String()), field("delta", d.Delta)}
-	tight := d.Search == accountant.GNMaxTight
+	tight := d.Search == noisymax.GNMaxTight
 	if tight {
 		ref = field("reference", tightReference)
 		common = cliout.Record{field("search", d.Search.String()), field("K", d.K), field("delta", d.Delta)}

@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/shuffleg"
 )
 
@@ -49,11 +50,11 @@ func TestAccountDocuments(t *testing.T) {
 			"sensitivity,sigma,steps,rho,conversion,reference,alpha,rdp,eps,delta", "1,2,10,1.25,paper," + accountant.PaperConversion.Reference() + ",4,5,6,1e-05"},
 		{"dpsgd", AccountDPSGD{Run: accountant.SGM{Q: 0.01, Sigma: 1.1, Steps: 1000}, Conversion: accountant.ImprovedConversion, Alpha: 12, Eps: 0.9, Delta: 1e-5},
 			"sigma,sampling_rate,steps,conversion,reference,alpha,eps,delta", ""},
-		{"gnmax, one target", AccountGNMax{Search: accountant.GNMaxGrid, Conversion: accountant.PaperConversion, Delta: 1e-5, Rows: []GNMaxNoise{{Eps: 0.5, Sigma: 2, Lambda: 8}}},
+		{"gnmax, one target", AccountGNMax{Search: noisymax.GNMaxGrid, Conversion: accountant.PaperConversion, Delta: 1e-5, Rows: []GNMaxNoise{{Eps: 0.5, Sigma: 2, Lambda: 8}}},
 			"search,conversion,reference,delta,eps,sigma,lambda,rdp", "grid,paper," + accountant.PaperConversion.Reference() + ",1e-05,0.5,2,8,2"},
-		{"gnmax, two targets", AccountGNMax{Search: accountant.GNMaxExact, Conversion: accountant.PaperConversion, Delta: 1e-5, Rows: []GNMaxNoise{{Eps: 0.5, Sigma: 2, Lambda: 8}, {Eps: 1, Sigma: 1, Lambda: 4}}},
+		{"gnmax, two targets", AccountGNMax{Search: noisymax.GNMaxExact, Conversion: accountant.PaperConversion, Delta: 1e-5, Rows: []GNMaxNoise{{Eps: 0.5, Sigma: 2, Lambda: 8}, {Eps: 1, Sigma: 1, Lambda: 4}}},
 			"search,conversion,delta,eps,sigma,lambda,rdp,reference", ""},
-		{"gnmax, tight", AccountGNMax{Search: accountant.GNMaxTight, Conversion: accountant.PaperConversion, K: 11, Delta: 3e-4, Rows: []GNMaxNoise{{Eps: 0.2654, Sigma: 7.7}}},
+		{"gnmax, tight", AccountGNMax{Search: noisymax.GNMaxTight, Conversion: accountant.PaperConversion, K: 11, Delta: 3e-4, Rows: []GNMaxNoise{{Eps: 0.2654, Sigma: 7.7}}},
 			"search,K,reference,delta,eps,sigma", "tight,11," + tightReference + ",0.0003,0.2654,7.7"},
 		{"shuffleg, calibrated", AccountShuffleg{Delta: 1e-6, G: 1, Epochs: 10, S: new(5), Rows: []shuffleg.Noise{{Plan: plan, Target: 1, Calibrations: variants}}},
 			"delta,G,epochs,S,algorithm,private_epochs,eps,conversion,alpha_rule,alpha,sigma,ratio,reference", "1e-06,1,10,5,priv-pub,5,1,paper,table-4.3,8,6,1.2,Lemma 4.5.2; " + accountant.PaperConversion.Reference()},

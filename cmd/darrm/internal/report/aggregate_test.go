@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -24,7 +25,7 @@ func TestNewAggregate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gn, err := ensemble.NewGNMax(p, accountant.GNMaxGrid)
+	gn, err := ensemble.NewGNMax(p, noisymax.GNMaxGrid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func TestNewSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := ensemble.NewClassGNMax(accountant.ConfidentGNMax{Threshold: 8, Sigma1: 2, Sigma2: 2, Noise: accountant.DiscreteNoise}, 10, 3, 1e-5)
+	g, err := ensemble.NewClassGNMax(noisymax.ConfidentGNMax{Threshold: 8, Sigma1: 2, Sigma2: 2, Noise: noisymax.DiscreteNoise}, 10, 3, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}

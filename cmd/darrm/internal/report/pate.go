@@ -9,6 +9,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/pate"
 )
 
@@ -301,7 +302,7 @@ func (d AccountPATE) publication(rec cliout.Record) cliout.Record {
 		line += " (eps_released an estimate of the data-dependent cost, not a bound, which may be published only as such)"
 	}
 	line += "; the settings and counts not marked may be published; the values marked not for publication are computed from the private votes; " + costNote[d.Cost()]
-	if d.Result.Directions == accountant.OneSided && d.LNMax == nil {
+	if d.Result.Directions == noisymax.OneSided && d.LNMax == nil {
 		line += "; the data-dependent values, released ones too, bound one direction of the Renyi divergence only (the PATE paper's Theorem 6 as stated), which is no differential-privacy guarantee"
 	}
 	if d.LNMax == nil && d.Smooth.FromVotes {
@@ -318,7 +319,7 @@ func (d AccountPATE) tags() map[string]string {
 	if d.Cost() == "expected" {
 		tags = append(tags, "expected")
 	}
-	if d.Result.Directions == accountant.OneSided {
+	if d.Result.Directions == noisymax.OneSided {
 		tags = append(tags, "one-sided")
 	}
 	out := map[string]string{}

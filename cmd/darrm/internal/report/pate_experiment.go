@@ -9,6 +9,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/pate"
 	"github.com/darrm/darrm/votefile"
 )
@@ -139,7 +140,7 @@ func NewPATEExperiment(dataset string, out *pate.Outcome, p pate.Params, elapsed
 		d.Publication = "publish each mechanism's eps_guarantee as the guarantee of its labels (a bound: guarantee), with the answered counts and the labels' and the student's accuracy (the released labels against the public queries' true labels); eps_data_independent and " + released + " are analysis, not the guarantee"
 	}
 	d.Publication += "; every eps is realised: the threshold step charged on every query asked, the GNMax step where it answered; the mechanisms label the same votes, so publishing the labels of both costs both guarantees, composed"
-	if p.Directions == accountant.OneSided {
+	if p.Directions == noisymax.OneSided {
 		d.Publication += "; the data-dependent values, released ones too, are one-sided (the PATE paper's Theorem 6 as stated): no differential-privacy guarantee"
 	}
 	return d
@@ -172,7 +173,7 @@ type PATEMechanism struct {
 
 // NewPATEMechanism is the row of the result r of the mechanism whose
 // settings are m (ensemble.Mechanism's GNMax).
-func NewPATEMechanism(m accountant.ConfidentGNMax, r pate.Result) PATEMechanism {
+func NewPATEMechanism(m noisymax.ConfidentGNMax, r pate.Result) PATEMechanism {
 	row := PATEMechanism{Mechanism: r.Mechanism, Sigma2: m.Sigma2, Queries: r.Queries, Answered: r.Answered, Reached: r.Reached, Accuracy: r.Accuracy,
 		Directions: r.Directions.String(), EpsIndependent: r.EpsIndependent, EpsDependent: r.EpsDependent, Order: r.Order, EpsReleased: r.EpsReleased, EpsGuarantee: r.Guarantee, SSError: r.SSError, Delta: r.Delta}
 	if m.Confident() {
@@ -253,7 +254,7 @@ func (d PATEExperiment) Write(w io.Writer, f cliout.Format) error {
 	// released one that it is an estimate; the one total to publish says
 	// so.
 	dep, rel := "eps dep.", "eps rel. (estimate)"
-	if d.Results[0].Directions == accountant.OneSided.String() {
+	if d.Results[0].Directions == noisymax.OneSided.String() {
 		dep, rel = "eps dep. (one-sided)", "eps rel. (estimate, one-sided)"
 	}
 	guar := "eps guarantee"

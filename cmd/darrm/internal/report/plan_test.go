@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/plan"
 	"github.com/darrm/darrm/votefile"
 )
@@ -19,7 +20,7 @@ func TestPlanKeys(t *testing.T) {
 	budget := accountant.Guarantee{Eps: 2, Delta: 1e-5}
 	count := plan.Count{Run: 194, PerQuery: accountant.Guarantee{Eps: 0.17, Delta: 1e-5}, Total: accountant.Total{Method: accountant.Exact, Guarantee: accountant.Guarantee{Eps: 1.998, Delta: 1e-5}}, Ledger: 167, Filter: accountant.ZCDPFilter}
 	req := func(name votefile.MechanismName, in votefile.Input) plan.Request {
-		return plan.Request{Mechanism: ensemble.Mechanism{Name: name, Input: in, GNMax: accountant.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: accountant.DiscreteNoise}, LNMax: accountant.LNMax{Scale: 20}},
+		return plan.Request{Mechanism: ensemble.Mechanism{Name: name, Input: in, GNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, LNMax: noisymax.LNMax{Scale: 20}},
 			Problem: constraints.Problem{K: 11, M: 3, Eps: 0.1, TargetDelta: 1e-5}, Classes: 10, Budget: budget}
 	}
 	for _, tc := range []struct {

@@ -1,9 +1,12 @@
-package accountant
+package noisymax
 
 import (
 	"fmt"
 	"math"
 
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/noise"
 )
 
@@ -36,10 +39,10 @@ const MaxLNMaxEps = 100.0
 // the per-query ε = 2/Scale (rounded up) is at most MaxLNMaxEps.
 func (m LNMax) Validate() error {
 	if !(m.Scale > 0 && m.Scale <= noise.MaxScale) {
-		return &ParamError{Name: "laplace scale", Value: m.Scale, Rule: fmt.Sprintf("must be in [%v, %v] (discrete Laplace noise)", 2/MaxLNMaxEps, noise.MaxScale)}
+		return &accountant.ParamError{Name: "laplace scale", Value: m.Scale, Rule: fmt.Sprintf("must be in [%v, %v] (discrete Laplace noise)", 2/MaxLNMaxEps, noise.MaxScale)}
 	}
-	if eps := exact(2).div(exact(m.Scale)).hi; !(eps <= MaxLNMaxEps) {
-		return &ParamError{Name: "laplace scale", Value: m.Scale, Rule: fmt.Sprintf("must be at least %v: its per-query eps 2/b = %v is above %v, a guarantee that says nothing", 2/MaxLNMaxEps, eps, MaxLNMaxEps)}
+	if eps := outward.Exact(2).Div(outward.Exact(m.Scale)).Hi; !(eps <= MaxLNMaxEps) {
+		return &accountant.ParamError{Name: "laplace scale", Value: m.Scale, Rule: fmt.Sprintf("must be at least %v: its per-query eps 2/b = %v is above %v, a guarantee that says nothing", 2/MaxLNMaxEps, eps, MaxLNMaxEps)}
 	}
 	return nil
 }
@@ -50,18 +53,18 @@ func (m LNMax) Eps() (float64, error) {
 	if err := m.Validate(); err != nil {
 		return 0, fmt.Errorf("LNMax: %w", err)
 	}
-	return exact(2).div(exact(m.Scale)).hi, nil
+	return outward.Exact(2).Div(outward.Exact(m.Scale)).Hi, nil
 }
 
 // Spend returns the description of one query: discrete Laplace noise of
 // scale Scale on the two counts a changed vote moves, with its guarantee
 // (2/Scale, 0).
-func (m LNMax) Spend() (Spend, error) {
+func (m LNMax) Spend() (accountant.Spend, error) {
 	eps, err := m.Eps()
 	if err != nil {
-		return Spend{}, err
+		return accountant.Spend{}, err
 	}
-	return Spend{Kind: LaplaceSpend, Guarantee: Guarantee{Eps: eps}, Laplace: &LaplacePart{Scale: m.Scale, Coords: 2}}, nil
+	return accountant.Spend{Kind: accountant.LaplaceSpend, Guarantee: accountant.Guarantee{Eps: eps}, Laplace: &accountant.LaplacePart{Scale: m.Scale, Coords: 2}}, nil
 }
 
 // RDP returns the data-independent Rényi DP of one query at order λ > 1:
@@ -73,46 +76,46 @@ func (m LNMax) RDP(order float64) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := checkAlpha(order); err != nil {
+	if err := param.Alpha(order); err != nil {
 		return 0, fmt.Errorf("LNMax: %w", err)
 	}
-	z := exact(order).mul(exact(eps)).mul(exact(eps)).div(exact(2))
-	return math.Min(eps, z.hi), nil
+	z := outward.Exact(order).Mul(outward.Exact(eps)).Mul(outward.Exact(eps)).Div(outward.Exact(2))
+	return math.Min(eps, z.Hi), nil
 }
 
 // LNMaxResult is the data-independent privacy of Q queries of LNMax.
 type LNMaxResult struct {
 	Queries int
 	// PerQuery is each query's (2/Scale, 0).
-	PerQuery Guarantee
+	PerQuery accountant.Guarantee
 	// RDP is the best of the Rényi curve Q·min(ε, λε²/2) over the orders,
 	// converted at δ.
 	RDP OrderEps
 	// Eps is the smallest of RDP.Eps, the pure composition Q·ε (at δ =
 	// 0, which also holds at any δ; Pure says it is the smallest) and the
-	// exact composition of the noise at δ (ComposeRun; Exact says it is).
+	// exact composition of the noise at δ (accountant.ComposeRun; Exact says it is).
 	Eps   float64
 	Pure  bool
 	Exact bool
 }
 
 // LNMaxAccount returns the data-independent privacy of queries queries of
-// m at δ over the given Rényi orders (DefaultPATEOrders when nil), under
+// m at δ over the given Rényi orders (DefaultOrders when nil), under
 // conversion c: the best of the Rényi composition, Q·ε and the exact
-// composition of its noise (ComposeRun of Spend).
-func LNMaxAccount(m LNMax, queries int, delta float64, orders []float64, c Conversion) (LNMaxResult, error) {
+// composition of its noise (accountant.ComposeRun of Spend).
+func LNMaxAccount(m LNMax, queries int, delta float64, orders []float64, c accountant.Conversion) (LNMaxResult, error) {
 	eps, err := m.Eps()
 	if err != nil {
 		return LNMaxResult{}, err
 	}
-	if err := checkCount("queries", queries, 0); err != nil {
+	if err := param.Count("queries", queries, 0); err != nil {
 		return LNMaxResult{}, fmt.Errorf("LNMax: %w", err)
 	}
-	if err := checkConversion(delta, c); err != nil {
+	if err := accountant.CheckConversion(delta, c); err != nil {
 		return LNMaxResult{}, fmt.Errorf("LNMax: %w", err)
 	}
 	if orders == nil {
-		orders = DefaultPATEOrders()
+		orders = DefaultOrders()
 	}
 	if len(orders) == 0 {
 		return LNMaxResult{}, fmt.Errorf("LNMax: no orders")
@@ -123,26 +126,26 @@ func LNMaxAccount(m LNMax, queries int, delta float64, orders []float64, c Conve
 		if err != nil {
 			return LNMaxResult{}, err
 		}
-		rdp[j] = mulUp(r, float64(queries))
+		rdp[j] = outward.MulUp(r, float64(queries))
 	}
 	best, err := bestOrder(orders, rdp, delta, c)
 	if err != nil {
 		return LNMaxResult{}, err
 	}
-	r := LNMaxResult{Queries: queries, PerQuery: Guarantee{Eps: eps}, RDP: best, Eps: best.Eps}
-	if pure := mulUp(eps, float64(queries)); pure <= best.Eps {
+	r := LNMaxResult{Queries: queries, PerQuery: accountant.Guarantee{Eps: eps}, RDP: best, Eps: best.Eps}
+	if pure := outward.MulUp(eps, float64(queries)); pure <= best.Eps {
 		r.Eps, r.Pure = pure, true
 	}
 	if queries == 0 || delta == 0 {
 		return r, nil
 	}
 	s, _ := m.Spend()
-	all, err := ComposeRun(s, queries, delta, DefaultDeltaPrime, c)
+	all, err := accountant.ComposeRun(s, queries, delta, accountant.DefaultDeltaPrime, c)
 	if err != nil {
 		return LNMaxResult{}, fmt.Errorf("LNMax: %w", err)
 	}
 	for _, t := range all {
-		if t.Method == Exact && t.Guarantee.Eps < r.Eps {
+		if t.Method == accountant.Exact && t.Guarantee.Eps < r.Eps {
 			r.Eps, r.Pure, r.Exact = t.Guarantee.Eps, false, true
 		}
 	}

@@ -1,4 +1,4 @@
-package accountant
+package noisymax
 
 import (
 	"fmt"
@@ -7,6 +7,10 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // ConfidentGNMax is a PATE aggregator of K teachers' votes over C classes
@@ -19,7 +23,7 @@ type ConfidentGNMax struct {
 	Threshold float64
 	Sigma1    float64
 	Sigma2    float64
-	Noise     PATENoise
+	Noise     Noise
 }
 
 // Confident reports whether m has the threshold step.
@@ -32,7 +36,7 @@ func (m ConfidentGNMax) Validate() error {
 	}
 	if m.Sigma1 == 0 {
 		if m.Threshold != 0 {
-			return &ParamError{Name: "threshold", Value: m.Threshold, Rule: "needs sigma1 > 0 (the threshold step's noise)"}
+			return &accountant.ParamError{Name: "threshold", Value: m.Threshold, Rule: "needs sigma1 > 0 (the threshold step's noise)"}
 		}
 		return nil
 	}
@@ -40,7 +44,7 @@ func (m ConfidentGNMax) Validate() error {
 		return err
 	}
 	if math.IsNaN(m.Threshold) || math.IsInf(m.Threshold, 0) {
-		return &ParamError{Name: "threshold", Value: m.Threshold, Rule: "must be a finite number"}
+		return &accountant.ParamError{Name: "threshold", Value: m.Threshold, Rule: "must be a finite number"}
 	}
 	return nil
 }
@@ -60,7 +64,7 @@ func (m ConfidentGNMax) ValidateFor(teachers int) error {
 		return err
 	}
 	if hi := float64(teachers) + thresholdReach*m.Sigma1; m.Confident() && !(m.Threshold >= 0 && m.Threshold <= hi) {
-		return &ParamError{Name: "threshold", Value: m.Threshold, Rule: fmt.Sprintf("must be in [0, K + %d·sigma1] = [0, %v]: below 0 it is the threshold 0, and beyond no query is ever answered (yet each is charged)", thresholdReach, hi)}
+		return &accountant.ParamError{Name: "threshold", Value: m.Threshold, Rule: fmt.Sprintf("must be in [0, K + %d·sigma1] = [0, %v]: below 0 it is the threshold 0, and beyond no query is ever answered (yet each is charged)", thresholdReach, hi)}
 	}
 	return nil
 }
@@ -75,9 +79,9 @@ func (m ConfidentGNMax) RDPSlope() (float64, error) {
 	}
 	r := gnmaxSlope(m.Sigma2)
 	if m.Confident() {
-		r = r.add(thresholdSlope(m.Sigma1))
+		r = r.Add(thresholdSlope(m.Sigma1))
 	}
-	return r.hi, nil
+	return r.Hi, nil
 }
 
 // Answer says what became of one query of a release: AnswerUnknown (the
@@ -95,10 +99,10 @@ const (
 	NotAnswered
 )
 
-// DefaultPATEOrders returns darrm's default grid of Rényi orders for PATE
+// DefaultOrders returns darrm's default grid of Rényi orders for PATE
 // accounting: 1.25, 1.5, 1.75, then 2 to 100 in steps of 0.5, then 40
 // orders spaced geometrically from 100 to 1000 (rounded to 0.01).
-func DefaultPATEOrders() []float64 {
+func DefaultOrders() []float64 {
 	o := []float64{1.25, 1.5, 1.75}
 	for x := 2.0; x <= 100; x += 0.5 {
 		o = append(o, x)
@@ -109,17 +113,17 @@ func DefaultPATEOrders() []float64 {
 	return o
 }
 
-// PATEAccount accumulates the privacy cost of PATE queries at a grid of
+// Account accumulates the privacy cost of PATE queries at a grid of
 // Rényi orders: data-independent (every query charged λ/σ2², plus
 // λ/(2σ1²) for the threshold step) and data-dependent (Theorem 6 per
-// step, in both directions unless PATEOptions say one-sided), the GNMax
+// step, in both directions unless Options say one-sided), the GNMax
 // step charged only when it answers, or, when the answers are unknown,
 // with the probability that it does. It keeps every query's counts for
 // the smooth-sensitivity analysis (LocalSensitivity): memory grows as
 // queries × classes.
-type PATEAccount struct {
+type Account struct {
 	mech       ConfidentGNMax
-	directions PATEDirections
+	directions Directions
 	orders     []float64
 	gn, th     []*curve
 	teachers   int
@@ -137,34 +141,34 @@ type PATEAccount struct {
 	done        int
 }
 
-// PATEOptions are the choices of a PATE analysis that are not the
+// Options are the choices of a PATE analysis that are not the
 // mechanism's.
-type PATEOptions struct {
-	// Orders is the grid of Rényi orders; nil is DefaultPATEOrders.
+type Options struct {
+	// Orders is the grid of Rényi orders; nil is DefaultOrders.
 	Orders []float64
 	// Directions says which divergences the data-dependent bound covers:
 	// BothDirections (the zero value, a guarantee) or OneSided (the PATE
 	// paper's value).
-	Directions PATEDirections
+	Directions Directions
 }
 
-// NewPATEAccount returns an empty account for mechanism m at the given
-// Rényi orders (DefaultPATEOrders when nil), K teachers and C classes,
+// NewAccount returns an empty account for mechanism m at the given
+// Rényi orders (DefaultOrders when nil), K teachers and C classes,
 // with the data-dependent bound in both directions.
-func NewPATEAccount(m ConfidentGNMax, teachers, classes int, orders []float64) (*PATEAccount, error) {
-	return NewPATEAccountWith(m, teachers, classes, PATEOptions{Orders: orders})
+func NewAccount(m ConfidentGNMax, teachers, classes int, orders []float64) (*Account, error) {
+	return NewAccountWith(m, teachers, classes, Options{Orders: orders})
 }
 
-// NewPATEAccountWith returns an empty account for mechanism m, K teachers
+// NewAccountWith returns an empty account for mechanism m, K teachers
 // and C classes, analysed as opt says.
-func NewPATEAccountWith(m ConfidentGNMax, teachers, classes int, opt PATEOptions) (*PATEAccount, error) {
+func NewAccountWith(m ConfidentGNMax, teachers, classes int, opt Options) (*Account, error) {
 	if err := m.ValidateFor(teachers); err != nil {
 		return nil, fmt.Errorf("PATE account: %w", err)
 	}
-	if err := checkCount("teachers", teachers, 1); err != nil {
+	if err := param.Count("teachers", teachers, 1); err != nil {
 		return nil, fmt.Errorf("PATE account: %w", err)
 	}
-	if err := checkCount("classes", classes, 2); err != nil {
+	if err := param.Count("classes", classes, 2); err != nil {
 		return nil, fmt.Errorf("PATE account: %w", err)
 	}
 	if opt.Directions != BothDirections && opt.Directions != OneSided {
@@ -172,15 +176,15 @@ func NewPATEAccountWith(m ConfidentGNMax, teachers, classes int, opt PATEOptions
 	}
 	orders := opt.Orders
 	if orders == nil {
-		orders = DefaultPATEOrders()
+		orders = DefaultOrders()
 	}
 	if len(orders) == 0 {
 		return nil, fmt.Errorf("PATE account: no orders")
 	}
-	a := &PATEAccount{mech: m, directions: opt.Directions, orders: append([]float64(nil), orders...), teachers: teachers, classes: classes,
+	a := &Account{mech: m, directions: opt.Directions, orders: append([]float64(nil), orders...), teachers: teachers, classes: classes,
 		ind: make([]float64, len(orders)), dep: make([]float64, len(orders)), mode: -1}
 	for _, o := range orders {
-		if err := checkAlpha(o); err != nil {
+		if err := param.Alpha(o); err != nil {
 			return nil, fmt.Errorf("PATE account: %w", err)
 		}
 		a.gn = append(a.gn, newCurve(gnmaxSlope(m.Sigma2), o))
@@ -199,12 +203,12 @@ func NewPATEAccountWith(m ConfidentGNMax, teachers, classes int, opt PATEOptions
 // one per class, summing to the number of teachers: its data-dependent
 // (eps, delta)-DP bound (the PATE paper's Theorem 6, in both directions)
 // and its data-independent one, each at its best order of
-// DefaultPATEOrders under PaperConversion. It is a PATEAccount of that
-// one query (NewPATEAccount, Add, Result); use one directly for many
+// DefaultOrders under accountant.PaperConversion. It is an Account of that
+// one query (NewAccount, Add, Result); use one directly for many
 // queries, Confident-GNMax or other orders. The data-dependent bound is a
 // function of the votes: publishing it is itself a release (see
 // SmoothSensitivity).
-func GNMaxDataDependent(counts []int, sigma float64, noise PATENoise, delta float64) (PATEResult, error) {
+func GNMaxDataDependent(counts []int, sigma float64, noise Noise, delta float64) (Result, error) {
 	teachers := 0
 	for _, n := range counts {
 		teachers += max(n, 0)
@@ -212,32 +216,32 @@ func GNMaxDataDependent(counts []int, sigma float64, noise PATENoise, delta floa
 	wrap := func(err error) error {
 		return fmt.Errorf("GNMax of %d counts (C classes) summing to %d (K teachers): %w", len(counts), teachers, err)
 	}
-	a, err := NewPATEAccount(ConfidentGNMax{Sigma2: sigma, Noise: noise}, teachers, len(counts), nil)
+	a, err := NewAccount(ConfidentGNMax{Sigma2: sigma, Noise: noise}, teachers, len(counts), nil)
 	if err != nil {
-		return PATEResult{}, wrap(err)
+		return Result{}, wrap(err)
 	}
 	if err := a.Add(counts, Answered); err != nil {
-		return PATEResult{}, wrap(err)
+		return Result{}, wrap(err)
 	}
-	r, err := a.Result(delta, PaperConversion)
+	r, err := a.Result(delta, accountant.PaperConversion)
 	if err != nil {
-		return PATEResult{}, wrap(err)
+		return Result{}, wrap(err)
 	}
 	return r, nil
 }
 
 // Mechanism returns the mechanism the account is of.
-func (a *PATEAccount) Mechanism() ConfidentGNMax { return a.mech }
+func (a *Account) Mechanism() ConfidentGNMax { return a.mech }
 
 // Directions returns the divergences the account's data-dependent bound
 // covers.
-func (a *PATEAccount) Directions() PATEDirections { return a.directions }
+func (a *Account) Directions() Directions { return a.directions }
 
 // Add charges one query with vote counts (C of them, summing to K) and
 // what became of it: AnswerUnknown for every query of an account of
 // expected cost, Answered or NotAnswered for every query of a release
 // (a plain GNMax release answers every query).
-func (a *PATEAccount) Add(counts []int, ans Answer) error {
+func (a *Account) Add(counts []int, ans Answer) error {
 	if len(counts) != a.classes {
 		return fmt.Errorf("PATE account: %d counts, want C = %d", len(counts), a.classes)
 	}
@@ -293,7 +297,7 @@ func (a *PATEAccount) Add(counts []int, ans Answer) error {
 // flush charges the queries added since the last flush at every order:
 // the orders are shared among the cores, and each order's total adds its
 // queries in order, so the totals do not depend on the number of cores.
-func (a *PATEAccount) flush() {
+func (a *Account) flush() {
 	if a.done == len(a.answers) {
 		return
 	}
@@ -304,8 +308,8 @@ func (a *PATEAccount) flush() {
 		}
 		for i := a.done; i < len(a.answers); i++ {
 			ind, dep := a.charge(i, a.gn[j], th)
-			a.ind[j] = addUp(a.ind[j], ind)
-			a.dep[j] = addUp(a.dep[j], dep)
+			a.ind[j] = outward.AddUp(a.ind[j], ind)
+			a.dep[j] = outward.AddUp(a.dep[j], dep)
 		}
 	})
 	a.done = len(a.answers)
@@ -314,24 +318,24 @@ func (a *PATEAccount) flush() {
 // charge returns query i's data-independent and data-dependent cost on
 // the curves gn and th (nil without the threshold step) of one order: the
 // GNMax step weighted by 1, 0 or Pr[answer], the threshold step in full.
-func (a *PATEAccount) charge(i int, gn, th *curve) (ind, dep float64) {
-	weight := exact(1.0)
+func (a *Account) charge(i int, gn, th *curve) (ind, dep float64) {
+	weight := outward.Exact(1.0)
 	if th != nil {
-		weight = exact(a.thP[a.top(i)])
+		weight = outward.Exact(a.thP[a.top(i)])
 	}
 	switch a.answers[i] {
 	case Answered:
-		weight = exact(1)
+		weight = outward.Exact(1)
 	case NotAnswered:
-		weight = exact(0)
+		weight = outward.Exact(0)
 	}
-	ind = gn.ind.hi
-	dep = gn.at(a.logq[i][1]).mul(weight).hi
+	ind = gn.ind.Hi
+	dep = gn.at(a.logq[i][1]).Mul(weight).Hi
 	if th != nil {
-		ind = addUp(ind, th.ind.hi)
-		dep = addUp(dep, th.at(a.logq[i][0]).hi)
+		ind = outward.AddUp(ind, th.ind.Hi)
+		dep = outward.AddUp(dep, th.at(a.logq[i][0]).Hi)
 		if a.answers[i] == NotAnswered {
-			ind = th.ind.hi
+			ind = th.ind.Hi
 		}
 	}
 	return ind, dep
@@ -361,11 +365,11 @@ type OrderEps struct {
 	RDP   float64 // the Rényi DP at Order
 }
 
-// PATEResult is the privacy of the queries of a PATEAccount.
-type PATEResult struct {
+// Result is the privacy of the queries of an Account.
+type Result struct {
 	// Directions says which divergences Dependent bounds: only
 	// BothDirections is a differential-privacy guarantee.
-	Directions PATEDirections
+	Directions Directions
 	Queries    int
 	Teachers   int
 	Classes    int
@@ -385,23 +389,23 @@ type PATEResult struct {
 	Dependent                    OrderEps
 	Orders                       []float64
 	RDPIndependent, RDPDependent []float64
-	// Run is the accountant's data-independent total (ComposeRun of the
+	// Run is the accountant's data-independent total (accountant.ComposeRun of the
 	// noise of every query as one step: the threshold step's σ1 and
 	// GNMax's σ2 on two counts, each query charged in full, as a release
 	// charges them) or Independent, whichever is smaller at δ. The
 	// composition is for a number of queries fixed in advance; which of
 	// them were answered is data-dependent, so it charges them all.
-	Run Total
+	Run accountant.Total
 }
 
 // Result converts the totals to (ε, δ) under conversion c, each at its
 // best order of the grid.
-func (a *PATEAccount) Result(delta float64, c Conversion) (PATEResult, error) {
-	if err := checkConversion(delta, c); err != nil {
-		return PATEResult{}, fmt.Errorf("PATE account: %w", err)
+func (a *Account) Result(delta float64, c accountant.Conversion) (Result, error) {
+	if err := accountant.CheckConversion(delta, c); err != nil {
+		return Result{}, fmt.Errorf("PATE account: %w", err)
 	}
 	a.flush()
-	r := PATEResult{Directions: a.directions, Queries: len(a.answers), Teachers: a.teachers, Classes: a.classes, Answered: -1,
+	r := Result{Directions: a.directions, Queries: len(a.answers), Teachers: a.teachers, Classes: a.classes, Answered: -1,
 		ExpectedAnswered: a.expected, Orders: append([]float64(nil), a.orders...),
 		RDPIndependent: append([]float64(nil), a.ind...), RDPDependent: append([]float64(nil), a.dep...)}
 	if a.mode == Answered {
@@ -420,40 +424,40 @@ func (a *PATEAccount) Result(delta float64, c Conversion) (PATEResult, error) {
 }
 
 // runTotal returns the accountant's data-independent total at δ
-// (PATEResult.Run): the account's queries, each charged in full, as one
-// step whose parts are the noise they added, composed by ComposeRun, or
+// (Result.Run): the account's queries, each charged in full, as one
+// step whose parts are the noise they added, composed by accountant.ComposeRun, or
 // the grid's Rényi bound ind when smaller.
-func (a *PATEAccount) runTotal(ind OrderEps, delta float64, c Conversion) (Total, error) {
-	g := Guarantee{Eps: ind.Eps, Delta: delta}
-	best := Total{Method: Renyi, Guarantee: g}
+func (a *Account) runTotal(ind OrderEps, delta float64, c accountant.Conversion) (accountant.Total, error) {
+	g := accountant.Guarantee{Eps: ind.Eps, Delta: delta}
+	best := accountant.Total{Method: accountant.Renyi, Guarantee: g}
 	n := len(a.answers)
-	var parts []GaussianPart
+	var parts []accountant.GaussianPart
 	if n > 0 {
-		parts = append(parts, GaussianPart{Sigma: a.mech.Sigma2, Coords: 2 * n})
+		parts = append(parts, accountant.GaussianPart{Sigma: a.mech.Sigma2, Coords: 2 * n})
 	}
 	if a.mech.Confident() && n > 0 {
-		parts = append(parts, GaussianPart{Sigma: a.mech.Sigma1, Coords: n})
+		parts = append(parts, accountant.GaussianPart{Sigma: a.mech.Sigma1, Coords: n})
 	}
 	if len(parts) == 0 {
 		return best, nil
 	}
-	s := Spend{Kind: GaussianSpend, Guarantee: g, Gaussian: parts, Discrete: a.mech.Noise == DiscreteNoise}
-	all, err := ComposeRun(s, 1, delta, DefaultDeltaPrime, c)
+	s := accountant.Spend{Kind: accountant.GaussianSpend, Guarantee: g, Gaussian: parts, Discrete: a.mech.Noise == DiscreteNoise}
+	all, err := accountant.ComposeRun(s, 1, delta, accountant.DefaultDeltaPrime, c)
 	if err != nil {
 		return best, fmt.Errorf("PATE account: %w", err)
 	}
 	for _, t := range all {
-		if (t.Method == Exact || t.Method == Renyi) && t.Guarantee.Delta <= delta && t.Guarantee.Eps < best.Guarantee.Eps {
+		if (t.Method == accountant.Exact || t.Method == accountant.Renyi) && t.Guarantee.Delta <= delta && t.Guarantee.Eps < best.Guarantee.Eps {
 			best = t
 		}
 	}
 	return best, nil
 }
 
-func bestOrder(orders, rdp []float64, delta float64, c Conversion) (OrderEps, error) {
+func bestOrder(orders, rdp []float64, delta float64, c accountant.Conversion) (OrderEps, error) {
 	best := OrderEps{Eps: math.Inf(1)}
 	for j, o := range orders {
-		e, err := ConvertRDP(rdp[j], o, delta, c)
+		e, err := accountant.ConvertRDP(rdp[j], o, delta, c)
 		if err != nil {
 			return best, fmt.Errorf("PATE account: %w", err)
 		}
@@ -466,8 +470,8 @@ func bestOrder(orders, rdp []float64, delta float64, c Conversion) (OrderEps, er
 
 // RDPDependent returns the data-dependent total at one order (which need
 // not be on the grid), as Add charged it.
-func (a *PATEAccount) RDPDependent(order float64) (float64, error) {
-	if err := checkAlpha(order); err != nil {
+func (a *Account) RDPDependent(order float64) (float64, error) {
+	if err := param.Alpha(order); err != nil {
 		return 0, fmt.Errorf("PATE account: %w", err)
 	}
 	var gn, th *curve
@@ -478,17 +482,17 @@ func (a *PATEAccount) RDPDependent(order float64) (float64, error) {
 	var total float64
 	for i := range a.answers {
 		_, dep := a.charge(i, gn, th)
-		total = addUp(total, dep)
+		total = outward.AddUp(total, dep)
 	}
 	return total, nil
 }
 
 // top returns query i's largest count.
-func (a *PATEAccount) top(i int) int {
+func (a *Account) top(i int) int {
 	return int(slices.Max(a.counts[i*a.classes : (i+1)*a.classes]))
 }
 
-func (a *PATEAccount) query(i int) []int {
+func (a *Account) query(i int) []int {
 	row := a.counts[i*a.classes : (i+1)*a.classes]
 	out := make([]int, len(row))
 	for j, n := range row {

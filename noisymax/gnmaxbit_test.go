@@ -1,10 +1,11 @@
-package accountant
+package noisymax
 
 import (
 	"math"
 	"math/big"
 	"testing"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/bigmath"
 )
 
@@ -112,16 +113,16 @@ func TestGNMaxSigmaTight(t *testing.T) {
 		step = 1.05
 	}
 	for _, c := range []struct {
-		target        Guarantee
+		target        accountant.Guarantee
 		k             int
 		want, gaussan float64
 	}{
-		{Guarantee{0.2654, 3e-4}, 11, 7.72577548582901, 12.9964436763208},
-		{Guarantee{0.2556, 3e-4}, 11, 7.92273016641359, 13.4267143260635},
-		{Guarantee{0.1, 1e-5}, 101, 34.2243319935045, 43.4864534609309},
-		{Guarantee{1, 0}, 11, 3.43230222170108, math.Inf(1)},
-		{Guarantee{0.5, 1e-6}, 1, 2.26675084153583, 11.3951933358695},
-		{Guarantee{0.05, 1e-3}, 1001, 42.4409913882823, 42.4410139726919},
+		{accountant.Guarantee{Eps: 0.2654, Delta: 3e-4}, 11, 7.72577548582901, 12.9964436763208},
+		{accountant.Guarantee{Eps: 0.2556, Delta: 3e-4}, 11, 7.92273016641359, 13.4267143260635},
+		{accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, 101, 34.2243319935045, 43.4864534609309},
+		{accountant.Guarantee{Eps: 1, Delta: 0}, 11, 3.43230222170108, math.Inf(1)},
+		{accountant.Guarantee{Eps: 0.5, Delta: 1e-6}, 1, 2.26675084153583, 11.3951933358695},
+		{accountant.Guarantee{Eps: 0.05, Delta: 1e-3}, 1001, 42.4409913882823, 42.4410139726919},
 	} {
 		sigma, err := GNMaxSigmaTight(c.target, c.k)
 		if err != nil {

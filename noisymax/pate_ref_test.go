@@ -1,4 +1,4 @@
-package accountant
+package noisymax
 
 import (
 	"math"

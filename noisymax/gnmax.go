@@ -1,10 +1,12 @@
-package accountant
+package noisymax
 
 import (
 	"fmt"
 	"math"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/enum"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // GNMax's grid search as App. B.4.1 describes it: λ from λ_min in steps of
@@ -17,11 +19,11 @@ const (
 // GNMaxLambdaGrid returns the orders of the paper's grid search
 // (App. B.4.1): λ = λ_min + 0.5j <= 500 for j = 0, 1, ..., with
 // λ_min = log(1/δ)/ε + 1. It is empty when λ_min > 500.
-func GNMaxLambdaGrid(target Guarantee) ([]float64, error) {
-	if err := checkPositive("eps", target.Eps); err != nil {
+func GNMaxLambdaGrid(target accountant.Guarantee) ([]float64, error) {
+	if err := param.Positive("eps", target.Eps); err != nil {
 		return nil, fmt.Errorf("GNMax grid: %w", err)
 	}
-	if err := checkOpenUnit("delta", target.Delta); err != nil {
+	if err := param.OpenUnit("delta", target.Delta); err != nil {
 		return nil, fmt.Errorf("GNMax grid: %w", err)
 	}
 	lmin := -math.Log(target.Delta)/target.Eps + 1
@@ -40,15 +42,15 @@ func GNMaxLambdaGrid(target Guarantee) ([]float64, error) {
 // objective of App. B.4.1's search (Figure B.8). It is +Inf for
 // λ <= λ_min = log(1/δ)/ε + 1, where no noise suffices, and at λ_min up to
 // rounding, where the denominator is pure cancellation.
-func GNMaxSigma2(target Guarantee, lambda float64) (float64, error) {
-	if err := checkPositive("eps", target.Eps); err != nil {
+func GNMaxSigma2(target accountant.Guarantee, lambda float64) (float64, error) {
+	if err := param.Positive("eps", target.Eps); err != nil {
 		return 0, fmt.Errorf("GNMax: %w", err)
 	}
-	if err := checkOpenUnit("delta", target.Delta); err != nil {
+	if err := param.OpenUnit("delta", target.Delta); err != nil {
 		return 0, fmt.Errorf("GNMax: %w", err)
 	}
 	if !(lambda > 1) || math.IsInf(lambda, 1) {
-		return 0, fmt.Errorf("GNMax: %w", &ParamError{Name: "lambda", Value: lambda, Rule: "must be a finite order > 1"})
+		return 0, fmt.Errorf("GNMax: %w", &accountant.ParamError{Name: "lambda", Value: lambda, Rule: "must be a finite order > 1"})
 	}
 	den := target.Eps + math.Log(target.Delta)/(lambda-1)
 	if den <= 1e-12*target.Eps {
@@ -64,7 +66,7 @@ func GNMaxSigma2(target Guarantee, lambda float64) (float64, error) {
 // For (0.2676, 3e-4) it gives σ = 21.46 at λ = 62.31 (Table B.2 prints
 // σ_min = 21.46 but λ = 34.31, which the search as described does not give).
 // GNMaxSigma finds the exact minimum instead.
-func GNMaxSigmaGrid(target Guarantee) (sigma, lambda float64, err error) {
+func GNMaxSigmaGrid(target accountant.Guarantee) (sigma, lambda float64, err error) {
 	grid, err := GNMaxLambdaGrid(target)
 	if err != nil {
 		return 0, 0, err
@@ -80,7 +82,7 @@ func GNMaxSigmaGrid(target Guarantee) (sigma, lambda float64, err error) {
 		}
 	}
 	if math.IsInf(best, 1) {
-		return 0, 0, fmt.Errorf("GNMax grid search: %w", &ParamError{Name: "eps", Value: target.Eps,
+		return 0, 0, fmt.Errorf("GNMax grid search: %w", &accountant.ParamError{Name: "eps", Value: target.Eps,
 			Rule: fmt.Sprintf("too small for the grid: lambda_min = log(1/delta)/eps + 1 = %v leaves no grid point below %v", -math.Log(target.Delta)/target.Eps+1, float64(gnmaxGridMax))})
 	}
 	return math.Sqrt(best), lambda, nil
@@ -89,44 +91,15 @@ func GNMaxSigmaGrid(target Guarantee) (sigma, lambda float64, err error) {
 // GNMaxSigma returns the smallest noise σ for which GNMax, which is
 // (λ, λ/σ²)-RDP for every λ > 1 (Papernot et al. 2018, Section 4.1), meets a
 // per-query (ε, δ) target under conversion c, minimising exactly over λ, and
-// the optimal λ. With PaperConversion this is the exact minimum of the
+// the optimal λ. With accountant.PaperConversion this is the exact minimum of the
 // objective that GNMaxSigmaGrid samples: σ = 1/(sqrt(L+ε) - sqrt(L)),
 // λ = 1 + sqrt(L)/(sqrt(L+ε) - sqrt(L)), L = log(1/δ).
-func GNMaxSigma(target Guarantee, c Conversion) (sigma, lambda float64, err error) {
-	rho, _, err := RhoForDP(target, c)
-	if err != nil {
-		return 0, 0, fmt.Errorf("GNMax: %w", err)
-	}
-	sigma, lambda, err = sigmaFor(1, rho, target, c)
+func GNMaxSigma(target accountant.Guarantee, c accountant.Conversion) (sigma, lambda float64, err error) {
+	sigma, lambda, err = accountant.SigmaFor(1, target, c)
 	if err != nil {
 		return 0, 0, fmt.Errorf("GNMax: %w", err)
 	}
 	return sigma, lambda, nil
-}
-
-// sigmaFor returns σ = sqrt(coef/ρ), the noise at which a curve with slope
-// coef/σ² has slope ρ, raised by as much as rounding needs (one ulp, then
-// geometrically more) so that both ways a caller may recompute ε meet the
-// target in floating point: RhoToDP(coef/σ²), and ConvertRDP at the
-// returned order α; and that α.
-func sigmaFor(coef, rho float64, target Guarantee, c Conversion) (sigma, alpha float64, err error) {
-	sigma, ok, err := raiseUntil(math.Sqrt(coef/rho), func(sigma float64) (bool, error) {
-		r := coef / (sigma * sigma)
-		eps, a, err := RhoToDP(r, target.Delta, c)
-		if err != nil {
-			return false, err
-		}
-		at, err := ConvertRDP(r*a, a, target.Delta, c)
-		alpha = a
-		return err == nil && eps <= target.Eps && at <= target.Eps, err
-	})
-	if err != nil {
-		return 0, 0, err
-	}
-	if !ok {
-		return 0, 0, fmt.Errorf("no sigma near %v meets %v in floating point", math.Sqrt(coef/rho), target)
-	}
-	return sigma, alpha, nil
 }
 
 // GNMaxSearch selects how GNMax's Rényi order λ, and with it σ, is
@@ -167,17 +140,17 @@ func (s *GNMaxSearch) UnmarshalText(b []byte) error { return gnmaxSearchNames.Un
 // by search s under conversion c: GNMaxSigmaGrid, which is defined with the
 // paper's conversion only, or GNMaxSigma. GNMaxTight, which needs the
 // number of teachers, is GNMaxSigmaTight's.
-func CalibrateGNMax(target Guarantee, s GNMaxSearch, c Conversion) (sigma, lambda float64, err error) {
+func CalibrateGNMax(target accountant.Guarantee, s GNMaxSearch, c accountant.Conversion) (sigma, lambda float64, err error) {
 	switch s {
 	case GNMaxGrid:
-		if c != PaperConversion {
-			return 0, 0, &SettingError{Name: "search", Value: s.String(), Rule: fmt.Sprintf("the paper's search uses the paper's conversion only, not %v (use the exact search)", c)}
+		if c != accountant.PaperConversion {
+			return 0, 0, &accountant.SettingError{Name: "search", Value: s.String(), Rule: fmt.Sprintf("the paper's search uses the paper's conversion only, not %v (use the exact search)", c)}
 		}
 		return GNMaxSigmaGrid(target)
 	case GNMaxExact:
 		return GNMaxSigma(target, c)
 	case GNMaxTight:
-		return 0, 0, &SettingError{Name: "search", Value: s.String(), Rule: "depends on the number of teachers K: use GNMaxSigmaTight"}
+		return 0, 0, &accountant.SettingError{Name: "search", Value: s.String(), Rule: "depends on the number of teachers K: use GNMaxSigmaTight"}
 	}
 	return 0, 0, fmt.Errorf("GNMax: unknown search %v", s)
 }

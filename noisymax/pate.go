@@ -1,31 +1,35 @@
-package accountant
+package noisymax
 
 import (
 	"fmt"
 	"math"
 	"slices"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/enum"
+	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/param"
+	"github.com/darrm/darrm/internal/roots"
 	"github.com/darrm/darrm/noise"
 )
 
 // PATE's accounting (Papernot, Song, Mironov, Raghunathan, Talwar and
 // Erlingsson, "Scalable Private Learning with PATE", ICLR 2018; "the PATE
 // paper" below). Every curve is a Rényi-DP bound at one order λ; bounds
-// are rounded outward with intervals (ival).
+// are rounded outward with intervals (outward.Interval).
 
-// PATENoise is the distribution of the noise that GNMax and the threshold
+// Noise is the distribution of the noise that GNMax and the threshold
 // step add to vote counts: DiscreteNoise, what darrm's releases draw, or
 // ContinuousNoise, the PATE paper's. The two give different bounds, so the
 // zero value, UnsetNoise, names neither: every function that takes a
-// PATENoise (ConfidentGNMax.Validate, GNMaxLogQ, ThresholdLogQ and those
+// Noise (ConfidentGNMax.Validate, GNMaxLogQ, ThresholdLogQ and those
 // built on them) refuses it with an error naming the noise.
-type PATENoise int
+type Noise int
 
 const (
 	// UnsetNoise is the zero value: no noise was named. It is refused,
 	// never taken for one of the others.
-	UnsetNoise PATENoise = iota
+	UnsetNoise Noise = iota
 	// DiscreteNoise is the discrete Gaussian N_Z(0, σ²) on the integers
 	// (Canonne, Kamath and Steinke 2020), GNMax's ties broken uniformly at
 	// random: what darrm's releases draw. Its Rényi curves are those of the
@@ -37,43 +41,43 @@ const (
 	ContinuousNoise
 )
 
-var noiseNames = enum.Names[PATENoise]{What: "noise", List: []string{DiscreteNoise: "discrete", ContinuousNoise: "continuous"}, Zero: "unset"}
+var noiseNames = enum.Names[Noise]{What: "noise", List: []string{DiscreteNoise: "discrete", ContinuousNoise: "continuous"}, Zero: "unset"}
 
 // String returns "discrete", "continuous" or, for the zero value, "unset".
-func (n PATENoise) String() string { return noiseNames.String(n) }
+func (n Noise) String() string { return noiseNames.String(n) }
 
-// ParsePATENoise parses "discrete" or "continuous".
-func ParsePATENoise(s string) (PATENoise, error) { return noiseNames.Parse(s) }
+// ParseNoise parses "discrete" or "continuous".
+func ParseNoise(s string) (Noise, error) { return noiseNames.Parse(s) }
 
 // MarshalText returns the name of n; UnsetNoise, which names no noise, is
 // an error.
-func (n PATENoise) MarshalText() ([]byte, error) {
+func (n Noise) MarshalText() ([]byte, error) {
 	if err := checkNoiseKind(n); err != nil {
 		return nil, err
 	}
 	return []byte(n.String()), nil
 }
 
-// UnmarshalText sets n from its name (ParsePATENoise).
-func (n *PATENoise) UnmarshalText(b []byte) error { return noiseNames.Unmarshal(n, b) }
+// UnmarshalText sets n from its name (ParseNoise).
+func (n *Noise) UnmarshalText(b []byte) error { return noiseNames.Unmarshal(n, b) }
 
-// checkNoiseKind refuses a PATENoise that is not DiscreteNoise or
+// checkNoiseKind refuses a Noise that is not DiscreteNoise or
 // ContinuousNoise, the zero value first of all.
-func checkNoiseKind(n PATENoise) error {
+func checkNoiseKind(n Noise) error {
 	switch n {
 	case DiscreteNoise, ContinuousNoise:
 		return nil
 	case UnsetNoise:
-		return &SettingError{Name: "noise", Value: n.String(), Rule: "must be set, to DiscreteNoise (darrm's releases) or ContinuousNoise (the PATE paper's): their bounds differ"}
+		return &accountant.SettingError{Name: "noise", Value: n.String(), Rule: "must be set, to DiscreteNoise (darrm's releases) or ContinuousNoise (the PATE paper's): their bounds differ"}
 	}
-	return &SettingError{Name: "noise", Value: n.String(), Rule: "must be DiscreteNoise or ContinuousNoise"}
+	return &accountant.SettingError{Name: "noise", Value: n.String(), Rule: "must be DiscreteNoise or ContinuousNoise"}
 }
 
-// PATEDirections says which Rényi divergences between the output
+// Directions says which Rényi divergences between the output
 // distributions at a vote histogram x and at its neighbours x' a
 // data-dependent bound covers: BothDirections (a guarantee, the zero
 // value) or OneSided (the PATE paper's Theorem 6 as stated, no guarantee).
-type PATEDirections int
+type Directions int
 
 const (
 	// BothDirections bounds D_λ(M(x)‖M(x')) and D_λ(M(x')‖M(x)) for every
@@ -82,7 +86,7 @@ const (
 	// the plurality at x and at every neighbour (GNMaxNeighbourLogQ,
 	// ThresholdNeighbourLogQ; docs/pate.md, "Both directions"). The
 	// default.
-	BothDirections PATEDirections = iota
+	BothDirections Directions = iota
 	// OneSided is Theorem 6 as the PATE paper states and uses it: a bound
 	// on D_λ(M(x)‖M(x')) only, with q̃ from x alone. It is what the PATE
 	// authors' code computes, kept for reproducing their figures; the
@@ -92,19 +96,19 @@ const (
 	OneSided
 )
 
-var directionNames = enum.Names[PATEDirections]{What: "directions", List: []string{BothDirections: "both", OneSided: "one-sided"}}
+var directionNames = enum.Names[Directions]{What: "directions", List: []string{BothDirections: "both", OneSided: "one-sided"}}
 
 // String returns "both" or "one-sided".
-func (d PATEDirections) String() string { return directionNames.String(d) }
+func (d Directions) String() string { return directionNames.String(d) }
 
-// ParsePATEDirections parses "both" or "one-sided".
-func ParsePATEDirections(s string) (PATEDirections, error) { return directionNames.Parse(s) }
+// ParseDirections parses "both" or "one-sided".
+func ParseDirections(s string) (Directions, error) { return directionNames.Parse(s) }
 
 // MarshalText returns the name of d.
-func (d PATEDirections) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+func (d Directions) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
-// UnmarshalText sets d from its name (ParsePATEDirections).
-func (d *PATEDirections) UnmarshalText(b []byte) error { return directionNames.Unmarshal(d, b) }
+// UnmarshalText sets d from its name (ParseDirections).
+func (d *Directions) UnmarshalText(b []byte) error { return directionNames.Unmarshal(d, b) }
 
 // minDiscreteSigma is the least σ accepted with DiscreteNoise: the bound
 // on discreteGNMaxExcess below needs π²σ² >= 0.37.
@@ -113,15 +117,15 @@ const minDiscreteSigma = 0.5
 // checkNoise checks the kind of noise (DiscreteNoise or ContinuousNoise)
 // and its σ: > 0, and for discrete noise at least minDiscreteSigma and at
 // most noise.MaxScale, the largest scale darrm's exact samplers draw.
-func checkNoise(name string, sigma float64, kind PATENoise) error {
+func checkNoise(name string, sigma float64, kind Noise) error {
 	if err := checkNoiseKind(kind); err != nil {
 		return err
 	}
-	if err := checkPositive(name, sigma); err != nil {
+	if err := param.Positive(name, sigma); err != nil {
 		return err
 	}
 	if kind == DiscreteNoise && !(sigma >= minDiscreteSigma && sigma <= noise.MaxScale) {
-		return &ParamError{Name: name, Value: sigma, Rule: fmt.Sprintf("must be in [%v, %v] for discrete Gaussian noise", minDiscreteSigma, noise.MaxScale)}
+		return &accountant.ParamError{Name: name, Value: sigma, Rule: fmt.Sprintf("must be in [%v, %v] for discrete Gaussian noise", minDiscreteSigma, noise.MaxScale)}
 	}
 	return nil
 }
@@ -136,7 +140,7 @@ func checkNoise(name string, sigma float64, kind PATENoise) error {
 // N(0, 2σ²) at d.
 func discreteGNMaxExcess(sigma float64) float64 {
 	e := math.Exp(-math.Pi * math.Pi * sigma * sigma)
-	return up(1+3*up(e, 4), 2)
+	return outward.Up(1+3*outward.Up(e, 4), 2)
 }
 
 // logErfcUp returns an upper bound on log erfc(x).
@@ -145,24 +149,24 @@ func logErfcUp(x float64) float64 {
 		// erfc(x) <= e^{-x²}/(x√π)·(1 - 1/(2x²) + 3/(4x⁴)) for x > 0
 		// (the asymptotic series alternates); erfc itself underflows
 		// near 26.5.
-		x2 := exact(x).mul(exact(x))
-		s := exact(1).sub(exact(0.5).div(x2)).add(exact(0.75).div(x2.mul(x2)))
-		l := x2.neg().sub(ilog(exact(x).mul(exact(math.Sqrt(math.Pi))).mul(ival{down(1, 2), up(1, 2)}))).add(ilog(s))
-		return l.hi
+		x2 := outward.Exact(x).Mul(outward.Exact(x))
+		s := outward.Exact(1).Sub(outward.Exact(0.5).Div(x2)).Add(outward.Exact(0.75).Div(x2.Mul(x2)))
+		l := x2.Neg().Sub(outward.Log(outward.Exact(x).Mul(outward.Exact(math.Sqrt(math.Pi))).Mul(outward.Interval{Lo: outward.Down(1, 2), Hi: outward.Up(1, 2)}))).Add(outward.Log(s))
+		return l.Hi
 	}
 	// Go's Erfc is within 1 ulp: log moves by that relative error.
-	return libUp(math.Log(math.Erfc(x))) + 4*ulp
+	return outward.LibUp(math.Log(math.Erfc(x))) + 4*outward.ULP
 }
 
 // logErfcDown returns a lower bound on log erfc(x).
 func logErfcDown(x float64) float64 {
 	if x >= 26 {
-		x2 := exact(x).mul(exact(x))
-		s := exact(1).sub(exact(0.5).div(x2))
-		l := x2.neg().sub(ilog(exact(x).mul(exact(math.Sqrt(math.Pi))).mul(ival{down(1, 2), up(1, 2)}))).add(ilog(s))
-		return l.lo
+		x2 := outward.Exact(x).Mul(outward.Exact(x))
+		s := outward.Exact(1).Sub(outward.Exact(0.5).Div(x2))
+		l := x2.Neg().Sub(outward.Log(outward.Exact(x).Mul(outward.Exact(math.Sqrt(math.Pi))).Mul(outward.Interval{Lo: outward.Down(1, 2), Hi: outward.Up(1, 2)}))).Add(outward.Log(s))
+		return l.Lo
 	}
-	return libDown(math.Log(math.Erfc(x))) - 4*ulp
+	return outward.LibDown(math.Log(math.Erfc(x))) - 4*outward.ULP
 }
 
 // logSumExpUp returns an upper bound on log Σ e^{t_i} for upper bounds t_i.
@@ -174,11 +178,11 @@ func logSumExpUp(ts []float64) float64 {
 	if math.IsInf(m, -1) {
 		return m
 	}
-	s := exact(0)
+	s := outward.Exact(0)
 	for _, t := range ts {
-		s = s.add(iexp(exact(t).sub(exact(m))))
+		s = s.Add(outward.Exp(outward.Exact(t).Sub(outward.Exact(m))))
 	}
-	return addUp(m, ilog(s).hi)
+	return outward.AddUp(m, outward.Log(s).Hi)
 }
 
 // GNMaxLogQ returns log q̃, an upper bound on log Pr[GNMax(n) != i*] for
@@ -194,7 +198,7 @@ func logSumExpUp(ts []float64) float64 {
 // The cap 1 - 1/C holds for both: the plurality is the likeliest output.
 // The result is -Inf only when no class but i* exists, which C >= 2 rules
 // out, so it is always finite.
-func GNMaxLogQ(counts []int, sigma float64, noise PATENoise) (float64, error) {
+func GNMaxLogQ(counts []int, sigma float64, noise Noise) (float64, error) {
 	top, err := checkGNMaxCounts(counts, sigma, noise)
 	if err != nil {
 		return 0, err
@@ -209,7 +213,7 @@ func GNMaxLogQ(counts []int, sigma float64, noise PATENoise) (float64, error) {
 // each neighbour, that neighbour's plurality, so the PATE paper's Theorem
 // 6 at Q̃ (GNMaxRDP) bounds the Rényi divergence between the two output
 // distributions in both directions (BothDirections; docs/pate.md).
-func GNMaxNeighbourLogQ(counts []int, sigma float64, noise PATENoise) (float64, error) {
+func GNMaxNeighbourLogQ(counts []int, sigma float64, noise Noise) (float64, error) {
 	if _, err := checkGNMaxCounts(counts, sigma, noise); err != nil {
 		return 0, err
 	}
@@ -218,23 +222,23 @@ func GNMaxNeighbourLogQ(counts []int, sigma float64, noise PATENoise) (float64, 
 
 // checkGNMaxCounts checks the arguments of GNMaxLogQ and returns the first
 // class with the most votes.
-func checkGNMaxCounts(counts []int, sigma float64, noise PATENoise) (int, error) {
+func checkGNMaxCounts(counts []int, sigma float64, noise Noise) (int, error) {
 	if len(counts) < 2 {
-		return 0, fmt.Errorf("GNMax q: %w", &ParamError{Name: "classes", Value: float64(len(counts)), Rule: "must be >= 2"})
+		return 0, fmt.Errorf("GNMax q: %w", &accountant.ParamError{Name: "classes", Value: float64(len(counts)), Rule: "must be >= 2"})
 	}
 	if err := checkNoise("sigma", sigma, noise); err != nil {
 		return 0, fmt.Errorf("GNMax q: %w", err)
 	}
 	for i, n := range counts {
 		if n < 0 {
-			return 0, fmt.Errorf("GNMax q: %w", &ParamError{Name: fmt.Sprintf("count[%d]", i), Value: float64(n), Rule: "must be >= 0"})
+			return 0, fmt.Errorf("GNMax q: %w", &accountant.ParamError{Name: fmt.Sprintf("count[%d]", i), Value: float64(n), Rule: "must be >= 0"})
 		}
 	}
 	return argmax(counts), nil
 }
 
 // gnmaxLogQ is GNMaxLogQ for checked input with top the plurality.
-func gnmaxLogQ(counts []int, top int, sigma float64, noise PATENoise) float64 {
+func gnmaxLogQ(counts []int, top int, sigma float64, noise Noise) float64 {
 	shift := 0.0
 	if noise == DiscreteNoise {
 		shift = 0.5
@@ -247,17 +251,17 @@ func gnmaxLogQ(counts []int, top int, sigma float64, noise PATENoise) float64 {
 		}
 		if n != last {
 			// erfc decreases: evaluate it at the lower end of the argument.
-			x := divDirected(float64(counts[top]-n)-shift, 2*sigma, false)
-			last, term = n, logErfcUp(x)-math.Ln2+ulp // log(erfc/2), Ln2 rounded
+			x := outward.DivDirected(float64(counts[top]-n)-shift, 2*sigma, false)
+			last, term = n, logErfcUp(x)-math.Ln2+outward.ULP // log(erfc/2), Ln2 rounded
 		}
 		ts = append(ts, term)
 	}
 	l := logSumExpUp(ts)
 	if noise == DiscreteNoise {
-		l = addUp(l, libUp(math.Log(discreteGNMaxExcess(sigma))))
+		l = outward.AddUp(l, outward.LibUp(math.Log(discreteGNMaxExcess(sigma))))
 	}
 	c := float64(len(counts))
-	return math.Min(l, libUp(math.Log1p(-1/c))+ulp)
+	return math.Min(l, outward.LibUp(math.Log1p(-1/c))+outward.ULP)
 }
 
 // gnmaxNeighbourLogQ is GNMaxNeighbourLogQ for checked input. q̃ depends
@@ -266,7 +270,7 @@ func gnmaxLogQ(counts []int, top int, sigma float64, noise PATENoise) float64 {
 // class of each count (the second, for two classes of one count): D² moves
 // for D distinct counts (D <= sqrt(2K) + 1), not a scan of C² pairs of
 // classes, which took 35 s for one query of 100,000 classes.
-func gnmaxNeighbourLogQ(counts []int, sigma float64, noise PATENoise) float64 {
+func gnmaxNeighbourLogQ(counts []int, sigma float64, noise Noise) float64 {
 	l := gnmaxLogQ(counts, argmax(counts), sigma, noise)
 	var values []int          // the distinct counts, in order of first class
 	first := map[int][2]int{} // per count, its first two classes (-1: none)
@@ -313,7 +317,7 @@ func gnmaxNeighbourLogQ(counts []int, sigma float64, noise PATENoise) float64 {
 // discrete Gaussian's own normaliser N = Σ_z e^{-z²/(2σ²)}; and for
 // k >= 1, Pr[Z >= k] <= (e^{-k²/(2σ²)} + ∫_k^∞ e^{-z²/(2σ²)}dz)/N with
 // N >= σ√(2π); 1 - p = Pr[Z >= 1 - k] likewise.
-func ThresholdLogQ(maxCount int, threshold, sigma1 float64, noise PATENoise) (logq, p float64, err error) {
+func ThresholdLogQ(maxCount int, threshold, sigma1 float64, noise Noise) (logq, p float64, err error) {
 	if err := checkThreshold(maxCount, threshold, sigma1, noise); err != nil {
 		return 0, 0, err
 	}
@@ -327,16 +331,16 @@ func ThresholdLogQ(maxCount int, threshold, sigma1 float64, noise PATENoise) (lo
 // [⌈K/C⌉, K], the largest counts one changed vote can give. Theorem 6 at
 // Q̃ (ThresholdRDP) bounds the Rényi divergence in both directions
 // (BothDirections).
-func ThresholdNeighbourLogQ(maxCount, teachers, classes int, threshold, sigma1 float64, noise PATENoise) (float64, error) {
-	if err := checkCount("teachers", teachers, 1); err != nil {
+func ThresholdNeighbourLogQ(maxCount, teachers, classes int, threshold, sigma1 float64, noise Noise) (float64, error) {
+	if err := param.Count("teachers", teachers, 1); err != nil {
 		return 0, fmt.Errorf("threshold q: %w", err)
 	}
-	if err := checkCount("classes", classes, 2); err != nil {
+	if err := param.Count("classes", classes, 2); err != nil {
 		return 0, fmt.Errorf("threshold q: %w", err)
 	}
 	lo := leastMaxCount(teachers, classes)
 	if maxCount < lo || maxCount > teachers {
-		return 0, fmt.Errorf("threshold q: %w", &ParamError{Name: "largest count", Value: float64(maxCount),
+		return 0, fmt.Errorf("threshold q: %w", &accountant.ParamError{Name: "largest count", Value: float64(maxCount),
 			Rule: fmt.Sprintf("must be in [ceil(K/C), K] = [%d, %d]", lo, teachers)})
 	}
 	if err := checkThreshold(maxCount, threshold, sigma1, noise); err != nil {
@@ -348,12 +352,12 @@ func ThresholdNeighbourLogQ(maxCount, teachers, classes int, threshold, sigma1 f
 	}, maxCount, lo, teachers), nil
 }
 
-func checkThreshold(maxCount int, threshold, sigma1 float64, noise PATENoise) error {
+func checkThreshold(maxCount int, threshold, sigma1 float64, noise Noise) error {
 	if maxCount < 0 {
-		return fmt.Errorf("threshold q: %w", &ParamError{Name: "largest count", Value: float64(maxCount), Rule: "must be >= 0"})
+		return fmt.Errorf("threshold q: %w", &accountant.ParamError{Name: "largest count", Value: float64(maxCount), Rule: "must be >= 0"})
 	}
 	if math.IsNaN(threshold) || math.IsInf(threshold, 0) {
-		return fmt.Errorf("threshold q: %w", &ParamError{Name: "threshold", Value: threshold, Rule: "must be a finite number"})
+		return fmt.Errorf("threshold q: %w", &accountant.ParamError{Name: "threshold", Value: threshold, Rule: "must be a finite number"})
 	}
 	if err := checkNoise("sigma1", sigma1, noise); err != nil {
 		return fmt.Errorf("threshold q: %w", err)
@@ -379,7 +383,7 @@ func maxNear(f func(w int) float64, v, lo, hi int) float64 {
 // log q̃ of the threshold step as directions needs it (ThresholdLogQ for
 // OneSided, ThresholdNeighbourLogQ for BothDirections; the latter only for
 // v >= ⌈K/C⌉, the counts that occur) and the probability of answering.
-func thresholdTable(m ConfidentGNMax, teachers, classes int, directions PATEDirections) (logq, p []float64) {
+func thresholdTable(m ConfidentGNMax, teachers, classes int, directions Directions) (logq, p []float64) {
 	own := make([]float64, teachers+1)
 	p = make([]float64, teachers+1)
 	for v := range own {
@@ -396,13 +400,13 @@ func thresholdTable(m ConfidentGNMax, teachers, classes int, directions PATEDire
 	return logq, p
 }
 
-func thresholdLogQ(v int, t, sigma float64, noise PATENoise) (logq, p float64) {
-	s2 := exact(sigma).mul(isqrt(exact(2)))
+func thresholdLogQ(v int, t, sigma float64, noise Noise) (logq, p float64) {
+	s2 := outward.Exact(sigma).Mul(outward.Sqrt(outward.Exact(2)))
 	if noise == ContinuousNoise {
-		x := exact(t).sub(exact(float64(v))).div(s2)
-		up1 := logErfcUp(x.lo) - math.Ln2 + ulp  // log p
-		up2 := logErfcUp(-x.hi) - math.Ln2 + ulp // log(1-p)
-		mid := (x.lo + x.hi) / 2
+		x := outward.Exact(t).Sub(outward.Exact(float64(v))).Div(s2)
+		up1 := logErfcUp(x.Lo) - math.Ln2 + outward.ULP  // log p
+		up2 := logErfcUp(-x.Hi) - math.Ln2 + outward.ULP // log(1-p)
+		mid := (x.Lo + x.Hi) / 2
 		return math.Min(math.Min(up1, up2), 0), math.Erfc(mid) / 2
 	}
 	k := math.Ceil(t) - float64(v)
@@ -417,12 +421,12 @@ func thresholdLogQ(v int, t, sigma float64, noise PATENoise) (logq, p float64) {
 // σ²), k >= 1 an integer: log((e^{-k²/(2σ²)} + σ√(π/2)·erfc(k/(σ√2)))/(σ√(2π)))
 // = log(erfc(k/(σ√2))/2 + e^{-k²/(2σ²)}/(σ√(2π))).
 func discreteTailLogUp(k, sigma float64) float64 {
-	s2 := exact(sigma).mul(isqrt(exact(2)))
-	x := exact(k).div(s2)
-	a := logErfcUp(x.lo) - math.Ln2 + ulp
+	s2 := outward.Exact(sigma).Mul(outward.Sqrt(outward.Exact(2)))
+	x := outward.Exact(k).Div(s2)
+	a := logErfcUp(x.Lo) - math.Ln2 + outward.ULP
 	// -k²/(2σ²) - log(σ√(2π))
-	ex := x.mul(x).neg().sub(ilog(s2.mul(isqrt(exact(math.Pi)).mul(ival{down(1, 2), up(1, 2)}))))
-	return math.Min(logSumExpUp([]float64{a, ex.hi}), 0)
+	ex := x.Mul(x).Neg().Sub(outward.Log(s2.Mul(outward.Sqrt(outward.Exact(math.Pi)).Mul(outward.Interval{Lo: outward.Down(1, 2), Hi: outward.Up(1, 2)}))))
+	return math.Min(logSumExpUp([]float64{a, ex.Hi}), 0)
 }
 
 // discreteTail returns Pr[Z >= k] for Z ~ N_Z(0, σ²) and an integer k,
@@ -486,25 +490,25 @@ func discreteNorm(sigma float64) float64 {
 // step, whose input (the largest count) has sensitivity 1, has λ/(2σ1²):
 // ThresholdRDPIndependent.
 func GNMaxRDPIndependent(sigma, order float64) (float64, error) {
-	if err := checkPositive("sigma", sigma); err != nil {
+	if err := param.Positive("sigma", sigma); err != nil {
 		return 0, fmt.Errorf("GNMax RDP: %w", err)
 	}
-	if err := checkAlpha(order); err != nil {
+	if err := param.Alpha(order); err != nil {
 		return 0, fmt.Errorf("GNMax RDP: %w", err)
 	}
-	return newCurve(gnmaxSlope(sigma), order).ind.hi, nil
+	return newCurve(gnmaxSlope(sigma), order).ind.Hi, nil
 }
 
 // ThresholdRDPIndependent returns λ/(2σ1²), the data-independent Rényi DP
 // at order λ of the threshold step with noise σ1.
 func ThresholdRDPIndependent(sigma1, order float64) (float64, error) {
-	if err := checkPositive("sigma1", sigma1); err != nil {
+	if err := param.Positive("sigma1", sigma1); err != nil {
 		return 0, fmt.Errorf("threshold RDP: %w", err)
 	}
-	if err := checkAlpha(order); err != nil {
+	if err := param.Alpha(order); err != nil {
 		return 0, fmt.Errorf("threshold RDP: %w", err)
 	}
-	return newCurve(thresholdSlope(sigma1), order).ind.hi, nil
+	return newCurve(thresholdSlope(sigma1), order).ind.Hi, nil
 }
 
 // GNMaxRDP returns the data-dependent Rényi DP at order λ of GNMax with
@@ -520,7 +524,7 @@ func GNMaxRDP(logq, sigma, order float64) (float64, error) {
 	if err := checkRDPArgs(logq, sigma, order); err != nil {
 		return 0, fmt.Errorf("GNMax RDP: %w", err)
 	}
-	return newCurve(gnmaxSlope(sigma), order).at(logq).hi, nil
+	return newCurve(gnmaxSlope(sigma), order).at(logq).Hi, nil
 }
 
 // ThresholdRDP returns the data-dependent Rényi DP at order λ of the
@@ -532,38 +536,40 @@ func ThresholdRDP(logq, sigma1, order float64) (float64, error) {
 	if err := checkRDPArgs(logq, sigma1, order); err != nil {
 		return 0, fmt.Errorf("threshold RDP: %w", err)
 	}
-	return newCurve(thresholdSlope(sigma1), order).at(logq).hi, nil
+	return newCurve(thresholdSlope(sigma1), order).at(logq).Hi, nil
 }
 
 func checkRDPArgs(logq, sigma, order float64) error {
 	if !(logq <= 0) {
-		return &ParamError{Name: "log q", Value: logq, Rule: "must be <= 0"}
+		return &accountant.ParamError{Name: "log q", Value: logq, Rule: "must be <= 0"}
 	}
-	if err := checkPositive("sigma", sigma); err != nil {
+	if err := param.Positive("sigma", sigma); err != nil {
 		return err
 	}
-	return checkAlpha(order)
+	return param.Alpha(order)
 }
 
 // gnmaxSlope returns 1/σ², the slope of GNMax's Rényi curve ε(μ) = μ/σ².
-func gnmaxSlope(sigma float64) ival { return exact(1).div(exact(sigma).mul(exact(sigma))) }
+func gnmaxSlope(sigma float64) outward.Interval {
+	return outward.Exact(1).Div(outward.Exact(sigma).Mul(outward.Exact(sigma)))
+}
 
 // thresholdSlope returns 1/(2σ1²).
-func thresholdSlope(sigma1 float64) ival {
-	return exact(1).div(exact(2).mul(exact(sigma1).mul(exact(sigma1))))
+func thresholdSlope(sigma1 float64) outward.Interval {
+	return outward.Exact(1).Div(outward.Exact(2).Mul(outward.Exact(sigma1).Mul(outward.Exact(sigma1))))
 }
 
 // curve is the data-dependent bound β(q) at one order for a mechanism
 // whose Rényi curves are ε(μ) = c·μ, with the crossing point logq0.
 type curve struct {
-	c     ival
+	c     outward.Interval
 	order float64
-	ind   ival    // c·λ
-	logq0 float64 // below it the data-dependent bound is used
+	ind   outward.Interval // c·λ
+	logq0 float64          // below it the data-dependent bound is used
 }
 
-func newCurve(c ival, order float64) *curve {
-	k := &curve{c: c, order: order, ind: c.mul(exact(order))}
+func newCurve(c outward.Interval, order float64) *curve {
+	k := &curve{c: c, order: order, ind: c.Mul(outward.Exact(order))}
 	k.logq0 = k.crossing()
 	return k
 }
@@ -574,36 +580,36 @@ func newCurve(c ival, order float64) *curve {
 // μ2 > 1, -L > ε2 and L <= (μ2-1)ε2 - μ2·log(μ1/(μ1-1)·μ2/(μ2-1)).
 // The μ_i are any numbers meeting the conditions, so their float values
 // are taken as exact.
-func (k *curve) theorem6(L float64) (ival, bool) {
-	mid := (k.c.lo + k.c.hi) / 2
+func (k *curve) theorem6(L float64) (outward.Interval, bool) {
+	mid := (k.c.Lo + k.c.Hi) / 2
 	mu2 := math.Sqrt(-L / mid)
 	mu1 := mu2 + 1
 	if !(mu1 > k.order) || !(mu2 > 1) || math.IsInf(mu1, 0) {
-		return ival{}, false
+		return outward.Interval{}, false
 	}
-	e1 := k.c.mul(exact(mu1)).hi
-	e2 := k.c.mul(exact(mu2)).hi
+	e1 := k.c.Mul(outward.Exact(mu1)).Hi
+	e2 := k.c.Mul(outward.Exact(mu2)).Hi
 	if !(-L > e2) {
-		return ival{}, false
+		return outward.Interval{}, false
 	}
-	m1, m2 := exact(mu1), exact(mu2)
-	m1m1, m2m1 := m1.sub(exact(1)), m2.sub(exact(1))
-	rhs := m2m1.mul(exact(e2)).sub(m2.mul(ilog(m1.div(m1m1).mul(m2.div(m2m1)))))
-	if !(L <= rhs.lo) {
-		return ival{}, false
+	m1, m2 := outward.Exact(mu1), outward.Exact(mu2)
+	m1m1, m2m1 := m1.Sub(outward.Exact(1)), m2.Sub(outward.Exact(1))
+	rhs := m2m1.Mul(outward.Exact(e2)).Sub(m2.Mul(outward.Log(m1.Div(m1m1).Mul(m2.Div(m2m1)))))
+	if !(L <= rhs.Lo) {
+		return outward.Interval{}, false
 	}
-	lq := exact(L)
-	log1q := ilog1mexp(lq)
-	x := lq.add(exact(e2)).mul(m2m1.div(m2))
-	if !(x.hi < 0) {
-		return ival{}, false
+	lq := outward.Exact(L)
+	log1q := outward.Log1mExp(lq)
+	x := lq.Add(outward.Exact(e2)).Mul(m2m1.Div(m2))
+	if !(x.Hi < 0) {
+		return outward.Interval{}, false
 	}
-	lm1 := exact(k.order).sub(exact(1))
-	logA := lm1.mul(log1q.sub(ilog1mexp(x)))
-	logB := lm1.mul(exact(e1).sub(lq.div(m1m1)))
-	s := ilogaddexp(log1q.add(logA), lq.add(logB))
-	r := s.div(lm1)
-	r.lo = math.Max(r.lo, 0)
+	lm1 := outward.Exact(k.order).Sub(outward.Exact(1))
+	logA := lm1.Mul(log1q.Sub(outward.Log1mExp(x)))
+	logB := lm1.Mul(outward.Exact(e1).Sub(lq.Div(m1m1)))
+	s := outward.LogAddExp(log1q.Add(logA), lq.Add(logB))
+	r := s.Div(lm1)
+	r.Lo = math.Max(r.Lo, 0)
 	return r, true
 }
 
@@ -614,9 +620,9 @@ func (k *curve) theorem6(L float64) (ival, bool) {
 func (k *curve) crossing() float64 {
 	better := func(L float64) bool {
 		b, ok := k.theorem6(L)
-		return ok && b.hi <= k.ind.lo
+		return ok && b.Hi <= k.ind.Lo
 	}
-	c := k.c.hi
+	c := k.c.Hi
 	ub := math.Min(math.Min(-(1+math.Sqrt(c))*(1+math.Sqrt(c)), -c*(k.order-0.99)*(k.order-0.99)), -c)
 	if better(ub) {
 		return ub
@@ -628,28 +634,17 @@ func (k *curve) crossing() float64 {
 		}
 		lb *= 1.5
 	}
-	for range 200 {
-		m := lb + (ub-lb)/2
-		if m <= lb || m >= ub {
-			break
-		}
-		if better(m) {
-			lb = m
-		} else {
-			ub = m
-		}
-	}
-	return lb
+	return roots.Edge(ub, lb, 0, better)
 }
 
 // at returns β(q̃) for q̃ = e^L as an interval: Theorem 6's bound below
 // log q0 (and wherever it holds and is below c·λ), c·λ otherwise.
-func (k *curve) at(L float64) ival {
+func (k *curve) at(L float64) outward.Interval {
 	if math.IsInf(L, -1) {
-		return exact(0) // the output is fixed
+		return outward.Exact(0) // the output is fixed
 	}
 	if L < k.logq0 {
-		if b, ok := k.theorem6(L); ok && b.hi <= k.ind.hi {
+		if b, ok := k.theorem6(L); ok && b.Hi <= k.ind.Hi {
 			return b
 		}
 	}

@@ -1,8 +1,10 @@
-package accountant
+package noisymax
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/darrm/darrm/accountant"
 )
 
 // TestGNMaxDataDependent checks the one-call bound against the account it
@@ -11,7 +13,7 @@ func TestGNMaxDataDependent(t *testing.T) {
 	for _, tc := range []struct {
 		counts []int
 		sigma  float64
-		noise  PATENoise
+		noise  Noise
 	}{
 		{[]int{240, 5, 5, 0, 0, 0, 0, 0, 0, 0}, 10, DiscreteNoise},
 		{[]int{20, 0, 0}, 2, ContinuousNoise},
@@ -25,14 +27,14 @@ func TestGNMaxDataDependent(t *testing.T) {
 		for _, n := range tc.counts {
 			k += n
 		}
-		a, err := NewPATEAccountWith(ConfidentGNMax{Sigma2: tc.sigma, Noise: tc.noise}, k, len(tc.counts), PATEOptions{})
+		a, err := NewAccountWith(ConfidentGNMax{Sigma2: tc.sigma, Noise: tc.noise}, k, len(tc.counts), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := a.Add(tc.counts, Answered); err != nil {
 			t.Fatal(err)
 		}
-		want, err := a.Result(1e-5, PaperConversion)
+		want, err := a.Result(1e-5, accountant.PaperConversion)
 		if err != nil {
 			t.Fatal(err)
 		}

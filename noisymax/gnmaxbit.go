@@ -1,8 +1,13 @@
-package accountant
+package noisymax
 
 import (
 	"fmt"
 	"math"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/param"
+	"github.com/darrm/darrm/internal/roots"
 )
 
 // With two classes, GNMax (Papernot et al. 2018, Section 4.1) releases one
@@ -30,12 +35,6 @@ import (
 // where the Gaussian's curve needs σ = 13.0 and the RDP bound of the
 // paper's grid search σ = 21.4.
 
-// erfcULPs bounds the relative error of math.Erfc in ulps (FreeBSD's
-// erfc, whose rational approximations are within 2^-57 and whose exp is
-// within an ulp; TestGNMaxBitReference measures it against a
-// 256-bit computation).
-const erfcULPs = 8
-
 // erfcBounds returns a lower and an upper bound of erfc(n/d) for n, d
 // finite and d > 0: the quotient is bracketed by its neighbours (it is
 // rounded correctly), erfc is decreasing, and each value is widened by
@@ -43,18 +42,9 @@ const erfcULPs = 8
 // the upper bound adds the smallest normal number.
 func erfcBounds(n, d float64) (lo, hi float64) {
 	x := n / d
-	lo = down(math.Erfc(math.Nextafter(x, math.Inf(1))), erfcULPs)
-	hi = up(math.Erfc(math.Nextafter(x, math.Inf(-1))), erfcULPs) + 0x1p-1022
+	lo = outward.Down(math.Erfc(math.Nextafter(x, math.Inf(1))), outward.ErfcULPs)
+	hi = outward.Up(math.Erfc(math.Nextafter(x, math.Inf(-1))), outward.ErfcULPs) + 0x1p-1022
 	return math.Max(lo, 0), math.Min(hi, 2)
-}
-
-// mulDown returns the greatest float64 <= a·b for finite a, b >= 0.
-func mulDown(a, b float64) float64 {
-	p := a * b
-	if math.FMA(a, b, -p) < 0 {
-		p = math.Nextafter(p, math.Inf(-1))
-	}
-	return p
 }
 
 // GNMaxBitDelta returns an upper bound of δ(ε), the exact privacy curve at
@@ -63,16 +53,16 @@ func mulDown(a, b float64) float64 {
 // formula above). Every probability is bracketed outward, so the bound
 // holds for the exact real-number curve; it exceeds it by a few ulps.
 func GNMaxBitDelta(eps, sigma float64, k int) (float64, error) {
-	if err := checkPositive("eps", eps); err != nil {
+	if err := param.Positive("eps", eps); err != nil {
 		return 0, fmt.Errorf("GNMax bit: %w", err)
 	}
-	if err := checkPositive("sigma", sigma); err != nil {
+	if err := param.Positive("sigma", sigma); err != nil {
 		return 0, fmt.Errorf("GNMax bit: %w", err)
 	}
-	if err := checkCount("K", k, 1); err != nil {
+	if err := param.Count("K", k, 1); err != nil {
 		return 0, fmt.Errorf("GNMax bit: %w", err)
 	}
-	e := down(math.Exp(eps), 2)
+	e := outward.Down(math.Exp(eps), 2)
 	twoSigma := 2 * sigma // exact
 	// one returns bounds of p_l = erfc(-(2l-K)/(2σ))/2 and of
 	// 1 - p_l = erfc((2l-K)/(2σ))/2; halving is exact.
@@ -85,7 +75,7 @@ func GNMaxBitDelta(eps, sigma float64, k int) (float64, error) {
 	}
 	// div bounds H(a, b) from above.
 	div := func(a, b prob) float64 {
-		return addUp(math.Max(0, addUp(a.hi, -mulDown(e, b.lo))), math.Max(0, addUp(a.cHi, -mulDown(e, b.cLo))))
+		return outward.AddUp(math.Max(0, outward.AddUp(a.hi, -outward.MulDown(e, b.lo))), math.Max(0, outward.AddUp(a.cHi, -outward.MulDown(e, b.cLo))))
 	}
 	var worst float64
 	prev := one(0)
@@ -113,14 +103,14 @@ func GNMaxBitDelta(eps, sigma float64, k int) (float64, error) {
 // is not monotone everywhere (at K = 3, ε = 0.85 it rises near σ = 1):
 // the σ returned is a crossing of the target, and more noise than it
 // may not meet the target.
-func GNMaxSigmaTight(target Guarantee, k int) (float64, error) {
-	if err := checkPositive("eps", target.Eps); err != nil {
+func GNMaxSigmaTight(target accountant.Guarantee, k int) (float64, error) {
+	if err := param.Positive("eps", target.Eps); err != nil {
 		return 0, fmt.Errorf("GNMax tight: %w", err)
 	}
-	if err := checkDelta("delta", target.Delta); err != nil {
+	if err := param.Delta("delta", target.Delta); err != nil {
 		return 0, fmt.Errorf("GNMax tight: %w", err)
 	}
-	if err := checkCount("K", k, 1); err != nil {
+	if err := param.Count("K", k, 1); err != nil {
 		return 0, fmt.Errorf("GNMax tight: %w", err)
 	}
 	meets := func(sigma float64) bool {
@@ -131,7 +121,7 @@ func GNMaxSigmaTight(target Guarantee, k int) (float64, error) {
 	for !meets(hi) {
 		lo, hi = hi, 2*hi
 		if hi > 1e15 {
-			return 0, fmt.Errorf("GNMax tight: %w", &ParamError{Name: "eps", Value: target.Eps, Rule: "too small: no sigma up to 1e15 meets it"})
+			return 0, fmt.Errorf("GNMax tight: %w", &accountant.ParamError{Name: "eps", Value: target.Eps, Rule: "too small: no sigma up to 1e15 meets it"})
 		}
 	}
 	for lo == hi || meets(lo) {
@@ -140,5 +130,5 @@ func GNMaxSigmaTight(target Guarantee, k int) (float64, error) {
 			return hi, nil
 		}
 	}
-	return bisectUp(lo, hi, 1e-12, meets), nil
+	return roots.Edge(lo, hi, 1e-12, meets), nil
 }

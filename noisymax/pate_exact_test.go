@@ -1,4 +1,4 @@
-package accountant
+package noisymax
 
 import (
 	"math"
@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/darrm/darrm/accountant"
 )
 
 // Exact output distributions of PATE's steps with discrete Gaussian noise,
@@ -202,7 +204,7 @@ func gnmaxDirections(t *testing.T, x []int, sigma, order float64) (fwd, rev, rev
 // paper's one-sided value and darrm's default, both directions.
 func gnmaxBounds(x []int, sigma, order float64) (oneSided, both float64) {
 	k := newCurve(gnmaxSlope(sigma), order)
-	return k.at(gnmaxLogQ(x, argmax(x), sigma, DiscreteNoise)).hi, k.at(gnmaxNeighbourLogQ(x, sigma, DiscreteNoise)).hi
+	return k.at(gnmaxLogQ(x, argmax(x), sigma, DiscreteNoise)).Hi, k.at(gnmaxNeighbourLogQ(x, sigma, DiscreteNoise)).Hi
 }
 
 // The examples of the PATE paper's one-sided bound failing in the other
@@ -296,7 +298,7 @@ func TestThresholdBothDirections(t *testing.T) {
 		oneTab, _ := thresholdTable(m, k, c, OneSided)
 		bothTab, _ := thresholdTable(m, k, c, BothDirections)
 		cv := newCurve(thresholdSlope(sigma), order)
-		one, both := cv.at(oneTab[v]).hi, cv.at(bothTab[v]).hi
+		one, both := cv.at(oneTab[v]).Hi, cv.at(bothTab[v]).Hi
 		if l, err := ThresholdNeighbourLogQ(v, k, c, thr, sigma, DiscreteNoise); err != nil || l != bothTab[v] {
 			t.Fatalf("ThresholdNeighbourLogQ %v, %v; table %v", l, err, bothTab[v])
 		}
@@ -387,9 +389,9 @@ func TestPATEAccountBothDirections(t *testing.T) {
 		}
 		_, fwd := renyi(p, q, c.order)
 		revLo, rev := renyi(q, p, c.order)
-		charged := map[PATEDirections]float64{}
-		for _, dir := range []PATEDirections{BothDirections, OneSided} {
-			a, err := NewPATEAccountWith(c.m, sum(c.counts), len(c.counts), PATEOptions{Orders: []float64{c.order}, Directions: dir})
+		charged := map[Directions]float64{}
+		for _, dir := range []Directions{BothDirections, OneSided} {
+			a, err := NewAccountWith(c.m, sum(c.counts), len(c.counts), Options{Orders: []float64{c.order}, Directions: dir})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -399,12 +401,12 @@ func TestPATEAccountBothDirections(t *testing.T) {
 			if charged[dir], err = a.RDPDependent(c.order); err != nil {
 				t.Fatal(err)
 			}
-			r, _ := a.Result(1e-5, PaperConversion)
+			r, _ := a.Result(1e-5, accountant.PaperConversion)
 			if r.Directions != dir || r.RDPDependent[0] != charged[dir] {
 				t.Errorf("%s %v: result %v, %v; charged %v", c.name, dir, r.Directions, r.RDPDependent, charged[dir])
 			}
 		}
-		def, err := NewPATEAccount(c.m, sum(c.counts), len(c.counts), []float64{c.order})
+		def, err := NewAccount(c.m, sum(c.counts), len(c.counts), []float64{c.order})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -446,9 +448,9 @@ func TestPATEAccountLocalSensitivityBruteForce(t *testing.T) {
 		{ConfidentGNMax{Threshold: 8, Sigma1: 1.5, Sigma2: 1, Noise: DiscreteNoise}, NotAnswered},
 		{ConfidentGNMax{Threshold: 8, Sigma1: 1.5, Sigma2: 1, Noise: DiscreteNoise}, AnswerUnknown},
 	} {
-		for _, dir := range []PATEDirections{BothDirections, OneSided} {
-			account := func(h []int) *PATEAccount {
-				a, err := NewPATEAccountWith(c.m, k, classes, PATEOptions{Orders: []float64{order}, Directions: dir})
+		for _, dir := range []Directions{BothDirections, OneSided} {
+			account := func(h []int) *Account {
+				a, err := NewAccountWith(c.m, k, classes, Options{Orders: []float64{order}, Directions: dir})
 				if err != nil {
 					t.Fatal(err)
 				}

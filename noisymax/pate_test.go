@@ -1,4 +1,4 @@
-package accountant
+package noisymax
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/darrm/darrm/accountant"
 )
 
 // bigPow returns x^y for x > 0 in math/big.
@@ -37,17 +39,17 @@ func TestTheorem6AgainstBig(t *testing.T) {
 		want := exactTheorem6(L, sigma, order)
 		if want.Cmp(bf(1e-50)) < 0 {
 			// Below 2^-256 relative to 1 the reference has no digits left.
-			if b.hi < 0 || b.hi > 1e-49 {
-				t.Fatalf("sigma %v order %v log q %v: %v, exact below 1e-50", sigma, order, L, b.hi)
+			if b.Hi < 0 || b.Hi > 1e-49 {
+				t.Fatalf("sigma %v order %v log q %v: %v, exact below 1e-50", sigma, order, L, b.Hi)
 			}
 			continue
 		}
-		if below(b.hi, want) {
-			t.Fatalf("sigma %v order %v log q %v: %v below the exact %v", sigma, order, L, b.hi, want)
+		if below(b.Hi, want) {
+			t.Fatalf("sigma %v order %v log q %v: %v below the exact %v", sigma, order, L, b.Hi, want)
 		}
 		w, _ := want.Float64()
-		if math.Abs(b.hi-w) > 1e-9*math.Abs(w)+1e-300 {
-			t.Errorf("sigma %v order %v log q %v: %v, exact %v", sigma, order, L, b.hi, w)
+		if math.Abs(b.Hi-w) > 1e-9*math.Abs(w)+1e-300 {
+			t.Errorf("sigma %v order %v log q %v: %v, exact %v", sigma, order, L, b.Hi, w)
 		}
 	}
 	if checked < 100 {
@@ -97,7 +99,7 @@ func TestDataDependentBelowIndependent(t *testing.T) {
 		k, c := 1+r.IntN(400), 2+r.IntN(9)
 		sigma := 1 + r.Float64()*60
 		order := 1.5 + r.Float64()*80
-		noise := []PATENoise{DiscreteNoise, ContinuousNoise}[r.IntN(2)]
+		noise := []Noise{DiscreteNoise, ContinuousNoise}[r.IntN(2)]
 		counts := randomCounts(r, k, c)
 		lq, err := GNMaxLogQ(counts, sigma, noise)
 		if err != nil {
@@ -131,7 +133,7 @@ func TestDataDependentBelowIndependent(t *testing.T) {
 // at λ = 62.31: Theorem 6 does not apply even to unanimous votes, so the
 // data-dependent bound is the data-independent one.
 func TestThesisSettingIsDataIndependent(t *testing.T) {
-	for _, noise := range []PATENoise{ContinuousNoise, DiscreteNoise} {
+	for _, noise := range []Noise{ContinuousNoise, DiscreteNoise} {
 		lq, _ := GNMaxLogQ([]int{11, 0}, 21.46, noise)
 		dep, _ := GNMaxRDP(lq, 21.46, 62.31)
 		ind, _ := GNMaxRDPIndependent(21.46, 62.31)
@@ -240,7 +242,7 @@ func TestLocalSensitivityBruteForce(t *testing.T) {
 	for _, c := range []struct {
 		k, classes   int
 		sigma, order float64
-		noise        PATENoise
+		noise        Noise
 	}{
 		{12, 3, 1, 2, ContinuousNoise}, {12, 3, 1, 2, DiscreteNoise}, {14, 3, 1.5, 2, ContinuousNoise},
 		{10, 4, 0.8, 1.5, DiscreteNoise}, {16, 2, 1.2, 2, ContinuousNoise}, {12, 4, 1, 2, DiscreteNoise},
@@ -250,14 +252,14 @@ func TestLocalSensitivityBruteForce(t *testing.T) {
 		}
 		g := newGNMaxLS(c.sigma, c.order, c.classes, c.noise)
 		hs := histograms(c.k, c.classes)
-		for _, dir := range []PATEDirections{OneSided, BothDirections} {
+		for _, dir := range []Directions{OneSided, BothDirections} {
 			beta := make([]float64, len(hs))
 			for i, h := range hs {
 				lq := gnmaxLogQ(h, argmax(h), c.sigma, c.noise)
 				if dir == BothDirections {
 					lq = gnmaxNeighbourLogQ(h, c.sigma, c.noise)
 				}
-				beta[i] = g.k.at(lq).hi
+				beta[i] = g.k.at(lq).Hi
 			}
 			trueLS := make([]float64, len(hs))
 			for i := range hs {
@@ -351,7 +353,7 @@ func TestGNMaxNeighbourLogQEveryPair(t *testing.T) {
 			h[r.IntN(1+r.IntN(classes))]++
 		}
 		sigma := 0.5 + 4*r.Float64()
-		for _, noise := range []PATENoise{DiscreteNoise, ContinuousNoise} {
+		for _, noise := range []Noise{DiscreteNoise, ContinuousNoise} {
 			want := gnmaxLogQ(h, argmax(h), sigma, noise)
 			y := slices.Clone(h)
 			for a := range h {
@@ -390,12 +392,47 @@ func TestThresholdBound(t *testing.T) {
 		{ConfidentGNMax{Threshold: 250 + 1501, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}, false},
 	} {
 		err := tc.m.ValidateFor(250)
-		var pe *ParamError
+		var pe *accountant.ParamError
 		if tc.ok != (err == nil) || (!tc.ok && (!errors.As(err, &pe) || pe.Name != "threshold" || pe.Value != tc.m.Threshold)) {
 			t.Errorf("threshold %v, sigma1 %v: %v", tc.m.Threshold, tc.m.Sigma1, err)
 		}
-		if _, err := NewPATEAccountWith(tc.m, 250, 10, PATEOptions{}); tc.ok != (err == nil) {
+		if _, err := NewAccountWith(tc.m, 250, 10, Options{}); tc.ok != (err == nil) {
 			t.Errorf("account at threshold %v: %v", tc.m.Threshold, err)
 		}
+	}
+}
+
+// TestPATERunIsComposeRun: the data-independent total of a PATE account
+// whose queries are all charged is the run's exact total of the same
+// mechanism (ComposeRun of its per-query spend over the queries), the one
+// a budgeted release holds its labels to, and below the Rényi bound of the
+// account's grid.
+func TestPATERunIsComposeRun(t *testing.T) {
+	m := ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}
+	acct, err := NewAccount(m, 250, 10, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 194
+	for range n {
+		if err := acct.Add([]int{200, 30, 10, 10, 0, 0, 0, 0, 0, 0}, AnswerUnknown); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := acct.Result(1e-5, accountant.ImprovedConversion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := accountant.Spend{Kind: accountant.GaussianSpend, Guarantee: accountant.Guarantee{Eps: 0.173291, Delta: 1e-5}, Discrete: true, Gaussian: []accountant.GaussianPart{{Sigma: 40, Coords: 2}, {Sigma: 150, Coords: 1}}}
+	tot, err := accountant.ComposeRun(per, n, 1e-5, accountant.DefaultDeltaPrime, accountant.ImprovedConversion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact := tot[len(tot)-1]
+	if r.Run.Method != accountant.Exact || exact.Method != accountant.Exact || math.Abs(r.Run.Guarantee.Eps-exact.Guarantee.Eps) > 1e-8*exact.Guarantee.Eps || !(r.Run.Guarantee.Eps < r.Independent.Eps) {
+		t.Errorf("PATE account's total %v (grid RDP %v), the run's exact %v", r.Run, r.Independent, exact)
+	}
+	if r.Run.Guarantee.Eps > 2 {
+		t.Errorf("194 queries: %v, the exact composition fits them in eps 2", r.Run)
 	}
 }

@@ -1,8 +1,8 @@
-package accountant
+package outward
 
 import "math"
 
-// ival is a closed interval [lo, hi] of reals that holds an exact value
+// Interval is a closed interval [Lo, Hi] of reals that holds an exact value
 // computed through a chain of floating-point operations: every operation
 // rounds its lower end down and its upper end up, by the exact error of a
 // product or sum (FMA, TwoSum) or by 2 ulps for a math library function
@@ -10,19 +10,27 @@ import "math"
 // pass through cancellations (1 - (q·e^ε)^t) whose error no fixed count of
 // ulps bounds; an interval carries it to the end, where the upper end is
 // the outward-rounded result.
-type ival struct{ lo, hi float64 }
+type Interval struct{ Lo, Hi float64 }
 
-func exact(x float64) ival { return ival{x, x} }
+// Exact returns the interval [x, x] of a value x held exactly.
+func Exact(x float64) Interval { return Interval{x, x} }
 
 // minNormal is the smallest normal float64: below it relative error
 // bounds fail, so results there are widened to [0, minNormal].
 const minNormal = 0x1p-1022
 
-func (a ival) add(b ival) ival { return ival{addDown(a.lo, b.lo), addUp(a.hi, b.hi)} }
+// Add returns a + b.
+func (a Interval) Add(b Interval) Interval {
+	return Interval{AddDown(a.Lo, b.Lo), AddUp(a.Hi, b.Hi)}
+}
 
-func (a ival) sub(b ival) ival { return ival{addDown(a.lo, -b.hi), addUp(a.hi, -b.lo)} }
+// Sub returns a - b.
+func (a Interval) Sub(b Interval) Interval {
+	return Interval{AddDown(a.Lo, -b.Hi), AddUp(a.Hi, -b.Lo)}
+}
 
-func (a ival) neg() ival { return ival{-a.hi, -a.lo} }
+// Neg returns -a.
+func (a Interval) Neg() Interval { return Interval{-a.Hi, -a.Lo} }
 
 // mulExact returns the float64 product p and whether the exact product is
 // above it (+1), below (-1) or equal (0).
@@ -67,24 +75,25 @@ func mulDirected(a, b float64, upward bool) float64 {
 	return p
 }
 
-func (a ival) mul(b ival) ival { return a.corners(b, mulDirected) }
+// Mul returns a·b.
+func (a Interval) Mul(b Interval) Interval { return a.corners(b, mulDirected) }
 
 // corners returns the interval of op over a and b, for an op monotone in
 // each argument on the intervals: its extremes are at their ends, each
 // rounded outward.
-func (a ival) corners(b ival, op func(x, y float64, upward bool) float64) ival {
+func (a Interval) corners(b Interval, op func(x, y float64, upward bool) float64) Interval {
 	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, x := range [2]float64{a.lo, a.hi} {
-		for _, y := range [2]float64{b.lo, b.hi} {
+	for _, x := range [2]float64{a.Lo, a.Hi} {
+		for _, y := range [2]float64{b.Lo, b.Hi} {
 			lo = math.Min(lo, op(x, y, false))
 			hi = math.Max(hi, op(x, y, true))
 		}
 	}
-	return ival{lo, hi}
+	return Interval{lo, hi}
 }
 
-// divDirected returns a/b rounded down or up, b != 0.
-func divDirected(a, b float64, upward bool) float64 {
+// DivDirected returns a/b rounded down or up, b != 0.
+func DivDirected(a, b float64, upward bool) float64 {
 	q := a / b
 	if math.IsInf(q, 0) {
 		return q
@@ -104,47 +113,54 @@ func divDirected(a, b float64, upward bool) float64 {
 	return q
 }
 
-// div returns a/b for an interval b that does not contain 0.
-func (a ival) div(b ival) ival { return a.corners(b, divDirected) }
+// Div returns a/b for an interval b that does not contain 0.
+func (a Interval) Div(b Interval) Interval { return a.corners(b, DivDirected) }
 
-// libDown and libUp widen the result of a math library function, accurate
+// LibDown and LibUp widen the result of a math library function, accurate
 // to 1 ulp, by 2 ulps; results near the subnormal range are widened to it.
-func libDown(x float64) float64 {
+func LibDown(x float64) float64 {
 	if math.Abs(x) < minNormal {
 		return math.Min(x, 0) - minNormal
 	}
-	return down(x, 2)
+	return Down(x, 2)
 }
 
-func libUp(x float64) float64 {
+// LibUp is LibDown's upper end.
+func LibUp(x float64) float64 {
 	if math.Abs(x) < minNormal {
 		return math.Max(x, 0) + minNormal
 	}
-	return up(x, 2)
+	return Up(x, 2)
 }
 
 // monotone applies an increasing library function to a.
-func monotone(f func(float64) float64, a ival) ival {
-	return ival{libDown(f(a.lo)), libUp(f(a.hi))}
+func monotone(f func(float64) float64, a Interval) Interval {
+	return Interval{LibDown(f(a.Lo)), LibUp(f(a.Hi))}
 }
 
-func iexp(a ival) ival {
+// Exp returns e^a.
+func Exp(a Interval) Interval {
 	r := monotone(math.Exp, a)
-	r.lo = math.Max(r.lo, 0)
+	r.Lo = math.Max(r.Lo, 0)
 	return r
 }
 
-func ilog(a ival) ival   { return monotone(math.Log, a) }
-func ilog1p(a ival) ival { return monotone(math.Log1p, a) }
-func isqrt(a ival) ival {
+// Log returns log a, a > 0.
+func Log(a Interval) Interval { return monotone(math.Log, a) }
+
+// Log1p returns log(1 + a), a > -1.
+func Log1p(a Interval) Interval { return monotone(math.Log1p, a) }
+
+// Sqrt returns √a, a >= 0.
+func Sqrt(a Interval) Interval {
 	r := monotone(math.Sqrt, a)
-	r.lo = math.Max(r.lo, 0)
+	r.Lo = math.Max(r.Lo, 0)
 	return r
 }
 
-// ilog1mexp returns log(1 - e^x) for x < 0, a decreasing function of x:
+// Log1mExp returns log(1 - e^x) for x < 0, a decreasing function of x:
 // log1p(-e^x) below -log 2, log(-expm1 x) above, as each is accurate there.
-func ilog1mexp(a ival) ival {
+func Log1mExp(a Interval) Interval {
 	f := func(x float64, upward bool) float64 {
 		var v float64
 		if x < -math.Ln2 {
@@ -152,34 +168,34 @@ func ilog1mexp(a ival) ival {
 			// exp then log1p: the relative error of e^x (2 ulps) moves
 			// log1p(-e^x) by at most 2 ulps of e^x/(1-e^x) <= 1.
 			if upward {
-				return libUp(v) + 4*ulp*math.Exp(x)
+				return LibUp(v) + 4*ULP*math.Exp(x)
 			}
-			return libDown(v) - 4*ulp*math.Exp(x)
+			return LibDown(v) - 4*ULP*math.Exp(x)
 		}
 		e := -math.Expm1(x) // in (0, 1/2], relative error 1 ulp
 		v = math.Log(e)     // error: 1 ulp of v plus 2 ulps of e (absolute 2 ulps)
 		if upward {
-			return libUp(v) + 4*ulp
+			return LibUp(v) + 4*ULP
 		}
-		return libDown(v) - 4*ulp
+		return LibDown(v) - 4*ULP
 	}
-	return ival{f(a.hi, false), f(a.lo, true)}
+	return Interval{f(a.Hi, false), f(a.Lo, true)}
 }
 
-// ilogaddexp returns log(e^a + e^b), increasing in both.
-func ilogaddexp(a, b ival) ival {
+// LogAddExp returns log(e^a + e^b), increasing in both.
+func LogAddExp(a, b Interval) Interval {
 	end := func(x, y float64, upward bool) float64 {
 		m, n := math.Max(x, y), math.Min(x, y)
 		if math.IsInf(n, -1) {
 			return m
 		}
 		// m + log1p(e^(n-m)): evaluate the tail as an interval.
-		d := exact(n).sub(exact(m))
-		t := ilog1p(iexp(d))
+		d := Exact(n).Sub(Exact(m))
+		t := Log1p(Exp(d))
 		if upward {
-			return addUp(m, t.hi)
+			return AddUp(m, t.Hi)
 		}
-		return addDown(m, t.lo)
+		return AddDown(m, t.Lo)
 	}
-	return ival{end(a.lo, b.lo, false), end(a.hi, b.hi, true)}
+	return Interval{end(a.Lo, b.Lo, false), end(a.Hi, b.Hi, true)}
 }

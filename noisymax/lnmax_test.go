@@ -1,4 +1,4 @@
-package accountant
+package noisymax
 
 import (
 	"errors"
@@ -6,6 +6,9 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/outward"
 )
 
 // LNMax's curve min(ε, λε²/2), ε = 2/b, is never below its exact value,
@@ -35,25 +38,25 @@ func TestLNMax(t *testing.T) {
 		}
 	}
 	m := LNMax{Scale: 20} // PATE 2017's MNIST: γ = 0.05
-	few, err := LNMaxAccount(m, 3, 1e-5, nil, PaperConversion)
+	few, err := LNMaxAccount(m, 3, 1e-5, nil, accountant.PaperConversion)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Three queries: the exact composition (6 randomized responses of
 	// 0.05) just beats the pure 0.3 at δ = 1e-5.
-	if few.Pure || !few.Exact || !(few.Eps < mulUp(0.1, 3)) || few.Eps < 0.29 {
+	if few.Pure || !few.Exact || !(few.Eps < outward.MulUp(0.1, 3)) || few.Eps < 0.29 {
 		t.Errorf("3 queries: %+v, want the exact composition just below the pure 0.3", few)
 	}
-	many, err := LNMaxAccount(m, 10000, 1e-5, nil, PaperConversion)
+	many, err := LNMaxAccount(m, 10000, 1e-5, nil, accountant.PaperConversion)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rho := 2.0 / 400 * 10000 // Q·ε²/2 per unit of order
-	if want, _, _ := RhoToDP(rho, 1e-5, PaperConversion); many.RDP.Eps < want || many.RDP.Eps > want*1.01 {
+	if want, _, _ := accountant.RhoToDP(rho, 1e-5, accountant.PaperConversion); many.RDP.Eps < want || many.RDP.Eps > want*1.01 {
 		t.Errorf("10,000 queries: %+v, want the Renyi bound near %v (the grid's best order)", many, want)
 	}
 	// The exact composition: 20,000 randomized responses of 0.05.
-	if want, _ := ComposeOptimal(Guarantee{Eps: 0.05}, 20000, 1e-5); !many.Exact || many.Eps != want.Eps {
+	if want, _ := accountant.ComposeOptimal(accountant.Guarantee{Eps: 0.05}, 20000, 1e-5); !many.Exact || many.Eps != want.Eps {
 		t.Errorf("10,000 queries: %+v, want the exact composition %v", many, want)
 	}
 	for _, bad := range []struct {
@@ -61,7 +64,7 @@ func TestLNMax(t *testing.T) {
 		q     int
 		delta float64
 	}{{LNMax{0}, 1, 1e-5}, {LNMax{math.Inf(1)}, 1, 1e-5}, {LNMax{math.NaN()}, 1, 1e-5}, {m, -1, 1e-5}, {m, 1, 0}, {m, 1, 1}} {
-		if _, err := LNMaxAccount(bad.m, bad.q, bad.delta, nil, PaperConversion); err == nil {
+		if _, err := LNMaxAccount(bad.m, bad.q, bad.delta, nil, accountant.PaperConversion); err == nil {
 			t.Errorf("%+v accepted", bad)
 		}
 	}
@@ -110,16 +113,16 @@ func TestEvalMarginCoversRounding(t *testing.T) {
 		k, c := 1+r.IntN(400), 2+r.IntN(9)
 		sigma := 1 + r.Float64()*80
 		order := 1.25 + r.Float64()*100
-		noise := []PATENoise{DiscreteNoise, ContinuousNoise}[r.IntN(2)]
+		noise := []Noise{DiscreteNoise, ContinuousNoise}[r.IntN(2)]
 		counts := randomCounts(r, k, c)
 		lq := gnmaxLogQ(counts, argmax(counts), sigma, noise)
-		for _, slope := range []ival{gnmaxSlope(sigma), thresholdSlope(sigma)} {
+		for _, slope := range []outward.Interval{gnmaxSlope(sigma), thresholdSlope(sigma)} {
 			cv := newCurve(slope, order)
-			ind := cv.ind.hi
+			ind := cv.ind.Hi
 			b := cv.at(lq)
-			w := (b.hi - b.lo) / ind
+			w := (b.Hi - b.Lo) / ind
 			for _, f := range []float64{1 - 1e-14, 1 + 1e-14} {
-				w = math.Max(w, math.Abs(cv.at(lq*f).hi-b.hi)/ind)
+				w = math.Max(w, math.Abs(cv.at(lq*f).Hi-b.Hi)/ind)
 			}
 			worst = math.Max(worst, w)
 		}
@@ -136,7 +139,7 @@ func TestEvalMarginCoversRounding(t *testing.T) {
 func TestLNMaxScaleBound(t *testing.T) {
 	for _, b := range []float64{1e-310, 1e-300, 1e-10, 0.0199} {
 		err := LNMax{Scale: b}.Validate()
-		var pe *ParamError
+		var pe *accountant.ParamError
 		if !errors.As(err, &pe) || pe.Name != "laplace scale" || pe.Value != b {
 			t.Errorf("scale %v: %v, want a ParamError naming the laplace scale", b, err)
 		}

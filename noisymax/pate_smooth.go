@@ -1,10 +1,14 @@
-package accountant
+package noisymax
 
 import (
 	"fmt"
 	"math"
 	"slices"
 	"sync"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // Smooth sensitivity of PATE's data-dependent cost (PATE paper, Section
@@ -83,7 +87,7 @@ type qMoves struct {
 	step     float64 // 1/σ
 }
 
-func newQMoves(sigma float64, classes int, noise PATENoise) qMoves {
+func newQMoves(sigma float64, classes int, noise Noise) qMoves {
 	r := 1.0
 	if noise == DiscreteNoise {
 		r = discreteGNMaxExcess(sigma)
@@ -114,10 +118,10 @@ type gnmaxLS struct {
 	logq1   float64 // B_l(q0)
 	plateau float64
 	sigma   float64
-	noise   PATENoise
+	noise   Noise
 }
 
-func newGNMaxLS(sigma, order float64, classes int, noise PATENoise) *gnmaxLS {
+func newGNMaxLS(sigma, order float64, classes int, noise Noise) *gnmaxLS {
 	g := &gnmaxLS{k: newCurve(gnmaxSlope(sigma), order), moves: newQMoves(sigma, classes, noise), sigma: sigma, noise: noise}
 	if math.IsInf(g.k.logq0, -1) {
 		g.logq1 = math.Inf(-1)
@@ -139,7 +143,7 @@ func (g *gnmaxLS) lsAt(L float64) float64 {
 	}
 	u, d := g.moves.both(L)
 	b, bu, bl := g.k.at(L), g.k.at(u), g.k.at(d)
-	return math.Max(0, math.Max(addUp(bu.hi, -b.lo), addUp(b.hi, -bl.lo)))
+	return math.Max(0, math.Max(outward.AddUp(bu.Hi, -b.Lo), outward.AddUp(b.Hi, -bl.Lo)))
 }
 
 // distances returns A(d), d = 0..K: an upper bound on the local
@@ -194,15 +198,15 @@ func (g *gnmaxLS) distances(counts []int, teachers int) []float64 {
 // thresholdLS computes local sensitivities of the threshold step's β at
 // one order from its table over the largest count v.
 type thresholdLS struct {
-	beta []ival // β at v = 0..K
-	lo   int    // the least possible largest count, ceil(K/C)
+	beta []outward.Interval // β at v = 0..K
+	lo   int                // the least possible largest count, ceil(K/C)
 }
 
 // newThresholdLS tabulates β at one order from the threshold step's log q̃
 // at each largest count 0..K, as the account charges it.
 func newThresholdLS(m ConfidentGNMax, order float64, logq []float64, lo int) *thresholdLS {
 	k := newCurve(thresholdSlope(m.Sigma1), order)
-	t := &thresholdLS{beta: make([]ival, len(logq)), lo: lo}
+	t := &thresholdLS{beta: make([]outward.Interval, len(logq)), lo: lo}
 	for v, L := range logq {
 		t.beta[v] = k.at(L)
 	}
@@ -217,7 +221,7 @@ func (t *thresholdLS) at(v int) float64 {
 		if w < t.lo || w >= len(t.beta) {
 			continue
 		}
-		ls = math.Max(ls, math.Max(addUp(t.beta[w].hi, -t.beta[v].lo), addUp(t.beta[v].hi, -t.beta[w].lo)))
+		ls = math.Max(ls, math.Max(outward.AddUp(t.beta[w].Hi, -t.beta[v].Lo), outward.AddUp(t.beta[v].Hi, -t.beta[w].Lo)))
 	}
 	return ls
 }
@@ -252,8 +256,8 @@ func (t *thresholdLS) distances(v int) []float64 {
 //
 // It requires conditions C5 and C6 of the PATE paper (CheckSmoothConditions)
 // for σ2, C and λ, and returns an error when they fail.
-func (a *PATEAccount) LocalSensitivity(order float64) ([]float64, error) {
-	if err := checkAlpha(order); err != nil {
+func (a *Account) LocalSensitivity(order float64) ([]float64, error) {
+	if err := param.Alpha(order); err != nil {
 		return nil, fmt.Errorf("PATE smooth sensitivity: %w", err)
 	}
 	if c5, c6 := CheckSmoothConditions(a.mech.Sigma2, a.classes, order, a.mech.Noise); !c5 || !c6 {
@@ -265,7 +269,7 @@ func (a *PATEAccount) LocalSensitivity(order float64) ([]float64, error) {
 	if a.mech.Confident() {
 		th = newThresholdLS(a.mech, order, a.thLogQ, leastMaxCount(a.teachers, a.classes))
 	}
-	ind := g.k.ind.hi
+	ind := g.k.ind.Hi
 	// The queries in lsChunks contiguous chunks, each summed on some core,
 	// then the chunks in order: the result does not depend on the cores.
 	n := len(a.answers)
@@ -280,7 +284,7 @@ func (a *PATEAccount) LocalSensitivity(order float64) ([]float64, error) {
 	total := make([]float64, a.teachers+1)
 	for _, part := range parts {
 		for d, x := range part {
-			total[d] = addUp(total[d], x)
+			total[d] = outward.AddUp(total[d], x)
 		}
 	}
 	return total, nil
@@ -291,7 +295,7 @@ func (a *PATEAccount) LocalSensitivity(order float64) ([]float64, error) {
 const lsChunks = 16
 
 // addLocalSensitivity adds query i's A(d) at every d to total.
-func (a *PATEAccount) addLocalSensitivity(total []float64, i int, g *gnmaxLS, th *thresholdLS, pv []float64, ind float64) {
+func (a *Account) addLocalSensitivity(total []float64, i int, g *gnmaxLS, th *thresholdLS, pv []float64, ind float64) {
 	ans := a.answers[i]
 	counts := a.query(i)
 	top := counts[argmax(counts)]
@@ -317,10 +321,10 @@ func (a *PATEAccount) addLocalSensitivity(total []float64, i int, g *gnmaxLS, th
 		}
 		switch ans {
 		case Answered:
-			s = addUp(s, gl[d])
+			s = outward.AddUp(s, gl[d])
 		case AnswerUnknown:
 			if th == nil {
-				s = addUp(s, gl[d])
+				s = outward.AddUp(s, gl[d])
 				break
 			}
 			// |p·β - p'·β'| <= p·|β - β'| + β'·|p - p'| with p at
@@ -336,9 +340,9 @@ func (a *PATEAccount) addLocalSensitivity(total []float64, i int, g *gnmaxLS, th
 					}
 				}
 			}
-			s = addUp(s, addUp(mulUp(math.Min(1, up(pmax, 8)), gl[d]), mulUp(up(dp, 8)+1e-15, ind)))
+			s = outward.AddUp(s, outward.AddUp(outward.MulUp(math.Min(1, outward.Up(pmax, 8)), gl[d]), outward.MulUp(outward.Up(dp, 8)+1e-15, ind)))
 		}
-		total[d] = addUp(total[d], s)
+		total[d] = outward.AddUp(total[d], s)
 	}
 }
 
@@ -346,7 +350,7 @@ func (a *PATEAccount) addLocalSensitivity(total []float64, i int, g *gnmaxLS, th
 // of a function whose local sensitivity at distance d is at most ls[d]
 // (Nissim, Raskhodnikova and Smith 2007), rounded up.
 func SmoothSensitivity(ls []float64, beta float64) (float64, error) {
-	if err := checkPositive("beta", beta); err != nil {
+	if err := param.Positive("beta", beta); err != nil {
 		return 0, fmt.Errorf("smooth sensitivity: %w", err)
 	}
 	var ss float64
@@ -354,7 +358,7 @@ func SmoothSensitivity(ls []float64, beta float64) (float64, error) {
 		if !(l >= 0) {
 			return 0, fmt.Errorf("smooth sensitivity: local sensitivity at distance %d is %v", d, l)
 		}
-		ss = math.Max(ss, mulUp(l, iexp(exact(-beta).mul(exact(float64(d)))).hi))
+		ss = math.Max(ss, outward.MulUp(l, outward.Exp(outward.Exact(-beta).Mul(outward.Exact(float64(d)))).Hi))
 	}
 	return ss, nil
 }
@@ -365,29 +369,29 @@ func SmoothSensitivity(ls []float64, beta float64) (float64, error) {
 //
 //	λ·e^{2β}/σ² + (βλ - log(1 - 2λβ)/2)/(λ - 1),  1 < λ < 1/(2β).
 func GNSSRDP(beta, sigma, order float64) (float64, error) {
-	if err := checkPositive("beta", beta); err != nil {
+	if err := param.Positive("beta", beta); err != nil {
 		return 0, fmt.Errorf("GNSS: %w", err)
 	}
-	if err := checkPositive("sigma", sigma); err != nil {
+	if err := param.Positive("sigma", sigma); err != nil {
 		return 0, fmt.Errorf("GNSS: %w", err)
 	}
-	if err := checkAlpha(order); err != nil {
+	if err := param.Alpha(order); err != nil {
 		return 0, fmt.Errorf("GNSS: %w", err)
 	}
-	lb := exact(order).mul(exact(beta))
-	if !(lb.hi < 0.5) {
-		return 0, fmt.Errorf("GNSS: %w", &ParamError{Name: "order", Value: order, Rule: fmt.Sprintf("must be below 1/(2·beta) = %v", 0.5/beta)})
+	lb := outward.Exact(order).Mul(outward.Exact(beta))
+	if !(lb.Hi < 0.5) {
+		return 0, fmt.Errorf("GNSS: %w", &accountant.ParamError{Name: "order", Value: order, Rule: fmt.Sprintf("must be below 1/(2·beta) = %v", 0.5/beta)})
 	}
-	a := exact(order).mul(iexp(exact(2 * beta))).div(exact(sigma).mul(exact(sigma)))
-	b := lb.sub(ilog1p(exact(-2).mul(lb)).mul(exact(0.5))).div(exact(order).sub(exact(1)))
-	return a.add(b).hi, nil
+	a := outward.Exact(order).Mul(outward.Exp(outward.Exact(2 * beta))).Div(outward.Exact(sigma).Mul(outward.Exact(sigma)))
+	b := lb.Sub(outward.Log1p(outward.Exact(-2).Mul(lb)).Mul(outward.Exact(0.5))).Div(outward.Exact(order).Sub(outward.Exact(1)))
+	return a.Add(b).Hi, nil
 }
 
 // gnssSigma returns the PATE authors' choice of the GNSS noise for order
 // λ, β and smooth sensitivity ss: σ = (λe^{2β}/ss)^{1/3}, the minimiser of
 // λe^{2β}/σ² + 2·ss·σ (GNSS's cost plus two deviations of its noise).
 func gnssSigma(beta, ss, order float64) (float64, error) {
-	if err := checkPositive("smooth sensitivity", ss); err != nil {
+	if err := param.Positive("smooth sensitivity", ss); err != nil {
 		return 0, fmt.Errorf("GNSS: %w", err)
 	}
 	return math.Cbrt(order * math.Exp(2*beta) / ss), nil
@@ -445,7 +449,7 @@ func ChooseGNSS(rdp float64, ls []float64, order float64) (GNSSChoice, error) {
 // rounding of β). The conditions do not depend on the votes; each set of
 // arguments is checked once per process. A noise other than DiscreteNoise
 // or ContinuousNoise (UnsetNoise) establishes neither condition.
-func CheckSmoothConditions(sigma float64, classes int, order float64, noise PATENoise) (c5, c6 bool) {
+func CheckSmoothConditions(sigma float64, classes int, order float64, noise Noise) (c5, c6 bool) {
 	if checkNoiseKind(noise) != nil {
 		return false, false
 	}
@@ -460,7 +464,7 @@ func CheckSmoothConditions(sigma float64, classes int, order float64, noise PATE
 }
 
 // checkSmoothConditions is CheckSmoothConditions, computed.
-func checkSmoothConditions(sigma float64, classes int, order float64, noise PATENoise) (c5, c6 bool) {
+func checkSmoothConditions(sigma float64, classes int, order float64, noise Noise) (c5, c6 bool) {
 	k := newCurve(gnmaxSlope(sigma), order)
 	if math.IsInf(k.logq0, -1) {
 		return true, true // β is constant
@@ -487,7 +491,7 @@ func checkSmoothConditions(sigma float64, classes int, order float64, noise PATE
 		}
 		return true
 	}
-	beta := func(L float64) float64 { return k.at(L).hi }
+	beta := func(L float64) float64 { return k.at(L).Hi }
 	below := math.Nextafter(k.logq0, math.Inf(-1))
 	c5 = nondecreasing(beta, below)
 	if !c5 {
@@ -502,7 +506,7 @@ func checkSmoothConditions(sigma float64, classes int, order float64, noise PATE
 type conditionsKey struct {
 	sigma, order float64
 	classes      int
-	noise        PATENoise
+	noise        Noise
 }
 
 var conditionsSeen sync.Map // conditionsKey -> [2]bool
@@ -524,17 +528,17 @@ const gnssMinSteps = 1 << 10
 // floor is a constant, so max(ss, floor/sigma) is β-smooth when ss is, and
 // still bounds the local sensitivity.
 func GNSSDeviation(ss, sigma, order float64) (float64, error) {
-	if err := checkAtLeast("smooth sensitivity", ss, 0); err != nil {
+	if err := param.AtLeast("smooth sensitivity", ss, 0); err != nil {
 		return 0, fmt.Errorf("GNSS: %w", err)
 	}
-	if err := checkPositive("sigma", sigma); err != nil {
+	if err := param.Positive("sigma", sigma); err != nil {
 		return 0, fmt.Errorf("GNSS: %w", err)
 	}
-	if err := checkAlpha(order); err != nil {
+	if err := param.Alpha(order); err != nil {
 		return 0, fmt.Errorf("GNSS: %w", err)
 	}
 	floor := gnssMinSteps * GNSSLattice * math.Sqrt(order)
-	return math.Max(mulUp(ss, sigma), floor), nil
+	return math.Max(outward.MulUp(ss, sigma), floor), nil
 }
 
 // GNSSLatticeRDP returns the Rényi DP at order λ of darrm's GNSS release:
@@ -569,14 +573,14 @@ const evalMargin = 2e-9
 // EvalMargin returns the margin added to the smooth sensitivity at order
 // λ for the evaluation's rounding: 2·10^-9 times the data-independent
 // total at λ (a number that does not depend on the votes).
-func (a *PATEAccount) EvalMargin(order float64) (float64, error) {
-	if err := checkAlpha(order); err != nil {
+func (a *Account) EvalMargin(order float64) (float64, error) {
+	if err := param.Alpha(order); err != nil {
 		return 0, fmt.Errorf("PATE account: %w", err)
 	}
 	per := gnmaxSlope(a.mech.Sigma2)
 	if a.mech.Confident() {
-		per = per.add(thresholdSlope(a.mech.Sigma1))
+		per = per.Add(thresholdSlope(a.mech.Sigma1))
 	}
-	total := per.mul(exact(order)).mul(exact(float64(len(a.answers))))
-	return mulUp(total.hi, evalMargin), nil
+	total := per.Mul(outward.Exact(order)).Mul(outward.Exact(float64(len(a.answers))))
+	return outward.MulUp(total.Hi, evalMargin), nil
 }

@@ -1,0 +1,96 @@
+package outward
+
+import (
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/darrm/darrm/internal/bigmath"
+)
+
+const prec = 256
+
+func bf(x float64) *big.Float { return new(big.Float).SetPrec(prec).SetFloat64(x) }
+
+// holds reports whether [lo, hi] contains the exact value x.
+func holds(lo, hi float64, x *big.Float) bool { return bf(lo).Cmp(x) <= 0 && x.Cmp(bf(hi)) <= 0 }
+
+// randFloat returns a float64 of either sign over many magnitudes.
+func randFloat(r *rand.Rand) float64 {
+	x := math.Exp(r.Float64()*80 - 40)
+	if r.IntN(2) == 0 {
+		return -x
+	}
+	return x
+}
+
+// TestDirectedAgainstBig: the directed sums, products and quotients, and
+// the interval operations built on them, bracket the exact result of
+// their float64 inputs, in 256-bit arithmetic, and are within one float of
+// it.
+func TestDirectedAgainstBig(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 20000 {
+		a, b := randFloat(r), randFloat(r)
+		sum := new(big.Float).SetPrec(prec).Add(bf(a), bf(b))
+		if !holds(AddDown(a, b), AddUp(a, b), sum) {
+			t.Fatalf("%v + %v: [%v, %v] misses the sum", a, b, AddDown(a, b), AddUp(a, b))
+		}
+		prod := new(big.Float).SetPrec(prec).Mul(bf(a), bf(b))
+		x := Exact(a).Mul(Exact(b))
+		if !holds(x.Lo, x.Hi, prod) || x.Hi > math.Nextafter(x.Lo, math.Inf(1)) {
+			t.Fatalf("%v * %v: %v misses the product or is wider than one float", a, b, x)
+		}
+		if a > 0 && b > 0 && !holds(MulDown(a, b), MulUp(a, b), prod) {
+			t.Fatalf("%v * %v: [%v, %v] misses the product", a, b, MulDown(a, b), MulUp(a, b))
+		}
+		quo := new(big.Float).SetPrec(prec).Quo(bf(a), bf(b))
+		if q := Exact(a).Div(Exact(b)); !holds(q.Lo, q.Hi, quo) {
+			t.Fatalf("%v / %v: %v misses the quotient", a, b, q)
+		}
+		d := Exact(a).Sub(Exact(b))
+		if diff := new(big.Float).SetPrec(prec).Sub(bf(a), bf(b)); !holds(d.Lo, d.Hi, diff) {
+			t.Fatalf("%v - %v: %v misses the difference", a, b, d)
+		}
+	}
+}
+
+// TestLibraryAgainstBig: the intervals of exp and log hold the exact
+// value of the function at an interval's ends.
+func TestLibraryAgainstBig(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 2000 {
+		x := r.Float64()*1400 - 700
+		e := Exp(Exact(x))
+		if !holds(e.Lo, e.Hi, bigmath.Exp(bf(x), prec)) {
+			t.Fatalf("exp %v: %v misses it", x, e)
+		}
+		y := math.Exp(r.Float64()*1400 - 700)
+		l := Log(Exact(y))
+		if !holds(l.Lo, l.Hi, bigmath.Log(bf(y), prec)) {
+			t.Fatalf("log %v: %v misses it", y, l)
+		}
+	}
+}
+
+// TestUpDown: Up and Down move away from x by at least n ulps of it, and
+// leave 0, infinities and NaN as they are.
+func TestUpDown(t *testing.T) {
+	for _, x := range []float64{1, -1, 3.5e-300, 1e300, 0.1} {
+		if u := Up(x, 2); !(u >= x+math.Abs(x)*2*ULP) {
+			t.Errorf("Up(%v, 2) = %v", x, u)
+		}
+		if d := Down(x, 2); !(d <= x-math.Abs(x)*2*ULP) {
+			t.Errorf("Down(%v, 2) = %v", x, d)
+		}
+	}
+	for _, x := range []float64{0, math.Inf(1), math.Inf(-1)} {
+		if Up(x, 2) != x || Down(x, 2) != x {
+			t.Errorf("Up/Down moved %v", x)
+		}
+	}
+	if !math.IsNaN(Up(math.NaN(), 1)) {
+		t.Error("Up(NaN) is not NaN")
+	}
+}

@@ -1,0 +1,71 @@
+// Package outward rounds floating-point results in the safe direction:
+// sums and products rounded up or down exactly, library functions widened
+// by a bound on their error, and intervals that carry an exact value
+// through a chain of such operations, so that every ε and δ darrm reports
+// is an upper bound of the exact value of its formula at the float64
+// inputs.
+//
+// Sums and products of two floats are rounded exactly (error-free
+// transformations: FMA, Knuth's TwoSum); a value that passes through the
+// math library is raised by a relative bound on its error, counted in
+// units of 2^-52 (one ulp of a number in [1, 2)).
+package outward
+
+import "math"
+
+// ULP is 2^-52, one ulp of a number in [1, 2): the unit of the relative
+// error bounds.
+const ULP = 0x1p-52
+
+// MulUp returns the least float64 >= a·b for finite a, b >= 0.
+func MulUp(a, b float64) float64 {
+	p := a * b
+	if !math.IsInf(p, 0) && math.FMA(a, b, -p) > 0 {
+		p = math.Nextafter(p, math.Inf(1))
+	}
+	return p
+}
+
+// AddUp returns the least float64 >= a + b (Knuth's TwoSum gives the
+// rounding error exactly).
+func AddUp(a, b float64) float64 {
+	s := a + b
+	if math.IsInf(s, 0) {
+		return s
+	}
+	bb := s - a
+	if (a-(s-bb))+(b-bb) > 0 {
+		s = math.Nextafter(s, math.Inf(1))
+	}
+	return s
+}
+
+// AddDown returns the greatest float64 <= a + b.
+func AddDown(a, b float64) float64 { return -AddUp(-a, -b) }
+
+// Up returns a float64 >= y for every y within relative error n ulps of x:
+// an upper bound of a quantity that was computed as x with that error.
+func Up(x, n float64) float64 {
+	if x == 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+		return x
+	}
+	return math.Nextafter(x+math.Abs(x)*n*ULP, math.Inf(1))
+}
+
+// Down is up's mirror: a float64 <= y for every y within n ulps of x.
+func Down(x, n float64) float64 { return -Up(-x, n) }
+
+// MulDown returns the greatest float64 <= a·b for finite a, b >= 0.
+func MulDown(a, b float64) float64 {
+	p := a * b
+	if math.FMA(a, b, -p) < 0 {
+		p = math.Nextafter(p, math.Inf(-1))
+	}
+	return p
+}
+
+// ErfcULPs bounds the relative error of math.Erfc in ulps (FreeBSD's
+// erfc, whose rational approximations are within 2^-57 and whose exp is
+// within an ulp; TestGNMaxBitReference measures it against a
+// 256-bit computation).
+const ErfcULPs = 8

@@ -1,0 +1,89 @@
+// Package param checks the numbers darrm's privacy analyses take and
+// reports one out of its domain as an *Error naming the parameter, its
+// value and the rule it breaks, and settings that do not go together as a
+// *SettingError: the error types of package accountant (ParamError,
+// SettingError), shared with the packages built on it.
+package param
+
+import (
+	"fmt"
+	"math"
+)
+
+// Error reports a parameter outside its domain.
+type Error struct {
+	Name  string  // the parameter, e.g. "eps" or "delta'"
+	Value float64 // the offending value
+	Rule  string  // the rule it breaks, e.g. "must be in (0, 1)"
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s = %v: %s", e.Name, e.Value, e.Rule)
+}
+
+// Param names the parameter, its value and the rule it breaks.
+func (e *Error) Param() (name string, value any, rule string) { return e.Name, e.Value, e.Rule }
+
+// SettingError reports a setting, one of named choices, that does not go
+// with the others: a search with a conversion it does not use, an order
+// rule with another conversion than its own.
+type SettingError struct {
+	Name  string // the setting, e.g. "search" or "alpha rule"
+	Value string // its value, e.g. "grid"
+	Rule  string // what it goes with
+}
+
+func (e *SettingError) Error() string {
+	return fmt.Sprintf("%s %s: %s", e.Name, e.Value, e.Rule)
+}
+
+// Setting names the setting, its value and what it goes with.
+func (e *SettingError) Setting() (name, value, rule string) { return e.Name, e.Value, e.Rule }
+
+// Positive requires a finite x > 0.
+func Positive(name string, x float64) error {
+	if !(x > 0) || math.IsInf(x, 0) {
+		return &Error{Name: name, Value: x, Rule: "must be a finite number > 0"}
+	}
+	return nil
+}
+
+// AtLeast requires a finite x >= lo.
+func AtLeast(name string, x, lo float64) error {
+	if !(x >= lo) || math.IsInf(x, 0) {
+		return &Error{Name: name, Value: x, Rule: fmt.Sprintf("must be a finite number >= %v", lo)}
+	}
+	return nil
+}
+
+// Delta requires δ in [0, 1).
+func Delta(name string, x float64) error {
+	if !(x >= 0 && x < 1) {
+		return &Error{Name: name, Value: x, Rule: "must be in [0, 1)"}
+	}
+	return nil
+}
+
+// OpenUnit requires x in (0, 1).
+func OpenUnit(name string, x float64) error {
+	if !(x > 0 && x < 1) {
+		return &Error{Name: name, Value: x, Rule: "must be in (0, 1)"}
+	}
+	return nil
+}
+
+// Alpha requires a finite Rényi order α > 1.
+func Alpha(alpha float64) error {
+	if !(alpha > 1) || math.IsInf(alpha, 0) {
+		return &Error{Name: "alpha", Value: alpha, Rule: "must be a finite number > 1"}
+	}
+	return nil
+}
+
+// Count requires an integer n >= lo.
+func Count(name string, n, lo int) error {
+	if n < lo {
+		return &Error{Name: name, Value: float64(n), Rule: fmt.Sprintf("must be an integer >= %d", lo)}
+	}
+	return nil
+}

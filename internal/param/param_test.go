@@ -1,0 +1,50 @@
+package param
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+)
+
+// TestChecks: every check passes the edge of its domain and refuses what
+// lies outside it, NaN and infinities included, with an *Error naming the
+// parameter, its value and the rule.
+func TestChecks(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	for _, tc := range []struct {
+		name string
+		ok   []float64
+		bad  []float64
+		fn   func(x float64) error
+	}{
+		{"positive", []float64{1e-300, 5}, []float64{0, -1, nan, inf}, func(x float64) error { return Positive("x", x) }},
+		{"at least 2", []float64{2, 3}, []float64{1.9, nan, inf}, func(x float64) error { return AtLeast("x", x, 2) }},
+		{"delta", []float64{0, 0.999}, []float64{-1e-9, 1, nan}, func(x float64) error { return Delta("x", x) }},
+		{"open unit", []float64{1e-300, 0.999}, []float64{0, 1, nan}, func(x float64) error { return OpenUnit("x", x) }},
+		{"alpha", []float64{1.0000001, 100}, []float64{1, 0.5, nan, inf}, func(x float64) error { return Alpha(x) }},
+		{"count >= 1", []float64{1, 7}, []float64{0, -3}, func(x float64) error { return Count("x", int(x), 1) }},
+	} {
+		for _, x := range tc.ok {
+			if err := tc.fn(x); err != nil {
+				t.Errorf("%s: %v refused: %v", tc.name, x, err)
+			}
+		}
+		for _, x := range tc.bad {
+			err := tc.fn(x)
+			var pe *Error
+			if !errors.As(err, &pe) {
+				t.Errorf("%s: %v: error %v is not an *Error", tc.name, x, err)
+				continue
+			}
+			name, _, rule := pe.Param()
+			if !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), rule) {
+				t.Errorf("%s: %v: message %q does not state the parameter and the rule", tc.name, x, err)
+			}
+		}
+	}
+	se := &SettingError{Name: "search", Value: "grid", Rule: "needs the paper's conversion"}
+	if n, v, r := se.Setting(); n != "search" || v != "grid" || r == "" || se.Error() != "search grid: needs the paper's conversion" {
+		t.Errorf("setting error %q", se)
+	}
+}

@@ -1,0 +1,50 @@
+package noisymax
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+)
+
+// TestBadInput checks that the calibrations of GNMax reject out-of-domain
+// input with a *accountant.ParamError naming the parameter and its value.
+func TestBadInput(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	ok := accountant.Guarantee{Eps: 0.1, Delta: 1e-5}
+	tests := []struct {
+		name  string
+		param string
+		call  func() error
+	}{
+		{"gnmax eps 0", "eps", func() error {
+			_, _, err := GNMaxSigma(accountant.Guarantee{Eps: 0, Delta: 1e-5}, accountant.PaperConversion)
+			return err
+		}},
+		{"gnmax grid delta 0", "delta", func() error { _, _, err := GNMaxSigmaGrid(accountant.Guarantee{Eps: 1, Delta: 0}); return err }},
+		{"gnmax tight eps NaN", "eps", func() error { _, err := GNMaxSigmaTight(accountant.Guarantee{Eps: nan, Delta: 1e-5}, 11); return err }},
+		{"gnmax tight delta 1", "delta", func() error { _, err := GNMaxSigmaTight(accountant.Guarantee{Eps: 0.1, Delta: 1}, 11); return err }},
+		{"gnmax tight delta < 0", "delta", func() error { _, err := GNMaxSigmaTight(accountant.Guarantee{Eps: 0.1, Delta: -1e-9}, 11); return err }},
+		{"gnmax tight K 0", "K", func() error { _, err := GNMaxSigmaTight(ok, 0); return err }},
+		{"gnmax bit sigma 0", "sigma", func() error { _, err := GNMaxBitDelta(0.1, 0, 11); return err }},
+		{"gnmax bit sigma Inf", "sigma", func() error { _, err := GNMaxBitDelta(0.1, inf, 11); return err }},
+		{"gnmax bit eps 0", "eps", func() error { _, err := GNMaxBitDelta(0, 1, 11); return err }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.call()
+			var pe *accountant.ParamError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %v is not a *ParamError", err)
+			}
+			if pe.Name != tt.param {
+				t.Errorf("error names %q, want %q (%v)", pe.Name, tt.param, err)
+			}
+			if !strings.Contains(err.Error(), pe.Rule) || !strings.Contains(err.Error(), tt.param) {
+				t.Errorf("message %q does not state the parameter and the rule", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,96 @@
+package noisymax
+
+import (
+	"encoding"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestTextRoundTrip: every value of the package's enumerations reads back
+// from its text, and a bad name is refused, so that they work as flags.
+func TestTextRoundTrip(t *testing.T) {
+	type text interface {
+		encoding.TextMarshaler
+		encoding.TextUnmarshaler
+	}
+	for _, tc := range []struct {
+		values []text
+		fresh  func() text
+	}{
+		{[]text{ptr(GNMaxGrid), ptr(GNMaxExact), ptr(GNMaxTight)}, func() text { return new(GNMaxSearch) }},
+		{[]text{ptr(DiscreteNoise), ptr(ContinuousNoise)}, func() text { return new(Noise) }},
+		{[]text{ptr(BothDirections), ptr(OneSided)}, func() text { return new(Directions) }},
+	} {
+		for _, v := range tc.values {
+			b, err := v.MarshalText()
+			got := tc.fresh()
+			if err != nil || got.UnmarshalText(b) != nil {
+				t.Errorf("%v: %q does not read back (%v)", v, b, err)
+			} else if g, _ := got.MarshalText(); string(g) != string(b) {
+				t.Errorf("%q reads back as %q", b, g)
+			}
+		}
+		if err := tc.fresh().UnmarshalText([]byte("frobnicate")); err == nil {
+			t.Errorf("%T accepts frobnicate", tc.fresh())
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestPATEEnumNames: the names and the errors of PATE's options.
+func TestPATEEnumNames(t *testing.T) {
+	if OneSided.String() != "one-sided" || BothDirections.String() != "both" || Directions(7).String() != "Directions(7)" || Noise(-1).String() != "Noise(-1)" {
+		t.Errorf("names %v %v %v %v", OneSided, BothDirections, Directions(7), Noise(-1))
+	}
+	if _, err := ParseDirections("symmetric"); err == nil || err.Error() != `directions "symmetric": must be one of both, one-sided` {
+		t.Errorf("bad directions: %v", err)
+	}
+	for _, name := range []string{"laplace", "", "unset"} {
+		want := fmt.Sprintf("noise %q: must be one of discrete, continuous", name)
+		if _, err := ParseNoise(name); err == nil || err.Error() != want {
+			t.Errorf("ParseNoise(%q): %v, want %q", name, err, want)
+		}
+	}
+}
+
+// TestPATENoiseUnset: the zero value names no noise, and every entry point
+// that takes a Noise refuses it with an error naming the noise rather
+// than picking discrete or continuous for the caller.
+func TestPATENoiseUnset(t *testing.T) {
+	var zero Noise
+	if zero != UnsetNoise || zero.String() != "unset" {
+		t.Fatalf("zero value %v, want UnsetNoise", zero)
+	}
+	counts := []int{8, 2}
+	_, _, thErr := ThresholdLogQ(8, 5, 2, zero)
+	_, jsonErr := json.Marshal(struct{ Noise Noise }{zero})
+	_, acctErr := NewAccount(ConfidentGNMax{Sigma2: 2}, 10, 2, nil)
+	_, oneErr := GNMaxDataDependent(counts, 2, zero, 1e-5)
+	for name, err := range map[string]error{
+		"ConfidentGNMax.Validate": ConfidentGNMax{Sigma2: 2}.Validate(),
+		"confident Validate":      ConfidentGNMax{Threshold: 5, Sigma1: 2, Sigma2: 2}.Validate(),
+		"GNMaxLogQ":               second(GNMaxLogQ(counts, 2, zero)),
+		"GNMaxNeighbourLogQ":      second(GNMaxNeighbourLogQ(counts, 2, zero)),
+		"ThresholdLogQ":           thErr,
+		"ThresholdNeighbourLogQ":  second(ThresholdNeighbourLogQ(8, 10, 2, 5, 2, zero)),
+		"NewAccount":              acctErr,
+		"GNMaxDataDependent":      oneErr,
+		"MarshalText":             jsonErr,
+		"another value":           ConfidentGNMax{Sigma2: 2, Noise: Noise(3)}.Validate(),
+	} {
+		if err == nil || !strings.Contains(err.Error(), "noise ") {
+			t.Errorf("%s with the zero noise: %v, want an error naming the noise", name, err)
+		}
+	}
+	if c5, c6 := CheckSmoothConditions(40, 10, 20, zero); c5 || c6 {
+		t.Errorf("CheckSmoothConditions with the zero noise = %v, %v; want neither established", c5, c6)
+	}
+	for _, n := range []Noise{DiscreteNoise, ContinuousNoise} {
+		if err := (ConfidentGNMax{Sigma2: 2, Noise: n}).Validate(); err != nil {
+			t.Errorf("%v: %v", n, err)
+		}
+	}
+}
