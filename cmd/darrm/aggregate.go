@@ -102,7 +102,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	spec.Budget, spec.Method, spec.DeltaPrime = budget, f.Method, f.DeltaPrime
+	spec.Budget, spec.Composition = budget, f.composition()
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	f.startRelease(cmd, name, info, mech, &spec, lines)
 	done, err := ensemble.Release(cmd.Context(), spec)

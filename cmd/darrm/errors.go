@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"strings"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
@@ -130,6 +131,14 @@ func flagError(err error, names map[string]string) error {
 		return nil
 	}
 	return &flagged{err: err, names: names}
+}
+
+// withFlags returns the names of a library's parameters that both tables
+// map to flags, more's where they overlap.
+func withFlags(names, more map[string]string) map[string]string {
+	out := maps.Clone(names)
+	maps.Copy(out, more)
+	return out
 }
 
 // notLedger says, for an error of a ledger that is no ledger, what the

@@ -132,9 +132,9 @@ func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.Mechanis
 	}
 	r := plan.Request{
 		Mechanism: ensemble.Mechanism{Name: info.Name, Input: in, LNMax: accountant.LNMax{Scale: f.LaplaceScale}},
-		Budget:    accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta},
-		Method:    f.Method, DeltaPrime: f.DeltaPrime, Classes: 2,
-		Options: ensemble.Options{Workers: f.Workers},
+		Budget:    accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}, Composition: f.composition()},
+		Classes:   2,
+		Options:   ensemble.Options{Workers: f.Workers},
 	}
 	switch {
 	case in == votefile.ManyClasses:
@@ -175,7 +175,7 @@ func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.Mechanis
 	}
 	r.Mechanism.RRComposition, r.Mechanism.RRDeltaPrime, r.Mechanism.GNMaxSearch = f.RRComp.For(r.Problem.Delta), f.RRDelta, f.GNMaxSearch
 	if fs.Changed("filter") {
-		if err := accountant.CheckFilter(f.Filter, r.Budget); err != nil {
+		if err := accountant.CheckFilter(f.Filter, r.Budget.Guarantee); err != nil {
 			return r, info, cli.AsUsage(flagError(err, nil))
 		}
 		r.Filter = &f.Filter
