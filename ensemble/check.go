@@ -2,7 +2,6 @@ package ensemble
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/votefile"
@@ -15,7 +14,7 @@ import (
 // non-private teachers only for such votes (votefile.Stated.Calibrated).
 func Calibrated(meta *votefile.Meta) bool {
 	for _, r := range registry {
-		if r.Input == meta.Input() && r.Relation == meta.Relation && (slices.Contains(r.Needs, "eps") || slices.Contains(r.Takes, "eps")) {
+		if r.Input == meta.Input() && r.Relation == meta.Relation && r.takes(SettingEps) {
 			return true
 		}
 	}

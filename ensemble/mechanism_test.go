@@ -122,7 +122,7 @@ func TestRegistry(t *testing.T) {
 		if got, err := LookupMechanism(info.Name, info.Input); err != nil || got.Name != info.Name || got.Input != info.Input {
 			t.Errorf("lookup of %s on %v: %+v, %v", info.Name, info.Input, got, err)
 		}
-		if len(info.Needs)+len(info.Takes) == 0 || info.Example == "" {
+		if len(info.Needs)+len(info.Takes) == 0 || len(info.Example) == 0 {
 			t.Errorf("%s on %v: no settings or no example", info.Name, info.Input)
 		}
 	}
@@ -132,8 +132,8 @@ func TestRegistry(t *testing.T) {
 	if _, err := LookupMechanism("lnmax", votefile.TwoClass); err == nil || !strings.Contains(err.Error(), "lnmax labels multi-class votes") {
 		t.Errorf("lnmax on two-class votes: %v", err)
 	}
-	if s := (votefile.Settings{Sigma2: f(1)}); !s.Has("sigma2") || s.Has("sigma1") {
-		t.Error("Settings.Has")
+	if s := (votefile.Settings{Sigma2: f(1)}); !SettingSigma2.statedIn(s) || SettingSigma1.statedIn(s) || SettingTargetDelta.statedIn(s) {
+		t.Error("Setting.statedIn")
 	}
 }
 
@@ -214,31 +214,31 @@ func TestCheckSettings(t *testing.T) {
 		}
 		return info
 	}
-	givenOf := func(set ...string) func(string) (bool, bool) {
-		return func(name string) (bool, bool) { return slices.Contains(set, name), true }
+	givenOf := func(set ...Setting) func(Setting) (bool, bool) {
+		return func(s Setting) (bool, bool) { return slices.Contains(set, s), true }
 	}
 	sigma := 3.0
 	rr, conf := lookup(votefile.RR, votefile.TwoClass), lookup(votefile.ConfidentGNMax, votefile.ManyClasses)
 	for _, tc := range []struct {
 		name   string
 		info   MechanismInfo
-		given  func(string) (bool, bool)
+		given  func(Setting) (bool, bool)
 		stated votefile.Settings
 		want   *SettingUse
 	}{
-		{"all taken", rr, givenOf("m", "rr-composition"), votefile.Settings{}, nil},
-		{"another kind's", rr, givenOf("sigma2"), votefile.Settings{},
-			&SettingUse{Name: "sigma2", Takes: rr.Takes, Input: votefile.ManyClasses, TakenBy: []votefile.MechanismName{votefile.GNMax, votefile.ConfidentGNMax}}},
-		{"needed", conf, givenOf("sigma2", "sigma1"), votefile.Settings{}, &SettingUse{Name: "threshold", Missing: true}},
-		{"needed, stated", conf, givenOf("sigma1", "threshold", "delta"), votefile.Settings{Sigma2: &sigma}, nil},
-		{"needed, not the caller's", conf, func(string) (bool, bool) { return false, false }, votefile.Settings{}, nil},
+		{"all taken", rr, givenOf(SettingM, SettingRRComposition), votefile.Settings{}, nil},
+		{"another kind's", rr, givenOf(SettingSigma2), votefile.Settings{},
+			&SettingUse{Setting: SettingSigma2, Takes: rr.Takes, Input: votefile.ManyClasses, TakenBy: []votefile.MechanismName{votefile.GNMax, votefile.ConfidentGNMax}}},
+		{"needed", conf, givenOf(SettingSigma2, SettingSigma1), votefile.Settings{}, &SettingUse{Setting: SettingThreshold, Missing: true}},
+		{"needed, stated", conf, givenOf(SettingSigma1, SettingThreshold, SettingTargetDelta), votefile.Settings{Sigma2: &sigma}, nil},
+		{"needed, not the caller's", conf, func(Setting) (bool, bool) { return false, false }, votefile.Settings{}, nil},
 	} {
 		got := tc.info.CheckSettings(tc.given, tc.stated)
 		switch {
 		case (got == nil) != (tc.want == nil):
 			t.Errorf("%s: CheckSettings = %+v, want %+v", tc.name, got, tc.want)
 		case got == nil:
-		case got.Name != tc.want.Name || got.Missing != tc.want.Missing || !got.Missing && (got.Input != tc.want.Input || !slices.Equal(got.TakenBy, tc.want.TakenBy)):
+		case got.Setting != tc.want.Setting || got.Missing != tc.want.Missing || !got.Missing && (got.Input != tc.want.Input || !slices.Equal(got.TakenBy, tc.want.TakenBy)):
 			t.Errorf("%s: CheckSettings = %+v, want %+v", tc.name, got, tc.want)
 		}
 	}

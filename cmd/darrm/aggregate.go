@@ -154,7 +154,7 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, i
 			return spec, mech, rel, err
 		}
 		fs := cmd.Flags()
-		if slices.Contains(info.Takes, "target-eps") {
+		if slices.Contains(info.Takes, ensemble.SettingTargetEps) {
 			rel.Teachers = votefile.TeacherGuarantee{Source: votefile.FromFlags}
 		} else if rel.Teachers, err = ensemble.ReleaseTeachers(in.Meta(), cli.Given(fs, "eps", f.Eps), cli.Given(fs, "Delta", f.Delta)); err != nil {
 			return spec, mech, rel, fmt.Errorf("%s: %w (--eps, --Delta)", input, err)
@@ -187,7 +187,7 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, i
 func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo, mech mechanisms, k int, input string, t votefile.TeacherGuarantee) (gamma.Resolved, error) {
 	line := f.stated(cmd)
 	eps := "--eps"
-	if slices.Contains(info.Takes, "target-eps") {
+	if slices.Contains(info.Takes, ensemble.SettingTargetEps) {
 		oneVote := accountant.OneVote
 		line.Relation, line.Eps = &oneVote, nil
 		switch fs := cmd.Flags(); {

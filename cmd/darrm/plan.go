@@ -63,8 +63,8 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		return cli.Usagef("--votes scores the plans of confident-gnmax and gnmax (--classes); %s is planned without them", info.Name)
 	}
 	if !doc.Chosen {
-		for _, n := range info.Needs {
-			if n != "delta" && !fs.Changed(n) {
+		for _, s := range info.Needs {
+			if n := settingFlags[s]; s != ensemble.SettingTargetDelta && !fs.Changed(n) {
 				return cli.Usagef("%s needs --%s to count the queries it fits (or --queries to plan it)", info.Name, n)
 			}
 		}
@@ -110,7 +110,7 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 
 // planError says a library error in terms of the flags.
 func (f *planFlags) planError(err error) error {
-	return cli.AsUsage(flagError(err, map[string]string{"laplace scale": "--laplace-scale", "min-precision": "--min-precision", "votes K": "--votes: K", "votes classes": "--votes: classes", "votes queries": "--votes: queries"}))
+	return cli.AsUsage(flagError(err, withFlags(budgetFlags, map[string]string{"laplace scale": "--laplace-scale", "min-precision": "--min-precision", "votes K": "--votes: K", "votes classes": "--votes: classes", "votes queries": "--votes: queries"})))
 }
 
 // request returns the plan's request from the flags, and the mechanism.
