@@ -28,7 +28,7 @@ func TestRead(t *testing.T) {
 		{"class indices", "0,1,2,2\n2,2,1,0\n", Options{Classes: 3}, true, LayoutVotes, 4, 3, false, ""},
 		{"the header says counts", countsHead + "3,1,0\n", Options{}, true, LayoutCounts, 4, 3, false, ""},
 		{"the header says class indices", classesHead + "0,1,2,2\n", Options{}, true, LayoutVotes, 4, 3, false, ""},
-		{"counts against the header", classesHead + "0,1,2,2\n", Options{Layout: LayoutCounts}, false, 0, 0, 0, false, "--input-format counts contradicts the metadata header of v.csv, which states layout votes (class indices)"},
+		{"counts against the header", classesHead + "0,1,2,2\n", Options{Layout: LayoutCounts}, false, 0, 0, 0, false, "Options.Layout = counts contradicts the metadata header of v.csv, which states layout votes (class indices)"},
 		{"classes against the header", countsHead + "3,1,0\n", Options{Classes: 5}, false, 0, 0, 0, false, "v.csv: the ensemble's classes: 5 given"},
 		{"an archive from a stream", "PK\x03\x04", Options{Array: "votes"}, false, 0, 0, 0, false, "an .npz archive is read from a file"},
 	} {

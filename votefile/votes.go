@@ -88,7 +88,7 @@ func open(r io.Reader, name string, format Format) (*voteFile, error) {
 	} else if format == FormatNPY {
 		return nil, &FormatError{File: name, Msg: "not a NumPy file: it does not start with NumPy's magic string \\x93NUMPY"}
 	} else if bytes.HasPrefix(start, zipMagic) {
-		return nil, &FormatError{File: name, Msg: "a zip archive, as NumPy's .npz is: name the array to read in it (--array NAME)"}
+		return nil, adviceError(name, advise("a zip archive, as NumPy's .npz is: name the array to read in it (%v)", Hint{OptionArray, "NAME"}))
 	}
 	line, err := vr.nextNonBlank()
 	if err == io.EOF {
@@ -332,11 +332,15 @@ func blank(b []byte) bool {
 }
 
 func (r *voteReader) errorf(col int, format string, args ...any) *FormatError {
+	a := advise(format, args...)
 	if r.array {
 		// An array's queries are no lines of the file.
-		return &FormatError{File: r.name, Msg: fmt.Sprintf("query %d: ", r.line) + fmt.Sprintf(format, args...)}
+		a.text = fmt.Sprintf("query %d: ", r.line) + a.text
+		return adviceError(r.name, a)
 	}
-	return &FormatError{File: r.name, Line: r.line, Column: col, Msg: fmt.Sprintf(format, args...)}
+	e := adviceError(r.name, a)
+	e.Line, e.Column = r.line, col
+	return e
 }
 
 // settle fixes K from the first data row, which has n votes.
