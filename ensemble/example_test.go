@@ -127,7 +127,7 @@ func ExampleMechanism_New() {
 		if info, _ := ensemble.LookupMechanism(name, votefile.TwoClass); info.Gamma {
 			continue // darrm and darrm-one-vote need a gamma: see ExampleNewDaRRM
 		}
-		m := ensemble.Mechanism{Name: name, RRComposition: accountant.RRComposition(params.Delta), RRDeltaPrime: accountant.DefaultDeltaPrime}
+		m := ensemble.Mechanism{Name: name, RR: accountant.Composition{Method: accountant.RRComposition(params.Delta), DeltaPrime: accountant.DefaultDeltaPrime}}
 		agg, label, err := m.New(ctx, params, ensemble.Options{})
 		if err != nil {
 			log.Fatal(err)

@@ -198,9 +198,8 @@ type Mechanism struct {
 	// cache").
 	Gamma       gamma.Gamma
 	GammaSource string
-	// RRComposition and RRDeltaPrime give rr's p_const (NewRR).
-	RRComposition accountant.Method
-	RRDeltaPrime  float64
+	// RR is the composition that gives rr's p_const (NewRR).
+	RR accountant.Composition
 	// GNMaxSearch picks two-class gnmax's sigma (NewGNMax).
 	GNMaxSearch accountant.GNMaxSearch
 	// GNMax holds the multi-class gnmax's sigma2 and confident-gnmax's
@@ -262,11 +261,11 @@ func buildOneVoteDaRRM(ctx context.Context, m Mechanism, p constraints.Problem, 
 }
 
 func buildRR(ctx context.Context, m Mechanism, p constraints.Problem, _ int, opts Options) (Labeler, string, error) {
-	r, err := NewRR(ctx, p, m.RRComposition, m.RRDeltaPrime, opts)
+	r, err := NewRR(ctx, p, m.RR.Method, m.RR.DeltaPrime, opts)
 	if err != nil {
 		return nil, "", err
 	}
-	return r, fmt.Sprintf("randomized response with p_const = %.6g (Algorithm 7, Lemma B.1.1, %v composition)", r.PConst(), m.RRComposition), nil
+	return r, fmt.Sprintf("randomized response with p_const = %.6g (Algorithm 7, Lemma B.1.1, %v composition)", r.PConst(), m.RR.Method), nil
 }
 
 func buildSubsample(ctx context.Context, m Mechanism, p constraints.Problem, _ int, opts Options) (Labeler, string, error) {

@@ -23,7 +23,7 @@ func TestMechanismNew(t *testing.T) {
 	}{
 		{Mechanism{Name: "darrm", Gamma: optGamma(t, p), GammaSource: "the fixture"}, "DaRRM with the fixture"},
 		{Mechanism{Name: "subsample"}, "majority of 3 of the 11 teachers"},
-		{Mechanism{Name: "rr", RRComposition: accountant.General, RRDeltaPrime: 1e-5}, "general composition"},
+		{Mechanism{Name: "rr", RR: accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5}}, "general composition"},
 		{Mechanism{Name: "gnmax", GNMaxSearch: accountant.GNMaxGrid}, "(grid search)"},
 		{Mechanism{Name: "darrm-one-vote", Gamma: oneVoteGamma(t, p), GammaSource: "gamma_opt"}, "DaRRM in the one-vote relation with gamma_opt"},
 	} {
@@ -98,7 +98,7 @@ func TestRegistry(t *testing.T) {
 	ctx := context.Background()
 	f := func(x float64) *float64 { return &x }
 	for _, info := range Registry() {
-		m := Mechanism{Name: info.Name, Input: info.Input, RRComposition: accountant.General, RRDeltaPrime: 1e-5,
+		m := Mechanism{Name: info.Name, Input: info.Input, RR: accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5},
 			GNMax: accountant.ConfidentGNMax{Sigma2: 40, Noise: accountant.DiscreteNoise}, LNMax: accountant.LNMax{Scale: 20}}
 		p, classes := constraints.New(11, 3, 0.1, 1e-5), 3
 		switch {

@@ -14,8 +14,8 @@ import (
 // m = 1). The gamma's source: SettingPrior, the prior of gamma_opt
 // (optimal.Source.Prior); SettingGamma, a gamma given (Mechanism.Gamma);
 // SettingNoSolve, the cache only (optimal.Source.CacheOnly). The
-// Mechanism's: SettingRRComposition and SettingRRDeltaPrime
-// (RRComposition, RRDeltaPrime); SettingGNMaxSearch (GNMaxSearch);
+// Mechanism's: SettingRRComposition and SettingRRDeltaPrime (RR's Method
+// and DeltaPrime); SettingGNMaxSearch (GNMaxSearch);
 // SettingThreshold, SettingSigma1 and SettingSigma2 (GNMax);
 // SettingLaplaceScale (LNMax.Scale).
 type Setting int

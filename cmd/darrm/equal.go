@@ -89,7 +89,7 @@ func sourceGamma(cmd *cobra.Command, src optimal.Source, explain func(error) err
 // over each of f.Queries queries (plan.Candidates, plan.CompareAtTotals).
 func (f *solveFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, src optimal.Source, coeffs []float64, actuals []gamma.Actual) ([]report.SolveEqual, error) {
 	base := plan.Request{Budget: f.Totals.budget(),
-		Mechanism: ensemble.Mechanism{RRComposition: f.RRComp.For(p.Delta), RRDeltaPrime: f.RRDelta},
+		Mechanism: ensemble.Mechanism{RR: rrComposition(f.RRComp, f.RRDelta, p.Delta)},
 		Options:   ensemble.Options{Workers: f.Workers}, Gamma: sourceGamma(cmd, src, func(err error) error { return err })}
 	cs := plan.Candidates(base, p.Problem, cmd.Flags().Changed("delta"))
 	var out []report.SolveEqual
@@ -108,7 +108,7 @@ func (f *solveFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, src optim
 // as darrm plan plans it, and simulated on the same teachers and seed
 // (plan.SimulateAtTotals).
 func (f *simulateFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, names []votefile.MechanismName, mech mechanisms, teachers []float64) ([]report.SimEqual, error) {
-	base := plan.Request{Mechanism: ensemble.Mechanism{RRComposition: mech.RRComp.For(p.Delta), RRDeltaPrime: mech.RRDelta, GNMaxSearch: mech.GNMaxSearch},
+	base := plan.Request{Mechanism: ensemble.Mechanism{RR: rrComposition(mech.RRComp, mech.RRDelta, p.Delta), GNMaxSearch: mech.GNMaxSearch},
 		Budget: f.Totals.budget(), Options: ensemble.Options{Workers: f.Workers}}
 	rs := make([]plan.Request, len(names))
 	for i, n := range names {

@@ -173,7 +173,7 @@ func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.Mechanis
 			return r, info, err
 		}
 	}
-	r.Mechanism.RRComposition, r.Mechanism.RRDeltaPrime, r.Mechanism.GNMaxSearch = f.RRComp.For(r.Problem.Delta), f.RRDelta, f.GNMaxSearch
+	r.Mechanism.RR, r.Mechanism.GNMaxSearch = rrComposition(f.RRComp, f.RRDelta, r.Problem.Delta), f.GNMaxSearch
 	if fs.Changed("filter") {
 		if err := accountant.CheckFilter(f.Filter, r.Budget.Guarantee); err != nil {
 			return r, info, cli.AsUsage(flagError(err, nil))
