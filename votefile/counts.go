@@ -226,8 +226,8 @@ func (r *classReader) Layout() Layout {
 	return LayoutVotes
 }
 
-// ManyClasses returns true.
-func (r *classReader) ManyClasses() bool { return true }
+// Input returns ManyClasses.
+func (r *classReader) Input() Input { return ManyClasses }
 
 // HasHeader reports whether the CSV file has a header row.
 func (r *classReader) HasHeader() bool { return r.header }

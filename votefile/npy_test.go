@@ -184,8 +184,8 @@ func TestNPYReader(t *testing.T) {
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("counts %v, want %v", got, tc.want)
 			}
-			if r.K() != tc.k || r.Format() != FormatNPY || !r.ManyClasses() {
-				t.Errorf("K = %d, format %v, many classes %v: want K = %d, npy", r.K(), r.Format(), r.ManyClasses(), tc.k)
+			if r.K() != tc.k || r.Format() != FormatNPY || r.Input() != ManyClasses {
+				t.Errorf("K = %d, format %v, many classes %v: want K = %d, npy", r.K(), r.Format(), r.Input() == ManyClasses, tc.k)
 			}
 		})
 	}

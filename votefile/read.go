@@ -123,7 +123,7 @@ func (vf *voteFile) read(opts Options) (Reader, []Note, error) {
 	name, m := vf.vr.name, vf.vr.meta
 	counts := opts.Layout == LayoutCounts
 	var notes []Note
-	if !counts && opts.Classes == 0 && !vf.ManyClasses() {
+	if !counts && opts.Classes == 0 && !vf.manyClasses() {
 		layout, err := vf.detectLayout(readOptions{Header: opts.Header, ID: opts.ID, K: opts.K})
 		if err != nil {
 			return nil, nil, err

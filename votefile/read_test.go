@@ -47,8 +47,8 @@ func TestRead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if in.ManyClasses() != tc.many || in.Layout() != tc.layout || in.K() != tc.k || in.Classes() != tc.c {
-				t.Errorf("read as many = %v, %v, K = %d, C = %d; want %v, %v, %d, %d", in.ManyClasses(), in.Layout(), in.K(), in.Classes(), tc.many, tc.layout, tc.k, tc.c)
+			if (in.Input() == ManyClasses) != tc.many || in.Layout() != tc.layout || in.K() != tc.k || in.Classes() != tc.c {
+				t.Errorf("read as many = %v, %v, K = %d, C = %d; want %v, %v, %d, %d", in.Input() == ManyClasses, in.Layout(), in.K(), in.Classes(), tc.many, tc.layout, tc.k, tc.c)
 			}
 			if got := len(notes) > 0; got != tc.note {
 				t.Errorf("notes %v, want a note: %v", notes, tc.note)

@@ -88,7 +88,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		return err
 	}
 	defer file.Close()
-	info, err := ensemble.LookupMechanism(f.Mechanism, votefile.InputOf(in))
+	info, err := ensemble.LookupMechanism(f.Mechanism, in.Input())
 	if err != nil {
 		return cli.Usagef("--%v (multi-class votes: --input-format counts, --classes C, or a metadata header that states them)", err)
 	}

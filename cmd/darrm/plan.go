@@ -200,7 +200,7 @@ func (f *planFlags) proxy(cmd *cobra.Command, r plan.Request) (plan.Proxy, strin
 	}
 	defer closer.Close()
 	name := cli.InputName(f.Votes)
-	if !in.ManyClasses() {
+	if in.Input() == votefile.TwoClass {
 		return plan.Proxy{}, "", cli.Usagef("--votes %s holds 0/1 votes: confident-gnmax is planned on class counts or indices (--classes, --input-format counts)", name)
 	}
 	p, err := plan.ReadProxy(in, name)
