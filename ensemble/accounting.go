@@ -7,13 +7,10 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// Budget is a total privacy budget that limits one release.
+// Budget is a total privacy budget that limits one release, with the
+// number of queries it allows.
 type Budget struct {
-	accountant.Guarantee
-	// Method is the composition the budget is held to, with slack
-	// DeltaPrime.
-	Method     accountant.Method
-	DeltaPrime float64
+	accountant.Budget
 	// MaxQueries is the number of queries the budget allows:
 	// accountant.Unlimited when the teachers' cap is within it.
 	MaxQueries int
@@ -21,19 +18,19 @@ type Budget struct {
 
 // Accounting is the privacy of a release, computed for every mechanism
 // alike: the per-query guarantee, the teacher-level cap on every total
-// (or why there is none), the slack of the totals' composition, and the
-// budget, if any, that limits the queries answered.
+// (or why there is none), the composition of the totals, and the budget,
+// if any, that limits the queries answered.
 type Accounting struct {
-	PerQuery   Privacy
-	Cap        *accountant.Cap
-	CapNote    string
-	DeltaPrime float64
-	Budget     *Budget
+	PerQuery    Privacy
+	Cap         *accountant.Cap
+	CapNote     string
+	Composition accountant.Composition
+	Budget      *Budget
 }
 
 // NewAccounting returns the accounting of a release of per-query
 // guarantee priv from the ensemble that b states (its cap, votefile.Binding.Cap),
-// with slack deltaPrime, under budget (nil: none) by composition method.
+// with the slack of composition c, under budget (nil: none) held by c.
 // The queries' parameters are fixed before the release, so the budget is
 // held by the tightest composition valid for them
 // (accountant.MaxRunSteps: the exact composition of a described
@@ -41,8 +38,12 @@ type Accounting struct {
 // optimal composition, a mechanism that knows points of its privacy
 // profile (Privacy.Profile) by the tightest of them
 // (accountant.MaxStepsProfile).
-func NewAccounting(priv Privacy, b votefile.Binding, deltaPrime float64, budget *accountant.Guarantee, method accountant.Method) (Accounting, error) {
-	a := Accounting{PerQuery: priv, DeltaPrime: deltaPrime}
+func NewAccounting(priv Privacy, b votefile.Binding, c accountant.Composition, budget *accountant.Guarantee) (Accounting, error) {
+	a := Accounting{PerQuery: priv, Composition: c}
+	if err := c.Validate(); err != nil {
+		return a, err
+	}
+	method, deltaPrime := c.Method, c.DeltaPrime
 	var err error
 	if a.Cap, a.CapNote, err = b.Cap(deltaPrime); err != nil {
 		return a, fmt.Errorf("teachers' cap: %w", err)
@@ -57,7 +58,7 @@ func NewAccounting(priv Privacy, b votefile.Binding, deltaPrime float64, budget 
 		if err != nil {
 			return a, fmt.Errorf("budget: %w", err)
 		}
-		a.Budget = &Budget{Guarantee: *budget, Method: method, DeltaPrime: deltaPrime, MaxQueries: limit}
+		a.Budget = &Budget{Budget: accountant.Budget{Guarantee: *budget, Composition: c}, MaxQueries: limit}
 	}
 	return a, nil
 }
@@ -85,18 +86,19 @@ func (a Accounting) Totals(labels int) []accountant.Total {
 	if a.Budget != nil {
 		budget = &a.Budget.Guarantee
 	}
-	out := accountant.Totals(a.PerQuery.Guarantee, labels, a.DeltaPrime)
+	deltaPrime := a.Composition.DeltaPrime
+	out := accountant.Totals(a.PerQuery.Guarantee, labels, deltaPrime)
 	if s := a.PerQuery.Step(); s.Kind != accountant.ApproxSpend {
 		// The curves' totals at the budget's δ, else at δ'.
-		delta := a.DeltaPrime
+		delta := deltaPrime
 		if budget != nil && budget.Delta > 0 {
 			delta = budget.Delta
 		}
-		if all, err := accountant.ComposeRun(s, labels, delta, a.DeltaPrime, accountant.ImprovedConversion); err == nil {
+		if all, err := accountant.ComposeRun(s, labels, delta, deltaPrime, accountant.ImprovedConversion); err == nil {
 			out = all
 		}
 	}
-	if t, ok := accountant.ProfileTotal(a.PerQuery.Guarantee, a.PerQuery.Profile, labels, a.DeltaPrime); ok {
+	if t, ok := accountant.ProfileTotal(a.PerQuery.Guarantee, a.PerQuery.Profile, labels, deltaPrime); ok {
 		out = append(out, t)
 	}
 	for i := range out {

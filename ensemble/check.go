@@ -2,7 +2,6 @@ package ensemble
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/votefile"
@@ -15,7 +14,7 @@ import (
 // non-private teachers only for such votes (votefile.Stated.Calibrated).
 func Calibrated(meta *votefile.Meta) bool {
 	for _, r := range registry {
-		if r.Input == meta.Input() && r.Relation == meta.Relation && (slices.Contains(r.Needs, "eps") || slices.Contains(r.Takes, "eps")) {
+		if r.Input == meta.Input() && r.Relation == meta.Relation && r.takes(SettingEps) {
 			return true
 		}
 	}
@@ -65,8 +64,8 @@ func ReleaseTeachers(meta *votefile.Meta, eps, delta *float64) (votefile.Teacher
 // from them needs an asserted partition that keeps it
 // (votefile.PartitionRules).
 func ReleaseBinding(in votefile.Reader, agg Labeler, partition votefile.Partition) (votefile.Binding, error) {
-	if twoClass(agg) == in.ManyClasses() {
-		return votefile.Binding{}, fmt.Errorf("the %s aggregator labels %v, but the vote file is read as %v", agg.Name(), inputOf(agg), votefile.InputOf(in))
+	if inputOf(agg) != in.Input() {
+		return votefile.Binding{}, fmt.Errorf("the %s aggregator labels %v, but the vote file is read as %v", agg.Name(), inputOf(agg), in.Input())
 	}
 	priv := agg.Privacy()
 	s := votefile.Stated{By: fmt.Sprintf("the %s mechanism", agg.Name()), K: agg.K(), Classes: agg.Classes(), Relation: &priv.Relation,

@@ -128,7 +128,7 @@ func ExampleMechanism_New() {
 		if info, _ := ensemble.LookupMechanism(name, votefile.TwoClass); info.Gamma {
 			continue // darrm and darrm-one-vote need a gamma: see ExampleNewDaRRM
 		}
-		m := ensemble.Mechanism{Name: name, RRComposition: accountant.RRComposition(params.Delta), RRDeltaPrime: accountant.DefaultDeltaPrime}
+		m := ensemble.Mechanism{Name: name, RR: accountant.Composition{Method: accountant.RRComposition(params.Delta), DeltaPrime: accountant.DefaultDeltaPrime}}
 		agg, label, err := m.New(ctx, params, ensemble.Options{})
 		if err != nil {
 			log.Fatal(err)
@@ -219,8 +219,7 @@ func ExampleRelease() {
 		Problem:       params,
 		Gamma:         optimal.Source{Cache: gammas, Prior: gamma.UniformPrior()},
 		Budget:        &accountant.Guarantee{Eps: 1, Delta: 1e-3},
-		Method:        accountant.Simple,
-		DeltaPrime:    1e-5,
+		Composition:   accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5},
 		Ledger:        led,
 		LedgerOptions: state,
 		Sink:          ensemble.LabelSink{Path: filepath.Join(dir, "labels.csv"), Format: votefile.FormatCSV},

@@ -27,39 +27,46 @@ type MechanismInfo struct {
 	// problem (GammaProblem), or one given (Mechanism.Gamma).
 	Gamma bool
 	// Needs are the settings it cannot go without, Takes those it may be
-	// given besides, each named as darrm aggregate's flag.
-	Needs, Takes []string
-	// Example is the settings of an example release, as darrm aggregate's
-	// flags (the rest comes from the votes and their header).
-	Example string
+	// given besides.
+	Needs, Takes []Setting
+	// Example is the settings of an example release (the rest comes from
+	// the votes and their header).
+	Example []SettingValue
 	build   func(ctx context.Context, m Mechanism, p constraints.Problem, classes int, opts Options) (Labeler, string, error)
 }
 
 // twoClassSettings are the settings of every two-class mechanism, whose
 // per-query target is (m·eps, delta) for teachers (eps, Delta)-DP.
-func twoClassSettings(more ...string) []string {
-	return append([]string{"m", "eps", "Delta", "delta"}, more...)
+func twoClassSettings(more ...Setting) []Setting {
+	return append([]Setting{SettingM, SettingEps, SettingDelta, SettingTargetDelta}, more...)
 }
 
 // oneVoteSettings are the settings of a two-class mechanism in the
 // one-vote relation whose per-query target is the release's own
-// (target-eps, delta): its teachers need no guarantee.
-func oneVoteSettings(more ...string) []string {
-	return append([]string{"target-eps", "delta"}, more...)
+// (target eps, delta): its teachers need no guarantee.
+func oneVoteSettings(more ...Setting) []Setting {
+	return append([]Setting{SettingTargetEps, SettingTargetDelta}, more...)
 }
+
+// exampleM is the example of a two-class mechanism in the
+// private-teachers relation: m = 3.
+var exampleM = []SettingValue{{SettingM, "3"}}
 
 // registry holds every mechanism a release can use: one entry each.
 var registry = []MechanismInfo{
-	{Name: votefile.DaRRM, Relation: accountant.PrivateTeachers, Gamma: true, Takes: twoClassSettings("prior", "gamma", "no-solve"), Example: "--m 3", build: buildDaRRM},
-	{Name: votefile.Subsample, Relation: accountant.PrivateTeachers, Takes: twoClassSettings(), Example: "--m 3", build: buildSubsample},
-	{Name: votefile.DSub, Relation: accountant.PrivateTeachers, PureTeachers: true, Takes: twoClassSettings(), Example: "--m 3", build: buildSubsample},
-	{Name: votefile.RR, Relation: accountant.PrivateTeachers, Takes: twoClassSettings("rr-composition", "rr-delta-prime"), Example: "--m 3", build: buildRR},
-	{Name: votefile.GNMax, Relation: accountant.OneVote, Takes: twoClassSettings("gnmax-search"), Example: "--m 3", build: buildGNMax},
-	{Name: votefile.DaRRMOneVote, Relation: accountant.OneVote, Gamma: true, Takes: oneVoteSettings("prior", "gamma", "no-solve"), Example: "--target-eps 0.3 --delta 1e-5", build: buildOneVoteDaRRM},
-	{Name: votefile.GNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []string{"sigma2", "delta"}, Example: "--sigma2 40 --delta 1e-5", build: buildClassGNMax},
-	{Name: votefile.ConfidentGNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []string{"threshold", "sigma1", "sigma2", "delta"},
-		Example: "--threshold 200 --sigma1 150 --sigma2 40 --delta 1e-5", build: buildClassGNMax},
-	{Name: votefile.LNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []string{"laplace-scale"}, Example: "--laplace-scale 20", build: buildLNMax},
+	{Name: votefile.DaRRM, Relation: accountant.PrivateTeachers, Gamma: true, Takes: twoClassSettings(SettingPrior, SettingGamma, SettingNoSolve), Example: exampleM, build: buildDaRRM},
+	{Name: votefile.Subsample, Relation: accountant.PrivateTeachers, Takes: twoClassSettings(), Example: exampleM, build: buildSubsample},
+	{Name: votefile.DSub, Relation: accountant.PrivateTeachers, PureTeachers: true, Takes: twoClassSettings(), Example: exampleM, build: buildSubsample},
+	{Name: votefile.RR, Relation: accountant.PrivateTeachers, Takes: twoClassSettings(SettingRRComposition, SettingRRDeltaPrime), Example: exampleM, build: buildRR},
+	{Name: votefile.GNMax, Relation: accountant.OneVote, Takes: twoClassSettings(SettingGNMaxSearch), Example: exampleM, build: buildGNMax},
+	{Name: votefile.DaRRMOneVote, Relation: accountant.OneVote, Gamma: true, Takes: oneVoteSettings(SettingPrior, SettingGamma, SettingNoSolve),
+		Example: []SettingValue{{SettingTargetEps, "0.3"}, {SettingTargetDelta, "1e-5"}}, build: buildOneVoteDaRRM},
+	{Name: votefile.GNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []Setting{SettingSigma2, SettingTargetDelta},
+		Example: []SettingValue{{SettingSigma2, "40"}, {SettingTargetDelta, "1e-5"}}, build: buildClassGNMax},
+	{Name: votefile.ConfidentGNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []Setting{SettingThreshold, SettingSigma1, SettingSigma2, SettingTargetDelta},
+		Example: []SettingValue{{SettingThreshold, "200"}, {SettingSigma1, "150"}, {SettingSigma2, "40"}, {SettingTargetDelta, "1e-5"}}, build: buildClassGNMax},
+	{Name: votefile.LNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []Setting{SettingLaplaceScale},
+		Example: []SettingValue{{SettingLaplaceScale, "20"}}, build: buildLNMax},
 }
 
 // GammaProblem returns the problem whose noise function info samples when
@@ -127,12 +134,12 @@ func LookupMechanism(name votefile.MechanismName, in votefile.Input) (MechanismI
 // take it, or one that the mechanism needs and did not get
 // (MechanismInfo.CheckSettings).
 type SettingUse struct {
-	Name string // as MechanismInfo.Needs and Takes name it
+	Setting Setting
 	// Missing is true for a setting the mechanism needs and did not get;
 	// otherwise the setting was given and the mechanism does not take it.
 	Missing bool
 	// Takes are the settings the mechanism takes, those it needs first.
-	Takes []string
+	Takes []Setting
 	// TakenBy names the mechanisms that take the setting, and Input is the
 	// kind of votes of the first registered one: not the mechanism's when
 	// the setting belongs to mechanisms of the other kind of votes.
@@ -143,32 +150,40 @@ type SettingUse struct {
 // CheckSettings returns the first setting of a registered mechanism that
 // the caller gave and info does not take, else the first that info needs
 // and neither the caller nor stated (a label file's header) gives; nil
-// when there is none. given says whether the caller gave the setting
-// name, and whether the caller has it at all: a setting it has no way to
-// give is never asked for.
-func (info MechanismInfo) CheckSettings(given func(name string) (set, known bool), stated votefile.Settings) *SettingUse {
-	takes := append(slices.Clone(info.Needs), info.Takes...)
+// when there is none. given says whether the caller gave the setting,
+// and whether the caller has it at all: a setting it has no way to give
+// is never asked for.
+func (info MechanismInfo) CheckSettings(given func(Setting) (set, known bool), stated votefile.Settings) *SettingUse {
+	takes := info.settings()
 	for _, r := range registry {
-		for _, name := range append(slices.Clone(r.Needs), r.Takes...) {
-			if set, _ := given(name); !set || slices.Contains(takes, name) {
+		for _, s := range r.settings() {
+			if set, _ := given(s); !set || slices.Contains(takes, s) {
 				continue
 			}
-			u := &SettingUse{Name: name, Takes: takes, Input: r.Input}
+			u := &SettingUse{Setting: s, Takes: takes, Input: r.Input}
 			for _, o := range registry {
-				if (slices.Contains(o.Needs, name) || slices.Contains(o.Takes, name)) && !slices.Contains(u.TakenBy, o.Name) {
+				if o.takes(s) && !slices.Contains(u.TakenBy, o.Name) {
 					u.TakenBy = append(u.TakenBy, o.Name)
 				}
 			}
 			return u
 		}
 	}
-	for _, name := range info.Needs {
-		if set, known := given(name); known && !set && !stated.Has(name) {
-			return &SettingUse{Name: name, Missing: true, Takes: takes}
+	for _, s := range info.Needs {
+		if set, known := given(s); known && !set && !s.statedIn(stated) {
+			return &SettingUse{Setting: s, Missing: true, Takes: takes}
 		}
 	}
 	return nil
 }
+
+// settings returns the settings info takes, those it needs first.
+func (info MechanismInfo) settings() []Setting {
+	return append(slices.Clone(info.Needs), info.Takes...)
+}
+
+// takes reports whether info needs or takes s.
+func (info MechanismInfo) takes(s Setting) bool { return slices.Contains(info.settings(), s) }
 
 // Mechanism names an aggregator and holds the settings of the one it
 // names; the others are ignored.
@@ -184,9 +199,8 @@ type Mechanism struct {
 	// cache").
 	Gamma       gamma.Gamma
 	GammaSource string
-	// RRComposition and RRDeltaPrime give rr's p_const (NewRR).
-	RRComposition accountant.Method
-	RRDeltaPrime  float64
+	// RR is the composition that gives rr's p_const (NewRR).
+	RR accountant.Composition
 	// GNMaxSearch picks two-class gnmax's sigma (NewGNMax).
 	GNMaxSearch noisymax.GNMaxSearch
 	// GNMax holds the multi-class gnmax's sigma2 and confident-gnmax's
@@ -248,11 +262,11 @@ func buildOneVoteDaRRM(ctx context.Context, m Mechanism, p constraints.Problem, 
 }
 
 func buildRR(ctx context.Context, m Mechanism, p constraints.Problem, _ int, opts Options) (Labeler, string, error) {
-	r, err := NewRR(ctx, p, m.RRComposition, m.RRDeltaPrime, opts)
+	r, err := NewRR(ctx, p, m.RR.Method, m.RR.DeltaPrime, opts)
 	if err != nil {
 		return nil, "", err
 	}
-	return r, fmt.Sprintf("randomized response with p_const = %.6g (Algorithm 7, Lemma B.1.1, %v composition)", r.PConst(), m.RRComposition), nil
+	return r, fmt.Sprintf("randomized response with p_const = %.6g (Algorithm 7, Lemma B.1.1, %v composition)", r.PConst(), m.RR.Method), nil
 }
 
 func buildSubsample(ctx context.Context, m Mechanism, p constraints.Problem, _ int, opts Options) (Labeler, string, error) {

@@ -24,7 +24,7 @@ func TestMechanismNew(t *testing.T) {
 	}{
 		{Mechanism{Name: "darrm", Gamma: optGamma(t, p), GammaSource: "the fixture"}, "DaRRM with the fixture"},
 		{Mechanism{Name: "subsample"}, "majority of 3 of the 11 teachers"},
-		{Mechanism{Name: "rr", RRComposition: accountant.General, RRDeltaPrime: 1e-5}, "general composition"},
+		{Mechanism{Name: "rr", RR: accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5}}, "general composition"},
 		{Mechanism{Name: "gnmax", GNMaxSearch: noisymax.GNMaxGrid}, "(grid search)"},
 		{Mechanism{Name: "darrm-one-vote", Gamma: oneVoteGamma(t, p), GammaSource: "gamma_opt"}, "DaRRM in the one-vote relation with gamma_opt"},
 	} {
@@ -99,7 +99,7 @@ func TestRegistry(t *testing.T) {
 	ctx := context.Background()
 	f := func(x float64) *float64 { return &x }
 	for _, info := range Registry() {
-		m := Mechanism{Name: info.Name, Input: info.Input, RRComposition: accountant.General, RRDeltaPrime: 1e-5,
+		m := Mechanism{Name: info.Name, Input: info.Input, RR: accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5},
 			GNMax: noisymax.ConfidentGNMax{Sigma2: 40, Noise: noisymax.DiscreteNoise}, LNMax: noisymax.LNMax{Scale: 20}}
 		p, classes := constraints.New(11, 3, 0.1, 1e-5), 3
 		switch {
@@ -123,7 +123,7 @@ func TestRegistry(t *testing.T) {
 		if got, err := LookupMechanism(info.Name, info.Input); err != nil || got.Name != info.Name || got.Input != info.Input {
 			t.Errorf("lookup of %s on %v: %+v, %v", info.Name, info.Input, got, err)
 		}
-		if len(info.Needs)+len(info.Takes) == 0 || info.Example == "" {
+		if len(info.Needs)+len(info.Takes) == 0 || len(info.Example) == 0 {
 			t.Errorf("%s on %v: no settings or no example", info.Name, info.Input)
 		}
 	}
@@ -133,8 +133,8 @@ func TestRegistry(t *testing.T) {
 	if _, err := LookupMechanism("lnmax", votefile.TwoClass); err == nil || !strings.Contains(err.Error(), "lnmax labels multi-class votes") {
 		t.Errorf("lnmax on two-class votes: %v", err)
 	}
-	if s := (votefile.Settings{Sigma2: f(1)}); !s.Has("sigma2") || s.Has("sigma1") {
-		t.Error("Settings.Has")
+	if s := (votefile.Settings{Sigma2: f(1)}); !SettingSigma2.statedIn(s) || SettingSigma1.statedIn(s) || SettingTargetDelta.statedIn(s) {
+		t.Error("Setting.statedIn")
 	}
 }
 
@@ -156,7 +156,7 @@ func TestAccounting(t *testing.T) {
 		{"the cap within the budget", capped, &accountant.Guarantee{Eps: 2, Delta: 1e-3}, -1, true},
 		{"no header: no cap", unstated, &accountant.Guarantee{Eps: 2, Delta: 1e-3}, 6, false},
 	} {
-		a, err := NewAccounting(step, tc.b, 1e-5, tc.budget, accountant.Simple)
+		a, err := NewAccounting(step, tc.b, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5}, tc.budget)
 		if err != nil || a.Limit() != tc.limit || (a.Cap != nil) != tc.cap || (a.Cap == nil) == (a.CapNote == "") {
 			t.Errorf("%s: limit %d, cap %v (%q), %v", tc.name, a.Limit(), a.Cap, a.CapNote, err)
 			continue
@@ -169,7 +169,7 @@ func TestAccounting(t *testing.T) {
 			t.Errorf("%s: 100 labels total %+v", tc.name, simple)
 		}
 	}
-	if _, err := NewAccounting(step, capped, 1e-5, &accountant.Guarantee{Eps: -1}, accountant.Simple); err == nil || !strings.Contains(err.Error(), "budget") {
+	if _, err := NewAccounting(step, capped, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5}, &accountant.Guarantee{Eps: -1}); err == nil || !strings.Contains(err.Error(), "budget") {
 		t.Errorf("a negative budget: %v", err)
 	}
 }
@@ -215,31 +215,31 @@ func TestCheckSettings(t *testing.T) {
 		}
 		return info
 	}
-	givenOf := func(set ...string) func(string) (bool, bool) {
-		return func(name string) (bool, bool) { return slices.Contains(set, name), true }
+	givenOf := func(set ...Setting) func(Setting) (bool, bool) {
+		return func(s Setting) (bool, bool) { return slices.Contains(set, s), true }
 	}
 	sigma := 3.0
 	rr, conf := lookup(votefile.RR, votefile.TwoClass), lookup(votefile.ConfidentGNMax, votefile.ManyClasses)
 	for _, tc := range []struct {
 		name   string
 		info   MechanismInfo
-		given  func(string) (bool, bool)
+		given  func(Setting) (bool, bool)
 		stated votefile.Settings
 		want   *SettingUse
 	}{
-		{"all taken", rr, givenOf("m", "rr-composition"), votefile.Settings{}, nil},
-		{"another kind's", rr, givenOf("sigma2"), votefile.Settings{},
-			&SettingUse{Name: "sigma2", Takes: rr.Takes, Input: votefile.ManyClasses, TakenBy: []votefile.MechanismName{votefile.GNMax, votefile.ConfidentGNMax}}},
-		{"needed", conf, givenOf("sigma2", "sigma1"), votefile.Settings{}, &SettingUse{Name: "threshold", Missing: true}},
-		{"needed, stated", conf, givenOf("sigma1", "threshold", "delta"), votefile.Settings{Sigma2: &sigma}, nil},
-		{"needed, not the caller's", conf, func(string) (bool, bool) { return false, false }, votefile.Settings{}, nil},
+		{"all taken", rr, givenOf(SettingM, SettingRRComposition), votefile.Settings{}, nil},
+		{"another kind's", rr, givenOf(SettingSigma2), votefile.Settings{},
+			&SettingUse{Setting: SettingSigma2, Takes: rr.Takes, Input: votefile.ManyClasses, TakenBy: []votefile.MechanismName{votefile.GNMax, votefile.ConfidentGNMax}}},
+		{"needed", conf, givenOf(SettingSigma2, SettingSigma1), votefile.Settings{}, &SettingUse{Setting: SettingThreshold, Missing: true}},
+		{"needed, stated", conf, givenOf(SettingSigma1, SettingThreshold, SettingTargetDelta), votefile.Settings{Sigma2: &sigma}, nil},
+		{"needed, not the caller's", conf, func(Setting) (bool, bool) { return false, false }, votefile.Settings{}, nil},
 	} {
 		got := tc.info.CheckSettings(tc.given, tc.stated)
 		switch {
 		case (got == nil) != (tc.want == nil):
 			t.Errorf("%s: CheckSettings = %+v, want %+v", tc.name, got, tc.want)
 		case got == nil:
-		case got.Name != tc.want.Name || got.Missing != tc.want.Missing || !got.Missing && (got.Input != tc.want.Input || !slices.Equal(got.TakenBy, tc.want.TakenBy)):
+		case got.Setting != tc.want.Setting || got.Missing != tc.want.Missing || !got.Missing && (got.Input != tc.want.Input || !slices.Equal(got.TakenBy, tc.want.TakenBy)):
 			t.Errorf("%s: CheckSettings = %+v, want %+v", tc.name, got, tc.want)
 		}
 	}

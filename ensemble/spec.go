@@ -38,11 +38,9 @@ type ReleaseSpec struct {
 	// it.
 	Gamma optimal.Source
 	// Budget, if not nil, limits the queries answered. It is held by
-	// composition Method with slack DeltaPrime, which also give the totals
-	// (NewAccounting).
-	Budget     *accountant.Guarantee
-	Method     accountant.Method
-	DeltaPrime float64
+	// Composition, whose slack also gives the totals (NewAccounting).
+	Budget      *accountant.Guarantee
+	Composition accountant.Composition
 	// Ledger, if not "", is the ledger file charged for the release
 	// (ledger.OpenRun, with LedgerOptions): bound to the votes, charged
 	// per query before the labels leave; what it allows may lower the
@@ -153,7 +151,7 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 		return fail(StepBinding, err)
 	}
 	step := out.Aggregator.Privacy().Step()
-	if out.Accounting, err = NewAccounting(out.Aggregator.Privacy(), out.Binding, s.DeltaPrime, s.Budget, s.Method); err != nil {
+	if out.Accounting, err = NewAccounting(out.Aggregator.Privacy(), out.Binding, s.Composition, s.Budget); err != nil {
 		return fail(StepAccounting, err)
 	}
 	limit, sink := out.Accounting.Limit(), s.Sink

@@ -83,7 +83,7 @@ type Compared struct {
 // (EqualTotals) and measures the noise function of each that fits at its
 // plan's parameters (gamma.Measure, under the prior's coefficients and the
 // actual distributions).
-func CompareAtTotals(ctx context.Context, cs []Candidate, budget accountant.Guarantee, queries int, coeffs []float64, actuals []gamma.Actual) ([]Compared, error) {
+func CompareAtTotals(ctx context.Context, cs []Candidate, budget accountant.Budget, queries int, coeffs []float64, actuals []gamma.Actual) ([]Compared, error) {
 	rs := make([]Request, len(cs))
 	for i, c := range cs {
 		rs[i] = c.Request
@@ -140,7 +140,7 @@ type Simulated struct {
 // (EqualTotals) and simulates each that fits at its plan's parameters, on
 // the same teachers' probabilities p and seed (ensemble.Simulate, n
 // queries).
-func SimulateAtTotals(ctx context.Context, rs []Request, budget accountant.Guarantee, queries int, p []float64, n int, seed uint64) ([]Simulated, error) {
+func SimulateAtTotals(ctx context.Context, rs []Request, budget accountant.Budget, queries int, p []float64, n int, seed uint64) ([]Simulated, error) {
 	eqs, err := EqualTotals(ctx, rs, budget, queries)
 	if err != nil {
 		return nil, err

@@ -25,7 +25,7 @@ import (
 // solve --compare --budget-eps prints the same table.
 func ExampleCompareAtTotals() {
 	ctx := context.Background()
-	budget := accountant.Guarantee{Eps: 4, Delta: 1e-5}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-5}, Composition: accountant.Composition{Method: accountant.Optimal, DeltaPrime: accountant.DefaultDeltaPrime}}
 	// gamma_opt of the one-vote relation, for every prior, certified as
 	// sampled (as optimal.Solve returns it).
 	src := func(ctx context.Context, p constraints.Problem) (gamma.Gamma, error) {
@@ -36,7 +36,7 @@ func ExampleCompareAtTotals() {
 		g, _, err = gamma.Certify(ctx, p, g, gamma.VerifyOptions{})
 		return g, err
 	}
-	base := plan.Request{Budget: budget, Method: accountant.Optimal, DeltaPrime: accountant.DefaultDeltaPrime, Gamma: src}
+	base := plan.Request{Budget: budget, Gamma: src}
 	cs := plan.Candidates(base, constraints.NewOneVote(11, budget.Eps, 1e-5), true)
 	right, err := gamma.ParseActual("0.75")
 	if err != nil {

@@ -32,12 +32,10 @@ type Request struct {
 	DefaultDelta bool
 	// Classes is the number of classes (2 for two-class votes).
 	Classes int
-	// Budget is the total (ε, δ); Method and DeltaPrime the composition
-	// of the per-query guarantee that aggregate --budget-eps holds it to
-	// beside the mechanism's curves (accountant.MaxRunSteps).
-	Budget     accountant.Guarantee
-	Method     accountant.Method
-	DeltaPrime float64
+	// Budget is the total (ε, δ) and the composition of the per-query
+	// guarantee that aggregate --budget-eps holds it to beside the
+	// mechanism's curves (accountant.MaxRunSteps).
+	Budget accountant.Budget
 	// Filter is the ledger's filter for a run charged to a new ledger of
 	// this budget: accountant.ZCDPFilter or accountant.Simple; nil: the
 	// filter of a new ledger unless one is chosen (ledger.DefaultFilter).
@@ -119,7 +117,7 @@ func build(ctx context.Context, r Request) (built, error) {
 	}
 	priv := agg.Privacy()
 	b := votefile.Binding{K: agg.K(), Relation: priv.Relation, Teachers: priv.Teachers}
-	acc, err := ensemble.NewAccounting(priv, b, r.DeltaPrime, &r.Budget, r.Method)
+	acc, err := ensemble.NewAccounting(priv, b, r.Budget.Composition, &r.Budget.Guarantee)
 	if err != nil {
 		return built{}, err
 	}
@@ -141,8 +139,8 @@ func fits(ctx context.Context, r Request, queries int) (bool, error) {
 		return false, err
 	}
 	priv := agg.Privacy()
-	ok, err := accountant.RunFits(priv.Step(), queries, r.Budget, r.Method, r.DeltaPrime)
-	if err != nil || ok || r.Method != accountant.Optimal || len(priv.Profile) == 0 {
+	ok, err := accountant.RunFits(priv.Step(), queries, r.Budget.Guarantee, r.Budget.Method, r.Budget.DeltaPrime)
+	if err != nil || ok || r.Budget.Method != accountant.Optimal || len(priv.Profile) == 0 {
 		return ok, err
 	}
 	b, err := build(ctx, r)
@@ -158,7 +156,7 @@ func (b built) runQueries() int { return b.acc.Budget.MaxQueries }
 // filter (accountant.MaxFilterSteps). A budget that fits no query is an
 // error that says the smallest one that fits one.
 func Queries(ctx context.Context, r Request) (Count, error) {
-	if err := CheckBudget(r.Budget); err != nil {
+	if err := r.Budget.Validate(); err != nil {
 		return Count{}, err
 	}
 	b, err := build(ctx, r)
@@ -167,13 +165,13 @@ func Queries(ctx context.Context, r Request) (Count, error) {
 	}
 	c := Count{Run: b.runQueries(), PerQuery: b.agg.Privacy().Guarantee, Label: b.label}
 	if c.Run == 0 {
-		return c, noFit(b, r.Budget, 1)
+		return c, noFit(b, r.Budget.Guarantee, 1)
 	}
-	if c.Total, err = within(b, c.Run, r.Budget); err != nil {
+	if c.Total, err = within(b, c.Run, r.Budget.Guarantee); err != nil {
 		return c, err
 	}
 	step := b.agg.Privacy().Step()
-	c.Filter = ledger.DefaultFilter(b.binding, r.Budget)
+	c.Filter = ledger.DefaultFilter(b.binding, r.Budget.Guarantee)
 	if r.Filter != nil {
 		c.Filter = *r.Filter
 	}
@@ -181,7 +179,7 @@ func Queries(ctx context.Context, r Request) (Count, error) {
 		c.LedgerNote = err.Error()
 		return c, nil
 	}
-	if c.Ledger, err = accountant.MaxFilterSteps(c.Filter, accountant.Sequence{}, step, r.Budget); err != nil {
+	if c.Ledger, err = accountant.MaxFilterSteps(c.Filter, accountant.Sequence{}, step, r.Budget.Guarantee); err != nil {
 		return c, fmt.Errorf("plan: ledger (%v): %w", c.Filter, err)
 	}
 	if c.Ledger > 0 {
@@ -189,7 +187,7 @@ func Queries(ctx context.Context, r Request) (Count, error) {
 		if err != nil {
 			return c, err
 		}
-		if c.LedgerTotal, _, err = accountant.FilterTotal(c.Filter, seq, r.Budget); err != nil {
+		if c.LedgerTotal, _, err = accountant.FilterTotal(c.Filter, seq, r.Budget.Guarantee); err != nil {
 			return c, err
 		}
 	}
@@ -236,16 +234,4 @@ func fitWords(k int) string {
 		return "1 query fits"
 	}
 	return fmt.Sprintf("%d queries fit", k)
-}
-
-// CheckBudget checks a total budget: ε > 0 and finite, δ in [0, 1); a
-// bad value is an *accountant.ParamError naming budget-eps or budget-delta.
-func CheckBudget(g accountant.Guarantee) error {
-	if !(g.Eps > 0) || math.IsInf(g.Eps, 0) {
-		return &accountant.ParamError{Name: "budget-eps", Value: g.Eps, Rule: "must be > 0 and finite"}
-	}
-	if !(g.Delta >= 0 && g.Delta < 1) {
-		return &accountant.ParamError{Name: "budget-delta", Value: g.Delta, Rule: "must be in [0, 1)"}
-	}
-	return nil
 }

@@ -32,12 +32,13 @@ type Equal struct {
 // response and Gaussian noise like zCDP, and their totals over 100 queries
 // can differ eightfold (docs/transfer.md, "Which bound wins": 7.80 for
 // DaRRM against 0.985 for GNMax by exact composition). Each
-// request's own Budget is replaced by budget. A mechanism that nothing
+// request's own Budget, its total and composition, is replaced by
+// budget. A mechanism that nothing
 // fits is reported in its Equal; any other error ends the comparison.
-func EqualTotals(ctx context.Context, rs []Request, budget accountant.Guarantee, queries int) ([]Equal, error) {
+func EqualTotals(ctx context.Context, rs []Request, budget accountant.Budget, queries int) ([]Equal, error) {
 	// A bad budget is an error of the comparison, not a budget that
 	// nothing fits.
-	if err := CheckBudget(budget); err != nil {
+	if err := budget.Validate(); err != nil {
 		return nil, err
 	}
 	out := make([]Equal, len(rs))

@@ -20,7 +20,7 @@ import (
 // to the one budget given, whatever budget its request held before.
 func TestEqualTotals(t *testing.T) {
 	ctx := context.Background()
-	budget := accountant.Guarantee{Eps: 4, Delta: 1e-5}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-5}, Composition: accountant.Composition{Method: accountant.Optimal, DeltaPrime: accountant.DefaultDeltaPrime}}
 	teachers := constraints.Problem{K: 11, M: 1, Eps: 0.07, Delta: 1e-8}
 	oneVote := request(votefile.DaRRMOneVote, votefile.TwoClass, constraints.NewOneVote(11, 1, 0), 2, 1, 0)
 	gnmax := request(votefile.GNMax, votefile.ManyClasses, constraints.Problem{K: 11, TargetDelta: 1e-5}, 2, 1, 0)
@@ -30,9 +30,6 @@ func TestEqualTotals(t *testing.T) {
 	sub.DefaultDelta = true
 	lnmax := request(votefile.LNMax, votefile.ManyClasses, constraints.Problem{K: 11}, 2, 1, 0)
 	rs := []Request{oneVote, gnmax, rr, sub, lnmax}
-	for i := range rs {
-		rs[i].Method = accountant.Optimal
-	}
 	// moreTeachers is m 5% more generous, within its range [1, K] (a plan
 	// below K whose neighbour would pass K is checked at K).
 	moreTeachers := func(r Request) Request {
@@ -73,7 +70,7 @@ func TestEqualTotals(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Q %d %s: %v", q, name, err)
 			}
-			if c.Run < q || !c.Total.Guarantee.Within(budget) {
+			if c.Run < q || !c.Total.Guarantee.Within(budget.Guarantee) {
 				t.Errorf("Q %d %s: %s = %v releases %d queries, total %v: want >= %d within %v", q, name, pl.Parameter, pl.Value, c.Run, c.Total.Guarantee, q, budget)
 			}
 			if pl.AtLimit {
@@ -90,13 +87,13 @@ func TestEqualTotals(t *testing.T) {
 		}
 	}
 	for _, bad := range []accountant.Guarantee{{Eps: -1, Delta: 1e-5}, {Eps: math.NaN(), Delta: 1e-5}, {Eps: 1, Delta: 1}} {
-		if _, err := EqualTotals(ctx, rs, bad, 10); !asParam(err, new(interface{ Param() (string, any, string) })) {
+		if _, err := EqualTotals(ctx, rs, accountant.Budget{Guarantee: bad, Composition: budget.Composition}, 10); !asParam(err, new(interface{ Param() (string, any, string) })) {
 			t.Errorf("budget %v: err %v, want a ParamError", bad, err)
 		}
 	}
 	// A budget that fits not one query of RR at m = 1 is that mechanism's
 	// answer, beside the others' plans.
-	plans, err := EqualTotals(ctx, []Request{rr, oneVote}, accountant.Guarantee{Eps: 0.001, Delta: 1e-5}, 1)
+	plans, err := EqualTotals(ctx, []Request{rr, oneVote}, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 0.001, Delta: 1e-5}, Composition: accountant.Composition{Method: accountant.Optimal, DeltaPrime: accountant.DefaultDeltaPrime}}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,8 +118,8 @@ func TestTwoClass(t *testing.T) {
 		{votefile.DaRRMOneVote, false, constraints.NewOneVote(11, 0.30000000000000004, 0), false},
 		{votefile.DaRRMOneVote, true, constraints.NewOneVote(11, 0.30000000000000004, 1e-5), false},
 	} {
-		r := TwoClass(Request{Method: accountant.Optimal}, c.name, p, c.given)
-		if r.Problem != c.want || r.DefaultDelta != c.wantDefault || r.Mechanism.Name != c.name || r.Mechanism.Input != votefile.TwoClass || r.Classes != 2 || r.Method != accountant.Optimal {
+		r := TwoClass(Request{Budget: accountant.Budget{Composition: accountant.Composition{Method: accountant.Optimal}}}, c.name, p, c.given)
+		if r.Problem != c.want || r.DefaultDelta != c.wantDefault || r.Mechanism.Name != c.name || r.Mechanism.Input != votefile.TwoClass || r.Classes != 2 || r.Budget.Method != accountant.Optimal {
 			t.Errorf("TwoClass(%s, delta given %v) = %+v", c.name, c.given, r)
 		}
 	}

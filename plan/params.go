@@ -69,7 +69,7 @@ func knobOf(r Request, queries int, ratio float64) (knob, error) {
 	inv := func(x float64) float64 { return 1 / x }
 	// A zCDP guess for a Gaussian scale: the slope the budget allows,
 	// shared by the queries.
-	rho := zcdpBudget(r.Budget)
+	rho := zcdpBudget(r.Budget.Guarantee)
 	switch name := r.Mechanism.Name; {
 	case r.Mechanism.Input == votefile.TwoClass && name == votefile.DaRRMOneVote:
 		return knob{name: "target-eps", set: func(r *Request, x float64) { r.Problem.Eps, r.Problem.M = x, 1 }, value: id, max: math.Inf(1), guess: r.Budget.Eps / float64(queries)}, nil
@@ -143,7 +143,7 @@ func Parameters(ctx context.Context, r Request, queries int) (Plan, error) {
 // search returns the most generous value of Parameters, with
 // confident-gnmax's σ1/σ2 ratio, unverified (verify).
 func search(ctx context.Context, r Request, queries int, ratio float64) (Plan, error) {
-	if err := CheckBudget(r.Budget); err != nil {
+	if err := r.Budget.Validate(); err != nil {
 		return Plan{}, err
 	}
 	if queries < 1 {
@@ -167,7 +167,7 @@ func search(ctx context.Context, r Request, queries int, ratio float64) (Plan, e
 			if berr != nil {
 				return Plan{}, berr
 			}
-			return Plan{}, noFit(b, r.Budget, queries)
+			return Plan{}, noFit(b, r.Budget.Guarantee, queries)
 		}
 		return Plan{}, err
 	}

@@ -43,9 +43,8 @@ func request(name votefile.MechanismName, in votefile.Input, p constraints.Probl
 	return Request{
 		Mechanism: ensemble.Mechanism{Name: name, Input: in, GNMax: noisymax.ConfidentGNMax{Noise: noisymax.DiscreteNoise}},
 		Problem:   p, Classes: classes,
-		Budget: accountant.Guarantee{Eps: eps, Delta: delta},
-		Method: accountant.General, DeltaPrime: accountant.DefaultDeltaPrime,
-		Gamma: oneVoteOpt,
+		Budget: accountant.Budget{Guarantee: accountant.Guarantee{Eps: eps, Delta: delta}, Composition: accountant.Composition{Method: accountant.General, DeltaPrime: accountant.DefaultDeltaPrime}},
+		Gamma:  oneVoteOpt,
 	}
 }
 
@@ -91,7 +90,7 @@ func TestParameters(t *testing.T) {
 			if pl.Parameter != tc.param {
 				t.Errorf("planned %s, want %s", pl.Parameter, tc.param)
 			}
-			if pl.Count.Run < tc.queries || !pl.Count.Total.Guarantee.Within(tc.r.Budget) {
+			if pl.Count.Run < tc.queries || !pl.Count.Total.Guarantee.Within(tc.r.Budget.Guarantee) {
 				t.Errorf("%s = %v: %d queries, total %v: want >= %d within %v", pl.Parameter, pl.Value, pl.Count.Run, pl.Count.Total.Guarantee, tc.queries, tc.r.Budget)
 			}
 			if !pl.AtLimit && pl.NeighbourRun >= tc.queries {

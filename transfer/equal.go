@@ -13,11 +13,9 @@ import (
 )
 
 // EqualParams is the protocol of a comparison at equal totals: one total
-// budget over each number of queries Q, held by a composition method.
+// budget over each number of queries Q, held by its composition.
 type EqualParams struct {
-	Budget     accountant.Guarantee
-	Method     accountant.Method
-	DeltaPrime float64
+	Budget accountant.Budget
 	// Delta is GNMax's per-query delta (> 0); darrm-one-vote and RR are
 	// pure.
 	Delta   float64
@@ -53,7 +51,7 @@ func RunEqual(ctx context.Context, test *datasets.Dataset, t *Teachers, p EqualP
 		return nil, fmt.Errorf("transfer: %w", err)
 	}
 	k := t.NonPrivate.Config.K
-	base := plan.Request{Budget: p.Budget, Method: p.Method, DeltaPrime: p.DeltaPrime, Gamma: plan.GammaSource(opt)}
+	base := plan.Request{Budget: p.Budget, Gamma: plan.GammaSource(opt)}
 	rs := plan.OneVote(base, k, p.Delta)
 	votes := t.NonPrivate.Votes(test)
 	var out []EqualResult

@@ -27,7 +27,7 @@ func TestRunEqual(t *testing.T) {
 		g, _, err = gamma.Certify(ctx, p, g, gamma.VerifyOptions{})
 		return g, err
 	}
-	p := EqualParams{Budget: accountant.Guarantee{Eps: 4, Delta: 1e-5}, Method: accountant.Optimal, DeltaPrime: accountant.DefaultDeltaPrime,
+	p := EqualParams{Budget: accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-5}, Composition: accountant.Composition{Method: accountant.Optimal, DeltaPrime: accountant.DefaultDeltaPrime}},
 		Delta: 1e-5, Queries: []int{10, 100}, Redraws: 3, Seed: 1}
 	res, err := RunEqual(ctx, b.Test, tt, p, opt)
 	if err != nil {
@@ -36,7 +36,7 @@ func TestRunEqual(t *testing.T) {
 	if len(res) != len(p.Queries)*len(EqualMechanisms) {
 		t.Fatalf("%d results, want %d", len(res), len(p.Queries)*len(EqualMechanisms))
 	}
-	base := plan.Request{Budget: p.Budget, Method: p.Method, DeltaPrime: p.DeltaPrime, Gamma: opt}
+	base := plan.Request{Budget: p.Budget, Gamma: opt}
 	for i, r := range res {
 		q := p.Queries[i/len(EqualMechanisms)]
 		if r.Mechanism != EqualMechanisms[i%len(EqualMechanisms)] || r.Queries != q || r.Plan.NoFit != nil {
@@ -53,14 +53,14 @@ func TestRunEqual(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.Run < q || !c.Total.Guarantee.Within(p.Budget) {
+		if c.Run < q || !c.Total.Guarantee.Within(p.Budget.Guarantee) {
 			t.Errorf("Q %d %s: %d queries fit, total %v: want >= %d within %v", q, r.Mechanism, c.Run, c.Total.Guarantee, q, p.Budget)
 		}
 		if !(r.AccuracyMean >= 0 && r.AccuracyMean <= 1 && r.AccuracyStd >= 0) {
 			t.Errorf("Q %d %s: accuracy %v ± %v", q, r.Mechanism, r.AccuracyMean, r.AccuracyStd)
 		}
 	}
-	if _, err := RunEqual(ctx, b.Test, tt, EqualParams{Budget: p.Budget, Method: p.Method, DeltaPrime: p.DeltaPrime, Delta: 1e-5, Queries: []int{121}, Redraws: 1}, opt); err == nil {
+	if _, err := RunEqual(ctx, b.Test, tt, EqualParams{Budget: p.Budget, Delta: 1e-5, Queries: []int{121}, Redraws: 1}, opt); err == nil {
 		t.Error("121 queries of 120 public images: no error")
 	}
 }

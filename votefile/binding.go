@@ -56,7 +56,12 @@ type TeacherGuarantee struct {
 type TeachersError struct {
 	Field, Header, Given, By string
 	Rule                     string
+	// Advice are the hints Rule gives (Advised).
+	Advice []Hint
 }
+
+// Hints returns the hints the rule gives.
+func (e *TeachersError) Hints() []Hint { return e.Advice }
 
 func (e *TeachersError) Error() string {
 	what := "the teachers' " + e.Field
@@ -229,8 +234,9 @@ func checkAsserted(b Binding, s Stated) error {
 	}
 	for _, rule := range PartitionRules() {
 		if rule.Relation == b.Relation && !rule.Holds {
-			return &TeachersError{Field: "partition", By: s.By, Rule: fmt.Sprintf("the vote file has no metadata header, so nothing says how the teachers' data were split, and the %v relation holds only on %s shares: assert it (--partition keyed-hash) or put the ensemble's metadata header on the vote file's first line",
-				b.Relation, strings.Join(holding(b.Relation), " or "))}
+			a := advise("the vote file has no metadata header, so nothing says how the teachers' data were split, and the %v relation holds only on %s shares: assert it (%v) or put the ensemble's metadata header on the vote file's first line",
+				b.Relation, strings.Join(holding(b.Relation), " or "), Hint{OptionPartition, KeyedHash.String()})
+			return &TeachersError{Field: "partition", By: s.By, Rule: a.text, Advice: a.hints}
 		}
 	}
 	return nil

@@ -17,7 +17,7 @@ import (
 func TestCheck(t *testing.T) {
 	// As ensemble's registry answers: two-class GNMax is calibrated to a
 	// teachers' guarantee, no multi-class mechanism.
-	twoClass := func(m *Meta) bool { return !m.ManyClasses() }
+	twoClass := func(m *Meta) bool { return m.Input() == TwoClass }
 	f := func(x float64) *float64 { return &x }
 	r := func(x accountant.Relation) *accountant.Relation { return &x }
 	private := statedMeta(5, 1, 1e-5)

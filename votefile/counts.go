@@ -139,7 +139,7 @@ func (f *voteFile) Classes(opts classOptions) (*classReader, error) {
 		return nil, &FormatError{File: name, Msg: "no metadata header: say whether the rows are vote counts or class indices (and C)"}
 	case inputClasses:
 		if opts.Classes < 2 {
-			return nil, &FormatError{File: name, Msg: fmt.Sprintf("a file of class indices needs the number of classes C >= 2 (--classes), got %d", opts.Classes)}
+			return nil, adviceError(name, advise("a file of class indices needs the number of classes C >= 2 (%v), got %d", Hint{OptionClasses, ""}, opts.Classes))
 		}
 	case inputCounts:
 	default:
@@ -151,7 +151,7 @@ func (f *voteFile) Classes(opts classOptions) (*classReader, error) {
 	}
 	if f.npy == nil && opts.TeachersInRows {
 		if opts.Input != inputClasses || f.vr.format != FormatCSV {
-			return nil, &FormatError{File: name, Msg: "--teachers-in-rows reads class labels (--classes C) of a NumPy array or a CSV file, one row per teacher"}
+			return nil, adviceError(name, advise("%v reads class labels (%v) of a NumPy array or a CSV file, one row per teacher", teachersInRows, Hint{OptionClasses, "C"}))
 		}
 		var err error
 		if mr.npy, err = mr.csvMatrix(f.first); err != nil {
@@ -198,12 +198,12 @@ func (r *classReader) checkRows(line []byte) error {
 	if int64(r.k) <= rows {
 		return nil
 	}
-	flag := "give --teachers-in-rows"
+	flag := advise("give %v", teachersInRows)
 	if r.format == FormatJSONL {
-		flag = "write a row per query (--teachers-in-rows reads CSV and NumPy)"
+		flag = advise("write a row per query (%v reads CSV and NumPy)", teachersInRows)
 	}
-	return r.lr.errorf(0, "%d class labels a row, K = %d teachers, but the file's %d bytes hold about %d rows of this one's length: more teachers than queries looks like a row per teacher, teachers x queries (PATE's layout): %s (or state K, --K %d, if %d teachers did vote)",
-		r.k, r.k, r.opts.Size, rows, flag, r.k, r.k)
+	return r.lr.errorf(0, "%d class labels a row, K = %d teachers, but the file's %d bytes hold about %d rows of this one's length: more teachers than queries looks like a row per teacher, teachers x queries (PATE's layout): %s (or state K, %v, if %d teachers did vote)",
+		r.k, r.k, r.opts.Size, rows, flag, statedK(r.k), r.k)
 }
 
 // String returns "counts" or "class indices".
@@ -226,8 +226,8 @@ func (r *classReader) Layout() Layout {
 	return LayoutVotes
 }
 
-// ManyClasses returns true.
-func (r *classReader) ManyClasses() bool { return true }
+// Input returns ManyClasses.
+func (r *classReader) Input() Input { return ManyClasses }
 
 // HasHeader reports whether the CSV file has a header row.
 func (r *classReader) HasHeader() bool { return r.header }
@@ -310,14 +310,15 @@ func (r *classReader) valueRule() string {
 
 // labelsHint is what an error on counts that do not add up adds: the
 // rows may be class labels, one per teacher.
-func (r *classReader) labelsHint() string {
+func (r *classReader) labelsHint() advice {
+	classes := Hint{OptionClasses, "C"}
 	if r.lr.meta != nil {
-		return ""
+		return advice{}
 	}
 	if r.npy != nil {
-		return "; if the array holds class labels, one per teacher, give --classes C (with --teachers-in-rows for teachers x queries, the layout of PATE's published votes)"
+		return advise("; if the array holds class labels, one per teacher, give %v (with %v for teachers x queries, the layout of PATE's published votes)", classes, teachersInRows)
 	}
-	return "; if the rows hold class labels, one per teacher, give --classes C"
+	return advise("; if the rows hold class labels, one per teacher, give %v", classes)
 }
 
 // wholeNumber parses a count: a non-negative decimal integer of at most 9
@@ -468,7 +469,7 @@ func (r *classReader) settle() error {
 		if r.opts.K > 0 {
 			r.k = r.opts.K
 		} else if r.k < 1 {
-			return r.lr.errorf(0, "counts sum to 0: no teacher voted (if teachers abstained, state K: --K, or the metadata header)")
+			return r.lr.errorf(0, "counts sum to 0: no teacher voted (if teachers abstained, state K: %v, or the metadata header)", Hint{OptionK, ""})
 		}
 	} else {
 		r.c = r.opts.Classes
@@ -492,7 +493,7 @@ func (r *classReader) count() error {
 		case r.opts.K > 0 && sum > r.k:
 			return r.lr.errorf(0, "counts sum to %d, more than K = %d teachers%s", sum, r.k, r.stated())
 		case r.opts.K == 0 && sum != r.k:
-			return r.lr.errorf(0, "counts sum to %d, want K = %d%s (a row may sum to fewer, teachers abstaining, when K is stated: --K, or the metadata header)%s", sum, r.k, r.source(), r.labelsHint())
+			return r.lr.errorf(0, "counts sum to %d, want K = %d%s (a row may sum to fewer, teachers abstaining, when K is stated: %v, or the metadata header)%s", sum, r.k, r.source(), Hint{OptionK, ""}, r.labelsHint())
 		}
 		r.abstained += int64(r.k - sum)
 		copy(r.q.Counts, r.vals)

@@ -111,7 +111,7 @@ func (d *detector) csv(f *voteFile, first []byte) (Layout, error) {
 	})
 	switch {
 	case counts && idVotes:
-		return LayoutVotes, &FormatError{File: d.name, Msg: "its first rows read both as an id followed by 0/1 votes and as vote counts (one column per class, every row with the same total): say which, by declaring the id column (--id yes) for votes, or the layout (--input-format counts) for counts"}
+		return LayoutVotes, adviceError(d.name, advise("its first rows read both as an id followed by 0/1 votes and as vote counts (one column per class, every row with the same total): say which, by declaring the id column (%v) for votes, or the layout (%v) for counts", Hint{OptionID, "yes"}, Hint{OptionLayout, "counts"}))
 	case counts && d.evident(rows, off):
 		return LayoutCounts, nil
 	}
@@ -254,22 +254,22 @@ func isNumber(b []byte) bool {
 
 // countsHint is what an error on a value b that is no vote adds when b is
 // a whole number above 1: the file may hold counts, or class indices.
-func countsHint(b []byte) string {
+func countsHint(b []byte) advice {
 	if n, ok := number(b); !ok || n < 2 {
-		return ""
+		return advice{}
 	}
-	return " (if the rows are vote counts, one column per class, read the file as counts: --input-format counts; class indices of more classes: --classes C)"
+	return advise(" (if the rows are vote counts, one column per class, read the file as counts: %v; class indices of more classes: %v)", Hint{OptionLayout, "counts"}, Hint{OptionClasses, "C"})
 }
 
 // rowHint is countsHint for a row of fields: the hint of its first value
 // above 1.
-func rowHint(fs []csvField) string {
+func rowHint(fs []csvField) advice {
 	for _, f := range fs {
-		if h := countsHint(f.b); h != "" {
+		if h := countsHint(f.b); h.text != "" {
 			return h
 		}
 	}
-	return ""
+	return advice{}
 }
 
 func allOf(fs [][]byte, ok func([]byte) bool) bool {

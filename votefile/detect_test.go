@@ -77,7 +77,7 @@ func TestDetectLayout(t *testing.T) {
 		got, err := detect(t, tc.data, tc.opts)
 		var fe *FormatError
 		switch {
-		case tc.want == refuse && (!errors.As(err, &fe) || !strings.Contains(err.Error(), "--id yes") || !strings.Contains(err.Error(), "--input-format counts")):
+		case tc.want == refuse && (!errors.As(err, &fe) || !strings.Contains(err.Error(), "Options.ID = yes") || !strings.Contains(err.Error(), "Options.Layout = counts")):
 			t.Errorf("%s: %v, %v; want it refused, saying how to say which", tc.name, got, err)
 		case tc.want != refuse && (err != nil || got.String() != tc.want):
 			t.Errorf("%s: %v, %v; want %s", tc.name, got, err, tc.want)

@@ -43,10 +43,10 @@ func ExampleRead_counts() {
 	for in.Next() {
 		fmt.Println(in.Query().Counts)
 	}
-	fmt.Println(in.ManyClasses(), in.Layout(), "K =", in.K(), in.Err())
+	fmt.Println(in.Input(), in.Layout(), "K =", in.K(), in.Err())
 	// Output:
 	// counts.csv holds vote counts, one column per class: read as counts
 	// [200 30 20]
 	// [10 230 10]
-	// true counts K = 250 <nil>
+	// multi-class votes counts K = 250 <nil>
 }

@@ -135,7 +135,18 @@ type FormatError struct {
 	Line   int
 	Column int
 	Msg    string
+	// Advice are the hints Msg gives (Advised).
+	Advice []Hint
 }
+
+// adviceError returns the *FormatError of file whose message a says,
+// with its hints.
+func adviceError(file string, a advice) *FormatError {
+	return &FormatError{File: file, Msg: a.text, Advice: a.hints}
+}
+
+// Hints returns the hints the message gives.
+func (e *FormatError) Hints() []Hint { return e.Advice }
 
 func (e *FormatError) Error() string {
 	if e.Column > 0 {

@@ -42,17 +42,6 @@ func (s Settings) named() [][2]string {
 		{"laplace-scale", num(s.LaplaceScale)}, {"noise", noise}}
 }
 
-// Has reports whether s holds the setting name (threshold, sigma1,
-// sigma2, laplace-scale or noise).
-func (s Settings) Has(name string) bool {
-	for _, n := range s.named() {
-		if n[0] == name {
-			return n[1] != ""
-		}
-	}
-	return false
-}
-
 // GNMax returns the GNMax-family parameters the settings give, with
 // noise (Papernot et al. 2018): a threshold step when they have sigma1,
 // which must be > 0; the parameters' own checks (Validate) follow. A bad

@@ -264,7 +264,7 @@ func (m *Meta) Validate() error {
 	if !validClasses(m.Classes) {
 		return headerErr("classes", m.Classes, "must be in [2, %d] (at most as many classes as a row of counts can hold)", MaxClasses)
 	}
-	if m.K < 1 || (m.K%2 == 0 && !m.ManyClasses()) {
+	if m.K < 1 || (m.K%2 == 0 && m.Input() == TwoClass) {
 		return headerErr("K", m.K, "must be odd and >= 1 for two-class votes (the majority of an even number of votes can tie), >= 1 for counts or more classes")
 	}
 	if m.Layout < 0 || int(m.Layout) >= len(layoutEnum.List) {
@@ -349,15 +349,12 @@ func (g *TeacherGroup) validate(at string, m *Meta) error {
 	return nil
 }
 
-// ManyClasses reports whether the file is for the many-class mechanisms
-// (ensemble.ClassGNMax, ensemble.LNMax): counts, or votes among more than two classes. Two-class
-// votes (0 or 1) are DaRRM's and its baselines'.
-func (m *Meta) ManyClasses() bool { return m.Layout != LayoutVotes || m.Classes != 2 }
-
-// Input returns the kind of votes the header heads: ManyClasses when
-// ManyClasses reports so, else TwoClass.
+// Input returns the kind of votes the header heads: ManyClasses, for the
+// many-class mechanisms (ensemble.ClassGNMax, ensemble.LNMax), for counts
+// or votes among more than two classes; else TwoClass, 0/1 votes, DaRRM's
+// and its baselines'.
 func (m *Meta) Input() Input {
-	if m.ManyClasses() {
+	if m.Layout != LayoutVotes || m.Classes != 2 {
 		return ManyClasses
 	}
 	return TwoClass

@@ -46,7 +46,7 @@ func IsNPY(b []byte) bool { return bytes.HasPrefix(b, npyMagic) }
 // openNPYFile opens the NumPy file vr reads.
 func openNPYFile(vr *voteReader) (*voteFile, error) {
 	if vr.format != FormatAuto && vr.format != FormatNPY {
-		return nil, &FormatError{File: vr.name, Msg: fmt.Sprintf("a NumPy file, not %v (leave out --input-format, or give npy)", vr.format)}
+		return nil, adviceError(vr.name, advise("a NumPy file, not %v (leave out %v, or give npy)", vr.format, Hint{OptionFormat, ""}))
 	}
 	a, err := openNPY(vr.br, vr.name, 2)
 	if err != nil {
@@ -275,11 +275,11 @@ func (a *npyArray) truncated(err error, q int) error {
 }
 
 func (a *npyArray) errorf(format string, args ...any) error {
-	msg := fmt.Sprintf(format, args...)
+	msg := advise(format, args...)
 	if a.vr.format == FormatNPY {
-		msg = "NumPy file: " + msg
+		msg.text = "NumPy file: " + msg.text
 	}
-	return &FormatError{File: a.vr.name, Msg: msg}
+	return adviceError(a.vr.name, msg)
 }
 
 // value returns the j-th value of a query's bytes b: whole is false for
@@ -362,21 +362,21 @@ func (r *classReader) parseNPY(b []byte) error {
 func (a *npyArray) checkShape(opts classOptions) error {
 	if opts.Input != inputClasses {
 		if opts.TeachersInRows {
-			return a.errorf("--teachers-in-rows reads a matrix of class labels (with --classes C), not vote counts")
+			return a.errorf("%v reads a matrix of class labels (with %v), not vote counts", teachersInRows, Hint{OptionClasses, "C"})
 		}
 		return nil
 	}
 	s := shapeText(a.shape[:])
-	flip := "give --teachers-in-rows, which reads PATE's published layout, teachers x queries"
-	as := "queries x teachers"
+	flip := advise("give %v, which reads PATE's published layout, teachers x queries", teachersInRows)
+	as := advise("queries x teachers")
 	if opts.TeachersInRows {
-		flip, as = "leave out --teachers-in-rows", "teachers x queries (--teachers-in-rows)"
+		flip, as = advise("leave out %v", teachersInRows), advise("teachers x queries (%v)", teachersInRows)
 	}
 	switch {
 	case opts.K > 0 && a.width != opts.K && a.queries == opts.K:
 		return a.errorf("shape %s read as %s has %d teachers, but K = %d is stated, the number along the other axis: %s", s, as, a.width, opts.K, flip)
 	case opts.K == 0 && a.width > a.queries:
-		return a.errorf("shape %s read as %s is %d queries of %d teachers each: more teachers than queries looks like the axes the other way round; %s (or state K, --K %d, if %d teachers did vote)", s, as, a.queries, a.width, flip, a.width, a.width)
+		return a.errorf("shape %s read as %s is %d queries of %d teachers each: more teachers than queries looks like the axes the other way round; %s (or state K, %v, if %d teachers did vote)", s, as, a.queries, a.width, flip, statedK(a.width), a.width)
 	}
 	return nil
 }

@@ -144,15 +144,15 @@ func TestNPYReader(t *testing.T) {
 			"NumPy file truncated: the header states shape (3, 3) of <i8 (72 bytes of data), but the data end within query 3"},
 		{"truncated, gathered", npyFile("<i8", []int{5, 3}, false, floats(transpose(labels)))[:128+8*14], inRows, nil, 0, "truncated"},
 		{"data after the array", append(npyFile("<i8", []int{3, 3}, false, floats(counts)), 0), classOptions{}, nil, 0, "data after the 3 x 3 values"},
-		{"labels read as counts", npyFile("<i8", []int{3, 5}, false, floats(labels)), classOptions{}, nil, 0, "give --classes C (with --teachers-in-rows"},
+		{"labels read as counts", npyFile("<i8", []int{3, 5}, false, floats(labels)), classOptions{}, nil, 0, "give Options.Classes = C (with Options.TeachersInRows"},
 		{"teachers x queries without the flag", npyFile("<i8", []int{2, 5}, false, floats(wide)), classOptions{Input: inputClasses, Classes: 3}, nil, 0,
-			"shape (2, 5) read as queries x teachers is 2 queries of 5 teachers each: more teachers than queries looks like the axes the other way round; give --teachers-in-rows, which reads PATE's published layout, teachers x queries (or state K, --K 5, if 5 teachers did vote)"},
+			"shape (2, 5) read as queries x teachers is 2 queries of 5 teachers each: more teachers than queries looks like the axes the other way round; give Options.TeachersInRows, which reads PATE's published layout, teachers x queries (or state K, Options.K = 5, if 5 teachers did vote)"},
 		{"queries x teachers with the flag", npyFile("<i8", []int{5, 2}, false, floats(transpose(wide))), classOptions{Input: inputClasses, Classes: 3, TeachersInRows: true}, nil, 0,
-			"shape (5, 2) read as teachers x queries (--teachers-in-rows) is 2 queries of 5 teachers each: more teachers than queries looks like the axes the other way round; leave out --teachers-in-rows"},
+			"shape (5, 2) read as teachers x queries (Options.TeachersInRows) is 2 queries of 5 teachers each: more teachers than queries looks like the axes the other way round; leave out Options.TeachersInRows"},
 		{"wide, K stated", npyFile("<i8", []int{2, 5}, false, floats(wide)), classOptions{Input: inputClasses, Classes: 3, K: 5}, [][]int{{3, 1, 1}, {0, 1, 4}}, 5, ""},
 		{"K along the other axis", npyFile("<i8", []int{5, 3}, false, floats(transpose(labels))), classOptions{Input: inputClasses, Classes: 3, K: 5}, nil, 0,
-			"has 3 teachers, but K = 5 is stated, the number along the other axis: give --teachers-in-rows"},
-		{"teachers in rows for counts", npyFile("<i8", []int{3, 3}, false, floats(counts)), classOptions{TeachersInRows: true}, nil, 0, "--teachers-in-rows reads a matrix of class labels"},
+			"has 3 teachers, but K = 5 is stated, the number along the other axis: give Options.TeachersInRows"},
+		{"teachers in rows for counts", npyFile("<i8", []int{3, 3}, false, floats(counts)), classOptions{TeachersInRows: true}, nil, 0, "Options.TeachersInRows reads a matrix of class labels"},
 		{"1-D", npyFile("<i8", []int{3}, false, []float64{1, 2, 3}), classOptions{}, nil, 0, "shape (3,): want a 2-D array"},
 		{"3-D", npyFile("<i8", []int{1, 1, 2}, false, []float64{1, 2}), classOptions{}, nil, 0, "shape (1, 1, 2): want a 2-D array"},
 		{"empty", npyFile("<i8", []int{0, 3}, false, nil), classOptions{}, nil, 0, "shape (0, 3): want at least one query"},
@@ -184,8 +184,8 @@ func TestNPYReader(t *testing.T) {
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("counts %v, want %v", got, tc.want)
 			}
-			if r.K() != tc.k || r.Format() != FormatNPY || !r.ManyClasses() {
-				t.Errorf("K = %d, format %v, many classes %v: want K = %d, npy", r.K(), r.Format(), r.ManyClasses(), tc.k)
+			if r.K() != tc.k || r.Format() != FormatNPY || r.Input() != ManyClasses {
+				t.Errorf("K = %d, format %v, many classes %v: want K = %d, npy", r.K(), r.Format(), r.Input() == ManyClasses, tc.k)
 			}
 		})
 	}
@@ -228,10 +228,10 @@ func TestCSVTeachersInRows(t *testing.T) {
 		want       string
 	}{
 		{"a label of no class", "0,2,1\n0,3,0\n", classOptions{Input: inputClasses, Classes: 3, TeachersInRows: true}, "m.csv: element [1, 1] = 3 (query 2, class label of teacher 2)"},
-		{"more teachers than queries", "0,2\n0,3\n1,1\n", classOptions{Input: inputClasses, Classes: 3, TeachersInRows: true}, "m.csv: shape (3, 2) read as teachers x queries (--teachers-in-rows) is 2 queries of 3 teachers"},
+		{"more teachers than queries", "0,2\n0,3\n1,1\n", classOptions{Input: inputClasses, Classes: 3, TeachersInRows: true}, "m.csv: shape (3, 2) read as teachers x queries (Options.TeachersInRows) is 2 queries of 3 teachers"},
 		{"a ragged row", "0,2,1\n0,2\n", classOptions{Input: inputClasses, Classes: 3, TeachersInRows: true}, "line 2: 2 class labels, want 3"},
 		{"not a label", "0,2,1\n0,x,1\n", classOptions{Input: inputClasses, Classes: 3, TeachersInRows: true}, "line 2, column 2: class label \"x\""},
-		{"counts", "0,2,1\n", classOptions{Input: inputCounts, TeachersInRows: true}, "--teachers-in-rows reads class labels"},
+		{"counts", "0,2,1\n", classOptions{Input: inputCounts, TeachersInRows: true}, "Options.TeachersInRows reads class labels"},
 		{"rows the other way round", "0,2,1,0,1,1\n0,2,1,0,1,1\n", classOptions{Input: inputClasses, Classes: 3, Size: 24}, "line 1: 6 class labels a row, K = 6 teachers, but the file's 24 bytes hold about 2 rows"},
 	} {
 		r, err := newClassReader(strings.NewReader(tc.data), "m.csv", tc.opts)
@@ -432,7 +432,7 @@ func TestOpenNPZ(t *testing.T) {
 	if _, _, err := Read(zf, "a.npz", Options{Array: "nope", Size: st.Size()}); err == nil || !strings.Contains(err.Error(), "no array \"nope\" in the archive, which holds") {
 		t.Errorf("error %v", err)
 	}
-	if _, err := open(bytes.NewReader(b.Bytes()), "a.npz", FormatAuto); err == nil || !strings.Contains(err.Error(), "--array NAME") {
+	if _, err := open(bytes.NewReader(b.Bytes()), "a.npz", FormatAuto); err == nil || !strings.Contains(err.Error(), "Options.Array = NAME") {
 		t.Errorf("an archive opened as a vote file: %v", err)
 	}
 }

@@ -62,12 +62,28 @@ func (n Note) String() string {
 
 // optionError is a Read option that the file contradicts, said as the
 // caller's user gave it.
-type optionError string
+type optionError struct{ advice }
 
-func (e optionError) Error() string { return string(e) }
+func (e optionError) Error() string { return e.text }
 
 // BadInput reports that the error is the caller's input.
 func (e optionError) BadInput() bool { return true }
+
+// Hints returns the hints the message gives.
+func (e optionError) Hints() []Hint { return e.hints }
+
+// advisedError is Err with advice on the option it depends on: its text
+// says both.
+type advisedError struct {
+	advice
+	Err error
+}
+
+func (e *advisedError) Error() string { return e.text }
+func (e *advisedError) Unwrap() error { return e.Err }
+
+// Hints returns the hints the message gives.
+func (e *advisedError) Hints() []Hint { return e.hints }
 
 // Read reads the start of the vote file r (its metadata header and
 // first data row) and returns the reader of its queries: of 0/1 votes of
@@ -107,7 +123,7 @@ func (vf *voteFile) read(opts Options) (Reader, []Note, error) {
 	name, m := vf.vr.name, vf.vr.meta
 	counts := opts.Layout == LayoutCounts
 	var notes []Note
-	if !counts && opts.Classes == 0 && !vf.ManyClasses() {
+	if !counts && opts.Classes == 0 && !vf.manyClasses() {
 		layout, err := vf.detectLayout(readOptions{Header: opts.Header, ID: opts.ID, K: opts.K})
 		if err != nil {
 			return nil, nil, err
@@ -123,10 +139,10 @@ func (vf *voteFile) read(opts Options) (Reader, []Note, error) {
 	switch {
 	case m != nil:
 		if _, err := Check(m, Stated{Classes: opts.Classes}); err != nil {
-			return nil, notes, fmt.Errorf("%s: %w (--classes)", name, err)
+			return nil, notes, &advisedError{advise("%s: %v (%v)", name, err, Hint{OptionClasses, ""}), err}
 		}
 		if counts && m.Layout != LayoutCounts {
-			return nil, notes, optionError(fmt.Sprintf("--input-format counts contradicts the metadata header of %s, which states layout %v (class indices)", name, m.Layout))
+			return nil, notes, optionError{advise("%v contradicts the metadata header of %s, which states layout %v (class indices)", Hint{OptionLayout, "counts"}, name, m.Layout)}
 		}
 	case counts:
 		co.Input, co.K = inputCounts, opts.K

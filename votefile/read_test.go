@@ -28,7 +28,7 @@ func TestRead(t *testing.T) {
 		{"class indices", "0,1,2,2\n2,2,1,0\n", Options{Classes: 3}, true, LayoutVotes, 4, 3, false, ""},
 		{"the header says counts", countsHead + "3,1,0\n", Options{}, true, LayoutCounts, 4, 3, false, ""},
 		{"the header says class indices", classesHead + "0,1,2,2\n", Options{}, true, LayoutVotes, 4, 3, false, ""},
-		{"counts against the header", classesHead + "0,1,2,2\n", Options{Layout: LayoutCounts}, false, 0, 0, 0, false, "--input-format counts contradicts the metadata header of v.csv, which states layout votes (class indices)"},
+		{"counts against the header", classesHead + "0,1,2,2\n", Options{Layout: LayoutCounts}, false, 0, 0, 0, false, "Options.Layout = counts contradicts the metadata header of v.csv, which states layout votes (class indices)"},
 		{"classes against the header", countsHead + "3,1,0\n", Options{Classes: 5}, false, 0, 0, 0, false, "v.csv: the ensemble's classes: 5 given"},
 		{"an archive from a stream", "PK\x03\x04", Options{Array: "votes"}, false, 0, 0, 0, false, "an .npz archive is read from a file"},
 	} {
@@ -47,8 +47,8 @@ func TestRead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if in.ManyClasses() != tc.many || in.Layout() != tc.layout || in.K() != tc.k || in.Classes() != tc.c {
-				t.Errorf("read as many = %v, %v, K = %d, C = %d; want %v, %v, %d, %d", in.ManyClasses(), in.Layout(), in.K(), in.Classes(), tc.many, tc.layout, tc.k, tc.c)
+			if (in.Input() == ManyClasses) != tc.many || in.Layout() != tc.layout || in.K() != tc.k || in.Classes() != tc.c {
+				t.Errorf("read as many = %v, %v, K = %d, C = %d; want %v, %v, %d, %d", in.Input() == ManyClasses, in.Layout(), in.K(), in.Classes(), tc.many, tc.layout, tc.k, tc.c)
 			}
 			if got := len(notes) > 0; got != tc.note {
 				t.Errorf("notes %v, want a note: %v", notes, tc.note)

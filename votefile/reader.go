@@ -50,10 +50,10 @@ type Reader interface {
 	// K returns the number of teachers, Classes the number of classes.
 	K() int
 	Classes() int
-	// ManyClasses reports whether the file is read as multi-class votes
-	// (counts or class indices), which the multi-class mechanisms label;
-	// else it holds 0/1 votes.
-	ManyClasses() bool
+	// Input returns the kind of votes the file is read as, and so the
+	// mechanisms that label them: TwoClass, 0/1 votes (Query.Votes), or
+	// ManyClasses, counts or class indices (Query.Counts only).
+	Input() Input
 	// Layout returns how the rows hold the teachers' answers.
 	Layout() Layout
 	// Format returns the file's format (CSV, JSONL or NPY); HasHeader whether
@@ -108,9 +108,12 @@ func (s *rows) next(lines lineSource, parse func([]byte) error) bool {
 	return true
 }
 
-// Input is the kind of votes a file holds, and so the kind a mechanism
-// labels: TwoClass (0/1 votes) or ManyClasses (counts, or class indices
-// of C classes).
+// Input is the kind of votes a file is read as, and so the kind a
+// mechanism labels: TwoClass (0/1 votes) or ManyClasses (counts, or class
+// indices of C classes). It is no layout: 0/1 votes and class indices of
+// two classes (Options.Classes = 2) have the same layout and classes, and
+// only the 0/1 votes carry each teacher's vote (Query.Votes), which the
+// two-class mechanisms need.
 type Input int
 
 const (
@@ -126,14 +129,6 @@ func (i Input) String() string {
 		return "multi-class votes"
 	}
 	return "two-class votes"
-}
-
-// InputOf returns the kind of the votes in reads.
-func InputOf(in Reader) Input {
-	if in.ManyClasses() {
-		return ManyClasses
-	}
-	return TwoClass
 }
 
 // VoteError reports votes that cannot be counted (CheckVotes): the wrong

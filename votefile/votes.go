@@ -88,7 +88,7 @@ func open(r io.Reader, name string, format Format) (*voteFile, error) {
 	} else if format == FormatNPY {
 		return nil, &FormatError{File: name, Msg: "not a NumPy file: it does not start with NumPy's magic string \\x93NUMPY"}
 	} else if bytes.HasPrefix(start, zipMagic) {
-		return nil, &FormatError{File: name, Msg: "a zip archive, as NumPy's .npz is: name the array to read in it (--array NAME)"}
+		return nil, adviceError(name, advise("a zip archive, as NumPy's .npz is: name the array to read in it (%v)", Hint{OptionArray, "NAME"}))
 	}
 	line, err := vr.nextNonBlank()
 	if err == io.EOF {
@@ -124,11 +124,11 @@ func (f *voteFile) Meta() *Meta { return f.vr.meta }
 // Format returns the file's format, CSV or JSONL.
 func (f *voteFile) Format() Format { return f.vr.format }
 
-// ManyClasses reports whether the header says the file holds counts or
-// votes among more than two classes (Meta.ManyClasses); false without
-// a header.
-func (f *voteFile) ManyClasses() bool {
-	return f.npy != nil || f.vr.meta != nil && f.vr.meta.ManyClasses()
+// manyClasses reports whether the file is a NumPy array or its header
+// says it holds counts or votes among more than two classes
+// (Meta.Input); false without a header.
+func (f *voteFile) manyClasses() bool {
+	return f.npy != nil || f.vr.meta != nil && f.vr.meta.Input() == ManyClasses
 }
 
 // Votes reads the file as 0/1 votes, a step of Read; a header must state
@@ -138,7 +138,7 @@ func (f *voteFile) Votes(opts readOptions) (*voteReader, error) {
 	if f.npy != nil {
 		return nil, &FormatError{File: vr.name, Msg: "a NumPy array holds vote counts or class labels, not 0/1 votes: read it as counts or class labels"}
 	}
-	if m := vr.meta; m != nil && m.ManyClasses() {
+	if m := vr.meta; m != nil && m.Input() == ManyClasses {
 		return nil, &FormatError{File: vr.name, Line: vr.metaLine, Msg: fmt.Sprintf("header: %d classes in layout %v: the 0/1 reader takes two-class votes, one column per teacher; read multi-class votes as counts or class indices", m.Classes, m.Layout)}
 	}
 	vr.forceID = opts.ID
@@ -207,8 +207,8 @@ func (r *voteReader) K() int { return r.k }
 // Classes returns 2: a vote is 0 or 1.
 func (r *voteReader) Classes() int { return 2 }
 
-// ManyClasses returns false: the file holds 0/1 votes.
-func (r *voteReader) ManyClasses() bool { return false }
+// Input returns TwoClass: the file holds 0/1 votes.
+func (r *voteReader) Input() Input { return TwoClass }
 
 // Layout returns LayoutVotes.
 func (r *voteReader) Layout() Layout { return LayoutVotes }
@@ -332,11 +332,15 @@ func blank(b []byte) bool {
 }
 
 func (r *voteReader) errorf(col int, format string, args ...any) *FormatError {
+	a := advise(format, args...)
 	if r.array {
 		// An array's queries are no lines of the file.
-		return &FormatError{File: r.name, Msg: fmt.Sprintf("query %d: ", r.line) + fmt.Sprintf(format, args...)}
+		a.text = fmt.Sprintf("query %d: ", r.line) + a.text
+		return adviceError(r.name, a)
 	}
-	return &FormatError{File: r.name, Line: r.line, Column: col, Msg: fmt.Sprintf(format, args...)}
+	e := adviceError(r.name, a)
+	e.Line, e.Column = r.line, col
+	return e
 }
 
 // settle fixes K from the first data row, which has n votes.

@@ -60,8 +60,7 @@ func newAccount(use, short string, flags any, names map[string]string, run func(
 }
 
 // stepFlags maps the accountant's names of a composed step to the flags.
-var stepFlags = map[string]string{"eps": "--step-eps", "delta": "--step-delta", "k": "--steps", "delta'": "--delta-prime",
-	"budget eps": "--budget-eps", "budget delta": "--budget-delta", "eps total": "--budget-eps"}
+var stepFlags = withFlags(budgetFlags, map[string]string{"eps": "--step-eps", "delta": "--step-delta", "k": "--steps", "eps total": "--budget-eps"})
 
 func newAccountComposeCmd() *cobra.Command {
 	var f struct {

@@ -89,7 +89,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		return err
 	}
 	defer file.Close()
-	info, err := ensemble.LookupMechanism(f.Mechanism, votefile.InputOf(in))
+	info, err := ensemble.LookupMechanism(f.Mechanism, in.Input())
 	if err != nil {
 		return cli.Usagef("--%v (multi-class votes: --input-format counts, --classes C, or a metadata header that states them)", err)
 	}
@@ -103,7 +103,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	spec.Budget, spec.Method, spec.DeltaPrime = budget, f.Method, f.DeltaPrime
+	spec.Budget, spec.Composition = budget, f.composition()
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	f.startRelease(cmd, name, info, mech, &spec, lines)
 	done, err := ensemble.Release(cmd.Context(), spec)
@@ -155,7 +155,7 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, i
 			return spec, mech, rel, err
 		}
 		fs := cmd.Flags()
-		if slices.Contains(info.Takes, "target-eps") {
+		if slices.Contains(info.Takes, ensemble.SettingTargetEps) {
 			rel.Teachers = votefile.TeacherGuarantee{Source: votefile.FromFlags}
 		} else if rel.Teachers, err = ensemble.ReleaseTeachers(in.Meta(), cli.Given(fs, "eps", f.Eps), cli.Given(fs, "Delta", f.Delta)); err != nil {
 			return spec, mech, rel, fmt.Errorf("%s: %w (--eps, --Delta)", input, err)
@@ -188,7 +188,7 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, i
 func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo, mech mechanisms, k int, input string, t votefile.TeacherGuarantee) (gamma.Resolved, error) {
 	line := f.stated(cmd)
 	eps := "--eps"
-	if slices.Contains(info.Takes, "target-eps") {
+	if slices.Contains(info.Takes, ensemble.SettingTargetEps) {
 		oneVote := accountant.OneVote
 		line.Relation, line.Eps = &oneVote, nil
 		switch fs := cmd.Flags(); {

@@ -54,7 +54,7 @@ func checkFile(t *testing.T, path string, m ensemble.MechanismInfo, id string, n
 		b.Write(head)
 	} else if m.Input == votefile.ManyClasses {
 		flags = []string{"--input-format", "counts"}
-	} else if slices.Contains(m.Takes, "eps") {
+	} else if slices.Contains(m.Takes, ensemble.SettingEps) {
 		flags = []string{"--eps", "0.1", "--Delta", strconv.FormatFloat(delta, 'g', -1, 64)}
 	}
 	for i := 1; i <= n; i++ {
@@ -98,7 +98,7 @@ func TestEveryCheckOfEveryMechanism(t *testing.T) {
 			if _, e, code := darrm(t, "", "ledger", "init", led, "--votes", votes, "--budget-eps", "1e9", "--budget-delta", "0.99", "--filter", "simple"); code != 0 {
 				t.Fatal(e)
 			}
-			release := append([]string{"aggregate", "--mechanism", string(m.Name), "--cache-dir", cache}, strings.Fields(m.Example)...)
+			release := append([]string{"aggregate", "--mechanism", string(m.Name), "--cache-dir", cache}, exampleFlags(t, m)...)
 			labels := func(path string) int { return labelsIn(mustRead(t, path)) }
 
 			// --out a symbolic link: its target is replaced, the link kept.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -722,5 +723,40 @@ func TestBudgetStopWithheld(t *testing.T) {
 		doc.Released, doc.Queries, doc.Answered, doc.NotAnswered, doc.StoppedByBudget)
 	if !strings.Contains(stderr, want) {
 		t.Errorf("stderr %q, want %q (the summary's counts)", stderr, want)
+	}
+}
+
+// exampleFlags returns the flags of m's example release
+// (ensemble.MechanismInfo.Example), each setting as its flag.
+func exampleFlags(t *testing.T, m ensemble.MechanismInfo) []string {
+	t.Helper()
+	var out []string
+	for _, v := range m.Example {
+		name, ok := settingFlags[v.Setting]
+		if !ok {
+			t.Fatalf("%s: no flag for the setting %v of its example", m.Name, v.Setting)
+		}
+		out = append(out, "--"+name, v.Value)
+	}
+	return out
+}
+
+// TestSettingFlags: every setting of every registered mechanism is given
+// by a flag of darrm aggregate (settingFlags), and no two by one.
+func TestSettingFlags(t *testing.T) {
+	fs := newAggregateCmd().Flags()
+	seen := map[string]ensemble.Setting{}
+	for s, name := range settingFlags {
+		if o, ok := seen[name]; ok {
+			t.Errorf("--%s gives both %v and %v", name, o, s)
+		}
+		seen[name] = s
+	}
+	for _, m := range ensemble.Registry() {
+		for _, s := range append(slices.Clone(m.Needs), m.Takes...) {
+			if name, ok := settingFlags[s]; !ok || fs.Lookup(name) == nil {
+				t.Errorf("%s on %v: the setting %v has no flag of aggregate (%q)", m.Name, m.Input, s, name)
+			}
+		}
 	}
 }

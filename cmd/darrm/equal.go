@@ -44,15 +44,12 @@ func (t *totalFlags) given(cmd *cobra.Command, queries string, counts []int) (bo
 			return false, cli.Usagef("--%s %d: must be >= 1", queries, q)
 		}
 	}
-	if err := plan.CheckBudget(t.budget()); err != nil {
-		return false, cli.AsUsage(flagError(err, nil))
-	}
-	return true, t.checkDeltaPrime()
+	return true, cli.AsUsage(flagError(t.budget().Validate(), budgetFlags))
 }
 
-// budget returns the total budget.
-func (t *totalFlags) budget() accountant.Guarantee {
-	return accountant.Guarantee{Eps: t.BudgetEps, Delta: t.BudgetDelta}
+// budget returns the total budget and its composition.
+func (t *totalFlags) budget() accountant.Budget {
+	return accountant.Budget{Guarantee: accountant.Guarantee{Eps: t.BudgetEps, Delta: t.BudgetDelta}, Composition: t.composition()}
 }
 
 // heading returns the heading of the comparison over queries queries.
@@ -91,8 +88,8 @@ func sourceGamma(cmd *cobra.Command, src optimal.Source, explain func(error) err
 // equalTotals compares gamma_opt of p and its baselines at equal totals
 // over each of f.Queries queries (plan.Candidates, plan.CompareAtTotals).
 func (f *solveFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, src optimal.Source, coeffs []float64, actuals []gamma.Actual) ([]report.SolveEqual, error) {
-	base := plan.Request{Budget: f.Totals.budget(), Method: f.Totals.Method, DeltaPrime: f.Totals.DeltaPrime,
-		Mechanism: ensemble.Mechanism{RRComposition: f.RRComp.For(p.Delta), RRDeltaPrime: f.RRDelta},
+	base := plan.Request{Budget: f.Totals.budget(),
+		Mechanism: ensemble.Mechanism{RR: rrComposition(f.RRComp, f.RRDelta, p.Delta)},
 		Options:   ensemble.Options{Workers: f.Workers}, Gamma: sourceGamma(cmd, src, func(err error) error { return err })}
 	cs := plan.Candidates(base, p.Problem, cmd.Flags().Changed("delta"))
 	var out []report.SolveEqual
@@ -111,8 +108,8 @@ func (f *solveFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, src optim
 // as darrm plan plans it, and simulated on the same teachers and seed
 // (plan.SimulateAtTotals).
 func (f *simulateFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, names []votefile.MechanismName, mech mechanisms, teachers []float64) ([]report.SimEqual, error) {
-	base := plan.Request{Mechanism: ensemble.Mechanism{RRComposition: mech.RRComp.For(p.Delta), RRDeltaPrime: mech.RRDelta, GNMaxSearch: mech.GNMaxSearch},
-		Method: f.Totals.Method, DeltaPrime: f.Totals.DeltaPrime, Options: ensemble.Options{Workers: f.Workers}}
+	base := plan.Request{Mechanism: ensemble.Mechanism{RR: rrComposition(mech.RRComp, mech.RRDelta, p.Delta), GNMaxSearch: mech.GNMaxSearch},
+		Budget: f.Totals.budget(), Options: ensemble.Options{Workers: f.Workers}}
 	rs := make([]plan.Request, len(names))
 	for i, n := range names {
 		rs[i] = plan.TwoClass(base, n, p.Problem, cmd.Flags().Changed("delta"))

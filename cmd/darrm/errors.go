@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/optimal"
+	"github.com/darrm/darrm/votefile"
 )
 
 // Exit codes. Scripts depend on them, so they are part of the CLI contract
@@ -56,7 +59,7 @@ func explain(err error) (status int, msg string) {
 	if err == nil {
 		return exitOK, ""
 	}
-	msg = err.Error()
+	msg = optionWords(err, err.Error())
 	var (
 		pe paramError
 		se settingError
@@ -130,6 +133,56 @@ func flagError(err error, names map[string]string) error {
 		return nil
 	}
 	return &flagged{err: err, names: names}
+}
+
+// readOptionFlags are the flags that set each option of a vote file's
+// reading (votefile.Option): the one table from its names to the
+// command's.
+var readOptionFlags = map[votefile.Option]string{
+	votefile.OptionFormat: "--input-format", votefile.OptionLayout: "--input-format", votefile.OptionClasses: "--classes",
+	votefile.OptionK: "--K", votefile.OptionID: "--id", votefile.OptionTeachersInRows: "--teachers-in-rows", votefile.OptionArray: "--array",
+	votefile.OptionPartition: "--partition",
+}
+
+// optionWords says, in msg, the advice of the errors in err's chain on
+// how to read a vote file (votefile.Advised) as the flags that give it.
+func optionWords(err error, msg string) string {
+	var hints []votefile.Hint
+	var walk func(error)
+	walk = func(e error) {
+		if a, ok := e.(votefile.Advised); ok {
+			hints = append(hints, a.Hints()...)
+		}
+		switch u := e.(type) {
+		case interface{ Unwrap() error }:
+			if next := u.Unwrap(); next != nil {
+				walk(next)
+			}
+		case interface{ Unwrap() []error }:
+			for _, next := range u.Unwrap() {
+				walk(next)
+			}
+		}
+	}
+	walk(err)
+	// The longest first: an option with a value before the bare option.
+	slices.SortStableFunc(hints, func(a, b votefile.Hint) int { return len(b.String()) - len(a.String()) })
+	for _, h := range hints {
+		words := readOptionFlags[h.Option]
+		if h.Value != "" {
+			words += " " + h.Value
+		}
+		msg = strings.ReplaceAll(msg, h.String(), words)
+	}
+	return msg
+}
+
+// withFlags returns the names of a library's parameters that both tables
+// map to flags, more's where they overlap.
+func withFlags(names, more map[string]string) map[string]string {
+	out := maps.Clone(names)
+	maps.Copy(out, more)
+	return out
 }
 
 // notLedger says, for an error of a ledger that is no ledger, what the

@@ -76,11 +76,21 @@ type compositionFlags struct {
 	DeltaPrime float64           `flag:"delta-prime"`
 }
 
-// checkDeltaPrime checks --delta-prime, which even simple composition
-// refuses outside (0, 1) rather than ignore it.
+// composition returns the composition the flags give.
+func (c *compositionFlags) composition() accountant.Composition {
+	return accountant.Composition{Method: c.Method, DeltaPrime: c.DeltaPrime}
+}
+
+// budgetFlags maps the accountant's names of a budget's values
+// (accountant.Budget.Validate) to the flags that give them.
+var budgetFlags = map[string]string{"budget eps": "--budget-eps", "budget delta": "--budget-delta", "delta'": "--delta-prime"}
+
+// checkDeltaPrime checks --delta-prime (accountant.Composition.Validate),
+// in its own words whatever command runs it.
 func (c *compositionFlags) checkDeltaPrime() error {
-	if !(c.DeltaPrime > 0 && c.DeltaPrime < 1) {
-		return cli.Usagef("--delta-prime = %v: must be in (0, 1)", c.DeltaPrime)
+	err := c.composition().Validate()
+	if said, ok := (&flagged{err: err, names: budgetFlags}).said(); ok {
+		return cli.Usagef("%s", said)
 	}
-	return nil
+	return err
 }

@@ -31,6 +31,13 @@ type mechanismFlags struct {
 	NoSolve     bool                 `flag:"no-solve" help:"darrm, darrm-one-vote: take gamma_opt from the cache only, fail if it is not there"`
 }
 
+// rrComposition returns the composition of randomized response's p_const
+// that --rr-composition (m) and --rr-delta-prime give for teachers whose
+// guarantee has this Delta.
+func rrComposition(m accountant.RRMethod, deltaPrime, teacherDelta float64) accountant.Composition {
+	return accountant.Composition{Method: m.For(teacherDelta), DeltaPrime: deltaPrime}
+}
+
 // mechanisms is the checked form of mechanismFlags.
 type mechanisms struct {
 	*mechanismFlags
@@ -159,7 +166,7 @@ func (s mechanisms) watch(cmd *cobra.Command, src *optimal.Source, info ensemble
 // settings returns m with the two-class settings of the flags for
 // problem p.
 func (s mechanisms) settings(m ensemble.Mechanism, p constraints.Problem) ensemble.Mechanism {
-	m.RRComposition, m.RRDeltaPrime, m.GNMaxSearch = s.RRComp.For(p.Delta), s.RRDelta, s.GNMaxSearch
+	m.RR, m.GNMaxSearch = rrComposition(s.RRComp, s.RRDelta, p.Delta), s.GNMaxSearch
 	return m
 }
 

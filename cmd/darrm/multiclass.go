@@ -37,12 +37,23 @@ func gnmaxOf(s votefile.Settings, noise noisymax.Noise) (noisymax.ConfidentGNMax
 	return m, flagError(err, nil)
 }
 
+// settingFlags are the flags that give each setting of a registered
+// mechanism (ensemble.Setting): the one table from the library's names to
+// the command's.
+var settingFlags = map[ensemble.Setting]string{
+	ensemble.SettingM: "m", ensemble.SettingEps: "eps", ensemble.SettingDelta: "Delta", ensemble.SettingTargetDelta: "delta",
+	ensemble.SettingTargetEps: "target-eps", ensemble.SettingPrior: "prior", ensemble.SettingGamma: "gamma", ensemble.SettingNoSolve: "no-solve",
+	ensemble.SettingRRComposition: "rr-composition", ensemble.SettingRRDeltaPrime: "rr-delta-prime", ensemble.SettingGNMaxSearch: "gnmax-search",
+	ensemble.SettingThreshold: "threshold", ensemble.SettingSigma1: "sigma1", ensemble.SettingSigma2: "sigma2", ensemble.SettingLaplaceScale: "laplace-scale",
+}
+
 // checkSettings refuses the flag of a setting (a flag that a registered
 // mechanism needs or takes) that mechanism info does not take, and asks
 // for each it needs that neither a flag nor stated (a label file's
 // header) gives (ensemble.MechanismInfo.CheckSettings).
 func checkSettings(cmd *cobra.Command, info ensemble.MechanismInfo, stated votefile.Settings) error {
-	u := info.CheckSettings(func(name string) (set, known bool) {
+	u := info.CheckSettings(func(s ensemble.Setting) (set, known bool) {
+		name := settingFlags[s]
 		fl := cmd.Flags().Lookup(name)
 		return fl != nil && fl.Changed, fl != nil && fl.Name == name
 	}, stated)
@@ -50,13 +61,17 @@ func checkSettings(cmd *cobra.Command, info ensemble.MechanismInfo, stated votef
 	case u == nil:
 		return nil
 	case u.Missing:
-		return cli.Usagef("--%s is required by %s", u.Name, info.Name)
+		return cli.Usagef("--%s is required by %s", settingFlags[u.Setting], info.Name)
 	}
-	msg := fmt.Sprintf("--%s is not a setting of %s on %v, which takes --%s", u.Name, info.Name, info.Input, strings.Join(u.Takes, ", --"))
+	flag, takes := settingFlags[u.Setting], make([]string, len(u.Takes))
+	for i, s := range u.Takes {
+		takes[i] = settingFlags[s]
+	}
+	msg := fmt.Sprintf("--%s is not a setting of %s on %v, which takes --%s", flag, info.Name, info.Input, strings.Join(takes, ", --"))
 	if others := votefile.JoinMechanisms(u.TakenBy, ", "); u.Input != info.Input {
-		msg += fmt.Sprintf(" (--%s is a setting of %s on %v: --input-format counts, --classes C, or a metadata header that states them)", u.Name, others, u.Input)
+		msg += fmt.Sprintf(" (--%s is a setting of %s on %v: --input-format counts, --classes C, or a metadata header that states them)", flag, others, u.Input)
 	} else {
-		msg += fmt.Sprintf(" (--%s is a setting of %s)", u.Name, others)
+		msg += fmt.Sprintf(" (--%s is a setting of %s)", flag, others)
 	}
 	return cli.Usagef("%s", msg)
 }

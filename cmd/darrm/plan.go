@@ -64,8 +64,8 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		return cli.Usagef("--votes scores the plans of confident-gnmax and gnmax (--classes); %s is planned without them", info.Name)
 	}
 	if !doc.Chosen {
-		for _, n := range info.Needs {
-			if n != "delta" && !fs.Changed(n) {
+		for _, s := range info.Needs {
+			if n := settingFlags[s]; s != ensemble.SettingTargetDelta && !fs.Changed(n) {
 				return cli.Usagef("%s needs --%s to count the queries it fits (or --queries to plan it)", info.Name, n)
 			}
 		}
@@ -111,7 +111,7 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 
 // planError says a library error in terms of the flags.
 func (f *planFlags) planError(err error) error {
-	return cli.AsUsage(flagError(err, map[string]string{"laplace scale": "--laplace-scale", "min-precision": "--min-precision", "votes K": "--votes: K", "votes classes": "--votes: classes", "votes queries": "--votes: queries"}))
+	return cli.AsUsage(flagError(err, withFlags(budgetFlags, map[string]string{"laplace scale": "--laplace-scale", "min-precision": "--min-precision", "votes K": "--votes: K", "votes classes": "--votes: classes", "votes queries": "--votes: queries"})))
 }
 
 // request returns the plan's request from the flags, and the mechanism.
@@ -133,9 +133,9 @@ func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.Mechanis
 	}
 	r := plan.Request{
 		Mechanism: ensemble.Mechanism{Name: info.Name, Input: in, LNMax: noisymax.LNMax{Scale: f.LaplaceScale}},
-		Budget:    accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta},
-		Method:    f.Method, DeltaPrime: f.DeltaPrime, Classes: 2,
-		Options: ensemble.Options{Workers: f.Workers},
+		Budget:    accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}, Composition: f.composition()},
+		Classes:   2,
+		Options:   ensemble.Options{Workers: f.Workers},
 	}
 	switch {
 	case in == votefile.ManyClasses:
@@ -174,9 +174,9 @@ func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.Mechanis
 			return r, info, err
 		}
 	}
-	r.Mechanism.RRComposition, r.Mechanism.RRDeltaPrime, r.Mechanism.GNMaxSearch = f.RRComp.For(r.Problem.Delta), f.RRDelta, f.GNMaxSearch
+	r.Mechanism.RR, r.Mechanism.GNMaxSearch = rrComposition(f.RRComp, f.RRDelta, r.Problem.Delta), f.GNMaxSearch
 	if fs.Changed("filter") {
-		if err := accountant.CheckFilter(f.Filter, r.Budget); err != nil {
+		if err := accountant.CheckFilter(f.Filter, r.Budget.Guarantee); err != nil {
 			return r, info, cli.AsUsage(flagError(err, nil))
 		}
 		r.Filter = &f.Filter
@@ -201,7 +201,7 @@ func (f *planFlags) proxy(cmd *cobra.Command, r plan.Request) (plan.Proxy, strin
 	}
 	defer closer.Close()
 	name := cli.InputName(f.Votes)
-	if !in.ManyClasses() {
+	if in.Input() == votefile.TwoClass {
 		return plan.Proxy{}, "", cli.Usagef("--votes %s holds 0/1 votes: confident-gnmax is planned on class counts or indices (--classes, --input-format counts)", name)
 	}
 	p, err := plan.ReadProxy(in, name)

@@ -235,7 +235,7 @@ type Summary interface {
 // NewSummary is the summary of the release r: NewAggregateMulti for
 // multi-class votes, NewAggregate otherwise.
 func NewSummary(r Release) (Summary, error) {
-	if r.Votes.ManyClasses() {
+	if r.Votes.Input() == votefile.ManyClasses {
 		return NewAggregateMulti(r)
 	}
 	return NewAggregate(r)

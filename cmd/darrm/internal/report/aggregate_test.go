@@ -59,11 +59,11 @@ func TestNewAggregate(t *testing.T) {
 	}{
 		{name: "rr", agg: rr, res: ensemble.ReleaseResult{Answered: 4}},
 		{name: "nothing answered", agg: rr},
-		{name: "stopped by a budget", agg: rr, res: ensemble.ReleaseResult{Answered: 2, Unanswered: 3}, budget: &ensemble.Budget{Guarantee: accountant.Guarantee{Eps: 1}, MaxQueries: 2}},
+		{name: "stopped by a budget", agg: rr, res: ensemble.ReleaseResult{Answered: 2, Unanswered: 3}, budget: &ensemble.Budget{Budget: accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1}}, MaxQueries: 2}},
 		{name: "gnmax, seeded", agg: gn, res: ensemble.ReleaseResult{Answered: 1}, seed: &seed},
 		{name: "charged to a ledger", agg: rr, res: ensemble.ReleaseResult{Answered: 1}, led: &st},
 	} {
-		acct := ensemble.Accounting{PerQuery: tc.agg.Privacy(), DeltaPrime: 1e-5, Budget: tc.budget}
+		acct := ensemble.Accounting{PerQuery: tc.agg.Privacy(), Composition: accountant.Composition{DeltaPrime: 1e-5}, Budget: tc.budget}
 		out, err := NewAggregate(Release{Problem: gamma.Resolved{Problem: p}, Mechanism: votefile.MechanismName(tc.name), Aggregator: tc.agg, Input: "votes.csv", Output: "-",
 			Votes: votes, Sink: ensemble.LabelSink{Format: votefile.FormatCSV}, Result: tc.res, Accounting: acct,
 			Seed: tc.seed, Ledger: tc.led, LedgerPath: path, Elapsed: time.Second})
@@ -108,7 +108,7 @@ func TestNewSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	acct, err := ensemble.NewAccounting(g.Privacy(), b, 1e-5, nil, accountant.General)
+	acct, err := ensemble.NewAccounting(g.Privacy(), b, accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,9 +51,9 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 		queries = p.Queries
 	}
 	rec = append(rec, field("queries", queries), field("budget_eps", r.Budget.Eps), field("budget_delta", r.Budget.Delta),
-		field("composition", r.Method.String()))
-	if r.Method.Slack() {
-		rec = append(rec, field("delta_prime", r.DeltaPrime))
+		field("composition", r.Budget.Method.String()))
+	if r.Budget.Method.Slack() {
+		rec = append(rec, field("delta_prime", r.Budget.DeltaPrime))
 	}
 	rec = append(rec, field("per_query_eps", c.PerQuery.Eps), field("per_query_delta", c.PerQuery.Delta),
 		field("run_queries", c.Run), field("total_eps", c.Total.Guarantee.Eps), field("total_delta", c.Total.Guarantee.Delta),

@@ -17,7 +17,7 @@ import (
 // TestPlanKeys: a plan's JSON names each parameter as the aggregate flag
 // it feeds, and says the neighbour, or that there is none.
 func TestPlanKeys(t *testing.T) {
-	budget := accountant.Guarantee{Eps: 2, Delta: 1e-5}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}}
 	count := plan.Count{Run: 194, PerQuery: accountant.Guarantee{Eps: 0.17, Delta: 1e-5}, Total: accountant.Total{Method: accountant.Exact, Guarantee: accountant.Guarantee{Eps: 1.998, Delta: 1e-5}}, Ledger: 167, Filter: accountant.ZCDPFilter}
 	req := func(name votefile.MechanismName, in votefile.Input) plan.Request {
 		return plan.Request{Mechanism: ensemble.Mechanism{Name: name, Input: in, GNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, LNMax: noisymax.LNMax{Scale: 20}},

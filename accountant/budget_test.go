@@ -1,0 +1,46 @@
+package accountant
+
+import (
+	"errors"
+	"math"
+	"testing"
+)
+
+// TestBudgetValidate: a budget names the first bad value among its total
+// and its composition's slack, with the rule it breaks; simple composition
+// refuses a slack outside (0, 1) too.
+func TestBudgetValidate(t *testing.T) {
+	ok := Composition{Method: General, DeltaPrime: 1e-5}
+	for _, tc := range []struct {
+		name string
+		b    Budget
+		want string // the parameter named, "" for none
+		rule string
+	}{
+		{"general", Budget{Guarantee{1, 1e-5}, ok}, "", ""},
+		{"pure budget, simple", Budget{Guarantee{1, 0}, Composition{Simple, 1e-5}}, "", ""},
+		{"eps 0", Budget{Guarantee{0, 1e-5}, ok}, "budget eps", "must be > 0 and finite"},
+		{"eps Inf", Budget{Guarantee{math.Inf(1), 1e-5}, ok}, "budget eps", "must be > 0 and finite"},
+		{"eps NaN", Budget{Guarantee{math.NaN(), 1e-5}, ok}, "budget eps", "must be > 0 and finite"},
+		{"delta 1", Budget{Guarantee{1, 1}, ok}, "budget delta", "must be in [0, 1)"},
+		{"delta negative", Budget{Guarantee{1, -1e-9}, ok}, "budget delta", "must be in [0, 1)"},
+		{"delta' 0", Budget{Guarantee{1, 1e-5}, Composition{General, 0}}, "delta'", "must be in (0, 1)"},
+		{"delta' 0, simple", Budget{Guarantee{1, 1e-5}, Composition{Simple, 0}}, "delta'", "must be in (0, 1)"},
+		{"delta' 1", Budget{Guarantee{1, 1e-5}, Composition{Optimal, 1}}, "delta'", "must be in (0, 1)"},
+		{"eps before delta'", Budget{Guarantee{-1, 1e-5}, Composition{Optimal, 1}}, "budget eps", "must be > 0 and finite"},
+	} {
+		err := tc.b.Validate()
+		var pe *ParamError
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.want != "" && !errors.As(err, &pe):
+			t.Errorf("%s: err %v, want a *ParamError", tc.name, err)
+		case tc.want != "" && (pe.Name != tc.want || pe.Rule != tc.rule):
+			t.Errorf("%s: %s: %s, want %s: %s", tc.name, pe.Name, pe.Rule, tc.want, tc.rule)
+		}
+		if tc.want == "delta'" && tc.b.Composition.Validate() == nil {
+			t.Errorf("%s: the composition alone passes", tc.name)
+		}
+	}
+}
