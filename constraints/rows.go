@@ -119,6 +119,96 @@ func (p Problem) Cost(c Config, gamma []float64) (float64, error) {
 	return f, nil
 }
 
+// AllPMFs calls fn for every corner multiset of size K with its pmfs, as
+// AllConfigs and PMFs would give them, until fn returns false. It shares
+// the pmf of the teachers placed so far between the multisets that
+// extend it (the same recurrence, in the same order, as PMFs: the same
+// values), so listing every multiset's pmfs costs O(K) a multiset
+// instead of O(K^2). fn must not keep c, alpha or alphaPrime.
+func (p Problem) AllPMFs(fn func(c Config, alpha, alphaPrime []float64) bool) {
+	if p.Relation == accountant.OneVote {
+		p.AllConfigs(func(c Config) bool {
+			alpha, alphaPrime, err := p.PMFs(c)
+			return err == nil && fn(c, alpha, alphaPrime)
+		})
+		return
+	}
+	corners := p.Corners()
+	nc := len(corners)
+	c := make(Config, nc)
+	// bufs[j] holds the pmfs after corners 0..j-1 and some of corner j.
+	bufs := make([][2]pmfState, nc)
+	for j := range bufs {
+		for s := range bufs[j] {
+			bufs[j][s].pmf = make([]float64, 0, p.K+1)
+		}
+	}
+	out := [2][]float64{make([]float64, p.K+1), make([]float64, p.K+1)}
+	emit := func(st [2]pmfState) bool {
+		for s := range out {
+			clear(out[s])
+			copy(out[s][st[s].ones:], st[s].pmf)
+		}
+		return fn(c, out[0], out[1])
+	}
+	var rec func(j, left int, from [2]pmfState) bool
+	rec = func(j, left int, from [2]pmfState) bool {
+		st := bufs[j]
+		for s := range st {
+			st[s].pmf, st[s].ones = append(st[s].pmf[:0], from[s].pmf...), from[s].ones
+		}
+		add := func() {
+			st[0].add(corners[j].P)
+			st[1].add(corners[j].Q)
+		}
+		if j == nc-1 {
+			for range left {
+				add()
+			}
+			c[j] = left
+			return emit(st)
+		}
+		for v := 0; v <= left; v++ {
+			if v > 0 {
+				add()
+			}
+			c[j] = v
+			if !rec(j+1, left-v, st) {
+				return false
+			}
+		}
+		c[j] = 0
+		return true
+	}
+	start := [2]pmfState{{pmf: []float64{1}}, {pmf: []float64{1}}}
+	rec(0, p.K, start)
+}
+
+// pmfState is the pmf of some teachers' vote count: those that vote 1
+// surely (ones) shift the Poisson binomial pmf of the others.
+type pmfState struct {
+	pmf  []float64
+	ones int
+}
+
+// add adds a teacher that votes 1 with probability q, as PMFs does:
+// poissonbinom.Dist's recurrence, a sure vote a shift.
+func (st *pmfState) add(q float64) {
+	switch q {
+	case 0:
+	case 1:
+		st.ones++
+	default:
+		n := len(st.pmf)
+		st.pmf = append(st.pmf, 0)
+		r := 1 - q
+		for l := n; l > 0; l-- {
+			st.pmf[l] = r*st.pmf[l] + q*st.pmf[l-1]
+		}
+		st.pmf[0] *= r
+	}
+}
+
 // AllConfigs calls fn for every corner multiset of size K, in lexicographic
 // order of the counts, until fn returns false. There are NumConfigs() of
 // them: use it only for small K (tests, the full LP). In the one-vote
