@@ -1,12 +1,14 @@
 package accountant
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/big"
 	"math/bits"
 	"math/cmplx"
 	"slices"
+	"sort"
 	"sync"
 
 	"gonum.org/v1/gonum/dsp/fourier"
@@ -71,6 +73,12 @@ func oneBitLoss(pairs []BitPair) bitLoss {
 	for _, p := range pairs {
 		s = max(s, fracBits(p.P), fracBits(p.Q))
 	}
+	return envelopeLoss(paretoBits(pairs), s)
+}
+
+// envelopeLoss returns oneBitLoss of pairs whose probabilities are
+// multiples of 2^-s.
+func envelopeLoss(pairs []BitPair, s int) bitLoss {
 	one := new(big.Int).Lsh(big.NewInt(1), uint(s))
 	scaled := func(x float64) *big.Int {
 		v, _ := new(big.Float).SetMantExp(big.NewFloat(x), s).Int(nil)
@@ -132,6 +140,34 @@ func oneBitLoss(pairs []BitPair) bitLoss {
 		out.inf = scaleDownUp(last.a, s)
 	}
 	return out
+}
+
+// paretoBits returns the pairs, each ordered larger first, that no other
+// is further apart than: a pair (P, Q), P >= Q, whose P is at most and
+// whose Q at least another's has lines P - α·Q and (1-Q) - α(1-P) at
+// most that one's at every α >= 0, so it adds nothing to the envelope.
+// A private-teacher label lists tens of thousands of pairs, of which a
+// few hundred remain.
+func paretoBits(pairs []BitPair) []BitPair {
+	out := make([]BitPair, len(pairs))
+	for i, p := range pairs {
+		out[i] = BitPair{P: max(p.P, p.Q), Q: min(p.P, p.Q)}
+	}
+	// Largest P first, of equal P the smallest Q: a pair is kept when its
+	// Q is below every Q before it.
+	slices.SortFunc(out, func(a, b BitPair) int {
+		if c := cmp.Compare(b.P, a.P); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Q, b.Q)
+	})
+	kept := out[:0]
+	for _, p := range out {
+		if len(kept) == 0 || p.Q < kept[len(kept)-1].Q {
+			kept = append(kept, p)
+		}
+	}
+	return kept
 }
 
 // scaleDownUp returns v·2^-s rounded up to a float64.
@@ -198,6 +234,14 @@ type bitRun struct {
 	err    float64   // bound of the error of p in l1
 	rel    float64   // bound of the relative error of each entry of p
 	empty  bool      // no finite loss above 0
+	// start is the index of p's first entry of positive loss, the only
+	// ones above an ε >= 0, and losses theirs (loss), in increasing
+	// order: the profile's search evaluates it many times.
+	start  int
+	losses []float64
+	// tailP[j] and tailE[j] sum p and p·e^-loss over the entries from
+	// start+j on (estimate), made on first use.
+	tailP, tailE []float64
 }
 
 // gridIndex returns the index of atom a on the grid of n steps of lmax,
@@ -261,6 +305,7 @@ func newBitRun(b bitLoss, k int) (*bitRun, error) {
 	}
 	if full := k*(r.n-imin) + 1; len(b.atoms)*k*full <= maxDirect {
 		r.direct(b.atoms, idx, imin, k)
+		r.positive()
 		return r, nil
 	}
 	rng := float64(r.n - imin)
@@ -278,16 +323,18 @@ func newBitRun(b bitLoss, k int) (*bitRun, error) {
 		return nil, fmt.Errorf("one-bit composition: %d steps need a window of %d points", k, w)
 	}
 	size := 1 << bits.Len(uint(w))
-	one := make([]float64, size)
+	tr := takeTransform(size)
+	defer transforms.Put(tr)
+	one := tr.seq
+	clear(one)
 	for j, a := range b.atoms {
 		one[((idx[j]%size)+size)%size] += a.mass
 	}
-	f := fourier.NewFFT(size)
-	c := f.Coefficients(nil, one)
+	c := tr.f.Coefficients(tr.coeff, one)
 	for i, v := range c {
 		c[i] = cmplx.Pow(v, complex(kf, 0))
 	}
-	seq := f.Sequence(nil, c)
+	seq := tr.f.Sequence(one, c)
 	r.first, r.p = lo, make([]float64, w)
 	var neg float64
 	for s := lo; s <= hi; s++ {
@@ -302,7 +349,44 @@ func newBitRun(b bitLoss, k int) (*bitRun, error) {
 	// power, over the window in l1 (as for the discrete Gaussian).
 	lg := float64(bits.Len(uint(size)))
 	r.err = neg + math.Sqrt(float64(size))*(kf+8*lg)*0x1p-50 + tails
+	r.positive()
 	return r, nil
+}
+
+// positive sets start and losses.
+func (r *bitRun) positive() {
+	r.start = min(len(r.p), max(0, 1-r.first))
+	r.losses = make([]float64, len(r.p)-r.start)
+	for j := range r.losses {
+		r.losses[j] = r.loss(r.first + r.start + j)
+	}
+}
+
+// above returns the index in losses of the first loss above eps.
+func (r *bitRun) above(eps float64) int {
+	return sort.Search(len(r.losses), func(j int) bool { return r.losses[j] > eps })
+}
+
+// transform is a real FFT of one size with its buffers: a sequence and
+// its coefficients.
+type transform struct {
+	f     *fourier.FFT
+	seq   []float64
+	coeff []complex128
+}
+
+// transforms keeps transforms for reuse: a run's search composes at many
+// step counts, each a transform of the same size (the window's points
+// are about maxBitWindow whatever the count), whose setup and buffers
+// cost as much as a quarter of it.
+var transforms sync.Pool
+
+// takeTransform returns a transform of size points.
+func takeTransform(size int) *transform {
+	if t, ok := transforms.Get().(*transform); ok && len(t.seq) == size {
+		return t
+	}
+	return &transform{f: fourier.NewFFT(size), seq: make([]float64, size), coeff: make([]complex128, size/2+1)}
 }
 
 // maxDirect bounds the work of a direct convolution (atoms × steps ×
@@ -346,21 +430,61 @@ func (r *bitRun) delta(eps float64) float64 {
 	if r.empty {
 		return r.inf
 	}
-	sum := r.rawDelta(eps)
+	return r.bound(r.rawDelta(eps))
+}
+
+// bound returns the profile's upper bound from its sum as computed: the
+// sum's rounding, the error of p and the infinite loss added.
+func (r *bitRun) bound(sum float64) float64 {
 	n := float64(len(r.p))
 	return math.Min(1, r.inf+up(sum, 4)+r.err+(n*ulp+r.rel)*sum)
 }
 
 // rawDelta is E[(1 - e^(ε-L))+ ; L finite] as computed, without the
-// bounds of its error.
+// bounds of its error: the sum over the losses above ε in increasing
+// order (at ε >= 0, only those from start on can be).
 func (r *bitRun) rawDelta(eps float64) float64 {
+	from := 0
+	if eps >= 0 {
+		from = r.start + r.above(eps)
+	}
 	var sum float64
-	for i, p := range r.p {
-		if l := r.loss(r.first + i); p > 0 && l > eps {
+	for i := from; i < len(r.p); i++ {
+		l := r.lossOf(i)
+		if p := r.p[i]; p > 0 && l > eps {
 			sum += p * -math.Expm1(eps-l)
 		}
 	}
 	return sum
+}
+
+// lossOf returns the loss of p[i] (loss).
+func (r *bitRun) lossOf(i int) float64 {
+	if i >= r.start {
+		return r.losses[i-r.start]
+	}
+	return r.loss(r.first + i)
+}
+
+// estimate returns delta(eps) but for rounding, in O(log n): the sum
+// over the losses above ε of p·(1 - e^(ε-L)) as Σp - e^ε·Σp·e^-L, from
+// suffix sums. It only guides the search of the profile's inverse
+// (bisectGuided), which confirms its answer by delta.
+func (r *bitRun) estimate(eps float64) float64 {
+	if r.empty || eps < 0 {
+		return r.delta(eps)
+	}
+	if r.tailP == nil {
+		n := len(r.losses)
+		r.tailP, r.tailE = make([]float64, n+1), make([]float64, n+1)
+		for j := n - 1; j >= 0; j-- {
+			p := r.p[r.start+j]
+			r.tailP[j] = r.tailP[j+1] + p
+			r.tailE[j] = r.tailE[j+1] + p*math.Exp(-r.losses[j])
+		}
+	}
+	j := r.above(eps)
+	return r.bound(max(0, r.tailP[j]-math.Exp(eps)*r.tailE[j]))
 }
 
 // RRBits returns pairs of output probabilities that dominate every pair

@@ -369,3 +369,83 @@ func TestOneBitFFTAgainstDirect(t *testing.T) {
 		}
 	}
 }
+
+// manyBits are pairs as a private-teacher label lists them: thousands,
+// most of them inside the envelope of a few.
+func manyBits() []BitPair {
+	rng := rand.New(rand.NewPCG(7, 11))
+	out := make([]BitPair, 5000)
+	for i := range out {
+		p := 0.05 + 0.9*rng.Float64()
+		out[i] = BitPair{P: p, Q: p * math.Exp(-0.3*rng.Float64()) * (1 - 1e-4*rng.Float64())}
+	}
+	return out
+}
+
+// TestOneBitLossPareto: dropping the pairs another is further apart than
+// (paretoBits) leaves the dominating pair exactly as the envelope of
+// every pair's lines gives it.
+func TestOneBitLossPareto(t *testing.T) {
+	sets := testBits()
+	sets["many"] = manyBits()
+	for name, pairs := range sets {
+		s := 0
+		for _, p := range pairs {
+			s = max(s, fracBits(p.P), fracBits(p.Q))
+		}
+		got, want := oneBitLoss(pairs), envelopeLoss(pairs, s)
+		if name == "many" && len(paretoBits(pairs)) > len(pairs)/10 {
+			t.Errorf("%s: %d of %d pairs kept", name, len(paretoBits(pairs)), len(pairs))
+		}
+		if got.inf != want.inf || len(got.atoms) != len(want.atoms) {
+			t.Fatalf("%s: %d atoms and %g infinite, want %d and %g", name, len(got.atoms), got.inf, len(want.atoms), want.inf)
+		}
+		for i, a := range got.atoms {
+			w := want.atoms[i]
+			x, y := new(big.Int).Mul(a.n, w.d), new(big.Int).Mul(w.n, a.d)
+			if x.Cmp(y) != 0 || a.lo != w.lo || a.hi != w.hi || a.mass != w.mass {
+				t.Errorf("%s: atom %d is %v/%v [%g, %g] of mass %g, want %v/%v [%g, %g] of mass %g", name, i, a.n, a.d, a.lo, a.hi, a.mass, w.n, w.d, w.lo, w.hi, w.mass)
+			}
+		}
+	}
+}
+
+// TestOneBitRunSearch: the profile summed over the losses above ε only
+// is the sum over every entry, exactly, and the inverse guided by the
+// estimate (bisectGuided) is the plain bisection's, exactly, at several
+// step counts (direct and by transform) and total δ.
+func TestOneBitRunSearch(t *testing.T) {
+	sets := testBits()
+	sets["many"] = manyBits()
+	for name, pairs := range sets {
+		for _, k := range []int{1, 20, 300, 3000} {
+			r, err := newBitRun(oneBitLoss(pairs), k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, eps := range []float64{-0.5, 0, 1e-3, 0.1, 1, 4, 20} {
+				var want float64
+				for i, p := range r.p {
+					if l := r.loss(r.first + i); p > 0 && l > eps {
+						want += p * -math.Expm1(eps-l)
+					}
+				}
+				if got := r.rawDelta(eps); got != want {
+					t.Errorf("%s k=%d eps=%g: sum %.17g, over every entry %.17g", name, k, eps, got, want)
+				}
+				if e := r.estimate(eps); math.Abs(e-r.delta(eps)) > 1e-12*r.delta(eps)+1e-300 {
+					t.Errorf("%s k=%d eps=%g: estimate %.17g, delta %.17g", name, k, eps, e, r.delta(eps))
+				}
+			}
+			for _, delta := range []float64{1e-2, 1e-5, 1e-9} {
+				guided := runCurves{k: k, delta: r.delta, guess: r.estimate}
+				plain := runCurves{k: k, delta: r.delta}
+				g, gok := guided.exactEps(delta, 1)
+				p, pok := plain.exactEps(delta, 1)
+				if g != p || gok != pok {
+					t.Errorf("%s k=%d delta=%g: guided %v (%v), plain %v (%v)", name, k, delta, g, gok, p, pok)
+				}
+			}
+		}
+	}
+}

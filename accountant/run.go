@@ -16,6 +16,9 @@ type runCurves struct {
 	s     Spend
 	k     int
 	delta func(eps float64) float64 // nil: no exact composition
+	// guess, when set, estimates delta cheaply to guide exactEps's
+	// search (bisectGuided).
+	guess func(eps float64) float64
 	// epsAt, when set, is the exact composition's ε at a total δ in
 	// closed form (LaplaceSpend), and delta is nil.
 	epsAt func(delta float64) (float64, bool)
@@ -34,7 +37,7 @@ func newRunCurves(s Spend, k int) runCurves {
 	}
 	if s.Kind == OneBitSpend {
 		if b, err := newBitRun(cachedBitLoss(s.Bits), k); err == nil {
-			r.delta = b.delta
+			r.delta, r.guess = b.delta, b.estimate
 		}
 		return r
 	}
@@ -84,10 +87,14 @@ func (r runCurves) exactEps(delta, hi float64) (float64, bool) {
 		return 0, true
 	}
 	for range 60 {
-		if ok(hi) {
+		if !ok(hi) {
+			hi = 2*hi + 1
+			continue
+		}
+		if r.guess == nil {
 			return bisectUp(0, hi, 1e-9, ok), true
 		}
-		hi = 2*hi + 1
+		return bisectGuided(0, hi, 1e-9, ok, func(eps float64) bool { return r.guess(eps) <= delta }), true
 	}
 	return 0, false
 }
@@ -190,13 +197,16 @@ func runFits(s Spend, k int, budget Guarantee, m Method, deltaPrime float64) boo
 	if budget.Delta <= 0 {
 		return false
 	}
-	r := newRunCurves(s, k)
+	// The curves' cheap totals first: the exact composition of a
+	// OneBitSpend costs a transform of its loss distribution.
+	r := runCurves{s: s, k: k}
 	if eps, ok := r.renyiEps(budget.Delta, ImprovedConversion); ok && eps <= budget.Eps {
 		return true
 	}
 	if e, ok := r.canonicalEps(budget.Delta); ok && e <= budget.Eps {
 		return true
 	}
+	r = newRunCurves(s, k)
 	if r.epsAt != nil {
 		if e, ok := r.epsAt(budget.Delta); ok && e <= budget.Eps {
 			return true

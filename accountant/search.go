@@ -47,6 +47,13 @@ func lastFit(lo, limit int, fits func(int) (bool, error)) (int, error) {
 // changes once between them: the end of the last bracket that holds,
 // never the midpoint, so the answer always meets what ok tests.
 func bisectUp(lo, hi, rel float64, ok func(float64) bool) float64 {
+	_, hi = bisect(lo, hi, rel, ok)
+	return hi
+}
+
+// bisect returns the last bracket of bisectUp's search: ok fails at its
+// start (or it is lo) and holds at its end (or it is hi).
+func bisect(lo, hi, rel float64, ok func(float64) bool) (float64, float64) {
 	for hi-lo > rel*hi {
 		mid := lo + (hi-lo)/2
 		if mid <= lo || mid >= hi {
@@ -58,7 +65,22 @@ func bisectUp(lo, hi, rel float64, ok func(float64) bool) float64 {
 			lo = mid
 		}
 	}
-	return hi
+	return lo, hi
+}
+
+// bisectGuided returns bisectUp(lo, hi, rel, ok), its steps decided by
+// guess, a cheap estimate of ok, and its last bracket confirmed by ok:
+// when ok fails at the bracket's start and holds at its end, every step
+// guess decided went as ok decides it, for a predicate that changes once
+// (a midpoint at or below the start fails, one at or above the end
+// holds), so the answer is bisectUp's; otherwise it is bisectUp's with ok
+// itself. Either way ok holds at the answer.
+func bisectGuided(lo, hi, rel float64, ok, guess func(float64) bool) float64 {
+	a, b := bisect(lo, hi, rel, guess)
+	if (a == lo || !ok(a)) && (b == hi || ok(b)) {
+		return b
+	}
+	return bisectUp(lo, hi, rel, ok)
 }
 
 // raiseUntil returns the first x of x0, x0 + u, x0 + 3u, x0 + 7u, ...
