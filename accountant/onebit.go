@@ -190,22 +190,101 @@ func logRatio(n, d *big.Int, up bool) float64 {
 	return math.Nextafter(math.Nextafter(math.Log(r), dir), dir)
 }
 
-// bitLossCache keeps the last dominating pair computed: a run's search
-// composes the same pairs at many step counts.
-var bitLossCache struct {
-	sync.Mutex
+// bitCurves is what the process knows of one OneBitSpend's pairs: their
+// dominating pair, and the answers its compositions gave, by step count.
+// A release's count and its totals, a plan's search and its check, and a
+// process that releases several times ask the same questions of the
+// same pairs; each answer costs a transform of the loss distribution.
+type bitCurves struct {
 	pairs []BitPair
 	loss  bitLoss
+
+	mu      sync.Mutex
+	deltas  map[bitQuery]float64   // δ(ε) of k steps (x = ε)
+	inverse map[bitQuery]bitAnswer // the least ε at δ of k steps, searched up from hi (x = δ, y = hi)
 }
 
-func cachedBitLoss(pairs []BitPair) bitLoss {
-	bitLossCache.Lock()
-	defer bitLossCache.Unlock()
-	if !slices.Equal(bitLossCache.pairs, pairs) || bitLossCache.pairs == nil {
-		bitLossCache.pairs = slices.Clone(pairs)
-		bitLossCache.loss = oneBitLoss(pairs)
+// bitQuery is a question to the composition of k steps.
+type bitQuery struct {
+	k    int
+	x, y float64
+}
+
+// bitAnswer is an exactEps answer.
+type bitAnswer struct {
+	eps float64
+	ok  bool
+}
+
+const (
+	// maxBitCurves bounds the pairs whose answers the process keeps.
+	maxBitCurves = 8
+	// maxBitAnswers bounds the answers kept of one set of pairs: beyond
+	// it they are forgotten.
+	maxBitAnswers = 1 << 12
+)
+
+// bitCurvesCache keeps the bitCurves of the pairs last used, most recent
+// first.
+var bitCurvesCache struct {
+	sync.Mutex
+	recent []*bitCurves
+}
+
+// cachedBitCurves returns the bitCurves of pairs.
+func cachedBitCurves(pairs []BitPair) *bitCurves {
+	bitCurvesCache.Lock()
+	defer bitCurvesCache.Unlock()
+	recent := bitCurvesCache.recent
+	for i, c := range recent {
+		if slices.Equal(c.pairs, pairs) {
+			copy(recent[1:i+1], recent[:i])
+			recent[0] = c
+			return c
+		}
 	}
-	return bitLossCache.loss
+	c := &bitCurves{pairs: slices.Clone(pairs), loss: oneBitLoss(pairs), deltas: map[bitQuery]float64{}, inverse: map[bitQuery]bitAnswer{}}
+	bitCurvesCache.recent = append([]*bitCurves{c}, recent[:min(len(recent), maxBitCurves-1)]...)
+	return c
+}
+
+// delta returns f(eps), the profile of k steps at eps, as remembered.
+func (c *bitCurves) delta(k int, eps float64, f func(float64) float64) float64 {
+	q := bitQuery{k: k, x: eps}
+	c.mu.Lock()
+	v, ok := c.deltas[q]
+	c.mu.Unlock()
+	if ok {
+		return v
+	}
+	v = f(eps)
+	c.mu.Lock()
+	if len(c.deltas) >= maxBitAnswers {
+		clear(c.deltas)
+	}
+	c.deltas[q] = v
+	c.mu.Unlock()
+	return v
+}
+
+// epsAt returns search(), the least ε at total δ delta of k steps
+// searched up from hi, as remembered.
+func (c *bitCurves) epsAt(k int, delta, hi float64, search func() (float64, bool)) (float64, bool) {
+	q := bitQuery{k: k, x: delta, y: hi}
+	c.mu.Lock()
+	a, ok := c.inverse[q]
+	c.mu.Unlock()
+	if ok {
+		return a.eps, a.ok
+	}
+	a.eps, a.ok = search()
+	c.mu.Lock()
+	if len(c.inverse) >= maxBitAnswers {
+		clear(c.inverse)
+	}
+	c.inverse[q] = a
+	c.mu.Unlock()
+	return a.eps, a.ok
 }
 
 // maxBitWindow bounds the points of the composed loss distribution of a
@@ -242,6 +321,8 @@ type bitRun struct {
 	// tailP[j] and tailE[j] sum p and p·e^-loss over the entries from
 	// start+j on (estimate), made on first use.
 	tailP, tailE []float64
+	fill         func() // computes p, err and rel (ready)
+	once, tails  sync.Once
 }
 
 // gridIndex returns the index of atom a on the grid of n steps of lmax,
@@ -304,8 +385,7 @@ func newBitRun(b bitLoss, k int) (*bitRun, error) {
 		fin += a.mass
 	}
 	if full := k*(r.n-imin) + 1; len(b.atoms)*k*full <= maxDirect {
-		r.direct(b.atoms, idx, imin, k)
-		r.positive()
+		r.fill = func() { r.direct(b.atoms, idx, imin, k) }
 		return r, nil
 	}
 	rng := float64(r.n - imin)
@@ -322,12 +402,31 @@ func newBitRun(b bitLoss, k int) (*bitRun, error) {
 	if w > 2*maxBitWindow {
 		return nil, fmt.Errorf("one-bit composition: %d steps need a window of %d points", k, w)
 	}
+	r.fill = func() { r.transform(b.atoms, idx, lo, hi, kf, tails) }
+	return r, nil
+}
+
+// ready computes the run's distribution, once: a run whose answers a
+// process has already (bitCurves) is never computed.
+func (r *bitRun) ready() {
+	r.once.Do(func() {
+		if r.fill != nil {
+			r.fill()
+		}
+		r.positive()
+	})
+}
+
+// transform sets p to the k-fold convolution of the atoms at indices idx
+// over the window [lo, hi] (tails: the mass beyond it) by the FFT.
+func (r *bitRun) transform(atoms []bitAtom, idx []int, lo, hi int, kf, tails float64) {
+	w := hi - lo + 1
 	size := 1 << bits.Len(uint(w))
 	tr := takeTransform(size)
 	defer transforms.Put(tr)
 	one := tr.seq
 	clear(one)
-	for j, a := range b.atoms {
+	for j, a := range atoms {
 		one[((idx[j]%size)+size)%size] += a.mass
 	}
 	c := tr.f.Coefficients(tr.coeff, one)
@@ -349,8 +448,6 @@ func newBitRun(b bitLoss, k int) (*bitRun, error) {
 	// power, over the window in l1 (as for the discrete Gaussian).
 	lg := float64(bits.Len(uint(size)))
 	r.err = neg + math.Sqrt(float64(size))*(kf+8*lg)*0x1p-50 + tails
-	r.positive()
-	return r, nil
 }
 
 // positive sets start and losses.
@@ -430,6 +527,7 @@ func (r *bitRun) delta(eps float64) float64 {
 	if r.empty {
 		return r.inf
 	}
+	r.ready()
 	return r.bound(r.rawDelta(eps))
 }
 
@@ -474,7 +572,8 @@ func (r *bitRun) estimate(eps float64) float64 {
 	if r.empty || eps < 0 {
 		return r.delta(eps)
 	}
-	if r.tailP == nil {
+	r.ready()
+	r.tails.Do(func() {
 		n := len(r.losses)
 		r.tailP, r.tailE = make([]float64, n+1), make([]float64, n+1)
 		for j := n - 1; j >= 0; j-- {
@@ -482,7 +581,7 @@ func (r *bitRun) estimate(eps float64) float64 {
 			r.tailP[j] = r.tailP[j+1] + p
 			r.tailE[j] = r.tailE[j+1] + p*math.Exp(-r.losses[j])
 		}
-	}
+	})
 	j := r.above(eps)
 	return r.bound(max(0, r.tailP[j]-math.Exp(eps)*r.tailE[j]))
 }

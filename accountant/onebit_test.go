@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"slices"
+	"sync"
 	"testing"
 
 	"github.com/darrm/darrm/internal/bigmath"
@@ -343,6 +345,7 @@ func TestOneBitFFTAgainstDirect(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		r.ready()
 		if r.rel != 0 {
 			t.Fatalf("%s: k = %d composed directly, not by the FFT", name, k)
 		}
@@ -358,8 +361,7 @@ func TestOneBitFFTAgainstDirect(t *testing.T) {
 			idx[j], _ = gridIndex(a, top, r.n)
 			imin = min(imin, idx[j])
 		}
-		d := *r
-		d.err = 0
+		d := &bitRun{lo: r.lo, hi: r.hi, n: r.n, inf: r.inf}
 		d.direct(b.atoms, idx, imin, k)
 		for _, eps := range []float64{0.5, 2, 4} {
 			got, want := r.delta(eps), d.delta(eps)
@@ -423,6 +425,7 @@ func TestOneBitRunSearch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			r.ready()
 			for _, eps := range []float64{-0.5, 0, 1e-3, 0.1, 1, 4, 20} {
 				var want float64
 				for i, p := range r.p {
@@ -448,4 +451,47 @@ func TestOneBitRunSearch(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestOneBitAnswersRemembered: what the process remembers of a set of
+// pairs (bitCurves) is what computing afresh gives, also when several
+// goroutines ask at once.
+func TestOneBitAnswersRemembered(t *testing.T) {
+	pairs := manyBits()
+	r, _ := newBitRun(oneBitLoss(pairs), 1)
+	s := Spend{Kind: OneBitSpend, Guarantee: Guarantee{Eps: 2, Delta: r.delta(2)}, Bits: pairs}
+	budget := Guarantee{Eps: 8, Delta: 1e-3}
+	ask := func() ([]Total, int) {
+		all, err := ComposeRun(s, 40, 1e-5, 1e-5, ImprovedConversion)
+		if err != nil {
+			t.Error(err)
+		}
+		n, err := MaxRunSteps(s, budget, Optimal, 1e-5, nil)
+		if err != nil {
+			t.Error(err)
+		}
+		return all, n
+	}
+	forget := func() {
+		bitCurvesCache.Lock()
+		bitCurvesCache.recent = nil
+		bitCurvesCache.Unlock()
+	}
+	forget()
+	fresh, n := ask()
+	if len(fresh) == 0 || fresh[len(fresh)-1].Method != Exact || n < 1 {
+		t.Fatalf("totals %v, %d steps fit", fresh, n)
+	}
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			again, m := ask()
+			if !slices.Equal(again, fresh) || m != n {
+				t.Errorf("remembered %v and %d steps, fresh %v and %d", again, m, fresh, n)
+			}
+		}()
+	}
+	wg.Wait()
 }

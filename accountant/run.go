@@ -19,6 +19,9 @@ type runCurves struct {
 	// guess, when set, estimates delta cheaply to guide exactEps's
 	// search (bisectGuided).
 	guess func(eps float64) float64
+	// bits, for a OneBitSpend, remembers the answers of delta and
+	// exactEps.
+	bits *bitCurves
 	// epsAt, when set, is the exact composition's ε at a total δ in
 	// closed form (LaplaceSpend), and delta is nil.
 	epsAt func(delta float64) (float64, bool)
@@ -36,8 +39,10 @@ func newRunCurves(s Spend, k int) runCurves {
 		return r
 	}
 	if s.Kind == OneBitSpend {
-		if b, err := newBitRun(cachedBitLoss(s.Bits), k); err == nil {
-			r.delta, r.guess = b.delta, b.estimate
+		c := cachedBitCurves(s.Bits)
+		if b, err := newBitRun(c.loss, k); err == nil {
+			r.delta = func(eps float64) float64 { return c.delta(k, eps, b.delta) }
+			r.guess, r.bits = b.estimate, c
 		}
 		return r
 	}
@@ -82,6 +87,14 @@ func (r runCurves) renyiEps(delta float64, c Conversion) (float64, bool) {
 // when none up to 2^60·hi is (a δ below the bound of the evaluation's
 // error).
 func (r runCurves) exactEps(delta, hi float64) (float64, bool) {
+	if r.bits != nil {
+		return r.bits.epsAt(r.k, delta, hi, func() (float64, bool) { return r.searchEps(delta, hi) })
+	}
+	return r.searchEps(delta, hi)
+}
+
+// searchEps is exactEps's search.
+func (r runCurves) searchEps(delta, hi float64) (float64, bool) {
 	ok := func(eps float64) bool { return r.delta(eps) <= delta }
 	if ok(0) {
 		return 0, true
