@@ -420,8 +420,11 @@ func (r *bitRun) ready() {
 // transform sets p to the k-fold convolution of the atoms at indices idx
 // over the window [lo, hi] (tails: the mass beyond it) by the FFT.
 func (r *bitRun) transform(atoms []bitAtom, idx []int, lo, hi int, kf, tails float64) {
+	// The least power of two that holds the window: the cyclic
+	// convolution then wraps onto it only mass from beyond it, the
+	// tails', which err bounds.
 	w := hi - lo + 1
-	size := 1 << bits.Len(uint(w))
+	size := 1 << bits.Len(uint(w-1))
 	tr := takeTransform(size)
 	defer transforms.Put(tr)
 	one := tr.seq
