@@ -495,3 +495,41 @@ func TestOneBitAnswersRemembered(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestMaxRunStepsGuided: the count of a one-bit run searched by the
+// line through what is known of δ(ε) (bitPick) is the plain search's
+// (doubling, then bisection), for several pairs and budgets.
+func TestMaxRunStepsGuided(t *testing.T) {
+	sets := testBits()
+	sets["many"] = manyBits()
+	for name, pairs := range sets {
+		r, _ := newBitRun(oneBitLoss(pairs), 1)
+		g := Guarantee{Eps: r.hi}
+		if r.inf > 0 {
+			g = Guarantee{Eps: 2, Delta: r.delta(2)}
+		}
+		s := Spend{Kind: OneBitSpend, Guarantee: g, Bits: pairs}
+		budgets := []Guarantee{{Eps: 1, Delta: 1e-5}, {Eps: 4, Delta: 1e-4}, {Eps: 10, Delta: 1e-3}, {Eps: 3, Delta: 0.05}, {Eps: 12, Delta: 0.2}}
+		if testing.Short() {
+			budgets = budgets[:4] // the last is hundreds of steps
+		}
+		for _, budget := range budgets {
+			got, err := MaxRunSteps(s, budget, Optimal, 1e-5, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, _ := MaxStepsCapped(g, budget, Optimal, 1e-5, nil)
+			want := n
+			fits := func(k int) (bool, error) { return runFits(s, k, budget, Optimal, 1e-5), nil }
+			if runFits(s, max(n, 1), budget, Optimal, 1e-5) {
+				if want, err = lastFit(max(n, 1), maxRunSteps, fits); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got != want {
+				t.Errorf("%s %v: guided search %d steps, plain %d", name, budget, got, want)
+			}
+			t.Logf("%s %v: %d steps (guarantee: %d)", name, budget, got, n)
+		}
+	}
+}
