@@ -153,7 +153,7 @@ func TestAllPMFsMatchesPMFs(t *testing.T) {
 		var want []Config
 		p.AllConfigs(func(c Config) bool { want = append(want, c); return true })
 		n := 0
-		p.AllPMFs(func(c Config, alpha, alphaPrime []float64) bool {
+		err := p.AllPMFs(func(c Config, alpha, alphaPrime []float64) bool {
 			if n >= len(want) || !slices.Equal(c, want[n]) {
 				t.Fatalf("%v: multiset %d is %v, AllConfigs gives %v", p, n, c, want[min(n, len(want)-1)])
 			}
@@ -167,13 +167,17 @@ func TestAllPMFsMatchesPMFs(t *testing.T) {
 			n++
 			return true
 		})
-		if n != len(want) {
-			t.Errorf("%v: %d multisets, want %d", p, n, len(want))
+		if err != nil || n != len(want) {
+			t.Errorf("%v: %d multisets (%v), want %d", p, n, err, len(want))
 		}
 		stopped := 0
 		p.AllPMFs(func(Config, []float64, []float64) bool { stopped++; return stopped < 3 })
 		if stopped != 3 {
 			t.Errorf("%v: went on after false: %d calls", p, stopped)
 		}
+	}
+	bad := New(5, 1, math.NaN(), 1e-5)
+	if err := bad.AllPMFs(func(Config, []float64, []float64) bool { return true }); err == nil {
+		t.Error("corners of eps = NaN: no error")
 	}
 }

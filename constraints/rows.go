@@ -122,40 +122,44 @@ func (p Problem) Cost(c Config, gamma []float64) (float64, error) {
 // AllPMFs calls fn for every corner multiset of size K with its pmfs, as
 // AllConfigs and PMFs would give them, until fn returns false. It shares
 // the pmf of the teachers placed so far between the multisets that
-// extend it (the same recurrence, in the same order, as PMFs: the same
-// values), so listing every multiset's pmfs costs O(K) a multiset
-// instead of O(K^2). fn must not keep c, alpha or alphaPrime.
-func (p Problem) AllPMFs(fn func(c Config, alpha, alphaPrime []float64) bool) {
+// extend it (PMFs' factors in PMFs' order: the same values), so listing
+// every multiset's pmfs costs O(K) a multiset instead of O(K^2). fn must
+// not keep c, alpha or alphaPrime. The error is PMFs' (a corner that is
+// not a probability, from an invalid problem).
+func (p Problem) AllPMFs(fn func(c Config, alpha, alphaPrime []float64) bool) error {
+	var err error
 	if p.Relation == accountant.OneVote {
 		p.AllConfigs(func(c Config) bool {
-			alpha, alphaPrime, err := p.PMFs(c)
-			return err == nil && fn(c, alpha, alphaPrime)
+			var alpha, alphaPrime []float64
+			if alpha, alphaPrime, err = p.PMFs(c); err != nil {
+				return false
+			}
+			return fn(c, alpha, alphaPrime)
 		})
-		return
+		return err
 	}
 	corners := p.Corners()
+	for _, c := range corners {
+		if !(c.P >= 0 && c.P <= 1 && c.Q >= 0 && c.Q <= 1) {
+			return fmt.Errorf("corner (%v, %v): must be probabilities", c.P, c.Q)
+		}
+	}
 	nc := len(corners)
 	c := make(Config, nc)
-	// bufs[j] holds the pmfs after corners 0..j-1 and some of corner j.
-	bufs := make([][2]pmfState, nc)
-	for j := range bufs {
-		for s := range bufs[j] {
-			bufs[j][s].pmf = make([]float64, 0, p.K+1)
+	// at[j] holds both sides after corners 0..j-1 and some of corner j.
+	at := make([][2]pmfState, nc+1)
+	for j := range at {
+		for s := range at[j] {
+			at[j][s].d = poissonbinom.New(p.K)
 		}
 	}
 	out := [2][]float64{make([]float64, p.K+1), make([]float64, p.K+1)}
-	emit := func(st [2]pmfState) bool {
-		for s := range out {
-			clear(out[s])
-			copy(out[s][st[s].ones:], st[s].pmf)
-		}
-		return fn(c, out[0], out[1])
-	}
-	var rec func(j, left int, from [2]pmfState) bool
-	rec = func(j, left int, from [2]pmfState) bool {
-		st := bufs[j]
+	var rec func(j, left int) bool
+	rec = func(j, left int) bool {
+		st := &at[j+1]
 		for s := range st {
-			st[s].pmf, st[s].ones = append(st[s].pmf[:0], from[s].pmf...), from[s].ones
+			st[s].d.Set(at[j][s].d)
+			st[s].ones = at[j][s].ones
 		}
 		add := func() {
 			st[0].add(corners[j].P)
@@ -166,46 +170,44 @@ func (p Problem) AllPMFs(fn func(c Config, alpha, alphaPrime []float64) bool) {
 				add()
 			}
 			c[j] = left
-			return emit(st)
+			for s := range out {
+				clear(out[s])
+				copy(out[s][st[s].ones:], st[s].d.PMF())
+			}
+			return fn(c, out[0], out[1])
 		}
 		for v := 0; v <= left; v++ {
 			if v > 0 {
 				add()
 			}
 			c[j] = v
-			if !rec(j+1, left-v, st) {
+			if !rec(j+1, left-v) {
 				return false
 			}
 		}
 		c[j] = 0
 		return true
 	}
-	start := [2]pmfState{{pmf: []float64{1}}, {pmf: []float64{1}}}
-	rec(0, p.K, start)
+	rec(0, p.K)
+	return nil
 }
 
-// pmfState is the pmf of some teachers' vote count: those that vote 1
-// surely (ones) shift the Poisson binomial pmf of the others.
+// pmfState is the pmf of some teachers' vote count, as PMFs builds it:
+// those that vote 1 surely (ones) shift the Poisson binomial pmf of the
+// others, and those that never do are left out.
 type pmfState struct {
-	pmf  []float64
+	d    *poissonbinom.Dist
 	ones int
 }
 
-// add adds a teacher that votes 1 with probability q, as PMFs does:
-// poissonbinom.Dist's recurrence, a sure vote a shift.
+// add adds a teacher that votes 1 with probability q, in [0, 1].
 func (st *pmfState) add(q float64) {
 	switch q {
 	case 0:
 	case 1:
 		st.ones++
 	default:
-		n := len(st.pmf)
-		st.pmf = append(st.pmf, 0)
-		r := 1 - q
-		for l := n; l > 0; l-- {
-			st.pmf[l] = r*st.pmf[l] + q*st.pmf[l-1]
-		}
-		st.pmf[0] *= r
+		st.d.Add(q) // q is a probability: AllPMFs checked the corners
 	}
 }
 

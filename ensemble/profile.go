@@ -88,7 +88,7 @@ func privateTeacherBits(p constraints.Problem, f []float64, fErr float64) ([]acc
 	}
 	seen := map[accountant.BitPair]bool{}
 	var out []accountant.BitPair
-	p.AllPMFs(func(_ constraints.Config, alpha, alphaPrime []float64) bool {
+	err := p.AllPMFs(func(_ constraints.Config, alpha, alphaPrime []float64) bool {
 		x, y := prob(alpha), prob(alphaPrime)
 		if x < y {
 			x, y = y, x
@@ -100,7 +100,7 @@ func privateTeacherBits(p constraints.Problem, f []float64, fErr float64) ([]acc
 		}
 		return true
 	})
-	return out, true
+	return out, err == nil
 }
 
 // unitFloat returns x·2^-54 rounded up or down to a float64.
