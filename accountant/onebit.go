@@ -267,14 +267,6 @@ func (c *bitCurves) delta(k int, eps float64, f func(float64) float64) float64 {
 	return v
 }
 
-// known returns the profile of k steps at eps when the process has it.
-func (c *bitCurves) known(k int, eps float64) (float64, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	v, ok := c.deltas[bitQuery{k: k, x: eps}]
-	return v, ok
-}
-
 // epsAt returns search(), the least ε at total δ delta of k steps
 // searched up from hi, as remembered.
 func (c *bitCurves) epsAt(k int, delta, hi float64, search func() (float64, bool)) (float64, bool) {

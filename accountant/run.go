@@ -248,63 +248,9 @@ func MaxRunSteps(s Spend, budget Guarantee, m Method, deltaPrime float64, c *Cap
 	if !runFits(s, max(n, 1), budget, m, deltaPrime) {
 		return n, nil
 	}
-	var pick func(lo, hi int) int
-	if s.Kind == OneBitSpend {
-		pick = bitPick(cachedBitCurves(s.Bits), budget)
-	}
-	k, err := lastFitBy(max(n, 1), maxRunSteps, fits, pick)
+	k, err := lastFit(max(n, 1), maxRunSteps, fits)
 	if err != nil {
 		return 0, fmt.Errorf("max run steps: %w", err)
 	}
 	return k, nil
-}
-
-// bitPick returns the probes of MaxRunSteps' search (lastFitBy) for a
-// OneBitSpend at budget, where each step count's exact composition costs
-// a transform. From the counts where the process knows δ(ε) (bitCurves),
-// log δ(ε) is linear between the last two counts that fit, extended
-// beyond them (never past doubling), or between a bracket's ends: the
-// probe is the last count at which that line is within the budget's δ,
-// and after it its neighbour toward the boundary's other side, which
-// closes the bracket when the line found the boundary. Where δ(ε) is not
-// known the search doubles or bisects.
-func bitPick(c *bitCurves, budget Guarantee) func(lo, hi int) int {
-	target := math.Log(budget.Delta)
-	// cross returns where the line of log δ(ε) through counts a < b
-	// crosses target, and whether δ(ε) is known at both and rises
-	// between them.
-	cross := func(a, b int) (float64, bool) {
-		x, okx := c.known(a, budget.Eps)
-		y, oky := c.known(b, budget.Eps)
-		if !(okx && oky && x > 0 && y > x) {
-			return 0, false
-		}
-		lx, ly := math.Log(x), math.Log(y)
-		return float64(a) + (target-lx)/(ly-lx)*float64(b-a), true
-	}
-	last, prev := 0, 0 // the last probe from a line; the count that fit before lo
-	return func(lo, hi int) int {
-		defer func() { prev = lo }()
-		switch g := last; {
-		case g != 0 && g == lo:
-			last = 0
-			return lo + 1
-		case g != 0 && g == hi:
-			last = 0
-			return hi - 1
-		}
-		last = 0
-		if hi == 0 {
-			if t, ok := cross(prev, lo); ok && prev < lo && t >= float64(lo) {
-				last = int(math.Min(t, float64(max(2*lo, lo+1))))
-				last = max(last, lo+1)
-			}
-			return last
-		}
-		if t, ok := cross(lo, hi); ok && t >= float64(lo) && t < float64(hi) {
-			last = min(hi-1, max(lo+1, int(t)))
-			return last
-		}
-		return lo + (hi-lo)/2
-	}
 }

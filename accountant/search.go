@@ -11,25 +11,9 @@ import (
 // lo, then bisection. It returns an error when fits(limit) holds, so
 // that a caller never mistakes its own search bound for an answer.
 func lastFit(lo, limit int, fits func(int) (bool, error)) (int, error) {
-	return lastFitBy(lo, limit, fits, nil)
-}
-
-// lastFitBy is lastFit whose probes, when pick is set, are pick's: above
-// the last count that fits, pick(lo, 0) when it is above lo, instead of
-// doubling; inside a bracket (fits(lo) holds, fits(hi) fails),
-// pick(lo, hi) moved strictly inside it, instead of its midpoint. Each
-// probe keeps the boundary above the last count that fits or inside the
-// bracket, so for a predicate that changes once the answer is lastFit's
-// whatever the points, and picks near the boundary need fewer probes.
-func lastFitBy(lo, limit int, fits func(int) (bool, error), pick func(lo, hi int) int) (int, error) {
 	hi := lo
 	for {
 		next := min(limit, max(2*hi, hi+1))
-		if pick != nil {
-			if g := pick(hi, 0); g > hi {
-				next = min(limit, g)
-			}
-		}
 		if next == hi {
 			return 0, fmt.Errorf("more than %d steps fit", limit)
 		}
@@ -45,9 +29,6 @@ func lastFitBy(lo, limit int, fits func(int) (bool, error), pick func(lo, hi int
 	}
 	for hi-lo > 1 {
 		mid := lo + (hi-lo)/2
-		if pick != nil {
-			mid = min(hi-1, max(lo+1, pick(lo, hi)))
-		}
 		ok, err := fits(mid)
 		if err != nil {
 			return 0, err
