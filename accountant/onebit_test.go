@@ -419,8 +419,12 @@ func TestOneBitLossPareto(t *testing.T) {
 func TestOneBitRunSearch(t *testing.T) {
 	sets := testBits()
 	sets["many"] = manyBits()
+	steps := []int{1, 20, 300, 3000}
+	if testing.Short() {
+		steps = steps[:3] // direct and by transform
+	}
 	for name, pairs := range sets {
-		for _, k := range []int{1, 20, 300, 3000} {
+		for _, k := range steps {
 			r, err := newBitRun(oneBitLoss(pairs), k)
 			if err != nil {
 				t.Fatal(err)
