@@ -1,12 +1,14 @@
 package accountant
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/big"
 	"math/bits"
 	"math/cmplx"
 	"slices"
+	"sort"
 	"sync"
 
 	"github.com/darrm/darrm/internal/outward"
@@ -72,6 +74,12 @@ func oneBitLoss(pairs []BitPair) bitLoss {
 	for _, p := range pairs {
 		s = max(s, fracBits(p.P), fracBits(p.Q))
 	}
+	return envelopeLoss(paretoBits(pairs), s)
+}
+
+// envelopeLoss returns oneBitLoss of pairs whose probabilities are
+// multiples of 2^-s.
+func envelopeLoss(pairs []BitPair, s int) bitLoss {
 	one := new(big.Int).Lsh(big.NewInt(1), uint(s))
 	scaled := func(x float64) *big.Int {
 		v, _ := new(big.Float).SetMantExp(big.NewFloat(x), s).Int(nil)
@@ -135,6 +143,34 @@ func oneBitLoss(pairs []BitPair) bitLoss {
 	return out
 }
 
+// paretoBits returns the pairs, each ordered larger first, that no other
+// is further apart than: a pair (P, Q), P >= Q, whose P is at most and
+// whose Q at least another's has lines P - α·Q and (1-Q) - α(1-P) at
+// most that one's at every α >= 0, so it adds nothing to the envelope.
+// A private-teacher label lists tens of thousands of pairs, of which a
+// few hundred remain.
+func paretoBits(pairs []BitPair) []BitPair {
+	out := make([]BitPair, len(pairs))
+	for i, p := range pairs {
+		out[i] = BitPair{P: max(p.P, p.Q), Q: min(p.P, p.Q)}
+	}
+	// Largest P first, of equal P the smallest Q: a pair is kept when its
+	// Q is below every Q before it.
+	slices.SortFunc(out, func(a, b BitPair) int {
+		if c := cmp.Compare(b.P, a.P); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Q, b.Q)
+	})
+	kept := out[:0]
+	for _, p := range out {
+		if len(kept) == 0 || p.Q < kept[len(kept)-1].Q {
+			kept = append(kept, p)
+		}
+	}
+	return kept
+}
+
 // scaleDownUp returns v·2^-s rounded up to a float64.
 func scaleDownUp(v *big.Int, s int) float64 {
 	x := new(big.Float).SetMode(big.ToPositiveInf).SetInt(v)
@@ -155,22 +191,101 @@ func logRatio(n, d *big.Int, up bool) float64 {
 	return math.Nextafter(math.Nextafter(math.Log(r), dir), dir)
 }
 
-// bitLossCache keeps the last dominating pair computed: a run's search
-// composes the same pairs at many step counts.
-var bitLossCache struct {
-	sync.Mutex
+// bitCurves is what the process knows of one OneBitSpend's pairs: their
+// dominating pair, and the answers its compositions gave, by step count.
+// A release's count and its totals, a plan's search and its check, and a
+// process that releases several times ask the same questions of the
+// same pairs; each answer costs a transform of the loss distribution.
+type bitCurves struct {
 	pairs []BitPair
 	loss  bitLoss
+
+	mu      sync.Mutex
+	deltas  map[bitQuery]float64   // δ(ε) of k steps (x = ε)
+	inverse map[bitQuery]bitAnswer // the least ε at δ of k steps, searched up from hi (x = δ, y = hi)
 }
 
-func cachedBitLoss(pairs []BitPair) bitLoss {
-	bitLossCache.Lock()
-	defer bitLossCache.Unlock()
-	if !slices.Equal(bitLossCache.pairs, pairs) || bitLossCache.pairs == nil {
-		bitLossCache.pairs = slices.Clone(pairs)
-		bitLossCache.loss = oneBitLoss(pairs)
+// bitQuery is a question to the composition of k steps.
+type bitQuery struct {
+	k    int
+	x, y float64
+}
+
+// bitAnswer is an exactEps answer.
+type bitAnswer struct {
+	eps float64
+	ok  bool
+}
+
+const (
+	// maxBitCurves bounds the pairs whose answers the process keeps.
+	maxBitCurves = 8
+	// maxBitAnswers bounds the answers kept of one set of pairs: beyond
+	// it they are forgotten.
+	maxBitAnswers = 1 << 12
+)
+
+// bitCurvesCache keeps the bitCurves of the pairs last used, most recent
+// first.
+var bitCurvesCache struct {
+	sync.Mutex
+	recent []*bitCurves
+}
+
+// cachedBitCurves returns the bitCurves of pairs.
+func cachedBitCurves(pairs []BitPair) *bitCurves {
+	bitCurvesCache.Lock()
+	defer bitCurvesCache.Unlock()
+	recent := bitCurvesCache.recent
+	for i, c := range recent {
+		if slices.Equal(c.pairs, pairs) {
+			copy(recent[1:i+1], recent[:i])
+			recent[0] = c
+			return c
+		}
 	}
-	return bitLossCache.loss
+	c := &bitCurves{pairs: slices.Clone(pairs), loss: oneBitLoss(pairs), deltas: map[bitQuery]float64{}, inverse: map[bitQuery]bitAnswer{}}
+	bitCurvesCache.recent = append([]*bitCurves{c}, recent[:min(len(recent), maxBitCurves-1)]...)
+	return c
+}
+
+// delta returns f(eps), the profile of k steps at eps, as remembered.
+func (c *bitCurves) delta(k int, eps float64, f func(float64) float64) float64 {
+	q := bitQuery{k: k, x: eps}
+	c.mu.Lock()
+	v, ok := c.deltas[q]
+	c.mu.Unlock()
+	if ok {
+		return v
+	}
+	v = f(eps)
+	c.mu.Lock()
+	if len(c.deltas) >= maxBitAnswers {
+		clear(c.deltas)
+	}
+	c.deltas[q] = v
+	c.mu.Unlock()
+	return v
+}
+
+// epsAt returns search(), the least ε at total δ delta of k steps
+// searched up from hi, as remembered.
+func (c *bitCurves) epsAt(k int, delta, hi float64, search func() (float64, bool)) (float64, bool) {
+	q := bitQuery{k: k, x: delta, y: hi}
+	c.mu.Lock()
+	a, ok := c.inverse[q]
+	c.mu.Unlock()
+	if ok {
+		return a.eps, a.ok
+	}
+	a.eps, a.ok = search()
+	c.mu.Lock()
+	if len(c.inverse) >= maxBitAnswers {
+		clear(c.inverse)
+	}
+	c.inverse[q] = a
+	c.mu.Unlock()
+	return a.eps, a.ok
 }
 
 // maxBitWindow bounds the points of the composed loss distribution of a
@@ -199,6 +314,16 @@ type bitRun struct {
 	err    float64   // bound of the error of p in l1
 	rel    float64   // bound of the relative error of each entry of p
 	empty  bool      // no finite loss above 0
+	// start is the index of p's first entry of positive loss, the only
+	// ones above an ε >= 0, and losses theirs (loss), in increasing
+	// order: the profile's search evaluates it many times.
+	start  int
+	losses []float64
+	// tailP[j] and tailE[j] sum p and p·e^-loss over the entries from
+	// start+j on (estimate), made on first use.
+	tailP, tailE []float64
+	fill         func() // computes p, err and rel (ready)
+	once, tails  sync.Once
 }
 
 // gridIndex returns the index of atom a on the grid of n steps of lmax,
@@ -261,7 +386,7 @@ func newBitRun(b bitLoss, k int) (*bitRun, error) {
 		fin += a.mass
 	}
 	if full := k*(r.n-imin) + 1; len(b.atoms)*k*full <= maxDirect {
-		r.direct(b.atoms, idx, imin, k)
+		r.fill = func() { r.direct(b.atoms, idx, imin, k) }
 		return r, nil
 	}
 	rng := float64(r.n - imin)
@@ -278,17 +403,41 @@ func newBitRun(b bitLoss, k int) (*bitRun, error) {
 	if w > 2*maxBitWindow {
 		return nil, fmt.Errorf("one-bit composition: %d steps need a window of %d points", k, w)
 	}
-	size := 1 << bits.Len(uint(w))
-	one := make([]float64, size)
-	for j, a := range b.atoms {
+	r.fill = func() { r.transform(b.atoms, idx, lo, hi, kf, tails) }
+	return r, nil
+}
+
+// ready computes the run's distribution, once: a run whose answers a
+// process has already (bitCurves) is never computed.
+func (r *bitRun) ready() {
+	r.once.Do(func() {
+		if r.fill != nil {
+			r.fill()
+		}
+		r.positive()
+	})
+}
+
+// transform sets p to the k-fold convolution of the atoms at indices idx
+// over the window [lo, hi] (tails: the mass beyond it) by the FFT.
+func (r *bitRun) transform(atoms []bitAtom, idx []int, lo, hi int, kf, tails float64) {
+	// The least power of two that holds the window: the cyclic
+	// convolution then wraps onto it only mass from beyond it, the
+	// tails', which err bounds.
+	w := hi - lo + 1
+	size := 1 << bits.Len(uint(w-1))
+	tr := takeTransform(size)
+	defer transforms.Put(tr)
+	one := tr.seq
+	clear(one)
+	for j, a := range atoms {
 		one[((idx[j]%size)+size)%size] += a.mass
 	}
-	f := fourier.NewFFT(size)
-	c := f.Coefficients(nil, one)
+	c := tr.f.Coefficients(tr.coeff, one)
 	for i, v := range c {
 		c[i] = cmplx.Pow(v, complex(kf, 0))
 	}
-	seq := f.Sequence(nil, c)
+	seq := tr.f.Sequence(one, c)
 	r.first, r.p = lo, make([]float64, w)
 	var neg float64
 	for s := lo; s <= hi; s++ {
@@ -303,7 +452,43 @@ func newBitRun(b bitLoss, k int) (*bitRun, error) {
 	// power, over the window in l1 (as for the discrete Gaussian).
 	lg := float64(bits.Len(uint(size)))
 	r.err = neg + math.Sqrt(float64(size))*(kf+8*lg)*0x1p-50 + tails
-	return r, nil
+}
+
+// positive sets start and losses.
+func (r *bitRun) positive() {
+	r.start = min(len(r.p), max(0, 1-r.first))
+	r.losses = make([]float64, len(r.p)-r.start)
+	for j := range r.losses {
+		r.losses[j] = r.loss(r.first + r.start + j)
+	}
+}
+
+// above returns the index in losses of the first loss above eps.
+func (r *bitRun) above(eps float64) int {
+	return sort.Search(len(r.losses), func(j int) bool { return r.losses[j] > eps })
+}
+
+// transform is a real FFT of one size with its buffers: a sequence and
+// its coefficients.
+type transform struct {
+	f     *fourier.FFT
+	seq   []float64
+	coeff []complex128
+}
+
+// transforms keeps transforms for reuse: a run's search composes at many
+// step counts, each a transform of the same size (the window's points
+// are about maxBitWindow whatever the count), whose setup (twiddle
+// factors, about a tenth of a transform when profiled) and buffers need
+// not be redone.
+var transforms sync.Pool
+
+// takeTransform returns a transform of size points.
+func takeTransform(size int) *transform {
+	if t, ok := transforms.Get().(*transform); ok && len(t.seq) == size {
+		return t
+	}
+	return &transform{f: fourier.NewFFT(size), seq: make([]float64, size), coeff: make([]complex128, size/2+1)}
 }
 
 // maxDirect bounds the work of a direct convolution (atoms × steps ×
@@ -347,21 +532,63 @@ func (r *bitRun) delta(eps float64) float64 {
 	if r.empty {
 		return r.inf
 	}
-	sum := r.rawDelta(eps)
+	r.ready()
+	return r.bound(r.rawDelta(eps))
+}
+
+// bound returns the profile's upper bound from its sum as computed: the
+// sum's rounding, the error of p and the infinite loss added.
+func (r *bitRun) bound(sum float64) float64 {
 	n := float64(len(r.p))
 	return math.Min(1, r.inf+outward.Up(sum, 4)+r.err+(n*outward.ULP+r.rel)*sum)
 }
 
 // rawDelta is E[(1 - e^(ε-L))+ ; L finite] as computed, without the
-// bounds of its error.
+// bounds of its error: the sum over the losses above ε in increasing
+// order (at ε >= 0, only those from start on can be).
 func (r *bitRun) rawDelta(eps float64) float64 {
+	from := 0
+	if eps >= 0 {
+		from = r.start + r.above(eps)
+	}
 	var sum float64
-	for i, p := range r.p {
-		if l := r.loss(r.first + i); p > 0 && l > eps {
+	for i := from; i < len(r.p); i++ {
+		l := r.lossOf(i)
+		if p := r.p[i]; p > 0 && l > eps {
 			sum += p * -math.Expm1(eps-l)
 		}
 	}
 	return sum
+}
+
+// lossOf returns the loss of p[i] (loss).
+func (r *bitRun) lossOf(i int) float64 {
+	if i >= r.start {
+		return r.losses[i-r.start]
+	}
+	return r.loss(r.first + i)
+}
+
+// estimate returns delta(eps) but for rounding, in O(log n): the sum
+// over the losses above ε of p·(1 - e^(ε-L)) as Σp - e^ε·Σp·e^-L, from
+// suffix sums. It only guides the search of the profile's inverse
+// (roots.EdgeGuided), which confirms its answer by delta.
+func (r *bitRun) estimate(eps float64) float64 {
+	if r.empty || eps < 0 {
+		return r.delta(eps)
+	}
+	r.ready()
+	r.tails.Do(func() {
+		n := len(r.losses)
+		r.tailP, r.tailE = make([]float64, n+1), make([]float64, n+1)
+		for j := n - 1; j >= 0; j-- {
+			p := r.p[r.start+j]
+			r.tailP[j] = r.tailP[j+1] + p
+			r.tailE[j] = r.tailE[j+1] + p*math.Exp(-r.losses[j])
+		}
+	})
+	j := r.above(eps)
+	return r.bound(max(0, r.tailP[j]-math.Exp(eps)*r.tailE[j]))
 }
 
 // RRBits returns pairs of output probabilities that dominate every pair

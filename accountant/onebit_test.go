@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"slices"
+	"sync"
 	"testing"
 
 	"github.com/darrm/darrm/internal/bigmath"
@@ -343,6 +345,7 @@ func TestOneBitFFTAgainstDirect(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		r.ready()
 		if r.rel != 0 {
 			t.Fatalf("%s: k = %d composed directly, not by the FFT", name, k)
 		}
@@ -358,8 +361,7 @@ func TestOneBitFFTAgainstDirect(t *testing.T) {
 			idx[j], _ = gridIndex(a, top, r.n)
 			imin = min(imin, idx[j])
 		}
-		d := *r
-		d.err = 0
+		d := &bitRun{lo: r.lo, hi: r.hi, n: r.n, inf: r.inf}
 		d.direct(b.atoms, idx, imin, k)
 		for _, eps := range []float64{0.5, 2, 4} {
 			got, want := r.delta(eps), d.delta(eps)
@@ -368,4 +370,132 @@ func TestOneBitFFTAgainstDirect(t *testing.T) {
 			}
 		}
 	}
+}
+
+// manyBits are pairs as a private-teacher label lists them: thousands,
+// most of them inside the envelope of a few.
+func manyBits() []BitPair {
+	rng := rand.New(rand.NewPCG(7, 11))
+	out := make([]BitPair, 5000)
+	for i := range out {
+		p := 0.05 + 0.9*rng.Float64()
+		out[i] = BitPair{P: p, Q: p * math.Exp(-0.3*rng.Float64()) * (1 - 1e-4*rng.Float64())}
+	}
+	return out
+}
+
+// TestOneBitLossPareto: dropping the pairs another is further apart than
+// (paretoBits) leaves the dominating pair exactly as the envelope of
+// every pair's lines gives it.
+func TestOneBitLossPareto(t *testing.T) {
+	sets := testBits()
+	sets["many"] = manyBits()
+	for name, pairs := range sets {
+		s := 0
+		for _, p := range pairs {
+			s = max(s, fracBits(p.P), fracBits(p.Q))
+		}
+		got, want := oneBitLoss(pairs), envelopeLoss(pairs, s)
+		if name == "many" && len(paretoBits(pairs)) > len(pairs)/10 {
+			t.Errorf("%s: %d of %d pairs kept", name, len(paretoBits(pairs)), len(pairs))
+		}
+		if got.inf != want.inf || len(got.atoms) != len(want.atoms) {
+			t.Fatalf("%s: %d atoms and %g infinite, want %d and %g", name, len(got.atoms), got.inf, len(want.atoms), want.inf)
+		}
+		for i, a := range got.atoms {
+			w := want.atoms[i]
+			x, y := new(big.Int).Mul(a.n, w.d), new(big.Int).Mul(w.n, a.d)
+			if x.Cmp(y) != 0 || a.lo != w.lo || a.hi != w.hi || a.mass != w.mass {
+				t.Errorf("%s: atom %d is %v/%v [%g, %g] of mass %g, want %v/%v [%g, %g] of mass %g", name, i, a.n, a.d, a.lo, a.hi, a.mass, w.n, w.d, w.lo, w.hi, w.mass)
+			}
+		}
+	}
+}
+
+// TestOneBitRunSearch: the profile summed over the losses above ε only
+// is the sum over every entry, exactly, and the inverse guided by the
+// estimate (roots.EdgeGuided) is the plain bisection's, exactly, at several
+// step counts (direct and by transform) and total δ.
+func TestOneBitRunSearch(t *testing.T) {
+	sets := testBits()
+	sets["many"] = manyBits()
+	steps := []int{1, 20, 300, 3000}
+	if testing.Short() {
+		steps = steps[:3] // direct and by transform
+	}
+	for name, pairs := range sets {
+		for _, k := range steps {
+			r, err := newBitRun(oneBitLoss(pairs), k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.ready()
+			for _, eps := range []float64{-0.5, 0, 1e-3, 0.1, 1, 4, 20} {
+				var want float64
+				for i, p := range r.p {
+					if l := r.loss(r.first + i); p > 0 && l > eps {
+						want += p * -math.Expm1(eps-l)
+					}
+				}
+				if got := r.rawDelta(eps); got != want {
+					t.Errorf("%s k=%d eps=%g: sum %.17g, over every entry %.17g", name, k, eps, got, want)
+				}
+				if e := r.estimate(eps); math.Abs(e-r.delta(eps)) > 1e-12*r.delta(eps)+1e-300 {
+					t.Errorf("%s k=%d eps=%g: estimate %.17g, delta %.17g", name, k, eps, e, r.delta(eps))
+				}
+			}
+			for _, delta := range []float64{1e-2, 1e-5, 1e-9} {
+				guided := runCurves{k: k, delta: r.delta, guess: r.estimate}
+				plain := runCurves{k: k, delta: r.delta}
+				g, gok := guided.exactEps(delta, 1)
+				p, pok := plain.exactEps(delta, 1)
+				if g != p || gok != pok {
+					t.Errorf("%s k=%d delta=%g: guided %v (%v), plain %v (%v)", name, k, delta, g, gok, p, pok)
+				}
+			}
+		}
+	}
+}
+
+// TestOneBitAnswersRemembered: what the process remembers of a set of
+// pairs (bitCurves) is what computing afresh gives, also when several
+// goroutines ask at once.
+func TestOneBitAnswersRemembered(t *testing.T) {
+	pairs := manyBits()
+	r, _ := newBitRun(oneBitLoss(pairs), 1)
+	s := Spend{Kind: OneBitSpend, Guarantee: Guarantee{Eps: 2, Delta: r.delta(2)}, Bits: pairs}
+	budget := Guarantee{Eps: 8, Delta: 1e-3}
+	ask := func() ([]Total, int) {
+		all, err := ComposeRun(s, 40, 1e-5, 1e-5, ImprovedConversion)
+		if err != nil {
+			t.Error(err)
+		}
+		n, err := MaxRunSteps(s, budget, Optimal, 1e-5, nil)
+		if err != nil {
+			t.Error(err)
+		}
+		return all, n
+	}
+	forget := func() {
+		bitCurvesCache.Lock()
+		bitCurvesCache.recent = nil
+		bitCurvesCache.Unlock()
+	}
+	forget()
+	fresh, n := ask()
+	if len(fresh) == 0 || fresh[len(fresh)-1].Method != Exact || n < 1 {
+		t.Fatalf("totals %v, %d steps fit", fresh, n)
+	}
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			again, m := ask()
+			if !slices.Equal(again, fresh) || m != n {
+				t.Errorf("remembered %v and %d steps, fresh %v and %d", again, m, fresh, n)
+			}
+		}()
+	}
+	wg.Wait()
 }

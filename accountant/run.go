@@ -20,6 +20,12 @@ type runCurves struct {
 	s     Spend
 	k     int
 	delta func(eps float64) float64 // nil: no exact composition
+	// guess, when set, estimates delta cheaply to guide exactEps's
+	// search (roots.EdgeGuided).
+	guess func(eps float64) float64
+	// bits, for a OneBitSpend, remembers the answers of delta and
+	// exactEps.
+	bits *bitCurves
 	// epsAt, when set, is the exact composition's ε at a total δ in
 	// closed form (LaplaceSpend), and delta is nil.
 	epsAt func(delta float64) (float64, bool)
@@ -37,8 +43,10 @@ func newRunCurves(s Spend, k int) runCurves {
 		return r
 	}
 	if s.Kind == OneBitSpend {
-		if b, err := newBitRun(cachedBitLoss(s.Bits), k); err == nil {
-			r.delta = b.delta
+		c := cachedBitCurves(s.Bits)
+		if b, err := newBitRun(c.loss, k); err == nil {
+			r.delta = func(eps float64) float64 { return c.delta(k, eps, b.delta) }
+			r.guess, r.bits = b.estimate, c
 		}
 		return r
 	}
@@ -83,15 +91,27 @@ func (r runCurves) renyiEps(delta float64, c Conversion) (float64, bool) {
 // when none up to 2^60·hi is (a δ below the bound of the evaluation's
 // error).
 func (r runCurves) exactEps(delta, hi float64) (float64, bool) {
+	if r.bits != nil {
+		return r.bits.epsAt(r.k, delta, hi, func() (float64, bool) { return r.searchEps(delta, hi) })
+	}
+	return r.searchEps(delta, hi)
+}
+
+// searchEps is exactEps's search.
+func (r runCurves) searchEps(delta, hi float64) (float64, bool) {
 	ok := func(eps float64) bool { return r.delta(eps) <= delta }
 	if ok(0) {
 		return 0, true
 	}
 	for range 60 {
-		if ok(hi) {
+		if !ok(hi) {
+			hi = 2*hi + 1
+			continue
+		}
+		if r.guess == nil {
 			return roots.Edge(0, hi, 1e-9, ok), true
 		}
-		hi = 2*hi + 1
+		return roots.EdgeGuided(0, hi, 1e-9, ok, func(eps float64) bool { return r.guess(eps) <= delta }), true
 	}
 	return 0, false
 }
@@ -194,13 +214,16 @@ func runFits(s Spend, k int, budget Guarantee, m Method, deltaPrime float64) boo
 	if budget.Delta <= 0 {
 		return false
 	}
-	r := newRunCurves(s, k)
+	// The curves' cheap totals first: the exact composition of a
+	// OneBitSpend costs a transform of its loss distribution.
+	r := runCurves{s: s, k: k}
 	if eps, ok := r.renyiEps(budget.Delta, ImprovedConversion); ok && eps <= budget.Eps {
 		return true
 	}
 	if e, ok := r.canonicalEps(budget.Delta); ok && e <= budget.Eps {
 		return true
 	}
+	r = newRunCurves(s, k)
 	if r.epsAt != nil {
 		if e, ok := r.epsAt(budget.Delta); ok && e <= budget.Eps {
 			return true

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -136,5 +137,47 @@ func TestNewFillsTheDefaultDelta(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Name != "delta" || pe.Field != "TargetDelta" ||
 		!strings.Contains(err.Error(), "delta (the release's delta, Problem.TargetDelta) = 0") || !strings.Contains(err.Error(), "constraints.New") {
 		t.Errorf("TargetDelta left at zero: %v", err)
+	}
+}
+
+// TestAllPMFsMatchesPMFs: the shared recurrence of AllPMFs gives every
+// multiset, in AllConfigs' order, exactly PMFs' pmfs, and stops when
+// asked.
+func TestAllPMFsMatchesPMFs(t *testing.T) {
+	for _, p := range []Problem{
+		New(11, 3, 0.1, 1e-5),
+		New(7, 2, 0.5, 0),
+		New(9, 1, 2, 0.01),
+		NewOneVote(5, 0.3, 1e-6),
+	} {
+		var want []Config
+		p.AllConfigs(func(c Config) bool { want = append(want, c); return true })
+		n := 0
+		err := p.AllPMFs(func(c Config, alpha, alphaPrime []float64) bool {
+			if n >= len(want) || !slices.Equal(c, want[n]) {
+				t.Fatalf("%v: multiset %d is %v, AllConfigs gives %v", p, n, c, want[min(n, len(want)-1)])
+			}
+			a, ap, err := p.PMFs(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(alpha, a) || !slices.Equal(alphaPrime, ap) {
+				t.Fatalf("%v: multiset %v: pmfs %v %v, PMFs %v %v", p, c, alpha, alphaPrime, a, ap)
+			}
+			n++
+			return true
+		})
+		if err != nil || n != len(want) {
+			t.Errorf("%v: %d multisets (%v), want %d", p, n, err, len(want))
+		}
+		stopped := 0
+		p.AllPMFs(func(Config, []float64, []float64) bool { stopped++; return stopped < 3 })
+		if stopped != 3 {
+			t.Errorf("%v: went on after false: %d calls", p, stopped)
+		}
+	}
+	bad := New(5, 1, math.NaN(), 1e-5)
+	if err := bad.AllPMFs(func(Config, []float64, []float64) bool { return true }); err == nil {
+		t.Error("corners of eps = NaN: no error")
 	}
 }

@@ -119,6 +119,98 @@ func (p Problem) Cost(c Config, gamma []float64) (float64, error) {
 	return f, nil
 }
 
+// AllPMFs calls fn for every corner multiset of size K with its pmfs, as
+// AllConfigs and PMFs would give them, until fn returns false. It shares
+// the pmf of the teachers placed so far between the multisets that
+// extend it (PMFs' factors in PMFs' order: the same values), so listing
+// every multiset's pmfs costs O(K) a multiset instead of O(K^2). fn must
+// not keep c, alpha or alphaPrime. The error is PMFs' (a corner that is
+// not a probability, from an invalid problem).
+func (p Problem) AllPMFs(fn func(c Config, alpha, alphaPrime []float64) bool) error {
+	var err error
+	if p.Relation == accountant.OneVote {
+		p.AllConfigs(func(c Config) bool {
+			var alpha, alphaPrime []float64
+			if alpha, alphaPrime, err = p.PMFs(c); err != nil {
+				return false
+			}
+			return fn(c, alpha, alphaPrime)
+		})
+		return err
+	}
+	corners := p.Corners()
+	for _, c := range corners {
+		if !(c.P >= 0 && c.P <= 1 && c.Q >= 0 && c.Q <= 1) {
+			return fmt.Errorf("corner (%v, %v): must be probabilities", c.P, c.Q)
+		}
+	}
+	nc := len(corners)
+	c := make(Config, nc)
+	// at[j] holds both sides after corners 0..j-1 and some of corner j.
+	at := make([][2]pmfState, nc+1)
+	for j := range at {
+		for s := range at[j] {
+			at[j][s].d = poissonbinom.New(p.K)
+		}
+	}
+	out := [2][]float64{make([]float64, p.K+1), make([]float64, p.K+1)}
+	var rec func(j, left int) bool
+	rec = func(j, left int) bool {
+		st := &at[j+1]
+		for s := range st {
+			st[s].d.Set(at[j][s].d)
+			st[s].ones = at[j][s].ones
+		}
+		add := func() {
+			st[0].add(corners[j].P)
+			st[1].add(corners[j].Q)
+		}
+		if j == nc-1 {
+			for range left {
+				add()
+			}
+			c[j] = left
+			for s := range out {
+				clear(out[s])
+				copy(out[s][st[s].ones:], st[s].d.PMF())
+			}
+			return fn(c, out[0], out[1])
+		}
+		for v := 0; v <= left; v++ {
+			if v > 0 {
+				add()
+			}
+			c[j] = v
+			if !rec(j+1, left-v) {
+				return false
+			}
+		}
+		c[j] = 0
+		return true
+	}
+	rec(0, p.K)
+	return nil
+}
+
+// pmfState is the pmf of some teachers' vote count, as PMFs builds it:
+// those that vote 1 surely (ones) shift the Poisson binomial pmf of the
+// others, and those that never do are left out.
+type pmfState struct {
+	d    *poissonbinom.Dist
+	ones int
+}
+
+// add adds a teacher that votes 1 with probability q, in [0, 1].
+func (st *pmfState) add(q float64) {
+	switch q {
+	case 0:
+	case 1:
+		st.ones++
+	default:
+		st.d.Add(q) // q is a probability: AllPMFs checked the corners
+	}
+}
+
 // AllConfigs calls fn for every corner multiset of size K, in lexicographic
 // order of the counts, until fn returns false. There are NumConfigs() of
 // them: use it only for small K (tests, the full LP). In the one-vote

@@ -58,7 +58,7 @@ const maxBitConfigs = 1 << 17
 // α at once): the pairs at every corner multiset, each widened by a bound
 // of its rounding (the larger up, the smaller down), dominate the label
 // at every α. The pmfs come from the recurrence
-// α'[l] = (1-q)·α[l] + q·α[l-1] (constraints.Problem.PMFs), whose absolute
+// α'[l] = (1-q)·α[l] + q·α[l-1] (constraints.Problem.AllPMFs), whose absolute
 // error grows by at most 2u + 2 ulps a teacher, u the corners' error (8
 // ulps: an exp and four roundings); Pr[1] = Σ_l α_l·f(l) adds (K+1)
 // times it, K+3 roundings and the error of f. The bound is twice that.
@@ -88,13 +88,7 @@ func privateTeacherBits(p constraints.Problem, f []float64, fErr float64) ([]acc
 	}
 	seen := map[accountant.BitPair]bool{}
 	var out []accountant.BitPair
-	ok := true
-	p.AllConfigs(func(c constraints.Config) bool {
-		alpha, alphaPrime, err := p.PMFs(c)
-		if err != nil {
-			ok = false
-			return false
-		}
+	err := p.AllPMFs(func(_ constraints.Config, alpha, alphaPrime []float64) bool {
 		x, y := prob(alpha), prob(alphaPrime)
 		if x < y {
 			x, y = y, x
@@ -106,7 +100,7 @@ func privateTeacherBits(p constraints.Problem, f []float64, fErr float64) ([]acc
 		}
 		return true
 	})
-	return out, ok
+	return out, err == nil
 }
 
 // unitFloat returns x·2^-54 rounded up or down to a float64.

@@ -75,6 +75,10 @@ func (d *Dist) N() int { return len(d.pmf) - 1 }
 // PMF returns a copy of the pmf, indexed by l = 0..N().
 func (d *Dist) PMF() []float64 { return append([]float64(nil), d.pmf...) }
 
+// Set makes d the distribution src is, in d's room: sums that share
+// their first factors extend copies of the shared part.
+func (d *Dist) Set(src *Dist) { d.pmf = append(d.pmf[:0], src.pmf...) }
+
 // Add convolves the distribution with a Bernoulli(p) factor.
 func (d *Dist) Add(p float64) error {
 	if err := checkProb(d.N(), p); err != nil {

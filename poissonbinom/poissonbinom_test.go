@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -158,5 +159,28 @@ func BenchmarkPMF101(b *testing.B) {
 		if _, err := PMF(p); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestSet: a copy made by Set extends as the original would, and leaves
+// the original as it was.
+func TestSet(t *testing.T) {
+	a := New(4)
+	for _, p := range []float64{0.3, 0.9} {
+		a.Add(p)
+	}
+	b := New(4)
+	b.Add(0.5)
+	b.Set(a)
+	b.Add(0.2)
+	a2 := New(4)
+	for _, p := range []float64{0.3, 0.9, 0.2} {
+		a2.Add(p)
+	}
+	if got, want := b.PMF(), a2.PMF(); !slices.Equal(got, want) {
+		t.Errorf("Set then Add: %v, want %v", got, want)
+	}
+	if a.N() != 2 {
+		t.Errorf("the original has %d factors after its copy grew, want 2", a.N())
 	}
 }

@@ -80,6 +80,27 @@ func bisect(lo, hi int, fits func(int) (bool, error)) (int, error) {
 // end of the last bracket that holds, never the midpoint, so the answer
 // always meets what ok tests.
 func Edge(fail, hold, rel float64, ok func(float64) bool) float64 {
+	_, hold = bracket(fail, hold, rel, ok)
+	return hold
+}
+
+// EdgeGuided returns Edge(fail, hold, rel, ok), its steps decided by
+// guess, a cheap estimate of ok, and its last bracket confirmed by ok:
+// when ok fails at the bracket's failing end and holds at its holding end,
+// every step guess decided went as ok decides it, for a predicate that
+// changes once, so the answer is Edge's; otherwise it is Edge's with ok
+// itself. Either way ok holds at the answer.
+func EdgeGuided(fail, hold, rel float64, ok, guess func(float64) bool) float64 {
+	f, h := bracket(fail, hold, rel, guess)
+	if (f == fail || !ok(f)) && (h == hold || ok(h)) {
+		return h
+	}
+	return Edge(fail, hold, rel, ok)
+}
+
+// bracket returns the last bracket of Edge's search: ok fails at its
+// first end (or it is fail) and holds at its second (or it is hold).
+func bracket(fail, hold, rel float64, ok func(float64) bool) (float64, float64) {
 	for math.Abs(hold-fail) > rel*math.Abs(hold) {
 		lo, hi := min(fail, hold), max(fail, hold)
 		mid := lo + (hi-lo)/2
@@ -92,7 +113,7 @@ func Edge(fail, hold, rel float64, ok func(float64) bool) float64 {
 			fail = mid
 		}
 	}
-	return hold
+	return fail, hold
 }
 
 // RaiseUntil returns the first x of x0, x0 + u, x0 + 3u, x0 + 7u, ...

@@ -73,3 +73,22 @@ func TestRaiseUntil(t *testing.T) {
 		t.Error("RaiseUntil: found a value where none holds")
 	}
 }
+
+// TestEdgeGuided: guided by a wrong estimate or a right one, the answer is
+// Edge's, and ok holds at it.
+func TestEdgeGuided(t *testing.T) {
+	for _, edge := range []float64{1e-6, 0.3, 1, 7.5} {
+		ok := func(x float64) bool { return x >= edge }
+		want := Edge(0, 10, 1e-9, ok)
+		for name, guess := range map[string]func(float64) bool{
+			"exact": ok,
+			"close": func(x float64) bool { return x >= edge*(1+1e-12) },
+			"wrong": func(x float64) bool { return x >= edge/2 },
+			"never": func(float64) bool { return false },
+		} {
+			if got := EdgeGuided(0, 10, 1e-9, ok, guess); got != want && name != "close" || !ok(got) {
+				t.Errorf("edge %g, guess %s: %v, Edge %v", edge, name, got, want)
+			}
+		}
+	}
+}
