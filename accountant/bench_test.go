@@ -9,7 +9,7 @@ var sink float64
 func BenchmarkComposeGeneral(b *testing.B) {
 	step := Guarantee{0.1, 1e-5}
 	for b.Loop() {
-		g, _ := ComposeGeneral(step, 10000, 1e-5)
+		g, _ := composeGeneral(step, 10000, 1e-5)
 		sink = g.Eps
 	}
 }
@@ -17,7 +17,7 @@ func BenchmarkComposeGeneral(b *testing.B) {
 func benchOptimal(b *testing.B, eps float64, k int) {
 	step := Guarantee{eps, 1e-6}
 	for b.Loop() {
-		g, _ := ComposeOptimal(step, k, 1e-5)
+		g, _ := composeOptimal(step, k, 1e-5)
 		sink = g.Eps
 	}
 }

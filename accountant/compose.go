@@ -106,18 +106,18 @@ func (m *Method) UnmarshalText(b []byte) error {
 func Compose(step Guarantee, k int, m Method, deltaPrime float64) (Guarantee, error) {
 	switch m {
 	case Simple:
-		return ComposeSimple(step, k)
+		return composeSimple(step, k)
 	case General:
-		return ComposeGeneral(step, k, deltaPrime)
+		return composeGeneral(step, k, deltaPrime)
 	case Optimal:
-		return ComposeOptimal(step, k, deltaPrime)
+		return composeOptimal(step, k, deltaPrime)
 	}
 	return Guarantee{}, fmt.Errorf("compose: unknown method %v", m)
 }
 
-// ComposeSimple returns (kε, kδ), the simple composition of k (ε, δ)-DP
+// composeSimple returns (kε, kδ), the simple composition of k (ε, δ)-DP
 // steps (Theorem 3.3.2). kδ is not capped: a total δ >= 1 is vacuous.
-func ComposeSimple(step Guarantee, k int) (Guarantee, error) {
+func composeSimple(step Guarantee, k int) (Guarantee, error) {
 	if err := checkSimple(step, k); err != nil {
 		return Guarantee{}, fmt.Errorf("simple composition: %w", err)
 	}
@@ -125,12 +125,12 @@ func ComposeSimple(step Guarantee, k int) (Guarantee, error) {
 	return Guarantee{Eps: outward.MulUp(n, step.Eps), Delta: outward.MulUp(n, step.Delta)}, nil
 }
 
-// ComposeGeneral returns the general composition of k (ε, δ)-DP steps with
+// composeGeneral returns the general composition of k (ε, δ)-DP steps with
 // slack δ' (Theorem 3.3.3, Kairouz, Oh and Viswanath 2015, Thm 3.4):
 //
 //	ε' = min{kε, a + ε·sqrt(2k·log(e + sqrt(kε²)/δ')), a + ε·sqrt(2k·log(1/δ'))},
 //	a  = kε·(e^ε - 1)/(e^ε + 1),   δ_total = 1 - (1-δ)^k·(1-δ').
-func ComposeGeneral(step Guarantee, k int, deltaPrime float64) (Guarantee, error) {
+func composeGeneral(step Guarantee, k int, deltaPrime float64) (Guarantee, error) {
 	if err := checkSlack(step, k, deltaPrime); err != nil {
 		return Guarantee{}, fmt.Errorf("general composition: %w", err)
 	}

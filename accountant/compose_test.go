@@ -18,15 +18,15 @@ func TestCompositionOrder(t *testing.T) {
 			for _, k := range []int{1, 2, 3, 7, 10, 35, 100, 1000, 10000} {
 				for _, dp := range []float64{1e-9, 1e-5, 1e-2, 0.5} {
 					step := Guarantee{eps, delta}
-					s, err := ComposeSimple(step, k)
+					s, err := composeSimple(step, k)
 					if err != nil {
 						t.Fatal(err)
 					}
-					g, err := ComposeGeneral(step, k, dp)
+					g, err := composeGeneral(step, k, dp)
 					if err != nil {
 						t.Fatal(err)
 					}
-					o, err := ComposeOptimal(step, k, dp)
+					o, err := composeOptimal(step, k, dp)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -103,7 +103,7 @@ func bigOptimalEps(eps float64, k int, deltaPrime float64) float64 {
 	return hi
 }
 
-// TestOptimalAgainstBig compares ComposeOptimal with a bisection over direct
+// TestOptimalAgainstBig compares composeOptimal with a bisection over direct
 // 512-bit evaluations of Kairouz et al.'s sum, for small k.
 func TestOptimalAgainstBig(t *testing.T) {
 	worst := 0.0
@@ -111,7 +111,7 @@ func TestOptimalAgainstBig(t *testing.T) {
 	for _, eps := range []float64{0.01, 0.1, 0.7, 2} {
 		for _, k := range []int{1, 2, 3, 4, 5, 10, 17, 40} {
 			for _, dp := range []float64{1e-8, 1e-4, 0.05, 0.3} {
-				got, err := ComposeOptimal(Guarantee{eps, 0}, k, dp)
+				got, err := composeOptimal(Guarantee{eps, 0}, k, dp)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -128,7 +128,7 @@ func TestOptimalAgainstBig(t *testing.T) {
 func TestComposeSeq(t *testing.T) {
 	step := Guarantee{0.3, 1e-6}
 	steps := []Guarantee{step, step, step, step, step, step, step}
-	hom, err := ComposeGeneral(step, len(steps), 1e-3)
+	hom, err := composeGeneral(step, len(steps), 1e-3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,11 +172,11 @@ func TestComposeDispatch(t *testing.T) {
 		var want Guarantee
 		switch m {
 		case Simple:
-			want, _ = ComposeSimple(step, 12)
+			want, _ = composeSimple(step, 12)
 		case General:
-			want, _ = ComposeGeneral(step, 12, 1e-4)
+			want, _ = composeGeneral(step, 12, 1e-4)
 		case Optimal:
-			want, _ = ComposeOptimal(step, 12, 1e-4)
+			want, _ = composeOptimal(step, 12, 1e-4)
 		}
 		if got != want {
 			t.Errorf("Compose(%v) = %v, want %v", m, got, want)
@@ -193,11 +193,11 @@ func TestLargeKStability(t *testing.T) {
 	for _, k := range []int{10000, 1 << 20, MaxOptimalSteps} {
 		prev := 0.0
 		for _, eps := range []float64{1e-4, 1e-3, 0.01, 0.1, 1, 5} {
-			o, err := ComposeOptimal(Guarantee{eps, 0}, k, 1e-6)
+			o, err := composeOptimal(Guarantee{eps, 0}, k, 1e-6)
 			if err != nil {
 				t.Fatal(err)
 			}
-			g, _ := ComposeGeneral(Guarantee{eps, 0}, k, 1e-6)
+			g, _ := composeGeneral(Guarantee{eps, 0}, k, 1e-6)
 			if math.IsNaN(o.Eps) || math.IsInf(o.Eps, 0) || o.Eps > g.Eps || o.Eps <= prev {
 				t.Errorf("k=%d eps=%v: optimal %v (general %v, previous %v)", k, eps, o.Eps, g.Eps, prev)
 			}

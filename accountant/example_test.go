@@ -8,8 +8,8 @@ import (
 
 // The per-query privacy of Table B.1: ten (0.1, 1e-5)-DP teachers with
 // slack δ' = 0.1.
-func ExampleComposeGeneral() {
-	total, err := accountant.ComposeGeneral(accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, 10, 0.1)
+func ExampleCompose_general() {
+	total, err := accountant.Compose(accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, 10, accountant.General, 0.1)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -19,7 +19,7 @@ func ExampleComposeGeneral() {
 }
 
 // Optimal composition is tighter than general composition for the same δ'.
-func ExampleComposeOptimal() {
+func ExampleCompose() {
 	step := accountant.Guarantee{Eps: 0.01, Delta: 0}
 	for _, m := range []accountant.Method{accountant.Simple, accountant.General, accountant.Optimal} {
 		total, err := accountant.Compose(step, 10000, m, 1e-5)
@@ -108,7 +108,7 @@ func ExampleTeacherCap() {
 			fmt.Println(err)
 			return
 		}
-		queries, err := accountant.ComposeGeneral(accountant.Guarantee{Eps: 0.2655, Delta: 3e-4}, 100, 1e-4)
+		queries, err := accountant.Compose(accountant.Guarantee{Eps: 0.2655, Delta: 3e-4}, 100, accountant.General, 1e-4)
 		if err != nil {
 			fmt.Println(err)
 			return

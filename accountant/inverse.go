@@ -43,7 +43,7 @@ func MaxSteps(step, budget Guarantee, m Method, deltaPrime float64) (int, error)
 		return 0, wrap(fmt.Errorf("unknown method %v", m))
 	}
 	fits := func(k int) bool {
-		if s, err := ComposeSimple(step, k); err == nil && s.Within(budget) {
+		if s, err := composeSimple(step, k); err == nil && s.Within(budget) {
 			return true
 		}
 		g, err := Compose(step, k, m, deltaPrime)

@@ -21,7 +21,7 @@ func TestMaxStepsScan(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					s, _ := ComposeSimple(step, k)
+					s, _ := composeSimple(step, k)
 					if !g.Within(budget) && !s.Within(budget) {
 						break
 					}

@@ -194,7 +194,7 @@ func TestOneBitRunAgainstOptimal(t *testing.T) {
 		}
 		s := Spend{Kind: OneBitSpend, Guarantee: g, Bits: pairs}
 		for _, k := range []int{1, 10, 100, 1000} {
-			opt, err := ComposeOptimal(g, k, 1e-5)
+			opt, err := composeOptimal(g, k, 1e-5)
 			if err != nil {
 				t.Fatal(err)
 			}

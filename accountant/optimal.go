@@ -8,14 +8,14 @@ import (
 	"github.com/darrm/darrm/internal/roots"
 )
 
-// MaxOptimalSteps is the largest k that ComposeOptimal accepts. Its cost
+// MaxOptimalSteps is the largest k that composeOptimal accepts. Its cost
 // grows like sqrt(k); at this size one call takes milliseconds.
 const MaxOptimalSteps = 1 << 26
 
-// ComposeOptimal returns the exact optimal composition of k identical
+// composeOptimal returns the exact optimal composition of k identical
 // (ε, δ)-DP steps (Kairouz, Oh and Viswanath 2015, Thm 3.3): the smallest ε'
 // such that the k-fold composition is (ε', 1 - (1-δ)^k·(1-δ'))-DP for every
-// choice of the steps. It is never larger than ComposeGeneral's ε' for the
+// choice of the steps. It is never larger than composeGeneral's ε' for the
 // same δ'.
 //
 // The hockey-stick divergence δ̃(u) of the k-fold composition of the
@@ -32,7 +32,7 @@ const MaxOptimalSteps = 1 << 26
 //
 // Optimal composition of heterogeneous steps is #P-hard (Murtagh and Vadhan
 // 2016) and is not offered; use a Sequence.
-func ComposeOptimal(step Guarantee, k int, deltaPrime float64) (Guarantee, error) {
+func composeOptimal(step Guarantee, k int, deltaPrime float64) (Guarantee, error) {
 	if err := checkSlack(step, k, deltaPrime); err != nil {
 		return Guarantee{}, fmt.Errorf("optimal composition: %w", err)
 	}
@@ -47,7 +47,7 @@ func ComposeOptimal(step Guarantee, k int, deltaPrime float64) (Guarantee, error
 	}, nil
 }
 
-// optimalMargin (in ulps, a relative 2^-40) raises the ε of ComposeOptimal
+// optimalMargin (in ulps, a relative 2^-40) raises the ε of composeOptimal
 // above the rounding error of its sums of O(sqrt(k·log(1/δ'))) terms in log
 // space and of the final log1p; the tests check it against exact
 // arithmetic (math/big).

@@ -19,7 +19,7 @@ import (
 // releases of a mechanism that is step-DP and (ε_i, δ_i)-DP for every
 // point of profile (points of its privacy profile, each δ_i an upper
 // bound), and the point that gave it: at the total δ of
-// ComposeOptimal(step, k, deltaPrime), the least ε over step and the
+// composeOptimal(step, k, deltaPrime), the least ε over step and the
 // points of their optimal composition (Kairouz, Oh and Viswanath 2015,
 // Thm 3.3).
 //
@@ -31,10 +31,10 @@ import (
 // step's δ leaves more slack at the same total δ_total:
 // δ'_i = 1 - (1-δ_total)/(1-δ_i)^k, rounded down, so that its total δ is
 // at most δ_total. Points with δ_i above step's are not used. The result
-// is never above ComposeOptimal's ε, which is step's own point; when no
+// is never above composeOptimal's ε, which is step's own point; when no
 // point does better, point is step.
 func ComposeProfile(step Guarantee, profile []Guarantee, k int, deltaPrime float64) (total, point Guarantee, err error) {
-	base, err := ComposeOptimal(step, k, deltaPrime)
+	base, err := composeOptimal(step, k, deltaPrime)
 	if err != nil {
 		return Guarantee{}, Guarantee{}, fmt.Errorf("profile composition: %w", err)
 	}
@@ -50,7 +50,7 @@ func ComposeProfile(step Guarantee, profile []Guarantee, k int, deltaPrime float
 		if !(slack > 0 && slack < 1) {
 			continue
 		}
-		g, err := ComposeOptimal(p, k, slack)
+		g, err := composeOptimal(p, k, slack)
 		if err != nil {
 			return Guarantee{}, Guarantee{}, fmt.Errorf("profile composition at %v: %w", p, err)
 		}

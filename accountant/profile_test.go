@@ -41,7 +41,7 @@ func TestComposeProfileAgainstBig(t *testing.T) {
 	} {
 		for _, k := range []int{1, 2, 5, 20, 64} {
 			for _, dp := range []float64{1e-5, 1e-2} {
-				opt, err := ComposeOptimal(c.step, k, dp)
+				opt, err := composeOptimal(c.step, k, dp)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -72,7 +72,7 @@ func TestComposeProfileAgainstBig(t *testing.T) {
 // exceeds the guarantee's is not used; a bad point is an error.
 func TestComposeProfileRules(t *testing.T) {
 	step := Guarantee{0.3, 1e-5}
-	opt, _ := ComposeOptimal(step, 50, 1e-5)
+	opt, _ := composeOptimal(step, 50, 1e-5)
 	for _, profile := range [][]Guarantee{nil, {step}, {{0.3, 1e-4}}, {{0.5, 1e-5}}} {
 		got, point, err := ComposeProfile(step, profile, 50, 1e-5)
 		if err != nil || got != opt || point != step {

@@ -65,7 +65,7 @@ func TestGeneralCompositionReference(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.source, func(t *testing.T) {
-			g, err := ComposeGeneral(tt.step, tt.k, tt.deltaPrime)
+			g, err := composeGeneral(tt.step, tt.k, tt.deltaPrime)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -96,14 +96,14 @@ func TestOutwardRoundingAgainstBig(t *testing.T) {
 		for i := range steps {
 			steps[i] = step
 		}
-		g, err := ComposeSimple(step, k)
+		g, err := composeSimple(step, k)
 		if err != nil {
 			t.Fatal(err)
 		}
 		check("simple eps", g.Eps, new(big.Float).SetPrec(refPrec).Mul(bf(float64(k)), bf(step.Eps)), step, k)
 		check("simple delta", g.Delta, new(big.Float).SetPrec(refPrec).Mul(bf(float64(k)), bf(step.Delta)), step, k)
 		eps, delta := exactGeneral(steps, dp)
-		if g, err = ComposeGeneral(step, k, dp); err != nil {
+		if g, err = composeGeneral(step, k, dp); err != nil {
 			t.Fatal(err)
 		}
 		check("general eps", g.Eps, eps, step, k, dp)
@@ -145,7 +145,7 @@ func TestOutwardRoundingCases(t *testing.T) {
 	if below(g.Delta, exact) {
 		t.Errorf("(1, 0.1) and (2, 0.2): delta %v below the exact %v", g.Delta, exact)
 	}
-	g, err = ComposeGeneral(Guarantee{0x1p-9, 0}, 700, 0x1p-25)
+	g, err = composeGeneral(Guarantee{0x1p-9, 0}, 700, 0x1p-25)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestOptimalEpsAgainstBig(t *testing.T) {
 		k := 1 + r.IntN(40)
 		eps := math.Exp(r.Float64()*6 - 5)
 		dp := math.Exp(r.Float64()*15 - 17)
-		g, err := ComposeOptimal(Guarantee{Eps: eps}, k, dp)
+		g, err := composeOptimal(Guarantee{Eps: eps}, k, dp)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -131,7 +131,7 @@ func (r runCurves) canonicalEps(delta float64) (float64, bool) {
 	if !(slack > 0 && slack < 1) {
 		return 0, false
 	}
-	g, err := ComposeOptimal(r.s.Guarantee, r.k, slack)
+	g, err := composeOptimal(r.s.Guarantee, r.k, slack)
 	return g.Eps, err == nil
 }
 
@@ -205,7 +205,7 @@ func ComposeRun(s Spend, k int, delta, deltaPrime float64, c Conversion) ([]Tota
 // holds for them: the per-step guarantee's (MaxSteps' test, with method
 // m), the RDP curve under the improved conversion, or the exact one.
 func runFits(s Spend, k int, budget Guarantee, m Method, deltaPrime float64) bool {
-	if g, err := ComposeSimple(s.Guarantee, k); err == nil && g.Within(budget) {
+	if g, err := composeSimple(s.Guarantee, k); err == nil && g.Within(budget) {
 		return true
 	}
 	if g, err := Compose(s.Guarantee, k, m, deltaPrime); err == nil && g.Within(budget) {

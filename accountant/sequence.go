@@ -22,7 +22,7 @@ type Sequence struct {
 	// Upper bounds of Σε_i, Σδ_i, Σε_i·tanh(ε_i/2) and Σε_i², and a lower
 	// bound of Σlog(1-δ_i): the terms of simple composition (Theorem
 	// 3.3.2) and of general composition (Kairouz, Oh and Viswanath 2015,
-	// Thm 3.5), each run's rounded outward as in ComposeGeneral.
+	// Thm 3.5), each run's rounded outward as in composeGeneral.
 	SumEps     float64 `json:"sum_eps"`
 	SumDelta   float64 `json:"sum_delta"`
 	SumTanh    float64 `json:"sum_eps_tanh"`
@@ -116,7 +116,7 @@ func (s Sequence) Check() error {
 }
 
 // simple returns the simple composition of s (Theorem 3.3.2); of equal
-// steps exactly ComposeSimple's.
+// steps exactly composeSimple's.
 func (s Sequence) simple() Guarantee {
 	if !s.Mixed {
 		n := float64(s.Steps)
@@ -127,10 +127,10 @@ func (s Sequence) simple() Guarantee {
 
 // general returns the general composition of s with slack deltaPrime
 // (Kairouz, Oh and Viswanath 2015, Thm 3.5); of equal steps exactly
-// ComposeGeneral's.
+// composeGeneral's.
 func (s Sequence) general(deltaPrime float64) Guarantee {
 	if !s.Mixed {
-		g, _ := ComposeGeneral(s.Step, s.Steps, deltaPrime)
+		g, _ := composeGeneral(s.Step, s.Steps, deltaPrime)
 		return g
 	}
 	return Guarantee{Eps: generalEps(s.SumEps, s.SumTanh, s.SumSq, deltaPrime), Delta: totalDelta(s.SumLogKeep, deltaPrime)}
@@ -162,24 +162,8 @@ func (s Sequence) Totals(deltaPrime float64) ([]Composed, error) {
 	}
 	simple := Composed{s.simple(), Simple}
 	if !s.Mixed && s.Steps <= MaxOptimalSteps {
-		g, err := ComposeOptimal(s.Step, s.Steps, deltaPrime)
+		g, err := composeOptimal(s.Step, s.Steps, deltaPrime)
 		return []Composed{simple, {g, Optimal}}, err
 	}
 	return []Composed{simple, {s.general(deltaPrime), General}}, nil
-}
-
-// Best returns the total to report of totals, which all hold for the same
-// steps (Sequence.Totals), and whether it meets budget (nil: none): the
-// tighter (Tighter) of those that meet the budget, or of all when none
-// does. The steps meet a budget when any one of their totals does.
-func Best(totals []Composed, budget *Guarantee) (Composed, bool) {
-	var best Composed
-	found, fits := false, false
-	for _, t := range totals {
-		f := budget != nil && t.Within(*budget)
-		if !found || f && !fits || f == fits && Tighter(t.Guarantee, best.Guarantee) {
-			best, fits, found = t, f, true
-		}
-	}
-	return best, fits
 }

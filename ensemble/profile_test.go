@@ -133,7 +133,7 @@ func TestOneVoteProfileAdaptive(t *testing.T) {
 			}
 		}
 		for _, k := range []int{1, 2, 4, 6} {
-			opt, _ := accountant.ComposeOptimal(priv.Guarantee, k, 1e-3)
+			opt, _ := accountant.Compose(priv.Guarantee, k, accountant.Optimal, 1e-3)
 			total, point, err := accountant.ComposeProfile(priv.Guarantee, priv.Profile, k, 1e-3)
 			if err != nil {
 				t.Fatal(err)
@@ -188,7 +188,7 @@ func TestRRCurve(t *testing.T) {
 			t.Fatalf("%+v: curve %v", c, priv.Curve.Kind)
 		}
 		for _, k := range []int{1, 20, 100} {
-			opt, err := accountant.ComposeOptimal(priv.Guarantee, k, 1e-5)
+			opt, err := accountant.Compose(priv.Guarantee, k, accountant.Optimal, 1e-5)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -236,7 +236,7 @@ func TestPrivateTeacherBits(t *testing.T) {
 	}
 	checkRandomTeachers(t, "darrm", p, d, envelope)
 	for _, k := range []int{1, 20, 100} {
-		opt, err := accountant.ComposeOptimal(priv.Guarantee, k, 1e-5)
+		opt, err := accountant.Compose(priv.Guarantee, k, accountant.Optimal, 1e-5)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -279,7 +279,7 @@ func TestSubsampleBits(t *testing.T) {
 		}
 		checkRandomTeachers(t, c.name, c.p, s, env)
 		for _, k := range []int{1, 20, 100} {
-			opt, err := accountant.ComposeOptimal(priv.Guarantee, k, 1e-5)
+			opt, err := accountant.Compose(priv.Guarantee, k, accountant.Optimal, 1e-5)
 			if err != nil {
 				t.Fatal(err)
 			}

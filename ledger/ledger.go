@@ -26,11 +26,11 @@
 // and checks every line. The threat is accidents and honest mistakes, not
 // a user who edits the files on purpose: the hashes are not keyed.
 //
-// Totals come from the accountant (accountant.Sequence): simple
-// composition, and optimal composition (Kairouz, Oh and Viswanath 2015,
-// Thm 3.3) when every query had the same guarantee or general composition
-// (their Thm 3.5) otherwise; the budget is met when any of them meets it
-// (accountant.Best). For fixed private teachers the total is the smaller
+// Totals come from the accountant (accountant.Sequence) by the filter
+// fixed when the ledger was made (accountant.FilterTotal): a zCDP filter
+// (Feldman and Zrnic 2021) or simple composition, both valid when each
+// run's parameters depend on earlier outputs; a run that would cross the
+// budget is refused. For fixed private teachers the total is the smaller
 // of that and the teachers' post-processing cap (votefile.Binding.Cap),
 // which can make every further release free.
 //

@@ -597,7 +597,7 @@ func TestCap(t *testing.T) {
 	}
 	l.Settle(1000)
 	st, err := l.Status(accountant.ApproxStep(step))
-	q, _ := accountant.ComposeSimple(step, 1000)
+	q, _ := accountant.Compose(step, 1000, accountant.Simple, 0)
 	if err != nil || st.Total != fixed.Teachers || st.TotalBound != accountant.TeachersBound || st.Queries != q || !st.Free || st.QueriesLeft != -1 || st.Cap.Rule() != "parallel" {
 		t.Errorf("status after 1000 free labels: %+v (%v), queries want %v", st, err, q)
 	}

@@ -415,7 +415,7 @@ func capFrom(perQuery accountant.Guarantee, c *accountant.Cap) (int, error) {
 		return 0, nil
 	}
 	capped := func(q int) (bool, error) {
-		comp, err := accountant.ComposeGeneral(perQuery, q, DeltaPrime)
+		comp, err := accountant.Compose(perQuery, q, accountant.General, DeltaPrime)
 		if err != nil {
 			return false, err
 		}

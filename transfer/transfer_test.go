@@ -79,7 +79,7 @@ func TestRunSynthetic(t *testing.T) {
 			if r.AccuracyMean < 0 || r.AccuracyMean > 1 || math.Abs(r.QueryEps-perQuery.Eps) > 1e-12 || math.Abs(r.QueryDelta-perQuery.Delta) > 1e-15 {
 				t.Errorf("%v: %+v", setting, r)
 			}
-			comp, _ := accountant.ComposeGeneral(accountant.Guarantee{Eps: r.QueryEps, Delta: r.QueryDelta}, r.Queries, DeltaPrime)
+			comp, _ := accountant.Compose(accountant.Guarantee{Eps: r.QueryEps, Delta: r.QueryDelta}, r.Queries, accountant.General, DeltaPrime)
 			c := out.Cap
 			if nonPrivate(r.Mechanism) {
 				c = nil
@@ -88,7 +88,7 @@ func TestRunSynthetic(t *testing.T) {
 			if r.Mechanism == "darrm-one-vote" {
 				// Composed at a point of its label's privacy profile: the
 				// same delta, a smaller eps from Q = 2 on.
-				opt, _ := accountant.ComposeOptimal(accountant.Guarantee{Eps: r.QueryEps, Delta: r.QueryDelta}, r.Queries, DeltaPrime)
+				opt, _ := accountant.Compose(accountant.Guarantee{Eps: r.QueryEps, Delta: r.QueryDelta}, r.Queries, accountant.Optimal, DeltaPrime)
 				if r.TotalDelta != opt.Delta || r.TotalEps > opt.Eps || r.Queries > 1 && !(r.TotalEps < opt.Eps) {
 					t.Errorf("%v darrm-one-vote Q=%d: total (%v, %v), optimal composition %v", setting, r.Queries, r.TotalEps, r.TotalDelta, opt)
 				}
@@ -131,7 +131,7 @@ func TestRunSynthetic(t *testing.T) {
 			// teachers and on shared data, found here by a linear scan.
 			wantPays, wantShared := c.CapFrom-1, 0
 			for q := 1; q < 100; q++ {
-				comp, _ := accountant.ComposeGeneral(accountant.Guarantee{Eps: 0.30000000000000004, Delta: 3 * TeacherDelta}, q, DeltaPrime)
+				comp, _ := accountant.Compose(accountant.Guarantee{Eps: 0.30000000000000004, Delta: 3 * TeacherDelta}, q, accountant.General, DeltaPrime)
 				if _, b := accountant.CapTotal(comp, &sharedCap, nil); b == accountant.QueriesBound {
 					wantShared = q
 				}
@@ -156,7 +156,7 @@ func TestRunSynthetic(t *testing.T) {
 				if q == 0 {
 					continue
 				}
-				comp, _ := accountant.ComposeGeneral(perQuery, q, DeltaPrime)
+				comp, _ := accountant.Compose(perQuery, q, accountant.General, DeltaPrime)
 				if _, got := accountant.CapTotal(comp, out.Cap, nil); got != want {
 					t.Errorf("%v %s: crossover %d, but at Q = %d the total is by %v", setting, c.Mechanism, c.CapFrom, q, got)
 				}
