@@ -6,6 +6,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
@@ -54,7 +55,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	given.Noise = cli.Given(fs, "noise", f.Noise)
 	var stated votefile.Settings
 	if f.Labels != "" {
-		file, err := openInput(cmd, "--labels", f.Labels, wantLabels)
+		file, err := inputs.Open(cmd, "--labels", f.Labels, inputs.WantLabels)
 		if err != nil {
 			return err
 		}

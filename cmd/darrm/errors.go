@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/optimal"
 )
 
@@ -132,37 +131,12 @@ func flagError(err error, names map[string]string) error {
 	return &flagged{err: err, names: names}
 }
 
-// notLedger says, for an error of a ledger that is no ledger, what the
-// file is instead: missing (with the paths close to it), or another file
-// of darrm's; "" otherwise.
-func notLedger(err error) string {
-	var (
-		ce *ledger.CorruptError
-		ne *ledger.NotLedgerError
-	)
-	switch {
-	case errors.As(err, &ne) && errors.Is(err, fs.ErrNotExist):
-		if near := cli.Near(ne.Path); len(near) > 0 {
-			return fmt.Sprintf("%v; did you mean %s?", err, strings.Join(near, " or "))
-		}
-	case errors.As(err, &ne):
-		if err := wantLedger.check("ledger", ne.Path, sniffPath(ne.Path)); err != nil {
-			return err.Error()
-		}
-	case errors.As(err, &ce) && ce.Line == 1:
-		if err := wantLedger.check("ledger", ce.Path, sniffPath(ce.Path)); err != nil {
-			return err.Error()
-		}
-	}
-	return ""
-}
-
 // ledgerError says a ledger's error in the command's terms: a file that is
 // another of darrm's (a vote file, a gamma) is named as what it is, a
 // missing one with the close names, and a bad header parameter as its
 // flag.
 func ledgerError(err error) error {
-	if msg := notLedger(err); msg != "" {
+	if msg := inputs.NotLedger(err); msg != "" {
 		return cli.Usagef("%s", msg)
 	}
 	return flagError(err, nil)

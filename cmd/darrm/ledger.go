@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/plural"
@@ -145,7 +146,7 @@ func (f *ledgerInitFlags) binding(cmd *cobra.Command) (votefile.Binding, error) 
 // must have one.
 func voteHeader(cmd *cobra.Command, path string) (*votefile.Meta, error) {
 	name := cli.InputName(path)
-	file, err := openInput(cmd, "--votes", path, wantVotes)
+	file, err := inputs.Open(cmd, "--votes", path, inputs.WantVotes)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
@@ -72,7 +73,7 @@ func (f *mechanismFlags) check(cmd *cobra.Command, infos []ensemble.MechanismInf
 		if f.NoSolve {
 			return s, cli.Usagef("--gamma and --no-solve exclude each other: --no-solve reads gamma_opt from the cache")
 		}
-		tab, err := readTable(cmd, "--gamma", f.GammaFile, 0)
+		tab, err := inputs.ReadTable(cmd, "--gamma", f.GammaFile, 0)
 		if err != nil {
 			return s, err
 		}

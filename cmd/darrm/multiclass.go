@@ -11,6 +11,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/votefile"
 )
@@ -112,7 +113,7 @@ func (f *classInputFlags) openReader(cmd *cobra.Command, name string) (votefile.
 	if err := votefile.CheckClasses(f.Classes); fs.Changed("classes") && err != nil {
 		return nil, nil, cli.Usagef("--%v", err)
 	}
-	file, err := openInput(cmd, "VOTES", name, wantVotes)
+	file, err := inputs.Open(cmd, "VOTES", name, inputs.WantVotes)
 	if err != nil {
 		return nil, nil, err
 	}

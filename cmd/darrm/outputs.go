@@ -5,6 +5,7 @@ import (
 
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/ledger"
 )
 
@@ -93,4 +94,16 @@ func protected(cmd *cobra.Command, args []string) []cli.Protected {
 		protect = append(protect, cli.Protected{What: "darrm's records of the ledgers", Path: d, Dir: true})
 	}
 	return protect
+}
+
+// canonicalDataset spells the --dataset given to cmd, in any case, as
+// darrm names it (datasets.Canonical: "MNIST58" is mnist58), so that
+// every command that takes a data set reads it, keys its caches on it and
+// prints it in one spelling.
+func canonicalDataset(cmd *cobra.Command) error {
+	f := cmd.Flags().Lookup("dataset")
+	if f == nil || !f.Changed {
+		return nil
+	}
+	return f.Value.Set(datasets.Canonical(f.Value.String()))
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/optimal"
@@ -141,7 +142,7 @@ func (f *problemFlags) readGamma(cmd *cobra.Command, args []string) (gamma.Table
 	if cmd.Flags().Changed("K") {
 		k = f.K
 	}
-	tab, err := readTable(cmd, "GAMMA", name, k)
+	tab, err := inputs.ReadTable(cmd, "GAMMA", name, k)
 	if err != nil {
 		return gamma.Table{}, gamma.Resolved{}, err
 	}
@@ -218,23 +219,4 @@ func warnNotStored(cmd *cobra.Command, l optimal.Loaded) {
 	if l.StoreErr != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: gamma_opt was not cached: %v\n", l.StoreErr)
 	}
-}
-
-// readTable reads the gamma file name (- for standard input), which role
-// names on the command line (openInput), for k teachers (0: the file's;
-// gamma.ReadTableFor): its errors name the file, after the flag for a
-// flag's, and the --K that k came from.
-func readTable(cmd *cobra.Command, role, name string, k int) (gamma.Table, error) {
-	in, err := openInput(cmd, role, name, wantGamma)
-	if err != nil {
-		return gamma.Table{}, err
-	}
-	defer in.Close()
-	tab, err := gamma.ReadTableFor(in, k)
-	if err != nil && k > 0 {
-		return tab, cli.Usagef("%s: %v, for --K %d", inputLabel(role, name), err, k)
-	} else if err != nil {
-		return tab, cli.Usagef("%s: %v", inputLabel(role, name), err)
-	}
-	return tab, nil
 }
