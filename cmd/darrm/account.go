@@ -8,6 +8,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/gamma"
@@ -49,7 +50,7 @@ func newAccount(use, short string, flags any, names map[string]string, run func(
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			doc, err := run(cmd)
 			if err != nil {
-				return &flagged{err: err, names: names, prefix: "account " + use + ": "}
+				return exitstatus.FlaggedIn("account "+use+": ", err, names)
 			}
 			return doc.Write(cmd.OutOrStdout(), format.Format)
 		},

@@ -6,6 +6,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
@@ -128,7 +129,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 		src = noise.NewSeededSource(*doc.Seed)
 	}
 	if doc.AccountResult, err = pate.Account(cmd.Context(), in, opts, src); err != nil {
-		return flagError(err, map[string]string{"alpha": "--orders", "delta": "--target-delta", "laplace scale": "--laplace-scale",
+		return exitstatus.Flagged(err, map[string]string{"alpha": "--orders", "delta": "--target-delta", "laplace scale": "--laplace-scale",
 			"ss order": "--ss-order", "sigma ss": "--sigma-ss"})
 	}
 	if doc.Seed == nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
@@ -127,7 +128,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		return err
 	}
 	if stopped := rel.Stopped(); stopped != "" {
-		return fmt.Errorf("%w: %s", errBudget, stopped)
+		return fmt.Errorf("%w: %s", exitstatus.ErrBudget, stopped)
 	}
 	return nil
 }

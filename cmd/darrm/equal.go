@@ -7,6 +7,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
@@ -45,7 +46,7 @@ func (t *totalFlags) given(cmd *cobra.Command, queries string, counts []int) (bo
 		}
 	}
 	if err := plan.CheckBudget(t.budget()); err != nil {
-		return false, cli.AsUsage(flagError(err, nil))
+		return false, cli.AsUsage(exitstatus.Flagged(err, nil))
 	}
 	return true, t.checkDeltaPrime()
 }
@@ -99,7 +100,7 @@ func (f *solveFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, src optim
 	for _, q := range f.Queries {
 		compared, err := plan.CompareAtTotals(cmd.Context(), cs, f.Totals.budget(), q, coeffs, actuals)
 		if err != nil {
-			return nil, cli.AsUsage(flagError(err, nil))
+			return nil, cli.AsUsage(exitstatus.Flagged(err, nil))
 		}
 		out = append(out, report.SolveEqualOf(f.Totals.heading(q), compared))
 	}
@@ -128,7 +129,7 @@ func (f *simulateFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, names 
 	for _, q := range f.BudgetQueries {
 		sims, err := plan.SimulateAtTotals(cmd.Context(), rs, f.Totals.budget(), q, teachers, f.Queries, f.Seed)
 		if err != nil {
-			return nil, cli.AsUsage(flagError(err, nil))
+			return nil, cli.AsUsage(exitstatus.Flagged(err, nil))
 		}
 		out = append(out, report.SimEqualOf(f.Totals.heading(q), sims))
 	}

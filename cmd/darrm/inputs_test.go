@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/internal/fixtures"
 	"github.com/darrm/darrm/ledger"
@@ -115,7 +116,7 @@ func TestWrongKindOfFile(t *testing.T) {
 			args := r.args(path)
 			_, stderr, code := darrm(t, "", args...)
 			wrong := r.role + " " + path + " is " + kind.Name
-			if accepted := containsKind(r.accepts, kind); accepted && strings.Contains(stderr, wrong) || !accepted && (code != exitUsage || !strings.Contains(stderr, wrong+", not ") || !strings.Contains(stderr, kind.Use)) {
+			if accepted := containsKind(r.accepts, kind); accepted && strings.Contains(stderr, wrong) || !accepted && (code != exitstatus.Usage || !strings.Contains(stderr, wrong+", not ") || !strings.Contains(stderr, kind.Use)) {
 				t.Errorf("%v: exit %d: %s", args, code, stderr)
 			}
 		}
@@ -126,19 +127,19 @@ func TestWrongKindOfFile(t *testing.T) {
 		args := r.args(mistyped)
 		_, stderr, code := darrm(t, "", args...)
 		want := r.role + " " + mistyped + ": no such file or directory; did you mean " + kinds[inputs.KindVotes] + "?"
-		if code != exitUsage || !strings.Contains(stderr, want) {
+		if code != exitstatus.Usage || !strings.Contains(stderr, want) {
 			t.Errorf("%v: exit %d: %s, want %q", args, code, stderr, want)
 		}
 	}
 	_, stderr, code := darrm(t, "", "ledger", "show", filepath.Join(dir, "k.ledgr"))
-	if code != exitUsage || !strings.Contains(stderr, "did you mean "+kinds[inputs.KindLedger]+"?") {
+	if code != exitstatus.Usage || !strings.Contains(stderr, "did you mean "+kinds[inputs.KindLedger]+"?") {
 		t.Errorf("ledger show of a mistyped name: exit %d: %s", code, stderr)
 	}
 	// A JSON document spread over lines is no vote file, whatever it is.
 	doc := filepath.Join(dir, "doc.json")
 	os.WriteFile(doc, []byte("{\n  \"a\": 1\n}\n"), 0o644)
 	_, stderr, code = darrm(t, "", "aggregate", doc)
-	if code != exitUsage || !strings.Contains(stderr, "is a JSON document spread over several lines, not a vote file") {
+	if code != exitstatus.Usage || !strings.Contains(stderr, "is a JSON document spread over several lines, not a vote file") {
 		t.Errorf("aggregate of a JSON document: exit %d: %s", code, stderr)
 	}
 }
@@ -195,7 +196,7 @@ func TestCountsWithoutFlag(t *testing.T) {
 	} {
 		os.WriteFile(path, []byte(tc.data), 0o644)
 		args := append([]string{"aggregate", path, "--eps", "0.1", "--Delta", "1e-5", "--out", filepath.Join(dir, "l.csv")}, tc.args...)
-		if _, stderr, code := darrm(t, "", args...); code != exitUsage || !strings.Contains(stderr, tc.want) {
+		if _, stderr, code := darrm(t, "", args...); code != exitstatus.Usage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%q %v: exit %d: %s", tc.data, tc.args, code, stderr)
 		}
 	}
@@ -240,11 +241,11 @@ func TestMistypedFolderAndArguments(t *testing.T) {
 	os.Mkdir(filepath.Join(dir, "data"), 0o755)
 	typo := filepath.Join(dir, "dta")
 	_, stderr, code := darrm(t, "", "shuffleg", "--task", "mean", "--dataset", "mnist69", "--target-eps", "5", "--data-dir", typo)
-	if code != exitUsage || !strings.Contains(stderr, "--data-dir "+typo+": folder "+typo+" does not exist; did you mean "+filepath.Join(dir, "data")+"?") {
+	if code != exitstatus.Usage || !strings.Contains(stderr, "--data-dir "+typo+": folder "+typo+" does not exist; did you mean "+filepath.Join(dir, "data")+"?") {
 		t.Errorf("--data-dir mistyped: exit %d: %s", code, stderr)
 	}
 	_, stderr, code = darrm(t, "", "aggregate", "votes.csv", "labels.csv")
-	if code != exitUsage || !strings.Contains(stderr, "(usage: darrm aggregate [VOTES] [flags])") {
+	if code != exitstatus.Usage || !strings.Contains(stderr, "(usage: darrm aggregate [VOTES] [flags])") {
 		t.Errorf("two arguments: exit %d: %s", code, stderr)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
@@ -298,4 +299,15 @@ func printNotes(w io.Writer, path string, notes []string) {
 	for _, n := range notes {
 		fmt.Fprintf(w, "darrm: ledger %s: %s\n", path, n)
 	}
+}
+
+// ledgerError says a ledger's error in the command's terms: a file that is
+// another of darrm's (a vote file, a gamma) is named as what it is, a
+// missing one with the close names, and a bad header parameter as its
+// flag.
+func ledgerError(err error) error {
+	if msg := inputs.NotLedger(err); msg != "" {
+		return cli.Usagef("%s", msg)
+	}
+	return exitstatus.Flagged(err, nil)
 }

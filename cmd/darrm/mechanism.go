@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
@@ -184,7 +185,7 @@ func (s mechanisms) releaseError(err error, input string) error {
 		// A certificate failure exits 3; any other error is a parameter
 		// the mechanism cannot serve (exit 2).
 		if !errors.Is(err, ensemble.ErrNotCertified) && !errors.Is(err, context.Canceled) {
-			err = cli.AsUsage(flagError(err, map[string]string{"laplace scale": "--laplace-scale"}))
+			err = cli.AsUsage(exitstatus.Flagged(err, map[string]string{"laplace scale": "--laplace-scale"}))
 		}
 	case ensemble.StepBinding:
 		err = fmt.Errorf("%s: %w (--mechanism)", input, err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/votefile"
@@ -35,7 +36,7 @@ func (f *pateFlags) settings(cmd *cobra.Command) votefile.Settings {
 // (votefile.Settings.GNMax), a bad one named as its flag.
 func gnmaxOf(s votefile.Settings, noise accountant.PATENoise) (accountant.ConfidentGNMax, error) {
 	m, err := s.GNMax(noise)
-	return m, flagError(err, nil)
+	return m, exitstatus.Flagged(err, nil)
 }
 
 // checkSettings refuses the flag of a setting (a flag that a registered

@@ -9,6 +9,7 @@ import (
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/pate"
@@ -35,7 +36,7 @@ func newPATECmd() *cobra.Command {
 			start := time.Now()
 			p := pate.Params{K: f.Teachers, Mechanisms: pate.Mechanisms(), Seed: cli.Given(cmd.Flags(), "seed", f.Seed), Note: note(cmd)}
 			if err := p.Check(); err != nil {
-				return flagError(err, map[string]string{"K": "--teachers"})
+				return exitstatus.Flagged(err, map[string]string{"K": "--teachers"})
 			}
 			// 0, the default, asks every query.
 			if cmd.Flags().Changed("answered") && f.Answered < 1 {

@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
@@ -110,7 +111,7 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 
 // planError says a library error in terms of the flags.
 func (f *planFlags) planError(err error) error {
-	return cli.AsUsage(flagError(err, map[string]string{"laplace scale": "--laplace-scale", "min-precision": "--min-precision", "votes K": "--votes: K", "votes classes": "--votes: classes", "votes queries": "--votes: queries"}))
+	return cli.AsUsage(exitstatus.Flagged(err, map[string]string{"laplace scale": "--laplace-scale", "min-precision": "--min-precision", "votes K": "--votes: K", "votes classes": "--votes: classes", "votes queries": "--votes: queries"}))
 }
 
 // request returns the plan's request from the flags, and the mechanism.
@@ -176,7 +177,7 @@ func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.Mechanis
 	r.Mechanism.RRComposition, r.Mechanism.RRDeltaPrime, r.Mechanism.GNMaxSearch = f.RRComp.For(r.Problem.Delta), f.RRDelta, f.GNMaxSearch
 	if fs.Changed("filter") {
 		if err := accountant.CheckFilter(f.Filter, r.Budget); err != nil {
-			return r, info, cli.AsUsage(flagError(err, nil))
+			return r, info, cli.AsUsage(exitstatus.Flagged(err, nil))
 		}
 		r.Filter = &f.Filter
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
@@ -96,7 +97,7 @@ func (f *problemFlags) paramsNamed(k int, eps string, line gamma.Stated, files .
 	if p.Relation == accountant.OneVote {
 		names = map[string]string{"eps": "--target-eps", "m·eps": "--target-eps"}
 	}
-	return p, flagError(p.Validate(), names)
+	return p, exitstatus.Flagged(p.Validate(), names)
 }
 
 // checkRelation refuses the flags that the relation of p has no use for:

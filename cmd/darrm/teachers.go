@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/pate"
@@ -46,7 +47,7 @@ func (f *trainingFlags) training(cmd *cobra.Command, setting accountant.Shares) 
 		tr.Sigma = f.Sigma
 	}
 	tr.Epochs = f.Epochs
-	return tr, flagError(tr.Validate(), nil)
+	return tr, exitstatus.Flagged(tr.Validate(), nil)
 }
 
 func newTeachersSub(use string) *cobra.Command {
@@ -180,7 +181,7 @@ func runTeachersClasses(cmd *cobra.Command, use, dataset string, classes int, tf
 	if fs.Changed("epochs") {
 		cfg.Epochs = tf.Epochs
 	}
-	if err := flagError(cfg.Validate(), nil); err != nil {
+	if err := exitstatus.Flagged(cfg.Validate(), nil); err != nil {
 		return err
 	}
 	dir, err := cf.open()

@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/curveplot"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
@@ -59,7 +60,7 @@ func newTransferCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := flagError(params.Validate(b.Test.Len()), nil); err != nil {
+			if err := exitstatus.Flagged(params.Validate(b.Test.Len()), nil); err != nil {
 				return err
 			}
 			gdir, err := f.Cache.open()
@@ -96,7 +97,7 @@ func newTransferCmd() *cobra.Command {
 				eq, err := transfer.RunEqual(cmd.Context(), b.Test, t, ep, opt)
 				if err != nil {
 					prog.Done()
-					return cli.AsUsage(flagError(err, nil))
+					return cli.AsUsage(exitstatus.Flagged(err, nil))
 				}
 				out.EqualTotals = report.NewTransferEqual(ep.Budget, ep.Method, eq)
 			}
