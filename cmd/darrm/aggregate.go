@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
@@ -108,7 +109,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	f.startRelease(cmd, name, info, mech, &spec, lines)
 	done, err := ensemble.Release(cmd.Context(), spec)
 	lines.Done()
-	warnNotStored(cmd, done.Gamma)
+	gammasource.WarnNotStored(cmd, done.Gamma)
 	printNotes(cmd.ErrOrStderr(), f.Ledger, done.LedgerNotes)
 	if err != nil && !errors.Is(err, ensemble.ErrBudget) {
 		return mech.releaseError(err, input)

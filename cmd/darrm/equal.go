@@ -1,15 +1,13 @@
 package main
 
 import (
-	"context"
-
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
-	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/optimal"
@@ -71,22 +69,10 @@ func (s mechanisms) planGamma(cmd *cobra.Command) (plan.GammaSource, error) {
 	}
 	src := optimal.Source{Prior: s.Prior, CacheOnly: s.NoSolve, Options: optimal.Options{Workers: s.Workers}}
 	var err error
-	if src.Cache, err = s.Cache.open(); err != nil {
+	if src.Cache, err = s.Cache.Open(); err != nil {
 		return nil, err
 	}
-	return sourceGamma(cmd, src, s.sourceError), nil
-}
-
-// sourceGamma returns the plan's gamma source of src, whose errors
-// explain says in terms of the flags.
-func sourceGamma(cmd *cobra.Command, src optimal.Source, explain func(error) error) plan.GammaSource {
-	return func(ctx context.Context, p constraints.Problem) (gamma.Gamma, error) {
-		l, err := loadGamma(ctx, cmd, src, p)
-		if err != nil {
-			return nil, explain(err)
-		}
-		return l.Gamma, nil
-	}
+	return gammasource.Plan(cmd, src, func(err error) error { return gammasource.Error(err, s.tableName) }), nil
 }
 
 // equalTotals compares gamma_opt of p and its baselines at equal totals
@@ -94,7 +80,7 @@ func sourceGamma(cmd *cobra.Command, src optimal.Source, explain func(error) err
 func (f *solveFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, src optimal.Source, coeffs []float64, actuals []gamma.Actual) ([]report.SolveEqual, error) {
 	base := plan.Request{Budget: f.Totals.budget(), Method: f.Totals.Method, DeltaPrime: f.Totals.DeltaPrime,
 		Mechanism: ensemble.Mechanism{RRComposition: f.RRComp.For(p.Delta), RRDeltaPrime: f.RRDelta},
-		Options:   ensemble.Options{Workers: f.Workers}, Gamma: sourceGamma(cmd, src, func(err error) error { return err })}
+		Options:   ensemble.Options{Workers: f.Workers}, Gamma: gammasource.Plan(cmd, src, func(err error) error { return err })}
 	cs := plan.Candidates(base, p.Problem, cmd.Flags().Changed("delta"))
 	var out []report.SolveEqual
 	for _, q := range f.Queries {

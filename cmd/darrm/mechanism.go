@@ -8,10 +8,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
@@ -22,7 +22,7 @@ import (
 
 // mechanismFlags configure the aggregators of aggregate and simulate.
 type mechanismFlags struct {
-	Cache       cacheFlags
+	Cache       gammasource.CacheFlags
 	Workers     int                    `flag:"workers"`
 	Prior       gamma.Prior            `flag:"prior"`
 	RRComp      accountant.RRMethod    `flag:"rr-composition"`
@@ -143,7 +143,7 @@ func (s mechanisms) build(cmd *cobra.Command, m ensemble.Mechanism, p constraint
 	opts := s.watch(cmd, &src, info, p, lines)
 	agg, label, l, err := m.BuildFrom(cmd.Context(), src, p, classes, opts)
 	lines.Done()
-	warnNotStored(cmd, l)
+	gammasource.WarnNotStored(cmd, l)
 	return agg, label, s.releaseError(err, "")
 }
 
@@ -152,7 +152,7 @@ func (s mechanisms) build(cmd *cobra.Command, m ensemble.Mechanism, p constraint
 // options it returns.
 func (s mechanisms) watch(cmd *cobra.Command, src *optimal.Source, info ensemble.MechanismInfo, p constraints.Problem, lines *cliout.Stages) ensemble.Options {
 	gp := info.GammaProblem(p)
-	watchSource(cmd, src, gp, func() *cliout.Progress { return lines.At(solving(gp), -1) })
+	gammasource.Watch(cmd, src, gp, func() *cliout.Progress { return lines.At(gammasource.Solving(gp), -1) })
 	what := certifying(info.Name, p)
 	return ensemble.Options{Workers: s.Workers, Progress: func(x float64) { lines.At(what, 100).Set(int64(100 * x)) }}
 }
@@ -180,7 +180,7 @@ func (s mechanisms) releaseError(err error, input string) error {
 	}
 	switch err = re.Err; re.Step {
 	case ensemble.StepGamma:
-		return s.sourceError(err)
+		return gammasource.Error(err, s.tableName)
 	case ensemble.StepBuild:
 		// A certificate failure exits 3; any other error is a parameter
 		// the mechanism cannot serve (exit 2).
@@ -206,31 +206,10 @@ func (s mechanisms) source(info ensemble.MechanismInfo) (optimal.Source, error) 
 	if s.table != nil && s.tableRelation() == info.Relation {
 		src.Given = s.table.Gamma
 	} else {
-		src.Cache, err = s.Cache.open()
+		src.Cache, err = s.Cache.Open()
 	}
 	return src, err
 }
 
 // given describes the gamma of the --gamma file.
 func (s mechanisms) given() string { return "the gamma of " + s.tableName }
-
-// sourceError says an optimal.SourceError in terms of the flags that set
-// the source's fields: --gamma, --prior and --no-solve (with --no-cache),
-// as usage errors; a cache entry that cannot be read or used keeps its
-// error, and its exit status.
-func (s mechanisms) sourceError(err error) error {
-	var se *optimal.SourceError
-	switch {
-	case !errors.As(err, &se):
-		return err
-	case se.Field == "Given":
-		return cli.Usagef("--gamma %s %v", s.tableName, se.Err)
-	case se.Field == "Prior":
-		return cli.Usagef("--prior: %v", se.Err)
-	case errors.Is(err, optimal.ErrNoCache):
-		return cli.Usagef("--no-solve reads the cache, which --no-cache turns off")
-	case errors.Is(err, cache.ErrNotFound):
-		return cli.Usagef("--no-solve: %v; run darrm solve with these parameters first", se.Err)
-	}
-	return fmt.Errorf("--no-solve: %w; run darrm solve with these parameters to replace it", se.Err)
-}

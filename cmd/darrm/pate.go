@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/pate"
@@ -25,7 +26,7 @@ func newPATECmd() *cobra.Command {
 		Student  bool          `flag:"student" help:"also train the teachers' network on the queries Confident-GNMax answered, with its labels, and test it on the other half of the test set"`
 		Seed     uint64        `flag:"seed"`
 		Format   cliout.Format `flag:"format"`
-		Cache    cacheFlags
+		Cache    gammasource.CacheFlags
 		analysisFlags
 	}{Dataset: "mnist", Teachers: pate.Teachers, analysisFlags: analysisFlags{SSParams: pate.SmoothDataFree}}
 	return newCmd("pate", &cobra.Command{
@@ -52,7 +53,7 @@ func newPATECmd() *cobra.Command {
 			} else if err != nil {
 				return err
 			}
-			dir, err := f.Cache.open()
+			dir, err := f.Cache.Open()
 			if err != nil {
 				return err
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/pate"
@@ -59,7 +60,7 @@ func newTeachersSub(use string) *cobra.Command {
 		Training   trainingFlags
 		Seed       uint64        `flag:"seed"`
 		Format     cliout.Format `flag:"format"`
-		Cache      cacheFlags
+		Cache      gammasource.CacheFlags
 		out        string
 	}{Training: trainingFlags{Epochs: transfer.Epochs}}
 	short := "Train (or load) the teachers and print their test accuracy"
@@ -83,7 +84,7 @@ func newTeachersSub(use string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			dir, err := f.Cache.open()
+			dir, err := f.Cache.Open()
 			if err != nil {
 				return err
 			}
@@ -157,7 +158,7 @@ func newTeachersTuneCmd() *cobra.Command {
 // ten-class set dataset (as darrm pate does, so the two share the cache)
 // and prints them (train) or writes their vote counts on the queries, with
 // their metadata header (vote).
-func runTeachersClasses(cmd *cobra.Command, use, dataset string, classes int, tf *trainingFlags, seed *uint64, cf *cacheFlags, format cliout.Format, out string) error {
+func runTeachersClasses(cmd *cobra.Command, use, dataset string, classes int, tf *trainingFlags, seed *uint64, cf *gammasource.CacheFlags, format cliout.Format, out string) error {
 	fs := cmd.Flags()
 	for _, fl := range []string{"nonprivate", "setting", "sigma"} {
 		if fs.Changed(fl) {
@@ -184,7 +185,7 @@ func runTeachersClasses(cmd *cobra.Command, use, dataset string, classes int, tf
 	if err := exitstatus.Flagged(cfg.Validate(), nil); err != nil {
 		return err
 	}
-	dir, err := cf.open()
+	dir, err := cf.Open()
 	if err != nil {
 		return err
 	}

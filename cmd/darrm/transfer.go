@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/curveplot"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
@@ -33,7 +34,7 @@ func newTransferCmd() *cobra.Command {
 		Format  cliout.Format     `flag:"format"`
 		Plot    string            `flag:"plot"`
 		Workers int               `flag:"workers"`
-		Cache   cacheFlags
+		Cache   gammasource.CacheFlags
 		Totals  totalFlags
 	}{Queries: []int{20, 50, 100}, Redraws: 10}
 	return newCmd("transfer", &cobra.Command{
@@ -63,7 +64,7 @@ func newTransferCmd() *cobra.Command {
 			if err := exitstatus.Flagged(params.Validate(b.Test.Len()), nil); err != nil {
 				return err
 			}
-			gdir, err := f.Cache.open()
+			gdir, err := f.Cache.Open()
 			if err != nil {
 				return err
 			}
@@ -79,7 +80,7 @@ func newTransferCmd() *cobra.Command {
 			}
 			prog.Describe(fmt.Sprintf("transfer %s: labelling the queries", f.Dataset))
 			opt := func(ctx context.Context, p constraints.Problem) (gamma.Gamma, error) {
-				l, err := loadGamma(ctx, cmd, optimal.Source{Cache: gdir, Prior: gamma.UniformPrior(), Options: optimal.Options{Workers: f.Workers}}, p)
+				l, err := gammasource.Load(ctx, cmd, optimal.Source{Cache: gdir, Prior: gamma.UniformPrior(), Options: optimal.Options{Workers: f.Workers}}, p)
 				return l.Gamma, err
 			}
 			res, err := transfer.Run(cmd.Context(), b.Test, t, params, opt)
