@@ -49,7 +49,7 @@ func newAggregateCmd() *cobra.Command {
 		Short: "Release one private majority label per query from K teachers' votes",
 		Args:  cli.MaxArgs(1),
 		RunE:  func(cmd *cobra.Command, args []string) error { return runAggregate(cmd, &f, args) },
-		// checkOutputs names the argument so in its errors.
+		// outputs.Check names the argument so in its errors.
 		Annotations: map[string]string{"input": "the vote file"},
 	}, &f)
 	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", string(votefile.DaRRM), "aggregator: "+votefile.JoinMechanisms(ensemble.Mechanisms, ", ")+"; for multi-class votes (--input-format counts or --classes): "+votefile.JoinMechanisms(ensemble.ManyClassMechanisms, ", "))

@@ -70,7 +70,7 @@ func newLedgerInitCmd() *cobra.Command {
 		Use:   "init LEDGER (--votes VOTES | --ensemble ID --K K (--eps E --Delta D | --relation one-vote) --kind KIND --partition RULE) --budget-eps E --budget-delta D",
 		Short: "Create a ledger with a total budget, bound to one teacher ensemble",
 		Args:  cobra.ExactArgs(1),
-		// checkOutputs checks the ledger to be as an output.
+		// outputs.Check checks the ledger to be as an output.
 		Annotations: map[string]string{"output": "LEDGER"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			b, err := f.binding(cmd)

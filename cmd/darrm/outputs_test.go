@@ -10,6 +10,7 @@ import (
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/cmd/darrm/internal/outputs"
 )
 
 // TestOutputFolders: every output of every command (its output flags, and
@@ -30,7 +31,7 @@ func TestOutputFolders(t *testing.T) {
 		if what := c.Annotations["output"]; what != "" {
 			args, names = []string{filepath.Join(missing, "x")}, []string{what}
 		}
-		for _, name := range outputFlags {
+		for _, name := range outputs.Flags {
 			if f := c.Flags().Lookup(name); f != nil {
 				names = append(names, "--"+name)
 			}
@@ -42,7 +43,7 @@ func TestOutputFolders(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			err := checkOutputs(cmd, args, protected(cmd, args))
+			err := outputs.Check(cmd, args, outputs.Protected(cmd, args))
 			want := "folder " + missing + " does not exist (create it first); did you mean " + filepath.Join(dir, "results") + "?"
 			if !cli.IsUsage(err) || !strings.Contains(err.Error(), name+" ") || !strings.Contains(err.Error(), want) {
 				t.Errorf("%s %s: %v", c.CommandPath(), name, err)
