@@ -8,6 +8,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
+	"github.com/darrm/darrm/cmd/darrm/internal/ledgernotes"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
@@ -74,13 +75,13 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	// The ledger charges the smooth-sensitivity draws (releaseOnce) and,
 	// with labels, is the reference for their header.
 	if f.Ledger != "" && f.Labels != "" {
-		l, err := readLedger(cmd, f.Ledger)
+		l, err := ledgernotes.Read(cmd, f.Ledger)
 		if err != nil {
 			return err
 		}
 		defer l.Close()
 		if opts.Recorded, err = pate.RecordedIn(l, f.Ledger); err != nil {
-			return ledgerError(err)
+			return ledgernotes.Error(err)
 		}
 	}
 	if opts.Mechanism == "" {
@@ -154,10 +155,10 @@ func (f *accountPATEFlags) releaseOnce(cmd *cobra.Command, a *pate.AccountResult
 	o := pate.Once{Record: pate.Draws{Dir: dir}, Again: f.NewDraw, Ledger: f.Ledger}
 	if f.Ledger != "" {
 		o.Charge = func(cost accountant.Guarantee) error {
-			g, method, err := pate.ChargeDraw(cmd.Context(), f.Ledger, a.Binding, cost, ledger.Options{Waiting: waitingFor(cmd)},
-				func(notes []string) { printNotes(cmd.ErrOrStderr(), f.Ledger, notes) })
+			g, method, err := pate.ChargeDraw(cmd.Context(), f.Ledger, a.Binding, cost, ledger.Options{Waiting: ledgernotes.Waiting(cmd)},
+				func(notes []string) { ledgernotes.PrintNotes(cmd.ErrOrStderr(), f.Ledger, notes) })
 			if err != nil {
-				return ledgerError(err)
+				return ledgernotes.Error(err)
 			}
 			total = &report.LedgerTotal{Guarantee: g, Composition: method}
 			return nil

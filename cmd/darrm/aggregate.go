@@ -13,6 +13,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
+	"github.com/darrm/darrm/cmd/darrm/internal/ledgernotes"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
@@ -110,7 +111,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	done, err := ensemble.Release(cmd.Context(), spec)
 	lines.Done()
 	gammasource.WarnNotStored(cmd, done.Gamma)
-	printNotes(cmd.ErrOrStderr(), f.Ledger, done.LedgerNotes)
+	ledgernotes.PrintNotes(cmd.ErrOrStderr(), f.Ledger, done.LedgerNotes)
 	if err != nil && !errors.Is(err, ensemble.ErrBudget) {
 		return mech.releaseError(err, input)
 	}
@@ -223,7 +224,7 @@ func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info ense
 	if spec.Sink.Format == votefile.FormatAuto {
 		spec.Sink.Format = votefile.LabelFormat(f.Out, spec.Votes.Format())
 	}
-	spec.Ledger, spec.LedgerOptions = f.Ledger, ledger.Options{Waiting: waitingFor(cmd)}
+	spec.Ledger, spec.LedgerOptions = f.Ledger, ledger.Options{Waiting: ledgernotes.Waiting(cmd)}
 	if seed := cli.Given(cmd.Flags(), "seed", f.Seed); seed != nil {
 		spec.Random = noise.NewSeededSource(*seed)
 	}

@@ -2,15 +2,14 @@ package main
 
 import (
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
+	"github.com/darrm/darrm/cmd/darrm/internal/ledgernotes"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/plural"
@@ -82,11 +81,11 @@ func newLedgerInitCmd() *cobra.Command {
 			if cmd.Flags().Changed("filter") {
 				filter = f.Filter
 			}
-			opts := ledger.InitOptions{Options: ledger.Options{Waiting: waitingFor(cmd)}, Replace: f.Replace}
+			opts := ledger.InitOptions{Options: ledger.Options{Waiting: ledgernotes.Waiting(cmd)}, Replace: f.Replace}
 			h := ledger.NewHeader(b, budget, f.DeltaPrime, filter)
 			prev, err := ledger.Init(cmd.Context(), args[0], h, opts)
 			if err != nil {
-				return ledgerError(err)
+				return ledgernotes.Error(err)
 			}
 			if note := h.SlackNote(); note != "" {
 				if f.BudgetDelta > 0 {
@@ -97,7 +96,7 @@ func newLedgerInitCmd() *cobra.Command {
 			w := cmd.OutOrStdout()
 			_, err = fmt.Fprintf(w, "ledger %s: bound to %s; budget %v (delta' = %g), held by filter %v\n", args[0], cliout.Escape(b.String()), budget, f.DeltaPrime, filter)
 			if err == nil && prev != nil {
-				err = printReplaced(w, prev)
+				err = ledgernotes.PrintReplaced(w, prev)
 			}
 			return err
 		},
@@ -132,7 +131,7 @@ func (f *ledgerInitFlags) binding(cmd *cobra.Command) (votefile.Binding, error) 
 	if fs.Changed("relation") {
 		s.Relation = &f.Relation
 	}
-	meta, err := voteHeader(cmd, f.Votes)
+	meta, err := inputs.VoteHeader(cmd, f.Votes)
 	if err != nil {
 		return votefile.Binding{}, err
 	}
@@ -141,25 +140,6 @@ func (f *ledgerInitFlags) binding(cmd *cobra.Command) (votefile.Binding, error) 
 		return b, fmt.Errorf("--votes %s: %w", cli.InputName(f.Votes), err)
 	}
 	return b, nil
-}
-
-// voteHeader returns the metadata header of the vote file path, which
-// must have one.
-func voteHeader(cmd *cobra.Command, path string) (*votefile.Meta, error) {
-	name := cli.InputName(path)
-	file, err := inputs.Open(cmd, "--votes", path, inputs.WantVotes)
-	if err != nil {
-		return nil, err
-	}
-	defer file.Close()
-	m, err := votefile.ReadMeta(file, name)
-	if err != nil {
-		return nil, cli.Usagef("--votes: %v", err)
-	}
-	if m == nil {
-		return nil, cli.Usagef("--votes %s has no metadata header: give the ensemble's parameters as flags", name)
-	}
-	return m, nil
 }
 
 func newLedgerShowCmd() *cobra.Command {
@@ -173,7 +153,7 @@ func newLedgerShowCmd() *cobra.Command {
 
 func newLedgerVerifyCmd() *cobra.Command {
 	return newLedgerReadCmd("ledger-verify", "verify LEDGER", "Check every line of a ledger, its hash chain and the totals its lines carry, and the ledger against your record (it only reads)",
-		func(_ *cobra.Command, err error) error { return ledgerError(err) },
+		func(_ *cobra.Command, err error) error { return ledgernotes.Error(err) },
 		func(path string, l *ledger.Ledger) (document, error) { return report.NewLedgerVerify(path, l) })
 }
 
@@ -190,7 +170,7 @@ func newLedgerReadCmd(help, use, short string, onRecordErr func(*cobra.Command, 
 		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := readLedger(cmd, args[0])
+			l, err := ledgernotes.Read(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -216,12 +196,12 @@ func newLedgerAdoptCmd() *cobra.Command {
 		Short: "Record a ledger, as it is now, as its ensemble's ledger (to resolve a refusal on purpose)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			prev, l, err := ledger.Adopt(cmd.Context(), args[0], ledger.Options{Waiting: waitingFor(cmd)})
+			prev, l, err := ledger.Adopt(cmd.Context(), args[0], ledger.Options{Waiting: ledgernotes.Waiting(cmd)})
 			if err != nil {
-				return ledgerError(err)
+				return ledgernotes.Error(err)
 			}
 			defer l.Close()
-			printNotes(cmd.ErrOrStderr(), args[0], l.Notes())
+			ledgernotes.PrintNotes(cmd.ErrOrStderr(), args[0], l.Notes())
 			w := cmd.OutOrStdout()
 			h := l.Header()
 			fmt.Fprintf(w, "ledger %s is now the recorded ledger of ensemble %s: %d lines, last line %.16s\n", args[0], cliout.Escape(h.Ensemble), l.Lines(), l.Head())
@@ -229,7 +209,7 @@ func newLedgerAdoptCmd() *cobra.Command {
 				_, err = fmt.Fprintln(w, "there was no record of the ensemble before")
 				return err
 			}
-			return printReplaced(w, prev)
+			return ledgernotes.PrintReplaced(w, prev)
 		},
 	}, &f)
 }
@@ -248,10 +228,10 @@ func newLedgerUpgradeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			opts := ledger.InitOptions{Options: ledger.Options{Waiting: waitingFor(cmd)}, Replace: f.Replace}
+			opts := ledger.InitOptions{Options: ledger.Options{Waiting: ledgernotes.Waiting(cmd)}, Replace: f.Replace}
 			res, err := ledger.Upgrade(cmd.Context(), args[0], b, opts)
 			if err != nil {
-				return ledgerError(err)
+				return ledgernotes.Error(err)
 			}
 			w := cmd.OutOrStdout()
 			if res.Current {
@@ -261,53 +241,9 @@ func newLedgerUpgradeCmd() *cobra.Command {
 			_, err = fmt.Fprintf(w, "ledger %s upgraded from version %d to version %d: the spends of %s carried over; the old file is kept as %s\n",
 				args[0], res.From, ledger.Version, plural.Of(res.Runs, "run", "runs"), res.Backup)
 			if err == nil && res.Previous != nil {
-				err = printReplaced(w, res.Previous)
+				err = ledgernotes.PrintReplaced(w, res.Previous)
 			}
 			return err
 		},
 	}, &f)
-}
-
-// readLedger reads the ledger at path whole (ledger.ReadOnly) and prints
-// what reading it found worth telling.
-func readLedger(cmd *cobra.Command, path string) (*ledger.Ledger, error) {
-	l, err := ledger.ReadOnly(cmd.Context(), path, ledger.Options{})
-	if err != nil {
-		return nil, ledgerError(err)
-	}
-	printNotes(cmd.ErrOrStderr(), path, l.Notes())
-	return l, nil
-}
-
-// printReplaced says which record of an ensemble's ledger a command
-// replaced.
-func printReplaced(w io.Writer, prev *ledger.Record) error {
-	_, err := fmt.Fprintf(w, "it replaces the record of ledger %s (id %.8s, %d lines, as of %s)\n", cliout.Escape(prev.Path), prev.LedgerID, prev.Lines, prev.Updated.Format("2006-01-02T15:04:05Z"))
-	return err
-}
-
-// waitingFor says on cmd's stderr that a run waits for the lock on a
-// ledger or on its record (what: ledger.Options.Waiting).
-func waitingFor(cmd *cobra.Command) func(string) {
-	return func(what string) {
-		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: waiting for the lock on %s: another darrm run is using it (interrupt to give up)\n", cliout.Escape(what))
-	}
-}
-
-// printNotes prints what opening a ledger found worth telling.
-func printNotes(w io.Writer, path string, notes []string) {
-	for _, n := range notes {
-		fmt.Fprintf(w, "darrm: ledger %s: %s\n", path, n)
-	}
-}
-
-// ledgerError says a ledger's error in the command's terms: a file that is
-// another of darrm's (a vote file, a gamma) is named as what it is, a
-// missing one with the close names, and a bad header parameter as its
-// flag.
-func ledgerError(err error) error {
-	if msg := inputs.NotLedger(err); msg != "" {
-		return cli.Usagef("%s", msg)
-	}
-	return exitstatus.Flagged(err, nil)
 }

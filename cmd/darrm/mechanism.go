@@ -13,6 +13,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
+	"github.com/darrm/darrm/cmd/darrm/internal/ledgernotes"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
@@ -192,7 +193,7 @@ func (s mechanisms) releaseError(err error, input string) error {
 	case ensemble.StepAccounting:
 		err = cli.AsUsage(err)
 	case ensemble.StepLedger:
-		err = ledgerError(err)
+		err = ledgernotes.Error(err)
 	}
 	return err
 }
