@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/aggregators"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
@@ -59,22 +60,6 @@ func (t *totalFlags) heading(queries int) report.EqualTotals {
 	return report.EqualTotals{BudgetEps: t.BudgetEps, BudgetDelta: t.BudgetDelta, Queries: queries, Composition: t.Method.String()}
 }
 
-// planGamma returns the noise function of a plan's mechanism for each
-// problem the plan tries: gamma_opt from the cache, solved on demand
-// unless --no-solve (optimal.Source). A --gamma file is refused: it is
-// for one problem, and a plan tries many.
-func (s mechanisms) planGamma(cmd *cobra.Command) (plan.GammaSource, error) {
-	if s.table != nil {
-		return nil, cli.Usagef("--gamma: a plan solves gamma_opt for each value it tries; leave --gamma out")
-	}
-	src := optimal.Source{Prior: s.Prior, CacheOnly: s.NoSolve, Options: optimal.Options{Workers: s.Workers}}
-	var err error
-	if src.Cache, err = s.Cache.Open(); err != nil {
-		return nil, err
-	}
-	return gammasource.Plan(cmd, src, func(err error) error { return gammasource.Error(err, s.tableName) }), nil
-}
-
 // equalTotals compares gamma_opt of p and its baselines at equal totals
 // over each of f.Queries queries (plan.Candidates, plan.CompareAtTotals).
 func (f *solveFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, src optimal.Source, coeffs []float64, actuals []gamma.Actual) ([]report.SolveEqual, error) {
@@ -97,16 +82,16 @@ func (f *solveFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, src optim
 // f.BudgetQueries queries: each planned from the problem p of the flags,
 // as darrm plan plans it, and simulated on the same teachers and seed
 // (plan.SimulateAtTotals).
-func (f *simulateFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, names []votefile.MechanismName, mech mechanisms, teachers []float64) ([]report.SimEqual, error) {
+func (f *simulateFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, names []votefile.MechanismName, mech aggregators.Checked, teachers []float64) ([]report.SimEqual, error) {
 	base := plan.Request{Mechanism: ensemble.Mechanism{RRComposition: mech.RRComp.For(p.Delta), RRDeltaPrime: mech.RRDelta, GNMaxSearch: mech.GNMaxSearch},
 		Method: f.Totals.Method, DeltaPrime: f.Totals.DeltaPrime, Options: ensemble.Options{Workers: f.Workers}}
 	rs := make([]plan.Request, len(names))
 	for i, n := range names {
 		rs[i] = plan.TwoClass(base, n, p.Problem, cmd.Flags().Changed("delta"))
-		// The names were checked (mechanismFlags.parse).
+		// The names were checked (aggregators.Flags.Parse).
 		if info, _ := ensemble.LookupMechanism(n, votefile.TwoClass); info.Gamma {
 			var err error
-			if rs[i].Gamma, err = mech.planGamma(cmd); err != nil {
+			if rs[i].Gamma, err = mech.PlanGamma(cmd); err != nil {
 				return nil, err
 			}
 		}

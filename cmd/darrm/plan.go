@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/aggregators"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
@@ -21,7 +22,7 @@ func init() { subcommands = append(subcommands, newPlanCmd) }
 
 type planFlags struct {
 	problemFlags
-	mechanismFlags
+	aggregators.Flags
 	compositionFlags
 	pateFlags
 	classInputFlags
@@ -166,11 +167,11 @@ func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.Mechanis
 		r.DefaultDelta = !fs.Changed("delta")
 	}
 	if info.Gamma {
-		mech, err := f.mechanismFlags.parse(cmd, "mechanism", []votefile.MechanismName{info.Name})
+		mech, err := f.Flags.Parse(cmd, "mechanism", []votefile.MechanismName{info.Name})
 		if err != nil {
 			return r, info, err
 		}
-		if r.Gamma, err = mech.planGamma(cmd); err != nil {
+		if r.Gamma, err = mech.PlanGamma(cmd); err != nil {
 			return r, info, err
 		}
 	}

@@ -1,4 +1,8 @@
-package main
+// Package aggregators builds the aggregators of darrm's commands from
+// their flags: the mechanisms named, the gamma each samples (a --gamma
+// file, or gamma_opt from the cache, solved on demand), RR's and GNMax's
+// settings, with the solve and the certificate shown on standard error.
+package aggregators
 
 import (
 	"context"
@@ -18,11 +22,12 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/optimal"
+	"github.com/darrm/darrm/plan"
 	"github.com/darrm/darrm/votefile"
 )
 
-// mechanismFlags configure the aggregators of aggregate and simulate.
-type mechanismFlags struct {
+// Flags configure the aggregators of aggregate and simulate.
+type Flags struct {
 	Cache       gammasource.CacheFlags
 	Workers     int                    `flag:"workers"`
 	Prior       gamma.Prior            `flag:"prior"`
@@ -33,35 +38,35 @@ type mechanismFlags struct {
 	NoSolve     bool                   `flag:"no-solve" help:"darrm, darrm-one-vote: take gamma_opt from the cache only, fail if it is not there"`
 }
 
-// mechanisms is the checked form of mechanismFlags.
-type mechanisms struct {
-	*mechanismFlags
-	table     *gamma.Table // --gamma
-	tableName string
+// Checked is the checked form of Flags.
+type Checked struct {
+	*Flags
+	Table     *gamma.Table // --gamma
+	TableName string
 }
 
-// parse checks the flags for the mechanisms names, which flag gave.
-func (f *mechanismFlags) parse(cmd *cobra.Command, flag string, names []votefile.MechanismName) (mechanisms, error) {
+// Parse checks the flags for the mechanisms names, which flag gave.
+func (f *Flags) Parse(cmd *cobra.Command, flag string, names []votefile.MechanismName) (Checked, error) {
 	infos := make([]ensemble.MechanismInfo, len(names))
 	for i, n := range names {
 		var err error
 		if infos[i], err = ensemble.LookupMechanism(n, votefile.TwoClass); err != nil {
-			return mechanisms{mechanismFlags: f}, cli.Usagef("--%s %q: must be one of %s", flag, n, votefile.JoinMechanisms(ensemble.Mechanisms, ", "))
+			return Checked{Flags: f}, cli.Usagef("--%s %q: must be one of %s", flag, n, votefile.JoinMechanisms(ensemble.Mechanisms, ", "))
 		}
 	}
-	return f.check(cmd, infos)
+	return f.Check(cmd, infos)
 }
 
-// check checks the flags for the two-class mechanisms infos.
-func (f *mechanismFlags) check(cmd *cobra.Command, infos []ensemble.MechanismInfo) (mechanisms, error) {
-	s := mechanisms{mechanismFlags: f}
+// Check checks the flags for the two-class mechanisms infos.
+func (f *Flags) Check(cmd *cobra.Command, infos []ensemble.MechanismInfo) (Checked, error) {
+	s := Checked{Flags: f}
 	var sampling []ensemble.MechanismInfo // the mechanisms that sample a gamma
 	for _, info := range infos {
 		if info.Gamma {
 			sampling = append(sampling, info)
 		}
 	}
-	if err := checkWorkers(f.Workers); err != nil {
+	if err := exitstatus.Flagged(constraints.CheckWorkers(f.Workers), nil); err != nil {
 		return s, err
 	}
 	if (f.GammaFile != "" || f.NoSolve) && len(sampling) == 0 {
@@ -79,7 +84,7 @@ func (f *mechanismFlags) check(cmd *cobra.Command, infos []ensemble.MechanismInf
 		if err != nil {
 			return s, err
 		}
-		s.table, s.tableName = &tab, cli.InputName(f.GammaFile)
+		s.Table, s.TableName = &tab, cli.InputName(f.GammaFile)
 		if err := s.checkTableRelation(sampling); err != nil {
 			return s, err
 		}
@@ -89,8 +94,8 @@ func (f *mechanismFlags) check(cmd *cobra.Command, infos []ensemble.MechanismInf
 
 // tableRelation returns the relation the --gamma file states, DaRRM's
 // when it states none.
-func (s mechanisms) tableRelation() accountant.Relation {
-	if r := s.table.Stated.Relation; r != nil {
+func (s Checked) tableRelation() accountant.Relation {
+	if r := s.Table.Stated.Relation; r != nil {
 		return *r
 	}
 	return accountant.PrivateTeachers
@@ -99,7 +104,7 @@ func (s mechanisms) tableRelation() accountant.Relation {
 // checkTableRelation refuses a --gamma file for a relation in which none
 // of the mechanisms infos that sample a gamma releases: a gamma is
 // private only in the relation it was certified in.
-func (s mechanisms) checkTableRelation(infos []ensemble.MechanismInfo) error {
+func (s Checked) checkTableRelation(infos []ensemble.MechanismInfo) error {
 	rel := s.tableRelation()
 	names := make([]votefile.MechanismName, len(infos))
 	for i, info := range infos {
@@ -113,12 +118,12 @@ func (s mechanisms) checkTableRelation(infos []ensemble.MechanismInfo) error {
 		want, other = votefile.DaRRM, accountant.OneVote
 	}
 	return cli.Usagef("--gamma %s is a gamma for the %v relation (%s); %s releases in the %v relation: use --mechanism %s, or a gamma that darrm solve wrote for the %v relation",
-		s.tableName, rel, rel.Describe(), votefile.JoinMechanisms(names, " and "), other, want, other)
+		s.TableName, rel, rel.Describe(), votefile.JoinMechanisms(names, " and "), other, want, other)
 }
 
-// newAggregator builds the named two-class aggregator for problem p;
+// NewAggregator builds the named two-class aggregator for problem p;
 // label describes it for people.
-func (s mechanisms) newAggregator(cmd *cobra.Command, name votefile.MechanismName, p constraints.Problem) (ensemble.Aggregator, string, error) {
+func (s Checked) NewAggregator(cmd *cobra.Command, name votefile.MechanismName, p constraints.Problem) (ensemble.Aggregator, string, error) {
 	agg, label, err := s.build(cmd, ensemble.Mechanism{Name: name}, p, 2)
 	if err != nil {
 		return nil, "", err
@@ -129,38 +134,38 @@ func (s mechanisms) newAggregator(cmd *cobra.Command, name votefile.MechanismNam
 // build builds the aggregator m names for problem p and classes classes,
 // with the two-class settings of the flags and, for a mechanism that
 // samples a gamma, its gamma; label describes it for people.
-func (s mechanisms) build(cmd *cobra.Command, m ensemble.Mechanism, p constraints.Problem, classes int) (ensemble.Labeler, string, error) {
-	m = s.settings(m, p)
+func (s Checked) build(cmd *cobra.Command, m ensemble.Mechanism, p constraints.Problem, classes int) (ensemble.Labeler, string, error) {
+	m = s.Settings(m, p)
 	info, _ := ensemble.LookupMechanism(m.Name, m.Input)
 	var src optimal.Source
 	if info.Gamma {
 		var err error
-		if src, err = s.source(info); err != nil {
+		if src, err = s.Source(info); err != nil {
 			return nil, "", err
 		}
-		m.GammaSource = s.given()
+		m.GammaSource = s.Given()
 	}
 	lines := cliout.NewStages(cmd.ErrOrStderr())
-	opts := s.watch(cmd, &src, info, p, lines)
+	opts := s.Watch(cmd, &src, info, p, lines)
 	agg, label, l, err := m.BuildFrom(cmd.Context(), src, p, classes, opts)
 	lines.Done()
 	gammasource.WarnNotStored(cmd, l)
-	return agg, label, s.releaseError(err, "")
+	return agg, label, s.ReleaseError(err, "")
 }
 
-// watch shows on lines the solve of gamma_opt that src may run for
+// Watch shows on lines the solve of gamma_opt that src may run for
 // mechanism info held to p, and the certificate of the aggregator, whose
 // options it returns.
-func (s mechanisms) watch(cmd *cobra.Command, src *optimal.Source, info ensemble.MechanismInfo, p constraints.Problem, lines *cliout.Stages) ensemble.Options {
+func (s Checked) Watch(cmd *cobra.Command, src *optimal.Source, info ensemble.MechanismInfo, p constraints.Problem, lines *cliout.Stages) ensemble.Options {
 	gp := info.GammaProblem(p)
 	gammasource.Watch(cmd, src, gp, func() *cliout.Progress { return lines.At(gammasource.Solving(gp), -1) })
 	what := certifying(info.Name, p)
 	return ensemble.Options{Workers: s.Workers, Progress: func(x float64) { lines.At(what, 100).Set(int64(100 * x)) }}
 }
 
-// settings returns m with the two-class settings of the flags for
+// Settings returns m with the two-class settings of the flags for
 // problem p.
-func (s mechanisms) settings(m ensemble.Mechanism, p constraints.Problem) ensemble.Mechanism {
+func (s Checked) Settings(m ensemble.Mechanism, p constraints.Problem) ensemble.Mechanism {
 	m.RRComposition, m.RRDeltaPrime, m.GNMaxSearch = s.RRComp.For(p.Delta), s.RRDelta, s.GNMaxSearch
 	return m
 }
@@ -171,17 +176,17 @@ func certifying(name votefile.MechanismName, p constraints.Problem) string {
 	return fmt.Sprintf("certifying %s for K=%d m=%g", name, p.K, p.M)
 }
 
-// releaseError says an error of ensemble.Release or
+// ReleaseError says an error of ensemble.Release or
 // ensemble.Mechanism.BuildFrom in the command's terms, by the step that
 // failed; input names the votes of a release.
-func (s mechanisms) releaseError(err error, input string) error {
+func (s Checked) ReleaseError(err error, input string) error {
 	var re *ensemble.ReleaseError
 	if !errors.As(err, &re) {
 		return err
 	}
 	switch err = re.Err; re.Step {
 	case ensemble.StepGamma:
-		return gammasource.Error(err, s.tableName)
+		return gammasource.Error(err, s.TableName)
 	case ensemble.StepBuild:
 		// A certificate failure exits 3; any other error is a parameter
 		// the mechanism cannot serve (exit 2).
@@ -198,19 +203,35 @@ func (s mechanisms) releaseError(err error, input string) error {
 	return err
 }
 
-// source returns where the gamma of mechanism info comes from: the
+// Source returns where the gamma of mechanism info comes from: the
 // --gamma file, when it is for the mechanism's relation, else gamma_opt
 // from the cache, solved on demand unless --no-solve.
-func (s mechanisms) source(info ensemble.MechanismInfo) (optimal.Source, error) {
+func (s Checked) Source(info ensemble.MechanismInfo) (optimal.Source, error) {
 	src := optimal.Source{Prior: s.Prior, CacheOnly: s.NoSolve, Options: optimal.Options{Workers: s.Workers}}
 	var err error
-	if s.table != nil && s.tableRelation() == info.Relation {
-		src.Given = s.table.Gamma
+	if s.Table != nil && s.tableRelation() == info.Relation {
+		src.Given = s.Table.Gamma
 	} else {
 		src.Cache, err = s.Cache.Open()
 	}
 	return src, err
 }
 
-// given describes the gamma of the --gamma file.
-func (s mechanisms) given() string { return "the gamma of " + s.tableName }
+// Given describes the gamma of the --gamma file.
+func (s Checked) Given() string { return "the gamma of " + s.TableName }
+
+// PlanGamma returns the noise function of a plan's mechanism for each
+// problem the plan tries: gamma_opt from the cache, solved on demand
+// unless --no-solve (optimal.Source). A --gamma file is refused: it is
+// for one problem, and a plan tries many.
+func (s Checked) PlanGamma(cmd *cobra.Command) (plan.GammaSource, error) {
+	if s.Table != nil {
+		return nil, cli.Usagef("--gamma: a plan solves gamma_opt for each value it tries; leave --gamma out")
+	}
+	src := optimal.Source{Prior: s.Prior, CacheOnly: s.NoSolve, Options: optimal.Options{Workers: s.Workers}}
+	var err error
+	if src.Cache, err = s.Cache.Open(); err != nil {
+		return nil, err
+	}
+	return gammasource.Plan(cmd, src, func(err error) error { return gammasource.Error(err, s.TableName) }), nil
+}
