@@ -21,7 +21,7 @@ func init() { accountExtra = append(accountExtra, newAccountPATECmd) }
 
 type accountPATEFlags struct {
 	pateFlags
-	classInputFlags
+	inputs.VoteFlags
 	analysisFlags
 	Delta      float64               `flag:"target-delta" required:""`
 	Orders     []float64             `flag:"orders" help:"Renyi orders (> 1), comma-separated (default: 1.25, 1.5, 1.75, 2 to 100 by 0.5, 40 orders from 100 to 1000)"`
@@ -117,7 +117,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 			return err
 		}
 	}
-	in, file, err := f.openReader(cmd, cli.InputArg(args))
+	in, file, err := f.OpenVotes(cmd, cli.InputArg(args))
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
@@ -25,7 +26,7 @@ type planFlags struct {
 	aggregators.Flags
 	compositionFlags
 	pateFlags
-	classInputFlags
+	inputs.VoteFlags
 	Format       cliout.Format     `flag:"format"`
 	TargetEps    []float64         `flag:"target-eps"`
 	BudgetEps    float64           `flag:"budget-eps" required:""`
@@ -196,7 +197,7 @@ func (f *planFlags) proxy(cmd *cobra.Command, r plan.Request) (plan.Proxy, strin
 	case f.VotesAre != "public" && f.VotesAre != "released":
 		return plan.Proxy{}, "", cli.Usagef("--votes-are %q: must be public or released (private is refused)", f.VotesAre)
 	}
-	in, closer, err := f.openReader(cmd, f.Votes)
+	in, closer, err := f.OpenVotes(cmd, f.Votes)
 	if err != nil {
 		return plan.Proxy{}, "", err
 	}
