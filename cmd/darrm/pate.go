@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -62,10 +61,10 @@ func newPATECmd() *cobra.Command {
 			if f.Student {
 				p.Student = &pate.Student{Filters: pate.Filters, Epochs: pate.StudentEpochs, Batch: pate.Batch, LR: pate.LR}
 			}
-			prog := newTrainingProgress(cmd, "loading the teachers, labelling, accounting", "labelling, accounting")
-			p.Progress = prog.teachers
+			prog := cliout.NewTrainingProgress(cmd.ErrOrStderr(), "loading the teachers, labelling, accounting", "labelling, accounting")
+			p.Progress = prog.Teachers
 			out, err := pate.Run(cmd.Context(), m, p)
-			prog.done()
+			prog.Done()
 			if err != nil {
 				return err
 			}
@@ -74,33 +73,3 @@ func newPATECmd() *cobra.Command {
 		},
 	}, &f)
 }
-
-// trainingProgress is the progress of work that may train teachers: one
-// indicator for each stage, the training's counting the teachers done.
-type trainingProgress struct {
-	w     io.Writer
-	p     *cliout.Progress
-	after string
-}
-
-// newTrainingProgress starts the progress of the work first on cmd's
-// standard error; after is what follows a training.
-func newTrainingProgress(cmd *cobra.Command, first, after string) *trainingProgress {
-	return &trainingProgress{w: cmd.ErrOrStderr(), p: cliout.NewProgress(cmd.ErrOrStderr(), -1, first), after: after}
-}
-
-// teachers hears of the teachers trained (teachers.Config.Progress).
-func (t *trainingProgress) teachers(done, total int) {
-	if done == 0 {
-		t.p.Done()
-		t.p = cliout.NewProgress(t.w, int64(total), "training the teachers")
-	}
-	t.p.Set(int64(done))
-	if done == total {
-		t.p.Done()
-		t.p = cliout.NewProgress(t.w, -1, t.after)
-	}
-}
-
-// done ends the progress.
-func (t *trainingProgress) done() { t.p.Done() }

@@ -189,10 +189,10 @@ func runTeachersClasses(cmd *cobra.Command, use, dataset string, classes int, tf
 	if err != nil {
 		return err
 	}
-	prog := newTrainingProgress(cmd, fmt.Sprintf("loading the teachers of %s", dataset), "saving and writing")
-	cfg.Progress = prog.teachers
+	prog := cliout.NewTrainingProgress(cmd.ErrOrStderr(), fmt.Sprintf("loading the teachers of %s", dataset), "saving and writing")
+	cfg.Progress = prog.Teachers
 	e, _, err := teachers.CachedClasses(cmd.Context(), dir.Folder("teachers"), m, cfg, note(cmd))
-	prog.done()
+	prog.Done()
 	if err != nil {
 		return err
 	}
