@@ -12,7 +12,6 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/ledgernotes"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/votefile"
 )
@@ -87,18 +86,7 @@ func newLedgerInitCmd() *cobra.Command {
 			if err != nil {
 				return ledgernotes.Error(err)
 			}
-			if note := h.SlackNote(); note != "" {
-				if f.BudgetDelta > 0 {
-					note += fmt.Sprintf(". To let the cap use them, give --delta-prime below the budget's delta (e.g. %.2g)", f.BudgetDelta/10)
-				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: ledger %s: %s\n", args[0], note)
-			}
-			w := cmd.OutOrStdout()
-			_, err = fmt.Fprintf(w, "ledger %s: bound to %s; budget %v (delta' = %g), held by filter %v\n", args[0], cliout.Escape(b.String()), budget, f.DeltaPrime, filter)
-			if err == nil && prev != nil {
-				err = ledgernotes.PrintReplaced(w, prev)
-			}
-			return err
+			return ledgernotes.Initialized(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], b, h, prev)
 		},
 	}, &f)
 }
@@ -202,14 +190,7 @@ func newLedgerAdoptCmd() *cobra.Command {
 			}
 			defer l.Close()
 			ledgernotes.PrintNotes(cmd.ErrOrStderr(), args[0], l.Notes())
-			w := cmd.OutOrStdout()
-			h := l.Header()
-			fmt.Fprintf(w, "ledger %s is now the recorded ledger of ensemble %s: %d lines, last line %.16s\n", args[0], cliout.Escape(h.Ensemble), l.Lines(), l.Head())
-			if prev == nil {
-				_, err = fmt.Fprintln(w, "there was no record of the ensemble before")
-				return err
-			}
-			return ledgernotes.PrintReplaced(w, prev)
+			return ledgernotes.Adopted(cmd.OutOrStdout(), args[0], l, prev)
 		},
 	}, &f)
 }
@@ -233,17 +214,7 @@ func newLedgerUpgradeCmd() *cobra.Command {
 			if err != nil {
 				return ledgernotes.Error(err)
 			}
-			w := cmd.OutOrStdout()
-			if res.Current {
-				_, err = fmt.Fprintf(w, "ledger %s is of version %d, the current one: there is nothing to upgrade\n", args[0], ledger.Version)
-				return err
-			}
-			_, err = fmt.Fprintf(w, "ledger %s upgraded from version %d to version %d: the spends of %s carried over; the old file is kept as %s\n",
-				args[0], res.From, ledger.Version, plural.Of(res.Runs, "run", "runs"), res.Backup)
-			if err == nil && res.Previous != nil {
-				err = ledgernotes.PrintReplaced(w, res.Previous)
-			}
-			return err
+			return ledgernotes.Upgraded(cmd.OutOrStdout(), args[0], res)
 		},
 	}, &f)
 }

@@ -13,7 +13,9 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
+	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/votefile"
 )
 
 // Read reads the ledger at path whole (ledger.ReadOnly) and prints
@@ -58,4 +60,47 @@ func Error(err error) error {
 		return cli.Usagef("%s", msg)
 	}
 	return exitstatus.Flagged(err, nil)
+}
+
+// Initialized says that ledger init made the ledger path with header h,
+// bound to b, and which record of the ensemble's ledger it replaced, if
+// any; on errw it warns of a slack delta' that the teachers' cap cannot
+// use (ledger.Header.SlackNote).
+func Initialized(w, errw io.Writer, path string, b votefile.Binding, h ledger.Header, prev *ledger.Record) error {
+	if note := h.SlackNote(); note != "" {
+		if h.Budget.Delta > 0 {
+			note += fmt.Sprintf(". To let the cap use them, give --delta-prime below the budget's delta (e.g. %.2g)", h.Budget.Delta/10)
+		}
+		fmt.Fprintf(errw, "darrm: warning: ledger %s: %s\n", path, note)
+	}
+	_, err := fmt.Fprintf(w, "ledger %s: bound to %s; budget %v (delta' = %g), held by filter %v\n", path, cliout.Escape(b.String()), h.Budget, h.DeltaPrime, h.Filter)
+	if err == nil && prev != nil {
+		err = PrintReplaced(w, prev)
+	}
+	return err
+}
+
+// Adopted says that ledger adopt recorded l, at path, as its ensemble's
+// ledger, and which record it replaced, if any.
+func Adopted(w io.Writer, path string, l *ledger.Ledger, prev *ledger.Record) error {
+	fmt.Fprintf(w, "ledger %s is now the recorded ledger of ensemble %s: %d lines, last line %.16s\n", path, cliout.Escape(l.Header().Ensemble), l.Lines(), l.Head())
+	if prev == nil {
+		_, err := fmt.Fprintln(w, "there was no record of the ensemble before")
+		return err
+	}
+	return PrintReplaced(w, prev)
+}
+
+// Upgraded says what ledger upgrade did to the ledger path.
+func Upgraded(w io.Writer, path string, res ledger.UpgradeResult) error {
+	if res.Current {
+		_, err := fmt.Fprintf(w, "ledger %s is of version %d, the current one: there is nothing to upgrade\n", path, ledger.Version)
+		return err
+	}
+	_, err := fmt.Fprintf(w, "ledger %s upgraded from version %d to version %d: the spends of %s carried over; the old file is kept as %s\n",
+		path, res.From, ledger.Version, plural.Of(res.Runs, "run", "runs"), res.Backup)
+	if err == nil && res.Previous != nil {
+		err = PrintReplaced(w, res.Previous)
+	}
+	return err
 }
