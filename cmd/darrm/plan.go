@@ -133,25 +133,20 @@ func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.Mechanis
 	if !fs.Changed("K") || f.K < 1 {
 		return plan.Request{}, info, cli.Usagef("--K %d: give the number of teachers (>= 1)", f.K)
 	}
-	r := plan.Request{
-		Mechanism: ensemble.Mechanism{Name: info.Name, Input: in, LNMax: accountant.LNMax{Scale: f.LaplaceScale}},
+	base := plan.Request{
+		Mechanism: ensemble.Mechanism{LNMax: accountant.LNMax{Scale: f.LaplaceScale}},
 		Budget:    accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta},
-		Method:    f.Method, DeltaPrime: f.DeltaPrime, Classes: 2,
+		Method:    f.Method, DeltaPrime: f.DeltaPrime,
 		Options: ensemble.Options{Workers: f.Workers},
 	}
+	var r plan.Request
 	switch {
 	case in == votefile.ManyClasses:
 		if !fs.Changed("classes") {
 			return r, info, cli.Usagef("--classes: give the number of classes of %s's votes", info.Name)
 		}
-		r.Classes = f.Classes
-		delta := f.Target
-		if !fs.Changed("delta") {
-			delta = f.BudgetDelta
-		}
-		r.Problem = constraints.Problem{K: f.K, TargetDelta: delta}
-		g := accountant.ConfidentGNMax{Threshold: f.Threshold, Sigma1: f.Sigma1, Sigma2: f.Sigma2, Noise: accountant.DiscreteNoise}
-		r.Mechanism.GNMax = g
+		base.Mechanism.GNMax = accountant.ConfidentGNMax{Threshold: f.Threshold, Sigma1: f.Sigma1, Sigma2: f.Sigma2, Noise: accountant.DiscreteNoise}
+		r = plan.ManyClasses(base, info.Name, f.K, f.Classes, cli.Given(fs, "delta", f.Target))
 	case info.Name == votefile.DaRRMOneVote:
 		eps := 1.0 // planned (--queries), else given
 		if fs.Changed("target-eps") {
@@ -162,10 +157,9 @@ func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.Mechanis
 		} else if !fs.Changed("queries") {
 			return r, info, cli.Usagef("%s needs --target-eps to count the queries it fits (or --queries to plan it)", info.Name)
 		}
-		r.Problem = constraints.NewOneVote(f.K, eps, f.Target)
+		r = plan.TwoClass(base, info.Name, constraints.Problem{K: f.K, M: 1, Eps: eps, TargetDelta: f.Target}, fs.Changed("delta"))
 	default:
-		r.Problem = constraints.Problem{K: f.K, M: f.M, Eps: f.Eps, Delta: f.Delta, TargetDelta: f.Target}
-		r.DefaultDelta = !fs.Changed("delta")
+		r = plan.TwoClass(base, info.Name, constraints.Problem{K: f.K, M: f.M, Eps: f.Eps, Delta: f.Delta, TargetDelta: f.Target}, fs.Changed("delta"))
 	}
 	if info.Gamma {
 		mech, err := f.Flags.Parse(cmd, "mechanism", []votefile.MechanismName{info.Name})
