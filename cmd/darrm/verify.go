@@ -8,7 +8,6 @@ import (
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/gamma"
 )
@@ -47,13 +46,10 @@ func newVerifyCmd() *cobra.Command {
 }
 
 // writeVerify prints a certificate (verify, separate merge) and fails with
-// exitstatus.ErrNotCertified (exit status 3) when it does not certify the gamma.
+// gamma.ErrNotCertified (exit status 3) when it does not certify the gamma.
 func writeVerify(cmd *cobra.Command, out report.Verify, format cliout.Format) error {
 	if err := out.Write(cmd.OutOrStdout(), format); err != nil {
 		return err
 	}
-	if c := out.Certificate; c.Status != gamma.Certified {
-		return fmt.Errorf("gamma is %w (m·eps, delta)-DP: %v, max f / budget = %.15g", exitstatus.ErrNotCertified, c.Status, c.Ratio)
-	}
-	return nil
+	return out.Certificate.Err()
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/optimal"
 )
 
@@ -26,8 +27,6 @@ const (
 )
 
 var (
-	// ErrNotCertified marks a noise function that failed its certificate.
-	ErrNotCertified = errors.New("not certified")
 	// ErrBudget marks a release stopped by a privacy budget: the
 	// library's mark (ensemble.Release), so that its errors exit 4 too.
 	ErrBudget = ensemble.ErrBudget
@@ -68,7 +67,7 @@ func Explain(err error) (status int, msg string) {
 		return Interrupted, msg
 	case errors.Is(err, ErrBudget):
 		return Budget, msg
-	case errors.Is(err, ErrNotCertified), errors.Is(err, ensemble.ErrNotCertified):
+	case errors.Is(err, gamma.ErrNotCertified), errors.Is(err, ensemble.ErrNotCertified):
 		return NotCertified, msg
 	case errors.As(err, &pe), errors.As(err, &se):
 		// The flag's words replace the library's, with any context the

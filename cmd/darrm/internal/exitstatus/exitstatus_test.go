@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/teachers"
@@ -35,7 +36,7 @@ func TestExplain(t *testing.T) {
 		{"usage", cli.Usagef("--m = 0"), Usage, "--m = 0"},
 		{"too large", fmt.Errorf("solve K=1001 m=10: %w", optimal.ErrTooLarge), Usage, "solve K=1001 m=10: " + optimal.ErrTooLarge.Error()},
 		{"library not certified", fmt.Errorf("x: %w", ensemble.ErrNotCertified), NotCertified, "x: " + ensemble.ErrNotCertified.Error()},
-		{"not certified", fmt.Errorf("gamma is %w", ErrNotCertified), NotCertified, "gamma is not certified"},
+		{"not certified", fmt.Errorf("gamma is %w", gamma.ErrNotCertified), NotCertified, "gamma is not certified"},
 		{"budget", fmt.Errorf("%w: 3 left", ErrBudget), Budget, "privacy budget reached: 3 left"},
 		{"interrupted", fmt.Errorf("verify K=11: %w", context.Canceled), Interrupted, "verify K=11: context canceled"},
 
