@@ -91,10 +91,10 @@ func newLedgerInitCmd() *cobra.Command {
 	}, &f)
 }
 
-// binding returns the ensemble's parameters: the vote file's header, which
-// the flags given must agree with (votefile.Check, the check of every
-// release), or the flags alone, which must then state every parameter (the
-// relation defaults to private-teachers).
+// binding returns the ensemble's parameters (ledger.Bind): the vote
+// file's header, which the flags given must agree with, or the flags
+// alone, which must then all be given (the relation defaults to
+// private-teachers).
 func (f *ledgerInitFlags) binding(cmd *cobra.Command) (votefile.Binding, error) {
 	fs := cmd.Flags()
 	s := votefile.Stated{Ensemble: f.Ensemble, K: f.K, Kind: f.Kind, Partition: f.Partition,
@@ -110,10 +110,7 @@ func (f *ledgerInitFlags) binding(cmd *cobra.Command) (votefile.Binding, error) 
 			return votefile.Binding{}, cli.Usagef("%v (or take them from a vote file's header with --votes)", err)
 		}
 		s.Relation = &f.Relation
-		b, err := votefile.Check(nil, s)
-		if err == nil {
-			err = b.Validate()
-		}
+		b, err := ledger.Bind(nil, s)
 		return b, cli.AsUsage(err)
 	}
 	if fs.Changed("relation") {
@@ -123,7 +120,7 @@ func (f *ledgerInitFlags) binding(cmd *cobra.Command) (votefile.Binding, error) 
 	if err != nil {
 		return votefile.Binding{}, err
 	}
-	b, err := votefile.Check(meta, s)
+	b, err := ledger.Bind(meta, s)
 	if err != nil {
 		return b, fmt.Errorf("--votes %s: %w", cli.InputName(f.Votes), err)
 	}
@@ -136,20 +133,20 @@ func newLedgerShowCmd() *cobra.Command {
 			fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: %v\n", err)
 			return nil
 		},
-		func(path string, l *ledger.Ledger) (document, error) { return report.NewLedgerShow(path, l) })
+		func(path string, l *ledger.Ledger) (report.Document, error) { return report.NewLedgerShow(path, l) })
 }
 
 func newLedgerVerifyCmd() *cobra.Command {
 	return newLedgerReadCmd("ledger-verify", "verify LEDGER", "Check every line of a ledger, its hash chain and the totals its lines carry, and the ledger against your record (it only reads)",
 		func(_ *cobra.Command, err error) error { return ledgernotes.Error(err) },
-		func(path string, l *ledger.Ledger) (document, error) { return report.NewLedgerVerify(path, l) })
+		func(path string, l *ledger.Ledger) (report.Document, error) { return report.NewLedgerVerify(path, l) })
 }
 
 // newLedgerReadCmd is a command that reads a ledger without writing it
 // and prints the document newDoc makes of it. A ledger its user's record
 // refuses is passed to onRecordErr: reading needs no record, so show
 // warns and goes on, while verify, which vouches for the ledger, fails.
-func newLedgerReadCmd(help, use, short string, onRecordErr func(*cobra.Command, error) error, newDoc func(string, *ledger.Ledger) (document, error)) *cobra.Command {
+func newLedgerReadCmd(help, use, short string, onRecordErr func(*cobra.Command, error) error, newDoc func(string, *ledger.Ledger) (report.Document, error)) *cobra.Command {
 	var f struct {
 		Format cliout.Format `flag:"format"`
 	}
