@@ -111,7 +111,7 @@ func newSeparateMergeCmd() *cobra.Command {
 				return cli.AsUsage(err)
 			}
 			out.Seconds = time.Since(start).Seconds()
-			return writeVerify(cmd, out, f.Format)
+			return out.WriteVerdict(cmd.OutOrStdout(), f.Format)
 		},
 	}, &f)
 }

@@ -93,7 +93,7 @@ func newTeachersSub(use string) *cobra.Command {
 				cfg = pub
 			}
 			prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, fmt.Sprintf("training or loading the teachers of %s", f.Dataset))
-			e, _, err := teachers.Cached(cmd.Context(), dir.Folder("teachers"), b, cfg, note(cmd))
+			e, _, err := teachers.Cached(cmd.Context(), dir.Folder("teachers"), b, cfg, cliout.Note(cmd.ErrOrStderr()))
 			prog.Done()
 			if err != nil {
 				return err
@@ -142,7 +142,7 @@ func newTeachersTuneCmd() *cobra.Command {
 			prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, "tuning the teachers of "+f.Dataset)
 			say := func(s string) {
 				prog.Describe(s)
-				note(cmd)(s)
+				cliout.Note(cmd.ErrOrStderr())(s)
 			}
 			h, trials, err := transfer.Tune(cmd.Context(), tasks, loadBinary, f.Dataset, size, tr, transfer.DefaultGrid, say)
 			prog.Done()
@@ -191,7 +191,7 @@ func runTeachersClasses(cmd *cobra.Command, use, dataset string, classes int, tf
 	}
 	prog := cliout.NewTrainingProgress(cmd.ErrOrStderr(), fmt.Sprintf("loading the teachers of %s", dataset), "saving and writing")
 	cfg.Progress = prog.Teachers
-	e, _, err := teachers.CachedClasses(cmd.Context(), dir.Folder("teachers"), m, cfg, note(cmd))
+	e, _, err := teachers.CachedClasses(cmd.Context(), dir.Folder("teachers"), m, cfg, cliout.Note(cmd.ErrOrStderr()))
 	prog.Done()
 	if err != nil {
 		return err

@@ -74,7 +74,7 @@ func newTransferCmd() *cobra.Command {
 			}
 			prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, fmt.Sprintf("transfer %s: training or loading the teachers", f.Dataset))
 			defer prog.Done()
-			t, err := transfer.TrainTeachers(cmd.Context(), gdir.Folder("teachers"), b, transfer.Thesis(f.Setting), teacherSeed, note(cmd))
+			t, err := transfer.TrainTeachers(cmd.Context(), gdir.Folder("teachers"), b, transfer.Thesis(f.Setting), teacherSeed, cliout.Note(cmd.ErrOrStderr()))
 			if err != nil {
 				return err
 			}
@@ -112,10 +112,4 @@ func newTransferCmd() *cobra.Command {
 			return out.Write(cmd.OutOrStdout(), f.Format)
 		},
 	}, &f)
-}
-
-// note prints a library's notes on its progress (a training, a cache file
-// replaced) on cmd's standard error.
-func note(cmd *cobra.Command) func(string) {
-	return func(s string) { fmt.Fprintf(cmd.ErrOrStderr(), "darrm: %s\n", s) }
 }
