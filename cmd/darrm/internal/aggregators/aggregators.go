@@ -92,33 +92,16 @@ func (f *Flags) Check(cmd *cobra.Command, infos []ensemble.MechanismInfo) (Check
 	return s, nil
 }
 
-// tableRelation returns the relation the --gamma file states, DaRRM's
-// when it states none.
-func (s Checked) tableRelation() accountant.Relation {
-	if r := s.Table.Stated.Relation; r != nil {
-		return *r
-	}
-	return accountant.PrivateTeachers
-}
-
 // checkTableRelation refuses a --gamma file for a relation in which none
-// of the mechanisms infos that sample a gamma releases: a gamma is
-// private only in the relation it was certified in.
+// of the mechanisms infos that sample a gamma releases
+// (ensemble.CheckGammaRelation).
 func (s Checked) checkTableRelation(infos []ensemble.MechanismInfo) error {
-	rel := s.tableRelation()
-	names := make([]votefile.MechanismName, len(infos))
-	for i, info := range infos {
-		if info.Relation == rel {
-			return nil
-		}
-		names[i] = info.Name
-	}
-	want, other := votefile.DaRRMOneVote, accountant.PrivateTeachers
-	if rel == accountant.PrivateTeachers {
-		want, other = votefile.DaRRM, accountant.OneVote
+	var re *ensemble.GammaRelationError
+	if err := ensemble.CheckGammaRelation(s.Table.InRelation(), infos); !errors.As(err, &re) {
+		return err
 	}
 	return cli.Usagef("--gamma %s is a gamma for the %v relation (%s); %s releases in the %v relation: use --mechanism %s, or a gamma that darrm solve wrote for the %v relation",
-		s.TableName, rel, rel.Describe(), votefile.JoinMechanisms(names, " and "), other, want, other)
+		s.TableName, re.Gamma, re.Gamma.Describe(), votefile.JoinMechanisms(re.Mechanisms, " and "), re.Release, re.Use, re.Release)
 }
 
 // NewAggregator builds the named two-class aggregator for problem p;
@@ -209,7 +192,7 @@ func (s Checked) ReleaseError(err error, input string) error {
 func (s Checked) Source(info ensemble.MechanismInfo) (optimal.Source, error) {
 	src := optimal.Source{Prior: s.Prior, CacheOnly: s.NoSolve, Options: optimal.Options{Workers: s.Workers}}
 	var err error
-	if s.Table != nil && s.tableRelation() == info.Relation {
+	if s.Table != nil && s.Table.InRelation() == info.Relation {
 		src.Given = s.Table.Gamma
 	} else {
 		src.Cache, err = s.Cache.Open()
