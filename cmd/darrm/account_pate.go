@@ -55,7 +55,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	opts := pate.AccountOptions{Delta: f.Delta, Orders: f.Orders, Conversion: f.Conversion, Directions: f.Directions, Smooth: smooth}
 	given := f.settings(cmd)
 	given.Noise = cli.Given(fs, "noise", f.Noise)
-	var stated votefile.Settings
+	var meta *votefile.LabelMeta
 	if f.Labels != "" {
 		file, err := inputs.Open(cmd, "--labels", f.Labels, inputs.WantLabels)
 		if err != nil {
@@ -65,13 +65,13 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 		if opts.Labels, err = votefile.NewLabelReader(file, cli.InputName(f.Labels)); err != nil {
 			return cli.Usagef("--labels %v", err)
 		}
-		if m := opts.Labels.Meta(); m != nil {
-			if given, err = given.Agree(m); err != nil {
-				return cli.Usagef("--labels %s: --%v", f.Labels, err)
-			}
-			stated, opts.Mechanism = m.Settings, m.Mechanism
-		}
+		meta = opts.Labels.Meta()
 	}
+	given, stated, mech, err := pate.Settle(given, meta)
+	if err != nil {
+		return cli.Usagef("--labels %s: --%v", f.Labels, err)
+	}
+	opts.Mechanism = mech
 	// The ledger charges the smooth-sensitivity draws (releaseOnce) and,
 	// with labels, is the reference for their header.
 	if f.Ledger != "" && f.Labels != "" {
@@ -83,9 +83,6 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 		if opts.Recorded, err = pate.RecordedIn(l, f.Ledger); err != nil {
 			return ledgernotes.Error(err)
 		}
-	}
-	if opts.Mechanism == "" {
-		opts.Mechanism = pate.MechanismOf(given)
 	}
 	var info ensemble.MechanismInfo
 	info, err = ensemble.LookupMechanism(opts.Mechanism, votefile.ManyClasses)
