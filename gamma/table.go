@@ -29,6 +29,16 @@ type Table struct {
 	Stated
 }
 
+// InRelation is the neighbouring relation the table's gamma is for: the
+// one it states, else DaRRM's (private teachers). A gamma is certified,
+// and private, in that relation only.
+func (t Table) InRelation() accountant.Relation {
+	if t.Relation != nil {
+		return *t.Relation
+	}
+	return accountant.PrivateTeachers
+}
+
 // Stated is what a file or a command line states of the parameters of a
 // DaRRM problem: m, eps, Delta, delta and the neighbouring relation, nil
 // where it states nothing.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 )
 
@@ -187,5 +188,16 @@ func TestIsTable(t *testing.T) {
 		if IsTable([]byte(in)) != want {
 			t.Errorf("IsTable(%q) = %v", in, !want)
 		}
+	}
+}
+
+// TestInRelation: a table is for the relation it states, else DaRRM's.
+func TestInRelation(t *testing.T) {
+	one := accountant.OneVote
+	if r := (Table{}).InRelation(); r != accountant.PrivateTeachers {
+		t.Errorf("nothing stated: %v", r)
+	}
+	if r := (Table{Stated: Stated{Relation: &one}}).InRelation(); r != accountant.OneVote {
+		t.Errorf("one-vote stated: %v", r)
 	}
 }

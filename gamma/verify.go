@@ -2,6 +2,7 @@ package gamma
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/big"
 	"slices"
@@ -57,6 +58,19 @@ type Certificate struct {
 	// In the one-vote relation the corner multisets are the 2K pairs of
 	// vote vectors that differ in one vote, each checked for both outputs.
 	Relation accountant.Relation `json:"relation,omitempty"`
+}
+
+// ErrNotCertified is wrapped by Certificate.Err when a gamma fails its
+// certificate: DaRRM with it is not (m·eps, delta)-DP, or not provably so.
+var ErrNotCertified = errors.New("not certified")
+
+// Err returns nil for a certified gamma, and otherwise an error wrapping
+// ErrNotCertified that gives the verdict and max f / budget.
+func (c Certificate) Err() error {
+	if c.Status == Certified {
+		return nil
+	}
+	return fmt.Errorf("gamma is %w (m·eps, delta)-DP: %v, max f / budget = %.15g", ErrNotCertified, c.Status, c.Ratio)
 }
 
 // VerifyOptions tune the exhaustive check of Verify, Certify, CertifyFrom

@@ -2,7 +2,9 @@ package gamma
 
 import (
 	"context"
+	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/constraints"
@@ -101,6 +103,31 @@ func TestVerifyBadInput(t *testing.T) {
 	for _, g := range []Gamma{{1, 1}, make(Gamma, 11), {1, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.9}} {
 		if _, err := Verify(context.Background(), p, g, VerifyOptions{}); err == nil {
 			t.Errorf("Verify accepted %v", g)
+		}
+	}
+}
+
+// TestCertificateErr: a certified gamma has no error; a tight or violated
+// one an error wrapping ErrNotCertified that says the verdict and the
+// ratio, from Verify's own certificates.
+func TestCertificateErr(t *testing.T) {
+	p := constraints.New(11, 1, 0.1, 1e-5)
+	ones, _ := Const(11, 1)
+	zeros, _ := Const(11, 0)
+	for _, c := range []struct {
+		g    Gamma
+		want Status
+	}{{zeros, Certified}, {ones, Violated}} {
+		cert, err := Verify(context.Background(), p, c.g, VerifyOptions{})
+		if err != nil || cert.Status != c.want {
+			t.Fatalf("Verify: %v, %v, want %v", cert.Status, err, c.want)
+		}
+		err = cert.Err()
+		switch {
+		case c.want == Certified && err != nil:
+			t.Errorf("certified: %v", err)
+		case c.want != Certified && (!errors.Is(err, ErrNotCertified) || !strings.Contains(err.Error(), "gamma is not certified (m·eps, delta)-DP: violated, max f / budget = ")):
+			t.Errorf("violated: %v", err)
 		}
 	}
 }

@@ -28,6 +28,19 @@ func TwoClass(base Request, name votefile.MechanismName, p constraints.Problem, 
 	return r
 }
 
+// ManyClasses returns base for mechanism name on the votes of k teachers
+// over classes classes, as darrm plan plans it: the per-query delta of
+// the GNMax family is delta when given, else the budget's.
+func ManyClasses(base Request, name votefile.MechanismName, k, classes int, delta *float64) Request {
+	r := base
+	r.Mechanism.Name, r.Mechanism.Input, r.Classes = name, votefile.ManyClasses, classes
+	r.Problem = constraints.Problem{K: k, TargetDelta: base.Budget.Delta}
+	if delta != nil {
+		r.Problem.TargetDelta = *delta
+	}
+	return r
+}
+
 // Candidate is a noise function of a comparison at equal totals with the
 // mechanism that releases with it: its name in the comparison, the
 // request that plans the mechanism, and the noise function measured at a

@@ -125,6 +125,22 @@ func TestTwoClass(t *testing.T) {
 	}
 }
 
+// TestManyClasses: a multi-class request holds K, the classes and the
+// per-query delta given, else the budget's.
+func TestManyClasses(t *testing.T) {
+	base := Request{Budget: accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}, Composition: accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-5}}}
+	delta := 1e-6
+	for _, c := range []struct {
+		delta *float64
+		want  float64
+	}{{nil, 1e-5}, {&delta, 1e-6}} {
+		r := ManyClasses(base, votefile.ConfidentGNMax, 250, 10, c.delta)
+		if r.Problem != (constraints.Problem{K: 250, TargetDelta: c.want}) || r.Mechanism.Name != votefile.ConfidentGNMax || r.Mechanism.Input != votefile.ManyClasses || r.Classes != 10 || r.Budget.Method != accountant.Optimal || r.DefaultDelta {
+			t.Errorf("ManyClasses(delta %v) = %+v", c.delta, r)
+		}
+	}
+}
+
 // TestChosen: the parameters a plan chooses, by mechanism.
 func TestChosen(t *testing.T) {
 	for _, c := range []struct {

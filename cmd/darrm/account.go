@@ -1,13 +1,12 @@
 package main
 
 import (
-	"io"
-
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/gamma"
@@ -30,18 +29,13 @@ func newAccountCmd() *cobra.Command {
 	return newGroupCmd("account", "Privacy accounting: composition, RDP conversion, DP-SGD, GNMax, PATE, DP-ShuffleG, RR", subs...)
 }
 
-// document is what a command prints: one of internal/report's documents.
-type document interface {
-	Write(w io.Writer, f cliout.Format) error
-}
-
 // newAccount builds the account subcommand use, with the flags of the
 // tagged fields of *flags and --format. run
 // computes the document that the command prints in the format of
 // --format; an accountant parameter or setting error it returns becomes
 // a usage error naming the flag (names maps the accountant's names of
 // parameters to the flags that differ from them).
-func newAccount(use, short string, flags any, names map[string]string, run func(cmd *cobra.Command) (document, error)) *cobra.Command {
+func newAccount(use, short string, flags any, names map[string]string, run func(cmd *cobra.Command) (report.Document, error)) *cobra.Command {
 	var format struct {
 		Format cliout.Format `flag:"format"`
 	}
@@ -50,7 +44,7 @@ func newAccount(use, short string, flags any, names map[string]string, run func(
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			doc, err := run(cmd)
 			if err != nil {
-				return &flagged{err: err, names: names, prefix: "account " + use + ": "}
+				return exitstatus.FlaggedIn("account "+use+": ", err, names)
 			}
 			return doc.Write(cmd.OutOrStdout(), format.Format)
 		},
@@ -60,7 +54,7 @@ func newAccount(use, short string, flags any, names map[string]string, run func(
 }
 
 // stepFlags maps the accountant's names of a composed step to the flags.
-var stepFlags = withFlags(budgetFlags, map[string]string{"eps": "--step-eps", "delta": "--step-delta", "k": "--steps", "eps total": "--budget-eps"})
+var stepFlags = exitstatus.WithFlags(budgetFlags, map[string]string{"eps": "--step-eps", "delta": "--step-delta", "k": "--steps", "eps total": "--budget-eps"})
 
 func newAccountComposeCmd() *cobra.Command {
 	var f struct {
@@ -69,7 +63,7 @@ func newAccountComposeCmd() *cobra.Command {
 		Steps int     `flag:"steps" required:""`
 		compositionFlags
 	}
-	return newAccount("compose", "Total privacy of k composed (eps, delta)-DP steps (e.g. Q queries)", &f, stepFlags, func(*cobra.Command) (document, error) {
+	return newAccount("compose", "Total privacy of k composed (eps, delta)-DP steps (e.g. Q queries)", &f, stepFlags, func(*cobra.Command) (report.Document, error) {
 		if err := f.checkDeltaPrime(); err != nil {
 			return nil, err
 		}
@@ -87,7 +81,7 @@ func newAccountQueriesCmd() *cobra.Command {
 		BudgetDelta float64 `flag:"budget-delta"`
 		compositionFlags
 	}
-	return newAccount("queries", "Largest number of (eps, delta)-DP queries within a total budget", &f, stepFlags, func(*cobra.Command) (document, error) {
+	return newAccount("queries", "Largest number of (eps, delta)-DP queries within a total budget", &f, stepFlags, func(*cobra.Command) (report.Document, error) {
 		if err := f.checkDeltaPrime(); err != nil {
 			return nil, err
 		}
@@ -109,7 +103,7 @@ func newAccountStepEpsCmd() *cobra.Command {
 		Steps     int     `flag:"steps" required:""`
 		compositionFlags
 	}
-	return newAccount("step-eps", "Largest per-step eps whose k-fold composition meets a total eps", &f, stepFlags, func(*cobra.Command) (document, error) {
+	return newAccount("step-eps", "Largest per-step eps whose k-fold composition meets a total eps", &f, stepFlags, func(*cobra.Command) (report.Document, error) {
 		if err := f.checkDeltaPrime(); err != nil {
 			return nil, err
 		}
@@ -136,7 +130,7 @@ func newAccountGaussianCmd() *cobra.Command {
 		Sensitivity float64               `flag:"sensitivity" help:"L2 sensitivity (> 0)"`
 		Alpha       float64               `flag:"alpha" help:"Renyi order (> 1); default: the order that minimises eps"`
 	}{Sensitivity: 1}
-	return newAccount("gaussian", "RDP of k composed Gaussian mechanisms and their (eps, delta)-DP", &f, targetFlags, func(*cobra.Command) (document, error) {
+	return newAccount("gaussian", "RDP of k composed Gaussian mechanisms and their (eps, delta)-DP", &f, targetFlags, func(*cobra.Command) (report.Document, error) {
 		d := report.AccountGaussian{Run: accountant.Gaussian{Sensitivity: f.Sensitivity, Sigma: f.Sigma, Steps: f.Steps}, Conversion: f.Conversion, Delta: f.Delta}
 		var err error
 		if d.Rho, err = d.Run.Rho(); err != nil {
@@ -159,7 +153,7 @@ func newAccountGNMaxCmd() *cobra.Command {
 		MarkLabel  string                `flag:"mark-label" help:"with --mark-lambda: what the marked orders are, for the legend"`
 		Title      string                `flag:"title" help:"with --plot: title above the figure (default: what it shows)"`
 	}
-	return newAccount("gnmax", "Noise sigma of GNMax for a per-query (eps, delta) target", &f, targetFlags, func(cmd *cobra.Command) (document, error) {
+	return newAccount("gnmax", "Noise sigma of GNMax for a per-query (eps, delta) target", &f, targetFlags, func(cmd *cobra.Command) (report.Document, error) {
 		if err := checkPlot(f.Plot); err != nil {
 			return nil, err
 		}
@@ -218,7 +212,7 @@ func newAccountShuffleGCmd() *cobra.Command {
 		ND         int       `flag:"nd" help:"interleaved: private steps per epoch n_d, in [1, n]"`
 	}{Algorithms: []string{"dp-shuffleg"}}
 	names := map[string]string{"eps": "--target-eps", "delta": "--target-delta", "n_d": "--nd"}
-	return newAccount("shuffleg", "Noise calibration of DP-ShuffleG, Priv-Pub, Pub-Priv and Interleaved", &f, names, func(cmd *cobra.Command) (document, error) {
+	return newAccount("shuffleg", "Noise calibration of DP-ShuffleG, Priv-Pub, Pub-Priv and Interleaved", &f, names, func(cmd *cobra.Command) (report.Document, error) {
 		fs := cmd.Flags()
 		if fs.Changed("target-eps") == fs.Changed("sigma") {
 			return nil, cli.Usagef("account shuffleg: give exactly one of --target-eps (calibrate sigma) and --sigma (compute eps)")
@@ -241,7 +235,7 @@ func newAccountRRCmd() *cobra.Command {
 		RRDelta float64             `flag:"rr-delta-prime"`
 	}
 	names := map[string]string{"k": "--K", "delta": "--Delta", "delta'": "--rr-delta-prime"}
-	return newAccount("rr", "Randomized response's p_const for the majority of K private teachers", &f, names, func(cmd *cobra.Command) (document, error) {
+	return newAccount("rr", "Randomized response's p_const for the majority of K private teachers", &f, names, func(cmd *cobra.Command) (report.Document, error) {
 		p, err := f.params(cmd)
 		if err != nil {
 			return nil, err

@@ -20,7 +20,7 @@ func newAccountDPSGDCmd() *cobra.Command {
 		Epochs     int                   `flag:"epochs" help:"epochs (steps = epochs·n/batch, rounded up)"`
 	}
 	names := map[string]string{"q": "--sampling-rate", "delta": "--target-delta"}
-	return newAccount("dpsgd", "Privacy of DP-SGD: the sampled Gaussian mechanism composed over its steps", &f, names, func(cmd *cobra.Command) (document, error) {
+	return newAccount("dpsgd", "Privacy of DP-SGD: the sampled Gaussian mechanism composed over its steps", &f, names, func(cmd *cobra.Command) (report.Document, error) {
 		fs := cmd.Flags()
 		if fs.Changed("sampling-rate") == (fs.Changed("batch") || fs.Changed("n")) {
 			return nil, cli.Usagef("account dpsgd: give the sampling rate as --sampling-rate, or as --batch and --n")

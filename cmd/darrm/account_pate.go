@@ -6,6 +6,9 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
+	"github.com/darrm/darrm/cmd/darrm/internal/ledgernotes"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
@@ -19,7 +22,7 @@ func init() { accountExtra = append(accountExtra, newAccountPATECmd) }
 
 type accountPATEFlags struct {
 	pateFlags
-	classInputFlags
+	inputs.VoteFlags
 	analysisFlags
 	Delta      float64               `flag:"target-delta" required:""`
 	Orders     []float64             `flag:"orders" help:"Renyi orders (> 1), comma-separated (default: 1.25, 1.5, 1.75, 2 to 100 by 0.5, 40 orders from 100 to 1000)"`
@@ -53,9 +56,9 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	opts := pate.AccountOptions{Delta: f.Delta, Orders: f.Orders, Conversion: f.Conversion, Directions: f.Directions, Smooth: smooth}
 	given := f.settings(cmd)
 	given.Noise = cli.Given(fs, "noise", f.Noise)
-	var stated votefile.Settings
+	var meta *votefile.LabelMeta
 	if f.Labels != "" {
-		file, err := openInput(cmd, "--labels", f.Labels, wantLabels)
+		file, err := inputs.Open(cmd, "--labels", f.Labels, inputs.WantLabels)
 		if err != nil {
 			return err
 		}
@@ -63,27 +66,24 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 		if opts.Labels, err = votefile.NewLabelReader(file, cli.InputName(f.Labels)); err != nil {
 			return cli.Usagef("--labels %v", err)
 		}
-		if m := opts.Labels.Meta(); m != nil {
-			if given, err = given.Agree(m); err != nil {
-				return cli.Usagef("--labels %s: --%v", f.Labels, err)
-			}
-			stated, opts.Mechanism = m.Settings, m.Mechanism
-		}
+		meta = opts.Labels.Meta()
 	}
+	given, stated, mech, err := pate.Settle(given, meta)
+	if err != nil {
+		return cli.Usagef("--labels %s: --%v", f.Labels, err)
+	}
+	opts.Mechanism = mech
 	// The ledger charges the smooth-sensitivity draws (releaseOnce) and,
 	// with labels, is the reference for their header.
 	if f.Ledger != "" && f.Labels != "" {
-		l, err := readLedger(cmd, f.Ledger)
+		l, err := ledgernotes.Read(cmd, f.Ledger)
 		if err != nil {
 			return err
 		}
 		defer l.Close()
 		if opts.Recorded, err = pate.RecordedIn(l, f.Ledger); err != nil {
-			return ledgerError(err)
+			return ledgernotes.Error(err)
 		}
-	}
-	if opts.Mechanism == "" {
-		opts.Mechanism = pate.MechanismOf(given)
 	}
 	var info ensemble.MechanismInfo
 	info, err = ensemble.LookupMechanism(opts.Mechanism, votefile.ManyClasses)
@@ -115,7 +115,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 			return err
 		}
 	}
-	in, file, err := f.openReader(cmd, cli.InputArg(args))
+	in, file, err := f.OpenVotes(cmd, cli.InputArg(args))
 	if err != nil {
 		return err
 	}
@@ -128,7 +128,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 		src = noise.NewSeededSource(*doc.Seed)
 	}
 	if doc.AccountResult, err = pate.Account(cmd.Context(), in, opts, src); err != nil {
-		return flagError(err, map[string]string{"alpha": "--orders", "delta": "--target-delta", "laplace scale": "--laplace-scale",
+		return exitstatus.Flagged(err, map[string]string{"alpha": "--orders", "delta": "--target-delta", "laplace scale": "--laplace-scale",
 			"ss order": "--ss-order", "sigma ss": "--sigma-ss"})
 	}
 	if doc.Seed == nil {
@@ -153,10 +153,10 @@ func (f *accountPATEFlags) releaseOnce(cmd *cobra.Command, a *pate.AccountResult
 	o := pate.Once{Record: pate.Draws{Dir: dir}, Again: f.NewDraw, Ledger: f.Ledger}
 	if f.Ledger != "" {
 		o.Charge = func(cost accountant.Guarantee) error {
-			g, method, err := pate.ChargeDraw(cmd.Context(), f.Ledger, a.Binding, cost, ledger.Options{Waiting: waitingFor(cmd)},
-				func(notes []string) { printNotes(cmd.ErrOrStderr(), f.Ledger, notes) })
+			g, method, err := pate.ChargeDraw(cmd.Context(), f.Ledger, a.Binding, cost, ledger.Options{Waiting: ledgernotes.Waiting(cmd)},
+				func(notes []string) { ledgernotes.PrintNotes(cmd.ErrOrStderr(), f.Ledger, notes) })
 			if err != nil {
-				return ledgerError(err)
+				return ledgernotes.Error(err)
 			}
 			total = &report.LedgerTotal{Guarantee: g, Composition: method}
 			return nil

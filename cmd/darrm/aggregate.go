@@ -9,8 +9,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/aggregators"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
+	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
+	"github.com/darrm/darrm/cmd/darrm/internal/ledgernotes"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
@@ -25,7 +30,7 @@ func init() { subcommands = append(subcommands, newAggregateCmd) }
 
 type aggregateFlags struct {
 	problemFlags
-	mechanismFlags
+	aggregators.Flags
 	compositionFlags
 	pateFlags
 	Format      cliout.Format      `flag:"format"`
@@ -37,7 +42,7 @@ type aggregateFlags struct {
 	Out         string             `flag:"out" help:"file for the labels, written atomically; a device or FIFO is written through (- for standard output)"`
 	OutFormat   votefile.Format    `flag:"out-format" help:"labels as csv, jsonl or npy (a NumPy int64 array, -1 for a query not answered; auto: by the extension of --out, else the format of the votes, csv for NumPy votes)"`
 	Partition   votefile.Partition `flag:"partition" help:"how the teachers' training data were split (keyed-hash, file-position or shared): the metadata header's, if given; votes without a header need it for a one-vote mechanism (keyed-hash)"`
-	classInputFlags
+	inputs.VoteFlags
 	Mechanism votefile.MechanismName
 }
 
@@ -48,7 +53,7 @@ func newAggregateCmd() *cobra.Command {
 		Short: "Release one private majority label per query from K teachers' votes",
 		Args:  cli.MaxArgs(1),
 		RunE:  func(cmd *cobra.Command, args []string) error { return runAggregate(cmd, &f, args) },
-		// checkOutputs names the argument so in its errors.
+		// outputs.Check names the argument so in its errors.
 		Annotations: map[string]string{"input": "the vote file"},
 	}, &f)
 	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", string(votefile.DaRRM), "aggregator: "+votefile.JoinMechanisms(ensemble.Mechanisms, ", ")+"; for multi-class votes (--input-format counts or --classes): "+votefile.JoinMechanisms(ensemble.ManyClassMechanisms, ", "))
@@ -84,7 +89,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	in, file, err := f.openReader(cmd, name)
+	in, file, err := f.OpenVotes(cmd, name)
 	if err != nil {
 		return err
 	}
@@ -108,10 +113,10 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	f.startRelease(cmd, name, info, mech, &spec, lines)
 	done, err := ensemble.Release(cmd.Context(), spec)
 	lines.Done()
-	warnNotStored(cmd, done.Gamma)
-	printNotes(cmd.ErrOrStderr(), f.Ledger, done.LedgerNotes)
+	gammasource.WarnNotStored(cmd, done.Gamma)
+	ledgernotes.PrintNotes(cmd.ErrOrStderr(), f.Ledger, done.LedgerNotes)
 	if err != nil && !errors.Is(err, ensemble.ErrBudget) {
-		return mech.releaseError(err, input)
+		return mech.ReleaseError(err, input)
 	}
 	rel.Aggregator, rel.Label, rel.Accounting, rel.Result = done.Aggregator, done.Label, done.Accounting, done.Result
 	rel.Input, rel.Output, rel.Votes, rel.Sink, rel.Seed = input, cli.OutputName(f.Out), in, spec.Sink, cli.Given(cmd.Flags(), "seed", f.Seed)
@@ -128,7 +133,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		return err
 	}
 	if stopped := rel.Stopped(); stopped != "" {
-		return fmt.Errorf("%w: %s", errBudget, stopped)
+		return fmt.Errorf("%w: %s", exitstatus.ErrBudget, stopped)
 	}
 	return nil
 }
@@ -140,18 +145,18 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 // mechanism whose target is the release's own (--target-eps), the
 // one-vote problem of that target. It returns too the checked mechanism
 // flags and the report to be, which the caller completes.
-func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, in votefile.Reader, input string) (ensemble.ReleaseSpec, mechanisms, report.Release, error) {
+func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, in votefile.Reader, input string) (ensemble.ReleaseSpec, aggregators.Checked, report.Release, error) {
 	rel := report.Release{Mechanism: info.Name}
 	spec := ensemble.ReleaseSpec{
 		Votes:     in,
 		Mechanism: ensemble.Mechanism{Name: info.Name, Input: info.Input, LNMax: noisymax.LNMax{Scale: f.LaplaceScale}},
 		Problem:   constraints.Problem{K: in.K(), TargetDelta: f.Target},
 	}
-	mech := mechanisms{mechanismFlags: &f.mechanismFlags}
+	mech := aggregators.Checked{Flags: &f.Flags}
 	var err error
 	switch {
 	case info.Input == votefile.TwoClass:
-		if mech, err = f.mechanismFlags.check(cmd, []ensemble.MechanismInfo{info}); err != nil {
+		if mech, err = f.Flags.Check(cmd, []ensemble.MechanismInfo{info}); err != nil {
 			return spec, mech, rel, err
 		}
 		fs := cmd.Flags()
@@ -169,12 +174,12 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, i
 			return spec, mech, rel, err
 		}
 	}
-	spec.Mechanism = mech.settings(spec.Mechanism, spec.Problem)
+	spec.Mechanism = mech.Settings(spec.Mechanism, spec.Problem)
 	if info.Gamma {
-		if spec.Gamma, err = mech.source(info); err != nil {
+		if spec.Gamma, err = mech.Source(info); err != nil {
 			return spec, mech, rel, err
 		}
-		spec.Mechanism.GammaSource = mech.given()
+		spec.Mechanism.GammaSource = mech.Given()
 	}
 	return spec, mech, rel, nil
 }
@@ -185,7 +190,7 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, i
 // target is the release's own, the one-vote problem of --target-eps and
 // --delta; otherwise the teachers' eps and Delta of t, with --m and
 // --delta.
-func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo, mech mechanisms, k int, input string, t votefile.TeacherGuarantee) (gamma.Resolved, error) {
+func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo, mech aggregators.Checked, k int, input string, t votefile.TeacherGuarantee) (gamma.Resolved, error) {
 	line := f.stated(cmd)
 	eps := "--eps"
 	if slices.Contains(info.Takes, ensemble.SettingTargetEps) {
@@ -196,7 +201,7 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo,
 			return gamma.Resolved{}, cli.Usagef("--target-eps: %d values: give the one eps of each release", len(f.TargetEps))
 		case fs.Changed("target-eps"):
 			line.Eps = &f.TargetEps[0]
-		case mech.table == nil || mech.table.Stated.Eps == nil:
+		case mech.Table == nil || mech.Table.Stated.Eps == nil:
 			return gamma.Resolved{}, cli.Usagef("%s needs the release's eps: give --target-eps (and --delta, 0 unless given)", info.Name)
 		}
 	} else {
@@ -205,11 +210,11 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo,
 			eps = "eps " + cliout.Float(t.Eps) + " of the metadata header of " + input
 		}
 	}
-	if mech.table != nil {
-		if kg := mech.table.Gamma.K(); kg != k {
-			return gamma.Resolved{}, cli.Usagef("--gamma %s is for K = %d teachers but %s has %d votes per row", mech.tableName, kg, input, k)
+	if mech.Table != nil {
+		if kg := mech.Table.Gamma.K(); kg != k {
+			return gamma.Resolved{}, cli.Usagef("--gamma %s is for K = %d teachers but %s has %d votes per row", mech.TableName, kg, input, k)
 		}
-		return f.paramsNamed(k, eps, line, mech.table.Stated)
+		return f.paramsNamed(k, eps, line, mech.Table.Stated)
 	}
 	return f.paramsNamed(k, eps, line)
 }
@@ -217,16 +222,16 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo,
 // startRelease completes spec with the sink of the labels (in the votes'
 // format unless --out-format says), the ledger, the randomness of a
 // release from name, and the progress of each step on lines.
-func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info ensemble.MechanismInfo, mech mechanisms, spec *ensemble.ReleaseSpec, lines *cliout.Stages) {
+func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info ensemble.MechanismInfo, mech aggregators.Checked, spec *ensemble.ReleaseSpec, lines *cliout.Stages) {
 	spec.Sink = ensemble.LabelSink{Path: f.Out, Stdout: cmd.OutOrStdout(), Format: f.OutFormat}
 	if spec.Sink.Format == votefile.FormatAuto {
 		spec.Sink.Format = votefile.LabelFormat(f.Out, spec.Votes.Format())
 	}
-	spec.Ledger, spec.LedgerOptions = f.Ledger, ledger.Options{Waiting: waitingFor(cmd)}
+	spec.Ledger, spec.LedgerOptions = f.Ledger, ledger.Options{Waiting: ledgernotes.Waiting(cmd)}
 	if seed := cli.Given(cmd.Flags(), "seed", f.Seed); seed != nil {
 		spec.Random = noise.NewSeededSource(*seed)
 	}
-	spec.Certificate = mech.watch(cmd, &spec.Gamma, info, spec.Problem, lines)
+	spec.Certificate = mech.Watch(cmd, &spec.Gamma, info, spec.Problem, lines)
 	total := cli.InputSize(name)
 	spec.Options = ensemble.ReleaseOptions{Partition: f.Partition, Experiment: spec.Random != nil, Progress: func(n int, b int64) {
 		done := int64(n)

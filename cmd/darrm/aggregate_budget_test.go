@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/votefile"
 )
@@ -55,15 +56,15 @@ func TestPureBudget(t *testing.T) {
 	} {
 		out, e, code := darrm(t, "", append(tc.args, "--out", filepath.Join(dir, "labels.csv"), "--format", "json")...)
 		var d map[string]any
-		if code == exitBudget {
+		if code == exitstatus.Budget {
 			decode(t, out, &d)
 		}
 		n, ok := d["queries_answered"].(float64)
 		if !ok {
 			n, _ = d["released"].(float64)
 		}
-		if code != exitBudget || int(n) != tc.want {
-			t.Errorf("%s: exit %d, %v labels, want %d and exit %d: %s", tc.name, code, n, tc.want, exitBudget, strings.TrimSpace(e))
+		if code != exitstatus.Budget || int(n) != tc.want {
+			t.Errorf("%s: exit %d, %v labels, want %d and exit %d: %s", tc.name, code, n, tc.want, exitstatus.Budget, strings.TrimSpace(e))
 		}
 	}
 }
@@ -89,7 +90,7 @@ func TestConfidentGNMaxBudget(t *testing.T) {
 			Eps, Delta     float64
 		} `json:"publish"`
 	}
-	if decode(t, out, &doc); code != exitBudget || doc.Released != 194 || doc.Publish.Source != "run" || doc.Publish.Method != "exact" || doc.Publish.Eps > 2 || doc.Publish.Delta > 1e-5 {
+	if decode(t, out, &doc); code != exitstatus.Budget || doc.Released != 194 || doc.Publish.Source != "run" || doc.Publish.Method != "exact" || doc.Publish.Eps > 2 || doc.Publish.Delta > 1e-5 {
 		t.Errorf("one run: exit %d, %+v: %s", code, doc, stderr)
 	}
 	led := filepath.Join(dir, "pate.ledger")
@@ -97,7 +98,7 @@ func TestConfidentGNMaxBudget(t *testing.T) {
 		t.Fatal(e)
 	}
 	out, stderr, code = darrm(t, "", append(release, "--ledger", led, "--out", filepath.Join(dir, "ledger-labels.csv"))...)
-	if decode(t, out, &doc); code != exitBudget || doc.Released != 167 || doc.Publish.Source != "ledger" || doc.Publish.Method != "zcdp-filter" || doc.Publish.Eps > 2 || doc.Publish.Delta > 1e-5 {
+	if decode(t, out, &doc); code != exitstatus.Budget || doc.Released != 167 || doc.Publish.Source != "ledger" || doc.Publish.Method != "zcdp-filter" || doc.Publish.Eps > 2 || doc.Publish.Delta > 1e-5 {
 		t.Errorf("on a ledger: exit %d, %+v: %s", code, doc, stderr)
 	}
 }

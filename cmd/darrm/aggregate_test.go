@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
@@ -296,7 +297,7 @@ func TestAggregateBudgetStopsExactly(t *testing.T) {
 		out := filepath.Join(dir, "labels.csv")
 		stdout, stderr, code := darrm(t, "", append([]string{"aggregate", votes, "--m", "3", "--out", out, "--format", "json", "--cache-dir", dir,
 			"--composition", tc.method, "--budget-eps", fmt.Sprint(tc.budget.Eps), "--budget-delta", fmt.Sprint(tc.budget.Delta)}, stated...)...)
-		wantCode := exitBudget
+		wantCode := exitstatus.Budget
 		if want == 60 {
 			wantCode = 0
 		}
@@ -502,7 +503,7 @@ func TestAggregateTeachersFromHeader(t *testing.T) {
 		}
 		stdout, stderr, code := darrm(t, "", args...)
 		if tc.wantErr != nil {
-			if code != exitUsage || stdout != "" {
+			if code != exitstatus.Usage || stdout != "" {
 				t.Errorf("%s: exit %d, stdout %q, want exit 2: %s", tc.name, code, stdout, stderr)
 			}
 			for _, w := range tc.wantErr {
@@ -576,7 +577,7 @@ func TestAggregateTeacherCap(t *testing.T) {
 		{name: "shared: 11-fold composition", votes: base, cap: &shared.Guarantee, rule: "optimal", bound: "teachers", answer: 20},
 		{name: "per-query teachers", votes: perQuery, bound: "queries", answer: 20, noCapIs: "fresh mechanism per query"},
 		{name: "budget within the cap: unlimited", votes: keyed, budget: []string{"--budget-eps", "0.1", "--budget-delta", "1e-5"}, cap: &accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, rule: "parallel", bound: "teachers", answer: 20, maxQ: -1},
-		{name: "budget below the cap: the queries decide", votes: base, budget: []string{"--budget-eps", "1", "--budget-delta", "1e-3"}, code: exitBudget, cap: &shared.Guarantee, rule: "optimal", bound: "queries", answer: 3, maxQ: 3},
+		{name: "budget below the cap: the queries decide", votes: base, budget: []string{"--budget-eps", "1", "--budget-delta", "1e-3"}, code: exitstatus.Budget, cap: &shared.Guarantee, rule: "optimal", bound: "queries", answer: 3, maxQ: 3},
 	} {
 		out := filepath.Join(dir, "labels.csv")
 		stdout, stderr, code := darrm(t, "", append([]string{"aggregate", tc.votes, "--m", "3", "--cache-dir", dir, "--out", out, "--format", "json"}, tc.budget...)...)
@@ -716,7 +717,7 @@ func TestBudgetStopWithheld(t *testing.T) {
 		"--partition", "keyed-hash", "--format", "json", "--out", filepath.Join(dir, "labels.csv"))
 	var doc report.AggregateMulti
 	decode(t, stdout, &doc)
-	if code != exitBudget || doc.NotAnswered == 0 || doc.StoppedByBudget == 0 {
+	if code != exitstatus.Budget || doc.NotAnswered == 0 || doc.StoppedByBudget == 0 {
 		t.Fatalf("exit %d, %d withheld, %d stopped: want a budget stop after withheld queries: %s", code, doc.NotAnswered, doc.StoppedByBudget, stderr)
 	}
 	want := fmt.Sprintf("released %d of %d queries (%d answered, %d withheld by the threshold step), %d not released",

@@ -1,14 +1,14 @@
 package main
 
 import (
-	"context"
-
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/aggregators"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
-	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/optimal"
@@ -44,7 +44,7 @@ func (t *totalFlags) given(cmd *cobra.Command, queries string, counts []int) (bo
 			return false, cli.Usagef("--%s %d: must be >= 1", queries, q)
 		}
 	}
-	return true, cli.AsUsage(flagError(t.budget().Validate(), budgetFlags))
+	return true, cli.AsUsage(exitstatus.Flagged(t.budget().Validate(), budgetFlags))
 }
 
 // budget returns the total budget and its composition.
@@ -57,46 +57,18 @@ func (t *totalFlags) heading(queries int) report.EqualTotals {
 	return report.EqualTotals{BudgetEps: t.BudgetEps, BudgetDelta: t.BudgetDelta, Queries: queries, Composition: t.Method.String()}
 }
 
-// planGamma returns the noise function of a plan's mechanism for each
-// problem the plan tries: gamma_opt from the cache, solved on demand
-// unless --no-solve (optimal.Source). A --gamma file is refused: it is
-// for one problem, and a plan tries many.
-func (s mechanisms) planGamma(cmd *cobra.Command) (plan.GammaSource, error) {
-	if s.table != nil {
-		return nil, cli.Usagef("--gamma: a plan solves gamma_opt for each value it tries; leave --gamma out")
-	}
-	src := optimal.Source{Prior: s.Prior, CacheOnly: s.NoSolve, Options: optimal.Options{Workers: s.Workers}}
-	var err error
-	if src.Cache, err = s.Cache.open(); err != nil {
-		return nil, err
-	}
-	return sourceGamma(cmd, src, s.sourceError), nil
-}
-
-// sourceGamma returns the plan's gamma source of src, whose errors
-// explain says in terms of the flags.
-func sourceGamma(cmd *cobra.Command, src optimal.Source, explain func(error) error) plan.GammaSource {
-	return func(ctx context.Context, p constraints.Problem) (gamma.Gamma, error) {
-		l, err := loadGamma(ctx, cmd, src, p)
-		if err != nil {
-			return nil, explain(err)
-		}
-		return l.Gamma, nil
-	}
-}
-
 // equalTotals compares gamma_opt of p and its baselines at equal totals
 // over each of f.Queries queries (plan.Candidates, plan.CompareAtTotals).
 func (f *solveFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, src optimal.Source, coeffs []float64, actuals []gamma.Actual) ([]report.SolveEqual, error) {
 	base := plan.Request{Budget: f.Totals.budget(),
-		Mechanism: ensemble.Mechanism{RR: rrComposition(f.RRComp, f.RRDelta, p.Delta)},
-		Options:   ensemble.Options{Workers: f.Workers}, Gamma: sourceGamma(cmd, src, func(err error) error { return err })}
+		Mechanism: ensemble.Mechanism{RR: aggregators.RRComposition(f.RRComp, f.RRDelta, p.Delta)},
+		Options:   ensemble.Options{Workers: f.Workers}, Gamma: gammasource.Plan(cmd, src, func(err error) error { return err })}
 	cs := plan.Candidates(base, p.Problem, cmd.Flags().Changed("delta"))
 	var out []report.SolveEqual
 	for _, q := range f.Queries {
 		compared, err := plan.CompareAtTotals(cmd.Context(), cs, f.Totals.budget(), q, coeffs, actuals)
 		if err != nil {
-			return nil, cli.AsUsage(flagError(err, nil))
+			return nil, cli.AsUsage(exitstatus.Flagged(err, nil))
 		}
 		out = append(out, report.SolveEqualOf(f.Totals.heading(q), compared))
 	}
@@ -107,16 +79,16 @@ func (f *solveFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, src optim
 // f.BudgetQueries queries: each planned from the problem p of the flags,
 // as darrm plan plans it, and simulated on the same teachers and seed
 // (plan.SimulateAtTotals).
-func (f *simulateFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, names []votefile.MechanismName, mech mechanisms, teachers []float64) ([]report.SimEqual, error) {
-	base := plan.Request{Mechanism: ensemble.Mechanism{RR: rrComposition(mech.RRComp, mech.RRDelta, p.Delta), GNMaxSearch: mech.GNMaxSearch},
+func (f *simulateFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, names []votefile.MechanismName, mech aggregators.Checked, teachers []float64) ([]report.SimEqual, error) {
+	base := plan.Request{Mechanism: ensemble.Mechanism{RR: aggregators.RRComposition(mech.RRComp, mech.RRDelta, p.Delta), GNMaxSearch: mech.GNMaxSearch},
 		Budget: f.Totals.budget(), Options: ensemble.Options{Workers: f.Workers}}
 	rs := make([]plan.Request, len(names))
 	for i, n := range names {
 		rs[i] = plan.TwoClass(base, n, p.Problem, cmd.Flags().Changed("delta"))
-		// The names were checked (mechanismFlags.parse).
+		// The names were checked (aggregators.Flags.Parse).
 		if info, _ := ensemble.LookupMechanism(n, votefile.TwoClass); info.Gamma {
 			var err error
-			if rs[i].Gamma, err = mech.planGamma(cmd); err != nil {
+			if rs[i].Gamma, err = mech.PlanGamma(cmd); err != nil {
 				return nil, err
 			}
 		}
@@ -125,7 +97,7 @@ func (f *simulateFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, names 
 	for _, q := range f.BudgetQueries {
 		sims, err := plan.SimulateAtTotals(cmd.Context(), rs, f.Totals.budget(), q, teachers, f.Queries, f.Seed)
 		if err != nil {
-			return nil, cli.AsUsage(flagError(err, nil))
+			return nil, cli.AsUsage(exitstatus.Flagged(err, nil))
 		}
 		out = append(out, report.SimEqualOf(f.Totals.heading(q), sims))
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
@@ -68,7 +69,7 @@ func checkPlot(path string) error {
 
 // checkWorkers checks --workers before any work (constraints.CheckWorkers,
 // the rule of every library that takes a number of goroutines).
-func checkWorkers(n int) error { return flagError(constraints.CheckWorkers(n), nil) }
+func checkWorkers(n int) error { return exitstatus.Flagged(constraints.CheckWorkers(n), nil) }
 
 // compositionFlags are --composition and --delta-prime.
 type compositionFlags struct {
@@ -89,7 +90,7 @@ var budgetFlags = map[string]string{"budget eps": "--budget-eps", "budget delta"
 // in its own words whatever command runs it.
 func (c *compositionFlags) checkDeltaPrime() error {
 	err := c.composition().Validate()
-	if said, ok := (&flagged{err: err, names: budgetFlags}).said(); ok {
+	if said, ok := exitstatus.Said(err, budgetFlags); ok {
 		return cli.Usagef("%s", said)
 	}
 	return err

@@ -2,16 +2,16 @@ package main
 
 import (
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
+	"github.com/darrm/darrm/cmd/darrm/internal/ledgernotes"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/votefile"
 )
@@ -68,7 +68,7 @@ func newLedgerInitCmd() *cobra.Command {
 		Use:   "init LEDGER (--votes VOTES | --ensemble ID --K K (--eps E --Delta D | --relation one-vote) --kind KIND --partition RULE) --budget-eps E --budget-delta D",
 		Short: "Create a ledger with a total budget, bound to one teacher ensemble",
 		Args:  cobra.ExactArgs(1),
-		// checkOutputs checks the ledger to be as an output.
+		// outputs.Check checks the ledger to be as an output.
 		Annotations: map[string]string{"output": "LEDGER"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			b, err := f.binding(cmd)
@@ -80,32 +80,21 @@ func newLedgerInitCmd() *cobra.Command {
 			if cmd.Flags().Changed("filter") {
 				filter = f.Filter
 			}
-			opts := ledger.InitOptions{Options: ledger.Options{Waiting: waitingFor(cmd)}, Replace: f.Replace}
+			opts := ledger.InitOptions{Options: ledger.Options{Waiting: ledgernotes.Waiting(cmd)}, Replace: f.Replace}
 			h := ledger.NewHeader(b, budget, f.DeltaPrime, filter)
 			prev, err := ledger.Init(cmd.Context(), args[0], h, opts)
 			if err != nil {
-				return ledgerError(err)
+				return ledgernotes.Error(err)
 			}
-			if note := h.SlackNote(); note != "" {
-				if f.BudgetDelta > 0 {
-					note += fmt.Sprintf(". To let the cap use them, give --delta-prime below the budget's delta (e.g. %.2g)", f.BudgetDelta/10)
-				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: ledger %s: %s\n", args[0], note)
-			}
-			w := cmd.OutOrStdout()
-			_, err = fmt.Fprintf(w, "ledger %s: bound to %s; budget %v (delta' = %g), held by filter %v\n", args[0], cliout.Escape(b.String()), budget, f.DeltaPrime, filter)
-			if err == nil && prev != nil {
-				err = printReplaced(w, prev)
-			}
-			return err
+			return ledgernotes.Initialized(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], b, h, prev)
 		},
 	}, &f)
 }
 
-// binding returns the ensemble's parameters: the vote file's header, which
-// the flags given must agree with (votefile.Check, the check of every
-// release), or the flags alone, which must then state every parameter (the
-// relation defaults to private-teachers).
+// binding returns the ensemble's parameters (ledger.Bind): the vote
+// file's header, which the flags given must agree with, or the flags
+// alone, which must then all be given (the relation defaults to
+// private-teachers).
 func (f *ledgerInitFlags) binding(cmd *cobra.Command) (votefile.Binding, error) {
 	fs := cmd.Flags()
 	s := votefile.Stated{Ensemble: f.Ensemble, K: f.K, Kind: f.Kind, Partition: f.Partition,
@@ -121,43 +110,21 @@ func (f *ledgerInitFlags) binding(cmd *cobra.Command) (votefile.Binding, error) 
 			return votefile.Binding{}, cli.Usagef("%v (or take them from a vote file's header with --votes)", err)
 		}
 		s.Relation = &f.Relation
-		b, err := votefile.Check(nil, s)
-		if err == nil {
-			err = b.Validate()
-		}
+		b, err := ledger.Bind(nil, s)
 		return b, cli.AsUsage(err)
 	}
 	if fs.Changed("relation") {
 		s.Relation = &f.Relation
 	}
-	meta, err := voteHeader(cmd, f.Votes)
+	meta, err := inputs.VoteHeader(cmd, f.Votes)
 	if err != nil {
 		return votefile.Binding{}, err
 	}
-	b, err := votefile.Check(meta, s)
+	b, err := ledger.Bind(meta, s)
 	if err != nil {
 		return b, fmt.Errorf("--votes %s: %w", cli.InputName(f.Votes), err)
 	}
 	return b, nil
-}
-
-// voteHeader returns the metadata header of the vote file path, which
-// must have one.
-func voteHeader(cmd *cobra.Command, path string) (*votefile.Meta, error) {
-	name := cli.InputName(path)
-	file, err := openInput(cmd, "--votes", path, wantVotes)
-	if err != nil {
-		return nil, err
-	}
-	defer file.Close()
-	m, err := votefile.ReadMeta(file, name)
-	if err != nil {
-		return nil, cli.Usagef("--votes: %v", err)
-	}
-	if m == nil {
-		return nil, cli.Usagef("--votes %s has no metadata header: give the ensemble's parameters as flags", name)
-	}
-	return m, nil
 }
 
 func newLedgerShowCmd() *cobra.Command {
@@ -166,20 +133,20 @@ func newLedgerShowCmd() *cobra.Command {
 			fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: %v\n", err)
 			return nil
 		},
-		func(path string, l *ledger.Ledger) (document, error) { return report.NewLedgerShow(path, l) })
+		func(path string, l *ledger.Ledger) (report.Document, error) { return report.NewLedgerShow(path, l) })
 }
 
 func newLedgerVerifyCmd() *cobra.Command {
 	return newLedgerReadCmd("ledger-verify", "verify LEDGER", "Check every line of a ledger, its hash chain and the totals its lines carry, and the ledger against your record (it only reads)",
-		func(_ *cobra.Command, err error) error { return ledgerError(err) },
-		func(path string, l *ledger.Ledger) (document, error) { return report.NewLedgerVerify(path, l) })
+		func(_ *cobra.Command, err error) error { return ledgernotes.Error(err) },
+		func(path string, l *ledger.Ledger) (report.Document, error) { return report.NewLedgerVerify(path, l) })
 }
 
 // newLedgerReadCmd is a command that reads a ledger without writing it
 // and prints the document newDoc makes of it. A ledger its user's record
 // refuses is passed to onRecordErr: reading needs no record, so show
 // warns and goes on, while verify, which vouches for the ledger, fails.
-func newLedgerReadCmd(help, use, short string, onRecordErr func(*cobra.Command, error) error, newDoc func(string, *ledger.Ledger) (document, error)) *cobra.Command {
+func newLedgerReadCmd(help, use, short string, onRecordErr func(*cobra.Command, error) error, newDoc func(string, *ledger.Ledger) (report.Document, error)) *cobra.Command {
 	var f struct {
 		Format cliout.Format `flag:"format"`
 	}
@@ -188,7 +155,7 @@ func newLedgerReadCmd(help, use, short string, onRecordErr func(*cobra.Command, 
 		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := readLedger(cmd, args[0])
+			l, err := ledgernotes.Read(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -214,20 +181,13 @@ func newLedgerAdoptCmd() *cobra.Command {
 		Short: "Record a ledger, as it is now, as its ensemble's ledger (to resolve a refusal on purpose)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			prev, l, err := ledger.Adopt(cmd.Context(), args[0], ledger.Options{Waiting: waitingFor(cmd)})
+			prev, l, err := ledger.Adopt(cmd.Context(), args[0], ledger.Options{Waiting: ledgernotes.Waiting(cmd)})
 			if err != nil {
-				return ledgerError(err)
+				return ledgernotes.Error(err)
 			}
 			defer l.Close()
-			printNotes(cmd.ErrOrStderr(), args[0], l.Notes())
-			w := cmd.OutOrStdout()
-			h := l.Header()
-			fmt.Fprintf(w, "ledger %s is now the recorded ledger of ensemble %s: %d lines, last line %.16s\n", args[0], cliout.Escape(h.Ensemble), l.Lines(), l.Head())
-			if prev == nil {
-				_, err = fmt.Fprintln(w, "there was no record of the ensemble before")
-				return err
-			}
-			return printReplaced(w, prev)
+			ledgernotes.PrintNotes(cmd.ErrOrStderr(), args[0], l.Notes())
+			return ledgernotes.Adopted(cmd.OutOrStdout(), args[0], l, prev)
 		},
 	}, &f)
 }
@@ -246,55 +206,12 @@ func newLedgerUpgradeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			opts := ledger.InitOptions{Options: ledger.Options{Waiting: waitingFor(cmd)}, Replace: f.Replace}
+			opts := ledger.InitOptions{Options: ledger.Options{Waiting: ledgernotes.Waiting(cmd)}, Replace: f.Replace}
 			res, err := ledger.Upgrade(cmd.Context(), args[0], b, opts)
 			if err != nil {
-				return ledgerError(err)
+				return ledgernotes.Error(err)
 			}
-			w := cmd.OutOrStdout()
-			if res.Current {
-				_, err = fmt.Fprintf(w, "ledger %s is of version %d, the current one: there is nothing to upgrade\n", args[0], ledger.Version)
-				return err
-			}
-			_, err = fmt.Fprintf(w, "ledger %s upgraded from version %d to version %d: the spends of %s carried over; the old file is kept as %s\n",
-				args[0], res.From, ledger.Version, plural.Of(res.Runs, "run", "runs"), res.Backup)
-			if err == nil && res.Previous != nil {
-				err = printReplaced(w, res.Previous)
-			}
-			return err
+			return ledgernotes.Upgraded(cmd.OutOrStdout(), args[0], res)
 		},
 	}, &f)
-}
-
-// readLedger reads the ledger at path whole (ledger.ReadOnly) and prints
-// what reading it found worth telling.
-func readLedger(cmd *cobra.Command, path string) (*ledger.Ledger, error) {
-	l, err := ledger.ReadOnly(cmd.Context(), path, ledger.Options{})
-	if err != nil {
-		return nil, ledgerError(err)
-	}
-	printNotes(cmd.ErrOrStderr(), path, l.Notes())
-	return l, nil
-}
-
-// printReplaced says which record of an ensemble's ledger a command
-// replaced.
-func printReplaced(w io.Writer, prev *ledger.Record) error {
-	_, err := fmt.Fprintf(w, "it replaces the record of ledger %s (id %.8s, %d lines, as of %s)\n", cliout.Escape(prev.Path), prev.LedgerID, prev.Lines, prev.Updated.Format("2006-01-02T15:04:05Z"))
-	return err
-}
-
-// waitingFor says on cmd's stderr that a run waits for the lock on a
-// ledger or on its record (what: ledger.Options.Waiting).
-func waitingFor(cmd *cobra.Command) func(string) {
-	return func(what string) {
-		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: waiting for the lock on %s: another darrm run is using it (interrupt to give up)\n", cliout.Escape(what))
-	}
-}
-
-// printNotes prints what opening a ledger found worth telling.
-func printNotes(w io.Writer, path string, notes []string) {
-	for _, n := range notes {
-		fmt.Fprintf(w, "darrm: ledger %s: %s\n", path, n)
-	}
 }

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 )
 
 func main() {
@@ -30,5 +31,5 @@ func main() {
 // run executes darrm with args and returns the process exit code. A
 // cancelled ctx (SIGINT, SIGTERM) stops long work at its next check.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return cli.Execute(ctx, newRootCmd(), args, stdin, stdout, stderr, explain)
+	return cli.Execute(ctx, newRootCmd(), args, stdin, stdout, stderr, exitstatus.Explain)
 }

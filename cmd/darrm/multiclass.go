@@ -1,15 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/votefile"
@@ -34,7 +32,7 @@ func (f *pateFlags) settings(cmd *cobra.Command) votefile.Settings {
 // (votefile.Settings.GNMax), a bad one named as its flag.
 func gnmaxOf(s votefile.Settings, noise noisymax.Noise) (noisymax.ConfidentGNMax, error) {
 	m, err := s.GNMax(noise)
-	return m, flagError(err, nil)
+	return m, exitstatus.Flagged(err, nil)
 }
 
 // settingFlags are the flags that give each setting of a registered
@@ -74,112 +72,4 @@ func checkSettings(cmd *cobra.Command, info ensemble.MechanismInfo, stated votef
 		msg += fmt.Sprintf(" (--%s is a setting of %s)", flag, others)
 	}
 	return cli.Usagef("%s", msg)
-}
-
-// classInputFlags say how to read a vote file (votefile.Options): its
-// format, counts (--input-format counts), class indices (--classes C),
-// or what the metadata header states.
-type classInputFlags struct {
-	Classes  int               `flag:"classes" help:"number of classes C: the votes are class indices 0..C-1 (with --input-format counts, every row must have C counts; a metadata header states C, which this may repeat)"`
-	InFormat inputFormat       `flag:"input-format" help:"votes as csv or jsonl, or counts: rows of C vote counts, or npy (auto: a NumPy file by its start, JSON lines if the first line starts with [ or {; a metadata header states the layout)"`
-	Header   votefile.Presence `flag:"header" help:"CSV header row: auto, yes or no"`
-	ID       votefile.Presence `flag:"id" help:"id column: auto, yes or no"`
-	// A NumPy file is recognised by its start; these say how to read it.
-	TeachersInRows bool   `flag:"teachers-in-rows" help:"class labels (with --classes C, NumPy or CSV) as teachers x queries, a row per teacher, the layout of PATE's published votes, rather than queries x teachers"`
-	Array          string `flag:"array" help:"the array to read in a NumPy .npz archive (VOTES must then be a file)"`
-}
-
-// inputFormat is --input-format: a file's format, or counts, its layout.
-type inputFormat struct {
-	format votefile.Format
-	layout votefile.Layout
-}
-
-// MarshalText returns "counts" or the format's name.
-func (f inputFormat) MarshalText() ([]byte, error) {
-	if f.layout == votefile.LayoutCounts {
-		return []byte("counts"), nil
-	}
-	return f.format.MarshalText()
-}
-
-// UnmarshalText reads "counts" or a format's name.
-func (f *inputFormat) UnmarshalText(b []byte) error {
-	if strings.EqualFold(string(b), "counts") {
-		*f = inputFormat{layout: votefile.LayoutCounts}
-		return nil
-	}
-	x, err := votefile.ParseFormat(string(b))
-	if err != nil {
-		return fmt.Errorf("format %q: must be auto, csv, jsonl, counts or npy", b)
-	}
-	*f = inputFormat{format: x}
-	return nil
-}
-
-// openReader opens the vote file name (- for standard input), with
-// --array the array of that name in the .npz archive name, and reads it
-// as the flags and its header say (votefile.Read), telling on stderr
-// what the reader decided that nothing said. Close the Closer it
-// returns after reading.
-func (f *classInputFlags) openReader(cmd *cobra.Command, name string) (votefile.Reader, io.Closer, error) {
-	fs := cmd.Flags()
-	if err := votefile.CheckClasses(f.Classes); fs.Changed("classes") && err != nil {
-		return nil, nil, cli.Usagef("--%v", err)
-	}
-	file, err := openInput(cmd, "VOTES", name, wantVotes)
-	if err != nil {
-		return nil, nil, err
-	}
-	opts := votefile.Options{Format: f.InFormat.format, Layout: f.InFormat.layout, Classes: f.Classes, Header: f.Header, ID: f.ID,
-		TeachersInRows: f.TeachersInRows, Size: max(cli.InputSize(name), 0), Array: f.Array}
-	if k := fs.Lookup("K"); k != nil && k.Changed {
-		opts.K, _ = fs.GetInt("K")
-	}
-	var done io.Closer = file
-	var r io.Reader = file
-	if f.Array != "" {
-		zf, err := openArchive(name, f.Array)
-		if err != nil {
-			file.Close()
-			return nil, nil, err
-		}
-		r, done = zf, closers{zf, file}
-		if st, err := zf.Stat(); err == nil {
-			opts.Size = st.Size()
-		}
-	}
-	in, notes, err := votefile.Read(r, cli.InputName(name), opts)
-	for _, n := range notes {
-		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: %v (as --input-format counts says; docs/aggregate.md, \"Vote counts without a flag\")\n", n)
-	}
-	if err != nil {
-		done.Close()
-		return nil, nil, err
-	}
-	return in, done, nil
-}
-
-// openArchive opens the .npz archive path, whose array --array names,
-// for reading at any offset.
-func openArchive(path, array string) (*os.File, error) {
-	if path == cli.Std {
-		return nil, cli.Usagef("--array %s: an .npz archive is read from a file, not from standard input", array)
-	}
-	zf, err := os.Open(path)
-	if err != nil {
-		return nil, cli.Usagef("VOTES %v", err)
-	}
-	return zf, nil
-}
-
-// closers closes each of its closers in turn.
-type closers []io.Closer
-
-func (cs closers) Close() error {
-	var errs []error
-	for _, c := range cs {
-		errs = append(errs, c.Close())
-	}
-	return errors.Join(errs...)
 }

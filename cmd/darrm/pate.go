@@ -2,13 +2,14 @@ package main
 
 import (
 	"errors"
-	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/pate"
@@ -24,7 +25,7 @@ func newPATECmd() *cobra.Command {
 		Student  bool          `flag:"student" help:"also train the teachers' network on the queries Confident-GNMax answered, with its labels, and test it on the other half of the test set"`
 		Seed     uint64        `flag:"seed"`
 		Format   cliout.Format `flag:"format"`
-		Cache    cacheFlags
+		Cache    gammasource.CacheFlags
 		analysisFlags
 	}{Dataset: "mnist", Teachers: pate.Teachers, analysisFlags: analysisFlags{SSParams: pate.SmoothDataFree}}
 	return newCmd("pate", &cobra.Command{
@@ -33,9 +34,9 @@ func newPATECmd() *cobra.Command {
 		Args:  cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
-			p := pate.Params{K: f.Teachers, Mechanisms: pate.Mechanisms(), Seed: cli.Given(cmd.Flags(), "seed", f.Seed), Note: note(cmd)}
+			p := pate.Params{K: f.Teachers, Mechanisms: pate.Mechanisms(), Seed: cli.Given(cmd.Flags(), "seed", f.Seed), Note: cliout.Note(cmd.ErrOrStderr())}
 			if err := p.Check(); err != nil {
-				return flagError(err, map[string]string{"K": "--teachers"})
+				return exitstatus.Flagged(err, map[string]string{"K": "--teachers"})
 			}
 			// 0, the default, asks every query.
 			if cmd.Flags().Changed("answered") && f.Answered < 1 {
@@ -51,7 +52,7 @@ func newPATECmd() *cobra.Command {
 			} else if err != nil {
 				return err
 			}
-			dir, err := f.Cache.open()
+			dir, err := f.Cache.Open()
 			if err != nil {
 				return err
 			}
@@ -60,10 +61,10 @@ func newPATECmd() *cobra.Command {
 			if f.Student {
 				p.Student = &pate.Student{Filters: pate.Filters, Epochs: pate.StudentEpochs, Batch: pate.Batch, LR: pate.LR}
 			}
-			prog := newTrainingProgress(cmd, "loading the teachers, labelling, accounting", "labelling, accounting")
-			p.Progress = prog.teachers
+			prog := cliout.NewTrainingProgress(cmd.ErrOrStderr(), "loading the teachers, labelling, accounting", "labelling, accounting")
+			p.Progress = prog.Teachers
 			out, err := pate.Run(cmd.Context(), m, p)
-			prog.done()
+			prog.Done()
 			if err != nil {
 				return err
 			}
@@ -72,33 +73,3 @@ func newPATECmd() *cobra.Command {
 		},
 	}, &f)
 }
-
-// trainingProgress is the progress of work that may train teachers: one
-// indicator for each stage, the training's counting the teachers done.
-type trainingProgress struct {
-	w     io.Writer
-	p     *cliout.Progress
-	after string
-}
-
-// newTrainingProgress starts the progress of the work first on cmd's
-// standard error; after is what follows a training.
-func newTrainingProgress(cmd *cobra.Command, first, after string) *trainingProgress {
-	return &trainingProgress{w: cmd.ErrOrStderr(), p: cliout.NewProgress(cmd.ErrOrStderr(), -1, first), after: after}
-}
-
-// teachers hears of the teachers trained (teachers.Config.Progress).
-func (t *trainingProgress) teachers(done, total int) {
-	if done == 0 {
-		t.p.Done()
-		t.p = cliout.NewProgress(t.w, int64(total), "training the teachers")
-	}
-	t.p.Set(int64(done))
-	if done == total {
-		t.p.Done()
-		t.p = cliout.NewProgress(t.w, -1, t.after)
-	}
-}
-
-// done ends the progress.
-func (t *trainingProgress) done() { t.p.Done() }

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noisymax"
@@ -284,7 +285,7 @@ func TestPATEBadInput(t *testing.T) {
 		{"confident on 0/1 votes", agg(voteFile(t, t.TempDir(), 3, func(int) int { return 6 }), "--mechanism", "confident-gnmax"), []string{"--mechanism confident-gnmax labels multi-class votes, not two-class votes", "--input-format counts, --classes C"}},
 	} {
 		stdout, stderr, code := darrm(t, "", tc.args...)
-		if code != exitUsage {
+		if code != exitstatus.Usage {
 			t.Errorf("%s: exit %d, want 2; stderr %s", tc.name, code, stderr)
 		}
 		for _, w := range tc.want {
@@ -415,10 +416,10 @@ func TestPATELedger(t *testing.T) {
 	raw, _ := os.ReadFile(votes)
 	other := filepath.Join(dir, "other.csv")
 	os.WriteFile(other, []byte(strings.Replace(string(raw), `"ensemble":"pate-k250"`, `"ensemble":"another"`, 1)), 0o644)
-	if _, stderr, code := darrm(t, "", append([]string{"aggregate", other}, args...)...); code != exitUsage || !strings.Contains(stderr, "ensemble another (the ledger's: pate-k250)") {
+	if _, stderr, code := darrm(t, "", append([]string{"aggregate", other}, args...)...); code != exitstatus.Usage || !strings.Contains(stderr, "ensemble another (the ledger's: pate-k250)") {
 		t.Errorf("another ensemble: exit %d: %s", code, stderr)
 	}
-	if _, stderr, code := darrm(t, "", "ledger", "init", filepath.Join(dir, "x.ledger"), "--votes", votes, "--eps", "1", "--Delta", "1e-5", "--budget-eps", "2", "--budget-delta", "1e-5"); code != exitUsage || !strings.Contains(stderr, "non-private teachers") {
+	if _, stderr, code := darrm(t, "", "ledger", "init", filepath.Join(dir, "x.ledger"), "--votes", votes, "--eps", "1", "--Delta", "1e-5", "--budget-eps", "2", "--budget-delta", "1e-5"); code != exitstatus.Usage || !strings.Contains(stderr, "non-private teachers") {
 		t.Errorf("ledger init with --eps on non-private teachers: exit %d: %s", code, stderr)
 	}
 }
@@ -565,7 +566,7 @@ func TestPATEExperiment(t *testing.T) {
 		{[]string{"teachers", "vote", "--dataset", "mnist", "--classes", "10", "--sigma", "2", "--cache-dir", cache}, "--sigma: the teachers of --classes are PATE's"},
 	} {
 		stdout, stderr, code := darrm(t, "", tc.args...)
-		if code != exitUsage || stdout != "" || !strings.Contains(stderr, tc.want) {
+		if code != exitstatus.Usage || stdout != "" || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q lacks %q", tc.args, code, stdout, stderr, tc.want)
 		}
 	}
@@ -676,7 +677,7 @@ func TestAccountPATEChecks(t *testing.T) {
 		return append([]string{"account", "pate", "--target-delta", "1e-5", "--format", "json"}, args...)
 	}
 	for _, args := range [][]string{acct(shared, "--sigma2", "40"), acct(append([]string{shared, "--seed", "1"}, confident...)...), acct(shared, "--laplace-scale", "20")} {
-		if out, stderr, code := darrm(t, "", args...); code != exitUsage || !strings.Contains(stderr, "relation") || !strings.Contains(stderr, "private-teachers") || out != "" {
+		if out, stderr, code := darrm(t, "", args...); code != exitstatus.Usage || !strings.Contains(stderr, "relation") || !strings.Contains(stderr, "private-teachers") || out != "" {
 			t.Errorf("%v: exit %d: %s%s", args, code, out, stderr)
 		}
 	}
@@ -711,7 +712,7 @@ func TestAccountPATEChecks(t *testing.T) {
 		{[]string{"--threshold", "200", "--sigma1", "150"}, []string{"--threshold = 200 given", "made by gnmax, which has no threshold"}},
 		{[]string{"--laplace-scale", "20"}, []string{"--laplace-scale = 20 given", "made by gnmax"}},
 	} {
-		if out, stderr, code := darrm(t, "", acct(append([]string{votes, "--labels", labels}, tc.args...)...)...); code != exitUsage || out != "" {
+		if out, stderr, code := darrm(t, "", acct(append([]string{votes, "--labels", labels}, tc.args...)...)...); code != exitstatus.Usage || out != "" {
 			t.Errorf("%v: exit %d: %s", tc.args, code, stderr)
 		} else {
 			for _, w := range tc.want {
@@ -849,8 +850,8 @@ func TestAccountPATEDrawnOnce(t *testing.T) {
 	}
 	// A new draw: only with a ledger, charged its GNSS cost.
 	for _, bad := range [][]string{{"--new-draw"}, {"--seed", "1", "--ledger", led}, {"--seed", "1", "--new-draw"}} {
-		if _, stderr, code := account(votes, bad...); code != exitUsage {
-			t.Errorf("%v: exit %d, want %d: %s", bad, code, exitUsage, stderr)
+		if _, stderr, code := account(votes, bad...); code != exitstatus.Usage {
+			t.Errorf("%v: exit %d, want %d: %s", bad, code, exitstatus.Usage, stderr)
 		}
 	}
 	redrawn, stderr, code := account(votes, "--new-draw", "--ledger", led)
@@ -880,7 +881,7 @@ func TestAccountPATEDrawnOnce(t *testing.T) {
 	if _, stderr, code := darrm(t, "", "ledger", "init", small, "--votes", renamed, "--budget-eps", "0.1", "--budget-delta", "1e-3", "--filter", "simple"); code != 0 {
 		t.Fatalf("ledger init: exit %d: %s", code, stderr)
 	}
-	if _, stderr, code := account(renamed, "--new-draw", "--ledger", small); code != exitBudget || !strings.Contains(stderr, "nothing drawn") {
+	if _, stderr, code := account(renamed, "--new-draw", "--ledger", small); code != exitstatus.Budget || !strings.Contains(stderr, "nothing drawn") {
 		t.Errorf("over budget: exit %d: %s", code, stderr)
 	}
 	if latest, _, _ := account(votes); latest["eps_released"] != redrawn["eps_released"] || latest["draws_recorded"] != 3.0 {

@@ -7,8 +7,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/aggregators"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
@@ -21,10 +24,10 @@ func init() { subcommands = append(subcommands, newPlanCmd) }
 
 type planFlags struct {
 	problemFlags
-	mechanismFlags
+	aggregators.Flags
 	compositionFlags
 	pateFlags
-	classInputFlags
+	inputs.VoteFlags
 	Format       cliout.Format     `flag:"format"`
 	TargetEps    []float64         `flag:"target-eps"`
 	BudgetEps    float64           `flag:"budget-eps" required:""`
@@ -111,7 +114,7 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 
 // planError says a library error in terms of the flags.
 func (f *planFlags) planError(err error) error {
-	return cli.AsUsage(flagError(err, withFlags(budgetFlags, map[string]string{"laplace scale": "--laplace-scale", "min-precision": "--min-precision", "votes K": "--votes: K", "votes classes": "--votes: classes", "votes queries": "--votes: queries"})))
+	return cli.AsUsage(exitstatus.Flagged(err, exitstatus.WithFlags(budgetFlags, map[string]string{"laplace scale": "--laplace-scale", "min-precision": "--min-precision", "votes K": "--votes: K", "votes classes": "--votes: classes", "votes queries": "--votes: queries"})))
 }
 
 // request returns the plan's request from the flags, and the mechanism.
@@ -131,25 +134,19 @@ func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.Mechanis
 	if !fs.Changed("K") || f.K < 1 {
 		return plan.Request{}, info, cli.Usagef("--K %d: give the number of teachers (>= 1)", f.K)
 	}
-	r := plan.Request{
-		Mechanism: ensemble.Mechanism{Name: info.Name, Input: in, LNMax: noisymax.LNMax{Scale: f.LaplaceScale}},
+	base := plan.Request{
+		Mechanism: ensemble.Mechanism{LNMax: noisymax.LNMax{Scale: f.LaplaceScale}},
 		Budget:    accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}, Composition: f.composition()},
-		Classes:   2,
 		Options:   ensemble.Options{Workers: f.Workers},
 	}
+	var r plan.Request
 	switch {
 	case in == votefile.ManyClasses:
 		if !fs.Changed("classes") {
 			return r, info, cli.Usagef("--classes: give the number of classes of %s's votes", info.Name)
 		}
-		r.Classes = f.Classes
-		delta := f.Target
-		if !fs.Changed("delta") {
-			delta = f.BudgetDelta
-		}
-		r.Problem = constraints.Problem{K: f.K, TargetDelta: delta}
-		g := noisymax.ConfidentGNMax{Threshold: f.Threshold, Sigma1: f.Sigma1, Sigma2: f.Sigma2, Noise: noisymax.DiscreteNoise}
-		r.Mechanism.GNMax = g
+		base.Mechanism.GNMax = noisymax.ConfidentGNMax{Threshold: f.Threshold, Sigma1: f.Sigma1, Sigma2: f.Sigma2, Noise: noisymax.DiscreteNoise}
+		r = plan.ManyClasses(base, info.Name, f.K, f.Classes, cli.Given(fs, "delta", f.Target))
 	case info.Name == votefile.DaRRMOneVote:
 		eps := 1.0 // planned (--queries), else given
 		if fs.Changed("target-eps") {
@@ -160,24 +157,23 @@ func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.Mechanis
 		} else if !fs.Changed("queries") {
 			return r, info, cli.Usagef("%s needs --target-eps to count the queries it fits (or --queries to plan it)", info.Name)
 		}
-		r.Problem = constraints.NewOneVote(f.K, eps, f.Target)
+		r = plan.TwoClass(base, info.Name, constraints.Problem{K: f.K, M: 1, Eps: eps, TargetDelta: f.Target}, fs.Changed("delta"))
 	default:
-		r.Problem = constraints.Problem{K: f.K, M: f.M, Eps: f.Eps, Delta: f.Delta, TargetDelta: f.Target}
-		r.DefaultDelta = !fs.Changed("delta")
+		r = plan.TwoClass(base, info.Name, constraints.Problem{K: f.K, M: f.M, Eps: f.Eps, Delta: f.Delta, TargetDelta: f.Target}, fs.Changed("delta"))
 	}
 	if info.Gamma {
-		mech, err := f.mechanismFlags.parse(cmd, "mechanism", []votefile.MechanismName{info.Name})
+		mech, err := f.Flags.Parse(cmd, "mechanism", []votefile.MechanismName{info.Name})
 		if err != nil {
 			return r, info, err
 		}
-		if r.Gamma, err = mech.planGamma(cmd); err != nil {
+		if r.Gamma, err = mech.PlanGamma(cmd); err != nil {
 			return r, info, err
 		}
 	}
-	r.Mechanism.RR, r.Mechanism.GNMaxSearch = rrComposition(f.RRComp, f.RRDelta, r.Problem.Delta), f.GNMaxSearch
+	r.Mechanism.RR, r.Mechanism.GNMaxSearch = aggregators.RRComposition(f.RRComp, f.RRDelta, r.Problem.Delta), f.GNMaxSearch
 	if fs.Changed("filter") {
 		if err := accountant.CheckFilter(f.Filter, r.Budget.Guarantee); err != nil {
-			return r, info, cli.AsUsage(flagError(err, nil))
+			return r, info, cli.AsUsage(exitstatus.Flagged(err, nil))
 		}
 		r.Filter = &f.Filter
 	}
@@ -195,7 +191,7 @@ func (f *planFlags) proxy(cmd *cobra.Command, r plan.Request) (plan.Proxy, strin
 	case f.VotesAre != "public" && f.VotesAre != "released":
 		return plan.Proxy{}, "", cli.Usagef("--votes-are %q: must be public or released (private is refused)", f.VotesAre)
 	}
-	in, closer, err := f.openReader(cmd, f.Votes)
+	in, closer, err := f.OpenVotes(cmd, f.Votes)
 	if err != nil {
 		return plan.Proxy{}, "", err
 	}

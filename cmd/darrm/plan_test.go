@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/ledger"
 )
 
@@ -72,7 +73,7 @@ func TestPlanQueriesAgree(t *testing.T) {
 				args = append(args, "--partition", "keyed-hash")
 			}
 			out, e, code = darrm(t, "", append(args, budget...)...)
-			if code != 0 && code != exitBudget {
+			if code != 0 && code != exitstatus.Budget {
 				t.Fatalf("aggregate: exit %d: %s", code, e)
 			}
 			if got := answered(t, out); got != run {
@@ -98,7 +99,7 @@ func TestPlanQueriesAgree(t *testing.T) {
 			t.Fatal(e)
 		}
 		out, e, code = darrm(t, "", append([]string{"aggregate", counts, "--ledger", led, "--out", filepath.Join(t.TempDir(), "labels.csv"), "--format", "json"}, confidentArgs...)...)
-		if code != 0 && code != exitBudget {
+		if code != 0 && code != exitstatus.Budget {
 			t.Fatalf("aggregate --ledger: exit %d: %s", code, e)
 		}
 		if got := answered(t, out); got != int(number(t, doc, "ledger_queries")) {
@@ -150,7 +151,7 @@ func TestPlanParameters(t *testing.T) {
 		eps := fmt.Sprint(target * tc.scale)
 		out, e, code := darrm(t, "", append([]string{"aggregate", oneVote, "--mechanism", "darrm-one-vote", "--target-eps", eps, "--cache-dir", cache,
 			"--out", filepath.Join(dir, "labels.csv"), "--format", "json"}, budget...)...)
-		if code != 0 && code != exitBudget {
+		if code != 0 && code != exitstatus.Budget {
 			t.Fatalf("aggregate --target-eps %s: exit %d: %s", eps, code, e)
 		}
 		if n := answered(t, out); (n >= 100) != tc.all {
@@ -181,7 +182,7 @@ func TestPlanParameters(t *testing.T) {
 	}{{1, true}, {1.05, false}} {
 		args := append([]string{"aggregate", plain, "--mechanism", "darrm", "--m", fmt.Sprint(m * tc.scale), "--out", filepath.Join(dir, "labels.csv"), "--format", "json"}, teachers...)
 		out, e, code := darrm(t, "", append(args, wide...)...)
-		if code != 0 && code != exitBudget {
+		if code != 0 && code != exitstatus.Budget {
 			t.Fatalf("aggregate --m %v: exit %d: %s", m*tc.scale, code, e)
 		}
 		if n := answered(t, out); (n >= 20) != tc.all {
@@ -216,7 +217,7 @@ func TestPlanParameters(t *testing.T) {
 		"--sigma1", fmt.Sprint(sigma1), "--sigma2", fmt.Sprint(sigma2), "--delta", fmt.Sprint(number(t, doc, "delta")),
 		"--out", filepath.Join(dir, "labels.csv"), "--format", "json"}
 	out, e, code = darrm(t, "", append(args, budget...)...)
-	if code != 0 && code != exitBudget {
+	if code != 0 && code != exitstatus.Budget {
 		t.Fatalf("aggregate: exit %d: %s", code, e)
 	}
 	if n := answered(t, out); n < 300 {
@@ -254,8 +255,8 @@ func TestPlanErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, e, code := darrm(t, "", tc.args...)
-			if code != exitUsage {
-				t.Fatalf("exit %d, want %d: %s", code, exitUsage, e)
+			if code != exitstatus.Usage {
+				t.Fatalf("exit %d, want %d: %s", code, exitstatus.Usage, e)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(e, w) {

@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/curveplot"
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
+	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/shuffleg"
 )
@@ -20,9 +21,6 @@ func newPlotCmd() *cobra.Command {
 	return newGroupCmd("plot", "Draw figures of several settings from saved JSON results",
 		newPlotGammaCmd(), newPlotShufflegCmd())
 }
-
-// darrmJSON is what the documents plot reads are.
-const darrmJSON = "a JSON result of darrm"
 
 // plotFlags are the flags every plot subcommand has.
 type plotFlags struct {
@@ -61,7 +59,7 @@ func newPlotGammaCmd() *cobra.Command {
 		Expected bool `flag:"expected" help:"add a row of the expected errors under the actual distributions (Figure B.7)"`
 	}{plotFlags: plotFlags{Cols: 4}}
 	return newPlot("gamma", "Draw the noise functions of several solve --compare results (thesis Figures 3.2, B.4-B.7)", &f, &f.plotFlags, func(cmd *cobra.Command, args []string) ([]cliout.Record, error) {
-		docs, err := readJSON[report.Solve](cmd, "FILE", args, wantSolve)
+		docs, err := inputs.ReadJSON[report.Solve](cmd, "FILE", args, inputs.WantSolve)
 		if err != nil {
 			return nil, err
 		}
@@ -88,11 +86,11 @@ func newPlotShufflegCmd() *cobra.Command {
 		Reference []string         `flag:"reference" help:"reports to compare with, drawn thin and dashed in the panels of the same dataset, task, eps and p (say, another order)"`
 	}{}
 	return newPlot("shuffleg", "Draw several shuffleg results as panels of one figure (thesis Figures 4.2, C.1-C.4)", &f, &f.plotFlags, func(cmd *cobra.Command, args []string) ([]cliout.Record, error) {
-		reports, err := readJSON[shuffleg.Report](cmd, "FILE", args, wantShuffleg)
+		reports, err := inputs.ReadJSON[shuffleg.Report](cmd, "FILE", args, inputs.WantShuffleg)
 		if err != nil {
 			return nil, err
 		}
-		refs, err := readJSON[shuffleg.Report](cmd, "--reference", f.Reference, wantShuffleg)
+		refs, err := inputs.ReadJSON[shuffleg.Report](cmd, "--reference", f.Reference, inputs.WantShuffleg)
 		if err != nil {
 			return nil, err
 		}

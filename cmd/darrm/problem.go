@@ -1,22 +1,15 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"io/fs"
-	"syscall"
-
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
-	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/optimal"
 )
 
 // problemFlags are the DaRRM problem (K, m, eps, Delta, delta) shared by
@@ -95,7 +88,7 @@ func (f *problemFlags) paramsNamed(k int, eps string, line gamma.Stated, files .
 	if p.Relation == accountant.OneVote {
 		names = map[string]string{"eps": "--target-eps", "m·eps": "--target-eps"}
 	}
-	return p, flagError(p.Validate(), names)
+	return p, exitstatus.Flagged(p.Validate(), names)
 }
 
 // checkRelation refuses the flags that the relation of p has no use for:
@@ -141,100 +134,10 @@ func (f *problemFlags) readGamma(cmd *cobra.Command, args []string) (gamma.Table
 	if cmd.Flags().Changed("K") {
 		k = f.K
 	}
-	tab, err := readTable(cmd, "GAMMA", name, k)
+	tab, err := inputs.ReadTable(cmd, "GAMMA", name, k)
 	if err != nil {
 		return gamma.Table{}, gamma.Resolved{}, err
 	}
 	p, err := f.paramsForK(cmd, tab.Gamma.K(), tab.Stated)
 	return tab, p, err
-}
-
-// cacheFlags select the gamma cache.
-type cacheFlags struct {
-	Dir     string `flag:"cache-dir"`
-	NoCache bool   `flag:"no-cache"`
-}
-
-// open returns the cache, or nil with --no-cache.
-func (f *cacheFlags) open() (*cache.Dir, error) {
-	if f.NoCache {
-		return nil, nil
-	}
-	d, err := cache.Open(f.Dir)
-	switch {
-	case err == nil:
-		return d, nil
-	case errors.Is(err, syscall.ENOTDIR) || errors.Is(err, fs.ErrExist):
-		// A file where the folder, or a folder above it, should be: bad
-		// input, as an output into a folder that is a file is.
-		what := "--cache-dir " + f.Dir
-		if f.Dir == "" {
-			dir, _ := cache.DefaultDir()
-			what = fmt.Sprintf("the cache folder %s ($%s, else $XDG_CACHE_HOME/darrm)", dir, cache.EnvDir)
-		}
-		return nil, cli.Usagef("%s: not a folder (it, or a folder above it, is a file): give a folder with --cache-dir, or --no-cache", what)
-	}
-	return nil, fmt.Errorf("%w (use --cache-dir or --no-cache)", err)
-}
-
-// loadGamma returns the gamma that src gives for p (optimal.Source.Load),
-// with a progress line on a terminal while gamma_opt is solved, and
-// warnings for a cache entry that is replaced or that could not be
-// stored.
-func loadGamma(ctx context.Context, cmd *cobra.Command, src optimal.Source, p constraints.Problem) (optimal.Loaded, error) {
-	prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, solving(p))
-	watchSource(cmd, &src, p, func() *cliout.Progress { return prog })
-	l, err := src.Load(ctx, p)
-	prog.Done()
-	if err == nil {
-		warnNotStored(cmd, l)
-	}
-	return l, err
-}
-
-// solving describes the solve of gamma_opt for p in a progress line.
-func solving(p constraints.Problem) string {
-	if p.Relation == accountant.OneVote {
-		return fmt.Sprintf("solving K=%d one-vote eps=%g", p.K, p.Eps)
-	}
-	return fmt.Sprintf("solving K=%d m=%g", p.K, p.M)
-}
-
-// watchSource makes src show its solve of gamma_opt for p on the
-// progress line prog returns, and tell of a cache entry it replaces.
-func watchSource(cmd *cobra.Command, src *optimal.Source, p constraints.Problem, prog func() *cliout.Progress) {
-	what := solving(p)
-	src.Options.Progress = func(s optimal.Progress) {
-		pr := prog()
-		pr.Describe(fmt.Sprintf("%s: exact pass %d (%3.0f%%), %d LP solves, %d rows, gap %.2g", what, s.Pass, 100*s.Fraction, s.LPSolves, s.Rows, s.Gap))
-		pr.Set(int64(s.Pass))
-	}
-	src.OnCorrupt = func(err error) { fmt.Fprintf(cmd.ErrOrStderr(), "darrm: %v; recomputing it\n", err) }
-}
-
-// warnNotStored warns of a gamma_opt solved now that could not be
-// stored in the cache.
-func warnNotStored(cmd *cobra.Command, l optimal.Loaded) {
-	if l.StoreErr != nil {
-		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: gamma_opt was not cached: %v\n", l.StoreErr)
-	}
-}
-
-// readTable reads the gamma file name (- for standard input), which role
-// names on the command line (openInput), for k teachers (0: the file's;
-// gamma.ReadTableFor): its errors name the file, after the flag for a
-// flag's, and the --K that k came from.
-func readTable(cmd *cobra.Command, role, name string, k int) (gamma.Table, error) {
-	in, err := openInput(cmd, role, name, wantGamma)
-	if err != nil {
-		return gamma.Table{}, err
-	}
-	defer in.Close()
-	tab, err := gamma.ReadTableFor(in, k)
-	if err != nil && k > 0 {
-		return tab, cli.Usagef("%s: %v, for --K %d", inputLabel(role, name), err, k)
-	} else if err != nil {
-		return tab, cli.Usagef("%s: %v", inputLabel(role, name), err)
-	}
-	return tab, nil
 }

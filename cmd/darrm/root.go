@@ -6,6 +6,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/outputs"
+	"github.com/darrm/darrm/datasets"
 )
 
 // helpFiles hold the long descriptions and examples of the commands.
@@ -61,4 +63,34 @@ func newRootCmd() *cobra.Command {
 // with its help from help/USE.txt.
 func newGroupCmd(use, short string, children ...*cobra.Command) *cobra.Command {
 	return cli.Group(withHelp(use, &cobra.Command{Use: use, Short: short}), children...)
+}
+
+// preRun checks, before any command runs, its standard streams (first,
+// so that no message of a later check goes into a file darrm keeps), its
+// required flags and its output files (outputs.Check), and spells a data
+// set's name as darrm does (canonicalDataset).
+func preRun(cmd *cobra.Command, args []string) error {
+	protect := outputs.Protected(cmd, args)
+	if err := cli.CheckStreams(cmd.OutOrStdout(), cmd.ErrOrStderr(), protect...); err != nil {
+		return err
+	}
+	if err := cli.CheckRequired(cmd, args); err != nil {
+		return err
+	}
+	if err := canonicalDataset(cmd); err != nil {
+		return err
+	}
+	return outputs.Check(cmd, args, protect)
+}
+
+// canonicalDataset spells the --dataset given to cmd, in any case, as
+// darrm names it (datasets.Canonical: "MNIST58" is mnist58), so that
+// every command that takes a data set reads it, keys its caches on it and
+// prints it in one spelling.
+func canonicalDataset(cmd *cobra.Command) error {
+	f := cmd.Flags().Lookup("dataset")
+	if f == nil || !f.Changed {
+		return nil
+	}
+	return f.Value.Set(datasets.Canonical(f.Value.String()))
 }

@@ -14,16 +14,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
-	"github.com/darrm/darrm/constraints"
-	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/ledger"
-	"github.com/darrm/darrm/optimal"
-	"github.com/darrm/darrm/teachers"
-	"github.com/darrm/darrm/votefile"
 )
 
 // walk calls f on every command of the tree.
@@ -112,61 +105,6 @@ func TestREADMEDefaults(t *testing.T) {
 	}
 }
 
-// TestExplain maps every kind of error onto its exit status and message:
-// explain is the one place where that happens.
-func TestExplain(t *testing.T) {
-	accParam := &accountant.ParamError{Name: "laplace scale", Value: -1, Rule: "must be a finite number > 0"}
-	setting := &accountant.SettingError{Name: "search", Value: "grid", Rule: "the paper's search uses the paper's conversion only"}
-	conParam := &constraints.ParamError{Name: "m·eps", Value: 0.5, Rule: "must be > 0"}
-	ledParam := &ledger.ParamError{Name: "budget-eps", Value: "-1", Rule: "must be > 0"}
-	for _, tc := range []struct {
-		name string
-		err  error
-		code int
-		msg  string
-	}{
-		{"none", nil, exitOK, ""},
-		{"failure", errors.New("disk on fire"), exitFailure, "disk on fire"},
-		{"usage", cli.Usagef("--m = 0"), exitUsage, "--m = 0"},
-		{"too large", fmt.Errorf("solve K=1001 m=10: %w", optimal.ErrTooLarge), exitUsage, "solve K=1001 m=10: " + optimal.ErrTooLarge.Error()},
-		{"library not certified", fmt.Errorf("x: %w", ensemble.ErrNotCertified), exitNotCertified, "x: " + ensemble.ErrNotCertified.Error()},
-		{"not certified", fmt.Errorf("gamma is %w", errNotCertified), exitNotCertified, "gamma is not certified"},
-		{"budget", fmt.Errorf("%w: 3 left", errBudget), exitBudget, "privacy budget reached: 3 left"},
-		{"interrupted", fmt.Errorf("verify K=11: %w", context.Canceled), exitInterrupted, "verify K=11: context canceled"},
-
-		// A parameter is named as the flag that sets it, dropping what the
-		// library wrapped it in, keeping what the command did.
-		{"param", flagError(fmt.Errorf("pate: %w", accParam), map[string]string{"laplace scale": "--laplace-scale"}), exitUsage, "--laplace-scale = -1: must be a finite number > 0"},
-		{"param, command context", fmt.Errorf("run: %w", flagError(accParam, nil)), exitUsage, "run: --laplace scale = -1: must be a finite number > 0"},
-		{"param, account", &flagged{err: accParam, names: map[string]string{"laplace scale": "--scale"}, prefix: "account x: "}, exitUsage, "account x: --scale = -1: must be a finite number > 0"},
-		{"param, no flag", accParam, exitUsage, accParam.Error()},
-		{"constraints param", flagError(conParam, map[string]string{"m·eps": "m·eps (--m × --eps)"}), exitUsage, "m·eps (--m × --eps) = 0.5: must be > 0"},
-		{"ledger param", flagError(ledParam, nil), exitUsage, "--budget-eps = -1: must be > 0"},
-		{"setting", flagError(fmt.Errorf("teacher cap: %w", setting), map[string]string{"search": "--gnmax-search"}), exitUsage, "--gnmax-search grid: the paper's search uses the paper's conversion only"},
-		{"setting, no flag", setting, exitUsage, setting.Error()},
-		{"flags, no param", flagError(errors.New("disk on fire"), nil), exitFailure, "disk on fire"},
-
-		{"format", &votefile.FormatError{File: "v.csv", Line: 3, Msg: "bad"}, exitUsage, (&votefile.FormatError{File: "v.csv", Line: 3, Msg: "bad"}).Error()},
-		{"teachers", &votefile.TeachersError{Field: "K"}, exitUsage, (&votefile.TeachersError{Field: "K"}).Error()},
-		{"ledger corrupt", &ledger.CorruptError{Path: "l", Line: 2}, exitUsage, (&ledger.CorruptError{Path: "l", Line: 2}).Error()},
-		{"not a ledger", &ledger.NotLedgerError{Path: "l", Reason: "a directory"}, exitUsage, "ledger l: a directory"},
-		{"ledger version", &ledger.VersionError{Path: "l", Version: 9}, exitUsage, (&ledger.VersionError{Path: "l", Version: 9}).Error()},
-		{"ledger binding", &ledger.BindingError{Path: "l"}, exitUsage, (&ledger.BindingError{Path: "l"}).Error()},
-		{"ledger bind", &ledger.BindError{Err: errors.New("no K")}, exitUsage, "ledger: no K"},
-		{"record", &ledger.RecordError{Path: "l"}, exitUsage, (&ledger.RecordError{Path: "l"}).Error()},
-		{"record file", &ledger.RecordFileError{Path: "r", Reason: "damaged"}, exitUsage, (&ledger.RecordFileError{Path: "r", Reason: "damaged"}).Error()},
-
-		// darrm's own state that is damaged is a failure, not the user's input.
-		{"cache entry corrupt", &cache.CorruptError{Path: "c", Reason: "bad"}, exitFailure, (&cache.CorruptError{Path: "c", Reason: "bad"}).Error()},
-		{"saved teachers corrupt", &teachers.CorruptError{Path: "t", Reason: "bad"}, exitFailure, (&teachers.CorruptError{Path: "t", Reason: "bad"}).Error()},
-	} {
-		code, msg := explain(tc.err)
-		if code != tc.code || msg != tc.msg {
-			t.Errorf("%s: explain(%v) = %d, %q; want %d, %q", tc.name, tc.err, code, msg, tc.code, tc.msg)
-		}
-	}
-}
-
 // failWriter fails every write, like /dev/full.
 type failWriter struct{}
 
@@ -185,7 +123,7 @@ func TestWriteErrors(t *testing.T) {
 	} {
 		var stderr bytes.Buffer
 		code := run(context.Background(), args, strings.NewReader(""), failWriter{}, &stderr)
-		if code != exitFailure || !strings.Contains(stderr.String(), "no space left") {
+		if code != exitstatus.Failure || !strings.Contains(stderr.String(), "no space left") {
 			t.Errorf("%v to a full device: exit %d, stderr %q", args, code, stderr.String())
 		}
 	}
@@ -198,7 +136,7 @@ func TestInterrupted(t *testing.T) {
 	cancel()
 	var out, errb bytes.Buffer
 	code := run(ctx, []string{"verify", "--m", "3"}, strings.NewReader("1 0.5 0.5 1"), &out, &errb)
-	if code != exitInterrupted || !strings.Contains(errb.String(), "interrupted") {
+	if code != exitstatus.Interrupted || !strings.Contains(errb.String(), "interrupted") {
 		t.Errorf("cancelled verify: exit %d, stderr %q", code, errb.String())
 	}
 }
@@ -214,7 +152,7 @@ func TestVersionAndGroups(t *testing.T) {
 	}
 	for _, args := range [][]string{{"account", "frobnicate"}, {"frobnicate"}} {
 		out, errOut, code := darrm(t, "", args...)
-		if code != exitUsage || out != "" || !strings.Contains(errOut, `unknown command "frobnicate"`) {
+		if code != exitstatus.Usage || out != "" || !strings.Contains(errOut, `unknown command "frobnicate"`) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
 		}
 	}
@@ -242,7 +180,7 @@ func TestOutIsDirectory(t *testing.T) {
 	dir := t.TempDir()
 	votes := voteFile(t, dir, 3, func(i int) int { return i })
 	_, errOut, code := darrm(t, "", "aggregate", votes, "--cache-dir", dir, "--out", dir)
-	if code != exitUsage || !strings.Contains(errOut, "is a directory") {
+	if code != exitstatus.Usage || !strings.Contains(errOut, "is a directory") {
 		t.Errorf("--out DIR: exit %d, %q", code, errOut)
 	}
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
+	"github.com/darrm/darrm/cmd/darrm/internal/outputs"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/atomicfile"
@@ -37,7 +39,7 @@ func newSeparateCmd() *cobra.Command {
 			}
 			out := shard.Path(f.Out)
 			if out != f.Out { // preRun checked --out as written
-				if err := cli.CheckOutput("out", out, protected(cmd, args)...); err != nil {
+				if err := cli.CheckOutput("out", out, outputs.Protected(cmd, args)...); err != nil {
 					return err
 				}
 			}
@@ -100,7 +102,7 @@ func newSeparateMergeCmd() *cobra.Command {
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			start := time.Now()
-			docs, err := readJSON[report.Shard](cmd, "PART", args, wantShard)
+			docs, err := inputs.ReadJSON[report.Shard](cmd, "PART", args, inputs.WantShard)
 			if err != nil {
 				return err
 			}
@@ -109,7 +111,7 @@ func newSeparateMergeCmd() *cobra.Command {
 				return cli.AsUsage(err)
 			}
 			out.Seconds = time.Since(start).Seconds()
-			return writeVerify(cmd, out, f.Format)
+			return out.WriteVerdict(cmd.OutOrStdout(), f.Format)
 		},
 	}, &f)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/curveplot"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/internal/atomicfile"
@@ -116,7 +117,7 @@ func runShuffleg(cmd *cobra.Command, f *shufflegFlags) error {
 	}
 	exp, info, err := spec.Build()
 	if err != nil {
-		return cli.AsUsage(flagError(err, shufflegNames))
+		return cli.AsUsage(exitstatus.Flagged(err, shufflegNames))
 	}
 	prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, "shuffleg runs")
 	exp.Progress = func(done, total int) { prog.Update(int64(done), int64(total)) }

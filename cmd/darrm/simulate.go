@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/darrm/darrm/cmd/darrm/internal/aggregators"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
@@ -17,7 +18,7 @@ func init() { subcommands = append(subcommands, newSimulateCmd) }
 
 type simulateFlags struct {
 	problemFlags
-	mechanismFlags
+	aggregators.Flags
 	Format     cliout.Format `flag:"format"`
 	Seed       uint64        `flag:"seed"`
 	Mechanisms []string      `flag:"mechanisms" help:"mechanisms to compare (default: darrm, subsample, rr, gnmax when delta > 0, dsub when Delta = 0)"`
@@ -61,7 +62,7 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	if len(names) == 0 {
 		names = ensemble.DefaultMechanisms(p.Problem)
 	}
-	mech, err := f.mechanismFlags.parse(cmd, "mechanisms", names)
+	mech, err := f.Flags.Parse(cmd, "mechanisms", names)
 	if err != nil {
 		return err
 	}
@@ -75,7 +76,7 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	var aggs []ensemble.Aggregator
 	var labels []string
 	for _, n := range names {
-		agg, label, err := mech.newAggregator(cmd, n, p.Problem)
+		agg, label, err := mech.NewAggregator(cmd, n, p.Problem)
 		if err != nil {
 			return err
 		}

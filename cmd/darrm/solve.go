@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
+	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/lp"
@@ -21,7 +22,7 @@ func init() { subcommands = append(subcommands, newSolveCmd) }
 type solveFlags struct {
 	problemFlags
 	relationFlags
-	Cache    cacheFlags
+	Cache    gammasource.CacheFlags
 	Format   cliout.Format       `flag:"format"`
 	Workers  int                 `flag:"workers"`
 	Prior    gamma.Prior         `flag:"prior"`
@@ -78,13 +79,13 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	if err := checkPlot(f.Plot); err != nil {
 		return err
 	}
-	dir, err := f.Cache.open()
+	dir, err := f.Cache.Open()
 	if err != nil {
 		return err
 	}
 	ctx := cmd.Context()
 	src := optimal.Source{Cache: dir, Prior: f.Prior, Options: optimal.Options{Workers: f.Workers, LP: lp.Options{Verbose: f.HighsLog}}}
-	l, err := loadGamma(ctx, cmd, src, p.Problem)
+	l, err := gammasource.Load(ctx, cmd, src, p.Problem)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/pate"
@@ -46,7 +48,7 @@ func (f *trainingFlags) training(cmd *cobra.Command, setting accountant.Shares) 
 		tr.Sigma = f.Sigma
 	}
 	tr.Epochs = f.Epochs
-	return tr, flagError(tr.Validate(), nil)
+	return tr, exitstatus.Flagged(tr.Validate(), nil)
 }
 
 func newTeachersSub(use string) *cobra.Command {
@@ -58,7 +60,7 @@ func newTeachersSub(use string) *cobra.Command {
 		Training   trainingFlags
 		Seed       uint64        `flag:"seed"`
 		Format     cliout.Format `flag:"format"`
-		Cache      cacheFlags
+		Cache      gammasource.CacheFlags
 		out        string
 	}{Training: trainingFlags{Epochs: transfer.Epochs}}
 	short := "Train (or load) the teachers and print their test accuracy"
@@ -82,7 +84,7 @@ func newTeachersSub(use string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			dir, err := f.Cache.open()
+			dir, err := f.Cache.Open()
 			if err != nil {
 				return err
 			}
@@ -91,7 +93,7 @@ func newTeachersSub(use string) *cobra.Command {
 				cfg = pub
 			}
 			prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, fmt.Sprintf("training or loading the teachers of %s", f.Dataset))
-			e, _, err := teachers.Cached(cmd.Context(), dir.Folder("teachers"), b, cfg, note(cmd))
+			e, _, err := teachers.Cached(cmd.Context(), dir.Folder("teachers"), b, cfg, cliout.Note(cmd.ErrOrStderr()))
 			prog.Done()
 			if err != nil {
 				return err
@@ -140,7 +142,7 @@ func newTeachersTuneCmd() *cobra.Command {
 			prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, "tuning the teachers of "+f.Dataset)
 			say := func(s string) {
 				prog.Describe(s)
-				note(cmd)(s)
+				cliout.Note(cmd.ErrOrStderr())(s)
 			}
 			h, trials, err := transfer.Tune(cmd.Context(), tasks, loadBinary, f.Dataset, size, tr, transfer.DefaultGrid, say)
 			prog.Done()
@@ -156,7 +158,7 @@ func newTeachersTuneCmd() *cobra.Command {
 // ten-class set dataset (as darrm pate does, so the two share the cache)
 // and prints them (train) or writes their vote counts on the queries, with
 // their metadata header (vote).
-func runTeachersClasses(cmd *cobra.Command, use, dataset string, classes int, tf *trainingFlags, seed *uint64, cf *cacheFlags, format cliout.Format, out string) error {
+func runTeachersClasses(cmd *cobra.Command, use, dataset string, classes int, tf *trainingFlags, seed *uint64, cf *gammasource.CacheFlags, format cliout.Format, out string) error {
 	fs := cmd.Flags()
 	for _, fl := range []string{"nonprivate", "setting", "sigma"} {
 		if fs.Changed(fl) {
@@ -180,17 +182,17 @@ func runTeachersClasses(cmd *cobra.Command, use, dataset string, classes int, tf
 	if fs.Changed("epochs") {
 		cfg.Epochs = tf.Epochs
 	}
-	if err := flagError(cfg.Validate(), nil); err != nil {
+	if err := exitstatus.Flagged(cfg.Validate(), nil); err != nil {
 		return err
 	}
-	dir, err := cf.open()
+	dir, err := cf.Open()
 	if err != nil {
 		return err
 	}
-	prog := newTrainingProgress(cmd, fmt.Sprintf("loading the teachers of %s", dataset), "saving and writing")
-	cfg.Progress = prog.teachers
-	e, _, err := teachers.CachedClasses(cmd.Context(), dir.Folder("teachers"), m, cfg, note(cmd))
-	prog.done()
+	prog := cliout.NewTrainingProgress(cmd.ErrOrStderr(), fmt.Sprintf("loading the teachers of %s", dataset), "saving and writing")
+	cfg.Progress = prog.Teachers
+	e, _, err := teachers.CachedClasses(cmd.Context(), dir.Folder("teachers"), m, cfg, cliout.Note(cmd.ErrOrStderr()))
+	prog.Done()
 	if err != nil {
 		return err
 	}

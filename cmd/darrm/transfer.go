@@ -11,6 +11,8 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/curveplot"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
@@ -32,7 +34,7 @@ func newTransferCmd() *cobra.Command {
 		Format  cliout.Format     `flag:"format"`
 		Plot    string            `flag:"plot"`
 		Workers int               `flag:"workers"`
-		Cache   cacheFlags
+		Cache   gammasource.CacheFlags
 		Totals  totalFlags
 	}{Queries: []int{20, 50, 100}, Redraws: 10}
 	return newCmd("transfer", &cobra.Command{
@@ -59,10 +61,10 @@ func newTransferCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := flagError(params.Validate(b.Test.Len()), nil); err != nil {
+			if err := exitstatus.Flagged(params.Validate(b.Test.Len()), nil); err != nil {
 				return err
 			}
-			gdir, err := f.Cache.open()
+			gdir, err := f.Cache.Open()
 			if err != nil {
 				return err
 			}
@@ -72,13 +74,13 @@ func newTransferCmd() *cobra.Command {
 			}
 			prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, fmt.Sprintf("transfer %s: training or loading the teachers", f.Dataset))
 			defer prog.Done()
-			t, err := transfer.TrainTeachers(cmd.Context(), gdir.Folder("teachers"), b, transfer.Thesis(f.Setting), teacherSeed, note(cmd))
+			t, err := transfer.TrainTeachers(cmd.Context(), gdir.Folder("teachers"), b, transfer.Thesis(f.Setting), teacherSeed, cliout.Note(cmd.ErrOrStderr()))
 			if err != nil {
 				return err
 			}
 			prog.Describe(fmt.Sprintf("transfer %s: labelling the queries", f.Dataset))
 			opt := func(ctx context.Context, p constraints.Problem) (gamma.Gamma, error) {
-				l, err := loadGamma(ctx, cmd, optimal.Source{Cache: gdir, Prior: gamma.UniformPrior(), Options: optimal.Options{Workers: f.Workers}}, p)
+				l, err := gammasource.Load(ctx, cmd, optimal.Source{Cache: gdir, Prior: gamma.UniformPrior(), Options: optimal.Options{Workers: f.Workers}}, p)
 				return l.Gamma, err
 			}
 			res, err := transfer.Run(cmd.Context(), b.Test, t, params, opt)
@@ -96,7 +98,7 @@ func newTransferCmd() *cobra.Command {
 				eq, err := transfer.RunEqual(cmd.Context(), b.Test, t, ep, opt)
 				if err != nil {
 					prog.Done()
-					return cli.AsUsage(flagError(err, nil))
+					return cli.AsUsage(exitstatus.Flagged(err, nil))
 				}
 				out.EqualTotals = report.NewTransferEqual(ep.Budget.Guarantee, ep.Budget.Method, eq)
 			}
@@ -110,10 +112,4 @@ func newTransferCmd() *cobra.Command {
 			return out.Write(cmd.OutOrStdout(), f.Format)
 		},
 	}, &f)
-}
-
-// note prints a library's notes on its progress (a training, a cache file
-// replaced) on cmd's standard error.
-func note(cmd *cobra.Command) func(string) {
-	return func(s string) { fmt.Fprintf(cmd.ErrOrStderr(), "darrm: %s\n", s) }
 }

@@ -24,7 +24,7 @@ var layers = []struct {
 	{"privacy and the noise function", []string{"accountant", "noisymax", "constraints", "gamma", "cache", "optimal", "dpsgd", "internal/fixtures"}},
 	{"vote and label files", []string{"votefile"}},
 	{"releases and experiments", []string{"ensemble", "ledger", "teachers", "pate", "transfer", "shuffleg", "plan"}},
-	{"presentation", []string{"cmd/darrm/internal/cli", "cmd/darrm/internal/cliout", "cmd/darrm/internal/figure", "cmd/darrm/internal/curveplot", "cmd/darrm/internal/report"}},
+	{"presentation", []string{"cmd/darrm/internal/cli", "cmd/darrm/internal/cliout", "cmd/darrm/internal/figure", "cmd/darrm/internal/curveplot", "cmd/darrm/internal/report", "cmd/darrm/internal/inputs", "cmd/darrm/internal/exitstatus", "cmd/darrm/internal/gammasource", "cmd/darrm/internal/outputs", "cmd/darrm/internal/ledgernotes", "cmd/darrm/internal/aggregators"}},
 	{"the command", []string{"cmd/darrm"}},
 }
 

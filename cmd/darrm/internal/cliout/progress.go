@@ -239,3 +239,33 @@ func (s *Stages) end() {
 		s.prog = nil
 	}
 }
+
+// TrainingProgress is the progress of work that may train teachers: one
+// indicator for each stage, the training's counting the teachers done.
+type TrainingProgress struct {
+	w     io.Writer
+	p     *Progress
+	after string
+}
+
+// NewTrainingProgress starts the progress of the work first on w;
+// after is what follows a training.
+func NewTrainingProgress(w io.Writer, first, after string) *TrainingProgress {
+	return &TrainingProgress{w: w, p: NewProgress(w, -1, first), after: after}
+}
+
+// Teachers hears of the teachers trained (teachers.Config.Progress).
+func (t *TrainingProgress) Teachers(done, total int) {
+	if done == 0 {
+		t.p.Done()
+		t.p = NewProgress(t.w, int64(total), "training the teachers")
+	}
+	t.p.Set(int64(done))
+	if done == total {
+		t.p.Done()
+		t.p = NewProgress(t.w, -1, t.after)
+	}
+}
+
+// Done ends the progress.
+func (t *TrainingProgress) Done() { t.p.Done() }

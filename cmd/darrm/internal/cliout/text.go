@@ -2,6 +2,7 @@ package cliout
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -44,4 +45,10 @@ func Escape(s string) string {
 func isInvalid(s string, i int) bool {
 	_, size := utf8.DecodeRuneInString(s[i:])
 	return size <= 1
+}
+
+// Note returns a function that prints a library's notes on its progress
+// (a training, a cache file replaced) on w, as darrm's messages.
+func Note(w io.Writer) func(string) {
+	return func(s string) { fmt.Fprintf(w, "darrm: %s\n", s) }
 }

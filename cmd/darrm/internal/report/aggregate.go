@@ -227,14 +227,9 @@ type Release struct {
 	Elapsed    time.Duration
 }
 
-// Summary is the document of a release: Aggregate or AggregateMulti.
-type Summary interface {
-	Write(w io.Writer, f cliout.Format) error
-}
-
 // NewSummary is the summary of the release r: NewAggregateMulti for
 // multi-class votes, NewAggregate otherwise.
-func NewSummary(r Release) (Summary, error) {
+func NewSummary(r Release) (Document, error) {
 	if r.Votes.Input() == votefile.ManyClasses {
 		return NewAggregateMulti(r)
 	}

@@ -26,6 +26,12 @@ import (
 	"github.com/darrm/darrm/internal/plural"
 )
 
+// Document is what a command prints: one of this package's documents,
+// which writes itself in a format (table, JSON or CSV).
+type Document interface {
+	Write(w io.Writer, f cliout.Format) error
+}
+
 // Problem is a DaRRM problem (K, m, eps, Delta, delta) as outputs echo it,
 // with which values took their defaults.
 type Problem struct {

@@ -19,6 +19,16 @@ type Verify struct {
 	Seconds     float64           `json:"seconds"`
 }
 
+// WriteVerdict writes the document in format f and then fails, with the
+// certificate's error (gamma.Certificate.Err, exit status 3), when it
+// does not certify the gamma: the end of verify and separate merge.
+func (out Verify) WriteVerdict(w io.Writer, f cliout.Format) error {
+	if err := out.Write(w, f); err != nil {
+		return err
+	}
+	return out.Certificate.Err()
+}
+
 // Write renders the document in format f.
 func (out Verify) Write(w io.Writer, f cliout.Format) error {
 	cert := out.Certificate

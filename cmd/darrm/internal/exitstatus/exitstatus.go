@@ -1,38 +1,38 @@
-package main
+// Package exitstatus maps darrm's errors onto the exit status and the
+// message of the command: bad input exits 2, with a library's parameter
+// or setting named as the flag that sets it, a certificate that fails 3, a
+// budget that stops a release 4, an interrupt 130, and anything else 1.
+package exitstatus
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"slices"
 	"strings"
 
-	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/votefile"
 )
 
 // Exit codes. Scripts depend on them, so they are part of the CLI contract
-// (README, "Exit status"); explain maps errors onto them.
+// (README, "Exit status"); Explain maps errors onto them.
 const (
-	exitOK           = 0
-	exitFailure      = 1   // an operation failed (I/O, solver, internal error)
-	exitUsage        = 2   // bad flags or bad input, or parameters to change: nothing was written
-	exitNotCertified = 3   // a noise function is not certified (m·eps, delta)-DP
-	exitBudget       = 4   // a privacy budget stopped the release
-	exitInterrupted  = 130 // SIGINT or SIGTERM
+	OK           = 0
+	Failure      = 1   // an operation failed (I/O, solver, internal error)
+	Usage        = 2   // bad flags or bad input, or parameters to change: nothing was written
+	NotCertified = 3   // a noise function is not certified (m·eps, delta)-DP
+	Budget       = 4   // a privacy budget stopped the release
+	Interrupted  = 130 // SIGINT or SIGTERM
 )
 
 var (
-	// errNotCertified marks a noise function that failed its certificate.
-	errNotCertified = errors.New("not certified")
-	// errBudget marks a release stopped by a privacy budget: the
+	// ErrBudget marks a release stopped by a privacy budget: the
 	// library's mark (ensemble.Release), so that its errors exit 4 too.
-	errBudget = ensemble.ErrBudget
+	ErrBudget = ensemble.ErrBudget
 )
 
 // The kinds of error the libraries tell by behaviour (docs/design.md,
@@ -50,14 +50,14 @@ type (
 	badInput interface{ BadInput() bool }
 )
 
-// explain is the one place where an error becomes an exit status and the
+// Explain is the one place where an error becomes an exit status and the
 // message printed for it: bad input exits 2, with a library's parameter or
 // setting named as the command's flag where the command said which flag
-// sets it (flagError); a certificate that fails exits 3, a budget that
+// sets it (Flagged); a certificate that fails exits 3, a budget that
 // stops a release 4, an interrupt 130, and anything else 1.
-func explain(err error) (status int, msg string) {
+func Explain(err error) (status int, msg string) {
 	if err == nil {
-		return exitOK, ""
+		return OK, ""
 	}
 	msg = optionWords(err, err.Error())
 	var (
@@ -67,11 +67,11 @@ func explain(err error) (status int, msg string) {
 	)
 	switch {
 	case errors.Is(err, context.Canceled):
-		return exitInterrupted, msg
-	case errors.Is(err, errBudget):
-		return exitBudget, msg
-	case errors.Is(err, errNotCertified), errors.Is(err, ensemble.ErrNotCertified):
-		return exitNotCertified, msg
+		return Interrupted, msg
+	case errors.Is(err, ErrBudget):
+		return Budget, msg
+	case errors.Is(err, gamma.ErrNotCertified), errors.Is(err, ensemble.ErrNotCertified):
+		return NotCertified, msg
 	case errors.As(err, &pe), errors.As(err, &se):
 		// The flag's words replace the library's, with any context the
 		// library wrapped them in; the command's own context stays.
@@ -80,11 +80,11 @@ func explain(err error) (status int, msg string) {
 				msg = strings.Replace(msg, ff.Error(), ff.prefix+said, 1)
 			}
 		}
-		return exitUsage, msg
+		return Usage, msg
 	case errors.As(err, &bi) && bi.BadInput(), errors.Is(err, optimal.ErrTooLarge):
-		return exitUsage, msg
+		return Usage, msg
 	}
-	return exitFailure, msg
+	return Failure, msg
 }
 
 // flagged is an error of a library call whose parameters a command's
@@ -116,6 +116,13 @@ func (e *flagged) said() (string, bool) {
 	return "", false
 }
 
+// Said says the bad parameter or setting in err in terms of the flags
+// that names maps them to, as Explain would, if err holds one: for a
+// check whose message does not depend on the command that runs it.
+func Said(err error, names map[string]string) (string, bool) {
+	return (&flagged{err: err, names: names}).said()
+}
+
 // flag is the flag that sets the library's parameter name.
 func (e *flagged) flag(name string) string {
 	if f, ok := e.names[name]; ok {
@@ -124,15 +131,21 @@ func (e *flagged) flag(name string) string {
 	return "--" + name
 }
 
-// flagError marks err, if not nil, as the error of a library call whose
-// parameters the command's flags set, so that explain names a bad
+// Flagged marks err, if not nil, as the error of a library call whose
+// parameters the command's flags set, so that Explain names a bad
 // parameter or setting as its flag: names maps the library's parameter
 // names to flags where they differ ("--" + name otherwise).
-func flagError(err error, names map[string]string) error {
+func Flagged(err error, names map[string]string) error {
+	return FlaggedIn("", err, names)
+}
+
+// FlaggedIn is Flagged for a command that says prefix before the
+// parameter (e.g. "account gnmax: ").
+func FlaggedIn(prefix string, err error, names map[string]string) error {
 	if err == nil {
 		return nil
 	}
-	return &flagged{err: err, names: names}
+	return &flagged{err: err, names: names, prefix: prefix}
 }
 
 // readOptionFlags are the flags that set each option of a vote file's
@@ -177,46 +190,10 @@ func optionWords(err error, msg string) string {
 	return msg
 }
 
-// withFlags returns the names of a library's parameters that both tables
+// WithFlags returns the names of a library's parameters that both tables
 // map to flags, more's where they overlap.
-func withFlags(names, more map[string]string) map[string]string {
+func WithFlags(names, more map[string]string) map[string]string {
 	out := maps.Clone(names)
 	maps.Copy(out, more)
 	return out
-}
-
-// notLedger says, for an error of a ledger that is no ledger, what the
-// file is instead: missing (with the paths close to it), or another file
-// of darrm's; "" otherwise.
-func notLedger(err error) string {
-	var (
-		ce *ledger.CorruptError
-		ne *ledger.NotLedgerError
-	)
-	switch {
-	case errors.As(err, &ne) && errors.Is(err, fs.ErrNotExist):
-		if near := cli.Near(ne.Path); len(near) > 0 {
-			return fmt.Sprintf("%v; did you mean %s?", err, strings.Join(near, " or "))
-		}
-	case errors.As(err, &ne):
-		if err := wantLedger.check("ledger", ne.Path, sniffPath(ne.Path)); err != nil {
-			return err.Error()
-		}
-	case errors.As(err, &ce) && ce.Line == 1:
-		if err := wantLedger.check("ledger", ce.Path, sniffPath(ce.Path)); err != nil {
-			return err.Error()
-		}
-	}
-	return ""
-}
-
-// ledgerError says a ledger's error in the command's terms: a file that is
-// another of darrm's (a vote file, a gamma) is named as what it is, a
-// missing one with the close names, and a bad header parameter as its
-// flag.
-func ledgerError(err error) error {
-	if msg := notLedger(err); msg != "" {
-		return cli.Usagef("%s", msg)
-	}
-	return flagError(err, nil)
 }

@@ -1,4 +1,7 @@
-package main
+// Package outputs refuses an output file of a darrm command that cannot be
+// written or that would overwrite a file the command reads or a file
+// darrm keeps (the gamma cache, the records of the ledgers).
+package outputs
 
 import (
 	"github.com/spf13/cobra"
@@ -8,42 +11,23 @@ import (
 	"github.com/darrm/darrm/ledger"
 )
 
-// outputFlags are the flags that name a file a command writes.
-var outputFlags = []string{"out", "plot", "curves"}
+// Flags are the flags that name a file a command writes.
+var Flags = []string{"out", "plot", "curves"}
 
-// preRun checks, before any command runs, its standard streams (first,
-// so that no message of a later check goes into a file darrm keeps), its
-// required flags and its output files (checkOutputs), and spells a data
-// set's name as darrm does (canonicalDataset).
-func preRun(cmd *cobra.Command, args []string) error {
-	protect := protected(cmd, args)
-	if err := cli.CheckStreams(cmd.OutOrStdout(), cmd.ErrOrStderr(), protect...); err != nil {
-		return err
-	}
-	if err := cli.CheckRequired(cmd, args); err != nil {
-		return err
-	}
-	if err := canonicalDataset(cmd); err != nil {
-		return err
-	}
-	return checkOutputs(cmd, args, protect)
-}
-
-// checkOutputs refuses an output file of cmd (outputFlags) that cannot be
+// Check refuses an output file of cmd (Flags) that cannot be
 // written, or that is a file the command reads or a file darrm keeps: the
 // input files named as arguments, the --gamma file, the --ledger, the
 // gamma cache's files (in the --cache-dir or the default one) and the
 // ledgers' records, protect (cli.CheckOutput: by file identity, symbolic
-// links followed). preRun checks standard output and standard error, when
+// links followed). darrm checks standard output and standard error, when
 // they are redirected to a file, the same way (cli.CheckStreams: nothing
-// is printed on a standard error refused). Standard input redirected
-// from a file is an input too. The
-// annotation "input" of a command names its arguments in the error (e.g.
+// is printed on a standard error refused). Standard input redirected from
+// a file is an input too. The annotation "input" of a command names its arguments in the error (e.g.
 // "the vote file"); a command whose arguments are files it creates names
 // them by the annotation "output" (e.g. "LEDGER"), and they are checked
 // as outputs.
-func checkOutputs(cmd *cobra.Command, args []string, protect []cli.Protected) error {
-	for _, name := range outputFlags {
+func Check(cmd *cobra.Command, args []string, protect []cli.Protected) error {
+	for _, name := range Flags {
 		if f := cmd.Flags().Lookup(name); f != nil {
 			if err := cli.CheckOutput(name, f.Value.String(), protect...); err != nil {
 				return err
@@ -60,8 +44,8 @@ func checkOutputs(cmd *cobra.Command, args []string, protect []cli.Protected) er
 	return nil
 }
 
-// protected are the files an output of cmd must not be (checkOutputs).
-func protected(cmd *cobra.Command, args []string) []cli.Protected {
+// Protected are the files an output of cmd must not be (Check).
+func Protected(cmd *cobra.Command, args []string) []cli.Protected {
 	what := cmd.Annotations["input"]
 	if what == "" {
 		what = "an input of " + cmd.CommandPath()

@@ -1,0 +1,228 @@
+// Package aggregators builds the aggregators of darrm's commands from
+// their flags: the mechanisms named, the gamma each samples (a --gamma
+// file, or gamma_opt from the cache, solved on demand), RR's and GNMax's
+// settings, with the solve and the certificate shown on standard error.
+package aggregators
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
+	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
+	"github.com/darrm/darrm/cmd/darrm/internal/ledgernotes"
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/optimal"
+	"github.com/darrm/darrm/plan"
+	"github.com/darrm/darrm/votefile"
+)
+
+// Flags configure the aggregators of aggregate and simulate.
+type Flags struct {
+	Cache       gammasource.CacheFlags
+	Workers     int                  `flag:"workers"`
+	Prior       gamma.Prior          `flag:"prior"`
+	RRComp      accountant.RRMethod  `flag:"rr-composition"`
+	RRDelta     float64              `flag:"rr-delta-prime"`
+	GNMaxSearch noisymax.GNMaxSearch `flag:"gnmax-search"`
+	GammaFile   string               `flag:"gamma" help:"darrm, darrm-one-vote: use the noise function in this file (solve's JSON or CSV, a JSON array or a list) instead of gamma_opt, for the mechanism of the relation it states (private-teachers unless it states one-vote); it must pass the certificate"`
+	NoSolve     bool                 `flag:"no-solve" help:"darrm, darrm-one-vote: take gamma_opt from the cache only, fail if it is not there"`
+}
+
+// RRComposition returns the composition of randomized response's p_const
+// that --rr-composition (m) and --rr-delta-prime give for teachers whose
+// guarantee has this Delta.
+func RRComposition(m accountant.RRMethod, deltaPrime, teacherDelta float64) accountant.Composition {
+	return accountant.Composition{Method: m.For(teacherDelta), DeltaPrime: deltaPrime}
+}
+
+// Checked is the checked form of Flags.
+type Checked struct {
+	*Flags
+	Table     *gamma.Table // --gamma
+	TableName string
+}
+
+// Parse checks the flags for the mechanisms names, which flag gave.
+func (f *Flags) Parse(cmd *cobra.Command, flag string, names []votefile.MechanismName) (Checked, error) {
+	infos := make([]ensemble.MechanismInfo, len(names))
+	for i, n := range names {
+		var err error
+		if infos[i], err = ensemble.LookupMechanism(n, votefile.TwoClass); err != nil {
+			return Checked{Flags: f}, cli.Usagef("--%s %q: must be one of %s", flag, n, votefile.JoinMechanisms(ensemble.Mechanisms, ", "))
+		}
+	}
+	return f.Check(cmd, infos)
+}
+
+// Check checks the flags for the two-class mechanisms infos.
+func (f *Flags) Check(cmd *cobra.Command, infos []ensemble.MechanismInfo) (Checked, error) {
+	s := Checked{Flags: f}
+	var sampling []ensemble.MechanismInfo // the mechanisms that sample a gamma
+	for _, info := range infos {
+		if info.Gamma {
+			sampling = append(sampling, info)
+		}
+	}
+	if err := exitstatus.Flagged(constraints.CheckWorkers(f.Workers), nil); err != nil {
+		return s, err
+	}
+	if (f.GammaFile != "" || f.NoSolve) && len(sampling) == 0 {
+		flag := "--gamma"
+		if f.GammaFile == "" {
+			flag = "--no-solve"
+		}
+		return s, cli.Usagef("%s applies to the mechanisms that sample a gamma (%s), none of which is in use", flag, votefile.JoinMechanisms(ensemble.GammaMechanisms, ", "))
+	}
+	if f.GammaFile != "" {
+		if f.NoSolve {
+			return s, cli.Usagef("--gamma and --no-solve exclude each other: --no-solve reads gamma_opt from the cache")
+		}
+		tab, err := inputs.ReadTable(cmd, "--gamma", f.GammaFile, 0)
+		if err != nil {
+			return s, err
+		}
+		s.Table, s.TableName = &tab, cli.InputName(f.GammaFile)
+		if err := s.checkTableRelation(sampling); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+// checkTableRelation refuses a --gamma file for a relation in which none
+// of the mechanisms infos that sample a gamma releases
+// (ensemble.CheckGammaRelation).
+func (s Checked) checkTableRelation(infos []ensemble.MechanismInfo) error {
+	var re *ensemble.GammaRelationError
+	if err := ensemble.CheckGammaRelation(s.Table.InRelation(), infos); !errors.As(err, &re) {
+		return err
+	}
+	return cli.Usagef("--gamma %s is a gamma for the %v relation (%s); %s releases in the %v relation: use --mechanism %s, or a gamma that darrm solve wrote for the %v relation",
+		s.TableName, re.Gamma, re.Gamma.Describe(), votefile.JoinMechanisms(re.Mechanisms, " and "), re.Release, re.Use, re.Release)
+}
+
+// NewAggregator builds the named two-class aggregator for problem p;
+// label describes it for people.
+func (s Checked) NewAggregator(cmd *cobra.Command, name votefile.MechanismName, p constraints.Problem) (ensemble.Aggregator, string, error) {
+	agg, label, err := s.build(cmd, ensemble.Mechanism{Name: name}, p, 2)
+	if err != nil {
+		return nil, "", err
+	}
+	return agg.(ensemble.Aggregator), label, nil
+}
+
+// build builds the aggregator m names for problem p and classes classes,
+// with the two-class settings of the flags and, for a mechanism that
+// samples a gamma, its gamma; label describes it for people.
+func (s Checked) build(cmd *cobra.Command, m ensemble.Mechanism, p constraints.Problem, classes int) (ensemble.Labeler, string, error) {
+	m = s.Settings(m, p)
+	info, _ := ensemble.LookupMechanism(m.Name, m.Input)
+	var src optimal.Source
+	if info.Gamma {
+		var err error
+		if src, err = s.Source(info); err != nil {
+			return nil, "", err
+		}
+		m.GammaSource = s.Given()
+	}
+	lines := cliout.NewStages(cmd.ErrOrStderr())
+	opts := s.Watch(cmd, &src, info, p, lines)
+	agg, label, l, err := m.BuildFrom(cmd.Context(), src, p, classes, opts)
+	lines.Done()
+	gammasource.WarnNotStored(cmd, l)
+	return agg, label, s.ReleaseError(err, "")
+}
+
+// Watch shows on lines the solve of gamma_opt that src may run for
+// mechanism info held to p, and the certificate of the aggregator, whose
+// options it returns.
+func (s Checked) Watch(cmd *cobra.Command, src *optimal.Source, info ensemble.MechanismInfo, p constraints.Problem, lines *cliout.Stages) ensemble.Options {
+	gp := info.GammaProblem(p)
+	gammasource.Watch(cmd, src, gp, func() *cliout.Progress { return lines.At(gammasource.Solving(gp), -1) })
+	what := certifying(info.Name, p)
+	return ensemble.Options{Workers: s.Workers, Progress: func(x float64) { lines.At(what, 100).Set(int64(100 * x)) }}
+}
+
+// Settings returns m with the two-class settings of the flags for
+// problem p.
+func (s Checked) Settings(m ensemble.Mechanism, p constraints.Problem) ensemble.Mechanism {
+	m.RR, m.GNMaxSearch = RRComposition(s.RRComp, s.RRDelta, p.Delta), s.GNMaxSearch
+	return m
+}
+
+// certifying describes the certificate of mechanism name for p in a
+// progress line.
+func certifying(name votefile.MechanismName, p constraints.Problem) string {
+	return fmt.Sprintf("certifying %s for K=%d m=%g", name, p.K, p.M)
+}
+
+// ReleaseError says an error of ensemble.Release or
+// ensemble.Mechanism.BuildFrom in the command's terms, by the step that
+// failed; input names the votes of a release.
+func (s Checked) ReleaseError(err error, input string) error {
+	var re *ensemble.ReleaseError
+	if !errors.As(err, &re) {
+		return err
+	}
+	switch err = re.Err; re.Step {
+	case ensemble.StepGamma:
+		return gammasource.Error(err, s.TableName)
+	case ensemble.StepBuild:
+		// A certificate failure exits 3; any other error is a parameter
+		// the mechanism cannot serve (exit 2).
+		if !errors.Is(err, ensemble.ErrNotCertified) && !errors.Is(err, context.Canceled) {
+			err = cli.AsUsage(exitstatus.Flagged(err, map[string]string{"laplace scale": "--laplace-scale"}))
+		}
+	case ensemble.StepBinding:
+		err = fmt.Errorf("%s: %w (--mechanism)", input, err)
+	case ensemble.StepAccounting:
+		err = cli.AsUsage(err)
+	case ensemble.StepLedger:
+		err = ledgernotes.Error(err)
+	}
+	return err
+}
+
+// Source returns where the gamma of mechanism info comes from: the
+// --gamma file, when it is for the mechanism's relation, else gamma_opt
+// from the cache, solved on demand unless --no-solve.
+func (s Checked) Source(info ensemble.MechanismInfo) (optimal.Source, error) {
+	src := optimal.Source{Prior: s.Prior, CacheOnly: s.NoSolve, Options: optimal.Options{Workers: s.Workers}}
+	var err error
+	if s.Table != nil && s.Table.InRelation() == info.Relation {
+		src.Given = s.Table.Gamma
+	} else {
+		src.Cache, err = s.Cache.Open()
+	}
+	return src, err
+}
+
+// Given describes the gamma of the --gamma file.
+func (s Checked) Given() string { return "the gamma of " + s.TableName }
+
+// PlanGamma returns the noise function of a plan's mechanism for each
+// problem the plan tries: gamma_opt from the cache, solved on demand
+// unless --no-solve (optimal.Source). A --gamma file is refused: it is
+// for one problem, and a plan tries many.
+func (s Checked) PlanGamma(cmd *cobra.Command) (plan.GammaSource, error) {
+	if s.Table != nil {
+		return nil, cli.Usagef("--gamma: a plan solves gamma_opt for each value it tries; leave --gamma out")
+	}
+	src := optimal.Source{Prior: s.Prior, CacheOnly: s.NoSolve, Options: optimal.Options{Workers: s.Workers}}
+	var err error
+	if src.Cache, err = s.Cache.Open(); err != nil {
+		return nil, err
+	}
+	return gammasource.Plan(cmd, src, func(err error) error { return gammasource.Error(err, s.TableName) }), nil
+}

@@ -1,0 +1,41 @@
+package aggregators
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/internal/fixtures"
+	"github.com/darrm/darrm/votefile"
+)
+
+// TestParse: the flags of a gamma go with the mechanisms that sample one,
+// --gamma and --no-solve exclude each other, and a --gamma of one relation
+// is refused for the mechanisms of the other (ensemble.CheckGammaRelation).
+func TestParse(t *testing.T) {
+	g := fixtures.Path("gamma-K11-m3.json") // private teachers
+	for _, c := range []struct {
+		f     Flags
+		names []votefile.MechanismName
+		want  string
+	}{
+		{Flags{}, []votefile.MechanismName{votefile.DaRRM, votefile.RR}, ""},
+		{Flags{GammaFile: g}, []votefile.MechanismName{votefile.DaRRM}, ""},
+		{Flags{NoSolve: true}, []votefile.MechanismName{votefile.RR}, "--no-solve applies to the mechanisms that sample a gamma"},
+		{Flags{GammaFile: g, NoSolve: true}, []votefile.MechanismName{votefile.DaRRM}, "--gamma and --no-solve exclude each other"},
+		{Flags{GammaFile: g}, []votefile.MechanismName{votefile.DaRRMOneVote}, "darrm-one-vote releases in the one-vote relation: use --mechanism darrm"},
+		{Flags{}, []votefile.MechanismName{"bogus"}, `--mechanism "bogus": must be one of`},
+	} {
+		s, err := c.f.Parse(&cobra.Command{}, "mechanism", c.names)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%+v %v: %v", c.f, c.names, err)
+		case c.want != "" && (!cli.IsUsage(err) || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%+v %v: %v, want a usage error containing %q", c.f, c.names, err, c.want)
+		case c.want == "" && c.f.GammaFile != "" && (s.Table == nil || s.Given() != "the gamma of "+g):
+			t.Errorf("%+v: the --gamma file not kept: %+v", c.f, s)
+		}
+	}
+}

@@ -1,0 +1,128 @@
+// Package gammasource gets darrm's commands the noise function gamma that
+// a release, a plan or a solve uses, from an optimal.Source (a gamma file
+// given, or gamma_opt from the cache, solved on demand), showing the solve
+// on standard error and saying its errors in terms of the flags.
+package gammasource
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cache"
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/optimal"
+	"github.com/darrm/darrm/plan"
+)
+
+// CacheFlags select the gamma cache.
+type CacheFlags struct {
+	Dir     string `flag:"cache-dir"`
+	NoCache bool   `flag:"no-cache"`
+}
+
+// Open returns the cache, or nil with --no-cache.
+func (f *CacheFlags) Open() (*cache.Dir, error) {
+	if f.NoCache {
+		return nil, nil
+	}
+	d, err := cache.Open(f.Dir)
+	switch {
+	case err == nil:
+		return d, nil
+	case errors.Is(err, syscall.ENOTDIR) || errors.Is(err, fs.ErrExist):
+		// A file where the folder, or a folder above it, should be: bad
+		// input, as an output into a folder that is a file is.
+		what := "--cache-dir " + f.Dir
+		if f.Dir == "" {
+			dir, _ := cache.DefaultDir()
+			what = fmt.Sprintf("the cache folder %s ($%s, else $XDG_CACHE_HOME/darrm)", dir, cache.EnvDir)
+		}
+		return nil, cli.Usagef("%s: not a folder (it, or a folder above it, is a file): give a folder with --cache-dir, or --no-cache", what)
+	}
+	return nil, fmt.Errorf("%w (use --cache-dir or --no-cache)", err)
+}
+
+// Load returns the gamma that src gives for p (optimal.Source.Load),
+// with a progress line on a terminal while gamma_opt is solved, and
+// warnings for a cache entry that is replaced or that could not be
+// stored.
+func Load(ctx context.Context, cmd *cobra.Command, src optimal.Source, p constraints.Problem) (optimal.Loaded, error) {
+	prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, Solving(p))
+	Watch(cmd, &src, p, func() *cliout.Progress { return prog })
+	l, err := src.Load(ctx, p)
+	prog.Done()
+	if err == nil {
+		WarnNotStored(cmd, l)
+	}
+	return l, err
+}
+
+// Solving describes the solve of gamma_opt for p in a progress line.
+func Solving(p constraints.Problem) string {
+	if p.Relation == accountant.OneVote {
+		return fmt.Sprintf("solving K=%d one-vote eps=%g", p.K, p.Eps)
+	}
+	return fmt.Sprintf("solving K=%d m=%g", p.K, p.M)
+}
+
+// Watch makes src show its solve of gamma_opt for p on the
+// progress line prog returns, and tell of a cache entry it replaces.
+func Watch(cmd *cobra.Command, src *optimal.Source, p constraints.Problem, prog func() *cliout.Progress) {
+	what := Solving(p)
+	src.Options.Progress = func(s optimal.Progress) {
+		pr := prog()
+		pr.Describe(fmt.Sprintf("%s: exact pass %d (%3.0f%%), %d LP solves, %d rows, gap %.2g", what, s.Pass, 100*s.Fraction, s.LPSolves, s.Rows, s.Gap))
+		pr.Set(int64(s.Pass))
+	}
+	src.OnCorrupt = func(err error) { fmt.Fprintf(cmd.ErrOrStderr(), "darrm: %v; recomputing it\n", err) }
+}
+
+// WarnNotStored warns of a gamma_opt solved now that could not be
+// stored in the cache.
+func WarnNotStored(cmd *cobra.Command, l optimal.Loaded) {
+	if l.StoreErr != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: gamma_opt was not cached: %v\n", l.StoreErr)
+	}
+}
+
+// Plan returns the plan's gamma source of src, whose errors
+// explain says in terms of the flags.
+func Plan(cmd *cobra.Command, src optimal.Source, explain func(error) error) plan.GammaSource {
+	return func(ctx context.Context, p constraints.Problem) (gamma.Gamma, error) {
+		l, err := Load(ctx, cmd, src, p)
+		if err != nil {
+			return nil, explain(err)
+		}
+		return l.Gamma, nil
+	}
+}
+
+// Error says an optimal.SourceError in terms of the flags that set the
+// source's fields: --gamma (the file given), --prior and --no-solve (with --no-cache),
+// as usage errors; a cache entry that cannot be read or used keeps its
+// error, and its exit status.
+func Error(err error, given string) error {
+	var se *optimal.SourceError
+	switch {
+	case !errors.As(err, &se):
+		return err
+	case se.Field == "Given":
+		return cli.Usagef("--gamma %s %v", given, se.Err)
+	case se.Field == "Prior":
+		return cli.Usagef("--prior: %v", se.Err)
+	case errors.Is(err, optimal.ErrNoCache):
+		return cli.Usagef("--no-solve reads the cache, which --no-cache turns off")
+	case errors.Is(err, cache.ErrNotFound):
+		return cli.Usagef("--no-solve: %v; run darrm solve with these parameters first", se.Err)
+	}
+	return fmt.Errorf("--no-solve: %w; run darrm solve with these parameters to replace it", se.Err)
+}

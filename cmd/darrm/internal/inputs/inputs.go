@@ -1,0 +1,202 @@
+// Package inputs opens the files darrm's commands read and recognises
+// darrm's own kinds of file (vote and label files, ledgers, gammas, parts
+// of a certificate) by their first bytes, so that a file given where
+// another kind is read is refused as what it is, with what reads it.
+package inputs
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/peek"
+	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/votefile"
+)
+
+// Kind is a kind of file that darrm writes and its commands read,
+// recognised by its start (sniff), so that a file given where another
+// kind is read is refused as what it is, with what reads it, rather than
+// with the first thing its parser trips on.
+type Kind struct {
+	Name string // e.g. "a gamma (darrm solve's output)"
+	Use  string // what reads it, as advice; "" for none
+}
+
+var (
+	KindVotes  = &Kind{"a vote file (its first line is the votes' metadata header)", "give it as VOTES to darrm aggregate or darrm account pate, or as --votes to darrm ledger init"}
+	KindLabels = &Kind{"a label file (darrm aggregate's output)", "give it as --labels to darrm account pate"}
+	KindLedger = &Kind{"a privacy ledger (darrm ledger init's)", "give it as --ledger to darrm aggregate, or read it with darrm ledger show"}
+	KindGamma  = &Kind{"a gamma (darrm solve's or verify's output)", "give it as --gamma to darrm aggregate, or certify it with darrm verify (or with darrm separate, in parts)"}
+	KindShard  = &Kind{"a part of a certificate (darrm separate's output)", "combine the parts with darrm separate merge"}
+	// KindSolveTable is solve's table, for people: its gamma is rounded.
+	KindSolveTable = &Kind{"darrm solve's table, which rounds gamma to six digits for reading", "certify solve's --format json or --format csv, which hold gamma exactly"}
+	// KindJSONDoc is a JSON document that is none of the above, spread
+	// over several lines: no line-oriented file (JSON lines) is one.
+	KindJSONDoc = &Kind{"a JSON document spread over several lines", "vote, label and ledger files hold one JSON value per line (JSON lines)"}
+)
+
+// Want is what a command reads from a file.
+type Want struct {
+	what    string
+	accepts []*Kind
+	// lines is true for a line-oriented format, which a JSON document
+	// spread over several lines is not.
+	lines bool
+}
+
+var (
+	WantVotes  = Want{"a vote file", []*Kind{KindVotes}, true}
+	WantLabels = Want{"a label file", []*Kind{KindLabels}, true}
+	WantLedger = Want{"a ledger", []*Kind{KindLedger}, true}
+	// A part of separate holds the gamma it certifies: verify reads it.
+	WantGamma    = Want{"a gamma", []*Kind{KindGamma, KindShard}, false}
+	WantShard    = Want{"a part of darrm separate's certificate", []*Kind{KindShard}, false}
+	WantSolve    = Want{"darrm solve's JSON output", []*Kind{KindGamma}, false}
+	WantShuffleg = Want{"darrm shuffleg's JSON output", nil, false}
+)
+
+// sniffBytes bounds what sniff looks at: the first line, and for a JSON
+// document spread over lines the start of the document.
+const sniffBytes = 64 << 10
+
+// Open opens the file name (- for standard input) that role names on
+// the command line (a flag, "--labels", or an argument, "VOTES"), to be
+// read as want: a file that cannot be opened is a usage error naming role
+// (a missing one with the close names, cli.OpenInputContext), and a file
+// that sniff recognises as another kind than want's is refused as what it
+// is. The reader returned reads the file from its start.
+func Open(cmd *cobra.Command, role, name string, want Want) (io.ReadCloser, error) {
+	file, err := cli.OpenInputContext(cmd.Context(), cmd.InOrStdin(), name)
+	if err != nil {
+		if cli.IsUsage(err) {
+			return nil, cli.Usagef("%s %w", role, err)
+		}
+		return nil, err
+	}
+	br := bufio.NewReaderSize(file, sniffBytes)
+	if err := want.Check(role, name, sniff(br)); err != nil {
+		file.Close()
+		return nil, err
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{br, file}, nil
+}
+
+// ReadJSON decodes each of the files names, which role names on the
+// command line, into a T (cli.DecodeJSON): each must be a JSON result of
+// darrm, and of a kind that want accepts (Open).
+func ReadJSON[T any](cmd *cobra.Command, role string, names []string, want Want) ([]T, error) {
+	out := make([]T, len(names))
+	for i, name := range names {
+		r, err := Open(cmd, role, name, want)
+		if err != nil {
+			return nil, err
+		}
+		out[i], err = cli.DecodeJSON[T](r, name, darrmJSON)
+		r.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Label names the input name, which role names on the command line,
+// in the errors of its content: after the flag for a flag's ("--gamma
+// g.json"), alone for an argument's.
+func Label(role, name string) string {
+	if strings.HasPrefix(role, "-") {
+		return role + " " + cli.InputName(name)
+	}
+	return cli.InputName(name)
+}
+
+// Check refuses a file of kind k (nil: not recognised) that want does not
+// accept, naming it by role and name.
+func (want Want) Check(role, name string, k *Kind) error {
+	if k == nil || slices.Contains(want.accepts, k) || k == KindJSONDoc && !want.lines {
+		return nil
+	}
+	what := role + " " + name
+	if name == cli.Std {
+		what = "standard input"
+	}
+	msg := what + " is " + k.Name + ", not " + want.what
+	if k.Use != "" {
+		msg += ": " + k.Use
+	}
+	return cli.Usagef("%s", msg)
+}
+
+// SniffPath is sniff of the regular file path (nil for anything else:
+// a FIFO is not waited on, a device not read).
+func SniffPath(path string) *Kind {
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	return sniff(bufio.NewReaderSize(f, sniffBytes))
+}
+
+// sniff recognises the kind of file br starts with, without consuming it,
+// by the predicates of the packages whose files they are: darrm's headers
+// (a vote or label file's metadata header, a ledger's first line), a JSON
+// document with a gamma (solve's, verify's) or a part of separate's, a CSV
+// table of gamma (solve --format csv) or solve's table for people, which
+// rounds its gamma. Comment lines before a header (a seeded release's NOT
+// FOR RELEASE) are passed over. It waits for the first lines only, and,
+// when a line opens a JSON document that does not end on it (which no
+// line-oriented file does), for the document's start. nil: none of these.
+func sniff(br *bufio.Reader) *Kind {
+	return peek.Head(br, maxComments, kindOf, lineKind, KindJSONDoc)
+}
+
+// maxComments bounds the comment lines sniff passes over before a header.
+const maxComments = 3
+
+// lineKind recognises darrm's files that are not JSON by their first
+// line: solve's table for people, or its CSV.
+func lineKind(line []byte) *Kind {
+	switch {
+	case report.IsSolveTable(line):
+		return KindSolveTable
+	case gamma.IsTable(line):
+		return KindGamma // solve's CSV
+	}
+	return nil
+}
+
+// kindOf recognises darrm's files by their first JSON object, obj.
+func kindOf(obj []byte) *Kind {
+	switch {
+	case votefile.IsVoteHeader(obj):
+		return KindVotes
+	case votefile.IsLabelHeader(obj):
+		return KindLabels
+	case ledger.IsLedger(obj):
+		return KindLedger
+	case report.IsShard(obj):
+		return KindShard
+	case gamma.IsTable(obj):
+		return KindGamma
+	}
+	return nil
+}
+
+// darrmJSON is what the documents ReadJSON reads are.
+const darrmJSON = "a JSON result of darrm"

@@ -1,0 +1,78 @@
+package inputs
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/votefile"
+)
+
+// ReadTable reads the gamma file name (- for standard input), which role
+// names on the command line (Open), for k teachers (0: the file's;
+// gamma.ReadTableFor): its errors name the file, after the flag for a
+// flag's, and the --K that k came from.
+func ReadTable(cmd *cobra.Command, role, name string, k int) (gamma.Table, error) {
+	in, err := Open(cmd, role, name, WantGamma)
+	if err != nil {
+		return gamma.Table{}, err
+	}
+	defer in.Close()
+	tab, err := gamma.ReadTableFor(in, k)
+	if err != nil && k > 0 {
+		return tab, cli.Usagef("%s: %v, for --K %d", Label(role, name), err, k)
+	} else if err != nil {
+		return tab, cli.Usagef("%s: %v", Label(role, name), err)
+	}
+	return tab, nil
+}
+
+// NotLedger says, for an error of a ledger that is no ledger, what the
+// file is instead: missing (with the paths close to it), or another file
+// of darrm's; "" otherwise.
+func NotLedger(err error) string {
+	var (
+		ce *ledger.CorruptError
+		ne *ledger.NotLedgerError
+	)
+	switch {
+	case errors.As(err, &ne) && errors.Is(err, fs.ErrNotExist):
+		if near := cli.Near(ne.Path); len(near) > 0 {
+			return fmt.Sprintf("%v; did you mean %s?", err, strings.Join(near, " or "))
+		}
+	case errors.As(err, &ne):
+		if err := WantLedger.Check("ledger", ne.Path, SniffPath(ne.Path)); err != nil {
+			return err.Error()
+		}
+	case errors.As(err, &ce) && ce.Line == 1:
+		if err := WantLedger.Check("ledger", ce.Path, SniffPath(ce.Path)); err != nil {
+			return err.Error()
+		}
+	}
+	return ""
+}
+
+// VoteHeader returns the metadata header of the vote file path, which
+// must have one.
+func VoteHeader(cmd *cobra.Command, path string) (*votefile.Meta, error) {
+	name := cli.InputName(path)
+	file, err := Open(cmd, "--votes", path, WantVotes)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	m, err := votefile.ReadMeta(file, name)
+	if err != nil {
+		return nil, cli.Usagef("--votes: %v", err)
+	}
+	if m == nil {
+		return nil, cli.Usagef("--votes %s has no metadata header: give the ensemble's parameters as flags", name)
+	}
+	return m, nil
+}

@@ -1,0 +1,39 @@
+package outputs
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/ledger"
+)
+
+// TestCheck: an --out that is the command's input is refused, naming the
+// input as the "input" annotation does; another file is not.
+func TestCheck(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("DARRM_CACHE_DIR", filepath.Join(dir, "cache"))
+	t.Setenv(ledger.EnvStateDir, filepath.Join(dir, "state"))
+	in := filepath.Join(dir, "votes.csv")
+	os.WriteFile(in, []byte("0,1,1\n"), 0o644)
+	for _, c := range []struct {
+		out  string
+		want string
+	}{{in, "the vote file"}, {filepath.Join(dir, "labels.csv"), ""}} {
+		cmd := &cobra.Command{Use: "x", Annotations: map[string]string{"input": "the vote file"}}
+		cmd.Flags().String("out", "", "")
+		cmd.Flags().Set("out", c.out)
+		args := []string{in}
+		err := Check(cmd, args, Protected(cmd, args))
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("--out %s: %v", c.out, err)
+		case c.want != "" && (!cli.IsUsage(err) || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("--out %s: %v, want a usage error naming %q", c.out, err, c.want)
+		}
+	}
+}
