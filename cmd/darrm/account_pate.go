@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/aggregators"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
@@ -21,7 +22,7 @@ import (
 func init() { accountExtra = append(accountExtra, newAccountPATECmd) }
 
 type accountPATEFlags struct {
-	pateFlags
+	aggregators.ClassFlags
 	inputs.VoteFlags
 	analysisFlags
 	Delta      float64               `flag:"target-delta" required:""`
@@ -54,7 +55,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 		return err
 	}
 	opts := pate.AccountOptions{Delta: f.Delta, Orders: f.Orders, Conversion: f.Conversion, Directions: f.Directions, Smooth: smooth}
-	given := f.settings(cmd)
+	given := f.Given(cmd)
 	given.Noise = cli.Given(fs, "noise", f.Noise)
 	var meta *votefile.LabelMeta
 	if f.Labels != "" {
@@ -90,7 +91,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
-	if err := checkSettings(cmd, info, stated); err != nil {
+	if err := aggregators.CheckSettings(cmd, info, stated); err != nil {
 		return err
 	}
 	switch {
@@ -111,7 +112,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 		if given.Noise == nil {
 			given.Noise = &f.Noise
 		}
-		if opts.GNMax, err = gnmaxOf(given, *given.Noise); err != nil {
+		if opts.GNMax, err = aggregators.GNMaxOf(given, *given.Noise); err != nil {
 			return err
 		}
 	}

@@ -32,7 +32,7 @@ type aggregateFlags struct {
 	problemFlags
 	aggregators.Flags
 	compositionFlags
-	pateFlags
+	aggregators.ClassFlags
 	Format      cliout.Format      `flag:"format"`
 	TargetEps   []float64          `flag:"target-eps"`
 	Seed        uint64             `flag:"seed"`
@@ -98,7 +98,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err != nil {
 		return cli.Usagef("--%v (multi-class votes: --input-format counts, --classes C, or a metadata header that states them)", err)
 	}
-	if err := checkSettings(cmd, info, votefile.Settings{}); err != nil {
+	if err := aggregators.CheckSettings(cmd, info, votefile.Settings{}); err != nil {
 		return err
 	}
 	if cmd.Flags().Changed("K") && f.K != in.K() {
@@ -169,8 +169,8 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, i
 			return spec, mech, rel, err
 		}
 		spec.Problem = rel.Problem.Problem
-	case f.settings(cmd).Sigma2 != nil: // the GNMax family (checkSettings)
-		if spec.Mechanism.GNMax, err = gnmaxOf(f.settings(cmd), noisymax.DiscreteNoise); err != nil {
+	case f.Given(cmd).Sigma2 != nil: // the GNMax family (aggregators.CheckSettings)
+		if spec.Mechanism.GNMax, err = aggregators.GNMaxOf(f.Given(cmd), noisymax.DiscreteNoise); err != nil {
 			return spec, mech, rel, err
 		}
 	}

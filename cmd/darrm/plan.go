@@ -26,7 +26,7 @@ type planFlags struct {
 	problemFlags
 	aggregators.Flags
 	compositionFlags
-	pateFlags
+	aggregators.ClassFlags
 	inputs.VoteFlags
 	Format       cliout.Format     `flag:"format"`
 	TargetEps    []float64         `flag:"target-eps"`
@@ -68,7 +68,7 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	}
 	if !doc.Chosen {
 		for _, s := range info.Needs {
-			if n := settingFlags[s]; s != ensemble.SettingTargetDelta && !fs.Changed(n) {
+			if n := aggregators.FlagOf[s]; s != ensemble.SettingTargetDelta && !fs.Changed(n) {
 				return cli.Usagef("%s needs --%s to count the queries it fits (or --queries to plan it)", info.Name, n)
 			}
 		}

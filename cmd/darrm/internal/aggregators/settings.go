@@ -1,4 +1,4 @@
-package main
+package aggregators
 
 import (
 	"fmt"
@@ -13,45 +13,45 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// pateFlags are the settings of the multi-class mechanisms.
-type pateFlags struct {
+// ClassFlags are the settings of the multi-class mechanisms.
+type ClassFlags struct {
 	Sigma2       float64 `flag:"sigma2" help:"gnmax, confident-gnmax: deviation of the noise on each class count (> 0)"`
 	Threshold    float64 `flag:"threshold" help:"confident-gnmax: answer when the largest count plus noise reaches this"`
 	Sigma1       float64 `flag:"sigma1" help:"confident-gnmax: deviation of the threshold step's noise (> 0)"`
 	LaplaceScale float64 `flag:"laplace-scale" help:"lnmax: scale b of the Laplace noise on each class count (> 0; 1/gamma in Papernot et al. 2017)"`
 }
 
-// settings returns the settings the flags give (nil: not given).
-func (f *pateFlags) settings(cmd *cobra.Command) votefile.Settings {
+// Given returns the settings the flags give (nil: not given).
+func (f *ClassFlags) Given(cmd *cobra.Command) votefile.Settings {
 	fs := cmd.Flags()
 	return votefile.Settings{Threshold: cli.Given(fs, "threshold", f.Threshold), Sigma1: cli.Given(fs, "sigma1", f.Sigma1),
 		Sigma2: cli.Given(fs, "sigma2", f.Sigma2), LaplaceScale: cli.Given(fs, "laplace-scale", f.LaplaceScale)}
 }
 
-// gnmaxOf returns the GNMax-family parameters of settings s with noise
+// GNMaxOf returns the GNMax-family parameters of settings s with noise
 // (votefile.Settings.GNMax), a bad one named as its flag.
-func gnmaxOf(s votefile.Settings, noise noisymax.Noise) (noisymax.ConfidentGNMax, error) {
+func GNMaxOf(s votefile.Settings, noise noisymax.Noise) (noisymax.ConfidentGNMax, error) {
 	m, err := s.GNMax(noise)
 	return m, exitstatus.Flagged(err, nil)
 }
 
-// settingFlags are the flags that give each setting of a registered
+// FlagOf are the flags that give each setting of a registered
 // mechanism (ensemble.Setting): the one table from the library's names to
 // the command's.
-var settingFlags = map[ensemble.Setting]string{
+var FlagOf = map[ensemble.Setting]string{
 	ensemble.SettingM: "m", ensemble.SettingEps: "eps", ensemble.SettingDelta: "Delta", ensemble.SettingTargetDelta: "delta",
 	ensemble.SettingTargetEps: "target-eps", ensemble.SettingPrior: "prior", ensemble.SettingGamma: "gamma", ensemble.SettingNoSolve: "no-solve",
 	ensemble.SettingRRComposition: "rr-composition", ensemble.SettingRRDeltaPrime: "rr-delta-prime", ensemble.SettingGNMaxSearch: "gnmax-search",
 	ensemble.SettingThreshold: "threshold", ensemble.SettingSigma1: "sigma1", ensemble.SettingSigma2: "sigma2", ensemble.SettingLaplaceScale: "laplace-scale",
 }
 
-// checkSettings refuses the flag of a setting (a flag that a registered
+// CheckSettings refuses the flag of a setting (a flag that a registered
 // mechanism needs or takes) that mechanism info does not take, and asks
 // for each it needs that neither a flag nor stated (a label file's
 // header) gives (ensemble.MechanismInfo.CheckSettings).
-func checkSettings(cmd *cobra.Command, info ensemble.MechanismInfo, stated votefile.Settings) error {
+func CheckSettings(cmd *cobra.Command, info ensemble.MechanismInfo, stated votefile.Settings) error {
 	u := info.CheckSettings(func(s ensemble.Setting) (set, known bool) {
-		name := settingFlags[s]
+		name := FlagOf[s]
 		fl := cmd.Flags().Lookup(name)
 		return fl != nil && fl.Changed, fl != nil && fl.Name == name
 	}, stated)
@@ -59,11 +59,11 @@ func checkSettings(cmd *cobra.Command, info ensemble.MechanismInfo, stated votef
 	case u == nil:
 		return nil
 	case u.Missing:
-		return cli.Usagef("--%s is required by %s", settingFlags[u.Setting], info.Name)
+		return cli.Usagef("--%s is required by %s", FlagOf[u.Setting], info.Name)
 	}
-	flag, takes := settingFlags[u.Setting], make([]string, len(u.Takes))
+	flag, takes := FlagOf[u.Setting], make([]string, len(u.Takes))
 	for i, s := range u.Takes {
-		takes[i] = settingFlags[s]
+		takes[i] = FlagOf[s]
 	}
 	msg := fmt.Sprintf("--%s is not a setting of %s on %v, which takes --%s", flag, info.Name, info.Input, strings.Join(takes, ", --"))
 	if others := votefile.JoinMechanisms(u.TakenBy, ", "); u.Input != info.Input {
