@@ -146,13 +146,13 @@ func TestChosen(t *testing.T) {
 	for _, c := range []struct {
 		name votefile.MechanismName
 		in   votefile.Input
-		want []string
+		want []ensemble.Setting
 	}{
-		{votefile.DaRRM, votefile.TwoClass, []string{"m"}},
-		{votefile.DaRRMOneVote, votefile.TwoClass, []string{"target-eps"}},
-		{votefile.GNMax, votefile.ManyClasses, []string{"sigma2"}},
-		{votefile.ConfidentGNMax, votefile.ManyClasses, []string{"sigma2", "sigma1", "threshold"}},
-		{votefile.LNMax, votefile.ManyClasses, []string{"laplace-scale"}},
+		{votefile.DaRRM, votefile.TwoClass, []ensemble.Setting{ensemble.SettingM}},
+		{votefile.DaRRMOneVote, votefile.TwoClass, []ensemble.Setting{ensemble.SettingTargetEps}},
+		{votefile.GNMax, votefile.ManyClasses, []ensemble.Setting{ensemble.SettingSigma2}},
+		{votefile.ConfidentGNMax, votefile.ManyClasses, []ensemble.Setting{ensemble.SettingSigma2, ensemble.SettingSigma1, ensemble.SettingThreshold}},
+		{votefile.LNMax, votefile.ManyClasses, []ensemble.Setting{ensemble.SettingLaplaceScale}},
 	} {
 		r := Request{Mechanism: ensemble.Mechanism{Name: c.name, Input: c.in}, Problem: constraints.Problem{K: 11}}
 		if got := Chosen(r); !slices.Equal(got, c.want) {

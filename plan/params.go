@@ -26,10 +26,10 @@ type Plan struct {
 	Request Request
 	// Queries is the number of queries planned for.
 	Queries int
-	// Parameter names the parameter chosen, as aggregate's flag: m,
-	// target-eps, sigma2 (with sigma1 and threshold for confident-gnmax)
-	// or laplace-scale; Value is its value.
-	Parameter string
+	// Parameter is the setting chosen: SettingM, SettingTargetEps,
+	// SettingSigma2 (with SettingSigma1 and SettingThreshold for
+	// confident-gnmax) or SettingLaplaceScale; Value is its value.
+	Parameter ensemble.Setting
 	Value     float64
 	// Count is what the budget buys at the plan's parameters: Count.Run
 	// >= Queries.
@@ -54,7 +54,7 @@ type Plan struct {
 // generosity x (larger is more generous): m and target-eps are x, a noise
 // scale is 1/x.
 type knob struct {
-	name     string
+	setting  ensemble.Setting
 	set      func(r *Request, x float64)
 	value    func(x float64) float64
 	min, max float64 // the least and most generous x allowed (0, +Inf: none)
@@ -72,35 +72,35 @@ func knobOf(r Request, queries int, ratio float64) (knob, error) {
 	rho := zcdpBudget(r.Budget.Guarantee)
 	switch name := r.Mechanism.Name; {
 	case r.Mechanism.Input == votefile.TwoClass && name == votefile.DaRRMOneVote:
-		return knob{name: "target-eps", set: func(r *Request, x float64) { r.Problem.Eps, r.Problem.M = x, 1 }, value: id, max: math.Inf(1), guess: r.Budget.Eps / float64(queries)}, nil
+		return knob{setting: ensemble.SettingTargetEps, set: func(r *Request, x float64) { r.Problem.Eps, r.Problem.M = x, 1 }, value: id, max: math.Inf(1), guess: r.Budget.Eps / float64(queries)}, nil
 	case r.Mechanism.Input == votefile.TwoClass:
-		return knob{name: "m", set: func(r *Request, x float64) { r.Problem.M = x }, value: id, min: 1, max: float64(p.K), guess: 1}, nil
+		return knob{setting: ensemble.SettingM, set: func(r *Request, x float64) { r.Problem.M = x }, value: id, min: 1, max: float64(p.K), guess: 1}, nil
 	case name == votefile.GNMax:
-		return knob{name: "sigma2", set: func(r *Request, x float64) { r.Mechanism.GNMax.Sigma2 = 1 / x }, value: inv, max: math.Inf(1), guess: math.Sqrt(rho / float64(queries)), grow: zcdpGrow}, nil
+		return knob{setting: ensemble.SettingSigma2, set: func(r *Request, x float64) { r.Mechanism.GNMax.Sigma2 = 1 / x }, value: inv, max: math.Inf(1), guess: math.Sqrt(rho / float64(queries)), grow: zcdpGrow}, nil
 	case name == votefile.ConfidentGNMax:
 		// ρ per query = 1/σ2² + 1/(2σ1²) = (1 + 1/(2 ratio²))/σ2².
-		return knob{name: "sigma2", set: func(r *Request, x float64) {
+		return knob{setting: ensemble.SettingSigma2, set: func(r *Request, x float64) {
 			r.Mechanism.GNMax.Sigma2, r.Mechanism.GNMax.Sigma1 = 1/x, ratio/x
 		}, value: inv, max: math.Inf(1), guess: math.Sqrt(rho / float64(queries) / (1 + 1/(2*ratio*ratio))), grow: zcdpGrow}, nil
 	case name == votefile.LNMax:
-		return knob{name: "laplace-scale", set: func(r *Request, x float64) { r.Mechanism.LNMax.Scale = 1 / x }, value: inv, max: math.Inf(1), guess: r.Budget.Eps / (2 * float64(queries))}, nil
+		return knob{setting: ensemble.SettingLaplaceScale, set: func(r *Request, x float64) { r.Mechanism.LNMax.Scale = 1 / x }, value: inv, max: math.Inf(1), guess: r.Budget.Eps / (2 * float64(queries))}, nil
 	}
 	return knob{}, fmt.Errorf("plan: no parameter to plan for mechanism %s", r.Mechanism.Name)
 }
 
-// Chosen returns the names of the parameters that a plan of r's
-// mechanism chooses (Parameters, ConfidentGNMax), which a request to plan
-// must leave open: target-eps, m, sigma2 (Confident-GNMax: with sigma1
-// and threshold) or laplace-scale; none for a mechanism not planned.
-func Chosen(r Request) []string {
+// Chosen returns the settings that a plan of r's mechanism chooses
+// (Parameters, ConfidentGNMax), which a request to plan must leave open:
+// the target eps, m, sigma2 (Confident-GNMax: with sigma1 and the
+// threshold) or the Laplace scale; none for a mechanism not planned.
+func Chosen(r Request) []ensemble.Setting {
 	k, err := knobOf(r, 1, 1)
 	switch {
 	case err != nil:
 		return nil
 	case r.Mechanism.Name == votefile.ConfidentGNMax:
-		return []string{k.name, "sigma1", "threshold"}
+		return []ensemble.Setting{k.setting, ensemble.SettingSigma1, ensemble.SettingThreshold}
 	}
-	return []string{k.name}
+	return []ensemble.Setting{k.setting}
 }
 
 // zcdpGrow is the bracket's step from a zCDP guess of a Gaussian scale:
@@ -178,7 +178,7 @@ func search(ctx context.Context, r Request, queries int, ratio float64) (Plan, e
 			return Plan{}, err
 		}
 	}
-	return Plan{Request: at(x), Queries: queries, Parameter: k.name, Value: k.value(x), AtLimit: atLimit, knob: k, x: x}, nil
+	return Plan{Request: at(x), Queries: queries, Parameter: k.setting, Value: k.value(x), AtLimit: atLimit, knob: k, x: x}, nil
 }
 
 // verify completes a plan that search returned: what the budget buys at
@@ -192,7 +192,7 @@ func verify(ctx context.Context, pl *Plan) error {
 	}
 	k := pl.knob
 	if pl.Count.Run < pl.Queries {
-		return fmt.Errorf("plan: %s = %v releases %d of %d queries: the search returned a value that does not fit", k.name, pl.Value, pl.Count.Run, pl.Queries)
+		return fmt.Errorf("plan: %s = %v releases %d of %d queries: the search returned a value that does not fit", k.setting, pl.Value, pl.Count.Run, pl.Queries)
 	}
 	if pl.AtLimit {
 		return nil
@@ -208,10 +208,10 @@ func verify(ctx context.Context, pl *Plan) error {
 		return nil // the neighbour releases nothing
 	}
 	if err != nil {
-		return fmt.Errorf("plan: the neighbour %s = %v: %w", k.name, pl.Neighbour, err)
+		return fmt.Errorf("plan: the neighbour %s = %v: %w", k.setting, pl.Neighbour, err)
 	}
 	if pl.NeighbourRun = b.runQueries(); pl.NeighbourRun >= pl.Queries {
-		return fmt.Errorf("plan: %s = %v, %v times more generous than %v, still releases %d >= %d queries: the search stopped short", k.name, pl.Neighbour, Generosity, pl.Value, pl.NeighbourRun, pl.Queries)
+		return fmt.Errorf("plan: %s = %v, %v times more generous than %v, still releases %d >= %d queries: the search stopped short", k.setting, pl.Neighbour, Generosity, pl.Value, pl.NeighbourRun, pl.Queries)
 	}
 	return nil
 }
@@ -248,7 +248,7 @@ func bracket(k knob, fits func(float64) (bool, error)) (lo, hi float64, err erro
 			}
 			x = next
 		}
-		return 0, 0, fmt.Errorf("plan: %s: every value fits up to %v", k.name, k.value(x))
+		return 0, 0, fmt.Errorf("plan: %s: every value fits up to %v", k.setting, k.value(x))
 	}
 	for range 200 {
 		next := x / grow

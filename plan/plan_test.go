@@ -73,14 +73,14 @@ func TestParameters(t *testing.T) {
 		name    string
 		r       Request
 		queries int
-		param   string
+		param   ensemble.Setting
 		closed  float64 // the closed form's value, 0: none
 	}{
-		{"lnmax pure", lnmax, 30, "laplace-scale", 2 * 30 / 3.0},
-		{"gnmax", request(votefile.GNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5), 1000, "sigma2", 0},
-		{"darrm-one-vote", request(votefile.DaRRMOneVote, votefile.TwoClass, constraints.NewOneVote(11, 1, 0), 2, 2, 1e-5), 100, "target-eps", 0},
-		{"rr", request(votefile.RR, votefile.TwoClass, constraints.Problem{K: 11, M: 1, Eps: 0.01, Delta: 0}, 2, 1, 1e-5), 20, "m", 0},
-		{"subsample", request(votefile.Subsample, votefile.TwoClass, constraints.Problem{K: 11, M: 1, Eps: 0.01, Delta: 0}, 2, 1, 1e-5), 20, "m", 0},
+		{"lnmax pure", lnmax, 30, ensemble.SettingLaplaceScale, 2 * 30 / 3.0},
+		{"gnmax", request(votefile.GNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5), 1000, ensemble.SettingSigma2, 0},
+		{"darrm-one-vote", request(votefile.DaRRMOneVote, votefile.TwoClass, constraints.NewOneVote(11, 1, 0), 2, 2, 1e-5), 100, ensemble.SettingTargetEps, 0},
+		{"rr", request(votefile.RR, votefile.TwoClass, constraints.Problem{K: 11, M: 1, Eps: 0.01, Delta: 0}, 2, 1, 1e-5), 20, ensemble.SettingM, 0},
+		{"subsample", request(votefile.Subsample, votefile.TwoClass, constraints.Problem{K: 11, M: 1, Eps: 0.01, Delta: 0}, 2, 1, 1e-5), 20, ensemble.SettingM, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pl, err := Parameters(ctx, tc.r, tc.queries)

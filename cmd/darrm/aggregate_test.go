@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/cmd/darrm/internal/aggregators"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
@@ -734,7 +733,7 @@ func exampleFlags(t *testing.T, m ensemble.MechanismInfo) []string {
 	t.Helper()
 	var out []string
 	for _, v := range m.Example {
-		name, ok := aggregators.FlagOf[v.Setting]
+		name, ok := report.SettingFlag[v.Setting]
 		if !ok {
 			t.Fatalf("%s: no flag for the setting %v of its example", m.Name, v.Setting)
 		}
@@ -744,11 +743,11 @@ func exampleFlags(t *testing.T, m ensemble.MechanismInfo) []string {
 }
 
 // TestSettingFlags: every setting of every registered mechanism is given
-// by a flag of darrm aggregate (aggregators.FlagOf), and no two by one.
+// by a flag of darrm aggregate (report.SettingFlag), and no two by one.
 func TestSettingFlags(t *testing.T) {
 	fs := newAggregateCmd().Flags()
 	seen := map[string]ensemble.Setting{}
-	for s, name := range aggregators.FlagOf {
+	for s, name := range report.SettingFlag {
 		if o, ok := seen[name]; ok {
 			t.Errorf("--%s gives both %v and %v", name, o, s)
 		}
@@ -756,7 +755,7 @@ func TestSettingFlags(t *testing.T) {
 	}
 	for _, m := range ensemble.Registry() {
 		for _, s := range append(slices.Clone(m.Needs), m.Takes...) {
-			if name, ok := aggregators.FlagOf[s]; !ok || fs.Lookup(name) == nil {
+			if name, ok := report.SettingFlag[s]; !ok || fs.Lookup(name) == nil {
 				t.Errorf("%s on %v: the setting %v has no flag of aggregate (%q)", m.Name, m.Input, s, name)
 			}
 		}

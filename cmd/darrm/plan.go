@@ -68,7 +68,7 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	}
 	if !doc.Chosen {
 		for _, s := range info.Needs {
-			if n := aggregators.FlagOf[s]; s != ensemble.SettingTargetDelta && !fs.Changed(n) {
+			if n := report.SettingFlag[s]; s != ensemble.SettingTargetDelta && !fs.Changed(n) {
 				return cli.Usagef("%s needs --%s to count the queries it fits (or --queries to plan it)", info.Name, n)
 			}
 		}
@@ -85,9 +85,9 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	if f.Queries < 1 {
 		return cli.Usagef("--queries %d: must be >= 1", f.Queries)
 	}
-	for _, p := range plan.Chosen(r) {
-		if fs.Changed(p) {
-			return cli.Usagef("--%s is what a plan of --queries chooses: leave it out (or leave out --queries to count the queries it fits)", p)
+	for _, s := range plan.Chosen(r) {
+		if n := report.SettingFlag[s]; fs.Changed(n) {
+			return cli.Usagef("--%s is what a plan of --queries chooses: leave it out (or leave out --queries to count the queries it fits)", n)
 		}
 	}
 	if info.Name == votefile.ConfidentGNMax || scored && f.Votes != "" {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/votefile"
@@ -35,23 +36,13 @@ func GNMaxOf(s votefile.Settings, noise noisymax.Noise) (noisymax.ConfidentGNMax
 	return m, exitstatus.Flagged(err, nil)
 }
 
-// FlagOf are the flags that give each setting of a registered
-// mechanism (ensemble.Setting): the one table from the library's names to
-// the command's.
-var FlagOf = map[ensemble.Setting]string{
-	ensemble.SettingM: "m", ensemble.SettingEps: "eps", ensemble.SettingDelta: "Delta", ensemble.SettingTargetDelta: "delta",
-	ensemble.SettingTargetEps: "target-eps", ensemble.SettingPrior: "prior", ensemble.SettingGamma: "gamma", ensemble.SettingNoSolve: "no-solve",
-	ensemble.SettingRRComposition: "rr-composition", ensemble.SettingRRDeltaPrime: "rr-delta-prime", ensemble.SettingGNMaxSearch: "gnmax-search",
-	ensemble.SettingThreshold: "threshold", ensemble.SettingSigma1: "sigma1", ensemble.SettingSigma2: "sigma2", ensemble.SettingLaplaceScale: "laplace-scale",
-}
-
 // CheckSettings refuses the flag of a setting (a flag that a registered
 // mechanism needs or takes) that mechanism info does not take, and asks
 // for each it needs that neither a flag nor stated (a label file's
 // header) gives (ensemble.MechanismInfo.CheckSettings).
 func CheckSettings(cmd *cobra.Command, info ensemble.MechanismInfo, stated votefile.Settings) error {
 	u := info.CheckSettings(func(s ensemble.Setting) (set, known bool) {
-		name := FlagOf[s]
+		name := report.SettingFlag[s]
 		fl := cmd.Flags().Lookup(name)
 		return fl != nil && fl.Changed, fl != nil && fl.Name == name
 	}, stated)
@@ -59,11 +50,11 @@ func CheckSettings(cmd *cobra.Command, info ensemble.MechanismInfo, stated votef
 	case u == nil:
 		return nil
 	case u.Missing:
-		return cli.Usagef("--%s is required by %s", FlagOf[u.Setting], info.Name)
+		return cli.Usagef("--%s is required by %s", report.SettingFlag[u.Setting], info.Name)
 	}
-	flag, takes := FlagOf[u.Setting], make([]string, len(u.Takes))
+	flag, takes := report.SettingFlag[u.Setting], make([]string, len(u.Takes))
 	for i, s := range u.Takes {
-		takes[i] = FlagOf[s]
+		takes[i] = report.SettingFlag[s]
 	}
 	msg := fmt.Sprintf("--%s is not a setting of %s on %v, which takes --%s", flag, info.Name, info.Input, strings.Join(takes, ", --"))
 	if others := votefile.JoinMechanisms(u.TakenBy, ", "); u.Input != info.Input {

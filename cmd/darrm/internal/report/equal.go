@@ -41,7 +41,7 @@ func NewPlanned(name votefile.MechanismName, e plan.Equal) Planned {
 		return Planned{Mechanism: name, NoFit: e.NoFit.Error()}
 	}
 	c := e.Plan.Count
-	return Planned{Mechanism: name, Parameter: e.Plan.Parameter, Value: e.Plan.Value,
+	return Planned{Mechanism: name, Parameter: SettingFlag[e.Plan.Parameter], Value: e.Plan.Value,
 		PerQueryEps: c.PerQuery.Eps, PerQueryDelta: c.PerQuery.Delta,
 		TotalEps: c.Total.Guarantee.Eps, TotalDelta: c.Total.Guarantee.Delta,
 		TotalMethod: c.Total.Name(), TotalReference: c.Total.Reference(),

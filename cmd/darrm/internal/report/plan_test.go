@@ -31,9 +31,9 @@ func TestPlanKeys(t *testing.T) {
 	}{
 		{"confident-gnmax count", Plan{Plan: plan.Plan{Request: req(votefile.ConfidentGNMax, votefile.ManyClasses), Count: count}},
 			[]string{"threshold", "sigma1", "sigma2", "delta", "queries", "budget_eps", "budget_delta", "total_method", "total_reference", "ledger_queries", "ledger_filter"}, []string{"m", "planned", "neighbour"}},
-		{"darrm-one-vote plan", Plan{Chosen: true, Plan: plan.Plan{Request: req(votefile.DaRRMOneVote, votefile.TwoClass), Count: count, Queries: 100, Parameter: "target-eps", Neighbour: 0.05, NeighbourRun: 90}},
+		{"darrm-one-vote plan", Plan{Chosen: true, Plan: plan.Plan{Request: req(votefile.DaRRMOneVote, votefile.TwoClass), Count: count, Queries: 100, Parameter: ensemble.SettingTargetEps, Neighbour: 0.05, NeighbourRun: 90}},
 			[]string{"target_eps", "delta", "queries", "planned", "neighbour", "neighbour_queries", "at_limit"}, []string{"m", "sigma2"}},
-		{"darrm plan at m = K", Plan{Chosen: true, Plan: plan.Plan{Request: req(votefile.DaRRM, votefile.TwoClass), Count: count, Queries: 5, Parameter: "m", AtLimit: true}},
+		{"darrm plan at m = K", Plan{Chosen: true, Plan: plan.Plan{Request: req(votefile.DaRRM, votefile.TwoClass), Count: count, Queries: 5, Parameter: ensemble.SettingM, AtLimit: true}},
 			[]string{"m", "eps", "Delta", "delta", "at_limit"}, []string{"target_eps"}},
 		{"lnmax", Plan{Plan: plan.Plan{Request: req(votefile.LNMax, votefile.ManyClasses), Count: count}},
 			[]string{"laplace_scale", "classes"}, []string{"sigma2", "delta"}},
