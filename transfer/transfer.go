@@ -22,6 +22,7 @@ import (
 	"github.com/darrm/darrm/dpsgd"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/roots"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/teachers"
@@ -409,7 +410,8 @@ func crossover(name string, perQuery accountant.Guarantee, c, shared *accountant
 // capFrom returns the least number of queries Q at which the cap c is the
 // tighter total of Q releases each per-query-DP (their general
 // composition, accountant.CapTotal), 0 when c is nil. The composition
-// grows with Q, so the answer is found by doubling, then bisection.
+// grows with Q, so the answer is found by doubling, then bisection
+// (roots.Last).
 func capFrom(perQuery accountant.Guarantee, c *accountant.Cap) (int, error) {
 	if c == nil {
 		return 0, nil
@@ -422,33 +424,19 @@ func capFrom(perQuery accountant.Guarantee, c *accountant.Cap) (int, error) {
 		_, b := accountant.CapTotal(comp, c, nil)
 		return b == accountant.TeachersBound, nil
 	}
-	lo, hi := 0, 1 // capped(lo) is false (or lo = 0), capped(hi) is to be found
-	for {
-		ok, err := capped(hi)
-		if err != nil {
-			return 0, err
+	// The last Q at which the composition is the tighter total: Q = 0
+	// composes nothing.
+	last, err := roots.Last(0, 1<<41, func(q int) (bool, error) {
+		if q == 0 {
+			return true, nil
 		}
-		if ok {
-			break
-		}
-		if hi > 1<<40 {
-			return 0, fmt.Errorf("the cap %v is not reached by %d queries", c.Guarantee, hi)
-		}
-		lo, hi = hi, 2*hi
+		ok, err := capped(q)
+		return !ok, err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("the cap %v: %w", c.Guarantee, err)
 	}
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		ok, err := capped(mid)
-		if err != nil {
-			return 0, err
-		}
-		if ok {
-			hi = mid
-		} else {
-			lo = mid
-		}
-	}
-	return hi, nil
+	return last + 1, nil
 }
 
 // aggregators builds the mechanisms: all but the majority at the same
