@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/roots"
 )
 
 // compose returns the total of the spends seq by the ledger's filter
@@ -78,30 +79,23 @@ func (l *Ledger) Allowance(step accountant.Spend, limit int) (int, error) {
 	if ok, err := fits(0); err != nil || !ok {
 		return 0, err
 	}
-	lo, hi := 0, 1
-	for {
-		if limit >= 0 && hi > limit {
-			hi = limit + 1
-			break
-		}
-		if hi > maxAllowance {
-			return 0, fmt.Errorf("ledger %s: more than %d labels of %v fit in the budget", l.path, maxAllowance, step.Guarantee)
-		}
-		ok, _ := fits(hi)
-		if !ok {
-			break
-		}
-		lo, hi = hi, 2*hi
+	// Doubling, then bisection (roots.Last), never past limit; a count
+	// the accountant cannot compose does not fit.
+	bound := maxAllowance
+	if limit >= 0 {
+		bound = min(limit+1, maxAllowance)
 	}
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		if ok, _ := fits(mid); ok {
-			lo = mid
-		} else {
-			hi = mid
+	n, err := roots.Last(0, bound, func(k int) (bool, error) {
+		if limit >= 0 && k > limit {
+			return false, nil
 		}
+		ok, _ := fits(k)
+		return ok, nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("ledger %s: more than %d labels of %v fit in the budget", l.path, maxAllowance, step.Guarantee)
 	}
-	return lo, nil
+	return n, nil
 }
 
 // Status is the state of a ledger as a release reports it.
