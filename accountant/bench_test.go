@@ -25,7 +25,7 @@ func benchOptimal(b *testing.B, eps float64, k int) {
 func BenchmarkMaxStepsOptimal(b *testing.B) {
 	step, budget := Guarantee{0.01, 1e-7}, Guarantee{2, 1e-3}
 	for b.Loop() {
-		n, _ := MaxSteps(step, budget, Optimal, 1e-4)
+		n, _ := MaxSteps(step, Budget{Guarantee: budget, Composition: Composition{Method: Optimal, DeltaPrime: 1e-4}})
 		sink = float64(n)
 	}
 }

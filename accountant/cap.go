@@ -260,7 +260,7 @@ const Unlimited = -1
 // their composition does (MaxSteps).
 func maxStepsCapped(step, budget Guarantee, m Method, deltaPrime float64, c *Cap) (int, error) {
 	if c == nil || !c.Within(budget) {
-		return MaxSteps(step, budget, m, deltaPrime)
+		return MaxSteps(step, Budget{Guarantee: budget, Composition: Composition{Method: m, DeltaPrime: deltaPrime}})
 	}
 	wrap := func(err error) error { return fmt.Errorf("max steps (%v): %w", m, err) }
 	if err := checkStep("", step); err != nil {

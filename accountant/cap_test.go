@@ -134,7 +134,7 @@ func TestMaxStepsCapped(t *testing.T) {
 		t.Errorf("cap within the budget: %d, %v", n, err)
 	}
 	// The shared cap (1.088, 1.2e-4) exceeds eps 1: the queries decide.
-	want, _ := MaxSteps(step, budget, General, 1e-5)
+	want, _ := MaxSteps(step, Budget{Guarantee: budget, Composition: Composition{Method: General, DeltaPrime: 1e-5}})
 	if n, err := maxStepsCapped(step, budget, General, 1e-5, &shared); n != want || want < 1 || err != nil {
 		t.Errorf("cap over the budget: %d (%v), want %d", n, err, want)
 	}

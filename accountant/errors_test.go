@@ -32,8 +32,14 @@ func TestBadInput(t *testing.T) {
 		{"k < 0", "k", func() error { _, err := composeOptimal(ok, -4, 0.1); return err }},
 		{"k too large for optimal", "k", func() error { _, err := composeOptimal(ok, MaxOptimalSteps+1, 0.1); return err }},
 		{"bad step in sequence", "eps", func() error { _, err := seqOf([]Guarantee{ok, {nan, 0}}); return err }},
-		{"budget eps 0", "budget eps", func() error { _, err := MaxSteps(ok, Guarantee{0, 0.1}, General, 0.1); return err }},
-		{"budget delta Inf", "budget delta", func() error { _, err := MaxSteps(ok, Guarantee{1, inf}, Simple, 0); return err }},
+		{"budget eps 0", "budget eps", func() error {
+			_, err := MaxSteps(ok, Budget{Guarantee: Guarantee{0, 0.1}, Composition: Composition{Method: General, DeltaPrime: 0.1}})
+			return err
+		}},
+		{"budget delta Inf", "budget delta", func() error {
+			_, err := MaxSteps(ok, Budget{Guarantee: Guarantee{1, inf}, Composition: Composition{Method: Simple, DeltaPrime: 0}})
+			return err
+		}},
 		{"step eps total NaN", "eps total", func() error { _, err := StepEps(nan, 0, 3, Optimal, 0.1); return err }},
 		{"step eps k 0", "k", func() error { _, err := StepEps(1, 0, 0, Simple, 0); return err }},
 		{"alpha 1", "alpha", func() error { _, err := ConvertRDP(1, 1, 1e-5, PaperConversion); return err }},

@@ -13,15 +13,16 @@ import (
 const maxExactSteps = 1 << 53
 
 // MaxSteps returns the largest k such that k composed copies of step are
-// within budget (total ε <= budget.Eps and total δ <= budget.Delta) under
-// method m with slack δ' (ignored by Simple), or under simple composition:
+// within budget b (total ε <= b.Eps and total δ <= b.Delta) under its
+// composition, method m with slack δ' (ignored by Simple), or under simple composition:
 // the steps satisfy both totals at once, and simple composition, the only
 // one without the slack δ', is the one that fits a pure-DP budget (δ = 0).
 // It is e.g. the number of queries Q a budget allows, and 0 when not even
 // one step fits. The total ε and δ of all three methods grow with k, so the
 // answer is found by exponential and binary search over exact evaluations
 // of Compose.
-func MaxSteps(step, budget Guarantee, m Method, deltaPrime float64) (int, error) {
+func MaxSteps(step Guarantee, b Budget) (int, error) {
+	budget, m, deltaPrime := b.Guarantee, b.Method, b.DeltaPrime
 	wrap := func(err error) error { return fmt.Errorf("max steps (%v): %w", m, err) }
 	if err := checkStep("", step); err != nil {
 		return 0, wrap(err)

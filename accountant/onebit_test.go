@@ -470,7 +470,7 @@ func TestOneBitAnswersRemembered(t *testing.T) {
 		if err != nil {
 			t.Error(err)
 		}
-		n, err := MaxRunSteps(s, budget, Optimal, 1e-5, nil)
+		n, err := MaxRunSteps(s, Budget{Guarantee: budget, Composition: Composition{Method: Optimal, DeltaPrime: 1e-5}}, nil)
 		if err != nil {
 			t.Error(err)
 		}

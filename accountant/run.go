@@ -233,14 +233,15 @@ func runFits(s Spend, k int, budget Guarantee, m Method, deltaPrime float64) boo
 }
 
 // MaxRunSteps returns the largest number of steps of s, fixed before the
-// run, whose total is within budget by one of the compositions that hold
-// for them (ComposeRun; the per-step guarantee's by method m with slack
-// deltaPrime), or Unlimited when the teachers' cap c (nil: none) is within
+// run, whose total is within budget b by one of the compositions that hold
+// for them (ComposeRun; the per-step guarantee's by b's composition), or
+// Unlimited when the teachers' cap c (nil: none) is within
 // it; 0 when not even one step fits. The halting rule depends on the
 // parameters alone, so the count is fixed before the first step, and
 // every composition it picks from holds for that count: any one that
 // fits proves the run within budget.
-func MaxRunSteps(s Spend, budget Guarantee, m Method, deltaPrime float64, c *Cap) (int, error) {
+func MaxRunSteps(s Spend, b Budget, c *Cap) (int, error) {
+	budget, m, deltaPrime := b.Guarantee, b.Method, b.DeltaPrime
 	if err := s.Check(); err != nil {
 		return 0, fmt.Errorf("max run steps: %w", err)
 	}

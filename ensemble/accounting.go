@@ -49,7 +49,7 @@ func NewAccounting(priv Privacy, b votefile.Binding, c accountant.Composition, b
 		return a, fmt.Errorf("teachers' cap: %w", err)
 	}
 	if budget != nil {
-		limit, err := accountant.MaxRunSteps(priv.Step(), *budget, method, deltaPrime, a.Cap)
+		limit, err := accountant.MaxRunSteps(priv.Step(), accountant.Budget{Guarantee: *budget, Composition: c}, a.Cap)
 		if method == accountant.Optimal && len(priv.Profile) > 0 && err == nil && limit != accountant.Unlimited {
 			var p int
 			p, err = accountant.MaxStepsProfile(priv.Guarantee, priv.Profile, *budget, deltaPrime, a.Cap)

@@ -103,7 +103,7 @@ func spend(t *testing.T, path string, n int) {
 func TestBudgetAcrossRuns(t *testing.T) {
 	budget := accountant.Guarantee{Eps: 5, Delta: 1e-3}
 	path := newLedger(t, budget)
-	want, err := accountant.MaxSteps(step, budget, accountant.Simple, 1e-5)
+	want, err := accountant.MaxSteps(step, accountant.Budget{Guarantee: budget, Composition: accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,7 +416,7 @@ func TestKillAtEveryStep(t *testing.T) {
 func TestConcurrentRuns(t *testing.T) {
 	budget := accountant.Guarantee{Eps: 3, Delta: 1e-3}
 	path := newLedger(t, budget)
-	maxQ, err := accountant.MaxSteps(step, budget, accountant.Simple, 1e-5)
+	maxQ, err := accountant.MaxSteps(step, accountant.Budget{Guarantee: budget, Composition: accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -484,7 +484,7 @@ func TestStatus(t *testing.T) {
 func TestOpenRun(t *testing.T) {
 	budget := accountant.Guarantee{Eps: 5, Delta: 1e-3}
 	path := newLedger(t, budget)
-	want, _ := accountant.MaxSteps(step, budget, accountant.Simple, 1e-5)
+	want, _ := accountant.MaxSteps(step, accountant.Budget{Guarantee: budget, Composition: accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5}})
 	l := open(t, path)
 	b := binding(t, l)
 	l.Close()
@@ -608,7 +608,7 @@ func TestCap(t *testing.T) {
 	shared.Partition = votefile.SharedData
 	budget := accountant.Guarantee{Eps: 1, Delta: 1e-3}
 	l = open(budget, shared)
-	want, _ := accountant.MaxSteps(step, budget, accountant.Simple, 1e-5)
+	want, _ := accountant.MaxSteps(step, accountant.Budget{Guarantee: budget, Composition: accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5}})
 	if n, err := l.Allowance(accountant.ApproxStep(step), -1); n != want || err != nil {
 		t.Errorf("shared, budget below the cap: allowance %d (%v), want %d", n, err, want)
 	}

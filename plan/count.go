@@ -139,7 +139,7 @@ func fits(ctx context.Context, r Request, queries int) (bool, error) {
 		return false, err
 	}
 	priv := agg.Privacy()
-	ok, err := accountant.RunFits(priv.Step(), queries, r.Budget.Guarantee, r.Budget.Method, r.Budget.DeltaPrime)
+	ok, err := accountant.RunFits(priv.Step(), queries, r.Budget)
 	if err != nil || ok || r.Budget.Method != accountant.Optimal || len(priv.Profile) == 0 {
 		return ok, err
 	}

@@ -289,7 +289,7 @@ func TestAggregateBudgetStopsExactly(t *testing.T) {
 		m, _ := accountant.ParseMethod(tc.method)
 		want := 0
 		for k := 1; k <= 60; k++ {
-			if ok, err := accountant.RunFits(step, k, tc.budget, m, 1e-5); err != nil || !ok {
+			if ok, err := accountant.RunFits(step, k, accountant.Budget{Guarantee: tc.budget, Composition: accountant.Composition{Method: m, DeltaPrime: 1e-5}}); err != nil || !ok {
 				break
 			}
 			want = k
