@@ -2,6 +2,7 @@ package ensemble
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -187,21 +188,7 @@ func TestRRCurve(t *testing.T) {
 		if priv.Curve.Kind != accountant.OneBitSpend {
 			t.Fatalf("%+v: curve %v", c, priv.Curve.Kind)
 		}
-		for _, k := range []int{1, 20, 100} {
-			opt, err := accountant.Compose(priv.Guarantee, k, accountant.Optimal, 1e-5)
-			if err != nil {
-				t.Fatal(err)
-			}
-			run, err := accountant.ComposeRun(priv.Step(), k, opt.Delta, 1e-5, accountant.ImprovedConversion)
-			if err != nil {
-				t.Fatal(err)
-			}
-			exact := run[len(run)-1]
-			if exact.Method != accountant.Exact || exact.Guarantee.Eps > opt.Eps*(1+1e-9) {
-				t.Errorf("%+v k=%d: exact %v, optimal composition %v", c, k, exact, opt)
-			}
-			t.Logf("%+v k=%d: exact %.4f, optimal composition of the guarantee %.4f at delta %.3g", c, k, exact.Guarantee.Eps, opt.Eps, opt.Delta)
-		}
+		checkExactBelowOptimal(t, fmt.Sprintf("%+v", c), priv)
 		// The pairs' own divergence at the certified ε, both orders, and
 		// their domination of random teachers' labels.
 		env := bitsEnvelope(priv.Curve.Bits)
@@ -235,21 +222,7 @@ func TestPrivateTeacherBits(t *testing.T) {
 		t.Errorf("the pairs reach %g at the certified eps %g, above its delta %g", h, priv.Eps, priv.Delta)
 	}
 	checkRandomTeachers(t, "darrm", p, d, envelope)
-	for _, k := range []int{1, 20, 100} {
-		opt, err := accountant.Compose(priv.Guarantee, k, accountant.Optimal, 1e-5)
-		if err != nil {
-			t.Fatal(err)
-		}
-		run, err := accountant.ComposeRun(priv.Step(), k, opt.Delta, 1e-5, accountant.ImprovedConversion)
-		if err != nil {
-			t.Fatal(err)
-		}
-		exact := run[len(run)-1]
-		if exact.Method != accountant.Exact || exact.Guarantee.Eps > opt.Eps*(1+1e-9) {
-			t.Errorf("k=%d: exact %v, optimal composition %v", k, exact, opt)
-		}
-		t.Logf("k=%d: exact %.4f, optimal composition of %v: %.4f at delta %.3g", k, exact.Guarantee.Eps, priv.Guarantee, opt.Eps, opt.Delta)
-	}
+	checkExactBelowOptimal(t, "darrm", priv)
 }
 
 // TestSubsampleBits: subsampling describes its label by the pairs at
@@ -278,21 +251,7 @@ func TestSubsampleBits(t *testing.T) {
 			t.Errorf("%s: the pairs reach %g at eps %g, above delta %g", c.name, h, priv.Eps, priv.Delta)
 		}
 		checkRandomTeachers(t, c.name, c.p, s, env)
-		for _, k := range []int{1, 20, 100} {
-			opt, err := accountant.Compose(priv.Guarantee, k, accountant.Optimal, 1e-5)
-			if err != nil {
-				t.Fatal(err)
-			}
-			run, err := accountant.ComposeRun(priv.Step(), k, opt.Delta, 1e-5, accountant.ImprovedConversion)
-			if err != nil {
-				t.Fatal(err)
-			}
-			exact := run[len(run)-1]
-			if exact.Method != accountant.Exact || exact.Guarantee.Eps > opt.Eps*(1+1e-9) {
-				t.Errorf("%s k=%d: exact %v, optimal composition %v", c.name, k, exact, opt)
-			}
-			t.Logf("%s k=%d: exact %.4f, optimal composition of %v: %.4f", c.name, k, exact.Guarantee.Eps, priv.Guarantee, opt.Eps)
-		}
+		checkExactBelowOptimal(t, c.name, priv)
 	}
 }
 
@@ -350,5 +309,27 @@ func bitsEnvelope(bits []accountant.BitPair) func(float64) float64 {
 			}
 		}
 		return h
+	}
+}
+
+// checkExactBelowOptimal checks that the exact composition of priv's
+// pairs over 1, 20 and 100 runs is never above the optimal composition of
+// its guarantee at the same total delta.
+func checkExactBelowOptimal(t *testing.T, name string, priv Privacy) {
+	t.Helper()
+	for _, k := range []int{1, 20, 100} {
+		opt, err := accountant.Compose(priv.Guarantee, k, accountant.Optimal, 1e-5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, err := accountant.ComposeRun(priv.Step(), k, opt.Delta, 1e-5, accountant.ImprovedConversion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exact := run[len(run)-1]
+		if exact.Method != accountant.Exact || exact.Guarantee.Eps > opt.Eps*(1+1e-9) {
+			t.Errorf("%s k=%d: exact %v, optimal composition %v", name, k, exact, opt)
+		}
+		t.Logf("%s k=%d: exact %.4f, optimal composition of %v: %.4f at delta %.3g", name, k, exact.Guarantee.Eps, priv.Guarantee, opt.Eps, opt.Delta)
 	}
 }
