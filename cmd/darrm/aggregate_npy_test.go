@@ -83,22 +83,6 @@ func transposed(rows [][]int64) [][]int64 {
 	return out
 }
 
-// labelRows returns the rows of a label file, its comment lines left out.
-func labelRows(t *testing.T, path string) []string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if !strings.HasPrefix(l, "#") {
-			rows = append(rows, l)
-		}
-	}
-	return rows
-}
-
 // TestNPYSameLabels: with one seed, the labels are the same whether the
 // votes come as CSV counts, NumPy int64 or float64 counts, or a NumPy
 // (teachers, queries) label matrix; and with 10% of the votes -1, the
@@ -134,7 +118,7 @@ func TestNPYSameLabels(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", args, code, stderr)
 		}
-		return labelRows(t, out)
+		return readLines(t, out)
 	}
 	want := aggregate("csv.csv", p("counts.csv"))
 	for _, tc := range []struct {
@@ -180,7 +164,7 @@ func TestNPYSameLabels(t *testing.T) {
 		t.Fatal(err)
 	}
 	var fromCSV []int64
-	for _, r := range labelRows(t, p("out-csv.csv"))[1:] {
+	for _, r := range readLines(t, p("out-csv.csv"))[1:] {
 		if f := strings.Split(r, ","); len(f) == 3 {
 			var l int64
 			fmt.Sscan(f[1], &l)
