@@ -201,7 +201,11 @@ func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int
 					break
 				}
 				x, y = append(x[:0], x6s[n6]...), append(y[:0], y6s[n6]...)
-				for n7 := 0; n7 <= p.K-n6; n7++ {
+				last := 0 // the reduced pairs (see Separate)
+				if n6 == 0 {
+					last = p.K
+				}
+				for n7 := 0; n7 <= last; n7++ {
 					if n7 > 0 {
 						x, y = step(x, lo), step(y, hi)
 					}

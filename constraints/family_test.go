@@ -78,10 +78,10 @@ func forEachPair(t *testing.T, p Problem, g []float64, fn func(n6, n7 int, w, x,
 	}
 }
 
-// pairMaxima returns the largest cost, as computed, of every pair (n6, n7)
-// by pairIndex, scoring every multiset.
-func pairMaxima(t *testing.T, p Problem, g []float64) []float64 {
-	out := make([]float64, pairIndex(p.K, p.K, 0)+1)
+// pairMaxima returns the largest cost, as computed, of every pair (n6, n7),
+// scoring every multiset.
+func pairMaxima(t *testing.T, p Problem, g []float64) map[[2]int]float64 {
+	out := make(map[[2]int]float64)
 	forEachPair(t, p, g, func(n6, n7 int, w, x, y []float64) {
 		sw := newSepWorker(p, w, SeparateOptions{})
 		sw.global = new(sharedBest)
@@ -91,7 +91,7 @@ func pairMaxima(t *testing.T, p Problem, g []float64) []float64 {
 			fams[s] = s
 		}
 		sw.pairFamilies(n6, n7, x, y, fams)
-		out[pairIndex(p.K, n6, n7)] = sw.best
+		out[[2]int{n6, n7}] = sw.best
 	})
 	return out
 }
@@ -102,7 +102,7 @@ func boundFailures(t *testing.T, p Problem, g []float64, fb *familyBound) []stri
 	maxima := pairMaxima(t, p, g)
 	var bad []string
 	forEachPair(t, p, g, func(n6, n7 int, _, x, y []float64) {
-		if b, m := fb.pair(x, y), maxima[pairIndex(p.K, n6, n7)]; b < m {
+		if b, m := fb.pair(x, y), maxima[[2]int{n6, n7}]; b < m {
 			bad = append(bad, fmt.Sprintf("pair (%d, %d): bound %.17g < max %.17g", n6, n7, b, m))
 		}
 	})

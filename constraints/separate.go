@@ -24,7 +24,9 @@ type Scored struct {
 type SeparateOptions struct {
 	// Top is how many of the costliest configurations with cost > Floor to
 	// return in Separation.Top (0: none; the worst one is always returned
-	// in Separation.Worst).
+	// in Separation.Worst). They are reduced: no teacher at one of the two
+	// e^eps corners while another is at the other (see Separate); the rows
+	// of the others are convex combinations of theirs.
 	Top int
 	// Floor is the cost a configuration must exceed to enter Top; a
 	// cutting-plane loop passes the budget so that Top holds violated rows.
@@ -47,7 +49,7 @@ type SeparateOptions struct {
 type Separation struct {
 	MaxF  float64  // max of f over all corner multisets
 	Worst Config   // a multiset attaining MaxF
-	Top   []Scored // the costliest multisets above Floor, by decreasing F
+	Top   []Scored // the costliest reduced multisets above Floor, by decreasing F
 	// ErrBound bounds |computed f - exact f| for every multiset plus
 	// |Budget() - exact budget|: MaxF is the exact maximum to within
 	// ErrBound, and MaxF + ErrBound <= Budget() proves exact f <= exact
@@ -106,8 +108,8 @@ func CheckWorkers(n int) error {
 
 // Separate computes, for the noise function gamma(0..K), the maximum of the
 // privacy cost f over every multiset of K corners (Lemma 3.6.1), exactly,
-// together with a maximising multiset and the costliest multisets above
-// opts.Floor. It visits no row explicitly.
+// together with a maximising multiset and the costliest reduced multisets
+// above opts.Floor. It visits no row explicitly.
 //
 // The method. Let w(l) = -gamma(l) for l < H and +gamma(l) for l >= H, so
 // that f = sum_l w(l)·(alpha_l - E·alpha'_l). For a pmf pi define the
@@ -117,16 +119,25 @@ func CheckWorkers(n int) error {
 // coordinates of every teacher. Corners (0,Delta), (Delta,0), (1-Delta,1)
 // and (1,1-Delta) act on one side as the identity or a shift, so once the
 // counts n6, n7 of the two e^eps corners are fixed, the P side depends only
-// on (n3, n4, n1+n5) and the Q side only on (n2, n5, n1+n4). A first pass
-// bounds every multiset of each pair from its two vectors alone, family by
-// family (familyBound: about 1.5·K^3 steps in all), and a second scores,
-// costliest bound first, only the families whose bound reaches the best
-// cost so far or the entry to the top list (scoreFamilies, O(t^3) for a
-// pair); the bounds exceed every cost as computed, so the maximum, the
-// worst multiset and the top list are exactly those of scoring every
-// multiset. At the optimum of the LP a few dozen pairs of the K^2/2 are
-// scored. When Delta = 0 the maximisation takes about K^3/12 steps (see
-// itemPure), instead of the C(K+3, 3)·K of visiting every row.
+// on (n3, n4, n1+n5) and the Q side only on (n2, n5, n1+n4).
+//
+// Only the pairs with n6 = 0 or n7 = 0 are visited (reduced pairs): a
+// teacher at each e^eps corner is a couple whose vote sum has the same law
+// on both sides, so a multiset with both is a convex combination of
+// multisets with the couple replaced by two sure teachers (docs/solve.md,
+// "Mirror couples"),
+// and its cost and row are no larger than theirs. The maximum over the
+// reduced pairs is the maximum over every multiset.
+//
+// A first pass bounds every multiset of each reduced pair from its two
+// vectors alone, family by family (familyBound: about 1.5·K^2 steps in
+// all), and a second scores, costliest bound first, only the families
+// whose bound reaches the best cost so far or the entry to the top list
+// (scoreFamilies, O(t^3) for a pair); the bounds exceed every cost as
+// computed, so the maximum, the worst multiset and the top list are
+// exactly those of scoring every multiset of the reduced pairs. When
+// Delta = 0 the maximisation takes about K^2 steps (see itemPure), instead
+// of the C(K+3, 3)·K of visiting every row.
 //
 // In the one-vote relation it evaluates the 4K inequalities of every pair
 // of neighbouring vote counts (separateOneVote), in O(K) steps.
@@ -164,21 +175,20 @@ func (p Problem) separate(ctx context.Context, gamma []float64, opts SeparateOpt
 		return Separation{}, fmt.Errorf("shard %d of %d: must be in [0, %d)", opts.Shard, shards, shards)
 	}
 
-	// Work items are the counts n6 of the first e^eps corner (Delta > 0),
-	// or the smaller of the counts n6, n7 (Delta = 0, see itemPure); the
-	// weights only drive the progress report.
+	// Work items are the counts n6 of the first e^eps corner, item 0
+	// walking the pairs (0, n7) (Delta > 0), or one chain that gives
+	// every reduced pair (Delta = 0, see itemPure); the weights only drive
+	// the progress report.
 	items := p.K + 1
 	if p.Delta == 0 {
-		items = p.K/2 + 1
+		items = 1
 	}
 	weights := make([]float64, items)
 	var totalWeight float64
 	for i := range weights {
-		if p.Delta > 0 {
-			t := float64(p.K - i)
-			weights[i] = (t + 1) * (t + 2) / 2
-		} else {
-			weights[i] = math.Pow(float64(p.K-2*i+1), 2)
+		weights[i] = float64(p.K - i + 1)
+		if i == 0 {
+			weights[i] = float64(p.K+1) * float64(p.K+2) / 2
 		}
 		totalWeight += weights[i]
 	}
@@ -202,11 +212,11 @@ func (p Problem) separate(ctx context.Context, gamma []float64, opts SeparateOpt
 		progress = opts.Progress
 	}
 	if p.Delta > 0 {
-		bounds = make([]float64, pairIndex(p.K, p.K, 0)+1)
+		bounds = make([]float64, numReducedPairs(p.K))
 	}
 	// Each work item starts from correlation vectors computed once here:
 	// after n6 teachers at the first e^eps corner on each side (Delta >
-	// 0), or after a teachers at each e^eps corner (Delta = 0).
+	// 0), or the weights themselves (Delta = 0).
 	p6s, q6s := p.chains(w, items)
 	for i := range results {
 		sw := newSepWorker(p, w, opts)
@@ -335,7 +345,7 @@ type sepWorker struct {
 	top        scoredHeap
 	global     *sharedBest // the best cost of all workers
 
-	bounds []float64    // familyBound of each pair, by pairIndex (Delta > 0)
+	bounds []float64    // familyBound of each reduced pair, by reducedIndex (Delta > 0)
 	fb     *familyBound // nil when Delta = 0
 	fams   []int        // the families of one pair that reach the threshold
 
@@ -388,13 +398,18 @@ func step(c []float64, a float64) []float64 {
 	return c[:n]
 }
 
-// item bounds the cost of every multiset with n6 teachers at the corner
-// ((e+Delta)/(e+1), (1-Delta)/(e+1)), pair by pair, for Delta > 0.
+// item bounds the cost of every multiset of the reduced pairs with n6
+// teachers at the corner ((e+Delta)/(e+1), (1-Delta)/(e+1)), for Delta >
+// 0: the pair (n6, 0), and for n6 = 0 every pair (0, n7).
 func (sw *sepWorker) item(n6 int) {
 	k := sw.p.K
 	p67 := append(sw.p67[:0], sw.p6s[n6]...)
 	q67 := append(sw.q67[:0], sw.q6s[n6]...)
-	for n7 := 0; n7 <= k-n6; n7++ {
+	last := 0
+	if n6 == 0 {
+		last = k
+	}
+	for n7 := 0; n7 <= last; n7++ {
 		if n7 > 0 {
 			p67 = step(p67, sw.lo)
 			q67 = step(q67, sw.hi)
@@ -404,7 +419,7 @@ func (sw *sepWorker) item(n6 int) {
 			if sw.fb != nil {
 				b = sw.fb.pair(p67, q67)
 			}
-			sw.bounds[pairIndex(k, n6, n7)] = b
+			sw.bounds[reducedIndex(k, n6, n7)] = b
 		}
 	}
 }
@@ -423,24 +438,22 @@ func (sw *sepWorker) families(x, y []float64) []int {
 	return sw.fams
 }
 
-// scorePairs scores, for Delta > 0, every multiset of the pairs (n6, n7)
-// of this shard whose family bound reaches the threshold, costliest bound
-// first: a pair whose bound is below the best cost found so far (and below
-// the entry to the top list) holds no multiset that matters, since the
-// bound exceeds every cost of the pair as computed.
+// scorePairs scores, for Delta > 0, every multiset of the reduced pairs
+// (n6, n7) of this shard whose family bound reaches the threshold,
+// costliest bound first: a pair whose bound is below the best cost found
+// so far (and below the entry to the top list) holds no multiset that
+// matters, since the bound exceeds every cost of the pair as computed.
 func scorePairs(ctx context.Context, p Problem, workers []*sepWorker, bounds []float64, shards, shard int, progress func(float64)) error {
 	type pair struct {
 		n6, n7 int
 		bound  float64
 	}
 	var pairs []pair
-	for n6 := 0; n6 <= p.K; n6++ {
-		for n7 := 0; n7 <= p.K-n6; n7++ {
-			if shards <= 1 || pairIndex(p.K, n6, n7)%shards == shard {
-				pairs = append(pairs, pair{n6, n7, bounds[pairIndex(p.K, n6, n7)]})
-			}
+	forReducedPairs(p.K, func(n6, n7 int) {
+		if i := reducedIndex(p.K, n6, n7); shards <= 1 || i%shards == shard {
+			pairs = append(pairs, pair{n6, n7, bounds[i]})
 		}
-	}
+	})
 	sort.Slice(pairs, func(i, j int) bool { return pairs[i].bound > pairs[j].bound })
 	var (
 		next     atomic.Int64

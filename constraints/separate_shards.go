@@ -7,36 +7,54 @@ import (
 	"sort"
 )
 
-// A separation in shards: each shard scores the pairs (n6, n7) of its
-// residue, counts the multisets it covers, and MergeSeparations joins the
-// shards into the whole.
+// A separation in shards: each shard scores the reduced pairs (n6, n7)
+// of its residue, counts the multisets they cover, and MergeSeparations
+// joins the shards into the whole.
 
-// mine reports whether the pair (n6, n7) belongs to this worker's shard.
+// mine reports whether the reduced pair (n6, n7) belongs to this worker's
+// shard.
 func (sw *sepWorker) mine(n6, n7 int) bool {
-	return sw.shards <= 1 || pairIndex(sw.p.K, n6, n7)%sw.shards == sw.shard
+	return sw.shards <= 1 || reducedIndex(sw.p.K, n6, n7)%sw.shards == sw.shard
 }
 
-// pairIndex numbers the pairs (n6, n7), n6 + n7 <= k, in the order of
-// the loops of item.
-func pairIndex(k, n6, n7 int) int {
-	// Pairs with a smaller n6 come first: sum over i < n6 of (k - i + 1).
-	return n6*(k+1) - n6*(n6-1)/2 + n7
+// reducedIndex numbers the reduced pairs, those with n6 = 0 or n7 = 0:
+// (0, n7) is n7, (n6, 0) for n6 > 0 is k + n6.
+func reducedIndex(k, n6, n7 int) int {
+	if n6 == 0 {
+		return n7
+	}
+	return k + n6
 }
 
-// shardConfigs counts the multisets of shard of shards: for each pair
-// (n6, n7) in it, the multisets of the other K - n6 - n7 teachers over the
-// remaining corners.
+// numReducedPairs is the number of reduced pairs, 2k + 1.
+func numReducedPairs(k int) int { return 2*k + 1 }
+
+// forReducedPairs calls fn with every reduced pair, in the order of
+// reducedIndex.
+func forReducedPairs(k int, fn func(n6, n7 int)) {
+	for n7 := 0; n7 <= k; n7++ {
+		fn(0, n7)
+	}
+	for n6 := 1; n6 <= k; n6++ {
+		fn(n6, 0)
+	}
+}
+
+// shardConfigs counts the multisets shard of shards covers: for each
+// reduced pair (n6, n7) in it, the multisets of the pairs (n6 + j, n7 + j)
+// it dominates (see Separate), each with the multisets of its other
+// K - n6 - n7 - 2j teachers over the remaining corners.
 func (p Problem) shardConfigs(shard, shards int) *big.Int {
 	others := int64(len(p.Corners()) - 2)
 	total, c := new(big.Int), new(big.Int)
-	for n6 := 0; n6 <= p.K; n6++ {
-		for n7 := 0; n7 <= p.K-n6; n7++ {
-			if pairIndex(p.K, n6, n7)%shards == shard {
-				r := int64(p.K - n6 - n7)
-				total.Add(total, c.Binomial(r+others-1, others-1))
-			}
+	forReducedPairs(p.K, func(n6, n7 int) {
+		if reducedIndex(p.K, n6, n7)%shards != shard {
+			return
 		}
-	}
+		for r := p.K - n6 - n7; r >= 0; r -= 2 {
+			total.Add(total, c.Binomial(int64(r)+others-1, others-1))
+		}
+	})
 	return total
 }
 
