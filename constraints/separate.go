@@ -38,11 +38,15 @@ type SeparateOptions struct {
 	Progress func(fraction float64)
 	// Shard and Shards split the work into Shards independent parts, of
 	// which Separate does part Shard (0 <= Shard < Shards); Shards <= 1
-	// means all of it. The work items are the pairs (n6, n7) of counts at
-	// the two e^eps corners (in the one-vote relation, the 2K pairs of
-	// vote vectors), dealt round-robin. MergeSeparations combines the
-	// parts exactly.
+	// means all of it. The work items are the reduced pairs (n6, n7) of
+	// counts at the two e^eps corners (in the one-vote relation, the 2K
+	// pairs of vote vectors), dealt round-robin. MergeSeparations
+	// combines the parts exactly.
 	Shard, Shards int
+
+	// boundOnly stops a separation with Delta > 0 after its first pass
+	// (see CostBound).
+	boundOnly bool
 }
 
 // Separation is the exact solution of the separation problem for one gamma.
@@ -155,6 +159,28 @@ func (p Problem) Separate(ctx context.Context, gamma []float64, opts SeparateOpt
 	return p.separate(ctx, gamma, opts, fb)
 }
 
+// CostBound returns an upper bound on the privacy cost f of every corner
+// multiset under gamma, computed or exact: with Delta > 0 the largest
+// family bound of the reduced pairs, Separate's first pass alone (about
+// 3·K^2 steps, against the O(K^4) its second pass can take at a gamma
+// near the budget); otherwise Separate's maximum plus ErrBound. f is
+// linear in gamma, so gamma scaled by Budget()/CostBound is private: a
+// cutting-plane loop's feasible point without an exact pass. The family
+// bound exceeds the maximum by its second-order terms, about 1e-5 of it
+// at K = 501, Delta = 1e-5 (docs/solve.md, "The family bound").
+func (p Problem) CostBound(ctx context.Context, gamma []float64, workers int) (float64, error) {
+	if err := CheckWorkers(workers); err != nil {
+		return 0, err
+	}
+	opts := SeparateOptions{Workers: workers, boundOnly: true}
+	if p.Relation == accountant.OneVote || p.Delta == 0 {
+		sep, err := p.Separate(ctx, gamma, opts)
+		return sep.MaxF + sep.ErrBound, err
+	}
+	sep, err := p.separate(ctx, gamma, opts, newFamilyBound(p, familyOrder, true))
+	return sep.MaxF + p.ErrBound(), err
+}
+
 // separate is Separate with the family bound fb when Delta > 0; nil scores
 // every multiset (the tests' exhaustive reference).
 func (p Problem) separate(ctx context.Context, gamma []float64, opts SeparateOptions, fb *familyBound) (Separation, error) {
@@ -255,6 +281,13 @@ func (p Problem) separate(ctx context.Context, gamma []float64, opts SeparateOpt
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return Separation{}, err
+	}
+	if opts.boundOnly && p.Delta > 0 {
+		bound := math.Inf(-1)
+		for _, b := range bounds {
+			bound = math.Max(bound, b)
+		}
+		return Separation{MaxF: bound}, nil
 	}
 	if p.Delta > 0 {
 		if err := scorePairs(ctx, p, results, bounds, shards, opts.Shard, progress); err != nil {
@@ -424,18 +457,36 @@ func (sw *sepWorker) item(n6 int) {
 	}
 }
 
-// families returns the shifts of the families of the pair with vectors x
-// and y whose bound reaches the threshold; the threshold only rises, so a
-// family below it now stays below it.
-func (sw *sepWorker) families(x, y []float64) []int {
-	if sw.fb != nil {
-		return sw.fb.families(x, y, sw.threshold(), sw.fams[:0])
+// scorePair scores every multiset of the pair (n6, n7), with vectors p67
+// and q67, whose family bound reaches the threshold (every multiset when
+// the worker has no family bound). The family of the largest bound comes
+// first, alone: its costliest multisets raise the threshold, which the
+// others must then reach. Scored first, a pair met with no cost known yet
+// would have every family scored (at K = 501, a tenth of a second each).
+// The threshold only rises, so a family below it now stays below it.
+func (sw *sepWorker) scorePair(n6, n7 int, p67, q67 []float64) {
+	if sw.fb == nil {
+		sw.fams = sw.fams[:0]
+		for s := range p67 {
+			sw.fams = append(sw.fams, s)
+		}
+		sw.pairFamilies(n6, n7, p67, q67, sw.fams)
+		return
 	}
-	sw.fams = sw.fams[:0]
-	for s := range x {
-		sw.fams = append(sw.fams, s)
+	top, best := -1, math.Inf(-1)
+	maxX, minY := vecRange(p67, q67)
+	for s := range p67 {
+		if b := sw.fb.family(p67, q67, s, maxX, minY); b > best {
+			top, best = s, b
+		}
 	}
-	return sw.fams
+	if best < sw.threshold() {
+		return
+	}
+	sw.pairFamilies(n6, n7, p67, q67, []int{top})
+	sw.fams = sw.fb.families(p67, q67, sw.threshold(), sw.fams[:0])
+	sw.fams = slices.DeleteFunc(sw.fams, func(s int) bool { return s == top })
+	sw.pairFamilies(n6, n7, p67, q67, sw.fams)
 }
 
 // scorePairs scores, for Delta > 0, every multiset of the reduced pairs
@@ -482,8 +533,7 @@ func scorePairs(ctx context.Context, p Problem, workers []*sepWorker, bounds []f
 					for range pr.n7 {
 						p67, q67 = step(p67, sw.lo), step(q67, sw.hi)
 					}
-					sw.fams = sw.families(p67, q67)
-					sw.pairFamilies(pr.n6, pr.n7, p67, q67, sw.fams)
+					sw.scorePair(pr.n6, pr.n7, p67, q67)
 				}
 				mu.Lock()
 				done++
@@ -543,6 +593,8 @@ func (sw *sepWorker) scoreFamilies(n6, n7 int, p67, q67 []float64, fams []int) {
 	// fams is increasing: no family has more than its last shift
 	// teachers at 1-Delta, or more than t minus its first at Delta.
 	maxA, maxI := fams[len(fams)-1], t-fams[0]
+	// A step reads only an entry and the next, so the entries left of the
+	// first family's index are never needed: cur starts at lo.
 	fill := func(table, c []float64, scale float64) {
 		b := append(sw.base[:0], c...)
 		cur := sw.cur
@@ -550,14 +602,15 @@ func (sw *sepWorker) scoreFamilies(n6, n7 int, p67, q67 []float64, fams []int) {
 			if a > 0 {
 				b = step(b, 1-d)
 			}
-			cur = append(cur[:0], b...)
+			lo := max(fams[0]-a, 0)
+			cur = append(cur[:0], b[lo:]...)
 			for i := 0; i <= min(t-a, maxI); i++ { // i teachers at Delta
 				if i > 0 {
 					cur = step(cur, d)
 				}
 				for f, s := range fams {
 					if a <= s && i <= t-s {
-						table[off[f]+i*(s+1)+a] = scale * cur[s-a]
+						table[off[f]+i*(s+1)+a] = scale * cur[s-a-lo]
 					}
 				}
 			}
