@@ -157,13 +157,15 @@ func (fb *familyBound) family(x, y []float64, s int, maxX, minY float64) float64
 }
 
 // Candidates returns, for Delta > 0, up to n multisets likely to be among
-// the costliest under gamma: in each family (see familyBound) the split
-// that the first-order term of its flip expansion favours (every teacher of
-// a group at one corner), for the n families whose cost so estimated is
-// largest. It is a cheap search for violated rows, at about half the cost
-// of Separate's first pass, and proves nothing; the costs it ranks by are
-// estimates, so callers score the multisets (Cost) before using them.
-func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int) ([]Config, error) {
+// the costliest under gamma, costliest first, with their costs estimated:
+// in each family (see familyBound) of the reduced pairs (see Separate), the
+// split that the first-order term of its flip expansion favours (every
+// teacher of a group at one corner), for the n families whose first-order
+// cost is largest. Each cost is then the flip expansion summed in full but
+// for binomial tails below 2^-60 (flipEstimate), within about 1e-15 of the
+// cost. It is a cheap search for violated rows, O(K^2) steps, and proves
+// nothing: callers use the estimates to choose rows, never to certify.
+func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int) ([]Scored, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -187,13 +189,14 @@ func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int
 		next atomic.Int64
 		wg   sync.WaitGroup
 		mu   sync.Mutex
-		all  []Scored
+		all  []candidate
 	)
 	for range min(workers, p.K+1) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var h scoredHeap
+			var h candHeap
+			flips := newFlipWeights(p.K, d)
 			x, y := make([]float64, p.K+1), make([]float64, p.K+1)
 			for {
 				n6 := int(next.Add(1) - 1)
@@ -230,17 +233,18 @@ func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int
 								f, cb = f+float64(b)*d*dq, 5
 							}
 						}
-						if len(h) == n && f < h[0].F {
+						if len(h) == n && f < h[0].rank {
 							continue
 						}
 						c := make(Config, 8)
 						c[ca] += a
 						c[cb] += b
 						c[6], c[7] = n6, n7
+						cand := candidate{Scored{c, flips.estimate(x, y, s, c, e)}, f}
 						if len(h) < n {
-							heap.Push(&h, Scored{Config: c, F: f})
-						} else if better(Scored{Config: c, F: f}, h[0]) {
-							h[0] = Scored{Config: c, F: f}
+							heap.Push(&h, cand)
+						} else if cand.rank > h[0].rank {
+							h[0] = cand
 							heap.Fix(&h, 0)
 						}
 					}
@@ -255,10 +259,113 @@ func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	sort.Slice(all, func(i, j int) bool { return better(all[i], all[j]) })
-	out := make([]Config, 0, min(n, len(all)))
-	for _, s := range all[:min(n, len(all))] {
-		out = append(out, s.Config)
+	out := make([]Scored, len(all))
+	for i, c := range all {
+		out[i] = c.Scored
 	}
-	return out, nil
+	sort.Slice(out, func(i, j int) bool { return better(out[i], out[j]) })
+	return out[:min(n, len(out))], nil
+}
+
+// candidate is a multiset of Candidates with its estimated cost and the
+// first-order cost it was ranked by.
+type candidate struct {
+	Scored
+	rank float64
+}
+
+// candHeap is a min-heap of candidates on their rank.
+type candHeap []candidate
+
+func (h candHeap) Len() int           { return len(h) }
+func (h candHeap) Less(i, j int) bool { return h[i].rank < h[j].rank }
+func (h candHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *candHeap) Push(x any)        { *h = append(*h, x.(candidate)) }
+func (h *candHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// flipWeights holds the pmfs of Binomial(n, Delta), the number of flips
+// among n teachers within Delta of a deterministic vote, each as the
+// weights from its first index on, with tails below 2^-60 of the mode's
+// weight dropped; computed on first use.
+type flipWeights struct {
+	delta float64
+	first []int
+	w     [][]float64
+}
+
+func newFlipWeights(k int, delta float64) *flipWeights {
+	return &flipWeights{delta: delta, first: make([]int, k+1), w: make([][]float64, k+1)}
+}
+
+// of returns the first index and the weights of Binomial(n, Delta).
+func (fw *flipWeights) of(n int) (int, []float64) {
+	if fw.w[n] == nil {
+		fw.first[n], fw.w[n] = binomialWeights(n, fw.delta)
+	}
+	return fw.first[n], fw.w[n]
+}
+
+// binomialWeights returns the pmf of Binomial(n, q) from its first index
+// on, dropping the tails where the weight falls below 2^-60 of the mode's.
+// The weights are computed from the mode outwards by the ratio of
+// successive binomial probabilities, so that none underflows, and then
+// normalised to sum to 1 (the tails dropped weigh less than 2^-50).
+func binomialWeights(n int, q float64) (int, []float64) {
+	mode := min(max(int(math.Floor(float64(n+1)*q)), 0), n)
+	const cut = 0x1p-60
+	var down []float64 // mode-1, mode-2, ...
+	for k, v := mode, 1.0; k > 0; k-- {
+		v *= float64(k) / float64(n-k+1) * (1 - q) / q
+		if v < cut {
+			break
+		}
+		down = append(down, v)
+	}
+	w := make([]float64, 0, len(down)+1)
+	for i := len(down) - 1; i >= 0; i-- {
+		w = append(w, down[i])
+	}
+	w = append(w, 1)
+	for k, v := mode, 1.0; k < n; k++ {
+		v *= float64(n-k) / float64(k+1) * q / (1 - q)
+		if v < cut {
+			break
+		}
+		w = append(w, v)
+	}
+	var sum float64
+	for _, v := range w {
+		sum += v
+	}
+	for i := range w {
+		w[i] /= sum
+	}
+	return mode - len(down), w
+}
+
+// estimate returns the cost of the multiset c of the family of shift s
+// whose pair has the vectors x (P side) and y (Q side), by its flip
+// expansion (see familyBound): on each side the flips up of the teachers
+// at (0, Delta) or (Delta, 0) and down of those at (1-Delta, 1) or
+// (1, 1-Delta) shift the vector's index.
+func (fw *flipWeights) estimate(x, y []float64, s int, c Config, e float64) float64 {
+	side := func(v []float64, up, down int) float64 {
+		u0, wu := fw.of(up)
+		v0, wv := fw.of(down)
+		var sum float64
+		for i, pu := range wu {
+			var inner float64
+			for j, pv := range wv {
+				inner += pv * v[s+u0+i-v0-j]
+			}
+			sum += pu * inner
+		}
+		return sum
+	}
+	return side(x, c[3], c[4]) - e*side(y, c[2], c[5])
 }

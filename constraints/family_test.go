@@ -187,38 +187,50 @@ func TestSeparateFamilyExact(t *testing.T) {
 	}
 }
 
-// TestCandidates checks that the search returns valid multisets, at most
-// n of them, that among them is the costliest multiset where it sits at a
-// family's extreme split (gamma_Sub scaled above the budget), and that it
-// refuses what Separate refuses.
+// TestCandidates checks that the search returns valid reduced multisets,
+// at most n of them, costliest first, with estimates within 1e-13 of
+// their costs, that among them is the costliest multiset where it sits at
+// a family's extreme split (gamma_Sub scaled above the budget) and flips
+// are rare, and that
+// it refuses what Separate refuses.
 func TestCandidates(t *testing.T) {
-	for _, k := range []int{5, 11, 21} {
-		p := New(k, 3, 0.1, 1e-3)
-		g := make([]float64, k+1)
-		for l := range g {
-			g[l] = math.Min(1, 2*math.Abs(float64(2*l-k))/float64(k))
-		}
-		cands, err := p.Candidates(context.Background(), g, 10, 2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(cands) == 0 || len(cands) > 10 {
-			t.Fatalf("K=%d: %d candidates, want 1 to 10", k, len(cands))
-		}
-		sep, err := p.Separate(context.Background(), g, SeparateOptions{Workers: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		best := math.Inf(-1)
-		for _, c := range cands {
-			if err := p.check(c); err != nil {
-				t.Fatalf("K=%d: candidate %v: %v", k, c, err)
+	for _, k := range []int{5, 11, 21, 41} {
+		for _, delta := range []float64{1e-5, 1e-3, 0.3} {
+			p := New(k, 3, 0.1, delta)
+			g := make([]float64, k+1)
+			for l := range g {
+				g[l] = math.Min(1, 2*math.Abs(float64(2*l-k))/float64(k))
 			}
-			f, _ := p.Cost(c, g)
-			best = math.Max(best, f)
-		}
-		if best < sep.MaxF-sep.ErrBound {
-			t.Errorf("K=%d: the costliest candidate costs %v, the worst multiset %v costs %v", k, best, sep.Worst, sep.MaxF)
+			cands, err := p.Candidates(context.Background(), g, 10, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cands) == 0 || len(cands) > 10 {
+				t.Fatalf("K=%d: %d candidates, want 1 to 10", k, len(cands))
+			}
+			sep, err := p.Separate(context.Background(), g, SeparateOptions{Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			best := math.Inf(-1)
+			for i, c := range cands {
+				if err := p.check(c.Config); err != nil || !reduced(p, c.Config) {
+					t.Fatalf("K=%d Delta=%g: candidate %v: %v (reduced: %v)", k, delta, c.Config, err, reduced(p, c.Config))
+				}
+				if i > 0 && c.F > cands[i-1].F {
+					t.Errorf("K=%d Delta=%g: candidate %d costs %v, more than the one before, %v", k, delta, i, c.F, cands[i-1].F)
+				}
+				f, _ := p.Cost(c.Config, g)
+				if math.Abs(f-c.F) > 1e-13 {
+					t.Errorf("K=%d Delta=%g: candidate %v estimated at %.17g, costs %.17g", k, delta, c.Config, c.F, f)
+				}
+				best = math.Max(best, f)
+			}
+			// First-order ranking finds the worst multiset where flips
+			// are rare; at Delta = 0.3 the estimates are checked alone.
+			if delta <= 1e-3 && best < sep.MaxF-sep.ErrBound {
+				t.Errorf("K=%d Delta=%g: the costliest candidate costs %v, the worst multiset %v costs %v", k, delta, best, sep.Worst, sep.MaxF)
+			}
 		}
 	}
 	p := New(5, 3, 0.1, 0)
@@ -228,6 +240,38 @@ func TestCandidates(t *testing.T) {
 	p = New(5, 3, 0.1, 1e-3)
 	if _, err := p.Candidates(context.Background(), make([]float64, 5), 3, 1); err == nil {
 		t.Error("Candidates accepted a gamma of the wrong length")
+	}
+}
+
+// TestBinomialWeights compares the flips' weights with the binomial pmf by
+// Pascal's rule (itself within about n·2^-53 relative): each weight within
+// 1e-12 relative, and the dropped tails below 2^-50 in all.
+func TestBinomialWeights(t *testing.T) {
+	for _, n := range []int{0, 1, 7, 100, 1000} {
+		for _, q := range []float64{1e-5, 1e-3, 0.3, 0.5} {
+			first, w := binomialWeights(n, q)
+			pmf := make([]float64, n+1) // by Pascal's rule, one teacher at a time
+			pmf[0] = 1
+			for i := 1; i <= n; i++ {
+				for k := i; k >= 1; k-- {
+					pmf[k] = pmf[k]*(1-q) + pmf[k-1]*q
+				}
+				pmf[0] *= 1 - q
+			}
+			kept, total := 0.0, 0.0
+			for _, v := range pmf {
+				total += v
+			}
+			for i, v := range w {
+				if want := pmf[first+i]; math.Abs(v-want) > 1e-12*want {
+					t.Errorf("Bin(%d, %g) at %d: weight %v, pmf %v", n, q, first+i, v, want)
+				}
+				kept += pmf[first+i]
+			}
+			if total-kept > 0x1p-50 {
+				t.Errorf("Bin(%d, %g): the weights drop %g of the mass", n, q, total-kept)
+			}
+		}
 	}
 }
 

@@ -77,12 +77,12 @@ func (c *cutter) canonical(ctx context.Context, coeffs []float64, floor float64)
 			// already held, by the projector's tolerance: scale onto the
 			// budget.
 			switch {
-			case s.exact.MaxF <= c.budget:
+			case s.bound <= c.budget:
 				return x, s.exact, nil
-			case s.exact.MaxF <= c.budget*(1+tieScaleTol):
-				return scale(x, c.budget/s.exact.MaxF), nil, nil
+			case s.bound <= c.budget*(1+tieScaleTol):
+				return scale(x, c.budget/s.bound), nil, nil
 			default:
-				return nil, nil, fmt.Errorf("tie-break: rows held are violated by %.3g of the budget", s.exact.MaxF/c.budget-1)
+				return nil, nil, fmt.Errorf("tie-break: rows held are violated by %.3g of the budget", s.bound/c.budget-1)
 			}
 		}
 		for i, cut := range s.cuts {

@@ -16,8 +16,11 @@ type separation struct {
 	cuts []lp.Cut
 	keys []string // the multiset of each cut
 	// exact is the exhaustive separation of the candidate, nil when the
-	// rows came from the local search (which never proves feasibility).
+	// rows came from the search (Problem.Candidates).
 	exact *constraints.Separation
+	// bound bounds the privacy cost of every multiset at the candidate:
+	// exact.MaxF, or Problem.CostBound when exact is nil.
+	bound float64
 }
 
 // cutter runs the cutting-plane loop with in-out separation (Ben-Ameur and
@@ -35,13 +38,8 @@ type separation struct {
 // Separating between in and out keeps the loop from cycling through
 // dropped rows, which Kelley's loop does.
 type cutter struct {
-	k      int
-	solver *lp.Solver
-	// alpha is how far from in towards out the loop separates: inOut,
-	// or 1 (Kelley's loop) when Delta > 0, where only an exhaustive pass
-	// can move in and each costs O(K^5), while the local search finds
-	// the rows violated at out in milliseconds.
-	alpha   float64
+	k       int
+	solver  *lp.Solver
 	budget  float64
 	tol     float64
 	sep     func(ctx context.Context, g gamma.Gamma) (separation, error)
@@ -62,16 +60,16 @@ type cutter struct {
 	dropAt int
 
 	// in satisfies every privacy row; inSep is its exhaustive separation,
-	// nil when in was obtained by scaling (f is linear in gamma).
+	// nil when in was obtained by scaling (f is linear in gamma) or proved
+	// feasible by Problem.CostBound.
 	in    []float64
 	inSep *constraints.Separation
 }
 
 const (
-	// inOut is how far from in towards out the loop separates when
-	// exact passes are cheap (see cutter.alpha). Measured on pure DP at
-	// K = 1001, m = 3: 0.1, 0.2, 0.3, 0.5, 0.75 take 388, 337, 332, 465,
-	// 685 LP solves.
+	// inOut is how far from in towards out the loop separates. Measured
+	// on pure DP at K = 1001, m = 3: 0.1, 0.2, 0.3, 0.5, 0.75 take 388,
+	// 337, 332, 465, 685 LP solves.
 	inOut = 0.3
 	// maxIdle is how many LP solves a row may go without binding before
 	// it is dropped.
@@ -81,9 +79,9 @@ const (
 	slackTol = 1e-6
 )
 
-func newCutter(k int, solver *lp.Solver, budget, tol, alpha float64) *cutter {
+func newCutter(k int, solver *lp.Solver, budget, tol float64) *cutter {
 	n := (k + 1) / 2
-	return &cutter{k: k, solver: solver, alpha: alpha, budget: budget, tol: tol, added: make(map[string]bool), dropAt: 4 * n, in: make([]float64, n)}
+	return &cutter{k: k, solver: solver, budget: budget, tol: tol, added: make(map[string]bool), dropAt: 4 * n, in: make([]float64, n)}
 }
 
 // run maximises obj over the LP of c.solver and the privacy rows, from the
@@ -111,7 +109,7 @@ func (c *cutter) run(ctx context.Context, obj []float64) (float64, error) {
 		if c.progress != nil {
 			c.progress(ub, floats.Dot(obj, c.in))
 		}
-		a := c.alpha
+		a := inOut
 		for {
 			if floats.Dot(obj, c.in) >= ub-c.tol*math.Abs(ub) {
 				return ub, nil
@@ -121,7 +119,7 @@ func (c *cutter) run(ctx context.Context, obj []float64) (float64, error) {
 			if err != nil {
 				return 0, err
 			}
-			if s.exact != nil && s.exact.MaxF <= c.budget {
+			if s.bound <= c.budget {
 				// x satisfies every privacy row: move in there, and try
 				// out itself next.
 				c.in, c.inSep = x, s.exact
@@ -131,12 +129,9 @@ func (c *cutter) run(ctx context.Context, obj []float64) (float64, error) {
 				a = 1
 				continue
 			}
-			if s.exact != nil {
-				// f is linear in gamma: x scaled to the budget is feasible.
-				y := scale(x, c.budget/s.exact.MaxF)
-				if floats.Dot(obj, y) > floats.Dot(obj, c.in) {
-					c.in, c.inSep = y, nil
-				}
+			// f is linear in gamma: x scaled to the budget is feasible.
+			if y := scale(x, c.budget/s.bound); floats.Dot(obj, y) > floats.Dot(obj, c.in) {
+				c.in, c.inSep = y, nil
 			}
 			if len(s.cuts) > 0 {
 				if err := c.addRows(s.cuts, s.keys); err != nil {
@@ -172,15 +167,12 @@ func (c *cutter) start(ctx context.Context, p constraints.Problem, g gamma.Gamma
 			return err
 		}
 	}
-	if s.exact == nil {
-		return nil
-	}
 	x := append([]float64(nil), g[p.H():]...)
 	switch {
-	case s.exact.MaxF <= c.budget:
+	case s.bound <= c.budget:
 		c.in, c.inSep = x, s.exact
-	case s.exact.MaxF > 0:
-		c.in, c.inSep = scale(x, c.budget/s.exact.MaxF), nil
+	default:
+		c.in, c.inSep = scale(x, c.budget/s.bound), nil
 	}
 	return nil
 }

@@ -13,15 +13,11 @@
 package optimal
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/darrm/darrm/accountant"
@@ -215,11 +211,7 @@ func solveLP(ctx context.Context, p constraints.Problem, coeffs []float64, opts 
 	defer solver.Close()
 
 	budget := p.Budget()
-	alpha := inOut
-	if p.Delta > 0 {
-		alpha = 1
-	}
-	c := newCutter(p.K, solver, budget, tol, alpha)
+	c := newCutter(p.K, solver, budget, tol)
 	state := Progress{}
 	report := func() {
 		if opts.Progress != nil {
@@ -274,12 +266,12 @@ func solveLP(ctx context.Context, p constraints.Problem, coeffs []float64, opts 
 	}
 	c.sep = func(ctx context.Context, g gamma.Gamma) (separation, error) {
 		// With Delta > 0 an exact pass scores every family whose bound
-		// reaches the threshold, and at an infeasible point of the LP
-		// those can be many. The first-order estimate of every family's
-		// cost (Candidates) usually names the next violated rows at half
-		// the cost of the pass's first half; only when none of them is
-		// violated does the exact pass run, and a point is taken as
-		// feasible only after an exact pass.
+		// reaches the threshold, O(t^3) steps for a pair, and near the
+		// budget those can be many. The search (Candidates, O(K^2))
+		// usually names the next violated rows, and the family bound
+		// alone (CostBound, Separate's first pass) gives a feasible point
+		// by scaling, or proves the point feasible; only when neither
+		// settles it does the exact pass run.
 		if p.Delta > 0 {
 			found, maxF, err := violated(ctx, p, g, candidates*top, budget*(1+sepTol), opts.Workers)
 			if err != nil {
@@ -289,7 +281,10 @@ func solveLP(ctx context.Context, p constraints.Problem, coeffs []float64, opts 
 			if err != nil {
 				return separation{}, err
 			}
-			if len(out.cuts) > 0 {
+			if out.bound, err = p.CostBound(ctx, g, opts.Workers); err != nil {
+				return separation{}, err
+			}
+			if len(out.cuts) > 0 || out.bound <= budget {
 				state.Violation = (maxF - budget) / budget
 				report()
 				if solver.NumRows()*nFree > maxCoef {
@@ -315,7 +310,7 @@ func solveLP(ctx context.Context, p constraints.Problem, coeffs []float64, opts 
 				ErrTooLarge, solver.NumRows(), nFree, state.Pass, state.Violation)
 		}
 		out, err := toCuts(sep.Top)
-		out.exact = &sep
+		out.exact, out.bound = &sep, sep.MaxF
 		return out, err
 	}
 
@@ -462,44 +457,21 @@ func phase1(ctx context.Context, c *cutter, coeffs, acc []float64) (float64, err
 	}
 }
 
-// violated scores the multisets of Candidates exactly (Problem.Cost) and
-// returns those above floor, costliest first, with the largest cost
-// scored.
+// violated returns the multisets of Candidates whose estimated cost
+// exceeds floor, costliest first, with the largest estimate.
 func violated(ctx context.Context, p constraints.Problem, g gamma.Gamma, n int, floor float64, workers int) ([]constraints.Scored, float64, error) {
 	cands, err := p.Candidates(ctx, g, n, workers)
 	if err != nil {
 		return nil, 0, err
 	}
-	scored := make([]constraints.Scored, len(cands))
-	errs := make([]error, len(cands))
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < len(cands); i = int(next.Add(1) - 1) {
-				f, err := p.Cost(cands[i], g)
-				scored[i], errs[i] = constraints.Scored{Config: cands[i], F: f}, err
-			}
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, 0, err
-	}
 	maxF := math.Inf(-1)
 	var found []constraints.Scored
-	for _, s := range scored {
+	for _, s := range cands {
 		maxF = math.Max(maxF, s.F)
 		if s.F > floor {
 			found = append(found, s)
 		}
 	}
-	slices.SortFunc(found, func(a, b constraints.Scored) int { return cmp.Compare(b.F, a.F) })
 	return found, maxF, nil
 }
 
