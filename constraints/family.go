@@ -156,40 +156,46 @@ func (fb *familyBound) family(x, y []float64, s int, maxX, minY float64) float64
 	return f + fb.margin + 4*unitRoundoff*math.Abs(f)
 }
 
-// Candidates returns, for Delta > 0, up to n multisets likely to be among
-// the costliest under gamma, costliest first, with their costs estimated:
-// in each family (see familyBound) of the reduced pairs (see Separate), the
-// split that the first-order term of its flip expansion favours (every
-// teacher of a group at one corner), for the n families whose first-order
-// cost is largest. Each cost is then the flip expansion summed in full but
-// for binomial tails below 2^-60 (flipEstimate), within about 1e-15 of the
-// cost. It is a cheap search for violated rows, O(K^2) steps, and proves
-// nothing: callers use the estimates to choose rows, never to certify.
-func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int) ([]Scored, error) {
+// Candidates searches, for Delta > 0, for the costliest multisets under
+// gamma without scoring them exactly. It returns up to n multisets,
+// costliest first, with their costs estimated: in each family (see
+// familyBound) of the reduced pairs (see Separate), the split that
+// maximises the family's cost to second order in Delta (bestSplit), for
+// the n families where that is largest; each cost is then the flip
+// expansion summed in full but for binomial tails below 2^-60
+// (flipWeights.estimate), within about 1e-13 of the cost. It also returns an upper
+// bound on the cost of every multiset, exact or as computed: the largest
+// family bound plus ErrBound, Separate's first pass, which the same walk
+// over the families computes. gamma scaled by Budget()/bound is private
+// (f is linear in gamma). The search takes O(K^2) steps, proves nothing
+// by its estimates, and callers use them to choose rows, never to
+// certify; the bound exceeds the maximum by the family bound's
+// second-order terms, about 1e-5 of it at K = 1001, Delta = 1e-5
+// (docs/solve.md, "The family bound").
+func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int) ([]Scored, float64, error) {
 	if err := p.Validate(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if p.Delta == 0 {
-		return nil, fmt.Errorf("candidates: Delta = 0 has no near-deterministic corners; use Separate")
+		return nil, 0, fmt.Errorf("candidates: Delta = 0 has no near-deterministic corners; use Separate")
 	}
 	w, err := p.weights(gamma)
 	if err != nil {
-		return nil, err
-	}
-	if n <= 0 {
-		return nil, nil
+		return nil, 0, err
 	}
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	fb := newFamilyBound(p, familyOrder, true)
 	hi, lo := epsCorner(p.Eps, p.Delta)
 	e, d := p.E(), p.Delta
 	x6s, y6s := p.chains(w, p.K+1)
 	var (
-		next atomic.Int64
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		all  []candidate
+		next  atomic.Int64
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		all   []candidate
+		bound = math.Inf(-1)
 	)
 	for range min(workers, p.K+1) {
 		wg.Add(1)
@@ -197,6 +203,7 @@ func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int
 			defer wg.Done()
 			var h candHeap
 			flips := newFlipWeights(p.K, d)
+			myBound := math.Inf(-1)
 			x, y := make([]float64, p.K+1), make([]float64, p.K+1)
 			for {
 				n6 := int(next.Add(1) - 1)
@@ -213,33 +220,22 @@ func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int
 						x, y = step(x, lo), step(y, hi)
 					}
 					t := p.K - n6 - n7
+					maxX, minY := vecRange(x, y)
 					for s := 0; s <= t; s++ {
-						a, b := t-s, s
-						f := cost(x[s], y[s], e)
-						ca, cb := 0, 1 // the corners groups A and B go to
-						if a > 0 {
-							dp, dq := x[s+1]-x[s], e*(y[s]-y[s+1])
-							if dp > 0 && dp >= dq {
-								f, ca = f+float64(a)*d*dp, 3
-							} else if dq > 0 {
-								f, ca = f+float64(a)*d*dq, 2
-							}
+						// The family bound exceeds every cost of the
+						// family, and so, but for the error of its
+						// expansion, the second-order estimate.
+						b := fb.family(x, y, s, maxX, minY)
+						myBound = max(myBound, b)
+						if n <= 0 || len(h) == n && b < h[0].rank {
+							continue
 						}
-						if b > 0 {
-							dp, dq := x[s-1]-x[s], e*(y[s]-y[s-1])
-							if dp > 0 && dp >= dq {
-								f, cb = f+float64(b)*d*dp, 4
-							} else if dq > 0 {
-								f, cb = f+float64(b)*d*dq, 5
-							}
-						}
+						f, split := bestSplit(x, y, s, e, d)
 						if len(h) == n && f < h[0].rank {
 							continue
 						}
-						c := make(Config, 8)
-						c[ca] += a
-						c[cb] += b
-						c[6], c[7] = n6, n7
+						n2, n3, n4, n5 := split[0], split[1], split[2], split[3]
+						c := Config{t - s - n2 - n3, s - n4 - n5, n2, n3, n4, n5, n6, n7}
 						cand := candidate{Scored{c, flips.estimate(x, y, s, c, e)}, f}
 						if len(h) < n {
 							heap.Push(&h, cand)
@@ -252,19 +248,119 @@ func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int
 			}
 			mu.Lock()
 			all = append(all, h...)
+			bound = max(bound, myBound)
 			mu.Unlock()
 		}()
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	out := make([]Scored, len(all))
 	for i, c := range all {
 		out[i] = c.Scored
 	}
 	sort.Slice(out, func(i, j int) bool { return better(out[i], out[j]) })
-	return out[:min(n, len(out))], nil
+	return out[:min(max(n, 0), len(out))], bound + p.ErrBound(), nil
+}
+
+// bestSplit returns the split (n2, n3, n4, n5) of the family of shift s,
+// of the pair with vectors x and y (length t+1), that maximises its cost
+// to second order in Delta, and that cost. Of each group
+// one corner takes some teachers, the others staying at (0, 0) or (1, 1),
+// since a teacher at a corner and another at its mirror image cost no more
+// than two sure teachers (see Separate); the cost is then quadratic in the
+// two counts. For a side's vector C and U, V the flips up and down of n
+// and m teachers, E[C[s+U-V]] - C[s] is to second order
+//
+//	n·Delta·d+ + m·Delta·d- + C(n,2)·Delta²·D++ + C(m,2)·Delta²·D-- - n·m·Delta²·(d+ + d-),
+//
+// with d± = C[s±1] - C[s] and D++, D-- the second differences at s.
+// Group A (t - s teachers) flips up, at (Delta, 0) (P side) or (0, Delta)
+// (Q side); group B (s teachers) flips down, at (1-Delta, 1) (P) or
+// (1, 1-Delta) (Q). A group's count alone is maximised exactly; two
+// counts on one side by alternating between them.
+func bestSplit(x, y []float64, s int, e, d float64) (float64, [4]int) {
+	t := len(x) - 1
+	a, b := t-s, s
+	p, q := sideModel(x, s, d, 1), sideModel(y, s, d, -e)
+	best, split := math.Inf(-1), [4]int{}
+	if v, n, m := p.maxTwo(a, b); v > best { // (n3, n4)
+		best, split = v, [4]int{0, n, m, 0}
+	}
+	if v, n, m := q.maxTwo(a, b); v > best { // (n2, n5)
+		best, split = v, [4]int{n, 0, 0, m}
+	}
+	va, na := maxOne(p.up1, p.up2, a)
+	vb, nb := maxOne(q.dn1, q.dn2, b)
+	if va+vb > best { // (n3, n5)
+		best, split = va+vb, [4]int{0, na, 0, nb}
+	}
+	va, na = maxOne(q.up1, q.up2, a)
+	vb, nb = maxOne(p.dn1, p.dn2, b)
+	if va+vb > best { // (n2, n4)
+		best, split = va+vb, [4]int{na, 0, nb, 0}
+	}
+	return cost(x[s], y[s], e) + best, split
+}
+
+// flipModel holds the first- and second-order coefficients of one side's
+// cost in the counts of teachers that flip up (group A) and down (group
+// B), and the mixed one (see bestSplit).
+type flipModel struct{ up1, up2, dn1, dn2, mix float64 }
+
+// sideModel returns the flip model at s of a side's vector c, whose cost
+// is sign·c.
+func sideModel(c []float64, s int, d, sign float64) flipModel {
+	var k flipModel
+	t := len(c) - 1
+	d1, d2 := d*sign, d*d*sign
+	if s < t {
+		k.up1 = d1 * (c[s+1] - c[s])
+		if s+2 <= t {
+			k.up2 = d2 * (c[s+2] - 2*c[s+1] + c[s])
+		}
+	}
+	if s > 0 {
+		k.dn1 = d1 * (c[s-1] - c[s])
+		if s >= 2 {
+			k.dn2 = d2 * (c[s-2] - 2*c[s-1] + c[s])
+		}
+	}
+	if s > 0 && s < t {
+		k.mix = -d2 * (c[s+1] + c[s-1] - 2*c[s])
+	}
+	return k
+}
+
+// maxTwo maximises the side's cost over n teachers of group A (at most a)
+// and m of group B (at most b) flipping on it, alternating between the
+// two counts.
+func (k flipModel) maxTwo(a, b int) (v float64, n, m int) {
+	for range 3 {
+		_, n = maxOne(k.up1+float64(m)*k.mix, k.up2, a)
+		v, m = maxOne(k.dn1+float64(n)*k.mix, k.dn2, b)
+	}
+	return v + float64(n)*k.up1 + float64(n)*float64(n-1)/2*k.up2, n, m
+}
+
+// maxOne maximises n·g1 + C(n, 2)·g2 over the integers 0 <= n <= top.
+func maxOne(g1, g2 float64, top int) (float64, int) {
+	val := func(n int) float64 { return float64(n)*g1 + float64(n)*float64(n-1)/2*g2 }
+	best, arg := 0.0, 0
+	if v := val(top); v > best {
+		best, arg = v, top
+	}
+	// The increments g1 + n·g2 fall when g2 < 0: the maximum is where
+	// they change sign.
+	if r := -g1 / g2; g2 < 0 && r >= 0 && r < float64(top) {
+		for _, n := range [2]int{int(r), int(r) + 1} {
+			if v := val(n); v > best {
+				best, arg = v, n
+			}
+		}
+	}
+	return best, arg
 }
 
 // candidate is a multiset of Candidates with its estimated cost and the

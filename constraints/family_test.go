@@ -189,7 +189,7 @@ func TestSeparateFamilyExact(t *testing.T) {
 
 // TestCandidates checks that the search returns valid reduced multisets,
 // at most n of them, costliest first, with estimates within 1e-13 of
-// their costs, that among them is the costliest multiset where it sits at
+// their costs, a bound above the exact maximum, that among them is the costliest multiset where it sits at
 // a family's extreme split (gamma_Sub scaled above the budget) and flips
 // are rare, and that
 // it refuses what Separate refuses.
@@ -201,7 +201,7 @@ func TestCandidates(t *testing.T) {
 			for l := range g {
 				g[l] = math.Min(1, 2*math.Abs(float64(2*l-k))/float64(k))
 			}
-			cands, err := p.Candidates(context.Background(), g, 10, 2)
+			cands, bound, err := p.Candidates(context.Background(), g, 10, 2)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -211,6 +211,9 @@ func TestCandidates(t *testing.T) {
 			sep, err := p.Separate(context.Background(), g, SeparateOptions{Workers: 1})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if bound < sep.MaxF+sep.ErrBound {
+				t.Errorf("K=%d Delta=%g: bound %v below the maximum %v plus its rounding bound", k, delta, bound, sep.MaxF)
 			}
 			best := math.Inf(-1)
 			for i, c := range cands {
@@ -234,11 +237,11 @@ func TestCandidates(t *testing.T) {
 		}
 	}
 	p := New(5, 3, 0.1, 0)
-	if _, err := p.Candidates(context.Background(), make([]float64, 6), 3, 1); err == nil {
+	if _, _, err := p.Candidates(context.Background(), make([]float64, 6), 3, 1); err == nil {
 		t.Error("Candidates accepted Delta = 0")
 	}
 	p = New(5, 3, 0.1, 1e-3)
-	if _, err := p.Candidates(context.Background(), make([]float64, 5), 3, 1); err == nil {
+	if _, _, err := p.Candidates(context.Background(), make([]float64, 5), 3, 1); err == nil {
 		t.Error("Candidates accepted a gamma of the wrong length")
 	}
 }

@@ -43,10 +43,6 @@ type SeparateOptions struct {
 	// pairs of vote vectors), dealt round-robin. MergeSeparations
 	// combines the parts exactly.
 	Shard, Shards int
-
-	// boundOnly stops a separation with Delta > 0 after its first pass
-	// (see CostBound).
-	boundOnly bool
 }
 
 // Separation is the exact solution of the separation problem for one gamma.
@@ -159,28 +155,6 @@ func (p Problem) Separate(ctx context.Context, gamma []float64, opts SeparateOpt
 	return p.separate(ctx, gamma, opts, fb)
 }
 
-// CostBound returns an upper bound on the privacy cost f of every corner
-// multiset under gamma, computed or exact: with Delta > 0 the largest
-// family bound of the reduced pairs, Separate's first pass alone (about
-// 3·K^2 steps, against the O(K^4) its second pass can take at a gamma
-// near the budget); otherwise Separate's maximum plus ErrBound. f is
-// linear in gamma, so gamma scaled by Budget()/CostBound is private: a
-// cutting-plane loop's feasible point without an exact pass. The family
-// bound exceeds the maximum by its second-order terms, about 1e-5 of it
-// at K = 501, Delta = 1e-5 (docs/solve.md, "The family bound").
-func (p Problem) CostBound(ctx context.Context, gamma []float64, workers int) (float64, error) {
-	if err := CheckWorkers(workers); err != nil {
-		return 0, err
-	}
-	opts := SeparateOptions{Workers: workers, boundOnly: true}
-	if p.Relation == accountant.OneVote || p.Delta == 0 {
-		sep, err := p.Separate(ctx, gamma, opts)
-		return sep.MaxF + sep.ErrBound, err
-	}
-	sep, err := p.separate(ctx, gamma, opts, newFamilyBound(p, familyOrder, true))
-	return sep.MaxF + p.ErrBound(), err
-}
-
 // separate is Separate with the family bound fb when Delta > 0; nil scores
 // every multiset (the tests' exhaustive reference).
 func (p Problem) separate(ctx context.Context, gamma []float64, opts SeparateOptions, fb *familyBound) (Separation, error) {
@@ -281,13 +255,6 @@ func (p Problem) separate(ctx context.Context, gamma []float64, opts SeparateOpt
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return Separation{}, err
-	}
-	if opts.boundOnly && p.Delta > 0 {
-		bound := math.Inf(-1)
-		for _, b := range bounds {
-			bound = math.Max(bound, b)
-		}
-		return Separation{MaxF: bound}, nil
 	}
 	if p.Delta > 0 {
 		if err := scorePairs(ctx, p, results, bounds, shards, opts.Shard, progress); err != nil {

@@ -68,7 +68,7 @@ func (c *cutter) canonical(ctx context.Context, coeffs []float64, floor float64)
 			return nil, nil, fmt.Errorf("tie-break: %w", err)
 		}
 		x := clamp(pr.x)
-		s, err := c.sep(ctx, gamma.FromUpper(c.k, x))
+		s, err := c.sep(ctx, gamma.FromUpper(c.k, x), true)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -19,7 +19,7 @@ type separation struct {
 	// rows came from the search (Problem.Candidates).
 	exact *constraints.Separation
 	// bound bounds the privacy cost of every multiset at the candidate:
-	// exact.MaxF, or Problem.CostBound when exact is nil.
+	// exact.MaxF, or the bound of Problem.Candidates when exact is nil.
 	bound float64
 }
 
@@ -38,11 +38,14 @@ type separation struct {
 // Separating between in and out keeps the loop from cycling through
 // dropped rows, which Kelley's loop does.
 type cutter struct {
-	k       int
-	solver  *lp.Solver
-	budget  float64
-	tol     float64
-	sep     func(ctx context.Context, g gamma.Gamma) (separation, error)
+	k      int
+	solver *lp.Solver
+	budget float64
+	tol    float64
+	// sep separates at g. With final false it may leave the question
+	// open (no rows, and a bound above the budget) rather than run an
+	// exact pass: the loop then separates at the LP's solution itself.
+	sep     func(ctx context.Context, g gamma.Gamma, final bool) (separation, error)
 	lpSolve int
 	// progress, if set, is called after each LP solve with the LP's
 	// bound and in's value of the objective.
@@ -61,7 +64,7 @@ type cutter struct {
 
 	// in satisfies every privacy row; inSep is its exhaustive separation,
 	// nil when in was obtained by scaling (f is linear in gamma) or proved
-	// feasible by Problem.CostBound.
+	// feasible by the bound of Problem.Candidates.
 	in    []float64
 	inSep *constraints.Separation
 }
@@ -115,7 +118,7 @@ func (c *cutter) run(ctx context.Context, obj []float64) (float64, error) {
 				return ub, nil
 			}
 			x := mix(c.in, out, a)
-			s, err := c.sep(ctx, gamma.FromUpper(c.k, x))
+			s, err := c.sep(ctx, gamma.FromUpper(c.k, x), a == 1)
 			if err != nil {
 				return 0, err
 			}
@@ -158,7 +161,7 @@ func (c *cutter) start(ctx context.Context, p constraints.Problem, g gamma.Gamma
 	if err := g.CheckFor(p.K); err != nil {
 		return err
 	}
-	s, err := c.sep(ctx, g)
+	s, err := c.sep(ctx, g, true)
 	if err != nil {
 		return err
 	}

@@ -264,16 +264,17 @@ func solveLP(ctx context.Context, p constraints.Problem, coeffs []float64, opts 
 		}
 		return out, nil
 	}
-	c.sep = func(ctx context.Context, g gamma.Gamma) (separation, error) {
+	c.sep = func(ctx context.Context, g gamma.Gamma, final bool) (separation, error) {
 		// With Delta > 0 an exact pass scores every family whose bound
 		// reaches the threshold, O(t^3) steps for a pair, and near the
 		// budget those can be many. The search (Candidates, O(K^2))
-		// usually names the next violated rows, and the family bound
-		// alone (CostBound, Separate's first pass) gives a feasible point
-		// by scaling, or proves the point feasible; only when neither
-		// settles it does the exact pass run.
+		// usually names the next violated rows, and the family bound it
+		// computes on the way (Separate's first pass) gives a feasible
+		// point by scaling, or proves the point feasible; only when neither
+		// settles it, and only at the LP's solution (final), does the
+		// exact pass run.
 		if p.Delta > 0 {
-			found, maxF, err := violated(ctx, p, g, candidates*top, budget*(1+sepTol), opts.Workers)
+			found, maxF, bound, err := violated(ctx, p, g, candidates*top, budget*(1+sepTol), opts.Workers)
 			if err != nil {
 				return separation{}, err
 			}
@@ -281,10 +282,8 @@ func solveLP(ctx context.Context, p constraints.Problem, coeffs []float64, opts 
 			if err != nil {
 				return separation{}, err
 			}
-			if out.bound, err = p.CostBound(ctx, g, opts.Workers); err != nil {
-				return separation{}, err
-			}
-			if len(out.cuts) > 0 || out.bound <= budget {
+			out.bound = bound
+			if len(out.cuts) > 0 || out.bound <= budget || !final {
 				state.Violation = (maxF - budget) / budget
 				report()
 				if solver.NumRows()*nFree > maxCoef {
@@ -458,21 +457,21 @@ func phase1(ctx context.Context, c *cutter, coeffs, acc []float64) (float64, err
 }
 
 // violated returns the multisets of Candidates whose estimated cost
-// exceeds floor, costliest first, with the largest estimate.
-func violated(ctx context.Context, p constraints.Problem, g gamma.Gamma, n int, floor float64, workers int) ([]constraints.Scored, float64, error) {
-	cands, err := p.Candidates(ctx, g, n, workers)
+// exceeds floor, costliest first, the largest estimate, and Candidates'
+// bound on every cost.
+func violated(ctx context.Context, p constraints.Problem, g gamma.Gamma, n int, floor float64, workers int) (found []constraints.Scored, maxF, bound float64, err error) {
+	cands, bound, err := p.Candidates(ctx, g, n, workers)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
-	maxF := math.Inf(-1)
-	var found []constraints.Scored
+	maxF = math.Inf(-1)
 	for _, s := range cands {
 		maxF = math.Max(maxF, s.F)
 		if s.F > floor {
 			found = append(found, s)
 		}
 	}
-	return found, maxF, nil
+	return found, maxF, bound, nil
 }
 
 // accuracyWeights returns w[i] = integral over mu in [0.5, 1] of
