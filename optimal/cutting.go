@@ -45,7 +45,12 @@ type cutter struct {
 	// sep separates at g. With final false it may leave the question
 	// open (no rows, and a bound above the budget) rather than run an
 	// exact pass: the loop then separates at the LP's solution itself.
-	sep     func(ctx context.Context, g gamma.Gamma, final bool) (separation, error)
+	sep func(ctx context.Context, g gamma.Gamma, final bool) (separation, error)
+	// settle makes run separate at the LP's solution with final set; when
+	// it is false, run ends once the cheap separation finds no row there,
+	// leaving in as the bound made it (see phase1).
+	settle  bool
+	out     []float64 // the last LP solution, clamped to [0, 1]
 	lpSolve int
 	// progress, if set, is called after each LP solve with the LP's
 	// bound and in's value of the objective.
@@ -84,7 +89,7 @@ const (
 
 func newCutter(k int, solver *lp.Solver, budget, tol float64) *cutter {
 	n := (k + 1) / 2
-	return &cutter{k: k, solver: solver, budget: budget, tol: tol, added: make(map[string]bool), dropAt: 4 * n, in: make([]float64, n)}
+	return &cutter{k: k, solver: solver, budget: budget, tol: tol, settle: true, added: make(map[string]bool), dropAt: 4 * n, in: make([]float64, n)}
 }
 
 // run maximises obj over the LP of c.solver and the privacy rows, from the
@@ -108,6 +113,7 @@ func (c *cutter) run(ctx context.Context, obj []float64) (float64, error) {
 			return 0, err
 		}
 		out := clamp(sol.X)
+		c.out = out
 		ub := sol.Objective
 		if c.progress != nil {
 			c.progress(ub, floats.Dot(obj, c.in))
@@ -118,7 +124,7 @@ func (c *cutter) run(ctx context.Context, obj []float64) (float64, error) {
 				return ub, nil
 			}
 			x := mix(c.in, out, a)
-			s, err := c.sep(ctx, gamma.FromUpper(c.k, x), a == 1)
+			s, err := c.sep(ctx, gamma.FromUpper(c.k, x), a == 1 && c.settle)
 			if err != nil {
 				return 0, err
 			}
