@@ -4,6 +4,7 @@
 # Usage: scripts/bench-solve.sh [quick]   ("quick" skips the K = 101, Delta > 0 case)
 #        scripts/bench-solve.sh sweep [K...] [--limit SECONDS]
 #        scripts/bench-solve.sh approx [K...] [--m LIST] [--limit SECONDS]
+#        scripts/bench-solve.sh release [--base REF] [--K K] [--m LIST] [--limit SECONDS]
 # sweep: pure DP (Delta = delta = 0), each K (default 101 201 301 501 1001)
 # times m in {1, 2, 3, 5, 10, 20, 40, (K+1)/2}, cold, each case stopped
 # after --limit seconds (default 300): wall time, peak RSS, passes, rows and
@@ -11,12 +12,89 @@
 # approx: the same with Delta = 1e-5 and the default delta, each K (default
 # 101 251 501 1001) times m in --m (default 3,10,40), stopped after
 # --limit seconds (default 3600).
+# release: the working tree against an earlier release in the same run.
+# It builds the release from the git ref --base (a tag, a commit or a
+# branch; by default where HEAD left main, git merge-base HEAD main, or
+# HEAD's first parent when HEAD is on main, as after a merge) into a
+# temporary directory, then solves
+# approximate DP (eps 0.1, Delta 1e-5, the default delta) at --K (default
+# 1001) for each m in --m (default 1,2,3,5,10), cold, with the new build and
+# then the base, each stopped after --limit seconds (default 3600): wall and
+# CPU (user + sys) time, peak RSS, the base's time over the new one's, the
+# new gap and certificate, and the two utilities' relative difference.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$(mktemp -d)/darrm
 go build -o "$bin" ./cmd/darrm
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "go: $(go version | cut -d' ' -f3)"
+if [[ "${1:-}" == release ]]; then
+  shift
+  base= k=1001 mlist=1,2,3,5,10 limit=3600
+  while (($#)); do
+    case $1 in
+    --base) base=$2; shift ;;
+    --K) k=$2; shift ;;
+    --m) mlist=$2; shift ;;
+    --limit) limit=$2; shift ;;
+    *) echo "release: unknown argument $1" >&2; exit 2 ;;
+    esac
+    shift
+  done
+  if [[ -z $base ]]; then
+    base=$(git merge-base HEAD main)
+    [[ $base != "$(git rev-parse HEAD)" ]] || base=$(git rev-parse HEAD^)
+  fi
+  commit=$(git rev-parse --verify "$base^{commit}")
+  old=$(mktemp -d)
+  git archive "$commit" | tar -x -C "$old"
+  (cd "$old" && go build -o "$old/darrm" ./cmd/darrm)
+  echo "base: $base ($(git log -1 --format='%h %cs' "$commit")); new: the working tree ($(git log -1 --format='%h' HEAD)$(git diff --quiet HEAD || echo ', modified'))"
+  echo "K = $k, eps 0.1, Delta 1e-5, default delta, cold; each run stopped after $limit s"
+  # run BIN M prints "wall cpu rss_mib status gap utility" of one solve.
+  run() {
+    local out rc
+    out=$(mktemp)
+    set +e
+    /usr/bin/time -o "$out.time" -f '%e %U %S %M' timeout "$limit" "$1" solve --K "$k" --m "$2" --no-cache --format json > "$out" 2> "$out.err"
+    rc=$?
+    set -e
+    read -r wall user sys rss < <(tail -1 "$out.time")
+    local cpu
+    cpu=$(python3 -c "print(f'{$user + $sys:.1f}')")
+    if [[ $rc == 0 ]]; then
+      python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sys.argv[2], sys.argv[3], int(sys.argv[4])//1024, d["certificate"]["status"], "%.2g" % d["gap"], repr(d["objective"]))' "$out" "$wall" "$cpu" "$rss"
+    elif [[ $rc == 124 ]]; then
+      echo ">$limit >$cpu $((rss / 1024)) stopped - -"
+    else
+      echo "$wall $cpu $((rss / 1024)) failed - -"
+    fi
+    rm -f "$out" "$out.err" "$out.time"
+  }
+  printf '| m | base: wall | base: CPU | base: RSS | new: wall | new: CPU | new: RSS | wall ratio | CPU ratio | new: gap | new: certificate | utility, relative difference |\n'
+  printf '|---|---|---|---|---|---|---|---|---|---|---|---|\n'
+  for m in ${mlist//,/ }; do
+    echo "m = $m: load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+    read -r nwall ncpu nrss nstatus ngap nobj < <(run "$bin" "$m")
+    read -r bwall bcpu brss _ _ bobj < <(run "$old/darrm" "$m")
+    ratios=$(python3 -c '
+import sys
+def f(x): return float(x.lstrip(">"))
+bw, nw, bc, nc = sys.argv[1:5]
+lower = ">" if bw.startswith(">") else ""
+def r(b, n): return lower + "%.1f" % (f(b) / f(n)) if f(n) > 0 else "-"
+diff = "-"
+if sys.argv[5] != "-" and sys.argv[6] != "-":
+    b, n = float(sys.argv[5]), float(sys.argv[6])
+    diff = "%.1e" % (abs(n - b) / abs(b))
+print(r(bw, nw), r(bc, nc), diff)' "$bwall" "$nwall" "$bcpu" "$ncpu" "$bobj" "$nobj")
+    read -r rwall rcpu rdiff <<<"$ratios"
+    printf '| %s | %s s | %s s | %s MiB | %s s | %s s | %s MiB | %s | %s | %s | %s | %s |\n' "$m" "$bwall" "$bcpu" "$brss" "$nwall" "$ncpu" "$nrss" "$rwall" "$rcpu" "$ngap" "$nstatus" "$rdiff"
+  done
+  echo "machine after the run: load $(cut -d' ' -f1-3 /proc/loadavg)"
+  rm -rf "$old"
+  exit 0
+fi
 if [[ "${1:-}" == sweep || "${1:-}" == approx ]]; then
   mode=$1
   shift
