@@ -188,6 +188,11 @@ func stateErr(err error) error {
 	return fmt.Errorf("ledger record: %w", err)
 }
 
+// errRecordChanged is wrapped by advance when the record is no longer the
+// one this run wrote: the run's ledger takes no more writes, which no
+// record would vouch for.
+var errRecordChanged = errors.New("this run's ledger takes no more writes")
+
 // state is the record file of one ensemble, with its lock.
 type state struct {
 	path     string
@@ -335,7 +340,7 @@ func (s *state) advance(lines int, size int64, head string) error {
 		return err
 	}
 	if now == nil || now.LedgerID != last.LedgerID || now.Lines != last.Lines || now.Head != last.Head {
-		return fmt.Errorf("your record of ensemble %s (%s) changed during this run: another ledger of the ensemble was used or adopted meanwhile", last.Ensemble, s.path)
+		return fmt.Errorf("your record of ensemble %s (%s) changed during this run: another ledger of the ensemble was used or adopted meanwhile: %w", last.Ensemble, s.path, errRecordChanged)
 	}
 	r := last
 	r.Lines, r.Size, r.Head, r.Updated = lines, size, head, time.Now().UTC().Truncate(time.Second)
