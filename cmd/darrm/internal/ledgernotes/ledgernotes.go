@@ -97,8 +97,8 @@ func Upgraded(w io.Writer, path string, res ledger.UpgradeResult) error {
 		_, err := fmt.Fprintf(w, "ledger %s is of version %d, the current one: there is nothing to upgrade\n", path, ledger.Version)
 		return err
 	}
-	_, err := fmt.Fprintf(w, "ledger %s upgraded from version %d to version %d: the spends of %s carried over; the old file is kept as %s\n",
-		path, res.From, ledger.Version, plural.Of(res.Runs, "run", "runs"), res.Backup)
+	_, err := fmt.Fprintf(w, "ledger %s upgraded from version %d to version %d: the spends of %s carried over; filter %v, kept from version %d (a ledger's filter is fixed before its first run: another is a new ledger's choice, darrm ledger init --filter); the old file is kept as %s\n",
+		path, res.From, ledger.Version, plural.Of(res.Runs, "run", "runs"), res.Filter, res.From, res.Backup)
 	if err == nil && res.Previous != nil {
 		err = PrintReplaced(w, res.Previous)
 	}
