@@ -95,8 +95,8 @@ func recordError(t *testing.T, name string, err error, kind RecordKind) {
 		t.Errorf("%s: %v, want a RecordError of kind %d", name, err, kind)
 		return
 	}
-	if !strings.Contains(err.Error(), "darrm ledger") {
-		t.Errorf("%s: the message gives no command to resolve it: %v", name, err)
+	if msg := err.Error(); !strings.Contains(msg, "darrm ledger adopt") && !strings.Contains(msg, "InitOptions.Replace") {
+		t.Errorf("%s: the message gives no way to resolve it: %v", name, err)
 	}
 }
 
@@ -208,6 +208,9 @@ func TestRecord(t *testing.T) {
 	second := filepath.Join(t.TempDir(), "second.ledger")
 	_, err = Init(ctx, second, h, InitOptions{})
 	recordError(t, "second ledger at init", err, SecondLedger)
+	if msg := err.Error(); !strings.Contains(msg, "call Init again with InitOptions.Replace") || strings.Contains(msg, "--replace") {
+		t.Errorf("second ledger at init: the library's message does not name the field: %v", err)
+	}
 	if _, serr := os.Stat(second); serr == nil {
 		t.Error("a refused init left a file")
 	}

@@ -198,8 +198,8 @@ func newLedgerUpgradeCmd() *cobra.Command {
 		Replace bool `flag:"replace" help:"record the upgraded ledger as the ensemble's even though your record names another (only on purpose)"`
 	}
 	return newCmd("ledger-upgrade", &cobra.Command{
-		Use:   "upgrade LEDGER [--ensemble ID --K K --eps E --Delta D --kind KIND --partition RULE]",
-		Short: "Turn a ledger without hash chain (version 1) into a version-2 one, carrying its spends over",
+		Use:   "upgrade LEDGER",
+		Short: "Turn a version-3 ledger into a version-4 one, keeping its binding, spends and composition",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			b, err := f.stated(cmd)

@@ -4,8 +4,10 @@
 package ledgernotes
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -53,14 +55,28 @@ func PrintNotes(w io.Writer, path string, notes []string) {
 
 // Error says a ledger's error in the command's terms: a file that is
 // another of darrm's (a vote file, a gamma) is named as what it is, a
-// missing one with the close names, and a bad header parameter as its
-// flag.
+// missing one with the close names, a bad header parameter as its flag,
+// and the option that replaces an ensemble's record on purpose
+// (ledger.InitOptions.Replace) as --replace.
 func Error(err error) error {
 	if msg := inputs.NotLedger(err); msg != "" {
 		return cli.Usagef("%s", msg)
 	}
+	var re *ledger.RecordError
+	if errors.As(err, &re) && re.Command != "" {
+		err = &worded{err, strings.Replace(err.Error(), re.Error(), re.Say("run the same darrm ledger "+re.Command+" command with --replace"), 1)}
+	}
 	return exitstatus.Flagged(err, nil)
 }
+
+// worded is err said in the command's words.
+type worded struct {
+	err error
+	msg string
+}
+
+func (e *worded) Error() string { return e.msg }
+func (e *worded) Unwrap() error { return e.err }
 
 // Initialized says that ledger init made the ledger path with header h,
 // bound to b, and which record of the ensemble's ledger it replaced, if
