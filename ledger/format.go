@@ -58,10 +58,11 @@ func NewHeader(b votefile.Binding, budget accountant.Guarantee, deltaPrime float
 	return h
 }
 
-// DefaultFilter is the filter of a new ledger unless one is chosen: the
-// zCDP filter for a budget with δ > 0 in the one-vote relation, where
-// every mechanism has a zCDP curve (the GNMax family, LNMax and pure
-// DaRRM labels), else simple composition.
+// DefaultFilter is the filter of a new ledger whose labels are not
+// declared (ChooseFilter) and that names none: the zCDP filter for a
+// budget with δ > 0 in the one-vote relation, where every mechanism has a
+// zCDP curve (the GNMax family, LNMax and pure DaRRM labels), else simple
+// composition.
 func DefaultFilter(b votefile.Binding, budget accountant.Guarantee) accountant.Method {
 	if budget.Delta > 0 && b.Relation == accountant.OneVote {
 		return accountant.ZCDPFilter

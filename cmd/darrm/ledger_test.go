@@ -532,3 +532,67 @@ func TestLedgerForgedLines(t *testing.T) {
 		})
 	}
 }
+
+// TestLedgerInitFilterChoice: ledger init with the labels declared (a
+// mechanism with its per-query settings, or a per-query (eps, delta),
+// and the labels expected) shows what each filter allows of them and
+// keeps the one that allows more, unless --filter names one (issue 47).
+// Four pure labels at 0.2 on a one-vote ledger: 0.8 by simple
+// composition, 1.89738 at delta 1e-6 by the zCDP filter, which still
+// allows more at budget (8, 1e-6) (52 against 39), and fewer at (3, 1e-5)
+// (11 against 14). A use that cannot be declared so is refused (exit 2,
+// naming the flag) and no ledger is made.
+func TestLedgerInitFilterChoice(t *testing.T) {
+	dir := t.TempDir()
+	oneVote := []string{"--K", "11", "--relation", "one-vote", "--kind", "fixed", "--partition", "keyed-hash"}
+	private := []string{"--K", "11", "--eps", "0.1", "--Delta", "1e-5", "--kind", "fixed", "--partition", "shared"}
+	b8 := []string{"--budget-eps", "8", "--budget-delta", "1e-6"}
+	b3 := []string{"--budget-eps", "3", "--budget-delta", "1e-5"}
+	pure := []string{"--mechanism", "darrm-one-vote", "--target-eps", "0.2", "--queries", "4", "--cache-dir", filepath.Join(dir, "cache")}
+	join := func(parts ...[]string) []string { return slices.Concat(parts...) }
+	for i, c := range []struct {
+		name string
+		args []string
+		want accountant.Method
+		out  []string // what stdout or the error must say
+		code int
+	}{
+		{"pure labels, (8, 1e-6)", join(oneVote, b8, pure), accountant.ZCDPFilter, []string{"zcdp-filter:  allows 52 labels; the 4 expected total (1.89738, 1e-06), within the budget", "simple:       allows 39 labels; the 4 expected total (0.8, 0)", "kept: zcdp-filter, it allows the most labels"}, 0},
+		{"pure labels, (3, 1e-5)", join(oneVote, b3, pure), accountant.Simple, []string{"allows 11 labels; the 4 expected total (1.69274, 1e-05)", "allows 14 labels", "kept: simple, it allows the most labels", "held by filter simple"}, 0},
+		{"named by --filter", join(oneVote, b3, pure, []string{"--filter", "zcdp-filter"}), accountant.ZCDPFilter, []string{"kept: zcdp-filter, named by --filter (simple allows more)"}, 0},
+		{"confident-gnmax", join(oneVote, []string{"--budget-eps", "2", "--budget-delta", "1e-5", "--mechanism", "confident-gnmax", "--classes", "10", "--sigma1", "150", "--sigma2", "40", "--threshold", "200", "--queries", "300"}), accountant.ZCDPFilter, []string{"confident-gnmax labels", "zcdp-filter:  allows 167 labels", "simple:       allows 1 label;"}, 0},
+		{"approximate labels", join(private, b3, []string{"--step-eps", "0.3", "--step-delta", "1e-7"}), accountant.Simple, []string{"zcdp-filter:  cannot hold them", "simple:       allows 10 labels"}, 0},
+		{"private teachers, pure labels", join(private, b3, []string{"--step-eps", "0.05"}), accountant.ZCDPFilter, []string{"labels of (0.05, 0)-DP each", "allows 179 labels", "allows 59 labels"}, 0},
+		{"no labels declared", join(oneVote, b3, []string{"--queries", "4"}), 0, []string{"--queries describes the labels"}, exitstatus.Usage},
+		{"mechanism and step", join(oneVote, b3, pure, []string{"--step-eps", "0.1"}), 0, []string{"--mechanism and --step-eps exclude each other"}, exitstatus.Usage},
+		{"no target eps", join(oneVote, b3, []string{"--mechanism", "darrm-one-vote"}), 0, []string{"give one --target-eps"}, exitstatus.Usage},
+		{"another relation", join(private, b3, []string{"--mechanism", "gnmax", "--classes", "3", "--sigma2", "40"}), 0, []string{"gnmax releases in the one-vote relation"}, exitstatus.Usage},
+		{"step eps 0", join(private, b3, []string{"--step-eps", "0"}), 0, []string{"--step-eps = 0"}, exitstatus.Usage},
+	} {
+		led := filepath.Join(dir, fmt.Sprintf("%d.ledger", i))
+		out, stderr, code := darrm(t, "", append([]string{"ledger", "init", led, "--ensemble", fmt.Sprintf("choice-%d", i)}, c.args...)...)
+		said := out + stderr
+		for _, w := range c.out {
+			if !strings.Contains(said, w) {
+				t.Errorf("%s: %q not said:\n%s", c.name, w, said)
+			}
+		}
+		if code != c.code {
+			t.Errorf("%s: exit %d, want %d: %s", c.name, code, c.code, stderr)
+		}
+		if c.code != 0 {
+			if _, err := os.Stat(led); err == nil {
+				t.Errorf("%s: a ledger was made", c.name)
+			}
+			continue
+		}
+		l, err := ledger.ReadOnly(t.Context(), led, ledger.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := l.Header().Filter; f != c.want {
+			t.Errorf("%s: the ledger's filter is %v, want %v", c.name, f, c.want)
+		}
+		l.Close()
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
@@ -93,6 +94,54 @@ func Initialized(w, errw io.Writer, path string, b votefile.Binding, h ledger.He
 	if err == nil && prev != nil {
 		err = PrintReplaced(w, prev)
 	}
+	return err
+}
+
+// FilterChoice says, before ledger init's summary, what each filter
+// allows the labels declared for the ledger path (labels says them in
+// words; ledger.ChooseFilter), and which filter the ledger keeps: the one
+// that allows more, or the one --filter names (named).
+func FilterChoice(w io.Writer, path, labels string, c ledger.FilterChoice, filter accountant.Method, named bool) error {
+	expected := c.Expected
+	if expected > 0 {
+		labels += fmt.Sprintf(", %s expected", plural.Of(expected, "label", "labels"))
+	}
+	fmt.Fprintf(w, "ledger %s: for %s:\n", path, cliout.Escape(labels))
+	width, most, tie := 0, -1, false
+	for _, a := range c.Allowances {
+		width = max(width, len(a.Filter.String())+1)
+		if a.Err == nil {
+			tie = tie || a.Labels == most
+			most = max(most, a.Labels)
+		}
+	}
+	for _, a := range c.Allowances {
+		fmt.Fprintf(w, "  %-*s  ", width, a.Filter.String()+":")
+		switch {
+		case a.Err != nil:
+			fmt.Fprintf(w, "cannot hold them: %v\n", a.Err)
+			continue
+		case expected == 0:
+			fmt.Fprintf(w, "allows %s\n", plural.Of(a.Labels, "label", "labels"))
+			continue
+		}
+		fits := "within the budget"
+		if !a.Fits {
+			fits = "over the budget"
+		}
+		fmt.Fprintf(w, "allows %s; the %d expected total (%s, %s), %s\n", plural.Of(a.Labels, "label", "labels"), expected,
+			accountant.FormatBound(a.Total.Eps), accountant.FormatBound(a.Total.Delta), fits)
+	}
+	why := "it allows the most labels"
+	switch {
+	case !named && tie:
+		why = "the default for this ledger, as the filters allow as many labels"
+	case named && filter != c.Filter:
+		why = fmt.Sprintf("named by --filter (%v allows more)", c.Filter)
+	case named:
+		why = "named by --filter"
+	}
+	_, err := fmt.Fprintf(w, "  kept: %v, %s; a ledger's filter is fixed now, before its first run\n", filter, why)
 	return err
 }
 
