@@ -94,12 +94,13 @@ func TestZCDPFilterTargets(t *testing.T) {
 }
 
 // TestFilterRefuses: a zCDP ledger refuses labels without a zCDP curve
-// ((ε, δ) with δ > 0 alone) and says which filter would take them.
+// ((ε, δ) with δ > 0 alone) and says which filter would take them, by the
+// header's field (a command names its flag).
 func TestFilterRefuses(t *testing.T) {
 	path, b := newOneVoteLedger(t, accountant.Guarantee{Eps: 2, Delta: 1e-5})
 	_, _, err := OpenRun(ctx, path, "darrm-one-vote", b, accountant.ApproxStep(accountant.Guarantee{Eps: 0.3, Delta: 1e-6}), -1, Options{})
 	var fe *FilterError
-	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "--filter simple") {
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "a ledger whose Header.Filter is simple holds them") || strings.Contains(err.Error(), "--filter") {
 		t.Errorf("approximate labels on a zcdp ledger: %v", err)
 	}
 }

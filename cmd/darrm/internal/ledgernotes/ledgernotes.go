@@ -57,15 +57,22 @@ func PrintNotes(w io.Writer, path string, notes []string) {
 // Error says a ledger's error in the command's terms: a file that is
 // another of darrm's (a vote file, a gamma) is named as what it is, a
 // missing one with the close names, a bad header parameter as its flag,
-// and the option that replaces an ensemble's record on purpose
-// (ledger.InitOptions.Replace) as --replace.
+// the option that replaces an ensemble's record on purpose
+// (ledger.InitOptions.Replace) as --replace, and the filter of a ledger
+// that would take labels refused as ledger init's --filter.
 func Error(err error) error {
 	if msg := inputs.NotLedger(err); msg != "" {
 		return cli.Usagef("%s", msg)
 	}
-	var re *ledger.RecordError
-	if errors.As(err, &re) && re.Command != "" {
+	var (
+		re *ledger.RecordError
+		fe *ledger.FilterError
+	)
+	switch {
+	case errors.As(err, &re) && re.Command != "":
 		err = &worded{err, strings.Replace(err.Error(), re.Error(), re.Say("run the same darrm ledger "+re.Command+" command with --replace"), 1)}
+	case errors.As(err, &fe):
+		err = &worded{err, strings.Replace(err.Error(), fe.Error(), fe.Say(fmt.Sprintf("a ledger made with darrm ledger init --filter %v", accountant.Simple)), 1)}
 	}
 	return exitstatus.Flagged(err, nil)
 }
