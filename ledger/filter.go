@@ -51,11 +51,14 @@ type FilterChoice struct {
 // any theorem covers, so a ledger's filter never changes (Upgrade keeps
 // it too).
 func ChooseFilter(b votefile.Binding, budget accountant.Guarantee, step accountant.Spend, expected int) (FilterChoice, error) {
+	if err := checkBudget(budget); err != nil {
+		return FilterChoice{}, err
+	}
 	if err := step.Check(); err != nil {
 		return FilterChoice{}, fmt.Errorf("ledger: the labels declared: %w", err)
 	}
-	if expected < 0 {
-		return FilterChoice{}, &ParamError{"queries", fmt.Sprint(expected), "must be >= 0 (0: not said)"}
+	if _, err := (accountant.Sequence{}).AddSpend(step, expected); err != nil || expected < 0 {
+		return FilterChoice{}, &ParamError{"queries", fmt.Sprint(expected), "must be >= 0 (0: not said), and at most as many labels as the accountant counts"}
 	}
 	c := FilterChoice{Filter: DefaultFilter(b, budget), Expected: expected}
 	most := -1
@@ -68,10 +71,8 @@ func ChooseFilter(b votefile.Binding, budget accountant.Guarantee, step accounta
 			a.Labels, a.Err = accountant.MaxFilterSteps(f, accountant.Sequence{}, step, budget)
 		}
 		if a.Err == nil && expected > 0 {
-			var seq accountant.Sequence
-			if seq, a.Err = seq.AddSpend(step, expected); a.Err == nil {
-				a.Total, a.Fits, a.Err = accountant.FilterTotal(f, seq, budget)
-			}
+			seq, _ := accountant.Sequence{}.AddSpend(step, expected)
+			a.Total, a.Fits, a.Err = accountant.FilterTotal(f, seq, budget)
 		}
 		if a.Err != nil {
 			a = FilterAllowance{Filter: f, Err: a.Err}

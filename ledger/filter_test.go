@@ -203,7 +203,14 @@ func TestChooseFilter(t *testing.T) {
 	if _, err := ChooseFilter(oneVote, b3, accountant.Spend{}, 0); err == nil {
 		t.Error("no labels declared: no error")
 	}
-	if _, err := ChooseFilter(oneVote, b3, pure(0.2), -1); err == nil {
-		t.Error("-1 labels expected: no error")
+	for _, c := range []struct {
+		budget   accountant.Guarantee
+		expected int
+		param    string
+	}{{b3, -1, "queries"}, {b3, 1 << 62, "queries"}, {accountant.Guarantee{Delta: 1e-5}, 4, "budget-eps"}, {accountant.Guarantee{Eps: 3, Delta: 1}, 4, "budget-delta"}} {
+		var pe *ParamError
+		if _, err := ChooseFilter(oneVote, c.budget, pure(0.2), c.expected); !errors.As(err, &pe) || pe.Name != c.param {
+			t.Errorf("budget %v, %d labels expected: %v, want a ParamError on %s", c.budget, c.expected, err, c.param)
+		}
 	}
 }

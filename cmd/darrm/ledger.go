@@ -72,7 +72,7 @@ func (f *ensembleFlags) stated(cmd *cobra.Command) (votefile.Binding, error) {
 func newLedgerInitCmd() *cobra.Command {
 	f := ledgerInitFlags{Relation: accountant.PrivateTeachers}
 	cmd := newCmd("ledger-init", &cobra.Command{
-		Use:   "init LEDGER (--votes VOTES | --ensemble ID --K K (--eps E --Delta D | --relation one-vote) --kind KIND --partition RULE) --budget-eps E --budget-delta D",
+		Use:   "init LEDGER (--votes VOTES | --ensemble ID --K K (--eps E --Delta D | --relation one-vote) --kind KIND --partition RULE) --budget-eps E --budget-delta D [--mechanism NAME [settings] | --step-eps E [--step-delta D]] [--queries Q] [--filter F]",
 		Short: "Create a ledger with a total budget, bound to one teacher ensemble",
 		Args:  cobra.ExactArgs(1),
 		// outputs.Check checks the ledger to be as an output.

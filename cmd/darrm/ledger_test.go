@@ -568,6 +568,8 @@ func TestLedgerInitFilterChoice(t *testing.T) {
 		{"no target eps", join(oneVote, b3, []string{"--mechanism", "darrm-one-vote"}), 0, []string{"give one --target-eps"}, exitstatus.Usage},
 		{"another relation", join(private, b3, []string{"--mechanism", "gnmax", "--classes", "3", "--sigma2", "40"}), 0, []string{"gnmax releases in the one-vote relation"}, exitstatus.Usage},
 		{"step eps 0", join(private, b3, []string{"--step-eps", "0"}), 0, []string{"--step-eps = 0"}, exitstatus.Usage},
+		{"queries beyond count", join(private, b3, []string{"--step-eps", "0.1", "--queries", "1000000000000000000"}), 0, []string{"--queries = 1000000000000000000: must be >= 0"}, exitstatus.Usage},
+		{"budget eps 0", join(private, []string{"--budget-eps", "0", "--budget-delta", "1e-5", "--step-eps", "0.1"}), 0, []string{"--budget-eps = 0: must be a finite number > 0"}, exitstatus.Usage},
 	} {
 		led := filepath.Join(dir, fmt.Sprintf("%d.ledger", i))
 		out, stderr, code := darrm(t, "", append([]string{"ledger", "init", led, "--ensemble", fmt.Sprintf("choice-%d", i)}, c.args...)...)
