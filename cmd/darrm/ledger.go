@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -185,14 +184,11 @@ func (u *ledgerUseFlags) declared(cmd *cobra.Command, b votefile.Binding, budget
 // binds, and the labels in words.
 func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b votefile.Binding, budget accountant.Guarantee) (accountant.Spend, string, error) {
 	fs := cmd.Flags()
-	in := votefile.TwoClass
-	if fs.Changed("classes") || !slices.Contains(ensemble.Mechanisms, u.Mechanism) {
-		in = votefile.ManyClasses
-	}
-	info, err := ensemble.LookupMechanism(u.Mechanism, in)
+	info, err := lookupMechanism(cmd, u.Mechanism)
 	if err != nil {
-		return accountant.Spend{}, "", cli.Usagef("--mechanism %v", err)
+		return accountant.Spend{}, "", err
 	}
+	in := info.Input
 	base := plan.Request{
 		Mechanism: ensemble.Mechanism{LNMax: noisymax.LNMax{Scale: u.LaplaceScale}},
 		Budget:    accountant.Budget{Guarantee: budget},
