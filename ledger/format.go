@@ -58,10 +58,11 @@ func NewHeader(b votefile.Binding, budget accountant.Guarantee, deltaPrime float
 	return h
 }
 
-// DefaultFilter is the filter of a new ledger unless one is chosen: the
-// zCDP filter for a budget with δ > 0 in the one-vote relation, where
-// every mechanism has a zCDP curve (the GNMax family, LNMax and pure
-// DaRRM labels), else simple composition.
+// DefaultFilter is the filter of a new ledger whose labels are not
+// declared (ChooseFilter) and that names none: the zCDP filter for a
+// budget with δ > 0 in the one-vote relation, where every mechanism has a
+// zCDP curve (the GNMax family, LNMax and pure DaRRM labels), else simple
+// composition.
 func DefaultFilter(b votefile.Binding, budget accountant.Guarantee) accountant.Method {
 	if budget.Delta > 0 && b.Relation == accountant.OneVote {
 		return accountant.ZCDPFilter
@@ -187,6 +188,20 @@ func checkName(name string) error {
 	return nil
 }
 
+// formatG formats x as a header parameter's value in an error.
+func formatG(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// checkBudget validates a ledger's budget.
+func checkBudget(b accountant.Guarantee) error {
+	if !(b.Eps > 0) || math.IsInf(b.Eps, 0) {
+		return &ParamError{"budget-eps", formatG(b.Eps), "must be a finite number > 0"}
+	}
+	if !(b.Delta >= 0 && b.Delta < 1) {
+		return &ParamError{"budget-delta", formatG(b.Delta), "must be in [0, 1)"}
+	}
+	return nil
+}
+
 // checkHeader validates the parameters of a header.
 func checkHeader(h Header) error {
 	if err := checkName(h.Ensemble); err != nil {
@@ -195,16 +210,11 @@ func checkHeader(h Header) error {
 	if h.Relation == "" || strings.IndexFunc(h.Relation, unicode.IsControl) >= 0 {
 		return &ParamError{"relation", strconv.Quote(h.Relation), "must name a neighbouring relation"}
 	}
-	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-	b := h.Budget
-	if !(b.Eps > 0) || math.IsInf(b.Eps, 0) {
-		return &ParamError{"budget-eps", g(b.Eps), "must be a finite number > 0"}
-	}
-	if !(b.Delta >= 0 && b.Delta < 1) {
-		return &ParamError{"budget-delta", g(b.Delta), "must be in [0, 1)"}
+	if err := checkBudget(h.Budget); err != nil {
+		return err
 	}
 	if !(h.DeltaPrime > 0 && h.DeltaPrime < 1) {
-		return &ParamError{"delta-prime", g(h.DeltaPrime), "must be in (0, 1)"}
+		return &ParamError{"delta-prime", formatG(h.DeltaPrime), "must be in (0, 1)"}
 	}
 	if h.Version >= Version {
 		if err := accountant.CheckFilter(h.Filter, h.Budget); err != nil {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"slices"
+
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
@@ -10,8 +12,10 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/votefile"
 )
 
 // sharedFlags are the flags that name one concept in every command that
@@ -80,6 +84,21 @@ type compositionFlags struct {
 // composition returns the composition the flags give.
 func (c *compositionFlags) composition() accountant.Composition {
 	return accountant.Composition{Method: c.Method, DeltaPrime: c.DeltaPrime}
+}
+
+// lookupMechanism resolves --mechanism name for a command that has
+// --classes: a multi-class mechanism when --classes is given or the name
+// is of no two-class one, else the two-class one.
+func lookupMechanism(cmd *cobra.Command, name votefile.MechanismName) (ensemble.MechanismInfo, error) {
+	in := votefile.TwoClass
+	if cmd.Flags().Changed("classes") || !slices.Contains(ensemble.Mechanisms, name) {
+		in = votefile.ManyClasses
+	}
+	info, err := ensemble.LookupMechanism(name, in)
+	if err != nil {
+		return info, cli.Usagef("--mechanism %v", err)
+	}
+	return info, nil
 }
 
 // budgetFlags maps the accountant's names of a budget's values

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -120,14 +119,11 @@ func (f *planFlags) planError(err error) error {
 // request returns the plan's request from the flags, and the mechanism.
 func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.MechanismInfo, error) {
 	fs := cmd.Flags()
-	in := votefile.TwoClass
-	if fs.Changed("classes") || !slices.Contains(ensemble.Mechanisms, f.Mechanism) {
-		in = votefile.ManyClasses
-	}
-	info, err := ensemble.LookupMechanism(f.Mechanism, in)
+	info, err := lookupMechanism(cmd, f.Mechanism)
 	if err != nil {
-		return plan.Request{}, info, cli.Usagef("--mechanism %v", err)
+		return plan.Request{}, info, err
 	}
+	in := info.Input
 	if err := f.checkDeltaPrime(); err != nil {
 		return plan.Request{}, info, err
 	}
