@@ -84,6 +84,24 @@ func (m ConfidentGNMax) RDPSlope() (float64, error) {
 	return r.Hi, nil
 }
 
+// RunSlope returns the slope ρ of the data-independent Rényi curve ρ·λ of
+// queries threshold steps and labels label steps (for GNMax, which has no
+// threshold step, labels steps), rounded up: the curve of a run that asks
+// at most queries and labels at most labels of them, whichever they are.
+func (m ConfidentGNMax) RunSlope(queries, labels int) (float64, error) {
+	if err := m.Validate(); err != nil {
+		return 0, fmt.Errorf("PATE: %w", err)
+	}
+	if queries < 0 || labels < 0 {
+		return 0, fmt.Errorf("PATE: %d queries, %d labels: must be >= 0", queries, labels)
+	}
+	r := gnmaxSlope(m.Sigma2).Mul(outward.Exact(float64(labels)))
+	if m.Confident() {
+		r = r.Add(thresholdSlope(m.Sigma1).Mul(outward.Exact(float64(queries))))
+	}
+	return r.Hi, nil
+}
+
 // Answer says what became of one query of a release: AnswerUnknown (the
 // zero value: no release given, charged in expectation), Answered or
 // NotAnswered (the threshold step withheld the label).
