@@ -170,9 +170,9 @@ func Label(counts [][]int, teachers, classes int, truth []int, m ensemble.Mechan
 	return res, err
 }
 
-// labelTotals returns the totals to choose the one to publish from of a
-// run of Label that asked asked of the available queries, its smooth-
-// sensitivity release being ss. Every query asked is charged both steps
+// labelTotals returns the totals, among which the one to publish is
+// chosen, of a run of Label that asked the first asked of available
+// queries, its smooth-sensitivity release being ss. Every query asked is charged both steps
 // (the composition of every step the run could take: ensemble's
 // accounting of a release, as aggregate's); a run that stops at the
 // Answered-th answer asks a number of queries that depends on the
