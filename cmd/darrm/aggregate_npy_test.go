@@ -245,7 +245,7 @@ func TestNPYLabelsAccounted(t *testing.T) {
 	}
 	account := func(args ...string) string {
 		t.Helper()
-		stdout, stderr, code := darrm(t, "", append(append([]string{"account", "pate"}, votes...), append(args, "--target-delta", "1e-5", "--seed", "1", "--format", "json")...)...)
+		stdout, stderr, code := darrm(t, "", append(append([]string{"account", "pate"}, votes...), append(args, "--target-delta", "1e-5", "--seed", "1", "--release-estimate", "--format", "json")...)...)
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", args, code, stderr)
 		}

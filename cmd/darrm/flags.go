@@ -54,7 +54,7 @@ var sharedFlags = cli.NewRegistry([]cli.Flag{
 	{Name: "target-eps", Default: []float64(nil), Usage: "eps of the (eps, delta)-DP guarantee to meet (> 0); commands that tabulate accept several, comma-separated"},
 	{Name: "target-delta", Default: 0.0, Usage: "delta of the (eps, delta)-DP guarantee to meet or report, in (0, 1)"},
 	{Name: "sigma", Default: 0.0, Usage: "Gaussian noise: standard deviation in units of the sensitivity (clipping norm), > 0"},
-	{Name: "ledger", Default: "", Usage: "privacy ledger file (darrm ledger init): a release is charged to its budget, and recorded before the labels leave; account pate charges its smooth-sensitivity draws to it and, with --labels, takes the releases it recorded as the reference for the labels' header"},
+	{Name: "ledger", Default: "", Usage: "privacy ledger file (darrm ledger init): a release is charged to its budget, and recorded before the labels leave; account pate charges its smooth-sensitivity draws (--release-estimate) to it and, with --labels, takes the releases it recorded as the reference for the labels' header, its total then the one to publish"},
 })
 
 // bind defines the flags of the tagged fields of the struct p points to
