@@ -451,8 +451,9 @@ func TestConcurrentRuns(t *testing.T) {
 	}
 }
 
-// TestStatus: a ledger's status is its header, its total and the
-// allowance, before and after a spend.
+// TestStatus: a ledger's status is its header, its total, the
+// allowance and the total to publish (without a cap, the budget its
+// filter holds every release to), before and after a spend.
 func TestStatus(t *testing.T) {
 	budget := accountant.Guarantee{Eps: 5, Delta: 1e-3}
 	path := newLedger(t, budget)
@@ -471,7 +472,8 @@ func TestStatus(t *testing.T) {
 		total, _, _ := l.Total()
 		left, _ := l.Allowance(accountant.ApproxStep(step), -1)
 		l.Close()
-		want := Status{Ensemble: st.Ensemble, Relation: "private-teachers", Budget: budget, Total: total, Composition: tc.comp, Queries: total, QueriesLeft: left}
+		want := Status{Ensemble: st.Ensemble, Relation: "private-teachers", Budget: budget, Total: total, Composition: tc.comp, Queries: total, QueriesLeft: left,
+			Publish: accountant.Total{Method: accountant.Simple, Guarantee: budget, Filter: true}}
 		if err != nil || st != want {
 			t.Errorf("after %d labels: status %+v (%v), want %+v", tc.spent, st, err, want)
 		}
