@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
@@ -80,6 +82,22 @@ type compositionFlags struct {
 // composition returns the composition the flags give.
 func (c *compositionFlags) composition() accountant.Composition {
 	return accountant.Composition{Method: c.Method, DeltaPrime: c.DeltaPrime}
+}
+
+// hideComposition hides --composition of cmd, whose budget and total to
+// publish take, at the budget's delta, the least eps of every composition
+// valid for the run, whatever the flag says; --delta-prime still gives
+// the slack of the analysis totals, of the teachers' cap as shown and of
+// the default total delta. It is still accepted, with a note on standard
+// error (compositionIgnored), so that scripts that give it still run.
+func hideComposition(cmd *cobra.Command) { cmd.Flags().MarkHidden("composition") }
+
+// compositionIgnored notes on standard error that --composition, if
+// given, changes nothing (hideComposition).
+func compositionIgnored(cmd *cobra.Command) {
+	if cmd.Flags().Changed("composition") {
+		fmt.Fprintln(cmd.ErrOrStderr(), "darrm: --composition changes nothing here: a budget and the total to publish take, at the budget's delta, the least eps of every composition valid for the run (the analysis lists each)")
+	}
 }
 
 // budgetFlags maps the accountant's names of a budget's values

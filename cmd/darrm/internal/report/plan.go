@@ -12,7 +12,8 @@ import (
 // Plan is the document of darrm plan: a mechanism's parameters, each
 // under the name of the aggregate flag it feeds (threshold, sigma1,
 // sigma2, target_eps, m, delta, ...), the queries that fit the budget,
-// their total by the composition that holds them and its theorem, what a
+// their total to publish (at the budget's delta, the least eps of every
+// composition valid for the run) and its theorem, what a
 // run charged to a new ledger of that budget may release, and, for a plan
 // of parameters, the parameter chosen, its neighbour 5% more generous
 // that does not fit, and the expected utility with what it was computed
@@ -50,11 +51,7 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 	if d.Chosen {
 		queries = p.Queries
 	}
-	rec = append(rec, field("queries", queries), field("budget_eps", r.Budget.Eps), field("budget_delta", r.Budget.Delta),
-		field("composition", r.Budget.Method.String()))
-	if r.Budget.Method.Slack() {
-		rec = append(rec, field("delta_prime", r.Budget.DeltaPrime))
-	}
+	rec = append(rec, field("queries", queries), field("budget_eps", r.Budget.Eps), field("budget_delta", r.Budget.Delta))
 	rec = append(rec, field("per_query_eps", c.PerQuery.Eps), field("per_query_delta", c.PerQuery.Delta),
 		field("run_queries", c.Run), field("total_eps", c.Total.Guarantee.Eps), field("total_delta", c.Total.Guarantee.Delta),
 		field("total_method", c.Total.Name()), field("total_reference", c.Total.Reference()),
