@@ -291,20 +291,25 @@ func (a Account) choose(k int, delta, enough float64) *chooser {
 			c.offer(Total{Method: Exact, Guarantee: Guarantee{Eps: e, Delta: delta}})
 		}
 	}
+	if r.delta == nil || c.done() {
+		return c
+	}
 	// The exact profile at the budget's ε itself: the bisection below
 	// ends within a relative 1e-9 above its ε, which may be above a
-	// budget that the profile meets.
+	// budget that the profile meets. A search that asks only whether
+	// some total fits needs no more: the profile decreases in ε.
 	probe := enough
 	if a.Budget != nil {
 		probe = a.Budget.Eps
 	}
-	if r.delta != nil && probe > 0 && !math.IsInf(probe, 0) && r.delta(probe) <= delta {
+	if probe > 0 && !math.IsInf(probe, 0) && r.delta(probe) <= delta {
 		c.offer(Total{Method: Exact, Guarantee: Guarantee{Eps: probe, Delta: delta}})
 	}
-	if r.delta != nil && !c.done() {
-		if e, ok := r.exactEps(delta, hi); ok {
-			c.offer(Total{Method: Exact, Guarantee: Guarantee{Eps: e, Delta: delta}})
-		}
+	if !math.IsInf(enough, -1) {
+		return c
+	}
+	if e, ok := r.exactEps(delta, hi); ok {
+		c.offer(Total{Method: Exact, Guarantee: Guarantee{Eps: e, Delta: delta}})
 	}
 	return c
 }
