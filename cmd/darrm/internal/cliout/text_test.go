@@ -43,3 +43,13 @@ func TestWrap(t *testing.T) {
 		}
 	}
 }
+
+// TestJoinWithin: items joined on lines of at most the width, an item
+// wider than it wrapped on lines of its own.
+func TestJoinWithin(t *testing.T) {
+	got := joinWithin([]string{"a=1", "b=2", "c=3", "long=x y z w", "d=4"}, "  ", 8)
+	want := []string{"a=1  b=2", "c=3", "long=x y", "  z w", "d=4"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("joinWithin = %q, want %q", got, want)
+	}
+}
