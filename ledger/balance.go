@@ -15,8 +15,10 @@ func (l *Ledger) compose(seq accountant.Sequence) (accountant.Guarantee, bool, e
 	return g, fits || l.free(), err
 }
 
-// free reports whether the teachers' cap is within the budget.
-func (l *Ledger) free() bool { return l.cap != nil && l.cap.Within(l.header.Budget) }
+// free reports whether the teachers' cap is within the budget at the
+// budget's δ (accountant.Cap.Fits: on shared data the teachers' composition
+// with its slack chosen for that δ, whatever the ledger's δ').
+func (l *Ledger) free() bool { return l.cap != nil && l.cap.Fits(l.header.Budget) }
 
 // Balance is what a ledger has spent.
 type Balance struct {

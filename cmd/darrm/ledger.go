@@ -86,7 +86,7 @@ func newLedgerInitCmd() *cobra.Command {
 			if err != nil {
 				return ledgernotes.Error(err)
 			}
-			return ledgernotes.Initialized(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], b, h, prev)
+			return ledgernotes.Initialized(cmd.OutOrStdout(), args[0], b, h, prev)
 		},
 	}, &f)
 }
