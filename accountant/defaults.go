@@ -124,7 +124,8 @@ func (t Total) Reference() string {
 // MarshalJSON writes the total with its name and reference (Name,
 // Reference), the profile point it composed, if any ("profile_point"), the
 // bound that won ("total_bound") and the composition over the queries
-// ("queries"), and null eps and delta when no bound is known.
+// ("queries"; null for the cap or a filter's budget to publish), and null
+// eps and delta when no bound is known.
 func (t Total) MarshalJSON() ([]byte, error) {
 	type pair struct {
 		Eps   float64 `json:"eps"`
@@ -150,7 +151,9 @@ func (t Total) MarshalJSON() ([]byte, error) {
 	}
 	if t.Err != nil {
 		o.Error = t.Err.Error()
-	} else {
+	} else if t.Cap == nil && !t.Filter {
+		// A total to publish that is the cap or a filter's budget has no
+		// composition over the queries beside it.
 		q := t.Guarantee
 		if t.Bound == TeachersBound {
 			q = t.Queries

@@ -1,6 +1,7 @@
 package accountant
 
 import (
+	"encoding/json"
 	"math"
 	"math/big"
 	"strings"
@@ -252,5 +253,22 @@ func TestMaxSteps(t *testing.T) {
 	}
 	if n, _, err := (Account{Step: ApproxStep(Guarantee{Eps: 3}), Budget: &Guarantee{Eps: 1, Delta: 0.1}}).MaxSteps(); n != 0 || err != nil {
 		t.Errorf("not even one: %d (%v)", n, err)
+	}
+}
+
+// TestPublishJSON: a total to publish that is the cap or a filter's
+// budget says so in JSON, with no composition over the queries beside it.
+func TestPublishJSON(t *testing.T) {
+	budget := Guarantee{Eps: 3, Delta: 1e-3}
+	shared, _ := TeacherCap(Guarantee{Eps: 0.1, Delta: 1e-5}, 11, Shared, 1e-5)
+	for _, a := range []Account{{Filter: ptr(Simple), Budget: &budget}, {Filter: ptr(Simple), Budget: &budget, Cap: &shared}} {
+		got, err := a.Publish()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(got)
+		if err != nil || !strings.Contains(string(b), `"method":"`+got.Name()+`"`) || !strings.Contains(string(b), `"queries":null`) {
+			t.Errorf("%s (%v)", b, err)
+		}
 	}
 }
