@@ -159,24 +159,15 @@ func TestDiscreteGaussianDeltaAgainstBig(t *testing.T) {
 // confident is Confident-GNMax with σ1 = 150, σ2 = 40 and discrete noise,
 // every query charged: the reference case of docs/accountant.md
 // ("Described mechanisms: one run and a ledger"), whose
-// counts TestMaxRunStepsConfident checks.
+// counts TestMaxSteps and TestRenyiStepsConfident check.
 var confident = Spend{Kind: GaussianSpend, Guarantee: Guarantee{Eps: 0.173291, Delta: 1e-5}, Discrete: true,
 	Gaussian: []GaussianPart{{Sigma: 40, Coords: 2}, {Sigma: 150, Coords: 1}}}
 
-// TestMaxRunStepsConfident: the queries that fit (2, 1e-5), against the
-// independent reference counts: 194 by exact composition (continuous or
-// discrete noise), 167 by zCDP with the improved conversion, 123 with the
-// paper's.
-func TestMaxRunStepsConfident(t *testing.T) {
-	budget := Guarantee{Eps: 2, Delta: 1e-5}
-	for _, disc := range []bool{true, false} {
-		s := confident
-		s.Discrete = disc
-		n, err := MaxRunSteps(s, Budget{Guarantee: budget, Composition: Composition{Method: General, DeltaPrime: 1e-5}}, nil)
-		if err != nil || n != 194 {
-			t.Errorf("discrete %v: MaxRunSteps = %d, %v; want 194", disc, n, err)
-		}
-	}
+// TestRenyiStepsConfident: the queries that fit (2, 1e-5) by the RDP
+// curve, against the independent reference counts: 167 by zCDP with the
+// improved conversion, 123 with the paper's (194 by exact composition:
+// TestMaxSteps).
+func TestRenyiStepsConfident(t *testing.T) {
 	for _, c := range []struct {
 		conv Conversion
 		want int
