@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/poissonbinom"
 )
 
@@ -331,5 +333,51 @@ func checkExactBelowOptimal(t *testing.T, name string, priv Privacy) {
 			t.Errorf("%s k=%d: exact %v, optimal composition %v", name, k, exact, opt)
 		}
 		t.Logf("%s k=%d: exact %.4f, optimal composition of %v: %.4f at delta %.3g", name, k, exact.Guarantee.Eps, priv.Guarantee, opt.Eps, opt.Delta)
+	}
+}
+
+// TestGNMaxBits: two-class GNMax describes its label, as darrm-one-vote
+// does, by the pairs of its sampled output probabilities at neighbouring
+// vote counts, which meet its guarantee at its ε, and by points of its
+// profile, each holding for one label; the exact composition of the
+// pairs is never above optimal composition of the guarantee, and far
+// below it for the paper's calibration, whose bit is pure DP at a
+// quarter of its ε.
+func TestGNMaxBits(t *testing.T) {
+	for _, search := range []noisymax.GNMaxSearch{noisymax.GNMaxTight, noisymax.GNMaxGrid} {
+		g, err := NewGNMax(constraints.New(11, 3, 0.0885, 1e-4), search)
+		if err != nil {
+			t.Fatal(err)
+		}
+		priv := g.Privacy()
+		if priv.Curve.Kind != accountant.OneBitSpend || !slices.Equal(priv.Curve.Bits, g.oneVoteBits()) || len(priv.Profile) == 0 {
+			t.Fatalf("%v: curve %v, %d pairs, %d profile points", search, priv.Curve.Kind, len(priv.Curve.Bits), len(priv.Profile))
+		}
+		if h := bitsEnvelope(priv.Curve.Bits)(math.Exp(priv.Eps)); h > priv.Delta {
+			t.Errorf("%v: the pairs reach %g at the guarantee's eps %g, above its delta %g", search, h, priv.Eps, priv.Delta)
+		}
+		pairs := labelPairs(g)
+		for _, pt := range priv.Profile {
+			if got := adaptiveDelta(pairs, 1, pt.Eps); got > pt.Delta+1e-14 {
+				t.Errorf("%v: profile point %v, but one label's divergence there is %g", search, pt, got)
+			}
+		}
+		checkExactBelowOptimal(t, search.String(), priv)
+	}
+	g, err := NewGNMax(constraints.New(11, 3, 0.0885, 1e-4), noisymax.GNMaxGrid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	priv := g.Privacy()
+	opt, err := accountant.Compose(priv.Guarantee, 100, accountant.Optimal, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := accountant.ComposeRun(priv.Step(), 100, opt.Delta, 1e-5, accountant.ImprovedConversion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exact := run[len(run)-1]; exact.Method != accountant.Exact || exact.Guarantee.Eps > opt.Eps/2 {
+		t.Errorf("grid calibration, 100 labels: exact composition of the bit %v, optimal composition of the guarantee %v", exact, opt)
 	}
 }
