@@ -169,7 +169,7 @@ func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 			fmt.Fprintf(w, "DaRRM's noise (and RR's) pays off only where the cap is above the labels' composition: %s; and for teachers that are a fresh mechanism per query (no cap) at every Q\n", where)
 		}
 	}
-	_, err := fmt.Fprintf(w, "accuracy: mean ± std over the redraws of the queries; the majority has no noise, its per-query guarantee is the K-fold composition of the teachers; the guarantees of GNMax and darrm-one-vote (DaRRM with the one-vote relation's gamma_opt) are for the one-vote relation (non-private teachers on disjoint shares); each total is the tightest at the general composition's delta of the compositions that hold for the labels, by every mechanism alike: of the per-query (eps, delta), of a point of the label's privacy profile, or exact, of the label's pairs of output probabilities\n")
+	_, err := fmt.Fprintf(w, "accuracy: mean ± std over the redraws of the queries; the majority has no noise, its per-query guarantee is the K-fold composition of the teachers; the guarantees of GNMax and darrm-one-vote (DaRRM with the one-vote relation's gamma_opt) are for the one-vote relation (non-private teachers on disjoint shares); the totals of GNMax and darrm-one-vote, whose labels are one bit each, are the exact composition of their labels' pairs of output probabilities at the general composition's delta; those of the private teachers' mechanisms the general composition against the cap\n")
 	if err != nil {
 		return err
 	}
