@@ -20,8 +20,9 @@ import (
 // darrm-one-vote and randomized response on the majority (pure ε-DP),
 // and GNMax (--classes 2: discrete Gaussian noise on the two counts, the
 // argmax released), whose label is scored by its exact probabilities.
-// DaRRM wins clearly at 10 queries and by 0.001 at 100: at many queries
-// the best symmetric gamma within GNMax's privacy profile is GNMax's own.
+// DaRRM wins clearly at 10 queries and by 0.001 at 100: the best
+// symmetric gamma under GNMax's privacy profile is GNMax's own, so DaRRM
+// gains only by the shape of its own profile, which pays at few queries.
 // darrm solve --compare --budget-eps prints the same table (and 1,000
 // queries: 0.538 against 0.538, sigma2 40.9).
 func ExampleCompareAtTotals() {
