@@ -3,9 +3,11 @@ package ensemble
 import (
 	"context"
 	"fmt"
+	"github.com/darrm/darrm/noisymax"
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
@@ -429,5 +431,44 @@ func TestPrivateTeacherBitsAgainstBig(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("K=%d (%s, %d multisets): largest error %.3g, bound %.3g (%.0f times it)", c.p.K, c.kind, n, worst, bound, bound/math.Max(worst, 0x1p-1074))
+	}
+}
+
+// TestGNMaxBits: two-class GNMax describes its label, as darrm-one-vote
+// does, by the pairs of its sampled output probabilities at neighbouring
+// vote counts, which meet its guarantee at its ε; the exact composition
+// of the pairs is never above optimal composition of the guarantee, and
+// far below it for the paper's calibration, whose bit is pure DP at a
+// quarter of its ε.
+func TestGNMaxBits(t *testing.T) {
+	for _, search := range []noisymax.GNMaxSearch{noisymax.GNMaxTight, noisymax.GNMaxGrid} {
+		g, err := NewGNMax(constraints.New(11, 3, 0.0885, 1e-4), search)
+		if err != nil {
+			t.Fatal(err)
+		}
+		priv := g.Privacy()
+		if priv.Curve.Kind != accountant.OneBitSpend || !slices.Equal(priv.Curve.Bits, g.oneVoteBits()) {
+			t.Fatalf("%v: curve %v, %d pairs", search, priv.Curve.Kind, len(priv.Curve.Bits))
+		}
+		if h := bitsEnvelope(priv.Curve.Bits)(math.Exp(priv.Eps)); h > priv.Delta {
+			t.Errorf("%v: the pairs reach %g at the guarantee's eps %g, above its delta %g", search, h, priv.Eps, priv.Delta)
+		}
+		checkExactBelowOptimal(t, search.String(), priv)
+	}
+	g, err := NewGNMax(constraints.New(11, 3, 0.0885, 1e-4), noisymax.GNMaxGrid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	priv := g.Privacy()
+	opt, err := accountant.Compose(priv.Guarantee, 100, accountant.Optimal, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := accountant.ComposeRun(priv.Step(), 100, opt.Delta, 1e-5, accountant.ImprovedConversion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exact := run[len(run)-1]; exact.Method != accountant.Exact || exact.Guarantee.Eps > opt.Eps/2 {
+		t.Errorf("grid calibration, 100 labels: exact composition of the bit %v, optimal composition of the guarantee %v", exact, opt)
 	}
 }

@@ -146,8 +146,10 @@ func (s Spend) Step() accountant.Spend {
 // guarantee, and the description of a kind that has more.
 func spendOf(run string, mechanism votefile.MechanismName, step accountant.Spend) Spend {
 	s := Spend{Run: run, Mechanism: mechanism, Eps: step.Eps, Delta: step.Delta}
-	if step.Kind == accountant.GaussianSpend {
-		s.Kind, s.Gaussian, s.Discrete = step.Kind, step.Gaussian, step.Discrete
+	// A bit computed from Gaussian noise (two-class GNMax, a OneBitSpend)
+	// is recorded by its noise, whose zCDP slope the filter composes.
+	if len(step.Gaussian) > 0 {
+		s.Kind, s.Gaussian, s.Discrete = accountant.GaussianSpend, step.Gaussian, step.Discrete
 	}
 	return s
 }

@@ -124,10 +124,10 @@ func TestAggregateEveryMechanism(t *testing.T) {
 		if doc.PerQuery.Eps != 3*doc.Eps || doc.PerQuery.Delta != constraints.DefaultTargetDelta(1e-5, 3) || doc.PerQuery.Source == "" {
 			t.Errorf("%s: per-query guarantee %+v", mech, doc.PerQuery)
 		}
-		// darrm, subsample and rr describe their label by its pairs of
-		// output probabilities, which add the exact composition at the
+		// darrm, subsample, rr and gnmax describe their label by its pairs
+		// of output probabilities, which add the exact composition at the
 		// total's δ, 1-(1-δ)^40·(1-δ').
-		want := map[string]int{"darrm": 4, "subsample": 4, "rr": 4, "gnmax": 3}[mech]
+		want := map[string]int{"darrm": 4, "subsample": 4, "rr": 4, "gnmax": 4}[mech]
 		if len(doc.Totals) != want || doc.Totals[1].Method != "general" || doc.Totals[1].Eps == nil || want == 4 && doc.Totals[3].Method != "exact" {
 			t.Errorf("%s: totals %+v", mech, doc.Totals)
 		}
