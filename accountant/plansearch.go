@@ -56,7 +56,7 @@ func MaxFilterSteps(f Method, spent Sequence, s Spend, budget Guarantee) (int, e
 	if ok, err := fits(1); err != nil || !ok {
 		return 0, err
 	}
-	return roots.Last(1, maxSequenceSteps, fits)
+	return lastFit(1, budget, fits)
 }
 
 // RunFits reports whether k steps of s, fixed before the run, fit budget b
@@ -69,7 +69,7 @@ func RunFits(s Spend, k int, b Budget) (bool, error) {
 	if err := s.Check(); err != nil {
 		return false, fmt.Errorf("run fits: %w", err)
 	}
-	if err := param.Count("steps", k, 1); err != nil {
+	if err := param.CountIn("steps", k, 1, CountLimit); err != nil {
 		return false, fmt.Errorf("run fits: %w", err)
 	}
 	return runFits(s, k, budget, m, deltaPrime), nil

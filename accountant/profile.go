@@ -85,12 +85,13 @@ func ProfileTotal(step Guarantee, profile []Guarantee, k int, deltaPrime float64
 
 // MaxStepsProfile is MaxSteps under optimal composition for steps of a
 // mechanism that is also (ε_i, δ_i)-DP for every point of profile: the
-// largest k whose ComposeProfile total is within budget, or Unlimited when
+// largest k, at most MaxOptimalSteps, whose ComposeProfile total is
+// within budget, or Unlimited when
 // the cap c (nil: none) is (maxStepsCapped). It returns 0 when not even
 // one step fits.
 func MaxStepsProfile(step Guarantee, profile []Guarantee, budget Guarantee, deltaPrime float64, c *Cap) (int, error) {
 	n, err := maxStepsCapped(step, budget, Optimal, deltaPrime, c)
-	if err != nil || n == Unlimited || len(profile) == 0 {
+	if err != nil || n == Unlimited || len(profile) == 0 || n >= MaxOptimalSteps {
 		return n, err
 	}
 	fits := func(k int) (bool, error) {
@@ -103,7 +104,9 @@ func MaxStepsProfile(step Guarantee, profile []Guarantee, budget Guarantee, delt
 	if ok, err := fits(lo); err != nil || !ok {
 		return n, err
 	}
-	k, err := roots.Last(lo, MaxOptimalSteps, fits)
+	// ComposeProfile takes at most MaxOptimalSteps steps: when they all
+	// fit, that many is the count it proves.
+	k, err := roots.LastIn(lo, MaxOptimalSteps, fits)
 	if err != nil {
 		return 0, fmt.Errorf("max steps (profile): %w in budget %v", err, budget)
 	}

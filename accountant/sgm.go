@@ -3,6 +3,7 @@ package accountant
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
@@ -99,6 +100,49 @@ func EpochSteps(epochs, batch, n int) (int, error) {
 // maxSGMOrder bounds the integer orders Eps searches.
 const maxSGMOrder = 4096
 
+// sgmCurve is the RDP curve of one step of a sampled Gaussian mechanism
+// at the integer orders 2..maxSGMOrder (rdp[α-2]).
+type sgmCurve struct {
+	q, sigma float64
+	rdp      []float64
+}
+
+// maxSGMCurves bounds the curves the process keeps.
+const maxSGMCurves = 8
+
+// sgmCurves keeps the curves last used, most recent first: a search over
+// step counts (MaxRunSteps) converts the same curve at every count, and
+// computing it costs O(maxSGMOrder²) terms, a good part of a second.
+var sgmCurves struct {
+	sync.Mutex
+	recent []*sgmCurve
+}
+
+// sgmRDPCurve returns the RDP curve of the sampled Gaussian mechanism
+// with rate q and noise sigma (SGMRDP at every order), computed once.
+func sgmRDPCurve(q, sigma float64) ([]float64, error) {
+	sgmCurves.Lock()
+	defer sgmCurves.Unlock()
+	recent := sgmCurves.recent
+	for i, c := range recent {
+		if c.q == q && c.sigma == sigma {
+			copy(recent[1:i+1], recent[:i])
+			recent[0] = c
+			return c.rdp, nil
+		}
+	}
+	c := &sgmCurve{q: q, sigma: sigma, rdp: make([]float64, maxSGMOrder-1)}
+	for a := 2; a <= maxSGMOrder; a++ {
+		r, err := SGMRDP(q, sigma, a)
+		if err != nil {
+			return nil, err
+		}
+		c.rdp[a-2] = r
+	}
+	sgmCurves.recent = append([]*sgmCurve{c}, recent[:min(len(recent), maxSGMCurves-1)]...)
+	return c.rdp, nil
+}
+
 // Eps returns the smallest ε over integer orders α in [2, 4096] such that
 // the run is (ε, δ)-DP under conversion c, and that α: Steps·SGMRDP(α)
 // converted at α.
@@ -109,12 +153,13 @@ func (s SGM) Eps(delta float64, c Conversion) (eps float64, alpha int, err error
 	if err := CheckConversion(delta, c); err != nil {
 		return 0, 0, fmt.Errorf("DP-SGD: %w", err)
 	}
+	curve, err := sgmRDPCurve(s.Q, s.Sigma)
+	if err != nil {
+		return 0, 0, fmt.Errorf("DP-SGD: %w", err)
+	}
 	best, bestAlpha := math.Inf(1), 0
 	for a := 2; a <= maxSGMOrder; a++ {
-		r, err := SGMRDP(s.Q, s.Sigma, a)
-		if err != nil {
-			return 0, 0, fmt.Errorf("DP-SGD: %w", err)
-		}
+		r := curve[a-2]
 		e, err := ConvertRDP(outward.MulUp(float64(s.Steps), r), float64(a), delta, c)
 		if err != nil {
 			return 0, 0, fmt.Errorf("DP-SGD: %w", err)

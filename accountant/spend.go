@@ -213,8 +213,11 @@ func (s Spend) RDP(alpha float64) (float64, bool) {
 		return r, true
 	}
 	if s.Kind == SampledGaussianSpend && alpha == math.Trunc(alpha) && alpha >= 2 && alpha <= maxSGMOrder {
-		r, err := SGMRDP(s.Q, s.Sigma, int(alpha))
-		return r, err == nil
+		curve, err := sgmRDPCurve(s.Q, s.Sigma)
+		if err != nil {
+			return 0, false
+		}
+		return curve[int(alpha)-2], true
 	}
 	return 0, false
 }
