@@ -1,6 +1,7 @@
 package ensemble
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
@@ -12,7 +13,8 @@ import (
 type Budget struct {
 	accountant.Budget
 	// MaxQueries is the number of queries the budget allows:
-	// accountant.Unlimited when the teachers' cap is within it.
+	// accountant.Unlimited when the teachers' cap is within it,
+	// accountant.CountLimit when more than that fit.
 	MaxQueries int
 }
 
@@ -50,6 +52,11 @@ func NewAccounting(priv Privacy, b votefile.Binding, c accountant.Composition, b
 	}
 	if budget != nil {
 		limit, err := accountant.MaxRunSteps(priv.Step(), accountant.Budget{Guarantee: *budget, Composition: c}, a.Cap)
+		if errors.As(err, new(*accountant.BeyondCountError)) {
+			// No run reaches the count: the release is held to it all the
+			// same, a limit it never meets.
+			limit, err = accountant.CountLimit, nil
+		}
 		if method == accountant.Optimal && len(priv.Profile) > 0 && err == nil && limit != accountant.Unlimited {
 			var p int
 			p, err = accountant.MaxStepsProfile(priv.Guarantee, priv.Profile, *budget, deltaPrime, a.Cap)

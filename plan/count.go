@@ -164,8 +164,11 @@ func Queries(ctx context.Context, r Request) (Count, error) {
 		return Count{}, err
 	}
 	c := Count{Run: b.runQueries(), PerQuery: b.agg.Privacy().Guarantee, Label: b.label}
-	if c.Run == 0 {
+	switch c.Run {
+	case 0:
 		return c, noFit(b, r.Budget.Guarantee, 1)
+	case accountant.CountLimit:
+		return c, &accountant.BeyondCountError{Budget: r.Budget.Guarantee}
 	}
 	if c.Total, err = within(b, c.Run, r.Budget.Guarantee); err != nil {
 		return c, err

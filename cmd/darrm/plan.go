@@ -82,8 +82,8 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		doc.Plan = plan.Plan{Request: r, Count: c}
 		return doc.Write(cmd.OutOrStdout(), f.Format)
 	}
-	if f.Queries < 1 {
-		return cli.Usagef("--queries %d: must be >= 1", f.Queries)
+	if f.Queries < 1 || f.Queries > accountant.CountLimit {
+		return cli.Usagef("--queries %d: must be in [1, %d], the counts the accountant counts exactly", f.Queries, accountant.CountLimit)
 	}
 	for _, s := range plan.Chosen(r) {
 		if n := report.SettingFlag[s]; fs.Changed(n) {
@@ -114,7 +114,11 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 
 // planError says a library error in terms of the flags.
 func (f *planFlags) planError(err error) error {
-	return cli.AsUsage(exitstatus.Flagged(err, exitstatus.WithFlags(budgetFlags, map[string]string{"laplace scale": "--laplace-scale", "min-precision": "--min-precision", "votes K": "--votes: K", "votes classes": "--votes: classes", "votes queries": "--votes: queries"})))
+	mEps := "m·eps (--m × --eps)"
+	if f.Mechanism == votefile.DaRRMOneVote {
+		mEps = "--target-eps"
+	}
+	return cli.AsUsage(exitstatus.Flagged(err, exitstatus.WithFlags(budgetFlags, map[string]string{"laplace scale": "--laplace-scale", "min-precision": "--min-precision", "votes K": "--votes: K", "votes classes": "--votes: classes", "votes queries": "--votes: queries", "m·eps": mEps})))
 }
 
 // request returns the plan's request from the flags, and the mechanism.
