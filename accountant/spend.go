@@ -213,11 +213,8 @@ func (s Spend) RDP(alpha float64) (float64, bool) {
 		return r, true
 	}
 	if s.Kind == SampledGaussianSpend && alpha == math.Trunc(alpha) && alpha >= 2 && alpha <= maxSGMOrder {
-		curve, err := sgmRDPCurve(s.Q, s.Sigma)
-		if err != nil {
-			return 0, false
-		}
-		return curve[int(alpha)-2], true
+		r, err := sgmRDPAt(s.Q, s.Sigma, int(alpha))
+		return r, err == nil && !math.IsInf(r, 1)
 	}
 	return 0, false
 }
