@@ -61,6 +61,9 @@ func TestSpecBuildRejects(t *testing.T) {
 		{func(s *Spec) { s.Task, s.Lambda = "ridge", new(-1.0) }, "lambda", "", ""},
 		{func(s *Spec) { s.N = new(1) }, "n", "", ""},
 		{func(s *Spec) { s.D = new(0) }, "d", "", ""},
+		// n·d overflowed an int (a makeslice panic) or ran out of memory.
+		{func(s *Spec) { s.N, s.D = new(100000000), new(100000000) }, "n", "", "must be at most"},
+		{func(s *Spec) { s.N, s.D = new(1<<32), new(1<<32) }, "n", "", "must be at most"},
 		{func(s *Spec) { s.Algorithms = nil }, "", "", "no algorithm"},
 		{func(s *Spec) { s.AlphaRule = accountant.AlphaTable43; s.Conversion = accountant.ImprovedConversion }, "", "alpha rule", "Table 4.3"},
 		{func(s *Spec) { s.Task = "median" }, "", "task", `task "median": must be one of mean, ridge, lasso-logistic`},
