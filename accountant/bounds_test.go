@@ -1,6 +1,7 @@
 package accountant
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -63,7 +64,7 @@ func TestComposeRunExtremes(t *testing.T) {
 				t.Errorf("%s, RunFits of %d steps: %v", name, k, err)
 			}
 		}
-		n, err := MaxRunSteps(s, budget, nil)
+		n, err := MaxRunSteps(context.Background(), s, budget, nil)
 		var beyond *BeyondCountError
 		if err != nil && !errors.As(err, &beyond) {
 			t.Errorf("%s: MaxRunSteps: %v", name, err)
@@ -163,7 +164,7 @@ func TestMaxStepsBeyond(t *testing.T) {
 	tiny := Guarantee{Eps: 1e-18}
 	for name, search := range map[string]func() (int, error){
 		"MaxSteps":        func() (int, error) { return MaxSteps(tiny, opt) },
-		"MaxRunSteps":     func() (int, error) { return MaxRunSteps(ApproxStep(tiny), opt, nil) },
+		"MaxRunSteps":     func() (int, error) { return MaxRunSteps(context.Background(), ApproxStep(tiny), opt, nil) },
 		"MaxFilterSteps":  func() (int, error) { return MaxFilterSteps(Simple, Sequence{}, ApproxStep(tiny), budget) },
 		"MaxStepsProfile": func() (int, error) { return MaxStepsProfile(tiny, []Guarantee{tiny}, budget, 1e-6, nil) },
 	} {

@@ -1,6 +1,7 @@
 package accountant
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -254,8 +255,9 @@ func runFits(s Spend, k int, budget Guarantee, m Method, deltaPrime float64) boo
 // CountLimit do. The halting rule depends on the
 // parameters alone, so the count is fixed before the first step, and
 // every composition it picks from holds for that count: any one that
-// fits proves the run within budget.
-func MaxRunSteps(s Spend, b Budget, c *Cap) (int, error) {
+// fits proves the run within budget. The search, up to a hundred exact
+// compositions, ends with ctx's error once ctx is done.
+func MaxRunSteps(ctx context.Context, s Spend, b Budget, c *Cap) (int, error) {
 	budget, m, deltaPrime := b.Guarantee, b.Method, b.DeltaPrime
 	if err := s.Check(); err != nil {
 		return 0, fmt.Errorf("max run steps: %w", err)
@@ -264,7 +266,12 @@ func MaxRunSteps(s Spend, b Budget, c *Cap) (int, error) {
 	if err != nil || n == Unlimited || s.Kind == ApproxSpend {
 		return n, err
 	}
-	fits := func(k int) (bool, error) { return runFits(s, k, budget, m, deltaPrime), nil }
+	fits := func(k int) (bool, error) {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		return runFits(s, k, budget, m, deltaPrime), nil
+	}
 	if !runFits(s, max(n, 1), budget, m, deltaPrime) {
 		return n, nil
 	}

@@ -1,6 +1,7 @@
 package accountant
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/big"
@@ -172,7 +173,7 @@ func TestMaxRunStepsConfident(t *testing.T) {
 	for _, disc := range []bool{true, false} {
 		s := confident
 		s.Discrete = disc
-		n, err := MaxRunSteps(s, Budget{Guarantee: budget, Composition: Composition{Method: General, DeltaPrime: 1e-5}}, nil)
+		n, err := MaxRunSteps(context.Background(), s, Budget{Guarantee: budget, Composition: Composition{Method: General, DeltaPrime: 1e-5}}, nil)
 		if err != nil || n != 194 {
 			t.Errorf("discrete %v: MaxRunSteps = %d, %v; want 194", disc, n, err)
 		}

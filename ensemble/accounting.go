@@ -1,6 +1,7 @@
 package ensemble
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -39,8 +40,9 @@ type Accounting struct {
 // mechanism's dominating pairs, its RDP curve, or its guarantee's); under
 // optimal composition, a mechanism that knows points of its privacy
 // profile (Privacy.Profile) by the tightest of them
-// (accountant.MaxStepsProfile).
-func NewAccounting(priv Privacy, b votefile.Binding, c accountant.Composition, budget *accountant.Guarantee) (Accounting, error) {
+// (accountant.MaxStepsProfile). The budget's search ends with ctx's error
+// once ctx is done.
+func NewAccounting(ctx context.Context, priv Privacy, b votefile.Binding, c accountant.Composition, budget *accountant.Guarantee) (Accounting, error) {
 	a := Accounting{PerQuery: priv, Composition: c}
 	if err := c.Validate(); err != nil {
 		return a, err
@@ -51,7 +53,7 @@ func NewAccounting(priv Privacy, b votefile.Binding, c accountant.Composition, b
 		return a, fmt.Errorf("teachers' cap: %w", err)
 	}
 	if budget != nil {
-		limit, err := accountant.MaxRunSteps(priv.Step(), accountant.Budget{Guarantee: *budget, Composition: c}, a.Cap)
+		limit, err := accountant.MaxRunSteps(ctx, priv.Step(), accountant.Budget{Guarantee: *budget, Composition: c}, a.Cap)
 		if errors.As(err, new(*accountant.BeyondCountError)) {
 			// No run reaches the count: the release is held to it all the
 			// same, a limit it never meets.

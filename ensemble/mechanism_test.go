@@ -156,7 +156,7 @@ func TestAccounting(t *testing.T) {
 		{"the cap within the budget", capped, &accountant.Guarantee{Eps: 2, Delta: 1e-3}, -1, true},
 		{"no header: no cap", unstated, &accountant.Guarantee{Eps: 2, Delta: 1e-3}, 6, false},
 	} {
-		a, err := NewAccounting(step, tc.b, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5}, tc.budget)
+		a, err := NewAccounting(context.Background(), step, tc.b, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5}, tc.budget)
 		if err != nil || a.Limit() != tc.limit || (a.Cap != nil) != tc.cap || (a.Cap == nil) == (a.CapNote == "") {
 			t.Errorf("%s: limit %d, cap %v (%q), %v", tc.name, a.Limit(), a.Cap, a.CapNote, err)
 			continue
@@ -169,7 +169,7 @@ func TestAccounting(t *testing.T) {
 			t.Errorf("%s: 100 labels total %+v", tc.name, simple)
 		}
 	}
-	if _, err := NewAccounting(step, capped, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5}, &accountant.Guarantee{Eps: -1}); err == nil || !strings.Contains(err.Error(), "budget") {
+	if _, err := NewAccounting(context.Background(), step, capped, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5}, &accountant.Guarantee{Eps: -1}); err == nil || !strings.Contains(err.Error(), "budget") {
 		t.Errorf("a negative budget: %v", err)
 	}
 }

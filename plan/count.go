@@ -117,7 +117,7 @@ func build(ctx context.Context, r Request) (built, error) {
 	}
 	priv := agg.Privacy()
 	b := votefile.Binding{K: agg.K(), Relation: priv.Relation, Teachers: priv.Teachers}
-	acc, err := ensemble.NewAccounting(priv, b, r.Budget.Composition, &r.Budget.Guarantee)
+	acc, err := ensemble.NewAccounting(ctx, priv, b, r.Budget.Composition, &r.Budget.Guarantee)
 	if err != nil {
 		return built{}, err
 	}
@@ -129,6 +129,10 @@ func build(ctx context.Context, r Request) (built, error) {
 // (accountant.RunFits), and, where the release also counts by points of
 // the privacy profile (optimal composition), that count itself.
 func fits(ctx context.Context, r Request, queries int) (bool, error) {
+	// Every search of a plan asks this, up to a few hundred times.
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
 	agg, _, err := Aggregator(ctx, r)
 	if errors.Is(err, ensemble.ErrNotCertified) {
 		// A parameter whose mechanism is not certified releases nothing

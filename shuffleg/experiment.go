@@ -329,7 +329,7 @@ func (e *Experiment) runJobs(ctx context.Context, jobs []job, cfgs []Config, tra
 				}
 				cfg := cfgs[j.a]
 				cfg.LR = e.LRs[j.l]
-				tr, err := Run(e.Problem, cfg, runStream(key, e.Algorithms[j.a], j.r))
+				tr, err := Run(ctx, e.Problem, cfg, runStream(key, e.Algorithms[j.a], j.r))
 				if err != nil {
 					errs[w] = err
 					continue

@@ -85,20 +85,26 @@ func RecordID(d *datasets.Dataset, i int) []byte {
 }
 
 // recordShares returns the records of d in each of k shares cut by Share with
-// key, each in d's order.
-func recordShares(key []byte, d *datasets.Dataset, k int) [][]int {
-	return sharesOf(key, d.Len(), func(i int) []byte { return RecordID(d, i) }, k)
+// key, each in d's order (sharesOf).
+func recordShares(ctx context.Context, key []byte, d *datasets.Dataset, k int) ([][]int, error) {
+	return sharesOf(ctx, key, d.Len(), func(i int) []byte { return RecordID(d, i) }, k)
 }
 
 // sharesOf returns the records 0..n-1 in each of k shares cut by Share
-// with key, record i's identity being id(i), each in order.
-func sharesOf(key []byte, n int, id func(i int) []byte, k int) [][]int {
+// with key, record i's identity being id(i), each in order; ctx's error
+// once ctx is done (hashing sixty thousand images takes a second).
+func sharesOf(ctx context.Context, key []byte, n int, id func(i int) []byte, k int) ([][]int, error) {
 	out := make([][]int, k)
 	for i := range n {
+		if i%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		t := Share(key, id(i), k)
 		out[t] = append(out[t], i)
 	}
-	return out
+	return out, nil
 }
 
 // ImageID returns the identity of image i of im: RecordID of the image as
@@ -327,7 +333,11 @@ func Train(ctx context.Context, b *datasets.Binary, cfg Config) (*Ensemble, erro
 			return nil, err
 		}
 		e.Partition = Partition{Rule: votefile.KeyedHash, Key: hex.EncodeToString(key)}
-		for i, idx := range recordShares(key, b.Train, cfg.K) {
+		shares, err := recordShares(ctx, key, b.Train, cfg.K)
+		if err != nil {
+			return nil, err
+		}
+		for i, idx := range shares {
 			if len(idx) == 0 {
 				return nil, fmt.Errorf("teachers: teacher %d has no training images of %d for K = %d", i, b.Train.Len(), cfg.K)
 			}
@@ -418,7 +428,10 @@ func trainClasses(ctx context.Context, m *datasets.MNIST, cfg Config) (*Ensemble
 	}
 	e := &Ensemble{Config: cfg.withoutHooks(), Params: make([][]float64, cfg.K), Accuracy: make([]float64, cfg.K), ShareSizes: make([]int, cfg.K),
 		Partition: Partition{Rule: votefile.KeyedHash, Key: hex.EncodeToString(key)}, QueryVotes: make([][]byte, cfg.K)}
-	shares := sharesOf(key, m.Train.Len(), func(i int) []byte { return ImageID(m.Train, i) }, cfg.K)
+	shares, err := sharesOf(ctx, key, m.Train.Len(), func(i int) []byte { return ImageID(m.Train, i) }, cfg.K)
+	if err != nil {
+		return nil, err
+	}
 	for i, idx := range shares {
 		if len(idx) == 0 {
 			return nil, fmt.Errorf("teachers: teacher %d has no training images of %d for K = %d", i, m.Train.Len(), cfg.K)

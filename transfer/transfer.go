@@ -333,7 +333,7 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt
 			if nonPrivate(name) {
 				b = votefile.Binding{K: prm.K, Relation: accountant.OneVote} // no cap
 			}
-			acc, err := ensemble.NewAccounting(priv, b, accountant.Composition{Method: accountant.General, DeltaPrime: DeltaPrime}, nil)
+			acc, err := ensemble.NewAccounting(ctx, priv, b, accountant.Composition{Method: accountant.General, DeltaPrime: DeltaPrime}, nil)
 			if err != nil {
 				return nil, fmt.Errorf("transfer: %s: %w", name, err)
 			}

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/ledger"
@@ -16,6 +18,14 @@ import (
 func TestMain(m *testing.M) {
 	if os.Getenv("GO_DARRM_MAIN") == "1" {
 		main()
+	}
+	if os.Getenv("GO_DARRM_STOP_AFTER") == "1" {
+		// Work that never checks its context, interrupted: stopAfter
+		// ends the process (TestStopAfter).
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		go stopAfter(ctx, 10*time.Millisecond)
+		select {}
 	}
 	dir, err := os.MkdirTemp("", "darrm-state-")
 	if err != nil {
