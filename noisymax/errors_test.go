@@ -48,3 +48,17 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestAccountTeachersBound: an account of more teachers than its tables
+// may hold is refused by name before they are allocated, including when K
+// is the sum of counts that would overflow an int.
+func TestAccountTeachersBound(t *testing.T) {
+	m := ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}
+	var pe *accountant.ParamError
+	if _, err := NewAccount(m, MaxAccountTeachers+1, 10, nil); !errors.As(err, &pe) || pe.Name != "teachers" {
+		t.Errorf("K = MaxAccountTeachers+1: %v", err)
+	}
+	if _, err := GNMaxDataDependent([]int{math.MaxInt, math.MaxInt, 1}, 40, DiscreteNoise, 1e-5); !errors.As(err, &pe) || pe.Name != "teachers" {
+		t.Errorf("counts summing past an int: %v", err)
+	}
+}

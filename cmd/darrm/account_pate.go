@@ -130,7 +130,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	}
 	if doc.AccountResult, err = pate.Account(cmd.Context(), in, opts, src); err != nil {
 		return exitstatus.Flagged(err, map[string]string{"alpha": "--orders", "delta": "--target-delta", "laplace scale": "--laplace-scale",
-			"ss order": "--ss-order", "sigma ss": "--sigma-ss"})
+			"ss order": "--ss-order", "sigma ss": "--sigma-ss", "teachers": "K, the teachers of " + cli.InputName(cli.InputArg(args)) + ","})
 	}
 	if doc.Seed == nil {
 		// A new draw of a release is charged to the ledger (pate.ChargeDraw).
