@@ -3,6 +3,7 @@ package ensemble
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -241,6 +242,52 @@ func TestCheckSettings(t *testing.T) {
 		case got == nil:
 		case got.Setting != tc.want.Setting || got.Missing != tc.want.Missing || !got.Missing && (got.Input != tc.want.Input || !slices.Equal(got.TakenBy, tc.want.TakenBy)):
 			t.Errorf("%s: CheckSettings = %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestTotalsAtExtremes: the totals a release's summary reports, computed
+// after its labels have left, hold for every setting the mechanisms
+// accept and every count of labels: 400,000 GNMax labels at sigma2 = 1e15
+// (whose discrete-Gaussian window once overflowed to a negative length and
+// panicked after the labels were written), and the largest counts.
+func TestTotalsAtExtremes(t *testing.T) {
+	ctx := context.Background()
+	var labelers []Labeler
+	for _, m := range []noisymax.ConfidentGNMax{
+		{Sigma2: 1e15, Noise: noisymax.DiscreteNoise},
+		{Sigma2: 0.5, Noise: noisymax.DiscreteNoise},
+		{Threshold: 200, Sigma1: 1e15, Sigma2: 1e15, Noise: noisymax.DiscreteNoise},
+	} {
+		g, err := NewClassGNMax(m, 250, 2, 1e-5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		labelers = append(labelers, g)
+	}
+	for _, scale := range []float64{1e15, 0.02} {
+		l, err := NewLNMax(noisymax.LNMax{Scale: scale}, 250, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		labelers = append(labelers, l)
+	}
+	for _, l := range labelers {
+		priv := l.Privacy()
+		a, err := NewAccounting(ctx, priv, votefile.Binding{K: l.K(), Relation: priv.Relation}, accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5}, &accountant.Guarantee{Eps: 2, Delta: 1e-5})
+		if err != nil {
+			t.Fatalf("%v: %v", l.Settings(), err)
+		}
+		for _, n := range []int{1, 400000, accountant.CountLimit} {
+			totals := a.Totals(n)
+			if len(totals) == 0 {
+				t.Errorf("%v, %d labels: no totals", l.Settings(), n)
+			}
+			for _, x := range totals {
+				if x.Err == nil && (math.IsNaN(x.Guarantee.Eps) || x.Guarantee.Eps < 0) {
+					t.Errorf("%v, %d labels: %v total %v", l.Settings(), n, x.Method, x.Guarantee)
+				}
+			}
 		}
 	}
 }
