@@ -17,6 +17,9 @@ import (
 // the user's (a test that forgets --cache-dir still solves into it).
 func TestMain(m *testing.M) {
 	if os.Getenv("GO_DARRM_MAIN") == "1" {
+		if g, err := time.ParseDuration(os.Getenv("GO_DARRM_GRACE")); err == nil {
+			interruptGrace = g
+		}
 		main()
 	}
 	if os.Getenv("GO_DARRM_STOP_AFTER") == "1" {

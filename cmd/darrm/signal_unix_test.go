@@ -17,7 +17,8 @@ import (
 // moment after it starts, in the middle of its longest loop (each would
 // run for many seconds more), and checks that it stops by itself: exit
 // 130, saying it was interrupted, and not by the last resort that ends a
-// process still working a second after the signal (main's stopAfter),
+// process still working after the signal (main's stopAfter, here after
+// 10 s, not 1 s, so that a loaded machine's scheduling does not count),
 // which would mean a loop that never checks its context. The limit on
 // each run is a hang's, not a timing.
 func TestSignalEndsLongWork(t *testing.T) {
@@ -61,6 +62,7 @@ func TestSignalEndsLongWork(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			cmd := child(c.args...)
+			cmd.Env = append(cmd.Env, "GO_DARRM_GRACE=10s")
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			if err := cmd.Start(); err != nil {
