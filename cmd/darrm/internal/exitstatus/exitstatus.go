@@ -161,7 +161,7 @@ func FlaggedIn(prefix string, err error, names map[string]string) error {
 // command's.
 var readOptionFlags = map[votefile.Option]string{
 	votefile.OptionFormat: "--input-format", votefile.OptionLayout: "--input-format", votefile.OptionClasses: "--classes",
-	votefile.OptionK: "--K", votefile.OptionID: "--id", votefile.OptionTeachersInRows: "--teachers-in-rows", votefile.OptionArray: "--array",
+	votefile.OptionK: "--K", votefile.OptionID: "--id", votefile.OptionOrientation: "--", votefile.OptionArray: "--array",
 	votefile.OptionPartition: "--partition",
 }
 
@@ -190,7 +190,10 @@ func optionWords(err error, msg string) string {
 	slices.SortStableFunc(hints, func(a, b votefile.Hint) int { return len(b.String()) - len(a.String()) })
 	for _, h := range hints {
 		words := readOptionFlags[h.Option]
-		if h.Value != "" {
+		switch {
+		case h.Option == votefile.OptionOrientation:
+			words += h.Value // a flag per orientation: --teachers-in-rows
+		case h.Value != "":
 			words += " " + h.Value
 		}
 		msg = strings.ReplaceAll(msg, h.String(), words)
