@@ -179,3 +179,32 @@ func TestMaxStepsBeyond(t *testing.T) {
 		}
 	}
 }
+
+// TestDerivedNamedAsGiven: a quantity derived from the caller's
+// parameters that floating point cannot hold (a zCDP slope that
+// overflows, a τ that underflows, a λ rounded to 1) is refused as the
+// parameter the caller set, never as the derived one, which no caller
+// can change.
+func TestDerivedNamedAsGiven(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		err  func() error
+		want string
+	}{
+		{"Gaussian slope overflows", func() error { _, err := (Gaussian{Sensitivity: 1, Sigma: 1e-300, Steps: 1 << 60}).Rho(); return err }, "sigma"},
+		{"Gaussian slope underflows", func() error { _, err := (Gaussian{Sensitivity: 1, Sigma: 1e300, Steps: 1}).Rho(); return err }, "sigma"},
+		{"tau underflows", func() error {
+			_, _, err := RRParams(Guarantee{Eps: 1e-300, Delta: 1e-5}, 2001, General, 1e-5)
+			return err
+		}, "eps"},
+		{"lambda reaches 1", func() error {
+			_, _, err := RRParams(Guarantee{Eps: 0.1, Delta: 0.999}, 2001, General, 1e-5)
+			return err
+		}, "Delta"},
+	} {
+		var pe *ParamError
+		if err := c.err(); !errors.As(err, &pe) || pe.Name != c.want {
+			t.Errorf("%s: %v, want a ParamError naming %s", c.name, err, c.want)
+		}
+	}
+}

@@ -86,7 +86,17 @@ func (g Gaussian) Rho() (float64, error) {
 		return 0, fmt.Errorf("Gaussian mechanism: %w", err)
 	}
 	one, err := GaussianRho(g.Sensitivity, g.Sigma*g.Sensitivity)
-	return float64(g.Steps) * one, err
+	if err != nil {
+		return 0, err
+	}
+	// A σ so small (or large) that the slope overflows (or underflows)
+	// is the σ's fault, not the slope's, which no caller set.
+	rho := float64(g.Steps) * one
+	if !(rho > 0) || math.IsInf(rho, 1) {
+		return 0, fmt.Errorf("Gaussian mechanism: %w", &ParamError{Name: "sigma", Value: g.Sigma,
+			Rule: fmt.Sprintf("the run's zCDP slope steps·(sensitivity/sigma)²/2 = %v over %d steps: must be a finite number > 0 in floating point", rho, g.Steps)})
+	}
+	return rho, nil
 }
 
 // Eps returns the ε with which the run is (ε, δ)-DP under conversion c at
@@ -218,7 +228,7 @@ func SigmaFor(coef float64, target Guarantee, c Conversion) (sigma, alpha float6
 		return 0, 0, err
 	}
 	if !ok {
-		return 0, 0, fmt.Errorf("no sigma near %v meets %v in floating point", math.Sqrt(coef/rho), target)
+		return 0, 0, &ParamError{Name: "eps", Value: target.Eps, Rule: fmt.Sprintf("no sigma near %v meets (eps, %v) in floating point", math.Sqrt(coef/rho), target.Delta)}
 	}
 	return sigma, alpha, nil
 }
