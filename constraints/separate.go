@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // Scored is a configuration with its privacy cost f.
@@ -98,8 +99,8 @@ func (p Problem) ErrBound() float64 {
 // and every option that passes its value on), as a *ParamError named
 // "workers".
 func CheckWorkers(n int) error {
-	if n < 0 {
-		return &ParamError{Name: "workers", Value: n, Rule: "must be >= 0 (0: all cores)"}
+	if n < 0 || n > param.MaxWorkers {
+		return &ParamError{Name: "workers", Value: n, Rule: fmt.Sprintf("must be in [0, %d] (0: all cores)", param.MaxWorkers)}
 	}
 	return nil
 }

@@ -62,3 +62,15 @@ func TestAccountTeachersBound(t *testing.T) {
 		t.Errorf("counts summing past an int: %v", err)
 	}
 }
+
+// TestBitTeachersBound: the two-class GNMax bit's curve, O(K) at each
+// point, refuses a K beyond what a calibration evaluates in a second.
+func TestBitTeachersBound(t *testing.T) {
+	var pe *accountant.ParamError
+	if _, err := GNMaxBitDelta(1, 5, math.MaxInt); !errors.As(err, &pe) || pe.Name != "K" {
+		t.Errorf("GNMaxBitDelta at K = MaxInt: %v", err)
+	}
+	if _, err := GNMaxSigmaTight(accountant.Guarantee{Eps: 1, Delta: 1e-5}, maxBitTeachers+1); !errors.As(err, &pe) || pe.Name != "K" {
+		t.Errorf("GNMaxSigmaTight at K = maxBitTeachers+1: %v", err)
+	}
+}

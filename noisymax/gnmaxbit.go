@@ -47,6 +47,12 @@ func erfcBounds(n, d float64) (lo, hi float64) {
 	return math.Max(lo, 0), math.Min(hi, 2)
 }
 
+// maxBitTeachers bounds the K of the two-class GNMax bit's curve, which
+// costs O(K) at each ε and σ: a calibration evaluates it about a hundred
+// times, 0.3 s at this K (DaRRM's problems stop at 10001), and hours at
+// a K near 2^63.
+const maxBitTeachers = 1 << 14
+
 // GNMaxBitDelta returns an upper bound of δ(ε), the exact privacy curve at
 // ε of the label that two-class GNMax with noise σ releases from k
 // teachers' votes, when a record changes at most one teacher's vote (the
@@ -59,7 +65,7 @@ func GNMaxBitDelta(eps, sigma float64, k int) (float64, error) {
 	if err := param.Positive("sigma", sigma); err != nil {
 		return 0, fmt.Errorf("GNMax bit: %w", err)
 	}
-	if err := param.Count("K", k, 1); err != nil {
+	if err := param.CountIn("K", k, 1, maxBitTeachers); err != nil {
 		return 0, fmt.Errorf("GNMax bit: %w", err)
 	}
 	e := outward.Down(math.Exp(eps), 2)
@@ -110,7 +116,7 @@ func GNMaxSigmaTight(target accountant.Guarantee, k int) (float64, error) {
 	if err := param.Delta("delta", target.Delta); err != nil {
 		return 0, fmt.Errorf("GNMax tight: %w", err)
 	}
-	if err := param.Count("K", k, 1); err != nil {
+	if err := param.CountIn("K", k, 1, maxBitTeachers); err != nil {
 		return 0, fmt.Errorf("GNMax tight: %w", err)
 	}
 	meets := func(sigma float64) bool {

@@ -481,7 +481,7 @@ func violated(ctx context.Context, p constraints.Problem, g gamma.Gamma, n int, 
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range workers {
+	for range min(workers, len(cands)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

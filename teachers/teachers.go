@@ -166,9 +166,16 @@ func (c Config) Key() string {
 	return c.Dataset + "-" + hex.EncodeToString(s[:8])
 }
 
+// maxTeachers bounds K, the teachers a Config trains: each is a network
+// and a share of the training set, sized before any is trained.
+const maxTeachers = 1 << 16
+
 // Validate checks the configuration: a value out of its range is a
 // *accountant.ParamError that names its field (K, epochs, batch, lr).
 func (c Config) Validate() error {
+	if c.K > maxTeachers {
+		return fmt.Errorf("teachers: %w", &accountant.ParamError{Name: "K", Value: float64(c.K), Rule: fmt.Sprintf("must be at most %d (each teacher is a network trained on its own share)", maxTeachers)})
+	}
 	if c.Classes != 0 {
 		switch {
 		case c.Classes < 2 || c.Classes > 256:
@@ -339,7 +346,7 @@ func Train(ctx context.Context, b *datasets.Binary, cfg Config) (*Ensemble, erro
 		}
 		for i, idx := range shares {
 			if len(idx) == 0 {
-				return nil, fmt.Errorf("teachers: teacher %d has no training images of %d for K = %d", i, b.Train.Len(), cfg.K)
+				return nil, fmt.Errorf("teachers: %w", &accountant.ParamError{Name: "K", Value: float64(cfg.K), Rule: fmt.Sprintf("teacher %d has no training images of the %d: too many teachers for the training set", i, b.Train.Len())})
 			}
 			data[i] = b.Train.Subset(idx)
 		}
@@ -434,7 +441,7 @@ func trainClasses(ctx context.Context, m *datasets.MNIST, cfg Config) (*Ensemble
 	}
 	for i, idx := range shares {
 		if len(idx) == 0 {
-			return nil, fmt.Errorf("teachers: teacher %d has no training images of %d for K = %d", i, m.Train.Len(), cfg.K)
+			return nil, fmt.Errorf("teachers: %w", &accountant.ParamError{Name: "K", Value: float64(cfg.K), Rule: fmt.Sprintf("teacher %d has no training images of the %d: too many teachers for the training set", i, m.Train.Len())})
 		}
 	}
 	queries := m.Test.Dataset(datasets.Range(0, cfg.Queries))

@@ -540,6 +540,7 @@ func TestValidateNames(t *testing.T) {
 		name string
 	}{
 		{func(c *Config) { c.K = 0 }, "K"},
+		{func(c *Config) { c.K = math.MaxInt }, "K"},
 		{func(c *Config) { c.Epochs = 0 }, "epochs"},
 		{func(c *Config) { c.Batch = 0 }, "batch"},
 		{func(c *Config) { c.LR = -1 }, "lr"},

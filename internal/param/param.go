@@ -95,3 +95,8 @@ func CountIn(name string, n, lo, hi int) error {
 	}
 	return nil
 }
+
+// MaxWorkers bounds a number of goroutines for parallel work: each is
+// started whether or not there is work for it, so a number near 2^63
+// never returned.
+const MaxWorkers = 1 << 10
