@@ -201,6 +201,10 @@ func TestDerivedNamedAsGiven(t *testing.T) {
 			_, _, err := RRParams(Guarantee{Eps: 0.1, Delta: 0.999}, 2001, General, 1e-5)
 			return err
 		}, "Delta"},
+		{"the slope an eps allows underflows", func() error {
+			_, _, err := RhoForDP(Guarantee{Eps: 1e-300, Delta: 1e-5}, PaperConversion)
+			return err
+		}, "eps"},
 	} {
 		var pe *ParamError
 		if err := c.err(); !errors.As(err, &pe) || pe.Name != c.want {

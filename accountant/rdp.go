@@ -182,9 +182,15 @@ func RhoForDP(target Guarantee, c Conversion) (rho, alpha float64, err error) {
 		return 0, 0, fmt.Errorf("RDP calibration: %w", err)
 	}
 	eps, L := target.Eps, -math.Log(target.Delta)
+	// An ε so small that the slope it allows underflows has no calibration:
+	// said as ε, the caller's, not as the slope.
+	tooSmall := &ParamError{Name: "eps", Value: eps, Rule: "too small: the zCDP slope it allows underflows to 0"}
 	if c == PaperConversion {
 		s := math.Sqrt(L+eps) + math.Sqrt(L)
 		rho = eps * eps / (s * s)
+		if !(rho > 0) {
+			return 0, 0, fmt.Errorf("RDP calibration: %w", tooSmall)
+		}
 		return rho, 1 + math.Sqrt(L/rho), nil
 	}
 	// With t = α - 1 and u = L - log α > 0:
@@ -195,7 +201,10 @@ func RhoForDP(target Guarantee, c Conversion) (rho, alpha float64, err error) {
 		return eps - (math.Log(t) - math.Log1p(t) + u/t + (1+t)*u/(t*t))
 	}
 	t := rootLog(phi, math.Min(math.Expm1(L), math.MaxFloat64))
-	return (eps - conversionCost(t, L, c)) / (1 + t), 1 + t, nil
+	if rho = (eps - conversionCost(t, L, c)) / (1 + t); !(rho > 0) {
+		return 0, 0, fmt.Errorf("RDP calibration: %w", tooSmall)
+	}
+	return rho, 1 + t, nil
 }
 
 // SigmaFor returns the smallest noise σ at which a mechanism whose Rényi

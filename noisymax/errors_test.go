@@ -74,3 +74,11 @@ func TestBitTeachersBound(t *testing.T) {
 		t.Errorf("GNMaxSigmaTight at K = maxBitTeachers+1: %v", err)
 	}
 }
+
+// TestGridHugeEps: an eps so large that the grid's least order rounds to 1
+// is calibrated on the orders above it, not refused as an order of 1.
+func TestGridHugeEps(t *testing.T) {
+	if sigma, lambda, err := GNMaxSigmaGrid(accountant.Guarantee{Eps: 1e300, Delta: 1e-300}); err != nil || !(lambda > 1) || !(sigma > 0) {
+		t.Errorf("eps 1e300: sigma %v, lambda %v, %v", sigma, lambda, err)
+	}
+}
