@@ -60,11 +60,12 @@ type Advised interface {
 }
 
 // Orientation says which axis of a matrix of class labels holds the
-// teachers. A vote file with a metadata header, or of JSON lines, has a
-// row per query; a header-less CSV file or NumPy array of class labels
-// does not say, so the caller states it (Options.Orientation), whatever
-// the matrix's shape: a square one, or one with fewer queries than
-// teachers, reads either way, and one way is false.
+// teachers: QueriesInRows, TeachersInRows, or OrientationUnstated. A vote
+// file with a metadata header, or of JSON lines, has a row per query; a
+// header-less CSV file or NumPy array of class labels does not say, so the
+// caller states it (Options.Orientation), whatever the matrix's shape: a
+// square one, or one with fewer queries than teachers, reads either way,
+// and one way is false.
 type Orientation int
 
 const (
