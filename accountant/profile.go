@@ -85,10 +85,10 @@ func ProfileTotal(step Guarantee, profile []Guarantee, k int, deltaPrime float64
 
 // MaxStepsProfile is MaxSteps under optimal composition for steps of a
 // mechanism that is also (ε_i, δ_i)-DP for every point of profile: the
-// largest k, at most MaxOptimalSteps, whose ComposeProfile total is
-// within budget, or Unlimited when
-// the cap c (nil: none) is (maxStepsCapped). It returns 0 when not even
-// one step fits.
+// largest k, at most MaxOptimalSteps (the steps ComposeProfile takes),
+// whose ComposeProfile total is within budget, or MaxSteps' own count
+// when that is larger, or Unlimited when the cap c (nil: none) is
+// (maxStepsCapped). It returns 0 when not even one step fits.
 func MaxStepsProfile(step Guarantee, profile []Guarantee, budget Guarantee, deltaPrime float64, c *Cap) (int, error) {
 	n, err := maxStepsCapped(step, budget, Optimal, deltaPrime, c)
 	if err != nil || n == Unlimited || len(profile) == 0 || n >= MaxOptimalSteps {

@@ -59,7 +59,7 @@ func NewAccounting(ctx context.Context, priv Privacy, b votefile.Binding, c acco
 			// same, a limit it never meets.
 			limit, err = accountant.CountLimit, nil
 		}
-		if method == accountant.Optimal && len(priv.Profile) > 0 && err == nil && limit != accountant.Unlimited {
+		if method == accountant.Optimal && len(priv.Profile) > 0 && err == nil && limit != accountant.Unlimited && limit != accountant.CountLimit {
 			var p int
 			p, err = accountant.MaxStepsProfile(priv.Guarantee, priv.Profile, *budget, deltaPrime, a.Cap)
 			limit = max(limit, p)

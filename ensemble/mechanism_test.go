@@ -173,6 +173,15 @@ func TestAccounting(t *testing.T) {
 	if _, err := NewAccounting(context.Background(), step, capped, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5}, &accountant.Guarantee{Eps: -1}); err == nil || !strings.Contains(err.Error(), "budget") {
 		t.Errorf("a negative budget: %v", err)
 	}
+	// More than 2^53 queries fit: a limit no run reaches, not an error,
+	// under every composition.
+	pure := Privacy{Guarantee: accountant.Guarantee{Eps: 1e-20}, Relation: accountant.PrivateTeachers, Profile: []accountant.Guarantee{{Eps: 1e-20}}}
+	for _, m := range []accountant.Method{accountant.Simple, accountant.General, accountant.Optimal} {
+		a, err := NewAccounting(context.Background(), pure, unstated, accountant.Composition{Method: m, DeltaPrime: 1e-5}, &accountant.Guarantee{Eps: 2, Delta: 1e-5})
+		if err != nil || a.Limit() != accountant.CountLimit {
+			t.Errorf("%v: a budget beyond counting: limit %d, %v", m, a.Limit(), err)
+		}
+	}
 }
 
 // TestMechanismLists: the lists of names are the registry's, each name

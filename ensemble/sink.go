@@ -70,7 +70,7 @@ func (s LabelSink) ToStdout() bool { return s.Path == "" || s.Path == "-" }
 // It answers at most limit queries (no limit when limit < 0), e.g. the
 // number a privacy budget allows (Accounting.Limit); later queries are
 // read and checked, so that a malformed file is rejected as a whole, and
-// counted as unanswered. On cancellation of ctx it stops within 65,536
+// counted as unanswered. On cancellation of ctx it stops within 1,024
 // queries.
 //
 // The sink's ledger, if any, is charged before labels leave and settled
