@@ -55,18 +55,25 @@ type dgSum struct {
 // beyond 12σ√n.
 const dgTails = 12
 
+// maxDGWindow bounds the half-width of the window of a sum of discrete
+// Gaussians (newDGSum).
+const maxDGWindow = 1 << 21
+
 // newDGSum returns the distribution of the sum of n discrete Gaussians
 // of parameter sigma: the one-dimensional mass function, truncated at
 // 12σ + 1, transformed, raised to the n-th power and transformed back on
 // a window of ±(12σ√n + 12σ + 1). The window holds all but 2e^-72 of S.
 func newDGSum(sigma float64, n int) (*dgSum, error) {
-	z1 := int(math.Ceil(dgTails*sigma)) + 1
-	w := int(math.Ceil(dgTails*sigma*math.Sqrt(float64(n)))) + z1
+	// The window is sized in float64 first: at σ near noise.MaxScale or
+	// n near 2^53 its points are far beyond an int.
+	z1f := math.Ceil(dgTails*sigma) + 1
+	wf := math.Ceil(dgTails*sigma*math.Sqrt(float64(n))) + z1f
 	// Beyond 2^21 points (a transform of 2^22) the evaluation would take
 	// seconds and a few hundred MB: the run is left to its RDP total.
-	if w > 1<<21 {
-		return nil, fmt.Errorf("discrete Gaussian composition: sigma %g over %d steps needs a window of %d points", sigma, n, 2*w+1)
+	if !(wf <= maxDGWindow) {
+		return nil, fmt.Errorf("discrete Gaussian composition: sigma %g over %d steps needs a window of %g points, more than %d", sigma, n, 2*wf+1, 2*maxDGWindow+1)
 	}
+	z1, w := int(z1f), int(wf)
 	size := 1 << bits.Len(uint(2*w+1))
 	one := make([]float64, size)
 	var total float64
@@ -169,7 +176,14 @@ func discreteSums(parts []GaussianPart, k int) ([]*dgSum, error) {
 		if count[p.Sigma] == 0 {
 			sigmas = append(sigmas, p.Sigma)
 		}
-		count[p.Sigma] += p.Coords * k
+		n, ok := steps(p.Coords, k)
+		if ok {
+			n, ok = addSteps(count[p.Sigma], n)
+		}
+		if !ok {
+			return nil, fmt.Errorf("discrete Gaussian composition: %d coordinates over %d steps: more than %d", p.Coords, k, CountLimit)
+		}
+		count[p.Sigma] = n
 	}
 	if len(sigmas) > 2 {
 		return nil, fmt.Errorf("discrete Gaussian composition: %d distinct sigmas, at most 2 are supported", len(sigmas))

@@ -55,5 +55,5 @@ func MaxFilterSteps(f Method, spent Sequence, s Spend, budget Guarantee) (int, e
 	if ok, err := fits(1); err != nil || !ok {
 		return 0, err
 	}
-	return roots.Last(1, maxSequenceSteps, fits)
+	return lastFit(1, budget, fits)
 }

@@ -242,6 +242,9 @@ func bestThreshold(ctx context.Context, r Request, queries int, ratio float64, p
 	return best, nil
 }
 
+// maxTailPoints bounds the table of discreteTail.
+const maxTailPoints = 1 << 20
+
 // maxCount returns the largest count.
 func maxCount(c []int) int {
 	m := c[0]
@@ -254,8 +257,15 @@ func maxCount(c []int) int {
 // discreteTail returns t ↦ P(Z >= t) for Z the discrete Gaussian of
 // scale sigma (noise.DiscreteGaussian's law, exp(-z²/2σ²) normalised),
 // summed from the far tail inwards so that small tails keep their
-// digits; beyond 40σ a tail is 0 or 1 to double precision.
+// digits; beyond 40σ a tail is 0 or 1 to double precision. Beyond
+// maxTailPoints points (σ above 26,000, up to the samplers' 1e15) the sum
+// is the integral of the continuous density from t - 1/2, by the midpoint
+// rule within a relative 1/(24σ²) of it: a utility's estimate needs no
+// more, and the table would not fit in memory.
 func discreteTail(sigma float64) func(t int) float64 {
+	if 40*sigma > maxTailPoints {
+		return func(t int) float64 { return 0.5 * math.Erfc((float64(t)-0.5)/(sigma*math.Sqrt2)) }
+	}
 	l := int(math.Ceil(40*sigma)) + 1
 	tail := make([]float64, 2*l+2) // tail[z+l] = Σ_{y >= z} w(y)
 	for z := l; z >= -l; z-- {

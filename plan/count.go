@@ -116,7 +116,7 @@ func build(ctx context.Context, r Request) (built, error) {
 	}
 	priv := agg.Privacy()
 	b := votefile.Binding{K: agg.K(), Relation: priv.Relation, Teachers: priv.Teachers}
-	acc, err := ensemble.NewAccounting(priv, b, r.Budget.Composition, &r.Budget.Guarantee)
+	acc, err := ensemble.NewAccounting(ctx, priv, b, r.Budget.Composition, &r.Budget.Guarantee)
 	if err != nil {
 		return built{}, err
 	}
@@ -127,6 +127,10 @@ func build(ctx context.Context, r Request) (built, error) {
 // one run: the predicate on which the release's count searches
 // (accountant.Account.Fits).
 func fits(ctx context.Context, r Request, queries int) (bool, error) {
+	// Every search of a plan asks this, up to a few hundred times.
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
 	agg, _, err := Aggregator(ctx, r)
 	if errors.Is(err, ensemble.ErrNotCertified) {
 		// A parameter whose mechanism is not certified releases nothing
@@ -157,8 +161,11 @@ func Queries(ctx context.Context, r Request) (Count, error) {
 		return Count{}, err
 	}
 	c := Count{Run: b.runQueries(), PerQuery: b.agg.Privacy().Guarantee, Label: b.label}
-	if c.Run == 0 {
+	switch c.Run {
+	case 0:
 		return c, noFit(b, r.Budget.Guarantee, 1)
+	case accountant.CountLimit:
+		return c, &accountant.BeyondCountError{Budget: r.Budget.Guarantee}
 	}
 	c.Total = b.acc.Budget.Allows
 	step := b.agg.Privacy().Step()

@@ -246,7 +246,13 @@ func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info ense
 		spec.Random = noise.NewSeededSource(*seed)
 	}
 	spec.Certificate = mech.Watch(cmd, &spec.Gamma, info, spec.Problem, lines)
+	// The bytes read are the votes' own: of an .npz archive's array they
+	// are its uncompressed bytes, which the archive's size does not
+	// measure, so its progress counts queries.
 	total := cli.InputSize(name)
+	if f.Array != "" {
+		total = -1
+	}
 	spec.Options = ensemble.ReleaseOptions{Partition: f.Partition, Experiment: spec.Random != nil, Progress: func(n int, b int64) {
 		done := int64(n)
 		if total > 0 {

@@ -78,13 +78,13 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		}
 		c, err := plan.Queries(cmd.Context(), r)
 		if err != nil {
-			return f.planError(err)
+			return f.planError(cmd, err)
 		}
 		doc.Plan = plan.Plan{Request: r, Count: c}
 		return doc.Write(cmd.OutOrStdout(), f.Format)
 	}
-	if f.Queries < 1 {
-		return cli.Usagef("--queries %d: must be >= 1", f.Queries)
+	if f.Queries < 1 || f.Queries > accountant.CountLimit {
+		return cli.Usagef("--queries %d: must be in [1, %d], the counts the accountant counts exactly", f.Queries, accountant.CountLimit)
 	}
 	for _, s := range plan.Chosen(r) {
 		if n := report.SettingFlag[s]; fs.Changed(n) {
@@ -103,19 +103,30 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 			doc.Plan, err = plan.GNMax(cmd.Context(), r, f.Queries, proxy)
 		}
 		if err != nil {
-			return f.planError(err)
+			return f.planError(cmd, err)
 		}
 		return doc.Write(cmd.OutOrStdout(), f.Format)
 	}
 	if doc.Plan, err = plan.Parameters(cmd.Context(), r, f.Queries); err != nil {
-		return f.planError(err)
+		return f.planError(cmd, err)
 	}
 	return doc.Write(cmd.OutOrStdout(), f.Format)
 }
 
-// planError says a library error in terms of the flags.
-func (f *planFlags) planError(err error) error {
-	return cli.AsUsage(exitstatus.Flagged(err, exitstatus.WithFlags(budgetFlags, map[string]string{"laplace scale": "--laplace-scale", "min-precision": "--min-precision", "votes K": "--votes: K", "votes classes": "--votes: classes", "votes queries": "--votes: queries"})))
+// planError says a library error in terms of the flags: the per-query
+// delta of a multi-class mechanism is --budget-delta's unless --delta is
+// given (plan.ManyClasses).
+func (f *planFlags) planError(cmd *cobra.Command, err error) error {
+	mEps := "m·eps (--m × --eps)"
+	if f.Mechanism == votefile.DaRRMOneVote {
+		mEps = "--target-eps"
+	}
+	delta := "--delta"
+	if fs := cmd.Flags(); fs.Changed("classes") && !fs.Changed("delta") {
+		delta = "--budget-delta (the per-query delta unless --delta is given)"
+	}
+	return cli.AsUsage(exitstatus.Flagged(err, exitstatus.WithFlags(budgetFlags, map[string]string{"laplace scale": "--laplace-scale", "min-precision": "--min-precision",
+		"votes K": "--votes: K", "votes classes": "--votes: classes", "votes queries": "--votes: queries", "m·eps": mEps, "delta": delta})))
 }
 
 // request returns the plan's request from the flags, and the mechanism.
