@@ -3,7 +3,9 @@
 // let a number of queries fit a budget. It counts by the very accounting
 // that holds darrm aggregate --budget-eps to a budget
 // (ensemble.NewAccounting) and, for a ledger, by its filter
-// (accountant.MaxFilterSteps).
+// (accountant.MaxFilterSteps): the one ledger init fixes for the labels
+// declared (ledger.ChooseFilter). A plan of parameters fits its queries
+// to one run (ForRun) or to a new ledger (ForLedger).
 //
 // A plan of parameters searches on the predicate that count searches on
 // (accountant.RunFits, whether Q queries fit) with the accountant's own

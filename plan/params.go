@@ -36,7 +36,8 @@ type Plan struct {
 	Count Count
 	// Neighbour is the value Generosity times more generous (m and
 	// target-eps larger, a noise scale smaller), and NeighbourRun the
-	// queries a budgeted run of it releases, fewer than Queries; AtLimit
+	// queries it releases in the plan's target (a budgeted run, or a new
+	// ledger), fewer than Queries; AtLimit
 	// says that Value is the most generous value allowed (m = K), which
 	// has no neighbour.
 	Neighbour    float64
@@ -163,9 +164,13 @@ func search(ctx context.Context, r Request, queries int, ratio float64) (Plan, e
 	if err != nil {
 		var nf *noFitError
 		if errors.As(err, &nf) {
-			b, berr := build(ctx, at(nf.least))
+			least := at(nf.least)
+			b, berr := build(ctx, least)
 			if berr != nil {
 				return Plan{}, berr
+			}
+			if r.For == ForLedger {
+				return Plan{}, &accountant.ParamError{Name: "budget-eps", Value: r.Budget.Eps, Rule: fmt.Sprintf("not even %s on a new ledger of this budget: the least generous %s searched, %v (per query %v), allows %d", fitWords(queries), k.setting, k.value(nf.least), b.agg.Privacy().Guarantee, b.queriesFor(least))}
 			}
 			return Plan{}, noFit(b, r.Budget.Guarantee, queries)
 		}
@@ -191,8 +196,8 @@ func verify(ctx context.Context, pl *Plan) error {
 		return err
 	}
 	k := pl.knob
-	if pl.Count.Run < pl.Queries {
-		return fmt.Errorf("plan: %s = %v releases %d of %d queries: the search returned a value that does not fit", k.setting, pl.Value, pl.Count.Run, pl.Queries)
+	if n := pl.Count.of(pl.Request.For); n < pl.Queries {
+		return fmt.Errorf("plan: %s = %v releases %d of %d queries (%v): the search returned a value that does not fit", k.setting, pl.Value, n, pl.Queries, pl.Request.For)
 	}
 	if pl.AtLimit {
 		return nil
@@ -210,7 +215,7 @@ func verify(ctx context.Context, pl *Plan) error {
 	if err != nil {
 		return fmt.Errorf("plan: the neighbour %s = %v: %w", k.setting, pl.Neighbour, err)
 	}
-	if pl.NeighbourRun = b.runQueries(); pl.NeighbourRun >= pl.Queries {
+	if pl.NeighbourRun = b.queriesFor(next); pl.NeighbourRun >= pl.Queries {
 		return fmt.Errorf("plan: %s = %v, %v times more generous than %v, still releases %d >= %d queries: the search stopped short", k.setting, pl.Neighbour, Generosity, pl.Value, pl.NeighbourRun, pl.Queries)
 	}
 	return nil

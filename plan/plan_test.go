@@ -241,3 +241,44 @@ func TestPArgmax(t *testing.T) {
 		}
 	}
 }
+
+// pateVotes returns n queries of k teachers over classes classes as PATE's
+// teachers vote on MNIST-like data: each query has a true class and a
+// class it is confused with; three in four are easy (each teacher right
+// with probability 0.85 to 0.99), one in six harder (0.5 to 0.85), the
+// rest hard (0.15 to 0.5); a teacher that is wrong votes for the
+// confusable class with probability 0.6, else for a class at random; each
+// teacher abstains with probability abstain. The truth is each query's
+// true class.
+func pateVotes(n, k, classes int, abstain float64, seed uint64) Proxy {
+	rng := rand.New(rand.NewPCG(seed, 2))
+	p := Proxy{K: k, Classes: classes, Name: "pate-like"}
+	for range n {
+		truth := rng.IntN(classes)
+		conf := (truth + 1 + rng.IntN(classes-1)) % classes
+		var acc float64
+		switch u := rng.Float64(); {
+		case u < 0.75:
+			acc = 0.85 + 0.14*rng.Float64()
+		case u < 0.92:
+			acc = 0.5 + 0.35*rng.Float64()
+		default:
+			acc = 0.15 + 0.35*rng.Float64()
+		}
+		c := make([]int, classes)
+		for range k {
+			switch {
+			case rng.Float64() < abstain:
+			case rng.Float64() < acc:
+				c[truth]++
+			case rng.Float64() < 0.6:
+				c[conf]++
+			default:
+				c[rng.IntN(classes)]++
+			}
+		}
+		p.Counts = append(p.Counts, c)
+		p.Truth = append(p.Truth, truth)
+	}
+	return p
+}

@@ -32,7 +32,8 @@ type planFlags struct {
 	BudgetEps    float64           `flag:"budget-eps" required:""`
 	BudgetDelta  float64           `flag:"budget-delta" required:""`
 	Queries      int               `flag:"queries" help:"plan the parameters with which this many queries fit the budget (without it: count the queries that fit with the parameters given)"`
-	Filter       accountant.Method `flag:"filter" help:"the filter of the new ledger a run is charged to: zcdp-filter or simple; unless given, darrm ledger init's: zcdp-filter for a one-vote mechanism with budget-delta > 0, else simple"`
+	Filter       accountant.Method `flag:"filter" help:"the filter of the new ledger a run is charged to: zcdp-filter or simple; unless given, the one that allows more of the mechanism's labels, which darrm ledger init fixes when they are declared (--mechanism with its settings)"`
+	For          plan.Target       `flag:"for" help:"what --queries must fit: run (one run held to the budget, aggregate --budget-eps) or ledger (a new ledger with the budget, by the filter ledger init fixes for these labels, or --filter): a filter holds runs chosen one after the other and allows fewer"`
 	Votes        string            `flag:"votes" help:"confident-gnmax, gnmax: proxy votes (class counts or indices of the plan's K teachers over its classes) on which the plan is scored, and confident-gnmax's threshold and sigma1/sigma2 chosen; never the private votes"`
 	VotesAre     string            `flag:"votes-are" help:"what --votes are: public (votes on public data) or released (votes whose use is already paid for); private is refused"`
 	MinPrecision float64           `flag:"min-precision" help:"confident-gnmax: least expected fraction of answered labels that are correct, in [0, 1) (0: the threshold that answers most)"`
@@ -74,6 +75,9 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		if f.Votes != "" {
 			return cli.Usagef("--votes scores a plan of parameters: give --queries")
 		}
+		if fs.Changed("for") {
+			return cli.Usagef("--for says what a plan of --queries fits them to: give --queries (a count says both what one run and what a new ledger releases)")
+		}
 		c, err := plan.Queries(cmd.Context(), r)
 		if err != nil {
 			return f.planError(err)
@@ -84,6 +88,7 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	if f.Queries < 1 {
 		return cli.Usagef("--queries %d: must be >= 1", f.Queries)
 	}
+	r.For = f.For
 	for _, s := range plan.Chosen(r) {
 		if n := report.SettingFlag[s]; fs.Changed(n) {
 			return cli.Usagef("--%s is what a plan of --queries chooses: leave it out (or leave out --queries to count the queries it fits)", n)

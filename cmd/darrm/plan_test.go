@@ -266,3 +266,37 @@ func TestPlanErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanForLedger: Confident-GNMax planned with --for ledger for 300
+// queries at (2, 1e-5); ledger init with that budget and those labels
+// declared, then aggregate on the ledger releases all 300.
+func TestPlanForLedger(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	budget := []string{"--budget-eps", "2", "--budget-delta", "1e-5"}
+	proxy := countsFile(t, dir, "proxy.csv", 100, func(i int) []int { return plurality(40+(3*i)%200, (3*i)%10) })
+	private := countsFile(t, dir, "private.csv", 300, func(i int) []int { return plurality(60+(7*i)%190, i%10) })
+	out, e, code := darrm(t, "", append([]string{"plan", "--mechanism", "confident-gnmax", "--K", "250", "--classes", "10", "--queries", "300",
+		"--votes", proxy, "--votes-are", "public", "--for", "ledger", "--format", "json"}, budget...)...)
+	if code != 0 {
+		t.Fatal(e)
+	}
+	doc := decodeJSON(t, out)
+	if doc["for"] != "ledger" || number(t, doc, "ledger_queries") < 300 || number(t, doc, "neighbour_queries") >= 300 {
+		t.Fatalf("plan --for ledger: for %v, ledger_queries %v, neighbour_queries %v: want ledger, >= 300, < 300", doc["for"], doc["ledger_queries"], doc["neighbour_queries"])
+	}
+	settings := []string{"--mechanism", "confident-gnmax", "--threshold", fmt.Sprint(number(t, doc, "threshold")), "--sigma1", fmt.Sprint(number(t, doc, "sigma1")),
+		"--sigma2", fmt.Sprint(number(t, doc, "sigma2")), "--delta", fmt.Sprint(number(t, doc, "delta"))}
+	led := filepath.Join(dir, "pate.ledger")
+	init := append(append([]string{"ledger", "init", led, "--votes", private, "--classes", "10", "--queries", "300"}, settings...), budget...)
+	if _, e, code := darrm(t, "", init...); code != 0 {
+		t.Fatalf("ledger init: exit %d: %s", code, e)
+	}
+	out, e, code = darrm(t, "", append([]string{"aggregate", private, "--ledger", led, "--out", filepath.Join(dir, "labels.csv"), "--format", "json"}, settings...)...)
+	if code != 0 {
+		t.Fatalf("aggregate on the ledger: exit %d: %s", code, e)
+	}
+	if n := answered(t, out); n != 300 {
+		t.Errorf("aggregate on the ledger released %d of 300", n)
+	}
+}

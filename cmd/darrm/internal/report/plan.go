@@ -14,9 +14,9 @@ import (
 // sigma2, target_eps, m, delta, ...), the queries that fit the budget,
 // their total by the composition that holds them and its theorem, what a
 // run charged to a new ledger of that budget may release, and, for a plan
-// of parameters, the parameter chosen, its neighbour 5% more generous
-// that does not fit, and the expected utility with what it was computed
-// on.
+// of parameters, what it fits the queries to (one run or a new ledger),
+// the parameter chosen, its neighbour 5% more generous that does not fit,
+// and the expected utility with what it was computed on.
 type Plan struct {
 	Plan   plan.Plan
 	Chosen bool   // a plan of parameters, not a count
@@ -64,7 +64,7 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 		rec = append(rec, field("ledger_note", c.LedgerNote))
 	}
 	if d.Chosen {
-		rec = append(rec, field("planned", SettingFlag[p.Parameter]))
+		rec = append(rec, field("for", r.For.String()), field("planned", SettingFlag[p.Parameter]))
 		// At the largest value allowed (m = K) there is no neighbour: the
 		// values are absent (null, empty) and at_limit says why.
 		var nb, nq any
