@@ -91,7 +91,29 @@ type Utility struct {
 	Correct, Answered float64
 	// On says what the expectation was computed on.
 	On string
+	// Thresholds are, for a Confident-GNMax plan, the expected utility
+	// of its σ1 and σ2 at its threshold and at the least higher ones
+	// whose expected precision reaches 0.9, 0.95 and 0.99 (those that
+	// answer at least one proxy query): with every query charged both
+	// steps, a higher threshold only withholds labels, and what it buys
+	// is precision.
+	Thresholds []ThresholdUtility
 }
+
+// ThresholdUtility is the expected utility of a Confident-GNMax plan's σ1
+// and σ2 at one threshold, over the planned queries.
+type ThresholdUtility struct {
+	Threshold         float64
+	Correct, Answered float64
+}
+
+// Precision returns the expected fraction of answered labels that are
+// correct: Correct/Answered, a ratio of expectations.
+func (u ThresholdUtility) Precision() float64 { return u.Correct / u.Answered }
+
+// frontierPrecisions are the precisions at which Utility.Thresholds shows
+// what a higher threshold costs.
+var frontierPrecisions = []float64{0.9, 0.95, 0.99}
 
 // ConfidentOptions configure the search of Confident-GNMax's parameters.
 type ConfidentOptions struct {
@@ -101,7 +123,7 @@ type ConfidentOptions struct {
 	// MinPrecision, in [0, 1), is the least expected fraction of answered
 	// labels that are correct; 0 leaves the threshold free, and then the
 	// lowest threshold scores best, since every query is charged whether
-	// answered or not.
+	// answered or not (Utility.Thresholds shows what higher ones cost).
 	MinPrecision float64
 }
 
@@ -110,11 +132,21 @@ type ConfidentOptions struct {
 var DefaultRatios = []float64{1, 1.5, 2, 3, 4, 6, 10}
 
 // ConfidentGNMax returns the Confident-GNMax parameters (T, σ1, σ2) with
-// which queries queries fit r.Budget (Parameters, for each σ1/σ2 ratio)
-// and whose expected number of correct answered labels on the proxy
-// votes is largest. The label step's discrete Gaussian noise is scored as
-// continuous noise of the same σ2 (their laws differ by less than the
-// quadrature's error at σ2 >= 1); the threshold step exactly.
+// which queries queries fit r.Budget in r.For's target (Parameters, for
+// each σ1/σ2 ratio) and whose expected number of correct answered labels
+// on the proxy votes is largest, among the thresholds whose expected
+// precision reaches opts.MinPrecision and that answer at least one proxy
+// query in expectation (a precision measured on less is not measured).
+// The label step's discrete Gaussian noise is scored as continuous noise
+// of the same σ2 (their laws differ by less than the quadrature's error
+// at σ2 >= 1); the threshold step exactly.
+//
+// Every query is charged both steps, so the expected correct labels fall
+// as the threshold rises: without MinPrecision the plan's threshold is 0,
+// the lowest the mechanism takes, and Utility.Thresholds shows what
+// higher ones cost and buy. A MinPrecision no threshold reaches is a
+// *PrecisionError that says the best precision reachable and the largest
+// number of queries that reaches MinPrecision.
 func ConfidentGNMax(ctx context.Context, r Request, queries int, proxy Proxy, opts ConfidentOptions) (Plan, error) {
 	if r.Mechanism.Name != votefile.ConfidentGNMax {
 		return Plan{}, fmt.Errorf("plan: ConfidentGNMax plans confident-gnmax, not %s", r.Mechanism.Name)
@@ -134,8 +166,23 @@ func ConfidentGNMax(ctx context.Context, r Request, queries int, proxy Proxy, op
 			return Plan{}, &accountant.ParamError{Name: "ratio", Value: ratio, Rule: "sigma1/sigma2 must be > 0 and finite"}
 		}
 	}
+	best, rps, err := confident(ctx, r, queries, ratios, proxy, opts.MinPrecision)
+	if err != nil {
+		return Plan{}, err
+	}
+	if best == nil {
+		return Plan{}, unreachable(ctx, r, queries, ratios, proxy, opts.MinPrecision, rps)
+	}
+	best.Utility.On = proxy.describe(queries)
+	return *best, nil
+}
+
+// confident returns the verified plan of queries with the most expected
+// correct labels among the thresholds that reach minPrecision (nil if
+// none does), and the plan of each ratio.
+func confident(ctx context.Context, r Request, queries int, ratios []float64, proxy Proxy, minPrecision float64) (*Plan, []ratioPlan, error) {
 	// Each ratio is searched on its own, in parallel.
-	found := make([]*Plan, len(ratios))
+	rps := make([]ratioPlan, len(ratios))
 	errs := make([]error, len(ratios))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
@@ -144,27 +191,148 @@ func ConfidentGNMax(ctx context.Context, r Request, queries int, proxy Proxy, op
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			found[i], errs[i] = bestThreshold(ctx, r, queries, ratio, proxy, opts.MinPrecision)
+			rps[i], errs[i] = planRatio(ctx, r, queries, ratio, proxy)
 		}()
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return Plan{}, err
+		return nil, nil, err
 	}
 	var best *Plan
-	for _, p := range found {
-		if p != nil && (best == nil || p.Utility.Correct > best.Utility.Correct) {
-			best = p
+	for _, rp := range rps {
+		if t := rp.scores.best(minPrecision); t >= 0 && (best == nil || rp.utility(t).Correct > best.Utility.Correct) {
+			pl := rp.at(t)
+			best = &pl
 		}
 	}
 	if best == nil {
-		return Plan{}, &accountant.ParamError{Name: "min-precision", Value: opts.MinPrecision, Rule: "no threshold reaches it on the proxy votes"}
+		return nil, rps, nil
 	}
 	if err := verify(ctx, best); err != nil {
-		return Plan{}, err
+		return nil, nil, err
 	}
-	best.Utility.On = proxy.describe(queries)
-	return *best, nil
+	return best, rps, nil
+}
+
+// ratioPlan is the plan of one σ1/σ2 ratio for a number of queries (its
+// threshold not set: it costs nothing of the budget, since every query is
+// charged) and its scores on the proxy votes at every threshold.
+type ratioPlan struct {
+	ratio  float64
+	plan   Plan
+	scores scores
+}
+
+// planRatio searches the σ2 of ratio σ1/σ2 with which queries fit (search)
+// and scores it on the proxy votes.
+func planRatio(ctx context.Context, r Request, queries int, ratio float64, proxy Proxy) (ratioPlan, error) {
+	q := r
+	q.Mechanism.GNMax.Threshold = float64(r.Problem.K) // any valid value
+	pl, err := search(ctx, q, queries, ratio)
+	if err != nil {
+		return ratioPlan{}, err
+	}
+	g := pl.Request.Mechanism.GNMax
+	sc, err := score(ctx, proxy, g.Sigma1, g.Sigma2)
+	return ratioPlan{ratio: ratio, plan: pl, scores: sc}, err
+}
+
+// utility returns the expected utility at threshold t over the planned
+// queries.
+func (rp ratioPlan) utility(t int) ThresholdUtility {
+	scale := float64(rp.plan.Queries) / rp.scores.n
+	return ThresholdUtility{Threshold: float64(t), Correct: rp.scores.correct[t] * scale, Answered: rp.scores.answered[t] * scale}
+}
+
+// at returns the plan at threshold t with its utility, and what the least
+// higher thresholds that reach the frontier's precisions expect.
+func (rp ratioPlan) at(t int) Plan {
+	pl := rp.plan
+	pl.Request.Mechanism.GNMax.Threshold = float64(t)
+	u := rp.utility(t)
+	pl.Utility = &Utility{Correct: u.Correct, Answered: u.Answered, Thresholds: []ThresholdUtility{u}}
+	for _, p := range frontierPrecisions {
+		if u.Precision() >= p {
+			continue
+		}
+		for h := t + 1; h < len(rp.scores.correct); h++ {
+			if rp.scores.reaches(h, p) {
+				pl.Utility.Thresholds = append(pl.Utility.Thresholds, rp.utility(h))
+				break
+			}
+		}
+	}
+	return pl
+}
+
+// scores are the expected correct answered labels and the expected
+// answered labels of one (σ1, σ2) at every threshold 0..K, summed over
+// the n proxy queries.
+type scores struct {
+	correct, answered []float64
+	n                 float64
+}
+
+// score returns the scores of (σ1, σ2) on the proxy votes. The threshold
+// step sees only a query's largest count, so queries are grouped by it:
+// (K+1)² terms for the thresholds, beside a quadrature per query for the
+// label (pArgmax).
+func score(ctx context.Context, proxy Proxy, sigma1, sigma2 float64) (scores, error) {
+	k := proxy.K
+	queries := make([]float64, k+1) // by largest count
+	correct := make([]float64, k+1)
+	for i, c := range proxy.Counts {
+		if i%256 == 0 && ctx.Err() != nil {
+			return scores{}, ctx.Err()
+		}
+		m := maxCount(c)
+		queries[m]++
+		correct[m] += pArgmax(c, proxy.truth(i), sigma2)
+	}
+	tail := discreteTail(sigma1)
+	s := scores{correct: make([]float64, k+1), answered: make([]float64, k+1), n: float64(len(proxy.Counts))}
+	for t := 0; t <= k; t++ {
+		for m, q := range queries {
+			if q == 0 {
+				continue
+			}
+			p := tail(t - m)
+			s.answered[t] += p * q
+			s.correct[t] += p * correct[m]
+		}
+	}
+	return s, nil
+}
+
+// reaches reports whether threshold t answers at least one proxy query in
+// expectation with an expected precision of at least p.
+func (s scores) reaches(t int, p float64) bool {
+	return s.answered[t] >= 1 && s.correct[t] >= p*s.answered[t]
+}
+
+// best returns the threshold with the most expected correct labels among
+// those that reach precision p, -1 if none does.
+func (s scores) best(p float64) int {
+	best := -1
+	for t := range s.correct {
+		if s.reaches(t, p) && (best < 0 || s.correct[t] > s.correct[best]) {
+			best = t
+		}
+	}
+	return best
+}
+
+// bestPrecision returns the threshold of the highest expected precision
+// among those that answer at least one proxy query, and that precision;
+// -1 if none does.
+func (s scores) bestPrecision() (int, float64) {
+	best, prec := -1, 0.0
+	for t := range s.correct {
+		if s.answered[t] >= 1 && (best < 0 || s.correct[t]/s.answered[t] > prec) {
+			best, prec = t, s.correct[t]/s.answered[t]
+		}
+	}
+	return best, prec
 }
 
 // describe says what a utility over queries queries was computed on.
@@ -200,46 +368,6 @@ func GNMax(ctx context.Context, r Request, queries int, proxy Proxy) (Plan, erro
 	q := float64(queries)
 	pl.Utility = &Utility{Correct: c / float64(len(proxy.Counts)) * q, Answered: q, On: proxy.describe(queries)}
 	return pl, nil
-}
-
-// bestThreshold returns the plan of ratio σ1/σ2 whose threshold gives
-// the most expected correct answered labels on the proxy votes with an
-// expected precision of at least minPrecision, nil if none reaches it.
-func bestThreshold(ctx context.Context, r Request, queries int, ratio float64, proxy Proxy, minPrecision float64) (*Plan, error) {
-	// The threshold costs nothing of the budget: every query is charged.
-	// Any value lets the search run.
-	q := r
-	q.Mechanism.GNMax.Threshold = float64(r.Problem.K)
-	pl, err := search(ctx, q, queries, ratio)
-	if err != nil {
-		return nil, err
-	}
-	g := pl.Request.Mechanism.GNMax
-	correct := make([]float64, len(proxy.Counts))
-	for i, c := range proxy.Counts {
-		correct[i] = pArgmax(c, proxy.truth(i), g.Sigma2)
-	}
-	tail := discreteTail(g.Sigma1)
-	n := float64(len(proxy.Counts))
-	var best *Plan
-	for t := 0; t <= r.Problem.K; t++ {
-		var c, a float64
-		for i, counts := range proxy.Counts {
-			pa := tail(t - maxCount(counts))
-			a += pa
-			c += pa * correct[i]
-		}
-		if a == 0 || c/a < minPrecision {
-			continue
-		}
-		if best == nil || c/n*float64(queries) > best.Utility.Correct {
-			pt := pl
-			pt.Request.Mechanism.GNMax.Threshold = float64(t)
-			pt.Utility = &Utility{Correct: c / n * float64(queries), Answered: a / n * float64(queries)}
-			best = &pt
-		}
-	}
-	return best, nil
 }
 
 // maxCount returns the largest count.

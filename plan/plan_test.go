@@ -282,3 +282,74 @@ func pateVotes(n, k, classes int, abstain float64, seed uint64) Proxy {
 	}
 	return p
 }
+
+// TestConfidentGNMaxThresholds: with every query charged both steps, the
+// expected correct labels fall as the threshold rises, so without a
+// least precision the plan's threshold is 0; its Thresholds show the
+// least higher thresholds that reach 0.9, 0.95 and 0.99, each with fewer
+// correct labels and at least that precision; a least precision the plan
+// reaches is met by its threshold.
+func TestConfidentGNMaxThresholds(t *testing.T) {
+	ctx := context.Background()
+	r := request(votefile.ConfidentGNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
+	proxy := pateVotes(150, 250, 10, 0.05, 3)
+	for _, tc := range []struct {
+		minPrecision float64
+		zero         bool
+	}{{0, true}, {0.95, false}} {
+		pl, err := ConfidentGNMax(ctx, r, 100, proxy, ConfidentOptions{Ratios: []float64{1.5, 4}, MinPrecision: tc.minPrecision})
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := pl.Utility
+		if got := pl.Request.Mechanism.GNMax.Threshold; (got == 0) != tc.zero || u.Correct < tc.minPrecision*u.Answered {
+			t.Errorf("min-precision %v: threshold %v, %v correct of %v answered", tc.minPrecision, got, u.Correct, u.Answered)
+		}
+		if len(u.Thresholds) == 0 || u.Thresholds[0].Threshold != pl.Request.Mechanism.GNMax.Threshold || u.Thresholds[0].Correct != u.Correct {
+			t.Fatalf("min-precision %v: thresholds %+v: want the plan's first", tc.minPrecision, u.Thresholds)
+		}
+		for i, h := range u.Thresholds[1:] {
+			prev := u.Thresholds[i]
+			if h.Threshold <= prev.Threshold || h.Correct >= prev.Correct || h.Precision() <= prev.Precision() || h.Answered*float64(len(proxy.Counts))/100 < 1 {
+				t.Errorf("min-precision %v: threshold %+v after %+v: want higher, fewer correct, more precise, one proxy query answered", tc.minPrecision, h, prev)
+			}
+		}
+		if tc.zero && len(u.Thresholds) < 2 {
+			t.Errorf("threshold 0 at precision %.3g: no higher threshold shown", u.Thresholds[0].Precision())
+		}
+	}
+}
+
+// TestConfidentGNMaxUnreachable: a least precision no plan of the queries
+// reaches is a *PrecisionError naming min-precision, with the best
+// precision reachable (below the one asked) and the plan of the largest
+// number of queries that reaches it: that plan fits its queries and
+// reaches the precision, and 1% more queries (and one) do not.
+func TestConfidentGNMaxUnreachable(t *testing.T) {
+	ctx := context.Background()
+	r := request(votefile.ConfidentGNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
+	proxy := pateVotes(150, 250, 10, 0.05, 3)
+	opts := ConfidentOptions{Ratios: []float64{1.5, 4}, MinPrecision: 0.97}
+	_, err := ConfidentGNMax(ctx, r, 300, proxy, opts)
+	var pe *PrecisionError
+	if !errors.As(err, &pe) {
+		t.Fatalf("err %v, want a *PrecisionError", err)
+	}
+	if name, v, _ := pe.Param(); name != "min-precision" || v != 0.97 {
+		t.Errorf("names %s = %v, want min-precision = 0.97", name, v)
+	}
+	if u := pe.BestPlan.Utility; !(pe.Best < 0.97) || math.Abs(u.Correct/u.Answered-pe.Best) > 1e-12 || pe.BestPlan.Count.Run < 300 {
+		t.Errorf("best precision %v: its plan %+v runs %d: want below 0.97, its own, of 300 queries", pe.Best, u, pe.BestPlan.Count.Run)
+	}
+	if pe.Reach == nil {
+		t.Fatalf("no plan reaches 0.97: %v", err)
+	}
+	q, u := pe.Reach.Queries, pe.Reach.Utility
+	if q < 1 || q >= 300 || pe.Reach.Count.Run < q || u.Correct < 0.97*u.Answered {
+		t.Errorf("reach: %d queries, run %d, %v correct of %v: want fewer than 300, that fit, precision >= 0.97", q, pe.Reach.Count.Run, u.Correct, u.Answered)
+	}
+	more := q + q/100 + 1
+	if _, err := ConfidentGNMax(ctx, r, more, proxy, opts); !errors.As(err, new(*PrecisionError)) {
+		t.Errorf("%d queries (1%% more than %d): err %v, want a *PrecisionError", more, q, err)
+	}
+}

@@ -240,6 +240,7 @@ func TestPlanErrors(t *testing.T) {
 	}
 	budget := []string{"--budget-eps", "2", "--budget-delta", "1e-5"}
 	cgm := []string{"plan", "--mechanism", "confident-gnmax", "--K", "250", "--classes", "10", "--queries", "300"}
+	proxy := countsFile(t, dir, "proxy.csv", 60, func(i int) []int { return plurality(40+(3*i)%200, (3*i)%10) })
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -248,6 +249,8 @@ func TestPlanErrors(t *testing.T) {
 		{"nothing fits", []string{"plan", "--mechanism", "lnmax", "--K", "250", "--classes", "10", "--laplace-scale", "0.5", "--budget-eps", "2", "--budget-delta", "0"},
 			[]string{"--budget-eps = 2", "smallest budget that fits 1", "budget-eps 4"}},
 		{"private votes", append(append(cgm, "--votes", proxy100, "--votes-are", "private"), budget...), []string{"--votes-are private", "Papernot and Steinke 2022"}},
+		{"precision unreachable", append(append(cgm, "--votes", proxy, "--votes-are", "public", "--min-precision", "0.98"), budget...),
+			[]string{"--min-precision = 0.98", "the best expected precision is 0.", "queries reach 0.98"}},
 		{"proxy of other K", append(append(cgm, "--votes", proxy100, "--votes-are", "public", "--input-format", "counts"), budget...), []string{"K = 100", "K = 250"}},
 		{"planned value given", []string{"plan", "--mechanism", "gnmax", "--K", "250", "--classes", "10", "--queries", "10", "--sigma2", "40", "--budget-eps", "2", "--budget-delta", "1e-5"}, []string{"--sigma2 is what a plan"}},
 		{"queries", append([]string{"plan", "--mechanism", "gnmax", "--K", "250", "--classes", "10", "--queries", "0"}, budget...), []string{"--queries 0", ">= 1"}},

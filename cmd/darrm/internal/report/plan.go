@@ -1,7 +1,9 @@
 package report
 
 import (
+	"fmt"
 	"io"
+	"strings"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
@@ -75,11 +77,34 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 	}
 	if u := p.Utility; u != nil {
 		rec = append(rec, field("expected_correct", u.Correct), field("expected_answered", u.Answered), field("utility_on", u.On))
+		if len(u.Thresholds) > 0 {
+			rec = append(rec, field("thresholds", thresholdsText(u.Thresholds)), field("threshold_note", thresholdNote))
+		}
 	}
 	if d.Tuning != "" {
 		rec = append(rec, field("tuning", d.Tuning))
 	}
 	return cliout.WriteRecord(w, f, rec)
+}
+
+// thresholdNote says why a Confident-GNMax plan's threshold is as low as
+// its least precision allows.
+const thresholdNote = "every query is charged both steps, answered or not: a higher threshold only withholds labels, " +
+	"so it costs correct labels and buys precision (--min-precision); the threshold step's budget spent on the label " +
+	"instead is GNMax (darrm plan --votes without --mechanism compares them)"
+
+// thresholdsText says what a Confident-GNMax plan expects at its threshold
+// and at higher ones: the expected correct of answered labels and the
+// precision at each.
+func thresholdsText(ts []plan.ThresholdUtility) string {
+	var b strings.Builder
+	for i, t := range ts {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "T = %v: %.1f correct of %.1f answered (precision %.3f)", t.Threshold, t.Correct, t.Answered, t.Precision())
+	}
+	return b.String()
 }
 
 // filterReference names the theorem of a ledger's filter.
