@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
@@ -351,5 +352,72 @@ func TestConfidentGNMaxUnreachable(t *testing.T) {
 	more := q + q/100 + 1
 	if _, err := ConfidentGNMax(ctx, r, more, proxy, opts); !errors.As(err, new(*PrecisionError)) {
 		t.Errorf("%d queries (1%% more than %d): err %v, want a *PrecisionError", more, q, err)
+	}
+}
+
+// TestPArgmaxLaplace: pArgmaxLaplace against the closed form for two
+// classes, where the difference of two Laplace variables of scale b has
+// Pr[D < d] = 1 - e^(-d/b)(1 + d/(2b))/2 for d >= 0, and against a
+// Simpson's rule between the integrand's kinks over [-40b, 40b] for more
+// classes; the
+// probabilities of a query's classes sum to 1.
+func TestPArgmaxLaplace(t *testing.T) {
+	for _, tc := range []struct {
+		c []int
+		b float64
+	}{
+		{[]int{3, 2}, 1}, {[]int{130, 120}, 20}, {[]int{0, 250}, 0.5}, {[]int{7, 7}, 3},
+		{[]int{240, 5, 5, 0, 0, 0, 0, 0, 0, 0}, 40},
+		{[]int{60, 40, 30, 30, 20, 20, 20, 10, 10, 10}, 5},
+		{[]int{60, 59, 30, 30, 20, 20, 20, 10, 1, 0}, 0.7},
+		{[]int{25, 25, 25, 25, 25, 25, 25, 25, 25, 12}, 100},
+	} {
+		var total float64
+		for j := range tc.c {
+			got := pArgmaxLaplace(tc.c, j, tc.b)
+			total += got
+			var want float64
+			if j >= 2 {
+				continue // the sum checks the others
+			}
+			if len(tc.c) == 2 {
+				d := float64(tc.c[j] - tc.c[1-j])
+				want = 1 - math.Exp(-math.Abs(d)/tc.b)*(1+math.Abs(d)/(2*tc.b))/2
+				if d < 0 {
+					want = 1 - want
+				}
+			} else {
+				f := func(z float64) float64 {
+					v := math.Exp(-math.Abs(z)/tc.b) / (2 * tc.b)
+					for i, n := range tc.c {
+						if x := float64(tc.c[j]-n) + z; i != j && x < 0 {
+							v *= math.Exp(x/tc.b) / 2
+						} else if i != j {
+							v *= 1 - math.Exp(-x/tc.b)/2
+						}
+					}
+					return v
+				}
+				cuts := []float64{-40 * tc.b, 0, 40 * tc.b}
+				for _, n := range tc.c {
+					cuts = append(cuts, float64(n-tc.c[j]))
+				}
+				slices.Sort(cuts)
+				for k := 0; k+1 < len(cuts); k++ {
+					const steps = 4096
+					lo, h := cuts[k], (cuts[k+1]-cuts[k])/steps
+					for i := 0; i < steps; i += 2 {
+						x := lo + float64(i)*h
+						want += h / 3 * (f(x) + 4*f(x+h) + f(x+2*h))
+					}
+				}
+			}
+			if tol := 1e-9; math.Abs(got-want) > tol {
+				t.Errorf("counts %v, class %d, b %g: %v, want %v", tc.c, j, tc.b, got, want)
+			}
+		}
+		if math.Abs(total-1) > 1e-9 {
+			t.Errorf("counts %v, b %g: the classes' probabilities sum to %v", tc.c, tc.b, total)
+		}
 	}
 }
