@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -13,12 +14,17 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// Proxy is the votes a plan scores Confident-GNMax on: class counts of K
-// teachers over Classes classes on queries like the release's, taken on
-// public or already released data. The private votes of the release
-// must not be used: tuning on them is a mechanism of its own (Papernot
-// and Steinke 2022, Rényi DP of hyperparameter tuning) that a plan does
-// not charge.
+// Proxy is the votes a plan scores mechanisms on: class counts of the
+// release's K teachers over Classes classes, on data the student will not
+// be labelled on. In PATE the queries to be labelled are themselves the
+// teachers' votes on public data: those votes are the release's private
+// votes, although the data is public, because the votes are functions of
+// the teachers' private training data. Proxy votes are the same teachers'
+// votes on other queries: a held-out split of the public data, never
+// labelled for the student, or queries whose labels were already released
+// and paid for. Tuning on the private votes is a mechanism of its own
+// (Papernot and Steinke 2022, Rényi DP of hyperparameter tuning) that a
+// plan does not charge (CheckNotPrivate refuses what it can tell).
 type Proxy struct {
 	K, Classes int
 	Counts     [][]int
@@ -38,6 +44,46 @@ func ReadProxy(in votefile.Reader, name string) (Proxy, error) {
 		p.Counts = append(p.Counts, slices.Clone(in.Query().Counts))
 	}
 	return p, in.Err()
+}
+
+// CheckNotPrivate refuses proxy votes that are the votes to be released,
+// as far as their counts tell: the same K and classes, and the same
+// multiset of rows of counts (the same queries, in any order). Tuning on
+// those is a release of them that a plan does not charge. It reads
+// private until its first row the proxy does not hold, or to its end,
+// and keeps none of it. What counts cannot tell stays on trust: proxy
+// votes that share some queries with the private ones, or votes on the
+// same records by other means.
+func (p Proxy) CheckNotPrivate(private votefile.Reader) error {
+	if private.K() != p.K || private.Classes() != p.Classes {
+		return nil
+	}
+	left := make(map[string]int, len(p.Counts))
+	for _, c := range p.Counts {
+		left[rowKey(c)]++
+	}
+	n := 0
+	for private.Next() {
+		k := rowKey(private.Query().Counts)
+		if left[k] == 0 {
+			return private.Err()
+		}
+		left[k]--
+		n++
+	}
+	if err := private.Err(); err != nil || n != len(p.Counts) {
+		return err
+	}
+	return &accountant.SettingError{Name: "votes", Value: p.Name, Rule: fmt.Sprintf("the same %d queries as the private votes (the same counts, in any order): proxy votes must be votes on data the student will not be labelled on (a held-out split of the public data, or queries already released), never the queries to be released", n)}
+}
+
+// rowKey returns a map key of a row of counts.
+func rowKey(c []int) string {
+	b := make([]byte, 0, 4*len(c))
+	for _, v := range c {
+		b = binary.AppendUvarint(b, uint64(v))
+	}
+	return string(b)
 }
 
 // check checks the proxy against a plan of K teachers over classes

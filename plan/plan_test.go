@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
@@ -419,5 +420,40 @@ func TestPArgmaxLaplace(t *testing.T) {
 		if math.Abs(total-1) > 1e-9 {
 			t.Errorf("counts %v, b %g: the classes' probabilities sum to %v", tc.c, tc.b, total)
 		}
+	}
+}
+
+// TestCheckNotPrivate: proxy votes with the private votes' rows in
+// another order are refused, naming the votes; a strict part of them, a
+// superset, other counts or another K are not the private votes.
+func TestCheckNotPrivate(t *testing.T) {
+	proxy := Proxy{K: 5, Classes: 3, Name: "proxy.csv", Counts: [][]int{{5, 0, 0}, {3, 1, 1}, {3, 1, 1}, {0, 2, 3}}}
+	for _, tc := range []struct {
+		name    string
+		private string
+		refused bool
+	}{
+		{"the same rows, reordered", "3,1,1\n0,2,3\n3,1,1\n5,0,0\n", true},
+		{"one row fewer", "3,1,1\n0,2,3\n5,0,0\n", false},
+		{"one row more", "3,1,1\n0,2,3\n3,1,1\n5,0,0\n5,0,0\n", false},
+		{"a row changed", "3,1,1\n0,2,3\n3,2,0\n5,0,0\n", false},
+		{"another K", "6,1,1\n0,2,6\n6,1,1\n8,0,0\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in, _, err := votefile.Read(strings.NewReader(tc.private), "private.csv", votefile.Options{Layout: votefile.LayoutCounts})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = proxy.CheckNotPrivate(in)
+			var se interface{ Setting() (string, string, string) }
+			if refused := errors.As(err, &se); refused != tc.refused || !tc.refused && err != nil {
+				t.Fatalf("err %v, want refused %v", err, tc.refused)
+			}
+			if tc.refused {
+				if name, v, _ := se.Setting(); name != "votes" || v != "proxy.csv" {
+					t.Errorf("names %s %s, want votes proxy.csv", name, v)
+				}
+			}
+		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
@@ -249,6 +250,8 @@ func TestPlanErrors(t *testing.T) {
 		{"nothing fits", []string{"plan", "--mechanism", "lnmax", "--K", "250", "--classes", "10", "--laplace-scale", "0.5", "--budget-eps", "2", "--budget-delta", "0"},
 			[]string{"--budget-eps = 2", "smallest budget that fits 1", "budget-eps 4"}},
 		{"private votes", append(append(cgm, "--votes", proxy100, "--votes-are", "private"), budget...), []string{"--votes-are private", "Papernot and Steinke 2022"}},
+		{"proxy votes are the private votes", append(append(cgm, "--votes", proxy, "--votes-are", "public", "--private-votes", proxy), budget...),
+			[]string{"--votes " + proxy, "the same 60 queries as the private votes", "never the queries to be released"}},
 		{"precision unreachable", append(append(cgm, "--votes", proxy, "--votes-are", "public", "--min-precision", "0.98"), budget...),
 			[]string{"--min-precision = 0.98", "the best expected precision is 0.", "queries reach 0.98"}},
 		{"proxy of other K", append(append(cgm, "--votes", proxy100, "--votes-are", "public", "--input-format", "counts"), budget...), []string{"K = 100", "K = 250"}},
@@ -301,5 +304,55 @@ func TestPlanForLedger(t *testing.T) {
 	}
 	if n := answered(t, out); n != 300 {
 		t.Errorf("aggregate on the ledger released %d of 300", n)
+	}
+}
+
+// TestPlanCompare: plan --votes without --mechanism names GNMax,
+// Confident-GNMax and LNMax with their parameters and expected correct
+// labels, and the best; its table fits 100 columns.
+func TestPlanCompare(t *testing.T) {
+	dir := t.TempDir()
+	proxy := countsFile(t, dir, "proxy.csv", 60, func(i int) []int { return plurality(40+(3*i)%200, (3*i)%10) })
+	args := []string{"plan", "--K", "250", "--queries", "300", "--budget-eps", "8", "--budget-delta", "1e-6", "--votes", proxy, "--votes-are", "public"}
+	out, e, code := darrm(t, "", append(args, "--format", "json")...)
+	if code != 0 {
+		t.Fatal(e)
+	}
+	var doc struct {
+		Best       string `json:"best"`
+		Mechanisms []struct {
+			Mechanism string   `json:"mechanism"`
+			Correct   float64  `json:"expected_correct"`
+			Answered  float64  `json:"expected_answered"`
+			Sigma2    *float64 `json:"sigma2"`
+			Scale     *float64 `json:"laplace_scale"`
+		} `json:"mechanisms"`
+	}
+	decode(t, out, &doc)
+	var names []string
+	best, most := "", 0.0
+	for _, m := range doc.Mechanisms {
+		names = append(names, m.Mechanism)
+		if m.Correct <= 0 || m.Correct > m.Answered || m.Answered > 300 || (m.Sigma2 == nil) == (m.Scale == nil) {
+			t.Errorf("%s: %v correct of %v answered, sigma2 %v, laplace_scale %v", m.Mechanism, m.Correct, m.Answered, m.Sigma2, m.Scale)
+		}
+		if m.Correct > most {
+			best, most = m.Mechanism, m.Correct
+		}
+	}
+	if strings.Join(names, " ") != "gnmax confident-gnmax lnmax" || doc.Best != best {
+		t.Errorf("mechanisms %v, best %q: want gnmax, confident-gnmax, lnmax and best %q", names, doc.Best, best)
+	}
+	out, e, code = darrm(t, "", args...)
+	if code != 0 {
+		t.Fatal(e)
+	}
+	if !strings.Contains(out, "best: "+best) {
+		t.Errorf("the table does not name the best, %s:\n%s", best, out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.ContainsAny(line, "│┌└├") && utf8.RuneCountInString(line) > 100 {
+			t.Errorf("a table line of %d columns: %s", utf8.RuneCountInString(line), line)
+		}
 	}
 }

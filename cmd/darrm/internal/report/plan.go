@@ -78,7 +78,7 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 	if u := p.Utility; u != nil {
 		rec = append(rec, field("expected_correct", u.Correct), field("expected_answered", u.Answered), field("utility_on", u.On))
 		if len(u.Thresholds) > 0 {
-			rec = append(rec, field("thresholds", thresholdsText(u.Thresholds)), field("threshold_note", thresholdNote))
+			rec = append(rec, field("thresholds", thresholdsText(u.Thresholds)), field("threshold_note", thresholdNote+gnmaxNote))
 		}
 	}
 	if d.Tuning != "" {
@@ -90,8 +90,11 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 // thresholdNote says why a Confident-GNMax plan's threshold is as low as
 // its least precision allows.
 const thresholdNote = "every query is charged both steps, answered or not: a higher threshold only withholds labels, " +
-	"so it costs correct labels and buys precision (--min-precision); the threshold step's budget spent on the label " +
-	"instead is GNMax (darrm plan --votes without --mechanism compares them)"
+	"so it costs correct labels and buys precision (--min-precision)"
+
+// gnmaxNote says, beside a Confident-GNMax plan alone, where its
+// threshold step's budget could go.
+const gnmaxNote = "; the threshold step's budget spent on the label instead is GNMax (darrm plan --votes without --mechanism compares them)"
 
 // thresholdsText says what a Confident-GNMax plan expects at its threshold
 // and at higher ones: the expected correct of answered labels and the
