@@ -445,7 +445,9 @@ func TestCheckNotPrivate(t *testing.T) {
 				t.Fatal(err)
 			}
 			err = proxy.CheckNotPrivate(in)
-			var se interface{ Setting() (string, string, string) }
+			var se interface {
+				Setting() (string, string, string)
+			}
 			if refused := errors.As(err, &se); refused != tc.refused || !tc.refused && err != nil {
 				t.Fatalf("err %v, want refused %v", err, tc.refused)
 			}
