@@ -179,11 +179,35 @@ func search(ctx context.Context, r Request, queries int, ratio float64) (Plan, e
 	x := lo
 	atLimit := hi == 0
 	if !atLimit {
-		if x, err = accountant.MostGenerous(lo, hi, searchRel, fitsAt); err != nil {
+		if x, err = accountant.MostGenerousGuided(lo, hi, searchRel, fitsAt, guess(ctx, at, queries)); err != nil {
 			return Plan{}, err
 		}
 	}
 	return Plan{Request: at(x), Queries: queries, Parameter: k.setting, Value: k.value(x), AtLimit: atLimit, knob: k, x: x}, nil
+}
+
+// guess returns a cheap estimate of whether queries queries fit at x for
+// a run of discrete Gaussian noise (GNMax, Confident-GNMax): whether they
+// fit with continuous noise of the same σ, whose exact composition is in
+// closed form where the discrete one sums over a window of the noise
+// (accountant.MostGenerousGuided confirms its last bracket exactly); nil
+// for any other mechanism or target.
+func guess(ctx context.Context, at func(float64) Request, queries int) func(float64) bool {
+	r := at(1)
+	if r.For != ForRun || r.Mechanism.Input != votefile.ManyClasses || r.Mechanism.Name == votefile.LNMax {
+		return nil
+	}
+	return func(x float64) bool {
+		q := at(x)
+		agg, _, err := Aggregator(ctx, q)
+		if err != nil {
+			return false
+		}
+		s := agg.Privacy().Step()
+		s.Discrete = false
+		ok, err := accountant.RunFits(s, queries, q.Budget)
+		return err == nil && ok
+	}
 }
 
 // verify completes a plan that search returned: what the budget buys at
