@@ -138,11 +138,11 @@ type Utility struct {
 	// On says what the expectation was computed on.
 	On string
 	// Thresholds are, for a Confident-GNMax plan, the expected utility
-	// of its σ1 and σ2 at its threshold and at the least higher ones
-	// whose expected precision reaches 0.9, 0.95 and 0.99 (those that
-	// answer at least one proxy query): with every query charged both
-	// steps, a higher threshold only withholds labels, and what it buys
-	// is precision.
+	// of its σ1 and σ2 at its threshold, at the least higher ones whose
+	// expected precision reaches 0.9, 0.95 and 0.99, and, when 0.99 is
+	// not reached, at the most precise one (each answering at least one
+	// proxy query): with every query charged both steps, a higher
+	// threshold only withholds labels, and what it buys is precision.
 	Thresholds []ThresholdUtility
 }
 
@@ -307,6 +307,12 @@ func (rp ratioPlan) at(t int) Plan {
 				break
 			}
 		}
+	}
+	// Where the last precision is not reached, the most precise threshold
+	// says how far the plan's σ1 and σ2 can go.
+	last := pl.Utility.Thresholds[len(pl.Utility.Thresholds)-1]
+	if h, p := rp.scores.bestPrecision(); h > int(last.Threshold) && p > last.Precision() && p < frontierPrecisions[len(frontierPrecisions)-1] {
+		pl.Utility.Thresholds = append(pl.Utility.Thresholds, rp.utility(h))
 	}
 	return pl
 }
