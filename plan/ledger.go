@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
@@ -79,4 +80,22 @@ func ledgerCount(b votefile.Binding, r Request, step accountant.Spend) (accounta
 		}
 	}
 	return c.Filter, 0, fmt.Errorf("plan: ledger.ChooseFilter chose %v without an allowance for it", c.Filter)
+}
+
+// noLedgerFit returns the error for a budget on whose new ledger not even
+// queries queries of r, the least generous value x of k searched, fit: a
+// ParamError on the budget's ε that says what that value allows, and why
+// when no filter holds it.
+func noLedgerFit(ctx context.Context, r Request, queries int, k knob, x float64) error {
+	agg, _, err := Aggregator(ctx, r)
+	if err != nil {
+		return err
+	}
+	priv := agg.Privacy()
+	f, n, err := ledgerCount(bindingOf(agg), r, priv.Step())
+	rule := fmt.Sprintf("not even %s on a new ledger of this budget: the least generous %s searched, %v (per query %v), allows %d (filter %v)", fitWords(queries), k.setting, k.value(x), priv.Guarantee, n, f)
+	if err != nil {
+		rule = fmt.Sprintf("not even %s on a new ledger of this budget: at the least generous %s searched, %v (per query %v): %v", fitWords(queries), k.setting, k.value(x), priv.Guarantee, err)
+	}
+	return &accountant.ParamError{Name: "budget-eps", Value: r.Budget.Eps, Rule: rule}
 }

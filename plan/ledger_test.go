@@ -110,3 +110,18 @@ func releaseOnLedger(ctx context.Context, dir string, pl Plan, votes Proxy, budg
 	}
 	return out.Result, err
 }
+
+// TestPlanForLedgerNoFit: a plan for a ledger whose filter holds none of
+// the queries at any value is a ParamError on budget-eps that says so:
+// simple composition sums the per-query δ, and 20 queries of δ = 1e-5
+// exceed a budget δ of 1e-5 whatever σ2.
+func TestPlanForLedgerNoFit(t *testing.T) {
+	r := request(votefile.GNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
+	simple := accountant.Simple
+	r.For, r.Filter = ForLedger, &simple
+	_, err := Parameters(context.Background(), r, 20)
+	var pe *accountant.ParamError
+	if !errors.As(err, &pe) || pe.Name != "budget-eps" || !strings.Contains(pe.Rule, "on a new ledger") {
+		t.Errorf("err %v, want a ParamError on budget-eps that names the ledger", err)
+	}
+}

@@ -165,12 +165,12 @@ func search(ctx context.Context, r Request, queries int, ratio float64) (Plan, e
 		var nf *noFitError
 		if errors.As(err, &nf) {
 			least := at(nf.least)
+			if r.For == ForLedger {
+				return Plan{}, noLedgerFit(ctx, least, queries, k, nf.least)
+			}
 			b, berr := build(ctx, least)
 			if berr != nil {
 				return Plan{}, berr
-			}
-			if r.For == ForLedger {
-				return Plan{}, &accountant.ParamError{Name: "budget-eps", Value: r.Budget.Eps, Rule: fmt.Sprintf("not even %s on a new ledger of this budget: the least generous %s searched, %v (per query %v), allows %d", fitWords(queries), k.setting, k.value(nf.least), b.agg.Privacy().Guarantee, b.queriesFor(least))}
 			}
 			return Plan{}, noFit(b, r.Budget.Guarantee, queries)
 		}

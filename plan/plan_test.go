@@ -71,6 +71,13 @@ func oneVoteOpt(ctx context.Context, p constraints.Problem) (gamma.Gamma, error)
 func TestParameters(t *testing.T) {
 	ctx := context.Background()
 	lnmax := request(votefile.LNMax, votefile.ManyClasses, constraints.Problem{K: 250}, 10, 3, 0)
+	// On a ledger of a pure budget the only filter is simple composition,
+	// whose closed form is the run's: Q·2/b <= ε.
+	lnmaxLedger := lnmax
+	lnmaxLedger.For = ForLedger
+	simple := accountant.Simple
+	gnmaxSimple := request(votefile.GNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-7}, 10, 2, 1e-5)
+	gnmaxSimple.For, gnmaxSimple.Filter = ForLedger, &simple
 	for _, tc := range []struct {
 		name    string
 		r       Request
@@ -79,6 +86,8 @@ func TestParameters(t *testing.T) {
 		closed  float64 // the closed form's value, 0: none
 	}{
 		{"lnmax pure", lnmax, 30, ensemble.SettingLaplaceScale, 2 * 30 / 3.0},
+		{"lnmax pure, a ledger", lnmaxLedger, 30, ensemble.SettingLaplaceScale, 2 * 30 / 3.0},
+		{"gnmax, a ledger by simple composition", gnmaxSimple, 20, ensemble.SettingSigma2, 0},
 		{"gnmax", request(votefile.GNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5), 1000, ensemble.SettingSigma2, 0},
 		{"darrm-one-vote", request(votefile.DaRRMOneVote, votefile.TwoClass, constraints.NewOneVote(11, 1, 0), 2, 2, 1e-5), 100, ensemble.SettingTargetEps, 0},
 		{"rr", request(votefile.RR, votefile.TwoClass, constraints.Problem{K: 11, M: 1, Eps: 0.01, Delta: 0}, 2, 1, 1e-5), 20, ensemble.SettingM, 0},
@@ -92,7 +101,10 @@ func TestParameters(t *testing.T) {
 			if pl.Parameter != tc.param {
 				t.Errorf("planned %s, want %s", pl.Parameter, tc.param)
 			}
-			if pl.Count.Run < tc.queries || !pl.Count.Total.Guarantee.Within(tc.r.Budget.Guarantee) {
+			if tc.r.Filter != nil && pl.Count.Filter != *tc.r.Filter {
+				t.Errorf("counted on a ledger by %v, want %v", pl.Count.Filter, *tc.r.Filter)
+			}
+			if pl.Count.of(tc.r.For) < tc.queries || !pl.Count.Total.Guarantee.Within(tc.r.Budget.Guarantee) {
 				t.Errorf("%s = %v: %d queries, total %v: want >= %d within %v", pl.Parameter, pl.Value, pl.Count.Run, pl.Count.Total.Guarantee, tc.queries, tc.r.Budget)
 			}
 			if !pl.AtLimit && pl.NeighbourRun >= tc.queries {
