@@ -9,7 +9,8 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// Target is what a plan of parameters fits its queries to.
+// Target is what a plan of parameters fits its queries to: one run
+// (ForRun) or a new ledger (ForLedger).
 type Target int
 
 const (
