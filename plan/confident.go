@@ -229,19 +229,11 @@ func ConfidentGNMax(ctx context.Context, r Request, queries int, proxy Proxy, op
 func confident(ctx context.Context, r Request, queries int, ratios []float64, proxy Proxy, minPrecision float64) (*Plan, []ratioPlan, error) {
 	// Each ratio is searched on its own, in parallel.
 	rps := make([]ratioPlan, len(ratios))
-	errs := make([]error, len(ratios))
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for i, ratio := range ratios {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			rps[i], errs[i] = planRatio(ctx, r, queries, ratio, proxy)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	err := inParallel(len(ratios), func(i int) (err error) {
+		rps[i], err = planRatio(ctx, r, queries, ratios[i], proxy)
+		return err
+	})
+	if err != nil {
 		return nil, nil, err
 	}
 	var best *Plan
@@ -258,6 +250,24 @@ func confident(ctx context.Context, r Request, queries int, ratios []float64, pr
 		return nil, nil, err
 	}
 	return best, rps, nil
+}
+
+// inParallel calls f(0), ..., f(n-1), at most GOMAXPROCS at once, and
+// returns their errors joined.
+func inParallel(n int, f func(i int) error) error {
+	errs := make([]error, n)
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = f(i)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // ratioPlan is the plan of one σ1/σ2 ratio for a number of queries (its

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
 
 	"github.com/darrm/darrm/ensemble"
 )
@@ -76,19 +74,11 @@ func unreachable(ctx context.Context, r Request, queries int, ratios []float64, 
 	}
 	e.BestPlan.Utility.On = proxy.describe(queries)
 	most := make([]int, len(rps))
-	errs := make([]error, len(rps))
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for i, rp := range rps {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			most[i], errs[i] = mostReaching(ctx, r, rp, proxy, minPrecision)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	err := inParallel(len(rps), func(i int) (err error) {
+		most[i], err = mostReaching(ctx, r, rps[i], proxy, minPrecision)
+		return err
+	})
+	if err != nil {
 		return err
 	}
 	q := 0
