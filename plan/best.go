@@ -22,7 +22,8 @@ type Comparison struct {
 	// Plans are the mechanisms compared, in the order Compare lists them.
 	Plans []Scored
 	// Best is the index in Plans of the plan with the most expected
-	// correct labels, -1 when none fits.
+	// correct labels among those whose expected precision (correct of
+	// answered) reaches ConfidentOptions.MinPrecision, -1 when none does.
 	Best int
 	// Left are the mechanisms of the votes' classes left out, each with
 	// why.
@@ -46,6 +47,8 @@ type Scored struct {
 // and, for two classes of K odd teachers who all vote, darrm-one-vote
 // (its gamma from base.Gamma, pure per query). Every plan has the same
 // total budget and target, so their utilities compare at equal totals.
+// opts.MinPrecision sets Confident-GNMax's threshold, and a mechanism
+// whose expected precision falls short of it is not the best.
 //
 // base gives K (Problem.K), the classes, the per-query δ of the GNMax
 // family (Problem.TargetDelta), the budget, target and filter, the noise
@@ -100,7 +103,8 @@ func Compare(ctx context.Context, base Request, queries int, proxy Proxy, opts C
 			return Comparison{}, fmt.Errorf("%s for %d queries of %v: %w", p.name, queries, base.Budget.Guarantee, err)
 		default:
 			s.Plan = pl
-			if c.Best < 0 || pl.Utility.Correct > c.Plans[c.Best].Plan.Utility.Correct {
+			u := pl.Utility
+			if u.Correct >= opts.MinPrecision*u.Answered && (c.Best < 0 || u.Correct > c.Plans[c.Best].Plan.Utility.Correct) {
 				c.Best = len(c.Plans)
 			}
 		}

@@ -135,7 +135,8 @@ func bindingOf(agg ensemble.Labeler) votefile.Binding {
 }
 
 // fits reports whether queries queries of r's mechanism fit r.Budget in
-// one run: the predicate on which the release's count searches
+// r's target: on a new ledger, by its filter (ledgerCount); in one run,
+// by the predicate on which the release's count searches
 // (accountant.RunFits), and, where the release also counts by points of
 // the privacy profile (optimal composition), that count itself.
 func fits(ctx context.Context, r Request, queries int) (bool, error) {
@@ -191,8 +192,8 @@ func (c Count) of(t Target) int {
 // releases, by the function that limits it (ensemble.NewAccounting), and
 // those a run charged to a new ledger of the budget releases, by the
 // filter ledger init fixes for these labels declared (ledger.ChooseFilter)
-// or Request.Filter (accountant.MaxFilterSteps). A budget that fits no query is an
-// error that says the smallest one that fits one.
+// or Request.Filter (accountant.MaxFilterSteps). A budget that fits no
+// query is an error that says the smallest one that fits one.
 func Queries(ctx context.Context, r Request) (Count, error) {
 	if err := r.Budget.Validate(); err != nil {
 		return Count{}, err

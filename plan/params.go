@@ -37,9 +37,8 @@ type Plan struct {
 	// Neighbour is the value Generosity times more generous (m and
 	// target-eps larger, a noise scale smaller), and NeighbourRun the
 	// queries it releases in the plan's target (a budgeted run, or a new
-	// ledger), fewer than Queries; AtLimit
-	// says that Value is the most generous value allowed (m = K), which
-	// has no neighbour.
+	// ledger), fewer than Queries; AtLimit says that Value is the most
+	// generous value allowed (m = K), which has no neighbour.
 	Neighbour    float64
 	NeighbourRun int
 	AtLimit      bool
@@ -195,6 +194,9 @@ func search(ctx context.Context, r Request, queries int, ratio float64) (Plan, e
 func guess(ctx context.Context, at func(float64) Request, queries int) func(float64) bool {
 	r := at(1)
 	if r.For != ForRun || r.Mechanism.Input != votefile.ManyClasses || r.Mechanism.Name == votefile.LNMax {
+		return nil
+	}
+	if agg, _, err := Aggregator(ctx, r); err != nil || agg.Privacy().Step().Kind != accountant.GaussianSpend || !agg.Privacy().Step().Discrete {
 		return nil
 	}
 	return func(x float64) bool {

@@ -37,7 +37,7 @@ type planFlags struct {
 	Votes        string            `flag:"votes" help:"proxy votes on which the plan is scored (confident-gnmax, gnmax; without --mechanism, every mechanism that fits them, compared): the same teachers' votes (class counts or indices, or 0/1 votes for two classes) on data the student will not be labelled on, e.g. a held-out split of the public data; never the votes of the queries to be released, which in PATE are votes on public data too"`
 	VotesAre     string            `flag:"votes-are" help:"what --votes are: public (votes on public data that will not be labelled for the student: a held-out split, not the queries to be released) or released (queries whose labels are already released and paid for); private is refused"`
 	PrivateVotes string            `flag:"private-votes" help:"the votes to be released, read as --votes is, only to refuse --votes that are the same queries (the same counts in any order); nothing else of them is used"`
-	MinPrecision float64           `flag:"min-precision" help:"confident-gnmax: least expected fraction of answered labels that are correct, in [0, 1) (0: the threshold that answers most)"`
+	MinPrecision float64           `flag:"min-precision" help:"confident-gnmax: least expected fraction of answered labels that are correct, in [0, 1) (0: the threshold that answers most); in a comparison, also the least precision of the best mechanism"`
 	Mechanism    votefile.MechanismName
 }
 
@@ -58,6 +58,9 @@ func newPlanCmd() *cobra.Command {
 // plan.ConfidentGNMax).
 func runPlan(cmd *cobra.Command, f *planFlags) error {
 	fs := cmd.Flags()
+	if fs.Changed("private-votes") && f.Votes == "" {
+		return cli.Usagef("--private-votes goes with --votes: it is read only to refuse proxy votes that are the private ones")
+	}
 	if !fs.Changed("mechanism") {
 		return runCompare(cmd, f)
 	}
@@ -176,7 +179,7 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 		return f.planError(err)
 	}
 	e := report.EqualTotals{BudgetEps: f.BudgetEps, BudgetDelta: f.BudgetDelta, Queries: f.Queries, Composition: budget.Method.String()}
-	return report.NewPlanCompare(c, e, f.For, tuning).Write(cmd.OutOrStdout(), f.Format)
+	return report.NewPlanCompare(c, e, f.For, f.MinPrecision, tuning).Write(cmd.OutOrStdout(), f.Format)
 }
 
 // planError says a library error in terms of the flags.

@@ -23,6 +23,8 @@ type PlanCompare struct {
 	// Best is the mechanism with the most expected correct labels, ""
 	// when none fits.
 	Best      string   `json:"best"`
+	// MinPrecision is the least expected precision the best must reach.
+	MinPrecision float64 `json:"min_precision"`
 	Left      []string `json:"left_out,omitempty"`
 	UtilityOn string   `json:"utility_on"`
 	Tuning    string   `json:"tuning"`
@@ -48,9 +50,10 @@ type PlanCompareRow struct {
 }
 
 // NewPlanCompare describes the comparison c for queries of budget in
-// target t (composition names the run's), tuned as tuning says.
-func NewPlanCompare(c plan.Comparison, e EqualTotals, t plan.Target, tuning string) PlanCompare {
-	d := PlanCompare{EqualTotals: e, For: t.String(), Left: c.Left, Tuning: tuning}
+// target t (composition names the run's), whose best reaches
+// minPrecision, tuned as tuning says.
+func NewPlanCompare(c plan.Comparison, e EqualTotals, t plan.Target, minPrecision float64, tuning string) PlanCompare {
+	d := PlanCompare{EqualTotals: e, For: t.String(), Left: c.Left, Tuning: tuning, MinPrecision: minPrecision}
 	for i, s := range c.Plans {
 		row := PlanCompareRow{Planned: NewPlanned(s.Mechanism, s.Equal)}
 		if s.NoFit == nil {
@@ -142,7 +145,7 @@ func (d PlanCompare) Write(w io.Writer, f cliout.Format) error {
 	for _, r := range d.Rows {
 		ps = append(ps, r.Planned)
 		if !r.Fits() {
-			rows = append(rows, []string{string(r.Mechanism), "does not fit", "", "", ""})
+			rows = append(rows, []string{string(r.Mechanism), "no plan (below)", "", "", ""})
 			continue
 		}
 		rows = append(rows, []string{string(r.Mechanism), r.parameters("\n"), fmt.Sprintf("%.1f", r.Correct), fmt.Sprintf("%.1f", r.Answered),
@@ -162,6 +165,10 @@ func (d PlanCompare) Write(w io.Writer, f cliout.Format) error {
 		fmt.Fprintf(w, "  correct, answered: expected labels on %s\n", d.UtilityOn)
 	}
 	fmt.Fprintf(w, "  %s\n", d.Tuning)
+	if d.Best == "" && d.MinPrecision > 0 {
+		fmt.Fprintf(w, "best: none: no mechanism's plan of %d queries reaches an expected precision of %v\n", d.Queries, d.MinPrecision)
+		return nil
+	}
 	if d.Best == "" {
 		fmt.Fprintf(w, "best: none: no mechanism fits %d queries in the budget\n", d.Queries)
 		return nil
