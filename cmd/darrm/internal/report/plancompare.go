@@ -22,12 +22,12 @@ type PlanCompare struct {
 	Rows []PlanCompareRow `json:"mechanisms"`
 	// Best is the mechanism with the most expected correct labels, ""
 	// when none fits.
-	Best      string   `json:"best"`
+	Best string `json:"best"`
 	// MinPrecision is the least expected precision the best must reach.
-	MinPrecision float64 `json:"min_precision"`
-	Left      []string `json:"left_out,omitempty"`
-	UtilityOn string   `json:"utility_on"`
-	Tuning    string   `json:"tuning"`
+	MinPrecision float64  `json:"min_precision"`
+	Left         []string `json:"left_out,omitempty"`
+	UtilityOn    string   `json:"utility_on"`
+	Tuning       string   `json:"tuning"`
 	// ThresholdNote says why Confident-GNMax's threshold is as low as
 	// its least precision allows, and Thresholds what higher ones cost.
 	ThresholdNote string `json:"threshold_note,omitempty"`
