@@ -20,8 +20,9 @@ type PlanCompare struct {
 	EqualTotals
 	For  string           `json:"for"`
 	Rows []PlanCompareRow `json:"mechanisms"`
-	// Best is the mechanism with the most expected correct labels, ""
-	// when none fits.
+	// Best is the mechanism with the most expected correct labels among
+	// those whose expected precision reaches MinPrecision, "" when none
+	// does.
 	Best string `json:"best"`
 	// MinPrecision is the least expected precision the best must reach.
 	MinPrecision float64  `json:"min_precision"`
