@@ -39,9 +39,9 @@ type Plan struct {
 	Count Count
 	// Neighbour is the value Generosity times more generous (m and
 	// target-eps larger, a noise scale smaller), and NeighbourRun the
-	// queries a budgeted run of it releases, fewer than Queries; AtLimit
-	// says that Value is the most generous value allowed (m = K), which
-	// has no neighbour.
+	// queries it releases in the plan's target (a budgeted run, or a new
+	// ledger), fewer than Queries; AtLimit says that Value is the most
+	// generous value allowed (m = K), which has no neighbour.
 	Neighbour    float64
 	NeighbourRun int
 	AtLimit      bool
@@ -179,7 +179,11 @@ func search(ctx context.Context, r Request, queries int, ratio float64) (Plan, e
 	if err != nil {
 		var nf *noFitError
 		if errors.As(err, &nf) {
-			b, berr := build(ctx, at(nf.least))
+			least := at(nf.least)
+			if r.For == ForLedger {
+				return Plan{}, noLedgerFit(ctx, least, queries, k, nf.least)
+			}
+			b, berr := build(ctx, least)
 			if outOfRange(berr) {
 				return Plan{}, &accountant.ParamError{Name: "queries", Value: float64(queries),
 					Rule: fmt.Sprintf("too many to plan: the %s they leave each query, %v, is beyond the mechanism's range (%v)", k.setting, k.value(nf.least), berr)}
@@ -203,11 +207,38 @@ func search(ctx context.Context, r Request, queries int, ratio float64) (Plan, e
 			}
 			return ok, err
 		}
-		if x, err = accountant.MostGenerous(lo, hi, searchRel, inRange); err != nil {
+		if x, err = accountant.MostGenerousGuided(lo, hi, searchRel, inRange, guess(ctx, at, queries)); err != nil {
 			return Plan{}, err
 		}
 	}
 	return Plan{Request: at(x), Queries: queries, Parameter: k.setting, Value: k.value(x), AtLimit: atLimit, knob: k, x: x}, nil
+}
+
+// guess returns a cheap estimate of whether queries queries fit at x for
+// a run of discrete Gaussian noise (GNMax, Confident-GNMax): whether they
+// fit with continuous noise of the same σ, whose exact composition is in
+// closed form where the discrete one sums over a window of the noise
+// (accountant.MostGenerousGuided confirms its last bracket exactly); nil
+// for any other mechanism or target.
+func guess(ctx context.Context, at func(float64) Request, queries int) func(float64) bool {
+	r := at(1)
+	if r.For != ForRun || r.Mechanism.Input != votefile.ManyClasses || r.Mechanism.Name == votefile.LNMax {
+		return nil
+	}
+	if agg, _, err := Aggregator(ctx, r); err != nil || agg.Privacy().Step().Kind != accountant.GaussianSpend || !agg.Privacy().Step().Discrete {
+		return nil
+	}
+	return func(x float64) bool {
+		q := at(x)
+		agg, _, err := Aggregator(ctx, q)
+		if err != nil {
+			return false
+		}
+		s := agg.Privacy().Step()
+		s.Discrete = false
+		ok, err := accountant.Account{Step: s, Steps: queries, Budget: &q.Budget.Guarantee}.Fits()
+		return err == nil && ok
+	}
 }
 
 // verify completes a plan that search returned: what the budget buys at
@@ -220,8 +251,8 @@ func verify(ctx context.Context, pl *Plan) error {
 		return err
 	}
 	k := pl.knob
-	if pl.Count.Run < pl.Queries {
-		return fmt.Errorf("plan: %s = %v releases %d of %d queries: the search returned a value that does not fit", k.setting, pl.Value, pl.Count.Run, pl.Queries)
+	if n := pl.Count.of(pl.Request.For); n < pl.Queries {
+		return fmt.Errorf("plan: %s = %v releases %d of %d queries (%v): the search returned a value that does not fit", k.setting, pl.Value, n, pl.Queries, pl.Request.For)
 	}
 	if pl.AtLimit {
 		return nil
@@ -239,7 +270,7 @@ func verify(ctx context.Context, pl *Plan) error {
 	if err != nil {
 		return fmt.Errorf("plan: the neighbour %s = %v: %w", k.setting, pl.Neighbour, err)
 	}
-	if pl.NeighbourRun = b.runQueries(); pl.NeighbourRun >= pl.Queries {
+	if pl.NeighbourRun = b.queriesFor(next); pl.NeighbourRun >= pl.Queries {
 		return fmt.Errorf("plan: %s = %v, %v times more generous than %v, still releases %d >= %d queries: the search stopped short", k.setting, pl.Neighbour, Generosity, pl.Value, pl.NeighbourRun, pl.Queries)
 	}
 	return nil
