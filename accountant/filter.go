@@ -46,7 +46,7 @@ func FilterAccepts(f Method, s Spend) error {
 		return err
 	}
 	if _, ok := s.Rho(); f == ZCDPFilter && !ok {
-		return fmt.Errorf("a step of %v is (eps, delta)-DP with delta > 0 and no zCDP curve: a %v ledger cannot compose it (a ledger made with --filter %v can)", s.Guarantee, ZCDPFilter, Simple)
+		return fmt.Errorf("a step of %v is (eps, delta)-DP with delta > 0 and no zCDP curve: the %v cannot compose it (the %v filter can)", s.Guarantee, ZCDPFilter, Simple)
 	}
 	return nil
 }

@@ -9,9 +9,23 @@ import (
 	"github.com/darrm/darrm/internal/roots"
 )
 
-// maxRunSteps bounds the search of MaxRunSteps: every count up to it is
-// an exact float64.
-const maxRunSteps = 1 << 53
+// steps returns a·b, a number of coordinates or steps of a run, and
+// whether it is in [0, CountLimit]: beyond it an int product can
+// overflow, and a float64 count is no longer exact.
+func steps(a, b int) (int, bool) {
+	if a < 0 || b < 0 || a > 0 && b > CountLimit/a {
+		return 0, false
+	}
+	return a * b, true
+}
+
+// addSteps returns a + b, and whether it is in [0, CountLimit].
+func addSteps(a, b int) (int, bool) {
+	if a < 0 || b < 0 || a > CountLimit-b {
+		return 0, false
+	}
+	return a + b, true
+}
 
 // runCurves is what composes k steps of a described mechanism, fixed
 // before the run: its exact profile δ(ε), when known, and its RDP total
@@ -146,9 +160,9 @@ func (r runCurves) canonicalEps(delta float64) (float64, bool) {
 // Oh and Viswanath 2015, Thm 3.3: it is the composition of that pair)
 // with total δ its slack; none beyond MaxOptimalSteps.
 func laplaceRun(p LaplacePart, k int) func(delta float64) (float64, bool) {
-	n := p.Coords * k
+	n, ok := steps(p.Coords, k)
 	return func(delta float64) (float64, bool) {
-		if n > MaxOptimalSteps || !(delta > 0 && delta < 1) {
+		if !ok || n > MaxOptimalSteps || !(delta > 0 && delta < 1) {
 			return 0, false
 		}
 		c := newRRComp(p.coordEps(), n)
@@ -168,7 +182,7 @@ func ComposeRun(s Spend, k int, delta, deltaPrime float64, c Conversion) ([]Tota
 	if err := s.Check(); err != nil {
 		return nil, fmt.Errorf("compose run: %w", err)
 	}
-	if err := param.Count("steps", k, 1); err != nil {
+	if err := param.CountIn("steps", k, 1, CountLimit); err != nil {
 		return nil, fmt.Errorf("compose run: %w", err)
 	}
 	if err := CheckConversion(delta, c); err != nil {
@@ -199,63 +213,4 @@ func ComposeRun(s Spend, k int, delta, deltaPrime float64, c Conversion) ([]Tota
 		}
 	}
 	return out, nil
-}
-
-// runFits reports whether k steps of s fit budget by any composition that
-// holds for them: the per-step guarantee's (MaxSteps' test, with method
-// m), the RDP curve under the improved conversion, or the exact one.
-func runFits(s Spend, k int, budget Guarantee, m Method, deltaPrime float64) bool {
-	if g, err := composeSimple(s.Guarantee, k); err == nil && g.Within(budget) {
-		return true
-	}
-	if g, err := Compose(s.Guarantee, k, m, deltaPrime); err == nil && g.Within(budget) {
-		return true
-	}
-	if budget.Delta <= 0 {
-		return false
-	}
-	// The curves' cheap totals first: the exact composition of a
-	// OneBitSpend costs a transform of its loss distribution.
-	r := runCurves{s: s, k: k}
-	if eps, ok := r.renyiEps(budget.Delta, ImprovedConversion); ok && eps <= budget.Eps {
-		return true
-	}
-	if e, ok := r.canonicalEps(budget.Delta); ok && e <= budget.Eps {
-		return true
-	}
-	r = newRunCurves(s, k)
-	if r.epsAt != nil {
-		if e, ok := r.epsAt(budget.Delta); ok && e <= budget.Eps {
-			return true
-		}
-	}
-	return r.delta != nil && r.delta(budget.Eps) <= budget.Delta
-}
-
-// MaxRunSteps returns the largest number of steps of s, fixed before the
-// run, whose total is within budget b by one of the compositions that hold
-// for them (ComposeRun; the per-step guarantee's by b's composition), or
-// Unlimited when the teachers' cap c (nil: none) is within
-// it; 0 when not even one step fits. The halting rule depends on the
-// parameters alone, so the count is fixed before the first step, and
-// every composition it picks from holds for that count: any one that
-// fits proves the run within budget.
-func MaxRunSteps(s Spend, b Budget, c *Cap) (int, error) {
-	budget, m, deltaPrime := b.Guarantee, b.Method, b.DeltaPrime
-	if err := s.Check(); err != nil {
-		return 0, fmt.Errorf("max run steps: %w", err)
-	}
-	n, err := maxStepsCapped(s.Guarantee, budget, m, deltaPrime, c)
-	if err != nil || n == Unlimited || s.Kind == ApproxSpend {
-		return n, err
-	}
-	fits := func(k int) (bool, error) { return runFits(s, k, budget, m, deltaPrime), nil }
-	if !runFits(s, max(n, 1), budget, m, deltaPrime) {
-		return n, nil
-	}
-	k, err := roots.Last(max(n, 1), maxRunSteps, fits)
-	if err != nil {
-		return 0, fmt.Errorf("max run steps: %w", err)
-	}
-	return k, nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/internal/bigmath"
@@ -159,24 +160,15 @@ func TestDiscreteGaussianDeltaAgainstBig(t *testing.T) {
 // confident is Confident-GNMax with σ1 = 150, σ2 = 40 and discrete noise,
 // every query charged: the reference case of docs/accountant.md
 // ("Described mechanisms: one run and a ledger"), whose
-// counts TestMaxRunStepsConfident checks.
+// counts TestMaxSteps and TestRenyiStepsConfident check.
 var confident = Spend{Kind: GaussianSpend, Guarantee: Guarantee{Eps: 0.173291, Delta: 1e-5}, Discrete: true,
 	Gaussian: []GaussianPart{{Sigma: 40, Coords: 2}, {Sigma: 150, Coords: 1}}}
 
-// TestMaxRunStepsConfident: the queries that fit (2, 1e-5), against the
-// independent reference counts: 194 by exact composition (continuous or
-// discrete noise), 167 by zCDP with the improved conversion, 123 with the
-// paper's.
-func TestMaxRunStepsConfident(t *testing.T) {
-	budget := Guarantee{Eps: 2, Delta: 1e-5}
-	for _, disc := range []bool{true, false} {
-		s := confident
-		s.Discrete = disc
-		n, err := MaxRunSteps(s, Budget{Guarantee: budget, Composition: Composition{Method: General, DeltaPrime: 1e-5}}, nil)
-		if err != nil || n != 194 {
-			t.Errorf("discrete %v: MaxRunSteps = %d, %v; want 194", disc, n, err)
-		}
-	}
+// TestRenyiStepsConfident: the queries that fit (2, 1e-5) by the RDP
+// curve, against the independent reference counts: 167 by zCDP with the
+// improved conversion, 123 with the paper's (194 by exact composition:
+// TestMaxSteps).
+func TestRenyiStepsConfident(t *testing.T) {
 	for _, c := range []struct {
 		conv Conversion
 		want int
@@ -222,6 +214,98 @@ func TestComposeRunExactBelowRenyi(t *testing.T) {
 			if e := exact.Guarantee.Eps; r.delta(e) > 1e-6 || r.delta(e*(1-1e-6)) <= 1e-6 {
 				t.Errorf("%v x %d: exact eps %g: delta %g there, %g at 1e-6 less", s.Gaussian, k, e, r.delta(e), r.delta(e*(1-1e-6)))
 			}
+		}
+	}
+}
+
+// TestOneBitOfGaussian: a OneBitSpend that carries the Gaussian noise its
+// bit is computed from (two-class GNMax: [n1 - n0 + Z1 - Z0 > 0]) has the
+// noise's zCDP slope, so a run has its RDP total and a ledger's filter
+// can charge it, and its exact composition, of the bit's pairs, is below
+// the noise's; a bad part is refused.
+func TestOneBitOfGaussian(t *testing.T) {
+	const k, sigma = 11, 15.0
+	noise := Spend{Kind: GaussianSpend, Guarantee: Guarantee{Eps: 0.45, Delta: 1e-5}, Gaussian: []GaussianPart{{Sigma: sigma, Coords: 2}}}
+	bit := noise
+	bit.Kind = OneBitSpend
+	p := func(l int) float64 { return math.Erfc(-float64(2*l-k)/(2*sigma)) / 2 }
+	for l := range k {
+		// Wider than erfc's error: a pair further apart dominates.
+		bit.Bits = append(bit.Bits, BitPair{P: p(l+1) * (1 + 1e-13), Q: p(l) * (1 - 1e-13)})
+	}
+	rn, okN := noise.Rho()
+	rb, okB := bit.Rho()
+	if !okN || !okB || rn != rb {
+		t.Errorf("rho of the bit %v (%v), of its noise %v (%v)", rb, okB, rn, okN)
+	}
+	for _, q := range []int{10, 100} {
+		nt, err := ComposeRun(noise, q, 1e-5, 1e-5, ImprovedConversion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bt, err := ComposeRun(bit, q, 1e-5, 1e-5, ImprovedConversion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		methods := map[Method]Guarantee{}
+		for _, x := range bt {
+			methods[x.Method] = x.Guarantee
+		}
+		if _, ok := methods[Renyi]; !ok {
+			t.Errorf("%d steps: no RDP total among %v", q, bt)
+		}
+		if e, g := methods[Exact], nt[len(nt)-1]; g.Method != Exact || e.Eps >= g.Guarantee.Eps {
+			t.Errorf("%d steps: exact total of the bit %v, of the noise %v", q, e, g)
+		}
+	}
+	bad := bit
+	bad.Gaussian = []GaussianPart{{Sigma: 0, Coords: 2}}
+	if err := bad.Check(); err == nil || !strings.Contains(err.Error(), "sigma") {
+		t.Errorf("a one-bit spend of noise sigma 0: %v", err)
+	}
+}
+
+// TestClosedDGSum: from σ = dgClosedSigma on, the sum of n discrete
+// Gaussians in closed form (closedDGSum) agrees in l1 with its transform
+// (fftDGSum) within the two error bounds, and with a direct convolution
+// in 512-bit arithmetic for n = 2.
+func TestClosedDGSum(t *testing.T) {
+	for _, c := range []struct {
+		sigma float64
+		n     int
+	}{{4, 1}, {4, 2}, {4, 50}, {6.5, 3}, {40, 200}, {150, 100}} {
+		z1 := int(math.Ceil(dgTails*c.sigma)) + 1
+		w := int(math.Ceil(dgTails*c.sigma*math.Sqrt(float64(c.n)))) + z1
+		closed, fft := closedDGSum(c.sigma, c.n, w), fftDGSum(c.sigma, c.n, z1, w)
+		var l1 float64
+		for i := range closed.p {
+			l1 += math.Abs(closed.p[i] - fft.p[i])
+		}
+		if l1 > closed.err+fft.err {
+			t.Errorf("sigma %g, n %d: l1 distance %g to the transform, above the bounds %g + %g", c.sigma, c.n, l1, closed.err, fft.err)
+		}
+		if c.n != 2 {
+			continue
+		}
+		// P[S = s] = Σ_z p(z)·p(s - z), p the mass function on ±z1.
+		one := make([]*big.Float, 2*z1+1)
+		norm := bf512(0)
+		for z := -z1; z <= z1; z++ {
+			one[z+z1] = bf512(math.Exp(-float64(z*z) / (2 * c.sigma * c.sigma)))
+			norm.Add(norm, one[z+z1])
+		}
+		var dist float64
+		for s := -w; s <= w; s++ {
+			p := bf512(0)
+			for z := max(-z1, s-z1); z <= min(z1, s+z1); z++ {
+				p.Add(p, new(big.Float).SetPrec(bigPrec).Mul(one[z+z1], one[s-z+z1]))
+			}
+			p.Quo(p, norm).Quo(p, norm)
+			ref, _ := p.Float64()
+			dist += math.Abs(closed.p[s+w] - ref)
+		}
+		if dist > closed.err {
+			t.Errorf("sigma %g, n 2: l1 distance %g to the direct convolution, above the bound %g", c.sigma, dist, closed.err)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // Scored is a configuration with its privacy cost f.
@@ -100,8 +101,8 @@ func (p Problem) ErrBound() float64 {
 // and every option that passes its value on), as a *ParamError named
 // "workers".
 func CheckWorkers(n int) error {
-	if n < 0 {
-		return &ParamError{Name: "workers", Value: n, Rule: "must be >= 0 (0: all cores)"}
+	if n < 0 || n > param.MaxWorkers {
+		return &ParamError{Name: "workers", Value: n, Rule: fmt.Sprintf("must be in [0, %d] (0: all cores)", param.MaxWorkers)}
 	}
 	return nil
 }
@@ -237,9 +238,9 @@ func (p Problem) separate(ctx context.Context, gamma []float64, opts SeparateOpt
 					return
 				}
 				if p.Delta > 0 {
-					sw.item(i)
+					sw.item(ctx, i)
 				} else {
-					sw.itemPure(i)
+					sw.itemPure(ctx, i)
 				}
 				mu.Lock()
 				doneW += weights[i]
@@ -401,7 +402,7 @@ func step(c []float64, a float64) []float64 {
 // item bounds the cost of every multiset of the reduced pairs with n6
 // teachers at the corner ((e+Delta)/(e+1), (1-Delta)/(e+1)), for Delta >
 // 0: the pair (n6, 0), and for n6 = 0 every pair (0, n7).
-func (sw *sepWorker) item(n6 int) {
+func (sw *sepWorker) item(ctx context.Context, n6 int) {
 	k := sw.p.K
 	p67 := append(sw.p67[:0], sw.p6s[n6]...)
 	q67 := append(sw.q67[:0], sw.q6s[n6]...)
@@ -409,7 +410,7 @@ func (sw *sepWorker) item(n6 int) {
 	if n6 == 0 {
 		last = k
 	}
-	for n7 := 0; n7 <= last; n7++ {
+	for n7 := 0; n7 <= last && ctx.Err() == nil; n7++ {
 		if n7 > 0 {
 			p67 = step(p67, sw.lo)
 			q67 = step(q67, sw.hi)
@@ -431,13 +432,14 @@ func (sw *sepWorker) item(n6 int) {
 // others must then reach. Scored first, a pair met with no cost known yet
 // would have every family scored (at K = 501, a tenth of a second each).
 // The threshold only rises, so a family below it now stays below it.
-func (sw *sepWorker) scorePair(n6, n7 int, p67, q67 []float64) {
+// It stops once ctx is done.
+func (sw *sepWorker) scorePair(ctx context.Context, n6, n7 int, p67, q67 []float64) {
 	if sw.fb == nil {
 		sw.fams = sw.fams[:0]
 		for s := range p67 {
 			sw.fams = append(sw.fams, s)
 		}
-		sw.pairFamilies(n6, n7, p67, q67, sw.fams)
+		sw.pairFamilies(ctx, n6, n7, p67, q67, sw.fams)
 		return
 	}
 	top, best := -1, math.Inf(-1)
@@ -450,10 +452,10 @@ func (sw *sepWorker) scorePair(n6, n7 int, p67, q67 []float64) {
 	if best < sw.threshold() {
 		return
 	}
-	sw.pairFamilies(n6, n7, p67, q67, []int{top})
+	sw.pairFamilies(ctx, n6, n7, p67, q67, []int{top})
 	sw.fams = sw.fb.families(p67, q67, sw.threshold(), sw.fams[:0])
 	sw.fams = slices.DeleteFunc(sw.fams, func(s int) bool { return s == top })
-	sw.pairFamilies(n6, n7, p67, q67, sw.fams)
+	sw.pairFamilies(ctx, n6, n7, p67, q67, sw.fams)
 }
 
 // scorePairs scores, for Delta > 0, every multiset of the reduced pairs
@@ -500,7 +502,7 @@ func scorePairs(ctx context.Context, p Problem, workers []*sepWorker, bounds []f
 					for range pr.n7 {
 						p67, q67 = step(p67, sw.lo), step(q67, sw.hi)
 					}
-					sw.scorePair(pr.n6, pr.n7, p67, q67)
+					sw.scorePair(ctx, pr.n6, pr.n7, p67, q67)
 				}
 				mu.Lock()
 				done++
@@ -520,16 +522,18 @@ const familyChunk = 1 << 21
 
 // pairFamilies scores, for Delta > 0 and fixed (n6, n7), every multiset of
 // the families (see familyBound) whose shift s is in fams, in chunks of at
-// most familyChunk table entries.
-func (sw *sepWorker) pairFamilies(n6, n7 int, p67, q67 []float64, fams []int) {
+// most familyChunk table entries; it stops between chunks once ctx is done
+// (at K = 401 one pair's chunks take seconds), leaving the pass to report
+// ctx's error.
+func (sw *sepWorker) pairFamilies(ctx context.Context, n6, n7 int, p67, q67 []float64, fams []int) {
 	t := sw.p.K - n6 - n7
-	for len(fams) > 0 {
+	for len(fams) > 0 && ctx.Err() == nil {
 		n, size := 0, 0
 		for n < len(fams) && (n == 0 || size+(t-fams[n]+1)*(fams[n]+1) <= familyChunk) {
 			size += (t - fams[n] + 1) * (fams[n] + 1)
 			n++
 		}
-		sw.scoreFamilies(n6, n7, p67, q67, fams[:n])
+		sw.scoreFamilies(ctx, n6, n7, p67, q67, fams[:n])
 		fams = fams[n:]
 	}
 }
@@ -545,8 +549,9 @@ func (sw *sepWorker) pairFamilies(n6, n7 int, p67, q67 []float64, fams []int) {
 // bit for bit, since a step at an index reads only that index and the
 // next. For each (n3, n4) the largest y over the rest of the family (a
 // two-dimensional running maximum) says whether any completion reaches the
-// threshold; only then are the completions visited.
-func (sw *sepWorker) scoreFamilies(n6, n7 int, p67, q67 []float64, fams []int) {
+// threshold; only then are the completions visited. Once ctx is done it
+// returns early, its scores incomplete: a chunk takes seconds at K = 401.
+func (sw *sepWorker) scoreFamilies(ctx context.Context, n6, n7 int, p67, q67 []float64, fams []int) {
 	t := sw.p.K - n6 - n7
 	d := sw.p.Delta
 	// The tables of family f start at off[f]: (t-s+1)·(s+1) entries,
@@ -565,7 +570,7 @@ func (sw *sepWorker) scoreFamilies(n6, n7 int, p67, q67 []float64, fams []int) {
 	fill := func(table, c []float64, scale float64) {
 		b := append(sw.base[:0], c...)
 		cur := sw.cur
-		for a := 0; a <= maxA; a++ { // a teachers at 1-Delta
+		for a := 0; a <= maxA && ctx.Err() == nil; a++ { // a teachers at 1-Delta
 			if a > 0 {
 				b = step(b, 1-d)
 			}
@@ -604,6 +609,9 @@ func (sw *sepWorker) scoreFamilies(n6, n7 int, p67, q67 []float64, fams []int) {
 		}
 	}
 	for f, s := range fams {
+		if ctx.Err() != nil {
+			return
+		}
 		nb := s + 1
 		x, y := xt[off[f]:off[f+1]], yt[off[f]:off[f+1]]
 		// yr[i·nb + j] = max of y over n2 = i, n5 <= j, and ym[i·nb + j]

@@ -26,6 +26,10 @@ import (
 // λ/σ2² for the label (one changed vote moves the counts by √2 in L2) plus
 // λ/(2σ1²) for the threshold step (the largest count moves by at most 1).
 // PATE's data-dependent analysis applies with noisymax.DiscreteNoise.
+// With two classes and no threshold step the label is one bit, and its
+// privacy is that bit's: Privacy.Curve lists its pairs of output
+// probabilities (noisymax.GNMaxBitPairs), whose exact composition a run
+// uses, with the noise's zCDP slope beside them.
 type ClassGNMax struct {
 	mech      noisymax.ConfidentGNMax
 	teachers  int
@@ -38,9 +42,7 @@ type ClassGNMax struct {
 
 // NewClassGNMax returns the aggregator m (m.Noise must be
 // noisymax.DiscreteNoise) for K teachers and C classes, with the
-// per-query guarantee at delta that its data-independent Rényi curve
-// gives under the paper's conversion: every query is charged as if
-// answered.
+// per-query guarantee at delta of ClassGNMaxPrivacy.
 func NewClassGNMax(m noisymax.ConfidentGNMax, teachers, classes int, delta float64) (*ClassGNMax, error) {
 	if m.Noise != noisymax.DiscreteNoise {
 		return nil, fmt.Errorf("%s: releases draw discrete Gaussian noise (noisymax.DiscreteNoise), not %v", gnmaxName(m), m.Noise)
@@ -51,33 +53,63 @@ func NewClassGNMax(m noisymax.ConfidentGNMax, teachers, classes int, delta float
 	if err := checkClasses(teachers, classes); err != nil {
 		return nil, fmt.Errorf("%s: %w", gnmaxName(m), err)
 	}
-	rho, err := m.RDPSlope()
+	priv, err := ClassGNMaxPrivacy(m, delta)
 	if err != nil {
 		return nil, err
 	}
-	eps, order, err := accountant.RhoToDP(rho, delta, accountant.PaperConversion)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", gnmaxName(m), err)
-	}
-	g := &ClassGNMax{mech: m, teachers: teachers, classes: classes, ties: make([]int, 0, classes), threshold: math.Ceil(m.Threshold)}
+	g := &ClassGNMax{mech: m, teachers: teachers, classes: classes, ties: make([]int, 0, classes), threshold: math.Ceil(m.Threshold), privacy: priv}
 	if g.s2, err = noise.NewDiscreteGaussian(m.Sigma2); err != nil {
 		return nil, err
 	}
-	steps := fmt.Sprintf("lambda/sigma2^2 = lambda/%.6g^2", m.Sigma2)
 	if m.Confident() {
 		if g.s1, err = noise.NewDiscreteGaussian(m.Sigma1); err != nil {
 			return nil, err
 		}
-		steps += fmt.Sprintf(" plus the threshold step's lambda/(2 sigma1^2), sigma1 = %.6g", m.Sigma1)
 	}
-	g.privacy = Privacy{
-		Guarantee: accountant.Guarantee{Eps: eps, Delta: delta},
-		Source: fmt.Sprintf("%s with discrete Gaussian noise is (lambda, %s)-RDP for every lambda (Papernot et al. 2018 Sec. 4; Canonne, Kamath and Steinke 2020), (eps, delta)-DP at lambda = %.6g (Theorem B.4.1); every query charged as answered, independently of the votes; assumes a record changes at most one teacher's vote",
-			gnmaxName(m), steps, order),
-		Relation: accountant.OneVote,
-		Curve:    accountant.Spend{Kind: accountant.GaussianSpend, Discrete: true, Gaussian: gnmaxParts(m)},
+	if classes == 2 && !m.Confident() {
+		// The label is one bit: its exact composition is that of its
+		// pairs of output probabilities, tighter than the noise's.
+		bits, err := noisymax.GNMaxBitPairs(m.Sigma2, teachers, m.Noise)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", gnmaxName(m), err)
+		}
+		g.privacy.Curve.Kind, g.privacy.Curve.Bits = accountant.OneBitSpend, bits
+		g.privacy.Source += fmt.Sprintf("; with two classes the label is one bit, 1 with probability Pr[D < 2l - K] + Pr[D = 2l - K]/2 at l votes for class 1 (D the difference of two N_Z(0, %.6g^2)), and a run composes its pairs of output probabilities exactly", m.Sigma2)
 	}
 	return g, nil
+}
+
+// ClassGNMaxPrivacy returns the per-query privacy of m, GNMax or
+// Confident-GNMax on C-class vote counts, at delta: the guarantee its
+// data-independent Rényi curve gives under the paper's conversion, every
+// query charged as if answered, and its Gaussian noise as the curve
+// (continuous noise too, for the account of a release darrm did not
+// draw: pate.Account).
+func ClassGNMaxPrivacy(m noisymax.ConfidentGNMax, delta float64) (Privacy, error) {
+	rho, err := m.RDPSlope()
+	if err != nil {
+		return Privacy{}, err
+	}
+	eps, order, err := accountant.RhoToDP(rho, delta, accountant.PaperConversion)
+	if err != nil {
+		return Privacy{}, fmt.Errorf("%s: %w", gnmaxName(m), err)
+	}
+	steps := fmt.Sprintf("lambda/sigma2^2 = lambda/%.6g^2", m.Sigma2)
+	if m.Confident() {
+		steps += fmt.Sprintf(" plus the threshold step's lambda/(2 sigma1^2), sigma1 = %.6g", m.Sigma1)
+	}
+	discrete := m.Noise == noisymax.DiscreteNoise
+	kind, ref := "discrete", "; Canonne, Kamath and Steinke 2020"
+	if !discrete {
+		kind, ref = "continuous", ""
+	}
+	return Privacy{
+		Guarantee: accountant.Guarantee{Eps: eps, Delta: delta},
+		Source: fmt.Sprintf("%s with %s Gaussian noise is (lambda, %s)-RDP for every lambda (Papernot et al. 2018 Sec. 4%s), (eps, delta)-DP at lambda = %.6g (Theorem B.4.1); every query charged as answered, independently of the votes; assumes a record changes at most one teacher's vote",
+			gnmaxName(m), kind, steps, ref, order),
+		Relation: accountant.OneVote,
+		Curve:    accountant.Spend{Kind: accountant.GaussianSpend, Discrete: discrete, Gaussian: gnmaxParts(m)},
+	}, nil
 }
 
 // gnmaxParts returns the Gaussian parts of one query of m: the label's

@@ -41,7 +41,7 @@ func largeLedger(tb testing.TB, runs int) string {
 			w.Write(line)
 			head, size = hash, size+int64(len(line))
 		}
-		if seq, err = seq.Add(accountant.Guarantee{Eps: step.Eps, Delta: 1e-12}, 1); err != nil {
+		if seq, err = seq.AddSpend(accountant.ApproxStep(accountant.Guarantee{Eps: step.Eps, Delta: 1e-12}), 1); err != nil {
 			tb.Fatal(err)
 		}
 	}

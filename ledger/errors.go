@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -71,7 +72,14 @@ type FilterError struct {
 }
 
 func (e *FilterError) Error() string {
-	return fmt.Sprintf("ledger %s: %s: %v", e.Path, e.Mechanism, e.Err)
+	return e.Say(fmt.Sprintf("a ledger whose Header.Filter is %v", accountant.Simple))
+}
+
+// Say returns e's message with other naming the ledgers that hold such
+// labels: Error names the header's field, a command says how it makes
+// one.
+func (e *FilterError) Say(other string) string {
+	return fmt.Sprintf("ledger %s: %s: %v; %s holds them (a ledger's filter is fixed when it is made)", e.Path, e.Mechanism, e.Err, other)
 }
 
 // BadInput reports that the error is the caller's input, not a failure.

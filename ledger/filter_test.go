@@ -3,6 +3,7 @@ package ledger
 import (
 	"errors"
 	"math"
+	"math/big"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -93,12 +94,13 @@ func TestZCDPFilterTargets(t *testing.T) {
 }
 
 // TestFilterRefuses: a zCDP ledger refuses labels without a zCDP curve
-// ((ε, δ) with δ > 0 alone) and says which filter would take them.
+// ((ε, δ) with δ > 0 alone) and says which filter would take them, by the
+// header's field (a command names its flag).
 func TestFilterRefuses(t *testing.T) {
 	path, b := newOneVoteLedger(t, accountant.Guarantee{Eps: 2, Delta: 1e-5})
 	_, _, err := OpenRun(ctx, path, "darrm-one-vote", b, accountant.ApproxStep(accountant.Guarantee{Eps: 0.3, Delta: 1e-6}), -1, Options{})
 	var fe *FilterError
-	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "--filter simple") {
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "a ledger whose Header.Filter is simple holds them") || strings.Contains(err.Error(), "--filter") {
 		t.Errorf("approximate labels on a zcdp ledger: %v", err)
 	}
 }
@@ -118,10 +120,133 @@ func TestDescriptionReproducesTotals(t *testing.T) {
 		l.Close()
 	}
 	resign(t, path, func(n int, raw string) string {
-		if n == 3 { // the first run's final line
+		if n == 2 || n == 3 { // the first run's lines, which must agree
 			return strings.Replace(raw, `"sigma":40`, `"sigma":80`, 1)
 		}
 		return raw
 	})
 	corruptAt(t, "description changed", readErr(path), 4, "prior")
+}
+
+// TestChooseFilter: what each filter allows a declared use, against
+// independent counts (simple composition: the largest k with k·ε within
+// the budget, in exact arithmetic; the zCDP filter: k·ρ converts, by
+// zcdpEps, within the budget and (k+1)·ρ does not), and the filter that
+// allows more. Issue 47's case: 4 pure labels at 0.2 total 0.8 by simple
+// composition and 1.897 by the zCDP filter at δ 1e-6; at budget (8,
+// 1e-6) the zCDP filter still allows more of them (52 against 39), at
+// (3, 1e-5) simple composition does (14 against 11), so a one-vote
+// ledger of that use takes simple, not its default. Gaussian labels take
+// the zCDP filter; labels with δ > 0 and no zCDP curve, and a pure
+// budget, take simple; when neither allows a label, the default.
+func TestChooseFilter(t *testing.T) {
+	pure := func(eps float64) accountant.Spend { return accountant.ApproxStep(accountant.Guarantee{Eps: eps}) }
+	simple := func(eps float64, budget accountant.Guarantee) int {
+		k := new(big.Rat).Quo(new(big.Rat).SetFloat64(budget.Eps), new(big.Rat).SetFloat64(eps))
+		return int(new(big.Int).Quo(k.Num(), k.Denom()).Int64())
+	}
+	// zcdp reports whether n labels of zCDP slope rho, and not n+1, fit.
+	zcdp := func(n int, rho float64, budget accountant.Guarantee) bool {
+		return zcdpEps(float64(n)*rho, budget.Delta) <= budget.Eps && zcdpEps(float64(n+1)*rho, budget.Delta) > budget.Eps+1e-6
+	}
+	b3, b8 := accountant.Guarantee{Eps: 3, Delta: 1e-5}, accountant.Guarantee{Eps: 8, Delta: 1e-6}
+	for _, c := range []struct {
+		name      string
+		b         votefile.Binding
+		budget    accountant.Guarantee
+		step      accountant.Spend
+		expected  int
+		want      accountant.Method
+		simple    int     // labels by simple composition
+		zcdp      int     // labels by the zCDP filter (-1: refused)
+		rho       float64 // their zCDP slope, to check zcdp (0: zcdp is exact)
+		simpleEps float64 // the expected labels' totals (0: not checked)
+		zcdpEps   float64
+	}{
+		{"4 pure labels at 0.2 (issue 47), budget (8, 1e-6)", oneVote, b8, pure(0.2), 4, accountant.ZCDPFilter, simple(0.2, b8), 52, 0.02, 0.8, 1.8973764},
+		{"4 pure labels at 0.2, budget (3, 1e-5)", oneVote, b3, pure(0.2), 4, accountant.Simple, simple(0.2, b3), 11, 0.02, 0.8, 1.6927338},
+		{"pure labels at 0.05", oneVote, b3, pure(0.05), 100, accountant.ZCDPFilter, simple(0.05, b3), 179, 0.00125, 0, 0},
+		{"confident-gnmax", oneVote, accountant.Guarantee{Eps: 2, Delta: 1e-5}, confident, 300, accountant.ZCDPFilter, 1, 167, 0, 0, 0},
+		{"approximate labels", bound, accountant.Guarantee{Eps: 10, Delta: 1e-3}, accountant.ApproxStep(step), 0, accountant.Simple, 33, -1, 0, 0, 0},
+		{"a pure budget", oneVote, accountant.Guarantee{Eps: 3}, pure(0.05), 0, accountant.Simple, 59, -1, 0, 0, 0},
+		{"private teachers, pure labels", bound, b3, pure(0.05), 0, accountant.ZCDPFilter, 59, 179, 0.00125, 0, 0},
+		{"nothing fits", oneVote, b3, pure(10), 1, accountant.ZCDPFilter, 0, 0, 0, 0, 0},
+	} {
+		ch, err := ChooseFilter(c.b, c.budget, c.step, c.expected)
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if ch.Filter != c.want || len(ch.Allowances) != 2 || ch.Allowances[0].Filter != accountant.ZCDPFilter {
+			t.Errorf("%s: chose %v of %+v, want %v", c.name, ch.Filter, ch.Allowances, c.want)
+			continue
+		}
+		z, s := ch.Allowances[0], ch.Allowances[1]
+		if s.Err != nil || s.Labels != c.simple {
+			t.Errorf("%s: simple allows %d labels (%v), want %d", c.name, s.Labels, s.Err, c.simple)
+		}
+		switch {
+		case c.zcdp < 0 && z.Err == nil:
+			t.Errorf("%s: the zCDP filter allows %d labels, want it refused", c.name, z.Labels)
+		case c.zcdp >= 0 && (z.Err != nil || z.Labels != c.zcdp || c.rho > 0 && !zcdp(z.Labels, c.rho, c.budget)):
+			t.Errorf("%s: the zCDP filter allows %d labels (%v), want %d", c.name, z.Labels, z.Err, c.zcdp)
+		}
+		for _, a := range ch.Allowances {
+			if a.Err == nil && c.expected > 0 && a.Fits != (c.expected <= a.Labels) {
+				t.Errorf("%s: %v: %d expected labels fit %v, but it allows %d", c.name, a.Filter, c.expected, a.Fits, a.Labels)
+			}
+		}
+		if c.simpleEps > 0 && (math.Abs(s.Total.Eps-c.simpleEps) > 1e-12 || s.Total.Delta != 0 || math.Abs(z.Total.Eps-c.zcdpEps) > 2e-6 || z.Total.Delta != c.budget.Delta || !s.Fits) {
+			t.Errorf("%s: totals of %d labels: zCDP %v, simple %v; want %g and %g", c.name, c.expected, z.Total, s.Total, c.zcdpEps, c.simpleEps)
+		}
+	}
+	if _, err := ChooseFilter(oneVote, b3, accountant.Spend{}, 0); err == nil {
+		t.Error("no labels declared: no error")
+	}
+	for _, c := range []struct {
+		budget   accountant.Guarantee
+		expected int
+		param    string
+	}{{b3, -1, "queries"}, {b3, 1 << 62, "queries"}, {accountant.Guarantee{Delta: 1e-5}, 4, "budget-eps"}, {accountant.Guarantee{Eps: 3, Delta: 1}, 4, "budget-delta"}} {
+		var pe *ParamError
+		if _, err := ChooseFilter(oneVote, c.budget, pure(0.2), c.expected); !errors.As(err, &pe) || pe.Name != c.param {
+			t.Errorf("budget %v, %d labels expected: %v, want a ParamError on %s", c.budget, c.expected, err, c.param)
+		}
+	}
+}
+
+// TestFilterBitOfGaussian: a bit computed from Gaussian noise (two-class
+// GNMax, an accountant.OneBitSpend with its noise) is charged to a zCDP
+// ledger by its noise: as many queries as the noise's own description,
+// recorded as that noise.
+func TestFilterBitOfGaussian(t *testing.T) {
+	budget := accountant.Guarantee{Eps: 2, Delta: 1e-5}
+	noise := accountant.Spend{Kind: accountant.GaussianSpend, Guarantee: accountant.Guarantee{Eps: 0.5, Delta: 1e-5}, Discrete: true,
+		Gaussian: []accountant.GaussianPart{{Sigma: 40, Coords: 2}}}
+	bit := noise
+	bit.Kind, bit.Bits = accountant.OneBitSpend, []accountant.BitPair{{P: 0.52, Q: 0.48}}
+	var counts []int
+	for _, s := range []accountant.Spend{noise, bit} {
+		path, b := newOneVoteLedger(t, budget)
+		l, allowed, err := OpenRun(ctx, path, "gnmax", b, s, -1, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts = append(counts, allowed)
+		if err := l.Reserve(1); err != nil {
+			t.Fatal(err)
+		}
+		l.Settle(1)
+		var kinds []accountant.SpendKind
+		if err := l.Runs(func(r Spend) error { kinds = append(kinds, r.Kind); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		l.Close()
+		if len(kinds) == 0 || kinds[len(kinds)-1] != accountant.GaussianSpend {
+			t.Errorf("%v: recorded as %v", s.Kind, kinds)
+		}
+	}
+	if counts[0] < 1 || counts[1] != counts[0] {
+		t.Errorf("the zCDP ledger allows %d queries of the noise, %d of its bit", counts[0], counts[1])
+	}
 }

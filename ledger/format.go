@@ -58,10 +58,11 @@ func NewHeader(b votefile.Binding, budget accountant.Guarantee, deltaPrime float
 	return h
 }
 
-// DefaultFilter is the filter of a new ledger unless one is chosen: the
-// zCDP filter for a budget with δ > 0 in the one-vote relation, where
-// every mechanism has a zCDP curve (the GNMax family, LNMax and pure
-// DaRRM labels), else simple composition.
+// DefaultFilter is the filter of a new ledger whose labels are not
+// declared (ChooseFilter) and that names none: the zCDP filter for a
+// budget with δ > 0 in the one-vote relation, where every mechanism has a
+// zCDP curve (the GNMax family, LNMax and pure DaRRM labels), else simple
+// composition.
 func DefaultFilter(b votefile.Binding, budget accountant.Guarantee) accountant.Method {
 	if budget.Delta > 0 && b.Relation == accountant.OneVote {
 		return accountant.ZCDPFilter
@@ -145,8 +146,10 @@ func (s Spend) Step() accountant.Spend {
 // guarantee, and the description of a kind that has more.
 func spendOf(run string, mechanism votefile.MechanismName, step accountant.Spend) Spend {
 	s := Spend{Run: run, Mechanism: mechanism, Eps: step.Eps, Delta: step.Delta}
-	if step.Kind == accountant.GaussianSpend {
-		s.Kind, s.Gaussian, s.Discrete = step.Kind, step.Gaussian, step.Discrete
+	// A bit computed from Gaussian noise (two-class GNMax, a OneBitSpend)
+	// is recorded by its noise, whose zCDP slope the filter composes.
+	if len(step.Gaussian) > 0 {
+		s.Kind, s.Gaussian, s.Discrete = accountant.GaussianSpend, step.Gaussian, step.Discrete
 	}
 	return s
 }
@@ -187,6 +190,20 @@ func checkName(name string) error {
 	return nil
 }
 
+// formatG formats x as a header parameter's value in an error.
+func formatG(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// checkBudget validates a ledger's budget.
+func checkBudget(b accountant.Guarantee) error {
+	if !(b.Eps > 0) || math.IsInf(b.Eps, 0) {
+		return &ParamError{"budget-eps", formatG(b.Eps), "must be a finite number > 0"}
+	}
+	if !(b.Delta >= 0 && b.Delta < 1) {
+		return &ParamError{"budget-delta", formatG(b.Delta), "must be in [0, 1)"}
+	}
+	return nil
+}
+
 // checkHeader validates the parameters of a header.
 func checkHeader(h Header) error {
 	if err := checkName(h.Ensemble); err != nil {
@@ -195,16 +212,11 @@ func checkHeader(h Header) error {
 	if h.Relation == "" || strings.IndexFunc(h.Relation, unicode.IsControl) >= 0 {
 		return &ParamError{"relation", strconv.Quote(h.Relation), "must name a neighbouring relation"}
 	}
-	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-	b := h.Budget
-	if !(b.Eps > 0) || math.IsInf(b.Eps, 0) {
-		return &ParamError{"budget-eps", g(b.Eps), "must be a finite number > 0"}
-	}
-	if !(b.Delta >= 0 && b.Delta < 1) {
-		return &ParamError{"budget-delta", g(b.Delta), "must be in [0, 1)"}
+	if err := checkBudget(h.Budget); err != nil {
+		return err
 	}
 	if !(h.DeltaPrime > 0 && h.DeltaPrime < 1) {
-		return &ParamError{"delta-prime", g(h.DeltaPrime), "must be in (0, 1)"}
+		return &ParamError{"delta-prime", formatG(h.DeltaPrime), "must be in (0, 1)"}
 	}
 	if h.Version >= Version {
 		if err := accountant.CheckFilter(h.Filter, h.Budget); err != nil {
@@ -220,34 +232,6 @@ func checkHeader(h Header) error {
 		}
 	}
 	return nil
-}
-
-// SlackFits reports whether δ' is below the budget's δ. δ' is the slack
-// of the teachers' cap's general and optimal composition (Kairouz, Oh and
-// Viswanath 2015, Thm 3.5 and 3.3), whose δ is at least δ': without room
-// only the ledger's filter and the cap by simple composition can meet the
-// budget.
-func (h Header) SlackFits() bool { return h.DeltaPrime < h.Budget.Delta }
-
-// SlackNote says which totals can still meet the budget when δ' leaves no
-// room under its δ (SlackFits) for the teachers' cap that the binding
-// allows (votefile.Binding.Cap); "" when there is room, or no cap.
-func (h Header) SlackNote() string {
-	b, err := h.Binding()
-	if c, _, _ := b.Cap(h.DeltaPrime); err != nil || c == nil || h.SlackFits() {
-		return ""
-	}
-	s := fmt.Sprintf("delta' = %g is not below the budget's delta = %g: the teachers' cap by general or optimal composition, whose delta is at least delta', ", h.DeltaPrime, h.Budget.Delta)
-	if h.DeltaPrime == h.Budget.Delta {
-		s += "can meet this budget only if the teachers are pure-DP; "
-	} else {
-		s += "can never meet this budget; "
-	}
-	s += "the ledger's filter (and the cap by simple composition) still can"
-	if h.Budget.Delta == 0 {
-		s += " (a pure budget leaves no room for any delta')"
-	}
-	return s
 }
 
 // format is how a ledger's lines are written.

@@ -8,7 +8,11 @@
 // write to disk of a release's spend, with the totals of the runs before
 // it. Each line carries the SHA-256 of the line before it and its own,
 // which covers both (a hash chain), so that a line changed, removed or
-// moved is detected. Spends are written ahead: a release reserves the labels it is
+// moved is detected; and it must follow from the lines before it as a run
+// writes them (a run's lines together, reservations rising, at most one
+// settlement, of at most the labels reserved, and nothing of the run
+// after it), so that a well-formed line appended at the end with its own
+// hash cannot lower what a run counts either (*CorruptError). Spends are written ahead: a release reserves the labels it is
 // about to hand out, and the reservation is on disk (fsync) before they
 // leave the process, so that a crash can over-count the spend, never
 // under-count it. A write that fails is cut off again before anything
@@ -30,7 +34,9 @@
 // fixed when the ledger was made (accountant.FilterTotal): a zCDP filter
 // (Feldman and Zrnic 2021) or simple composition, both valid when each
 // run's parameters depend on earlier outputs; a run that would cross the
-// budget is refused. For fixed private teachers the total is the smaller
+// budget is refused. The filter is chosen before the first run, from the
+// labels the ledger will pay for when they are declared (ChooseFilter),
+// and never changed: Upgrade keeps it. For fixed private teachers the total is the smaller
 // of that and the teachers' post-processing cap (votefile.Binding.Cap),
 // which can make every further release free.
 //

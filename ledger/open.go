@@ -170,6 +170,7 @@ type Ledger struct {
 	mech      votefile.MechanismName
 	step      accountant.Spend
 	held      int                 // labels reserved by this run
+	settled   bool                // this run has written its final line
 	base      accountant.Sequence // the spends of every run before this one
 }
 

@@ -125,7 +125,7 @@ const (
 
 // RecordError is a ledger that disagrees with its ensemble's record. It
 // is resolved on purpose: by using the right ledger, or with Adopt (darrm
-// ledger adopt), or, for Init, with InitOptions.Replace.
+// ledger adopt), or, for Init and Upgrade, with InitOptions.Replace.
 type RecordError struct {
 	Kind     RecordKind
 	Path     string // the ledger
@@ -140,6 +140,18 @@ type RecordError struct {
 }
 
 func (e *RecordError) Error() string {
+	fn := "Init"
+	if e.Command == "upgrade" {
+		fn = "Upgrade"
+	}
+	return e.Say("call " + fn + " again with InitOptions.Replace")
+}
+
+// Say returns e's message with replace saying how the caller makes Init
+// or Upgrade replace the record on purpose: Error names the field,
+// InitOptions.Replace, and a command that sets it by a flag says the
+// flag.
+func (e *RecordError) Say(replace string) string {
 	r := e.Record
 	seen := fmt.Sprintf("your record of ensemble %s (%s) says its ledger is %s (id %s) with %d lines, as of %s",
 		e.Ensemble, e.File, r.Path, short(r.LedgerID), r.Lines, r.Updated.Format(time.RFC3339))
@@ -147,7 +159,7 @@ func (e *RecordError) Error() string {
 	switch e.Kind {
 	case SecondLedger:
 		if e.Command != "" {
-			return fmt.Sprintf("ledger %s %s: %s. A second ledger would give the ensemble its budget again. Keep using %s; if you retire it and mean to start a new budget on purpose, run the same darrm ledger %s command with --replace", e.Command, e.Path, seen, r.Path, e.Command)
+			return fmt.Sprintf("ledger %s %s: %s. A second ledger would give the ensemble its budget again. Keep using %s; if you retire it and mean to start a new budget on purpose, %s", e.Command, e.Path, seen, r.Path, replace)
 		}
 		return fmt.Sprintf("ledger %s (id %s) is a second ledger for ensemble %s: %s. Two ledgers would give the ensemble its budget twice. Use %s; if this ledger replaces it on purpose, run: darrm ledger adopt %s", e.Path, short(e.ID), e.Ensemble, seen, r.Path, q)
 	case Behind:
@@ -187,6 +199,11 @@ func stateErr(err error) error {
 	}
 	return fmt.Errorf("ledger record: %w", err)
 }
+
+// errRecordChanged is wrapped by advance when the record is no longer the
+// one this run wrote: the run's ledger takes no more writes, which no
+// record would vouch for.
+var errRecordChanged = errors.New("this run's ledger takes no more writes")
 
 // state is the record file of one ensemble, with its lock.
 type state struct {
@@ -335,7 +352,7 @@ func (s *state) advance(lines int, size int64, head string) error {
 		return err
 	}
 	if now == nil || now.LedgerID != last.LedgerID || now.Lines != last.Lines || now.Head != last.Head {
-		return fmt.Errorf("your record of ensemble %s (%s) changed during this run: another ledger of the ensemble was used or adopted meanwhile", last.Ensemble, s.path)
+		return fmt.Errorf("your record of ensemble %s (%s) changed during this run: another ledger of the ensemble was used or adopted meanwhile: %w", last.Ensemble, s.path, errRecordChanged)
 	}
 	r := last
 	r.Lines, r.Size, r.Head, r.Updated = lines, size, head, time.Now().UTC().Truncate(time.Second)

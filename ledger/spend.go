@@ -3,6 +3,7 @@ package ledger
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"time"
 
@@ -43,7 +44,7 @@ func (l *Ledger) Begin(mechanism votefile.MechanismName, b votefile.Binding, ste
 		return err
 	}
 	l.run, l.mech, l.step = hex.EncodeToString(id[:]), mechanism, step
-	l.base = l.chain.spent
+	l.base, l.held, l.settled = l.chain.spent, 0, false
 	return nil
 }
 
@@ -56,6 +57,9 @@ func (l *Ledger) Reserve(labels int) error {
 	}
 	if l.run == "" {
 		return fmt.Errorf("ledger: Begin was not called")
+	}
+	if l.settled {
+		return fmt.Errorf("ledger %s: reserve %d labels: the run is settled (a run ends with its final line)", l.path, labels)
 	}
 	seq, err := l.base.AddSpend(l.step, labels)
 	var total accountant.Guarantee
@@ -72,13 +76,21 @@ func (l *Ledger) Reserve(labels int) error {
 	return l.write(labels, false)
 }
 
-// Settle records the exact number of labels this run handed out.
+// Settle records the exact number of labels this run handed out, at
+// most the number reserved: the run's final line. A run settles once: a
+// later Settle of no more labels changes nothing (no line of a run may
+// follow its final line, so that an appended line can never lower what
+// a run counts; the count settled first stands, an over-count at worst),
+// one of more is an error.
 func (l *Ledger) Settle(labels int) error {
 	if l.run == "" {
 		return nil
 	}
 	if labels < 0 || labels > l.held {
 		return fmt.Errorf("ledger %s: settle %d labels, %d were reserved: the count must be in [0, reserved]", l.path, labels, l.held)
+	}
+	if l.settled {
+		return l.broken
 	}
 	return l.write(labels, true)
 }
@@ -111,9 +123,13 @@ func (l *Ledger) write(labels int, final bool) error {
 	next.head = h
 	l.chain = next
 	l.size += int64(len(b))
-	l.held = labels
+	l.held, l.settled = labels, final
 	if err := l.state.advance(l.chain.n, l.size, l.chain.head); err != nil {
-		return fmt.Errorf("ledger %s: the spend is written, but %w", l.path, err)
+		err = fmt.Errorf("ledger %s: the spend is written, but %w", l.path, err)
+		if errors.Is(err, errRecordChanged) {
+			l.broken = err
+		}
+		return err
 	}
 	return nil
 }

@@ -55,22 +55,14 @@ func bindUpgrade(path string, h *Header, b votefile.Binding) error {
 	return nil
 }
 
-// upgradeFilter returns the filter of a ledger of header h upgraded from
-// version 3, whose spends are known by their (ε, δ) alone: the filter of
-// a new ledger (DefaultFilter), but simple composition, which holds for
-// any (ε, δ) steps, unless every spend is pure (ε²/2-zCDP).
-func upgradeFilter(h Header, spends []Spend) accountant.Method {
-	b, err := h.Binding()
-	if err != nil || DefaultFilter(b, h.Budget) != accountant.ZCDPFilter {
-		return accountant.Simple
-	}
-	for _, s := range spends {
-		if accountant.FilterAccepts(accountant.ZCDPFilter, s.Step()) != nil {
-			return accountant.Simple
-		}
-	}
-	return accountant.ZCDPFilter
-}
+// version3Filter is the filter that holds the spends of a ledger
+// upgraded from version 3 (Upgrade). Version 3 stated no rule and took a
+// run when any of simple, general or optimal composition said it fitted;
+// of these only simple composition is a filter for runs chosen one after
+// the other, and a filter's halting rule is fixed before the first run:
+// the upgrade keeps that one, never one that the spends, once seen, would
+// make pay (a zCDP filter can allow more labels of the same spends).
+const version3Filter = accountant.Simple
 
 // backupName is the name under which Upgrade keeps the ledger at path, of
 // the given version: path.v3.
@@ -87,6 +79,11 @@ type UpgradeResult struct {
 	Runs int
 	// Backup is the old file, kept.
 	Backup string
+	// Filter is the composition that holds the upgraded ledger's runs to
+	// its budget: the one the old ledger was under (simple composition
+	// for version 3), kept; another filter is a new ledger's choice, made
+	// before its first run (Init).
+	Filter accountant.Method
 	// Previous is the record of the ensemble that Replace replaced.
 	Previous *Record
 }
@@ -95,7 +92,7 @@ type UpgradeResult struct {
 // current version in its place: a new header (a new ID; Upgraded giving
 // the old file's version, length and hash, its id and the hash of its
 // last line; the old relation, binding, budget, δ' and creation time; the
-// filter upgradeFilter chooses), then the spend of every run of the old
+// composition the old ledger was under, version3Filter), then the spend of every run of the old
 // ledger (the last line of each), chained, each described by its
 // guarantee and with the totals before it. b may only repeat the
 // ledger's binding. The old file is kept as backupName(path, version),
@@ -132,7 +129,7 @@ func Upgrade(ctx context.Context, path string, b votefile.Binding, opts InitOpti
 		if err := old.scan(nil); err != nil {
 			return res, err
 		}
-		res.Current = true
+		res.Current, res.Filter = true, old.header.Filter
 		return res, nil
 	}
 
@@ -157,7 +154,7 @@ func Upgrade(ctx context.Context, path string, b votefile.Binding, opts InitOpti
 	if err := old.Runs(func(s Spend) error { spends = append(spends, s); return nil }); err != nil {
 		return res, err
 	}
-	nh.Filter = upgradeFilter(nh, spends)
+	nh.Filter = version3Filter
 	switch {
 	case own:
 		if err := old.checkRecord(rec, st.path, true); err != nil {
@@ -241,7 +238,7 @@ func Upgrade(ctx context.Context, path string, b votefile.Binding, opts InitOpti
 	if err != nil {
 		return res, fmt.Errorf("ledger upgrade: %s is upgraded, but %w; record it with: darrm ledger adopt %s", path, err, shellQuote(path))
 	}
-	res.Runs = len(spends)
+	res.Runs, res.Filter = len(spends), nh.Filter
 	return res, nil
 }
 

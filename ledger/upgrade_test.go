@@ -192,40 +192,55 @@ func TestUpgrade(t *testing.T) {
 
 func close(a, b float64) bool { return a >= b && a-b <= 1e-12*b }
 
-// TestUpgradeFilter: a version-3 one-vote ledger of pure spends with a
-// budget δ > 0 gets the zCDP filter, whose total is that of Σε_i²/2 (the
-// mixed case of issue 35: 2.17); a pure budget, or the private-teachers
-// relation, keeps simple composition.
+// TestUpgradeFilter: an upgrade keeps the composition the version-3
+// ledger was under, simple composition, whatever the spends: issue 46's
+// one-vote ledger at budget (3, 1e-5) that had spent (2.95, 0) in pure
+// labels keeps its total of 2.95 and allows at most one more label of
+// 0.05, none of 0.2 (the zCDP filter, which the upgrade chose before for
+// pure spends, made its total 1.6 and allowed more than a hundred). A
+// pure budget, and the private-teachers relation, too.
 func TestUpgradeFilter(t *testing.T) {
 	now := time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC)
 	spends := []Spend{
-		{Run: "a1", Time: now, Mechanism: "darrm-one-vote", Eps: 0.05, Queries: 20, Final: true},
-		{Run: "b2", Time: now, Mechanism: "darrm-one-vote", Eps: 0.1, Queries: 20, Final: true},
+		{Run: "a1", Time: now, Mechanism: "darrm-one-vote", Eps: 0.05, Queries: 30, Final: true},
+		{Run: "b2", Time: now, Mechanism: "darrm-one-vote", Eps: 0.05, Queries: 29, Final: true},
 	}
 	oneVote := votefile.Binding{Ensemble: "pate", K: 11, Relation: accountant.OneVote, Kind: votefile.Fixed, Partition: votefile.KeyedHash}
 	for _, tc := range []struct {
 		b      votefile.Binding
 		budget accountant.Guarantee
-		filter accountant.Method
-		eps    float64
 	}{
-		{oneVote, accountant.Guarantee{Eps: 3, Delta: 1e-5}, accountant.ZCDPFilter, 2.17},
-		{oneVote, accountant.Guarantee{Eps: 4}, accountant.Simple, 3},
-		{bound, accountant.Guarantee{Eps: 4, Delta: 1e-5}, accountant.Simple, 3},
+		{oneVote, accountant.Guarantee{Eps: 3, Delta: 1e-5}},
+		{oneVote, accountant.Guarantee{Eps: 3}},
+		{bound, accountant.Guarantee{Eps: 3, Delta: 1e-5}},
 	} {
 		path := filepath.Join(t.TempDir(), "v3.ledger")
-		writeV3Budget(t, path, unique(tc.b), tc.budget, spends)
-		if _, err := Upgrade(ctx, path, votefile.Binding{}, InitOptions{}); err != nil {
-			t.Fatal(err)
+		b := unique(tc.b)
+		writeV3Budget(t, path, b, tc.budget, spends)
+		res, err := Upgrade(ctx, path, votefile.Binding{}, InitOptions{})
+		if err != nil || res.Filter != accountant.Simple {
+			t.Fatalf("budget %v: upgrade %+v, %v", tc.budget, res, err)
 		}
 		l, err := ReadOnly(ctx, path, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := l.Balance()
+		bal, err := l.Balance()
 		l.Close()
-		if err != nil || b.Composition != tc.filter || math.Abs(b.Total.Eps-tc.eps) > 0.005 {
-			t.Errorf("budget %v: %+v (%v), want %v, eps %g", tc.budget, b, err, tc.filter, tc.eps)
+		if err != nil || l.Header().Filter != accountant.Simple || bal.Composition != accountant.Simple || math.Abs(bal.Total.Eps-2.95) > 1e-9 {
+			t.Errorf("budget %v: %+v (%v), want simple composition, eps 2.95", tc.budget, bal, err)
+		}
+		for _, c := range []struct {
+			eps float64
+			max int
+		}{{0.05, 1}, {0.2, 0}} {
+			l, allowed, err := OpenRun(ctx, path, "darrm-one-vote", b, accountant.ApproxStep(accountant.Guarantee{Eps: c.eps}), -1, Options{})
+			if err != nil || allowed > c.max {
+				t.Errorf("budget %v: labels of %g allowed after the upgrade: %d (%v), want at most %d", tc.budget, c.eps, allowed, err, c.max)
+			}
+			if l != nil {
+				l.Close()
+			}
 		}
 	}
 }

@@ -84,6 +84,24 @@ func (m ConfidentGNMax) RDPSlope() (float64, error) {
 	return r.Hi, nil
 }
 
+// RunSlope returns the slope ρ of the data-independent Rényi curve ρ·λ of
+// queries threshold steps and labels label steps (for GNMax, which has no
+// threshold step, labels steps), rounded up: the curve of a run that asks
+// at most queries and labels at most labels of them, whichever they are.
+func (m ConfidentGNMax) RunSlope(queries, labels int) (float64, error) {
+	if err := m.Validate(); err != nil {
+		return 0, fmt.Errorf("PATE: %w", err)
+	}
+	if queries < 0 || labels < 0 {
+		return 0, fmt.Errorf("PATE: %d queries, %d labels: must be >= 0", queries, labels)
+	}
+	r := gnmaxSlope(m.Sigma2).Mul(outward.Exact(float64(labels)))
+	if m.Confident() {
+		r = r.Add(thresholdSlope(m.Sigma1).Mul(outward.Exact(float64(queries))))
+	}
+	return r.Hi, nil
+}
+
 // Answer says what became of one query of a release: AnswerUnknown (the
 // zero value: no release given, charged in expectation), Answered or
 // NotAnswered (the threshold step withheld the label).
@@ -159,13 +177,19 @@ func NewAccount(m ConfidentGNMax, teachers, classes int, orders []float64) (*Acc
 	return NewAccountWith(m, teachers, classes, Options{Orders: orders})
 }
 
+// MaxAccountTeachers bounds the teachers of an Account: its tables and
+// the smooth sensitivity's walk have K+1 entries (PATE's experiments have
+// K = 250; at K = 4e9, summed from four counts of a vote file, they
+// exhausted memory).
+const MaxAccountTeachers = 1 << 20
+
 // NewAccountWith returns an empty account for mechanism m, K teachers
-// and C classes, analysed as opt says.
+// (at most MaxAccountTeachers) and C classes, analysed as opt says.
 func NewAccountWith(m ConfidentGNMax, teachers, classes int, opt Options) (*Account, error) {
-	if err := m.ValidateFor(teachers); err != nil {
+	if err := param.CountIn("teachers", teachers, 1, MaxAccountTeachers); err != nil {
 		return nil, fmt.Errorf("PATE account: %w", err)
 	}
-	if err := param.Count("teachers", teachers, 1); err != nil {
+	if err := m.ValidateFor(teachers); err != nil {
 		return nil, fmt.Errorf("PATE account: %w", err)
 	}
 	if err := param.Count("classes", classes, 2); err != nil {
@@ -211,7 +235,9 @@ func NewAccountWith(m ConfidentGNMax, teachers, classes int, opt Options) (*Acco
 func GNMaxDataDependent(counts []int, sigma float64, noise Noise, delta float64) (Result, error) {
 	teachers := 0
 	for _, n := range counts {
-		teachers += max(n, 0)
+		// Capped: a sum past MaxAccountTeachers is refused as such, and
+		// never overflows.
+		teachers = min(teachers+max(min(n, MaxAccountTeachers+1), 0), MaxAccountTeachers+1)
 	}
 	wrap := func(err error) error {
 		return fmt.Errorf("GNMax of %d counts (C classes) summing to %d (K teachers): %w", len(counts), teachers, err)
@@ -389,13 +415,6 @@ type Result struct {
 	Dependent                    OrderEps
 	Orders                       []float64
 	RDPIndependent, RDPDependent []float64
-	// Run is the accountant's data-independent total (accountant.ComposeRun of the
-	// noise of every query as one step: the threshold step's σ1 and
-	// GNMax's σ2 on two counts, each query charged in full, as a release
-	// charges them) or Independent, whichever is smaller at δ. The
-	// composition is for a number of queries fixed in advance; which of
-	// them were answered is data-dependent, so it charges them all.
-	Run accountant.Total
 }
 
 // Result converts the totals to (ε, δ) under conversion c, each at its
@@ -416,42 +435,8 @@ func (a *Account) Result(delta float64, c accountant.Conversion) (Result, error)
 	if r.Independent, err = bestOrder(a.orders, a.ind, delta, c); err != nil {
 		return r, err
 	}
-	if r.Dependent, err = bestOrder(a.orders, a.dep, delta, c); err != nil {
-		return r, err
-	}
-	r.Run, err = a.runTotal(r.Independent, delta, c)
+	r.Dependent, err = bestOrder(a.orders, a.dep, delta, c)
 	return r, err
-}
-
-// runTotal returns the accountant's data-independent total at δ
-// (Result.Run): the account's queries, each charged in full, as one
-// step whose parts are the noise they added, composed by accountant.ComposeRun, or
-// the grid's Rényi bound ind when smaller.
-func (a *Account) runTotal(ind OrderEps, delta float64, c accountant.Conversion) (accountant.Total, error) {
-	g := accountant.Guarantee{Eps: ind.Eps, Delta: delta}
-	best := accountant.Total{Method: accountant.Renyi, Guarantee: g}
-	n := len(a.answers)
-	var parts []accountant.GaussianPart
-	if n > 0 {
-		parts = append(parts, accountant.GaussianPart{Sigma: a.mech.Sigma2, Coords: 2 * n})
-	}
-	if a.mech.Confident() && n > 0 {
-		parts = append(parts, accountant.GaussianPart{Sigma: a.mech.Sigma1, Coords: n})
-	}
-	if len(parts) == 0 {
-		return best, nil
-	}
-	s := accountant.Spend{Kind: accountant.GaussianSpend, Guarantee: g, Gaussian: parts, Discrete: a.mech.Noise == DiscreteNoise}
-	all, err := accountant.ComposeRun(s, 1, delta, accountant.DefaultDeltaPrime, c)
-	if err != nil {
-		return best, fmt.Errorf("PATE account: %w", err)
-	}
-	for _, t := range all {
-		if (t.Method == accountant.Exact || t.Method == accountant.Renyi) && t.Guarantee.Delta <= delta && t.Guarantee.Eps < best.Guarantee.Eps {
-			best = t
-		}
-	}
-	return best, nil
 }
 
 func bestOrder(orders, rdp []float64, delta float64, c accountant.Conversion) (OrderEps, error) {

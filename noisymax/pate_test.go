@@ -402,37 +402,32 @@ func TestThresholdBound(t *testing.T) {
 	}
 }
 
-// TestPATERunIsComposeRun: the data-independent total of a PATE account
-// whose queries are all charged is the run's exact total of the same
-// mechanism (ComposeRun of its per-query spend over the queries), the one
-// a budgeted release holds its labels to, and below the Rényi bound of the
-// account's grid.
-func TestPATERunIsComposeRun(t *testing.T) {
-	m := ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}
-	acct, err := NewAccount(m, 250, 10, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const n = 194
-	for range n {
-		if err := acct.Add([]int{200, 30, 10, 10, 0, 0, 0, 0, 0, 0}, AnswerUnknown); err != nil {
-			t.Fatal(err)
+// TestRunSlope: the slope of a run of Q threshold steps and N label steps
+// is N/σ2² + Q/(2σ1²), rounded up (GNMax: N/σ2²); one step of each is
+// RDPSlope's; negative counts are refused.
+func TestRunSlope(t *testing.T) {
+	cg := ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}
+	g := ConfidentGNMax{Sigma2: 40, Noise: DiscreteNoise}
+	for _, tc := range []struct {
+		m               ConfidentGNMax
+		queries, labels int
+		want            float64
+	}{
+		{cg, 5000, 286, 286/1600.0 + 5000/45000.0},
+		{cg, 194, 194, 194/1600.0 + 194/45000.0},
+		{cg, 10, 0, 10 / 45000.0},
+		{g, 5000, 300, 300 / 1600.0},
+	} {
+		got, err := tc.m.RunSlope(tc.queries, tc.labels)
+		if err != nil || got < tc.want || got > tc.want*(1+1e-14) {
+			t.Errorf("%+v, %d, %d: %v (%v), want %v rounded up", tc.m, tc.queries, tc.labels, got, err, tc.want)
 		}
 	}
-	r, err := acct.Result(1e-5, accountant.ImprovedConversion)
-	if err != nil {
-		t.Fatal(err)
+	one, _ := cg.RunSlope(1, 1)
+	if per, _ := cg.RDPSlope(); one != per {
+		t.Errorf("one step of each %v, RDPSlope %v", one, per)
 	}
-	per := accountant.Spend{Kind: accountant.GaussianSpend, Guarantee: accountant.Guarantee{Eps: 0.173291, Delta: 1e-5}, Discrete: true, Gaussian: []accountant.GaussianPart{{Sigma: 40, Coords: 2}, {Sigma: 150, Coords: 1}}}
-	tot, err := accountant.ComposeRun(per, n, 1e-5, accountant.DefaultDeltaPrime, accountant.ImprovedConversion)
-	if err != nil {
-		t.Fatal(err)
-	}
-	exact := tot[len(tot)-1]
-	if r.Run.Method != accountant.Exact || exact.Method != accountant.Exact || math.Abs(r.Run.Guarantee.Eps-exact.Guarantee.Eps) > 1e-8*exact.Guarantee.Eps || !(r.Run.Guarantee.Eps < r.Independent.Eps) {
-		t.Errorf("PATE account's total %v (grid RDP %v), the run's exact %v", r.Run, r.Independent, exact)
-	}
-	if r.Run.Guarantee.Eps > 2 {
-		t.Errorf("194 queries: %v, the exact composition fits them in eps 2", r.Run)
+	if _, err := cg.RunSlope(-1, 0); err == nil {
+		t.Error("-1 queries accepted")
 	}
 }

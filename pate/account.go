@@ -2,11 +2,15 @@ package pate
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"math"
+	"slices"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/votefile"
 )
@@ -74,7 +78,9 @@ func (r *Recorded) charged(m *votefile.LabelMeta) (int, bool) {
 // AccountResult is PATE's account of the queries of a vote file: for lnmax
 // its data-independent guarantee (LNMax), for the GNMax family the
 // data-independent and data-dependent bounds (Result) with the
-// smooth-sensitivity release of the latter (Smooth).
+// smooth-sensitivity release of the latter (Smooth); and, for every
+// mechanism, the accounting of a release of the queries as aggregate
+// accounts one (Release), which gives the totals to publish (Totals).
 type AccountResult struct {
 	Options  AccountOptions
 	Teachers int
@@ -82,31 +88,52 @@ type AccountResult struct {
 	LNMax    *noisymax.LNMaxResult
 	Result   noisymax.Result
 	Smooth   Smooth
-	// Realised says that the account is of a release's labels.
+	// Realised says that the account is of a release's labels: its
+	// data-independent and data-dependent costs charge the GNMax step
+	// only where it answered, which is analysis (an odometer's reading
+	// after the fact), not a guarantee.
 	Realised bool
-	// Votes is the SHA-256 of what the account read (K, C, every query's
-	// counts in order and, with labels, which were answered), in hex:
-	// the same for the same votes in any file format, the key of a
-	// release's record (Draws).
+	// Release is the accounting of a release of the queries accounted (of
+	// the labels, with labels) by the library path of every release
+	// (ensemble.NewAccounting of the mechanism's per-query privacy, at
+	// the account's δ): every query charged in full, as aggregate and its
+	// ledger charge it.
+	Release ensemble.Accounting
+	// Unlabelled counts the queries of the votes after the last label (a
+	// release its budget stopped): read and keyed, not accounted.
+	Unlabelled int
+	// Votes is the key of the private votes (in hex): a hash of the
+	// multiset of their rows of counts, every row of the file, the same
+	// whatever the rows' order, the file's name, format, header or id
+	// column, the labels and the settings: the key of the record of
+	// draws (Draws).
 	Votes string
 	// Binding is what the votes' header states of their ensemble, which
 	// a ledger charged for a release must be bound to.
 	Binding votefile.Binding
-	// Draws counts the draws of this smooth-sensitivity release (these
-	// votes and settings) that were released: 1 for a draw of Account,
-	// every recorded one after ReleaseOnce.
-	Draws int
+	// Draws are the smooth-sensitivity draws on the votes that the totals
+	// cover (ReleaseOnce: every draw recorded on them, with any settings,
+	// and a new one).
+	Draws []Draw
+
+	// legacy is the key darrm recorded draws under before Votes
+	// (legacyHash); answers hashes which queries a release's labels
+	// answered (Settings).
+	legacy, answers string
 }
 
 // Account accounts for the queries of in (any vote file, read as counts)
-// under opts, drawing the smooth-sensitivity release from src, or, with
-// src nil, preparing it only (PrepareSmooth), for the caller to draw once
-// (AccountResult.ReleaseOnce) or to recall. The votes
-// must be in the one-vote relation, the relation of every mechanism here
+// under opts, and prepares the smooth-sensitivity release of the
+// data-dependent cost (PrepareSmooth) without drawing it: a draw is a
+// release of the votes, which only ReleaseOnce makes. The votes must be
+// in the one-vote relation, the relation of every mechanism here
 // (votefile.Check); labels with a metadata header must be of this
-// mechanism and its settings (else a *votefile.SettingError), K and C, and
-// of the votes' ensemble; every label row must name its query.
-func Account(ctx context.Context, in votefile.Reader, opts AccountOptions, src *noise.Source) (*AccountResult, error) {
+// mechanism and its settings (else a *votefile.SettingError), K and C,
+// and of the votes' ensemble; every label row must name its query, in
+// order. Labels that end before the votes (a release its budget
+// stopped) account the queries labelled; the rest are read and keyed
+// (Votes, Unlabelled).
+func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*AccountResult, error) {
 	if err := accountant.CheckDelta("delta", opts.Delta); err != nil {
 		return nil, err
 	}
@@ -126,24 +153,41 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions, src *
 		}
 		res, err := noisymax.LNMaxAccount(opts.LNMax, n, opts.Delta, opts.Orders, opts.Conversion)
 		out.LNMax = &res
+		if err != nil {
+			return out, err
+		}
+		out.Release, err = releaseAccounting(opts, in.K(), in.Classes(), b)
 		return out, err
 	}
 	acct, err := noisymax.NewAccountWith(opts.GNMax, in.K(), in.Classes(), noisymax.Options{Orders: opts.Orders, Directions: opts.Directions})
 	if err != nil {
 		return nil, err
 	}
-	queries := 0
-	h := newContentHash(in.K(), in.Classes(), out.Realised)
+	queries, labelled := 0, true
+	var key votesKey
+	legacy, answers := newLegacyHash(in.K(), in.Classes(), out.Realised), sha256.New()
 	for n := 1; in.Next(); n++ {
-		queries = n
 		q := in.Query()
+		key.add(q.Counts)
+		if n%(1<<16) == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if !labelled {
+			out.Unlabelled++
+			continue
+		}
 		a := noisymax.AnswerUnknown
 		if lr := opts.Labels; lr != nil {
 			if !lr.Next() {
 				if err := lr.Err(); err != nil {
 					return nil, err
 				}
-				return nil, lr.Errorf("%d rows, but the votes have query %d and more", n-1, n)
+				if n == 1 {
+					return nil, lr.Errorf("no label rows: nothing was released")
+				}
+				labelled = false
+				out.Unlabelled++
+				continue
 			}
 			row := lr.Row()
 			if row.ID != q.Key() {
@@ -154,21 +198,25 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions, src *
 				a = noisymax.Answered
 			}
 		}
+		queries = n
 		if cast := castVotes(q.Counts); cast < in.K() {
 			return nil, &AbstainError{Query: n, Cast: cast, K: in.K()}
 		}
 		if err := acct.Add(q.Counts, a); err != nil {
 			return nil, fmt.Errorf("query %d: %w", n, err)
 		}
-		h.add(q.Counts, a == noisymax.Answered)
-		if n%(1<<16) == 0 && ctx.Err() != nil {
+		legacy.add(q.Counts, a == noisymax.Answered)
+		answers.Write([]byte{byte(a)})
+		// A query's data-dependent bound at every order takes up to a
+		// tenth of a millisecond at K = 250.
+		if n%(1<<8) == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 	}
 	if err := in.Err(); err != nil {
 		return nil, err
 	}
-	if lr := opts.Labels; lr != nil && lr.Next() {
+	if lr := opts.Labels; lr != nil && labelled && lr.Next() {
 		return nil, lr.Errorf("row %d: more rows than the votes have queries", lr.Row().Index)
 	} else if lr != nil && lr.Err() != nil {
 		return nil, lr.Err()
@@ -178,15 +226,47 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions, src *
 			return nil, lr.HeaderErrorf("the file holds %d labels, but the releases of %s at %v per label that ledger %s records charged at most %d: the labels are not all charged", queries, lr.Meta().Mechanism, lr.Meta().PerQuery, r.Ledger, most)
 		}
 	}
-	out.Votes = h.sum()
+	out.Votes, out.legacy, out.answers = key.sum(), legacy.sum(), hex.EncodeToString(answers.Sum(nil))
 	if out.Result, err = acct.Result(opts.Delta, opts.Conversion); err != nil {
 		return nil, err
 	}
-	if out.Smooth, err = PrepareSmooth(acct, out.Result, opts.Smooth, opts.Delta, opts.Conversion); err != nil || src == nil || out.Smooth.Error != "" {
-		return out, err
+	if out.Release, err = releaseAccounting(opts, in.K(), in.Classes(), b); err != nil {
+		return nil, err
 	}
-	out.Draws = 1
-	return out, out.Smooth.Draw(src)
+	out.Smooth, err = PrepareSmooth(acct, out.Result, opts.Smooth, opts.Delta, opts.Conversion)
+	return out, err
+}
+
+// releaseAccounting returns the accounting of a release under opts from
+// the K teachers over C classes of binding b, as aggregate accounts it
+// (ensemble.NewAccounting): the mechanism's per-query privacy (at the
+// per-label δ the labels' header states, else at opts.Delta), its totals
+// at opts.Delta (δ' of the per-query compositions too).
+func releaseAccounting(opts AccountOptions, k, classes int, b votefile.Binding) (ensemble.Accounting, error) {
+	var priv ensemble.Privacy
+	if opts.Mechanism == votefile.LNMax {
+		agg, err := ensemble.NewLNMax(opts.LNMax, k, classes)
+		if err != nil {
+			return ensemble.Accounting{}, err
+		}
+		priv = agg.Privacy()
+	} else {
+		delta := opts.Delta
+		if lr := opts.Labels; lr != nil && lr.Meta() != nil && lr.Meta().PerQuery.Delta > 0 {
+			delta = lr.Meta().PerQuery.Delta
+		}
+		var err error
+		if priv, err = ensemble.ClassGNMaxPrivacy(opts.GNMax, delta); err != nil {
+			return ensemble.Accounting{}, err
+		}
+	}
+	deltaPrime := opts.Delta
+	if deltaPrime == 0 {
+		deltaPrime = accountant.DefaultDeltaPrime // a pure total is at δ = 0 among the totals
+	}
+	acc, err := ensemble.NewAccounting(context.Background(), priv, b, accountant.Composition{Method: accountant.General, DeltaPrime: deltaPrime}, nil)
+	acc.TotalDelta = &opts.Delta
+	return acc, err
 }
 
 // checkLabels checks that the header of opts.Labels, if any, is of the
@@ -282,42 +362,98 @@ func MechanismOf(s votefile.Settings) votefile.MechanismName {
 	return votefile.GNMax
 }
 
-// Guarantee returns the bound to publish for what the account printed
-// that may be published, and what it covers (guarantee). Smooth.Eps is an
-// estimate, not a bound: this is the guarantee.
-func (a *AccountResult) Guarantee() (eps float64, covers string, err error) {
+// Queries returns the number of queries accounted: the labelled ones,
+// with labels.
+func (a *AccountResult) Queries() int {
 	if a.LNMax != nil {
-		return a.LNMax.Eps, "the queries, data-independent", nil
+		return a.LNMax.Queries
 	}
-	return guarantee(a.Result, a.Smooth, a.Draws, a.Options.Delta, a.Options.Conversion)
+	return a.Result.Queries
 }
 
-// guarantee returns the bound on the queries of r: the accountant's
-// data-independent total (r.Run: the exact composition of their noise or
-// its RDP, through accountant.ComposeRun) and, when the
-// smooth-sensitivity release s was drawn with parameters fixed without the
-// votes (so that it may be published), on its draws too (one kept among
-// several is a function of them all), composed with the queries'
-// data-independent Rényi DP (Papernot et al. 2018, Proposition 8) at its
-// order (Mironov 2017, Proposition 1; its cost by the PATE paper's
-// Theorem 23), converted at delta by c; and what it covers.
-func guarantee(r noisymax.Result, s Smooth, draws int, delta float64, c accountant.Conversion) (float64, string, error) {
-	if !s.Drawn || s.FromVotes {
-		return r.Run.Guarantee.Eps, "the queries, data-independent", nil
+// Totals returns the totals at the account's δ of everything it covers,
+// each a valid bound, of which the caller publishes the one that the
+// release's report chooses (that of aggregate): without a draw, those of
+// a release of its queries as aggregate reports them (Release.Totals:
+// every query charged in full, its noise composed exactly, or by RDP and
+// the per-query compositions), the same whether or not the account is of
+// the release's labels, since which queries were answered is not fixed
+// before the run; with draws (Draws), one: the Rényi composition of the
+// queries' data-independent curve and every draw (RDPTotal).
+func (a *AccountResult) Totals() ([]accountant.Total, error) {
+	if len(a.Draws) == 0 {
+		return a.Release.Totals(a.Queries()), nil
 	}
-	slope, err := independentSlope(r.Independent)
+	t, err := a.drawsTotal()
+	return []accountant.Total{t}, err
+}
+
+// Publish returns the total to publish at the account's δ of everything
+// it covers: without a draw, that of a release of its queries, chosen as
+// for every release (ensemble.Accounting.Publish, the total aggregate
+// publishes for the same labels); with draws, their Rényi composition
+// with the queries (RDPTotal).
+func (a *AccountResult) Publish() (accountant.Total, error) {
+	if len(a.Draws) == 0 {
+		return a.Release.Publish(a.Queries())
+	}
+	return a.drawsTotal()
+}
+
+// drawsTotal is the Rényi composition of the queries' data-independent
+// curve and every draw (RDPTotal).
+func (a *AccountResult) drawsTotal() (accountant.Total, error) {
+	rho, err := a.Options.GNMax.RunSlope(a.Result.Queries, a.Result.Queries)
 	if err != nil {
-		return 0, "", err
+		return accountant.Total{}, err
 	}
-	n := max(1, draws)
-	// Three roundings (the slope, two products) and a sum: raised by 8 ulps.
-	rdp := (slope*s.Order + float64(n)*s.GNSS) * (1 + 0x1p-49)
-	eps, err := accountant.ConvertRDP(rdp, s.Order, delta, c)
-	what := "its draw"
-	if n > 1 {
-		what = fmt.Sprintf("its %d draws", n)
+	return RDPTotal(rho, a.Draws, a.Options.Orders, a.Options.Delta)
+}
+
+// RDPTotal returns the total at delta of queries whose data-independent
+// Rényi DP is rho·λ at every order λ (noisymax.ConfidentGNMax.RunSlope:
+// Papernot et al. 2018, Proposition 8, and the discrete Gaussian's curve,
+// Canonne, Kamath and Steinke 2020) and of the smooth-sensitivity draws
+// draws, each (λ, GNSS)-RDP by the PATE paper's Theorem 23
+// (noisymax.GNSSLatticeRDP at its β and σ_ss) for every λ up to its own
+// order: their sum at each λ of orders (nil: noisymax.DefaultOrders) up to
+// the least draw's order, and at that order (Rényi composition, Mironov
+// 2017, Proposition 1), converted to (ε, delta) by the improved
+// conversion (Canonne, Kamath and Steinke 2020, Proposition 12), the
+// least over the orders. Without draws it is the queries' Rényi bound on
+// the grid.
+func RDPTotal(rho float64, draws []Draw, orders []float64, delta float64) (accountant.Total, error) {
+	if orders == nil {
+		orders = noisymax.DefaultOrders()
 	}
-	return eps, fmt.Sprintf("the queries, data-independent, and the smooth-sensitivity release (%s), composed at its order %v", what, s.Order), err
+	top := math.Inf(1)
+	for _, d := range draws {
+		top = min(top, d.Order)
+	}
+	try := slices.DeleteFunc(slices.Clone(orders), func(o float64) bool { return o > top })
+	if !math.IsInf(top, 1) {
+		try = append(try, top)
+	}
+	best := accountant.Total{Method: accountant.Renyi, Guarantee: accountant.Guarantee{Eps: math.Inf(1), Delta: delta}}
+	for _, o := range try {
+		r := outward.MulUp(rho, o)
+		for _, d := range draws {
+			g, err := noisymax.GNSSLatticeRDP(d.Beta, d.Sigma, o)
+			if err != nil {
+				return best, fmt.Errorf("smooth-sensitivity draw at order %v, beta %v, sigma_ss %v: %w", d.Order, d.Beta, d.Sigma, err)
+			}
+			r = outward.AddUp(r, g)
+		}
+		eps, err := accountant.ConvertRDP(r, o, delta, accountant.ImprovedConversion)
+		if err != nil {
+			return best, err
+		}
+		best.Guarantee.Eps = min(best.Guarantee.Eps, eps)
+	}
+	if math.IsInf(best.Guarantee.Eps, 1) {
+		return best, fmt.Errorf("no Renyi order at most %v to compose the draws at", top)
+	}
+	return best, nil
 }
 
 // AbstainError reports a query in which teachers abstained, which the

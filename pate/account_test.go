@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
@@ -65,7 +66,7 @@ func TestAccount(t *testing.T) {
 		}
 		return AccountOptions{Mechanism: m.Name, GNMax: m.GNMax, Delta: Delta, Conversion: accountant.PaperConversion, Labels: lr}
 	}
-	a, err := Account(t.Context(), countsReader(t, counts, accountant.OneVote), opts(), noise.NewSeededSource(1))
+	a, err := Account(t.Context(), countsReader(t, counts, accountant.OneVote), opts())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,11 +85,11 @@ func TestAccount(t *testing.T) {
 	other := opts()
 	other.GNMax.Sigma2 = 80
 	var se *votefile.SettingError
-	if _, err := Account(t.Context(), countsReader(t, counts, accountant.OneVote), other, noise.NewSource()); !errors.As(err, &se) || se.Setting != "sigma2" || se.Stated != "40" {
+	if _, err := Account(t.Context(), countsReader(t, counts, accountant.OneVote), other); !errors.As(err, &se) || se.Setting != "sigma2" || se.Stated != "40" {
 		t.Errorf("sigma2 80 against labels at 40: %v", err)
 	}
 	var te *votefile.TeachersError
-	if _, err := Account(t.Context(), countsReader(t, counts, accountant.PrivateTeachers), AccountOptions{Mechanism: "gnmax", GNMax: Mechanisms()[1].GNMax, Delta: Delta}, noise.NewSource()); !errors.As(err, &te) || te.Field != "relation" {
+	if _, err := Account(t.Context(), countsReader(t, counts, accountant.PrivateTeachers), AccountOptions{Mechanism: "gnmax", GNMax: Mechanisms()[1].GNMax, Delta: Delta}); !errors.As(err, &te) || te.Field != "relation" {
 		t.Errorf("votes in the private-teachers relation: %v", err)
 	}
 }
@@ -120,7 +121,7 @@ func TestAccountRefusesContradictoryHeader(t *testing.T) {
 		opts := AccountOptions{Mechanism: lr.Meta().Mechanism, Delta: Delta, Conversion: accountant.PaperConversion, Labels: lr}
 		s := lr.Meta().Settings
 		opts.GNMax = noisymax.ConfidentGNMax{Threshold: *s.Threshold, Sigma1: *s.Sigma1, Sigma2: *s.Sigma2, Noise: *s.Noise}
-		_, err = Account(t.Context(), countsReader(t, counts, accountant.OneVote), opts, noise.NewSource())
+		_, err = Account(t.Context(), countsReader(t, counts, accountant.OneVote), opts)
 		var bad interface{ BadInput() bool }
 		if !errors.As(err, &bad) || !bad.BadInput() || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "eps") {
 			t.Errorf("%s -> %s: %v, want bad input naming %q and eps", tc.from, tc.to, err, tc.want)
@@ -163,10 +164,67 @@ func TestAccountAgainstLedger(t *testing.T) {
 		s := lr.Meta().Settings
 		opts := AccountOptions{Mechanism: lr.Meta().Mechanism, Delta: Delta, Conversion: accountant.PaperConversion, Labels: lr, Recorded: &tc.ledger,
 			GNMax: noisymax.ConfidentGNMax{Sigma2: *s.Sigma2, Noise: *s.Noise}}
-		_, err = Account(t.Context(), countsReader(t, counts, accountant.OneVote), opts, noise.NewSource())
+		_, err = Account(t.Context(), countsReader(t, counts, accountant.OneVote), opts)
 		var bad interface{ BadInput() bool }
 		if tc.ok != (err == nil) || (!tc.ok && (!errors.As(err, &bad) || !strings.Contains(err.Error(), "ledger L"))) {
 			t.Errorf("%s: %v", tc.name, err)
 		}
+	}
+}
+
+// TestTotalsAreTheRelease's: the totals of an account are those that the
+// release of its queries reports (ensemble.Release, the library path of
+// darrm aggregate): for a release its budget stopped, the account of its
+// labels (the votes after the last one read and keyed, not accounted), the
+// account of the same queries' votes without labels, and the release
+// agree total by total; the realised cost (the GNMax step charged only
+// where answered) is below the total to publish, and is not among them
+// (issue 45).
+func TestTotalsAreTheRelease(t *testing.T) {
+	counts, _ := syntheticCounts(300, 6)
+	m := Mechanisms()[0]
+	var labels bytes.Buffer
+	budget := accountant.Guarantee{Eps: 2, Delta: Delta}
+	done, err := ensemble.Release(t.Context(), ensemble.ReleaseSpec{
+		Votes: countsReader(t, counts, accountant.OneVote), Mechanism: m, Problem: constraints.Problem{K: 250, TargetDelta: Delta},
+		Budget: &budget, Composition: accountant.Composition{Method: accountant.General, DeltaPrime: accountant.DefaultDeltaPrime},
+		Sink: ensemble.LabelSink{Stdout: &labels, Format: votefile.FormatCSV}, Random: noise.NewSeededSource(3), Options: ensemble.ReleaseOptions{Experiment: true}})
+	if !errors.Is(err, ensemble.ErrBudget) {
+		t.Fatalf("release: %v, want stopped by its budget", err)
+	}
+	n := done.Result.Answered
+	released := done.Accounting.Totals(n)
+	lr, err := votefile.NewLabelReader(bytes.NewReader(labels.Bytes()), "labels")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := optionsOf(SmoothParams{})
+	opts.Labels = lr
+	realised := accountOf(t, countsReader(t, counts, accountant.OneVote), opts)
+	whole := prepared(t, counts, SmoothParams{})
+	expected := prepared(t, counts[:n], SmoothParams{})
+	if realised.Queries() != n || realised.Unlabelled != 300-n || realised.Votes != whole.Votes || !realised.Realised {
+		t.Fatalf("labels of %d of 300 queries: accounted %d, unlabelled %d, key %.12s (the votes' %.12s)", n, realised.Queries(), realised.Unlabelled, realised.Votes, whole.Votes)
+	}
+	for name, a := range map[string]*AccountResult{"labels": realised, "votes": expected} {
+		got, err := a.Totals()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(released) {
+			t.Fatalf("%s: %d totals, the release's %d", name, len(got), len(released))
+		}
+		for i := range got {
+			if got[i].Method != released[i].Method || got[i].Guarantee != released[i].Guarantee {
+				t.Errorf("%s: total %d is %v, the release's %v", name, i, got[i], released[i])
+			}
+		}
+	}
+	exact := released[len(released)-1]
+	if exact.Method != accountant.Exact || !exact.Guarantee.Within(budget) {
+		t.Errorf("the release's exact total %v, budget %v", exact, budget)
+	}
+	if r := realised.Result.Independent.Eps; !(r < exact.Guarantee.Eps) {
+		t.Errorf("realised cost %v not below the total %v: the test does not show the realised cost left out", r, exact.Guarantee.Eps)
 	}
 }

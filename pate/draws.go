@@ -1,6 +1,7 @@
 package pate
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -11,30 +12,64 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/atomicfile"
+	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/votefile"
 )
 
-// contentHash hashes what an account reads, whatever the file's format:
-// K, C, whether the answers are a release's, and each query's counts and
-// answer, in order.
-type contentHash struct {
+// votesKey hashes the private votes as the multiset of their rows of
+// counts: the same whatever the rows' order, the file's name, format,
+// header or id column, the labels and the settings of an account. A draw
+// of the smooth-sensitivity release is a release of the votes, whatever
+// else it depends on, so this is the key of the record of draws.
+type votesKey struct {
+	rows [][sha256.Size]byte
+	buf  []byte
+}
+
+// add hashes one row of counts.
+func (k *votesKey) add(counts []int) {
+	k.buf = binary.AppendUvarint(k.buf[:0], uint64(len(counts)))
+	for _, n := range counts {
+		k.buf = binary.AppendUvarint(k.buf, uint64(n))
+	}
+	k.rows = append(k.rows, sha256.Sum256(k.buf))
+}
+
+// sum returns the hash of the rows' digests in sorted order, in hex: equal
+// multisets of rows give equal multisets of digests.
+func (k *votesKey) sum() string {
+	slices.SortFunc(k.rows, func(a, b [sha256.Size]byte) int { return bytes.Compare(a[:], b[:]) })
+	h := sha256.New()
+	h.Write([]byte("darrm-pate-votes/2\n"))
+	for _, r := range k.rows {
+		h.Write(r[:])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// legacyHash is the key under which darrm recorded draws before the
+// record was keyed by the multiset of rows: K, C, whether the answers are
+// a release's, and each query's counts and answer, in order. Draws
+// recorded under it for the votes as read are still counted.
+type legacyHash struct {
 	h   hash.Hash
 	buf []byte
 }
 
-func newContentHash(k, classes int, realised bool) *contentHash {
-	c := &contentHash{h: sha256.New()}
+func newLegacyHash(k, classes int, realised bool) *legacyHash {
+	c := &legacyHash{h: sha256.New()}
 	fmt.Fprintf(c.h, "darrm-pate-votes/1\n%d %d %t\n", k, classes, realised)
 	return c
 }
 
 // add hashes one query's counts and whether it was answered.
-func (c *contentHash) add(counts []int, answered bool) {
+func (c *legacyHash) add(counts []int, answered bool) {
 	c.buf = binary.AppendUvarint(c.buf[:0], uint64(len(counts)))
 	for _, n := range counts {
 		c.buf = binary.AppendUvarint(c.buf, uint64(n))
@@ -47,17 +82,24 @@ func (c *contentHash) add(counts []int, answered bool) {
 	c.h.Write(c.buf)
 }
 
-func (c *contentHash) sum() string { return hex.EncodeToString(c.h.Sum(nil)) }
+func (c *legacyHash) sum() string { return hex.EncodeToString(c.h.Sum(nil)) }
 
 // Settings returns the settings of the account's smooth-sensitivity
-// release, as a record compares them: the mechanism, its settings, δ, the
-// orders, the conversion, the directions and the smooth-sensitivity
-// parameters as given (those left open are functions of these and of the
-// votes).
+// release, as a record compares them to show a draw again: the
+// mechanism, its settings, δ, the orders, the conversion, the directions,
+// the smooth-sensitivity parameters as given (those left open are
+// functions of these and of the votes) and, for a release's labels, which
+// queries they answered (the release's realised cost is another quantity
+// than the expected one). They select the draw shown; every draw on the
+// votes, whatever its settings, is counted (AccountResult.Draws).
 func (a *AccountResult) Settings() string {
 	o, g, p := a.Options, a.Options.GNMax, a.Options.Smooth
-	return fmt.Sprintf("mechanism=%s threshold=%v sigma1=%v sigma2=%v noise=%s delta=%v orders=%v conversion=%s directions=%s ss-order=%v beta=%v sigma-ss=%v from-votes=%t",
+	s := fmt.Sprintf("mechanism=%s threshold=%v sigma1=%v sigma2=%v noise=%s delta=%v orders=%v conversion=%s directions=%s ss-order=%v beta=%v sigma-ss=%v from-votes=%t",
 		o.Mechanism, g.Threshold, g.Sigma1, g.Sigma2, g.Noise, o.Delta, o.Orders, o.Conversion, o.Directions, p.Order, p.Beta, p.Sigma, p.FromVotes)
+	if a.Realised {
+		s += " answers=" + a.answers
+	}
+	return s
 }
 
 // GNSSMechanism names a smooth-sensitivity draw where a ledger charges
@@ -65,20 +107,20 @@ func (a *AccountResult) Settings() string {
 const GNSSMechanism votefile.MechanismName = "gnss"
 
 // Draws is the record of the smooth-sensitivity releases drawn on this
-// machine (DESIGN "Drawn once": a draw is a release, drawn once per votes
-// and settings, recorded; showing it again is free, drawing again is
-// another charge): a folder per votes, Dir/pate-draws/<AccountResult.Votes>/,
-// with one file per draw, numbered from 1, holding its settings and value.
-// A draw's file is written in full under a temporary name and then linked
-// to its number, which fails if another run took that number: so two runs
-// at once never lose a draw, and a run that finds the draw of its settings
-// taken meanwhile shows that one instead of its own.
+// machine (a draw is a release of the votes: recorded, and counted in
+// every total of them after it): a folder per votes,
+// Dir/pate-draws/<AccountResult.Votes>/, with one file per draw, numbered
+// from 1, holding its settings, parameters and value. A draw's file is
+// written in full under a temporary name, synced, and then linked to its
+// number, which fails if another run took that number: so two runs at
+// once never lose a draw, and a draw that is not recorded is never shown.
 type Draws struct{ Dir string }
 
-// Draw is one recorded draw: its settings (AccountResult.Settings), the
-// parameters it was drawn with, the value drawn (Smooth.Released, a
-// release: no function of the votes beyond it), when, and the ledger its
-// cost was charged to, if any.
+// Draw is one draw: its settings (AccountResult.Settings), the
+// parameters it was drawn with (which give its cost at every order), the
+// value drawn (Smooth.Released, a release: no function of the votes
+// beyond it), when, and the ledger its cost was charged to (an absolute
+// path), if any.
 type Draw struct {
 	Version     int                   `json:"version"`
 	Votes       string                `json:"votes"`
@@ -93,12 +135,14 @@ type Draw struct {
 }
 
 const (
-	drawsVersion = 1
+	// drawsVersion is the version of a draw's file; version 1 is the
+	// same file under the legacy key (legacyHash).
+	drawsVersion = 2
 	// maxDrawBytes bounds a draw's file: a draw is a few hundred bytes.
 	maxDrawBytes = 64 << 10
 )
 
-// Path returns the folder of the draws on the votes of hash votes.
+// Path returns the folder of the draws on the votes of key votes.
 func (d Draws) Path(votes string) string {
 	return filepath.Join(d.Dir, "pate-draws", votes)
 }
@@ -108,7 +152,7 @@ func (d Draws) file(votes string, n int) string {
 	return filepath.Join(d.Path(votes), fmt.Sprintf("%06d.json", n))
 }
 
-// read returns the draws recorded on votes, in order.
+// read returns the draws recorded under the key votes, in order.
 func (d Draws) read(votes string) ([]Draw, error) {
 	var out []Draw
 	for n := 1; ; n++ {
@@ -121,9 +165,9 @@ func (d Draws) read(votes string) ([]Draw, error) {
 			return nil, fmt.Errorf("record of smooth-sensitivity draws: %w", err)
 		}
 		var dr Draw
-		if err := json.Unmarshal(b, &dr); err != nil || dr.Version != drawsVersion || dr.Votes != votes {
-			return nil, fmt.Errorf("record of smooth-sensitivity draws %s: damaged (version %d, votes %.12s, %v): darrm wrote no such record; move it away to draw again, knowing that its draws were releases",
-				path, dr.Version, dr.Votes, err)
+		if err := json.Unmarshal(b, &dr); err != nil || dr.Version < 1 || dr.Version > drawsVersion || dr.Votes != votes || !(dr.Order > 1 && dr.Beta > 0 && dr.Sigma > 0) {
+			return nil, fmt.Errorf("record of smooth-sensitivity draws %s: damaged (version %d, votes %.12s, order %v, beta %v, sigma_ss %v, %v): darrm wrote no such record; its draws were releases of the votes, which every total of them must count: restore it from a copy",
+				path, dr.Version, dr.Votes, dr.Order, dr.Beta, dr.Sigma, err)
 		}
 		out = append(out, dr)
 	}
@@ -164,69 +208,117 @@ func (d Draws) add(dr Draw, n int) (bool, error) {
 	return true, nil
 }
 
-// Once says how AccountResult.ReleaseOnce releases the smooth-sensitivity
-// draw.
+// Once says what AccountResult.ReleaseOnce does with the
+// smooth-sensitivity release.
 type Once struct {
 	// Record keeps the draws.
 	Record Draws
-	// Again draws anew though a draw is recorded for these votes and
-	// settings; it needs Charge.
-	Again bool
+	// New asks for a new draw, a release of the votes; without it the
+	// record is only read. The first draw on the votes needs no Charge;
+	// each later one does.
+	New bool
+	// Experiment makes the new draw an experiment, drawn from a seeded
+	// source: neither recorded nor charged, and counted in the total as a
+	// release would be (the output is not for release).
+	Experiment bool
 	// Charge, if set, charges a new draw's cost (Smooth.Cost) to the
-	// ledger named Ledger before it is drawn; its error stops the draw.
+	// ledger Ledger (an absolute path, as the record names it) before it
+	// is drawn; its error stops the draw.
 	Charge func(cost accountant.Guarantee) error
 	Ledger string
 }
 
-// DrawState says where the release shown comes from.
+// DrawState says which draws the account counts and which it shows.
 type DrawState struct {
-	// Recorded says that it is a draw recorded before (Time), shown
-	// again; else it was drawn now.
-	Recorded bool
-	Time     time.Time
-	// Charged is its cost as charged to Ledger (nil: charged nowhere).
+	// Shown says that a draw is shown (Smooth.Drawn); Recorded that it
+	// was recorded before (at Time), else it was drawn now; Experiment
+	// that it was drawn from a seeded source, and not recorded.
+	Shown, Recorded, Experiment bool
+	Time                        time.Time
+	// Charged is the shown draw's cost as charged to Ledger (nil:
+	// charged nowhere).
 	Charged *accountant.Guarantee
 	Ledger  string
-	// Record is the record's path; Draws counts the draws it holds for
-	// these votes, with any settings, Same those with these settings
-	// (AccountResult.Draws).
+	// Record is the record's folder; Draws counts the draws recorded on
+	// the votes, with any settings (the account covers them, and an
+	// experiment's: AccountResult.Draws).
 	Record string
 	Draws  int
-	Same   int
 }
 
-// againError is a new draw asked without a ledger to charge it to.
-type againError struct{}
-
-func (againError) Error() string {
-	return "a new smooth-sensitivity draw is another release of the votes: it must be charged to a ledger"
+// AgainError is a new draw asked for votes on which a draw is recorded,
+// without a ledger to charge it to.
+type AgainError struct {
+	// Draws is the number of draws recorded on the votes, Last the time
+	// of the latest.
+	Draws int
+	Last  time.Time
 }
-func (againError) BadInput() bool { return true }
 
-// ReleaseOnce releases the account's prepared smooth-sensitivity release
-// once per votes and settings: the draw recorded for them, if any, shown
-// again; otherwise, or with o.Again, a new draw from src, its cost
-// charged first (o.Charge) and the draw recorded. It does nothing when
-// there is no release (lnmax, or Smooth.Error) and returns nil then.
+func (e *AgainError) Error() string {
+	return fmt.Sprintf("%s on these votes %s recorded (the latest at %s, with any settings): another draw is another release of the votes, which only a ledger that charges it may take",
+		plural.Of(e.Draws, "smooth-sensitivity draw", "smooth-sensitivity draws"), plural.Word(e.Draws, "is", "are"), e.Last.Format(time.RFC3339))
+}
+
+// BadInput reports that the request, not the data, is at fault.
+func (*AgainError) BadInput() bool { return true }
+
+// noDrawError is a draw asked where there is nothing publishable to draw.
+type noDrawError string
+
+func (e noDrawError) Error() string { return string(e) }
+func (noDrawError) BadInput() bool  { return true }
+
+// ReleaseOnce settles the draws of the account's prepared
+// smooth-sensitivity release (DESIGN "Every draw counted": a draw is a
+// release of the votes, drawn on request, recorded, and counted in every
+// total of them after it). It reads every draw recorded on the votes, with
+// any settings, into a.Draws; without o.New it shows the latest of these
+// settings, if any, again (post-processing: no new release); with o.New
+// it draws anew from src, charged first (o.Charge) and recorded, which
+// needs o.Charge when a draw is recorded already (else an *AgainError),
+// or, with o.Experiment, draws from src without recording or charging.
+// A release with parameters chosen from the votes is not publishable and
+// is drawn only as an experiment. LNMax has no release: nil, nil.
 func (a *AccountResult) ReleaseOnce(o Once, src *noise.Source) (*DrawState, error) {
 	s := &a.Smooth
-	if a.LNMax != nil || s.Error != "" || s.Deviation == 0 {
+	if a.LNMax != nil {
 		return nil, nil
 	}
-	if o.Again && o.Charge == nil {
-		return nil, againError{}
-	}
-	draws, err := o.Record.read(a.Votes)
+	ours, err := o.Record.read(a.Votes)
 	if err != nil {
 		return nil, err
 	}
-	settings := a.Settings()
-	if !o.Again {
-		if st, err := a.recall(o.Record, draws, settings); st != nil || err != nil {
-			return st, err
+	var legacy []Draw
+	if a.legacy != "" {
+		if legacy, err = o.Record.read(a.legacy); err != nil {
+			return nil, err
 		}
 	}
-	st := &DrawState{Record: o.Record.Path(a.Votes)}
+	recorded := append(slices.Clip(legacy), ours...)
+	a.Draws = recorded
+	st := &DrawState{Record: o.Record.Path(a.Votes), Draws: len(recorded)}
+	settings := a.Settings()
+	if !o.New {
+		return st, a.recall(o.Record, recorded, settings, st)
+	}
+	switch {
+	case s.Error != "" || s.Deviation == 0:
+		return nil, noDrawError("no smooth-sensitivity release to draw: its analysis does not apply to these votes and settings (run without a draw to see why: smooth_sensitivity_error)")
+	case s.FromVotes && !o.Experiment:
+		return nil, noDrawError("the smooth-sensitivity parameters are chosen from the votes (from-votes), so a draw is not for publication: draw it as a seeded experiment, or fix the order, beta and sigma_ss")
+	case o.Experiment:
+		if err := s.Draw(src); err != nil {
+			return nil, err
+		}
+		if !s.FromVotes {
+			a.Draws = append(slices.Clip(a.Draws), a.draw(settings, time.Time{}, "", nil))
+		}
+		st.Shown, st.Experiment = true, true
+		return st, nil
+	case len(recorded) > 0 && o.Charge == nil:
+		return nil, &AgainError{Draws: len(recorded), Last: recorded[len(recorded)-1].Time}
+	}
 	if o.Charge != nil {
 		cost, err := s.Cost()
 		if err != nil {
@@ -241,46 +333,38 @@ func (a *AccountResult) ReleaseOnce(o Once, src *noise.Source) (*DrawState, erro
 		return nil, err
 	}
 	st.Time = time.Now().UTC().Truncate(time.Second)
-	dr := Draw{Version: drawsVersion, Votes: a.Votes, Settings: settings, Order: s.Order, Beta: s.Beta, Sigma: s.Sigma, RDPReleased: s.Released, Time: st.Time, Ledger: st.Ledger, Charged: st.Charged}
-	for {
-		ok, err := o.Record.add(dr, len(draws)+1)
+	dr := a.draw(settings, st.Time, st.Ledger, st.Charged)
+	for n := len(ours) + 1; ; n++ {
+		ok, err := o.Record.add(dr, n)
+		if err == nil && !ok && o.Charge == nil {
+			// Another run recorded a draw meanwhile: this one would be a
+			// second, uncharged.
+			var again []Draw
+			if again, err = o.Record.read(a.Votes); err == nil {
+				err = &AgainError{Draws: len(legacy) + len(again), Last: again[len(again)-1].Time}
+			}
+		}
 		if err != nil {
 			s.Released, s.Eps, s.Drawn = 0, 0, false // a draw that is not recorded is not shown
 			return nil, err
 		}
 		if ok {
-			draws = append(draws, dr)
 			break
 		}
-		// Another run recorded a draw meanwhile: if it is of these
-		// settings and no new draw was asked, it is the one to show.
-		if draws, err = o.Record.read(a.Votes); err != nil {
-			return nil, err
-		}
-		if !o.Again {
-			if shown, err := a.recall(o.Record, draws, settings); shown != nil || err != nil {
-				return shown, err
-			}
-		}
 	}
-	st.Draws, st.Same = len(draws), same(draws, settings)
-	a.Draws = st.Same
+	a.Draws = append(slices.Clip(recorded), dr)
+	st.Shown, st.Draws = true, len(a.Draws)
 	return st, nil
 }
 
-// same counts the draws of settings.
-func same(draws []Draw, settings string) int {
-	n := 0
-	for _, d := range draws {
-		if d.Settings == settings {
-			n++
-		}
-	}
-	return n
+// draw returns the record of the account's drawn release.
+func (a *AccountResult) draw(settings string, at time.Time, ledger string, charged *accountant.Guarantee) Draw {
+	s := a.Smooth
+	return Draw{Version: drawsVersion, Votes: a.Votes, Settings: settings, Order: s.Order, Beta: s.Beta, Sigma: s.Sigma, RDPReleased: s.Released, Time: at, Ledger: ledger, Charged: charged}
 }
 
-// recall shows the last of draws of settings, if any (nil if none).
-func (a *AccountResult) recall(rec Draws, draws []Draw, settings string) (*DrawState, error) {
+// recall shows the latest of draws made with settings, if any, in st.
+func (a *AccountResult) recall(rec Draws, draws []Draw, settings string, st *DrawState) error {
 	s := &a.Smooth
 	for i := len(draws) - 1; i >= 0; i-- {
 		d := draws[i]
@@ -288,12 +372,11 @@ func (a *AccountResult) recall(rec Draws, draws []Draw, settings string) (*DrawS
 			continue
 		}
 		if d.Order != s.Order || d.Beta != s.Beta || d.Sigma != s.Sigma {
-			return nil, fmt.Errorf("record %s: the draw of %v was made at order %v, beta %v, sigma_ss %v, but these settings give %v, %v, %v now: the record is of another darrm",
-				rec.file(a.Votes, i+1), d.Time, d.Order, d.Beta, d.Sigma, s.Order, s.Beta, s.Sigma)
+			return fmt.Errorf("record %s: the draw of %v was made at order %v, beta %v, sigma_ss %v, but these settings give %v, %v, %v now: the record is of another darrm",
+				rec.Path(d.Votes), d.Time, d.Order, d.Beta, d.Sigma, s.Order, s.Beta, s.Sigma)
 		}
-		st := &DrawState{Recorded: true, Time: d.Time, Charged: d.Charged, Ledger: d.Ledger, Record: rec.Path(a.Votes), Draws: len(draws), Same: same(draws, settings)}
-		a.Draws = st.Same
-		return st, s.Recall(d.RDPReleased)
+		st.Shown, st.Recorded, st.Time, st.Charged, st.Ledger = true, true, d.Time, d.Charged, d.Ledger
+		return s.Recall(d.RDPReleased)
 	}
-	return nil, nil
+	return nil
 }

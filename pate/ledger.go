@@ -30,23 +30,38 @@ func RecordedIn(l *ledger.Ledger, path string) (*Recorded, error) {
 // its (ε, δ) as converted, so that a zcdp-filter ledger refuses it (GNSS's
 // RDP holds only below order 1/(2β): it has no zCDP slope). A budget with
 // no room left for it is an ensemble.ErrBudget. notes hears what opening
-// the ledger found worth telling; ChargeDraw returns the ledger's total
-// after the charge and its composition's name.
-func ChargeDraw(ctx context.Context, path string, b votefile.Binding, cost accountant.Guarantee, opts ledger.Options, notes func([]string)) (accountant.Guarantee, string, error) {
+// the ledger found worth telling.
+func ChargeDraw(ctx context.Context, path string, b votefile.Binding, cost accountant.Guarantee, opts ledger.Options, notes func([]string)) error {
 	l, allowed, err := ledger.OpenRun(ctx, path, GNSSMechanism, b, accountant.ApproxStep(cost), 1, opts)
 	if err != nil {
-		return accountant.Guarantee{}, "", err
+		return err
 	}
 	defer l.Close()
 	notes(l.Notes())
 	if allowed < 1 {
-		return accountant.Guarantee{}, "", fmt.Errorf("%w: ledger %s: a smooth-sensitivity draw costs %v, beyond what its budget has left: nothing drawn", ensemble.ErrBudget, path, cost)
+		return fmt.Errorf("%w: ledger %s: a smooth-sensitivity draw costs %v, beyond what its budget has left: nothing drawn", ensemble.ErrBudget, path, cost)
 	}
 	if err := l.Reserve(1); err != nil {
-		return accountant.Guarantee{}, "", err
+		return err
 	}
-	if err := l.Settle(1); err != nil {
-		return accountant.Guarantee{}, "", err
+	return l.Settle(1)
+}
+
+// LedgerCovers reports whether the total of the ledger at path (absolute,
+// as the record of draws names it) covers everything the account's totals
+// do, and so is the one to publish, as it is for the release it charged
+// (aggregate's): the account is of labels whose header that ledger's
+// records vouch for (AccountOptions.Recorded), and it charged every draw
+// the account counts.
+func (a *AccountResult) LedgerCovers(path string) bool {
+	o := a.Options
+	if o.Recorded == nil || o.Labels == nil || o.Labels.Meta() == nil {
+		return false
 	}
-	return l.Total()
+	for _, d := range a.Draws {
+		if d.Ledger != path || d.Charged == nil {
+			return false
+		}
+	}
+	return true
 }

@@ -96,11 +96,16 @@ type Result struct {
 	EpsReleased    *float64
 	SSError        string
 	Delta          float64
-	// Guarantee is the bound to publish for the labels and the released
-	// ε, what it covers said by GuaranteeCovers (AccountResult.Guarantee):
-	// EpsReleased is an estimate, not a bound.
-	Guarantee       float64
-	GuaranteeCovers string
+	// Publish is the total to publish at Delta of the labels and of the
+	// smooth-sensitivity draw when it may be published (EpsReleased is an
+	// estimate, not a bound): every query asked charged both steps,
+	// chosen as for every release (accountant.Account.Publish), or, with
+	// Labelling.Answered, the budget of a Rényi filter fixed before the
+	// run (the threshold step on every query it may ask, the GNMax step
+	// on Answered). Totals are the valid totals it was chosen from,
+	// analysis.
+	Publish accountant.Total
+	Totals  []accountant.Total
 	// Labels holds each query's label, -1 where it was not answered; it
 	// has Queries entries.
 	Labels []int
@@ -163,14 +168,44 @@ func Label(counts [][]int, teachers, classes int, truth []int, m ensemble.Mechan
 	default:
 		res.EpsReleased = &ss.Eps
 	}
-	if opts.Answered > 0 {
-		// Stopping at the Answered-th answer makes the number of queries
-		// data-dependent: no composition for a count fixed in advance
-		// holds, and the total stays PATE's Rényi analysis.
-		r.Run = accountant.Total{Method: accountant.Renyi, Guarantee: accountant.Guarantee{Eps: r.Independent.Eps, Delta: opts.Delta}}
-	}
-	res.Guarantee, res.GuaranteeCovers, err = guarantee(r, ss, 1, opts.Delta, accountant.PaperConversion)
+	res.Publish, res.Totals, err = labelTotals(agg, m.GNMax, len(counts), res.Queries, opts, ss)
 	return res, err
+}
+
+// labelTotals returns the total to publish and the totals it is chosen
+// from of a run of Label that asked the first asked of available
+// queries, its smooth-sensitivity release being ss. Every query asked is charged both steps
+// (the composition of every step the run could take: ensemble's
+// accounting of a release, as aggregate's); a run that stops at the
+// Answered-th answer asks a number of queries that depends on the
+// outputs, and is held by a Rényi filter whose budget is fixed before it
+// (Feldman and Zrnic 2021): the threshold step on every available query,
+// the GNMax step on Answered. A draw whose parameters were fixed without
+// the votes is composed with them (RDPTotal).
+func labelTotals(agg *ensemble.ClassGNMax, m noisymax.ConfidentGNMax, available, asked int, opts Labelling, ss Smooth) (accountant.Total, []accountant.Total, error) {
+	var draws []Draw
+	if ss.Drawn && !ss.FromVotes {
+		draws = []Draw{{Order: ss.Order, Beta: ss.Beta, Sigma: ss.Sigma}}
+	}
+	if opts.Answered == 0 && len(draws) == 0 {
+		acc, err := ensemble.NewAccounting(context.Background(), agg.Privacy(), votefile.Binding{}, accountant.Composition{Method: accountant.General, DeltaPrime: opts.Delta}, nil)
+		if err != nil {
+			return accountant.Total{}, nil, err
+		}
+		acc.TotalDelta = &opts.Delta
+		t, err := acc.Publish(asked)
+		return t, acc.Totals(asked), err
+	}
+	queries, labels := asked, asked
+	if opts.Answered > 0 {
+		queries, labels = available, opts.Answered
+	}
+	rho, err := m.RunSlope(queries, labels)
+	if err != nil {
+		return accountant.Total{}, nil, err
+	}
+	t, err := RDPTotal(rho, draws, nil, opts.Delta)
+	return t, []accountant.Total{t}, err
 }
 
 // Student is how the student is trained: the teachers' network, plain

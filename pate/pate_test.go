@@ -72,7 +72,28 @@ func TestLabel(t *testing.T) {
 		if res.Accuracy < 0.95 {
 			t.Errorf("%s: accuracy %v with pluralities of 100 or more", m.Name, res.Accuracy)
 		}
+		// The total charges every query both steps, and the draw.
+		rho, _ := m.GNMax.RunSlope(300, 300)
+		alone, _ := RDPTotal(rho, nil, nil, Delta)
+		if want := labelTotal(t, m.GNMax, 300, 300, res.Smooth); len(res.Totals) != 1 || res.Totals[0] != want || !(want.Guarantee.Eps > alone.Guarantee.Eps) {
+			t.Errorf("%s: totals %v, want %v (the queries alone: %v)", m.Name, res.Totals, want, alone)
+		}
 	}
+}
+
+// labelTotal is the total of a run of Label that may ask queries
+// threshold steps and labels GNMax steps, with the draw of ss.
+func labelTotal(t *testing.T, m noisymax.ConfidentGNMax, queries, labels int, ss Smooth) accountant.Total {
+	t.Helper()
+	rho, err := m.RunSlope(queries, labels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tot, err := RDPTotal(rho, []Draw{{Order: ss.Order, Beta: ss.Beta, Sigma: ss.Sigma}}, nil, Delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tot
 }
 
 // A student learns from the labels it is given, not the true ones.
@@ -183,6 +204,12 @@ func TestLabelAnswered(t *testing.T) {
 	want, _ := acct.Result(Delta, accountant.PaperConversion)
 	if res.EpsIndependent != want.Independent.Eps || res.EpsDependent != want.Dependent.Eps || res.EpsReleased == nil {
 		t.Errorf("eps %v / %v, the account of the %d asked %v / %v", res.EpsIndependent, res.EpsDependent, res.Queries, want.Independent.Eps, want.Dependent.Eps)
+	}
+	// Stopping at an answer is held by a filter whose budget is fixed
+	// before the run: the threshold step on all 300 queries it may ask,
+	// the GNMax step on 20.
+	if want := labelTotal(t, m.GNMax, 300, 20, res.Smooth); len(res.Totals) != 1 || res.Totals[0] != want {
+		t.Errorf("totals %v, want %v", res.Totals, want)
 	}
 	all, err := Label(counts, 250, 10, truth, m, Labelling{Delta: Delta, Answered: 1000}, noise.NewSeededSource(4))
 	if err != nil || all.Reached || all.Queries != 300 || all.Answered >= 300 {

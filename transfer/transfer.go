@@ -168,13 +168,16 @@ type Params struct {
 	Seed    uint64  // of the query draws and the mechanisms' noise: an experiment
 }
 
-// Result is one mechanism at one Q. Its total over the Q queries is, by
-// the accounting of a release (ensemble.Accounting.Totals), the tighter of
-// the composition over the queries and, for the private teachers'
-// mechanisms, the teachers' cap; TotalBound says which. The composition is
-// the general composition of the per-query guarantee (Composition), or for
-// darrm-one-vote the optimal composition at the best point of its label's
-// privacy profile, which is tighter.
+// Result is one mechanism at one Q. Its total over the Q queries is the
+// tighter of the composition over the queries and, for the private
+// teachers' mechanisms, the teachers' cap; TotalBound says which. The
+// composition (runTotal; TotalMethod names it) is, for the non-private
+// teachers' mechanisms, the tightest at the total δ of the general
+// composition of the per-query guarantee (Composition): in practice the
+// exact composition of the label's pairs of output probabilities; for
+// the private teachers' mechanisms, that general composition, or the
+// optimal composition at a point of the label's privacy profile when
+// tighter.
 type Result struct {
 	Mechanism        string           `json:"mechanism"`
 	M                float64          `json:"m"`
@@ -187,6 +190,7 @@ type Result struct {
 	CompositionDelta float64          `json:"composition_delta"`
 	TotalEps         float64          `json:"total_eps"`
 	TotalDelta       float64          `json:"total_delta"`
+	TotalMethod      string           `json:"total_method"`
 	TotalBound       accountant.Bound `json:"total_bound"`
 	// NoisePays says whether the mechanism's noise buys privacy at this
 	// Q: its total is below that of the noise-free majority of the same
@@ -233,8 +237,12 @@ type Outcome struct {
 	SharedCap *accountant.Cap
 }
 
+// maxRedraws bounds Params.Redraws: a redraw's seed keeps its index in
+// 20 bits (measure).
+const maxRedraws = 1 << 20
+
 // Validate checks the protocol for a public set of n images: M in [1, K],
-// at least one redraw, and each Q in [1, n]. A bad value is an
+// redraws in [1, maxRedraws], and each Q in [1, n]. A bad value is an
 // *accountant.ParamError naming m, redraws or queries.
 func (p Params) Validate(n int) error {
 	bad := func(name string, v float64, rule string, args ...any) error {
@@ -243,8 +251,8 @@ func (p Params) Validate(n int) error {
 	if !(p.M >= 1 && p.M <= K) {
 		return bad("m", p.M, "must be in [1, K] = [1, %d]", K)
 	}
-	if p.Redraws < 1 {
-		return bad("redraws", float64(p.Redraws), "must be >= 1")
+	if p.Redraws < 1 || p.Redraws > maxRedraws {
+		return bad("redraws", float64(p.Redraws), "must be in [1, %d]", maxRedraws)
 	}
 	for _, q := range p.Queries {
 		if q < 1 || q > n {
@@ -321,7 +329,7 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt
 			if nonPrivate(name) {
 				votes = pubVotes
 			}
-			mean, std, err := measure(test, votes, q, p.Redraws, p.Seed, mi, func(v []byte, src *noise.Source) (int, error) {
+			mean, std, err := measure(ctx, test, votes, q, p.Redraws, p.Seed, mi, func(v []byte, src *noise.Source) (int, error) {
 				label, err := agg.Aggregate(v, src)
 				return int(label), err
 			})
@@ -333,39 +341,66 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt
 			if nonPrivate(name) {
 				b = votefile.Binding{K: prm.K, Relation: accountant.OneVote} // no cap
 			}
-			acc, err := ensemble.NewAccounting(priv, b, accountant.Composition{Method: accountant.General, DeltaPrime: DeltaPrime}, nil)
+			acc, err := ensemble.NewAccounting(ctx, priv, b, accountant.Composition{Method: accountant.General, DeltaPrime: DeltaPrime}, nil)
 			if err != nil {
 				return nil, fmt.Errorf("transfer: %s: %w", name, err)
 			}
-			comp, total, err := runTotal(acc.Totals(q))
+			comp, total, err := runTotal(acc, q)
 			if err != nil {
 				return nil, fmt.Errorf("transfer: %s at Q = %d: %w", name, q, err)
 			}
 			out.Results = append(out.Results, Result{Mechanism: name, M: p.M, Queries: q, AccuracyMean: mean, AccuracyStd: std,
 				QueryEps: priv.Eps, QueryDelta: priv.Delta, CompositionEps: comp.Eps, CompositionDelta: comp.Delta,
-				TotalEps: total.Guarantee.Eps, TotalDelta: total.Guarantee.Delta, TotalBound: total.Bound, NoisePays: name != "majority" && total.Bound == accountant.QueriesBound,
-				Relation: priv.Relation.String()})
+				TotalEps: total.Guarantee.Eps, TotalDelta: total.Guarantee.Delta, TotalMethod: total.Name(), TotalBound: total.Bound,
+				NoisePays: name != "majority" && total.Bound == accountant.QueriesBound, Relation: priv.Relation.String()})
 		}
 	}
 	return out, nil
 }
 
-// runTotal returns, of the totals of a release (ensemble.Accounting.Totals:
-// the accountant's, each bounded by the teachers' cap), the general
-// composition of the per-query guarantee over the queries (Table 3.2's),
-// and the total Result reports: that composition, or the optimal
-// composition at the best point of the label's privacy profile when it is
-// tighter, bounded by the cap.
-func runTotal(ts []accountant.Total) (comp accountant.Guarantee, total accountant.Total, err error) {
+// runTotal returns, of the totals of Q labels of a release accounted by
+// acc, the general composition of the per-query guarantee (Table 3.2's),
+// and the total Result reports. Without a teachers' cap (the one-vote
+// relation's non-private teachers) it is the tightest at that
+// composition's total δ of every composition that holds for the labels:
+// the per-query guarantee's by each method, the optimal composition at
+// the best point of the label's privacy profile (ensemble.Accounting.Totals),
+// and the exact composition of the label's pairs of output probabilities,
+// computed here at that δ; so GNMax and darrm-one-vote are each accounted
+// by what they release. With a cap, the general composition or the
+// profile's when it is tighter, bounded by the cap (the tables' private
+// teachers: the cap at every Q on disjoint shares, from Q = 3 on shared
+// data).
+func runTotal(acc ensemble.Accounting, q int) (comp accountant.Guarantee, total accountant.Total, err error) {
+	ts := acc.Totals(q)
 	i := slices.IndexFunc(ts, func(t accountant.Total) bool { return t.Method == accountant.General && t.Point == nil })
 	if i < 0 || ts[i].Err != nil {
 		return comp, total, fmt.Errorf("no general composition of the queries among the totals %v", ts)
 	}
-	total = ts[i]
-	if j := slices.IndexFunc(ts, func(t accountant.Total) bool { return t.Point != nil && t.Err == nil }); j >= 0 && ts[j].Queries.Within(total.Queries) {
-		total = ts[j]
+	comp, total = ts[i].Queries, ts[i]
+	if acc.Cap != nil {
+		if j := slices.IndexFunc(ts, func(t accountant.Total) bool { return t.Point != nil && t.Err == nil }); j >= 0 && ts[j].Queries.Within(total.Queries) {
+			total = ts[j]
+		}
+		return comp, total, nil
 	}
-	return ts[i].Queries, total, nil
+	if s := acc.PerQuery.Step(); s.Kind != accountant.ApproxSpend {
+		run, err := accountant.ComposeRun(s, q, comp.Delta, DeltaPrime, accountant.ImprovedConversion)
+		if err != nil {
+			return comp, total, err
+		}
+		for _, t := range run {
+			if t.Method == accountant.Exact {
+				ts = append(ts, t.Capped(nil, nil))
+			}
+		}
+	}
+	for _, t := range ts {
+		if t.Err == nil && t.Queries.Delta <= comp.Delta && t.Queries.Eps < total.Queries.Eps {
+			total = t
+		}
+	}
+	return comp, total, nil
 }
 
 // nonPrivate says which mechanisms label from the non-private teachers:
@@ -555,10 +590,14 @@ func Agree(votes [][]byte) Agreement {
 // of label over redraws sets of q distinct public images of test, each
 // labelled from its votes: the draws seeded by (seed, q, the set) alone, so
 // that every mechanism labels the same images, and the noise also by the
-// mechanism's place mi.
-func measure(test *datasets.Dataset, votes [][]byte, q, redraws int, seed uint64, mi int, label func(votes []byte, src *noise.Source) (int, error)) (mean, std float64, err error) {
+// mechanism's place mi. It ends with ctx's error, between sets, once ctx
+// is done.
+func measure(ctx context.Context, test *datasets.Dataset, votes [][]byte, q, redraws int, seed uint64, mi int, label func(votes []byte, src *noise.Source) (int, error)) (mean, std float64, err error) {
 	acc := make([]float64, redraws)
 	for r := range redraws {
+		if err := ctx.Err(); err != nil {
+			return 0, 0, err
+		}
 		draw := rand.New(rand.NewPCG(seed, uint64(q)<<20|uint64(r)))
 		src := noise.NewSeededSource(seed ^ uint64(q)<<40 ^ uint64(r)<<8 ^ uint64(mi))
 		right := 0

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"errors"
+	"path/filepath"
+
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
@@ -28,11 +31,11 @@ type accountPATEFlags struct {
 	Delta      float64               `flag:"target-delta" required:""`
 	Orders     []float64             `flag:"orders" help:"Renyi orders (> 1), comma-separated (default: 1.25, 1.5, 1.75, 2 to 100 by 0.5, 40 orders from 100 to 1000)"`
 	Noise      noisymax.Noise        `flag:"noise" help:"noise the release drew: discrete (darrm's releases) or continuous (the PATE paper's)"`
-	Labels     string                `flag:"labels" help:"the labels of a release (darrm aggregate's): account its realised cost, the GNMax step only where it answered; the mechanism and its settings come from the label file's header, which flags may repeat but not contradict"`
+	Labels     string                `flag:"labels" help:"the labels of a release (darrm aggregate's): the total to publish is the release's, as aggregate prints it (every query charged); the analysis is its realised cost; the mechanism and its settings come from the label file's header, which flags may repeat but not contradict"`
 	Conversion accountant.Conversion `flag:"conversion"`
 	Seed       uint64                `flag:"seed"`
 	Ledger     string                `flag:"ledger"`
-	NewDraw    bool                  `flag:"new-draw" help:"draw the smooth-sensitivity release again although a draw is recorded for these votes and settings (a rerun shows the recorded draw): another release, whose GNSS cost --ledger is charged"`
+	Release    bool                  `flag:"release-estimate" help:"draw the smooth-sensitivity estimate of the data-dependent cost (eps_released): a release of the votes, recorded; the first on the votes needs no ledger, every later one --ledger, which is charged; the total to publish then covers every draw"`
 	Format     cliout.Format         `flag:"format"`
 }
 
@@ -77,13 +80,8 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	// The ledger charges the smooth-sensitivity draws (releaseOnce) and,
 	// with labels, is the reference for their header.
 	if f.Ledger != "" && f.Labels != "" {
-		l, err := ledgernotes.Read(cmd, f.Ledger)
-		if err != nil {
+		if opts.Recorded, err = recordedIn(cmd, f.Ledger); err != nil {
 			return err
-		}
-		defer l.Close()
-		if opts.Recorded, err = pate.RecordedIn(l, f.Ledger); err != nil {
-			return ledgernotes.Error(err)
 		}
 	}
 	var info ensemble.MechanismInfo
@@ -95,14 +93,16 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 		return err
 	}
 	switch {
-	case f.NewDraw && f.Ledger == "":
-		return cli.Usagef("--new-draw: a new draw of the smooth-sensitivity release is another release of the votes: give the --ledger to charge it to")
-	case fs.Changed("seed") && (f.NewDraw || f.Ledger != "" && f.Labels == ""):
+	case fs.Changed("seed") && !f.Release:
+		return cli.Usagef("--seed seeds the smooth-sensitivity draw of --release-estimate: give --release-estimate, or drop --seed (nothing is drawn without it)")
+	case fs.Changed("seed") && f.Ledger != "" && f.Labels == "":
 		// With --labels the ledger is still the labels' reference.
-		return cli.Usagef("--seed draws a reproducible experiment (NOT FOR RELEASE), which is neither recorded nor charged: drop --ledger and --new-draw, or --seed")
+		return cli.Usagef("--seed draws a reproducible experiment (NOT FOR RELEASE), which is neither recorded nor charged: drop --ledger, or --seed")
+	case f.Ledger != "" && f.Labels == "" && !f.Release:
+		return cli.Usagef("--ledger is the reference of --labels and is charged for --release-estimate: give either, or drop --ledger")
 	}
 	if opts.Mechanism == votefile.LNMax {
-		for _, fl := range []string{"labels", "noise", "directions", "ss-parameters", "ss-order", "beta", "sigma-ss", "seed", "ledger", "new-draw"} {
+		for _, fl := range []string{"labels", "noise", "directions", "ss-parameters", "ss-order", "beta", "sigma-ss", "seed", "ledger", "release-estimate"} {
 			if fs.Changed(fl) {
 				return cli.Usagef("--%s: lnmax is accounted data-independently only, which needs no release, noise model or smooth sensitivity", fl)
 			}
@@ -121,48 +121,82 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 		return err
 	}
 	defer file.Close()
-	doc := report.AccountPATE{Seed: cli.Given(fs, "seed", f.Seed)}
-	// A seeded draw is an experiment, drawn in Account; a release is
-	// prepared there and drawn once below.
-	var src *noise.Source
-	if doc.Seed != nil {
-		src = noise.NewSeededSource(*doc.Seed)
-	}
-	if doc.AccountResult, err = pate.Account(cmd.Context(), in, opts, src); err != nil {
+	doc := report.AccountPATE{Seed: cli.Given(fs, "seed", f.Seed), LedgerPath: f.Ledger}
+	if doc.AccountResult, err = pate.Account(cmd.Context(), in, opts); err != nil {
 		return exitstatus.Flagged(err, map[string]string{"alpha": "--orders", "delta": "--target-delta", "laplace scale": "--laplace-scale",
-			"ss order": "--ss-order", "sigma ss": "--sigma-ss"})
+			"ss order": "--ss-order", "sigma ss": "--sigma-ss", "teachers": "K, the teachers of " + cli.InputName(cli.InputArg(args)) + ","})
 	}
-	if doc.Seed == nil {
-		// A new draw of a release is charged to the ledger (pate.ChargeDraw).
-		if doc.Draw, doc.LedgerTotal, err = f.releaseOnce(cmd, doc.AccountResult); err != nil {
+	ledgerPath := ""
+	if f.Ledger != "" {
+		if ledgerPath, err = filepath.Abs(f.Ledger); err != nil {
 			return err
 		}
+	}
+	if doc.Draw, err = f.releaseOnce(cmd, doc.AccountResult, doc.Seed, ledgerPath); err != nil {
+		return err
+	}
+	if f.Ledger != "" {
+		if doc.Ledger, err = ledgerStatus(cmd, f.Ledger, doc.Release.PerQuery.Step()); err != nil {
+			return err
+		}
+		doc.PublishLedger = doc.AccountResult.LedgerCovers(ledgerPath)
 	}
 	return doc.Write(cmd.OutOrStdout(), f.Format)
 }
 
-// releaseOnce releases the account's smooth-sensitivity draw once per
-// votes and settings (pate.AccountResult.ReleaseOnce), recorded in the state
-// folder, a new draw charged to --ledger when one is given; it returns the
-// ledger's total after the charge.
-func (f *accountPATEFlags) releaseOnce(cmd *cobra.Command, a *pate.AccountResult) (*pate.DrawState, *report.LedgerTotal, error) {
+// releaseOnce settles the account's smooth-sensitivity draws
+// (pate.AccountResult.ReleaseOnce): every draw recorded on the votes in
+// the state folder is counted, and with --release-estimate one is drawn,
+// from the seed as an experiment, or recorded and, with --ledger (the
+// absolute path ledgerPath), charged first.
+func (f *accountPATEFlags) releaseOnce(cmd *cobra.Command, a *pate.AccountResult, seed *uint64, ledgerPath string) (*pate.DrawState, error) {
 	dir, err := ledger.StateDir()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	var total *report.LedgerTotal
-	o := pate.Once{Record: pate.Draws{Dir: dir}, Again: f.NewDraw, Ledger: f.Ledger}
-	if f.Ledger != "" {
+	o := pate.Once{Record: pate.Draws{Dir: dir}, New: f.Release, Experiment: seed != nil, Ledger: ledgerPath}
+	src := noise.NewSource()
+	if seed != nil {
+		src = noise.NewSeededSource(*seed)
+	} else if f.Ledger != "" {
 		o.Charge = func(cost accountant.Guarantee) error {
-			g, method, err := pate.ChargeDraw(cmd.Context(), f.Ledger, a.Binding, cost, ledger.Options{Waiting: ledgernotes.Waiting(cmd)},
+			err := pate.ChargeDraw(cmd.Context(), f.Ledger, a.Binding, cost, ledger.Options{Waiting: ledgernotes.Waiting(cmd)},
 				func(notes []string) { ledgernotes.PrintNotes(cmd.ErrOrStderr(), f.Ledger, notes) })
-			if err != nil {
-				return ledgernotes.Error(err)
-			}
-			total = &report.LedgerTotal{Guarantee: g, Composition: method}
-			return nil
+			return ledgernotes.Error(err)
 		}
 	}
-	st, err := a.ReleaseOnce(o, noise.NewSource())
-	return st, total, err
+	st, err := a.ReleaseOnce(o, src)
+	var again *pate.AgainError
+	if errors.As(err, &again) {
+		return nil, cli.Usagef("--release-estimate: %v: give --ledger, or drop --release-estimate (the recorded draws are counted without it)", err)
+	}
+	return st, err
+}
+
+// recordedIn returns the releases the ledger at path charged
+// (pate.RecordedIn), closing it before the account: a draw's charge opens
+// it again.
+func recordedIn(cmd *cobra.Command, path string) (*pate.Recorded, error) {
+	l, err := ledgernotes.Read(cmd, path)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	r, err := pate.RecordedIn(l, path)
+	return r, ledgernotes.Error(err)
+}
+
+// ledgerStatus returns the state of the ledger at path, read after any
+// charge, with how many more queries of step it allows.
+func ledgerStatus(cmd *cobra.Command, path string, step accountant.Spend) (*ledger.Status, error) {
+	l, err := ledgernotes.Read(cmd, path)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	st, err := l.Status(step)
+	if err != nil {
+		return nil, ledgernotes.Error(err)
+	}
+	return &st, nil
 }

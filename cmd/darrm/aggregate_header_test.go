@@ -158,12 +158,12 @@ func TestAccountPATEHeaderAgrees(t *testing.T) {
 	} {
 		edited := filepath.Join(dir, "edited.csv")
 		os.WriteFile(edited, bytes.Replace(raw, []byte(tc.from), []byte(tc.to), 1), 0o644)
-		out, e, code := darrm(t, "", "account", "pate", counts, "--labels", edited, "--target-delta", "1e-5", "--seed", "1")
+		out, e, code := darrm(t, "", "account", "pate", counts, "--labels", edited, "--target-delta", "1e-5", "--seed", "1", "--release-estimate")
 		if code != exitstatus.Usage || !strings.Contains(e, tc.want) || out != "" {
 			t.Errorf("%s -> %s: exit %d: %s%s", tc.from, tc.to, code, out, e)
 		}
 	}
-	if _, e, code := darrm(t, "", "account", "pate", counts, "--labels", labels, "--target-delta", "1e-5", "--seed", "1"); code != 0 {
+	if _, e, code := darrm(t, "", "account", "pate", counts, "--labels", labels, "--target-delta", "1e-5", "--seed", "1", "--release-estimate"); code != 0 {
 		t.Errorf("the labels as written: exit %d: %s", code, e)
 	}
 }
@@ -192,7 +192,7 @@ func TestVacuousSettings(t *testing.T) {
 	} {
 		o, e, code := darrm(t, "", append(tc.args, "--seed", "1", "--out", out)...)
 		if tc.args[0] == "account" {
-			o, e, code = darrm(t, "", append(tc.args, "--seed", "1")...)
+			o, e, code = darrm(t, "", tc.args...)
 		}
 		if code != exitstatus.Usage || !strings.Contains(e, tc.want) {
 			t.Errorf("%v: exit %d: %s%s", tc.args, code, o, e)
@@ -220,7 +220,7 @@ func TestAccountPATELedgerReference(t *testing.T) {
 	if _, e, code := darrm(t, "", "aggregate", counts, "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--ledger", led, "--out", labels); code != 0 {
 		t.Fatal(e)
 	}
-	acct := []string{"account", "pate", counts, "--target-delta", "1e-5", "--seed", "1", "--ledger", led}
+	acct := []string{"account", "pate", counts, "--target-delta", "1e-5", "--seed", "1", "--release-estimate", "--ledger", led}
 	if _, e, code := darrm(t, "", append(acct, "--labels", labels)...); code != 0 {
 		t.Fatalf("the labels as charged: exit %d: %s", code, e)
 	}
@@ -240,7 +240,7 @@ func TestAccountPATELedgerReference(t *testing.T) {
 	// Without --labels the ledger only takes the charge of a new draw of
 	// the smooth-sensitivity release, as its (eps, delta): a zcdp-filter
 	// ledger refuses that, and nothing is drawn.
-	if _, e, code := darrm(t, "", "account", "pate", counts, "--sigma2", "40", "--target-delta", "1e-5", "--ledger", led); code != exitstatus.Usage || !strings.Contains(e, "--filter simple") {
+	if _, e, code := darrm(t, "", "account", "pate", counts, "--sigma2", "40", "--target-delta", "1e-5", "--release-estimate", "--ledger", led); code != exitstatus.Usage || !strings.Contains(e, "--filter simple") {
 		t.Errorf("--ledger without --labels on a zcdp-filter ledger: exit %d: %s", code, e)
 	}
 }

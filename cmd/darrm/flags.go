@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"slices"
+
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
@@ -10,8 +13,10 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/votefile"
 )
 
 // sharedFlags are the flags that name one concept in every command that
@@ -50,7 +55,7 @@ var sharedFlags = cli.NewRegistry([]cli.Flag{
 	{Name: "target-eps", Default: []float64(nil), Usage: "eps of the (eps, delta)-DP guarantee to meet (> 0); commands that tabulate accept several, comma-separated"},
 	{Name: "target-delta", Default: 0.0, Usage: "delta of the (eps, delta)-DP guarantee to meet or report, in (0, 1)"},
 	{Name: "sigma", Default: 0.0, Usage: "Gaussian noise: standard deviation in units of the sensitivity (clipping norm), > 0"},
-	{Name: "ledger", Default: "", Usage: "privacy ledger file (darrm ledger init): a release is charged to its budget, and recorded before the labels leave; account pate charges its smooth-sensitivity draws to it and, with --labels, takes the releases it recorded as the reference for the labels' header"},
+	{Name: "ledger", Default: "", Usage: "privacy ledger file (darrm ledger init): a release is charged to its budget, and recorded before the labels leave; account pate charges its smooth-sensitivity draws (--release-estimate) to it and, with --labels, takes the releases it recorded as the reference for the labels' header, its total then the one to publish"},
 })
 
 // bind defines the flags of the tagged fields of the struct p points to
@@ -80,6 +85,37 @@ type compositionFlags struct {
 // composition returns the composition the flags give.
 func (c *compositionFlags) composition() accountant.Composition {
 	return accountant.Composition{Method: c.Method, DeltaPrime: c.DeltaPrime}
+}
+
+// lookupMechanism resolves --mechanism name for a command that has
+// --classes: a multi-class mechanism when --classes is given or the name
+// is of no two-class one, else the two-class one.
+func lookupMechanism(cmd *cobra.Command, name votefile.MechanismName) (ensemble.MechanismInfo, error) {
+	in := votefile.TwoClass
+	if cmd.Flags().Changed("classes") || !slices.Contains(ensemble.Mechanisms, name) {
+		in = votefile.ManyClasses
+	}
+	info, err := ensemble.LookupMechanism(name, in)
+	if err != nil {
+		return info, cli.Usagef("--mechanism %v", err)
+	}
+	return info, nil
+}
+
+// hideComposition hides --composition of cmd, whose budget and total to
+// publish take, at the budget's delta, the least eps of every composition
+// valid for the run, whatever the flag says; --delta-prime still gives
+// the slack of the analysis totals, of the teachers' cap as shown and of
+// the default total delta. It is still accepted, with a note on standard
+// error (compositionIgnored), so that scripts that give it still run.
+func hideComposition(cmd *cobra.Command) { cmd.Flags().MarkHidden("composition") }
+
+// compositionIgnored notes on standard error that --composition, if
+// given, changes nothing (hideComposition).
+func compositionIgnored(cmd *cobra.Command) {
+	if cmd.Flags().Changed("composition") {
+		fmt.Fprintln(cmd.ErrOrStderr(), "darrm: --composition changes nothing here: a budget and the total to publish take, at the budget's delta, the least eps of every composition valid for the run (the analysis lists each)")
+	}
 }
 
 // budgetFlags maps the accountant's names of a budget's values

@@ -163,7 +163,7 @@ func TestCountsWithoutFlag(t *testing.T) {
 	path := filepath.Join(dir, "counts.csv")
 	os.WriteFile(path, []byte("240,5,5,0\n200,30,10,10\n90,80,50,30\n250,0,0,0\n"), 0o644)
 	for _, cmd := range [][]string{
-		{"account", "pate", path, "--sigma2", "40", "--target-delta", "1e-5", "--format", "json", "--seed", "1"},
+		{"account", "pate", path, "--sigma2", "40", "--target-delta", "1e-5", "--format", "json"},
 		{"aggregate", path, "--mechanism", "gnmax", "--partition", "keyed-hash", "--sigma2", "40", "--delta", "1e-5", "--seed", "1", "--format", "json", "--out", filepath.Join(dir, "labels.csv")},
 	} {
 		auto, stderr, code := darrm(t, "", cmd...)

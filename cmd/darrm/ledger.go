@@ -6,13 +6,18 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/aggregators"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/cmd/darrm/internal/ledgernotes"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/plan"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -33,8 +38,9 @@ type ledgerInitFlags struct {
 	BudgetEps   float64             `flag:"budget-eps" required:""`
 	BudgetDelta float64             `flag:"budget-delta" required:""`
 	DeltaPrime  float64             `flag:"delta-prime"`
-	Filter      accountant.Method   `flag:"filter" help:"how the runs, chosen one after the other, are held to the budget: zcdp-filter (Feldman-Zrnic; GNMax family, LNMax, pure-DP labels) or simple (any (eps, delta) labels); default zcdp-filter for a one-vote ledger with budget-delta > 0, else simple"`
+	Filter      accountant.Method   `flag:"filter" help:"how the runs, chosen one after the other, are held to the budget: zcdp-filter (Feldman-Zrnic; GNMax family, LNMax, pure-DP labels) or simple (any (eps, delta) labels); default: the one that allows more of the labels declared (--mechanism or --step-eps), else zcdp-filter for a one-vote ledger with budget-delta > 0, else simple"`
 	Replace     bool                `flag:"replace" help:"record this ledger as the ensemble's even though your record names another: the ensemble's budget starts again (only on purpose)"`
+	use         ledgerUseFlags
 }
 
 // ensembleFlags state the parameters of a teacher ensemble that a ledger
@@ -45,7 +51,7 @@ type ensembleFlags struct {
 	Eps       float64            `flag:"eps"`
 	Delta     float64            `flag:"Delta"`
 	Kind      votefile.Kind      `flag:"kind" help:"the teachers are fixed models (fixed) or a fresh mechanism per query (per-query)"`
-	Partition votefile.Partition `flag:"partition" help:"how the teachers' training data were split: keyed-hash, file-position or shared (the one-vote relation holds on keyed-hash only)"`
+	Partition votefile.Partition `flag:"partition" help:"how the teachers' training data were split: keyed-hash (each record's teacher depends on the record alone: a keyed hash of it, or a teacher drawn at random for each record independently), file-position (shares cut by position, also after a random permutation) or shared; the one-vote relation holds on keyed-hash only"`
 }
 
 // stated returns the parameters the flags state; those not given are
@@ -64,8 +70,8 @@ func (f *ensembleFlags) stated(cmd *cobra.Command) (votefile.Binding, error) {
 
 func newLedgerInitCmd() *cobra.Command {
 	f := ledgerInitFlags{Relation: accountant.PrivateTeachers}
-	return newCmd("ledger-init", &cobra.Command{
-		Use:   "init LEDGER (--votes VOTES | --ensemble ID --K K (--eps E --Delta D | --relation one-vote) --kind KIND --partition RULE) --budget-eps E --budget-delta D",
+	cmd := newCmd("ledger-init", &cobra.Command{
+		Use:   "init LEDGER (--votes VOTES | --ensemble ID --K K (--eps E --Delta D | --relation one-vote) --kind KIND --partition RULE) --budget-eps E --budget-delta D [--mechanism NAME [settings] | --step-eps E [--step-delta D]] [--queries Q] [--filter F]",
 		Short: "Create a ledger with a total budget, bound to one teacher ensemble",
 		Args:  cobra.ExactArgs(1),
 		// outputs.Check checks the ledger to be as an output.
@@ -77,7 +83,15 @@ func newLedgerInitCmd() *cobra.Command {
 			}
 			budget := accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}
 			filter := ledger.DefaultFilter(b, budget)
-			if cmd.Flags().Changed("filter") {
+			use, err := f.use.declared(cmd, b, budget)
+			if err != nil {
+				return err
+			}
+			if use != nil {
+				filter = use.Choice.Filter
+			}
+			named := cmd.Flags().Changed("filter")
+			if named {
 				filter = f.Filter
 			}
 			opts := ledger.InitOptions{Options: ledger.Options{Waiting: ledgernotes.Waiting(cmd)}, Replace: f.Replace}
@@ -86,9 +100,135 @@ func newLedgerInitCmd() *cobra.Command {
 			if err != nil {
 				return ledgernotes.Error(err)
 			}
-			return ledgernotes.Initialized(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], b, h, prev)
+			if use != nil {
+				if err := ledgernotes.FilterChoice(cmd.OutOrStdout(), args[0], use.Labels, use.Choice, filter, named); err != nil {
+					return err
+				}
+			}
+			return ledgernotes.Initialized(cmd.OutOrStdout(), args[0], b, h, prev)
 		},
 	}, &f)
+	bind(cmd, &f.use)
+	cmd.Flags().StringVar((*string)(&f.use.Mechanism), "mechanism", "", "declare the labels the ledger will pay for: their aggregator ("+votefile.JoinMechanisms(ensemble.Mechanisms, ", ")+"; with --classes: "+votefile.JoinMechanisms(ensemble.ManyClassMechanisms, ", ")+"), with its per-query settings as aggregate takes them; the ledger's teachers are its K and (eps, Delta)")
+	return cmd
+}
+
+// ledgerUseFlags declare the labels a new ledger will pay for, so that
+// ledger init shows what each filter allows of them and fixes the one
+// that allows more (ledger.ChooseFilter): a mechanism with its per-query
+// settings, as aggregate and plan take them (the teachers' K and (eps,
+// Delta) are the ledger's binding), or a per-query (eps, delta) step;
+// and how many labels are expected.
+type ledgerUseFlags struct {
+	aggregators.Flags
+	aggregators.ClassFlags
+	Classes   int       `flag:"classes" help:"number of classes of the votes of a multi-class --mechanism"`
+	M         float64   `flag:"m"`
+	Target    float64   `flag:"delta"`
+	TargetEps []float64 `flag:"target-eps"`
+	StepEps   float64   `flag:"step-eps"`
+	StepDelta float64   `flag:"step-delta"`
+	Queries   int       `flag:"queries" help:"the number of labels you expect to release on the ledger (with --mechanism or --step-eps): whether they fit, and their total, by each filter"`
+	Mechanism votefile.MechanismName
+}
+
+// ledgerUse is a use of a new ledger declared by its flags: the labels,
+// in words, and what each filter allows of them.
+type ledgerUse struct {
+	Labels string
+	Choice ledger.FilterChoice
+}
+
+// useFlagNames are the flags that describe the labels declared.
+var useFlagNames = []string{"classes", "m", "delta", "target-eps", "queries", "sigma2", "sigma1", "threshold", "laplace-scale",
+	"prior", "gamma", "no-solve", "cache-dir", "no-cache", "workers", "rr-composition", "rr-delta-prime", "gnmax-search"}
+
+// declared returns the use that the flags declare for a ledger bound to
+// b with budget, nil when they declare none.
+func (u *ledgerUseFlags) declared(cmd *cobra.Command, b votefile.Binding, budget accountant.Guarantee) (*ledgerUse, error) {
+	fs := cmd.Flags()
+	mech, step := fs.Changed("mechanism"), fs.Changed("step-eps") || fs.Changed("step-delta")
+	switch {
+	case mech && step:
+		return nil, cli.Usagef("--mechanism and --step-eps exclude each other: declare the labels by their mechanism or by their per-query (eps, delta)")
+	case step && !fs.Changed("step-eps"):
+		return nil, cli.Usagef("--step-delta goes with --step-eps: the per-query (eps, delta) of the labels declared")
+	case !mech && !step:
+		for _, n := range useFlagNames {
+			if fs.Changed(n) {
+				return nil, cli.Usagef("--%s describes the labels the ledger will pay for: declare them with --mechanism (or --step-eps)", n)
+			}
+		}
+		return nil, nil
+	}
+	var s accountant.Spend
+	var labels string
+	if step {
+		g := accountant.Guarantee{Eps: u.StepEps, Delta: u.StepDelta}
+		s, labels = accountant.ApproxStep(g), fmt.Sprintf("labels of %v each", g)
+	} else {
+		var err error
+		if s, labels, err = u.mechanismStep(cmd, b, budget); err != nil {
+			return nil, err
+		}
+	}
+	c, err := ledger.ChooseFilter(b, budget, s, u.Queries)
+	if err != nil {
+		return nil, cli.AsUsage(exitstatus.Flagged(err, map[string]string{"eps": "--step-eps", "delta": "--step-delta"}))
+	}
+	return &ledgerUse{Labels: labels, Choice: c}, nil
+}
+
+// mechanismStep returns the description of one label of --mechanism,
+// built as aggregate builds it (plan.Aggregator) for the teachers that b
+// binds, and the labels in words.
+func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b votefile.Binding, budget accountant.Guarantee) (accountant.Spend, string, error) {
+	fs := cmd.Flags()
+	info, err := lookupMechanism(cmd, u.Mechanism)
+	if err != nil {
+		return accountant.Spend{}, "", err
+	}
+	in := info.Input
+	base := plan.Request{
+		Mechanism: ensemble.Mechanism{LNMax: noisymax.LNMax{Scale: u.LaplaceScale}},
+		Budget:    accountant.Budget{Guarantee: budget},
+		Options:   ensemble.Options{Workers: u.Workers},
+	}
+	var r plan.Request
+	switch {
+	case in == votefile.ManyClasses:
+		if !fs.Changed("classes") {
+			return accountant.Spend{}, "", cli.Usagef("--classes: give the number of classes of %s's votes", info.Name)
+		}
+		base.Mechanism.GNMax = noisymax.ConfidentGNMax{Threshold: u.Threshold, Sigma1: u.Sigma1, Sigma2: u.Sigma2, Noise: noisymax.DiscreteNoise}
+		r = plan.ManyClasses(base, info.Name, b.K, u.Classes, cli.Given(fs, "delta", u.Target))
+	case info.Name == votefile.DaRRMOneVote:
+		if len(u.TargetEps) != 1 {
+			return accountant.Spend{}, "", cli.Usagef("%s needs the per-query eps of its labels: give one --target-eps", info.Name)
+		}
+		r = plan.TwoClass(base, info.Name, constraints.Problem{K: b.K, M: 1, Eps: u.TargetEps[0], TargetDelta: u.Target}, fs.Changed("delta"))
+	default:
+		r = plan.TwoClass(base, info.Name, constraints.Problem{K: b.K, M: u.M, Eps: b.Teachers.Eps, Delta: b.Teachers.Delta, TargetDelta: u.Target}, fs.Changed("delta"))
+	}
+	if info.Gamma {
+		mech, err := u.Flags.Parse(cmd, "mechanism", []votefile.MechanismName{info.Name})
+		if err != nil {
+			return accountant.Spend{}, "", err
+		}
+		if r.Gamma, err = mech.PlanGamma(cmd); err != nil {
+			return accountant.Spend{}, "", err
+		}
+	}
+	r.Mechanism.RR, r.Mechanism.GNMaxSearch = aggregators.RRComposition(u.RRComp, u.RRDelta, r.Problem.Delta), u.GNMaxSearch
+	agg, _, err := plan.Aggregator(cmd.Context(), r)
+	if err != nil {
+		return accountant.Spend{}, "", cli.AsUsage(exitstatus.Flagged(err, map[string]string{"laplace scale": "--laplace-scale"}))
+	}
+	priv := agg.Privacy()
+	if priv.Relation != b.Relation {
+		return accountant.Spend{}, "", cli.Usagef("--mechanism %s releases in the %v relation; this ledger is for the %v relation", info.Name, priv.Relation, b.Relation)
+	}
+	return priv.Step(), fmt.Sprintf("%s labels, each %v", info.Name, priv.Guarantee), nil
 }
 
 // binding returns the ensemble's parameters (ledger.Bind): the vote
@@ -198,8 +338,8 @@ func newLedgerUpgradeCmd() *cobra.Command {
 		Replace bool `flag:"replace" help:"record the upgraded ledger as the ensemble's even though your record names another (only on purpose)"`
 	}
 	return newCmd("ledger-upgrade", &cobra.Command{
-		Use:   "upgrade LEDGER [--ensemble ID --K K --eps E --Delta D --kind KIND --partition RULE]",
-		Short: "Turn a ledger without hash chain (version 1) into a version-2 one, carrying its spends over",
+		Use:   "upgrade LEDGER",
+		Short: "Turn a version-3 ledger into a version-4 one, keeping its binding, spends and composition",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			b, err := f.stated(cmd)

@@ -318,39 +318,6 @@ func TestStateDirRelative(t *testing.T) {
 	}
 }
 
-// TestLedgerInitDeltaPrime: ledger init says which totals a budget can
-// use: for fixed teachers with a cap, with delta' at or above the budget's
-// delta (the default delta' of 1e-5 against a budget delta of 1e-5, or a
-// pure budget), the cap's compositions whose delta includes delta' can
-// never meet it, and init warns; below it, or without a cap, no warning.
-func TestLedgerInitDeltaPrime(t *testing.T) {
-	dir := t.TempDir()
-	for i, c := range []struct {
-		args []string
-		warn bool
-	}{
-		{[]string{"--budget-delta", "1e-5"}, true},
-		{[]string{"--budget-delta", "1e-5", "--delta-prime", "2e-5"}, true},
-		{[]string{"--budget-delta", "0"}, true},
-		{[]string{"--budget-delta", "1e-3"}, false},
-		{[]string{"--budget-delta", "1e-5", "--delta-prime", "1e-6"}, false},
-		// Teachers that are a fresh mechanism per query have no cap, so δ'
-		// is not used at all.
-		{append([]string{"--budget-delta", "1e-5"}, binding3...), false},
-	} {
-		led := filepath.Join(dir, fmt.Sprintf("%d.ledger", i))
-		args := append([]string{"ledger", "init", led, "--ensemble", fmt.Sprintf("delta-prime-%d", i), "--budget-eps", "1"}, c.args...)
-		if !slices.Contains(c.args, "--kind") {
-			args = append(args, "--K", "3", "--eps", "0.1", "--Delta", "1e-5", "--kind", "fixed", "--partition", "shared")
-		}
-		out, errOut, code := darrm(t, "", args...)
-		warned := strings.Contains(errOut, "warning") && strings.Contains(errOut, "delta'")
-		if code != 0 || warned != c.warn {
-			t.Errorf("%v: exit %d, warned %v, want %v:\n%s%s", c.args, code, warned, c.warn, out, errOut)
-		}
-	}
-}
-
 // TestLedgerNonPrivateTeachers: a ledger of a one-vote ensemble is made
 // from flags without --eps and --Delta (its teachers need no guarantee),
 // says so in init's line and in ledger show rather than "eps = 0", binds
@@ -414,5 +381,187 @@ func TestLedgerInitNonPrivate(t *testing.T) {
 	out, stderr, code = darrm(t, "", "ledger", "init", calibrated, "--votes", votes, "--eps", "0.5", "--Delta", "1e-5", "--budget-eps", "5", "--budget-delta", "1e-3", "--replace")
 	if code != 0 || !strings.Contains(out, "K = 3, eps = 0.5, Delta = 1e-05, relation one-vote") {
 		t.Fatalf("ledger init with a calibration: exit %d: %s%s", code, out, stderr)
+	}
+}
+
+// appendForged appends to the ledger at path a spend line made from its
+// line n (1-based; 0 for the last) by edit, chained to the last line
+// with its own hash, as issue 46's red team did: no record edit, no
+// chain rewritten.
+func appendForged(t *testing.T, path string, n int, edit func(map[string]any)) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n")
+	if n == 0 {
+		n = len(ls)
+	}
+	var last, from struct {
+		Spend  map[string]any `json:"spend"`
+		SHA256 string         `json:"sha256"`
+	}
+	if json.Unmarshal([]byte(ls[len(ls)-1]), &last) != nil || json.Unmarshal([]byte(ls[n-1]), &from) != nil {
+		t.Fatal("not a ledger's lines")
+	}
+	edit(from.Spend)
+	spend, _ := json.Marshal(from.Spend)
+	h := sha256.New()
+	fmt.Fprintf(h, "darrm-ledger/%d\n%s\nspend\n%s", ledger.Version, last.SHA256, spend)
+	line := fmt.Sprintf(`{"prev":%q,"spend":%s,"sha256":%q}`+"\n", last.SHA256, spend, hex.EncodeToString(h.Sum(nil)))
+	if err := os.WriteFile(path, append(raw, line...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLedgerForgedLines: issue 46's forgery (the last run repeated with
+// "queries":0,"final":true, chained with its own hash) and its variants
+// (a final line duplicated, the last run's count lowered, a line of a
+// finished run copied to the end with the totals made to fit) are
+// refused by ledger verify, naming the line (exit 2), and by the next
+// release, which writes no label and charges nothing (exit 2). Before
+// the fix verify reported the lower total and the release went on.
+func TestLedgerForgedLines(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		from   int // the line copied: 0 for the last
+		edit   func(map[string]any)
+		reason string
+	}{
+		{"the last run forgotten", 0, func(s map[string]any) { s["queries"], s["final"] = 0, true }, "after its final line"},
+		{"a final line duplicated", 0, func(map[string]any) {}, "after its final line"},
+		{"a count lowered", 0, func(s map[string]any) { s["queries"] = 1 }, "after its final line"},
+		{"a line of a finished run", 3, nil, "which ended before line 6"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			led := filepath.Join(dir, "teachers.ledger")
+			ensemble := "k11-forged-" + strings.ReplaceAll(c.name, " ", "-")
+			if _, e, code := darrm(t, "", "ledger", "init", led, "--ensemble", ensemble, "--K", "11", "--eps", "0.1", "--Delta", "1e-5", "--kind", "per-query", "--partition", "shared", "--budget-eps", "5", "--budget-delta", "1e-3"); code != 0 {
+				t.Fatal(e)
+			}
+			head, err := (&votefile.Meta{Ensemble: ensemble, K: 11, Classes: 2, Relation: accountant.PrivateTeachers, Kind: votefile.PerQuery, Partition: votefile.SharedData,
+				Teachers: []votefile.TeacherGroup{{Count: 11, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}}}}).AppendHeader(nil, votefile.FormatCSV)
+			if err != nil {
+				t.Fatal(err)
+			}
+			votes := string(head) + strings.Repeat("1,1,1,1,1,1,0,0,0,0,0\n", 3)
+			args := append([]string{"aggregate", "--mechanism", "subsample", "--m", "1", "--no-cache", "--ledger", led}, stated...)
+			for _, out := range []string{"a.csv", "b.csv"} {
+				if _, e, code := darrm(t, votes, append(args, "--out", filepath.Join(dir, out))...); code != 0 {
+					t.Fatal(e)
+				}
+			}
+			before := recorded(t, led)
+			if c.edit == nil {
+				// The totals made to fit: those of both runs, so that only
+				// the run's identity is wrong.
+				l, err := ledger.ReadOnly(t.Context(), led, ledger.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				spent := l.Spent()
+				l.Close()
+				b, _ := json.Marshal(spent)
+				c.edit = func(s map[string]any) { s["prior"] = json.RawMessage(b) }
+			}
+			appendForged(t, led, c.from, c.edit)
+			forged, _ := os.ReadFile(led)
+			if out, e, code := darrm(t, "", "ledger", "verify", led); code != exitstatus.Usage || !strings.Contains(e, "line 6: ") || !strings.Contains(e, c.reason) {
+				t.Errorf("ledger verify: exit %d:\n%s%s", code, out, e)
+			}
+			out := filepath.Join(dir, "c.csv")
+			_, e, code := darrm(t, votes, append(args, "--out", out)...)
+			if c.from != 0 {
+				// A release reads only the lines after the one its record
+				// vouches for: the copied line adds its labels to the
+				// total, which is never lowered.
+				l, err := ledger.Open(t.Context(), led, ledger.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer l.Close()
+				if n := l.Spent().Steps; code != 0 || n != before+3+3 {
+					t.Errorf("release after a copied line: exit %d, %d labels counted, %d before: %s", code, n, before, e)
+				}
+				return
+			}
+			if code != exitstatus.Usage || !strings.Contains(e, "line 6: ") || !strings.Contains(e, c.reason) {
+				t.Errorf("release: exit %d: %s", code, e)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Error("labels were written")
+			}
+			if after, _ := os.ReadFile(led); string(after) != string(forged) {
+				t.Error("the release changed the ledger")
+			}
+		})
+	}
+}
+
+// TestLedgerInitFilterChoice: ledger init with the labels declared (a
+// mechanism with its per-query settings, or a per-query (eps, delta),
+// and the labels expected) shows what each filter allows of them and
+// keeps the one that allows more, unless --filter names one (issue 47).
+// Four pure labels at 0.2 on a one-vote ledger: 0.8 by simple
+// composition, 1.89738 at delta 1e-6 by the zCDP filter, which still
+// allows more at budget (8, 1e-6) (52 against 39), and fewer at (3, 1e-5)
+// (11 against 14). A use that cannot be declared so is refused (exit 2,
+// naming the flag) and no ledger is made.
+func TestLedgerInitFilterChoice(t *testing.T) {
+	dir := t.TempDir()
+	oneVote := []string{"--K", "11", "--relation", "one-vote", "--kind", "fixed", "--partition", "keyed-hash"}
+	private := []string{"--K", "11", "--eps", "0.1", "--Delta", "1e-5", "--kind", "fixed", "--partition", "shared"}
+	b8 := []string{"--budget-eps", "8", "--budget-delta", "1e-6"}
+	b3 := []string{"--budget-eps", "3", "--budget-delta", "1e-5"}
+	pure := []string{"--mechanism", "darrm-one-vote", "--target-eps", "0.2", "--queries", "4", "--cache-dir", filepath.Join(dir, "cache")}
+	join := func(parts ...[]string) []string { return slices.Concat(parts...) }
+	for i, c := range []struct {
+		name string
+		args []string
+		want accountant.Method
+		out  []string // what stdout or the error must say
+		code int
+	}{
+		{"pure labels, (8, 1e-6)", join(oneVote, b8, pure), accountant.ZCDPFilter, []string{"zcdp-filter:  allows 52 labels; the 4 expected total (1.89738, 1e-06), within the budget", "simple:       allows 39 labels; the 4 expected total (0.8, 0)", "kept: zcdp-filter, it allows the most labels"}, 0},
+		{"pure labels, (3, 1e-5)", join(oneVote, b3, pure), accountant.Simple, []string{"allows 11 labels; the 4 expected total (1.69274, 1e-05)", "allows 14 labels", "kept: simple, it allows the most labels", "held by filter simple"}, 0},
+		{"named by --filter", join(oneVote, b3, pure, []string{"--filter", "zcdp-filter"}), accountant.ZCDPFilter, []string{"kept: zcdp-filter, named by --filter (simple allows more)"}, 0},
+		{"confident-gnmax", join(oneVote, []string{"--budget-eps", "2", "--budget-delta", "1e-5", "--mechanism", "confident-gnmax", "--classes", "10", "--sigma1", "150", "--sigma2", "40", "--threshold", "200", "--queries", "300"}), accountant.ZCDPFilter, []string{"confident-gnmax labels", "zcdp-filter:  allows 167 labels", "simple:       allows 1 label;"}, 0},
+		{"approximate labels", join(private, b3, []string{"--step-eps", "0.3", "--step-delta", "1e-7"}), accountant.Simple, []string{"zcdp-filter:  cannot hold them", "simple:       allows 10 labels"}, 0},
+		{"private teachers, pure labels", join(private, b3, []string{"--step-eps", "0.05"}), accountant.ZCDPFilter, []string{"labels of (0.05, 0)-DP each", "allows 179 labels", "allows 59 labels"}, 0},
+		{"no labels declared", join(oneVote, b3, []string{"--queries", "4"}), 0, []string{"--queries describes the labels"}, exitstatus.Usage},
+		{"mechanism and step", join(oneVote, b3, pure, []string{"--step-eps", "0.1"}), 0, []string{"--mechanism and --step-eps exclude each other"}, exitstatus.Usage},
+		{"no target eps", join(oneVote, b3, []string{"--mechanism", "darrm-one-vote"}), 0, []string{"give one --target-eps"}, exitstatus.Usage},
+		{"another relation", join(private, b3, []string{"--mechanism", "gnmax", "--classes", "3", "--sigma2", "40"}), 0, []string{"gnmax releases in the one-vote relation"}, exitstatus.Usage},
+		{"step eps 0", join(private, b3, []string{"--step-eps", "0"}), 0, []string{"--step-eps = 0"}, exitstatus.Usage},
+		{"queries beyond count", join(private, b3, []string{"--step-eps", "0.1", "--queries", "1000000000000000000"}), 0, []string{"--queries = 1000000000000000000: must be >= 0"}, exitstatus.Usage},
+		{"budget eps 0", join(private, []string{"--budget-eps", "0", "--budget-delta", "1e-5", "--step-eps", "0.1"}), 0, []string{"--budget-eps = 0: must be a finite number > 0"}, exitstatus.Usage},
+	} {
+		led := filepath.Join(dir, fmt.Sprintf("%d.ledger", i))
+		out, stderr, code := darrm(t, "", append([]string{"ledger", "init", led, "--ensemble", fmt.Sprintf("choice-%d", i)}, c.args...)...)
+		said := out + stderr
+		for _, w := range c.out {
+			if !strings.Contains(said, w) {
+				t.Errorf("%s: %q not said:\n%s", c.name, w, said)
+			}
+		}
+		if code != c.code {
+			t.Errorf("%s: exit %d, want %d: %s", c.name, code, c.code, stderr)
+		}
+		if c.code != 0 {
+			if _, err := os.Stat(led); err == nil {
+				t.Errorf("%s: a ledger was made", c.name)
+			}
+			continue
+		}
+		l, err := ledger.ReadOnly(t.Context(), led, ledger.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := l.Header().Filter; f != c.want {
+			t.Errorf("%s: the ledger's filter is %v, want %v", c.name, f, c.want)
+		}
+		l.Close()
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -183,6 +184,12 @@ func TestLedgerRefusals(t *testing.T) {
 // before it (one spend per run).
 func v3Ledger(t *testing.T, path string, spends ...string) {
 	t.Helper()
+	v3LedgerOf(t, path, `{"version":3,"id":"0123456789abcdef0123456789abcdef","ensemble":"v3","relation":"private-teachers","budget":{"eps":10,"delta":0.001},"delta_prime":0.00001,"created":"2025-01-02T03:04:05Z","teachers":{"K":3,"eps":0.1,"Delta":0.00001,"kind":"per-query","partition":"shared"}}`, spends...)
+}
+
+// v3LedgerOf is v3Ledger with the header given as JSON.
+func v3LedgerOf(t *testing.T, path, header string, spends ...string) {
+	t.Helper()
 	prev := ""
 	line := func(kind, raw string) string {
 		h := sha256.New()
@@ -193,7 +200,7 @@ func v3Ledger(t *testing.T, path string, spends ...string) {
 		prev = sum
 		return l
 	}
-	s := line("header", `{"version":3,"id":"0123456789abcdef0123456789abcdef","ensemble":"v3","relation":"private-teachers","budget":{"eps":10,"delta":0.001},"delta_prime":0.00001,"created":"2025-01-02T03:04:05Z","teachers":{"K":3,"eps":0.1,"Delta":0.00001,"kind":"per-query","partition":"shared"}}`)
+	s := line("header", header)
 	var seq accountant.Sequence
 	for _, sp := range spends {
 		prior, _ := json.Marshal(seq)
@@ -338,5 +345,41 @@ func TestUnwritableLedger(t *testing.T) {
 	}
 	if code := waitExit(t, cmd); code != exitstatus.Failure || !strings.Contains(e.String(), "permission denied") || strings.Contains(e.String(), "ledger init") {
 		t.Errorf("read-only ledger: exit %d: %s", code, e.String())
+	}
+}
+
+// TestLedgerUpgradeKeepsComposition: issue 46's version-3 one-vote
+// ledger at budget (3, 1e-5) that spent (2.95, 0) in pure labels by
+// simple composition, upgraded: it keeps simple composition and says so,
+// its total stays 2.95, and the next release of pure labels at 0.05
+// answers at most one (before, the upgrade chose the zCDP filter, which
+// lowered the total and answered a hundred more).
+func TestLedgerUpgradeKeepsComposition(t *testing.T) {
+	dir := t.TempDir()
+	led := filepath.Join(dir, "v3-one-vote.ledger")
+	v3LedgerOf(t, led, `{"version":3,"id":"fedcba9876543210fedcba9876543210","ensemble":"v3-one-vote","relation":"one-vote","budget":{"eps":3,"delta":0.00001},"delta_prime":0.00001,"created":"2025-01-02T03:04:05Z","teachers":{"K":3,"eps":0,"Delta":0,"kind":"fixed","partition":"keyed-hash"}}`,
+		`{"run":"r1","time":"2025-01-02T03:04:05Z","mechanism":"darrm-one-vote","eps":0.05,"delta":0,"queries":30,"final":true}`,
+		`{"run":"r2","time":"2025-01-03T03:04:05Z","mechanism":"darrm-one-vote","eps":0.05,"delta":0,"queries":29,"final":true}`)
+	out, stderr, code := darrm(t, "", "ledger", "upgrade", led)
+	if code != 0 || !strings.Contains(out, "filter simple, kept from version 3") {
+		t.Fatalf("upgrade: exit %d: %s%s", code, out, stderr)
+	}
+	out, stderr, code = darrm(t, "", "ledger", "show", led, "--format", "json")
+	var doc struct {
+		TotalEps    float64 `json:"total_eps"`
+		Composition string  `json:"composition"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 || doc.Composition != "simple" || math.Abs(doc.TotalEps-2.95) > 1e-9 {
+		t.Errorf("ledger show after the upgrade: exit %d, %+v: %s%s", code, doc, out, stderr)
+	}
+	votes := filepath.Join(dir, "votes.csv")
+	os.WriteFile(votes, []byte(strings.Repeat("1,1,0\n", 50)), 0o644)
+	withHeader(t, votes, &votefile.Meta{Ensemble: "v3-one-vote", K: 3, Classes: 2, Relation: accountant.OneVote, Kind: votefile.Fixed, Partition: votefile.KeyedHash,
+		Teachers: []votefile.TeacherGroup{{Count: 3, Origin: votefile.NonPrivate}}})
+	labels := filepath.Join(dir, "labels.csv")
+	_, stderr, code = darrm(t, "", "aggregate", votes, "--mechanism", "darrm-one-vote", "--target-eps", "0.05", "--delta", "0", "--cache-dir", dir, "--ledger", led, "--out", labels)
+	b, _ := os.ReadFile(labels)
+	if n := labelsIn(b); code != exitstatus.Budget || n > 1 {
+		t.Errorf("release after the upgrade: exit %d, %d labels: %s", code, n, stderr)
 	}
 }

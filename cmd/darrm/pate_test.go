@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -75,9 +78,10 @@ func plurality(top, class int) []int {
 var confident = []string{"--threshold", "200", "--sigma1", "150", "--sigma2", "40"}
 
 func TestAccountPATE(t *testing.T) {
+	t.Setenv(ledger.EnvStateDir, t.TempDir())
 	dir := t.TempDir()
 	votes := countsFile(t, dir, "votes.csv", 40, func(i int) []int { return plurality(150+i*2, i%10) })
-	out, stderr, code := darrm(t, "", append([]string{"account", "pate", votes, "--target-delta", "1e-5", "--format", "json", "--seed", "3"}, confident...)...)
+	out, stderr, code := darrm(t, "", append([]string{"account", "pate", votes, "--target-delta", "1e-5", "--format", "json", "--seed", "3", "--release-estimate"}, confident...)...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -121,13 +125,13 @@ func TestAccountPATE(t *testing.T) {
 		}
 	}
 	if d["ss_parameters"] != "data-free" || d["cost"] != "expected" || d["directions"] != "both" ||
-		!strings.Contains(d["publication"].(string), "publish eps_guarantee as the guarantee") || !strings.Contains(d["publication"].(string), "no actual run's guarantee") {
+		!strings.Contains(d["publication"].(string), "publish eps_guarantee at delta_guarantee as the guarantee") || !strings.Contains(d["publication"].(string), "no run's guarantee") {
 		t.Errorf("ss_parameters %v, cost %v, directions %v, publication %q", d["ss_parameters"], d["cost"], d["directions"], d["publication"])
 	}
 	// The PATE authors' choice from the votes: everything it chose is
 	// marked, and so is the release. --delta is the release's delta here
 	// as in aggregate.
-	out, stderr, code = darrm(t, "", append([]string{"account", "pate", votes, "--target-delta", "1e-5", "--format", "json", "--seed", "3", "--ss-parameters", "from-votes"}, confident...)...)
+	out, stderr, code = darrm(t, "", append([]string{"account", "pate", votes, "--target-delta", "1e-5", "--format", "json", "--seed", "3", "--release-estimate", "--ss-parameters", "from-votes"}, confident...)...)
 	if code != 0 {
 		t.Fatalf("from-votes: exit %d: %s", code, stderr)
 	}
@@ -161,7 +165,7 @@ func TestAccountPATE(t *testing.T) {
 	if answered == 0 || answered == 40 {
 		t.Fatalf("%d of 40 answered: the votes should leave some below the threshold", answered)
 	}
-	out, stderr, code = darrm(t, "", append([]string{"account", "pate", votes, "--target-delta", "1e-5", "--format", "json", "--labels", labels, "--ss-order", "20", "--beta", "0.02", "--sigma-ss", "10"}, confident...)...)
+	out, stderr, code = darrm(t, "", append([]string{"account", "pate", votes, "--target-delta", "1e-5", "--format", "json", "--labels", labels, "--ss-order", "20", "--beta", "0.02", "--sigma-ss", "10", "--release-estimate"}, confident...)...)
 	if code != 0 {
 		t.Fatalf("realised: exit %d: %s", code, stderr)
 	}
@@ -177,14 +181,15 @@ func TestAccountPATE(t *testing.T) {
 		t.Errorf("realised: cost %v, not for publication %v, publication %q", r["cost"], r["not_for_publication"], r["publication"])
 	}
 
-	// The table reads at 100 columns: no empty rows, texts below it.
-	table, stderr, code := darrm(t, "", append([]string{"account", "pate", votes, "--target-delta", "1e-5", "--seed", "3"}, confident...)...)
+	// The table reads at 100 columns: no empty rows, texts below it,
+	// wrapped.
+	table, stderr, code := darrm(t, "", append([]string{"account", "pate", votes, "--target-delta", "1e-5", "--seed", "3", "--release-estimate"}, confident...)...)
 	if code != 0 {
 		t.Fatalf("table: exit %d: %s", code, stderr)
 	}
 	for _, l := range strings.Split(table, "\n") {
-		if strings.HasPrefix(l, "│") && (utf8.RuneCountInString(l) > 100 || regexp.MustCompile(`│\s+│`).MatchString(l[:strings.LastIndex(l, "│")])) {
-			t.Errorf("table row wider than 100 or empty: %q", l)
+		if utf8.RuneCountInString(l) > 100 || strings.HasPrefix(l, "│") && regexp.MustCompile(`│\s+│`).MatchString(l[:strings.LastIndex(l, "│")]) {
+			t.Errorf("line wider than 100 or an empty row: %q", l)
 		}
 	}
 	if !strings.Contains(table, "eps_data_dependent (expected)") || !strings.Contains(table, "publication: publish eps_guarantee") || strings.Count(table, "NOT FOR RELEASE") != 1 {
@@ -254,7 +259,11 @@ func TestPATEBadInput(t *testing.T) {
 		{"directions", acct(votes, "--sigma2", "40", "--directions", "reverse"), []string{"--directions", "both, one-sided"}},
 		{"lnmax directions", acct(votes, "--laplace-scale", "20", "--directions", "one-sided"), []string{"--directions: lnmax is accounted data-independently only"}},
 		{"noise", acct(votes, "--sigma2", "40", "--noise", "uniform"), []string{"--noise"}},
-		{"labels count", acct(append([]string{votes, "--labels", shortLabels}, confident...)...), []string{"short.csv, line 2: 1 rows, but the votes have query 2 and more"}},
+		{"labels without rows", acct(append([]string{votes, "--labels", write("none.csv", "id,label,answered\n")}, confident...)...), []string{"no labels after the header row"}},
+		{"labels beyond the votes", acct(append([]string{votes, "--labels", write("long.csv", "id,label,answered\nq1,,0\nq2,,0\nq3,,0\nq4,,0\nq5,,0\nq6,,0\n")}, confident...)...), []string{"more rows than the votes have queries"}},
+		{"seed without a draw", acct(votes, "--sigma2", "40", "--seed", "1"), []string{"--seed seeds the smooth-sensitivity draw of --release-estimate"}},
+		{"ledger for nothing", acct(votes, "--sigma2", "40", "--ledger", filepath.Join(dir, "none.ledger")), []string{"--ledger is the reference of --labels and is charged for --release-estimate"}},
+		{"lnmax draw", acct(votes, "--laplace-scale", "20", "--release-estimate"), []string{"--release-estimate: lnmax is accounted data-independently only"}},
 		{"labels answered without label", acct(append([]string{votes, "--labels", badLabels}, confident...)...), []string{"line 2", "a label must be given exactly when the query was answered"}},
 		{"labels of other votes", acct(append([]string{votes, "--labels", otherIDs}, confident...)...), []string{"ids.csv, line 2", `id "x1"`, `has id "q1"`}},
 		{"labels missing", acct(append([]string{votes, "--labels", filepath.Join(dir, "none.csv")}, confident...)...), []string{"none.csv"}},
@@ -364,7 +373,7 @@ func TestPATENeverPrintsCounts(t *testing.T) {
 		for _, format := range []string{"json", "table"} {
 			var pub []string
 			for _, v := range files {
-				out, stderr, code := darrm(t, "", append(append([]string{"account", "pate", v, "--target-delta", "1e-5", "--format", format, "--seed", "1"}, confident...), ss...)...)
+				out, stderr, code := darrm(t, "", append(append([]string{"account", "pate", v, "--target-delta", "1e-5", "--format", format, "--seed", "1", "--release-estimate"}, confident...), ss...)...)
 				if code != 0 {
 					t.Fatalf("account pate: exit %d: %s", code, stderr)
 				}
@@ -676,7 +685,7 @@ func TestAccountPATEChecks(t *testing.T) {
 	acct := func(args ...string) []string {
 		return append([]string{"account", "pate", "--target-delta", "1e-5", "--format", "json"}, args...)
 	}
-	for _, args := range [][]string{acct(shared, "--sigma2", "40"), acct(append([]string{shared, "--seed", "1"}, confident...)...), acct(shared, "--laplace-scale", "20")} {
+	for _, args := range [][]string{acct(shared, "--sigma2", "40"), acct(append([]string{shared, "--seed", "1", "--release-estimate"}, confident...)...), acct(shared, "--laplace-scale", "20")} {
 		if out, stderr, code := darrm(t, "", args...); code != exitstatus.Usage || !strings.Contains(stderr, "relation") || !strings.Contains(stderr, "private-teachers") || out != "" {
 			t.Errorf("%v: exit %d: %s%s", args, code, out, stderr)
 		}
@@ -691,7 +700,7 @@ func TestAccountPATEChecks(t *testing.T) {
 		!strings.Contains(head, `"ensemble":"pate-k250"`) {
 		t.Errorf("label file header %s", head)
 	}
-	want, stderr, code := darrm(t, "", acct(votes, "--labels", labels, "--ss-order", "20", "--beta", "0.02", "--sigma-ss", "10", "--seed", "1")...)
+	want, stderr, code := darrm(t, "", acct(votes, "--labels", labels, "--ss-order", "20", "--beta", "0.02", "--sigma-ss", "10", "--seed", "1", "--release-estimate")...)
 	if code != 0 {
 		t.Fatalf("settings from the header: exit %d: %s", code, stderr)
 	}
@@ -700,7 +709,7 @@ func TestAccountPATEChecks(t *testing.T) {
 	if d["mechanism"] != "gnmax" || d["sigma2"] != 40.0 || d["noise"] != "discrete" {
 		t.Errorf("settings from the header: %v %v %v", d["mechanism"], d["sigma2"], d["noise"])
 	}
-	if got, _, code := darrm(t, "", acct(votes, "--labels", labels, "--sigma2", "40", "--noise", "discrete", "--ss-order", "20", "--beta", "0.02", "--sigma-ss", "10", "--seed", "1")...); code != 0 || got != want {
+	if got, _, code := darrm(t, "", acct(votes, "--labels", labels, "--sigma2", "40", "--noise", "discrete", "--ss-order", "20", "--beta", "0.02", "--sigma-ss", "10", "--seed", "1", "--release-estimate")...); code != 0 || got != want {
 		t.Errorf("settings repeated: exit %d, a different account", code)
 	}
 	for _, tc := range []struct {
@@ -787,89 +796,121 @@ func TestAccountPATEReference(t *testing.T) {
 	}
 }
 
-// The smooth-sensitivity release is drawn once per votes and settings
-// (issue 35): a rerun shows the recorded draw, whatever the votes' file
-// format; a new draw needs --new-draw and a ledger, which is charged its
-// GNSS cost first (exit 4 when the budget cannot take it, nothing drawn);
-// the guarantee to publish covers every draw; a seeded run is an
+// A smooth-sensitivity draw is a release of the votes (issue 45): account
+// pate draws nothing unasked; --release-estimate draws, records and
+// counts one; the same votes reordered, as JSON lines without a header or
+// as a NumPy array, with other settings, get no free draw (exit 2, nothing
+// recorded) but count the recorded one; a later draw needs a ledger, which
+// is charged its GNSS cost first (exit 4 when the budget cannot take it,
+// nothing drawn); the total covers every draw; a seeded draw is an
 // experiment, neither recorded nor charged.
-func TestAccountPATEDrawnOnce(t *testing.T) {
-	t.Setenv(ledger.EnvStateDir, t.TempDir())
+func TestAccountPATEDraws(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv(ledger.EnvStateDir, state)
 	dir := t.TempDir()
-	votes := countsFile(t, dir, "votes.csv", 40, func(i int) []int { return plurality(150+i*2, i%10) })
-	// The same counts as JSON lines without a header: the same content.
+	rows := make([][]int, 40)
+	for i := range rows {
+		rows[i] = plurality(150+(i+1)*2, (i+1)%10)
+	}
+	votes := countsFile(t, dir, "votes.csv", 40, func(i int) []int { return rows[i-1] })
 	var jl strings.Builder
-	for i := 1; i <= 40; i++ {
-		b, _ := json.Marshal(plurality(150+i*2, i%10))
+	for i := len(rows) - 1; i >= 0; i-- {
+		b, _ := json.Marshal(rows[i])
 		fmt.Fprintf(&jl, "%s\n", b)
 	}
-	bare := filepath.Join(dir, "votes.jsonl")
+	bare := filepath.Join(dir, "reversed.jsonl")
 	os.WriteFile(bare, []byte(jl.String()), 0o644)
+	var npy bytes.Buffer
+	if err := votefile.WriteCountsNPY(&npy, append(slices.Clone(rows[20:]), rows[:20]...)); err != nil {
+		t.Fatal(err)
+	}
+	asNPY := filepath.Join(dir, "rotated.npy")
+	os.WriteFile(asNPY, npy.Bytes(), 0o644)
 	led := filepath.Join(dir, "pate.ledger")
 	if _, stderr, code := darrm(t, "", "ledger", "init", led, "--votes", votes, "--budget-eps", "5", "--budget-delta", "1e-3", "--filter", "simple"); code != 0 {
 		t.Fatalf("ledger init: exit %d: %s", code, stderr)
 	}
 	account := func(file string, extra ...string) (map[string]any, string, int) {
 		t.Helper()
-		out, stderr, code := darrm(t, "", append(append([]string{"account", "pate", file, "--target-delta", "1e-5", "--format", "json", "--input-format", "counts"}, confident...), extra...)...)
+		args := append([]string{"account", "pate", file, "--target-delta", "1e-5", "--format", "json"}, confident...)
+		if !strings.HasSuffix(file, ".npy") {
+			args = append(args, "--input-format", "counts")
+		}
+		out, stderr, code := darrm(t, "", append(args, extra...)...)
 		var d map[string]any
 		if code == 0 {
 			decode(t, out, &d)
 		}
 		return d, stderr, code
 	}
-	first, stderr, code := account(votes)
+	recorded := func() int {
+		t.Helper()
+		n := 0
+		filepath.WalkDir(filepath.Join(state, "pate-draws"), func(path string, e fs.DirEntry, err error) error {
+			if err == nil && !e.IsDir() && strings.HasSuffix(path, ".json") {
+				n++
+			}
+			return nil
+		})
+		return n
+	}
+
+	undrawn, stderr, code := account(votes)
+	if code != 0 || undrawn["draw"] != "none" || undrawn["eps_released"] != nil || recorded() != 0 {
+		t.Fatalf("no flag: exit %d, draw %v, eps_released %v, %d recorded: %s", code, undrawn["draw"], undrawn["eps_released"], recorded(), stderr)
+	}
+	first, stderr, code := account(votes, "--release-estimate")
 	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
+		t.Fatalf("--release-estimate: exit %d: %s", code, stderr)
 	}
-	if first["draw"] != "new" || first["eps_released"] == nil || first["draws_recorded"] != 1.0 {
-		t.Fatalf("first run: draw %v, eps_released %v, draws_recorded %v", first["draw"], first["eps_released"], first["draws_recorded"])
+	if first["draw"] != "new" || first["eps_released"] == nil || first["draws_recorded"] != 1.0 || recorded() != 1 ||
+		!(first["eps_guarantee"].(float64) > undrawn["eps_guarantee"].(float64)) || !strings.Contains(first["guarantee"].(string), "1 smooth-sensitivity draw on these votes") {
+		t.Fatalf("first draw: draw %v, eps_released %v, draws_recorded %v (%d files), eps_guarantee %v (no draw: %v), guarantee %q",
+			first["draw"], first["eps_released"], first["draws_recorded"], recorded(), first["eps_guarantee"], undrawn["eps_guarantee"], first["guarantee"])
 	}
+	// No free draw on the same votes, whatever their file and the settings;
+	// each counts the draw recorded.
 	for _, run := range []struct {
 		file  string
 		extra []string
-	}{{votes, nil}, {bare, nil}, {votes, []string{"--ledger", led}}} {
-		again, stderr, code := account(run.file, run.extra...)
-		if code != 0 {
-			t.Fatalf("%s %v: exit %d: %s", run.file, run.extra, code, stderr)
+	}{
+		{votes, nil}, {bare, nil}, {asNPY, nil}, {votes, []string{"--target-delta", "1.0000001e-6"}}, {bare, []string{"--conversion", "improved"}},
+		{asNPY, []string{"--ss-order", "20", "--beta", "0.02", "--sigma-ss", "10"}}, {votes, []string{"--directions", "one-sided"}},
+	} {
+		if _, stderr, code := account(run.file, append(run.extra, "--release-estimate")...); code != exitstatus.Usage || !strings.Contains(stderr, "give --ledger") {
+			t.Errorf("%s %v: a second draw without a ledger: exit %d: %s", run.file, run.extra, code, stderr)
 		}
-		if again["draw"] != "recorded" || again["eps_released"] != first["eps_released"] || again["rdp_released"] != first["rdp_released"] ||
-			again["eps_guarantee"] != first["eps_guarantee"] || !strings.Contains(again["draw_note"].(string), "the recorded draw of") {
-			t.Errorf("%s %v: draw %v, eps_released %v (first %v), eps_guarantee %v (first %v), note %v", run.file, run.extra,
-				again["draw"], again["eps_released"], first["eps_released"], again["eps_guarantee"], first["eps_guarantee"], again["draw_note"])
+		d, stderr, code := account(run.file, run.extra...)
+		if code != 0 || d["draws_recorded"] != 1.0 || !strings.Contains(d["guarantee"].(string), "1 smooth-sensitivity draw") {
+			t.Errorf("%s %v: exit %d, draws_recorded %v, guarantee %v: %s", run.file, run.extra, code, d["draws_recorded"], d["guarantee"], stderr)
 		}
+		if run.extra == nil && (d["draw"] != "recorded" || d["eps_released"] != first["eps_released"] || d["eps_guarantee"] != first["eps_guarantee"]) {
+			t.Errorf("%s: draw %v, eps_released %v (first %v), eps_guarantee %v (first %v)", run.file, d["draw"], d["eps_released"], first["eps_released"], d["eps_guarantee"], first["eps_guarantee"])
+		}
+	}
+	if n := recorded(); n != 1 {
+		t.Errorf("%d draws recorded after the refused ones", n)
 	}
 	if n := len(readLinesAll(t, led)); n != 1 {
-		t.Errorf("showing a recorded draw wrote to the ledger: %d lines", n)
+		t.Errorf("no draw charged, yet %d ledger lines", n)
 	}
-	// Other settings are another release: drawn anew, recorded beside,
-	// and, with a ledger given, charged.
-	other, _, _ := account(votes, "--ss-order", "20", "--beta", "0.02", "--sigma-ss", "10", "--ledger", led)
-	if other["draw"] != "new" || other["draws_recorded"] != 2.0 || other["draw_charged_eps"] == nil {
-		t.Errorf("other settings: draw %v, draws_recorded %v, charged %v", other["draw"], other["draws_recorded"], other["draw_charged_eps"])
-	}
-	// A new draw: only with a ledger, charged its GNSS cost.
-	for _, bad := range [][]string{{"--new-draw"}, {"--seed", "1", "--ledger", led}, {"--seed", "1", "--new-draw"}} {
-		if _, stderr, code := account(votes, bad...); code != exitstatus.Usage {
-			t.Errorf("%v: exit %d, want %d: %s", bad, code, exitstatus.Usage, stderr)
-		}
-	}
-	redrawn, stderr, code := account(votes, "--new-draw", "--ledger", led)
+	// A later draw with a ledger: charged its GNSS cost first, and counted.
+	redrawn, stderr, code := account(votes, "--release-estimate", "--ledger", led)
 	if code != 0 {
-		t.Fatalf("--new-draw: exit %d: %s", code, stderr)
+		t.Fatalf("--release-estimate --ledger: exit %d: %s", code, stderr)
 	}
 	cost, _ := accountant.ConvertRDP(first["gnss_rdp"].(float64), first["ss_order"].(float64), 1e-5, accountant.PaperConversion)
-	if redrawn["draw"] != "new" || redrawn["draw_charged_eps"] != cost || redrawn["draw_charged_delta"] != 1e-5 || redrawn["draw_ledger"] != led ||
+	if redrawn["draw"] != "new" || redrawn["draw_charged_eps"] != cost || redrawn["draw_charged_delta"] != 1e-5 || redrawn["draws_recorded"] != 2.0 ||
 		redrawn["ledger_total_eps"] == nil || !(redrawn["eps_guarantee"].(float64) > first["eps_guarantee"].(float64)) ||
-		!strings.Contains(redrawn["guarantee"].(string), "its 2 draws") {
-		t.Errorf("--new-draw: draw %v, charged %v (GNSS cost %v) %v to %v, ledger total %v, eps_guarantee %v (one draw: %v), guarantee %q", redrawn["draw"],
-			redrawn["draw_charged_eps"], cost, redrawn["draw_charged_delta"], redrawn["draw_ledger"], redrawn["ledger_total_eps"], redrawn["eps_guarantee"], first["eps_guarantee"], redrawn["guarantee"])
+		!strings.Contains(redrawn["guarantee"].(string), "2 smooth-sensitivity draws") {
+		t.Errorf("charged draw: draw %v, charged %v (GNSS cost %v) %v, draws %v, ledger total %v, eps_guarantee %v (one draw: %v), guarantee %q", redrawn["draw"],
+			redrawn["draw_charged_eps"], cost, redrawn["draw_charged_delta"], redrawn["draws_recorded"], redrawn["ledger_total_eps"], redrawn["eps_guarantee"], first["eps_guarantee"], redrawn["guarantee"])
 	}
-	if n := len(readLinesAll(t, led)); n != 5 {
-		t.Errorf("two charged draws: %d ledger lines, want the header and a reservation and its settlement each", n)
+	if n := len(readLinesAll(t, led)); n != 3 {
+		t.Errorf("a charged draw: %d ledger lines, want the header, a reservation and its settlement", n)
 	}
-	if latest, _, _ := account(bare); latest["eps_released"] != redrawn["eps_released"] || latest["draw"] != "recorded" {
-		t.Errorf("after --new-draw: eps_released %v, want the new draw's %v", latest["eps_released"], redrawn["eps_released"])
+	if latest, _, _ := account(votes); latest["eps_guarantee"] != redrawn["eps_guarantee"] || latest["draws_recorded"] != 2.0 {
+		t.Errorf("after the charged draw: eps_guarantee %v (want %v), draws_recorded %v", latest["eps_guarantee"], redrawn["eps_guarantee"], latest["draws_recorded"])
 	}
 	// A budget that cannot take another draw: exit 4, nothing drawn or
 	// recorded (the same counts under another ensemble's header, whose
@@ -881,16 +922,94 @@ func TestAccountPATEDrawnOnce(t *testing.T) {
 	if _, stderr, code := darrm(t, "", "ledger", "init", small, "--votes", renamed, "--budget-eps", "0.1", "--budget-delta", "1e-3", "--filter", "simple"); code != 0 {
 		t.Fatalf("ledger init: exit %d: %s", code, stderr)
 	}
-	if _, stderr, code := account(renamed, "--new-draw", "--ledger", small); code != exitstatus.Budget || !strings.Contains(stderr, "nothing drawn") {
-		t.Errorf("over budget: exit %d: %s", code, stderr)
+	if _, stderr, code := account(renamed, "--release-estimate", "--ledger", small); code != exitstatus.Budget || !strings.Contains(stderr, "nothing drawn") || recorded() != 2 {
+		t.Errorf("over budget: exit %d, %d recorded: %s", code, recorded(), stderr)
 	}
-	if latest, _, _ := account(votes); latest["eps_released"] != redrawn["eps_released"] || latest["draws_recorded"] != 3.0 {
-		t.Errorf("after the refused draw: eps_released %v (want %v), draws_recorded %v", latest["eps_released"], redrawn["eps_released"], latest["draws_recorded"])
+	// A seeded draw is an experiment: counted, neither recorded nor
+	// charged; --seed draws nothing without --release-estimate.
+	seeded, _, _ := account(votes, "--seed", "5", "--release-estimate")
+	if seeded["draw"] != "seeded" || seeded["draw_record"] != nil || recorded() != 2 || !strings.Contains(seeded["guarantee"].(string), "3 smooth-sensitivity draws") {
+		t.Errorf("seeded: draw %v, record %v, %d recorded, guarantee %v", seeded["draw"], seeded["draw_record"], recorded(), seeded["guarantee"])
 	}
-	// A seeded run is an experiment: its draw is the seed's, not recorded.
-	seeded, _, _ := account(votes, "--seed", "5")
-	if seeded["draw"] != "seeded" || seeded["draw_record"] != nil {
-		t.Errorf("seeded: draw %v, record %v", seeded["draw"], seeded["draw_record"])
+	for _, bad := range [][]string{{"--seed", "1"}, {"--seed", "1", "--release-estimate", "--ledger", led}, {"--ledger", led}} {
+		if _, stderr, code := account(votes, bad...); code != exitstatus.Usage {
+			t.Errorf("%v: exit %d, want %d: %s", bad, code, exitstatus.Usage, stderr)
+		}
+	}
+}
+
+// account pate prints the total to publish that aggregate prints for the
+// same labels, by the same theorem (issue 45): a release its budget
+// stopped, accounted from its labels, with and without the ledger it was
+// charged to (whose total, as ledger show prints it, is then the one);
+// the realised cost is analysis, and nothing is drawn.
+func TestAccountPATEPublishesTheRelease(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv(ledger.EnvStateDir, state)
+	dir := t.TempDir()
+	votes := countsFile(t, dir, "votes.csv", 300, func(i int) []int { return plurality(100+(i*37)%150, i%10) })
+	aggregate := func(extra ...string) (map[string]any, string) {
+		t.Helper()
+		labels := filepath.Join(t.TempDir(), "labels.csv")
+		out, stderr, code := darrm(t, "", append(append([]string{"aggregate", votes, "--mechanism", "confident-gnmax", "--delta", "1e-5", "--out", labels, "--format", "json"}, confident...), extra...)...)
+		if code != 0 && code != exitstatus.Budget {
+			t.Fatalf("aggregate %v: exit %d: %s", extra, code, stderr)
+		}
+		var d map[string]any
+		decode(t, out, &d)
+		return d["publish"].(map[string]any), labels
+	}
+	account := func(labels string, extra ...string) map[string]any {
+		t.Helper()
+		out, stderr, code := darrm(t, "", append([]string{"account", "pate", votes, "--labels", labels, "--target-delta", "1e-5", "--format", "json"}, extra...)...)
+		if code != 0 {
+			t.Fatalf("account pate %v: exit %d: %s", extra, code, stderr)
+		}
+		var d map[string]any
+		decode(t, out, &d)
+		return d
+	}
+	same := func(what string, pub, d map[string]any) {
+		t.Helper()
+		if pub["eps"] == nil || d["eps_guarantee"] != pub["eps"] || d["delta_guarantee"] != pub["delta"] || d["guarantee_method"] != pub["method"] ||
+			!strings.Contains(d["guarantee"].(string), pub["reference"].(string)) || d["publish"] != "eps_guarantee" {
+			t.Errorf("%s: account pate publishes %v at %v by %v (%q), aggregate %v at %v by %v", what, d["eps_guarantee"], d["delta_guarantee"], d["guarantee_method"], d["guarantee"], pub["eps"], pub["delta"], pub["method"])
+		}
+	}
+	pub, labels := aggregate("--budget-eps", "2", "--budget-delta", "1e-5")
+	d := account(labels)
+	same("budget (2, 1e-5)", pub, d)
+	if pub["method"] != "exact" || pub["eps"].(float64) > 2 {
+		t.Errorf("aggregate publishes %v by %v", pub["eps"], pub["method"])
+	}
+	// The realised cost is analysis, and below the total here.
+	if !(d["eps_data_independent"].(float64) < d["eps_guarantee"].(float64)) || !slices.Contains(d["analysis"].([]any), any("eps_data_independent")) ||
+		d["cost"] != "realised" || !strings.Contains(d["publication"].(string), "odometer") || d["unlabelled"] == nil {
+		t.Errorf("realised %v (total %v), analysis %v, cost %v, unlabelled %v, publication %q", d["eps_data_independent"], d["eps_guarantee"], d["analysis"], d["cost"], d["unlabelled"], d["publication"])
+	}
+	if d["draw"] != "none" || d["eps_released"] != nil {
+		t.Errorf("drawn unasked: draw %v, eps_released %v", d["draw"], d["eps_released"])
+	}
+	if _, err := os.Stat(filepath.Join(state, "pate-draws")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("account pate wrote a record of draws without a draw: %v", err)
+	}
+
+	// Charged to a ledger: its total, the one ledger show prints.
+	led := filepath.Join(dir, "pate.ledger")
+	if _, stderr, code := darrm(t, "", "ledger", "init", led, "--votes", votes, "--budget-eps", "4", "--budget-delta", "1e-4"); code != 0 {
+		t.Fatalf("ledger init: exit %d: %s", code, stderr)
+	}
+	pub, labels = aggregate("--ledger", led)
+	show, stderr, code := darrm(t, "", "ledger", "show", led, "--format", "json")
+	if code != 0 {
+		t.Fatalf("ledger show: exit %d: %s", code, stderr)
+	}
+	var l map[string]any
+	decode(t, show, &l)
+	d = account(labels, "--ledger", led)
+	same("ledger", pub, d)
+	if pub["source"] != "ledger" || d["eps_guarantee"] != l["publish_eps"] || d["delta_guarantee"] != l["publish_delta"] {
+		t.Errorf("ledger: account pate %v at %v, ledger show %v at %v, aggregate's from %v", d["eps_guarantee"], d["delta_guarantee"], l["publish_eps"], l["publish_delta"], pub["source"])
 	}
 }
 
@@ -902,12 +1021,16 @@ func TestAccountPATEOnePublished(t *testing.T) {
 	t.Setenv(ledger.EnvStateDir, t.TempDir())
 	votes := countsFile(t, t.TempDir(), "votes.csv", 40, func(i int) []int { return plurality(150+i*2, i%10) })
 	for _, mech := range [][]string{confident, {"--sigma2", "40"}, {"--laplace-scale", "20"}} {
+		lnmax := mech[0] == "--laplace-scale"
 		for _, format := range []string{"json", "csv", "table"} {
-			out, stderr, code := darrm(t, "", append([]string{"account", "pate", votes, "--target-delta", "1e-5", "--format", format}, mech...)...)
+			args := append([]string{"account", "pate", votes, "--target-delta", "1e-5", "--format", format}, mech...)
+			if !lnmax {
+				args = append(args, "--release-estimate", "--seed", "1")
+			}
+			out, stderr, code := darrm(t, "", args...)
 			if code != 0 {
 				t.Fatalf("%v %s: exit %d: %s", mech, format, code, stderr)
 			}
-			lnmax := mech[0] == "--laplace-scale"
 			if !lnmax && !strings.Contains(out, "an estimate of the data-dependent cost, not a bound") {
 				t.Errorf("%v %s: eps_released not said to be an estimate:\n%s", mech, format, out)
 			}
@@ -931,8 +1054,8 @@ func TestAccountPATEOnePublished(t *testing.T) {
 						t.Errorf("%v: %s is neither the one to publish, analysis nor marked not for publication", mech, k)
 					}
 				}
-				if d["publish"] != "eps_guarantee" || !strings.Contains(d["guarantee"].(string), "a bound at delta 1e-05") || d["eps_guarantee"].(float64) < d["eps_data_independent"].(float64) {
-					t.Errorf("%v: publish %v, guarantee %v, eps_guarantee %v, eps_data_independent %v", mech, d["publish"], d["guarantee"], d["eps_guarantee"], d["eps_data_independent"])
+				if d["publish"] != "eps_guarantee" || d["delta_guarantee"] != 1e-5 || !strings.Contains(d["guarantee"].(string), "a bound at delta_guarantee") {
+					t.Errorf("%v: publish %v at %v, guarantee %v", mech, d["publish"], d["delta_guarantee"], d["guarantee"])
 				}
 			}
 		}

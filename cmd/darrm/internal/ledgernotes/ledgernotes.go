@@ -4,11 +4,14 @@
 package ledgernotes
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
@@ -53,30 +56,92 @@ func PrintNotes(w io.Writer, path string, notes []string) {
 
 // Error says a ledger's error in the command's terms: a file that is
 // another of darrm's (a vote file, a gamma) is named as what it is, a
-// missing one with the close names, and a bad header parameter as its
-// flag.
+// missing one with the close names, a bad header parameter as its flag,
+// the option that replaces an ensemble's record on purpose
+// (ledger.InitOptions.Replace) as --replace, and the filter of a ledger
+// that would take labels refused as ledger init's --filter.
 func Error(err error) error {
 	if msg := inputs.NotLedger(err); msg != "" {
 		return cli.Usagef("%s", msg)
 	}
+	var (
+		re *ledger.RecordError
+		fe *ledger.FilterError
+	)
+	switch {
+	case errors.As(err, &re) && re.Command != "":
+		err = &worded{err, strings.Replace(err.Error(), re.Error(), re.Say("run the same darrm ledger "+re.Command+" command with --replace"), 1)}
+	case errors.As(err, &fe):
+		err = &worded{err, strings.Replace(err.Error(), fe.Error(), fe.Say(fmt.Sprintf("a ledger made with darrm ledger init --filter %v", accountant.Simple)), 1)}
+	}
 	return exitstatus.Flagged(err, nil)
 }
 
+// worded is err said in the command's words.
+type worded struct {
+	err error
+	msg string
+}
+
+func (e *worded) Error() string { return e.msg }
+func (e *worded) Unwrap() error { return e.err }
+
 // Initialized says that ledger init made the ledger path with header h,
 // bound to b, and which record of the ensemble's ledger it replaced, if
-// any; on errw it warns of a slack delta' that the teachers' cap cannot
-// use (ledger.Header.SlackNote).
-func Initialized(w, errw io.Writer, path string, b votefile.Binding, h ledger.Header, prev *ledger.Record) error {
-	if note := h.SlackNote(); note != "" {
-		if h.Budget.Delta > 0 {
-			note += fmt.Sprintf(". To let the cap use them, give --delta-prime below the budget's delta (e.g. %.2g)", h.Budget.Delta/10)
-		}
-		fmt.Fprintf(errw, "darrm: warning: ledger %s: %s\n", path, note)
-	}
+// any.
+func Initialized(w io.Writer, path string, b votefile.Binding, h ledger.Header, prev *ledger.Record) error {
 	_, err := fmt.Fprintf(w, "ledger %s: bound to %s; budget %v (delta' = %g), held by filter %v\n", path, cliout.Escape(b.String()), h.Budget, h.DeltaPrime, h.Filter)
 	if err == nil && prev != nil {
 		err = PrintReplaced(w, prev)
 	}
+	return err
+}
+
+// FilterChoice says, before ledger init's summary, what each filter
+// allows the labels declared for the ledger path (labels says them in
+// words; ledger.ChooseFilter), and which filter the ledger keeps: the one
+// that allows more, or the one --filter names (named).
+func FilterChoice(w io.Writer, path, labels string, c ledger.FilterChoice, filter accountant.Method, named bool) error {
+	expected := c.Expected
+	if expected > 0 {
+		labels += fmt.Sprintf(", %s expected", plural.Of(expected, "label", "labels"))
+	}
+	fmt.Fprintf(w, "ledger %s: for %s:\n", path, cliout.Escape(labels))
+	width, most, tie := 0, -1, false
+	for _, a := range c.Allowances {
+		width = max(width, len(a.Filter.String())+1)
+		if a.Err == nil {
+			tie = tie || a.Labels == most
+			most = max(most, a.Labels)
+		}
+	}
+	for _, a := range c.Allowances {
+		fmt.Fprintf(w, "  %-*s  ", width, a.Filter.String()+":")
+		switch {
+		case a.Err != nil:
+			fmt.Fprintf(w, "cannot hold them: %v\n", a.Err)
+			continue
+		case expected == 0:
+			fmt.Fprintf(w, "allows %s\n", plural.Of(a.Labels, "label", "labels"))
+			continue
+		}
+		fits := "within the budget"
+		if !a.Fits {
+			fits = "over the budget"
+		}
+		fmt.Fprintf(w, "allows %s; the %d expected total (%s, %s), %s\n", plural.Of(a.Labels, "label", "labels"), expected,
+			accountant.FormatBound(a.Total.Eps), accountant.FormatBound(a.Total.Delta), fits)
+	}
+	why := "it allows the most labels"
+	switch {
+	case !named && tie:
+		why = "the default for this ledger, as the filters allow as many labels"
+	case named && filter != c.Filter:
+		why = fmt.Sprintf("named by --filter (%v allows more)", c.Filter)
+	case named:
+		why = "named by --filter"
+	}
+	_, err := fmt.Fprintf(w, "  kept: %v, %s; a ledger's filter is fixed now, before its first run\n", filter, why)
 	return err
 }
 
@@ -97,8 +162,8 @@ func Upgraded(w io.Writer, path string, res ledger.UpgradeResult) error {
 		_, err := fmt.Fprintf(w, "ledger %s is of version %d, the current one: there is nothing to upgrade\n", path, ledger.Version)
 		return err
 	}
-	_, err := fmt.Fprintf(w, "ledger %s upgraded from version %d to version %d: the spends of %s carried over; the old file is kept as %s\n",
-		path, res.From, ledger.Version, plural.Of(res.Runs, "run", "runs"), res.Backup)
+	_, err := fmt.Fprintf(w, "ledger %s upgraded from version %d to version %d: the spends of %s carried over; filter %v, kept from version %d (a ledger's filter is fixed before its first run: another is a new ledger's choice, darrm ledger init --filter); the old file is kept as %s\n",
+		path, res.From, ledger.Version, plural.Of(res.Runs, "run", "runs"), res.Filter, res.From, res.Backup)
 	if err == nil && res.Previous != nil {
 		err = PrintReplaced(w, res.Previous)
 	}

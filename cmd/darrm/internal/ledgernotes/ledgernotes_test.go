@@ -8,8 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/votefile"
 )
 
 // TestError: a ledger that is not there is named with the paths close to
@@ -29,6 +32,23 @@ func TestError(t *testing.T) {
 	_, err = ledger.ReadOnly(context.Background(), votes, ledger.Options{})
 	if err = Error(err); !cli.IsUsage(err) || !strings.Contains(err.Error(), "is a vote file") {
 		t.Errorf("a vote file as a ledger: %v", err)
+	}
+	// A second ledger: the library names InitOptions.Replace, the
+	// command --replace.
+	b := votefile.Binding{Ensemble: "e", K: 3, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: votefile.PerQuery, Partition: votefile.SharedData}
+	h := ledger.NewHeader(b, accountant.Guarantee{Eps: 1, Delta: 1e-3}, 1e-5, accountant.Simple)
+	if _, err := ledger.Init(context.Background(), filepath.Join(dir, "first.ledger"), h, ledger.InitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ledger.Init(context.Background(), filepath.Join(dir, "second.ledger"), h, ledger.InitOptions{})
+	if !strings.Contains(err.Error(), "InitOptions.Replace") {
+		t.Errorf("a second ledger, from the library: %v", err)
+	}
+	if err = Error(err); !strings.Contains(err.Error(), "run the same darrm ledger init command with --replace") || strings.Contains(err.Error(), "InitOptions") {
+		t.Errorf("a second ledger, from the command: %v", err)
+	}
+	if status, _ := exitstatus.Explain(err); status != exitstatus.Usage {
+		t.Errorf("a second ledger: exit status %d", status)
 	}
 	var w bytes.Buffer
 	if err := Upgraded(&w, "l", ledger.UpgradeResult{Current: true}); err != nil || !strings.Contains(w.String(), "ledger l is of version") {

@@ -6,28 +6,29 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/internal/plural"
+	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/pate"
 )
 
 // AccountPATE is the document of darrm account pate: the account
-// (pate.Account), the seed of a reproducible smooth-sensitivity release or
-// else where its draw comes from (Draw: drawn now, or recorded before),
-// and, when the draw was charged to a ledger, the ledger's total after it.
+// (pate.Account) with the draws it covers (Draw: pate.AccountResult.
+// ReleaseOnce, nil for lnmax), the seed of a reproducible draw, and the
+// ledger given, if any (LedgerPath, as given), with its state after any
+// charge: the total to publish when it covers everything the account does
+// (PublishLedger: pate.AccountResult.LedgerCovers).
 type AccountPATE struct {
 	*pate.AccountResult
-	Seed        *uint64
-	Draw        *pate.DrawState
-	LedgerTotal *LedgerTotal
-}
-
-// LedgerTotal is a ledger's total spent, by its composition.
-type LedgerTotal struct {
-	accountant.Guarantee
-	Composition string
+	Seed          *uint64
+	Draw          *pate.DrawState
+	Ledger        *ledger.Status
+	LedgerPath    string
+	PublishLedger bool
 }
 
 // A value may be published when it is a function of the release's outputs
@@ -38,8 +39,9 @@ const notForPublication = "not for publication"
 
 // NotForPublication lists the fields of AccountPATE that are functions of
 // the votes: every data-dependent quantity, the expected number of
-// answers, and the parameters of the smooth-sensitivity release, with
-// what it released, when they were chosen from the votes.
+// answers, the record of draws (named by a hash of the votes), and the
+// parameters of the smooth-sensitivity release, with what it released,
+// when they were chosen from the votes.
 func (d AccountPATE) NotForPublication() []string {
 	if d.LNMax != nil {
 		return []string{}
@@ -48,8 +50,8 @@ func (d AccountPATE) NotForPublication() []string {
 	if d.Options.GNMax.Confident() && !d.Realised {
 		out = append(out, "expected_answered")
 	}
-	if d.Draw != nil {
-		out = append(out, "draw_record") // named by a hash of the votes
+	if d.Draw != nil && d.Draw.Draws > 0 {
+		out = append(out, "draw_record")
 	}
 	if d.Smooth.FromVotes {
 		out = append(out, "ss_order", "beta", "sigma_ss", "ss_margin", "gnss_rdp", "rdp_released", "eps_released", "smooth_sensitivity_error")
@@ -57,10 +59,12 @@ func (d AccountPATE) NotForPublication() []string {
 	return out
 }
 
-// Cost says what the account charges: "expected" over the threshold
-// noise (Confident-GNMax without a release's labels: no run's cost),
-// "realised" (a release's answers), or "any release" (GNMax and LNMax
-// without labels, whose every release answers every query).
+// Cost says what the account's data-independent and data-dependent costs
+// charge: "expected" over the threshold noise (Confident-GNMax without a
+// release's labels), "realised" (the steps a release's labels show were
+// taken), or "any release" (GNMax and LNMax without labels, whose every
+// release answers every query). The first two are analysis: the total to
+// publish charges every query in full.
 func (d AccountPATE) Cost() string {
 	switch {
 	case d.Realised:
@@ -74,14 +78,18 @@ func (d AccountPATE) Cost() string {
 // costNote says in words what Cost means.
 var costNote = map[string]string{
 	"expected": "eps_data_independent bounds any release of these queries; eps_data_dependent and eps_released are expected costs over the threshold noise " +
-		"(Pr[answer] times the GNMax step's cost), no actual run's guarantee: account a release's labels (--labels) for its realised cost",
-	"realised":    "every eps is the release's realised cost, its labels as answered and withheld",
+		"(Pr[answer] times the GNMax step's cost), no run's guarantee",
+	"realised": "eps_data_independent, eps_data_dependent and eps_released are the release's realised cost: the GNMax step charged only where its labels show an answer, " +
+		"a sum of the steps that happened to be taken, computed after the fact (an odometer's reading without its correction: Rogers, Roth, Ullman and Vadhan 2016; " +
+		"Lecuyer 2021; Whitehouse, Ramdas, Rogers and Wu 2023), so analysis, not a guarantee; eps_guarantee charges every query both steps, " +
+		"the composition of every step the mechanism could take",
 	"any release": "every release of these queries answers each of them: the costs are any release's",
 }
 
 // Write prints the document in format f.
 func (d AccountPATE) Write(w io.Writer, f cliout.Format) error {
 	o := d.Options
+	var rec cliout.Record
 	if d.LNMax != nil {
 		r := d.LNMax
 		var order any = r.RDP.Order
@@ -92,7 +100,7 @@ func (d AccountPATE) Write(w io.Writer, f cliout.Format) error {
 		case r.Exact:
 			order, bound = nil, "exact composition (2Q randomized responses of 1/b)"
 		}
-		rec := cliout.Record{
+		rec = cliout.Record{
 			field("mechanism", o.Mechanism), field("noise", "discrete Laplace"), field("laplace_scale", o.LNMax.Scale),
 			field("teachers", d.Teachers), field("classes", d.Classes),
 			field("queries", r.Queries), field("expected_answered", float64(r.Queries)),
@@ -102,19 +110,38 @@ func (d AccountPATE) Write(w io.Writer, f cliout.Format) error {
 			field("eps_data_dependent", nil), field("eps_released", nil),
 			field("data_dependent", "not offered for lnmax: darrm gives its data-independent guarantee only (each query (2/b, 0)-DP; the total the smallest of Q·2/b, the Renyi composition of min(2/b, lambda·2/b²) and the exact composition of its noise)"),
 		}
-		g, err := d.guarantee()
-		if err != nil {
-			return err
-		}
-		rec = append(rec, g...)
-		rec = append(rec, d.publication(rec)...)
-		rec = append(rec, field("reference", "Papernot et al. 2017 (LNMax, Sec. 2.1); Bun and Steinke 2016 (Prop. 3.3); "+o.Conversion.Reference()))
-		return writeMarked(w, f, rec, d.marks(), nil)
+	} else {
+		rec = d.analysisRecord()
 	}
-	r := d.Result
+	g, err := d.guarantee()
+	if err != nil {
+		return err
+	}
+	rec = append(rec, g...)
+	rec = append(rec, d.publication(rec)...)
+	if d.LNMax != nil {
+		rec = append(rec, field("reference", "Papernot et al. 2017 (LNMax, Sec. 2.1); Bun and Steinke 2016 (Prop. 3.3); "+o.Conversion.Reference()))
+	} else {
+		rec = append(rec, field("reference", "Papernot et al. 2018 (Theorem 6, Proposition 7, smooth sensitivity and GNSS); "+o.Conversion.Reference()))
+	}
+	if d.Seed != nil {
+		rec = append(rec, field("seed", *d.Seed), field("warning", NotForRelease))
+	}
+	return writeMarked(w, f, rec, d.marks(), d.tags())
+}
+
+// analysisRecord returns the fields of the data-dependent analysis of the
+// GNMax family and of its smooth-sensitivity release, with where the
+// release shown comes from.
+func (d AccountPATE) analysisRecord() cliout.Record {
+	o, r := d.Options, d.Result
 	var answered any
 	if r.Answered >= 0 {
 		answered = r.Answered
+	}
+	var unlabelled any
+	if d.Unlabelled > 0 {
+		unlabelled = d.Unlabelled
 	}
 	m, ss := o.GNMax, d.Smooth
 	var t1, s1 any
@@ -125,7 +152,8 @@ func (d AccountPATE) Write(w io.Writer, f cliout.Format) error {
 	if o.Smooth.FromVotes {
 		params = "from-votes"
 	}
-	// The smooth-sensitivity values, null when the release was not drawn.
+	// The smooth-sensitivity values, null when the release was not
+	// prepared, or not drawn.
 	prepared := func(v any) any {
 		if ss.Error != "" {
 			return nil
@@ -146,7 +174,7 @@ func (d AccountPATE) Write(w io.Writer, f cliout.Format) error {
 		field("mechanism", o.Mechanism), field("noise", m.Noise.String()),
 		field("threshold", t1), field("sigma1", s1), field("sigma2", m.Sigma2),
 		field("teachers", r.Teachers), field("classes", r.Classes),
-		field("queries", r.Queries), field("answered", answered), field("expected_answered", r.ExpectedAnswered),
+		field("queries", r.Queries), field("answered", answered), field("expected_answered", r.ExpectedAnswered), field("unlabelled", unlabelled),
 		field("delta", o.Delta), field("conversion", o.Conversion.String()), field("directions", r.Directions.String()), field("cost", d.Cost()),
 		field("eps_data_independent", r.Independent.Eps), field("order_data_independent", r.Independent.Order),
 		field("eps_data_dependent", r.Dependent.Eps), field("order", r.Dependent.Order),
@@ -160,98 +188,120 @@ func (d AccountPATE) Write(w io.Writer, f cliout.Format) error {
 	if ss.Error != "" {
 		rec = append(rec, field("smooth_sensitivity_error", ss.Error))
 	}
-	rec = append(rec, d.draw()...)
-	g, err := d.guarantee()
-	if err != nil {
-		return err
-	}
-	rec = append(rec, g...)
-	rec = append(rec, d.publication(rec)...)
-	rec = append(rec, field("reference", "Papernot et al. 2018 (Theorem 6, Proposition 7, smooth sensitivity and GNSS); "+o.Conversion.Reference()))
-	if d.Seed != nil {
-		rec = append(rec, field("seed", *d.Seed), field("warning", NotForRelease))
-	}
-	return writeMarked(w, f, rec, d.marks(), d.tags())
+	return append(rec, d.draw()...)
 }
 
 // epsReleasedIs says what eps_released is wherever it is printed.
 const epsReleasedIs = "an estimate of the data-dependent cost, not a bound: the cost plus the smooth-sensitivity noise (Papernot et al. 2018, Section 4), " +
 	"below the cost it estimates about half of the time; publish it, if at all, as an estimate beside the guarantee (eps_guarantee), never as the guarantee"
 
-// publishKey is the key of the one total to publish: the ledger's when
-// this run charged one, else the run's guarantee; the run's when the
-// ledger's is below it, since that ledger cannot hold every release the
-// run's covers (the labels were not charged to it).
-func (d AccountPATE) publishKey() string {
-	if l := d.LedgerTotal; l != nil {
-		if eps, _, err := d.Guarantee(); err == nil && l.Eps >= eps {
-			return "ledger_total_eps"
+// publish returns the one total to publish, chosen as for every release
+// (newPublish, aggregate's choice) among the account's totals
+// (pate.AccountResult.Totals: those of a release of its queries, the
+// totals aggregate reports for the same labels, or their composition with
+// the draws), or the ledger's when it covers everything they do.
+func (d AccountPATE) publish() (Publish, error) {
+	var st *ledger.Status
+	var t accountant.Total
+	if d.PublishLedger {
+		st, t = d.Ledger, d.Ledger.Publish
+	} else {
+		var err error
+		if t, err = d.Publish(); err != nil {
+			return Publish{}, err
 		}
 	}
-	return "eps_guarantee"
+	p := newPublish(t, d.Release, st, d.Queries())
+	if p.Eps == nil {
+		return p, fmt.Errorf("account pate: no total to publish: %s", p.Error)
+	}
+	return p, nil
 }
 
-// guarantee returns the fields of the bound to publish
-// (pate.AccountResult.Guarantee), with its theorem, and of the ledger's
-// total when this run charged one.
+// covers says in words what the account's total covers.
+func (d AccountPATE) covers() string {
+	n := d.Queries()
+	what := "any release of the " + plural.Of(n, "query", "queries") + " (every query charged in full, answered or not)"
+	if d.Realised {
+		what = "the release of the " + plural.Of(n, "labelled query", "labelled queries") + " (every query charged in full, answered or not: which were answered is no parameter fixed before the run"
+		if d.Unlabelled > 0 {
+			what += "; the " + plural.Of(d.Unlabelled, "query", "queries") + " after the last label were not released"
+		}
+		what += ")"
+	}
+	if k := len(d.Draws); k > 0 {
+		what += " and " + plural.Of(k, "smooth-sensitivity draw", "smooth-sensitivity draws") + " on these votes (every draw recorded on them, with any settings"
+		if k > d.Draw.Draws {
+			what += ", and this seeded experiment's"
+		}
+		what += ")"
+	}
+	return what
+}
+
+// guarantee returns the fields of the total to publish (publish): its ε
+// and δ, what it covers and by which theorem, the key that names it, and
+// the ledger's total beside it when the ledger does not cover everything.
 func (d AccountPATE) guarantee() (cliout.Record, error) {
-	eps, covers, err := d.Guarantee()
+	p, err := d.publish()
 	if err != nil {
 		return nil, err
 	}
-	o := d.Options
-	theorem := "Renyi DP of the Gaussian mechanism on the counts (Papernot et al. 2018, Proposition 8; the discrete Gaussian's, Canonne, Kamath and Steinke 2020), composed over the queries"
-	converted := true
+	theorem := p.Method + " (" + p.Reference + ")"
 	switch {
-	case d.LNMax != nil && d.LNMax.Pure:
-		theorem, converted = "pure composition of the queries' (2/b, 0)-DP (Papernot et al. 2017; Dwork and Roth 2014, Thm 3.16)", false
-	case d.LNMax != nil && d.LNMax.Exact:
-		theorem, converted = "exact composition of the noise: each of the two counts a vote moves is, under discrete Laplace noise, randomized response with eps 1/b, and the 2Q of them compose by Kairouz-Oh-Viswanath 2015 Thm 3.3 (accountant.ComposeRun)", false
-	case d.LNMax != nil:
-		theorem = "Renyi composition of the queries' min(2/b, lambda·2/b²) (Bun and Steinke 2016, Prop. 3.3)"
-	case d.Smooth.Drawn && !d.Smooth.FromVotes:
-		theorem += ", and the smooth-sensitivity release's Renyi DP (Papernot et al. 2018, Theorem 23) added at its order (Mironov 2017, Proposition 1)"
-	case d.Result.Run.Method == accountant.Exact:
-		theorem, converted = "every query charged, its noise composed exactly: "+accountant.Exact.Reference()+" (accountant.ComposeRun)", false
+	case p.Source == "ledger":
+		theorem = fmt.Sprintf("the total of ledger %s, every release charged to it (these among them), by %s", d.LedgerPath, theorem)
+	case len(d.Draws) > 0:
+		theorem = "the queries' data-independent Renyi DP (Papernot et al. 2018, Proposition 8; the discrete Gaussian's, Canonne, Kamath and Steinke 2020) and each draw's (GNSS, " +
+			"Papernot et al. 2018, Theorem 23), added at each order up to the least draw's (Mironov 2017, Proposition 1), converted by Canonne-Kamath-Steinke 2020 Prop. 12, the least over the orders"
 	}
-	if converted {
-		theorem += "; converted to (eps, delta) by " + o.Conversion.Reference()
-	}
-	rec := cliout.Record{field("eps_guarantee", eps), field("guarantee", "a bound at delta "+cliout.Float(o.Delta)+" on "+covers+": "+theorem)}
-	if l := d.LedgerTotal; l != nil {
-		what := "a bound on every release charged to the ledger, this run's draw included, by " + l.Composition + " composition"
-		if d.publishKey() != "ledger_total_eps" {
-			what += "; below eps_guarantee, so the ledger does not hold every release that covers (were the labels charged to it?)"
+	rec := cliout.Record{field("eps_guarantee", *p.Eps), field("delta_guarantee", *p.Delta), field("guarantee_method", p.Method),
+		field("guarantee", "a bound at delta_guarantee on "+d.covers()+": "+theorem)}
+	if l := d.Ledger; l != nil && !d.PublishLedger {
+		why := "the labels' header is not vouched for by the ledger (no --labels, or labels without a header)"
+		if d.Options.Recorded != nil && d.Options.Labels != nil && d.Options.Labels.Meta() != nil {
+			why = "a smooth-sensitivity draw on these votes was not charged to it"
 		}
-		rec = append(rec, field("ledger_total_eps", l.Eps), field("ledger_total_delta", l.Delta), field("ledger_total", what))
+		rec = append(rec, field("ledger_total_eps", l.Total.Eps), field("ledger_total_delta", l.Total.Delta),
+			field("ledger_total", "every release charged to the ledger "+d.LedgerPath+", by "+l.Composition.String()+"; not the total to publish here: "+why))
 	}
-	return append(rec, field("publish", d.publishKey())), nil
+	return append(rec, field("publish", "eps_guarantee")), nil
 }
 
-// draw returns the fields that say where the smooth-sensitivity release
-// comes from: drawn now and recorded, a recorded draw shown again, or a
-// seeded experiment.
+// draw returns the fields that say which smooth-sensitivity draw is shown
+// and how many are counted: drawn now and recorded, a recorded draw shown
+// again, a seeded experiment, or none.
 func (d AccountPATE) draw() cliout.Record {
 	st := d.Draw
-	switch {
-	case d.Seed != nil && d.Smooth.Drawn:
-		return cliout.Record{field("draw", "seeded"), field("draw_note", "a reproducible experiment (--seed, see warning): drawn from the seed, neither recorded nor charged")}
-	case st == nil:
+	if st == nil {
 		return nil
 	}
 	charged := "charged nowhere (no --ledger)"
 	if st.Charged != nil {
 		charged = fmt.Sprintf("its cost (%s, %s) charged to the ledger %s", cliout.Float(st.Charged.Eps), cliout.Float(st.Charged.Delta), st.Ledger)
 	}
-	kind, note := "new", "drawn now and recorded: a rerun on the same votes and settings shows this value again; --new-draw with --ledger draws again and charges it; "+charged
-	if st.Recorded {
-		kind, note = "recorded", "the recorded draw of "+st.Time.Format(time.RFC3339)+", shown again (no new release): "+charged+"; --new-draw with --ledger draws again and charges it"
+	var rec cliout.Record
+	switch {
+	case st.Experiment:
+		return cliout.Record{field("draw", "seeded"), field("draws_recorded", st.Draws),
+			field("draw_note", "a reproducible experiment (--seed, see warning): drawn from the seed, neither recorded nor charged; eps_guarantee counts it as a release, with the draws recorded on these votes")}
+	case st.Shown && st.Recorded:
+		rec = cliout.Record{field("draw", "recorded"), field("drawn_at", st.Time.Format(time.RFC3339)), field("draws_recorded", st.Draws),
+			field("draw_note", "the recorded draw of "+st.Time.Format(time.RFC3339)+" with these settings, shown again (no new release): "+charged+"; eps_guarantee covers every draw recorded on these votes")}
+	case st.Shown:
+		rec = cliout.Record{field("draw", "new"), field("drawn_at", st.Time.Format(time.RFC3339)), field("draws_recorded", st.Draws),
+			field("draw_note", "drawn now (--release-estimate), a release of the votes, and recorded: a run without --release-estimate shows it again; another draw on these votes needs --ledger, which is charged; "+charged)}
+	case st.Draws > 0:
+		rec = cliout.Record{field("draw", "none with these settings"), field("draws_recorded", st.Draws),
+			field("draw_note", plural.Of(st.Draws, "draw on these votes is", "draws on these votes are")+" recorded with other settings: not shown, and covered by eps_guarantee; --release-estimate with --ledger draws one with these settings, charged")}
+	default:
+		return cliout.Record{field("draw", "none"),
+			field("draw_note", "nothing drawn: the analysis is computed, not released; --release-estimate draws the smooth-sensitivity estimate, a release of the votes that eps_guarantee then covers")}
 	}
-	rec := cliout.Record{field("draw", kind), field("drawn_at", st.Time.Format(time.RFC3339)), field("draws_recorded", st.Draws)}
 	if st.Charged != nil {
 		rec = append(rec, field("draw_charged_eps", st.Charged.Eps), field("draw_charged_delta", st.Charged.Delta), field("draw_ledger", st.Ledger))
 	}
-	return append(rec, field("draw_record", st.Record), field("draw_note", note))
+	return append(rec, field("draw_record", st.Record))
 }
 
 // marks returns how a table marks each key: the one to publish, the
@@ -261,19 +311,21 @@ func (d AccountPATE) marks() map[string]string {
 	for _, k := range d.analysis() {
 		m[k] = "analysis"
 	}
+	if d.Realised {
+		m["eps_data_independent"] = "analysis: realised, no guarantee"
+	}
 	m["eps_released"] = "analysis: an estimate, not a bound"
 	for _, k := range d.NotForPublication() {
 		m[k] = notForPublication
 	}
-	m[d.publishKey()] = "PUBLISH: the guarantee"
+	m["eps_guarantee"] = "PUBLISH: the guarantee"
 	return m
 }
 
 // analysis lists the totals printed beside the one to publish: each a
 // part, an estimate or another composition of it, none the guarantee.
 func (d AccountPATE) analysis() []string {
-	keys := []string{"eps_data_independent", "eps_per_query", "eps_guarantee", "ledger_total_eps"}
-	keys = slices.DeleteFunc(keys, func(k string) bool { return k == d.publishKey() })
+	keys := []string{"eps_data_independent", "eps_per_query", "ledger_total_eps"}
 	if d.Smooth.Drawn && !d.Smooth.FromVotes {
 		keys = append(keys, "eps_released")
 	}
@@ -294,9 +346,9 @@ func (d AccountPATE) publication(rec cliout.Record) cliout.Record {
 			}
 		}
 	}
-	line := "publish " + d.publishKey() + " as the guarantee (a bound; its theorem in " + map[string]string{"eps_guarantee": "guarantee", "ledger_total_eps": "ledger_total"}[d.publishKey()] + ")"
+	line := "publish eps_guarantee at delta_guarantee as the guarantee (a bound; its theorem in guarantee)"
 	if len(analysis) > 0 {
-		line += "; " + strings.Join(analysis, ", ") + " are analysis, not the guarantee"
+		line += "; " + strings.Join(analysis, ", ") + plural.Word(len(analysis), " is", " are") + " analysis, not the guarantee"
 	}
 	if slices.Contains(analysis, "eps_released") {
 		line += " (eps_released an estimate of the data-dependent cost, not a bound, which may be published only as such)"
@@ -311,22 +363,25 @@ func (d AccountPATE) publication(rec cliout.Record) cliout.Record {
 	return cliout.Record{field("analysis", analysis), field("not_for_publication", nfp), field("publication", line)}
 }
 
-// tags returns the names a table gives the data-dependent values: the
-// released eps says it is an estimate, and an expected cost and a
-// one-sided bound say so.
+// tags returns the names a table gives the account's costs: an expected
+// or realised cost and a one-sided bound say so, and the released eps
+// that it is an estimate.
 func (d AccountPATE) tags() map[string]string {
 	var tags []string
-	if d.Cost() == "expected" {
-		tags = append(tags, "expected")
+	if c := d.Cost(); c == "expected" || c == "realised" {
+		tags = append(tags, c)
 	}
 	if d.Result.Directions == noisymax.OneSided {
 		tags = append(tags, "one-sided")
 	}
 	out := map[string]string{}
-	for _, k := range []string{"eps_data_dependent", "rdp_released", "eps_released"} {
+	for _, k := range []string{"eps_data_independent", "eps_data_dependent", "rdp_released", "eps_released"} {
 		t := tags
+		if k == "eps_data_independent" {
+			t = slices.DeleteFunc(slices.Clone(tags), func(s string) bool { return s != "realised" })
+		}
 		if k == "eps_released" {
-			t = append([]string{"estimate"}, tags...)
+			t = append([]string{"estimate"}, t...)
 		}
 		if len(t) > 0 {
 			out[k] = k + " (" + strings.Join(t, ", ") + ")"
@@ -335,10 +390,19 @@ func (d AccountPATE) tags() map[string]string {
 	return out
 }
 
+// isTotal reports whether key names a privacy total (an ε or its δ),
+// which a table rounds up.
+func isTotal(key string) bool {
+	return strings.HasPrefix(key, "eps_") || key == "delta_guarantee" || strings.HasPrefix(key, "ledger_total_")
+}
+
+// textWidth is the width of the lines a table's texts are wrapped to.
+const textWidth = 100
+
 // writeMarked prints rec in format f: JSON and CSV as they are; a table of
 // the values, each marked as marks says and named as names says (its key
 // otherwise), with the empty ones left out and the texts (strings longer
-// than a cell) below it, one a line.
+// than a cell) below it, each wrapped at textWidth columns.
 func writeMarked(w io.Writer, f cliout.Format, rec cliout.Record, marks map[string]string, names map[string]string) error {
 	if f != cliout.Table {
 		return cliout.WriteRecord(w, f, rec)
@@ -362,15 +426,60 @@ func writeMarked(w io.Writer, f cliout.Format, rec cliout.Record, marks map[stri
 		if n, ok := names[fl.Key]; ok {
 			name = n
 		}
-		rows = append(rows, []string{name, cliout.Record{fl}.Values(false)[0], mark})
+		value := cliout.Record{fl}.Values(false)[0]
+		if x, ok := fl.Val.(float64); ok && isTotal(fl.Key) {
+			value = accountant.FormatBound(x) // never read smaller than it is, as aggregate prints it
+		}
+		rows = append(rows, []string{name, value, mark})
 	}
 	if err := cliout.WriteTable(w, []string{"quantity", "value", "publication"}, rows); err != nil {
 		return err
 	}
 	for _, s := range texts {
-		if _, err := fmt.Fprintln(w, s); err != nil {
-			return err
+		for _, l := range wrap(s, textWidth) {
+			if _, err := fmt.Fprintln(w, l); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// wrap breaks s into lines of at most width characters at spaces, the
+// lines after the first indented by two; a word longer than a line (a
+// path) is broken after a slash.
+func wrap(s string, width int) []string {
+	var out []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		for i, piece := range splitPath(word, width-2) {
+			switch {
+			case line == "":
+				line = piece
+			case i > 0 || utf8.RuneCountInString(line)+1+utf8.RuneCountInString(piece) > width:
+				out = append(out, line)
+				line = "  " + piece
+			default:
+				line += " " + piece
+			}
+		}
+	}
+	if line != "" {
+		out = append(out, line)
+	}
+	return out
+}
+
+// splitPath splits word after slashes into pieces of at most n characters
+// where it can.
+func splitPath(word string, n int) []string {
+	r := []rune(word)
+	if len(r) <= n {
+		return []string{word}
+	}
+	cut := strings.LastIndex(string(r[:n]), "/")
+	if cut <= 0 {
+		return []string{word}
+	}
+	return append([]string{word[:cut+1]}, splitPath(word[cut+1:], n)...)
 }

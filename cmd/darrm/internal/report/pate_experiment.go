@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/pate"
@@ -121,9 +120,11 @@ func NewPATEExperiment(dataset string, out *pate.Outcome, p pate.Params, elapsed
 	d.NotForPublication = []string{"accuracy_mean", "ensemble", "eps_data_dependent", "order", "seconds"}
 	d.Analysis = []string{"eps_data_independent", "eps_released"}
 	d.Publish, d.TunedOn, d.EpsReleasedIs = "eps_guarantee", pate.TunedOn, epsReleasedIs
-	d.Guarantee = "each row's eps_guarantee is a bound at delta on its labels: the queries asked, data-independent (Papernot et al. 2018, Proposition 8: Renyi DP of the Gaussian mechanism on the counts, composed over the queries), " +
-		"and the smooth-sensitivity draw when its parameters were fixed without the votes (its Renyi DP by Theorem 23, added at its order: Mironov 2017, Proposition 1), converted by " + accountant.PaperConversion.Reference() +
-		"; a row without a draw and with every query asked takes the accountant's total instead when smaller (accountant.ComposeRun: the exact composition of the queries' noise, each charged in full)"
+	d.Guarantee = "each row's eps_guarantee is a bound at delta on its labels, chosen as for every release: every query asked charged both steps, answered or not " +
+		"(with --answered, a Renyi filter whose budget is fixed before the run: the threshold step on every query it may ask, the GNMax step on the answers it stops at; Feldman and Zrnic 2021), " +
+		"its Renyi DP (Papernot et al. 2018, Proposition 8; the discrete Gaussian's, Canonne, Kamath and Steinke 2020) composed with the smooth-sensitivity draw when its parameters were fixed without the votes " +
+		"(Theorem 23, added at each order up to the draw's: Mironov 2017, Proposition 1), converted by Canonne-Kamath-Steinke 2020 Prop. 12; " +
+		"a row without a draw, every query asked, takes the total aggregate publishes for its labels (the exact composition of the queries' noise)"
 	released := "eps_released (an estimate of the data-dependent cost, not a bound, which may be published only as such)"
 	tuned := dataset == pate.TunedOn
 	switch {
@@ -139,7 +140,7 @@ func NewPATEExperiment(dataset string, out *pate.Outcome, p pate.Params, elapsed
 	default:
 		d.Publication = "publish each mechanism's eps_guarantee as the guarantee of its labels (a bound: guarantee), with the answered counts and the labels' and the student's accuracy (the released labels against the public queries' true labels); eps_data_independent and " + released + " are analysis, not the guarantee"
 	}
-	d.Publication += "; every eps is realised: the threshold step charged on every query asked, the GNMax step where it answered; the mechanisms label the same votes, so publishing the labels of both costs both guarantees, composed"
+	d.Publication += "; eps_data_independent, eps_data_dependent and eps_released are realised costs (the threshold step charged on every query asked, the GNMax step only where it answered, summed after the fact): analysis, no guarantee; the mechanisms label the same votes, so publishing the labels of both costs both guarantees, composed"
 	if p.Directions == noisymax.OneSided {
 		d.Publication += "; the data-dependent values, released ones too, are one-sided (the PATE paper's Theorem 6 as stated): no differential-privacy guarantee"
 	}
@@ -175,7 +176,7 @@ type PATEMechanism struct {
 // settings are m (ensemble.Mechanism's GNMax).
 func NewPATEMechanism(m noisymax.ConfidentGNMax, r pate.Result) PATEMechanism {
 	row := PATEMechanism{Mechanism: r.Mechanism, Sigma2: m.Sigma2, Queries: r.Queries, Answered: r.Answered, Reached: r.Reached, Accuracy: r.Accuracy,
-		Directions: r.Directions.String(), EpsIndependent: r.EpsIndependent, EpsDependent: r.EpsDependent, Order: r.Order, EpsReleased: r.EpsReleased, EpsGuarantee: r.Guarantee, SSError: r.SSError, Delta: r.Delta}
+		Directions: r.Directions.String(), EpsIndependent: r.EpsIndependent, EpsDependent: r.EpsDependent, Order: r.Order, EpsReleased: r.EpsReleased, EpsGuarantee: r.Publish.Guarantee.Eps, SSError: r.SSError, Delta: r.Delta}
 	if m.Confident() {
 		row.Threshold, row.Sigma1 = &m.Threshold, &m.Sigma1
 	}

@@ -1,0 +1,88 @@
+package ledger
+
+import (
+	"fmt"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/votefile"
+)
+
+// filters are the compositions a ledger may hold its runs to its budget
+// by (accountant.CheckFilter), in the order ChooseFilter reports them.
+var filters = [...]accountant.Method{accountant.ZCDPFilter, accountant.Simple}
+
+// FilterAllowance is what one filter allows a new ledger whose releases
+// are labels of one declared kind (ChooseFilter).
+type FilterAllowance struct {
+	Filter accountant.Method
+	// Labels is the number of labels the budget allows by Filter
+	// (accountant.MaxFilterSteps).
+	Labels int
+	// Total is the total of the labels expected (FilterChoice.Expected)
+	// by Filter, Fits whether it is within the budget.
+	Total accountant.Guarantee
+	Fits  bool
+	// Err says why Filter cannot hold these labels under the budget
+	// (accountant.CheckFilter, accountant.FilterAccepts); the other
+	// fields are then zero.
+	Err error
+}
+
+// FilterChoice is what each filter allows a declared use of a new ledger,
+// and the filter chosen for it.
+type FilterChoice struct {
+	// Filter allows the most labels of the use: the one Init should fix
+	// unless the caller names one (DefaultFilter when both allow as
+	// many).
+	Filter accountant.Method
+	// Allowances are what each filter allows, the zCDP filter first.
+	Allowances []FilterAllowance
+	// Expected is the number of labels the caller expects to release (0:
+	// not said).
+	Expected int
+}
+
+// ChooseFilter returns what each filter allows a new ledger bound to b
+// with budget, whose releases will be labels that step describes
+// (expected of them, if > 0), and the filter that allows the most. A
+// filter's halting rule must be fixed before the first run: chosen here,
+// from a use declared before any release, it depends on no output, as it
+// must; chosen after runs (from what they spent) it would not be a filter
+// any theorem covers, so a ledger's filter never changes (Upgrade keeps
+// it too).
+func ChooseFilter(b votefile.Binding, budget accountant.Guarantee, step accountant.Spend, expected int) (FilterChoice, error) {
+	if err := checkBudget(budget); err != nil {
+		return FilterChoice{}, err
+	}
+	if err := step.Check(); err != nil {
+		return FilterChoice{}, fmt.Errorf("ledger: the labels declared: %w", err)
+	}
+	if _, err := (accountant.Sequence{}).AddSpend(step, expected); err != nil || expected < 0 {
+		return FilterChoice{}, &ParamError{"queries", fmt.Sprint(expected), "must be >= 0 (0: not said), and at most as many labels as the accountant counts"}
+	}
+	c := FilterChoice{Filter: DefaultFilter(b, budget), Expected: expected}
+	most := -1
+	for _, f := range filters {
+		a := FilterAllowance{Filter: f}
+		if a.Err = accountant.CheckFilter(f, budget); a.Err == nil {
+			a.Err = accountant.FilterAccepts(f, step)
+		}
+		if a.Err == nil {
+			a.Labels, a.Err = accountant.MaxFilterSteps(f, accountant.Sequence{}, step, budget)
+		}
+		if a.Err == nil && expected > 0 {
+			seq, _ := accountant.Sequence{}.AddSpend(step, expected)
+			a.Total, a.Fits, a.Err = accountant.FilterTotal(f, seq, budget)
+		}
+		if a.Err != nil {
+			a = FilterAllowance{Filter: f, Err: a.Err}
+		} else if a.Labels > most || a.Labels == most && f == DefaultFilter(b, budget) {
+			c.Filter, most = f, a.Labels
+		}
+		c.Allowances = append(c.Allowances, a)
+	}
+	if most < 0 {
+		return c, fmt.Errorf("ledger: no filter holds labels of %v under the budget %v: %w", step.Guarantee, budget, c.Allowances[0].Err)
+	}
+	return c, nil
+}
