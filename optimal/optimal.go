@@ -17,7 +17,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/darrm/darrm/accountant"
@@ -240,6 +243,24 @@ func solveLP(ctx context.Context, p constraints.Problem, coeffs []float64, opts 
 	// pass's rows take seconds, so each checks ctx.
 	toCuts := func(ctx context.Context, found []constraints.Scored) (separation, error) {
 		var out separation
+		if p.Delta > 0 {
+			// Every new multiset becomes a row: their pmfs, O(K^2)
+			// each, are computed on all cores.
+			var cfgs []constraints.Config
+			for _, s := range found {
+				if len(cfgs) == cuts {
+					break
+				}
+				if key := fmt.Sprint(s.Config); !c.added[key] {
+					cfgs, out.keys = append(cfgs, s.Config), append(out.keys, key)
+				}
+			}
+			rows, err := rowsOf(ctx, p, cfgs, opts.Workers)
+			for _, row := range rows {
+				out.cuts = append(out.cuts, lp.Cut{Coeffs: row, Upper: budget})
+			}
+			return out, err
+		}
 		var dirs [][]float64
 		for _, s := range found {
 			if len(out.cuts) == cuts {
@@ -256,13 +277,11 @@ func solveLP(ctx context.Context, p constraints.Problem, coeffs []float64, opts 
 			if err != nil {
 				return separation{}, err
 			}
-			if p.Delta == 0 {
-				dir := direction(row)
-				if slices.ContainsFunc(dirs, func(d []float64) bool { return floats.Dot(d, dir) > parallelCos }) {
-					continue
-				}
-				dirs = append(dirs, dir)
+			dir := direction(row)
+			if slices.ContainsFunc(dirs, func(d []float64) bool { return floats.Dot(d, dir) > parallelCos }) {
+				continue
 			}
+			dirs = append(dirs, dir)
 			out.cuts = append(out.cuts, lp.Cut{Coeffs: row, Upper: budget})
 			out.keys = append(out.keys, key)
 		}
@@ -483,6 +502,32 @@ func phase1(ctx context.Context, c *cutter, coeffs, acc []float64, settle bool) 
 		}
 		return math.Min(best, bound), nil
 	}
+}
+
+// rowsOf returns the privacy rows of cfgs (Problem.Row), computed by
+// workers goroutines (0: GOMAXPROCS), or ctx's error once it is done.
+func rowsOf(ctx context.Context, p constraints.Problem, cfgs []constraints.Config, workers int) ([][]float64, error) {
+	rows := make([][]float64, len(cfgs))
+	errs := make([]error, len(cfgs))
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(workers, len(cfgs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(cfgs) && ctx.Err() == nil; i = int(next.Add(1) - 1) {
+				rows[i], errs[i] = p.Row(cfgs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return rows, errors.Join(errs...)
 }
 
 // violated returns the multisets of Candidates whose estimated cost
