@@ -202,6 +202,10 @@ type bitCurves struct {
 	mu      sync.Mutex
 	deltas  map[bitQuery]float64   // δ(ε) of k steps (x = ε)
 	inverse map[bitQuery]bitAnswer // the least ε at δ of k steps, searched up from hi (x = δ, y = hi)
+	// runs are the compositions last made, most recent first: a count's
+	// search asks whether its count fits and then the total at it, and
+	// a release the total and the totals, of the same composition.
+	runs []*bitRun
 }
 
 // bitQuery is a question to the composition of k steps.
@@ -219,6 +223,8 @@ type bitAnswer struct {
 const (
 	// maxBitCurves bounds the pairs whose answers the process keeps.
 	maxBitCurves = 8
+	// maxBitRuns bounds the compositions kept of one set of pairs.
+	maxBitRuns = 4
 	// maxBitAnswers bounds the answers kept of one set of pairs: beyond
 	// it they are forgotten.
 	maxBitAnswers = 1 << 12
@@ -246,6 +252,26 @@ func cachedBitCurves(pairs []BitPair) *bitCurves {
 	c := &bitCurves{pairs: slices.Clone(pairs), loss: oneBitLoss(pairs), deltas: map[bitQuery]float64{}, inverse: map[bitQuery]bitAnswer{}}
 	bitCurvesCache.recent = append([]*bitCurves{c}, recent[:min(len(recent), maxBitCurves-1)]...)
 	return c
+}
+
+// run returns the composition of k steps, made once while it is among
+// the last maxBitRuns asked for.
+func (c *bitCurves) run(k int) (*bitRun, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, r := range c.runs {
+		if r.k == k {
+			copy(c.runs[1:i+1], c.runs[:i])
+			c.runs[0] = r
+			return r, nil
+		}
+	}
+	r, err := newBitRun(c.loss, k)
+	if err != nil {
+		return nil, err
+	}
+	c.runs = append([]*bitRun{r}, c.runs[:min(len(c.runs), maxBitRuns-1)]...)
+	return r, nil
 }
 
 // delta returns f(eps), the profile of k steps at eps, as remembered.
@@ -305,6 +331,7 @@ const bitTails = 6
 // the profile is never below the true one (Meiser and Mohammadi 2018;
 // Koskela, Jälkö and Honkela 2020; Doroshenko et al. 2022).
 type bitRun struct {
+	k      int       // steps
 	lo, hi float64   // bounds of lmax
 	n      int       // grid steps in lmax
 	first  int       // the index sum of p[0]
@@ -351,7 +378,7 @@ func gridIndex(a, top bitAtom, n int) (int, bool) {
 
 // newBitRun composes k steps of the dominating pair whose losses are b.
 func newBitRun(b bitLoss, k int) (*bitRun, error) {
-	r := &bitRun{inf: math.Min(1, outward.Up(-math.Expm1(float64(k)*math.Log1p(-b.inf)), 4))}
+	r := &bitRun{k: k, inf: math.Min(1, outward.Up(-math.Expm1(float64(k)*math.Log1p(-b.inf)), 4))}
 	var top bitAtom
 	for _, a := range b.atoms {
 		if top.n == nil || a.hi > top.hi {

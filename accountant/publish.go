@@ -8,6 +8,7 @@ import (
 
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
+	"github.com/darrm/darrm/internal/roots"
 )
 
 // Account is what a release, or a ledger, has spent and what holds it:
@@ -176,7 +177,16 @@ func (a Account) MaxSteps(ctx context.Context) (int, Total, error) {
 	if ok, err := fits(1); err != nil || !ok {
 		return 0, Total{}, err
 	}
-	n, err := lastFit(1, budget, fits)
+	var n int
+	var err error
+	if guess := a.countGuess(budget); guess > 0 {
+		n, err = roots.LastNear(1, guess, CountLimit, fits)
+		if errors.Is(err, roots.ErrLimitFits) {
+			err = &BeyondCountError{Budget: budget}
+		}
+	} else {
+		n, err = lastFit(1, budget, fits)
+	}
 	if err != nil {
 		return 0, Total{}, fmt.Errorf("max run steps: %w", err)
 	}
@@ -240,9 +250,97 @@ func (c *chooser) offerCap(cp *Cap) bool {
 	return ok && c.offer(Total{Method: at.Method, DeltaPrime: at.DeltaPrime, Guarantee: at.Guarantee, Cap: &at})
 }
 
+// countGuess estimates the count a budget allows, so that MaxSteps's
+// search starts near it and composes exactly at a few counts only (each
+// a transform of a privacy loss distribution): k0, the count that the
+// totals without the exact composition allow (chooseBounds), and the
+// exact composition's ε at 2·k0 + 1, extrapolated by ε(k) ≈ μk + c√k,
+// μ the mean privacy loss of one step (as for Gaussian noise, whose
+// composition is exactly that). 0 when there is no exact composition.
+// It only guides the search: the count is the one the predicate finds.
+func (a Account) countGuess(budget Guarantee) int {
+	if !(budget.Delta > 0) {
+		return 0
+	}
+	cheap := func(k int) (bool, error) {
+		c, _ := a.chooseBounds(k, budget.Delta, budget.Eps)
+		return c.done(), nil
+	}
+	k0 := 0
+	if ok, _ := cheap(1); ok {
+		var err error
+		if k0, err = lastFit(1, budget, cheap); err != nil {
+			return 0
+		}
+	}
+	k1, ok := addSteps(k0, k0+1)
+	if !ok {
+		return 0
+	}
+	r := newRunCurves(a.Step, k1)
+	var e1 float64
+	switch {
+	case r.epsAt != nil:
+		e1, ok = r.epsAt(budget.Delta)
+	case r.delta != nil:
+		e1, ok = r.exactEps(budget.Delta, 1)
+	default:
+		ok = false
+	}
+	if !ok || !(e1 > 0) {
+		return 0
+	}
+	mu := a.Step.meanLoss()
+	kf := float64(k1)
+	c := (e1 - mu*kf) / math.Sqrt(kf)
+	var guess float64
+	if c > 0 {
+		// μs² + cs = ε, s = √k, in the form without cancellation.
+		s := 2 * budget.Eps / (c + math.Sqrt(c*c+4*mu*budget.Eps))
+		guess = s * s
+	} else {
+		guess = kf * budget.Eps / e1
+	}
+	if !(guess >= 1) {
+		return 1
+	}
+	return int(math.Min(guess, CountLimit))
+}
+
+// meanLoss returns the mean privacy loss of one step, as far as it is
+// known: a one-bit release's from its dominating pair (none when a loss
+// is infinite), else its zCDP slope (Gaussian noise: exactly), else 0.
+func (s Spend) meanLoss() float64 {
+	if s.Kind == OneBitSpend && len(s.Bits) > 0 {
+		l := cachedBitCurves(s.Bits).loss
+		if l.inf > 0 {
+			return 0
+		}
+		var mu float64
+		for _, a := range l.atoms {
+			mu += a.mass * a.hi
+		}
+		return math.Max(0, mu)
+	}
+	rho, _ := s.Rho()
+	return rho
+}
+
 // choose offers every total of k steps of the run at total δ delta,
 // cheap ones first, and stops once one is at most enough.
 func (a Account) choose(k int, delta, enough float64) *chooser {
+	c, hi := a.chooseBounds(k, delta, enough)
+	if !(delta > 0) || c.done() {
+		return c
+	}
+	return a.chooseExact(c, newRunCurves(a.Step, k), hi)
+}
+
+// chooseBounds offers the totals of k steps that choose offers before
+// the exact composition of the dominating pairs, cheap ones first,
+// until one is at most enough, and returns where the search for the
+// exact composition's ε starts: the RDP total's ε, else 1.
+func (a Account) chooseBounds(k int, delta, enough float64) (*chooser, float64) {
 	c := newChooser(delta, enough)
 	points := a.points()
 	// Simple composition of the guarantee and of each point: the totals
@@ -257,12 +355,12 @@ func (a Account) choose(k int, delta, enough float64) *chooser {
 	}
 	c.offerCap(a.Cap)
 	if !(delta > 0) || c.done() {
-		return c
+		return c, 1
 	}
 	c.offer(slackTotal(a.Step.Guarantee, k, delta))
 	for i := range points {
 		if c.done() {
-			return c
+			return c, 1
 		}
 		t := slackTotal(points[i], k, delta)
 		t.Point = &points[i]
@@ -275,7 +373,7 @@ func (a Account) choose(k int, delta, enough float64) *chooser {
 		}
 	}
 	if c.done() {
-		return c
+		return c, 1
 	}
 	r := runCurves{s: a.Step, k: k}
 	hi, ok := r.renyiEps(delta, ImprovedConversion)
@@ -287,10 +385,14 @@ func (a Account) choose(k int, delta, enough float64) *chooser {
 	if e, ok := r.canonicalEps(delta); ok {
 		c.offer(Total{Method: Exact, Guarantee: Guarantee{Eps: e, Delta: delta}})
 	}
-	if c.done() {
-		return c
-	}
-	r = newRunCurves(a.Step, k)
+	return c, hi
+}
+
+// chooseExact continues choose with the exact composition of the
+// dominating pairs, which the totals of chooseBounds did not decide:
+// hi is where its search for ε starts.
+func (a Account) chooseExact(c *chooser, r runCurves, hi float64) *chooser {
+	delta, enough := c.delta, c.enough
 	if r.epsAt != nil {
 		if e, ok := r.epsAt(delta); ok {
 			c.offer(Total{Method: Exact, Guarantee: Guarantee{Eps: e, Delta: delta}})
