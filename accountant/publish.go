@@ -252,12 +252,14 @@ func (c *chooser) offerCap(cp *Cap) bool {
 
 // countGuess estimates the count a budget allows, so that MaxSteps's
 // search starts near it and composes exactly at a few counts only (each
-// a transform of a privacy loss distribution): k0, the count that the
-// totals without the exact composition allow (chooseBounds), and the
-// exact composition's ε at 2·k0 + 1, extrapolated by ε(k) ≈ μk + c√k,
-// μ the mean privacy loss of one step (as for Gaussian noise, whose
-// composition is exactly that). 0 when there is no exact composition.
-// It only guides the search: the count is the one the predicate finds.
+// a transform of a privacy loss distribution): from k0, the count that
+// the totals without the exact composition allow (chooseBounds), the
+// exact composition's ε at 2·k0 + 1 is extrapolated by
+// ε(k) ≈ μk + c√k, μ the mean privacy loss of one step (Gaussian noise
+// composes exactly so), and the estimate refined twice by the same law
+// through the last two counts composed. 0 when there is no exact
+// composition. It only guides the search: the count is the one the
+// predicate finds, and the last count composed is kept for it.
 func (a Account) countGuess(budget Guarantee) int {
 	if !(budget.Delta > 0) {
 		return 0
@@ -273,38 +275,62 @@ func (a Account) countGuess(budget Guarantee) int {
 			return 0
 		}
 	}
+	exact := func(k int) (float64, bool) {
+		r := newRunCurves(a.Step, k)
+		switch {
+		case r.epsAt != nil:
+			return r.epsAt(budget.Delta)
+		case r.delta != nil:
+			return r.exactEps(budget.Delta, 1)
+		}
+		return 0, false
+	}
 	k1, ok := addSteps(k0, k0+1)
 	if !ok {
 		return 0
 	}
-	r := newRunCurves(a.Step, k1)
-	var e1 float64
-	switch {
-	case r.epsAt != nil:
-		e1, ok = r.epsAt(budget.Delta)
-	case r.delta != nil:
-		e1, ok = r.exactEps(budget.Delta, 1)
-	default:
-		ok = false
-	}
+	e1, ok := exact(k1)
 	if !ok || !(e1 > 0) {
 		return 0
 	}
-	mu := a.Step.meanLoss()
-	kf := float64(k1)
-	c := (e1 - mu*kf) / math.Sqrt(kf)
-	var guess float64
-	if c > 0 {
-		// μs² + cs = ε, s = √k, in the form without cancellation.
-		s := 2 * budget.Eps / (c + math.Sqrt(c*c+4*mu*budget.Eps))
-		guess = s * s
-	} else {
-		guess = kf * budget.Eps / e1
+	// ε = a·k + c·√k through (k1, e1) with a = μ, then through the last
+	// two points.
+	slope := a.Step.meanLoss()
+	c := (e1 - slope*float64(k1)) / math.Sqrt(float64(k1))
+	guess := solveCount(slope, c, budget.Eps)
+	for range 2 {
+		k2 := int(math.Min(guess, CountLimit))
+		if k2 < 1 || k2 == k1 {
+			break
+		}
+		e2, ok := exact(k2)
+		if !ok {
+			break
+		}
+		x1, x2 := float64(k1), float64(k2)
+		r1, r2 := math.Sqrt(x1), math.Sqrt(x2)
+		det := x1*r2 - x2*r1
+		slope, c = (e1*r2-e2*r1)/det, (x1*e2-x2*e1)/det
+		if g := solveCount(slope, c, budget.Eps); g >= 1 && g <= CountLimit {
+			guess = g
+		}
+		k1, e1 = k2, e2
 	}
 	if !(guess >= 1) {
 		return 1
 	}
 	return int(math.Min(guess, CountLimit))
+}
+
+// solveCount returns the k at which a·k + c·√k = eps, a >= 0 and c > 0
+// (else NaN).
+func solveCount(a, c, eps float64) float64 {
+	if !(a >= 0 && c > 0) {
+		return math.NaN()
+	}
+	// as² + cs = ε, s = √k, in the form without cancellation.
+	s := 2 * eps / (c + math.Sqrt(c*c+4*a*eps))
+	return s * s
 }
 
 // meanLoss returns the mean privacy loss of one step, as far as it is
