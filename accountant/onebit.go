@@ -142,6 +142,19 @@ func envelopeLoss(pairs []BitPair, s int) bitLoss {
 	return out
 }
 
+// mean returns the mean privacy loss of one step, 0 when a loss is
+// infinite (or the mean negative, by rounding).
+func (b bitLoss) mean() float64 {
+	if b.inf > 0 {
+		return 0
+	}
+	var mu float64
+	for _, a := range b.atoms {
+		mu += a.mass * a.hi
+	}
+	return math.Max(0, mu)
+}
+
 // paretoBits returns the pairs, each ordered larger first, that no other
 // is further apart than: a pair (P, Q), P >= Q, whose P is at most and
 // whose Q at least another's has lines P - α·Q and (1-Q) - α(1-P) at

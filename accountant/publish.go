@@ -258,10 +258,15 @@ func (c *chooser) offerCap(cp *Cap) bool {
 // ε(k) ≈ μk + c√k, μ the mean privacy loss of one step (Gaussian noise
 // composes exactly so), and the estimate refined twice by the same law
 // through the last two counts composed. 0 when there is no exact
-// composition. It only guides the search: the count is the one the
-// predicate finds, and the last count composed is kept for it.
+// composition to extrapolate, and for steps other than a one-bit
+// release, whose exact composition needs no transform (Gaussian noise:
+// closed forms from σ = 4 on) and has no cheap estimate to guide the
+// search for its ε: there the search's probes of the budget's ε cost
+// less than three such searches. It only guides the search: the count
+// is the one the predicate finds, and the last count composed is kept
+// for it.
 func (a Account) countGuess(budget Guarantee) int {
-	if !(budget.Delta > 0) {
+	if a.Step.Kind != OneBitSpend || !(budget.Delta > 0) {
 		return 0
 	}
 	cheap := func(k int) (bool, error) {
@@ -295,7 +300,7 @@ func (a Account) countGuess(budget Guarantee) int {
 	}
 	// ε = a·k + c·√k through (k1, e1) with a = μ, then through the last
 	// two points.
-	slope := a.Step.meanLoss()
+	slope := cachedBitCurves(a.Step.Bits).loss.mean()
 	c := (e1 - slope*float64(k1)) / math.Sqrt(float64(k1))
 	guess := solveCount(slope, c, budget.Eps)
 	for range 2 {
@@ -331,25 +336,6 @@ func solveCount(a, c, eps float64) float64 {
 	// as² + cs = ε, s = √k, in the form without cancellation.
 	s := 2 * eps / (c + math.Sqrt(c*c+4*a*eps))
 	return s * s
-}
-
-// meanLoss returns the mean privacy loss of one step, as far as it is
-// known: a one-bit release's from its dominating pair (none when a loss
-// is infinite), else its zCDP slope (Gaussian noise: exactly), else 0.
-func (s Spend) meanLoss() float64 {
-	if s.Kind == OneBitSpend && len(s.Bits) > 0 {
-		l := cachedBitCurves(s.Bits).loss
-		if l.inf > 0 {
-			return 0
-		}
-		var mu float64
-		for _, a := range l.atoms {
-			mu += a.mass * a.hi
-		}
-		return math.Max(0, mu)
-	}
-	rho, _ := s.Rho()
-	return rho
 }
 
 // choose offers every total of k steps of the run at total δ delta,
