@@ -211,6 +211,39 @@ func (a Account) Fits() (bool, error) {
 	return c.found && c.best.Guarantee.Eps <= a.Budget.Eps, nil
 }
 
+// Totals returns, as analysis, the totals of a run's Steps steps that
+// hold at once, each beside the teachers' cap against the budget
+// (Total.Capped): the per-step guarantee's simple, general and optimal
+// compositions with slack DeltaPrime (the package's Totals); for a step
+// with curves, its RDP composition under the improved conversion and the
+// exact composition of its dominating pairs at TotalDelta (ComposeRun);
+// and, when a point of the profile composes to a smaller ε than the
+// guarantee, the optimal composition of the best point (ComposeProfile).
+// The one to publish is Publish's.
+func (a Account) Totals() ([]Total, error) {
+	if a.Filter != nil {
+		return nil, errors.New("run totals: needs a run's account")
+	}
+	if err := param.CountIn("steps", a.Steps, 1, CountLimit); err != nil {
+		return nil, fmt.Errorf("run totals: %w", err)
+	}
+	out := Totals(a.Step.Guarantee, a.Steps, a.DeltaPrime)
+	if a.Step.Kind != ApproxSpend {
+		if delta := a.TotalDelta(); delta > 0 {
+			if all, err := ComposeRun(a.Step, a.Steps, delta, a.DeltaPrime, ImprovedConversion); err == nil {
+				out = all
+			}
+		}
+	}
+	if g, p, err := ComposeProfile(a.Step.Guarantee, a.Profile, a.Steps, a.DeltaPrime); err == nil && p != a.Step.Guarantee {
+		out = append(out, Total{Method: Optimal, DeltaPrime: a.DeltaPrime, Guarantee: g, Point: &p})
+	}
+	for i := range out {
+		out[i] = out[i].Capped(a.Cap, a.Budget)
+	}
+	return out, nil
+}
+
 // chooser keeps the total with the least ε at total δ delta among those
 // offered; once one has ε at most enough, later offers are skipped (a
 // search that asks only whether some total fits).
