@@ -78,7 +78,7 @@ type Total struct {
 	Bound   Bound
 	Queries Guarantee
 	// Point, when set, is the point of the per-query privacy profile that
-	// Method composed instead of the per-query guarantee (ProfileTotal,
+	// Method composed instead of the per-query guarantee (Account.Totals,
 	// Account.Publish).
 	Point *Guarantee
 	// Cap, when set, is the teachers' cap that gives Guarantee (Bound is

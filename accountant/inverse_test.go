@@ -78,7 +78,7 @@ func TestStepEps(t *testing.T) {
 	}
 }
 
-// TestMostGenerousGuided: the guided search returns MostGenerous's
+// TestMostGenerousGuided: the guided search returns the unguided one's
 // answer whether its guess decides every step as fits does, is off by a
 // little or is wrong everywhere, and fits holds at the answer; a good
 // guess leaves fits two calls.
@@ -88,7 +88,7 @@ func TestMostGenerousGuided(t *testing.T) {
 		return func(x float64) (bool, error) { *calls++; return x <= edge, nil }
 	}
 	var n int
-	want, err := MostGenerous(1, 10, rel, fits(&n))
+	want, err := MostGenerous(1, 10, rel, fits(&n), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestMostGenerousGuided(t *testing.T) {
 		{"none", nil, 0},
 	} {
 		var calls int
-		got, err := MostGenerousGuided(1, 10, rel, fits(&calls), tc.guess)
+		got, err := MostGenerous(1, 10, rel, fits(&calls), tc.guess)
 		if err != nil || got != want || got > edge {
 			t.Errorf("%s: %v, %v; want %v (fits up to %v)", tc.name, got, err, want, edge)
 		}

@@ -500,3 +500,60 @@ func TestOneBitAnswersRemembered(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestTailEdge: the Chernoff window of a k-fold composition leaves at
+// most e^-72 of the mass (summed directly, every term nonnegative) beyond
+// each side, and where a rare atom sets the range it is far narrower
+// than the range; randomized response's window is its whole range only
+// where the range is needed.
+func TestTailEdge(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		mass []float64
+		idx  []int
+		k    int
+	}{
+		{"rr", []float64{0.6, 0.4}, []int{1, -1}, 200},
+		{"rare atom", []float64{2e-12, 0.3, 0.3, 0.4 - 2e-5 - 2e-12, 2e-5}, []int{-50, -1, 0, 1, 50}, 150},
+		{"skewed", []float64{0.9, 0.1}, []int{0, 7}, 60},
+	} {
+		// The k-fold convolution, directly.
+		imin, imax := c.idx[0], c.idx[0]
+		for _, i := range c.idx {
+			imin, imax = min(imin, i), max(imax, i)
+		}
+		p := []float64{1}
+		for step := 1; step <= c.k; step++ {
+			next := make([]float64, step*(imax-imin)+1)
+			for s, v := range p {
+				for j, i := range c.idx {
+					next[s+i-imin] += v * c.mass[j]
+				}
+			}
+			p = next
+		}
+		first := c.k * imin
+		hi, lo := tailEdge(c.mass, c.idx, c.k, 1), -tailEdge(c.mass, c.idx, c.k, -1)
+		var above, below float64
+		for s, v := range p {
+			if s+first > hi {
+				above += v
+			}
+			if s+first < lo {
+				below += v
+			}
+		}
+		limit := math.Exp(-72)
+		if above > limit || below > limit {
+			t.Errorf("%s: mass %g above %d and %g below %d, beyond e^-72", c.name, above, hi, below, lo)
+		}
+		if hi > c.k*imax+1 || lo < c.k*imin-1 {
+			t.Errorf("%s: window [%d, %d] beyond the range [%d, %d]", c.name, lo, hi, c.k*imin, c.k*imax)
+		}
+		t.Logf("%s: window [%d, %d] of the range [%d, %d]", c.name, lo, hi, c.k*imin, c.k*imax)
+	}
+	// The rare atom's window: about 11 atoms of 50 above, 4 below.
+	if hi := tailEdge([]float64{2e-12, 0.3, 0.3, 0.4 - 2e-5 - 2e-12, 2e-5}, []int{-50, -1, 0, 1, 50}, 150, 1); hi > 1500 {
+		t.Errorf("rare atom: upper edge %d of 7500: the Chernoff bound should cut it", hi)
+	}
+}

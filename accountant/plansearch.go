@@ -11,19 +11,13 @@ import (
 // predicate that holds up to some x and fails above it (0 < lo < hi): the
 // same bisection as every calibration here (roots.Edge, on 1/x), which
 // returns the end of the last bracket that fits, never a midpoint, so
-// the answer always meets what fits tests. An error of fits ends the
-// search and is returned.
-func MostGenerous(lo, hi, rel float64, fits func(float64) (bool, error)) (float64, error) {
-	return MostGenerousGuided(lo, hi, rel, fits, nil)
-}
-
-// MostGenerousGuided is MostGenerous with the steps of its bisection
-// decided by guess, a cheap estimate of fits (nil: fits itself), and its
-// last bracket confirmed by fits (roots.EdgeGuided): where guess decides
-// every step as fits would, the answer is MostGenerous's for two calls of
-// fits; otherwise it is MostGenerous's, by fits alone. Either way fits
-// holds at the answer.
-func MostGenerousGuided(lo, hi, rel float64, fits func(float64) (bool, error), guess func(float64) bool) (float64, error) {
+// the answer always meets what fits tests. guess, when not nil, is a
+// cheap estimate of fits that decides the bisection's steps, and fits
+// confirms its last bracket (roots.EdgeGuided): where guess decides every
+// step as fits would, the answer is the same for two calls of fits;
+// otherwise the search is fits's alone. An error of fits ends the search
+// and is returned.
+func MostGenerous(lo, hi, rel float64, fits func(float64) (bool, error), guess func(float64) bool) (float64, error) {
 	if !(lo > 0 && lo < hi) {
 		return 0, fmt.Errorf("most generous: bracket [%v, %v]: must have 0 < lo < hi", lo, hi)
 	}

@@ -69,15 +69,3 @@ func slackFor(delta float64, k int, total float64) float64 {
 	y := outward.AddUp(keepTotal, -outward.Down(float64(k)*logKeepDown(delta), 1))
 	return outward.Down(-math.Expm1(y), 2)
 }
-
-// ProfileTotal is ComposeProfile as a Total: Method Optimal, with Point
-// the point of the profile composed. ok is false when no point of profile
-// gives a smaller ε than step's own optimal composition (Totals' last
-// entry), or when the composition fails.
-func ProfileTotal(step Guarantee, profile []Guarantee, k int, deltaPrime float64) (t Total, ok bool) {
-	g, p, err := ComposeProfile(step, profile, k, deltaPrime)
-	if err != nil || p == step {
-		return Total{}, false
-	}
-	return Total{Method: Optimal, DeltaPrime: deltaPrime, Guarantee: g, Point: &p}, true
-}

@@ -69,8 +69,9 @@ func TestComposeProfileAgainstBig(t *testing.T) {
 }
 
 // TestComposeProfileRules: without points, or with points no better than
-// the guarantee, the total is optimal composition's; a point whose delta
-// exceeds the guarantee's is not used; a bad point is an error.
+// the guarantee, the total is optimal composition's (and a run's totals
+// have none of the profile); a point whose delta exceeds the guarantee's
+// is not used; a bad point is an error.
 func TestComposeProfileRules(t *testing.T) {
 	step := Guarantee{0.3, 1e-5}
 	opt, _ := composeOptimal(step, 50, 1e-5)
@@ -79,13 +80,13 @@ func TestComposeProfileRules(t *testing.T) {
 		if err != nil || got != opt || point != step {
 			t.Errorf("profile %v: %v at %v, %v; want optimal %v", profile, got, point, err, opt)
 		}
-		if _, ok := ProfileTotal(step, profile, 50, 1e-5); ok {
-			t.Errorf("profile %v: ProfileTotal reports a total", profile)
+		if ts, err := (Account{Step: ApproxStep(step), Profile: profile, Steps: 50, DeltaPrime: 1e-5}).Totals(); err != nil || profileTotal(ts) != nil {
+			t.Errorf("profile %v: the run's totals have a profile's: %v, %v", profile, ts, err)
 		}
 	}
-	tot, ok := ProfileTotal(step, []Guarantee{{0.31, 0}}, 50, 1e-5)
-	if !ok || tot.Name() != "profile" || *tot.Point != (Guarantee{0.31, 0}) || !(tot.Guarantee.Eps < opt.Eps) || tot.Guarantee.Delta != opt.Delta {
-		t.Errorf("ProfileTotal: %+v, %v", tot, ok)
+	ts, err := (Account{Step: ApproxStep(step), Profile: []Guarantee{{0.31, 0}}, Steps: 50, DeltaPrime: 1e-5}).Totals()
+	if tot := profileTotal(ts); err != nil || tot == nil || tot.Name() != "profile" || *tot.Point != (Guarantee{0.31, 0}) || !(tot.Guarantee.Eps < opt.Eps) || tot.Guarantee.Delta != opt.Delta {
+		t.Errorf("the profile's total: %+v, %v", ts, err)
 	}
 	var pe *ParamError
 	if _, _, err := ComposeProfile(step, []Guarantee{{math.NaN(), 0}}, 5, 1e-5); !errors.As(err, &pe) {
@@ -120,4 +121,15 @@ func TestMaxStepsProfile(t *testing.T) {
 		}
 		t.Logf("budget %v: %d steps by %s (optimal composition of the guarantee: %d)", budget, n, total.Name(), opt)
 	}
+}
+
+// profileTotal returns the total of ts that composes a point of the
+// profile, nil when there is none.
+func profileTotal(ts []Total) *Total {
+	for i := range ts {
+		if ts[i].Point != nil {
+			return &ts[i]
+		}
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
+	"github.com/darrm/darrm/internal/roots"
 )
 
 // Account is what a release, or a ledger, has spent and what holds it:
@@ -176,7 +177,16 @@ func (a Account) MaxSteps(ctx context.Context) (int, Total, error) {
 	if ok, err := fits(1); err != nil || !ok {
 		return 0, Total{}, err
 	}
-	n, err := lastFit(1, budget, fits)
+	var n int
+	var err error
+	if guess := a.countGuess(budget); guess > 0 {
+		n, err = roots.LastNear(1, guess, CountLimit, fits)
+		if errors.Is(err, roots.ErrLimitFits) {
+			err = &BeyondCountError{Budget: budget}
+		}
+	} else {
+		n, err = lastFit(1, budget, fits)
+	}
 	if err != nil {
 		return 0, Total{}, fmt.Errorf("max run steps: %w", err)
 	}
@@ -199,6 +209,39 @@ func (a Account) Fits() (bool, error) {
 	}
 	c := a.choose(a.Steps, a.Budget.Delta, a.Budget.Eps)
 	return c.found && c.best.Guarantee.Eps <= a.Budget.Eps, nil
+}
+
+// Totals returns, as analysis, the totals of a run's Steps steps that
+// hold at once, each beside the teachers' cap against the budget
+// (Total.Capped): the per-step guarantee's simple, general and optimal
+// compositions with slack DeltaPrime (the package's Totals); for a step
+// with curves, its RDP composition under the improved conversion and the
+// exact composition of its dominating pairs at TotalDelta (ComposeRun);
+// and, when a point of the profile composes to a smaller ε than the
+// guarantee, the optimal composition of the best point (ComposeProfile).
+// The one to publish is Publish's.
+func (a Account) Totals() ([]Total, error) {
+	if a.Filter != nil {
+		return nil, errors.New("run totals: needs a run's account")
+	}
+	if err := param.CountIn("steps", a.Steps, 1, CountLimit); err != nil {
+		return nil, fmt.Errorf("run totals: %w", err)
+	}
+	out := Totals(a.Step.Guarantee, a.Steps, a.DeltaPrime)
+	if a.Step.Kind != ApproxSpend {
+		if delta := a.TotalDelta(); delta > 0 {
+			if all, err := ComposeRun(a.Step, a.Steps, delta, a.DeltaPrime, ImprovedConversion); err == nil {
+				out = all
+			}
+		}
+	}
+	if g, p, err := ComposeProfile(a.Step.Guarantee, a.Profile, a.Steps, a.DeltaPrime); err == nil && p != a.Step.Guarantee {
+		out = append(out, Total{Method: Optimal, DeltaPrime: a.DeltaPrime, Guarantee: g, Point: &p})
+	}
+	for i := range out {
+		out[i] = out[i].Capped(a.Cap, a.Budget)
+	}
+	return out, nil
 }
 
 // chooser keeps the total with the least ε at total δ delta among those
@@ -240,9 +283,109 @@ func (c *chooser) offerCap(cp *Cap) bool {
 	return ok && c.offer(Total{Method: at.Method, DeltaPrime: at.DeltaPrime, Guarantee: at.Guarantee, Cap: &at})
 }
 
+// countGuess estimates the count a budget allows, so that MaxSteps's
+// search starts near it and composes exactly at a few counts only (each
+// a transform of a privacy loss distribution): from k0, the count that
+// the totals without the exact composition allow (chooseBounds), the
+// exact composition's ε at 2·k0 + 1 is extrapolated by
+// ε(k) ≈ μk + c√k, μ the mean privacy loss of one step (Gaussian noise
+// composes exactly so), and the estimate refined twice by the same law
+// through the last two counts composed. 0 when there is no exact
+// composition to extrapolate, and for steps other than a one-bit
+// release, whose exact composition needs no transform (Gaussian noise:
+// closed forms from σ = 4 on) and has no cheap estimate to guide the
+// search for its ε: there the search's probes of the budget's ε cost
+// less than three such searches. It only guides the search: the count
+// is the one the predicate finds, and the last count composed is kept
+// for it.
+func (a Account) countGuess(budget Guarantee) int {
+	if a.Step.Kind != OneBitSpend || !(budget.Delta > 0) {
+		return 0
+	}
+	cheap := func(k int) (bool, error) {
+		c, _ := a.chooseBounds(k, budget.Delta, budget.Eps)
+		return c.done(), nil
+	}
+	k0 := 0
+	if ok, _ := cheap(1); ok {
+		var err error
+		if k0, err = lastFit(1, budget, cheap); err != nil {
+			return 0
+		}
+	}
+	exact := func(k int) (float64, bool) {
+		r := newRunCurves(a.Step, k)
+		switch {
+		case r.epsAt != nil:
+			return r.epsAt(budget.Delta)
+		case r.delta != nil:
+			return r.exactEps(budget.Delta, 1)
+		}
+		return 0, false
+	}
+	k1, ok := addSteps(k0, k0+1)
+	if !ok {
+		return 0
+	}
+	e1, ok := exact(k1)
+	if !ok || !(e1 > 0) {
+		return 0
+	}
+	// ε = a·k + c·√k through (k1, e1) with a = μ, then through the last
+	// two points.
+	slope := cachedBitCurves(a.Step.Bits).loss.mean()
+	c := (e1 - slope*float64(k1)) / math.Sqrt(float64(k1))
+	guess := solveCount(slope, c, budget.Eps)
+	for range 2 {
+		k2 := int(math.Min(guess, CountLimit))
+		if k2 < 1 || k2 == k1 {
+			break
+		}
+		e2, ok := exact(k2)
+		if !ok {
+			break
+		}
+		x1, x2 := float64(k1), float64(k2)
+		r1, r2 := math.Sqrt(x1), math.Sqrt(x2)
+		det := x1*r2 - x2*r1
+		slope, c = (e1*r2-e2*r1)/det, (x1*e2-x2*e1)/det
+		if g := solveCount(slope, c, budget.Eps); g >= 1 && g <= CountLimit {
+			guess = g
+		}
+		k1, e1 = k2, e2
+	}
+	if !(guess >= 1) {
+		return 1
+	}
+	return int(math.Min(guess, CountLimit))
+}
+
+// solveCount returns the k at which a·k + c·√k = eps, a >= 0 and c > 0
+// (else NaN).
+func solveCount(a, c, eps float64) float64 {
+	if !(a >= 0 && c > 0) {
+		return math.NaN()
+	}
+	// as² + cs = ε, s = √k, in the form without cancellation.
+	s := 2 * eps / (c + math.Sqrt(c*c+4*a*eps))
+	return s * s
+}
+
 // choose offers every total of k steps of the run at total δ delta,
 // cheap ones first, and stops once one is at most enough.
 func (a Account) choose(k int, delta, enough float64) *chooser {
+	c, hi := a.chooseBounds(k, delta, enough)
+	if !(delta > 0) || c.done() {
+		return c
+	}
+	return a.chooseExact(c, newRunCurves(a.Step, k), hi)
+}
+
+// chooseBounds offers the totals of k steps that choose offers before
+// the exact composition of the dominating pairs, cheap ones first,
+// until one is at most enough, and returns where the search for the
+// exact composition's ε starts: the RDP total's ε, else 1.
+func (a Account) chooseBounds(k int, delta, enough float64) (*chooser, float64) {
 	c := newChooser(delta, enough)
 	points := a.points()
 	// Simple composition of the guarantee and of each point: the totals
@@ -257,12 +400,12 @@ func (a Account) choose(k int, delta, enough float64) *chooser {
 	}
 	c.offerCap(a.Cap)
 	if !(delta > 0) || c.done() {
-		return c
+		return c, 1
 	}
 	c.offer(slackTotal(a.Step.Guarantee, k, delta))
 	for i := range points {
 		if c.done() {
-			return c
+			return c, 1
 		}
 		t := slackTotal(points[i], k, delta)
 		t.Point = &points[i]
@@ -275,7 +418,7 @@ func (a Account) choose(k int, delta, enough float64) *chooser {
 		}
 	}
 	if c.done() {
-		return c
+		return c, 1
 	}
 	r := runCurves{s: a.Step, k: k}
 	hi, ok := r.renyiEps(delta, ImprovedConversion)
@@ -287,10 +430,14 @@ func (a Account) choose(k int, delta, enough float64) *chooser {
 	if e, ok := r.canonicalEps(delta); ok {
 		c.offer(Total{Method: Exact, Guarantee: Guarantee{Eps: e, Delta: delta}})
 	}
-	if c.done() {
-		return c
-	}
-	r = newRunCurves(a.Step, k)
+	return c, hi
+}
+
+// chooseExact continues choose with the exact composition of the
+// dominating pairs, which the totals of chooseBounds did not decide:
+// hi is where its search for ε starts.
+func (a Account) chooseExact(c *chooser, r runCurves, hi float64) *chooser {
+	delta, enough := c.delta, c.enough
 	if r.epsAt != nil {
 		if e, ok := r.epsAt(delta); ok {
 			c.offer(Total{Method: Exact, Guarantee: Guarantee{Eps: e, Delta: delta}})

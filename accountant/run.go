@@ -58,7 +58,7 @@ func newRunCurves(s Spend, k int) runCurves {
 	}
 	if s.Kind == OneBitSpend {
 		c := cachedBitCurves(s.Bits)
-		if b, err := newBitRun(c.loss, k); err == nil {
+		if b, err := c.run(k); err == nil {
 			r.delta = func(eps float64) float64 { return c.delta(k, eps, b.delta) }
 			r.guess, r.bits = b.estimate, c
 		}

@@ -94,37 +94,16 @@ func (a Accounting) Limit() int {
 	return a.Budget.MaxQueries
 }
 
-// Totals returns, as analysis, the total privacy of labels labels under
-// simple, general and optimal composition with the slack of the
-// accounting (accountant.Totals), the compositions of the mechanism's
-// curves at the total δ of the total to publish (accountant.ComposeRun)
-// and, when the mechanism knows points of its privacy profile that
-// compose more tightly, optimal composition at the best of them
-// (accountant.ProfileTotal); each the smaller of the composition and the
-// teachers' cap, judged against the budget (accountant.Total.Capped);
-// none for no labels.
+// Totals returns, as analysis, the totals of labels labels that hold at
+// once, each beside the teachers' cap against the budget
+// (accountant.Account.Totals); none for no labels.
 func (a Accounting) Totals(labels int) []accountant.Total {
 	if labels == 0 {
 		return nil
 	}
-	var budget *accountant.Guarantee
-	if a.Budget != nil {
-		budget = &a.Budget.Guarantee
-	}
-	deltaPrime := a.Composition.DeltaPrime
-	out := accountant.Totals(a.PerQuery.Guarantee, labels, deltaPrime)
-	if s := a.PerQuery.Step(); s.Kind != accountant.ApproxSpend {
-		if delta := a.Account(labels).TotalDelta(); delta > 0 {
-			if all, err := accountant.ComposeRun(s, labels, delta, deltaPrime, accountant.ImprovedConversion); err == nil {
-				out = all
-			}
-		}
-	}
-	if t, ok := accountant.ProfileTotal(a.PerQuery.Guarantee, a.PerQuery.Profile, labels, deltaPrime); ok {
-		out = append(out, t)
-	}
-	for i := range out {
-		out[i] = out[i].Capped(a.Cap, budget)
+	out, err := a.Account(labels).Totals()
+	if err != nil {
+		return nil
 	}
 	return out
 }

@@ -1,12 +1,15 @@
 package ensemble
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"strconv"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/internal/fixtures"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -87,5 +90,43 @@ func BenchmarkOneBitBudget(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkPrivateTeacherRelease is a budgeted release of 100 DaRRM
+// labels from K = 11 private teachers (gamma_opt at m = 3, teachers
+// (0.1, 1e-5)): the aggregator built and certified, the count its
+// budget of about (10, 0.02) allows (146 labels, by the exact
+// composition of the label's pairs), the labels written, and the totals
+// a report prints (Publish, Totals). Each iteration's budget is a
+// millionth larger in ε and δ, so the accountant answers new questions,
+// as a fresh process would.
+func BenchmarkPrivateTeacherRelease(b *testing.B) {
+	ctx := context.Background()
+	p := constraints.New(11, 3, 0.1, 1e-5)
+	g, err := fixtures.GammaK11M3()
+	if err != nil {
+		b.Fatal(err)
+	}
+	votes := benchVotes(100, false)
+	budget := accountant.Guarantee{Eps: 10, Delta: 0.02}
+	for b.Loop() {
+		budget.Eps *= 1 + 1e-6
+		budget.Delta *= 1 + 1e-6
+		in, _, err := votefile.Read(bytes.NewReader(votes), "votes.csv", votefile.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, err := Release(ctx, ReleaseSpec{
+			Votes: in, Mechanism: Mechanism{Name: votefile.DaRRM, Gamma: g}, Problem: p, Budget: &budget,
+			Composition: accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5},
+			Sink:        LabelSink{Stdout: io.Discard, Format: votefile.FormatCSV},
+		})
+		if err != nil || out.Result.Answered != 100 || out.Accounting.Budget.MaxQueries != 146 {
+			b.Fatal(err, out.Result, out.Accounting.Budget)
+		}
+		if len(out.Accounting.Totals(100)) == 0 {
+			b.Fatal("no totals")
+		}
 	}
 }

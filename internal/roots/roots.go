@@ -43,6 +43,60 @@ func Last(lo, limit int, fits func(int) (bool, error)) (int, error) {
 	}
 }
 
+// LastNear is Last searching from guess, an estimate of the answer: it
+// tests guess, then steps of 1, 2, 4, ... away from it, up while they
+// fit and down while they do not (never below lo), then bisects the
+// bracket found. With a predicate that holds up to some k and fails above
+// it the answer is Last's; a guess d away costs about 2·log2(d) + 2
+// calls of fits.
+func LastNear(lo, guess, limit int, fits func(int) (bool, error)) (int, error) {
+	guess = min(max(guess, lo), limit)
+	if guess > lo {
+		ok, err := fits(guess)
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			return lastBelow(lo, guess, fits)
+		}
+	}
+	lo = guess
+	for step := 1; ; step *= 2 {
+		if lo == limit {
+			return 0, fmt.Errorf("more than %d steps fit: %w", limit, ErrLimitFits)
+		}
+		next := lo + min(step, limit-lo)
+		ok, err := fits(next)
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			return bisect(lo, next, fits)
+		}
+		lo = next
+	}
+}
+
+// lastBelow returns the largest k in [lo, hi) with fits(k), given fits(lo)
+// and not fits(hi): steps of 1, 2, 4, ... down from hi until one fits,
+// then bisection.
+func lastBelow(lo, hi int, fits func(int) (bool, error)) (int, error) {
+	for step := 1; ; step *= 2 {
+		next := max(lo, hi-step)
+		if next == lo {
+			return bisect(lo, hi, fits)
+		}
+		ok, err := fits(next)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			return bisect(next, hi, fits)
+		}
+		hi = next
+	}
+}
+
 // LastIn returns the largest k in [lo, hi] with fits(k), given fits(lo)
 // and lo <= hi, for a predicate that holds up to some k and fails above
 // it: bisection on [lo, hi), then hi itself when everything below it fits.

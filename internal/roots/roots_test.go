@@ -10,6 +10,7 @@ import (
 // beyond), Last an error when its bound fits, and both pass on an error of
 // the predicate.
 func TestLast(t *testing.T) {
+	bad0 := errors.New("bad")
 	for _, c := range []struct{ lo, limit, last int }{{1, 100, 1}, {1, 100, 37}, {5, 1 << 40, 123456789}, {1, 64, 63}} {
 		fits := func(k int) (bool, error) { return k <= c.last, nil }
 		got, err := Last(c.lo, c.limit, fits)
@@ -21,6 +22,22 @@ func TestLast(t *testing.T) {
 				t.Errorf("LastIn(%d, %d) with last %d: %d, %v", c.lo, hi, c.last, got, err)
 			}
 		}
+	}
+	for _, c := range []struct{ lo, guess, limit, last, calls int }{
+		{1, 146, 1 << 40, 146, 2}, {1, 146, 1 << 40, 147, 4}, {1, 146, 1 << 40, 140, 6}, {1, 146, 1 << 40, 1, 12},
+		{1, 5, 1 << 40, 123456789, 54}, {5, 1, 100, 5, 1}, {1, 200, 100, 37, 12},
+	} {
+		calls := 0
+		fits := func(k int) (bool, error) { calls++; return k <= c.last, nil }
+		if got, err := LastNear(c.lo, c.guess, c.limit, fits); err != nil || got != c.last || calls > c.calls {
+			t.Errorf("LastNear(%d, %d, %d) with last %d: %d, %v after %d calls (at most %d)", c.lo, c.guess, c.limit, c.last, got, err, calls, c.calls)
+		}
+	}
+	if _, err := LastNear(1, 10, 64, func(int) (bool, error) { return true, nil }); !errors.Is(err, ErrLimitFits) {
+		t.Error("LastNear: no error when the bound fits")
+	}
+	if _, err := LastNear(1, 10, 64, func(k int) (bool, error) { return k < 12, map[bool]error{true: bad0}[k == 11] }); !errors.Is(err, bad0) {
+		t.Errorf("LastNear: error of the predicate: %v", err)
 	}
 	if got, err := LastIn(3, 3, func(int) (bool, error) { return true, nil }); err != nil || got != 3 {
 		t.Errorf("LastIn(3, 3): %d, %v", got, err)
