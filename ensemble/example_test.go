@@ -74,14 +74,14 @@ func ExampleReleaseTo() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("answered %d, unanswered %d\n", res.Answered, res.Unanswered)
+	fmt.Printf("released %d, unanswered %d\n", res.Released, res.Unanswered)
 	// Output:
 	// # NOT FOR RELEASE: drawn from a seeded generator; anyone who knows the seed can remove the noise
 	// # {"darrm-labels":1,"mechanism":"subsample","K":3,"classes":2,"relation":"private-teachers","eps":0.5,"delta":0,"teachers":{"eps":0.5,"Delta":0},"for_release":false}
 	// id,label
 	// q1,1
 	// q2,0
-	// answered 2, unanswered 1
+	// released 2, unanswered 1
 }
 
 func ExampleSimulate() {
@@ -165,7 +165,7 @@ b,60,40,30,30,20,20,20,10,10,10
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("%d released, %d withheld, each (%.3f, %g)-DP\n", res.Answered, res.Withheld, agg.Privacy().Eps, agg.Privacy().Delta)
+	fmt.Printf("%d released, %d withheld, each (%.3f, %g)-DP\n", res.Released, res.Withheld, agg.Privacy().Eps, agg.Privacy().Delta)
 	// Output:
 	// # NOT FOR RELEASE: drawn from a seeded generator; anyone who knows the seed can remove the noise
 	// # {"darrm-labels":1,"mechanism":"confident-gnmax","K":250,"classes":10,"relation":"one-vote","partition":"keyed-hash","threshold":200,"sigma1":150,"sigma2":40,"noise":"discrete","eps":0.1732904520775151,"delta":0.00001,"ensemble":"example","abstain":true,"for_release":false}
@@ -230,14 +230,14 @@ func ExampleRelease() {
 	})
 	fmt.Println("stopped by the budget:", errors.Is(err, ensemble.ErrBudget))
 	fmt.Println(out.Label)
-	fmt.Printf("%d answered, %d unanswered, at (%.2g, %.2g)-DP each\n", out.Result.Answered, out.Result.Unanswered, out.Accounting.PerQuery.Eps, out.Accounting.PerQuery.Delta)
+	fmt.Printf("%d released, %d unanswered, at (%.2g, %.2g)-DP each\n", out.Result.Released, out.Result.Unanswered, out.Accounting.PerQuery.Eps, out.Accounting.PerQuery.Delta)
 	fmt.Printf("the run's budget allows them by %s\n", out.Accounting.Budget.Allows.Name())
 	fmt.Printf("ledger: (%.2g, %.2g) of its (10, 0.01) spent\n", out.LedgerStatus.Total.Eps, out.LedgerStatus.Total.Delta)
 	fmt.Printf("to publish: %v by %s\n", out.Publish.Guarantee, out.Publish.Name())
 	// Output:
 	// stopped by the budget: true
 	// DaRRM with gamma_opt (prior uniform), solved now
-	// 3 answered, 17 unanswered, at (0.3, 3e-05)-DP each
+	// 3 released, 17 unanswered, at (0.3, 3e-05)-DP each
 	// the run's budget allows them by exact
 	// ledger: (0.9, 9e-05) of its (10, 0.01) spent
 	// to publish: (0.501047, 0.01)-DP by teachers' cap (optimal)

@@ -118,7 +118,7 @@ func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b votefile.
 		res, err = release(ctx, in, agg, src, lw, limit, opts)
 		if err == nil && sink.Ledger != nil {
 			// Into a file, the labels leave when it is renamed, after this.
-			err = sink.Ledger.Settle(res.Answered)
+			err = sink.Ledger.Settle(res.Released)
 		}
 		return err
 	}

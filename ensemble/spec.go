@@ -80,7 +80,7 @@ type Released struct {
 	LedgerStatus *ledger.Status
 	// Publish is the total to publish (accountant.Account.Publish): the
 	// ledger's (LedgerStatus.Publish) when the release was charged to
-	// one, else the run's, of its Result.Answered labels; the zero value
+	// one, else the run's, of its Result.Released rows; the zero value
 	// when no label was released.
 	Publish accountant.Total
 }
@@ -89,8 +89,8 @@ type Released struct {
 // its last query: Release's *BudgetError is it.
 var ErrBudget = errors.New("privacy budget reached")
 
-// A BudgetError is a release that its budget stopped: the labels of
-// Result.Answered queries were released and written, the
+// A BudgetError is a release that its budget stopped: the rows of
+// Result.Released queries were released and written, the
 // Result.Unanswered queries after them were read and checked but not
 // answered.
 type BudgetError struct {
@@ -99,7 +99,7 @@ type BudgetError struct {
 
 func (e *BudgetError) Error() string {
 	r := e.Result
-	return fmt.Sprintf("%v: answered %d of %s, %d left unanswered", ErrBudget, r.Answered, plural.Of(r.Answered+r.Unanswered, "query", "queries"), r.Unanswered)
+	return fmt.Sprintf("%v: released %d of %s, %d left unanswered", ErrBudget, r.Released, plural.Of(r.Released+r.Unanswered, "query", "queries"), r.Unanswered)
 }
 
 // Is reports whether target is ErrBudget.
@@ -192,8 +192,8 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 		}
 		out.LedgerStatus = &st
 		out.Publish = st.Publish
-	} else if out.Result.Answered > 0 {
-		if out.Publish, err = out.Accounting.Publish(out.Result.Answered); err != nil {
+	} else if out.Result.Released > 0 {
+		if out.Publish, err = out.Accounting.Publish(out.Result.Released); err != nil {
 			return fail(StepLabels, err)
 		}
 	}

@@ -76,8 +76,8 @@ func TestReleaseCertifiesOnce(t *testing.T) {
 	if got := n.Load(); got != 1 {
 		t.Errorf("a release from the cache computed %d certificates, want 1", got)
 	}
-	if out.Gamma.Origin != optimal.FromCache || out.Result.Answered != 2 || !strings.Contains(out.Label, "from the cache") {
-		t.Errorf("release from the cache: origin %v, %d answered, %q", out.Gamma.Origin, out.Result.Answered, out.Label)
+	if out.Gamma.Origin != optimal.FromCache || out.Result.Released != 2 || !strings.Contains(out.Label, "from the cache") {
+		t.Errorf("release from the cache: origin %v, %d answered, %q", out.Gamma.Origin, out.Result.Released, out.Label)
 	}
 	sampled := out.Aggregator.(*DaRRM).Gamma()
 	if cert := out.Aggregator.Privacy().Certificate; cert == nil || cert.Status != gamma.Certified || !reflect.DeepEqual(*cert, out.Gamma.Entry.Certificate) {
@@ -136,7 +136,7 @@ func TestReleaseBudgetStop(t *testing.T) {
 	if !errors.Is(err, ErrBudget) || !errors.As(err, &be) {
 		t.Fatalf("budget (1, 0) for (0.5, 0) per query: %v, want ErrBudget", err)
 	}
-	if be.Result != (ReleaseResult{Answered: 2, Unanswered: 2}) || out.Result != be.Result {
+	if be.Result != (ReleaseResult{Released: 2, Unanswered: 2}) || out.Result != be.Result {
 		t.Errorf("budget stop: %+v (returned %+v), want 2 answered, 2 unanswered", be.Result, out.Result)
 	}
 	labels, err := os.ReadFile(s.Sink.Path)
