@@ -492,8 +492,10 @@ func (out released) writeAccount(t *text, what, how string) {
 		if l.TotalBound == accountant.TeachersBound {
 			spent += fmt.Sprintf(", within the teachers' cap %s", formatTotal(l.Total))
 		}
-		left := fmt.Sprintf("%d more such queries allowed", l.QueriesLeft)
-		if l.Free {
+		var left string
+		if n := l.QueriesLeft; n != nil {
+			left = fmt.Sprintf("%d more such queries allowed", *n)
+		} else {
 			left = fmt.Sprintf("every further release from these teachers is free: their cap %s is within the budget", formatTotal(l.Cap.Guarantee))
 		}
 		t.line("ledger %s (ensemble %s): budget %v, %s (analysis: a realised cost, not a guarantee); %s",
