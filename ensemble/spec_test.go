@@ -143,6 +143,8 @@ func TestReleaseBudgetStop(t *testing.T) {
 	if err != nil || strings.Count(string(labels), "\n") < 4 {
 		t.Errorf("labels of a budget stop: %q, %v", labels, err)
 	}
+	cacheOnly := spec(nil, votefile.DaRRM, 0)
+	cacheOnly.Gamma.CacheOnly = true
 	for _, tc := range []struct {
 		name string
 		spec ReleaseSpec
@@ -150,7 +152,7 @@ func TestReleaseBudgetStop(t *testing.T) {
 	}{
 		{"no such mechanism", spec(nil, "nosuch", 0), StepBuild},
 		{"dsub needs Delta = 0", spec(nil, votefile.DSub, 1e-5), StepBuild},
-		{"gamma source without a prior", spec(nil, votefile.DaRRM, 0), StepGamma},
+		{"gamma from a cache only, without one", cacheOnly, StepGamma},
 		{"one-vote votes without a partition", spec(nil, votefile.GNMax, 1e-5), StepBinding},
 	} {
 		_, err := Release(ctx, tc.spec)
