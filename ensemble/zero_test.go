@@ -32,16 +32,25 @@ var zeroRows = map[votefile.Input][][]int{
 	votefile.ManyClasses: {{240, 5, 5, 0, 0, 0, 0, 0, 0, 0}, {60, 40, 30, 30, 20, 20, 20, 10, 10, 10}},
 }
 
+// oneVote is the header of 11 non-private teachers voting 0/1.
+var oneVote = &votefile.Meta{Ensemble: "zero-one-vote", K: 11, Classes: 2, Layout: votefile.LayoutVotes, Relation: accountant.OneVote,
+	Kind: votefile.Fixed, Partition: votefile.KeyedHash, Teachers: []votefile.TeacherGroup{{Count: 11, Origin: votefile.NonPrivate}}}
+
+func mustRows(t *testing.T, rows [][]int, meta *votefile.Meta) votefile.Reader {
+	t.Helper()
+	in, err := votefile.ReadRows(rows, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
 // zeroSpec is a complete release by mechanism name of the votes of
 // input, every field given, its labels into out.
 func zeroSpec(t *testing.T, name votefile.MechanismName, input votefile.Input, out *bytes.Buffer) ReleaseSpec {
 	t.Helper()
-	in, err := votefile.ReadRows(zeroRows[input], zeroMeta[input])
-	if err != nil {
-		t.Fatal(err)
-	}
 	s := ReleaseSpec{
-		Votes:       in,
+		Votes:       mustRows(t, zeroRows[input], zeroMeta[input]),
 		Mechanism:   Mechanism{Name: name, Input: input},
 		Composition: accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5},
 		Sink:        LabelSink{Stdout: out, Format: votefile.FormatCSV},
@@ -121,6 +130,16 @@ func TestReleaseSpecZeroValues(t *testing.T) {
 					t.Errorf("teachers %v: want the header's", out.Aggregator.Privacy().Teachers)
 				}
 			}},
+		{field: "Problem.Delta", name: votefile.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Problem.Delta = 0 }, want: "the teachers' Delta: 0 given by the subsample mechanism, but the vote file's metadata header states 1e-05"},
+		{field: "Mechanism.GNMax.Threshold", name: votefile.ConfidentGNMax, input: many, zero: func(s *ReleaseSpec) { s.Mechanism.GNMax.Threshold = 0 }},
+		{field: "Mechanism.GNMaxSearch", name: votefile.GNMax, input: two, zero: func(s *ReleaseSpec) {
+			s.Mechanism.GNMaxSearch = 0
+			s.Votes = mustRows(t, zeroRows[two], oneVote)
+		}, check: func(t *testing.T, out Released, _ string) {
+			if !strings.Contains(out.Label, "grid search") {
+				t.Errorf("label %q: want the paper's grid search", out.Label)
+			}
+		}},
 		{field: "Problem.TargetDelta", name: votefile.ConfidentGNMax, input: many, zero: func(s *ReleaseSpec) { s.Problem.TargetDelta = 0 }, want: "ReleaseSpec.Problem.TargetDelta"},
 		{field: "Problem.TargetDelta", name: votefile.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Problem.TargetDelta = 0 }, want: "ReleaseSpec.Problem.TargetDelta"},
 		{field: "Gamma.Prior", name: votefile.DaRRM, input: two, zero: func(s *ReleaseSpec) {
