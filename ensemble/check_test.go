@@ -82,13 +82,13 @@ func TestReleaseChecksHeader(t *testing.T) {
 		var te *votefile.TeachersError
 		if tc.field == "" {
 			want := votefile.Binding{Ensemble: "test-ensemble", K: 5, Teachers: accountant.Guarantee{Eps: 1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: votefile.Fixed, Partition: votefile.SharedData}
-			if err != nil || berr != nil || res.Answered != 2 || b != want {
-				t.Errorf("eps %v: %v, %v, %d answered, binding %+v", tc.agg.Privacy().Teachers, err, berr, res.Answered, b)
+			if err != nil || berr != nil || res.Released != 2 || b != want {
+				t.Errorf("eps %v: %v, %v, %d answered, binding %+v", tc.agg.Privacy().Teachers, err, berr, res.Released, b)
 			}
 			continue
 		}
-		if !errors.As(err, &te) || te.Field != tc.field || !errors.As(berr, &te) || res.Answered != 0 || out.Len() != 0 {
-			t.Errorf("%s aggregator for %v: %v, %v, %d answered", tc.agg.Name(), tc.agg.Privacy().Teachers, err, berr, res.Answered)
+		if !errors.As(err, &te) || te.Field != tc.field || !errors.As(berr, &te) || res.Released != 0 || out.Len() != 0 {
+			t.Errorf("%s aggregator for %v: %v, %v, %d answered", tc.agg.Name(), tc.agg.Privacy().Teachers, err, berr, res.Released)
 		}
 	}
 }

@@ -74,14 +74,14 @@ func ExampleReleaseTo() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("answered %d, unanswered %d\n", res.Answered, res.Unanswered)
+	fmt.Printf("released %d, unanswered %d\n", res.Released, res.Unanswered)
 	// Output:
 	// # NOT FOR RELEASE: drawn from a seeded generator; anyone who knows the seed can remove the noise
 	// # {"darrm-labels":1,"mechanism":"subsample","K":3,"classes":2,"relation":"private-teachers","eps":0.5,"delta":0,"teachers":{"eps":0.5,"Delta":0},"for_release":false}
 	// id,label
 	// q1,1
 	// q2,0
-	// answered 2, unanswered 1
+	// released 2, unanswered 1
 }
 
 func ExampleSimulate() {
@@ -165,7 +165,7 @@ b,60,40,30,30,20,20,20,10,10,10
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("%d released, %d withheld, each (%.3f, %g)-DP\n", res.Answered, res.Withheld, agg.Privacy().Eps, agg.Privacy().Delta)
+	fmt.Printf("%d released, %d withheld, each (%.3f, %g)-DP\n", res.Released, res.Withheld, agg.Privacy().Eps, agg.Privacy().Delta)
 	// Output:
 	// # NOT FOR RELEASE: drawn from a seeded generator; anyone who knows the seed can remove the noise
 	// # {"darrm-labels":1,"mechanism":"confident-gnmax","K":250,"classes":10,"relation":"one-vote","partition":"keyed-hash","threshold":200,"sigma1":150,"sigma2":40,"noise":"discrete","eps":0.1732904520775151,"delta":0.00001,"ensemble":"example","abstain":true,"for_release":false}
@@ -230,15 +230,82 @@ func ExampleRelease() {
 	})
 	fmt.Println("stopped by the budget:", errors.Is(err, ensemble.ErrBudget))
 	fmt.Println(out.Label)
-	fmt.Printf("%d answered, %d unanswered, at (%.2g, %.2g)-DP each\n", out.Result.Answered, out.Result.Unanswered, out.Accounting.PerQuery.Eps, out.Accounting.PerQuery.Delta)
+	fmt.Printf("%d released, %d unanswered, at (%.2g, %.2g)-DP each\n", out.Result.Released, out.Result.Unanswered, out.Accounting.PerQuery.Eps, out.Accounting.PerQuery.Delta)
 	fmt.Printf("the run's budget allows them by %s\n", out.Accounting.Budget.Allows.Name())
 	fmt.Printf("ledger: (%.2g, %.2g) of its (10, 0.01) spent\n", out.LedgerStatus.Total.Eps, out.LedgerStatus.Total.Delta)
 	fmt.Printf("to publish: %v by %s\n", out.Publish.Guarantee, out.Publish.Name())
 	// Output:
 	// stopped by the budget: true
 	// DaRRM with gamma_opt (prior uniform), solved now
-	// 3 answered, 17 unanswered, at (0.3, 3e-05)-DP each
+	// 3 released, 17 unanswered, at (0.3, 3e-05)-DP each
 	// the run's budget allows them by exact
 	// ledger: (0.9, 9e-05) of its (10, 0.01) spent
 	// to publish: (0.501047, 0.01)-DP by teachers' cap (optimal)
+}
+
+// A ledgered release from votes held in memory, in three calls: the
+// votes with their ensemble's metadata header (votefile.ReadRows), a
+// ledger for that ensemble with its budget (ledger.InitFor), and the
+// release charged to it. The votes are PATE's: 250 non-private teachers
+// on keyed-hash shares, counted over 10 classes; Confident-GNMax labels
+// them, withholding a query its threshold step does not answer (its noise,
+// sigma1 = 150, is wide next to these margins). Every field of the spec
+// left out takes its default: the kind of votes, the discrete noise, the
+// labels' format (CSV).
+func ExampleRelease_inMemory() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "darrm-example-memory")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	meta := &votefile.Meta{Ensemble: "pate-example", K: 250, Classes: 10, Layout: votefile.LayoutCounts,
+		Relation: accountant.OneVote, Kind: votefile.Fixed, Partition: votefile.KeyedHash,
+		Teachers: []votefile.TeacherGroup{{Count: 250, Origin: votefile.NonPrivate}}}
+	counts := [][]int{
+		{240, 5, 5, 0, 0, 0, 0, 0, 0, 0},
+		{60, 40, 30, 30, 20, 20, 20, 10, 10, 10},
+		{3, 2, 225, 10, 0, 0, 5, 5, 0, 0},
+	}
+	// The records of the ledgers this user made, kept here in the
+	// example's directory (by default, $XDG_STATE_HOME/darrm).
+	state := ledger.Options{StateDir: filepath.Join(dir, "state")}
+	path := filepath.Join(dir, "pate.ledger")
+
+	votes, err := votefile.ReadRows(counts, meta)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := ledger.InitFor(ctx, path, meta, accountant.Guarantee{Eps: 2, Delta: 1e-5}, ledger.InitOptions{Options: state}); err != nil {
+		log.Fatal(err)
+	}
+	out, err := ensemble.Release(ctx, ensemble.ReleaseSpec{
+		Votes:         votes,
+		Mechanism:     ensemble.Mechanism{Name: votefile.ConfidentGNMax, GNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}},
+		Problem:       constraints.Problem{TargetDelta: 1e-5},
+		Ledger:        path,
+		LedgerOptions: state,
+		Sink:          ensemble.LabelSink{Stdout: os.Stdout},
+		// A seed makes the example reproducible: its labels are not for
+		// release.
+		Random:  noise.NewSeededSource(3),
+		Options: ensemble.ReleaseOptions{Experiment: true},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	r, st := out.Result, out.LedgerStatus
+	fmt.Printf("%d released (%d withheld), charged to the ledger by its %v\n", r.Released, r.Withheld, st.Composition)
+	fmt.Printf("%d more such queries allowed in its budget %v\n", *st.QueriesLeft, st.Budget)
+	fmt.Printf("to publish: %v by %s\n", out.Publish.Guarantee, out.Publish.Name())
+	// Output:
+	// # NOT FOR RELEASE: drawn from a seeded generator; anyone who knows the seed can remove the noise
+	// # {"darrm-labels":1,"mechanism":"confident-gnmax","K":250,"classes":10,"relation":"one-vote","partition":"keyed-hash","threshold":200,"sigma1":150,"sigma2":40,"noise":"discrete","eps":0.1732904520775151,"delta":0.00001,"ensemble":"pate-example","abstain":true,"for_release":false}
+	// id,label,answered
+	// 1,0,1
+	// 2,,0
+	// 3,,0
+	// 3 released (2 withheld), charged to the ledger by its zcdp-filter
+	// 164 more such queries allowed in its budget (2, 1e-05)-DP
+	// to publish: (2, 1e-05)-DP by zcdp-filter budget
 }

@@ -11,12 +11,13 @@ import (
 
 // ReleaseResult counts the queries of a release.
 type ReleaseResult struct {
-	// Answered is the number of rows written to the label file (after an
-	// error, the error says how many of them were released); each is
-	// charged, whether or not it holds a label.
-	Answered int
+	// Released is the number of queries released: the rows written to
+	// the label file (after an error, the error says how many of them
+	// left), each charged, whether it holds a label or is withheld.
+	Released int
 	// Withheld counts the rows among them without a label: a threshold
-	// step (Confident-GNMax) did not answer them.
+	// step (Confident-GNMax) did not answer them. Released - Withheld
+	// rows hold a label.
 	Withheld int
 	// Unanswered is the number of queries after the limit, which were read
 	// and checked but not answered.
@@ -65,7 +66,7 @@ func release(ctx context.Context, in votefile.Reader, agg Labeler, src *noise.So
 	var res ReleaseResult
 	for n := 1; in.Next(); n++ {
 		q := in.Query()
-		if limit < 0 || res.Answered < limit {
+		if limit < 0 || res.Released < limit {
 			label, answered, err := agg.Answer(q, src)
 			if err != nil {
 				return res, fmt.Errorf("query %d: %w", q.Index, err)
@@ -73,7 +74,7 @@ func release(ctx context.Context, in votefile.Reader, agg Labeler, src *noise.So
 			if err := out.WriteLabel(q, label, answered); err != nil {
 				return res, fmt.Errorf("write label %d: %w", q.Index, err)
 			}
-			res.Answered++
+			res.Released++
 			if !answered {
 				res.Withheld++
 			}
@@ -101,7 +102,7 @@ func release(ctx context.Context, in votefile.Reader, agg Labeler, src *noise.So
 		return res, fmt.Errorf("write labels: %w", err)
 	}
 	if opts.Progress != nil {
-		opts.Progress(res.Answered+res.Unanswered, in.BytesRead())
+		opts.Progress(res.Released+res.Unanswered, in.BytesRead())
 	}
 	return res, nil
 }

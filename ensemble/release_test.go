@@ -135,8 +135,8 @@ func TestReleaseLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 		lines := strings.Split(strings.TrimSpace(out), "\n")
-		if res.Answered != tc.answered || res.Unanswered != tc.unanswered || len(lines) != tc.answered+1 {
-			t.Errorf("limit %d: answered %d, unanswered %d, %d lines; want %d, %d", tc.limit, res.Answered, res.Unanswered, len(lines), tc.answered, tc.unanswered)
+		if res.Released != tc.answered || res.Unanswered != tc.unanswered || len(lines) != tc.answered+1 {
+			t.Errorf("limit %d: answered %d, unanswered %d, %d lines; want %d, %d", tc.limit, res.Released, res.Unanswered, len(lines), tc.answered, tc.unanswered)
 		}
 		for i, l := range lines[1:] {
 			if !strings.HasPrefix(l, fmt.Sprintf("%d,", i+1)) {

@@ -35,7 +35,9 @@ type LabelSink struct {
 	// or any writer.
 	Stdout io.Writer
 	// Format is FormatCSV, FormatJSONL or FormatNPY (the labels alone,
-	// without the header: votefile.NewLabelWriter).
+	// without the header: votefile.NewLabelWriter); FormatAuto, the zero
+	// value, is the one votefile.LabelFormat chooses for Path and the
+	// votes' format (CSV for votes held in memory).
 	Format votefile.Format
 	// Ledger, if set, records the labels' privacy cost before they leave
 	// and settles the count once they have.
@@ -49,6 +51,14 @@ func (s LabelSink) settle(err error, labels int) error {
 		err = errors.Join(err, s.Ledger.Settle(labels))
 	}
 	return err
+}
+
+// check refuses a sink with nowhere to write to.
+func (s LabelSink) check() error {
+	if s.ToStdout() && s.Stdout == nil {
+		return errors.New("LabelSink.Stdout is not set: labels without a Path go to Stdout, a writer")
+	}
+	return nil
 }
 
 // ToStdout reports whether the labels go to Stdout rather than to a file.
@@ -94,6 +104,12 @@ func ReleaseTo(ctx context.Context, in votefile.Reader, agg Labeler, src *noise.
 // (ReleaseBinding).
 func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b votefile.Binding, src *noise.Source, sink LabelSink, limit int, opts ReleaseOptions) (ReleaseResult, error) {
 	var res ReleaseResult
+	if err := sink.check(); err != nil {
+		return res, sink.settle(err, 0)
+	}
+	if sink.Format == votefile.FormatAuto {
+		sink.Format = votefile.LabelFormat(sink.Path, in.Format())
+	}
 	settle := sink.settle
 	var comments []string
 	if _, seeded := src.Seeded(); seeded {
@@ -118,7 +134,7 @@ func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b votefile.
 		res, err = release(ctx, in, agg, src, lw, limit, opts)
 		if err == nil && sink.Ledger != nil {
 			// Into a file, the labels leave when it is renamed, after this.
-			err = sink.Ledger.Settle(res.Answered)
+			err = sink.Ledger.Settle(res.Released)
 		}
 		return err
 	}

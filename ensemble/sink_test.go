@@ -101,8 +101,8 @@ func TestReleaseTo(t *testing.T) {
 		case tc.err != nil && !errors.Is(err, tc.err), tc.errText != "" && (err == nil || !strings.Contains(err.Error(), tc.errText)):
 			t.Errorf("%s: error %v, want %v mentioning %q", tc.name, err, tc.err, tc.errText)
 		}
-		if tc.err == nil && tc.errText == "" && res.Answered != queries {
-			t.Errorf("%s: answered %d", tc.name, res.Answered)
+		if tc.err == nil && tc.errText == "" && res.Released != queries {
+			t.Errorf("%s: answered %d", tc.name, res.Released)
 		}
 		if tc.path != "" {
 			b, statErr := os.ReadFile(sink.Path)

@@ -18,37 +18,57 @@ import (
 // ReleaseSpec is everything one release needs (Release): the votes, the
 // mechanism with its settings and problem, where its gamma comes from,
 // the budget, the ledger, the sink and the randomness.
+//
+// A field left at its zero value takes the default its comment names,
+// here or in the type it holds; where there is none (Votes,
+// Mechanism.Name, a two-class Problem.M, a setting a multi-class
+// mechanism needs, Sink.Stdout without a Sink.Path) Release refuses it
+// with an error that names the field.
 type ReleaseSpec struct {
 	// Votes are the queries to label, read and checked as they are
-	// answered.
+	// answered (votefile.Read, votefile.ReadRows).
 	Votes votefile.Reader
-	// Mechanism names the aggregator and holds its settings. A mechanism
-	// that samples a gamma (MechanismInfo.Gamma) samples Mechanism.Gamma
-	// if it is set, else the one Gamma gives.
+	// Mechanism names the aggregator and holds its settings; Release
+	// sets its Input to the votes' (Votes.Input). A mechanism that
+	// samples a gamma (MechanismInfo.Gamma) samples Mechanism.Gamma if it
+	// is set (described as "a gamma given" without a GammaSource), else
+	// the one Gamma gives. A zero RR is the thesis' composition
+	// (accountant.RRComposition of the teachers' Delta) and a zero
+	// RR.DeltaPrime accountant.DefaultDeltaPrime; a zero GNMax.Noise is
+	// noisymax.DiscreteNoise, the noise releases draw; GNMax.Sigma2 (and
+	// for confident-gnmax Sigma1) and LNMax.Scale have no default.
 	Mechanism Mechanism
-	// Problem is a two-class mechanism's problem: K is the votes', Eps and
-	// Delta are the teachers' guarantee the release is calibrated to
-	// (ReleaseTeachers), M and TargetDelta give its per-query target
-	// (m·eps, delta). A multi-class mechanism takes only TargetDelta.
+	// Problem is a two-class mechanism's problem: K is the votes' (0
+	// takes it from Votes), Eps and Delta are the teachers' guarantee the
+	// release is calibrated to (both 0: the votes' metadata header's,
+	// ReleaseTeachers; the release's eps for a mechanism whose target is
+	// its own, SettingTargetEps, which has no default), M and TargetDelta
+	// give its per-query target (m·eps, delta): M has no default, and
+	// TargetDelta 0 is pure DP (constraints.New gives the thesis'
+	// default). A multi-class mechanism takes only TargetDelta, which the
+	// GNMax family needs > 0.
 	Problem constraints.Problem
 	// Gamma is where the gamma comes from when Mechanism.Gamma is nil:
 	// gamma_opt of the mechanism's problem (MechanismInfo.GammaProblem)
-	// from a cache, solved on demand, or Gamma.Given. Release sets its
-	// Certify: a cached gamma is certified once, as the aggregator samples
-	// it.
+	// from a cache, solved on demand, or Gamma.Given. A zero Prior is
+	// the uniform prior (gamma.UniformPrior), darrm's default. Release
+	// sets its Certify: a cached gamma is certified once, as the
+	// aggregator samples it.
 	Gamma optimal.Source
 	// Budget, if not nil, limits the queries answered, and the total to
 	// publish is stated at its δ (NewAccounting). Composition's slack
-	// gives the analysis totals, the teachers' cap and the total δ of a
-	// release without a budget, unless TotalDelta gives it (a release
-	// with a budget takes none).
+	// DeltaPrime (0: accountant.DefaultDeltaPrime) gives the analysis
+	// totals, the teachers' cap and the total δ of a release without a
+	// budget, unless TotalDelta gives it (a release with a budget takes
+	// none); its Method is not used: the total to publish is the least of
+	// every valid composition (accountant.Account.Publish).
 	Budget      *accountant.Guarantee
 	Composition accountant.Composition
 	TotalDelta  *float64
 	// Ledger, if not "", is the ledger file charged for the release
-	// (ledger.OpenRun, with LedgerOptions): bound to the votes, charged
-	// per query before the labels leave; what it allows may lower the
-	// number of queries answered.
+	// (ledger.OpenRun, with LedgerOptions; ledger.InitFor makes one for
+	// the votes): bound to the votes, charged per query before the labels
+	// leave; what it allows may lower the number of queries answered.
 	Ledger        string
 	LedgerOptions ledger.Options
 	// Sink is where the labels go; Release sets its Ledger.
@@ -80,7 +100,7 @@ type Released struct {
 	LedgerStatus *ledger.Status
 	// Publish is the total to publish (accountant.Account.Publish): the
 	// ledger's (LedgerStatus.Publish) when the release was charged to
-	// one, else the run's, of its Result.Answered labels; the zero value
+	// one, else the run's, of its Result.Released rows; the zero value
 	// when no label was released.
 	Publish accountant.Total
 }
@@ -89,8 +109,8 @@ type Released struct {
 // its last query: Release's *BudgetError is it.
 var ErrBudget = errors.New("privacy budget reached")
 
-// A BudgetError is a release that its budget stopped: the labels of
-// Result.Answered queries were released and written, the
+// A BudgetError is a release that its budget stopped: the rows of
+// Result.Released queries were released and written, the
 // Result.Unanswered queries after them were read and checked but not
 // answered.
 type BudgetError struct {
@@ -99,7 +119,7 @@ type BudgetError struct {
 
 func (e *BudgetError) Error() string {
 	r := e.Result
-	return fmt.Sprintf("%v: answered %d of %s, %d left unanswered", ErrBudget, r.Answered, plural.Of(r.Answered+r.Unanswered, "query", "queries"), r.Unanswered)
+	return fmt.Sprintf("%v: released %d of %s, %d left unanswered", ErrBudget, r.Released, plural.Of(r.Released+r.Unanswered, "query", "queries"), r.Unanswered)
 }
 
 // Is reports whether target is ErrBudget.
@@ -151,9 +171,16 @@ func (e *ReleaseError) Unwrap() error { return e.Err }
 func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	var out Released
 	fail := func(step Step, err error) (Released, error) { return out, &ReleaseError{Step: step, Err: err} }
+	s, _, err := s.withDefaults()
+	if err != nil {
+		return fail(StepBuild, err)
+	}
 	in := s.Votes
-	var err error
 	if out.Aggregator, out.Label, out.Gamma, err = s.Mechanism.BuildFrom(ctx, s.Gamma, s.Problem, in.Classes(), s.Certificate); err != nil {
+		var re *ReleaseError
+		if errors.As(err, &re) {
+			re.Err = problemField(re.Err)
+		}
 		return out, err
 	}
 	if out.Binding, err = ReleaseBinding(in, out.Aggregator, s.Options.Partition); err != nil {
@@ -192,8 +219,8 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 		}
 		out.LedgerStatus = &st
 		out.Publish = st.Publish
-	} else if out.Result.Answered > 0 {
-		if out.Publish, err = out.Accounting.Publish(out.Result.Answered); err != nil {
+	} else if out.Result.Released > 0 {
+		if out.Publish, err = out.Accounting.Publish(out.Result.Released); err != nil {
 			return fail(StepLabels, err)
 		}
 	}

@@ -76,8 +76,8 @@ func TestReleaseCertifiesOnce(t *testing.T) {
 	if got := n.Load(); got != 1 {
 		t.Errorf("a release from the cache computed %d certificates, want 1", got)
 	}
-	if out.Gamma.Origin != optimal.FromCache || out.Result.Answered != 2 || !strings.Contains(out.Label, "from the cache") {
-		t.Errorf("release from the cache: origin %v, %d answered, %q", out.Gamma.Origin, out.Result.Answered, out.Label)
+	if out.Gamma.Origin != optimal.FromCache || out.Result.Released != 2 || !strings.Contains(out.Label, "from the cache") {
+		t.Errorf("release from the cache: origin %v, %d answered, %q", out.Gamma.Origin, out.Result.Released, out.Label)
 	}
 	sampled := out.Aggregator.(*DaRRM).Gamma()
 	if cert := out.Aggregator.Privacy().Certificate; cert == nil || cert.Status != gamma.Certified || !reflect.DeepEqual(*cert, out.Gamma.Entry.Certificate) {
@@ -136,13 +136,15 @@ func TestReleaseBudgetStop(t *testing.T) {
 	if !errors.Is(err, ErrBudget) || !errors.As(err, &be) {
 		t.Fatalf("budget (1, 0) for (0.5, 0) per query: %v, want ErrBudget", err)
 	}
-	if be.Result != (ReleaseResult{Answered: 2, Unanswered: 2}) || out.Result != be.Result {
+	if be.Result != (ReleaseResult{Released: 2, Unanswered: 2}) || out.Result != be.Result {
 		t.Errorf("budget stop: %+v (returned %+v), want 2 answered, 2 unanswered", be.Result, out.Result)
 	}
 	labels, err := os.ReadFile(s.Sink.Path)
 	if err != nil || strings.Count(string(labels), "\n") < 4 {
 		t.Errorf("labels of a budget stop: %q, %v", labels, err)
 	}
+	cacheOnly := spec(nil, votefile.DaRRM, 0)
+	cacheOnly.Gamma.CacheOnly = true
 	for _, tc := range []struct {
 		name string
 		spec ReleaseSpec
@@ -150,7 +152,7 @@ func TestReleaseBudgetStop(t *testing.T) {
 	}{
 		{"no such mechanism", spec(nil, "nosuch", 0), StepBuild},
 		{"dsub needs Delta = 0", spec(nil, votefile.DSub, 1e-5), StepBuild},
-		{"gamma source without a prior", spec(nil, votefile.DaRRM, 0), StepGamma},
+		{"gamma from a cache only, without one", cacheOnly, StepGamma},
 		{"one-vote votes without a partition", spec(nil, votefile.GNMax, 1e-5), StepBinding},
 	} {
 		_, err := Release(ctx, tc.spec)

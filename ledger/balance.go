@@ -122,27 +122,34 @@ type Status struct {
 	Queries     accountant.Guarantee `json:"queries"`
 	Cap         *accountant.Cap      `json:"cap,omitempty"`
 	// QueriesLeft is how many more labels of the guarantee given to
-	// Status the budget allows: -1 when every further release is free
-	// (Free: the teachers' cap is within the budget).
-	QueriesLeft int  `json:"queries_left"`
-	Free        bool `json:"free"`
+	// Status the budget allows; nil (JSON null) when Free.
+	QueriesLeft *int `json:"queries_left"`
+	// Free says that every further release from these teachers is free,
+	// however many labels it has: the teachers' cap is within the budget
+	// (Balance.Free).
+	Free bool `json:"free"`
 	// Publish is the total to publish of every release charged to the
 	// ledger (Balance.Publish); a release's summary states it.
 	Publish accountant.Total `json:"-"`
 }
 
 // Status returns the ledger's budget, its total so far, and how many more
-// labels that step describes its budget allows.
+// labels that step describes its budget allows, unless every further
+// release is free.
 func (l *Ledger) Status(step accountant.Spend) (Status, error) {
 	b, err := l.Balance()
 	if err != nil {
 		return Status{}, err
 	}
-	left, err := l.Allowance(step, -1)
-	if err != nil {
-		return Status{}, err
-	}
 	h := l.header
-	return Status{Ensemble: h.Ensemble, Relation: h.Relation, Budget: h.Budget, Total: b.Total, Composition: b.Composition,
-		TotalBound: b.Bound, Queries: b.Queries, Cap: b.Cap, QueriesLeft: left, Free: b.Free, Publish: b.Publish}, nil
+	st := Status{Ensemble: h.Ensemble, Relation: h.Relation, Budget: h.Budget, Total: b.Total, Composition: b.Composition,
+		TotalBound: b.Bound, Queries: b.Queries, Cap: b.Cap, Free: b.Free, Publish: b.Publish}
+	if !b.Free {
+		left, err := l.Allowance(step, -1)
+		if err != nil {
+			return Status{}, err
+		}
+		st.QueriesLeft = &left
+	}
+	return st, nil
 }

@@ -1,6 +1,12 @@
 package ledger
 
-import "github.com/darrm/darrm/votefile"
+import (
+	"context"
+	"errors"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/votefile"
+)
 
 // Bind returns the teacher ensemble a new ledger binds: the one the
 // metadata header of its votes states (meta), which what s states must
@@ -13,4 +19,20 @@ func Bind(meta *votefile.Meta, s votefile.Stated) (votefile.Binding, error) {
 		err = b.Validate()
 	}
 	return b, err
+}
+
+// InitFor creates a ledger at path for the ensemble that the metadata
+// header of its votes states (meta, as Bind binds it), with a budget and
+// the defaults of ledger init: the filter DefaultFilter and the slack
+// accountant.DefaultDeltaPrime. It is Init of that header
+// (NewHeader), with every check of Init.
+func InitFor(ctx context.Context, path string, meta *votefile.Meta, budget accountant.Guarantee, opts InitOptions) (previous *Record, err error) {
+	if meta == nil {
+		return nil, &BindError{errors.New("no metadata header: a ledger made for votes binds the ensemble their header states")}
+	}
+	b, err := Bind(meta, votefile.Stated{})
+	if err != nil {
+		return nil, &BindError{err}
+	}
+	return Init(ctx, path, NewHeader(b, budget, accountant.DefaultDeltaPrime, DefaultFilter(b, budget)), opts)
 }

@@ -3,6 +3,7 @@ package ledger
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -472,10 +473,13 @@ func TestStatus(t *testing.T) {
 		total, _, _ := l.Total()
 		left, _ := l.Allowance(accountant.ApproxStep(step), -1)
 		l.Close()
-		want := Status{Ensemble: st.Ensemble, Relation: "private-teachers", Budget: budget, Total: total, Composition: tc.comp, Queries: total, QueriesLeft: left,
+		want := Status{Ensemble: st.Ensemble, Relation: "private-teachers", Budget: budget, Total: total, Composition: tc.comp, Queries: total,
 			Publish: accountant.Total{Method: accountant.Simple, Guarantee: budget, Filter: true}}
-		if err != nil || st != want {
-			t.Errorf("after %d labels: status %+v (%v), want %+v", tc.spent, st, err, want)
+		if err != nil || st.QueriesLeft == nil || *st.QueriesLeft != left {
+			t.Errorf("after %d labels: %v queries left (%v), want %d", tc.spent, st.QueriesLeft, err, left)
+		}
+		if st.QueriesLeft = nil; st != want {
+			t.Errorf("after %d labels: status %+v, want %+v", tc.spent, st, want)
 		}
 	}
 }
@@ -600,8 +604,13 @@ func TestCap(t *testing.T) {
 	l.Settle(1000)
 	st, err := l.Status(accountant.ApproxStep(step))
 	q, _ := accountant.Compose(step, 1000, accountant.Simple, 0)
-	if err != nil || st.Total != fixed.Teachers || st.TotalBound != accountant.TeachersBound || st.Queries != q || !st.Free || st.QueriesLeft != -1 || st.Cap.Rule() != "parallel" {
+	if err != nil || st.Total != fixed.Teachers || st.TotalBound != accountant.TeachersBound || st.Queries != q || !st.Free || st.QueriesLeft != nil || st.Cap.Rule() != "parallel" {
 		t.Errorf("status after 1000 free labels: %+v (%v), queries want %v", st, err, q)
+	}
+	// Free is a state of its own, not a count: JSON has no number of
+	// queries left.
+	if b, err := json.Marshal(st); err != nil || !strings.Contains(string(b), `"queries_left":null,"free":true`) {
+		t.Errorf("status of a free ledger in JSON: %s (%v)", b, err)
 	}
 	l.Close()
 	// Shared data: the cap's delta, at least 1-(1-1e-5)^11, is over a

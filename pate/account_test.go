@@ -192,7 +192,7 @@ func TestTotalsAreTheRelease(t *testing.T) {
 	if !errors.Is(err, ensemble.ErrBudget) {
 		t.Fatalf("release: %v, want stopped by its budget", err)
 	}
-	n := done.Result.Answered
+	n := done.Result.Released
 	released := done.Accounting.Totals(n)
 	lr, err := votefile.NewLabelReader(bytes.NewReader(labels.Bytes()), "labels")
 	if err != nil {

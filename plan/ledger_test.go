@@ -54,11 +54,11 @@ func TestPlanForLedger(t *testing.T) {
 	}{{"for a ledger", forLedger, true}, {"for a run", forRun, false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := releaseOnLedger(ctx, t.TempDir(), tc.pl, private, budget)
-			if tc.all && (err != nil || res.Answered != queries) {
-				t.Errorf("released %d of %d (%v): want all", res.Answered, queries, err)
+			if tc.all && (err != nil || res.Released != queries) {
+				t.Errorf("released %d of %d (%v): want all", res.Released, queries, err)
 			}
-			if !tc.all && (!errors.Is(err, ensemble.ErrBudget) || res.Answered >= queries) {
-				t.Errorf("released %d of %d (%v): want the ledger to stop it short", res.Answered, queries, err)
+			if !tc.all && (!errors.Is(err, ensemble.ErrBudget) || res.Released >= queries) {
+				t.Errorf("released %d of %d (%v): want the ledger to stop it short", res.Released, queries, err)
 			}
 		})
 	}

@@ -416,10 +416,13 @@ func (r *classReader) what() string {
 
 // stated says where a required C or K came from, for errors.
 func (r *classReader) stated() string {
-	if r.lr.meta != nil {
-		return fmt.Sprintf(" (as the metadata header, line %d, states)", r.lr.metaLine)
+	switch {
+	case r.lr.meta == nil:
+		return ""
+	case r.lr.metaLine == 0: // a header given with the rows (ReadRows)
+		return " (as the metadata header states)"
 	}
-	return ""
+	return fmt.Sprintf(" (as the metadata header, line %d, states)", r.lr.metaLine)
 }
 
 // source says where the C and K every row must match came from: the

@@ -164,7 +164,7 @@ func (e *FormatError) BadInput() bool { return true }
 // LabelFormat is the format of labels written to path when none is
 // chosen: the one its extension names (.npy, .csv, .jsonl or .ndjson),
 // else the votes' format, CSV for NumPy votes (on a stream, a NumPy file
-// is asked for by name).
+// is asked for by name) and for votes of no file (FormatAuto: ReadRows).
 func LabelFormat(path string, votes Format) Format {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".npy":
@@ -174,7 +174,7 @@ func LabelFormat(path string, votes Format) Format {
 	case ".jsonl", ".ndjson":
 		return FormatJSONL
 	}
-	if votes == FormatNPY {
+	if votes == FormatNPY || votes == FormatAuto {
 		return FormatCSV
 	}
 	return votes

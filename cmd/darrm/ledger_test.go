@@ -48,10 +48,10 @@ func TestLedgerAcrossRuns(t *testing.T) {
 		Totals []map[string]any `json:"totals"`
 	}
 	decode(t, out, &doc)
-	if doc.Answered != 6 || doc.Ledger == nil || doc.Ledger.QueriesLeft < 1 || doc.Ledger.QueriesLeft >= 6 {
+	if doc.Answered != 6 || doc.Ledger == nil || doc.Ledger.QueriesLeft == nil || *doc.Ledger.QueriesLeft < 1 || *doc.Ledger.QueriesLeft >= 6 {
 		t.Fatalf("first release: answered %d, ledger %+v", doc.Answered, doc.Ledger)
 	}
-	left := doc.Ledger.QueriesLeft
+	left := *doc.Ledger.QueriesLeft
 	second := filepath.Join(dir, "b.csv")
 	_, errOut, code = darrm(t, votes, append(args, "--out", second)...)
 	if code != exitstatus.Budget {
@@ -174,7 +174,7 @@ func TestLedgerBinding(t *testing.T) {
 			Totals []map[string]any `json:"totals"`
 		}
 		decode(t, out, &d)
-		if code != 0 || d.Answered != 20 || d.Ledger == nil || !d.Ledger.Free || d.Ledger.QueriesLeft != -1 || d.Ledger.Total != (accountant.Guarantee{Eps: 0.1, Delta: 1e-5}) || d.Ledger.TotalBound != accountant.TeachersBound {
+		if code != 0 || d.Answered != 20 || d.Ledger == nil || !d.Ledger.Free || d.Ledger.QueriesLeft != nil || d.Ledger.Total != (accountant.Guarantee{Eps: 0.1, Delta: 1e-5}) || d.Ledger.TotalBound != accountant.TeachersBound {
 			t.Fatalf("free release: exit %d, ledger %+v: %s", code, d.Ledger, stderr)
 		}
 	}

@@ -259,8 +259,8 @@ func newReleased(r Release) (released, error) {
 		Input: r.Input, InputFormat: r.Votes.Format().String(), IDColumn: r.Votes.HasID(),
 		Output: r.Output, OutputFormat: r.Sink.Format.String(), Mechanism: r.Mechanism, VotesHeader: r.Votes.Meta(),
 		PerQuery: PerQuery{Eps: priv.Eps, Delta: priv.Delta, Source: priv.Source, Relation: priv.Relation.String(), RelationText: priv.Relation.Describe()},
-		Queries:  res.Answered + res.Unanswered, Released: res.Answered, Answered: res.Answered - res.Withheld, Withheld: res.Withheld, StoppedByBudget: res.Unanswered,
-		Totals: a.Totals(res.Answered), TotalsRole: analysisRole, Cap: a.Cap, CapNote: a.CapNote, Budget: newBudget(a.Budget, res.Unanswered),
+		Queries:  res.Released + res.Unanswered, Released: res.Released, Answered: res.Released - res.Withheld, Withheld: res.Withheld, StoppedByBudget: res.Unanswered,
+		Totals: a.Totals(res.Released), TotalsRole: analysisRole, Cap: a.Cap, CapNote: a.CapNote, Budget: newBudget(a.Budget, res.Unanswered),
 		Randomness: Randomness{Source: "crypto/rand"}, ForRelease: r.Seed == nil, Seconds: r.Elapsed.Seconds(), Analysis: r.Analysis,
 	}
 	if r.Seed != nil {
@@ -269,7 +269,7 @@ func newReleased(r Release) (released, error) {
 	if r.Ledger != nil {
 		out.Ledger = &Ledger{Path: r.LedgerPath, Status: *r.Ledger}
 	}
-	out.Publish = newPublish(r.Publish, a, r.Ledger, res.Answered)
+	out.Publish = newPublish(r.Publish, a, r.Ledger, res.Released)
 	return out, nil
 }
 
@@ -279,7 +279,7 @@ func NewAggregate(r Release) (Aggregate, error) {
 	res := r.Result
 	out := Aggregate{released: common, Header: r.Votes.HasHeader(), Label: r.Label, Problem: NewProblem(r.Problem),
 		EpsSource: r.Teachers.Source, TeachersDiffer: r.Teachers.Heterogeneous,
-		QueriesPerSecond: float64(res.Answered+res.Unanswered) / r.Elapsed.Seconds()}
+		QueriesPerSecond: float64(res.Released+res.Unanswered) / r.Elapsed.Seconds()}
 	if agg, ok := r.Aggregator.(ensemble.Aggregator); ok {
 		out.Gamma, out.Certificate = agg.Gamma(), agg.Privacy().Certificate
 	}
@@ -492,8 +492,10 @@ func (out released) writeAccount(t *text, what, how string) {
 		if l.TotalBound == accountant.TeachersBound {
 			spent += fmt.Sprintf(", within the teachers' cap %s", formatTotal(l.Total))
 		}
-		left := fmt.Sprintf("%d more such queries allowed", l.QueriesLeft)
-		if l.Free {
+		var left string
+		if n := l.QueriesLeft; n != nil {
+			left = fmt.Sprintf("%d more such queries allowed", *n)
+		} else {
 			left = fmt.Sprintf("every further release from these teachers is free: their cap %s is within the budget", formatTotal(l.Cap.Guarantee))
 		}
 		t.line("ledger %s (ensemble %s): budget %v, %s (analysis: a realised cost, not a guarantee); %s",
@@ -586,12 +588,12 @@ func (out Aggregate) describeTeachers() string {
 // charged) but not answered.
 func (r Release) Stopped() string {
 	res := r.Result
-	switch queries := plural.Of(res.Answered+res.Unanswered, "query", "queries"); {
+	switch queries := plural.Of(res.Released+res.Unanswered, "query", "queries"); {
 	case res.Unanswered > 0 && res.Withheld > 0:
 		return fmt.Sprintf("released %d of %s (%d answered, %d withheld by the threshold step), %d not released; %s holds the %d released",
-			res.Answered, queries, res.Answered-res.Withheld, res.Withheld, res.Unanswered, r.Output, res.Answered)
+			res.Released, queries, res.Released-res.Withheld, res.Withheld, res.Unanswered, r.Output, res.Released)
 	case res.Unanswered > 0:
-		return fmt.Sprintf("answered %d of %s, %d left unanswered; %s holds the %d answered", res.Answered, queries, res.Unanswered, r.Output, res.Answered)
+		return fmt.Sprintf("answered %d of %s, %d left unanswered; %s holds the %d answered", res.Released, queries, res.Unanswered, r.Output, res.Released)
 	}
 	return ""
 }

@@ -57,11 +57,11 @@ func TestNewAggregate(t *testing.T) {
 		seed   *uint64
 		led    *ledger.Status
 	}{
-		{name: "rr", agg: rr, res: ensemble.ReleaseResult{Answered: 4}},
+		{name: "rr", agg: rr, res: ensemble.ReleaseResult{Released: 4}},
 		{name: "nothing answered", agg: rr},
-		{name: "stopped by a budget", agg: rr, res: ensemble.ReleaseResult{Answered: 2, Unanswered: 3}, budget: &ensemble.Budget{Budget: accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-3}}, MaxQueries: 2}},
-		{name: "gnmax, seeded", agg: gn, res: ensemble.ReleaseResult{Answered: 1}, seed: &seed},
-		{name: "charged to a ledger", agg: rr, res: ensemble.ReleaseResult{Answered: 1}, led: &st},
+		{name: "stopped by a budget", agg: rr, res: ensemble.ReleaseResult{Released: 2, Unanswered: 3}, budget: &ensemble.Budget{Budget: accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-3}}, MaxQueries: 2}},
+		{name: "gnmax, seeded", agg: gn, res: ensemble.ReleaseResult{Released: 1}, seed: &seed},
+		{name: "charged to a ledger", agg: rr, res: ensemble.ReleaseResult{Released: 1}, led: &st},
 	} {
 		acct := ensemble.Accounting{PerQuery: tc.agg.Privacy(), Composition: accountant.Composition{DeltaPrime: 1e-5}, Budget: tc.budget}
 		out, err := NewAggregate(Release{Problem: gamma.Resolved{Problem: p}, Mechanism: votefile.MechanismName(tc.name), Aggregator: tc.agg, Input: "votes.csv", Output: "-",
@@ -75,11 +75,11 @@ func TestNewAggregate(t *testing.T) {
 			t.Errorf("%s: %+v", tc.name, out)
 		// rr's label is described by its pairs: the exact total follows
 		// the three compositions of its guarantee.
-		case (len(out.Totals) >= 3) != (tc.res.Answered > 0) || tc.res.Answered > 0 && out.Totals[0] != accountant.Totals(priv.Guarantee, tc.res.Answered, 1e-5)[0].Capped(nil, nil) ||
-			tc.agg == rr && tc.res.Answered > 0 && (len(out.Totals) != 4 || out.Totals[3].Method != accountant.Exact):
-			t.Errorf("%s: totals %v for %d labels", tc.name, out.Totals, tc.res.Answered)
-		case out.QueriesPerSecond != float64(tc.res.Answered+tc.res.Unanswered) || out.Answered != tc.res.Answered || out.StoppedByBudget != tc.res.Unanswered ||
-			out.Queries != tc.res.Answered+tc.res.Unanswered || out.Released != tc.res.Answered || out.Withheld != 0:
+		case (len(out.Totals) >= 3) != (tc.res.Released > 0) || tc.res.Released > 0 && out.Totals[0] != accountant.Totals(priv.Guarantee, tc.res.Released, 1e-5)[0].Capped(nil, nil) ||
+			tc.agg == rr && tc.res.Released > 0 && (len(out.Totals) != 4 || out.Totals[3].Method != accountant.Exact):
+			t.Errorf("%s: totals %v for %d labels", tc.name, out.Totals, tc.res.Released)
+		case out.QueriesPerSecond != float64(tc.res.Released+tc.res.Unanswered) || out.Answered != tc.res.Released || out.StoppedByBudget != tc.res.Unanswered ||
+			out.Queries != tc.res.Released+tc.res.Unanswered || out.Released != tc.res.Released || out.Withheld != 0:
 			t.Errorf("%s: %d answered, %d not, %v queries/s", tc.name, out.Answered, out.StoppedByBudget, out.QueriesPerSecond)
 		case tc.budget != nil && !out.Budget.Stopped:
 			t.Errorf("%s: budget %+v not stopped", tc.name, out.Budget)
@@ -118,7 +118,7 @@ func TestNewSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, err := NewSummary(Release{Mechanism: "confident-gnmax", Aggregator: g, Input: "counts.csv", Output: "-", Votes: in,
-		Sink: ensemble.LabelSink{Format: votefile.FormatCSV}, Result: ensemble.ReleaseResult{Answered: 5, Withheld: 2, Unanswered: 1}, Accounting: acct,
+		Sink: ensemble.LabelSink{Format: votefile.FormatCSV}, Result: ensemble.ReleaseResult{Released: 5, Withheld: 2, Unanswered: 1}, Accounting: acct,
 		Publish: publish, Elapsed: time.Second})
 	out, ok := s.(AggregateMulti)
 	switch {
@@ -143,10 +143,10 @@ func TestReleaseStopped(t *testing.T) {
 		res  ensemble.ReleaseResult
 		want string
 	}{
-		{ensemble.ReleaseResult{Answered: 10}, ""},
-		{ensemble.ReleaseResult{Answered: 2, Unanswered: 8}, "answered 2 of 10 queries, 8 left unanswered; labels.csv holds the 2 answered"},
-		{ensemble.ReleaseResult{Answered: 3, Unanswered: 7, Withheld: 1}, "released 3 of 10 queries (2 answered, 1 withheld by the threshold step), 7 not released; labels.csv holds the 3 released"},
-		{ensemble.ReleaseResult{Answered: 0, Unanswered: 1}, "answered 0 of 1 query, 1 left unanswered; labels.csv holds the 0 answered"},
+		{ensemble.ReleaseResult{Released: 10}, ""},
+		{ensemble.ReleaseResult{Released: 2, Unanswered: 8}, "answered 2 of 10 queries, 8 left unanswered; labels.csv holds the 2 answered"},
+		{ensemble.ReleaseResult{Released: 3, Unanswered: 7, Withheld: 1}, "released 3 of 10 queries (2 answered, 1 withheld by the threshold step), 7 not released; labels.csv holds the 3 released"},
+		{ensemble.ReleaseResult{Released: 0, Unanswered: 1}, "answered 0 of 1 query, 1 left unanswered; labels.csv holds the 0 answered"},
 	} {
 		if got := (Release{Output: "labels.csv", Result: tc.res}).Stopped(); got != tc.want {
 			t.Errorf("%+v: Stopped() = %q, want %q", tc.res, got, tc.want)
