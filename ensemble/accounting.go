@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/votefile"
+	"github.com/darrm/darrm/provenance"
 )
 
 // Budget is a total privacy budget that limits one release, with the
@@ -29,7 +29,7 @@ type Accounting struct {
 }
 
 // NewAccounting returns the accounting of a release of per-query
-// guarantee priv from the ensemble that b states (its cap, votefile.Binding.Cap),
+// guarantee priv from the ensemble that b states (its cap, provenance.Binding.Cap),
 // with the slack of composition c, under budget (nil: none) held by c.
 // The queries' parameters are fixed before the release, so the budget is
 // held by the tightest composition valid for them
@@ -38,7 +38,7 @@ type Accounting struct {
 // optimal composition, a mechanism that knows points of its privacy
 // profile (Privacy.Profile) by the tightest of them
 // (accountant.MaxStepsProfile).
-func NewAccounting(priv Privacy, b votefile.Binding, c accountant.Composition, budget *accountant.Guarantee) (Accounting, error) {
+func NewAccounting(priv Privacy, b provenance.Binding, c accountant.Composition, budget *accountant.Guarantee) (Accounting, error) {
 	a := Accounting{PerQuery: priv, Composition: c}
 	if err := c.Validate(); err != nil {
 		return a, err

@@ -18,6 +18,7 @@ import (
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -198,7 +199,7 @@ func ExampleRelease() {
 	}
 	// The ledger, bound to the ensemble the header states, with its own
 	// budget across runs (darrm ledger init --votes).
-	b, err := votefile.Check(votes.Meta(), votefile.Stated{})
+	b, err := provenance.Check(votes.Meta(), provenance.Stated{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -215,7 +216,7 @@ func ExampleRelease() {
 
 	out, err := ensemble.Release(ctx, ensemble.ReleaseSpec{
 		Votes:         votes,
-		Mechanism:     ensemble.Mechanism{Name: votefile.DaRRM},
+		Mechanism:     ensemble.Mechanism{Name: provenance.DaRRM},
 		Problem:       params,
 		Gamma:         optimal.Source{Cache: gammas, Prior: gamma.UniformPrior()},
 		Budget:        &accountant.Guarantee{Eps: 1, Delta: 1e-3},

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/votefile"
+	"github.com/darrm/darrm/provenance"
 )
 
 // CorruptError reports a ledger that cannot be trusted; nothing may be
@@ -67,7 +67,7 @@ func (e *VersionError) BadInput() bool { return true }
 // is made, so that its halting rule holds for adaptively chosen runs.
 type FilterError struct {
 	Path      string
-	Mechanism votefile.MechanismName
+	Mechanism provenance.MechanismName
 	Err       error
 }
 
@@ -96,8 +96,8 @@ func (e *FilterError) Unwrap() error { return e.Err }
 // header-less file asserts nothing of how their data were split).
 type BindingError struct {
 	Path     string
-	Ledger   votefile.Binding
-	Diffs    []votefile.BindingDiff // A: the ledger's, B: the release's
+	Ledger   provenance.Binding
+	Diffs    []provenance.BindingDiff // A: the ledger's, B: the release's
 	Unstated bool
 }
 

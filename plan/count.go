@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -77,7 +78,7 @@ type Count struct {
 type built struct {
 	agg     ensemble.Labeler
 	label   string
-	binding votefile.Binding
+	binding provenance.Binding
 	acc     ensemble.Accounting
 }
 
@@ -109,14 +110,14 @@ func Aggregator(ctx context.Context, r Request) (ensemble.Labeler, string, error
 // build builds the aggregator of r (aggregator) and its accounting under
 // r.Budget (ensemble.NewAccounting, the function that limits a budgeted
 // release). The plan knows no votes: no teachers' cap applies
-// (votefile.Binding.Cap of votes without a header).
+// (provenance.Binding.Cap of votes without a header).
 func build(ctx context.Context, r Request) (built, error) {
 	agg, label, err := Aggregator(ctx, r)
 	if err != nil {
 		return built{}, err
 	}
 	priv := agg.Privacy()
-	b := votefile.Binding{K: agg.K(), Relation: priv.Relation, Teachers: priv.Teachers}
+	b := provenance.Binding{K: agg.K(), Relation: priv.Relation, Teachers: priv.Teachers}
 	acc, err := ensemble.NewAccounting(priv, b, r.Budget.Composition, &r.Budget.Guarantee)
 	if err != nil {
 		return built{}, err

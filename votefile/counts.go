@@ -235,6 +235,10 @@ func (r *classReader) HasHeader() bool { return r.header }
 // Meta returns the file's metadata header, or nil if it has none.
 func (r *classReader) Meta() *Meta { return r.lr.meta }
 
+// HeaderError returns err at the place of the file's metadata header
+// (Reader.HeaderError).
+func (r *classReader) HeaderError(err error) error { return r.lr.HeaderError(err) }
+
 // K returns the number of teachers.
 func (r *classReader) K() int { return r.k }
 

@@ -72,19 +72,6 @@ func (e optionError) BadInput() bool { return true }
 // Hints returns the hints the message gives.
 func (e optionError) Hints() []Hint { return e.hints }
 
-// advisedError is Err with advice on the option it depends on: its text
-// says both.
-type advisedError struct {
-	advice
-	Err error
-}
-
-func (e *advisedError) Error() string { return e.text }
-func (e *advisedError) Unwrap() error { return e.Err }
-
-// Hints returns the hints the message gives.
-func (e *advisedError) Hints() []Hint { return e.hints }
-
 // Read reads the start of the vote file r (its metadata header and
 // first data row) and returns the reader of its queries: of 0/1 votes of
 // two classes, or of vote counts or class indices of C classes
@@ -138,8 +125,9 @@ func (vf *voteFile) read(opts Options) (Reader, []Note, error) {
 	co := classOptions{Header: opts.Header, ID: opts.ID, Classes: opts.Classes, TeachersInRows: opts.TeachersInRows, Size: opts.Size}
 	switch {
 	case m != nil:
-		if _, err := Check(m, Stated{Classes: opts.Classes}); err != nil {
-			return nil, notes, &advisedError{advise("%s: %v (%v)", name, err, Hint{OptionClasses, ""}), err}
+		if opts.Classes != 0 && opts.Classes != m.Classes {
+			return nil, notes, optionError{advise("%s: the ensemble's classes: %d given, but the vote file's metadata header states %d: a value given must equal the header's (leave it out to use the header's) (%v)",
+				name, opts.Classes, m.Classes, Hint{OptionClasses, ""})}
 		}
 		if counts && m.Layout != LayoutCounts {
 			return nil, notes, optionError{advise("%v contradicts the metadata header of %s, which states layout %v (class indices)", Hint{OptionLayout, "counts"}, name, m.Layout)}

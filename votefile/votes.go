@@ -201,6 +201,17 @@ func (r *voteReader) checkMeta() error {
 // Meta returns the file's metadata header, or nil if it has none.
 func (r *voteReader) Meta() *Meta { return r.meta }
 
+// HeaderError returns err, a rule of the file's metadata header that the
+// caller found broken, as a *FormatError at the header's line; any other
+// error as it is.
+func (r *voteReader) HeaderError(err error) error {
+	var he *HeaderError
+	if r.meta == nil || !errors.As(err, &he) {
+		return err
+	}
+	return &FormatError{File: r.name, Line: r.metaLine, Msg: he.Error()}
+}
+
 // K returns the number of votes per row.
 func (r *voteReader) K() int { return r.k }
 

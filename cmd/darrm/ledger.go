@@ -18,6 +18,7 @@ import (
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/plan"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -46,18 +47,18 @@ type ledgerInitFlags struct {
 // ensembleFlags state the parameters of a teacher ensemble that a ledger
 // binds, but its relation.
 type ensembleFlags struct {
-	Ensemble  string             `flag:"ensemble" help:"id of the teacher ensemble the budget is for"`
-	K         int                `flag:"K"`
-	Eps       float64            `flag:"eps"`
-	Delta     float64            `flag:"Delta"`
-	Kind      votefile.Kind      `flag:"kind" help:"the teachers are fixed models (fixed) or a fresh mechanism per query (per-query)"`
-	Partition votefile.Partition `flag:"partition" help:"how the teachers' training data were split: keyed-hash, file-position or shared (the one-vote relation holds on keyed-hash only)"`
+	Ensemble  string               `flag:"ensemble" help:"id of the teacher ensemble the budget is for"`
+	K         int                  `flag:"K"`
+	Eps       float64              `flag:"eps"`
+	Delta     float64              `flag:"Delta"`
+	Kind      provenance.Kind      `flag:"kind" help:"the teachers are fixed models (fixed) or a fresh mechanism per query (per-query)"`
+	Partition provenance.Partition `flag:"partition" help:"how the teachers' training data were split: keyed-hash, file-position or shared (the one-vote relation holds on keyed-hash only)"`
 }
 
 // stated returns the parameters the flags state; those not given are
 // left unstated (the teachers' guarantee needs --eps and --Delta both).
-func (f *ensembleFlags) stated(cmd *cobra.Command) (votefile.Binding, error) {
-	b := votefile.Binding{Ensemble: f.Ensemble, K: f.K, Kind: f.Kind, Partition: f.Partition}
+func (f *ensembleFlags) stated(cmd *cobra.Command) (provenance.Binding, error) {
+	b := provenance.Binding{Ensemble: f.Ensemble, K: f.K, Kind: f.Kind, Partition: f.Partition}
 	eps, delta := cli.Given(cmd.Flags(), "eps", f.Eps), cli.Given(cmd.Flags(), "Delta", f.Delta)
 	if (eps == nil) != (delta == nil) {
 		return b, cli.Usagef("--eps and --Delta go together: they are each teacher's guarantee")
@@ -109,7 +110,7 @@ func newLedgerInitCmd() *cobra.Command {
 		},
 	}, &f)
 	bind(cmd, &f.use)
-	cmd.Flags().StringVar((*string)(&f.use.Mechanism), "mechanism", "", "declare the labels the ledger will pay for: their aggregator ("+votefile.JoinMechanisms(ensemble.Mechanisms, ", ")+"; with --classes: "+votefile.JoinMechanisms(ensemble.ManyClassMechanisms, ", ")+"), with its per-query settings as aggregate takes them; the ledger's teachers are its K and (eps, Delta)")
+	cmd.Flags().StringVar((*string)(&f.use.Mechanism), "mechanism", "", "declare the labels the ledger will pay for: their aggregator ("+provenance.JoinMechanisms(ensemble.Mechanisms, ", ")+"; with --classes: "+provenance.JoinMechanisms(ensemble.ManyClassMechanisms, ", ")+"), with its per-query settings as aggregate takes them; the ledger's teachers are its K and (eps, Delta)")
 	return cmd
 }
 
@@ -129,7 +130,7 @@ type ledgerUseFlags struct {
 	StepEps   float64   `flag:"step-eps"`
 	StepDelta float64   `flag:"step-delta"`
 	Queries   int       `flag:"queries" help:"the number of labels you expect to release on the ledger (with --mechanism or --step-eps): whether they fit, and their total, by each filter"`
-	Mechanism votefile.MechanismName
+	Mechanism provenance.MechanismName
 }
 
 // ledgerUse is a use of a new ledger declared by its flags: the labels,
@@ -145,7 +146,7 @@ var useFlagNames = []string{"classes", "m", "delta", "target-eps", "queries", "s
 
 // declared returns the use that the flags declare for a ledger bound to
 // b with budget, nil when they declare none.
-func (u *ledgerUseFlags) declared(cmd *cobra.Command, b votefile.Binding, budget accountant.Guarantee) (*ledgerUse, error) {
+func (u *ledgerUseFlags) declared(cmd *cobra.Command, b provenance.Binding, budget accountant.Guarantee) (*ledgerUse, error) {
 	fs := cmd.Flags()
 	mech, step := fs.Changed("mechanism"), fs.Changed("step-eps") || fs.Changed("step-delta")
 	switch {
@@ -182,7 +183,7 @@ func (u *ledgerUseFlags) declared(cmd *cobra.Command, b votefile.Binding, budget
 // mechanismStep returns the description of one label of --mechanism,
 // built as aggregate builds it (plan.Aggregator) for the teachers that b
 // binds, and the labels in words.
-func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b votefile.Binding, budget accountant.Guarantee) (accountant.Spend, string, error) {
+func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding, budget accountant.Guarantee) (accountant.Spend, string, error) {
 	fs := cmd.Flags()
 	info, err := lookupMechanism(cmd, u.Mechanism)
 	if err != nil {
@@ -202,7 +203,7 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b votefile.Binding, b
 		}
 		base.Mechanism.GNMax = noisymax.ConfidentGNMax{Threshold: u.Threshold, Sigma1: u.Sigma1, Sigma2: u.Sigma2, Noise: noisymax.DiscreteNoise}
 		r = plan.ManyClasses(base, info.Name, b.K, u.Classes, cli.Given(fs, "delta", u.Target))
-	case info.Name == votefile.DaRRMOneVote:
+	case info.Name == provenance.DaRRMOneVote:
 		if len(u.TargetEps) != 1 {
 			return accountant.Spend{}, "", cli.Usagef("%s needs the per-query eps of its labels: give one --target-eps", info.Name)
 		}
@@ -211,7 +212,7 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b votefile.Binding, b
 		r = plan.TwoClass(base, info.Name, constraints.Problem{K: b.K, M: u.M, Eps: b.Teachers.Eps, Delta: b.Teachers.Delta, TargetDelta: u.Target}, fs.Changed("delta"))
 	}
 	if info.Gamma {
-		mech, err := u.Flags.Parse(cmd, "mechanism", []votefile.MechanismName{info.Name})
+		mech, err := u.Flags.Parse(cmd, "mechanism", []provenance.MechanismName{info.Name})
 		if err != nil {
 			return accountant.Spend{}, "", err
 		}
@@ -235,10 +236,10 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b votefile.Binding, b
 // file's header, which the flags given must agree with, or the flags
 // alone, which must then all be given (the relation defaults to
 // private-teachers).
-func (f *ledgerInitFlags) binding(cmd *cobra.Command) (votefile.Binding, error) {
+func (f *ledgerInitFlags) binding(cmd *cobra.Command) (provenance.Binding, error) {
 	fs := cmd.Flags()
-	s := votefile.Stated{Ensemble: f.Ensemble, K: f.K, Kind: f.Kind, Partition: f.Partition,
-		Eps: cli.Given(fs, "eps", f.Eps), Delta: cli.Given(fs, "Delta", f.Delta), Calibrated: ensemble.Calibrated}
+	s := provenance.Stated{Ensemble: f.Ensemble, K: f.K, Kind: f.Kind, Partition: f.Partition,
+		Eps: cli.Given(fs, "eps", f.Eps), Delta: cli.Given(fs, "Delta", f.Delta)}
 	if f.Votes == "" {
 		required := []string{"ensemble", "K", "eps", "Delta", "kind", "partition"}
 		if f.Relation == accountant.OneVote {
@@ -247,7 +248,7 @@ func (f *ledgerInitFlags) binding(cmd *cobra.Command) (votefile.Binding, error) 
 			required = []string{"ensemble", "K", "kind", "partition"}
 		}
 		if err := cli.RequireFlags(cmd, required...); err != nil {
-			return votefile.Binding{}, cli.Usagef("%v (or take them from a vote file's header with --votes)", err)
+			return provenance.Binding{}, cli.Usagef("%v (or take them from a vote file's header with --votes)", err)
 		}
 		s.Relation = &f.Relation
 		b, err := ledger.Bind(nil, s)
@@ -258,8 +259,9 @@ func (f *ledgerInitFlags) binding(cmd *cobra.Command) (votefile.Binding, error) 
 	}
 	meta, err := inputs.VoteHeader(cmd, f.Votes)
 	if err != nil {
-		return votefile.Binding{}, err
+		return provenance.Binding{}, err
 	}
+	s.Calibrated = ensemble.Calibrated(meta)
 	b, err := ledger.Bind(meta, s)
 	if err != nil {
 		return b, fmt.Errorf("--votes %s: %w", cli.InputName(f.Votes), err)

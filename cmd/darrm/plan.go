@@ -16,6 +16,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/plan"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -36,7 +37,7 @@ type planFlags struct {
 	Votes        string            `flag:"votes" help:"confident-gnmax, gnmax: proxy votes (class counts or indices of the plan's K teachers over its classes) on which the plan is scored, and confident-gnmax's threshold and sigma1/sigma2 chosen; never the private votes"`
 	VotesAre     string            `flag:"votes-are" help:"what --votes are: public (votes on public data) or released (votes whose use is already paid for); private is refused"`
 	MinPrecision float64           `flag:"min-precision" help:"confident-gnmax: least expected fraction of answered labels that are correct, in [0, 1) (0: the threshold that answers most)"`
-	Mechanism    votefile.MechanismName
+	Mechanism    provenance.MechanismName
 }
 
 func newPlanCmd() *cobra.Command {
@@ -47,7 +48,7 @@ func newPlanCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runPlan(cmd, &f) },
 	}, &f)
-	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", "", "aggregator: "+votefile.JoinMechanisms(ensemble.Mechanisms, ", ")+"; with --classes: "+votefile.JoinMechanisms(ensemble.ManyClassMechanisms, ", "))
+	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", "", "aggregator: "+provenance.JoinMechanisms(ensemble.Mechanisms, ", ")+"; with --classes: "+provenance.JoinMechanisms(ensemble.ManyClassMechanisms, ", "))
 	return cmd
 }
 
@@ -61,7 +62,7 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		return err
 	}
 	doc := report.Plan{Chosen: fs.Changed("queries")}
-	scored := info.Input == votefile.ManyClasses && (info.Name == votefile.ConfidentGNMax || info.Name == votefile.GNMax)
+	scored := info.Input == votefile.ManyClasses && (info.Name == provenance.ConfidentGNMax || info.Name == provenance.GNMax)
 	if f.Votes != "" && !scored {
 		return cli.Usagef("--votes scores the plans of confident-gnmax and gnmax (--classes); %s is planned without them", info.Name)
 	}
@@ -89,13 +90,13 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 			return cli.Usagef("--%s is what a plan of --queries chooses: leave it out (or leave out --queries to count the queries it fits)", n)
 		}
 	}
-	if info.Name == votefile.ConfidentGNMax || scored && f.Votes != "" {
+	if info.Name == provenance.ConfidentGNMax || scored && f.Votes != "" {
 		proxy, tuning, err := f.proxy(cmd, r)
 		if err != nil {
 			return err
 		}
 		doc.Tuning = tuning
-		if info.Name == votefile.ConfidentGNMax {
+		if info.Name == provenance.ConfidentGNMax {
 			doc.Plan, err = plan.ConfidentGNMax(cmd.Context(), r, f.Queries, proxy, plan.ConfidentOptions{MinPrecision: f.MinPrecision})
 		} else {
 			doc.Plan, err = plan.GNMax(cmd.Context(), r, f.Queries, proxy)
@@ -143,7 +144,7 @@ func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.Mechanis
 		}
 		base.Mechanism.GNMax = noisymax.ConfidentGNMax{Threshold: f.Threshold, Sigma1: f.Sigma1, Sigma2: f.Sigma2, Noise: noisymax.DiscreteNoise}
 		r = plan.ManyClasses(base, info.Name, f.K, f.Classes, cli.Given(fs, "delta", f.Target))
-	case info.Name == votefile.DaRRMOneVote:
+	case info.Name == provenance.DaRRMOneVote:
 		eps := 1.0 // planned (--queries), else given
 		if fs.Changed("target-eps") {
 			if len(f.TargetEps) != 1 {
@@ -158,7 +159,7 @@ func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.Mechanis
 		r = plan.TwoClass(base, info.Name, constraints.Problem{K: f.K, M: f.M, Eps: f.Eps, Delta: f.Delta, TargetDelta: f.Target}, fs.Changed("delta"))
 	}
 	if info.Gamma {
-		mech, err := f.Flags.Parse(cmd, "mechanism", []votefile.MechanismName{info.Name})
+		mech, err := f.Flags.Parse(cmd, "mechanism", []provenance.MechanismName{info.Name})
 		if err != nil {
 			return r, info, err
 		}

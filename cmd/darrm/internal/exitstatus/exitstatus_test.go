@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/optimal"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/votefile"
 )
@@ -53,7 +54,7 @@ func TestExplain(t *testing.T) {
 		{"flags, no param", Flagged(errors.New("disk on fire"), nil), Failure, "disk on fire"},
 
 		{"format", &votefile.FormatError{File: "v.csv", Line: 3, Msg: "bad"}, Usage, (&votefile.FormatError{File: "v.csv", Line: 3, Msg: "bad"}).Error()},
-		{"teachers", &votefile.TeachersError{Field: "K"}, Usage, (&votefile.TeachersError{Field: "K"}).Error()},
+		{"teachers", &provenance.TeachersError{Field: "K"}, Usage, (&provenance.TeachersError{Field: "K"}).Error()},
 		{"ledger corrupt", &ledger.CorruptError{Path: "l", Line: 2}, Usage, (&ledger.CorruptError{Path: "l", Line: 2}).Error()},
 		{"not a ledger", &ledger.NotLedgerError{Path: "l", Reason: "a directory"}, Usage, "ledger l: a directory"},
 		{"ledger version", &ledger.VersionError{Path: "l", Version: 9}, Usage, (&ledger.VersionError{Path: "l", Version: 9}).Error()},

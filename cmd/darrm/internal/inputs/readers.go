@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -67,10 +68,16 @@ func VoteHeader(cmd *cobra.Command, path string) (*votefile.Meta, error) {
 		return nil, err
 	}
 	defer file.Close()
-	m, err := votefile.ReadMeta(file, name)
+	in, _, err := votefile.Read(file, name, votefile.Options{})
+	if err == nil {
+		if _, err = provenance.Check(in.Meta(), provenance.Stated{}); err != nil {
+			err = in.HeaderError(err)
+		}
+	}
 	if err != nil {
 		return nil, cli.Usagef("--votes: %v", err)
 	}
+	m := in.Meta()
 	if m == nil {
 		return nil, cli.Usagef("--votes %s has no metadata header: give the ensemble's parameters as flags", name)
 	}

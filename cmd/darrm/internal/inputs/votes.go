@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -89,6 +90,13 @@ func (f *VoteFlags) OpenVotes(cmd *cobra.Command, name string) (votefile.Reader,
 	in, notes, err := votefile.Read(r, cli.InputName(name), opts)
 	for _, n := range notes {
 		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: %v (as --input-format counts says; docs/aggregate.md, \"Vote counts without a flag\")\n", n)
+	}
+	if err == nil {
+		// What the header states is checked before anything else uses it,
+		// and refused at its place.
+		if _, err = provenance.Check(in.Meta(), provenance.Stated{}); err != nil {
+			err = in.HeaderError(err)
+		}
 	}
 	if err != nil {
 		done.Close()

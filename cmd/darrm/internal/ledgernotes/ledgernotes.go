@@ -18,7 +18,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
-	"github.com/darrm/darrm/votefile"
+	"github.com/darrm/darrm/provenance"
 )
 
 // Read reads the ledger at path whole (ledger.ReadOnly) and prints
@@ -90,7 +90,7 @@ func (e *worded) Unwrap() error { return e.err }
 // bound to b, and which record of the ensemble's ledger it replaced, if
 // any; on errw it warns of a slack delta' that the teachers' cap cannot
 // use (ledger.Header.SlackNote).
-func Initialized(w, errw io.Writer, path string, b votefile.Binding, h ledger.Header, prev *ledger.Record) error {
+func Initialized(w, errw io.Writer, path string, b provenance.Binding, h ledger.Header, prev *ledger.Record) error {
 	if note := h.SlackNote(); note != "" {
 		if h.Budget.Delta > 0 {
 			note += fmt.Sprintf(". To let the cap use them, give --delta-prime below the budget's delta (e.g. %.2g)", h.Budget.Delta/10)

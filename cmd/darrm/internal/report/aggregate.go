@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -20,12 +21,12 @@ import (
 // it holds no vote count and no un-noised label, only what the label
 // file itself shows.
 type released struct {
-	Input        string                 `json:"input"`
-	InputFormat  string                 `json:"input_format"`
-	IDColumn     bool                   `json:"id_column"`
-	Output       string                 `json:"output"`
-	OutputFormat string                 `json:"output_format"`
-	Mechanism    votefile.MechanismName `json:"mechanism"`
+	Input        string                   `json:"input"`
+	InputFormat  string                   `json:"input_format"`
+	IDColumn     bool                     `json:"id_column"`
+	Output       string                   `json:"output"`
+	OutputFormat string                   `json:"output_format"`
+	Mechanism    provenance.MechanismName `json:"mechanism"`
 	// VotesHeader is the vote file's metadata header, nil without one.
 	VotesHeader *votefile.Meta `json:"votes_header,omitempty"`
 	PerQuery    PerQuery       `json:"per_query"`
@@ -56,14 +57,14 @@ type Aggregate struct {
 	// vote file's metadata header or the flags. TeachersDiffer says that
 	// the header gives the teachers different guarantees, of which eps
 	// and Delta are the common bound.
-	EpsSource        votefile.EpsSource `json:"eps_source"`
-	TeachersDiffer   bool               `json:"teachers_differ"`
-	Gamma            []float64          `json:"gamma"`
-	Sigma            *float64           `json:"sigma,omitempty"`
-	Answered         int                `json:"queries_answered"`
-	Unanswered       int                `json:"queries_unanswered"`
-	QueriesPerSecond float64            `json:"queries_per_second"`
-	Certificate      *gamma.Certificate `json:"certificate,omitempty"`
+	EpsSource        provenance.EpsSource `json:"eps_source"`
+	TeachersDiffer   bool                 `json:"teachers_differ"`
+	Gamma            []float64            `json:"gamma"`
+	Sigma            *float64             `json:"sigma,omitempty"`
+	Answered         int                  `json:"queries_answered"`
+	Unanswered       int                  `json:"queries_unanswered"`
+	QueriesPerSecond float64              `json:"queries_per_second"`
+	Certificate      *gamma.Certificate   `json:"certificate,omitempty"`
 }
 
 // AggregateMulti is the summary darrm aggregate prints after a release of
@@ -76,7 +77,7 @@ type AggregateMulti struct {
 	// Settings are the mechanism's: threshold, sigma1 and sigma2 for the
 	// GNMax family (threshold, sigma1 with confident-gnmax),
 	// laplace_scale for lnmax. Noise describes the noise in words.
-	votefile.Settings
+	provenance.Settings
 	Noise string `json:"noise"`
 	// Queries counts the rows read; Released those written to the label
 	// file and charged (answered or not), Answered those with a label,
@@ -203,13 +204,13 @@ const NotForRelease = "NOT FOR RELEASE: --seed makes the noise reproducible, so 
 // NewSummary summarises it.
 type Release struct {
 	// Mechanism names the aggregator Aggregator, which Label describes.
-	Mechanism  votefile.MechanismName
+	Mechanism  provenance.MechanismName
 	Label      string
 	Aggregator ensemble.Labeler
 	// Problem and Teachers are the problem of a two-class release and
 	// the teachers' guarantee it used.
 	Problem  gamma.Resolved
-	Teachers votefile.TeacherGuarantee
+	Teachers provenance.TeacherGuarantee
 	// Input names the votes that Votes read; Output names where the sink
 	// Sink wrote the labels.
 	Input, Output string
@@ -534,7 +535,7 @@ func (out Aggregate) describeTeachers() string {
 		return "(eps, Delta) from --eps and --Delta (the vote file has no metadata header)"
 	}
 	what := fmt.Sprintf("ensemble %s (%v, %v relation, partition %v)", m.Ensemble, m.Kind, m.Relation, m.Partition)
-	if out.EpsSource == votefile.FromFlags {
+	if out.EpsSource == provenance.FromFlags {
 		return fmt.Sprintf("%s, non-private (no guarantee in the header): the release is calibrated to (eps, Delta) from --eps and --Delta", what)
 	}
 	var groups []string
