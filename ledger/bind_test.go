@@ -19,10 +19,11 @@ func TestBind(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	meta, err := votefile.ReadMeta(f, "votes-K11.csv")
+	in, _, err := votefile.Read(f, "votes-K11.csv", votefile.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	meta := in.Meta()
 	pt := accountant.PrivateTeachers
 	eps, delta, other := 0.1, 1e-5, 0.2
 	full := provenance.Stated{Ensemble: "e", K: 11, Relation: &pt, Kind: provenance.Fixed, Partition: provenance.SharedData, Eps: &eps, Delta: &delta}

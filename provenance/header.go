@@ -78,33 +78,33 @@ func (p *Partition) UnmarshalText(b []byte) error {
 	return partitionEnum.Unmarshal(p, b)
 }
 
-// Origin says how a teacher's guarantee was obtained, as the method of
+// origin says how a teacher's guarantee was obtained, as the method of
 // its source in a vote file's header names it (votefile.TeacherSource):
-// FromStated (the ensemble's owner states it), FromDPSGD (DP-SGD's
-// accounting), or NonPrivate (no guarantee: teachers of the one-vote
+// fromStated (the ensemble's owner states it), fromDPSGD (DP-SGD's
+// accounting), or nonPrivate (no guarantee: teachers of the one-vote
 // relation).
-type Origin int
+type origin int
 
 const (
-	// FromStated is a guarantee the ensemble's owner states, for datasets
+	// fromStated is a guarantee the ensemble's owner states, for datasets
 	// that differ by adding or removing one record (votefile.AddRemove).
-	FromStated Origin = iota
-	// FromDPSGD is computed by the accountant from the teacher's DP-SGD
+	fromStated origin = iota
+	// fromDPSGD is computed by the accountant from the teacher's DP-SGD
 	// run (DPSGDRun).
-	FromDPSGD
-	// NonPrivate teachers have no guarantee (e.g. plain SGD, for GNMax
+	fromDPSGD
+	// nonPrivate teachers have no guarantee (e.g. plain SGD, for GNMax
 	// under the one-vote relation).
-	NonPrivate
+	nonPrivate
 )
 
-var originEnum = enum.Names[Origin]{What: "method", List: []string{FromStated: "stated", FromDPSGD: "dp-sgd", NonPrivate: "none"}}
+var originEnum = enum.Names[origin]{What: "method", List: []string{fromStated: "stated", fromDPSGD: "dp-sgd", nonPrivate: "none"}}
 
 // String returns "stated", "dp-sgd" or "none".
-func (o Origin) String() string { return originEnum.String(o) }
+func (o origin) String() string { return originEnum.String(o) }
 
-// OriginOf returns how the guarantee of a header's group of teachers was
+// originOf returns how the guarantee of a header's group of teachers was
 // obtained: the method of its source.
-func OriginOf(g votefile.TeacherGroup) (Origin, error) {
+func originOf(g votefile.TeacherGroup) (origin, error) {
 	return originEnum.Parse(g.Source.Method)
 }
 
@@ -132,20 +132,20 @@ func (r DPSGDRun) Teachers(count int) (votefile.TeacherGroup, error) {
 	}
 	conv := r.Conversion.String()
 	return votefile.TeacherGroup{Count: count, Eps: &g.Eps, Delta: &g.Delta, Source: votefile.TeacherSource{
-		Method: FromDPSGD.String(), Sigma: &r.Sigma, SamplingRate: &r.Q, Steps: &r.Steps, Conversion: conv, Delta: &r.Delta}}, nil
+		Method: fromDPSGD.String(), Sigma: &r.Sigma, SamplingRate: &r.Q, Steps: &r.Steps, Conversion: conv, Delta: &r.Delta}}, nil
 }
 
 // StatedTeachers returns a header's group of count teachers whose owner
 // states each (g.Eps, g.Delta)-DP for adding or removing one record.
 func StatedTeachers(count int, g accountant.Guarantee) votefile.TeacherGroup {
 	return votefile.TeacherGroup{Count: count, Eps: &g.Eps, Delta: &g.Delta,
-		Source: votefile.TeacherSource{Method: FromStated.String(), Neighbours: votefile.AddRemove}}
+		Source: votefile.TeacherSource{Method: fromStated.String(), Neighbours: votefile.AddRemove}}
 }
 
-// NonPrivateTeachers returns a header's group of count teachers that
+// nonPrivateTeachers returns a header's group of count teachers that
 // have no guarantee.
-func NonPrivateTeachers(count int) votefile.TeacherGroup {
-	return votefile.TeacherGroup{Count: count, Source: votefile.TeacherSource{Method: NonPrivate.String()}}
+func nonPrivateTeachers(count int) votefile.TeacherGroup {
+	return votefile.TeacherGroup{Count: count, Source: votefile.TeacherSource{Method: nonPrivate.String()}}
 }
 
 // replaceOne is the name of the relation a stated guarantee may not have.
@@ -174,7 +174,7 @@ type header struct {
 type group struct {
 	count     int
 	guarantee accountant.Guarantee
-	origin    Origin
+	origin    origin
 	run       *DPSGDRun
 }
 
@@ -217,13 +217,13 @@ var runKeys = []string{"sigma", "sampling_rate", "steps", "conversion", "delta"}
 // group reads the header's teacher group tg, at its path.
 func (h *header) group(tg votefile.TeacherGroup, at string) (group, error) {
 	g := group{count: tg.Count}
-	o, err := OriginOf(tg)
+	o, err := originOf(tg)
 	if err != nil {
 		return g, headerErr(at+".source.method", nil, "%v", err)
 	}
 	g.origin = o
 	src := tg.Source
-	if o == NonPrivate {
+	if o == nonPrivate {
 		for _, v := range []struct {
 			key string
 			v   *float64
@@ -243,7 +243,7 @@ func (h *header) group(tg votefile.TeacherGroup, at string) (group, error) {
 	}
 	if n := src.Neighbours; n != "" {
 		switch {
-		case o != FromStated:
+		case o != fromStated:
 			return g, headerErr(at+".source.neighbours", n, "only a stated source has neighbours (a dp-sgd run's guarantee is for adding or removing a record; non-private teachers have none)")
 		case n == replaceOne:
 			return g, headerErr(at+".source.neighbours", n, "darrm's releases and the teachers' cap need each teacher's guarantee for adding or removing a record, which one for replacing a record does not imply: state the add-remove guarantee")
@@ -257,7 +257,7 @@ func (h *header) group(tg votefile.TeacherGroup, at string) (group, error) {
 		v   any
 	}{{"sigma", src.Sigma != nil, src.Sigma}, {"sampling_rate", src.SamplingRate != nil, src.SamplingRate},
 		{"steps", src.Steps != nil, src.Steps}, {"conversion", src.Conversion != "", src.Conversion}, {"delta", src.Delta != nil, src.Delta}}
-	if o != FromDPSGD {
+	if o != fromDPSGD {
 		for _, f := range run {
 			if f.set {
 				return g, headerErr(at+".source."+f.key, deref(f.v), "only a dp-sgd source has %s", strings.Join(runKeys, ", "))
@@ -291,12 +291,12 @@ func deref(p any) any {
 // check checks the guarantee of the group g, at its path, in the header.
 func (h *header) check(g group, at string) error {
 	switch g.origin {
-	case NonPrivate:
+	case nonPrivate:
 		if h.relation == accountant.PrivateTeachers {
 			return headerErr(at+".source.method", "none", "the private-teachers relation needs every teacher's (eps, Delta)")
 		}
 		return nil
-	case FromStated, FromDPSGD:
+	case fromStated, fromDPSGD:
 	default:
 		return headerErr(at+".source.method", g.origin.String(), "must be stated, dp-sgd or none")
 	}
@@ -306,7 +306,7 @@ func (h *header) check(g group, at string) error {
 	if !(g.guarantee.Delta >= 0 && g.guarantee.Delta < 1) {
 		return headerErr(at+".Delta", g.guarantee.Delta, "must be in [0, 1)")
 	}
-	if g.origin == FromStated {
+	if g.origin == fromStated {
 		return nil
 	}
 	r := g.run
@@ -340,7 +340,7 @@ func (h *header) check(g group, at string) error {
 // private reports whether every teacher has a guarantee.
 func (h *header) private() bool {
 	for _, g := range h.groups {
-		if g.origin == NonPrivate {
+		if g.origin == nonPrivate {
 			return false
 		}
 	}
@@ -356,7 +356,7 @@ func (h *header) private() bool {
 func (h *header) common() (g accountant.Guarantee, heterogeneous bool) {
 	var first *accountant.Guarantee
 	for _, t := range h.groups {
-		if t.origin == NonPrivate {
+		if t.origin == nonPrivate {
 			continue
 		}
 		if first == nil {
@@ -397,11 +397,11 @@ func HeaderTeachers(m *votefile.Meta) (TeacherGuarantee, bool) {
 // Header returns the metadata header of votes of the ensemble b among
 // classes classes, in layout: its id, K, relation, kind and partition,
 // and as its teachers the groups given (StatedTeachers,
-// NonPrivateTeachers, DPSGDRun.Teachers) or, without, all K teachers with
-// b's guarantee, stated, or none when it is zero. Check checks it.
+// DPSGDRun.Teachers) or, without, all K teachers with b's guarantee,
+// stated, or non-private teachers when it is zero. Check checks it.
 func Header(b Binding, classes int, layout votefile.Layout, groups ...votefile.TeacherGroup) *votefile.Meta {
 	if len(groups) == 0 {
-		groups = []votefile.TeacherGroup{NonPrivateTeachers(b.K)}
+		groups = []votefile.TeacherGroup{nonPrivateTeachers(b.K)}
 		if b.Teachers != (accountant.Guarantee{}) {
 			groups[0] = StatedTeachers(b.K, b.Teachers)
 		}

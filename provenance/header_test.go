@@ -1,6 +1,7 @@
 package provenance
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"reflect"
@@ -27,6 +28,13 @@ func sgdRun(t testing.TB) (DPSGDRun, accountant.Guarantee) {
 		t.Fatal(err)
 	}
 	return r, g
+}
+
+// parse reads a header from its JSON object, as a vote file's is read.
+func parse(j string) (*votefile.Meta, error) {
+	var m votefile.Meta
+	err := json.Unmarshal([]byte(j), &m)
+	return &m, err
 }
 
 const statedJSON = `{"darrm-votes":1,"ensemble":"test-ensemble","K":3,"classes":2,"layout":"votes","relation":"private-teachers","kind":"fixed","partition":"shared","teachers":[{"count":3,"eps":0.1,"Delta":0.00001,"source":{"method":"stated","neighbours":"add-remove"}}]}`
@@ -93,7 +101,7 @@ func TestHeaderRules(t *testing.T) {
 		{"non-private neighbours", strings.Replace(swap(`"eps":0.1,"Delta":0.00001,`, ``), `"stated"`, `"none"`, 1), `only a stated source has neighbours`},
 	} {
 		var err error
-		m, perr := votefile.ParseMeta([]byte(tc.json))
+		m, perr := parse(tc.json)
 		if err = perr; err == nil {
 			_, err = Check(m, Stated{})
 		}
@@ -102,7 +110,7 @@ func TestHeaderRules(t *testing.T) {
 			t.Errorf("%s: %v, want a *votefile.HeaderError with %q", tc.name, err, tc.want)
 		}
 	}
-	m, err := votefile.ParseMeta([]byte(sgd(func(_ *DPSGDRun, gg *accountant.Guarantee) { gg.Eps *= 2; gg.Delta = 1e-3 })))
+	m, err := parse(sgd(func(_ *DPSGDRun, gg *accountant.Guarantee) { gg.Eps *= 2; gg.Delta = 1e-3 }))
 	if err == nil {
 		_, err = Check(m, Stated{})
 	}
@@ -136,9 +144,9 @@ func TestHeaderTeachers(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		g    votefile.TeacherGroup
-		want Origin
-	}{{tg, FromDPSGD}, {StatedTeachers(1, g), FromStated}, {NonPrivateTeachers(1), NonPrivate}} {
-		if o, err := OriginOf(tc.g); err != nil || o != tc.want {
+		want origin
+	}{{tg, fromDPSGD}, {StatedTeachers(1, g), fromStated}, {nonPrivateTeachers(1), nonPrivate}} {
+		if o, err := originOf(tc.g); err != nil || o != tc.want {
 			t.Errorf("%+v: origin %v (%v), want %v", tc.g, o, err, tc.want)
 		}
 	}
@@ -175,8 +183,8 @@ func TestFixtureTeachers(t *testing.T) {
 	}
 	m := in.Meta()
 	c, ok := HeaderTeachers(m)
-	o, _ := OriginOf(m.Teachers[0])
-	if !ok || c.Guarantee != (accountant.Guarantee{Eps: 0.1, Delta: 1e-5}) || c.Heterogeneous || o != FromStated {
+	o, _ := originOf(m.Teachers[0])
+	if !ok || c.Guarantee != (accountant.Guarantee{Eps: 0.1, Delta: 1e-5}) || c.Heterogeneous || o != fromStated {
 		t.Errorf("header %+v: teachers %+v", m, c)
 	}
 }

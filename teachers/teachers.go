@@ -222,15 +222,15 @@ func partition(s accountant.Shares) provenance.Partition {
 // SGD teachers (who are private only in the one-vote relation, for GNMax).
 func (c Config) meta(params [][]float64) (*votefile.Meta, error) {
 	b := provenance.Binding{Ensemble: c.id(params), K: c.K, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: partition(c.Setting)}
-	group := provenance.NonPrivateTeachers(c.K)
+	var groups []votefile.TeacherGroup // none: non-private teachers
 	if c.Private {
-		var err error
-		if group, err = c.run().Teachers(c.K); err != nil {
+		g, err := c.run().Teachers(c.K)
+		if err != nil {
 			return nil, fmt.Errorf("teachers: guarantee: %w", err)
 		}
-		b.Relation = accountant.PrivateTeachers
+		groups, b.Relation = append(groups, g), accountant.PrivateTeachers
 	}
-	m := provenance.Header(b, max(2, c.Classes), votefile.LayoutVotes, group)
+	m := provenance.Header(b, max(2, c.Classes), votefile.LayoutVotes, groups...)
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}

@@ -292,10 +292,10 @@ func TestMeta(t *testing.T) {
 		g := m.Teachers[0]
 		if private {
 			want, _, _ := accountant.SGM{Q: 0.2, Sigma: 1, Steps: 15}.Eps(1e-4, accountant.ImprovedConversion)
-			if o, _ := provenance.OriginOf(g); m.Relation != "private-teachers" || o != provenance.FromDPSGD || *g.Eps != want || *g.Delta != 1e-4 || *g.Source.Steps != 15 {
+			if m.Relation != "private-teachers" || g.Source.Method != "dp-sgd" || *g.Eps != want || *g.Delta != 1e-4 || *g.Source.Steps != 15 {
 				t.Errorf("private teachers: %+v, %+v, want eps %v", m, g, want)
 			}
-		} else if o, _ := provenance.OriginOf(g); m.Relation != "one-vote" || o != provenance.NonPrivate {
+		} else if m.Relation != "one-vote" || g.Source.Method != "none" || g.Eps != nil {
 			t.Errorf("SGD teachers: %+v", m)
 		}
 		other, _ := Train(context.Background(), b, config(private, 4))

@@ -55,19 +55,19 @@ const maxCount = 999_999_999
 
 // MaxClasses bounds the number of classes C, as the header's "classes", a
 // reader's classOptions.Classes and the aggregators' C: it is as many as a
-// row of counts can hold within MaxLineBytes (each count a digit and a
-// comma), so that a file of class indices can state no more classes than a
+// row of counts can hold within a line's 1 MiB (each count a digit and
+// a comma), so that a file of class indices can state no more classes than a
 // counts file can hold. Reading and releasing keep a few 8-byte counters per
 // class (about 12 MiB at the bound) and draw one noise value per class and
 // query; the bound is checked before anything is allocated.
-const MaxClasses = MaxLineBytes / 2
+const MaxClasses = maxLineBytes / 2
 
 // CheckClasses checks a number of classes C that a caller states
 // (Options.Classes): it must be in [2, MaxClasses], the rule of the
 // header's "classes" too.
 func CheckClasses(c int) error {
 	if !validClasses(c) {
-		return fmt.Errorf("classes %d: must be in [2, %d] (at most as many classes as a row of counts can hold within a line's %d bytes)", c, MaxClasses, MaxLineBytes)
+		return fmt.Errorf("classes %d: must be in [2, %d] (at most as many classes as a row of counts can hold within a line's %d bytes)", c, MaxClasses, maxLineBytes)
 	}
 	return nil
 }

@@ -153,7 +153,7 @@ func FuzzClassReader(f *testing.F) {
 
 // WriteCounts writes what newClassReader reads back, header and all.
 func TestWriteCounts(t *testing.T) {
-	m, err := ParseMeta([]byte(metaLine(LayoutCounts, 3, 4)))
+	m, err := parseMeta([]byte(metaLine(LayoutCounts, 3, 4)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,13 +12,13 @@ import (
 	"codeberg.org/sbinet/npyio/npy"
 )
 
-// LabelsKey is the key that makes a JSON object a label file's metadata
+// labelsKey is the key that makes a JSON object a label file's metadata
 // header; its value is the header's version.
-const LabelsKey = "darrm-labels"
+const labelsKey = "darrm-labels"
 
-// LabelsVersion is the version of the label files' header this darrm
+// labelsVersion is the version of the label files' header this darrm
 // writes, and the only one it reads.
-const LabelsVersion = 1
+const labelsVersion = 1
 
 // LabelMeta is the metadata header of a label file: how its labels were
 // made, as plain data, each field as the file writes it. The release
@@ -95,7 +95,7 @@ func (m *LabelMeta) HeaderLine() string {
 	raw, err := json.Marshal(struct {
 		Version int `json:"darrm-labels"`
 		*fields
-	}{LabelsVersion, (*fields)(m)})
+	}{labelsVersion, (*fields)(m)})
 	if err != nil {
 		panic(err) // numbers of a built aggregator are finite
 	}
@@ -105,7 +105,7 @@ func (m *LabelMeta) HeaderLine() string {
 // labelKeys are the keys of a label file's header, and teacherKeys those
 // of its teachers object.
 var (
-	labelKeys   = []string{LabelsKey, "mechanism", "K", "classes", "relation", "partition", "threshold", "sigma1", "sigma2", "laplace_scale", "noise", "eps", "delta", "ensemble", "teachers", "abstain", "for_release"}
+	labelKeys   = []string{labelsKey, "mechanism", "K", "classes", "relation", "partition", "threshold", "sigma1", "sigma2", "laplace_scale", "noise", "eps", "delta", "ensemble", "teachers", "abstain", "for_release"}
 	teacherKeys = []string{"eps", "Delta"}
 )
 
@@ -136,8 +136,8 @@ func parseLabelMeta(b []byte) (*LabelMeta, error) {
 		return fmt.Errorf("label file header: %s = %v: %s", field, v, rule)
 	}
 	switch {
-	case j.Version != LabelsVersion:
-		return nil, bad(LabelsKey, j.Version, fmt.Sprintf("this darrm reads version %d", LabelsVersion))
+	case j.Version != labelsVersion:
+		return nil, bad(labelsKey, j.Version, fmt.Sprintf("this darrm reads version %d", labelsVersion))
 	case m.Mechanism == "":
 		return nil, bad("mechanism", `""`, "must name the mechanism")
 	case m.K < 1:
@@ -394,7 +394,7 @@ type LabelReader struct {
 func NewLabelReader(r io.Reader, name string) (*LabelReader, error) {
 	lr := &voteReader{name: name, br: bufio.NewReaderSize(r, readBuffer)}
 	out := &LabelReader{lr: lr}
-	if start, _ := lr.br.Peek(len(npyMagic)); IsNPY(start) {
+	if start, _ := lr.br.Peek(len(npyMagic)); isNPY(start) {
 		return out.openNPY()
 	}
 	var line []byte

@@ -14,13 +14,13 @@ import (
 	"github.com/darrm/darrm/internal/enum"
 )
 
-// HeaderKey is the key that makes a JSON object a vote file's metadata
+// headerKey is the key that makes a JSON object a vote file's metadata
 // header; its value is the header's version.
-const HeaderKey = "darrm-votes"
+const headerKey = "darrm-votes"
 
-// HeaderVersion is the version of the metadata header this darrm writes,
+// headerVersion is the version of the metadata header this darrm writes,
 // and the only one it reads.
-const HeaderVersion = 1
+const headerVersion = 1
 
 // MaxEnsembleID bounds the length of an ensemble id, in bytes.
 const MaxEnsembleID = 256
@@ -198,14 +198,14 @@ func (m *Meta) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		Version int `json:"darrm-votes"`
 		*fields
-	}{HeaderVersion, (*fields)(m)})
+	}{headerVersion, (*fields)(m)})
 }
 
-// UnmarshalJSON reads a header written by MarshalJSON (ParseMeta), so
+// UnmarshalJSON reads a header written by MarshalJSON (parseMeta), so
 // that a header stored in another JSON document is checked as strictly as
 // one in a vote file.
 func (m *Meta) UnmarshalJSON(b []byte) error {
-	x, err := ParseMeta(b)
+	x, err := parseMeta(b)
 	if err != nil {
 		return err
 	}
@@ -239,28 +239,28 @@ func (m *Meta) AppendHeader(b []byte, f Format) ([]byte, error) {
 // The keys of each object of a header, exactly as spelt (JSON keys are
 // case-sensitive here, unlike in encoding/json's matching).
 var (
-	metaKeys   = []string{HeaderKey, "ensemble", "K", "classes", "layout", "relation", "kind", "partition", "teachers"}
+	metaKeys   = []string{headerKey, "ensemble", "K", "classes", "layout", "relation", "kind", "partition", "teachers"}
 	groupKeys  = []string{"count", "eps", "Delta", "source"}
 	sourceKeys = []string{"method", "neighbours", "sigma", "sampling_rate", "steps", "conversion", "delta"}
 )
 
-// ParseMeta reads a header from its JSON object and validates its form
+// parseMeta reads a header from its JSON object and validates its form
 // (Validate). Keys are case-sensitive; an unknown or repeated key, a
 // missing field, a null or a value of the wrong type is a *HeaderError, as
-// is a version other than HeaderVersion, which is checked first. The
+// is a version other than headerVersion, which is checked first. The
 // fields a group of teachers has depend on its source's method, which
 // provenance.Check checks with what the header states.
-func ParseMeta(b []byte) (*Meta, error) {
+func parseMeta(b []byte) (*Meta, error) {
 	top, err := object(b, "header", metaKeys)
 	if err != nil {
 		return nil, err
 	}
 	var version int
-	if err := field(top, HeaderKey, HeaderKey, &version); err != nil {
+	if err := field(top, headerKey, headerKey, &version); err != nil {
 		return nil, err
 	}
-	if version != HeaderVersion {
-		return nil, headerErr(HeaderKey, version, "this darrm reads version %d headers", HeaderVersion)
+	if version != headerVersion {
+		return nil, headerErr(headerKey, version, "this darrm reads version %d headers", headerVersion)
 	}
 	m := &Meta{}
 	for _, f := range []struct {
@@ -430,6 +430,6 @@ func isHeaderObject(line []byte) bool {
 	if json.Unmarshal(line, &keys) != nil {
 		return false
 	}
-	_, ok := keys[HeaderKey]
+	_, ok := keys[headerKey]
 	return ok
 }

@@ -30,14 +30,14 @@ const statedJSON = `{"darrm-votes":1,"ensemble":"test-ensemble","K":3,"classes":
 // provenance.Check's to judge; its type is the header's form.
 func TestMetaStatedNeighbours(t *testing.T) {
 	old := strings.Replace(statedJSON, `,"neighbours":"add-remove"`, ``, 1)
-	m, err := ParseMeta([]byte(old))
+	m, err := parseMeta([]byte(old))
 	if err != nil {
 		t.Fatalf("a header without neighbours: %v", err)
 	}
 	if b, _ := m.MarshalJSON(); string(b) != statedJSON {
 		t.Errorf("an old header is written back as %s", b)
 	}
-	_, err = ParseMeta([]byte(strings.Replace(statedJSON, `"add-remove"`, `1`, 1)))
+	_, err = parseMeta([]byte(strings.Replace(statedJSON, `"add-remove"`, `1`, 1)))
 	if want := `header field teachers[0].source.neighbours = 1: want a string`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("neighbours not a string: %v, want %q", err, want)
 	}
@@ -131,7 +131,7 @@ func TestMetaRules(t *testing.T) {
 		{"method missing", swap(`"method":"stated",`, ``), `header field teachers[0].source.method: is missing`},
 		{"steps a fraction", swap(`"method":"stated"`, `"method":"dp-sgd","steps":1.5`), `header field teachers[0].source.steps = 1.5: want an integer`},
 	} {
-		_, err := ParseMeta([]byte(tc.json))
+		_, err := parseMeta([]byte(tc.json))
 		var he *HeaderError
 		if !errors.As(err, &he) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want a *HeaderError with %q", tc.name, err, tc.want)
@@ -230,7 +230,7 @@ func FuzzVoteMeta(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		m, err := ParseMeta(b)
+		m, err := parseMeta(b)
 		if err != nil {
 			var he *HeaderError
 			if !errors.As(err, &he) {
@@ -245,7 +245,7 @@ func FuzzVoteMeta(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, err := ParseMeta(out)
+		again, err := parseMeta(out)
 		if err != nil || !reflect.DeepEqual(again, m) {
 			t.Fatalf("%q: written as %s, read back %+v (%v)", b, out, again, err)
 		}

@@ -345,7 +345,7 @@ func TestNPYLabelWriter(t *testing.T) {
 		t.Errorf("reserved %d, written %d: want 4, 4", reserved, lw.Written())
 	}
 	raw := b.Bytes()
-	if !IsNPY(raw) {
+	if !isNPY(raw) {
 		t.Fatalf("no NumPy magic string: % x", raw[:8])
 	}
 	// NPY format 2.0: a 4-byte little-endian header length, and a header

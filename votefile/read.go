@@ -143,22 +143,12 @@ func (vf *voteFile) read(opts Options) (Reader, []Note, error) {
 	return r, notes, err
 }
 
-// ReadMeta returns the metadata header of the vote file r, nil if it has
-// none; name is used in errors.
-func ReadMeta(r io.Reader, name string) (*Meta, error) {
-	vf, err := open(r, name, FormatAuto)
-	if err != nil {
-		return nil, err
-	}
-	return vf.vr.meta, nil
-}
-
 // IsVoteHeader reports whether obj, the JSON object of a file's first
 // line (after "# " in CSV), is a vote file's metadata header: it has
-// the key HeaderKey.
-func IsVoteHeader(obj []byte) bool { return slices.Contains(peek.Keys(obj), HeaderKey) }
+// the key headerKey.
+func IsVoteHeader(obj []byte) bool { return slices.Contains(peek.Keys(obj), headerKey) }
 
 // IsLabelHeader reports whether obj, the JSON object of a file's first
 // line (after "# " in CSV), is a label file's header: it has the key
-// LabelsKey.
-func IsLabelHeader(obj []byte) bool { return slices.Contains(peek.Keys(obj), LabelsKey) }
+// labelsKey.
+func IsLabelHeader(obj []byte) bool { return slices.Contains(peek.Keys(obj), labelsKey) }

@@ -11,9 +11,9 @@ import (
 	"github.com/darrm/darrm/internal/plural"
 )
 
-// MaxLineBytes bounds the length of one line of a vote file, which keeps
+// maxLineBytes bounds the length of one line of a vote file, which keeps
 // the reader's memory constant.
-const MaxLineBytes = 1 << 20
+const maxLineBytes = 1 << 20
 
 // readBuffer is the size of the read buffer; longer lines are assembled
 // in a separate buffer.
@@ -25,7 +25,7 @@ const readBuffer = 64 << 10
 //
 // The metadata header is the first non-blank line: in CSV the comment line
 // "# " followed by its JSON object, in JSON lines the object itself, which
-// has the key HeaderKey (ParseMeta; docs/aggregate.md). Its K must be
+// has the key headerKey (parseMeta; docs/aggregate.md). Its K must be
 // the data's; it is checked strictly, and Meta returns it.
 //
 // CSV: an optional header row, then rows of [id,]v_1,...,v_K. JSON lines:
@@ -77,13 +77,13 @@ type voteFile struct {
 }
 
 // open reads the first line of a vote file and, if it is one, its
-// metadata header (ParseMeta; a broken rule is a *FormatError with its
+// metadata header (parseMeta; a broken rule is a *FormatError with its
 // line). format is FormatAuto (JSON lines if the first line starts with [
 // or {, a NumPy array by its magic string), FormatCSV, FormatJSONL or
 // FormatNPY. name is used in errors.
 func open(r io.Reader, name string, format Format) (*voteFile, error) {
 	vr := &voteReader{name: name, br: bufio.NewReaderSize(r, readBuffer), format: format}
-	if start, _ := vr.br.Peek(len(npyMagic)); IsNPY(start) {
+	if start, _ := vr.br.Peek(len(npyMagic)); isNPY(start) {
 		return openNPYFile(vr)
 	} else if format == FormatNPY {
 		return nil, &FormatError{File: name, Msg: "not a NumPy file: it does not start with NumPy's magic string \\x93NUMPY"}
@@ -161,7 +161,7 @@ func (f *voteFile) Votes(opts readOptions) (*voteReader, error) {
 
 // readMeta reads the metadata header if line, the first line of the file,
 // is one: in CSV a comment line "# {...}", in JSON lines an object with the
-// key HeaderKey. It returns the first line after the header, or line
+// key headerKey. It returns the first line after the header, or line
 // itself when it is not one.
 func (r *voteReader) readMeta(line []byte) ([]byte, error) {
 	c := bytes.TrimLeft(line, " \t")
@@ -174,11 +174,11 @@ func (r *voteReader) readMeta(line []byte) ([]byte, error) {
 	default:
 		return line, nil
 	}
-	meta, err := ParseMeta(obj)
+	meta, err := parseMeta(obj)
 	if err != nil {
 		msg := err.Error()
 		if r.format == FormatCSV && (len(obj) == 0 || obj[0] != '{') {
-			msg = "a line starting with # must be the metadata header, # {\"" + HeaderKey + "\": 1, ...}; " + msg
+			msg = "a line starting with # must be the metadata header, # {\"" + headerKey + "\": 1, ...}; " + msg
 		}
 		return nil, &FormatError{File: r.name, Line: r.line, Msg: msg}
 	}
@@ -302,14 +302,14 @@ func (r *voteReader) nextNonBlank() ([]byte, error) {
 }
 
 // longLine completes a line longer than the read buffer, up to
-// MaxLineBytes, in r.long.
+// maxLineBytes, in r.long.
 func (r *voteReader) longLine(part []byte) ([]byte, error) {
 	r.long = append(r.long[:0], part...)
 	for {
 		part, err := r.br.ReadSlice('\n')
 		r.long = append(r.long, part...)
-		if len(r.long) > MaxLineBytes {
-			return nil, &FormatError{File: r.name, Line: r.line + 1, Msg: fmt.Sprintf("line longer than %d bytes", MaxLineBytes)}
+		if len(r.long) > maxLineBytes {
+			return nil, &FormatError{File: r.name, Line: r.line + 1, Msg: fmt.Sprintf("line longer than %d bytes", maxLineBytes)}
 		}
 		if !errors.Is(err, bufio.ErrBufferFull) {
 			return r.long, err

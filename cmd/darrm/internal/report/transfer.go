@@ -237,12 +237,11 @@ func (d Teachers) Write(w io.Writer, f cliout.Format) error {
 // TeacherGuarantee says a group of teachers' guarantee and how it was
 // obtained, as a vote file's header states them.
 func TeacherGuarantee(g votefile.TeacherGroup) string {
-	o, _ := provenance.OriginOf(g)
-	if o == provenance.NonPrivate || g.Eps == nil || g.Delta == nil {
+	if g.Eps == nil || g.Delta == nil {
 		return "none (non-private teachers)"
 	}
 	guarantee := accountant.Guarantee{Eps: *g.Eps, Delta: *g.Delta}
-	if r := g.Source; o == provenance.FromDPSGD && r.Sigma != nil && r.SamplingRate != nil && r.Steps != nil && r.Delta != nil {
+	if r := g.Source; r.Method == "dp-sgd" && r.Sigma != nil && r.SamplingRate != nil && r.Steps != nil && r.Delta != nil {
 		return fmt.Sprintf("%v by DP-SGD: sigma %g, sampling rate %.6g, %d steps, %s conversion at delta = %g", guarantee, *r.Sigma, *r.SamplingRate, *r.Steps, r.Conversion, *r.Delta)
 	}
 	return fmt.Sprintf("%v, stated", guarantee)
