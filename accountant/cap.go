@@ -114,7 +114,7 @@ func (c Cap) MarshalJSON() ([]byte, error) {
 //     teacher itself. A share that depends on other records (cut by file
 //     position) breaks this: one added record can move every later one.
 //   - Shared: the tuple is the k-fold composition of the teachers, each
-//     trained with its own randomness; the cap is the tightest (Tighter) of
+//     trained with its own randomness; the cap is the tightest (tighter) of
 //     simple composition (Theorem 3.3.2), general composition (Theorem
 //     3.3.3) and optimal composition (Kairouz, Oh and Viswanath 2015, Thm
 //     3.3) with slack deltaPrime, each rounded outward. Pure-DP teachers
@@ -153,7 +153,7 @@ func TeacherCap(teacher Guarantee, k int, shares Shares, deltaPrime float64) (Ca
 		if err != nil {
 			return Cap{}, fmt.Errorf("teacher cap: %w", err)
 		}
-		if first || Tighter(g, c.Guarantee) {
+		if first || tighter(g, c.Guarantee) {
 			c.Guarantee, c.Method, c.DeltaPrime = g, m, 0
 			if m != Simple {
 				c.DeltaPrime = deltaPrime
@@ -169,15 +169,13 @@ func (g Guarantee) Within(budget Guarantee) bool {
 	return g.Eps <= budget.Eps && g.Delta <= budget.Delta
 }
 
-// Tighter reports whether a is to be reported rather than b, when a
-// mechanism has both guarantees. (ε, δ) pairs are only partly ordered: a
-// mechanism that is (ε_a, δ_a)-DP and (ε_b, δ_b)-DP satisfies both, so a
-// budget is met when either pair meets it, and a report picks one. The
-// rule: a pair with δ < 1 before a vacuous one (δ >= 1); then the smaller
-// ε; then the smaller δ. So a pair that is at most the other in both ε and
-// δ always wins; between pairs that cross, the smaller ε does, since ε is
-// what darrm's budgets and tables compare first.
-func Tighter(a, b Guarantee) bool {
+// tighter reports whether a is to be shown rather than b, when a
+// mechanism has both guarantees, in a table of analysis (the cap shown,
+// a capped total): a pair with δ < 1 before a vacuous one (δ >= 1); then
+// the smaller ε; then the smaller δ. Pairs at different δ are only partly
+// ordered, so this is no choice of the tighter bound: the total to
+// publish compares ε at one δ (Account.Publish).
+func tighter(a, b Guarantee) bool {
 	if va, vb := a.Delta >= 1, b.Delta >= 1; va != vb {
 		return vb
 	}
@@ -210,11 +208,11 @@ func (b Bound) MarshalText() ([]byte, error) { return []byte(b.String()), nil }
 // UnmarshalText sets b from "queries" or "teachers".
 func (b *Bound) UnmarshalText(t []byte) error { return boundNames.Unmarshal(b, t) }
 
-// CapTotal returns the total to report of releases whose composition over
-// the queries is queries, from teachers with cap c (nil: none), and which
-// of the two it is: the tighter one (Tighter), except that, against a
-// budget (nil: none) that exactly one of them meets, that one, so that a
-// release within its budget is never reported over it.
+// CapTotal returns the total to show, as analysis, of releases whose
+// composition over the queries is queries, from teachers with cap c (nil:
+// none), and which of the two it is: the one shown first (tighter),
+// except that, against a budget (nil: none) that exactly one of them
+// meets, that one. The total to publish is Account.Publish's.
 func CapTotal(queries Guarantee, c *Cap, budget *Guarantee) (Guarantee, Bound) {
 	if c == nil {
 		return queries, QueriesBound
@@ -227,7 +225,7 @@ func CapTotal(queries Guarantee, c *Cap, budget *Guarantee) (Guarantee, Bound) {
 			return queries, QueriesBound
 		}
 	}
-	if Tighter(c.Guarantee, queries) {
+	if tighter(c.Guarantee, queries) {
 		return c.Guarantee, TeachersBound
 	}
 	return queries, QueriesBound
@@ -250,29 +248,6 @@ func (t Total) Capped(c *Cap, budget *Guarantee) Total {
 	return t
 }
 
-// Unlimited is what MaxRunSteps and MaxStepsProfile return when any number
+// Unlimited is what Account.MaxSteps returns when any number
 // of steps fits (the teachers' cap meets the budget).
 const Unlimited = -1
-
-// maxStepsCapped is MaxSteps for steps from teachers with cap c (nil:
-// none): when the cap meets the budget, every number of steps does, and it
-// returns Unlimited; otherwise a number of steps meets the budget when
-// their composition does (MaxSteps).
-func maxStepsCapped(step, budget Guarantee, m Method, deltaPrime float64, c *Cap) (int, error) {
-	if c == nil || !c.Within(budget) {
-		return MaxSteps(step, Budget{Guarantee: budget, Composition: Composition{Method: m, DeltaPrime: deltaPrime}})
-	}
-	wrap := func(err error) error { return fmt.Errorf("max steps (%v): %w", m, err) }
-	if err := checkStep("", step); err != nil {
-		return 0, wrap(err)
-	}
-	if err := checkStep("budget ", budget); err != nil {
-		return 0, wrap(err)
-	}
-	if m != Simple {
-		if err := param.OpenUnit("delta'", deltaPrime); err != nil {
-			return 0, wrap(err)
-		}
-	}
-	return Unlimited, nil
-}

@@ -70,8 +70,8 @@ func TestTighter(t *testing.T) {
 		{Guarantee{9, 0.5}, Guarantee{0.5, 1.2}, true},
 		{Guarantee{1, 1e-5}, Guarantee{1, 1e-5}, false},
 	} {
-		if got := Tighter(tc.a, tc.b); got != tc.want {
-			t.Errorf("Tighter(%v, %v) = %v", tc.a, tc.b, got)
+		if got := tighter(tc.a, tc.b); got != tc.want {
+			t.Errorf("tighter(%v, %v) = %v", tc.a, tc.b, got)
 		}
 	}
 }
@@ -122,29 +122,5 @@ func TestCapped(t *testing.T) {
 	b, _ = json.Marshal(totals[0].Capped(&c, nil))
 	if !strings.Contains(string(b), `"eps":0.1,"delta":0.00001,"total_bound":"teachers","queries":{"eps":6,`) {
 		t.Errorf("JSON %s", b)
-	}
-}
-
-func TestMaxStepsCapped(t *testing.T) {
-	step := Guarantee{Eps: 0.3, Delta: 3e-5}
-	disjoint, _ := TeacherCap(Guarantee{Eps: 0.1, Delta: 1e-5}, 11, Disjoint, 1e-5)
-	shared, _ := TeacherCap(Guarantee{Eps: 0.1, Delta: 1e-5}, 11, Shared, 1e-5)
-	budget := Guarantee{Eps: 1, Delta: 1e-3}
-	if n, err := maxStepsCapped(step, budget, General, 1e-5, &disjoint); n != Unlimited || err != nil {
-		t.Errorf("cap within the budget: %d, %v", n, err)
-	}
-	// The shared cap (1.088, 1.2e-4) exceeds eps 1: the queries decide.
-	want, _ := MaxSteps(step, Budget{Guarantee: budget, Composition: Composition{Method: General, DeltaPrime: 1e-5}})
-	if n, err := maxStepsCapped(step, budget, General, 1e-5, &shared); n != want || want < 1 || err != nil {
-		t.Errorf("cap over the budget: %d (%v), want %d", n, err, want)
-	}
-	if n, err := maxStepsCapped(step, budget, General, 1e-5, nil); n != want || err != nil {
-		t.Errorf("no cap: %d (%v), want %d", n, err, want)
-	}
-	if _, err := maxStepsCapped(Guarantee{Eps: -1}, budget, General, 1e-5, &disjoint); err == nil {
-		t.Error("a bad step passed with a cap")
-	}
-	if _, err := maxStepsCapped(step, budget, General, 2, &disjoint); err == nil {
-		t.Error("a bad delta' passed with a cap")
 	}
 }

@@ -78,14 +78,29 @@ type Total struct {
 	Bound   Bound
 	Queries Guarantee
 	// Point, when set, is the point of the per-query privacy profile that
-	// Optimal composed instead of the per-query guarantee (ProfileTotal).
+	// Method composed instead of the per-query guarantee (ProfileTotal,
+	// Account.Publish).
 	Point *Guarantee
+	// Cap, when set, is the teachers' cap that gives Guarantee (Bound is
+	// TeachersBound), at the total δ of Account.Publish: Method and
+	// DeltaPrime are then the cap's composition of the teachers.
+	Cap *Cap
+	// Filter says that Guarantee is the budget of a ledger's filter
+	// Method, fixed before its first run (Account.Publish).
+	Filter bool
 }
 
-// Name is the method's name, or "profile" for the optimal composition of
-// a point of the per-query privacy profile (Point).
+// Name is the method's name; "profile" for the composition of a point of
+// the per-query privacy profile (Point); "teachers' cap" and the cap's
+// rule for the cap (Cap); the filter's name and "budget" for a filter's
+// budget (Filter).
 func (t Total) Name() string {
-	if t.Point != nil {
+	switch {
+	case t.Cap != nil:
+		return "teachers' cap (" + t.Cap.Rule() + ")"
+	case t.Filter:
+		return t.Method.String() + " budget"
+	case t.Point != nil:
 		return "profile"
 	}
 	return t.Method.String()
@@ -93,7 +108,14 @@ func (t Total) Name() string {
 
 // Reference names the result behind the total, as Method.Reference does.
 func (t Total) Reference() string {
-	if t.Point != nil {
+	switch {
+	case t.Cap != nil:
+		return t.Cap.Reference()
+	case t.Filter && t.Method == Simple:
+		return "the budget of a privacy filter of simple composition, fixed before the first run (Rogers, Roth, Ullman and Vadhan 2016)"
+	case t.Filter:
+		return "the budget of a " + t.Method.Reference() + ", fixed before the first run"
+	case t.Point != nil:
 		return fmt.Sprintf("%s of the point (%s, %s) of the per-query privacy profile", t.Method.Reference(), FormatBound(t.Point.Eps), FormatBound(t.Point.Delta))
 	}
 	return t.Method.Reference()
@@ -102,7 +124,8 @@ func (t Total) Reference() string {
 // MarshalJSON writes the total with its name and reference (Name,
 // Reference), the profile point it composed, if any ("profile_point"), the
 // bound that won ("total_bound") and the composition over the queries
-// ("queries"), and null eps and delta when no bound is known.
+// ("queries"; null for the cap or a filter's budget to publish), and null
+// eps and delta when no bound is known.
 func (t Total) MarshalJSON() ([]byte, error) {
 	type pair struct {
 		Eps   float64 `json:"eps"`
@@ -128,7 +151,9 @@ func (t Total) MarshalJSON() ([]byte, error) {
 	}
 	if t.Err != nil {
 		o.Error = t.Err.Error()
-	} else {
+	} else if t.Cap == nil && !t.Filter {
+		// A total to publish that is the cap or a filter's budget has no
+		// composition over the queries beside it.
 		q := t.Guarantee
 		if t.Bound == TeachersBound {
 			q = t.Queries

@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
-	"math/cmplx"
 	"slices"
 	"sort"
 	"sync"
@@ -363,7 +362,11 @@ func newBitRun(b bitLoss, k int) (*bitRun, error) {
 		return r, nil
 	}
 	r.lo, r.hi = top.lo, top.hi
-	r.n = max(1, int(float64(maxBitWindow)/(2*math.Min(float64(k), 2*bitTails*math.Sqrt(float64(k))))))
+	// The window is at most 2kn + 1 points (every sum of k losses in
+	// [-n, n]) or 2·bitTails·2n·√k + 3 (the tails' window, rounded out):
+	// with 3 points to spare it holds in maxBitWindow, a power of two,
+	// and the transform is no larger (one point more would double it).
+	r.n = max(1, int(float64(maxBitWindow-3)/(2*math.Min(float64(k), 2*bitTails*math.Sqrt(float64(k))))))
 	grid := true
 	for _, a := range b.atoms {
 		_, exact := gridIndex(a, top, 1)
@@ -403,7 +406,7 @@ func newBitRun(b bitLoss, k int) (*bitRun, error) {
 	if w > 2*maxBitWindow {
 		return nil, fmt.Errorf("one-bit composition: %d steps need a window of %d points", k, w)
 	}
-	r.fill = func() { r.transform(b.atoms, idx, lo, hi, kf, tails) }
+	r.fill = func() { r.transform(b.atoms, idx, lo, hi, k, tails) }
 	return r, nil
 }
 
@@ -420,7 +423,8 @@ func (r *bitRun) ready() {
 
 // transform sets p to the k-fold convolution of the atoms at indices idx
 // over the window [lo, hi] (tails: the mass beyond it) by the FFT.
-func (r *bitRun) transform(atoms []bitAtom, idx []int, lo, hi int, kf, tails float64) {
+func (r *bitRun) transform(atoms []bitAtom, idx []int, lo, hi, k int, tails float64) {
+	kf := float64(k)
 	// The least power of two that holds the window: the cyclic
 	// convolution then wraps onto it only mass from beyond it, the
 	// tails', which err bounds.
@@ -435,7 +439,7 @@ func (r *bitRun) transform(atoms []bitAtom, idx []int, lo, hi int, kf, tails flo
 	}
 	c := tr.f.Coefficients(tr.coeff, one)
 	for i, v := range c {
-		c[i] = cmplx.Pow(v, complex(kf, 0))
+		c[i] = powInt(v, k)
 	}
 	seq := tr.f.Sequence(one, c)
 	r.first, r.p = lo, make([]float64, w)
@@ -452,6 +456,23 @@ func (r *bitRun) transform(atoms []bitAtom, idx []int, lo, hi int, kf, tails flo
 	// power, over the window in l1 (as for the discrete Gaussian).
 	lg := float64(bits.Len(uint(size)))
 	r.err = neg + math.Sqrt(float64(size))*(kf+8*lg)*0x1p-50 + tails
+}
+
+// powInt returns v^k, k >= 1, by repeated squaring: at most 2·log2(k)
+// complex products, each within a relative √5·2^-53 (for |v| <= 1 no
+// product overflows), so within transform's allowance of k·2^-50 per
+// power, and thirty times faster than cmplx.Pow, which goes through
+// the logarithm and the exponential (the transform of a plan's search
+// spent most of its time there).
+func powInt(v complex128, k int) complex128 {
+	r := complex(1, 0)
+	for ; k > 0; k >>= 1 {
+		if k&1 == 1 {
+			r *= v
+		}
+		v *= v
+	}
+	return r
 }
 
 // positive sets start and losses.

@@ -470,7 +470,7 @@ func TestOneBitAnswersRemembered(t *testing.T) {
 		if err != nil {
 			t.Error(err)
 		}
-		n, err := MaxRunSteps(s, Budget{Guarantee: budget, Composition: Composition{Method: Optimal, DeltaPrime: 1e-5}}, nil)
+		n, _, err := Account{Step: s, Budget: &budget}.MaxSteps()
 		if err != nil {
 			t.Error(err)
 		}

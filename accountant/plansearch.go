@@ -3,7 +3,6 @@ package accountant
 import (
 	"fmt"
 
-	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/roots"
 )
 
@@ -57,20 +56,4 @@ func MaxFilterSteps(f Method, spent Sequence, s Spend, budget Guarantee) (int, e
 		return 0, err
 	}
 	return roots.Last(1, maxSequenceSteps, fits)
-}
-
-// RunFits reports whether k steps of s, fixed before the run, fit budget b
-// by one of the compositions that hold for them: the predicate on which
-// MaxRunSteps searches (the per-step guarantee's by b's composition, the
-// RDP curve, the exact composition), for a plan that
-// asks whether a given number of queries fits without counting them all.
-func RunFits(s Spend, k int, b Budget) (bool, error) {
-	budget, m, deltaPrime := b.Guarantee, b.Method, b.DeltaPrime
-	if err := s.Check(); err != nil {
-		return false, fmt.Errorf("run fits: %w", err)
-	}
-	if err := param.Count("steps", k, 1); err != nil {
-		return false, fmt.Errorf("run fits: %w", err)
-	}
-	return runFits(s, k, budget, m, deltaPrime), nil
 }

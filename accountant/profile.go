@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/darrm/darrm/internal/outward"
-	"github.com/darrm/darrm/internal/roots"
 )
 
 // A mechanism's privacy profile is δ(ε), the largest hockey-stick
@@ -81,31 +80,4 @@ func ProfileTotal(step Guarantee, profile []Guarantee, k int, deltaPrime float64
 		return Total{}, false
 	}
 	return Total{Method: Optimal, DeltaPrime: deltaPrime, Guarantee: g, Point: &p}, true
-}
-
-// MaxStepsProfile is MaxSteps under optimal composition for steps of a
-// mechanism that is also (ε_i, δ_i)-DP for every point of profile: the
-// largest k whose ComposeProfile total is within budget, or Unlimited when
-// the cap c (nil: none) is (maxStepsCapped). It returns 0 when not even
-// one step fits.
-func MaxStepsProfile(step Guarantee, profile []Guarantee, budget Guarantee, deltaPrime float64, c *Cap) (int, error) {
-	n, err := maxStepsCapped(step, budget, Optimal, deltaPrime, c)
-	if err != nil || n == Unlimited || len(profile) == 0 {
-		return n, err
-	}
-	fits := func(k int) (bool, error) {
-		g, _, err := ComposeProfile(step, profile, k, deltaPrime)
-		return err == nil && g.Within(budget), err
-	}
-	// Optimal's answer fits (ComposeProfile is never above it); search
-	// upwards from it.
-	lo := max(n, 1)
-	if ok, err := fits(lo); err != nil || !ok {
-		return n, err
-	}
-	k, err := roots.Last(lo, MaxOptimalSteps, fits)
-	if err != nil {
-		return 0, fmt.Errorf("max steps (profile): %w in budget %v", err, budget)
-	}
-	return k, nil
 }

@@ -92,8 +92,9 @@ func TestComposeProfileRules(t *testing.T) {
 	}
 }
 
-// TestMaxStepsProfile: the number of steps a budget allows is at least
-// optimal composition's, its total fits and one more does not.
+// TestMaxStepsProfile: the number of steps a budget allows with a
+// profile is at least optimal composition's of the guarantee, and the
+// total of one more does not fit.
 func TestMaxStepsProfile(t *testing.T) {
 	step, profile := Guarantee{0.2654, 3e-4}, []Guarantee{{0.2674, 0}}
 	for _, budget := range []Guarantee{{8, 0.05}, {3, 0.01}, {0.2, 0.01}} {
@@ -101,25 +102,21 @@ func TestMaxStepsProfile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, err := MaxStepsProfile(step, profile, budget, 1e-4, nil)
+		a := Account{Step: ApproxStep(step), Profile: profile, Budget: &budget}
+		n, total, err := a.MaxSteps()
 		if err != nil {
 			t.Fatal(err)
 		}
 		if n < opt {
 			t.Errorf("budget %v: %d steps, optimal composition allows %d", budget, n, opt)
 		}
-		if n > 0 {
-			if g, _, _ := ComposeProfile(step, profile, n, 1e-4); !g.Within(budget) {
-				t.Errorf("budget %v: %d steps total %v", budget, n, g)
-			}
+		if n > 0 && !total.Guarantee.Within(budget) {
+			t.Errorf("budget %v: %d steps total %v", budget, n, total.Guarantee)
 		}
-		if g, _, _ := ComposeProfile(step, profile, n+1, 1e-4); g.Within(budget) {
-			t.Errorf("budget %v: %d steps allowed, but %d total %v", budget, n, n+1, g)
+		a.Steps = n + 1
+		if g, _ := a.Publish(); g.Err == nil && g.Guarantee.Within(budget) {
+			t.Errorf("budget %v: %d steps allowed, but %d total %v", budget, n, n+1, g.Guarantee)
 		}
-		t.Logf("budget %v: %d steps (optimal composition of the guarantee: %d)", budget, n, opt)
-	}
-	capped := &Cap{Guarantee: Guarantee{0.1, 1e-4}}
-	if n, err := MaxStepsProfile(step, profile, Guarantee{1, 1e-3}, 1e-4, capped); err != nil || n != Unlimited {
-		t.Errorf("a cap within the budget: %d, %v", n, err)
+		t.Logf("budget %v: %d steps by %s (optimal composition of the guarantee: %d)", budget, n, total.Name(), opt)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/internal/bigmath"
@@ -159,24 +160,15 @@ func TestDiscreteGaussianDeltaAgainstBig(t *testing.T) {
 // confident is Confident-GNMax with σ1 = 150, σ2 = 40 and discrete noise,
 // every query charged: the reference case of docs/accountant.md
 // ("Described mechanisms: one run and a ledger"), whose
-// counts TestMaxRunStepsConfident checks.
+// counts TestMaxSteps and TestRenyiStepsConfident check.
 var confident = Spend{Kind: GaussianSpend, Guarantee: Guarantee{Eps: 0.173291, Delta: 1e-5}, Discrete: true,
 	Gaussian: []GaussianPart{{Sigma: 40, Coords: 2}, {Sigma: 150, Coords: 1}}}
 
-// TestMaxRunStepsConfident: the queries that fit (2, 1e-5), against the
-// independent reference counts: 194 by exact composition (continuous or
-// discrete noise), 167 by zCDP with the improved conversion, 123 with the
-// paper's.
-func TestMaxRunStepsConfident(t *testing.T) {
-	budget := Guarantee{Eps: 2, Delta: 1e-5}
-	for _, disc := range []bool{true, false} {
-		s := confident
-		s.Discrete = disc
-		n, err := MaxRunSteps(s, Budget{Guarantee: budget, Composition: Composition{Method: General, DeltaPrime: 1e-5}}, nil)
-		if err != nil || n != 194 {
-			t.Errorf("discrete %v: MaxRunSteps = %d, %v; want 194", disc, n, err)
-		}
-	}
+// TestRenyiStepsConfident: the queries that fit (2, 1e-5) by the RDP
+// curve, against the independent reference counts: 167 by zCDP with the
+// improved conversion, 123 with the paper's (194 by exact composition:
+// TestMaxSteps).
+func TestRenyiStepsConfident(t *testing.T) {
 	for _, c := range []struct {
 		conv Conversion
 		want int
@@ -223,5 +215,52 @@ func TestComposeRunExactBelowRenyi(t *testing.T) {
 				t.Errorf("%v x %d: exact eps %g: delta %g there, %g at 1e-6 less", s.Gaussian, k, e, r.delta(e), r.delta(e*(1-1e-6)))
 			}
 		}
+	}
+}
+
+// TestOneBitOfGaussian: a OneBitSpend that carries the Gaussian noise its
+// bit is computed from (two-class GNMax: [n1 - n0 + Z1 - Z0 > 0]) has the
+// noise's zCDP slope, so a run has its RDP total and a ledger's filter
+// can charge it, and its exact composition, of the bit's pairs, is below
+// the noise's; a bad part is refused.
+func TestOneBitOfGaussian(t *testing.T) {
+	const k, sigma = 11, 15.0
+	noise := Spend{Kind: GaussianSpend, Guarantee: Guarantee{Eps: 0.45, Delta: 1e-5}, Gaussian: []GaussianPart{{Sigma: sigma, Coords: 2}}}
+	bit := noise
+	bit.Kind = OneBitSpend
+	p := func(l int) float64 { return math.Erfc(-float64(2*l-k)/(2*sigma)) / 2 }
+	for l := range k {
+		// Wider than erfc's error: a pair further apart dominates.
+		bit.Bits = append(bit.Bits, BitPair{P: p(l+1) * (1 + 1e-13), Q: p(l) * (1 - 1e-13)})
+	}
+	rn, okN := noise.Rho()
+	rb, okB := bit.Rho()
+	if !okN || !okB || rn != rb {
+		t.Errorf("rho of the bit %v (%v), of its noise %v (%v)", rb, okB, rn, okN)
+	}
+	for _, q := range []int{10, 100} {
+		nt, err := ComposeRun(noise, q, 1e-5, 1e-5, ImprovedConversion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bt, err := ComposeRun(bit, q, 1e-5, 1e-5, ImprovedConversion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		methods := map[Method]Guarantee{}
+		for _, x := range bt {
+			methods[x.Method] = x.Guarantee
+		}
+		if _, ok := methods[Renyi]; !ok {
+			t.Errorf("%d steps: no RDP total among %v", q, bt)
+		}
+		if e, g := methods[Exact], nt[len(nt)-1]; g.Method != Exact || e.Eps >= g.Guarantee.Eps {
+			t.Errorf("%d steps: exact total of the bit %v, of the noise %v", q, e, g)
+		}
+	}
+	bad := bit
+	bad.Gaussian = []GaussianPart{{Sigma: 0, Coords: 2}}
+	if err := bad.Check(); err == nil || !strings.Contains(err.Error(), "sigma") {
+		t.Errorf("a one-bit spend of noise sigma 0: %v", err)
 	}
 }

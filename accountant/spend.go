@@ -83,7 +83,11 @@ type Spend struct {
 	Kind SpendKind `json:"kind"`
 	Guarantee
 	// Gaussian and Discrete describe a GaussianSpend: its parts, and
-	// whether the noise is the discrete Gaussian.
+	// whether the noise is the discrete Gaussian. On a OneBitSpend they
+	// are the noise its bit is computed from (two-class GNMax: the
+	// argmax of two noisy counts), whose zCDP slope bounds the bit's, a
+	// post-processing of it (Rho), where its pairs give the exact
+	// composition.
 	Gaussian []GaussianPart `json:"gaussian,omitempty"`
 	Discrete bool           `json:"discrete,omitempty"`
 	// Q and Sigma describe a SampledGaussianSpend.
@@ -137,13 +141,8 @@ func (s Spend) Check() error {
 		if len(s.Gaussian) == 0 {
 			return fmt.Errorf("gaussian spend: no noise parts")
 		}
-		for _, p := range s.Gaussian {
-			if err := param.Positive("sigma", p.Sigma); err != nil {
-				return fmt.Errorf("gaussian spend: %w", err)
-			}
-			if err := param.Count("coords", p.Coords, 1); err != nil {
-				return fmt.Errorf("gaussian spend: %w", err)
-			}
+		if err := checkGaussianParts(s.Gaussian); err != nil {
+			return fmt.Errorf("gaussian spend: %w", err)
 		}
 	case SampledGaussianSpend:
 		if !(s.Q > 0 && s.Q <= 1) {
@@ -163,6 +162,9 @@ func (s Spend) Check() error {
 				}
 			}
 		}
+		if err := checkGaussianParts(s.Gaussian); err != nil {
+			return fmt.Errorf("one-bit spend: %w", err)
+		}
 	case LaplaceSpend:
 		if s.Laplace == nil {
 			return fmt.Errorf("laplace spend: no noise")
@@ -179,17 +181,31 @@ func (s Spend) Check() error {
 	return nil
 }
 
+// checkGaussianParts checks the parts of Gaussian noise of a spend.
+func checkGaussianParts(parts []GaussianPart) error {
+	for _, p := range parts {
+		if err := param.Positive("sigma", p.Sigma); err != nil {
+			return err
+		}
+		if err := param.Count("coords", p.Coords, 1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Rho returns the slope ρ of a zCDP bound of one step, D_α <= ρα for every
 // α > 1, rounded up, and whether s has one: a GaussianSpend
 // Σ Coords/(2σ²) (Bun and Steinke 2016, Prop. 1.6; the discrete Gaussian
 // the same, Canonne, Kamath and Steinke 2020, Prop. 5), a PureSpend ε²/2
 // (Bun and Steinke 2016, Prop. 1.4), as is a pure OneBitSpend or
-// LaplaceSpend.
+// LaplaceSpend; a OneBitSpend computed from Gaussian noise that of its
+// noise (post-processing).
 func (s Spend) Rho() (float64, bool) {
 	switch {
 	case s.pure():
 		return outward.Up(s.Eps*s.Eps/2, 2), true
-	case s.Kind == GaussianSpend:
+	case s.Kind == GaussianSpend, s.Kind == OneBitSpend && len(s.Gaussian) > 0:
 		var rho float64
 		for _, p := range s.Gaussian {
 			r := 1 / p.Sigma

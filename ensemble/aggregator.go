@@ -83,8 +83,8 @@ type Privacy struct {
 	Profile []accountant.Guarantee
 	// Curve describes the mechanism when it has a privacy curve beyond
 	// its guarantee (a GaussianSpend: ClassGNMax; a OneBitSpend:
-	// NewOneVoteDaRRM, NewRR; a LaplaceSpend: LNMax); zero otherwise
-	// (Step).
+	// NewOneVoteDaRRM, NewRR, NewGNMax and ClassGNMax on two classes; a
+	// LaplaceSpend: LNMax); zero otherwise (Step).
 	Curve accountant.Spend
 }
 

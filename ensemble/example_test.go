@@ -219,7 +219,7 @@ func ExampleRelease() {
 		Mechanism:     ensemble.Mechanism{Name: provenance.DaRRM},
 		Problem:       params,
 		Gamma:         optimal.Source{Cache: gammas, Prior: gamma.UniformPrior()},
-		Budget:        &accountant.Guarantee{Eps: 1, Delta: 1e-3},
+		Budget:        &accountant.Guarantee{Eps: 1, Delta: 1e-4},
 		Composition:   accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5},
 		Ledger:        led,
 		LedgerOptions: state,
@@ -232,10 +232,14 @@ func ExampleRelease() {
 	fmt.Println("stopped by the budget:", errors.Is(err, ensemble.ErrBudget))
 	fmt.Println(out.Label)
 	fmt.Printf("%d answered, %d unanswered, at (%.2g, %.2g)-DP each\n", out.Result.Answered, out.Result.Unanswered, out.Accounting.PerQuery.Eps, out.Accounting.PerQuery.Delta)
+	fmt.Printf("the run's budget allows them by %s\n", out.Accounting.Budget.Allows.Name())
 	fmt.Printf("ledger: (%.2g, %.2g) of its (10, 0.01) spent\n", out.LedgerStatus.Total.Eps, out.LedgerStatus.Total.Delta)
+	fmt.Printf("to publish: %v by %s\n", out.Publish.Guarantee, out.Publish.Name())
 	// Output:
 	// stopped by the budget: true
 	// DaRRM with gamma_opt (prior uniform), solved now
 	// 3 answered, 17 unanswered, at (0.3, 3e-05)-DP each
+	// the run's budget allows them by exact
 	// ledger: (0.9, 9e-05) of its (10, 0.01) spent
+	// to publish: (0.501047, 0.01)-DP by teachers' cap (optimal)
 }

@@ -43,7 +43,10 @@ type GNMax struct {
 // teacher's vote, i.e. that adjacent datasets give vote counts L and L±1 (the
 // teachers' own eps and Delta do not enter). NewGNMax also checks the
 // sampled label probabilities against the target exactly for every such
-// pair, and refuses them otherwise. delta must be > 0.
+// pair, and refuses them otherwise. delta must be > 0. Like
+// NewOneVoteDaRRM's, its Privacy describes the label by its pairs of
+// output probabilities (Curve, an accountant.OneBitSpend), whose exact
+// composition bounds a run's totals.
 func NewGNMax(p constraints.Problem, search noisymax.GNMaxSearch) (*GNMax, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("GNMax: %w", err)
@@ -81,8 +84,13 @@ func NewGNMax(p constraints.Problem, search noisymax.GNMaxSearch) (*GNMax, error
 		privacy: Privacy{
 			Guarantee: t,
 			Teachers:  teachers(p),
-			Source:    calibration + "; assumes a record changes at most one teacher's vote; the sampled label probabilities were checked against the target for every pair of vote counts L, L+1",
+			Source:    calibration + "; assumes a record changes at most one teacher's vote; the sampled label probabilities were checked against the target for every pair of vote counts L, L+1; a run composes their pairs exactly",
 			Relation:  accountant.OneVote,
+			// The label is one bit, sampled as darrm-one-vote's is: its
+			// privacy is that of its pairs of output probabilities (not
+			// the Gaussian noise's: the sampled probabilities are erf's
+			// rounded, not the Gaussian's exactly).
+			Curve: accountant.Spend{Kind: accountant.OneBitSpend, Bits: tb.oneVoteBits()},
 		},
 	}, nil
 }

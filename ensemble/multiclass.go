@@ -27,6 +27,10 @@ import (
 // λ/σ2² for the label (one changed vote moves the counts by √2 in L2) plus
 // λ/(2σ1²) for the threshold step (the largest count moves by at most 1).
 // PATE's data-dependent analysis applies with noisymax.DiscreteNoise.
+// With two classes and no threshold step the label is one bit, and its
+// privacy is that bit's: Privacy.Curve lists its pairs of output
+// probabilities (noisymax.GNMaxBitPairs), whose exact composition a run
+// uses, with the noise's zCDP slope beside them.
 type ClassGNMax struct {
 	mech      noisymax.ConfidentGNMax
 	teachers  int
@@ -62,6 +66,16 @@ func NewClassGNMax(m noisymax.ConfidentGNMax, teachers, classes int, delta float
 		if g.s1, err = noise.NewDiscreteGaussian(m.Sigma1); err != nil {
 			return nil, err
 		}
+	}
+	if classes == 2 && !m.Confident() {
+		// The label is one bit: its exact composition is that of its
+		// pairs of output probabilities, tighter than the noise's.
+		bits, err := noisymax.GNMaxBitPairs(m.Sigma2, teachers, m.Noise)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", gnmaxName(m), err)
+		}
+		g.privacy.Curve.Kind, g.privacy.Curve.Bits = accountant.OneBitSpend, bits
+		g.privacy.Source += fmt.Sprintf("; with two classes the label is one bit, 1 with probability Pr[D < 2l - K] + Pr[D = 2l - K]/2 at l votes for class 1 (D the difference of two N_Z(0, %.6g^2)), and a run composes its pairs of output probabilities exactly", m.Sigma2)
 	}
 	return g, nil
 }

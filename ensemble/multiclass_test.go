@@ -2,9 +2,12 @@ package ensemble
 
 import (
 	"errors"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
@@ -100,5 +103,87 @@ func TestMaxClasses(t *testing.T) {
 	}
 	if _, _, err := votefile.Read(strings.NewReader("0,"+row), "v.csv", votefile.Options{Layout: votefile.LayoutCounts}); err == nil {
 		t.Errorf("a row of %d counts was read", votefile.MaxClasses+1)
+	}
+}
+
+// TestClassGNMaxBit: on two classes GNMax's label is one bit, described by
+// its pairs of output probabilities (noisymax.GNMaxBitPairs) beside its
+// noise, and the sampler draws it with those probabilities
+// (noisymax.GNMaxBitProbs: label frequencies at every vote count (K - l, l)
+// within 5 standard deviations, at a σ where ties are frequent); its exact
+// total over 20 queries is below its noise's. Three classes, or the
+// threshold step, keep the noise.
+func TestClassGNMaxBit(t *testing.T) {
+	const n = 2000
+	for _, c := range []struct {
+		k     int
+		sigma float64
+	}{{3, 0.8}, {11, 4.6}} {
+		m := noisymax.ConfidentGNMax{Sigma2: c.sigma, Noise: noisymax.DiscreteNoise}
+		g, err := NewClassGNMax(m, c.k, 2, 1e-5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		curve := g.Privacy().Curve
+		want, err := noisymax.GNMaxBitPairs(c.sigma, c.k, noisymax.DiscreteNoise)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if curve.Kind != accountant.OneBitSpend || !slices.Equal(curve.Bits, want) || len(curve.Gaussian) != 1 || !curve.Discrete {
+			t.Fatalf("%+v: curve %+v", c, curve)
+		}
+		if c.k > 3 {
+			continue
+		}
+		probs, err := noisymax.GNMaxBitProbs(c.sigma, c.k, noisymax.DiscreteNoise)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := noise.NewSeededSource(5)
+		for l := range c.k + 1 {
+			ones := 0
+			for range n {
+				label, _, err := g.Label([]int{c.k - l, l}, src)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ones += label
+			}
+			p := probs[l]
+			if f := float64(ones) / n; math.Abs(f-p) > 5*math.Sqrt(p*(1-p)/n)+1e-9 {
+				t.Errorf("%+v, l = %d: label 1 in %v of %d draws, Pr %v", c, l, f, n, p)
+			}
+		}
+	}
+	const k, sigma = 11, 4.6
+	m := noisymax.ConfidentGNMax{Sigma2: sigma, Noise: noisymax.DiscreteNoise}
+	g, err := NewClassGNMax(m, k, 2, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bit, err := accountant.ComposeRun(g.Privacy().Step(), 20, 1e-5, 1e-5, accountant.ImprovedConversion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gauss := g.Privacy().Step()
+	gauss.Kind, gauss.Bits = accountant.GaussianSpend, nil
+	noiseTotals, err := accountant.ComposeRun(gauss, 20, 1e-5, 1e-5, accountant.ImprovedConversion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, n := bit[len(bit)-1], noiseTotals[len(noiseTotals)-1]; b.Method != accountant.Exact || n.Method != accountant.Exact || b.Guarantee.Eps >= n.Guarantee.Eps {
+		t.Errorf("20 queries: the bit's total %v, the noise's %v", b, n)
+	}
+	for _, c := range []struct {
+		m       noisymax.ConfidentGNMax
+		classes int
+	}{{m, 3}, {noisymax.ConfidentGNMax{Threshold: 8, Sigma1: 3, Sigma2: sigma, Noise: noisymax.DiscreteNoise}, 2}} {
+		g, err := NewClassGNMax(c.m, k, c.classes, 1e-5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kind := g.Privacy().Curve.Kind; kind != accountant.GaussianSpend {
+			t.Errorf("%v over %d classes: curve %v", g.Name(), c.classes, kind)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/noise"
 )
 
@@ -55,13 +56,9 @@ const maxBitConfigs = 1 << 17
 // output and one α, Pr[1 | D] - α·Pr[1 | D'] is affine in each teacher's
 // pair of vote probabilities, which range over that teacher's (ε, Δ)
 // polygon, so its largest is at a corner multiset (Lemma 3.4.4, at every
-// α at once): the pairs at every corner multiset, each widened by a bound
-// of its rounding (the larger up, the smaller down), dominate the label
-// at every α. The pmfs come from the recurrence
-// α'[l] = (1-q)·α[l] + q·α[l-1] (constraints.Problem.AllPMFs), whose absolute
-// error grows by at most 2u + 2 ulps a teacher, u the corners' error (8
-// ulps: an exp and four roundings); Pr[1] = Σ_l α_l·f(l) adds (K+1)
-// times it, K+3 roundings and the error of f. The bound is twice that.
+// α at once): the pairs at every corner multiset, each widened by a
+// proven bound of its rounding (rounding bound: the larger up, the
+// smaller down, with directed rounding), dominate the label at every α.
 func (tb *table) privateTeacherBits(p constraints.Problem) ([]accountant.BitPair, bool) {
 	f := make([]float64, tb.k+1)
 	for l := range f {
@@ -70,15 +67,65 @@ func (tb *table) privateTeacherBits(p constraints.Problem) ([]accountant.BitPair
 	return privateTeacherBits(p, f, 0x1p-53)
 }
 
+// cornerULPs bounds the absolute error, in units of 2^-52, of the
+// corners of a teacher's polygon as constraints.Problem.Corners computes
+// them: (1 + Δe^-ε)/(1 + e^-ε) and (1 - Δ)e^-ε/(1 + e^-ε) take an exp
+// (within 1 ulp) and four roundings (1/2 ulp each) of values at most 1,
+// within 3 ulps; 1 - Δ one rounding; the others are exact.
+const cornerULPs = 8
+
+// roundingBound returns a bound of |x̂ - x|, x the label's Pr[1] at a
+// corner multiset of K teachers and x̂ the float64 that privateTeacherBits
+// computes, for f within fErr of Pr[1 | L = l]. With u = cornerULPs and
+// η = 2^-53 (the unit roundoff; 2η = 2^-52 = ulp), the pmf's recurrence
+// â'[l] = fl(fl(q̂'â[l]) + fl(q̂â[l-1])), q̂' = fl(1 - q̂), |q̂ - q| <= u·ulp,
+// differs from a'[l] = (1-q)a[l] + q·a[l-1] by
+// (1-q)(â[l]-a[l]) + q(â[l-1]-a[l-1]) + (q-q̂)(â[l] - â[l-1]) plus four
+// roundings: with E = max |â - a| and every â at most 1 + E, at most
+// E + u·ulp·(1+E) + 4η(1+E)(1+η)² <= E + (u + 2)·ulp·(1+E)(1+η)², which
+// is at most E + (2u + 2)·ulp while E < 1/2; so after K teachers (the
+// corners (0, 0) and (1, 1) shift the pmf exactly) every entry is
+// within K(2u + 2)·ulp. Then x̂ = Σ_l fl(â_l·f̂_l), summed in
+// order, differs from x = Σ_l a_l·f_l by Σ_l |â_l - a_l|·f_l <= (K+1)·E_K,
+// Σ_l â_l·|f̂_l - f_l| <= (1 + (K+1)E_K)·fErr, and the 2K+1 roundings of
+// nonnegative terms summing to at most 1 + (K+1)E_K: at most
+// (2K+1)η(1 + 2^-40) <= (K+3)·ulp less (K+1)E_K·fErr (fErr <= 1/2 and
+// (K+1)E_K < 2^-30 for K <= 2^10: privateTeacherBits lists at most 2^17
+// multisets, K <= 11 for Δ > 0 and K <= 101 for Δ = 0). The bound is
+// ((K+1)·K·(2u+2) + K + 3)·ulp + fErr. TestPrivateTeacherBitsAgainstBig
+// checks it against 200-bit arithmetic.
+func roundingBound(k int, fErr float64) float64 {
+	const ulp = 0x1p-52
+	n := float64(k)
+	return ((n+1)*n*(2*cornerULPs+2)+n+3)*ulp + fErr
+}
+
 // privateTeacherBits returns the pairs of (*table).privateTeacherBits for
 // a label with Pr[1 | L = l] = f[l], each within fErr of the truth.
 func privateTeacherBits(p constraints.Problem, f []float64, fErr float64) ([]accountant.BitPair, bool) {
 	if !p.NumConfigs().IsInt64() || p.NumConfigs().Int64() > maxBitConfigs {
 		return nil, false
 	}
-	const ulp = 0x1p-52
-	k := float64(p.K)
-	widen := 2 * (((k+1)*k*(2*8+2)+k+3)*ulp + fErr)
+	widen := roundingBound(p.K, fErr)
+	seen := map[accountant.BitPair]bool{}
+	var out []accountant.BitPair
+	err := cornerProbs(p, f, func(_ constraints.Config, x, y float64) {
+		if x < y {
+			x, y = y, x
+		}
+		b := accountant.BitPair{P: math.Min(1, outward.AddUp(x, widen)), Q: math.Max(0, outward.AddDown(y, -widen))}
+		if !seen[b] {
+			seen[b] = true
+			out = append(out, b)
+		}
+	})
+	return out, err == nil
+}
+
+// cornerProbs calls fn with the label's Pr[1] = Σ_l α_l·f[l] on both
+// sides of every corner multiset of p, as computed in float64, each
+// within roundingBound of the exact value at the float64 ε, Δ and f.
+func cornerProbs(p constraints.Problem, f []float64, fn func(c constraints.Config, x, y float64)) error {
 	prob := func(alpha []float64) float64 {
 		var s float64
 		for l, a := range alpha {
@@ -86,21 +133,10 @@ func privateTeacherBits(p constraints.Problem, f []float64, fErr float64) ([]acc
 		}
 		return s
 	}
-	seen := map[accountant.BitPair]bool{}
-	var out []accountant.BitPair
-	err := p.AllPMFs(func(_ constraints.Config, alpha, alphaPrime []float64) bool {
-		x, y := prob(alpha), prob(alphaPrime)
-		if x < y {
-			x, y = y, x
-		}
-		b := accountant.BitPair{P: math.Min(1, x+widen), Q: math.Max(0, y-widen)}
-		if !seen[b] {
-			seen[b] = true
-			out = append(out, b)
-		}
+	return p.AllPMFs(func(c constraints.Config, alpha, alphaPrime []float64) bool {
+		fn(c, prob(alpha), prob(alphaPrime))
 		return true
 	})
-	return out, err == nil
 }
 
 // unitFloat returns x·2^-54 rounded up or down to a float64.

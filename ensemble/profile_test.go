@@ -3,13 +3,17 @@ package ensemble
 import (
 	"context"
 	"fmt"
+	"github.com/darrm/darrm/noisymax"
 	"math"
+	"math/big"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/bigmath"
 	"github.com/darrm/darrm/poissonbinom"
 )
 
@@ -331,5 +335,140 @@ func checkExactBelowOptimal(t *testing.T, name string, priv Privacy) {
 			t.Errorf("%s k=%d: exact %v, optimal composition %v", name, k, exact, opt)
 		}
 		t.Logf("%s k=%d: exact %.4f, optimal composition of %v: %.4f at delta %.3g", name, k, exact.Guarantee.Eps, priv.Guarantee, opt.Eps, opt.Delta)
+	}
+}
+
+// TestPrivateTeacherBitsAgainstBig: the label's Pr[1] at every corner
+// multiset, as privateTeacherBits computes it in float64 (cornerProbs),
+// is within the proven rounding bound (roundingBound, with the f given
+// taken as exact) of the same sum in 200-bit arithmetic from the exact
+// corners of the float64 ε and Δ; so the pairs widened by that bound,
+// not twice it, dominate the label.
+func TestPrivateTeacherBitsAgainstBig(t *testing.T) {
+	const prec = 200
+	bf := func(x float64) *big.Float { return new(big.Float).SetPrec(prec).SetFloat64(x) }
+	corners := func(p constraints.Problem) [][2]*big.Float {
+		ei := bigmath.Exp(bf(-p.Eps), prec)
+		den := new(big.Float).SetPrec(prec).Add(bf(1), ei)
+		hi := new(big.Float).SetPrec(prec).Mul(bf(p.Delta), ei)
+		hi.Add(hi, bf(1)).Quo(hi, den)
+		lo := new(big.Float).SetPrec(prec).Sub(bf(1), bf(p.Delta))
+		lo.Mul(lo, ei).Quo(lo, den)
+		one, zero, d := bf(1), bf(0), bf(p.Delta)
+		if p.Delta == 0 {
+			return [][2]*big.Float{{zero, zero}, {one, one}, {hi, lo}, {lo, hi}}
+		}
+		oneMinusD := new(big.Float).SetPrec(prec).Sub(one, d)
+		return [][2]*big.Float{{zero, zero}, {one, one}, {zero, d}, {d, zero}, {oneMinusD, one}, {one, oneMinusD}, {hi, lo}, {lo, hi}}
+	}
+	exact := func(p constraints.Problem, cs [][2]*big.Float, c constraints.Config, f []float64, side int) *big.Float {
+		a := []*big.Float{bf(1)}
+		for j, n := range c {
+			x := cs[j][side]
+			notX := new(big.Float).SetPrec(prec).Sub(bf(1), x)
+			for range n {
+				next := make([]*big.Float, len(a)+1)
+				for l := range next {
+					next[l] = bf(0)
+					if l < len(a) {
+						next[l].Add(next[l], new(big.Float).SetPrec(prec).Mul(a[l], notX))
+					}
+					if l > 0 {
+						next[l].Add(next[l], new(big.Float).SetPrec(prec).Mul(a[l-1], x))
+					}
+				}
+				a = next
+			}
+		}
+		s := bf(0)
+		for l, v := range a {
+			s.Add(s, new(big.Float).SetPrec(prec).Mul(v, bf(f[l])))
+		}
+		return s
+	}
+	for _, c := range []struct {
+		p    constraints.Problem
+		kind string
+	}{
+		{constraints.New(3, 2, 0.5, 1e-4), "sub"},
+		{constraints.New(5, 3, 0.1, 1e-5), "sub"},
+		{constraints.New(7, 3, 1, 1e-3), "sub"},
+		{constraints.New(9, 3, 0.1, 0), "sub"},
+		{constraints.New(11, 3, 0.1, 1e-5), "opt"},
+	} {
+		var g gamma.Gamma
+		if c.kind == "opt" {
+			g = optGamma(t, c.p)
+		} else {
+			var err error
+			if g, err = gamma.Sub(c.p.K, gamma.SubSize(c.p.M)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f := make([]float64, c.p.K+1)
+		for l := range f {
+			f[l] = ProbOne(g, l)
+		}
+		bound := roundingBound(c.p.K, 0)
+		cs := corners(c.p)
+		var worst float64
+		n := 0
+		err := cornerProbs(c.p, f, func(cfg constraints.Config, x, y float64) {
+			n++
+			if c.p.K > 7 && n%7 != 0 {
+				return // a seventh of the multisets at K >= 9 (each sum costs O(K²) big products)
+			}
+			for side, got := range [2]float64{x, y} {
+				ref := exact(c.p, cs, cfg, f, side)
+				diff, _ := new(big.Float).SetPrec(prec).Sub(bf(got), ref).Float64()
+				worst = math.Max(worst, math.Abs(diff))
+				if math.Abs(diff) > bound {
+					t.Fatalf("%+v, multiset %v: Pr[1] %.17g, exact %s: off by %g, above the bound %g", c.p, cfg, got, ref.Text('g', 20), diff, bound)
+				}
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("K=%d (%s, %d multisets): largest error %.3g, bound %.3g (%.0f times it)", c.p.K, c.kind, n, worst, bound, bound/math.Max(worst, 0x1p-1074))
+	}
+}
+
+// TestGNMaxBits: two-class GNMax describes its label, as darrm-one-vote
+// does, by the pairs of its sampled output probabilities at neighbouring
+// vote counts, which meet its guarantee at its ε; the exact composition
+// of the pairs is never above optimal composition of the guarantee, and
+// far below it for the paper's calibration, whose bit is pure DP at a
+// quarter of its ε.
+func TestGNMaxBits(t *testing.T) {
+	for _, search := range []noisymax.GNMaxSearch{noisymax.GNMaxTight, noisymax.GNMaxGrid} {
+		g, err := NewGNMax(constraints.New(11, 3, 0.0885, 1e-4), search)
+		if err != nil {
+			t.Fatal(err)
+		}
+		priv := g.Privacy()
+		if priv.Curve.Kind != accountant.OneBitSpend || !slices.Equal(priv.Curve.Bits, g.oneVoteBits()) {
+			t.Fatalf("%v: curve %v, %d pairs", search, priv.Curve.Kind, len(priv.Curve.Bits))
+		}
+		if h := bitsEnvelope(priv.Curve.Bits)(math.Exp(priv.Eps)); h > priv.Delta {
+			t.Errorf("%v: the pairs reach %g at the guarantee's eps %g, above its delta %g", search, h, priv.Eps, priv.Delta)
+		}
+		checkExactBelowOptimal(t, search.String(), priv)
+	}
+	g, err := NewGNMax(constraints.New(11, 3, 0.0885, 1e-4), noisymax.GNMaxGrid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	priv := g.Privacy()
+	opt, err := accountant.Compose(priv.Guarantee, 100, accountant.Optimal, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := accountant.ComposeRun(priv.Step(), 100, opt.Delta, 1e-5, accountant.ImprovedConversion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exact := run[len(run)-1]; exact.Method != accountant.Exact || exact.Guarantee.Eps > opt.Eps/2 {
+		t.Errorf("grid calibration, 100 labels: exact composition of the bit %v, optimal composition of the guarantee %v", exact, opt)
 	}
 }

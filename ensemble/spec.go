@@ -38,10 +38,14 @@ type ReleaseSpec struct {
 	// Certify: a cached gamma is certified once, as the aggregator samples
 	// it.
 	Gamma optimal.Source
-	// Budget, if not nil, limits the queries answered. It is held by
-	// Composition, whose slack also gives the totals (NewAccounting).
+	// Budget, if not nil, limits the queries answered, and the total to
+	// publish is stated at its δ (NewAccounting). Composition's slack
+	// gives the analysis totals, the teachers' cap and the total δ of a
+	// release without a budget, unless TotalDelta gives it (a release
+	// with a budget takes none).
 	Budget      *accountant.Guarantee
 	Composition accountant.Composition
+	TotalDelta  *float64
 	// Ledger, if not "", is the ledger file charged for the release
 	// (ledger.OpenRun, with LedgerOptions): bound to the votes, charged
 	// per query before the labels leave; what it allows may lower the
@@ -61,7 +65,7 @@ type ReleaseSpec struct {
 
 // Released is what a release did: the aggregator and its description,
 // the gamma it sampled, its binding to the votes, its accounting, the
-// queries answered and the ledger after the run.
+// queries answered, the ledger after the run and the total to publish.
 type Released struct {
 	Aggregator Labeler
 	Label      string
@@ -75,6 +79,11 @@ type Released struct {
 	// LedgerStatus its state after the run; nil without a ledger.
 	LedgerNotes  []string
 	LedgerStatus *ledger.Status
+	// Publish is the total to publish (accountant.Account.Publish): the
+	// ledger's (LedgerStatus.Publish) when the release was charged to
+	// one, else the run's, of its Result.Answered labels; the zero value
+	// when no label was released.
+	Publish accountant.Total
 }
 
 // ErrBudget is a release that its budget, or its ledger's, stopped before
@@ -155,6 +164,12 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	if out.Accounting, err = NewAccounting(out.Aggregator.Privacy(), out.Binding, s.Composition, s.Budget); err != nil {
 		return fail(StepAccounting, err)
 	}
+	if s.TotalDelta != nil {
+		if err := checkTotalDelta(*s.TotalDelta, s.Budget); err != nil {
+			return fail(StepAccounting, err)
+		}
+		out.Accounting.TotalDelta = s.TotalDelta
+	}
 	limit, sink := out.Accounting.Limit(), s.Sink
 	var l *ledger.Ledger
 	if s.Ledger != "" {
@@ -177,11 +192,25 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 			return fail(StepLedger, err)
 		}
 		out.LedgerStatus = &st
+		out.Publish = st.Publish
+	} else if out.Result.Answered > 0 {
+		if out.Publish, err = out.Accounting.Publish(out.Result.Answered); err != nil {
+			return fail(StepLabels, err)
+		}
 	}
 	if out.Result.Unanswered > 0 {
 		return out, &BudgetError{Result: out.Result}
 	}
 	return out, nil
+}
+
+// checkTotalDelta checks the total δ a release states its total at: in
+// [0, 1), and only without a budget, whose δ is the one.
+func checkTotalDelta(delta float64, budget *accountant.Guarantee) error {
+	if budget != nil {
+		return &accountant.ParamError{Name: "total delta", Value: delta, Rule: "must not be given with a budget: the total is stated at the budget's delta"}
+	}
+	return accountant.CheckDelta("total delta", delta)
 }
 
 // BuildFrom is Build with the gamma of a mechanism that samples one

@@ -15,8 +15,10 @@ func (l *Ledger) compose(seq accountant.Sequence) (accountant.Guarantee, bool, e
 	return g, fits || l.free(), err
 }
 
-// free reports whether the teachers' cap is within the budget.
-func (l *Ledger) free() bool { return l.cap != nil && l.cap.Within(l.header.Budget) }
+// free reports whether the teachers' cap is within the budget at the
+// budget's δ (accountant.Cap.Fits: on shared data the teachers' composition
+// with its slack chosen for that δ, whatever the ledger's δ').
+func (l *Ledger) free() bool { return l.cap != nil && l.cap.Fits(l.header.Budget) }
 
 // Balance is what a ledger has spent.
 type Balance struct {
@@ -34,6 +36,12 @@ type Balance struct {
 	// Free says that the cap is within the budget: every further release
 	// from these teachers is free, however many labels it has.
 	Free bool
+	// Publish is the total to publish of every release charged to the
+	// ledger: the budget its filter holds them to, fixed before the first
+	// run, or the teachers' cap at the budget's δ when that is smaller
+	// (accountant.Account.Publish). Total, a composition of what was
+	// spent, is a realised cost: analysis.
+	Publish accountant.Total
 }
 
 // Balance returns the privacy spent so far.
@@ -44,7 +52,9 @@ func (l *Ledger) Balance() (Balance, error) {
 	}
 	b := Balance{Queries: q, Composition: l.header.Filter, Cap: l.cap, Free: l.free()}
 	b.Total, b.Bound = accountant.CapTotal(q, l.cap, &l.header.Budget)
-	return b, nil
+	filter := l.header.Filter
+	b.Publish, err = accountant.Account{Filter: &filter, Budget: &l.header.Budget, Cap: l.cap}.Publish()
+	return b, err
 }
 
 // Total returns the total privacy spent so far (Balance: the smaller of
@@ -116,6 +126,9 @@ type Status struct {
 	// (Free: the teachers' cap is within the budget).
 	QueriesLeft int  `json:"queries_left"`
 	Free        bool `json:"free"`
+	// Publish is the total to publish of every release charged to the
+	// ledger (Balance.Publish); a release's summary states it.
+	Publish accountant.Total `json:"-"`
 }
 
 // Status returns the ledger's budget, its total so far, and how many more
@@ -131,5 +144,5 @@ func (l *Ledger) Status(step accountant.Spend) (Status, error) {
 	}
 	h := l.header
 	return Status{Ensemble: h.Ensemble, Relation: h.Relation, Budget: h.Budget, Total: b.Total, Composition: b.Composition,
-		TotalBound: b.Bound, Queries: b.Queries, Cap: b.Cap, QueriesLeft: left, Free: b.Free}, nil
+		TotalBound: b.Bound, Queries: b.Queries, Cap: b.Cap, QueriesLeft: left, Free: b.Free, Publish: b.Publish}, nil
 }

@@ -214,3 +214,39 @@ func TestChooseFilter(t *testing.T) {
 		}
 	}
 }
+
+// TestFilterBitOfGaussian: a bit computed from Gaussian noise (two-class
+// GNMax, an accountant.OneBitSpend with its noise) is charged to a zCDP
+// ledger by its noise: as many queries as the noise's own description,
+// recorded as that noise.
+func TestFilterBitOfGaussian(t *testing.T) {
+	budget := accountant.Guarantee{Eps: 2, Delta: 1e-5}
+	noise := accountant.Spend{Kind: accountant.GaussianSpend, Guarantee: accountant.Guarantee{Eps: 0.5, Delta: 1e-5}, Discrete: true,
+		Gaussian: []accountant.GaussianPart{{Sigma: 40, Coords: 2}}}
+	bit := noise
+	bit.Kind, bit.Bits = accountant.OneBitSpend, []accountant.BitPair{{P: 0.52, Q: 0.48}}
+	var counts []int
+	for _, s := range []accountant.Spend{noise, bit} {
+		path, b := newOneVoteLedger(t, budget)
+		l, allowed, err := OpenRun(ctx, path, "gnmax", b, s, -1, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts = append(counts, allowed)
+		if err := l.Reserve(1); err != nil {
+			t.Fatal(err)
+		}
+		l.Settle(1)
+		var kinds []accountant.SpendKind
+		if err := l.Runs(func(r Spend) error { kinds = append(kinds, r.Kind); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		l.Close()
+		if len(kinds) == 0 || kinds[len(kinds)-1] != accountant.GaussianSpend {
+			t.Errorf("%v: recorded as %v", s.Kind, kinds)
+		}
+	}
+	if counts[0] < 1 || counts[1] != counts[0] {
+		t.Errorf("the zCDP ledger allows %d queries of the noise, %d of its bit", counts[0], counts[1])
+	}
+}

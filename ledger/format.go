@@ -146,8 +146,10 @@ func (s Spend) Step() accountant.Spend {
 // guarantee, and the description of a kind that has more.
 func spendOf(run string, mechanism provenance.MechanismName, step accountant.Spend) Spend {
 	s := Spend{Run: run, Mechanism: mechanism, Eps: step.Eps, Delta: step.Delta}
-	if step.Kind == accountant.GaussianSpend {
-		s.Kind, s.Gaussian, s.Discrete = step.Kind, step.Gaussian, step.Discrete
+	// A bit computed from Gaussian noise (two-class GNMax, a OneBitSpend)
+	// is recorded by its noise, whose zCDP slope the filter composes.
+	if len(step.Gaussian) > 0 {
+		s.Kind, s.Gaussian, s.Discrete = accountant.GaussianSpend, step.Gaussian, step.Discrete
 	}
 	return s
 }
@@ -230,34 +232,6 @@ func checkHeader(h Header) error {
 		}
 	}
 	return nil
-}
-
-// SlackFits reports whether δ' is below the budget's δ. δ' is the slack
-// of the teachers' cap's general and optimal composition (Kairouz, Oh and
-// Viswanath 2015, Thm 3.5 and 3.3), whose δ is at least δ': without room
-// only the ledger's filter and the cap by simple composition can meet the
-// budget.
-func (h Header) SlackFits() bool { return h.DeltaPrime < h.Budget.Delta }
-
-// SlackNote says which totals can still meet the budget when δ' leaves no
-// room under its δ (SlackFits) for the teachers' cap that the binding
-// allows (provenance.Binding.Cap); "" when there is room, or no cap.
-func (h Header) SlackNote() string {
-	b, err := h.Binding()
-	if c, _, _ := b.Cap(h.DeltaPrime); err != nil || c == nil || h.SlackFits() {
-		return ""
-	}
-	s := fmt.Sprintf("delta' = %g is not below the budget's delta = %g: the teachers' cap by general or optimal composition, whose delta is at least delta', ", h.DeltaPrime, h.Budget.Delta)
-	if h.DeltaPrime == h.Budget.Delta {
-		s += "can meet this budget only if the teachers are pure-DP; "
-	} else {
-		s += "can never meet this budget; "
-	}
-	s += "the ledger's filter (and the cap by simple composition) still can"
-	if h.Budget.Delta == 0 {
-		s += " (a pure budget leaves no room for any delta')"
-	}
-	return s
 }
 
 // format is how a ledger's lines are written.

@@ -451,8 +451,9 @@ func TestConcurrentRuns(t *testing.T) {
 	}
 }
 
-// TestStatus: a ledger's status is its header, its total and the
-// allowance, before and after a spend.
+// TestStatus: a ledger's status is its header, its total, the
+// allowance and the total to publish (without a cap, the budget its
+// filter holds every release to), before and after a spend.
 func TestStatus(t *testing.T) {
 	budget := accountant.Guarantee{Eps: 5, Delta: 1e-3}
 	path := newLedger(t, budget)
@@ -471,7 +472,8 @@ func TestStatus(t *testing.T) {
 		total, _, _ := l.Total()
 		left, _ := l.Allowance(accountant.ApproxStep(step), -1)
 		l.Close()
-		want := Status{Ensemble: st.Ensemble, Relation: "private-teachers", Budget: budget, Total: total, Composition: tc.comp, Queries: total, QueriesLeft: left}
+		want := Status{Ensemble: st.Ensemble, Relation: "private-teachers", Budget: budget, Total: total, Composition: tc.comp, Queries: total, QueriesLeft: left,
+			Publish: accountant.Total{Method: accountant.Simple, Guarantee: budget, Filter: true}}
 		if err != nil || st != want {
 			t.Errorf("after %d labels: status %+v (%v), want %+v", tc.spent, st, err, want)
 		}
@@ -602,11 +604,12 @@ func TestCap(t *testing.T) {
 		t.Errorf("status after 1000 free labels: %+v (%v), queries want %v", st, err, q)
 	}
 	l.Close()
-	// Shared data: the cap (1.088, 1.2e-4) is over a budget of eps 1, so
-	// the spends' composition decides, as without a cap.
+	// Shared data: the cap's delta, at least 1-(1-1e-5)^11, is over a
+	// budget of delta 1e-4, so the spends' composition decides, as
+	// without a cap.
 	shared := fixed
 	shared.Partition = provenance.SharedData
-	budget := accountant.Guarantee{Eps: 1, Delta: 1e-3}
+	budget := accountant.Guarantee{Eps: 1, Delta: 1e-4}
 	l = open(budget, shared)
 	want, _ := accountant.MaxSteps(step, accountant.Budget{Guarantee: budget, Composition: accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5}})
 	if n, err := l.Allowance(accountant.ApproxStep(step), -1); n != want || err != nil {
@@ -664,30 +667,32 @@ func TestPureBudget(t *testing.T) {
 	}
 }
 
-// TestSlackNote checks when a new ledger's delta' leaves its teachers' cap
-// no room under the budget's delta, and that the note says which case.
-func TestSlackNote(t *testing.T) {
+// TestFreeAtTheBudgetDelta: a ledger of teachers on shared data is free
+// when their cap at the budget's delta is within it, whatever delta' (the
+// slack of the cap shown): 11 teachers (0.1, 1e-5) are (0.814268, 1e-3)-DP
+// together, so a budget (1, 1e-3) frees every release even with
+// delta' = 1e-2, and a budget (1, 1e-4), below their composed delta, does
+// not.
+func TestFreeAtTheBudgetDelta(t *testing.T) {
 	fixed := bound
 	fixed.Kind = provenance.Fixed // fixed models: the teachers' cap applies
-	oneVote := fixed
-	oneVote.Relation, oneVote.Teachers = accountant.OneVote, accountant.Guarantee{}
 	for _, tc := range []struct {
-		name         string
-		b            provenance.Binding
 		delta, prime float64
-		want         string // in the note; "" for none
-	}{
-		{"room", fixed, 1e-3, 1e-5, ""},
-		{"equal", fixed, 1e-3, 1e-3, "only if the teachers are pure-DP"},
-		{"above", fixed, 1e-3, 1e-2, "can never meet this budget"},
-		{"pure budget", fixed, 0, 1e-5, "a pure budget leaves no room"},
-		{"per-query teachers, no cap", bound, 1e-3, 1e-2, ""},
-		{"one-vote, no cap", oneVote, 1e-3, 1e-2, ""},
-	} {
-		h := NewHeader(tc.b, accountant.Guarantee{Eps: 1, Delta: tc.delta}, tc.prime, accountant.Simple)
-		got := h.SlackNote()
-		if (got == "") != (tc.want == "") || !strings.Contains(got, tc.want) {
-			t.Errorf("%s: SlackNote() = %q, want one with %q", tc.name, got, tc.want)
+		free         bool
+	}{{1e-3, 1e-5, true}, {1e-3, 1e-2, true}, {1e-4, 1e-5, false}, {0, 1e-5, false}} {
+		path := filepath.Join(t.TempDir(), "l.ledger")
+		h := NewHeader(fixed, accountant.Guarantee{Eps: 1, Delta: tc.delta}, tc.prime, accountant.Simple)
+		if _, err := Init(ctx, path, h, InitOptions{Options: Options{StateDir: t.TempDir()}}); err != nil {
+			t.Fatal(err)
+		}
+		l, err := Open(ctx, path, Options{StateDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bal, err := l.Balance()
+		l.Close()
+		if err != nil || bal.Free != tc.free || tc.free && (bal.Publish.Cap == nil || bal.Publish.Guarantee.Delta > tc.delta) {
+			t.Errorf("budget delta %g, delta' %g: free %v, publish %+v (%v), want free %v", tc.delta, tc.prime, bal.Free, bal.Publish, err, tc.free)
 		}
 	}
 }

@@ -260,7 +260,9 @@ func releaseAccounting(opts AccountOptions, k, classes int, b provenance.Binding
 	if deltaPrime == 0 {
 		deltaPrime = accountant.DefaultDeltaPrime // a pure total is at δ = 0 among the totals
 	}
-	return ensemble.NewAccounting(priv, b, accountant.Composition{Method: accountant.General, DeltaPrime: deltaPrime}, nil)
+	acc, err := ensemble.NewAccounting(priv, b, accountant.Composition{Method: accountant.General, DeltaPrime: deltaPrime}, nil)
+	acc.TotalDelta = &opts.Delta
+	return acc, err
 }
 
 // checkLabels checks that the header of opts.Labels, if any, is of the
@@ -388,15 +390,30 @@ func (a *AccountResult) Totals() ([]accountant.Total, error) {
 	if len(a.Draws) == 0 {
 		return a.Release.Totals(a.Queries()), nil
 	}
+	t, err := a.drawsTotal()
+	return []accountant.Total{t}, err
+}
+
+// Publish returns the total to publish at the account's δ of everything
+// it covers: without a draw, that of a release of its queries, chosen as
+// for every release (ensemble.Accounting.Publish, the total aggregate
+// publishes for the same labels); with draws, their Rényi composition
+// with the queries (RDPTotal).
+func (a *AccountResult) Publish() (accountant.Total, error) {
+	if len(a.Draws) == 0 {
+		return a.Release.Publish(a.Queries())
+	}
+	return a.drawsTotal()
+}
+
+// drawsTotal is the Rényi composition of the queries' data-independent
+// curve and every draw (RDPTotal).
+func (a *AccountResult) drawsTotal() (accountant.Total, error) {
 	rho, err := a.Options.GNMax.RunSlope(a.Result.Queries, a.Result.Queries)
 	if err != nil {
-		return nil, err
+		return accountant.Total{}, err
 	}
-	t, err := RDPTotal(rho, a.Draws, a.Options.Orders, a.Options.Delta)
-	if err != nil {
-		return nil, err
-	}
-	return []accountant.Total{t}, nil
+	return RDPTotal(rho, a.Draws, a.Options.Orders, a.Options.Delta)
 }
 
 // RDPTotal returns the total at delta of queries whose data-independent

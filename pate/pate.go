@@ -97,14 +97,16 @@ type Result struct {
 	EpsReleased    *float64
 	SSError        string
 	Delta          float64
-	// Totals are the valid totals at Delta of the labels and of the
-	// smooth-sensitivity draw when it may be published, of which the one
-	// to publish is chosen as for every release (EpsReleased is an
-	// estimate, not a bound): every query asked charged both steps, or,
-	// with Labelling.Answered, the budget of a Rényi filter fixed before
-	// the run (the threshold step on every query it may ask, the GNMax
-	// step on Answered).
-	Totals []accountant.Total
+	// Publish is the total to publish at Delta of the labels and of the
+	// smooth-sensitivity draw when it may be published (EpsReleased is an
+	// estimate, not a bound): every query asked charged both steps,
+	// chosen as for every release (accountant.Account.Publish), or, with
+	// Labelling.Answered, the budget of a Rényi filter fixed before the
+	// run (the threshold step on every query it may ask, the GNMax step
+	// on Answered). Totals are the valid totals it was chosen from,
+	// analysis.
+	Publish accountant.Total
+	Totals  []accountant.Total
 	// Labels holds each query's label, -1 where it was not answered; it
 	// has Queries entries.
 	Labels []int
@@ -167,12 +169,12 @@ func Label(counts [][]int, teachers, classes int, truth []int, m ensemble.Mechan
 	default:
 		res.EpsReleased = &ss.Eps
 	}
-	res.Totals, err = labelTotals(agg, m.GNMax, len(counts), res.Queries, opts, ss)
+	res.Publish, res.Totals, err = labelTotals(agg, m.GNMax, len(counts), res.Queries, opts, ss)
 	return res, err
 }
 
-// labelTotals returns the totals, among which the one to publish is
-// chosen, of a run of Label that asked the first asked of available
+// labelTotals returns the total to publish and the totals it is chosen
+// from of a run of Label that asked the first asked of available
 // queries, its smooth-sensitivity release being ss. Every query asked is charged both steps
 // (the composition of every step the run could take: ensemble's
 // accounting of a release, as aggregate's); a run that stops at the
@@ -181,7 +183,7 @@ func Label(counts [][]int, teachers, classes int, truth []int, m ensemble.Mechan
 // (Feldman and Zrnic 2021): the threshold step on every available query,
 // the GNMax step on Answered. A draw whose parameters were fixed without
 // the votes is composed with them (RDPTotal).
-func labelTotals(agg *ensemble.ClassGNMax, m noisymax.ConfidentGNMax, available, asked int, opts Labelling, ss Smooth) ([]accountant.Total, error) {
+func labelTotals(agg *ensemble.ClassGNMax, m noisymax.ConfidentGNMax, available, asked int, opts Labelling, ss Smooth) (accountant.Total, []accountant.Total, error) {
 	var draws []Draw
 	if ss.Drawn && !ss.FromVotes {
 		draws = []Draw{{Order: ss.Order, Beta: ss.Beta, Sigma: ss.Sigma}}
@@ -189,9 +191,11 @@ func labelTotals(agg *ensemble.ClassGNMax, m noisymax.ConfidentGNMax, available,
 	if opts.Answered == 0 && len(draws) == 0 {
 		acc, err := ensemble.NewAccounting(agg.Privacy(), provenance.Binding{}, accountant.Composition{Method: accountant.General, DeltaPrime: opts.Delta}, nil)
 		if err != nil {
-			return nil, err
+			return accountant.Total{}, nil, err
 		}
-		return acc.Totals(asked), nil
+		acc.TotalDelta = &opts.Delta
+		t, err := acc.Publish(asked)
+		return t, acc.Totals(asked), err
 	}
 	queries, labels := asked, asked
 	if opts.Answered > 0 {
@@ -199,10 +203,10 @@ func labelTotals(agg *ensemble.ClassGNMax, m noisymax.ConfidentGNMax, available,
 	}
 	rho, err := m.RunSlope(queries, labels)
 	if err != nil {
-		return nil, err
+		return accountant.Total{}, nil, err
 	}
 	t, err := RDPTotal(rho, draws, nil, opts.Delta)
-	return []accountant.Total{t}, err
+	return t, []accountant.Total{t}, err
 }
 
 // Student is how the student is trained: the teachers' network, plain

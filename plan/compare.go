@@ -2,11 +2,13 @@ package plan
 
 import (
 	"context"
+	"math"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -56,9 +58,9 @@ type Candidate struct {
 // compares for problem p, each with the mechanism that releases with it,
 // each request a copy of base (its budget, composition, gamma source,
 // options, and the mechanism's RR settings). In the one-vote
-// relation they are OneVote's: gamma_opt, GNMax, whose label is scored as
-// with continuous noise of the same sigma (gamma.GNMax), at the per-query
-// delta p.TargetDelta, else the budget's, and RR. In the private-teachers
+// relation they are OneVote's: gamma_opt, GNMax (its label scored by its
+// exact probabilities, gnmaxGamma), at the per-query delta p.TargetDelta,
+// else the budget's, and RR. In the private-teachers
 // relation they are gamma_opt (darrm) and the mechanisms of the baselines
 // (subsample, dsub when Delta = delta = 0, rr), each planned by its
 // allowance m (TwoClass, deltaGiven as there).
@@ -71,7 +73,7 @@ func Candidates(base Request, p constraints.Problem, deltaGiven bool) []Candidat
 		rs := OneVote(base, p.K, delta)
 		return []Candidate{
 			{Name: "opt", Request: rs[0]},
-			{Name: "gnmax", Request: rs[1], Gamma: func(_ context.Context, pl Plan) (gamma.Gamma, error) { return gamma.GNMax(p.K, pl.Value) }},
+			{Name: "gnmax", Request: rs[1], Gamma: func(_ context.Context, pl Plan) (gamma.Gamma, error) { return gnmaxGamma(p.K, pl.Value) }},
 			{Name: "rr", Request: rs[2]},
 		}
 	}
@@ -83,6 +85,23 @@ func Candidates(base Request, p constraints.Problem, deltaGiven bool) []Candidat
 		cs = append(cs, with("dsub", provenance.DSub))
 	}
 	return append(cs, with("rr", provenance.RR))
+}
+
+// gnmaxGamma returns the noise function of the label that GNMax releases
+// on two classes of k votes with discrete noise sigma on each count, as
+// OneVote plans it: gamma(l) = |2·Pr[1 | l] - 1| of its exact
+// probabilities (noisymax.GNMaxBitProbs; DaRRM releases the majority with
+// probability (1 + gamma)/2).
+func gnmaxGamma(k int, sigma float64) (gamma.Gamma, error) {
+	ps, err := noisymax.GNMaxBitProbs(sigma, k, noisymax.DiscreteNoise)
+	if err != nil {
+		return nil, err
+	}
+	g := make(gamma.Gamma, k+1)
+	for l, p := range ps {
+		g[l] = math.Abs(2*p - 1)
+	}
+	return g, nil
 }
 
 // Compared is a candidate planned for a total (Equal) and, when it fits,

@@ -15,14 +15,16 @@ import (
 // per-query parameter planned for that total (OneVote, EqualTotals; to
 // three digits: the search stops within 0.1% of the boundary), and the
 // accuracy of its labels when each teacher is right with probability 0.75
-// (the tightest composition that applies): Candidates and
-// CompareAtTotals. darrm-one-vote and randomized
-// response on the majority are pure ε-DP one-bit releases, each planned by
-// its own exact composition: its pairs of output probabilities (for
-// randomized response, optimal composition of its ε at the budget's δ);
-// GNMax (--classes 2) adds discrete Gaussian noise to the two counts,
-// whose label is scored as with continuous noise of the same σ. darrm
-// solve --compare --budget-eps prints the same table.
+// (Candidates, CompareAtTotals). Each releases one bit and is planned by
+// the exact composition of that bit's pairs of output probabilities:
+// darrm-one-vote and randomized response on the majority (pure ε-DP),
+// and GNMax (--classes 2: discrete Gaussian noise on the two counts, the
+// argmax released), whose label is scored by its exact probabilities.
+// DaRRM wins clearly at 10 queries and by 0.001 at 100: the best
+// symmetric gamma under GNMax's privacy profile is GNMax's own, so DaRRM
+// gains only by the shape of its own profile, which pays at few queries.
+// darrm solve --compare --budget-eps prints the same table (and 1,000
+// queries: 0.538 against 0.538, sigma2 40.9).
 func ExampleCompareAtTotals() {
 	ctx := context.Background()
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-5}, Composition: accountant.Composition{Method: accountant.Optimal, DeltaPrime: accountant.DefaultDeltaPrime}}
@@ -49,7 +51,7 @@ func ExampleCompareAtTotals() {
 		return
 	}
 	fmt.Println("Q     eps/query  darrm-one-vote  rr     sigma2  gnmax")
-	for _, q := range []int{10, 100, 1000} {
+	for _, q := range []int{10, 100} {
 		cmp, err := plan.CompareAtTotals(ctx, cs, budget, q, coeffs, []gamma.Actual{right})
 		if err != nil {
 			fmt.Println(err)
@@ -67,7 +69,6 @@ func ExampleCompareAtTotals() {
 	}
 	// Output:
 	// Q     eps/query  darrm-one-vote  rr     sigma2  gnmax
-	// 10    0.4        0.807           0.592  4.84    0.771
-	// 100   0.0938     0.611           0.522  15.3    0.600
-	// 1000  0.0293     0.538           0.507  48.4    0.532
+	// 10    0.4        0.807           0.592  4.6     0.780
+	// 100   0.0938     0.611           0.522  13.8    0.610
 }

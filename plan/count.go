@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
@@ -33,9 +32,9 @@ type Request struct {
 	DefaultDelta bool
 	// Classes is the number of classes (2 for two-class votes).
 	Classes int
-	// Budget is the total (ε, δ) and the composition of the per-query
-	// guarantee that aggregate --budget-eps holds it to beside the
-	// mechanism's curves (accountant.MaxRunSteps).
+	// Budget is the total (ε, δ) that aggregate --budget-eps holds a run
+	// to (accountant.Account.MaxSteps), and the slack δ' of the analysis
+	// totals.
 	Budget accountant.Budget
 	// Filter is the ledger's filter for a run charged to a new ledger of
 	// this budget: accountant.ZCDPFilter or accountant.Simple; nil: the
@@ -56,8 +55,8 @@ type GammaSource func(ctx context.Context, p constraints.Problem) (gamma.Gamma, 
 // Count is what a budget buys for a mechanism and its parameters.
 type Count struct {
 	// Run is the number of queries one run held to the budget releases
-	// (darrm aggregate --budget-eps), Total their total by the tightest
-	// composition within the budget, with its theorem.
+	// (darrm aggregate --budget-eps), Total their total to publish, which
+	// names the result by which they fit (accountant.Account.Publish).
 	Run   int
 	Total accountant.Total
 	// Ledger is the number a run charged to a new ledger with the budget
@@ -127,8 +126,7 @@ func build(ctx context.Context, r Request) (built, error) {
 
 // fits reports whether queries queries of r's mechanism fit r.Budget in
 // one run: the predicate on which the release's count searches
-// (accountant.RunFits), and, where the release also counts by points of
-// the privacy profile (optimal composition), that count itself.
+// (accountant.Account.Fits).
 func fits(ctx context.Context, r Request, queries int) (bool, error) {
 	agg, _, err := Aggregator(ctx, r)
 	if errors.Is(err, ensemble.ErrNotCertified) {
@@ -140,12 +138,7 @@ func fits(ctx context.Context, r Request, queries int) (bool, error) {
 		return false, err
 	}
 	priv := agg.Privacy()
-	ok, err := accountant.RunFits(priv.Step(), queries, r.Budget)
-	if err != nil || ok || r.Budget.Method != accountant.Optimal || len(priv.Profile) == 0 {
-		return ok, err
-	}
-	b, err := build(ctx, r)
-	return err == nil && b.runQueries() >= queries, err
+	return accountant.Account{Step: priv.Step(), Profile: priv.Profile, Steps: queries, Budget: &r.Budget.Guarantee}.Fits()
 }
 
 // runQueries returns the number of queries a run of b releases.
@@ -168,9 +161,7 @@ func Queries(ctx context.Context, r Request) (Count, error) {
 	if c.Run == 0 {
 		return c, noFit(b, r.Budget.Guarantee, 1)
 	}
-	if c.Total, err = within(b, c.Run, r.Budget.Guarantee); err != nil {
-		return c, err
-	}
+	c.Total = b.acc.Budget.Allows
 	step := b.agg.Privacy().Step()
 	c.Filter = ledger.DefaultFilter(b.binding, r.Budget.Guarantee)
 	if r.Filter != nil {
@@ -195,34 +186,14 @@ func Queries(ctx context.Context, r Request) (Count, error) {
 	return c, nil
 }
 
-// within returns the tightest total of k queries of b that is within the
-// budget (ensemble.Accounting.Totals, the totals a release reports).
-func within(b built, k int, budget accountant.Guarantee) (accountant.Total, error) {
-	var best *accountant.Total
-	for _, t := range b.acc.Totals(k) {
-		if t.Err == nil && t.Guarantee.Within(budget) && (best == nil || accountant.Tighter(t.Guarantee, best.Guarantee)) {
-			best = &t
-		}
-	}
-	if best == nil {
-		return accountant.Total{}, fmt.Errorf("plan: %d queries fit the budget %v, but no total reported for them is within it", k, budget)
-	}
-	return *best, nil
-}
-
 // noFit returns the error for a budget in which not even k queries of b
 // fit: a ParamError on the budget's ε that names the smallest ε, at the
-// budget's δ, that the tightest of the run's totals gives k queries.
+// budget's δ, of k queries' total to publish, and its result.
 func noFit(b built, budget accountant.Guarantee, k int) error {
-	least := math.Inf(1)
-	for _, t := range b.acc.Totals(k) {
-		if t.Err == nil && t.Guarantee.Delta <= budget.Delta && t.Guarantee.Eps < least {
-			least = t.Guarantee.Eps
-		}
-	}
+	t, err := b.acc.Publish(k)
 	rule := fmt.Sprintf("not even %s (per query %v)", fitWords(k), b.agg.Privacy().Guarantee)
-	if !math.IsInf(least, 1) {
-		rule += fmt.Sprintf(": the smallest budget that fits %d at budget-delta %g is budget-eps %s", k, budget.Delta, accountant.FormatBound(least))
+	if err == nil && t.Err == nil {
+		rule += fmt.Sprintf(": the smallest budget that fits %d at budget-delta %g is budget-eps %s, by %s", k, budget.Delta, accountant.FormatBound(t.Guarantee.Eps), t.Name())
 	} else {
 		rule += fmt.Sprintf(": no total of theirs has a delta within budget-delta %g, whatever budget-eps", budget.Delta)
 	}

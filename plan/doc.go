@@ -6,7 +6,7 @@
 // (accountant.MaxFilterSteps).
 //
 // A plan of parameters searches on the predicate that count searches on
-// (accountant.RunFits, whether Q queries fit) with the accountant's own
+// (accountant.Account.Fits, whether Q queries fit) with the accountant's own
 // bisection (accountant.MostGenerous), returns the last value that fits,
 // never a midpoint, and checks it by the release's own count, so a
 // release with the plan's parameters and budget answers every planned

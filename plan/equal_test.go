@@ -18,7 +18,8 @@ import (
 // called here on the planned request, not taken from the plan), with a
 // total within the budget, and the same parameter made 5% more generous
 // here (not by the plan's own neighbour) does not fit; every plan is held
-// to the one budget given, whatever budget its request held before.
+// to the one budget given, whatever budget its request held before; GNMax
+// on two classes is planned by the exact composition of its bit.
 func TestEqualTotals(t *testing.T) {
 	ctx := context.Background()
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-5}, Composition: accountant.Composition{Method: accountant.Optimal, DeltaPrime: accountant.DefaultDeltaPrime}}
@@ -73,6 +74,16 @@ func TestEqualTotals(t *testing.T) {
 			}
 			if c.Run < q || !c.Total.Guarantee.Within(budget.Guarantee) {
 				t.Errorf("Q %d %s: %s = %v releases %d queries, total %v: want >= %d within %v", q, name, pl.Parameter, pl.Value, c.Run, c.Total.Guarantee, q, budget)
+			}
+			if rs[i].Mechanism.Name == provenance.GNMax {
+				// Two classes: planned and counted by the bit it releases.
+				agg, _, err := Aggregator(ctx, pl.Request)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if s := agg.Privacy().Step(); s.Kind != accountant.OneBitSpend || c.Total.Method != accountant.Exact {
+					t.Errorf("Q %d gnmax on two classes: described as %v, total %v by %v: want the exact composition of its bit", q, s.Kind, c.Total.Guarantee, c.Total.Method)
+				}
 			}
 			if pl.AtLimit {
 				t.Errorf("Q %d %s: at the limit of its parameter, so the test does not check its neighbour", q, name)

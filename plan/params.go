@@ -125,7 +125,7 @@ func zcdpBudget(b accountant.Guarantee) float64 {
 // mechanism is planned by (knobOf: m, target-eps, sigma2 or
 // laplace-scale) with which a run held to r.Budget releases queries
 // queries: searched on the predicate the release's count searches on
-// (accountant.RunFits), the last value that fits, then checked by the
+// (accountant.Account.Fits), the last value that fits, then checked by the
 // release's own count (ensemble.NewAccounting), which must reach
 // queries, and against its neighbour Generosity times more generous,
 // which must not. Confident-GNMax needs proxy

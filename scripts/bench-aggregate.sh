@@ -36,7 +36,7 @@ for n in "${rows[@]}"; do
 	tagg=$(secs "$bin" aggregate "$f" --m 3 --eps 0.1 --Delta 1e-5 --cache-dir "$work/cache" --out "$work/labels.csv" --format json)
 	read -r _ rss <<<"$agg"
 	read -r tnull rssnull <<<"$(/usr/bin/time -f '%e %M' "$bin" aggregate "$f" --m 3 --eps 0.1 --Delta 1e-5 --cache-dir "$work/cache" --format csv 2>&1 > /dev/null | tail -1)"
-	answered=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["queries_answered"])' "$work/summary.json")
+	answered=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["answered"])' "$work/summary.json")
 	[[ "$answered" == "$n" ]] || { echo "answered $answered of $n" >&2; exit 1; }
 	[[ $(grep -vc '^#' "$work/labels.csv") == $((n + 1)) ]] || { echo "label file has the wrong length" >&2; exit 1; }
 	qps=$(awk -v n="$n" -v t="$tagg" 'BEGIN { printf "%.2fM", n / t / 1e6 }')

@@ -554,6 +554,7 @@ B.8 7 fashion58 100 0.79 0.96 0.96"
 		k = v("dataset") SUBSEP v("m") SUBSEP v("queries")
 		acc[k, v("mechanism")] = sprintf("%.2f (%.2f)", v("accuracy_mean"), v("accuracy_std"))
 		if (v("mechanism") == "gnmax") { qe[k] = v("query_eps"); qd[k] = v("query_delta"); ge[k] = v("total_eps"); gd[k] = v("total_delta") }
+		if (v("mechanism") == "gnmax-tight") { ste[k] = v("total_eps"); std[k] = v("total_delta") }
 		if (v("mechanism") == "darrm-opt") { te[k] = v("total_eps"); td[k] = v("total_delta"); tb[k] = v("total_bound"); nb[k] = buys(v("noise_pays"), v("noise_pays_up_to"), v("noise_pays_up_to_shared")) }
 		if (v("mechanism") == "darrm-one-vote") { oe[k] = v("total_eps"); od[k] = v("total_delta") }
 	}
@@ -564,14 +565,14 @@ B.8 7 fashion58 100 0.79 0.96 0.96"
 		return sprintf("nothing from Q = %d", upto + 1)
 	}
 	END {
-		print "| table | m | data | Q | GNMax | thesis | GNMax, tight σ | DaRRM one-vote | DaRRM γ_Sub | thesis | DaRRM γ_opt | thesis | RR (γ_const) | majority | per query (ε, δ) | total over Q: GNMax | total over Q: DaRRM one-vote | total over Q: private teachers | DaRRM'"'"'s noise buys (per-query teachers: privacy at every Q) |"
-		print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+		print "| table | m | data | Q | GNMax | thesis | GNMax, tight σ | DaRRM one-vote | DaRRM γ_Sub | thesis | DaRRM γ_opt | thesis | RR (γ_const) | majority | per query (ε, δ) | total over Q: GNMax | total over Q: GNMax, tight σ | total over Q: DaRRM one-vote | total over Q: private teachers | DaRRM'"'"'s noise buys (per-query teachers: privacy at every Q) |"
+		print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 		while ((getline line < thesis) > 0) {
 			split(line, t, " ")
 			k = t[3] SUBSEP t[2] SUBSEP t[4]
-			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | (%.4f, %.4f) | (%.3f, %.3f) | (%.3f, %.3f) | (%.4f, %.4f), %s | %s |\n",
+			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | (%.4f, %.4f) | (%.3f, %.3f) | (%.3f, %.3f) | (%.3f, %.3f) | (%.4f, %.4f), %s | %s |\n",
 				t[1], t[2], (t[3] == "mnist58" ? "MNIST" : "Fashion-MNIST"), t[4], acc[k, "gnmax"], t[5], acc[k, "gnmax-tight"], acc[k, "darrm-one-vote"], acc[k, "darrm-sub"], t[6],
-				acc[k, "darrm-opt"], t[7], acc[k, "rr"], acc[k, "majority"], qe[k], qd[k], ge[k], gd[k], oe[k], od[k], te[k], td[k], tb[k], nb[k]
+				acc[k, "darrm-opt"], t[7], acc[k, "rr"], acc[k, "majority"], qe[k], qd[k], ge[k], gd[k], ste[k], std[k], oe[k], od[k], te[k], td[k], tb[k], nb[k]
 		}
 	}' thesis="$work/thesis.txt" "$work/transfer.csv" > "$work/transfer.md"
 	splice docs/transfer.md transfer-tables "$work/transfer.md"

@@ -169,13 +169,16 @@ type Params struct {
 	Seed    uint64  // of the query draws and the mechanisms' noise: an experiment
 }
 
-// Result is one mechanism at one Q. Its total over the Q queries is, by
-// the accounting of a release (ensemble.Accounting.Totals), the tighter of
-// the composition over the queries and, for the private teachers'
-// mechanisms, the teachers' cap; TotalBound says which. The composition is
-// the general composition of the per-query guarantee (Composition), or for
-// darrm-one-vote the optimal composition at the best point of its label's
-// privacy profile, which is tighter.
+// Result is one mechanism at one Q. Its total over the Q queries is the
+// tighter of the composition over the queries and, for the private
+// teachers' mechanisms, the teachers' cap; TotalBound says which. The
+// composition (runTotal; TotalMethod names it) is, for the non-private
+// teachers' mechanisms, the tightest at the total δ of the general
+// composition of the per-query guarantee (Composition): in practice the
+// exact composition of the label's pairs of output probabilities; for
+// the private teachers' mechanisms, that general composition, or the
+// optimal composition at a point of the label's privacy profile when
+// tighter.
 type Result struct {
 	Mechanism        string           `json:"mechanism"`
 	M                float64          `json:"m"`
@@ -188,6 +191,7 @@ type Result struct {
 	CompositionDelta float64          `json:"composition_delta"`
 	TotalEps         float64          `json:"total_eps"`
 	TotalDelta       float64          `json:"total_delta"`
+	TotalMethod      string           `json:"total_method"`
 	TotalBound       accountant.Bound `json:"total_bound"`
 	// NoisePays says whether the mechanism's noise buys privacy at this
 	// Q: its total is below that of the noise-free majority of the same
@@ -342,35 +346,62 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt
 			if err != nil {
 				return nil, fmt.Errorf("transfer: %s: %w", name, err)
 			}
-			comp, total, err := runTotal(acc.Totals(q))
+			comp, total, err := runTotal(acc, q)
 			if err != nil {
 				return nil, fmt.Errorf("transfer: %s at Q = %d: %w", name, q, err)
 			}
 			out.Results = append(out.Results, Result{Mechanism: name, M: p.M, Queries: q, AccuracyMean: mean, AccuracyStd: std,
 				QueryEps: priv.Eps, QueryDelta: priv.Delta, CompositionEps: comp.Eps, CompositionDelta: comp.Delta,
-				TotalEps: total.Guarantee.Eps, TotalDelta: total.Guarantee.Delta, TotalBound: total.Bound, NoisePays: name != "majority" && total.Bound == accountant.QueriesBound,
-				Relation: priv.Relation.String()})
+				TotalEps: total.Guarantee.Eps, TotalDelta: total.Guarantee.Delta, TotalMethod: total.Name(), TotalBound: total.Bound,
+				NoisePays: name != "majority" && total.Bound == accountant.QueriesBound, Relation: priv.Relation.String()})
 		}
 	}
 	return out, nil
 }
 
-// runTotal returns, of the totals of a release (ensemble.Accounting.Totals:
-// the accountant's, each bounded by the teachers' cap), the general
-// composition of the per-query guarantee over the queries (Table 3.2's),
-// and the total Result reports: that composition, or the optimal
-// composition at the best point of the label's privacy profile when it is
-// tighter, bounded by the cap.
-func runTotal(ts []accountant.Total) (comp accountant.Guarantee, total accountant.Total, err error) {
+// runTotal returns, of the totals of Q labels of a release accounted by
+// acc, the general composition of the per-query guarantee (Table 3.2's),
+// and the total Result reports. Without a teachers' cap (the one-vote
+// relation's non-private teachers) it is the tightest at that
+// composition's total δ of every composition that holds for the labels:
+// the per-query guarantee's by each method, the optimal composition at
+// the best point of the label's privacy profile (ensemble.Accounting.Totals),
+// and the exact composition of the label's pairs of output probabilities,
+// computed here at that δ; so GNMax and darrm-one-vote are each accounted
+// by what they release. With a cap, the general composition or the
+// profile's when it is tighter, bounded by the cap (the tables' private
+// teachers: the cap at every Q on disjoint shares, from Q = 3 on shared
+// data).
+func runTotal(acc ensemble.Accounting, q int) (comp accountant.Guarantee, total accountant.Total, err error) {
+	ts := acc.Totals(q)
 	i := slices.IndexFunc(ts, func(t accountant.Total) bool { return t.Method == accountant.General && t.Point == nil })
 	if i < 0 || ts[i].Err != nil {
 		return comp, total, fmt.Errorf("no general composition of the queries among the totals %v", ts)
 	}
-	total = ts[i]
-	if j := slices.IndexFunc(ts, func(t accountant.Total) bool { return t.Point != nil && t.Err == nil }); j >= 0 && ts[j].Queries.Within(total.Queries) {
-		total = ts[j]
+	comp, total = ts[i].Queries, ts[i]
+	if acc.Cap != nil {
+		if j := slices.IndexFunc(ts, func(t accountant.Total) bool { return t.Point != nil && t.Err == nil }); j >= 0 && ts[j].Queries.Within(total.Queries) {
+			total = ts[j]
+		}
+		return comp, total, nil
 	}
-	return ts[i].Queries, total, nil
+	if s := acc.PerQuery.Step(); s.Kind != accountant.ApproxSpend {
+		run, err := accountant.ComposeRun(s, q, comp.Delta, DeltaPrime, accountant.ImprovedConversion)
+		if err != nil {
+			return comp, total, err
+		}
+		for _, t := range run {
+			if t.Method == accountant.Exact {
+				ts = append(ts, t.Capped(nil, nil))
+			}
+		}
+	}
+	for _, t := range ts {
+		if t.Err == nil && t.Queries.Delta <= comp.Delta && t.Queries.Eps < total.Queries.Eps {
+			total = t
+		}
+	}
+	return comp, total, nil
 }
 
 // nonPrivate says which mechanisms label from the non-private teachers:

@@ -39,6 +39,8 @@ type aggregateFlags struct {
 	Seed        uint64               `flag:"seed"`
 	BudgetEps   float64              `flag:"budget-eps"`
 	BudgetDelta float64              `flag:"budget-delta"`
+	TotalDelta  float64              `flag:"total-delta" help:"delta at which a release without a budget states its total to publish, in [0, 0.5] (default 1-(1-delta)^Q·(1-delta'), the total delta of the per-query guarantee's optimal composition over Q labels; with a budget the total is at --budget-delta)"`
+	Analysis    bool                 `flag:"analysis" help:"also print, as a table, every total that holds for the labels (analysis, not for publication; JSON and CSV always hold them)"`
 	Ledger      string               `flag:"ledger"`
 	Out         string               `flag:"out" help:"file for the labels, written atomically; a device or FIFO is written through (- for standard output)"`
 	OutFormat   votefile.Format      `flag:"out-format" help:"labels as csv, jsonl or npy (a NumPy int64 array, -1 for a query not answered; auto: by the extension of --out, else the format of the votes, csv for NumPy votes)"`
@@ -58,18 +60,29 @@ func newAggregateCmd() *cobra.Command {
 		Annotations: map[string]string{"input": "the vote file"},
 	}, &f)
 	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", string(provenance.DaRRM), "aggregator: "+provenance.JoinMechanisms(ensemble.Mechanisms, ", ")+"; for multi-class votes (--input-format counts or --classes): "+provenance.JoinMechanisms(ensemble.ManyClassMechanisms, ", "))
+	hideComposition(cmd)
 	return cmd
 }
 
-// budget returns the budget the flags give, if any.
-func (f *aggregateFlags) budget(cmd *cobra.Command) (*accountant.Guarantee, error) {
-	switch eps, delta := cmd.Flags().Changed("budget-eps"), cmd.Flags().Changed("budget-delta"); {
-	case eps && delta:
-		return &accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}, nil
-	case eps || delta:
-		return nil, cli.Usagef("--budget-eps and --budget-delta go together: a budget must bound both")
+// budget returns the budget the flags give, if any, and the total delta
+// of a release without one (--total-delta), if given.
+func (f *aggregateFlags) budget(cmd *cobra.Command) (*accountant.Guarantee, *float64, error) {
+	fs := cmd.Flags()
+	total := cli.Given(fs, "total-delta", f.TotalDelta)
+	if total != nil {
+		if err := accountant.CheckDelta("--total-delta", *total); err != nil {
+			return nil, nil, cli.Usagef("%v", err)
+		}
 	}
-	return nil, nil
+	switch eps, delta := fs.Changed("budget-eps"), fs.Changed("budget-delta"); {
+	case (eps || delta) && total != nil:
+		return nil, nil, cli.Usagef("--total-delta goes without a budget: a release with --budget-eps and --budget-delta states its total at --budget-delta")
+	case eps && delta:
+		return &accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}, nil, nil
+	case eps || delta:
+		return nil, nil, cli.Usagef("--budget-eps and --budget-delta go together: a budget must bound both")
+	}
+	return nil, total, nil
 }
 
 // runAggregate releases the labels of the vote file args names: flags ->
@@ -86,7 +99,8 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err := f.checkDeltaPrime(); err != nil {
 		return err
 	}
-	budget, err := f.budget(cmd)
+	compositionIgnored(cmd)
+	budget, totalDelta, err := f.budget(cmd)
 	if err != nil {
 		return err
 	}
@@ -109,7 +123,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	spec.Budget, spec.Composition = budget, f.composition()
+	spec.Budget, spec.Composition, spec.TotalDelta = budget, f.composition(), totalDelta
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	f.startRelease(cmd, name, info, mech, &spec, lines)
 	done, err := ensemble.Release(cmd.Context(), spec)
@@ -121,7 +135,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	}
 	rel.Aggregator, rel.Label, rel.Accounting, rel.Result = done.Aggregator, done.Label, done.Accounting, done.Result
 	rel.Input, rel.Output, rel.Votes, rel.Sink, rel.Seed = input, cli.OutputName(f.Out), in, spec.Sink, cli.Given(cmd.Flags(), "seed", f.Seed)
-	rel.Ledger, rel.LedgerPath, rel.Elapsed = done.LedgerStatus, f.Ledger, time.Since(start)
+	rel.Ledger, rel.LedgerPath, rel.Publish, rel.Analysis, rel.Elapsed = done.LedgerStatus, f.Ledger, done.Publish, f.Analysis, time.Since(start)
 	out, err := report.NewSummary(rel)
 	if err != nil {
 		return err

@@ -40,6 +40,11 @@ func files(t *testing.T, dir string) []string {
 	return names
 }
 
+// unwrapped returns a summary printed as text with its lines joined and
+// its runs of spaces made one: a search for a phrase finds it wherever
+// the text wrapped it (cliout.Wrap).
+func unwrapped(s string) string { return strings.Join(strings.Fields(s), " ") }
+
 func decode(t *testing.T, s string, v any) {
 	t.Helper()
 	if err := json.Unmarshal([]byte(s), v); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -100,6 +101,22 @@ func lookupMechanism(cmd *cobra.Command, name provenance.MechanismName) (ensembl
 		return info, cli.Usagef("--mechanism %v", err)
 	}
 	return info, nil
+}
+
+// hideComposition hides --composition of cmd, whose budget and total to
+// publish take, at the budget's delta, the least eps of every composition
+// valid for the run, whatever the flag says; --delta-prime still gives
+// the slack of the analysis totals, of the teachers' cap as shown and of
+// the default total delta. It is still accepted, with a note on standard
+// error (compositionIgnored), so that scripts that give it still run.
+func hideComposition(cmd *cobra.Command) { cmd.Flags().MarkHidden("composition") }
+
+// compositionIgnored notes on standard error that --composition, if
+// given, changes nothing (hideComposition).
+func compositionIgnored(cmd *cobra.Command) {
+	if cmd.Flags().Changed("composition") {
+		fmt.Fprintln(cmd.ErrOrStderr(), "darrm: --composition changes nothing here: a budget and the total to publish take, at the budget's delta, the least eps of every composition valid for the run (the analysis lists each)")
+	}
 }
 
 // budgetFlags maps the accountant's names of a budget's values

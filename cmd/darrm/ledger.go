@@ -106,7 +106,7 @@ func newLedgerInitCmd() *cobra.Command {
 					return err
 				}
 			}
-			return ledgernotes.Initialized(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], b, h, prev)
+			return ledgernotes.Initialized(cmd.OutOrStdout(), args[0], b, h, prev)
 		},
 	}, &f)
 	bind(cmd, &f.use)

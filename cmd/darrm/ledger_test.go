@@ -317,39 +317,6 @@ func TestStateDirRelative(t *testing.T) {
 	}
 }
 
-// TestLedgerInitDeltaPrime: ledger init says which totals a budget can
-// use: for fixed teachers with a cap, with delta' at or above the budget's
-// delta (the default delta' of 1e-5 against a budget delta of 1e-5, or a
-// pure budget), the cap's compositions whose delta includes delta' can
-// never meet it, and init warns; below it, or without a cap, no warning.
-func TestLedgerInitDeltaPrime(t *testing.T) {
-	dir := t.TempDir()
-	for i, c := range []struct {
-		args []string
-		warn bool
-	}{
-		{[]string{"--budget-delta", "1e-5"}, true},
-		{[]string{"--budget-delta", "1e-5", "--delta-prime", "2e-5"}, true},
-		{[]string{"--budget-delta", "0"}, true},
-		{[]string{"--budget-delta", "1e-3"}, false},
-		{[]string{"--budget-delta", "1e-5", "--delta-prime", "1e-6"}, false},
-		// Teachers that are a fresh mechanism per query have no cap, so δ'
-		// is not used at all.
-		{append([]string{"--budget-delta", "1e-5"}, binding3...), false},
-	} {
-		led := filepath.Join(dir, fmt.Sprintf("%d.ledger", i))
-		args := append([]string{"ledger", "init", led, "--ensemble", fmt.Sprintf("delta-prime-%d", i), "--budget-eps", "1"}, c.args...)
-		if !slices.Contains(c.args, "--kind") {
-			args = append(args, "--K", "3", "--eps", "0.1", "--Delta", "1e-5", "--kind", "fixed", "--partition", "shared")
-		}
-		out, errOut, code := darrm(t, "", args...)
-		warned := strings.Contains(errOut, "warning") && strings.Contains(errOut, "delta'")
-		if code != 0 || warned != c.warn {
-			t.Errorf("%v: exit %d, warned %v, want %v:\n%s%s", c.args, code, warned, c.warn, out, errOut)
-		}
-	}
-}
-
 // TestLedgerNonPrivateTeachers: a ledger of a one-vote ensemble is made
 // from flags without --eps and --Delta (its teachers need no guarantee),
 // says so in init's line and in ledger show rather than "eps = 0", binds

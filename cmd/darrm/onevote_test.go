@@ -178,7 +178,7 @@ func TestAggregateOneVote(t *testing.T) {
 			Eps, Delta   float64
 			ProfilePoint *struct{ Eps, Delta float64 } `json:"profile_point"`
 		}
-		Answered int `json:"queries_answered"`
+		Answered int `json:"answered"`
 	}
 	decode(t, out, &doc)
 	if doc.Mechanism != "darrm-one-vote" || doc.Relation != "one-vote" || doc.M != 1 || doc.Eps != 0.3 || doc.Delta != 0 || doc.Target != 1e-5 || doc.EpsSource != "flags" ||
@@ -259,7 +259,7 @@ func TestAggregateOneVote(t *testing.T) {
 		Budget struct {
 			MaxQueries int `json:"max_queries"`
 		}
-		Answered int `json:"queries_answered"`
+		Answered int `json:"answered"`
 	}
 	decode(t, out, &stopped)
 	steps, _ := accountant.MaxSteps(accountant.Guarantee{Eps: 0.3, Delta: 1e-5}, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 5, Delta: 0.01}, Composition: accountant.Composition{Method: accountant.Optimal, DeltaPrime: accountant.DefaultDeltaPrime}})
@@ -268,9 +268,9 @@ func TestAggregateOneVote(t *testing.T) {
 	}
 	// The table says which point of the profile it composed, and that the
 	// teachers' guarantee plays no part.
-	table, _, code := darrm(t, "", append(release, "--out", filepath.Join(dir, "t.csv"))...)
+	table, _, code := darrm(t, "", append(release, "--out", filepath.Join(dir, "t.csv"), "--analysis")...)
 	for _, want := range []string{"│ profile ", "of the point (0.300079, 0) of the per-query privacy profile", "not necessarily private (one-vote relation)", "their own guarantee plays no part"} {
-		if code != 0 || !strings.Contains(table, want) {
+		if code != 0 || !strings.Contains(unwrapped(table), want) {
 			t.Errorf("table (exit %d) lacks %q:\n%s", code, want, table)
 		}
 	}

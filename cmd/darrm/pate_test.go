@@ -1008,8 +1008,8 @@ func TestAccountPATEPublishesTheRelease(t *testing.T) {
 	decode(t, show, &l)
 	d = account(labels, "--ledger", led)
 	same("ledger", pub, d)
-	if pub["source"] != "ledger" || d["eps_guarantee"] != l["total_eps"] || d["delta_guarantee"] != l["total_delta"] {
-		t.Errorf("ledger: account pate %v at %v, ledger show %v at %v, aggregate's from %v", d["eps_guarantee"], d["delta_guarantee"], l["total_eps"], l["total_delta"], pub["source"])
+	if pub["source"] != "ledger" || d["eps_guarantee"] != l["publish_eps"] || d["delta_guarantee"] != l["publish_delta"] {
+		t.Errorf("ledger: account pate %v at %v, ledger show %v at %v, aggregate's from %v", d["eps_guarantee"], d["delta_guarantee"], l["publish_eps"], l["publish_delta"], pub["source"])
 	}
 }
 

@@ -49,6 +49,7 @@ func newPlanCmd() *cobra.Command {
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runPlan(cmd, &f) },
 	}, &f)
 	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", "", "aggregator: "+provenance.JoinMechanisms(ensemble.Mechanisms, ", ")+"; with --classes: "+provenance.JoinMechanisms(ensemble.ManyClassMechanisms, ", "))
+	hideComposition(cmd)
 	return cmd
 }
 
@@ -57,6 +58,7 @@ func newPlanCmd() *cobra.Command {
 // plan.ConfidentGNMax).
 func runPlan(cmd *cobra.Command, f *planFlags) error {
 	fs := cmd.Flags()
+	compositionIgnored(cmd)
 	r, info, err := f.request(cmd)
 	if err != nil {
 		return err

@@ -187,7 +187,7 @@ func TestTransferSynthetic(t *testing.T) {
 	}
 	labels := filepath.Join(t.TempDir(), "labels.csv")
 	out, errOut, code = darrm(t, "", "aggregate", votes, "--mechanism", "subsample", "--no-cache", "--out", labels, "--format", "json")
-	if code != 0 || !strings.Contains(out, `"queries_answered": 120`) {
+	if code != 0 || !strings.Contains(out, `"answered": 120`) {
 		t.Errorf("aggregate of the teachers' votes: exit %d: %s%s", code, out, errOut)
 	}
 	// It certifies for the teachers' DP-SGD guarantee, from the header.

@@ -271,13 +271,41 @@ func (s *Stream) Close() error {
 	for i, v := range s.common.Values(false) {
 		setting = append(setting, s.common[i].Key+"="+v)
 	}
-	if _, err := fmt.Fprintln(s.w, strings.Join(setting, "  ")); err != nil {
-		return err
+	for _, line := range joinWithin(setting, "  ", Width) {
+		if _, err := fmt.Fprintln(s.w, line); err != nil {
+			return err
+		}
 	}
 	for _, ref := range s.refs {
-		if _, err := fmt.Fprintln(s.w, "reference: "+ref); err != nil {
+		if err := WriteWrapped(s.w, "reference: "+ref); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// joinWithin joins items with sep into lines of at most width columns,
+// as many items a line as fit; an item wider than the width is wrapped
+// on lines of its own (Wrap).
+func joinWithin(items []string, sep string, width int) []string {
+	var lines []string
+	line := ""
+	for _, it := range items {
+		if line != "" && twwidth.Width(line)+len(sep)+twwidth.Width(it) > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line == "" && twwidth.Width(it) > width {
+			lines = append(lines, Wrap(it, width)...)
+			continue
+		}
+		if line != "" {
+			line += sep
+		}
+		line += it
+	}
+	if line != "" || len(lines) == 0 {
+		lines = append(lines, line)
+	}
+	return lines
 }

@@ -52,3 +52,47 @@ func isInvalid(s string, i int) bool {
 func Note(w io.Writer) func(string) {
 	return func(s string) { fmt.Fprintf(w, "darrm: %s\n", s) }
 }
+
+// Width is the widest line, in columns, that a summary printed as text
+// writes: a terminal of 100 columns shows it without folding.
+const Width = 100
+
+// Wrap returns s as lines of at most width columns (one column a rune),
+// broken at spaces; each continuation line is indented two spaces more
+// than s itself. A word wider than the width stays whole, on a line of
+// its own.
+func Wrap(s string, width int) []string {
+	indent := len(s) - len(strings.TrimLeft(s, " "))
+	words := strings.Fields(s)
+	var out []string
+	line := strings.Repeat(" ", indent)
+	cont := strings.Repeat(" ", indent+2)
+	n, start := indent, true
+	for _, w := range words {
+		wn := utf8.RuneCountInString(w)
+		if !start && n+1+wn > width {
+			out = append(out, line)
+			line, n, start = cont, len(cont), true
+		}
+		if !start {
+			line += " "
+			n++
+		}
+		line += w
+		n += wn
+		start = false
+	}
+	return append(out, line)
+}
+
+// WriteWrapped writes each line of s wrapped to Width columns (Wrap).
+func WriteWrapped(w io.Writer, s string) error {
+	for _, l := range strings.Split(strings.TrimSuffix(s, "\n"), "\n") {
+		for _, part := range Wrap(l, Width) {
+			if _, err := fmt.Fprintln(w, part); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -88,15 +88,8 @@ func (e *worded) Unwrap() error { return e.err }
 
 // Initialized says that ledger init made the ledger path with header h,
 // bound to b, and which record of the ensemble's ledger it replaced, if
-// any; on errw it warns of a slack delta' that the teachers' cap cannot
-// use (ledger.Header.SlackNote).
-func Initialized(w, errw io.Writer, path string, b provenance.Binding, h ledger.Header, prev *ledger.Record) error {
-	if note := h.SlackNote(); note != "" {
-		if h.Budget.Delta > 0 {
-			note += fmt.Sprintf(". To let the cap use them, give --delta-prime below the budget's delta (e.g. %.2g)", h.Budget.Delta/10)
-		}
-		fmt.Fprintf(errw, "darrm: warning: ledger %s: %s\n", path, note)
-	}
+// any.
+func Initialized(w io.Writer, path string, b provenance.Binding, h ledger.Header, prev *ledger.Record) error {
 	_, err := fmt.Fprintf(w, "ledger %s: bound to %s; budget %v (delta' = %g), held by filter %v\n", path, cliout.Escape(b.String()), h.Budget, h.DeltaPrime, h.Filter)
 	if err == nil && prev != nil {
 		err = PrintReplaced(w, prev)

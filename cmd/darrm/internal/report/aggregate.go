@@ -17,9 +17,9 @@ import (
 )
 
 // released is what every summary of a release holds, whatever the
-// mechanism and the number of classes. Like every summary of a release
-// it holds no vote count and no un-noised label, only what the label
-// file itself shows.
+// mechanism and the number of classes, under the same keys. Like every
+// summary of a release it holds no vote count and no un-noised label,
+// only what the label file itself shows.
 type released struct {
 	Input        string                   `json:"input"`
 	InputFormat  string                   `json:"input_format"`
@@ -30,20 +30,33 @@ type released struct {
 	// VotesHeader is the vote file's metadata header, nil without one.
 	VotesHeader *votefile.Meta `json:"votes_header,omitempty"`
 	PerQuery    PerQuery       `json:"per_query"`
+	// Queries counts the rows read; Released those written to the label
+	// file and charged (answered or not), Answered those with a label,
+	// Withheld those a threshold step withheld (released without a
+	// label), StoppedByBudget those after the budget's limit, read and
+	// checked but not released.
+	Queries         int `json:"queries"`
+	Released        int `json:"released"`
+	Answered        int `json:"answered"`
+	Withheld        int `json:"withheld"`
+	StoppedByBudget int `json:"stopped_by_budget"`
 	// Publish is the one total to publish; Totals, each a valid bound of
 	// the release's labels, are analysis (TotalsRole says so).
 	Publish    Publish            `json:"publish"`
+	Budget     *Budget            `json:"budget,omitempty"`
 	Totals     []accountant.Total `json:"totals"`
 	TotalsRole string             `json:"totals_role"`
 	// Cap is the teacher-level post-processing cap that bounds every
 	// total, or nil, and CapNote says why there is none.
 	Cap        *accountant.Cap `json:"cap,omitempty"`
 	CapNote    string          `json:"cap_note,omitempty"`
-	Budget     *Budget         `json:"budget,omitempty"`
 	Ledger     *Ledger         `json:"ledger,omitempty"`
 	Randomness Randomness      `json:"randomness"`
 	ForRelease bool            `json:"for_release"`
 	Seconds    float64         `json:"seconds"`
+	// Analysis says to print the analysis totals in a table too (they
+	// are always in JSON and CSV).
+	Analysis bool `json:"-"`
 }
 
 // Aggregate is the summary darrm aggregate prints after a release of
@@ -61,8 +74,6 @@ type Aggregate struct {
 	TeachersDiffer   bool                 `json:"teachers_differ"`
 	Gamma            []float64            `json:"gamma"`
 	Sigma            *float64             `json:"sigma,omitempty"`
-	Answered         int                  `json:"queries_answered"`
-	Unanswered       int                  `json:"queries_unanswered"`
 	QueriesPerSecond float64              `json:"queries_per_second"`
 	Certificate      *gamma.Certificate   `json:"certificate,omitempty"`
 }
@@ -79,15 +90,6 @@ type AggregateMulti struct {
 	// laplace_scale for lnmax. Noise describes the noise in words.
 	provenance.Settings
 	Noise string `json:"noise"`
-	// Queries counts the rows read; Released those written to the label
-	// file and charged (answered or not), Answered those with a label,
-	// NotAnswered those the threshold step withheld, StoppedByBudget
-	// those after the budget's limit, read and checked but not released.
-	Queries         int `json:"queries"`
-	Released        int `json:"released"`
-	Answered        int `json:"answered"`
-	NotAnswered     int `json:"not_answered"`
-	StoppedByBudget int `json:"stopped_by_budget"`
 	// Abstained counts the votes not cast (class labels -1, and what
 	// rows of counts fall short of a stated K by), when the votes were
 	// read with abstentions allowed (nil otherwise, a setting, not the
@@ -108,66 +110,71 @@ type PerQuery struct {
 	RelationText string `json:"relation_text"`
 }
 
-// Publish is the total of a release to publish: the ledger's when the
-// release was charged to one (Source "ledger": every release from the
-// ensemble so far, by the ledger's filter or the teachers' cap), else the
-// tightest of the run's totals (Source "run"), with the method and the
-// theorem that give it. Nil eps and delta: no label was released.
+// Publish is the total of a release to publish
+// (accountant.Account.Publish): the ledger's when the release was charged
+// to one (Source "ledger": every release from the ensemble so far, by the
+// budget its filter holds them to, or the teachers' cap), else the run's
+// (Source "run"), with the method and the theorem that give it, and
+// where its δ comes from (DeltaFrom: "budget", "total-delta" for
+// --total-delta, "default" for 1-(1-δ)^Q·(1-δ') of the per-query δ over
+// the Q labels, or "ledger-budget"). Nil eps and delta: no label was
+// released, or no total reaches the δ asked for (Error says why).
 type Publish struct {
 	Source    string   `json:"source"`
 	Eps       *float64 `json:"eps"`
 	Delta     *float64 `json:"delta"`
 	Method    string   `json:"method"`
 	Reference string   `json:"reference"`
+	DeltaFrom string   `json:"delta_from"`
+	Error     string   `json:"error,omitempty"`
 }
 
 // analysisRole labels the totals that are not the one to publish.
 const analysisRole = "analysis: each total holds for these labels; publish the one under publish"
 
-// newPublish returns the total to publish of a release with totals, the
-// teachers' cap c (nil: none) and the ledger's status st (nil: no
-// ledger).
-func newPublish(totals []accountant.Total, c *accountant.Cap, st *ledger.Status) Publish {
-	if st != nil {
-		p := Publish{Source: "ledger", Eps: &st.Total.Eps, Delta: &st.Total.Delta, Method: st.Composition.String(), Reference: st.Composition.Reference()}
-		if st.TotalBound == accountant.TeachersBound && st.Cap != nil {
-			p.Method, p.Reference = "teachers' cap ("+st.Cap.Rule()+")", st.Cap.Reference()
-		}
-		return p
-	}
+// newPublish returns the total to publish t (ensemble.Released.Publish)
+// of a release with accounting a: the ledger's when st (nil: no ledger)
+// is not nil, else the run's of labels labels.
+func newPublish(t accountant.Total, a ensemble.Accounting, st *ledger.Status, labels int) Publish {
 	p := Publish{Source: "run"}
-	var best *accountant.Total
-	for i, t := range totals {
-		if t.Err != nil && t.Bound != accountant.TeachersBound {
-			continue
-		}
-		if best == nil || accountant.Tighter(t.Guarantee, best.Guarantee) {
-			best = &totals[i]
-		}
+	switch {
+	case st != nil:
+		p.Source, p.DeltaFrom = "ledger", "ledger-budget"
+	case a.Budget != nil:
+		p.DeltaFrom = "budget"
+	case a.TotalDelta != nil:
+		p.DeltaFrom = "total-delta"
+	default:
+		p.DeltaFrom = "default"
 	}
-	if best == nil {
-		return p
-	}
-	p.Eps, p.Delta, p.Method, p.Reference = &best.Guarantee.Eps, &best.Guarantee.Delta, best.Name(), best.Reference()
-	if best.Bound == accountant.TeachersBound && c != nil {
-		p.Method, p.Reference = "teachers' cap ("+c.Rule()+")", c.Reference()
+	switch {
+	case t.Err != nil:
+		p.Error = t.Err.Error()
+	case st != nil || labels > 0:
+		p.Eps, p.Delta, p.Method, p.Reference = &t.Guarantee.Eps, &t.Guarantee.Delta, t.Name(), t.Reference()
 	}
 	return p
 }
 
-// Budget is a total budget that limits a release.
+// Budget is a total budget that limits a release: the queries it
+// allows (-1 when the teachers' cap is within it, Unlimited), and the
+// total to publish by which they fit (AllowedBy).
 type Budget struct {
-	Eps        float64 `json:"eps"`
-	Delta      float64 `json:"delta"`
-	Method     string  `json:"method"`
-	DeltaPrime float64 `json:"delta_prime"`
-	// MaxQueries is the number of queries the budget allows, -1 when the
-	// teachers' cap is within it (Unlimited); TotalBound says which
-	// bound decided.
-	MaxQueries int              `json:"max_queries"`
-	Unlimited  bool             `json:"unlimited"`
-	TotalBound accountant.Bound `json:"total_bound"`
-	Stopped    bool             `json:"stopped"`
+	Eps        float64       `json:"eps"`
+	Delta      float64       `json:"delta"`
+	MaxQueries int           `json:"max_queries"`
+	Unlimited  bool          `json:"unlimited"`
+	AllowedBy  *AllowedTotal `json:"allowed_by"`
+	Stopped    bool          `json:"stopped"`
+}
+
+// AllowedTotal is a total that a budget allows, and the result that
+// gives it.
+type AllowedTotal struct {
+	Eps       float64 `json:"eps"`
+	Delta     float64 `json:"delta"`
+	Method    string  `json:"method"`
+	Reference string  `json:"reference"`
 }
 
 // newBudget is the budget b of a release that left unanswered queries
@@ -176,9 +183,10 @@ func newBudget(b *ensemble.Budget, unanswered int) *Budget {
 	if b == nil {
 		return nil
 	}
-	out := &Budget{Eps: b.Eps, Delta: b.Delta, Method: b.Method.String(), DeltaPrime: b.DeltaPrime, MaxQueries: b.MaxQueries, Stopped: unanswered > 0}
-	if b.MaxQueries == accountant.Unlimited {
-		out.Unlimited, out.TotalBound = true, accountant.TeachersBound
+	out := &Budget{Eps: b.Eps, Delta: b.Delta, MaxQueries: b.MaxQueries, Unlimited: b.MaxQueries == accountant.Unlimited, Stopped: unanswered > 0}
+	if b.MaxQueries != 0 {
+		t := b.Allows
+		out.AllowedBy = &AllowedTotal{Eps: t.Guarantee.Eps, Delta: t.Guarantee.Delta, Method: t.Name(), Reference: t.Reference()}
 	}
 	return out
 }
@@ -225,7 +233,11 @@ type Release struct {
 	// LedgerPath that it was charged to (ensemble.Released.LedgerStatus).
 	Ledger     *ledger.Status
 	LedgerPath string
-	Elapsed    time.Duration
+	// Publish is the total to publish (ensemble.Released.Publish).
+	Publish accountant.Total
+	// Analysis says to print the analysis totals as a table too.
+	Analysis bool
+	Elapsed  time.Duration
 }
 
 // NewSummary is the summary of the release r: NewAggregateMulti for
@@ -238,18 +250,19 @@ func NewSummary(r Release) (Document, error) {
 }
 
 // newReleased is the common part of the summaries of r: the guarantee of
-// each label, the totals of the labels answered under each composition
-// with the teachers' cap, the budget, the ledger's state after the
-// release.
+// each label, the counts, the total to publish, the analysis totals of
+// the labels released with the teachers' cap, the budget, the ledger's
+// state after the release.
 func newReleased(r Release) (released, error) {
-	a := r.Accounting
+	a, res := r.Accounting, r.Result
 	priv := a.PerQuery
 	out := released{
 		Input: r.Input, InputFormat: r.Votes.Format().String(), IDColumn: r.Votes.HasID(),
 		Output: r.Output, OutputFormat: r.Sink.Format.String(), Mechanism: r.Mechanism, VotesHeader: r.Votes.Meta(),
 		PerQuery: PerQuery{Eps: priv.Eps, Delta: priv.Delta, Source: priv.Source, Relation: priv.Relation.String(), RelationText: priv.Relation.Describe()},
-		Totals:   a.Totals(r.Result.Answered), TotalsRole: analysisRole, Cap: a.Cap, CapNote: a.CapNote, Budget: newBudget(a.Budget, r.Result.Unanswered),
-		Randomness: Randomness{Source: "crypto/rand"}, ForRelease: r.Seed == nil, Seconds: r.Elapsed.Seconds(),
+		Queries:  res.Answered + res.Unanswered, Released: res.Answered, Answered: res.Answered - res.Withheld, Withheld: res.Withheld, StoppedByBudget: res.Unanswered,
+		Totals: a.Totals(res.Answered), TotalsRole: analysisRole, Cap: a.Cap, CapNote: a.CapNote, Budget: newBudget(a.Budget, res.Unanswered),
+		Randomness: Randomness{Source: "crypto/rand"}, ForRelease: r.Seed == nil, Seconds: r.Elapsed.Seconds(), Analysis: r.Analysis,
 	}
 	if r.Seed != nil {
 		out.Randomness = Randomness{Source: "seeded ChaCha8 (math/rand/v2)", Seed: r.Seed, Note: NotForRelease}
@@ -257,11 +270,7 @@ func newReleased(r Release) (released, error) {
 	if r.Ledger != nil {
 		out.Ledger = &Ledger{Path: r.LedgerPath, Status: *r.Ledger}
 	}
-	var st *ledger.Status
-	if out.Ledger != nil {
-		st = &out.Ledger.Status
-	}
-	out.Publish = newPublish(out.Totals, a.Cap, st)
+	out.Publish = newPublish(r.Publish, a, r.Ledger, res.Answered)
 	return out, nil
 }
 
@@ -271,7 +280,7 @@ func NewAggregate(r Release) (Aggregate, error) {
 	res := r.Result
 	out := Aggregate{released: common, Header: r.Votes.HasHeader(), Label: r.Label, Problem: NewProblem(r.Problem),
 		EpsSource: r.Teachers.Source, TeachersDiffer: r.Teachers.Heterogeneous,
-		Answered: res.Answered, Unanswered: res.Unanswered, QueriesPerSecond: float64(res.Answered+res.Unanswered) / r.Elapsed.Seconds()}
+		QueriesPerSecond: float64(res.Answered+res.Unanswered) / r.Elapsed.Seconds()}
 	if agg, ok := r.Aggregator.(ensemble.Aggregator); ok {
 		out.Gamma, out.Certificate = agg.Gamma(), agg.Privacy().Certificate
 	}
@@ -284,11 +293,9 @@ func NewAggregate(r Release) (Aggregate, error) {
 // step.
 func NewAggregateMulti(r Release) (AggregateMulti, error) {
 	common, err := newReleased(r)
-	res := r.Result
 	s := r.Aggregator.Settings()
 	out := AggregateMulti{released: common, Layout: r.Votes.Layout().String(), K: r.Aggregator.K(), Classes: r.Aggregator.Classes(), Settings: s,
-		Noise:   "discrete Gaussian N_Z(0, sigma^2), sampled exactly (Canonne, Kamath and Steinke 2020); ties broken uniformly",
-		Queries: res.Answered + res.Unanswered, Released: res.Answered, Answered: res.Answered - res.Withheld, NotAnswered: res.Withheld, StoppedByBudget: res.Unanswered}
+		Noise: "discrete Gaussian N_Z(0, sigma^2), sampled exactly (Canonne, Kamath and Steinke 2020); ties broken uniformly"}
 	if votefile.MayAbstain(r.Votes) {
 		n := votefile.Abstained(r.Votes)
 		out.Abstained, out.NotForPublication = &n, []string{"votes_abstained"}
@@ -299,23 +306,42 @@ func NewAggregateMulti(r Release) (AggregateMulti, error) {
 	return out, err
 }
 
+// csvHeader is the header of a release's summary in CSV, for every
+// mechanism: a row per analysis total, then the total to publish.
+var csvHeader = []string{"mechanism", "queries", "released", "answered", "withheld", "stopped_by_budget", "eps_per_query", "delta_per_query",
+	"method", "delta_prime", "eps_total", "delta_total", "total_bound", "for_release", "role"}
+
+// writeCSV writes the summary's rows under csvHeader.
+func (out released) writeCSV(w io.Writer) error {
+	lead := []string{string(out.Mechanism), fmt.Sprint(out.Queries), fmt.Sprint(out.Released), fmt.Sprint(out.Answered), fmt.Sprint(out.Withheld),
+		fmt.Sprint(out.StoppedByBudget), cliout.Float(out.PerQuery.Eps), cliout.Float(out.PerQuery.Delta)}
+	row := func(cells ...string) []string {
+		return append(append(lead[:len(lead):len(lead)], cells...), fmt.Sprint(out.ForRelease))
+	}
+	var rows [][]string
+	for _, t := range out.Totals {
+		rows = append(rows, append(row(append(totalCells(t, cliout.Float), t.Bound.String())...), "analysis"))
+	}
+	rows = append(rows, append(row(out.Publish.cells()...), "publish"))
+	return cliout.WriteCSV(w, csvHeader, rows)
+}
+
 // Write renders the summary in format f.
 func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 	switch f {
 	case cliout.JSON:
 		return cliout.WriteJSON(w, out)
 	case cliout.CSV:
-		header := []string{"mechanism", "queries_answered", "queries_unanswered", "eps_per_query", "delta_per_query", "method", "delta_prime", "eps_total", "delta_total", "total_bound", "for_release", "role"}
-		var rows [][]string
-		for _, t := range out.Totals {
-			rows = append(rows, append([]string{string(out.Mechanism), fmt.Sprint(out.Answered), fmt.Sprint(out.Unanswered),
-				cliout.Float(out.PerQuery.Eps), cliout.Float(out.PerQuery.Delta)}, append(totalCells(t, cliout.Float), t.Bound.String(), fmt.Sprint(out.ForRelease), "analysis")...))
-		}
-		rows = append(rows, append([]string{string(out.Mechanism), fmt.Sprint(out.Answered), fmt.Sprint(out.Unanswered),
-			cliout.Float(out.PerQuery.Eps), cliout.Float(out.PerQuery.Delta)}, append(out.Publish.cells(), out.Publish.Source, fmt.Sprint(out.ForRelease), "publish")...))
-		return cliout.WriteCSV(w, header, rows)
+		return out.writeCSV(w)
 	}
-	out.writeNote(w)
+	t := newText(w)
+	out.writePublish(t, plural.Of(out.Released, "label", "labels")+" released")
+	labels := fmt.Sprintf("labels: %s (%s): %d of %s answered", out.Output, out.OutputFormat, out.Answered, plural.Of(out.Queries, "query", "queries"))
+	if out.StoppedByBudget > 0 {
+		labels += fmt.Sprintf("; STOPPED by the budget: %d left unanswered", out.StoppedByBudget)
+	}
+	t.line("%s", labels)
+	out.writeBudget(t)
 	layout := []string{strings.ToUpper(out.InputFormat)}
 	if out.VotesHeader != nil {
 		layout = append(layout, "metadata header")
@@ -330,47 +356,22 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 	if out.Relation == accountant.OneVote {
 		teachers = "not necessarily private (one-vote relation)"
 	}
-	fmt.Fprintf(w, "votes: %s (%s), K = %d teachers, %s\n", out.Input, strings.Join(layout, ", "), out.K, teachers)
-	fmt.Fprintf(w, "teachers: %s\n", out.describeTeachers())
-	fmt.Fprintf(w, "labels: %s (%s)\n", out.Output, out.OutputFormat)
-	fmt.Fprintf(w, "mechanism: %s\n", out.Label)
-	fmt.Fprintf(w, "per query: %v: %s\n", accountant.Guarantee{Eps: out.PerQuery.Eps, Delta: out.PerQuery.Delta}, out.Describe())
-	fmt.Fprintf(w, "  by %s\n", out.PerQuery.Source)
-	fmt.Fprintf(w, "  neighbouring relation: %s\n", out.PerQuery.Relation)
+	t.line("votes: %s (%s), K = %d teachers, %s", out.Input, strings.Join(layout, ", "), out.K, teachers)
+	t.line("teachers: %s", out.describeTeachers())
+	t.line("mechanism: %s", out.Label)
+	t.line("per query: %v: %s", accountant.Guarantee{Eps: out.PerQuery.Eps, Delta: out.PerQuery.Delta}, out.Describe())
+	t.line("  by %s", out.PerQuery.Source)
+	t.line("  neighbouring relation: %s %s", out.PerQuery.Relation, t.note(out.PerQuery.RelationText))
 	if c := out.Certificate; c != nil {
 		what := "corner multisets"
 		if c.Relation == accountant.OneVote {
 			what = "pairs of neighbouring vote counts"
 		}
-		fmt.Fprintf(w, "  certificate: %v, max f / budget = %.15g, %s %s\n", c.Status, c.Ratio, groupDigits(c.Configs.String()), what)
+		t.line("  certificate: %v, max f / budget = %.15g, %s %s", c.Status, c.Ratio, groupDigits(c.Configs.String()), what)
 	}
-	fmt.Fprintf(w, "randomness: %s\n", out.Randomness.Source)
-	answered := "answered: " + plural.Of(out.Answered, "query", "queries")
-	if b := out.Budget; b != nil && b.Unlimited {
-		answered += fmt.Sprintf(" (budget (%g, %g) allows every query: the teachers' cap is within it)", b.Eps, b.Delta)
-	} else if b != nil {
-		answered += fmt.Sprintf(" (budget (%g, %g) allows %d by the tightest composition valid for the run, %s for the per-query (eps, delta)", b.Eps, b.Delta, b.MaxQueries, b.Method)
-		if b.Stopped {
-			answered += "; STOPPED: " + plural.Of(out.Unanswered, "query", "queries") + " left unanswered"
-		}
-		answered += ")"
-	}
-	fmt.Fprintln(w, answered)
-	if err := out.writeAccount(w, fmt.Sprintf("the %s released", plural.Of(out.Answered, "label", "labels")), "the smaller of the composition over the queries and the teachers' cap"); err != nil {
-		return err
-	}
-	return out.writeTime(w, out.QueriesPerSecond)
-}
-
-// writeTime prints how long the release took, and its rate of queries
-// per second when it took long enough for the rate to say something.
-func (out released) writeTime(w io.Writer, rate float64) error {
-	if out.Seconds < 1 || rate == 0 {
-		_, err := fmt.Fprintf(w, "time: %.3g s\n", out.Seconds)
-		return err
-	}
-	_, err := fmt.Fprintf(w, "time: %.3g s, %.3g queries/s\n", out.Seconds, rate)
-	return err
+	out.writeAccount(t, fmt.Sprintf("the %s released", plural.Of(out.Released, "label", "labels")), "each the smaller of the composition over the queries and the teachers' cap")
+	out.writeTime(t, out.QueriesPerSecond)
+	return t.close()
 }
 
 // Write renders the summary in format f.
@@ -379,17 +380,24 @@ func (out AggregateMulti) Write(w io.Writer, f cliout.Format) error {
 	case cliout.JSON:
 		return cliout.WriteJSON(w, out)
 	case cliout.CSV:
-		header := []string{"mechanism", "released", "answered", "not_answered", "stopped_by_budget", "eps_per_query", "delta_per_query", "method", "delta_prime", "eps_total", "delta_total", "for_release", "role"}
-		var rows [][]string
-		lead := []string{string(out.Mechanism), fmt.Sprint(out.Released), fmt.Sprint(out.Answered), fmt.Sprint(out.NotAnswered), fmt.Sprint(out.StoppedByBudget),
-			cliout.Float(out.PerQuery.Eps), cliout.Float(out.PerQuery.Delta)}
-		for _, t := range out.Totals {
-			rows = append(rows, append(append(lead[:len(lead):len(lead)], totalCells(t, cliout.Float)...), fmt.Sprint(out.ForRelease), "analysis"))
-		}
-		rows = append(rows, append(append(lead[:len(lead):len(lead)], out.Publish.cells()...), fmt.Sprint(out.ForRelease), "publish"))
-		return cliout.WriteCSV(w, header, rows)
+		return out.writeCSV(w)
 	}
-	out.writeNote(w)
+	t := newText(w)
+	what := plural.Of(out.Released, "query", "queries") + " released"
+	if out.Threshold != nil {
+		what += fmt.Sprintf(" (%d answered, %d withheld)", out.Answered, out.Withheld)
+	}
+	out.writePublish(t, what)
+	labels := fmt.Sprintf("labels: %s (%s): %d of %s released, every one answered", out.Output, out.OutputFormat, out.Released, plural.Of(out.Queries, "query", "queries"))
+	if out.Threshold != nil {
+		labels = fmt.Sprintf("labels: %s (%s): %d of %s released, %d answered, %d withheld by the threshold step (an empty label, answered 0)",
+			out.Output, out.OutputFormat, out.Released, plural.Of(out.Queries, "query", "queries"), out.Answered, out.Withheld)
+	}
+	if out.StoppedByBudget > 0 {
+		labels += fmt.Sprintf("; STOPPED by the budget: %d not released", out.StoppedByBudget)
+	}
+	t.line("%s", labels)
+	out.writeBudget(t)
 	desc := []string{strings.ToUpper(out.InputFormat), out.Layout}
 	if out.VotesHeader != nil {
 		desc = append(desc, "metadata header")
@@ -397,17 +405,12 @@ func (out AggregateMulti) Write(w io.Writer, f cliout.Format) error {
 	if out.IDColumn {
 		desc = append(desc, "id column")
 	}
-	fmt.Fprintf(w, "votes: %s (%s), K = %d teachers, C = %d classes\n", out.Input, strings.Join(desc, ", "), out.K, out.Classes)
+	t.line("votes: %s (%s), K = %d teachers, C = %d classes", out.Input, strings.Join(desc, ", "), out.K, out.Classes)
 	if out.Abstained != nil {
-		fmt.Fprintf(w, "  votes not cast (abstaining teachers): %d, computed from the votes: not for publication; the guarantee holds with abstentions (docs/pate.md, \"Abstaining teachers\")\n", *out.Abstained)
+		t.line("  votes not cast (abstaining teachers): %d, computed from the votes: not for publication; the guarantee holds with abstentions (docs/pate.md, \"Abstaining teachers\")", *out.Abstained)
 	}
 	if m := out.VotesHeader; m != nil {
-		fmt.Fprintf(w, "teachers: ensemble %s (%v, %v relation, partition %v); their own guarantee plays no part in the one-vote relation\n", m.Ensemble, m.Kind, m.Relation, m.Partition)
-	}
-	if out.Threshold != nil {
-		fmt.Fprintf(w, "labels: %s (%s; a query the threshold step withheld has an empty label and answered 0)\n", out.Output, out.OutputFormat)
-	} else {
-		fmt.Fprintf(w, "labels: %s (%s)\n", out.Output, out.OutputFormat)
+		t.line("teachers: ensemble %s (%v, %v relation, partition %v); their own guarantee plays no part in the one-vote relation", m.Ensemble, m.Kind, m.Relation, m.Partition)
 	}
 	params := fmt.Sprintf("sigma2 = %g", deref(out.Sigma2))
 	switch {
@@ -416,78 +419,107 @@ func (out AggregateMulti) Write(w io.Writer, f cliout.Format) error {
 	case out.Threshold != nil:
 		params = fmt.Sprintf("T = %g, sigma1 = %g, ", *out.Threshold, *out.Sigma1) + params
 	}
-	fmt.Fprintf(w, "mechanism: %s (%s), noise %s\n", out.Mechanism, params, out.Noise)
-	fmt.Fprintf(w, "per released query: %v, charged whether or not it was answered\n", accountant.Guarantee{Eps: out.PerQuery.Eps, Delta: out.PerQuery.Delta})
-	fmt.Fprintf(w, "  by %s\n", out.PerQuery.Source)
-	fmt.Fprintf(w, "  neighbouring relation: %s\n", out.PerQuery.Relation)
-	fmt.Fprintf(w, "randomness: %s\n", out.Randomness.Source)
-	released := fmt.Sprintf("released: %d of %d queries, %d answered, %d withheld by the threshold step", out.Released, out.Queries, out.Answered, out.NotAnswered)
-	if out.Threshold == nil {
-		released = fmt.Sprintf("released: %d of %d queries, every one answered", out.Released, out.Queries)
-	}
-	if b := out.Budget; b != nil {
-		released += fmt.Sprintf(" (budget (%g, %g) allows %d by the tightest composition valid for the run, %s for the per-query (eps, delta)", b.Eps, b.Delta, b.MaxQueries, b.Method)
-		if b.Stopped {
-			released += fmt.Sprintf("; STOPPED: %d queries not released", out.StoppedByBudget)
-		}
-		released += ")"
-	}
-	fmt.Fprintln(w, released)
-	if err := out.writeAccount(w, fmt.Sprintf("the %d released queries", out.Released), "each a valid bound for them"); err != nil {
-		return err
-	}
-	return out.writeTime(w, 0)
+	t.line("mechanism: %s (%s), noise %s", out.Mechanism, params, out.Noise)
+	t.line("per released query: %v, charged whether or not it was answered", accountant.Guarantee{Eps: out.PerQuery.Eps, Delta: out.PerQuery.Delta})
+	t.line("  by %s", out.PerQuery.Source)
+	t.line("  neighbouring relation: %s %s", out.PerQuery.Relation, t.note(out.PerQuery.RelationText))
+	out.writeAccount(t, fmt.Sprintf("the %s", what), "each a valid bound for them")
+	out.writeTime(t, 0)
+	return t.close()
 }
 
-// writeNote prints the NOT FOR RELEASE note of a seeded release, with
-// its seed: the one place a summary says it.
-func (out released) writeNote(w io.Writer) {
+// writePublish writes the total to publish of what (e.g. "5 labels
+// released"), the first line of the summary after a seeded release's
+// note, with its theorem as a note.
+func (out released) writePublish(t *text, what string) {
 	if r := out.Randomness; r.Note != "" {
-		fmt.Fprintf(w, "*** seed %d: %s ***\n", *r.Seed, r.Note)
+		t.line("*** seed %d: %s ***", *r.Seed, r.Note)
+	}
+	p := out.Publish
+	switch {
+	case p.Eps != nil && p.Source == "ledger":
+		t.line("TO PUBLISH: %s for every release charged to the ledger, by the %s %s",
+			formatTotal(accountant.Guarantee{Eps: *p.Eps, Delta: *p.Delta}), p.Method, t.note(p.Reference))
+	case p.Eps != nil:
+		t.line("TO PUBLISH: %s for the %s, by %s %s", formatTotal(accountant.Guarantee{Eps: *p.Eps, Delta: *p.Delta}), what, p.Method, t.note(p.Reference))
+		t.line("  at %s; other totals hold too, as analysis (--analysis, JSON)", deltaWords[p.DeltaFrom])
+	case p.Error != "":
+		t.line("TO PUBLISH: none %s: %s", deltaWords[p.DeltaFrom], p.Error)
+	default:
+		t.line("TO PUBLISH: nothing: no label was released")
 	}
 }
 
-// writeAccount prints the ledger's state, the teachers' cap and the
-// table of totals of what (e.g. "the 5 labels released"), which how
-// says more of.
-func (out released) writeAccount(w io.Writer, what, how string) error {
-	if l := out.Ledger; l != nil && l.TotalBound == accountant.TeachersBound {
-		fmt.Fprintf(w, "ledger %s (ensemble %s): total spent %s, which is the teachers' cap (below the %s that %s composition of the spends gives); budget %v",
-			cliout.Escape(l.Path), cliout.Escape(l.Ensemble), formatTotal(l.Total), formatTotal(l.Queries), l.Composition, l.Budget)
-	} else if l != nil {
-		fmt.Fprintf(w, "ledger %s (ensemble %s): total spent %s by the %s, budget %v",
-			cliout.Escape(l.Path), cliout.Escape(l.Ensemble), formatTotal(l.Total), l.Composition, l.Budget)
+// deltaWords says where the δ of a total to publish comes from.
+var deltaWords = map[string]string{
+	"budget":        "the budget's delta",
+	"total-delta":   "the delta of --total-delta",
+	"default":       "the default delta 1-(1-delta)^Q·(1-delta'), delta per query, Q labels",
+	"ledger-budget": "the ledger budget's delta",
+}
+
+// writeBudget writes what the budget allowed, and by which result.
+func (out released) writeBudget(t *text) {
+	b := out.Budget
+	switch {
+	case b == nil:
+	case b.Unlimited:
+		t.line("budget: (%g, %g) allows every query: the teachers' cap %s is within it %s", b.Eps, b.Delta,
+			formatTotal(accountant.Guarantee{Eps: b.AllowedBy.Eps, Delta: b.AllowedBy.Delta}), t.note(b.AllowedBy.Reference))
+	case b.AllowedBy == nil:
+		t.line("budget: (%g, %g) allows no query: not even one fits at its delta", b.Eps, b.Delta)
+	default:
+		t.line("budget: (%g, %g) allows %s, %s by %s %s", b.Eps, b.Delta, plural.Of(b.MaxQueries, "query", "queries"),
+			formatTotal(accountant.Guarantee{Eps: b.AllowedBy.Eps, Delta: b.AllowedBy.Delta}), b.AllowedBy.Method, t.note(b.AllowedBy.Reference))
 	}
-	if l := out.Ledger; l != nil && l.Free {
-		fmt.Fprintf(w, "; every further release from these teachers is free: their cap %s is within the budget\n", formatTotal(l.Cap.Guarantee))
-	} else if l != nil {
-		fmt.Fprintf(w, "; %d more such queries allowed\n", l.QueriesLeft)
+}
+
+// writeTime prints how long the release took, and its rate of queries
+// per second when it took long enough for the rate to say something.
+func (out released) writeTime(t *text, rate float64) {
+	if out.Seconds < 1 || rate == 0 {
+		t.line("time: %.3g s", out.Seconds)
+		return
+	}
+	t.line("time: %.3g s, %.3g queries/s", out.Seconds, rate)
+}
+
+// writeAccount prints the ledger's state, the teachers' cap, the
+// randomness, and, when asked for, the table of analysis totals of what
+// (e.g. "the 5 labels released"), which how says more of.
+func (out released) writeAccount(t *text, what, how string) {
+	if l := out.Ledger; l != nil {
+		spent := fmt.Sprintf("spent %s by its %s filter", formatTotal(l.Queries), l.Composition)
+		if l.TotalBound == accountant.TeachersBound {
+			spent += fmt.Sprintf(", within the teachers' cap %s", formatTotal(l.Total))
+		}
+		left := fmt.Sprintf("%d more such queries allowed", l.QueriesLeft)
+		if l.Free {
+			left = fmt.Sprintf("every further release from these teachers is free: their cap %s is within the budget", formatTotal(l.Cap.Guarantee))
+		}
+		t.line("ledger %s (ensemble %s): budget %v, %s (analysis: a realised cost, not a guarantee); %s",
+			cliout.Escape(l.Path), cliout.Escape(l.Ensemble), l.Budget, spent, left)
 	}
 	if c := out.Cap; c != nil {
-		fmt.Fprintf(w, "teachers' cap: %s by %s: every release from these teachers, however many, is within it\n", formatTotal(c.Guarantee), c.Reference())
+		t.line("teachers' cap: %s: every release from these teachers, however many, is within it %s", formatTotal(c.Guarantee), t.note(c.Reference()))
 	} else if out.CapNote != "" {
-		fmt.Fprintf(w, "teachers' cap: none: %s\n", out.CapNote)
+		t.line("teachers' cap: none: %s", out.CapNote)
 	}
-	if p := out.Publish; p.Eps != nil {
-		whose := "this release's total"
-		if p.Source == "ledger" {
-			whose = "the ledger's total, every release charged to it so far"
-		}
-		fmt.Fprintf(w, "TO PUBLISH: %s, %s, by %s (%s)\n", formatTotal(accountant.Guarantee{Eps: *p.Eps, Delta: *p.Delta}), whose, p.Method, p.Reference)
+	t.line("randomness: %s", out.Randomness.Source)
+	if !out.Analysis || len(out.Totals) == 0 {
+		return
 	}
-	if len(out.Totals) == 0 {
-		return nil
-	}
-	fmt.Fprintf(w, "\nAnalysis (not for publication: publish the total above) — total privacy loss of %s (relation %s: %s), %s:\n", what, out.PerQuery.Relation, out.PerQuery.RelationText, how)
+	t.line("")
+	t.line("Analysis (not for publication: publish the total above): totals of %s, %s:", what, how)
 	var rows [][]string
-	for _, t := range out.Totals {
-		ref := t.Reference()
-		if t.Err != nil {
-			ref = t.Err.Error()
+	for _, tot := range out.Totals {
+		ref := tot.Reference()
+		if tot.Err != nil {
+			ref = tot.Err.Error()
 		}
-		rows = append(rows, append(totalCells(t, accountant.FormatBound), t.Bound.String(), ref))
+		rows = append(rows, append(totalCells(tot, accountant.FormatBound), tot.Bound.String(), t.note(ref)))
 	}
-	return cliout.WriteTable(w, []string{"composition", "delta'", "eps total", "delta total", "bound", "reference"}, rows)
+	t.table([]string{"composition", "delta'", "eps total", "delta total", "bound", "note"}, rows)
 }
 
 func deref(p *float64) float64 {
@@ -497,9 +529,9 @@ func deref(p *float64) float64 {
 	return *p
 }
 
-// cells formats the method, delta' ("-"), eps and delta of p.
+// cells formats the method, delta' ("-"), eps, delta and bound of p.
 func (p Publish) cells() []string {
-	c := []string{p.Source + ": " + p.Method, "-", "-", "-"}
+	c := []string{p.Source + ": " + p.Method, "-", "-", "-", "-"}
 	if p.Eps != nil {
 		c[2], c[3] = cliout.Float(*p.Eps), cliout.Float(*p.Delta)
 	}

@@ -60,7 +60,7 @@ func TestNewAggregate(t *testing.T) {
 	}{
 		{name: "rr", agg: rr, res: ensemble.ReleaseResult{Answered: 4}},
 		{name: "nothing answered", agg: rr},
-		{name: "stopped by a budget", agg: rr, res: ensemble.ReleaseResult{Answered: 2, Unanswered: 3}, budget: &ensemble.Budget{Budget: accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1}}, MaxQueries: 2}},
+		{name: "stopped by a budget", agg: rr, res: ensemble.ReleaseResult{Answered: 2, Unanswered: 3}, budget: &ensemble.Budget{Budget: accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-3}}, MaxQueries: 2}},
 		{name: "gnmax, seeded", agg: gn, res: ensemble.ReleaseResult{Answered: 1}, seed: &seed},
 		{name: "charged to a ledger", agg: rr, res: ensemble.ReleaseResult{Answered: 1}, led: &st},
 	} {
@@ -79,8 +79,9 @@ func TestNewAggregate(t *testing.T) {
 		case (len(out.Totals) >= 3) != (tc.res.Answered > 0) || tc.res.Answered > 0 && out.Totals[0] != accountant.Totals(priv.Guarantee, tc.res.Answered, 1e-5)[0].Capped(nil, nil) ||
 			tc.agg == rr && tc.res.Answered > 0 && (len(out.Totals) != 4 || out.Totals[3].Method != accountant.Exact):
 			t.Errorf("%s: totals %v for %d labels", tc.name, out.Totals, tc.res.Answered)
-		case out.QueriesPerSecond != float64(tc.res.Answered+tc.res.Unanswered) || out.Answered != tc.res.Answered || out.Unanswered != tc.res.Unanswered:
-			t.Errorf("%s: %d answered, %d not, %v queries/s", tc.name, out.Answered, out.Unanswered, out.QueriesPerSecond)
+		case out.QueriesPerSecond != float64(tc.res.Answered+tc.res.Unanswered) || out.Answered != tc.res.Answered || out.StoppedByBudget != tc.res.Unanswered ||
+			out.Queries != tc.res.Answered+tc.res.Unanswered || out.Released != tc.res.Answered || out.Withheld != 0:
+			t.Errorf("%s: %d answered, %d not, %v queries/s", tc.name, out.Answered, out.StoppedByBudget, out.QueriesPerSecond)
 		case tc.budget != nil && !out.Budget.Stopped:
 			t.Errorf("%s: budget %+v not stopped", tc.name, out.Budget)
 		case (out.Sigma != nil) != (tc.agg == gn):
@@ -113,13 +114,18 @@ func TestNewSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	publish, err := acct.Publish(5)
+	if err != nil {
+		t.Fatal(err)
+	}
 	s, err := NewSummary(Release{Mechanism: "confident-gnmax", Aggregator: g, Input: "counts.csv", Output: "-", Votes: in,
-		Sink: ensemble.LabelSink{Format: votefile.FormatCSV}, Result: ensemble.ReleaseResult{Answered: 5, Withheld: 2, Unanswered: 1}, Accounting: acct, Elapsed: time.Second})
+		Sink: ensemble.LabelSink{Format: votefile.FormatCSV}, Result: ensemble.ReleaseResult{Answered: 5, Withheld: 2, Unanswered: 1}, Accounting: acct,
+		Publish: publish, Elapsed: time.Second})
 	out, ok := s.(AggregateMulti)
 	switch {
 	case err != nil || !ok:
 		t.Fatalf("%T, %v", s, err)
-	case out.Queries != 6 || out.Released != 5 || out.Answered != 3 || out.NotAnswered != 2 || out.StoppedByBudget != 1:
+	case out.Queries != 6 || out.Released != 5 || out.Answered != 3 || out.Withheld != 2 || out.StoppedByBudget != 1:
 		t.Errorf("counts %+v", out)
 	case out.Threshold == nil || *out.Threshold != 8 || *out.Sigma1 != 2 || *out.Sigma2 != 2 || out.LaplaceScale != nil || out.Layout != "counts" || out.Classes != 3:
 		t.Errorf("settings %+v", out)

@@ -30,9 +30,6 @@ type Planned struct {
 	TotalMethod    string                   `json:"total_method"`
 	TotalReference string                   `json:"total_reference"`
 	NoFit          string                   `json:"no_fit,omitempty"`
-	// composesGuarantee says that the total composes the per-query
-	// (eps, delta) alone (simple, general or optimal composition).
-	composesGuarantee bool
 }
 
 // NewPlanned describes e, a plan of mechanism name.
@@ -44,8 +41,7 @@ func NewPlanned(name provenance.MechanismName, e plan.Equal) Planned {
 	return Planned{Mechanism: name, Parameter: SettingFlag[e.Plan.Parameter], Value: e.Plan.Value,
 		PerQueryEps: c.PerQuery.Eps, PerQueryDelta: c.PerQuery.Delta,
 		TotalEps: c.Total.Guarantee.Eps, TotalDelta: c.Total.Guarantee.Delta,
-		TotalMethod: c.Total.Name(), TotalReference: c.Total.Reference(),
-		composesGuarantee: slices.Contains([]accountant.Method{accountant.Simple, accountant.General, accountant.Optimal}, c.Total.Method) && c.Total.Point == nil}
+		TotalMethod: c.Total.Name(), TotalReference: c.Total.Reference()}
 }
 
 // Fits says whether the mechanism has a plan.
@@ -382,11 +378,6 @@ func (s SimEqual) write(w io.Writer) error {
 	}
 	writeReferences(w, ps)
 	fmt.Fprintln(w, "  Pr[label=1]: exact; the labels' accuracy when the true label is 1 and each teacher's p is its accuracy")
-	for _, r := range s.Rows {
-		if r.Fits() && r.Mechanism == provenance.GNMax && r.composesGuarantee {
-			fmt.Fprintf(w, "  %s: charged the %s composition of its per-query (eps, delta), as the accountant knows no curve of two-class gnmax; its Gaussian noise composes better, so this win may be its accounting's (GNMax on two classes by its curve: darrm solve --compare --relation one-vote with --budget-eps)\n", r.Mechanism, r.TotalMethod)
-		}
-	}
 	for _, r := range s.Rows {
 		if r.Fits() {
 			fmt.Fprintf(w, "  %s: %s\n", r.Mechanism, r.Label)

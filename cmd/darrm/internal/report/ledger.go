@@ -11,8 +11,9 @@ import (
 )
 
 // LedgerShow is the document of darrm ledger show: the ledger at Path,
-// the ensemble it is bound to, its budget, its Balance, and the spend of
-// each run, which Runs reads from the file as they are printed (so that a
+// the ensemble it is bound to, its budget, its Balance (what was spent,
+// a realised cost, and the total to publish: the budget its filter holds
+// every release to, or the teachers' cap), and the spend of each run, which Runs reads from the file as they are printed (so that a
 // ledger of any length is shown in the memory of one run).
 type LedgerShow struct {
 	Path    string
@@ -62,7 +63,8 @@ func (d LedgerShow) Write(w io.Writer, f cliout.Format) error {
 	}
 	common = append(common, field("budget_eps", h.Budget.Eps), field("budget_delta", h.Budget.Delta), field("delta_prime", h.DeltaPrime),
 		field("total_eps", total(b.Total.Eps)), field("total_delta", total(b.Total.Delta)), field("total_bound", b.Bound.String()), field("composition", b.Composition),
-		field("queries_eps", total(b.Queries.Eps)), field("queries_delta", total(b.Queries.Delta)))
+		field("queries_eps", total(b.Queries.Eps)), field("queries_delta", total(b.Queries.Delta)),
+		field("publish_eps", total(b.Publish.Guarantee.Eps)), field("publish_delta", total(b.Publish.Guarantee.Delta)), field("publish_method", b.Publish.Name()))
 	if c := b.Cap; c != nil {
 		common = append(common, field("cap_eps", total(c.Eps)), field("cap_delta", total(c.Delta)), field("cap_rule", c.Rule()))
 	} else {

@@ -201,17 +201,19 @@ const epsReleasedIs = "an estimate of the data-dependent cost, not a bound: the 
 // totals aggregate reports for the same labels, or their composition with
 // the draws), or the ledger's when it covers everything they do.
 func (d AccountPATE) publish() (Publish, error) {
-	totals, err := d.Totals()
-	if err != nil {
-		return Publish{}, err
-	}
 	var st *ledger.Status
+	var t accountant.Total
 	if d.PublishLedger {
-		st = d.Ledger
+		st, t = d.Ledger, d.Ledger.Publish
+	} else {
+		var err error
+		if t, err = d.Publish(); err != nil {
+			return Publish{}, err
+		}
 	}
-	p := newPublish(totals, d.Release.Cap, st)
+	p := newPublish(t, d.Release, st, d.Queries())
 	if p.Eps == nil {
-		return p, fmt.Errorf("account pate: no total to publish among %d totals", len(totals))
+		return p, fmt.Errorf("account pate: no total to publish: %s", p.Error)
 	}
 	return p, nil
 }

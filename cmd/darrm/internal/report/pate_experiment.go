@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/pate"
@@ -177,7 +176,7 @@ type PATEMechanism struct {
 // settings are m (ensemble.Mechanism's GNMax).
 func NewPATEMechanism(m noisymax.ConfidentGNMax, r pate.Result) PATEMechanism {
 	row := PATEMechanism{Mechanism: r.Mechanism, Sigma2: m.Sigma2, Queries: r.Queries, Answered: r.Answered, Reached: r.Reached, Accuracy: r.Accuracy,
-		Directions: r.Directions.String(), EpsIndependent: r.EpsIndependent, EpsDependent: r.EpsDependent, Order: r.Order, EpsReleased: r.EpsReleased, EpsGuarantee: publishedEps(r.Totals), SSError: r.SSError, Delta: r.Delta}
+		Directions: r.Directions.String(), EpsIndependent: r.EpsIndependent, EpsDependent: r.EpsDependent, Order: r.Order, EpsReleased: r.EpsReleased, EpsGuarantee: r.Publish.Guarantee.Eps, SSError: r.SSError, Delta: r.Delta}
 	if m.Confident() {
 		row.Threshold, row.Sigma1 = &m.Threshold, &m.Sigma1
 	}
@@ -188,15 +187,6 @@ func NewPATEMechanism(m noisymax.ConfidentGNMax, r pate.Result) PATEMechanism {
 		}
 	}
 	return row
-}
-
-// publishedEps returns the ε of the total to publish among totals, chosen
-// as for every release (newPublish); 0 when there is none.
-func publishedEps(totals []accountant.Total) float64 {
-	if p := newPublish(totals, nil, nil); p.Eps != nil {
-		return *p.Eps
-	}
-	return 0
 }
 
 // Write prints the document in format f.

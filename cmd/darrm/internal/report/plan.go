@@ -2,6 +2,7 @@ package report
 
 import (
 	"io"
+	"unicode/utf8"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
@@ -13,7 +14,8 @@ import (
 // Plan is the document of darrm plan: a mechanism's parameters, each
 // under the name of the aggregate flag it feeds (threshold, sigma1,
 // sigma2, target_eps, m, delta, ...), the queries that fit the budget,
-// their total by the composition that holds them and its theorem, what a
+// their total to publish (at the budget's delta, the least eps of every
+// composition valid for the run) and its theorem, what a
 // run charged to a new ledger of that budget may release, and, for a plan
 // of parameters, the parameter chosen, its neighbour 5% more generous
 // that does not fit, and the expected utility with what it was computed
@@ -51,11 +53,7 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 	if d.Chosen {
 		queries = p.Queries
 	}
-	rec = append(rec, field("queries", queries), field("budget_eps", r.Budget.Eps), field("budget_delta", r.Budget.Delta),
-		field("composition", r.Budget.Method.String()))
-	if r.Budget.Method.Slack() {
-		rec = append(rec, field("delta_prime", r.Budget.DeltaPrime))
-	}
+	rec = append(rec, field("queries", queries), field("budget_eps", r.Budget.Eps), field("budget_delta", r.Budget.Delta))
 	rec = append(rec, field("per_query_eps", c.PerQuery.Eps), field("per_query_delta", c.PerQuery.Delta),
 		field("run_queries", c.Run), field("total_eps", c.Total.Guarantee.Eps), field("total_delta", c.Total.Guarantee.Delta),
 		field("total_method", c.Total.Name()), field("total_reference", c.Total.Reference()),
@@ -80,8 +78,26 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 	if d.Tuning != "" {
 		rec = append(rec, field("tuning", d.Tuning))
 	}
-	return cliout.WriteRecord(w, f, rec)
+	if f != cliout.Table {
+		return cliout.WriteRecord(w, f, rec)
+	}
+	// A table keeps within cliout.Width columns: a long text (a
+	// theorem, a note) is a numbered note under it.
+	t := newText(w)
+	for i, fl := range rec {
+		if s, ok := fl.Val.(string); ok && utf8.RuneCountInString(s) > noteWidth {
+			rec[i].Val = t.note(s)
+		}
+	}
+	if err := cliout.WriteRecord(w, f, rec); err != nil {
+		return err
+	}
+	return t.close()
 }
+
+// noteWidth is the longest text a table of a plan prints in its cell;
+// a longer one is a note under the table.
+const noteWidth = 60
 
 // filterReference names the theorem of a ledger's filter.
 func filterReference(f accountant.Method) string {

@@ -106,7 +106,7 @@ func NewTransferTeachers(t *transfer.Teachers, test *datasets.Dataset) TransferT
 // noise_pays_up_to_shared).
 func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 	header := []string{"mechanism", "m", "queries", "accuracy_mean", "accuracy_std", "query_eps", "query_delta", "composition_eps", "composition_delta",
-		"total_eps", "total_delta", "total_bound", "cap_from", "noise_pays", "noise_pays_up_to", "noise_pays_up_to_shared", "relation"}
+		"total_eps", "total_delta", "total_method", "total_bound", "cap_from", "noise_pays", "noise_pays_up_to", "noise_pays_up_to_shared", "relation"}
 	cross := map[string]transfer.Crossover{}
 	for _, c := range out.CapFrom {
 		cross[c.Mechanism] = c
@@ -116,7 +116,7 @@ func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 		c := cross[r.Mechanism]
 		rows = append(rows, []string{r.Mechanism, cliout.Float(r.M), fmt.Sprint(r.Queries), cliout.Float(r.AccuracyMean), cliout.Float(r.AccuracyStd),
 			cliout.Float(r.QueryEps), cliout.Float(r.QueryDelta), cliout.Float(r.CompositionEps), cliout.Float(r.CompositionDelta),
-			cliout.Float(r.TotalEps), cliout.Float(r.TotalDelta), r.TotalBound.String(), fmt.Sprint(c.CapFrom),
+			cliout.Float(r.TotalEps), cliout.Float(r.TotalDelta), r.TotalMethod, r.TotalBound.String(), fmt.Sprint(c.CapFrom),
 			fmt.Sprint(r.NoisePays), fmt.Sprint(c.NoisePaysUpTo), fmt.Sprint(c.SharedNoisePaysUpTo), r.Relation})
 	}
 	switch f {
@@ -142,9 +142,9 @@ func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 		perQuery[r.Mechanism] = accountant.Guarantee{Eps: r.QueryEps, Delta: r.QueryDelta}
 		rows = append(rows, []string{r.Mechanism, fmt.Sprint(r.Queries), fmt.Sprintf("%.3f ± %.3f", r.AccuracyMean, r.AccuracyStd),
 			fmt.Sprintf("(%.4g, %.3g)", r.QueryEps, r.QueryDelta), fmt.Sprintf("(%.4g, %.3g)", r.CompositionEps, r.CompositionDelta),
-			fmt.Sprintf("(%.4g, %.3g)", r.TotalEps, r.TotalDelta), r.TotalBound.String(), noiseBuys(r)})
+			fmt.Sprintf("(%.4g, %.3g) %s", r.TotalEps, r.TotalDelta, r.TotalMethod), r.TotalBound.String(), noiseBuys(r)})
 	}
-	if err := cliout.WriteTable(w, []string{"mechanism", "Q", "accuracy", "per query (eps, delta)", "queries composed (general)", "total (eps, delta)", "bound", "noise buys"}, rows); err != nil {
+	if err := cliout.WriteTable(w, []string{"mechanism", "Q", "accuracy", "per query (eps, delta)", "queries composed (general)", "total (eps, delta), by", "bound", "noise buys"}, rows); err != nil {
 		return err
 	}
 	if out.Cap != nil {
@@ -170,11 +170,11 @@ func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 			fmt.Fprintf(w, "DaRRM's noise (and RR's) pays off only where the cap is above the labels' composition: %s; and for teachers that are a fresh mechanism per query (no cap) at every Q\n", where)
 		}
 	}
-	_, err := fmt.Fprintf(w, "accuracy: mean ± std over the redraws of the queries; the majority has no noise, its per-query guarantee is the K-fold composition of the teachers; the guarantees of GNMax and darrm-one-vote (DaRRM with the one-vote relation's gamma_opt) are for the one-vote relation (non-private teachers on disjoint shares); darrm-one-vote's total is the optimal composition at the best point of its label's exact privacy profile, tighter than the general composition of its (eps, delta)\n")
+	_, err := fmt.Fprintf(w, "accuracy: mean ± std over the redraws of the queries; the majority has no noise, its per-query guarantee is the K-fold composition of the teachers; the guarantees of GNMax and darrm-one-vote (DaRRM with the one-vote relation's gamma_opt) are for the one-vote relation (non-private teachers on disjoint shares); the totals of GNMax and darrm-one-vote, whose labels are one bit each, are the exact composition of their labels' pairs of output probabilities at the general composition's delta; those of the private teachers' mechanisms the general composition against the cap\n")
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "this table compares at equal per-query guarantees: gnmax's total composes its per-query (eps, delta), while its Gaussian noise composes far better (docs/transfer.md, \"Which bound wins\"); mechanisms compared at equal totals: --budget-eps")
+	fmt.Fprintln(w, "this table compares at equal per-query guarantees, at which the totals differ (docs/transfer.md, \"Which bound wins\"); mechanisms compared at equal totals: --budget-eps")
 	for _, e := range out.EqualTotals {
 		if err := e.write(w); err != nil {
 			return err

@@ -1,0 +1,425 @@
+package accountant
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/param"
+	"github.com/darrm/darrm/internal/roots"
+)
+
+// Account is what a release, or a ledger, has spent and what holds it:
+// the one value that says the total to publish (Publish) and how many
+// steps a budget allows (MaxSteps).
+//
+// A run is Steps steps of the mechanism Step describes, with further
+// points Profile of its per-step privacy profile (each a guarantee it
+// also meets), whose parameters are fixed before the first step (the
+// steps' inputs may be chosen adaptively): every composition proven for
+// parameters fixed in advance holds for it, and for that reason
+// the count a budget allows is fixed before the first step too.
+//
+// A ledger (Filter set) holds runs whose parameters may have been chosen
+// after the outputs of earlier ones to Budget, by a filter fixed before
+// its first run: what it released is guaranteed by that budget, not by a
+// composition of the spends (a realised cost, not a guarantee; Rogers,
+// Roth, Ullman and Vadhan 2016).
+//
+// The teachers' post-processing Cap, when there is one, bounds both.
+type Account struct {
+	// Step describes one step: its guarantee and, when known, its curves
+	// (a Spend); Profile lists further points (ε_i, δ_i) of its privacy
+	// profile. Steps is the number of steps of a run.
+	Step    Spend
+	Profile []Guarantee
+	Steps   int
+	// Filter, when not nil, makes the account a ledger's: Simple or
+	// ZCDPFilter, with Budget its budget.
+	Filter *Method
+	// Cap is the teachers' post-processing cap (TeacherCap), nil when
+	// there is none.
+	Cap *Cap
+	// Budget, when not nil, is the total the steps are held to; the total
+	// to publish is stated at its δ. Without one, a run states its total
+	// at Delta, or, when Delta is nil, at the total δ of the per-step
+	// guarantee's optimal composition with slack DeltaPrime
+	// (TotalDelta).
+	Budget *Guarantee
+	Delta  *float64
+	// DeltaPrime is the slack δ' of that default total δ.
+	DeltaPrime float64
+}
+
+// TotalDelta returns the total δ at which the account states its total:
+// the budget's; else Delta; else 1 - (1-δ)^Steps·(1-DeltaPrime), the total
+// δ of the optimal (and general) composition of the per-step (ε, δ) with
+// slack DeltaPrime, as the thesis states its totals (Table 3.2), rounded
+// up.
+func (a Account) TotalDelta() float64 {
+	switch {
+	case a.Budget != nil:
+		return a.Budget.Delta
+	case a.Delta != nil:
+		return *a.Delta
+	}
+	return totalDelta(outward.Down(float64(a.Steps)*logKeepDown(a.Step.Delta), 1), a.DeltaPrime)
+}
+
+// check validates the account's values, as far as its use needs them.
+func (a Account) check() error {
+	if a.Filter != nil {
+		if a.Budget == nil {
+			return errors.New("account: a ledger's account needs its budget")
+		}
+		if err := checkStep("budget ", *a.Budget); err != nil {
+			return err
+		}
+		return CheckFilter(*a.Filter, *a.Budget)
+	}
+	if err := a.Step.Check(); err != nil {
+		return err
+	}
+	for _, p := range a.Profile {
+		if err := checkStep("profile point ", p); err != nil {
+			return err
+		}
+	}
+	if a.Budget != nil {
+		if err := checkStep("budget ", *a.Budget); err != nil {
+			return err
+		}
+	} else if a.Delta != nil {
+		if err := param.Delta("total delta", *a.Delta); err != nil {
+			return err
+		}
+	} else if err := param.OpenUnit("delta'", a.DeltaPrime); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Publish returns the total to publish: the smallest ε, at the total δ
+// of TotalDelta, among the guarantees that hold for what the account
+// holds, with the result that gives it (Total.Name, Total.Reference). ε
+// is compared only between totals at that δ: a pair with a smaller ε at a
+// larger δ is not a tighter bound.
+//
+// Of a run of Steps steps it takes the least ε of: the per-step
+// guarantee's simple composition (Theorem 3.3.2), when its δ is within;
+// its optimal composition (Kairouz, Oh and Viswanath 2015, Thm 3.3;
+// beyond MaxOptimalSteps the general, Thm 3.4) with the slack that makes
+// the total δ that δ; the same of every point of the profile, among them
+// the per-step pure loss of a one-bit release's pairs (a point
+// (ε_pure, 0)) and, for a pure point, its zCDP bound (Bun and Steinke
+// 2016, Prop. 1.4); the RDP curve with the improved conversion; the exact
+// composition of the dominating pairs (ComposeRun's Exact); and the
+// teachers' cap at that δ (Cap). Every one of these holds for the same
+// steps at once, so the mechanism meets the smallest.
+//
+// Of a ledger it is the budget its filter holds every release to, or the
+// teachers' cap at the budget's δ when that is smaller.
+//
+// A total with Err set says that no guarantee reaches the total δ (a δ
+// given below the per-step δ, for instance).
+func (a Account) Publish() (Total, error) {
+	if err := a.check(); err != nil {
+		return Total{}, fmt.Errorf("total to publish: %w", err)
+	}
+	delta := a.TotalDelta()
+	if a.Filter != nil {
+		c := newChooser(delta, math.Inf(-1))
+		c.offer(Total{Method: *a.Filter, Guarantee: *a.Budget, Filter: true})
+		c.offerCap(a.Cap)
+		return c.best, nil
+	}
+	if err := param.Count("steps", a.Steps, 1); err != nil {
+		return Total{}, fmt.Errorf("total to publish: %w", err)
+	}
+	c := a.choose(a.Steps, delta, math.Inf(-1))
+	if !c.found {
+		return Total{Err: fmt.Errorf("no guarantee of %d steps of %v reaches a total delta of %g", a.Steps, a.Step.Guarantee, delta)}, nil
+	}
+	return c.best, nil
+}
+
+// MaxSteps returns the largest number of steps of a run within its
+// budget, by the total to publish of that many (Publish), and that total;
+// Unlimited and the cap when the teachers' cap is within the budget; 0
+// when not even one step fits. Each total it compares holds for the steps
+// at once and the count depends on the parameters alone, so it is fixed
+// before the first step and any total that fits proves the run within
+// budget.
+func (a Account) MaxSteps() (int, Total, error) {
+	if a.Budget == nil || a.Filter != nil {
+		return 0, Total{}, errors.New("max run steps: needs a run's account with a budget")
+	}
+	if err := a.check(); err != nil {
+		return 0, Total{}, fmt.Errorf("max run steps: %w", err)
+	}
+	budget := *a.Budget
+	if a.Cap != nil && a.Cap.Fits(budget) {
+		c := newChooser(budget.Delta, math.Inf(-1))
+		c.offerCap(a.Cap)
+		return Unlimited, c.best, nil
+	}
+	fits := func(k int) (bool, error) {
+		c := a.choose(k, budget.Delta, budget.Eps)
+		return c.found && c.best.Guarantee.Eps <= budget.Eps, nil
+	}
+	if ok, _ := fits(1); !ok {
+		return 0, Total{}, nil
+	}
+	n, err := roots.Last(1, maxRunSteps, fits)
+	if err != nil {
+		return 0, Total{}, fmt.Errorf("max run steps: %w", err)
+	}
+	a.Steps = n
+	t, err := a.Publish()
+	return n, t, err
+}
+
+// Fits reports whether the Steps steps of a run fit its budget: the
+// predicate on which MaxSteps searches.
+func (a Account) Fits() (bool, error) {
+	if a.Budget == nil || a.Filter != nil {
+		return false, errors.New("run fits: needs a run's account with a budget")
+	}
+	if err := a.check(); err != nil {
+		return false, fmt.Errorf("run fits: %w", err)
+	}
+	if err := param.Count("steps", a.Steps, 1); err != nil {
+		return false, fmt.Errorf("run fits: %w", err)
+	}
+	c := a.choose(a.Steps, a.Budget.Delta, a.Budget.Eps)
+	return c.found && c.best.Guarantee.Eps <= a.Budget.Eps, nil
+}
+
+// chooser keeps the total with the least ε at total δ delta among those
+// offered; once one has ε at most enough, later offers are skipped (a
+// search that asks only whether some total fits).
+type chooser struct {
+	delta, enough float64
+	best          Total
+	found         bool
+}
+
+func newChooser(delta, enough float64) *chooser { return &chooser{delta: delta, enough: enough} }
+
+// done reports whether a total at most enough was found.
+func (c *chooser) done() bool { return c.found && c.best.Guarantee.Eps <= c.enough }
+
+// offer considers t, and reports whether it was kept; a total whose δ
+// exceeds the chooser's is not a total at it.
+func (c *chooser) offer(t Total) bool {
+	if t.Err != nil || !(t.Guarantee.Delta <= c.delta) || !(t.Guarantee.Eps >= 0) || c.done() {
+		return false
+	}
+	if c.found && t.Guarantee.Eps >= c.best.Guarantee.Eps {
+		return false
+	}
+	if t.Cap != nil {
+		t.Bound = TeachersBound
+	}
+	c.best, c.found = t, true
+	return true
+}
+
+// offerCap offers the teachers' cap c (nil: none) at the chooser's δ.
+func (c *chooser) offerCap(cp *Cap) bool {
+	if cp == nil {
+		return false
+	}
+	at, ok := cp.at(c.delta)
+	return ok && c.offer(Total{Method: at.Method, DeltaPrime: at.DeltaPrime, Guarantee: at.Guarantee, Cap: &at})
+}
+
+// choose offers every total of k steps of the run at total δ delta,
+// cheap ones first, and stops once one is at most enough.
+func (a Account) choose(k int, delta, enough float64) *chooser {
+	c := newChooser(delta, enough)
+	points := a.points()
+	// Simple composition of the guarantee and of each point: the totals
+	// without a slack, the only ones at δ = 0.
+	if g, err := composeSimple(a.Step.Guarantee, k); err == nil {
+		c.offer(Total{Method: Simple, Guarantee: g})
+	}
+	for i := range points {
+		if g, err := composeSimple(points[i], k); err == nil {
+			c.offer(Total{Method: Simple, Guarantee: g, Point: &points[i]})
+		}
+	}
+	c.offerCap(a.Cap)
+	if !(delta > 0) || c.done() {
+		return c
+	}
+	c.offer(slackTotal(a.Step.Guarantee, k, delta))
+	for i := range points {
+		if c.done() {
+			return c
+		}
+		t := slackTotal(points[i], k, delta)
+		t.Point = &points[i]
+		c.offer(t)
+		if p := points[i]; p.Delta == 0 {
+			// A pure step is (ε²/2)-zCDP (Bun and Steinke 2016, Prop. 1.4).
+			if eps, _, err := RhoToDP(outward.MulUp(float64(k), outward.Up(p.Eps*p.Eps/2, 2)), delta, ImprovedConversion); err == nil {
+				c.offer(Total{Method: Renyi, Guarantee: Guarantee{Eps: eps, Delta: delta}, Point: &points[i]})
+			}
+		}
+	}
+	if c.done() {
+		return c
+	}
+	r := runCurves{s: a.Step, k: k}
+	hi, ok := r.renyiEps(delta, ImprovedConversion)
+	if ok {
+		c.offer(Total{Method: Renyi, Guarantee: Guarantee{Eps: hi, Delta: delta}})
+	} else {
+		hi = 1
+	}
+	if e, ok := r.canonicalEps(delta); ok {
+		c.offer(Total{Method: Exact, Guarantee: Guarantee{Eps: e, Delta: delta}})
+	}
+	if c.done() {
+		return c
+	}
+	r = newRunCurves(a.Step, k)
+	if r.epsAt != nil {
+		if e, ok := r.epsAt(delta); ok {
+			c.offer(Total{Method: Exact, Guarantee: Guarantee{Eps: e, Delta: delta}})
+		}
+	}
+	if r.delta == nil || c.done() {
+		return c
+	}
+	// The exact profile at the budget's ε itself: the bisection below
+	// ends within a relative 1e-9 above its ε, which may be above a
+	// budget that the profile meets. A search that asks only whether
+	// some total fits needs no more: the profile decreases in ε.
+	probe := enough
+	if a.Budget != nil {
+		probe = a.Budget.Eps
+	}
+	if probe > 0 && !math.IsInf(probe, 0) && r.delta(probe) <= delta {
+		c.offer(Total{Method: Exact, Guarantee: Guarantee{Eps: probe, Delta: delta}})
+	}
+	if !math.IsInf(enough, -1) {
+		return c
+	}
+	if e, ok := r.exactEps(delta, hi); ok {
+		c.offer(Total{Method: Exact, Guarantee: Guarantee{Eps: e, Delta: delta}})
+	}
+	return c
+}
+
+// points returns the points of the step's profile to compose: Profile,
+// and for a one-bit release whose pairs bound its privacy loss the pure
+// point (ε_pure, 0) of those pairs, when it is not the guarantee itself
+// or already among them.
+func (a Account) points() []Guarantee {
+	out := make([]Guarantee, 0, len(a.Profile)+1)
+	for _, p := range a.Profile {
+		if p != a.Step.Guarantee {
+			out = append(out, p)
+		}
+	}
+	if eps, ok := a.Step.pureEps(); ok {
+		p := Guarantee{Eps: eps}
+		if p != a.Step.Guarantee && !containsPoint(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func containsPoint(ps []Guarantee, p Guarantee) bool {
+	for _, q := range ps {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// slackTotal returns the optimal composition of k steps of g (beyond
+// MaxOptimalSteps the general) with the slack δ' at which its total δ,
+// 1 - (1-δ)^k·(1-δ'), is at most delta; Err set when there is none.
+func slackTotal(g Guarantee, k int, delta float64) Total {
+	m := Optimal
+	if k > MaxOptimalSteps {
+		m = General
+	}
+	slack := slackFor(g.Delta, k, delta)
+	// slackFor rounds δ' down and Compose the total δ up: a few ulps
+	// may remain above delta, which a slack lowered by a relative 2^-30
+	// removes unless δ' is negligible beside the steps' δ.
+	for range 4 {
+		if !(slack > 0 && slack < 1) {
+			break
+		}
+		t, err := Compose(g, k, m, slack)
+		if err != nil {
+			return Total{Method: m, Err: err}
+		}
+		if t.Delta <= delta {
+			return Total{Method: m, DeltaPrime: slack, Guarantee: t}
+		}
+		slack = outward.Down(slack*(1-0x1p-30), 1)
+	}
+	return Total{Method: m, Err: fmt.Errorf("%d steps of %v: no slack gives a total delta of at most %g", k, g, delta)}
+}
+
+// pureEps returns the ε at δ = 0 of a OneBitSpend's pairs, and whether
+// they have one: the largest privacy loss of their dominating pair
+// (oneBitLoss), rounded up, when none of its losses is infinite (no pair
+// has a probability 0 or 1 that the other does not share). It is the
+// per-step pure loss, a point of the release's privacy profile.
+func (s Spend) pureEps() (float64, bool) {
+	if s.Kind != OneBitSpend || len(s.Bits) == 0 {
+		return 0, false
+	}
+	l := cachedBitCurves(s.Bits).loss
+	if l.inf > 0 || len(l.atoms) == 0 {
+		return 0, false
+	}
+	eps := 0.0
+	for _, a := range l.atoms {
+		eps = math.Max(eps, a.hi)
+	}
+	return eps, eps > 0
+}
+
+// at returns the cap at total δ delta: the guarantee of the teachers'
+// models with the least ε whose δ is at most delta, and whether there is
+// one. Disjoint shares: the teacher's guarantee (parallel composition).
+// Shared data: the least of the K-fold simple composition and the
+// K-fold optimal composition (general beyond MaxOptimalSteps) with the
+// slack that makes its total δ delta; each holds for the tuple of models
+// (TeacherCap).
+func (c Cap) at(delta float64) (Cap, bool) {
+	if c.Shares == Disjoint {
+		c.Guarantee, c.Method, c.DeltaPrime = c.Teacher, Simple, 0
+		return c, c.Teacher.Delta <= delta
+	}
+	best := newChooser(delta, math.Inf(-1))
+	if g, err := composeSimple(c.Teacher, c.K); err == nil {
+		best.offer(Total{Method: Simple, Guarantee: g})
+	}
+	if delta > 0 {
+		best.offer(slackTotal(c.Teacher, c.K, delta))
+	}
+	if !best.found {
+		return c, false
+	}
+	c.Guarantee, c.Method, c.DeltaPrime = best.best.Guarantee, best.best.Method, best.best.DeltaPrime
+	return c, true
+}
+
+// Fits reports whether the cap, at the budget's δ, is within it: then
+// every release from the teachers is within it.
+func (c Cap) Fits(budget Guarantee) bool {
+	at, ok := c.at(budget.Delta)
+	return ok && at.Eps <= budget.Eps
+}
