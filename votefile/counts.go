@@ -114,7 +114,7 @@ func (f *voteFile) Classes(opts classOptions) (*classReader, error) {
 	}
 	if m := f.vr.meta; m != nil {
 		bad := func(format string, args ...any) error {
-			return &FormatError{File: name, Line: f.vr.metaLine, Msg: fmt.Sprintf(format, args...)}
+			return f.vr.headerErrorf(format, args...)
 		}
 		layout := inputClasses
 		if m.Layout == LayoutCounts {
@@ -438,7 +438,7 @@ func (r *classReader) what() string {
 // stated says where a required C or K came from, for errors.
 func (r *classReader) stated() string {
 	if r.lr.meta != nil {
-		return fmt.Sprintf(" (as the metadata header, line %d, states)", r.lr.metaLine)
+		return fmt.Sprintf(" (as the metadata header, %s, states)", r.lr.headerAt())
 	}
 	return ""
 }

@@ -65,6 +65,11 @@ type Meta struct {
 	// Teachers are the teachers' guarantees, in groups of equal ones, in
 	// the order of the vote columns; their counts sum to K.
 	Teachers []TeacherGroup `json:"teachers"`
+	// TeachersInRows, when stated, says how a matrix of class labels (a
+	// NumPy array, or a CSV file read whole) is laid out: true, a row per
+	// teacher (teachers x queries, PATE's published layout), as
+	// Options.TeachersInRows reads it; false, a row per query.
+	TeachersInRows *bool `json:"teachers_in_rows,omitempty"`
 }
 
 // TeacherGroup is Count consecutive teachers with the same guarantee and
@@ -166,6 +171,9 @@ func (m *Meta) Validate() error {
 	if m.Layout < 0 || int(m.Layout) >= len(layoutEnum.List) {
 		return headerErr("layout", m.Layout.String(), "must be one of %s", strings.Join(layoutEnum.List, ", "))
 	}
+	if t := m.TeachersInRows; t != nil && *t && m.Layout != LayoutVotes {
+		return headerErr("teachers_in_rows", *t, "only class labels (layout votes) have a row per teacher; counts have a row per query")
+	}
 	if len(m.Teachers) == 0 {
 		return headerErr("teachers", nil, "must list the teachers' guarantees")
 	}
@@ -239,7 +247,7 @@ func (m *Meta) AppendHeader(b []byte, f Format) ([]byte, error) {
 // The keys of each object of a header, exactly as spelt (JSON keys are
 // case-sensitive here, unlike in encoding/json's matching).
 var (
-	metaKeys   = []string{headerKey, "ensemble", "K", "classes", "layout", "relation", "kind", "partition", "teachers"}
+	metaKeys   = []string{headerKey, "ensemble", "K", "classes", "layout", "relation", "kind", "partition", "teachers", "teachers_in_rows"}
 	groupKeys  = []string{"count", "eps", "Delta", "source"}
 	sourceKeys = []string{"method", "neighbours", "sigma", "sampling_rate", "steps", "conversion", "delta"}
 )
@@ -277,6 +285,11 @@ func parseMeta(b []byte) (*Meta, error) {
 	var groups []json.RawMessage
 	if err := field(top, "teachers", "teachers", &groups); err != nil {
 		return nil, err
+	}
+	if _, ok := top["teachers_in_rows"]; ok {
+		if err := field(top, "teachers_in_rows", "teachers_in_rows", &m.TeachersInRows); err != nil {
+			return nil, err
+		}
 	}
 	for i, raw := range groups {
 		g, err := parseGroup(raw, fmt.Sprintf("teachers[%d]", i))
@@ -337,6 +350,13 @@ func parseGroup(raw []byte, at string) (TeacherGroup, error) {
 		if err := field(f.obj, f.key, f.at, f.dst); err != nil {
 			return g, err
 		}
+	}
+	// An empty name would read as a name left out.
+	if _, ok := src["neighbours"]; ok && s.Neighbours == "" {
+		return g, headerErr(at+".source.neighbours", `""`, "must not be empty")
+	}
+	if _, ok := src["conversion"]; ok && s.Conversion == "" {
+		return g, headerErr(at+".source.conversion", `""`, "must not be empty")
 	}
 	return g, nil
 }
@@ -417,6 +437,8 @@ func typeName(dst any) string {
 		return "a string"
 	case *name:
 		return "a name (a string)"
+	case **bool:
+		return "true or false"
 	case *[]json.RawMessage:
 		return "an array"
 	}

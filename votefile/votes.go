@@ -58,6 +58,9 @@ type voteReader struct {
 	long     []byte // a line longer than the read buffer
 	meta     *Meta
 	metaLine int
+	// metaFile is the sidecar the header was read from (Options.Meta),
+	// "" for a header in the file.
+	metaFile string
 	// array is true when the rows handed out are an array's queries (a
 	// NumPy file, or a CSV matrix read whole), line their count.
 	array bool
@@ -139,7 +142,7 @@ func (f *voteFile) Votes(opts readOptions) (*voteReader, error) {
 		return nil, &FormatError{File: vr.name, Msg: "a NumPy array holds vote counts or class labels, not 0/1 votes: read it as counts or class labels"}
 	}
 	if m := vr.meta; m != nil && m.Input() == ManyClasses {
-		return nil, &FormatError{File: vr.name, Line: vr.metaLine, Msg: fmt.Sprintf("header: %d classes in layout %v: the 0/1 reader takes two-class votes, one column per teacher; read multi-class votes as counts or class indices", m.Classes, m.Layout)}
+		return nil, vr.headerErrorf("header: %d classes in layout %v: the 0/1 reader takes two-class votes, one column per teacher; read multi-class votes as counts or class indices", m.Classes, m.Layout)
 	}
 	vr.forceID = opts.ID
 	var err error
@@ -193,7 +196,7 @@ func (r *voteReader) readMeta(line []byte) ([]byte, error) {
 // checkMeta checks the header against the first data row.
 func (r *voteReader) checkMeta() error {
 	if r.meta != nil && r.meta.K != r.k {
-		return r.errorf(0, "%d votes, but the metadata header (line %d) states K = %d teachers", r.k, r.metaLine, r.meta.K)
+		return r.errorf(0, "%d votes, but the metadata header (%s) states K = %d teachers", r.k, r.headerAt(), r.meta.K)
 	}
 	return nil
 }
@@ -209,7 +212,25 @@ func (r *voteReader) HeaderError(err error) error {
 	if r.meta == nil || !errors.As(err, &he) {
 		return err
 	}
-	return &FormatError{File: r.name, Line: r.metaLine, Msg: he.Error()}
+	return r.headerErrorf("%s", he.Error())
+}
+
+// headerErrorf returns a *FormatError at the place of the file's
+// metadata header: its line, or the sidecar it was read from.
+func (r *voteReader) headerErrorf(format string, args ...any) *FormatError {
+	if r.metaFile != "" {
+		return &FormatError{File: r.metaFile, Msg: fmt.Sprintf(format, args...)}
+	}
+	return &FormatError{File: r.name, Line: r.metaLine, Msg: fmt.Sprintf(format, args...)}
+}
+
+// headerAt says where the file's metadata header is, for errors: "line
+// N", or the sidecar it was read from.
+func (r *voteReader) headerAt() string {
+	if r.metaFile != "" {
+		return r.metaFile
+	}
+	return fmt.Sprintf("line %d", r.metaLine)
 }
 
 // K returns the number of votes per row.
