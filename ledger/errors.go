@@ -103,7 +103,7 @@ type BindingError struct {
 
 func (e *BindingError) Error() string {
 	if e.Unstated {
-		return fmt.Sprintf("ledger %s is bound to %v; this release's vote file has no metadata header, so nothing ties its labels to those teachers, to their cap or to their relation: put the ensemble's metadata header on the vote file's first line (e.g. the first line of a vote file of theirs that has one; docs/aggregate.md, \"The metadata header\") and run the release again", e.Path, e.Ledger)
+		return fmt.Sprintf("ledger %s is bound to %v; this release's vote file has no metadata header, so nothing ties its labels to those teachers, to their cap or to their relation: put the ensemble's metadata header on the vote file's first line, or, for votes that cannot hold it (NumPy), in a sidecar beside them, VOTES.meta.json (e.g. the header of a vote file of theirs that has one; docs/aggregate.md, \"The metadata header\"), and run the release again", e.Path, e.Ledger)
 	}
 	var parts []string
 	for _, d := range e.Diffs {

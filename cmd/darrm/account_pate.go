@@ -117,7 +117,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 			return err
 		}
 	}
-	in, file, err := f.OpenVotes(cmd, cli.InputArg(args))
+	in, file, err := f.OpenVotes(cmd, "VOTES", cli.InputArg(args))
 	if err != nil {
 		return err
 	}

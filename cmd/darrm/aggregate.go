@@ -104,7 +104,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	in, file, err := f.OpenVotes(cmd, name)
+	in, file, err := f.OpenVotes(cmd, "VOTES", name)
 	if err != nil {
 		return err
 	}
@@ -161,7 +161,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 // one-vote problem of that target. It returns too the checked mechanism
 // flags and the report to be, which the caller completes.
 func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, in votefile.Reader, input string) (ensemble.ReleaseSpec, aggregators.Checked, report.Release, error) {
-	rel := report.Release{Mechanism: info.Name}
+	rel := report.Release{Mechanism: info.Name, HeaderFile: f.HeaderFile()}
 	spec := ensemble.ReleaseSpec{
 		Votes:     in,
 		Mechanism: ensemble.Mechanism{Name: info.Name, Input: info.Input, LNMax: noisymax.LNMax{Scale: f.LaplaceScale}},

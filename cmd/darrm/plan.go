@@ -190,7 +190,7 @@ func (f *planFlags) proxy(cmd *cobra.Command, r plan.Request) (plan.Proxy, strin
 	case f.VotesAre != "public" && f.VotesAre != "released":
 		return plan.Proxy{}, "", cli.Usagef("--votes-are %q: must be public or released (private is refused)", f.VotesAre)
 	}
-	in, closer, err := f.OpenVotes(cmd, f.Votes)
+	in, closer, err := f.OpenVotes(cmd, "VOTES", f.Votes)
 	if err != nil {
 		return plan.Proxy{}, "", err
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -25,7 +26,15 @@ type VoteFlags struct {
 	// A NumPy file is recognised by its start; these say how to read it.
 	TeachersInRows bool   `flag:"teachers-in-rows" help:"class labels (with --classes C, NumPy or CSV) as teachers x queries, a row per teacher, the layout of PATE's published votes, rather than queries x teachers"`
 	Array          string `flag:"array" help:"the array to read in a NumPy .npz archive (VOTES must then be a file)"`
+	// A vote file that holds no metadata header takes it from a sidecar.
+	Meta string `flag:"meta" help:"the votes' metadata header in a file of its own, for votes that cannot hold one (NumPy) or hold none: the header's JSON object (default: the sidecar VOTES.meta.json beside the votes, when there is one)"`
+	// headerFile is the sidecar OpenVotes read the header from.
+	headerFile string
 }
+
+// HeaderFile returns the file the votes' metadata header was read from,
+// when OpenVotes read it from a sidecar; "" otherwise.
+func (f *VoteFlags) HeaderFile() string { return f.headerFile }
 
 // Format is --input-format: a file's format, or counts, its layout.
 type Format struct {
@@ -55,22 +64,30 @@ func (f *Format) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// OpenVotes opens the vote file name (- for standard input), with
-// --array the array of that name in the .npz archive name, and reads it
-// as the flags and its header say (votefile.Read), telling on stderr
-// what the reader decided that nothing said. Close the Closer it
-// returns after reading.
-func (f *VoteFlags) OpenVotes(cmd *cobra.Command, name string) (votefile.Reader, io.Closer, error) {
+// OpenVotes opens the vote file name (- for standard input), which role
+// names on the command line ("VOTES", "--votes"), with --array the array
+// of that name in the .npz archive name, and reads it as the flags and its
+// header say (votefile.Read), with the header of its sidecar if it has one
+// (--meta, or the file beside it: votefile.SidecarPath), telling on stderr what the
+// reader decided that nothing said. What the header states is checked
+// (provenance.Check) before anything uses it. Close the Closer it returns
+// after reading.
+func (f *VoteFlags) OpenVotes(cmd *cobra.Command, role, name string) (votefile.Reader, io.Closer, error) {
 	fs := cmd.Flags()
 	if err := votefile.CheckClasses(f.Classes); fs.Changed("classes") && err != nil {
 		return nil, nil, cli.Usagef("--%v", err)
 	}
-	file, err := Open(cmd, "VOTES", name, WantVotes)
+	meta, metaFile, err := f.sidecar(cmd, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	f.headerFile = metaFile
+	file, err := Open(cmd, role, name, WantVotes)
 	if err != nil {
 		return nil, nil, err
 	}
 	opts := votefile.Options{Format: f.InFormat.format, Layout: f.InFormat.layout, Classes: f.Classes, Header: f.Header, ID: f.ID,
-		TeachersInRows: f.TeachersInRows, Size: max(cli.InputSize(name), 0), Array: f.Array}
+		TeachersInRows: f.TeachersInRows, Size: max(cli.InputSize(name), 0), Array: f.Array, Meta: meta, MetaFile: metaFile}
 	if k := fs.Lookup("K"); k != nil && k.Changed {
 		opts.K, _ = fs.GetInt("K")
 	}
@@ -103,6 +120,42 @@ func (f *VoteFlags) OpenVotes(cmd *cobra.Command, name string) (votefile.Reader,
 		return nil, nil, err
 	}
 	return in, done, nil
+}
+
+// sidecar returns the metadata header that the vote file name takes
+// from a file of its own, and that file's name: --meta, else the sidecar
+// beside it (votefile.SidecarPath), when there is one; nil without. It
+// says on stderr which file it read, so that the header a release binds
+// to a ledger is never taken silently.
+func (f *VoteFlags) sidecar(cmd *cobra.Command, name string) (*votefile.Meta, string, error) {
+	path, role, why := f.Meta, "--meta", "--meta"
+	if path == "" {
+		if name == cli.Std {
+			return nil, "", nil
+		}
+		path, role, why = votefile.SidecarPath(name), "the sidecar", "the sidecar beside the votes; --meta names another"
+		st, err := os.Stat(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, "", nil
+		case err != nil:
+			return nil, "", cli.Usagef("%s %v", role, err)
+		case st.IsDir():
+			return nil, "", cli.Usagef("%s %s is a folder", role, path)
+		}
+	}
+	file, err := Open(cmd, role, path, WantSidecar)
+	if err != nil {
+		return nil, "", err
+	}
+	defer file.Close()
+	metaName := cli.InputName(path)
+	m, err := votefile.ReadSidecar(file, metaName)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", role, err)
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "darrm: %s: metadata header from %s (%s)\n", cli.InputName(name), metaName, why)
+	return m, metaName, nil
 }
 
 // openArchive opens the .npz archive path, whose array --array names,

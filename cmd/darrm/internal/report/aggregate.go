@@ -27,9 +27,12 @@ type released struct {
 	Output       string                   `json:"output"`
 	OutputFormat string                   `json:"output_format"`
 	Mechanism    provenance.MechanismName `json:"mechanism"`
-	// VotesHeader is the vote file's metadata header, nil without one.
-	VotesHeader *votefile.Meta `json:"votes_header,omitempty"`
-	PerQuery    PerQuery       `json:"per_query"`
+	// VotesHeader is the vote file's metadata header, nil without one;
+	// VotesHeaderFile the sidecar it was read from, "" when it is in the
+	// vote file.
+	VotesHeader     *votefile.Meta `json:"votes_header,omitempty"`
+	VotesHeaderFile string         `json:"votes_header_file,omitempty"`
+	PerQuery        PerQuery       `json:"per_query"`
 	// Queries counts the rows read; Released those written to the label
 	// file and charged (answered or not), Answered those with a label,
 	// Withheld those a threshold step withheld (released without a
@@ -219,12 +222,13 @@ type Release struct {
 	// the teachers' guarantee it used.
 	Problem  gamma.Resolved
 	Teachers provenance.TeacherGuarantee
-	// Input names the votes that Votes read; Output names where the sink
-	// Sink wrote the labels.
-	Input, Output string
-	Votes         votefile.Reader
-	Sink          ensemble.LabelSink
-	Result        ensemble.ReleaseResult
+	// Input names the votes that Votes read, HeaderFile the sidecar their
+	// metadata header was read from ("": none, or the header is in the
+	// file); Output names where the sink Sink wrote the labels.
+	Input, HeaderFile, Output string
+	Votes                     votefile.Reader
+	Sink                      ensemble.LabelSink
+	Result                    ensemble.ReleaseResult
 	// Accounting is the release's privacy: its totals, cap and budget.
 	Accounting ensemble.Accounting
 	// Seed is the seed of a reproducible release, nil for crypto/rand.
@@ -258,7 +262,7 @@ func newReleased(r Release) (released, error) {
 	priv := a.PerQuery
 	out := released{
 		Input: r.Input, InputFormat: r.Votes.Format().String(), IDColumn: r.Votes.HasID(),
-		Output: r.Output, OutputFormat: r.Sink.Format.String(), Mechanism: r.Mechanism, VotesHeader: r.Votes.Meta(),
+		Output: r.Output, OutputFormat: r.Sink.Format.String(), Mechanism: r.Mechanism, VotesHeader: r.Votes.Meta(), VotesHeaderFile: r.HeaderFile,
 		PerQuery: PerQuery{Eps: priv.Eps, Delta: priv.Delta, Source: priv.Source, Relation: priv.Relation.String(), RelationText: priv.Relation.Describe()},
 		Queries:  res.Answered + res.Unanswered, Released: res.Answered, Answered: res.Answered - res.Withheld, Withheld: res.Withheld, StoppedByBudget: res.Unanswered,
 		Totals: a.Totals(res.Answered), TotalsRole: analysisRole, Cap: a.Cap, CapNote: a.CapNote, Budget: newBudget(a.Budget, res.Unanswered),
@@ -344,7 +348,7 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 	out.writeBudget(t)
 	layout := []string{strings.ToUpper(out.InputFormat)}
 	if out.VotesHeader != nil {
-		layout = append(layout, "metadata header")
+		layout = append(layout, out.headerWhere())
 	}
 	if out.Header {
 		layout = append(layout, "header")
@@ -374,6 +378,15 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 	return t.close()
 }
 
+// headerWhere says where the votes' metadata header is: in the vote file,
+// or in a sidecar, named.
+func (out released) headerWhere() string {
+	if out.VotesHeaderFile != "" {
+		return "metadata header in " + out.VotesHeaderFile
+	}
+	return "metadata header"
+}
+
 // Write renders the summary in format f.
 func (out AggregateMulti) Write(w io.Writer, f cliout.Format) error {
 	switch f {
@@ -400,7 +413,7 @@ func (out AggregateMulti) Write(w io.Writer, f cliout.Format) error {
 	out.writeBudget(t)
 	desc := []string{strings.ToUpper(out.InputFormat), out.Layout}
 	if out.VotesHeader != nil {
-		desc = append(desc, "metadata header")
+		desc = append(desc, out.headerWhere())
 	}
 	if out.IDColumn {
 		desc = append(desc, "id column")
