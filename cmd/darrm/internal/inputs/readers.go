@@ -11,8 +11,6 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/ledger"
-	"github.com/darrm/darrm/provenance"
-	"github.com/darrm/darrm/votefile"
 )
 
 // ReadTable reads the gamma file name (- for standard input), which role
@@ -57,29 +55,4 @@ func NotLedger(err error) string {
 		}
 	}
 	return ""
-}
-
-// VoteHeader returns the metadata header of the vote file path, which
-// must have one.
-func VoteHeader(cmd *cobra.Command, path string) (*votefile.Meta, error) {
-	name := cli.InputName(path)
-	file, err := Open(cmd, "--votes", path, WantVotes)
-	if err != nil {
-		return nil, err
-	}
-	defer file.Close()
-	in, _, err := votefile.Read(file, name, votefile.Options{})
-	if err == nil {
-		if _, err = provenance.Check(in.Meta(), provenance.Stated{}); err != nil {
-			err = in.HeaderError(err)
-		}
-	}
-	if err != nil {
-		return nil, cli.Usagef("--votes: %v", err)
-	}
-	m := in.Meta()
-	if m == nil {
-		return nil, cli.Usagef("--votes %s has no metadata header: give the ensemble's parameters as flags", name)
-	}
-	return m, nil
 }
