@@ -1,50 +1,86 @@
 #!/usr/bin/env bash
-# Writes a synthetic vote file to stdout: N rows of K 0/1 votes (CSV, no
-# header; "--id" adds an id column q1..qN). Each row is one of 4096 random
-# vote vectors, so generation is fast; the votes are not meant to be
-# realistic, only to exercise the reader and the aggregators.
+# Writes a synthetic vote file to stdout (CSV, no header).
 #
-# With "--npy C" it writes instead the class labels of K teachers on N
-# queries among C classes (C <= 127) as a NumPy int8 array of shape
-# (K, N), teachers x queries (the layout of PATE's published votes): each
-# teacher gives query q's class, q mod C, with probability 0.7, else a
-# uniform class, and abstains (-1) with probability 0.05. darrm reads it
-# with --classes C --teachers-in-rows, or with a metadata header beside it.
-# Usage: scripts/gen-votes.sh N [K] [--id] > votes.csv
-#        scripts/gen-votes.sh N K --npy C > votes.npy
+#   scripts/gen-votes.sh N [K] [--id]
+# N rows of K 0/1 votes ("--id" adds an id column q1..qN). Each row is one
+# of 4096 random vote vectors, so generation is fast; the votes are not
+# meant to be realistic, only to exercise the reader and the aggregators.
+#
+#   scripts/gen-votes.sh --classes C [--abstain A] [--seed S] [--npy] N K
+# N rows of K class indices in 0..C-1 (read with --classes C), -1 for a
+# teacher that abstains (with probability A, default 0), drawn as PATE's
+# teachers vote on MNIST-like data: each query has a true class and a class
+# it is confused with; three in four are easy (each teacher right with
+# probability 0.85 to 0.99), one in six harder (0.5 to 0.85), the rest hard
+# (0.15 to 0.5); a wrong teacher votes for the confusable class with
+# probability 0.6, else for a class at random. The seed (default 1) fixes
+# the file; two seeds give two independent sets, e.g. held-out votes to
+# plan on and the votes to release. With --npy the same labels are written
+# as a NumPy int8 array of shape (K, N), teachers x queries, the layout of
+# PATE's published votes (C <= 127; read with --classes C
+# --teachers-in-rows, or with a metadata header in a sidecar beside it).
 set -euo pipefail
-n=${1:?usage: gen-votes.sh N [K] [--id | --npy C]}
-k=${2:-11}
-if [[ "${3:-}" == --npy ]]; then
-	c=${4:?usage: gen-votes.sh N K --npy C}
-	if ((c < 2 || c > 127 || n < 1 || k < 1)); then
-		echo "gen-votes.sh: --npy needs N >= 1, K >= 1 and C in [2, 127] (int8 labels)" >&2
-		exit 2
+usage="usage: gen-votes.sh N [K] [--id] | gen-votes.sh --classes C [--abstain A] [--seed S] [--npy] N K"
+if [[ "${1:-}" == --classes ]]; then
+	c=${2:?$usage}
+	shift 2
+	a=0 seed=1 npy=0
+	while [[ "${1:-}" == --* ]]; do
+		case $1 in
+		--abstain) a=${2:?$usage}; shift ;;
+		--seed) seed=${2:?$usage}; shift ;;
+		--npy) npy=1 ;;
+		*) echo "$usage" >&2; exit 2 ;;
+		esac
+		shift
+	done
+	n=${1:?$usage}
+	k=${2:?$usage}
+	if ((npy)); then
+		if ((c < 2 || c > 127 || n < 1 || k < 1)); then
+			echo "gen-votes.sh: --npy needs N >= 1, K >= 1 and C in [2, 127] (int8 labels)" >&2
+			exit 2
+		fi
+		# NumPy format 1.0: the magic string, the version, the header's
+		# length (2 bytes, little-endian) and the header, padded with blanks
+		# to a multiple of 64 bytes in all and ended by a line break.
+		dict="{'descr': '|i1', 'fortran_order': False, 'shape': ($k, $n), }"
+		pad=$(((64 - (10 + ${#dict} + 1) % 64) % 64))
+		hlen=$((${#dict} + pad + 1))
+		printf '\223NUMPY\001\000'
+		printf "\\$(printf %03o $((hlen % 256)))\\$(printf %03o $((hlen / 256)))"
+		printf '%s%*s\n' "$dict" "$pad" ''
 	fi
-	# NumPy format 1.0: the magic string, the version, the header's length
-	# (2 bytes, little-endian) and the header, padded with blanks to a
-	# multiple of 64 bytes in all and ended by a line break.
-	dict="{'descr': '|i1', 'fortran_order': False, 'shape': ($k, $n), }"
-	pad=$(((64 - (10 + ${#dict} + 1) % 64) % 64))
-	hlen=$((${#dict} + pad + 1))
-	printf '\223NUMPY\001\000'
-	printf "\\$(printf %03o $((hlen % 256)))\\$(printf %03o $((hlen / 256)))"
-	printf '%s%*s\n' "$dict" "$pad" ''
-	# One line of octal escapes per teacher, written as bytes by printf.
-	mawk -v n="$n" -v k="$k" -v c="$c" 'BEGIN {
-		srand(1)
-		for (t = 0; t < k; t++) {
+	# With --npy, one line of octal escapes per teacher (-1 as the byte
+	# 255), which printf writes as bytes.
+	mawk -v n="$n" -v k="$k" -v c="$c" -v a="$a" -v seed="$seed" -v npy="$npy" 'BEGIN {
+		srand(seed)
+		for (i = 1; i <= n; i++) {
+			t = int(rand() * c); conf = (t + 1 + int(rand() * (c - 1))) % c
+			u = rand()
+			if (u < 0.75) acc = 0.85 + 0.14 * rand(); else if (u < 0.92) acc = 0.5 + 0.35 * rand(); else acc = 0.15 + 0.35 * rand()
 			row = ""
-			for (q = 0; q < n; q++) {
-				v = rand() < 0.7 ? q % c : int(rand() * c)
-				if (rand() < 0.05) v = 255
-				row = row sprintf("\\%03o", v)
+			for (j = 0; j < k; j++) {
+				if (rand() < a) v = -1
+				else if (rand() < acc) v = t
+				else if (rand() < 0.6) v = conf
+				else v = int(rand() * c)
+				if (npy) vote[j, i] = v
+				row = row (j ? "," : "") v
 			}
+			if (!npy) print row
+		}
+		if (!npy) exit
+		for (j = 0; j < k; j++) {
+			row = ""
+			for (i = 1; i <= n; i++) row = row sprintf("\\%03o", vote[j, i] < 0 ? 255 : vote[j, i])
 			print row
 		}
-	}' | while IFS= read -r row; do printf "$row"; done
+	}' | if ((npy)); then while IFS= read -r row; do printf "$row"; done; else cat; fi
 	exit 0
 fi
+n=${1:?$usage}
+k=${2:-11}
 id=0
 [[ "${3:-}" == --id ]] && id=1
 exec mawk -v n="$n" -v k="$k" -v id="$id" 'BEGIN {

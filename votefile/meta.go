@@ -65,11 +65,11 @@ type Meta struct {
 	// Teachers are the teachers' guarantees, in groups of equal ones, in
 	// the order of the vote columns; their counts sum to K.
 	Teachers []TeacherGroup `json:"teachers"`
-	// TeachersInRows, when stated, says how a matrix of class labels (a
-	// NumPy array, or a CSV file read whole) is laid out: true, a row per
-	// teacher (teachers x queries, PATE's published layout), as
-	// Options.TeachersInRows reads it; false, a row per query.
-	TeachersInRows *bool `json:"teachers_in_rows,omitempty"`
+	// Orientation, when stated, says which axis of a matrix of class
+	// labels holds the teachers, as Options.Orientation does: a header in
+	// a sidecar may state TeachersInRows (PATE's published layout), which
+	// a NumPy array's shape does not; unstated, a row per query.
+	Orientation Orientation `json:"orientation,omitempty"`
 }
 
 // TeacherGroup is Count consecutive teachers with the same guarantee and
@@ -171,8 +171,11 @@ func (m *Meta) Validate() error {
 	if m.Layout < 0 || int(m.Layout) >= len(layoutEnum.List) {
 		return headerErr("layout", m.Layout.String(), "must be one of %s", strings.Join(layoutEnum.List, ", "))
 	}
-	if t := m.TeachersInRows; t != nil && *t && m.Layout != LayoutVotes {
-		return headerErr("teachers_in_rows", *t, "only class labels (layout votes) have a row per teacher; counts have a row per query")
+	if m.Orientation < OrientationUnstated || m.Orientation > TeachersInRows {
+		return headerErr("orientation", m.Orientation.String(), "must be one of %s", strings.Join(orientationNames.List[QueriesInRows:], ", "))
+	}
+	if m.Orientation == TeachersInRows && (m.Layout != LayoutVotes || m.Classes == 2) {
+		return headerErr("orientation", m.Orientation.String(), "only class labels of more than two classes (layout votes) are read a row per teacher; counts and two-class 0/1 votes have a row per query")
 	}
 	if len(m.Teachers) == 0 {
 		return headerErr("teachers", nil, "must list the teachers' guarantees")
@@ -247,7 +250,7 @@ func (m *Meta) AppendHeader(b []byte, f Format) ([]byte, error) {
 // The keys of each object of a header, exactly as spelt (JSON keys are
 // case-sensitive here, unlike in encoding/json's matching).
 var (
-	metaKeys   = []string{headerKey, "ensemble", "K", "classes", "layout", "relation", "kind", "partition", "teachers", "teachers_in_rows"}
+	metaKeys   = []string{headerKey, "ensemble", "K", "classes", "layout", "relation", "kind", "partition", "teachers", "orientation"}
 	groupKeys  = []string{"count", "eps", "Delta", "source"}
 	sourceKeys = []string{"method", "neighbours", "sigma", "sampling_rate", "steps", "conversion", "delta"}
 )
@@ -286,8 +289,8 @@ func parseMeta(b []byte) (*Meta, error) {
 	if err := field(top, "teachers", "teachers", &groups); err != nil {
 		return nil, err
 	}
-	if _, ok := top["teachers_in_rows"]; ok {
-		if err := field(top, "teachers_in_rows", "teachers_in_rows", &m.TeachersInRows); err != nil {
+	if _, ok := top["orientation"]; ok {
+		if err := field(top, "orientation", "orientation", &m.Orientation); err != nil {
 			return nil, err
 		}
 	}
@@ -437,8 +440,6 @@ func typeName(dst any) string {
 		return "a string"
 	case *name:
 		return "a name (a string)"
-	case **bool:
-		return "true or false"
 	case *[]json.RawMessage:
 		return "an array"
 	}

@@ -10,7 +10,7 @@ import (
 // pateSidecar is the header of testdata's 25 teachers' labels on 60
 // queries, teachers x queries, as a sidecar holds it.
 const pateSidecar = `{"darrm-votes":1,"ensemble":"pate-k25","K":25,"classes":10,"layout":"votes","relation":"one-vote","kind":"fixed","partition":"keyed-hash",
-  "teachers":[{"count":25,"source":{"method":"none"}}],"teachers_in_rows":true}
+  "teachers":[{"count":25,"source":{"method":"none"}}],"orientation":"teachers-in-rows"}
 `
 
 // readPATE reads testdata's NumPy labels with opts.
@@ -44,6 +44,15 @@ func TestSidecar(t *testing.T) {
 	if in.Err() != nil || n != 60 || in.K() != 25 || in.Classes() != 10 || in.Meta() != m || in.Input() != ManyClasses {
 		t.Errorf("%d queries (%v), K %d, C %d", n, in.Err(), in.K(), in.Classes())
 	}
+	// A sidecar that does not state the orientation leaves it to the
+	// caller, as a file without a header does.
+	unstated, err := ReadSidecar(strings.NewReader(strings.Replace(pateSidecar, `,"orientation":"teachers-in-rows"`, ``, 1)), "labels.npy.meta.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := readPATE(t, Options{Meta: unstated, MetaFile: "labels.npy.meta.json", Orientation: TeachersInRows}); err != nil || r.K() != 25 {
+		t.Errorf("orientation given beside a sidecar without one: %v", err)
+	}
 	he := in.HeaderError(&HeaderError{Field: "relation", Value: "x", Rule: "must be known"})
 	var fe *FormatError
 	if !errors.As(he, &fe) || fe.File != "labels.npy.meta.json" || fe.Line != 0 {
@@ -54,9 +63,11 @@ func TestSidecar(t *testing.T) {
 		opts          Options
 		file, want    string
 	}{
-		{"another K", strings.ReplaceAll(pateSidecar, "25", "24"), Options{}, "labels.npy", "want K = 24 (as the metadata header, labels.npy.meta.json, states)"},
-		{"queries in rows", strings.Replace(pateSidecar, `"teachers_in_rows":true`, `"teachers_in_rows":false`, 1), Options{}, "labels.npy", "read as queries x teachers has 60 teachers, but K = 25 is stated"},
-		{"contradicted orientation", strings.Replace(pateSidecar, `"teachers_in_rows":true`, `"teachers_in_rows":false`, 1), Options{TeachersInRows: true}, "", "contradicts the metadata header"},
+		{"another K", strings.ReplaceAll(pateSidecar, "25", "24"), Options{}, "labels.npy", "read as teachers x queries (Options.Orientation = teachers-in-rows) has 25 teachers, but K = 24 is stated"},
+		{"queries in rows", strings.Replace(pateSidecar, `"teachers-in-rows"`, `"queries-in-rows"`, 1), Options{}, "labels.npy", "read as queries x teachers (Options.Orientation = queries-in-rows) has 60 teachers, but K = 25 is stated"},
+		{"contradicted orientation", strings.Replace(pateSidecar, `"teachers-in-rows"`, `"queries-in-rows"`, 1), Options{Orientation: TeachersInRows}, "", "the metadata header states orientation queries-in-rows: leave out Options.Orientation = teachers-in-rows"},
+		{"orientation repeated", pateSidecar, Options{Orientation: QueriesInRows}, "", "the metadata header states orientation teachers-in-rows: leave out Options.Orientation = queries-in-rows"},
+		{"orientation unstated", strings.Replace(pateSidecar, `,"orientation":"teachers-in-rows"`, ``, 1), Options{}, "labels.npy", "shape (25, 60), whose metadata header (labels.npy.meta.json) does not state its orientation: state which axis holds the teachers"},
 		{"other classes", pateSidecar, Options{Classes: 5}, "", "the ensemble's classes: 5 given, but the vote file's metadata header states 10"},
 		{"counts", pateSidecar, Options{Layout: LayoutCounts}, "", "contradicts the metadata header of labels.npy, which states layout votes"},
 	} {
@@ -112,6 +123,8 @@ func TestReadSidecar(t *testing.T) {
 		{"votes after it", statedJSON + "\n0,1,1\n", "not a metadata header"},
 		{"a broken rule", strings.Replace(statedJSON, `"K":3`, `"K":4`, 1), "header field K = 4"},
 		{"binary", "\x93NUMPY\x01\x00", "binary data"},
+		{"an orientation of no name", strings.Replace(pateSidecar, `"teachers-in-rows"`, `"unstated"`, 1), `orientation "unstated": must be one of queries-in-rows, teachers-in-rows`},
+		{"counts a row per teacher", strings.Replace(pateSidecar, `"layout":"votes"`, `"layout":"counts"`, 1), "only class labels of more than two classes"},
 		{"too long", statedJSON + strings.Repeat(" ", maxLineBytes), "longer than"},
 	} {
 		_, err := ReadSidecar(strings.NewReader(tc.in), "s.meta.json")
@@ -119,6 +132,11 @@ func TestReadSidecar(t *testing.T) {
 		if !errors.As(err, &fe) || fe.File != "s.meta.json" || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
+	}
+	// A header on a file's first line cannot state a matrix read whole.
+	inFile := "# " + strings.ReplaceAll(pateSidecar, "\n", "") + "\n" + strings.Repeat("1,", 24) + "1\n"
+	if _, _, err := Read(strings.NewReader(inFile), "v.csv", Options{}); err == nil || !strings.Contains(err.Error(), "v.csv, line 1: the metadata header states orientation teachers-in-rows, which only a header in a sidecar may state") {
+		t.Errorf("orientation in a file's header: %v", err)
 	}
 	if SidecarPath("dir/votes.npy") != "dir/votes.npy.meta.json" {
 		t.Error(SidecarPath("dir/votes.npy"))

@@ -55,7 +55,7 @@ type ensembleFlags struct {
 	Eps       float64              `flag:"eps"`
 	Delta     float64              `flag:"Delta"`
 	Kind      provenance.Kind      `flag:"kind" help:"the teachers are fixed models (fixed) or a fresh mechanism per query (per-query)"`
-	Partition provenance.Partition `flag:"partition" help:"how the teachers' training data were split: keyed-hash, file-position or shared (the one-vote relation holds on keyed-hash only)"`
+	Partition provenance.Partition `flag:"partition" help:"how the teachers' training data were split: keyed-hash (each record's teacher depends on the record alone: a keyed hash of it, or a teacher drawn at random for each record independently), file-position (shares cut by position, also after a random permutation) or shared; the one-vote relation holds on keyed-hash only"`
 }
 
 // stated returns the parameters the flags state; those not given are
@@ -238,7 +238,7 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 }
 
 // readFlags are the flags that say how to read --votes.
-var readFlags = []string{"input-format", "header", "id", "teachers-in-rows", "array", "meta"}
+var readFlags = []string{"input-format", "header", "id", "teachers-in-rows", "queries-in-rows", "array", "meta"}
 
 // binding returns the ensemble's parameters (ledger.Bind) and the number
 // of classes of its votes (0: not known): the vote file's header, which

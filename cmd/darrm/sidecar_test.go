@@ -14,7 +14,7 @@ import (
 
 // pateSidecar is the metadata header of 250 non-private teachers on
 // keyed-hash shares voting among 10 classes, teachers x queries.
-const pateSidecar = `{"darrm-votes":1,"ensemble":"pate-k250","K":250,"classes":10,"layout":"votes","relation":"one-vote","kind":"fixed","partition":"keyed-hash","teachers":[{"count":250,"source":{"method":"none"}}],"teachers_in_rows":true}`
+const pateSidecar = `{"darrm-votes":1,"ensemble":"pate-k250","K":250,"classes":10,"layout":"votes","relation":"one-vote","kind":"fixed","partition":"keyed-hash","teachers":[{"count":250,"source":{"method":"none"}}],"orientation":"teachers-in-rows"}`
 
 // TestSidecarLedger: NumPy votes (teachers x queries, with abstentions)
 // whose header is a sidecar beside them are bound to a ledger by ledger
@@ -108,13 +108,13 @@ func TestLedgerInitReads(t *testing.T) {
 	labels, counts := pateVotes(250, 40, 10, 0.05)
 	writeCSV(t, p("labels-tq.csv"), labels)
 	writeCSV(t, p("counts.csv"), counts)
-	counted := strings.Replace(strings.Replace(pateSidecar, `"layout":"votes"`, `"layout":"counts"`, 1), `,"teachers_in_rows":true`, ``, 1)
+	counted := strings.Replace(strings.Replace(pateSidecar, `"layout":"votes"`, `"layout":"counts"`, 1), `,"orientation":"teachers-in-rows"`, ``, 1)
 	for i, tc := range []struct {
 		votes, meta string
 		args        []string
 	}{
 		{"labels-tq.csv", pateSidecar, nil},
-		{"labels-tq.csv", strings.Replace(pateSidecar, `,"teachers_in_rows":true`, ``, 1), []string{"--teachers-in-rows"}},
+		{"labels-tq.csv", strings.Replace(pateSidecar, `,"orientation":"teachers-in-rows"`, ``, 1), []string{"--teachers-in-rows"}},
 		{"counts.csv", counted, nil},
 	} {
 		if err := os.WriteFile(p("h.json"), []byte(tc.meta), 0o644); err != nil {
