@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/votefile"
+	"github.com/darrm/darrm/provenance"
 )
 
 // Budget is a total privacy budget that limits one release, with the
@@ -37,14 +37,14 @@ type Accounting struct {
 }
 
 // NewAccounting returns the accounting of a release of per-query
-// guarantee priv from the ensemble that b states (its cap, votefile.Binding.Cap),
+// guarantee priv from the ensemble that b states (its cap, provenance.Binding.Cap),
 // with the slack of composition c, under budget (nil: none). The queries'
 // parameters are fixed before the release, so the budget allows the
 // queries whose total to publish is within it
 // (accountant.Account.MaxSteps: the least ε at the budget's δ of every
 // composition valid for them). The budget's search ends with ctx's error
 // once ctx is done.
-func NewAccounting(ctx context.Context, priv Privacy, b votefile.Binding, c accountant.Composition, budget *accountant.Guarantee) (Accounting, error) {
+func NewAccounting(ctx context.Context, priv Privacy, b provenance.Binding, c accountant.Composition, budget *accountant.Guarantee) (Accounting, error) {
 	a := Accounting{PerQuery: priv, Composition: c}
 	if err := c.Validate(); err != nil {
 		return a, err

@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/poissonbinom"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -20,7 +21,7 @@ import (
 type Labeler interface {
 	// Name is the mechanism's short name, as the registry knows it
 	// (Mechanisms, LookupMechanism).
-	Name() votefile.MechanismName
+	Name() provenance.MechanismName
 	// K is the number of teachers, Classes the number of classes.
 	K() int
 	Classes() int
@@ -29,7 +30,7 @@ type Labeler interface {
 	Privacy() Privacy
 	// Settings are the mechanism's parameters, as a label file states
 	// them.
-	Settings() votefile.Settings
+	Settings() provenance.Settings
 	// Answer returns the label of query q, drawing from src, and whether
 	// q was answered (the label is -1 when a threshold step withheld it).
 	// Votes it cannot count are a *VoteError or a *CountsError and
@@ -150,7 +151,7 @@ func newTable(g gamma.Gamma) (table, gamma.Gamma) {
 func (tb *table) Classes() int { return 2 }
 
 // Settings returns none: the guarantee says all.
-func (tb *table) Settings() votefile.Settings { return votefile.Settings{} }
+func (tb *table) Settings() provenance.Settings { return provenance.Settings{} }
 
 // Answer releases the label of q from its votes; every query is answered.
 func (tb *table) Answer(q *votefile.Query, src *noise.Source) (int, bool, error) {

@@ -16,6 +16,7 @@ import (
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -188,7 +189,7 @@ func BenchmarkReleaseMulti(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := ReleaseTo(context.Background(), in, agg, src, LabelSink{Stdout: io.Discard, Format: votefile.FormatCSV}, -1, ReleaseOptions{Partition: votefile.KeyedHash}); err != nil {
+				if _, err := ReleaseTo(context.Background(), in, agg, src, LabelSink{Stdout: io.Discard, Format: votefile.FormatCSV}, -1, ReleaseOptions{Partition: provenance.KeyedHash}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -270,7 +271,7 @@ func BenchmarkCachedGammaRelease(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, _, err := (Mechanism{Name: votefile.DaRRM, Gamma: l.Gamma}).Build(ctx, p, 2, Options{}); err != nil {
+			if _, _, err := (Mechanism{Name: provenance.DaRRM, Gamma: l.Gamma}).Build(ctx, p, 2, Options{}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -282,7 +283,7 @@ func BenchmarkCachedGammaRelease(b *testing.B) {
 				b.Fatal(err)
 			}
 			_, err = Release(ctx, ReleaseSpec{
-				Votes: in, Mechanism: Mechanism{Name: votefile.DaRRM}, Problem: p,
+				Votes: in, Mechanism: Mechanism{Name: provenance.DaRRM}, Problem: p,
 				Gamma: optimal.Source{Cache: d, Prior: prior, CacheOnly: true}, Composition: accountant.Composition{DeltaPrime: 1e-5},
 				Sink: LabelSink{Stdout: io.Discard, Format: votefile.FormatCSV},
 			})

@@ -4,17 +4,26 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
 // Calibrated reports whether a registered mechanism for the votes meta
-// heads, in its relation, is calibrated to a teachers' (ε, Δ): whether its
-// settings take eps (two-class GNMax's target is m·ε). It is the registry's
-// answer to votefile.Check, which accepts a guarantee stated for
-// non-private teachers only for such votes (votefile.Stated.Calibrated).
+// heads (nil: none), in its relation, is calibrated to a teachers' (ε, Δ):
+// whether its settings take eps (two-class GNMax's target is m·ε). It is
+// the registry's answer to provenance.Check, which accepts a guarantee
+// stated for non-private teachers only for such votes
+// (provenance.Stated.Calibrated).
 func Calibrated(meta *votefile.Meta) bool {
+	if meta == nil {
+		return false
+	}
+	var rel accountant.Relation
+	if rel.UnmarshalText([]byte(meta.Relation)) != nil {
+		return false // provenance.Check refuses the header
+	}
 	for _, r := range registry {
-		if r.Input == meta.Input() && r.Relation == meta.Relation && r.takes(SettingEps) {
+		if r.Input == meta.Input() && r.Relation == rel && r.takes(SettingEps) {
 			return true
 		}
 	}
@@ -23,21 +32,21 @@ func Calibrated(meta *votefile.Meta) bool {
 
 // ReleaseTeachers returns the teachers' (ε, Δ) of a two-class release from
 // a vote file whose metadata header is meta (nil: none), given the values
-// the caller states (nil: not stated), after votefile.Check. With a header that
-// states every teacher's guarantee the answer is the header's common bound
-// (votefile.Meta.Common). Without a header, or with non-private teachers (whose
-// header states no guarantee: GNMax's target is then a choice, not a
-// property of the teachers), both must be stated: there is no default for
-// a property of the user's own teachers. Every refusal is a
-// *votefile.TeachersError.
-func ReleaseTeachers(meta *votefile.Meta, eps, delta *float64) (votefile.TeacherGuarantee, error) {
-	b, err := votefile.Check(meta, votefile.Stated{Eps: eps, Delta: delta, Calibrated: Calibrated})
+// the caller states (nil: not stated), after provenance.Check. With a
+// header that states every teacher's guarantee the answer is the header's
+// common bound (provenance.HeaderTeachers). Without a header, or with
+// non-private teachers (whose header states no guarantee: GNMax's target
+// is then a choice, not a property of the teachers), both must be stated:
+// there is no default for a property of the user's own teachers. Every
+// refusal is a *provenance.TeachersError, or a *votefile.HeaderError for a
+// header that breaks a rule.
+func ReleaseTeachers(meta *votefile.Meta, eps, delta *float64) (provenance.TeacherGuarantee, error) {
+	b, err := provenance.Check(meta, provenance.Stated{Eps: eps, Delta: delta, Calibrated: Calibrated(meta)})
 	if err != nil {
-		return votefile.TeacherGuarantee{}, err
+		return provenance.TeacherGuarantee{}, err
 	}
-	if meta != nil && meta.Private() {
-		_, het := meta.Common()
-		return votefile.TeacherGuarantee{Guarantee: b.Teachers, Source: votefile.FromHeader, Heterogeneous: het}, nil
+	if t, ok := provenance.HeaderTeachers(meta); ok {
+		return t, nil
 	}
 	why := "the vote file has no metadata header, so they must be stated (there is no default for a property of your teachers)"
 	if meta != nil {
@@ -45,13 +54,13 @@ func ReleaseTeachers(meta *votefile.Meta, eps, delta *float64) (votefile.Teacher
 	}
 	switch {
 	case eps == nil && delta == nil:
-		return votefile.TeacherGuarantee{}, &votefile.TeachersError{Field: "eps and Delta", Rule: why}
+		return provenance.TeacherGuarantee{}, &provenance.TeachersError{Field: "eps and Delta", Rule: why}
 	case eps == nil:
-		return votefile.TeacherGuarantee{}, &votefile.TeachersError{Field: "eps", Rule: why}
+		return provenance.TeacherGuarantee{}, &provenance.TeachersError{Field: "eps", Rule: why}
 	case delta == nil:
-		return votefile.TeacherGuarantee{}, &votefile.TeachersError{Field: "Delta", Rule: why}
+		return provenance.TeacherGuarantee{}, &provenance.TeachersError{Field: "Delta", Rule: why}
 	}
-	return votefile.TeacherGuarantee{Guarantee: b.Teachers, Source: votefile.FromFlags}, nil
+	return provenance.TeacherGuarantee{Guarantee: b.Teachers, Source: provenance.FromFlags}, nil
 }
 
 // ReleaseBinding checks agg against the votes of in as ReleaseTo does,
@@ -59,26 +68,27 @@ func ReleaseTeachers(meta *votefile.Meta, eps, delta *float64) (votefile.Teacher
 // multi-class one counts; what its mechanism states (K, the classes, the
 // relation and the teachers' (ε, Δ) it assumes, if any) and the partition
 // the caller asserts (PartitionUnstated: none) must be the header's
-// (votefile.Check); and K and the classes must be the file's. Votes
-// without a header assert nothing: a release in the one-vote relation
-// from them needs an asserted partition that keeps it
-// (votefile.PartitionRules).
-func ReleaseBinding(in votefile.Reader, agg Labeler, partition votefile.Partition) (votefile.Binding, error) {
+// (provenance.Check; a header that breaks a rule is an error at its
+// place, votefile.Reader.HeaderError); and K and the classes must be the
+// file's. Votes without a header assert nothing: a release in the
+// one-vote relation from them needs an asserted partition that keeps it
+// (provenance.PartitionRules).
+func ReleaseBinding(in votefile.Reader, agg Labeler, partition provenance.Partition) (provenance.Binding, error) {
 	if inputOf(agg) != in.Input() {
-		return votefile.Binding{}, fmt.Errorf("the %s aggregator labels %v, but the vote file is read as %v", agg.Name(), inputOf(agg), in.Input())
+		return provenance.Binding{}, fmt.Errorf("the %s aggregator labels %v, but the vote file is read as %v", agg.Name(), inputOf(agg), in.Input())
 	}
 	priv := agg.Privacy()
-	s := votefile.Stated{By: fmt.Sprintf("the %s mechanism", agg.Name()), K: agg.K(), Classes: agg.Classes(), Relation: &priv.Relation,
-		Partition: partition, Release: true, Calibrated: Calibrated}
+	s := provenance.Stated{By: fmt.Sprintf("the %s mechanism", agg.Name()), K: agg.K(), Classes: agg.Classes(), Relation: &priv.Relation,
+		Partition: partition, Release: true, Calibrated: Calibrated(in.Meta())}
 	if priv.Teachers != (accountant.Guarantee{}) {
 		s.Eps, s.Delta = &priv.Teachers.Eps, &priv.Teachers.Delta
 	}
-	b, err := votefile.Check(in.Meta(), s)
+	b, err := provenance.Check(in.Meta(), s)
 	if err != nil {
-		return votefile.Binding{}, err
+		return provenance.Binding{}, in.HeaderError(err)
 	}
 	if in.K() != agg.K() || in.Classes() != agg.Classes() {
-		return votefile.Binding{}, fmt.Errorf("the vote file has K = %d votes per row over %d classes, the %s aggregator K = %d over %d", in.K(), in.Classes(), agg.Name(), agg.K(), agg.Classes())
+		return provenance.Binding{}, fmt.Errorf("the vote file has K = %d votes per row over %d classes, the %s aggregator K = %d over %d", in.K(), in.Classes(), agg.Name(), agg.K(), agg.Classes())
 	}
 	return b, nil
 }

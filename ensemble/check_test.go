@@ -12,36 +12,37 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
 func TestReleaseTeachers(t *testing.T) {
 	f := func(x float64) *float64 { return &x }
 	hetero := statedMeta(3, 0.2, 1e-6)
-	hetero.Teachers = []votefile.TeacherGroup{{Count: 1, Guarantee: accountant.Guarantee{Eps: 0.2, Delta: 1e-6}}, {Count: 2, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}}}
-	sgd := &votefile.Meta{Ensemble: "sgd", K: 3, Classes: 2, Relation: accountant.OneVote, Kind: votefile.Fixed, Partition: votefile.KeyedHash, Teachers: []votefile.TeacherGroup{{Count: 3, Origin: votefile.NonPrivate}}}
+	hetero.Teachers = []votefile.TeacherGroup{provenance.StatedTeachers(1, accountant.Guarantee{Eps: 0.2, Delta: 1e-6}), provenance.StatedTeachers(2, accountant.Guarantee{Eps: 0.1, Delta: 1e-5})}
+	sgd := provenance.Header(provenance.Binding{Ensemble: "sgd", K: 3, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}, 2, votefile.LayoutVotes)
 	for _, tc := range []struct {
 		name       string
 		meta       *votefile.Meta
 		eps, delta *float64
-		want       votefile.TeacherGuarantee
+		want       provenance.TeacherGuarantee
 		field      string // of the *TeachersError, "" for none
 	}{
-		{"header", statedMeta(3, 1, 1e-4), nil, nil, votefile.TeacherGuarantee{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-4}, Source: votefile.FromHeader}, ""},
-		{"header, repeated", statedMeta(3, 1, 1e-4), f(1), f(1e-4), votefile.TeacherGuarantee{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-4}, Source: votefile.FromHeader}, ""},
-		{"header, eps contradicted", statedMeta(3, 1, 1e-4), f(0.1), nil, votefile.TeacherGuarantee{}, "eps"},
-		{"header, Delta contradicted", statedMeta(3, 1, 1e-4), nil, f(0), votefile.TeacherGuarantee{}, "Delta"},
-		{"different teachers", hetero, nil, nil, votefile.TeacherGuarantee{Guarantee: accountant.Guarantee{Eps: 0.2, Delta: 1e-5}, Source: votefile.FromHeader, Heterogeneous: true}, ""},
-		{"different teachers, one of them given", hetero, f(0.1), nil, votefile.TeacherGuarantee{}, "eps"},
-		{"no header", nil, f(0.5), f(0), votefile.TeacherGuarantee{Guarantee: accountant.Guarantee{Eps: 0.5}, Source: votefile.FromFlags}, ""},
-		{"no header, nothing given", nil, nil, nil, votefile.TeacherGuarantee{}, "eps and Delta"},
-		{"no header, no Delta", nil, f(0.5), nil, votefile.TeacherGuarantee{}, "Delta"},
-		{"no header, no eps", nil, nil, f(0), votefile.TeacherGuarantee{}, "eps"},
-		{"non-private", sgd, f(0.5), f(1e-5), votefile.TeacherGuarantee{Guarantee: accountant.Guarantee{Eps: 0.5, Delta: 1e-5}, Source: votefile.FromFlags}, ""},
-		{"non-private, nothing given", sgd, nil, nil, votefile.TeacherGuarantee{}, "eps and Delta"},
+		{"header", statedMeta(3, 1, 1e-4), nil, nil, provenance.TeacherGuarantee{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-4}, Source: provenance.FromHeader}, ""},
+		{"header, repeated", statedMeta(3, 1, 1e-4), f(1), f(1e-4), provenance.TeacherGuarantee{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-4}, Source: provenance.FromHeader}, ""},
+		{"header, eps contradicted", statedMeta(3, 1, 1e-4), f(0.1), nil, provenance.TeacherGuarantee{}, "eps"},
+		{"header, Delta contradicted", statedMeta(3, 1, 1e-4), nil, f(0), provenance.TeacherGuarantee{}, "Delta"},
+		{"different teachers", hetero, nil, nil, provenance.TeacherGuarantee{Guarantee: accountant.Guarantee{Eps: 0.2, Delta: 1e-5}, Source: provenance.FromHeader, Heterogeneous: true}, ""},
+		{"different teachers, one of them given", hetero, f(0.1), nil, provenance.TeacherGuarantee{}, "eps"},
+		{"no header", nil, f(0.5), f(0), provenance.TeacherGuarantee{Guarantee: accountant.Guarantee{Eps: 0.5}, Source: provenance.FromFlags}, ""},
+		{"no header, nothing given", nil, nil, nil, provenance.TeacherGuarantee{}, "eps and Delta"},
+		{"no header, no Delta", nil, f(0.5), nil, provenance.TeacherGuarantee{}, "Delta"},
+		{"no header, no eps", nil, nil, f(0), provenance.TeacherGuarantee{}, "eps"},
+		{"non-private", sgd, f(0.5), f(1e-5), provenance.TeacherGuarantee{Guarantee: accountant.Guarantee{Eps: 0.5, Delta: 1e-5}, Source: provenance.FromFlags}, ""},
+		{"non-private, nothing given", sgd, nil, nil, provenance.TeacherGuarantee{}, "eps and Delta"},
 	} {
 		got, err := ReleaseTeachers(tc.meta, tc.eps, tc.delta)
-		var te *votefile.TeachersError
+		var te *provenance.TeachersError
 		if tc.field == "" && (err != nil || got != tc.want) || tc.field != "" && (!errors.As(err, &te) || te.Field != tc.field) {
 			t.Errorf("%s: %+v, %v; want %+v, error field %q", tc.name, got, err, tc.want, tc.field)
 		}
@@ -76,12 +77,12 @@ func TestReleaseChecksHeader(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, berr := ReleaseBinding(in, tc.agg, votefile.PartitionUnstated)
+		b, berr := ReleaseBinding(in, tc.agg, provenance.PartitionUnstated)
 		var out bytes.Buffer
 		res, err := ReleaseTo(ctx, in, tc.agg, noise.NewSeededSource(1), LabelSink{Stdout: &out, Format: votefile.FormatCSV}, -1, ReleaseOptions{Experiment: true})
-		var te *votefile.TeachersError
+		var te *provenance.TeachersError
 		if tc.field == "" {
-			want := votefile.Binding{Ensemble: "test-ensemble", K: 5, Teachers: accountant.Guarantee{Eps: 1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: votefile.Fixed, Partition: votefile.SharedData}
+			want := provenance.Binding{Ensemble: "test-ensemble", K: 5, Teachers: accountant.Guarantee{Eps: 1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.Fixed, Partition: provenance.SharedData}
 			if err != nil || berr != nil || res.Released != 2 || b != want {
 				t.Errorf("eps %v: %v, %v, %d answered, binding %+v", tc.agg.Privacy().Teachers, err, berr, res.Released, b)
 			}
@@ -96,13 +97,12 @@ func TestReleaseChecksHeader(t *testing.T) {
 // statedMeta is the header of k teachers, each (eps, delta)-DP on shared
 // data, voting on two classes.
 func statedMeta(k int, eps, delta float64) *votefile.Meta {
-	return &votefile.Meta{Ensemble: "test-ensemble", K: k, Classes: 2, Layout: votefile.LayoutVotes, Relation: accountant.PrivateTeachers,
-		Kind: votefile.Fixed, Partition: votefile.SharedData, Teachers: []votefile.TeacherGroup{{Count: k, Guarantee: accountant.Guarantee{Eps: eps, Delta: delta}}}}
+	return provenance.Header(provenance.Binding{Ensemble: "test-ensemble", K: k, Teachers: accountant.Guarantee{Eps: eps, Delta: delta}, Relation: accountant.PrivateTeachers, Kind: provenance.Fixed, Partition: provenance.SharedData}, 2, votefile.LayoutVotes)
 }
 
 // TestCalibrated: the registry calibrates two-class GNMax, in the one-vote
 // relation, to a teachers' guarantee, and no multi-class mechanism, so
-// votefile.Check takes a guarantee stated for non-private teachers of
+// provenance.Check takes a guarantee stated for non-private teachers of
 // two-class votes only.
 func TestCalibrated(t *testing.T) {
 	for _, tc := range []struct {
@@ -116,7 +116,7 @@ func TestCalibrated(t *testing.T) {
 		{3, votefile.LayoutCounts, accountant.OneVote, false},
 		{2, votefile.LayoutCounts, accountant.OneVote, false},
 	} {
-		m := &votefile.Meta{Classes: tc.classes, Layout: tc.layout, Relation: tc.rel}
+		m := &votefile.Meta{Classes: tc.classes, Layout: tc.layout, Relation: tc.rel.String()}
 		if got := Calibrated(m); got != tc.want {
 			t.Errorf("%d classes, layout %v, %v: calibrated %t, want %t", tc.classes, tc.layout, tc.rel, got, tc.want)
 		}

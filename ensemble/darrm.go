@@ -8,6 +8,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -69,11 +70,11 @@ func newDaRRM(ctx context.Context, p constraints.Problem, g gamma.Gamma, opts Op
 
 // Name returns "darrm", or "darrm-one-vote" in the one-vote relation
 // (NewOneVoteDaRRM).
-func (d *DaRRM) Name() votefile.MechanismName {
+func (d *DaRRM) Name() provenance.MechanismName {
 	if d.privacy.Relation == accountant.OneVote {
-		return votefile.DaRRMOneVote
+		return provenance.DaRRMOneVote
 	}
-	return votefile.DaRRM
+	return provenance.DaRRM
 }
 
 // K returns the number of teachers.
@@ -155,7 +156,7 @@ func NewRR(ctx context.Context, p constraints.Problem, method accountant.Method,
 }
 
 // Name returns "rr".
-func (r *RR) Name() votefile.MechanismName { return votefile.RR }
+func (r *RR) Name() provenance.MechanismName { return provenance.RR }
 
 // K returns the number of teachers.
 func (r *RR) K() int { return r.k }

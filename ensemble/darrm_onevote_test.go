@@ -10,7 +10,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/fixtures"
-	"github.com/darrm/darrm/votefile"
+	"github.com/darrm/darrm/provenance"
 )
 
 // TestOneVoteDaRRM: DaRRM with the one-vote gamma_opt is certified in the
@@ -101,7 +101,7 @@ func TestOneVoteAccounting(t *testing.T) {
 		t.Fatal("no profile")
 	}
 	budget := accountant.Guarantee{Eps: 5, Delta: 0.01}
-	a, err := NewAccounting(context.Background(), priv, votefile.Binding{K: 11, Relation: accountant.OneVote}, accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-4}, &budget)
+	a, err := NewAccounting(context.Background(), priv, provenance.Binding{K: 11, Relation: accountant.OneVote}, accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-4}, &budget)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -198,7 +199,7 @@ func ExampleRelease() {
 	}
 	// The ledger, bound to the ensemble the header states, with its own
 	// budget across runs (darrm ledger init --votes).
-	b, err := votefile.Check(votes.Meta(), votefile.Stated{})
+	b, err := provenance.Check(votes.Meta(), provenance.Stated{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -215,7 +216,7 @@ func ExampleRelease() {
 
 	out, err := ensemble.Release(ctx, ensemble.ReleaseSpec{
 		Votes:         votes,
-		Mechanism:     ensemble.Mechanism{Name: votefile.DaRRM},
+		Mechanism:     ensemble.Mechanism{Name: provenance.DaRRM},
 		Problem:       params,
 		Gamma:         optimal.Source{Cache: gammas, Prior: gamma.UniformPrior()},
 		Budget:        &accountant.Guarantee{Eps: 1, Delta: 1e-4},
@@ -260,8 +261,8 @@ func ExampleRelease_inMemory() {
 	}
 	defer os.RemoveAll(dir)
 	meta := &votefile.Meta{Ensemble: "pate-example", K: 250, Classes: 10, Layout: votefile.LayoutCounts,
-		Relation: accountant.OneVote, Kind: votefile.Fixed, Partition: votefile.KeyedHash,
-		Teachers: []votefile.TeacherGroup{{Count: 250, Origin: votefile.NonPrivate}}}
+		Relation: "one-vote", Kind: "fixed", Partition: "keyed-hash",
+		Teachers: []votefile.TeacherGroup{{Count: 250, Source: votefile.TeacherSource{Method: "none"}}}}
 	counts := [][]int{
 		{240, 5, 5, 0, 0, 0, 0, 0, 0, 0},
 		{60, 40, 30, 30, 20, 20, 20, 10, 10, 10},
@@ -281,7 +282,7 @@ func ExampleRelease_inMemory() {
 	}
 	out, err := ensemble.Release(ctx, ensemble.ReleaseSpec{
 		Votes:         votes,
-		Mechanism:     ensemble.Mechanism{Name: votefile.ConfidentGNMax, GNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}},
+		Mechanism:     ensemble.Mechanism{Name: provenance.ConfidentGNMax, GNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}},
 		Problem:       constraints.Problem{TargetDelta: 1e-5},
 		Ledger:        path,
 		LedgerOptions: state,

@@ -4,22 +4,22 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/votefile"
+	"github.com/darrm/darrm/provenance"
 )
 
 // GammaRelationError says that a gamma certified in one neighbouring
 // relation is given to mechanisms that release in another: a gamma is
 // private only in the relation it was certified in.
 type GammaRelationError struct {
-	Gamma      accountant.Relation      // the relation the gamma is for
-	Mechanisms []votefile.MechanismName // the mechanisms it was given to
-	Release    accountant.Relation      // the relation they release in
-	Use        votefile.MechanismName   // the mechanism that samples a gamma in Gamma
+	Gamma      accountant.Relation        // the relation the gamma is for
+	Mechanisms []provenance.MechanismName // the mechanisms it was given to
+	Release    accountant.Relation        // the relation they release in
+	Use        provenance.MechanismName   // the mechanism that samples a gamma in Gamma
 }
 
 func (e *GammaRelationError) Error() string {
 	return fmt.Sprintf("a gamma for the %v relation (%s); %s releases in the %v relation: use %s, or a gamma for the %v relation",
-		e.Gamma, e.Gamma.Describe(), votefile.JoinMechanisms(e.Mechanisms, " and "), e.Release, e.Use, e.Release)
+		e.Gamma, e.Gamma.Describe(), provenance.JoinMechanisms(e.Mechanisms, " and "), e.Release, e.Use, e.Release)
 }
 
 // BadInput says that the gamma given is the caller's error.
@@ -30,7 +30,7 @@ func (e *GammaRelationError) BadInput() bool { return true }
 // and otherwise a *GammaRelationError naming the mechanism that samples a
 // gamma in rel.
 func CheckGammaRelation(rel accountant.Relation, infos []MechanismInfo) error {
-	e := &GammaRelationError{Gamma: rel, Mechanisms: make([]votefile.MechanismName, len(infos)), Release: accountant.OneVote}
+	e := &GammaRelationError{Gamma: rel, Mechanisms: make([]provenance.MechanismName, len(infos)), Release: accountant.OneVote}
 	if rel == accountant.OneVote {
 		e.Release = accountant.PrivateTeachers
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -12,18 +13,18 @@ import (
 // mechanisms of the other relation the error names them and the mechanism
 // that samples a gamma in the gamma's relation.
 func TestCheckGammaRelation(t *testing.T) {
-	darrm, _ := LookupMechanism(votefile.DaRRM, votefile.TwoClass)
-	oneVote, _ := LookupMechanism(votefile.DaRRMOneVote, votefile.TwoClass)
+	darrm, _ := LookupMechanism(provenance.DaRRM, votefile.TwoClass)
+	oneVote, _ := LookupMechanism(provenance.DaRRMOneVote, votefile.TwoClass)
 	for _, c := range []struct {
 		rel     accountant.Relation
 		infos   []MechanismInfo
 		release accountant.Relation
-		use     votefile.MechanismName
+		use     provenance.MechanismName
 	}{
 		{accountant.PrivateTeachers, []MechanismInfo{darrm}, 0, ""},
 		{accountant.OneVote, []MechanismInfo{darrm, oneVote}, 0, ""},
-		{accountant.OneVote, []MechanismInfo{darrm}, accountant.PrivateTeachers, votefile.DaRRMOneVote},
-		{accountant.PrivateTeachers, []MechanismInfo{oneVote}, accountant.OneVote, votefile.DaRRM},
+		{accountant.OneVote, []MechanismInfo{darrm}, accountant.PrivateTeachers, provenance.DaRRMOneVote},
+		{accountant.PrivateTeachers, []MechanismInfo{oneVote}, accountant.OneVote, provenance.DaRRM},
 	} {
 		err := CheckGammaRelation(c.rel, c.infos)
 		var re *GammaRelationError

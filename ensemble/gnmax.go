@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -112,7 +113,7 @@ func bitPrivacy(g gamma.Gamma, eps float64) (loss, hs float64) {
 }
 
 // Name returns "gnmax".
-func (g *GNMax) Name() votefile.MechanismName { return votefile.GNMax }
+func (g *GNMax) Name() provenance.MechanismName { return provenance.GNMax }
 
 // K returns the number of teachers.
 func (g *GNMax) K() int { return g.k }
@@ -126,9 +127,9 @@ func (g *GNMax) Gamma() gamma.Gamma { return g.g }
 // Settings returns σ, the deviation of the Gaussian noise on each class
 // count, and the noise, continuous: the label has exactly the
 // distribution of the continuous Gaussian mechanism's.
-func (g *GNMax) Settings() votefile.Settings {
+func (g *GNMax) Settings() provenance.Settings {
 	sigma, noise := g.sigma, noisymax.ContinuousNoise
-	return votefile.Settings{Sigma2: &sigma, Noise: &noise}
+	return provenance.Settings{Sigma2: &sigma, Noise: &noise}
 }
 
 // Sigma returns the noise σ on each class count and the Rényi order λ of

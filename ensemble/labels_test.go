@@ -7,6 +7,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -28,11 +29,11 @@ func TestLabelsRoundTrip(t *testing.T) {
 		{"two classes", func() votefile.Reader {
 			r, _, _ := votefile.Read(strings.NewReader("1,1,1\n0,0,1\n"), "v", votefile.Options{})
 			return r
-		}, zeroDaRRM(t, 3), nil, votefile.LabelMeta{Mechanism: "darrm", K: 3, Classes: 2, Relation: accountant.PrivateTeachers, ForRelease: false}},
+		}, zeroDaRRM(t, 3), nil, votefile.LabelMeta{Mechanism: "darrm", K: 3, Classes: 2, Relation: "private-teachers", ForRelease: false}},
 		{"counts", func() votefile.Reader {
 			r, _, _ := votefile.Read(strings.NewReader(countsHead+"id,a,b,c\n\"x,1\",4,0,0\n7,2,1,1\n"), "v", votefile.Options{Layout: votefile.LayoutCounts})
 			return r
-		}, g, []string{"x,1:0", "7:-1"}, votefile.LabelMeta{Mechanism: "confident-gnmax", K: 4, Classes: 3, Relation: accountant.OneVote, Ensemble: "pate-test"}},
+		}, g, []string{"x,1:0", "7:-1"}, votefile.LabelMeta{Mechanism: "confident-gnmax", K: 4, Classes: 3, Relation: "one-vote", Ensemble: "pate-test"}},
 	} {
 		for _, f := range []votefile.Format{votefile.FormatCSV, votefile.FormatJSONL} {
 			in := tc.read()
@@ -42,7 +43,7 @@ func TestLabelsRoundTrip(t *testing.T) {
 				m.Threshold = 3
 				agg, _ = NewClassGNMax(m, in.K(), in.Classes(), 1e-5)
 			}
-			out, _, err := releaseOut(t, in, agg, noise.NewSeededSource(3), -1, ReleaseOptions{Experiment: true, Partition: votefile.KeyedHash}, f)
+			out, _, err := releaseOut(t, in, agg, noise.NewSeededSource(3), -1, ReleaseOptions{Experiment: true, Partition: provenance.KeyedHash}, f)
 			if err != nil {
 				t.Fatalf("%s, %v: %v", tc.name, f, err)
 			}
@@ -52,7 +53,7 @@ func TestLabelsRoundTrip(t *testing.T) {
 			}
 			m := lr.Meta()
 			if m == nil || m.Mechanism != tc.meta.Mechanism || m.K != tc.meta.K || m.Classes != tc.meta.Classes || m.Relation != tc.meta.Relation ||
-				m.Ensemble != tc.meta.Ensemble || m.ForRelease || m.PerQuery != agg.Privacy().Guarantee {
+				m.Ensemble != tc.meta.Ensemble || m.ForRelease || (accountant.Guarantee{Eps: m.Eps, Delta: m.Delta}) != agg.Privacy().Guarantee {
 				t.Errorf("%s, %v: header %+v", tc.name, f, m)
 			}
 			var got []string
@@ -67,12 +68,15 @@ func TestLabelsRoundTrip(t *testing.T) {
 	}
 	// The header of a confident-gnmax release states its settings.
 	in, _, _ := votefile.Read(strings.NewReader("4,3,3\n"), "v", votefile.Options{Layout: votefile.LayoutCounts})
-	out, _, _ := releaseOut(t, in, g, noise.NewSource(), -1, ReleaseOptions{Partition: votefile.KeyedHash}, votefile.FormatCSV)
+	out, _, _ := releaseOut(t, in, g, noise.NewSource(), -1, ReleaseOptions{Partition: provenance.KeyedHash}, votefile.FormatCSV)
 	lr, err := votefile.NewLabelReader(strings.NewReader(out), "labels")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := lr.Meta().Settings
+	s, err := provenance.LabelSettings(lr.Meta())
+	if err != nil {
+		t.Fatal(err)
+	}
 	if s.Threshold == nil || *s.Threshold != 8 || *s.Sigma1 != 0.6 || *s.Sigma2 != 0.6 || *s.Noise != noisymax.DiscreteNoise || s.LaplaceScale != nil || !lr.Meta().ForRelease {
 		t.Errorf("settings %+v", s)
 	}
@@ -81,8 +85,7 @@ func TestLabelsRoundTrip(t *testing.T) {
 // countsHead is the metadata header of a counts file of K = 4 non-private
 // teachers over C = 3 classes.
 var countsHead = func() string {
-	m := &votefile.Meta{Ensemble: "pate-test", K: 4, Classes: 3, Layout: votefile.LayoutCounts, Relation: accountant.OneVote, Kind: votefile.Fixed, Partition: votefile.KeyedHash,
-		Teachers: []votefile.TeacherGroup{{Count: 4, Origin: votefile.NonPrivate}}}
+	m := provenance.Header(provenance.Binding{Ensemble: "pate-test", K: 4, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}, 3, votefile.LayoutCounts)
 	b, err := m.AppendHeader(nil, votefile.FormatCSV)
 	if err != nil {
 		panic(err)

@@ -6,6 +6,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -69,7 +70,7 @@ func NewLNMax(m noisymax.LNMax, teachers, classes int) (*LNMax, error) {
 }
 
 // Name returns "lnmax".
-func (g *LNMax) Name() votefile.MechanismName { return votefile.LNMax }
+func (g *LNMax) Name() provenance.MechanismName { return provenance.LNMax }
 
 // K returns the number of teachers.
 func (g *LNMax) K() int { return g.teachers }
@@ -84,9 +85,9 @@ func (g *LNMax) Mechanism() noisymax.LNMax { return g.mech }
 func (g *LNMax) Privacy() Privacy { return g.privacy }
 
 // Settings returns the scale b and the noise, discrete.
-func (g *LNMax) Settings() votefile.Settings {
+func (g *LNMax) Settings() provenance.Settings {
 	b, noise := g.mech.Scale, noisymax.DiscreteNoise
-	return votefile.Settings{LaplaceScale: &b, Noise: &noise}
+	return provenance.Settings{LaplaceScale: &b, Noise: &noise}
 }
 
 // Answer returns the label of q from its counts; it is always answered.

@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -92,8 +93,8 @@ func TestReleaseBindingMulti(t *testing.T) {
 	}
 	// Votes without a header assert nothing: a one-vote release needs
 	// the partition asserted, one that keeps the relation.
-	var te *votefile.TeachersError
-	for _, p := range []votefile.Partition{votefile.PartitionUnstated, votefile.FilePosition, votefile.SharedData} {
+	var te *provenance.TeachersError
+	for _, p := range []provenance.Partition{provenance.PartitionUnstated, provenance.FilePosition, provenance.SharedData} {
 		if _, err := ReleaseBinding(read(""), agg, p); !errors.As(err, &te) || te.Field != "partition" {
 			t.Errorf("no header, partition %v asserted: %v", p, err)
 		}
@@ -102,29 +103,29 @@ func TestReleaseBindingMulti(t *testing.T) {
 			t.Errorf("release without a header, partition %v asserted: %v, wrote %q", p, err, buf.String())
 		}
 	}
-	b, err := ReleaseBinding(read(""), agg, votefile.KeyedHash)
-	if err != nil || b != (votefile.Binding{K: 4, Relation: accountant.OneVote, Partition: votefile.KeyedHash}) {
+	b, err := ReleaseBinding(read(""), agg, provenance.KeyedHash)
+	if err != nil || b != (provenance.Binding{K: 4, Relation: accountant.OneVote, Partition: provenance.KeyedHash}) {
 		t.Errorf("no header, keyed-hash asserted: %+v, %v", b, err)
 	}
 	var buf strings.Builder
-	if _, err := ReleaseTo(t.Context(), read(""), agg, noise.NewSource(), LabelSink{Stdout: &buf, Format: votefile.FormatCSV}, -1, ReleaseOptions{Partition: votefile.KeyedHash}); err != nil || !strings.Contains(buf.String(), `"partition":"keyed-hash"`) {
+	if _, err := ReleaseTo(t.Context(), read(""), agg, noise.NewSource(), LabelSink{Stdout: &buf, Format: votefile.FormatCSV}, -1, ReleaseOptions{Partition: provenance.KeyedHash}); err != nil || !strings.Contains(buf.String(), `"partition":"keyed-hash"`) {
 		t.Errorf("release without a header, keyed-hash asserted: %v, the label header does not state it: %q", err, buf.String())
 	}
-	if _, err := ReleaseBinding(read(countsHead), agg, votefile.FilePosition); !errors.As(err, &te) || te.Field != "partition" || te.Header != "keyed-hash" {
+	if _, err := ReleaseBinding(read(countsHead), agg, provenance.FilePosition); !errors.As(err, &te) || te.Field != "partition" || te.Header != "keyed-hash" {
 		t.Errorf("a partition asserted against the header's: %v", err)
 	}
-	b, err = ReleaseBinding(read(countsHead), agg, votefile.PartitionUnstated)
-	if err != nil || b != (votefile.Binding{Ensemble: "pate-test", K: 4, Relation: accountant.OneVote, Kind: votefile.Fixed, Partition: votefile.KeyedHash}) {
+	b, err = ReleaseBinding(read(countsHead), agg, provenance.PartitionUnstated)
+	if err != nil || b != (provenance.Binding{Ensemble: "pate-test", K: 4, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}) {
 		t.Errorf("non-private teachers: %+v, %v", b, err)
 	}
 	private := strings.Replace(countsHead, `{"count":4,"source":{"method":"none"}}`, `{"count":4,"eps":0.5,"Delta":0.00001,"source":{"method":"stated"}}`, 1)
-	b, err = ReleaseBinding(read(private), agg, votefile.PartitionUnstated)
+	b, err = ReleaseBinding(read(private), agg, provenance.PartitionUnstated)
 	if err != nil || b.Teachers != (accountant.Guarantee{Eps: 0.5, Delta: 1e-5}) {
 		t.Errorf("private teachers: %+v, %v", b, err)
 	}
 	shared := strings.NewReplacer(`"relation":"one-vote"`, `"relation":"private-teachers"`, `"partition":"keyed-hash"`, `"partition":"shared"`).Replace(private)
 	in := read(shared)
-	if _, err := ReleaseBinding(in, agg, votefile.PartitionUnstated); !errors.As(err, &te) || te.Field != "relation" || te.Header != "private-teachers" {
+	if _, err := ReleaseBinding(in, agg, provenance.PartitionUnstated); !errors.As(err, &te) || te.Field != "relation" || te.Header != "private-teachers" {
 		t.Errorf("private-teachers header: %v", err)
 	}
 	buf.Reset()
@@ -132,7 +133,7 @@ func TestReleaseBindingMulti(t *testing.T) {
 		t.Errorf("release from a private-teachers header: %v, wrote %q", err, buf.String())
 	}
 	other, _ := NewLNMax(noisymax.LNMax{Scale: 20}, 5, 3)
-	if _, err := ReleaseBinding(read(""), other, votefile.KeyedHash); err == nil {
+	if _, err := ReleaseBinding(read(""), other, provenance.KeyedHash); err == nil {
 		t.Error("an aggregator for K = 5 accepted votes of 4")
 	}
 	// Against a header, K and the classes are the one check's.
@@ -141,7 +142,7 @@ func TestReleaseBindingMulti(t *testing.T) {
 		agg   *LNMax
 		field string
 	}{{other, "K"}, {five, "classes"}} {
-		if _, err := ReleaseBinding(read(countsHead), tc.agg, votefile.PartitionUnstated); !errors.As(err, &te) || te.Field != tc.field || te.By != "the lnmax mechanism" {
+		if _, err := ReleaseBinding(read(countsHead), tc.agg, provenance.PartitionUnstated); !errors.As(err, &te) || te.Field != tc.field || te.By != "the lnmax mechanism" {
 			t.Errorf("an aggregator for K = %d, %d classes on the header of K = 4, 3 classes: %v", tc.agg.K(), tc.agg.Classes(), err)
 		}
 	}

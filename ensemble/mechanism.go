@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -17,7 +18,7 @@ import (
 // mechanism of the registry goes through the one release path
 // (ReleaseTo) and its checks.
 type MechanismInfo struct {
-	Name  votefile.MechanismName
+	Name  provenance.MechanismName
 	Input votefile.Input
 	// Relation is the neighbouring relation of its guarantee.
 	Relation accountant.Relation
@@ -54,18 +55,18 @@ var exampleM = []SettingValue{{SettingM, "3"}}
 
 // registry holds every mechanism a release can use: one entry each.
 var registry = []MechanismInfo{
-	{Name: votefile.DaRRM, Relation: accountant.PrivateTeachers, Gamma: true, Takes: twoClassSettings(SettingPrior, SettingGamma, SettingNoSolve), Example: exampleM, build: buildDaRRM},
-	{Name: votefile.Subsample, Relation: accountant.PrivateTeachers, Takes: twoClassSettings(), Example: exampleM, build: buildSubsample},
-	{Name: votefile.DSub, Relation: accountant.PrivateTeachers, PureTeachers: true, Takes: twoClassSettings(), Example: exampleM, build: buildSubsample},
-	{Name: votefile.RR, Relation: accountant.PrivateTeachers, Takes: twoClassSettings(SettingRRComposition, SettingRRDeltaPrime), Example: exampleM, build: buildRR},
-	{Name: votefile.GNMax, Relation: accountant.OneVote, Takes: twoClassSettings(SettingGNMaxSearch), Example: exampleM, build: buildGNMax},
-	{Name: votefile.DaRRMOneVote, Relation: accountant.OneVote, Gamma: true, Takes: oneVoteSettings(SettingPrior, SettingGamma, SettingNoSolve),
+	{Name: provenance.DaRRM, Relation: accountant.PrivateTeachers, Gamma: true, Takes: twoClassSettings(SettingPrior, SettingGamma, SettingNoSolve), Example: exampleM, build: buildDaRRM},
+	{Name: provenance.Subsample, Relation: accountant.PrivateTeachers, Takes: twoClassSettings(), Example: exampleM, build: buildSubsample},
+	{Name: provenance.DSub, Relation: accountant.PrivateTeachers, PureTeachers: true, Takes: twoClassSettings(), Example: exampleM, build: buildSubsample},
+	{Name: provenance.RR, Relation: accountant.PrivateTeachers, Takes: twoClassSettings(SettingRRComposition, SettingRRDeltaPrime), Example: exampleM, build: buildRR},
+	{Name: provenance.GNMax, Relation: accountant.OneVote, Takes: twoClassSettings(SettingGNMaxSearch), Example: exampleM, build: buildGNMax},
+	{Name: provenance.DaRRMOneVote, Relation: accountant.OneVote, Gamma: true, Takes: oneVoteSettings(SettingPrior, SettingGamma, SettingNoSolve),
 		Example: []SettingValue{{SettingTargetEps, "0.3"}, {SettingTargetDelta, "1e-5"}}, build: buildOneVoteDaRRM},
-	{Name: votefile.GNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []Setting{SettingSigma2, SettingTargetDelta},
+	{Name: provenance.GNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []Setting{SettingSigma2, SettingTargetDelta},
 		Example: []SettingValue{{SettingSigma2, "40"}, {SettingTargetDelta, "1e-5"}}, build: buildClassGNMax},
-	{Name: votefile.ConfidentGNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []Setting{SettingThreshold, SettingSigma1, SettingSigma2, SettingTargetDelta},
+	{Name: provenance.ConfidentGNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []Setting{SettingThreshold, SettingSigma1, SettingSigma2, SettingTargetDelta},
 		Example: []SettingValue{{SettingThreshold, "200"}, {SettingSigma1, "150"}, {SettingSigma2, "40"}, {SettingTargetDelta, "1e-5"}}, build: buildClassGNMax},
-	{Name: votefile.LNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []Setting{SettingLaplaceScale},
+	{Name: provenance.LNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []Setting{SettingLaplaceScale},
 		Example: []SettingValue{{SettingLaplaceScale, "20"}}, build: buildLNMax},
 }
 
@@ -91,8 +92,8 @@ func oneVoteProblem(p constraints.Problem) constraints.Problem {
 func Registry() []MechanismInfo { return slices.Clone(registry) }
 
 // mechanismNames returns the names of the mechanisms that keep.
-func mechanismNames(keep func(MechanismInfo) bool) []votefile.MechanismName {
-	var names []votefile.MechanismName
+func mechanismNames(keep func(MechanismInfo) bool) []provenance.MechanismName {
+	var names []provenance.MechanismName
 	for _, r := range registry {
 		if keep(r) {
 			names = append(names, r.Name)
@@ -113,7 +114,7 @@ var (
 // LookupMechanism returns the mechanism name for votes of kind in. A name
 // that the registry knows only for the other kind of votes is refused
 // saying so.
-func LookupMechanism(name votefile.MechanismName, in votefile.Input) (MechanismInfo, error) {
+func LookupMechanism(name provenance.MechanismName, in votefile.Input) (MechanismInfo, error) {
 	var other []votefile.Input
 	for _, r := range registry {
 		switch {
@@ -124,10 +125,10 @@ func LookupMechanism(name votefile.MechanismName, in votefile.Input) (MechanismI
 		}
 	}
 	if len(other) > 0 {
-		return MechanismInfo{}, fmt.Errorf("mechanism %s labels %v, not %v: for these votes use one of %s", name, other[0], in, votefile.JoinMechanisms(mechanismNames(func(r MechanismInfo) bool { return r.Input == in }), ", "))
+		return MechanismInfo{}, fmt.Errorf("mechanism %s labels %v, not %v: for these votes use one of %s", name, other[0], in, provenance.JoinMechanisms(mechanismNames(func(r MechanismInfo) bool { return r.Input == in }), ", "))
 	}
 	return MechanismInfo{}, fmt.Errorf("mechanism %q: must be one of %s (two-class votes) or %s (multi-class votes)", name,
-		votefile.JoinMechanisms(Mechanisms, ", "), votefile.JoinMechanisms(ManyClassMechanisms, ", "))
+		provenance.JoinMechanisms(Mechanisms, ", "), provenance.JoinMechanisms(ManyClassMechanisms, ", "))
 }
 
 // SettingUse is a setting that the caller gave a mechanism that does not
@@ -143,7 +144,7 @@ type SettingUse struct {
 	// TakenBy names the mechanisms that take the setting, and Input is the
 	// kind of votes of the first registered one: not the mechanism's when
 	// the setting belongs to mechanisms of the other kind of votes.
-	TakenBy []votefile.MechanismName
+	TakenBy []provenance.MechanismName
 	Input   votefile.Input
 }
 
@@ -153,7 +154,7 @@ type SettingUse struct {
 // when there is none. given says whether the caller gave the setting,
 // and whether the caller has it at all: a setting it has no way to give
 // is never asked for.
-func (info MechanismInfo) CheckSettings(given func(Setting) (set, known bool), stated votefile.Settings) *SettingUse {
+func (info MechanismInfo) CheckSettings(given func(Setting) (set, known bool), stated provenance.Settings) *SettingUse {
 	takes := info.settings()
 	for _, r := range registry {
 		for _, s := range r.settings() {
@@ -190,7 +191,7 @@ func (info MechanismInfo) takes(s Setting) bool { return slices.Contains(info.se
 type Mechanism struct {
 	// Name is a registered name; Input says which mechanism of that name
 	// (gnmax labels either kind of votes).
-	Name  votefile.MechanismName
+	Name  provenance.MechanismName
 	Input votefile.Input
 	// Gamma is the noise function of a mechanism that samples one
 	// (MechanismInfo.Gamma: darrm, darrm-one-vote), for its problem
@@ -271,7 +272,7 @@ func buildRR(ctx context.Context, m Mechanism, p constraints.Problem, _ int, opt
 
 func buildSubsample(ctx context.Context, m Mechanism, p constraints.Problem, _ int, opts Options) (Labeler, string, error) {
 	newSub, what := NewSubsample, "Algorithm 8"
-	if m.Name == votefile.DSub {
+	if m.Name == provenance.DSub {
 		newSub, what = NewDoubleSubsample, "2m-1 of Theorem 3.5.1"
 	}
 	s, err := newSub(ctx, p, opts)
@@ -292,7 +293,7 @@ func buildGNMax(_ context.Context, m Mechanism, p constraints.Problem, _ int, _ 
 
 func buildClassGNMax(_ context.Context, m Mechanism, p constraints.Problem, classes int, _ Options) (Labeler, string, error) {
 	g := m.GNMax
-	if confident := m.Name == votefile.ConfidentGNMax; confident != g.Confident() {
+	if confident := m.Name == provenance.ConfidentGNMax; confident != g.Confident() {
 		return nil, "", fmt.Errorf("%s: threshold %v, sigma1 %v: confident-gnmax has the threshold step (sigma1 > 0), gnmax none", m.Name, g.Threshold, g.Sigma1)
 	}
 	agg, err := NewClassGNMax(g, p.K, classes, p.TargetDelta)
@@ -318,14 +319,14 @@ func buildLNMax(_ context.Context, m Mechanism, p constraints.Problem, classes i
 // order of Mechanisms: dsub only for Delta = 0 (Theorem 3.5.1), gnmax only
 // for delta > 0 (a Gaussian mechanism is not pure DP), and darrm-one-vote
 // beside it, at the same per-query target in the same relation.
-func DefaultMechanisms(p constraints.Problem) []votefile.MechanismName {
-	names := []votefile.MechanismName{votefile.DaRRM, votefile.Subsample}
+func DefaultMechanisms(p constraints.Problem) []provenance.MechanismName {
+	names := []provenance.MechanismName{provenance.DaRRM, provenance.Subsample}
 	if p.Delta == 0 {
-		names = append(names, votefile.DSub)
+		names = append(names, provenance.DSub)
 	}
-	names = append(names, votefile.RR)
+	names = append(names, provenance.RR)
 	if p.TargetDelta > 0 {
-		names = append(names, votefile.GNMax, votefile.DaRRMOneVote)
+		names = append(names, provenance.GNMax, provenance.DaRRMOneVote)
 	}
 	return names
 }
@@ -334,12 +335,12 @@ func DefaultMechanisms(p constraints.Problem) []votefile.MechanismName {
 // the result named name whose 95% interval lies wholly below its interval
 // (none if no result has that name). A result of the other relation is
 // never ranked against it: the same (eps, delta) is another promise there.
-func Above(res []SimResult, name votefile.MechanismName) []votefile.MechanismName {
+func Above(res []SimResult, name provenance.MechanismName) []provenance.MechanismName {
 	i := slices.IndexFunc(res, func(r SimResult) bool { return r.Name == name })
 	if i < 0 {
 		return nil
 	}
-	var below []votefile.MechanismName
+	var below []provenance.MechanismName
 	for j, r := range res {
 		if j != i && r.Privacy.Relation == res[i].Privacy.Relation && res[i].Lo > r.Hi {
 			below = append(below, r.Name)

@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -55,11 +56,11 @@ func TestMechanismNew(t *testing.T) {
 func TestDefaultMechanisms(t *testing.T) {
 	for _, tc := range []struct {
 		delta, target float64
-		want          []votefile.MechanismName
+		want          []provenance.MechanismName
 	}{
-		{1e-5, 3e-5, []votefile.MechanismName{"darrm", "subsample", "rr", "gnmax", "darrm-one-vote"}},
-		{0, 1e-6, []votefile.MechanismName{"darrm", "subsample", "dsub", "rr", "gnmax", "darrm-one-vote"}},
-		{0, 0, []votefile.MechanismName{"darrm", "subsample", "dsub", "rr"}},
+		{1e-5, 3e-5, []provenance.MechanismName{"darrm", "subsample", "rr", "gnmax", "darrm-one-vote"}},
+		{0, 1e-6, []provenance.MechanismName{"darrm", "subsample", "dsub", "rr", "gnmax", "darrm-one-vote"}},
+		{0, 0, []provenance.MechanismName{"darrm", "subsample", "dsub", "rr"}},
 	} {
 		p := constraints.New(11, 3, 0.1, tc.delta)
 		p.TargetDelta = tc.target
@@ -78,7 +79,7 @@ func TestAbove(t *testing.T) {
 		// Below darrm, but in another relation: not ranked against it.
 		{Name: "darrm-one-vote", Privacy: Privacy{Relation: accountant.OneVote}, Lo: 0.7, Hi: 0.75},
 	}
-	if got := Above(res, "darrm"); !slices.Equal(got, []votefile.MechanismName{votefile.RR, votefile.GNMax}) {
+	if got := Above(res, "darrm"); !slices.Equal(got, []provenance.MechanismName{provenance.RR, provenance.GNMax}) {
 		t.Errorf("Above(darrm) = %v", got)
 	}
 	if got := Above(res, "darrm-one-vote"); got != nil {
@@ -134,7 +135,7 @@ func TestRegistry(t *testing.T) {
 	if _, err := LookupMechanism("lnmax", votefile.TwoClass); err == nil || !strings.Contains(err.Error(), "lnmax labels multi-class votes") {
 		t.Errorf("lnmax on two-class votes: %v", err)
 	}
-	if s := (votefile.Settings{Sigma2: f(1)}); !SettingSigma2.statedIn(s) || SettingSigma1.statedIn(s) || SettingTargetDelta.statedIn(s) {
+	if s := (provenance.Settings{Sigma2: f(1)}); !SettingSigma2.statedIn(s) || SettingSigma1.statedIn(s) || SettingTargetDelta.statedIn(s) {
 		t.Error("Setting.statedIn")
 	}
 }
@@ -143,11 +144,11 @@ func TestRegistry(t *testing.T) {
 // the teachers' cap is within it), and totals capped by the cap.
 func TestAccounting(t *testing.T) {
 	step := Privacy{Guarantee: accountant.Guarantee{Eps: 0.3, Delta: 3e-5}, Relation: accountant.PrivateTeachers}
-	capped := votefile.Binding{Ensemble: "e", K: 11, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: votefile.Fixed, Partition: votefile.SharedData}
-	unstated := votefile.Binding{K: 11, Teachers: capped.Teachers, Relation: accountant.PrivateTeachers}
+	capped := provenance.Binding{Ensemble: "e", K: 11, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.Fixed, Partition: provenance.SharedData}
+	unstated := provenance.Binding{K: 11, Teachers: capped.Teachers, Relation: accountant.PrivateTeachers}
 	for _, tc := range []struct {
 		name   string
-		b      votefile.Binding
+		b      provenance.Binding
 		budget *accountant.Guarantee
 		limit  int
 		cap    bool
@@ -189,7 +190,7 @@ func TestAccounting(t *testing.T) {
 // their input, the ones that sample a gamma by MechanismInfo.Gamma (DaRRM
 // in each relation).
 func TestMechanismLists(t *testing.T) {
-	var two, many, withGamma []votefile.MechanismName
+	var two, many, withGamma []provenance.MechanismName
 	for _, r := range Registry() {
 		if r.Input == votefile.TwoClass {
 			two = append(two, r.Name)
@@ -202,13 +203,13 @@ func TestMechanismLists(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name      string
-		got, want []votefile.MechanismName
+		got, want []provenance.MechanismName
 	}{{"Mechanisms", Mechanisms, two}, {"ManyClassMechanisms", ManyClassMechanisms, many}, {"GammaMechanisms", GammaMechanisms, withGamma}} {
 		if !slices.Equal(tc.got, tc.want) {
 			t.Errorf("%s = %v, want %v", tc.name, tc.got, tc.want)
 		}
 	}
-	if want := []votefile.MechanismName{votefile.DaRRM, votefile.DaRRMOneVote}; !slices.Equal(GammaMechanisms, want) {
+	if want := []provenance.MechanismName{provenance.DaRRM, provenance.DaRRMOneVote}; !slices.Equal(GammaMechanisms, want) {
 		t.Errorf("GammaMechanisms = %v, want %v", GammaMechanisms, want)
 	}
 }
@@ -218,7 +219,7 @@ func TestMechanismLists(t *testing.T) {
 // votes; a setting needed and not given is asked for unless stated (a
 // label file's header) or not one the caller can give.
 func TestCheckSettings(t *testing.T) {
-	lookup := func(name votefile.MechanismName, in votefile.Input) MechanismInfo {
+	lookup := func(name provenance.MechanismName, in votefile.Input) MechanismInfo {
 		info, err := LookupMechanism(name, in)
 		if err != nil {
 			t.Fatal(err)
@@ -229,20 +230,20 @@ func TestCheckSettings(t *testing.T) {
 		return func(s Setting) (bool, bool) { return slices.Contains(set, s), true }
 	}
 	sigma := 3.0
-	rr, conf := lookup(votefile.RR, votefile.TwoClass), lookup(votefile.ConfidentGNMax, votefile.ManyClasses)
+	rr, conf := lookup(provenance.RR, votefile.TwoClass), lookup(provenance.ConfidentGNMax, votefile.ManyClasses)
 	for _, tc := range []struct {
 		name   string
 		info   MechanismInfo
 		given  func(Setting) (bool, bool)
-		stated votefile.Settings
+		stated provenance.Settings
 		want   *SettingUse
 	}{
-		{"all taken", rr, givenOf(SettingM, SettingRRComposition), votefile.Settings{}, nil},
-		{"another kind's", rr, givenOf(SettingSigma2), votefile.Settings{},
-			&SettingUse{Setting: SettingSigma2, Takes: rr.Takes, Input: votefile.ManyClasses, TakenBy: []votefile.MechanismName{votefile.GNMax, votefile.ConfidentGNMax}}},
-		{"needed", conf, givenOf(SettingSigma2, SettingSigma1), votefile.Settings{}, &SettingUse{Setting: SettingThreshold, Missing: true}},
-		{"needed, stated", conf, givenOf(SettingSigma1, SettingThreshold, SettingTargetDelta), votefile.Settings{Sigma2: &sigma}, nil},
-		{"needed, not the caller's", conf, func(Setting) (bool, bool) { return false, false }, votefile.Settings{}, nil},
+		{"all taken", rr, givenOf(SettingM, SettingRRComposition), provenance.Settings{}, nil},
+		{"another kind's", rr, givenOf(SettingSigma2), provenance.Settings{},
+			&SettingUse{Setting: SettingSigma2, Takes: rr.Takes, Input: votefile.ManyClasses, TakenBy: []provenance.MechanismName{provenance.GNMax, provenance.ConfidentGNMax}}},
+		{"needed", conf, givenOf(SettingSigma2, SettingSigma1), provenance.Settings{}, &SettingUse{Setting: SettingThreshold, Missing: true}},
+		{"needed, stated", conf, givenOf(SettingSigma1, SettingThreshold, SettingTargetDelta), provenance.Settings{Sigma2: &sigma}, nil},
+		{"needed, not the caller's", conf, func(Setting) (bool, bool) { return false, false }, provenance.Settings{}, nil},
 	} {
 		got := tc.info.CheckSettings(tc.given, tc.stated)
 		switch {
@@ -283,7 +284,7 @@ func TestTotalsAtExtremes(t *testing.T) {
 	}
 	for _, l := range labelers {
 		priv := l.Privacy()
-		a, err := NewAccounting(ctx, priv, votefile.Binding{K: l.K(), Relation: priv.Relation}, accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5}, &accountant.Guarantee{Eps: 2, Delta: 1e-5})
+		a, err := NewAccounting(ctx, priv, provenance.Binding{K: l.K(), Relation: priv.Relation}, accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5}, &accountant.Guarantee{Eps: 2, Delta: 1e-5})
 		if err != nil {
 			t.Fatalf("%v: %v", l.Settings(), err)
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -123,15 +124,15 @@ func gnmaxParts(m noisymax.ConfidentGNMax) []accountant.GaussianPart {
 	return parts
 }
 
-func gnmaxName(m noisymax.ConfidentGNMax) votefile.MechanismName {
+func gnmaxName(m noisymax.ConfidentGNMax) provenance.MechanismName {
 	if m.Confident() {
-		return votefile.ConfidentGNMax
+		return provenance.ConfidentGNMax
 	}
-	return votefile.GNMax
+	return provenance.GNMax
 }
 
 // Name returns "gnmax" or "confident-gnmax".
-func (g *ClassGNMax) Name() votefile.MechanismName { return gnmaxName(g.mech) }
+func (g *ClassGNMax) Name() provenance.MechanismName { return gnmaxName(g.mech) }
 
 // K returns the number of teachers.
 func (g *ClassGNMax) K() int { return g.teachers }
@@ -147,9 +148,9 @@ func (g *ClassGNMax) Privacy() Privacy { return g.privacy }
 
 // Settings returns σ2, and T and σ1 with the threshold step, with the
 // noise, discrete.
-func (g *ClassGNMax) Settings() votefile.Settings {
+func (g *ClassGNMax) Settings() provenance.Settings {
 	m := g.mech
-	s := votefile.Settings{Sigma2: &m.Sigma2, Noise: &m.Noise}
+	s := provenance.Settings{Sigma2: &m.Sigma2, Noise: &m.Noise}
 	if m.Confident() {
 		s.Threshold, s.Sigma1 = &m.Threshold, &m.Sigma1
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -66,10 +67,10 @@ func TestReleaseMulti(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out, _, err := releaseOut(t, in, g, noise.NewSeededSource(3), -1, ReleaseOptions{Partition: votefile.KeyedHash}, votefile.FormatCSV); !errors.Is(err, ErrSeededRelease) || out != "" {
+	if out, _, err := releaseOut(t, in, g, noise.NewSeededSource(3), -1, ReleaseOptions{Partition: provenance.KeyedHash}, votefile.FormatCSV); !errors.Is(err, ErrSeededRelease) || out != "" {
 		t.Fatalf("seeded release without Experiment: %v, wrote %q", err, out)
 	}
-	out, res, err := releaseOut(t, in, g, noise.NewSeededSource(3), -1, ReleaseOptions{Experiment: true, Partition: votefile.KeyedHash}, votefile.FormatCSV)
+	out, res, err := releaseOut(t, in, g, noise.NewSeededSource(3), -1, ReleaseOptions{Experiment: true, Partition: provenance.KeyedHash}, votefile.FormatCSV)
 	if err != nil {
 		t.Fatal(err)
 	}

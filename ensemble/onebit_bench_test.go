@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/internal/fixtures"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -52,7 +53,7 @@ func BenchmarkOneBitTotals(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		a, err := NewAccounting(context.Background(), agg.Privacy(), votefile.Binding{K: agg.K(), Relation: accountant.PrivateTeachers}, accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-5}, nil)
+		a, err := NewAccounting(context.Background(), agg.Privacy(), provenance.Binding{K: agg.K(), Relation: accountant.PrivateTeachers}, accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-5}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -84,7 +85,7 @@ func BenchmarkOneBitBudget(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
 				budget.Eps *= 1 + 1e-6
-				a, err := NewAccounting(context.Background(), agg.Privacy(), votefile.Binding{K: agg.K(), Relation: accountant.PrivateTeachers}, accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-5}, &budget)
+				a, err := NewAccounting(context.Background(), agg.Privacy(), provenance.Binding{K: agg.K(), Relation: accountant.PrivateTeachers}, accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-5}, &budget)
 				if err != nil || a.Budget.MaxQueries < 1 {
 					b.Fatal(err, a.Budget)
 				}
@@ -118,11 +119,11 @@ func BenchmarkPrivateTeacherRelease(b *testing.B) {
 			b.Fatal(err)
 		}
 		out, err := Release(ctx, ReleaseSpec{
-			Votes: in, Mechanism: Mechanism{Name: votefile.DaRRM, Gamma: g}, Problem: p, Budget: &budget,
+			Votes: in, Mechanism: Mechanism{Name: provenance.DaRRM, Gamma: g}, Problem: p, Budget: &budget,
 			Composition: accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5},
 			Sink:        LabelSink{Stdout: io.Discard, Format: votefile.FormatCSV},
 		})
-		if err != nil || out.Result.Answered != 100 || out.Accounting.Budget.MaxQueries != 146 {
+		if err != nil || out.Result.Released != 100 || out.Accounting.Budget.MaxQueries != 146 {
 			b.Fatal(err, out.Result, out.Accounting.Budget)
 		}
 		if len(out.Accounting.Totals(100)) == 0 {

@@ -3,12 +3,13 @@ package ensemble
 import (
 	"context"
 	"fmt"
-	"github.com/darrm/darrm/noisymax"
 	"math"
 	"math/big"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/darrm/darrm/noisymax"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"

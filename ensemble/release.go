@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -52,7 +53,7 @@ type ReleaseOptions struct {
 	// caller asserts it (PartitionUnstated: not asserted): it must be the
 	// header's, and votes without a header need it for a release in the
 	// one-vote relation (ReleaseBinding). The label file's header states it.
-	Partition votefile.Partition
+	Partition provenance.Partition
 	// Experiment allows a seeded Source. Its labels are reproducible by
 	// anyone who knows the seed, so they are not private: the release
 	// marks them with the NotForRelease line.

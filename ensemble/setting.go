@@ -2,7 +2,7 @@ package ensemble
 
 import (
 	"github.com/darrm/darrm/internal/enum"
-	"github.com/darrm/darrm/votefile"
+	"github.com/darrm/darrm/provenance"
 )
 
 // Setting is a setting that a registered mechanism needs or takes
@@ -51,7 +51,7 @@ func (s Setting) String() string { return settingNames.String(s) }
 
 // statedIn reports whether a label file's header states s (its
 // mechanism's settings).
-func (s Setting) statedIn(st votefile.Settings) bool {
+func (s Setting) statedIn(st provenance.Settings) bool {
 	switch s {
 	case SettingThreshold:
 		return st.Threshold != nil

@@ -7,7 +7,7 @@ import (
 
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noise"
-	"github.com/darrm/darrm/votefile"
+	"github.com/darrm/darrm/provenance"
 )
 
 // Teachers returns the probabilities p_i with which K synthetic teachers
@@ -28,7 +28,7 @@ func Teachers(spec string, k int, src *noise.Source) ([]float64, error) {
 
 // SimResult is the outcome of one aggregator in Simulate.
 type SimResult struct {
-	Name    votefile.MechanismName
+	Name    provenance.MechanismName
 	Privacy Privacy
 	Queries int
 	// Agree counts the queries whose label equals the majority of the votes.

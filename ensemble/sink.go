@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/atomicfile"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -71,7 +73,7 @@ func (s LabelSink) ToStdout() bool { return s.Path == "" || s.Path == "-" }
 //
 // Before anything is drawn or written it checks agg against the votes
 // (ReleaseBinding: K, the classes, the relation and the teachers' (ε, Δ)
-// of the metadata header, else a *votefile.TeachersError) and refuses a seeded
+// of the metadata header, else a *provenance.TeachersError) and refuses a seeded
 // src unless opts.Experiment (ErrSeededRelease). The label file starts
 // with its metadata header (votefile.LabelMeta), after the NotForRelease line of a
 // seeded release; then "id,label" rows for two-class votes, or
@@ -102,7 +104,7 @@ func ReleaseTo(ctx context.Context, in votefile.Reader, agg Labeler, src *noise.
 
 // releaseTo is ReleaseTo for the binding b of agg to the votes of in
 // (ReleaseBinding).
-func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b votefile.Binding, src *noise.Source, sink LabelSink, limit int, opts ReleaseOptions) (ReleaseResult, error) {
+func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b provenance.Binding, src *noise.Source, sink LabelSink, limit int, opts ReleaseOptions) (ReleaseResult, error) {
 	var res ReleaseResult
 	if err := sink.check(); err != nil {
 		return res, sink.settle(err, 0)
@@ -119,8 +121,15 @@ func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b votefile.
 		comments = append(comments, NotForRelease)
 	}
 	priv := agg.Privacy()
-	meta := votefile.LabelMeta{Mechanism: agg.Name(), K: agg.K(), Classes: agg.Classes(), Settings: agg.Settings(), PerQuery: priv.Guarantee,
-		Relation: priv.Relation, Partition: b.Partition, Ensemble: b.Ensemble, Teachers: b.Teachers, Abstain: votefile.MayAbstain(in), ForRelease: len(comments) == 0}
+	meta := votefile.LabelMeta{Mechanism: agg.Name().String(), K: agg.K(), Classes: agg.Classes(), Relation: priv.Relation.String(),
+		Eps: priv.Guarantee.Eps, Delta: priv.Guarantee.Delta, Ensemble: b.Ensemble, Abstain: votefile.MayAbstain(in), ForRelease: len(comments) == 0}
+	agg.Settings().Label(&meta)
+	if b.Partition != provenance.PartitionUnstated {
+		meta.Partition = b.Partition.String()
+	}
+	if b.Teachers != (accountant.Guarantee{}) {
+		meta.Teachers = &votefile.LabelTeachers{Eps: b.Teachers.Eps, Delta: b.Teachers.Delta}
+	}
 	comments = append(comments, meta.HeaderLine())
 	var lw *votefile.LabelWriter
 	run := func(w io.Writer) error {

@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/optimal"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -91,7 +92,7 @@ type Released struct {
 	// Gamma is the gamma loaded from ReleaseSpec.Gamma and where it came
 	// from; the zero value when none was loaded.
 	Gamma      optimal.Loaded
-	Binding    votefile.Binding
+	Binding    provenance.Binding
 	Accounting Accounting
 	Result     ReleaseResult
 	// LedgerNotes are what the ledger noted as it was opened, and

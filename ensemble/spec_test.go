@@ -17,6 +17,7 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/optimal"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -43,7 +44,7 @@ func releaseSpec(t *testing.T, votes string, p constraints.Problem, src optimal.
 		t.Fatal(err)
 	}
 	return ReleaseSpec{
-		Votes: in, Mechanism: Mechanism{Name: votefile.DaRRM}, Problem: p, Gamma: src,
+		Votes: in, Mechanism: Mechanism{Name: provenance.DaRRM}, Problem: p, Gamma: src,
 		Sink: LabelSink{Path: filepath.Join(dir, "labels.csv"), Format: votefile.FormatCSV}, Composition: accountant.Composition{DeltaPrime: 1e-5},
 		Random: noise.NewSeededSource(1), Options: ReleaseOptions{Experiment: true},
 	}
@@ -124,13 +125,13 @@ func TestReleaseBudgetStop(t *testing.T) {
 	ctx := context.Background()
 	p := constraints.Problem{K: 3, M: 1, Eps: 0.5, TargetDelta: 0}
 	votes := "1,1,0\n0,0,1\n1,1,1\n0,1,0\n"
-	spec := func(budget *accountant.Guarantee, name votefile.MechanismName, delta float64) ReleaseSpec {
+	spec := func(budget *accountant.Guarantee, name provenance.MechanismName, delta float64) ReleaseSpec {
 		s := releaseSpec(t, votes, p, optimal.Source{}, t.TempDir())
 		s.Mechanism, s.Budget, s.Composition.Method = Mechanism{Name: name}, budget, accountant.Simple
 		s.Problem.Delta, s.Problem.TargetDelta = delta, delta
 		return s
 	}
-	s := spec(&accountant.Guarantee{Eps: 1}, votefile.Subsample, 0)
+	s := spec(&accountant.Guarantee{Eps: 1}, provenance.Subsample, 0)
 	out, err := Release(ctx, s)
 	var be *BudgetError
 	if !errors.Is(err, ErrBudget) || !errors.As(err, &be) {
@@ -143,7 +144,7 @@ func TestReleaseBudgetStop(t *testing.T) {
 	if err != nil || strings.Count(string(labels), "\n") < 4 {
 		t.Errorf("labels of a budget stop: %q, %v", labels, err)
 	}
-	cacheOnly := spec(nil, votefile.DaRRM, 0)
+	cacheOnly := spec(nil, provenance.DaRRM, 0)
 	cacheOnly.Gamma.CacheOnly = true
 	for _, tc := range []struct {
 		name string
@@ -151,9 +152,9 @@ func TestReleaseBudgetStop(t *testing.T) {
 		step Step
 	}{
 		{"no such mechanism", spec(nil, "nosuch", 0), StepBuild},
-		{"dsub needs Delta = 0", spec(nil, votefile.DSub, 1e-5), StepBuild},
+		{"dsub needs Delta = 0", spec(nil, provenance.DSub, 1e-5), StepBuild},
 		{"gamma from a cache only, without one", cacheOnly, StepGamma},
-		{"one-vote votes without a partition", spec(nil, votefile.GNMax, 1e-5), StepBinding},
+		{"one-vote votes without a partition", spec(nil, provenance.GNMax, 1e-5), StepBinding},
 	} {
 		_, err := Release(ctx, tc.spec)
 		var re *ReleaseError

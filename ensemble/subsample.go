@@ -8,6 +8,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -15,7 +16,7 @@ import (
 // replacement (Algorithm 8), a tie of an even s broken by a fair coin. By
 // Lemma 3.4.1 it has the output distribution of DaRRM with gamma_Sub.
 type Subsample struct {
-	name votefile.MechanismName
+	name provenance.MechanismName
 	k, s int
 	// keep is the threshold of a Bernoulli(c) drawn before subsampling; a
 	// failure releases a fair coin. It is 2^53 (c = 1) unless the
@@ -53,7 +54,7 @@ func NewSubsample(ctx context.Context, p constraints.Problem, opts Options) (*Su
 	if err != nil {
 		return nil, fmt.Errorf("subsample: certificate: %w", err)
 	}
-	sub := &Subsample{name: votefile.Subsample, k: p.K, s: s, keep: noise.Unit53, g: g}
+	sub := &Subsample{name: provenance.Subsample, k: p.K, s: s, keep: noise.Unit53, g: g}
 	if ok {
 		sub.privacy = Privacy{
 			Guarantee:   target(p),
@@ -103,7 +104,7 @@ func NewDoubleSubsample(ctx context.Context, p constraints.Problem, opts Options
 	if err != nil {
 		return nil, fmt.Errorf("dsub: certificate: %w", err)
 	}
-	sub := &Subsample{name: votefile.DSub, k: p.K, s: s, keep: noise.Unit53, g: g}
+	sub := &Subsample{name: provenance.DSub, k: p.K, s: s, keep: noise.Unit53, g: g}
 	source := fmt.Sprintf("Theorem 3.5.1 (majority of %d subsampled teachers) for arbitrary teachers by the exhaustive certificate of gamma_DSub", s)
 	if !ok {
 		if cert.Status == gamma.Violated || !(cert.MaxF > 0) {
@@ -126,7 +127,7 @@ func NewDoubleSubsample(ctx context.Context, p constraints.Problem, opts Options
 }
 
 // Name returns "subsample" (s = floor(m)) or "dsub" (s = 2·floor(m)-1).
-func (s *Subsample) Name() votefile.MechanismName { return s.name }
+func (s *Subsample) Name() provenance.MechanismName { return s.name }
 
 // K returns the number of teachers.
 func (s *Subsample) K() int { return s.k }
@@ -145,7 +146,7 @@ func (s *Subsample) Gamma() gamma.Gamma { return s.g }
 func (s *Subsample) Classes() int { return 2 }
 
 // Settings returns none: the guarantee says all.
-func (s *Subsample) Settings() votefile.Settings { return votefile.Settings{} }
+func (s *Subsample) Settings() provenance.Settings { return provenance.Settings{} }
 
 // Answer releases the label of q from its votes (Aggregate).
 func (s *Subsample) Answer(q *votefile.Query, src *noise.Source) (int, bool, error) {

@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -29,7 +30,7 @@ func (s ReleaseSpec) withDefaults() (ReleaseSpec, MechanismInfo, error) {
 	m, p := &s.Mechanism, &s.Problem
 	if m.Name == "" {
 		return s, info, unset("Mechanism.Name", "the mechanism: one of %s (two-class votes) or %s (multi-class votes)",
-			votefile.JoinMechanisms(Mechanisms, ", "), votefile.JoinMechanisms(ManyClassMechanisms, ", "))
+			provenance.JoinMechanisms(Mechanisms, ", "), provenance.JoinMechanisms(ManyClassMechanisms, ", "))
 	}
 	m.Input = s.Votes.Input()
 	info, err := LookupMechanism(m.Name, m.Input)
@@ -60,7 +61,7 @@ func (s ReleaseSpec) withDefaults() (ReleaseSpec, MechanismInfo, error) {
 	case info.Gamma && m.Gamma == nil && s.Gamma.Given == nil && s.Gamma.Prior.String() == "":
 		s.Gamma.Prior = gamma.UniformPrior()
 	}
-	if m.Name == votefile.RR && m.RR == (accountant.Composition{}) {
+	if m.Name == provenance.RR && m.RR == (accountant.Composition{}) {
 		m.RR.Method = accountant.RRComposition(p.Delta)
 	}
 	if m.RR.DeltaPrime == 0 {
@@ -68,13 +69,13 @@ func (s ReleaseSpec) withDefaults() (ReleaseSpec, MechanismInfo, error) {
 	}
 	if m.Input == votefile.ManyClasses {
 		switch {
-		case (m.Name == votefile.GNMax || m.Name == votefile.ConfidentGNMax) && m.GNMax.Sigma2 == 0:
+		case (m.Name == provenance.GNMax || m.Name == provenance.ConfidentGNMax) && m.GNMax.Sigma2 == 0:
 			return s, info, unset("Mechanism.GNMax.Sigma2", "%s needs the noise of its answer, sigma2 > 0", m.Name)
-		case (m.Name == votefile.GNMax || m.Name == votefile.ConfidentGNMax) && p.TargetDelta == 0:
+		case (m.Name == provenance.GNMax || m.Name == provenance.ConfidentGNMax) && p.TargetDelta == 0:
 			return s, info, unset("Problem.TargetDelta", "%s needs the per-query delta > 0 of its guarantee: Gaussian noise is not pure DP", m.Name)
-		case m.Name == votefile.ConfidentGNMax && m.GNMax.Sigma1 == 0:
+		case m.Name == provenance.ConfidentGNMax && m.GNMax.Sigma1 == 0:
 			return s, info, unset("Mechanism.GNMax.Sigma1", "%s needs the noise of its threshold step, sigma1 > 0 (without one it is gnmax)", m.Name)
-		case m.Name == votefile.LNMax && m.LNMax.Scale == 0:
+		case m.Name == provenance.LNMax && m.LNMax.Scale == 0:
 			return s, info, unset("Mechanism.LNMax.Scale", "%s needs the scale b > 0 of its Laplace noise", m.Name)
 		}
 		if m.GNMax.Noise == noisymax.UnsetNoise {

@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -21,10 +22,10 @@ import (
 // fixed teachers each (0.1, 1e-5)-DP voting 0/1, and 250 non-private ones
 // whose votes are counted over 10 classes.
 var zeroMeta = map[votefile.Input]*votefile.Meta{
-	votefile.TwoClass: {Ensemble: "zero-two", K: 11, Classes: 2, Layout: votefile.LayoutVotes, Relation: accountant.PrivateTeachers,
-		Kind: votefile.Fixed, Partition: votefile.KeyedHash, Teachers: []votefile.TeacherGroup{{Count: 11, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}}}},
-	votefile.ManyClasses: {Ensemble: "zero-many", K: 250, Classes: 10, Layout: votefile.LayoutCounts, Relation: accountant.OneVote,
-		Kind: votefile.Fixed, Partition: votefile.KeyedHash, Teachers: []votefile.TeacherGroup{{Count: 250, Origin: votefile.NonPrivate}}},
+	votefile.TwoClass: {Ensemble: "zero-two", K: 11, Classes: 2, Layout: votefile.LayoutVotes, Relation: "private-teachers",
+		Kind: "fixed", Partition: "keyed-hash", Teachers: []votefile.TeacherGroup{{Count: 11, Eps: ptr(0.1), Delta: ptr(1e-5), Source: votefile.TeacherSource{Method: "stated"}}}},
+	votefile.ManyClasses: {Ensemble: "zero-many", K: 250, Classes: 10, Layout: votefile.LayoutCounts, Relation: "one-vote",
+		Kind: "fixed", Partition: "keyed-hash", Teachers: []votefile.TeacherGroup{{Count: 250, Source: votefile.TeacherSource{Method: "none"}}}},
 }
 
 var zeroRows = map[votefile.Input][][]int{
@@ -33,8 +34,8 @@ var zeroRows = map[votefile.Input][][]int{
 }
 
 // oneVote is the header of 11 non-private teachers voting 0/1.
-var oneVote = &votefile.Meta{Ensemble: "zero-one-vote", K: 11, Classes: 2, Layout: votefile.LayoutVotes, Relation: accountant.OneVote,
-	Kind: votefile.Fixed, Partition: votefile.KeyedHash, Teachers: []votefile.TeacherGroup{{Count: 11, Origin: votefile.NonPrivate}}}
+var oneVote = &votefile.Meta{Ensemble: "zero-one-vote", K: 11, Classes: 2, Layout: votefile.LayoutVotes, Relation: "one-vote",
+	Kind: "fixed", Partition: "keyed-hash", Teachers: []votefile.TeacherGroup{{Count: 11, Source: votefile.TeacherSource{Method: "none"}}}}
 
 func mustRows(t *testing.T, rows [][]int, meta *votefile.Meta) votefile.Reader {
 	t.Helper()
@@ -47,7 +48,7 @@ func mustRows(t *testing.T, rows [][]int, meta *votefile.Meta) votefile.Reader {
 
 // zeroSpec is a complete release by mechanism name of the votes of
 // input, every field given, its labels into out.
-func zeroSpec(t *testing.T, name votefile.MechanismName, input votefile.Input, out *bytes.Buffer) ReleaseSpec {
+func zeroSpec(t *testing.T, name provenance.MechanismName, input votefile.Input, out *bytes.Buffer) ReleaseSpec {
 	t.Helper()
 	s := ReleaseSpec{
 		Votes:       mustRows(t, zeroRows[input], zeroMeta[input]),
@@ -58,17 +59,17 @@ func zeroSpec(t *testing.T, name votefile.MechanismName, input votefile.Input, o
 		Options:     ReleaseOptions{Experiment: true},
 	}
 	switch name {
-	case votefile.DaRRM:
+	case provenance.DaRRM:
 		g, err := gamma.Sub(11, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
 		s.Mechanism.Gamma, s.Mechanism.GammaSource = g, "gamma_Sub"
-	case votefile.RR:
+	case provenance.RR:
 		s.Mechanism.RR = accountant.Composition{Method: accountant.RRComposition(1e-5), DeltaPrime: accountant.DefaultDeltaPrime}
-	case votefile.ConfidentGNMax:
+	case provenance.ConfidentGNMax:
 		s.Mechanism.GNMax = noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
-	case votefile.LNMax:
+	case provenance.LNMax:
 		s.Mechanism.LNMax = noisymax.LNMax{Scale: 20}
 	}
 	if input == votefile.TwoClass {
@@ -88,16 +89,16 @@ func TestReleaseSpecZeroValues(t *testing.T) {
 	two, many := votefile.TwoClass, votefile.ManyClasses
 	for _, tc := range []struct {
 		field string
-		name  votefile.MechanismName
+		name  provenance.MechanismName
 		input votefile.Input
 		zero  func(s *ReleaseSpec)
 		want  string // "" when the zero value is a default
 		check func(t *testing.T, out Released, labels string)
 	}{
-		{field: "Votes", name: votefile.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Votes = nil }, want: "ReleaseSpec.Votes"},
-		{field: "Mechanism.Name", name: votefile.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Mechanism.Name = "" }, want: "ReleaseSpec.Mechanism.Name"},
-		{field: "Mechanism.Input", name: votefile.ConfidentGNMax, input: many, zero: func(s *ReleaseSpec) { s.Mechanism.Input = 0 }},
-		{field: "Mechanism.Gamma", name: votefile.DaRRM, input: two, zero: func(s *ReleaseSpec) {
+		{field: "Votes", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Votes = nil }, want: "ReleaseSpec.Votes"},
+		{field: "Mechanism.Name", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Mechanism.Name = "" }, want: "ReleaseSpec.Mechanism.Name"},
+		{field: "Mechanism.Input", name: provenance.ConfidentGNMax, input: many, zero: func(s *ReleaseSpec) { s.Mechanism.Input = 0 }},
+		{field: "Mechanism.Gamma", name: provenance.DaRRM, input: two, zero: func(s *ReleaseSpec) {
 			s.Mechanism.Gamma, s.Mechanism.GammaSource = nil, ""
 			s.Gamma = optimal.Source{Prior: gamma.UniformPrior()}
 		}, check: func(t *testing.T, out Released, _ string) {
@@ -105,34 +106,34 @@ func TestReleaseSpecZeroValues(t *testing.T) {
 				t.Errorf("gamma %v, %q: want gamma_opt solved", out.Gamma.Origin, out.Label)
 			}
 		}},
-		{field: "Mechanism.GammaSource", name: votefile.DaRRM, input: two, zero: func(s *ReleaseSpec) { s.Mechanism.GammaSource = "" },
+		{field: "Mechanism.GammaSource", name: provenance.DaRRM, input: two, zero: func(s *ReleaseSpec) { s.Mechanism.GammaSource = "" },
 			check: func(t *testing.T, out Released, _ string) {
 				if out.Label != "DaRRM with a gamma given" {
 					t.Errorf("label %q", out.Label)
 				}
 			}},
-		{field: "Mechanism.RR", name: votefile.RR, input: two, zero: func(s *ReleaseSpec) { s.Mechanism.RR = accountant.Composition{} },
+		{field: "Mechanism.RR", name: provenance.RR, input: two, zero: func(s *ReleaseSpec) { s.Mechanism.RR = accountant.Composition{} },
 			check: func(t *testing.T, out Released, _ string) {
 				if !strings.Contains(out.Label, "general composition") {
 					t.Errorf("label %q: want the paper's composition", out.Label)
 				}
 			}},
-		{field: "Mechanism.RR.DeltaPrime", name: votefile.RR, input: two, zero: func(s *ReleaseSpec) { s.Mechanism.RR.DeltaPrime = 0 }},
-		{field: "Mechanism.GNMax.Sigma2", name: votefile.ConfidentGNMax, input: many, zero: func(s *ReleaseSpec) { s.Mechanism.GNMax.Sigma2 = 0 }, want: "ReleaseSpec.Mechanism.GNMax.Sigma2"},
-		{field: "Mechanism.GNMax.Sigma1", name: votefile.ConfidentGNMax, input: many, zero: func(s *ReleaseSpec) { s.Mechanism.GNMax.Sigma1 = 0 }, want: "ReleaseSpec.Mechanism.GNMax.Sigma1"},
-		{field: "Mechanism.GNMax.Noise", name: votefile.ConfidentGNMax, input: many, zero: func(s *ReleaseSpec) { s.Mechanism.GNMax.Noise = 0 }},
-		{field: "Mechanism.LNMax.Scale", name: votefile.LNMax, input: many, zero: func(s *ReleaseSpec) { s.Mechanism.LNMax.Scale = 0 }, want: "ReleaseSpec.Mechanism.LNMax.Scale"},
-		{field: "Problem.K", name: votefile.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Problem.K = 0 }},
-		{field: "Problem.M", name: votefile.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Problem.M = 0 }, want: "ReleaseSpec.Problem.M"},
-		{field: "Problem.Eps", name: votefile.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Problem.Eps, s.Problem.Delta = 0, 0 },
+		{field: "Mechanism.RR.DeltaPrime", name: provenance.RR, input: two, zero: func(s *ReleaseSpec) { s.Mechanism.RR.DeltaPrime = 0 }},
+		{field: "Mechanism.GNMax.Sigma2", name: provenance.ConfidentGNMax, input: many, zero: func(s *ReleaseSpec) { s.Mechanism.GNMax.Sigma2 = 0 }, want: "ReleaseSpec.Mechanism.GNMax.Sigma2"},
+		{field: "Mechanism.GNMax.Sigma1", name: provenance.ConfidentGNMax, input: many, zero: func(s *ReleaseSpec) { s.Mechanism.GNMax.Sigma1 = 0 }, want: "ReleaseSpec.Mechanism.GNMax.Sigma1"},
+		{field: "Mechanism.GNMax.Noise", name: provenance.ConfidentGNMax, input: many, zero: func(s *ReleaseSpec) { s.Mechanism.GNMax.Noise = 0 }},
+		{field: "Mechanism.LNMax.Scale", name: provenance.LNMax, input: many, zero: func(s *ReleaseSpec) { s.Mechanism.LNMax.Scale = 0 }, want: "ReleaseSpec.Mechanism.LNMax.Scale"},
+		{field: "Problem.K", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Problem.K = 0 }},
+		{field: "Problem.M", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Problem.M = 0 }, want: "ReleaseSpec.Problem.M"},
+		{field: "Problem.Eps", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Problem.Eps, s.Problem.Delta = 0, 0 },
 			check: func(t *testing.T, out Released, _ string) {
 				if out.Aggregator.Privacy().Teachers != (accountant.Guarantee{Eps: 0.1, Delta: 1e-5}) {
 					t.Errorf("teachers %v: want the header's", out.Aggregator.Privacy().Teachers)
 				}
 			}},
-		{field: "Problem.Delta", name: votefile.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Problem.Delta = 0 }, want: "the teachers' Delta: 0 given by the subsample mechanism, but the vote file's metadata header states 1e-05"},
-		{field: "Mechanism.GNMax.Threshold", name: votefile.ConfidentGNMax, input: many, zero: func(s *ReleaseSpec) { s.Mechanism.GNMax.Threshold = 0 }},
-		{field: "Mechanism.GNMaxSearch", name: votefile.GNMax, input: two, zero: func(s *ReleaseSpec) {
+		{field: "Problem.Delta", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Problem.Delta = 0 }, want: "the teachers' Delta: 0 given by the subsample mechanism, but the vote file's metadata header states 1e-05"},
+		{field: "Mechanism.GNMax.Threshold", name: provenance.ConfidentGNMax, input: many, zero: func(s *ReleaseSpec) { s.Mechanism.GNMax.Threshold = 0 }},
+		{field: "Mechanism.GNMaxSearch", name: provenance.GNMax, input: two, zero: func(s *ReleaseSpec) {
 			s.Mechanism.GNMaxSearch = 0
 			s.Votes = mustRows(t, zeroRows[two], oneVote)
 		}, check: func(t *testing.T, out Released, _ string) {
@@ -140,40 +141,40 @@ func TestReleaseSpecZeroValues(t *testing.T) {
 				t.Errorf("label %q: want the paper's grid search", out.Label)
 			}
 		}},
-		{field: "Problem.TargetDelta", name: votefile.ConfidentGNMax, input: many, zero: func(s *ReleaseSpec) { s.Problem.TargetDelta = 0 }, want: "ReleaseSpec.Problem.TargetDelta"},
-		{field: "Problem.TargetDelta", name: votefile.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Problem.TargetDelta = 0 }, want: "ReleaseSpec.Problem.TargetDelta"},
-		{field: "Gamma.Prior", name: votefile.DaRRM, input: two, zero: func(s *ReleaseSpec) {
+		{field: "Problem.TargetDelta", name: provenance.ConfidentGNMax, input: many, zero: func(s *ReleaseSpec) { s.Problem.TargetDelta = 0 }, want: "ReleaseSpec.Problem.TargetDelta"},
+		{field: "Problem.TargetDelta", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Problem.TargetDelta = 0 }, want: "ReleaseSpec.Problem.TargetDelta"},
+		{field: "Gamma.Prior", name: provenance.DaRRM, input: two, zero: func(s *ReleaseSpec) {
 			s.Mechanism.Gamma, s.Mechanism.GammaSource = nil, ""
 		}, check: func(t *testing.T, out Released, _ string) {
 			if out.Label != "DaRRM with gamma_opt (prior uniform), solved now" {
 				t.Errorf("label %q: want the uniform prior", out.Label)
 			}
 		}},
-		{field: "Composition", name: votefile.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Composition = accountant.Composition{} },
+		{field: "Composition", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Composition = accountant.Composition{} },
 			check: func(t *testing.T, out Released, _ string) {
 				if out.Accounting.Composition.DeltaPrime != accountant.DefaultDeltaPrime {
 					t.Errorf("delta' %v", out.Accounting.Composition.DeltaPrime)
 				}
 			}},
-		{field: "Composition", name: votefile.Subsample, input: two, zero: func(s *ReleaseSpec) {
+		{field: "Composition", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) {
 			s.Composition = accountant.Composition{}
 			s.Budget = &accountant.Guarantee{Eps: 1, Delta: 1e-4}
 		}},
-		{field: "Sink.Stdout", name: votefile.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Sink.Stdout = nil }, want: "ReleaseSpec.Sink: LabelSink.Stdout is not set"},
-		{field: "Sink.Format", name: votefile.ConfidentGNMax, input: many, zero: func(s *ReleaseSpec) { s.Sink.Format = 0 },
+		{field: "Sink.Stdout", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Sink.Stdout = nil }, want: "ReleaseSpec.Sink: LabelSink.Stdout is not set"},
+		{field: "Sink.Format", name: provenance.ConfidentGNMax, input: many, zero: func(s *ReleaseSpec) { s.Sink.Format = 0 },
 			check: func(t *testing.T, _ Released, labels string) {
 				if !strings.Contains(labels, "\nid,label,answered\n1,0,1\n") {
 					t.Errorf("labels %q: want CSV", labels)
 				}
 			}},
-		{field: "Random", name: votefile.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Random, s.Options.Experiment = nil, false },
+		{field: "Random", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Random, s.Options.Experiment = nil, false },
 			check: func(t *testing.T, _ Released, labels string) {
 				if strings.HasPrefix(labels, NotForRelease) {
 					t.Errorf("labels from crypto/rand marked %q", NotForRelease)
 				}
 			}},
-		{field: "Certificate", name: votefile.DaRRM, input: two, zero: func(s *ReleaseSpec) { s.Certificate = Options{} }},
-		{field: "LedgerOptions", name: votefile.LNMax, input: many, zero: func(s *ReleaseSpec) {
+		{field: "Certificate", name: provenance.DaRRM, input: two, zero: func(s *ReleaseSpec) { s.Certificate = Options{} }},
+		{field: "LedgerOptions", name: provenance.LNMax, input: many, zero: func(s *ReleaseSpec) {
 			state := t.TempDir()
 			t.Setenv("XDG_STATE_HOME", state)
 			s.Ledger = filepath.Join(t.TempDir(), "l.ledger")
@@ -212,7 +213,7 @@ func TestReleaseSpecZeroValues(t *testing.T) {
 func TestReleaseToZeroSink(t *testing.T) {
 	ctx := context.Background()
 	var out bytes.Buffer
-	s := zeroSpec(t, votefile.LNMax, votefile.ManyClasses, &out)
+	s := zeroSpec(t, provenance.LNMax, votefile.ManyClasses, &out)
 	s.Problem.K = s.Votes.K()
 	agg, _, err := s.Mechanism.Build(ctx, s.Problem, s.Votes.Classes(), Options{})
 	if err != nil {
@@ -226,3 +227,4 @@ func TestReleaseToZeroSink(t *testing.T) {
 		t.Errorf("zero format: %+v, %v, labels %q", res, err, out.String())
 	}
 }
+func ptr[T any](v T) *T { return &v }

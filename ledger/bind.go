@@ -5,16 +5,17 @@ import (
 	"errors"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
 // Bind returns the teacher ensemble a new ledger binds: the one the
 // metadata header of its votes states (meta), which what s states must
-// agree with (votefile.Check, the check of every release), or, without a
+// agree with (provenance.Check, the check of every release), or, without a
 // header (meta nil), what s states, which must then state every parameter
-// of the ensemble in its domain (votefile.Binding.Validate).
-func Bind(meta *votefile.Meta, s votefile.Stated) (votefile.Binding, error) {
-	b, err := votefile.Check(meta, s)
+// of the ensemble in its domain (provenance.Binding.Validate).
+func Bind(meta *votefile.Meta, s provenance.Stated) (provenance.Binding, error) {
+	b, err := provenance.Check(meta, s)
 	if err == nil && meta == nil {
 		err = b.Validate()
 	}
@@ -30,7 +31,7 @@ func InitFor(ctx context.Context, path string, meta *votefile.Meta, budget accou
 	if meta == nil {
 		return nil, &BindError{errors.New("no metadata header: a ledger made for votes binds the ensemble their header states")}
 	}
-	b, err := Bind(meta, votefile.Stated{})
+	b, err := Bind(meta, provenance.Stated{})
 	if err != nil {
 		return nil, &BindError{err}
 	}

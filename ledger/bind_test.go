@@ -7,6 +7,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/fixtures"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -18,31 +19,32 @@ func TestBind(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	meta, err := votefile.ReadMeta(f, "votes-K11.csv")
+	in, _, err := votefile.Read(f, "votes-K11.csv", votefile.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	meta := in.Meta()
 	pt := accountant.PrivateTeachers
 	eps, delta, other := 0.1, 1e-5, 0.2
-	full := votefile.Stated{Ensemble: "e", K: 11, Relation: &pt, Kind: votefile.Fixed, Partition: votefile.SharedData, Eps: &eps, Delta: &delta}
+	full := provenance.Stated{Ensemble: "e", K: 11, Relation: &pt, Kind: provenance.Fixed, Partition: provenance.SharedData, Eps: &eps, Delta: &delta}
 	noK := full
 	noK.K = 0
 	for _, c := range []struct {
 		name     string
 		meta     *votefile.Meta
-		s        votefile.Stated
+		s        provenance.Stated
 		ensemble string
-		teachers bool // a *votefile.TeachersError
+		teachers bool // a *provenance.TeachersError
 		fails    bool
 	}{
-		{"header", meta, votefile.Stated{}, meta.Ensemble, false, false},
-		{"header, agreeing K", meta, votefile.Stated{K: 11}, meta.Ensemble, false, false},
-		{"header, other eps", meta, votefile.Stated{Eps: &other, Delta: &delta}, "", true, true},
+		{"header", meta, provenance.Stated{}, meta.Ensemble, false, false},
+		{"header, agreeing K", meta, provenance.Stated{K: 11}, meta.Ensemble, false, false},
+		{"header, other eps", meta, provenance.Stated{Eps: &other, Delta: &delta}, "", true, true},
 		{"flags", nil, full, "e", false, false},
 		{"flags without K", nil, noK, "", false, true},
 	} {
 		b, err := Bind(c.meta, c.s)
-		var te *votefile.TeachersError
+		var te *provenance.TeachersError
 		switch {
 		case c.fails != (err != nil), c.teachers != errors.As(err, &te):
 			t.Errorf("%s: %v", c.name, err)

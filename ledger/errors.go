@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/votefile"
+	"github.com/darrm/darrm/provenance"
 )
 
 // CorruptError reports a ledger that cannot be trusted; nothing may be
@@ -67,7 +67,7 @@ func (e *VersionError) BadInput() bool { return true }
 // is made, so that its halting rule holds for adaptively chosen runs.
 type FilterError struct {
 	Path      string
-	Mechanism votefile.MechanismName
+	Mechanism provenance.MechanismName
 	Err       error
 }
 
@@ -96,14 +96,14 @@ func (e *FilterError) Unwrap() error { return e.Err }
 // header-less file asserts nothing of how their data were split).
 type BindingError struct {
 	Path     string
-	Ledger   votefile.Binding
-	Diffs    []votefile.BindingDiff // A: the ledger's, B: the release's
+	Ledger   provenance.Binding
+	Diffs    []provenance.BindingDiff // A: the ledger's, B: the release's
 	Unstated bool
 }
 
 func (e *BindingError) Error() string {
 	if e.Unstated {
-		return fmt.Sprintf("ledger %s is bound to %v; this release's vote file has no metadata header, so nothing ties its labels to those teachers, to their cap or to their relation: put the ensemble's metadata header on the vote file's first line (e.g. the first line of a vote file of theirs that has one; docs/aggregate.md, \"The metadata header\") and run the release again", e.Path, e.Ledger)
+		return fmt.Sprintf("ledger %s is bound to %v; this release's vote file has no metadata header, so nothing ties its labels to those teachers, to their cap or to their relation: put the ensemble's metadata header on the vote file's first line, or, for votes that cannot hold it (NumPy), in a sidecar beside them, VOTES.meta.json (e.g. the header of a vote file of theirs that has one; docs/aggregate.md, \"The metadata header\"), and run the release again", e.Path, e.Ledger)
 	}
 	var parts []string
 	for _, d := range e.Diffs {

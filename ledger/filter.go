@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/votefile"
+	"github.com/darrm/darrm/provenance"
 )
 
 // filters are the compositions a ledger may hold its runs to its budget
@@ -50,7 +50,7 @@ type FilterChoice struct {
 // must; chosen after runs (from what they spent) it would not be a filter
 // any theorem covers, so a ledger's filter never changes (Upgrade keeps
 // it too).
-func ChooseFilter(b votefile.Binding, budget accountant.Guarantee, step accountant.Spend, expected int) (FilterChoice, error) {
+func ChooseFilter(b provenance.Binding, budget accountant.Guarantee, step accountant.Spend, expected int) (FilterChoice, error) {
 	if err := checkBudget(budget); err != nil {
 		return FilterChoice{}, err
 	}

@@ -9,12 +9,12 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/votefile"
+	"github.com/darrm/darrm/provenance"
 )
 
 // oneVote is a PATE ensemble: one-vote relation, no teachers' guarantee,
 // so a ledger of it gets the zCDP filter by default.
-var oneVote = votefile.Binding{Ensemble: "pate", K: 250, Relation: accountant.OneVote, Kind: votefile.Fixed, Partition: votefile.KeyedHash}
+var oneVote = provenance.Binding{Ensemble: "pate", K: 250, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}
 
 // confident is one query of Confident-GNMax, σ1 = 150, σ2 = 40, discrete
 // noise (its per-query guarantee at δ = 1e-5 by the paper's conversion).
@@ -33,7 +33,7 @@ func zcdpEps(rho, delta float64) float64 {
 	return best
 }
 
-func newOneVoteLedger(t *testing.T, budget accountant.Guarantee) (string, votefile.Binding) {
+func newOneVoteLedger(t *testing.T, budget accountant.Guarantee) (string, provenance.Binding) {
 	t.Helper()
 	b := unique(oneVote)
 	path := filepath.Join(t.TempDir(), "pate.ledger")
@@ -152,7 +152,7 @@ func TestChooseFilter(t *testing.T) {
 	b3, b8 := accountant.Guarantee{Eps: 3, Delta: 1e-5}, accountant.Guarantee{Eps: 8, Delta: 1e-6}
 	for _, c := range []struct {
 		name      string
-		b         votefile.Binding
+		b         provenance.Binding
 		budget    accountant.Guarantee
 		step      accountant.Spend
 		expected  int

@@ -12,7 +12,7 @@ import (
 	"unicode"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/votefile"
+	"github.com/darrm/darrm/provenance"
 )
 
 // Header is the first line of a ledger.
@@ -43,16 +43,16 @@ type Header struct {
 // its id and relation: K, each teacher's (ε, Δ) (the common bound of
 // teachers with different guarantees), and their kind and partition.
 type Teachers struct {
-	K         int                `json:"K"`
-	Eps       float64            `json:"eps"`
-	Delta     float64            `json:"Delta"`
-	Kind      votefile.Kind      `json:"kind"`
-	Partition votefile.Partition `json:"partition"`
+	K         int                  `json:"K"`
+	Eps       float64              `json:"eps"`
+	Delta     float64              `json:"Delta"`
+	Kind      provenance.Kind      `json:"kind"`
+	Partition provenance.Partition `json:"partition"`
 }
 
 // NewHeader returns the header of a ledger bound to b, with a budget,
 // slack δ' and filter.
-func NewHeader(b votefile.Binding, budget accountant.Guarantee, deltaPrime float64, filter accountant.Method) Header {
+func NewHeader(b provenance.Binding, budget accountant.Guarantee, deltaPrime float64, filter accountant.Method) Header {
 	h := Header{Ensemble: b.Ensemble, Relation: b.Relation.String(), Budget: budget, DeltaPrime: deltaPrime, Filter: filter}
 	h.Bind(b)
 	return h
@@ -63,7 +63,7 @@ func NewHeader(b votefile.Binding, budget accountant.Guarantee, deltaPrime float
 // budget with δ > 0 in the one-vote relation, where every mechanism has a
 // zCDP curve (the GNMax family, LNMax and pure DaRRM labels), else simple
 // composition.
-func DefaultFilter(b votefile.Binding, budget accountant.Guarantee) accountant.Method {
+func DefaultFilter(b provenance.Binding, budget accountant.Guarantee) accountant.Method {
 	if budget.Delta > 0 && b.Relation == accountant.OneVote {
 		return accountant.ZCDPFilter
 	}
@@ -72,18 +72,18 @@ func DefaultFilter(b votefile.Binding, budget accountant.Guarantee) accountant.M
 
 // Bind sets the parameters h binds to b's (its ensemble, relation and
 // teachers).
-func (h *Header) Bind(b votefile.Binding) {
+func (h *Header) Bind(b provenance.Binding) {
 	h.Ensemble, h.Relation = b.Ensemble, b.Relation.String()
 	h.Teachers = &Teachers{K: b.K, Eps: b.Teachers.Eps, Delta: b.Teachers.Delta, Kind: b.Kind, Partition: b.Partition}
 }
 
 // Binding returns the parameters the ledger is bound to (version 2).
-func (h Header) Binding() (votefile.Binding, error) {
+func (h Header) Binding() (provenance.Binding, error) {
 	var r accountant.Relation
 	if err := r.UnmarshalText([]byte(h.Relation)); err != nil {
-		return votefile.Binding{}, err
+		return provenance.Binding{}, err
 	}
-	b := votefile.Binding{Ensemble: h.Ensemble, Relation: r}
+	b := provenance.Binding{Ensemble: h.Ensemble, Relation: r}
 	if t := h.Teachers; t != nil {
 		b.K, b.Teachers, b.Kind, b.Partition = t.K, accountant.Guarantee{Eps: t.Eps, Delta: t.Delta}, t.Kind, t.Partition
 	}
@@ -112,11 +112,11 @@ type Upgraded struct {
 // the last line of a run counts; Final marks the exact count written at
 // its end.
 type Spend struct {
-	Run       string                 `json:"run"`
-	Time      time.Time              `json:"time"`
-	Mechanism votefile.MechanismName `json:"mechanism"`
-	Eps       float64                `json:"eps"`
-	Delta     float64                `json:"delta"`
+	Run       string                   `json:"run"`
+	Time      time.Time                `json:"time"`
+	Mechanism provenance.MechanismName `json:"mechanism"`
+	Eps       float64                  `json:"eps"`
+	Delta     float64                  `json:"delta"`
 	// Kind, Gaussian and Discrete describe the mechanism beyond its
 	// (Eps, Delta) (version 4): accountant.GaussianSpend with its noise;
 	// omitted for a mechanism known by its guarantee (Step).
@@ -144,7 +144,7 @@ func (s Spend) Step() accountant.Spend {
 
 // spendOf returns the record of labels of step by mechanism in run: the
 // guarantee, and the description of a kind that has more.
-func spendOf(run string, mechanism votefile.MechanismName, step accountant.Spend) Spend {
+func spendOf(run string, mechanism provenance.MechanismName, step accountant.Spend) Spend {
 	s := Spend{Run: run, Mechanism: mechanism, Eps: step.Eps, Delta: step.Delta}
 	// A bit computed from Gaussian noise (two-class GNMax, a OneBitSpend)
 	// is recorded by its noise, whose zCDP slope the filter composes.

@@ -37,7 +37,7 @@
 // budget is refused. The filter is chosen before the first run, from the
 // labels the ledger will pay for when they are declared (ChooseFilter),
 // and never changed: Upgrade keeps it. For fixed private teachers the total is the smaller
-// of that and the teachers' post-processing cap (votefile.Binding.Cap),
+// of that and the teachers' post-processing cap (provenance.Binding.Cap),
 // which can make every further release free.
 //
 // A ledger or record that cannot be used as it is (damaged, of an earlier

@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/votefile"
+	"github.com/darrm/darrm/provenance"
 )
 
 var step = accountant.Guarantee{Eps: 0.3, Delta: 3e-5}
@@ -25,15 +25,15 @@ var ctx = context.Background()
 // bound is the ensemble of the tests' ledgers (each its own id, unique):
 // a fresh mechanism per query, so that no teachers' cap applies and the
 // totals are the composition of the spends.
-var bound = votefile.Binding{Ensemble: "mnist58-k11", K: 11, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5},
-	Relation: accountant.PrivateTeachers, Kind: votefile.PerQuery, Partition: votefile.SharedData}
+var bound = provenance.Binding{Ensemble: "mnist58-k11", K: 11, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5},
+	Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}
 
 // ensembles counts the ledgers made, to name their ensembles apart: one
 // ensemble has one ledger.
 var ensembles int
 
 // unique returns b with an ensemble id of its own.
-func unique(b votefile.Binding) votefile.Binding {
+func unique(b provenance.Binding) provenance.Binding {
 	ensembles++
 	b.Ensemble = fmt.Sprintf("%s-%d", bound.Ensemble, ensembles)
 	return b
@@ -41,7 +41,7 @@ func unique(b votefile.Binding) votefile.Binding {
 
 // binding returns the ensemble the ledger l is bound to, as a release of
 // its teachers states it.
-func binding(t *testing.T, l *Ledger) votefile.Binding {
+func binding(t *testing.T, l *Ledger) provenance.Binding {
 	t.Helper()
 	b, err := l.Header().Binding()
 	if err != nil {
@@ -156,34 +156,34 @@ func TestRelationAndInitChecks(t *testing.T) {
 	}
 	defer l.Close()
 	oneVote := binding(t, l)
-	oneVote.Relation, oneVote.Partition = accountant.OneVote, votefile.KeyedHash
+	oneVote.Relation, oneVote.Partition = accountant.OneVote, provenance.KeyedHash
 	if err := l.Begin("gnmax", oneVote, accountant.ApproxStep(step)); err == nil || !strings.Contains(err.Error(), "cannot share a budget") {
 		t.Errorf("a one-vote spend on a private-teachers ledger: %v", err)
 	}
 	if _, err := Init(ctx, path, NewHeader(bound, accountant.Guarantee{Eps: 1}, 1e-5, accountant.Simple), InitOptions{}); err == nil {
 		t.Error("Init overwrote an existing ledger")
 	}
-	edit := func(f func(*votefile.Binding)) votefile.Binding {
+	edit := func(f func(*provenance.Binding)) provenance.Binding {
 		b := bound
 		f(&b)
 		return b
 	}
 	one := accountant.Guarantee{Eps: 1}
 	for name, h := range map[string]Header{
-		"no name":           NewHeader(edit(func(b *votefile.Binding) { b.Ensemble = "" }), one, 1e-5, accountant.Simple),
+		"no name":           NewHeader(edit(func(b *provenance.Binding) { b.Ensemble = "" }), one, 1e-5, accountant.Simple),
 		"eps 0":             NewHeader(bound, accountant.Guarantee{}, 1e-5, accountant.Simple),
 		"delta' 0":          NewHeader(bound, one, 0, accountant.Simple),
 		"delta 1":           NewHeader(bound, accountant.Guarantee{Eps: 1, Delta: 1}, 1e-5, accountant.Simple),
 		"no parameters":     {Ensemble: "x", Relation: "private-teachers", Budget: one, DeltaPrime: 1e-5},
 		"bad relation":      {Ensemble: "x", Relation: "r", Budget: one, DeltaPrime: 1e-5, Teachers: NewHeader(bound, one, 1e-5, accountant.Simple).Teachers},
-		"K even":            NewHeader(edit(func(b *votefile.Binding) { b.K = 10 }), one, 1e-5, accountant.Simple),
-		"K 0":               NewHeader(edit(func(b *votefile.Binding) { b.K = 0 }), one, 1e-5, accountant.Simple),
-		"teachers' eps 0":   NewHeader(edit(func(b *votefile.Binding) { b.Teachers.Eps = 0 }), one, 1e-5, accountant.Simple),
-		"teachers' Delta 1": NewHeader(edit(func(b *votefile.Binding) { b.Teachers.Delta = 1 }), one, 1e-5, accountant.Simple),
-		"kind unstated":     NewHeader(edit(func(b *votefile.Binding) { b.Kind = votefile.KindUnstated }), one, 1e-5, accountant.Simple),
-		"partition missing": NewHeader(edit(func(b *votefile.Binding) { b.Partition = votefile.PartitionUnstated }), one, 1e-5, accountant.Simple),
-		"one-vote, shared":  NewHeader(edit(func(b *votefile.Binding) { b.Relation = accountant.OneVote }), one, 1e-5, accountant.Simple),
-		"no teachers' guarantee, private-teachers": NewHeader(edit(func(b *votefile.Binding) { b.Teachers = accountant.Guarantee{} }), one, 1e-5, accountant.Simple),
+		"K even":            NewHeader(edit(func(b *provenance.Binding) { b.K = 10 }), one, 1e-5, accountant.Simple),
+		"K 0":               NewHeader(edit(func(b *provenance.Binding) { b.K = 0 }), one, 1e-5, accountant.Simple),
+		"teachers' eps 0":   NewHeader(edit(func(b *provenance.Binding) { b.Teachers.Eps = 0 }), one, 1e-5, accountant.Simple),
+		"teachers' Delta 1": NewHeader(edit(func(b *provenance.Binding) { b.Teachers.Delta = 1 }), one, 1e-5, accountant.Simple),
+		"kind unstated":     NewHeader(edit(func(b *provenance.Binding) { b.Kind = provenance.KindUnstated }), one, 1e-5, accountant.Simple),
+		"partition missing": NewHeader(edit(func(b *provenance.Binding) { b.Partition = provenance.PartitionUnstated }), one, 1e-5, accountant.Simple),
+		"one-vote, shared":  NewHeader(edit(func(b *provenance.Binding) { b.Relation = accountant.OneVote }), one, 1e-5, accountant.Simple),
+		"no teachers' guarantee, private-teachers": NewHeader(edit(func(b *provenance.Binding) { b.Teachers = accountant.Guarantee{} }), one, 1e-5, accountant.Simple),
 	} {
 		p := filepath.Join(t.TempDir(), "l")
 		if _, err := Init(ctx, p, h, InitOptions{}); err == nil {
@@ -199,7 +199,7 @@ func TestRelationAndInitChecks(t *testing.T) {
 // one-vote relation, binds no teachers' guarantee; an even K is allowed.
 func TestInitNonPrivateOneVote(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "l")
-	b := unique(votefile.Binding{K: 250, Relation: accountant.OneVote, Kind: votefile.Fixed, Partition: votefile.KeyedHash})
+	b := unique(provenance.Binding{K: 250, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash})
 	if _, err := Init(ctx, p, NewHeader(b, accountant.Guarantee{Eps: 2, Delta: 1e-5}, 1e-5, accountant.Simple), InitOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -513,7 +513,7 @@ func TestOpenRun(t *testing.T) {
 		l.Close()
 	}
 	oneVote := b
-	oneVote.Relation, oneVote.Partition = accountant.OneVote, votefile.KeyedHash
+	oneVote.Relation, oneVote.Partition = accountant.OneVote, provenance.KeyedHash
 	if _, _, err := OpenRun(ctx, path, "gnmax", oneVote, accountant.ApproxStep(step), -1, Options{}); err == nil || !strings.Contains(err.Error(), "relation") {
 		t.Errorf("another relation: %v", err)
 	}
@@ -538,15 +538,15 @@ func TestBinding(t *testing.T) {
 	defer l.Close()
 	own := binding(t, l)
 	for _, tc := range []struct {
-		edit func(*votefile.Binding)
+		edit func(*provenance.Binding)
 		want []string
 	}{
-		{func(b *votefile.Binding) { b.Ensemble = "other" }, []string{"ensemble other (the ledger's: " + own.Ensemble + ")"}},
-		{func(b *votefile.Binding) { b.K = 9 }, []string{"K 9 (the ledger's: 11)"}},
-		{func(b *votefile.Binding) { b.Teachers.Eps = 1 }, []string{"eps 1 (the ledger's: 0.1)"}},
-		{func(b *votefile.Binding) { b.Teachers.Delta = 1e-4; b.Kind = votefile.Fixed }, []string{"Delta 0.0001 (the ledger's: 1e-05)", "kind fixed (the ledger's: per-query)"}},
-		{func(b *votefile.Binding) { b.Partition = votefile.KeyedHash }, []string{"partition keyed-hash (the ledger's: shared)"}},
-		{func(b *votefile.Binding) { b.Relation = accountant.OneVote }, []string{"relation one-vote (the ledger's: private-teachers)"}},
+		{func(b *provenance.Binding) { b.Ensemble = "other" }, []string{"ensemble other (the ledger's: " + own.Ensemble + ")"}},
+		{func(b *provenance.Binding) { b.K = 9 }, []string{"K 9 (the ledger's: 11)"}},
+		{func(b *provenance.Binding) { b.Teachers.Eps = 1 }, []string{"eps 1 (the ledger's: 0.1)"}},
+		{func(b *provenance.Binding) { b.Teachers.Delta = 1e-4; b.Kind = provenance.Fixed }, []string{"Delta 0.0001 (the ledger's: 1e-05)", "kind fixed (the ledger's: per-query)"}},
+		{func(b *provenance.Binding) { b.Partition = provenance.KeyedHash }, []string{"partition keyed-hash (the ledger's: shared)"}},
+		{func(b *provenance.Binding) { b.Relation = accountant.OneVote }, []string{"relation one-vote (the ledger's: private-teachers)"}},
 	} {
 		b := own
 		tc.edit(&b)
@@ -562,7 +562,7 @@ func TestBinding(t *testing.T) {
 			}
 		}
 	}
-	headerless := votefile.Binding{K: 11, Teachers: bound.Teachers, Relation: accountant.PrivateTeachers}
+	headerless := provenance.Binding{K: 11, Teachers: bound.Teachers, Relation: accountant.PrivateTeachers}
 	var be *BindingError
 	if err := l.Begin("darrm", headerless, accountant.ApproxStep(step)); !errors.As(err, &be) || !be.Unstated {
 		t.Errorf("a release without a header, of the ledger's K and teachers: %v, want a *BindingError with Unstated", err)
@@ -574,8 +574,8 @@ func TestBinding(t *testing.T) {
 // budget makes every further release free.
 func TestCap(t *testing.T) {
 	fixed := bound
-	fixed.Kind, fixed.Partition = votefile.Fixed, votefile.KeyedHash
-	open := func(budget accountant.Guarantee, b votefile.Binding) *Ledger {
+	fixed.Kind, fixed.Partition = provenance.Fixed, provenance.KeyedHash
+	open := func(budget accountant.Guarantee, b provenance.Binding) *Ledger {
 		path := filepath.Join(t.TempDir(), "l")
 		b = unique(b)
 		if _, err := Init(ctx, path, NewHeader(b, budget, 1e-5, accountant.Simple), InitOptions{}); err != nil {
@@ -617,7 +617,7 @@ func TestCap(t *testing.T) {
 	// budget of delta 1e-4, so the spends' composition decides, as
 	// without a cap.
 	shared := fixed
-	shared.Partition = votefile.SharedData
+	shared.Partition = provenance.SharedData
 	budget := accountant.Guarantee{Eps: 1, Delta: 1e-4}
 	l = open(budget, shared)
 	want, _ := accountant.MaxSteps(step, accountant.Budget{Guarantee: budget, Composition: accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5}})
@@ -684,7 +684,7 @@ func TestPureBudget(t *testing.T) {
 // not.
 func TestFreeAtTheBudgetDelta(t *testing.T) {
 	fixed := bound
-	fixed.Kind = votefile.Fixed // fixed models: the teachers' cap applies
+	fixed.Kind = provenance.Fixed // fixed models: the teachers' cap applies
 	for _, tc := range []struct {
 		delta, prime float64
 		free         bool

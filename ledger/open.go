@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/votefile"
+	"github.com/darrm/darrm/provenance"
 )
 
 // Options tune how a ledger is opened.
@@ -167,7 +167,7 @@ type Ledger struct {
 	state     *state // the record's file, for a run
 	broken    error  // a write failed and could not be undone
 	run       string // this process's run id, once it has begun
-	mech      votefile.MechanismName
+	mech      provenance.MechanismName
 	step      accountant.Spend
 	held      int                 // labels reserved by this run
 	settled   bool                // this run has written its final line
@@ -291,7 +291,7 @@ func ReadOnly(ctx context.Context, path string, opts Options) (*Ledger, error) {
 // budget allows, at most limit when limit >= 0, accountant.Unlimited when
 // the teachers' cap is within the budget and limit < 0 (Allowance). Close
 // the ledger when the run is settled.
-func OpenRun(ctx context.Context, path string, mechanism votefile.MechanismName, b votefile.Binding, step accountant.Spend, limit int, opts Options) (*Ledger, int, error) {
+func OpenRun(ctx context.Context, path string, mechanism provenance.MechanismName, b provenance.Binding, step accountant.Spend, limit int, opts Options) (*Ledger, int, error) {
 	l, err := Open(ctx, path, opts)
 	if err != nil {
 		return nil, 0, err

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/votefile"
+	"github.com/darrm/darrm/provenance"
 )
 
 // Begin starts this run's spend: mechanism, the description of one label
@@ -19,7 +19,7 @@ import (
 // ledger's filter cannot compose is refused (accountant.FilterAccepts), a
 // *FilterError, even when the teachers' cap frees every release: the
 // ledger's totals are its filter's.
-func (l *Ledger) Begin(mechanism votefile.MechanismName, b votefile.Binding, step accountant.Spend) error {
+func (l *Ledger) Begin(mechanism provenance.MechanismName, b provenance.Binding, step accountant.Spend) error {
 	if l.readOnly {
 		return fmt.Errorf("ledger %s: opened read-only", l.path)
 	}

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/votefile"
+	"github.com/darrm/darrm/provenance"
 )
 
 // marker is the line Upgrade appends to a ledger of an earlier version
@@ -39,7 +39,7 @@ func isMarker(b []byte) bool {
 
 // bindUpgrade binds the header h of the ledger at path, being upgraded,
 // to the ensemble that b states, in the ledger's own relation (Upgrade).
-func bindUpgrade(path string, h *Header, b votefile.Binding) error {
+func bindUpgrade(path string, h *Header, b provenance.Binding) error {
 	var rel accountant.Relation
 	if err := rel.UnmarshalText([]byte(h.Relation)); err != nil {
 		return fmt.Errorf("ledger upgrade: %w", err)
@@ -103,7 +103,7 @@ type UpgradeResult struct {
 // it. Upgrading again after an interrupted upgrade completes it. A ledger
 // of the current version is read and checked (a *CorruptError if it is
 // damaged) and left as it is (Current).
-func Upgrade(ctx context.Context, path string, b votefile.Binding, opts InitOptions) (UpgradeResult, error) {
+func Upgrade(ctx context.Context, path string, b provenance.Binding, opts InitOptions) (UpgradeResult, error) {
 	var res UpgradeResult
 	f, err := openFile(path, os.O_RDWR)
 	if err != nil {

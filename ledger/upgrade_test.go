@@ -11,17 +11,17 @@ import (
 	"time"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/votefile"
+	"github.com/darrm/darrm/provenance"
 )
 
 // writeV3 writes a ledger of version 3 as darrm wrote them, bound to b
 // with budget (10, 1e-3): a hash chain, each spend with the (ε, δ) sums
 // before its run, and returns its header.
-func writeV3(t *testing.T, path string, b votefile.Binding, spends []Spend) Header {
+func writeV3(t *testing.T, path string, b provenance.Binding, spends []Spend) Header {
 	return writeV3Budget(t, path, b, accountant.Guarantee{Eps: 10, Delta: 1e-3}, spends)
 }
 
-func writeV3Budget(t *testing.T, path string, b votefile.Binding, budget accountant.Guarantee, spends []Spend) Header {
+func writeV3Budget(t *testing.T, path string, b provenance.Binding, budget accountant.Guarantee, spends []Spend) Header {
 	t.Helper()
 	h := NewHeader(b, budget, 1e-5, accountant.Simple)
 	h.Version, h.ID, h.Created = 3, "0123456789abcdef0123456789abcdef", time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -117,7 +117,7 @@ func TestUpgrade(t *testing.T) {
 	if _, err := Upgrade(ctx, path, other3, InitOptions{}); !errors.As(err, &be) {
 		t.Errorf("upgrade contradicting the binding: %v", err)
 	}
-	res, err := Upgrade(ctx, path, votefile.Binding{}, InitOptions{})
+	res, err := Upgrade(ctx, path, provenance.Binding{}, InitOptions{})
 	if err != nil || res.From != 3 || res.Runs != 2 || res.Backup != path+".v3" || res.Previous != nil {
 		t.Fatalf("upgrade of version 3: %+v, %v", res, err)
 	}
@@ -151,10 +151,10 @@ func TestUpgrade(t *testing.T) {
 	f, _ := os.OpenFile(again, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"upgraded":{"to":4,"time":"2025-03-01T00:00:00Z"}}` + "\n")
 	f.Close()
-	if _, err := Upgrade(ctx, again, votefile.Binding{}, InitOptions{}); err != nil {
+	if _, err := Upgrade(ctx, again, provenance.Binding{}, InitOptions{}); err != nil {
 		t.Fatalf("upgrade after an interrupted one: %v", err)
 	}
-	if res, err := Upgrade(ctx, again, votefile.Binding{}, InitOptions{}); err != nil || !res.Current || res.From != Version {
+	if res, err := Upgrade(ctx, again, provenance.Binding{}, InitOptions{}); err != nil || !res.Current || res.From != Version {
 		t.Errorf("upgrade of a ledger of the current version: %+v, %v", res, err)
 	}
 	if l, err := Open(ctx, path, other); err != nil {
@@ -174,18 +174,18 @@ func TestUpgrade(t *testing.T) {
 	recordOld(t, Options{}, h2, cut, r.Lines(), r.Head())
 	r.Close()
 	writeV3(t, cut, own2, spends[:2])
-	_, err = Upgrade(ctx, cut, votefile.Binding{}, InitOptions{})
+	_, err = Upgrade(ctx, cut, provenance.Binding{}, InitOptions{})
 	recordError(t, "upgrade of a version 3 behind its record", err, Behind)
 
 	// A second ledger of an ensemble recorded with another.
 	second := filepath.Join(dir, "second.ledger")
 	writeV3(t, second, own, spends)
-	_, err = Upgrade(ctx, second, votefile.Binding{}, InitOptions{})
+	_, err = Upgrade(ctx, second, provenance.Binding{}, InitOptions{})
 	recordError(t, "upgrade of a second ledger", err, SecondLedger)
 	if _, err := os.Stat(backupName(second, 3)); err == nil {
 		t.Error("a refused upgrade kept a copy")
 	}
-	if _, err := Upgrade(ctx, second, votefile.Binding{}, InitOptions{Replace: true}); err != nil {
+	if _, err := Upgrade(ctx, second, provenance.Binding{}, InitOptions{Replace: true}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -205,9 +205,9 @@ func TestUpgradeFilter(t *testing.T) {
 		{Run: "a1", Time: now, Mechanism: "darrm-one-vote", Eps: 0.05, Queries: 30, Final: true},
 		{Run: "b2", Time: now, Mechanism: "darrm-one-vote", Eps: 0.05, Queries: 29, Final: true},
 	}
-	oneVote := votefile.Binding{Ensemble: "pate", K: 11, Relation: accountant.OneVote, Kind: votefile.Fixed, Partition: votefile.KeyedHash}
+	oneVote := provenance.Binding{Ensemble: "pate", K: 11, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}
 	for _, tc := range []struct {
-		b      votefile.Binding
+		b      provenance.Binding
 		budget accountant.Guarantee
 	}{
 		{oneVote, accountant.Guarantee{Eps: 3, Delta: 1e-5}},
@@ -217,7 +217,7 @@ func TestUpgradeFilter(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "v3.ledger")
 		b := unique(tc.b)
 		writeV3Budget(t, path, b, tc.budget, spends)
-		res, err := Upgrade(ctx, path, votefile.Binding{}, InitOptions{})
+		res, err := Upgrade(ctx, path, provenance.Binding{}, InitOptions{})
 		if err != nil || res.Filter != accountant.Simple {
 			t.Fatalf("budget %v: upgrade %+v, %v", tc.budget, res, err)
 		}
@@ -269,12 +269,12 @@ func TestOldVersionsRefused(t *testing.T) {
 func TestUpgradeCurrentDamaged(t *testing.T) {
 	path := newLedger(t, accountant.Guarantee{Eps: 50, Delta: 1e-2})
 	spend(t, path, 2)
-	if res, err := Upgrade(ctx, path, votefile.Binding{}, InitOptions{}); err != nil || !res.Current {
+	if res, err := Upgrade(ctx, path, provenance.Binding{}, InitOptions{}); err != nil || !res.Current {
 		t.Fatalf("a sound current ledger: %+v, %v", res, err)
 	}
 	b := mustReadFile(t, path)
 	os.WriteFile(path, []byte(strings.Replace(string(b), `"queries":2`, `"queries":1`, 1)), 0o644)
-	res, err := Upgrade(ctx, path, votefile.Binding{}, InitOptions{})
+	res, err := Upgrade(ctx, path, provenance.Binding{}, InitOptions{})
 	corruptAt(t, "a damaged current ledger", err, 2, "sha256")
 	if res.Current {
 		t.Error("a damaged ledger was said to be current")

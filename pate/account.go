@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -21,7 +22,7 @@ type AccountOptions struct {
 	// Mechanism is gnmax, confident-gnmax or lnmax; GNMax holds the
 	// settings of the first two (and the noise the release drew), LNMax
 	// the scale of the third.
-	Mechanism votefile.MechanismName
+	Mechanism provenance.MechanismName
 	GNMax     noisymax.ConfidentGNMax
 	LNMax     noisymax.LNMax
 	// Delta is the δ of the (ε, δ) reported, Orders the Rényi orders (nil:
@@ -57,7 +58,7 @@ type Recorded struct {
 // RecordedRelease is one release a ledger charged: its mechanism, the
 // guarantee of each label and how many labels it charged.
 type RecordedRelease struct {
-	Mechanism votefile.MechanismName
+	Mechanism provenance.MechanismName
 	PerQuery  accountant.Guarantee
 	Labels    int
 }
@@ -68,7 +69,7 @@ type RecordedRelease struct {
 func (r *Recorded) charged(m *votefile.LabelMeta) (int, bool) {
 	most, found := 0, false
 	for _, x := range r.Releases {
-		if x.Mechanism == m.Mechanism && x.PerQuery == m.PerQuery {
+		if x.Mechanism == provenance.MechanismName(m.Mechanism) && x.PerQuery == perQuery(m) {
 			most, found = max(most, x.Labels), true
 		}
 	}
@@ -110,7 +111,7 @@ type AccountResult struct {
 	Votes string
 	// Binding is what the votes' header states of their ensemble, which
 	// a ledger charged for a release must be bound to.
-	Binding votefile.Binding
+	Binding provenance.Binding
 	// Draws are the smooth-sensitivity draws on the votes that the totals
 	// cover (ReleaseOnce: every draw recorded on them, with any settings,
 	// and a new one).
@@ -127,8 +128,8 @@ type AccountResult struct {
 // data-dependent cost (PrepareSmooth) without drawing it: a draw is a
 // release of the votes, which only ReleaseOnce makes. The votes must be
 // in the one-vote relation, the relation of every mechanism here
-// (votefile.Check); labels with a metadata header must be of this
-// mechanism and its settings (else a *votefile.SettingError), K and C,
+// (provenance.Check); labels with a metadata header must be of this
+// mechanism and its settings (else a *provenance.SettingError), K and C,
 // and of the votes' ensemble; every label row must name its query, in
 // order. Labels that end before the votes (a release its budget
 // stopped) account the queries labelled; the rest are read and keyed
@@ -138,7 +139,7 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 		return nil, err
 	}
 	oneVote := accountant.OneVote
-	b, err := votefile.Check(in.Meta(), votefile.Stated{By: "the " + string(opts.Mechanism) + " mechanism", Relation: &oneVote})
+	b, err := provenance.Check(in.Meta(), provenance.Stated{By: "the " + string(opts.Mechanism) + " mechanism", Relation: &oneVote})
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +147,7 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 	if err := checkLabels(in, opts); err != nil {
 		return nil, err
 	}
-	if opts.Mechanism == votefile.LNMax {
+	if opts.Mechanism == provenance.LNMax {
 		n, err := count(ctx, in)
 		if err != nil {
 			return nil, err
@@ -223,7 +224,7 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 	}
 	if r, lr := opts.Recorded, opts.Labels; r != nil && lr != nil && lr.Meta() != nil {
 		if most, _ := r.charged(lr.Meta()); queries > most {
-			return nil, lr.HeaderErrorf("the file holds %d labels, but the releases of %s at %v per label that ledger %s records charged at most %d: the labels are not all charged", queries, lr.Meta().Mechanism, lr.Meta().PerQuery, r.Ledger, most)
+			return nil, lr.HeaderErrorf("the file holds %d labels, but the releases of %s at %v per label that ledger %s records charged at most %d: the labels are not all charged", queries, lr.Meta().Mechanism, perQuery(lr.Meta()), r.Ledger, most)
 		}
 	}
 	out.Votes, out.legacy, out.answers = key.sum(), legacy.sum(), hex.EncodeToString(answers.Sum(nil))
@@ -242,9 +243,9 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 // (ensemble.NewAccounting): the mechanism's per-query privacy (at the
 // per-label δ the labels' header states, else at opts.Delta), its totals
 // at opts.Delta (δ' of the per-query compositions too).
-func releaseAccounting(opts AccountOptions, k, classes int, b votefile.Binding) (ensemble.Accounting, error) {
+func releaseAccounting(opts AccountOptions, k, classes int, b provenance.Binding) (ensemble.Accounting, error) {
 	var priv ensemble.Privacy
-	if opts.Mechanism == votefile.LNMax {
+	if opts.Mechanism == provenance.LNMax {
 		agg, err := ensemble.NewLNMax(opts.LNMax, k, classes)
 		if err != nil {
 			return ensemble.Accounting{}, err
@@ -252,8 +253,8 @@ func releaseAccounting(opts AccountOptions, k, classes int, b votefile.Binding) 
 		priv = agg.Privacy()
 	} else {
 		delta := opts.Delta
-		if lr := opts.Labels; lr != nil && lr.Meta() != nil && lr.Meta().PerQuery.Delta > 0 {
-			delta = lr.Meta().PerQuery.Delta
+		if lr := opts.Labels; lr != nil && lr.Meta() != nil && lr.Meta().Delta > 0 {
+			delta = lr.Meta().Delta
 		}
 		var err error
 		if priv, err = ensemble.ClassGNMaxPrivacy(opts.GNMax, delta); err != nil {
@@ -277,11 +278,11 @@ func checkLabels(in votefile.Reader, opts AccountOptions) error {
 	}
 	lr, m := opts.Labels, opts.Labels.Meta()
 	switch {
-	case opts.Mechanism == votefile.LNMax:
+	case opts.Mechanism == provenance.LNMax:
 		return lr.Errorf("lnmax is accounted data-independently only, which needs no release")
 	case m == nil:
 		return nil
-	case m.Mechanism != opts.Mechanism:
+	case provenance.MechanismName(m.Mechanism) != opts.Mechanism:
 		return lr.Errorf("made by %s, but the account is of %s", m.Mechanism, opts.Mechanism)
 	case m.K != in.K() || m.Classes != in.Classes():
 		return lr.Errorf("labels of K = %d teachers over %d classes, but the votes have K = %d over %d", m.K, m.Classes, in.K(), in.Classes())
@@ -289,11 +290,15 @@ func checkLabels(in votefile.Reader, opts AccountOptions) error {
 		return lr.Errorf("labels of ensemble %s, but the votes are of ensemble %s", m.Ensemble, in.Meta().Ensemble)
 	}
 	g := opts.GNMax
-	s := votefile.Settings{Sigma2: &g.Sigma2, Noise: &g.Noise}
+	s := provenance.Settings{Sigma2: &g.Sigma2, Noise: &g.Noise}
 	if g.Confident() {
 		s.Threshold, s.Sigma1 = &g.Threshold, &g.Sigma1
 	}
-	if _, err := s.Agree(m); err != nil {
+	stated, err := provenance.LabelSettings(m)
+	if err != nil {
+		return lr.HeaderErrorf("%v", err)
+	}
+	if _, err := s.Agree(opts.Mechanism, stated); err != nil {
 		return err
 	}
 	if err := checkStated(lr, m, g); err != nil {
@@ -304,10 +309,16 @@ func checkLabels(in votefile.Reader, opts AccountOptions) error {
 			return lr.HeaderErrorf("labels of ensemble %q, but ledger %s is bound to ensemble %q", m.Ensemble, r.Ledger, r.Ensemble)
 		}
 		if _, ok := r.charged(m); !ok {
-			return lr.HeaderErrorf("it states %s at %v per label, but ledger %s records no release of that mechanism at that guarantee: the header does not describe a release the ledger charged", m.Mechanism, m.PerQuery, r.Ledger)
+			return lr.HeaderErrorf("it states %s at %v per label, but ledger %s records no release of that mechanism at that guarantee: the header does not describe a release the ledger charged", m.Mechanism, perQuery(m), r.Ledger)
 		}
 	}
 	return nil
+}
+
+// perQuery returns the guarantee of each label that the label file's
+// header m states.
+func perQuery(m *votefile.LabelMeta) accountant.Guarantee {
+	return accountant.Guarantee{Eps: m.Eps, Delta: m.Delta}
 }
 
 // checkStated checks that the settings g of the header m of a multi-class
@@ -322,17 +333,17 @@ func checkStated(lr *votefile.LabelReader, m *votefile.LabelMeta, g noisymax.Con
 	if m.Classes == 2 && g.Noise == noisymax.ContinuousNoise {
 		return nil
 	}
-	agg, err := ensemble.NewClassGNMax(g, m.K, m.Classes, m.PerQuery.Delta)
+	agg, err := ensemble.NewClassGNMax(g, m.K, m.Classes, m.Delta)
 	if err != nil {
 		return lr.HeaderErrorf("its settings are not those of a release: %v", err)
 	}
-	if got := agg.Privacy().Guarantee; got != m.PerQuery {
+	if got := agg.Privacy().Guarantee; got != perQuery(m) {
 		settings := fmt.Sprintf("sigma2 = %v", g.Sigma2)
 		if g.Confident() {
 			settings = fmt.Sprintf("sigma1 = %v, %s", g.Sigma1, settings)
 		}
 		return lr.HeaderErrorf("it states eps = %v per label at delta = %v, but its settings (%s, noise %v) give eps = %v: the header contradicts itself (damaged or edited), so its settings cannot be accounted",
-			m.PerQuery.Eps, m.PerQuery.Delta, settings, g.Noise, got.Eps)
+			m.Eps, m.Delta, settings, g.Noise, got.Eps)
 	}
 	return nil
 }
@@ -352,14 +363,14 @@ func count(ctx context.Context, in votefile.Reader) (int, error) {
 // MechanismOf returns the mechanism whose settings s holds: lnmax with a
 // Laplace scale, confident-gnmax with a threshold step (a threshold or
 // sigma1), gnmax otherwise.
-func MechanismOf(s votefile.Settings) votefile.MechanismName {
+func MechanismOf(s provenance.Settings) provenance.MechanismName {
 	switch {
 	case s.LaplaceScale != nil:
-		return votefile.LNMax
+		return provenance.LNMax
 	case s.Threshold != nil || s.Sigma1 != nil:
-		return votefile.ConfidentGNMax
+		return provenance.ConfidentGNMax
 	}
-	return votefile.GNMax
+	return provenance.GNMax
 }
 
 // Queries returns the number of queries accounted: the labelled ones,

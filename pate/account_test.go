@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -19,11 +20,10 @@ import (
 // and returns its reader.
 func countsReader(t *testing.T, counts [][]int, rel accountant.Relation) votefile.Reader {
 	t.Helper()
-	meta := &votefile.Meta{Ensemble: "acct", K: 250, Classes: 10, Layout: votefile.LayoutCounts, Relation: rel, Kind: votefile.Fixed, Partition: votefile.KeyedHash,
-		Teachers: []votefile.TeacherGroup{{Count: 250, Origin: votefile.NonPrivate}}}
+	meta := provenance.Header(provenance.Binding{Ensemble: "acct", K: 250, Relation: rel, Kind: provenance.Fixed, Partition: provenance.KeyedHash}, 10, votefile.LayoutCounts)
 	if rel == accountant.PrivateTeachers {
-		meta.Partition = votefile.SharedData
-		meta.Teachers = []votefile.TeacherGroup{{Count: 250, Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-5}}}
+		meta.Partition = provenance.SharedData.String()
+		meta.Teachers = []votefile.TeacherGroup{provenance.StatedTeachers(250, accountant.Guarantee{Eps: 1, Delta: 1e-5})}
 	}
 	var b bytes.Buffer
 	if err := votefile.WriteCounts(&b, meta, nil, counts); err != nil {
@@ -84,11 +84,11 @@ func TestAccount(t *testing.T) {
 
 	other := opts()
 	other.GNMax.Sigma2 = 80
-	var se *votefile.SettingError
+	var se *provenance.SettingError
 	if _, err := Account(t.Context(), countsReader(t, counts, accountant.OneVote), other); !errors.As(err, &se) || se.Setting != "sigma2" || se.Stated != "40" {
 		t.Errorf("sigma2 80 against labels at 40: %v", err)
 	}
-	var te *votefile.TeachersError
+	var te *provenance.TeachersError
 	if _, err := Account(t.Context(), countsReader(t, counts, accountant.PrivateTeachers), AccountOptions{Mechanism: "gnmax", GNMax: Mechanisms()[1].GNMax, Delta: Delta}); !errors.As(err, &te) || te.Field != "relation" {
 		t.Errorf("votes in the private-teachers relation: %v", err)
 	}
@@ -118,8 +118,11 @@ func TestAccountRefusesContradictoryHeader(t *testing.T) {
 			t.Fatal(err)
 		}
 		// As darrm account pate does: the settings are the header's.
-		opts := AccountOptions{Mechanism: lr.Meta().Mechanism, Delta: Delta, Conversion: accountant.PaperConversion, Labels: lr}
-		s := lr.Meta().Settings
+		opts := AccountOptions{Mechanism: provenance.MechanismName(lr.Meta().Mechanism), Delta: Delta, Conversion: accountant.PaperConversion, Labels: lr}
+		s, err := provenance.LabelSettings(lr.Meta())
+		if err != nil {
+			t.Fatal(err)
+		}
 		opts.GNMax = noisymax.ConfidentGNMax{Threshold: *s.Threshold, Sigma1: *s.Sigma1, Sigma2: *s.Sigma2, Noise: *s.Noise}
 		_, err = Account(t.Context(), countsReader(t, counts, accountant.OneVote), opts)
 		var bad interface{ BadInput() bool }
@@ -161,8 +164,11 @@ func TestAccountAgainstLedger(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := lr.Meta().Settings
-		opts := AccountOptions{Mechanism: lr.Meta().Mechanism, Delta: Delta, Conversion: accountant.PaperConversion, Labels: lr, Recorded: &tc.ledger,
+		s, err := provenance.LabelSettings(lr.Meta())
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := AccountOptions{Mechanism: provenance.MechanismName(lr.Meta().Mechanism), Delta: Delta, Conversion: accountant.PaperConversion, Labels: lr, Recorded: &tc.ledger,
 			GNMax: noisymax.ConfidentGNMax{Sigma2: *s.Sigma2, Noise: *s.Noise}}
 		_, err = Account(t.Context(), countsReader(t, counts, accountant.OneVote), opts)
 		var bad interface{ BadInput() bool }

@@ -19,7 +19,7 @@ import (
 	"github.com/darrm/darrm/internal/atomicfile"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/noise"
-	"github.com/darrm/darrm/votefile"
+	"github.com/darrm/darrm/provenance"
 )
 
 // votesKey hashes the private votes as the multiset of their rows of
@@ -104,7 +104,7 @@ func (a *AccountResult) Settings() string {
 
 // GNSSMechanism names a smooth-sensitivity draw where a ledger charges
 // it.
-const GNSSMechanism votefile.MechanismName = "gnss"
+const GNSSMechanism provenance.MechanismName = "gnss"
 
 // Draws is the record of the smooth-sensitivity releases drawn on this
 // machine (a draw is a release of the votes: recorded, and counted in

@@ -7,7 +7,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
-	"github.com/darrm/darrm/votefile"
+	"github.com/darrm/darrm/provenance"
 )
 
 // RecordedIn returns the releases that the ledger l, read from path,
@@ -31,7 +31,7 @@ func RecordedIn(l *ledger.Ledger, path string) (*Recorded, error) {
 // RDP holds only below order 1/(2β): it has no zCDP slope). A budget with
 // no room left for it is an ensemble.ErrBudget. notes hears what opening
 // the ledger found worth telling.
-func ChargeDraw(ctx context.Context, path string, b votefile.Binding, cost accountant.Guarantee, opts ledger.Options, notes func([]string)) error {
+func ChargeDraw(ctx context.Context, path string, b provenance.Binding, cost accountant.Guarantee, opts ledger.Options, notes func([]string)) error {
 	l, allowed, err := ledger.OpenRun(ctx, path, GNSSMechanism, b, accountant.ApproxStep(cost), 1, opts)
 	if err != nil {
 		return err

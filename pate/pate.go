@@ -28,6 +28,7 @@ import (
 	"github.com/darrm/darrm/nn"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/votefile"
 )
@@ -49,8 +50,8 @@ const (
 // Gaussian noise.
 func Mechanisms() []ensemble.Mechanism {
 	return []ensemble.Mechanism{
-		{Name: votefile.ConfidentGNMax, Input: votefile.ManyClasses, GNMax: noisymax.ConfidentGNMax{Threshold: Threshold, Sigma1: Sigma1, Sigma2: Sigma2, Noise: noisymax.DiscreteNoise}},
-		{Name: votefile.GNMax, Input: votefile.ManyClasses, GNMax: noisymax.ConfidentGNMax{Sigma2: Sigma2, Noise: noisymax.DiscreteNoise}},
+		{Name: provenance.ConfidentGNMax, Input: votefile.ManyClasses, GNMax: noisymax.ConfidentGNMax{Threshold: Threshold, Sigma1: Sigma1, Sigma2: Sigma2, Noise: noisymax.DiscreteNoise}},
+		{Name: provenance.GNMax, Input: votefile.ManyClasses, GNMax: noisymax.ConfidentGNMax{Sigma2: Sigma2, Noise: noisymax.DiscreteNoise}},
 	}
 }
 
@@ -72,7 +73,7 @@ type Labelling struct {
 
 // Result is one mechanism's labels and their privacy.
 type Result struct {
-	Mechanism votefile.MechanismName
+	Mechanism provenance.MechanismName
 	// Queries counts the queries asked: every query, or, with
 	// Labelling.Answered, those up to the Answered-th answer (all of
 	// them when fewer were answered: Reached is then false).
@@ -188,7 +189,7 @@ func labelTotals(agg *ensemble.ClassGNMax, m noisymax.ConfidentGNMax, available,
 		draws = []Draw{{Order: ss.Order, Beta: ss.Beta, Sigma: ss.Sigma}}
 	}
 	if opts.Answered == 0 && len(draws) == 0 {
-		acc, err := ensemble.NewAccounting(context.Background(), agg.Privacy(), votefile.Binding{}, accountant.Composition{Method: accountant.General, DeltaPrime: opts.Delta}, nil)
+		acc, err := ensemble.NewAccounting(context.Background(), agg.Privacy(), provenance.Binding{}, accountant.Composition{Method: accountant.General, DeltaPrime: opts.Delta}, nil)
 		if err != nil {
 			return accountant.Total{}, nil, err
 		}
@@ -218,7 +219,7 @@ type Student struct {
 // StudentResult is the student's accuracy on the held-out half of the
 // test set, trained on Queries labelled queries of Mechanism.
 type StudentResult struct {
-	Mechanism votefile.MechanismName
+	Mechanism provenance.MechanismName
 	Queries   int
 	Accuracy  float64
 }

@@ -3,6 +3,7 @@ package pate
 import (
 	"testing"
 
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -11,19 +12,19 @@ import (
 // labels', and a setting that contradicts it is refused.
 func TestSettle(t *testing.T) {
 	f := func(x float64) *float64 { return &x }
-	m := &votefile.LabelMeta{Mechanism: votefile.ConfidentGNMax, Settings: votefile.Settings{Threshold: f(200), Sigma1: f(150), Sigma2: f(40)}}
+	m := &votefile.LabelMeta{Mechanism: provenance.ConfidentGNMax.String(), Relation: "one-vote", Threshold: f(200), Sigma1: f(150), Sigma2: f(40)}
 	for _, c := range []struct {
 		name  string
-		given votefile.Settings
+		given provenance.Settings
 		meta  *votefile.LabelMeta
-		mech  votefile.MechanismName
+		mech  provenance.MechanismName
 		fails bool
 	}{
-		{"no labels, sigma2", votefile.Settings{Sigma2: f(40)}, nil, votefile.GNMax, false},
-		{"no labels, scale", votefile.Settings{LaplaceScale: f(20)}, nil, votefile.LNMax, false},
-		{"header", votefile.Settings{}, m, votefile.ConfidentGNMax, false},
-		{"header, repeated", votefile.Settings{Sigma2: f(40)}, m, votefile.ConfidentGNMax, false},
-		{"header, contradicted", votefile.Settings{Sigma2: f(5)}, m, "", true},
+		{"no labels, sigma2", provenance.Settings{Sigma2: f(40)}, nil, provenance.GNMax, false},
+		{"no labels, scale", provenance.Settings{LaplaceScale: f(20)}, nil, provenance.LNMax, false},
+		{"header", provenance.Settings{}, m, provenance.ConfidentGNMax, false},
+		{"header, repeated", provenance.Settings{Sigma2: f(40)}, m, provenance.ConfidentGNMax, false},
+		{"header, contradicted", provenance.Settings{Sigma2: f(5)}, m, "", true},
 	} {
 		s, stated, mech, err := Settle(c.given, c.meta)
 		switch {

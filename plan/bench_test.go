@@ -8,6 +8,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -16,7 +17,7 @@ import (
 // under 10 s on 2 cores).
 func BenchmarkConfidentGNMax(b *testing.B) {
 	r := Request{
-		Mechanism: ensemble.Mechanism{Name: votefile.ConfidentGNMax, Input: votefile.ManyClasses, GNMax: noisymax.ConfidentGNMax{Noise: noisymax.DiscreteNoise}},
+		Mechanism: ensemble.Mechanism{Name: provenance.ConfidentGNMax, Input: votefile.ManyClasses, GNMax: noisymax.ConfidentGNMax{Noise: noisymax.DiscreteNoise}},
 		Problem:   constraints.Problem{K: 250, TargetDelta: 1e-5},
 		Classes:   10,
 		Budget:    accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}, Composition: accountant.Composition{Method: accountant.General, DeltaPrime: accountant.DefaultDeltaPrime}},

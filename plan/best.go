@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -36,7 +37,7 @@ type Comparison struct {
 // *accountant.ParamError on budget-eps, or a least precision no threshold
 // reaches, a *PrecisionError).
 type Scored struct {
-	Mechanism votefile.MechanismName
+	Mechanism provenance.MechanismName
 	Equal
 }
 
@@ -64,7 +65,7 @@ func Compare(ctx context.Context, base Request, queries int, proxy Proxy, opts C
 	if err := proxy.check(base.Problem.K, base.Classes); err != nil {
 		return Comparison{}, err
 	}
-	many := func(name votefile.MechanismName) Request {
+	many := func(name provenance.MechanismName) Request {
 		r := base
 		r.Mechanism = ensemble.Mechanism{Name: name, Input: votefile.ManyClasses}
 		r.Mechanism.GNMax.Noise = base.Mechanism.GNMax.Noise
@@ -72,23 +73,23 @@ func Compare(ctx context.Context, base Request, queries int, proxy Proxy, opts C
 	}
 	c := Comparison{Best: -1}
 	type planner struct {
-		name votefile.MechanismName
+		name provenance.MechanismName
 		plan func() (Plan, error)
 	}
 	ps := []planner{
-		{votefile.GNMax, func() (Plan, error) { return GNMax(ctx, many(votefile.GNMax), queries, proxy) }},
-		{votefile.ConfidentGNMax, func() (Plan, error) {
-			return ConfidentGNMax(ctx, many(votefile.ConfidentGNMax), queries, proxy, opts)
+		{provenance.GNMax, func() (Plan, error) { return GNMax(ctx, many(provenance.GNMax), queries, proxy) }},
+		{provenance.ConfidentGNMax, func() (Plan, error) {
+			return ConfidentGNMax(ctx, many(provenance.ConfidentGNMax), queries, proxy, opts)
 		}},
-		{votefile.LNMax, func() (Plan, error) { return scoreLNMax(ctx, many(votefile.LNMax), queries, proxy) }},
+		{provenance.LNMax, func() (Plan, error) { return scoreLNMax(ctx, many(provenance.LNMax), queries, proxy) }},
 	}
 	if why := oneVoteFits(proxy); why != "" {
 		if proxy.Classes == 2 {
-			c.Left = append(c.Left, fmt.Sprintf("%s: %s", votefile.DaRRMOneVote, why))
+			c.Left = append(c.Left, fmt.Sprintf("%s: %s", provenance.DaRRMOneVote, why))
 		}
 	} else {
-		ps = append(ps, planner{votefile.DaRRMOneVote, func() (Plan, error) {
-			r := TwoClass(base, votefile.DaRRMOneVote, constraints.Problem{K: base.Problem.K, M: 1, Eps: 1}, false)
+		ps = append(ps, planner{provenance.DaRRMOneVote, func() (Plan, error) {
+			r := TwoClass(base, provenance.DaRRMOneVote, constraints.Problem{K: base.Problem.K, M: 1, Eps: 1}, false)
 			return scoreOneVote(ctx, r, queries, proxy)
 		}})
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -32,14 +33,14 @@ func TestCompare(t *testing.T) {
 		queries int
 		target  Target
 		prec    float64 // the least precision
-		want    []votefile.MechanismName
+		want    []provenance.MechanismName
 		left    string
 	}{
-		{"ten classes", ten, 8, 1e-6, 300, ForRun, 0, []votefile.MechanismName{votefile.GNMax, votefile.ConfidentGNMax, votefile.LNMax}, ""},
-		{"ten classes, a least precision", ten, 2, 1e-5, 300, ForRun, 0.95, []votefile.MechanismName{votefile.GNMax, votefile.ConfidentGNMax, votefile.LNMax}, ""},
-		{"ten classes, a ledger", ten, 2, 1e-5, 200, ForLedger, 0, []votefile.MechanismName{votefile.GNMax, votefile.ConfidentGNMax, votefile.LNMax}, ""},
-		{"two classes", two, 2, 1e-5, 20, ForRun, 0, []votefile.MechanismName{votefile.GNMax, votefile.ConfidentGNMax, votefile.LNMax, votefile.DaRRMOneVote}, ""},
-		{"two classes, abstentions", twoAbstain, 4, 1e-5, 100, ForRun, 0, []votefile.MechanismName{votefile.GNMax, votefile.ConfidentGNMax, votefile.LNMax}, "darrm-one-vote: it needs every teacher's vote"},
+		{"ten classes", ten, 8, 1e-6, 300, ForRun, 0, []provenance.MechanismName{provenance.GNMax, provenance.ConfidentGNMax, provenance.LNMax}, ""},
+		{"ten classes, a least precision", ten, 2, 1e-5, 300, ForRun, 0.95, []provenance.MechanismName{provenance.GNMax, provenance.ConfidentGNMax, provenance.LNMax}, ""},
+		{"ten classes, a ledger", ten, 2, 1e-5, 200, ForLedger, 0, []provenance.MechanismName{provenance.GNMax, provenance.ConfidentGNMax, provenance.LNMax}, ""},
+		{"two classes", two, 2, 1e-5, 20, ForRun, 0, []provenance.MechanismName{provenance.GNMax, provenance.ConfidentGNMax, provenance.LNMax, provenance.DaRRMOneVote}, ""},
+		{"two classes, abstentions", twoAbstain, 4, 1e-5, 100, ForRun, 0, []provenance.MechanismName{provenance.GNMax, provenance.ConfidentGNMax, provenance.LNMax}, "darrm-one-vote: it needs every teacher's vote"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			base := request("", votefile.ManyClasses, constraints.Problem{K: tc.proxy.K, TargetDelta: tc.delta}, tc.proxy.Classes, tc.eps, tc.delta)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -20,9 +21,9 @@ import (
 func TestParametersExtremes(t *testing.T) {
 	ctx := context.Background()
 	mechs := map[string]Request{
-		"lnmax":          request(votefile.LNMax, votefile.ManyClasses, constraints.Problem{K: 250}, 10, 2, 1e-5),
-		"gnmax":          request(votefile.GNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5),
-		"darrm-one-vote": request(votefile.DaRRMOneVote, votefile.TwoClass, constraints.NewOneVote(11, 1, 0), 2, 2, 1e-5),
+		"lnmax":          request(provenance.LNMax, votefile.ManyClasses, constraints.Problem{K: 250}, 10, 2, 1e-5),
+		"gnmax":          request(provenance.GNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5),
+		"darrm-one-vote": request(provenance.DaRRMOneVote, votefile.TwoClass, constraints.NewOneVote(11, 1, 0), 2, 2, 1e-5),
 	}
 	for name, r := range mechs {
 		for _, c := range []struct {
@@ -53,7 +54,7 @@ func TestParametersExtremes(t *testing.T) {
 // TestQueriesBeyondCount: a budget within which more queries fit than
 // the accountant counts is refused as that, naming the budget's eps.
 func TestQueriesBeyondCount(t *testing.T) {
-	r := request(votefile.DaRRMOneVote, votefile.TwoClass, constraints.NewOneVote(11, 1e-6, 0), 2, 1e10, 0.4)
+	r := request(provenance.DaRRMOneVote, votefile.TwoClass, constraints.NewOneVote(11, 1e-6, 0), 2, 1e10, 0.4)
 	_, err := Queries(context.Background(), r)
 	var beyond *accountant.BeyondCountError
 	if !errors.As(err, &beyond) {

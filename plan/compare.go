@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -16,11 +17,11 @@ import (
 // whose problem is p, as darrm plan plans it: the per-query delta is p's
 // when deltaGiven, else the thesis' default for each m; darrm-one-vote's
 // target is the release's own (m·eps, delta), pure unless deltaGiven.
-func TwoClass(base Request, name votefile.MechanismName, p constraints.Problem, deltaGiven bool) Request {
+func TwoClass(base Request, name provenance.MechanismName, p constraints.Problem, deltaGiven bool) Request {
 	r := base
 	r.Mechanism.Name, r.Mechanism.Input, r.Classes = name, votefile.TwoClass, 2
 	r.Problem, r.DefaultDelta = p, !deltaGiven
-	if name == votefile.DaRRMOneVote {
+	if name == provenance.DaRRMOneVote {
 		delta := 0.0
 		if deltaGiven {
 			delta = p.TargetDelta
@@ -33,7 +34,7 @@ func TwoClass(base Request, name votefile.MechanismName, p constraints.Problem, 
 // ManyClasses returns base for mechanism name on the votes of k teachers
 // over classes classes, as darrm plan plans it: the per-query delta of
 // the GNMax family is delta when given, else the budget's.
-func ManyClasses(base Request, name votefile.MechanismName, k, classes int, delta *float64) Request {
+func ManyClasses(base Request, name provenance.MechanismName, k, classes int, delta *float64) Request {
 	r := base
 	r.Mechanism.Name, r.Mechanism.Input, r.Classes = name, votefile.ManyClasses, classes
 	r.Problem = constraints.Problem{K: k, TargetDelta: base.Budget.Delta}
@@ -76,14 +77,14 @@ func Candidates(base Request, p constraints.Problem, deltaGiven bool) []Candidat
 			{Name: "rr", Request: rs[2]},
 		}
 	}
-	with := func(name string, m votefile.MechanismName) Candidate {
+	with := func(name string, m provenance.MechanismName) Candidate {
 		return Candidate{Name: name, Request: TwoClass(base, m, p, deltaGiven)}
 	}
-	cs := []Candidate{with("opt", votefile.DaRRM), with("sub", votefile.Subsample)}
+	cs := []Candidate{with("opt", provenance.DaRRM), with("sub", provenance.Subsample)}
 	if p.Delta == 0 && p.TargetDelta == 0 {
-		cs = append(cs, with("dsub", votefile.DSub))
+		cs = append(cs, with("dsub", provenance.DSub))
 	}
-	return append(cs, with("rr", votefile.RR))
+	return append(cs, with("rr", provenance.RR))
 }
 
 // gnmaxGamma returns the noise function of the label that GNMax releases
@@ -160,7 +161,7 @@ func sampled(ctx context.Context, r Request) (gamma.Gamma, error) {
 // what its aggregator is in words, its simulation and Pr[label = 1] at the
 // teachers' probabilities (gamma.LabelOne).
 type Simulated struct {
-	Mechanism votefile.MechanismName
+	Mechanism provenance.MechanismName
 	Relation  accountant.Relation
 	Equal
 	Label    string

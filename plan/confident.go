@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -194,7 +195,7 @@ var DefaultRatios = []float64{1, 1.5, 2, 3, 4, 6, 10}
 // *PrecisionError that says the best precision reachable and the largest
 // number of queries that reaches MinPrecision.
 func ConfidentGNMax(ctx context.Context, r Request, queries int, proxy Proxy, opts ConfidentOptions) (Plan, error) {
-	if r.Mechanism.Name != votefile.ConfidentGNMax {
+	if r.Mechanism.Name != provenance.ConfidentGNMax {
 		return Plan{}, fmt.Errorf("plan: ConfidentGNMax plans confident-gnmax, not %s", r.Mechanism.Name)
 	}
 	if err := proxy.check(r.Problem.K, r.Classes); err != nil {
@@ -413,7 +414,7 @@ func (p Proxy) describe(queries int) string {
 // ConfidentGNMax scores its label step): beside a Confident-GNMax plan of
 // the same budget, what the threshold step costs or buys.
 func GNMax(ctx context.Context, r Request, queries int, proxy Proxy) (Plan, error) {
-	if r.Mechanism.Name != votefile.GNMax || r.Mechanism.Input != votefile.ManyClasses {
+	if r.Mechanism.Name != provenance.GNMax || r.Mechanism.Input != votefile.ManyClasses {
 		return Plan{}, fmt.Errorf("plan: GNMax plans gnmax on class counts, not %s", r.Mechanism.Name)
 	}
 	if err := proxy.check(r.Problem.K, r.Classes); err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -80,7 +81,7 @@ type Count struct {
 type built struct {
 	agg     ensemble.Labeler
 	label   string
-	binding votefile.Binding
+	binding provenance.Binding
 	acc     ensemble.Accounting
 }
 
@@ -112,7 +113,7 @@ func Aggregator(ctx context.Context, r Request) (ensemble.Labeler, string, error
 // build builds the aggregator of r (aggregator) and its accounting under
 // r.Budget (ensemble.NewAccounting, the function that limits a budgeted
 // release). The plan knows no votes: no teachers' cap applies
-// (votefile.Binding.Cap of votes without a header).
+// (provenance.Binding.Cap of votes without a header).
 func build(ctx context.Context, r Request) (built, error) {
 	agg, label, err := Aggregator(ctx, r)
 	if err != nil {
@@ -128,9 +129,9 @@ func build(ctx context.Context, r Request) (built, error) {
 
 // bindingOf returns what a plan, which knows no votes, binds agg to: its
 // K, relation and teachers.
-func bindingOf(agg ensemble.Labeler) votefile.Binding {
+func bindingOf(agg ensemble.Labeler) provenance.Binding {
 	priv := agg.Privacy()
-	return votefile.Binding{K: agg.K(), Relation: priv.Relation, Teachers: priv.Teachers}
+	return provenance.Binding{K: agg.K(), Relation: priv.Relation, Teachers: priv.Teachers}
 }
 
 // fits reports whether queries queries of r's mechanism fit r.Budget in

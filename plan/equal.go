@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -68,21 +69,21 @@ func EqualTotals(ctx context.Context, rs []Request, budget accountant.Budget, qu
 // Each is pure at the per-query delta 0 but GNMax, whose per-query delta
 // is delta (> 0: Gaussian noise is not pure DP).
 func OneVote(base Request, k int, delta float64) []Request {
-	with := func(name votefile.MechanismName, in votefile.Input, p constraints.Problem) Request {
+	with := func(name provenance.MechanismName, in votefile.Input, p constraints.Problem) Request {
 		r := base
 		r.Mechanism = ensemble.Mechanism{Name: name, Input: in, GNMax: noisymax.ConfidentGNMax{Noise: noisymax.DiscreteNoise}}
 		r.Problem, r.Classes, r.DefaultDelta = p, 2, false
 		return r
 	}
 	oneVote := constraints.NewOneVote(k, base.Budget.Eps, 0)
-	rr := with(votefile.DaRRMOneVote, votefile.TwoClass, oneVote)
+	rr := with(provenance.DaRRMOneVote, votefile.TwoClass, oneVote)
 	rr.Gamma = func(_ context.Context, p constraints.Problem) (gamma.Gamma, error) {
 		b, err := gamma.OneVoteRRBaseline(p)
 		return b.Gamma, err
 	}
 	return []Request{
-		with(votefile.DaRRMOneVote, votefile.TwoClass, oneVote),
-		with(votefile.GNMax, votefile.ManyClasses, constraints.Problem{K: k, TargetDelta: delta}),
+		with(provenance.DaRRMOneVote, votefile.TwoClass, oneVote),
+		with(provenance.GNMax, votefile.ManyClasses, constraints.Problem{K: k, TargetDelta: delta}),
 		rr,
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -23,13 +24,13 @@ func TestEqualTotals(t *testing.T) {
 	ctx := context.Background()
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-5}, Composition: accountant.Composition{Method: accountant.Optimal, DeltaPrime: accountant.DefaultDeltaPrime}}
 	teachers := constraints.Problem{K: 11, M: 1, Eps: 0.07, Delta: 1e-8}
-	oneVote := request(votefile.DaRRMOneVote, votefile.TwoClass, constraints.NewOneVote(11, 1, 0), 2, 1, 0)
-	gnmax := request(votefile.GNMax, votefile.ManyClasses, constraints.Problem{K: 11, TargetDelta: 1e-5}, 2, 1, 0)
-	rr := request(votefile.RR, votefile.TwoClass, teachers, 2, 1, 0)
+	oneVote := request(provenance.DaRRMOneVote, votefile.TwoClass, constraints.NewOneVote(11, 1, 0), 2, 1, 0)
+	gnmax := request(provenance.GNMax, votefile.ManyClasses, constraints.Problem{K: 11, TargetDelta: 1e-5}, 2, 1, 0)
+	rr := request(provenance.RR, votefile.TwoClass, teachers, 2, 1, 0)
 	rr.DefaultDelta = true
-	sub := request(votefile.Subsample, votefile.TwoClass, teachers, 2, 1, 0)
+	sub := request(provenance.Subsample, votefile.TwoClass, teachers, 2, 1, 0)
 	sub.DefaultDelta = true
-	lnmax := request(votefile.LNMax, votefile.ManyClasses, constraints.Problem{K: 11}, 2, 1, 0)
+	lnmax := request(provenance.LNMax, votefile.ManyClasses, constraints.Problem{K: 11}, 2, 1, 0)
 	rs := []Request{oneVote, gnmax, rr, sub, lnmax}
 	// moreTeachers is m 5% more generous, within its range [1, K] (a plan
 	// below K whose neighbour would pass K is checked at K).
@@ -74,7 +75,7 @@ func TestEqualTotals(t *testing.T) {
 			if c.Run < q || !c.Total.Guarantee.Within(budget.Guarantee) {
 				t.Errorf("Q %d %s: %s = %v releases %d queries, total %v: want >= %d within %v", q, name, pl.Parameter, pl.Value, c.Run, c.Total.Guarantee, q, budget)
 			}
-			if rs[i].Mechanism.Name == votefile.GNMax {
+			if rs[i].Mechanism.Name == provenance.GNMax {
 				// Two classes: planned and counted by the bit it releases.
 				agg, _, err := Aggregator(ctx, pl.Request)
 				if err != nil {
@@ -119,15 +120,15 @@ func TestEqualTotals(t *testing.T) {
 func TestTwoClass(t *testing.T) {
 	p := constraints.Problem{K: 11, M: 3, Eps: 0.1, Delta: 1e-8, TargetDelta: 1e-5}
 	for _, c := range []struct {
-		name        votefile.MechanismName
+		name        provenance.MechanismName
 		given       bool
 		want        constraints.Problem
 		wantDefault bool
 	}{
-		{votefile.DaRRM, false, p, true},
-		{votefile.RR, true, p, false},
-		{votefile.DaRRMOneVote, false, constraints.NewOneVote(11, 0.30000000000000004, 0), false},
-		{votefile.DaRRMOneVote, true, constraints.NewOneVote(11, 0.30000000000000004, 1e-5), false},
+		{provenance.DaRRM, false, p, true},
+		{provenance.RR, true, p, false},
+		{provenance.DaRRMOneVote, false, constraints.NewOneVote(11, 0.30000000000000004, 0), false},
+		{provenance.DaRRMOneVote, true, constraints.NewOneVote(11, 0.30000000000000004, 1e-5), false},
 	} {
 		r := TwoClass(Request{Budget: accountant.Budget{Composition: accountant.Composition{Method: accountant.Optimal}}}, c.name, p, c.given)
 		if r.Problem != c.want || r.DefaultDelta != c.wantDefault || r.Mechanism.Name != c.name || r.Mechanism.Input != votefile.TwoClass || r.Classes != 2 || r.Budget.Method != accountant.Optimal {
@@ -145,8 +146,8 @@ func TestManyClasses(t *testing.T) {
 		delta *float64
 		want  float64
 	}{{nil, 1e-5}, {&delta, 1e-6}} {
-		r := ManyClasses(base, votefile.ConfidentGNMax, 250, 10, c.delta)
-		if r.Problem != (constraints.Problem{K: 250, TargetDelta: c.want}) || r.Mechanism.Name != votefile.ConfidentGNMax || r.Mechanism.Input != votefile.ManyClasses || r.Classes != 10 || r.Budget.Method != accountant.Optimal || r.DefaultDelta {
+		r := ManyClasses(base, provenance.ConfidentGNMax, 250, 10, c.delta)
+		if r.Problem != (constraints.Problem{K: 250, TargetDelta: c.want}) || r.Mechanism.Name != provenance.ConfidentGNMax || r.Mechanism.Input != votefile.ManyClasses || r.Classes != 10 || r.Budget.Method != accountant.Optimal || r.DefaultDelta {
 			t.Errorf("ManyClasses(delta %v) = %+v", c.delta, r)
 		}
 	}
@@ -155,15 +156,15 @@ func TestManyClasses(t *testing.T) {
 // TestChosen: the parameters a plan chooses, by mechanism.
 func TestChosen(t *testing.T) {
 	for _, c := range []struct {
-		name votefile.MechanismName
+		name provenance.MechanismName
 		in   votefile.Input
 		want []ensemble.Setting
 	}{
-		{votefile.DaRRM, votefile.TwoClass, []ensemble.Setting{ensemble.SettingM}},
-		{votefile.DaRRMOneVote, votefile.TwoClass, []ensemble.Setting{ensemble.SettingTargetEps}},
-		{votefile.GNMax, votefile.ManyClasses, []ensemble.Setting{ensemble.SettingSigma2}},
-		{votefile.ConfidentGNMax, votefile.ManyClasses, []ensemble.Setting{ensemble.SettingSigma2, ensemble.SettingSigma1, ensemble.SettingThreshold}},
-		{votefile.LNMax, votefile.ManyClasses, []ensemble.Setting{ensemble.SettingLaplaceScale}},
+		{provenance.DaRRM, votefile.TwoClass, []ensemble.Setting{ensemble.SettingM}},
+		{provenance.DaRRMOneVote, votefile.TwoClass, []ensemble.Setting{ensemble.SettingTargetEps}},
+		{provenance.GNMax, votefile.ManyClasses, []ensemble.Setting{ensemble.SettingSigma2}},
+		{provenance.ConfidentGNMax, votefile.ManyClasses, []ensemble.Setting{ensemble.SettingSigma2, ensemble.SettingSigma1, ensemble.SettingThreshold}},
+		{provenance.LNMax, votefile.ManyClasses, []ensemble.Setting{ensemble.SettingLaplaceScale}},
 	} {
 		r := Request{Mechanism: ensemble.Mechanism{Name: c.name, Input: c.in}, Problem: constraints.Problem{K: 11}}
 		if got := Chosen(r); !slices.Equal(got, c.want) {

@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/plan"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -18,7 +19,7 @@ import (
 // in a run charged to a new ledger of that budget.
 func ExampleQueries() {
 	r := plan.Request{
-		Mechanism: ensemble.Mechanism{Name: votefile.ConfidentGNMax, Input: votefile.ManyClasses,
+		Mechanism: ensemble.Mechanism{Name: provenance.ConfidentGNMax, Input: votefile.ManyClasses,
 			GNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}},
 		Problem: constraints.Problem{K: 250, TargetDelta: 1e-5},
 		Classes: 10,

@@ -6,7 +6,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ledger"
-	"github.com/darrm/darrm/votefile"
+	"github.com/darrm/darrm/provenance"
 )
 
 // Target is what a plan of parameters fits its queries to: one run
@@ -55,7 +55,7 @@ func (t *Target) UnmarshalText(b []byte) error {
 // if set, else the filter that allows the most (ledger.ChooseFilter, as
 // ledger init chooses it for these labels declared). An error says why
 // no filter (or not r.Filter) can hold them.
-func ledgerCount(b votefile.Binding, r Request, step accountant.Spend) (accountant.Method, int, error) {
+func ledgerCount(b provenance.Binding, r Request, step accountant.Spend) (accountant.Method, int, error) {
 	budget := r.Budget.Guarantee
 	if r.Filter != nil {
 		f := *r.Filter

@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -27,7 +28,7 @@ func TestPlanForLedger(t *testing.T) {
 	ctx := context.Background()
 	const queries = 300
 	budget := accountant.Guarantee{Eps: 2, Delta: 1e-5}
-	r := request(votefile.ConfidentGNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, budget.Eps, budget.Delta)
+	r := request(provenance.ConfidentGNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, budget.Eps, budget.Delta)
 	proxy := pateVotes(200, 250, 10, 0.05, 1)
 	opts := ConfidentOptions{Ratios: []float64{1.5, 4}}
 	r.For = ForLedger
@@ -77,7 +78,7 @@ func releaseOnLedger(ctx context.Context, dir string, pl Plan, votes Proxy, budg
 	if err != nil {
 		return ensemble.ReleaseResult{}, err
 	}
-	bind, err := votefile.Check(in.Meta(), votefile.Stated{})
+	bind, err := provenance.Check(in.Meta(), provenance.Stated{})
 	if err != nil {
 		return ensemble.ReleaseResult{}, err
 	}
@@ -116,7 +117,7 @@ func releaseOnLedger(ctx context.Context, dir string, pl Plan, votes Proxy, budg
 // simple composition sums the per-query δ, and 20 queries of δ = 1e-5
 // exceed a budget δ of 1e-5 whatever σ2.
 func TestPlanForLedgerNoFit(t *testing.T) {
-	r := request(votefile.GNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
+	r := request(provenance.GNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
 	simple := accountant.Simple
 	r.For, r.Filter = ForLedger, &simple
 	_, err := Parameters(context.Background(), r, 20)

@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -87,18 +88,18 @@ func knobOf(r Request, queries int, ratio float64) (knob, error) {
 	// shared by the queries.
 	rho := zcdpBudget(r.Budget.Guarantee)
 	switch name := r.Mechanism.Name; {
-	case r.Mechanism.Input == votefile.TwoClass && name == votefile.DaRRMOneVote:
+	case r.Mechanism.Input == votefile.TwoClass && name == provenance.DaRRMOneVote:
 		return knob{setting: ensemble.SettingTargetEps, set: func(r *Request, x float64) { r.Problem.Eps, r.Problem.M = x, 1 }, value: id, max: constraints.MaxMEps, guess: r.Budget.Eps / float64(queries)}, nil
 	case r.Mechanism.Input == votefile.TwoClass:
 		return knob{setting: ensemble.SettingM, set: func(r *Request, x float64) { r.Problem.M = x }, value: id, min: 1, max: float64(p.K), guess: 1}, nil
-	case name == votefile.GNMax:
+	case name == provenance.GNMax:
 		return knob{setting: ensemble.SettingSigma2, set: func(r *Request, x float64) { r.Mechanism.GNMax.Sigma2 = 1 / x }, value: inv, min: noiseMin, max: noiseMax(r), guess: math.Sqrt(rho / float64(queries)), grow: zcdpGrow}, nil
-	case name == votefile.ConfidentGNMax:
+	case name == provenance.ConfidentGNMax:
 		// ρ per query = 1/σ2² + 1/(2σ1²) = (1 + 1/(2 ratio²))/σ2².
 		return knob{setting: ensemble.SettingSigma2, set: func(r *Request, x float64) {
 			r.Mechanism.GNMax.Sigma2, r.Mechanism.GNMax.Sigma1 = 1/x, ratio/x
 		}, value: inv, min: noiseMin * math.Max(1, ratio), max: noiseMax(r) * math.Min(1, ratio), guess: math.Sqrt(rho / float64(queries) / (1 + 1/(2*ratio*ratio))), grow: zcdpGrow}, nil
-	case name == votefile.LNMax:
+	case name == provenance.LNMax:
 		return knob{setting: ensemble.SettingLaplaceScale, set: func(r *Request, x float64) { r.Mechanism.LNMax.Scale = 1 / x }, value: inv, min: noiseMin, max: noisymax.MaxLNMaxEps / 2, guess: r.Budget.Eps / (2 * float64(queries))}, nil
 	}
 	return knob{}, fmt.Errorf("plan: no parameter to plan for mechanism %s", r.Mechanism.Name)
@@ -113,7 +114,7 @@ func Chosen(r Request) []ensemble.Setting {
 	switch {
 	case err != nil:
 		return nil
-	case r.Mechanism.Name == votefile.ConfidentGNMax:
+	case r.Mechanism.Name == provenance.ConfidentGNMax:
 		return []ensemble.Setting{k.setting, ensemble.SettingSigma1, ensemble.SettingThreshold}
 	}
 	return []ensemble.Setting{k.setting}
@@ -146,7 +147,7 @@ func zcdpBudget(b accountant.Guarantee) float64 {
 // which must not. Confident-GNMax needs proxy
 // votes (ConfidentGNMax).
 func Parameters(ctx context.Context, r Request, queries int) (Plan, error) {
-	if r.Mechanism.Name == votefile.ConfidentGNMax {
+	if r.Mechanism.Name == provenance.ConfidentGNMax {
 		return Plan{}, &accountant.SettingError{Name: "votes", Value: "none", Rule: "confident-gnmax is planned on proxy votes (ConfidentGNMax)"}
 	}
 	pl, err := search(ctx, r, queries, 0)
@@ -222,7 +223,7 @@ func search(ctx context.Context, r Request, queries int, ratio float64) (Plan, e
 // for any other mechanism or target.
 func guess(ctx context.Context, at func(float64) Request, queries int) func(float64) bool {
 	r := at(1)
-	if r.For != ForRun || r.Mechanism.Input != votefile.ManyClasses || r.Mechanism.Name == votefile.LNMax {
+	if r.For != ForRun || r.Mechanism.Input != votefile.ManyClasses || r.Mechanism.Name == provenance.LNMax {
 		return nil
 	}
 	if agg, _, err := Aggregator(ctx, r); err != nil || agg.Privacy().Step().Kind != accountant.GaussianSpend || !agg.Privacy().Step().Discrete {

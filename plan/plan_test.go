@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -41,7 +42,7 @@ func synth(n, k, classes int, seed uint64) Proxy {
 
 // request returns a request for mechanism name with the budget (eps,
 // delta).
-func request(name votefile.MechanismName, in votefile.Input, p constraints.Problem, classes int, eps, delta float64) Request {
+func request(name provenance.MechanismName, in votefile.Input, p constraints.Problem, classes int, eps, delta float64) Request {
 	return Request{
 		Mechanism: ensemble.Mechanism{Name: name, Input: in, GNMax: noisymax.ConfidentGNMax{Noise: noisymax.DiscreteNoise}},
 		Problem:   p, Classes: classes,
@@ -70,13 +71,13 @@ func oneVoteOpt(ctx context.Context, p constraints.Problem) (gamma.Gamma, error)
 // exactly when b >= 2Q/ε (general composition adds nothing at δ = 0).
 func TestParameters(t *testing.T) {
 	ctx := context.Background()
-	lnmax := request(votefile.LNMax, votefile.ManyClasses, constraints.Problem{K: 250}, 10, 3, 0)
+	lnmax := request(provenance.LNMax, votefile.ManyClasses, constraints.Problem{K: 250}, 10, 3, 0)
 	// On a ledger of a pure budget the only filter is simple composition,
 	// whose closed form is the run's: Q·2/b <= ε.
 	lnmaxLedger := lnmax
 	lnmaxLedger.For = ForLedger
 	simple := accountant.Simple
-	gnmaxSimple := request(votefile.GNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-7}, 10, 2, 1e-5)
+	gnmaxSimple := request(provenance.GNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-7}, 10, 2, 1e-5)
 	gnmaxSimple.For, gnmaxSimple.Filter = ForLedger, &simple
 	for _, tc := range []struct {
 		name    string
@@ -88,10 +89,10 @@ func TestParameters(t *testing.T) {
 		{"lnmax pure", lnmax, 30, ensemble.SettingLaplaceScale, 2 * 30 / 3.0},
 		{"lnmax pure, a ledger", lnmaxLedger, 30, ensemble.SettingLaplaceScale, 2 * 30 / 3.0},
 		{"gnmax, a ledger by simple composition", gnmaxSimple, 20, ensemble.SettingSigma2, 0},
-		{"gnmax", request(votefile.GNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5), 1000, ensemble.SettingSigma2, 0},
-		{"darrm-one-vote", request(votefile.DaRRMOneVote, votefile.TwoClass, constraints.NewOneVote(11, 1, 0), 2, 2, 1e-5), 100, ensemble.SettingTargetEps, 0},
-		{"rr", request(votefile.RR, votefile.TwoClass, constraints.Problem{K: 11, M: 1, Eps: 0.01, Delta: 0}, 2, 1, 1e-5), 20, ensemble.SettingM, 0},
-		{"subsample", request(votefile.Subsample, votefile.TwoClass, constraints.Problem{K: 11, M: 1, Eps: 0.01, Delta: 0}, 2, 1, 1e-5), 20, ensemble.SettingM, 0},
+		{"gnmax", request(provenance.GNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5), 1000, ensemble.SettingSigma2, 0},
+		{"darrm-one-vote", request(provenance.DaRRMOneVote, votefile.TwoClass, constraints.NewOneVote(11, 1, 0), 2, 2, 1e-5), 100, ensemble.SettingTargetEps, 0},
+		{"rr", request(provenance.RR, votefile.TwoClass, constraints.Problem{K: 11, M: 1, Eps: 0.01, Delta: 0}, 2, 1, 1e-5), 20, ensemble.SettingM, 0},
+		{"subsample", request(provenance.Subsample, votefile.TwoClass, constraints.Problem{K: 11, M: 1, Eps: 0.01, Delta: 0}, 2, 1, 1e-5), 20, ensemble.SettingM, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pl, err := Parameters(ctx, tc.r, tc.queries)
@@ -124,7 +125,7 @@ func TestParameters(t *testing.T) {
 // query is refused with the smallest that fits one.
 func TestQueries(t *testing.T) {
 	ctx := context.Background()
-	r := request(votefile.ConfidentGNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
+	r := request(provenance.ConfidentGNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
 	r.Mechanism.GNMax = noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
 	c, err := Queries(ctx, r)
 	if err != nil {
@@ -151,7 +152,7 @@ func TestQueries(t *testing.T) {
 // the queries planned; proxies of other K or classes are refused.
 func TestConfidentGNMax(t *testing.T) {
 	ctx := context.Background()
-	r := request(votefile.ConfidentGNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
+	r := request(provenance.ConfidentGNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
 	pl, err := ConfidentGNMax(ctx, r, 300, synth(300, 250, 10, 2), ConfidentOptions{MinPrecision: 0.8})
 	if err != nil {
 		t.Fatal(err)
@@ -180,7 +181,7 @@ func TestConfidentGNMax(t *testing.T) {
 	// spends the whole budget on the label and answers every query,
 	// expects at least as many correct labels when the truth is the
 	// plurality (a smaller σ2 only helps the plurality win).
-	gr := request(votefile.GNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
+	gr := request(provenance.GNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
 	free, err := ConfidentGNMax(ctx, r, 300, synth(300, 250, 10, 2), ConfidentOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -305,7 +306,7 @@ func pateVotes(n, k, classes int, abstain float64, seed uint64) Proxy {
 // reaches is met by its threshold.
 func TestConfidentGNMaxThresholds(t *testing.T) {
 	ctx := context.Background()
-	r := request(votefile.ConfidentGNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
+	r := request(provenance.ConfidentGNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
 	proxy := pateVotes(150, 250, 10, 0.05, 3)
 	for _, tc := range []struct {
 		minPrecision float64
@@ -341,7 +342,7 @@ func TestConfidentGNMaxThresholds(t *testing.T) {
 // reaches the precision, and 1% more queries (and one) do not.
 func TestConfidentGNMaxUnreachable(t *testing.T) {
 	ctx := context.Background()
-	r := request(votefile.ConfidentGNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
+	r := request(provenance.ConfidentGNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
 	proxy := pateVotes(150, 250, 10, 0.05, 3)
 	opts := ConfidentOptions{Ratios: []float64{1.5, 4}, MinPrecision: 0.97}
 	_, err := ConfidentGNMax(ctx, r, 300, proxy, opts)

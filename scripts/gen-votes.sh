@@ -6,7 +6,7 @@
 # of 4096 random vote vectors, so generation is fast; the votes are not
 # meant to be realistic, only to exercise the reader and the aggregators.
 #
-#   scripts/gen-votes.sh --classes C [--abstain A] [--seed S] N K
+#   scripts/gen-votes.sh --classes C [--abstain A] [--seed S] [--npy] N K
 # N rows of K class indices in 0..C-1 (read with --classes C), -1 for a
 # teacher that abstains (with probability A, default 0), drawn as PATE's
 # teachers vote on MNIST-like data: each query has a true class and a class
@@ -15,24 +15,45 @@
 # (0.15 to 0.5); a wrong teacher votes for the confusable class with
 # probability 0.6, else for a class at random. The seed (default 1) fixes
 # the file; two seeds give two independent sets, e.g. held-out votes to
-# plan on and the votes to release.
+# plan on and the votes to release. With --npy the same labels are written
+# as a NumPy int8 array of shape (K, N), teachers x queries, the layout of
+# PATE's published votes (C <= 127; read with --classes C
+# --teachers-in-rows, or with a metadata header in a sidecar beside it).
 set -euo pipefail
-usage="usage: gen-votes.sh N [K] [--id] | gen-votes.sh --classes C [--abstain A] [--seed S] N K"
+usage="usage: gen-votes.sh N [K] [--id] | gen-votes.sh --classes C [--abstain A] [--seed S] [--npy] N K"
 if [[ "${1:-}" == --classes ]]; then
 	c=${2:?$usage}
 	shift 2
-	a=0 seed=1
+	a=0 seed=1 npy=0
 	while [[ "${1:-}" == --* ]]; do
 		case $1 in
-		--abstain) a=${2:?$usage} ;;
-		--seed) seed=${2:?$usage} ;;
+		--abstain) a=${2:?$usage}; shift ;;
+		--seed) seed=${2:?$usage}; shift ;;
+		--npy) npy=1 ;;
 		*) echo "$usage" >&2; exit 2 ;;
 		esac
-		shift 2
+		shift
 	done
 	n=${1:?$usage}
 	k=${2:?$usage}
-	exec mawk -v n="$n" -v k="$k" -v c="$c" -v a="$a" -v seed="$seed" 'BEGIN {
+	if ((npy)); then
+		if ((c < 2 || c > 127 || n < 1 || k < 1)); then
+			echo "gen-votes.sh: --npy needs N >= 1, K >= 1 and C in [2, 127] (int8 labels)" >&2
+			exit 2
+		fi
+		# NumPy format 1.0: the magic string, the version, the header's
+		# length (2 bytes, little-endian) and the header, padded with blanks
+		# to a multiple of 64 bytes in all and ended by a line break.
+		dict="{'descr': '|i1', 'fortran_order': False, 'shape': ($k, $n), }"
+		pad=$(((64 - (10 + ${#dict} + 1) % 64) % 64))
+		hlen=$((${#dict} + pad + 1))
+		printf '\223NUMPY\001\000'
+		printf "\\$(printf %03o $((hlen % 256)))\\$(printf %03o $((hlen / 256)))"
+		printf '%s%*s\n' "$dict" "$pad" ''
+	fi
+	# With --npy, one line of octal escapes per teacher (-1 as the byte
+	# 255), which printf writes as bytes.
+	mawk -v n="$n" -v k="$k" -v c="$c" -v a="$a" -v seed="$seed" -v npy="$npy" 'BEGIN {
 		srand(seed)
 		for (i = 1; i <= n; i++) {
 			t = int(rand() * c); conf = (t + 1 + int(rand() * (c - 1))) % c
@@ -44,11 +65,19 @@ if [[ "${1:-}" == --classes ]]; then
 				else if (rand() < acc) v = t
 				else if (rand() < 0.6) v = conf
 				else v = int(rand() * c)
+				if (npy) vote[j, i] = v
 				row = row (j ? "," : "") v
 			}
+			if (!npy) print row
+		}
+		if (!npy) exit
+		for (j = 0; j < k; j++) {
+			row = ""
+			for (i = 1; i <= n; i++) row = row sprintf("\\%03o", vote[j, i] < 0 ? 255 : vote[j, i])
 			print row
 		}
-	}'
+	}' | if ((npy)); then while IFS= read -r row; do printf "$row"; done; else cat; fi
+	exit 0
 fi
 n=${1:?$usage}
 k=${2:-11}

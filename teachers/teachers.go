@@ -43,6 +43,7 @@ import (
 	"github.com/darrm/darrm/dpsgd"
 	"github.com/darrm/darrm/internal/atomicfile"
 	"github.com/darrm/darrm/nn"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -53,13 +54,13 @@ import (
 const Version = 3
 
 // Partition is how an ensemble's training data were split: the rule
-// (votefile.KeyedHash for disjoint shares, votefile.SharedData for shared
+// (provenance.KeyedHash for disjoint shares, provenance.SharedData for shared
 // data, the names vote-file headers use) and, for the keyed hash, the key (hex),
 // stored so that the same records go to the same teachers when the data
 // change and the teachers are retrained.
 type Partition struct {
-	Rule votefile.Partition `json:"rule"`
-	Key  string             `json:"key,omitempty"`
+	Rule provenance.Partition `json:"rule"`
+	Key  string               `json:"key,omitempty"`
 }
 
 // Share returns the teacher, in [0, k), of the record whose identity is
@@ -221,11 +222,11 @@ func (c Config) Validate() error {
 }
 
 // partition is the rule that splits the training set in setting s.
-func partition(s accountant.Shares) votefile.Partition {
+func partition(s accountant.Shares) provenance.Partition {
 	if s == accountant.Shared {
-		return votefile.SharedData
+		return provenance.SharedData
 	}
-	return votefile.KeyedHash
+	return provenance.KeyedHash
 }
 
 // meta returns the metadata header of teachers trained with c whose
@@ -233,22 +234,21 @@ func partition(s accountant.Shares) votefile.Partition {
 // guarantee as the accountant computes it from the DP-SGD run, or none for
 // SGD teachers (who are private only in the one-vote relation, for GNMax).
 func (c Config) meta(params [][]float64) (*votefile.Meta, error) {
-	m := &votefile.Meta{
-		Ensemble: c.id(params),
-		K:        c.K, Classes: max(2, c.Classes), Layout: votefile.LayoutVotes, Relation: accountant.OneVote,
-		Kind: votefile.Fixed, Partition: partition(c.Setting),
-		Teachers: []votefile.TeacherGroup{{Count: c.K, Origin: votefile.NonPrivate}},
-	}
+	b := provenance.Binding{Ensemble: c.id(params), K: c.K, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: partition(c.Setting)}
+	var groups []votefile.TeacherGroup // none: non-private teachers
 	if c.Private {
-		run := c.run()
-		g, err := run.Guarantee()
+		g, err := c.run().Teachers(c.K)
 		if err != nil {
 			return nil, fmt.Errorf("teachers: guarantee: %w", err)
 		}
-		m.Relation = accountant.PrivateTeachers
-		m.Teachers[0] = votefile.TeacherGroup{Count: c.K, Guarantee: g, Origin: votefile.FromDPSGD, DPSGD: run}
+		groups, b.Relation = append(groups, g), accountant.PrivateTeachers
 	}
-	return m, m.Validate()
+	m := provenance.Header(b, max(2, c.Classes), votefile.LayoutVotes, groups...)
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	_, err := provenance.Check(m, provenance.Stated{})
+	return m, err
 }
 
 // id returns the id of the ensemble trained with c whose parameters are
@@ -267,12 +267,12 @@ func (c Config) id(params [][]float64) string {
 }
 
 // run returns the DP-SGD run of each private teacher of c.
-func (c Config) run() *votefile.DPSGDRun {
-	return &votefile.DPSGDRun{SGM: accountant.SGM{Q: c.DP.Rate, Sigma: c.DP.Sigma, Steps: c.DP.Steps()}, Conversion: c.Conversion, Delta: c.Delta}
+func (c Config) run() *provenance.DPSGDRun {
+	return &provenance.DPSGDRun{SGM: accountant.SGM{Q: c.DP.Rate, Sigma: c.DP.Sigma, Steps: c.DP.Steps()}, Conversion: c.Conversion, Delta: c.Delta}
 }
 
 // checkMeta checks the metadata header that e's votes are written with
-// against what e states of itself (votefile.Check, the check of every
+// against what e states of itself (provenance.Check, the check of every
 // release): the id of its parameters, K, the classes, the relation
 // (private-teachers for DP-SGD teachers, one-vote for SGD ones), the kind
 // (fixed models), the partition it was trained on, and each teacher's
@@ -283,8 +283,8 @@ func (e *Ensemble) checkMeta() error {
 	}
 	c := e.Config
 	rel := accountant.OneVote
-	s := votefile.Stated{By: "the ensemble's training", Ensemble: c.id(e.Params), K: len(e.Params), Classes: max(2, c.Classes),
-		Relation: &rel, Kind: votefile.Fixed, Partition: e.Partition.Rule, NonPrivate: !c.Private}
+	s := provenance.Stated{By: "the ensemble's training", Ensemble: c.id(e.Params), K: len(e.Params), Classes: max(2, c.Classes),
+		Relation: &rel, Kind: provenance.Fixed, Partition: e.Partition.Rule, NonPrivate: !c.Private}
 	if c.Private {
 		g, err := c.run().Guarantee()
 		if err != nil {
@@ -292,7 +292,7 @@ func (e *Ensemble) checkMeta() error {
 		}
 		rel, s.Eps, s.Delta = accountant.PrivateTeachers, &g.Eps, &g.Delta
 	}
-	_, err := votefile.Check(e.Meta, s)
+	_, err := provenance.Check(e.Meta, s)
 	return err
 }
 
@@ -330,7 +330,7 @@ func Train(ctx context.Context, b *datasets.Binary, cfg Config) (*Ensemble, erro
 	data := make([]*datasets.Dataset, cfg.K)
 	switch cfg.Setting {
 	case accountant.Shared:
-		e.Partition = Partition{Rule: votefile.SharedData}
+		e.Partition = Partition{Rule: provenance.SharedData}
 		for i := range data {
 			data[i] = b.Train
 		}
@@ -339,7 +339,7 @@ func Train(ctx context.Context, b *datasets.Binary, cfg Config) (*Ensemble, erro
 		if err != nil {
 			return nil, err
 		}
-		e.Partition = Partition{Rule: votefile.KeyedHash, Key: hex.EncodeToString(key)}
+		e.Partition = Partition{Rule: provenance.KeyedHash, Key: hex.EncodeToString(key)}
 		shares, err := recordShares(ctx, key, b.Train, cfg.K)
 		if err != nil {
 			return nil, err
@@ -434,7 +434,7 @@ func trainClasses(ctx context.Context, m *datasets.MNIST, cfg Config) (*Ensemble
 		return nil, err
 	}
 	e := &Ensemble{Config: cfg.withoutHooks(), Params: make([][]float64, cfg.K), Accuracy: make([]float64, cfg.K), ShareSizes: make([]int, cfg.K),
-		Partition: Partition{Rule: votefile.KeyedHash, Key: hex.EncodeToString(key)}, QueryVotes: make([][]byte, cfg.K)}
+		Partition: Partition{Rule: provenance.KeyedHash, Key: hex.EncodeToString(key)}, QueryVotes: make([][]byte, cfg.K)}
 	shares, err := sharesOf(ctx, key, m.Train.Len(), func(i int) []byte { return ImageID(m.Train, i) }, cfg.K)
 	if err != nil {
 		return nil, err
@@ -491,7 +491,7 @@ func (e *Ensemble) Counts() [][]int {
 // counts file (votefile.WriteCounts) with the ensemble's metadata header
 // in layout counts, whose ids are the images' indices in the test set. A
 // header that contradicts the ensemble (checkMeta) is a
-// *votefile.TeachersError, and nothing is written.
+// *provenance.TeachersError, and nothing is written.
 func (e *Ensemble) WriteCounts(w io.Writer) error {
 	if e.Config.Classes == 0 {
 		return fmt.Errorf("teachers: two-class teachers: write their votes with WriteVotes")
@@ -565,7 +565,7 @@ func (e *Ensemble) Votes(x *datasets.Dataset) [][]byte {
 // WriteVotes writes the teachers' votes on the images of x as a vote file
 // (votefile.WriteVotes) with the ensemble's metadata header, whose ids are
 // the images' indices in x. A header that contradicts the ensemble
-// (checkMeta) is a *votefile.TeachersError, and nothing is written.
+// (checkMeta) is a *provenance.TeachersError, and nothing is written.
 func (e *Ensemble) WriteVotes(w io.Writer, x *datasets.Dataset) error {
 	if err := e.checkMeta(); err != nil {
 		return err
@@ -665,7 +665,7 @@ func Load(path string, want Config) (*Ensemble, error) {
 	if wantRule := partition(want.Setting); e.Partition.Rule != wantRule {
 		return nil, corrupt("partition %v, want %v", e.Partition.Rule, wantRule)
 	}
-	if _, err := hex.DecodeString(e.Partition.Key); err != nil || (e.Partition.Rule == votefile.KeyedHash) != (e.Partition.Key != "") {
+	if _, err := hex.DecodeString(e.Partition.Key); err != nil || (e.Partition.Rule == provenance.KeyedHash) != (e.Partition.Key != "") {
 		return nil, corrupt("partition key %q", e.Partition.Key)
 	}
 	n := nn.NumParams(want.Filters)

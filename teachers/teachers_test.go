@@ -19,6 +19,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/dpsgd"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -43,7 +44,7 @@ func TestTrainSaveLoadVote(t *testing.T) {
 		for _, n := range e.ShareSizes {
 			total += n
 		}
-		if total != 250 || len(e.Accuracy) != 5 || e.Partition.Rule != votefile.KeyedHash || len(e.Partition.Key) != 64 {
+		if total != 250 || len(e.Accuracy) != 5 || e.Partition.Rule != provenance.KeyedHash || len(e.Partition.Key) != 64 {
 			t.Fatalf("shares %v, %d accuracies, partition %+v", e.ShareSizes, len(e.Accuracy), e.Partition)
 		}
 		for i, a := range e.Accuracy {
@@ -235,14 +236,14 @@ func TestSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Partition != (Partition{Rule: votefile.SharedData}) || e.Meta.Partition != votefile.SharedData || !slices.Equal(e.ShareSizes, []int{120, 120, 120, 120, 120}) {
+	if e.Partition != (Partition{Rule: provenance.SharedData}) || e.Meta.Partition != provenance.SharedData.String() || !slices.Equal(e.ShareSizes, []int{120, 120, 120, 120, 120}) {
 		t.Errorf("shared: partition %+v, shares %v", e.Partition, e.ShareSizes)
 	}
 	unseeded := config(true, 1)
 	unseeded.Seed = nil
 	k1, _ := Train(context.Background(), b, unseeded)
 	k2, _ := Train(context.Background(), b, unseeded)
-	if k1.Partition.Key == k2.Partition.Key || k1.Partition.Rule != votefile.KeyedHash {
+	if k1.Partition.Key == k2.Partition.Key || k1.Partition.Rule != provenance.KeyedHash {
 		t.Errorf("two unseeded ensembles have partitions %+v and %+v", k1.Partition, k2.Partition)
 	}
 	dir := t.TempDir()
@@ -292,16 +293,16 @@ func TestMeta(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := e.Meta
-		if !strings.HasPrefix(m.Ensemble, "synthetic-k5-") || len(m.Ensemble) != len("synthetic-k5-")+16 || m.K != 5 || m.Kind != votefile.Fixed || m.Partition != votefile.KeyedHash || len(m.Teachers) != 1 || m.Teachers[0].Count != 5 {
+		if !strings.HasPrefix(m.Ensemble, "synthetic-k5-") || len(m.Ensemble) != len("synthetic-k5-")+16 || m.K != 5 || m.Kind != "fixed" || m.Partition != "keyed-hash" || len(m.Teachers) != 1 || m.Teachers[0].Count != 5 {
 			t.Errorf("private %v: meta %+v", private, m)
 		}
 		g := m.Teachers[0]
 		if private {
 			want, _, _ := accountant.SGM{Q: 0.2, Sigma: 1, Steps: 15}.Eps(1e-4, accountant.ImprovedConversion)
-			if m.Relation != accountant.PrivateTeachers || g.Origin != votefile.FromDPSGD || g.Eps != want || g.Delta != 1e-4 || g.DPSGD.Steps != 15 {
+			if m.Relation != "private-teachers" || g.Source.Method != "dp-sgd" || *g.Eps != want || *g.Delta != 1e-4 || *g.Source.Steps != 15 {
 				t.Errorf("private teachers: %+v, %+v, want eps %v", m, g, want)
 			}
-		} else if m.Relation != accountant.OneVote || g.Origin != votefile.NonPrivate {
+		} else if m.Relation != "one-vote" || g.Source.Method != "none" || g.Eps != nil {
 			t.Errorf("SGD teachers: %+v", m)
 		}
 		other, _ := Train(context.Background(), b, config(private, 4))
@@ -322,9 +323,9 @@ func TestMeta(t *testing.T) {
 	cfg := config(true, 3)
 	e, _ := Train(context.Background(), b, cfg)
 	for _, edit := range []func(*Ensemble){
-		func(e *Ensemble) { e.Meta.Teachers[0].Eps /= 2 },
+		func(e *Ensemble) { half := *e.Meta.Teachers[0].Eps / 2; e.Meta.Teachers[0].Eps = &half },
 		func(e *Ensemble) { e.Meta.Ensemble = "someone-else" },
-		func(e *Ensemble) { e.Meta.Partition = votefile.FilePosition },
+		func(e *Ensemble) { e.Meta.Partition = provenance.FilePosition.String() },
 		func(e *Ensemble) { e.Meta = nil },
 	} {
 		c := *e
@@ -395,7 +396,7 @@ func TestTrainClasses(t *testing.T) {
 	if len(counts) != 40 || counts[0][0]+counts[0][1]+counts[0][2] != 8 {
 		t.Fatalf("counts %v", counts[:1])
 	}
-	if e.Meta.Classes != 3 || e.Meta.Relation != accountant.OneVote || e.Meta.Partition != votefile.KeyedHash || e.Meta.K != 8 {
+	if e.Meta.Classes != 3 || e.Meta.Relation != accountant.OneVote.String() || e.Meta.Partition != provenance.KeyedHash.String() || e.Meta.K != 8 {
 		t.Errorf("header %+v", e.Meta)
 	}
 	var buf bytes.Buffer
@@ -457,7 +458,7 @@ func TestTrainClasses(t *testing.T) {
 }
 
 // TestWriteChecksMeta: the header that WriteVotes and WriteCounts write
-// must pass the check of every release (votefile.Check) against what the
+// must pass the check of every release (provenance.Check) against what the
 // ensemble states of itself; one that contradicts it is refused, naming
 // the field, and nothing is written.
 func TestWriteChecksMeta(t *testing.T) {
@@ -476,7 +477,7 @@ func TestWriteChecksMeta(t *testing.T) {
 		t.Fatal(err)
 	}
 	stated := func(eps float64) []votefile.TeacherGroup {
-		return []votefile.TeacherGroup{{Count: 5, Guarantee: accountant.Guarantee{Eps: eps, Delta: 1e-4}}}
+		return []votefile.TeacherGroup{provenance.StatedTeachers(5, accountant.Guarantee{Eps: eps, Delta: 1e-4})}
 	}
 	for _, tc := range []struct {
 		name  string
@@ -485,19 +486,19 @@ func TestWriteChecksMeta(t *testing.T) {
 		field string
 	}{
 		{"another ensemble's id", dp, func(m *votefile.Meta) { m.Ensemble = "someone-else" }, "ensemble"},
-		{"another partition", dp, func(m *votefile.Meta) { m.Partition = votefile.FilePosition }, "partition"},
-		{"the one-vote relation for DP-SGD teachers", dp, func(m *votefile.Meta) { m.Relation = accountant.OneVote }, "relation"},
-		{"a larger eps than the DP-SGD run's", dp, func(m *votefile.Meta) { m.Teachers[0].Eps *= 2 }, "eps"},
+		{"another partition", dp, func(m *votefile.Meta) { m.Partition = provenance.FilePosition.String() }, "partition"},
+		{"the one-vote relation for DP-SGD teachers", dp, func(m *votefile.Meta) { m.Relation = accountant.OneVote.String() }, "relation"},
+		{"a larger eps than the DP-SGD run's", dp, func(m *votefile.Meta) { eps := *m.Teachers[0].Eps * 2; m.Teachers[0].Eps = &eps }, "eps"},
 		{"a guarantee for SGD teachers", sgd, func(m *votefile.Meta) { m.Teachers = stated(1) }, "eps"},
-		{"per-query SGD teachers", sgd, func(m *votefile.Meta) { m.Kind = votefile.PerQuery }, "kind"},
+		{"per-query SGD teachers", sgd, func(m *votefile.Meta) { m.Kind = provenance.PerQuery.String() }, "kind"},
 		{"the private-teachers relation for SGD teachers", sgd, func(m *votefile.Meta) {
-			m.Relation, m.Partition, m.Teachers = accountant.PrivateTeachers, votefile.SharedData, stated(1)
+			m.Relation, m.Partition, m.Teachers = accountant.PrivateTeachers.String(), provenance.SharedData.String(), stated(1)
 		}, "relation"},
 		{"another K", sgd, func(m *votefile.Meta) { m.K, m.Teachers[0].Count = 7, 7 }, "K"},
 		// PATE's teachers are in the one-vote relation, which holds on
 		// keyed-hash shares only: a header of another partition breaks
-		// its own rules (votefile.PartitionRules), so their kind is edited.
-		{"another kind of PATE's teachers", pate, func(m *votefile.Meta) { m.Kind = votefile.PerQuery }, "kind"},
+		// its own rules (provenance.PartitionRules), so their kind is edited.
+		{"another kind of PATE's teachers", pate, func(m *votefile.Meta) { m.Kind = provenance.PerQuery.String() }, "kind"},
 		{"other classes of PATE's teachers", pate, func(m *votefile.Meta) { m.Classes = 4 }, "classes"},
 	} {
 		c := *tc.e
@@ -514,7 +515,7 @@ func TestWriteChecksMeta(t *testing.T) {
 		} else {
 			err = c.WriteVotes(&out, b.Test)
 		}
-		var te *votefile.TeachersError
+		var te *provenance.TeachersError
 		if !errors.As(err, &te) || te.Field != tc.field || te.By != "the ensemble's training" || out.Len() != 0 {
 			t.Errorf("%s: %v, %d bytes written; want a *TeachersError on %s", tc.name, err, out.Len(), tc.field)
 		}

@@ -25,6 +25,7 @@ import (
 	"github.com/darrm/darrm/internal/roots"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/votefile"
 )
@@ -226,7 +227,7 @@ type Crossover struct {
 // Outcome is what Run measures, and the bounds on its totals.
 type Outcome struct {
 	Results []Result
-	// Cap is the private teachers' cap (votefile.Binding.Cap): their own
+	// Cap is the private teachers' cap (provenance.Binding.Cap): their own
 	// (ε, Δ) on disjoint keyed-hash shares, their K-fold composition on
 	// shared data.
 	Cap *accountant.Cap
@@ -300,7 +301,11 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt
 	if t.Private.Meta == nil {
 		return nil, fmt.Errorf("transfer: the private teachers have no metadata (partition, relation), so their cap is unknown")
 	}
-	binding := t.Private.Meta.Binding(votefile.TeacherGuarantee{Guarantee: teacher})
+	binding, err := provenance.Check(t.Private.Meta, provenance.Stated{})
+	if err != nil {
+		return nil, fmt.Errorf("transfer: the private teachers' metadata: %w", err)
+	}
+	binding.Teachers = teacher
 	cp, _, err := binding.Cap(DeltaPrime)
 	if err != nil {
 		return nil, fmt.Errorf("transfer: the teachers' cap: %w", err)
@@ -339,7 +344,7 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt
 			priv := agg.Privacy()
 			b := binding
 			if nonPrivate(name) {
-				b = votefile.Binding{K: prm.K, Relation: accountant.OneVote} // no cap
+				b = provenance.Binding{K: prm.K, Relation: accountant.OneVote} // no cap
 			}
 			acc, err := ensemble.NewAccounting(ctx, priv, b, accountant.Composition{Method: accountant.General, DeltaPrime: DeltaPrime}, nil)
 			if err != nil {

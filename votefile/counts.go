@@ -49,19 +49,19 @@ const maxCount = 999_999_999
 
 // MaxClasses bounds the number of classes C, as the header's "classes", a
 // reader's classOptions.Classes and the aggregators' C: it is as many as a
-// row of counts can hold within MaxLineBytes (each count a digit and a
-// comma), so that a file of class indices can state no more classes than a
+// row of counts can hold within a line's 1 MiB (each count a digit and
+// a comma), so that a file of class indices can state no more classes than a
 // counts file can hold. Reading and releasing keep a few 8-byte counters per
 // class (about 12 MiB at the bound) and draw one noise value per class and
 // query; the bound is checked before anything is allocated.
-const MaxClasses = MaxLineBytes / 2
+const MaxClasses = maxLineBytes / 2
 
 // CheckClasses checks a number of classes C that a caller states
 // (Options.Classes): it must be in [2, MaxClasses], the rule of the
 // header's "classes" too.
 func CheckClasses(c int) error {
 	if !validClasses(c) {
-		return fmt.Errorf("classes %d: must be in [2, %d] (at most as many classes as a row of counts can hold within a line's %d bytes)", c, MaxClasses, MaxLineBytes)
+		return fmt.Errorf("classes %d: must be in [2, %d] (at most as many classes as a row of counts can hold within a line's %d bytes)", c, MaxClasses, maxLineBytes)
 	}
 	return nil
 }
@@ -108,7 +108,7 @@ func (f *voteFile) Classes(opts classOptions) (*classReader, error) {
 	}
 	if m := f.vr.meta; m != nil {
 		bad := func(format string, args ...any) error {
-			return &FormatError{File: name, Line: f.vr.metaLine, Msg: fmt.Sprintf(format, args...)}
+			return f.vr.headerErrorf(format, args...)
 		}
 		layout := inputClasses
 		if m.Layout == LayoutCounts {
@@ -122,10 +122,24 @@ func (f *voteFile) Classes(opts classOptions) (*classReader, error) {
 		case opts.K != 0 && opts.K != m.K:
 			return nil, bad("the metadata header states K = %d, but K = %d was given", m.K, opts.K)
 		}
-		if opts.Orientation == TeachersInRows {
-			return nil, adviceError(name, advise("the metadata header states a row per query: leave out %v", teachersInRows))
+		// A header on a file's first line states a row per query; one in
+		// a sidecar states what its "orientation" says, and without it
+		// leaves the orientation to the caller, as a file without a header
+		// does.
+		stated := m.Orientation
+		switch {
+		case f.vr.metaFile == "" && stated == TeachersInRows:
+			return nil, bad("the metadata header states orientation %v, which only a header in a sidecar may state: a file with its header on its first line has a row per query", stated)
+		case f.vr.metaFile == "":
+			stated = QueriesInRows
 		}
-		opts.Input, opts.Classes, opts.K, opts.Orientation = layout, m.Classes, m.K, QueriesInRows
+		switch {
+		case stated == OrientationUnstated:
+			stated = opts.Orientation
+		case opts.Orientation != OrientationUnstated && opts.Orientation != stated:
+			return nil, adviceError(name, advise("the metadata header states orientation %v: leave out %v", stated, orientationHint(opts.Orientation)))
+		}
+		opts.Input, opts.Classes, opts.K, opts.Orientation = layout, m.Classes, m.K, stated
 	}
 	if opts.Input == inputFromHeader && f.npy != nil {
 		// A NumPy array holds counts unless the classes are given.
@@ -153,12 +167,16 @@ func (f *voteFile) Classes(opts classOptions) (*classReader, error) {
 	case opts.Orientation == TeachersInRows && (opts.Input != inputClasses || f.npy == nil && f.vr.format != FormatCSV):
 		return nil, adviceError(name, advise("%v reads class labels (%v) of a NumPy array or a CSV file, one row per teacher", teachersInRows, Hint{OptionClasses, "C"}))
 	case opts.Input == inputClasses && opts.Orientation == OrientationUnstated:
+		without := "without a metadata header"
+		if f.vr.meta != nil {
+			without = fmt.Sprintf("whose metadata header (%s) does not state its orientation", f.vr.headerAt())
+		}
 		shape := ""
 		if f.npy != nil {
 			shape = ", shape " + shapeText(f.npy.shape[:]) + ","
 		}
-		return nil, adviceError(name, advise("a matrix of class labels%s without a metadata header: state which axis holds the teachers, %v (a row per teacher, the layout of PATE's published votes) or %v (a row per query), whatever its shape: it reads either way, and one way is false",
-			shape, teachersInRows, queriesInRows))
+		return nil, adviceError(name, advise("a matrix of class labels%s %s: state which axis holds the teachers, %v (a row per teacher, the layout of PATE's published votes) or %v (a row per query), whatever its shape: it reads either way, and one way is false",
+			shape, without, teachersInRows, queriesInRows))
 	}
 	if f.npy == nil && opts.Orientation == TeachersInRows {
 		var err error
@@ -219,6 +237,10 @@ func (r *classReader) HasHeader() bool { return r.header }
 
 // Meta returns the file's metadata header, or nil if it has none.
 func (r *classReader) Meta() *Meta { return r.lr.meta }
+
+// HeaderError returns err at the place of the file's metadata header
+// (Reader.HeaderError).
+func (r *classReader) HeaderError(err error) error { return r.lr.HeaderError(err) }
 
 // K returns the number of teachers.
 func (r *classReader) K() int { return r.k }
@@ -419,10 +441,10 @@ func (r *classReader) stated() string {
 	switch {
 	case r.lr.meta == nil:
 		return ""
-	case r.lr.metaLine == 0: // a header given with the rows (ReadRows)
+	case r.lr.metaFile == "" && r.lr.metaLine == 0: // a header given with the rows (ReadRows)
 		return " (as the metadata header states)"
 	}
-	return fmt.Sprintf(" (as the metadata header, line %d, states)", r.lr.metaLine)
+	return fmt.Sprintf(" (as the metadata header, %s, states)", r.lr.headerAt())
 }
 
 // source says where the C and K every row must match came from: the

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/darrm/darrm/accountant"
 )
 
 // Metadata headers of multi-class files: counts of K = 4 teachers over C =
@@ -21,8 +19,8 @@ var (
 )
 
 func metaLine(l Layout, c, k int) string {
-	m := &Meta{Ensemble: "pate-test", K: k, Classes: c, Layout: l, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash,
-		Teachers: []TeacherGroup{{Count: k, Origin: NonPrivate}}}
+	m := &Meta{Ensemble: "pate-test", K: k, Classes: c, Layout: l, Relation: "one-vote", Kind: "fixed", Partition: "keyed-hash",
+		Teachers: []TeacherGroup{{Count: k, Source: TeacherSource{Method: "none"}}}}
 	b, err := m.MarshalJSON()
 	if err != nil {
 		panic(err)
@@ -155,7 +153,7 @@ func FuzzClassReader(f *testing.F) {
 
 // WriteCounts writes what newClassReader reads back, header and all.
 func TestWriteCounts(t *testing.T) {
-	m, err := ParseMeta([]byte(metaLine(LayoutCounts, 3, 4)))
+	m, err := parseMeta([]byte(metaLine(LayoutCounts, 3, 4)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,14 +3,13 @@
 // indices of C classes) and label files, with their versioned metadata
 // headers.
 //
-// A vote file's header (Meta) states which teacher ensemble voted and what
-// its guarantee rests on: K, the classes, the layout, each teacher's (ε, Δ)
-// and its provenance (stated, or recomputed from a DP-SGD run), the
-// neighbouring relation, the kind of teachers and how their data was cut.
-// Check is the one check of what a release, an account, a ledger or a
-// writer of votes states of the ensemble against that header; it returns
-// the Binding, what a release states of its ensemble, from which follows
-// the teacher-level cap on every total (Binding.Cap).
+// A vote file's header (Meta) states which teacher ensemble voted and
+// what its guarantee rests on: K, the classes, the layout, each teacher's
+// (ε, Δ) and its provenance (stated, or a DP-SGD run), the neighbouring
+// relation, the kind of teachers and how their data was cut. This package
+// reads and writes it as plain data and checks its form; it knows nothing
+// of privacy, and imports nothing that does. Package provenance reads
+// what the header states and checks it (provenance.Check).
 //
 // Read is the one reader of vote files (CSV, JSON lines, NumPy .npy and
 // .npz, recognised by their start): it decides from the header, the
@@ -23,9 +22,9 @@
 // returns a query's un-noised majority: a reader hands each query's votes
 // to the caller, and a label file holds only released labels.
 //
-// A malformed file (*FormatError) and a header of other teachers
-// (*TeachersError) are the caller's input: they have BadInput() bool,
-// true, by which callers tell them from a failure to read.
+// A malformed file (*FormatError) and a header that breaks a rule
+// (*HeaderError) are the caller's input: they have BadInput() bool, true,
+// by which callers tell them from a failure to read.
 //
 // The file formats are documented in docs/aggregate.md.
 package votefile

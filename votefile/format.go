@@ -80,8 +80,8 @@ const (
 	Absent
 )
 
-// ParsePresence parses "auto", "yes" or "no".
-func ParsePresence(s string) (Presence, error) {
+// parsePresence parses "auto", "yes" or "no".
+func parsePresence(s string) (Presence, error) {
 	switch strings.ToLower(s) {
 	case "auto":
 		return Detect, nil
@@ -93,7 +93,7 @@ func ParsePresence(s string) (Presence, error) {
 	return 0, fmt.Errorf("%q: must be auto, yes or no", s)
 }
 
-// String returns "auto", "yes" or "no", as ParsePresence reads it.
+// String returns "auto", "yes" or "no", as parsePresence reads it.
 func (p Presence) String() string {
 	switch p {
 	case Present:
@@ -108,9 +108,9 @@ func (p Presence) String() string {
 // text (a flag, a JSON or config value).
 func (p Presence) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
 
-// UnmarshalText sets p from its name (ParsePresence).
+// UnmarshalText sets p from its name (parsePresence).
 func (p *Presence) UnmarshalText(b []byte) error {
-	x, err := ParsePresence(string(b))
+	x, err := parsePresence(string(b))
 	if err == nil {
 		*p = x
 	}

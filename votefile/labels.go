@@ -10,127 +10,66 @@ import (
 	"strconv"
 
 	"codeberg.org/sbinet/npyio/npy"
-
-	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/noisymax"
 )
 
-// Settings are the parameters of a mechanism that a label file states
-// (LabelMeta): nil for those it does not have. From a caller, nil is a
-// setting not given.
-type Settings struct {
-	Threshold    *float64        `json:"threshold,omitempty"`
-	Sigma1       *float64        `json:"sigma1,omitempty"`
-	Sigma2       *float64        `json:"sigma2,omitempty"`
-	LaplaceScale *float64        `json:"laplace_scale,omitempty"`
-	Noise        *noisymax.Noise `json:"noise,omitempty"`
-}
-
-// named returns each setting's name and its value as text, "" when nil.
-func (s Settings) named() [][2]string {
-	num := func(p *float64) string {
-		if p == nil {
-			return ""
-		}
-		return strconv.FormatFloat(*p, 'g', -1, 64)
-	}
-	noise := ""
-	if s.Noise != nil {
-		noise = s.Noise.String()
-	}
-	return [][2]string{{"threshold", num(s.Threshold)}, {"sigma1", num(s.Sigma1)}, {"sigma2", num(s.Sigma2)},
-		{"laplace-scale", num(s.LaplaceScale)}, {"noise", noise}}
-}
-
-// GNMax returns the GNMax-family parameters the settings give, with
-// noise (Papernot et al. 2018): a threshold step when they have sigma1,
-// which must be > 0; the parameters' own checks (Validate) follow. A bad
-// value is a *accountant.ParamError that names its setting.
-func (s Settings) GNMax(noise noisymax.Noise) (noisymax.ConfidentGNMax, error) {
-	m := noisymax.ConfidentGNMax{Noise: noise}
-	if s.Sigma2 != nil {
-		m.Sigma2 = *s.Sigma2
-	}
-	if s.Sigma1 != nil {
-		if !(*s.Sigma1 > 0) {
-			return m, &accountant.ParamError{Name: "sigma1", Value: *s.Sigma1, Rule: "must be > 0"}
-		}
-		m.Sigma1 = *s.Sigma1
-		if s.Threshold != nil {
-			m.Threshold = *s.Threshold
-		}
-	}
-	return m, m.Validate()
-}
-
-// SettingError reports a setting given that contradicts what a label
-// file states of the mechanism that made its labels: Given is the value
-// given, Stated the file's ("" when that mechanism has no such setting).
-type SettingError struct {
-	Mechanism              MechanismName
-	Setting, Given, Stated string
-}
-
-func (e *SettingError) Error() string {
-	if e.Stated == "" {
-		return fmt.Sprintf("%s = %s given, but the labels were made by %s, which has no %s (its settings come from the label file's header)", e.Setting, e.Given, e.Mechanism, e.Setting)
-	}
-	return fmt.Sprintf("%s = %s given, but the label file's header states %s = %s: the labels were made with %s = %s (leave it out to use it)", e.Setting, e.Given, e.Setting, e.Stated, e.Setting, e.Stated)
-}
-
-// Agree returns s with every setting the label file's header m states,
-// or a *SettingError for a setting of s that contradicts it or that its
-// mechanism does not have.
-func (s Settings) Agree(m *LabelMeta) (Settings, error) {
-	stated := m.Settings.named()
-	for i, given := range s.named() {
-		if given[1] != "" && given[1] != stated[i][1] {
-			return s, &SettingError{Mechanism: m.Mechanism, Setting: given[0], Given: given[1], Stated: stated[i][1]}
-		}
-	}
-	return m.Settings, nil
-}
-
-// LabelsKey is the key that makes a JSON object a label file's metadata
+// labelsKey is the key that makes a JSON object a label file's metadata
 // header; its value is the header's version.
-const LabelsKey = "darrm-labels"
+const labelsKey = "darrm-labels"
 
-// LabelsVersion is the version of the label files' header this darrm
+// labelsVersion is the version of the label files' header this darrm
 // writes, and the only one it reads.
-const LabelsVersion = 1
+const labelsVersion = 1
 
 // LabelMeta is the metadata header of a label file: how its labels were
-// made. ensemble.ReleaseTo writes it first, as a comment line "# " followed by its
-// JSON object (in CSV and in JSON lines), so that readers that skip
+// made, as plain data, each field as the file writes it. The release
+// writes it first (ensemble.ReleaseTo), as a comment line "# " followed
+// by its JSON object (in CSV and in JSON lines), so that readers that skip
 // comment lines read the labels alone; NewLabelReader reads it. Every
 // field is public: the mechanism and its parameters, none of the votes.
+// Package provenance reads what it states of the mechanism
+// (provenance.LabelSettings).
 type LabelMeta struct {
 	// Mechanism names the mechanism; K and Classes are its teachers and
-	// classes; Settings its parameters.
-	Mechanism  MechanismName
-	K, Classes int
-	Settings   Settings
-	// PerQuery is the guarantee of each row, in Relation.
-	PerQuery accountant.Guarantee
-	Relation accountant.Relation
+	// classes.
+	Mechanism string `json:"mechanism"`
+	K         int    `json:"K"`
+	Classes   int    `json:"classes"`
+	// Relation names the neighbouring relation of each row's guarantee.
+	Relation string `json:"relation"`
 	// Partition is how the teachers' data were split, by the votes'
-	// header or as the release asserted it; PartitionUnstated when neither
-	// said.
-	Partition Partition
+	// header or as the release asserted it; "" when neither said.
+	Partition string `json:"partition,omitempty"`
+	// Threshold, Sigma1, Sigma2, LaplaceScale and Noise are the
+	// mechanism's settings, those it has (nil or "" for the others).
+	Threshold    *float64 `json:"threshold,omitempty"`
+	Sigma1       *float64 `json:"sigma1,omitempty"`
+	Sigma2       *float64 `json:"sigma2,omitempty"`
+	LaplaceScale *float64 `json:"laplace_scale,omitempty"`
+	Noise        string   `json:"noise,omitempty"`
+	// Eps and Delta are the guarantee of each row.
+	Eps   float64 `json:"eps"`
+	Delta float64 `json:"delta"`
 	// Ensemble is the teacher ensemble's id, "" when the votes did not
 	// state it; Teachers is each teacher's (ε, Δ) the release assumed,
-	// zero for none.
-	Ensemble string
-	Teachers accountant.Guarantee
-	// ForRelease is false for labels drawn from a seeded source.
-	ForRelease bool
+	// nil for none.
+	Ensemble string         `json:"ensemble,omitempty"`
+	Teachers *LabelTeachers `json:"teachers,omitempty"`
 	// Abstain is true when the votes were read with abstaining teachers
 	// allowed (MayAbstain): class labels, of which -1 is a teacher that
 	// did not vote, or counts under a stated K that may sum to fewer.
 	// The header is written before the votes are read, so it records
 	// that abstentions were allowed; the release's summary counts those
 	// that occurred.
-	Abstain bool
+	Abstain bool `json:"abstain,omitempty"`
+	// ForRelease is false for labels drawn from a seeded source.
+	ForRelease bool `json:"for_release"`
+}
+
+// LabelTeachers is the guarantee of each teacher that a release assumed,
+// as a label file's header states it.
+type LabelTeachers struct {
+	Eps   float64 `json:"eps"`
+	Delta float64 `json:"Delta"`
 }
 
 // MayAbstain reports whether in reads votes with abstaining teachers
@@ -149,38 +88,14 @@ func Abstained(in Reader) int64 {
 	return 0
 }
 
-// The JSON form of a label file's header, in the order it is written.
-type (
-	jsonLabelMeta struct {
-		Version   int                 `json:"darrm-labels"`
-		Mechanism MechanismName       `json:"mechanism"`
-		K         int                 `json:"K"`
-		Classes   int                 `json:"classes"`
-		Relation  accountant.Relation `json:"relation"`
-		Partition Partition           `json:"partition,omitempty"`
-		Settings
-		Eps        float64        `json:"eps"`
-		Delta      float64        `json:"delta"`
-		Ensemble   string         `json:"ensemble,omitempty"`
-		Teachers   *jsonGuarantee `json:"teachers,omitempty"`
-		Abstain    bool           `json:"abstain,omitempty"`
-		ForRelease bool           `json:"for_release"`
-	}
-	jsonGuarantee struct {
-		Eps   float64 `json:"eps"`
-		Delta float64 `json:"Delta"`
-	}
-)
-
 // HeaderLine returns the header's line in a label file, "# " and the JSON
 // object, without its line end: a LabelWriter's comment line.
 func (m *LabelMeta) HeaderLine() string {
-	j := jsonLabelMeta{Version: LabelsVersion, Mechanism: m.Mechanism, K: m.K, Classes: m.Classes, Relation: m.Relation, Partition: m.Partition, Settings: m.Settings,
-		Eps: m.PerQuery.Eps, Delta: m.PerQuery.Delta, Ensemble: m.Ensemble, Abstain: m.Abstain, ForRelease: m.ForRelease}
-	if m.Teachers != (accountant.Guarantee{}) {
-		j.Teachers = &jsonGuarantee{m.Teachers.Eps, m.Teachers.Delta}
-	}
-	raw, err := json.Marshal(j)
+	type fields LabelMeta
+	raw, err := json.Marshal(struct {
+		Version int `json:"darrm-labels"`
+		*fields
+	}{labelsVersion, (*fields)(m)})
 	if err != nil {
 		panic(err) // numbers of a built aggregator are finite
 	}
@@ -190,7 +105,7 @@ func (m *LabelMeta) HeaderLine() string {
 // labelKeys are the keys of a label file's header, and teacherKeys those
 // of its teachers object.
 var (
-	labelKeys   = []string{LabelsKey, "mechanism", "K", "classes", "relation", "partition", "threshold", "sigma1", "sigma2", "laplace_scale", "noise", "eps", "delta", "ensemble", "teachers", "abstain", "for_release"}
+	labelKeys   = []string{labelsKey, "mechanism", "K", "classes", "relation", "partition", "threshold", "sigma1", "sigma2", "laplace_scale", "noise", "eps", "delta", "ensemble", "teachers", "abstain", "for_release"}
 	teacherKeys = []string{"eps", "Delta"}
 )
 
@@ -208,7 +123,12 @@ func parseLabelMeta(b []byte) (*LabelMeta, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	j := jsonLabelMeta{Version: -1, Eps: math.NaN(), Delta: math.NaN()}
+	m := &LabelMeta{Eps: math.NaN(), Delta: math.NaN()}
+	type fields LabelMeta
+	j := struct {
+		Version int `json:"darrm-labels"`
+		*fields
+	}{-1, (*fields)(m)}
 	if err := dec.Decode(&j); err != nil {
 		return nil, fmt.Errorf("label file header: %v", err)
 	}
@@ -216,23 +136,18 @@ func parseLabelMeta(b []byte) (*LabelMeta, error) {
 		return fmt.Errorf("label file header: %s = %v: %s", field, v, rule)
 	}
 	switch {
-	case j.Version != LabelsVersion:
-		return nil, bad(LabelsKey, j.Version, fmt.Sprintf("this darrm reads version %d", LabelsVersion))
-	case j.Mechanism == "":
+	case j.Version != labelsVersion:
+		return nil, bad(labelsKey, j.Version, fmt.Sprintf("this darrm reads version %d", labelsVersion))
+	case m.Mechanism == "":
 		return nil, bad("mechanism", `""`, "must name the mechanism")
-	case j.K < 1:
-		return nil, bad("K", j.K, "must be >= 1")
-	case j.Classes < 2:
-		return nil, bad("classes", j.Classes, "must be >= 2")
-	case !(j.Eps >= 0) || math.IsInf(j.Eps, 0):
-		return nil, bad("eps", j.Eps, "must be a finite number >= 0")
-	case !(j.Delta >= 0 && j.Delta < 1):
-		return nil, bad("delta", j.Delta, "must be in [0, 1)")
-	}
-	m := &LabelMeta{Mechanism: j.Mechanism, K: j.K, Classes: j.Classes, Settings: j.Settings, Relation: j.Relation, Partition: j.Partition,
-		PerQuery: accountant.Guarantee{Eps: j.Eps, Delta: j.Delta}, Ensemble: j.Ensemble, Abstain: j.Abstain, ForRelease: j.ForRelease}
-	if t := j.Teachers; t != nil {
-		m.Teachers = accountant.Guarantee{Eps: t.Eps, Delta: t.Delta}
+	case m.K < 1:
+		return nil, bad("K", m.K, "must be >= 1")
+	case m.Classes < 2:
+		return nil, bad("classes", m.Classes, "must be >= 2")
+	case !(m.Eps >= 0) || math.IsInf(m.Eps, 0):
+		return nil, bad("eps", m.Eps, "must be a finite number >= 0")
+	case !(m.Delta >= 0 && m.Delta < 1):
+		return nil, bad("delta", m.Delta, "must be in [0, 1)")
 	}
 	return m, nil
 }
@@ -479,7 +394,7 @@ type LabelReader struct {
 func NewLabelReader(r io.Reader, name string) (*LabelReader, error) {
 	lr := &voteReader{name: name, br: bufio.NewReaderSize(r, readBuffer)}
 	out := &LabelReader{lr: lr}
-	if start, _ := lr.br.Peek(len(npyMagic)); IsNPY(start) {
+	if start, _ := lr.br.Peek(len(npyMagic)); isNPY(start) {
 		return out.openNPY()
 	}
 	var line []byte

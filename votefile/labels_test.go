@@ -4,9 +4,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/noisymax"
 )
 
 // TestLabelReaderRefuses: malformed label files are *FormatErrors that
@@ -51,35 +48,6 @@ func TestLabelReaderRefuses(t *testing.T) {
 	}
 }
 
-// TestSettingsAgree: settings given may repeat what a label file states;
-// one that differs, or that its mechanism does not have, is a
-// *SettingError with both values.
-func TestSettingsAgree(t *testing.T) {
-	f := func(x float64) *float64 { return &x }
-	discrete, continuous := noisymax.DiscreteNoise, noisymax.ContinuousNoise
-	m := &LabelMeta{Mechanism: "gnmax", Settings: Settings{Sigma2: f(40), Noise: &discrete}}
-	for _, tc := range []struct {
-		given         Settings
-		setting, want string // the error's setting and stated value, "" for none
-	}{
-		{Settings{}, "", ""},
-		{Settings{Sigma2: f(40), Noise: &discrete}, "", ""},
-		{Settings{Sigma2: f(80)}, "sigma2", "40"},
-		{Settings{Noise: &continuous}, "noise", "discrete"},
-		{Settings{Threshold: f(200)}, "threshold", ""},
-		{Settings{LaplaceScale: f(20)}, "laplace-scale", ""},
-	} {
-		got, err := tc.given.Agree(m)
-		var se *SettingError
-		switch {
-		case tc.setting == "" && (err != nil || *got.Sigma2 != 40 || *got.Noise != discrete):
-			t.Errorf("%+v: %+v, %v", tc.given, got, err)
-		case tc.setting != "" && (!errors.As(err, &se) || se.Setting != tc.setting || se.Stated != tc.want || se.Given == ""):
-			t.Errorf("%+v: %v, want the setting %s stated %q", tc.given, err, tc.setting, tc.want)
-		}
-	}
-}
-
 // FuzzLabelReader: no label file makes the reader panic, and what it
 // accepts has labels within its classes.
 func FuzzLabelReader(f *testing.F) {
@@ -98,25 +66,6 @@ func FuzzLabelReader(f *testing.F) {
 			}
 		}
 	})
-}
-
-// TestSettingsGNMax: a threshold step with sigma1, which must be > 0 and
-// is named when it is not; sigma2 checked by the parameters' Validate.
-func TestSettingsGNMax(t *testing.T) {
-	v := func(x float64) *float64 { return &x }
-	m, err := Settings{Threshold: v(200), Sigma1: v(150), Sigma2: v(40)}.GNMax(noisymax.DiscreteNoise)
-	if err != nil || m != (noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}) {
-		t.Errorf("%+v, %v", m, err)
-	}
-	for _, tc := range []struct {
-		s    Settings
-		name string
-	}{{Settings{Sigma1: v(0), Sigma2: v(40)}, "sigma1"}, {Settings{Sigma2: v(-1)}, "sigma2"}} {
-		var pe *accountant.ParamError
-		if _, err := tc.s.GNMax(noisymax.DiscreteNoise); !errors.As(err, &pe) || pe.Name != tc.name {
-			t.Errorf("%s: error %v", tc.name, err)
-		}
-	}
 }
 
 // TestLabelFormat: the extension of the label file chooses its format,

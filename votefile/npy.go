@@ -40,8 +40,8 @@ var (
 	zipMagic = []byte("PK\x03\x04")
 )
 
-// IsNPY reports whether b, the start of a file, is NumPy's magic string.
-func IsNPY(b []byte) bool { return bytes.HasPrefix(b, npyMagic) }
+// isNPY reports whether b, the start of a file, is NumPy's magic string.
+func isNPY(b []byte) bool { return bytes.HasPrefix(b, npyMagic) }
 
 // openNPYFile opens the NumPy file vr reads.
 func openNPYFile(vr *voteReader) (*voteFile, error) {

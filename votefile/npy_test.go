@@ -350,7 +350,7 @@ func TestNPYLabelWriter(t *testing.T) {
 		t.Errorf("reserved %d, written %d: want 4, 4", reserved, lw.Written())
 	}
 	raw := b.Bytes()
-	if !IsNPY(raw) {
+	if !isNPY(raw) {
 		t.Fatalf("no NumPy magic string: % x", raw[:8])
 	}
 	// NPY format 2.0: a 4-byte little-endian header length, and a header
@@ -558,7 +558,7 @@ func TestOrientationStated(t *testing.T) {
 	if r, err := read(classesHead+"0,1,2,2\n", classOptions{}); err != nil || r.K() != 4 {
 		t.Errorf("metadata header, orientation unstated: %v", err)
 	}
-	if _, err := read(classesHead+"0,1,2,2\n", classOptions{Orientation: TeachersInRows}); err == nil || !strings.Contains(err.Error(), "the metadata header states a row per query") {
+	if _, err := read(classesHead+"0,1,2,2\n", classOptions{Orientation: TeachersInRows}); err == nil || !strings.Contains(err.Error(), "the metadata header states orientation queries-in-rows: leave out Options.Orientation = teachers-in-rows") {
 		t.Errorf("metadata header, teachers in rows: %v", err)
 	}
 	if r, err := read("[0,1,2,2]\n[2,2,1,0]\n", classOptions{}); err != nil || r.K() != 4 {

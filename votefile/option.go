@@ -85,13 +85,11 @@ var orientationNames = enum.Names[Orientation]{What: "orientation", List: []stri
 // String returns "queries-in-rows", "teachers-in-rows" or "unstated".
 func (o Orientation) String() string { return orientationNames.String(o) }
 
-// ParseOrientation parses "queries-in-rows" or "teachers-in-rows".
-func ParseOrientation(s string) (Orientation, error) { return orientationNames.Parse(s) }
-
 // MarshalText returns the name of o.
 func (o Orientation) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
 
-// UnmarshalText sets o from its name (ParseOrientation).
+// UnmarshalText sets o from its name, "queries-in-rows" or
+// "teachers-in-rows".
 func (o *Orientation) UnmarshalText(b []byte) error { return orientationNames.Unmarshal(o, b) }
 
 // orientationHint is the hint to state orientation o.

@@ -1,9 +1,11 @@
 package votefile
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/darrm/darrm/internal/peek"
 )
@@ -45,6 +47,14 @@ type Options struct {
 	// Array names the array to read in a NumPy .npz archive; r must then
 	// be an io.ReaderAt of Size bytes.
 	Array string
+	// Meta is the file's metadata header when the file does not hold it
+	// (a NumPy array cannot; a CSV or JSON lines file may be without it):
+	// read from a file of its own (ReadSidecar), MetaFile, named in
+	// errors. The file is read as if it opened with this header, with
+	// every check that gets; a file that has a header of its own is
+	// refused, so that it never has two.
+	Meta     *Meta
+	MetaFile string
 }
 
 // A Note is what Read decided of a file that neither its caller nor its
@@ -73,19 +83,6 @@ func (e optionError) BadInput() bool { return true }
 // Hints returns the hints the message gives.
 func (e optionError) Hints() []Hint { return e.hints }
 
-// advisedError is Err with advice on the option it depends on: its text
-// says both.
-type advisedError struct {
-	advice
-	Err error
-}
-
-func (e *advisedError) Error() string { return e.text }
-func (e *advisedError) Unwrap() error { return e.Err }
-
-// Hints returns the hints the message gives.
-func (e *advisedError) Hints() []Hint { return e.hints }
-
 // Read reads the start of the vote file r (its metadata header and
 // first data row) and returns the reader of its queries: of 0/1 votes of
 // two classes, or of vote counts or class indices of C classes
@@ -109,7 +106,13 @@ func Read(r io.Reader, name string, opts Options) (Reader, []Note, error) {
 	} else {
 		vf, err = open(r, name, opts.Format)
 	}
+	if err == nil && opts.Meta != nil {
+		err = vf.setMeta(opts.Meta, opts.MetaFile)
+	}
 	if err != nil {
+		if vf != nil && vf.member != nil {
+			vf.member.Close()
+		}
 		return nil, nil, err
 	}
 	in, notes, err := vf.read(opts)
@@ -139,8 +142,9 @@ func (vf *voteFile) read(opts Options) (Reader, []Note, error) {
 	co := classOptions{Header: opts.Header, ID: opts.ID, Classes: opts.Classes, Orientation: opts.Orientation}
 	switch {
 	case m != nil:
-		if _, err := Check(m, Stated{Classes: opts.Classes}); err != nil {
-			return nil, notes, &advisedError{advise("%s: %v (%v)", name, err, Hint{OptionClasses, ""}), err}
+		if opts.Classes != 0 && opts.Classes != m.Classes {
+			return nil, notes, optionError{advise("%s: the ensemble's classes: %d given, but the vote file's metadata header states %d: a value given must equal the header's (leave it out to use the header's) (%v)",
+				name, opts.Classes, m.Classes, Hint{OptionClasses, ""})}
 		}
 		if counts && m.Layout != LayoutCounts {
 			return nil, notes, optionError{advise("%v contradicts the metadata header of %s, which states layout %v (class indices)", Hint{OptionLayout, "counts"}, name, m.Layout)}
@@ -156,22 +160,60 @@ func (vf *voteFile) read(opts Options) (Reader, []Note, error) {
 	return r, notes, err
 }
 
-// ReadMeta returns the metadata header of the vote file r, nil if it has
-// none; name is used in errors.
-func ReadMeta(r io.Reader, name string) (*Meta, error) {
-	vf, err := open(r, name, FormatAuto)
-	if err != nil {
-		return nil, err
+// setMeta gives the file the metadata header m, read from the sidecar
+// file (Options.Meta); a file with a header of its own is refused.
+func (vf *voteFile) setMeta(m *Meta, file string) error {
+	vr := vf.vr
+	if file == "" {
+		file = "the metadata header given"
 	}
-	return vf.vr.meta, nil
+	if vr.meta != nil {
+		return &FormatError{File: vr.name, Line: vr.metaLine, Msg: fmt.Sprintf("the file has a metadata header of its own, and %s states one as well: a vote file has one header (remove one of them)", file)}
+	}
+	if err := m.Validate(); err != nil {
+		return &FormatError{File: file, Msg: err.Error()}
+	}
+	vr.meta, vr.metaFile = m, file
+	return nil
+}
+
+// SidecarPath returns the name of the sidecar of the vote file path: the
+// file beside it that holds its metadata header (ReadSidecar), path with
+// ".meta.json" added, as in votes.npy.meta.json.
+func SidecarPath(path string) string { return path + ".meta.json" }
+
+// ReadSidecar reads a sidecar: the metadata header of a vote file that
+// does not hold it (a NumPy array, a CSV file without it), in a file of
+// its own. It holds the header's JSON object, as a vote file's first line
+// does, and nothing else but blanks (it may span lines); the same rules
+// apply (Meta.Validate). name is used in errors, which are *FormatErrors.
+func ReadSidecar(r io.Reader, name string) (*Meta, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxLineBytes+1))
+	switch {
+	case err != nil:
+		return nil, err
+	case len(b) > maxLineBytes:
+		return nil, &FormatError{File: name, Msg: fmt.Sprintf("a metadata header longer than %d bytes", maxLineBytes)}
+	case !utf8.Valid(b) || bytes.IndexByte(b, 0) >= 0:
+		return nil, &FormatError{File: name, Msg: "not a metadata header: binary data"}
+	}
+	obj := bytes.TrimSpace(bytes.TrimPrefix(b, []byte("\ufeff")))
+	if len(obj) == 0 || obj[0] != '{' || !isHeaderObject(obj) {
+		return nil, &FormatError{File: name, Msg: fmt.Sprintf("not a metadata header: a sidecar holds the vote file's header, the JSON object {\"%s\": %d, ...} that a vote file's first line holds", headerKey, headerVersion)}
+	}
+	m, err := parseMeta(obj)
+	if err != nil {
+		return nil, &FormatError{File: name, Msg: err.Error()}
+	}
+	return m, nil
 }
 
 // IsVoteHeader reports whether obj, the JSON object of a file's first
 // line (after "# " in CSV), is a vote file's metadata header: it has
-// the key HeaderKey.
-func IsVoteHeader(obj []byte) bool { return slices.Contains(peek.Keys(obj), HeaderKey) }
+// the key headerKey.
+func IsVoteHeader(obj []byte) bool { return slices.Contains(peek.Keys(obj), headerKey) }
 
 // IsLabelHeader reports whether obj, the JSON object of a file's first
 // line (after "# " in CSV), is a label file's header: it has the key
-// LabelsKey.
-func IsLabelHeader(obj []byte) bool { return slices.Contains(peek.Keys(obj), LabelsKey) }
+// labelsKey.
+func IsLabelHeader(obj []byte) bool { return slices.Contains(peek.Keys(obj), labelsKey) }

@@ -47,6 +47,11 @@ type Reader interface {
 	BytesRead() int64
 	// Meta returns the file's metadata header, or nil if it has none.
 	Meta() *Meta
+	// HeaderError returns err, a rule of the metadata header that the
+	// caller found broken (a *HeaderError, as provenance.Check reports
+	// one), as a *FormatError at the header's place; any other error as
+	// it is.
+	HeaderError(err error) error
 	// K returns the number of teachers, Classes the number of classes.
 	K() int
 	Classes() int

@@ -11,7 +11,7 @@ import (
 // classes in layout l, parsed from its JSON as a file's is.
 func rowsMeta(t *testing.T, l Layout, c, k int) *Meta {
 	t.Helper()
-	m, err := ParseMeta([]byte(metaLine(l, c, k)))
+	m, err := parseMeta([]byte(metaLine(l, c, k)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,9 +11,9 @@ import (
 	"github.com/darrm/darrm/internal/plural"
 )
 
-// MaxLineBytes bounds the length of one line of a vote file, which keeps
+// maxLineBytes bounds the length of one line of a vote file, which keeps
 // the reader's memory constant.
-const MaxLineBytes = 1 << 20
+const maxLineBytes = 1 << 20
 
 // readBuffer is the size of the read buffer; longer lines are assembled
 // in a separate buffer.
@@ -25,7 +25,7 @@ const readBuffer = 64 << 10
 //
 // The metadata header is the first non-blank line: in CSV the comment line
 // "# " followed by its JSON object, in JSON lines the object itself, which
-// has the key HeaderKey (ParseMeta; docs/aggregate.md). Its K must be
+// has the key headerKey (parseMeta; docs/aggregate.md). Its K must be
 // the data's; it is checked strictly, and Meta returns it.
 //
 // CSV: an optional header row, then rows of [id,]v_1,...,v_K. JSON lines:
@@ -58,6 +58,9 @@ type voteReader struct {
 	long     []byte // a line longer than the read buffer
 	meta     *Meta
 	metaLine int
+	// metaFile is the sidecar the header was read from (Options.Meta),
+	// "" for a header in the file.
+	metaFile string
 	// array is true when the rows handed out are an array's queries (a
 	// NumPy file, or a CSV matrix read whole), line their count.
 	array bool
@@ -77,13 +80,13 @@ type voteFile struct {
 }
 
 // open reads the first line of a vote file and, if it is one, its
-// metadata header (ParseMeta; a broken rule is a *FormatError with its
+// metadata header (parseMeta; a broken rule is a *FormatError with its
 // line). format is FormatAuto (JSON lines if the first line starts with [
 // or {, a NumPy array by its magic string), FormatCSV, FormatJSONL or
 // FormatNPY. name is used in errors.
 func open(r io.Reader, name string, format Format) (*voteFile, error) {
 	vr := &voteReader{name: name, br: bufio.NewReaderSize(r, readBuffer), format: format}
-	if start, _ := vr.br.Peek(len(npyMagic)); IsNPY(start) {
+	if start, _ := vr.br.Peek(len(npyMagic)); isNPY(start) {
 		return openNPYFile(vr)
 	} else if format == FormatNPY {
 		return nil, &FormatError{File: name, Msg: "not a NumPy file: it does not start with NumPy's magic string \\x93NUMPY"}
@@ -139,7 +142,7 @@ func (f *voteFile) Votes(opts readOptions) (*voteReader, error) {
 		return nil, &FormatError{File: vr.name, Msg: "a NumPy array holds vote counts or class labels, not 0/1 votes: read it as counts or class labels"}
 	}
 	if m := vr.meta; m != nil && m.Input() == ManyClasses {
-		return nil, &FormatError{File: vr.name, Line: vr.metaLine, Msg: fmt.Sprintf("header: %d classes in layout %v: the 0/1 reader takes two-class votes, one column per teacher; read multi-class votes as counts or class indices", m.Classes, m.Layout)}
+		return nil, vr.headerErrorf("header: %d classes in layout %v: the 0/1 reader takes two-class votes, one column per teacher; read multi-class votes as counts or class indices", m.Classes, m.Layout)
 	}
 	vr.forceID = opts.ID
 	var err error
@@ -161,7 +164,7 @@ func (f *voteFile) Votes(opts readOptions) (*voteReader, error) {
 
 // readMeta reads the metadata header if line, the first line of the file,
 // is one: in CSV a comment line "# {...}", in JSON lines an object with the
-// key HeaderKey. It returns the first line after the header, or line
+// key headerKey. It returns the first line after the header, or line
 // itself when it is not one.
 func (r *voteReader) readMeta(line []byte) ([]byte, error) {
 	c := bytes.TrimLeft(line, " \t")
@@ -174,11 +177,11 @@ func (r *voteReader) readMeta(line []byte) ([]byte, error) {
 	default:
 		return line, nil
 	}
-	meta, err := ParseMeta(obj)
+	meta, err := parseMeta(obj)
 	if err != nil {
 		msg := err.Error()
 		if r.format == FormatCSV && (len(obj) == 0 || obj[0] != '{') {
-			msg = "a line starting with # must be the metadata header, # {\"" + HeaderKey + "\": 1, ...}; " + msg
+			msg = "a line starting with # must be the metadata header, # {\"" + headerKey + "\": 1, ...}; " + msg
 		}
 		return nil, &FormatError{File: r.name, Line: r.line, Msg: msg}
 	}
@@ -193,13 +196,42 @@ func (r *voteReader) readMeta(line []byte) ([]byte, error) {
 // checkMeta checks the header against the first data row.
 func (r *voteReader) checkMeta() error {
 	if r.meta != nil && r.meta.K != r.k {
-		return r.errorf(0, "%d votes, but the metadata header (line %d) states K = %d teachers", r.k, r.metaLine, r.meta.K)
+		return r.errorf(0, "%d votes, but the metadata header (%s) states K = %d teachers", r.k, r.headerAt(), r.meta.K)
 	}
 	return nil
 }
 
 // Meta returns the file's metadata header, or nil if it has none.
 func (r *voteReader) Meta() *Meta { return r.meta }
+
+// HeaderError returns err, a rule of the file's metadata header that the
+// caller found broken, as a *FormatError at the header's line; any other
+// error as it is.
+func (r *voteReader) HeaderError(err error) error {
+	var he *HeaderError
+	if r.meta == nil || !errors.As(err, &he) {
+		return err
+	}
+	return r.headerErrorf("%s", he.Error())
+}
+
+// headerErrorf returns a *FormatError at the place of the file's
+// metadata header: its line, or the sidecar it was read from.
+func (r *voteReader) headerErrorf(format string, args ...any) *FormatError {
+	if r.metaFile != "" {
+		return &FormatError{File: r.metaFile, Msg: fmt.Sprintf(format, args...)}
+	}
+	return &FormatError{File: r.name, Line: r.metaLine, Msg: fmt.Sprintf(format, args...)}
+}
+
+// headerAt says where the file's metadata header is, for errors: "line
+// N", or the sidecar it was read from.
+func (r *voteReader) headerAt() string {
+	if r.metaFile != "" {
+		return r.metaFile
+	}
+	return fmt.Sprintf("line %d", r.metaLine)
+}
 
 // K returns the number of votes per row.
 func (r *voteReader) K() int { return r.k }
@@ -291,14 +323,14 @@ func (r *voteReader) nextNonBlank() ([]byte, error) {
 }
 
 // longLine completes a line longer than the read buffer, up to
-// MaxLineBytes, in r.long.
+// maxLineBytes, in r.long.
 func (r *voteReader) longLine(part []byte) ([]byte, error) {
 	r.long = append(r.long[:0], part...)
 	for {
 		part, err := r.br.ReadSlice('\n')
 		r.long = append(r.long, part...)
-		if len(r.long) > MaxLineBytes {
-			return nil, &FormatError{File: r.name, Line: r.line + 1, Msg: fmt.Sprintf("line longer than %d bytes", MaxLineBytes)}
+		if len(r.long) > maxLineBytes {
+			return nil, &FormatError{File: r.name, Line: r.line + 1, Msg: fmt.Sprintf("line longer than %d bytes", maxLineBytes)}
 		}
 		if !errors.Is(err, bufio.ErrBufferFull) {
 			return r.long, err

@@ -93,7 +93,7 @@ func TestQueryPositions(t *testing.T) {
 }
 
 func TestReadMalformed(t *testing.T) {
-	long := "0,1,1\n" + strings.Repeat("1,", MaxLineBytes) + "1\n"
+	long := "0,1,1\n" + strings.Repeat("1,", maxLineBytes) + "1\n"
 	for _, tc := range []struct {
 		name      string
 		data      string

@@ -23,6 +23,7 @@ import (
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -33,19 +34,19 @@ type aggregateFlags struct {
 	aggregators.Flags
 	compositionFlags
 	aggregators.ClassFlags
-	Format      cliout.Format      `flag:"format"`
-	TargetEps   []float64          `flag:"target-eps"`
-	Seed        uint64             `flag:"seed"`
-	BudgetEps   float64            `flag:"budget-eps"`
-	BudgetDelta float64            `flag:"budget-delta"`
-	TotalDelta  float64            `flag:"total-delta" help:"delta at which a release without a budget states its total to publish, in [0, 0.5] (default 1-(1-delta)^Q·(1-delta'), the total delta of the per-query guarantee's optimal composition over Q labels; with a budget the total is at --budget-delta)"`
-	Analysis    bool               `flag:"analysis" help:"also print, as a table, every total that holds for the labels (analysis, not for publication; JSON and CSV always hold them)"`
-	Ledger      string             `flag:"ledger"`
-	Out         string             `flag:"out" help:"file for the labels, written atomically; a device or FIFO is written through (- for standard output)"`
-	OutFormat   votefile.Format    `flag:"out-format" help:"labels as csv, jsonl or npy (a NumPy int64 array, -1 for a query not answered; auto: by the extension of --out, else the format of the votes, csv for NumPy votes)"`
-	Partition   votefile.Partition `flag:"partition" help:"how the teachers' training data were split (keyed-hash, file-position or shared): the metadata header's, if given; votes without a header need it for a one-vote mechanism (keyed-hash: each record's teacher depends on the record alone, a keyed hash of it or a teacher drawn at random for each record independently; not a random permutation cut into blocks by position (file-position): docs/pate.md, \"Which data splits keep the one-vote relation\")"`
+	Format      cliout.Format        `flag:"format"`
+	TargetEps   []float64            `flag:"target-eps"`
+	Seed        uint64               `flag:"seed"`
+	BudgetEps   float64              `flag:"budget-eps"`
+	BudgetDelta float64              `flag:"budget-delta"`
+	TotalDelta  float64              `flag:"total-delta" help:"delta at which a release without a budget states its total to publish, in [0, 0.5] (default 1-(1-delta)^Q·(1-delta'), the total delta of the per-query guarantee's optimal composition over Q labels; with a budget the total is at --budget-delta)"`
+	Analysis    bool                 `flag:"analysis" help:"also print, as a table, every total that holds for the labels (analysis, not for publication; JSON and CSV always hold them)"`
+	Ledger      string               `flag:"ledger"`
+	Out         string               `flag:"out" help:"file for the labels, written atomically; a device or FIFO is written through (- for standard output)"`
+	OutFormat   votefile.Format      `flag:"out-format" help:"labels as csv, jsonl or npy (a NumPy int64 array, -1 for a query not answered; auto: by the extension of --out, else the format of the votes, csv for NumPy votes)"`
+	Partition   provenance.Partition `flag:"partition" help:"how the teachers' training data were split (keyed-hash, file-position or shared): the metadata header's, if given; votes without a header need it for a one-vote mechanism (keyed-hash: each record's teacher depends on the record alone, a keyed hash of it or a teacher drawn at random for each record independently; not a random permutation cut into blocks by position (file-position): docs/pate.md, \"Which data splits keep the one-vote relation\")"`
 	inputs.VoteFlags
-	Mechanism votefile.MechanismName
+	Mechanism provenance.MechanismName
 }
 
 func newAggregateCmd() *cobra.Command {
@@ -58,7 +59,7 @@ func newAggregateCmd() *cobra.Command {
 		// outputs.Check names the argument so in its errors.
 		Annotations: map[string]string{"input": "the vote file"},
 	}, &f)
-	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", string(votefile.DaRRM), "aggregator: "+votefile.JoinMechanisms(ensemble.Mechanisms, ", ")+"; for multi-class votes (--input-format counts or --classes): "+votefile.JoinMechanisms(ensemble.ManyClassMechanisms, ", "))
+	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", string(provenance.DaRRM), "aggregator: "+provenance.JoinMechanisms(ensemble.Mechanisms, ", ")+"; for multi-class votes (--input-format counts or --classes): "+provenance.JoinMechanisms(ensemble.ManyClassMechanisms, ", "))
 	hideComposition(cmd)
 	return cmd
 }
@@ -103,7 +104,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	in, file, err := f.OpenVotes(cmd, name)
+	in, file, err := f.OpenVotes(cmd, "VOTES", name)
 	if err != nil {
 		return err
 	}
@@ -112,7 +113,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err != nil {
 		return cli.Usagef("--%v (multi-class votes: --input-format counts, --classes C, or a metadata header that states them)", err)
 	}
-	if err := aggregators.CheckSettings(cmd, info, votefile.Settings{}); err != nil {
+	if err := aggregators.CheckSettings(cmd, info, provenance.Settings{}); err != nil {
 		return err
 	}
 	if cmd.Flags().Changed("K") && f.K != in.K() {
@@ -160,7 +161,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 // one-vote problem of that target. It returns too the checked mechanism
 // flags and the report to be, which the caller completes.
 func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, in votefile.Reader, input string) (ensemble.ReleaseSpec, aggregators.Checked, report.Release, error) {
-	rel := report.Release{Mechanism: info.Name}
+	rel := report.Release{Mechanism: info.Name, HeaderFile: f.HeaderFile()}
 	spec := ensemble.ReleaseSpec{
 		Votes:     in,
 		Mechanism: ensemble.Mechanism{Name: info.Name, Input: info.Input, LNMax: noisymax.LNMax{Scale: f.LaplaceScale}},
@@ -175,7 +176,7 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, i
 		}
 		fs := cmd.Flags()
 		if slices.Contains(info.Takes, ensemble.SettingTargetEps) {
-			rel.Teachers = votefile.TeacherGuarantee{Source: votefile.FromFlags}
+			rel.Teachers = provenance.TeacherGuarantee{Source: provenance.FromFlags}
 		} else if rel.Teachers, err = ensemble.ReleaseTeachers(in.Meta(), cli.Given(fs, "eps", f.Eps), cli.Given(fs, "Delta", f.Delta)); err != nil {
 			return spec, mech, rel, fmt.Errorf("%s: %w (--eps, --Delta)", input, err)
 		}
@@ -204,7 +205,7 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, i
 // target is the release's own, the one-vote problem of --target-eps and
 // --delta; otherwise the teachers' eps and Delta of t, with --m and
 // --delta.
-func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo, mech aggregators.Checked, k int, input string, t votefile.TeacherGuarantee) (gamma.Resolved, error) {
+func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo, mech aggregators.Checked, k int, input string, t provenance.TeacherGuarantee) (gamma.Resolved, error) {
 	line := f.stated(cmd)
 	eps := "--eps"
 	if slices.Contains(info.Takes, ensemble.SettingTargetEps) {
@@ -220,7 +221,7 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo,
 		}
 	} else {
 		line.Eps, line.Delta = &t.Eps, &t.Delta
-		if t.Source == votefile.FromHeader {
+		if t.Source == provenance.FromHeader {
 			eps = "eps " + cliout.Float(t.Eps) + " of the metadata header of " + input
 		}
 	}

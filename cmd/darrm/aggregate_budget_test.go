@@ -8,6 +8,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -35,8 +36,7 @@ func TestPureBudget(t *testing.T) {
 	if _, e, code := darrm(t, "", "ledger", "init", led, "--ensemble", "pure", "--K", "3", "--eps", "0.1", "--Delta", "0", "--kind", "per-query", "--partition", "shared", "--budget-eps", "3", "--budget-delta", "0"); code != 0 {
 		t.Fatal(e)
 	}
-	withHeader(t, votes, &votefile.Meta{Ensemble: "pure", K: 3, Classes: 2, Relation: accountant.PrivateTeachers, Kind: votefile.PerQuery, Partition: votefile.SharedData,
-		Teachers: []votefile.TeacherGroup{{Count: 3, Guarantee: accountant.Guarantee{Eps: 0.1}}}})
+	withHeader(t, votes, provenance.Header(provenance.Binding{Ensemble: "pure", K: 3, Teachers: accountant.Guarantee{Eps: 0.1}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}, 2, votefile.LayoutVotes))
 	pate := filepath.Join(dir, "pate.ledger")
 	if _, e, code := darrm(t, "", "ledger", "init", pate, "--votes", counts, "--budget-eps", "3", "--budget-delta", "0"); code != 0 {
 		t.Fatal(e)

@@ -19,6 +19,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -40,10 +41,9 @@ func checkFile(t *testing.T, path string, m ensemble.MechanismInfo, id string, n
 	var b strings.Builder
 	var flags []string
 	if id != "" {
-		meta := &votefile.Meta{Ensemble: id, K: 11, Classes: 2, Relation: m.Relation, Kind: votefile.Fixed, Partition: votefile.SharedData,
-			Teachers: []votefile.TeacherGroup{{Count: 11, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: delta}}}}
+		meta := provenance.Header(provenance.Binding{Ensemble: id, K: 11, Teachers: accountant.Guarantee{Eps: 0.1, Delta: delta}, Relation: m.Relation, Kind: provenance.Fixed, Partition: provenance.SharedData}, 2, votefile.LayoutVotes)
 		if m.Relation == accountant.OneVote {
-			meta.Partition = votefile.KeyedHash
+			meta.Partition = provenance.KeyedHash.String()
 		}
 		if m.Input == votefile.ManyClasses {
 			meta.Classes, meta.Layout = 3, votefile.LayoutCounts

@@ -13,7 +13,7 @@ import (
 
 // TestOneCheck: aggregate, account pate and ledger init refuse what
 // contradicts a vote file's metadata header through the one check of
-// every release (votefile.Check): exit 2, an error that names the field,
+// every release (provenance.Check): exit 2, an error that names the field,
 // the header's value, the value given and the rule, and no output. (The
 // library's release and teachers vote are tested in their packages:
 // teachers vote writes the header of teachers it loads, whose header is

@@ -20,6 +20,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -59,8 +60,7 @@ func TestSignalDuringRelease(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		head, err := (&votefile.Meta{Ensemble: "k-" + c.sig.String(), K: 11, Classes: 2, Relation: accountant.PrivateTeachers, Kind: votefile.PerQuery, Partition: votefile.SharedData,
-			Teachers: []votefile.TeacherGroup{{Count: 11, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: 1e-9}}}}).AppendHeader(nil, votefile.FormatCSV)
+		head, err := (provenance.Header(provenance.Binding{Ensemble: "k-" + c.sig.String(), K: 11, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-9}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}, 2, votefile.LayoutVotes)).AppendHeader(nil, votefile.FormatCSV)
 		if err != nil {
 			t.Fatal(err)
 		}

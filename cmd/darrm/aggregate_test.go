@@ -17,6 +17,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/fixtures"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -24,8 +25,7 @@ import (
 // (0.1, 1e-5)-DP, fixed models on shared data, in format f.
 func statedHeader(t *testing.T, k int, f votefile.Format) string {
 	t.Helper()
-	m := &votefile.Meta{Ensemble: "stated-k" + fmt.Sprint(k), K: k, Classes: 2, Relation: accountant.PrivateTeachers, Kind: votefile.Fixed, Partition: votefile.SharedData,
-		Teachers: []votefile.TeacherGroup{{Count: k, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}}}}
+	m := provenance.Header(provenance.Binding{Ensemble: "stated-k" + fmt.Sprint(k), K: k, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.Fixed, Partition: provenance.SharedData}, 2, votefile.LayoutVotes)
 	b, err := m.AppendHeader(nil, f)
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -79,7 +80,7 @@ func (f *solveFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, src optim
 // f.BudgetQueries queries: each planned from the problem p of the flags,
 // as darrm plan plans it, and simulated on the same teachers and seed
 // (plan.SimulateAtTotals).
-func (f *simulateFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, names []votefile.MechanismName, mech aggregators.Checked, teachers []float64) ([]report.SimEqual, error) {
+func (f *simulateFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, names []provenance.MechanismName, mech aggregators.Checked, teachers []float64) ([]report.SimEqual, error) {
 	base := plan.Request{Mechanism: ensemble.Mechanism{RR: aggregators.RRComposition(mech.RRComp, mech.RRDelta, p.Delta), GNMaxSearch: mech.GNMaxSearch},
 		Budget: f.Totals.budget(), Options: ensemble.Options{Workers: f.Workers}}
 	rs := make([]plan.Request, len(names))

@@ -16,6 +16,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -90,7 +91,7 @@ func (c *compositionFlags) composition() accountant.Composition {
 // lookupMechanism resolves --mechanism name for a command that has
 // --classes: a multi-class mechanism when --classes is given or the name
 // is of no two-class one, else the two-class one.
-func lookupMechanism(cmd *cobra.Command, name votefile.MechanismName) (ensemble.MechanismInfo, error) {
+func lookupMechanism(cmd *cobra.Command, name provenance.MechanismName) (ensemble.MechanismInfo, error) {
 	in := votefile.TwoClass
 	if cmd.Flags().Changed("classes") || !slices.Contains(ensemble.Mechanisms, name) {
 		in = votefile.ManyClasses

@@ -13,6 +13,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -90,8 +91,7 @@ func newLedgerFile(t *testing.T, dir, name, votes string) string {
 	if _, e, code := darrm(t, "", append([]string{"ledger", "init", led, "--ensemble", name, "--budget-eps", "1e9", "--budget-delta", "0.5"}, binding3...)...); code != 0 {
 		t.Fatal(e)
 	}
-	withHeader(t, votes, &votefile.Meta{Ensemble: name, K: 3, Classes: 2, Relation: accountant.PrivateTeachers, Kind: votefile.PerQuery, Partition: votefile.SharedData,
-		Teachers: []votefile.TeacherGroup{{Count: 3, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}}}})
+	withHeader(t, votes, provenance.Header(provenance.Binding{Ensemble: name, K: 3, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}, 2, votefile.LayoutVotes))
 	return led
 }
 

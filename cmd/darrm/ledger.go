@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -18,6 +19,7 @@ import (
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/plan"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -29,10 +31,12 @@ func newLedgerCmd() *cobra.Command {
 }
 
 // ledgerInitFlags are the budget of a new ledger and the parameters of
-// the ensemble it binds, from a vote file's metadata header (--votes) or
+// the ensemble it binds, from a vote file's metadata header (--votes,
+// read as aggregate reads it, its header in the file or in a sidecar) or
 // from the flags.
 type ledgerInitFlags struct {
-	Votes string `flag:"votes" help:"take the ensemble's parameters from this vote file's metadata header (flags given as well must agree with it)"`
+	Votes string `flag:"votes" help:"take the ensemble's parameters from this vote file's metadata header, in the file or in its sidecar (--meta), read as aggregate reads the file (flags given as well must agree with it)"`
+	inputs.VoteFlags
 	ensembleFlags
 	Relation    accountant.Relation `flag:"relation" help:"neighbouring relation: private-teachers (DaRRM, RR, subsampling) or one-vote (GNMax)"`
 	BudgetEps   float64             `flag:"budget-eps" required:""`
@@ -46,18 +50,18 @@ type ledgerInitFlags struct {
 // ensembleFlags state the parameters of a teacher ensemble that a ledger
 // binds, but its relation.
 type ensembleFlags struct {
-	Ensemble  string             `flag:"ensemble" help:"id of the teacher ensemble the budget is for"`
-	K         int                `flag:"K"`
-	Eps       float64            `flag:"eps"`
-	Delta     float64            `flag:"Delta"`
-	Kind      votefile.Kind      `flag:"kind" help:"the teachers are fixed models (fixed) or a fresh mechanism per query (per-query)"`
-	Partition votefile.Partition `flag:"partition" help:"how the teachers' training data were split: keyed-hash (each record's teacher depends on the record alone: a keyed hash of it, or a teacher drawn at random for each record independently), file-position (shares cut by position, also after a random permutation) or shared; the one-vote relation holds on keyed-hash only"`
+	Ensemble  string               `flag:"ensemble" help:"id of the teacher ensemble the budget is for"`
+	K         int                  `flag:"K"`
+	Eps       float64              `flag:"eps"`
+	Delta     float64              `flag:"Delta"`
+	Kind      provenance.Kind      `flag:"kind" help:"the teachers are fixed models (fixed) or a fresh mechanism per query (per-query)"`
+	Partition provenance.Partition `flag:"partition" help:"how the teachers' training data were split: keyed-hash (each record's teacher depends on the record alone: a keyed hash of it, or a teacher drawn at random for each record independently), file-position (shares cut by position, also after a random permutation) or shared; the one-vote relation holds on keyed-hash only"`
 }
 
 // stated returns the parameters the flags state; those not given are
 // left unstated (the teachers' guarantee needs --eps and --Delta both).
-func (f *ensembleFlags) stated(cmd *cobra.Command) (votefile.Binding, error) {
-	b := votefile.Binding{Ensemble: f.Ensemble, K: f.K, Kind: f.Kind, Partition: f.Partition}
+func (f *ensembleFlags) stated(cmd *cobra.Command) (provenance.Binding, error) {
+	b := provenance.Binding{Ensemble: f.Ensemble, K: f.K, Kind: f.Kind, Partition: f.Partition}
 	eps, delta := cli.Given(cmd.Flags(), "eps", f.Eps), cli.Given(cmd.Flags(), "Delta", f.Delta)
 	if (eps == nil) != (delta == nil) {
 		return b, cli.Usagef("--eps and --Delta go together: they are each teacher's guarantee")
@@ -77,13 +81,13 @@ func newLedgerInitCmd() *cobra.Command {
 		// outputs.Check checks the ledger to be as an output.
 		Annotations: map[string]string{"output": "LEDGER"},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			b, err := f.binding(cmd)
+			b, classes, err := f.binding(cmd)
 			if err != nil {
 				return err
 			}
 			budget := accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}
 			filter := ledger.DefaultFilter(b, budget)
-			use, err := f.use.declared(cmd, b, budget)
+			use, err := f.use.declared(cmd, b, budget, classes, f.Votes != "")
 			if err != nil {
 				return err
 			}
@@ -109,7 +113,8 @@ func newLedgerInitCmd() *cobra.Command {
 		},
 	}, &f)
 	bind(cmd, &f.use)
-	cmd.Flags().StringVar((*string)(&f.use.Mechanism), "mechanism", "", "declare the labels the ledger will pay for: their aggregator ("+votefile.JoinMechanisms(ensemble.Mechanisms, ", ")+"; with --classes: "+votefile.JoinMechanisms(ensemble.ManyClassMechanisms, ", ")+"), with its per-query settings as aggregate takes them; the ledger's teachers are its K and (eps, Delta)")
+	cmd.Flags().Lookup("classes").Usage = "number of classes C: with --votes, the votes are class indices 0..C-1, as aggregate reads them (a metadata header states C); without, the classes of a multi-class --mechanism's votes"
+	cmd.Flags().StringVar((*string)(&f.use.Mechanism), "mechanism", "", "declare the labels the ledger will pay for: their aggregator ("+provenance.JoinMechanisms(ensemble.Mechanisms, ", ")+"; with --classes: "+provenance.JoinMechanisms(ensemble.ManyClassMechanisms, ", ")+"), with its per-query settings as aggregate takes them; the ledger's teachers are its K and (eps, Delta)")
 	return cmd
 }
 
@@ -122,14 +127,13 @@ func newLedgerInitCmd() *cobra.Command {
 type ledgerUseFlags struct {
 	aggregators.Flags
 	aggregators.ClassFlags
-	Classes   int       `flag:"classes" help:"number of classes of the votes of a multi-class --mechanism"`
 	M         float64   `flag:"m"`
 	Target    float64   `flag:"delta"`
 	TargetEps []float64 `flag:"target-eps"`
 	StepEps   float64   `flag:"step-eps"`
 	StepDelta float64   `flag:"step-delta"`
 	Queries   int       `flag:"queries" help:"the number of labels you expect to release on the ledger (with --mechanism or --step-eps): whether they fit, and their total, by each filter"`
-	Mechanism votefile.MechanismName
+	Mechanism provenance.MechanismName
 }
 
 // ledgerUse is a use of a new ledger declared by its flags: the labels,
@@ -144,8 +148,9 @@ var useFlagNames = []string{"classes", "m", "delta", "target-eps", "queries", "s
 	"prior", "gamma", "no-solve", "cache-dir", "no-cache", "workers", "rr-composition", "rr-delta-prime", "gnmax-search"}
 
 // declared returns the use that the flags declare for a ledger bound to
-// b with budget, nil when they declare none.
-func (u *ledgerUseFlags) declared(cmd *cobra.Command, b votefile.Binding, budget accountant.Guarantee) (*ledgerUse, error) {
+// b with budget, of votes of the number of classes given (0: not
+// given), nil when they declare none. With votes, --classes reads them.
+func (u *ledgerUseFlags) declared(cmd *cobra.Command, b provenance.Binding, budget accountant.Guarantee, classes int, votes bool) (*ledgerUse, error) {
 	fs := cmd.Flags()
 	mech, step := fs.Changed("mechanism"), fs.Changed("step-eps") || fs.Changed("step-delta")
 	switch {
@@ -155,7 +160,7 @@ func (u *ledgerUseFlags) declared(cmd *cobra.Command, b votefile.Binding, budget
 		return nil, cli.Usagef("--step-delta goes with --step-eps: the per-query (eps, delta) of the labels declared")
 	case !mech && !step:
 		for _, n := range useFlagNames {
-			if fs.Changed(n) {
+			if fs.Changed(n) && !(votes && n == "classes") {
 				return nil, cli.Usagef("--%s describes the labels the ledger will pay for: declare them with --mechanism (or --step-eps)", n)
 			}
 		}
@@ -168,7 +173,7 @@ func (u *ledgerUseFlags) declared(cmd *cobra.Command, b votefile.Binding, budget
 		s, labels = accountant.ApproxStep(g), fmt.Sprintf("labels of %v each", g)
 	} else {
 		var err error
-		if s, labels, err = u.mechanismStep(cmd, b, budget); err != nil {
+		if s, labels, err = u.mechanismStep(cmd, b, budget, classes); err != nil {
 			return nil, err
 		}
 	}
@@ -181,8 +186,9 @@ func (u *ledgerUseFlags) declared(cmd *cobra.Command, b votefile.Binding, budget
 
 // mechanismStep returns the description of one label of --mechanism,
 // built as aggregate builds it (plan.Aggregator) for the teachers that b
-// binds, and the labels in words.
-func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b votefile.Binding, budget accountant.Guarantee) (accountant.Spend, string, error) {
+// binds, whose votes are among classes classes (0: not given), and the
+// labels in words.
+func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding, budget accountant.Guarantee, classes int) (accountant.Spend, string, error) {
 	fs := cmd.Flags()
 	info, err := lookupMechanism(cmd, u.Mechanism)
 	if err != nil {
@@ -197,12 +203,12 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b votefile.Binding, b
 	var r plan.Request
 	switch {
 	case in == votefile.ManyClasses:
-		if !fs.Changed("classes") {
+		if classes == 0 {
 			return accountant.Spend{}, "", cli.Usagef("--classes: give the number of classes of %s's votes", info.Name)
 		}
 		base.Mechanism.GNMax = noisymax.ConfidentGNMax{Threshold: u.Threshold, Sigma1: u.Sigma1, Sigma2: u.Sigma2, Noise: noisymax.DiscreteNoise}
-		r = plan.ManyClasses(base, info.Name, b.K, u.Classes, cli.Given(fs, "delta", u.Target))
-	case info.Name == votefile.DaRRMOneVote:
+		r = plan.ManyClasses(base, info.Name, b.K, classes, cli.Given(fs, "delta", u.Target))
+	case info.Name == provenance.DaRRMOneVote:
 		if len(u.TargetEps) != 1 {
 			return accountant.Spend{}, "", cli.Usagef("%s needs the per-query eps of its labels: give one --target-eps", info.Name)
 		}
@@ -211,7 +217,7 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b votefile.Binding, b
 		r = plan.TwoClass(base, info.Name, constraints.Problem{K: b.K, M: u.M, Eps: b.Teachers.Eps, Delta: b.Teachers.Delta, TargetDelta: u.Target}, fs.Changed("delta"))
 	}
 	if info.Gamma {
-		mech, err := u.Flags.Parse(cmd, "mechanism", []votefile.MechanismName{info.Name})
+		mech, err := u.Flags.Parse(cmd, "mechanism", []provenance.MechanismName{info.Name})
 		if err != nil {
 			return accountant.Spend{}, "", err
 		}
@@ -231,15 +237,25 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b votefile.Binding, b
 	return priv.Step(), fmt.Sprintf("%s labels, each %v", info.Name, priv.Guarantee), nil
 }
 
-// binding returns the ensemble's parameters (ledger.Bind): the vote
-// file's header, which the flags given must agree with, or the flags
-// alone, which must then all be given (the relation defaults to
-// private-teachers).
-func (f *ledgerInitFlags) binding(cmd *cobra.Command) (votefile.Binding, error) {
+// readFlags are the flags that say how to read --votes.
+var readFlags = []string{"input-format", "header", "id", "teachers-in-rows", "queries-in-rows", "array", "meta"}
+
+// binding returns the ensemble's parameters (ledger.Bind) and the number
+// of classes of its votes (0: not known): the vote file's header, which
+// the flags given must agree with, or the flags alone, which must then
+// all be given (the relation defaults to private-teachers). The vote file
+// is read as aggregate reads it: any layout or format, its header in the
+// file or in its sidecar.
+func (f *ledgerInitFlags) binding(cmd *cobra.Command) (provenance.Binding, int, error) {
 	fs := cmd.Flags()
-	s := votefile.Stated{Ensemble: f.Ensemble, K: f.K, Kind: f.Kind, Partition: f.Partition,
-		Eps: cli.Given(fs, "eps", f.Eps), Delta: cli.Given(fs, "Delta", f.Delta), Calibrated: ensemble.Calibrated}
+	s := provenance.Stated{Ensemble: f.Ensemble, K: f.K, Kind: f.Kind, Partition: f.Partition,
+		Eps: cli.Given(fs, "eps", f.Eps), Delta: cli.Given(fs, "Delta", f.Delta)}
 	if f.Votes == "" {
+		for _, n := range readFlags {
+			if fs.Changed(n) {
+				return provenance.Binding{}, 0, cli.Usagef("--%s says how to read the --votes file: give --votes, or leave it out", n)
+			}
+		}
 		required := []string{"ensemble", "K", "eps", "Delta", "kind", "partition"}
 		if f.Relation == accountant.OneVote {
 			// Non-private teachers: one record changes one vote whatever
@@ -247,24 +263,34 @@ func (f *ledgerInitFlags) binding(cmd *cobra.Command) (votefile.Binding, error) 
 			required = []string{"ensemble", "K", "kind", "partition"}
 		}
 		if err := cli.RequireFlags(cmd, required...); err != nil {
-			return votefile.Binding{}, cli.Usagef("%v (or take them from a vote file's header with --votes)", err)
+			return provenance.Binding{}, 0, cli.Usagef("%v (or take them from a vote file's header with --votes)", err)
 		}
 		s.Relation = &f.Relation
 		b, err := ledger.Bind(nil, s)
-		return b, cli.AsUsage(err)
+		return b, f.Classes, cli.AsUsage(err)
 	}
 	if fs.Changed("relation") {
 		s.Relation = &f.Relation
 	}
-	meta, err := inputs.VoteHeader(cmd, f.Votes)
-	if err != nil {
-		return votefile.Binding{}, err
+	in, file, err := f.OpenVotes(cmd, "--votes", f.Votes)
+	var bad interface{ BadInput() bool }
+	if errors.As(err, &bad) && !cli.IsUsage(err) {
+		return provenance.Binding{}, 0, fmt.Errorf("--votes: %w", err)
+	} else if err != nil {
+		return provenance.Binding{}, 0, err
 	}
+	defer file.Close()
+	name := cli.InputName(f.Votes)
+	meta := in.Meta()
+	if meta == nil {
+		return provenance.Binding{}, 0, cli.Usagef("--votes %s has no metadata header: state it in a sidecar beside the votes (%s, or --meta FILE: the header's JSON object, docs/aggregate.md) or give the ensemble's parameters as flags", name, votefile.SidecarPath(name))
+	}
+	s.Calibrated = ensemble.Calibrated(meta)
 	b, err := ledger.Bind(meta, s)
 	if err != nil {
-		return b, fmt.Errorf("--votes %s: %w", cli.InputName(f.Votes), err)
+		return b, 0, fmt.Errorf("--votes %s: %w", name, in.HeaderError(err))
 	}
-	return b, nil
+	return b, in.Classes(), nil
 }
 
 func newLedgerShowCmd() *cobra.Command {

@@ -15,6 +15,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -30,8 +31,7 @@ func TestLedgerAcrossRuns(t *testing.T) {
 	if _, e, code := darrm(t, "", "ledger", "init", led, "--ensemble", "k11", "--K", "11", "--eps", "0.1", "--Delta", "1e-5", "--kind", "per-query", "--partition", "shared", "--budget-eps", "3", "--budget-delta", "1e-3"); code != 0 {
 		t.Fatal(e)
 	}
-	head, err := (&votefile.Meta{Ensemble: "k11", K: 11, Classes: 2, Relation: accountant.PrivateTeachers, Kind: votefile.PerQuery, Partition: votefile.SharedData,
-		Teachers: []votefile.TeacherGroup{{Count: 11, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}}}}).AppendHeader(nil, votefile.FormatCSV)
+	head, err := (provenance.Header(provenance.Binding{Ensemble: "k11", K: 11, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}, 2, votefile.LayoutVotes)).AppendHeader(nil, votefile.FormatCSV)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,8 +246,7 @@ func TestLedgerHeaderResigned(t *testing.T) {
 	if _, e, code := darrm(t, "", "ledger", "init", led, "--ensemble", "k11-resigned", "--K", "11", "--eps", "0.1", "--Delta", "1e-5", "--kind", "per-query", "--partition", "shared", "--budget-eps", "2", "--budget-delta", "1e-3", "--delta-prime", "1e-4"); code != 0 {
 		t.Fatal(e)
 	}
-	head, err := (&votefile.Meta{Ensemble: "k11-resigned", K: 11, Classes: 2, Relation: accountant.PrivateTeachers, Kind: votefile.PerQuery, Partition: votefile.SharedData,
-		Teachers: []votefile.TeacherGroup{{Count: 11, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}}}}).AppendHeader(nil, votefile.FormatCSV)
+	head, err := (provenance.Header(provenance.Binding{Ensemble: "k11-resigned", K: 11, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}, 2, votefile.LayoutVotes)).AppendHeader(nil, votefile.FormatCSV)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,8 +440,7 @@ func TestLedgerForgedLines(t *testing.T) {
 			if _, e, code := darrm(t, "", "ledger", "init", led, "--ensemble", ensemble, "--K", "11", "--eps", "0.1", "--Delta", "1e-5", "--kind", "per-query", "--partition", "shared", "--budget-eps", "5", "--budget-delta", "1e-3"); code != 0 {
 				t.Fatal(e)
 			}
-			head, err := (&votefile.Meta{Ensemble: ensemble, K: 11, Classes: 2, Relation: accountant.PrivateTeachers, Kind: votefile.PerQuery, Partition: votefile.SharedData,
-				Teachers: []votefile.TeacherGroup{{Count: 11, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}}}}).AppendHeader(nil, votefile.FormatCSV)
+			head, err := (provenance.Header(provenance.Binding{Ensemble: ensemble, K: 11, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}, 2, votefile.LayoutVotes)).AppendHeader(nil, votefile.FormatCSV)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -22,6 +22,7 @@ import (
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -30,11 +31,10 @@ import (
 // relation rel.
 func pateHeader(t *testing.T, k, c int, l votefile.Layout, rel accountant.Relation, f votefile.Format) string {
 	t.Helper()
-	m := &votefile.Meta{Ensemble: fmt.Sprintf("pate-k%d", k), K: k, Classes: c, Layout: l, Relation: rel, Kind: votefile.Fixed, Partition: votefile.KeyedHash,
-		Teachers: []votefile.TeacherGroup{{Count: k, Origin: votefile.NonPrivate}}}
+	m := provenance.Header(provenance.Binding{Ensemble: fmt.Sprintf("pate-k%d", k), K: k, Relation: rel, Kind: provenance.Fixed, Partition: provenance.KeyedHash}, c, l)
 	if rel == accountant.PrivateTeachers {
-		m.Partition = votefile.SharedData
-		m.Teachers = []votefile.TeacherGroup{{Count: k, Guarantee: accountant.Guarantee{Eps: 0.5, Delta: 1e-5}}}
+		m.Partition = provenance.SharedData.String()
+		m.Teachers = []votefile.TeacherGroup{provenance.StatedTeachers(k, accountant.Guarantee{Eps: 0.5, Delta: 1e-5})}
 	}
 	b, err := m.AppendHeader(nil, f)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/plan"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -38,7 +39,7 @@ type planFlags struct {
 	VotesAre     string            `flag:"votes-are" help:"what --votes are: public (votes on public data that will not be labelled for the student: a held-out split, not the queries to be released) or released (queries whose labels are already released and paid for); private is refused"`
 	PrivateVotes string            `flag:"private-votes" help:"the votes to be released, read as --votes is, only to refuse --votes that are the same queries (the same counts in any order); nothing else of them is used"`
 	MinPrecision float64           `flag:"min-precision" help:"confident-gnmax: least expected fraction of answered labels that are correct, in [0, 1) (0: the threshold that answers most); in a comparison, also the least precision of the best mechanism"`
-	Mechanism    votefile.MechanismName
+	Mechanism    provenance.MechanismName
 }
 
 func newPlanCmd() *cobra.Command {
@@ -49,7 +50,7 @@ func newPlanCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runPlan(cmd, &f) },
 	}, &f)
-	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", "", "aggregator: "+votefile.JoinMechanisms(ensemble.Mechanisms, ", ")+"; with --classes: "+votefile.JoinMechanisms(ensemble.ManyClassMechanisms, ", ")+" (left out, with --votes and --queries: every mechanism that fits the votes, compared)")
+	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", "", "aggregator: "+provenance.JoinMechanisms(ensemble.Mechanisms, ", ")+"; with --classes: "+provenance.JoinMechanisms(ensemble.ManyClassMechanisms, ", ")+" (left out, with --votes and --queries: every mechanism that fits the votes, compared)")
 	hideComposition(cmd)
 	return cmd
 }
@@ -71,7 +72,7 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		return err
 	}
 	doc := report.Plan{Chosen: fs.Changed("queries")}
-	scored := info.Input == votefile.ManyClasses && (info.Name == votefile.ConfidentGNMax || info.Name == votefile.GNMax)
+	scored := info.Input == votefile.ManyClasses && (info.Name == provenance.ConfidentGNMax || info.Name == provenance.GNMax)
 	if f.Votes != "" && !scored {
 		return cli.Usagef("--votes scores the plans of confident-gnmax and gnmax (--classes); %s is planned without them", info.Name)
 	}
@@ -103,13 +104,13 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 			return cli.Usagef("--%s is what a plan of --queries chooses: leave it out (or leave out --queries to count the queries it fits)", n)
 		}
 	}
-	if info.Name == votefile.ConfidentGNMax || scored && f.Votes != "" {
+	if info.Name == provenance.ConfidentGNMax || scored && f.Votes != "" {
 		proxy, tuning, err := f.proxy(cmd, false)
 		if err != nil {
 			return err
 		}
 		doc.Tuning = tuning
-		if info.Name == votefile.ConfidentGNMax {
+		if info.Name == provenance.ConfidentGNMax {
 			doc.Plan, err = plan.ConfidentGNMax(cmd.Context(), r, f.Queries, proxy, plan.ConfidentOptions{MinPrecision: f.MinPrecision})
 		} else {
 			doc.Plan, err = plan.GNMax(cmd.Context(), r, f.Queries, proxy)
@@ -162,7 +163,7 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 		Budget:    budget, Options: ensemble.Options{Workers: f.Workers}, For: f.For,
 	}, "", f.K, proxy.Classes, cli.Given(fs, "delta", f.Target))
 	if proxy.Classes == 2 {
-		mech, err := f.Flags.Parse(cmd, "mechanism", []votefile.MechanismName{votefile.DaRRMOneVote})
+		mech, err := f.Flags.Parse(cmd, "mechanism", []provenance.MechanismName{provenance.DaRRMOneVote})
 		if err != nil {
 			return err
 		}
@@ -189,7 +190,7 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 // given (plan.ManyClasses).
 func (f *planFlags) planError(cmd *cobra.Command, err error) error {
 	mEps := "m·eps (--m × --eps)"
-	if f.Mechanism == votefile.DaRRMOneVote {
+	if f.Mechanism == provenance.DaRRMOneVote {
 		mEps = "--target-eps"
 	}
 	delta := "--delta"
@@ -227,7 +228,7 @@ func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.Mechanis
 		}
 		base.Mechanism.GNMax = noisymax.ConfidentGNMax{Threshold: f.Threshold, Sigma1: f.Sigma1, Sigma2: f.Sigma2, Noise: noisymax.DiscreteNoise}
 		r = plan.ManyClasses(base, info.Name, f.K, f.Classes, cli.Given(fs, "delta", f.Target))
-	case info.Name == votefile.DaRRMOneVote:
+	case info.Name == provenance.DaRRMOneVote:
 		eps := 1.0 // planned (--queries), else given
 		if fs.Changed("target-eps") {
 			if len(f.TargetEps) != 1 {
@@ -242,7 +243,7 @@ func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.Mechanis
 		r = plan.TwoClass(base, info.Name, constraints.Problem{K: f.K, M: f.M, Eps: f.Eps, Delta: f.Delta, TargetDelta: f.Target}, fs.Changed("delta"))
 	}
 	if info.Gamma {
-		mech, err := f.Flags.Parse(cmd, "mechanism", []votefile.MechanismName{info.Name})
+		mech, err := f.Flags.Parse(cmd, "mechanism", []provenance.MechanismName{info.Name})
 		if err != nil {
 			return r, info, err
 		}
@@ -271,7 +272,7 @@ func (f *planFlags) proxy(cmd *cobra.Command, compare bool) (plan.Proxy, string,
 	case f.VotesAre != "public" && f.VotesAre != "released":
 		return plan.Proxy{}, "", cli.Usagef("--votes-are %q: must be public or released (private is refused)", f.VotesAre)
 	}
-	in, closer, err := f.OpenVotes(cmd, f.Votes)
+	in, closer, err := f.OpenVotes(cmd, "--votes", f.Votes)
 	if err != nil {
 		return plan.Proxy{}, "", err
 	}
@@ -285,7 +286,12 @@ func (f *planFlags) proxy(cmd *cobra.Command, compare bool) (plan.Proxy, string,
 		return plan.Proxy{}, "", fmt.Errorf("--votes %s: %w", name, err)
 	}
 	if f.PrivateVotes != "" {
-		private, closer, err := f.OpenVotes(cmd, f.PrivateVotes)
+		// --meta is the header of --votes: the private votes take theirs
+		// from their own sidecar, if any.
+		meta := f.Meta
+		f.Meta = ""
+		private, closer, err := f.OpenVotes(cmd, "--private-votes", f.PrivateVotes)
+		f.Meta = meta
 		if err != nil {
 			return plan.Proxy{}, "", err
 		}

@@ -11,7 +11,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noise"
-	"github.com/darrm/darrm/votefile"
+	"github.com/darrm/darrm/provenance"
 )
 
 func init() { subcommands = append(subcommands, newSimulateCmd) }
@@ -55,9 +55,9 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	if equal && f.Format == cliout.CSV {
 		return cli.Usagef("--budget-eps: the comparison at equal totals is in the table and JSON (--format csv holds one comparison)")
 	}
-	names := make([]votefile.MechanismName, len(f.Mechanisms))
+	names := make([]provenance.MechanismName, len(f.Mechanisms))
 	for i, n := range f.Mechanisms {
-		names[i] = votefile.MechanismName(n)
+		names[i] = provenance.MechanismName(n)
 	}
 	if len(names) == 0 {
 		names = ensemble.DefaultMechanisms(p.Problem)

@@ -25,6 +25,7 @@ import (
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -55,12 +56,12 @@ type Checked struct {
 }
 
 // Parse checks the flags for the mechanisms names, which flag gave.
-func (f *Flags) Parse(cmd *cobra.Command, flag string, names []votefile.MechanismName) (Checked, error) {
+func (f *Flags) Parse(cmd *cobra.Command, flag string, names []provenance.MechanismName) (Checked, error) {
 	infos := make([]ensemble.MechanismInfo, len(names))
 	for i, n := range names {
 		var err error
 		if infos[i], err = ensemble.LookupMechanism(n, votefile.TwoClass); err != nil {
-			return Checked{Flags: f}, cli.Usagef("--%s %q: must be one of %s", flag, n, votefile.JoinMechanisms(ensemble.Mechanisms, ", "))
+			return Checked{Flags: f}, cli.Usagef("--%s %q: must be one of %s", flag, n, provenance.JoinMechanisms(ensemble.Mechanisms, ", "))
 		}
 	}
 	return f.Check(cmd, infos)
@@ -83,7 +84,7 @@ func (f *Flags) Check(cmd *cobra.Command, infos []ensemble.MechanismInfo) (Check
 		if f.GammaFile == "" {
 			flag = "--no-solve"
 		}
-		return s, cli.Usagef("%s applies to the mechanisms that sample a gamma (%s), none of which is in use", flag, votefile.JoinMechanisms(ensemble.GammaMechanisms, ", "))
+		return s, cli.Usagef("%s applies to the mechanisms that sample a gamma (%s), none of which is in use", flag, provenance.JoinMechanisms(ensemble.GammaMechanisms, ", "))
 	}
 	if f.GammaFile != "" {
 		if f.NoSolve {
@@ -110,12 +111,12 @@ func (s Checked) checkTableRelation(infos []ensemble.MechanismInfo) error {
 		return err
 	}
 	return cli.Usagef("--gamma %s is a gamma for the %v relation (%s); %s releases in the %v relation: use --mechanism %s, or a gamma that darrm solve wrote for the %v relation",
-		s.TableName, re.Gamma, re.Gamma.Describe(), votefile.JoinMechanisms(re.Mechanisms, " and "), re.Release, re.Use, re.Release)
+		s.TableName, re.Gamma, re.Gamma.Describe(), provenance.JoinMechanisms(re.Mechanisms, " and "), re.Release, re.Use, re.Release)
 }
 
 // NewAggregator builds the named two-class aggregator for problem p;
 // label describes it for people.
-func (s Checked) NewAggregator(cmd *cobra.Command, name votefile.MechanismName, p constraints.Problem) (ensemble.Aggregator, string, error) {
+func (s Checked) NewAggregator(cmd *cobra.Command, name provenance.MechanismName, p constraints.Problem) (ensemble.Aggregator, string, error) {
 	agg, label, err := s.build(cmd, ensemble.Mechanism{Name: name}, p, 2)
 	if err != nil {
 		return nil, "", err
@@ -164,7 +165,7 @@ func (s Checked) Settings(m ensemble.Mechanism, p constraints.Problem) ensemble.
 
 // certifying describes the certificate of mechanism name for p in a
 // progress line.
-func certifying(name votefile.MechanismName, p constraints.Problem) string {
+func certifying(name provenance.MechanismName, p constraints.Problem) string {
 	return fmt.Sprintf("certifying %s for K=%d m=%g", name, p.K, p.M)
 }
 

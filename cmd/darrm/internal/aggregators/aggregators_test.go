@@ -8,7 +8,7 @@ import (
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/fixtures"
-	"github.com/darrm/darrm/votefile"
+	"github.com/darrm/darrm/provenance"
 )
 
 // TestParse: the flags of a gamma go with the mechanisms that sample one,
@@ -18,15 +18,15 @@ func TestParse(t *testing.T) {
 	g := fixtures.Path("gamma-K11-m3.json") // private teachers
 	for _, c := range []struct {
 		f     Flags
-		names []votefile.MechanismName
+		names []provenance.MechanismName
 		want  string
 	}{
-		{Flags{}, []votefile.MechanismName{votefile.DaRRM, votefile.RR}, ""},
-		{Flags{GammaFile: g}, []votefile.MechanismName{votefile.DaRRM}, ""},
-		{Flags{NoSolve: true}, []votefile.MechanismName{votefile.RR}, "--no-solve applies to the mechanisms that sample a gamma"},
-		{Flags{GammaFile: g, NoSolve: true}, []votefile.MechanismName{votefile.DaRRM}, "--gamma and --no-solve exclude each other"},
-		{Flags{GammaFile: g}, []votefile.MechanismName{votefile.DaRRMOneVote}, "darrm-one-vote releases in the one-vote relation: use --mechanism darrm"},
-		{Flags{}, []votefile.MechanismName{"bogus"}, `--mechanism "bogus": must be one of`},
+		{Flags{}, []provenance.MechanismName{provenance.DaRRM, provenance.RR}, ""},
+		{Flags{GammaFile: g}, []provenance.MechanismName{provenance.DaRRM}, ""},
+		{Flags{NoSolve: true}, []provenance.MechanismName{provenance.RR}, "--no-solve applies to the mechanisms that sample a gamma"},
+		{Flags{GammaFile: g, NoSolve: true}, []provenance.MechanismName{provenance.DaRRM}, "--gamma and --no-solve exclude each other"},
+		{Flags{GammaFile: g}, []provenance.MechanismName{provenance.DaRRMOneVote}, "darrm-one-vote releases in the one-vote relation: use --mechanism darrm"},
+		{Flags{}, []provenance.MechanismName{"bogus"}, `--mechanism "bogus": must be one of`},
 	} {
 		s, err := c.f.Parse(&cobra.Command{}, "mechanism", c.names)
 		switch {

@@ -11,7 +11,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noisymax"
-	"github.com/darrm/darrm/votefile"
+	"github.com/darrm/darrm/provenance"
 )
 
 // ClassFlags are the settings of the multi-class mechanisms.
@@ -23,15 +23,15 @@ type ClassFlags struct {
 }
 
 // Given returns the settings the flags give (nil: not given).
-func (f *ClassFlags) Given(cmd *cobra.Command) votefile.Settings {
+func (f *ClassFlags) Given(cmd *cobra.Command) provenance.Settings {
 	fs := cmd.Flags()
-	return votefile.Settings{Threshold: cli.Given(fs, "threshold", f.Threshold), Sigma1: cli.Given(fs, "sigma1", f.Sigma1),
+	return provenance.Settings{Threshold: cli.Given(fs, "threshold", f.Threshold), Sigma1: cli.Given(fs, "sigma1", f.Sigma1),
 		Sigma2: cli.Given(fs, "sigma2", f.Sigma2), LaplaceScale: cli.Given(fs, "laplace-scale", f.LaplaceScale)}
 }
 
 // GNMaxOf returns the GNMax-family parameters of settings s with noise
-// (votefile.Settings.GNMax), a bad one named as its flag.
-func GNMaxOf(s votefile.Settings, noise noisymax.Noise) (noisymax.ConfidentGNMax, error) {
+// (provenance.Settings.GNMax), a bad one named as its flag.
+func GNMaxOf(s provenance.Settings, noise noisymax.Noise) (noisymax.ConfidentGNMax, error) {
 	m, err := s.GNMax(noise)
 	return m, exitstatus.Flagged(err, nil)
 }
@@ -40,7 +40,7 @@ func GNMaxOf(s votefile.Settings, noise noisymax.Noise) (noisymax.ConfidentGNMax
 // mechanism needs or takes) that mechanism info does not take, and asks
 // for each it needs that neither a flag nor stated (a label file's
 // header) gives (ensemble.MechanismInfo.CheckSettings).
-func CheckSettings(cmd *cobra.Command, info ensemble.MechanismInfo, stated votefile.Settings) error {
+func CheckSettings(cmd *cobra.Command, info ensemble.MechanismInfo, stated provenance.Settings) error {
 	u := info.CheckSettings(func(s ensemble.Setting) (set, known bool) {
 		name := report.SettingFlag[s]
 		fl := cmd.Flags().Lookup(name)
@@ -57,7 +57,7 @@ func CheckSettings(cmd *cobra.Command, info ensemble.MechanismInfo, stated votef
 		takes[i] = report.SettingFlag[s]
 	}
 	msg := fmt.Sprintf("--%s is not a setting of %s on %v, which takes --%s", flag, info.Name, info.Input, strings.Join(takes, ", --"))
-	if others := votefile.JoinMechanisms(u.TakenBy, ", "); u.Input != info.Input {
+	if others := provenance.JoinMechanisms(u.TakenBy, ", "); u.Input != info.Input {
 		msg += fmt.Sprintf(" (--%s is a setting of %s on %v: --input-format counts, --classes C, or a metadata header that states them)", flag, others, u.Input)
 	} else {
 		msg += fmt.Sprintf(" (--%s is a setting of %s)", flag, others)

@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/optimal"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/votefile"
 )
@@ -56,7 +57,7 @@ func TestExplain(t *testing.T) {
 		// Bad input after labels left: exit 2 would say nothing was written.
 		{"format, labels spent", &ensemble.SpentError{Labels: 7, Err: &votefile.FormatError{File: "v.csv", Line: 3, Msg: "bad"}}, Failure, (&votefile.FormatError{File: "v.csv", Line: 3, Msg: "bad"}).Error()},
 		{"interrupted, labels spent", &ensemble.SpentError{Labels: 7, Err: context.Canceled}, Interrupted, context.Canceled.Error()},
-		{"teachers", &votefile.TeachersError{Field: "K"}, Usage, (&votefile.TeachersError{Field: "K"}).Error()},
+		{"teachers", &provenance.TeachersError{Field: "K"}, Usage, (&provenance.TeachersError{Field: "K"}).Error()},
 		{"ledger corrupt", &ledger.CorruptError{Path: "l", Line: 2}, Usage, (&ledger.CorruptError{Path: "l", Line: 2}).Error()},
 		{"not a ledger", &ledger.NotLedgerError{Path: "l", Reason: "a directory"}, Usage, "ledger l: a directory"},
 		{"ledger version", &ledger.VersionError{Path: "l", Version: 9}, Usage, (&ledger.VersionError{Path: "l", Version: 9}).Error()},

@@ -56,6 +56,8 @@ var (
 	WantVotes  = Want{"a vote file", []*Kind{KindVotes}, true}
 	WantLabels = Want{"a label file", []*Kind{KindLabels}, true}
 	WantLedger = Want{"a ledger", []*Kind{KindLedger}, true}
+	// A sidecar holds a vote file's header alone, which may span lines.
+	WantSidecar = Want{"a vote file's metadata header", []*Kind{KindVotes}, false}
 	// A part of separate holds the gamma it certifies: verify reads it.
 	WantGamma    = Want{"a gamma", []*Kind{KindGamma, KindShard}, false}
 	WantShard    = Want{"a part of darrm separate's certificate", []*Kind{KindShard}, false}

@@ -11,7 +11,6 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/ledger"
-	"github.com/darrm/darrm/votefile"
 )
 
 // ReadTable reads the gamma file name (- for standard input), which role
@@ -56,23 +55,4 @@ func NotLedger(err error) string {
 		}
 	}
 	return ""
-}
-
-// VoteHeader returns the metadata header of the vote file path, which
-// must have one.
-func VoteHeader(cmd *cobra.Command, path string) (*votefile.Meta, error) {
-	name := cli.InputName(path)
-	file, err := Open(cmd, "--votes", path, WantVotes)
-	if err != nil {
-		return nil, err
-	}
-	defer file.Close()
-	m, err := votefile.ReadMeta(file, name)
-	if err != nil {
-		return nil, cli.Usagef("--votes: %v", err)
-	}
-	if m == nil {
-		return nil, cli.Usagef("--votes %s has no metadata header: give the ensemble's parameters as flags", name)
-	}
-	return m, nil
 }

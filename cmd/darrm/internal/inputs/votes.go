@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -26,7 +28,15 @@ type VoteFlags struct {
 	TeachersInRows bool   `flag:"teachers-in-rows" help:"class labels (with --classes C, NumPy or CSV without a metadata header) as teachers x queries, a row per teacher, the layout of PATE's published votes; such a file needs this or --queries-in-rows"`
 	QueriesInRows  bool   `flag:"queries-in-rows" help:"class labels (with --classes C, NumPy or CSV without a metadata header) as queries x teachers, a row per query, as darrm's vote files and prediction matrices; such a file needs this or --teachers-in-rows"`
 	Array          string `flag:"array" help:"the array to read in a NumPy .npz archive (VOTES must then be a file)"`
+	// A vote file that holds no metadata header takes it from a sidecar.
+	Meta string `flag:"meta" help:"the votes' metadata header in a file of its own, for votes that cannot hold one (NumPy) or hold none: the header's JSON object (default: the sidecar VOTES.meta.json beside the votes, when there is one)"`
+	// headerFile is the sidecar OpenVotes read the header from.
+	headerFile string
 }
+
+// HeaderFile returns the file the votes' metadata header was read from,
+// when OpenVotes read it from a sidecar; "" otherwise.
+func (f *VoteFlags) HeaderFile() string { return f.headerFile }
 
 // orientation returns the orientation of a matrix of class labels the
 // flags state (votefile.Options.Orientation).
@@ -70,12 +80,15 @@ func (f *Format) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// OpenVotes opens the vote file name (- for standard input), with
-// --array the array of that name in the .npz archive name, and reads it
-// as the flags and its header say (votefile.Read), telling on stderr
-// what the reader decided that nothing said. Close the Closer it
-// returns after reading.
-func (f *VoteFlags) OpenVotes(cmd *cobra.Command, name string) (votefile.Reader, io.Closer, error) {
+// OpenVotes opens the vote file name (- for standard input), which role
+// names on the command line ("VOTES", "--votes"), with --array the array
+// of that name in the .npz archive name, and reads it as the flags and its
+// header say (votefile.Read), with the header of its sidecar if it has one
+// (--meta, or the file beside it: votefile.SidecarPath), telling on stderr what the
+// reader decided that nothing said. What the header states is checked
+// (provenance.Check) before anything uses it. Close the Closer it returns
+// after reading.
+func (f *VoteFlags) OpenVotes(cmd *cobra.Command, role, name string) (votefile.Reader, io.Closer, error) {
 	fs := cmd.Flags()
 	if err := votefile.CheckClasses(f.Classes); fs.Changed("classes") && err != nil {
 		return nil, nil, cli.Usagef("--%v", err)
@@ -84,12 +97,17 @@ func (f *VoteFlags) OpenVotes(cmd *cobra.Command, name string) (votefile.Reader,
 	if err != nil {
 		return nil, nil, err
 	}
-	file, err := Open(cmd, "VOTES", name, WantVotes)
+	meta, metaFile, err := f.sidecar(cmd, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	f.headerFile = metaFile
+	file, err := Open(cmd, role, name, WantVotes)
 	if err != nil {
 		return nil, nil, err
 	}
 	opts := votefile.Options{Format: f.InFormat.format, Layout: f.InFormat.layout, Classes: f.Classes, Header: f.Header, ID: f.ID,
-		Orientation: orientation, Size: max(cli.InputSize(name), 0), Array: f.Array}
+		Orientation: orientation, Size: max(cli.InputSize(name), 0), Array: f.Array, Meta: meta, MetaFile: metaFile}
 	if k := fs.Lookup("K"); k != nil && k.Changed {
 		opts.K, _ = fs.GetInt("K")
 	}
@@ -110,11 +128,54 @@ func (f *VoteFlags) OpenVotes(cmd *cobra.Command, name string) (votefile.Reader,
 	for _, n := range notes {
 		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: %v (as --input-format counts says; docs/aggregate.md, \"Vote counts without a flag\")\n", n)
 	}
+	if err == nil {
+		// What the header states is checked before anything else uses it,
+		// and refused at its place.
+		if _, err = provenance.Check(in.Meta(), provenance.Stated{}); err != nil {
+			err = in.HeaderError(err)
+		}
+	}
 	if err != nil {
 		done.Close()
 		return nil, nil, err
 	}
 	return in, done, nil
+}
+
+// sidecar returns the metadata header that the vote file name takes
+// from a file of its own, and that file's name: --meta, else the sidecar
+// beside it (votefile.SidecarPath), when there is one; nil without. It
+// says on stderr which file it read, so that the header a release binds
+// to a ledger is never taken silently.
+func (f *VoteFlags) sidecar(cmd *cobra.Command, name string) (*votefile.Meta, string, error) {
+	path, role, why := f.Meta, "--meta", "--meta"
+	if path == "" {
+		if name == cli.Std {
+			return nil, "", nil
+		}
+		path, role, why = votefile.SidecarPath(name), "the sidecar", "the sidecar beside the votes; --meta names another"
+		st, err := os.Stat(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, "", nil
+		case err != nil:
+			return nil, "", cli.Usagef("%s %v", role, err)
+		case st.IsDir():
+			return nil, "", cli.Usagef("%s %s is a folder", role, path)
+		}
+	}
+	file, err := Open(cmd, role, path, WantSidecar)
+	if err != nil {
+		return nil, "", err
+	}
+	defer file.Close()
+	metaName := cli.InputName(path)
+	m, err := votefile.ReadSidecar(file, metaName)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", role, err)
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "darrm: %s: metadata header from %s (%s)\n", cli.InputName(name), metaName, why)
+	return m, metaName, nil
 }
 
 // openArchive opens the .npz archive path, whose array --array names,

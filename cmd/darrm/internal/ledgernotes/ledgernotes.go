@@ -18,7 +18,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
-	"github.com/darrm/darrm/votefile"
+	"github.com/darrm/darrm/provenance"
 )
 
 // Read reads the ledger at path whole (ledger.ReadOnly) and prints
@@ -89,7 +89,7 @@ func (e *worded) Unwrap() error { return e.err }
 // Initialized says that ledger init made the ledger path with header h,
 // bound to b, and which record of the ensemble's ledger it replaced, if
 // any.
-func Initialized(w io.Writer, path string, b votefile.Binding, h ledger.Header, prev *ledger.Record) error {
+func Initialized(w io.Writer, path string, b provenance.Binding, h ledger.Header, prev *ledger.Record) error {
 	_, err := fmt.Fprintf(w, "ledger %s: bound to %s; budget %v (delta' = %g), held by filter %v\n", path, cliout.Escape(b.String()), h.Budget, h.DeltaPrime, h.Filter)
 	if err == nil && prev != nil {
 		err = PrintReplaced(w, prev)

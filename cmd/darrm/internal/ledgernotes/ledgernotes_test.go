@@ -12,7 +12,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/ledger"
-	"github.com/darrm/darrm/votefile"
+	"github.com/darrm/darrm/provenance"
 )
 
 // TestError: a ledger that is not there is named with the paths close to
@@ -35,7 +35,7 @@ func TestError(t *testing.T) {
 	}
 	// A second ledger: the library names InitOptions.Replace, the
 	// command --replace.
-	b := votefile.Binding{Ensemble: "e", K: 3, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: votefile.PerQuery, Partition: votefile.SharedData}
+	b := provenance.Binding{Ensemble: "e", K: 3, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}
 	h := ledger.NewHeader(b, accountant.Guarantee{Eps: 1, Delta: 1e-3}, 1e-5, accountant.Simple)
 	if _, err := ledger.Init(context.Background(), filepath.Join(dir, "first.ledger"), h, ledger.InitOptions{}); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/votefile"
 )
 
 // Flags are the flags that name a file a command writes.
@@ -16,7 +17,9 @@ var Flags = []string{"out", "plot", "curves"}
 
 // Check refuses an output file of cmd (Flags) that cannot be
 // written, or that is a file the command reads or a file darrm keeps: the
-// input files named as arguments, the --gamma file, the --ledger, the
+// input files named as arguments, the --votes file, the sidecars of vote
+// files and the --meta file (their metadata header), the --gamma file,
+// the --ledger, the
 // gamma cache's files (in the --cache-dir or the default one) and the
 // ledgers' records, protect (cli.CheckOutput: by file identity, symbolic
 // links followed). darrm checks standard output and standard error, when
@@ -51,9 +54,13 @@ func Protected(cmd *cobra.Command, args []string) []cli.Protected {
 		what = "an input of " + cmd.CommandPath()
 	}
 	var protect []cli.Protected
+	reads := cmd.Flags().Lookup("meta") != nil // votes, which may have a sidecar
 	for _, a := range args {
 		if cmd.Annotations["output"] == "" {
 			protect = append(protect, cli.Protected{What: what, Path: a})
+			if reads && a != cli.Std {
+				protect = append(protect, cli.Protected{What: "the sidecar of " + what, Path: votefile.SidecarPath(a)})
+			}
 		}
 	}
 	if in, ok := cli.StdinProtected(cmd.InOrStdin(), what); ok {
@@ -67,7 +74,14 @@ func Protected(cmd *cobra.Command, args []string) []cli.Protected {
 	}
 	protect = append(protect,
 		cli.Protected{What: "the --gamma file", Path: value("gamma")},
-		cli.Protected{What: "the ledger", Path: value("ledger")})
+		cli.Protected{What: "the ledger", Path: value("ledger")},
+		cli.Protected{What: "the --meta file", Path: value("meta")})
+	if v := value("votes"); v != "" && v != cli.Std {
+		protect = append(protect, cli.Protected{What: "the --votes file", Path: v})
+		if reads {
+			protect = append(protect, cli.Protected{What: "the sidecar of the --votes file", Path: votefile.SidecarPath(v)})
+		}
+	}
 	cacheDir := value("cache-dir")
 	if cacheDir == "" {
 		cacheDir, _ = cache.DefaultDir()

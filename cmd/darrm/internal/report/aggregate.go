@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -20,15 +21,18 @@ import (
 // summary of a release it holds no vote count and no un-noised label,
 // only what the label file itself shows.
 type released struct {
-	Input        string                 `json:"input"`
-	InputFormat  string                 `json:"input_format"`
-	IDColumn     bool                   `json:"id_column"`
-	Output       string                 `json:"output"`
-	OutputFormat string                 `json:"output_format"`
-	Mechanism    votefile.MechanismName `json:"mechanism"`
-	// VotesHeader is the vote file's metadata header, nil without one.
-	VotesHeader *votefile.Meta `json:"votes_header,omitempty"`
-	PerQuery    PerQuery       `json:"per_query"`
+	Input        string                   `json:"input"`
+	InputFormat  string                   `json:"input_format"`
+	IDColumn     bool                     `json:"id_column"`
+	Output       string                   `json:"output"`
+	OutputFormat string                   `json:"output_format"`
+	Mechanism    provenance.MechanismName `json:"mechanism"`
+	// VotesHeader is the vote file's metadata header, nil without one;
+	// VotesHeaderFile the sidecar it was read from, "" when it is in the
+	// vote file.
+	VotesHeader     *votefile.Meta `json:"votes_header,omitempty"`
+	VotesHeaderFile string         `json:"votes_header_file,omitempty"`
+	PerQuery        PerQuery       `json:"per_query"`
 	// Queries counts the rows read; Released those written to the label
 	// file and charged (answered or not), Answered those with a label,
 	// Withheld those a threshold step withheld (released without a
@@ -69,12 +73,12 @@ type Aggregate struct {
 	// vote file's metadata header or the flags. TeachersDiffer says that
 	// the header gives the teachers different guarantees, of which eps
 	// and Delta are the common bound.
-	EpsSource        votefile.EpsSource `json:"eps_source"`
-	TeachersDiffer   bool               `json:"teachers_differ"`
-	Gamma            []float64          `json:"gamma"`
-	Sigma            *float64           `json:"sigma,omitempty"`
-	QueriesPerSecond float64            `json:"queries_per_second"`
-	Certificate      *gamma.Certificate `json:"certificate,omitempty"`
+	EpsSource        provenance.EpsSource `json:"eps_source"`
+	TeachersDiffer   bool                 `json:"teachers_differ"`
+	Gamma            []float64            `json:"gamma"`
+	Sigma            *float64             `json:"sigma,omitempty"`
+	QueriesPerSecond float64              `json:"queries_per_second"`
+	Certificate      *gamma.Certificate   `json:"certificate,omitempty"`
 }
 
 // AggregateMulti is the summary darrm aggregate prints after a release of
@@ -87,7 +91,7 @@ type AggregateMulti struct {
 	// Settings are the mechanism's: threshold, sigma1 and sigma2 for the
 	// GNMax family (threshold, sigma1 with confident-gnmax),
 	// laplace_scale for lnmax. Noise describes the noise in words.
-	votefile.Settings
+	provenance.Settings
 	Noise string `json:"noise"`
 	// Abstained counts the votes not cast (class labels -1, and what
 	// rows of counts fall short of a stated K by), when the votes were
@@ -211,19 +215,20 @@ const NotForRelease = "NOT FOR RELEASE: --seed makes the noise reproducible, so 
 // NewSummary summarises it.
 type Release struct {
 	// Mechanism names the aggregator Aggregator, which Label describes.
-	Mechanism  votefile.MechanismName
+	Mechanism  provenance.MechanismName
 	Label      string
 	Aggregator ensemble.Labeler
 	// Problem and Teachers are the problem of a two-class release and
 	// the teachers' guarantee it used.
 	Problem  gamma.Resolved
-	Teachers votefile.TeacherGuarantee
-	// Input names the votes that Votes read; Output names where the sink
-	// Sink wrote the labels.
-	Input, Output string
-	Votes         votefile.Reader
-	Sink          ensemble.LabelSink
-	Result        ensemble.ReleaseResult
+	Teachers provenance.TeacherGuarantee
+	// Input names the votes that Votes read, HeaderFile the sidecar their
+	// metadata header was read from ("": none, or the header is in the
+	// file); Output names where the sink Sink wrote the labels.
+	Input, HeaderFile, Output string
+	Votes                     votefile.Reader
+	Sink                      ensemble.LabelSink
+	Result                    ensemble.ReleaseResult
 	// Accounting is the release's privacy: its totals, cap and budget.
 	Accounting ensemble.Accounting
 	// Seed is the seed of a reproducible release, nil for crypto/rand.
@@ -257,7 +262,7 @@ func newReleased(r Release) (released, error) {
 	priv := a.PerQuery
 	out := released{
 		Input: r.Input, InputFormat: r.Votes.Format().String(), IDColumn: r.Votes.HasID(),
-		Output: r.Output, OutputFormat: r.Sink.Format.String(), Mechanism: r.Mechanism, VotesHeader: r.Votes.Meta(),
+		Output: r.Output, OutputFormat: r.Sink.Format.String(), Mechanism: r.Mechanism, VotesHeader: r.Votes.Meta(), VotesHeaderFile: r.HeaderFile,
 		PerQuery: PerQuery{Eps: priv.Eps, Delta: priv.Delta, Source: priv.Source, Relation: priv.Relation.String(), RelationText: priv.Relation.Describe()},
 		Queries:  res.Released + res.Unanswered, Released: res.Released, Answered: res.Released - res.Withheld, Withheld: res.Withheld, StoppedByBudget: res.Unanswered,
 		Totals: a.Totals(res.Released), TotalsRole: analysisRole, Cap: a.Cap, CapNote: a.CapNote, Budget: newBudget(a.Budget, res.Unanswered),
@@ -343,7 +348,7 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 	out.writeBudget(t)
 	layout := []string{strings.ToUpper(out.InputFormat)}
 	if out.VotesHeader != nil {
-		layout = append(layout, "metadata header")
+		layout = append(layout, out.headerWhere())
 	}
 	if out.Header {
 		layout = append(layout, "header")
@@ -373,6 +378,15 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 	return t.close()
 }
 
+// headerWhere says where the votes' metadata header is: in the vote file,
+// or in a sidecar, named.
+func (out released) headerWhere() string {
+	if out.VotesHeaderFile != "" {
+		return "metadata header in " + out.VotesHeaderFile
+	}
+	return "metadata header"
+}
+
 // Write renders the summary in format f.
 func (out AggregateMulti) Write(w io.Writer, f cliout.Format) error {
 	switch f {
@@ -399,7 +413,7 @@ func (out AggregateMulti) Write(w io.Writer, f cliout.Format) error {
 	out.writeBudget(t)
 	desc := []string{strings.ToUpper(out.InputFormat), out.Layout}
 	if out.VotesHeader != nil {
-		desc = append(desc, "metadata header")
+		desc = append(desc, out.headerWhere())
 	}
 	if out.IDColumn {
 		desc = append(desc, "id column")
@@ -568,7 +582,7 @@ func (out Aggregate) describeTeachers() string {
 		return "(eps, Delta) from --eps and --Delta (the vote file has no metadata header)"
 	}
 	what := fmt.Sprintf("ensemble %s (%v, %v relation, partition %v)", m.Ensemble, m.Kind, m.Relation, m.Partition)
-	if out.EpsSource == votefile.FromFlags {
+	if out.EpsSource == provenance.FromFlags {
 		return fmt.Sprintf("%s, non-private (no guarantee in the header): the release is calibrated to (eps, Delta) from --eps and --Delta", what)
 	}
 	var groups []string

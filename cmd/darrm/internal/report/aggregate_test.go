@@ -13,6 +13,7 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -35,7 +36,7 @@ func TestNewAggregate(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "l.ledger")
 	t.Setenv(ledger.EnvStateDir, t.TempDir())
-	b := votefile.Binding{Ensemble: "e", K: 3, Teachers: accountant.Guarantee{Eps: 0.5, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: votefile.PerQuery, Partition: votefile.SharedData}
+	b := provenance.Binding{Ensemble: "e", K: 3, Teachers: accountant.Guarantee{Eps: 0.5, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}
 	if _, err := ledger.Init(context.Background(), path, ledger.NewHeader(b, accountant.Guarantee{Eps: 10, Delta: 1e-3}, 1e-5, accountant.Simple), ledger.InitOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func TestNewAggregate(t *testing.T) {
 		{name: "charged to a ledger", agg: rr, res: ensemble.ReleaseResult{Released: 1}, led: &st},
 	} {
 		acct := ensemble.Accounting{PerQuery: tc.agg.Privacy(), Composition: accountant.Composition{DeltaPrime: 1e-5}, Budget: tc.budget}
-		out, err := NewAggregate(Release{Problem: gamma.Resolved{Problem: p}, Mechanism: votefile.MechanismName(tc.name), Aggregator: tc.agg, Input: "votes.csv", Output: "-",
+		out, err := NewAggregate(Release{Problem: gamma.Resolved{Problem: p}, Mechanism: provenance.MechanismName(tc.name), Aggregator: tc.agg, Input: "votes.csv", Output: "-",
 			Votes: votes, Sink: ensemble.LabelSink{Format: votefile.FormatCSV}, Result: tc.res, Accounting: acct,
 			Seed: tc.seed, Ledger: tc.led, LedgerPath: path, Elapsed: time.Second})
 		priv := tc.agg.Privacy()
@@ -105,7 +106,7 @@ func TestNewSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := ensemble.ReleaseBinding(in, g, votefile.KeyedHash)
+	b, err := ensemble.ReleaseBinding(in, g, provenance.KeyedHash)
 	if err != nil {
 		t.Fatal(err)
 	}

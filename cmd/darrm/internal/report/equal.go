@@ -10,8 +10,8 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/plan"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/transfer"
-	"github.com/darrm/darrm/votefile"
 )
 
 // Planned is a mechanism's plan in a comparison at equal totals
@@ -20,20 +20,20 @@ import (
 // composition that holds a release to the budget, with its theorem; or,
 // when nothing fits, why (NoFit).
 type Planned struct {
-	Mechanism      votefile.MechanismName `json:"mechanism"`
-	Parameter      string                 `json:"planned"`
-	Value          float64                `json:"value"`
-	PerQueryEps    float64                `json:"per_query_eps"`
-	PerQueryDelta  float64                `json:"per_query_delta"`
-	TotalEps       float64                `json:"total_eps"`
-	TotalDelta     float64                `json:"total_delta"`
-	TotalMethod    string                 `json:"total_method"`
-	TotalReference string                 `json:"total_reference"`
-	NoFit          string                 `json:"no_fit,omitempty"`
+	Mechanism      provenance.MechanismName `json:"mechanism"`
+	Parameter      string                   `json:"planned"`
+	Value          float64                  `json:"value"`
+	PerQueryEps    float64                  `json:"per_query_eps"`
+	PerQueryDelta  float64                  `json:"per_query_delta"`
+	TotalEps       float64                  `json:"total_eps"`
+	TotalDelta     float64                  `json:"total_delta"`
+	TotalMethod    string                   `json:"total_method"`
+	TotalReference string                   `json:"total_reference"`
+	NoFit          string                   `json:"no_fit,omitempty"`
 }
 
 // NewPlanned describes e, a plan of mechanism name.
-func NewPlanned(name votefile.MechanismName, e plan.Equal) Planned {
+func NewPlanned(name provenance.MechanismName, e plan.Equal) Planned {
 	if e.NoFit != nil {
 		return Planned{Mechanism: name, NoFit: e.NoFit.Error()}
 	}
@@ -415,7 +415,7 @@ func NewTransferEqual(budget accountant.Guarantee, method accountant.Method, res
 			out = append(out, TransferEqual{EqualTotals: EqualTotals{BudgetEps: budget.Eps, BudgetDelta: budget.Delta, Queries: r.Queries, Composition: method.String()}})
 		}
 		e := &out[len(out)-1]
-		e.Rows = append(e.Rows, TransferEqualRow{Planned: NewPlanned(votefile.MechanismName(r.Mechanism), r.Plan), AccuracyMean: r.AccuracyMean, AccuracyStd: r.AccuracyStd})
+		e.Rows = append(e.Rows, TransferEqualRow{Planned: NewPlanned(provenance.MechanismName(r.Mechanism), r.Plan), AccuracyMean: r.AccuracyMean, AccuracyStd: r.AccuracyStd})
 	}
 	for i := range out {
 		rows := out[i].Rows

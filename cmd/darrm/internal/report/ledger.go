@@ -7,7 +7,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/ledger"
-	"github.com/darrm/darrm/votefile"
+	"github.com/darrm/darrm/provenance"
 )
 
 // LedgerShow is the document of darrm ledger show: the ledger at Path,
@@ -55,7 +55,7 @@ func (d LedgerShow) Write(w io.Writer, f cliout.Format) error {
 		if t.Eps == 0 && t.Delta == 0 && h.Relation == accountant.OneVote.String() {
 			// Not 0-DP teachers: teachers with no guarantee, which the
 			// one-vote relation does not need.
-			teps, tdelta = votefile.NonPrivateOneVote, votefile.NonPrivateOneVote
+			teps, tdelta = provenance.NonPrivateOneVote, provenance.NonPrivateOneVote
 		}
 		common = append(common, field("K", t.K), field("teachers_eps", teps), field("teachers_Delta", tdelta), field("kind", t.Kind.String()), field("partition", t.Partition.String()))
 	} else {

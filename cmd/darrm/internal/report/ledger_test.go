@@ -11,7 +11,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/ledger"
-	"github.com/darrm/darrm/votefile"
+	"github.com/darrm/darrm/provenance"
 )
 
 // TestLedgerShow: a ledger without runs is one record; with runs, a row
@@ -20,7 +20,7 @@ import (
 func TestLedgerShow(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "l.ledger")
 	t.Setenv(ledger.EnvStateDir, t.TempDir())
-	b := votefile.Binding{Ensemble: "e", K: 3, Teachers: accountant.Guarantee{Eps: 0.5, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: votefile.Fixed, Partition: votefile.SharedData}
+	b := provenance.Binding{Ensemble: "e", K: 3, Teachers: accountant.Guarantee{Eps: 0.5, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.Fixed, Partition: provenance.SharedData}
 	if _, err := ledger.Init(context.Background(), path, ledger.NewHeader(b, accountant.Guarantee{Eps: 10, Delta: 1e-3}, 1e-5, accountant.Simple), ledger.InitOptions{}); err != nil {
 		t.Fatal(err)
 	}

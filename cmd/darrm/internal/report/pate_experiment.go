@@ -10,7 +10,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/pate"
-	"github.com/darrm/darrm/votefile"
+	"github.com/darrm/darrm/provenance"
 )
 
 // PATEExperiment is the document of darrm pate.
@@ -67,9 +67,9 @@ type PATETeachers struct {
 // PATEStudent is the student trained on one mechanism's answered
 // queries, and its accuracy on the held-out half of the test set.
 type PATEStudent struct {
-	Mechanism votefile.MechanismName `json:"mechanism"`
-	Queries   int                    `json:"queries"`
-	Accuracy  float64                `json:"accuracy"`
+	Mechanism provenance.MechanismName `json:"mechanism"`
+	Queries   int                      `json:"queries"`
+	Accuracy  float64                  `json:"accuracy"`
 }
 
 // PATEPaperRow is the PATE paper's Table 2 row for MNIST: Confident-GNMax
@@ -149,10 +149,10 @@ func NewPATEExperiment(dataset string, out *pate.Outcome, p pate.Params, elapsed
 
 // PATEMechanism is one mechanism's row of the experiment.
 type PATEMechanism struct {
-	Mechanism votefile.MechanismName `json:"mechanism"`
-	Threshold *float64               `json:"threshold,omitempty"`
-	Sigma1    *float64               `json:"sigma1,omitempty"`
-	Sigma2    float64                `json:"sigma2"`
+	Mechanism provenance.MechanismName `json:"mechanism"`
+	Threshold *float64                 `json:"threshold,omitempty"`
+	Sigma1    *float64                 `json:"sigma1,omitempty"`
+	Sigma2    float64                  `json:"sigma2"`
 	// Queries counts the queries asked, Answered those answered;
 	// Reached says whether the answers reached darrm pate --answered.
 	Queries        int      `json:"queries"`

@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/plan"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -37,11 +38,11 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 		rec = append(rec, field("classes", r.Classes))
 	}
 	switch name := r.Mechanism.Name; {
-	case name == votefile.DaRRMOneVote:
+	case name == provenance.DaRRMOneVote:
 		rec = append(rec, field("target_eps", r.Problem.Eps), field("delta", c.PerQuery.Delta))
 	case r.Mechanism.Input == votefile.TwoClass:
 		rec = append(rec, field("m", r.Problem.M), field("eps", r.Problem.Eps), field("Delta", r.Problem.Delta), field("delta", c.PerQuery.Delta))
-	case name == votefile.LNMax:
+	case name == provenance.LNMax:
 		rec = append(rec, field("laplace_scale", r.Mechanism.LNMax.Scale))
 	default:
 		g := r.Mechanism.GNMax

@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/plan"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -19,7 +20,7 @@ import (
 func TestPlanKeys(t *testing.T) {
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}}
 	count := plan.Count{Run: 194, PerQuery: accountant.Guarantee{Eps: 0.17, Delta: 1e-5}, Total: accountant.Total{Method: accountant.Exact, Guarantee: accountant.Guarantee{Eps: 1.998, Delta: 1e-5}}, Ledger: 167, Filter: accountant.ZCDPFilter}
-	req := func(name votefile.MechanismName, in votefile.Input) plan.Request {
+	req := func(name provenance.MechanismName, in votefile.Input) plan.Request {
 		return plan.Request{Mechanism: ensemble.Mechanism{Name: name, Input: in, GNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, LNMax: noisymax.LNMax{Scale: 20}},
 			Problem: constraints.Problem{K: 11, M: 3, Eps: 0.1, TargetDelta: 1e-5}, Classes: 10, Budget: budget}
 	}
@@ -29,15 +30,15 @@ func TestPlanKeys(t *testing.T) {
 		want   []string
 		absent []string
 	}{
-		{"confident-gnmax count", Plan{Plan: plan.Plan{Request: req(votefile.ConfidentGNMax, votefile.ManyClasses), Count: count}},
+		{"confident-gnmax count", Plan{Plan: plan.Plan{Request: req(provenance.ConfidentGNMax, votefile.ManyClasses), Count: count}},
 			[]string{"threshold", "sigma1", "sigma2", "delta", "queries", "budget_eps", "budget_delta", "total_method", "total_reference", "ledger_queries", "ledger_filter"}, []string{"m", "planned", "neighbour"}},
-		{"darrm-one-vote plan", Plan{Chosen: true, Plan: plan.Plan{Request: req(votefile.DaRRMOneVote, votefile.TwoClass), Count: count, Queries: 100, Parameter: ensemble.SettingTargetEps, Neighbour: 0.05, NeighbourRun: 90}},
+		{"darrm-one-vote plan", Plan{Chosen: true, Plan: plan.Plan{Request: req(provenance.DaRRMOneVote, votefile.TwoClass), Count: count, Queries: 100, Parameter: ensemble.SettingTargetEps, Neighbour: 0.05, NeighbourRun: 90}},
 			[]string{"target_eps", "delta", "queries", "planned", "neighbour", "neighbour_queries", "at_limit"}, []string{"m", "sigma2"}},
-		{"darrm plan at m = K", Plan{Chosen: true, Plan: plan.Plan{Request: req(votefile.DaRRM, votefile.TwoClass), Count: count, Queries: 5, Parameter: ensemble.SettingM, AtLimit: true}},
+		{"darrm plan at m = K", Plan{Chosen: true, Plan: plan.Plan{Request: req(provenance.DaRRM, votefile.TwoClass), Count: count, Queries: 5, Parameter: ensemble.SettingM, AtLimit: true}},
 			[]string{"m", "eps", "Delta", "delta", "at_limit"}, []string{"target_eps"}},
-		{"lnmax", Plan{Plan: plan.Plan{Request: req(votefile.LNMax, votefile.ManyClasses), Count: count}},
+		{"lnmax", Plan{Plan: plan.Plan{Request: req(provenance.LNMax, votefile.ManyClasses), Count: count}},
 			[]string{"laplace_scale", "classes"}, []string{"sigma2", "delta", "for"}},
-		{"confident-gnmax plan on proxy votes", Plan{Chosen: true, Plan: plan.Plan{Request: req(votefile.ConfidentGNMax, votefile.ManyClasses), Count: count, Queries: 100, Parameter: ensemble.SettingSigma2,
+		{"confident-gnmax plan on proxy votes", Plan{Chosen: true, Plan: plan.Plan{Request: req(provenance.ConfidentGNMax, votefile.ManyClasses), Count: count, Queries: 100, Parameter: ensemble.SettingSigma2,
 			Utility: &plan.Utility{Correct: 90, Answered: 95, Thresholds: []plan.ThresholdUtility{{Threshold: 0, Correct: 90, Answered: 95}, {Threshold: 120, Correct: 80, Answered: 84}}}}},
 			[]string{"for", "expected_correct", "expected_answered", "thresholds", "threshold_note"}, []string{"m"}},
 	} {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/plan"
-	"github.com/darrm/darrm/votefile"
+	"github.com/darrm/darrm/provenance"
 )
 
 // PlanCompare is the document of darrm plan --votes without --mechanism:
@@ -82,11 +82,11 @@ func (r *PlanCompareRow) setParameters(pl plan.Plan) {
 	q := pl.Request
 	v := func(x float64) *float64 { return &x }
 	switch r.Mechanism {
-	case votefile.DaRRMOneVote:
+	case provenance.DaRRMOneVote:
 		r.TargetEps, r.Delta = v(q.Problem.Eps), v(pl.Count.PerQuery.Delta)
-	case votefile.LNMax:
+	case provenance.LNMax:
 		r.LaplaceScale = v(q.Mechanism.LNMax.Scale)
-	case votefile.ConfidentGNMax:
+	case provenance.ConfidentGNMax:
 		r.Threshold, r.Sigma1 = v(q.Mechanism.GNMax.Threshold), v(q.Mechanism.GNMax.Sigma1)
 		fallthrough
 	default:

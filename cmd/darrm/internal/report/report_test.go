@@ -16,10 +16,10 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/shuffleg"
 	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/transfer"
-	"github.com/darrm/darrm/votefile"
 )
 
 func TestGroupDigits(t *testing.T) {
@@ -185,7 +185,7 @@ func TestNewTransferTeachers(t *testing.T) {
 	g := accountant.Guarantee{Eps: 0.09, Delta: 1e-4}
 	tt := NewTransferTeachers(&transfer.Teachers{Private: pe, NonPrivate: ne, Cached: [2]bool{true, false}, Guarantee: g, Alpha: 26}, b.Test)
 	p, n := tt.Private, tt.NonPrivate
-	if p.Eps != 0.09 || p.Delta != 1e-4 || p.Alpha != 26 || p.Sigma != transfer.Sigma || p.Steps != priv.DP.Steps() || !slices.Equal(p.ShareSizes, pe.ShareSizes) || p.Partition != votefile.KeyedHash || p.Batch != transfer.Batch || !p.Cached || n.Cached {
+	if p.Eps != 0.09 || p.Delta != 1e-4 || p.Alpha != 26 || p.Sigma != transfer.Sigma || p.Steps != priv.DP.Steps() || !slices.Equal(p.ShareSizes, pe.ShareSizes) || p.Partition != provenance.KeyedHash || p.Batch != transfer.Batch || !p.Cached || n.Cached {
 		t.Errorf("private %+v, non-private %+v", p, n)
 	}
 	if p.AccuracyMean != transfer.Mean(pe.Accuracy) || n.Agreement != transfer.Agree(ne.Votes(b.Test)) {
@@ -201,7 +201,7 @@ func TestNewTransferTeachers(t *testing.T) {
 	for _, tc := range []struct {
 		e    *teachers.Ensemble
 		want string
-	}{{pe, "synthetic,true,disjoint,keyed-hash," + pe.Meta.Ensemble + ",private-teachers,\"" + pe.Meta.Teachers[0].Guarantee.String() + " by DP-SGD"}, {ne, "synthetic,false,disjoint,keyed-hash," + ne.Meta.Ensemble + ",one-vote,none (non-private teachers),0,"}} {
+	}{{pe, "synthetic,true,disjoint,keyed-hash," + pe.Meta.Ensemble + ",private-teachers,\"" + (accountant.Guarantee{Eps: *pe.Meta.Teachers[0].Eps, Delta: *pe.Meta.Teachers[0].Delta}).String() + " by DP-SGD"}, {ne, "synthetic,false,disjoint,keyed-hash," + ne.Meta.Ensemble + ",one-vote,none (non-private teachers),0,"}} {
 		var out bytes.Buffer
 		if err := (Teachers{tc.e}).Write(&out, cliout.CSV); err != nil {
 			t.Fatal(err)

@@ -10,19 +10,19 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/plural"
-	"github.com/darrm/darrm/votefile"
+	"github.com/darrm/darrm/provenance"
 )
 
 // Simulate is the document darrm simulate prints.
 type Simulate struct {
 	Problem
-	Teachers string                   `json:"teachers"`
-	P        []float64                `json:"p"`
-	Queries  int                      `json:"queries"`
-	Seed     uint64                   `json:"seed"`
-	Note     string                   `json:"note"`
-	Results  []SimResult              `json:"results"`
-	Above    []votefile.MechanismName `json:"darrm_above,omitempty"`
+	Teachers string                     `json:"teachers"`
+	P        []float64                  `json:"p"`
+	Queries  int                        `json:"queries"`
+	Seed     uint64                     `json:"seed"`
+	Note     string                     `json:"note"`
+	Results  []SimResult                `json:"results"`
+	Above    []provenance.MechanismName `json:"darrm_above,omitempty"`
 	// EqualTotals compares the mechanisms at equal totals, for each number
 	// of queries (simulate --budget-eps).
 	EqualTotals []SimEqual `json:"equal_totals,omitempty"`
@@ -30,8 +30,8 @@ type Simulate struct {
 
 // SimResult is one mechanism's agreement with the majority of the votes.
 type SimResult struct {
-	Mechanism votefile.MechanismName `json:"mechanism"`
-	Label     string                 `json:"label"`
+	Mechanism provenance.MechanismName `json:"mechanism"`
+	Label     string                   `json:"label"`
 	// Relation is the neighbouring relation of the mechanism's guarantee:
 	// mechanisms of different relations are not ranked against each other.
 	Relation  accountant.Relation `json:"relation"`
@@ -51,7 +51,7 @@ type SimResult struct {
 // results res of ensemble.Simulate, whose aggregators labels describe,
 // and the mechanisms whose interval darrm's lies above.
 func NewSimulate(p gamma.Resolved, teachers string, probs []float64, seed uint64, res []ensemble.SimResult, labels []string) Simulate {
-	out := Simulate{Problem: NewProblem(p), Teachers: teachers, P: probs, Seed: seed, Above: ensemble.Above(res, votefile.DaRRM),
+	out := Simulate{Problem: NewProblem(p), Teachers: teachers, P: probs, Seed: seed, Above: ensemble.Above(res, provenance.DaRRM),
 		Note: "a simulation with a seeded generator, not a private release: agreement with the majority of synthetic teachers"}
 	for i, r := range res {
 		out.Queries = r.Queries
@@ -105,7 +105,7 @@ func (out Simulate) Write(w io.Writer, f cliout.Format) error {
 		fmt.Fprintf(w, "  %s: %s\n", r.Mechanism, r.Label)
 	}
 	if len(out.Above) > 0 {
-		fmt.Fprintf(w, "darrm's 95%% interval lies above those of (in its relation, %v): %s\n", accountant.PrivateTeachers, votefile.JoinMechanisms(out.Above, ", "))
+		fmt.Fprintf(w, "darrm's 95%% interval lies above those of (in its relation, %v): %s\n", accountant.PrivateTeachers, provenance.JoinMechanisms(out.Above, ", "))
 	}
 	for _, e := range out.EqualTotals {
 		if err := e.write(w); err != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/votefile"
+	"github.com/darrm/darrm/provenance"
 )
 
 // TestNewSimulate: each result keeps its aggregator's label and numbers,
@@ -27,9 +27,9 @@ func TestNewSimulate(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		res   []ensemble.SimResult
-		above []votefile.MechanismName
+		above []provenance.MechanismName
 	}{
-		{"darrm and two others", res, []votefile.MechanismName{votefile.RR}},
+		{"darrm and two others", res, []provenance.MechanismName{provenance.RR}},
 		{"without darrm", res[1:], nil},
 	} {
 		labels := make([]string, len(tc.res))

@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/internal/plural"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/transfer"
 	"github.com/darrm/darrm/votefile"
@@ -45,23 +46,23 @@ type TransferTeachers struct {
 
 // PrivateTeachers are the DP-SGD teachers and their guarantee.
 type PrivateTeachers struct {
-	Eps          float64            `json:"eps"`
-	Delta        float64            `json:"Delta"`
-	Alpha        int                `json:"alpha"`
-	Sigma        float64            `json:"sigma"`
-	Clip         float64            `json:"clip"`
-	Epochs       int                `json:"epochs"`
-	SamplingRate float64            `json:"sampling_rate"`
-	Steps        int                `json:"steps"`
-	Batch        float64            `json:"batch"`
-	Filters      int                `json:"filters"`
-	LR           float64            `json:"lr"`
-	Partition    votefile.Partition `json:"partition"`
-	ShareSizes   []int              `json:"share_sizes"`
-	Accuracy     []float64          `json:"accuracy"`
-	AccuracyMean float64            `json:"accuracy_mean"`
-	Agreement    transfer.Agreement `json:"agreement"`
-	Cached       bool               `json:"cached"`
+	Eps          float64              `json:"eps"`
+	Delta        float64              `json:"Delta"`
+	Alpha        int                  `json:"alpha"`
+	Sigma        float64              `json:"sigma"`
+	Clip         float64              `json:"clip"`
+	Epochs       int                  `json:"epochs"`
+	SamplingRate float64              `json:"sampling_rate"`
+	Steps        int                  `json:"steps"`
+	Batch        float64              `json:"batch"`
+	Filters      int                  `json:"filters"`
+	LR           float64              `json:"lr"`
+	Partition    provenance.Partition `json:"partition"`
+	ShareSizes   []int                `json:"share_sizes"`
+	Accuracy     []float64            `json:"accuracy"`
+	AccuracyMean float64              `json:"accuracy_mean"`
+	Agreement    transfer.Agreement   `json:"agreement"`
+	Cached       bool                 `json:"cached"`
 }
 
 // NonPrivateTeachers are the SGD teachers GNMax uses, always on disjoint
@@ -127,7 +128,7 @@ func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 	p, n := out.Teachers.Private, out.Teachers.NonPrivate
 	lo, hi := minMax(p.ShareSizes)
 	data := fmt.Sprintf("each on all %d training images", lo)
-	if p.Partition != votefile.SharedData {
+	if p.Partition != provenance.SharedData {
 		data = fmt.Sprintf("on %v shares of %d to %d training images", p.Partition, lo, hi)
 	}
 	fmt.Fprintf(w, "Private knowledge transfer on %s, setting %v: K = %d teachers %s (%s)\n", out.Dataset, out.Setting, out.K, data, out.Note)
@@ -226,7 +227,7 @@ func (d Teachers) Write(w io.Writer, f cliout.Format) error {
 	m := d.Meta
 	head := cliout.Record{field("dataset", d.Config.Dataset), field("private", d.Config.Private),
 		field("setting", d.Config.Setting.String()), field("partition", d.Partition.Rule.String()),
-		field("ensemble", m.Ensemble), field("relation", m.Relation.String()), field("guarantee", TeacherGuarantee(m.Teachers[0]))}
+		field("ensemble", m.Ensemble), field("relation", m.Relation), field("guarantee", TeacherGuarantee(m.Teachers[0]))}
 	if c := d.Config.Classes; c > 0 {
 		head = append(head, field("classes", c), field("accuracy_on", fmt.Sprintf("the first %d test images (the queries)", d.Config.Queries)))
 	}
@@ -236,14 +237,14 @@ func (d Teachers) Write(w io.Writer, f cliout.Format) error {
 // TeacherGuarantee says a group of teachers' guarantee and how it was
 // obtained, as a vote file's header states them.
 func TeacherGuarantee(g votefile.TeacherGroup) string {
-	switch g.Origin {
-	case votefile.NonPrivate:
+	if g.Eps == nil || g.Delta == nil {
 		return "none (non-private teachers)"
-	case votefile.FromDPSGD:
-		r := g.DPSGD
-		return fmt.Sprintf("%v by DP-SGD: sigma %g, sampling rate %.6g, %d steps, %v conversion at delta = %g", g.Guarantee, r.Sigma, r.Q, r.Steps, r.Conversion, r.Delta)
 	}
-	return fmt.Sprintf("%v, stated", g.Guarantee)
+	guarantee := accountant.Guarantee{Eps: *g.Eps, Delta: *g.Delta}
+	if r := g.Source; r.Method == "dp-sgd" && r.Sigma != nil && r.SamplingRate != nil && r.Steps != nil && r.Delta != nil {
+		return fmt.Sprintf("%v by DP-SGD: sigma %g, sampling rate %.6g, %d steps, %s conversion at delta = %g", guarantee, *r.Sigma, *r.SamplingRate, *r.Steps, r.Conversion, *r.Delta)
+	}
+	return fmt.Sprintf("%v, stated", guarantee)
 }
 
 // Tune is the document of darrm teachers tune: the hyperparameters chosen

@@ -1,4 +1,4 @@
-package votefile
+package provenance
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/enum"
+	"github.com/darrm/darrm/votefile"
 )
 
 // EpsSource says where the teachers' (ε, Δ) of a release came from:
@@ -41,7 +42,7 @@ type TeacherGuarantee struct {
 	accountant.Guarantee
 	Source EpsSource
 	// Heterogeneous says that the header gives the teachers different
-	// guarantees: Guarantee is then their common bound (Meta.Common).
+	// guarantees: Guarantee is then their common bound (HeaderTeachers).
 	Heterogeneous bool
 }
 
@@ -56,12 +57,12 @@ type TeacherGuarantee struct {
 type TeachersError struct {
 	Field, Header, Given, By string
 	Rule                     string
-	// Advice are the hints Rule gives (Advised).
-	Advice []Hint
+	// Advice are the hints Rule gives (votefile.Advised).
+	Advice []votefile.Hint
 }
 
 // Hints returns the hints the rule gives.
-func (e *TeachersError) Hints() []Hint { return e.Advice }
+func (e *TeachersError) Hints() []votefile.Hint { return e.Advice }
 
 func (e *TeachersError) Error() string {
 	what := "the teachers' " + e.Field
@@ -116,12 +117,11 @@ type Stated struct {
 	// holds on some partitions only (PartitionRules: one-vote) must state
 	// the partition, one on which it holds.
 	Release bool
-	// Calibrated reports whether a mechanism for the votes a header
-	// heads, in its relation, is calibrated to a teachers' guarantee:
-	// only for such votes may Eps and Delta be stated for non-private
-	// teachers. The mechanism registry answers it
-	// (ensemble.Calibrated); nil: no mechanism is.
-	Calibrated func(*Meta) bool
+	// Calibrated says that a mechanism for the votes the header heads, in
+	// its relation, is calibrated to a teachers' guarantee: only then may
+	// Eps and Delta be stated for non-private teachers. The mechanism
+	// registry answers it (ensemble.Calibrated).
+	Calibrated bool
 }
 
 // noGuarantee is the header's value of the teachers' guarantee of
@@ -130,25 +130,28 @@ const noGuarantee = "none (non-private teachers)"
 
 // Check is the one check of what a release, an account, a ledger or a
 // writer of votes states of a teacher ensemble (s) against the metadata
-// header of its votes (meta; nil: none). Every parameter s states must be
-// the header's: the ensemble id, K, the number of classes, the relation
-// (a one-vote mechanism is not private for teachers that may share data,
-// nor a private-teachers one for teachers that need not be private), the
-// kind, the partition, and the teachers' (ε, Δ): for private teachers the
-// header's common bound (Meta.Common, the largest ε and the largest Δ
-// of teachers with different guarantees); non-private teachers have none,
-// and a guarantee stated for them is the one a release is calibrated to,
-// whole (ε and Δ), and only for votes that a mechanism of the header's
-// relation calibrates to one (Stated.Calibrated).
-// Every refusal is a *TeachersError. The header's own rules were checked
-// when it was read (Meta.Validate).
+// header of its votes (meta; nil: none). It first checks what the header
+// states (its relation, kind and partition, each teacher's guarantee and
+// its source, a DP-SGD run's recomputed by the accountant; a broken rule
+// is a *votefile.HeaderError naming the field); the header's form was
+// checked when it was read (votefile.Meta.Validate). Then every parameter
+// s states must be the header's: the ensemble id, K, the number of
+// classes, the relation (a one-vote mechanism is not private for teachers
+// that may share data, nor a private-teachers one for teachers that need
+// not be private), the kind, the partition, and the teachers' (ε, Δ): for
+// private teachers the header's common bound (HeaderTeachers, the largest
+// ε and the largest Δ of teachers with different guarantees); non-private
+// teachers have none, and a guarantee stated for them is the one a
+// release is calibrated to, whole (ε and Δ), and only for votes that a
+// mechanism of the header's relation calibrates to one
+// (Stated.Calibrated). Every such refusal is a *TeachersError.
 //
 // It returns the binding: with a header, the header's ensemble with the
 // teachers' (ε, Δ) above (zero for non-private teachers without a stated
 // one); without, what s states (the relation private-teachers unless
 // stated), which does not state its ensemble unless s states the id,
 // kind and partition (Binding.Stated).
-func Check(meta *Meta, s Stated) (Binding, error) {
+func Check(meta *votefile.Meta, s Stated) (Binding, error) {
 	var stated accountant.Guarantee
 	if s.Eps != nil {
 		stated.Eps = *s.Eps
@@ -162,6 +165,10 @@ func Check(meta *Meta, s Stated) (Binding, error) {
 			b.Relation = *s.Relation
 		}
 		return b, checkAsserted(b, s)
+	}
+	h, err := readHeader(meta)
+	if err != nil {
+		return Binding{}, err
 	}
 	bad := func(field string, header, given any, rule string) error {
 		return &TeachersError{Field: field, Header: fmt.Sprint(header), Given: fmt.Sprint(given), By: s.By, Rule: rule}
@@ -180,19 +187,19 @@ func Check(meta *Meta, s Stated) (Binding, error) {
 		return Binding{}, bad("K", meta.K, s.K, same)
 	case s.Classes != 0 && s.Classes != meta.Classes:
 		return Binding{}, bad("classes", meta.Classes, s.Classes, same)
-	case s.Relation != nil && *s.Relation != meta.Relation:
-		return Binding{}, bad("relation", meta.Relation, *s.Relation, relationRule(*s.Relation)+leave)
-	case s.Kind != KindUnstated && s.Kind != meta.Kind:
-		return Binding{}, bad("kind", meta.Kind, s.Kind, same)
-	case s.Partition != PartitionUnstated && s.Partition != meta.Partition:
-		return Binding{}, bad("partition", meta.Partition, s.Partition, same)
+	case s.Relation != nil && *s.Relation != h.relation:
+		return Binding{}, bad("relation", h.relation, *s.Relation, relationRule(*s.Relation)+leave)
+	case s.Kind != KindUnstated && s.Kind != h.kind:
+		return Binding{}, bad("kind", h.kind, s.Kind, same)
+	case s.Partition != PartitionUnstated && s.Partition != h.partition:
+		return Binding{}, bad("partition", h.partition, s.Partition, same)
 	}
-	g, het := meta.Common()
+	g, het := h.common()
 	given := s.Eps != nil || s.Delta != nil
 	switch {
 	case s.NonPrivate && g != (accountant.Guarantee{}):
 		return Binding{}, bad("eps", g.Eps, "none", "non-private teachers have no guarantee: the header must state method none for every teacher")
-	case meta.Private():
+	case h.private():
 		rule := same
 		if het {
 			rule = "the teachers' guarantees differ, and a release uses their common bound (the largest eps and the largest Delta); a value given must equal it" + leave
@@ -204,18 +211,18 @@ func Check(meta *Meta, s Stated) (Binding, error) {
 			return Binding{}, bad("Delta", g.Delta, *s.Delta, rule)
 		}
 		stated = g
-	case given && (s.Calibrated == nil || !s.Calibrated(meta)):
+	case given && !s.Calibrated:
 		field, v := "eps", s.Eps
 		if v == nil {
 			field, v = "Delta", s.Delta
 		}
-		return Binding{}, bad(field, noGuarantee, *v, fmt.Sprintf("no mechanism for %v in the %v relation is calibrated to a teachers' guarantee: leave it out", meta.Input(), meta.Relation))
+		return Binding{}, bad(field, noGuarantee, *v, fmt.Sprintf("no mechanism for %v in the %v relation is calibrated to a teachers' guarantee: leave it out", meta.Input(), h.relation))
 	case given && s.Eps == nil:
 		return Binding{}, &TeachersError{Field: "eps", Header: noGuarantee, By: s.By, Rule: "the guarantee a release is calibrated to needs eps with Delta"}
 	case given && s.Delta == nil:
 		return Binding{}, &TeachersError{Field: "Delta", Header: noGuarantee, By: s.By, Rule: "the guarantee a release is calibrated to needs Delta with eps"}
 	}
-	return meta.Binding(TeacherGuarantee{Guarantee: stated}), nil
+	return h.binding(stated), nil
 }
 
 // checkAsserted checks the relation and partition that s asserts of votes
@@ -234,9 +241,10 @@ func checkAsserted(b Binding, s Stated) error {
 	}
 	for _, rule := range PartitionRules() {
 		if rule.Relation == b.Relation && !rule.Holds {
-			a := advise("the vote file has no metadata header, so nothing says how the teachers' data were split, and the %v relation holds only on %s shares: assert it (%v) or put the ensemble's metadata header on the vote file's first line",
-				b.Relation, strings.Join(holding(b.Relation), " or "), Hint{OptionPartition, KeyedHash.String()})
-			return &TeachersError{Field: "partition", By: s.By, Rule: a.text, Advice: a.hints}
+			hint := votefile.Hint{Option: votefile.OptionPartition, Value: KeyedHash.String()}
+			rule := fmt.Sprintf("the vote file has no metadata header, so nothing says how the teachers' data were split, and the %v relation holds only on %s shares: assert it (%v) or put the ensemble's metadata header on the vote file's first line or in a sidecar beside it",
+				b.Relation, strings.Join(holding(b.Relation), " or "), hint)
+			return &TeachersError{Field: "partition", By: s.By, Rule: rule, Advice: []votefile.Hint{hint}}
 		}
 	}
 	return nil
@@ -266,7 +274,7 @@ var partitionRules = []PartitionRule{
 // data keeps which neighbouring relation (the one-vote relation needs that
 // adding or removing one record changes at most one teacher's vote:
 // PATE, Papernot et al. 2018, Section 2), a row for each relation and
-// partition. The checks of a header (Meta.Validate), of a ledger's binding
+// partition. The checks of a header (Check), of a ledger's binding
 // (Binding.Validate) and of what a release asserts of votes without a
 // header (Check) consult it, and docs/aggregate.md prints it.
 func PartitionRules() []PartitionRule { return slices.Clone(partitionRules) }
@@ -317,12 +325,6 @@ type Binding struct {
 	Relation  accountant.Relation
 	Kind      Kind
 	Partition Partition
-}
-
-// Binding returns what the header states of its ensemble, with the
-// teachers' (ε, Δ) of t (ensemble.ReleaseTeachers, Check).
-func (m *Meta) Binding(t TeacherGuarantee) Binding {
-	return Binding{Ensemble: m.Ensemble, K: m.K, Teachers: t.Guarantee, Relation: m.Relation, Kind: m.Kind, Partition: m.Partition}
 }
 
 // Stated reports whether the release states its ensemble (a vote file
@@ -378,8 +380,8 @@ func (b Binding) Validate() error {
 	// guarantees do not rest on the teachers', so there is none to bind.
 	none := b.Teachers == (accountant.Guarantee{}) && b.Relation == accountant.OneVote
 	switch {
-	case b.Ensemble == "" || len(b.Ensemble) > maxEnsembleID:
-		return bad("ensemble", fmt.Sprintf("%q", b.Ensemble), fmt.Sprintf("must name the teacher ensemble, in at most %d bytes", maxEnsembleID))
+	case b.Ensemble == "" || len(b.Ensemble) > votefile.MaxEnsembleID:
+		return bad("ensemble", fmt.Sprintf("%q", b.Ensemble), fmt.Sprintf("must name the teacher ensemble, in at most %d bytes", votefile.MaxEnsembleID))
 	case b.K < 1 || (b.K%2 == 0 && b.Relation == accountant.PrivateTeachers):
 		return bad("K", b.K, "must be odd and >= 1 (in the one-vote relation, whose multi-class mechanisms take any K, >= 1)")
 	case !none && (!(b.Teachers.Eps > 0) || b.Teachers.Eps > math.MaxFloat64):
@@ -395,7 +397,7 @@ func (b Binding) Validate() error {
 
 // ensembleRule returns the first rule that an ensemble's relation, kind
 // and partition break, with the field and its value, or "" when they keep
-// every one: the rules of a header (Meta.Validate) and of a binding
+// every one: the rules of a header (Check) and of a binding
 // (Binding.Validate).
 func ensembleRule(r accountant.Relation, k Kind, p Partition) (field string, value fmt.Stringer, rule string) {
 	switch {

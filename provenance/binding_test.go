@@ -1,4 +1,4 @@
-package votefile
+package provenance
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/votefile"
 )
 
 // TestCheck: every parameter a caller states is checked against the
@@ -17,18 +18,20 @@ import (
 func TestCheck(t *testing.T) {
 	// As ensemble's registry answers: two-class GNMax is calibrated to a
 	// teachers' guarantee, no multi-class mechanism.
-	twoClass := func(m *Meta) bool { return m.Input() == TwoClass }
+	twoClass := func(m *votefile.Meta) bool { return m != nil && m.Input() == votefile.TwoClass }
 	f := func(x float64) *float64 { return &x }
 	r := func(x accountant.Relation) *accountant.Relation { return &x }
 	private := statedMeta(5, 1, 1e-5)
 	hetero := statedMeta(3, 0.2, 1e-6)
-	hetero.Teachers = []TeacherGroup{{Count: 1, Guarantee: accountant.Guarantee{Eps: 0.2, Delta: 1e-6}}, {Count: 2, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}}}
-	sgd := &Meta{Ensemble: "sgd", K: 3, Classes: 2, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash, Teachers: []TeacherGroup{{Count: 3, Origin: NonPrivate}}}
-	pate := &Meta{Ensemble: "pate", K: 4, Classes: 3, Layout: LayoutCounts, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash, Teachers: []TeacherGroup{{Count: 4, Origin: NonPrivate}}}
-	oneVote := statedMeta(4, 0.5, 0)
-	oneVote.Classes, oneVote.Layout, oneVote.Relation, oneVote.Partition = 3, LayoutCounts, accountant.OneVote, KeyedHash
-	for _, m := range []*Meta{private, hetero, sgd, pate, oneVote} {
+	hetero.Teachers = []votefile.TeacherGroup{StatedTeachers(1, accountant.Guarantee{Eps: 0.2, Delta: 1e-6}), StatedTeachers(2, accountant.Guarantee{Eps: 0.1, Delta: 1e-5})}
+	sgd := Header(Binding{Ensemble: "sgd", K: 3, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}, 2, votefile.LayoutVotes)
+	pate := Header(Binding{Ensemble: "pate", K: 4, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}, 3, votefile.LayoutCounts)
+	oneVote := Header(Binding{Ensemble: "test-ensemble", K: 4, Teachers: accountant.Guarantee{Eps: 0.5}, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}, 3, votefile.LayoutCounts)
+	for _, m := range []*votefile.Meta{private, hetero, sgd, pate, oneVote} {
 		if err := m.Validate(); err != nil {
+			t.Fatalf("fixture %s: %v", m.Ensemble, err)
+		}
+		if _, err := Check(m, Stated{}); err != nil {
 			t.Fatalf("fixture %s: %v", m.Ensemble, err)
 		}
 	}
@@ -38,7 +41,7 @@ func TestCheck(t *testing.T) {
 	all := Stated{Ensemble: "test-ensemble", K: 5, Classes: 2, Relation: r(accountant.PrivateTeachers), Kind: Fixed, Partition: SharedData, Eps: f(1), Delta: f(1e-5)}
 	for _, tc := range []struct {
 		name   string
-		meta   *Meta
+		meta   *votefile.Meta
 		s      Stated
 		want   Binding
 		field  string // of the *TeachersError, "" for none
@@ -77,7 +80,7 @@ func TestCheck(t *testing.T) {
 			Binding{Ensemble: "test-ensemble", K: 4, Teachers: accountant.Guarantee{Eps: 0.5}, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}, "", ""},
 		{"one-vote private teachers, another eps", oneVote, Stated{Eps: f(0.1)}, Binding{}, "eps", "0.5"},
 	} {
-		tc.s.Calibrated = twoClass
+		tc.s.Calibrated = twoClass(tc.meta)
 		got, err := Check(tc.meta, tc.s)
 		var te *TeachersError
 		switch {
@@ -102,7 +105,7 @@ func TestCheck(t *testing.T) {
 // TestPartitionRules: the one table of which partition keeps which
 // relation has a row for every relation and partition, the one-vote
 // relation holds on keyed-hash shares only, and every check consults it:
-// a header (Meta.Validate), a binding a ledger is to hold
+// a header (Check), a binding a ledger is to hold
 // (Binding.Validate), and what a caller asserts of votes without a header
 // (Check).
 func TestPartitionRules(t *testing.T) {
@@ -119,8 +122,8 @@ func TestPartitionRules(t *testing.T) {
 				t.Errorf("%v on %v: %+v, %v; want holds = %v with a reason", rel, p, rule, ok, want)
 			}
 			meta := statedMeta(3, 0.1, 1e-5)
-			meta.Relation, meta.Partition = rel, p
-			if err := meta.Validate(); (err == nil) != want {
+			meta.Relation, meta.Partition = rel.String(), p.String()
+			if _, err := Check(meta, Stated{}); (err == nil) != want {
 				t.Errorf("%v on %v: header: %v", rel, p, err)
 			}
 			b := Binding{Ensemble: "e", K: 3, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: rel, Kind: Fixed, Partition: p}

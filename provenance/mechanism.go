@@ -1,9 +1,9 @@
-package votefile
+package provenance
 
 import "strings"
 
 // MechanismName names a mechanism that releases labels, as a label file's
-// header states it (LabelMeta.Mechanism) and darrm aggregate's --mechanism
+// header states it (votefile.LabelMeta.Mechanism) and darrm aggregate's --mechanism
 // takes it. The release's registry of mechanisms (ensemble.Registry) says
 // which votes each labels and which settings it takes. Two-class votes:
 // DaRRM, Subsample, DSub, RR, GNMax and, for non-private teachers,
