@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -41,10 +42,10 @@ type released struct {
 	StoppedByBudget int `json:"stopped_by_budget"`
 	// Publish is the one total to publish; Totals, each a valid bound of
 	// the release's labels, are analysis (TotalsRole says so).
-	Publish    Publish            `json:"publish"`
-	Budget     *Budget            `json:"budget,omitempty"`
-	Totals     []accountant.Total `json:"totals"`
-	TotalsRole string             `json:"totals_role"`
+	Publish    Publish `json:"publish"`
+	Budget     *Budget `json:"budget,omitempty"`
+	Totals     []Total `json:"totals"`
+	TotalsRole string  `json:"totals_role"`
 	// Cap is the teacher-level post-processing cap that bounds every
 	// total, or nil, and CapNote says why there is none.
 	Cap        *accountant.Cap `json:"cap,omitempty"`
@@ -126,6 +127,44 @@ type Publish struct {
 	Reference string   `json:"reference"`
 	DeltaFrom string   `json:"delta_from"`
 	Error     string   `json:"error,omitempty"`
+}
+
+// Total is an analysis total of a release as its summary states it:
+// accountant.Total's JSON (its method's name, Total.Name, the point of the
+// profile it composed, delta', eps and delta, the bound that won, the
+// composition over the queries, the theorem, or why there is none), held
+// as plain data so that a summary reads back as what it wrote, whatever
+// the method's name ("profile", a cap's rule).
+type Total struct {
+	Method     string           `json:"method"`
+	Point      *Pair            `json:"profile_point,omitempty"`
+	DeltaPrime *float64         `json:"delta_prime,omitempty"`
+	Eps        *float64         `json:"eps"`
+	Delta      *float64         `json:"delta"`
+	Bound      accountant.Bound `json:"total_bound"`
+	Queries    *Pair            `json:"queries"`
+	Reference  string           `json:"reference"`
+	Error      string           `json:"error,omitempty"`
+}
+
+// Pair is an (eps, delta) in a summary's JSON.
+type Pair struct {
+	Eps   float64 `json:"eps"`
+	Delta float64 `json:"delta"`
+}
+
+// newTotals returns the totals ts as a summary states them: their JSON
+// (accountant.Total.MarshalJSON, the one layout of a total) read back.
+func newTotals(ts []accountant.Total) ([]Total, error) {
+	if len(ts) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(ts)
+	if err != nil {
+		return nil, err
+	}
+	var out []Total
+	return out, json.Unmarshal(b, &out)
 }
 
 // analysisRole labels the totals that are not the one to publish.
@@ -260,7 +299,7 @@ func newReleased(r Release) (released, error) {
 		Output: r.Output, OutputFormat: r.Sink.Format.String(), Mechanism: r.Mechanism, VotesHeader: r.Votes.Meta(),
 		PerQuery: PerQuery{Eps: priv.Eps, Delta: priv.Delta, Source: priv.Source, Relation: priv.Relation.String(), RelationText: priv.Relation.Describe()},
 		Queries:  res.Answered + res.Unanswered, Released: res.Answered, Answered: res.Answered - res.Withheld, Withheld: res.Withheld, StoppedByBudget: res.Unanswered,
-		Totals: a.Totals(res.Answered), TotalsRole: analysisRole, Cap: a.Cap, CapNote: a.CapNote, Budget: newBudget(a.Budget, res.Unanswered),
+		TotalsRole: analysisRole, Cap: a.Cap, CapNote: a.CapNote, Budget: newBudget(a.Budget, res.Unanswered),
 		Randomness: Randomness{Source: "crypto/rand"}, ForRelease: r.Seed == nil, Seconds: r.Elapsed.Seconds(), Analysis: r.Analysis,
 	}
 	if r.Seed != nil {
@@ -270,7 +309,9 @@ func newReleased(r Release) (released, error) {
 		out.Ledger = &Ledger{Path: r.LedgerPath, Status: *r.Ledger}
 	}
 	out.Publish = newPublish(r.Publish, a, r.Ledger, res.Answered)
-	return out, nil
+	var err error
+	out.Totals, err = newTotals(a.Totals(res.Answered))
+	return out, err
 }
 
 // NewAggregate is the summary of the two-class release r.
@@ -319,7 +360,7 @@ func (out released) writeCSV(w io.Writer) error {
 	}
 	var rows [][]string
 	for _, t := range out.Totals {
-		rows = append(rows, append(row(append(totalCells(t, cliout.Float), t.Bound.String())...), "analysis"))
+		rows = append(rows, append(row(append(t.cells(cliout.Float), t.Bound.String())...), "analysis"))
 	}
 	rows = append(rows, append(row(out.Publish.cells()...), "publish"))
 	return cliout.WriteCSV(w, csvHeader, rows)
@@ -512,11 +553,11 @@ func (out released) writeAccount(t *text, what, how string) {
 	t.line("Analysis (not for publication: publish the total above): totals of %s, %s:", what, how)
 	var rows [][]string
 	for _, tot := range out.Totals {
-		ref := tot.Reference()
-		if tot.Err != nil {
-			ref = tot.Err.Error()
+		ref := tot.Reference
+		if tot.Error != "" {
+			ref = tot.Error
 		}
-		rows = append(rows, append(totalCells(tot, accountant.FormatBound), tot.Bound.String(), t.note(ref)))
+		rows = append(rows, append(tot.cells(accountant.FormatBound), tot.Bound.String(), t.note(ref)))
 	}
 	t.table([]string{"composition", "delta'", "eps total", "delta total", "bound", "note"}, rows)
 }
@@ -537,15 +578,15 @@ func (p Publish) cells() []string {
 	return c
 }
 
-// totalCells formats a total's method, delta', eps and delta, with "-" for
+// cells formats the total's method, delta', eps and delta, with "-" for
 // what it lacks.
-func totalCells(t accountant.Total, f func(float64) string) []string {
-	cells := []string{t.Name(), "-", "-", "-"}
-	if t.Method.Slack() {
-		cells[1] = f(t.DeltaPrime)
+func (t Total) cells(f func(float64) string) []string {
+	cells := []string{t.Method, "-", "-", "-"}
+	if t.DeltaPrime != nil {
+		cells[1] = f(*t.DeltaPrime)
 	}
-	if t.Err == nil || t.Bound == accountant.TeachersBound {
-		cells[2], cells[3] = f(t.Guarantee.Eps), f(t.Guarantee.Delta)
+	if t.Eps != nil {
+		cells[2], cells[3] = f(*t.Eps), f(*t.Delta)
 	}
 	return cells
 }
