@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
@@ -17,19 +19,36 @@ import (
 )
 
 // totalFlags ask a comparison for one at equal totals: the total budget
-// (darrm plan's --budget-eps and --budget-delta) and the composition that
-// holds each mechanism's release to it.
+// (darrm plan's --budget-eps and --budget-delta). Each mechanism's total
+// is its total to publish, the least eps at the budget's delta of every
+// composition valid for the run with the slack that gives it
+// (accountant.Account.Publish): --composition and --delta-prime, still
+// accepted from scripts of earlier versions, are hidden (hide) and change
+// nothing, which a note says when they are given (given).
 type totalFlags struct {
 	compositionFlags
 	BudgetEps   float64 `flag:"budget-eps"`
 	BudgetDelta float64 `flag:"budget-delta"`
 }
 
+// hide hides --composition and --delta-prime of cmd.
+func (t *totalFlags) hide(cmd *cobra.Command) *cobra.Command {
+	cmd.Flags().MarkHidden("composition")
+	cmd.Flags().MarkHidden("delta-prime")
+	return cmd
+}
+
 // given says whether a comparison at equal totals was asked for, and
 // checks that its flags are complete: the budget, and the numbers of
-// queries of the flag queries.
+// queries of the flag queries. It notes on standard error that
+// --composition and --delta-prime, if given, change nothing.
 func (t *totalFlags) given(cmd *cobra.Command, queries string, counts []int) (bool, error) {
 	fs := cmd.Flags()
+	for _, name := range []string{"composition", "delta-prime"} {
+		if fs.Changed(name) {
+			fmt.Fprintf(cmd.ErrOrStderr(), "darrm: --%s changes nothing here: each total at equal totals is the least eps at the budget's delta of every composition valid for the run, with the slack that gives it (the table says which)\n", name)
+		}
+	}
 	if !fs.Changed("budget-eps") && !fs.Changed("budget-delta") {
 		return false, nil
 	}
@@ -47,14 +66,14 @@ func (t *totalFlags) given(cmd *cobra.Command, queries string, counts []int) (bo
 	return true, cli.AsUsage(exitstatus.Flagged(t.budget().Validate(), budgetFlags))
 }
 
-// budget returns the total budget and its composition.
+// budget returns the total budget.
 func (t *totalFlags) budget() accountant.Budget {
 	return accountant.Budget{Guarantee: accountant.Guarantee{Eps: t.BudgetEps, Delta: t.BudgetDelta}, Composition: t.composition()}
 }
 
 // heading returns the heading of the comparison over queries queries.
 func (t *totalFlags) heading(queries int) report.EqualTotals {
-	return report.EqualTotals{BudgetEps: t.BudgetEps, BudgetDelta: t.BudgetDelta, Queries: queries, Composition: t.Method.String()}
+	return report.EqualTotals{BudgetEps: t.BudgetEps, BudgetDelta: t.BudgetDelta, Queries: queries}
 }
 
 // equalTotals compares gamma_opt of p and its baselines at equal totals

@@ -374,13 +374,13 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 	case cliout.CSV:
 		return out.writeCSV(w)
 	}
-	t := newText(w)
+	t := cliout.NewText(w)
 	out.writePublish(t, plural.Of(out.Released, "label", "labels")+" released")
 	labels := fmt.Sprintf("labels: %s (%s): %d of %s answered", out.Output, out.OutputFormat, out.Answered, plural.Of(out.Queries, "query", "queries"))
 	if out.StoppedByBudget > 0 {
 		labels += fmt.Sprintf("; STOPPED by the budget: %d left unanswered", out.StoppedByBudget)
 	}
-	t.line("%s", labels)
+	t.Line("%s", labels)
 	out.writeBudget(t)
 	layout := []string{strings.ToUpper(out.InputFormat)}
 	if out.VotesHeader != nil {
@@ -396,22 +396,22 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 	if out.Relation == accountant.OneVote {
 		teachers = "not necessarily private (one-vote relation)"
 	}
-	t.line("votes: %s (%s), K = %d teachers, %s", out.Input, strings.Join(layout, ", "), out.K, teachers)
-	t.line("teachers: %s", out.describeTeachers())
-	t.line("mechanism: %s", out.Label)
-	t.line("per query: %v: %s", accountant.Guarantee{Eps: out.PerQuery.Eps, Delta: out.PerQuery.Delta}, out.Describe())
-	t.line("  by %s", out.PerQuery.Source)
-	t.line("  neighbouring relation: %s %s", out.PerQuery.Relation, t.note(out.PerQuery.RelationText))
+	t.Line("votes: %s (%s), K = %d teachers, %s", out.Input, strings.Join(layout, ", "), out.K, teachers)
+	t.Line("teachers: %s", out.describeTeachers())
+	t.Line("mechanism: %s", out.Label)
+	t.Line("per query: %v: %s", accountant.Guarantee{Eps: out.PerQuery.Eps, Delta: out.PerQuery.Delta}, out.Describe())
+	t.Line("  by %s", out.PerQuery.Source)
+	t.Line("  neighbouring relation: %s %s", out.PerQuery.Relation, t.Note(out.PerQuery.RelationText))
 	if c := out.Certificate; c != nil {
 		what := "corner multisets"
 		if c.Relation == accountant.OneVote {
 			what = "pairs of neighbouring vote counts"
 		}
-		t.line("  certificate: %v, max f / budget = %.15g, %s %s", c.Status, c.Ratio, groupDigits(c.Configs.String()), what)
+		t.Line("  certificate: %v, max f / budget = %.15g, %s %s", c.Status, c.Ratio, groupDigits(c.Configs.String()), what)
 	}
 	out.writeAccount(t, fmt.Sprintf("the %s released", plural.Of(out.Released, "label", "labels")), "each the smaller of the composition over the queries and the teachers' cap")
 	out.writeTime(t, out.QueriesPerSecond)
-	return t.close()
+	return t.Close()
 }
 
 // Write renders the summary in format f.
@@ -422,7 +422,7 @@ func (out AggregateMulti) Write(w io.Writer, f cliout.Format) error {
 	case cliout.CSV:
 		return out.writeCSV(w)
 	}
-	t := newText(w)
+	t := cliout.NewText(w)
 	what := plural.Of(out.Released, "query", "queries") + " released"
 	if out.Threshold != nil {
 		what += fmt.Sprintf(" (%d answered, %d withheld)", out.Answered, out.Withheld)
@@ -436,7 +436,7 @@ func (out AggregateMulti) Write(w io.Writer, f cliout.Format) error {
 	if out.StoppedByBudget > 0 {
 		labels += fmt.Sprintf("; STOPPED by the budget: %d not released", out.StoppedByBudget)
 	}
-	t.line("%s", labels)
+	t.Line("%s", labels)
 	out.writeBudget(t)
 	desc := []string{strings.ToUpper(out.InputFormat), out.Layout}
 	if out.VotesHeader != nil {
@@ -445,12 +445,12 @@ func (out AggregateMulti) Write(w io.Writer, f cliout.Format) error {
 	if out.IDColumn {
 		desc = append(desc, "id column")
 	}
-	t.line("votes: %s (%s), K = %d teachers, C = %d classes", out.Input, strings.Join(desc, ", "), out.K, out.Classes)
+	t.Line("votes: %s (%s), K = %d teachers, C = %d classes", out.Input, strings.Join(desc, ", "), out.K, out.Classes)
 	if out.Abstained != nil {
-		t.line("  votes not cast (abstaining teachers): %d, computed from the votes: not for publication; the guarantee holds with abstentions (docs/pate.md, \"Abstaining teachers\")", *out.Abstained)
+		t.Line("  votes not cast (abstaining teachers): %d, computed from the votes: not for publication; the guarantee holds with abstentions (docs/pate.md, \"Abstaining teachers\")", *out.Abstained)
 	}
 	if m := out.VotesHeader; m != nil {
-		t.line("teachers: ensemble %s (%v, %v relation, partition %v); their own guarantee plays no part in the one-vote relation", m.Ensemble, m.Kind, m.Relation, m.Partition)
+		t.Line("teachers: ensemble %s (%v, %v relation, partition %v); their own guarantee plays no part in the one-vote relation", m.Ensemble, m.Kind, m.Relation, m.Partition)
 	}
 	params := fmt.Sprintf("sigma2 = %g", deref(out.Sigma2))
 	switch {
@@ -459,34 +459,34 @@ func (out AggregateMulti) Write(w io.Writer, f cliout.Format) error {
 	case out.Threshold != nil:
 		params = fmt.Sprintf("T = %g, sigma1 = %g, ", *out.Threshold, *out.Sigma1) + params
 	}
-	t.line("mechanism: %s (%s), noise %s", out.Mechanism, params, out.Noise)
-	t.line("per released query: %v, charged whether or not it was answered", accountant.Guarantee{Eps: out.PerQuery.Eps, Delta: out.PerQuery.Delta})
-	t.line("  by %s", out.PerQuery.Source)
-	t.line("  neighbouring relation: %s %s", out.PerQuery.Relation, t.note(out.PerQuery.RelationText))
+	t.Line("mechanism: %s (%s), noise %s", out.Mechanism, params, out.Noise)
+	t.Line("per released query: %v, charged whether or not it was answered", accountant.Guarantee{Eps: out.PerQuery.Eps, Delta: out.PerQuery.Delta})
+	t.Line("  by %s", out.PerQuery.Source)
+	t.Line("  neighbouring relation: %s %s", out.PerQuery.Relation, t.Note(out.PerQuery.RelationText))
 	out.writeAccount(t, fmt.Sprintf("the %s", what), "each a valid bound for them")
 	out.writeTime(t, 0)
-	return t.close()
+	return t.Close()
 }
 
 // writePublish writes the total to publish of what (e.g. "5 labels
 // released"), the first line of the summary after a seeded release's
 // note, with its theorem as a note.
-func (out released) writePublish(t *text, what string) {
+func (out released) writePublish(t *cliout.Text, what string) {
 	if r := out.Randomness; r.Note != "" {
-		t.line("*** seed %d: %s ***", *r.Seed, r.Note)
+		t.Line("*** seed %d: %s ***", *r.Seed, r.Note)
 	}
 	p := out.Publish
 	switch {
 	case p.Eps != nil && p.Source == "ledger":
-		t.line("TO PUBLISH: %s for every release charged to the ledger, by the %s %s",
-			formatTotal(accountant.Guarantee{Eps: *p.Eps, Delta: *p.Delta}), p.Method, t.note(p.Reference))
+		t.Line("TO PUBLISH: %s for every release charged to the ledger, by the %s %s",
+			formatTotal(accountant.Guarantee{Eps: *p.Eps, Delta: *p.Delta}), p.Method, t.Note(p.Reference))
 	case p.Eps != nil:
-		t.line("TO PUBLISH: %s for the %s, by %s %s", formatTotal(accountant.Guarantee{Eps: *p.Eps, Delta: *p.Delta}), what, p.Method, t.note(p.Reference))
-		t.line("  at %s; other totals hold too, as analysis (--analysis, JSON)", deltaWords[p.DeltaFrom])
+		t.Line("TO PUBLISH: %s for the %s, by %s %s", formatTotal(accountant.Guarantee{Eps: *p.Eps, Delta: *p.Delta}), what, p.Method, t.Note(p.Reference))
+		t.Line("  at %s; other totals hold too, as analysis (--analysis, JSON)", deltaWords[p.DeltaFrom])
 	case p.Error != "":
-		t.line("TO PUBLISH: none %s: %s", deltaWords[p.DeltaFrom], p.Error)
+		t.Line("TO PUBLISH: none %s: %s", deltaWords[p.DeltaFrom], p.Error)
 	default:
-		t.line("TO PUBLISH: nothing: no label was released")
+		t.Line("TO PUBLISH: nothing: no label was released")
 	}
 }
 
@@ -499,35 +499,35 @@ var deltaWords = map[string]string{
 }
 
 // writeBudget writes what the budget allowed, and by which result.
-func (out released) writeBudget(t *text) {
+func (out released) writeBudget(t *cliout.Text) {
 	b := out.Budget
 	switch {
 	case b == nil:
 	case b.Unlimited:
-		t.line("budget: (%g, %g) allows every query: the teachers' cap %s is within it %s", b.Eps, b.Delta,
-			formatTotal(accountant.Guarantee{Eps: b.AllowedBy.Eps, Delta: b.AllowedBy.Delta}), t.note(b.AllowedBy.Reference))
+		t.Line("budget: (%g, %g) allows every query: the teachers' cap %s is within it %s", b.Eps, b.Delta,
+			formatTotal(accountant.Guarantee{Eps: b.AllowedBy.Eps, Delta: b.AllowedBy.Delta}), t.Note(b.AllowedBy.Reference))
 	case b.AllowedBy == nil:
-		t.line("budget: (%g, %g) allows no query: not even one fits at its delta", b.Eps, b.Delta)
+		t.Line("budget: (%g, %g) allows no query: not even one fits at its delta", b.Eps, b.Delta)
 	default:
-		t.line("budget: (%g, %g) allows %s, %s by %s %s", b.Eps, b.Delta, plural.Of(b.MaxQueries, "query", "queries"),
-			formatTotal(accountant.Guarantee{Eps: b.AllowedBy.Eps, Delta: b.AllowedBy.Delta}), b.AllowedBy.Method, t.note(b.AllowedBy.Reference))
+		t.Line("budget: (%g, %g) allows %s, %s by %s %s", b.Eps, b.Delta, plural.Of(b.MaxQueries, "query", "queries"),
+			formatTotal(accountant.Guarantee{Eps: b.AllowedBy.Eps, Delta: b.AllowedBy.Delta}), b.AllowedBy.Method, t.Note(b.AllowedBy.Reference))
 	}
 }
 
 // writeTime prints how long the release took, and its rate of queries
 // per second when it took long enough for the rate to say something.
-func (out released) writeTime(t *text, rate float64) {
+func (out released) writeTime(t *cliout.Text, rate float64) {
 	if out.Seconds < 1 || rate == 0 {
-		t.line("time: %.3g s", out.Seconds)
+		t.Line("time: %.3g s", out.Seconds)
 		return
 	}
-	t.line("time: %.3g s, %.3g queries/s", out.Seconds, rate)
+	t.Line("time: %.3g s, %.3g queries/s", out.Seconds, rate)
 }
 
 // writeAccount prints the ledger's state, the teachers' cap, the
 // randomness, and, when asked for, the table of analysis totals of what
 // (e.g. "the 5 labels released"), which how says more of.
-func (out released) writeAccount(t *text, what, how string) {
+func (out released) writeAccount(t *cliout.Text, what, how string) {
 	if l := out.Ledger; l != nil {
 		spent := fmt.Sprintf("spent %s by its %s filter", formatTotal(l.Queries), l.Composition)
 		if l.TotalBound == accountant.TeachersBound {
@@ -537,29 +537,29 @@ func (out released) writeAccount(t *text, what, how string) {
 		if l.Free {
 			left = fmt.Sprintf("every further release from these teachers is free: their cap %s is within the budget", formatTotal(l.Cap.Guarantee))
 		}
-		t.line("ledger %s (ensemble %s): budget %v, %s (analysis: a realised cost, not a guarantee); %s",
+		t.Line("ledger %s (ensemble %s): budget %v, %s (analysis: a realised cost, not a guarantee); %s",
 			cliout.Escape(l.Path), cliout.Escape(l.Ensemble), l.Budget, spent, left)
 	}
 	if c := out.Cap; c != nil {
-		t.line("teachers' cap: %s: every release from these teachers, however many, is within it %s", formatTotal(c.Guarantee), t.note(c.Reference()))
+		t.Line("teachers' cap: %s: every release from these teachers, however many, is within it %s", formatTotal(c.Guarantee), t.Note(c.Reference()))
 	} else if out.CapNote != "" {
-		t.line("teachers' cap: none: %s", out.CapNote)
+		t.Line("teachers' cap: none: %s", out.CapNote)
 	}
-	t.line("randomness: %s", out.Randomness.Source)
+	t.Line("randomness: %s", out.Randomness.Source)
 	if !out.Analysis || len(out.Totals) == 0 {
 		return
 	}
-	t.line("")
-	t.line("Analysis (not for publication: publish the total above): totals of %s, %s:", what, how)
+	t.Line("")
+	t.Line("Analysis (not for publication: publish the total above): totals of %s, %s:", what, how)
 	var rows [][]string
 	for _, tot := range out.Totals {
 		ref := tot.Reference
 		if tot.Error != "" {
 			ref = tot.Error
 		}
-		rows = append(rows, append(tot.cells(accountant.FormatBound), tot.Bound.String(), t.note(ref)))
+		rows = append(rows, append(tot.cells(accountant.FormatBound), tot.Bound.String(), t.Note(ref)))
 	}
-	t.table([]string{"composition", "delta'", "eps total", "delta total", "bound", "note"}, rows)
+	t.Table([]string{"composition", "delta'", "eps total", "delta total", "bound", "note"}, rows)
 }
 
 func deref(p *float64) float64 {

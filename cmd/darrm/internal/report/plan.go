@@ -2,7 +2,6 @@ package report
 
 import (
 	"io"
-	"unicode/utf8"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
@@ -77,26 +76,10 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 	if d.Tuning != "" {
 		rec = append(rec, field("tuning", d.Tuning))
 	}
-	if f != cliout.Table {
-		return cliout.WriteRecord(w, f, rec)
-	}
-	// A table keeps within cliout.Width columns: a long text (a
-	// theorem, a note) is a numbered note under it.
-	t := newText(w)
-	for i, fl := range rec {
-		if s, ok := fl.Val.(string); ok && utf8.RuneCountInString(s) > noteWidth {
-			rec[i].Val = t.note(s)
-		}
-	}
-	if err := cliout.WriteRecord(w, f, rec); err != nil {
-		return err
-	}
-	return t.close()
+	// A table keeps within cliout.Width columns: a long text (a theorem,
+	// a note) is a numbered note under it (cliout.WriteRecord).
+	return cliout.WriteRecord(w, f, rec)
 }
-
-// noteWidth is the longest text a table of a plan prints in its cell;
-// a longer one is a note under the table.
-const noteWidth = 60
 
 // filterReference names the theorem of a ledger's filter.
 func filterReference(f accountant.Method) string {
