@@ -1,6 +1,7 @@
 package accountant
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/darrm/darrm/internal/param"
@@ -40,4 +41,29 @@ func (b Budget) Validate() error {
 		return err
 	}
 	return b.Composition.Validate()
+}
+
+// CountLimit is the largest number of steps the accountant counts: every
+// count up to it is an exact float64. A search for the most steps that fit
+// a budget (MaxSteps, MaxRunSteps, MaxFilterSteps) in which this many fit
+// returns a *BeyondCountError.
+const CountLimit = 1 << 53
+
+// BeyondCountError reports a budget within which more than CountLimit
+// steps fit: the accountant counts no further, and no run of practical
+// length reaches the budget's limit. It is a parameter error on the
+// budget's ε (Param), which only a smaller budget turns into a count.
+type BeyondCountError struct {
+	Budget Guarantee
+}
+
+func (e *BeyondCountError) Error() string {
+	name, value, rule := e.Param()
+	return fmt.Sprintf("%s = %v: %s", name, value, rule)
+}
+
+// Param names the budget's ε, its value, and says that the budget limits
+// no run of practical length.
+func (e *BeyondCountError) Param() (name string, value any, rule string) {
+	return "budget eps", e.Budget.Eps, fmt.Sprintf("more than %d steps fit within %v: the budget limits no run of practical length", CountLimit, e.Budget)
 }

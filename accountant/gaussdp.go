@@ -55,18 +55,35 @@ type dgSum struct {
 // beyond 12σ√n.
 const dgTails = 12
 
+// maxDGWindow bounds the half-width of the window of a sum of discrete
+// Gaussians (newDGSum).
+const maxDGWindow = 1 << 21
+
 // newDGSum returns the distribution of the sum of n discrete Gaussians
-// of parameter sigma: the one-dimensional mass function, truncated at
-// 12σ + 1, transformed, raised to the n-th power and transformed back on
-// a window of ±(12σ√n + 12σ + 1). The window holds all but 2e^-72 of S.
+// of parameter sigma on a window of ±(12σ√n + 12σ + 1), which holds all
+// but 2e^-72 of S: in closed form from σ = dgClosedSigma on
+// (closedDGSum), else by a transform (fftDGSum).
 func newDGSum(sigma float64, n int) (*dgSum, error) {
-	z1 := int(math.Ceil(dgTails*sigma)) + 1
-	w := int(math.Ceil(dgTails*sigma*math.Sqrt(float64(n)))) + z1
+	// The window is sized in float64 first: at σ near noise.MaxScale or
+	// n near 2^53 its points are far beyond an int.
+	z1f := math.Ceil(dgTails*sigma) + 1
+	wf := math.Ceil(dgTails*sigma*math.Sqrt(float64(n))) + z1f
 	// Beyond 2^21 points (a transform of 2^22) the evaluation would take
 	// seconds and a few hundred MB: the run is left to its RDP total.
-	if w > 1<<21 {
-		return nil, fmt.Errorf("discrete Gaussian composition: sigma %g over %d steps needs a window of %d points", sigma, n, 2*w+1)
+	if !(wf <= maxDGWindow) {
+		return nil, fmt.Errorf("discrete Gaussian composition: sigma %g over %d steps needs a window of %g points, more than %d", sigma, n, 2*wf+1, 2*maxDGWindow+1)
 	}
+	z1, w := int(z1f), int(wf)
+	if sigma >= dgClosedSigma {
+		return closedDGSum(sigma, n, w), nil
+	}
+	return fftDGSum(sigma, n, z1, w), nil
+}
+
+// fftDGSum returns the sum of n discrete Gaussians of parameter sigma on
+// the window ±w: the one-dimensional mass function, truncated at ±z1,
+// transformed, raised to the n-th power and transformed back.
+func fftDGSum(sigma float64, n, z1, w int) *dgSum {
 	size := 1 << bits.Len(uint(2*w+1))
 	one := make([]float64, size)
 	var total float64
@@ -99,7 +116,44 @@ func newDGSum(sigma float64, n int) (*dgSum, error) {
 	// transform and per power, over the window in l1 (√size times l2).
 	lg := float64(bits.Len(uint(size)))
 	d.err = neg + math.Sqrt(float64(size))*(float64(n)+8*lg)*0x1p-50 + float64(n+1)*2*math.Exp(-dgTails*dgTails/2)
-	return d, nil
+	return d
+}
+
+// dgClosedSigma is the least σ at which newDGSum takes the sum of n
+// discrete Gaussians for the discrete Gaussian of parameter σ√n
+// (closedDGSum) instead of transforming it: there the two differ by less
+// than 1e-33·n at every point.
+const dgClosedSigma = 4
+
+// closedDGSum returns the sum S of n discrete Gaussians of parameter
+// sigma >= dgClosedSigma on the window ±w as the discrete Gaussian of
+// parameter σ√n, with the bound of their difference. Both are integer
+// valued, so each point's mass is (1/2π)∫ over [-π, π] of the
+// characteristic function times e^(-its), and two masses differ by at
+// most the largest difference of the characteristic functions there. By
+// Poisson summation N_Z(0, σ²) has φ(t) = Σ_k e^(-σ²(t+2πk)²/2) / Σ_k
+// e^(-2π²σ²k²), which for |t| <= π is within η = 4.0002·e^(-π²σ²/2) of
+// e^(-σ²t²/2) (the terms k ≠ 0 are at most 2.0001·e^(-π²σ²/2), the
+// normalisation is within 2.0001·e^(-2π²σ²) of 1). Moduli at most 1 give
+// |φ^n - e^(-nσ²t²/2)| <= nη, and N_Z(0, nσ²)'s own function is within
+// η of e^(-nσ²t²/2): so every mass is within (n+1)η, the window's within
+// (2w+1)(n+1)η in l1. Its normalisation Σ_z e^(-z²/2nσ²) is
+// √(2πn)·σ to a relative e^(-2π²nσ²) (Poisson summation again), so no
+// sum is needed. S is sub-Gaussian with variance proxy nσ² (Canonne,
+// Kamath and Steinke 2020, Prop. 25), so the window holds all but 2e^-72
+// of it, as it does of N_Z(0, nσ²); each mass is rounded a few times.
+// At σ = 4, η < 3e-34: the error is far below the transform's, and the
+// work O(w) instead of a transform of the next power of two above 2w+1.
+func closedDGSum(sigma float64, n, w int) *dgSum {
+	d := &dgSum{sigma: sigma, n: n, w: w, p: make([]float64, 2*w+1)}
+	v := float64(n) * sigma * sigma
+	norm := math.Sqrt(2 * math.Pi * v)
+	for s := -w; s <= w; s++ {
+		d.p[s+w] = math.Exp(-float64(s)*float64(s)/(2*v)) / norm
+	}
+	eta := 4.0002 * math.Exp(-math.Pi*math.Pi*sigma*sigma/2)
+	d.err = float64(2*w+1)*float64(n+1)*eta + 4*math.Exp(-dgTails*dgTails/2) + 8*0x1p-52
+	return d
 }
 
 // discreteGaussianDelta returns an upper bound of the privacy profile at
@@ -169,7 +223,14 @@ func discreteSums(parts []GaussianPart, k int) ([]*dgSum, error) {
 		if count[p.Sigma] == 0 {
 			sigmas = append(sigmas, p.Sigma)
 		}
-		count[p.Sigma] += p.Coords * k
+		n, ok := steps(p.Coords, k)
+		if ok {
+			n, ok = addSteps(count[p.Sigma], n)
+		}
+		if !ok {
+			return nil, fmt.Errorf("discrete Gaussian composition: %d coordinates over %d steps: more than %d", p.Coords, k, CountLimit)
+		}
+		count[p.Sigma] = n
 	}
 	if len(sigmas) > 2 {
 		return nil, fmt.Errorf("discrete Gaussian composition: %d distinct sigmas, at most 2 are supported", len(sigmas))

@@ -1,6 +1,7 @@
 package accountant
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -8,19 +9,17 @@ import (
 	"github.com/darrm/darrm/internal/roots"
 )
 
-// maxExactSteps bounds the search of MaxSteps for Simple and General: every
-// k up to it is an exact float64.
-const maxExactSteps = 1 << 53
-
 // MaxSteps returns the largest k such that k composed copies of step are
 // within budget b (total ε <= b.Eps and total δ <= b.Delta) under its
 // composition, method m with slack δ' (ignored by Simple), or under simple composition:
 // the steps satisfy both totals at once, and simple composition, the only
 // one without the slack δ', is the one that fits a pure-DP budget (δ = 0).
 // It is e.g. the number of queries Q a budget allows, and 0 when not even
-// one step fits. The total ε and δ of all three methods grow with k, so the
-// answer is found by exponential and binary search over exact evaluations
-// of Compose.
+// one step fits; a *BeyondCountError when more than CountLimit fit.
+// Optimal composition takes at most MaxOptimalSteps steps; beyond them
+// general composition, never below it, bounds them. The total ε and δ of
+// all three methods grow with k, so the answer is found by exponential and
+// binary search over exact evaluations of Compose.
 func MaxSteps(step Guarantee, b Budget) (int, error) {
 	budget, m, deltaPrime := b.Guarantee, b.Method, b.DeltaPrime
 	wrap := func(err error) error { return fmt.Errorf("max steps (%v): %w", m, err) }
@@ -30,15 +29,11 @@ func MaxSteps(step Guarantee, b Budget) (int, error) {
 	if err := checkStep("budget ", budget); err != nil {
 		return 0, wrap(err)
 	}
-	limit := maxExactSteps
 	switch m {
 	case Simple:
 	case General, Optimal:
 		if err := param.OpenUnit("delta'", deltaPrime); err != nil {
 			return 0, wrap(err)
-		}
-		if m == Optimal {
-			limit = MaxOptimalSteps
 		}
 	default:
 		return 0, wrap(fmt.Errorf("unknown method %v", m))
@@ -47,17 +42,30 @@ func MaxSteps(step Guarantee, b Budget) (int, error) {
 		if s, err := composeSimple(step, k); err == nil && s.Within(budget) {
 			return true
 		}
-		g, err := Compose(step, k, m, deltaPrime)
+		// Beyond the steps optimal composition takes, general
+		// composition, never below it, still bounds them.
+		method := m
+		if m == Optimal && k > MaxOptimalSteps {
+			method = General
+		}
+		g, err := Compose(step, k, method, deltaPrime)
 		return err == nil && g.Within(budget)
 	}
 	if !fits(1) {
 		return 0, nil
 	}
-	k, err := roots.Last(1, limit, func(k int) (bool, error) { return fits(k), nil })
-	if err != nil {
-		return 0, wrap(fmt.Errorf("%w in budget %v", err, budget))
+	return lastFit(1, budget, func(k int) (bool, error) { return fits(k), nil })
+}
+
+// lastFit returns the largest number of steps in [lo, CountLimit] that
+// fit budget, given fits(lo) (roots.Last), and a *BeyondCountError when
+// CountLimit steps fit.
+func lastFit(lo int, budget Guarantee, fits func(int) (bool, error)) (int, error) {
+	k, err := roots.Last(lo, CountLimit, fits)
+	if errors.Is(err, roots.ErrLimitFits) {
+		return 0, &BeyondCountError{Budget: budget}
 	}
-	return k, nil
+	return k, err
 }
 
 // StepEps returns the largest per-step ε such that k composed (ε, δ)-DP

@@ -345,7 +345,8 @@ func gridIndex(a, top bitAtom, n int) (int, bool) {
 	}
 	// Index n is top's loss, the largest: a loss just under it, over the
 	// least step, may land past n, and n still rounds it up.
-	return min(n, max(-n, int(math.Ceil(outward.Up(a.hi/h*float64(n), 4))))), false
+	nf := float64(n)
+	return int(math.Min(nf, math.Max(-nf, math.Ceil(outward.Up(a.hi/h*nf, 4))))), false
 }
 
 // newBitRun composes k steps of the dominating pair whose losses are b.
@@ -366,7 +367,8 @@ func newBitRun(b bitLoss, k int) (*bitRun, error) {
 	// [-n, n]) or 2·bitTails·2n·√k + 3 (the tails' window, rounded out):
 	// with 3 points to spare it holds in maxBitWindow, a power of two,
 	// and the transform is no larger (one point more would double it).
-	r.n = max(1, int(float64(maxBitWindow-3)/(2*math.Min(float64(k), 2*bitTails*math.Sqrt(float64(k))))))
+	kf := float64(k)
+	r.n = max(1, int(float64(maxBitWindow-3)/(2*math.Min(kf, 2*bitTails*math.Sqrt(kf)))))
 	grid := true
 	for _, a := range b.atoms {
 		_, exact := gridIndex(a, top, 1)
@@ -382,13 +384,14 @@ func newBitRun(b bitLoss, k int) (*bitRun, error) {
 		idx[j], _ = gridIndex(a, top, r.n)
 	}
 	imin, mean, fin := r.n, 0.0, 0.0
-	kf := float64(k)
 	for j, a := range b.atoms {
 		imin = min(imin, idx[j])
 		mean += a.mass * float64(idx[j])
 		fin += a.mass
 	}
-	if full := k*(r.n-imin) + 1; len(b.atoms)*k*full <= maxDirect {
+	// The direct convolution's work in float64: at k near 2^53 its int
+	// product overflows.
+	if float64(len(b.atoms))*kf*(kf*float64(r.n-imin)+1) <= maxDirect {
 		r.fill = func() { r.direct(b.atoms, idx, imin, k) }
 		return r, nil
 	}

@@ -1,6 +1,7 @@
 package accountant
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/big"
@@ -470,7 +471,7 @@ func TestOneBitAnswersRemembered(t *testing.T) {
 		if err != nil {
 			t.Error(err)
 		}
-		n, _, err := Account{Step: s, Budget: &budget}.MaxSteps()
+		n, _, err := Account{Step: s, Budget: &budget}.MaxSteps(context.Background())
 		if err != nil {
 			t.Error(err)
 		}

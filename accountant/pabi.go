@@ -111,7 +111,9 @@ func (p PABI) SigmaTable43(target Guarantee) (sigma, alpha float64, err error) {
 		return err == nil && at <= eps, nil
 	})
 	if !ok {
-		return 0, 0, fmt.Errorf("PABI: no sigma near %v meets %v in floating point", math.Sqrt(coef/rho), target)
+		// A target no σ meets in floating point (ε near 0, σ near +Inf)
+		// is the target's fault, the caller's parameter.
+		return 0, 0, fmt.Errorf("PABI: %w", &ParamError{Name: "eps", Value: target.Eps, Rule: fmt.Sprintf("no sigma near %v meets (eps, %v) in floating point", math.Sqrt(coef/rho), target.Delta)})
 	}
 	return sigma, alpha, nil
 }

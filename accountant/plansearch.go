@@ -14,6 +14,16 @@ import (
 // the answer always meets what fits tests. An error of fits ends the
 // search and is returned.
 func MostGenerous(lo, hi, rel float64, fits func(float64) (bool, error)) (float64, error) {
+	return MostGenerousGuided(lo, hi, rel, fits, nil)
+}
+
+// MostGenerousGuided is MostGenerous with the steps of its bisection
+// decided by guess, a cheap estimate of fits (nil: fits itself), and its
+// last bracket confirmed by fits (roots.EdgeGuided): where guess decides
+// every step as fits would, the answer is MostGenerous's for two calls of
+// fits; otherwise it is MostGenerous's, by fits alone. Either way fits
+// holds at the answer.
+func MostGenerousGuided(lo, hi, rel float64, fits func(float64) (bool, error), guess func(float64) bool) (float64, error) {
 	if !(lo > 0 && lo < hi) {
 		return 0, fmt.Errorf("most generous: bracket [%v, %v]: must have 0 < lo < hi", lo, hi)
 	}
@@ -29,7 +39,12 @@ func MostGenerous(lo, hi, rel float64, fits func(float64) (bool, error)) (float6
 		}
 		return f
 	}
-	y := roots.Edge(1/hi, 1/lo, rel, ok)
+	var y float64
+	if guess == nil {
+		y = roots.Edge(1/hi, 1/lo, rel, ok)
+	} else {
+		y = roots.EdgeGuided(1/hi, 1/lo, rel, ok, func(y float64) bool { return guess(1 / y) })
+	}
 	if ferr != nil {
 		return 0, ferr
 	}
@@ -55,5 +70,5 @@ func MaxFilterSteps(f Method, spent Sequence, s Spend, budget Guarantee) (int, e
 	if ok, err := fits(1); err != nil || !ok {
 		return 0, err
 	}
-	return roots.Last(1, maxSequenceSteps, fits)
+	return lastFit(1, budget, fits)
 }

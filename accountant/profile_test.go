@@ -1,6 +1,7 @@
 package accountant
 
 import (
+	"context"
 	"errors"
 	"math"
 	"math/big"
@@ -103,7 +104,7 @@ func TestMaxStepsProfile(t *testing.T) {
 			t.Fatal(err)
 		}
 		a := Account{Step: ApproxStep(step), Profile: profile, Budget: &budget}
-		n, total, err := a.MaxSteps()
+		n, total, err := a.MaxSteps(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,13 +1,13 @@
 package accountant
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
 
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
-	"github.com/darrm/darrm/internal/roots"
 )
 
 // Account is what a release, or a ledger, has spent and what holds it:
@@ -134,7 +134,7 @@ func (a Account) Publish() (Total, error) {
 		c.offerCap(a.Cap)
 		return c.best, nil
 	}
-	if err := param.Count("steps", a.Steps, 1); err != nil {
+	if err := param.CountIn("steps", a.Steps, 1, CountLimit); err != nil {
 		return Total{}, fmt.Errorf("total to publish: %w", err)
 	}
 	c := a.choose(a.Steps, delta, math.Inf(-1))
@@ -150,8 +150,10 @@ func (a Account) Publish() (Total, error) {
 // when not even one step fits. Each total it compares holds for the steps
 // at once and the count depends on the parameters alone, so it is fixed
 // before the first step and any total that fits proves the run within
-// budget.
-func (a Account) MaxSteps() (int, Total, error) {
+// budget. More than CountLimit steps that fit is a *BeyondCountError. The
+// search, up to a hundred exact compositions, ends with ctx's error once
+// ctx is done.
+func (a Account) MaxSteps(ctx context.Context) (int, Total, error) {
 	if a.Budget == nil || a.Filter != nil {
 		return 0, Total{}, errors.New("max run steps: needs a run's account with a budget")
 	}
@@ -165,13 +167,16 @@ func (a Account) MaxSteps() (int, Total, error) {
 		return Unlimited, c.best, nil
 	}
 	fits := func(k int) (bool, error) {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
 		c := a.choose(k, budget.Delta, budget.Eps)
 		return c.found && c.best.Guarantee.Eps <= budget.Eps, nil
 	}
-	if ok, _ := fits(1); !ok {
-		return 0, Total{}, nil
+	if ok, err := fits(1); err != nil || !ok {
+		return 0, Total{}, err
 	}
-	n, err := roots.Last(1, maxRunSteps, fits)
+	n, err := lastFit(1, budget, fits)
 	if err != nil {
 		return 0, Total{}, fmt.Errorf("max run steps: %w", err)
 	}
@@ -189,7 +194,7 @@ func (a Account) Fits() (bool, error) {
 	if err := a.check(); err != nil {
 		return false, fmt.Errorf("run fits: %w", err)
 	}
-	if err := param.Count("steps", a.Steps, 1); err != nil {
+	if err := param.CountIn("steps", a.Steps, 1, CountLimit); err != nil {
 		return false, fmt.Errorf("run fits: %w", err)
 	}
 	c := a.choose(a.Steps, a.Budget.Delta, a.Budget.Eps)

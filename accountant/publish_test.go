@@ -1,6 +1,7 @@
 package accountant
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"math/big"
@@ -144,7 +145,7 @@ func TestPublishNoTotal(t *testing.T) {
 	} {
 		_, err := bad.Publish()
 		if name == "no max steps" {
-			_, _, err = bad.MaxSteps()
+			_, _, err = bad.MaxSteps(context.Background())
 		}
 		if err == nil {
 			t.Errorf("%s: no error", name)
@@ -222,7 +223,7 @@ func TestMaxSteps(t *testing.T) {
 	for _, disc := range []bool{true, false} {
 		s := confident
 		s.Discrete = disc
-		n, total, err := Account{Step: s, Budget: &budget}.MaxSteps()
+		n, total, err := Account{Step: s, Budget: &budget}.MaxSteps(context.Background())
 		if err != nil || n != 194 || total.Method != Exact || !total.Guarantee.Within(budget) {
 			t.Errorf("discrete %v: %d steps, %v by %s (%v); want 194 by exact", disc, n, total.Guarantee, total.Name(), err)
 		}
@@ -233,7 +234,7 @@ func TestMaxSteps(t *testing.T) {
 	eps, _ := step.pureEps()
 	for _, b := range []Guarantee{{Eps: 2, Delta: 0}, {Eps: 2, Delta: 1e-12}, {Eps: eps, Delta: 0}} {
 		a := Account{Step: step, Budget: &b}
-		n, total, err := a.MaxSteps()
+		n, total, err := a.MaxSteps(context.Background())
 		if err != nil || n < int(b.Eps/eps) || !total.Guarantee.Within(b) {
 			t.Errorf("budget %v: %d steps, %v by %s (%v); want at least %d by the pure loss %g", b, n, total.Guarantee, total.Name(), err, int(b.Eps/eps), eps)
 		}
@@ -244,14 +245,14 @@ func TestMaxSteps(t *testing.T) {
 	}
 	shared, _ := TeacherCap(Guarantee{Eps: 0.1, Delta: 1e-5}, 11, Shared, 1e-5)
 	a := Account{Step: ApproxStep(Guarantee{Eps: 0.3, Delta: 3e-5}), Cap: &shared, Budget: &Guarantee{Eps: 1, Delta: 1e-3}}
-	if n, total, err := a.MaxSteps(); n != Unlimited || err != nil || total.Cap == nil {
+	if n, total, err := a.MaxSteps(context.Background()); n != Unlimited || err != nil || total.Cap == nil {
 		t.Errorf("a cap within the budget at its delta: %d, %+v, %v", n, total, err)
 	}
 	a.Budget = &Guarantee{Eps: 1, Delta: 1e-4} // the cap's δ is above it
-	if n, total, err := a.MaxSteps(); n != 3 || err != nil || total.Cap != nil {
+	if n, total, err := a.MaxSteps(context.Background()); n != 3 || err != nil || total.Cap != nil {
 		t.Errorf("a cap over the budget: %d by %s (%v), want 3 by a composition", n, total.Name(), err)
 	}
-	if n, _, err := (Account{Step: ApproxStep(Guarantee{Eps: 3}), Budget: &Guarantee{Eps: 1, Delta: 0.1}}).MaxSteps(); n != 0 || err != nil {
+	if n, _, err := (Account{Step: ApproxStep(Guarantee{Eps: 3}), Budget: &Guarantee{Eps: 1, Delta: 0.1}}).MaxSteps(context.Background()); n != 0 || err != nil {
 		t.Errorf("not even one: %d (%v)", n, err)
 	}
 }

@@ -86,7 +86,17 @@ func (g Gaussian) Rho() (float64, error) {
 		return 0, fmt.Errorf("Gaussian mechanism: %w", err)
 	}
 	one, err := GaussianRho(g.Sensitivity, g.Sigma*g.Sensitivity)
-	return float64(g.Steps) * one, err
+	if err != nil {
+		return 0, err
+	}
+	// A σ so small (or large) that the slope overflows (or underflows)
+	// is the σ's fault, not the slope's, which no caller set.
+	rho := float64(g.Steps) * one
+	if !(rho > 0) || math.IsInf(rho, 1) {
+		return 0, fmt.Errorf("Gaussian mechanism: %w", &ParamError{Name: "sigma", Value: g.Sigma,
+			Rule: fmt.Sprintf("the run's zCDP slope steps·(sensitivity/sigma)²/2 = %v over %d steps: must be a finite number > 0 in floating point", rho, g.Steps)})
+	}
+	return rho, nil
 }
 
 // Eps returns the ε with which the run is (ε, δ)-DP under conversion c at
@@ -172,9 +182,15 @@ func RhoForDP(target Guarantee, c Conversion) (rho, alpha float64, err error) {
 		return 0, 0, fmt.Errorf("RDP calibration: %w", err)
 	}
 	eps, L := target.Eps, -math.Log(target.Delta)
+	// An ε so small that the slope it allows underflows has no calibration:
+	// said as ε, the caller's, not as the slope.
+	tooSmall := &ParamError{Name: "eps", Value: eps, Rule: "too small: the zCDP slope it allows underflows to 0"}
 	if c == PaperConversion {
 		s := math.Sqrt(L+eps) + math.Sqrt(L)
 		rho = eps * eps / (s * s)
+		if !(rho > 0) {
+			return 0, 0, fmt.Errorf("RDP calibration: %w", tooSmall)
+		}
 		return rho, 1 + math.Sqrt(L/rho), nil
 	}
 	// With t = α - 1 and u = L - log α > 0:
@@ -185,7 +201,10 @@ func RhoForDP(target Guarantee, c Conversion) (rho, alpha float64, err error) {
 		return eps - (math.Log(t) - math.Log1p(t) + u/t + (1+t)*u/(t*t))
 	}
 	t := rootLog(phi, math.Min(math.Expm1(L), math.MaxFloat64))
-	return (eps - conversionCost(t, L, c)) / (1 + t), 1 + t, nil
+	if rho = (eps - conversionCost(t, L, c)) / (1 + t); !(rho > 0) {
+		return 0, 0, fmt.Errorf("RDP calibration: %w", tooSmall)
+	}
+	return rho, 1 + t, nil
 }
 
 // SigmaFor returns the smallest noise σ at which a mechanism whose Rényi
@@ -218,7 +237,7 @@ func SigmaFor(coef float64, target Guarantee, c Conversion) (sigma, alpha float6
 		return 0, 0, err
 	}
 	if !ok {
-		return 0, 0, fmt.Errorf("no sigma near %v meets %v in floating point", math.Sqrt(coef/rho), target)
+		return 0, 0, &ParamError{Name: "eps", Value: target.Eps, Rule: fmt.Sprintf("no sigma near %v meets (eps, %v) in floating point", math.Sqrt(coef/rho), target.Delta)}
 	}
 	return sigma, alpha, nil
 }

@@ -51,5 +51,14 @@ func RRParams(teacher Guarantee, K int, m Method, deltaPrime float64) (tau, lamb
 	if err != nil {
 		return 0, 0, fmt.Errorf("RR parameters: %w", err)
 	}
-	return total.Eps / teacher.Eps, total.Delta, nil
+	tau = total.Eps / teacher.Eps
+	if !(tau > 0) || math.IsInf(tau, 1) {
+		// The teachers' ε, not τ, which no caller set, is out of what
+		// floating point composes.
+		return 0, 0, fmt.Errorf("RR parameters: %w", &ParamError{Name: "eps", Value: teacher.Eps, Rule: fmt.Sprintf("the majority's composition gives tau = %v: the teachers' eps must be large enough that it is a finite number > 0", tau)})
+	}
+	if !(total.Delta < 1) {
+		return 0, 0, fmt.Errorf("RR parameters: %w", &ParamError{Name: "Delta", Value: teacher.Delta, Rule: fmt.Sprintf("the majority of K = %d teachers composes to lambda = %v: the teachers' Delta must be small enough that it is < 1", K, total.Delta)})
+	}
+	return tau, total.Delta, nil
 }

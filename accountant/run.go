@@ -9,9 +9,23 @@ import (
 	"github.com/darrm/darrm/internal/roots"
 )
 
-// maxRunSteps bounds the search of MaxRunSteps: every count up to it is
-// an exact float64.
-const maxRunSteps = 1 << 53
+// steps returns a·b, a number of coordinates or steps of a run, and
+// whether it is in [0, CountLimit]: beyond it an int product can
+// overflow, and a float64 count is no longer exact.
+func steps(a, b int) (int, bool) {
+	if a < 0 || b < 0 || a > 0 && b > CountLimit/a {
+		return 0, false
+	}
+	return a * b, true
+}
+
+// addSteps returns a + b, and whether it is in [0, CountLimit].
+func addSteps(a, b int) (int, bool) {
+	if a < 0 || b < 0 || a > CountLimit-b {
+		return 0, false
+	}
+	return a + b, true
+}
 
 // runCurves is what composes k steps of a described mechanism, fixed
 // before the run: its exact profile δ(ε), when known, and its RDP total
@@ -146,9 +160,9 @@ func (r runCurves) canonicalEps(delta float64) (float64, bool) {
 // Oh and Viswanath 2015, Thm 3.3: it is the composition of that pair)
 // with total δ its slack; none beyond MaxOptimalSteps.
 func laplaceRun(p LaplacePart, k int) func(delta float64) (float64, bool) {
-	n := p.Coords * k
+	n, ok := steps(p.Coords, k)
 	return func(delta float64) (float64, bool) {
-		if n > MaxOptimalSteps || !(delta > 0 && delta < 1) {
+		if !ok || n > MaxOptimalSteps || !(delta > 0 && delta < 1) {
 			return 0, false
 		}
 		c := newRRComp(p.coordEps(), n)
@@ -168,7 +182,7 @@ func ComposeRun(s Spend, k int, delta, deltaPrime float64, c Conversion) ([]Tota
 	if err := s.Check(); err != nil {
 		return nil, fmt.Errorf("compose run: %w", err)
 	}
-	if err := param.Count("steps", k, 1); err != nil {
+	if err := param.CountIn("steps", k, 1, CountLimit); err != nil {
 		return nil, fmt.Errorf("compose run: %w", err)
 	}
 	if err := CheckConversion(delta, c); err != nil {

@@ -3,6 +3,8 @@ package accountant
 import (
 	"fmt"
 	"math"
+	"math/bits"
+	"sync"
 
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
@@ -18,7 +20,8 @@ import (
 //
 // The sum is taken in log space term by term (every term is positive), and
 // the result is raised by a bound on its rounding error. q = 1 gives the
-// Gaussian mechanism's α/(2σ²); q = 0 gives 0.
+// Gaussian mechanism's α/(2σ²); q = 0 gives 0; a σ so small that a term
+// overflows gives +Inf, no bound at that order.
 func SGMRDP(q, sigma float64, alpha int) (float64, error) {
 	if !(q >= 0 && q <= 1) {
 		return 0, fmt.Errorf("sampled Gaussian RDP: %w", &ParamError{Name: "q", Value: q, Rule: "must be a sampling rate in [0, 1]"})
@@ -50,6 +53,9 @@ func SGMRDP(q, sigma float64, alpha int) (float64, error) {
 		}
 		terms = append(terms, t)
 		maxT = math.Max(maxT, t)
+	}
+	if math.IsInf(maxT, 1) {
+		return maxT, nil // e^{(k²-k)/(2σ²)} overflows: no bound at this order
 	}
 	var sum float64
 	for _, t := range terms {
@@ -85,7 +91,9 @@ func SamplingRate(batch, n int) (float64, error) {
 }
 
 // EpochSteps returns the steps of DP-SGD in epochs expected passes over n
-// records in expected batches of batch: ceil(epochs·n/batch), in integers.
+// records in expected batches of batch: ceil(epochs·n/batch), in 128-bit
+// integers (epochs·n overflows an int long before the count does); at
+// most CountLimit.
 func EpochSteps(epochs, batch, n int) (int, error) {
 	if _, err := SamplingRate(batch, n); err != nil {
 		return 0, err
@@ -93,11 +101,70 @@ func EpochSteps(epochs, batch, n int) (int, error) {
 	if err := param.Count("epochs", epochs, 1); err != nil {
 		return 0, fmt.Errorf("DP-SGD: %w", err)
 	}
-	return (epochs*n + batch - 1) / batch, nil
+	hi, lo := bits.Mul64(uint64(epochs), uint64(n))
+	lo, carry := bits.Add64(lo, uint64(batch-1), 0)
+	hi += carry
+	if hi >= uint64(batch) {
+		return 0, fmt.Errorf("DP-SGD: %w", &ParamError{Name: "epochs", Value: float64(epochs), Rule: fmt.Sprintf("epochs·n/batch steps must be at most %d", CountLimit)})
+	}
+	steps, _ := bits.Div64(hi, lo, uint64(batch))
+	if steps > CountLimit {
+		return 0, fmt.Errorf("DP-SGD: %w", &ParamError{Name: "epochs", Value: float64(epochs), Rule: fmt.Sprintf("epochs·n/batch = %d steps: must be at most %d", steps, CountLimit)})
+	}
+	return int(steps), nil
 }
 
 // maxSGMOrder bounds the integer orders Eps searches.
 const maxSGMOrder = 4096
+
+// sgmCurve is the RDP curve of one step of a sampled Gaussian mechanism
+// at the integer orders 2..maxSGMOrder, computed as far as asked
+// (rdp[α-2]): Eps stops past its minimum, a run's RDP total reads every
+// order.
+type sgmCurve struct {
+	q, sigma float64
+	rdp      []float64
+}
+
+// maxSGMCurves bounds the curves the process keeps.
+const maxSGMCurves = 8
+
+// sgmCurves keeps the curves last used, most recent first: a search over
+// step counts (MaxRunSteps) converts the same curve at every count, and
+// computing it costs O(maxSGMOrder²) terms, a good part of a second.
+var sgmCurves struct {
+	sync.Mutex
+	recent []*sgmCurve
+}
+
+// sgmRDPAt returns SGMRDP(q, sigma, alpha), alpha in [2, maxSGMOrder],
+// from the curve of (q, sigma), computing the orders up to alpha not yet
+// known.
+func sgmRDPAt(q, sigma float64, alpha int) (float64, error) {
+	sgmCurves.Lock()
+	defer sgmCurves.Unlock()
+	recent := sgmCurves.recent
+	var c *sgmCurve
+	for i, r := range recent {
+		if r.q == q && r.sigma == sigma {
+			copy(recent[1:i+1], recent[:i])
+			recent[0], c = r, r
+			break
+		}
+	}
+	if c == nil {
+		c = &sgmCurve{q: q, sigma: sigma}
+		sgmCurves.recent = append([]*sgmCurve{c}, recent[:min(len(recent), maxSGMCurves-1)]...)
+	}
+	for a := len(c.rdp) + 2; a <= alpha; a++ {
+		r, err := SGMRDP(q, sigma, a)
+		if err != nil {
+			return 0, err
+		}
+		c.rdp = append(c.rdp, r)
+	}
+	return c.rdp[alpha-2], nil
+}
 
 // Eps returns the smallest ε over integer orders α in [2, 4096] such that
 // the run is (ε, δ)-DP under conversion c, and that α: Steps·SGMRDP(α)
@@ -111,11 +178,15 @@ func (s SGM) Eps(delta float64, c Conversion) (eps float64, alpha int, err error
 	}
 	best, bestAlpha := math.Inf(1), 0
 	for a := 2; a <= maxSGMOrder; a++ {
-		r, err := SGMRDP(s.Q, s.Sigma, a)
+		r, err := sgmRDPAt(s.Q, s.Sigma, a)
 		if err != nil {
 			return 0, 0, fmt.Errorf("DP-SGD: %w", err)
 		}
-		e, err := ConvertRDP(outward.MulUp(float64(s.Steps), r), float64(a), delta, c)
+		total := outward.MulUp(float64(s.Steps), r)
+		if math.IsInf(total, 1) {
+			break // no bound at this order, nor at the larger ones: RDP grows with the order
+		}
+		e, err := ConvertRDP(total, float64(a), delta, c)
 		if err != nil {
 			return 0, 0, fmt.Errorf("DP-SGD: %w", err)
 		}
@@ -127,6 +198,9 @@ func (s SGM) Eps(delta float64, c Conversion) (eps float64, alpha int, err error
 		if a > 2*bestAlpha+16 {
 			break
 		}
+	}
+	if bestAlpha == 0 {
+		return 0, 0, fmt.Errorf("DP-SGD: %w", &ParamError{Name: "sigma", Value: s.Sigma, Rule: fmt.Sprintf("too small for %d steps at sampling rate %v: their RDP is infinite in floating point at every order", s.Steps, s.Q)})
 	}
 	return best, bestAlpha, nil
 }

@@ -100,6 +100,10 @@ func TestSamplingRateAndEpochSteps(t *testing.T) {
 		{1, 11, 10, 0, 0, "batch"},
 		{1, 1, 0, 0, 0, "n"},
 		{0, 3, 10, 0.3, 0, "epochs"},
+		// epochs·n overflows an int: once it counted 1 step.
+		{math.MaxInt, 1, math.MaxInt, 1, 0, "epochs"},
+		{1 << 40, 1 << 20, 1 << 33, 1.0 / (1 << 13), 1 << 53, ""},
+		{1 << 40, 1<<20 - 1, 1 << 33, float64(1<<20-1) / (1 << 33), 0, "epochs"},
 	} {
 		q, errQ := SamplingRate(tc.batch, tc.n)
 		steps, err := EpochSteps(tc.epochs, tc.batch, tc.n)

@@ -229,8 +229,8 @@ func (s Spend) RDP(alpha float64) (float64, bool) {
 		return r, true
 	}
 	if s.Kind == SampledGaussianSpend && alpha == math.Trunc(alpha) && alpha >= 2 && alpha <= maxSGMOrder {
-		r, err := SGMRDP(s.Q, s.Sigma, int(alpha))
-		return r, err == nil
+		r, err := sgmRDPAt(s.Q, s.Sigma, int(alpha))
+		return r, err == nil && !math.IsInf(r, 1)
 	}
 	return 0, false
 }

@@ -90,7 +90,7 @@ func pairMaxima(t *testing.T, p Problem, g []float64) []float64 {
 		for s := range fams {
 			fams[s] = s
 		}
-		sw.pairFamilies(n6, n7, x, y, fams)
+		sw.pairFamilies(context.Background(), n6, n7, x, y, fams)
 		out[pairIndex(p.K, n6, n7)] = sw.best
 	})
 	return out

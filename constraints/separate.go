@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // Scored is a configuration with its privacy cost f.
@@ -98,8 +99,8 @@ func (p Problem) ErrBound() float64 {
 // and every option that passes its value on), as a *ParamError named
 // "workers".
 func CheckWorkers(n int) error {
-	if n < 0 {
-		return &ParamError{Name: "workers", Value: n, Rule: "must be >= 0 (0: all cores)"}
+	if n < 0 || n > param.MaxWorkers {
+		return &ParamError{Name: "workers", Value: n, Rule: fmt.Sprintf("must be in [0, %d] (0: all cores)", param.MaxWorkers)}
 	}
 	return nil
 }
@@ -227,9 +228,9 @@ func (p Problem) separate(ctx context.Context, gamma []float64, opts SeparateOpt
 					return
 				}
 				if p.Delta > 0 {
-					sw.item(i)
+					sw.item(ctx, i)
 				} else {
-					sw.itemPure(i)
+					sw.itemPure(ctx, i)
 				}
 				mu.Lock()
 				doneW += weights[i]
@@ -389,12 +390,13 @@ func step(c []float64, a float64) []float64 {
 }
 
 // item bounds the cost of every multiset with n6 teachers at the corner
-// ((e+Delta)/(e+1), (1-Delta)/(e+1)), pair by pair, for Delta > 0.
-func (sw *sepWorker) item(n6 int) {
+// ((e+Delta)/(e+1), (1-Delta)/(e+1)), pair by pair, for Delta > 0,
+// until ctx is done (an item is O(K³) at K = 2001).
+func (sw *sepWorker) item(ctx context.Context, n6 int) {
 	k := sw.p.K
 	p67 := append(sw.p67[:0], sw.p6s[n6]...)
 	q67 := append(sw.q67[:0], sw.q6s[n6]...)
-	for n7 := 0; n7 <= k-n6; n7++ {
+	for n7 := 0; n7 <= k-n6 && ctx.Err() == nil; n7++ {
 		if n7 > 0 {
 			p67 = step(p67, sw.lo)
 			q67 = step(q67, sw.hi)
@@ -470,7 +472,7 @@ func scorePairs(ctx context.Context, p Problem, workers []*sepWorker, bounds []f
 						p67, q67 = step(p67, sw.lo), step(q67, sw.hi)
 					}
 					sw.fams = sw.families(p67, q67)
-					sw.pairFamilies(pr.n6, pr.n7, p67, q67, sw.fams)
+					sw.pairFamilies(ctx, pr.n6, pr.n7, p67, q67, sw.fams)
 				}
 				mu.Lock()
 				done++
@@ -490,16 +492,18 @@ const familyChunk = 1 << 21
 
 // pairFamilies scores, for Delta > 0 and fixed (n6, n7), every multiset of
 // the families (see familyBound) whose shift s is in fams, in chunks of at
-// most familyChunk table entries.
-func (sw *sepWorker) pairFamilies(n6, n7 int, p67, q67 []float64, fams []int) {
+// most familyChunk table entries; it stops between chunks once ctx is done
+// (at K = 401 one pair's chunks take seconds), leaving the pass to report
+// ctx's error.
+func (sw *sepWorker) pairFamilies(ctx context.Context, n6, n7 int, p67, q67 []float64, fams []int) {
 	t := sw.p.K - n6 - n7
-	for len(fams) > 0 {
+	for len(fams) > 0 && ctx.Err() == nil {
 		n, size := 0, 0
 		for n < len(fams) && (n == 0 || size+(t-fams[n]+1)*(fams[n]+1) <= familyChunk) {
 			size += (t - fams[n] + 1) * (fams[n] + 1)
 			n++
 		}
-		sw.scoreFamilies(n6, n7, p67, q67, fams[:n])
+		sw.scoreFamilies(ctx, n6, n7, p67, q67, fams[:n])
 		fams = fams[n:]
 	}
 }
@@ -515,8 +519,9 @@ func (sw *sepWorker) pairFamilies(n6, n7 int, p67, q67 []float64, fams []int) {
 // bit for bit, since a step at an index reads only that index and the
 // next. For each (n3, n4) the largest y over the rest of the family (a
 // two-dimensional running maximum) says whether any completion reaches the
-// threshold; only then are the completions visited.
-func (sw *sepWorker) scoreFamilies(n6, n7 int, p67, q67 []float64, fams []int) {
+// threshold; only then are the completions visited. Once ctx is done it
+// returns early, its scores incomplete: a chunk takes seconds at K = 401.
+func (sw *sepWorker) scoreFamilies(ctx context.Context, n6, n7 int, p67, q67 []float64, fams []int) {
 	t := sw.p.K - n6 - n7
 	d := sw.p.Delta
 	// The tables of family f start at off[f]: (t-s+1)·(s+1) entries,
@@ -533,7 +538,7 @@ func (sw *sepWorker) scoreFamilies(n6, n7 int, p67, q67 []float64, fams []int) {
 	fill := func(table, c []float64, scale float64) {
 		b := append(sw.base[:0], c...)
 		cur := sw.cur
-		for a := 0; a <= maxA; a++ { // a teachers at 1-Delta
+		for a := 0; a <= maxA && ctx.Err() == nil; a++ { // a teachers at 1-Delta
 			if a > 0 {
 				b = step(b, 1-d)
 			}
@@ -571,6 +576,9 @@ func (sw *sepWorker) scoreFamilies(n6, n7 int, p67, q67 []float64, fams []int) {
 		}
 	}
 	for f, s := range fams {
+		if ctx.Err() != nil {
+			return
+		}
 		nb := s + 1
 		x, y := xt[off[f]:off[f+1]], yt[off[f]:off[f+1]]
 		// yr[i·nb + j] = max of y over n2 = i, n5 <= j, and ym[i·nb + j]

@@ -1,6 +1,9 @@
 package constraints
 
-import "math"
+import (
+	"context"
+	"math"
+)
 
 // Separation in pure DP (Delta = 0): four corners, so a multiset is a pair
 // (n6, n7) and a shift n1 of both sides, and a pair's costs are bounded
@@ -17,11 +20,11 @@ import "math"
 // t = K - a - b: one chain stepping lo from P(a, a) gives both sides of
 // both pairs, and the cost of (b, a) at s is minus that of (a, b) at t - s.
 // The mirrored side carries the same rounding bound as the chain, since
-// it is the chain's values negated.
-func (sw *sepWorker) itemPure(a int) {
+// it is the chain's values negated. It stops once ctx is done.
+func (sw *sepWorker) itemPure(ctx context.Context, a int) {
 	k := sw.p.K
 	ab := append(sw.p67[:0], sw.p6s[a]...) // P(a, b)
-	for b := a; b <= k-a; b++ {
+	for b := a; b <= k-a && ctx.Err() == nil; b++ {
 		var hi, lo float64
 		if b > a {
 			ab, hi, lo = stepCostRange(ab, sw.lo, sw.e)

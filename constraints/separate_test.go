@@ -145,7 +145,7 @@ func TestSeparateRejectsNegativeWorkers(t *testing.T) {
 	for _, tc := range []struct {
 		n  int
 		ok bool
-	}{{-1, false}, {-100, false}, {0, true}, {3, true}} {
+	}{{-1, false}, {-100, false}, {0, true}, {3, true}, {1 << 10, true}, {1<<10 + 1, false}, {math.MaxInt, false}} {
 		err := CheckWorkers(tc.n)
 		_, serr := p.Separate(context.Background(), g, SeparateOptions{Workers: tc.n})
 		if (err == nil) != tc.ok || (serr == nil) != tc.ok {

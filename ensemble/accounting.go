@@ -1,6 +1,8 @@
 package ensemble
 
 import (
+	"context"
+	"errors"
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
@@ -12,9 +14,10 @@ import (
 type Budget struct {
 	accountant.Budget
 	// MaxQueries is the number of queries the budget allows:
-	// accountant.Unlimited when the teachers' cap is within it. Allows is
-	// the total to publish of that many, which says by which result they
-	// fit (the cap, when MaxQueries is Unlimited); zero when none fits.
+	// accountant.Unlimited when the teachers' cap is within it,
+	// accountant.CountLimit when more than that fit. Allows is the total
+	// to publish of that many, which says by which result they fit (the
+	// cap, when MaxQueries is Unlimited); zero when none fits.
 	MaxQueries int
 	Allows     accountant.Total
 }
@@ -39,8 +42,9 @@ type Accounting struct {
 // parameters are fixed before the release, so the budget allows the
 // queries whose total to publish is within it
 // (accountant.Account.MaxSteps: the least ε at the budget's δ of every
-// composition valid for them).
-func NewAccounting(priv Privacy, b votefile.Binding, c accountant.Composition, budget *accountant.Guarantee) (Accounting, error) {
+// composition valid for them). The budget's search ends with ctx's error
+// once ctx is done.
+func NewAccounting(ctx context.Context, priv Privacy, b votefile.Binding, c accountant.Composition, budget *accountant.Guarantee) (Accounting, error) {
 	a := Accounting{PerQuery: priv, Composition: c}
 	if err := c.Validate(); err != nil {
 		return a, err
@@ -51,7 +55,14 @@ func NewAccounting(priv Privacy, b votefile.Binding, c accountant.Composition, b
 	}
 	if budget != nil {
 		a.Budget = &Budget{Budget: accountant.Budget{Guarantee: *budget, Composition: c}}
-		if a.Budget.MaxQueries, a.Budget.Allows, err = a.Account(0).MaxSteps(); err != nil {
+		a.Budget.MaxQueries, a.Budget.Allows, err = a.Account(0).MaxSteps(ctx)
+		if errors.As(err, new(*accountant.BeyondCountError)) {
+			// No run reaches the count: the release is held to it all the
+			// same, a limit it never meets.
+			a.Budget.MaxQueries = accountant.CountLimit
+			a.Budget.Allows, err = a.Publish(accountant.CountLimit)
+		}
+		if err != nil {
 			return a, fmt.Errorf("budget: %w", err)
 		}
 	}

@@ -101,7 +101,7 @@ func TestOneVoteAccounting(t *testing.T) {
 		t.Fatal("no profile")
 	}
 	budget := accountant.Guarantee{Eps: 5, Delta: 0.01}
-	a, err := NewAccounting(priv, votefile.Binding{K: 11, Relation: accountant.OneVote}, accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-4}, &budget)
+	a, err := NewAccounting(context.Background(), priv, votefile.Binding{K: 11, Relation: accountant.OneVote}, accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-4}, &budget)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package ensemble
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -156,7 +157,7 @@ func TestAccounting(t *testing.T) {
 		{"the cap within the budget", capped, &accountant.Guarantee{Eps: 2, Delta: 1e-3}, -1, true},
 		{"no header: no cap", unstated, &accountant.Guarantee{Eps: 2, Delta: 1e-3}, 6, false},
 	} {
-		a, err := NewAccounting(step, tc.b, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5}, tc.budget)
+		a, err := NewAccounting(context.Background(), step, tc.b, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5}, tc.budget)
 		if err != nil || a.Limit() != tc.limit || (a.Cap != nil) != tc.cap || (a.Cap == nil) == (a.CapNote == "") {
 			t.Errorf("%s: limit %d, cap %v (%q), %v", tc.name, a.Limit(), a.Cap, a.CapNote, err)
 			continue
@@ -169,8 +170,17 @@ func TestAccounting(t *testing.T) {
 			t.Errorf("%s: 100 labels total %+v", tc.name, simple)
 		}
 	}
-	if _, err := NewAccounting(step, capped, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5}, &accountant.Guarantee{Eps: -1}); err == nil || !strings.Contains(err.Error(), "budget") {
+	if _, err := NewAccounting(context.Background(), step, capped, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5}, &accountant.Guarantee{Eps: -1}); err == nil || !strings.Contains(err.Error(), "budget") {
 		t.Errorf("a negative budget: %v", err)
+	}
+	// More than 2^53 queries fit: a limit no run reaches, not an error,
+	// under every composition.
+	pure := Privacy{Guarantee: accountant.Guarantee{Eps: 1e-20}, Relation: accountant.PrivateTeachers, Profile: []accountant.Guarantee{{Eps: 1e-20}}}
+	for _, m := range []accountant.Method{accountant.Simple, accountant.General, accountant.Optimal} {
+		a, err := NewAccounting(context.Background(), pure, unstated, accountant.Composition{Method: m, DeltaPrime: 1e-5}, &accountant.Guarantee{Eps: 2, Delta: 1e-5})
+		if err != nil || a.Limit() != accountant.CountLimit {
+			t.Errorf("%v: a budget beyond counting: limit %d, %v", m, a.Limit(), err)
+		}
 	}
 }
 
@@ -241,6 +251,52 @@ func TestCheckSettings(t *testing.T) {
 		case got == nil:
 		case got.Setting != tc.want.Setting || got.Missing != tc.want.Missing || !got.Missing && (got.Input != tc.want.Input || !slices.Equal(got.TakenBy, tc.want.TakenBy)):
 			t.Errorf("%s: CheckSettings = %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestTotalsAtExtremes: the totals a release's summary reports, computed
+// after its labels have left, hold for every setting the mechanisms
+// accept and every count of labels: 400,000 GNMax labels at sigma2 = 1e15
+// (whose discrete-Gaussian window once overflowed to a negative length and
+// panicked after the labels were written), and the largest counts.
+func TestTotalsAtExtremes(t *testing.T) {
+	ctx := context.Background()
+	var labelers []Labeler
+	for _, m := range []noisymax.ConfidentGNMax{
+		{Sigma2: 1e15, Noise: noisymax.DiscreteNoise},
+		{Sigma2: 0.5, Noise: noisymax.DiscreteNoise},
+		{Threshold: 200, Sigma1: 1e15, Sigma2: 1e15, Noise: noisymax.DiscreteNoise},
+	} {
+		g, err := NewClassGNMax(m, 250, 2, 1e-5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		labelers = append(labelers, g)
+	}
+	for _, scale := range []float64{1e15, 0.02} {
+		l, err := NewLNMax(noisymax.LNMax{Scale: scale}, 250, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		labelers = append(labelers, l)
+	}
+	for _, l := range labelers {
+		priv := l.Privacy()
+		a, err := NewAccounting(ctx, priv, votefile.Binding{K: l.K(), Relation: priv.Relation}, accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5}, &accountant.Guarantee{Eps: 2, Delta: 1e-5})
+		if err != nil {
+			t.Fatalf("%v: %v", l.Settings(), err)
+		}
+		for _, n := range []int{1, 400000, accountant.CountLimit} {
+			totals := a.Totals(n)
+			if len(totals) == 0 {
+				t.Errorf("%v, %d labels: no totals", l.Settings(), n)
+			}
+			for _, x := range totals {
+				if x.Err == nil && (math.IsNaN(x.Guarantee.Eps) || x.Guarantee.Eps < 0) {
+					t.Errorf("%v, %d labels: %v total %v", l.Settings(), n, x.Method, x.Guarantee)
+				}
+			}
 		}
 	}
 }

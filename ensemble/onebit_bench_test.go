@@ -49,7 +49,7 @@ func BenchmarkOneBitTotals(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		a, err := NewAccounting(agg.Privacy(), votefile.Binding{K: agg.K(), Relation: accountant.PrivateTeachers}, accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-5}, nil)
+		a, err := NewAccounting(context.Background(), agg.Privacy(), votefile.Binding{K: agg.K(), Relation: accountant.PrivateTeachers}, accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-5}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -81,7 +81,7 @@ func BenchmarkOneBitBudget(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
 				budget.Eps *= 1 + 1e-6
-				a, err := NewAccounting(agg.Privacy(), votefile.Binding{K: agg.K(), Relation: accountant.PrivateTeachers}, accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-5}, &budget)
+				a, err := NewAccounting(context.Background(), agg.Privacy(), votefile.Binding{K: agg.K(), Relation: accountant.PrivateTeachers}, accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-5}, &budget)
 				if err != nil || a.Budget.MaxQueries < 1 {
 					b.Fatal(err, a.Budget)
 				}

@@ -96,7 +96,7 @@ func Simulate(ctx context.Context, aggs []Aggregator, p []float64, queries int, 
 	teachers := noise.NewSeededStream(seed, 0)
 	votes := make([]byte, k)
 	for q := 0; q < queries; q++ {
-		if q%progressEvery == 0 {
+		if q%checkEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}

@@ -70,7 +70,7 @@ func (s LabelSink) ToStdout() bool { return s.Path == "" || s.Path == "-" }
 // It answers at most limit queries (no limit when limit < 0), e.g. the
 // number a privacy budget allows (Accounting.Limit); later queries are
 // read and checked, so that a malformed file is rejected as a whole, and
-// counted as unanswered. On cancellation of ctx it stops within 65,536
+// counted as unanswered. On cancellation of ctx it stops within 1,024
 // queries.
 //
 // The sink's ledger, if any, is charged before labels leave and settled
@@ -167,8 +167,23 @@ func streamFailed(err error, lw *votefile.LabelWriter, priv Privacy, name string
 		left = lw.Written()
 	}
 	if left > 0 {
-		err = fmt.Errorf("%w (%s may have reached %s, counting any label cut part-way: their privacy cost is that of %s at %v)", err,
-			plural.Of(left, "label", "labels"), name, plural.Of(left, "query", "queries"), priv.Guarantee)
+		err = &SpentError{Labels: left, Err: fmt.Errorf("%w (%s may have reached %s, counting any label cut part-way: their privacy cost is that of %s at %v)", err,
+			plural.Of(left, "label", "labels"), name, plural.Of(left, "query", "queries"), priv.Guarantee)}
 	}
 	return settle(err, left)
 }
+
+// SpentError is the error of a release into a stream that failed after
+// Labels labels may have left: whatever the cause (a malformed row of
+// the votes, a reader gone), they are released and their privacy spent,
+// so it is not an error of the input alone that changed nothing.
+type SpentError struct {
+	Labels int
+	Err    error
+}
+
+func (e *SpentError) Error() string { return e.Err.Error() }
+func (e *SpentError) Unwrap() error { return e.Err }
+
+// LabelsSpent returns the labels that may have left.
+func (e *SpentError) LabelsSpent() int { return e.Labels }

@@ -160,7 +160,7 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 		return fail(StepBinding, err)
 	}
 	step := out.Aggregator.Privacy().Step()
-	if out.Accounting, err = NewAccounting(out.Aggregator.Privacy(), out.Binding, s.Composition, s.Budget); err != nil {
+	if out.Accounting, err = NewAccounting(ctx, out.Aggregator.Privacy(), out.Binding, s.Composition, s.Budget); err != nil {
 		return fail(StepAccounting, err)
 	}
 	if s.TotalDelta != nil {

@@ -164,7 +164,10 @@ func CertifyFrom(ctx context.Context, p constraints.Problem, g Gamma, cert Certi
 	for attempt := 0; attempt < 4 && cert.Status != Certified; attempt++ {
 		c := (cert.Budget - float64(int(2)<<attempt)*cert.ErrBound) / cert.MaxF
 		if !(c > 0) {
-			return nil, cert, fmt.Errorf("certify K=%d: budget %g is too small to certify against the rounding error %g", p.K, cert.Budget, cert.ErrBound)
+			// A parameter of the problem, not a failure: its budget is
+			// below what floating point can certify.
+			return nil, cert, fmt.Errorf("certify K=%d: %w", p.K, &constraints.ParamError{Name: "m·eps", Value: p.M * p.Eps,
+				Rule: fmt.Sprintf("its budget e^{m·eps} - 1 + 2·delta = %g is too small to certify against the rounding error %g", cert.Budget, cert.ErrBound)})
 		}
 		g = sampled(g.Scale(c))
 		if cert, err = Verify(ctx, p, g, opts); err != nil {

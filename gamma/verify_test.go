@@ -98,6 +98,18 @@ func TestCertifyScalesUniformly(t *testing.T) {
 	}
 }
 
+// TestCertifyTinyBudget: a budget below what floating point can certify
+// is a parameter of the problem, m·eps, not a failure.
+func TestCertifyTinyBudget(t *testing.T) {
+	p := constraints.New(11, 1, 1e-17, 0)
+	ones, _ := Const(11, 1)
+	_, _, err := Certify(context.Background(), p, ones, VerifyOptions{})
+	var pe *constraints.ParamError
+	if !errors.As(err, &pe) || pe.Name != "m·eps" {
+		t.Errorf("Certify at m·eps = 1e-17: %v, want a ParamError on m·eps", err)
+	}
+}
+
 func TestVerifyBadInput(t *testing.T) {
 	p := constraints.New(11, 3, 0.1, 1e-5)
 	for _, g := range []Gamma{{1, 1}, make(Gamma, 11), {1, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.9}} {

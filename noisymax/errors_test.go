@@ -48,3 +48,37 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestAccountTeachersBound: an account of more teachers than its tables
+// may hold is refused by name before they are allocated, including when K
+// is the sum of counts that would overflow an int.
+func TestAccountTeachersBound(t *testing.T) {
+	m := ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}
+	var pe *accountant.ParamError
+	if _, err := NewAccount(m, MaxAccountTeachers+1, 10, nil); !errors.As(err, &pe) || pe.Name != "teachers" {
+		t.Errorf("K = MaxAccountTeachers+1: %v", err)
+	}
+	if _, err := GNMaxDataDependent([]int{math.MaxInt, math.MaxInt, 1}, 40, DiscreteNoise, 1e-5); !errors.As(err, &pe) || pe.Name != "teachers" {
+		t.Errorf("counts summing past an int: %v", err)
+	}
+}
+
+// TestBitTeachersBound: the two-class GNMax bit's curve, O(K) at each
+// point, refuses a K beyond what a calibration evaluates in a second.
+func TestBitTeachersBound(t *testing.T) {
+	var pe *accountant.ParamError
+	if _, err := GNMaxBitDelta(1, 5, math.MaxInt); !errors.As(err, &pe) || pe.Name != "K" {
+		t.Errorf("GNMaxBitDelta at K = MaxInt: %v", err)
+	}
+	if _, err := GNMaxSigmaTight(accountant.Guarantee{Eps: 1, Delta: 1e-5}, maxBitTeachers+1); !errors.As(err, &pe) || pe.Name != "K" {
+		t.Errorf("GNMaxSigmaTight at K = maxBitTeachers+1: %v", err)
+	}
+}
+
+// TestGridHugeEps: an eps so large that the grid's least order rounds to 1
+// is calibrated on the orders above it, not refused as an order of 1.
+func TestGridHugeEps(t *testing.T) {
+	if sigma, lambda, err := GNMaxSigmaGrid(accountant.Guarantee{Eps: 1e300, Delta: 1e-300}); err != nil || !(lambda > 1) || !(sigma > 0) {
+		t.Errorf("eps 1e300: sigma %v, lambda %v, %v", sigma, lambda, err)
+	}
+}

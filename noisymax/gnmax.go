@@ -73,6 +73,9 @@ func GNMaxSigmaGrid(target accountant.Guarantee) (sigma, lambda float64, err err
 	}
 	best := math.Inf(1)
 	for _, l := range grid {
+		if !(l > 1) {
+			continue // λ_min rounded to 1 (ε so large that log(1/δ)/ε vanishes): no bound at order 1
+		}
 		s2, err := GNMaxSigma2(target, l)
 		if err != nil {
 			return 0, 0, err

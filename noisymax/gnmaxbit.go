@@ -64,7 +64,7 @@ func gnmaxBitProbs(sigma float64, k int, n Noise) ([]bitProb, error) {
 	if err := checkNoise("sigma", sigma, n); err != nil {
 		return nil, err
 	}
-	if err := param.Count("K", k, 1); err != nil {
+	if err := param.CountIn("K", k, 1, maxBitTeachers); err != nil {
 		return nil, err
 	}
 	out := make([]bitProb, k+1)
@@ -184,6 +184,12 @@ func discreteSmallSide(sigma float64, k int) []outward.Interval {
 	return out
 }
 
+// maxBitTeachers bounds the K of the two-class GNMax bit's curve, which
+// costs O(K) at each ε and σ: a calibration evaluates it about a hundred
+// times, 0.3 s at this K (DaRRM's problems stop at 10001), and hours at
+// a K near 2^63.
+const maxBitTeachers = 1 << 14
+
 // GNMaxBitDelta returns an upper bound of δ(ε), the exact privacy curve at
 // ε of the label that two-class GNMax with noise σ releases from k
 // teachers' votes, when a record changes at most one teacher's vote (the
@@ -275,7 +281,7 @@ func GNMaxSigmaTight(target accountant.Guarantee, k int) (float64, error) {
 	if err := param.Delta("delta", target.Delta); err != nil {
 		return 0, fmt.Errorf("GNMax tight: %w", err)
 	}
-	if err := param.Count("K", k, 1); err != nil {
+	if err := param.CountIn("K", k, 1, maxBitTeachers); err != nil {
 		return 0, fmt.Errorf("GNMax tight: %w", err)
 	}
 	meets := func(sigma float64) bool {

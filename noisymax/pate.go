@@ -110,12 +110,13 @@ func (d Directions) MarshalText() ([]byte, error) { return []byte(d.String()), n
 // UnmarshalText sets d from its name (ParseDirections).
 func (d *Directions) UnmarshalText(b []byte) error { return directionNames.Unmarshal(d, b) }
 
-// minDiscreteSigma is the least σ accepted with DiscreteNoise: the bound
-// on discreteGNMaxExcess below needs π²σ² >= 0.37.
-const minDiscreteSigma = 0.5
+// MinDiscreteSigma is the least σ accepted with DiscreteNoise (a plan
+// searches no lower): the bound on discreteGNMaxExcess below needs
+// π²σ² >= 0.37.
+const MinDiscreteSigma = 0.5
 
 // checkNoise checks the kind of noise (DiscreteNoise or ContinuousNoise)
-// and its σ: > 0, and for discrete noise at least minDiscreteSigma and at
+// and its σ: > 0, and for discrete noise at least MinDiscreteSigma and at
 // most noise.MaxScale, the largest scale darrm's exact samplers draw.
 func checkNoise(name string, sigma float64, kind Noise) error {
 	if err := checkNoiseKind(kind); err != nil {
@@ -124,8 +125,8 @@ func checkNoise(name string, sigma float64, kind Noise) error {
 	if err := param.Positive(name, sigma); err != nil {
 		return err
 	}
-	if kind == DiscreteNoise && !(sigma >= minDiscreteSigma && sigma <= noise.MaxScale) {
-		return &accountant.ParamError{Name: name, Value: sigma, Rule: fmt.Sprintf("must be in [%v, %v] for discrete Gaussian noise", minDiscreteSigma, noise.MaxScale)}
+	if kind == DiscreteNoise && !(sigma >= MinDiscreteSigma && sigma <= noise.MaxScale) {
+		return &accountant.ParamError{Name: name, Value: sigma, Rule: fmt.Sprintf("must be in [%v, %v] for discrete Gaussian noise", MinDiscreteSigma, noise.MaxScale)}
 	}
 	return nil
 }

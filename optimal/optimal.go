@@ -244,13 +244,17 @@ func solveLP(ctx context.Context, p constraints.Problem, coeffs []float64, opts 
 	}
 	// toCuts turns the multisets found, costliest first, into at most
 	// cuts new rows, with Delta = 0 skipping rows nearly parallel to one
-	// taken already (see parallelCos).
-	toCuts := func(found []constraints.Scored) (separation, error) {
+	// taken already (see parallelCos). A row costs O(K²): at K = 2001 a
+	// pass's rows take seconds, so each checks ctx.
+	toCuts := func(ctx context.Context, found []constraints.Scored) (separation, error) {
 		var out separation
 		var dirs [][]float64
 		for _, s := range found {
 			if len(out.cuts) == cuts {
 				break
+			}
+			if err := ctx.Err(); err != nil {
+				return separation{}, err
 			}
 			key := fmt.Sprint(s.Config)
 			if c.added[key] {
@@ -285,7 +289,7 @@ func solveLP(ctx context.Context, p constraints.Problem, coeffs []float64, opts 
 			if err != nil {
 				return separation{}, err
 			}
-			out, err := toCuts(found)
+			out, err := toCuts(ctx, found)
 			if err != nil {
 				return separation{}, err
 			}
@@ -314,7 +318,7 @@ func solveLP(ctx context.Context, p constraints.Problem, coeffs []float64, opts 
 			return separation{}, fmt.Errorf("%w: %d rows of %d coefficients after %d passes, relative violation still %.2g (try a larger m or a smaller K)",
 				ErrTooLarge, solver.NumRows(), nFree, state.Pass, state.Violation)
 		}
-		out, err := toCuts(sep.Top)
+		out, err := toCuts(ctx, sep.Top)
 		out.exact = &sep
 		return out, err
 	}
@@ -477,7 +481,7 @@ func violated(ctx context.Context, p constraints.Problem, g gamma.Gamma, n int, 
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range workers {
+	for range min(workers, len(cands)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -120,6 +120,11 @@ func (e *notCached) Unwrap() error { return cache.ErrNotFound }
 // so that the cache's entries are those of the current solver. An error
 // in s is a *SourceError.
 func (s Source) Load(ctx context.Context, p constraints.Problem) (Loaded, error) {
+	// Before anything sized by K: a prior's coefficients at K = 1e9 are
+	// 8 GB.
+	if err := p.Validate(); err != nil {
+		return Loaded{}, err
+	}
 	if s.Given != nil {
 		if s.Given.K() != p.K {
 			return Loaded{}, &SourceError{"Given", fmt.Errorf("has %d values, want K+1 = %d", len(s.Given), p.K+1)}

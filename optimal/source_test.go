@@ -109,3 +109,16 @@ func putTampered(t *testing.T, d *cache.Dir, e *cache.Entry) {
 		t.Fatal(err)
 	}
 }
+
+// TestSourceLoadValidatesFirst: a problem out of range is refused before
+// anything sized by K is computed (the prior's K+1 coefficients at K =
+// 1e9 were 8 GB), in either relation.
+func TestSourceLoadValidatesFirst(t *testing.T) {
+	for _, p := range []constraints.Problem{constraints.New(999999999, 2, 0.1, 0), constraints.NewOneVote(999999999, 1, 0)} {
+		_, err := Source{Prior: gamma.UniformPrior()}.Load(context.Background(), p)
+		var pe *constraints.ParamError
+		if !errors.As(err, &pe) || pe.Name != "K" {
+			t.Errorf("K = %d, %v: %v, want a ParamError on K", p.K, p.Relation, err)
+		}
+	}
+}

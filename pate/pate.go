@@ -188,7 +188,7 @@ func labelTotals(agg *ensemble.ClassGNMax, m noisymax.ConfidentGNMax, available,
 		draws = []Draw{{Order: ss.Order, Beta: ss.Beta, Sigma: ss.Sigma}}
 	}
 	if opts.Answered == 0 && len(draws) == 0 {
-		acc, err := ensemble.NewAccounting(agg.Privacy(), votefile.Binding{}, accountant.Composition{Method: accountant.General, DeltaPrime: opts.Delta}, nil)
+		acc, err := ensemble.NewAccounting(context.Background(), agg.Privacy(), votefile.Binding{}, accountant.Composition{Method: accountant.General, DeltaPrime: opts.Delta}, nil)
 		if err != nil {
 			return accountant.Total{}, nil, err
 		}

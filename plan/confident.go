@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -13,12 +14,17 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// Proxy is the votes a plan scores Confident-GNMax on: class counts of K
-// teachers over Classes classes on queries like the release's, taken on
-// public or already released data. The private votes of the release
-// must not be used: tuning on them is a mechanism of its own (Papernot
-// and Steinke 2022, Rényi DP of hyperparameter tuning) that a plan does
-// not charge.
+// Proxy is the votes a plan scores mechanisms on: class counts of the
+// release's K teachers over Classes classes, on data the student will not
+// be labelled on. In PATE the queries to be labelled are themselves the
+// teachers' votes on public data: those votes are the release's private
+// votes, although the data is public, because the votes are functions of
+// the teachers' private training data. Proxy votes are the same teachers'
+// votes on other queries: a held-out split of the public data, never
+// labelled for the student, or queries whose labels were already released
+// and paid for. Tuning on the private votes is a mechanism of its own
+// (Papernot and Steinke 2022, Rényi DP of hyperparameter tuning) that a
+// plan does not charge (CheckNotPrivate refuses what it can tell).
 type Proxy struct {
 	K, Classes int
 	Counts     [][]int
@@ -38,6 +44,46 @@ func ReadProxy(in votefile.Reader, name string) (Proxy, error) {
 		p.Counts = append(p.Counts, slices.Clone(in.Query().Counts))
 	}
 	return p, in.Err()
+}
+
+// CheckNotPrivate refuses proxy votes that are the votes to be released,
+// as far as their counts tell: the same K and classes, and the same
+// multiset of rows of counts (the same queries, in any order). Tuning on
+// those is a release of them that a plan does not charge. It reads
+// private until its first row the proxy does not hold, or to its end,
+// and keeps none of it. What counts cannot tell stays on trust: proxy
+// votes that share some queries with the private ones, or votes on the
+// same records by other means.
+func (p Proxy) CheckNotPrivate(private votefile.Reader) error {
+	if private.K() != p.K || private.Classes() != p.Classes {
+		return nil
+	}
+	left := make(map[string]int, len(p.Counts))
+	for _, c := range p.Counts {
+		left[rowKey(c)]++
+	}
+	n := 0
+	for private.Next() {
+		k := rowKey(private.Query().Counts)
+		if left[k] == 0 {
+			return private.Err()
+		}
+		left[k]--
+		n++
+	}
+	if err := private.Err(); err != nil || n != len(p.Counts) {
+		return err
+	}
+	return &accountant.SettingError{Name: "votes", Value: p.Name, Rule: fmt.Sprintf("the same %d queries as the private votes (the same counts, in any order): proxy votes must be votes on data the student will not be labelled on (a held-out split of the public data, or queries already released), never the queries to be released", n)}
+}
+
+// rowKey returns a map key of a row of counts.
+func rowKey(c []int) string {
+	b := make([]byte, 0, 4*len(c))
+	for _, v := range c {
+		b = binary.AppendUvarint(b, uint64(v))
+	}
+	return string(b)
 }
 
 // check checks the proxy against a plan of K teachers over classes
@@ -91,7 +137,29 @@ type Utility struct {
 	Correct, Answered float64
 	// On says what the expectation was computed on.
 	On string
+	// Thresholds are, for a Confident-GNMax plan, the expected utility
+	// of its σ1 and σ2 at its threshold, at the least higher ones whose
+	// expected precision reaches 0.9, 0.95 and 0.99, and, when 0.99 is
+	// not reached, at the most precise one (each answering at least one
+	// proxy query): with every query charged both steps, a higher
+	// threshold only withholds labels, and what it buys is precision.
+	Thresholds []ThresholdUtility
 }
+
+// ThresholdUtility is the expected utility of a Confident-GNMax plan's σ1
+// and σ2 at one threshold, over the planned queries.
+type ThresholdUtility struct {
+	Threshold         float64
+	Correct, Answered float64
+}
+
+// Precision returns the expected fraction of answered labels that are
+// correct: Correct/Answered, a ratio of expectations.
+func (u ThresholdUtility) Precision() float64 { return u.Correct / u.Answered }
+
+// frontierPrecisions are the precisions at which Utility.Thresholds shows
+// what a higher threshold costs.
+var frontierPrecisions = []float64{0.9, 0.95, 0.99}
 
 // ConfidentOptions configure the search of Confident-GNMax's parameters.
 type ConfidentOptions struct {
@@ -101,7 +169,7 @@ type ConfidentOptions struct {
 	// MinPrecision, in [0, 1), is the least expected fraction of answered
 	// labels that are correct; 0 leaves the threshold free, and then the
 	// lowest threshold scores best, since every query is charged whether
-	// answered or not.
+	// answered or not (Utility.Thresholds shows what higher ones cost).
 	MinPrecision float64
 }
 
@@ -110,11 +178,21 @@ type ConfidentOptions struct {
 var DefaultRatios = []float64{1, 1.5, 2, 3, 4, 6, 10}
 
 // ConfidentGNMax returns the Confident-GNMax parameters (T, σ1, σ2) with
-// which queries queries fit r.Budget (Parameters, for each σ1/σ2 ratio)
-// and whose expected number of correct answered labels on the proxy
-// votes is largest. The label step's discrete Gaussian noise is scored as
-// continuous noise of the same σ2 (their laws differ by less than the
-// quadrature's error at σ2 >= 1); the threshold step exactly.
+// which queries queries fit r.Budget in r.For's target (Parameters, for
+// each σ1/σ2 ratio) and whose expected number of correct answered labels
+// on the proxy votes is largest, among the thresholds whose expected
+// precision reaches opts.MinPrecision and that answer at least one proxy
+// query in expectation (a precision measured on less is not measured).
+// The label step's discrete Gaussian noise is scored as continuous noise
+// of the same σ2 (their laws differ by less than the quadrature's error
+// at σ2 >= 1); the threshold step exactly.
+//
+// Every query is charged both steps, so the expected correct labels fall
+// as the threshold rises: without MinPrecision the plan's threshold is 0,
+// the lowest the mechanism takes, and Utility.Thresholds shows what
+// higher ones cost and buy. A MinPrecision no threshold reaches is a
+// *PrecisionError that says the best precision reachable and the largest
+// number of queries that reaches MinPrecision.
 func ConfidentGNMax(ctx context.Context, r Request, queries int, proxy Proxy, opts ConfidentOptions) (Plan, error) {
 	if r.Mechanism.Name != votefile.ConfidentGNMax {
 		return Plan{}, fmt.Errorf("plan: ConfidentGNMax plans confident-gnmax, not %s", r.Mechanism.Name)
@@ -134,37 +212,189 @@ func ConfidentGNMax(ctx context.Context, r Request, queries int, proxy Proxy, op
 			return Plan{}, &accountant.ParamError{Name: "ratio", Value: ratio, Rule: "sigma1/sigma2 must be > 0 and finite"}
 		}
 	}
+	best, rps, err := confident(ctx, r, queries, ratios, proxy, opts.MinPrecision)
+	if err != nil {
+		return Plan{}, err
+	}
+	if best == nil {
+		return Plan{}, unreachable(ctx, r, queries, ratios, proxy, opts.MinPrecision, rps)
+	}
+	best.Utility.On = proxy.describe(queries)
+	return *best, nil
+}
+
+// confident returns the verified plan of queries with the most expected
+// correct labels among the thresholds that reach minPrecision (nil if
+// none does), and the plan of each ratio.
+func confident(ctx context.Context, r Request, queries int, ratios []float64, proxy Proxy, minPrecision float64) (*Plan, []ratioPlan, error) {
 	// Each ratio is searched on its own, in parallel.
-	found := make([]*Plan, len(ratios))
-	errs := make([]error, len(ratios))
+	rps := make([]ratioPlan, len(ratios))
+	err := inParallel(len(ratios), func(i int) (err error) {
+		rps[i], err = planRatio(ctx, r, queries, ratios[i], proxy)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	var best *Plan
+	for _, rp := range rps {
+		if t := rp.scores.best(minPrecision); t >= 0 && (best == nil || rp.utility(t).Correct > best.Utility.Correct) {
+			pl := rp.at(t)
+			best = &pl
+		}
+	}
+	if best == nil {
+		return nil, rps, nil
+	}
+	if err := verify(ctx, best); err != nil {
+		return nil, nil, err
+	}
+	return best, rps, nil
+}
+
+// inParallel calls f(0), ..., f(n-1), at most GOMAXPROCS at once, and
+// returns their errors joined.
+func inParallel(n int, f func(i int) error) error {
+	errs := make([]error, n)
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
-	for i, ratio := range ratios {
+	for i := range n {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			found[i], errs[i] = bestThreshold(ctx, r, queries, ratio, proxy, opts.MinPrecision)
+			errs[i] = f(i)
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return Plan{}, err
+	return errors.Join(errs...)
+}
+
+// ratioPlan is the plan of one σ1/σ2 ratio for a number of queries (its
+// threshold not set: it costs nothing of the budget, since every query is
+// charged) and its scores on the proxy votes at every threshold.
+type ratioPlan struct {
+	ratio  float64
+	plan   Plan
+	scores scores
+}
+
+// planRatio searches the σ2 of ratio σ1/σ2 with which queries fit (search)
+// and scores it on the proxy votes.
+func planRatio(ctx context.Context, r Request, queries int, ratio float64, proxy Proxy) (ratioPlan, error) {
+	q := r
+	q.Mechanism.GNMax.Threshold = float64(r.Problem.K) // any valid value
+	pl, err := search(ctx, q, queries, ratio)
+	if err != nil {
+		return ratioPlan{}, err
 	}
-	var best *Plan
-	for _, p := range found {
-		if p != nil && (best == nil || p.Utility.Correct > best.Utility.Correct) {
-			best = p
+	g := pl.Request.Mechanism.GNMax
+	sc, err := score(ctx, proxy, g.Sigma1, g.Sigma2)
+	return ratioPlan{ratio: ratio, plan: pl, scores: sc}, err
+}
+
+// utility returns the expected utility at threshold t over the planned
+// queries.
+func (rp ratioPlan) utility(t int) ThresholdUtility {
+	scale := float64(rp.plan.Queries) / rp.scores.n
+	return ThresholdUtility{Threshold: float64(t), Correct: rp.scores.correct[t] * scale, Answered: rp.scores.answered[t] * scale}
+}
+
+// at returns the plan at threshold t with its utility, and what the least
+// higher thresholds that reach the frontier's precisions expect.
+func (rp ratioPlan) at(t int) Plan {
+	pl := rp.plan
+	pl.Request.Mechanism.GNMax.Threshold = float64(t)
+	u := rp.utility(t)
+	pl.Utility = &Utility{Correct: u.Correct, Answered: u.Answered, Thresholds: []ThresholdUtility{u}}
+	for _, p := range frontierPrecisions {
+		if u.Precision() >= p {
+			continue
+		}
+		for h := t + 1; h < len(rp.scores.correct); h++ {
+			if rp.scores.reaches(h, p) {
+				pl.Utility.Thresholds = append(pl.Utility.Thresholds, rp.utility(h))
+				break
+			}
 		}
 	}
-	if best == nil {
-		return Plan{}, &accountant.ParamError{Name: "min-precision", Value: opts.MinPrecision, Rule: "no threshold reaches it on the proxy votes"}
+	// Where the last precision is not reached, the most precise threshold
+	// says how far the plan's σ1 and σ2 can go.
+	last := pl.Utility.Thresholds[len(pl.Utility.Thresholds)-1]
+	if h, p := rp.scores.bestPrecision(); h > int(last.Threshold) && p > last.Precision() && p < frontierPrecisions[len(frontierPrecisions)-1] {
+		pl.Utility.Thresholds = append(pl.Utility.Thresholds, rp.utility(h))
 	}
-	if err := verify(ctx, best); err != nil {
-		return Plan{}, err
+	return pl
+}
+
+// scores are the expected correct answered labels and the expected
+// answered labels of one (σ1, σ2) at every threshold 0..K, summed over
+// the n proxy queries.
+type scores struct {
+	correct, answered []float64
+	n                 float64
+}
+
+// score returns the scores of (σ1, σ2) on the proxy votes. The threshold
+// step sees only a query's largest count, so queries are grouped by it:
+// (K+1)² terms for the thresholds, beside a quadrature per query for the
+// label (pArgmax).
+func score(ctx context.Context, proxy Proxy, sigma1, sigma2 float64) (scores, error) {
+	k := proxy.K
+	queries := make([]float64, k+1) // by largest count
+	correct := make([]float64, k+1)
+	for i, c := range proxy.Counts {
+		if i%256 == 0 && ctx.Err() != nil {
+			return scores{}, ctx.Err()
+		}
+		m := maxCount(c)
+		queries[m]++
+		correct[m] += pArgmax(c, proxy.truth(i), sigma2)
 	}
-	best.Utility.On = proxy.describe(queries)
-	return *best, nil
+	tail := discreteTail(sigma1)
+	s := scores{correct: make([]float64, k+1), answered: make([]float64, k+1), n: float64(len(proxy.Counts))}
+	for t := 0; t <= k; t++ {
+		for m, q := range queries {
+			if q == 0 {
+				continue
+			}
+			p := tail(t - m)
+			s.answered[t] += p * q
+			s.correct[t] += p * correct[m]
+		}
+	}
+	return s, nil
+}
+
+// reaches reports whether threshold t answers at least one proxy query in
+// expectation with an expected precision of at least p.
+func (s scores) reaches(t int, p float64) bool {
+	return s.answered[t] >= 1 && s.correct[t] >= p*s.answered[t]
+}
+
+// best returns the threshold with the most expected correct labels among
+// those that reach precision p, -1 if none does.
+func (s scores) best(p float64) int {
+	best := -1
+	for t := range s.correct {
+		if s.reaches(t, p) && (best < 0 || s.correct[t] > s.correct[best]) {
+			best = t
+		}
+	}
+	return best
+}
+
+// bestPrecision returns the threshold of the highest expected precision
+// among those that answer at least one proxy query, and that precision;
+// -1 if none does.
+func (s scores) bestPrecision() (int, float64) {
+	best, prec := -1, 0.0
+	for t := range s.correct {
+		if s.answered[t] >= 1 && (best < 0 || s.correct[t]/s.answered[t] > prec) {
+			best, prec = t, s.correct[t]/s.answered[t]
+		}
+	}
+	return best, prec
 }
 
 // describe says what a utility over queries queries was computed on.
@@ -202,45 +432,8 @@ func GNMax(ctx context.Context, r Request, queries int, proxy Proxy) (Plan, erro
 	return pl, nil
 }
 
-// bestThreshold returns the plan of ratio σ1/σ2 whose threshold gives
-// the most expected correct answered labels on the proxy votes with an
-// expected precision of at least minPrecision, nil if none reaches it.
-func bestThreshold(ctx context.Context, r Request, queries int, ratio float64, proxy Proxy, minPrecision float64) (*Plan, error) {
-	// The threshold costs nothing of the budget: every query is charged.
-	// Any value lets the search run.
-	q := r
-	q.Mechanism.GNMax.Threshold = float64(r.Problem.K)
-	pl, err := search(ctx, q, queries, ratio)
-	if err != nil {
-		return nil, err
-	}
-	g := pl.Request.Mechanism.GNMax
-	correct := make([]float64, len(proxy.Counts))
-	for i, c := range proxy.Counts {
-		correct[i] = pArgmax(c, proxy.truth(i), g.Sigma2)
-	}
-	tail := discreteTail(g.Sigma1)
-	n := float64(len(proxy.Counts))
-	var best *Plan
-	for t := 0; t <= r.Problem.K; t++ {
-		var c, a float64
-		for i, counts := range proxy.Counts {
-			pa := tail(t - maxCount(counts))
-			a += pa
-			c += pa * correct[i]
-		}
-		if a == 0 || c/a < minPrecision {
-			continue
-		}
-		if best == nil || c/n*float64(queries) > best.Utility.Correct {
-			pt := pl
-			pt.Request.Mechanism.GNMax.Threshold = float64(t)
-			pt.Utility = &Utility{Correct: c / n * float64(queries), Answered: a / n * float64(queries)}
-			best = &pt
-		}
-	}
-	return best, nil
-}
+// maxTailPoints bounds the table of discreteTail.
+const maxTailPoints = 1 << 20
 
 // maxCount returns the largest count.
 func maxCount(c []int) int {
@@ -254,8 +447,15 @@ func maxCount(c []int) int {
 // discreteTail returns t ↦ P(Z >= t) for Z the discrete Gaussian of
 // scale sigma (noise.DiscreteGaussian's law, exp(-z²/2σ²) normalised),
 // summed from the far tail inwards so that small tails keep their
-// digits; beyond 40σ a tail is 0 or 1 to double precision.
+// digits; beyond 40σ a tail is 0 or 1 to double precision. Beyond
+// maxTailPoints points (σ above 26,000, up to the samplers' 1e15) the sum
+// is the integral of the continuous density from t - 1/2, by the midpoint
+// rule within a relative 1/(24σ²) of it: a utility's estimate needs no
+// more, and the table would not fit in memory.
 func discreteTail(sigma float64) func(t int) float64 {
+	if 40*sigma > maxTailPoints {
+		return func(t int) float64 { return 0.5 * math.Erfc((float64(t)-0.5)/(sigma*math.Sqrt2)) }
+	}
 	l := int(math.Ceil(40*sigma)) + 1
 	tail := make([]float64, 2*l+2) // tail[z+l] = Σ_{y >= z} w(y)
 	for z := l; z >= -l; z-- {
@@ -276,18 +476,50 @@ func discreteTail(sigma float64) func(t int) float64 {
 
 // pArgmax returns the probability that class j has the largest of the
 // counts c plus independent N(0, σ²) noise: ∫ φ(z) Π_{i≠j}
-// Φ((c_j - c_i)/σ + z) dz, by the trapezoid rule on [-9, 9] in steps of
-// 1/32 (the integrand is smooth and below 1e-17 beyond).
+// Φ((c_j - c_i)/σ + z) dz, by the trapezoid rule on [-9, 9] (beyond, the
+// integrand is below 1e-18). Classes of equal counts share a factor, and
+// a factor that is 1 to double precision over the whole range (Φ(x) for
+// x > 8.3) is left out. The integrand is entire: the rule's error is
+// about its Fourier transform at 2π/h, which for a product of φ and m
+// factors Φ falls like e^(-ω²/(2(m+1))); a step h with (2π/h)² >=
+// 72(m+1) puts it near e^-36 (TestPArgmax checks 1e-12 against a rule 16
+// times finer, up to 1,000 classes).
 func pArgmax(c []int, j int, sigma float64) float64 {
-	const h, lim = 1.0 / 32, 9.0
-	var sum float64
-	for z := -lim; z <= lim; z += h {
-		v := math.Exp(-z*z/2) / math.Sqrt(2*math.Pi)
-		for i, n := range c {
-			if i == j || v == 0 {
-				continue
+	const lim = 9.0
+	type factor struct {
+		d     float64 // (c_j - c_i)/σ
+		times int
+	}
+	var fs []factor
+	m := 0
+next:
+	for i, n := range c {
+		d := float64(c[j]-n) / sigma
+		if i == j || d-lim > 8.3 {
+			continue
+		}
+		m++
+		for k := range fs {
+			if fs[k].d == d {
+				fs[k].times++
+				continue next
 			}
-			v *= 0.5 * math.Erfc(-((float64(c[j]-n))/sigma+z)/math.Sqrt2)
+		}
+		fs = append(fs, factor{d, 1})
+	}
+	h := 1 / max(4, math.Ceil(math.Sqrt(72*float64(m+1))/(2*math.Pi)))
+	var sum float64
+	for i := -int(lim / h); i <= int(lim/h); i++ {
+		z := float64(i) * h
+		v := math.Exp(-z*z/2) / math.Sqrt(2*math.Pi)
+		for _, f := range fs {
+			if v == 0 {
+				break
+			}
+			phi := 0.5 * math.Erfc(-(f.d+z)/math.Sqrt2)
+			for range f.times {
+				v *= phi
+			}
 		}
 		sum += v
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -37,8 +36,12 @@ type Request struct {
 	Budget accountant.Budget
 	// Filter is the ledger's filter for a run charged to a new ledger of
 	// this budget: accountant.ZCDPFilter or accountant.Simple; nil: the
-	// filter of a new ledger unless one is chosen (ledger.DefaultFilter).
+	// one that allows the most of the mechanism's labels, which darrm
+	// ledger init fixes when they are declared (ledger.ChooseFilter).
 	Filter *accountant.Method
+	// For is what a plan of parameters fits the queries to: one run
+	// (ForRun, the zero value) or a new ledger (ForLedger).
+	For Target
 	// Gamma gives the noise function of darrm and darrm-one-vote for each
 	// problem a plan tries; Options are the certificate's.
 	Gamma   GammaSource
@@ -59,7 +62,8 @@ type Count struct {
 	Run   int
 	Total accountant.Total
 	// Ledger is the number a run charged to a new ledger with the budget
-	// releases, by Filter; LedgerTotal is their total by it.
+	// releases, by Filter (Request.Filter, else the filter that allows
+	// the most); LedgerTotal is their total by it.
 	Ledger      int
 	LedgerTotal accountant.Guarantee
 	Filter      accountant.Method
@@ -114,19 +118,30 @@ func build(ctx context.Context, r Request) (built, error) {
 	if err != nil {
 		return built{}, err
 	}
-	priv := agg.Privacy()
-	b := votefile.Binding{K: agg.K(), Relation: priv.Relation, Teachers: priv.Teachers}
-	acc, err := ensemble.NewAccounting(priv, b, r.Budget.Composition, &r.Budget.Guarantee)
+	b := bindingOf(agg)
+	acc, err := ensemble.NewAccounting(ctx, agg.Privacy(), b, r.Budget.Composition, &r.Budget.Guarantee)
 	if err != nil {
 		return built{}, err
 	}
 	return built{agg: agg, label: label, binding: b, acc: acc}, nil
 }
 
+// bindingOf returns what a plan, which knows no votes, binds agg to: its
+// K, relation and teachers.
+func bindingOf(agg ensemble.Labeler) votefile.Binding {
+	priv := agg.Privacy()
+	return votefile.Binding{K: agg.K(), Relation: priv.Relation, Teachers: priv.Teachers}
+}
+
 // fits reports whether queries queries of r's mechanism fit r.Budget in
-// one run: the predicate on which the release's count searches
+// r's target: on a new ledger, by its filter (ledgerCount); in one run,
+// by the predicate on which the release's count searches
 // (accountant.Account.Fits).
 func fits(ctx context.Context, r Request, queries int) (bool, error) {
+	// Every search of a plan asks this, up to a few hundred times.
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
 	agg, _, err := Aggregator(ctx, r)
 	if errors.Is(err, ensemble.ErrNotCertified) {
 		// A parameter whose mechanism is not certified releases nothing
@@ -137,17 +152,45 @@ func fits(ctx context.Context, r Request, queries int) (bool, error) {
 		return false, err
 	}
 	priv := agg.Privacy()
+	if r.For == ForLedger {
+		_, n, err := ledgerCount(bindingOf(agg), r, priv.Step())
+		return err == nil && n >= queries, nil
+	}
 	return accountant.Account{Step: priv.Step(), Profile: priv.Profile, Steps: queries, Budget: &r.Budget.Guarantee}.Fits()
 }
 
 // runQueries returns the number of queries a run of b releases.
 func (b built) runQueries() int { return b.acc.Budget.MaxQueries }
 
+// queriesFor returns the number of queries b, built from r, releases in
+// r's target: in one run, or on a new ledger (none when no filter can
+// hold its labels).
+func (b built) queriesFor(r Request) int {
+	if r.For == ForLedger {
+		_, n, err := ledgerCount(b.binding, r, b.agg.Privacy().Step())
+		if err != nil {
+			return 0
+		}
+		return n
+	}
+	return b.runQueries()
+}
+
+// of returns the queries c counts for target t: in one run, or on a new
+// ledger.
+func (c Count) of(t Target) int {
+	if t == ForLedger {
+		return c.Ledger
+	}
+	return c.Run
+}
+
 // Queries returns what r's budget buys: the queries one budgeted run
 // releases, by the function that limits it (ensemble.NewAccounting), and
-// those a run charged to a new ledger of the budget releases, by its
-// filter (accountant.MaxFilterSteps). A budget that fits no query is an
-// error that says the smallest one that fits one.
+// those a run charged to a new ledger of the budget releases, by the
+// filter ledger init fixes for these labels declared (ledger.ChooseFilter)
+// or Request.Filter (accountant.MaxFilterSteps). A budget that fits no
+// query is an error that says the smallest one that fits one.
 func Queries(ctx context.Context, r Request) (Count, error) {
 	if err := r.Budget.Validate(); err != nil {
 		return Count{}, err
@@ -157,21 +200,17 @@ func Queries(ctx context.Context, r Request) (Count, error) {
 		return Count{}, err
 	}
 	c := Count{Run: b.runQueries(), PerQuery: b.agg.Privacy().Guarantee, Label: b.label}
-	if c.Run == 0 {
+	switch c.Run {
+	case 0:
 		return c, noFit(b, r.Budget.Guarantee, 1)
+	case accountant.CountLimit:
+		return c, &accountant.BeyondCountError{Budget: r.Budget.Guarantee}
 	}
 	c.Total = b.acc.Budget.Allows
 	step := b.agg.Privacy().Step()
-	c.Filter = ledger.DefaultFilter(b.binding, r.Budget.Guarantee)
-	if r.Filter != nil {
-		c.Filter = *r.Filter
-	}
-	if err := accountant.FilterAccepts(c.Filter, step); err != nil {
+	if c.Filter, c.Ledger, err = ledgerCount(b.binding, r, step); err != nil {
 		c.LedgerNote = err.Error()
 		return c, nil
-	}
-	if c.Ledger, err = accountant.MaxFilterSteps(c.Filter, accountant.Sequence{}, step, r.Budget.Guarantee); err != nil {
-		return c, fmt.Errorf("plan: ledger (%v): %w", c.Filter, err)
 	}
 	if c.Ledger > 0 {
 		seq, err := accountant.Sequence{}.AddSpend(step, c.Ledger)

@@ -1,17 +1,24 @@
 // Package plan inverts the accountant for a release: how many queries a
-// budget buys for a mechanism and its parameters, and which parameters
-// let a number of queries fit a budget. It counts by the very accounting
-// that holds darrm aggregate --budget-eps to a budget
-// (ensemble.NewAccounting) and, for a ledger, by its filter
-// (accountant.MaxFilterSteps).
+// budget buys for a mechanism and its parameters, which parameters let a
+// number of queries fit a budget (in one run or on a new ledger), and
+// which mechanism gives the most correct labels on proxy votes. It counts
+// by the very accounting that holds darrm aggregate --budget-eps to a
+// budget (ensemble.NewAccounting) and, for a ledger, by its filter
+// (accountant.MaxFilterSteps): the one ledger init fixes for the labels
+// declared (ledger.ChooseFilter). A plan of parameters fits its queries
+// to one run (ForRun) or to a new ledger (ForLedger).
 //
 // A plan of parameters searches on the predicate that count searches on
-// (accountant.Account.Fits, whether Q queries fit) with the accountant's own
-// bisection (accountant.MostGenerous), returns the last value that fits,
-// never a midpoint, and checks it by the release's own count, so a
-// release with the plan's parameters and budget answers every planned
-// query; it checks that a parameter 5% more generous does not fit. Confident-GNMax's (T, σ1, σ2) are scored on
-// proxy votes the caller supplies (votes on public or already released
-// data), never on the private votes: tuning on those is itself a
+// (accountant.Account.Fits, whether Q queries fit, or the ledger's
+// filter) with the accountant's own bisection (accountant.MostGenerous),
+// returns the last value that fits, never a midpoint, and checks it by
+// the release's own count, so a release with the plan's parameters and
+// budget answers every planned query; it checks that a parameter 5% more
+// generous does not fit. Confident-GNMax's (T, σ1, σ2) are scored on
+// proxy votes the caller supplies, and Compare scores every mechanism
+// that fits them at one total: the same teachers' votes on data the
+// student will not be labelled on (a held-out split of the public data,
+// or queries already released), never the votes to be released, although
+// in PATE those are votes on public data too: tuning on them is itself a
 // mechanism (Papernot and Steinke 2022) that a plan does not charge.
 package plan

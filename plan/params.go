@@ -7,7 +7,10 @@ import (
 	"math"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -36,9 +39,9 @@ type Plan struct {
 	Count Count
 	// Neighbour is the value Generosity times more generous (m and
 	// target-eps larger, a noise scale smaller), and NeighbourRun the
-	// queries a budgeted run of it releases, fewer than Queries; AtLimit
-	// says that Value is the most generous value allowed (m = K), which
-	// has no neighbour.
+	// queries it releases in the plan's target (a budgeted run, or a new
+	// ledger), fewer than Queries; AtLimit says that Value is the most
+	// generous value allowed (m = K), which has no neighbour.
 	Neighbour    float64
 	NeighbourRun int
 	AtLimit      bool
@@ -57,9 +60,22 @@ type knob struct {
 	setting  ensemble.Setting
 	set      func(r *Request, x float64)
 	value    func(x float64) float64
-	min, max float64 // the least and most generous x allowed (0, +Inf: none)
+	min, max float64 // the least and most generous x the mechanism allows (0, +Inf: none known)
 	guess    float64 // a first x to try
 	grow     float64 // the factor of the bracket's steps from it (0: 2)
+}
+
+// noiseMin is the least generous x of a noise scale 1/x: the largest
+// scale darrm's exact samplers draw.
+const noiseMin = 1 / noise.MaxScale
+
+// noiseMax returns the most generous x of the Gaussian noise σ = 1/x of
+// r's GNMax family: the least σ of discrete noise, none for continuous.
+func noiseMax(r Request) float64 {
+	if r.Mechanism.GNMax.Noise == noisymax.DiscreteNoise {
+		return 1 / noisymax.MinDiscreteSigma
+	}
+	return math.Inf(1)
 }
 
 // knobOf returns the parameter r's mechanism is planned by.
@@ -72,18 +88,18 @@ func knobOf(r Request, queries int, ratio float64) (knob, error) {
 	rho := zcdpBudget(r.Budget.Guarantee)
 	switch name := r.Mechanism.Name; {
 	case r.Mechanism.Input == votefile.TwoClass && name == votefile.DaRRMOneVote:
-		return knob{setting: ensemble.SettingTargetEps, set: func(r *Request, x float64) { r.Problem.Eps, r.Problem.M = x, 1 }, value: id, max: math.Inf(1), guess: r.Budget.Eps / float64(queries)}, nil
+		return knob{setting: ensemble.SettingTargetEps, set: func(r *Request, x float64) { r.Problem.Eps, r.Problem.M = x, 1 }, value: id, max: constraints.MaxMEps, guess: r.Budget.Eps / float64(queries)}, nil
 	case r.Mechanism.Input == votefile.TwoClass:
 		return knob{setting: ensemble.SettingM, set: func(r *Request, x float64) { r.Problem.M = x }, value: id, min: 1, max: float64(p.K), guess: 1}, nil
 	case name == votefile.GNMax:
-		return knob{setting: ensemble.SettingSigma2, set: func(r *Request, x float64) { r.Mechanism.GNMax.Sigma2 = 1 / x }, value: inv, max: math.Inf(1), guess: math.Sqrt(rho / float64(queries)), grow: zcdpGrow}, nil
+		return knob{setting: ensemble.SettingSigma2, set: func(r *Request, x float64) { r.Mechanism.GNMax.Sigma2 = 1 / x }, value: inv, min: noiseMin, max: noiseMax(r), guess: math.Sqrt(rho / float64(queries)), grow: zcdpGrow}, nil
 	case name == votefile.ConfidentGNMax:
 		// ρ per query = 1/σ2² + 1/(2σ1²) = (1 + 1/(2 ratio²))/σ2².
 		return knob{setting: ensemble.SettingSigma2, set: func(r *Request, x float64) {
 			r.Mechanism.GNMax.Sigma2, r.Mechanism.GNMax.Sigma1 = 1/x, ratio/x
-		}, value: inv, max: math.Inf(1), guess: math.Sqrt(rho / float64(queries) / (1 + 1/(2*ratio*ratio))), grow: zcdpGrow}, nil
+		}, value: inv, min: noiseMin * math.Max(1, ratio), max: noiseMax(r) * math.Min(1, ratio), guess: math.Sqrt(rho / float64(queries) / (1 + 1/(2*ratio*ratio))), grow: zcdpGrow}, nil
 	case name == votefile.LNMax:
-		return knob{setting: ensemble.SettingLaplaceScale, set: func(r *Request, x float64) { r.Mechanism.LNMax.Scale = 1 / x }, value: inv, max: math.Inf(1), guess: r.Budget.Eps / (2 * float64(queries))}, nil
+		return knob{setting: ensemble.SettingLaplaceScale, set: func(r *Request, x float64) { r.Mechanism.LNMax.Scale = 1 / x }, value: inv, min: noiseMin, max: noisymax.MaxLNMaxEps / 2, guess: r.Budget.Eps / (2 * float64(queries))}, nil
 	}
 	return knob{}, fmt.Errorf("plan: no parameter to plan for mechanism %s", r.Mechanism.Name)
 }
@@ -146,8 +162,8 @@ func search(ctx context.Context, r Request, queries int, ratio float64) (Plan, e
 	if err := r.Budget.Validate(); err != nil {
 		return Plan{}, err
 	}
-	if queries < 1 {
-		return Plan{}, &accountant.ParamError{Name: "queries", Value: float64(queries), Rule: "must be >= 1"}
+	if queries < 1 || queries > accountant.CountLimit {
+		return Plan{}, &accountant.ParamError{Name: "queries", Value: float64(queries), Rule: fmt.Sprintf("must be in [1, %d], the counts the accountant counts exactly", accountant.CountLimit)}
 	}
 	k, err := knobOf(r, queries, ratio)
 	if err != nil {
@@ -159,11 +175,19 @@ func search(ctx context.Context, r Request, queries int, ratio float64) (Plan, e
 		return q
 	}
 	fitsAt := func(x float64) (bool, error) { return fits(ctx, at(x), queries) }
-	lo, hi, err := bracket(k, fitsAt)
+	lo, hi, err := bracket(ctx, k, fitsAt)
 	if err != nil {
 		var nf *noFitError
 		if errors.As(err, &nf) {
-			b, berr := build(ctx, at(nf.least))
+			least := at(nf.least)
+			if r.For == ForLedger {
+				return Plan{}, noLedgerFit(ctx, least, queries, k, nf.least)
+			}
+			b, berr := build(ctx, least)
+			if outOfRange(berr) {
+				return Plan{}, &accountant.ParamError{Name: "queries", Value: float64(queries),
+					Rule: fmt.Sprintf("too many to plan: the %s they leave each query, %v, is beyond the mechanism's range (%v)", k.setting, k.value(nf.least), berr)}
+			}
 			if berr != nil {
 				return Plan{}, berr
 			}
@@ -174,11 +198,47 @@ func search(ctx context.Context, r Request, queries int, ratio float64) (Plan, e
 	x := lo
 	atLimit := hi == 0
 	if !atLimit {
-		if x, err = accountant.MostGenerous(lo, hi, searchRel, fitsAt); err != nil {
+		// A value the mechanism refuses releases nothing: past the
+		// most generous value it allows, nothing fits.
+		inRange := func(x float64) (bool, error) {
+			ok, err := fitsAt(x)
+			if outOfRange(err) {
+				return false, nil
+			}
+			return ok, err
+		}
+		if x, err = accountant.MostGenerousGuided(lo, hi, searchRel, inRange, guess(ctx, at, queries)); err != nil {
 			return Plan{}, err
 		}
 	}
 	return Plan{Request: at(x), Queries: queries, Parameter: k.setting, Value: k.value(x), AtLimit: atLimit, knob: k, x: x}, nil
+}
+
+// guess returns a cheap estimate of whether queries queries fit at x for
+// a run of discrete Gaussian noise (GNMax, Confident-GNMax): whether they
+// fit with continuous noise of the same σ, whose exact composition is in
+// closed form where the discrete one sums over a window of the noise
+// (accountant.MostGenerousGuided confirms its last bracket exactly); nil
+// for any other mechanism or target.
+func guess(ctx context.Context, at func(float64) Request, queries int) func(float64) bool {
+	r := at(1)
+	if r.For != ForRun || r.Mechanism.Input != votefile.ManyClasses || r.Mechanism.Name == votefile.LNMax {
+		return nil
+	}
+	if agg, _, err := Aggregator(ctx, r); err != nil || agg.Privacy().Step().Kind != accountant.GaussianSpend || !agg.Privacy().Step().Discrete {
+		return nil
+	}
+	return func(x float64) bool {
+		q := at(x)
+		agg, _, err := Aggregator(ctx, q)
+		if err != nil {
+			return false
+		}
+		s := agg.Privacy().Step()
+		s.Discrete = false
+		ok, err := accountant.Account{Step: s, Steps: queries, Budget: &q.Budget.Guarantee}.Fits()
+		return err == nil && ok
+	}
 }
 
 // verify completes a plan that search returned: what the budget buys at
@@ -191,8 +251,8 @@ func verify(ctx context.Context, pl *Plan) error {
 		return err
 	}
 	k := pl.knob
-	if pl.Count.Run < pl.Queries {
-		return fmt.Errorf("plan: %s = %v releases %d of %d queries: the search returned a value that does not fit", k.setting, pl.Value, pl.Count.Run, pl.Queries)
+	if n := pl.Count.of(pl.Request.For); n < pl.Queries {
+		return fmt.Errorf("plan: %s = %v releases %d of %d queries (%v): the search returned a value that does not fit", k.setting, pl.Value, n, pl.Queries, pl.Request.For)
 	}
 	if pl.AtLimit {
 		return nil
@@ -204,13 +264,13 @@ func verify(ctx context.Context, pl *Plan) error {
 	next := pl.Request
 	k.set(&next, nx)
 	b, err := build(ctx, next)
-	if errors.Is(err, ensemble.ErrNotCertified) {
+	if errors.Is(err, ensemble.ErrNotCertified) || outOfRange(err) {
 		return nil // the neighbour releases nothing
 	}
 	if err != nil {
 		return fmt.Errorf("plan: the neighbour %s = %v: %w", k.setting, pl.Neighbour, err)
 	}
-	if pl.NeighbourRun = b.runQueries(); pl.NeighbourRun >= pl.Queries {
+	if pl.NeighbourRun = b.queriesFor(next); pl.NeighbourRun >= pl.Queries {
 		return fmt.Errorf("plan: %s = %v, %v times more generous than %v, still releases %d >= %d queries: the search stopped short", k.setting, pl.Neighbour, Generosity, pl.Value, pl.NeighbourRun, pl.Queries)
 	}
 	return nil
@@ -221,26 +281,49 @@ type noFitError struct{ least float64 }
 
 func (e *noFitError) Error() string { return "nothing fits" }
 
+// outOfRange reports whether err says that a value of the knob is
+// beyond the mechanism's range (a noise scale, an eps): a parameter
+// error, not a failure or an interruption.
+func outOfRange(err error) bool {
+	var pe interface{ Param() (string, any, string) }
+	return err != nil && errors.As(err, &pe) && !errors.Is(err, context.Canceled)
+}
+
 // bracket returns lo that fits and hi > lo that does not, or hi = 0 when
-// the most generous value allowed fits: from the knob's guess, in steps
-// of its factor up or down (at most 200 of them).
-func bracket(k knob, fits func(float64) (bool, error)) (lo, hi float64, err error) {
+// the most generous value allowed fits: from the knob's guess, within its
+// range, in steps of its factor up or down (at most 200 of them). A guess
+// beyond the mechanism's range where the knob names no bound (a target
+// eps too small to certify) moves to more generous values until one is
+// within it; a step up beyond it is a value that does not fit, a step
+// down beyond it ends the search.
+func bracket(ctx context.Context, k knob, fits func(float64) (bool, error)) (lo, hi float64, err error) {
 	grow := k.grow
 	if grow == 0 {
 		grow = 2
 	}
-	x := math.Min(k.guess, k.max)
+	x := math.Max(k.min, math.Min(k.guess, k.max))
 	ok, err := fits(x)
+	for i := 0; outOfRange(err) && i < 200 && x < k.max; i++ {
+		x = math.Min(grow*x, k.max)
+		ok, err = fits(x)
+	}
 	if err != nil {
 		return 0, 0, err
 	}
 	if ok {
 		for range 200 {
+			if err := ctx.Err(); err != nil {
+				return 0, 0, err
+			}
 			next := math.Min(grow*x, k.max)
 			if next == x {
 				return x, 0, nil
 			}
-			if ok, err = fits(next); err != nil {
+			ok, err = fits(next)
+			if outOfRange(err) {
+				return x, next, nil
+			}
+			if err != nil {
 				return 0, 0, err
 			}
 			if !ok {
@@ -251,14 +334,16 @@ func bracket(k knob, fits func(float64) (bool, error)) (lo, hi float64, err erro
 		return 0, 0, fmt.Errorf("plan: %s: every value fits up to %v", k.setting, k.value(x))
 	}
 	for range 200 {
-		next := x / grow
-		if next < k.min {
+		if err := ctx.Err(); err != nil {
+			return 0, 0, err
+		}
+		next := math.Max(x/grow, k.min)
+		if next == x {
 			break
 		}
 		if ok, err = fits(next); err != nil {
-			var pe interface{ Param() (string, any, string) }
-			if errors.As(err, &pe) {
-				break // beyond the mechanism's range (a noise scale too large)
+			if outOfRange(err) {
+				break // beyond the mechanism's range
 			}
 			return 0, 0, err
 		}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
@@ -69,6 +71,13 @@ func oneVoteOpt(ctx context.Context, p constraints.Problem) (gamma.Gamma, error)
 func TestParameters(t *testing.T) {
 	ctx := context.Background()
 	lnmax := request(votefile.LNMax, votefile.ManyClasses, constraints.Problem{K: 250}, 10, 3, 0)
+	// On a ledger of a pure budget the only filter is simple composition,
+	// whose closed form is the run's: Q·2/b <= ε.
+	lnmaxLedger := lnmax
+	lnmaxLedger.For = ForLedger
+	simple := accountant.Simple
+	gnmaxSimple := request(votefile.GNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-7}, 10, 2, 1e-5)
+	gnmaxSimple.For, gnmaxSimple.Filter = ForLedger, &simple
 	for _, tc := range []struct {
 		name    string
 		r       Request
@@ -77,6 +86,8 @@ func TestParameters(t *testing.T) {
 		closed  float64 // the closed form's value, 0: none
 	}{
 		{"lnmax pure", lnmax, 30, ensemble.SettingLaplaceScale, 2 * 30 / 3.0},
+		{"lnmax pure, a ledger", lnmaxLedger, 30, ensemble.SettingLaplaceScale, 2 * 30 / 3.0},
+		{"gnmax, a ledger by simple composition", gnmaxSimple, 20, ensemble.SettingSigma2, 0},
 		{"gnmax", request(votefile.GNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5), 1000, ensemble.SettingSigma2, 0},
 		{"darrm-one-vote", request(votefile.DaRRMOneVote, votefile.TwoClass, constraints.NewOneVote(11, 1, 0), 2, 2, 1e-5), 100, ensemble.SettingTargetEps, 0},
 		{"rr", request(votefile.RR, votefile.TwoClass, constraints.Problem{K: 11, M: 1, Eps: 0.01, Delta: 0}, 2, 1, 1e-5), 20, ensemble.SettingM, 0},
@@ -90,7 +101,10 @@ func TestParameters(t *testing.T) {
 			if pl.Parameter != tc.param {
 				t.Errorf("planned %s, want %s", pl.Parameter, tc.param)
 			}
-			if pl.Count.Run < tc.queries || !pl.Count.Total.Guarantee.Within(tc.r.Budget.Guarantee) {
+			if tc.r.Filter != nil && pl.Count.Filter != *tc.r.Filter {
+				t.Errorf("counted on a ledger by %v, want %v", pl.Count.Filter, *tc.r.Filter)
+			}
+			if pl.Count.of(tc.r.For) < tc.queries || !pl.Count.Total.Guarantee.Within(tc.r.Budget.Guarantee) {
 				t.Errorf("%s = %v: %d queries, total %v: want >= %d within %v", pl.Parameter, pl.Value, pl.Count.Run, pl.Count.Total.Guarantee, tc.queries, tc.r.Budget)
 			}
 			if !pl.AtLimit && pl.NeighbourRun >= tc.queries {
@@ -190,4 +204,270 @@ func TestConfidentGNMax(t *testing.T) {
 // asParam reports whether err holds an error that names a parameter.
 func asParam(err error, target *interface{ Param() (string, any, string) }) bool {
 	return err != nil && errors.As(err, target)
+}
+
+// TestPArgmax: pArgmax's trapezoid rule agrees with one in steps of 1/64
+// over [-12, 12] to 1e-12, for counts close and far apart, ties and
+// abstentions, small and large noise, and up to 1,000 classes.
+func TestPArgmax(t *testing.T) {
+	fine := func(c []int, j int, sigma float64) float64 {
+		const h = 1.0 / 64
+		var sum float64
+		for z := -12.0; z <= 12; z += h {
+			v := math.Exp(-z*z/2) / math.Sqrt(2*math.Pi)
+			for i, n := range c {
+				if i != j {
+					v *= 0.5 * math.Erfc(-(float64(c[j]-n)/sigma+z)/math.Sqrt2)
+				}
+			}
+			sum += v
+		}
+		return sum * h
+	}
+	// many returns c counts of 10 to 14, the first 13.
+	many := func(c int) []int {
+		out := make([]int, c)
+		for i := range out {
+			out[i] = 10 + (i*7)%5
+		}
+		out[0] = 13
+		return out
+	}
+	for _, tc := range []struct {
+		c     []int
+		sigma float64
+	}{
+		{[]int{240, 5, 5, 0, 0, 0, 0, 0, 0, 0}, 40},
+		{[]int{240, 5, 5, 0, 0, 0, 0, 0, 0, 0}, 2},
+		{[]int{60, 40, 30, 30, 20, 20, 20, 10, 10, 10}, 40},
+		{[]int{60, 59, 30, 30, 20, 20, 20, 10, 1, 0}, 0.5},
+		{[]int{100, 100, 30}, 10},
+		{[]int{3, 2}, 150},
+		{[]int{25, 25, 25, 25, 25, 25, 25, 25, 25, 12}, 5},
+		{many(30), 1},
+		{many(1000), 0.3},
+	} {
+		for j := range min(len(tc.c), 2) {
+			got, want := pArgmax(tc.c, j, tc.sigma), fine(tc.c, j, tc.sigma)
+			if math.Abs(got-want) > 1e-12 {
+				t.Errorf("counts %v, class %d, sigma %g: %v, want %v", tc.c, j, tc.sigma, got, want)
+			}
+		}
+	}
+}
+
+// pateVotes returns n queries of k teachers over classes classes as PATE's
+// teachers vote on MNIST-like data: each query has a true class and a
+// class it is confused with; three in four are easy (each teacher right
+// with probability 0.85 to 0.99), one in six harder (0.5 to 0.85), the
+// rest hard (0.15 to 0.5); a teacher that is wrong votes for the
+// confusable class with probability 0.6, else for a class at random; each
+// teacher abstains with probability abstain. The truth is each query's
+// true class.
+func pateVotes(n, k, classes int, abstain float64, seed uint64) Proxy {
+	rng := rand.New(rand.NewPCG(seed, 2))
+	p := Proxy{K: k, Classes: classes, Name: "pate-like"}
+	for range n {
+		truth := rng.IntN(classes)
+		conf := (truth + 1 + rng.IntN(classes-1)) % classes
+		var acc float64
+		switch u := rng.Float64(); {
+		case u < 0.75:
+			acc = 0.85 + 0.14*rng.Float64()
+		case u < 0.92:
+			acc = 0.5 + 0.35*rng.Float64()
+		default:
+			acc = 0.15 + 0.35*rng.Float64()
+		}
+		c := make([]int, classes)
+		for range k {
+			switch {
+			case rng.Float64() < abstain:
+			case rng.Float64() < acc:
+				c[truth]++
+			case rng.Float64() < 0.6:
+				c[conf]++
+			default:
+				c[rng.IntN(classes)]++
+			}
+		}
+		p.Counts = append(p.Counts, c)
+		p.Truth = append(p.Truth, truth)
+	}
+	return p
+}
+
+// TestConfidentGNMaxThresholds: with every query charged both steps, the
+// expected correct labels fall as the threshold rises, so without a
+// least precision the plan's threshold is 0; its Thresholds show the
+// least higher thresholds that reach 0.9, 0.95 and 0.99, each with fewer
+// correct labels and at least that precision; a least precision the plan
+// reaches is met by its threshold.
+func TestConfidentGNMaxThresholds(t *testing.T) {
+	ctx := context.Background()
+	r := request(votefile.ConfidentGNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
+	proxy := pateVotes(150, 250, 10, 0.05, 3)
+	for _, tc := range []struct {
+		minPrecision float64
+		zero         bool
+	}{{0, true}, {0.95, false}} {
+		pl, err := ConfidentGNMax(ctx, r, 100, proxy, ConfidentOptions{Ratios: []float64{1.5, 4}, MinPrecision: tc.minPrecision})
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := pl.Utility
+		if got := pl.Request.Mechanism.GNMax.Threshold; (got == 0) != tc.zero || u.Correct < tc.minPrecision*u.Answered {
+			t.Errorf("min-precision %v: threshold %v, %v correct of %v answered", tc.minPrecision, got, u.Correct, u.Answered)
+		}
+		if len(u.Thresholds) == 0 || u.Thresholds[0].Threshold != pl.Request.Mechanism.GNMax.Threshold || u.Thresholds[0].Correct != u.Correct {
+			t.Fatalf("min-precision %v: thresholds %+v: want the plan's first", tc.minPrecision, u.Thresholds)
+		}
+		for i, h := range u.Thresholds[1:] {
+			prev := u.Thresholds[i]
+			if h.Threshold <= prev.Threshold || h.Correct >= prev.Correct || h.Precision() <= prev.Precision() || h.Answered*float64(len(proxy.Counts))/100 < 1 {
+				t.Errorf("min-precision %v: threshold %+v after %+v: want higher, fewer correct, more precise, one proxy query answered", tc.minPrecision, h, prev)
+			}
+		}
+		if tc.zero && len(u.Thresholds) < 2 {
+			t.Errorf("threshold 0 at precision %.3g: no higher threshold shown", u.Thresholds[0].Precision())
+		}
+	}
+}
+
+// TestConfidentGNMaxUnreachable: a least precision no plan of the queries
+// reaches is a *PrecisionError naming min-precision, with the best
+// precision reachable (below the one asked) and the plan of the largest
+// number of queries that reaches it: that plan fits its queries and
+// reaches the precision, and 1% more queries (and one) do not.
+func TestConfidentGNMaxUnreachable(t *testing.T) {
+	ctx := context.Background()
+	r := request(votefile.ConfidentGNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
+	proxy := pateVotes(150, 250, 10, 0.05, 3)
+	opts := ConfidentOptions{Ratios: []float64{1.5, 4}, MinPrecision: 0.97}
+	_, err := ConfidentGNMax(ctx, r, 300, proxy, opts)
+	var pe *PrecisionError
+	if !errors.As(err, &pe) {
+		t.Fatalf("err %v, want a *PrecisionError", err)
+	}
+	if name, v, _ := pe.Param(); name != "min-precision" || v != 0.97 {
+		t.Errorf("names %s = %v, want min-precision = 0.97", name, v)
+	}
+	if u := pe.BestPlan.Utility; !(pe.Best < 0.97) || math.Abs(u.Correct/u.Answered-pe.Best) > 1e-12 || pe.BestPlan.Queries != 300 {
+		t.Errorf("best precision %v: its plan %+v of %d queries: want below 0.97, its own, of 300 queries", pe.Best, u, pe.BestPlan.Queries)
+	}
+	if pe.Reach == nil {
+		t.Fatalf("no plan reaches 0.97: %v", err)
+	}
+	q, u := pe.Reach.Queries, pe.Reach.Utility
+	if q < 1 || q >= 300 || pe.Reach.Count.Run < q || u.Correct < 0.97*u.Answered {
+		t.Errorf("reach: %d queries, run %d, %v correct of %v: want fewer than 300, that fit, precision >= 0.97", q, pe.Reach.Count.Run, u.Correct, u.Answered)
+	}
+	more := q + q/100 + 1
+	if _, err := ConfidentGNMax(ctx, r, more, proxy, opts); !errors.As(err, new(*PrecisionError)) {
+		t.Errorf("%d queries (1%% more than %d): err %v, want a *PrecisionError", more, q, err)
+	}
+}
+
+// TestPArgmaxLaplace: pArgmaxLaplace against the closed form for two
+// classes, where the difference of two Laplace variables of scale b has
+// Pr[D < d] = 1 - e^(-d/b)(1 + d/(2b))/2 for d >= 0, and against a
+// Simpson's rule between the integrand's kinks over [-40b, 40b] for more
+// classes; the
+// probabilities of a query's classes sum to 1.
+func TestPArgmaxLaplace(t *testing.T) {
+	for _, tc := range []struct {
+		c []int
+		b float64
+	}{
+		{[]int{3, 2}, 1}, {[]int{130, 120}, 20}, {[]int{0, 250}, 0.5}, {[]int{7, 7}, 3},
+		{[]int{240, 5, 5, 0, 0, 0, 0, 0, 0, 0}, 40},
+		{[]int{60, 40, 30, 30, 20, 20, 20, 10, 10, 10}, 5},
+		{[]int{60, 59, 30, 30, 20, 20, 20, 10, 1, 0}, 0.7},
+		{[]int{25, 25, 25, 25, 25, 25, 25, 25, 25, 12}, 100},
+	} {
+		var total float64
+		for j := range tc.c {
+			got := pArgmaxLaplace(tc.c, j, tc.b)
+			total += got
+			var want float64
+			if j >= 2 {
+				continue // the sum checks the others
+			}
+			if len(tc.c) == 2 {
+				d := float64(tc.c[j] - tc.c[1-j])
+				want = 1 - math.Exp(-math.Abs(d)/tc.b)*(1+math.Abs(d)/(2*tc.b))/2
+				if d < 0 {
+					want = 1 - want
+				}
+			} else {
+				f := func(z float64) float64 {
+					v := math.Exp(-math.Abs(z)/tc.b) / (2 * tc.b)
+					for i, n := range tc.c {
+						if x := float64(tc.c[j]-n) + z; i != j && x < 0 {
+							v *= math.Exp(x/tc.b) / 2
+						} else if i != j {
+							v *= 1 - math.Exp(-x/tc.b)/2
+						}
+					}
+					return v
+				}
+				cuts := []float64{-40 * tc.b, 0, 40 * tc.b}
+				for _, n := range tc.c {
+					cuts = append(cuts, float64(n-tc.c[j]))
+				}
+				slices.Sort(cuts)
+				for k := 0; k+1 < len(cuts); k++ {
+					const steps = 4096
+					lo, h := cuts[k], (cuts[k+1]-cuts[k])/steps
+					for i := 0; i < steps; i += 2 {
+						x := lo + float64(i)*h
+						want += h / 3 * (f(x) + 4*f(x+h) + f(x+2*h))
+					}
+				}
+			}
+			if tol := 1e-9; math.Abs(got-want) > tol {
+				t.Errorf("counts %v, class %d, b %g: %v, want %v", tc.c, j, tc.b, got, want)
+			}
+		}
+		if math.Abs(total-1) > 1e-9 {
+			t.Errorf("counts %v, b %g: the classes' probabilities sum to %v", tc.c, tc.b, total)
+		}
+	}
+}
+
+// TestCheckNotPrivate: proxy votes with the private votes' rows in
+// another order are refused, naming the votes; a strict part of them, a
+// superset, other counts or another K are not the private votes.
+func TestCheckNotPrivate(t *testing.T) {
+	proxy := Proxy{K: 5, Classes: 3, Name: "proxy.csv", Counts: [][]int{{5, 0, 0}, {3, 1, 1}, {3, 1, 1}, {0, 2, 3}}}
+	for _, tc := range []struct {
+		name    string
+		private string
+		refused bool
+	}{
+		{"the same rows, reordered", "3,1,1\n0,2,3\n3,1,1\n5,0,0\n", true},
+		{"one row fewer", "3,1,1\n0,2,3\n5,0,0\n", false},
+		{"one row more", "3,1,1\n0,2,3\n3,1,1\n5,0,0\n5,0,0\n", false},
+		{"a row changed", "3,1,1\n0,2,3\n3,2,0\n5,0,0\n", false},
+		{"another K", "6,1,1\n0,2,6\n6,1,1\n8,0,0\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in, _, err := votefile.Read(strings.NewReader(tc.private), "private.csv", votefile.Options{Layout: votefile.LayoutCounts})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = proxy.CheckNotPrivate(in)
+			var se interface {
+				Setting() (string, string, string)
+			}
+			if refused := errors.As(err, &se); refused != tc.refused || !tc.refused && err != nil {
+				t.Fatalf("err %v, want refused %v", err, tc.refused)
+			}
+			if tc.refused {
+				if name, v, _ := se.Setting(); name != "votes" || v != "proxy.csv" {
+					t.Errorf("names %s %s, want votes proxy.csv", name, v)
+				}
+			}
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package shuffleg
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -57,8 +58,9 @@ func (cfg Config) check() error {
 // Run executes Algorithm 3 for cfg.Algorithm on p from x = 0, drawing the
 // permutations and the Gaussian noise from src. It does not check the
 // learning rate against the contraction bound: that is the caller's policy
-// (see Plan.ContractionBound and Experiment).
-func Run(p *Problem, cfg Config, src *Stream) (*Trace, error) {
+// (see Plan.ContractionBound and Experiment). It ends with ctx's error,
+// at the end of an epoch, once ctx is done.
+func Run(ctx context.Context, p *Problem, cfg Config, src *Stream) (*Trace, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
@@ -67,7 +69,7 @@ func Run(p *Problem, cfg Config, src *Stream) (*Trace, error) {
 		return nil, err
 	}
 	e := newEngine(p, plan, cfg, src)
-	return e.run(), nil
+	return e.run(ctx)
 }
 
 // engine holds the state of one run; its buffers are allocated once so
@@ -92,7 +94,7 @@ func newEngine(p *Problem, plan Plan, cfg Config, src *Stream) *engine {
 	return &engine{p: p, plan: plan, cfg: cfg, src: src, rng: rand.New(src), x: make([]float64, p.Dim()), perm: perm}
 }
 
-func (e *engine) run() *Trace {
+func (e *engine) run(ctx context.Context) (*Trace, error) {
 	K := e.plan.Epochs
 	tr := &Trace{Loss: make([]float64, K+1), Excess: make([]float64, K+1)}
 	e.p.Task.Reg.Prox(e.x, 0) // x_1^{(1)} = 0 projected on ψ's domain (a no-op for the thesis' ψ)
@@ -101,6 +103,11 @@ func (e *engine) run() *Trace {
 		e.shuffle()
 	}
 	for k := range K {
+		// An epoch is n steps of d coordinates: a second at a million
+		// samples of MNIST's dimension.
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		spec := e.plan.epoch(k)
 		if spec.priv > 0 && e.cfg.Order == RR {
 			e.shuffle()
@@ -134,7 +141,7 @@ func (e *engine) run() *Trace {
 		}
 	}
 	tr.X = e.x
-	return tr
+	return tr, nil
 }
 
 // shuffle draws a uniform permutation of the private samples in place.

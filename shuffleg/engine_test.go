@@ -1,6 +1,7 @@
 package shuffleg
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -50,7 +51,7 @@ func TestSigmaZeroIsShuffledGD(t *testing.T) {
 			p := newTestProblem(t, task, 30, 30, 5, 9)
 			const K, eta = 7, 0.03
 			cfg := Config{Algorithm: DPShuffleG, Order: order, Epochs: K, Fraction: 1, LR: eta, Clip: math.Inf(1)}
-			tr, err := Run(p, cfg, testStream(11, 12))
+			tr, err := Run(context.Background(), p, cfg, testStream(11, 12))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -129,7 +130,7 @@ func TestOrdersVisitEverySampleOnce(t *testing.T) {
 					pub[k] = append(pub[k], i)
 				}
 			}
-			e.run()
+			e.run(context.Background())
 			var first []int
 			var privEpochs int
 			for k := range K {
@@ -194,7 +195,7 @@ func TestStepArithmeticRevealsOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := Run(p, Config{Algorithm: DPShuffleG, Order: IG, Epochs: 1, Fraction: 1, LR: eta, Clip: math.Inf(1)}, testStream(1, 1))
+	tr, err := Run(context.Background(), p, Config{Algorithm: DPShuffleG, Order: IG, Epochs: 1, Fraction: 1, LR: eta, Clip: math.Inf(1)}, testStream(1, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,11 +265,11 @@ func TestRunRejectsBadConfig(t *testing.T) {
 	} {
 		cfg := good
 		mod(&cfg)
-		if _, err := Run(p, cfg, testStream(1, 1)); err == nil {
+		if _, err := Run(context.Background(), p, cfg, testStream(1, 1)); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
-	if _, err := Run(p, good, testStream(1, 1)); err != nil {
+	if _, err := Run(context.Background(), p, good, testStream(1, 1)); err != nil {
 		t.Errorf("good config: %v", err)
 	}
 }
@@ -277,7 +278,7 @@ func TestRunRejectsBadConfig(t *testing.T) {
 // above 2/L: the iterate overflows and the trace records +Inf from then on.
 func TestDivergenceIsMarked(t *testing.T) {
 	p := newTestProblem(t, ridgeRegression(0.1), 20, 20, 4, 2)
-	tr, err := Run(p, Config{Algorithm: DPShuffleG, Order: IG, Epochs: 200, Fraction: 1, LR: 1e3, Clip: math.Inf(1)}, testStream(1, 1))
+	tr, err := Run(context.Background(), p, Config{Algorithm: DPShuffleG, Order: IG, Epochs: 200, Fraction: 1, LR: 1e3, Clip: math.Inf(1)}, testStream(1, 1))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // Thesis defaults (Section 4.7.4).
@@ -197,12 +198,16 @@ func (e *Experiment) checkSettings() error {
 		return bad("p", e.Fraction, "must be in (0, 1]")
 	case !(e.Clip > 0) || math.IsInf(e.Clip, 0):
 		return bad("clip", e.Clip, "must be a finite number > 0")
-	case e.Epochs < 1:
-		return bad("epochs", float64(e.Epochs), "must be >= 1")
-	case e.Runs < 1:
-		return bad("runs", float64(e.Runs), "must be >= 1")
-	case e.Workers < 0:
-		return bad("workers", float64(e.Workers), "must be >= 0 (0: all cores)")
+	case e.Epochs < 1 || e.Epochs > maxEpochs:
+		return bad("epochs", float64(e.Epochs), fmt.Sprintf("must be in [1, %d]", maxEpochs))
+	case e.Runs < 1 || e.Runs > maxRuns:
+		return bad("runs", float64(e.Runs), fmt.Sprintf("must be in [1, %d]", maxRuns))
+	case float64(len(e.Algorithms))*float64(len(e.LRs))*float64(e.Runs)*float64(e.Epochs+1) > maxCurvePoints:
+		// Every run keeps its curves, two values an epoch.
+		return bad("runs", float64(e.Runs), fmt.Sprintf("%d runs of %d epochs for %d algorithms at %d learning rates: their curves must hold at most %d points (1 GiB)",
+			e.Runs, e.Epochs, len(e.Algorithms), len(e.LRs), maxCurvePoints))
+	case e.Workers < 0 || e.Workers > param.MaxWorkers:
+		return bad("workers", float64(e.Workers), fmt.Sprintf("must be in [0, %d] (0: all cores)", param.MaxWorkers))
 	case len(e.LRs) == 0:
 		return errors.New("learning rates: none given")
 	}
@@ -216,6 +221,15 @@ func (e *Experiment) checkSettings() error {
 	}
 	return nil
 }
+
+// Bounds on an experiment's size, each checked before anything is
+// allocated for it: its curves are kept in memory, two float64s an epoch
+// of each run.
+const (
+	maxEpochs      = 1 << 20
+	maxRuns        = 1 << 16
+	maxCurvePoints = 1 << 26
+)
 
 // job is one run: algorithm index, grid index, run index.
 type job struct{ a, l, r int }
@@ -329,7 +343,7 @@ func (e *Experiment) runJobs(ctx context.Context, jobs []job, cfgs []Config, tra
 				}
 				cfg := cfgs[j.a]
 				cfg.LR = e.LRs[j.l]
-				tr, err := Run(e.Problem, cfg, runStream(key, e.Algorithms[j.a], j.r))
+				tr, err := Run(ctx, e.Problem, cfg, runStream(key, e.Algorithms[j.a], j.r))
 				if err != nil {
 					errs[w] = err
 					continue

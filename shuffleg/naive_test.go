@@ -1,6 +1,7 @@
 package shuffleg
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -83,7 +84,7 @@ func TestEngineMatchesNaive(t *testing.T) {
 		for _, a := range Algorithms() {
 			for _, order := range []Order{IG, SO, RR} {
 				cfg := Config{Algorithm: a, Order: order, Epochs: 4, Fraction: 0.5, LR: 0.02, Clip: 0.8, Sigma: 0.7}
-				tr, err := Run(p, cfg, testStream(3, 4))
+				tr, err := Run(context.Background(), p, cfg, testStream(3, 4))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -122,7 +123,7 @@ func BenchmarkEngine(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			for _, cfg := range cfgs {
-				if _, err := Run(p, cfg, newStream([32]byte{1})); err != nil {
+				if _, err := Run(context.Background(), p, cfg, newStream([32]byte{1})); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -173,7 +174,7 @@ func BenchmarkPanel(b *testing.B) {
 					for r := range 10 {
 						src := newStream([32]byte{byte(a), byte(r)})
 						if impl == "fused" {
-							if _, err := Run(p, cfg, src); err != nil {
+							if _, err := Run(context.Background(), p, cfg, src); err != nil {
 								b.Fatal(err)
 							}
 						} else {

@@ -43,6 +43,11 @@ const (
 // TaskNames are the tasks a Spec can name.
 var TaskNames = []string{"mean", "ridge", "lasso-logistic"}
 
+// maxSyntheticValues bounds the values of each generated set, n·d: two
+// sets of this many float64s take a gigabyte, and their generation,
+// which checks no context, under a second.
+const maxSyntheticValues = 1 << 26
+
 // newTask returns the task named name (one of TaskNames): mean estimation
 // in a ball of the given radius, ridge regression or l1-regularised
 // logistic regression with weight lambda. Another name is an
@@ -95,6 +100,10 @@ func (s Spec) Build() (*Experiment, datasets.Info, error) {
 		}
 		if d < 1 {
 			return nil, info, &accountant.ParamError{Name: "d", Value: float64(d), Rule: "must be >= 1"}
+		}
+		// In float64: n·d overflows an int long before memory runs out.
+		if float64(n)*float64(d) > maxSyntheticValues {
+			return nil, info, &accountant.ParamError{Name: "n", Value: float64(n), Rule: fmt.Sprintf("n·d = %g values of each set of dimension d = %d: must be at most %d (512 MiB a set)", float64(n)*float64(d), d, maxSyntheticValues)}
 		}
 		pair = datasets.Synthetic(task.Loss.Task(), n, d, 1)
 	} else if pair, err = datasets.Load(s.DataDir, s.Dataset, task.Loss.Task()); err != nil {

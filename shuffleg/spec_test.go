@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -55,12 +56,22 @@ func TestSpecBuildRejects(t *testing.T) {
 		{func(s *Spec) { s.Clip = -1 }, "clip", "", ""},
 		{func(s *Spec) { s.Epochs = 0 }, "epochs", "", ""},
 		{func(s *Spec) { s.Runs = 0 }, "runs", "", ""},
+		// Each run keeps a curve of its epochs: sizes from the flags are
+		// bounded before they are allocated (a makeslice panic, and an
+		// out of memory, at 2^63 and 2^32).
+		{func(s *Spec) { s.Runs = math.MaxInt }, "runs", "", ""},
+		{func(s *Spec) { s.Epochs = math.MaxInt }, "epochs", "", ""},
+		{func(s *Spec) { s.Epochs, s.Runs = 1<<20, 1<<10 }, "runs", "", "curves must hold at most"},
+		{func(s *Spec) { s.Workers = math.MaxInt }, "workers", "", ""},
 		{func(s *Spec) { s.Workers = -1 }, "workers", "", ""},
 		{func(s *Spec) { s.LRs = []float64{0.1, -1} }, "lr", "", ""},
 		{func(s *Spec) { s.Radius = new(0.0) }, "C", "", ""},
 		{func(s *Spec) { s.Task, s.Lambda = "ridge", new(-1.0) }, "lambda", "", ""},
 		{func(s *Spec) { s.N = new(1) }, "n", "", ""},
 		{func(s *Spec) { s.D = new(0) }, "d", "", ""},
+		// n·d overflowed an int (a makeslice panic) or ran out of memory.
+		{func(s *Spec) { s.N, s.D = new(100000000), new(100000000) }, "n", "", "must be at most"},
+		{func(s *Spec) { s.N, s.D = new(1<<32), new(1<<32) }, "n", "", "must be at most"},
 		{func(s *Spec) { s.Algorithms = nil }, "", "", "no algorithm"},
 		{func(s *Spec) { s.AlphaRule = accountant.AlphaTable43; s.Conversion = accountant.ImprovedConversion }, "", "alpha rule", "Table 4.3"},
 		{func(s *Spec) { s.Task = "median" }, "", "task", `task "median": must be one of mean, ridge, lasso-logistic`},

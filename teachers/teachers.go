@@ -85,20 +85,26 @@ func RecordID(d *datasets.Dataset, i int) []byte {
 }
 
 // recordShares returns the records of d in each of k shares cut by Share with
-// key, each in d's order.
-func recordShares(key []byte, d *datasets.Dataset, k int) [][]int {
-	return sharesOf(key, d.Len(), func(i int) []byte { return RecordID(d, i) }, k)
+// key, each in d's order (sharesOf).
+func recordShares(ctx context.Context, key []byte, d *datasets.Dataset, k int) ([][]int, error) {
+	return sharesOf(ctx, key, d.Len(), func(i int) []byte { return RecordID(d, i) }, k)
 }
 
 // sharesOf returns the records 0..n-1 in each of k shares cut by Share
-// with key, record i's identity being id(i), each in order.
-func sharesOf(key []byte, n int, id func(i int) []byte, k int) [][]int {
+// with key, record i's identity being id(i), each in order; ctx's error
+// once ctx is done (hashing sixty thousand images takes a second).
+func sharesOf(ctx context.Context, key []byte, n int, id func(i int) []byte, k int) ([][]int, error) {
 	out := make([][]int, k)
 	for i := range n {
+		if i%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		t := Share(key, id(i), k)
 		out[t] = append(out[t], i)
 	}
-	return out
+	return out, nil
 }
 
 // ImageID returns the identity of image i of im: RecordID of the image as
@@ -160,9 +166,16 @@ func (c Config) Key() string {
 	return c.Dataset + "-" + hex.EncodeToString(s[:8])
 }
 
+// maxTeachers bounds K, the teachers a Config trains: each is a network
+// and a share of the training set, sized before any is trained.
+const maxTeachers = 1 << 16
+
 // Validate checks the configuration: a value out of its range is a
 // *accountant.ParamError that names its field (K, epochs, batch, lr).
 func (c Config) Validate() error {
+	if c.K > maxTeachers {
+		return fmt.Errorf("teachers: %w", &accountant.ParamError{Name: "K", Value: float64(c.K), Rule: fmt.Sprintf("must be at most %d (each teacher is a network trained on its own share)", maxTeachers)})
+	}
 	if c.Classes != 0 {
 		switch {
 		case c.Classes < 2 || c.Classes > 256:
@@ -327,9 +340,13 @@ func Train(ctx context.Context, b *datasets.Binary, cfg Config) (*Ensemble, erro
 			return nil, err
 		}
 		e.Partition = Partition{Rule: votefile.KeyedHash, Key: hex.EncodeToString(key)}
-		for i, idx := range recordShares(key, b.Train, cfg.K) {
+		shares, err := recordShares(ctx, key, b.Train, cfg.K)
+		if err != nil {
+			return nil, err
+		}
+		for i, idx := range shares {
 			if len(idx) == 0 {
-				return nil, fmt.Errorf("teachers: teacher %d has no training images of %d for K = %d", i, b.Train.Len(), cfg.K)
+				return nil, fmt.Errorf("teachers: %w", &accountant.ParamError{Name: "K", Value: float64(cfg.K), Rule: fmt.Sprintf("teacher %d has no training images of the %d: too many teachers for the training set", i, b.Train.Len())})
 			}
 			data[i] = b.Train.Subset(idx)
 		}
@@ -418,10 +435,13 @@ func trainClasses(ctx context.Context, m *datasets.MNIST, cfg Config) (*Ensemble
 	}
 	e := &Ensemble{Config: cfg.withoutHooks(), Params: make([][]float64, cfg.K), Accuracy: make([]float64, cfg.K), ShareSizes: make([]int, cfg.K),
 		Partition: Partition{Rule: votefile.KeyedHash, Key: hex.EncodeToString(key)}, QueryVotes: make([][]byte, cfg.K)}
-	shares := sharesOf(key, m.Train.Len(), func(i int) []byte { return ImageID(m.Train, i) }, cfg.K)
+	shares, err := sharesOf(ctx, key, m.Train.Len(), func(i int) []byte { return ImageID(m.Train, i) }, cfg.K)
+	if err != nil {
+		return nil, err
+	}
 	for i, idx := range shares {
 		if len(idx) == 0 {
-			return nil, fmt.Errorf("teachers: teacher %d has no training images of %d for K = %d", i, m.Train.Len(), cfg.K)
+			return nil, fmt.Errorf("teachers: %w", &accountant.ParamError{Name: "K", Value: float64(cfg.K), Rule: fmt.Sprintf("teacher %d has no training images of the %d: too many teachers for the training set", i, m.Train.Len())})
 		}
 	}
 	queries := m.Test.Dataset(datasets.Range(0, cfg.Queries))

@@ -170,9 +170,16 @@ func TestShareStable(t *testing.T) {
 	key := []byte("a key of the test")
 	all := datasets.SyntheticBinary(3000, 1, 4).Train
 	const k = 11
+	shares := func(d *datasets.Dataset) [][]int {
+		s, err := recordShares(context.Background(), key, d, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
 	teacher := func(d *datasets.Dataset) map[string]int {
 		m := map[string]int{}
-		for s, idx := range recordShares(key, d, k) {
+		for s, idx := range shares(d) {
 			for _, i := range idx {
 				m[string(RecordID(d, i))] = s
 			}
@@ -199,7 +206,7 @@ func TestShareStable(t *testing.T) {
 		t.Errorf("%d of %d kept records changed teacher", moved, len(kept))
 	}
 	// Even: each share within 5 standard deviations of n/k.
-	sizes := recordShares(key, all, k)
+	sizes := shares(all)
 	mean, sd := 3000.0/k, math.Sqrt(3000.0/k*(1-1.0/k))
 	for s, idx := range sizes {
 		if math.Abs(float64(len(idx))-mean) > 5*sd {
@@ -359,7 +366,11 @@ func TestTrainClasses(t *testing.T) {
 		t.Fatal(err)
 	}
 	key, _ := hex.DecodeString(e.Partition.Key)
-	for i, idx := range sharesOf(key, m.Train.Len(), func(i int) []byte { return ImageID(m.Train, i) }, cfg.K) {
+	shares, err := sharesOf(context.Background(), key, m.Train.Len(), func(i int) []byte { return ImageID(m.Train, i) }, cfg.K)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, idx := range shares {
 		if e.ShareSizes[i] != len(idx) {
 			t.Errorf("teacher %d trained on %d images, its share has %d", i, e.ShareSizes[i], len(idx))
 		}
@@ -529,6 +540,7 @@ func TestValidateNames(t *testing.T) {
 		name string
 	}{
 		{func(c *Config) { c.K = 0 }, "K"},
+		{func(c *Config) { c.K = math.MaxInt }, "K"},
 		{func(c *Config) { c.Epochs = 0 }, "epochs"},
 		{func(c *Config) { c.Batch = 0 }, "batch"},
 		{func(c *Config) { c.LR = -1 }, "lr"},

@@ -68,7 +68,7 @@ func RunEqual(ctx context.Context, test *datasets.Dataset, t *Teachers, p EqualP
 					return nil, fmt.Errorf("transfer: %s: %w", res.Mechanism, err)
 				}
 				// After Run's mechanisms: each its own noise.
-				if res.AccuracyMean, res.AccuracyStd, err = measure(test, votes, q, p.Redraws, p.Seed, len(Mechanisms)+i, answer(agg, k)); err != nil {
+				if res.AccuracyMean, res.AccuracyStd, err = measure(ctx, test, votes, q, p.Redraws, p.Seed, len(Mechanisms)+i, answer(agg, k)); err != nil {
 					return nil, err
 				}
 			}

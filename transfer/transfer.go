@@ -237,8 +237,12 @@ type Outcome struct {
 	SharedCap *accountant.Cap
 }
 
+// maxRedraws bounds Params.Redraws: a redraw's seed keeps its index in
+// 20 bits (measure).
+const maxRedraws = 1 << 20
+
 // Validate checks the protocol for a public set of n images: M in [1, K],
-// at least one redraw, and each Q in [1, n]. A bad value is an
+// redraws in [1, maxRedraws], and each Q in [1, n]. A bad value is an
 // *accountant.ParamError naming m, redraws or queries.
 func (p Params) Validate(n int) error {
 	bad := func(name string, v float64, rule string, args ...any) error {
@@ -247,8 +251,8 @@ func (p Params) Validate(n int) error {
 	if !(p.M >= 1 && p.M <= K) {
 		return bad("m", p.M, "must be in [1, K] = [1, %d]", K)
 	}
-	if p.Redraws < 1 {
-		return bad("redraws", float64(p.Redraws), "must be >= 1")
+	if p.Redraws < 1 || p.Redraws > maxRedraws {
+		return bad("redraws", float64(p.Redraws), "must be in [1, %d]", maxRedraws)
 	}
 	for _, q := range p.Queries {
 		if q < 1 || q > n {
@@ -325,7 +329,7 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt
 			if nonPrivate(name) {
 				votes = pubVotes
 			}
-			mean, std, err := measure(test, votes, q, p.Redraws, p.Seed, mi, func(v []byte, src *noise.Source) (int, error) {
+			mean, std, err := measure(ctx, test, votes, q, p.Redraws, p.Seed, mi, func(v []byte, src *noise.Source) (int, error) {
 				label, err := agg.Aggregate(v, src)
 				return int(label), err
 			})
@@ -337,7 +341,7 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt
 			if nonPrivate(name) {
 				b = votefile.Binding{K: prm.K, Relation: accountant.OneVote} // no cap
 			}
-			acc, err := ensemble.NewAccounting(priv, b, accountant.Composition{Method: accountant.General, DeltaPrime: DeltaPrime}, nil)
+			acc, err := ensemble.NewAccounting(ctx, priv, b, accountant.Composition{Method: accountant.General, DeltaPrime: DeltaPrime}, nil)
 			if err != nil {
 				return nil, fmt.Errorf("transfer: %s: %w", name, err)
 			}
@@ -586,10 +590,14 @@ func Agree(votes [][]byte) Agreement {
 // of label over redraws sets of q distinct public images of test, each
 // labelled from its votes: the draws seeded by (seed, q, the set) alone, so
 // that every mechanism labels the same images, and the noise also by the
-// mechanism's place mi.
-func measure(test *datasets.Dataset, votes [][]byte, q, redraws int, seed uint64, mi int, label func(votes []byte, src *noise.Source) (int, error)) (mean, std float64, err error) {
+// mechanism's place mi. It ends with ctx's error, between sets, once ctx
+// is done.
+func measure(ctx context.Context, test *datasets.Dataset, votes [][]byte, q, redraws int, seed uint64, mi int, label func(votes []byte, src *noise.Source) (int, error)) (mean, std float64, err error) {
 	acc := make([]float64, redraws)
 	for r := range redraws {
+		if err := ctx.Err(); err != nil {
+			return 0, 0, err
+		}
 		draw := rand.New(rand.NewPCG(seed, uint64(q)<<20|uint64(r)))
 		src := noise.NewSeededSource(seed ^ uint64(q)<<40 ^ uint64(r)<<8 ^ uint64(mi))
 		right := 0

@@ -211,6 +211,7 @@ func TestParamsValidate(t *testing.T) {
 		{func(p *Params) { p.M = K + 1 }, "m"},
 		{func(p *Params) { p.M = math.NaN() }, "m"},
 		{func(p *Params) { p.Redraws = 0 }, "redraws"},
+		{func(p *Params) { p.Redraws = math.MaxInt }, "redraws"},
 		{func(p *Params) { p.Queries = []int{20, 101} }, "queries"},
 		{func(p *Params) { p.Queries = []int{0} }, "queries"},
 	} {

@@ -39,15 +39,9 @@ type classOptions struct {
 	// header, lets a row of counts sum to fewer than K: the teachers
 	// that abstained.
 	K int
-	// TeachersInRows reads a matrix of class labels (a NumPy array, or a
-	// CSV file read whole) as teachers x queries, the layout of PATE's
-	// published votes, rather than queries x teachers.
-	TeachersInRows bool
-	// Size is the file's size in bytes, 0 when not known (a stream): a
-	// text file of class labels whose rows outnumber what that size can
-	// hold, more teachers than queries, is refused as one the other way
-	// round (a NumPy file's shape says it without).
-	Size int64
+	// Orientation is the axis of the teachers in a matrix of class labels
+	// (Options.Orientation).
+	Orientation Orientation
 }
 
 // maxCount bounds a count or class index: 9 decimal digits.
@@ -128,7 +122,10 @@ func (f *voteFile) Classes(opts classOptions) (*classReader, error) {
 		case opts.K != 0 && opts.K != m.K:
 			return nil, bad("the metadata header states K = %d, but K = %d was given", m.K, opts.K)
 		}
-		opts.Input, opts.Classes, opts.K = layout, m.Classes, m.K
+		if opts.Orientation == TeachersInRows {
+			return nil, adviceError(name, advise("the metadata header states a row per query: leave out %v", teachersInRows))
+		}
+		opts.Input, opts.Classes, opts.K, opts.Orientation = layout, m.Classes, m.K, QueriesInRows
 	}
 	if opts.Input == inputFromHeader && f.npy != nil {
 		// A NumPy array holds counts unless the classes are given.
@@ -149,10 +146,21 @@ func (f *voteFile) Classes(opts classOptions) (*classReader, error) {
 	if opts.Input == inputClasses {
 		mr.c = opts.Classes
 	}
-	if f.npy == nil && opts.TeachersInRows {
-		if opts.Input != inputClasses || f.vr.format != FormatCSV {
-			return nil, adviceError(name, advise("%v reads class labels (%v) of a NumPy array or a CSV file, one row per teacher", teachersInRows, Hint{OptionClasses, "C"}))
+	if f.npy == nil && f.vr.format == FormatJSONL && opts.Orientation != TeachersInRows {
+		opts.Orientation = QueriesInRows // a JSON line is a query
+	}
+	switch {
+	case opts.Orientation == TeachersInRows && (opts.Input != inputClasses || f.npy == nil && f.vr.format != FormatCSV):
+		return nil, adviceError(name, advise("%v reads class labels (%v) of a NumPy array or a CSV file, one row per teacher", teachersInRows, Hint{OptionClasses, "C"}))
+	case opts.Input == inputClasses && opts.Orientation == OrientationUnstated:
+		shape := ""
+		if f.npy != nil {
+			shape = ", shape " + shapeText(f.npy.shape[:]) + ","
 		}
+		return nil, adviceError(name, advise("a matrix of class labels%s without a metadata header: state which axis holds the teachers, %v (a row per teacher, the layout of PATE's published votes) or %v (a row per query), whatever its shape: it reads either way, and one way is false",
+			shape, teachersInRows, queriesInRows))
+	}
+	if f.npy == nil && opts.Orientation == TeachersInRows {
 		var err error
 		if mr.npy, err = mr.csvMatrix(f.first); err != nil {
 			return nil, err
@@ -161,7 +169,7 @@ func (f *voteFile) Classes(opts classOptions) (*classReader, error) {
 	line := f.first
 	var err error
 	if a := mr.npy; a != nil {
-		if err := a.settle(opts.TeachersInRows); err != nil {
+		if err := a.settle(opts.Orientation == TeachersInRows); err != nil {
 			return nil, err
 		}
 		if err := a.checkShape(opts); err != nil {
@@ -179,31 +187,8 @@ func (f *voteFile) Classes(opts classOptions) (*classReader, error) {
 	if err := mr.parse(line, true); err != nil {
 		return nil, err
 	}
-	if err := mr.checkRows(line); err != nil {
-		return nil, err
-	}
 	mr.q.Index, mr.q.Line, mr.pending = 1, mr.lr.line, true
 	return mr, nil
-}
-
-// checkRows refuses a text file of class labels, queries x teachers,
-// that looks the other way round: more teachers (labels in the first
-// row, line) than the rows its size holds at that row's length, unless
-// K is stated.
-func (r *classReader) checkRows(line []byte) error {
-	if r.npy != nil || r.opts.Input != inputClasses || r.opts.K > 0 || r.opts.Size <= 0 {
-		return nil
-	}
-	rows := r.opts.Size / int64(len(line)+1)
-	if int64(r.k) <= rows {
-		return nil
-	}
-	flag := advise("give %v", teachersInRows)
-	if r.format == FormatJSONL {
-		flag = advise("write a row per query (%v reads CSV and NumPy)", teachersInRows)
-	}
-	return r.lr.errorf(0, "%d class labels a row, K = %d teachers, but the file's %d bytes hold about %d rows of this one's length: more teachers than queries looks like a row per teacher, teachers x queries (PATE's layout): %s (or state K, %v, if %d teachers did vote)",
-		r.k, r.k, r.opts.Size, rows, flag, statedK(r.k), r.k)
 }
 
 // String returns "counts" or "class indices".
@@ -315,10 +300,8 @@ func (r *classReader) labelsHint() advice {
 	if r.lr.meta != nil {
 		return advice{}
 	}
-	if r.npy != nil {
-		return advise("; if the array holds class labels, one per teacher, give %v (with %v for teachers x queries, the layout of PATE's published votes)", classes, teachersInRows)
-	}
-	return advise("; if the rows hold class labels, one per teacher, give %v", classes)
+	return advise("; if the %s holds class labels, one per teacher, give %v with its orientation, %v (the layout of PATE's published votes) or %v",
+		map[bool]string{true: "array", false: "file"}[r.npy != nil], classes, teachersInRows, queriesInRows)
 }
 
 // wholeNumber parses a count: a non-negative decimal integer of at most 9

@@ -42,9 +42,9 @@ func TestClassReader(t *testing.T) {
 		{"counts header id", "id,a,b\nq1,2,3\nq2,5,0\n", classOptions{Input: inputCounts}, 5, 2, [][]int{{2, 3}, {5, 0}}, ""},
 		{"counts jsonl", "[1,2,3]\n{\"id\":\"x\",\"counts\":[6,0,0]}\n", classOptions{Input: inputCounts}, 0, 0, nil, "line 2: \"id\" present in some rows"},
 		{"counts jsonl ids", "{\"id\":1,\"votes\":[1,2,3]}\n{\"id\":\"x\",\"counts\":[6,0,0]}\n", classOptions{Input: inputCounts}, 6, 3, [][]int{{1, 2, 3}, {6, 0, 0}}, ""},
-		{"classes", "0,2,2,1,2\n1,1,1,1,1\n", classOptions{Input: inputClasses, Classes: 3}, 5, 3, [][]int{{1, 1, 3}, {0, 5, 0}}, ""},
+		{"classes", "0,2,2,1,2\n1,1,1,1,1\n", classOptions{Input: inputClasses, Classes: 3, Orientation: QueriesInRows}, 5, 3, [][]int{{1, 1, 3}, {0, 5, 0}}, ""},
 		{"bad sum", "3,1,0\n0,3,0\n", classOptions{Input: inputCounts}, 0, 0, nil, "line 2: counts sum to 3, want K = 4"},
-		{"bad class", "0,1,2\n0,3,1\n", classOptions{Input: inputClasses, Classes: 3}, 0, 0, nil, "line 2, column 2: vote 2: class 3"},
+		{"bad class", "0,1,2\n0,3,1\n", classOptions{Input: inputClasses, Classes: 3, Orientation: QueriesInRows}, 0, 0, nil, "line 2, column 2: vote 2: class 3"},
 		{"negative", "3,1,0\n3,-1,2\n", classOptions{Input: inputCounts}, 0, 0, nil, "line 2, column 2: count \"-1\": must be a non-negative integer"},
 		// A first row of numbers is data however malformed, never a header
 		// row, and a number in its first column is a count, never an id.
@@ -126,7 +126,7 @@ func FuzzClassReader(f *testing.F) {
 		opts := classOptions{Input: inputCounts}
 		switch mode % 3 {
 		case 1:
-			opts = classOptions{Input: inputClasses, Classes: 3}
+			opts = classOptions{Input: inputClasses, Classes: 3, Orientation: QueriesInRows}
 		case 2:
 			opts = classOptions{} // the header's layout
 		}

@@ -17,7 +17,7 @@ func ExampleRead_numPy() {
 		return
 	}
 	defer f.Close()
-	in, _, err := votefile.Read(f, "pate-teachers-labels-K25.npy", votefile.Options{Classes: 10, TeachersInRows: true})
+	in, _, err := votefile.Read(f, "pate-teachers-labels-K25.npy", votefile.Options{Classes: 10, Orientation: votefile.TeachersInRows})
 	if err != nil {
 		fmt.Println(err)
 		return

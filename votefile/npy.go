@@ -356,29 +356,22 @@ func (r *classReader) parseNPY(b []byte) error {
 	return nil
 }
 
-// checkShape refuses an array of class labels whose axes look
-// exchanged: more teachers than queries, unless K is stated (then the
-// teachers' axis must have K), with the flag that reads it the other way.
+// checkShape refuses an array of class labels whose teachers' axis, as
+// its stated orientation has it, does not have the K stated; the
+// orientation itself is trusted, whatever the shape.
 func (a *npyArray) checkShape(opts classOptions) error {
-	if opts.Input != inputClasses {
-		if opts.TeachersInRows {
-			return a.errorf("%v reads a matrix of class labels (with %v), not vote counts", teachersInRows, Hint{OptionClasses, "C"})
-		}
+	if opts.Input != inputClasses || opts.K == 0 || a.width == opts.K {
 		return nil
 	}
 	s := shapeText(a.shape[:])
-	flip := advise("give %v, which reads PATE's published layout, teachers x queries", teachersInRows)
-	as := advise("queries x teachers")
-	if opts.TeachersInRows {
-		flip, as = advise("leave out %v", teachersInRows), advise("teachers x queries (%v)", teachersInRows)
+	as, flip := advise("queries x teachers (%v)", queriesInRows), advise("%v", teachersInRows)
+	if opts.Orientation == TeachersInRows {
+		as, flip = advise("teachers x queries (%v)", teachersInRows), advise("%v", queriesInRows)
 	}
-	switch {
-	case opts.K > 0 && a.width != opts.K && a.queries == opts.K:
-		return a.errorf("shape %s read as %s has %d teachers, but K = %d is stated, the number along the other axis: %s", s, as, a.width, opts.K, flip)
-	case opts.K == 0 && a.width > a.queries:
-		return a.errorf("shape %s read as %s is %d queries of %d teachers each: more teachers than queries looks like the axes the other way round; %s (or state K, %v, if %d teachers did vote)", s, as, a.queries, a.width, flip, statedK(a.width), a.width)
+	if a.queries == opts.K {
+		return a.errorf("shape %s read as %s has %d teachers, but K = %d is stated, the number along the other axis: is the orientation %s?", s, as, a.width, opts.K, flip)
 	}
-	return nil
+	return a.errorf("shape %s read as %s has %d teachers, but K = %d is stated", s, as, a.width, opts.K)
 }
 
 // openNPZ opens the array named array (with or without its .npy) in the

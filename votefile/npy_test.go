@@ -104,8 +104,8 @@ func TestNPYReader(t *testing.T) {
 	counts := [][]int{{3, 1, 1}, {0, 1, 4}, {1, 4, 0}}
 	abstain := [][]int{{0, -1, 1, 2, 0}, {2, 2, 2, 1, -1}, {-1, -1, -1, -1, -1}}
 	abstainCounts := [][]int{{2, 1, 1}, {0, 1, 3}, {0, 0, 0}}
-	classes := classOptions{Input: inputClasses, Classes: 3, K: 5}
-	inRows := classOptions{Input: inputClasses, Classes: 3, TeachersInRows: true, K: 5}
+	classes := classOptions{Input: inputClasses, Classes: 3, K: 5, Orientation: QueriesInRows}
+	inRows := classOptions{Input: inputClasses, Classes: 3, Orientation: TeachersInRows, K: 5}
 	// Wide labels: 2 queries of 5 teachers, more teachers than queries.
 	wide := [][]int{{0, 0, 1, 2, 0}, {2, 2, 2, 1, 2}}
 	tests := []struct {
@@ -144,15 +144,19 @@ func TestNPYReader(t *testing.T) {
 			"NumPy file truncated: the header states shape (3, 3) of <i8 (72 bytes of data), but the data end within query 3"},
 		{"truncated, gathered", npyFile("<i8", []int{5, 3}, false, floats(transpose(labels)))[:128+8*14], inRows, nil, 0, "truncated"},
 		{"data after the array", append(npyFile("<i8", []int{3, 3}, false, floats(counts)), 0), classOptions{}, nil, 0, "data after the 3 x 3 values"},
-		{"labels read as counts", npyFile("<i8", []int{3, 5}, false, floats(labels)), classOptions{}, nil, 0, "give Options.Classes = C (with Options.TeachersInRows"},
-		{"teachers x queries without the flag", npyFile("<i8", []int{2, 5}, false, floats(wide)), classOptions{Input: inputClasses, Classes: 3}, nil, 0,
-			"shape (2, 5) read as queries x teachers is 2 queries of 5 teachers each: more teachers than queries looks like the axes the other way round; give Options.TeachersInRows, which reads PATE's published layout, teachers x queries (or state K, Options.K = 5, if 5 teachers did vote)"},
-		{"queries x teachers with the flag", npyFile("<i8", []int{5, 2}, false, floats(transpose(wide))), classOptions{Input: inputClasses, Classes: 3, TeachersInRows: true}, nil, 0,
-			"shape (5, 2) read as teachers x queries (Options.TeachersInRows) is 2 queries of 5 teachers each: more teachers than queries looks like the axes the other way round; leave out Options.TeachersInRows"},
-		{"wide, K stated", npyFile("<i8", []int{2, 5}, false, floats(wide)), classOptions{Input: inputClasses, Classes: 3, K: 5}, [][]int{{3, 1, 1}, {0, 1, 4}}, 5, ""},
-		{"K along the other axis", npyFile("<i8", []int{5, 3}, false, floats(transpose(labels))), classOptions{Input: inputClasses, Classes: 3, K: 5}, nil, 0,
-			"has 3 teachers, but K = 5 is stated, the number along the other axis: give Options.TeachersInRows"},
-		{"teachers in rows for counts", npyFile("<i8", []int{3, 3}, false, floats(counts)), classOptions{TeachersInRows: true}, nil, 0, "Options.TeachersInRows reads a matrix of class labels"},
+		{"labels read as counts", npyFile("<i8", []int{3, 5}, false, floats(labels)), classOptions{}, nil, 0,
+			"give Options.Classes = C with its orientation, Options.Orientation = teachers-in-rows (the layout of PATE's published votes) or Options.Orientation = queries-in-rows"},
+		// Whatever the shape, class labels need their orientation stated;
+		// a stated one is trusted.
+		{"labels, orientation unstated", npyFile("<i8", []int{3, 5}, false, floats(labels)), classOptions{Input: inputClasses, Classes: 3}, nil, 0,
+			"a matrix of class labels, shape (3, 5), without a metadata header: state which axis holds the teachers, Options.Orientation = teachers-in-rows (a row per teacher, the layout of PATE's published votes) or Options.Orientation = queries-in-rows (a row per query)"},
+		{"square labels, orientation unstated", npyFile("<i8", []int{3, 3}, false, floats(counts)), classOptions{Input: inputClasses, Classes: 5, K: 3}, nil, 0, "state which axis holds the teachers"},
+		{"more teachers than queries, stated", npyFile("<i8", []int{2, 5}, false, floats(wide)), classOptions{Input: inputClasses, Classes: 3, Orientation: QueriesInRows}, [][]int{{3, 1, 1}, {0, 1, 4}}, 5, ""},
+		{"more teachers than queries, in rows", npyFile("<i8", []int{5, 2}, false, floats(transpose(wide))), classOptions{Input: inputClasses, Classes: 3, Orientation: TeachersInRows}, [][]int{{3, 1, 1}, {0, 1, 4}}, 5, ""},
+		{"K along the other axis", npyFile("<i8", []int{5, 3}, false, floats(transpose(labels))), classOptions{Input: inputClasses, Classes: 3, K: 5, Orientation: QueriesInRows}, nil, 0,
+			"shape (5, 3) read as queries x teachers (Options.Orientation = queries-in-rows) has 3 teachers, but K = 5 is stated, the number along the other axis: is the orientation Options.Orientation = teachers-in-rows?"},
+		{"teachers in rows for counts", npyFile("<i8", []int{3, 3}, false, floats(counts)), classOptions{Orientation: TeachersInRows}, nil, 0, "Options.Orientation = teachers-in-rows reads class labels"},
+		{"queries in rows for counts", npyFile("<i8", []int{3, 3}, false, floats(counts)), classOptions{Orientation: QueriesInRows}, counts, 5, ""},
 		{"1-D", npyFile("<i8", []int{3}, false, []float64{1, 2, 3}), classOptions{}, nil, 0, "shape (3,): want a 2-D array"},
 		{"3-D", npyFile("<i8", []int{1, 1, 2}, false, []float64{1, 2}), classOptions{}, nil, 0, "shape (1, 1, 2): want a 2-D array"},
 		{"empty", npyFile("<i8", []int{0, 3}, false, nil), classOptions{}, nil, 0, "shape (0, 3): want at least one query"},
@@ -209,7 +213,7 @@ func TestCSVTeachersInRows(t *testing.T) {
 		{"teacher names", "t1,0,2,1\nt2,0,2,0\nt3,1,2,1\nt4,2,1,1\nt5,0,2,1\n", classOptions{ID: Present}},
 		{"integral floats", "0.0,2.0,1.0\n0,2,0\n1,2,1\n2,1,1\n0,2,1\n", classOptions{}},
 	} {
-		tc.opts.Input, tc.opts.Classes, tc.opts.TeachersInRows, tc.opts.K = inputClasses, 3, true, 5
+		tc.opts.Input, tc.opts.Classes, tc.opts.Orientation, tc.opts.K = inputClasses, 3, TeachersInRows, 5
 		r, err := newClassReader(strings.NewReader(tc.data), "m.csv", tc.opts)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
@@ -227,12 +231,11 @@ func TestCSVTeachersInRows(t *testing.T) {
 		opts       classOptions
 		want       string
 	}{
-		{"a label of no class", "0,2,1\n0,3,0\n", classOptions{Input: inputClasses, Classes: 3, TeachersInRows: true}, "m.csv: element [1, 1] = 3 (query 2, class label of teacher 2)"},
-		{"more teachers than queries", "0,2\n0,3\n1,1\n", classOptions{Input: inputClasses, Classes: 3, TeachersInRows: true}, "m.csv: shape (3, 2) read as teachers x queries (Options.TeachersInRows) is 2 queries of 3 teachers"},
-		{"a ragged row", "0,2,1\n0,2\n", classOptions{Input: inputClasses, Classes: 3, TeachersInRows: true}, "line 2: 2 class labels, want 3"},
-		{"not a label", "0,2,1\n0,x,1\n", classOptions{Input: inputClasses, Classes: 3, TeachersInRows: true}, "line 2, column 2: class label \"x\""},
-		{"counts", "0,2,1\n", classOptions{Input: inputCounts, TeachersInRows: true}, "Options.TeachersInRows reads class labels"},
-		{"rows the other way round", "0,2,1,0,1,1\n0,2,1,0,1,1\n", classOptions{Input: inputClasses, Classes: 3, Size: 24}, "line 1: 6 class labels a row, K = 6 teachers, but the file's 24 bytes hold about 2 rows"},
+		{"a label of no class", "0,2,1\n0,3,0\n", classOptions{Input: inputClasses, Classes: 3, Orientation: TeachersInRows}, "m.csv: element [1, 1] = 3 (query 2, class label of teacher 2)"},
+		{"a ragged row", "0,2,1\n0,2\n", classOptions{Input: inputClasses, Classes: 3, Orientation: TeachersInRows}, "line 2: 2 class labels, want 3"},
+		{"not a label", "0,2,1\n0,x,1\n", classOptions{Input: inputClasses, Classes: 3, Orientation: TeachersInRows}, "line 2, column 2: class label \"x\""},
+		{"counts", "0,2,1\n", classOptions{Input: inputCounts, Orientation: TeachersInRows}, "Options.Orientation = teachers-in-rows reads class labels"},
+		{"orientation unstated", "0,2,1,0,1,1\n0,2,1,0,1,1\n", classOptions{Input: inputClasses, Classes: 3}, "m.csv: a matrix of class labels without a metadata header: state which axis holds the teachers"},
 	} {
 		r, err := newClassReader(strings.NewReader(tc.data), "m.csv", tc.opts)
 		if err == nil {
@@ -244,14 +247,16 @@ func TestCSVTeachersInRows(t *testing.T) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
 	}
-	if _, err := newClassReader(strings.NewReader("0,2,1,0,1,1\n0,2,1,0,1,1\n"), "m.csv", classOptions{Input: inputClasses, Classes: 3, Size: 24, K: 6}); err != nil {
-		t.Errorf("K stated: %v", err)
+	// A stated orientation is trusted, whatever the shape: 2 queries of 6
+	// teachers.
+	if r, err := newClassReader(strings.NewReader("0,2,1,0,1,1\n0,2,1,0,1,1\n"), "m.csv", classOptions{Input: inputClasses, Classes: 3, Orientation: QueriesInRows}); err != nil || r.K() != 6 {
+		t.Errorf("queries in rows: %v", err)
 	}
 }
 
 func TestNPYAbstained(t *testing.T) {
 	abstain := [][]int{{0, -1, 1, 2, 0}, {2, 2, 2, 1, -1}, {-1, -1, -1, -1, -1}}
-	_, r, err := readNPY(npyFile("<i8", []int{3, 5}, false, floats(abstain)), classOptions{Input: inputClasses, Classes: 3, K: 5})
+	_, r, err := readNPY(npyFile("<i8", []int{3, 5}, false, floats(abstain)), classOptions{Input: inputClasses, Classes: 3, K: 5, Orientation: QueriesInRows})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -450,7 +455,7 @@ func FuzzNPY(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, labels, inRows bool) {
 		opts := classOptions{}
 		if labels {
-			opts = classOptions{Input: inputClasses, Classes: 3, TeachersInRows: inRows}
+			opts = classOptions{Input: inputClasses, Classes: 3, Orientation: map[bool]Orientation{true: TeachersInRows, false: QueriesInRows}[inRows]}
 		}
 		if lr, err := NewLabelReader(bytes.NewReader(data), "l.npy"); err == nil {
 			for lr.Next() {
@@ -494,7 +499,7 @@ func FuzzClassLabelsText(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data string, classes int, inRows bool) {
 		opts := classOptions{Input: inputCounts}
 		if classes >= 2 && classes <= 16 {
-			opts = classOptions{Input: inputClasses, Classes: classes, TeachersInRows: inRows}
+			opts = classOptions{Input: inputClasses, Classes: classes, Orientation: map[bool]Orientation{true: TeachersInRows, false: QueriesInRows}[inRows]}
 		}
 		r, err := newClassReader(strings.NewReader(data), "f", opts)
 		if err != nil {
@@ -537,5 +542,47 @@ func TestWriteCountsNPY(t *testing.T) {
 	}
 	if err := WriteCountsNPY(&b, [][]int{{240, 5, 5}, {200, 30, 19}}); err == nil || !strings.Contains(err.Error(), "query 2: sum to 249, want K = 250") {
 		t.Errorf("counts short of K written: %v", err)
+	}
+}
+
+// TestOrientationStated: a file that states its orientation needs none
+// given (a metadata header, JSON lines: a row per query) and refuses the
+// other; a header-less CSV file of class labels needs one, whatever its
+// shape, and reads as the one given: 250 x 100 labels are 250 queries of
+// 100 teachers, or 100 queries of 250.
+func TestOrientationStated(t *testing.T) {
+	read := func(data string, opts classOptions) (*classReader, error) {
+		opts.Input, opts.Classes = inputClasses, 3
+		return newClassReader(strings.NewReader(data), "v", opts)
+	}
+	if r, err := read(classesHead+"0,1,2,2\n", classOptions{}); err != nil || r.K() != 4 {
+		t.Errorf("metadata header, orientation unstated: %v", err)
+	}
+	if _, err := read(classesHead+"0,1,2,2\n", classOptions{Orientation: TeachersInRows}); err == nil || !strings.Contains(err.Error(), "the metadata header states a row per query") {
+		t.Errorf("metadata header, teachers in rows: %v", err)
+	}
+	if r, err := read("[0,1,2,2]\n[2,2,1,0]\n", classOptions{}); err != nil || r.K() != 4 {
+		t.Errorf("JSON lines, orientation unstated: %v", err)
+	}
+	row := strings.TrimSuffix(strings.Repeat("1,", 100), ",") + "\n"
+	wide := strings.Repeat(row, 250)
+	if _, err := read(wide, classOptions{}); err == nil || !strings.Contains(err.Error(), "state which axis holds the teachers") {
+		t.Errorf("250 x 100, orientation unstated: %v", err)
+	}
+	for _, c := range []struct {
+		o          Orientation
+		k, queries int
+	}{{QueriesInRows, 100, 250}, {TeachersInRows, 250, 100}} {
+		r, err := read(wide, classOptions{Orientation: c.o})
+		if err != nil {
+			t.Fatalf("250 x 100, %v: %v", c.o, err)
+		}
+		n := 0
+		for r.Next() {
+			n++
+		}
+		if r.Err() != nil || r.K() != c.k || n != c.queries {
+			t.Errorf("250 x 100, %v: K = %d, %d queries, %v; want K = %d, %d queries", c.o, r.K(), n, r.Err(), c.k, c.queries)
+		}
 	}
 }

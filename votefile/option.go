@@ -2,15 +2,14 @@ package votefile
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/darrm/darrm/internal/enum"
 )
 
 // Option is a field of Options or Stated that the advice in the errors
 // of Read and Check names (Hint): OptionFormat, OptionLayout,
-// OptionClasses, OptionK, OptionID, OptionTeachersInRows and OptionArray
-// are Options.Format, Layout, Classes, K, ID, TeachersInRows and Array;
+// OptionClasses, OptionK, OptionID, OptionOrientation and OptionArray
+// are Options.Format, Layout, Classes, K, ID, Orientation and Array;
 // OptionPartition is Stated.Partition. A caller that gives them its own
 // way (darrm: flags) words each its way (Advised).
 type Option int
@@ -22,14 +21,14 @@ const (
 	OptionClasses
 	OptionK
 	OptionID
-	OptionTeachersInRows
+	OptionOrientation
 	OptionArray
 	OptionPartition
 )
 
 var optionNames = enum.Names[Option]{What: "option", List: []string{
 	OptionFormat: "Options.Format", OptionLayout: "Options.Layout", OptionClasses: "Options.Classes", OptionK: "Options.K",
-	OptionID: "Options.ID", OptionTeachersInRows: "Options.TeachersInRows", OptionArray: "Options.Array", OptionPartition: "Stated.Partition",
+	OptionID: "Options.ID", OptionOrientation: "Options.Orientation", OptionArray: "Options.Array", OptionPartition: "Stated.Partition",
 }}
 
 // String returns the option's field, e.g. "Options.Classes".
@@ -60,11 +59,50 @@ type Advised interface {
 	Hints() []Hint
 }
 
-// teachersInRows is the hint to set (or leave out) Options.TeachersInRows.
-var teachersInRows = Hint{Option: OptionTeachersInRows}
+// Orientation says which axis of a matrix of class labels holds the
+// teachers: QueriesInRows, TeachersInRows, or OrientationUnstated. A vote
+// file with a metadata header, or of JSON lines, has a row per query; a
+// header-less CSV file or NumPy array of class labels does not say, so the
+// caller states it (Options.Orientation), whatever the matrix's shape: a
+// square one, or one with fewer queries than teachers, reads either way,
+// and one way is false.
+type Orientation int
 
-// statedK is the hint to state k teachers.
-func statedK(k int) Hint { return Hint{OptionK, strconv.Itoa(k)} }
+const (
+	// OrientationUnstated is the zero value: a matrix of class labels
+	// whose file does not state its orientation is refused.
+	OrientationUnstated Orientation = iota
+	// QueriesInRows is a row per query, a column per teacher: darrm's vote
+	// files and prediction matrices.
+	QueriesInRows
+	// TeachersInRows is a row per teacher, a column per query: PATE's
+	// published votes.
+	TeachersInRows
+)
+
+var orientationNames = enum.Names[Orientation]{What: "orientation", List: []string{QueriesInRows: "queries-in-rows", TeachersInRows: "teachers-in-rows"}, Zero: "unstated"}
+
+// String returns "queries-in-rows", "teachers-in-rows" or "unstated".
+func (o Orientation) String() string { return orientationNames.String(o) }
+
+// ParseOrientation parses "queries-in-rows" or "teachers-in-rows".
+func ParseOrientation(s string) (Orientation, error) { return orientationNames.Parse(s) }
+
+// MarshalText returns the name of o.
+func (o Orientation) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
+
+// UnmarshalText sets o from its name (ParseOrientation).
+func (o *Orientation) UnmarshalText(b []byte) error { return orientationNames.Unmarshal(o, b) }
+
+// orientationHint is the hint to state orientation o.
+func orientationHint(o Orientation) Hint { return Hint{OptionOrientation, o.String()} }
+
+// teachersInRows and queriesInRows are the hints to state either
+// orientation.
+var (
+	teachersInRows = orientationHint(TeachersInRows)
+	queriesInRows  = orientationHint(QueriesInRows)
+)
 
 // advice is text with the hints it gives.
 type advice struct {

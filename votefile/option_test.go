@@ -20,7 +20,8 @@ func TestAdvice(t *testing.T) {
 		{"counts against the header", classesHead + "0,1,2,2\n", Options{Layout: LayoutCounts}, []Hint{{OptionLayout, "counts"}}},
 		{"classes against the header", countsHead + "3,1,0\n", Options{Classes: 5}, []Hint{{OptionClasses, ""}}},
 		{"a count among 0/1 votes", "1,0,5\n", Options{}, []Hint{{OptionLayout, "counts"}, {OptionClasses, "C"}}},
-		{"teachers in rows of counts", "3,1,0\n", Options{Layout: LayoutCounts, TeachersInRows: true}, []Hint{{OptionTeachersInRows, ""}, {OptionClasses, "C"}}},
+		{"teachers in rows of counts", "3,1,0\n", Options{Layout: LayoutCounts, Orientation: TeachersInRows}, []Hint{{OptionOrientation, "teachers-in-rows"}, {OptionClasses, "C"}}},
+		{"class labels, orientation unstated", "0,1,2\n", Options{Classes: 3}, []Hint{{OptionOrientation, "teachers-in-rows"}, {OptionOrientation, "queries-in-rows"}}},
 		{"counts of no votes", "0,0,0\n", Options{Layout: LayoutCounts}, []Hint{{OptionK, ""}}},
 		{"a zip archive", "PK\x03\x04rest", Options{}, []Hint{{OptionArray, "NAME"}}},
 	} {

@@ -32,14 +32,15 @@ type Options struct {
 	// the rows have an id column (Detect: decided from the file).
 	Header Presence
 	ID     Presence
-	// TeachersInRows reads a matrix of class labels (a NumPy array, or a
-	// CSV file read whole) as teachers x queries, the layout of PATE's
-	// published votes, rather than queries x teachers.
-	TeachersInRows bool
-	// Size is the file's size in bytes, 0 when not known (a stream): a
-	// text file of class labels with more teachers than its size holds
-	// rows of queries is refused as one the other way round. With Array,
-	// it is the archive's size.
+	// Orientation says which axis of a matrix of class labels (a NumPy
+	// array, or a CSV file without a metadata header) holds the teachers:
+	// TeachersInRows (PATE's published votes; a CSV file is then read
+	// whole) or QueriesInRows. Such a file needs it, whatever its shape;
+	// a file that states it (a metadata header, JSON lines: a row per
+	// query) may be read without it, and one it contradicts is refused.
+	Orientation Orientation
+	// Size is the size in bytes of the .npz archive that Array is read
+	// from.
 	Size int64
 	// Array names the array to read in a NumPy .npz archive; r must then
 	// be an io.ReaderAt of Size bytes.
@@ -135,7 +136,7 @@ func (vf *voteFile) read(opts Options) (Reader, []Note, error) {
 		counts = true
 		notes = append(notes, Note{File: name, Layout: LayoutCounts, Why: "holds vote counts, one column per class"})
 	}
-	co := classOptions{Header: opts.Header, ID: opts.ID, Classes: opts.Classes, TeachersInRows: opts.TeachersInRows, Size: opts.Size}
+	co := classOptions{Header: opts.Header, ID: opts.ID, Classes: opts.Classes, Orientation: opts.Orientation}
 	switch {
 	case m != nil:
 		if _, err := Check(m, Stated{Classes: opts.Classes}); err != nil {

@@ -25,7 +25,7 @@ func TestRead(t *testing.T) {
 		{"one row is no evidence", "3,1,0\n", Options{}, false, 0, 0, 0, false, `"3" is not a vote`},
 		{"counts stated", "3,1,0\n", Options{Layout: LayoutCounts}, true, LayoutCounts, 4, 3, false, ""},
 		{"counts under a stated K", "3,1,0\n0,2,1\n", Options{Layout: LayoutCounts, K: 5}, true, LayoutCounts, 5, 3, false, ""},
-		{"class indices", "0,1,2,2\n2,2,1,0\n", Options{Classes: 3}, true, LayoutVotes, 4, 3, false, ""},
+		{"class indices", "0,1,2,2\n2,2,1,0\n", Options{Classes: 3, Orientation: QueriesInRows}, true, LayoutVotes, 4, 3, false, ""},
 		{"the header says counts", countsHead + "3,1,0\n", Options{}, true, LayoutCounts, 4, 3, false, ""},
 		{"the header says class indices", classesHead + "0,1,2,2\n", Options{}, true, LayoutVotes, 4, 3, false, ""},
 		{"counts against the header", classesHead + "0,1,2,2\n", Options{Layout: LayoutCounts}, false, 0, 0, 0, false, "Options.Layout = counts contradicts the metadata header of v.csv, which states layout votes (class indices)"},
@@ -81,7 +81,7 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte("0,1,2\n2,2,1\n"), 3, 0, false)
 	f.Add([]byte("3,1\n0,2\n"), 0, 6, true)
 	f.Fuzz(func(t *testing.T, data []byte, classes, k int, counts bool) {
-		opts := Options{Classes: classes % 8, K: k % 64}
+		opts := Options{Classes: classes % 8, K: k % 64, Orientation: QueriesInRows}
 		if counts {
 			opts.Layout = LayoutCounts
 		}

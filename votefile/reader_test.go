@@ -19,7 +19,7 @@ func TestCountsView(t *testing.T) {
 		{"csv", mustVotes(t, "1,0,1\n0,0,0\n\"1\", 1 ,1\n1,1,0\n"), [][]int{{1, 2}, {3, 0}, {0, 3}, {1, 2}}},
 		{"jsonl", mustVotes(t, "[1,0,1]\n{\"votes\":[0,0,1]}\n"), [][]int{{1, 2}, {2, 1}}},
 		{"counts", mustMulti(t, "2,1,0\n0,0,3\n", classOptions{Input: inputCounts}), [][]int{{2, 1, 0}, {0, 0, 3}}},
-		{"class indices", mustMulti(t, "0,2,2\n1,1,1\n", classOptions{Input: inputClasses, Classes: 3}), [][]int{{1, 0, 2}, {0, 3, 0}}},
+		{"class indices", mustMulti(t, "0,2,2\n1,1,1\n", classOptions{Input: inputClasses, Classes: 3, Orientation: QueriesInRows}), [][]int{{1, 0, 2}, {0, 3, 0}}},
 	} {
 		var got [][]int
 		for tc.in.Next() {

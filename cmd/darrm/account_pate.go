@@ -124,7 +124,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	doc := report.AccountPATE{Seed: cli.Given(fs, "seed", f.Seed), LedgerPath: f.Ledger}
 	if doc.AccountResult, err = pate.Account(cmd.Context(), in, opts); err != nil {
 		return exitstatus.Flagged(err, map[string]string{"alpha": "--orders", "delta": "--target-delta", "laplace scale": "--laplace-scale",
-			"ss order": "--ss-order", "sigma ss": "--sigma-ss"})
+			"ss order": "--ss-order", "sigma ss": "--sigma-ss", "teachers": "K, the teachers of " + cli.InputName(cli.InputArg(args)) + ","})
 	}
 	ledgerPath := ""
 	if f.Ledger != "" {

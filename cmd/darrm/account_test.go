@@ -311,3 +311,20 @@ func TestAccountDPSGD(t *testing.T) {
 		}
 	}
 }
+
+// TestFlagSpelledElsewhere: a flag that another command spells otherwise
+// is answered with this command's spelling (issue 46: account pate
+// --delta, whose delta is --target-delta).
+func TestFlagSpelledElsewhere(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"account", "pate", "--delta", "1e-5"}, "did you mean --target-delta?"},
+		{[]string{"account", "queries", "--eps", "1"}, "did you mean one of --step-eps, --budget-eps?"},
+	} {
+		if _, stderr, code := darrm(t, "", c.args...); code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, %s", c.args, code, stderr)
+		}
+	}
+}

@@ -43,7 +43,7 @@ type aggregateFlags struct {
 	Ledger      string             `flag:"ledger"`
 	Out         string             `flag:"out" help:"file for the labels, written atomically; a device or FIFO is written through (- for standard output)"`
 	OutFormat   votefile.Format    `flag:"out-format" help:"labels as csv, jsonl or npy (a NumPy int64 array, -1 for a query not answered; auto: by the extension of --out, else the format of the votes, csv for NumPy votes)"`
-	Partition   votefile.Partition `flag:"partition" help:"how the teachers' training data were split (keyed-hash, file-position or shared): the metadata header's, if given; votes without a header need it for a one-vote mechanism (keyed-hash)"`
+	Partition   votefile.Partition `flag:"partition" help:"how the teachers' training data were split (keyed-hash, file-position or shared): the metadata header's, if given; votes without a header need it for a one-vote mechanism (keyed-hash: each record's teacher depends on the record alone, a keyed hash of it or a teacher drawn at random for each record independently; not a random permutation cut into blocks by position (file-position): docs/pate.md, \"Which data splits keep the one-vote relation\")"`
 	inputs.VoteFlags
 	Mechanism votefile.MechanismName
 }
@@ -246,7 +246,13 @@ func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info ense
 		spec.Random = noise.NewSeededSource(*seed)
 	}
 	spec.Certificate = mech.Watch(cmd, &spec.Gamma, info, spec.Problem, lines)
+	// The bytes read are the votes' own: of an .npz archive's array they
+	// are its uncompressed bytes, which the archive's size does not
+	// measure, so its progress counts queries.
 	total := cli.InputSize(name)
+	if f.Array != "" {
+		total = -1
+	}
 	spec.Options = ensemble.ReleaseOptions{Partition: f.Partition, Experiment: spec.Random != nil, Progress: func(n int, b int64) {
 		done := int64(n)
 		if total > 0 {

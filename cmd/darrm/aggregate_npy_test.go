@@ -128,7 +128,7 @@ func TestNPYSameLabels(t *testing.T) {
 		{"npy int64 counts", []string{p("counts-i8.npy")}},
 		{"npy float64 counts", []string{p("counts-f8.npy")}},
 		{"npy teachers x queries labels", []string{p("labels.npy"), "--teachers-in-rows", "--classes", "10"}},
-		{"csv queries x teachers labels", []string{p("labels-qt.csv"), "--classes", "10"}},
+		{"csv queries x teachers labels", []string{p("labels-qt.csv"), "--queries-in-rows", "--classes", "10"}},
 		{"csv teachers x queries labels", []string{p("labels-tq.csv"), "--teachers-in-rows", "--classes", "10"}},
 	} {
 		if got := aggregate(tc.name+".csv", tc.args...); !slices.Equal(got, want) {
@@ -141,7 +141,7 @@ func TestNPYSameLabels(t *testing.T) {
 		args []string
 	}{
 		{"npy labels with -1", []string{p("abstain.npy"), "--teachers-in-rows", "--classes", "10"}},
-		{"csv labels with -1", []string{p("abstain-qt.csv"), "--classes", "10"}},
+		{"csv labels with -1", []string{p("abstain-qt.csv"), "--queries-in-rows", "--classes", "10"}},
 		{"csv teachers x queries labels with -1", []string{p("abstain-tq.csv"), "--teachers-in-rows", "--classes", "10"}},
 	} {
 		if got := aggregate(tc.name+".csv", tc.args...); !slices.Equal(got, want) {
@@ -177,8 +177,8 @@ func TestNPYSameLabels(t *testing.T) {
 }
 
 // TestNPYBadInput: a fractional count, a truncated file, a label matrix
-// the wrong way round and a NumPy file read as 0/1 votes exit 2, with
-// the value, position and rule, and leave no label file.
+// without its orientation and a NumPy file read as 0/1 votes exit 2,
+// with the value, position and rule, and leave no label file.
 func TestNPYBadInput(t *testing.T) {
 	dir := t.TempDir()
 	p := func(name string) string { return filepath.Join(dir, name) }
@@ -204,9 +204,10 @@ func TestNPYBadInput(t *testing.T) {
 	}{
 		{"fractional count", []string{p("frac.npy")}, "element [3, 2] = " + fmt.Sprint(frac[3][2]) + " (query 4, count of class 2): a vote count must be a whole number"},
 		{"truncated", []string{p("trunc.npy")}, "NumPy file truncated: the header states shape (40, 10) of <i8"},
-		{"label matrix without --teachers-in-rows", []string{p("labels.npy"), "--classes", "10"}, "shape (25, 40) read as queries x teachers is 25 queries of 40 teachers each: more teachers than queries looks like the axes the other way round; give --teachers-in-rows"},
-		{"label matrix read as counts", []string{p("labels.npy")}, "if the array holds class labels, one per teacher, give --classes C (with --teachers-in-rows"},
-		{"CSV label matrix without --teachers-in-rows", []string{p("labels-tq.csv"), "--classes", "10"}, "line 1: 40 class labels a row, K = 40 teachers, but the file's 2000 bytes hold about 25 rows of this one's length: more teachers than queries looks like a row per teacher, teachers x queries (PATE's layout): give --teachers-in-rows"},
+		{"label matrix without an orientation", []string{p("labels.npy"), "--classes", "10"}, "a matrix of class labels, shape (25, 40), without a metadata header: state which axis holds the teachers, --teachers-in-rows (a row per teacher, the layout of PATE's published votes) or --queries-in-rows (a row per query)"},
+		{"label matrix read as counts", []string{p("labels.npy")}, "if the array holds class labels, one per teacher, give --classes C with its orientation, --teachers-in-rows (the layout of PATE's published votes) or --queries-in-rows"},
+		{"CSV label matrix without an orientation", []string{p("labels-tq.csv"), "--classes", "10"}, "a matrix of class labels without a metadata header: state which axis holds the teachers, --teachers-in-rows"},
+		{"both orientations", []string{p("labels-tq.csv"), "--classes", "10", "--teachers-in-rows", "--queries-in-rows"}, "--teachers-in-rows and --queries-in-rows: give one"},
 		{"--teachers-in-rows on counts", []string{p("labels-tq.csv"), "--input-format", "counts", "--teachers-in-rows"}, "--teachers-in-rows reads class labels (--classes C)"},
 		{"two-class mechanism", []string{p("counts.npy"), "--mechanism", "darrm"}, ""},
 	} {
@@ -254,5 +255,39 @@ func TestNPYLabelsAccounted(t *testing.T) {
 	fromCSV := account("--labels", p("labels.csv"))
 	if fromNPY := account(append([]string{"--labels", p("labels.npy")}, settings...)...); fromNPY != fromCSV {
 		t.Errorf("the account of the NumPy labels differs from that of the CSV labels:\n%s\n%s", fromNPY, fromCSV)
+	}
+}
+
+// TestNPYOrientation: a matrix of class labels needs its orientation
+// stated, whatever its shape, and a stated one is trusted: 250 x 100
+// labels without a flag are refused naming both flags (they were read
+// silently as 250 queries of 100 teachers, whatever the real layout);
+// 250 x 200 with --teachers-in-rows are 200 queries of 250 teachers (they
+// were refused as looking the other way round).
+func TestNPYOrientation(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	wide, _ := pateVotes(250, 100, 10, 0)
+	tall, _ := pateVotes(250, 200, 10, 0)
+	writeNPY(t, p("250x100.npy"), wide)
+	writeNPY(t, p("250x200.npy"), tall)
+	release := []string{"--classes", "10", "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--seed", "7", "--partition", "keyed-hash", "--format", "json"}
+	_, stderr, code := darrm(t, "", append([]string{"aggregate", p("250x100.npy"), "--out", p("wide.csv")}, release...)...)
+	if code != 2 || !strings.Contains(stderr, "--teachers-in-rows") || !strings.Contains(stderr, "--queries-in-rows") {
+		t.Errorf("250 x 100 without an orientation: exit %d, %s", code, stderr)
+	}
+	for _, c := range []struct {
+		file, flag string
+		k, queries int
+	}{{"250x200.npy", "--teachers-in-rows", 250, 200}, {"250x100.npy", "--queries-in-rows", 100, 250}} {
+		stdout, stderr, code := darrm(t, "", append([]string{"aggregate", p(c.file), c.flag, "--out", p("labels.csv")}, release...)...)
+		var doc struct{ K, Queries int }
+		if code != 0 {
+			t.Fatalf("%s %s: exit %d, %s", c.file, c.flag, code, stderr)
+		}
+		decode(t, stdout, &doc)
+		if doc.K != c.k || doc.Queries != c.queries {
+			t.Errorf("%s %s: K = %d, %d queries; want K = %d, %d queries", c.file, c.flag, doc.K, doc.Queries, c.k, c.queries)
+		}
 	}
 }

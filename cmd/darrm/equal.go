@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
@@ -21,34 +19,22 @@ import (
 // totalFlags ask a comparison for one at equal totals: the total budget
 // (darrm plan's --budget-eps and --budget-delta). Each mechanism's total
 // is its total to publish, the least eps at the budget's delta of every
-// composition valid for the run with the slack that gives it
-// (accountant.Account.Publish): --composition and --delta-prime, still
-// accepted from scripts of earlier versions, are hidden (hide) and change
-// nothing, which a note says when they are given (given).
+// composition valid for the run (accountant.Account.Publish), as darrm
+// plan's is: --composition is hidden (hideComposition) and changes
+// nothing, which a note says when it is given (given).
 type totalFlags struct {
 	compositionFlags
 	BudgetEps   float64 `flag:"budget-eps"`
 	BudgetDelta float64 `flag:"budget-delta"`
 }
 
-// hide hides --composition and --delta-prime of cmd.
-func (t *totalFlags) hide(cmd *cobra.Command) *cobra.Command {
-	cmd.Flags().MarkHidden("composition")
-	cmd.Flags().MarkHidden("delta-prime")
-	return cmd
-}
-
 // given says whether a comparison at equal totals was asked for, and
 // checks that its flags are complete: the budget, and the numbers of
 // queries of the flag queries. It notes on standard error that
-// --composition and --delta-prime, if given, change nothing.
+// --composition, if given, changes nothing (compositionIgnored).
 func (t *totalFlags) given(cmd *cobra.Command, queries string, counts []int) (bool, error) {
+	compositionIgnored(cmd)
 	fs := cmd.Flags()
-	for _, name := range []string{"composition", "delta-prime"} {
-		if fs.Changed(name) {
-			fmt.Fprintf(cmd.ErrOrStderr(), "darrm: --%s changes nothing here: each total at equal totals is the least eps at the budget's delta of every composition valid for the run, with the slack that gives it (the table says which)\n", name)
-		}
-	}
 	if !fs.Changed("budget-eps") && !fs.Changed("budget-delta") {
 		return false, nil
 	}

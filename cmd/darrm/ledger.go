@@ -51,7 +51,7 @@ type ensembleFlags struct {
 	Eps       float64            `flag:"eps"`
 	Delta     float64            `flag:"Delta"`
 	Kind      votefile.Kind      `flag:"kind" help:"the teachers are fixed models (fixed) or a fresh mechanism per query (per-query)"`
-	Partition votefile.Partition `flag:"partition" help:"how the teachers' training data were split: keyed-hash, file-position or shared (the one-vote relation holds on keyed-hash only)"`
+	Partition votefile.Partition `flag:"partition" help:"how the teachers' training data were split: keyed-hash (each record's teacher depends on the record alone: a keyed hash of it, or a teacher drawn at random for each record independently), file-position (shares cut by position, also after a random permutation) or shared; the one-vote relation holds on keyed-hash only"`
 }
 
 // stated returns the parameters the flags state; those not given are

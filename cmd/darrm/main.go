@@ -7,10 +7,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
@@ -23,9 +25,28 @@ func main() {
 	// on them, as for any stream that fails.
 	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go stopAfter(ctx, interruptGrace)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// interruptGrace is how long a command may take to stop after SIGINT or
+// SIGTERM: every long loop checks its context far more often. (A var for
+// TestMain, whose children on a loaded machine may take longer.)
+var interruptGrace = time.Second
+
+// stopAfter ends the process, as interrupted, grace after ctx is done
+// (SIGINT, SIGTERM): the last resort for work that cannot check ctx, a
+// HiGHS solve inside C, whose end may be minutes away. Nothing is lost
+// that a crash would keep: outputs are written to temporary files renamed
+// at the end, and a ledger charges labels before they leave, so a run
+// stopped here over-counts, never under-counts.
+func stopAfter(ctx context.Context, grace time.Duration) {
+	<-ctx.Done()
+	time.Sleep(grace)
+	fmt.Fprintf(os.Stderr, "darrm: interrupted: still working %v after the signal: stopped\n", grace)
+	os.Exit(exitstatus.Interrupted)
 }
 
 // run executes darrm with args and returns the process exit code. A

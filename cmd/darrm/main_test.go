@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/ledger"
@@ -15,7 +17,18 @@ import (
 // the user's (a test that forgets --cache-dir still solves into it).
 func TestMain(m *testing.M) {
 	if os.Getenv("GO_DARRM_MAIN") == "1" {
+		if g, err := time.ParseDuration(os.Getenv("GO_DARRM_GRACE")); err == nil {
+			interruptGrace = g
+		}
 		main()
+	}
+	if os.Getenv("GO_DARRM_STOP_AFTER") == "1" {
+		// Work that never checks its context, interrupted: stopAfter
+		// ends the process (TestStopAfter).
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		go stopAfter(ctx, 10*time.Millisecond)
+		select {}
 	}
 	dir, err := os.MkdirTemp("", "darrm-state-")
 	if err != nil {

@@ -66,7 +66,7 @@ func newPATECmd() *cobra.Command {
 			out, err := pate.Run(cmd.Context(), m, p)
 			prog.Done()
 			if err != nil {
-				return err
+				return exitstatus.Flagged(err, map[string]string{"K": "--teachers"})
 			}
 			d := report.NewPATEExperiment(m.Name, out, p, time.Since(start))
 			return d.Write(cmd.OutOrStdout(), f.Format)

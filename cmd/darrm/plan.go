@@ -32,22 +32,24 @@ type planFlags struct {
 	BudgetEps    float64           `flag:"budget-eps" required:""`
 	BudgetDelta  float64           `flag:"budget-delta" required:""`
 	Queries      int               `flag:"queries" help:"plan the parameters with which this many queries fit the budget (without it: count the queries that fit with the parameters given)"`
-	Filter       accountant.Method `flag:"filter" help:"the filter of the new ledger a run is charged to: zcdp-filter or simple; unless given, darrm ledger init's: zcdp-filter for a one-vote mechanism with budget-delta > 0, else simple"`
-	Votes        string            `flag:"votes" help:"confident-gnmax, gnmax: proxy votes (class counts or indices of the plan's K teachers over its classes) on which the plan is scored, and confident-gnmax's threshold and sigma1/sigma2 chosen; never the private votes"`
-	VotesAre     string            `flag:"votes-are" help:"what --votes are: public (votes on public data) or released (votes whose use is already paid for); private is refused"`
-	MinPrecision float64           `flag:"min-precision" help:"confident-gnmax: least expected fraction of answered labels that are correct, in [0, 1) (0: the threshold that answers most)"`
+	Filter       accountant.Method `flag:"filter" help:"the filter of the new ledger a run is charged to: zcdp-filter or simple; unless given, the one that allows more of the mechanism's labels, which darrm ledger init fixes when they are declared (--mechanism with its settings)"`
+	For          plan.Target       `flag:"for" help:"what --queries must fit: run (one run held to the budget, aggregate --budget-eps) or ledger (a new ledger with the budget, by the filter ledger init fixes for these labels, or --filter): a filter holds runs chosen one after the other and allows fewer"`
+	Votes        string            `flag:"votes" help:"proxy votes on which the plan is scored (confident-gnmax, gnmax; without --mechanism, every mechanism that fits them, compared): the same teachers' votes (class counts or indices, or 0/1 votes for two classes) on data the student will not be labelled on, e.g. a held-out split of the public data; never the votes of the queries to be released, which in PATE are votes on public data too"`
+	VotesAre     string            `flag:"votes-are" help:"what --votes are: public (votes on public data that will not be labelled for the student: a held-out split, not the queries to be released) or released (queries whose labels are already released and paid for); private is refused"`
+	PrivateVotes string            `flag:"private-votes" help:"the votes to be released, read as --votes is, only to refuse --votes that are the same queries (the same counts in any order); nothing else of them is used"`
+	MinPrecision float64           `flag:"min-precision" help:"confident-gnmax: least expected fraction of answered labels that are correct, in [0, 1) (0: the threshold that answers most); in a comparison, also the least precision of the best mechanism"`
 	Mechanism    votefile.MechanismName
 }
 
 func newPlanCmd() *cobra.Command {
 	var f planFlags
 	cmd := newCmd("plan", &cobra.Command{
-		Use:   "plan --mechanism NAME --budget-eps EPS --budget-delta DELTA [--queries Q] [flags]",
+		Use:   "plan (--mechanism NAME | --votes PROXY --votes-are public --queries Q) --budget-eps EPS --budget-delta DELTA [--queries Q] [--for run|ledger] [flags]",
 		Short: "Say what a budget buys: the queries that fit, or the parameters with which Q queries fit",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runPlan(cmd, &f) },
 	}, &f)
-	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", "", "aggregator: "+votefile.JoinMechanisms(ensemble.Mechanisms, ", ")+"; with --classes: "+votefile.JoinMechanisms(ensemble.ManyClassMechanisms, ", "))
+	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", "", "aggregator: "+votefile.JoinMechanisms(ensemble.Mechanisms, ", ")+"; with --classes: "+votefile.JoinMechanisms(ensemble.ManyClassMechanisms, ", ")+" (left out, with --votes and --queries: every mechanism that fits the votes, compared)")
 	hideComposition(cmd)
 	return cmd
 }
@@ -58,6 +60,12 @@ func newPlanCmd() *cobra.Command {
 func runPlan(cmd *cobra.Command, f *planFlags) error {
 	fs := cmd.Flags()
 	compositionIgnored(cmd)
+	if fs.Changed("private-votes") && f.Votes == "" {
+		return cli.Usagef("--private-votes goes with --votes: it is read only to refuse proxy votes that are the private ones")
+	}
+	if !fs.Changed("mechanism") {
+		return runCompare(cmd, f)
+	}
 	r, info, err := f.request(cmd)
 	if err != nil {
 		return err
@@ -76,23 +84,27 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		if f.Votes != "" {
 			return cli.Usagef("--votes scores a plan of parameters: give --queries")
 		}
+		if fs.Changed("for") {
+			return cli.Usagef("--for says what a plan of --queries fits them to: give --queries (a count says both what one run and what a new ledger releases)")
+		}
 		c, err := plan.Queries(cmd.Context(), r)
 		if err != nil {
-			return f.planError(err)
+			return f.planError(cmd, err)
 		}
 		doc.Plan = plan.Plan{Request: r, Count: c}
 		return doc.Write(cmd.OutOrStdout(), f.Format)
 	}
-	if f.Queries < 1 {
-		return cli.Usagef("--queries %d: must be >= 1", f.Queries)
+	if f.Queries < 1 || f.Queries > accountant.CountLimit {
+		return cli.Usagef("--queries %d: must be in [1, %d], the counts the accountant counts exactly", f.Queries, accountant.CountLimit)
 	}
+	r.For = f.For
 	for _, s := range plan.Chosen(r) {
 		if n := report.SettingFlag[s]; fs.Changed(n) {
 			return cli.Usagef("--%s is what a plan of --queries chooses: leave it out (or leave out --queries to count the queries it fits)", n)
 		}
 	}
 	if info.Name == votefile.ConfidentGNMax || scored && f.Votes != "" {
-		proxy, tuning, err := f.proxy(cmd, r)
+		proxy, tuning, err := f.proxy(cmd, false)
 		if err != nil {
 			return err
 		}
@@ -103,19 +115,89 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 			doc.Plan, err = plan.GNMax(cmd.Context(), r, f.Queries, proxy)
 		}
 		if err != nil {
-			return f.planError(err)
+			return f.planError(cmd, err)
 		}
 		return doc.Write(cmd.OutOrStdout(), f.Format)
 	}
 	if doc.Plan, err = plan.Parameters(cmd.Context(), r, f.Queries); err != nil {
-		return f.planError(err)
+		return f.planError(cmd, err)
 	}
 	return doc.Write(cmd.OutOrStdout(), f.Format)
 }
 
-// planError says a library error in terms of the flags.
-func (f *planFlags) planError(err error) error {
-	return cli.AsUsage(exitstatus.Flagged(err, exitstatus.WithFlags(budgetFlags, map[string]string{"laplace scale": "--laplace-scale", "min-precision": "--min-precision", "votes K": "--votes: K", "votes classes": "--votes: classes", "votes queries": "--votes: queries"})))
+// comparedSettings are the flags of one mechanism's parameters, which a
+// comparison plans for each mechanism.
+var comparedSettings = []string{"threshold", "sigma1", "sigma2", "laplace-scale", "target-eps", "m", "eps", "Delta"}
+
+// runCompare asks the library for the comparison of every mechanism that
+// fits the proxy votes of --votes (plan.Compare) for --queries of the
+// budget, and prints it.
+func runCompare(cmd *cobra.Command, f *planFlags) error {
+	fs := cmd.Flags()
+	switch {
+	case f.Votes == "":
+		return cli.Usagef("--mechanism: give the aggregator to plan, or proxy votes (--votes FILE --votes-are public) and --queries to compare every mechanism that fits them")
+	case !fs.Changed("queries"):
+		return cli.Usagef("--votes without --mechanism compares the mechanisms' plans for a number of queries: give --queries (or --mechanism to plan one)")
+	case f.Queries < 1:
+		return cli.Usagef("--queries %d: must be >= 1", f.Queries)
+	case !fs.Changed("K") || f.K < 1:
+		return cli.Usagef("--K %d: give the number of teachers (>= 1)", f.K)
+	}
+	for _, n := range comparedSettings {
+		if fs.Changed(n) {
+			return cli.Usagef("--%s is one mechanism's: a comparison plans each mechanism's parameters (give --mechanism to plan or count one)", n)
+		}
+	}
+	if err := f.checkDeltaPrime(); err != nil {
+		return err
+	}
+	proxy, tuning, err := f.proxy(cmd, true)
+	if err != nil {
+		return err
+	}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}, Composition: f.composition()}
+	base := plan.ManyClasses(plan.Request{
+		Mechanism: ensemble.Mechanism{GNMax: noisymax.ConfidentGNMax{Noise: noisymax.DiscreteNoise}},
+		Budget:    budget, Options: ensemble.Options{Workers: f.Workers}, For: f.For,
+	}, "", f.K, proxy.Classes, cli.Given(fs, "delta", f.Target))
+	if proxy.Classes == 2 {
+		mech, err := f.Flags.Parse(cmd, "mechanism", []votefile.MechanismName{votefile.DaRRMOneVote})
+		if err != nil {
+			return err
+		}
+		if base.Gamma, err = mech.PlanGamma(cmd); err != nil {
+			return err
+		}
+	}
+	if fs.Changed("filter") {
+		if err := accountant.CheckFilter(f.Filter, budget.Guarantee); err != nil {
+			return cli.AsUsage(exitstatus.Flagged(err, nil))
+		}
+		base.Filter = &f.Filter
+	}
+	c, err := plan.Compare(cmd.Context(), base, f.Queries, proxy, plan.ConfidentOptions{MinPrecision: f.MinPrecision})
+	if err != nil {
+		return f.planError(cmd, err)
+	}
+	e := report.EqualTotals{BudgetEps: f.BudgetEps, BudgetDelta: f.BudgetDelta, Queries: f.Queries}
+	return report.NewPlanCompare(c, e, f.For, f.MinPrecision, tuning).Write(cmd.OutOrStdout(), f.Format)
+}
+
+// planError says a library error in terms of the flags: the per-query
+// delta of a multi-class mechanism is --budget-delta's unless --delta is
+// given (plan.ManyClasses).
+func (f *planFlags) planError(cmd *cobra.Command, err error) error {
+	mEps := "m·eps (--m × --eps)"
+	if f.Mechanism == votefile.DaRRMOneVote {
+		mEps = "--target-eps"
+	}
+	delta := "--delta"
+	if fs := cmd.Flags(); fs.Changed("classes") && !fs.Changed("delta") {
+		delta = "--budget-delta (the per-query delta unless --delta is given)"
+	}
+	return cli.AsUsage(exitstatus.Flagged(err, exitstatus.WithFlags(budgetFlags, map[string]string{"laplace scale": "--laplace-scale", "min-precision": "--min-precision",
+		"votes K": "--votes: K", "votes classes": "--votes: classes", "votes queries": "--votes: queries", "m·eps": mEps, "delta": delta})))
 }
 
 // request returns the plan's request from the flags, and the mechanism.
@@ -179,8 +261,8 @@ func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.Mechanis
 }
 
 // proxy reads the proxy votes of --votes, refusing private ones, and says
-// how they were used.
-func (f *planFlags) proxy(cmd *cobra.Command, r plan.Request) (plan.Proxy, string, error) {
+// how they were used; 0/1 votes only for a comparison (two classes).
+func (f *planFlags) proxy(cmd *cobra.Command, compare bool) (plan.Proxy, string, error) {
 	switch {
 	case f.Votes == "":
 		return plan.Proxy{}, "", cli.Usagef("confident-gnmax is planned on proxy votes: give --votes FILE (votes on public or already released data) and --votes-are")
@@ -195,12 +277,22 @@ func (f *planFlags) proxy(cmd *cobra.Command, r plan.Request) (plan.Proxy, strin
 	}
 	defer closer.Close()
 	name := cli.InputName(f.Votes)
-	if in.Input() == votefile.TwoClass {
+	if in.Input() == votefile.TwoClass && !compare {
 		return plan.Proxy{}, "", cli.Usagef("--votes %s holds 0/1 votes: confident-gnmax is planned on class counts or indices (--classes, --input-format counts)", name)
 	}
 	p, err := plan.ReadProxy(in, name)
 	if err != nil {
 		return plan.Proxy{}, "", fmt.Errorf("--votes %s: %w", name, err)
+	}
+	if f.PrivateVotes != "" {
+		private, closer, err := f.OpenVotes(cmd, f.PrivateVotes)
+		if err != nil {
+			return plan.Proxy{}, "", err
+		}
+		defer closer.Close()
+		if err := p.CheckNotPrivate(private); err != nil {
+			return plan.Proxy{}, "", cli.AsUsage(exitstatus.Flagged(err, nil))
+		}
 	}
 	tuning := fmt.Sprintf("tuned on %s votes (%s), not on the private votes: no privacy charged for the tuning", f.VotesAre, name)
 	return p, tuning, nil

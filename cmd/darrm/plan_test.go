@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
@@ -238,6 +239,7 @@ func TestPlanErrors(t *testing.T) {
 	}
 	budget := []string{"--budget-eps", "2", "--budget-delta", "1e-5"}
 	cgm := []string{"plan", "--mechanism", "confident-gnmax", "--K", "250", "--classes", "10", "--queries", "300"}
+	proxy := countsFile(t, dir, "proxy.csv", 60, func(i int) []int { return plurality(40+(3*i)%200, (3*i)%10) })
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -246,10 +248,22 @@ func TestPlanErrors(t *testing.T) {
 		{"nothing fits", []string{"plan", "--mechanism", "lnmax", "--K", "250", "--classes", "10", "--laplace-scale", "0.5", "--budget-eps", "2", "--budget-delta", "0"},
 			[]string{"--budget-eps = 2", "smallest budget that fits 1", "budget-eps 4"}},
 		{"private votes", append(append(cgm, "--votes", proxy100, "--votes-are", "private"), budget...), []string{"--votes-are private", "Papernot and Steinke 2022"}},
+		{"proxy votes are the private votes", append(append(cgm, "--votes", proxy, "--votes-are", "public", "--private-votes", proxy), budget...),
+			[]string{"--votes " + proxy, "the same 60 queries as the private votes", "never the queries to be released"}},
+		{"precision unreachable", append(append(cgm, "--votes", proxy, "--votes-are", "public", "--min-precision", "0.98"), budget...),
+			[]string{"--min-precision = 0.98", "the best expected precision is 0.", "queries reach 0.98"}},
 		{"proxy of other K", append(append(cgm, "--votes", proxy100, "--votes-are", "public", "--input-format", "counts"), budget...), []string{"K = 100", "K = 250"}},
 		{"planned value given", []string{"plan", "--mechanism", "gnmax", "--K", "250", "--classes", "10", "--queries", "10", "--sigma2", "40", "--budget-eps", "2", "--budget-delta", "1e-5"}, []string{"--sigma2 is what a plan"}},
-		{"queries", append([]string{"plan", "--mechanism", "gnmax", "--K", "250", "--classes", "10", "--queries", "0"}, budget...), []string{"--queries 0", ">= 1"}},
+		{"queries", append([]string{"plan", "--mechanism", "gnmax", "--K", "250", "--classes", "10", "--queries", "0"}, budget...), []string{"--queries 0", "must be in [1, "}},
 		{"budget", []string{"plan", "--mechanism", "lnmax", "--K", "250", "--classes", "10", "--laplace-scale", "20", "--budget-eps", "-1", "--budget-delta", "0"}, []string{"budget-eps = -1", "> 0"}},
+		// The per-query delta of the GNMax family is the budget's unless
+		// --delta is given: a bad one is named as the flag the user gave.
+		{"budget delta 0 as the per-query delta", []string{"plan", "--mechanism", "confident-gnmax", "--K", "250", "--classes", "10", "--threshold", "200", "--sigma1", "150", "--sigma2", "40", "--budget-eps", "2", "--budget-delta", "0"}, []string{"--budget-delta (the per-query delta unless --delta is given) = 0: must be in (0, 1)"}},
+		{"budget delta 0.9999999999 as the per-query delta", []string{"plan", "--mechanism", "gnmax", "--K", "250", "--classes", "10", "--queries", "10", "--budget-eps", "2", "--budget-delta", "0.9999999999"}, []string{"--budget-delta (the per-query delta unless --delta is given) = 0.9999999999: must be in [0, 0.5]"}},
+		{"delta given", []string{"plan", "--mechanism", "gnmax", "--K", "250", "--classes", "10", "--queries", "10", "--budget-eps", "2", "--budget-delta", "0", "--delta", "0"}, []string{"--delta = 0: must be in (0, 1)"}},
+		// More than 2^53 steps fit: no run of practical length reaches the budget.
+		{"a budget beyond counting", []string{"plan", "--mechanism", "gnmax", "--K", "250", "--classes", "10", "--sigma2", "1e15", "--budget-eps", "2", "--budget-delta", "1e-5"}, []string{"--budget-eps = 2: more than 9007199254740992 steps fit within (2, 1e-05)-DP: the budget limits no run of practical length"}},
+		{"queries beyond counting", append([]string{"plan", "--mechanism", "gnmax", "--K", "250", "--classes", "10", "--queries", "1000000000000000000"}, budget...), []string{"--queries 1000000000000000000: must be in [1, 9007199254740992]"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, e, code := darrm(t, "", tc.args...)
@@ -262,5 +276,89 @@ func TestPlanErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPlanForLedger: Confident-GNMax planned with --for ledger for 300
+// queries at (2, 1e-5); ledger init with that budget and those labels
+// declared, then aggregate on the ledger releases all 300.
+func TestPlanForLedger(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	budget := []string{"--budget-eps", "2", "--budget-delta", "1e-5"}
+	proxy := countsFile(t, dir, "proxy.csv", 100, func(i int) []int { return plurality(40+(3*i)%200, (3*i)%10) })
+	private := countsFile(t, dir, "private.csv", 300, func(i int) []int { return plurality(60+(7*i)%190, i%10) })
+	out, e, code := darrm(t, "", append([]string{"plan", "--mechanism", "confident-gnmax", "--K", "250", "--classes", "10", "--queries", "300",
+		"--votes", proxy, "--votes-are", "public", "--for", "ledger", "--format", "json"}, budget...)...)
+	if code != 0 {
+		t.Fatal(e)
+	}
+	doc := decodeJSON(t, out)
+	if doc["for"] != "ledger" || number(t, doc, "ledger_queries") < 300 || number(t, doc, "neighbour_queries") >= 300 {
+		t.Fatalf("plan --for ledger: for %v, ledger_queries %v, neighbour_queries %v: want ledger, >= 300, < 300", doc["for"], doc["ledger_queries"], doc["neighbour_queries"])
+	}
+	settings := []string{"--mechanism", "confident-gnmax", "--threshold", fmt.Sprint(number(t, doc, "threshold")), "--sigma1", fmt.Sprint(number(t, doc, "sigma1")),
+		"--sigma2", fmt.Sprint(number(t, doc, "sigma2")), "--delta", fmt.Sprint(number(t, doc, "delta"))}
+	led := filepath.Join(dir, "pate.ledger")
+	init := append(append([]string{"ledger", "init", led, "--votes", private, "--classes", "10", "--queries", "300"}, settings...), budget...)
+	if _, e, code := darrm(t, "", init...); code != 0 {
+		t.Fatalf("ledger init: exit %d: %s", code, e)
+	}
+	out, e, code = darrm(t, "", append([]string{"aggregate", private, "--ledger", led, "--out", filepath.Join(dir, "labels.csv"), "--format", "json"}, settings...)...)
+	if code != 0 {
+		t.Fatalf("aggregate on the ledger: exit %d: %s", code, e)
+	}
+	if n := answered(t, out); n != 300 {
+		t.Errorf("aggregate on the ledger released %d of 300", n)
+	}
+}
+
+// TestPlanCompare: plan --votes without --mechanism names GNMax,
+// Confident-GNMax and LNMax with their parameters and expected correct
+// labels, and the best; its table fits 100 columns.
+func TestPlanCompare(t *testing.T) {
+	dir := t.TempDir()
+	proxy := countsFile(t, dir, "proxy.csv", 60, func(i int) []int { return plurality(40+(3*i)%200, (3*i)%10) })
+	args := []string{"plan", "--K", "250", "--queries", "300", "--budget-eps", "8", "--budget-delta", "1e-6", "--votes", proxy, "--votes-are", "public"}
+	out, e, code := darrm(t, "", append(args, "--format", "json")...)
+	if code != 0 {
+		t.Fatal(e)
+	}
+	var doc struct {
+		Best       string `json:"best"`
+		Mechanisms []struct {
+			Mechanism string   `json:"mechanism"`
+			Correct   float64  `json:"expected_correct"`
+			Answered  float64  `json:"expected_answered"`
+			Sigma2    *float64 `json:"sigma2"`
+			Scale     *float64 `json:"laplace_scale"`
+		} `json:"mechanisms"`
+	}
+	decode(t, out, &doc)
+	var names []string
+	best, most := "", 0.0
+	for _, m := range doc.Mechanisms {
+		names = append(names, m.Mechanism)
+		if m.Correct <= 0 || m.Correct > m.Answered || m.Answered > 300 || (m.Sigma2 == nil) == (m.Scale == nil) {
+			t.Errorf("%s: %v correct of %v answered, sigma2 %v, laplace_scale %v", m.Mechanism, m.Correct, m.Answered, m.Sigma2, m.Scale)
+		}
+		if m.Correct > most {
+			best, most = m.Mechanism, m.Correct
+		}
+	}
+	if strings.Join(names, " ") != "gnmax confident-gnmax lnmax" || doc.Best != best {
+		t.Errorf("mechanisms %v, best %q: want gnmax, confident-gnmax, lnmax and best %q", names, doc.Best, best)
+	}
+	out, e, code = darrm(t, "", args...)
+	if code != 0 {
+		t.Fatal(e)
+	}
+	if !strings.Contains(out, "best: "+best) {
+		t.Errorf("the table does not name the best, %s:\n%s", best, out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.ContainsAny(line, "│┌└├") && utf8.RuneCountInString(line) > 100 {
+			t.Errorf("a table line of %d columns: %s", utf8.RuneCountInString(line), line)
+		}
 	}
 }

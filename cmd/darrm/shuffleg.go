@@ -126,7 +126,7 @@ func runShuffleg(cmd *cobra.Command, f *shufflegFlags) error {
 	if nc := (*shuffleg.NonContractiveError)(nil); errors.As(err, &nc) {
 		return cli.Usagef("%v; pass --allow-noncontractive to run it anyway (the output is then marked)", err)
 	} else if err != nil {
-		return err
+		return exitstatus.Flagged(err, shufflegNames)
 	}
 	rep := shuffleg.NewReport(exp, results, f.Task, info, search)
 	if f.Curves != "" {

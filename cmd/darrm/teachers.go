@@ -96,7 +96,7 @@ func newTeachersSub(use string) *cobra.Command {
 			e, _, err := teachers.Cached(cmd.Context(), dir.Folder("teachers"), b, cfg, cliout.Note(cmd.ErrOrStderr()))
 			prog.Done()
 			if err != nil {
-				return err
+				return exitstatus.Flagged(err, nil)
 			}
 			if use == "train" {
 				return report.Teachers{Ensemble: e}.Write(cmd.OutOrStdout(), f.Format)

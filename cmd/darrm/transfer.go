@@ -37,7 +37,7 @@ func newTransferCmd() *cobra.Command {
 		Cache   gammasource.CacheFlags
 		Totals  totalFlags
 	}{Queries: []int{20, 50, 100}, Redraws: 10}
-	return f.Totals.hide(newCmd("transfer", &cobra.Command{
+	cmd := newCmd("transfer", &cobra.Command{
 		Use:   "transfer --dataset mnist58|fashion58 [--setting disjoint|shared] [flags]",
 		Short: "Private knowledge transfer end to end: DP-SGD teachers, private labels, accuracy (thesis Table 3.1)",
 		Args:  cli.NoArgs,
@@ -111,5 +111,7 @@ func newTransferCmd() *cobra.Command {
 			}
 			return out.Write(cmd.OutOrStdout(), f.Format)
 		},
-	}, &f))
+	}, &f)
+	hideComposition(cmd)
+	return cmd
 }

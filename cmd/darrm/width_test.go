@@ -84,6 +84,8 @@ func TestTableWidths(t *testing.T) {
 		{"account pate", []string{"account", "pate", pateLabels, "--teachers-in-rows", "--classes", "10", "--sigma2", "4", "--threshold", "15", "--sigma1", "3", "--target-delta", "1e-5"}, 0},
 		{"account pate --labels", []string{"account", "pate", counts, "--input-format", "counts", "--target-delta", "1e-5", "--labels", in("c-labels.csv")}, 0},
 		{"plan", append([]string{"plan", "--mechanism", "darrm-one-vote", "--K", "11", "--queries", "100", "--budget-eps", "2", "--budget-delta", "1e-5"}, c...), 0},
+		{"plan, the comparison on proxy votes", []string{"plan", "--votes", counts, "--input-format", "counts", "--votes-are", "public", "--queries", "30", "--K", "250", "--classes", "10",
+			"--budget-eps", "2", "--budget-delta", "1e-5"}, 0},
 		{"plan confident-gnmax", []string{"plan", "--mechanism", "confident-gnmax", "--K", "250", "--classes", "10", "--threshold", "200", "--sigma1", "150", "--sigma2", "40", "--budget-eps", "2", "--budget-delta", "1e-5"}, 0},
 		{"ledger init", []string{"ledger", "init", in("new.ledger"), "--ensemble", "new-k11", "--K", "11", "--eps", "0.1", "--Delta", "1e-5", "--kind", "fixed", "--partition", "shared", "--budget-eps", "10", "--budget-delta", "1e-3"}, 0},
 		{"ledger init, a declared use", []string{"ledger", "init", in("use.ledger"), "--ensemble", "use-k11", "--K", "11", "--relation", "one-vote", "--kind", "fixed", "--partition", "keyed-hash",

@@ -87,3 +87,16 @@ func Count(name string, n, lo int) error {
 	}
 	return nil
 }
+
+// CountIn requires an integer n in [lo, hi].
+func CountIn(name string, n, lo, hi int) error {
+	if n < lo || n > hi {
+		return &Error{Name: name, Value: float64(n), Rule: fmt.Sprintf("must be an integer in [%d, %d]", lo, hi)}
+	}
+	return nil
+}
+
+// MaxWorkers bounds a number of goroutines for parallel work: each is
+// started whether or not there is work for it, so a number near 2^63
+// never returned.
+const MaxWorkers = 1 << 10

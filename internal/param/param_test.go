@@ -24,6 +24,7 @@ func TestChecks(t *testing.T) {
 		{"open unit", []float64{1e-300, 0.999}, []float64{0, 1, nan}, func(x float64) error { return OpenUnit("x", x) }},
 		{"alpha", []float64{1.0000001, 100}, []float64{1, 0.5, nan, inf}, func(x float64) error { return Alpha(x) }},
 		{"count >= 1", []float64{1, 7}, []float64{0, -3}, func(x float64) error { return Count("x", int(x), 1) }},
+		{"count in [1, 2^53]", []float64{1, 1 << 53}, []float64{0, 1<<53 + 2, 1e18}, func(x float64) error { return CountIn("x", int(x), 1, 1<<53) }},
 	} {
 		for _, x := range tc.ok {
 			if err := tc.fn(x); err != nil {

@@ -9,22 +9,28 @@
 package roots
 
 import (
+	"errors"
 	"fmt"
 	"math"
 )
 
+// ErrLimitFits marks Last's error when its bound itself fits: the
+// predicate holds at every count it searched.
+var ErrLimitFits = errors.New("the search's bound fits")
+
 // Last returns the largest k in [lo, limit] with fits(k), given fits(lo),
 // for a predicate that holds up to some k and fails above it (a total that
 // grows with the number of steps): exponential search from lo, then
-// bisection. It returns an error when fits(limit) holds, so that a caller
-// never mistakes its own search bound for an answer. An error of fits ends
+// bisection. It returns an error wrapping ErrLimitFits when fits(limit)
+// holds, so that a caller never mistakes its own search bound for an
+// answer. An error of fits ends
 // the search and is returned.
 func Last(lo, limit int, fits func(int) (bool, error)) (int, error) {
 	hi := lo
 	for {
 		next := min(limit, max(2*hi, hi+1))
 		if next == hi {
-			return 0, fmt.Errorf("more than %d steps fit", limit)
+			return 0, fmt.Errorf("more than %d steps fit: %w", limit, ErrLimitFits)
 		}
 		ok, err := fits(next)
 		if err != nil {

@@ -25,7 +25,7 @@ func TestLast(t *testing.T) {
 	if got, err := LastIn(3, 3, func(int) (bool, error) { return true, nil }); err != nil || got != 3 {
 		t.Errorf("LastIn(3, 3): %d, %v", got, err)
 	}
-	if _, err := Last(1, 64, func(int) (bool, error) { return true, nil }); err == nil {
+	if _, err := Last(1, 64, func(int) (bool, error) { return true, nil }); !errors.Is(err, ErrLimitFits) {
 		t.Error("Last: no error when the bound fits")
 	}
 	bad := errors.New("bad")

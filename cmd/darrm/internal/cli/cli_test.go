@@ -208,7 +208,7 @@ func TestFlagErrors(t *testing.T) {
 // user may have meant: the same name in another case first, else names a
 // few edits away, and none for a name close to nothing.
 func TestSuggest(t *testing.T) {
-	names := []string{"K", "m", "Delta", "delta", "compare", "cache-dir", "prior", "train", "vote"}
+	names := []string{"K", "m", "Delta", "delta", "compare", "cache-dir", "prior", "train", "vote", "target-eps", "budget-eps", "step-delta"}
 	for _, tc := range []struct {
 		typed string
 		want  []string
@@ -223,6 +223,10 @@ func TestSuggest(t *testing.T) {
 		{"x", nil},
 		{"n", nil},
 		{"seed", nil},
+		// A flag another command spells differently.
+		{"eps", []string{"target-eps", "budget-eps"}},
+		{"target-delta", []string{"Delta", "delta"}},
+		{"cache", []string{"cache-dir"}},
 	} {
 		if got := suggest(tc.typed, names); !slices.Equal(got, tc.want) {
 			t.Errorf("suggest(%q) = %q, want %q", tc.typed, got, tc.want)

@@ -66,7 +66,9 @@ func didYouMean(prefix string, names []string) string {
 // suggest returns the names close to typed: those equal to it but for
 // case if there are any, else those it begins (three letters at least),
 // or within an edit distance that grows with its length (one edit for up
-// to five letters, two beyond), at most three, closest first.
+// to five letters, two beyond), or that share a word with it, as another
+// command spells the same thing (--delta for --target-delta, --eps for
+// --step-eps, and the reverse), at most three, closest first.
 func suggest(typed string, names []string) []string {
 	var fold []string
 	for _, n := range names {
@@ -92,7 +94,7 @@ func suggest(typed string, names []string) []string {
 		if len(typed) >= 3 && strings.HasPrefix(strings.ToLower(n), lower) {
 			d = min(d, limit)
 		}
-		if d <= limit && len(typed) > 1 {
+		if len(typed) > 1 && (d <= limit || shareWord(lower, strings.ToLower(n))) {
 			cs = append(cs, cand{n, d})
 		}
 	}
@@ -102,6 +104,12 @@ func suggest(typed string, names []string) []string {
 		out = append(out, c.name)
 	}
 	return out
+}
+
+// shareWord reports whether one of a and b, of several words joined by
+// hyphens, is a word of the other: delta of target-delta.
+func shareWord(a, b string) bool {
+	return a != b && (slices.Contains(strings.Split(b, "-"), a) || slices.Contains(strings.Split(a, "-"), b))
 }
 
 // editDistance is the number of insertions, deletions, substitutions and

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
@@ -100,11 +101,11 @@ func WriteTable(w io.Writer, header []string, rows [][]string) error {
 func columnGroups(header []string, rows [][]string, width int) [][]int {
 	cw := make([]int, len(header))
 	for j, h := range header {
-		cw[j] = twwidth.Width(h)
+		cw[j] = cellWidth(h)
 	}
 	for _, r := range rows {
 		for j := range min(len(r), len(cw)) {
-			cw[j] = max(cw[j], twwidth.Width(r[j]))
+			cw[j] = max(cw[j], cellWidth(r[j]))
 		}
 	}
 	// A boxed table is a border, then each column's cell, padded by a
@@ -131,6 +132,15 @@ func columnGroups(header []string, rows [][]string, width int) [][]int {
 		used += cw[j] + 3
 	}
 	return append(groups, group)
+}
+
+// cellWidth is the width of a table's cell: that of its widest line.
+func cellWidth(s string) int {
+	w := 0
+	for l := range strings.SplitSeq(s, "\n") {
+		w = max(w, twwidth.Width(l))
+	}
+	return w
 }
 
 // WriteCSV writes header and rows as RFC 4180 CSV.

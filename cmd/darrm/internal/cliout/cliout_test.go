@@ -81,6 +81,9 @@ func TestProgressLog(t *testing.T) {
 		{func() {}, "darrm: certifying K=11: 0 of 200 (0%); 10s so far\n"},
 		{func() { p.Set(50) }, "darrm: certifying K=11: 50 of 200 (25%); 20s so far\n"},
 		{func() { p.Describe("certifying K=13"); p.Update(30, 40) }, "darrm: certifying K=13: 30 of 40 (75%); 30s so far\n"},
+		// Work past its estimate is at 100%, never beyond.
+		{func() { p.Update(50, 40) }, "darrm: certifying K=13: 40 of 40 (100%); 40s so far\n"},
+		{func() { p.Update(30, 40) }, "darrm: certifying K=13: 30 of 40 (75%); 50s so far\n"},
 	} {
 		tc.update()
 		go clock.fire()
@@ -90,7 +93,7 @@ func TestProgressLog(t *testing.T) {
 	}
 	ended := make(chan struct{})
 	go func() { p.Done(); close(ended) }()
-	if got, want := <-lines, "darrm: certifying K=13: 30 of 40 (75%); ended after 30s\n"; got != want {
+	if got, want := <-lines, "darrm: certifying K=13: 30 of 40 (75%); ended after 50s\n"; got != want {
 		t.Errorf("last line %q, want %q", got, want)
 	}
 	<-ended

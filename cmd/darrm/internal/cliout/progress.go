@@ -96,7 +96,8 @@ func (p *Progress) line(end bool) {
 	elapsed := p.clock.Now().Sub(p.start).Round(time.Second)
 	state := ""
 	if p.total > 0 {
-		state = fmt.Sprintf(": %d of %d (%.0f%%)", p.done, p.total, 100*float64(p.done)/float64(p.total))
+		// Never past 100%: work that outgrows its estimate is at its end.
+		state = fmt.Sprintf(": %d of %d (%.0f%%)", min(p.done, p.total), p.total, 100*float64(min(p.done, p.total))/float64(p.total))
 	}
 	if end {
 		fmt.Fprintf(p.w, "darrm: %s%s; ended after %v\n", p.description, state, elapsed)

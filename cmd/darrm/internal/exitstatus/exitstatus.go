@@ -1,7 +1,8 @@
 // Package exitstatus maps darrm's errors onto the exit status and the
 // message of the command: bad input exits 2, with a library's parameter
-// or setting named as the flag that sets it, a certificate that fails 3, a
-// budget that stops a release 4, an interrupt 130, and anything else 1.
+// or setting named as the flag that sets it, unless labels may have left
+// before it, a certificate that fails 3, a budget that stops a release 4,
+// an interrupt 130, and anything else 1.
 package exitstatus
 
 import (
@@ -48,12 +49,16 @@ type (
 		Setting() (name, value, rule string)
 	}
 	badInput interface{ BadInput() bool }
+	// spent is an error after which labels may have left the process
+	// (ensemble.SpentError): never exit 2, which says nothing was written.
+	spent interface{ LabelsSpent() int }
 )
 
 // Explain is the one place where an error becomes an exit status and the
 // message printed for it: bad input exits 2, with a library's parameter or
 // setting named as the command's flag where the command said which flag
-// sets it (Flagged); a certificate that fails exits 3, a budget that
+// sets it (Flagged), unless labels may have left before it (1: exit 2 says
+// nothing was written); a certificate that fails exits 3, a budget that
 // stops a release 4, an interrupt 130, and anything else 1.
 func Explain(err error) (status int, msg string) {
 	if err == nil {
@@ -64,12 +69,15 @@ func Explain(err error) (status int, msg string) {
 		pe paramError
 		se settingError
 		bi badInput
+		sp spent
 	)
 	switch {
 	case errors.Is(err, context.Canceled):
 		return Interrupted, msg
 	case errors.Is(err, ErrBudget):
 		return Budget, msg
+	case errors.As(err, &sp) && sp.LabelsSpent() > 0:
+		return Failure, msg
 	case errors.Is(err, gamma.ErrNotCertified), errors.Is(err, ensemble.ErrNotCertified):
 		return NotCertified, msg
 	case errors.As(err, &pe), errors.As(err, &se):
@@ -153,7 +161,7 @@ func FlaggedIn(prefix string, err error, names map[string]string) error {
 // command's.
 var readOptionFlags = map[votefile.Option]string{
 	votefile.OptionFormat: "--input-format", votefile.OptionLayout: "--input-format", votefile.OptionClasses: "--classes",
-	votefile.OptionK: "--K", votefile.OptionID: "--id", votefile.OptionTeachersInRows: "--teachers-in-rows", votefile.OptionArray: "--array",
+	votefile.OptionK: "--K", votefile.OptionID: "--id", votefile.OptionOrientation: "--", votefile.OptionArray: "--array",
 	votefile.OptionPartition: "--partition",
 }
 
@@ -182,7 +190,10 @@ func optionWords(err error, msg string) string {
 	slices.SortStableFunc(hints, func(a, b votefile.Hint) int { return len(b.String()) - len(a.String()) })
 	for _, h := range hints {
 		words := readOptionFlags[h.Option]
-		if h.Value != "" {
+		switch {
+		case h.Option == votefile.OptionOrientation:
+			words += h.Value // a flag per orientation: --teachers-in-rows
+		case h.Value != "":
 			words += " " + h.Value
 		}
 		msg = strings.ReplaceAll(msg, h.String(), words)

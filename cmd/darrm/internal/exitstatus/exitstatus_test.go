@@ -53,6 +53,9 @@ func TestExplain(t *testing.T) {
 		{"flags, no param", Flagged(errors.New("disk on fire"), nil), Failure, "disk on fire"},
 
 		{"format", &votefile.FormatError{File: "v.csv", Line: 3, Msg: "bad"}, Usage, (&votefile.FormatError{File: "v.csv", Line: 3, Msg: "bad"}).Error()},
+		// Bad input after labels left: exit 2 would say nothing was written.
+		{"format, labels spent", &ensemble.SpentError{Labels: 7, Err: &votefile.FormatError{File: "v.csv", Line: 3, Msg: "bad"}}, Failure, (&votefile.FormatError{File: "v.csv", Line: 3, Msg: "bad"}).Error()},
+		{"interrupted, labels spent", &ensemble.SpentError{Labels: 7, Err: context.Canceled}, Interrupted, context.Canceled.Error()},
 		{"teachers", &votefile.TeachersError{Field: "K"}, Usage, (&votefile.TeachersError{Field: "K"}).Error()},
 		{"ledger corrupt", &ledger.CorruptError{Path: "l", Line: 2}, Usage, (&ledger.CorruptError{Path: "l", Line: 2}).Error()},
 		{"not a ledger", &ledger.NotLedgerError{Path: "l", Reason: "a directory"}, Usage, "ledger l: a directory"},

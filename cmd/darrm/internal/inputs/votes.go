@@ -21,9 +21,25 @@ type VoteFlags struct {
 	InFormat Format            `flag:"input-format" help:"votes as csv or jsonl, or counts: rows of C vote counts, or npy (auto: a NumPy file by its start, JSON lines if the first line starts with [ or {; a metadata header states the layout)"`
 	Header   votefile.Presence `flag:"header" help:"CSV header row: auto, yes or no"`
 	ID       votefile.Presence `flag:"id" help:"id column: auto, yes or no"`
-	// A NumPy file is recognised by its start; these say how to read it.
-	TeachersInRows bool   `flag:"teachers-in-rows" help:"class labels (with --classes C, NumPy or CSV) as teachers x queries, a row per teacher, the layout of PATE's published votes, rather than queries x teachers"`
+	// A matrix of class labels without a metadata header (NumPy, CSV)
+	// needs one of these; a NumPy file is recognised by its start.
+	TeachersInRows bool   `flag:"teachers-in-rows" help:"class labels (with --classes C, NumPy or CSV without a metadata header) as teachers x queries, a row per teacher, the layout of PATE's published votes; such a file needs this or --queries-in-rows"`
+	QueriesInRows  bool   `flag:"queries-in-rows" help:"class labels (with --classes C, NumPy or CSV without a metadata header) as queries x teachers, a row per query, as darrm's vote files and prediction matrices; such a file needs this or --teachers-in-rows"`
 	Array          string `flag:"array" help:"the array to read in a NumPy .npz archive (VOTES must then be a file)"`
+}
+
+// orientation returns the orientation of a matrix of class labels the
+// flags state (votefile.Options.Orientation).
+func (f *VoteFlags) orientation() (votefile.Orientation, error) {
+	switch {
+	case f.TeachersInRows && f.QueriesInRows:
+		return 0, cli.Usagef("--teachers-in-rows and --queries-in-rows: give one, the axis that holds the teachers")
+	case f.TeachersInRows:
+		return votefile.TeachersInRows, nil
+	case f.QueriesInRows:
+		return votefile.QueriesInRows, nil
+	}
+	return votefile.OrientationUnstated, nil
 }
 
 // Format is --input-format: a file's format, or counts, its layout.
@@ -64,12 +80,16 @@ func (f *VoteFlags) OpenVotes(cmd *cobra.Command, name string) (votefile.Reader,
 	if err := votefile.CheckClasses(f.Classes); fs.Changed("classes") && err != nil {
 		return nil, nil, cli.Usagef("--%v", err)
 	}
+	orientation, err := f.orientation()
+	if err != nil {
+		return nil, nil, err
+	}
 	file, err := Open(cmd, "VOTES", name, WantVotes)
 	if err != nil {
 		return nil, nil, err
 	}
 	opts := votefile.Options{Format: f.InFormat.format, Layout: f.InFormat.layout, Classes: f.Classes, Header: f.Header, ID: f.ID,
-		TeachersInRows: f.TeachersInRows, Size: max(cli.InputSize(name), 0), Array: f.Array}
+		Orientation: orientation, Size: max(cli.InputSize(name), 0), Array: f.Array}
 	if k := fs.Lookup("K"); k != nil && k.Changed {
 		opts.K, _ = fs.GetInt("K")
 	}

@@ -154,7 +154,7 @@ func TestNewSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	acct, err := ensemble.NewAccounting(g.Privacy(), b, accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5}, nil)
+	acct, err := ensemble.NewAccounting(context.Background(), g.Privacy(), b, accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

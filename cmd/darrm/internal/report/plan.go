@@ -1,7 +1,9 @@
 package report
 
 import (
+	"fmt"
 	"io"
+	"strings"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
@@ -15,9 +17,9 @@ import (
 // their total to publish (at the budget's delta, the least eps of every
 // composition valid for the run) and its theorem, what a
 // run charged to a new ledger of that budget may release, and, for a plan
-// of parameters, the parameter chosen, its neighbour 5% more generous
-// that does not fit, and the expected utility with what it was computed
-// on.
+// of parameters, what it fits the queries to (one run or a new ledger),
+// the parameter chosen, its neighbour 5% more generous that does not fit,
+// and the expected utility with what it was computed on.
 type Plan struct {
 	Plan   plan.Plan
 	Chosen bool   // a plan of parameters, not a count
@@ -61,7 +63,7 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 		rec = append(rec, field("ledger_note", c.LedgerNote))
 	}
 	if d.Chosen {
-		rec = append(rec, field("planned", SettingFlag[p.Parameter]))
+		rec = append(rec, field("for", r.For.String()), field("planned", SettingFlag[p.Parameter]))
 		// At the largest value allowed (m = K) there is no neighbour: the
 		// values are absent (null, empty) and at_limit says why.
 		var nb, nq any
@@ -72,6 +74,9 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 	}
 	if u := p.Utility; u != nil {
 		rec = append(rec, field("expected_correct", u.Correct), field("expected_answered", u.Answered), field("utility_on", u.On))
+		if len(u.Thresholds) > 0 {
+			rec = append(rec, field("thresholds", thresholdsText(u.Thresholds)), field("threshold_note", thresholdNote+gnmaxNote))
+		}
 	}
 	if d.Tuning != "" {
 		rec = append(rec, field("tuning", d.Tuning))
@@ -79,6 +84,29 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 	// A table keeps within cliout.Width columns: a long text (a theorem,
 	// a note) is a numbered note under it (cliout.WriteRecord).
 	return cliout.WriteRecord(w, f, rec)
+}
+
+// thresholdNote says why a Confident-GNMax plan's threshold is as low as
+// its least precision allows.
+const thresholdNote = "every query is charged both steps, answered or not: a higher threshold only withholds labels, " +
+	"so it costs correct labels and buys precision (--min-precision)"
+
+// gnmaxNote says, beside a Confident-GNMax plan alone, where its
+// threshold step's budget could go.
+const gnmaxNote = "; the threshold step's budget spent on the label instead is GNMax (darrm plan --votes without --mechanism compares them)"
+
+// thresholdsText says what a Confident-GNMax plan expects at its threshold
+// and at higher ones: the expected correct of answered labels and the
+// precision at each.
+func thresholdsText(ts []plan.ThresholdUtility) string {
+	var b strings.Builder
+	for i, t := range ts {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "T = %v: %.1f correct of %.1f answered (precision %.3f)", t.Threshold, t.Correct, t.Answered, t.Precision())
+	}
+	return b.String()
 }
 
 // filterReference names the theorem of a ledger's filter.

@@ -36,7 +36,10 @@ func TestPlanKeys(t *testing.T) {
 		{"darrm plan at m = K", Plan{Chosen: true, Plan: plan.Plan{Request: req(votefile.DaRRM, votefile.TwoClass), Count: count, Queries: 5, Parameter: ensemble.SettingM, AtLimit: true}},
 			[]string{"m", "eps", "Delta", "delta", "at_limit"}, []string{"target_eps"}},
 		{"lnmax", Plan{Plan: plan.Plan{Request: req(votefile.LNMax, votefile.ManyClasses), Count: count}},
-			[]string{"laplace_scale", "classes"}, []string{"sigma2", "delta"}},
+			[]string{"laplace_scale", "classes"}, []string{"sigma2", "delta", "for"}},
+		{"confident-gnmax plan on proxy votes", Plan{Chosen: true, Plan: plan.Plan{Request: req(votefile.ConfidentGNMax, votefile.ManyClasses), Count: count, Queries: 100, Parameter: ensemble.SettingSigma2,
+			Utility: &plan.Utility{Correct: 90, Answered: 95, Thresholds: []plan.ThresholdUtility{{Threshold: 0, Correct: 90, Answered: 95}, {Threshold: 120, Correct: 80, Answered: 84}}}}},
+			[]string{"for", "expected_correct", "expected_answered", "thresholds", "threshold_note"}, []string{"m"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer

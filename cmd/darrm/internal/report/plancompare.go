@@ -1,0 +1,177 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/plan"
+	"github.com/darrm/darrm/votefile"
+)
+
+// PlanCompare is the document of darrm plan --votes without --mechanism:
+// every mechanism that fits the proxy votes planned for the same budget
+// and queries in one target (a run or a new ledger), each with its
+// parameters under the names of the aggregate flags they feed, its
+// expected correct and answered labels on the votes and its total, and
+// the best (plan.Compare).
+type PlanCompare struct {
+	EqualTotals
+	For  string           `json:"for"`
+	Rows []PlanCompareRow `json:"mechanisms"`
+	// Best is the mechanism with the most expected correct labels among
+	// those whose expected precision reaches MinPrecision, "" when none
+	// does.
+	Best string `json:"best"`
+	// MinPrecision is the least expected precision the best must reach.
+	MinPrecision float64  `json:"min_precision"`
+	Left         []string `json:"left_out,omitempty"`
+	UtilityOn    string   `json:"utility_on"`
+	Tuning       string   `json:"tuning"`
+	// ThresholdNote says why Confident-GNMax's threshold is as low as
+	// its least precision allows, and Thresholds what higher ones cost.
+	ThresholdNote string `json:"threshold_note,omitempty"`
+	Thresholds    string `json:"thresholds,omitempty"`
+}
+
+// PlanCompareRow is one mechanism of PlanCompare: its plan (the total is
+// the ledger's filter's for a plan for a ledger) and parameters, or why
+// it has none.
+type PlanCompareRow struct {
+	Planned
+	Threshold    *float64 `json:"threshold,omitempty"`
+	Sigma1       *float64 `json:"sigma1,omitempty"`
+	Sigma2       *float64 `json:"sigma2,omitempty"`
+	LaplaceScale *float64 `json:"laplace_scale,omitempty"`
+	TargetEps    *float64 `json:"target_eps,omitempty"`
+	Delta        *float64 `json:"delta,omitempty"`
+	Correct      float64  `json:"expected_correct"`
+	Answered     float64  `json:"expected_answered"`
+}
+
+// NewPlanCompare describes the comparison c for queries of budget in
+// target t, whose best reaches
+// minPrecision, tuned as tuning says.
+func NewPlanCompare(c plan.Comparison, e EqualTotals, t plan.Target, minPrecision float64, tuning string) PlanCompare {
+	d := PlanCompare{EqualTotals: e, For: t.String(), Left: c.Left, Tuning: tuning, MinPrecision: minPrecision}
+	for i, s := range c.Plans {
+		row := PlanCompareRow{Planned: NewPlanned(s.Mechanism, s.Equal)}
+		if s.NoFit == nil {
+			pl := s.Plan
+			if t == plan.ForLedger {
+				row.TotalEps, row.TotalDelta = pl.Count.LedgerTotal.Eps, pl.Count.LedgerTotal.Delta
+				row.TotalMethod, row.TotalReference = pl.Count.Filter.String(), filterReference(pl.Count.Filter)
+			}
+			row.setParameters(pl)
+			row.Correct, row.Answered, d.UtilityOn = pl.Utility.Correct, pl.Utility.Answered, pl.Utility.On
+			if len(pl.Utility.Thresholds) > 0 {
+				d.ThresholdNote, d.Thresholds = thresholdNote, thresholdsText(pl.Utility.Thresholds)
+			}
+		}
+		if i == c.Best {
+			d.Best = string(s.Mechanism)
+		}
+		d.Rows = append(d.Rows, row)
+	}
+	return d
+}
+
+// setParameters sets the row's parameters from the plan's request.
+func (r *PlanCompareRow) setParameters(pl plan.Plan) {
+	q := pl.Request
+	v := func(x float64) *float64 { return &x }
+	switch r.Mechanism {
+	case votefile.DaRRMOneVote:
+		r.TargetEps, r.Delta = v(q.Problem.Eps), v(pl.Count.PerQuery.Delta)
+	case votefile.LNMax:
+		r.LaplaceScale = v(q.Mechanism.LNMax.Scale)
+	case votefile.ConfidentGNMax:
+		r.Threshold, r.Sigma1 = v(q.Mechanism.GNMax.Threshold), v(q.Mechanism.GNMax.Sigma1)
+		fallthrough
+	default:
+		r.Sigma2, r.Delta = v(q.Mechanism.GNMax.Sigma2), v(q.Problem.TargetDelta)
+	}
+}
+
+// parameters says the row's parameters, each as the aggregate flag that
+// takes it, briefly, separated by sep.
+func (r PlanCompareRow) parameters(sep string) string {
+	var out []string
+	for _, p := range []struct {
+		name string
+		v    *float64
+	}{{"threshold", r.Threshold}, {"sigma1", r.Sigma1}, {"sigma2", r.Sigma2}, {"laplace-scale", r.LaplaceScale}, {"target-eps", r.TargetEps}} {
+		if p.v != nil {
+			out = append(out, p.name+" "+cliout.FloatN(*p.v, 4))
+		}
+	}
+	return strings.Join(out, sep)
+}
+
+// Write prints the document in format f.
+func (d PlanCompare) Write(w io.Writer, f cliout.Format) error {
+	switch f {
+	case cliout.JSON:
+		return cliout.WriteJSON(w, d)
+	case cliout.CSV:
+		header := []string{"mechanism", "threshold", "sigma1", "sigma2", "laplace_scale", "target_eps", "delta", "expected_correct", "expected_answered",
+			"total_eps", "total_delta", "total_method", "best", "no_fit"}
+		var rows [][]string
+		opt := func(x *float64) string {
+			if x == nil {
+				return ""
+			}
+			return cliout.Float(*x)
+		}
+		for _, r := range d.Rows {
+			row := []string{string(r.Mechanism), opt(r.Threshold), opt(r.Sigma1), opt(r.Sigma2), opt(r.LaplaceScale), opt(r.TargetEps), opt(r.Delta), "", "", "", "", "",
+				fmt.Sprint(string(r.Mechanism) == d.Best), r.NoFit}
+			if r.Fits() {
+				row[7], row[8], row[9], row[10], row[11] = cliout.Float(r.Correct), cliout.Float(r.Answered), cliout.Float(r.TotalEps), cliout.Float(r.TotalDelta), r.TotalMethod
+			}
+			rows = append(rows, row)
+		}
+		return cliout.WriteCSV(w, header, rows)
+	}
+	target := "in one run held to the budget; each total is the least eps at its delta of every composition valid for the run, by the one that gives it"
+	if d.For == plan.ForLedger.String() {
+		target = "on a new ledger with the budget, each total by its filter"
+	}
+	t := cliout.NewText(w)
+	t.Line("Every mechanism that fits the proxy votes, planned for a total of (%s, %s) over %d queries %s:",
+		cliout.FloatN(d.BudgetEps, 6), cliout.FloatN(d.BudgetDelta, 3), d.Queries, target)
+	header := []string{"mechanism", "parameters", "correct", "answered", "total, by"}
+	var rows [][]string
+	for _, r := range d.Rows {
+		if !r.Fits() {
+			rows = append(rows, []string{string(r.Mechanism), "no plan " + t.Note(string(r.Mechanism)+": "+r.NoFit), "", "", ""})
+			continue
+		}
+		rows = append(rows, []string{string(r.Mechanism), r.parameters("\n"), fmt.Sprintf("%.1f", r.Correct), fmt.Sprintf("%.1f", r.Answered),
+			fmt.Sprintf("(%s, %s) %s %s", cliout.FloatN(r.TotalEps, 4), cliout.FloatN(r.TotalDelta, 3), r.TotalMethod, t.Note("total by "+r.TotalMethod+": "+r.TotalReference))})
+	}
+	t.Table(header, rows)
+	for _, l := range d.Left {
+		t.Line("  left out: %s", l)
+	}
+	if d.Thresholds != "" {
+		t.Line("  confident-gnmax: %s (%s)", d.Thresholds, d.ThresholdNote)
+	}
+	if d.UtilityOn != "" {
+		t.Line("  correct, answered: expected labels on %s", d.UtilityOn)
+	}
+	t.Line("  %s", d.Tuning)
+	switch {
+	case d.Best == "" && d.MinPrecision > 0:
+		t.Line("best: none: no mechanism's plan of %d queries reaches an expected precision of %v", d.Queries, d.MinPrecision)
+	case d.Best == "":
+		t.Line("best: none: no mechanism fits %d queries in the budget", d.Queries)
+	}
+	for _, r := range d.Rows {
+		if string(r.Mechanism) == d.Best {
+			t.Line("best: %s (%s), %.1f expected correct labels of %d queries", d.Best, r.parameters(", "), r.Correct, d.Queries)
+		}
+	}
+	return t.Close()
+}

@@ -1,0 +1,246 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/integrate/quad"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/votefile"
+)
+
+// Comparison is every mechanism that fits the proxy votes, each planned
+// for the same budget, queries and target (one run or a new ledger) and
+// scored on the votes, and the best of them.
+type Comparison struct {
+	// Plans are the mechanisms compared, in the order Compare lists them.
+	Plans []Scored
+	// Best is the index in Plans of the plan with the most expected
+	// correct labels among those whose expected precision (correct of
+	// answered) reaches ConfidentOptions.MinPrecision, -1 when none does.
+	Best int
+	// Left are the mechanisms of the votes' classes left out, each with
+	// why.
+	Left []string
+}
+
+// Scored is one mechanism of a Comparison: its plan with its expected
+// utility on the proxy votes (Plan.Utility), or why it has none (NoFit: a
+// budget that fits not even the least generous value of its parameter, a
+// *accountant.ParamError on budget-eps, or a least precision no threshold
+// reaches, a *PrecisionError).
+type Scored struct {
+	Mechanism votefile.MechanismName
+	Equal
+}
+
+// Compare plans every mechanism that fits the proxy votes for queries
+// queries of base.Budget in base.For's target, scores each on the votes,
+// and names the one with the most expected correct labels: GNMax,
+// Confident-GNMax (ConfidentGNMax, with opts) and LNMax on class counts,
+// and, for two classes of K odd teachers who all vote, darrm-one-vote
+// (its gamma from base.Gamma, pure per query). Every plan has the same
+// total budget and target, so their utilities compare at equal totals.
+// opts.MinPrecision sets Confident-GNMax's threshold, and a mechanism
+// whose expected precision falls short of it is not the best.
+//
+// base gives K (Problem.K), the classes, the per-query δ of the GNMax
+// family (Problem.TargetDelta), the budget, target and filter, the noise
+// of the GNMax family (Mechanism.GNMax.Noise), the options and the gamma
+// source; the mechanism and its settings are Compare's. Each label is
+// scored as its noise would be were it continuous (GNMax's Gaussian, as
+// GNMax scores it; LNMax's Laplace, pArgmaxLaplace), darrm-one-vote's
+// exactly from its gamma.
+func Compare(ctx context.Context, base Request, queries int, proxy Proxy, opts ConfidentOptions) (Comparison, error) {
+	if err := base.Budget.Validate(); err != nil {
+		return Comparison{}, err
+	}
+	if err := proxy.check(base.Problem.K, base.Classes); err != nil {
+		return Comparison{}, err
+	}
+	many := func(name votefile.MechanismName) Request {
+		r := base
+		r.Mechanism = ensemble.Mechanism{Name: name, Input: votefile.ManyClasses}
+		r.Mechanism.GNMax.Noise = base.Mechanism.GNMax.Noise
+		return r
+	}
+	c := Comparison{Best: -1}
+	type planner struct {
+		name votefile.MechanismName
+		plan func() (Plan, error)
+	}
+	ps := []planner{
+		{votefile.GNMax, func() (Plan, error) { return GNMax(ctx, many(votefile.GNMax), queries, proxy) }},
+		{votefile.ConfidentGNMax, func() (Plan, error) {
+			return ConfidentGNMax(ctx, many(votefile.ConfidentGNMax), queries, proxy, opts)
+		}},
+		{votefile.LNMax, func() (Plan, error) { return scoreLNMax(ctx, many(votefile.LNMax), queries, proxy) }},
+	}
+	if why := oneVoteFits(proxy); why != "" {
+		if proxy.Classes == 2 {
+			c.Left = append(c.Left, fmt.Sprintf("%s: %s", votefile.DaRRMOneVote, why))
+		}
+	} else {
+		ps = append(ps, planner{votefile.DaRRMOneVote, func() (Plan, error) {
+			r := TwoClass(base, votefile.DaRRMOneVote, constraints.Problem{K: base.Problem.K, M: 1, Eps: 1}, false)
+			return scoreOneVote(ctx, r, queries, proxy)
+		}})
+	}
+	for _, p := range ps {
+		pl, err := p.plan()
+		s := Scored{Mechanism: p.name}
+		var pe *accountant.ParamError
+		switch {
+		case errors.As(err, &pe) && pe.Name == "budget-eps", errors.As(err, new(*PrecisionError)):
+			s.NoFit = err
+		case err != nil:
+			return Comparison{}, fmt.Errorf("%s for %d queries of %v: %w", p.name, queries, base.Budget.Guarantee, err)
+		default:
+			s.Plan = pl
+			u := pl.Utility
+			if u.Correct >= opts.MinPrecision*u.Answered && (c.Best < 0 || u.Correct > c.Plans[c.Best].Plan.Utility.Correct) {
+				c.Best = len(c.Plans)
+			}
+		}
+		c.Plans = append(c.Plans, s)
+	}
+	return c, nil
+}
+
+// oneVoteFits says why darrm-one-vote does not fit the proxy votes, ""
+// when it does: two classes of K odd teachers who all vote (it releases
+// the majority of 0/1 votes).
+func oneVoteFits(proxy Proxy) string {
+	if proxy.Classes != 2 {
+		return "it labels two classes"
+	}
+	if proxy.K%2 == 0 {
+		return fmt.Sprintf("it needs an odd number of teachers, not K = %d", proxy.K)
+	}
+	if n, same := commonSum(proxy.Counts); !same || n != proxy.K {
+		return "it needs every teacher's vote on every query, and some abstain here"
+	}
+	return ""
+}
+
+// scoreLNMax returns the plan of LNMax's scale for queries queries
+// (Parameters) with its expected correct labels on the proxy votes, the
+// discrete Laplace noise scored as continuous noise of the same scale
+// (pArgmaxLaplace).
+func scoreLNMax(ctx context.Context, r Request, queries int, proxy Proxy) (Plan, error) {
+	pl, err := Parameters(ctx, r, queries)
+	if err != nil {
+		return Plan{}, err
+	}
+	var c float64
+	for i, counts := range proxy.Counts {
+		if i%256 == 0 && ctx.Err() != nil {
+			return Plan{}, ctx.Err()
+		}
+		c += pArgmaxLaplace(counts, proxy.truth(i), pl.Request.Mechanism.LNMax.Scale)
+	}
+	pl.Utility = answeredAll(c, queries, proxy)
+	return pl, nil
+}
+
+// scoreOneVote returns the plan of darrm-one-vote's per-query ε for
+// queries queries (Parameters) with its expected correct labels on the
+// two-class proxy votes, exactly: with l votes for class 1, the label is
+// the majority with probability (1 + γ(l))/2.
+func scoreOneVote(ctx context.Context, r Request, queries int, proxy Proxy) (Plan, error) {
+	pl, err := Parameters(ctx, r, queries)
+	if err != nil {
+		return Plan{}, err
+	}
+	g, err := sampled(ctx, pl.Request)
+	if err != nil {
+		return Plan{}, err
+	}
+	var c float64
+	for i, counts := range proxy.Counts {
+		l := counts[1]
+		one := (1 - g[l]) / 2 // Pr[label = 1]
+		if 2*l > proxy.K {
+			one = (1 + g[l]) / 2
+		}
+		if proxy.truth(i) == 1 {
+			c += one
+		} else {
+			c += 1 - one
+		}
+	}
+	pl.Utility = answeredAll(c, queries, proxy)
+	return pl, nil
+}
+
+// answeredAll returns the utility of a mechanism that answers every
+// query and expects correct correct labels over the proxy votes.
+func answeredAll(correct float64, queries int, proxy Proxy) *Utility {
+	q := float64(queries)
+	return &Utility{Correct: correct / float64(len(proxy.Counts)) * q, Answered: q, On: proxy.describe(queries)}
+}
+
+// legendre16 are the nodes and weights of 16-point Gauss-Legendre
+// quadrature on [-1, 1].
+var legendre16 = func() (g struct{ nodes, weights [16]float64 }) {
+	quad.Legendre{}.FixedLocations(g.nodes[:], g.weights[:], -1, 1)
+	return g
+}()
+
+// pArgmaxLaplace returns the probability that class j has the largest of
+// the counts c plus independent Laplace noise of scale b (continuous, so
+// that ties have probability 0): ∫ f(z) Π_{i≠j} F(c_j - c_i + z) dz, f
+// and F the Laplace density and distribution function, over [-36b, 36b]
+// (beyond, below e^-36/2). The integrand has kinks at z = 0 and
+// z = c_i - c_j, and between them it is a sum of exponentials of rates up
+// to (m + 1)/b, m the factors: 16-point Gauss-Legendre on pieces between
+// kinks at most 10b/(m + 1) wide keeps the rule's error near
+// 5.4^32/32! < 1e-12 of the piece's mass. TestPArgmaxLaplace checks it
+// against the closed form for two classes and a fine rule for more.
+func pArgmaxLaplace(c []int, j int, b float64) float64 {
+	const lim = 36.0 // in units of b
+	cuts := []float64{-lim, 0, lim}
+	var ds []float64 // (c_j - c_i)/b
+	for i, n := range c {
+		d := float64(c[j]-n) / b
+		if i == j || d > 2*lim { // F(d + z) is 1 to double precision
+			continue
+		}
+		ds = append(ds, d)
+		if -d > -lim && -d < lim {
+			cuts = append(cuts, -d)
+		}
+	}
+	slices.Sort(cuts)
+	cuts = slices.Compact(cuts)
+	width := math.Min(1, 10/float64(len(ds)+1))
+	g := legendre16
+	var sum float64
+	for k := 0; k+1 < len(cuts); k++ {
+		lo, hi := cuts[k], cuts[k+1]
+		n := math.Ceil((hi - lo) / width)
+		w := (hi - lo) / n
+		for p := 0.0; p < n; p++ {
+			a := lo + p*w
+			for q, x := range g.nodes {
+				z := a + w*(x+1)/2
+				v := math.Exp(-math.Abs(z)) / 2
+				for _, d := range ds {
+					if t := d + z; t < 0 {
+						v *= math.Exp(t) / 2
+					} else {
+						v *= 1 - math.Exp(-t)/2
+					}
+				}
+				sum += v * g.weights[q] * w / 2
+			}
+		}
+	}
+	return sum
+}

@@ -1,0 +1,81 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/votefile"
+)
+
+// TestCompare: Compare plans every mechanism that fits the proxy votes
+// for the same budget and queries, in its target: each plan fits the
+// queries there, scores at most as many correct labels as it answers and
+// at most as many as the queries, and Best is the one with the most;
+// darrm-one-vote joins on two classes of K odd teachers who all vote, and
+// is left out, said why, when some abstain; with a least precision, the
+// best is the one with the most correct labels among those that reach it
+// (here Confident-GNMax, GNMax falling short), and a Confident-GNMax
+// that cannot reach it says why.
+func TestCompare(t *testing.T) {
+	ctx := context.Background()
+	ten := pateVotes(120, 250, 10, 0.05, 4)
+	two := pateVotes(120, 11, 2, 0, 5)
+	twoAbstain := pateVotes(120, 11, 2, 0.1, 6)
+	for _, tc := range []struct {
+		name    string
+		proxy   Proxy
+		eps     float64
+		delta   float64
+		queries int
+		target  Target
+		prec    float64 // the least precision
+		want    []votefile.MechanismName
+		left    string
+	}{
+		{"ten classes", ten, 8, 1e-6, 300, ForRun, 0, []votefile.MechanismName{votefile.GNMax, votefile.ConfidentGNMax, votefile.LNMax}, ""},
+		{"ten classes, a least precision", ten, 2, 1e-5, 300, ForRun, 0.95, []votefile.MechanismName{votefile.GNMax, votefile.ConfidentGNMax, votefile.LNMax}, ""},
+		{"ten classes, a ledger", ten, 2, 1e-5, 200, ForLedger, 0, []votefile.MechanismName{votefile.GNMax, votefile.ConfidentGNMax, votefile.LNMax}, ""},
+		{"two classes", two, 2, 1e-5, 20, ForRun, 0, []votefile.MechanismName{votefile.GNMax, votefile.ConfidentGNMax, votefile.LNMax, votefile.DaRRMOneVote}, ""},
+		{"two classes, abstentions", twoAbstain, 4, 1e-5, 100, ForRun, 0, []votefile.MechanismName{votefile.GNMax, votefile.ConfidentGNMax, votefile.LNMax}, "darrm-one-vote: it needs every teacher's vote"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := request("", votefile.ManyClasses, constraints.Problem{K: tc.proxy.K, TargetDelta: tc.delta}, tc.proxy.Classes, tc.eps, tc.delta)
+			base.For = tc.target
+			c, err := Compare(ctx, base, tc.queries, tc.proxy, ConfidentOptions{Ratios: []float64{1.5, 4}, MinPrecision: tc.prec})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(c.Plans) != len(tc.want) {
+				t.Fatalf("%d plans, want %v", len(c.Plans), tc.want)
+			}
+			best := -1
+			for i, s := range c.Plans {
+				if s.Mechanism != tc.want[i] {
+					t.Fatalf("plan %d: %s, want %s", i, s.Mechanism, tc.want[i])
+				}
+				if s.NoFit != nil {
+					if tc.prec == 0 || !errors.As(s.NoFit, new(*PrecisionError)) {
+						t.Errorf("%s: %v", s.Mechanism, s.NoFit)
+					}
+					continue
+				}
+				u, q := s.Plan.Utility, float64(tc.queries)
+				if s.Plan.Count.of(tc.target) < tc.queries || !(u.Correct > 0 && u.Correct <= u.Answered*(1+1e-12) && u.Answered <= q*(1+1e-12)) {
+					t.Errorf("%s: %d queries fit (%v), %v correct of %v answered: want >= %d, 0 < correct <= answered <= queries", s.Mechanism, s.Plan.Count.of(tc.target), tc.target, u.Correct, u.Answered, tc.queries)
+				}
+				if u.Correct >= tc.prec*u.Answered && (best < 0 || u.Correct > c.Plans[best].Plan.Utility.Correct) {
+					best = i
+				}
+			}
+			if c.Best != best || tc.prec > 0 && best < 0 {
+				t.Errorf("best %d, want %d", c.Best, best)
+			}
+			if got := strings.Join(c.Left, "; "); !strings.Contains(got, tc.left) || (tc.left == "") != (got == "") {
+				t.Errorf("left out: %q, want %q", got, tc.left)
+			}
+		})
+	}
+}

@@ -1,0 +1,127 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/votefile"
+)
+
+// TestPlanForLedger: Confident-GNMax planned for 300 queries on a new
+// ledger of (2, 1e-5) (ForLedger) is allowed them by the filter that
+// ledger init fixes for that use (ledger.ChooseFilter), and a ledger
+// created so releases all 300 private queries; the parameters planned for
+// one run are allowed fewer on that ledger, and a release of 300 with
+// them on it stops short.
+func TestPlanForLedger(t *testing.T) {
+	ctx := context.Background()
+	const queries = 300
+	budget := accountant.Guarantee{Eps: 2, Delta: 1e-5}
+	r := request(votefile.ConfidentGNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, budget.Eps, budget.Delta)
+	proxy := pateVotes(200, 250, 10, 0.05, 1)
+	opts := ConfidentOptions{Ratios: []float64{1.5, 4}}
+	r.For = ForLedger
+	forLedger, err := ConfidentGNMax(ctx, r, queries, proxy, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.For = ForRun
+	forRun, err := ConfidentGNMax(ctx, r, queries, proxy, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := forLedger.Count; c.Ledger < queries || forLedger.NeighbourRun >= queries {
+		t.Errorf("planned for a ledger: it allows %d by %v, the neighbour %d: want >= %d, and < %d", c.Ledger, c.Filter, forLedger.NeighbourRun, queries, queries)
+	}
+	if c := forRun.Count; c.Run < queries || c.Ledger >= queries {
+		t.Errorf("planned for a run: %d in a run, %d on a ledger: want >= %d and < %d", c.Run, c.Ledger, queries, queries)
+	}
+	private := pateVotes(queries, 250, 10, 0, 2)
+	for _, tc := range []struct {
+		name string
+		pl   Plan
+		all  bool
+	}{{"for a ledger", forLedger, true}, {"for a run", forRun, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := releaseOnLedger(ctx, t.TempDir(), tc.pl, private, budget)
+			if tc.all && (err != nil || res.Answered != queries) {
+				t.Errorf("released %d of %d (%v): want all", res.Answered, queries, err)
+			}
+			if !tc.all && (!errors.Is(err, ensemble.ErrBudget) || res.Answered >= queries) {
+				t.Errorf("released %d of %d (%v): want the ledger to stop it short", res.Answered, queries, err)
+			}
+		})
+	}
+}
+
+// releaseOnLedger creates a ledger with budget, bound to the votes'
+// ensemble, by the filter darrm ledger init chooses for the plan's labels
+// declared, and releases the votes with the plan's mechanism on it.
+func releaseOnLedger(ctx context.Context, dir string, pl Plan, votes Proxy, budget accountant.Guarantee) (ensemble.ReleaseResult, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, `# {"darrm-votes":1,"ensemble":"plan-ledger","K":%d,"classes":%d,"layout":"counts","relation":"one-vote","kind":"fixed","partition":"keyed-hash","teachers":[{"count":%d,"source":{"method":"none"}}]}`+"\n", votes.K, votes.Classes, votes.K)
+	for _, c := range votes.Counts {
+		b.WriteString(strings.Trim(strings.Join(strings.Fields(fmt.Sprint(c)), ","), "[]") + "\n")
+	}
+	in, _, err := votefile.Read(strings.NewReader(b.String()), "votes.csv", votefile.Options{})
+	if err != nil {
+		return ensemble.ReleaseResult{}, err
+	}
+	bind, err := votefile.Check(in.Meta(), votefile.Stated{})
+	if err != nil {
+		return ensemble.ReleaseResult{}, err
+	}
+	agg, _, err := Aggregator(ctx, pl.Request)
+	if err != nil {
+		return ensemble.ReleaseResult{}, err
+	}
+	choice, err := ledger.ChooseFilter(bind, budget, agg.Privacy().Step(), pl.Queries)
+	if err != nil {
+		return ensemble.ReleaseResult{}, err
+	}
+	state := ledger.Options{StateDir: filepath.Join(dir, "state")}
+	led := filepath.Join(dir, "votes.ledger")
+	if _, err := ledger.Init(ctx, led, ledger.NewHeader(bind, budget, accountant.DefaultDeltaPrime, choice.Filter), ledger.InitOptions{Options: state}); err != nil {
+		return ensemble.ReleaseResult{}, err
+	}
+	out, err := ensemble.Release(ctx, ensemble.ReleaseSpec{
+		Votes:         in,
+		Mechanism:     pl.Request.Mechanism,
+		Problem:       pl.Request.Problem,
+		Composition:   pl.Request.Budget.Composition,
+		Ledger:        led,
+		LedgerOptions: state,
+		Sink:          ensemble.LabelSink{Path: filepath.Join(dir, "labels.csv"), Format: votefile.FormatCSV},
+		Random:        noise.NewSeededSource(1),
+		Options:       ensemble.ReleaseOptions{Experiment: true},
+	})
+	if _, serr := os.Stat(filepath.Join(dir, "labels.csv")); err == nil && serr != nil {
+		return out.Result, serr
+	}
+	return out.Result, err
+}
+
+// TestPlanForLedgerNoFit: a plan for a ledger whose filter holds none of
+// the queries at any value is a ParamError on budget-eps that says so:
+// simple composition sums the per-query δ, and 20 queries of δ = 1e-5
+// exceed a budget δ of 1e-5 whatever σ2.
+func TestPlanForLedgerNoFit(t *testing.T) {
+	r := request(votefile.GNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
+	simple := accountant.Simple
+	r.For, r.Filter = ForLedger, &simple
+	_, err := Parameters(context.Background(), r, 20)
+	var pe *accountant.ParamError
+	if !errors.As(err, &pe) || pe.Name != "budget-eps" || !strings.Contains(pe.Rule, "on a new ledger") {
+		t.Errorf("err %v, want a ParamError on budget-eps that names the ledger", err)
+	}
+}
