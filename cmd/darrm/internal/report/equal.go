@@ -15,20 +15,17 @@ import (
 
 // Planned is a mechanism's plan in a comparison at equal totals
 // (plan.EqualTotals): the parameter chosen for the total budget over the
-// queries, the per-query guarantee it gives, and the total by the
-// composition that holds a release to the budget, with its theorem; or,
-// when nothing fits, why (NoFit).
+// queries, the per-query guarantee it gives, and its total to publish,
+// in the JSON object aggregate states its own in (Publish), with its
+// method and theorem; or, when nothing fits, why (NoFit).
 type Planned struct {
-	Mechanism      votefile.MechanismName `json:"mechanism"`
-	Parameter      string                 `json:"planned"`
-	Value          float64                `json:"value"`
-	PerQueryEps    float64                `json:"per_query_eps"`
-	PerQueryDelta  float64                `json:"per_query_delta"`
-	TotalEps       float64                `json:"total_eps"`
-	TotalDelta     float64                `json:"total_delta"`
-	TotalMethod    string                 `json:"total_method"`
-	TotalReference string                 `json:"total_reference"`
-	NoFit          string                 `json:"no_fit,omitempty"`
+	Mechanism     votefile.MechanismName `json:"mechanism"`
+	Parameter     string                 `json:"planned"`
+	Value         float64                `json:"value"`
+	PerQueryEps   float64                `json:"per_query_eps"`
+	PerQueryDelta float64                `json:"per_query_delta"`
+	Publish       *Publish               `json:"publish,omitempty"`
+	NoFit         string                 `json:"no_fit,omitempty"`
 }
 
 // NewPlanned describes e, a plan of mechanism name.
@@ -39,8 +36,14 @@ func NewPlanned(name votefile.MechanismName, e plan.Equal) Planned {
 	c := e.Plan.Count
 	return Planned{Mechanism: name, Parameter: SettingFlag[e.Plan.Parameter], Value: e.Plan.Value,
 		PerQueryEps: c.PerQuery.Eps, PerQueryDelta: c.PerQuery.Delta,
-		TotalEps: c.Total.Guarantee.Eps, TotalDelta: c.Total.Guarantee.Delta,
-		TotalMethod: c.Total.Name(), TotalReference: c.Total.Reference()}
+		Publish: &Publish{Source: "run", Eps: &c.Total.Guarantee.Eps, Delta: &c.Total.Guarantee.Delta,
+			Method: c.Total.Name(), Reference: c.Total.Reference(), DeltaFrom: "budget"}}
+}
+
+// totalCell is the cell of a table that says the total to publish, p,
+// with its method, whose theorem is a note of t.
+func (p Publish) totalCell(t *cliout.Text) string {
+	return fmt.Sprintf("(%s, %s) %s %s", cliout.FloatN(*p.Eps, 4), cliout.FloatN(*p.Delta, 3), p.Method, t.Note("total by "+p.Method+": "+p.Reference))
 }
 
 // Fits says whether the mechanism has a plan.
@@ -55,7 +58,7 @@ func (p Planned) columns(t *cliout.Text) []string {
 	}
 	return []string{fmt.Sprintf("%s %s", p.Parameter, cliout.FloatN(p.Value, 4)),
 		fmt.Sprintf("(%s, %s)", cliout.FloatN(p.PerQueryEps, 4), cliout.FloatN(p.PerQueryDelta, 3)),
-		fmt.Sprintf("(%s, %s) %s %s", cliout.FloatN(p.TotalEps, 4), cliout.FloatN(p.TotalDelta, 3), p.TotalMethod, t.Note("total by "+p.TotalMethod+": "+p.TotalReference))}
+		p.Publish.totalCell(t)}
 }
 
 // plannedHeader are the headers of columns.

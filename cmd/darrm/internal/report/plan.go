@@ -55,8 +55,8 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 	}
 	rec = append(rec, field("queries", queries), field("budget_eps", r.Budget.Eps), field("budget_delta", r.Budget.Delta))
 	rec = append(rec, field("per_query_eps", c.PerQuery.Eps), field("per_query_delta", c.PerQuery.Delta),
-		field("run_queries", c.Run), field("total_eps", c.Total.Guarantee.Eps), field("total_delta", c.Total.Guarantee.Delta),
-		field("total_method", c.Total.Name()), field("total_reference", c.Total.Reference()),
+		field("run_queries", c.Run), field("publish_eps", c.Total.Guarantee.Eps), field("publish_delta", c.Total.Guarantee.Delta),
+		field("publish_method", c.Total.Name()), field("publish_reference", c.Total.Reference()),
 		field("ledger_filter", c.Filter.String()), field("ledger_queries", c.Ledger),
 		field("ledger_eps", c.LedgerTotal.Eps), field("ledger_delta", c.LedgerTotal.Delta), field("ledger_reference", filterReference(c.Filter)))
 	if c.LedgerNote != "" {

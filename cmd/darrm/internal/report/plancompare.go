@@ -60,8 +60,9 @@ func NewPlanCompare(c plan.Comparison, e EqualTotals, t plan.Target, minPrecisio
 		if s.NoFit == nil {
 			pl := s.Plan
 			if t == plan.ForLedger {
-				row.TotalEps, row.TotalDelta = pl.Count.LedgerTotal.Eps, pl.Count.LedgerTotal.Delta
-				row.TotalMethod, row.TotalReference = pl.Count.Filter.String(), filterReference(pl.Count.Filter)
+				g := pl.Count.LedgerTotal
+				row.Publish = &Publish{Source: "ledger", Eps: &g.Eps, Delta: &g.Delta, Method: pl.Count.Filter.String(),
+					Reference: filterReference(pl.Count.Filter), DeltaFrom: "ledger-budget"}
 			}
 			row.setParameters(pl)
 			row.Correct, row.Answered, d.UtilityOn = pl.Utility.Correct, pl.Utility.Answered, pl.Utility.On
@@ -116,7 +117,7 @@ func (d PlanCompare) Write(w io.Writer, f cliout.Format) error {
 		return cliout.WriteJSON(w, d)
 	case cliout.CSV:
 		header := []string{"mechanism", "threshold", "sigma1", "sigma2", "laplace_scale", "target_eps", "delta", "expected_correct", "expected_answered",
-			"total_eps", "total_delta", "total_method", "best", "no_fit"}
+			"publish_eps", "publish_delta", "publish_method", "best", "no_fit"}
 		var rows [][]string
 		opt := func(x *float64) string {
 			if x == nil {
@@ -128,7 +129,7 @@ func (d PlanCompare) Write(w io.Writer, f cliout.Format) error {
 			row := []string{string(r.Mechanism), opt(r.Threshold), opt(r.Sigma1), opt(r.Sigma2), opt(r.LaplaceScale), opt(r.TargetEps), opt(r.Delta), "", "", "", "", "",
 				fmt.Sprint(string(r.Mechanism) == d.Best), r.NoFit}
 			if r.Fits() {
-				row[7], row[8], row[9], row[10], row[11] = cliout.Float(r.Correct), cliout.Float(r.Answered), cliout.Float(r.TotalEps), cliout.Float(r.TotalDelta), r.TotalMethod
+				row[7], row[8], row[9], row[10], row[11] = cliout.Float(r.Correct), cliout.Float(r.Answered), cliout.Float(*r.Publish.Eps), cliout.Float(*r.Publish.Delta), r.Publish.Method
 			}
 			rows = append(rows, row)
 		}
@@ -149,7 +150,7 @@ func (d PlanCompare) Write(w io.Writer, f cliout.Format) error {
 			continue
 		}
 		rows = append(rows, []string{string(r.Mechanism), r.parameters("\n"), fmt.Sprintf("%.1f", r.Correct), fmt.Sprintf("%.1f", r.Answered),
-			fmt.Sprintf("(%s, %s) %s %s", cliout.FloatN(r.TotalEps, 4), cliout.FloatN(r.TotalDelta, 3), r.TotalMethod, t.Note("total by "+r.TotalMethod+": "+r.TotalReference))})
+			r.Publish.totalCell(t)})
 	}
 	t.Table(header, rows)
 	for _, l := range d.Left {
