@@ -60,9 +60,10 @@ const Width = 100
 
 // Wrap returns s as lines of at most width columns (one column a rune):
 // s itself when it fits, else broken at spaces, each continuation line
-// indented two spaces more than s itself. A word wider than a line (a path) is broken after its
-// slashes, each piece after the first on a line of its own; a word that
-// has no slash to break at stays whole, on a line of its own.
+// indented two spaces more than s itself. A word wider than a line (a
+// path) is broken after its slashes, each piece after the first on a line
+// of its own; a word that has no slash to break at stays whole, on a line
+// of its own.
 func Wrap(s string, width int) []string {
 	if utf8.RuneCountInString(s) <= width {
 		return []string{s}
