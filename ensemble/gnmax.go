@@ -46,7 +46,9 @@ type GNMax struct {
 // pair, and refuses them otherwise. delta must be > 0. Like
 // NewOneVoteDaRRM's, its Privacy describes the label by its pairs of
 // output probabilities (Curve, an accountant.OneBitSpend), whose exact
-// composition bounds a run's totals.
+// composition bounds a run's totals, and holds points of its exact
+// privacy profile (Profile): a comparison with darrm-one-vote offers the
+// two the same families of totals.
 func NewGNMax(p constraints.Problem, search noisymax.GNMaxSearch) (*GNMax, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("GNMax: %w", err)
@@ -79,7 +81,7 @@ func NewGNMax(p constraints.Problem, search noisymax.GNMaxSearch) (*GNMax, error
 	if hs+1e-15*(1+math.Exp(t.Eps)) > t.Delta {
 		return nil, fmt.Errorf("GNMax: sigma = %g: the label probabilities are not %v for vote counts that differ by one (hockey-stick divergence %g)", sigma, t, hs)
 	}
-	return &GNMax{
+	g := &GNMax{
 		table: tb, g: real, sigma: sigma, lambda: lambda, search: search, bitEps: bitEps,
 		privacy: Privacy{
 			Guarantee: t,
@@ -92,7 +94,9 @@ func NewGNMax(p constraints.Problem, search noisymax.GNMaxSearch) (*GNMax, error
 			// rounded, not the Gaussian's exactly).
 			Curve: accountant.Spend{Kind: accountant.OneBitSpend, Bits: tb.oneVoteBits()},
 		},
-	}, nil
+	}
+	g.privacy.Profile = tb.oneVoteProfile(t)
+	return g, nil
 }
 
 // bitPrivacy returns, for a label released with Pr[1 | L = l] = ProbOne(g, l)

@@ -437,9 +437,11 @@ func TestPrivateTeacherBitsAgainstBig(t *testing.T) {
 
 // TestGNMaxBits: two-class GNMax describes its label, as darrm-one-vote
 // does, by the pairs of its sampled output probabilities at neighbouring
-// vote counts, which meet its guarantee at its ε; the exact composition
-// of the pairs is never above optimal composition of the guarantee, and
-// far below it for the paper's calibration, whose bit is pure DP at a
+// vote counts, which meet its guarantee at its ε, and by points of its
+// profile, each holding for one label (so that a comparison of the two
+// gives each the same families of totals); the exact composition of the
+// pairs is never above optimal composition of the guarantee, and far
+// below it for the paper's calibration, whose bit is pure DP at a
 // quarter of its ε.
 func TestGNMaxBits(t *testing.T) {
 	for _, search := range []noisymax.GNMaxSearch{noisymax.GNMaxTight, noisymax.GNMaxGrid} {
@@ -448,11 +450,17 @@ func TestGNMaxBits(t *testing.T) {
 			t.Fatal(err)
 		}
 		priv := g.Privacy()
-		if priv.Curve.Kind != accountant.OneBitSpend || !slices.Equal(priv.Curve.Bits, g.oneVoteBits()) {
-			t.Fatalf("%v: curve %v, %d pairs", search, priv.Curve.Kind, len(priv.Curve.Bits))
+		if priv.Curve.Kind != accountant.OneBitSpend || !slices.Equal(priv.Curve.Bits, g.oneVoteBits()) || len(priv.Profile) == 0 {
+			t.Fatalf("%v: curve %v, %d pairs, %d profile points", search, priv.Curve.Kind, len(priv.Curve.Bits), len(priv.Profile))
 		}
 		if h := bitsEnvelope(priv.Curve.Bits)(math.Exp(priv.Eps)); h > priv.Delta {
 			t.Errorf("%v: the pairs reach %g at the guarantee's eps %g, above its delta %g", search, h, priv.Eps, priv.Delta)
+		}
+		pairs := labelPairs(g)
+		for _, pt := range priv.Profile {
+			if got := adaptiveDelta(pairs, 1, pt.Eps); got > pt.Delta+1e-14 {
+				t.Errorf("%v: profile point %v, but one label's divergence there is %g", search, pt, got)
+			}
 		}
 		checkExactBelowOptimal(t, search.String(), priv)
 	}

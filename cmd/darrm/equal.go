@@ -18,8 +18,11 @@ import (
 )
 
 // totalFlags ask a comparison for one at equal totals: the total budget
-// (darrm plan's --budget-eps and --budget-delta) and the composition that
-// holds each mechanism's release to it.
+// (darrm plan's --budget-eps and --budget-delta). Each mechanism's total
+// is its total to publish, the least eps at the budget's delta of every
+// composition valid for the run (accountant.Account.Publish), as darrm
+// plan's is: --composition is hidden (hideComposition) and changes
+// nothing, which a note says when it is given (given).
 type totalFlags struct {
 	compositionFlags
 	BudgetEps   float64 `flag:"budget-eps"`
@@ -28,8 +31,10 @@ type totalFlags struct {
 
 // given says whether a comparison at equal totals was asked for, and
 // checks that its flags are complete: the budget, and the numbers of
-// queries of the flag queries.
+// queries of the flag queries. It notes on standard error that
+// --composition, if given, changes nothing (compositionIgnored).
 func (t *totalFlags) given(cmd *cobra.Command, queries string, counts []int) (bool, error) {
+	compositionIgnored(cmd)
 	fs := cmd.Flags()
 	if !fs.Changed("budget-eps") && !fs.Changed("budget-delta") {
 		return false, nil
@@ -48,14 +53,14 @@ func (t *totalFlags) given(cmd *cobra.Command, queries string, counts []int) (bo
 	return true, cli.AsUsage(exitstatus.Flagged(t.budget().Validate(), budgetFlags))
 }
 
-// budget returns the total budget and its composition.
+// budget returns the total budget.
 func (t *totalFlags) budget() accountant.Budget {
 	return accountant.Budget{Guarantee: accountant.Guarantee{Eps: t.BudgetEps, Delta: t.BudgetDelta}, Composition: t.composition()}
 }
 
 // heading returns the heading of the comparison over queries queries.
 func (t *totalFlags) heading(queries int) report.EqualTotals {
-	return report.EqualTotals{BudgetEps: t.BudgetEps, BudgetDelta: t.BudgetDelta, Queries: queries, Composition: t.Method.String()}
+	return report.EqualTotals{BudgetEps: t.BudgetEps, BudgetDelta: t.BudgetDelta, Queries: queries}
 }
 
 // equalTotals compares gamma_opt of p and its baselines at equal totals

@@ -10,16 +10,20 @@ import (
 
 // equalRow is a row of a comparison at equal totals, as its JSON says it.
 type equalRow struct {
-	Name       string  `json:"name"`
-	Mechanism  string  `json:"mechanism"`
-	Planned    string  `json:"planned"`
-	Value      float64 `json:"value"`
-	TotalEps   float64 `json:"total_eps"`
-	TotalDelta float64 `json:"total_delta"`
-	Method     string  `json:"total_method"`
-	Reference  string  `json:"total_reference"`
-	NoFit      string  `json:"no_fit"`
-	Accuracy   []struct {
+	Name      string  `json:"name"`
+	Mechanism string  `json:"mechanism"`
+	Planned   string  `json:"planned"`
+	Value     float64 `json:"value"`
+	Publish   struct {
+		Source    string  `json:"source"`
+		Eps       float64 `json:"eps"`
+		Delta     float64 `json:"delta"`
+		Method    string  `json:"method"`
+		Reference string  `json:"reference"`
+		DeltaFrom string  `json:"delta_from"`
+	} `json:"publish"`
+	NoFit    string `json:"no_fit"`
+	Accuracy []struct {
 		Actual string  `json:"actual"`
 		Value  float64 `json:"value"`
 	} `json:"accuracy"`
@@ -68,6 +72,12 @@ func TestSolveEqualTotals(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, e)
 			}
+			// Each total is the accountant's choice at the budget's delta,
+			// so the hidden --composition is accepted and said to change
+			// nothing.
+			if !strings.Contains(e, "--composition changes nothing here") {
+				t.Errorf("--composition given, stderr %q: want a note that it changes nothing", e)
+			}
 			var doc equalDoc
 			if err := json.Unmarshal([]byte(out), &doc); err != nil {
 				t.Fatal(err)
@@ -83,8 +93,8 @@ func TestSolveEqualTotals(t *testing.T) {
 				t.Errorf("Q %d: winners %+v, want gamma_opt", q, cmp.Winners)
 			}
 			for j, r := range cmp.Rows {
-				if r.NoFit != "" || r.TotalEps > tc.budget[0] || r.TotalDelta > tc.budget[1] || r.Method == "" || r.Reference == "" {
-					t.Errorf("Q %d %s: total (%v, %v) by %q (%q), no fit %q: want within %v, with its theorem", q, r.Name, r.TotalEps, r.TotalDelta, r.Method, r.Reference, r.NoFit, tc.budget)
+				if r.NoFit != "" || r.Publish.Eps > tc.budget[0] || r.Publish.Delta > tc.budget[1] || r.Publish.Method == "" || r.Publish.Reference == "" || r.Publish.DeltaFrom != "budget" {
+					t.Errorf("Q %d %s: total (%v, %v) by %q (%q), no fit %q: want within %v, with its theorem", q, r.Name, r.Publish.Eps, r.Publish.Delta, r.Publish.Method, r.Publish.Reference, r.NoFit, tc.budget)
 				}
 				if tc.accuracy != nil && (len(r.Accuracy) != 1 || math.Abs(r.Accuracy[0].Value-tc.accuracy[j]) > 5e-4) {
 					t.Errorf("Q %d %s: accuracy %+v, want %v", q, r.Name, r.Accuracy, tc.accuracy[j])
@@ -92,8 +102,8 @@ func TestSolveEqualTotals(t *testing.T) {
 				if r.Name != "gnmax" {
 					continue
 				}
-				if r.Planned != "sigma2" || r.Value > 13.9 || r.Method != "exact" || math.Abs(r.Accuracy[0].Value-cmp.Rows[0].Accuracy[0].Value) > 0.003 {
-					t.Errorf("Q %d gnmax: %s %v, total by %s, accuracy %+v: want sigma2 <= 13.9 by the exact composition of its bit, within 0.003 of %+v", q, r.Planned, r.Value, r.Method, r.Accuracy, cmp.Rows[0].Accuracy)
+				if r.Planned != "sigma2" || r.Value > 13.9 || r.Publish.Method != "exact" || math.Abs(r.Accuracy[0].Value-cmp.Rows[0].Accuracy[0].Value) > 0.003 {
+					t.Errorf("Q %d gnmax: %s %v, total by %s, accuracy %+v: want sigma2 <= 13.9 by the exact composition of its bit, within 0.003 of %+v", q, r.Planned, r.Value, r.Publish.Method, r.Accuracy, cmp.Rows[0].Accuracy)
 				}
 				checkPlanned(t, tc.args, budget, q, r)
 			}
@@ -211,16 +221,16 @@ func TestSimulateEqualTotals(t *testing.T) {
 		best := map[string]float64{}
 		for _, r := range cmp.Rows {
 			r.Name = r.Mechanism
-			if r.NoFit != "" || r.TotalEps > 4 || r.TotalDelta > 1e-5 || r.Method == "" || r.Reference == "" {
-				t.Errorf("Q %d %s: total (%v, %v) by %q, no fit %q: want within (4, 1e-5), with its theorem", cmp.Queries, r.Mechanism, r.TotalEps, r.TotalDelta, r.Method, r.NoFit)
+			if r.NoFit != "" || r.Publish.Eps > 4 || r.Publish.Delta > 1e-5 || r.Publish.Method == "" || r.Publish.Reference == "" {
+				t.Errorf("Q %d %s: total (%v, %v) by %q, no fit %q: want within (4, 1e-5), with its theorem", cmp.Queries, r.Mechanism, r.Publish.Eps, r.Publish.Delta, r.Publish.Method, r.NoFit)
 			}
 			if !(r.LabelOne > 0.5 && r.LabelOne < 1) {
 				t.Errorf("Q %d %s: Pr[label = 1] = %v with teachers right with probability 0.75", cmp.Queries, r.Mechanism, r.LabelOne)
 			}
 			best[r.Relation] = math.Max(best[r.Relation], r.Exact)
 			if r.Mechanism == "gnmax" {
-				if r.Method != "exact" {
-					t.Errorf("Q %d gnmax: total by %s, want the exact composition of its bit", cmp.Queries, r.Method)
+				if r.Publish.Method != "exact" {
+					t.Errorf("Q %d gnmax: total by %s, want the exact composition of its bit", cmp.Queries, r.Publish.Method)
 				}
 				checkPlanned(t, problem, budget, cmp.Queries, r.equalRow)
 			}
@@ -280,8 +290,8 @@ func TestTransferEqualTotals(t *testing.T) {
 		}
 		best := -1.0
 		for _, r := range cmp.Rows {
-			if r.NoFit != "" || r.TotalEps > 4 || r.TotalDelta > 1e-5 || r.Method == "" || r.Reference == "" {
-				t.Errorf("Q %d %s: total (%v, %v) by %q, no fit %q", cmp.Queries, r.Mechanism, r.TotalEps, r.TotalDelta, r.Method, r.NoFit)
+			if r.NoFit != "" || r.Publish.Eps > 4 || r.Publish.Delta > 1e-5 || r.Publish.Method == "" || r.Publish.Reference == "" {
+				t.Errorf("Q %d %s: total (%v, %v) by %q, no fit %q", cmp.Queries, r.Mechanism, r.Publish.Eps, r.Publish.Delta, r.Publish.Method, r.NoFit)
 			}
 			best = math.Max(best, r.AccuracyMean)
 			if r.Mechanism == "gnmax" {

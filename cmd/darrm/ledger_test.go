@@ -540,7 +540,7 @@ func TestLedgerInitFilterChoice(t *testing.T) {
 		out, stderr, code := darrm(t, "", append([]string{"ledger", "init", led, "--ensemble", fmt.Sprintf("choice-%d", i)}, c.args...)...)
 		said := out + stderr
 		for _, w := range c.out {
-			if !strings.Contains(said, w) {
+			if !strings.Contains(unwrapped(said), unwrapped(w)) {
 				t.Errorf("%s: %q not said:\n%s", c.name, w, said)
 			}
 		}

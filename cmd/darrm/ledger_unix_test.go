@@ -294,7 +294,7 @@ func TestLedgerMessages(t *testing.T) {
 	if _, stderr, code := darrm(t, "", "aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--ledger", v1); code != exitstatus.Usage || !strings.Contains(stderr, "darrm ledger upgrade") {
 		t.Errorf("a release on version 3: exit %d: %s", code, stderr)
 	}
-	if out, stderr, code := darrm(t, "", append([]string{"ledger", "upgrade", v1}, binding3...)...); code != 0 || !strings.Contains(out, "the spends of 1 run carried over") {
+	if out, stderr, code := darrm(t, "", append([]string{"ledger", "upgrade", v1}, binding3...)...); code != 0 || !strings.Contains(unwrapped(out), "the spends of 1 run carried over") {
 		t.Errorf("upgrade: exit %d: %s%s", code, out, stderr)
 	}
 	withHeader(t, votes, provenance.Header(provenance.Binding{Ensemble: "v3", K: 3, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}, 2, votefile.LayoutVotes))

@@ -181,8 +181,8 @@ func TestAccountPATE(t *testing.T) {
 		t.Errorf("realised: cost %v, not for publication %v, publication %q", r["cost"], r["not_for_publication"], r["publication"])
 	}
 
-	// The table reads at 100 columns: no empty rows, texts below it,
-	// wrapped.
+	// The table reads at 100 columns: no empty rows, texts numbered
+	// notes below it, wrapped.
 	table, stderr, code := darrm(t, "", append([]string{"account", "pate", votes, "--target-delta", "1e-5", "--seed", "3", "--release-estimate"}, confident...)...)
 	if code != 0 {
 		t.Fatalf("table: exit %d: %s", code, stderr)
@@ -192,7 +192,8 @@ func TestAccountPATE(t *testing.T) {
 			t.Errorf("line wider than 100 or an empty row: %q", l)
 		}
 	}
-	if !strings.Contains(table, "eps_data_dependent (expected)") || !strings.Contains(table, "publication: publish eps_guarantee") || strings.Count(table, "NOT FOR RELEASE") != 1 {
+	if !strings.Contains(table, "eps_data_dependent (expected)") || !regexp.MustCompile(`│ publication +│ \[\d+\]`).MatchString(table) ||
+		!strings.Contains(unwrapped(table), "] publish eps_guarantee at delta_guarantee as the guarantee") || strings.Count(table, "NOT FOR RELEASE") != 1 {
 		t.Errorf("table:\n%s", table)
 	}
 

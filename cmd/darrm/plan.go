@@ -181,7 +181,7 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 	if err != nil {
 		return f.planError(cmd, err)
 	}
-	e := report.EqualTotals{BudgetEps: f.BudgetEps, BudgetDelta: f.BudgetDelta, Queries: f.Queries, Composition: budget.Method.String()}
+	e := report.EqualTotals{BudgetEps: f.BudgetEps, BudgetDelta: f.BudgetDelta, Queries: f.Queries}
 	return report.NewPlanCompare(c, e, f.For, f.MinPrecision, tuning).Write(cmd.OutOrStdout(), f.Format)
 }
 

@@ -60,8 +60,8 @@ func TestPlanQueriesAgree(t *testing.T) {
 			if led := int(number(t, doc, "ledger_queries")); led > run || led < 1 && doc["ledger_note"] == nil {
 				t.Errorf("ledger_queries = %d, want in [1, run_queries %d] (or 0 with a note)", led, run)
 			}
-			if tot := number(t, doc, "total_eps"); tot > 2 {
-				t.Errorf("total_eps = %v > budget 2", tot)
+			if tot := number(t, doc, "publish_eps"); tot > 2 {
+				t.Errorf("publish_eps = %v > budget 2", tot)
 			}
 			args := []string{"aggregate", tc.votes, "--out", filepath.Join(t.TempDir(), "labels.csv"), "--format", "json"}
 			for i := 0; i < len(tc.settings); i += 2 {

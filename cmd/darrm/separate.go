@@ -60,8 +60,7 @@ func newSeparateCmd() *cobra.Command {
 			if err := atomicfile.WriteOutput(cmd.Context(), out, 0o644, func(w io.Writer) error { return cliout.WriteJSON(w, doc) }); err != nil {
 				return err
 			}
-			_, err = fmt.Fprintln(cmd.OutOrStdout(), doc.Written(out))
-			return err
+			return cliout.WriteWrapped(cmd.OutOrStdout(), doc.Written(out))
 		},
 	}, &f)
 	cmd.AddCommand(newSeparateMergeCmd())

@@ -58,7 +58,7 @@ func TestShufflegTableCurvesPlot(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{"DP-RR", "Interleaved-RR", "paper", "not a private release"} {
-		if !strings.Contains(out, want) {
+		if !strings.Contains(unwrapped(out), want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
 	}

@@ -32,12 +32,14 @@ type simulateFlags struct {
 
 func newSimulateCmd() *cobra.Command {
 	f := simulateFlags{Teachers: "U(0.5,1)", Queries: 100000}
-	return newCmd("simulate", &cobra.Command{
+	cmd := newCmd("simulate", &cobra.Command{
 		Use:   "simulate --K K [--m m] [flags]",
 		Short: "Compare the aggregators on synthetic teachers at the same privacy target",
 		Args:  cli.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runSimulate(cmd, &f) },
 	}, &f)
+	hideComposition(cmd)
+	return cmd
 }
 
 func runSimulate(cmd *cobra.Command, f *simulateFlags) error {

@@ -39,12 +39,14 @@ type solveFlags struct {
 
 func newSolveCmd() *cobra.Command {
 	f := solveFlags{Actual: []string{"U(0,1)", "0.5", "U(0,0.1)"}}
-	return f.withRelation(newCmd("solve", &cobra.Command{
+	cmd := newCmd("solve", &cobra.Command{
 		Use:   "solve --K K [--m m | --relation one-vote --target-eps eps] [flags]",
 		Short: "Compute, certify and cache the optimal noise function gamma",
 		Args:  cli.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runSolve(cmd, &f) },
-	}, &f), &f.relationFlags)
+	}, &f)
+	hideComposition(cmd)
+	return f.withRelation(cmd, &f.relationFlags)
 }
 
 func runSolve(cmd *cobra.Command, f *solveFlags) error {

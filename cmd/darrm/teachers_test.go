@@ -40,8 +40,8 @@ func TestTeachersVoteSummary(t *testing.T) {
 	for r.Next() {
 		queries++
 	}
-	want := fmt.Sprintf("votes: %s (csv, metadata header): 0/1 votes of K = 3 teachers, 2 classes, %d queries; ensemble %s\n", votes, queries, r.Meta().Ensemble)
-	if stdout != want || queries != 40 {
+	want := fmt.Sprintf("votes: %s (csv, metadata header): 0/1 votes of K = 3 teachers, 2 classes, %d queries; ensemble %s", votes, queries, r.Meta().Ensemble)
+	if unwrapped(stdout) != want || queries != 40 {
 		t.Errorf("summary %q, want %q (%d queries read)", stdout, want, queries)
 	}
 	file, _ := os.ReadFile(votes)
@@ -59,13 +59,13 @@ func TestTeachersVoteSummary(t *testing.T) {
 	syntheticMNIST(t)
 	counts := filepath.Join(dir, "counts.csv")
 	stdout, stderr, code = darrm(t, "", "teachers", "vote", "--dataset", "mnist", "--classes", "10", "--K", "4", "--epochs", "1", "--seed", "1", "--cache-dir", cache, "--out", counts)
-	if code != 0 || !strings.HasPrefix(stdout, "votes: "+counts+" (csv, metadata header): vote counts of K = 4 teachers, 10 classes, 100 queries; ensemble ") {
+	if code != 0 || !strings.HasPrefix(unwrapped(stdout), "votes: "+counts+" (csv, metadata header): vote counts of K = 4 teachers, 10 classes, 100 queries; ensemble ") {
 		t.Errorf("--classes: exit %d: %q %s", code, stdout, stderr)
 	}
 	// The same counts as NumPy, without the header.
 	npyCounts := filepath.Join(dir, "counts.npy")
 	stdout, stderr, code = darrm(t, "", "teachers", "vote", "--dataset", "mnist", "--classes", "10", "--K", "4", "--epochs", "1", "--seed", "1", "--cache-dir", cache, "--out", npyCounts)
-	if code != 0 || !strings.HasPrefix(stdout, "votes: "+npyCounts+" (npy, no metadata header: a NumPy file holds the counts alone): vote counts of K = 4 teachers, 10 classes, 100 queries") {
+	if code != 0 || !strings.HasPrefix(unwrapped(stdout), "votes: "+npyCounts+" (npy, no metadata header: a NumPy file holds the counts alone): vote counts of K = 4 teachers, 10 classes, 100 queries") {
 		t.Errorf("--out .npy: exit %d: %q %s", code, stdout, stderr)
 	}
 	read := func(path string) [][]int {

@@ -37,7 +37,7 @@ func newTransferCmd() *cobra.Command {
 		Cache   gammasource.CacheFlags
 		Totals  totalFlags
 	}{Queries: []int{20, 50, 100}, Redraws: 10}
-	return newCmd("transfer", &cobra.Command{
+	cmd := newCmd("transfer", &cobra.Command{
 		Use:   "transfer --dataset mnist58|fashion58 [--setting disjoint|shared] [flags]",
 		Short: "Private knowledge transfer end to end: DP-SGD teachers, private labels, accuracy (thesis Table 3.1)",
 		Args:  cli.NoArgs,
@@ -100,7 +100,7 @@ func newTransferCmd() *cobra.Command {
 					prog.Done()
 					return cli.AsUsage(exitstatus.Flagged(err, nil))
 				}
-				out.EqualTotals = report.NewTransferEqual(ep.Budget.Guarantee, ep.Budget.Method, eq)
+				out.EqualTotals = report.NewTransferEqual(ep.Budget.Guarantee, eq)
 			}
 			prog.Done()
 			out.Seconds = time.Since(start).Seconds()
@@ -112,4 +112,6 @@ func newTransferCmd() *cobra.Command {
 			return out.Write(cmd.OutOrStdout(), f.Format)
 		},
 	}, &f)
+	hideComposition(cmd)
+	return cmd
 }

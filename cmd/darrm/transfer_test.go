@@ -134,7 +134,7 @@ func TestTransferSynthetic(t *testing.T) {
 		t.Fatalf("table: exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{"noise buys", "nothing", "darrm-opt: the cap at every Q, below one label's", "its noise buys no privacy", "pays off only where the cap is above the labels' composition: on shared data", "a fresh mechanism per query (no cap) at every Q"} {
-		if !strings.Contains(table, want) {
+		if !strings.Contains(unwrapped(table), want) {
 			t.Errorf("the table lacks %q:\n%s", want, table)
 		}
 	}

@@ -10,8 +10,10 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/olekukonko/tablewriter/tw"
 	"golang.org/x/term"
 )
@@ -56,16 +58,89 @@ func WriteJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// WriteTable renders rows under header as a boxed table.
+// WriteTable renders rows under header as a boxed table. A table wider
+// than Width is split into tables of the same rows, each repeating the
+// first column (the row's name) beside as many of the next columns as fit
+// within Width, in order.
 func WriteTable(w io.Writer, header []string, rows [][]string) error {
-	// Headers are shown as written: automatic formatting upper-cases them
-	// and spaces out symbols, which mangles names like "E err U(0,1)".
-	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithHeaderAlignment(tw.AlignLeft))
-	t.Header(header)
-	if err := t.Bulk(rows); err != nil {
-		return err
+	for _, cols := range columnGroups(header, rows, Width) {
+		sub := make([][]string, len(rows))
+		for i, r := range rows {
+			for _, j := range cols {
+				cell := ""
+				if j < len(r) {
+					cell = r[j]
+				}
+				sub[i] = append(sub[i], cell)
+			}
+		}
+		var h []string
+		for _, j := range cols {
+			h = append(h, header[j])
+		}
+		// Headers are shown as written: automatic formatting upper-cases
+		// them and spaces out symbols, which mangles names like "E err
+		// U(0,1)".
+		t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithHeaderAlignment(tw.AlignLeft))
+		t.Header(h)
+		if err := t.Bulk(sub); err != nil {
+			return err
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
 	}
-	return t.Render()
+	return nil
+}
+
+// columnGroups returns the columns of each table that a table of header
+// and rows is split into so that each is at most width columns wide: one
+// group of every column when the whole fits; else the first column and
+// then as many of the next as fit, in order, a column too wide for any
+// table with the first alone beside it.
+func columnGroups(header []string, rows [][]string, width int) [][]int {
+	cw := make([]int, len(header))
+	for j, h := range header {
+		cw[j] = cellWidth(h)
+	}
+	for _, r := range rows {
+		for j := range min(len(r), len(cw)) {
+			cw[j] = max(cw[j], cellWidth(r[j]))
+		}
+	}
+	// A boxed table is a border, then each column's cell, padded by a
+	// space on either side, and its border: 1 + Σ (w + 3).
+	total := 1
+	for _, c := range cw {
+		total += c + 3
+	}
+	all := make([]int, len(cw))
+	for j := range all {
+		all[j] = j
+	}
+	if total <= width || len(cw) < 3 {
+		return [][]int{all}
+	}
+	var groups [][]int
+	group, used := []int{0}, 1+cw[0]+3
+	for j := 1; j < len(cw); j++ {
+		if len(group) > 1 && used+cw[j]+3 > width {
+			groups = append(groups, group)
+			group, used = []int{0}, 1+cw[0]+3
+		}
+		group = append(group, j)
+		used += cw[j] + 3
+	}
+	return append(groups, group)
+}
+
+// cellWidth is the width of a table's cell: that of its widest line.
+func cellWidth(s string) int {
+	w := 0
+	for l := range strings.SplitSeq(s, "\n") {
+		w = max(w, twwidth.Width(l))
+	}
+	return w
 }
 
 // WriteCSV writes header and rows as RFC 4180 CSV.

@@ -161,23 +161,43 @@ func TestProgressUpdate(t *testing.T) {
 	p.Done()
 }
 
-// TestStreamAsBatch: results printed one row at a time (Stream, which
-// WriteRecords uses) read as those printed at once: the JSON object of
-// WriteJSON, and the table of WriteTable with the settings and references
-// below it.
+// TestStreamAsBatch: results printed one row at a time (Stream) read as
+// those printed at once (WriteRecords): the JSON object of WriteJSON, and
+// the table of WriteTable with the settings below it; WriteRecords' table
+// makes each reference a numbered note under the settings.
 func TestStreamAsBatch(t *testing.T) {
 	common := Record{{"ledger", "a<b>.ledger"}, {"total_eps", 1.0879482133800917}, {"free", true}}
 	rows := []Record{
-		{{"run", "2447dee60f9fcfc1"}, {"queries", 20}, {"eps", 0.30000000000000004}, {"reference", "Thm 3.3"}},
-		{{"run", "ε-run"}, {"queries", 2000000}, {"eps", 2.9999700001000004e-05}, {"reference", "Thm 3.4"}},
+		{{"run", "2447dee60f9fcfc1"}, {"queries", 20}, {"eps", 0.30000000000000004}},
+		{{"run", "ε-run"}, {"queries", 2000000}, {"eps", 2.9999700001000004e-05}},
+	}
+	stream := func(f Format) string {
+		var b bytes.Buffer
+		var widths Widths
+		for _, r := range rows {
+			widths.Add(r)
+		}
+		s, err := NewStream(&b, f, common, widths)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			if err := s.Row(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
 	}
 	var got, want bytes.Buffer
 	if err := WriteRecords(&got, JSON, common, rows); err != nil {
 		t.Fatal(err)
 	}
 	WriteJSON(&want, append(common, Field{"rows", rows}))
-	if got.String() != want.String() {
-		t.Errorf("JSON:\n%s\nwant\n%s", got.String(), want.String())
+	if got.String() != want.String() || stream(JSON) != want.String() {
+		t.Errorf("JSON:\n%s\nstreamed\n%s\nwant\n%s", got.String(), stream(JSON), want.String())
 	}
 	got.Reset()
 	want.Reset()
@@ -186,13 +206,26 @@ func TestStreamAsBatch(t *testing.T) {
 	}
 	var cells [][]string
 	for _, r := range rows {
-		v := r.Values(false)
-		cells = append(cells, v[:3])
+		cells = append(cells, r.Values(false))
 	}
 	WriteTable(&want, []string{"run", "queries", "eps"}, cells)
-	want.WriteString("ledger=a<b>.ledger  total_eps=1.08795  free=true\nreference: Thm 3.3\nreference: Thm 3.4\n")
+	want.WriteString("ledger=a<b>.ledger  total_eps=1.08795  free=true\n")
+	if got.String() != want.String() || stream(Table) != want.String() {
+		t.Errorf("table:\n%s\nstreamed\n%s\nwant\n%s", got.String(), stream(Table), want.String())
+	}
+	for i, ref := range []string{"Thm 3.3", "Thm 3.4"} {
+		rows[i] = append(rows[i], Field{"reference", ref})
+	}
+	got.Reset()
+	want.Reset()
+	if err := WriteRecords(&got, Table, common, rows); err != nil {
+		t.Fatal(err)
+	}
+	cells[0], cells[1] = append(cells[0], "[1]"), append(cells[1], "[2]")
+	WriteTable(&want, []string{"run", "queries", "eps", "reference"}, cells)
+	want.WriteString("ledger=a<b>.ledger  total_eps=1.08795  free=true\n\n[1] Thm 3.3\n[2] Thm 3.4\n")
 	if got.String() != want.String() {
-		t.Errorf("table:\n%s\nwant\n%s", got.String(), want.String())
+		t.Errorf("table with references:\n%s\nwant\n%s", got.String(), want.String())
 	}
 }
 

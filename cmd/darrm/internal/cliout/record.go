@@ -82,7 +82,8 @@ func (r Record) Values(exact bool) []string {
 }
 
 // WriteRecord prints one result: a two-column table, one CSV row, or a JSON
-// object.
+// object. A table's value wider than a cell (noteWidth) is a numbered note
+// under it.
 func WriteRecord(w io.Writer, f Format, r Record) error {
 	switch f {
 	case JSON:
@@ -90,39 +91,84 @@ func WriteRecord(w io.Writer, f Format, r Record) error {
 	case CSV:
 		return WriteCSV(w, r.keys(), [][]string{r.Values(true)})
 	}
+	t := NewText(w)
 	rows := make([][]string, len(r))
 	for i, v := range r.Values(false) {
-		rows[i] = []string{r[i].Key, v}
+		rows[i] = []string{r[i].Key, t.cell(v)}
 	}
-	return WriteTable(w, []string{"quantity", "value"}, rows)
+	t.Table([]string{"quantity", "value"}, rows)
+	return t.Close()
+}
+
+// noteWidth is the widest value a table prints in a cell; a wider one (a
+// theorem, a note) is a numbered note under the table.
+const noteWidth = 60
+
+// cell returns v as a table's cell: v, or the marker of the note that says
+// it when it is wider than noteWidth.
+func (t *Text) cell(v string) string {
+	if twwidth.Width(v) > noteWidth {
+		return t.Note(v)
+	}
+	return v
 }
 
 // WriteRecords prints results that share their keys: a table or CSV with
 // one row each, or a JSON object holding the common fields and the rows. A
-// table lists each distinct "reference" once, below the rows.
+// table's value wider than a cell, a "reference" among them, is a numbered
+// note under it, after the common fields.
 func WriteRecords(w io.Writer, f Format, common Record, rows []Record) error {
 	if len(rows) == 0 {
 		return errors.New("no results")
 	}
-	var widths Widths
-	for _, r := range rows {
-		widths.Add(r)
-	}
-	s, err := NewStream(w, f, common, widths)
-	if err != nil {
-		return err
-	}
-	for _, r := range rows {
-		if err := s.Row(r); err != nil {
+	if f != Table {
+		s, err := NewStream(w, f, common, Widths{})
+		if err != nil {
 			return err
 		}
+		for _, r := range rows {
+			if err := s.Row(r); err != nil {
+				return err
+			}
+		}
+		return s.Close()
 	}
-	return s.Close()
+	t := NewText(w)
+	cells := make([][]string, len(rows))
+	for i, r := range rows {
+		for j, v := range r.Values(false) {
+			if r[j].Key == "reference" {
+				v = t.Note(v)
+			}
+			cells[i] = append(cells[i], t.cell(v))
+		}
+	}
+	t.Table(rows[0].keys(), cells)
+	t.lines(common.settings())
+	return t.Close()
+}
+
+// settings are the common fields of results as a table prints them below
+// the rows: key=value, as many a line as fit within Width.
+func (r Record) settings() []string {
+	var items []string
+	for i, v := range r.Values(false) {
+		items = append(items, r[i].Key+"="+v)
+	}
+	return joinWithin(items, "  ", Width)
+}
+
+// lines writes lines that are within Width as they are.
+func (t *Text) lines(ls []string) {
+	for _, l := range ls {
+		if t.err == nil {
+			_, t.err = fmt.Fprintln(t.w, l)
+		}
+	}
 }
 
 // Widths measures the rows of a table before a Stream prints them: the
-// width of each column, in the form a table prints its values, "reference"
-// left out.
+// width of each column, in the form a table prints its values.
 type Widths struct {
 	keys []string
 	w    []int
@@ -131,18 +177,14 @@ type Widths struct {
 // Add measures row r; every row has the keys of the first.
 func (c *Widths) Add(r Record) {
 	if c.keys == nil {
-		for _, f := range r {
-			if f.Key != "reference" {
-				c.keys = append(c.keys, f.Key)
-				c.w = append(c.w, twwidth.Width(f.Key))
-			}
+		c.keys = r.keys()
+		for _, k := range c.keys {
+			c.w = append(c.w, twwidth.Width(k))
 		}
 	}
-	j := 0
 	for i, v := range r.Values(false) {
-		if r[i].Key != "reference" && j < len(c.w) {
-			c.w[j] = max(c.w[j], twwidth.Width(v))
-			j++
+		if i < len(c.w) {
+			c.w[i] = max(c.w[i], twwidth.Width(v))
 		}
 	}
 }
@@ -152,7 +194,7 @@ func (c *Widths) Add(r Record) {
 // no more memory than one: the common fields and the rows of a JSON
 // object, CSV rows with the common fields in each, or a table, whose
 // widths (Widths of every row) must be known before its first row, with
-// the common fields and each distinct "reference" below it.
+// the common fields below it.
 type Stream struct {
 	w      io.Writer
 	f      Format
@@ -162,8 +204,6 @@ type Stream struct {
 	cw *csv.Writer
 	// table
 	table      *tablewriter.Table
-	refs       []string
-	seen       map[string]bool
 	headerDone bool
 	keys       []string
 }
@@ -196,7 +236,6 @@ func NewStream(w io.Writer, f Format, common Record, widths Widths) (*Stream, er
 		pc.Set(j, wd+2) // the padding of a cell
 	}
 	s.keys = widths.keys
-	s.seen = map[string]bool{}
 	s.table = tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithHeaderAlignment(tw.AlignLeft),
 		tablewriter.WithStreaming(tw.StreamConfig{Enable: true}), tablewriter.WithWidths(tw.CellWidth{PerColumn: pc}))
 	return s, s.table.Start()
@@ -238,17 +277,7 @@ func (s *Stream) Row(r Record) error {
 		s.table.Header(s.keys)
 		s.headerDone = true
 	}
-	var out []string
-	vs := r.Values(false)
-	for j, f := range r {
-		if f.Key != "reference" {
-			out = append(out, vs[j])
-		} else if ref := fmt.Sprint(f.Val); !s.seen[ref] {
-			s.seen[ref] = true
-			s.refs = append(s.refs, ref)
-		}
-	}
-	return s.table.Append(out)
+	return s.table.Append(r.Values(false))
 }
 
 // Close ends the results; with no row at all, it is an error.
@@ -267,21 +296,9 @@ func (s *Stream) Close() error {
 	if err := s.table.Close(); err != nil {
 		return err
 	}
-	var setting []string
-	for i, v := range s.common.Values(false) {
-		setting = append(setting, s.common[i].Key+"="+v)
-	}
-	for _, line := range joinWithin(setting, "  ", Width) {
-		if _, err := fmt.Fprintln(s.w, line); err != nil {
-			return err
-		}
-	}
-	for _, ref := range s.refs {
-		if err := WriteWrapped(s.w, "reference: "+ref); err != nil {
-			return err
-		}
-	}
-	return nil
+	t := NewText(s.w)
+	t.lines(s.common.settings())
+	return t.Close()
 }
 
 // joinWithin joins items with sep into lines of at most width columns,

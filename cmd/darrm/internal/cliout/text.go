@@ -3,6 +3,7 @@ package cliout
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -57,32 +58,52 @@ func Note(w io.Writer) func(string) {
 // writes: a terminal of 100 columns shows it without folding.
 const Width = 100
 
-// Wrap returns s as lines of at most width columns (one column a rune),
-// broken at spaces; each continuation line is indented two spaces more
-// than s itself. A word wider than the width stays whole, on a line of
-// its own.
+// Wrap returns s as lines of at most width columns (one column a rune):
+// s itself when it fits, else broken at spaces, each continuation line
+// indented two spaces more than s itself. A word wider than a line (a
+// path) is broken after its slashes, each piece after the first on a line
+// of its own; a word that has no slash to break at stays whole, on a line
+// of its own.
 func Wrap(s string, width int) []string {
+	if utf8.RuneCountInString(s) <= width {
+		return []string{s}
+	}
 	indent := len(s) - len(strings.TrimLeft(s, " "))
-	words := strings.Fields(s)
 	var out []string
 	line := strings.Repeat(" ", indent)
 	cont := strings.Repeat(" ", indent+2)
 	n, start := indent, true
-	for _, w := range words {
-		wn := utf8.RuneCountInString(w)
-		if !start && n+1+wn > width {
-			out = append(out, line)
-			line, n, start = cont, len(cont), true
+	for _, word := range strings.Fields(s) {
+		for i, w := range splitPath(word, width-len(cont)) {
+			wn := utf8.RuneCountInString(w)
+			if !start && (i > 0 || n+1+wn > width) {
+				out = append(out, line)
+				line, n, start = cont, len(cont), true
+			}
+			if !start {
+				line += " "
+				n++
+			}
+			line += w
+			n += wn
+			start = false
 		}
-		if !start {
-			line += " "
-			n++
-		}
-		line += w
-		n += wn
-		start = false
 	}
 	return append(out, line)
+}
+
+// splitPath splits word after slashes into pieces of at most n columns
+// where it can: the word itself when it fits.
+func splitPath(word string, n int) []string {
+	r := []rune(word)
+	if len(r) <= n || n < 1 {
+		return []string{word}
+	}
+	cut := strings.LastIndex(string(r[:n]), "/")
+	if cut <= 0 {
+		return []string{word}
+	}
+	return append([]string{word[:cut+1]}, splitPath(word[cut+1:], n)...)
 }
 
 // WriteWrapped writes each line of s wrapped to Width columns (Wrap).
@@ -95,4 +116,54 @@ func WriteWrapped(w io.Writer, s string) error {
 		}
 	}
 	return nil
+}
+
+// Text is a document printed for people: its lines wrapped to Width
+// columns (Wrap), its tables within Width (WriteTable), and each long
+// text (a theorem, an explanation of a row) a numbered note ("[1]")
+// printed under the document (Close), so that no line outgrows a
+// terminal. The first error of a write is kept and returned by Close.
+type Text struct {
+	w     io.Writer
+	notes []string
+	err   error
+}
+
+// NewText starts a document on w.
+func NewText(w io.Writer) *Text { return &Text{w: w} }
+
+// Line writes one line, formatted as fmt.Sprintf does and wrapped.
+func (t *Text) Line(format string, a ...any) {
+	if t.err == nil {
+		t.err = WriteWrapped(t.w, strings.TrimRight(fmt.Sprintf(format, a...), " "))
+	}
+}
+
+// Note returns the marker of the note that says s, "[n]", numbering it
+// if it is new.
+func (t *Text) Note(s string) string {
+	i := slices.Index(t.notes, s)
+	if i < 0 {
+		t.notes = append(t.notes, s)
+		i = len(t.notes) - 1
+	}
+	return fmt.Sprintf("[%d]", i+1)
+}
+
+// Table writes rows under header as a boxed table (WriteTable).
+func (t *Text) Table(header []string, rows [][]string) {
+	if t.err == nil {
+		t.err = WriteTable(t.w, header, rows)
+	}
+}
+
+// Close writes the notes and returns the first error of any write.
+func (t *Text) Close() error {
+	if len(t.notes) > 0 {
+		t.Line("")
+	}
+	for i, n := range t.notes {
+		t.Line("[%d] %s", i+1, n)
+	}
+	return t.err
 }

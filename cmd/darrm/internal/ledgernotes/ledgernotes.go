@@ -32,11 +32,10 @@ func Read(cmd *cobra.Command, path string) (*ledger.Ledger, error) {
 	return l, nil
 }
 
-// PrintReplaced says which record of an ensemble's ledger a command
+// printReplaced says which record of an ensemble's ledger a command
 // replaced.
-func PrintReplaced(w io.Writer, prev *ledger.Record) error {
-	_, err := fmt.Fprintf(w, "it replaces the record of ledger %s (id %.8s, %d lines, as of %s)\n", cliout.Escape(prev.Path), prev.LedgerID, prev.Lines, prev.Updated.Format("2006-01-02T15:04:05Z"))
-	return err
+func printReplaced(t *cliout.Text, prev *ledger.Record) {
+	t.Line("it replaces the record of ledger %s (id %.8s, %d lines, as of %s)", cliout.Escape(prev.Path), prev.LedgerID, prev.Lines, prev.Updated.Format("2006-01-02T15:04:05Z"))
 }
 
 // Waiting says on cmd's stderr that a run waits for the lock on a
@@ -90,11 +89,12 @@ func (e *worded) Unwrap() error { return e.err }
 // bound to b, and which record of the ensemble's ledger it replaced, if
 // any.
 func Initialized(w io.Writer, path string, b provenance.Binding, h ledger.Header, prev *ledger.Record) error {
-	_, err := fmt.Fprintf(w, "ledger %s: bound to %s; budget %v (delta' = %g), held by filter %v\n", path, cliout.Escape(b.String()), h.Budget, h.DeltaPrime, h.Filter)
-	if err == nil && prev != nil {
-		err = PrintReplaced(w, prev)
+	t := cliout.NewText(w)
+	t.Line("ledger %s: bound to %s; budget %v (delta' = %g), held by filter %v", path, cliout.Escape(b.String()), h.Budget, h.DeltaPrime, h.Filter)
+	if prev != nil {
+		printReplaced(t, prev)
 	}
-	return err
+	return t.Close()
 }
 
 // FilterChoice says, before ledger init's summary, what each filter
@@ -106,7 +106,8 @@ func FilterChoice(w io.Writer, path, labels string, c ledger.FilterChoice, filte
 	if expected > 0 {
 		labels += fmt.Sprintf(", %s expected", plural.Of(expected, "label", "labels"))
 	}
-	fmt.Fprintf(w, "ledger %s: for %s:\n", path, cliout.Escape(labels))
+	t := cliout.NewText(w)
+	t.Line("ledger %s: for %s:", path, cliout.Escape(labels))
 	width, most, tie := 0, -1, false
 	for _, a := range c.Allowances {
 		width = max(width, len(a.Filter.String())+1)
@@ -116,20 +117,20 @@ func FilterChoice(w io.Writer, path, labels string, c ledger.FilterChoice, filte
 		}
 	}
 	for _, a := range c.Allowances {
-		fmt.Fprintf(w, "  %-*s  ", width, a.Filter.String()+":")
+		name := fmt.Sprintf("  %-*s  ", width, a.Filter.String()+":")
 		switch {
 		case a.Err != nil:
-			fmt.Fprintf(w, "cannot hold them: %v\n", a.Err)
+			t.Line("%scannot hold them: %v", name, a.Err)
 			continue
 		case expected == 0:
-			fmt.Fprintf(w, "allows %s\n", plural.Of(a.Labels, "label", "labels"))
+			t.Line("%sallows %s", name, plural.Of(a.Labels, "label", "labels"))
 			continue
 		}
 		fits := "within the budget"
 		if !a.Fits {
 			fits = "over the budget"
 		}
-		fmt.Fprintf(w, "allows %s; the %d expected total (%s, %s), %s\n", plural.Of(a.Labels, "label", "labels"), expected,
+		t.Line("%sallows %s; the %d expected total (%s, %s), %s", name, plural.Of(a.Labels, "label", "labels"), expected,
 			accountant.FormatBound(a.Total.Eps), accountant.FormatBound(a.Total.Delta), fits)
 	}
 	why := "it allows the most labels"
@@ -141,31 +142,34 @@ func FilterChoice(w io.Writer, path, labels string, c ledger.FilterChoice, filte
 	case named:
 		why = "named by --filter"
 	}
-	_, err := fmt.Fprintf(w, "  kept: %v, %s; a ledger's filter is fixed now, before its first run\n", filter, why)
-	return err
+	t.Line("  kept: %v, %s; a ledger's filter is fixed now, before its first run", filter, why)
+	return t.Close()
 }
 
 // Adopted says that ledger adopt recorded l, at path, as its ensemble's
 // ledger, and which record it replaced, if any.
 func Adopted(w io.Writer, path string, l *ledger.Ledger, prev *ledger.Record) error {
-	fmt.Fprintf(w, "ledger %s is now the recorded ledger of ensemble %s: %d lines, last line %.16s\n", path, cliout.Escape(l.Header().Ensemble), l.Lines(), l.Head())
+	t := cliout.NewText(w)
+	t.Line("ledger %s is now the recorded ledger of ensemble %s: %d lines, last line %.16s", path, cliout.Escape(l.Header().Ensemble), l.Lines(), l.Head())
 	if prev == nil {
-		_, err := fmt.Fprintln(w, "there was no record of the ensemble before")
-		return err
+		t.Line("there was no record of the ensemble before")
+	} else {
+		printReplaced(t, prev)
 	}
-	return PrintReplaced(w, prev)
+	return t.Close()
 }
 
 // Upgraded says what ledger upgrade did to the ledger path.
 func Upgraded(w io.Writer, path string, res ledger.UpgradeResult) error {
+	t := cliout.NewText(w)
 	if res.Current {
-		_, err := fmt.Fprintf(w, "ledger %s is of version %d, the current one: there is nothing to upgrade\n", path, ledger.Version)
-		return err
+		t.Line("ledger %s is of version %d, the current one: there is nothing to upgrade", path, ledger.Version)
+		return t.Close()
 	}
-	_, err := fmt.Fprintf(w, "ledger %s upgraded from version %d to version %d: the spends of %s carried over; filter %v, kept from version %d (a ledger's filter is fixed before its first run: another is a new ledger's choice, darrm ledger init --filter); the old file is kept as %s\n",
+	t.Line("ledger %s upgraded from version %d to version %d: the spends of %s carried over; filter %v, kept from version %d (a ledger's filter is fixed before its first run: another is a new ledger's choice, darrm ledger init --filter); the old file is kept as %s",
 		path, res.From, ledger.Version, plural.Of(res.Runs, "run", "runs"), res.Filter, res.From, res.Backup)
-	if err == nil && res.Previous != nil {
-		err = PrintReplaced(w, res.Previous)
+	if res.Previous != nil {
+		printReplaced(t, res.Previous)
 	}
-	return err
+	return t.Close()
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -45,10 +46,10 @@ type released struct {
 	StoppedByBudget int `json:"stopped_by_budget"`
 	// Publish is the one total to publish; Totals, each a valid bound of
 	// the release's labels, are analysis (TotalsRole says so).
-	Publish    Publish            `json:"publish"`
-	Budget     *Budget            `json:"budget,omitempty"`
-	Totals     []accountant.Total `json:"totals"`
-	TotalsRole string             `json:"totals_role"`
+	Publish    Publish `json:"publish"`
+	Budget     *Budget `json:"budget,omitempty"`
+	Totals     []Total `json:"totals"`
+	TotalsRole string  `json:"totals_role"`
 	// Cap is the teacher-level post-processing cap that bounds every
 	// total, or nil, and CapNote says why there is none.
 	Cap        *accountant.Cap `json:"cap,omitempty"`
@@ -130,6 +131,44 @@ type Publish struct {
 	Reference string   `json:"reference"`
 	DeltaFrom string   `json:"delta_from"`
 	Error     string   `json:"error,omitempty"`
+}
+
+// Total is an analysis total of a release as its summary states it:
+// accountant.Total's JSON (its method's name, Total.Name, the point of the
+// profile it composed, delta', eps and delta, the bound that won, the
+// composition over the queries, the theorem, or why there is none), held
+// as plain data so that a summary reads back as what it wrote, whatever
+// the method's name ("profile", a cap's rule).
+type Total struct {
+	Method     string           `json:"method"`
+	Point      *Pair            `json:"profile_point,omitempty"`
+	DeltaPrime *float64         `json:"delta_prime,omitempty"`
+	Eps        *float64         `json:"eps"`
+	Delta      *float64         `json:"delta"`
+	Bound      accountant.Bound `json:"total_bound"`
+	Queries    *Pair            `json:"queries"`
+	Reference  string           `json:"reference"`
+	Error      string           `json:"error,omitempty"`
+}
+
+// Pair is an (eps, delta) in a summary's JSON.
+type Pair struct {
+	Eps   float64 `json:"eps"`
+	Delta float64 `json:"delta"`
+}
+
+// newTotals returns the totals ts as a summary states them: their JSON
+// (accountant.Total.MarshalJSON, the one layout of a total) read back.
+func newTotals(ts []accountant.Total) ([]Total, error) {
+	if len(ts) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(ts)
+	if err != nil {
+		return nil, err
+	}
+	var out []Total
+	return out, json.Unmarshal(b, &out)
 }
 
 // analysisRole labels the totals that are not the one to publish.
@@ -265,7 +304,7 @@ func newReleased(r Release) (released, error) {
 		Output: r.Output, OutputFormat: r.Sink.Format.String(), Mechanism: r.Mechanism, VotesHeader: r.Votes.Meta(), VotesHeaderFile: r.HeaderFile,
 		PerQuery: PerQuery{Eps: priv.Eps, Delta: priv.Delta, Source: priv.Source, Relation: priv.Relation.String(), RelationText: priv.Relation.Describe()},
 		Queries:  res.Released + res.Unanswered, Released: res.Released, Answered: res.Released - res.Withheld, Withheld: res.Withheld, StoppedByBudget: res.Unanswered,
-		Totals: a.Totals(res.Released), TotalsRole: analysisRole, Cap: a.Cap, CapNote: a.CapNote, Budget: newBudget(a.Budget, res.Unanswered),
+		TotalsRole: analysisRole, Cap: a.Cap, CapNote: a.CapNote, Budget: newBudget(a.Budget, res.Unanswered),
 		Randomness: Randomness{Source: "crypto/rand"}, ForRelease: r.Seed == nil, Seconds: r.Elapsed.Seconds(), Analysis: r.Analysis,
 	}
 	if r.Seed != nil {
@@ -275,7 +314,9 @@ func newReleased(r Release) (released, error) {
 		out.Ledger = &Ledger{Path: r.LedgerPath, Status: *r.Ledger}
 	}
 	out.Publish = newPublish(r.Publish, a, r.Ledger, res.Released)
-	return out, nil
+	var err error
+	out.Totals, err = newTotals(a.Totals(res.Released))
+	return out, err
 }
 
 // NewAggregate is the summary of the two-class release r.
@@ -324,7 +365,7 @@ func (out released) writeCSV(w io.Writer) error {
 	}
 	var rows [][]string
 	for _, t := range out.Totals {
-		rows = append(rows, append(row(append(totalCells(t, cliout.Float), t.Bound.String())...), "analysis"))
+		rows = append(rows, append(row(append(t.cells(cliout.Float), t.Bound.String())...), "analysis"))
 	}
 	rows = append(rows, append(row(out.Publish.cells()...), "publish"))
 	return cliout.WriteCSV(w, csvHeader, rows)
@@ -338,13 +379,13 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 	case cliout.CSV:
 		return out.writeCSV(w)
 	}
-	t := newText(w)
+	t := cliout.NewText(w)
 	out.writePublish(t, plural.Of(out.Released, "label", "labels")+" released")
 	labels := fmt.Sprintf("labels: %s (%s): %d of %s answered", out.Output, out.OutputFormat, out.Answered, plural.Of(out.Queries, "query", "queries"))
 	if out.StoppedByBudget > 0 {
 		labels += fmt.Sprintf("; STOPPED by the budget: %d left unanswered", out.StoppedByBudget)
 	}
-	t.line("%s", labels)
+	t.Line("%s", labels)
 	out.writeBudget(t)
 	layout := []string{strings.ToUpper(out.InputFormat)}
 	if out.VotesHeader != nil {
@@ -360,22 +401,22 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 	if out.Relation == accountant.OneVote {
 		teachers = "not necessarily private (one-vote relation)"
 	}
-	t.line("votes: %s (%s), K = %d teachers, %s", out.Input, strings.Join(layout, ", "), out.K, teachers)
-	t.line("teachers: %s", out.describeTeachers())
-	t.line("mechanism: %s", out.Label)
-	t.line("per query: %v: %s", accountant.Guarantee{Eps: out.PerQuery.Eps, Delta: out.PerQuery.Delta}, out.Describe())
-	t.line("  by %s", out.PerQuery.Source)
-	t.line("  neighbouring relation: %s %s", out.PerQuery.Relation, t.note(out.PerQuery.RelationText))
+	t.Line("votes: %s (%s), K = %d teachers, %s", out.Input, strings.Join(layout, ", "), out.K, teachers)
+	t.Line("teachers: %s", out.describeTeachers())
+	t.Line("mechanism: %s", out.Label)
+	t.Line("per query: %v: %s", accountant.Guarantee{Eps: out.PerQuery.Eps, Delta: out.PerQuery.Delta}, out.Describe())
+	t.Line("  by %s", out.PerQuery.Source)
+	t.Line("  neighbouring relation: %s %s", out.PerQuery.Relation, t.Note(out.PerQuery.RelationText))
 	if c := out.Certificate; c != nil {
 		what := "corner multisets"
 		if c.Relation == accountant.OneVote {
 			what = "pairs of neighbouring vote counts"
 		}
-		t.line("  certificate: %v, max f / budget = %.15g, %s %s", c.Status, c.Ratio, groupDigits(c.Configs.String()), what)
+		t.Line("  certificate: %v, max f / budget = %.15g, %s %s", c.Status, c.Ratio, groupDigits(c.Configs.String()), what)
 	}
 	out.writeAccount(t, fmt.Sprintf("the %s released", plural.Of(out.Released, "label", "labels")), "each the smaller of the composition over the queries and the teachers' cap")
 	out.writeTime(t, out.QueriesPerSecond)
-	return t.close()
+	return t.Close()
 }
 
 // headerWhere says where the votes' metadata header is: in the vote file,
@@ -395,7 +436,7 @@ func (out AggregateMulti) Write(w io.Writer, f cliout.Format) error {
 	case cliout.CSV:
 		return out.writeCSV(w)
 	}
-	t := newText(w)
+	t := cliout.NewText(w)
 	what := plural.Of(out.Released, "query", "queries") + " released"
 	if out.Threshold != nil {
 		what += fmt.Sprintf(" (%d answered, %d withheld)", out.Answered, out.Withheld)
@@ -409,7 +450,7 @@ func (out AggregateMulti) Write(w io.Writer, f cliout.Format) error {
 	if out.StoppedByBudget > 0 {
 		labels += fmt.Sprintf("; STOPPED by the budget: %d not released", out.StoppedByBudget)
 	}
-	t.line("%s", labels)
+	t.Line("%s", labels)
 	out.writeBudget(t)
 	desc := []string{strings.ToUpper(out.InputFormat), out.Layout}
 	if out.VotesHeader != nil {
@@ -418,12 +459,12 @@ func (out AggregateMulti) Write(w io.Writer, f cliout.Format) error {
 	if out.IDColumn {
 		desc = append(desc, "id column")
 	}
-	t.line("votes: %s (%s), K = %d teachers, C = %d classes", out.Input, strings.Join(desc, ", "), out.K, out.Classes)
+	t.Line("votes: %s (%s), K = %d teachers, C = %d classes", out.Input, strings.Join(desc, ", "), out.K, out.Classes)
 	if out.Abstained != nil {
-		t.line("  votes not cast (abstaining teachers): %d, computed from the votes: not for publication; the guarantee holds with abstentions (docs/pate.md, \"Abstaining teachers\")", *out.Abstained)
+		t.Line("  votes not cast (abstaining teachers): %d, computed from the votes: not for publication; the guarantee holds with abstentions (docs/pate.md, \"Abstaining teachers\")", *out.Abstained)
 	}
 	if m := out.VotesHeader; m != nil {
-		t.line("teachers: ensemble %s (%v, %v relation, partition %v); their own guarantee plays no part in the one-vote relation", m.Ensemble, m.Kind, m.Relation, m.Partition)
+		t.Line("teachers: ensemble %s (%v, %v relation, partition %v); their own guarantee plays no part in the one-vote relation", m.Ensemble, m.Kind, m.Relation, m.Partition)
 	}
 	params := fmt.Sprintf("sigma2 = %g", deref(out.Sigma2))
 	switch {
@@ -432,34 +473,34 @@ func (out AggregateMulti) Write(w io.Writer, f cliout.Format) error {
 	case out.Threshold != nil:
 		params = fmt.Sprintf("T = %g, sigma1 = %g, ", *out.Threshold, *out.Sigma1) + params
 	}
-	t.line("mechanism: %s (%s), noise %s", out.Mechanism, params, out.Noise)
-	t.line("per released query: %v, charged whether or not it was answered", accountant.Guarantee{Eps: out.PerQuery.Eps, Delta: out.PerQuery.Delta})
-	t.line("  by %s", out.PerQuery.Source)
-	t.line("  neighbouring relation: %s %s", out.PerQuery.Relation, t.note(out.PerQuery.RelationText))
+	t.Line("mechanism: %s (%s), noise %s", out.Mechanism, params, out.Noise)
+	t.Line("per released query: %v, charged whether or not it was answered", accountant.Guarantee{Eps: out.PerQuery.Eps, Delta: out.PerQuery.Delta})
+	t.Line("  by %s", out.PerQuery.Source)
+	t.Line("  neighbouring relation: %s %s", out.PerQuery.Relation, t.Note(out.PerQuery.RelationText))
 	out.writeAccount(t, fmt.Sprintf("the %s", what), "each a valid bound for them")
 	out.writeTime(t, 0)
-	return t.close()
+	return t.Close()
 }
 
 // writePublish writes the total to publish of what (e.g. "5 labels
 // released"), the first line of the summary after a seeded release's
 // note, with its theorem as a note.
-func (out released) writePublish(t *text, what string) {
+func (out released) writePublish(t *cliout.Text, what string) {
 	if r := out.Randomness; r.Note != "" {
-		t.line("*** seed %d: %s ***", *r.Seed, r.Note)
+		t.Line("*** seed %d: %s ***", *r.Seed, r.Note)
 	}
 	p := out.Publish
 	switch {
 	case p.Eps != nil && p.Source == "ledger":
-		t.line("TO PUBLISH: %s for every release charged to the ledger, by the %s %s",
-			formatTotal(accountant.Guarantee{Eps: *p.Eps, Delta: *p.Delta}), p.Method, t.note(p.Reference))
+		t.Line("TO PUBLISH: %s for every release charged to the ledger, by the %s %s",
+			formatTotal(accountant.Guarantee{Eps: *p.Eps, Delta: *p.Delta}), p.Method, t.Note(p.Reference))
 	case p.Eps != nil:
-		t.line("TO PUBLISH: %s for the %s, by %s %s", formatTotal(accountant.Guarantee{Eps: *p.Eps, Delta: *p.Delta}), what, p.Method, t.note(p.Reference))
-		t.line("  at %s; other totals hold too, as analysis (--analysis, JSON)", deltaWords[p.DeltaFrom])
+		t.Line("TO PUBLISH: %s for the %s, by %s %s", formatTotal(accountant.Guarantee{Eps: *p.Eps, Delta: *p.Delta}), what, p.Method, t.Note(p.Reference))
+		t.Line("  at %s; other totals hold too, as analysis (--analysis, JSON)", deltaWords[p.DeltaFrom])
 	case p.Error != "":
-		t.line("TO PUBLISH: none %s: %s", deltaWords[p.DeltaFrom], p.Error)
+		t.Line("TO PUBLISH: none %s: %s", deltaWords[p.DeltaFrom], p.Error)
 	default:
-		t.line("TO PUBLISH: nothing: no label was released")
+		t.Line("TO PUBLISH: nothing: no label was released")
 	}
 }
 
@@ -472,35 +513,35 @@ var deltaWords = map[string]string{
 }
 
 // writeBudget writes what the budget allowed, and by which result.
-func (out released) writeBudget(t *text) {
+func (out released) writeBudget(t *cliout.Text) {
 	b := out.Budget
 	switch {
 	case b == nil:
 	case b.Unlimited:
-		t.line("budget: (%g, %g) allows every query: the teachers' cap %s is within it %s", b.Eps, b.Delta,
-			formatTotal(accountant.Guarantee{Eps: b.AllowedBy.Eps, Delta: b.AllowedBy.Delta}), t.note(b.AllowedBy.Reference))
+		t.Line("budget: (%g, %g) allows every query: the teachers' cap %s is within it %s", b.Eps, b.Delta,
+			formatTotal(accountant.Guarantee{Eps: b.AllowedBy.Eps, Delta: b.AllowedBy.Delta}), t.Note(b.AllowedBy.Reference))
 	case b.AllowedBy == nil:
-		t.line("budget: (%g, %g) allows no query: not even one fits at its delta", b.Eps, b.Delta)
+		t.Line("budget: (%g, %g) allows no query: not even one fits at its delta", b.Eps, b.Delta)
 	default:
-		t.line("budget: (%g, %g) allows %s, %s by %s %s", b.Eps, b.Delta, plural.Of(b.MaxQueries, "query", "queries"),
-			formatTotal(accountant.Guarantee{Eps: b.AllowedBy.Eps, Delta: b.AllowedBy.Delta}), b.AllowedBy.Method, t.note(b.AllowedBy.Reference))
+		t.Line("budget: (%g, %g) allows %s, %s by %s %s", b.Eps, b.Delta, plural.Of(b.MaxQueries, "query", "queries"),
+			formatTotal(accountant.Guarantee{Eps: b.AllowedBy.Eps, Delta: b.AllowedBy.Delta}), b.AllowedBy.Method, t.Note(b.AllowedBy.Reference))
 	}
 }
 
 // writeTime prints how long the release took, and its rate of queries
 // per second when it took long enough for the rate to say something.
-func (out released) writeTime(t *text, rate float64) {
+func (out released) writeTime(t *cliout.Text, rate float64) {
 	if out.Seconds < 1 || rate == 0 {
-		t.line("time: %.3g s", out.Seconds)
+		t.Line("time: %.3g s", out.Seconds)
 		return
 	}
-	t.line("time: %.3g s, %.3g queries/s", out.Seconds, rate)
+	t.Line("time: %.3g s, %.3g queries/s", out.Seconds, rate)
 }
 
 // writeAccount prints the ledger's state, the teachers' cap, the
 // randomness, and, when asked for, the table of analysis totals of what
 // (e.g. "the 5 labels released"), which how says more of.
-func (out released) writeAccount(t *text, what, how string) {
+func (out released) writeAccount(t *cliout.Text, what, how string) {
 	if l := out.Ledger; l != nil {
 		spent := fmt.Sprintf("spent %s by its %s filter", formatTotal(l.Queries), l.Composition)
 		if l.TotalBound == accountant.TeachersBound {
@@ -512,29 +553,29 @@ func (out released) writeAccount(t *text, what, how string) {
 		} else {
 			left = fmt.Sprintf("every further release from these teachers is free: their cap %s is within the budget", formatTotal(l.Cap.Guarantee))
 		}
-		t.line("ledger %s (ensemble %s): budget %v, %s (analysis: a realised cost, not a guarantee); %s",
+		t.Line("ledger %s (ensemble %s): budget %v, %s (analysis: a realised cost, not a guarantee); %s",
 			cliout.Escape(l.Path), cliout.Escape(l.Ensemble), l.Budget, spent, left)
 	}
 	if c := out.Cap; c != nil {
-		t.line("teachers' cap: %s: every release from these teachers, however many, is within it %s", formatTotal(c.Guarantee), t.note(c.Reference()))
+		t.Line("teachers' cap: %s: every release from these teachers, however many, is within it %s", formatTotal(c.Guarantee), t.Note(c.Reference()))
 	} else if out.CapNote != "" {
-		t.line("teachers' cap: none: %s", out.CapNote)
+		t.Line("teachers' cap: none: %s", out.CapNote)
 	}
-	t.line("randomness: %s", out.Randomness.Source)
+	t.Line("randomness: %s", out.Randomness.Source)
 	if !out.Analysis || len(out.Totals) == 0 {
 		return
 	}
-	t.line("")
-	t.line("Analysis (not for publication: publish the total above): totals of %s, %s:", what, how)
+	t.Line("")
+	t.Line("Analysis (not for publication: publish the total above): totals of %s, %s:", what, how)
 	var rows [][]string
 	for _, tot := range out.Totals {
-		ref := tot.Reference()
-		if tot.Err != nil {
-			ref = tot.Err.Error()
+		ref := tot.Reference
+		if tot.Error != "" {
+			ref = tot.Error
 		}
-		rows = append(rows, append(totalCells(tot, accountant.FormatBound), tot.Bound.String(), t.note(ref)))
+		rows = append(rows, append(tot.cells(accountant.FormatBound), tot.Bound.String(), t.Note(ref)))
 	}
-	t.table([]string{"composition", "delta'", "eps total", "delta total", "bound", "note"}, rows)
+	t.Table([]string{"composition", "delta'", "eps total", "delta total", "bound", "note"}, rows)
 }
 
 func deref(p *float64) float64 {
@@ -553,15 +594,15 @@ func (p Publish) cells() []string {
 	return c
 }
 
-// totalCells formats a total's method, delta', eps and delta, with "-" for
+// cells formats the total's method, delta', eps and delta, with "-" for
 // what it lacks.
-func totalCells(t accountant.Total, f func(float64) string) []string {
-	cells := []string{t.Name(), "-", "-", "-"}
-	if t.Method.Slack() {
-		cells[1] = f(t.DeltaPrime)
+func (t Total) cells(f func(float64) string) []string {
+	cells := []string{t.Method, "-", "-", "-"}
+	if t.DeltaPrime != nil {
+		cells[1] = f(*t.DeltaPrime)
 	}
-	if t.Err == nil || t.Bound == accountant.TeachersBound {
-		cells[2], cells[3] = f(t.Guarantee.Eps), f(t.Guarantee.Delta)
+	if t.Eps != nil {
+		cells[2], cells[3] = f(*t.Eps), f(*t.Delta)
 	}
 	return cells
 }

@@ -2,7 +2,9 @@ package report
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -76,8 +78,8 @@ func TestNewAggregate(t *testing.T) {
 			t.Errorf("%s: %+v", tc.name, out)
 		// rr's label is described by its pairs: the exact total follows
 		// the three compositions of its guarantee.
-		case (len(out.Totals) >= 3) != (tc.res.Released > 0) || tc.res.Released > 0 && out.Totals[0] != accountant.Totals(priv.Guarantee, tc.res.Released, 1e-5)[0].Capped(nil, nil) ||
-			tc.agg == rr && tc.res.Released > 0 && (len(out.Totals) != 4 || out.Totals[3].Method != accountant.Exact):
+		case (len(out.Totals) >= 3) != (tc.res.Released > 0) || tc.res.Released > 0 && *out.Totals[0].Eps != accountant.Totals(priv.Guarantee, tc.res.Released, 1e-5)[0].Guarantee.Eps ||
+			tc.agg == rr && tc.res.Released > 0 && (len(out.Totals) != 4 || out.Totals[3].Method != "exact"):
 			t.Errorf("%s: totals %v for %d labels", tc.name, out.Totals, tc.res.Released)
 		case out.QueriesPerSecond != float64(tc.res.Released+tc.res.Unanswered) || out.Answered != tc.res.Released || out.StoppedByBudget != tc.res.Unanswered ||
 			out.Queries != tc.res.Released+tc.res.Unanswered || out.Released != tc.res.Released || out.Withheld != 0:
@@ -91,6 +93,49 @@ func TestNewAggregate(t *testing.T) {
 		case (out.Ledger != nil) != (tc.led != nil) || tc.led != nil && (out.Ledger.Path != path || out.Ledger.Ensemble != "e"):
 			t.Errorf("%s: ledger %+v", tc.name, out.Ledger)
 		}
+	}
+}
+
+// TestAggregateReadsBack: a release's summary decodes from its own JSON,
+// a total composed from a point of the profile (method "profile") among
+// its totals, and states each total as the accountant writes it.
+func TestAggregateReadsBack(t *testing.T) {
+	p := constraints.Problem{K: 11, M: 1, Eps: 0.1, TargetDelta: 1e-5, Relation: accountant.OneVote}
+	gn, err := ensemble.NewGNMax(p, noisymax.GNMaxTight)
+	if err != nil {
+		t.Fatal(err)
+	}
+	votes, _, err := votefile.Read(strings.NewReader("1,0,1,1,0,1,1,0,1,1,0\n"), "votes.csv", votefile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acct := ensemble.Accounting{PerQuery: gn.Privacy(), Composition: accountant.Composition{DeltaPrime: 1e-5}}
+	publish, err := acct.Publish(20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := NewAggregate(Release{Problem: gamma.Resolved{Problem: p}, Mechanism: "gnmax", Aggregator: gn, Input: "votes.csv", Output: "-", Votes: votes,
+		Sink: ensemble.LabelSink{Format: votefile.FormatCSV}, Result: ensemble.ReleaseResult{Released: 20}, Accounting: acct, Publish: publish, Elapsed: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(out.Totals, func(t Total) bool { return t.Method == "profile" && t.Point != nil }) {
+		t.Fatalf("no total of a point of the profile among %+v", out.Totals)
+	}
+	want, _ := json.Marshal(acct.Totals(20))
+	if got, _ := json.Marshal(out.Totals); string(got) != string(want) {
+		t.Errorf("totals as stated:\n%s\nas the accountant writes them:\n%s", got, want)
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Aggregate
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatalf("the summary does not read back: %v", err)
+	}
+	if again, _ := json.Marshal(back); string(again) != string(b) {
+		t.Errorf("read back, the summary says\n%s\nnot\n%s", again, b)
 	}
 }
 
@@ -129,9 +174,9 @@ func TestNewSummary(t *testing.T) {
 		t.Errorf("counts %+v", out)
 	case out.Threshold == nil || *out.Threshold != 8 || *out.Sigma1 != 2 || *out.Sigma2 != 2 || out.LaplaceScale != nil || out.Layout != "counts" || out.Classes != 3:
 		t.Errorf("settings %+v", out)
-	case len(out.Totals) != 5 || out.Totals[3].Method != accountant.Renyi || out.Totals[4].Method != accountant.Exact || out.Cap != nil || out.CapNote == "" || out.Totals[0].Bound != accountant.QueriesBound:
+	case len(out.Totals) != 5 || out.Totals[3].Method != "rdp" || out.Totals[4].Method != "exact" || out.Cap != nil || out.CapNote == "" || out.Totals[0].Bound != accountant.QueriesBound:
 		t.Errorf("totals %+v, cap %v %q", out.Totals, out.Cap, out.CapNote)
-	case out.Publish.Source != "run" || out.Publish.Method != "exact" || out.Publish.Eps == nil || *out.Publish.Eps != out.Totals[4].Guarantee.Eps || out.TotalsRole == "":
+	case out.Publish.Source != "run" || out.Publish.Method != "exact" || out.Publish.Eps == nil || *out.Publish.Eps != *out.Totals[4].Eps || out.TotalsRole == "":
 		t.Errorf("publish %+v, totals role %q: want the run's exact total", out.Publish, out.TotalsRole)
 	}
 }

@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
@@ -16,20 +15,17 @@ import (
 
 // Planned is a mechanism's plan in a comparison at equal totals
 // (plan.EqualTotals): the parameter chosen for the total budget over the
-// queries, the per-query guarantee it gives, and the total by the
-// composition that holds a release to the budget, with its theorem; or,
-// when nothing fits, why (NoFit).
+// queries, the per-query guarantee it gives, and its total to publish,
+// in the JSON object aggregate states its own in (Publish), with its
+// method and theorem; or, when nothing fits, why (NoFit).
 type Planned struct {
-	Mechanism      provenance.MechanismName `json:"mechanism"`
-	Parameter      string                   `json:"planned"`
-	Value          float64                  `json:"value"`
-	PerQueryEps    float64                  `json:"per_query_eps"`
-	PerQueryDelta  float64                  `json:"per_query_delta"`
-	TotalEps       float64                  `json:"total_eps"`
-	TotalDelta     float64                  `json:"total_delta"`
-	TotalMethod    string                   `json:"total_method"`
-	TotalReference string                   `json:"total_reference"`
-	NoFit          string                   `json:"no_fit,omitempty"`
+	Mechanism     provenance.MechanismName `json:"mechanism"`
+	Parameter     string                   `json:"planned"`
+	Value         float64                  `json:"value"`
+	PerQueryEps   float64                  `json:"per_query_eps"`
+	PerQueryDelta float64                  `json:"per_query_delta"`
+	Publish       *Publish                 `json:"publish,omitempty"`
+	NoFit         string                   `json:"no_fit,omitempty"`
 }
 
 // NewPlanned describes e, a plan of mechanism name.
@@ -40,57 +36,49 @@ func NewPlanned(name provenance.MechanismName, e plan.Equal) Planned {
 	c := e.Plan.Count
 	return Planned{Mechanism: name, Parameter: SettingFlag[e.Plan.Parameter], Value: e.Plan.Value,
 		PerQueryEps: c.PerQuery.Eps, PerQueryDelta: c.PerQuery.Delta,
-		TotalEps: c.Total.Guarantee.Eps, TotalDelta: c.Total.Guarantee.Delta,
-		TotalMethod: c.Total.Name(), TotalReference: c.Total.Reference()}
+		Publish: &Publish{Source: "run", Eps: &c.Total.Guarantee.Eps, Delta: &c.Total.Guarantee.Delta,
+			Method: c.Total.Name(), Reference: c.Total.Reference(), DeltaFrom: "budget"}}
+}
+
+// totalCell is the cell of a table that says the total to publish, p,
+// with its method, whose theorem is a note of t.
+func (p Publish) totalCell(t *cliout.Text) string {
+	return fmt.Sprintf("(%s, %s) %s %s", cliout.FloatN(*p.Eps, 4), cliout.FloatN(*p.Delta, 3), p.Method, t.Note("total by "+p.Method+": "+p.Reference))
 }
 
 // Fits says whether the mechanism has a plan.
 func (p Planned) Fits() bool { return p.NoFit == "" }
 
-// Columns are the plan's cells of a table row: the parameter, the
-// per-query guarantee and the total with its method.
-func (p Planned) Columns() []string {
+// columns are the plan's cells of a table row: the parameter, the
+// per-query guarantee and the total with its method, whose theorem (or
+// why nothing fits) is a note of t.
+func (p Planned) columns(t *cliout.Text) []string {
 	if !p.Fits() {
-		return []string{"does not fit", "", ""}
+		return []string{"does not fit " + t.Note(string(p.Mechanism)+": "+p.NoFit), "", ""}
 	}
 	return []string{fmt.Sprintf("%s %s", p.Parameter, cliout.FloatN(p.Value, 4)),
 		fmt.Sprintf("(%s, %s)", cliout.FloatN(p.PerQueryEps, 4), cliout.FloatN(p.PerQueryDelta, 3)),
-		fmt.Sprintf("(%s, %s) %s", cliout.FloatN(p.TotalEps, 4), cliout.FloatN(p.TotalDelta, 3), p.TotalMethod)}
+		p.Publish.totalCell(t)}
 }
 
-// PlannedHeader are the headers of Columns.
-var PlannedHeader = []string{"planned", "per query (eps, delta)", "total (eps, delta), by"}
+// plannedHeader are the headers of columns.
+var plannedHeader = []string{"planned", "per query", "total, by"}
 
-// EqualTotals is the heading of a comparison at equal totals: the budget,
-// the queries and the composition the plans hold to it.
+// EqualTotals is the heading of a comparison at equal totals: the budget
+// and the queries. Each plan's total is its total to publish: the least
+// eps at the budget's delta of every composition valid for the run
+// (accountant.Account.Publish), whatever composition a flag names.
 type EqualTotals struct {
 	BudgetEps   float64 `json:"budget_eps"`
 	BudgetDelta float64 `json:"budget_delta"`
 	Queries     int     `json:"queries"`
-	Composition string  `json:"composition"`
 }
 
-// Title says which comparison follows.
+// Title says which comparison follows, and how its totals are chosen.
 func (e EqualTotals) Title() string {
-	return fmt.Sprintf("Comparison at equal totals: every mechanism planned (darrm plan) for a total of (%s, %s) over %d queries, %s composition where it applies",
-		cliout.FloatN(e.BudgetEps, 6), cliout.FloatN(e.BudgetDelta, 3), e.Queries, e.Composition)
-}
-
-// writeReferences prints, once each, the theorem of every total method in
-// ps, and why a mechanism has no plan.
-func writeReferences(w io.Writer, ps []Planned) {
-	seen := map[string]bool{}
-	for _, p := range ps {
-		if p.Fits() && !seen[p.TotalMethod] {
-			seen[p.TotalMethod] = true
-			fmt.Fprintf(w, "  total by %s: %s\n", p.TotalMethod, p.TotalReference)
-		}
-	}
-	for _, p := range ps {
-		if !p.Fits() {
-			fmt.Fprintf(w, "  %s: %s\n", p.Mechanism, p.NoFit)
-		}
-	}
+	return fmt.Sprintf("Comparison at equal totals: every mechanism planned (darrm plan) for a total of (%s, %s) over %d queries; "+
+		"each total is the least eps at delta %s of every composition valid for the run, by the one that gives it",
+		cliout.FloatN(e.BudgetEps, 6), cliout.FloatN(e.BudgetDelta, 3), e.Queries, cliout.FloatN(e.BudgetDelta, 3))
 }
 
 // best returns the index of the best candidate by score (higher is
@@ -219,9 +207,10 @@ func newWinner(by string, names []string, value func(i int) float64, lower bool,
 }
 
 // write prints the comparison as a table.
-func (s SolveEqual) write(w io.Writer) error {
-	fmt.Fprintf(w, "\n%s:\n", s.Title())
-	header := append([]string{"mechanism"}, PlannedHeader...)
+func (s SolveEqual) write(t *cliout.Text) {
+	t.Line("")
+	t.Line("%s:", s.Title())
+	header := append([]string{"mechanism"}, plannedHeader...)
 	header = append(header, "utility", "surrogate err")
 	var fixed []string
 	for _, r := range s.Rows {
@@ -237,10 +226,8 @@ func (s SolveEqual) write(w io.Writer) error {
 		}
 	}
 	var rows [][]string
-	var ps []Planned
 	for _, r := range s.Rows {
-		ps = append(ps, r.Planned)
-		row := append([]string{fmt.Sprintf("gamma_%s (%s)", r.Name, r.Mechanism)}, r.Columns()...)
+		row := append([]string{fmt.Sprintf("gamma_%s (%s)", r.Name, r.Mechanism)}, r.columns(t)...)
 		if r.Fits() {
 			row = append(row, g6(r.Utility), g6(r.SurrogateError))
 			for _, e := range r.Errors {
@@ -255,37 +242,33 @@ func (s SolveEqual) write(w io.Writer) error {
 		}
 		rows = append(rows, row)
 	}
-	if err := cliout.WriteTable(w, header, rows); err != nil {
-		return err
-	}
-	writeReferences(w, ps)
+	t.Table(header, rows)
 	if len(fixed) > 0 {
-		fmt.Fprintf(w, "  Pr[label=1]: the labels' accuracy when the true label is 1 and p_i = %s is each teacher's accuracy\n", strings.Join(fixed, ", "))
+		t.Line("  Pr[label=1]: the labels' accuracy when the true label is 1 and p_i = %s is each teacher's accuracy", strings.Join(fixed, ", "))
 	}
 	for _, win := range s.Winners {
-		writeWinner(w, s.EqualTotals, win)
+		writeWinner(t, s.EqualTotals, win)
 	}
-	return nil
 }
 
 // writeWinner says plainly who wins at equal totals.
-func writeWinner(w io.Writer, e EqualTotals, win Winner) {
+func writeWinner(t *cliout.Text, e EqualTotals, win Winner) {
 	at := fmt.Sprintf("at equal totals (%s, %s) over %d queries", cliout.FloatN(e.BudgetEps, 6), cliout.FloatN(e.BudgetDelta, 3), e.Queries)
 	switch {
 	case win.Winner == "" && win.By != "":
-		fmt.Fprintf(w, "%s, by %s: nothing fits the budget, so nothing wins\n", at, win.By)
+		t.Line("%s, by %s: nothing fits the budget, so nothing wins", at, win.By)
 	case win.Winner == "":
-		fmt.Fprintf(w, "%s: nothing fits the budget, so nothing wins\n", at)
+		t.Line("%s: nothing fits the budget, so nothing wins", at)
 	case win.RunnerUp == "":
-		fmt.Fprintf(w, "%s, by %s: %s (%s) is the only one that fits\n", at, win.By, win.Winner, cliout.FloatN(win.Value, 4))
+		t.Line("%s, by %s: %s (%s) is the only one that fits", at, win.By, win.Winner, cliout.FloatN(win.Value, 4))
 	case win.Tied:
-		fmt.Fprintf(w, "%s, by %s: %s and %s tie (%s)\n", at, win.By, win.Winner, win.RunnerUp, cliout.FloatN(win.Value, 4))
+		t.Line("%s, by %s: %s and %s tie (%s)", at, win.By, win.Winner, win.RunnerUp, cliout.FloatN(win.Value, 4))
 	default:
 		note := ""
 		if win.Note != "" {
 			note = "; " + win.Note
 		}
-		fmt.Fprintf(w, "%s, by %s: %s wins (%s against %s for %s%s)\n", at, win.By, win.Winner, cliout.FloatN(win.Value, 4), cliout.FloatN(win.RunnerValue, 4), win.RunnerUp, note)
+		t.Line("%s, by %s: %s wins (%s against %s for %s%s)", at, win.By, win.Winner, cliout.FloatN(win.Value, 4), cliout.FloatN(win.RunnerValue, 4), win.RunnerUp, note)
 	}
 }
 
@@ -357,14 +340,13 @@ func SimEqualOf(e EqualTotals, sims []plan.Simulated) SimEqual {
 }
 
 // write prints the comparison as a table.
-func (s SimEqual) write(w io.Writer) error {
-	fmt.Fprintf(w, "\n%s:\n", s.Title())
-	header := append(append([]string{"mechanism", "relation"}, PlannedHeader...), "agreement", "95% interval", "exact", "Pr[label=1]")
+func (s SimEqual) write(t *cliout.Text) {
+	t.Line("")
+	t.Line("%s:", s.Title())
+	header := append(append([]string{"mechanism", "relation"}, plannedHeader...), "agreement", "95% interval", "exact", "Pr[label=1]")
 	var rows [][]string
-	var ps []Planned
 	for _, r := range s.Rows {
-		ps = append(ps, r.Planned)
-		row := append([]string{string(r.Mechanism), r.Relation.String()}, r.Columns()...)
+		row := append([]string{string(r.Mechanism), r.Relation.String()}, r.columns(t)...)
 		if r.Fits() {
 			row = append(row, fmt.Sprintf("%.4f", r.Agreement), fmt.Sprintf("[%.4f, %.4f]", r.Lo, r.Hi), fmt.Sprintf("%.4f", r.Exact), fmt.Sprintf("%.4f", r.LabelOne))
 		}
@@ -373,20 +355,16 @@ func (s SimEqual) write(w io.Writer) error {
 		}
 		rows = append(rows, row)
 	}
-	if err := cliout.WriteTable(w, header, rows); err != nil {
-		return err
-	}
-	writeReferences(w, ps)
-	fmt.Fprintln(w, "  Pr[label=1]: exact; the labels' accuracy when the true label is 1 and each teacher's p is its accuracy")
+	t.Table(header, rows)
+	t.Line("  Pr[label=1]: exact; the labels' accuracy when the true label is 1 and each teacher's p is its accuracy")
 	for _, r := range s.Rows {
 		if r.Fits() {
-			fmt.Fprintf(w, "  %s: %s\n", r.Mechanism, r.Label)
+			t.Line("  %s: %s", r.Mechanism, r.Label)
 		}
 	}
 	for _, win := range s.Winners {
-		writeWinner(w, s.EqualTotals, win)
+		writeWinner(t, s.EqualTotals, win)
 	}
-	return nil
 }
 
 // TransferEqual is transfer's comparison at equal totals: each mechanism
@@ -406,13 +384,12 @@ type TransferEqualRow struct {
 }
 
 // NewTransferEqual returns the comparisons at equal totals of res, one
-// for each number of queries, in the order of res, under the composition
-// method.
-func NewTransferEqual(budget accountant.Guarantee, method accountant.Method, res []transfer.EqualResult) []TransferEqual {
+// for each number of queries, in the order of res, at the total budget.
+func NewTransferEqual(budget accountant.Guarantee, res []transfer.EqualResult) []TransferEqual {
 	var out []TransferEqual
 	for _, r := range res {
 		if len(out) == 0 || out[len(out)-1].Queries != r.Queries {
-			out = append(out, TransferEqual{EqualTotals: EqualTotals{BudgetEps: budget.Eps, BudgetDelta: budget.Delta, Queries: r.Queries, Composition: method.String()}})
+			out = append(out, TransferEqual{EqualTotals: EqualTotals{BudgetEps: budget.Eps, BudgetDelta: budget.Delta, Queries: r.Queries}})
 		}
 		e := &out[len(out)-1]
 		e.Rows = append(e.Rows, TransferEqualRow{Planned: NewPlanned(provenance.MechanismName(r.Mechanism), r.Plan), AccuracyMean: r.AccuracyMean, AccuracyStd: r.AccuracyStd})
@@ -436,26 +413,21 @@ func NewTransferEqual(budget accountant.Guarantee, method accountant.Method, res
 }
 
 // write prints the comparison as a table.
-func (s TransferEqual) write(w io.Writer) error {
-	fmt.Fprintf(w, "\n%s:\n", s.Title())
-	header := append(append([]string{"mechanism"}, PlannedHeader...), "accuracy")
+func (s TransferEqual) write(t *cliout.Text) {
+	t.Line("")
+	t.Line("%s:", s.Title())
+	header := append(append([]string{"mechanism"}, plannedHeader...), "accuracy")
 	var rows [][]string
-	var ps []Planned
 	for _, r := range s.Rows {
-		ps = append(ps, r.Planned)
-		row := append([]string{string(r.Mechanism)}, r.Columns()...)
+		row := append([]string{string(r.Mechanism)}, r.columns(t)...)
 		acc := ""
 		if r.Fits() {
 			acc = fmt.Sprintf("%.3f (%.3f)", r.AccuracyMean, r.AccuracyStd)
 		}
 		rows = append(rows, append(row, acc))
 	}
-	if err := cliout.WriteTable(w, header, rows); err != nil {
-		return err
-	}
-	writeReferences(w, ps)
+	t.Table(header, rows)
 	for _, win := range s.Winners {
-		writeWinner(w, s.EqualTotals, win)
+		writeWinner(t, s.EqualTotals, win)
 	}
-	return nil
 }

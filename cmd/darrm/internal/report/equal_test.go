@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/plan"
 )
 
@@ -36,7 +37,11 @@ func TestNewWinner(t *testing.T) {
 				t.Errorf("%+v, want %+v", got, tc.want)
 			}
 			var b bytes.Buffer
-			writeWinner(&b, EqualTotals{BudgetEps: 4, BudgetDelta: 1e-5, Queries: 10}, got)
+			text := cliout.NewText(&b)
+			writeWinner(text, EqualTotals{BudgetEps: 4, BudgetDelta: 1e-5, Queries: 10}, got)
+			if err := text.Close(); err != nil {
+				t.Fatal(err)
+			}
 			if !strings.Contains(b.String(), tc.says) || !strings.Contains(b.String(), "(4, 1e-05) over 10 queries") {
 				t.Errorf("says %q, want it to contain %q", b.String(), tc.says)
 			}
@@ -45,18 +50,24 @@ func TestNewWinner(t *testing.T) {
 }
 
 // TestSolveEqualNothingFits: a comparison in which no mechanism fits says
-// so, and why each does not.
+// so, and why each does not, in a note.
 func TestSolveEqualNothingFits(t *testing.T) {
 	why := errors.New("budget-eps = 0.01: not even 10 queries fit")
 	rows := []SolveEqualRow{{Name: "opt", Planned: NewPlanned("darrm", plan.Equal{NoFit: why})}, {Name: "rr", Planned: NewPlanned("rr", plan.Equal{NoFit: why})}}
 	s := NewSolveEqual(EqualTotals{BudgetEps: 0.01, BudgetDelta: 1e-5, Queries: 10}, rows)
 	var b bytes.Buffer
-	if err := s.write(&b); err != nil {
+	text := cliout.NewText(&b)
+	s.write(text)
+	if err := text.Close(); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"does not fit", "darrm: " + why.Error(), "rr: " + why.Error(), "nothing fits the budget, so nothing wins"} {
-		if !strings.Contains(b.String(), want) {
+	for _, want := range []string{"does not fit [1]", "does not fit [2]", "[1] darrm: " + why.Error(), "[2] rr: " + why.Error(), "nothing fits the budget, so nothing wins"} {
+		if !strings.Contains(unwrapped(b.String()), want) {
 			t.Errorf("output lacks %q:\n%s", want, b.String())
 		}
 	}
 }
+
+// unwrapped returns text with its lines joined and its runs of spaces
+// made one, so that a phrase is found wherever cliout.Wrap broke it.
+func unwrapped(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -396,90 +396,43 @@ func isTotal(key string) bool {
 	return strings.HasPrefix(key, "eps_") || key == "delta_guarantee" || strings.HasPrefix(key, "ledger_total_")
 }
 
-// textWidth is the width of the lines a table's texts are wrapped to.
-const textWidth = 100
+// markedCell is the widest text a table of writeMarked prints in its
+// value column (beside the key and its mark); a wider one is a numbered
+// note under the table.
+const markedCell = 30
 
 // writeMarked prints rec in format f: JSON and CSV as they are; a table of
 // the values, each marked as marks says and named as names says (its key
-// otherwise), with the empty ones left out and the texts (strings longer
-// than a cell) below it, each wrapped at textWidth columns.
+// otherwise), with the empty ones left out and each text wider than a
+// cell (markedCell) a numbered note under it.
 func writeMarked(w io.Writer, f cliout.Format, rec cliout.Record, marks map[string]string, names map[string]string) error {
 	if f != cliout.Table {
 		return cliout.WriteRecord(w, f, rec)
 	}
+	t := cliout.NewText(w)
 	var rows [][]string
-	var texts []string
 	for _, fl := range rec {
+		value := cliout.Record{fl}.Values(false)[0]
 		switch v := fl.Val.(type) {
 		case nil:
 			continue
 		case string:
-			if len(v) > 30 {
-				texts = append(texts, fl.Key+": "+v)
-				continue
+			if utf8.RuneCountInString(v) > markedCell {
+				value = t.Note(v)
 			}
 		case []string:
 			continue // the lists say what the marks say
+		case float64:
+			if isTotal(fl.Key) {
+				value = accountant.FormatBound(v) // never read smaller than it is, as aggregate prints it
+			}
 		}
-		mark := marks[fl.Key]
 		name := fl.Key
 		if n, ok := names[fl.Key]; ok {
 			name = n
 		}
-		value := cliout.Record{fl}.Values(false)[0]
-		if x, ok := fl.Val.(float64); ok && isTotal(fl.Key) {
-			value = accountant.FormatBound(x) // never read smaller than it is, as aggregate prints it
-		}
-		rows = append(rows, []string{name, value, mark})
+		rows = append(rows, []string{name, value, marks[fl.Key]})
 	}
-	if err := cliout.WriteTable(w, []string{"quantity", "value", "publication"}, rows); err != nil {
-		return err
-	}
-	for _, s := range texts {
-		for _, l := range wrap(s, textWidth) {
-			if _, err := fmt.Fprintln(w, l); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// wrap breaks s into lines of at most width characters at spaces, the
-// lines after the first indented by two; a word longer than a line (a
-// path) is broken after a slash.
-func wrap(s string, width int) []string {
-	var out []string
-	line := ""
-	for _, word := range strings.Fields(s) {
-		for i, piece := range splitPath(word, width-2) {
-			switch {
-			case line == "":
-				line = piece
-			case i > 0 || utf8.RuneCountInString(line)+1+utf8.RuneCountInString(piece) > width:
-				out = append(out, line)
-				line = "  " + piece
-			default:
-				line += " " + piece
-			}
-		}
-	}
-	if line != "" {
-		out = append(out, line)
-	}
-	return out
-}
-
-// splitPath splits word after slashes into pieces of at most n characters
-// where it can.
-func splitPath(word string, n int) []string {
-	r := []rune(word)
-	if len(r) <= n {
-		return []string{word}
-	}
-	cut := strings.LastIndex(string(r[:n]), "/")
-	if cut <= 0 {
-		return []string{word}
-	}
-	return append([]string{word[:cut+1]}, splitPath(word[cut+1:], n)...)
+	t.Table([]string{"quantity", "value", "publication"}, rows)
+	return t.Close()
 }

@@ -212,8 +212,9 @@ func (d PATEExperiment) Write(w io.Writer, f cliout.Format) error {
 		}
 		return cliout.WriteCSV(w, header, rows)
 	}
+	t := cliout.NewText(w)
 	if d.Randomness.Note != "" {
-		fmt.Fprintf(w, "*** seed %d: %s ***\n", *d.Randomness.Seed, d.Randomness.Note)
+		t.Line("*** seed %d: %s ***", *d.Randomness.Seed, d.Randomness.Note)
 	}
 	private := func(key, s string) string {
 		if slices.Contains(d.NotForPublication, key) {
@@ -225,13 +226,13 @@ func (d PATEExperiment) Write(w io.Writer, f cliout.Format) error {
 	if d.Teachers.Cached {
 		cached = "from the cache"
 	}
-	fmt.Fprintf(w, "teachers: %d on keyed-hash shares of %s's training set (%s, %d filters, %d epochs); %s %s; %s %.4f\n",
+	t.Line("teachers: %d on keyed-hash shares of %s's training set (%s, %d filters, %d epochs); %s %s; %s %.4f",
 		d.Teachers.K, d.Dataset, cached, d.Teachers.Filters, d.Teachers.Epochs, private("ensemble", "ensemble"), d.Teachers.Ensemble, private("accuracy_mean", "mean accuracy on the queries"), d.Teachers.AccuracyMean)
 	asked := fmt.Sprintf("every one of the first %d test images", d.Queries)
 	if d.AnsweredTarget != nil {
 		asked = fmt.Sprintf("the first %d test images in order, until %d are answered", d.Queries, *d.AnsweredTarget)
 	}
-	fmt.Fprintf(w, "queries: %s; the student is tested on the other %d\n", asked, d.Holdout)
+	t.Line("queries: %s; the student is tested on the other %d", asked, d.Holdout)
 	var rows [][]string
 	for _, r := range d.Results {
 		released := "-"
@@ -263,30 +264,28 @@ func (d PATEExperiment) Write(w io.Writer, f cliout.Format) error {
 		guar += " (publish)"
 	}
 	header := []string{"mechanism", "asked", "answered", "label acc.", private("eps_data_independent", "eps indep."), private("eps_data_dependent", dep), private("eps_released", rel), private("eps_guarantee", guar), "student"}
-	if err := cliout.WriteTable(w, header, rows); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "* %s\n", notForPublication)
-	fmt.Fprintf(w, "eps at delta = %g, data-dependent in %s direction(s); eps released by smooth sensitivity, its parameters %s:\n",
+	t.Table(header, rows)
+	t.Line("* %s", notForPublication)
+	t.Line("eps at delta = %g, data-dependent in %s direction(s); eps released by smooth sensitivity, its parameters %s:",
 		d.Results[0].Delta, d.Results[0].Directions, d.ssChoice())
 	for _, r := range d.Results {
 		if r.SSError != "" {
-			fmt.Fprintf(w, "  %s: none released: %s: %s\n", r.Mechanism, private("smooth_sensitivity_error", "error"), r.SSError)
+			t.Line("  %s: none released: %s: %s", r.Mechanism, private("smooth_sensitivity_error", "error"), r.SSError)
 		} else {
-			fmt.Fprintf(w, "  %s: %s %s, %s %s, %s %s\n", r.Mechanism, private("ss_order", "order"), g6(*r.SSOrder), private("beta", "beta"), g6(*r.Beta), private("sigma_ss", "sigma_ss"), g6(*r.SigmaSS))
+			t.Line("  %s: %s %s, %s %s, %s %s", r.Mechanism, private("ss_order", "order"), g6(*r.SSOrder), private("beta", "beta"), g6(*r.Beta), private("sigma_ss", "sigma_ss"), g6(*r.SigmaSS))
 		}
 	}
-	fmt.Fprintf(w, "%s\n", d.Publication)
+	t.Line("%s", d.Publication)
 	if d.Publish != "" {
-		fmt.Fprintf(w, "guarantee: %s\n", d.Guarantee)
+		t.Line("guarantee: %s", d.Guarantee)
 	}
-	fmt.Fprintf(w, "PATE 2018: %s: eps %g, %s\n", p.Source, p.Eps, p.Note)
-	fmt.Fprintf(w, "columns: label accuracy against the true labels, eps at delta = %g (independent, data-dependent, released by smooth sensitivity: an estimate, not a bound; the guarantee), the student's accuracy\n", d.Results[0].Delta)
+	t.Line("PATE 2018: %s: eps %g, %s", p.Source, p.Eps, p.Note)
+	t.Line("columns: label accuracy against the true labels, eps at delta = %g (independent, data-dependent, released by smooth sensitivity: an estimate, not a bound; the guarantee), the student's accuracy", d.Results[0].Delta)
 	if s := d.Student; s != nil {
-		fmt.Fprintf(w, "student: trained on the %d queries %s answered, tested on the held-out half (post-processing of the labels: their guarantee)\n", s.Queries, s.Mechanism)
+		t.Line("student: trained on the %d queries %s answered, tested on the held-out half (post-processing of the labels: their guarantee)", s.Queries, s.Mechanism)
 	}
-	_, err := fmt.Fprintf(w, "%s: %.3g s\n", private("seconds", "time"), d.Seconds)
-	return err
+	t.Line("%s: %.3g s", private("seconds", "time"), d.Seconds)
+	return t.Close()
 }
 
 // ssChoice says how the smooth-sensitivity parameters were chosen.

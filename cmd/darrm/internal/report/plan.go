@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
@@ -57,8 +56,8 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 	}
 	rec = append(rec, field("queries", queries), field("budget_eps", r.Budget.Eps), field("budget_delta", r.Budget.Delta))
 	rec = append(rec, field("per_query_eps", c.PerQuery.Eps), field("per_query_delta", c.PerQuery.Delta),
-		field("run_queries", c.Run), field("total_eps", c.Total.Guarantee.Eps), field("total_delta", c.Total.Guarantee.Delta),
-		field("total_method", c.Total.Name()), field("total_reference", c.Total.Reference()),
+		field("run_queries", c.Run), field("publish_eps", c.Total.Guarantee.Eps), field("publish_delta", c.Total.Guarantee.Delta),
+		field("publish_method", c.Total.Name()), field("publish_reference", c.Total.Reference()),
 		field("ledger_filter", c.Filter.String()), field("ledger_queries", c.Ledger),
 		field("ledger_eps", c.LedgerTotal.Eps), field("ledger_delta", c.LedgerTotal.Delta), field("ledger_reference", filterReference(c.Filter)))
 	if c.LedgerNote != "" {
@@ -83,26 +82,10 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 	if d.Tuning != "" {
 		rec = append(rec, field("tuning", d.Tuning))
 	}
-	if f != cliout.Table {
-		return cliout.WriteRecord(w, f, rec)
-	}
-	// A table keeps within cliout.Width columns: a long text (a
-	// theorem, a note) is a numbered note under it.
-	t := newText(w)
-	for i, fl := range rec {
-		if s, ok := fl.Val.(string); ok && utf8.RuneCountInString(s) > noteWidth {
-			rec[i].Val = t.note(s)
-		}
-	}
-	if err := cliout.WriteRecord(w, f, rec); err != nil {
-		return err
-	}
-	return t.close()
+	// A table keeps within cliout.Width columns: a long text (a theorem,
+	// a note) is a numbered note under it (cliout.WriteRecord).
+	return cliout.WriteRecord(w, f, rec)
 }
-
-// noteWidth is the longest text a table of a plan prints in its cell;
-// a longer one is a note under the table.
-const noteWidth = 60
 
 // thresholdNote says why a Confident-GNMax plan's threshold is as low as
 // its least precision allows.

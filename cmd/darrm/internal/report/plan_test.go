@@ -31,7 +31,7 @@ func TestPlanKeys(t *testing.T) {
 		absent []string
 	}{
 		{"confident-gnmax count", Plan{Plan: plan.Plan{Request: req(provenance.ConfidentGNMax, votefile.ManyClasses), Count: count}},
-			[]string{"threshold", "sigma1", "sigma2", "delta", "queries", "budget_eps", "budget_delta", "total_method", "total_reference", "ledger_queries", "ledger_filter"}, []string{"m", "planned", "neighbour"}},
+			[]string{"threshold", "sigma1", "sigma2", "delta", "queries", "budget_eps", "budget_delta", "publish_method", "publish_reference", "ledger_queries", "ledger_filter"}, []string{"m", "planned", "neighbour"}},
 		{"darrm-one-vote plan", Plan{Chosen: true, Plan: plan.Plan{Request: req(provenance.DaRRMOneVote, votefile.TwoClass), Count: count, Queries: 100, Parameter: ensemble.SettingTargetEps, Neighbour: 0.05, NeighbourRun: 90}},
 			[]string{"target_eps", "delta", "queries", "planned", "neighbour", "neighbour_queries", "at_limit"}, []string{"m", "sigma2"}},
 		{"darrm plan at m = K", Plan{Chosen: true, Plan: plan.Plan{Request: req(provenance.DaRRM, votefile.TwoClass), Count: count, Queries: 5, Parameter: ensemble.SettingM, AtLimit: true}},

@@ -51,7 +51,7 @@ type PlanCompareRow struct {
 }
 
 // NewPlanCompare describes the comparison c for queries of budget in
-// target t (composition names the run's), whose best reaches
+// target t, whose best reaches
 // minPrecision, tuned as tuning says.
 func NewPlanCompare(c plan.Comparison, e EqualTotals, t plan.Target, minPrecision float64, tuning string) PlanCompare {
 	d := PlanCompare{EqualTotals: e, For: t.String(), Left: c.Left, Tuning: tuning, MinPrecision: minPrecision}
@@ -60,8 +60,9 @@ func NewPlanCompare(c plan.Comparison, e EqualTotals, t plan.Target, minPrecisio
 		if s.NoFit == nil {
 			pl := s.Plan
 			if t == plan.ForLedger {
-				row.TotalEps, row.TotalDelta = pl.Count.LedgerTotal.Eps, pl.Count.LedgerTotal.Delta
-				row.TotalMethod, row.TotalReference = pl.Count.Filter.String(), filterReference(pl.Count.Filter)
+				g := pl.Count.LedgerTotal
+				row.Publish = &Publish{Source: "ledger", Eps: &g.Eps, Delta: &g.Delta, Method: pl.Count.Filter.String(),
+					Reference: filterReference(pl.Count.Filter), DeltaFrom: "ledger-budget"}
 			}
 			row.setParameters(pl)
 			row.Correct, row.Answered, d.UtilityOn = pl.Utility.Correct, pl.Utility.Answered, pl.Utility.On
@@ -116,7 +117,7 @@ func (d PlanCompare) Write(w io.Writer, f cliout.Format) error {
 		return cliout.WriteJSON(w, d)
 	case cliout.CSV:
 		header := []string{"mechanism", "threshold", "sigma1", "sigma2", "laplace_scale", "target_eps", "delta", "expected_correct", "expected_answered",
-			"total_eps", "total_delta", "total_method", "best", "no_fit"}
+			"publish_eps", "publish_delta", "publish_method", "best", "no_fit"}
 		var rows [][]string
 		opt := func(x *float64) string {
 			if x == nil {
@@ -128,56 +129,50 @@ func (d PlanCompare) Write(w io.Writer, f cliout.Format) error {
 			row := []string{string(r.Mechanism), opt(r.Threshold), opt(r.Sigma1), opt(r.Sigma2), opt(r.LaplaceScale), opt(r.TargetEps), opt(r.Delta), "", "", "", "", "",
 				fmt.Sprint(string(r.Mechanism) == d.Best), r.NoFit}
 			if r.Fits() {
-				row[7], row[8], row[9], row[10], row[11] = cliout.Float(r.Correct), cliout.Float(r.Answered), cliout.Float(r.TotalEps), cliout.Float(r.TotalDelta), r.TotalMethod
+				row[7], row[8], row[9], row[10], row[11] = cliout.Float(r.Correct), cliout.Float(r.Answered), cliout.Float(*r.Publish.Eps), cliout.Float(*r.Publish.Delta), r.Publish.Method
 			}
 			rows = append(rows, row)
 		}
 		return cliout.WriteCSV(w, header, rows)
 	}
-	target := fmt.Sprintf("in one run held to the budget, %s composition where it applies", d.Composition)
+	target := "in one run held to the budget; each total is the least eps at its delta of every composition valid for the run, by the one that gives it"
 	if d.For == plan.ForLedger.String() {
-		target = "on a new ledger with the budget, by its filter"
+		target = "on a new ledger with the budget, each total by its filter"
 	}
-	fmt.Fprintf(w, "Every mechanism that fits the proxy votes, planned for a total of (%s, %s) over %d queries %s:\n",
+	t := cliout.NewText(w)
+	t.Line("Every mechanism that fits the proxy votes, planned for a total of (%s, %s) over %d queries %s:",
 		cliout.FloatN(d.BudgetEps, 6), cliout.FloatN(d.BudgetDelta, 3), d.Queries, target)
-	header := []string{"mechanism", "parameters", "correct", "answered", "total (eps, delta), by"}
+	header := []string{"mechanism", "parameters", "correct", "answered", "total, by"}
 	var rows [][]string
-	var ps []Planned
 	for _, r := range d.Rows {
-		ps = append(ps, r.Planned)
 		if !r.Fits() {
-			rows = append(rows, []string{string(r.Mechanism), "no plan (below)", "", "", ""})
+			rows = append(rows, []string{string(r.Mechanism), "no plan " + t.Note(string(r.Mechanism)+": "+r.NoFit), "", "", ""})
 			continue
 		}
 		rows = append(rows, []string{string(r.Mechanism), r.parameters("\n"), fmt.Sprintf("%.1f", r.Correct), fmt.Sprintf("%.1f", r.Answered),
-			fmt.Sprintf("(%s, %s) %s", cliout.FloatN(r.TotalEps, 4), cliout.FloatN(r.TotalDelta, 3), r.TotalMethod)})
+			r.Publish.totalCell(t)})
 	}
-	if err := cliout.WriteTable(w, header, rows); err != nil {
-		return err
-	}
-	writeReferences(w, ps)
+	t.Table(header, rows)
 	for _, l := range d.Left {
-		fmt.Fprintf(w, "  left out: %s\n", l)
+		t.Line("  left out: %s", l)
 	}
 	if d.Thresholds != "" {
-		fmt.Fprintf(w, "  confident-gnmax: %s (%s)\n", d.Thresholds, d.ThresholdNote)
+		t.Line("  confident-gnmax: %s (%s)", d.Thresholds, d.ThresholdNote)
 	}
 	if d.UtilityOn != "" {
-		fmt.Fprintf(w, "  correct, answered: expected labels on %s\n", d.UtilityOn)
+		t.Line("  correct, answered: expected labels on %s", d.UtilityOn)
 	}
-	fmt.Fprintf(w, "  %s\n", d.Tuning)
-	if d.Best == "" && d.MinPrecision > 0 {
-		fmt.Fprintf(w, "best: none: no mechanism's plan of %d queries reaches an expected precision of %v\n", d.Queries, d.MinPrecision)
-		return nil
-	}
-	if d.Best == "" {
-		fmt.Fprintf(w, "best: none: no mechanism fits %d queries in the budget\n", d.Queries)
-		return nil
+	t.Line("  %s", d.Tuning)
+	switch {
+	case d.Best == "" && d.MinPrecision > 0:
+		t.Line("best: none: no mechanism's plan of %d queries reaches an expected precision of %v", d.Queries, d.MinPrecision)
+	case d.Best == "":
+		t.Line("best: none: no mechanism fits %d queries in the budget", d.Queries)
 	}
 	for _, r := range d.Rows {
 		if string(r.Mechanism) == d.Best {
-			fmt.Fprintf(w, "best: %s (%s), %.1f expected correct labels of %d queries\n", d.Best, r.parameters(", "), r.Correct, d.Queries)
+			t.Line("best: %s (%s), %.1f expected correct labels of %d queries", d.Best, r.parameters(", "), r.Correct, d.Queries)
 		}
 	}
-	return nil
+	return t.Close()
 }

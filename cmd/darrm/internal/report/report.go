@@ -91,31 +91,31 @@ func Verdict(s gamma.Status) string {
 }
 
 // writeCertificate prints a certificate in words.
-func writeCertificate(w io.Writer, title string, c gamma.Certificate) {
+func writeCertificate(t *cliout.Text, title string, c gamma.Certificate) {
 	why := map[gamma.Status]string{
 		gamma.Certified: "max f + rounding bound <= budget",
 		gamma.Tight:     "max f equals the budget to within rounding",
 		gamma.Violated:  "max f > budget",
 	}[c.Status]
-	fmt.Fprintf(w, "%s: %s: %s\n", title, Verdict(c.Status), why)
+	t.Line("%s: %s: %s", title, Verdict(c.Status), why)
 	if c.Relation == accountant.OneVote {
-		fmt.Fprintf(w, "  max f = %.15g, budget e^eps - 1 + 2·delta = %.15g, ratio %.15f, rounding bound %.2g\n", c.MaxF, c.Budget, c.Ratio, c.ErrBound)
+		t.Line("  max f = %.15g, budget e^eps - 1 + 2·delta = %.15g, ratio %.15f, rounding bound %.2g", c.MaxF, c.Budget, c.Ratio, c.ErrBound)
 		if len(c.Worst) == 4 {
 			// Corners (1,0) and (0,1): the one teacher whose vote changes.
 			a, b := c.Worst[1]+c.Worst[2], c.Worst[1]+c.Worst[3]
-			fmt.Fprintf(w, "  worst case: vote counts L = %d and L' = %d, output 1 (or %d and %d, output 0); %s pairs of neighbouring vote counts, %s inequalities, checked\n",
+			t.Line("  worst case: vote counts L = %d and L' = %d, output 1 (or %d and %d, output 0); %s pairs of neighbouring vote counts, %s inequalities, checked",
 				a, b, c.Worst[0]+c.Worst[3], c.Worst[0]+c.Worst[2], groupDigits(c.Configs.String()), groupDigits(new(big.Int).Mul(c.Configs, big.NewInt(2)).String()))
 		}
 		return
 	}
-	fmt.Fprintf(w, "  max f = %.15g, budget e^(m·eps) - 1 + 2·delta = %.15g, ratio %.15f, rounding bound %.2g\n", c.MaxF, c.Budget, c.Ratio, c.ErrBound)
+	t.Line("  max f = %.15g, budget e^(m·eps) - 1 + 2·delta = %.15g, ratio %.15f, rounding bound %.2g", c.MaxF, c.Budget, c.Ratio, c.ErrBound)
 	var parts []string
 	for j, n := range c.Worst {
 		if n > 0 {
 			parts = append(parts, fmt.Sprintf("%d × (%.6g, %.6g)", n, c.Corners[j].P, c.Corners[j].Q))
 		}
 	}
-	fmt.Fprintf(w, "  worst case: %s; %s corner multisets covered exhaustively\n", strings.Join(parts, " + "), groupDigits(c.Configs.String()))
+	t.Line("  worst case: %s; %s corner multisets covered exhaustively", strings.Join(parts, " + "), groupDigits(c.Configs.String()))
 }
 
 // groupDigits writes 31824 as 31,824.

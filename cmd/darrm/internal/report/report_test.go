@@ -273,7 +273,7 @@ func TestSolveTableSaysWhichGamma(t *testing.T) {
 		if err := NewSolve(Problem{K: 3, M: 1, Eps: 0.1}, e, false).Write(&b, cliout.Table); err != nil {
 			t.Fatal(err)
 		}
-		out := b.String()
+		out := unwrapped(b.String())
 		if !strings.Contains(out, "utility U(gamma) = 0.4") || strings.Contains(out, "objective") || strings.Contains(out, "failed") {
 			t.Errorf("tie-break done %v:\n%s", broken, out)
 		}

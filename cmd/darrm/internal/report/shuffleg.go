@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
@@ -26,9 +25,10 @@ func (out Shuffleg) Write(w io.Writer, f cliout.Format) error {
 	case cliout.CSV:
 		return r.WriteCurves(w)
 	}
-	fmt.Fprintf(w, "DP-ShuffleG: task %s (%s) on %s: n = %d private, %d public samples, d = %d\n", r.Task, r.Objective, r.Dataset, r.N, r.NPublic, r.D)
-	fmt.Fprintf(w, "order %s, %s, p = %g, clip %g, %s per learning rate (%s)\n", r.Order, plural.Of(r.Epochs, "epoch", "epochs"), r.Fraction, r.Clip, plural.Of(r.Runs, "run", "runs"), r.LRSearch)
-	fmt.Fprintf(w, "non-private optimum G(x*) = %.10g (%s)\n", r.Optimum.Value, r.Optimum.Method)
+	t := cliout.NewText(w)
+	t.Line("DP-ShuffleG: task %s (%s) on %s: n = %d private, %d public samples, d = %d", r.Task, r.Objective, r.Dataset, r.N, r.NPublic, r.D)
+	t.Line("order %s, %s, p = %g, clip %g, %s per learning rate (%s)", r.Order, plural.Of(r.Epochs, "epoch", "epochs"), r.Fraction, r.Clip, plural.Of(r.Runs, "run", "runs"), r.LRSearch)
+	t.Line("non-private optimum G(x*) = %.10g (%s)", r.Optimum.Value, r.Optimum.Method)
 	header := []string{"algorithm", "lr", "sigma", "eps", "final excess", "std", "final loss", "std"}
 	var rows [][]string
 	for _, a := range r.Results {
@@ -44,14 +44,12 @@ func (out Shuffleg) Write(w io.Writer, f cliout.Format) error {
 			cliout.FloatN(a.FinalExcessMean, 4), cliout.FloatN(a.FinalExcessStd, 3),
 			cliout.FloatN(a.FinalLossMean, 6), cliout.FloatN(a.FinalLossStd, 3)})
 	}
-	if err := cliout.WriteTable(w, header, rows); err != nil {
-		return err
-	}
+	t.Table(header, rows)
 	for _, n := range r.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
+		t.Line("note: %s", n)
 	}
-	_, err := fmt.Fprintf(w, "%.1f s\n", out.Seconds)
-	return err
+	t.Line("%.1f s", out.Seconds)
+	return t.Close()
 }
 
 // Rows are the final values of each algorithm of the report, as a figure

@@ -77,14 +77,17 @@ func (out Simulate) Write(w io.Writer, f cliout.Format) error {
 		}
 		return cliout.WriteCSV(w, header, rows)
 	}
-	fmt.Fprintf(w, "Simulation (seeded generator, seed %d; not a private release): %s\n%s\n", out.Seed, plural.Of(out.Queries, "query", "queries"), out.Describe())
+	t := cliout.NewText(w)
+	t.Line("Simulation (seeded generator, seed %d; not a private release): %s", out.Seed, plural.Of(out.Queries, "query", "queries"))
+	t.Line("%s", out.Describe())
 	ps := make([]string, len(out.P))
 	for i, v := range out.P {
 		ps[i] = cliout.FloatN(v, 3)
 	}
-	fmt.Fprintf(w, "teachers %s: p = %s\n\n", out.Teachers, strings.Join(ps, ", "))
+	t.Line("teachers %s: p = %s", out.Teachers, strings.Join(ps, ", "))
+	t.Line("")
 	if len(out.EqualTotals) > 0 {
-		fmt.Fprintln(w, "Comparison at equal per-query guarantees (each release (m·eps, delta)-DP, whatever its total):")
+		t.Line("Comparison at equal per-query guarantees (each release (m·eps, delta)-DP, whatever its total):")
 	}
 	var rows [][]string
 	relations := map[accountant.Relation]bool{}
@@ -93,24 +96,20 @@ func (out Simulate) Write(w io.Writer, f cliout.Format) error {
 		rows = append(rows, []string{string(r.Mechanism), r.Relation.String(), fmt.Sprintf("%.4f", r.Agreement), fmt.Sprintf("[%.4f, %.4f]", r.Lo, r.Hi),
 			fmt.Sprintf("%.4f", r.Exact), fmt.Sprintf("%.4f", r.TVError)})
 	}
-	if err := cliout.WriteTable(w, []string{"mechanism", "relation", "agreement", "95% interval", "exact", "error E"}, rows); err != nil {
-		return err
-	}
-	fmt.Fprintln(w, "agreement: labels equal to the majority of the votes; exact: its expectation from gamma; error E: |Pr[label=1] - Pr[majority=1]|")
+	t.Table([]string{"mechanism", "relation", "agreement", "95% interval", "exact", "error E"}, rows)
+	t.Line("agreement: labels equal to the majority of the votes; exact: its expectation from gamma; error E: |Pr[label=1] - Pr[majority=1]|")
 	if len(relations) > 1 {
-		fmt.Fprintf(w, "relation: the neighbouring relation of each guarantee, %v (%s) or %v (%s); the same (eps, delta) promises another thing in each, so rank mechanisms within a relation only\n",
+		t.Line("relation: the neighbouring relation of each guarantee, %v (%s) or %v (%s); the same (eps, delta) promises another thing in each, so rank mechanisms within a relation only",
 			accountant.PrivateTeachers, "every teacher (eps, Delta)-DP, any vote may change", accountant.OneVote, "teachers on disjoint shares, not necessarily private, one vote changes")
 	}
 	for _, r := range out.Results {
-		fmt.Fprintf(w, "  %s: %s\n", r.Mechanism, r.Label)
+		t.Line("  %s: %s", r.Mechanism, r.Label)
 	}
 	if len(out.Above) > 0 {
-		fmt.Fprintf(w, "darrm's 95%% interval lies above those of (in its relation, %v): %s\n", accountant.PrivateTeachers, provenance.JoinMechanisms(out.Above, ", "))
+		t.Line("darrm's 95%% interval lies above those of (in its relation, %v): %s", accountant.PrivateTeachers, provenance.JoinMechanisms(out.Above, ", "))
 	}
 	for _, e := range out.EqualTotals {
-		if err := e.write(w); err != nil {
-			return err
-		}
+		e.write(t)
 	}
-	return nil
+	return t.Close()
 }

@@ -50,7 +50,7 @@ func TestNewSimulate(t *testing.T) {
 		if err := out.Write(&table, cliout.Table); err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(table.String(), "one-vote") || !strings.Contains(table.String(), "rank mechanisms within a relation only") {
+		if !strings.Contains(table.String(), "one-vote") || !strings.Contains(unwrapped(table.String()), "rank mechanisms within a relation only") {
 			t.Errorf("%s: the table does not say the relations apart:\n%s", tc.name, table.String())
 		}
 	}

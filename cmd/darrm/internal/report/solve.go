@@ -211,36 +211,38 @@ const solveTableStart = "DaRRM gamma_opt for "
 func IsSolveTable(line []byte) bool { return bytes.HasPrefix(line, []byte(solveTableStart)) }
 
 func (out Solve) writeTable(w io.Writer) error {
-	fmt.Fprintf(w, "%s%s; prior %s\n\n", solveTableStart, out.Describe(), out.Prior)
+	t := cliout.NewText(w)
+	t.Line("%s%s; prior %s", solveTableStart, out.Describe(), out.Prior)
+	t.Line("")
 	header, rows := out.gammaColumns(g6)
-	if err := cliout.WriteTable(w, header, rows); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "\nutility U(gamma) = %.6g   surrogate error = %.6g\n", out.Utility, out.SurrogateError)
+	t.Table(header, rows)
+	t.Line("")
+	t.Line("utility U(gamma) = %.6g   surrogate error = %.6g", out.Utility, out.SurrogateError)
 	stored := ""
 	if out.UpperBoundStored {
 		stored = " (as stored in the cache entry; utility and gap computed now from the gamma)"
 	}
-	fmt.Fprintf(w, "optimality: no private gamma exceeds U = %.10g%s; gap %.2g; certification scaled the LP solution by %.15g\n", out.UpperBound, stored, out.Gap, out.Scale)
-	writeCertificate(w, "certificate (computed in this run)", out.Certificate)
+	t.Line("optimality: no private gamma exceeds U = %.10g%s; gap %.2g; certification scaled the LP solution by %.15g", out.UpperBound, stored, out.Gap, out.Scale)
+	writeCertificate(t, "certificate (computed in this run)", out.Certificate)
 	if out.Cached {
-		fmt.Fprintf(w, "from the cache (%s), solved originally in %.3g s\n", out.CacheFile, out.Solve.Seconds)
+		t.Line("from the cache (%s), solved originally in %.3g s", out.CacheFile, out.Solve.Seconds)
 	} else {
-		fmt.Fprintf(w, "solved in %.3g s: %s, %s, %s\n", out.Solve.Seconds, plural.Of(out.Solve.LPSolves, "LP solve", "LP solves"),
+		t.Line("solved in %.3g s: %s, %s, %s", out.Solve.Seconds, plural.Of(out.Solve.LPSolves, "LP solve", "LP solves"),
 			plural.Of(out.Solve.Rows, "privacy row", "privacy rows"), plural.Of(out.Solve.Passes, "exhaustive separation pass", "exhaustive separation passes"))
 	}
 	if !out.Solve.TieBroken {
-		fmt.Fprintln(w, "note: this gamma is optimal (within the gap above) and certified, but the tie-break that picks the canonical one did not finish;")
-		fmt.Fprintln(w, "  of the equally good gammas it is the one this run's solver reached, and another run may return another (docs/solve.md, \"The canonical gamma_opt\")")
+		t.Line("note: this gamma is optimal (within the gap above) and certified, but the tie-break that picks the canonical one did not finish;")
+		t.Line("  of the equally good gammas it is the one this run's solver reached, and another run may return another (docs/solve.md, \"The canonical gamma_opt\")")
 	}
 	if len(out.Compare) == 0 {
-		return nil
+		return t.Close()
 	}
 	budget := "(m·eps, delta)"
 	if out.Relation == accountant.OneVote {
 		budget = "(eps, delta), in the one-vote relation"
 	}
-	fmt.Fprintf(w, "\nComparison at the same %s:\n", budget)
+	t.Line("")
+	t.Line("Comparison at the same %s:", budget)
 	header = []string{"mechanism", "utility", "surrogate err"}
 	for _, e := range out.Errors {
 		header = append(header, "E err "+e.Actual)
@@ -250,28 +252,20 @@ func (out Solve) writeTable(w io.Writer) error {
 	for _, m := range out.Mechanisms() {
 		row := []string{"gamma_" + m.Name, g6(m.Utility), g6(m.SurrogateError)}
 		for _, e := range m.Errors {
-			if e.Exact {
-				row = append(row, cliout.FloatN(e.Mean, 4))
-			} else {
-				row = append(row, fmt.Sprintf("%.4g ± %.1g", e.Mean, e.StdErr))
-			}
+			row = append(row, errorCell(e))
 		}
 		row = append(row, fmt.Sprintf("%.15g", m.Certificate.Ratio), Verdict(m.Certificate.Status))
 		rows = append(rows, row)
 	}
-	if err := cliout.WriteTable(w, header, rows); err != nil {
-		return err
-	}
+	t.Table(header, rows)
 	for _, m := range out.Compare {
-		fmt.Fprintf(w, "  gamma_%s: %s\n", m.Name, m.Label)
+		t.Line("  gamma_%s: %s", m.Name, m.Label)
 	}
 	for _, o := range out.NotCompared {
-		fmt.Fprintf(w, "  gamma_%s: not compared: %s\n", o.Name, o.Reason)
+		t.Line("  gamma_%s: not compared: %s", o.Name, o.Reason)
 	}
 	for _, e := range out.EqualTotals {
-		if err := e.write(w); err != nil {
-			return err
-		}
+		e.write(t)
 	}
-	return nil
+	return t.Close()
 }

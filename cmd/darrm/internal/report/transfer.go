@@ -131,35 +131,35 @@ func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 	if p.Partition != provenance.SharedData {
 		data = fmt.Sprintf("on %v shares of %d to %d training images", p.Partition, lo, hi)
 	}
-	fmt.Fprintf(w, "Private knowledge transfer on %s, setting %v: K = %d teachers %s (%s)\n", out.Dataset, out.Setting, out.K, data, out.Note)
-	fmt.Fprintf(w, "private teachers: DP-SGD, %s, learning rate %g, sigma = %g, clip = %g, %s, expected batch %g (sampling rate %.4g, %s): each (%.4g, %g)-DP (alpha = %d) when one record is added or removed; test accuracy %.3f; %.3f of votes agree with the majority, %.3f of images unanimous\n",
+	t := cliout.NewText(w)
+	t.Line("Private knowledge transfer on %s, setting %v: K = %d teachers %s (%s)", out.Dataset, out.Setting, out.K, data, out.Note)
+	t.Line("private teachers: DP-SGD, %s, learning rate %g, sigma = %g, clip = %g, %s, expected batch %g (sampling rate %.4g, %s): each (%.4g, %g)-DP (alpha = %d) when one record is added or removed; test accuracy %.3f; %.3f of votes agree with the majority, %.3f of images unanimous",
 		plural.Of(p.Filters, "filter", "filters"), p.LR, p.Sigma, p.Clip, plural.Of(p.Epochs, "epoch", "epochs"), p.Batch, p.SamplingRate, plural.Of(p.Steps, "step", "steps"),
 		p.Eps, p.Delta, p.Alpha, p.AccuracyMean, p.Agreement.WithMajority, p.Agreement.Unanimous)
-	fmt.Fprintf(w, "non-private teachers (GNMax): SGD on keyed-hash shares, learning rate %g; test accuracy %.3f; %.3f of votes agree with the majority\n\n", n.LR, n.AccuracyMean, n.Agreement.WithMajority)
+	t.Line("non-private teachers (GNMax): SGD on keyed-hash shares, learning rate %g; test accuracy %.3f; %.3f of votes agree with the majority", n.LR, n.AccuracyMean, n.Agreement.WithMajority)
+	t.Line("")
 	rows = rows[:0]
 	perQuery := map[string]accountant.Guarantee{}
 	for _, r := range out.Results {
 		perQuery[r.Mechanism] = accountant.Guarantee{Eps: r.QueryEps, Delta: r.QueryDelta}
 		rows = append(rows, []string{r.Mechanism, fmt.Sprint(r.Queries), fmt.Sprintf("%.3f ± %.3f", r.AccuracyMean, r.AccuracyStd),
-			fmt.Sprintf("(%.4g, %.3g)", r.QueryEps, r.QueryDelta), fmt.Sprintf("(%.4g, %.3g)", r.CompositionEps, r.CompositionDelta),
-			fmt.Sprintf("(%.4g, %.3g) %s", r.TotalEps, r.TotalDelta, r.TotalMethod), r.TotalBound.String(), noiseBuys(r)})
+			fmt.Sprintf("(%.4g, %.3g)", r.QueryEps, r.QueryDelta), fmt.Sprintf("(%.4g, %.3g) %s", r.TotalEps, r.TotalDelta, r.TotalMethod), r.TotalBound.String(), noiseBuys(r)})
 	}
-	if err := cliout.WriteTable(w, []string{"mechanism", "Q", "accuracy", "per query (eps, delta)", "queries composed (general)", "total (eps, delta), by", "bound", "noise buys"}, rows); err != nil {
-		return err
-	}
+	t.Table([]string{"mechanism", "Q", "accuracy", "per query", "total, by", "bound", "noise buys"}, rows)
 	if out.Cap != nil {
-		fmt.Fprintf(w, "teachers' cap: (%.4g, %.3g), %s; the total is the tighter of the cap and the queries' composition\n", out.Cap.Eps, out.Cap.Delta, out.Cap.Reference())
+		t.Line("teachers' cap: (%.4g, %.3g) %s; the total is the tighter of the cap and the queries' composition (in JSON and CSV: composition_eps, composition_delta)",
+			out.Cap.Eps, out.Cap.Delta, t.Note(out.Cap.Reference()))
 		for _, c := range out.CapFrom {
 			g := perQuery[c.Mechanism]
 			switch {
 			case c.CapFrom == 0:
-				fmt.Fprintf(w, "  %s: no cap (non-private teachers): the queries' composition at every Q, and its noise is all its privacy\n", c.Mechanism)
+				t.Line("  %s: no cap (non-private teachers): the queries' composition at every Q, and its noise is all its privacy", c.Mechanism)
 			case c.Mechanism == "majority":
-				fmt.Fprintf(w, "  %s: no noise; the cap at every Q\n", c.Mechanism)
+				t.Line("  %s: no noise; the cap at every Q", c.Mechanism)
 			case c.CapFrom == 1:
-				fmt.Fprintf(w, "  %s: the cap at every Q, below one label's (%.4g, %.3g): its noise buys no privacy, and the noise-free majority is as private\n", c.Mechanism, g.Eps, g.Delta)
+				t.Line("  %s: the cap at every Q, below one label's (%.4g, %.3g): its noise buys no privacy, and the noise-free majority is as private", c.Mechanism, g.Eps, g.Delta)
 			default:
-				fmt.Fprintf(w, "  %s: the queries' composition for Q <= %d, the cap from Q = %d: its noise buys privacy up to Q = %d, nothing after\n", c.Mechanism, c.CapFrom-1, c.CapFrom, c.NoisePaysUpTo)
+				t.Line("  %s: the queries' composition for Q <= %d, the cap from Q = %d: its noise buys privacy up to Q = %d, nothing after", c.Mechanism, c.CapFrom-1, c.CapFrom, c.NoisePaysUpTo)
 			}
 		}
 		if c, ok := crossFor(out.CapFrom, "darrm-opt"); ok && out.SharedCap != nil {
@@ -167,21 +167,19 @@ func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 			if out.Setting == accountant.Shared {
 				where = fmt.Sprintf("here for Q <= %d", c.NoisePaysUpTo)
 			}
-			fmt.Fprintf(w, "DaRRM's noise (and RR's) pays off only where the cap is above the labels' composition: %s; and for teachers that are a fresh mechanism per query (no cap) at every Q\n", where)
+			t.Line("DaRRM's noise (and RR's) pays off only where the cap is above the labels' composition: %s; and for teachers that are a fresh mechanism per query (no cap) at every Q", where)
 		}
 	}
-	_, err := fmt.Fprintf(w, "accuracy: mean ± std over the redraws of the queries; the majority has no noise, its per-query guarantee is the K-fold composition of the teachers; the guarantees of GNMax and darrm-one-vote (DaRRM with the one-vote relation's gamma_opt) are for the one-vote relation (non-private teachers on disjoint shares); the totals of GNMax and darrm-one-vote, whose labels are one bit each, are the exact composition of their labels' pairs of output probabilities at the general composition's delta; those of the private teachers' mechanisms the general composition against the cap\n")
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(w, "this table compares at equal per-query guarantees, at which the totals differ (docs/transfer.md, \"Which bound wins\"); mechanisms compared at equal totals: --budget-eps")
+	t.Line("accuracy: mean ± std over the redraws of the queries; the majority has no noise, its per-query guarantee is the K-fold composition of the teachers; " +
+		"the guarantees of GNMax and darrm-one-vote (DaRRM with the one-vote relation's gamma_opt) are for the one-vote relation (non-private teachers on disjoint shares); " +
+		"the totals of GNMax and darrm-one-vote, whose labels are one bit each, are the exact composition of their labels' pairs of output probabilities at the general composition's delta; " +
+		"those of the private teachers' mechanisms the general composition against the cap")
+	t.Line("this table compares at equal per-query guarantees, at which the totals differ (docs/transfer.md, \"Which bound wins\"); mechanisms compared at equal totals: --budget-eps")
 	for _, e := range out.EqualTotals {
-		if err := e.write(w); err != nil {
-			return err
-		}
+		e.write(t)
 	}
-	_, err = fmt.Fprintf(w, "time: %.3g s\n", out.Seconds)
-	return err
+	t.Line("time: %.3g s", out.Seconds)
+	return t.Close()
 }
 
 // noiseBuys says what a result's noise buys at its Q.
@@ -277,6 +275,8 @@ func (d Tune) Write(w io.Writer, f cliout.Format) error {
 	if err := cliout.WriteRecords(w, f, cliout.Record{field("dataset", d.Dataset), field("tuning_tasks", strings.Join(d.Tasks, " "))}, rows); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "chosen on %s: %s\nin use for %s: %s\n", strings.Join(d.Tasks, ", "), say(d.Chosen), d.Dataset, say(d.InUse))
-	return err
+	t := cliout.NewText(w)
+	t.Line("chosen on %s: %s", strings.Join(d.Tasks, ", "), say(d.Chosen))
+	t.Line("in use for %s: %s", d.Dataset, say(d.InUse))
+	return t.Close()
 }

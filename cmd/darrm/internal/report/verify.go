@@ -40,12 +40,13 @@ func (out Verify) Write(w io.Writer, f cliout.Format) error {
 			fmt.Sprint(out.K), cliout.Float(out.M), cliout.Float(out.Eps), cliout.Float(out.Delta), cliout.Float(out.TargetDelta),
 			cert.Status.String(), cliout.Float(cert.MaxF), cliout.Float(cert.Budget), cliout.Float(cert.Ratio), cliout.Float(cert.ErrBound)}})
 	}
-	fmt.Fprintf(w, "gamma for %s\n", out.Describe())
-	writeCertificate(w, "certificate", cert)
+	t := cliout.NewText(w)
+	t.Line("gamma for %s", out.Describe())
+	writeCertificate(t, "certificate", cert)
 	if cert.Status == gamma.Tight {
-		fmt.Fprintf(w, "  scaling gamma by %.15g (= 1 - 2·bound/budget) would certify it\n", 1-2*cert.ErrBound/cert.Budget)
+		t.Line("  scaling gamma by %.15g (= 1 - 2·bound/budget) would certify it", 1-2*cert.ErrBound/cert.Budget)
 	}
-	return nil
+	return t.Close()
 }
 
 // Shard is the file darrm separate writes: one shard of the exhaustive

@@ -37,7 +37,6 @@ func (d Votes) Write(w io.Writer, f cliout.Format) error {
 	if d.Format == votefile.FormatNPY {
 		header = "no metadata header: a NumPy file holds the counts alone"
 	}
-	_, err := fmt.Fprintf(w, "votes: %s (%v, %s): %s of K = %d teachers, %d classes, %s; ensemble %s\n",
-		cliout.Escape(d.Output), d.Format, header, what, m.K, m.Classes, plural.Of(d.Queries, "query", "queries"), cliout.Escape(m.Ensemble))
-	return err
+	return cliout.WriteWrapped(w, fmt.Sprintf("votes: %s (%v, %s): %s of K = %d teachers, %d classes, %s; ensemble %s",
+		cliout.Escape(d.Output), d.Format, header, what, m.K, m.Classes, plural.Of(d.Queries, "query", "queries"), cliout.Escape(m.Ensemble)))
 }
