@@ -23,12 +23,12 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/datasets"
-	"github.com/darrm/darrm/dpsgd"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/nn"
+	"github.com/darrm/darrm/internal/dpsgd"
+	"github.com/darrm/darrm/internal/nn"
+	"github.com/darrm/darrm/internal/teachers"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
-	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/votefile"
 )
 

@@ -16,9 +16,9 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/internal/teachers"
+	"github.com/darrm/darrm/internal/transfer"
 	"github.com/darrm/darrm/pate"
-	"github.com/darrm/darrm/teachers"
-	"github.com/darrm/darrm/transfer"
 	"github.com/darrm/darrm/votefile"
 )
 

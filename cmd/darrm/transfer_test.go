@@ -11,7 +11,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/datasets"
-	"github.com/darrm/darrm/transfer"
+	"github.com/darrm/darrm/internal/transfer"
 	"github.com/darrm/darrm/votefile"
 )
 

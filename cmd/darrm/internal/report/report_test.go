@@ -16,9 +16,9 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/teachers"
+	"github.com/darrm/darrm/internal/transfer"
 	"github.com/darrm/darrm/shuffleg"
-	"github.com/darrm/darrm/teachers"
-	"github.com/darrm/darrm/transfer"
 	"github.com/darrm/darrm/votefile"
 )
 
