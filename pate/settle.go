@@ -6,7 +6,7 @@ import "github.com/darrm/darrm/votefile"
 // header is m (nil: no labels, or no header) from the settings given:
 // given completed by the header's (votefile.Settings.Agree, which refuses
 // a setting that contradicts it), what the header states, and the
-// mechanism, the header's, else the one the settings imply (MechanismOf).
+// mechanism, the header's, else the one the settings imply (mechanismOf).
 func Settle(given votefile.Settings, m *votefile.LabelMeta) (settings, stated votefile.Settings, mech votefile.MechanismName, err error) {
 	settings = given
 	if m != nil {
@@ -16,7 +16,7 @@ func Settle(given votefile.Settings, m *votefile.LabelMeta) (settings, stated vo
 		stated, mech = m.Settings, m.Mechanism
 	}
 	if mech == "" {
-		mech = MechanismOf(settings)
+		mech = mechanismOf(settings)
 	}
 	return settings, stated, mech, nil
 }

@@ -23,7 +23,7 @@ var layers = []struct {
 	{"numerics and data", []string{"noise", "poissonbinom", "lp", "internal/nn", "datasets"}},
 	{"privacy and the noise function", []string{"accountant", "noisymax", "constraints", "gamma", "cache", "optimal", "internal/dpsgd", "internal/fixtures"}},
 	{"vote and label files", []string{"votefile"}},
-	{"releases and experiments", []string{"ensemble", "ledger", "internal/teachers", "pate", "internal/transfer", "shuffleg", "plan"}},
+	{"releases and experiments", []string{"ensemble", "ledger", "internal/teachers", "pate", "internal/transfer", "internal/patemnist", "shuffleg", "plan"}},
 	{"presentation", []string{"cmd/darrm/internal/cli", "cmd/darrm/internal/cliout", "cmd/darrm/internal/figure", "cmd/darrm/internal/curveplot", "cmd/darrm/internal/report", "cmd/darrm/internal/inputs", "cmd/darrm/internal/exitstatus", "cmd/darrm/internal/gammasource", "cmd/darrm/internal/outputs", "cmd/darrm/internal/ledgernotes", "cmd/darrm/internal/aggregators"}},
 	{"the command", []string{"cmd/darrm"}},
 }
