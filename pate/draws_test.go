@@ -125,7 +125,7 @@ func TestVotesKey(t *testing.T) {
 		{"no header, no ids", read(t, file(reversed, nil, false), asCounts), optionsOf(SmoothParams{}), true},
 		{"JSON lines", read(t, jl.Bytes(), asCounts), optionsOf(SmoothParams{}), true},
 		{"NumPy", read(t, npy.Bytes(), votefile.Options{}), optionsOf(SmoothParams{}), true},
-		{"class labels", read(t, classes.Bytes(), votefile.Options{Classes: 10}), optionsOf(SmoothParams{}), true},
+		{"class labels", read(t, classes.Bytes(), votefile.Options{Classes: 10, Orientation: votefile.QueriesInRows}), optionsOf(SmoothParams{}), true},
 		{"other delta and conversion", countsReader(t, counts, accountant.OneVote), improved, true},
 		{"one-sided, other order", countsReader(t, counts, accountant.OneVote), oneSided, true},
 		{"parameters from the votes", countsReader(t, counts, accountant.OneVote), fromVotes, true},
