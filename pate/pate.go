@@ -197,7 +197,8 @@ func labelTotals(agg *ensemble.ClassGNMax, m noisymax.ConfidentGNMax, available,
 	return t, []accountant.Total{t}, err
 }
 
-// TunedOn is the data set the teachers' hyperparameters (below) and the
-// data-free rule's constants (DataFreeSmooth) were tuned on: an experiment
-// on it runs on its own tuning data, whose privacy that tuning spent.
+// TunedOn is the data set the teachers' hyperparameters (those of the MNIST
+// experiment) and the data-free rule's constants (DataFreeSmooth) were tuned
+// on: an experiment on it runs on its own tuning data, whose privacy that
+// tuning spent.
 const TunedOn = "fashion-mnist"
