@@ -328,7 +328,7 @@ func cifar10(batch io.Reader) (*Dataset, *Dataset, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return classSplit(px, CIFARPixels, labels, 100, 250)
+	return classSplit(px, cifarPixels, labels, 100, 250)
 }
 
 // standardize z-scores the features of priv and pub (rows of d values)
@@ -465,7 +465,7 @@ func compas(r io.Reader) (*Dataset, *Dataset, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	d := len(COMPASFeatures)
+	d := len(compasFeatures)
 	var dx, px, dy, py []float64
 	for _, row := range rows {
 		switch row.Race {
@@ -517,7 +517,7 @@ func credit(r io.Reader) (*Dataset, *Dataset, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	priv, pub := standardize(dx, px, len(CreditFeatures))
+	priv, pub := standardize(dx, px, len(creditFeatures))
 	priv.Y, pub.Y = dy, py
 	return priv, pub, nil
 }

@@ -84,19 +84,19 @@ func readIDXLabels(r io.Reader) ([]int, error) {
 	return labels, nil
 }
 
-// Table is a numeric table read from a file: n rows of D features and one
+// table is a numeric table read from a file: n rows of D features and one
 // response per row.
-type Table struct {
+type table struct {
 	X []float64 // n·D, row-major
 	Y []float64 // n
 	D int
 }
 
 // Len returns the number of rows.
-func (t *Table) Len() int { return len(t.Y) }
+func (t *table) Len() int { return len(t.Y) }
 
 // Row returns row i's features.
-func (t *Table) Row(i int) []float64 { return t.X[i*t.D : (i+1)*t.D] }
+func (t *table) Row(i int) []float64 { return t.X[i*t.D : (i+1)*t.D] }
 
 // parseFloat parses a finite number; where says which field it is.
 func parseFloat(s, where string) (float64, error) {
@@ -110,7 +110,7 @@ func parseFloat(s, where string) (float64, error) {
 // readBreastCancer reads scikit-learn's breast_cancer.csv: a first line
 // "n,d,name0,name1", then n rows of d features and a 0/1 target
 // (0 = malignant, 1 = benign in scikit-learn's coding).
-func readBreastCancer(r io.Reader) (*Table, error) {
+func readBreastCancer(r io.Reader) (*table, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
 	head, err := cr.Read()
@@ -125,7 +125,7 @@ func readBreastCancer(r io.Reader) (*Table, error) {
 	if err1 != nil || err2 != nil || n < 1 || d < 1 {
 		return nil, fmt.Errorf("breast cancer: header %q: must start with n,d (positive integers)", strings.Join(head, ","))
 	}
-	t := &Table{D: d}
+	t := &table{D: d}
 	for line := 2; ; line++ {
 		rec, err := cr.Read()
 		if err == io.EOF {
@@ -156,13 +156,13 @@ func readBreastCancer(r io.Reader) (*Table, error) {
 	return t, nil
 }
 
-// DiabetesColumns are the ten features of scikit-learn's diabetes table.
-var DiabetesColumns = []string{"age", "sex", "bmi", "bp", "s1", "s2", "s3", "s4", "s5", "s6"}
+// diabetesColumns are the ten features of scikit-learn's diabetes table.
+var diabetesColumns = []string{"age", "sex", "bmi", "bp", "s1", "s2", "s3", "s4", "s5", "s6"}
 
 // readDiabetes reads scikit-learn's diabetes_data_raw.csv(.gz) (442 rows of
-// ten whitespace-separated raw features, DiabetesColumns) and
+// ten whitespace-separated raw features, diabetesColumns) and
 // diabetes_target.csv(.gz) (one response per line).
-func readDiabetes(data, target io.Reader) (*Table, error) {
+func readDiabetes(data, target io.Reader) (*table, error) {
 	data, err := maybeGunzip(data)
 	if err != nil {
 		return nil, fmt.Errorf("diabetes data: %w", err)
@@ -171,8 +171,8 @@ func readDiabetes(data, target io.Reader) (*Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("diabetes target: %w", err)
 	}
-	d := len(DiabetesColumns)
-	t := &Table{D: d}
+	d := len(diabetesColumns)
+	t := &table{D: d}
 	sc := bufio.NewScanner(data)
 	for line := 1; sc.Scan(); line++ {
 		f := strings.Fields(sc.Text())
@@ -183,7 +183,7 @@ func readDiabetes(data, target io.Reader) (*Table, error) {
 			return nil, fmt.Errorf("diabetes data line %d: %d fields: must be %d", line, len(f), d)
 		}
 		for j, s := range f {
-			v, err := parseFloat(s, fmt.Sprintf("diabetes data line %d field %s", line, DiabetesColumns[j]))
+			v, err := parseFloat(s, fmt.Sprintf("diabetes data line %d field %s", line, diabetesColumns[j]))
 			if err != nil {
 				return nil, err
 			}
@@ -246,21 +246,21 @@ func requireColumns(file string, h map[string]int, names ...string) error {
 	return nil
 }
 
-// COMPASRow is one defendant of ProPublica's compas-scores-two-years.csv,
+// compasRow is one defendant of ProPublica's compas-scores-two-years.csv,
 // kept after ProPublica's filters.
-type COMPASRow struct {
+type compasRow struct {
 	Race     string
-	Features []float64 // COMPASFeatures
+	Features []float64 // compasFeatures
 	Recid    float64   // two_year_recid, 0 or 1
 }
 
-// COMPASFeatures names the ten features read from each COMPAS row.
-var COMPASFeatures = []string{"male", "age", "age<25", "age25-45", "age>45", "juv_fel_count", "juv_misd_count", "juv_other_count", "priors_count", "felony"}
+// compasFeatures names the ten features read from each COMPAS row.
+var compasFeatures = []string{"male", "age", "age<25", "age25-45", "age>45", "juv_fel_count", "juv_misd_count", "juv_other_count", "priors_count", "felony"}
 
 // readCOMPAS reads ProPublica's compas-scores-two-years.csv and applies
 // ProPublica's filters (|days_b_screening_arrest| <= 30, is_recid != -1,
 // c_charge_degree != "O", score_text != "N/A"), as in their analysis.
-func readCOMPAS(r io.Reader) ([]COMPASRow, error) {
+func readCOMPAS(r io.Reader) ([]compasRow, error) {
 	const file = "compas"
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
@@ -273,7 +273,7 @@ func readCOMPAS(r io.Reader) ([]COMPASRow, error) {
 		"priors_count", "c_charge_degree", "days_b_screening_arrest", "is_recid", "score_text", "two_year_recid"); err != nil {
 		return nil, err
 	}
-	var rows []COMPASRow
+	var rows []compasRow
 	for line := 2; ; line++ {
 		rec, err := cr.Read()
 		if err == io.EOF {
@@ -304,7 +304,7 @@ func readCOMPAS(r io.Reader) ([]COMPASRow, error) {
 		if dv > 30 || dv < -30 || isRecid == -1 {
 			continue
 		}
-		f := make([]float64, 0, len(COMPASFeatures))
+		f := make([]float64, 0, len(compasFeatures))
 		switch get("sex") {
 		case "Male":
 			f = append(f, 1)
@@ -350,7 +350,7 @@ func readCOMPAS(r io.Reader) ([]COMPASRow, error) {
 		if err != nil || (y != 0 && y != 1) {
 			return nil, fmt.Errorf("%s line %d column two_year_recid = %q: must be 0 or 1", file, line, get("two_year_recid"))
 		}
-		rows = append(rows, COMPASRow{Race: get("race"), Features: f, Recid: y})
+		rows = append(rows, compasRow{Race: get("race"), Features: f, Recid: y})
 	}
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("%s: no rows left after ProPublica's filters", file)
@@ -372,11 +372,11 @@ var communitiesDropped = map[int]bool{1: true, 2: true, 3: true}
 // readCommunities reads UCI's communities.data (comma-separated, 128
 // columns, "?" for missing) and returns the rows without a missing value
 // in the 124 feature columns or the target, ViolentCrimesPerPop.
-func readCommunities(r io.Reader) (*Table, error) {
+func readCommunities(r io.Reader) (*table, error) {
 	const file = "communities"
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
-	t := &Table{D: communitiesColumns - 1 - len(communitiesDropped)}
+	t := &table{D: communitiesColumns - 1 - len(communitiesDropped)}
 	for line := 1; ; line++ {
 		rec, err := cr.Read()
 		if err == io.EOF {
@@ -416,16 +416,16 @@ func readCommunities(r io.Reader) (*Table, error) {
 	return t, nil
 }
 
-// CreditRow is one client of UCI's default of credit card clients table.
-type CreditRow struct {
+// creditRow is one client of UCI's default of credit card clients table.
+type creditRow struct {
 	Education int
-	Features  []float64 // CreditFeatures
+	Features  []float64 // creditFeatures
 	Default   float64   // 0 or 1
 }
 
-// CreditFeatures are the columns read as features: all of X1-X23 but
+// creditFeatures are the columns read as features: all of X1-X23 but
 // EDUCATION, which splits the data.
-var CreditFeatures = []string{"LIMIT_BAL", "SEX", "MARRIAGE", "AGE", "PAY_0", "PAY_2", "PAY_3", "PAY_4", "PAY_5", "PAY_6",
+var creditFeatures = []string{"LIMIT_BAL", "SEX", "MARRIAGE", "AGE", "PAY_0", "PAY_2", "PAY_3", "PAY_4", "PAY_5", "PAY_6",
 	"BILL_AMT1", "BILL_AMT2", "BILL_AMT3", "BILL_AMT4", "BILL_AMT5", "BILL_AMT6",
 	"PAY_AMT1", "PAY_AMT2", "PAY_AMT3", "PAY_AMT4", "PAY_AMT5", "PAY_AMT6"}
 
@@ -433,7 +433,7 @@ var CreditFeatures = []string{"LIMIT_BAL", "SEX", "MARRIAGE", "AGE", "PAY_0", "P
 // as CSV. The header row is the one naming LIMIT_BAL (UCI's spreadsheet has
 // an X1..X23 row above it, which is skipped); the target column is
 // "default payment next month" (or "default.payment.next.month").
-func readCreditDefault(r io.Reader) ([]CreditRow, error) {
+func readCreditDefault(r io.Reader) ([]creditRow, error) {
 	const file = "credit"
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
@@ -464,10 +464,10 @@ func readCreditDefault(r io.Reader) ([]CreditRow, error) {
 	if target == "" {
 		return nil, fmt.Errorf(`%s: header has no column "default payment next month"`, file)
 	}
-	if err := requireColumns(file, h, append([]string{"EDUCATION"}, CreditFeatures...)...); err != nil {
+	if err := requireColumns(file, h, append([]string{"EDUCATION"}, creditFeatures...)...); err != nil {
 		return nil, err
 	}
-	var rows []CreditRow
+	var rows []creditRow
 	for {
 		line++
 		rec, err := cr.Read()
@@ -487,8 +487,8 @@ func readCreditDefault(r io.Reader) ([]CreditRow, error) {
 		if err != nil {
 			return nil, err
 		}
-		f := make([]float64, len(CreditFeatures))
-		for j, name := range CreditFeatures {
+		f := make([]float64, len(creditFeatures))
+		for j, name := range creditFeatures {
 			if f[j], err = num(name); err != nil {
 				return nil, err
 			}
@@ -497,7 +497,7 @@ func readCreditDefault(r io.Reader) ([]CreditRow, error) {
 		if err != nil || (y != 0 && y != 1) {
 			return nil, fmt.Errorf("%s line %d column %s = %q: must be 0 or 1", file, line, target, rec[h[target]])
 		}
-		rows = append(rows, CreditRow{Education: int(ed), Features: f, Default: y})
+		rows = append(rows, creditRow{Education: int(ed), Features: f, Default: y})
 	}
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("%s: no data rows", file)
@@ -516,8 +516,8 @@ func slicesContains(rec []string, s string) bool {
 
 // CIFAR-10 binary record: one label byte and 3·32·32 pixel bytes.
 const (
-	CIFARPixels = 3 * 32 * 32
-	cifarRecord = 1 + CIFARPixels
+	cifarPixels = 3 * 32 * 32
+	cifarRecord = 1 + cifarPixels
 )
 
 // readCIFAR10Batch reads one CIFAR-10 binary batch (data_batch_N.bin):
@@ -532,7 +532,7 @@ func readCIFAR10Batch(r io.Reader) ([]byte, []int, error) {
 		return nil, nil, fmt.Errorf("cifar-10 batch: %d bytes: must be 1 to 10000 records of %d bytes (label byte + 3072 pixels)", len(data), cifarRecord)
 	}
 	n := len(data) / cifarRecord
-	px := make([]byte, 0, n*CIFARPixels)
+	px := make([]byte, 0, n*cifarPixels)
 	labels := make([]int, n)
 	for i := range n {
 		rec := data[i*cifarRecord : (i+1)*cifarRecord]

@@ -100,7 +100,7 @@ func TestReadCOMPAS(t *testing.T) {
 	}
 	for j := range want {
 		if got.Features[j] != want[j] {
-			t.Fatalf("features %v, want %v (%v)", got.Features, want, COMPASFeatures)
+			t.Fatalf("features %v, want %v (%v)", got.Features, want, compasFeatures)
 		}
 	}
 	if _, err := readCOMPAS(strings.NewReader("sex,age\nMale,3\n")); err == nil || !strings.Contains(err.Error(), `no column "age_cat"`) {
@@ -139,8 +139,8 @@ func TestReadCIFAR10Batch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(labels) != 3 || labels[1] != 9 || len(px) != 3*CIFARPixels || px[CIFARPixels] != 63 {
-		t.Fatalf("labels %v, %d pixels, px[3072] = %d", labels, len(px), px[CIFARPixels])
+	if len(labels) != 3 || labels[1] != 9 || len(px) != 3*cifarPixels || px[cifarPixels] != 63 {
+		t.Fatalf("labels %v, %d pixels, px[3072] = %d", labels, len(px), px[cifarPixels])
 	}
 	if _, _, err := readCIFAR10Batch(bytes.NewReader(make([]byte, 100))); err == nil {
 		t.Error("short batch: no error")
@@ -183,7 +183,7 @@ func FuzzReadCOMPAS(f *testing.F) {
 			return
 		}
 		for _, r := range rows {
-			if len(r.Features) != len(COMPASFeatures) || (r.Recid != 0 && r.Recid != 1) {
+			if len(r.Features) != len(compasFeatures) || (r.Recid != 0 && r.Recid != 1) {
 				t.Fatalf("bad row %+v", r)
 			}
 		}
@@ -213,7 +213,7 @@ func FuzzReadCreditDefault(f *testing.F) {
 			return
 		}
 		for _, r := range rows {
-			if len(r.Features) != len(CreditFeatures) || (r.Default != 0 && r.Default != 1) {
+			if len(r.Features) != len(creditFeatures) || (r.Default != 0 && r.Default != 1) {
 				t.Fatalf("bad row %+v", r)
 			}
 		}

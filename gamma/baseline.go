@@ -21,9 +21,9 @@ type Baseline struct {
 // draws at allowance m (Section 3.7.1).
 func SubSize(m float64) int { return int(math.Floor(m)) }
 
-// SubBaseline returns gamma_Sub for s teachers subsampled out of k
+// subBaseline returns gamma_Sub for s teachers subsampled out of k
 // (Lemma 3.4.1).
-func SubBaseline(k, s int) (Baseline, error) {
+func subBaseline(k, s int) (Baseline, error) {
 	g, err := Sub(k, s)
 	if err != nil {
 		return Baseline{}, err
@@ -31,10 +31,10 @@ func SubBaseline(k, s int) (Baseline, error) {
 	return Baseline{Name: "sub", Label: fmt.Sprintf("gamma_Sub: majority of %d of the %d teachers, subsampled without replacement (Lemma 3.4.1)", s, k), Gamma: g}, nil
 }
 
-// DSubBaseline returns DSub(k, m), gamma_DSub (Theorem 3.5.1), labelled
+// dSubBaseline returns DSub(k, m), gamma_DSub (Theorem 3.5.1), labelled
 // for outputs: the majority of 2·floor(m)−1 subsampled teachers, or
 // gamma = 1 when floor(m) >= (K+1)/2.
-func DSubBaseline(k int, m float64) (Baseline, error) {
+func dSubBaseline(k int, m float64) (Baseline, error) {
 	g, err := DSub(k, m)
 	if err != nil {
 		return Baseline{}, err
@@ -136,7 +136,7 @@ func OmittedBaselines(p constraints.Problem) []Omitted {
 
 // Baselines returns the noise functions that gamma_opt is compared with
 // at problem p (Section 3.7.1, App. B.4), in this order: gamma_Sub
-// (SubBaseline); gamma_DSub (DSubBaseline) when the teachers and the
+// (Lemma 3.4.1); gamma_DSub when the teachers and the
 // release are pure DP, Delta = delta = 0, the setting of Theorem 3.5.1;
 // and randomized response's constant gamma (RRBaseline). In the one-vote
 // relation they are GNMax, calibrated on its released bit
@@ -159,13 +159,13 @@ func Baselines(p constraints.Problem, o BaselineOptions) ([]Baseline, error) {
 	if s == 0 {
 		s = SubSize(p.M)
 	}
-	sub, err := SubBaseline(p.K, s)
+	sub, err := subBaseline(p.K, s)
 	if err != nil {
 		return nil, &BaselineError{"sub", err}
 	}
 	bases := []Baseline{sub}
 	if p.Delta == 0 && p.TargetDelta == 0 {
-		d, err := DSubBaseline(p.K, p.M)
+		d, err := dSubBaseline(p.K, p.M)
 		if err != nil {
 			return nil, &BaselineError{"dsub", err}
 		}
@@ -223,13 +223,13 @@ type FixedLabelOne struct {
 
 // Measure measures g: its utility and surrogate error under the prior's
 // coefficients, its true expected error under each actual distribution
-// (ExpectedErrors), and Pr[label = 1] under each that fixes every p_i.
+// (expectedErrors), and Pr[label = 1] under each that fixes every p_i.
 // coeffs are the prior's (Prior.Coefficients) for K = g.K().
 func Measure(g Gamma, coeffs []float64, actuals []Actual) (Measurement, error) {
 	if want := len(g.upper()); len(coeffs) != want {
 		return Measurement{}, fmt.Errorf("measure gamma for K = %d: %d coefficients of the prior, want %d", g.K(), len(coeffs), want)
 	}
-	errs, err := ExpectedErrors(g, actuals)
+	errs, err := expectedErrors(g, actuals)
 	if err != nil {
 		return Measurement{}, err
 	}
@@ -256,7 +256,7 @@ func Measure(g Gamma, coeffs []float64, actuals []Actual) (Measurement, error) {
 // (expectedErrors), and each baseline certified and measured (evaluate),
 // in the order of bases.
 func Compare(ctx context.Context, p constraints.Problem, opt Gamma, bases []Baseline, coeffs []float64, actuals []Actual, workers int) ([]ErrorEstimate, []Evaluation, error) {
-	errs, err := ExpectedErrors(opt, actuals)
+	errs, err := expectedErrors(opt, actuals)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -269,12 +269,12 @@ func Compare(ctx context.Context, p constraints.Problem, opt Gamma, bases []Base
 	return errs, evs, nil
 }
 
-// ExpectedErrors returns the true expected error of g under each actual
+// expectedErrors returns the true expected error of g under each actual
 // distribution (expectedTVError). Distributions that are not fixed are
 // sampled with about 2·10^8/K² Poisson-binomial steps in all (between 500
 // and 20,000 draws), from a fixed seed: these are evaluations, not private
 // releases, and a fixed seed makes the tables reproducible.
-func ExpectedErrors(g Gamma, actuals []Actual) ([]ErrorEstimate, error) {
+func expectedErrors(g Gamma, actuals []Actual) ([]ErrorEstimate, error) {
 	k := g.K()
 	samples := min(20000, max(500, 200_000_000/(k*k)))
 	var out []ErrorEstimate

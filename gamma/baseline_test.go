@@ -45,7 +45,7 @@ func TestBaselines(t *testing.T) {
 			t.Errorf("%s: baselines %v, want %v", tc.name, names, tc.names)
 			continue
 		}
-		want, _ := SubBaseline(tc.p.K, tc.sub)
+		want, _ := subBaseline(tc.p.K, tc.sub)
 		if !slices.Equal(bases[0].Gamma, want.Gamma) || bases[0].Label != want.Label {
 			t.Errorf("%s: gamma_Sub is %q, want %q", tc.name, bases[0].Label, want.Label)
 		}
@@ -143,7 +143,7 @@ func TestCompare(t *testing.T) {
 			}
 			continue
 		}
-		wantErrs, _ := ExpectedErrors(opt, actuals)
+		wantErrs, _ := expectedErrors(opt, actuals)
 		if err != nil || !slices.Equal(errs, wantErrs) || len(evs) != len(tc.bases) {
 			t.Fatalf("%s: %v, %d evaluations (%v)", tc.name, errs, len(evs), err)
 		}

@@ -68,9 +68,9 @@ type Actual struct {
 
 // The actual distributions of the thesis' Figure B.7.
 var (
-	ActualUniform = Actual{name: "U(0,1)", lo: 0, hi: 1}
-	ActualHalf    = Actual{name: "0.5", fixed: []float64{0.5}}
-	ActualLow     = Actual{name: "U(0,0.1)", lo: 0, hi: 0.1}
+	actualUniform = Actual{name: "U(0,1)", lo: 0, hi: 1}
+	actualHalf    = Actual{name: "0.5", fixed: []float64{0.5}}
+	actualLow     = Actual{name: "U(0,0.1)", lo: 0, hi: 0.1}
 )
 
 // ParseActuals reads actual distributions (ParseActual).

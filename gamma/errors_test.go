@@ -72,26 +72,26 @@ func TestTVError(t *testing.T) {
 
 func TestExpectedTVError(t *testing.T) {
 	g, _ := Sub(11, 3)
-	exact, err := expectedTVError(g, ActualHalf, 0, 0)
+	exact, err := expectedTVError(g, actualHalf, 0, 0)
 	if err != nil || !exact.Exact || exact.Mean != 0 {
 		t.Errorf("p = 0.5: %+v, %v; want exact 0", exact, err)
 	}
-	a, _ := expectedTVError(g, ActualUniform, 4000, 1)
-	b, _ := expectedTVError(g, ActualUniform, 4000, 1)
+	a, _ := expectedTVError(g, actualUniform, 4000, 1)
+	b, _ := expectedTVError(g, actualUniform, 4000, 1)
 	if a != b {
 		t.Errorf("same seed, different estimates: %+v, %+v", a, b)
 	}
-	ref, _ := expectedTVError(g, ActualUniform, 200000, 2)
+	ref, _ := expectedTVError(g, actualUniform, 200000, 2)
 	if math.Abs(a.Mean-ref.Mean) > 4*a.StdErr || a.StdErr <= 0 {
 		t.Errorf("estimate %v ± %v, reference %v", a.Mean, a.StdErr, ref.Mean)
 	}
 	// With all p_i < 1/2 the majority is 0 with high probability and
 	// gamma_Sub(3) errs where subsampling flips it.
-	low, _ := expectedTVError(g, ActualLow, 2000, 3)
+	low, _ := expectedTVError(g, actualLow, 2000, 3)
 	if !(low.Mean > 0 && low.Mean < 0.1) {
 		t.Errorf("U(0,0.1) error %v, want small and positive", low.Mean)
 	}
-	if _, err := expectedTVError(g, ActualUniform, 1, 0); err == nil {
+	if _, err := expectedTVError(g, actualUniform, 1, 0); err == nil {
 		t.Error("one sample accepted")
 	}
 }
@@ -215,7 +215,7 @@ func TestMeasure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	errs, err := ExpectedErrors(g, actuals)
+	errs, err := expectedErrors(g, actuals)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,9 +28,9 @@ func UniformPrior() Prior { return Prior{name: "uniform", means: []float64{0.75}
 // restricted to the majority half [0.7, 1]: mean 0.85.
 func TPPrior() Prior { return Prior{name: "tp", means: []float64{0.85}} }
 
-// MeanPrior is a prior under which every teacher votes for the majority
+// meanPrior is a prior under which every teacher votes for the majority
 // with mean probability mu, 0.5 < mu <= 1.
-func MeanPrior(mu float64) (Prior, error) {
+func meanPrior(mu float64) (Prior, error) {
 	if !(mu > 0.5 && mu <= 1) {
 		return Prior{}, fmt.Errorf("prior mean %v: must be in (0.5, 1] (the objective takes 1 as the majority, App. B.3.2)", mu)
 	}
@@ -78,7 +78,7 @@ func ParsePrior(s string) (Prior, error) {
 		mus[i] = v
 	}
 	if len(mus) == 1 {
-		return MeanPrior(mus[0])
+		return meanPrior(mus[0])
 	}
 	return TeacherPrior(mus)
 }

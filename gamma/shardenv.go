@@ -6,11 +6,11 @@ import (
 	"strings"
 )
 
-// EnvShards is the environment variable that gives the number of shards
+// envShards is the environment variable that gives the number of shards
 // to the pods of a Kubernetes Indexed Job (ShardFromEnv): Kubernetes gives
 // a pod its index but not the Job's completions, so the Job's manifest
 // sets it to the same value as completions.
-const EnvShards = "DARRM_SHARDS"
+const envShards = "DARRM_SHARDS"
 
 // The variables of a task of a Slurm job array that ShardFromEnv reads.
 const (
@@ -36,7 +36,7 @@ const kubernetesIndex = "JOB_COMPLETION_INDEX"
 //     is not the count), is refused: its tasks would not be every shard.
 //   - "k8s" or "kubernetes", a pod of a Kubernetes Indexed Job
 //     (completionMode: Indexed): the index is JOB_COMPLETION_INDEX, the
-//     count EnvShards, which the Job's manifest sets to its completions.
+//     count DARRM_SHARDS, which the Job's manifest sets to its completions.
 //
 // A variable set to "" counts as not set. An error names the variable,
 // its value and the rule it breaks.
@@ -90,13 +90,13 @@ func kubernetesShard(getenv func(string) string) (Shard, error) {
 	if err != nil {
 		return Shard{}, err
 	}
-	n, err := required(getenv, EnvShards, "the Job's manifest sets it to the Job's completions (Kubernetes gives a pod its index, not the count)")
+	n, err := required(getenv, envShards, "the Job's manifest sets it to the Job's completions (Kubernetes gives a pod its index, not the count)")
 	if err != nil {
 		return Shard{}, err
 	}
-	shard, err := envShard(i, n, fmt.Sprintf("%s = %d", kubernetesIndex, i), fmt.Sprintf("%s = %d", EnvShards, n))
+	shard, err := envShard(i, n, fmt.Sprintf("%s = %d", kubernetesIndex, i), fmt.Sprintf("%s = %d", envShards, n))
 	if err != nil {
-		return Shard{}, fmt.Errorf("%w; set %s to the Job's completions", err, EnvShards)
+		return Shard{}, fmt.Errorf("%w; set %s to the Job's completions", err, envShards)
 	}
 	return shard, nil
 }

@@ -16,8 +16,8 @@ import (
 	"github.com/darrm/darrm/internal/peek"
 )
 
-// MaxTableBytes bounds the size of a gamma table read by ReadTable.
-const MaxTableBytes = 16 << 20
+// maxTableBytes bounds the size of a gamma table read by ReadTable.
+const maxTableBytes = 16 << 20
 
 // Table is a noise function read from a file, with the problem parameters
 // the file states (as printed by darrm solve --format json), if any.
@@ -127,12 +127,12 @@ func ReadTable(r io.Reader) (Table, error) { return ReadTableFor(r, 0) }
 // the table): the gamma must have k+1 values (Gamma.CheckFor), and an
 // error says so, naming the count it has, before any other rule.
 func ReadTableFor(r io.Reader, k int) (Table, error) {
-	b, err := io.ReadAll(io.LimitReader(r, MaxTableBytes+1))
+	b, err := io.ReadAll(io.LimitReader(r, maxTableBytes+1))
 	if err != nil {
 		return Table{}, fmt.Errorf("read gamma: %w", err)
 	}
-	if len(b) > MaxTableBytes {
-		return Table{}, fmt.Errorf("gamma table: larger than %d bytes", MaxTableBytes)
+	if len(b) > maxTableBytes {
+		return Table{}, fmt.Errorf("gamma table: larger than %d bytes", maxTableBytes)
 	}
 	trimmed := bytes.TrimSpace(b)
 	var t Table

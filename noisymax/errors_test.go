@@ -55,8 +55,8 @@ func TestBadInput(t *testing.T) {
 func TestAccountTeachersBound(t *testing.T) {
 	m := ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}
 	var pe *accountant.ParamError
-	if _, err := NewAccount(m, MaxAccountTeachers+1, 10, nil); !errors.As(err, &pe) || pe.Name != "teachers" {
-		t.Errorf("K = MaxAccountTeachers+1: %v", err)
+	if _, err := NewAccount(m, maxAccountTeachers+1, 10, nil); !errors.As(err, &pe) || pe.Name != "teachers" {
+		t.Errorf("K = maxAccountTeachers+1: %v", err)
 	}
 	if _, err := GNMaxDataDependent([]int{math.MaxInt, math.MaxInt, 1}, 40, DiscreteNoise, 1e-5); !errors.As(err, &pe) || pe.Name != "teachers" {
 		t.Errorf("counts summing past an int: %v", err)

@@ -129,14 +129,14 @@ var gnmaxSearchNames = enum.Names[GNMaxSearch]{What: "GNMax search", List: []str
 // String returns "grid", "exact" or "tight".
 func (s GNMaxSearch) String() string { return gnmaxSearchNames.String(s) }
 
-// ParseGNMaxSearch parses "grid", "exact" or "tight".
-func ParseGNMaxSearch(s string) (GNMaxSearch, error) { return gnmaxSearchNames.Parse(s) }
+// parseGNMaxSearch parses "grid", "exact" or "tight".
+func parseGNMaxSearch(s string) (GNMaxSearch, error) { return gnmaxSearchNames.Parse(s) }
 
 // MarshalText returns the name of s, so that a GNMaxSearch reads and prints as
 // text (a flag, a JSON or config value).
 func (s GNMaxSearch) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
-// UnmarshalText sets s from its name (ParseGNMaxSearch).
+// UnmarshalText sets s from its name (parseGNMaxSearch).
 func (s *GNMaxSearch) UnmarshalText(b []byte) error { return gnmaxSearchNames.Unmarshal(s, b) }
 
 // CalibrateGNMax returns GNMax's noise σ and order λ for a per-query target

@@ -115,12 +115,12 @@ func TestCalibrateGNMax(t *testing.T) {
 		t.Errorf("tight calibration without K: %v, want a *SettingError naming GNMaxSigmaTight", err)
 	}
 	for _, s := range []string{"grid", "exact", "tight"} {
-		if v, err := ParseGNMaxSearch(s); err != nil || v.String() != s {
-			t.Errorf("ParseGNMaxSearch(%q) = %v, %v", s, v, err)
+		if v, err := parseGNMaxSearch(s); err != nil || v.String() != s {
+			t.Errorf("parseGNMaxSearch(%q) = %v, %v", s, v, err)
 		}
 	}
-	if _, err := ParseGNMaxSearch("Grid"); err == nil {
-		t.Error("ParseGNMaxSearch accepted Grid")
+	if _, err := parseGNMaxSearch("Grid"); err == nil {
+		t.Error("parseGNMaxSearch accepted Grid")
 	}
 }
 

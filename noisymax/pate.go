@@ -46,8 +46,8 @@ var noiseNames = enum.Names[Noise]{What: "noise", List: []string{DiscreteNoise: 
 // String returns "discrete", "continuous" or, for the zero value, "unset".
 func (n Noise) String() string { return noiseNames.String(n) }
 
-// ParseNoise parses "discrete" or "continuous".
-func ParseNoise(s string) (Noise, error) { return noiseNames.Parse(s) }
+// parseNoise parses "discrete" or "continuous".
+func parseNoise(s string) (Noise, error) { return noiseNames.Parse(s) }
 
 // MarshalText returns the name of n; UnsetNoise, which names no noise, is
 // an error.
@@ -58,7 +58,7 @@ func (n Noise) MarshalText() ([]byte, error) {
 	return []byte(n.String()), nil
 }
 
-// UnmarshalText sets n from its name (ParseNoise).
+// UnmarshalText sets n from its name (parseNoise).
 func (n *Noise) UnmarshalText(b []byte) error { return noiseNames.Unmarshal(n, b) }
 
 // checkNoiseKind refuses a Noise that is not DiscreteNoise or
@@ -101,13 +101,13 @@ var directionNames = enum.Names[Directions]{What: "directions", List: []string{B
 // String returns "both" or "one-sided".
 func (d Directions) String() string { return directionNames.String(d) }
 
-// ParseDirections parses "both" or "one-sided".
-func ParseDirections(s string) (Directions, error) { return directionNames.Parse(s) }
+// parseDirections parses "both" or "one-sided".
+func parseDirections(s string) (Directions, error) { return directionNames.Parse(s) }
 
 // MarshalText returns the name of d.
 func (d Directions) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
-// UnmarshalText sets d from its name (ParseDirections).
+// UnmarshalText sets d from its name (parseDirections).
 func (d *Directions) UnmarshalText(b []byte) error { return directionNames.Unmarshal(d, b) }
 
 // MinDiscreteSigma is the least σ accepted with DiscreteNoise (a plan
@@ -212,7 +212,7 @@ func GNMaxLogQ(counts []int, sigma float64, noise Noise) (float64, error) {
 // moved from one class to another: PATE's one-vote relation). Q̃ bounds
 // the probability that GNMax misses the plurality at the counts and, at
 // each neighbour, that neighbour's plurality, so the PATE paper's Theorem
-// 6 at Q̃ (GNMaxRDP) bounds the Rényi divergence between the two output
+// 6 at Q̃ (gnmaxRDP) bounds the Rényi divergence between the two output
 // distributions in both directions (BothDirections; docs/pate.md).
 func GNMaxNeighbourLogQ(counts []int, sigma float64, noise Noise) (float64, error) {
 	if _, err := checkGNMaxCounts(counts, sigma, noise); err != nil {
@@ -330,7 +330,7 @@ func ThresholdLogQ(maxCount int, threshold, sigma1 float64, noise Noise) (logq, 
 // count v of K teachers voting among C classes: the largest log q̃ of
 // ThresholdLogQ at v and at v - 1 and v + 1 where they lie in
 // [⌈K/C⌉, K], the largest counts one changed vote can give. Theorem 6 at
-// Q̃ (ThresholdRDP) bounds the Rényi divergence in both directions
+// Q̃ (thresholdRDP) bounds the Rényi divergence in both directions
 // (BothDirections).
 func ThresholdNeighbourLogQ(maxCount, teachers, classes int, threshold, sigma1 float64, noise Noise) (float64, error) {
 	if err := param.Count("teachers", teachers, 1); err != nil {
@@ -485,12 +485,12 @@ func discreteNorm(sigma float64) float64 {
 	}
 }
 
-// GNMaxRDPIndependent returns the data-independent Rényi DP at order λ
+// gnmaxRDPIndependent returns the data-independent Rényi DP at order λ
 // of GNMax with noise σ, λ/σ² (PATE paper, Proposition 8; the Gaussian
 // mechanism on counts whose L2 distance is at most √2). The threshold
 // step, whose input (the largest count) has sensitivity 1, has λ/(2σ1²):
-// ThresholdRDPIndependent.
-func GNMaxRDPIndependent(sigma, order float64) (float64, error) {
+// thresholdRDPIndependent.
+func gnmaxRDPIndependent(sigma, order float64) (float64, error) {
 	if err := param.Positive("sigma", sigma); err != nil {
 		return 0, fmt.Errorf("GNMax RDP: %w", err)
 	}
@@ -500,9 +500,9 @@ func GNMaxRDPIndependent(sigma, order float64) (float64, error) {
 	return newCurve(gnmaxSlope(sigma), order).ind.Hi, nil
 }
 
-// ThresholdRDPIndependent returns λ/(2σ1²), the data-independent Rényi DP
+// thresholdRDPIndependent returns λ/(2σ1²), the data-independent Rényi DP
 // at order λ of the threshold step with noise σ1.
-func ThresholdRDPIndependent(sigma1, order float64) (float64, error) {
+func thresholdRDPIndependent(sigma1, order float64) (float64, error) {
 	if err := param.Positive("sigma1", sigma1); err != nil {
 		return 0, fmt.Errorf("threshold RDP: %w", err)
 	}
@@ -512,7 +512,7 @@ func ThresholdRDPIndependent(sigma1, order float64) (float64, error) {
 	return newCurve(thresholdSlope(sigma1), order).ind.Hi, nil
 }
 
-// GNMaxRDP returns the data-dependent Rényi DP at order λ of GNMax with
+// gnmaxRDP returns the data-dependent Rényi DP at order λ of GNMax with
 // noise σ given q̃ = e^logq, an upper bound on the probability of missing
 // the plurality: the bound of the PATE paper's Theorem 6 with
 // μ2 = σ·sqrt(log 1/q̃), μ1 = μ2 + 1 (Proposition 10) where it applies and
@@ -521,19 +521,19 @@ func ThresholdRDPIndependent(sigma1, order float64) (float64, error) {
 // directions. It is the function β of the smooth-sensitivity analysis:
 // where q̃ is above the point q0 at which the two bounds cross it is λ/σ²
 // (see docs/pate.md).
-func GNMaxRDP(logq, sigma, order float64) (float64, error) {
+func gnmaxRDP(logq, sigma, order float64) (float64, error) {
 	if err := checkRDPArgs(logq, sigma, order); err != nil {
 		return 0, fmt.Errorf("GNMax RDP: %w", err)
 	}
 	return newCurve(gnmaxSlope(sigma), order).at(logq).Hi, nil
 }
 
-// ThresholdRDP returns the data-dependent Rényi DP at order λ of the
-// threshold step with noise σ1 given q̃ = e^logq: GNMaxRDP's bound for
+// thresholdRDP returns the data-dependent Rényi DP at order λ of the
+// threshold step with noise σ1 given q̃ = e^logq: gnmaxRDP's bound for
 // curves λ/(2σ1²), i.e. σ = √2·σ1. With q̃ from ThresholdLogQ it is
 // one-sided; with Q̃ from ThresholdNeighbourLogQ it bounds both
 // directions.
-func ThresholdRDP(logq, sigma1, order float64) (float64, error) {
+func thresholdRDP(logq, sigma1, order float64) (float64, error) {
 	if err := checkRDPArgs(logq, sigma1, order); err != nil {
 		return 0, fmt.Errorf("threshold RDP: %w", err)
 	}

@@ -177,16 +177,16 @@ func NewAccount(m ConfidentGNMax, teachers, classes int, orders []float64) (*Acc
 	return NewAccountWith(m, teachers, classes, Options{Orders: orders})
 }
 
-// MaxAccountTeachers bounds the teachers of an Account: its tables and
+// maxAccountTeachers bounds the teachers of an Account: its tables and
 // the smooth sensitivity's walk have K+1 entries (PATE's experiments have
 // K = 250; at K = 4e9, summed from four counts of a vote file, they
 // exhausted memory).
-const MaxAccountTeachers = 1 << 20
+const maxAccountTeachers = 1 << 20
 
 // NewAccountWith returns an empty account for mechanism m, K teachers
-// (at most MaxAccountTeachers) and C classes, analysed as opt says.
+// (at most maxAccountTeachers) and C classes, analysed as opt says.
 func NewAccountWith(m ConfidentGNMax, teachers, classes int, opt Options) (*Account, error) {
-	if err := param.CountIn("teachers", teachers, 1, MaxAccountTeachers); err != nil {
+	if err := param.CountIn("teachers", teachers, 1, maxAccountTeachers); err != nil {
 		return nil, fmt.Errorf("PATE account: %w", err)
 	}
 	if err := m.ValidateFor(teachers); err != nil {
@@ -235,9 +235,9 @@ func NewAccountWith(m ConfidentGNMax, teachers, classes int, opt Options) (*Acco
 func GNMaxDataDependent(counts []int, sigma float64, noise Noise, delta float64) (Result, error) {
 	teachers := 0
 	for _, n := range counts {
-		// Capped: a sum past MaxAccountTeachers is refused as such, and
+		// Capped: a sum past maxAccountTeachers is refused as such, and
 		// never overflows.
-		teachers = min(teachers+max(min(n, MaxAccountTeachers+1), 0), MaxAccountTeachers+1)
+		teachers = min(teachers+max(min(n, maxAccountTeachers+1), 0), maxAccountTeachers+1)
 	}
 	wrap := func(err error) error {
 		return fmt.Errorf("GNMax of %d counts (C classes) summing to %d (K teachers): %w", len(counts), teachers, err)

@@ -105,15 +105,15 @@ func TestDataDependentBelowIndependent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dep, _ := GNMaxRDP(lq, sigma, order)
-		ind, _ := GNMaxRDPIndependent(sigma, order)
+		dep, _ := gnmaxRDP(lq, sigma, order)
+		ind, _ := gnmaxRDPIndependent(sigma, order)
 		if dep > ind {
 			t.Fatalf("counts %v sigma %v order %v: dependent %v > independent %v", counts, sigma, order, dep, ind)
 		}
 		unanimous := make([]int, c)
 		unanimous[0] = k
 		lu, _ := GNMaxLogQ(unanimous, sigma, noise)
-		du, _ := GNMaxRDP(lu, sigma, order)
+		du, _ := gnmaxRDP(lu, sigma, order)
 		if du > dep {
 			t.Fatalf("K %d C %d sigma %v order %v: unanimous %v above %v at %v", k, c, sigma, order, du, dep, counts)
 		}
@@ -121,8 +121,8 @@ func TestDataDependentBelowIndependent(t *testing.T) {
 		if err != nil || p < 0 || p > 1 {
 			t.Fatal(err, p)
 		}
-		td, _ := ThresholdRDP(lt, sigma, order)
-		ti, _ := ThresholdRDPIndependent(sigma, order)
+		td, _ := thresholdRDP(lt, sigma, order)
+		ti, _ := thresholdRDPIndependent(sigma, order)
 		if td > ti {
 			t.Fatalf("threshold: dependent %v > independent %v", td, ti)
 		}
@@ -135,16 +135,16 @@ func TestDataDependentBelowIndependent(t *testing.T) {
 func TestThesisSettingIsDataIndependent(t *testing.T) {
 	for _, noise := range []Noise{ContinuousNoise, DiscreteNoise} {
 		lq, _ := GNMaxLogQ([]int{11, 0}, 21.46, noise)
-		dep, _ := GNMaxRDP(lq, 21.46, 62.31)
-		ind, _ := GNMaxRDPIndependent(21.46, 62.31)
+		dep, _ := gnmaxRDP(lq, 21.46, 62.31)
+		ind, _ := gnmaxRDPIndependent(21.46, 62.31)
 		if dep != ind {
 			t.Errorf("%v: dependent %v, independent %v", noise, dep, ind)
 		}
 	}
 	// With 250 teachers and 10 classes it does apply.
 	lq, _ := GNMaxLogQ([]int{250, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 40, ContinuousNoise)
-	dep, _ := GNMaxRDP(lq, 40, 20)
-	if ind, _ := GNMaxRDPIndependent(40, 20); !(dep < ind/10) {
+	dep, _ := gnmaxRDP(lq, 40, 20)
+	if ind, _ := gnmaxRDPIndependent(40, 20); !(dep < ind/10) {
 		t.Errorf("MNIST-like unanimous votes: dependent %v, independent %v", dep, ind)
 	}
 }

@@ -45,13 +45,13 @@ func TestPATEEnumNames(t *testing.T) {
 	if OneSided.String() != "one-sided" || BothDirections.String() != "both" || Directions(7).String() != "Directions(7)" || Noise(-1).String() != "Noise(-1)" {
 		t.Errorf("names %v %v %v %v", OneSided, BothDirections, Directions(7), Noise(-1))
 	}
-	if _, err := ParseDirections("symmetric"); err == nil || err.Error() != `directions "symmetric": must be one of both, one-sided` {
+	if _, err := parseDirections("symmetric"); err == nil || err.Error() != `directions "symmetric": must be one of both, one-sided` {
 		t.Errorf("bad directions: %v", err)
 	}
 	for _, name := range []string{"laplace", "", "unset"} {
 		want := fmt.Sprintf("noise %q: must be one of discrete, continuous", name)
-		if _, err := ParseNoise(name); err == nil || err.Error() != want {
-			t.Errorf("ParseNoise(%q): %v, want %q", name, err, want)
+		if _, err := parseNoise(name); err == nil || err.Error() != want {
+			t.Errorf("parseNoise(%q): %v, want %q", name, err, want)
 		}
 	}
 }

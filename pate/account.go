@@ -201,7 +201,7 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 		}
 		queries = n
 		if cast := castVotes(q.Counts); cast < in.K() {
-			return nil, &AbstainError{Query: n, Cast: cast, K: in.K()}
+			return nil, &abstainError{Query: n, Cast: cast, K: in.K()}
 		}
 		if err := acct.Add(q.Counts, a); err != nil {
 			return nil, fmt.Errorf("query %d: %w", n, err)
@@ -360,10 +360,10 @@ func count(ctx context.Context, in votefile.Reader) (int, error) {
 	return n, in.Err()
 }
 
-// MechanismOf returns the mechanism whose settings s holds: lnmax with a
+// mechanismOf returns the mechanism whose settings s holds: lnmax with a
 // Laplace scale, confident-gnmax with a threshold step (a threshold or
 // sigma1), gnmax otherwise.
-func MechanismOf(s provenance.Settings) provenance.MechanismName {
+func mechanismOf(s provenance.Settings) provenance.MechanismName {
 	switch {
 	case s.LaplaceScale != nil:
 		return provenance.LNMax
@@ -390,7 +390,7 @@ func (a *AccountResult) Queries() int {
 // the per-query compositions), the same whether or not the account is of
 // the release's labels, since which queries were answered is not fixed
 // before the run; with draws (Draws), one: the Rényi composition of the
-// queries' data-independent curve and every draw (RDPTotal).
+// queries' data-independent curve and every draw (rdpTotal).
 func (a *AccountResult) Totals() ([]accountant.Total, error) {
 	if len(a.Draws) == 0 {
 		return a.Release.Totals(a.Queries()), nil
@@ -403,7 +403,7 @@ func (a *AccountResult) Totals() ([]accountant.Total, error) {
 // it covers: without a draw, that of a release of its queries, chosen as
 // for every release (ensemble.Accounting.Publish, the total aggregate
 // publishes for the same labels); with draws, their Rényi composition
-// with the queries (RDPTotal).
+// with the queries (rdpTotal).
 func (a *AccountResult) Publish() (accountant.Total, error) {
 	if len(a.Draws) == 0 {
 		return a.Release.Publish(a.Queries())
@@ -412,16 +412,16 @@ func (a *AccountResult) Publish() (accountant.Total, error) {
 }
 
 // drawsTotal is the Rényi composition of the queries' data-independent
-// curve and every draw (RDPTotal).
+// curve and every draw (rdpTotal).
 func (a *AccountResult) drawsTotal() (accountant.Total, error) {
 	rho, err := a.Options.GNMax.RunSlope(a.Result.Queries, a.Result.Queries)
 	if err != nil {
 		return accountant.Total{}, err
 	}
-	return RDPTotal(rho, a.Draws, a.Options.Orders, a.Options.Delta)
+	return rdpTotal(rho, a.Draws, a.Options.Orders, a.Options.Delta)
 }
 
-// RDPTotal returns the total at delta of queries whose data-independent
+// rdpTotal returns the total at delta of queries whose data-independent
 // Rényi DP is rho·λ at every order λ (noisymax.ConfidentGNMax.RunSlope:
 // Papernot et al. 2018, Proposition 8, and the discrete Gaussian's curve,
 // Canonne, Kamath and Steinke 2020) and of the smooth-sensitivity draws
@@ -433,7 +433,7 @@ func (a *AccountResult) drawsTotal() (accountant.Total, error) {
 // conversion (Canonne, Kamath and Steinke 2020, Proposition 12), the
 // least over the orders. Without draws it is the queries' Rényi bound on
 // the grid.
-func RDPTotal(rho float64, draws []Draw, orders []float64, delta float64) (accountant.Total, error) {
+func rdpTotal(rho float64, draws []Draw, orders []float64, delta float64) (accountant.Total, error) {
 	if orders == nil {
 		orders = noisymax.DefaultOrders()
 	}
@@ -467,19 +467,19 @@ func RDPTotal(rho float64, draws []Draw, orders []float64, delta float64) (accou
 	return best, nil
 }
 
-// AbstainError reports a query in which teachers abstained, which the
+// abstainError reports a query in which teachers abstained, which the
 // data-dependent account does not take: its bound (Papernot et al. 2018,
 // Theorem 6 with the smooth sensitivity of its Proposition 7 bound)
 // ranges over neighbours that move one vote from a class to another,
 // every teacher voting, not over those that withdraw or cast one.
-type AbstainError struct{ Query, Cast, K int }
+type abstainError struct{ Query, Cast, K int }
 
-func (e *AbstainError) Error() string {
+func (e *abstainError) Error() string {
 	return fmt.Sprintf("query %d: %d of K = %d teachers voted: the data-dependent account assumes every teacher votes (its neighbours move a vote between classes, never withdraw one), so it does not take abstentions; the data-independent guarantee of a release from these votes holds (darrm aggregate, docs/pate.md, \"Abstaining teachers\")", e.Query, e.Cast, e.K)
 }
 
 // BadInput reports that the votes, the caller's input, are at fault.
-func (e *AbstainError) BadInput() bool { return true }
+func (e *abstainError) BadInput() bool { return true }
 
 // castVotes returns the votes in counts: K less the teachers that
 // abstained.

@@ -342,7 +342,7 @@ func TestRDPTotal(t *testing.T) {
 		{"one draw", []Draw{d1}, []float64{2, 5, 10, 12, 20, 30}},
 		{"two draws", []Draw{d1, d2}, []float64{2, 5, 10, 12}},
 	} {
-		got, err := RDPTotal(rho, tc.draws, orders, Delta)
+		got, err := rdpTotal(rho, tc.draws, orders, Delta)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -354,8 +354,8 @@ func TestRDPTotal(t *testing.T) {
 			t.Errorf("%s: %v, want eps %v", tc.name, got, want)
 		}
 	}
-	one, _ := RDPTotal(rho, []Draw{d1}, orders, Delta)
-	two, _ := RDPTotal(rho, []Draw{d1, d1}, orders, Delta)
+	one, _ := rdpTotal(rho, []Draw{d1}, orders, Delta)
+	two, _ := rdpTotal(rho, []Draw{d1, d1}, orders, Delta)
 	if !(two.Guarantee.Eps > one.Guarantee.Eps) {
 		t.Errorf("two draws %v, one %v", two, one)
 	}

@@ -8,9 +8,8 @@ import (
 // Settle returns the settings of an account of labels whose label file's
 // header is m (nil: no labels, or no header) from the settings given:
 // given completed by the header's (provenance.Settings.Agree, which refuses
-// a setting that contradicts it), what the header states
-// (provenance.LabelSettings), and the mechanism, the header's, else the
-// one the settings imply (MechanismOf).
+// a setting that contradicts it), what the header states, and the
+// mechanism, the header's, else the one the settings imply (mechanismOf).
 func Settle(given provenance.Settings, m *votefile.LabelMeta) (settings, stated provenance.Settings, mech provenance.MechanismName, err error) {
 	settings = given
 	if m != nil {
@@ -23,7 +22,7 @@ func Settle(given provenance.Settings, m *votefile.LabelMeta) (settings, stated 
 		}
 	}
 	if mech == "" {
-		mech = MechanismOf(settings)
+		mech = mechanismOf(settings)
 	}
 	return settings, stated, mech, nil
 }

@@ -83,8 +83,8 @@ const (
 
 var algorithmNames = [...]string{DPShuffleG: "dp-shuffleg", PrivPub: "priv-pub", PubPriv: "pub-priv", Interleaved: "interleaved", PublicOnly: "public-only"}
 
-// Algorithms returns the five algorithms in the thesis' order.
-func Algorithms() []Algorithm {
+// allAlgorithms returns the five algorithms in the thesis' order.
+func allAlgorithms() []Algorithm {
 	return []Algorithm{DPShuffleG, PrivPub, PubPriv, Interleaved, PublicOnly}
 }
 
@@ -122,7 +122,7 @@ func parseAlgorithm(s string) (Algorithm, error) {
 	if strings.EqualFold(s, "dp") {
 		return DPShuffleG, nil
 	}
-	for _, a := range Algorithms() {
+	for _, a := range allAlgorithms() {
 		if strings.EqualFold(s, a.String()) {
 			return a, nil
 		}

@@ -114,7 +114,7 @@ func naiveGrad(p *Problem, s *datasets.Dataset, i int, x []float64) []float64 {
 func TestOrdersVisitEverySampleOnce(t *testing.T) {
 	const n, m, K = 50, 60, 6
 	p := newTestProblem(t, meanEstimation(10), n, m, 3, 4)
-	for _, a := range Algorithms() {
+	for _, a := range allAlgorithms() {
 		for _, order := range []Order{IG, SO, RR} {
 			cfg := Config{Algorithm: a, Order: order, Epochs: K, Fraction: 0.5, LR: 0.1, Clip: 10, Sigma: 0.1}
 			plan, err := NewPlan(a, n, m, K, 0.5)

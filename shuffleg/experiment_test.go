@@ -16,7 +16,7 @@ import (
 func testExperiment(t testing.TB, p *Problem) *Experiment {
 	seed := uint64(42)
 	return &Experiment{
-		Problem: p, Algorithms: Algorithms(), Order: RR, Epochs: 5, Fraction: 0.5, Clip: 10,
+		Problem: p, Algorithms: allAlgorithms(), Order: RR, Epochs: 5, Fraction: 0.5, Clip: 10,
 		Eps: 5, Delta: 1e-6, Conversion: accountant.PaperConversion, LRs: []float64{0.01, 0.001}, Runs: 3, Seed: &seed,
 	}
 }
@@ -189,7 +189,7 @@ func ExampleExperiment_Run() {
 	}
 	seed := uint64(1)
 	e := &Experiment{
-		Problem: p, Algorithms: Algorithms(), Order: RR, Epochs: 10, Fraction: 0.5, Clip: DefaultClip,
+		Problem: p, Algorithms: allAlgorithms(), Order: RR, Epochs: 10, Fraction: 0.5, Clip: DefaultClip,
 		Eps: 5, Delta: DefaultDelta, Conversion: accountant.PaperConversion, LRs: []float64{0.01}, Runs: 2, Seed: &seed,
 	}
 	res, err := e.Run(context.Background())

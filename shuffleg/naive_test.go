@@ -81,7 +81,7 @@ func naiveRun(p *Problem, cfg Config, src *Stream) []float64 {
 func TestEngineMatchesNaive(t *testing.T) {
 	for _, task := range []Task{meanEstimation(2), ridgeRegression(0.1), lassoLogistic(0.05)} {
 		p := newTestProblem(t, task, 40, 45, 6, 13)
-		for _, a := range Algorithms() {
+		for _, a := range allAlgorithms() {
 			for _, order := range []Order{IG, SO, RR} {
 				cfg := Config{Algorithm: a, Order: order, Epochs: 4, Fraction: 0.5, LR: 0.02, Clip: 0.8, Sigma: 0.7}
 				tr, err := Run(context.Background(), p, cfg, testStream(3, 4))
@@ -116,7 +116,7 @@ func benchProblem(b *testing.B) *Problem {
 func BenchmarkEngine(b *testing.B) {
 	p := benchProblem(b)
 	cfgs := make([]Config, 0, 5)
-	for _, a := range Algorithms() {
+	for _, a := range allAlgorithms() {
 		cfgs = append(cfgs, Config{Algorithm: a, Order: RR, Epochs: 1, Fraction: 0.5, LR: 0.001, Clip: 10, Sigma: 5})
 	}
 	b.Run("fused", func(b *testing.B) {
@@ -169,7 +169,7 @@ func BenchmarkPanel(b *testing.B) {
 	for _, impl := range []string{"fused", "naive"} {
 		b.Run(impl, func(b *testing.B) {
 			for b.Loop() {
-				for _, a := range Algorithms() {
+				for _, a := range allAlgorithms() {
 					cfg := Config{Algorithm: a, Order: RR, Epochs: 50, Fraction: 0.5, LR: 1e-4, Clip: 10, Sigma: 100}
 					for r := range 10 {
 						src := newStream([32]byte{byte(a), byte(r)})

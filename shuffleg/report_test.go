@@ -28,7 +28,7 @@ func TestReport(t *testing.T) {
 	info := datasets.Info{Name: "toy", Split: "split", Thesis: true}
 	r := NewReport(e, res, "mean", info, "given grid")
 	if r.Dataset != "toy" || !r.ThesisDataset || r.AlphaRule != "table-4.3" || r.Task != "mean" || r.N != 30 || r.D != 6 ||
-		!r.Seeded || *r.Seed != 42 || len(r.Results) != len(Algorithms()) || r.Optimum.Value != p.Optimum().Value {
+		!r.Seeded || *r.Seed != 42 || len(r.Results) != len(allAlgorithms()) || r.Optimum.Value != p.Optimum().Value {
 		t.Fatalf("report %+v", r)
 	}
 	for i, a := range r.Results {
@@ -63,7 +63,7 @@ func TestReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := 1 + len(Algorithms())*(e.Epochs+1); len(rows) != want || rows[0][3] != "loss_mean" || rows[1][2] != "0" {
+	if want := 1 + len(allAlgorithms())*(e.Epochs+1); len(rows) != want || rows[0][3] != "loss_mean" || rows[1][2] != "0" {
 		t.Errorf("%d CSV rows, want %d: %v", len(rows), want, rows[:2])
 	}
 }

@@ -16,7 +16,7 @@ import (
 // parameters that apply to them, and the settings of the Experiment.
 // Build checks it, loads the data and returns the Experiment.
 type Spec struct {
-	// Task is one of TaskNames.
+	// Task is mean, ridge or lasso-logistic.
 	Task string
 	// Dataset is a name of datasets.Catalog; DataDir is the folder its
 	// files are in ("": datasets.DefaultDir).
@@ -40,15 +40,15 @@ const (
 	DefaultD = 784  // dimension, that of MNIST
 )
 
-// TaskNames are the tasks a Spec can name.
-var TaskNames = []string{"mean", "ridge", "lasso-logistic"}
+// taskNames are the tasks a Spec can name.
+var taskNames = []string{"mean", "ridge", "lasso-logistic"}
 
 // maxSyntheticValues bounds the values of each generated set, n·d: two
 // sets of this many float64s take a gigabyte, and their generation,
 // which checks no context, under a second.
 const maxSyntheticValues = 1 << 26
 
-// newTask returns the task named name (one of TaskNames): mean estimation
+// newTask returns the task named name (one of taskNames): mean estimation
 // in a ball of the given radius, ridge regression or l1-regularised
 // logistic regression with weight lambda. Another name is an
 // *accountant.SettingError.
@@ -61,7 +61,7 @@ func newTask(name string, radius, lambda float64) (Task, error) {
 	case "lasso-logistic":
 		return lassoLogistic(lambda), nil
 	}
-	return Task{}, &accountant.SettingError{Name: "task", Value: strconv.Quote(name), Rule: "must be one of " + strings.Join(TaskNames, ", ")}
+	return Task{}, &accountant.SettingError{Name: "task", Value: strconv.Quote(name), Rule: "must be one of " + strings.Join(taskNames, ", ")}
 }
 
 // Build checks s and returns its experiment, with the problem built from
@@ -149,11 +149,11 @@ func valueOr[T any](p *T, def T) T {
 }
 
 // ParseAlgorithms parses a comma-separated list of algorithm names
-// (parseAlgorithm), or "all" for Algorithms(); an algorithm listed twice
+// (parseAlgorithm), or "all" for allAlgorithms(); an algorithm listed twice
 // is an error.
 func ParseAlgorithms(s string) ([]Algorithm, error) {
 	if s == "all" {
-		return Algorithms(), nil
+		return allAlgorithms(), nil
 	}
 	var out []Algorithm
 	for _, name := range strings.Split(s, ",") {
@@ -174,7 +174,7 @@ func ParseAlgorithms(s string) ([]Algorithm, error) {
 // privateAlgorithms returns the algorithms that train on private data, and
 // so have a privacy cost to account: all but PublicOnly.
 func privateAlgorithms() []Algorithm {
-	return slices.DeleteFunc(Algorithms(), func(a Algorithm) bool { return !a.Private() })
+	return slices.DeleteFunc(allAlgorithms(), func(a Algorithm) bool { return !a.Private() })
 }
 
 // ParsePrivateAlgorithms reads names of private algorithms

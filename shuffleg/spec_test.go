@@ -16,7 +16,7 @@ import (
 // goodSpec is a small synthetic mean-estimation experiment.
 func goodSpec() Spec {
 	return Spec{Task: "mean", Dataset: "synthetic", N: new(20), D: new(3), Experiment: Experiment{
-		Algorithms: Algorithms(), Order: RR, Epochs: 2, Fraction: 0.5, Clip: 1, Eps: 1, Delta: 1e-6, LRs: []float64{0.1}, Runs: 1,
+		Algorithms: allAlgorithms(), Order: RR, Epochs: 2, Fraction: 0.5, Clip: 1, Eps: 1, Delta: 1e-6, LRs: []float64{0.1}, Runs: 1,
 	}}
 }
 
@@ -108,7 +108,7 @@ func TestParseAlgorithms(t *testing.T) {
 		want []Algorithm
 		err  string
 	}{
-		{"all", Algorithms(), ""},
+		{"all", allAlgorithms(), ""},
 		{"dp", []Algorithm{DPShuffleG}, ""},
 		{"interleaved, priv-pub", []Algorithm{Interleaved, PrivPub}, ""},
 		{"dp,dp-shuffleg", nil, "listed twice"},

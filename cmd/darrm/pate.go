@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/internal/patemnist"
 	"github.com/darrm/darrm/pate"
 )
 
@@ -34,7 +35,7 @@ func newPATECmd() *cobra.Command {
 		Args:  cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
-			p := pate.Params{K: f.Teachers, Mechanisms: pate.Mechanisms(), Seed: cli.Given(cmd.Flags(), "seed", f.Seed), Note: cliout.Note(cmd.ErrOrStderr())}
+			p := patemnist.Params{K: f.Teachers, Mechanisms: pate.Mechanisms(), Seed: cli.Given(cmd.Flags(), "seed", f.Seed), Note: cliout.Note(cmd.ErrOrStderr())}
 			if err := p.Check(); err != nil {
 				return exitstatus.Flagged(err, map[string]string{"K": "--teachers"})
 			}
@@ -59,11 +60,11 @@ func newPATECmd() *cobra.Command {
 			p.CacheDir = dir.Folder("teachers")
 			p.Labelling = pate.Labelling{Delta: pate.Delta, Directions: f.Directions, Smooth: smooth, Answered: f.Answered}
 			if f.Student {
-				p.Student = &pate.Student{Filters: pate.Filters, Epochs: pate.StudentEpochs, Batch: pate.Batch, LR: pate.LR}
+				p.Student = &patemnist.Student{Filters: patemnist.Filters, Epochs: patemnist.StudentEpochs, Batch: patemnist.Batch, LR: patemnist.LR}
 			}
 			prog := cliout.NewTrainingProgress(cmd.ErrOrStderr(), "loading the teachers, labelling, accounting", "labelling, accounting")
 			p.Progress = prog.Teachers
-			out, err := pate.Run(cmd.Context(), m, p)
+			out, err := patemnist.Run(cmd.Context(), m, p)
 			prog.Done()
 			if err != nil {
 				return exitstatus.Flagged(err, map[string]string{"K": "--teachers"})

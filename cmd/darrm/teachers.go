@@ -16,9 +16,10 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/internal/patemnist"
+	"github.com/darrm/darrm/internal/teachers"
+	"github.com/darrm/darrm/internal/transfer"
 	"github.com/darrm/darrm/pate"
-	"github.com/darrm/darrm/teachers"
-	"github.com/darrm/darrm/transfer"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -178,7 +179,7 @@ func runTeachersClasses(cmd *cobra.Command, use, dataset string, classes int, tf
 	if fs.Changed("K") {
 		k = tf.K
 	}
-	cfg := pate.TeacherConfig(dataset, k, m.Classes, m.Test.Len()/2, seed)
+	cfg := patemnist.TeacherConfig(dataset, k, m.Classes, m.Test.Len()/2, seed)
 	if fs.Changed("epochs") {
 		cfg.Epochs = tf.Epochs
 	}

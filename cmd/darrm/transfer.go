@@ -16,9 +16,9 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/transfer"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/optimal"
-	"github.com/darrm/darrm/transfer"
 )
 
 func init() { subcommands = append(subcommands, newTransferCmd) }

@@ -11,8 +11,8 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/internal/transfer"
 	"github.com/darrm/darrm/provenance"
-	"github.com/darrm/darrm/transfer"
 )
 
 // fakeMNIST writes a small MNIST (generated images of "5" and "8", and one

@@ -3,7 +3,7 @@ package curveplot
 import (
 	"fmt"
 
-	"github.com/darrm/darrm/transfer"
+	"github.com/darrm/darrm/internal/transfer"
 )
 
 // mechanismLabels name transfer's mechanisms as the thesis' tables do.

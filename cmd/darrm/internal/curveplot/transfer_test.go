@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/darrm/darrm/transfer"
+	"github.com/darrm/darrm/internal/transfer"
 )
 
 // TestTransferPanel: a series per mechanism that has results, in the

@@ -12,10 +12,10 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/teachers"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
-	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/votefile"
 )
 

@@ -8,9 +8,9 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/transfer"
 	"github.com/darrm/darrm/plan"
 	"github.com/darrm/darrm/provenance"
-	"github.com/darrm/darrm/transfer"
 )
 
 // Planned is a mechanism's plan in a comparison at equal totals

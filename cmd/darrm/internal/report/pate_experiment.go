@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/internal/patemnist"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/pate"
 	"github.com/darrm/darrm/provenance"
@@ -91,7 +92,7 @@ var pate2018 = PATEPaperRow{Source: "Papernot et al. 2018, Table 2 (MNIST, 250 t
 
 // NewPATEExperiment is the document of the experiment's outcome out, run
 // on dataset with p, which took elapsed.
-func NewPATEExperiment(dataset string, out *pate.Outcome, p pate.Params, elapsed time.Duration) PATEExperiment {
+func NewPATEExperiment(dataset string, out *patemnist.Outcome, p patemnist.Params, elapsed time.Duration) PATEExperiment {
 	e := out.Teachers
 	var mean float64
 	for _, a := range e.Accuracy {

@@ -16,10 +16,10 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/teachers"
+	"github.com/darrm/darrm/internal/transfer"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/shuffleg"
-	"github.com/darrm/darrm/teachers"
-	"github.com/darrm/darrm/transfer"
 )
 
 func TestGroupDigits(t *testing.T) {

@@ -10,9 +10,9 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/internal/plural"
+	"github.com/darrm/darrm/internal/teachers"
+	"github.com/darrm/darrm/internal/transfer"
 	"github.com/darrm/darrm/provenance"
-	"github.com/darrm/darrm/teachers"
-	"github.com/darrm/darrm/transfer"
 	"github.com/darrm/darrm/votefile"
 )
 

@@ -18,7 +18,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/datasets"
-	"github.com/darrm/darrm/dpsgd"
+	"github.com/darrm/darrm/internal/dpsgd"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )

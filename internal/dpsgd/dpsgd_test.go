@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/datasets"
-	"github.com/darrm/darrm/nn"
+	"github.com/darrm/darrm/internal/nn"
 )
 
 // images returns n random images with random labels.

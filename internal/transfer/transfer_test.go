@@ -11,9 +11,9 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/datasets"
-	"github.com/darrm/darrm/dpsgd"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/teachers"
+	"github.com/darrm/darrm/internal/dpsgd"
+	"github.com/darrm/darrm/internal/teachers"
 )
 
 // trainSynthetic trains K = 11 small private teachers in setting and

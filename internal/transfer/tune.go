@@ -10,7 +10,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/datasets"
-	"github.com/darrm/darrm/teachers"
+	"github.com/darrm/darrm/internal/teachers"
 )
 
 // Hyper are the teachers' hyperparameters: the network's filter count and

@@ -15,7 +15,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/darrm/darrm/datasets"
-	"github.com/darrm/darrm/nn"
+	"github.com/darrm/darrm/internal/nn"
 )
 
 // Config is a DP-SGD run.

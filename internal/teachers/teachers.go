@@ -40,9 +40,9 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/datasets"
-	"github.com/darrm/darrm/dpsgd"
 	"github.com/darrm/darrm/internal/atomicfile"
-	"github.com/darrm/darrm/nn"
+	"github.com/darrm/darrm/internal/dpsgd"
+	"github.com/darrm/darrm/internal/nn"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )

@@ -19,14 +19,14 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/datasets"
-	"github.com/darrm/darrm/dpsgd"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/dpsgd"
 	"github.com/darrm/darrm/internal/roots"
+	"github.com/darrm/darrm/internal/teachers"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
-	"github.com/darrm/darrm/teachers"
 	"github.com/darrm/darrm/votefile"
 )
 
