@@ -45,6 +45,14 @@ func files(t *testing.T, dir string) []string {
 // the text wrapped it (cliout.Wrap).
 func unwrapped(s string) string { return strings.Join(strings.Fields(s), " ") }
 
+// containsFlat reports whether s holds want once the line breaks and
+// indents of wrapped text are gone from both, spaces included: text wraps
+// a long path after a slash, where unwrapped would leave a space.
+func containsFlat(s, want string) bool {
+	flat := func(x string) string { return strings.Join(strings.Fields(x), "") }
+	return strings.Contains(flat(s), flat(want))
+}
+
 func decode(t *testing.T, s string, v any) {
 	t.Helper()
 	if err := json.Unmarshal([]byte(s), v); err != nil {

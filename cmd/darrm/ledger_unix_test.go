@@ -119,7 +119,7 @@ func TestLedgerSmallerRefusals(t *testing.T) {
 
 	again := filepath.Join(dir, "again.ledger")
 	out, e, code = darrm(t, "", append([]string{"ledger", "init", again, "--ensemble", "smaller", "--budget-eps", "1e9", "--budget-delta", "0.5", "--replace"}, binding3...)...)
-	if code != 0 || !strings.Contains(out, "it replaces the record of ledger "+led) {
+	if code != 0 || !containsFlat(out, "it replaces the record of ledger "+led) {
 		t.Errorf("init --replace: exit %d: %s%s", code, out, e)
 	}
 
@@ -361,7 +361,7 @@ func TestLedgerUpgradeKeepsComposition(t *testing.T) {
 		`{"run":"r1","time":"2025-01-02T03:04:05Z","mechanism":"darrm-one-vote","eps":0.05,"delta":0,"queries":30,"final":true}`,
 		`{"run":"r2","time":"2025-01-03T03:04:05Z","mechanism":"darrm-one-vote","eps":0.05,"delta":0,"queries":29,"final":true}`)
 	out, stderr, code := darrm(t, "", "ledger", "upgrade", led)
-	if code != 0 || !strings.Contains(out, "filter simple, kept from version 3") {
+	if code != 0 || !containsFlat(out, "filter simple, kept from version 3") {
 		t.Fatalf("upgrade: exit %d: %s%s", code, out, stderr)
 	}
 	out, stderr, code = darrm(t, "", "ledger", "show", led, "--format", "json")

@@ -39,7 +39,7 @@ func TestSidecarLedger(t *testing.T) {
 	}
 	out, e, code := darrm(t, "", "ledger", "init", p("pate.ledger"), "--votes", p("votes.npy"), "--budget-eps", "2", "--budget-delta", "1e-5",
 		"--mechanism", "confident-gnmax", "--threshold", "150", "--sigma1", "100", "--sigma2", "40", "--queries", "120")
-	if code != 0 || !strings.Contains(out, "bound to ensemble pate-k250: K = 250") || !strings.Contains(e, "metadata header from "+p("votes.npy.meta.json")+" (the sidecar beside the votes") {
+	if code != 0 || !containsFlat(out, "bound to ensemble pate-k250: K = 250") || !containsFlat(e, "metadata header from "+p("votes.npy.meta.json")+" (the sidecar beside the votes") {
 		t.Fatalf("ledger init from the sidecar: exit %d: %s%s", code, out, e)
 	}
 	out, e, code = darrm(t, "", release...)
@@ -122,7 +122,7 @@ func TestLedgerInitReads(t *testing.T) {
 		}
 		led := p(fmt.Sprintf("%d.ledger", i))
 		args := append([]string{"ledger", "init", led, "--votes", p(tc.votes), "--meta", p("h.json"), "--budget-eps", "2", "--budget-delta", "1e-5", "--replace"}, tc.args...)
-		if out, e, code := darrm(t, "", args...); code != 0 || !strings.Contains(out, "bound to ensemble pate-k250") {
+		if out, e, code := darrm(t, "", args...); code != 0 || !containsFlat(out, "bound to ensemble pate-k250") {
 			t.Errorf("%s: exit %d: %s%s", tc.votes, code, out, e)
 		}
 	}
