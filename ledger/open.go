@@ -312,7 +312,7 @@ func OpenRun(ctx context.Context, path string, mechanism provenance.MechanismNam
 // before, so that a run writing at the same time cannot make the ledger
 // look behind its record.
 func firstLine(f *os.File) ([]byte, error) {
-	r := newLineReader(io.NewSectionReader(f, 0, MaxLineBytes+1))
+	r := newLineReader(io.NewSectionReader(f, 0, maxLineBytes+1))
 	b, err := r.next()
 	if err == io.EOF {
 		return r.tail, io.EOF
@@ -330,7 +330,7 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 	first, err := firstLine(l.f)
 	switch {
 	case err == errLongLine:
-		return nil, &NotLedgerError{Path: l.path, Reason: fmt.Sprintf("is not a ledger: its first line is longer than %d bytes", MaxLineBytes)}
+		return nil, &NotLedgerError{Path: l.path, Reason: fmt.Sprintf("is not a ledger: its first line is longer than %d bytes", maxLineBytes)}
 	case err != nil && err != io.EOF:
 		return nil, fmt.Errorf("ledger %s: read: %w", l.path, err)
 	case len(first) == 0 && err == io.EOF:
