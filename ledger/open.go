@@ -80,7 +80,7 @@ func Init(ctx context.Context, path string, h Header, opts InitOptions) (previou
 	}
 	defer st.close()
 	if rec != nil && !opts.Replace {
-		return nil, &RecordError{Kind: SecondLedger, Path: path, Ensemble: h.Ensemble, Record: *rec, File: st.path, Command: "init"}
+		return nil, &RecordError{kind: secondLedger, Path: path, Ensemble: h.Ensemble, Record: *rec, File: st.path, Command: "init"}
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
@@ -447,14 +447,14 @@ func (l *Ledger) checkRecord(rec *Record, file string, settled bool) error {
 		case rec.LedgerID != l.header.ID && l.upgradedFrom(rec):
 			e = nil
 		case rec.LedgerID != l.header.ID:
-			e.Kind = SecondLedger
+			e.kind = secondLedger
 			e.ID = l.header.ID
 		case torn && lines+1 == rec.Lines:
-			e.Kind = TornAfterSync
+			e.kind = tornAfterSync
 		case lines < rec.Lines:
-			e.Kind = Behind
+			e.kind = behind
 		case l.recHash != rec.Head:
-			e.Kind = Diverged
+			e.kind = diverged
 		default:
 			e = nil
 		}
