@@ -44,7 +44,7 @@ const (
 
 var methodNames = [...]string{Simple: "simple", General: "general", Optimal: "optimal", Exact: "exact", Renyi: "rdp", ZCDPFilter: "zcdp-filter"}
 
-// String returns the method's name (ParseMethod).
+// String returns the method's name (parseMethod).
 func (m Method) String() string {
 	if m < 0 || int(m) >= len(methodNames) {
 		return fmt.Sprintf("Method(%d)", int(m))
@@ -76,9 +76,9 @@ func (m Method) Reference() string {
 // Optimal).
 func (m Method) Slack() bool { return m == General || m == Optimal }
 
-// ParseMethod parses a method's name: "simple", "general", "optimal",
+// parseMethod parses a method's name: "simple", "general", "optimal",
 // "exact", "rdp" or "zcdp-filter".
-func ParseMethod(s string) (Method, error) {
+func parseMethod(s string) (Method, error) {
 	for m, name := range methodNames {
 		if s == name {
 			return Method(m), nil
@@ -91,9 +91,9 @@ func ParseMethod(s string) (Method, error) {
 // text (a flag, a JSON or config value).
 func (m Method) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
 
-// UnmarshalText sets m from its name (ParseMethod).
+// UnmarshalText sets m from its name (parseMethod).
 func (m *Method) UnmarshalText(b []byte) error {
-	x, err := ParseMethod(string(b))
+	x, err := parseMethod(string(b))
 	if err == nil {
 		*m = x
 	}

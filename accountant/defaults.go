@@ -50,7 +50,7 @@ func (r RRMethod) MarshalText() ([]byte, error) {
 	return r.Method.MarshalText()
 }
 
-// UnmarshalText sets r from "auto" or a method's name (ParseMethod).
+// UnmarshalText sets r from "auto" or a method's name (parseMethod).
 func (r *RRMethod) UnmarshalText(b []byte) error {
 	if string(b) == "auto" {
 		*r = AutoRR

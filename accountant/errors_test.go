@@ -89,7 +89,7 @@ func FuzzParseMethod(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		m, err := ParseMethod(s)
+		m, err := parseMethod(s)
 		if err != nil {
 			return
 		}
@@ -104,7 +104,7 @@ func FuzzParseConversion(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		c, err := ParseConversion(s)
+		c, err := parseConversion(s)
 		if err != nil {
 			return
 		}

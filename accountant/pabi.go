@@ -136,14 +136,14 @@ var alphaRuleNames = enum.Names[AlphaRule]{What: "alpha rule", List: []string{Al
 // String returns "exact" or "table-4.3".
 func (r AlphaRule) String() string { return alphaRuleNames.String(r) }
 
-// ParseAlphaRule parses "exact" or "table-4.3".
-func ParseAlphaRule(s string) (AlphaRule, error) { return alphaRuleNames.Parse(s) }
+// parseAlphaRule parses "exact" or "table-4.3".
+func parseAlphaRule(s string) (AlphaRule, error) { return alphaRuleNames.Parse(s) }
 
 // MarshalText returns the name of r, so that an AlphaRule reads and prints as
 // text (a flag, a JSON or config value).
 func (r AlphaRule) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
 
-// UnmarshalText sets r from its name (ParseAlphaRule).
+// UnmarshalText sets r from its name (parseAlphaRule).
 func (r *AlphaRule) UnmarshalText(b []byte) error { return alphaRuleNames.Unmarshal(r, b) }
 
 // Calibrate returns the smallest σ with which the run is (ε, δ)-DP under

@@ -158,11 +158,11 @@ func TestPABICalibrate(t *testing.T) {
 		}
 	}
 	for _, s := range []string{"exact", "table-4.3"} {
-		if r, err := ParseAlphaRule(s); err != nil || r.String() != s {
+		if r, err := parseAlphaRule(s); err != nil || r.String() != s {
 			t.Errorf("ParseAlphaRule(%q) = %v, %v", s, r, err)
 		}
 	}
-	if _, err := ParseAlphaRule("optimal"); err == nil || !strings.Contains(err.Error(), "exact, table-4.3") {
+	if _, err := parseAlphaRule("optimal"); err == nil || !strings.Contains(err.Error(), "exact, table-4.3") {
 		t.Errorf("ParseAlphaRule(optimal): %v", err)
 	}
 }

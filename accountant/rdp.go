@@ -42,14 +42,14 @@ func (c Conversion) Reference() string {
 	return c.String()
 }
 
-// ParseConversion parses "paper" or "improved".
-func ParseConversion(s string) (Conversion, error) { return conversionNames.Parse(s) }
+// parseConversion parses "paper" or "improved".
+func parseConversion(s string) (Conversion, error) { return conversionNames.Parse(s) }
 
 // MarshalText returns the name of c, so that a Conversion reads and prints as
 // text (a flag, a JSON or config value).
 func (c Conversion) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
 
-// UnmarshalText sets c from its name (ParseConversion).
+// UnmarshalText sets c from its name (parseConversion).
 func (c *Conversion) UnmarshalText(b []byte) error { return conversionNames.Unmarshal(c, b) }
 
 // GaussianRho returns ρ = Δ²/(2σ²), the slope of the Gaussian mechanism's

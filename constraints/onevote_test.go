@@ -192,7 +192,7 @@ func TestOneVoteValidate(t *testing.T) {
 		{NewOneVote(10, 0.3, 0), "K = 10"},
 		{NewOneVote(11, 0, 0), "eps = 0"},
 		{NewOneVote(11, 0.3, -1e-9), "delta"},
-		{NewOneVote(MaxKPure+2, 0.3, 0), "K = "},
+		{NewOneVote(maxKPure+2, 0.3, 0), "K = "},
 		{Problem{K: 11, M: 1, Eps: 0.3, Relation: 7}, "relation = Relation(7)"},
 	} {
 		err := tc.p.Validate()

@@ -31,8 +31,8 @@ import (
 // 1.5·K^3 steps and scores the few that reach the budget (docs/solve.md,
 // "The family bound"). Beyond these sizes a solve would take hours.
 const (
-	MaxKApprox = 2001  // largest K when Delta > 0
-	MaxKPure   = 10001 // largest K when Delta = 0
+	maxKApprox = 2001  // largest K when Delta > 0
+	maxKPure   = 10001 // largest K when Delta = 0
 	// MaxMEps bounds m·eps: beyond it e^{m·eps} overflows the arithmetic
 	// and the guarantee is vacuous anyway.
 	MaxMEps = 100.0
@@ -130,10 +130,10 @@ func (p Problem) Validate() error {
 		return bad("delta", p.TargetDelta, "must be in [Delta, 1) = [%v, 1)", p.Delta)
 	case p.M*p.Eps > MaxMEps:
 		return bad("m·eps", p.M*p.Eps, "must be <= %v (e^{m·eps} overflows and the guarantee is vacuous)", MaxMEps)
-	case p.Delta > 0 && p.K > MaxKApprox:
-		return bad("K", p.K, "must be <= %d when Delta > 0 (a solve would take hours beyond it)", MaxKApprox)
-	case p.K > MaxKPure:
-		return bad("K", p.K, "must be <= %d (the exhaustive certificate costs about K^3/12 steps)", MaxKPure)
+	case p.Delta > 0 && p.K > maxKApprox:
+		return bad("K", p.K, "must be <= %d when Delta > 0 (a solve would take hours beyond it)", maxKApprox)
+	case p.K > maxKPure:
+		return bad("K", p.K, "must be <= %d (the exhaustive certificate costs about K^3/12 steps)", maxKPure)
 	}
 	return nil
 }

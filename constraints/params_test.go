@@ -36,7 +36,7 @@ func TestValidate(t *testing.T) {
 		{"delta below Delta", func(p *Problem) { p.TargetDelta = 1e-6 }, "delta (the release's delta, Problem.TargetDelta) = 1e-06"},
 		{"delta one", func(p *Problem) { p.TargetDelta = 1 }, "delta (the release's delta, Problem.TargetDelta) = 1"},
 		{"m eps huge", func(p *Problem) { p.Eps = 50 }, "m·eps = 150"},
-		{"K too large", func(p *Problem) { p.K = MaxKApprox + 2 }, fmt.Sprintf("K = %d", MaxKApprox+2)},
+		{"K too large", func(p *Problem) { p.K = maxKApprox + 2 }, fmt.Sprintf("K = %d", maxKApprox+2)},
 	} {
 		p := ok
 		tc.mut(&p)

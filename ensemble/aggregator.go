@@ -173,10 +173,10 @@ func (tb *table) release(l int, src *noise.Source) byte {
 	return byte(w & 1)
 }
 
-// ProbOne returns Pr[label = 1] of DaRRM_g when l of the K teachers vote 1
+// probOne returns Pr[label = 1] of DaRRM_g when l of the K teachers vote 1
 // (0 <= l <= K, as an index of g):
 // (1 + g(l))/2 if l is a 1-majority, (1 - g(l))/2 otherwise (Algorithm 1).
-func ProbOne(g gamma.Gamma, l int) float64 {
+func probOne(g gamma.Gamma, l int) float64 {
 	if 2*l > g.K() {
 		return (1 + g[l]) / 2
 	}

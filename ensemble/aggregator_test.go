@@ -191,12 +191,12 @@ func TestSubsampleDistribution(t *testing.T) {
 			}
 			// Lemma 3.4.1: the same law as DaRRM with gamma_Sub.
 			for l := 0; l <= 11; l++ {
-				if d := math.Abs(want(l) - ProbOne(s.Gamma(), l)); d > 1e-14 {
-					t.Errorf("m = %v, l = %d: subset enumeration %v, DaRRM(gamma_Sub) %v", tc.m, l, want(l), ProbOne(s.Gamma(), l))
+				if d := math.Abs(want(l) - probOne(s.Gamma(), l)); d > 1e-14 {
+					t.Errorf("m = %v, l = %d: subset enumeration %v, DaRRM(gamma_Sub) %v", tc.m, l, want(l), probOne(s.Gamma(), l))
 				}
 			}
 		}
-		checkDistribution(t, s, 5, func(l int) float64 { return ProbOne(s.Gamma(), l) })
+		checkDistribution(t, s, 5, func(l int) float64 { return probOne(s.Gamma(), l) })
 	}
 }
 
@@ -246,7 +246,7 @@ func TestDoubleSubsample(t *testing.T) {
 		if scale > 1 || scale < 1-1e-11 {
 			t.Errorf("m = %v: scale %v, want 1 - O(1e-13)", tc.m, scale)
 		}
-		checkDistribution(t, d, 6, func(l int) float64 { return ProbOne(g.Scale(scale), l) })
+		checkDistribution(t, d, 6, func(l int) float64 { return probOne(g.Scale(scale), l) })
 	}
 	// With delta > 0 the budget has room: no scaling.
 	p := constraints.New(11, 3, 0.1, 0)
@@ -276,8 +276,8 @@ func TestGNMax(t *testing.T) {
 	noise := distuv.Normal{Mu: 0, Sigma: sigma * math.Sqrt2}
 	want := func(l int) float64 { return 1 - noise.CDF(-float64(2*l-p.K)) }
 	for l := 0; l <= p.K; l++ {
-		if d := math.Abs(ProbOne(g.Gamma(), l) - want(l)); d > 1e-14 {
-			t.Errorf("l = %d: Pr[1] = %v, Gaussian %v", l, ProbOne(g.Gamma(), l), want(l))
+		if d := math.Abs(probOne(g.Gamma(), l) - want(l)); d > 1e-14 {
+			t.Errorf("l = %d: Pr[1] = %v, Gaussian %v", l, probOne(g.Gamma(), l), want(l))
 		}
 	}
 	checkDistribution(t, g, 7, want)

@@ -43,7 +43,7 @@ func TestOneVoteDaRRM(t *testing.T) {
 			t.Errorf("sampled gamma(%d) = %v, certified %v: gamma_opt is on the sampling grid", l, v, g[l])
 		}
 	}
-	checkDistribution(t, d, 1, func(l int) float64 { return ProbOne(g, l) })
+	checkDistribution(t, d, 1, func(l int) float64 { return probOne(g, l) })
 }
 
 // TestOneVoteDaRRMRejects: a gamma private as given but not as sampled, a

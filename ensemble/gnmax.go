@@ -99,7 +99,7 @@ func NewGNMax(p constraints.Problem, search noisymax.GNMaxSearch) (*GNMax, error
 	return g, nil
 }
 
-// bitPrivacy returns, for a label released with Pr[1 | L = l] = ProbOne(g, l)
+// bitPrivacy returns, for a label released with Pr[1 | L = l] = probOne(g, l)
 // and vote counts that differ by one between adjacent datasets, the exact
 // pure-DP privacy loss max |log(P(o)/Q(o))| and the largest hockey-stick
 // divergence sum_o max(0, P(o) - e^eps·Q(o)), both directions.
@@ -109,7 +109,7 @@ func bitPrivacy(g gamma.Gamma, eps float64) (loss, hs float64) {
 		return math.Max(0, a-e*b) + math.Max(0, (1-a)-e*(1-b))
 	}
 	for l := 0; l < g.K(); l++ {
-		a, b := ProbOne(g, l), ProbOne(g, l+1)
+		a, b := probOne(g, l), probOne(g, l+1)
 		loss = math.Max(loss, math.Max(math.Abs(math.Log(a/b)), math.Abs(math.Log((1-a)/(1-b)))))
 		hs = math.Max(hs, math.Max(div(a, b), div(b, a)))
 	}

@@ -84,8 +84,8 @@ func violation(t *testing.T, g gamma.Gamma, p, q []float64, em, delta float64) f
 	}
 	var one, oneN float64
 	for l := range g {
-		one += a[l] * ProbOne(g, l)
-		oneN += b[l] * ProbOne(g, l)
+		one += a[l] * probOne(g, l)
+		oneN += b[l] * probOne(g, l)
 	}
 	return math.Max(one-em*oneN-delta, (1-one)-em*(1-oneN)-delta)
 }

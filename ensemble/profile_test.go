@@ -23,7 +23,7 @@ import (
 // (l, l±1), and at equal counts, as the sampler draws them.
 func labelPairs(agg Aggregator) [][2][2]float64 {
 	g, k := agg.Gamma(), agg.K()
-	dist := func(l int) [2]float64 { p := ProbOne(g, l); return [2]float64{1 - p, p} }
+	dist := func(l int) [2]float64 { p := probOne(g, l); return [2]float64{1 - p, p} }
 	pairs := [][2][2]float64{{dist(0), dist(0)}}
 	for l := range k {
 		pairs = append(pairs, [2][2]float64{dist(l), dist(l + 1)}, [2][2]float64{dist(l + 1), dist(l)})
@@ -291,8 +291,8 @@ func checkRandomTeachers(t *testing.T, name string, p constraints.Problem, agg A
 		b, _ := poissonbinom.PMF(qs)
 		var pa, pb float64
 		for l := range a {
-			pa += a[l] * ProbOne(g, l)
-			pb += b[l] * ProbOne(g, l)
+			pa += a[l] * probOne(g, l)
+			pb += b[l] * probOne(g, l)
 		}
 		for i := range 20 {
 			alpha := math.Exp(float64(i) / 20)
@@ -408,7 +408,7 @@ func TestPrivateTeacherBitsAgainstBig(t *testing.T) {
 		}
 		f := make([]float64, c.p.K+1)
 		for l := range f {
-			f[l] = ProbOne(g, l)
+			f[l] = probOne(g, l)
 		}
 		bound := roundingBound(c.p.K, 0)
 		cs := corners(c.p)

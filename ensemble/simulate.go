@@ -46,9 +46,9 @@ type SimResult struct {
 // z95 is the 97.5% quantile of the standard normal distribution.
 const z95 = 1.959963984540054
 
-// Wilson returns the 95% Wilson score interval of a binomial proportion
+// wilson returns the 95% Wilson score interval of a binomial proportion
 // with x successes in n trials.
-func Wilson(x, n int) (lo, hi float64) {
+func wilson(x, n int) (lo, hi float64) {
 	if n == 0 {
 		return 0, 1
 	}
@@ -126,7 +126,7 @@ func Simulate(ctx context.Context, aggs []Aggregator, p []float64, queries int, 
 	for i := range res {
 		r := &res[i]
 		r.Rate = float64(r.Agree) / float64(queries)
-		r.Lo, r.Hi = Wilson(r.Agree, queries)
+		r.Lo, r.Hi = wilson(r.Agree, queries)
 	}
 	return res, nil
 }

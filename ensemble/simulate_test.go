@@ -22,7 +22,7 @@ func TestWilson(t *testing.T) {
 		{10, 10, 0.722467, 1},
 		{95000, 100000, 0.948632, 0.951334},
 	} {
-		lo, hi := Wilson(tc.x, tc.n)
+		lo, hi := wilson(tc.x, tc.n)
 		if math.Abs(lo-tc.lo) > 1e-6 || math.Abs(hi-tc.hi) > 1e-6 {
 			t.Errorf("Wilson(%d, %d) = [%.6f, %.6f], want [%.6f, %.6f]", tc.x, tc.n, lo, hi, tc.lo, tc.hi)
 		}

@@ -193,12 +193,12 @@ func (s *Subsample) Aggregate(votes []byte, src *noise.Source) (byte, error) {
 
 // describe sets the label's pairs of output probabilities at every
 // corner multiset of the teachers (privateTeacherBits), when there are
-// not too many, and returns s: Pr[1 | L = l] is ProbOne of the gamma it
+// not too many, and returns s: Pr[1 | L = l] is probOne of the gamma it
 // realises, gamma_Sub accurate to 1e-14 (subSlack).
 func (s *Subsample) describe(p constraints.Problem) *Subsample {
 	f := make([]float64, s.k+1)
 	for l := range f {
-		f[l] = ProbOne(s.g, l)
+		f[l] = probOne(s.g, l)
 	}
 	if bits, ok := privateTeacherBits(p, f, 1e-14); ok {
 		s.privacy.Curve = accountant.Spend{Kind: accountant.OneBitSpend, Bits: bits}

@@ -400,7 +400,7 @@ func (l *Ledger) resume(rec *Record) (bool, error) {
 func (l *Ledger) firstSpendFollows() (bool, error) {
 	off := int64(len(l.headerLine)) + 1
 	// A spend line is well under the 4 KiB read, which a longer one grows.
-	r := &lineReader{br: bufio.NewReaderSize(io.NewSectionReader(l.f, off, MaxLineBytes+1), 4<<10)}
+	r := &lineReader{br: bufio.NewReaderSize(io.NewSectionReader(l.f, off, maxLineBytes+1), 4<<10)}
 	b, err := r.next()
 	if err == io.EOF || err == errLongLine {
 		return false, nil

@@ -88,10 +88,10 @@ func corruptAt(t *testing.T, name string, err error, line int, reason string) {
 	}
 }
 
-func recordError(t *testing.T, name string, err error, kind RecordKind) {
+func recordError(t *testing.T, name string, err error, kind recordKind) {
 	t.Helper()
 	var re *RecordError
-	if !errors.As(err, &re) || re.Kind != kind {
+	if !errors.As(err, &re) || re.kind != kind {
 		t.Errorf("%s: %v, want a RecordError of kind %d", name, err, kind)
 		return
 	}
@@ -172,17 +172,17 @@ func TestRecord(t *testing.T) {
 	ls := lines(t, path)
 	restore([]byte(strings.Join(ls[:len(ls)-2], "")))
 	err := openErr(path, Options{})
-	recordError(t, "last spend removed", err, Behind)
+	recordError(t, "last spend removed", err, behind)
 	err = readErr(path)
-	recordError(t, "last spend removed (read)", err, Behind)
+	recordError(t, "last spend removed (read)", err, behind)
 
 	restore(old)
 	err = openErr(path, Options{})
-	recordError(t, "old copy restored", err, Behind)
+	recordError(t, "old copy restored", err, behind)
 
 	restore(whole[:len(whole)-20])
 	err = openErr(path, Options{})
-	recordError(t, "last line cut after its fsync", err, TornAfterSync)
+	recordError(t, "last line cut after its fsync", err, tornAfterSync)
 	if b, _ := os.ReadFile(path); string(b) != string(whole[:len(whole)-20]) {
 		t.Error("a refused ledger was changed")
 	}
@@ -195,7 +195,7 @@ func TestRecord(t *testing.T) {
 		l.Close()
 		t.Fatal("budget raised and re-signed: opened")
 	} else {
-		recordError(t, "budget raised and re-signed", err, Diverged)
+		recordError(t, "budget raised and re-signed", err, diverged)
 	}
 
 	restore(whole)
@@ -207,7 +207,7 @@ func TestRecord(t *testing.T) {
 	h := l.Header()
 	second := filepath.Join(t.TempDir(), "second.ledger")
 	_, err = Init(ctx, second, h, InitOptions{})
-	recordError(t, "second ledger at init", err, SecondLedger)
+	recordError(t, "second ledger at init", err, secondLedger)
 	if msg := err.Error(); !strings.Contains(msg, "call Init again with InitOptions.Replace") || strings.Contains(msg, "--replace") {
 		t.Errorf("second ledger at init: the library's message does not name the field: %v", err)
 	}
@@ -218,7 +218,7 @@ func TestRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = openErr(path, Options{})
-	recordError(t, "first ledger after a second was made", err, SecondLedger)
+	recordError(t, "first ledger after a second was made", err, secondLedger)
 
 	// Adopt makes the first the ensemble's ledger again, as it is.
 	prev, al, err := Adopt(ctx, path, Options{})
@@ -228,7 +228,7 @@ func TestRecord(t *testing.T) {
 	al.Close()
 	spend(t, path, 1)
 	err = openErr(second, Options{})
-	recordError(t, "second ledger after adopt", err, SecondLedger)
+	recordError(t, "second ledger after adopt", err, secondLedger)
 
 	// Moved: the same ledger under another name.
 	moved := filepath.Join(t.TempDir(), "moved.ledger")
@@ -360,11 +360,11 @@ func TestRecordNeverFallsBack(t *testing.T) {
 		}
 		err := openErr(path, Options{})
 		if replace {
-			recordError(t, "the replaced ledger", err, SecondLedger)
+			recordError(t, "the replaced ledger", err, secondLedger)
 		} else {
 			// Its settlement is its last line, as the copy's run, which
 			// has one line more, is the record's.
-			recordError(t, "the ledger left behind by its copy", err, Behind)
+			recordError(t, "the ledger left behind by its copy", err, behind)
 		}
 	}
 }

@@ -14,10 +14,10 @@ import (
 	"github.com/darrm/darrm/internal/peek"
 )
 
-// MaxLineBytes bounds a line of a ledger: a header or a spend is a few
+// maxLineBytes bounds a line of a ledger: a header or a spend is a few
 // hundred bytes, so a longer line is damage, and reading stops there
 // instead of filling memory.
-const MaxLineBytes = 1 << 20
+const maxLineBytes = 1 << 20
 
 // line is how a header or a spend is stored. Versions 2 and 3 chain the
 // lines: Prev is the SHA256 of the line before ("" for the header), and
@@ -72,7 +72,7 @@ func encodeLine(prev string, v any) ([]byte, string, error) {
 // a torn last line must begin so, or be a beginning of it.
 func linePrefix(prev string) []byte { return []byte(`{"prev":"` + prev + `",`) }
 
-// lineReader reads a file line by line, no line longer than MaxLineBytes,
+// lineReader reads a file line by line, no line longer than maxLineBytes,
 // counting the bytes of the whole lines read.
 type lineReader struct {
 	br   *bufio.Reader
@@ -87,8 +87,8 @@ func newLineReader(r io.Reader) *lineReader {
 	return &lineReader{br: bufio.NewReaderSize(r, 64<<10)}
 }
 
-// errLongLine is a line over MaxLineBytes.
-var errLongLine = fmt.Errorf("a line longer than %d bytes", MaxLineBytes)
+// errLongLine is a line over maxLineBytes.
+var errLongLine = fmt.Errorf("a line longer than %d bytes", maxLineBytes)
 
 // next returns the next whole line without its line end; io.EOF at the
 // end, with tail set to any bytes after the last line end. The line is
@@ -98,7 +98,7 @@ func (r *lineReader) next() ([]byte, error) {
 	if errors.Is(err, bufio.ErrBufferFull) {
 		r.long = append(r.long[:0], b...)
 		for errors.Is(err, bufio.ErrBufferFull) {
-			if len(r.long) > MaxLineBytes {
+			if len(r.long) > maxLineBytes {
 				return nil, errLongLine
 			}
 			b, err = r.br.ReadSlice('\n')
@@ -108,14 +108,14 @@ func (r *lineReader) next() ([]byte, error) {
 	}
 	switch {
 	case err == io.EOF:
-		if len(b) > MaxLineBytes {
+		if len(b) > maxLineBytes {
 			return nil, errLongLine
 		}
 		r.tail = bytes.Clone(b)
 		return nil, io.EOF
 	case err != nil:
 		return nil, err
-	case len(b) > MaxLineBytes+1:
+	case len(b) > maxLineBytes+1:
 		return nil, errLongLine
 	}
 	r.end += int64(len(b))
@@ -125,7 +125,7 @@ func (r *lineReader) next() ([]byte, error) {
 // lineEndingAt returns the line of f that ends at byte end (its line end
 // at end-1), without the line end: the line a record vouches for, read
 // without reading what comes before it. It reports false when the byte
-// at end-1 is no line end, or the line is longer than MaxLineBytes.
+// at end-1 is no line end, or the line is longer than maxLineBytes.
 func lineEndingAt(f io.ReaderAt, end int64) ([]byte, bool, error) {
 	if end < 1 {
 		return nil, false, nil
@@ -148,7 +148,7 @@ func lineEndingAt(f io.ReaderAt, end int64) ([]byte, bool, error) {
 		if start == 0 {
 			return b[:len(b)-1], true, nil
 		}
-		if window > MaxLineBytes {
+		if window > maxLineBytes {
 			return nil, false, nil
 		}
 	}

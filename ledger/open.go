@@ -80,7 +80,7 @@ func Init(ctx context.Context, path string, h Header, opts InitOptions) (previou
 	}
 	defer st.close()
 	if rec != nil && !opts.Replace {
-		return nil, &RecordError{Kind: SecondLedger, Path: path, Ensemble: h.Ensemble, Record: *rec, File: st.path, Command: "init"}
+		return nil, &RecordError{kind: secondLedger, Path: path, Ensemble: h.Ensemble, Record: *rec, File: st.path, Command: "init"}
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
@@ -312,7 +312,7 @@ func OpenRun(ctx context.Context, path string, mechanism provenance.MechanismNam
 // before, so that a run writing at the same time cannot make the ledger
 // look behind its record.
 func firstLine(f *os.File) ([]byte, error) {
-	r := newLineReader(io.NewSectionReader(f, 0, MaxLineBytes+1))
+	r := newLineReader(io.NewSectionReader(f, 0, maxLineBytes+1))
 	b, err := r.next()
 	if err == io.EOF {
 		return r.tail, io.EOF
@@ -330,7 +330,7 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 	first, err := firstLine(l.f)
 	switch {
 	case err == errLongLine:
-		return nil, &NotLedgerError{Path: l.path, Reason: fmt.Sprintf("is not a ledger: its first line is longer than %d bytes", MaxLineBytes)}
+		return nil, &NotLedgerError{Path: l.path, Reason: fmt.Sprintf("is not a ledger: its first line is longer than %d bytes", maxLineBytes)}
 	case err != nil && err != io.EOF:
 		return nil, fmt.Errorf("ledger %s: read: %w", l.path, err)
 	case len(first) == 0 && err == io.EOF:
@@ -447,14 +447,14 @@ func (l *Ledger) checkRecord(rec *Record, file string, settled bool) error {
 		case rec.LedgerID != l.header.ID && l.upgradedFrom(rec):
 			e = nil
 		case rec.LedgerID != l.header.ID:
-			e.Kind = SecondLedger
+			e.kind = secondLedger
 			e.ID = l.header.ID
 		case torn && lines+1 == rec.Lines:
-			e.Kind = TornAfterSync
+			e.kind = tornAfterSync
 		case lines < rec.Lines:
-			e.Kind = Behind
+			e.kind = behind
 		case l.recHash != rec.Head:
-			e.Kind = Diverged
+			e.kind = diverged
 		default:
 			e = nil
 		}

@@ -102,34 +102,34 @@ func newRecord(h Header, hh, path string, fi fs.FileInfo, lines int, size int64,
 		Lines: lines, Head: head, Size: size, Updated: time.Now().UTC().Truncate(time.Second)}
 }
 
-// RecordKind says how a ledger disagrees with its record: SecondLedger
-// (the record names another ledger), Behind (lines removed or an older
-// copy restored), TornAfterSync (a line written in full is cut short) or
-// Diverged (the recorded line differs).
-type RecordKind int
+// recordKind says how a ledger disagrees with its record: secondLedger
+// (the record names another ledger), behind (lines removed or an older
+// copy restored), tornAfterSync (a line written in full is cut short) or
+// diverged (the recorded line differs).
+type recordKind int
 
 const (
-	// SecondLedger is a ledger for an ensemble whose record names
+	// secondLedger is a ledger for an ensemble whose record names
 	// another ledger.
-	SecondLedger RecordKind = iota
-	// Behind is a ledger with fewer lines than its record: lines were
+	secondLedger recordKind = iota
+	// behind is a ledger with fewer lines than its record: lines were
 	// removed, or an older copy restored.
-	Behind
-	// TornAfterSync is a ledger whose last line is cut short although
+	behind
+	// tornAfterSync is a ledger whose last line is cut short although
 	// the record shows it was written in full (its fsync had returned).
-	TornAfterSync
-	// Diverged is a ledger whose line at the record's count is not the
+	tornAfterSync
+	// diverged is a ledger whose line at the record's count is not the
 	// one recorded: edited, or another copy of it restored.
-	Diverged
+	diverged
 )
 
 // RecordError is a ledger that disagrees with its ensemble's record. It
 // is resolved on purpose: by using the right ledger, or with Adopt (darrm
 // ledger adopt), or, for Init and Upgrade, with InitOptions.Replace.
 type RecordError struct {
-	Kind     RecordKind
+	kind     recordKind
 	Path     string // the ledger
-	ID       string // its id, for SecondLedger
+	ID       string // its id, for secondLedger
 	Ensemble string
 	Record   Record
 	File     string // the record's file
@@ -156,15 +156,15 @@ func (e *RecordError) Say(replace string) string {
 	seen := fmt.Sprintf("your record of ensemble %s (%s) says its ledger is %s (id %s) with %d lines, as of %s",
 		e.Ensemble, e.File, r.Path, short(r.LedgerID), r.Lines, r.Updated.Format(time.RFC3339))
 	q := shellQuote(e.Path)
-	switch e.Kind {
-	case SecondLedger:
+	switch e.kind {
+	case secondLedger:
 		if e.Command != "" {
 			return fmt.Sprintf("ledger %s %s: %s. A second ledger would give the ensemble its budget again. Keep using %s; if you retire it and mean to start a new budget on purpose, %s", e.Command, e.Path, seen, r.Path, replace)
 		}
 		return fmt.Sprintf("ledger %s (id %s) is a second ledger for ensemble %s: %s. Two ledgers would give the ensemble its budget twice. Use %s; if this ledger replaces it on purpose, run: darrm ledger adopt %s", e.Path, short(e.ID), e.Ensemble, seen, r.Path, q)
-	case Behind:
+	case behind:
 		return fmt.Sprintf("ledger %s has %d lines, but %s: lines were removed, or an older copy was restored. Use the newest copy; if you mean to go on from this file as it is, forgetting the spends after its line %d, run: darrm ledger adopt %s", e.Path, e.Lines, seen, e.Lines, q)
-	case TornAfterSync:
+	case tornAfterSync:
 		return fmt.Sprintf("ledger %s: its last line (line %d) is cut short, but %s: that line was written in full (its fsync had returned), so the file was cut afterwards. Restore it from a good copy; if you mean to go on without that line, run: darrm ledger adopt %s", e.Path, e.Lines+1, seen, q)
 	}
 	return fmt.Sprintf("ledger %s: its line %d is not the one recorded, but the file's chain holds: %s. The file was replaced by another copy that went its own way. Use the copy written last; if you mean to go on from this file as it is, run: darrm ledger adopt %s", e.Path, r.Lines, seen, q)

@@ -161,7 +161,7 @@ func Upgrade(ctx context.Context, path string, b provenance.Binding, opts InitOp
 			return res, err
 		}
 	case rec != nil && !opts.Replace:
-		return res, &RecordError{Kind: SecondLedger, Path: path, Ensemble: nh.Ensemble, Record: *rec, File: st.path, Command: "upgrade"}
+		return res, &RecordError{kind: secondLedger, Path: path, Ensemble: nh.Ensemble, Record: *rec, File: st.path, Command: "upgrade"}
 	case rec != nil:
 		res.Previous = rec
 	}

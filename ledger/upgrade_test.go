@@ -164,7 +164,7 @@ func TestUpgrade(t *testing.T) {
 	}
 	stranger := Options{StateDir: t.TempDir()}
 	recordOld(t, stranger, Header{Ensemble: h.Ensemble, ID: "fedcba9876543210fedcba9876543210"}, path, 2, "x")
-	recordError(t, "a record of another ledger", openErr(path, stranger), SecondLedger)
+	recordError(t, "a record of another ledger", openErr(path, stranger), secondLedger)
 
 	// Behind its record: not upgraded.
 	cut := filepath.Join(dir, "cut.ledger")
@@ -175,13 +175,13 @@ func TestUpgrade(t *testing.T) {
 	r.Close()
 	writeV3(t, cut, own2, spends[:2])
 	_, err = Upgrade(ctx, cut, provenance.Binding{}, InitOptions{})
-	recordError(t, "upgrade of a version 3 behind its record", err, Behind)
+	recordError(t, "upgrade of a version 3 behind its record", err, behind)
 
 	// A second ledger of an ensemble recorded with another.
 	second := filepath.Join(dir, "second.ledger")
 	writeV3(t, second, own, spends)
 	_, err = Upgrade(ctx, second, provenance.Binding{}, InitOptions{})
-	recordError(t, "upgrade of a second ledger", err, SecondLedger)
+	recordError(t, "upgrade of a second ledger", err, secondLedger)
 	if _, err := os.Stat(backupName(second, 3)); err == nil {
 		t.Error("a refused upgrade kept a copy")
 	}

@@ -316,7 +316,7 @@ func (s *Solver) Solve() (Solution, error) {
 		return Solution{}, fmt.Errorf("lp: solve: HiGHS failed with every strategy (%s)", strings.Join(tried, "; "))
 	}
 	if sol.IsInfeasible() {
-		return Solution{}, ErrInfeasible
+		return Solution{}, errInfeasible
 	}
 	slack := make([]float64, len(s.rows))
 	for i, r := range s.rows {

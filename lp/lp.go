@@ -56,5 +56,5 @@ type Solution struct {
 	Bound float64
 }
 
-// ErrInfeasible is returned by Solve when no x satisfies the rows and bounds.
-var ErrInfeasible = errors.New("lp: infeasible")
+// errInfeasible is returned by Solve when no x satisfies the rows and bounds.
+var errInfeasible = errors.New("lp: infeasible")

@@ -77,7 +77,7 @@ func TestInfeasible(t *testing.T) {
 	if err := s.AddRow([]float64{-1}, -2); err != nil { // x >= 2
 		t.Fatal(err)
 	}
-	if _, err := s.Solve(); !errors.Is(err, ErrInfeasible) {
+	if _, err := s.Solve(); !errors.Is(err, errInfeasible) {
 		t.Errorf("Solve on an infeasible LP: err = %v, want ErrInfeasible", err)
 	}
 }

@@ -164,7 +164,7 @@ var frontierPrecisions = []float64{0.9, 0.95, 0.99}
 
 // ConfidentOptions configure the search of Confident-GNMax's parameters.
 type ConfidentOptions struct {
-	// Ratios are the σ1/σ2 tried (nil: DefaultRatios); for each the least
+	// Ratios are the σ1/σ2 tried (nil: seven from 1 to 10); for each the least
 	// σ2 that fits is searched, and every integer threshold.
 	Ratios []float64
 	// MinPrecision, in [0, 1), is the least expected fraction of answered
@@ -174,9 +174,9 @@ type ConfidentOptions struct {
 	MinPrecision float64
 }
 
-// DefaultRatios are the σ1/σ2 a Confident-GNMax plan tries: PATE 2018's
+// defaultRatios are the σ1/σ2 a Confident-GNMax plan tries: PATE 2018's
 // settings have σ1/σ2 from 1 (200/200) to 3.75 (150/40).
-var DefaultRatios = []float64{1, 1.5, 2, 3, 4, 6, 10}
+var defaultRatios = []float64{1, 1.5, 2, 3, 4, 6, 10}
 
 // ConfidentGNMax returns the Confident-GNMax parameters (T, σ1, σ2) with
 // which queries queries fit r.Budget in r.For's target (Parameters, for
@@ -206,7 +206,7 @@ func ConfidentGNMax(ctx context.Context, r Request, queries int, proxy Proxy, op
 	}
 	ratios := opts.Ratios
 	if ratios == nil {
-		ratios = DefaultRatios
+		ratios = defaultRatios
 	}
 	for _, ratio := range ratios {
 		if !(ratio > 0) || math.IsInf(ratio, 0) {

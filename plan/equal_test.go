@@ -35,16 +35,16 @@ func TestEqualTotals(t *testing.T) {
 	// moreTeachers is m 5% more generous, within its range [1, K] (a plan
 	// below K whose neighbour would pass K is checked at K).
 	moreTeachers := func(r Request) Request {
-		r.Problem.M = math.Min(r.Problem.M*Generosity, float64(r.Problem.K))
+		r.Problem.M = math.Min(r.Problem.M*generosity, float64(r.Problem.K))
 		return r
 	}
 	// generous returns r with its planned parameter 5% more generous.
 	generous := []func(r Request) Request{
-		func(r Request) Request { r.Problem.Eps *= Generosity; return r },
-		func(r Request) Request { r.Mechanism.GNMax.Sigma2 /= Generosity; return r },
+		func(r Request) Request { r.Problem.Eps *= generosity; return r },
+		func(r Request) Request { r.Mechanism.GNMax.Sigma2 /= generosity; return r },
 		moreTeachers,
 		moreTeachers,
-		func(r Request) Request { r.Mechanism.LNMax.Scale /= Generosity; return r },
+		func(r Request) Request { r.Mechanism.LNMax.Scale /= generosity; return r },
 	}
 	qs := []int{30, 100}
 	if testing.Short() {

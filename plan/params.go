@@ -15,12 +15,12 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// Generosity is how much more generous the neighbour a plan checks is
+// generosity is how much more generous the neighbour a plan checks is
 // than the parameter it returns: that neighbour must not fit.
-const Generosity = 1.05
+const generosity = 1.05
 
 // searchRel is the relative precision of a parameter search: well below
-// Generosity, so that the neighbour lies beyond the boundary.
+// generosity, so that the neighbour lies beyond the boundary.
 const searchRel = 1e-3
 
 // Plan is the parameters with which a number of queries fits a budget,
@@ -38,7 +38,7 @@ type Plan struct {
 	// Count is what the budget buys at the plan's parameters: Count.Run
 	// >= Queries.
 	Count Count
-	// Neighbour is the value Generosity times more generous (m and
+	// Neighbour is the value generosity times more generous (m and
 	// target-eps larger, a noise scale smaller), and NeighbourRun the
 	// queries it releases in the plan's target (a budgeted run, or a new
 	// ledger), fewer than Queries; AtLimit says that Value is the most
@@ -143,7 +143,7 @@ func zcdpBudget(b accountant.Guarantee) float64 {
 // queries: searched on the predicate the release's count searches on
 // (accountant.Account.Fits), the last value that fits, then checked by the
 // release's own count (ensemble.NewAccounting), which must reach
-// queries, and against its neighbour Generosity times more generous,
+// queries, and against its neighbour generosity times more generous,
 // which must not. Confident-GNMax needs proxy
 // votes (ConfidentGNMax).
 func Parameters(ctx context.Context, r Request, queries int) (Plan, error) {
@@ -244,7 +244,7 @@ func guess(ctx context.Context, at func(float64) Request, queries int) func(floa
 
 // verify completes a plan that search returned: what the budget buys at
 // its parameters, by the release's own count (Queries), which must reach
-// the planned queries, and the count of the neighbour Generosity times
+// the planned queries, and the count of the neighbour generosity times
 // more generous, which must not.
 func verify(ctx context.Context, pl *Plan) error {
 	var err error
@@ -260,7 +260,7 @@ func verify(ctx context.Context, pl *Plan) error {
 	}
 	// The neighbour stays within the knob's range (randomized response
 	// whose m = K is not certified stops just below K).
-	nx := math.Min(pl.x*Generosity, k.max)
+	nx := math.Min(pl.x*generosity, k.max)
 	pl.Neighbour = k.value(nx)
 	next := pl.Request
 	k.set(&next, nx)
@@ -272,7 +272,7 @@ func verify(ctx context.Context, pl *Plan) error {
 		return fmt.Errorf("plan: the neighbour %s = %v: %w", k.setting, pl.Neighbour, err)
 	}
 	if pl.NeighbourRun = b.queriesFor(next); pl.NeighbourRun >= pl.Queries {
-		return fmt.Errorf("plan: %s = %v, %v times more generous than %v, still releases %d >= %d queries: the search stopped short", k.setting, pl.Neighbour, Generosity, pl.Value, pl.NeighbourRun, pl.Queries)
+		return fmt.Errorf("plan: %s = %v, %v times more generous than %v, still releases %d >= %d queries: the search stopped short", k.setting, pl.Neighbour, generosity, pl.Value, pl.NeighbourRun, pl.Queries)
 	}
 	return nil
 }
