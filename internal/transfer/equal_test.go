@@ -29,6 +29,9 @@ func TestRunEqual(t *testing.T) {
 	}
 	p := EqualParams{Budget: accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-5}, Composition: accountant.Composition{Method: accountant.Optimal, DeltaPrime: accountant.DefaultDeltaPrime}},
 		Delta: 1e-5, Queries: []int{10, 100}, Redraws: 3, Seed: 1}
+	if testing.Short() {
+		p.Queries = p.Queries[:1] // the everyday run: one Q
+	}
 	res, err := RunEqual(ctx, b.Test, tt, p, opt)
 	if err != nil {
 		t.Fatal(err)
