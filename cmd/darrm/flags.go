@@ -115,7 +115,7 @@ func hideComposition(cmd *cobra.Command) { cmd.Flags().MarkHidden("composition")
 // given, changes nothing (hideComposition).
 func compositionIgnored(cmd *cobra.Command) {
 	if cmd.Flags().Changed("composition") {
-		fmt.Fprintln(cmd.ErrOrStderr(), "darrm: --composition changes nothing here: a budget and the total to publish take, at the budget's delta, the least eps of every composition valid for the run (the analysis lists each)")
+		fmt.Fprintln(cmd.ErrOrStderr(), "darrm: --composition changes nothing here: a budget and the total to publish take, at the budget's delta, the least eps of every composition valid for the run")
 	}
 }
 
