@@ -195,9 +195,9 @@ func NewPlan(a Algorithm, n, nPublic, epochs int, p float64) (Plan, error) {
 	return pl, nil
 }
 
-// Amplification returns the factor by which PABI divides the per-epoch
+// amplification returns the factor by which PABI divides the per-epoch
 // Rényi DP: n + 1 − n_d for Interleaved (Lemma 4.6.2), 1 otherwise.
-func (pl Plan) Amplification() int {
+func (pl Plan) amplification() int {
 	if pl.Algorithm == Interleaved {
 		return pl.N + 1 - pl.ND
 	}
@@ -207,7 +207,7 @@ func (pl Plan) Amplification() int {
 // PABI returns the privacy accounting of the plan's private epochs with
 // every gradient clipped to norm clip (Lemmas 4.5.2 and 4.6.2).
 func (pl Plan) PABI(clip float64) accountant.PABI {
-	return accountant.PABI{G: clip, Epochs: pl.PrivEpochs, Dilution: pl.Amplification()}
+	return accountant.PABI{G: clip, Epochs: pl.PrivEpochs, Dilution: pl.amplification()}
 }
 
 // epoch returns the schedule of epoch k (0-based).

@@ -30,7 +30,7 @@ func TestCalibrationRoundTrip(t *testing.T) {
 					// Independently: the paper's bound at the best α has the closed
 					// form ε = ρ + 2·sqrt(ρ·log(1/δ)), ρ = total RDP slope.
 					if conv == accountant.PaperConversion {
-						rho := 2 * 100 * float64(plan.PrivEpochs) / float64(plan.Amplification()) / (c.Sigma * c.Sigma)
+						rho := 2 * 100 * float64(plan.PrivEpochs) / float64(plan.amplification()) / (c.Sigma * c.Sigma)
 						if got := rho + 2*math.Sqrt(rho*math.Log(1e6)); math.Abs(got-eps) > 1e-9*eps {
 							t.Errorf("%v p=%v eps=%v: closed form gives ε = %v at σ = %v", a, p, eps, got, c.Sigma)
 						}

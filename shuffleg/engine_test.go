@@ -241,8 +241,8 @@ func TestPlan(t *testing.T) {
 			t.Errorf("NewPlan(%v, n=%d, m=%d, K=%d, p=%v): %v", tc.a, tc.n, tc.m, tc.K, tc.p, err)
 			continue
 		}
-		if pl.PrivEpochs != tc.privEpochs || pl.ND != tc.nd || pl.Amplification() != tc.amp {
-			t.Errorf("NewPlan(%v, p=%v): private epochs %d, n_d %d, amplification %d; want %d, %d, %d", tc.a, tc.p, pl.PrivEpochs, pl.ND, pl.Amplification(), tc.privEpochs, tc.nd, tc.amp)
+		if pl.PrivEpochs != tc.privEpochs || pl.ND != tc.nd || pl.amplification() != tc.amp {
+			t.Errorf("NewPlan(%v, p=%v): private epochs %d, n_d %d, amplification %d; want %d, %d, %d", tc.a, tc.p, pl.PrivEpochs, pl.ND, pl.amplification(), tc.privEpochs, tc.nd, tc.amp)
 		}
 	}
 }
