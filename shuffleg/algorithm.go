@@ -83,11 +83,6 @@ const (
 
 var algorithmNames = [...]string{DPShuffleG: "dp-shuffleg", PrivPub: "priv-pub", PubPriv: "pub-priv", Interleaved: "interleaved", PublicOnly: "public-only"}
 
-// allAlgorithms returns the five algorithms in the thesis' order.
-func allAlgorithms() []Algorithm {
-	return []Algorithm{DPShuffleG, PrivPub, PubPriv, Interleaved, PublicOnly}
-}
-
 // String returns the algorithm's command-line name: "dp-shuffleg",
 // "priv-pub", "pub-priv", "interleaved" or "public-only".
 func (a Algorithm) String() string {
@@ -114,20 +109,6 @@ func (a Algorithm) Label(o Order) string {
 		return "Public Only"
 	}
 	return a.String()
-}
-
-// parseAlgorithm parses an algorithm's command-line name, or "dp", the
-// earlier name of DP-ShuffleG.
-func parseAlgorithm(s string) (Algorithm, error) {
-	if strings.EqualFold(s, "dp") {
-		return DPShuffleG, nil
-	}
-	for _, a := range allAlgorithms() {
-		if strings.EqualFold(s, a.String()) {
-			return a, nil
-		}
-	}
-	return 0, fmt.Errorf("algorithm %q: must be one of dp-shuffleg, priv-pub, pub-priv, interleaved, public-only", s)
 }
 
 // Reference names the lemma that bounds a's privacy.
@@ -214,9 +195,9 @@ func NewPlan(a Algorithm, n, nPublic, epochs int, p float64) (Plan, error) {
 	return pl, nil
 }
 
-// Amplification returns the factor by which PABI divides the per-epoch
+// amplification returns the factor by which PABI divides the per-epoch
 // Rényi DP: n + 1 − n_d for Interleaved (Lemma 4.6.2), 1 otherwise.
-func (pl Plan) Amplification() int {
+func (pl Plan) amplification() int {
 	if pl.Algorithm == Interleaved {
 		return pl.N + 1 - pl.ND
 	}
@@ -226,42 +207,7 @@ func (pl Plan) Amplification() int {
 // PABI returns the privacy accounting of the plan's private epochs with
 // every gradient clipped to norm clip (Lemmas 4.5.2 and 4.6.2).
 func (pl Plan) PABI(clip float64) accountant.PABI {
-	return accountant.PABI{G: clip, Epochs: pl.PrivEpochs, Dilution: pl.Amplification()}
-}
-
-// accountingPlan returns the plan the privacy analysis sees for algorithm a
-// over K = epochs epochs, given the thesis' own parameters rather than a
-// private fraction: s, the epochs before the switch of PrivPub and PubPriv
-// (Algorithms 4 and 5, 1 <= s <= K−1), and n and n_d, the steps and
-// private steps per epoch of Interleaved (Algorithm 6, 1 <= n_d <= n).
-// Parameters an algorithm does not use are ignored.
-func accountingPlan(a Algorithm, epochs, s, n, nd int) (Plan, error) {
-	if epochs < 1 {
-		return Plan{}, &accountant.ParamError{Name: "epochs", Value: float64(epochs), Rule: "must be an integer >= 1"}
-	}
-	pl := Plan{Algorithm: a, Epochs: epochs, PrivEpochs: epochs}
-	switch a {
-	case DPShuffleG:
-	case PrivPub, PubPriv:
-		if s < 1 || s > epochs-1 {
-			return Plan{}, fmt.Errorf("%v: %w", a, &accountant.ParamError{Name: "S", Value: float64(s), Rule: fmt.Sprintf("must be an integer in [1, epochs-1] = [1, %d]", epochs-1)})
-		}
-		pl.PrivEpochs = s
-		if a == PubPriv {
-			pl.PrivEpochs = epochs - s
-		}
-	case Interleaved:
-		if n < 1 {
-			return Plan{}, fmt.Errorf("%v: %w", a, &accountant.ParamError{Name: "n", Value: float64(n), Rule: "must be an integer >= 1"})
-		}
-		if nd < 1 || nd > n {
-			return Plan{}, fmt.Errorf("%v: %w", a, &accountant.ParamError{Name: "n_d", Value: float64(nd), Rule: fmt.Sprintf("must be an integer in [1, n] = [1, %d]", n)})
-		}
-		pl.N, pl.ND = n, nd
-	default:
-		return Plan{}, fmt.Errorf("%v: uses no private data, there is nothing to account", a)
-	}
-	return pl, nil
+	return accountant.PABI{G: clip, Epochs: pl.PrivEpochs, Dilution: pl.amplification()}
 }
 
 // epoch returns the schedule of epoch k (0-based).

@@ -10,12 +10,14 @@
 // once per epoch by its proximal operator (line 12 of Algorithm 3). The noise
 // standard deviation of each algorithm is calibrated to a target (ε, δ) by
 // the shared accountant from the per-epoch Rényi DP of Lemmas 4.5.2 and
-// 4.6.2; see Calibrate.
+// 4.6.2; see Plan.Calibrate.
 //
-// An Experiment runs repeated seeded runs and the learning-rate grid search
-// of Section 4.7.4 on all cores and reports the per-epoch objective G(x; D)
-// on the private data and its excess over a non-private optimum computed to
-// high accuracy (Problem.Optimum).
+// A Problem is a Task (a Loss and a Regularizer) on a private Dataset and
+// an optional public one, with its non-private optimum computed to high
+// accuracy (Problem.Optimum). NewPlan schedules an algorithm on it,
+// Plan.Calibrate calibrates its noise, and Run trains one model and
+// returns the per-epoch objective G(x; D) on the private data and its
+// excess over the optimum (Trace).
 //
 // Reference: Shuli Jiang, "Communication Efficient and Differentially
 // Private Optimization", PhD thesis, Carnegie Mellon University,

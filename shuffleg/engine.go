@@ -2,11 +2,10 @@ package shuffleg
 
 import (
 	"context"
+	crand "crypto/rand"
 	"fmt"
 	"math"
 	"math/rand/v2"
-
-	"github.com/darrm/darrm/datasets"
 )
 
 // Config holds the parameters of one run of Algorithm 3.
@@ -23,6 +22,11 @@ type Config struct {
 	// Sigma is the noise standard deviation σ of the noisy steps: a step is
 	// x ← x − η(∇f + ρ) with ρ ~ N(0, σ²I_d) (line 7 of Algorithm 3).
 	Sigma float64
+	// Key, when set, keys the run's randomness (the permutations and the
+	// noise, from AES-256 in counter mode): the same key gives the same
+	// run, for experiments. Unset, the key comes from crypto/rand, as a
+	// private model needs.
+	Key *[32]byte
 }
 
 // Trace is the result of one run: the objective G(·; D) on the private data
@@ -56,11 +60,11 @@ func (cfg Config) check() error {
 }
 
 // Run executes Algorithm 3 for cfg.Algorithm on p from x = 0, drawing the
-// permutations and the Gaussian noise from src. It does not check the
-// learning rate against the contraction bound: that is the caller's policy
-// (see Plan.ContractionBound and Experiment). It ends with ctx's error,
-// at the end of an epoch, once ctx is done.
-func Run(ctx context.Context, p *Problem, cfg Config, src *Stream) (*Trace, error) {
+// permutations and the Gaussian noise from the stream keyed by cfg.Key.
+// It does not check the learning rate against the contraction bound: that
+// is the caller's policy (see Plan.ContractionBound). It ends with ctx's
+// error, at the end of an epoch, once ctx is done.
+func Run(ctx context.Context, p *Problem, cfg Config) (*Trace, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
@@ -68,7 +72,13 @@ func Run(ctx context.Context, p *Problem, cfg Config, src *Stream) (*Trace, erro
 	if err != nil {
 		return nil, err
 	}
-	e := newEngine(p, plan, cfg, src)
+	var key [32]byte
+	if cfg.Key != nil {
+		key = *cfg.Key
+	} else if _, err := crand.Read(key[:]); err != nil {
+		return nil, fmt.Errorf("crypto/rand: %w", err)
+	}
+	e := newEngine(p, plan, cfg, newStream(key))
 	return e.run(ctx)
 }
 
@@ -78,7 +88,7 @@ type engine struct {
 	p    *Problem
 	plan Plan
 	cfg  Config
-	src  *Stream    // the Gaussian noise
+	src  *stream    // the Gaussian noise
 	rng  *rand.Rand // the permutations, drawn from src
 	x    []float64
 	perm []int
@@ -86,7 +96,7 @@ type engine struct {
 	visit func(epoch int, private bool, i int)
 }
 
-func newEngine(p *Problem, plan Plan, cfg Config, src *Stream) *engine {
+func newEngine(p *Problem, plan Plan, cfg Config, src *stream) *engine {
 	perm := make([]int, p.N())
 	for i := range perm {
 		perm[i] = i
@@ -152,7 +162,7 @@ func (e *engine) shuffle() {
 // step takes one clipped, noisy gradient step x ← x − η(clip(∇f(x; q_i)) + ρ)
 // on sample i of s (sq holds its squared feature norms), fusing gradient,
 // clipping, noise and update into passes over x without allocation.
-func (e *engine) step(s *datasets.Dataset, sq []float64, i int, sigma float64) {
+func (e *engine) step(s *Dataset, sq []float64, i int, sigma float64) {
 	x, q := e.x, s.Row(i)
 	eta, c := e.cfg.LR, e.cfg.Clip
 	noise := eta * sigma

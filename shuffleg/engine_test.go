@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/floats"
-
-	"github.com/darrm/darrm/datasets"
 )
 
 // TestClipBound checks that a noiseless step moves x by η·min(||∇f||, G):
@@ -51,7 +49,7 @@ func TestSigmaZeroIsShuffledGD(t *testing.T) {
 			p := newTestProblem(t, task, 30, 30, 5, 9)
 			const K, eta = 7, 0.03
 			cfg := Config{Algorithm: DPShuffleG, Order: order, Epochs: K, Fraction: 1, LR: eta, Clip: math.Inf(1)}
-			tr, err := Run(context.Background(), p, cfg, testStream(11, 12))
+			tr, err := Run(context.Background(), p, withKey(cfg, 11, 12))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,7 +90,7 @@ func TestSigmaZeroIsShuffledGD(t *testing.T) {
 }
 
 // naiveGrad returns ∇f(x; s_i) computed from the loss definitions.
-func naiveGrad(p *Problem, s *datasets.Dataset, i int, x []float64) []float64 {
+func naiveGrad(p *Problem, s *Dataset, i int, x []float64) []float64 {
 	q := s.Row(i)
 	g := make([]float64, len(x))
 	switch p.Task.Loss {
@@ -187,7 +185,7 @@ func TestOrdersVisitEverySampleOnce(t *testing.T) {
 // the arithmetic exactly once, at its IG position.
 func TestStepArithmeticRevealsOrder(t *testing.T) {
 	const n, eta = 8, 0.5
-	s := &datasets.Dataset{D: n, X: make([]float64, n*n)}
+	s := &Dataset{D: n, X: make([]float64, n*n)}
 	for i := range n {
 		s.X[i*n+i] = 1
 	}
@@ -195,7 +193,7 @@ func TestStepArithmeticRevealsOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := Run(context.Background(), p, Config{Algorithm: DPShuffleG, Order: IG, Epochs: 1, Fraction: 1, LR: eta, Clip: math.Inf(1)}, testStream(1, 1))
+	tr, err := Run(context.Background(), p, withKey(Config{Algorithm: DPShuffleG, Order: IG, Epochs: 1, Fraction: 1, LR: eta, Clip: math.Inf(1)}, 1, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,8 +241,8 @@ func TestPlan(t *testing.T) {
 			t.Errorf("NewPlan(%v, n=%d, m=%d, K=%d, p=%v): %v", tc.a, tc.n, tc.m, tc.K, tc.p, err)
 			continue
 		}
-		if pl.PrivEpochs != tc.privEpochs || pl.ND != tc.nd || pl.Amplification() != tc.amp {
-			t.Errorf("NewPlan(%v, p=%v): private epochs %d, n_d %d, amplification %d; want %d, %d, %d", tc.a, tc.p, pl.PrivEpochs, pl.ND, pl.Amplification(), tc.privEpochs, tc.nd, tc.amp)
+		if pl.PrivEpochs != tc.privEpochs || pl.ND != tc.nd || pl.amplification() != tc.amp {
+			t.Errorf("NewPlan(%v, p=%v): private epochs %d, n_d %d, amplification %d; want %d, %d, %d", tc.a, tc.p, pl.PrivEpochs, pl.ND, pl.amplification(), tc.privEpochs, tc.nd, tc.amp)
 		}
 	}
 }
@@ -265,11 +263,11 @@ func TestRunRejectsBadConfig(t *testing.T) {
 	} {
 		cfg := good
 		mod(&cfg)
-		if _, err := Run(context.Background(), p, cfg, testStream(1, 1)); err == nil {
+		if _, err := Run(context.Background(), p, withKey(cfg, 1, 1)); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
-	if _, err := Run(context.Background(), p, good, testStream(1, 1)); err != nil {
+	if _, err := Run(context.Background(), p, withKey(good, 1, 1)); err != nil {
 		t.Errorf("good config: %v", err)
 	}
 }
@@ -278,11 +276,26 @@ func TestRunRejectsBadConfig(t *testing.T) {
 // above 2/L: the iterate overflows and the trace records +Inf from then on.
 func TestDivergenceIsMarked(t *testing.T) {
 	p := newTestProblem(t, ridgeRegression(0.1), 20, 20, 4, 2)
-	tr, err := Run(context.Background(), p, Config{Algorithm: DPShuffleG, Order: IG, Epochs: 200, Fraction: 1, LR: 1e3, Clip: math.Inf(1)}, testStream(1, 1))
+	tr, err := Run(context.Background(), p, withKey(Config{Algorithm: DPShuffleG, Order: IG, Epochs: 200, Fraction: 1, LR: 1e3, Clip: math.Inf(1)}, 1, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !tr.Diverged() {
 		t.Fatalf("run with η = 1000 did not diverge: final loss %v", tr.Loss[len(tr.Loss)-1])
+	}
+}
+
+// TestOrderText: each sample order reads back from its text.
+func TestOrderText(t *testing.T) {
+	for _, o := range []Order{RR, SO, IG} {
+		b, _ := o.MarshalText()
+		var got Order
+		if err := got.UnmarshalText(b); err != nil || got != o {
+			t.Errorf("%v: %q reads back as %v (%v)", o, b, got, err)
+		}
+	}
+	var o Order
+	if err := o.UnmarshalText([]byte("xx")); err == nil || o != 0 {
+		t.Errorf("xx: %v, order %v", err, o)
 	}
 }

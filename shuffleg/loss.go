@@ -3,7 +3,6 @@ package shuffleg
 import (
 	"math"
 
-	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/internal/enum"
 )
 
@@ -33,18 +32,6 @@ var lossNames = enum.Names[Loss]{What: "loss", List: []string{SquaredDistance: "
 
 // String returns "squared-distance", "squared-error" or "logistic".
 func (l Loss) String() string { return lossNames.String(l) }
-
-// Task returns the kind of problem l belongs to, which selects a dataset's
-// private/public construction.
-func (l Loss) Task() datasets.Task {
-	switch l {
-	case SquaredError:
-		return datasets.Regression
-	case Logistic:
-		return datasets.Classification
-	}
-	return datasets.Mean
-}
 
 // needsResponses reports whether samples carry a response y.
 func (l Loss) needsResponses() bool { return l == SquaredError || l == Logistic }

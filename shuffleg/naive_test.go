@@ -5,15 +5,13 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-
-	"github.com/darrm/darrm/datasets"
 )
 
 // naiveRun is Algorithm 3 written the direct way, allocating the gradient,
 // the clipped gradient, the noise vector and the new iterate at every step.
 // It draws its randomness in the same order as the engine, so the two must
 // agree to rounding; BenchmarkEngine measures the engine against it.
-func naiveRun(p *Problem, cfg Config, src *Stream) []float64 {
+func naiveRun(p *Problem, cfg Config, src *stream) []float64 {
 	rng := rand.New(src)
 	plan, err := NewPlan(cfg.Algorithm, p.N(), p.Public.Len(), cfg.Epochs, cfg.Fraction)
 	if err != nil {
@@ -29,7 +27,7 @@ func naiveRun(p *Problem, cfg Config, src *Stream) []float64 {
 	if cfg.Order == SO {
 		shuffle()
 	}
-	step := func(s *datasets.Dataset, i int, sigma float64) {
+	step := func(s *Dataset, i int, sigma float64) {
 		g := naiveGrad(p, s, i, x)
 		var norm2 float64
 		for _, v := range g {
@@ -84,7 +82,7 @@ func TestEngineMatchesNaive(t *testing.T) {
 		for _, a := range allAlgorithms() {
 			for _, order := range []Order{IG, SO, RR} {
 				cfg := Config{Algorithm: a, Order: order, Epochs: 4, Fraction: 0.5, LR: 0.02, Clip: 0.8, Sigma: 0.7}
-				tr, err := Run(context.Background(), p, cfg, testStream(3, 4))
+				tr, err := Run(context.Background(), p, withKey(cfg, 3, 4))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -123,7 +121,7 @@ func BenchmarkEngine(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			for _, cfg := range cfgs {
-				if _, err := Run(context.Background(), p, cfg, newStream([32]byte{1})); err != nil {
+				if _, err := Run(context.Background(), p, withKey(cfg, 1, 0)); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -174,7 +172,7 @@ func BenchmarkPanel(b *testing.B) {
 					for r := range 10 {
 						src := newStream([32]byte{byte(a), byte(r)})
 						if impl == "fused" {
-							if _, err := Run(context.Background(), p, cfg, src); err != nil {
+							if _, err := Run(context.Background(), p, withKey(cfg, byte(a), byte(r))); err != nil {
 								b.Fatal(err)
 							}
 						} else {

@@ -5,8 +5,6 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/floats"
-
-	"github.com/darrm/darrm/datasets"
 )
 
 // Task is an objective of Section 4.7.1: a per-sample loss f and a
@@ -16,23 +14,19 @@ type Task struct {
 	Reg  Regularizer
 }
 
-// meanEstimation is f(x; q) = ½·||x − q||² with ψ the indicator of the ball
-// of radius C (Section 4.7.1, task 1; the thesis uses C = 10).
-func meanEstimation(radius float64) Task {
-	return Task{Loss: SquaredDistance, Reg: Ball{Radius: radius}}
-}
-
-// ridgeRegression is f(x; (a, y)) = (⟨x, a⟩ − y)² with ψ = (λ/2)·||x||²
-// (Section 4.7.1, task 2; λ_r = 0.1 in the thesis).
-func ridgeRegression(lambda float64) Task {
-	return Task{Loss: SquaredError, Reg: Ridge{Lambda: lambda}}
-}
-
-// lassoLogistic is the logistic loss with ψ = λ·||x||₁ (Section 4.7.1,
-// task 3; λ_l = 0.1 in the thesis).
-func lassoLogistic(lambda float64) Task { return Task{Loss: Logistic, Reg: L1{Lambda: lambda}} }
-
 func (t Task) String() string { return fmt.Sprintf("%v + %v", t.Loss, t.Reg) }
+
+// Validate reports a loss that is none of the package's, or a
+// regulariser of the package's with its parameter out of its domain: an
+// *accountant.ParamError names the ball's radius C or the weight lambda.
+func (t Task) Validate() error {
+	switch t.Loss {
+	case SquaredDistance, SquaredError, Logistic:
+	default:
+		return fmt.Errorf("loss %v: must be one of squared-distance, squared-error, logistic", t.Loss)
+	}
+	return checkRegularizer(t.Reg)
+}
 
 // Problem is one ERM instance of Section 4.3: the target objective G(x; D)
 // on the private samples D, the public samples P that the public-data
@@ -41,8 +35,8 @@ func (t Task) String() string { return fmt.Sprintf("%v + %v", t.Loss, t.Reg) }
 // A Problem is immutable and safe for concurrent use.
 type Problem struct {
 	Task    Task
-	Private *datasets.Dataset
-	Public  *datasets.Dataset
+	Private *Dataset
+	Public  *Dataset
 
 	privSq, pubSq []float64 // squared feature norms per sample
 	lStar         float64   // max smoothness over D (L*, Section 4.4.1)
@@ -62,13 +56,8 @@ type Optimum struct {
 // NewProblem validates the datasets against the task and computes the
 // non-private optimum. Public may be nil; otherwise it must have the same
 // dimension and the same kind of responses as private.
-func NewProblem(task Task, private, public *datasets.Dataset) (*Problem, error) {
-	switch task.Loss {
-	case SquaredDistance, SquaredError, Logistic:
-	default:
-		return nil, fmt.Errorf("task loss %v: must be one of squared-distance, squared-error, logistic", task.Loss)
-	}
-	if err := checkRegularizer(task.Reg); err != nil {
+func NewProblem(task Task, private, public *Dataset) (*Problem, error) {
+	if err := task.Validate(); err != nil {
 		return nil, fmt.Errorf("task: %w", err)
 	}
 	p := &Problem{Task: task, Private: private, Public: public}
@@ -96,7 +85,7 @@ func NewProblem(task Task, private, public *datasets.Dataset) (*Problem, error) 
 	return p, nil
 }
 
-func (p *Problem) checkData(name string, s *datasets.Dataset) error {
+func (p *Problem) checkData(name string, s *Dataset) error {
 	if err := s.Validate(name); err != nil {
 		return err
 	}
@@ -113,7 +102,7 @@ func (p *Problem) checkData(name string, s *datasets.Dataset) error {
 	return nil
 }
 
-func (p *Problem) smoothness(s *datasets.Dataset) (sq []float64, lStar float64) {
+func (p *Problem) smoothness(s *Dataset) (sq []float64, lStar float64) {
 	n := s.Len()
 	sq = make([]float64, n)
 	for i := range n {
@@ -126,7 +115,7 @@ func (p *Problem) smoothness(s *datasets.Dataset) (sq []float64, lStar float64) 
 
 // meanAndSpread returns the mean of the samples and ½·(1/n)·Σ||q − mean||²,
 // by two passes so that the spread does not cancel.
-func meanAndSpread(s *datasets.Dataset) ([]float64, float64) {
+func meanAndSpread(s *Dataset) ([]float64, float64) {
 	n := s.Len()
 	mean := make([]float64, s.D)
 	for i := range n {

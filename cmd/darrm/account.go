@@ -10,8 +10,8 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/shuffleexp"
 	"github.com/darrm/darrm/noisymax"
-	"github.com/darrm/darrm/shuffleg"
 )
 
 func init() { subcommands = append(subcommands, newAccountCmd) }
@@ -217,12 +217,12 @@ func newAccountShuffleGCmd() *cobra.Command {
 		if fs.Changed("target-eps") == fs.Changed("sigma") {
 			return nil, cli.Usagef("account shuffleg: give exactly one of --target-eps (calibrate sigma) and --sigma (compute eps)")
 		}
-		algs, err := shuffleg.ParsePrivateAlgorithms(f.Algorithms)
+		algs, err := shuffleexp.ParsePrivateAlgorithms(f.Algorithms)
 		if err != nil {
 			return nil, cli.Usagef("--algorithm %v", err)
 		}
 		d := report.AccountShuffleg{Delta: f.Delta, G: f.G, Epochs: f.Epochs, S: cli.Given(fs, "S", f.S), N: cli.Given(fs, "n", f.N), ND: cli.Given(fs, "nd", f.ND)}
-		d.Rows, err = shuffleg.NoiseRequest{Algorithms: algs, Epochs: f.Epochs, S: f.S, N: f.N, ND: f.ND, G: f.G, Delta: f.Delta,
+		d.Rows, err = shuffleexp.NoiseRequest{Algorithms: algs, Epochs: f.Epochs, S: f.S, N: f.N, ND: f.ND, G: f.G, Delta: f.Delta,
 			Sigma: cli.Given(fs, "sigma", f.Sigma), Targets: f.Eps}.Run()
 		return d, err
 	})

@@ -12,7 +12,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
 	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
-	"github.com/darrm/darrm/shuffleg"
+	"github.com/darrm/darrm/internal/shuffleexp"
 )
 
 func init() { subcommands = append(subcommands, newPlotCmd) }
@@ -86,11 +86,11 @@ func newPlotShufflegCmd() *cobra.Command {
 		Reference []string         `flag:"reference" help:"reports to compare with, drawn thin and dashed in the panels of the same dataset, task, eps and p (say, another order)"`
 	}{}
 	return newPlot("shuffleg", "Draw several shuffleg results as panels of one figure (thesis Figures 4.2, C.1-C.4)", &f, &f.plotFlags, func(cmd *cobra.Command, args []string) ([]cliout.Record, error) {
-		reports, err := inputs.ReadJSON[shuffleg.Report](cmd, "FILE", args, inputs.WantShuffleg)
+		reports, err := inputs.ReadJSON[shuffleexp.Report](cmd, "FILE", args, inputs.WantShuffleg)
 		if err != nil {
 			return nil, err
 		}
-		refs, err := inputs.ReadJSON[shuffleg.Report](cmd, "--reference", f.Reference, inputs.WantShuffleg)
+		refs, err := inputs.ReadJSON[shuffleexp.Report](cmd, "--reference", f.Reference, inputs.WantShuffleg)
 		if err != nil {
 			return nil, err
 		}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/outputs"
-	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/internal/datasets"
 )
 
 // helpFiles hold the long descriptions and examples of the commands.

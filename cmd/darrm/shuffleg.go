@@ -13,8 +13,9 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/curveplot"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
-	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/internal/atomicfile"
+	"github.com/darrm/darrm/internal/datasets"
+	"github.com/darrm/darrm/internal/shuffleexp"
 	"github.com/darrm/darrm/shuffleg"
 )
 
@@ -49,14 +50,14 @@ type shufflegFlags struct {
 	dataDir    string
 }
 
-// shufflegNames maps the parameters of shuffleg.Spec to the flags, where
+// shufflegNames maps the parameters of shuffleexp.Spec to the flags, where
 // their names differ.
 var shufflegNames = map[string]string{"eps": "--target-eps", "delta": "--target-delta", "alpha rule": "--alpha-rule"}
 
 func newShufflegCmd() *cobra.Command {
-	f := shufflegFlags{Algorithms: "all", Order: shuffleg.RR, Fraction: shuffleg.DefaultFraction, Epochs: shuffleg.DefaultEpochs, Runs: shuffleg.DefaultRuns,
-		Clip: shuffleg.DefaultClip, Radius: shuffleg.DefaultRadius, Lambda: shuffleg.DefaultLambda, LRGrid: "thesis",
-		N: shuffleg.DefaultN, D: shuffleg.DefaultD}
+	f := shufflegFlags{Algorithms: "all", Order: shuffleg.RR, Fraction: shuffleexp.DefaultFraction, Epochs: shuffleexp.DefaultEpochs, Runs: shuffleexp.DefaultRuns,
+		Clip: shuffleexp.DefaultClip, Radius: shuffleexp.DefaultRadius, Lambda: shuffleexp.DefaultLambda, LRGrid: "thesis",
+		N: shuffleexp.DefaultN, D: shuffleexp.DefaultD}
 	cmd := newCmd("shuffleg", &cobra.Command{
 		Use:   "shuffleg --task TASK --dataset DATASET --target-eps EPS [flags]",
 		Short: "Run the DP-ShuffleG experiments (private shuffled gradient methods with public data)",
@@ -67,10 +68,10 @@ func newShufflegCmd() *cobra.Command {
 	return cmd
 }
 
-// spec returns the experiment the flags state, for shuffleg.Spec.Build to
+// spec returns the experiment the flags state, for shuffleexp.Spec.Build to
 // check; it checks what only the flags say: that --task and --dataset are
 // given, one --target-eps, and one of --lr and --lr-grid.
-func (f *shufflegFlags) spec(cmd *cobra.Command) (s shuffleg.Spec, search string, err error) {
+func (f *shufflegFlags) spec(cmd *cobra.Command) (s shuffleexp.Spec, search string, err error) {
 	fl := cmd.Flags()
 	switch {
 	case f.Task == "":
@@ -83,23 +84,23 @@ func (f *shufflegFlags) spec(cmd *cobra.Command) (s shuffleg.Spec, search string
 		return s, "", cli.Usagef("--lr and --lr-grid: give one of them")
 	}
 	if !fl.Changed("target-delta") {
-		f.Delta = shuffleg.DefaultDelta
+		f.Delta = shuffleexp.DefaultDelta
 	}
-	e := shuffleg.Experiment{Order: f.Order, Conversion: f.Conversion, AlphaRule: f.AlphaRule, Eps: f.Eps[0], Delta: f.Delta, Epochs: f.Epochs, Fraction: f.Fraction, Clip: f.Clip, Runs: f.Runs,
+	e := shuffleexp.Experiment{Order: f.Order, Conversion: f.Conversion, AlphaRule: f.AlphaRule, Eps: f.Eps[0], Delta: f.Delta, Epochs: f.Epochs, Fraction: f.Fraction, Clip: f.Clip, Runs: f.Runs,
 		Workers: f.Workers, AllowNonContractive: f.NonContr, LRs: []float64{f.LR}}
 	search = "fixed"
 	if fl.Changed("seed") {
 		e.Seed = &f.Seed
 	}
-	if e.Algorithms, err = shuffleg.ParseAlgorithms(f.Algorithms); err != nil {
+	if e.Algorithms, err = shuffleexp.ParseAlgorithms(f.Algorithms); err != nil {
 		return s, "", cli.Usagef("--algorithm: %v", err)
 	}
 	if !fl.Changed("lr") {
-		if e.LRs, search, err = shuffleg.LRGrid(f.LRGrid); err != nil {
+		if e.LRs, search, err = shuffleexp.LRGrid(f.LRGrid); err != nil {
 			return s, "", cli.Usagef("--lr-grid: %v", err)
 		}
 	}
-	return shuffleg.Spec{Task: f.Task, Dataset: f.Dataset, DataDir: f.dataDir, N: cli.Given(fl, "n", f.N), D: cli.Given(fl, "d", f.D),
+	return shuffleexp.Spec{Task: f.Task, Dataset: f.Dataset, DataDir: f.dataDir, N: cli.Given(fl, "n", f.N), D: cli.Given(fl, "d", f.D),
 		Radius: cli.Given(fl, "C", f.Radius), Lambda: cli.Given(fl, "lambda", f.Lambda), Experiment: e}, search, nil
 }
 
@@ -123,19 +124,19 @@ func runShuffleg(cmd *cobra.Command, f *shufflegFlags) error {
 	exp.Progress = func(done, total int) { prog.Update(int64(done), int64(total)) }
 	results, err := exp.Run(cmd.Context())
 	prog.Done()
-	if nc := (*shuffleg.NonContractiveError)(nil); errors.As(err, &nc) {
+	if nc := (*shuffleexp.NonContractiveError)(nil); errors.As(err, &nc) {
 		return cli.Usagef("%v; pass --allow-noncontractive to run it anyway (the output is then marked)", err)
 	} else if err != nil {
 		return exitstatus.Flagged(err, shufflegNames)
 	}
-	rep := shuffleg.NewReport(exp, results, f.Task, info, search)
+	rep := shuffleexp.NewReport(exp, results, f.Task, info, search)
 	if f.Curves != "" {
 		if err := atomicfile.WriteOutput(cmd.Context(), f.Curves, 0o644, func(w io.Writer) error { return rep.WriteCurves(w) }); err != nil {
 			return err
 		}
 	}
 	if f.Plot != "" {
-		fig, err := curveplot.ShufflegFigure([]shuffleg.Report{rep}, nil, f.PlotMetric, "", 1)
+		fig, err := curveplot.ShufflegFigure([]shuffleexp.Report{rep}, nil, f.PlotMetric, "", 1)
 		if err != nil {
 			return err
 		}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
-	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/internal/datasets"
 )
 
 // small is a quick synthetic experiment for the CLI tests.

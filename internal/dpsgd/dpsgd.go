@@ -14,7 +14,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/internal/datasets"
 	"github.com/darrm/darrm/internal/nn"
 )
 

@@ -21,10 +21,10 @@ var layers = []struct {
 }{
 	{"low-level helpers", []string{"internal/ctxio", "internal/atomicfile", "internal/bigmath", "internal/plural", "internal/enum", "internal/roots", "internal/outward", "internal/param", "internal/peek", "internal/docstest", "internal/layers"}},
 	{"vote and label files", []string{"votefile"}},
-	{"numerics and data", []string{"noise", "poissonbinom", "lp", "internal/nn", "datasets"}},
+	{"numerics and data", []string{"noise", "poissonbinom", "lp", "internal/nn", "internal/datasets"}},
 	{"privacy and the noise function", []string{"accountant", "noisymax", "constraints", "gamma", "cache", "optimal", "internal/dpsgd", "internal/fixtures"}},
 	{"release metadata", []string{"provenance"}},
-	{"releases and experiments", []string{"ensemble", "ledger", "internal/teachers", "pate", "internal/transfer", "internal/patemnist", "shuffleg", "plan"}},
+	{"releases and experiments", []string{"ensemble", "ledger", "internal/teachers", "pate", "internal/transfer", "internal/patemnist", "shuffleg", "internal/shuffleexp", "plan"}},
 	{"presentation", []string{"cmd/darrm/internal/cli", "cmd/darrm/internal/cliout", "cmd/darrm/internal/figure", "cmd/darrm/internal/curveplot", "cmd/darrm/internal/report", "cmd/darrm/internal/inputs", "cmd/darrm/internal/exitstatus", "cmd/darrm/internal/gammasource", "cmd/darrm/internal/outputs", "cmd/darrm/internal/ledgernotes", "cmd/darrm/internal/aggregators"}},
 	{"the command", []string{"cmd/darrm"}},
 }

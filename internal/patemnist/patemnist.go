@@ -19,8 +19,8 @@ import (
 	"math/rand/v2"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/datasets"
 	"github.com/darrm/darrm/internal/dpsgd"
 	"github.com/darrm/darrm/internal/nn"
 	"github.com/darrm/darrm/internal/teachers"

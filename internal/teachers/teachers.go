@@ -39,8 +39,8 @@ import (
 	"sync"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/internal/atomicfile"
+	"github.com/darrm/darrm/internal/datasets"
 	"github.com/darrm/darrm/internal/dpsgd"
 	"github.com/darrm/darrm/internal/nn"
 	"github.com/darrm/darrm/provenance"

@@ -17,7 +17,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/internal/datasets"
 	"github.com/darrm/darrm/internal/dpsgd"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"

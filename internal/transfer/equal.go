@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/datasets"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/plan"
 	"github.com/darrm/darrm/votefile"

@@ -18,9 +18,9 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
-	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/datasets"
 	"github.com/darrm/darrm/internal/dpsgd"
 	"github.com/darrm/darrm/internal/roots"
 	"github.com/darrm/darrm/internal/teachers"

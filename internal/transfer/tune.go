@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/internal/datasets"
 	"github.com/darrm/darrm/internal/teachers"
 )
 

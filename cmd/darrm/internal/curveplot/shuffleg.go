@@ -8,7 +8,8 @@ import (
 	"strings"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
-	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/internal/datasets"
+	"github.com/darrm/darrm/internal/shuffleexp"
 	"github.com/darrm/darrm/shuffleg"
 )
 
@@ -65,7 +66,7 @@ var taskNames = map[string]string{"mean": "mean estimation", "ridge": "ridge reg
 
 // shufflegData names a report's dataset by its catalog title, marked as a
 // substitute unless it is the thesis' own, and its task.
-func shufflegData(r *shuffleg.Report) string {
+func shufflegData(r *shuffleexp.Report) string {
 	data := r.Dataset
 	if info, err := datasets.Lookup(r.Dataset); err == nil {
 		data = info.Title
@@ -83,7 +84,7 @@ func shufflegData(r *shuffleg.Report) string {
 // shufflegPanel is the panel of a DP-ShuffleG experiment's report (Figure
 // 4.2): each algorithm's curve of m at the learning rate its search chose,
 // which the panel's key lists, under title.
-func shufflegPanel(r *shuffleg.Report, m Metric, title string) Panel {
+func shufflegPanel(r *shuffleexp.Report, m Metric, title string) Panel {
 	p := Panel{Title: title, XLabel: "epoch", YLabel: "loss G(x; D)", KeyTitle: "η ="}
 	if m == ExcessMetric {
 		p.YLabel, p.LogY = "excess risk G(x; D) − G(x*; D)", true
@@ -131,7 +132,7 @@ func shufflegPanel(r *shuffleg.Report, m Metric, title string) Panel {
 // reference is drawn thin and dashed in the panel of the report of the same
 // dataset, task, ε, δ, p and epochs; a reference that matches no panel is
 // an error.
-func ShufflegFigure(reports, refs []shuffleg.Report, m Metric, title string, cols int) (Figure, error) {
+func ShufflegFigure(reports, refs []shuffleexp.Report, m Metric, title string, cols int) (Figure, error) {
 	f := Figure{Title: title, Notes: shufflegNotes(reports)}
 	if len(refs) > 0 {
 		f.Notes = append(f.Notes, "Thin dashed: the same algorithms with "+referenceOrders(refs)+", for comparison.")
@@ -176,10 +177,10 @@ func ShufflegFigure(reports, refs []shuffleg.Report, m Metric, title string, col
 
 // addReferences puts each reference's curves into the panel of its
 // report, panels[j] being report j's.
-func addReferences(panels []*Panel, reports, refs []shuffleg.Report, m Metric) error {
+func addReferences(panels []*Panel, reports, refs []shuffleexp.Report, m Metric) error {
 	for i := range refs {
 		ref := &refs[i]
-		j := slices.IndexFunc(reports, func(r shuffleg.Report) bool {
+		j := slices.IndexFunc(reports, func(r shuffleexp.Report) bool {
 			return r.Dataset == ref.Dataset && r.Task == ref.Task && r.Eps == ref.Eps && r.Delta == ref.Delta && r.Fraction == ref.Fraction && r.Epochs == ref.Epochs
 		})
 		if j < 0 {
@@ -191,7 +192,7 @@ func addReferences(panels []*Panel, reports, refs []shuffleg.Report, m Metric) e
 }
 
 // referenceOrders names the orders of the references: "the RR order".
-func referenceOrders(refs []shuffleg.Report) string {
+func referenceOrders(refs []shuffleexp.Report) string {
 	var orders []string
 	for _, r := range refs {
 		if o := strings.ToUpper(r.Order); !slices.Contains(orders, o) {
@@ -203,7 +204,7 @@ func referenceOrders(refs []shuffleg.Report) string {
 
 // shufflegRow is the heading of a report's row in the grid: its dataset and
 // task, and the settings other than ε in which the reports differ.
-func shufflegRow(r *shuffleg.Report, differs shufflegDiffers) string {
+func shufflegRow(r *shuffleexp.Report, differs shufflegDiffers) string {
 	s := shufflegSetting(r, differs, false)
 	if s == "" {
 		return shufflegData(r)
@@ -216,7 +217,7 @@ type shufflegDiffers struct{ eps, delta, order, p, epochs, runs bool }
 
 // shufflegSetting states r's settings that differ across the reports (ε
 // only if withEps).
-func shufflegSetting(r *shuffleg.Report, d shufflegDiffers, withEps bool) string {
+func shufflegSetting(r *shuffleexp.Report, d shufflegDiffers, withEps bool) string {
 	var parts []string
 	if withEps && d.eps {
 		parts = append(parts, "ε = "+figure.Num(r.Eps))
@@ -240,7 +241,7 @@ func shufflegSetting(r *shuffleg.Report, d shufflegDiffers, withEps bool) string
 }
 
 // shufflegCommon states what every report shares, and says what differs.
-func shufflegCommon(reports []shuffleg.Report) (string, shufflegDiffers) {
+func shufflegCommon(reports []shuffleexp.Report) (string, shufflegDiffers) {
 	r0 := &reports[0]
 	var d shufflegDiffers
 	for i := range reports[1:] {
@@ -280,11 +281,11 @@ func shufflegCommon(reports []shuffleg.Report) (string, shufflegDiffers) {
 
 // shufflegNotes are the lines under the legend of a DP-ShuffleG figure:
 // what p, the bands and the key are.
-func shufflegNotes(reports []shuffleg.Report) []string {
-	runs := slices.MaxFunc(reports, func(a, b shuffleg.Report) int { return cmp.Compare(a.Runs, b.Runs) }).Runs
+func shufflegNotes(reports []shuffleexp.Report) []string {
+	runs := slices.MaxFunc(reports, func(a, b shuffleexp.Report) int { return cmp.Compare(a.Runs, b.Runs) }).Runs
 	lr := "Learning rate η (above each panel, in the algorithm's colour): as given."
-	searched := slices.ContainsFunc(reports, func(r shuffleg.Report) bool {
-		return slices.ContainsFunc(r.Results, func(a shuffleg.ReportResult) bool { return len(a.Grid) > 1 })
+	searched := slices.ContainsFunc(reports, func(r shuffleexp.Report) bool {
+		return slices.ContainsFunc(r.Results, func(a shuffleexp.ReportResult) bool { return len(a.Grid) > 1 })
 	})
 	if searched {
 		grid := "its grid"

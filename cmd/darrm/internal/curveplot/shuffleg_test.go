@@ -5,15 +5,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/darrm/darrm/shuffleg"
+	"github.com/darrm/darrm/internal/shuffleexp"
 )
 
 // shufflegReport is a report of two algorithms on dataset at eps.
-func shufflegReport(dataset string, eps float64, order string) shuffleg.Report {
-	return shuffleg.Report{Dataset: dataset, Task: "ridge", Eps: eps, Delta: 1e-6, Order: order, Fraction: 0.5, Epochs: 2, Runs: 3, LRSearch: "thesis grid (Section 4.7.4)",
-		Results: []shuffleg.ReportResult{
+func shufflegReport(dataset string, eps float64, order string) shuffleexp.Report {
+	return shuffleexp.Report{Dataset: dataset, Task: "ridge", Eps: eps, Delta: 1e-6, Order: order, Fraction: 0.5, Epochs: 2, Runs: 3, LRSearch: "thesis grid (Section 4.7.4)",
+		Results: []shuffleexp.ReportResult{
 			{Algo: "interleaved", Label: "Interleaved-RR", LR: 5e-5, LossMean: []float64{3, 2, 1}, LossStd: []float64{0, 0, 0}, ExcessMean: []float64{2, 1, 0}, ExcessStd: []float64{0, 0, 0},
-				Grid: []shuffleg.ReportGrid{{LR: 0.1}, {LR: 5e-5}}},
+				Grid: []shuffleexp.ReportGrid{{LR: 0.1}, {LR: 5e-5}}},
 			{Algo: "public-only", Label: "Public Only", LR: 0.01, LossMean: []float64{3, 2, 2}, LossStd: []float64{0, 0, 0}, ExcessMean: []float64{2, 1, 1}, ExcessStd: []float64{0, 0, 0}},
 		}}
 }
@@ -24,7 +24,7 @@ func shufflegReport(dataset string, eps float64, order string) shuffleg.Report {
 // each panel's learning rates in its key, and the notes that say what the
 // lines, bands, p and η are.
 func TestShufflegFigure(t *testing.T) {
-	reports := []shuffleg.Report{shufflegReport("diabetes", 5, "rr"), shufflegReport("diabetes", 1, "rr"), shufflegReport("breast-cancer", 10, "rr")}
+	reports := []shuffleexp.Report{shufflegReport("diabetes", 5, "rr"), shufflegReport("diabetes", 1, "rr"), shufflegReport("breast-cancer", 10, "rr")}
 	f, err := ShufflegFigure(reports, nil, LossMetric, "Figure", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -66,8 +66,8 @@ func TestShufflegFigure(t *testing.T) {
 // the same dataset, task, ε and p in another order; one that matches no
 // panel is an error.
 func TestShufflegReferences(t *testing.T) {
-	reports := []shuffleg.Report{shufflegReport("mnist69", 5, "ig"), shufflegReport("mnist69", 10, "ig")}
-	refs := []shuffleg.Report{shufflegReport("mnist69", 10, "rr")}
+	reports := []shuffleexp.Report{shufflegReport("mnist69", 5, "ig"), shufflegReport("mnist69", 10, "ig")}
+	refs := []shuffleexp.Report{shufflegReport("mnist69", 10, "rr")}
 	f, err := ShufflegFigure(reports, refs, LossMetric, "", 0)
 	if err != nil {
 		t.Fatal(err)

@@ -8,8 +8,8 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/shuffleexp"
 	"github.com/darrm/darrm/noisymax"
-	"github.com/darrm/darrm/shuffleg"
 )
 
 // The documents of darrm account's subcommands. Each is one record, or
@@ -168,15 +168,15 @@ func (d AccountGNMax) Write(w io.Writer, f cliout.Format) error {
 
 // AccountShuffleg is the document of darrm account shuffleg: for each
 // private algorithm, the ε of a given σ under each conversion
-// (shuffleg.EpsVariants), or its noise calibrated to each target ε in
-// the three ways of shuffleg.NoiseRequest.
+// (shuffleexp.EpsVariants), or its noise calibrated to each target ε in
+// the three ways of shuffleexp.NoiseRequest.
 type AccountShuffleg struct {
 	Delta, G float64
 	Epochs   int
 	// S, N and ND are the algorithms' parameters as stated (nil: not
 	// given); n and n_d are shown when either is.
 	S, N, ND *int
-	Rows     []shuffleg.Noise
+	Rows     []shuffleexp.Noise
 }
 
 // Write prints the document in format f. The ratio of a calibration is

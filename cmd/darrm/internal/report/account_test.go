@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/shuffleexp"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/shuffleg"
 )
@@ -56,9 +57,9 @@ func TestAccountDocuments(t *testing.T) {
 			"search,conversion,delta,eps,sigma,lambda,rdp,reference", ""},
 		{"gnmax, tight", AccountGNMax{Search: noisymax.GNMaxTight, Conversion: accountant.PaperConversion, K: 11, Delta: 3e-4, Rows: []GNMaxNoise{{Eps: 0.2654, Sigma: 7.7}}},
 			"search,K,reference,delta,eps,sigma", "tight,11," + tightReference + ",0.0003,0.2654,7.7"},
-		{"shuffleg, calibrated", AccountShuffleg{Delta: 1e-6, G: 1, Epochs: 10, S: new(5), Rows: []shuffleg.Noise{{Plan: plan, Target: 1, Calibrations: variants}}},
+		{"shuffleg, calibrated", AccountShuffleg{Delta: 1e-6, G: 1, Epochs: 10, S: new(5), Rows: []shuffleexp.Noise{{Plan: plan, Target: 1, Calibrations: variants}}},
 			"delta,G,epochs,S,algorithm,private_epochs,eps,conversion,alpha_rule,alpha,sigma,ratio,reference", "1e-06,1,10,5,priv-pub,5,1,paper,table-4.3,8,6,1.2,Lemma 4.5.2; " + accountant.PaperConversion.Reference()},
-		{"shuffleg, at sigma", AccountShuffleg{Delta: 1e-6, G: 1, Epochs: 10, N: new(10), Rows: []shuffleg.Noise{{Plan: plan, Calibrations: variants[1:]}}},
+		{"shuffleg, at sigma", AccountShuffleg{Delta: 1e-6, G: 1, Epochs: 10, N: new(10), Rows: []shuffleexp.Noise{{Plan: plan, Calibrations: variants[1:]}}},
 			"delta,G,epochs,n,n_d,algorithm,private_epochs,sigma,conversion,alpha,eps,reference", "1e-06,1,10,10,0,priv-pub,5,5,paper,8,1,Lemma 4.5.2; " + accountant.PaperConversion.Reference()},
 		{"rr", AccountRR{Problem: constraints.Problem{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: 3e-5}, Method: accountant.General, DeltaPrime: 1e-5, RR: gamma.RRConst{Tau: 2, Lambda: 1e-4, PConst: 0.25}},
 			"K,eps,Delta,m,delta,method,delta_prime,reference,tau,lambda,p_const", "11,0.1,1e-05,3,3e-05,general,1e-05,Lemma B.1.1; tau, lambda by " + accountant.General.Reference() + ",2,0.0001,0.25"},

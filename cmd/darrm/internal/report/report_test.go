@@ -14,12 +14,12 @@ import (
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/constraints"
-	"github.com/darrm/darrm/datasets"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/datasets"
+	"github.com/darrm/darrm/internal/shuffleexp"
 	"github.com/darrm/darrm/internal/teachers"
 	"github.com/darrm/darrm/internal/transfer"
 	"github.com/darrm/darrm/provenance"
-	"github.com/darrm/darrm/shuffleg"
 )
 
 func TestGroupDigits(t *testing.T) {
@@ -141,7 +141,7 @@ func TestCheckDrawable(t *testing.T) {
 }
 
 func TestShufflegRows(t *testing.T) {
-	r := &shuffleg.Report{Dataset: "synthetic", Task: "mean", Eps: 1, Results: []shuffleg.ReportResult{{Label: "DP-RR", FinalLossMean: 0.5}, {Label: "Public Only"}}}
+	r := &shuffleexp.Report{Dataset: "synthetic", Task: "mean", Eps: 1, Results: []shuffleexp.ReportResult{{Label: "DP-RR", FinalLossMean: 0.5}, {Label: "Public Only"}}}
 	rows := Shuffleg{Report: r}.Rows()
 	if len(rows) != 2 || rows[0][8].Val != "DP-RR" || rows[0][11].Val != 0.5 {
 		t.Errorf("rows %v", rows)
@@ -151,7 +151,7 @@ func TestShufflegRows(t *testing.T) {
 // TestShufflegWrite: the table marks non-contractive learning rates and
 // gives the time; the JSON is the report alone, with no timing.
 func TestShufflegWrite(t *testing.T) {
-	r := &shuffleg.Report{Dataset: "synthetic", Task: "mean", Notes: []string{"a note"}, Results: []shuffleg.ReportResult{
+	r := &shuffleexp.Report{Dataset: "synthetic", Task: "mean", Notes: []string{"a note"}, Results: []shuffleexp.ReportResult{
 		{Label: "DP-RR", LR: 0.5, Sigma: 2, Eps: 1, Contractive: false}, {Label: "Public Only", LR: 0.1, Contractive: true}}}
 	var table, js bytes.Buffer
 	if err := (Shuffleg{Report: r, Seconds: 1.25}).Write(&table, cliout.Table); err != nil {

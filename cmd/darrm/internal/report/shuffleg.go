@@ -5,13 +5,13 @@ import (
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/plural"
-	"github.com/darrm/darrm/shuffleg"
+	"github.com/darrm/darrm/internal/shuffleexp"
 )
 
 // Shuffleg is the document darrm shuffleg prints: the experiment's report
 // (its JSON, with no timing) and, in the table, the time the run took.
 type Shuffleg struct {
-	*shuffleg.Report
+	*shuffleexp.Report
 	Seconds float64
 }
 

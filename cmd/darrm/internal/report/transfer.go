@@ -8,7 +8,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/internal/datasets"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/internal/teachers"
 	"github.com/darrm/darrm/internal/transfer"

@@ -1,4 +1,4 @@
-package shuffleg
+package shuffleexp
 
 import (
 	"context"
@@ -10,13 +10,14 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/internal/datasets"
+	"github.com/darrm/darrm/shuffleg"
 )
 
-func testExperiment(t testing.TB, p *Problem) *Experiment {
+func testExperiment(t testing.TB, p *shuffleg.Problem) *Experiment {
 	seed := uint64(42)
 	return &Experiment{
-		Problem: p, Algorithms: allAlgorithms(), Order: RR, Epochs: 5, Fraction: 0.5, Clip: 10,
+		Problem: p, Algorithms: allAlgorithms(), Order: shuffleg.RR, Epochs: 5, Fraction: 0.5, Clip: 10,
 		Eps: 5, Delta: 1e-6, Conversion: accountant.PaperConversion, LRs: []float64{0.01, 0.001}, Runs: 3, Seed: &seed,
 	}
 }
@@ -83,7 +84,7 @@ func TestExperimentContraction(t *testing.T) {
 	p := newTestProblem(t, ridgeRegression(0.1), 40, 40, 4, 2)
 	bound := 1 / p.LStar()
 	e := testExperiment(t, p)
-	e.Algorithms = []Algorithm{DPShuffleG}
+	e.Algorithms = []shuffleg.Algorithm{shuffleg.DPShuffleG}
 	e.LRs = []float64{2 * bound}
 	_, err := e.Run(context.Background())
 	var nc *NonContractiveError
@@ -115,8 +116,8 @@ func TestExperimentContraction(t *testing.T) {
 func TestAggregateSkipsDiverged(t *testing.T) {
 	e := &Experiment{Epochs: 1, LRs: []float64{1, 0.1}}
 	inf := math.Inf(1)
-	res := &Result{Algorithm: DPShuffleG, Grid: []GridPoint{{LR: 1, Contractive: true}, {LR: 0.1, Contractive: true}}}
-	traces := [][]*Trace{
+	res := &Result{Algorithm: shuffleg.DPShuffleG, Grid: []GridPoint{{LR: 1, Contractive: true}, {LR: 0.1, Contractive: true}}}
+	traces := [][]*shuffleg.Trace{
 		{{Loss: []float64{2, 0.1}, Excess: []float64{1, 0}}, {Loss: []float64{2, inf}, Excess: []float64{1, inf}}},
 		{{Loss: []float64{2, 1.5}, Excess: []float64{1, 0.5}}, {Loss: []float64{2, 1.7}, Excess: []float64{1, 0.7}}},
 	}
@@ -130,7 +131,7 @@ func TestAggregateSkipsDiverged(t *testing.T) {
 		t.Fatalf("final loss %v ± %v, want 1.6 ± 0.1", m, s)
 	}
 	res.Grid[1].Status = ""
-	if err := e.aggregate(res, [][]*Trace{traces[0], nil}); err == nil {
+	if err := e.aggregate(res, [][]*shuffleg.Trace{traces[0], nil}); err == nil {
 		t.Fatal("all diverged: no error")
 	}
 }
@@ -182,14 +183,14 @@ func TestThesisLRGrid(t *testing.T) {
 func ExampleExperiment_Run() {
 	priv := &datasets.Dataset{D: 2, X: []float64{0.9, 0.1, 1.1, -0.1, 1.0, 0.0, 0.8, 0.2}}
 	pub := &datasets.Dataset{D: 2, X: []float64{1.2, 0.1, 1.3, -0.1, 1.1, 0.0, 1.2, 0.2}}
-	p, err := NewProblem(meanEstimation(DefaultRadius), priv, pub)
+	p, err := shuffleg.NewProblem(meanEstimation(DefaultRadius), priv, pub)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	seed := uint64(1)
 	e := &Experiment{
-		Problem: p, Algorithms: allAlgorithms(), Order: RR, Epochs: 10, Fraction: 0.5, Clip: DefaultClip,
+		Problem: p, Algorithms: allAlgorithms(), Order: shuffleg.RR, Epochs: 10, Fraction: 0.5, Clip: DefaultClip,
 		Eps: 5, Delta: DefaultDelta, Conversion: accountant.PaperConversion, LRs: []float64{0.01}, Runs: 2, Seed: &seed,
 	}
 	res, err := e.Run(context.Background())
@@ -206,4 +207,37 @@ func ExampleExperiment_Run() {
 	// Pub-Priv-RR    sigma 50.94
 	// Interleaved-RR sigma 41.59
 	// Public Only    sigma 0
+}
+
+// meanEstimation, ridgeRegression and lassoLogistic are the tasks of the
+// command's names with their parameters.
+func meanEstimation(radius float64) shuffleg.Task { return mustTask("mean", radius, 0) }
+
+func ridgeRegression(lambda float64) shuffleg.Task { return mustTask("ridge", 0, lambda) }
+
+func mustTask(name string, radius, lambda float64) shuffleg.Task {
+	t, err := newTask(name, radius, lambda)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// newTestProblem builds task's problem on the synthetic dataset's n private
+// and n public samples of dimension d.
+func newTestProblem(t testing.TB, task shuffleg.Task, n, m, d int, seed uint64) *shuffleg.Problem {
+	t.Helper()
+	if n != m {
+		t.Fatalf("the synthetic dataset has as many public samples as private ones: %d != %d", n, m)
+	}
+	pair := datasets.Synthetic(dataTask(task.Loss), n, d, seed)
+	p, err := shuffleg.NewProblem(task, pair.Private, pair.Public)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func closeTo(a, b, tol float64) bool {
+	return math.Abs(a-b) <= tol*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
 }

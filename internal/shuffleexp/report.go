@@ -1,4 +1,4 @@
-package shuffleg
+package shuffleexp
 
 import (
 	"encoding/csv"
@@ -6,7 +6,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/internal/datasets"
 )
 
 // Report is an experiment and its results as darrm shuffleg prints them in

@@ -1,4 +1,4 @@
-package shuffleg
+package shuffleexp
 
 import (
 	"context"
@@ -10,13 +10,14 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/internal/datasets"
+	"github.com/darrm/darrm/shuffleg"
 )
 
 // goodSpec is a small synthetic mean-estimation experiment.
 func goodSpec() Spec {
 	return Spec{Task: "mean", Dataset: "synthetic", N: new(20), D: new(3), Experiment: Experiment{
-		Algorithms: allAlgorithms(), Order: RR, Epochs: 2, Fraction: 0.5, Clip: 1, Eps: 1, Delta: 1e-6, LRs: []float64{0.1}, Runs: 1,
+		Algorithms: allAlgorithms(), Order: shuffleg.RR, Epochs: 2, Fraction: 0.5, Clip: 1, Eps: 1, Delta: 1e-6, LRs: []float64{0.1}, Runs: 1,
 	}}
 }
 
@@ -105,12 +106,12 @@ func TestSpecBuildRejects(t *testing.T) {
 func TestParseAlgorithms(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
-		want []Algorithm
+		want []shuffleg.Algorithm
 		err  string
 	}{
 		{"all", allAlgorithms(), ""},
-		{"dp", []Algorithm{DPShuffleG}, ""},
-		{"interleaved, priv-pub", []Algorithm{Interleaved, PrivPub}, ""},
+		{"dp", []shuffleg.Algorithm{shuffleg.DPShuffleG}, ""},
+		{"interleaved, priv-pub", []shuffleg.Algorithm{shuffleg.Interleaved, shuffleg.PrivPub}, ""},
 		{"dp,dp-shuffleg", nil, "listed twice"},
 		{"dp,foo", nil, `algorithm "foo"`},
 	} {
@@ -128,13 +129,13 @@ func TestParseAlgorithms(t *testing.T) {
 func TestParsePrivateAlgorithms(t *testing.T) {
 	for _, tc := range []struct {
 		in   []string
-		want []Algorithm
+		want []shuffleg.Algorithm
 		ok   bool
 	}{
-		{[]string{"all"}, []Algorithm{DPShuffleG, PrivPub, PubPriv, Interleaved}, true},
-		{[]string{"dp"}, []Algorithm{DPShuffleG}, true},
-		{[]string{"interleaved", "priv-pub"}, []Algorithm{Interleaved, PrivPub}, true},
-		{[]string{"pub-priv", "all"}, []Algorithm{PubPriv, DPShuffleG, PrivPub, PubPriv, Interleaved}, true},
+		{[]string{"all"}, []shuffleg.Algorithm{shuffleg.DPShuffleG, shuffleg.PrivPub, shuffleg.PubPriv, shuffleg.Interleaved}, true},
+		{[]string{"dp"}, []shuffleg.Algorithm{shuffleg.DPShuffleG}, true},
+		{[]string{"interleaved", "priv-pub"}, []shuffleg.Algorithm{shuffleg.Interleaved, shuffleg.PrivPub}, true},
+		{[]string{"pub-priv", "all"}, []shuffleg.Algorithm{shuffleg.PubPriv, shuffleg.DPShuffleG, shuffleg.PrivPub, shuffleg.PubPriv, shuffleg.Interleaved}, true},
 		{nil, nil, true},
 		{[]string{"public-only"}, nil, false},
 		{[]string{"dp", "foo"}, nil, false},
@@ -172,7 +173,7 @@ func TestLRGrid(t *testing.T) {
 func ExampleSpec() {
 	seed := uint64(1)
 	s := Spec{Task: "mean", Dataset: "synthetic", N: new(50), D: new(5), Experiment: Experiment{
-		Algorithms: []Algorithm{DPShuffleG, PublicOnly}, Order: RR, Epochs: 3, Fraction: DefaultFraction, Clip: DefaultClip,
+		Algorithms: []shuffleg.Algorithm{shuffleg.DPShuffleG, shuffleg.PublicOnly}, Order: shuffleg.RR, Epochs: 3, Fraction: DefaultFraction, Clip: DefaultClip,
 		Eps: 5, Delta: DefaultDelta, LRs: []float64{0.05}, Runs: 2, Seed: &seed,
 	}}
 	e, _, err := s.Build()
@@ -193,17 +194,28 @@ func ExampleSpec() {
 	// Public Only: private epochs 0, noise calibrated false
 }
 
-// TestOrderText: each sample order reads back from its text.
-func TestOrderText(t *testing.T) {
-	for _, o := range []Order{RR, SO, IG} {
-		b, _ := o.MarshalText()
-		var got Order
-		if err := got.UnmarshalText(b); err != nil || got != o {
-			t.Errorf("%v: %q reads back as %v (%v)", o, b, got, err)
+// TestCatalogProblems builds a problem from the catalog datasets'
+// constructions for each loss they serve, on the datasets package's small
+// fixtures (those that hold enough images for a construction): the
+// constructions fit the tasks.
+func TestCatalogProblems(t *testing.T) {
+	for _, name := range []string{"breast-cancer", "diabetes", "compas", "crime", "synthetic"} {
+		info, err := datasets.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	var o Order
-	if err := o.UnmarshalText([]byte("xx")); err == nil || o != 0 {
-		t.Errorf("xx: %v, order %v", err, o)
+		for _, l := range []shuffleg.Loss{shuffleg.SquaredDistance, shuffleg.SquaredError, shuffleg.Logistic} {
+			if !slices.Contains(info.Tasks, dataTask(l)) {
+				continue
+			}
+			pair, err := datasets.Load("../datasets/testdata", name, dataTask(l))
+			if err != nil {
+				t.Errorf("%s/%v: %v", name, l, err)
+				continue
+			}
+			if _, err := shuffleg.NewProblem(shuffleg.Task{Loss: l, Reg: shuffleg.Ridge{Lambda: 0.1}}, pair.Private, pair.Public); err != nil {
+				t.Errorf("%s/%v: not a valid problem: %v", name, l, err)
+			}
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package shuffleg
+package shuffleexp
 
 import (
 	"fmt"
@@ -8,7 +8,8 @@ import (
 	"strings"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/internal/datasets"
+	"github.com/darrm/darrm/shuffleg"
 )
 
 // Spec is an experiment stated by names and numbers, as darrm shuffleg's
@@ -48,20 +49,33 @@ var taskNames = []string{"mean", "ridge", "lasso-logistic"}
 // which checks no context, under a second.
 const maxSyntheticValues = 1 << 26
 
-// newTask returns the task named name (one of taskNames): mean estimation
-// in a ball of the given radius, ridge regression or l1-regularised
-// logistic regression with weight lambda. Another name is an
-// *accountant.SettingError.
-func newTask(name string, radius, lambda float64) (Task, error) {
+// newTask returns the task named name (one of taskNames), as Section
+// 4.7.1 states it: mean estimation, f(x; q) = ½·||x − q||² with ψ the
+// indicator of the ball of the given radius; ridge regression, the squared
+// error with ψ = (λ/2)·||x||²; or lasso logistic regression, the logistic
+// loss with ψ = λ·||x||₁. Another name is an *accountant.SettingError.
+func newTask(name string, radius, lambda float64) (shuffleg.Task, error) {
 	switch name {
 	case "mean":
-		return meanEstimation(radius), nil
+		return shuffleg.Task{Loss: shuffleg.SquaredDistance, Reg: shuffleg.Ball{Radius: radius}}, nil
 	case "ridge":
-		return ridgeRegression(lambda), nil
+		return shuffleg.Task{Loss: shuffleg.SquaredError, Reg: shuffleg.Ridge{Lambda: lambda}}, nil
 	case "lasso-logistic":
-		return lassoLogistic(lambda), nil
+		return shuffleg.Task{Loss: shuffleg.Logistic, Reg: shuffleg.L1{Lambda: lambda}}, nil
 	}
-	return Task{}, &accountant.SettingError{Name: "task", Value: strconv.Quote(name), Rule: "must be one of " + strings.Join(taskNames, ", ")}
+	return shuffleg.Task{}, &accountant.SettingError{Name: "task", Value: strconv.Quote(name), Rule: "must be one of " + strings.Join(taskNames, ", ")}
+}
+
+// dataTask returns the kind of problem loss l belongs to, which selects a
+// dataset's private/public construction.
+func dataTask(l shuffleg.Loss) datasets.Task {
+	switch l {
+	case shuffleg.SquaredError:
+		return datasets.Regression
+	case shuffleg.Logistic:
+		return datasets.Classification
+	}
+	return datasets.Mean
 }
 
 // Build checks s and returns its experiment, with the problem built from
@@ -85,7 +99,7 @@ func (s Spec) Build() (*Experiment, datasets.Info, error) {
 	if err := e.checkSettings(); err != nil {
 		return nil, datasets.Info{}, err
 	}
-	if err := checkRegularizer(task.Reg); err != nil {
+	if err := task.Validate(); err != nil {
 		return nil, datasets.Info{}, err
 	}
 	info, err := datasets.Lookup(s.Dataset)
@@ -105,15 +119,15 @@ func (s Spec) Build() (*Experiment, datasets.Info, error) {
 		if float64(n)*float64(d) > maxSyntheticValues {
 			return nil, info, &accountant.ParamError{Name: "n", Value: float64(n), Rule: fmt.Sprintf("n·d = %g values of each set of dimension d = %d: must be at most %d (512 MiB a set)", float64(n)*float64(d), d, maxSyntheticValues)}
 		}
-		pair = datasets.Synthetic(task.Loss.Task(), n, d, 1)
-	} else if pair, err = datasets.Load(s.DataDir, s.Dataset, task.Loss.Task()); err != nil {
+		pair = datasets.Synthetic(dataTask(task.Loss), n, d, 1)
+	} else if pair, err = datasets.Load(s.DataDir, s.Dataset, dataTask(task.Loss)); err != nil {
 		return nil, info, err
 	}
-	if e.Problem, err = NewProblem(task, pair.Private, pair.Public); err != nil {
+	if e.Problem, err = shuffleg.NewProblem(task, pair.Private, pair.Public); err != nil {
 		return nil, info, fmt.Errorf("dataset %s, task %s: %w", s.Dataset, s.Task, err)
 	}
 	for _, a := range e.Algorithms {
-		if _, err := NewPlan(a, e.Problem.N(), e.Problem.Public.Len(), e.Epochs, e.Fraction); err != nil {
+		if _, err := shuffleg.NewPlan(a, e.Problem.N(), e.Problem.Public.Len(), e.Epochs, e.Fraction); err != nil {
 			return nil, info, fmt.Errorf("algorithm %v on dataset %s: %w", a, s.Dataset, err)
 		}
 	}
@@ -148,14 +162,33 @@ func valueOr[T any](p *T, def T) T {
 	return *p
 }
 
+// allAlgorithms returns the five algorithms in the thesis' order.
+func allAlgorithms() []shuffleg.Algorithm {
+	return []shuffleg.Algorithm{shuffleg.DPShuffleG, shuffleg.PrivPub, shuffleg.PubPriv, shuffleg.Interleaved, shuffleg.PublicOnly}
+}
+
+// parseAlgorithm parses an algorithm's command-line name, or "dp", the
+// earlier name of DP-ShuffleG.
+func parseAlgorithm(s string) (shuffleg.Algorithm, error) {
+	if strings.EqualFold(s, "dp") {
+		return shuffleg.DPShuffleG, nil
+	}
+	for _, a := range allAlgorithms() {
+		if strings.EqualFold(s, a.String()) {
+			return a, nil
+		}
+	}
+	return 0, fmt.Errorf("algorithm %q: must be one of dp-shuffleg, priv-pub, pub-priv, interleaved, public-only", s)
+}
+
 // ParseAlgorithms parses a comma-separated list of algorithm names
 // (parseAlgorithm), or "all" for allAlgorithms(); an algorithm listed twice
 // is an error.
-func ParseAlgorithms(s string) ([]Algorithm, error) {
+func ParseAlgorithms(s string) ([]shuffleg.Algorithm, error) {
 	if s == "all" {
 		return allAlgorithms(), nil
 	}
-	var out []Algorithm
+	var out []shuffleg.Algorithm
 	for _, name := range strings.Split(s, ",") {
 		a, err := parseAlgorithm(strings.TrimSpace(name))
 		if err != nil {
@@ -173,15 +206,15 @@ func ParseAlgorithms(s string) ([]Algorithm, error) {
 
 // privateAlgorithms returns the algorithms that train on private data, and
 // so have a privacy cost to account: all but PublicOnly.
-func privateAlgorithms() []Algorithm {
-	return slices.DeleteFunc(allAlgorithms(), func(a Algorithm) bool { return !a.Private() })
+func privateAlgorithms() []shuffleg.Algorithm {
+	return slices.DeleteFunc(allAlgorithms(), func(a shuffleg.Algorithm) bool { return !a.Private() })
 }
 
 // ParsePrivateAlgorithms reads names of private algorithms
 // (parseAlgorithm), "all" standing for privateAlgorithms(); the result is
 // in the order of names.
-func ParsePrivateAlgorithms(names []string) ([]Algorithm, error) {
-	var out []Algorithm
+func ParsePrivateAlgorithms(names []string) ([]shuffleg.Algorithm, error) {
+	var out []shuffleg.Algorithm
 	for _, name := range names {
 		a, err := parseAlgorithm(name)
 		switch {

@@ -1,4 +1,4 @@
-package shuffleg
+package shuffleexp
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/datasets"
+	"github.com/darrm/darrm/internal/datasets"
 )
 
 // TestReport checks that a report carries the experiment's settings and

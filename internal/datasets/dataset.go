@@ -7,7 +7,8 @@ import (
 
 // Dataset holds n samples of dimension D: the features row-major in X and,
 // for the regression and classification tasks, one response per sample in
-// Y (nil for mean estimation).
+// Y (nil for mean estimation). Package shuffleg exports it as the samples
+// of its problems (shuffleg.Dataset).
 type Dataset struct {
 	X []float64 // n·D features; sample i is X[i·D : (i+1)·D]
 	Y []float64 // n responses, or nil

@@ -1,4 +1,4 @@
-package shuffleg
+package shuffleexp
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/param"
+	"github.com/darrm/darrm/shuffleg"
 )
 
 // Thesis defaults (Section 4.7.4).
@@ -48,9 +49,9 @@ func thesisLRGrid() []float64 {
 // (Eps, Delta), run Runs times for each learning rate of LRs, the best
 // learning rate chosen by the lowest mean final loss (Section 4.7.5).
 type Experiment struct {
-	Problem    *Problem
-	Algorithms []Algorithm
-	Order      Order
+	Problem    *shuffleg.Problem
+	Algorithms []shuffleg.Algorithm
+	Order      shuffleg.Order
 	Epochs     int
 	Fraction   float64 // p
 	Clip       float64
@@ -61,14 +62,15 @@ type Experiment struct {
 	AlphaRule accountant.AlphaRule
 	LRs       []float64 // one value fixes the learning rate
 	Runs      int
-	// Seed, when set, makes the experiment reproducible: each run's random
-	// Stream is keyed from it, and the same seed gives the same results on
-	// any number of workers. Unset, the keys come from crypto/rand.
+	// Seed, when set, makes the experiment reproducible: each run's key
+	// (shuffleg.Config.Key) is derived from it, and the same seed gives the
+	// same results on any number of workers. Unset, the keys come from
+	// crypto/rand.
 	Seed *uint64
 	// Workers is the number of runs executed in parallel (0: GOMAXPROCS).
 	Workers int
 	// AllowNonContractive runs learning rates above the contraction bound
-	// of Plan.ContractionBound, where the privacy analysis does not hold;
+	// of shuffleg.Plan.ContractionBound, where the privacy analysis does not hold;
 	// their results have Contractive = false. Without it a fixed learning
 	// rate above the bound is an error and grid points above it are
 	// skipped.
@@ -80,11 +82,12 @@ type Experiment struct {
 
 // Result is the outcome of one algorithm.
 type Result struct {
-	Algorithm   Algorithm
+	Algorithm   shuffleg.Algorithm
 	Label       string // e.g. "Interleaved-RR"
-	Plan        Plan
-	Calibration Calibration // zero for PublicOnly
-	// Bound is the largest contractive learning rate (Plan.ContractionBound).
+	Plan        shuffleg.Plan
+	Calibration shuffleg.Calibration // zero for shuffleg.PublicOnly
+	// Bound is the largest contractive learning rate
+	// (shuffleg.Plan.ContractionBound).
 	Bound float64
 	LR    float64 // the chosen learning rate
 	// Contractive is false when LR exceeds Bound: the privacy analysis
@@ -163,7 +166,7 @@ func alphaRuleNote(r accountant.AlphaRule) string {
 // NonContractiveError reports a fixed learning rate above the contraction
 // bound, for which the privacy analysis does not hold.
 type NonContractiveError struct {
-	Algorithm Algorithm
+	Algorithm shuffleg.Algorithm
 	LR        float64
 	Bound     float64
 }
@@ -247,26 +250,26 @@ func (e *Experiment) Run(ctx context.Context) ([]Result, error) {
 	}
 	p := e.Problem
 	results := make([]Result, len(e.Algorithms))
-	cfgs := make([]Config, len(e.Algorithms))
-	traces := make([][][]*Trace, len(e.Algorithms)) // [algorithm][lr][run]
+	cfgs := make([]shuffleg.Config, len(e.Algorithms))
+	traces := make([][][]*shuffleg.Trace, len(e.Algorithms)) // [algorithm][lr][run]
 	var jobs []job
 	for ai, a := range e.Algorithms {
-		plan, err := NewPlan(a, p.N(), p.Public.Len(), e.Epochs, e.Fraction)
+		plan, err := shuffleg.NewPlan(a, p.N(), p.Public.Len(), e.Epochs, e.Fraction)
 		if err != nil {
 			return nil, err
 		}
 		res := &results[ai]
 		*res = Result{Algorithm: a, Label: a.Label(e.Order), Plan: plan, Bound: plan.ContractionBound(p), Runs: e.Runs}
-		cfgs[ai] = Config{Algorithm: a, Order: e.Order, Epochs: e.Epochs, Fraction: e.Fraction, Clip: e.Clip}
+		cfgs[ai] = shuffleg.Config{Algorithm: a, Order: e.Order, Epochs: e.Epochs, Fraction: e.Fraction, Clip: e.Clip}
 		if a.Private() {
-			c, err := Calibrate(plan, e.Clip, accountant.Guarantee{Eps: e.Eps, Delta: e.Delta}, e.Conversion, e.AlphaRule)
+			c, err := plan.Calibrate(e.Clip, accountant.Guarantee{Eps: e.Eps, Delta: e.Delta}, e.Conversion, e.AlphaRule)
 			if err != nil {
 				return nil, err
 			}
 			res.Calibration = c
 			cfgs[ai].Sigma = c.Sigma
 		}
-		traces[ai] = make([][]*Trace, len(e.LRs))
+		traces[ai] = make([][]*shuffleg.Trace, len(e.LRs))
 		for li, lr := range e.LRs {
 			contractive := lr <= res.Bound
 			res.Grid = append(res.Grid, GridPoint{LR: lr, Contractive: contractive, FinalLossMean: math.NaN(), FinalLossStd: math.NaN()})
@@ -277,7 +280,7 @@ func (e *Experiment) Run(ctx context.Context) ([]Result, error) {
 				res.Grid[li].Status = GridNonContractive
 				continue
 			}
-			traces[ai][li] = make([]*Trace, e.Runs)
+			traces[ai][li] = make([]*shuffleg.Trace, e.Runs)
 			for r := range e.Runs {
 				jobs = append(jobs, job{ai, li, r})
 			}
@@ -312,20 +315,20 @@ func (e *Experiment) masterKey() ([32]byte, error) {
 	return key, nil
 }
 
-// runStream returns the random stream of run r of algorithm a: AES-256-CTR
-// keyed by SHA-256(master key, a, r). The learning rate is not part of the key, so
+// runKey returns the key of the random stream of run r of algorithm a:
+// SHA-256(master key, a, r). The learning rate is not part of the key, so
 // the grid points of a run see the same permutations and noise (common
 // random numbers), which makes the grid search compare learning rates
 // rather than draws.
-func runStream(master [32]byte, a Algorithm, r int) *Stream {
+func runKey(master [32]byte, a shuffleg.Algorithm, r int) [32]byte {
 	var b [48]byte
 	copy(b[:], master[:])
 	binary.LittleEndian.PutUint64(b[32:], uint64(a))
 	binary.LittleEndian.PutUint64(b[40:], uint64(r))
-	return newStream(sha256.Sum256(b[:]))
+	return sha256.Sum256(b[:])
 }
 
-func (e *Experiment) runJobs(ctx context.Context, jobs []job, cfgs []Config, traces [][][]*Trace, key [32]byte) error {
+func (e *Experiment) runJobs(ctx context.Context, jobs []job, cfgs []shuffleg.Config, traces [][][]*shuffleg.Trace, key [32]byte) error {
 	workers := e.Workers
 	if workers == 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -343,7 +346,9 @@ func (e *Experiment) runJobs(ctx context.Context, jobs []job, cfgs []Config, tra
 				}
 				cfg := cfgs[j.a]
 				cfg.LR = e.LRs[j.l]
-				tr, err := Run(ctx, e.Problem, cfg, runStream(key, e.Algorithms[j.a], j.r))
+				k := runKey(key, e.Algorithms[j.a], j.r)
+				cfg.Key = &k
+				tr, err := shuffleg.Run(ctx, e.Problem, cfg)
 				if err != nil {
 					errs[w] = err
 					continue
@@ -371,7 +376,7 @@ func (e *Experiment) runJobs(ctx context.Context, jobs []job, cfgs []Config, tra
 
 // aggregate fills the grid statistics and the curves of the best learning
 // rate of one algorithm.
-func (e *Experiment) aggregate(res *Result, traces [][]*Trace) error {
+func (e *Experiment) aggregate(res *Result, traces [][]*shuffleg.Trace) error {
 	best := -1
 	for li, runs := range traces {
 		g := &res.Grid[li]
