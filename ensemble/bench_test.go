@@ -271,7 +271,7 @@ func BenchmarkCachedGammaRelease(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, _, err := (Mechanism{Name: provenance.DaRRM, Gamma: l.Gamma}).Build(ctx, p, 2, Options{}); err != nil {
+			if _, _, _, err := (Mechanism{Name: provenance.DaRRM}).Build(ctx, optimal.Source{Given: l.Gamma}, p, 2, Options{}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -130,7 +130,7 @@ func ExampleMechanism_New() {
 			continue // darrm and darrm-one-vote need a gamma: see ExampleNewDaRRM
 		}
 		m := ensemble.Mechanism{Name: name, RR: accountant.Composition{Method: accountant.RRComposition(params.Delta), DeltaPrime: accountant.DefaultDeltaPrime}}
-		agg, label, err := m.New(ctx, params, ensemble.Options{})
+		agg, label, err := m.New(ctx, optimal.Source{}, params, ensemble.Options{})
 		if err != nil {
 			log.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -22,15 +23,16 @@ func TestMechanismNew(t *testing.T) {
 	p := constraints.New(11, 3, 0.1, 1e-5)
 	for _, tc := range []struct {
 		m     Mechanism
+		src   optimal.Source
 		label string
 	}{
-		{Mechanism{Name: "darrm", Gamma: optGamma(t, p), GammaSource: "the fixture"}, "DaRRM with the fixture"},
-		{Mechanism{Name: "subsample"}, "majority of 3 of the 11 teachers"},
-		{Mechanism{Name: "rr", RR: accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5}}, "general composition"},
-		{Mechanism{Name: "gnmax", GNMaxSearch: noisymax.GNMaxGrid}, "(grid search)"},
-		{Mechanism{Name: "darrm-one-vote", Gamma: oneVoteGamma(t, p), GammaSource: "gamma_opt"}, "DaRRM in the one-vote relation with gamma_opt"},
+		{Mechanism{Name: "darrm"}, optimal.Source{Given: optGamma(t, p), Name: "the fixture"}, "DaRRM with the fixture"},
+		{Mechanism{Name: "subsample"}, optimal.Source{}, "majority of 3 of the 11 teachers"},
+		{Mechanism{Name: "rr", RR: accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5}}, optimal.Source{}, "general composition"},
+		{Mechanism{Name: "gnmax", GNMaxSearch: noisymax.GNMaxGrid}, optimal.Source{}, "(grid search)"},
+		{Mechanism{Name: "darrm-one-vote"}, optimal.Source{Given: oneVoteGamma(t, p)}, "DaRRM in the one-vote relation with a gamma given"},
 	} {
-		agg, label, err := tc.m.New(ctx, p, Options{})
+		agg, label, err := tc.m.New(ctx, tc.src, p, Options{})
 		if err != nil {
 			t.Errorf("%s: %v", tc.m.Name, err)
 			continue
@@ -41,14 +43,14 @@ func TestMechanismNew(t *testing.T) {
 	}
 	// dsub needs Delta = 0; its description names Theorem 3.5.1.
 	pure := constraints.New(11, 3, 0.1, 0)
-	if agg, label, err := (Mechanism{Name: "dsub"}).New(ctx, pure, Options{}); err != nil || agg.Name() != "dsub" || !strings.Contains(label, "majority of 5 of the 11") {
+	if agg, label, err := (Mechanism{Name: "dsub"}).New(ctx, optimal.Source{}, pure, Options{}); err != nil || agg.Name() != "dsub" || !strings.Contains(label, "majority of 5 of the 11") {
 		t.Errorf("dsub: %v, %q", err, label)
 	}
-	if _, _, err := (Mechanism{Name: "median"}).New(ctx, p, Options{}); err == nil || !strings.Contains(err.Error(), "darrm, subsample, dsub, rr, gnmax") {
+	if _, _, err := (Mechanism{Name: "median"}).New(ctx, optimal.Source{}, p, Options{}); err == nil || !strings.Contains(err.Error(), "darrm, subsample, dsub, rr, gnmax") {
 		t.Errorf("unknown mechanism: %v", err)
 	}
 	// A gamma that is not (m·eps, delta)-DP is refused by the certificate.
-	if _, _, err := (Mechanism{Name: "darrm", Gamma: slices.Repeat([]float64{1}, 12)}).New(ctx, p, Options{}); !errors.Is(err, ErrNotCertified) {
+	if _, _, err := (Mechanism{Name: "darrm"}).New(ctx, optimal.Source{Given: slices.Repeat([]float64{1}, 12)}, p, Options{}); !errors.Is(err, ErrNotCertified) {
 		t.Errorf("gamma = 1: %v, want ErrNotCertified", err)
 	}
 }
@@ -104,17 +106,18 @@ func TestRegistry(t *testing.T) {
 		m := Mechanism{Name: info.Name, Input: info.Input, RR: accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5},
 			GNMax: noisymax.ConfidentGNMax{Sigma2: 40, Noise: noisymax.DiscreteNoise}, LNMax: noisymax.LNMax{Scale: 20}}
 		p, classes := constraints.New(11, 3, 0.1, 1e-5), 3
+		var src optimal.Source
 		switch {
 		case info.Input == votefile.TwoClass:
 			classes = 2
 			if info.PureTeachers {
 				p = constraints.New(11, 3, 0.1, 0)
 			}
-			m.Gamma = make([]float64, 12)
+			src.Given = make([]float64, 12)
 		case info.Name == "confident-gnmax":
 			m.GNMax.Threshold, m.GNMax.Sigma1 = 200, 150
 		}
-		agg, label, err := m.Build(ctx, p, classes, Options{})
+		agg, label, _, err := m.Build(ctx, src, p, classes, Options{})
 		if err != nil {
 			t.Errorf("%s on %v: %v", info.Name, info.Input, err)
 			continue

@@ -20,6 +20,10 @@ type Source struct {
 	// Its certificate is the business of whoever uses it (an aggregator
 	// certifies its gamma when it is built).
 	Given gamma.Gamma
+	// Name, if not "", is how a description names the gamma this source
+	// gives (the file Given was read from, say); "" names it by where it
+	// came from.
+	Name string
 	// Cache holds certified gamma_opt; nil is no cache.
 	Cache *cache.Dir
 	// Prior is the prior of gamma_opt.

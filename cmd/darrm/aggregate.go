@@ -194,7 +194,6 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, i
 		if spec.Gamma, err = mech.Source(info); err != nil {
 			return spec, mech, rel, err
 		}
-		spec.Mechanism.GammaSource = mech.Given()
 	}
 	return spec, mech, rel, nil
 }

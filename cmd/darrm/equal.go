@@ -1,11 +1,14 @@
 package main
 
 import (
+	"errors"
+
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/aggregators"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
@@ -66,9 +69,12 @@ func (t *totalFlags) heading(queries int) report.EqualTotals {
 // equalTotals compares gamma_opt of p and its baselines at equal totals
 // over each of f.Queries queries (plan.Candidates, plan.CompareAtTotals).
 func (f *solveFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, src optimal.Source, coeffs []float64, actuals []gamma.Actual) ([]report.SolveEqual, error) {
+	lines := cliout.NewStages(cmd.ErrOrStderr())
+	defer lines.Done()
+	gammasource.Plan(cmd, &src, lines)
 	base := plan.Request{Budget: f.Totals.budget(),
 		Mechanism: ensemble.Mechanism{RR: aggregators.RRComposition(f.RRComp, f.RRDelta, p.Delta)},
-		Options:   ensemble.Options{Workers: f.Workers}, Gamma: gammasource.Plan(cmd, src, func(err error) error { return err })}
+		Options:   ensemble.Options{Workers: f.Workers}, Gamma: src}
 	cs := plan.Candidates(base, p.Problem, cmd.Flags().Changed("delta"))
 	var out []report.SolveEqual
 	for _, q := range f.Queries {
@@ -88,13 +94,15 @@ func (f *solveFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, src optim
 func (f *simulateFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, names []provenance.MechanismName, mech aggregators.Checked, teachers []float64) ([]report.SimEqual, error) {
 	base := plan.Request{Mechanism: ensemble.Mechanism{RR: aggregators.RRComposition(mech.RRComp, mech.RRDelta, p.Delta), GNMaxSearch: mech.GNMaxSearch},
 		Budget: f.Totals.budget(), Options: ensemble.Options{Workers: f.Workers}}
+	lines := cliout.NewStages(cmd.ErrOrStderr())
+	defer lines.Done()
 	rs := make([]plan.Request, len(names))
 	for i, n := range names {
 		rs[i] = plan.TwoClass(base, n, p.Problem, cmd.Flags().Changed("delta"))
 		// The names were checked (aggregators.Flags.Parse).
 		if info, _ := ensemble.LookupMechanism(n, votefile.TwoClass); info.Gamma {
 			var err error
-			if rs[i].Gamma, err = mech.PlanGamma(cmd); err != nil {
+			if rs[i].Gamma, err = mech.PlanSource(cmd, lines); err != nil {
 				return nil, err
 			}
 		}
@@ -102,6 +110,9 @@ func (f *simulateFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, names 
 	var out []report.SimEqual
 	for _, q := range f.BudgetQueries {
 		sims, err := plan.SimulateAtTotals(cmd.Context(), rs, f.Totals.budget(), q, teachers, f.Queries, f.Seed)
+		if errors.As(err, new(*optimal.SourceError)) {
+			return nil, gammasource.Error(err, "")
+		}
 		if err != nil {
 			return nil, cli.AsUsage(exitstatus.Flagged(err, nil))
 		}

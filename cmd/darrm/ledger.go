@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/cmd/darrm/internal/ledgernotes"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
@@ -18,6 +19,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -216,17 +218,22 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 	default:
 		r = plan.TwoClass(base, info.Name, constraints.Problem{K: b.K, M: u.M, Eps: b.Teachers.Eps, Delta: b.Teachers.Delta, TargetDelta: u.Target}, fs.Changed("delta"))
 	}
+	lines := cliout.NewStages(cmd.ErrOrStderr())
+	defer lines.Done()
 	if info.Gamma {
 		mech, err := u.Flags.Parse(cmd, "mechanism", []provenance.MechanismName{info.Name})
 		if err != nil {
 			return accountant.Spend{}, "", err
 		}
-		if r.Gamma, err = mech.PlanGamma(cmd); err != nil {
+		if r.Gamma, err = mech.PlanSource(cmd, lines); err != nil {
 			return accountant.Spend{}, "", err
 		}
 	}
 	r.Mechanism.RR, r.Mechanism.GNMaxSearch = aggregators.RRComposition(u.RRComp, u.RRDelta, r.Problem.Delta), u.GNMaxSearch
 	agg, _, err := plan.Aggregator(cmd.Context(), r)
+	if errors.As(err, new(*optimal.SourceError)) {
+		return accountant.Spend{}, "", gammasource.Error(err, "")
+	}
 	if err != nil {
 		return accountant.Spend{}, "", cli.AsUsage(exitstatus.Flagged(err, map[string]string{"laplace scale": "--laplace-scale"}))
 	}

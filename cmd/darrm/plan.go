@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -10,11 +11,13 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -67,7 +70,9 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	if !fs.Changed("mechanism") {
 		return runCompare(cmd, f)
 	}
-	r, info, err := f.request(cmd)
+	lines := cliout.NewStages(cmd.ErrOrStderr())
+	defer lines.Done()
+	r, info, err := f.request(cmd, lines)
 	if err != nil {
 		return err
 	}
@@ -157,6 +162,8 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 	if err != nil {
 		return err
 	}
+	lines := cliout.NewStages(cmd.ErrOrStderr())
+	defer lines.Done()
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}, Composition: f.composition()}
 	base := plan.ManyClasses(plan.Request{
 		Mechanism: ensemble.Mechanism{GNMax: noisymax.ConfidentGNMax{Noise: noisymax.DiscreteNoise}},
@@ -167,7 +174,7 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 		if err != nil {
 			return err
 		}
-		if base.Gamma, err = mech.PlanGamma(cmd); err != nil {
+		if base.Gamma, err = mech.PlanSource(cmd, lines); err != nil {
 			return err
 		}
 	}
@@ -185,10 +192,14 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 	return report.NewPlanCompare(c, e, f.For, f.MinPrecision, tuning).Write(cmd.OutOrStdout(), f.Format)
 }
 
-// planError says a library error in terms of the flags: the per-query
-// delta of a multi-class mechanism is --budget-delta's unless --delta is
-// given (plan.ManyClasses).
+// planError says a library error in terms of the flags: the gamma
+// source's (gammasource.Error), and the per-query delta of a multi-class
+// mechanism is --budget-delta's unless --delta is given
+// (plan.ManyClasses).
 func (f *planFlags) planError(cmd *cobra.Command, err error) error {
+	if errors.As(err, new(*optimal.SourceError)) {
+		return gammasource.Error(err, "")
+	}
 	mEps := "m·eps (--m × --eps)"
 	if f.Mechanism == provenance.DaRRMOneVote {
 		mEps = "--target-eps"
@@ -202,7 +213,7 @@ func (f *planFlags) planError(cmd *cobra.Command, err error) error {
 }
 
 // request returns the plan's request from the flags, and the mechanism.
-func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.MechanismInfo, error) {
+func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Request, ensemble.MechanismInfo, error) {
 	fs := cmd.Flags()
 	info, err := lookupMechanism(cmd, f.Mechanism)
 	if err != nil {
@@ -247,7 +258,7 @@ func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.Mechanis
 		if err != nil {
 			return r, info, err
 		}
-		if r.Gamma, err = mech.PlanGamma(cmd); err != nil {
+		if r.Gamma, err = mech.PlanSource(cmd, lines); err != nil {
 			return r, info, err
 		}
 	}

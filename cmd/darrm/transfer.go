@@ -79,8 +79,9 @@ func newTransferCmd() *cobra.Command {
 				return err
 			}
 			prog.Describe(fmt.Sprintf("transfer %s: labelling the queries", f.Dataset))
+			src := optimal.Source{Cache: gdir, Prior: gamma.UniformPrior(), Options: optimal.Options{Workers: f.Workers}}
 			opt := func(ctx context.Context, p constraints.Problem) (gamma.Gamma, error) {
-				l, err := gammasource.Load(ctx, cmd, optimal.Source{Cache: gdir, Prior: gamma.UniformPrior(), Options: optimal.Options{Workers: f.Workers}}, p)
+				l, err := gammasource.Load(ctx, cmd, src, p)
 				return l.Gamma, err
 			}
 			res, err := transfer.Run(cmd.Context(), b.Test, t, params, opt)
@@ -95,7 +96,10 @@ func newTransferCmd() *cobra.Command {
 				// without --delta.
 				ep := transfer.EqualParams{Budget: f.Totals.budget(), Delta: f.Totals.BudgetDelta,
 					Queries: f.Queries, Redraws: f.Redraws, Seed: params.Seed}
-				eq, err := transfer.RunEqual(cmd.Context(), b.Test, t, ep, opt)
+				lines := cliout.NewStages(cmd.ErrOrStderr())
+				gammasource.Plan(cmd, &src, lines)
+				eq, err := transfer.RunEqual(cmd.Context(), b.Test, t, ep, src)
+				lines.Done()
 				if err != nil {
 					prog.Done()
 					return cli.AsUsage(exitstatus.Flagged(err, nil))
