@@ -210,11 +210,15 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 		}
 		base.Mechanism.GNMax = noisymax.ConfidentGNMax{Threshold: u.Threshold, Sigma1: u.Sigma1, Sigma2: u.Sigma2, Noise: noisymax.DiscreteNoise}
 		r = plan.ManyClasses(base, info.Name, b.K, classes, cli.Given(fs, "delta", u.Target))
-	case info.Name == provenance.DaRRMOneVote:
-		if len(u.TargetEps) != 1 {
+	case info.OwnTarget():
+		line, err := ensemble.OneVoteTarget(givenTargetEps(cmd.Flags(), u.TargetEps), nil)
+		if err != nil {
+			return accountant.Spend{}, "", targetEpsError(err)
+		}
+		if line.Eps == nil {
 			return accountant.Spend{}, "", cli.Usagef("%s needs the per-query eps of its labels: give one --target-eps", info.Name)
 		}
-		r = plan.TwoClass(base, info.Name, constraints.Problem{K: b.K, M: 1, Eps: u.TargetEps[0], TargetDelta: u.Target}, fs.Changed("delta"))
+		r = plan.TwoClass(base, info.Name, constraints.Problem{K: b.K, M: 1, Eps: *line.Eps, TargetDelta: u.Target}, fs.Changed("delta"))
 	default:
 		r = plan.TwoClass(base, info.Name, constraints.Problem{K: b.K, M: u.M, Eps: b.Teachers.Eps, Delta: b.Teachers.Delta, TargetDelta: u.Target}, fs.Changed("delta"))
 	}

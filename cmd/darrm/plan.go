@@ -239,13 +239,14 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 		}
 		base.Mechanism.GNMax = noisymax.ConfidentGNMax{Threshold: f.Threshold, Sigma1: f.Sigma1, Sigma2: f.Sigma2, Noise: noisymax.DiscreteNoise}
 		r = plan.ManyClasses(base, info.Name, f.K, f.Classes, cli.Given(fs, "delta", f.Target))
-	case info.Name == provenance.DaRRMOneVote:
+	case info.OwnTarget():
+		line, err := ensemble.OneVoteTarget(givenTargetEps(cmd.Flags(), f.TargetEps), nil)
+		if err != nil {
+			return r, info, targetEpsError(err)
+		}
 		eps := 1.0 // planned (--queries), else given
-		if fs.Changed("target-eps") {
-			if len(f.TargetEps) != 1 {
-				return r, info, cli.Usagef("--target-eps: %d values: give one", len(f.TargetEps))
-			}
-			eps = f.TargetEps[0]
+		if line.Eps != nil {
+			eps = *line.Eps
 		} else if !fs.Changed("queries") {
 			return r, info, cli.Usagef("%s needs --target-eps to count the queries it fits (or --queries to plan it)", info.Name)
 		}
