@@ -34,7 +34,8 @@ type MechanismInfo struct {
 	// Example is the settings of an example release (the rest comes from
 	// the votes and their header).
 	Example []SettingValue
-	build   func(ctx context.Context, m Mechanism, g sampledGamma, p constraints.Problem, classes int, opts Options) (Labeler, string, error)
+	// construct calls the mechanism's constructor.
+	construct func(ctx context.Context, m Mechanism, g sampledGamma, p constraints.Problem, classes int, opts Options) (Labeler, string, error)
 }
 
 // twoClassSettings are the settings of every two-class mechanism, whose
@@ -56,19 +57,19 @@ var exampleM = []SettingValue{{SettingM, "3"}}
 
 // registry holds every mechanism a release can use: one entry each.
 var registry = []MechanismInfo{
-	{Name: provenance.DaRRM, Relation: accountant.PrivateTeachers, Gamma: true, Takes: twoClassSettings(SettingPrior, SettingGamma, SettingNoSolve), Example: exampleM, build: buildDaRRM},
-	{Name: provenance.Subsample, Relation: accountant.PrivateTeachers, Takes: twoClassSettings(), Example: exampleM, build: buildSubsample},
-	{Name: provenance.DSub, Relation: accountant.PrivateTeachers, PureTeachers: true, Takes: twoClassSettings(), Example: exampleM, build: buildSubsample},
-	{Name: provenance.RR, Relation: accountant.PrivateTeachers, Takes: twoClassSettings(SettingRRComposition, SettingRRDeltaPrime), Example: exampleM, build: buildRR},
-	{Name: provenance.GNMax, Relation: accountant.OneVote, Takes: twoClassSettings(SettingGNMaxSearch), Example: exampleM, build: buildGNMax},
+	{Name: provenance.DaRRM, Relation: accountant.PrivateTeachers, Gamma: true, Takes: twoClassSettings(SettingPrior, SettingGamma, SettingNoSolve), Example: exampleM, construct: buildDaRRM},
+	{Name: provenance.Subsample, Relation: accountant.PrivateTeachers, Takes: twoClassSettings(), Example: exampleM, construct: buildSubsample},
+	{Name: provenance.DSub, Relation: accountant.PrivateTeachers, PureTeachers: true, Takes: twoClassSettings(), Example: exampleM, construct: buildSubsample},
+	{Name: provenance.RR, Relation: accountant.PrivateTeachers, Takes: twoClassSettings(SettingRRComposition, SettingRRDeltaPrime), Example: exampleM, construct: buildRR},
+	{Name: provenance.GNMax, Relation: accountant.OneVote, Takes: twoClassSettings(SettingGNMaxSearch), Example: exampleM, construct: buildGNMax},
 	{Name: provenance.DaRRMOneVote, Relation: accountant.OneVote, Gamma: true, Takes: oneVoteSettings(SettingPrior, SettingGamma, SettingNoSolve),
-		Example: []SettingValue{{SettingTargetEps, "0.3"}, {SettingTargetDelta, "1e-5"}}, build: buildOneVoteDaRRM},
+		Example: []SettingValue{{SettingTargetEps, "0.3"}, {SettingTargetDelta, "1e-5"}}, construct: buildOneVoteDaRRM},
 	{Name: provenance.GNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []Setting{SettingSigma2, SettingTargetDelta},
-		Example: []SettingValue{{SettingSigma2, "40"}, {SettingTargetDelta, "1e-5"}}, build: buildClassGNMax},
+		Example: []SettingValue{{SettingSigma2, "40"}, {SettingTargetDelta, "1e-5"}}, construct: buildClassGNMax},
 	{Name: provenance.ConfidentGNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []Setting{SettingThreshold, SettingSigma1, SettingSigma2, SettingTargetDelta},
-		Example: []SettingValue{{SettingThreshold, "200"}, {SettingSigma1, "150"}, {SettingSigma2, "40"}, {SettingTargetDelta, "1e-5"}}, build: buildClassGNMax},
+		Example: []SettingValue{{SettingThreshold, "200"}, {SettingSigma1, "150"}, {SettingSigma2, "40"}, {SettingTargetDelta, "1e-5"}}, construct: buildClassGNMax},
 	{Name: provenance.LNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []Setting{SettingLaplaceScale},
-		Example: []SettingValue{{SettingLaplaceScale, "20"}}, build: buildLNMax},
+		Example: []SettingValue{{SettingLaplaceScale, "20"}}, construct: buildLNMax},
 }
 
 // GammaProblem returns the problem whose noise function info samples when
@@ -254,11 +255,18 @@ type sampledGamma struct {
 // says nothing, is refused for every mechanism. An error is a
 // *ReleaseError at StepGamma or StepBuild.
 func (m Mechanism) Build(ctx context.Context, src optimal.Source, p constraints.Problem, classes int, opts Options) (Labeler, string, optimal.Loaded, error) {
-	var l optimal.Loaded
 	info, err := LookupMechanism(m.Name, m.Input)
 	if err != nil {
-		return nil, "", l, &ReleaseError{Step: StepBuild, Err: err}
+		return nil, "", optimal.Loaded{}, &ReleaseError{Step: StepBuild, Err: err}
 	}
+	return info.build(ctx, m, src, p, classes, opts)
+}
+
+// build is Build for the registry entry info of m: the one path from a
+// resolved mechanism to its labeler.
+func (info MechanismInfo) build(ctx context.Context, m Mechanism, src optimal.Source, p constraints.Problem, classes int, opts Options) (Labeler, string, optimal.Loaded, error) {
+	var l optimal.Loaded
+	var err error
 	var sg sampledGamma
 	if info.Gamma {
 		if src.Given == nil && src.Prior.String() == "" {
@@ -298,26 +306,15 @@ func gammaWords(src optimal.Source, origin optimal.Origin) string {
 	return "a gamma given"
 }
 
-// newLabeler is Build for the mechanism info that m names, with the
-// gamma g it samples, if any.
+// newLabeler is build with the gamma g that info samples, if any.
 func (info MechanismInfo) newLabeler(ctx context.Context, m Mechanism, g sampledGamma, p constraints.Problem, classes int, opts Options) (Labeler, string, error) {
 	if err := accountant.CheckDelta("delta", p.TargetDelta); err != nil {
 		return nil, "", err
 	}
-	if m.Input == votefile.TwoClass && classes != 2 {
-		return nil, "", fmt.Errorf("%s: %d classes: it labels 0/1 votes", m.Name, classes)
+	if info.Input == votefile.TwoClass && classes != 2 {
+		return nil, "", fmt.Errorf("%s: %d classes: it labels 0/1 votes", info.Name, classes)
 	}
-	return info.build(ctx, m, g, p, classes, opts)
-}
-
-// New returns the two-class aggregator m names for problem p (Build).
-func (m Mechanism) New(ctx context.Context, src optimal.Source, p constraints.Problem, opts Options) (Aggregator, string, error) {
-	m.Input = votefile.TwoClass
-	l, label, _, err := m.Build(ctx, src, p, 2, opts)
-	if err != nil {
-		return nil, "", err
-	}
-	return l.(Aggregator), label, nil
+	return info.construct(ctx, m, g, p, classes, opts)
 }
 
 func buildDaRRM(ctx context.Context, _ Mechanism, g sampledGamma, p constraints.Problem, _ int, opts Options) (Labeler, string, error) {

@@ -17,9 +17,9 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// TestMechanismNew builds every mechanism by name and checks it is the
+// TestMechanismBuild builds every mechanism by name and checks it is the
 // aggregator its constructor returns, with a description that says so.
-func TestMechanismNew(t *testing.T) {
+func TestMechanismBuild(t *testing.T) {
 	ctx := context.Background()
 	p := constraints.New(11, 3, 0.1, 1e-5)
 	for _, tc := range []struct {
@@ -33,7 +33,7 @@ func TestMechanismNew(t *testing.T) {
 		{Mechanism{Name: "gnmax", GNMaxSearch: noisymax.GNMaxGrid}, optimal.Source{}, "(grid search)"},
 		{Mechanism{Name: "darrm-one-vote"}, optimal.Source{Given: oneVoteGamma(t, p)}, "DaRRM in the one-vote relation with a gamma given"},
 	} {
-		agg, label, err := tc.m.New(ctx, tc.src, p, Options{})
+		agg, label, _, err := tc.m.Build(ctx, tc.src, p, 2, Options{})
 		if err != nil {
 			t.Errorf("%s: %v", tc.m.Name, err)
 			continue
@@ -44,14 +44,14 @@ func TestMechanismNew(t *testing.T) {
 	}
 	// dsub needs Delta = 0; its description names Theorem 3.5.1.
 	pure := constraints.New(11, 3, 0.1, 0)
-	if agg, label, err := (Mechanism{Name: "dsub"}).New(ctx, optimal.Source{}, pure, Options{}); err != nil || agg.Name() != "dsub" || !strings.Contains(label, "majority of 5 of the 11") {
+	if agg, label, _, err := (Mechanism{Name: "dsub"}).Build(ctx, optimal.Source{}, pure, 2, Options{}); err != nil || agg.Name() != "dsub" || !strings.Contains(label, "majority of 5 of the 11") {
 		t.Errorf("dsub: %v, %q", err, label)
 	}
-	if _, _, err := (Mechanism{Name: "median"}).New(ctx, optimal.Source{}, p, Options{}); err == nil || !strings.Contains(err.Error(), "darrm, subsample, dsub, rr, gnmax") {
+	if _, _, _, err := (Mechanism{Name: "median"}).Build(ctx, optimal.Source{}, p, 2, Options{}); err == nil || !strings.Contains(err.Error(), "darrm, subsample, dsub, rr, gnmax") {
 		t.Errorf("unknown mechanism: %v", err)
 	}
 	// A gamma that is not (m·eps, delta)-DP is refused by the certificate.
-	if _, _, err := (Mechanism{Name: "darrm"}).New(ctx, optimal.Source{Given: slices.Repeat([]float64{1}, 12)}, p, Options{}); !errors.Is(err, ErrNotCertified) {
+	if _, _, _, err := (Mechanism{Name: "darrm"}).Build(ctx, optimal.Source{Given: slices.Repeat([]float64{1}, 12)}, p, 2, Options{}); !errors.Is(err, ErrNotCertified) {
 		t.Errorf("gamma = 1: %v, want ErrNotCertified", err)
 	}
 }

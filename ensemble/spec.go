@@ -169,12 +169,12 @@ func (e *ReleaseError) Unwrap() error { return e.Err }
 func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	var out Released
 	fail := func(step Step, err error) (Released, error) { return out, &ReleaseError{Step: step, Err: err} }
-	s, _, err := s.withDefaults()
+	s, info, err := s.withDefaults()
 	if err != nil {
 		return fail(StepBuild, err)
 	}
 	in := s.Votes
-	if out.Aggregator, out.Label, out.Gamma, err = s.Mechanism.Build(ctx, s.Gamma, s.Problem, in.Classes(), s.Certificate); err != nil {
+	if out.Aggregator, out.Label, out.Gamma, err = info.build(ctx, s.Mechanism, s.Gamma, s.Problem, in.Classes(), s.Certificate); err != nil {
 		var re *ReleaseError
 		if errors.As(err, &re) {
 			re.Err = problemField(re.Err)

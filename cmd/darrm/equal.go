@@ -16,8 +16,6 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
-	"github.com/darrm/darrm/provenance"
-	"github.com/darrm/darrm/votefile"
 )
 
 // totalFlags ask a comparison for one at equal totals: the total budget
@@ -87,20 +85,19 @@ func (f *solveFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, src optim
 	return out, nil
 }
 
-// equalTotals compares the mechanisms names at equal totals over each of
+// equalTotals compares the mechanisms of mech at equal totals over each of
 // f.BudgetQueries queries: each planned from the problem p of the flags,
 // as darrm plan plans it, and simulated on the same teachers and seed
 // (plan.SimulateAtTotals).
-func (f *simulateFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, names []provenance.MechanismName, mech aggregators.Checked, teachers []float64) ([]report.SimEqual, error) {
+func (f *simulateFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, mech aggregators.Checked, teachers []float64) ([]report.SimEqual, error) {
 	base := plan.Request{Mechanism: ensemble.Mechanism{RR: aggregators.RRComposition(mech.RRComp, mech.RRDelta, p.Delta), GNMaxSearch: mech.GNMaxSearch},
 		Budget: f.Totals.budget(), Options: ensemble.Options{Workers: f.Workers}}
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	defer lines.Done()
-	rs := make([]plan.Request, len(names))
-	for i, n := range names {
-		rs[i] = plan.TwoClass(base, n, p.Problem, cmd.Flags().Changed("delta"))
-		// The names were checked (aggregators.Flags.Parse).
-		if info, _ := ensemble.LookupMechanism(n, votefile.TwoClass); info.Gamma {
+	rs := make([]plan.Request, len(mech.Mechanisms))
+	for i, info := range mech.Mechanisms {
+		rs[i] = plan.TwoClass(base, info.Name, p.Problem, cmd.Flags().Changed("delta"))
+		if info.Gamma {
 			var err error
 			if rs[i].Gamma, err = mech.PlanSource(cmd, lines); err != nil {
 				return nil, err

@@ -47,11 +47,13 @@ func RRComposition(m accountant.RRMethod, deltaPrime, teacherDelta float64) acco
 	return accountant.Composition{Method: m.For(teacherDelta), DeltaPrime: deltaPrime}
 }
 
-// Checked is the checked form of Flags.
+// Checked is the checked form of Flags, with the mechanisms they were
+// checked for, resolved.
 type Checked struct {
 	*Flags
-	Table     *gamma.Table // --gamma
-	TableName string
+	Table      *gamma.Table // --gamma
+	TableName  string
+	Mechanisms []ensemble.MechanismInfo
 }
 
 // Parse checks the flags for the mechanisms names, which flag gave.
@@ -68,7 +70,7 @@ func (f *Flags) Parse(cmd *cobra.Command, flag string, names []provenance.Mechan
 
 // Check checks the flags for the two-class mechanisms infos.
 func (f *Flags) Check(cmd *cobra.Command, infos []ensemble.MechanismInfo) (Checked, error) {
-	s := Checked{Flags: f}
+	s := Checked{Flags: f, Mechanisms: infos}
 	var sampling []ensemble.MechanismInfo // the mechanisms that sample a gamma
 	for _, info := range infos {
 		if info.Gamma {
@@ -113,22 +115,12 @@ func (s Checked) checkTableRelation(infos []ensemble.MechanismInfo) error {
 		s.TableName, re.Gamma, re.Gamma.Describe(), provenance.JoinMechanisms(re.Mechanisms, " and "), re.Release, re.Use, re.Release)
 }
 
-// NewAggregator builds the named two-class aggregator for problem p;
-// label describes it for people.
-func (s Checked) NewAggregator(cmd *cobra.Command, name provenance.MechanismName, p constraints.Problem) (ensemble.Aggregator, string, error) {
-	agg, label, err := s.build(cmd, ensemble.Mechanism{Name: name}, p, 2)
-	if err != nil {
-		return nil, "", err
-	}
-	return agg.(ensemble.Aggregator), label, nil
-}
-
-// build builds the aggregator m names for problem p and classes classes,
-// with the two-class settings of the flags and, for a mechanism that
-// samples a gamma, its gamma; label describes it for people.
-func (s Checked) build(cmd *cobra.Command, m ensemble.Mechanism, p constraints.Problem, classes int) (ensemble.Labeler, string, error) {
-	m = s.Settings(m, p)
-	info, _ := ensemble.LookupMechanism(m.Name, m.Input)
+// NewAggregator builds the two-class aggregator of mechanism info, one
+// of s.Mechanisms, for problem p (ensemble.Mechanism.Build), with the
+// settings of the flags and, for a mechanism that samples a gamma, its
+// gamma; label describes it for people.
+func (s Checked) NewAggregator(cmd *cobra.Command, info ensemble.MechanismInfo, p constraints.Problem) (ensemble.Aggregator, string, error) {
+	m := s.Settings(ensemble.Mechanism{Name: info.Name, Input: info.Input}, p)
 	var src optimal.Source
 	if info.Gamma {
 		var err error
@@ -138,10 +130,13 @@ func (s Checked) build(cmd *cobra.Command, m ensemble.Mechanism, p constraints.P
 	}
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	opts := s.Watch(cmd, &src, info, p, lines)
-	agg, label, l, err := m.Build(cmd.Context(), src, p, classes, opts)
+	agg, label, l, err := m.Build(cmd.Context(), src, p, 2, opts)
 	lines.Done()
 	gammasource.WarnNotStored(cmd, l)
-	return agg, label, s.ReleaseError(err, "")
+	if err != nil {
+		return nil, "", s.ReleaseError(err, "")
+	}
+	return agg.(ensemble.Aggregator), label, nil
 }
 
 // Watch shows on lines the solve of gamma_opt that src may run for
