@@ -334,7 +334,7 @@ func buildOneVoteDaRRM(ctx context.Context, _ Mechanism, g sampledGamma, p const
 }
 
 func buildRR(ctx context.Context, m Mechanism, _ sampledGamma, p constraints.Problem, _ int, opts Options) (Labeler, string, error) {
-	r, err := NewRR(ctx, p, m.RR.Method, m.RR.DeltaPrime, opts)
+	r, err := newRR(ctx, p, m.RR.Method, m.RR.DeltaPrime, opts)
 	if err != nil {
 		return nil, "", err
 	}
@@ -342,9 +342,9 @@ func buildRR(ctx context.Context, m Mechanism, _ sampledGamma, p constraints.Pro
 }
 
 func buildSubsample(ctx context.Context, m Mechanism, _ sampledGamma, p constraints.Problem, _ int, opts Options) (Labeler, string, error) {
-	newSub, what := NewSubsample, "Algorithm 8"
+	newSub, what := newSubsample, "Algorithm 8"
 	if m.Name == provenance.DSub {
-		newSub, what = NewDoubleSubsample, "2m-1 of Theorem 3.5.1"
+		newSub, what = newDoubleSubsample, "2m-1 of Theorem 3.5.1"
 	}
 	s, err := newSub(ctx, p, opts)
 	if err != nil {
@@ -354,7 +354,7 @@ func buildSubsample(ctx context.Context, m Mechanism, _ sampledGamma, p constrai
 }
 
 func buildGNMax(_ context.Context, m Mechanism, _ sampledGamma, p constraints.Problem, _ int, _ Options) (Labeler, string, error) {
-	g, err := NewGNMax(p, m.GNMaxSearch)
+	g, err := newGNMax(p, m.GNMaxSearch)
 	if err != nil {
 		return nil, "", err
 	}

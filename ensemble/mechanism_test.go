@@ -280,7 +280,7 @@ func TestTotalsAtExtremes(t *testing.T) {
 		labelers = append(labelers, g)
 	}
 	for _, scale := range []float64{1e15, 0.02} {
-		l, err := NewLNMax(noisymax.LNMax{Scale: scale}, 250, 2)
+		l, err := newLNMax(noisymax.LNMax{Scale: scale}, 250, 2)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,7 +25,7 @@ var benchOneBit = []struct {
 }{
 	{"darrm-K11", func() (Aggregator, error) { return benchDaRRM(constraints.New(11, 3, 0.1, 1e-5)) }},
 	{"subsample-K13", func() (Aggregator, error) {
-		return NewSubsample(context.Background(), constraints.New(13, 3, 0.1, 1e-5), Options{})
+		return newSubsample(context.Background(), constraints.New(13, 3, 0.1, 1e-5), Options{})
 	}},
 }
 
