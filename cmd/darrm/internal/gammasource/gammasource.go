@@ -1,8 +1,7 @@
-// Package gammasource sets up the optimal.Source from which darrm's
-// commands take the noise function gamma that a release, a plan or a
-// solve uses (a gamma file given, or gamma_opt from the cache, solved on
-// demand), showing the solve on standard error and saying its errors in
-// terms of the flags.
+// Package gammasource gets darrm's commands the noise function gamma that
+// a release, a plan or a solve uses, from an optimal.Source (a gamma file
+// given, or gamma_opt from the cache, solved on demand), showing the solve
+// on standard error and saying its errors in terms of the flags.
 package gammasource
 
 import (
