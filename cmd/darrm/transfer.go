@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
-	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/transfer"
 	"github.com/darrm/darrm/noise"
@@ -80,11 +78,10 @@ func newTransferCmd() *cobra.Command {
 			}
 			prog.Describe(fmt.Sprintf("transfer %s: labelling the queries", f.Dataset))
 			src := optimal.Source{Cache: gdir, Prior: gamma.UniformPrior(), Options: optimal.Options{Workers: f.Workers}}
-			opt := func(ctx context.Context, p constraints.Problem) (gamma.Gamma, error) {
-				l, err := gammasource.Load(ctx, cmd, src, p)
-				return l.Gamma, err
-			}
-			res, err := transfer.Run(cmd.Context(), b.Test, t, params, opt)
+			lines := cliout.NewStages(cmd.ErrOrStderr())
+			defer lines.Done()
+			gammasource.Plan(cmd, &src, lines)
+			res, err := transfer.Run(cmd.Context(), b.Test, t, params, src)
 			if err != nil {
 				prog.Done()
 				return err
@@ -96,10 +93,7 @@ func newTransferCmd() *cobra.Command {
 				// without --delta.
 				ep := transfer.EqualParams{Budget: f.Totals.budget(), Delta: f.Totals.BudgetDelta,
 					Queries: f.Queries, Redraws: f.Redraws, Seed: params.Seed}
-				lines := cliout.NewStages(cmd.ErrOrStderr())
-				gammasource.Plan(cmd, &src, lines)
 				eq, err := transfer.RunEqual(cmd.Context(), b.Test, t, ep, src)
-				lines.Done()
 				if err != nil {
 					prog.Done()
 					return cli.AsUsage(exitstatus.Flagged(err, nil))
