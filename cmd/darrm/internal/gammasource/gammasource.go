@@ -92,11 +92,13 @@ func WarnNotStored(cmd *cobra.Command, l optimal.Loaded) {
 }
 
 // Plan makes src, the gamma source of a plan, show on lines its solves of
-// gamma_opt for the problems the plan tries, and tell of a cache entry it
-// replaces; the caller ends lines when the plan is done.
+// gamma_opt for the problems the plan tries, tell of a cache entry it
+// replaces and warn of one it could not store (WarnNotStored); the
+// caller ends lines when the plan is done.
 func Plan(cmd *cobra.Command, src *optimal.Source, lines *cliout.Stages) {
 	const what = "solving gamma_opt"
 	Watch(cmd, src, what, func() *cliout.Progress { return lines.At(what, -1) })
+	src.OnNotStored = func(err error) { WarnNotStored(cmd, optimal.Loaded{StoreErr: err}) }
 }
 
 // Error says an optimal.SourceError in terms of the flags that set the
