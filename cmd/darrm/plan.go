@@ -98,6 +98,7 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 			return f.planError(cmd, err)
 		}
 		doc.Plan = plan.Plan{Request: r, Count: c}
+		lines.Done() // before the output: the solves of gamma_opt are over
 		return doc.Write(cmd.OutOrStdout(), f.Format)
 	}
 	if f.Queries < 1 || f.Queries > accountant.CountLimit {
@@ -123,11 +124,13 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		if err != nil {
 			return f.planError(cmd, err)
 		}
+		lines.Done() // before the output: the solves of gamma_opt are over
 		return doc.Write(cmd.OutOrStdout(), f.Format)
 	}
 	if doc.Plan, err = plan.Parameters(cmd.Context(), r, f.Queries); err != nil {
 		return f.planError(cmd, err)
 	}
+	lines.Done() // before the output: the solves of gamma_opt are over
 	return doc.Write(cmd.OutOrStdout(), f.Format)
 }
 
@@ -188,6 +191,7 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 	if err != nil {
 		return f.planError(cmd, err)
 	}
+	lines.Done() // before the output: the solves of gamma_opt are over
 	e := report.EqualTotals{BudgetEps: f.BudgetEps, BudgetDelta: f.BudgetDelta, Queries: f.Queries}
 	return report.NewPlanCompare(c, e, f.For, f.MinPrecision, tuning).Write(cmd.OutOrStdout(), f.Format)
 }

@@ -101,6 +101,7 @@ func newTransferCmd() *cobra.Command {
 				out.EqualTotals = report.NewTransferEqual(ep.Budget.Guarantee, eq)
 			}
 			prog.Done()
+			lines.Done()
 			out.Seconds = time.Since(start).Seconds()
 			if f.Plot != "" {
 				if err := curveplot.WriteTransfer(f.Plot, f.Dataset, out.K, res.Results); err != nil {
