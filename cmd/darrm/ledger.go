@@ -225,7 +225,7 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	defer lines.Done()
 	if info.Gamma {
-		mech, err := u.Flags.Parse(cmd, "mechanism", []provenance.MechanismName{info.Name})
+		mech, err := u.Flags.Check(cmd, []ensemble.MechanismInfo{info})
 		if err != nil {
 			return accountant.Spend{}, "", err
 		}

@@ -259,7 +259,7 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 		r = plan.TwoClass(base, info.Name, constraints.Problem{K: f.K, M: f.M, Eps: f.Eps, Delta: f.Delta, TargetDelta: f.Target}, fs.Changed("delta"))
 	}
 	if info.Gamma {
-		mech, err := f.Flags.Parse(cmd, "mechanism", []provenance.MechanismName{info.Name})
+		mech, err := f.Flags.Check(cmd, []ensemble.MechanismInfo{info})
 		if err != nil {
 			return r, info, err
 		}
