@@ -52,6 +52,15 @@ type Aggregator interface {
 	Aggregate(votes []byte, src *noise.Source) (byte, error)
 }
 
+// aggregator returns a, built with error err, as an Aggregator: nil
+// with the error.
+func aggregator[T Aggregator](a T, err error) (Aggregator, error) {
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
 // twoClass reports whether agg labels 0/1 votes (an Aggregator) rather
 // than multi-class counts.
 func twoClass(agg Labeler) bool {

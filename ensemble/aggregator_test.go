@@ -126,7 +126,7 @@ func TestDaRRMDistribution(t *testing.T) {
 
 func TestRRDistribution(t *testing.T) {
 	p := constraints.New(11, 3, 0.1, 1e-5)
-	r, err := NewRR(context.Background(), p, accountant.Simple, 0, Options{})
+	r, err := newRR(context.Background(), p, accountant.Simple, 0, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestSubsampleDistribution(t *testing.T) {
 		size int
 	}{{3, 3}, {2, 2}, {1, 1}, {3.7, 3}} {
 		p := constraints.New(11, tc.m, 0.1, 1e-5)
-		s, err := NewSubsample(context.Background(), p, Options{})
+		s, err := newSubsample(context.Background(), p, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -203,7 +203,7 @@ func TestSubsampleDistribution(t *testing.T) {
 func TestSubsampleGuarantee(t *testing.T) {
 	ctx := context.Background()
 	// m = 3: gamma_Sub certifies (m·eps, delta) with room to spare.
-	s, err := NewSubsample(ctx, constraints.New(11, 3, 0.1, 1e-5), Options{})
+	s, err := newSubsample(ctx, constraints.New(11, 3, 0.1, 1e-5), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestSubsampleGuarantee(t *testing.T) {
 		t.Errorf("m = 3: source %q, certificate %v", s.Privacy().Source, s.Privacy().Certificate)
 	}
 	// m = 1: gamma_Sub is exactly tight (Lemma 3.4.2); composition proves it.
-	s, err = NewSubsample(ctx, constraints.New(11, 1, 0.1, 1e-5), Options{})
+	s, err = newSubsample(ctx, constraints.New(11, 1, 0.1, 1e-5), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func TestSubsampleGuarantee(t *testing.T) {
 
 func TestDoubleSubsample(t *testing.T) {
 	ctx := context.Background()
-	if _, err := NewDoubleSubsample(ctx, constraints.New(11, 3, 0.1, 1e-5), Options{}); err == nil || !strings.Contains(err.Error(), "Delta = 0") {
+	if _, err := newDoubleSubsample(ctx, constraints.New(11, 3, 0.1, 1e-5), Options{}); err == nil || !strings.Contains(err.Error(), "Delta = 0") {
 		t.Errorf("Delta > 0: err = %v", err)
 	}
 	for _, tc := range []struct {
@@ -230,7 +230,7 @@ func TestDoubleSubsample(t *testing.T) {
 		size int
 	}{{3, 5}, {1, 1}, {6, 11}} {
 		p := constraints.New(11, tc.m, 0.1, 0)
-		d, err := NewDoubleSubsample(ctx, p, Options{})
+		d, err := newDoubleSubsample(ctx, p, Options{})
 		if err != nil {
 			t.Fatalf("m = %v: %v", tc.m, err)
 		}
@@ -251,7 +251,7 @@ func TestDoubleSubsample(t *testing.T) {
 	// With delta > 0 the budget has room: no scaling.
 	p := constraints.New(11, 3, 0.1, 0)
 	p.TargetDelta = 1e-6
-	d, err := NewDoubleSubsample(ctx, p, Options{})
+	d, err := newDoubleSubsample(ctx, p, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestGNMax(t *testing.T) {
 	p := constraints.New(11, 3, 0.1, 1e-4) // the MNIST setting of Table 3.2: (0.3, ~3e-4)
 	p.Eps = 0.0892
 	p.TargetDelta = 3e-4
-	g, err := NewGNMax(p, noisymax.GNMaxGrid)
+	g, err := newGNMax(p, noisymax.GNMaxGrid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +285,7 @@ func TestGNMax(t *testing.T) {
 		t.Errorf("bit epsilon = %v, want about 0.067", e)
 	}
 	p.TargetDelta, p.Delta = 0, 0
-	if _, err := NewGNMax(p, noisymax.GNMaxGrid); err == nil {
+	if _, err := newGNMax(p, noisymax.GNMaxGrid); err == nil {
 		t.Error("GNMax accepted delta = 0")
 	}
 }
@@ -310,7 +310,7 @@ func TestGNMaxTight(t *testing.T) {
 	} {
 		p := constraints.New(tc.k, tc.m, 0.1, tc.Delta)
 		p.Eps = tc.eps
-		g, err := NewGNMax(p, noisymax.GNMaxTight)
+		g, err := newGNMax(p, noisymax.GNMaxTight)
 		if err != nil {
 			t.Fatalf("%+v: %v", tc, err)
 		}
@@ -322,7 +322,7 @@ func TestGNMaxTight(t *testing.T) {
 		if _, hs := bitPrivacy(g.Gamma(), target.Eps); hs > target.Delta {
 			t.Errorf("%+v: sampled probabilities at delta %v, target %v", tc, hs, target)
 		}
-		if grid, err := NewGNMax(p, noisymax.GNMaxGrid); err == nil {
+		if grid, err := newGNMax(p, noisymax.GNMaxGrid); err == nil {
 			if gs, _ := grid.Sigma(); !(sigma < gs) {
 				t.Errorf("%+v: tight sigma %v, grid %v", tc, sigma, gs)
 			}

@@ -93,9 +93,9 @@ func BenchmarkAggregate(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, _ := NewSubsample(ctx, p, Options{})
-	r, _ := NewRR(ctx, p, accountant.Simple, 0, Options{})
-	g, _ := NewGNMax(p, noisymax.GNMaxGrid)
+	s, _ := newSubsample(ctx, p, Options{})
+	r, _ := newRR(ctx, p, accountant.Simple, 0, Options{})
+	g, _ := newGNMax(p, noisymax.GNMaxGrid)
 	votes := arrange(11, 7, 0)
 	for _, agg := range []Aggregator{d, s, r, g} {
 		for _, src := range []struct {
@@ -114,7 +114,7 @@ func BenchmarkAggregate(b *testing.B) {
 }
 
 // benchDaRRM is DaRRM with gamma_opt for constraints.New(11, 3, 0.1, 1e-5).
-func benchDaRRM(p constraints.Problem) (*DaRRM, error) {
+func benchDaRRM(p constraints.Problem) (Aggregator, error) {
 	g, err := fixtures.GammaK11M3()
 	if err != nil {
 		return nil, err
@@ -155,7 +155,7 @@ func benchMulti(b *testing.B) []ClassAggregator {
 		b.Fatal(err)
 	}
 	g, _ := NewClassGNMax(noisymax.ConfidentGNMax{Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, 1e-5)
-	l, _ := NewLNMax(noisymax.LNMax{Scale: 20}, 250, 10)
+	l, _ := newLNMax(noisymax.LNMax{Scale: 20}, 250, 10)
 	return []ClassAggregator{cg, g, l}
 }
 
@@ -271,7 +271,7 @@ func BenchmarkCachedGammaRelease(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, _, err := (Mechanism{Name: provenance.DaRRM, Gamma: l.Gamma}).Build(ctx, p, 2, Options{}); err != nil {
+			if _, _, _, err := (Mechanism{Name: provenance.DaRRM}).Build(ctx, optimal.Source{Given: l.Gamma}, p, 2, Options{}); err != nil {
 				b.Fatal(err)
 			}
 		}

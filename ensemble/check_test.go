@@ -65,7 +65,7 @@ func TestReleaseChecksHeader(t *testing.T) {
 		}
 		return d
 	}
-	gn, err := NewGNMax(constraints.New(5, 1, 0.1, 1e-5), noisymax.GNMaxGrid)
+	gn, err := newGNMax(constraints.New(5, 1, 0.1, 1e-5), noisymax.GNMaxGrid)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,9 +12,9 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// DaRRM is Algorithm 1 with a certified noise function: the majority of
+// darrmAggregator is Algorithm 1 with a certified noise function: the majority of
 // the votes with probability gamma(L), a fair coin otherwise.
-type DaRRM struct {
+type darrmAggregator struct {
 	table
 	g       gamma.Gamma
 	privacy Privacy
@@ -29,7 +29,7 @@ type DaRRM struct {
 //
 // p must be in DaRRM's relation (private teachers); NewOneVoteDaRRM builds
 // DaRRM in the one-vote relation.
-func NewDaRRM(ctx context.Context, p constraints.Problem, g gamma.Gamma, opts Options) (*DaRRM, error) {
+func NewDaRRM(ctx context.Context, p constraints.Problem, g gamma.Gamma, opts Options) (Aggregator, error) {
 	if p.Relation != accountant.PrivateTeachers {
 		return nil, fmt.Errorf("DaRRM: relation %v: NewDaRRM is for private teachers (NewOneVoteDaRRM is for the one-vote relation)", p.Relation)
 	}
@@ -49,7 +49,7 @@ func NewDaRRM(ctx context.Context, p constraints.Problem, g gamma.Gamma, opts Op
 // newDaRRM returns DaRRM_g for problem p, whose privacy is priv with the
 // target of p and the certificate of the gamma sampled, which it refuses
 // unless Certified.
-func newDaRRM(ctx context.Context, p constraints.Problem, g gamma.Gamma, opts Options, priv Privacy) (*DaRRM, error) {
+func newDaRRM(ctx context.Context, p constraints.Problem, g gamma.Gamma, opts Options, priv Privacy) (*darrmAggregator, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("DaRRM: %w", err)
 	}
@@ -65,12 +65,12 @@ func newDaRRM(ctx context.Context, p constraints.Problem, g gamma.Gamma, opts Op
 		return nil, fmt.Errorf("DaRRM: gamma for K=%d m=%g eps=%g Delta=%g delta=%g (%v relation) is %w: %v, max f / budget = %.15g", p.K, p.M, p.Eps, p.Delta, p.TargetDelta, p.Relation, ErrNotCertified, cert.Status, cert.Ratio)
 	}
 	priv.Guarantee, priv.Certificate = target(p), &cert
-	return &DaRRM{table: tb, g: real, privacy: priv}, nil
+	return &darrmAggregator{table: tb, g: real, privacy: priv}, nil
 }
 
 // Name returns "darrm", or "darrm-one-vote" in the one-vote relation
 // (NewOneVoteDaRRM).
-func (d *DaRRM) Name() provenance.MechanismName {
+func (d *darrmAggregator) Name() provenance.MechanismName {
 	if d.privacy.Relation == accountant.OneVote {
 		return provenance.DaRRMOneVote
 	}
@@ -78,16 +78,16 @@ func (d *DaRRM) Name() provenance.MechanismName {
 }
 
 // K returns the number of teachers.
-func (d *DaRRM) K() int { return d.k }
+func (d *darrmAggregator) K() int { return d.k }
 
 // Privacy returns the per-query guarantee and its certificate.
-func (d *DaRRM) Privacy() Privacy { return d.privacy }
+func (d *darrmAggregator) Privacy() Privacy { return d.privacy }
 
 // Gamma returns the noise function sampled, floor(g·2^53)/2^53.
-func (d *DaRRM) Gamma() gamma.Gamma { return d.g }
+func (d *darrmAggregator) Gamma() gamma.Gamma { return d.g }
 
 // Aggregate releases the label of one query.
-func (d *DaRRM) Aggregate(votes []byte, src *noise.Source) (byte, error) {
+func (d *darrmAggregator) Aggregate(votes []byte, src *noise.Source) (byte, error) {
 	l, err := votefile.CheckVotes(d.k, votes)
 	if err != nil {
 		return 0, err
@@ -95,10 +95,10 @@ func (d *DaRRM) Aggregate(votes []byte, src *noise.Source) (byte, error) {
 	return d.release(l, src), nil
 }
 
-// RR is randomized response on the majority (Algorithm 7): the majority
+// rrAggregator is randomized response on the majority (Algorithm 7): the majority
 // with the constant probability p_const of Lemma B.1.1, a fair coin
 // otherwise. It is DaRRM with gamma = p_const.
-type RR struct {
+type rrAggregator struct {
 	table
 	g       gamma.Gamma
 	pconst  float64
@@ -111,7 +111,12 @@ type RR struct {
 // general and optimal; accountant.RRParams). The sampled constant
 // floor(p_const·2^53)/2^53 must also pass the exhaustive certificate, so
 // the guarantee does not rest on the lemma's arithmetic alone.
-func NewRR(ctx context.Context, p constraints.Problem, method accountant.Method, deltaPrime float64, opts Options) (*RR, error) {
+func NewRR(ctx context.Context, p constraints.Problem, method accountant.Method, deltaPrime float64, opts Options) (Aggregator, error) {
+	return aggregator(newRR(ctx, p, method, deltaPrime, opts))
+}
+
+// newRR is NewRR.
+func newRR(ctx context.Context, p constraints.Problem, method accountant.Method, deltaPrime float64, opts Options) (*rrAggregator, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("RR: %w", err)
 	}
@@ -141,7 +146,7 @@ func NewRR(ctx context.Context, p constraints.Problem, method accountant.Method,
 			return nil, fmt.Errorf("RR: %w", err)
 		}
 	}
-	return &RR{
+	return &rrAggregator{
 		table:  tb,
 		g:      real,
 		pconst: real[0],
@@ -156,22 +161,22 @@ func NewRR(ctx context.Context, p constraints.Problem, method accountant.Method,
 }
 
 // Name returns "rr".
-func (r *RR) Name() provenance.MechanismName { return provenance.RR }
+func (r *rrAggregator) Name() provenance.MechanismName { return provenance.RR }
 
 // K returns the number of teachers.
-func (r *RR) K() int { return r.k }
+func (r *rrAggregator) K() int { return r.k }
 
 // Privacy returns the per-query guarantee and its certificate.
-func (r *RR) Privacy() Privacy { return r.privacy }
+func (r *rrAggregator) Privacy() Privacy { return r.privacy }
 
 // Gamma returns the constant noise function sampled.
-func (r *RR) Gamma() gamma.Gamma { return r.g }
+func (r *rrAggregator) Gamma() gamma.Gamma { return r.g }
 
 // PConst returns the probability of releasing the majority, as sampled.
-func (r *RR) PConst() float64 { return r.pconst }
+func (r *rrAggregator) PConst() float64 { return r.pconst }
 
 // Aggregate releases the label of one query.
-func (r *RR) Aggregate(votes []byte, src *noise.Source) (byte, error) {
+func (r *rrAggregator) Aggregate(votes []byte, src *noise.Source) (byte, error) {
 	l, err := votefile.CheckVotes(r.k, votes)
 	if err != nil {
 		return 0, err

@@ -26,7 +26,7 @@ import (
 // describes the label by its pairs of output probabilities (Curve, an
 // accountant.OneBitSpend), whose exact composition bounds a run's totals
 // more tightly than its guarantee alone allows.
-func NewOneVoteDaRRM(ctx context.Context, p constraints.Problem, g gamma.Gamma, opts Options) (*DaRRM, error) {
+func NewOneVoteDaRRM(ctx context.Context, p constraints.Problem, g gamma.Gamma, opts Options) (Aggregator, error) {
 	if p.Relation != accountant.OneVote {
 		return nil, fmt.Errorf("DaRRM: relation %v: NewOneVoteDaRRM is for the one-vote relation (constraints.NewOneVote)", p.Relation)
 	}

@@ -121,16 +121,16 @@ func ExampleSimulate() {
 	// subsample exact agreement 0.851, measured in [0.850, 0.854]
 }
 
-// ExampleMechanism_New builds the baselines by name, each held to the same
-// per-label guarantee, as darrm simulate does.
-func ExampleMechanism_New() {
+// ExampleMechanism_Build builds the baselines by name, each held to the
+// same per-label guarantee, as darrm simulate does.
+func ExampleMechanism_Build() {
 	ctx := context.Background()
 	for _, name := range ensemble.DefaultMechanisms(params) {
 		if info, _ := ensemble.LookupMechanism(name, votefile.TwoClass); info.Gamma {
 			continue // darrm and darrm-one-vote need a gamma: see ExampleNewDaRRM
 		}
 		m := ensemble.Mechanism{Name: name, RR: accountant.Composition{Method: accountant.RRComposition(params.Delta), DeltaPrime: accountant.DefaultDeltaPrime}}
-		agg, label, err := m.New(ctx, params, ensemble.Options{})
+		agg, label, _, err := m.Build(ctx, optimal.Source{}, params, 2, ensemble.Options{})
 		if err != nil {
 			log.Fatal(err)
 		}

@@ -13,11 +13,11 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// GNMax is the Gaussian NoisyMax aggregator of PATE (Papernot et al. 2018,
+// gnmaxAggregator is the Gaussian NoisyMax aggregator of PATE (Papernot et al. 2018,
 // Section 4.1; the thesis' baseline of Section 3.7.2): the class whose
 // count plus N(0, σ²) noise is largest. With two classes the label is 1 iff
 // n_1 - n_0 + Z > 0, Z ~ N(0, 2σ²), so it equals the majority with
-// probability Φ(|2L-K|/(σ√2)): GNMax is DaRRM with
+// probability Φ(|2L-K|/(σ√2)): gnmaxAggregator is DaRRM with
 // gamma(l) = erf(|2l-K|/(2σ)).
 //
 // The label is drawn from that exact distribution (erf rounded to 2^-53,
@@ -26,7 +26,7 @@ import (
 // input from the low-order bits of a released noisy real number; here only
 // the bit is released and its probabilities are fixed numbers, which
 // NewGNMax checks directly against the target.
-type GNMax struct {
+type gnmaxAggregator struct {
 	table
 	g             gamma.Gamma
 	sigma, lambda float64
@@ -49,7 +49,12 @@ type GNMax struct {
 // composition bounds a run's totals, and holds points of its exact
 // privacy profile (Profile): a comparison with darrm-one-vote offers the
 // two the same families of totals.
-func NewGNMax(p constraints.Problem, search noisymax.GNMaxSearch) (*GNMax, error) {
+func NewGNMax(p constraints.Problem, search noisymax.GNMaxSearch) (Aggregator, error) {
+	return aggregator(newGNMax(p, search))
+}
+
+// newGNMax is NewGNMax.
+func newGNMax(p constraints.Problem, search noisymax.GNMaxSearch) (*gnmaxAggregator, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("GNMax: %w", err)
 	}
@@ -81,7 +86,7 @@ func NewGNMax(p constraints.Problem, search noisymax.GNMaxSearch) (*GNMax, error
 	if hs+1e-15*(1+math.Exp(t.Eps)) > t.Delta {
 		return nil, fmt.Errorf("GNMax: sigma = %g: the label probabilities are not %v for vote counts that differ by one (hockey-stick divergence %g)", sigma, t, hs)
 	}
-	g := &GNMax{
+	g := &gnmaxAggregator{
 		table: tb, g: real, sigma: sigma, lambda: lambda, search: search, bitEps: bitEps,
 		privacy: Privacy{
 			Guarantee: t,
@@ -117,38 +122,38 @@ func bitPrivacy(g gamma.Gamma, eps float64) (loss, hs float64) {
 }
 
 // Name returns "gnmax".
-func (g *GNMax) Name() provenance.MechanismName { return provenance.GNMax }
+func (g *gnmaxAggregator) Name() provenance.MechanismName { return provenance.GNMax }
 
 // K returns the number of teachers.
-func (g *GNMax) K() int { return g.k }
+func (g *gnmaxAggregator) K() int { return g.k }
 
 // Privacy returns the per-query guarantee and its justification.
-func (g *GNMax) Privacy() Privacy { return g.privacy }
+func (g *gnmaxAggregator) Privacy() Privacy { return g.privacy }
 
 // Gamma returns erf(|2l-K|/(2σ)) as sampled.
-func (g *GNMax) Gamma() gamma.Gamma { return g.g }
+func (g *gnmaxAggregator) Gamma() gamma.Gamma { return g.g }
 
 // Settings returns σ, the deviation of the Gaussian noise on each class
 // count, and the noise, continuous: the label has exactly the
 // distribution of the continuous Gaussian mechanism's.
-func (g *GNMax) Settings() provenance.Settings {
+func (g *gnmaxAggregator) Settings() provenance.Settings {
 	sigma, noise := g.sigma, noisymax.ContinuousNoise
 	return provenance.Settings{Sigma2: &sigma, Noise: &noise}
 }
 
 // Sigma returns the noise σ on each class count and the Rényi order λ of
 // its calibration (0 for the tight calibration, which uses none).
-func (g *GNMax) Sigma() (sigma, lambda float64) { return g.sigma, g.lambda }
+func (g *gnmaxAggregator) Sigma() (sigma, lambda float64) { return g.sigma, g.lambda }
 
 // BitEpsilon returns the exact privacy loss of the released bit when
 // adjacent datasets change one teacher's vote: the label is
 // (BitEpsilon, 0)-DP in that model. For two classes and small K it is far
 // below the RDP bound that calibrates σ (about 0.067 against 0.2676 at
 // K = 11, σ = 21.46).
-func (g *GNMax) BitEpsilon() float64 { return g.bitEps }
+func (g *gnmaxAggregator) BitEpsilon() float64 { return g.bitEps }
 
 // Aggregate releases the label of one query.
-func (g *GNMax) Aggregate(votes []byte, src *noise.Source) (byte, error) {
+func (g *gnmaxAggregator) Aggregate(votes []byte, src *noise.Source) (byte, error) {
 	l, err := votefile.CheckVotes(g.k, votes)
 	if err != nil {
 		return 0, err

@@ -23,7 +23,7 @@ type ClassAggregator interface {
 	Label(counts []int, src *noise.Source) (label int, answered bool, err error)
 }
 
-// LNMax is PATE's Laplace noisy max (noisymax.LNMax; Papernot et al.
+// lnmaxAggregator is PATE's Laplace noisy max (noisymax.lnmaxAggregator; Papernot et al.
 // 2017): the class whose count plus discrete Laplace noise of scale b is
 // largest, ties broken uniformly at random. Every query is answered.
 //
@@ -33,7 +33,7 @@ type ClassAggregator interface {
 // The discrete Laplace mechanism on an integer vector of L1 sensitivity 2
 // is (2/b, 0)-DP, as the continuous one is (the ratio of the two
 // probabilities of any noisy vector is at most e^{2/b}).
-type LNMax struct {
+type lnmaxAggregator struct {
 	mech     noisymax.LNMax
 	teachers int
 	classes  int
@@ -43,7 +43,16 @@ type LNMax struct {
 }
 
 // NewLNMax returns LNMax of scale m.Scale for K teachers and C classes.
-func NewLNMax(m noisymax.LNMax, teachers, classes int) (*LNMax, error) {
+func NewLNMax(m noisymax.LNMax, teachers, classes int) (ClassAggregator, error) {
+	l, err := newLNMax(m, teachers, classes)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// newLNMax is NewLNMax.
+func newLNMax(m noisymax.LNMax, teachers, classes int) (*lnmaxAggregator, error) {
 	eps, err := m.Eps()
 	if err != nil {
 		return nil, fmt.Errorf("lnmax: %w", err)
@@ -59,7 +68,7 @@ func NewLNMax(m noisymax.LNMax, teachers, classes int) (*LNMax, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lnmax: %w", err)
 	}
-	return &LNMax{mech: m, teachers: teachers, classes: classes, noise: noise, ties: make([]int, 0, classes),
+	return &lnmaxAggregator{mech: m, teachers: teachers, classes: classes, noise: noise, ties: make([]int, 0, classes),
 		privacy: Privacy{
 			Guarantee: accountant.Guarantee{Eps: eps},
 			Source: fmt.Sprintf("LNMax with discrete Laplace noise of scale b = %.6g on every count is (2/b, 0)-DP (one changed vote moves the counts by 2 in L1; Papernot et al. 2017 Sec. 2.1, the argmax is post-processing); assumes a record changes at most one teacher's vote",
@@ -70,33 +79,33 @@ func NewLNMax(m noisymax.LNMax, teachers, classes int) (*LNMax, error) {
 }
 
 // Name returns "lnmax".
-func (g *LNMax) Name() provenance.MechanismName { return provenance.LNMax }
+func (g *lnmaxAggregator) Name() provenance.MechanismName { return provenance.LNMax }
 
 // K returns the number of teachers.
-func (g *LNMax) K() int { return g.teachers }
+func (g *lnmaxAggregator) K() int { return g.teachers }
 
 // Classes returns C.
-func (g *LNMax) Classes() int { return g.classes }
+func (g *lnmaxAggregator) Classes() int { return g.classes }
 
 // Mechanism returns the parameters.
-func (g *LNMax) Mechanism() noisymax.LNMax { return g.mech }
+func (g *lnmaxAggregator) Mechanism() noisymax.LNMax { return g.mech }
 
 // Privacy returns the per-query guarantee (2/b, 0).
-func (g *LNMax) Privacy() Privacy { return g.privacy }
+func (g *lnmaxAggregator) Privacy() Privacy { return g.privacy }
 
 // Settings returns the scale b and the noise, discrete.
-func (g *LNMax) Settings() provenance.Settings {
+func (g *lnmaxAggregator) Settings() provenance.Settings {
 	b, noise := g.mech.Scale, noisymax.DiscreteNoise
 	return provenance.Settings{LaplaceScale: &b, Noise: &noise}
 }
 
 // Answer returns the label of q from its counts; it is always answered.
-func (g *LNMax) Answer(q *votefile.Query, src *noise.Source) (int, bool, error) {
+func (g *lnmaxAggregator) Answer(q *votefile.Query, src *noise.Source) (int, bool, error) {
 	return g.Label(q.Counts, src)
 }
 
 // Label returns the label of one query; it is always answered.
-func (g *LNMax) Label(counts []int, src *noise.Source) (int, bool, error) {
+func (g *lnmaxAggregator) Label(counts []int, src *noise.Source) (int, bool, error) {
 	if _, err := votefile.CheckCounts(counts, g.teachers, g.classes); err != nil {
 		return -1, false, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -25,7 +26,7 @@ type MechanismInfo struct {
 	// PureTeachers says that it needs pure-DP teachers, Δ = 0.
 	PureTeachers bool
 	// Gamma says that it samples a noise function: gamma_opt of its
-	// problem (GammaProblem), or one given (Mechanism.Gamma).
+	// problem (GammaProblem), or one given (optimal.Source.Given).
 	Gamma bool
 	// Needs are the settings it cannot go without, Takes those it may be
 	// given besides.
@@ -33,7 +34,8 @@ type MechanismInfo struct {
 	// Example is the settings of an example release (the rest comes from
 	// the votes and their header).
 	Example []SettingValue
-	build   func(ctx context.Context, m Mechanism, p constraints.Problem, classes int, opts Options) (Labeler, string, error)
+	// construct calls the mechanism's constructor.
+	construct func(ctx context.Context, m Mechanism, g sampledGamma, p constraints.Problem, classes int, opts Options) (Labeler, string, error)
 }
 
 // twoClassSettings are the settings of every two-class mechanism, whose
@@ -55,19 +57,19 @@ var exampleM = []SettingValue{{SettingM, "3"}}
 
 // registry holds every mechanism a release can use: one entry each.
 var registry = []MechanismInfo{
-	{Name: provenance.DaRRM, Relation: accountant.PrivateTeachers, Gamma: true, Takes: twoClassSettings(SettingPrior, SettingGamma, SettingNoSolve), Example: exampleM, build: buildDaRRM},
-	{Name: provenance.Subsample, Relation: accountant.PrivateTeachers, Takes: twoClassSettings(), Example: exampleM, build: buildSubsample},
-	{Name: provenance.DSub, Relation: accountant.PrivateTeachers, PureTeachers: true, Takes: twoClassSettings(), Example: exampleM, build: buildSubsample},
-	{Name: provenance.RR, Relation: accountant.PrivateTeachers, Takes: twoClassSettings(SettingRRComposition, SettingRRDeltaPrime), Example: exampleM, build: buildRR},
-	{Name: provenance.GNMax, Relation: accountant.OneVote, Takes: twoClassSettings(SettingGNMaxSearch), Example: exampleM, build: buildGNMax},
+	{Name: provenance.DaRRM, Relation: accountant.PrivateTeachers, Gamma: true, Takes: twoClassSettings(SettingPrior, SettingGamma, SettingNoSolve), Example: exampleM, construct: buildDaRRM},
+	{Name: provenance.Subsample, Relation: accountant.PrivateTeachers, Takes: twoClassSettings(), Example: exampleM, construct: buildSubsample},
+	{Name: provenance.DSub, Relation: accountant.PrivateTeachers, PureTeachers: true, Takes: twoClassSettings(), Example: exampleM, construct: buildSubsample},
+	{Name: provenance.RR, Relation: accountant.PrivateTeachers, Takes: twoClassSettings(SettingRRComposition, SettingRRDeltaPrime), Example: exampleM, construct: buildRR},
+	{Name: provenance.GNMax, Relation: accountant.OneVote, Takes: twoClassSettings(SettingGNMaxSearch), Example: exampleM, construct: buildGNMax},
 	{Name: provenance.DaRRMOneVote, Relation: accountant.OneVote, Gamma: true, Takes: oneVoteSettings(SettingPrior, SettingGamma, SettingNoSolve),
-		Example: []SettingValue{{SettingTargetEps, "0.3"}, {SettingTargetDelta, "1e-5"}}, build: buildOneVoteDaRRM},
+		Example: []SettingValue{{SettingTargetEps, "0.3"}, {SettingTargetDelta, "1e-5"}}, construct: buildOneVoteDaRRM},
 	{Name: provenance.GNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []Setting{SettingSigma2, SettingTargetDelta},
-		Example: []SettingValue{{SettingSigma2, "40"}, {SettingTargetDelta, "1e-5"}}, build: buildClassGNMax},
+		Example: []SettingValue{{SettingSigma2, "40"}, {SettingTargetDelta, "1e-5"}}, construct: buildClassGNMax},
 	{Name: provenance.ConfidentGNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []Setting{SettingThreshold, SettingSigma1, SettingSigma2, SettingTargetDelta},
-		Example: []SettingValue{{SettingThreshold, "200"}, {SettingSigma1, "150"}, {SettingSigma2, "40"}, {SettingTargetDelta, "1e-5"}}, build: buildClassGNMax},
+		Example: []SettingValue{{SettingThreshold, "200"}, {SettingSigma1, "150"}, {SettingSigma2, "40"}, {SettingTargetDelta, "1e-5"}}, construct: buildClassGNMax},
 	{Name: provenance.LNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []Setting{SettingLaplaceScale},
-		Example: []SettingValue{{SettingLaplaceScale, "20"}}, build: buildLNMax},
+		Example: []SettingValue{{SettingLaplaceScale, "20"}}, construct: buildLNMax},
 }
 
 // GammaProblem returns the problem whose noise function info samples when
@@ -86,6 +88,33 @@ func (info MechanismInfo) GammaProblem(p constraints.Problem) constraints.Proble
 // (m·eps, delta) of p.
 func oneVoteProblem(p constraints.Problem) constraints.Problem {
 	return constraints.NewOneVote(p.K, p.M*p.Eps, p.TargetDelta)
+}
+
+// OwnTarget reports whether info's per-query target is the release's own
+// (eps, delta) in the one-vote relation, which it takes as
+// SettingTargetEps (darrm-one-vote), rather than m·eps of its teachers'
+// guarantee (eps, Delta).
+func (info MechanismInfo) OwnTarget() bool { return slices.Contains(info.Takes, SettingTargetEps) }
+
+// OneVoteTarget states the problem of a release whose per-query target
+// is its own (eps, delta) in the one-vote relation (MechanismInfo.OwnTarget,
+// or darrm solve --relation one-vote): the relation, the release's eps,
+// the one value of eps if any is given, and delta if given. Resolved
+// (gamma.ResolveProblem), the teachers' m and Delta are 1 and 0, which
+// the relation does not use, and a delta not given is 0: pure. More than
+// one eps is a *accountant.SettingError naming target-eps: a release has
+// one.
+func OneVoteTarget(eps []float64, delta *float64) (gamma.Stated, error) {
+	rel := accountant.OneVote
+	s := gamma.Stated{Relation: &rel, TargetDelta: delta}
+	switch len(eps) {
+	case 0:
+	case 1:
+		s.Eps = &eps[0]
+	default:
+		return s, &accountant.SettingError{Name: "target-eps", Value: fmt.Sprintf("%d values", len(eps)), Rule: "give the one eps of each release"}
+	}
+	return s, nil
 }
 
 // Registry returns every registered mechanism, the two-class ones first.
@@ -187,19 +216,14 @@ func (info MechanismInfo) settings() []Setting {
 func (info MechanismInfo) takes(s Setting) bool { return slices.Contains(info.settings(), s) }
 
 // Mechanism names an aggregator and holds the settings of the one it
-// names; the others are ignored.
+// names; the others are ignored. A mechanism that samples a noise
+// function (MechanismInfo.Gamma: darrm, darrm-one-vote) takes it from an
+// optimal.Source when it is built (Build).
 type Mechanism struct {
 	// Name is a registered name; Input says which mechanism of that name
 	// (gnmax labels either kind of votes).
 	Name  provenance.MechanismName
 	Input votefile.Input
-	// Gamma is the noise function of a mechanism that samples one
-	// (MechanismInfo.Gamma: darrm, darrm-one-vote), for its problem
-	// (MechanismInfo.GammaProblem); GammaSource says where it came from,
-	// for the description (e.g. "gamma_opt (prior uniform) from the
-	// cache").
-	Gamma       gamma.Gamma
-	GammaSource string
 	// RR is the composition that gives rr's p_const (NewRR).
 	RR accountant.Composition
 	// GNMaxSearch picks two-class gnmax's sigma (NewGNMax).
@@ -211,69 +235,116 @@ type Mechanism struct {
 	LNMax noisymax.LNMax
 }
 
-// Build returns the aggregator m names for p.K teachers voting among
-// classes classes, certified as its constructor certifies it, and says
-// what it is in words. A two-class mechanism is held to the per-query
-// target (m·eps, delta) of p, a multi-class one takes its settings from m
-// and delta from p.TargetDelta. A delta above accountant.MaxDelta, under
-// which a label says nothing, is refused for every mechanism.
-func (m Mechanism) Build(ctx context.Context, p constraints.Problem, classes int, opts Options) (Labeler, string, error) {
-	info, err := LookupMechanism(m.Name, m.Input)
-	if err != nil {
-		return nil, "", err
-	}
-	return info.newLabeler(ctx, m, p, classes, opts)
+// sampledGamma is the noise function a mechanism that samples one
+// samples, and how its description names it.
+type sampledGamma struct {
+	g     gamma.Gamma
+	words string
 }
 
-// newLabeler is Build for the mechanism info that m names.
-func (info MechanismInfo) newLabeler(ctx context.Context, m Mechanism, p constraints.Problem, classes int, opts Options) (Labeler, string, error) {
+// Build returns the aggregator m names for p.K teachers voting among
+// classes classes, certified, and says what it is in words; for a
+// mechanism that samples a noise function, its gamma is loaded from src
+// for its problem (MechanismInfo.GammaProblem) and returned. A gamma
+// from a cache is certified once, as the aggregator samples it, when the
+// cache entry is checked (optimal.Source.Certify); a src without Given
+// or Prior takes the uniform prior (gamma.UniformPrior). A two-class
+// mechanism is held to the per-query target (m·eps, delta) of p, a
+// multi-class one takes its settings from m and delta from
+// p.TargetDelta. A delta above accountant.MaxDelta, under which a label
+// says nothing, is refused for every mechanism. An error is a
+// *ReleaseError at StepGamma or StepBuild.
+func (m Mechanism) Build(ctx context.Context, src optimal.Source, p constraints.Problem, classes int, opts Options) (Labeler, string, optimal.Loaded, error) {
+	info, err := LookupMechanism(m.Name, m.Input)
+	if err != nil {
+		return nil, "", optimal.Loaded{}, &ReleaseError{Step: StepBuild, Err: err}
+	}
+	return info.build(ctx, m, src, p, classes, opts)
+}
+
+// build is Build for the registry entry info of m: the one path from a
+// resolved mechanism to its labeler.
+func (info MechanismInfo) build(ctx context.Context, m Mechanism, src optimal.Source, p constraints.Problem, classes int, opts Options) (Labeler, string, optimal.Loaded, error) {
+	var l optimal.Loaded
+	var err error
+	var sg sampledGamma
+	if info.Gamma {
+		if src.Given == nil && src.Prior.String() == "" {
+			src.Prior = gamma.UniformPrior()
+		}
+		src.Certify = func(ctx context.Context, q constraints.Problem, g gamma.Gamma) (gamma.Certificate, error) {
+			_, sampled := newTable(g)
+			cert, _, err := certify(ctx, q, sampled, 0, opts)
+			if err == nil {
+				opts.known = &knownCertificate{p: q, g: sampled, cert: cert}
+			}
+			return cert, err
+		}
+		if l, err = src.Load(ctx, info.GammaProblem(p)); err != nil {
+			return nil, "", l, &ReleaseError{Step: StepGamma, Err: err}
+		}
+		sg = sampledGamma{g: l.Gamma, words: gammaWords(src, l.Origin)}
+	}
+	agg, label, err := info.newLabeler(ctx, m, sg, p, classes, opts)
+	if err != nil {
+		return nil, "", l, &ReleaseError{Step: StepBuild, Err: err}
+	}
+	return agg, label, l, nil
+}
+
+// gammaWords names the gamma that src gave from origin in a description:
+// src.Name if set, else by where it came from.
+func gammaWords(src optimal.Source, origin optimal.Origin) string {
+	switch {
+	case src.Name != "":
+		return src.Name
+	case origin == optimal.FromCache:
+		return fmt.Sprintf("gamma_opt (prior %s) from the cache", src.Prior)
+	case origin == optimal.Solved:
+		return fmt.Sprintf("gamma_opt (prior %s), solved now", src.Prior)
+	}
+	return "a gamma given"
+}
+
+// newLabeler is build with the gamma g that info samples, if any.
+func (info MechanismInfo) newLabeler(ctx context.Context, m Mechanism, g sampledGamma, p constraints.Problem, classes int, opts Options) (Labeler, string, error) {
 	if err := accountant.CheckDelta("delta", p.TargetDelta); err != nil {
 		return nil, "", err
 	}
-	if m.Input == votefile.TwoClass && classes != 2 {
-		return nil, "", fmt.Errorf("%s: %d classes: it labels 0/1 votes", m.Name, classes)
+	if info.Input == votefile.TwoClass && classes != 2 {
+		return nil, "", fmt.Errorf("%s: %d classes: it labels 0/1 votes", info.Name, classes)
 	}
-	return info.build(ctx, m, p, classes, opts)
+	return info.construct(ctx, m, g, p, classes, opts)
 }
 
-// New returns the two-class aggregator m names for problem p (Build).
-func (m Mechanism) New(ctx context.Context, p constraints.Problem, opts Options) (Aggregator, string, error) {
-	m.Input = votefile.TwoClass
-	l, label, err := m.Build(ctx, p, 2, opts)
+func buildDaRRM(ctx context.Context, _ Mechanism, g sampledGamma, p constraints.Problem, _ int, opts Options) (Labeler, string, error) {
+	d, err := NewDaRRM(ctx, p, g.g, opts)
 	if err != nil {
 		return nil, "", err
 	}
-	return l.(Aggregator), label, nil
+	return d, "DaRRM with " + g.words, nil
 }
 
-func buildDaRRM(ctx context.Context, m Mechanism, p constraints.Problem, _ int, opts Options) (Labeler, string, error) {
-	d, err := NewDaRRM(ctx, p, m.Gamma, opts)
+func buildOneVoteDaRRM(ctx context.Context, _ Mechanism, g sampledGamma, p constraints.Problem, _ int, opts Options) (Labeler, string, error) {
+	d, err := NewOneVoteDaRRM(ctx, oneVoteProblem(p), g.g, opts)
 	if err != nil {
 		return nil, "", err
 	}
-	return d, "DaRRM with " + m.GammaSource, nil
+	return d, "DaRRM in the one-vote relation with " + g.words, nil
 }
 
-func buildOneVoteDaRRM(ctx context.Context, m Mechanism, p constraints.Problem, _ int, opts Options) (Labeler, string, error) {
-	d, err := NewOneVoteDaRRM(ctx, oneVoteProblem(p), m.Gamma, opts)
-	if err != nil {
-		return nil, "", err
-	}
-	return d, "DaRRM in the one-vote relation with " + m.GammaSource, nil
-}
-
-func buildRR(ctx context.Context, m Mechanism, p constraints.Problem, _ int, opts Options) (Labeler, string, error) {
-	r, err := NewRR(ctx, p, m.RR.Method, m.RR.DeltaPrime, opts)
+func buildRR(ctx context.Context, m Mechanism, _ sampledGamma, p constraints.Problem, _ int, opts Options) (Labeler, string, error) {
+	r, err := newRR(ctx, p, m.RR.Method, m.RR.DeltaPrime, opts)
 	if err != nil {
 		return nil, "", err
 	}
 	return r, fmt.Sprintf("randomized response with p_const = %.6g (Algorithm 7, Lemma B.1.1, %v composition)", r.PConst(), m.RR.Method), nil
 }
 
-func buildSubsample(ctx context.Context, m Mechanism, p constraints.Problem, _ int, opts Options) (Labeler, string, error) {
-	newSub, what := NewSubsample, "Algorithm 8"
+func buildSubsample(ctx context.Context, m Mechanism, _ sampledGamma, p constraints.Problem, _ int, opts Options) (Labeler, string, error) {
+	newSub, what := newSubsample, "Algorithm 8"
 	if m.Name == provenance.DSub {
-		newSub, what = NewDoubleSubsample, "2m-1 of Theorem 3.5.1"
+		newSub, what = newDoubleSubsample, "2m-1 of Theorem 3.5.1"
 	}
 	s, err := newSub(ctx, p, opts)
 	if err != nil {
@@ -282,8 +353,8 @@ func buildSubsample(ctx context.Context, m Mechanism, p constraints.Problem, _ i
 	return s, fmt.Sprintf("subsampling: majority of %d of the %d teachers, drawn without replacement (%s)", s.Size(), p.K, what), nil
 }
 
-func buildGNMax(_ context.Context, m Mechanism, p constraints.Problem, _ int, _ Options) (Labeler, string, error) {
-	g, err := NewGNMax(p, m.GNMaxSearch)
+func buildGNMax(_ context.Context, m Mechanism, _ sampledGamma, p constraints.Problem, _ int, _ Options) (Labeler, string, error) {
+	g, err := newGNMax(p, m.GNMaxSearch)
 	if err != nil {
 		return nil, "", err
 	}
@@ -291,7 +362,7 @@ func buildGNMax(_ context.Context, m Mechanism, p constraints.Problem, _ int, _ 
 	return g, fmt.Sprintf("GNMax: Gaussian noise with sigma = %.4g on the two class counts (%v search)", sigma, m.GNMaxSearch), nil
 }
 
-func buildClassGNMax(_ context.Context, m Mechanism, p constraints.Problem, classes int, _ Options) (Labeler, string, error) {
+func buildClassGNMax(_ context.Context, m Mechanism, _ sampledGamma, p constraints.Problem, classes int, _ Options) (Labeler, string, error) {
 	g := m.GNMax
 	if confident := m.Name == provenance.ConfidentGNMax; confident != g.Confident() {
 		return nil, "", fmt.Errorf("%s: threshold %v, sigma1 %v: confident-gnmax has the threshold step (sigma1 > 0), gnmax none", m.Name, g.Threshold, g.Sigma1)
@@ -307,7 +378,7 @@ func buildClassGNMax(_ context.Context, m Mechanism, p constraints.Problem, clas
 	return agg, label, nil
 }
 
-func buildLNMax(_ context.Context, m Mechanism, p constraints.Problem, classes int, _ Options) (Labeler, string, error) {
+func buildLNMax(_ context.Context, m Mechanism, _ sampledGamma, p constraints.Problem, classes int, _ Options) (Labeler, string, error) {
 	agg, err := NewLNMax(m.LNMax, p.K, classes)
 	if err != nil {
 		return nil, "", err

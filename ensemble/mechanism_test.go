@@ -10,27 +10,30 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
-// TestMechanismNew builds every mechanism by name and checks it is the
+// TestMechanismBuild builds every mechanism by name and checks it is the
 // aggregator its constructor returns, with a description that says so.
-func TestMechanismNew(t *testing.T) {
+func TestMechanismBuild(t *testing.T) {
 	ctx := context.Background()
 	p := constraints.New(11, 3, 0.1, 1e-5)
 	for _, tc := range []struct {
 		m     Mechanism
+		src   optimal.Source
 		label string
 	}{
-		{Mechanism{Name: "darrm", Gamma: optGamma(t, p), GammaSource: "the fixture"}, "DaRRM with the fixture"},
-		{Mechanism{Name: "subsample"}, "majority of 3 of the 11 teachers"},
-		{Mechanism{Name: "rr", RR: accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5}}, "general composition"},
-		{Mechanism{Name: "gnmax", GNMaxSearch: noisymax.GNMaxGrid}, "(grid search)"},
-		{Mechanism{Name: "darrm-one-vote", Gamma: oneVoteGamma(t, p), GammaSource: "gamma_opt"}, "DaRRM in the one-vote relation with gamma_opt"},
+		{Mechanism{Name: "darrm"}, optimal.Source{Given: optGamma(t, p), Name: "the fixture"}, "DaRRM with the fixture"},
+		{Mechanism{Name: "subsample"}, optimal.Source{}, "majority of 3 of the 11 teachers"},
+		{Mechanism{Name: "rr", RR: accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5}}, optimal.Source{}, "general composition"},
+		{Mechanism{Name: "gnmax", GNMaxSearch: noisymax.GNMaxGrid}, optimal.Source{}, "(grid search)"},
+		{Mechanism{Name: "darrm-one-vote"}, optimal.Source{Given: oneVoteGamma(t, p)}, "DaRRM in the one-vote relation with a gamma given"},
 	} {
-		agg, label, err := tc.m.New(ctx, p, Options{})
+		agg, label, _, err := tc.m.Build(ctx, tc.src, p, 2, Options{})
 		if err != nil {
 			t.Errorf("%s: %v", tc.m.Name, err)
 			continue
@@ -41,14 +44,14 @@ func TestMechanismNew(t *testing.T) {
 	}
 	// dsub needs Delta = 0; its description names Theorem 3.5.1.
 	pure := constraints.New(11, 3, 0.1, 0)
-	if agg, label, err := (Mechanism{Name: "dsub"}).New(ctx, pure, Options{}); err != nil || agg.Name() != "dsub" || !strings.Contains(label, "majority of 5 of the 11") {
+	if agg, label, _, err := (Mechanism{Name: "dsub"}).Build(ctx, optimal.Source{}, pure, 2, Options{}); err != nil || agg.Name() != "dsub" || !strings.Contains(label, "majority of 5 of the 11") {
 		t.Errorf("dsub: %v, %q", err, label)
 	}
-	if _, _, err := (Mechanism{Name: "median"}).New(ctx, p, Options{}); err == nil || !strings.Contains(err.Error(), "darrm, subsample, dsub, rr, gnmax") {
+	if _, _, _, err := (Mechanism{Name: "median"}).Build(ctx, optimal.Source{}, p, 2, Options{}); err == nil || !strings.Contains(err.Error(), "darrm, subsample, dsub, rr, gnmax") {
 		t.Errorf("unknown mechanism: %v", err)
 	}
 	// A gamma that is not (m·eps, delta)-DP is refused by the certificate.
-	if _, _, err := (Mechanism{Name: "darrm", Gamma: slices.Repeat([]float64{1}, 12)}).New(ctx, p, Options{}); !errors.Is(err, ErrNotCertified) {
+	if _, _, _, err := (Mechanism{Name: "darrm"}).Build(ctx, optimal.Source{Given: slices.Repeat([]float64{1}, 12)}, p, 2, Options{}); !errors.Is(err, ErrNotCertified) {
 		t.Errorf("gamma = 1: %v, want ErrNotCertified", err)
 	}
 }
@@ -104,17 +107,18 @@ func TestRegistry(t *testing.T) {
 		m := Mechanism{Name: info.Name, Input: info.Input, RR: accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5},
 			GNMax: noisymax.ConfidentGNMax{Sigma2: 40, Noise: noisymax.DiscreteNoise}, LNMax: noisymax.LNMax{Scale: 20}}
 		p, classes := constraints.New(11, 3, 0.1, 1e-5), 3
+		var src optimal.Source
 		switch {
 		case info.Input == votefile.TwoClass:
 			classes = 2
 			if info.PureTeachers {
 				p = constraints.New(11, 3, 0.1, 0)
 			}
-			m.Gamma = make([]float64, 12)
+			src.Given = make([]float64, 12)
 		case info.Name == "confident-gnmax":
 			m.GNMax.Threshold, m.GNMax.Sigma1 = 200, 150
 		}
-		agg, label, err := m.Build(ctx, p, classes, Options{})
+		agg, label, _, err := m.Build(ctx, src, p, classes, Options{})
 		if err != nil {
 			t.Errorf("%s on %v: %v", info.Name, info.Input, err)
 			continue
@@ -276,7 +280,7 @@ func TestTotalsAtExtremes(t *testing.T) {
 		labelers = append(labelers, g)
 	}
 	for _, scale := range []float64{1e15, 0.02} {
-		l, err := NewLNMax(noisymax.LNMax{Scale: scale}, 250, 2)
+		l, err := newLNMax(noisymax.LNMax{Scale: scale}, 250, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -298,6 +302,42 @@ func TestTotalsAtExtremes(t *testing.T) {
 					t.Errorf("%v, %d labels: %v total %v", l.Settings(), n, x.Method, x.Guarantee)
 				}
 			}
+		}
+	}
+}
+
+// TestOneVoteTarget: a release whose target is its own states the
+// one-vote relation, its one eps and its delta where given, and refuses
+// more than one eps; darrm-one-vote alone has such a target.
+func TestOneVoteTarget(t *testing.T) {
+	delta := 1e-5
+	for _, tc := range []struct {
+		eps   []float64
+		delta *float64
+		want  gamma.Stated
+		err   string
+	}{
+		{nil, nil, gamma.Stated{}, ""},
+		{[]float64{0.3}, &delta, gamma.Stated{Eps: &[]float64{0.3}[0], TargetDelta: &delta}, ""},
+		{[]float64{0.3, 0.4}, nil, gamma.Stated{}, "target-eps 2 values"},
+	} {
+		s, err := OneVoteTarget(tc.eps, tc.delta)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%v: %v, want %q", tc.eps, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || s.Relation == nil || *s.Relation != accountant.OneVote || (s.Eps == nil) != (tc.want.Eps == nil) || s.Eps != nil && *s.Eps != *tc.want.Eps || s.TargetDelta != tc.delta || s.M != nil || s.Delta != nil {
+			t.Errorf("%v, %v: %+v, %v", tc.eps, tc.delta, s, err)
+		}
+		if p := gamma.ResolveProblem(11, constraints.Problem{}, s); p.M != 1 || p.Delta != 0 || p.TargetDelta != 0 && tc.delta == nil {
+			t.Errorf("%v: resolved %+v: want m = 1, Delta = 0, delta 0 unless given", tc.eps, p.Problem)
+		}
+	}
+	for _, info := range Registry() {
+		if info.OwnTarget() != (info.Name == provenance.DaRRMOneVote) {
+			t.Errorf("%s on %v: OwnTarget %v", info.Name, info.Input, info.OwnTarget())
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/internal/fixtures"
+	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -24,7 +25,7 @@ var benchOneBit = []struct {
 }{
 	{"darrm-K11", func() (Aggregator, error) { return benchDaRRM(constraints.New(11, 3, 0.1, 1e-5)) }},
 	{"subsample-K13", func() (Aggregator, error) {
-		return NewSubsample(context.Background(), constraints.New(13, 3, 0.1, 1e-5), Options{})
+		return newSubsample(context.Background(), constraints.New(13, 3, 0.1, 1e-5), Options{})
 	}},
 }
 
@@ -119,7 +120,7 @@ func BenchmarkPrivateTeacherRelease(b *testing.B) {
 			b.Fatal(err)
 		}
 		out, err := Release(ctx, ReleaseSpec{
-			Votes: in, Mechanism: Mechanism{Name: provenance.DaRRM, Gamma: g}, Problem: p, Budget: &budget,
+			Votes: in, Mechanism: Mechanism{Name: provenance.DaRRM}, Gamma: optimal.Source{Given: g}, Problem: p, Budget: &budget,
 			Composition: accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5},
 			Sink:        LabelSink{Stdout: io.Discard, Format: votefile.FormatCSV},
 		})

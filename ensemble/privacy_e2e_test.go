@@ -177,7 +177,7 @@ func TestPrivacyEndToEnd(t *testing.T) {
 	if vs := region(pure.Eps, pure.Delta); len(vs) != 4 {
 		t.Fatalf("the region of an eps-DP teacher has 4 vertices, got %v", vs)
 	}
-	for _, newSub := range []func(context.Context, constraints.Problem, Options) (*Subsample, error){NewSubsample, NewDoubleSubsample} {
+	for _, newSub := range []func(context.Context, constraints.Problem, Options) (*subsampleAggregator, error){newSubsample, newDoubleSubsample} {
 		s, err := newSub(context.Background(), pure, Options{})
 		if err != nil {
 			t.Fatal(err)

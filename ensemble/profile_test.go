@@ -185,7 +185,7 @@ func TestRRCurve(t *testing.T) {
 		m, eps, del float64
 	}{{11, 3, 0.0885, 1e-4}, {35, 6.4521, 0.0885, 1e-4}, {11, 3, 0.1, 0}} {
 		p := constraints.New(c.k, c.m, c.eps, c.del)
-		r, err := NewRR(context.Background(), p, accountant.General, 0.1, Options{})
+		r, err := newRR(context.Background(), p, accountant.General, 0.1, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -237,11 +237,11 @@ func TestPrivateTeacherBits(t *testing.T) {
 func TestSubsampleBits(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		new  func(context.Context, constraints.Problem, Options) (*Subsample, error)
+		new  func(context.Context, constraints.Problem, Options) (*subsampleAggregator, error)
 		p    constraints.Problem
 	}{
-		{"subsample", NewSubsample, constraints.New(11, 3, 0.1, 1e-5)},
-		{"dsub", NewDoubleSubsample, constraints.New(11, 3, 0.1, 0)},
+		{"subsample", newSubsample, constraints.New(11, 3, 0.1, 1e-5)},
+		{"dsub", newDoubleSubsample, constraints.New(11, 3, 0.1, 0)},
 	} {
 		s, err := c.new(context.Background(), c.p, Options{})
 		if err != nil {
@@ -445,7 +445,7 @@ func TestPrivateTeacherBitsAgainstBig(t *testing.T) {
 // quarter of its ε.
 func TestGNMaxBits(t *testing.T) {
 	for _, search := range []noisymax.GNMaxSearch{noisymax.GNMaxTight, noisymax.GNMaxGrid} {
-		g, err := NewGNMax(constraints.New(11, 3, 0.0885, 1e-4), search)
+		g, err := newGNMax(constraints.New(11, 3, 0.0885, 1e-4), search)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -464,7 +464,7 @@ func TestGNMaxBits(t *testing.T) {
 		}
 		checkExactBelowOptimal(t, search.String(), priv)
 	}
-	g, err := NewGNMax(constraints.New(11, 3, 0.0885, 1e-4), noisymax.GNMaxGrid)
+	g, err := newGNMax(constraints.New(11, 3, 0.0885, 1e-4), noisymax.GNMaxGrid)
 	if err != nil {
 		t.Fatal(err)
 	}

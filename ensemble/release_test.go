@@ -101,7 +101,7 @@ func labelsOf(out string) string {
 
 // zeroDaRRM is DaRRM with gamma = 0: every label is a fair coin, which is
 // (0, 0)-DP and certifies for any budget.
-func zeroDaRRM(t *testing.T, k int) *DaRRM {
+func zeroDaRRM(t *testing.T, k int) Aggregator {
 	t.Helper()
 	d, err := NewDaRRM(context.Background(), constraints.New(k, 1, 0.1, 1e-5), make(gamma.Gamma, k+1), Options{})
 	if err != nil {

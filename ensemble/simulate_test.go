@@ -63,15 +63,15 @@ func TestSimulateTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewSubsample(ctx, p, Options{})
+	s, err := newSubsample(ctx, p, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewRR(ctx, p, accountant.Simple, 0, Options{})
+	r, err := newRR(ctx, p, accountant.Simple, 0, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := NewGNMax(p, noisymax.GNMaxGrid)
+	g, err := newGNMax(p, noisymax.GNMaxGrid)
 	if err != nil {
 		t.Fatal(err)
 	}

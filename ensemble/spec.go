@@ -7,7 +7,6 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
-	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noise"
@@ -30,10 +29,7 @@ type ReleaseSpec struct {
 	// answered (votefile.Read, votefile.ReadRows).
 	Votes votefile.Reader
 	// Mechanism names the aggregator and holds its settings; Release
-	// sets its Input to the votes' (Votes.Input). A mechanism that
-	// samples a gamma (MechanismInfo.Gamma) samples Mechanism.Gamma if it
-	// is set (described as "a gamma given" without a GammaSource), else
-	// the one Gamma gives. A zero RR is the thesis' composition
+	// sets its Input to the votes' (Votes.Input). A zero RR is the thesis' composition
 	// (accountant.RRComposition of the teachers' Delta) and a zero
 	// RR.DeltaPrime accountant.DefaultDeltaPrime; a zero GNMax.Noise is
 	// noisymax.DiscreteNoise, the noise releases draw; GNMax.Sigma2 (and
@@ -49,12 +45,13 @@ type ReleaseSpec struct {
 	// default). A multi-class mechanism takes only TargetDelta, which the
 	// GNMax family needs > 0.
 	Problem constraints.Problem
-	// Gamma is where the gamma comes from when Mechanism.Gamma is nil:
-	// gamma_opt of the mechanism's problem (MechanismInfo.GammaProblem)
-	// from a cache, solved on demand, or Gamma.Given. A zero Prior is
-	// the uniform prior (gamma.UniformPrior), darrm's default. Release
-	// sets its Certify: a cached gamma is certified once, as the
-	// aggregator samples it.
+	// Gamma is where the gamma of a mechanism that samples one
+	// (MechanismInfo.Gamma) comes from: gamma_opt of the mechanism's
+	// problem (MechanismInfo.GammaProblem) from a cache, solved on
+	// demand, or Gamma.Given (described as Gamma.Name, else "a gamma
+	// given"). A zero Prior is the uniform prior (gamma.UniformPrior),
+	// darrm's default. Release sets its Certify: a cached gamma is
+	// certified once, as the aggregator samples it (Mechanism.Build).
 	Gamma optimal.Source
 	// Budget, if not nil, limits the queries answered, and the total to
 	// publish is stated at its δ (NewAccounting). Composition's slack
@@ -157,7 +154,7 @@ func (e *ReleaseError) Unwrap() error { return e.Err }
 
 // Release answers the queries of s.Votes with the mechanism s names, in
 // one call: it looks the mechanism up, loads its gamma if it samples one
-// and builds and certifies the aggregator (BuildFrom: the gamma is
+// and builds and certifies the aggregator (Mechanism.Build: the gamma is
 // certified once, as it is sampled), binds it to the votes (ReleaseBinding: the one check of the
 // votes against what the mechanism states), accounts for it under the
 // budget (NewAccounting), opens the ledger bound to the same binding and
@@ -172,12 +169,12 @@ func (e *ReleaseError) Unwrap() error { return e.Err }
 func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	var out Released
 	fail := func(step Step, err error) (Released, error) { return out, &ReleaseError{Step: step, Err: err} }
-	s, _, err := s.withDefaults()
+	s, info, err := s.withDefaults()
 	if err != nil {
 		return fail(StepBuild, err)
 	}
 	in := s.Votes
-	if out.Aggregator, out.Label, out.Gamma, err = s.Mechanism.BuildFrom(ctx, s.Gamma, s.Problem, in.Classes(), s.Certificate); err != nil {
+	if out.Aggregator, out.Label, out.Gamma, err = info.build(ctx, s.Mechanism, s.Gamma, s.Problem, in.Classes(), s.Certificate); err != nil {
 		var re *ReleaseError
 		if errors.As(err, &re) {
 			re.Err = problemField(re.Err)
@@ -238,42 +235,4 @@ func checkTotalDelta(delta float64, budget *accountant.Guarantee) error {
 		return &accountant.ParamError{Name: "total delta", Value: delta, Rule: "must not be given with a budget: the total is stated at the budget's delta"}
 	}
 	return accountant.CheckDelta("total delta", delta)
-}
-
-// BuildFrom is Build with the gamma of a mechanism that samples one
-// taken from src when m.Gamma is nil, and returned: a gamma from a cache
-// is certified once, as the aggregator samples it, when the cache entry
-// is checked (optimal.Source.Certify). An error is a *ReleaseError at
-// StepGamma or StepBuild.
-func (m Mechanism) BuildFrom(ctx context.Context, src optimal.Source, p constraints.Problem, classes int, opts Options) (Labeler, string, optimal.Loaded, error) {
-	var l optimal.Loaded
-	info, err := LookupMechanism(m.Name, m.Input)
-	if err != nil {
-		return nil, "", l, &ReleaseError{Step: StepBuild, Err: err}
-	}
-	if info.Gamma && m.Gamma == nil {
-		src.Certify = func(ctx context.Context, q constraints.Problem, g gamma.Gamma) (gamma.Certificate, error) {
-			_, sampled := newTable(g)
-			cert, _, err := certify(ctx, q, sampled, 0, opts)
-			if err == nil {
-				opts.known = &knownCertificate{p: q, g: sampled, cert: cert}
-			}
-			return cert, err
-		}
-		if l, err = src.Load(ctx, info.GammaProblem(p)); err != nil {
-			return nil, "", l, &ReleaseError{Step: StepGamma, Err: err}
-		}
-		m.Gamma = l.Gamma
-		switch l.Origin {
-		case optimal.FromCache:
-			m.GammaSource = fmt.Sprintf("gamma_opt (prior %s) from the cache", src.Prior)
-		case optimal.Solved:
-			m.GammaSource = fmt.Sprintf("gamma_opt (prior %s), solved now", src.Prior)
-		}
-	}
-	agg, label, err := info.newLabeler(ctx, m, p, classes, opts)
-	if err != nil {
-		return nil, "", l, &ReleaseError{Step: StepBuild, Err: err}
-	}
-	return agg, label, l, nil
 }

@@ -80,7 +80,7 @@ func TestReleaseCertifiesOnce(t *testing.T) {
 	if out.Gamma.Origin != optimal.FromCache || out.Result.Released != 2 || !strings.Contains(out.Label, "from the cache") {
 		t.Errorf("release from the cache: origin %v, %d answered, %q", out.Gamma.Origin, out.Result.Released, out.Label)
 	}
-	sampled := out.Aggregator.(*DaRRM).Gamma()
+	sampled := out.Aggregator.(*darrmAggregator).Gamma()
 	if cert := out.Aggregator.Privacy().Certificate; cert == nil || cert.Status != gamma.Certified || !reflect.DeepEqual(*cert, out.Gamma.Entry.Certificate) {
 		t.Errorf("the aggregator's certificate %+v is not the one the cache entry was checked with", cert)
 	}
@@ -113,8 +113,8 @@ func TestReleaseCertifiesOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(told) != 1 || out.Gamma.Origin != optimal.Solved || slices.Equal(out.Aggregator.(*DaRRM).Gamma(), tampered.Gamma) {
-		t.Errorf("tampered entry: told %v, origin %v, sampled %v", told, out.Gamma.Origin, out.Aggregator.(*DaRRM).Gamma())
+	if len(told) != 1 || out.Gamma.Origin != optimal.Solved || slices.Equal(out.Aggregator.(*darrmAggregator).Gamma(), tampered.Gamma) {
+		t.Errorf("tampered entry: told %v, origin %v, sampled %v", told, out.Gamma.Origin, out.Aggregator.(*darrmAggregator).Gamma())
 	}
 }
 

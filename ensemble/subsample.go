@@ -12,10 +12,10 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// Subsample is the majority of s teachers drawn uniformly without
+// subsampleAggregator is the majority of s teachers drawn uniformly without
 // replacement (Algorithm 8), a tie of an even s broken by a fair coin. By
 // Lemma 3.4.1 it has the output distribution of DaRRM with gamma_Sub.
-type Subsample struct {
+type subsampleAggregator struct {
 	name provenance.MechanismName
 	k, s int
 	// keep is the threshold of a Bernoulli(c) drawn before subsampling; a
@@ -41,7 +41,12 @@ func subSlack(p constraints.Problem) float64 { return 1e-14 * (1 + p.E()) }
 // label is post-processing of s (eps, Delta)-DP teachers, which are
 // (s·eps, 1-(1-Delta)^s)-DP together (Kairouz-Oh-Viswanath 2015, Thm 3.3,
 // i = 0), and that must be within (m·eps, delta).
-func NewSubsample(ctx context.Context, p constraints.Problem, opts Options) (*Subsample, error) {
+func NewSubsample(ctx context.Context, p constraints.Problem, opts Options) (Aggregator, error) {
+	return aggregator(newSubsample(ctx, p, opts))
+}
+
+// newSubsample is NewSubsample.
+func newSubsample(ctx context.Context, p constraints.Problem, opts Options) (*subsampleAggregator, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("subsample: %w", err)
 	}
@@ -54,7 +59,7 @@ func NewSubsample(ctx context.Context, p constraints.Problem, opts Options) (*Su
 	if err != nil {
 		return nil, fmt.Errorf("subsample: certificate: %w", err)
 	}
-	sub := &Subsample{name: provenance.Subsample, k: p.K, s: s, keep: noise.Unit53, g: g}
+	sub := &subsampleAggregator{name: provenance.Subsample, k: p.K, s: s, keep: noise.Unit53, g: g}
 	if ok {
 		sub.privacy = Privacy{
 			Guarantee:   target(p),
@@ -87,7 +92,12 @@ func NewSubsample(ctx context.Context, p constraints.Problem, opts Options) (*Su
 // exactly tight in float64; then the mechanism first keeps the
 // subsampled majority with probability c = 1 - O(1e-13) (a fair coin
 // otherwise), with c chosen so that c·gamma_DSub is certified.
-func NewDoubleSubsample(ctx context.Context, p constraints.Problem, opts Options) (*Subsample, error) {
+func NewDoubleSubsample(ctx context.Context, p constraints.Problem, opts Options) (Aggregator, error) {
+	return aggregator(newDoubleSubsample(ctx, p, opts))
+}
+
+// newDoubleSubsample is NewDoubleSubsample.
+func newDoubleSubsample(ctx context.Context, p constraints.Problem, opts Options) (*subsampleAggregator, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("dsub: %w", err)
 	}
@@ -104,7 +114,7 @@ func NewDoubleSubsample(ctx context.Context, p constraints.Problem, opts Options
 	if err != nil {
 		return nil, fmt.Errorf("dsub: certificate: %w", err)
 	}
-	sub := &Subsample{name: provenance.DSub, k: p.K, s: s, keep: noise.Unit53, g: g}
+	sub := &subsampleAggregator{name: provenance.DSub, k: p.K, s: s, keep: noise.Unit53, g: g}
 	source := fmt.Sprintf("Theorem 3.5.1 (majority of %d subsampled teachers) for arbitrary teachers by the exhaustive certificate of gamma_DSub", s)
 	if !ok {
 		if cert.Status == gamma.Violated || !(cert.MaxF > 0) {
@@ -127,29 +137,29 @@ func NewDoubleSubsample(ctx context.Context, p constraints.Problem, opts Options
 }
 
 // Name returns "subsample" (s = floor(m)) or "dsub" (s = 2·floor(m)-1).
-func (s *Subsample) Name() provenance.MechanismName { return s.name }
+func (s *subsampleAggregator) Name() provenance.MechanismName { return s.name }
 
 // K returns the number of teachers.
-func (s *Subsample) K() int { return s.k }
+func (s *subsampleAggregator) K() int { return s.k }
 
 // Size returns the number of teachers subsampled.
-func (s *Subsample) Size() int { return s.s }
+func (s *subsampleAggregator) Size() int { return s.s }
 
 // Privacy returns the per-query guarantee and its justification.
-func (s *Subsample) Privacy() Privacy { return s.privacy }
+func (s *subsampleAggregator) Privacy() Privacy { return s.privacy }
 
 // Gamma returns gamma_Sub (times c for a scaled dsub), the DaRRM noise
 // function with the same output distribution.
-func (s *Subsample) Gamma() gamma.Gamma { return s.g }
+func (s *subsampleAggregator) Gamma() gamma.Gamma { return s.g }
 
 // Classes returns 2: the votes are 0 or 1.
-func (s *Subsample) Classes() int { return 2 }
+func (s *subsampleAggregator) Classes() int { return 2 }
 
 // Settings returns none: the guarantee says all.
-func (s *Subsample) Settings() provenance.Settings { return provenance.Settings{} }
+func (s *subsampleAggregator) Settings() provenance.Settings { return provenance.Settings{} }
 
 // Answer releases the label of q from its votes (Aggregate).
-func (s *Subsample) Answer(q *votefile.Query, src *noise.Source) (int, bool, error) {
+func (s *subsampleAggregator) Answer(q *votefile.Query, src *noise.Source) (int, bool, error) {
 	b, err := s.Aggregate(q.Votes, src)
 	if err != nil {
 		return -1, false, err
@@ -159,7 +169,7 @@ func (s *Subsample) Answer(q *votefile.Query, src *noise.Source) (int, bool, err
 
 // Aggregate releases the label of one query. Every vote is checked,
 // not only the sampled ones, so that bad input fails whatever the draw.
-func (s *Subsample) Aggregate(votes []byte, src *noise.Source) (byte, error) {
+func (s *subsampleAggregator) Aggregate(votes []byte, src *noise.Source) (byte, error) {
 	all, err := votefile.CheckVotes(s.k, votes)
 	if err != nil {
 		return 0, err
@@ -195,7 +205,7 @@ func (s *Subsample) Aggregate(votes []byte, src *noise.Source) (byte, error) {
 // corner multiset of the teachers (privateTeacherBits), when there are
 // not too many, and returns s: Pr[1 | L = l] is probOne of the gamma it
 // realises, gamma_Sub accurate to 1e-14 (subSlack).
-func (s *Subsample) describe(p constraints.Problem) *Subsample {
+func (s *subsampleAggregator) describe(p constraints.Problem) *subsampleAggregator {
 	f := make([]float64, s.k+1)
 	for l := range f {
 		f[l] = probOne(s.g, l)

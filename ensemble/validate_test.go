@@ -21,15 +21,15 @@ func aggregators(t testing.TB) []Aggregator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewSubsample(ctx, p, Options{})
+	s, err := newSubsample(ctx, p, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewRR(ctx, p, accountant.General, accountant.DefaultDeltaPrime, Options{})
+	r, err := newRR(ctx, p, accountant.General, accountant.DefaultDeltaPrime, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := NewGNMax(p, noisymax.GNMaxGrid)
+	g, err := newGNMax(p, noisymax.GNMaxGrid)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
-	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -54,12 +53,6 @@ func (s ReleaseSpec) withDefaults() (ReleaseSpec, MechanismInfo, error) {
 		if p.M == 0 && slices.Contains(info.Takes, SettingM) {
 			return s, info, unset("Problem.M", "the privacy allowance m in [1, K]: each label is (m·eps, delta)-DP")
 		}
-	}
-	switch {
-	case info.Gamma && m.Gamma != nil && m.GammaSource == "":
-		m.GammaSource = "a gamma given"
-	case info.Gamma && m.Gamma == nil && s.Gamma.Given == nil && s.Gamma.Prior.String() == "":
-		s.Gamma.Prior = gamma.UniformPrior()
 	}
 	if m.Name == provenance.RR && m.RR == (accountant.Composition{}) {
 		m.RR.Method = accountant.RRComposition(p.Delta)

@@ -64,7 +64,7 @@ func zeroSpec(t *testing.T, name provenance.MechanismName, input votefile.Input,
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.Mechanism.Gamma, s.Mechanism.GammaSource = g, "gamma_Sub"
+		s.Gamma = optimal.Source{Given: g, Name: "gamma_Sub"}
 	case provenance.RR:
 		s.Mechanism.RR = accountant.Composition{Method: accountant.RRComposition(1e-5), DeltaPrime: accountant.DefaultDeltaPrime}
 	case provenance.ConfidentGNMax:
@@ -98,15 +98,14 @@ func TestReleaseSpecZeroValues(t *testing.T) {
 		{field: "Votes", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Votes = nil }, want: "ReleaseSpec.Votes"},
 		{field: "Mechanism.Name", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Mechanism.Name = "" }, want: "ReleaseSpec.Mechanism.Name"},
 		{field: "Mechanism.Input", name: provenance.ConfidentGNMax, input: many, zero: func(s *ReleaseSpec) { s.Mechanism.Input = 0 }},
-		{field: "Mechanism.Gamma", name: provenance.DaRRM, input: two, zero: func(s *ReleaseSpec) {
-			s.Mechanism.Gamma, s.Mechanism.GammaSource = nil, ""
+		{field: "Gamma.Given", name: provenance.DaRRM, input: two, zero: func(s *ReleaseSpec) {
 			s.Gamma = optimal.Source{Prior: gamma.UniformPrior()}
 		}, check: func(t *testing.T, out Released, _ string) {
 			if out.Gamma.Origin != optimal.Solved || out.Label != "DaRRM with gamma_opt (prior uniform), solved now" {
 				t.Errorf("gamma %v, %q: want gamma_opt solved", out.Gamma.Origin, out.Label)
 			}
 		}},
-		{field: "Mechanism.GammaSource", name: provenance.DaRRM, input: two, zero: func(s *ReleaseSpec) { s.Mechanism.GammaSource = "" },
+		{field: "Gamma.Name", name: provenance.DaRRM, input: two, zero: func(s *ReleaseSpec) { s.Gamma.Name = "" },
 			check: func(t *testing.T, out Released, _ string) {
 				if out.Label != "DaRRM with a gamma given" {
 					t.Errorf("label %q", out.Label)
@@ -143,9 +142,7 @@ func TestReleaseSpecZeroValues(t *testing.T) {
 		}},
 		{field: "Problem.TargetDelta", name: provenance.ConfidentGNMax, input: many, zero: func(s *ReleaseSpec) { s.Problem.TargetDelta = 0 }, want: "ReleaseSpec.Problem.TargetDelta"},
 		{field: "Problem.TargetDelta", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Problem.TargetDelta = 0 }, want: "ReleaseSpec.Problem.TargetDelta"},
-		{field: "Gamma.Prior", name: provenance.DaRRM, input: two, zero: func(s *ReleaseSpec) {
-			s.Mechanism.Gamma, s.Mechanism.GammaSource = nil, ""
-		}, check: func(t *testing.T, out Released, _ string) {
+		{field: "Gamma.Prior", name: provenance.DaRRM, input: two, zero: func(s *ReleaseSpec) { s.Gamma = optimal.Source{} }, check: func(t *testing.T, out Released, _ string) {
 			if out.Label != "DaRRM with gamma_opt (prior uniform), solved now" {
 				t.Errorf("label %q: want the uniform prior", out.Label)
 			}
@@ -215,7 +212,7 @@ func TestReleaseToZeroSink(t *testing.T) {
 	var out bytes.Buffer
 	s := zeroSpec(t, provenance.LNMax, votefile.ManyClasses, &out)
 	s.Problem.K = s.Votes.K()
-	agg, _, err := s.Mechanism.Build(ctx, s.Problem, s.Votes.Classes(), Options{})
+	agg, _, _, err := s.Mechanism.Build(ctx, s.Gamma, s.Problem, s.Votes.Classes(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,10 @@ type Source struct {
 	// Its certificate is the business of whoever uses it (an aggregator
 	// certifies its gamma when it is built).
 	Given gamma.Gamma
+	// Name, if not "", is how a description names the gamma this source
+	// gives (the file Given was read from, say); "" names it by where it
+	// came from.
+	Name string
 	// Cache holds certified gamma_opt; nil is no cache.
 	Cache *cache.Dir
 	// Prior is the prior of gamma_opt.
@@ -33,6 +37,10 @@ type Source struct {
 	// OnCorrupt, if not nil, is told of a cache entry that is corrupt or
 	// fails its check, before gamma_opt is solved again and replaces it.
 	OnCorrupt func(error)
+	// OnNotStored, if not nil, is told why a gamma_opt solved now could
+	// not be stored in the cache (Loaded.StoreErr), for a caller that
+	// does not see the Loaded (a plan's probes).
+	OnNotStored func(error)
 	// Certify, if not nil, is the exhaustive check of a cached gamma in
 	// place of gamma.Verify: the user of the gamma passes the certificate
 	// of what it will use (an aggregator, of the gamma it samples), so
@@ -149,7 +157,11 @@ func (s Source) Load(ctx context.Context, p constraints.Problem) (Loaded, error)
 		}
 		return Loaded{Gamma: e.Gamma, Origin: FromCache, Entry: e, Path: path}, nil
 	}
-	return cached(ctx, s.Cache, p, s.Prior, s.Options, s.OnCorrupt, s.certifier())
+	l, err := cached(ctx, s.Cache, p, s.Prior, s.Options, s.OnCorrupt, s.certifier())
+	if err == nil && l.StoreErr != nil && s.OnNotStored != nil {
+		s.OnNotStored(l.StoreErr)
+	}
+	return l, err
 }
 
 // certifier returns s.Certify, else gamma.Verify with s's workers.

@@ -159,7 +159,7 @@ func scoreOneVote(ctx context.Context, r Request, queries int, proxy Proxy) (Pla
 	if err != nil {
 		return Plan{}, err
 	}
-	g, err := sampled(ctx, pl.Request)
+	g, err := released(ctx, pl.Request)
 	if err != nil {
 		return Plan{}, err
 	}

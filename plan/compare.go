@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"fmt"
 	"math"
 
 	"github.com/darrm/darrm/accountant"
@@ -45,13 +46,12 @@ func ManyClasses(base Request, name provenance.MechanismName, k, classes int, de
 }
 
 // Candidate is a noise function of a comparison at equal totals with the
-// mechanism that releases with it: its name in the comparison, the
-// request that plans the mechanism, and the noise function measured at a
-// plan (nil: the one the planned aggregator samples).
+// mechanism that releases with it: its name in the comparison and the
+// request that plans the mechanism. Its noise function is the one the
+// planned aggregator releases with (released).
 type Candidate struct {
 	Name    string
 	Request Request
-	Gamma   func(ctx context.Context, pl Plan) (gamma.Gamma, error)
 }
 
 // Candidates returns the noise functions that darrm solve --compare
@@ -73,7 +73,7 @@ func Candidates(base Request, p constraints.Problem, deltaGiven bool) []Candidat
 		rs := OneVote(base, p.K, delta)
 		return []Candidate{
 			{Name: "opt", Request: rs[0]},
-			{Name: "gnmax", Request: rs[1], Gamma: func(_ context.Context, pl Plan) (gamma.Gamma, error) { return gnmaxGamma(p.K, pl.Value) }},
+			{Name: "gnmax", Request: rs[1]},
 			{Name: "rr", Request: rs[2]},
 		}
 	}
@@ -131,12 +131,7 @@ func CompareAtTotals(ctx context.Context, cs []Candidate, budget accountant.Budg
 		if e.NoFit != nil {
 			continue
 		}
-		var g gamma.Gamma
-		if cs[i].Gamma != nil {
-			g, err = cs[i].Gamma(ctx, e.Plan)
-		} else {
-			g, err = sampled(ctx, e.Plan.Request)
-		}
+		g, err := released(ctx, e.Plan.Request)
 		if err != nil {
 			return nil, err
 		}
@@ -147,13 +142,22 @@ func CompareAtTotals(ctx context.Context, cs []Candidate, budget accountant.Budg
 	return out, nil
 }
 
-// sampled returns the noise function that the aggregator of r samples.
-func sampled(ctx context.Context, r Request) (gamma.Gamma, error) {
+// released returns the noise function with which the aggregator of r
+// releases the majority: the one a two-class aggregator samples, and for
+// GNMax on two classes that of its label's exact probabilities
+// (gnmaxGamma).
+func released(ctx context.Context, r Request) (gamma.Gamma, error) {
 	agg, _, err := Aggregator(ctx, r)
 	if err != nil {
 		return nil, err
 	}
-	return agg.(ensemble.Aggregator).Gamma(), nil
+	if a, ok := agg.(ensemble.Aggregator); ok {
+		return a.Gamma(), nil
+	}
+	if r.Mechanism.Name != provenance.GNMax || r.Classes != 2 {
+		return nil, fmt.Errorf("plan: %s on %d classes releases no noise function of the majority", r.Mechanism.Name, r.Classes)
+	}
+	return gnmaxGamma(r.Problem.K, r.Mechanism.GNMax.Sigma2)
 }
 
 // Simulated is a mechanism of a simulation at equal totals, with its

@@ -28,17 +28,10 @@ import (
 func ExampleCompareAtTotals() {
 	ctx := context.Background()
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-5}, Composition: accountant.Composition{Method: accountant.Optimal, DeltaPrime: accountant.DefaultDeltaPrime}}
-	// gamma_opt of the one-vote relation, for every prior, certified as
-	// sampled (as optimal.Solve returns it).
-	src := func(ctx context.Context, p constraints.Problem) (gamma.Gamma, error) {
-		g, err := gamma.OneVoteOpt(p)
-		if err != nil {
-			return nil, err
-		}
-		g, _, err = gamma.Certify(ctx, p, g, gamma.VerifyOptions{})
-		return g, err
-	}
-	base := plan.Request{Budget: budget, Gamma: src}
+	// The zero Request.Gamma solves gamma_opt without a cache: in the
+	// one-vote relation it is the greatest private gamma, for every prior
+	// (gamma.OneVoteOpt), which needs one LP solve only for its bound.
+	base := plan.Request{Budget: budget}
 	cs := plan.Candidates(base, constraints.NewOneVote(11, budget.Eps, 1e-5), true)
 	right, err := gamma.ParseActual("0.75")
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -43,17 +44,17 @@ type Request struct {
 	// For is what a plan of parameters fits the queries to: one run
 	// (ForRun, the zero value) or a new ledger (ForLedger).
 	For Target
-	// Gamma gives the noise function of darrm and darrm-one-vote for each
-	// problem a plan tries; Options are the certificate's.
-	Gamma   GammaSource
+	// Gamma is where darrm and darrm-one-vote take their noise function
+	// for each problem a plan tries (ensemble.Mechanism.Build): gamma_opt
+	// from a cache, solved on demand; the zero Source solves gamma_opt of
+	// the uniform prior without a cache. A plan names it "gamma_opt"
+	// unless Gamma.Name says otherwise. RRGamma has darrm-one-vote sample
+	// randomized response's largest constant gamma of each problem
+	// instead (gamma.OneVoteRRBaseline). Options are the certificate's.
+	Gamma   optimal.Source
+	RRGamma bool
 	Options ensemble.Options
 }
-
-// GammaSource returns the noise function a mechanism that samples one
-// (darrm, darrm-one-vote) samples for problem p: in darrm's command
-// gamma_opt from the cache, solved on demand (optimal.Source.Load), which
-// package plan leaves to its caller so that it builds without cgo.
-type GammaSource func(ctx context.Context, p constraints.Problem) (gamma.Gamma, error)
 
 // Count is what a budget buys for a mechanism and its parameters.
 type Count struct {
@@ -89,25 +90,23 @@ type built struct {
 // as darrm aggregate builds it (ensemble.Mechanism.Build, its gamma from
 // r.Gamma), and says what it is in words.
 func Aggregator(ctx context.Context, r Request) (ensemble.Labeler, string, error) {
-	info, err := ensemble.LookupMechanism(r.Mechanism.Name, r.Mechanism.Input)
-	if err != nil {
-		return nil, "", err
-	}
 	p := r.Problem
-	if r.DefaultDelta && info.Input == votefile.TwoClass {
+	if r.DefaultDelta && r.Mechanism.Input == votefile.TwoClass {
 		p.TargetDelta = constraints.DefaultTargetDelta(p.Delta, p.M)
 	}
-	m := r.Mechanism
-	if info.Gamma {
-		if r.Gamma == nil {
-			return nil, "", fmt.Errorf("plan: %s samples a noise function: the request needs a GammaSource", info.Name)
-		}
-		if m.Gamma, err = r.Gamma(ctx, info.GammaProblem(p)); err != nil {
+	src := r.Gamma
+	if src.Name == "" {
+		src.Name = "gamma_opt"
+	}
+	if r.RRGamma {
+		b, err := gamma.OneVoteRRBaseline(p)
+		if err != nil {
 			return nil, "", err
 		}
-		m.GammaSource = "gamma_opt"
+		src = optimal.Source{Given: b.Gamma, Name: "randomized response's constant gamma"}
 	}
-	return m.Build(ctx, p, r.Classes, r.Options)
+	agg, label, _, err := r.Mechanism.Build(ctx, src, p, r.Classes, r.Options)
+	return agg, label, err
 }
 
 // build builds the aggregator of r (aggregator) and its accounting under

@@ -8,7 +8,6 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -77,10 +76,7 @@ func OneVote(base Request, k int, delta float64) []Request {
 	}
 	oneVote := constraints.NewOneVote(k, base.Budget.Eps, 0)
 	rr := with(provenance.DaRRMOneVote, votefile.TwoClass, oneVote)
-	rr.Gamma = func(_ context.Context, p constraints.Problem) (gamma.Gamma, error) {
-		b, err := gamma.OneVoteRRBaseline(p)
-		return b.Gamma, err
-	}
+	rr.RRGamma = true
 	return []Request{
 		with(provenance.DaRRMOneVote, votefile.TwoClass, oneVote),
 		with(provenance.GNMax, votefile.ManyClasses, constraints.Problem{K: k, TargetDelta: delta}),

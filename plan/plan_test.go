@@ -12,7 +12,6 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -47,20 +46,7 @@ func request(name provenance.MechanismName, in votefile.Input, p constraints.Pro
 		Mechanism: ensemble.Mechanism{Name: name, Input: in, GNMax: noisymax.ConfidentGNMax{Noise: noisymax.DiscreteNoise}},
 		Problem:   p, Classes: classes,
 		Budget: accountant.Budget{Guarantee: accountant.Guarantee{Eps: eps, Delta: delta}, Composition: accountant.Composition{Method: accountant.General, DeltaPrime: accountant.DefaultDeltaPrime}},
-		Gamma:  oneVoteOpt,
 	}
-}
-
-// oneVoteOpt is gamma_opt of a one-vote problem for every prior
-// (gamma.OneVoteOpt, which needs no LP), certified as sampled, as
-// optimal.Solve returns it.
-func oneVoteOpt(ctx context.Context, p constraints.Problem) (gamma.Gamma, error) {
-	g, err := gamma.OneVoteOpt(p)
-	if err != nil {
-		return nil, err
-	}
-	g, _, err = gamma.Certify(ctx, p, g, gamma.VerifyOptions{})
-	return g, err
 }
 
 // TestParameters: for each mechanism, the value Parameters returns lets

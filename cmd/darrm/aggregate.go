@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -175,7 +174,7 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, i
 			return spec, mech, rel, err
 		}
 		fs := cmd.Flags()
-		if slices.Contains(info.Takes, ensemble.SettingTargetEps) {
+		if info.OwnTarget() {
 			rel.Teachers = provenance.TeacherGuarantee{Source: provenance.FromFlags}
 		} else if rel.Teachers, err = ensemble.ReleaseTeachers(in.Meta(), cli.Given(fs, "eps", f.Eps), cli.Given(fs, "Delta", f.Delta)); err != nil {
 			return spec, mech, rel, fmt.Errorf("%s: %w (--eps, --Delta)", input, err)
@@ -194,7 +193,6 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, i
 		if spec.Gamma, err = mech.Source(info); err != nil {
 			return spec, mech, rel, err
 		}
-		spec.Mechanism.GammaSource = mech.Given()
 	}
 	return spec, mech, rel, nil
 }
@@ -208,15 +206,12 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, i
 func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo, mech aggregators.Checked, k int, input string, t provenance.TeacherGuarantee) (gamma.Resolved, error) {
 	line := f.stated(cmd)
 	eps := "--eps"
-	if slices.Contains(info.Takes, ensemble.SettingTargetEps) {
-		oneVote := accountant.OneVote
-		line.Relation, line.Eps = &oneVote, nil
-		switch fs := cmd.Flags(); {
-		case fs.Changed("target-eps") && len(f.TargetEps) != 1:
-			return gamma.Resolved{}, cli.Usagef("--target-eps: %d values: give the one eps of each release", len(f.TargetEps))
-		case fs.Changed("target-eps"):
-			line.Eps = &f.TargetEps[0]
-		case mech.Table == nil || mech.Table.Stated.Eps == nil:
+	if info.OwnTarget() {
+		var err error
+		if line, err = ensemble.OneVoteTarget(givenTargetEps(cmd.Flags(), f.TargetEps), line.TargetDelta); err != nil {
+			return gamma.Resolved{}, targetEpsError(err)
+		}
+		if line.Eps == nil && (mech.Table == nil || mech.Table.Stated.Eps == nil) {
 			return gamma.Resolved{}, cli.Usagef("%s needs the release's eps: give --target-eps (and --delta, 0 unless given)", info.Name)
 		}
 	} else {

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"errors"
+
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/aggregators"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
@@ -13,8 +16,6 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
-	"github.com/darrm/darrm/provenance"
-	"github.com/darrm/darrm/votefile"
 )
 
 // totalFlags ask a comparison for one at equal totals: the total budget
@@ -66,9 +67,12 @@ func (t *totalFlags) heading(queries int) report.EqualTotals {
 // equalTotals compares gamma_opt of p and its baselines at equal totals
 // over each of f.Queries queries (plan.Candidates, plan.CompareAtTotals).
 func (f *solveFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, src optimal.Source, coeffs []float64, actuals []gamma.Actual) ([]report.SolveEqual, error) {
+	lines := cliout.NewStages(cmd.ErrOrStderr())
+	defer lines.Done()
+	gammasource.Plan(cmd, &src, lines)
 	base := plan.Request{Budget: f.Totals.budget(),
 		Mechanism: ensemble.Mechanism{RR: aggregators.RRComposition(f.RRComp, f.RRDelta, p.Delta)},
-		Options:   ensemble.Options{Workers: f.Workers}, Gamma: gammasource.Plan(cmd, src, func(err error) error { return err })}
+		Options:   ensemble.Options{Workers: f.Workers}, Gamma: src}
 	cs := plan.Candidates(base, p.Problem, cmd.Flags().Changed("delta"))
 	var out []report.SolveEqual
 	for _, q := range f.Queries {
@@ -81,20 +85,21 @@ func (f *solveFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, src optim
 	return out, nil
 }
 
-// equalTotals compares the mechanisms names at equal totals over each of
+// equalTotals compares the mechanisms of mech at equal totals over each of
 // f.BudgetQueries queries: each planned from the problem p of the flags,
 // as darrm plan plans it, and simulated on the same teachers and seed
 // (plan.SimulateAtTotals).
-func (f *simulateFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, names []provenance.MechanismName, mech aggregators.Checked, teachers []float64) ([]report.SimEqual, error) {
+func (f *simulateFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, mech aggregators.Checked, teachers []float64) ([]report.SimEqual, error) {
 	base := plan.Request{Mechanism: ensemble.Mechanism{RR: aggregators.RRComposition(mech.RRComp, mech.RRDelta, p.Delta), GNMaxSearch: mech.GNMaxSearch},
 		Budget: f.Totals.budget(), Options: ensemble.Options{Workers: f.Workers}}
-	rs := make([]plan.Request, len(names))
-	for i, n := range names {
-		rs[i] = plan.TwoClass(base, n, p.Problem, cmd.Flags().Changed("delta"))
-		// The names were checked (aggregators.Flags.Parse).
-		if info, _ := ensemble.LookupMechanism(n, votefile.TwoClass); info.Gamma {
+	lines := cliout.NewStages(cmd.ErrOrStderr())
+	defer lines.Done()
+	rs := make([]plan.Request, len(mech.Mechanisms))
+	for i, info := range mech.Mechanisms {
+		rs[i] = plan.TwoClass(base, info.Name, p.Problem, cmd.Flags().Changed("delta"))
+		if info.Gamma {
 			var err error
-			if rs[i].Gamma, err = mech.PlanGamma(cmd); err != nil {
+			if rs[i].Gamma, err = mech.PlanSource(cmd, lines); err != nil {
 				return nil, err
 			}
 		}
@@ -102,6 +107,9 @@ func (f *simulateFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, names 
 	var out []report.SimEqual
 	for _, q := range f.BudgetQueries {
 		sims, err := plan.SimulateAtTotals(cmd.Context(), rs, f.Totals.budget(), q, teachers, f.Queries, f.Seed)
+		if errors.As(err, new(*optimal.SourceError)) {
+			return nil, gammasource.Error(err, "")
+		}
 		if err != nil {
 			return nil, cli.AsUsage(exitstatus.Flagged(err, nil))
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/cmd/darrm/internal/ledgernotes"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
@@ -18,6 +19,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -208,25 +210,34 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 		}
 		base.Mechanism.GNMax = noisymax.ConfidentGNMax{Threshold: u.Threshold, Sigma1: u.Sigma1, Sigma2: u.Sigma2, Noise: noisymax.DiscreteNoise}
 		r = plan.ManyClasses(base, info.Name, b.K, classes, cli.Given(fs, "delta", u.Target))
-	case info.Name == provenance.DaRRMOneVote:
-		if len(u.TargetEps) != 1 {
+	case info.OwnTarget():
+		line, err := ensemble.OneVoteTarget(givenTargetEps(cmd.Flags(), u.TargetEps), nil)
+		if err != nil {
+			return accountant.Spend{}, "", targetEpsError(err)
+		}
+		if line.Eps == nil {
 			return accountant.Spend{}, "", cli.Usagef("%s needs the per-query eps of its labels: give one --target-eps", info.Name)
 		}
-		r = plan.TwoClass(base, info.Name, constraints.Problem{K: b.K, M: 1, Eps: u.TargetEps[0], TargetDelta: u.Target}, fs.Changed("delta"))
+		r = plan.TwoClass(base, info.Name, constraints.Problem{K: b.K, M: 1, Eps: *line.Eps, TargetDelta: u.Target}, fs.Changed("delta"))
 	default:
 		r = plan.TwoClass(base, info.Name, constraints.Problem{K: b.K, M: u.M, Eps: b.Teachers.Eps, Delta: b.Teachers.Delta, TargetDelta: u.Target}, fs.Changed("delta"))
 	}
+	lines := cliout.NewStages(cmd.ErrOrStderr())
+	defer lines.Done()
 	if info.Gamma {
-		mech, err := u.Flags.Parse(cmd, "mechanism", []provenance.MechanismName{info.Name})
+		mech, err := u.Flags.Check(cmd, []ensemble.MechanismInfo{info})
 		if err != nil {
 			return accountant.Spend{}, "", err
 		}
-		if r.Gamma, err = mech.PlanGamma(cmd); err != nil {
+		if r.Gamma, err = mech.PlanSource(cmd, lines); err != nil {
 			return accountant.Spend{}, "", err
 		}
 	}
 	r.Mechanism.RR, r.Mechanism.GNMaxSearch = aggregators.RRComposition(u.RRComp, u.RRDelta, r.Problem.Delta), u.GNMaxSearch
 	agg, _, err := plan.Aggregator(cmd.Context(), r)
+	if errors.As(err, new(*optimal.SourceError)) {
+		return accountant.Spend{}, "", gammasource.Error(err, "")
+	}
 	if err != nil {
 		return accountant.Spend{}, "", cli.AsUsage(exitstatus.Flagged(err, map[string]string{"laplace scale": "--laplace-scale"}))
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -10,11 +11,13 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -67,7 +70,9 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	if !fs.Changed("mechanism") {
 		return runCompare(cmd, f)
 	}
-	r, info, err := f.request(cmd)
+	lines := cliout.NewStages(cmd.ErrOrStderr())
+	defer lines.Done()
+	r, info, err := f.request(cmd, lines)
 	if err != nil {
 		return err
 	}
@@ -93,6 +98,7 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 			return f.planError(cmd, err)
 		}
 		doc.Plan = plan.Plan{Request: r, Count: c}
+		lines.Done() // before the output: the solves of gamma_opt are over
 		return doc.Write(cmd.OutOrStdout(), f.Format)
 	}
 	if f.Queries < 1 || f.Queries > accountant.CountLimit {
@@ -118,11 +124,13 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		if err != nil {
 			return f.planError(cmd, err)
 		}
+		lines.Done() // before the output: the solves of gamma_opt are over
 		return doc.Write(cmd.OutOrStdout(), f.Format)
 	}
 	if doc.Plan, err = plan.Parameters(cmd.Context(), r, f.Queries); err != nil {
 		return f.planError(cmd, err)
 	}
+	lines.Done() // before the output: the solves of gamma_opt are over
 	return doc.Write(cmd.OutOrStdout(), f.Format)
 }
 
@@ -157,6 +165,8 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 	if err != nil {
 		return err
 	}
+	lines := cliout.NewStages(cmd.ErrOrStderr())
+	defer lines.Done()
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}, Composition: f.composition()}
 	base := plan.ManyClasses(plan.Request{
 		Mechanism: ensemble.Mechanism{GNMax: noisymax.ConfidentGNMax{Noise: noisymax.DiscreteNoise}},
@@ -167,7 +177,7 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 		if err != nil {
 			return err
 		}
-		if base.Gamma, err = mech.PlanGamma(cmd); err != nil {
+		if base.Gamma, err = mech.PlanSource(cmd, lines); err != nil {
 			return err
 		}
 	}
@@ -181,14 +191,19 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 	if err != nil {
 		return f.planError(cmd, err)
 	}
+	lines.Done() // before the output: the solves of gamma_opt are over
 	e := report.EqualTotals{BudgetEps: f.BudgetEps, BudgetDelta: f.BudgetDelta, Queries: f.Queries}
 	return report.NewPlanCompare(c, e, f.For, f.MinPrecision, tuning).Write(cmd.OutOrStdout(), f.Format)
 }
 
-// planError says a library error in terms of the flags: the per-query
-// delta of a multi-class mechanism is --budget-delta's unless --delta is
-// given (plan.ManyClasses).
+// planError says a library error in terms of the flags: the gamma
+// source's (gammasource.Error), and the per-query delta of a multi-class
+// mechanism is --budget-delta's unless --delta is given
+// (plan.ManyClasses).
 func (f *planFlags) planError(cmd *cobra.Command, err error) error {
+	if errors.As(err, new(*optimal.SourceError)) {
+		return gammasource.Error(err, "")
+	}
 	mEps := "m·eps (--m × --eps)"
 	if f.Mechanism == provenance.DaRRMOneVote {
 		mEps = "--target-eps"
@@ -202,7 +217,7 @@ func (f *planFlags) planError(cmd *cobra.Command, err error) error {
 }
 
 // request returns the plan's request from the flags, and the mechanism.
-func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.MechanismInfo, error) {
+func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Request, ensemble.MechanismInfo, error) {
 	fs := cmd.Flags()
 	info, err := lookupMechanism(cmd, f.Mechanism)
 	if err != nil {
@@ -228,13 +243,14 @@ func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.Mechanis
 		}
 		base.Mechanism.GNMax = noisymax.ConfidentGNMax{Threshold: f.Threshold, Sigma1: f.Sigma1, Sigma2: f.Sigma2, Noise: noisymax.DiscreteNoise}
 		r = plan.ManyClasses(base, info.Name, f.K, f.Classes, cli.Given(fs, "delta", f.Target))
-	case info.Name == provenance.DaRRMOneVote:
+	case info.OwnTarget():
+		line, err := ensemble.OneVoteTarget(givenTargetEps(cmd.Flags(), f.TargetEps), nil)
+		if err != nil {
+			return r, info, targetEpsError(err)
+		}
 		eps := 1.0 // planned (--queries), else given
-		if fs.Changed("target-eps") {
-			if len(f.TargetEps) != 1 {
-				return r, info, cli.Usagef("--target-eps: %d values: give one", len(f.TargetEps))
-			}
-			eps = f.TargetEps[0]
+		if line.Eps != nil {
+			eps = *line.Eps
 		} else if !fs.Changed("queries") {
 			return r, info, cli.Usagef("%s needs --target-eps to count the queries it fits (or --queries to plan it)", info.Name)
 		}
@@ -243,11 +259,11 @@ func (f *planFlags) request(cmd *cobra.Command) (plan.Request, ensemble.Mechanis
 		r = plan.TwoClass(base, info.Name, constraints.Problem{K: f.K, M: f.M, Eps: f.Eps, Delta: f.Delta, TargetDelta: f.Target}, fs.Changed("delta"))
 	}
 	if info.Gamma {
-		mech, err := f.Flags.Parse(cmd, "mechanism", []provenance.MechanismName{info.Name})
+		mech, err := f.Flags.Check(cmd, []ensemble.MechanismInfo{info})
 		if err != nil {
 			return r, info, err
 		}
-		if r.Gamma, err = mech.PlanGamma(cmd); err != nil {
+		if r.Gamma, err = mech.PlanSource(cmd, lines); err != nil {
 			return r, info, err
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
 	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/shuffleexp"
 )
 
@@ -66,7 +68,10 @@ func newPlotGammaCmd() *cobra.Command {
 		var settings []figure.Setting
 		var rows []cliout.Record
 		for i := range docs {
-			if err := docs[i].CheckDrawable(cmd.Context(), &docs[0], cli.InputName(args[0])); err != nil {
+			if err := docs[i].CheckDrawable(&docs[0], cli.InputName(args[0])); err != nil {
+				return nil, cli.Usagef("%s: %v", cli.InputName(args[i]), err)
+			}
+			if err := certifyAgain(cmd.Context(), &docs[i]); err != nil {
 				return nil, cli.Usagef("%s: %v", cli.InputName(args[i]), err)
 			}
 			s, err := figure.SolveSetting(docs[i])
@@ -77,6 +82,20 @@ func newPlotGammaCmd() *cobra.Command {
 		}
 		return rows, figure.GammaFigure{Title: f.Title, Settings: settings, Cols: f.Cols, Expected: f.Expected, Notes: notes(f.Note)}.Write(f.Out)
 	})
+}
+
+// certifyAgain replaces each certificate that doc, read from a file,
+// states by the one computed now from its gamma's values (gamma.Verify),
+// so that a figure never shows a status the file merely claims.
+func certifyAgain(ctx context.Context, doc *report.Solve) error {
+	gs, certs := doc.Certificates()
+	for i, g := range gs {
+		var err error
+		if *certs[i], err = gamma.Verify(ctx, doc.Params(), g, gamma.VerifyOptions{}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func newPlotShufflegCmd() *cobra.Command {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -9,6 +11,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 )
 
@@ -111,10 +114,11 @@ func (f *problemFlags) checkRelation(p gamma.Resolved, files []gamma.Stated) err
 			return cli.Usagef("--%s is a teacher's guarantee, which the one-vote relation does not use: give the release's (eps, delta) with --target-eps and --delta", name)
 		}
 	}
-	if fs.Changed("target-eps") && len(f.relation.TargetEps) != 1 {
-		return cli.Usagef("--target-eps: %d values: give the one eps of each release", len(f.relation.TargetEps))
+	line, err := ensemble.OneVoteTarget(givenTargetEps(fs, f.relation.TargetEps), nil)
+	if err != nil {
+		return targetEpsError(err)
 	}
-	stated := fs.Changed("target-eps")
+	stated := line.Eps != nil
 	for _, s := range files {
 		stated = stated || s.Eps != nil
 	}
@@ -122,6 +126,25 @@ func (f *problemFlags) checkRelation(p gamma.Resolved, files []gamma.Stated) err
 		return cli.Usagef("--relation one-vote needs the release's eps: give --target-eps")
 	}
 	return nil
+}
+
+// givenTargetEps returns the values of --target-eps, the release's eps in
+// the one-vote relation (ensemble.OneVoteTarget), if given.
+func givenTargetEps(fs *pflag.FlagSet, values []float64) []float64 {
+	if !fs.Changed("target-eps") {
+		return nil
+	}
+	return values
+}
+
+// targetEpsError says an error of ensemble.OneVoteTarget in terms of
+// the flags.
+func targetEpsError(err error) error {
+	var se *accountant.SettingError
+	if errors.As(err, &se) {
+		return cli.Usagef("--%s: %s: %s", se.Name, se.Value, se.Rule)
+	}
+	return err
 }
 
 // readGamma reads the gamma file named by args (standard input if none),

@@ -77,8 +77,8 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	}
 	var aggs []ensemble.Aggregator
 	var labels []string
-	for _, n := range names {
-		agg, label, err := mech.NewAggregator(cmd, n, p.Problem)
+	for _, info := range mech.Mechanisms {
+		agg, label, err := mech.NewAggregator(cmd, info, p.Problem)
 		if err != nil {
 			return err
 		}
@@ -92,7 +92,7 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	}
 	out := report.NewSimulate(p, f.Teachers, teachers, f.Seed, res, labels)
 	if equal {
-		if out.EqualTotals, err = f.equalTotals(cmd, p, names, mech, teachers); err != nil {
+		if out.EqualTotals, err = f.equalTotals(cmd, p, mech, teachers); err != nil {
 			return err
 		}
 	}

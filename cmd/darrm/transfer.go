@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
-	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/transfer"
 	"github.com/darrm/darrm/noise"
@@ -79,11 +77,11 @@ func newTransferCmd() *cobra.Command {
 				return err
 			}
 			prog.Describe(fmt.Sprintf("transfer %s: labelling the queries", f.Dataset))
-			opt := func(ctx context.Context, p constraints.Problem) (gamma.Gamma, error) {
-				l, err := gammasource.Load(ctx, cmd, optimal.Source{Cache: gdir, Prior: gamma.UniformPrior(), Options: optimal.Options{Workers: f.Workers}}, p)
-				return l.Gamma, err
-			}
-			res, err := transfer.Run(cmd.Context(), b.Test, t, params, opt)
+			src := optimal.Source{Cache: gdir, Prior: gamma.UniformPrior(), Options: optimal.Options{Workers: f.Workers}}
+			lines := cliout.NewStages(cmd.ErrOrStderr())
+			defer lines.Done()
+			gammasource.Plan(cmd, &src, lines)
+			res, err := transfer.Run(cmd.Context(), b.Test, t, params, src)
 			if err != nil {
 				prog.Done()
 				return err
@@ -95,7 +93,7 @@ func newTransferCmd() *cobra.Command {
 				// without --delta.
 				ep := transfer.EqualParams{Budget: f.Totals.budget(), Delta: f.Totals.BudgetDelta,
 					Queries: f.Queries, Redraws: f.Redraws, Seed: params.Seed}
-				eq, err := transfer.RunEqual(cmd.Context(), b.Test, t, ep, opt)
+				eq, err := transfer.RunEqual(cmd.Context(), b.Test, t, ep, src)
 				if err != nil {
 					prog.Done()
 					return cli.AsUsage(exitstatus.Flagged(err, nil))
@@ -103,6 +101,7 @@ func newTransferCmd() *cobra.Command {
 				out.EqualTotals = report.NewTransferEqual(ep.Budget.Guarantee, eq)
 			}
 			prog.Done()
+			lines.Done()
 			out.Seconds = time.Since(start).Seconds()
 			if f.Plot != "" {
 				if err := curveplot.WriteTransfer(f.Plot, f.Dataset, out.K, res.Results); err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/datasets"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
 	"github.com/darrm/darrm/votefile"
 )
@@ -43,15 +44,15 @@ type EqualResult struct {
 // RunEqual compares the mechanisms of plan.OneVote at equal totals: for
 // each Q, each planned for the total budget over Q queries
 // (plan.EqualTotals, the plan darrm plan makes; darrm-one-vote's gamma_opt
-// from opt), its labels drawn, at the plan's parameters, for the same
+// from src), its labels drawn, at the plan's parameters, for the same
 // Redraws sets of Q public images as Run draws, from the non-private
 // teachers' votes, and scored against the true labels.
-func RunEqual(ctx context.Context, test *datasets.Dataset, t *Teachers, p EqualParams, opt GammaOpt) ([]EqualResult, error) {
+func RunEqual(ctx context.Context, test *datasets.Dataset, t *Teachers, p EqualParams, src optimal.Source) ([]EqualResult, error) {
 	if err := (Params{M: 1, Queries: p.Queries, Redraws: p.Redraws}).Validate(test.Len()); err != nil {
 		return nil, fmt.Errorf("transfer: %w", err)
 	}
 	k := t.NonPrivate.Config.K
-	base := plan.Request{Budget: p.Budget, Gamma: plan.GammaSource(opt)}
+	base := plan.Request{Budget: p.Budget, Gamma: src}
 	rs := plan.OneVote(base, k, p.Delta)
 	votes := t.NonPrivate.Votes(test)
 	var out []EqualResult

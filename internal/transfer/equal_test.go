@@ -5,9 +5,8 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/constraints"
-	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/datasets"
+	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
 )
 
@@ -19,14 +18,9 @@ func TestRunEqual(t *testing.T) {
 	ctx := context.Background()
 	b := datasets.SyntheticBinary(550, 120, 3)
 	tt := trainSynthetic(t, b, accountant.Disjoint)
-	opt := func(ctx context.Context, p constraints.Problem) (gamma.Gamma, error) {
-		g, err := gamma.OneVoteOpt(p)
-		if err != nil {
-			return nil, err
-		}
-		g, _, err = gamma.Certify(ctx, p, g, gamma.VerifyOptions{})
-		return g, err
-	}
+	// gamma_opt solved without a cache: in the one-vote relation the
+	// greatest private gamma (gamma.OneVoteOpt).
+	var opt optimal.Source
 	p := EqualParams{Budget: accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-5}, Composition: accountant.Composition{Method: accountant.Optimal, DeltaPrime: accountant.DefaultDeltaPrime}},
 		Delta: 1e-5, Queries: []int{10, 100}, Redraws: 3, Seed: 1}
 	if testing.Short() {

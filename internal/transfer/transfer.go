@@ -19,13 +19,13 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/datasets"
 	"github.com/darrm/darrm/internal/dpsgd"
 	"github.com/darrm/darrm/internal/roots"
 	"github.com/darrm/darrm/internal/teachers"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -158,9 +158,6 @@ func TrainTeachers(ctx context.Context, dir string, b *datasets.Binary, tr Train
 	return &t, nil
 }
 
-// GammaOpt returns the certified γ_opt of a problem, in either relation.
-type GammaOpt func(ctx context.Context, p constraints.Problem) (gamma.Gamma, error)
-
 // Params is the protocol.
 type Params struct {
 	M       float64 // privacy allowance: each label is (m·ε, m·Δ)-DP
@@ -289,7 +286,7 @@ type labeller interface {
 // points of its label's privacy profile (Privacy.Profile) is composed at
 // the best of them when that is tighter than the general composition that
 // Result's Composition reports.
-func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt GammaOpt) (*Outcome, error) {
+func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, src optimal.Source) (*Outcome, error) {
 	if err := p.Validate(test.Len()); err != nil {
 		return nil, fmt.Errorf("transfer: %w", err)
 	}
@@ -314,7 +311,7 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, opt
 	if err != nil {
 		return nil, fmt.Errorf("transfer: the teachers' cap on shared data: %w", err)
 	}
-	aggs, err := aggregators(ctx, prm, opt)
+	aggs, err := aggregators(ctx, prm, src)
 	if err != nil {
 		return nil, err
 	}
@@ -480,13 +477,10 @@ func capFrom(perQuery accountant.Guarantee, c *accountant.Cap) (int, error) {
 }
 
 // aggregators builds the mechanisms: all but the majority at the same
-// per-label target, opt giving gamma_opt in either relation.
-func aggregators(ctx context.Context, p constraints.Problem, opt GammaOpt) (map[string]labeller, error) {
-	g, err := opt(ctx, p)
-	if err != nil {
-		return nil, fmt.Errorf("transfer: gamma_opt: %w", err)
-	}
-	d, err := ensemble.NewDaRRM(ctx, p, g, ensemble.Options{})
+// per-label target, darrm and darrm-one-vote with gamma_opt of their
+// relation from src (ensemble.Mechanism.Build).
+func aggregators(ctx context.Context, p constraints.Problem, src optimal.Source) (map[string]labeller, error) {
+	d, _, _, err := ensemble.Mechanism{Name: provenance.DaRRM, Input: votefile.TwoClass}.Build(ctx, src, p, 2, ensemble.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("transfer: darrm-opt: %w", err)
 	}
@@ -510,20 +504,11 @@ func aggregators(ctx context.Context, p constraints.Problem, opt GammaOpt) (map[
 	if err != nil {
 		return nil, err
 	}
-	info, err := ensemble.LookupMechanism("darrm-one-vote", votefile.TwoClass)
-	if err != nil {
-		return nil, err
-	}
-	ov := info.GammaProblem(p)
-	gov, err := opt(ctx, ov)
-	if err != nil {
-		return nil, fmt.Errorf("transfer: gamma_opt in the one-vote relation: %w", err)
-	}
-	oneVote, err := ensemble.NewOneVoteDaRRM(ctx, ov, gov, ensemble.Options{})
+	oneVote, _, _, err := ensemble.Mechanism{Name: provenance.DaRRMOneVote, Input: votefile.TwoClass}.Build(ctx, src, p, 2, ensemble.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("transfer: darrm-one-vote: %w", err)
 	}
-	return map[string]labeller{"darrm-opt": d, "darrm-sub": sub, "rr": rr, "gnmax": gn, "gnmax-tight": tight, "majority": maj, "darrm-one-vote": oneVote}, nil
+	return map[string]labeller{"darrm-opt": d.(ensemble.Aggregator), "darrm-sub": sub, "rr": rr, "gnmax": gn, "gnmax-tight": tight, "majority": maj, "darrm-one-vote": oneVote.(ensemble.Aggregator)}, nil
 }
 
 // majority releases the majority of the K votes, with no noise.

@@ -24,7 +24,6 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
-	"github.com/darrm/darrm/plan"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -48,11 +47,13 @@ func RRComposition(m accountant.RRMethod, deltaPrime, teacherDelta float64) acco
 	return accountant.Composition{Method: m.For(teacherDelta), DeltaPrime: deltaPrime}
 }
 
-// Checked is the checked form of Flags.
+// Checked is the checked form of Flags, with the mechanisms they were
+// checked for, resolved.
 type Checked struct {
 	*Flags
-	Table     *gamma.Table // --gamma
-	TableName string
+	Table      *gamma.Table // --gamma
+	TableName  string
+	Mechanisms []ensemble.MechanismInfo
 }
 
 // Parse checks the flags for the mechanisms names, which flag gave.
@@ -69,7 +70,7 @@ func (f *Flags) Parse(cmd *cobra.Command, flag string, names []provenance.Mechan
 
 // Check checks the flags for the two-class mechanisms infos.
 func (f *Flags) Check(cmd *cobra.Command, infos []ensemble.MechanismInfo) (Checked, error) {
-	s := Checked{Flags: f}
+	s := Checked{Flags: f, Mechanisms: infos}
 	var sampling []ensemble.MechanismInfo // the mechanisms that sample a gamma
 	for _, info := range infos {
 		if info.Gamma {
@@ -114,46 +115,38 @@ func (s Checked) checkTableRelation(infos []ensemble.MechanismInfo) error {
 		s.TableName, re.Gamma, re.Gamma.Describe(), provenance.JoinMechanisms(re.Mechanisms, " and "), re.Release, re.Use, re.Release)
 }
 
-// NewAggregator builds the named two-class aggregator for problem p;
-// label describes it for people.
-func (s Checked) NewAggregator(cmd *cobra.Command, name provenance.MechanismName, p constraints.Problem) (ensemble.Aggregator, string, error) {
-	agg, label, err := s.build(cmd, ensemble.Mechanism{Name: name}, p, 2)
-	if err != nil {
-		return nil, "", err
-	}
-	return agg.(ensemble.Aggregator), label, nil
-}
-
-// build builds the aggregator m names for problem p and classes classes,
-// with the two-class settings of the flags and, for a mechanism that
-// samples a gamma, its gamma; label describes it for people.
-func (s Checked) build(cmd *cobra.Command, m ensemble.Mechanism, p constraints.Problem, classes int) (ensemble.Labeler, string, error) {
-	m = s.Settings(m, p)
-	info, _ := ensemble.LookupMechanism(m.Name, m.Input)
+// NewAggregator builds the two-class aggregator of mechanism info, one
+// of s.Mechanisms, for problem p (ensemble.Mechanism.Build), with the
+// settings of the flags and, for a mechanism that samples a gamma, its
+// gamma; label describes it for people.
+func (s Checked) NewAggregator(cmd *cobra.Command, info ensemble.MechanismInfo, p constraints.Problem) (ensemble.Aggregator, string, error) {
+	m := s.Settings(ensemble.Mechanism{Name: info.Name, Input: info.Input}, p)
 	var src optimal.Source
 	if info.Gamma {
 		var err error
 		if src, err = s.Source(info); err != nil {
 			return nil, "", err
 		}
-		m.GammaSource = s.Given()
 	}
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	opts := s.Watch(cmd, &src, info, p, lines)
-	agg, label, l, err := m.BuildFrom(cmd.Context(), src, p, classes, opts)
+	agg, label, l, err := m.Build(cmd.Context(), src, p, 2, opts)
 	lines.Done()
 	gammasource.WarnNotStored(cmd, l)
-	return agg, label, s.ReleaseError(err, "")
+	if err != nil {
+		return nil, "", s.ReleaseError(err, "")
+	}
+	return agg.(ensemble.Aggregator), label, nil
 }
 
 // Watch shows on lines the solve of gamma_opt that src may run for
 // mechanism info held to p, and the certificate of the aggregator, whose
 // options it returns.
 func (s Checked) Watch(cmd *cobra.Command, src *optimal.Source, info ensemble.MechanismInfo, p constraints.Problem, lines *cliout.Stages) ensemble.Options {
-	gp := info.GammaProblem(p)
-	gammasource.Watch(cmd, src, gp, func() *cliout.Progress { return lines.At(gammasource.Solving(gp), -1) })
-	what := certifying(info.Name, p)
-	return ensemble.Options{Workers: s.Workers, Progress: func(x float64) { lines.At(what, 100).Set(int64(100 * x)) }}
+	what := gammasource.Solving(info.GammaProblem(p))
+	gammasource.Watch(cmd, src, what, func() *cliout.Progress { return lines.At(what, -1) })
+	cert := certifying(info.Name, p)
+	return ensemble.Options{Workers: s.Workers, Progress: func(x float64) { lines.At(cert, 100).Set(int64(100 * x)) }}
 }
 
 // Settings returns m with the two-class settings of the flags for
@@ -170,7 +163,7 @@ func certifying(name provenance.MechanismName, p constraints.Problem) string {
 }
 
 // ReleaseError says an error of ensemble.Release or
-// ensemble.Mechanism.BuildFrom in the command's terms, by the step that
+// ensemble.Mechanism.Build in the command's terms, by the step that
 // failed; input names the votes of a release.
 func (s Checked) ReleaseError(err error, input string) error {
 	var re *ensemble.ReleaseError
@@ -203,28 +196,27 @@ func (s Checked) Source(info ensemble.MechanismInfo) (optimal.Source, error) {
 	src := optimal.Source{Prior: s.Prior, CacheOnly: s.NoSolve, Options: optimal.Options{Workers: s.Workers}}
 	var err error
 	if s.Table != nil && s.Table.InRelation() == info.Relation {
-		src.Given = s.Table.Gamma
+		src.Given, src.Name = s.Table.Gamma, "the gamma of "+s.TableName
 	} else {
 		src.Cache, err = s.Cache.Open()
 	}
 	return src, err
 }
 
-// Given describes the gamma of the --gamma file.
-func (s Checked) Given() string { return "the gamma of " + s.TableName }
-
-// PlanGamma returns the noise function of a plan's mechanism for each
-// problem the plan tries: gamma_opt from the cache, solved on demand
-// unless --no-solve (optimal.Source). A --gamma file is refused: it is
-// for one problem, and a plan tries many.
-func (s Checked) PlanGamma(cmd *cobra.Command) (plan.GammaSource, error) {
+// PlanSource returns where a plan's mechanism takes its noise function
+// for each problem the plan tries: gamma_opt from the cache, solved on
+// demand unless --no-solve, its solves shown on lines
+// (gammasource.Plan). A --gamma file is refused: it is for one problem,
+// and a plan tries many.
+func (s Checked) PlanSource(cmd *cobra.Command, lines *cliout.Stages) (optimal.Source, error) {
 	if s.Table != nil {
-		return nil, cli.Usagef("--gamma: a plan solves gamma_opt for each value it tries; leave --gamma out")
+		return optimal.Source{}, cli.Usagef("--gamma: a plan solves gamma_opt for each value it tries; leave --gamma out")
 	}
 	src := optimal.Source{Prior: s.Prior, CacheOnly: s.NoSolve, Options: optimal.Options{Workers: s.Workers}}
 	var err error
 	if src.Cache, err = s.Cache.Open(); err != nil {
-		return nil, err
+		return src, err
 	}
-	return gammasource.Plan(cmd, src, func(err error) error { return gammasource.Error(err, s.TableName) }), nil
+	gammasource.Plan(cmd, &src, lines)
+	return src, nil
 }

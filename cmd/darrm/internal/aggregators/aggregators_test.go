@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/fixtures"
 	"github.com/darrm/darrm/provenance"
 )
@@ -34,8 +35,11 @@ func TestParse(t *testing.T) {
 			t.Errorf("%+v %v: %v", c.f, c.names, err)
 		case c.want != "" && (!cli.IsUsage(err) || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%+v %v: %v, want a usage error containing %q", c.f, c.names, err, c.want)
-		case c.want == "" && c.f.GammaFile != "" && (s.Table == nil || s.Given() != "the gamma of "+g):
-			t.Errorf("%+v: the --gamma file not kept: %+v", c.f, s)
+		case c.want == "" && c.f.GammaFile != "":
+			src, err := s.Source(ensemble.MechanismInfo{})
+			if err != nil || s.Table == nil || src.Given == nil || src.Name != "the gamma of "+g {
+				t.Errorf("%+v: the --gamma file not kept: %+v, source %+v, %v", c.f, s, src, err)
+			}
 		}
 	}
 }

@@ -18,9 +18,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/constraints"
-	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/optimal"
-	"github.com/darrm/darrm/plan"
 )
 
 // CacheFlags select the gamma cache.
@@ -57,7 +55,7 @@ func (f *CacheFlags) Open() (*cache.Dir, error) {
 // stored.
 func Load(ctx context.Context, cmd *cobra.Command, src optimal.Source, p constraints.Problem) (optimal.Loaded, error) {
 	prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, Solving(p))
-	Watch(cmd, &src, p, func() *cliout.Progress { return prog })
+	Watch(cmd, &src, Solving(p), func() *cliout.Progress { return prog })
 	l, err := src.Load(ctx, p)
 	prog.Done()
 	if err == nil {
@@ -74,10 +72,9 @@ func Solving(p constraints.Problem) string {
 	return fmt.Sprintf("solving K=%d m=%g", p.K, p.M)
 }
 
-// Watch makes src show its solve of gamma_opt for p on the
+// Watch makes src show its solve of gamma_opt, described as what, on the
 // progress line prog returns, and tell of a cache entry it replaces.
-func Watch(cmd *cobra.Command, src *optimal.Source, p constraints.Problem, prog func() *cliout.Progress) {
-	what := Solving(p)
+func Watch(cmd *cobra.Command, src *optimal.Source, what string, prog func() *cliout.Progress) {
 	src.Options.Progress = func(s optimal.Progress) {
 		pr := prog()
 		pr.Describe(fmt.Sprintf("%s: exact pass %d (%3.0f%%), %d LP solves, %d rows, gap %.2g", what, s.Pass, 100*s.Fraction, s.LPSolves, s.Rows, s.Gap))
@@ -94,16 +91,14 @@ func WarnNotStored(cmd *cobra.Command, l optimal.Loaded) {
 	}
 }
 
-// Plan returns the plan's gamma source of src, whose errors
-// explain says in terms of the flags.
-func Plan(cmd *cobra.Command, src optimal.Source, explain func(error) error) plan.GammaSource {
-	return func(ctx context.Context, p constraints.Problem) (gamma.Gamma, error) {
-		l, err := Load(ctx, cmd, src, p)
-		if err != nil {
-			return nil, explain(err)
-		}
-		return l.Gamma, nil
-	}
+// Plan makes src, the gamma source of a plan, show on lines its solves of
+// gamma_opt for the problems the plan tries, tell of a cache entry it
+// replaces and warn of one it could not store (WarnNotStored); the
+// caller ends lines when the plan is done.
+func Plan(cmd *cobra.Command, src *optimal.Source, lines *cliout.Stages) {
+	const what = "solving gamma_opt"
+	Watch(cmd, src, what, func() *cliout.Progress { return lines.At(what, -1) })
+	src.OnNotStored = func(err error) { WarnNotStored(cmd, optimal.Loaded{StoreErr: err}) }
 }
 
 // Error says an optimal.SourceError in terms of the flags that set the

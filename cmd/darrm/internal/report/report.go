@@ -5,9 +5,7 @@
 // NewTransfer, NewLedgerShow, MergeShards), and call its Write method.
 // Privacy quantities come from the libraries: NewAggregate has the
 // accountant compose the released labels' totals (accountant.Totals) and
-// the ledger say its state; Solve.Recertify and CheckDrawable have
-// gamma.Verify certify again the gammas a document read from a file
-// states, and MergeShards has gamma.MergeShards combine a certificate's
+// the ledger say its state; and MergeShards has gamma.MergeShards combine a certificate's
 // shards. The account documents put the accountant's results side by side
 // (the RDP ε at the order used, a ratio of two σ), and compute nothing
 // else.
