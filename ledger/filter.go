@@ -58,7 +58,7 @@ func ChooseFilter(b provenance.Binding, budget accountant.Guarantee, step accoun
 		return FilterChoice{}, fmt.Errorf("ledger: the labels declared: %w", err)
 	}
 	if _, err := (accountant.Sequence{}).AddSpend(step, expected); err != nil || expected < 0 {
-		return FilterChoice{}, &ParamError{"queries", fmt.Sprint(expected), "must be >= 0 (0: not said), and at most as many labels as the accountant counts"}
+		return FilterChoice{}, paramError("queries", fmt.Sprint(expected), "must be >= 0 (0: not said), and at most as many labels as the accountant counts")
 	}
 	c := FilterChoice{Filter: DefaultFilter(b, budget), Expected: expected}
 	most := -1

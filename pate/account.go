@@ -129,7 +129,7 @@ type AccountResult struct {
 // release of the votes, which only ReleaseOnce makes. The votes must be
 // in the one-vote relation, the relation of every mechanism here
 // (provenance.Check); labels with a metadata header must be of this
-// mechanism and its settings (else a *provenance.SettingError), K and C,
+// mechanism and its settings (else an error naming both values), K and C,
 // and of the votes' ensemble; every label row must name its query, in
 // order. Labels that end before the votes (a release its budget
 // stopped) account the queries labelled; the rest are read and keyed
