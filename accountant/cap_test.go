@@ -112,7 +112,7 @@ func TestCapped(t *testing.T) {
 		t.Errorf("a budget only the cap meets: %v %v", g, b)
 	}
 	// A composition that failed is bounded by the cap alone.
-	big := Totals(step, MaxOptimalSteps+1, 1e-5)[2]
+	big := Totals(step, maxOptimalSteps+1, 1e-5)[2]
 	got := big.Capped(&c, nil)
 	b, _ := json.Marshal(got)
 	if big.Err == nil || got.Guarantee != c.Guarantee || got.Bound != TeachersBound ||

@@ -70,7 +70,7 @@ type Total struct {
 	DeltaPrime float64   // the slack δ'; 0 for Simple
 	Guarantee  Guarantee // the composed guarantee, unless Err is set
 	// Err says why the method could not compose this many steps (e.g.
-	// optimal composition beyond MaxOptimalSteps).
+	// optimal composition beyond maxOptimalSteps).
 	Err error
 	// Bound says whether Guarantee is the composition or the teachers'
 	// cap, once Capped has applied one; Queries is then the composition

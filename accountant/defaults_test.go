@@ -34,9 +34,9 @@ func TestTotals(t *testing.T) {
 	}
 	// Beyond the optimal method's range, that total reports its error and
 	// the others stand.
-	big := Totals(step, MaxOptimalSteps+1, 1e-4)
+	big := Totals(step, maxOptimalSteps+1, 1e-4)
 	if big[2].Err == nil || big[1].Err != nil {
-		t.Errorf("k beyond MaxOptimalSteps: %+v", big)
+		t.Errorf("k beyond maxOptimalSteps: %+v", big)
 	}
 	if b, _ := json.Marshal(big[2]); !strings.Contains(string(b), `"eps":null`) {
 		t.Errorf("JSON of a failed total: %s", b)

@@ -158,11 +158,11 @@ func (r runCurves) canonicalEps(delta float64) (float64, bool) {
 // steps of Coords coordinates are dominated by k·Coords compositions of
 // randomized response, which optimal composition gives exactly (Kairouz,
 // Oh and Viswanath 2015, Thm 3.3: it is the composition of that pair)
-// with total δ its slack; none beyond MaxOptimalSteps.
+// with total δ its slack; none beyond maxOptimalSteps.
 func laplaceRun(p LaplacePart, k int) func(delta float64) (float64, bool) {
 	n, ok := steps(p.Coords, k)
 	return func(delta float64) (float64, bool) {
-		if !ok || n > MaxOptimalSteps || !(delta > 0 && delta < 1) {
+		if !ok || n > maxOptimalSteps || !(delta > 0 && delta < 1) {
 			return 0, false
 		}
 		c := newRRComp(p.coordEps(), n)

@@ -211,12 +211,12 @@ type Measurement struct {
 	// LabelOne is, for each actual distribution that fixes every p_i (in
 	// their order), Pr[label = 1] (LabelOne): the labels' accuracy when the
 	// true label is 1 and p_i is teacher i's accuracy.
-	LabelOne []FixedLabelOne
+	LabelOne []fixedLabelOne
 }
 
-// FixedLabelOne is Pr[label = 1] under an actual distribution that fixes
+// fixedLabelOne is Pr[label = 1] under an actual distribution that fixes
 // every p_i.
-type FixedLabelOne struct {
+type fixedLabelOne struct {
 	Actual string
 	Value  float64
 }
@@ -246,7 +246,7 @@ func Measure(g Gamma, coeffs []float64, actuals []Actual) (Measurement, error) {
 		if err != nil {
 			return Measurement{}, err
 		}
-		m.LabelOne = append(m.LabelOne, FixedLabelOne{Actual: a.String(), Value: one})
+		m.LabelOne = append(m.LabelOne, fixedLabelOne{Actual: a.String(), Value: one})
 	}
 	return m, nil
 }

@@ -56,7 +56,7 @@ func TestZCDPFilterTargets(t *testing.T) {
 	if err != nil || allowed != 167 {
 		t.Fatalf("allowance %d (%v), want 167", allowed, err)
 	}
-	if err := l.Reserve(allowed + 1); !errors.Is(err, ErrBudget) {
+	if err := l.Reserve(allowed + 1); !errors.Is(err, errBudget) {
 		t.Errorf("%d queries: %v", allowed+1, err)
 	}
 	if err := l.Reserve(allowed); err != nil {

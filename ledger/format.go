@@ -33,16 +33,16 @@ type Header struct {
 	Created time.Time         `json:"created"`
 	// Teachers are the parameters of the ensemble the ledger is bound to
 	// (nil in version 1).
-	Teachers *Teachers `json:"teachers,omitempty"`
+	Teachers *teachers `json:"teachers,omitempty"`
 	// Upgraded, for a ledger made by Upgrade, identifies the ledger it
 	// was made from.
-	Upgraded *Upgraded `json:"upgraded_from,omitempty"`
+	Upgraded *upgraded `json:"upgraded_from,omitempty"`
 }
 
-// Teachers are the parameters of an ensemble that a ledger binds, besides
+// teachers are the parameters of an ensemble that a ledger binds, besides
 // its id and relation: K, each teacher's (ε, Δ) (the common bound of
 // teachers with different guarantees), and their kind and partition.
-type Teachers struct {
+type teachers struct {
 	K         int                  `json:"K"`
 	Eps       float64              `json:"eps"`
 	Delta     float64              `json:"Delta"`
@@ -74,7 +74,7 @@ func DefaultFilter(b provenance.Binding, budget accountant.Guarantee) accountant
 // teachers).
 func (h *Header) Bind(b provenance.Binding) {
 	h.Ensemble, h.Relation = b.Ensemble, b.Relation.String()
-	h.Teachers = &Teachers{K: b.K, Eps: b.Teachers.Eps, Delta: b.Teachers.Delta, Kind: b.Kind, Partition: b.Partition}
+	h.Teachers = &teachers{K: b.K, Eps: b.Teachers.Eps, Delta: b.Teachers.Delta, Kind: b.Kind, Partition: b.Partition}
 }
 
 // Binding returns the parameters the ledger is bound to (version 2).
@@ -90,9 +90,9 @@ func (h Header) Binding() (provenance.Binding, error) {
 	return b, b.Validate()
 }
 
-// Upgraded identifies the ledger that Upgrade turned into one of the
+// upgraded identifies the ledger that Upgrade turned into one of the
 // current version.
-type Upgraded struct {
+type upgraded struct {
 	// Version is the old ledger's (3; 1 and 2 in ledgers that an earlier
 	// darrm upgraded).
 	Version int `json:"version"`

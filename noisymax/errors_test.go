@@ -28,9 +28,9 @@ func TestBadInput(t *testing.T) {
 		{"gnmax tight delta 1", "delta", func() error { _, err := GNMaxSigmaTight(accountant.Guarantee{Eps: 0.1, Delta: 1}, 11); return err }},
 		{"gnmax tight delta < 0", "delta", func() error { _, err := GNMaxSigmaTight(accountant.Guarantee{Eps: 0.1, Delta: -1e-9}, 11); return err }},
 		{"gnmax tight K 0", "K", func() error { _, err := GNMaxSigmaTight(ok, 0); return err }},
-		{"gnmax bit sigma 0", "sigma", func() error { _, err := GNMaxBitDelta(0.1, 0, 11); return err }},
-		{"gnmax bit sigma Inf", "sigma", func() error { _, err := GNMaxBitDelta(0.1, inf, 11); return err }},
-		{"gnmax bit eps 0", "eps", func() error { _, err := GNMaxBitDelta(0, 1, 11); return err }},
+		{"gnmax bit sigma 0", "sigma", func() error { _, err := gnmaxBitDelta(0.1, 0, 11); return err }},
+		{"gnmax bit sigma Inf", "sigma", func() error { _, err := gnmaxBitDelta(0.1, inf, 11); return err }},
+		{"gnmax bit eps 0", "eps", func() error { _, err := gnmaxBitDelta(0, 1, 11); return err }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -67,8 +67,8 @@ func TestAccountTeachersBound(t *testing.T) {
 // point, refuses a K beyond what a calibration evaluates in a second.
 func TestBitTeachersBound(t *testing.T) {
 	var pe *accountant.ParamError
-	if _, err := GNMaxBitDelta(1, 5, math.MaxInt); !errors.As(err, &pe) || pe.Name != "K" {
-		t.Errorf("GNMaxBitDelta at K = MaxInt: %v", err)
+	if _, err := gnmaxBitDelta(1, 5, math.MaxInt); !errors.As(err, &pe) || pe.Name != "K" {
+		t.Errorf("gnmaxBitDelta at K = MaxInt: %v", err)
 	}
 	if _, err := GNMaxSigmaTight(accountant.Guarantee{Eps: 1, Delta: 1e-5}, maxBitTeachers+1); !errors.As(err, &pe) || pe.Name != "K" {
 		t.Errorf("GNMaxSigmaTight at K = maxBitTeachers+1: %v", err)

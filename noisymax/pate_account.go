@@ -102,15 +102,15 @@ func (m ConfidentGNMax) RunSlope(queries, labels int) (float64, error) {
 	return r.Hi, nil
 }
 
-// Answer says what became of one query of a release: AnswerUnknown (the
+// answer says what became of one query of a release: AnswerUnknown (the
 // zero value: no release given, charged in expectation), Answered or
 // NotAnswered (the threshold step withheld the label).
-type Answer int8
+type answer int8
 
 const (
 	// AnswerUnknown: no release is given; the threshold step is charged
 	// in expectation over its noise (the PATE paper's Table 2).
-	AnswerUnknown Answer = iota
+	AnswerUnknown answer = iota
 	// Answered: the query got a label.
 	Answered
 	// NotAnswered: the threshold step withheld the label.
@@ -146,9 +146,9 @@ type Account struct {
 	gn, th     []*curve
 	teachers   int
 	classes    int
-	mode       Answer // AnswerUnknown, or Answered for a realised release
+	mode       answer // AnswerUnknown, or Answered for a realised release
 	counts     []int32
-	answers    []Answer
+	answers    []answer
 	logq       [][2]float64 // per query: log q̃ charged for the threshold step and for GNMax
 	// thLogQ and thP are the threshold step's log q̃ (as charged) and its
 	// probability of answering at each largest count 0..K.
@@ -267,7 +267,7 @@ func (a *Account) Directions() Directions { return a.directions }
 // what became of it: AnswerUnknown for every query of an account of
 // expected cost, Answered or NotAnswered for every query of a release
 // (a plain GNMax release answers every query).
-func (a *Account) Add(counts []int, ans Answer) error {
+func (a *Account) Add(counts []int, ans answer) error {
 	if len(counts) != a.classes {
 		return fmt.Errorf("PATE account: %d counts, want C = %d", len(counts), a.classes)
 	}

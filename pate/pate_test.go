@@ -79,13 +79,13 @@ func TestLabel(t *testing.T) {
 
 // labelTotal is the total of a run of Label that may ask queries
 // threshold steps and labels GNMax steps, with the draw of ss.
-func labelTotal(t *testing.T, m noisymax.ConfidentGNMax, queries, labels int, ss Smooth) accountant.Total {
+func labelTotal(t *testing.T, m noisymax.ConfidentGNMax, queries, labels int, ss smooth) accountant.Total {
 	t.Helper()
 	rho, err := m.RunSlope(queries, labels)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tot, err := rdpTotal(rho, []Draw{{Order: ss.Order, Beta: ss.Beta, Sigma: ss.Sigma}}, nil, Delta)
+	tot, err := rdpTotal(rho, []draw{{Order: ss.Order, Beta: ss.Beta, Sigma: ss.Sigma}}, nil, Delta)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -241,7 +241,7 @@ func checkAsserted(b Binding, s Stated) error {
 	}
 	for _, rule := range PartitionRules() {
 		if rule.Relation == b.Relation && !rule.Holds {
-			hint := votefile.Hint{Option: votefile.OptionPartition, Value: KeyedHash.String()}
+			hint := votefile.Hint{Field: "Stated.Partition", Value: KeyedHash.String()}
 			rule := fmt.Sprintf("the vote file has no metadata header, so nothing says how the teachers' data were split, and the %v relation holds only on %s shares: assert it (%v) or put the ensemble's metadata header on the vote file's first line or in a sidecar beside it",
 				b.Relation, strings.Join(holding(b.Relation), " or "), hint)
 			return &TeachersError{Field: "partition", By: s.By, Rule: rule, Advice: []votefile.Hint{hint}}
@@ -250,10 +250,10 @@ func checkAsserted(b Binding, s Stated) error {
 	return nil
 }
 
-// PartitionRule is one row of PartitionRules: whether the neighbouring
+// partitionRule is one row of PartitionRules: whether the neighbouring
 // Relation holds for teachers whose training data were split by Partition,
 // and why.
-type PartitionRule struct {
+type partitionRule struct {
 	Relation  accountant.Relation
 	Partition Partition
 	Holds     bool
@@ -261,7 +261,7 @@ type PartitionRule struct {
 }
 
 // partitionRules is the table of PartitionRules.
-var partitionRules = []PartitionRule{
+var partitionRules = []partitionRule{
 	{accountant.PrivateTeachers, KeyedHash, true, "each teacher's (eps, Delta) is for adding or removing one record, whatever its share"},
 	{accountant.PrivateTeachers, FilePosition, true, "each teacher's (eps, Delta) is for adding or removing one record, whatever its share"},
 	{accountant.PrivateTeachers, SharedData, true, "each teacher's (eps, Delta) is for adding or removing one record, whatever its share"},
@@ -277,18 +277,18 @@ var partitionRules = []PartitionRule{
 // partition. The checks of a header (Check), of a ledger's binding
 // (Binding.Validate) and of what a release asserts of votes without a
 // header (Check) consult it, and docs/aggregate.md prints it.
-func PartitionRules() []PartitionRule { return slices.Clone(partitionRules) }
+func PartitionRules() []partitionRule { return slices.Clone(partitionRules) }
 
 // partitionRuleOf returns the row of PartitionRules for relation r and
 // partition p, false when there is none (an unknown relation or
 // partition).
-func partitionRuleOf(r accountant.Relation, p Partition) (PartitionRule, bool) {
+func partitionRuleOf(r accountant.Relation, p Partition) (partitionRule, bool) {
 	for _, rule := range partitionRules {
 		if rule.Relation == r && rule.Partition == p {
 			return rule, true
 		}
 	}
-	return PartitionRule{}, false
+	return partitionRule{}, false
 }
 
 // holding returns the partitions on which relation r holds.
