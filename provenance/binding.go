@@ -250,10 +250,10 @@ func checkAsserted(b Binding, s Stated) error {
 	return nil
 }
 
-// partitionRule is one row of PartitionRules: whether the neighbouring
+// PartitionRule is one row of PartitionRules: whether the neighbouring
 // Relation holds for teachers whose training data were split by Partition,
 // and why.
-type partitionRule struct {
+type PartitionRule struct {
 	Relation  accountant.Relation
 	Partition Partition
 	Holds     bool
@@ -261,7 +261,7 @@ type partitionRule struct {
 }
 
 // partitionRules is the table of PartitionRules.
-var partitionRules = []partitionRule{
+var partitionRules = []PartitionRule{
 	{accountant.PrivateTeachers, KeyedHash, true, "each teacher's (eps, Delta) is for adding or removing one record, whatever its share"},
 	{accountant.PrivateTeachers, FilePosition, true, "each teacher's (eps, Delta) is for adding or removing one record, whatever its share"},
 	{accountant.PrivateTeachers, SharedData, true, "each teacher's (eps, Delta) is for adding or removing one record, whatever its share"},
@@ -277,18 +277,18 @@ var partitionRules = []partitionRule{
 // partition. The checks of a header (Check), of a ledger's binding
 // (Binding.Validate) and of what a release asserts of votes without a
 // header (Check) consult it, and docs/aggregate.md prints it.
-func PartitionRules() []partitionRule { return slices.Clone(partitionRules) }
+func PartitionRules() []PartitionRule { return slices.Clone(partitionRules) }
 
 // partitionRuleOf returns the row of PartitionRules for relation r and
 // partition p, false when there is none (an unknown relation or
 // partition).
-func partitionRuleOf(r accountant.Relation, p Partition) (partitionRule, bool) {
+func partitionRuleOf(r accountant.Relation, p Partition) (PartitionRule, bool) {
 	for _, rule := range partitionRules {
 		if rule.Relation == r && rule.Partition == p {
 			return rule, true
 		}
 	}
-	return partitionRule{}, false
+	return PartitionRule{}, false
 }
 
 // holding returns the partitions on which relation r holds.

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
+
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
@@ -19,7 +21,6 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
@@ -205,7 +206,7 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, i
 // target is the release's own, the one-vote problem of --target-eps and
 // --delta; otherwise the teachers' eps and Delta of t, with --m and
 // --delta.
-func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo, mech aggregators.Checked, k int, input string, t provenance.TeacherGuarantee) (gamma.Resolved, error) {
+func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo, mech aggregators.Checked, k int, input string, t provenance.TeacherGuarantee) (resolve.Resolved, error) {
 	line := f.stated(cmd)
 	eps := "--eps"
 	if slices.Contains(info.Takes, ensemble.SettingTargetEps) {
@@ -213,11 +214,11 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo,
 		line.Relation, line.Eps = &oneVote, nil
 		switch fs := cmd.Flags(); {
 		case fs.Changed("target-eps") && len(f.TargetEps) != 1:
-			return gamma.Resolved{}, cli.Usagef("--target-eps: %d values: give the one eps of each release", len(f.TargetEps))
+			return resolve.Resolved{}, cli.Usagef("--target-eps: %d values: give the one eps of each release", len(f.TargetEps))
 		case fs.Changed("target-eps"):
 			line.Eps = &f.TargetEps[0]
 		case mech.Table == nil || mech.Table.Stated.Eps == nil:
-			return gamma.Resolved{}, cli.Usagef("%s needs the release's eps: give --target-eps (and --delta, 0 unless given)", info.Name)
+			return resolve.Resolved{}, cli.Usagef("%s needs the release's eps: give --target-eps (and --delta, 0 unless given)", info.Name)
 		}
 	} else {
 		line.Eps, line.Delta = &t.Eps, &t.Delta
@@ -227,7 +228,7 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo,
 	}
 	if mech.Table != nil {
 		if kg := mech.Table.Gamma.K(); kg != k {
-			return gamma.Resolved{}, cli.Usagef("--gamma %s is for K = %d teachers but %s has %d votes per row", mech.TableName, kg, input, k)
+			return resolve.Resolved{}, cli.Usagef("--gamma %s is for K = %d teachers but %s has %d votes per row", mech.TableName, kg, input, k)
 		}
 		return f.paramsNamed(k, eps, line, mech.Table.Stated)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
@@ -65,7 +66,7 @@ func (t *totalFlags) heading(queries int) report.EqualTotals {
 
 // equalTotals compares gamma_opt of p and its baselines at equal totals
 // over each of f.Queries queries (plan.Candidates, plan.CompareAtTotals).
-func (f *solveFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, src optimal.Source, coeffs []float64, actuals []gamma.Actual) ([]report.SolveEqual, error) {
+func (f *solveFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, src optimal.Source, coeffs []float64, actuals []gamma.Actual) ([]report.SolveEqual, error) {
 	base := plan.Request{Budget: f.Totals.budget(),
 		Mechanism: ensemble.Mechanism{RR: aggregators.RRComposition(f.RRComp, f.RRDelta, p.Delta)},
 		Options:   ensemble.Options{Workers: f.Workers}, Gamma: gammasource.Plan(cmd, src, func(err error) error { return err })}
@@ -85,7 +86,7 @@ func (f *solveFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, src optim
 // f.BudgetQueries queries: each planned from the problem p of the flags,
 // as darrm plan plans it, and simulated on the same teachers and seed
 // (plan.SimulateAtTotals).
-func (f *simulateFlags) equalTotals(cmd *cobra.Command, p gamma.Resolved, names []provenance.MechanismName, mech aggregators.Checked, teachers []float64) ([]report.SimEqual, error) {
+func (f *simulateFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, names []provenance.MechanismName, mech aggregators.Checked, teachers []float64) ([]report.SimEqual, error) {
 	base := plan.Request{Mechanism: ensemble.Mechanism{RR: aggregators.RRComposition(mech.RRComp, mech.RRDelta, p.Delta), GNMaxSearch: mech.GNMaxSearch},
 		Budget: f.Totals.budget(), Options: ensemble.Options{Workers: f.Workers}}
 	rs := make([]plan.Request, len(names))

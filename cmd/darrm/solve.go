@@ -4,6 +4,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
+
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
@@ -117,7 +119,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 
 // baselines parses the flags of --compare and builds the baselines
 // (gamma.Baselines).
-func (f *solveFlags) baselines(cmd *cobra.Command, p gamma.Resolved) ([]gamma.Actual, []gamma.Baseline, error) {
+func (f *solveFlags) baselines(cmd *cobra.Command, p resolve.Resolved) ([]gamma.Actual, []gamma.Baseline, error) {
 	actuals, err := gamma.ParseActuals(f.Actual)
 	if err != nil {
 		return nil, nil, cli.Usagef("--actual: %v", err)

@@ -9,10 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
+
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
@@ -67,7 +68,7 @@ func TestNewAggregate(t *testing.T) {
 		{name: "charged to a ledger", agg: rr, res: ensemble.ReleaseResult{Released: 1}, led: &st},
 	} {
 		acct := ensemble.Accounting{PerQuery: tc.agg.Privacy(), Composition: accountant.Composition{DeltaPrime: 1e-5}, Budget: tc.budget}
-		out, err := NewAggregate(Release{Problem: gamma.Resolved{Problem: p}, Mechanism: provenance.MechanismName(tc.name), Aggregator: tc.agg, Input: "votes.csv", Output: "-",
+		out, err := NewAggregate(Release{Problem: resolve.Resolved{Problem: p}, Mechanism: provenance.MechanismName(tc.name), Aggregator: tc.agg, Input: "votes.csv", Output: "-",
 			Votes: votes, Sink: ensemble.LabelSink{Format: votefile.FormatCSV}, Result: tc.res, Accounting: acct,
 			Seed: tc.seed, Ledger: tc.led, LedgerPath: path, Elapsed: time.Second})
 		priv := tc.agg.Privacy()
@@ -114,7 +115,7 @@ func TestAggregateReadsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := NewAggregate(Release{Problem: gamma.Resolved{Problem: p}, Mechanism: "gnmax", Aggregator: gn, Input: "votes.csv", Output: "-", Votes: votes,
+	out, err := NewAggregate(Release{Problem: resolve.Resolved{Problem: p}, Mechanism: "gnmax", Aggregator: gn, Input: "votes.csv", Output: "-", Votes: votes,
 		Sink: ensemble.LabelSink{Format: votefile.FormatCSV}, Result: ensemble.ReleaseResult{Released: 20}, Accounting: acct, Publish: publish, Elapsed: time.Second})
 	if err != nil {
 		t.Fatal(err)

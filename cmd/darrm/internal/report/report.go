@@ -19,6 +19,8 @@ import (
 	"math/big"
 	"strings"
 
+	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
+
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/constraints"
@@ -49,7 +51,7 @@ type Problem struct {
 }
 
 // NewProblem is the problem p as outputs echo it.
-func NewProblem(p gamma.Resolved) Problem {
+func NewProblem(p resolve.Resolved) Problem {
 	return Problem{K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta, MDefault: p.MDefault, DeltaDefault: p.DeltaDefault, Relation: p.Relation}
 }
 

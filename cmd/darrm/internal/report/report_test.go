@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
+
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
@@ -218,7 +220,7 @@ func TestNewTransferTeachers(t *testing.T) {
 func TestProblemParams(t *testing.T) {
 	lib := constraints.Problem{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: 3e-5}
 	for _, defaults := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
-		o := NewProblem(gamma.Resolved{Problem: lib, MDefault: defaults[0], DeltaDefault: defaults[1]})
+		o := NewProblem(resolve.Resolved{Problem: lib, MDefault: defaults[0], DeltaDefault: defaults[1]})
 		if o.K != 11 || o.MDefault != defaults[0] || o.DeltaDefault != defaults[1] || o.Params() != lib {
 			t.Errorf("defaults %v: %+v states %+v", defaults, o, o.Params())
 		}
