@@ -125,7 +125,7 @@ func TestCompare(t *testing.T) {
 		t.Fatal(err)
 	}
 	coeffs, _ := UniformPrior().Coefficients(p.K)
-	actuals, _ := ParseActuals([]string{"0.5", "0.6"})
+	actuals, _ := parseActuals([]string{"0.5", "0.6"})
 	opt := bases[0].Gamma
 	for _, tc := range []struct {
 		name  string

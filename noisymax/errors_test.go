@@ -20,10 +20,10 @@ func TestBadInput(t *testing.T) {
 		call  func() error
 	}{
 		{"gnmax eps 0", "eps", func() error {
-			_, _, err := GNMaxSigma(accountant.Guarantee{Eps: 0, Delta: 1e-5}, accountant.PaperConversion)
+			_, _, err := gnmaxSigma(accountant.Guarantee{Eps: 0, Delta: 1e-5}, accountant.PaperConversion)
 			return err
 		}},
-		{"gnmax grid delta 0", "delta", func() error { _, _, err := GNMaxSigmaGrid(accountant.Guarantee{Eps: 1, Delta: 0}); return err }},
+		{"gnmax grid delta 0", "delta", func() error { _, _, err := gnmaxSigmaGrid(accountant.Guarantee{Eps: 1, Delta: 0}); return err }},
 		{"gnmax tight eps NaN", "eps", func() error { _, err := GNMaxSigmaTight(accountant.Guarantee{Eps: nan, Delta: 1e-5}, 11); return err }},
 		{"gnmax tight delta 1", "delta", func() error { _, err := GNMaxSigmaTight(accountant.Guarantee{Eps: 0.1, Delta: 1}, 11); return err }},
 		{"gnmax tight delta < 0", "delta", func() error { _, err := GNMaxSigmaTight(accountant.Guarantee{Eps: 0.1, Delta: -1e-9}, 11); return err }},
@@ -55,7 +55,7 @@ func TestBadInput(t *testing.T) {
 func TestAccountTeachersBound(t *testing.T) {
 	m := ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}
 	var pe *accountant.ParamError
-	if _, err := NewAccount(m, maxAccountTeachers+1, 10, nil); !errors.As(err, &pe) || pe.Name != "teachers" {
+	if _, err := NewAccount(m, maxAccountTeachers+1, 10, Options{}); !errors.As(err, &pe) || pe.Name != "teachers" {
 		t.Errorf("K = maxAccountTeachers+1: %v", err)
 	}
 	if _, err := GNMaxDataDependent([]int{math.MaxInt, math.MaxInt, 1}, 40, DiscreteNoise, 1e-5); !errors.As(err, &pe) || pe.Name != "teachers" {
@@ -78,7 +78,7 @@ func TestBitTeachersBound(t *testing.T) {
 // TestGridHugeEps: an eps so large that the grid's least order rounds to 1
 // is calibrated on the orders above it, not refused as an order of 1.
 func TestGridHugeEps(t *testing.T) {
-	if sigma, lambda, err := GNMaxSigmaGrid(accountant.Guarantee{Eps: 1e300, Delta: 1e-300}); err != nil || !(lambda > 1) || !(sigma > 0) {
+	if sigma, lambda, err := gnmaxSigmaGrid(accountant.Guarantee{Eps: 1e300, Delta: 1e-300}); err != nil || !(lambda > 1) || !(sigma > 0) {
 		t.Errorf("eps 1e300: sigma %v, lambda %v, %v", sigma, lambda, err)
 	}
 }

@@ -170,22 +170,15 @@ type Options struct {
 	Directions Directions
 }
 
-// NewAccount returns an empty account for mechanism m at the given
-// Rényi orders (DefaultOrders when nil), K teachers and C classes,
-// with the data-dependent bound in both directions.
-func NewAccount(m ConfidentGNMax, teachers, classes int, orders []float64) (*Account, error) {
-	return NewAccountWith(m, teachers, classes, Options{Orders: orders})
-}
-
 // maxAccountTeachers bounds the teachers of an Account: its tables and
 // the smooth sensitivity's walk have K+1 entries (PATE's experiments have
 // K = 250; at K = 4e9, summed from four counts of a vote file, they
 // exhausted memory).
 const maxAccountTeachers = 1 << 20
 
-// NewAccountWith returns an empty account for mechanism m, K teachers
+// NewAccount returns an empty account for mechanism m, K teachers
 // (at most maxAccountTeachers) and C classes, analysed as opt says.
-func NewAccountWith(m ConfidentGNMax, teachers, classes int, opt Options) (*Account, error) {
+func NewAccount(m ConfidentGNMax, teachers, classes int, opt Options) (*Account, error) {
 	if err := param.CountIn("teachers", teachers, 1, maxAccountTeachers); err != nil {
 		return nil, fmt.Errorf("PATE account: %w", err)
 	}
@@ -242,7 +235,7 @@ func GNMaxDataDependent(counts []int, sigma float64, noise Noise, delta float64)
 	wrap := func(err error) error {
 		return fmt.Errorf("GNMax of %d counts (C classes) summing to %d (K teachers): %w", len(counts), teachers, err)
 	}
-	a, err := NewAccount(ConfidentGNMax{Sigma2: sigma, Noise: noise}, teachers, len(counts), nil)
+	a, err := NewAccount(ConfidentGNMax{Sigma2: sigma, Noise: noise}, teachers, len(counts), Options{})
 	if err != nil {
 		return Result{}, wrap(err)
 	}

@@ -391,7 +391,7 @@ func TestPATEAccountBothDirections(t *testing.T) {
 		revLo, rev := renyi(q, p, c.order)
 		charged := map[Directions]float64{}
 		for _, dir := range []Directions{BothDirections, OneSided} {
-			a, err := NewAccountWith(c.m, sum(c.counts), len(c.counts), Options{Orders: []float64{c.order}, Directions: dir})
+			a, err := NewAccount(c.m, sum(c.counts), len(c.counts), Options{Orders: []float64{c.order}, Directions: dir})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -406,7 +406,7 @@ func TestPATEAccountBothDirections(t *testing.T) {
 				t.Errorf("%s %v: result %v, %v; charged %v", c.name, dir, r.Directions, r.RDPDependent, charged[dir])
 			}
 		}
-		def, err := NewAccount(c.m, sum(c.counts), len(c.counts), []float64{c.order})
+		def, err := NewAccount(c.m, sum(c.counts), len(c.counts), Options{Orders: []float64{c.order}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -450,7 +450,7 @@ func TestPATEAccountLocalSensitivityBruteForce(t *testing.T) {
 	} {
 		for _, dir := range []Directions{BothDirections, OneSided} {
 			account := func(h []int) *Account {
-				a, err := NewAccountWith(c.m, k, classes, Options{Orders: []float64{order}, Directions: dir})
+				a, err := NewAccount(c.m, k, classes, Options{Orders: []float64{order}, Directions: dir})
 				if err != nil {
 					t.Fatal(err)
 				}

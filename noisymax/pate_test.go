@@ -396,7 +396,7 @@ func TestThresholdBound(t *testing.T) {
 		if tc.ok != (err == nil) || (!tc.ok && (!errors.As(err, &pe) || pe.Name != "threshold" || pe.Value != tc.m.Threshold)) {
 			t.Errorf("threshold %v, sigma1 %v: %v", tc.m.Threshold, tc.m.Sigma1, err)
 		}
-		if _, err := NewAccountWith(tc.m, 250, 10, Options{}); tc.ok != (err == nil) {
+		if _, err := NewAccount(tc.m, 250, 10, Options{}); tc.ok != (err == nil) {
 			t.Errorf("account at threshold %v: %v", tc.m.Threshold, err)
 		}
 	}

@@ -67,7 +67,7 @@ func TestPATENoiseUnset(t *testing.T) {
 	counts := []int{8, 2}
 	_, _, thErr := checkedThresholdLogQ(8, 5, 2, zero)
 	_, jsonErr := json.Marshal(struct{ Noise Noise }{zero})
-	_, acctErr := NewAccount(ConfidentGNMax{Sigma2: 2}, 10, 2, nil)
+	_, acctErr := NewAccount(ConfidentGNMax{Sigma2: 2}, 10, 2, Options{})
 	_, oneErr := GNMaxDataDependent(counts, 2, zero, 1e-5)
 	for name, err := range map[string]error{
 		"ConfidentGNMax.Validate":   ConfidentGNMax{Sigma2: 2}.Validate(),

@@ -160,7 +160,7 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 		out.Release, err = releaseAccounting(opts, in.K(), in.Classes(), b)
 		return out, err
 	}
-	acct, err := noisymax.NewAccountWith(opts.GNMax, in.K(), in.Classes(), noisymax.Options{Orders: opts.Orders, Directions: opts.Directions})
+	acct, err := noisymax.NewAccount(opts.GNMax, in.K(), in.Classes(), noisymax.Options{Orders: opts.Orders, Directions: opts.Directions})
 	if err != nil {
 		return nil, err
 	}

@@ -112,7 +112,7 @@ func Label(counts [][]int, teachers, classes int, truth []int, m ensemble.Mechan
 	if err != nil {
 		return Result{}, err
 	}
-	acct, err := noisymax.NewAccountWith(m.GNMax, teachers, classes, noisymax.Options{Directions: opts.Directions})
+	acct, err := noisymax.NewAccount(m.GNMax, teachers, classes, noisymax.Options{Directions: opts.Directions})
 	if err != nil {
 		return Result{}, err
 	}

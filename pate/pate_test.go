@@ -36,7 +36,7 @@ func TestLabel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		acct, _ := noisymax.NewAccount(m.GNMax, 250, 10, nil)
+		acct, _ := noisymax.NewAccount(m.GNMax, 250, 10, noisymax.Options{})
 		answered, right := 0, 0
 		for q, l := range res.Labels {
 			a := noisymax.NotAnswered
@@ -105,7 +105,7 @@ func TestLabelAnswered(t *testing.T) {
 	if res.Answered != 20 || !res.Reached || len(res.Labels) != res.Queries || res.Queries <= 20 || res.Labels[res.Queries-1] < 0 {
 		t.Fatalf("answered %d of %d asked, reached %v, last label %v", res.Answered, res.Queries, res.Reached, res.Labels[len(res.Labels)-1])
 	}
-	acct, _ := noisymax.NewAccount(m.GNMax, 250, 10, nil)
+	acct, _ := noisymax.NewAccount(m.GNMax, 250, 10, noisymax.Options{})
 	for q, l := range res.Labels {
 		a := noisymax.NotAnswered
 		if l >= 0 {

@@ -75,7 +75,7 @@ func TestReleaseSmoothDataFree(t *testing.T) {
 				counts[q][q%10] = 250
 			}
 		}
-		acct, err := noisymax.NewAccount(m, 250, 10, nil)
+		acct, err := noisymax.NewAccount(m, 250, 10, noisymax.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

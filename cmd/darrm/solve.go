@@ -120,9 +120,12 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 // baselines parses the flags of --compare and builds the baselines
 // (gamma.Baselines).
 func (f *solveFlags) baselines(cmd *cobra.Command, p resolve.Resolved) ([]gamma.Actual, []gamma.Baseline, error) {
-	actuals, err := gamma.ParseActuals(f.Actual)
-	if err != nil {
-		return nil, nil, cli.Usagef("--actual: %v", err)
+	actuals := make([]gamma.Actual, len(f.Actual))
+	for i, s := range f.Actual {
+		var err error
+		if actuals[i], err = gamma.ParseActual(s); err != nil {
+			return nil, nil, cli.Usagef("--actual: %v", err)
+		}
 	}
 	if p.Relation == accountant.OneVote {
 		for _, name := range []string{"sub-size", "rr-composition", "rr-delta-prime"} {
