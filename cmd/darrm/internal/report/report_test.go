@@ -88,7 +88,7 @@ func TestSolveRecertifyAndRows(t *testing.T) {
 		Problem: Problem{K: 5, M: 2, Eps: 0.1, Delta: 0, TargetDelta: 0}, Prior: "uniform",
 		Gamma:       []float64{1, 1, 1, 1, 1, 1}, // not 0.1-DP: a claim the file cannot make true
 		Certificate: gamma.Certificate{Status: gamma.Certified},
-		Compare:     []Evaluated{{Name: "sub", Gamma: sub, Evaluation: gamma.Evaluation{Certificate: gamma.Certificate{Status: gamma.Violated}}}},
+		Compare:     []Evaluated{{Name: "sub", Gamma: sub, Evaluation: Evaluation{Certificate: gamma.Certificate{Status: gamma.Violated}}}},
 	}
 	if err := d.Recertify(context.Background()); err != nil {
 		t.Fatal(err)
@@ -288,10 +288,10 @@ func TestSolveTableSaysWhichGamma(t *testing.T) {
 // TestCompared pairs each baseline with its evaluation, in order.
 func TestCompared(t *testing.T) {
 	bases := []gamma.Baseline{{Name: "sub", Label: "gamma_Sub", Gamma: gamma.Gamma{0, 1}}, {Name: "rr", Label: "RR", Gamma: gamma.Gamma{0.5, 0.5}}}
-	evs := []gamma.Evaluation{{Utility: 1}, {Utility: 2}}
+	evs := []Evaluation{{Utility: 1}, {Utility: 2}}
 	for _, tc := range []struct {
 		bases []gamma.Baseline
-		evs   []gamma.Evaluation
+		evs   []Evaluation
 	}{{nil, nil}, {bases, evs}} {
 		ms := Compared(tc.bases, tc.evs)
 		if len(ms) != len(tc.bases) {
