@@ -166,10 +166,11 @@ func (t Total) MarshalJSON() ([]byte, error) {
 	return json.Marshal(o)
 }
 
-// Totals returns the privacy of k composed steps under each method, loosest
-// first: Simple, General and Optimal with slack deltaPrime. A method that
-// cannot compose k steps has Err set; the others are still returned.
-func Totals(step Guarantee, k int, deltaPrime float64) []Total {
+// allTotals returns the privacy of k composed steps under each method,
+// loosest first: Simple, General and Optimal with slack deltaPrime. A
+// method that cannot compose k steps has Err set; the others are still
+// returned.
+func allTotals(step Guarantee, k int, deltaPrime float64) []Total {
 	var out []Total
 	for _, m := range []Method{Simple, General, Optimal} {
 		t := Total{Method: m}

@@ -214,7 +214,7 @@ func (a Account) Fits() (bool, error) {
 // Totals returns, as analysis, the totals of a run's Steps steps that
 // hold at once, each beside the teachers' cap against the budget
 // (Total.Capped): the per-step guarantee's simple, general and optimal
-// compositions with slack DeltaPrime (the package's Totals); for a step
+// compositions with slack DeltaPrime (allTotals); for a step
 // with curves, its RDP composition under the improved conversion and the
 // exact composition of its dominating pairs at TotalDelta (ComposeRun);
 // and, when a point of the profile composes to a smaller ε than the
@@ -227,7 +227,7 @@ func (a Account) Totals() ([]Total, error) {
 	if err := param.CountIn("steps", a.Steps, 1, CountLimit); err != nil {
 		return nil, fmt.Errorf("run totals: %w", err)
 	}
-	out := Totals(a.Step.Guarantee, a.Steps, a.DeltaPrime)
+	out := allTotals(a.Step.Guarantee, a.Steps, a.DeltaPrime)
 	if a.Step.Kind != ApproxSpend {
 		if delta := a.TotalDelta(); delta > 0 {
 			if all, err := ComposeRun(a.Step, a.Steps, delta, a.DeltaPrime, ImprovedConversion); err == nil {

@@ -4,7 +4,7 @@
 // constructor where it has one (NewSolve, NewAggregate, NewSimulate,
 // NewTransfer, NewLedgerShow, MergeShards), and call its Write method.
 // Privacy quantities come from the libraries: NewAggregate has the
-// accountant compose the released labels' totals (accountant.Totals) and
+// accountant compose the released labels' totals (accountant.Account.Totals) and
 // the ledger say its state; Solve.Recertify and CheckDrawable have
 // gamma.Verify certify again the gammas a document read from a file
 // states, and MergeShards has gamma.MergeShards combine a certificate's
