@@ -44,7 +44,7 @@ func BenchmarkRhoToDPImproved(b *testing.B) {
 
 func BenchmarkRhoForDPImproved(b *testing.B) {
 	for b.Loop() {
-		sink, _, _ = RhoForDP(Guarantee{5, 1e-6}, ImprovedConversion)
+		sink, _, _ = rhoForDP(Guarantee{5, 1e-6}, ImprovedConversion)
 	}
 }
 

@@ -204,7 +204,7 @@ func TestDerivedNamedAsGiven(t *testing.T) {
 			return err
 		}, "Delta"},
 		{"the slope an eps allows underflows", func() error {
-			_, _, err := RhoForDP(Guarantee{Eps: 1e-300, Delta: 1e-5}, PaperConversion)
+			_, _, err := rhoForDP(Guarantee{Eps: 1e-300, Delta: 1e-5}, PaperConversion)
 			return err
 		}, "eps"},
 	} {

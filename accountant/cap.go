@@ -146,7 +146,7 @@ func TeacherCap(teacher Guarantee, k int, shares Shares, deltaPrime float64) (Ca
 	}
 	first := true
 	for _, m := range methods {
-		if m == Optimal && k > MaxOptimalSteps {
+		if m == Optimal && k > maxOptimalSteps {
 			continue
 		}
 		g, err := Compose(teacher, k, m, deltaPrime)

@@ -81,7 +81,7 @@ func TestTighter(t *testing.T) {
 func TestCapped(t *testing.T) {
 	step := Guarantee{Eps: 0.3, Delta: 3e-5}
 	c, _ := TeacherCap(Guarantee{Eps: 0.1, Delta: 1e-5}, 11, Disjoint, 1e-5)
-	totals := Totals(step, 20, 1e-5)
+	totals := allTotals(step, 20, 1e-5)
 	for _, tot := range totals {
 		got := tot.Capped(&c, nil)
 		if got.Guarantee != c.Guarantee || got.Bound != TeachersBound || got.Queries != tot.Guarantee {
@@ -94,13 +94,13 @@ func TestCapped(t *testing.T) {
 	// One query of (0.3, 3e-5) against the shared cap of 11 teachers
 	// (1.088..., 1.2e-4): the query is at most the cap in both.
 	shared, _ := TeacherCap(Guarantee{Eps: 0.1, Delta: 1e-5}, 11, Shared, 1e-5)
-	if got := Totals(step, 1, 1e-5)[0].Capped(&shared, nil); got.Bound != QueriesBound || got.Guarantee != step {
+	if got := allTotals(step, 1, 1e-5)[0].Capped(&shared, nil); got.Bound != QueriesBound || got.Guarantee != step {
 		t.Errorf("one query: %+v", got)
 	}
 	// Four queries of (0.3, 0) compose to (1.2, 0); the shared cap
 	// (1.088, 1.2e-4) has the smaller eps and is reported, unless a budget
 	// of delta 1e-4 rules it out and admits the composition.
-	pure := Totals(Guarantee{Eps: 0.3}, 4, 1e-5)[0]
+	pure := allTotals(Guarantee{Eps: 0.3}, 4, 1e-5)[0]
 	if got := pure.Capped(&shared, nil); got.Bound != TeachersBound {
 		t.Errorf("crossing pairs: %+v", got)
 	}
@@ -112,7 +112,7 @@ func TestCapped(t *testing.T) {
 		t.Errorf("a budget only the cap meets: %v %v", g, b)
 	}
 	// A composition that failed is bounded by the cap alone.
-	big := Totals(step, MaxOptimalSteps+1, 1e-5)[2]
+	big := allTotals(step, maxOptimalSteps+1, 1e-5)[2]
 	got := big.Capped(&c, nil)
 	b, _ := json.Marshal(got)
 	if big.Err == nil || got.Guarantee != c.Guarantee || got.Bound != TeachersBound ||

@@ -190,7 +190,7 @@ func TestComposeDispatch(t *testing.T) {
 // TestLargeKStability checks that optimal composition stays finite, ordered
 // and monotone in ε at k = 10,000 and beyond, where direct sums over-/underflow.
 func TestLargeKStability(t *testing.T) {
-	for _, k := range []int{10000, 1 << 20, MaxOptimalSteps} {
+	for _, k := range []int{10000, 1 << 20, maxOptimalSteps} {
 		prev := 0.0
 		for _, eps := range []float64{1e-4, 1e-3, 0.01, 0.1, 1, 5} {
 			o, err := composeOptimal(Guarantee{eps, 0}, k, 1e-6)

@@ -70,7 +70,7 @@ type Total struct {
 	DeltaPrime float64   // the slack δ'; 0 for Simple
 	Guarantee  Guarantee // the composed guarantee, unless Err is set
 	// Err says why the method could not compose this many steps (e.g.
-	// optimal composition beyond MaxOptimalSteps).
+	// optimal composition beyond maxOptimalSteps).
 	Err error
 	// Bound says whether Guarantee is the composition or the teachers'
 	// cap, once Capped has applied one; Queries is then the composition
@@ -166,10 +166,11 @@ func (t Total) MarshalJSON() ([]byte, error) {
 	return json.Marshal(o)
 }
 
-// Totals returns the privacy of k composed steps under each method, loosest
-// first: Simple, General and Optimal with slack deltaPrime. A method that
-// cannot compose k steps has Err set; the others are still returned.
-func Totals(step Guarantee, k int, deltaPrime float64) []Total {
+// allTotals returns the privacy of k composed steps under each method,
+// loosest first: Simple, General and Optimal with slack deltaPrime. A
+// method that cannot compose k steps has Err set; the others are still
+// returned.
+func allTotals(step Guarantee, k int, deltaPrime float64) []Total {
 	var out []Total
 	for _, m := range []Method{Simple, General, Optimal} {
 		t := Total{Method: m}

@@ -8,7 +8,7 @@ import (
 
 func TestTotals(t *testing.T) {
 	step := Guarantee{Eps: 0.2676, Delta: 3e-4}
-	totals := Totals(step, 20, 1e-4)
+	totals := allTotals(step, 20, 1e-4)
 	if len(totals) != 3 {
 		t.Fatalf("%d totals, want 3", len(totals))
 	}
@@ -34,9 +34,9 @@ func TestTotals(t *testing.T) {
 	}
 	// Beyond the optimal method's range, that total reports its error and
 	// the others stand.
-	big := Totals(step, MaxOptimalSteps+1, 1e-4)
+	big := allTotals(step, maxOptimalSteps+1, 1e-4)
 	if big[2].Err == nil || big[1].Err != nil {
-		t.Errorf("k beyond MaxOptimalSteps: %+v", big)
+		t.Errorf("k beyond maxOptimalSteps: %+v", big)
 	}
 	if b, _ := json.Marshal(big[2]); !strings.Contains(string(b), `"eps":null`) {
 		t.Errorf("JSON of a failed total: %s", b)

@@ -16,7 +16,7 @@ import (
 // one without the slack δ', is the one that fits a pure-DP budget (δ = 0).
 // It is e.g. the number of queries Q a budget allows, and 0 when not even
 // one step fits; a *BeyondCountError when more than CountLimit fit.
-// Optimal composition takes at most MaxOptimalSteps steps; beyond them
+// Optimal composition takes at most maxOptimalSteps steps; beyond them
 // general composition, never below it, bounds them. The total ε and δ of
 // all three methods grow with k, so the answer is found by exponential and
 // binary search over exact evaluations of Compose.
@@ -45,7 +45,7 @@ func MaxSteps(step Guarantee, b Budget) (int, error) {
 		// Beyond the steps optimal composition takes, general
 		// composition, never below it, still bounds them.
 		method := m
-		if m == Optimal && k > MaxOptimalSteps {
+		if m == Optimal && k > maxOptimalSteps {
 			method = General
 		}
 		g, err := Compose(step, k, method, deltaPrime)

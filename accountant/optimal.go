@@ -8,9 +8,9 @@ import (
 	"github.com/darrm/darrm/internal/roots"
 )
 
-// MaxOptimalSteps is the largest k that composeOptimal accepts. Its cost
+// maxOptimalSteps is the largest k that composeOptimal accepts. Its cost
 // grows like sqrt(k); at this size one call takes milliseconds.
-const MaxOptimalSteps = 1 << 26
+const maxOptimalSteps = 1 << 26
 
 // composeOptimal returns the exact optimal composition of k identical
 // (ε, δ)-DP steps (Kairouz, Oh and Viswanath 2015, Thm 3.3): the smallest ε'
@@ -36,9 +36,9 @@ func composeOptimal(step Guarantee, k int, deltaPrime float64) (Guarantee, error
 	if err := checkSlack(step, k, deltaPrime); err != nil {
 		return Guarantee{}, fmt.Errorf("optimal composition: %w", err)
 	}
-	if k > MaxOptimalSteps {
+	if k > maxOptimalSteps {
 		return Guarantee{}, fmt.Errorf("optimal composition: %w",
-			&ParamError{Name: "k", Value: float64(k), Rule: fmt.Sprintf("must be <= %d for optimal composition", MaxOptimalSteps)})
+			&ParamError{Name: "k", Value: float64(k), Rule: fmt.Sprintf("must be <= %d for optimal composition", maxOptimalSteps)})
 	}
 	c := newRRComp(step.Eps, k)
 	return Guarantee{

@@ -110,7 +110,7 @@ func (a Account) check() error {
 // Of a run of Steps steps it takes the least ε of: the per-step
 // guarantee's simple composition (Theorem 3.3.2), when its δ is within;
 // its optimal composition (Kairouz, Oh and Viswanath 2015, Thm 3.3;
-// beyond MaxOptimalSteps the general, Thm 3.4) with the slack that makes
+// beyond maxOptimalSteps the general, Thm 3.4) with the slack that makes
 // the total δ that δ; the same of every point of the profile, among them
 // the per-step pure loss of a one-bit release's pairs (a point
 // (ε_pure, 0)) and, for a pure point, its zCDP bound (Bun and Steinke
@@ -214,7 +214,7 @@ func (a Account) Fits() (bool, error) {
 // Totals returns, as analysis, the totals of a run's Steps steps that
 // hold at once, each beside the teachers' cap against the budget
 // (Total.Capped): the per-step guarantee's simple, general and optimal
-// compositions with slack DeltaPrime (the package's Totals); for a step
+// compositions with slack DeltaPrime (allTotals); for a step
 // with curves, its RDP composition under the improved conversion and the
 // exact composition of its dominating pairs at TotalDelta (ComposeRun);
 // and, when a point of the profile composes to a smaller ε than the
@@ -227,7 +227,7 @@ func (a Account) Totals() ([]Total, error) {
 	if err := param.CountIn("steps", a.Steps, 1, CountLimit); err != nil {
 		return nil, fmt.Errorf("run totals: %w", err)
 	}
-	out := Totals(a.Step.Guarantee, a.Steps, a.DeltaPrime)
+	out := allTotals(a.Step.Guarantee, a.Steps, a.DeltaPrime)
 	if a.Step.Kind != ApproxSpend {
 		if delta := a.TotalDelta(); delta > 0 {
 			if all, err := ComposeRun(a.Step, a.Steps, delta, a.DeltaPrime, ImprovedConversion); err == nil {
@@ -496,11 +496,11 @@ func containsPoint(ps []Guarantee, p Guarantee) bool {
 }
 
 // slackTotal returns the optimal composition of k steps of g (beyond
-// MaxOptimalSteps the general) with the slack δ' at which its total δ,
+// maxOptimalSteps the general) with the slack δ' at which its total δ,
 // 1 - (1-δ)^k·(1-δ'), is at most delta; Err set when there is none.
 func slackTotal(g Guarantee, k int, delta float64) Total {
 	m := Optimal
-	if k > MaxOptimalSteps {
+	if k > maxOptimalSteps {
 		m = General
 	}
 	slack := slackFor(g.Delta, k, delta)
@@ -547,7 +547,7 @@ func (s Spend) pureEps() (float64, bool) {
 // models with the least ε whose δ is at most delta, and whether there is
 // one. Disjoint shares: the teacher's guarantee (parallel composition).
 // Shared data: the least of the K-fold simple composition and the
-// K-fold optimal composition (general beyond MaxOptimalSteps) with the
+// K-fold optimal composition (general beyond maxOptimalSteps) with the
 // slack that makes its total δ delta; each holds for the tuple of models
 // (TeacherCap).
 func (c Cap) at(delta float64) (Cap, bool) {

@@ -52,14 +52,14 @@ func (c Conversion) MarshalText() ([]byte, error) { return []byte(c.String()), n
 // UnmarshalText sets c from its name (parseConversion).
 func (c *Conversion) UnmarshalText(b []byte) error { return conversionNames.Unmarshal(c, b) }
 
-// GaussianRho returns ρ = Δ²/(2σ²), the slope of the Gaussian mechanism's
+// gaussianRho returns ρ = Δ²/(2σ²), the slope of the Gaussian mechanism's
 // RDP curve ε(α) = ρ·α (Mironov 2017, Prop. 7).
 //
 // Every mechanism of this package has a curve of this form: GNMax has
 // ρ = 1/σ² (Section 4.1 of Papernot et al. 2018), an epoch of DP-ShuffleG
 // ρ = 2G²/σ² (Lemma 4.5.2). Composition adds slopes, and
-// RhoToDP and RhoForDP convert them exactly.
-func GaussianRho(sensitivity, sigma float64) (float64, error) {
+// RhoToDP and rhoForDP convert them exactly.
+func gaussianRho(sensitivity, sigma float64) (float64, error) {
 	if err := param.Positive("sensitivity", sensitivity); err != nil {
 		return 0, fmt.Errorf("gaussian RDP: %w", err)
 	}
@@ -80,12 +80,12 @@ type Gaussian struct {
 }
 
 // Rho returns the slope ρ of the run's RDP curve ε(α) = ρ·α: Steps times
-// GaussianRho (Mironov 2017, Prop. 7; composition, Prop. 1).
+// gaussianRho (Mironov 2017, Prop. 7; composition, Prop. 1).
 func (g Gaussian) Rho() (float64, error) {
 	if err := param.Count("steps", g.Steps, 1); err != nil {
 		return 0, fmt.Errorf("Gaussian mechanism: %w", err)
 	}
-	one, err := GaussianRho(g.Sensitivity, g.Sigma*g.Sensitivity)
+	one, err := gaussianRho(g.Sensitivity, g.Sigma*g.Sensitivity)
 	if err != nil {
 		return 0, err
 	}
@@ -165,7 +165,7 @@ func RhoToDP(rho, delta float64, c Conversion) (eps, alpha float64, err error) {
 	return math.Max(0, outward.Up(rho*(1+t)+conversionCost(t, L, c), 8)), 1 + t, nil
 }
 
-// RhoForDP returns the largest slope ρ such that a mechanism with RDP curve
+// rhoForDP returns the largest slope ρ such that a mechanism with RDP curve
 // ε(α) = ρ·α is (ε, δ)-DP under conversion c, and the order α at which it
 // is. It inverts RhoToDP: ρ = max over α of (ε - cost(α))/α, where cost(α)
 // is the conversion's ε - r.
@@ -174,7 +174,7 @@ func RhoToDP(rho, delta float64, c Conversion) (eps, alpha float64, err error) {
 // L = log(1/δ). For ImprovedConversion the maximiser is the root of
 // ε = cost(α) - α·cost'(α), which decreases in α on (1, 1/δ), where the
 // optimum lies; it is found by bisection to machine precision.
-func RhoForDP(target Guarantee, c Conversion) (rho, alpha float64, err error) {
+func rhoForDP(target Guarantee, c Conversion) (rho, alpha float64, err error) {
 	if err := param.Positive("eps", target.Eps); err != nil {
 		return 0, 0, fmt.Errorf("RDP calibration: %w", err)
 	}
@@ -211,7 +211,7 @@ func RhoForDP(target Guarantee, c Conversion) (rho, alpha float64, err error) {
 // curve is coef·α/σ² for every α > 1 (a Gaussian mechanism of squared
 // sensitivity 2·coef; Mironov 2017, Prop. 7) is (ε, δ)-DP by target under
 // conversion c, and the order α at which it is: σ = sqrt(coef/ρ) for
-// RhoForDP's ρ, raised by as much as rounding needs (one ulp, then
+// rhoForDP's ρ, raised by as much as rounding needs (one ulp, then
 // geometrically more) so that both ways a caller may recompute ε meet the
 // target in floating point: RhoToDP(coef/σ²), and ConvertRDP at the
 // returned order α; and that α.
@@ -219,7 +219,7 @@ func SigmaFor(coef float64, target Guarantee, c Conversion) (sigma, alpha float6
 	if err := param.Positive("coef", coef); err != nil {
 		return 0, 0, err
 	}
-	rho, _, err := RhoForDP(target, c)
+	rho, _, err := rhoForDP(target, c)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -55,13 +55,13 @@ func TestRhoToDP(t *testing.T) {
 	}
 }
 
-// TestRhoForDP checks that RhoForDP inverts RhoToDP: the returned slope meets
+// TestRhoForDP checks that rhoForDP inverts RhoToDP: the returned slope meets
 // the target, and a slope larger by 1e-9 does not.
 func TestRhoForDP(t *testing.T) {
 	for _, eps := range []float64{0.01, 0.2676, 1, 5, 10, 50} {
 		for _, delta := range []float64{1e-12, 1e-6, 3e-4, 0.1} {
 			for _, c := range []Conversion{PaperConversion, ImprovedConversion} {
-				rho, alpha, err := RhoForDP(Guarantee{eps, delta}, c)
+				rho, alpha, err := rhoForDP(Guarantee{eps, delta}, c)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -70,7 +70,7 @@ func TestRhoForDP(t *testing.T) {
 					t.Fatal(err)
 				}
 				if math.Abs(got-eps) > 1e-11*eps {
-					t.Errorf("eps=%v delta=%v %v: RhoToDP(RhoForDP) = %v", eps, delta, c, got)
+					t.Errorf("eps=%v delta=%v %v: RhoToDP(rhoForDP) = %v", eps, delta, c, got)
 				}
 				at, _ := ConvertRDP(rho*alpha, alpha, delta, c)
 				if math.Abs(at-eps) > 1e-11*eps {
@@ -80,8 +80,8 @@ func TestRhoForDP(t *testing.T) {
 					t.Errorf("eps=%v delta=%v %v: rho*(1+1e-9) still meets the target (%v)", eps, delta, c, more)
 				}
 			}
-			paper, _, _ := RhoForDP(Guarantee{eps, delta}, PaperConversion)
-			improved, _, _ := RhoForDP(Guarantee{eps, delta}, ImprovedConversion)
+			paper, _, _ := rhoForDP(Guarantee{eps, delta}, PaperConversion)
+			improved, _, _ := rhoForDP(Guarantee{eps, delta}, ImprovedConversion)
 			if !(improved > paper) {
 				t.Errorf("eps=%v delta=%v: improved rho %v not above paper rho %v", eps, delta, improved, paper)
 			}

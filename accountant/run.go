@@ -158,11 +158,11 @@ func (r runCurves) canonicalEps(delta float64) (float64, bool) {
 // steps of Coords coordinates are dominated by k·Coords compositions of
 // randomized response, which optimal composition gives exactly (Kairouz,
 // Oh and Viswanath 2015, Thm 3.3: it is the composition of that pair)
-// with total δ its slack; none beyond MaxOptimalSteps.
+// with total δ its slack; none beyond maxOptimalSteps.
 func laplaceRun(p LaplacePart, k int) func(delta float64) (float64, bool) {
 	n, ok := steps(p.Coords, k)
 	return func(delta float64) (float64, bool) {
-		if !ok || n > MaxOptimalSteps || !(delta > 0 && delta < 1) {
+		if !ok || n > maxOptimalSteps || !(delta > 0 && delta < 1) {
 			return 0, false
 		}
 		c := newRRComp(p.coordEps(), n)
@@ -173,7 +173,7 @@ func laplaceRun(p LaplacePart, k int) func(delta float64) (float64, bool) {
 // ComposeRun returns the totals of k steps of the mechanism s describes,
 // whose parameters are fixed before the first step (the steps' inputs may
 // be chosen adaptively), that hold at once: the compositions of its
-// per-step guarantee (Totals: simple, general, optimal with slack
+// per-step guarantee (allTotals: simple, general, optimal with slack
 // deltaPrime), and, for a mechanism with curves, at total δ delta, its
 // RDP composition under conversion c (Renyi) and the exact composition of
 // its dominating pairs (Exact). Each is a valid bound; the smallest that
@@ -188,7 +188,7 @@ func ComposeRun(s Spend, k int, delta, deltaPrime float64, c Conversion) ([]Tota
 	if err := CheckConversion(delta, c); err != nil {
 		return nil, fmt.Errorf("compose run: %w", err)
 	}
-	out := Totals(s.Guarantee, k, deltaPrime)
+	out := allTotals(s.Guarantee, k, deltaPrime)
 	r := newRunCurves(s, k)
 	eps, ok := r.renyiEps(delta, c)
 	if ok {

@@ -136,34 +136,34 @@ func (s Sequence) general(deltaPrime float64) Guarantee {
 	return Guarantee{Eps: generalEps(s.SumEps, s.SumTanh, s.SumSq, deltaPrime), Delta: totalDelta(s.SumLogKeep, deltaPrime)}
 }
 
-// Composed is a total of composed steps and the composition theorem that
+// composed is a total of composed steps and the composition theorem that
 // gave it.
-type Composed struct {
+type composed struct {
 	Guarantee
 	Method Method
 }
 
-// Totals returns the totals of s that hold at once: simple composition
+// totals returns the totals of s that hold at once: simple composition
 // (Theorem 3.3.2), and, with slack deltaPrime, the optimal composition of
 // equal steps (Kairouz, Oh and Viswanath 2015, Thm 3.3; at most
-// MaxOptimalSteps of them) or else general composition (their Thm 3.5,
+// maxOptimalSteps of them) or else general composition (their Thm 3.5,
 // for steps that differ). Simple composition is the only one without the
 // slack, so it is the one that keeps a pure-DP sequence pure. The empty
 // sequence is (0, 0)-DP by simple composition.
-func (s Sequence) Totals(deltaPrime float64) ([]Composed, error) {
+func (s Sequence) totals(deltaPrime float64) ([]composed, error) {
 	if err := s.Check(); err != nil {
 		return nil, err
 	}
 	if s.Steps == 0 {
-		return []Composed{{Method: Simple}}, nil
+		return []composed{{Method: Simple}}, nil
 	}
 	if err := param.OpenUnit("delta'", deltaPrime); err != nil {
 		return nil, fmt.Errorf("sequence: %w", err)
 	}
-	simple := Composed{s.simple(), Simple}
-	if !s.Mixed && s.Steps <= MaxOptimalSteps {
+	simple := composed{s.simple(), Simple}
+	if !s.Mixed && s.Steps <= maxOptimalSteps {
 		g, err := composeOptimal(s.Step, s.Steps, deltaPrime)
-		return []Composed{simple, {g, Optimal}}, err
+		return []composed{simple, {g, Optimal}}, err
 	}
-	return []Composed{simple, {s.general(deltaPrime), General}}, nil
+	return []composed{simple, {s.general(deltaPrime), General}}, nil
 }

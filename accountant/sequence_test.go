@@ -18,13 +18,13 @@ func TestSequence(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tot, err := s.Totals(1e-5)
+	tot, err := s.totals(1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
 	simple, _ := composeSimple(a, 7)
 	opt, _ := composeOptimal(a, 7, 1e-5)
-	if len(tot) != 2 || tot[0] != (Composed{simple, Simple}) || tot[1] != (Composed{opt, Optimal}) || s.Mixed || s.Step != a || s.Steps != 7 {
+	if len(tot) != 2 || tot[0] != (composed{simple, Simple}) || tot[1] != (composed{opt, Optimal}) || s.Mixed || s.Step != a || s.Steps != 7 {
 		t.Errorf("equal steps: %+v, totals %+v", s, tot)
 	}
 	if s, err = s.Add(b, 5); err != nil {
@@ -39,7 +39,7 @@ func TestSequence(t *testing.T) {
 	}
 	wantS, _ := simpleSeq(steps)
 	wantG, _ := generalSeq(steps, 1e-5)
-	if tot, err = s.Totals(1e-5); err != nil || len(tot) != 2 || !s.Mixed || tot[1].Method != General {
+	if tot, err = s.totals(1e-5); err != nil || len(tot) != 2 || !s.Mixed || tot[1].Method != General {
 		t.Fatalf("mixed steps: %+v, totals %+v (%v)", s, tot, err)
 	}
 	// The steps are summed one at a time, so the sums may differ from the
@@ -62,7 +62,7 @@ func TestSequence(t *testing.T) {
 		if err := bad.Check(); err == nil {
 			t.Errorf("%s: %+v passes Check", name, bad)
 		}
-		if _, err := bad.Totals(1e-5); err == nil {
+		if _, err := bad.totals(1e-5); err == nil {
 			t.Errorf("%s: %+v composes", name, bad)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/darrm/darrm/internal/param"
 )
 
-// SGMRDP returns the Rényi DP at integer order α >= 2 of one step of the
+// sgmRDP returns the Rényi DP at integer order α >= 2 of one step of the
 // sampled Gaussian mechanism: each record is included independently with
 // probability q (Poisson sampling), the sum of the included records'
 // contributions, of L2 norm at most 1, gets N(0, σ²) noise (Mironov,
@@ -22,7 +22,7 @@ import (
 // the result is raised by a bound on its rounding error. q = 1 gives the
 // Gaussian mechanism's α/(2σ²); q = 0 gives 0; a σ so small that a term
 // overflows gives +Inf, no bound at that order.
-func SGMRDP(q, sigma float64, alpha int) (float64, error) {
+func sgmRDP(q, sigma float64, alpha int) (float64, error) {
 	if !(q >= 0 && q <= 1) {
 		return 0, fmt.Errorf("sampled Gaussian RDP: %w", &ParamError{Name: "q", Value: q, Rule: "must be a sampling rate in [0, 1]"})
 	}
@@ -137,7 +137,7 @@ var sgmCurves struct {
 	recent []*sgmCurve
 }
 
-// sgmRDPAt returns SGMRDP(q, sigma, alpha), alpha in [2, maxSGMOrder],
+// sgmRDPAt returns sgmRDP(q, sigma, alpha), alpha in [2, maxSGMOrder],
 // from the curve of (q, sigma), computing the orders up to alpha not yet
 // known.
 func sgmRDPAt(q, sigma float64, alpha int) (float64, error) {
@@ -157,7 +157,7 @@ func sgmRDPAt(q, sigma float64, alpha int) (float64, error) {
 		sgmCurves.recent = append([]*sgmCurve{c}, recent[:min(len(recent), maxSGMCurves-1)]...)
 	}
 	for a := len(c.rdp) + 2; a <= alpha; a++ {
-		r, err := SGMRDP(q, sigma, a)
+		r, err := sgmRDP(q, sigma, a)
 		if err != nil {
 			return 0, err
 		}
@@ -167,7 +167,7 @@ func sgmRDPAt(q, sigma float64, alpha int) (float64, error) {
 }
 
 // Eps returns the smallest ε over integer orders α in [2, 4096] such that
-// the run is (ε, δ)-DP under conversion c, and that α: Steps·SGMRDP(α)
+// the run is (ε, δ)-DP under conversion c, and that α: Steps·sgmRDP(α)
 // converted at α.
 func (s SGM) Eps(delta float64, c Conversion) (eps float64, alpha int, err error) {
 	if err := param.Count("steps", s.Steps, 1); err != nil {

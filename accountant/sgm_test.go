@@ -16,7 +16,7 @@ func TestSGMRDPReference(t *testing.T) {
 		alpha int
 		want  float64
 	}{{5, 2.18075656e-03}, {50, 2.38460375e-02}, {100, 1.67416308e02}} {
-		r, err := SGMRDP(0.01, 2.5, c.alpha)
+		r, err := sgmRDP(0.01, 2.5, c.alpha)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -25,7 +25,7 @@ func TestSGMRDPReference(t *testing.T) {
 		}
 	}
 	// q = 1 is the Gaussian mechanism, α/(2σ²).
-	if r, _ := SGMRDP(1, 3, 7); r < 7.0/18 || r-7.0/18 > 1e-13 {
+	if r, _ := sgmRDP(1, 3, 7); r < 7.0/18 || r-7.0/18 > 1e-13 {
 		t.Errorf("q = 1: %v, want 7/18", r)
 	}
 }
@@ -41,7 +41,7 @@ func TestSGMRDPIntegration(t *testing.T) {
 		if testing.Short() && c.alpha > 10 {
 			continue // the integral's cost grows with alpha: small orders only in the everyday run
 		}
-		r, err := SGMRDP(c.q, c.sigma, c.alpha)
+		r, err := sgmRDP(c.q, c.sigma, c.alpha)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -219,7 +219,7 @@ func (s Spend) Rho() (float64, bool) {
 // RDP returns an upper bound of one step's Rényi divergence at order
 // alpha > 1 (both directions), and whether s has an RDP curve: ρα for a
 // zCDP step, capped at ε for a PureSpend (Bun and Steinke 2016, Prop.
-// 3.3), and the sampled Gaussian's at integer orders (SGMRDP).
+// 3.3), and the sampled Gaussian's at integer orders (sgmRDP).
 func (s Spend) RDP(alpha float64) (float64, bool) {
 	if rho, ok := s.Rho(); ok {
 		r := outward.MulUp(rho, alpha)

@@ -38,13 +38,13 @@ import (
 // EnvDir is the environment variable that overrides the cache location.
 const EnvDir = "DARRM_CACHE_DIR"
 
-// Version is the format of the entries and of the solver that wrote them.
+// version is the format of the entries and of the solver that wrote them.
 // It is part of every key, so an entry of another version is never found:
 // its gamma is solved again and stored under the new key, and Put removes
 // the earlier versions' files for that key. Version 3: gamma_opt is the
 // canonical one (optimal.Solve's tie-break), where entries of version 2
 // hold an optimal gamma that depends on the solver's path.
-const Version = 3
+const version = 3
 
 // DefaultDir returns the cache directory: $DARRM_CACHE_DIR if set, else
 // $XDG_CACHE_HOME/darrm, else ~/.cache/darrm.
@@ -67,7 +67,7 @@ type Key struct {
 
 // String is the canonical form of the key; floats are written in their
 // shortest round-trip form, so distinct parameters never share a key.
-func (k Key) String() string { return k.at(Version) }
+func (k Key) String() string { return k.at(version) }
 
 // at is the key's form in version v. A problem in the one-vote relation
 // ends in " relation=one-vote"; one in DaRRM's relation states none, so
@@ -142,7 +142,7 @@ func Open(path string) (*Dir, error) {
 }
 
 // Path returns the file that holds key's entry.
-func (d *Dir) Path(k Key) string { return filepath.Join(d.path, k.file(Version)) }
+func (d *Dir) Path(k Key) string { return filepath.Join(d.path, k.file(version)) }
 
 // Root returns the cache's folder, where other caches (trained teachers)
 // keep their own subfolders.
@@ -245,7 +245,7 @@ func (d *Dir) Put(e *Entry) error {
 	// The entries of earlier versions for this key are replaced. They are
 	// never read (their keys differ), so one that cannot be removed is
 	// only wasted space.
-	for v := 1; v < Version; v++ {
+	for v := 1; v < version; v++ {
 		_ = os.Remove(filepath.Join(d.path, k.file(v)))
 	}
 	return nil

@@ -192,7 +192,7 @@ func TestKeyIsExact(t *testing.T) {
 	a := Key{Problem: testParams, Prior: "uniform"}
 	b := a
 	b.Problem.Eps = 0.1 + 1e-17*8 // the next float64 after 0.1
-	if a.String() == b.String() || a.file(Version) == b.file(Version) {
+	if a.String() == b.String() || a.file(version) == b.file(version) {
 		t.Errorf("keys of eps = 0.1 and its float64 successor collide: %q", a)
 	}
 }

@@ -77,36 +77,43 @@ func DefaultTargetDelta(teacherDelta, m float64) float64 {
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
-// ParamError is a problem parameter out of its domain.
-type ParamError struct {
-	Name  string // "K", "m", "eps", "Delta", "delta" or "m·eps", as the thesis writes them
-	Field string // the field of Problem: "K", "M", "Eps", "Delta", "TargetDelta" ("" for m·eps)
-	Value any
-	Rule  string
+// fieldError is a problem parameter out of its domain, an
+// *accountant.ParamError under the name the thesis writes it by, with the
+// field of Problem that holds it.
+type fieldError struct {
+	field string // "K", "M", "Eps", "Delta", "TargetDelta" or "Relation"
+	err   *accountant.ParamError
 }
 
-func (e *ParamError) Error() string {
-	if e.Field != "TargetDelta" {
-		return fmt.Sprintf("%s = %v: %s", e.Name, e.Value, e.Rule)
+func (e *fieldError) Error() string {
+	if e.field != "TargetDelta" {
+		return e.err.Error()
 	}
 	// The release's delta and the teachers' Delta differ only in case:
 	// name the field, and say how to get the default when it was left out.
-	msg := fmt.Sprintf("%s (the release's delta, Problem.%s) = %v: %s", e.Name, e.Field, e.Value, e.Rule)
-	if e.Value == 0.0 {
+	msg := fmt.Sprintf("%s (the release's delta, Problem.%s) = %v: %s", e.err.Name, e.field, e.err.Value, e.err.Rule)
+	if e.err.Value == 0.0 {
 		msg += "; constraints.New fills in the thesis' default 1-(1-Delta)^m"
 	}
 	return msg
 }
 
-// Param names the parameter, its value and the rule it breaks.
-func (e *ParamError) Param() (name string, value any, rule string) { return e.Name, e.Value, e.Rule }
+func (e *fieldError) Unwrap() error { return e.err }
+
+// ProblemField names the field of Problem out of its domain, for a caller
+// that reports Problem's fields by their Go names.
+func (e *fieldError) ProblemField() string { return e.field }
 
 // Validate checks the parameters and names the first one that is out of
-// range, as a *ParamError.
+// range, as an *accountant.ParamError.
 func (p Problem) Validate() error {
 	fields := map[string]string{"K": "K", "m": "M", "eps": "Eps", "Delta": "Delta", "delta": "TargetDelta", "relation": "Relation"}
 	bad := func(name string, v any, rule string, args ...any) error {
-		return &ParamError{Name: name, Field: fields[name], Value: v, Rule: fmt.Sprintf(rule, args...)}
+		pe := &accountant.ParamError{Name: name, Value: v, Rule: fmt.Sprintf(rule, args...)}
+		if f, ok := fields[name]; ok {
+			return &fieldError{field: f, err: pe}
+		}
+		return pe
 	}
 	oneVote := p.Relation == accountant.OneVote
 	switch {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/darrm/darrm/accountant"
 )
 
 func benchName(p Problem) string {
@@ -133,8 +135,9 @@ func TestNewFillsTheDefaultDelta(t *testing.T) {
 		t.Errorf("pure DP: New(101, 10, 0.1, 0) = %+v (%v)", p, p.Validate())
 	}
 	err := Problem{K: 11, M: 3, Eps: 0.1, Delta: 1e-5}.Validate()
-	var pe *ParamError
-	if !errors.As(err, &pe) || pe.Name != "delta" || pe.Field != "TargetDelta" ||
+	var pe *accountant.ParamError
+	var pf interface{ ProblemField() string }
+	if !errors.As(err, &pe) || pe.Name != "delta" || !errors.As(err, &pf) || pf.ProblemField() != "TargetDelta" ||
 		!strings.Contains(err.Error(), "delta (the release's delta, Problem.TargetDelta) = 0") || !strings.Contains(err.Error(), "constraints.New") {
 		t.Errorf("TargetDelta left at zero: %v", err)
 	}

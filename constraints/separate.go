@@ -98,11 +98,11 @@ func (p Problem) ErrBound() float64 {
 }
 
 // CheckWorkers checks a number of goroutines (SeparateOptions.Workers,
-// and every option that passes its value on), as a *ParamError named
+// and every option that passes its value on), as an *accountant.ParamError named
 // "workers".
 func CheckWorkers(n int) error {
 	if n < 0 || n > param.MaxWorkers {
-		return &ParamError{Name: "workers", Value: n, Rule: fmt.Sprintf("must be in [0, %d] (0: all cores)", param.MaxWorkers)}
+		return &accountant.ParamError{Name: "workers", Value: n, Rule: fmt.Sprintf("must be in [0, %d] (0: all cores)", param.MaxWorkers)}
 	}
 	return nil
 }

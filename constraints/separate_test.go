@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sort"
 	"testing"
+
+	"github.com/darrm/darrm/accountant"
 )
 
 // randomGamma returns a symmetric noise function with values in [0, 1].
@@ -171,7 +173,7 @@ func TestSeparateRejectsNegativeWorkers(t *testing.T) {
 			t.Errorf("workers %d: CheckWorkers %v, Separate %v; want ok = %v", tc.n, err, serr, tc.ok)
 			continue
 		}
-		var pe *ParamError
+		var pe *accountant.ParamError
 		if !tc.ok && (!errors.As(serr, &pe) || pe.Name != "workers" || pe.Value != tc.n) {
 			t.Errorf("workers %d: Separate's error %v is not the ParamError of workers", tc.n, serr)
 		}

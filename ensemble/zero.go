@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -87,9 +86,9 @@ func (s ReleaseSpec) withDefaults() (ReleaseSpec, MechanismInfo, error) {
 // problemField names the field of ReleaseSpec.Problem that err, from
 // building the aggregator, says is out of its domain.
 func problemField(err error) error {
-	var pe *constraints.ParamError
-	if errors.As(err, &pe) && pe.Field != "" {
-		return fmt.Errorf("ReleaseSpec.Problem.%s: %w", pe.Field, err)
+	var pf interface{ ProblemField() string }
+	if errors.As(err, &pf) {
+		return fmt.Errorf("ReleaseSpec.Problem.%s: %w", pf.ProblemField(), err)
 	}
 	return err
 }

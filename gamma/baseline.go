@@ -1,7 +1,6 @@
 package gamma
 
 import (
-	"context"
 	"fmt"
 	"math"
 
@@ -178,30 +177,6 @@ func Baselines(p constraints.Problem, o BaselineOptions) ([]Baseline, error) {
 	return append(bases, rr), nil
 }
 
-// Evaluation is what darrm reports of a noise function for a problem and
-// a prior: its exhaustive certificate and its utility.
-type Evaluation struct {
-	Certificate    Certificate     `json:"certificate"`
-	Utility        float64         `json:"objective"`
-	SurrogateError float64         `json:"surrogate_error"`
-	Errors         []ErrorEstimate `json:"expected_errors,omitempty"`
-}
-
-// evaluate certifies g for p (Verify) and measures its utility under the
-// prior's coefficients and its true expected error under each actual
-// distribution (expectedErrors).
-func evaluate(ctx context.Context, p constraints.Problem, g Gamma, coeffs []float64, actuals []Actual, workers int) (Evaluation, error) {
-	cert, err := Verify(ctx, p, g, VerifyOptions{Workers: workers})
-	if err != nil {
-		return Evaluation{}, err
-	}
-	m, err := Measure(g, coeffs, actuals)
-	if err != nil {
-		return Evaluation{}, err
-	}
-	return Evaluation{Certificate: cert, Utility: m.Utility, SurrogateError: m.SurrogateError, Errors: m.Errors}, nil
-}
-
 // Measurement is what a comparison measures of a noise function without
 // certifying it (Measure).
 type Measurement struct {
@@ -211,12 +186,12 @@ type Measurement struct {
 	// LabelOne is, for each actual distribution that fixes every p_i (in
 	// their order), Pr[label = 1] (LabelOne): the labels' accuracy when the
 	// true label is 1 and p_i is teacher i's accuracy.
-	LabelOne []FixedLabelOne
+	LabelOne []fixedLabelOne
 }
 
-// FixedLabelOne is Pr[label = 1] under an actual distribution that fixes
+// fixedLabelOne is Pr[label = 1] under an actual distribution that fixes
 // every p_i.
-type FixedLabelOne struct {
+type fixedLabelOne struct {
 	Actual string
 	Value  float64
 }
@@ -246,27 +221,9 @@ func Measure(g Gamma, coeffs []float64, actuals []Actual) (Measurement, error) {
 		if err != nil {
 			return Measurement{}, err
 		}
-		m.LabelOne = append(m.LabelOne, FixedLabelOne{Actual: a.String(), Value: one})
+		m.LabelOne = append(m.LabelOne, fixedLabelOne{Actual: a.String(), Value: one})
 	}
 	return m, nil
-}
-
-// Compare evaluates the comparison of gamma_opt, opt, with its baselines
-// at problem p: opt's true expected error under each actual distribution
-// (expectedErrors), and each baseline certified and measured (evaluate),
-// in the order of bases.
-func Compare(ctx context.Context, p constraints.Problem, opt Gamma, bases []Baseline, coeffs []float64, actuals []Actual, workers int) ([]ErrorEstimate, []Evaluation, error) {
-	errs, err := expectedErrors(opt, actuals)
-	if err != nil {
-		return nil, nil, err
-	}
-	evs := make([]Evaluation, len(bases))
-	for i, b := range bases {
-		if evs[i], err = evaluate(ctx, p, b.Gamma, coeffs, actuals, workers); err != nil {
-			return nil, nil, fmt.Errorf("certify %s: %w", b.Name, err)
-		}
-	}
-	return errs, evs, nil
 }
 
 // expectedErrors returns the true expected error of g under each actual

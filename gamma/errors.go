@@ -73,18 +73,6 @@ var (
 	actualLow     = Actual{name: "U(0,0.1)", lo: 0, hi: 0.1}
 )
 
-// ParseActuals reads actual distributions (ParseActual).
-func ParseActuals(ss []string) ([]Actual, error) {
-	actuals := make([]Actual, len(ss))
-	for i, s := range ss {
-		var err error
-		if actuals[i], err = ParseActual(s); err != nil {
-			return nil, err
-		}
-	}
-	return actuals, nil
-}
-
 // ParseActual reads an actual distribution: "U(a,b)" for p_i i.i.d.
 // uniform on [a, b], a single probability for p_i all equal, or K
 // comma-separated probabilities.

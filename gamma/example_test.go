@@ -50,18 +50,6 @@ func ExampleDSub() {
 	// gamma_DSub: m = 0.5: must be in [1, K] = [1, 11] (a non-integer m is taken as floor(m))
 }
 
-// A problem from what a command line and a gamma file state: the command
-// line's m wins over the file's, the file's eps over the default, and the
-// release's delta, stated by neither, is the thesis' 1-(1-Delta)^m.
-func ExampleResolveProblem() {
-	def := constraints.Problem{M: gamma.DefaultM, Eps: gamma.DefaultEps, Delta: gamma.DefaultDelta}
-	flagM, fileM, fileEps := 5.0, 3.0, 0.2
-	p := gamma.ResolveProblem(11, def, gamma.Stated{M: &flagM}, gamma.Stated{M: &fileM, Eps: &fileEps})
-	fmt.Printf("K = %d, m = %g, eps = %g, Delta = %g, delta = %.6g (default: %v)\n", p.K, p.M, p.Eps, p.Delta, p.TargetDelta, p.DeltaDefault)
-	// Output:
-	// K = 11, m = 5, eps = 0.2, Delta = 1e-05, delta = 4.9999e-05 (default: true)
-}
-
 // gamma_DSub at m = 3 is exactly at the budget, which float64 cannot
 // prove; Certify scales it down by 1 - O(1e-12) until the exhaustive check
 // certifies it, and returns the certificate of the scaled gamma.

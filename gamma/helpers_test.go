@@ -21,3 +21,16 @@ func optK11M3(t testing.TB) Gamma {
 	}
 	return tab.Gamma
 }
+
+// parseActuals reads actual distributions (ParseActual), refusing the
+// list at the first it cannot read.
+func parseActuals(ss []string) ([]Actual, error) {
+	actuals := make([]Actual, len(ss))
+	for i, s := range ss {
+		var err error
+		if actuals[i], err = ParseActual(s); err != nil {
+			return nil, err
+		}
+	}
+	return actuals, nil
+}

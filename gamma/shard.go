@@ -27,16 +27,6 @@ func (s Shard) Path(template string) string {
 	return strings.NewReplacer("{i}", strconv.Itoa(s.Index), "{n}", strconv.Itoa(s.Count)).Replace(template)
 }
 
-// ParseShard reads a shard written as "i/n", with 0 <= i < n and no
-// leading zeros or signs.
-func ParseShard(s string) (Shard, error) {
-	var sh Shard
-	if _, err := fmt.Sscanf(s, "%d/%d", &sh.Index, &sh.Count); err != nil || sh.Count < 1 || sh.Index < 0 || sh.Index >= sh.Count || sh.String() != s {
-		return Shard{}, fmt.Errorf("must be i/n with 0 <= i < n")
-	}
-	return sh, nil
-}
-
 // String writes the shard as "i/n".
 func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
 

@@ -10,35 +10,6 @@ import (
 	"github.com/darrm/darrm/constraints"
 )
 
-func TestParseShard(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want Shard
-		ok   bool
-	}{
-		{"0/1", Shard{0, 1}, true},
-		{"2/3", Shard{2, 3}, true},
-		{"10/16", Shard{10, 16}, true},
-		{"3/3", Shard{}, false},
-		{"1/0", Shard{}, false},
-		{"-1/2", Shard{}, false},
-		{"01/2", Shard{}, false},
-		{"1/+2", Shard{}, false},
-		{"a/b", Shard{}, false},
-		{"1", Shard{}, false},
-		{"1/2/3", Shard{}, false},
-		{"", Shard{}, false},
-	} {
-		got, err := ParseShard(tc.in)
-		if (err == nil) != tc.ok || got != tc.want {
-			t.Errorf("ParseShard(%q) = %v, %v", tc.in, got, err)
-		}
-		if tc.ok && got.String() != tc.in {
-			t.Errorf("%q prints as %q", tc.in, got)
-		}
-	}
-}
-
 // TestShardsMergeToVerify: for gammas that are certified, tight and
 // violated, the shards of every split merge to Verify's certificate.
 func TestShardsMergeToVerify(t *testing.T) {

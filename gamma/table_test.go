@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/constraints"
 )
 
 func TestReadTable(t *testing.T) {
@@ -140,38 +139,6 @@ func TestReadTableBinary(t *testing.T) {
 	long := strings.Repeat("z", 5000)
 	if _, err := ReadTable(strings.NewReader(long)); err == nil || len(err.Error()) > 200 {
 		t.Errorf("a 5000-byte token: error of %d bytes", len(err.Error()))
-	}
-}
-
-// TestParams: each parameter comes from the first source that states it,
-// else from the defaults; delta stated nowhere is 1-(1-Delta)^m of the
-// parameters chosen.
-func TestNewProblem(t *testing.T) {
-	f := func(v float64) *float64 { return &v }
-	def := constraints.Problem{M: DefaultM, Eps: DefaultEps, Delta: DefaultDelta} // the thesis' main setting: m = 3, (0.1, 1e-5)-DP teachers
-	for _, tc := range []struct {
-		name               string
-		ss                 []Stated
-		want               constraints.Problem
-		mDefault, dDefault bool
-	}{
-		{"nothing stated", nil, constraints.Problem{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: constraints.DefaultTargetDelta(1e-5, 3)}, true, true},
-		{"the first wins", []Stated{{M: f(5)}, {M: f(7), Eps: f(0.2)}}, constraints.Problem{K: 11, M: 5, Eps: 0.2, Delta: 1e-5, TargetDelta: constraints.DefaultTargetDelta(1e-5, 5)}, false, true},
-		{"delta from a later source", []Stated{{Delta: f(0)}, {TargetDelta: f(1e-3)}}, constraints.Problem{K: 11, M: 3, Eps: 0.1, Delta: 0, TargetDelta: 1e-3}, true, false},
-		{"default delta of the stated Delta", []Stated{{}, {Delta: f(1e-4)}}, constraints.Problem{K: 11, M: 3, Eps: 0.1, Delta: 1e-4, TargetDelta: constraints.DefaultTargetDelta(1e-4, 3)}, true, true},
-	} {
-		p := ResolveProblem(11, def, tc.ss...)
-		if p.Problem != tc.want || p.MDefault != tc.mDefault || p.DeltaDefault != tc.dDefault {
-			t.Errorf("%s: %+v, want %+v (m default %v, delta default %v)", tc.name, p, tc.want, tc.mDefault, tc.dDefault)
-		}
-	}
-	// A table's stated values take part like any other.
-	tab, err := ReadTable(strings.NewReader(`{"gamma": [1, 0.5, 0.5, 1], "m": 2, "delta": 0.001}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p := ResolveProblem(tab.Gamma.K(), def, Stated{}, tab.Stated); p.K != 3 || p.M != 2 || p.TargetDelta != 0.001 || p.MDefault || p.DeltaDefault {
-		t.Errorf("from a table: %+v", p)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 )
 
@@ -104,7 +105,7 @@ func TestCertifyTinyBudget(t *testing.T) {
 	p := constraints.New(11, 1, 1e-17, 0)
 	ones, _ := Const(11, 1)
 	_, _, err := Certify(context.Background(), p, ones, VerifyOptions{})
-	var pe *constraints.ParamError
+	var pe *accountant.ParamError
 	if !errors.As(err, &pe) || pe.Name != "m·eps" {
 		t.Errorf("Certify at m·eps = 1e-17: %v, want a ParamError on m·eps", err)
 	}

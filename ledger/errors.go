@@ -115,8 +115,8 @@ func (e *BindingError) Error() string {
 // BadInput reports that the error is the caller's input, not a failure.
 func (e *BindingError) BadInput() bool { return true }
 
-// ErrBudget is wrapped by Reserve when the budget allows no more labels.
-var ErrBudget = errors.New("the ledger's budget is spent")
+// errBudget is wrapped by Reserve when the budget allows no more labels.
+var errBudget = errors.New("the ledger's budget is spent")
 
 // shellQuote quotes s for a POSIX shell when it needs it, for the commands
 // that messages give.

@@ -11,9 +11,9 @@ import (
 // by (accountant.CheckFilter), in the order ChooseFilter reports them.
 var filters = [...]accountant.Method{accountant.ZCDPFilter, accountant.Simple}
 
-// FilterAllowance is what one filter allows a new ledger whose releases
+// filterAllowance is what one filter allows a new ledger whose releases
 // are labels of one declared kind (ChooseFilter).
-type FilterAllowance struct {
+type filterAllowance struct {
 	Filter accountant.Method
 	// Labels is the number of labels the budget allows by Filter
 	// (accountant.MaxFilterSteps).
@@ -36,7 +36,7 @@ type FilterChoice struct {
 	// many).
 	Filter accountant.Method
 	// Allowances are what each filter allows, the zCDP filter first.
-	Allowances []FilterAllowance
+	Allowances []filterAllowance
 	// Expected is the number of labels the caller expects to release (0:
 	// not said).
 	Expected int
@@ -58,12 +58,12 @@ func ChooseFilter(b provenance.Binding, budget accountant.Guarantee, step accoun
 		return FilterChoice{}, fmt.Errorf("ledger: the labels declared: %w", err)
 	}
 	if _, err := (accountant.Sequence{}).AddSpend(step, expected); err != nil || expected < 0 {
-		return FilterChoice{}, &ParamError{"queries", fmt.Sprint(expected), "must be >= 0 (0: not said), and at most as many labels as the accountant counts"}
+		return FilterChoice{}, paramError("queries", fmt.Sprint(expected), "must be >= 0 (0: not said), and at most as many labels as the accountant counts")
 	}
 	c := FilterChoice{Filter: DefaultFilter(b, budget), Expected: expected}
 	most := -1
 	for _, f := range filters {
-		a := FilterAllowance{Filter: f}
+		a := filterAllowance{Filter: f}
 		if a.Err = accountant.CheckFilter(f, budget); a.Err == nil {
 			a.Err = accountant.FilterAccepts(f, step)
 		}
@@ -75,7 +75,7 @@ func ChooseFilter(b provenance.Binding, budget accountant.Guarantee, step accoun
 			a.Total, a.Fits, a.Err = accountant.FilterTotal(f, seq, budget)
 		}
 		if a.Err != nil {
-			a = FilterAllowance{Filter: f, Err: a.Err}
+			a = filterAllowance{Filter: f, Err: a.Err}
 		} else if a.Labels > most || a.Labels == most && f == DefaultFilter(b, budget) {
 			c.Filter, most = f, a.Labels
 		}

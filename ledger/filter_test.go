@@ -56,7 +56,7 @@ func TestZCDPFilterTargets(t *testing.T) {
 	if err != nil || allowed != 167 {
 		t.Fatalf("allowance %d (%v), want 167", allowed, err)
 	}
-	if err := l.Reserve(allowed + 1); !errors.Is(err, ErrBudget) {
+	if err := l.Reserve(allowed + 1); !errors.Is(err, errBudget) {
 		t.Errorf("%d queries: %v", allowed+1, err)
 	}
 	if err := l.Reserve(allowed); err != nil {
@@ -208,7 +208,7 @@ func TestChooseFilter(t *testing.T) {
 		expected int
 		param    string
 	}{{b3, -1, "queries"}, {b3, 1 << 62, "queries"}, {accountant.Guarantee{Delta: 1e-5}, 4, "budget-eps"}, {accountant.Guarantee{Eps: 3, Delta: 1}, 4, "budget-delta"}} {
-		var pe *ParamError
+		var pe *accountant.ParamError
 		if _, err := ChooseFilter(oneVote, c.budget, pure(0.2), c.expected); !errors.As(err, &pe) || pe.Name != c.param {
 			t.Errorf("budget %v, %d labels expected: %v, want a ParamError on %s", c.budget, c.expected, err, c.param)
 		}

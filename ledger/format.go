@@ -33,16 +33,16 @@ type Header struct {
 	Created time.Time         `json:"created"`
 	// Teachers are the parameters of the ensemble the ledger is bound to
 	// (nil in version 1).
-	Teachers *Teachers `json:"teachers,omitempty"`
+	Teachers *teachers `json:"teachers,omitempty"`
 	// Upgraded, for a ledger made by Upgrade, identifies the ledger it
 	// was made from.
-	Upgraded *Upgraded `json:"upgraded_from,omitempty"`
+	Upgraded *upgraded `json:"upgraded_from,omitempty"`
 }
 
-// Teachers are the parameters of an ensemble that a ledger binds, besides
+// teachers are the parameters of an ensemble that a ledger binds, besides
 // its id and relation: K, each teacher's (ε, Δ) (the common bound of
 // teachers with different guarantees), and their kind and partition.
-type Teachers struct {
+type teachers struct {
 	K         int                  `json:"K"`
 	Eps       float64              `json:"eps"`
 	Delta     float64              `json:"Delta"`
@@ -74,7 +74,7 @@ func DefaultFilter(b provenance.Binding, budget accountant.Guarantee) accountant
 // teachers).
 func (h *Header) Bind(b provenance.Binding) {
 	h.Ensemble, h.Relation = b.Ensemble, b.Relation.String()
-	h.Teachers = &Teachers{K: b.K, Eps: b.Teachers.Eps, Delta: b.Teachers.Delta, Kind: b.Kind, Partition: b.Partition}
+	h.Teachers = &teachers{K: b.K, Eps: b.Teachers.Eps, Delta: b.Teachers.Delta, Kind: b.Kind, Partition: b.Partition}
 }
 
 // Binding returns the parameters the ledger is bound to (version 2).
@@ -90,9 +90,9 @@ func (h Header) Binding() (provenance.Binding, error) {
 	return b, b.Validate()
 }
 
-// Upgraded identifies the ledger that Upgrade turned into one of the
+// upgraded identifies the ledger that Upgrade turned into one of the
 // current version.
-type Upgraded struct {
+type upgraded struct {
 	// Version is the old ledger's (3; 1 and 2 in ledgers that an earlier
 	// darrm upgraded).
 	Version int `json:"version"`
@@ -154,19 +154,12 @@ func spendOf(run string, mechanism provenance.MechanismName, step accountant.Spe
 	return s
 }
 
-// ParamError is a header parameter outside its domain: Name is
-// "ensemble", "relation", "budget-eps", "budget-delta", "delta-prime" or
-// "filter".
-type ParamError struct {
-	Name, Value, Rule string
+// paramError is a header parameter outside its domain, named as the
+// header names it ("ensemble", "relation", "budget-eps", "budget-delta",
+// "delta-prime", "filter" or "queries"), with its value as text.
+func paramError(name, value, rule string) error {
+	return fmt.Errorf("ledger: %w", &accountant.ParamError{Name: name, Value: value, Rule: rule})
 }
-
-func (e *ParamError) Error() string {
-	return fmt.Sprintf("ledger: %s = %s: %s", e.Name, e.Value, e.Rule)
-}
-
-// Param names the header parameter, its value and the rule it breaks.
-func (e *ParamError) Param() (name string, value any, rule string) { return e.Name, e.Value, e.Rule }
 
 // BindError is a header whose ensemble parameters are missing or invalid.
 type BindError struct{ Err error }
@@ -182,10 +175,10 @@ func (e *BindError) Unwrap() error { return e.Err }
 // characters (which a terminal would act on when it is printed).
 func checkName(name string) error {
 	if name == "" {
-		return &ParamError{"ensemble", `""`, "name the teacher ensemble the budget is for"}
+		return paramError("ensemble", `""`, "name the teacher ensemble the budget is for")
 	}
 	if strings.IndexFunc(name, unicode.IsControl) >= 0 {
-		return &ParamError{"ensemble", strconv.Quote(name), "control characters are not allowed"}
+		return paramError("ensemble", strconv.Quote(name), "control characters are not allowed")
 	}
 	return nil
 }
@@ -196,10 +189,10 @@ func formatG(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 // checkBudget validates a ledger's budget.
 func checkBudget(b accountant.Guarantee) error {
 	if !(b.Eps > 0) || math.IsInf(b.Eps, 0) {
-		return &ParamError{"budget-eps", formatG(b.Eps), "must be a finite number > 0"}
+		return paramError("budget-eps", formatG(b.Eps), "must be a finite number > 0")
 	}
 	if !(b.Delta >= 0 && b.Delta < 1) {
-		return &ParamError{"budget-delta", formatG(b.Delta), "must be in [0, 1)"}
+		return paramError("budget-delta", formatG(b.Delta), "must be in [0, 1)")
 	}
 	return nil
 }
@@ -210,17 +203,17 @@ func checkHeader(h Header) error {
 		return err
 	}
 	if h.Relation == "" || strings.IndexFunc(h.Relation, unicode.IsControl) >= 0 {
-		return &ParamError{"relation", strconv.Quote(h.Relation), "must name a neighbouring relation"}
+		return paramError("relation", strconv.Quote(h.Relation), "must name a neighbouring relation")
 	}
 	if err := checkBudget(h.Budget); err != nil {
 		return err
 	}
 	if !(h.DeltaPrime > 0 && h.DeltaPrime < 1) {
-		return &ParamError{"delta-prime", formatG(h.DeltaPrime), "must be in (0, 1)"}
+		return paramError("delta-prime", formatG(h.DeltaPrime), "must be in (0, 1)")
 	}
 	if h.Version >= Version {
 		if err := accountant.CheckFilter(h.Filter, h.Budget); err != nil {
-			return &ParamError{"filter", h.Filter.String(), err.Error()}
+			return paramError("filter", h.Filter.String(), err.Error())
 		}
 	}
 	if h.Version >= 2 {

@@ -522,14 +522,14 @@ func TestStateDirRelative(t *testing.T) {
 	path := newLedger(t, accountant.Guarantee{Eps: 5, Delta: 1e-3})
 	t.Chdir(t.TempDir()) // where a darrm that took the folder would make it
 	t.Setenv(EnvStateDir, "state")
-	var se *StateDirError
+	var se *stateDirError
 	if _, err := StateDir(); !errors.As(err, &se) {
-		t.Errorf("StateDir: %v, want a StateDirError", err)
+		t.Errorf("StateDir: %v, want a stateDirError", err)
 	}
 	err := openErr(path, Options{})
 	var bi interface{ BadInput() bool }
 	if !errors.As(err, &se) || !errors.As(err, &bi) || !bi.BadInput() {
-		t.Errorf("Open: %v, want a StateDirError, bad input", err)
+		t.Errorf("Open: %v, want a stateDirError, bad input", err)
 	}
 	t.Setenv(EnvStateDir, t.TempDir())
 	if d, err := StateDir(); err != nil || !filepath.IsAbs(d) {

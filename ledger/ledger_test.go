@@ -130,7 +130,7 @@ func TestBudgetAcrossRuns(t *testing.T) {
 	if err := l.Begin("darrm", binding(t, l), accountant.ApproxStep(step)); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Reserve(1); !errors.Is(err, ErrBudget) {
+	if err := l.Reserve(1); !errors.Is(err, errBudget) {
 		t.Errorf("a label beyond the budget: %v", err)
 	}
 	l.Close()
@@ -624,7 +624,7 @@ func TestCap(t *testing.T) {
 	if n, err := l.Allowance(accountant.ApproxStep(step), -1); n != want || err != nil {
 		t.Errorf("shared, budget below the cap: allowance %d (%v), want %d", n, err, want)
 	}
-	if err := l.Reserve(want + 1); !errors.Is(err, ErrBudget) {
+	if err := l.Reserve(want + 1); !errors.Is(err, errBudget) {
 		t.Errorf("beyond the budget: %v", err)
 	}
 	l.Close()
@@ -661,7 +661,7 @@ func TestPureBudget(t *testing.T) {
 		t.Fatalf("allowance of %v in %v: %d (%v), want 9", pure, budget, allowed, err)
 	}
 	defer l.Close()
-	if err := l.Reserve(10); !errors.Is(err, ErrBudget) {
+	if err := l.Reserve(10); !errors.Is(err, errBudget) {
 		t.Errorf("10 labels: %v", err)
 	}
 	if err := l.Reserve(9); err != nil {

@@ -22,14 +22,14 @@ import (
 const EnvStateDir = "DARRM_STATE_DIR"
 
 // StateDir returns the folder of darrm's per-user state: $DARRM_STATE_DIR
-// if set, which must be an absolute path (a *StateDirError otherwise), else
+// if set, which must be an absolute path (a *stateDirError otherwise), else
 // $XDG_STATE_HOME/darrm, else ~/.local/state/darrm.
 func StateDir() (string, error) {
 	if d := os.Getenv(EnvStateDir); d != "" {
 		if !filepath.IsAbs(d) {
 			// Resolved against each run's working directory, it would give
 			// one ledger a record per directory, each vouching for less.
-			return "", &StateDirError{Value: d}
+			return "", &stateDirError{Value: d}
 		}
 		return d, nil
 	}
@@ -43,15 +43,15 @@ func StateDir() (string, error) {
 	return filepath.Join(home, ".local", "state", "darrm"), nil
 }
 
-// StateDirError is an EnvStateDir that is not an absolute path.
-type StateDirError struct{ Value string }
+// stateDirError is an EnvStateDir that is not an absolute path.
+type stateDirError struct{ Value string }
 
-func (e *StateDirError) Error() string {
+func (e *stateDirError) Error() string {
 	return fmt.Sprintf("environment variable %s = %s: must be an absolute path: a relative one names another folder from every working directory, and so gives one ledger a record in each", EnvStateDir, strconv.Quote(e.Value))
 }
 
 // BadInput reports that the error is the caller's input, not a failure.
-func (e *StateDirError) BadInput() bool { return true }
+func (e *stateDirError) BadInput() bool { return true }
 
 // Record is what a user's darrm remembers of an ensemble's ledger, in
 // StateDir()/ledgers/<hash of the ensemble>.json: which ledger it is, the

@@ -50,7 +50,7 @@ func (l *Ledger) Begin(mechanism provenance.MechanismName, b provenance.Binding,
 
 // Reserve records, on disk, that this run will have handed out labels
 // labels in all. It is called before they leave the process.
-// A reservation beyond the budget is refused with ErrBudget.
+// A reservation beyond the budget is refused with errBudget.
 func (l *Ledger) Reserve(labels int) error {
 	if labels <= l.held {
 		return nil
@@ -71,7 +71,7 @@ func (l *Ledger) Reserve(labels int) error {
 		return fmt.Errorf("ledger %s: %w", l.path, err)
 	}
 	if !fits {
-		return fmt.Errorf("ledger %s: %d labels of %v would bring the total to %v by the %v, over the budget %v: %w", l.path, labels, l.step.Guarantee, total, l.header.Filter, l.header.Budget, ErrBudget)
+		return fmt.Errorf("ledger %s: %d labels of %v would bring the total to %v by the %v, over the budget %v: %w", l.path, labels, l.step.Guarantee, total, l.header.Filter, l.header.Budget, errBudget)
 	}
 	return l.write(labels, false)
 }

@@ -174,7 +174,7 @@ func Upgrade(ctx context.Context, path string, b provenance.Binding, opts InitOp
 		return res, err
 	}
 	nh.ID = hex.EncodeToString(id[:])
-	nh.Upgraded = &Upgraded{Version: old.version, Lines: old.chain.n, SHA256: hex.EncodeToString(sum.Sum(nil)), ID: old.header.ID, Head: old.chain.head}
+	nh.Upgraded = &upgraded{Version: old.version, Lines: old.chain.n, SHA256: hex.EncodeToString(sum.Sum(nil)), ID: old.header.ID, Head: old.chain.head}
 
 	// The new ledger, complete and synced, beside the old one.
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".new-*")

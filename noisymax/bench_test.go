@@ -9,13 +9,13 @@ import (
 
 func BenchmarkGNMaxSigmaGrid(b *testing.B) {
 	for b.Loop() {
-		sink, _, _ = GNMaxSigmaGrid(accountant.Guarantee{Eps: 0.2676, Delta: 3e-4})
+		sink, _, _ = gnmaxSigmaGrid(accountant.Guarantee{Eps: 0.2676, Delta: 3e-4})
 	}
 }
 
 func BenchmarkGNMaxSigmaExact(b *testing.B) {
 	for b.Loop() {
-		sink, _, _ = GNMaxSigma(accountant.Guarantee{Eps: 0.2676, Delta: 3e-4}, accountant.PaperConversion)
+		sink, _, _ = gnmaxSigma(accountant.Guarantee{Eps: 0.2676, Delta: 3e-4}, accountant.PaperConversion)
 	}
 }
 
@@ -23,7 +23,7 @@ func BenchmarkGNMaxSigmaExact(b *testing.B) {
 // (T = 200, σ1 = 150, σ2 = 40, K = 250, C = 10) with n queries of skewed
 // votes, at the default orders.
 func benchPATE(b *testing.B, n int) *Account {
-	a, err := NewAccount(ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}, 250, 10, nil)
+	a, err := NewAccount(ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}, 250, 10, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

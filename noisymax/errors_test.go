@@ -20,17 +20,17 @@ func TestBadInput(t *testing.T) {
 		call  func() error
 	}{
 		{"gnmax eps 0", "eps", func() error {
-			_, _, err := GNMaxSigma(accountant.Guarantee{Eps: 0, Delta: 1e-5}, accountant.PaperConversion)
+			_, _, err := gnmaxSigma(accountant.Guarantee{Eps: 0, Delta: 1e-5}, accountant.PaperConversion)
 			return err
 		}},
-		{"gnmax grid delta 0", "delta", func() error { _, _, err := GNMaxSigmaGrid(accountant.Guarantee{Eps: 1, Delta: 0}); return err }},
+		{"gnmax grid delta 0", "delta", func() error { _, _, err := gnmaxSigmaGrid(accountant.Guarantee{Eps: 1, Delta: 0}); return err }},
 		{"gnmax tight eps NaN", "eps", func() error { _, err := GNMaxSigmaTight(accountant.Guarantee{Eps: nan, Delta: 1e-5}, 11); return err }},
 		{"gnmax tight delta 1", "delta", func() error { _, err := GNMaxSigmaTight(accountant.Guarantee{Eps: 0.1, Delta: 1}, 11); return err }},
 		{"gnmax tight delta < 0", "delta", func() error { _, err := GNMaxSigmaTight(accountant.Guarantee{Eps: 0.1, Delta: -1e-9}, 11); return err }},
 		{"gnmax tight K 0", "K", func() error { _, err := GNMaxSigmaTight(ok, 0); return err }},
-		{"gnmax bit sigma 0", "sigma", func() error { _, err := GNMaxBitDelta(0.1, 0, 11); return err }},
-		{"gnmax bit sigma Inf", "sigma", func() error { _, err := GNMaxBitDelta(0.1, inf, 11); return err }},
-		{"gnmax bit eps 0", "eps", func() error { _, err := GNMaxBitDelta(0, 1, 11); return err }},
+		{"gnmax bit sigma 0", "sigma", func() error { _, err := gnmaxBitDelta(0.1, 0, 11); return err }},
+		{"gnmax bit sigma Inf", "sigma", func() error { _, err := gnmaxBitDelta(0.1, inf, 11); return err }},
+		{"gnmax bit eps 0", "eps", func() error { _, err := gnmaxBitDelta(0, 1, 11); return err }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,7 +55,7 @@ func TestBadInput(t *testing.T) {
 func TestAccountTeachersBound(t *testing.T) {
 	m := ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}
 	var pe *accountant.ParamError
-	if _, err := NewAccount(m, maxAccountTeachers+1, 10, nil); !errors.As(err, &pe) || pe.Name != "teachers" {
+	if _, err := NewAccount(m, maxAccountTeachers+1, 10, Options{}); !errors.As(err, &pe) || pe.Name != "teachers" {
 		t.Errorf("K = maxAccountTeachers+1: %v", err)
 	}
 	if _, err := GNMaxDataDependent([]int{math.MaxInt, math.MaxInt, 1}, 40, DiscreteNoise, 1e-5); !errors.As(err, &pe) || pe.Name != "teachers" {
@@ -67,8 +67,8 @@ func TestAccountTeachersBound(t *testing.T) {
 // point, refuses a K beyond what a calibration evaluates in a second.
 func TestBitTeachersBound(t *testing.T) {
 	var pe *accountant.ParamError
-	if _, err := GNMaxBitDelta(1, 5, math.MaxInt); !errors.As(err, &pe) || pe.Name != "K" {
-		t.Errorf("GNMaxBitDelta at K = MaxInt: %v", err)
+	if _, err := gnmaxBitDelta(1, 5, math.MaxInt); !errors.As(err, &pe) || pe.Name != "K" {
+		t.Errorf("gnmaxBitDelta at K = MaxInt: %v", err)
 	}
 	if _, err := GNMaxSigmaTight(accountant.Guarantee{Eps: 1, Delta: 1e-5}, maxBitTeachers+1); !errors.As(err, &pe) || pe.Name != "K" {
 		t.Errorf("GNMaxSigmaTight at K = maxBitTeachers+1: %v", err)
@@ -78,7 +78,7 @@ func TestBitTeachersBound(t *testing.T) {
 // TestGridHugeEps: an eps so large that the grid's least order rounds to 1
 // is calibrated on the orders above it, not refused as an order of 1.
 func TestGridHugeEps(t *testing.T) {
-	if sigma, lambda, err := GNMaxSigmaGrid(accountant.Guarantee{Eps: 1e300, Delta: 1e-300}); err != nil || !(lambda > 1) || !(sigma > 0) {
+	if sigma, lambda, err := gnmaxSigmaGrid(accountant.Guarantee{Eps: 1e300, Delta: 1e-300}); err != nil || !(lambda > 1) || !(sigma > 0) {
 		t.Errorf("eps 1e300: sigma %v, lambda %v, %v", sigma, lambda, err)
 	}
 }

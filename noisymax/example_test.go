@@ -7,14 +7,15 @@ import (
 	"github.com/darrm/darrm/noisymax"
 )
 
-// GNMax's noise for the MNIST per-query target of Table B.2.
-func ExampleGNMaxSigmaGrid() {
+// GNMax's noise for the MNIST per-query target of Table B.2, by the
+// paper's grid search and by the exact search under either conversion.
+func ExampleCalibrateGNMax() {
 	target := accountant.Guarantee{Eps: 0.2676, Delta: 3e-4}
-	sigma, lambda, _ := noisymax.GNMaxSigmaGrid(target)
+	sigma, lambda, _ := noisymax.CalibrateGNMax(target, noisymax.GNMaxGrid, accountant.PaperConversion)
 	fmt.Printf("grid:     sigma = %.2f at lambda = %.2f\n", sigma, lambda)
-	sigma, lambda, _ = noisymax.GNMaxSigma(target, accountant.PaperConversion)
+	sigma, lambda, _ = noisymax.CalibrateGNMax(target, noisymax.GNMaxExact, accountant.PaperConversion)
 	fmt.Printf("exact:    sigma = %.2f at lambda = %.2f\n", sigma, lambda)
-	sigma, lambda, _ = noisymax.GNMaxSigma(target, accountant.ImprovedConversion)
+	sigma, lambda, _ = noisymax.CalibrateGNMax(target, noisymax.GNMaxExact, accountant.ImprovedConversion)
 	fmt.Printf("improved: sigma = %.2f at lambda = %.2f\n", sigma, lambda)
 	// Output:
 	// grid:     sigma = 21.46 at lambda = 62.31
@@ -29,7 +30,7 @@ func ExampleGNMaxSigmaGrid() {
 func ExampleNewAccount() {
 	m := noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
 	for _, dir := range []noisymax.Directions{noisymax.BothDirections, noisymax.OneSided} {
-		acct, err := noisymax.NewAccountWith(m, 250, 10, noisymax.Options{Directions: dir})
+		acct, err := noisymax.NewAccount(m, 250, 10, noisymax.Options{Directions: dir})
 		if err != nil {
 			panic(err)
 		}

@@ -59,14 +59,14 @@ func GNMaxSigma2(target accountant.Guarantee, lambda float64) (float64, error) {
 	return lambda / den, nil
 }
 
-// GNMaxSigmaGrid returns the noise σ of GNMax for a per-query (ε, δ) target
+// gnmaxSigmaGrid returns the noise σ of GNMax for a per-query (ε, δ) target
 // by the paper's grid search (App. B.4.1): the smallest GNMaxSigma2 over
 // GNMaxLambdaGrid, and the λ it picked.
 //
 // For (0.2676, 3e-4) it gives σ = 21.46 at λ = 62.31 (Table B.2 prints
 // σ_min = 21.46 but λ = 34.31, which the search as described does not give).
-// GNMaxSigma finds the exact minimum instead.
-func GNMaxSigmaGrid(target accountant.Guarantee) (sigma, lambda float64, err error) {
+// gnmaxSigma finds the exact minimum instead.
+func gnmaxSigmaGrid(target accountant.Guarantee) (sigma, lambda float64, err error) {
 	grid, err := GNMaxLambdaGrid(target)
 	if err != nil {
 		return 0, 0, err
@@ -91,13 +91,13 @@ func GNMaxSigmaGrid(target accountant.Guarantee) (sigma, lambda float64, err err
 	return math.Sqrt(best), lambda, nil
 }
 
-// GNMaxSigma returns the smallest noise σ for which GNMax, which is
+// gnmaxSigma returns the smallest noise σ for which GNMax, which is
 // (λ, λ/σ²)-RDP for every λ > 1 (Papernot et al. 2018, Section 4.1), meets a
 // per-query (ε, δ) target under conversion c, minimising exactly over λ, and
 // the optimal λ. With accountant.PaperConversion this is the exact minimum of the
-// objective that GNMaxSigmaGrid samples: σ = 1/(sqrt(L+ε) - sqrt(L)),
+// objective that gnmaxSigmaGrid samples: σ = 1/(sqrt(L+ε) - sqrt(L)),
 // λ = 1 + sqrt(L)/(sqrt(L+ε) - sqrt(L)), L = log(1/δ).
-func GNMaxSigma(target accountant.Guarantee, c accountant.Conversion) (sigma, lambda float64, err error) {
+func gnmaxSigma(target accountant.Guarantee, c accountant.Conversion) (sigma, lambda float64, err error) {
 	sigma, lambda, err = accountant.SigmaFor(1, target, c)
 	if err != nil {
 		return 0, 0, fmt.Errorf("GNMax: %w", err)
@@ -112,10 +112,10 @@ type GNMaxSearch int
 
 const (
 	// GNMaxGrid is the paper's grid search over λ with the paper's
-	// conversion (App. B.4.1, GNMaxSigmaGrid): σ = 21.46 for (0.2676, 3e-4),
+	// conversion (App. B.4.1, gnmaxSigmaGrid): σ = 21.46 for (0.2676, 3e-4),
 	// as in Table B.2. It is darrm's default, the thesis' baseline.
 	GNMaxGrid GNMaxSearch = iota
-	// GNMaxExact minimises the bound exactly over λ (GNMaxSigma).
+	// GNMaxExact minimises the bound exactly over λ (gnmaxSigma).
 	GNMaxExact
 	// GNMaxTight calibrates on the exact privacy curve of the bit that
 	// two-class GNMax releases (GNMaxSigmaTight): no RDP, no conversion,
@@ -140,8 +140,8 @@ func (s GNMaxSearch) MarshalText() ([]byte, error) { return []byte(s.String()), 
 func (s *GNMaxSearch) UnmarshalText(b []byte) error { return gnmaxSearchNames.Unmarshal(s, b) }
 
 // CalibrateGNMax returns GNMax's noise σ and order λ for a per-query target
-// by search s under conversion c: GNMaxSigmaGrid, which is defined with the
-// paper's conversion only, or GNMaxSigma. GNMaxTight, which needs the
+// by search s under conversion c: gnmaxSigmaGrid, which is defined with the
+// paper's conversion only, or gnmaxSigma. GNMaxTight, which needs the
 // number of teachers, is GNMaxSigmaTight's.
 func CalibrateGNMax(target accountant.Guarantee, s GNMaxSearch, c accountant.Conversion) (sigma, lambda float64, err error) {
 	switch s {
@@ -149,9 +149,9 @@ func CalibrateGNMax(target accountant.Guarantee, s GNMaxSearch, c accountant.Con
 		if c != accountant.PaperConversion {
 			return 0, 0, &accountant.SettingError{Name: "search", Value: s.String(), Rule: fmt.Sprintf("the paper's search uses the paper's conversion only, not %v (use the exact search)", c)}
 		}
-		return GNMaxSigmaGrid(target)
+		return gnmaxSigmaGrid(target)
 	case GNMaxExact:
-		return GNMaxSigma(target, c)
+		return gnmaxSigma(target, c)
 	case GNMaxTight:
 		return 0, 0, &accountant.SettingError{Name: "search", Value: s.String(), Rule: "depends on the number of teachers K: use GNMaxSigmaTight"}
 	}

@@ -27,7 +27,7 @@ func TestGNMaxDataDependent(t *testing.T) {
 		for _, n := range tc.counts {
 			k += n
 		}
-		a, err := NewAccountWith(ConfidentGNMax{Sigma2: tc.sigma, Noise: tc.noise}, k, len(tc.counts), Options{})
+		a, err := NewAccount(ConfidentGNMax{Sigma2: tc.sigma, Noise: tc.noise}, k, len(tc.counts), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,7 +15,7 @@ import (
 func TestGNMaxExact(t *testing.T) {
 	for _, target := range []accountant.Guarantee{{Eps: 0.2676, Delta: 3e-4}, {Eps: 0.2556, Delta: 3e-4}, {Eps: 1, Delta: 1e-5}, {Eps: 0.05, Delta: 1e-6}, {Eps: 4, Delta: 1e-2}} {
 		for _, c := range []accountant.Conversion{accountant.PaperConversion, accountant.ImprovedConversion} {
-			sigma, lambda, err := GNMaxSigma(target, c)
+			sigma, lambda, err := gnmaxSigma(target, c)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -31,11 +31,11 @@ func TestGNMaxExact(t *testing.T) {
 				t.Errorf("%v %v: sigma*(1-1e-9) still meets the target (eps %v)", target, c, best)
 			}
 		}
-		grid, _, err := GNMaxSigmaGrid(target)
+		grid, _, err := gnmaxSigmaGrid(target)
 		if err != nil {
 			t.Fatal(err)
 		}
-		exact, _, _ := GNMaxSigma(target, accountant.PaperConversion)
+		exact, _, _ := gnmaxSigma(target, accountant.PaperConversion)
 		if exact > grid || grid > exact*1.01 {
 			t.Errorf("%v: grid sigma %v vs exact %v", target, grid, exact)
 		}
@@ -44,11 +44,11 @@ func TestGNMaxExact(t *testing.T) {
 
 func TestGNMaxGridTooStrict(t *testing.T) {
 	// λ_min = log(1/δ)/ε + 1 > 500: no grid point.
-	_, _, err := GNMaxSigmaGrid(accountant.Guarantee{Eps: 0.01, Delta: 1e-6})
+	_, _, err := gnmaxSigmaGrid(accountant.Guarantee{Eps: 0.01, Delta: 1e-6})
 	if err == nil {
 		t.Fatal("no error for an empty grid")
 	}
-	if sigma, _, err := GNMaxSigma(accountant.Guarantee{Eps: 0.01, Delta: 1e-6}, accountant.PaperConversion); err != nil || math.IsInf(sigma, 0) {
+	if sigma, _, err := gnmaxSigma(accountant.Guarantee{Eps: 0.01, Delta: 1e-6}, accountant.PaperConversion); err != nil || math.IsInf(sigma, 0) {
 		t.Errorf("exact GNMax for the same target: %v, %v", sigma, err)
 	}
 }
@@ -56,7 +56,7 @@ func TestGNMaxGridTooStrict(t *testing.T) {
 // TestGNMaxCurve checks the curve of Figure B.8: the grid starts at
 // λ_min = log(1/δ)/ε + 1 and steps by 0.5 up to 500, σ² is infinite at
 // λ_min and equals λ/(ε - log(1/δ)/(λ-1)) after it, its grid minimum is
-// GNMaxSigmaGrid's, and Table B.2's printed λ = 34.31 needs more noise than
+// gnmaxSigmaGrid's, and Table B.2's printed λ = 34.31 needs more noise than
 // its printed σ_min = 21.46.
 func TestGNMaxCurve(t *testing.T) {
 	target := accountant.Guarantee{Eps: 0.2676, Delta: 3e-4}
@@ -81,9 +81,9 @@ func TestGNMaxCurve(t *testing.T) {
 			best, at = s2, l
 		}
 	}
-	sigma, lambda, _ := GNMaxSigmaGrid(target)
+	sigma, lambda, _ := gnmaxSigmaGrid(target)
 	if math.Sqrt(best) != sigma || at != lambda {
-		t.Errorf("grid minimum %v at %v, GNMaxSigmaGrid %v at %v", math.Sqrt(best), at, sigma, lambda)
+		t.Errorf("grid minimum %v at %v, gnmaxSigmaGrid %v at %v", math.Sqrt(best), at, sigma, lambda)
 	}
 	if s2, _ := GNMaxSigma2(target, 34.31); !(math.Sqrt(s2) > 21.47) {
 		t.Errorf("sigma at Table B.2's lambda = 34.31: %v", math.Sqrt(s2))
@@ -139,7 +139,7 @@ func TestGNMaxReference(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sigma, lambda, err := GNMaxSigmaGrid(tt.target)
+			sigma, lambda, err := gnmaxSigmaGrid(tt.target)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,7 +149,7 @@ func TestGNMaxReference(t *testing.T) {
 			if got := round(lambda, tt.lambda); got != tt.lambda {
 				t.Errorf("grid lambda = %v, want %s", lambda, tt.lambda)
 			}
-			exact, _, err := GNMaxSigma(tt.target, accountant.PaperConversion)
+			exact, _, err := gnmaxSigma(tt.target, accountant.PaperConversion)
 			if err != nil {
 				t.Fatal(err)
 			}

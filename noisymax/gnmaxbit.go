@@ -190,12 +190,12 @@ func discreteSmallSide(sigma float64, k int) []outward.Interval {
 // a K near 2^63.
 const maxBitTeachers = 1 << 14
 
-// GNMaxBitDelta returns an upper bound of δ(ε), the exact privacy curve at
+// gnmaxBitDelta returns an upper bound of δ(ε), the exact privacy curve at
 // ε of the label that two-class GNMax with noise σ releases from k
 // teachers' votes, when a record changes at most one teacher's vote (the
 // formula above). Every probability is bracketed outward, so the bound
 // holds for the exact real-number curve; it exceeds it by a few ulps.
-func GNMaxBitDelta(eps, sigma float64, k int) (float64, error) {
+func gnmaxBitDelta(eps, sigma float64, k int) (float64, error) {
 	if err := param.Positive("eps", eps); err != nil {
 		return 0, fmt.Errorf("GNMax bit: %w", err)
 	}
@@ -259,7 +259,7 @@ func GNMaxBitProbs(sigma float64, k int, n Noise) ([]float64, error) {
 }
 
 // GNMaxSigmaTight returns the noise σ of two-class GNMax over k teachers
-// calibrated on the released bit's exact privacy curve (GNMaxBitDelta):
+// calibrated on the released bit's exact privacy curve (gnmaxBitDelta):
 // the least σ, to a relative 1e-12 and rounded up, at which the bit is
 // (target.Eps, target.Delta)-DP when a record changes at most one
 // teacher's vote. target.Delta may be 0: with finitely many vote counts
@@ -285,7 +285,7 @@ func GNMaxSigmaTight(target accountant.Guarantee, k int) (float64, error) {
 		return 0, fmt.Errorf("GNMax tight: %w", err)
 	}
 	meets := func(sigma float64) bool {
-		d, err := GNMaxBitDelta(target.Eps, sigma, k)
+		d, err := gnmaxBitDelta(target.Eps, sigma, k)
 		return err == nil && d <= target.Delta
 	}
 	lo, hi := 1.0, 1.0

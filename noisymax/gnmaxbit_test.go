@@ -10,7 +10,7 @@ import (
 	"github.com/darrm/darrm/internal/bigmath"
 )
 
-// exactBitDelta is GNMaxBitDelta's curve computed independently, in
+// exactBitDelta is gnmaxBitDelta's curve computed independently, in
 // 256-bit arithmetic: p_l = Φ((2l-K)/(√2σ)) from bigmath.Erfc, both
 // directions of every pair of neighbouring vote counts.
 func exactBitDelta(eps, sigma float64, k int) *big.Float {
@@ -56,7 +56,7 @@ func gaussianDelta(eps, sigma float64) float64 {
 	return phi(mu/2-eps/mu) - math.Exp(eps)*phi(-mu/2-eps/mu)
 }
 
-// TestGNMaxBitReference: GNMaxBitDelta is an upper bound of the exact
+// TestGNMaxBitReference: gnmaxBitDelta is an upper bound of the exact
 // curve and within 1e-14 of it (the outward rounding of a difference of
 // probabilities), on cases from a single teacher to K = 1001, small and
 // large σ.
@@ -69,7 +69,7 @@ func TestGNMaxBitReference(t *testing.T) {
 		{1, 3.4323, 11}, {0.5, 2.27, 1}, {0.1, 34.2, 101}, {0.05, 42.44, 1001},
 		{2, 0.8, 5}, {0.01, 1.5, 3},
 	} {
-		got, err := GNMaxBitDelta(c.eps, c.sigma, c.k)
+		got, err := gnmaxBitDelta(c.eps, c.sigma, c.k)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +95,7 @@ func TestGNMaxBitReference(t *testing.T) {
 		{0.2, 8, 11, 0.011072318957982654674},
 		{0.05, 21.46, 11, 0.0065160521058307744415},
 	} {
-		if got, _ := GNMaxBitDelta(c.eps, c.sigma, c.k); got-c.want > 1e-14 || got < c.want {
+		if got, _ := gnmaxBitDelta(c.eps, c.sigma, c.k); got-c.want > 1e-14 || got < c.want {
 			t.Errorf("delta(%v) at sigma %v, K %d = %.17g, mpmath %.17g", c.eps, c.sigma, c.k, got, c.want)
 		}
 	}
@@ -148,7 +148,7 @@ func TestGNMaxSigmaTight(t *testing.T) {
 		for _, eps := range []float64{0.01, 0.05, 0.3, 0.6, 0.7} {
 			prev := math.Inf(1)
 			for sigma := 0.05; sigma < 200; sigma *= step {
-				d, err := GNMaxBitDelta(eps, sigma, k)
+				d, err := gnmaxBitDelta(eps, sigma, k)
 				if err != nil {
 					t.Fatal(err)
 				}

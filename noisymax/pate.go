@@ -22,7 +22,7 @@ import (
 // step add to vote counts: DiscreteNoise, what darrm's releases draw, or
 // ContinuousNoise, the PATE paper's. The two give different bounds, so the
 // zero value, UnsetNoise, names neither: every function that takes a
-// Noise (ConfidentGNMax.Validate, GNMaxLogQ, ThresholdLogQ and those
+// Noise (ConfidentGNMax.Validate, checkedGNMaxLogQ, checkedThresholdLogQ and those
 // built on them) refuses it with an error naming the noise.
 type Noise int
 
@@ -83,8 +83,8 @@ const (
 	// BothDirections bounds D_λ(M(x)‖M(x')) and D_λ(M(x')‖M(x)) for every
 	// neighbour x': a Rényi-DP guarantee at x. It applies the PATE
 	// paper's Theorem 6 with a q̃ that bounds the probability of missing
-	// the plurality at x and at every neighbour (GNMaxNeighbourLogQ,
-	// ThresholdNeighbourLogQ; docs/pate.md, "Both directions"). The
+	// the plurality at x and at every neighbour (checkedGNMaxNeighbourLogQ,
+	// thresholdNeighbourLogQ; docs/pate.md, "Both directions"). The
 	// default.
 	BothDirections Directions = iota
 	// OneSided is Theorem 6 as the PATE paper states and uses it: a bound
@@ -186,7 +186,7 @@ func logSumExpUp(ts []float64) float64 {
 	return outward.AddUp(m, outward.Log(s).Hi)
 }
 
-// GNMaxLogQ returns log q̃, an upper bound on log Pr[GNMax(n) != i*] for
+// checkedGNMaxLogQ returns log q̃, an upper bound on log Pr[GNMax(n) != i*] for
 // the vote counts n of C >= 2 classes and noise σ, i* the first class
 // with the most votes (PATE paper, Proposition 7): with ContinuousNoise
 //
@@ -199,7 +199,7 @@ func logSumExpUp(ts []float64) float64 {
 // The cap 1 - 1/C holds for both: the plurality is the likeliest output.
 // The result is -Inf only when no class but i* exists, which C >= 2 rules
 // out, so it is always finite.
-func GNMaxLogQ(counts []int, sigma float64, noise Noise) (float64, error) {
+func checkedGNMaxLogQ(counts []int, sigma float64, noise Noise) (float64, error) {
 	top, err := checkGNMaxCounts(counts, sigma, noise)
 	if err != nil {
 		return 0, err
@@ -207,21 +207,21 @@ func GNMaxLogQ(counts []int, sigma float64, noise Noise) (float64, error) {
 	return gnmaxLogQ(counts, top, sigma, noise), nil
 }
 
-// GNMaxNeighbourLogQ returns log Q̃, the largest q̃ of GNMaxLogQ over the
+// checkedGNMaxNeighbourLogQ returns log Q̃, the largest q̃ of checkedGNMaxLogQ over the
 // vote counts and every histogram one changed vote away from them (a vote
 // moved from one class to another: PATE's one-vote relation). Q̃ bounds
 // the probability that GNMax misses the plurality at the counts and, at
 // each neighbour, that neighbour's plurality, so the PATE paper's Theorem
 // 6 at Q̃ (gnmaxRDP) bounds the Rényi divergence between the two output
 // distributions in both directions (BothDirections; docs/pate.md).
-func GNMaxNeighbourLogQ(counts []int, sigma float64, noise Noise) (float64, error) {
+func checkedGNMaxNeighbourLogQ(counts []int, sigma float64, noise Noise) (float64, error) {
 	if _, err := checkGNMaxCounts(counts, sigma, noise); err != nil {
 		return 0, err
 	}
 	return gnmaxNeighbourLogQ(counts, sigma, noise), nil
 }
 
-// checkGNMaxCounts checks the arguments of GNMaxLogQ and returns the first
+// checkGNMaxCounts checks the arguments of checkedGNMaxLogQ and returns the first
 // class with the most votes.
 func checkGNMaxCounts(counts []int, sigma float64, noise Noise) (int, error) {
 	if len(counts) < 2 {
@@ -238,7 +238,7 @@ func checkGNMaxCounts(counts []int, sigma float64, noise Noise) (int, error) {
 	return argmax(counts), nil
 }
 
-// gnmaxLogQ is GNMaxLogQ for checked input with top the plurality.
+// gnmaxLogQ is checkedGNMaxLogQ for checked input with top the plurality.
 func gnmaxLogQ(counts []int, top int, sigma float64, noise Noise) float64 {
 	shift := 0.0
 	if noise == DiscreteNoise {
@@ -265,7 +265,7 @@ func gnmaxLogQ(counts []int, top int, sigma float64, noise Noise) float64 {
 	return math.Min(l, outward.LibUp(math.Log1p(-1/c))+outward.ULP)
 }
 
-// gnmaxNeighbourLogQ is GNMaxNeighbourLogQ for checked input. q̃ depends
+// gnmaxNeighbourLogQ is checkedGNMaxNeighbourLogQ for checked input. q̃ depends
 // on a histogram only through its multiset of counts, so a move between
 // two classes is tried once per pair of their counts, between the first
 // class of each count (the second, for two classes of one count): D² moves
@@ -305,7 +305,7 @@ func gnmaxNeighbourLogQ(counts []int, sigma float64, noise Noise) float64 {
 	return l
 }
 
-// ThresholdLogQ returns, for the threshold step of Confident-GNMax (PATE
+// checkedThresholdLogQ returns, for the threshold step of Confident-GNMax (PATE
 // paper, Algorithm 1: answer when the largest count plus noise of
 // deviation sigma1 reaches threshold), log q̃ with q̃ an upper bound on
 // min(p, 1-p), p the probability of answering, and p itself (summed to
@@ -318,7 +318,7 @@ func gnmaxNeighbourLogQ(counts []int, sigma float64, noise Noise) float64 {
 // discrete Gaussian's own normaliser N = Σ_z e^{-z²/(2σ²)}; and for
 // k >= 1, Pr[Z >= k] <= (e^{-k²/(2σ²)} + ∫_k^∞ e^{-z²/(2σ²)}dz)/N with
 // N >= σ√(2π); 1 - p = Pr[Z >= 1 - k] likewise.
-func ThresholdLogQ(maxCount int, threshold, sigma1 float64, noise Noise) (logq, p float64, err error) {
+func checkedThresholdLogQ(maxCount int, threshold, sigma1 float64, noise Noise) (logq, p float64, err error) {
 	if err := checkThreshold(maxCount, threshold, sigma1, noise); err != nil {
 		return 0, 0, err
 	}
@@ -326,13 +326,13 @@ func ThresholdLogQ(maxCount int, threshold, sigma1 float64, noise Noise) (logq, 
 	return logq, p, nil
 }
 
-// ThresholdNeighbourLogQ returns log Q̃ for the threshold step at largest
+// thresholdNeighbourLogQ returns log Q̃ for the threshold step at largest
 // count v of K teachers voting among C classes: the largest log q̃ of
-// ThresholdLogQ at v and at v - 1 and v + 1 where they lie in
+// checkedThresholdLogQ at v and at v - 1 and v + 1 where they lie in
 // [⌈K/C⌉, K], the largest counts one changed vote can give. Theorem 6 at
 // Q̃ (thresholdRDP) bounds the Rényi divergence in both directions
 // (BothDirections).
-func ThresholdNeighbourLogQ(maxCount, teachers, classes int, threshold, sigma1 float64, noise Noise) (float64, error) {
+func thresholdNeighbourLogQ(maxCount, teachers, classes int, threshold, sigma1 float64, noise Noise) (float64, error) {
 	if err := param.Count("teachers", teachers, 1); err != nil {
 		return 0, fmt.Errorf("threshold q: %w", err)
 	}
@@ -381,8 +381,8 @@ func maxNear(f func(w int) float64, v, lo, hi int) float64 {
 }
 
 // thresholdTable returns, for the largest counts v = 0..K of K teachers,
-// log q̃ of the threshold step as directions needs it (ThresholdLogQ for
-// OneSided, ThresholdNeighbourLogQ for BothDirections; the latter only for
+// log q̃ of the threshold step as directions needs it (checkedThresholdLogQ for
+// OneSided, thresholdNeighbourLogQ for BothDirections; the latter only for
 // v >= ⌈K/C⌉, the counts that occur) and the probability of answering.
 func thresholdTable(m ConfidentGNMax, teachers, classes int, directions Directions) (logq, p []float64) {
 	own := make([]float64, teachers+1)
@@ -516,8 +516,8 @@ func thresholdRDPIndependent(sigma1, order float64) (float64, error) {
 // noise σ given q̃ = e^logq, an upper bound on the probability of missing
 // the plurality: the bound of the PATE paper's Theorem 6 with
 // μ2 = σ·sqrt(log 1/q̃), μ1 = μ2 + 1 (Proposition 10) where it applies and
-// is below λ/σ², else λ/σ². With q̃ from GNMaxLogQ it bounds D_λ(M(x)‖M(x'))
-// only (OneSided); with Q̃ from GNMaxNeighbourLogQ it bounds both
+// is below λ/σ², else λ/σ². With q̃ from checkedGNMaxLogQ it bounds D_λ(M(x)‖M(x'))
+// only (OneSided); with Q̃ from checkedGNMaxNeighbourLogQ it bounds both
 // directions. It is the function β of the smooth-sensitivity analysis:
 // where q̃ is above the point q0 at which the two bounds cross it is λ/σ²
 // (see docs/pate.md).
@@ -530,8 +530,8 @@ func gnmaxRDP(logq, sigma, order float64) (float64, error) {
 
 // thresholdRDP returns the data-dependent Rényi DP at order λ of the
 // threshold step with noise σ1 given q̃ = e^logq: gnmaxRDP's bound for
-// curves λ/(2σ1²), i.e. σ = √2·σ1. With q̃ from ThresholdLogQ it is
-// one-sided; with Q̃ from ThresholdNeighbourLogQ it bounds both
+// curves λ/(2σ1²), i.e. σ = √2·σ1. With q̃ from checkedThresholdLogQ it is
+// one-sided; with Q̃ from thresholdNeighbourLogQ it bounds both
 // directions.
 func thresholdRDP(logq, sigma1, order float64) (float64, error) {
 	if err := checkRDPArgs(logq, sigma1, order); err != nil {

@@ -102,15 +102,15 @@ func (m ConfidentGNMax) RunSlope(queries, labels int) (float64, error) {
 	return r.Hi, nil
 }
 
-// Answer says what became of one query of a release: AnswerUnknown (the
+// answer says what became of one query of a release: AnswerUnknown (the
 // zero value: no release given, charged in expectation), Answered or
 // NotAnswered (the threshold step withheld the label).
-type Answer int8
+type answer int8
 
 const (
 	// AnswerUnknown: no release is given; the threshold step is charged
 	// in expectation over its noise (the PATE paper's Table 2).
-	AnswerUnknown Answer = iota
+	AnswerUnknown answer = iota
 	// Answered: the query got a label.
 	Answered
 	// NotAnswered: the threshold step withheld the label.
@@ -146,9 +146,9 @@ type Account struct {
 	gn, th     []*curve
 	teachers   int
 	classes    int
-	mode       Answer // AnswerUnknown, or Answered for a realised release
+	mode       answer // AnswerUnknown, or Answered for a realised release
 	counts     []int32
-	answers    []Answer
+	answers    []answer
 	logq       [][2]float64 // per query: log q̃ charged for the threshold step and for GNMax
 	// thLogQ and thP are the threshold step's log q̃ (as charged) and its
 	// probability of answering at each largest count 0..K.
@@ -170,22 +170,15 @@ type Options struct {
 	Directions Directions
 }
 
-// NewAccount returns an empty account for mechanism m at the given
-// Rényi orders (DefaultOrders when nil), K teachers and C classes,
-// with the data-dependent bound in both directions.
-func NewAccount(m ConfidentGNMax, teachers, classes int, orders []float64) (*Account, error) {
-	return NewAccountWith(m, teachers, classes, Options{Orders: orders})
-}
-
 // maxAccountTeachers bounds the teachers of an Account: its tables and
 // the smooth sensitivity's walk have K+1 entries (PATE's experiments have
 // K = 250; at K = 4e9, summed from four counts of a vote file, they
 // exhausted memory).
 const maxAccountTeachers = 1 << 20
 
-// NewAccountWith returns an empty account for mechanism m, K teachers
+// NewAccount returns an empty account for mechanism m, K teachers
 // (at most maxAccountTeachers) and C classes, analysed as opt says.
-func NewAccountWith(m ConfidentGNMax, teachers, classes int, opt Options) (*Account, error) {
+func NewAccount(m ConfidentGNMax, teachers, classes int, opt Options) (*Account, error) {
 	if err := param.CountIn("teachers", teachers, 1, maxAccountTeachers); err != nil {
 		return nil, fmt.Errorf("PATE account: %w", err)
 	}
@@ -242,7 +235,7 @@ func GNMaxDataDependent(counts []int, sigma float64, noise Noise, delta float64)
 	wrap := func(err error) error {
 		return fmt.Errorf("GNMax of %d counts (C classes) summing to %d (K teachers): %w", len(counts), teachers, err)
 	}
-	a, err := NewAccount(ConfidentGNMax{Sigma2: sigma, Noise: noise}, teachers, len(counts), nil)
+	a, err := NewAccount(ConfidentGNMax{Sigma2: sigma, Noise: noise}, teachers, len(counts), Options{})
 	if err != nil {
 		return Result{}, wrap(err)
 	}
@@ -267,7 +260,7 @@ func (a *Account) Directions() Directions { return a.directions }
 // what became of it: AnswerUnknown for every query of an account of
 // expected cost, Answered or NotAnswered for every query of a release
 // (a plain GNMax release answers every query).
-func (a *Account) Add(counts []int, ans Answer) error {
+func (a *Account) Add(counts []int, ans answer) error {
 	if len(counts) != a.classes {
 		return fmt.Errorf("PATE account: %d counts, want C = %d", len(counts), a.classes)
 	}

@@ -299,8 +299,8 @@ func TestThresholdBothDirections(t *testing.T) {
 		bothTab, _ := thresholdTable(m, k, c, BothDirections)
 		cv := newCurve(thresholdSlope(sigma), order)
 		one, both := cv.at(oneTab[v]).Hi, cv.at(bothTab[v]).Hi
-		if l, err := ThresholdNeighbourLogQ(v, k, c, thr, sigma, DiscreteNoise); err != nil || l != bothTab[v] {
-			t.Fatalf("ThresholdNeighbourLogQ %v, %v; table %v", l, err, bothTab[v])
+		if l, err := thresholdNeighbourLogQ(v, k, c, thr, sigma, DiscreteNoise); err != nil || l != bothTab[v] {
+			t.Fatalf("thresholdNeighbourLogQ %v, %v; table %v", l, err, bothTab[v])
 		}
 		p := exactThreshold(t, v, thr, sigma)
 		for _, w := range []int{v - 1, v + 1} {
@@ -352,7 +352,7 @@ func TestThresholdAnswerProbabilityExact(t *testing.T) {
 				tail.Add(tail, weight(z))
 			}
 			want, _ := new(big.Float).SetPrec(refPrec).Quo(tail, total).Float64()
-			_, p, err := ThresholdLogQ(c.v, c.t, sigma, DiscreteNoise)
+			_, p, err := checkedThresholdLogQ(c.v, c.t, sigma, DiscreteNoise)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -372,7 +372,7 @@ func TestPATEAccountBothDirections(t *testing.T) {
 		name   string
 		m      ConfidentGNMax
 		counts []int
-		ans    Answer
+		ans    answer
 		order  float64
 		other  []int // the neighbour with the larger reverse divergence
 	}{
@@ -391,7 +391,7 @@ func TestPATEAccountBothDirections(t *testing.T) {
 		revLo, rev := renyi(q, p, c.order)
 		charged := map[Directions]float64{}
 		for _, dir := range []Directions{BothDirections, OneSided} {
-			a, err := NewAccountWith(c.m, sum(c.counts), len(c.counts), Options{Orders: []float64{c.order}, Directions: dir})
+			a, err := NewAccount(c.m, sum(c.counts), len(c.counts), Options{Orders: []float64{c.order}, Directions: dir})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -406,7 +406,7 @@ func TestPATEAccountBothDirections(t *testing.T) {
 				t.Errorf("%s %v: result %v, %v; charged %v", c.name, dir, r.Directions, r.RDPDependent, charged[dir])
 			}
 		}
-		def, err := NewAccount(c.m, sum(c.counts), len(c.counts), []float64{c.order})
+		def, err := NewAccount(c.m, sum(c.counts), len(c.counts), Options{Orders: []float64{c.order}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -441,7 +441,7 @@ func TestPATEAccountLocalSensitivityBruteForce(t *testing.T) {
 	hs := histograms(k, classes)
 	for _, c := range []struct {
 		m   ConfidentGNMax
-		ans Answer
+		ans answer
 	}{
 		{ConfidentGNMax{Sigma2: 1, Noise: DiscreteNoise}, Answered},
 		{ConfidentGNMax{Threshold: 8, Sigma1: 1.5, Sigma2: 1, Noise: DiscreteNoise}, Answered},
@@ -450,7 +450,7 @@ func TestPATEAccountLocalSensitivityBruteForce(t *testing.T) {
 	} {
 		for _, dir := range []Directions{BothDirections, OneSided} {
 			account := func(h []int) *Account {
-				a, err := NewAccountWith(c.m, k, classes, Options{Orders: []float64{order}, Directions: dir})
+				a, err := NewAccount(c.m, k, classes, Options{Orders: []float64{order}, Directions: dir})
 				if err != nil {
 					t.Fatal(err)
 				}

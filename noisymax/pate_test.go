@@ -101,7 +101,7 @@ func TestDataDependentBelowIndependent(t *testing.T) {
 		order := 1.5 + r.Float64()*80
 		noise := []Noise{DiscreteNoise, ContinuousNoise}[r.IntN(2)]
 		counts := randomCounts(r, k, c)
-		lq, err := GNMaxLogQ(counts, sigma, noise)
+		lq, err := checkedGNMaxLogQ(counts, sigma, noise)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,12 +112,12 @@ func TestDataDependentBelowIndependent(t *testing.T) {
 		}
 		unanimous := make([]int, c)
 		unanimous[0] = k
-		lu, _ := GNMaxLogQ(unanimous, sigma, noise)
+		lu, _ := checkedGNMaxLogQ(unanimous, sigma, noise)
 		du, _ := gnmaxRDP(lu, sigma, order)
 		if du > dep {
 			t.Fatalf("K %d C %d sigma %v order %v: unanimous %v above %v at %v", k, c, sigma, order, du, dep, counts)
 		}
-		lt, p, err := ThresholdLogQ(counts[argmax(counts)], r.Float64()*float64(k), sigma, noise)
+		lt, p, err := checkedThresholdLogQ(counts[argmax(counts)], r.Float64()*float64(k), sigma, noise)
 		if err != nil || p < 0 || p > 1 {
 			t.Fatal(err, p)
 		}
@@ -134,7 +134,7 @@ func TestDataDependentBelowIndependent(t *testing.T) {
 // data-dependent bound is the data-independent one.
 func TestThesisSettingIsDataIndependent(t *testing.T) {
 	for _, noise := range []Noise{ContinuousNoise, DiscreteNoise} {
-		lq, _ := GNMaxLogQ([]int{11, 0}, 21.46, noise)
+		lq, _ := checkedGNMaxLogQ([]int{11, 0}, 21.46, noise)
 		dep, _ := gnmaxRDP(lq, 21.46, 62.31)
 		ind, _ := gnmaxRDPIndependent(21.46, 62.31)
 		if dep != ind {
@@ -142,7 +142,7 @@ func TestThesisSettingIsDataIndependent(t *testing.T) {
 		}
 	}
 	// With 250 teachers and 10 classes it does apply.
-	lq, _ := GNMaxLogQ([]int{250, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 40, ContinuousNoise)
+	lq, _ := checkedGNMaxLogQ([]int{250, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 40, ContinuousNoise)
 	dep, _ := gnmaxRDP(lq, 40, 20)
 	if ind, _ := gnmaxRDPIndependent(40, 20); !(dep < ind/10) {
 		t.Errorf("MNIST-like unanimous votes: dependent %v, independent %v", dep, ind)
@@ -190,7 +190,7 @@ func TestDiscreteQBoundHolds(t *testing.T) {
 	for _, sigma := range []float64{0.5, 1, 1.7, 3} {
 		for _, counts := range [][]int{{5, 5, 0}, {6, 4, 0}, {8, 1, 1}, {10, 0, 0}, {7, 3, 0}, {12, 0, 0}} {
 			miss := exactDiscreteMiss(counts, sigma)
-			lq, _ := GNMaxLogQ(counts, sigma, DiscreteNoise)
+			lq, _ := checkedGNMaxLogQ(counts, sigma, DiscreteNoise)
 			if math.Exp(lq) < miss*(1+1e-9) {
 				t.Errorf("sigma %v counts %v: q bound %v below the exact %v", sigma, counts, math.Exp(lq), miss)
 			}
@@ -396,7 +396,7 @@ func TestThresholdBound(t *testing.T) {
 		if tc.ok != (err == nil) || (!tc.ok && (!errors.As(err, &pe) || pe.Name != "threshold" || pe.Value != tc.m.Threshold)) {
 			t.Errorf("threshold %v, sigma1 %v: %v", tc.m.Threshold, tc.m.Sigma1, err)
 		}
-		if _, err := NewAccountWith(tc.m, 250, 10, Options{}); tc.ok != (err == nil) {
+		if _, err := NewAccount(tc.m, 250, 10, Options{}); tc.ok != (err == nil) {
 			t.Errorf("account at threshold %v: %v", tc.m.Threshold, err)
 		}
 	}

@@ -65,21 +65,21 @@ func TestPATENoiseUnset(t *testing.T) {
 		t.Fatalf("zero value %v, want UnsetNoise", zero)
 	}
 	counts := []int{8, 2}
-	_, _, thErr := ThresholdLogQ(8, 5, 2, zero)
+	_, _, thErr := checkedThresholdLogQ(8, 5, 2, zero)
 	_, jsonErr := json.Marshal(struct{ Noise Noise }{zero})
-	_, acctErr := NewAccount(ConfidentGNMax{Sigma2: 2}, 10, 2, nil)
+	_, acctErr := NewAccount(ConfidentGNMax{Sigma2: 2}, 10, 2, Options{})
 	_, oneErr := GNMaxDataDependent(counts, 2, zero, 1e-5)
 	for name, err := range map[string]error{
-		"ConfidentGNMax.Validate": ConfidentGNMax{Sigma2: 2}.Validate(),
-		"confident Validate":      ConfidentGNMax{Threshold: 5, Sigma1: 2, Sigma2: 2}.Validate(),
-		"GNMaxLogQ":               second(GNMaxLogQ(counts, 2, zero)),
-		"GNMaxNeighbourLogQ":      second(GNMaxNeighbourLogQ(counts, 2, zero)),
-		"ThresholdLogQ":           thErr,
-		"ThresholdNeighbourLogQ":  second(ThresholdNeighbourLogQ(8, 10, 2, 5, 2, zero)),
-		"NewAccount":              acctErr,
-		"GNMaxDataDependent":      oneErr,
-		"MarshalText":             jsonErr,
-		"another value":           ConfidentGNMax{Sigma2: 2, Noise: Noise(3)}.Validate(),
+		"ConfidentGNMax.Validate":   ConfidentGNMax{Sigma2: 2}.Validate(),
+		"confident Validate":        ConfidentGNMax{Threshold: 5, Sigma1: 2, Sigma2: 2}.Validate(),
+		"checkedGNMaxLogQ":          second(checkedGNMaxLogQ(counts, 2, zero)),
+		"checkedGNMaxNeighbourLogQ": second(checkedGNMaxNeighbourLogQ(counts, 2, zero)),
+		"checkedThresholdLogQ":      thErr,
+		"thresholdNeighbourLogQ":    second(thresholdNeighbourLogQ(8, 10, 2, 5, 2, zero)),
+		"NewAccount":                acctErr,
+		"GNMaxDataDependent":        oneErr,
+		"MarshalText":               jsonErr,
+		"another value":             ConfidentGNMax{Sigma2: 2, Noise: Noise(3)}.Validate(),
 	} {
 		if err == nil || !strings.Contains(err.Error(), "noise ") {
 			t.Errorf("%s with the zero noise: %v, want an error naming the noise", name, err)

@@ -26,7 +26,7 @@ import (
 // Origin is FromCache or Solved, its Entry the gamma with its certificate
 // and statistics, its Path the cache file (with a cache), and its
 // StoreErr a failure to store a fresh entry, beside a valid result.
-func cached(ctx context.Context, d *cache.Dir, p constraints.Problem, prior gamma.Prior, opts Options, onCorrupt func(error), certify Certifier) (Loaded, error) {
+func cached(ctx context.Context, d *cache.Dir, p constraints.Problem, prior gamma.Prior, opts Options, onCorrupt func(error), certify certifier) (Loaded, error) {
 	key := cache.Key{Problem: p, Prior: prior.String()}
 	var path string
 	if d != nil {
@@ -70,7 +70,7 @@ func cached(ctx context.Context, d *cache.Dir, p constraints.Problem, prior gamm
 // contradict its stored optimality, is a *cache.CorruptError naming the
 // file: a checksum proves only that the file is unchanged since it was
 // written, not that what was written is private or optimal.
-func reverified(ctx context.Context, d *cache.Dir, key cache.Key, certify Certifier) (*cache.Entry, error) {
+func reverified(ctx context.Context, d *cache.Dir, key cache.Key, certify certifier) (*cache.Entry, error) {
 	e, err := d.Get(key)
 	if err != nil {
 		return nil, err

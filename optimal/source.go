@@ -46,13 +46,13 @@ type Source struct {
 	// of what it will use (an aggregator, of the gamma it samples), so
 	// that the gamma is certified once per use. The entry passes only if
 	// the certificate's Status is gamma.Certified.
-	Certify Certifier
+	Certify func(ctx context.Context, p constraints.Problem, g gamma.Gamma) (gamma.Certificate, error)
 }
 
-// A Certifier returns the certificate of gamma g for problem p by the
+// A certifier returns the certificate of gamma g for problem p by the
 // exhaustive check (gamma.Verify, or a check of the gamma as its user
 // samples it).
-type Certifier func(ctx context.Context, p constraints.Problem, g gamma.Gamma) (gamma.Certificate, error)
+type certifier func(ctx context.Context, p constraints.Problem, g gamma.Gamma) (gamma.Certificate, error)
 
 // Origin says where a Source found a gamma: FromGiven (the
 // caller's, the zero value), FromCache (a cache entry, certified again
@@ -165,7 +165,7 @@ func (s Source) Load(ctx context.Context, p constraints.Problem) (Loaded, error)
 }
 
 // certifier returns s.Certify, else gamma.Verify with s's workers.
-func (s Source) certifier() Certifier {
+func (s Source) certifier() certifier {
 	if s.Certify != nil {
 		return s.Certify
 	}
@@ -173,7 +173,7 @@ func (s Source) certifier() Certifier {
 }
 
 // verifier is gamma.Verify with workers goroutines.
-func verifier(workers int) Certifier {
+func verifier(workers int) certifier {
 	return func(ctx context.Context, p constraints.Problem, g gamma.Gamma) (gamma.Certificate, error) {
 		return gamma.Verify(ctx, p, g, gamma.VerifyOptions{Workers: workers})
 	}

@@ -52,12 +52,12 @@ type AccountOptions struct {
 // Ensemble, has charged (ledger.Ledger.Runs).
 type Recorded struct {
 	Ledger, Ensemble string
-	Releases         []RecordedRelease
+	Releases         []recordedRelease
 }
 
-// RecordedRelease is one release a ledger charged: its mechanism, the
+// recordedRelease is one release a ledger charged: its mechanism, the
 // guarantee of each label and how many labels it charged.
-type RecordedRelease struct {
+type recordedRelease struct {
 	Mechanism provenance.MechanismName
 	PerQuery  accountant.Guarantee
 	Labels    int
@@ -88,7 +88,7 @@ type AccountResult struct {
 	Classes  int
 	LNMax    *noisymax.LNMaxResult
 	Result   noisymax.Result
-	Smooth   Smooth
+	Smooth   smooth
 	// Realised says that the account is of a release's labels: its
 	// data-independent and data-dependent costs charge the GNMax step
 	// only where it answered, which is analysis (an odometer's reading
@@ -115,7 +115,7 @@ type AccountResult struct {
 	// Draws are the smooth-sensitivity draws on the votes that the totals
 	// cover (ReleaseOnce: every draw recorded on them, with any settings,
 	// and a new one).
-	Draws []Draw
+	Draws []draw
 
 	// legacy is the key darrm recorded draws under before Votes
 	// (legacyHash); answers hashes which queries a release's labels
@@ -125,11 +125,11 @@ type AccountResult struct {
 
 // Account accounts for the queries of in (any vote file, read as counts)
 // under opts, and prepares the smooth-sensitivity release of the
-// data-dependent cost (PrepareSmooth) without drawing it: a draw is a
+// data-dependent cost (prepareSmooth) without drawing it: a draw is a
 // release of the votes, which only ReleaseOnce makes. The votes must be
 // in the one-vote relation, the relation of every mechanism here
 // (provenance.Check); labels with a metadata header must be of this
-// mechanism and its settings (else a *provenance.SettingError), K and C,
+// mechanism and its settings (else an error naming both values), K and C,
 // and of the votes' ensemble; every label row must name its query, in
 // order. Labels that end before the votes (a release its budget
 // stopped) account the queries labelled; the rest are read and keyed
@@ -160,7 +160,7 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 		out.Release, err = releaseAccounting(opts, in.K(), in.Classes(), b)
 		return out, err
 	}
-	acct, err := noisymax.NewAccountWith(opts.GNMax, in.K(), in.Classes(), noisymax.Options{Orders: opts.Orders, Directions: opts.Directions})
+	acct, err := noisymax.NewAccount(opts.GNMax, in.K(), in.Classes(), noisymax.Options{Orders: opts.Orders, Directions: opts.Directions})
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +234,7 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 	if out.Release, err = releaseAccounting(opts, in.K(), in.Classes(), b); err != nil {
 		return nil, err
 	}
-	out.Smooth, err = PrepareSmooth(acct, out.Result, opts.Smooth, opts.Delta, opts.Conversion)
+	out.Smooth, err = prepareSmooth(acct, out.Result, opts.Smooth, opts.Delta, opts.Conversion)
 	return out, err
 }
 
@@ -433,7 +433,7 @@ func (a *AccountResult) drawsTotal() (accountant.Total, error) {
 // conversion (Canonne, Kamath and Steinke 2020, Proposition 12), the
 // least over the orders. Without draws it is the queries' Rényi bound on
 // the grid.
-func rdpTotal(rho float64, draws []Draw, orders []float64, delta float64) (accountant.Total, error) {
+func rdpTotal(rho float64, draws []draw, orders []float64, delta float64) (accountant.Total, error) {
 	if orders == nil {
 		orders = noisymax.DefaultOrders()
 	}

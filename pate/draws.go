@@ -102,9 +102,9 @@ func (a *AccountResult) Settings() string {
 	return s
 }
 
-// GNSSMechanism names a smooth-sensitivity draw where a ledger charges
+// gnssMechanism names a smooth-sensitivity draw where a ledger charges
 // it.
-const GNSSMechanism provenance.MechanismName = "gnss"
+const gnssMechanism provenance.MechanismName = "gnss"
 
 // Draws is the record of the smooth-sensitivity releases drawn on this
 // machine (a draw is a release of the votes: recorded, and counted in
@@ -116,12 +116,12 @@ const GNSSMechanism provenance.MechanismName = "gnss"
 // once never lose a draw, and a draw that is not recorded is never shown.
 type Draws struct{ Dir string }
 
-// Draw is one draw: its settings (AccountResult.Settings), the
+// draw is one draw: its settings (AccountResult.Settings), the
 // parameters it was drawn with (which give its cost at every order), the
 // value drawn (Smooth.Released, a release: no function of the votes
 // beyond it), when, and the ledger its cost was charged to (an absolute
 // path), if any.
-type Draw struct {
+type draw struct {
 	Version     int                   `json:"version"`
 	Votes       string                `json:"votes"`
 	Settings    string                `json:"settings"`
@@ -153,8 +153,8 @@ func (d Draws) file(votes string, n int) string {
 }
 
 // read returns the draws recorded under the key votes, in order.
-func (d Draws) read(votes string) ([]Draw, error) {
-	var out []Draw
+func (d Draws) read(votes string) ([]draw, error) {
+	var out []draw
 	for n := 1; ; n++ {
 		path := d.file(votes, n)
 		b, err := atomicfile.ReadFile(path, maxDrawBytes)
@@ -164,7 +164,7 @@ func (d Draws) read(votes string) ([]Draw, error) {
 		case err != nil:
 			return nil, fmt.Errorf("record of smooth-sensitivity draws: %w", err)
 		}
-		var dr Draw
+		var dr draw
 		if err := json.Unmarshal(b, &dr); err != nil || dr.Version < 1 || dr.Version > drawsVersion || dr.Votes != votes || !(dr.Order > 1 && dr.Beta > 0 && dr.Sigma > 0) {
 			return nil, fmt.Errorf("record of smooth-sensitivity draws %s: damaged (version %d, votes %.12s, order %v, beta %v, sigma_ss %v, %v): darrm wrote no such record; its draws were releases of the votes, which every total of them must count: restore it from a copy",
 				path, dr.Version, dr.Votes, dr.Order, dr.Beta, dr.Sigma, err)
@@ -175,7 +175,7 @@ func (d Draws) read(votes string) ([]Draw, error) {
 
 // add records dr as the n-th draw on its votes, and reports false if
 // another run recorded an n-th draw first.
-func (d Draws) add(dr Draw, n int) (bool, error) {
+func (d Draws) add(dr draw, n int) (bool, error) {
 	dir := d.Path(dr.Votes)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return false, fmt.Errorf("record of smooth-sensitivity draws: %w", err)
@@ -289,7 +289,7 @@ func (a *AccountResult) ReleaseOnce(o Once, src *noise.Source) (*DrawState, erro
 	if err != nil {
 		return nil, err
 	}
-	var legacy []Draw
+	var legacy []draw
 	if a.legacy != "" {
 		if legacy, err = o.Record.read(a.legacy); err != nil {
 			return nil, err
@@ -339,7 +339,7 @@ func (a *AccountResult) ReleaseOnce(o Once, src *noise.Source) (*DrawState, erro
 		if err == nil && !ok && o.Charge == nil {
 			// Another run recorded a draw meanwhile: this one would be a
 			// second, uncharged.
-			var again []Draw
+			var again []draw
 			if again, err = o.Record.read(a.Votes); err == nil {
 				err = &AgainError{Draws: len(legacy) + len(again), Last: again[len(again)-1].Time}
 			}
@@ -358,13 +358,13 @@ func (a *AccountResult) ReleaseOnce(o Once, src *noise.Source) (*DrawState, erro
 }
 
 // draw returns the record of the account's drawn release.
-func (a *AccountResult) draw(settings string, at time.Time, ledger string, charged *accountant.Guarantee) Draw {
+func (a *AccountResult) draw(settings string, at time.Time, ledger string, charged *accountant.Guarantee) draw {
 	s := a.Smooth
-	return Draw{Version: drawsVersion, Votes: a.Votes, Settings: settings, Order: s.Order, Beta: s.Beta, Sigma: s.Sigma, RDPReleased: s.Released, Time: at, Ledger: ledger, Charged: charged}
+	return draw{Version: drawsVersion, Votes: a.Votes, Settings: settings, Order: s.Order, Beta: s.Beta, Sigma: s.Sigma, RDPReleased: s.Released, Time: at, Ledger: ledger, Charged: charged}
 }
 
 // recall shows the latest of draws made with settings, if any, in st.
-func (a *AccountResult) recall(rec Draws, draws []Draw, settings string, st *DrawState) error {
+func (a *AccountResult) recall(rec Draws, draws []draw, settings string, st *DrawState) error {
 	s := &a.Smooth
 	for i := len(draws) - 1; i >= 0; i-- {
 		d := draws[i]

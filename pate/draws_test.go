@@ -281,7 +281,7 @@ func TestReleaseOnce(t *testing.T) {
 	}
 
 	// A number another run took is not taken again.
-	if ok, err := rec.add(Draw{Version: drawsVersion, Votes: first.Votes, Settings: "x", Order: 2, Beta: 0.1, Sigma: 1}, 1); ok || err != nil {
+	if ok, err := rec.add(draw{Version: drawsVersion, Votes: first.Votes, Settings: "x", Order: 2, Beta: 0.1, Sigma: 1}, 1); ok || err != nil {
 		t.Errorf("draw 1 recorded twice: %v, %v", ok, err)
 	}
 
@@ -289,7 +289,7 @@ func TestReleaseOnce(t *testing.T) {
 	// and its draw is no free one.
 	old := Draws{Dir: t.TempDir()}
 	legacy := prepared(t, counts, SmoothParams{})
-	if ok, err := old.add(Draw{Version: 1, Votes: legacy.legacy, Settings: "old", Order: 20, Beta: 0.02, Sigma: 10, Time: time.Now()}, 1); !ok || err != nil {
+	if ok, err := old.add(draw{Version: 1, Votes: legacy.legacy, Settings: "old", Order: 20, Beta: 0.02, Sigma: 10, Time: time.Now()}, 1); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
 	var again2 *AgainError
@@ -315,9 +315,9 @@ func TestRDPTotal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d1 := Draw{Order: 30, Beta: 0.4 / 30, Sigma: 15}
-	d2 := Draw{Order: 12, Beta: 0.4 / 12, Sigma: 8}
-	at := func(order float64, draws ...Draw) float64 {
+	d1 := draw{Order: 30, Beta: 0.4 / 30, Sigma: 15}
+	d2 := draw{Order: 12, Beta: 0.4 / 12, Sigma: 8}
+	at := func(order float64, draws ...draw) float64 {
 		r := rho * order
 		for _, d := range draws {
 			g, err := noisymax.GNSSRDP(d.Beta, d.Sigma, order)
@@ -335,12 +335,12 @@ func TestRDPTotal(t *testing.T) {
 	orders := []float64{2, 5, 10, 12, 20, 30, 50}
 	for _, tc := range []struct {
 		name  string
-		draws []Draw
+		draws []draw
 		try   []float64
 	}{
 		{"no draw", nil, orders},
-		{"one draw", []Draw{d1}, []float64{2, 5, 10, 12, 20, 30}},
-		{"two draws", []Draw{d1, d2}, []float64{2, 5, 10, 12}},
+		{"one draw", []draw{d1}, []float64{2, 5, 10, 12, 20, 30}},
+		{"two draws", []draw{d1, d2}, []float64{2, 5, 10, 12}},
 	} {
 		got, err := rdpTotal(rho, tc.draws, orders, Delta)
 		if err != nil {
@@ -354,8 +354,8 @@ func TestRDPTotal(t *testing.T) {
 			t.Errorf("%s: %v, want eps %v", tc.name, got, want)
 		}
 	}
-	one, _ := rdpTotal(rho, []Draw{d1}, orders, Delta)
-	two, _ := rdpTotal(rho, []Draw{d1, d1}, orders, Delta)
+	one, _ := rdpTotal(rho, []draw{d1}, orders, Delta)
+	two, _ := rdpTotal(rho, []draw{d1, d1}, orders, Delta)
 	if !(two.Guarantee.Eps > one.Guarantee.Eps) {
 		t.Errorf("two draws %v, one %v", two, one)
 	}

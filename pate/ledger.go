@@ -16,7 +16,7 @@ import (
 func RecordedIn(l *ledger.Ledger, path string) (*Recorded, error) {
 	r := &Recorded{Ledger: path, Ensemble: l.Header().Ensemble}
 	err := l.Runs(func(s ledger.Spend) error {
-		r.Releases = append(r.Releases, RecordedRelease{Mechanism: s.Mechanism, PerQuery: accountant.Guarantee{Eps: s.Eps, Delta: s.Delta}, Labels: s.Queries})
+		r.Releases = append(r.Releases, recordedRelease{Mechanism: s.Mechanism, PerQuery: accountant.Guarantee{Eps: s.Eps, Delta: s.Delta}, Labels: s.Queries})
 		return nil
 	})
 	if err != nil {
@@ -32,7 +32,7 @@ func RecordedIn(l *ledger.Ledger, path string) (*Recorded, error) {
 // no room left for it is an ensemble.ErrBudget. notes hears what opening
 // the ledger found worth telling.
 func ChargeDraw(ctx context.Context, path string, b provenance.Binding, cost accountant.Guarantee, opts ledger.Options, notes func([]string)) error {
-	l, allowed, err := ledger.OpenRun(ctx, path, GNSSMechanism, b, accountant.ApproxStep(cost), 1, opts)
+	l, allowed, err := ledger.OpenRun(ctx, path, gnssMechanism, b, accountant.ApproxStep(cost), 1, opts)
 	if err != nil {
 		return err
 	}

@@ -3,11 +3,12 @@
 //
 // Account gives the data-independent and data-dependent bounds of Papernot,
 // Song, Mironov, Raghunathan, Talwar and Erlingsson, "Scalable Private
-// Learning with PATE", ICLR 2018, and PrepareSmooth the data-dependent bound
-// released by smooth sensitivity. Label labels C-class vote counts through
-// Confident-GNMax or GNMax with darrm's exact samplers, scores the labels
-// against the true ones and accounts for them at δ, as that paper's MNIST
-// experiment (internal/patemnist) does.
+// Learning with PATE", ICLR 2018, and prepares the data-dependent bound's
+// release by smooth sensitivity (AccountResult.ReleaseOnce draws it).
+// Label labels C-class vote counts through Confident-GNMax or GNMax with
+// darrm's exact samplers, scores the labels against the true ones and
+// accounts for them at δ, as that paper's MNIST experiment
+// (internal/patemnist) does.
 package pate
 
 import (
@@ -27,9 +28,9 @@ import (
 // δ = 1e-5.
 const (
 	Teachers  = 250
-	Threshold = 200.0
-	Sigma1    = 150.0
-	Sigma2    = 40.0
+	threshold = 200.0
+	sigma1    = 150.0
+	sigma2    = 40.0
 	Delta     = 1e-5
 )
 
@@ -39,8 +40,8 @@ const (
 // Gaussian noise.
 func Mechanisms() []ensemble.Mechanism {
 	return []ensemble.Mechanism{
-		{Name: provenance.ConfidentGNMax, Input: votefile.ManyClasses, GNMax: noisymax.ConfidentGNMax{Threshold: Threshold, Sigma1: Sigma1, Sigma2: Sigma2, Noise: noisymax.DiscreteNoise}},
-		{Name: provenance.GNMax, Input: votefile.ManyClasses, GNMax: noisymax.ConfidentGNMax{Sigma2: Sigma2, Noise: noisymax.DiscreteNoise}},
+		{Name: provenance.ConfidentGNMax, Input: votefile.ManyClasses, GNMax: noisymax.ConfidentGNMax{Threshold: threshold, Sigma1: sigma1, Sigma2: sigma2, Noise: noisymax.DiscreteNoise}},
+		{Name: provenance.GNMax, Input: votefile.ManyClasses, GNMax: noisymax.ConfidentGNMax{Sigma2: sigma2, Noise: noisymax.DiscreteNoise}},
 	}
 }
 
@@ -82,7 +83,7 @@ type Result struct {
 	EpsIndependent float64
 	EpsDependent   float64
 	Order          float64
-	Smooth         Smooth
+	Smooth         smooth
 	EpsReleased    *float64
 	SSError        string
 	Delta          float64
@@ -111,7 +112,7 @@ func Label(counts [][]int, teachers, classes int, truth []int, m ensemble.Mechan
 	if err != nil {
 		return Result{}, err
 	}
-	acct, err := noisymax.NewAccountWith(m.GNMax, teachers, classes, noisymax.Options{Directions: opts.Directions})
+	acct, err := noisymax.NewAccount(m.GNMax, teachers, classes, noisymax.Options{Directions: opts.Directions})
 	if err != nil {
 		return Result{}, err
 	}
@@ -172,10 +173,10 @@ func Label(counts [][]int, teachers, classes int, truth []int, m ensemble.Mechan
 // (Feldman and Zrnic 2021): the threshold step on every available query,
 // the GNMax step on Answered. A draw whose parameters were fixed without
 // the votes is composed with them (rdpTotal).
-func labelTotals(agg *ensemble.ClassGNMax, m noisymax.ConfidentGNMax, available, asked int, opts Labelling, ss Smooth) (accountant.Total, []accountant.Total, error) {
-	var draws []Draw
+func labelTotals(agg *ensemble.ClassGNMax, m noisymax.ConfidentGNMax, available, asked int, opts Labelling, ss smooth) (accountant.Total, []accountant.Total, error) {
+	var draws []draw
 	if ss.Drawn && !ss.FromVotes {
-		draws = []Draw{{Order: ss.Order, Beta: ss.Beta, Sigma: ss.Sigma}}
+		draws = []draw{{Order: ss.Order, Beta: ss.Beta, Sigma: ss.Sigma}}
 	}
 	if opts.Answered == 0 && len(draws) == 0 {
 		acc, err := ensemble.NewAccounting(context.Background(), agg.Privacy(), provenance.Binding{}, accountant.Composition{Method: accountant.General, DeltaPrime: opts.Delta}, nil)
@@ -199,7 +200,7 @@ func labelTotals(agg *ensemble.ClassGNMax, m noisymax.ConfidentGNMax, available,
 }
 
 // TunedOn is the data set the teachers' hyperparameters (those of the MNIST
-// experiment) and the data-free rule's constants (DataFreeSmooth) were tuned
+// experiment) and the data-free rule's constants (dataFreeSmooth) were tuned
 // on: an experiment on it runs on its own tuning data, whose privacy that
 // tuning spent.
 const TunedOn = "fashion-mnist"

@@ -36,7 +36,7 @@ func TestLabel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		acct, _ := noisymax.NewAccount(m.GNMax, 250, 10, nil)
+		acct, _ := noisymax.NewAccount(m.GNMax, 250, 10, noisymax.Options{})
 		answered, right := 0, 0
 		for q, l := range res.Labels {
 			a := noisymax.NotAnswered
@@ -79,13 +79,13 @@ func TestLabel(t *testing.T) {
 
 // labelTotal is the total of a run of Label that may ask queries
 // threshold steps and labels GNMax steps, with the draw of ss.
-func labelTotal(t *testing.T, m noisymax.ConfidentGNMax, queries, labels int, ss Smooth) accountant.Total {
+func labelTotal(t *testing.T, m noisymax.ConfidentGNMax, queries, labels int, ss smooth) accountant.Total {
 	t.Helper()
 	rho, err := m.RunSlope(queries, labels)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tot, err := rdpTotal(rho, []Draw{{Order: ss.Order, Beta: ss.Beta, Sigma: ss.Sigma}}, nil, Delta)
+	tot, err := rdpTotal(rho, []draw{{Order: ss.Order, Beta: ss.Beta, Sigma: ss.Sigma}}, nil, Delta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestLabelAnswered(t *testing.T) {
 	if res.Answered != 20 || !res.Reached || len(res.Labels) != res.Queries || res.Queries <= 20 || res.Labels[res.Queries-1] < 0 {
 		t.Fatalf("answered %d of %d asked, reached %v, last label %v", res.Answered, res.Queries, res.Reached, res.Labels[len(res.Labels)-1])
 	}
-	acct, _ := noisymax.NewAccount(m.GNMax, 250, 10, nil)
+	acct, _ := noisymax.NewAccount(m.GNMax, 250, 10, noisymax.Options{})
 	for q, l := range res.Labels {
 		a := noisymax.NotAnswered
 		if l >= 0 {

@@ -13,7 +13,7 @@ import (
 // SmoothParams are the parameters of a smooth-sensitivity release of the
 // data-dependent cost (the PATE paper, Section 4): its Rényi order, the
 // smoothness β and the noise multiplier σ_ss. Each left 0 is set by
-// DataFreeSmooth, which sees no vote, unless FromVotes asks for the PATE
+// dataFreeSmooth, which sees no vote, unless FromVotes asks for the PATE
 // authors' choice: the data-dependent optimum as the order, β and σ_ss by
 // noisymax.ChooseGNSS. That choice looks at the votes, so the ε it
 // releases is not for publication.
@@ -23,7 +23,7 @@ type SmoothParams struct {
 }
 
 // SmoothChoice says how the smooth-sensitivity parameters that a caller
-// leaves open (zero) are chosen: SmoothDataFree by DataFreeSmooth's rule,
+// leaves open (zero) are chosen: SmoothDataFree by dataFreeSmooth's rule,
 // which sees no vote, or SmoothFromVotes by the PATE authors' choice from
 // the votes (SmoothParams.FromVotes).
 type SmoothChoice string
@@ -52,7 +52,7 @@ func (p SmoothParams) Publishable() bool {
 	return !p.FromVotes || p.Order != 0 && p.Beta != 0 && p.Sigma != 0
 }
 
-// The constants of DataFreeSmooth. They were set on the Confident-GNMax
+// The constants of dataFreeSmooth. They were set on the Confident-GNMax
 // votes of 250 teachers on Fashion-MNIST (T = 200, σ1 = 150, σ2 = 40; the
 // first 640, 2,000 and 5,000 queries; TunedOn), which neither darrm pate's
 // MNIST experiment nor a user's votes are (darrm pate --dataset
@@ -66,7 +66,7 @@ const (
 	ruleSSShare     = 1.0 / 128
 )
 
-// DataFreeSmooth returns darrm's rule for the parameters of a
+// dataFreeSmooth returns darrm's rule for the parameters of a
 // smooth-sensitivity release that sees no vote. Its inputs are the
 // data-independent bound indep of the queries (a function of the
 // mechanism, of the number of queries and, for a release, of how many
@@ -83,7 +83,7 @@ const (
 //
 // The released ε is then a function of the release's outputs and of
 // parameters fixed before the votes were seen: publishable.
-func DataFreeSmooth(indep noisymax.OrderEps, m noisymax.ConfidentGNMax, classes int) (SmoothParams, error) {
+func dataFreeSmooth(indep noisymax.OrderEps, m noisymax.ConfidentGNMax, classes int) (SmoothParams, error) {
 	slope, err := independentSlope(indep)
 	if err != nil {
 		return SmoothParams{}, err
@@ -105,7 +105,7 @@ func independentSlope(indep noisymax.OrderEps) (float64, error) {
 	return indep.RDP / indep.Order, nil
 }
 
-// ruleOrder is DataFreeSmooth's order for the data-independent optimum
+// ruleOrder is dataFreeSmooth's order for the data-independent optimum
 // independent.
 func ruleOrder(independent float64, m noisymax.ConfidentGNMax, classes int) (float64, error) {
 	top := ruleOrderFactor * (independent - 1)
@@ -120,13 +120,13 @@ func ruleOrder(independent float64, m noisymax.ConfidentGNMax, classes int) (flo
 	}
 }
 
-// ruleSigma is DataFreeSmooth's σ_ss at β for a data-independent cost of
+// ruleSigma is dataFreeSmooth's σ_ss at β for a data-independent cost of
 // slope per unit of order: (λe^{2β}/S)^{1/3} with S = λ·slope/128.
 func ruleSigma(beta, slope float64) float64 {
 	return math.Cbrt(math.Exp(2*beta) / (ruleSSShare * slope))
 }
 
-// Smooth is a release of the data-dependent Rényi DP by smooth
+// smooth is a release of the data-dependent Rényi DP by smooth
 // sensitivity (the PATE paper, Section 4 and Theorem 23): the
 // β-smooth sensitivity SS of the cost at Order, Margin added for the
 // evaluation's rounding, the GNSS noise σ_ss and its Deviation, the
@@ -142,10 +142,10 @@ func ruleSigma(beta, slope float64) float64 {
 // about half of the draws are below the cost they estimate (the PATE
 // paper, Section 4). The guarantee is the data-independent bound.
 //
-// PrepareSmooth computes everything but the draw; Draw draws it, Recall
+// prepareSmooth computes everything but the draw; Draw draws it, Recall
 // shows a draw recorded before (DESIGN "Drawn once": a draw is a release,
 // drawn once per votes and settings).
-type Smooth struct {
+type smooth struct {
 	Order                              float64
 	Beta, SS, Margin, Sigma, Deviation float64
 	GNSS, Released, Eps                float64
@@ -163,28 +163,28 @@ type Smooth struct {
 }
 
 // releaseSmooth draws the smooth-sensitivity release of acct's
-// data-dependent Rényi DP (PrepareSmooth, then Smooth.Draw from src).
-func releaseSmooth(acct *noisymax.Account, res noisymax.Result, p SmoothParams, delta float64, c accountant.Conversion, src *noise.Source) (Smooth, error) {
-	s, err := PrepareSmooth(acct, res, p, delta, c)
+// data-dependent Rényi DP (prepareSmooth, then smooth.Draw from src).
+func releaseSmooth(acct *noisymax.Account, res noisymax.Result, p SmoothParams, delta float64, c accountant.Conversion, src *noise.Source) (smooth, error) {
+	s, err := prepareSmooth(acct, res, p, delta, c)
 	if err != nil || s.Error != "" {
 		return s, err
 	}
 	return s, s.Draw(src)
 }
 
-// PrepareSmooth computes the smooth-sensitivity release of acct's
+// prepareSmooth computes the smooth-sensitivity release of acct's
 // data-dependent Rényi DP with parameters p, all but its draw: those p
-// leaves 0 set by DataFreeSmooth from res's data-independent bound or,
+// leaves 0 set by dataFreeSmooth from res's data-independent bound or,
 // with p.FromVotes, as the PATE authors choose them from the votes (the
 // order of res's data-dependent bound, β and σ_ss by
 // noisymax.ChooseGNSS); the draw is converted at delta by c. res is
 // acct's result at delta by c. A bound that does not apply is said in the
 // result's Error.
-func PrepareSmooth(acct *noisymax.Account, res noisymax.Result, p SmoothParams, delta float64, c accountant.Conversion) (Smooth, error) {
+func prepareSmooth(acct *noisymax.Account, res noisymax.Result, p SmoothParams, delta float64, c accountant.Conversion) (smooth, error) {
 	named := func(err error) error {
 		return rename(err, map[string]string{"alpha": "ss order", "order": "ss order", "sigma": "sigma ss"})
 	}
-	s := Smooth{Order: p.Order, Beta: p.Beta, Sigma: p.Sigma, FromVotes: !p.Publishable()}
+	s := smooth{Order: p.Order, Beta: p.Beta, Sigma: p.Sigma, FromVotes: !p.Publishable()}
 	switch {
 	case p.FromVotes && (p.Beta == 0) != (p.Sigma == 0):
 		return s, errors.New("smooth sensitivity: beta and sigma ss are chosen together from the votes: fix both, or neither")
@@ -240,13 +240,13 @@ func PrepareSmooth(acct *noisymax.Account, res noisymax.Result, p SmoothParams, 
 	return s, nil
 }
 
-// errNotPrepared is a draw of a release that PrepareSmooth did not
+// errNotPrepared is a draw of a release that prepareSmooth did not
 // compute, or could not.
 var errNotPrepared = errors.New("smooth sensitivity: no release prepared to draw")
 
 // Draw draws the release from src, on the lattice noisymax.GNSSLattice,
 // and converts it: a new release of the votes.
-func (s *Smooth) Draw(src *noise.Source) error {
+func (s *smooth) Draw(src *noise.Source) error {
 	if s.Deviation == 0 || s.Error != "" {
 		return errNotPrepared
 	}
@@ -260,7 +260,7 @@ func (s *Smooth) Draw(src *noise.Source) error {
 // Recall sets the release to released, the value a draw of the same
 // release gave before, and converts it: showing it again is
 // post-processing, no new release.
-func (s *Smooth) Recall(released float64) error {
+func (s *smooth) Recall(released float64) error {
 	if s.Deviation == 0 || s.Error != "" {
 		return errNotPrepared
 	}
@@ -274,7 +274,7 @@ func (s *Smooth) Recall(released float64) error {
 
 // Cost returns the (ε, δ) of the release itself (its GNSS cost at its
 // order, converted at the δ of its ε), which a ledger charges per draw.
-func (s *Smooth) Cost() (accountant.Guarantee, error) {
+func (s *smooth) Cost() (accountant.Guarantee, error) {
 	if s.Deviation == 0 || s.Error != "" {
 		return accountant.Guarantee{}, errNotPrepared
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/darrm/darrm/noisymax"
 )
 
-// DataFreeSmooth: the order 1 + 2(λ_I - 1) where conditions C5 and C6 hold,
+// dataFreeSmooth: the order 1 + 2(λ_I - 1) where conditions C5 and C6 hold,
 // else the first of the orders below it that the rule tries where they do;
 // β = 0.4/λ and σ_ss from the data-independent slope.
 func TestDataFreeSmooth(t *testing.T) {
@@ -26,7 +26,7 @@ func TestDataFreeSmooth(t *testing.T) {
 		// quarter, first holds at k = 2.
 		{4, 67.5, 34.25},
 	} {
-		p, err := DataFreeSmooth(noisymax.OrderEps{Order: tc.independent, RDP: slope * tc.independent}, m, tc.classes)
+		p, err := dataFreeSmooth(noisymax.OrderEps{Order: tc.independent, RDP: slope * tc.independent}, m, tc.classes)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,7 +38,7 @@ func TestDataFreeSmooth(t *testing.T) {
 			t.Errorf("C = %d: conditions fail at the rule's order %v", tc.classes, p.Order)
 		}
 	}
-	if _, err := DataFreeSmooth(noisymax.OrderEps{Order: 2}, m, 10); err == nil {
+	if _, err := dataFreeSmooth(noisymax.OrderEps{Order: 2}, m, 10); err == nil {
 		t.Error("a rule without a data-independent cost")
 	}
 }
@@ -66,7 +66,7 @@ func TestSmoothParamsPublishable(t *testing.T) {
 // only the released value and what the account marks as the votes' differ.
 func TestReleaseSmoothDataFree(t *testing.T) {
 	m := Mechanisms()[0].GNMax
-	var first Smooth
+	var first smooth
 	for i, seed := range []uint64{1, 2, 3} {
 		counts, _ := syntheticCounts(200, seed)
 		if i == 2 {
@@ -75,7 +75,7 @@ func TestReleaseSmoothDataFree(t *testing.T) {
 				counts[q][q%10] = 250
 			}
 		}
-		acct, err := noisymax.NewAccount(m, 250, 10, nil)
+		acct, err := noisymax.NewAccount(m, 250, 10, noisymax.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -241,7 +241,7 @@ func checkAsserted(b Binding, s Stated) error {
 	}
 	for _, rule := range PartitionRules() {
 		if rule.Relation == b.Relation && !rule.Holds {
-			hint := votefile.Hint{Option: votefile.OptionPartition, Value: KeyedHash.String()}
+			hint := votefile.Hint{Field: "Stated.Partition", Value: KeyedHash.String()}
 			rule := fmt.Sprintf("the vote file has no metadata header, so nothing says how the teachers' data were split, and the %v relation holds only on %s shares: assert it (%v) or put the ensemble's metadata header on the vote file's first line or in a sidecar beside it",
 				b.Relation, strings.Join(holding(b.Relation), " or "), hint)
 			return &TeachersError{Field: "partition", By: s.By, Rule: rule, Advice: []votefile.Hint{hint}}

@@ -57,30 +57,30 @@ func (s Settings) GNMax(noise noisymax.Noise) (noisymax.ConfidentGNMax, error) {
 	return m, m.Validate()
 }
 
-// SettingError reports a setting given that contradicts what a label
-// file states of the mechanism that made its labels: Given is the value
-// given, Stated the file's ("" when that mechanism has no such setting).
-type SettingError struct {
-	Mechanism              MechanismName
-	Setting, Given, Stated string
+// contradictionError reports a setting given that contradicts what a label
+// file states of the mechanism that made its labels: given is the value
+// given, stated the file's ("" when that mechanism has no such setting).
+type contradictionError struct {
+	mechanism              MechanismName
+	setting, given, stated string
 }
 
-func (e *SettingError) Error() string {
-	if e.Stated == "" {
-		return fmt.Sprintf("%s = %s given, but the labels were made by %s, which has no %s (its settings come from the label file's header)", e.Setting, e.Given, e.Mechanism, e.Setting)
+func (e *contradictionError) Error() string {
+	if e.stated == "" {
+		return fmt.Sprintf("%s = %s given, but the labels were made by %s, which has no %s (its settings come from the label file's header)", e.setting, e.given, e.mechanism, e.setting)
 	}
-	return fmt.Sprintf("%s = %s given, but the label file's header states %s = %s: the labels were made with %s = %s (leave it out to use it)", e.Setting, e.Given, e.Setting, e.Stated, e.Setting, e.Stated)
+	return fmt.Sprintf("%s = %s given, but the label file's header states %s = %s: the labels were made with %s = %s (leave it out to use it)", e.setting, e.given, e.setting, e.stated, e.setting, e.stated)
 }
 
 // Agree returns s with every setting that stated, the settings of a
-// label file's header made by mechanism (LabelSettings), has, or a
-// *SettingError for a setting of s that contradicts it or that the
-// mechanism does not have.
+// label file's header made by mechanism (LabelSettings), has, or an
+// error naming both values for a setting of s that contradicts it or that
+// the mechanism does not have.
 func (s Settings) Agree(mechanism MechanismName, stated Settings) (Settings, error) {
 	named := stated.named()
 	for i, given := range s.named() {
 		if given[1] != "" && given[1] != named[i][1] {
-			return s, &SettingError{Mechanism: mechanism, Setting: given[0], Given: given[1], Stated: named[i][1]}
+			return s, &contradictionError{mechanism: mechanism, setting: given[0], given: given[1], stated: named[i][1]}
 		}
 	}
 	return stated, nil

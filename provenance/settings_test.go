@@ -11,7 +11,7 @@ import (
 
 // TestSettingsAgree: settings given may repeat what a label file states;
 // one that differs, or that its mechanism does not have, is a
-// *SettingError with both values.
+// *contradictionError with both values.
 func TestSettingsAgree(t *testing.T) {
 	f := func(x float64) *float64 { return &x }
 	discrete, continuous := noisymax.DiscreteNoise, noisymax.ContinuousNoise
@@ -28,11 +28,11 @@ func TestSettingsAgree(t *testing.T) {
 		{Settings{LaplaceScale: f(20)}, "laplace-scale", ""},
 	} {
 		got, err := tc.given.Agree(GNMax, stated)
-		var se *SettingError
+		var se *contradictionError
 		switch {
 		case tc.setting == "" && (err != nil || *got.Sigma2 != 40 || *got.Noise != discrete):
 			t.Errorf("%+v: %+v, %v", tc.given, got, err)
-		case tc.setting != "" && (!errors.As(err, &se) || se.Setting != tc.setting || se.Stated != tc.want || se.Given == ""):
+		case tc.setting != "" && (!errors.As(err, &se) || se.setting != tc.setting || se.stated != tc.want || se.given == ""):
 			t.Errorf("%+v: %v, want the setting %s stated %q", tc.given, err, tc.setting, tc.want)
 		}
 	}

@@ -150,7 +150,7 @@ func (f *voteFile) Classes(opts classOptions) (*classReader, error) {
 		return nil, &FormatError{File: name, Msg: "no metadata header: say whether the rows are vote counts or class indices (and C)"}
 	case inputClasses:
 		if opts.Classes < 2 {
-			return nil, adviceError(name, advise("a file of class indices needs the number of classes C >= 2 (%v), got %d", Hint{OptionClasses, ""}, opts.Classes))
+			return nil, adviceError(name, advise("a file of class indices needs the number of classes C >= 2 (%v), got %d", Hint{optClasses, ""}, opts.Classes))
 		}
 	case inputCounts:
 	default:
@@ -165,7 +165,7 @@ func (f *voteFile) Classes(opts classOptions) (*classReader, error) {
 	}
 	switch {
 	case opts.Orientation == TeachersInRows && (opts.Input != inputClasses || f.npy == nil && f.vr.format != FormatCSV):
-		return nil, adviceError(name, advise("%v reads class labels (%v) of a NumPy array or a CSV file, one row per teacher", teachersInRows, Hint{OptionClasses, "C"}))
+		return nil, adviceError(name, advise("%v reads class labels (%v) of a NumPy array or a CSV file, one row per teacher", teachersInRows, Hint{optClasses, "C"}))
 	case opts.Input == inputClasses && opts.Orientation == OrientationUnstated:
 		without := "without a metadata header"
 		if f.vr.meta != nil {
@@ -318,7 +318,7 @@ func (r *classReader) valueRule() string {
 // labelsHint is what an error on counts that do not add up adds: the
 // rows may be class labels, one per teacher.
 func (r *classReader) labelsHint() advice {
-	classes := Hint{OptionClasses, "C"}
+	classes := Hint{optClasses, "C"}
 	if r.lr.meta != nil {
 		return advice{}
 	}
@@ -477,7 +477,7 @@ func (r *classReader) settle() error {
 		if r.opts.K > 0 {
 			r.k = r.opts.K
 		} else if r.k < 1 {
-			return r.lr.errorf(0, "counts sum to 0: no teacher voted (if teachers abstained, state K: %v, or the metadata header)", Hint{OptionK, ""})
+			return r.lr.errorf(0, "counts sum to 0: no teacher voted (if teachers abstained, state K: %v, or the metadata header)", Hint{optK, ""})
 		}
 	} else {
 		r.c = r.opts.Classes
@@ -501,7 +501,7 @@ func (r *classReader) count() error {
 		case r.opts.K > 0 && sum > r.k:
 			return r.lr.errorf(0, "counts sum to %d, more than K = %d teachers%s", sum, r.k, r.stated())
 		case r.opts.K == 0 && sum != r.k:
-			return r.lr.errorf(0, "counts sum to %d, want K = %d%s (a row may sum to fewer, teachers abstaining, when K is stated: %v, or the metadata header)%s", sum, r.k, r.source(), Hint{OptionK, ""}, r.labelsHint())
+			return r.lr.errorf(0, "counts sum to %d, want K = %d%s (a row may sum to fewer, teachers abstaining, when K is stated: %v, or the metadata header)%s", sum, r.k, r.source(), Hint{optK, ""}, r.labelsHint())
 		}
 		r.abstained += int64(r.k - sum)
 		copy(r.q.Counts, r.vals)

@@ -111,7 +111,7 @@ func (d *detector) csv(f *voteFile, first []byte) (Layout, error) {
 	})
 	switch {
 	case counts && idVotes:
-		return LayoutVotes, adviceError(d.name, advise("its first rows read both as an id followed by 0/1 votes and as vote counts (one column per class, every row with the same total): say which, by declaring the id column (%v) for votes, or the layout (%v) for counts", Hint{OptionID, "yes"}, Hint{OptionLayout, "counts"}))
+		return LayoutVotes, adviceError(d.name, advise("its first rows read both as an id followed by 0/1 votes and as vote counts (one column per class, every row with the same total): say which, by declaring the id column (%v) for votes, or the layout (%v) for counts", Hint{optID, "yes"}, Hint{optLayout, "counts"}))
 	case counts && d.evident(rows, off):
 		return LayoutCounts, nil
 	}
@@ -258,7 +258,7 @@ func countsHint(b []byte) advice {
 	if n, ok := number(b); !ok || n < 2 {
 		return advice{}
 	}
-	return advise(" (if the rows are vote counts, one column per class, read the file as counts: %v; class indices of more classes: %v)", Hint{OptionLayout, "counts"}, Hint{OptionClasses, "C"})
+	return advise(" (if the rows are vote counts, one column per class, read the file as counts: %v; class indices of more classes: %v)", Hint{optLayout, "counts"}, Hint{optClasses, "C"})
 }
 
 // rowHint is countsHint for a row of fields: the hint of its first value

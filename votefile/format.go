@@ -39,8 +39,8 @@ func (f Format) String() string {
 	return "auto"
 }
 
-// ParseFormat parses "auto", "csv", "jsonl" (also "ndjson") or "npy".
-func ParseFormat(s string) (Format, error) {
+// parseFormat parses "auto", "csv", "jsonl" (also "ndjson") or "npy".
+func parseFormat(s string) (Format, error) {
 	switch strings.ToLower(s) {
 	case "auto":
 		return FormatAuto, nil
@@ -58,9 +58,9 @@ func ParseFormat(s string) (Format, error) {
 // text (a flag, a JSON or config value).
 func (f Format) MarshalText() ([]byte, error) { return []byte(f.String()), nil }
 
-// UnmarshalText sets f from its name (ParseFormat).
+// UnmarshalText sets f from its name (parseFormat).
 func (f *Format) UnmarshalText(b []byte) error {
-	x, err := ParseFormat(string(b))
+	x, err := parseFormat(string(b))
 	if err == nil {
 		*f = x
 	}

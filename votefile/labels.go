@@ -364,8 +364,8 @@ func (lw *LabelWriter) reached(n int) int {
 	return min(k, lw.pending)
 }
 
-// LabelRow is one row of a label file.
-type LabelRow struct {
+// labelRow is one row of a label file.
+type labelRow struct {
 	Index int // position among the rows, from 1
 	Line  int // line of the file
 	// ID names the query: its id, or its position from 1 (Query.Key).
@@ -384,7 +384,7 @@ type LabelReader struct {
 	meta     *LabelMeta
 	metaLine int  // the header's line
 	answered bool // the rows have the answered column
-	row      LabelRow
+	row      labelRow
 	rows
 	npy *npyArray // the labels of a NumPy label file
 }
@@ -467,7 +467,7 @@ func (r *LabelReader) HeaderErrorf(format string, args ...any) *FormatError {
 }
 
 // Row returns the current row.
-func (r *LabelReader) Row() *LabelRow { return &r.row }
+func (r *LabelReader) Row() *labelRow { return &r.row }
 
 // Err returns the error that stopped Next, or nil at the end of the file.
 func (r *LabelReader) Err() error { return r.err }
@@ -515,7 +515,7 @@ func (r *LabelReader) parseNPY(line []byte) error {
 		}
 		return a.errorf("element %s = %s (query %d): a label must be a class, a whole number in [0, 999999999], or -1 for a query not answered", a.index(a.q-1, 0), text, a.q)
 	}
-	r.row = LabelRow{Index: r.row.Index, Line: a.q, ID: strconv.Itoa(a.q), Label: int(n), Answered: n >= 0}
+	r.row = labelRow{Index: r.row.Index, Line: a.q, ID: strconv.Itoa(a.q), Label: int(n), Answered: n >= 0}
 	return nil
 }
 
@@ -534,7 +534,7 @@ func (r *LabelReader) parse(line []byte) error {
 		return r.parseNPY(line)
 	}
 	lr := r.lr
-	row := LabelRow{Index: r.row.Index, Line: lr.line, Label: -1, Answered: true}
+	row := labelRow{Index: r.row.Index, Line: lr.line, Label: -1, Answered: true}
 	var label []byte
 	labelled := true
 	if lr.format == FormatJSONL {

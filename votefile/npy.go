@@ -46,7 +46,7 @@ func isNPY(b []byte) bool { return bytes.HasPrefix(b, npyMagic) }
 // openNPYFile opens the NumPy file vr reads.
 func openNPYFile(vr *voteReader) (*voteFile, error) {
 	if vr.format != FormatAuto && vr.format != FormatNPY {
-		return nil, adviceError(vr.name, advise("a NumPy file, not %v (leave out %v, or give npy)", vr.format, Hint{OptionFormat, ""}))
+		return nil, adviceError(vr.name, advise("a NumPy file, not %v (leave out %v, or give npy)", vr.format, Hint{optFormat, ""}))
 	}
 	a, err := openNPY(vr.br, vr.name, 2)
 	if err != nil {

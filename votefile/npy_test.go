@@ -373,11 +373,11 @@ func TestNPYLabelWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rows []LabelRow
+	var rows []labelRow
 	for lr.Next() {
 		rows = append(rows, *lr.Row())
 	}
-	want := []LabelRow{{1, 1, "1", 3, true}, {2, 2, "2", 0, true}, {3, 3, "3", -1, false}, {4, 4, "4", 9, true}}
+	want := []labelRow{{1, 1, "1", 3, true}, {2, 2, "2", 0, true}, {3, 3, "3", -1, false}, {4, 4, "4", 9, true}}
 	if lr.Err() != nil || !reflect.DeepEqual(rows, want) || lr.Meta() != nil {
 		t.Errorf("rows %v, %v, want %v", rows, lr.Err(), want)
 	}

@@ -6,49 +6,37 @@ import (
 	"github.com/darrm/darrm/internal/enum"
 )
 
-// Option is a field of Options or Stated that the advice in the errors
-// of Read and Check names (Hint): OptionFormat, OptionLayout,
-// OptionClasses, OptionK, OptionID, OptionOrientation and OptionArray
-// are Options.Format, Layout, Classes, K, ID, Orientation and Array;
-// OptionPartition is Stated.Partition. A caller that gives them its own
-// way (darrm: flags) words each its way (Advised).
-type Option int
-
-// The options the advice of Read's and Check's errors names.
+// The fields of Options and Stated that the advice in the errors of Read
+// and Check names (Hint.Field).
 const (
-	OptionFormat Option = iota
-	OptionLayout
-	OptionClasses
-	OptionK
-	OptionID
-	OptionOrientation
-	OptionArray
-	OptionPartition
+	optFormat      = "Options.Format"
+	optLayout      = "Options.Layout"
+	optClasses     = "Options.Classes"
+	optK           = "Options.K"
+	optID          = "Options.ID"
+	optOrientation = "Options.Orientation"
+	optArray       = "Options.Array"
+	optPartition   = "Stated.Partition"
 )
 
-var optionNames = enum.Names[Option]{What: "option", List: []string{
-	OptionFormat: "Options.Format", OptionLayout: "Options.Layout", OptionClasses: "Options.Classes", OptionK: "Options.K",
-	OptionID: "Options.ID", OptionOrientation: "Options.Orientation", OptionArray: "Options.Array", OptionPartition: "Stated.Partition",
-}}
-
-// String returns the option's field, e.g. "Options.Classes".
-func (o Option) String() string { return optionNames.String(o) }
-
-// Hint is advice in an error's text to set Option, to Value when it is
-// not "": the value's text form (Layout "counts", Presence "yes", Format
-// "npy"), a number, or a placeholder ("C" for a number of classes).
+// Hint is advice in an error's text to set Field, a field of Options or
+// Stated (e.g. "Options.Classes"), to Value when it is not "": the
+// value's text form (Layout "counts", Presence "yes", Format "npy"), a
+// number, or a placeholder ("C" for a number of classes). A caller that
+// gives the options its own way (darrm: flags) words each its way
+// (Advised).
 type Hint struct {
-	Option Option
-	Value  string
+	Field string
+	Value string
 }
 
-// String returns the hint as the error's text has it: the option, with
+// String returns the hint as the error's text has it: the field, with
 // " = " and the value when there is one.
 func (h Hint) String() string {
 	if h.Value == "" {
-		return h.Option.String()
+		return h.Field
 	}
-	return h.Option.String() + " = " + h.Value
+	return h.Field + " = " + h.Value
 }
 
 // Advised is an error whose text gives Hints, each as Hint.String has
@@ -93,7 +81,7 @@ func (o Orientation) MarshalText() ([]byte, error) { return []byte(o.String()), 
 func (o *Orientation) UnmarshalText(b []byte) error { return orientationNames.Unmarshal(o, b) }
 
 // orientationHint is the hint to state orientation o.
-func orientationHint(o Orientation) Hint { return Hint{OptionOrientation, o.String()} }
+func orientationHint(o Orientation) Hint { return Hint{optOrientation, o.String()} }
 
 // teachersInRows and queriesInRows are the hints to state either
 // orientation.

@@ -17,13 +17,13 @@ func TestAdvice(t *testing.T) {
 		opts Options
 		want []Hint
 	}{
-		{"counts against the header", classesHead + "0,1,2,2\n", Options{Layout: LayoutCounts}, []Hint{{OptionLayout, "counts"}}},
-		{"classes against the header", countsHead + "3,1,0\n", Options{Classes: 5}, []Hint{{OptionClasses, ""}}},
-		{"a count among 0/1 votes", "1,0,5\n", Options{}, []Hint{{OptionLayout, "counts"}, {OptionClasses, "C"}}},
-		{"teachers in rows of counts", "3,1,0\n", Options{Layout: LayoutCounts, Orientation: TeachersInRows}, []Hint{{OptionOrientation, "teachers-in-rows"}, {OptionClasses, "C"}}},
-		{"class labels, orientation unstated", "0,1,2\n", Options{Classes: 3}, []Hint{{OptionOrientation, "teachers-in-rows"}, {OptionOrientation, "queries-in-rows"}}},
-		{"counts of no votes", "0,0,0\n", Options{Layout: LayoutCounts}, []Hint{{OptionK, ""}}},
-		{"a zip archive", "PK\x03\x04rest", Options{}, []Hint{{OptionArray, "NAME"}}},
+		{"counts against the header", classesHead + "0,1,2,2\n", Options{Layout: LayoutCounts}, []Hint{{optLayout, "counts"}}},
+		{"classes against the header", countsHead + "3,1,0\n", Options{Classes: 5}, []Hint{{optClasses, ""}}},
+		{"a count among 0/1 votes", "1,0,5\n", Options{}, []Hint{{optLayout, "counts"}, {optClasses, "C"}}},
+		{"teachers in rows of counts", "3,1,0\n", Options{Layout: LayoutCounts, Orientation: TeachersInRows}, []Hint{{optOrientation, "teachers-in-rows"}, {optClasses, "C"}}},
+		{"class labels, orientation unstated", "0,1,2\n", Options{Classes: 3}, []Hint{{optOrientation, "teachers-in-rows"}, {optOrientation, "queries-in-rows"}}},
+		{"counts of no votes", "0,0,0\n", Options{Layout: LayoutCounts}, []Hint{{optK, ""}}},
+		{"a zip archive", "PK\x03\x04rest", Options{}, []Hint{{optArray, "NAME"}}},
 	} {
 		_, _, err := Read(strings.NewReader(tc.data), "v.csv", tc.opts)
 		var a Advised
@@ -40,7 +40,7 @@ func TestAdvice(t *testing.T) {
 			}
 		}
 	}
-	if got := (Hint{OptionClasses, "C"}).String(); got != "Options.Classes = C" {
+	if got := (Hint{optClasses, "C"}).String(); got != "Options.Classes = C" {
 		t.Errorf("hint %q", got)
 	}
 }

@@ -57,9 +57,9 @@ type Options struct {
 	MetaFile string
 }
 
-// A Note is what Read decided of a file that neither its caller nor its
+// A note is what Read decided of a file that neither its caller nor its
 // metadata header said, for the caller to tell its user.
-type Note struct {
+type note struct {
 	File   string // the file's name
 	Layout Layout // the layout decided
 	Why    string // the evidence
@@ -67,7 +67,7 @@ type Note struct {
 
 // String says what was decided and why, e.g. "counts.csv holds vote
 // counts, one column per class: read as counts".
-func (n Note) String() string {
+func (n note) String() string {
 	return fmt.Sprintf("%s %s: read as %v", n.File, n.Why, n.Layout)
 }
 
@@ -93,7 +93,7 @@ func (e optionError) Hints() []Hint { return e.hints }
 // (.npy, or with opts.Array an .npz archive's) is recognised by its
 // start. name is used in errors; a malformed file, or options it
 // contradicts, is an error with BadInput() true.
-func Read(r io.Reader, name string, opts Options) (Reader, []Note, error) {
+func Read(r io.Reader, name string, opts Options) (Reader, []note, error) {
 	var vf *voteFile
 	var err error
 	if opts.Array != "" {
@@ -123,10 +123,10 @@ func Read(r io.Reader, name string, opts Options) (Reader, []Note, error) {
 }
 
 // read reads vf as Read does.
-func (vf *voteFile) read(opts Options) (Reader, []Note, error) {
+func (vf *voteFile) read(opts Options) (Reader, []note, error) {
 	name, m := vf.vr.name, vf.vr.meta
 	counts := opts.Layout == LayoutCounts
-	var notes []Note
+	var notes []note
 	if !counts && opts.Classes == 0 && !vf.manyClasses() {
 		layout, err := vf.detectLayout(readOptions{Header: opts.Header, ID: opts.ID, K: opts.K})
 		if err != nil {
@@ -137,17 +137,17 @@ func (vf *voteFile) read(opts Options) (Reader, []Note, error) {
 			return r, nil, err
 		}
 		counts = true
-		notes = append(notes, Note{File: name, Layout: LayoutCounts, Why: "holds vote counts, one column per class"})
+		notes = append(notes, note{File: name, Layout: LayoutCounts, Why: "holds vote counts, one column per class"})
 	}
 	co := classOptions{Header: opts.Header, ID: opts.ID, Classes: opts.Classes, Orientation: opts.Orientation}
 	switch {
 	case m != nil:
 		if opts.Classes != 0 && opts.Classes != m.Classes {
 			return nil, notes, optionError{advise("%s: the ensemble's classes: %d given, but the vote file's metadata header states %d: a value given must equal the header's (leave it out to use the header's) (%v)",
-				name, opts.Classes, m.Classes, Hint{OptionClasses, ""})}
+				name, opts.Classes, m.Classes, Hint{optClasses, ""})}
 		}
 		if counts && m.Layout != LayoutCounts {
-			return nil, notes, optionError{advise("%v contradicts the metadata header of %s, which states layout %v (class indices)", Hint{OptionLayout, "counts"}, name, m.Layout)}
+			return nil, notes, optionError{advise("%v contradicts the metadata header of %s, which states layout %v (class indices)", Hint{optLayout, "counts"}, name, m.Layout)}
 		}
 	case counts:
 		co.Input, co.K = inputCounts, opts.K

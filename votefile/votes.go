@@ -91,7 +91,7 @@ func open(r io.Reader, name string, format Format) (*voteFile, error) {
 	} else if format == FormatNPY {
 		return nil, &FormatError{File: name, Msg: "not a NumPy file: it does not start with NumPy's magic string \\x93NUMPY"}
 	} else if bytes.HasPrefix(start, zipMagic) {
-		return nil, adviceError(name, advise("a zip archive, as NumPy's .npz is: name the array to read in it (%v)", Hint{OptionArray, "NAME"}))
+		return nil, adviceError(name, advise("a zip archive, as NumPy's .npz is: name the array to read in it (%v)", Hint{optArray, "NAME"}))
 	}
 	line, err := vr.nextNonBlank()
 	if err == io.EOF {

@@ -16,9 +16,9 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/cmd/darrm/internal/ledgernotes"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
@@ -203,16 +203,16 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, i
 // target is the release's own, the one-vote problem of --target-eps and
 // --delta; otherwise the teachers' eps and Delta of t, with --m and
 // --delta.
-func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo, mech aggregators.Checked, k int, input string, t provenance.TeacherGuarantee) (gamma.Resolved, error) {
+func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo, mech aggregators.Checked, k int, input string, t provenance.TeacherGuarantee) (resolve.Resolved, error) {
 	line := f.stated(cmd)
 	eps := "--eps"
 	if info.OwnTarget() {
 		var err error
 		if line, err = ensemble.OneVoteTarget(givenTargetEps(cmd.Flags(), f.TargetEps), line.TargetDelta); err != nil {
-			return gamma.Resolved{}, targetEpsError(err)
+			return resolve.Resolved{}, targetEpsError(err)
 		}
 		if line.Eps == nil && (mech.Table == nil || mech.Table.Stated.Eps == nil) {
-			return gamma.Resolved{}, cli.Usagef("%s needs the release's eps: give --target-eps (and --delta, 0 unless given)", info.Name)
+			return resolve.Resolved{}, cli.Usagef("%s needs the release's eps: give --target-eps (and --delta, 0 unless given)", info.Name)
 		}
 	} else {
 		line.Eps, line.Delta = &t.Eps, &t.Delta
@@ -222,7 +222,7 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo,
 	}
 	if mech.Table != nil {
 		if kg := mech.Table.Gamma.K(); kg != k {
-			return gamma.Resolved{}, cli.Usagef("--gamma %s is for K = %d teachers but %s has %d votes per row", mech.TableName, kg, input, k)
+			return resolve.Resolved{}, cli.Usagef("--gamma %s is for K = %d teachers but %s has %d votes per row", mech.TableName, kg, input, k)
 		}
 		return f.paramsNamed(k, eps, line, mech.Table.Stated)
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
+
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
@@ -27,9 +29,9 @@ import (
 // library, where the concept is defined.
 var sharedFlags = cli.NewRegistry([]cli.Flag{
 	{Name: "K", Default: 0, Usage: "number of teachers K (odd)"},
-	{Name: "m", Default: gamma.DefaultM, Usage: "privacy allowance: each release is (m·eps, delta)-DP, 1 <= m <= K; the default is the thesis' main setting"},
-	{Name: "eps", Default: gamma.DefaultEps, Usage: "eps of each teacher's (eps, Delta)-DP guarantee; a release takes it from the votes' metadata header, or needs it given (the default is for exploring: solve, verify, simulate)"},
-	{Name: "Delta", Default: gamma.DefaultDelta, Usage: "Delta of each teacher's (eps, Delta)-DP guarantee; a release takes it from the votes' metadata header, or needs it given (the default is for exploring: solve, verify, simulate)"},
+	{Name: "m", Default: resolve.DefaultM, Usage: "privacy allowance: each release is (m·eps, delta)-DP, 1 <= m <= K; the default is the thesis' main setting"},
+	{Name: "eps", Default: resolve.DefaultEps, Usage: "eps of each teacher's (eps, Delta)-DP guarantee; a release takes it from the votes' metadata header, or needs it given (the default is for exploring: solve, verify, simulate)"},
+	{Name: "Delta", Default: resolve.DefaultDelta, Usage: "Delta of each teacher's (eps, Delta)-DP guarantee; a release takes it from the votes' metadata header, or needs it given (the default is for exploring: solve, verify, simulate)"},
 	{Name: "delta", Default: 0.0, Usage: "delta of each release's (m·eps, delta)-DP guarantee (default 1-(1-Delta)^m)"},
 
 	{Name: "format", Default: cliout.Table, Usage: "output format: table, json or csv"},

@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
+	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
@@ -45,9 +46,9 @@ func (f *problemFlags) withRelation(cmd *cobra.Command, r *relationFlags) *cobra
 }
 
 // params returns the problem with K from --K, which is required.
-func (f *problemFlags) params(cmd *cobra.Command) (gamma.Resolved, error) {
+func (f *problemFlags) params(cmd *cobra.Command) (resolve.Resolved, error) {
 	if err := cli.RequireFlags(cmd, "K"); err != nil {
-		return gamma.Resolved{}, err
+		return resolve.Resolved{}, err
 	}
 	return f.paramsForK(cmd, f.K)
 }
@@ -55,7 +56,7 @@ func (f *problemFlags) params(cmd *cobra.Command) (gamma.Resolved, error) {
 // paramsForK is params with K = k, for commands that take K from their
 // input; the caller checks k against a given --K. Values the command line
 // does not state come from the files' stated, then from the defaults.
-func (f *problemFlags) paramsForK(cmd *cobra.Command, k int, files ...gamma.Stated) (gamma.Resolved, error) {
+func (f *problemFlags) paramsForK(cmd *cobra.Command, k int, files ...gamma.Stated) (resolve.Resolved, error) {
 	return f.paramsFrom(k, f.stated(cmd), files...)
 }
 
@@ -76,14 +77,14 @@ func (f *problemFlags) stated(cmd *cobra.Command) gamma.Stated {
 
 // paramsFrom is the problem of k teachers with each value from line, else
 // from the first of files that states it, else the default.
-func (f *problemFlags) paramsFrom(k int, line gamma.Stated, files ...gamma.Stated) (gamma.Resolved, error) {
+func (f *problemFlags) paramsFrom(k int, line gamma.Stated, files ...gamma.Stated) (resolve.Resolved, error) {
 	return f.paramsNamed(k, "--eps", line, files...)
 }
 
 // paramsNamed is paramsFrom where line's eps came from eps (a flag, or a
 // vote file's metadata header), which an error of m·eps names.
-func (f *problemFlags) paramsNamed(k int, eps string, line gamma.Stated, files ...gamma.Stated) (gamma.Resolved, error) {
-	p := gamma.ResolveProblem(k, constraints.Problem{M: f.M, Eps: f.Eps, Delta: f.Delta}, append([]gamma.Stated{line}, files...)...)
+func (f *problemFlags) paramsNamed(k int, eps string, line gamma.Stated, files ...gamma.Stated) (resolve.Resolved, error) {
+	p := resolve.Problem(k, constraints.Problem{M: f.M, Eps: f.Eps, Delta: f.Delta}, append([]gamma.Stated{line}, files...)...)
 	if err := f.checkRelation(p, files); err != nil {
 		return p, err
 	}
@@ -98,7 +99,7 @@ func (f *problemFlags) paramsNamed(k int, eps string, line gamma.Stated, files .
 // in the one-vote relation the teachers' --m, --eps and --Delta (the
 // release's eps is --target-eps, or a gamma file's eps, and is required),
 // in DaRRM's --target-eps (the release's eps is m·eps).
-func (f *problemFlags) checkRelation(p gamma.Resolved, files []gamma.Stated) error {
+func (f *problemFlags) checkRelation(p resolve.Resolved, files []gamma.Stated) error {
 	if f.relation == nil {
 		return nil
 	}
@@ -151,7 +152,7 @@ func targetEpsError(err error) error {
 // which must have K+1 values for a --K given, and the problem it is for:
 // the parameters stated in the file with the command line, which takes
 // precedence.
-func (f *problemFlags) readGamma(cmd *cobra.Command, args []string) (gamma.Table, gamma.Resolved, error) {
+func (f *problemFlags) readGamma(cmd *cobra.Command, args []string) (gamma.Table, resolve.Resolved, error) {
 	name := cli.InputArg(args)
 	k := 0
 	if cmd.Flags().Changed("K") {
@@ -159,7 +160,7 @@ func (f *problemFlags) readGamma(cmd *cobra.Command, args []string) (gamma.Table
 	}
 	tab, err := inputs.ReadTable(cmd, "GAMMA", name, k)
 	if err != nil {
-		return gamma.Table{}, gamma.Resolved{}, err
+		return gamma.Table{}, resolve.Resolved{}, err
 	}
 	p, err := f.paramsForK(cmd, tab.Gamma.K(), tab.Stated)
 	return tab, p, err

@@ -68,7 +68,7 @@ func newSeparateCmd() *cobra.Command {
 }
 
 // separateShard is the shard of --shard (spec) or of --shard-from-env
-// (scheduler, gamma.ShardFromEnv with the process's environment): exactly
+// (scheduler, shardFromEnv with the process's environment): exactly
 // one of them is given.
 func separateShard(cmd *cobra.Command, spec, scheduler string) (gamma.Shard, error) {
 	given, fromEnv := cmd.Flags().Changed("shard"), cmd.Flags().Changed("shard-from-env")
@@ -76,13 +76,13 @@ func separateShard(cmd *cobra.Command, spec, scheduler string) (gamma.Shard, err
 	case given && fromEnv:
 		return gamma.Shard{}, cli.Usagef("--shard and --shard-from-env exclude each other: give one")
 	case given:
-		s, err := gamma.ParseShard(spec)
+		s, err := parseShard(spec)
 		if err != nil {
 			return gamma.Shard{}, cli.Usagef("--shard %q: %v", spec, err)
 		}
 		return s, nil
 	case fromEnv:
-		s, err := gamma.ShardFromEnv(scheduler, os.Getenv)
+		s, err := shardFromEnv(scheduler, os.Getenv)
 		if err != nil {
 			return gamma.Shard{}, cli.Usagef("--shard-from-env %s: %v", scheduler, err)
 		}

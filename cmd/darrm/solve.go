@@ -1,8 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"time"
+
+	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
+	"github.com/darrm/darrm/constraints"
 
 	"github.com/spf13/cobra"
 
@@ -94,8 +99,8 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	out := report.NewSolve(report.NewProblem(p), l.Entry, l.Origin == optimal.FromCache)
 	out.CacheFile = l.Path
 	if f.Compare {
-		var evs []gamma.Evaluation
-		if out.Errors, evs, err = gamma.Compare(ctx, p.Problem, l.Gamma, bases, coeffs, actuals, f.Workers); err != nil {
+		var evs []report.Evaluation
+		if out.Errors, evs, err = compare(ctx, p.Problem, l.Gamma, bases, coeffs, actuals, f.Workers); err != nil {
 			return err
 		}
 		out.Compare = report.Compared(bases, evs)
@@ -117,10 +122,13 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 
 // baselines parses the flags of --compare and builds the baselines
 // (gamma.Baselines).
-func (f *solveFlags) baselines(cmd *cobra.Command, p gamma.Resolved) ([]gamma.Actual, []gamma.Baseline, error) {
-	actuals, err := gamma.ParseActuals(f.Actual)
-	if err != nil {
-		return nil, nil, cli.Usagef("--actual: %v", err)
+func (f *solveFlags) baselines(cmd *cobra.Command, p resolve.Resolved) ([]gamma.Actual, []gamma.Baseline, error) {
+	actuals := make([]gamma.Actual, len(f.Actual))
+	for i, s := range f.Actual {
+		var err error
+		if actuals[i], err = gamma.ParseActual(s); err != nil {
+			return nil, nil, cli.Usagef("--actual: %v", err)
+		}
 	}
 	if p.Relation == accountant.OneVote {
 		for _, name := range []string{"sub-size", "rr-composition", "rr-delta-prime"} {
@@ -137,4 +145,28 @@ func (f *solveFlags) baselines(cmd *cobra.Command, p gamma.Resolved) ([]gamma.Ac
 		return nil, nil, cli.Usagef("RR with --rr-composition %v: %v", f.RRComp.For(p.Delta), err)
 	}
 	return actuals, bases, cli.AsUsage(err)
+}
+
+// compare evaluates the comparison of gamma_opt, opt, with its baselines
+// at problem p: opt's true expected error under each actual distribution
+// (gamma.Measure), and each baseline certified (gamma.Verify) and measured,
+// in the order of bases.
+func compare(ctx context.Context, p constraints.Problem, opt gamma.Gamma, bases []gamma.Baseline, coeffs []float64, actuals []gamma.Actual, workers int) ([]gamma.ErrorEstimate, []report.Evaluation, error) {
+	m, err := gamma.Measure(opt, coeffs, actuals)
+	if err != nil {
+		return nil, nil, err
+	}
+	evs := make([]report.Evaluation, len(bases))
+	for i, b := range bases {
+		cert, err := gamma.Verify(ctx, p, b.Gamma, gamma.VerifyOptions{Workers: workers})
+		if err != nil {
+			return nil, nil, fmt.Errorf("certify %s: %w", b.Name, err)
+		}
+		bm, err := gamma.Measure(b.Gamma, coeffs, actuals)
+		if err != nil {
+			return nil, nil, fmt.Errorf("certify %s: %w", b.Name, err)
+		}
+		evs[i] = report.Evaluation{Certificate: cert, Utility: bm.Utility, SurrogateError: bm.SurrogateError, Errors: bm.Errors}
+	}
+	return m.Errors, evs, nil
 }

@@ -12,9 +12,9 @@ import (
 
 // Error reports a parameter outside its domain.
 type Error struct {
-	Name  string  // the parameter, e.g. "eps" or "delta'"
-	Value float64 // the offending value
-	Rule  string  // the rule it breaks, e.g. "must be in (0, 1)"
+	Name  string // the parameter, e.g. "eps" or "delta'"
+	Value any    // the offending value, as the caller gave it
+	Rule  string // the rule it breaks, e.g. "must be in (0, 1)"
 }
 
 func (e *Error) Error() string {

@@ -157,12 +157,12 @@ func FlaggedIn(prefix string, err error, names map[string]string) error {
 }
 
 // readOptionFlags are the flags that set each option of a vote file's
-// reading (votefile.Option): the one table from its names to the
+// reading (votefile.Hint.Field): the one table from its names to the
 // command's.
-var readOptionFlags = map[votefile.Option]string{
-	votefile.OptionFormat: "--input-format", votefile.OptionLayout: "--input-format", votefile.OptionClasses: "--classes",
-	votefile.OptionK: "--K", votefile.OptionID: "--id", votefile.OptionOrientation: "--", votefile.OptionArray: "--array",
-	votefile.OptionPartition: "--partition",
+var readOptionFlags = map[string]string{
+	"Options.Format": "--input-format", "Options.Layout": "--input-format", "Options.Classes": "--classes",
+	"Options.K": "--K", "Options.ID": "--id", "Options.Orientation": "--", "Options.Array": "--array",
+	"Stated.Partition": "--partition",
 }
 
 // optionWords says, in msg, the advice of the errors in err's chain on
@@ -189,9 +189,9 @@ func optionWords(err error, msg string) string {
 	// The longest first: an option with a value before the bare option.
 	slices.SortStableFunc(hints, func(a, b votefile.Hint) int { return len(b.String()) - len(a.String()) })
 	for _, h := range hints {
-		words := readOptionFlags[h.Option]
+		words := readOptionFlags[h.Field]
 		switch {
-		case h.Option == votefile.OptionOrientation:
+		case h.Field == "Options.Orientation":
 			words += h.Value // a flag per orientation: --teachers-in-rows
 		case h.Value != "":
 			words += " " + h.Value

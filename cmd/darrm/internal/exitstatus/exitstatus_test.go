@@ -9,7 +9,6 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
-	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/teachers"
@@ -24,8 +23,8 @@ import (
 func TestExplain(t *testing.T) {
 	accParam := &accountant.ParamError{Name: "laplace scale", Value: -1, Rule: "must be a finite number > 0"}
 	setting := &accountant.SettingError{Name: "search", Value: "grid", Rule: "the paper's search uses the paper's conversion only"}
-	conParam := &constraints.ParamError{Name: "m·eps", Value: 0.5, Rule: "must be > 0"}
-	ledParam := &ledger.ParamError{Name: "budget-eps", Value: "-1", Rule: "must be > 0"}
+	conParam := &accountant.ParamError{Name: "m·eps", Value: 0.5, Rule: "must be > 0"}
+	ledParam := fmt.Errorf("ledger: %w", &accountant.ParamError{Name: "budget-eps", Value: "-1", Rule: "must be > 0"})
 	for _, tc := range []struct {
 		name string
 		err  error

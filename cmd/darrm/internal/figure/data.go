@@ -113,10 +113,10 @@ func GNMaxTargetOf(t accountant.Guarantee) (GNMaxTarget, error) {
 	if len(ft.Lambda) == 0 {
 		return ft, fmt.Errorf("GNMax figure: target (%v, %v): no finite point on the grid", t.Eps, t.Delta)
 	}
-	if ft.Grid.Sigma, ft.Grid.Lambda, err = noisymax.GNMaxSigmaGrid(t); err != nil {
+	if ft.Grid.Sigma, ft.Grid.Lambda, err = noisymax.CalibrateGNMax(t, noisymax.GNMaxGrid, accountant.PaperConversion); err != nil {
 		return ft, err
 	}
-	if ft.Exact.Sigma, ft.Exact.Lambda, err = noisymax.GNMaxSigma(t, accountant.PaperConversion); err != nil {
+	if ft.Exact.Sigma, ft.Exact.Lambda, err = noisymax.CalibrateGNMax(t, noisymax.GNMaxExact, accountant.PaperConversion); err != nil {
 		return ft, err
 	}
 	// σ² every 0.01 around both minima, for the figure's zoom

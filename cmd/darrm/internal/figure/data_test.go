@@ -20,7 +20,7 @@ func TestGammaSetting(t *testing.T) {
 	rr, _ := gamma.Const(5, 0.3)
 	d := report.Solve{Problem: report.Problem{K: 5, M: 1, Eps: 0.1}, Prior: "tp", Gamma: rr, Certificate: gamma.Certificate{Status: gamma.Tight},
 		Errors:  []gamma.ErrorEstimate{{Actual: "U(0,1)", Mean: 0.2}},
-		Compare: []report.Evaluated{{Name: "sub", Gamma: sub, Evaluation: gamma.Evaluation{Certificate: gamma.Certificate{Status: gamma.Certified}}}}}
+		Compare: []report.Evaluated{{Name: "sub", Gamma: sub, Evaluation: report.Evaluation{Certificate: gamma.Certificate{Status: gamma.Certified}}}}}
 	s, err := SolveSetting(d)
 	if err != nil {
 		t.Fatal(err)

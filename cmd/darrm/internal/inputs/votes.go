@@ -72,8 +72,8 @@ func (f *Format) UnmarshalText(b []byte) error {
 		*f = Format{layout: votefile.LayoutCounts}
 		return nil
 	}
-	x, err := votefile.ParseFormat(string(b))
-	if err != nil {
+	var x votefile.Format
+	if err := x.UnmarshalText(b); err != nil {
 		return fmt.Errorf("format %q: must be auto, csv, jsonl, counts or npy", b)
 	}
 	*f = Format{format: x}

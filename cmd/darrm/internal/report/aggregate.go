@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
+
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/ensemble"
@@ -259,7 +261,7 @@ type Release struct {
 	Aggregator ensemble.Labeler
 	// Problem and Teachers are the problem of a two-class release and
 	// the teachers' guarantee it used.
-	Problem  gamma.Resolved
+	Problem  resolve.Resolved
 	Teachers provenance.TeacherGuarantee
 	// Input names the votes that Votes read, HeaderFile the sidecar their
 	// metadata header was read from ("": none, or the header is in the

@@ -4,7 +4,7 @@
 // constructor where it has one (NewSolve, NewAggregate, NewSimulate,
 // NewTransfer, NewLedgerShow, MergeShards), and call its Write method.
 // Privacy quantities come from the libraries: NewAggregate has the
-// accountant compose the released labels' totals (accountant.Totals) and
+// accountant compose the released labels' totals (accountant.Account.Totals) and
 // the ledger say its state; and MergeShards has gamma.MergeShards combine a certificate's
 // shards. The account documents put the accountant's results side by side
 // (the RDP ε at the order used, a ratio of two σ), and compute nothing
@@ -16,6 +16,8 @@ import (
 	"io"
 	"math/big"
 	"strings"
+
+	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
@@ -47,7 +49,7 @@ type Problem struct {
 }
 
 // NewProblem is the problem p as outputs echo it.
-func NewProblem(p gamma.Resolved) Problem {
+func NewProblem(p resolve.Resolved) Problem {
 	return Problem{K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta, MDefault: p.MDefault, DeltaDefault: p.DeltaDefault, Relation: p.Relation}
 }
 

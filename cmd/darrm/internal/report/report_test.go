@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
+
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
@@ -86,7 +88,7 @@ func TestSolveCertificatesAndRows(t *testing.T) {
 		Problem: Problem{K: 5, M: 2, Eps: 0.1, Delta: 0, TargetDelta: 0}, Prior: "uniform",
 		Gamma:       []float64{1, 1, 1, 1, 1, 1}, // not 0.1-DP: a claim the file cannot make true
 		Certificate: gamma.Certificate{Status: gamma.Certified},
-		Compare:     []Evaluated{{Name: "sub", Gamma: sub, Evaluation: gamma.Evaluation{Certificate: gamma.Certificate{Status: gamma.Violated}}}},
+		Compare:     []Evaluated{{Name: "sub", Gamma: sub, Evaluation: Evaluation{Certificate: gamma.Certificate{Status: gamma.Violated}}}},
 	}
 	gs, certs := d.Certificates()
 	if len(gs) != 2 || len(certs) != 2 || !slices.Equal(gs[1], sub) {
@@ -211,7 +213,7 @@ func TestNewTransferTeachers(t *testing.T) {
 func TestProblemParams(t *testing.T) {
 	lib := constraints.Problem{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: 3e-5}
 	for _, defaults := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
-		o := NewProblem(gamma.Resolved{Problem: lib, MDefault: defaults[0], DeltaDefault: defaults[1]})
+		o := NewProblem(resolve.Resolved{Problem: lib, MDefault: defaults[0], DeltaDefault: defaults[1]})
 		if o.K != 11 || o.MDefault != defaults[0] || o.DeltaDefault != defaults[1] || o.Params() != lib {
 			t.Errorf("defaults %v: %+v states %+v", defaults, o, o.Params())
 		}
@@ -279,10 +281,10 @@ func TestSolveTableSaysWhichGamma(t *testing.T) {
 // TestCompared pairs each baseline with its evaluation, in order.
 func TestCompared(t *testing.T) {
 	bases := []gamma.Baseline{{Name: "sub", Label: "gamma_Sub", Gamma: gamma.Gamma{0, 1}}, {Name: "rr", Label: "RR", Gamma: gamma.Gamma{0.5, 0.5}}}
-	evs := []gamma.Evaluation{{Utility: 1}, {Utility: 2}}
+	evs := []Evaluation{{Utility: 1}, {Utility: 2}}
 	for _, tc := range []struct {
 		bases []gamma.Baseline
-		evs   []gamma.Evaluation
+		evs   []Evaluation
 	}{{nil, nil}, {bases, evs}} {
 		ms := Compared(tc.bases, tc.evs)
 		if len(ms) != len(tc.bases) {

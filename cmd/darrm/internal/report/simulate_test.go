@@ -5,18 +5,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
+
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/provenance"
 )
 
 // TestNewSimulate: each result keeps its aggregator's label and numbers,
 // and the mechanisms darrm's interval lies above are listed.
 func TestNewSimulate(t *testing.T) {
-	p := gamma.Resolved{Problem: constraints.Problem{K: 3, M: 1, Eps: 0.1, Delta: 1e-5, TargetDelta: 1e-5}}
+	p := resolve.Resolved{Problem: constraints.Problem{K: 3, M: 1, Eps: 0.1, Delta: 1e-5, TargetDelta: 1e-5}}
 	res := []ensemble.SimResult{
 		{Name: "darrm", Privacy: ensemble.Privacy{Source: "certificate"}, Queries: 100, Agree: 90, Rate: 0.9, Lo: 0.85, Hi: 0.95, Exact: 0.9},
 		{Name: "rr", Queries: 100, Agree: 60, Rate: 0.6, Lo: 0.5, Hi: 0.7},

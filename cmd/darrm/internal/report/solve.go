@@ -15,18 +15,27 @@ import (
 	"github.com/darrm/darrm/internal/plural"
 )
 
+// Evaluation is what darrm reports of a noise function for a problem and
+// a prior: its exhaustive certificate and its utility.
+type Evaluation struct {
+	Certificate    gamma.Certificate     `json:"certificate"`
+	Utility        float64               `json:"objective"`
+	SurrogateError float64               `json:"surrogate_error"`
+	Errors         []gamma.ErrorEstimate `json:"expected_errors,omitempty"`
+}
+
 // Evaluated describes one noise function in solve's comparison with its
-// evaluation (gamma.Evaluation).
+// evaluation.
 type Evaluated struct {
 	Name  string    `json:"name"`
 	Label string    `json:"label"`
 	Gamma []float64 `json:"gamma"`
-	gamma.Evaluation
+	Evaluation
 }
 
-// Compared describes the baselines bases with their evaluations evs
-// (gamma.Compare), for Solve.Compare.
-func Compared(bases []gamma.Baseline, evs []gamma.Evaluation) []Evaluated {
+// Compared describes the baselines bases with their evaluations evs, for
+// Solve.Compare.
+func Compared(bases []gamma.Baseline, evs []Evaluation) []Evaluated {
 	ms := make([]Evaluated, len(bases))
 	for i, b := range bases {
 		ms[i] = Evaluated{Name: b.Name, Label: b.Label, Gamma: b.Gamma, Evaluation: evs[i]}
@@ -104,7 +113,7 @@ func NewSolve(p Problem, e *cache.Entry, cached bool) Solve {
 
 // Mechanisms returns gamma_opt and the baselines, in that order.
 func (out Solve) Mechanisms() []Evaluated {
-	opt := Evaluated{Name: "opt", Gamma: out.Gamma, Evaluation: gamma.Evaluation{
+	opt := Evaluated{Name: "opt", Gamma: out.Gamma, Evaluation: Evaluation{
 		Utility: out.Utility, SurrogateError: out.SurrogateError, Errors: out.Errors, Certificate: out.Certificate}}
 	return append([]Evaluated{opt}, out.Compare...)
 }

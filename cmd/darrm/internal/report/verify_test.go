@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
+
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/fixtures"
@@ -26,7 +28,7 @@ func TestMergeShards(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		shards[i] = Shard{Problem: NewProblem(gamma.Resolved{Problem: p}), Gamma: g, Separation: sep}
+		shards[i] = Shard{Problem: NewProblem(resolve.Resolved{Problem: p}), Gamma: g, Separation: sep}
 	}
 	names := []string{"a.json", "b.json"}
 	other := func(f func(*Shard)) []Shard {

@@ -1,18 +1,20 @@
-package gamma
+package main
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/darrm/darrm/gamma"
 )
 
 // envShards is the environment variable that gives the number of shards
-// to the pods of a Kubernetes Indexed Job (ShardFromEnv): Kubernetes gives
+// to the pods of a Kubernetes Indexed Job (shardFromEnv): Kubernetes gives
 // a pod its index but not the Job's completions, so the Job's manifest
 // sets it to the same value as completions.
 const envShards = "DARRM_SHARDS"
 
-// The variables of a task of a Slurm job array that ShardFromEnv reads.
+// The variables of a task of a Slurm job array that shardFromEnv reads.
 const (
 	slurmID    = "SLURM_ARRAY_TASK_ID"
 	slurmCount = "SLURM_ARRAY_TASK_COUNT"
@@ -25,7 +27,7 @@ const (
 // Job its completion index.
 const kubernetesIndex = "JOB_COMPLETION_INDEX"
 
-// ShardFromEnv returns the shard that one task of an array job runs, read
+// shardFromEnv returns the shard that one task of an array job runs, read
 // with getenv (os.Getenv) from the variables its scheduler sets, so that
 // the tasks of one job run the shards 0, ..., n-1 once each:
 //
@@ -40,77 +42,77 @@ const kubernetesIndex = "JOB_COMPLETION_INDEX"
 //
 // A variable set to "" counts as not set. An error names the variable,
 // its value and the rule it breaks.
-func ShardFromEnv(scheduler string, getenv func(string) string) (Shard, error) {
+func shardFromEnv(scheduler string, getenv func(string) string) (gamma.Shard, error) {
 	switch scheduler {
 	case "slurm":
 		return slurmShard(getenv)
 	case "k8s", "kubernetes":
 		return kubernetesShard(getenv)
 	}
-	return Shard{}, fmt.Errorf("unknown scheduler %q: want slurm, or k8s (or kubernetes)", scheduler)
+	return gamma.Shard{}, fmt.Errorf("unknown scheduler %q: want slurm, or k8s (or kubernetes)", scheduler)
 }
 
-// slurmShard is ShardFromEnv for a task of a Slurm job array.
-func slurmShard(getenv func(string) string) (Shard, error) {
+// slurmShard is shardFromEnv for a task of a Slurm job array.
+func slurmShard(getenv func(string) string) (gamma.Shard, error) {
 	const outside = "darrm is not running as a task of a Slurm job array (sbatch --array=0-N)"
 	id, err := required(getenv, slurmID, outside)
 	if err != nil {
-		return Shard{}, err
+		return gamma.Shard{}, err
 	}
 	count, err := required(getenv, slurmCount, outside)
 	if err != nil {
-		return Shard{}, err
+		return gamma.Shard{}, err
 	}
 	low, index := 0, fmt.Sprintf("%s = %d", slurmID, id)
 	if s := getenv(slurmMin); s != "" {
 		if low, err = whole(slurmMin, s); err != nil {
-			return Shard{}, err
+			return gamma.Shard{}, err
 		}
 		index = fmt.Sprintf("%s = %d minus %s = %d", slurmID, id, slurmMin, low)
 	}
 	if s := getenv(slurmStep); s != "" && s != "1" {
-		return Shard{}, fmt.Errorf("%s = %q: the array must have step 1 (--array=A-B), so that its tasks are the shards 0..n-1", slurmStep, s)
+		return gamma.Shard{}, fmt.Errorf("%s = %q: the array must have step 1 (--array=A-B), so that its tasks are the shards 0..n-1", slurmStep, s)
 	}
 	if s := getenv(slurmMax); s != "" {
 		high, err := whole(slurmMax, s)
 		if err != nil {
-			return Shard{}, err
+			return gamma.Shard{}, err
 		}
 		if high-low+1 != count {
-			return Shard{}, fmt.Errorf("%s = %d, %s = %d, %s = %d: the array's indices must be contiguous (--array=A-B), so that its tasks are the shards 0..n-1",
+			return gamma.Shard{}, fmt.Errorf("%s = %d, %s = %d, %s = %d: the array's indices must be contiguous (--array=A-B), so that its tasks are the shards 0..n-1",
 				slurmMin, low, slurmMax, high, slurmCount, count)
 		}
 	}
 	return envShard(id-low, count, index, fmt.Sprintf("%s = %d", slurmCount, count))
 }
 
-// kubernetesShard is ShardFromEnv for a pod of a Kubernetes Indexed Job.
-func kubernetesShard(getenv func(string) string) (Shard, error) {
+// kubernetesShard is shardFromEnv for a pod of a Kubernetes Indexed Job.
+func kubernetesShard(getenv func(string) string) (gamma.Shard, error) {
 	i, err := required(getenv, kubernetesIndex, "darrm is not running in a pod of a Kubernetes Indexed Job (completionMode: Indexed)")
 	if err != nil {
-		return Shard{}, err
+		return gamma.Shard{}, err
 	}
 	n, err := required(getenv, envShards, "the Job's manifest sets it to the Job's completions (Kubernetes gives a pod its index, not the count)")
 	if err != nil {
-		return Shard{}, err
+		return gamma.Shard{}, err
 	}
 	shard, err := envShard(i, n, fmt.Sprintf("%s = %d", kubernetesIndex, i), fmt.Sprintf("%s = %d", envShards, n))
 	if err != nil {
-		return Shard{}, fmt.Errorf("%w; set %s to the Job's completions", err, envShards)
+		return gamma.Shard{}, fmt.Errorf("%w; set %s to the Job's completions", err, envShards)
 	}
 	return shard, nil
 }
 
 // envShard is shard i of n, which must be one: index and count say where
 // i and n come from.
-func envShard(i, n int, index, count string) (Shard, error) {
+func envShard(i, n int, index, count string) (gamma.Shard, error) {
 	switch {
 	case n < 1:
-		return Shard{}, fmt.Errorf("%s: the count of shards must be >= 1", count)
+		return gamma.Shard{}, fmt.Errorf("%s: the count of shards must be >= 1", count)
 	case i < 0 || i >= n:
-		return Shard{}, fmt.Errorf("%s: shard %d is not in 0..%d (%s)", index, i, n-1, count)
+		return gamma.Shard{}, fmt.Errorf("%s: shard %d is not in 0..%d (%s)", index, i, n-1, count)
 	}
-	return Shard{Index: i, Count: n}, nil
+	return gamma.Shard{Index: i, Count: n}, nil
 }
 
 // required reads the variable name as a whole number (whole); one not set
@@ -134,4 +136,14 @@ func whole(name, s string) (int, error) {
 		return 0, fmt.Errorf("%s = %q: too large", name, s)
 	}
 	return n, nil
+}
+
+// parseShard reads a shard written as "i/n", with 0 <= i < n and no
+// leading zeros or signs.
+func parseShard(s string) (gamma.Shard, error) {
+	var sh gamma.Shard
+	if _, err := fmt.Sscanf(s, "%d/%d", &sh.Index, &sh.Count); err != nil || sh.Count < 1 || sh.Index < 0 || sh.Index >= sh.Count || sh.String() != s {
+		return gamma.Shard{}, fmt.Errorf("must be i/n with 0 <= i < n")
+	}
+	return sh, nil
 }
