@@ -10,15 +10,19 @@ import (
 
 // The sampler's frequencies match N_Z(0, σ²): a chi-square test over the
 // values within 4σ, pooled tails, at a threshold that a correct sampler
-// exceeds with probability about 1e-6.
+// exceeds with probability about 1e-6. Under -short, 20,000 draws of each
+// σ rather than 100,000.
 func TestDiscreteGaussianDistribution(t *testing.T) {
+	n := 100000
+	if testing.Short() {
+		n = 20000
+	}
 	for _, sigma := range []float64{0.7, 2.5, 40} {
 		g, err := NewDiscreteGaussian(sigma)
 		if err != nil {
 			t.Fatal(err)
 		}
 		src := NewSeededSource(7)
-		const n = 100000
 		w := int(4 * sigma)
 		hist := map[int]int{}
 		var sum, sq float64
@@ -43,7 +47,7 @@ func TestDiscreteGaussianDistribution(t *testing.T) {
 					p += pmf(y) / norm
 				}
 			}
-			e := p * n
+			e := p * float64(n)
 			d := float64(hist[z]) - e
 			chi += d * d / e
 		}
@@ -51,7 +55,7 @@ func TestDiscreteGaussianDistribution(t *testing.T) {
 		if limit := df + 5*math.Sqrt(2*df) + 25; chi > limit {
 			t.Errorf("sigma %v: chi-square %.1f over %v degrees of freedom (limit %.1f)", sigma, chi, df, limit)
 		}
-		if mean := sum / n; math.Abs(mean) > 5*sigma/math.Sqrt(n) {
+		if mean := sum / float64(n); math.Abs(mean) > 5*sigma/math.Sqrt(float64(n)) {
 			t.Errorf("sigma %v: mean %v", sigma, mean)
 		}
 	}
@@ -192,11 +196,16 @@ func TestDiscreteLaplaceDistribution(t *testing.T) {
 
 // The lattice Gaussian's draws, in lattice steps, follow
 // exp(-(k - μ)²/(2σ²)) for centres off the lattice; far finer lattices
-// keep the mean and the deviation.
+// keep the mean and the deviation. Under -short, 20,000 draws of each
+// centre rather than 60,000.
 func TestLatticeGaussianDistribution(t *testing.T) {
+	size := 60000
+	if testing.Short() {
+		size = 20000
+	}
 	for _, c := range []struct{ center, dev, h float64 }{{0.3, 2.5, 1}, {-7.75, 0.6, 0.5}, {1e3 + 0.1, 4, 0.25}} {
 		src := NewSeededSource(5)
-		draws := make([]int64, 60000)
+		draws := make([]int64, size)
 		for i := range draws {
 			v, err := LatticeGaussian(src, c.center, c.dev, c.h)
 			if err != nil {

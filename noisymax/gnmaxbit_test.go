@@ -31,10 +31,14 @@ func exactBitDelta(eps, sigma float64, k int) *big.Float {
 		}
 		return d
 	}
+	ones, zeros := make([]*big.Float, k+1), make([]*big.Float, k+1)
+	for l := range ones {
+		ones[l], zeros[l] = p(l)
+	}
 	worst := bf(0)
 	for l := range k {
-		a, ac := p(l)
-		b, bc := p(l + 1)
+		a, ac := ones[l], zeros[l]
+		b, bc := ones[l+1], zeros[l+1]
 		for _, h := range []*big.Float{
 			new(big.Float).Add(hinge(a, b), hinge(ac, bc)),
 			new(big.Float).Add(hinge(b, a), hinge(bc, ac)),

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,8 +50,13 @@ func fakeMNIST(t *testing.T, train, test int) {
 // TestTransferSynthetic runs darrm transfer end to end on generated
 // images, then again from the cached teachers, checks the JSON keys the
 // issue fixes, and round-trips the teachers' votes through aggregate.
+// Under -short the fake MNIST is smaller (as in TestTransferEqualTotals).
 func TestTransferSynthetic(t *testing.T) {
-	fakeMNIST(t, 660, 120)
+	train, test := 660, 120
+	if testing.Short() {
+		train, test = 220, 60
+	}
+	fakeMNIST(t, train, test)
 	cache := t.TempDir()
 	fig := filepath.Join(t.TempDir(), "transfer.png")
 	args := []string{"transfer", "--dataset", "mnist58", "--seed", "3", "--queries", "20,50", "--redraws", "3", "--cache-dir", cache, "--format", "json", "--plot", fig}
@@ -138,7 +144,7 @@ func TestTransferSynthetic(t *testing.T) {
 			t.Errorf("the table lacks %q:\n%s", want, table)
 		}
 	}
-	// The shared setting: every private teacher on all 660 images; its cap
+	// The shared setting: every private teacher on all the images; its cap
 	// is the teachers' 11-fold composition, which the composition of few
 	// queries beats.
 	shared, errOut, code := darrm(t, "", "transfer", "--dataset", "mnist58", "--setting", "shared", "--seed", "3", "--queries", "1,50", "--redraws", "2", "--cache-dir", cache, "--format", "json")
@@ -161,7 +167,7 @@ func TestTransferSynthetic(t *testing.T) {
 	decode(t, shared, &sdoc)
 	p := sdoc.Teachers.Private
 	wantCap, _ := accountant.TeacherCap(accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}, 11, accountant.Shared, transfer.DeltaPrime)
-	if sdoc.Setting != "shared" || p.Partition != "shared" || p.ShareSizes[0] != 660 || sdoc.Cap.Eps != wantCap.Eps || sdoc.Cap.Delta != wantCap.Delta {
+	if sdoc.Setting != "shared" || p.Partition != "shared" || p.ShareSizes[0] != train || sdoc.Cap.Eps != wantCap.Eps || sdoc.Cap.Delta != wantCap.Delta {
 		t.Errorf("shared: setting %s, teachers %+v, cap %+v, want %v", sdoc.Setting, p, sdoc.Cap, wantCap.Guarantee)
 	}
 	for _, r := range sdoc.Results {
@@ -187,14 +193,14 @@ func TestTransferSynthetic(t *testing.T) {
 	}
 	labels := filepath.Join(t.TempDir(), "labels.csv")
 	out, errOut, code = darrm(t, "", "aggregate", votes, "--mechanism", "subsample", "--no-cache", "--out", labels, "--format", "json")
-	if code != 0 || !strings.Contains(out, `"answered": 120`) {
+	if code != 0 || !strings.Contains(out, fmt.Sprintf(`"answered": %d`, test)) {
 		t.Errorf("aggregate of the teachers' votes: exit %d: %s%s", code, out, errOut)
 	}
 	// It certifies for the teachers' DP-SGD guarantee, from the header.
 	var agg report.Aggregate
 	decode(t, out, &agg)
 	seed := uint64(3)
-	// DP-SGD's rate comes from MNIST's published size, not the 660 images
+	// DP-SGD's rate comes from MNIST's published size, not the images
 	// of the fake set.
 	size, _ := datasets.PublicTrainSize("mnist58")
 	priv, _ := transfer.Thesis(accountant.Disjoint).Configs("mnist58", size, &seed)

@@ -5,7 +5,21 @@ package bigmath
 import (
 	"math"
 	"math/big"
+	"sync"
 )
+
+// ln2s and pis hold the constants already computed, by precision.
+var ln2s, pis sync.Map
+
+// memo returns a copy of the value of f at prec, computed at the first
+// call for prec and kept in m.
+func memo(m *sync.Map, prec uint, f func(uint) *big.Float) *big.Float {
+	v, ok := m.Load(prec)
+	if !ok {
+		v, _ = m.LoadOrStore(prec, f(prec))
+	}
+	return new(big.Float).Set(v.(*big.Float))
+}
 
 // Exp returns e^x to prec bits, for every x: +Inf and 0 where e^x is
 // beyond big.Float's exponent range. It reduces x = k·log 2 + r with
@@ -62,7 +76,11 @@ func Exp(x *big.Float, prec uint) *big.Float {
 }
 
 // Ln2 returns log 2 to prec bits: 2·atanh(1/3) = 2·Σ 3^-(2n+1)/(2n+1).
-func Ln2(prec uint) *big.Float {
+// Each precision's value is summed once (Exp and Erfc ask for it at every
+// call) and returned as a copy.
+func Ln2(prec uint) *big.Float { return memo(&ln2s, prec, ln2) }
+
+func ln2(prec uint) *big.Float {
 	w := prec + 16
 	sum := new(big.Float).SetPrec(w)
 	pow := new(big.Float).SetPrec(w).Quo(big.NewFloat(1), big.NewFloat(3))
@@ -117,8 +135,10 @@ func Log(y *big.Float, prec uint) *big.Float {
 }
 
 // Pi returns π to prec bits by Machin's formula,
-// π = 16·atan(1/5) - 4·atan(1/239).
-func Pi(prec uint) *big.Float {
+// π = 16·atan(1/5) - 4·atan(1/239), summed once for each precision.
+func Pi(prec uint) *big.Float { return memo(&pis, prec, pi) }
+
+func pi(prec uint) *big.Float {
 	w := prec + 16
 	atanInv := func(k int64) *big.Float {
 		// atan(1/k) = Σ (-1)^n / ((2n+1)·k^(2n+1)).
