@@ -99,8 +99,8 @@ func (info MechanismInfo) OwnTarget() bool { return slices.Contains(info.Takes, 
 // OneVoteTarget states the problem of a release whose per-query target
 // is its own (eps, delta) in the one-vote relation (MechanismInfo.OwnTarget,
 // or darrm solve --relation one-vote): the relation, the release's eps,
-// the one value of eps if any is given, and delta if given. Resolved
-// (gamma.ResolveProblem), the teachers' m and Delta are 1 and 0, which
+// the one value of eps if any is given, and delta if given. Resolved as
+// a one-vote problem (constraints.NewOneVote), the teachers' m and Delta are 1 and 0, which
 // the relation does not use, and a delta not given is 0: pure. More than
 // one eps is a *accountant.SettingError naming target-eps: a release has
 // one.
