@@ -320,7 +320,7 @@ func TestRDPTotal(t *testing.T) {
 	at := func(order float64, draws ...draw) float64 {
 		r := rho * order
 		for _, d := range draws {
-			g, err := noisymax.GNSSRDP(d.Beta, d.Sigma, order)
+			g, err := gnssRDP(d.Beta, d.Sigma, order)
 			if err != nil {
 				t.Fatal(err)
 			}

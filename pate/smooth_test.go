@@ -34,7 +34,7 @@ func TestDataFreeSmooth(t *testing.T) {
 		if p.Order != tc.want || p.Beta != beta || math.Abs(p.Sigma-math.Cbrt(128*math.Exp(2*beta)/slope)) > 1e-12*p.Sigma || p.FromVotes || !p.Publishable() {
 			t.Errorf("C = %d, lambda_I = %v: %+v, want order %v", tc.classes, tc.independent, p, tc.want)
 		}
-		if c5, c6 := noisymax.CheckSmoothConditions(40, tc.classes, p.Order, m.Noise); !c5 || !c6 {
+		if c5, c6 := m.SmoothConditions(tc.classes, p.Order); !c5 || !c6 {
 			t.Errorf("C = %d: conditions fail at the rule's order %v", tc.classes, p.Order)
 		}
 	}
