@@ -83,7 +83,10 @@ type Solve struct {
 }
 
 // Omitted is a baseline left out of a comparison, and why.
-type Omitted = gamma.Omitted
+type Omitted struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+}
 
 // SolveStats describe the computation that produced the gamma (the
 // original one, for a cached gamma).
