@@ -68,7 +68,7 @@ func TestOneVoteBaselineErrors(t *testing.T) {
 // TestOneVoteStated: a solve output's relation is read back with its
 // parameters.
 func TestOneVoteStated(t *testing.T) {
-	tab, err := ReadTable(strings.NewReader(`{"K": 3, "m": 1, "eps": 0.3, "Delta": 0, "delta": 1e-5, "relation": "one-vote", "gamma": [0.2, 0.1, 0.1, 0.2]}`))
+	tab, err := ReadTable(strings.NewReader(`{"K": 3, "m": 1, "eps": 0.3, "Delta": 0, "delta": 1e-5, "relation": "one-vote", "gamma": [0.2, 0.1, 0.1, 0.2]}`), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestOneVoteStated(t *testing.T) {
 	if tab.M == nil || *tab.M != 1 || tab.Eps == nil || *tab.Eps != 0.3 || tab.TargetDelta == nil || *tab.TargetDelta != 1e-5 {
 		t.Errorf("stated %+v", tab.Stated)
 	}
-	if _, err := ReadTable(strings.NewReader(`{"relation": "two-votes", "gamma": [0.5, 0.5]}`)); err == nil || !strings.Contains(err.Error(), "two-votes") {
+	if _, err := ReadTable(strings.NewReader(`{"relation": "two-votes", "gamma": [0.5, 0.5]}`), 0); err == nil || !strings.Contains(err.Error(), "two-votes") {
 		t.Errorf("a bad relation: %v", err)
 	}
 }

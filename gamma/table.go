@@ -56,12 +56,11 @@ type Stated struct {
 // object, by the keys of solve's JSON. It checks the values (Gamma.Check)
 // and, when the file states K, that it matches. Errors quote at most a few
 // bytes of the input, so binary input is not echoed back.
-func ReadTable(r io.Reader) (Table, error) { return ReadTableFor(r, 0) }
-
-// ReadTableFor is ReadTable for a problem of k teachers (0: take K from
-// the table): the gamma must have k+1 values (Gamma.CheckFor), and an
-// error says so, naming the count it has, before any other rule.
-func ReadTableFor(r io.Reader, k int) (Table, error) {
+//
+// For a problem of k teachers (k > 0) the gamma must have k+1 values
+// (Gamma.CheckFor), and an error says so, naming the count it has, before
+// any other rule; k = 0 takes K from the table.
+func ReadTable(r io.Reader, k int) (Table, error) {
 	b, err := io.ReadAll(io.LimitReader(r, maxTableBytes+1))
 	if err != nil {
 		return Table{}, fmt.Errorf("read gamma: %w", err)
