@@ -22,30 +22,6 @@ type SmoothParams struct {
 	FromVotes          bool
 }
 
-// SmoothChoice says how the smooth-sensitivity parameters that a caller
-// leaves open (zero) are chosen: SmoothDataFree by dataFreeSmooth's rule,
-// which sees no vote, or SmoothFromVotes by the PATE authors' choice from
-// the votes (SmoothParams.FromVotes).
-type SmoothChoice string
-
-const (
-	SmoothDataFree  SmoothChoice = "data-free"
-	SmoothFromVotes SmoothChoice = "from-votes"
-)
-
-// MarshalText returns the choice's name.
-func (c SmoothChoice) MarshalText() ([]byte, error) { return []byte(c), nil }
-
-// UnmarshalText reads "data-free" or "from-votes".
-func (c *SmoothChoice) UnmarshalText(b []byte) error {
-	switch v := SmoothChoice(b); v {
-	case SmoothDataFree, SmoothFromVotes:
-		*c = v
-		return nil
-	}
-	return fmt.Errorf("%q: must be data-free or from-votes", b)
-}
-
 // Publishable reports whether no parameter is chosen from the votes: the
 // released ε is then a private release.
 func (p SmoothParams) Publishable() bool {

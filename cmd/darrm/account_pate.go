@@ -41,7 +41,7 @@ type accountPATEFlags struct {
 }
 
 func newAccountPATECmd() *cobra.Command {
-	f := accountPATEFlags{analysisFlags: analysisFlags{SSParams: pate.SmoothDataFree}, Noise: noisymax.DiscreteNoise}
+	f := accountPATEFlags{analysisFlags: analysisFlags{SSParams: ssDataFree}, Noise: noisymax.DiscreteNoise}
 	return newCmd("account-pate", &cobra.Command{
 		Use:   "pate [VOTES] [flags]",
 		Short: "PATE's privacy of GNMax, Confident-GNMax or LNMax on multi-class votes: data-independent, data-dependent, and released by smooth sensitivity",

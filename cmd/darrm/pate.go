@@ -28,7 +28,7 @@ func newPATECmd() *cobra.Command {
 		Format   cliout.Format `flag:"format"`
 		Cache    gammasource.CacheFlags
 		analysisFlags
-	}{Dataset: "mnist", Teachers: pate.Teachers, analysisFlags: analysisFlags{SSParams: pate.SmoothDataFree}}
+	}{Dataset: "mnist", Teachers: pate.Teachers, analysisFlags: analysisFlags{SSParams: ssDataFree}}
 	return newCmd("pate", &cobra.Command{
 		Use:   "pate [--dataset mnist] [--teachers 250] [--student] [flags]",
 		Short: "PATE's MNIST experiment: 250 non-private teachers label half the test set by Confident-GNMax and GNMax; accuracy and eps",
