@@ -21,8 +21,8 @@ import (
 // optionsOf returns the options of an account of Confident-GNMax at
 // PATE's setting with smooth-sensitivity parameters smooth.
 func optionsOf(smooth SmoothParams) AccountOptions {
-	m := Mechanisms()[0]
-	return AccountOptions{Mechanism: m.Name, GNMax: m.GNMax, Delta: Delta, Conversion: accountant.PaperConversion, Smooth: smooth}
+	m := paperMechanisms()[0]
+	return AccountOptions{Mechanism: m.Name, GNMax: m.GNMax, Delta: paperDelta, Conversion: accountant.PaperConversion, Smooth: smooth}
 }
 
 // prepared returns Account's prepared (not drawn) release of counts by
@@ -107,7 +107,7 @@ func TestVotesKey(t *testing.T) {
 	improved, oneSided, fromVotes := optionsOf(SmoothParams{}), optionsOf(SmoothParams{Order: 8}), optionsOf(SmoothParams{FromVotes: true})
 	improved.Conversion, improved.Delta = accountant.ImprovedConversion, 1.0000001e-6
 	oneSided.Directions = noisymax.OneSided
-	_, labels := releaseLabels(t, Mechanisms()[0], counts)
+	_, labels := releaseLabels(t, paperMechanisms()[0], counts)
 	withLabels := optionsOf(SmoothParams{})
 	lr, err := votefile.NewLabelReader(bytes.NewReader(labels.Bytes()), "labels")
 	if err != nil {
@@ -154,7 +154,7 @@ func TestEpsReleasedIsAnEstimate(t *testing.T) {
 	counts, _ := syntheticCounts(200, 4)
 	a := prepared(t, counts, SmoothParams{})
 	s := a.Smooth
-	realised, err := accountant.ConvertRDP(s.center+s.GNSS, s.Order, Delta, accountant.PaperConversion)
+	realised, err := accountant.ConvertRDP(s.center+s.GNSS, s.Order, paperDelta, accountant.PaperConversion)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +310,7 @@ func TestReleaseOnce(t *testing.T) {
 // their Rényi DP added at an order up to the least draw's and converted,
 // the least over the orders; it grows with every draw.
 func TestRDPTotal(t *testing.T) {
-	m := Mechanisms()[0].GNMax
+	m := paperMechanisms()[0].GNMax
 	rho, err := m.RunSlope(200, 200)
 	if err != nil {
 		t.Fatal(err)
@@ -326,7 +326,7 @@ func TestRDPTotal(t *testing.T) {
 			}
 			r += g
 		}
-		e, err := accountant.ConvertRDP(r, order, Delta, accountant.ImprovedConversion)
+		e, err := accountant.ConvertRDP(r, order, paperDelta, accountant.ImprovedConversion)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -342,7 +342,7 @@ func TestRDPTotal(t *testing.T) {
 		{"one draw", []draw{d1}, []float64{2, 5, 10, 12, 20, 30}},
 		{"two draws", []draw{d1, d2}, []float64{2, 5, 10, 12}},
 	} {
-		got, err := rdpTotal(rho, tc.draws, orders, Delta)
+		got, err := rdpTotal(rho, tc.draws, orders, paperDelta)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -350,12 +350,12 @@ func TestRDPTotal(t *testing.T) {
 		for _, o := range tc.try {
 			want = min(want, at(o, tc.draws...))
 		}
-		if got.Method != accountant.Renyi || got.Guarantee.Delta != Delta || got.Guarantee.Eps < want || got.Guarantee.Eps > want*(1+1e-12) {
+		if got.Method != accountant.Renyi || got.Guarantee.Delta != paperDelta || got.Guarantee.Eps < want || got.Guarantee.Eps > want*(1+1e-12) {
 			t.Errorf("%s: %v, want eps %v", tc.name, got, want)
 		}
 	}
-	one, _ := rdpTotal(rho, []draw{d1}, orders, Delta)
-	two, _ := rdpTotal(rho, []draw{d1, d1}, orders, Delta)
+	one, _ := rdpTotal(rho, []draw{d1}, orders, paperDelta)
+	two, _ := rdpTotal(rho, []draw{d1, d1}, orders, paperDelta)
 	if !(two.Guarantee.Eps > one.Guarantee.Eps) {
 		t.Errorf("two draws %v, one %v", two, one)
 	}

@@ -30,7 +30,7 @@ func (p SmoothParams) Publishable() bool {
 
 // The constants of dataFreeSmooth. They were set on the Confident-GNMax
 // votes of 250 teachers on Fashion-MNIST (T = 200, σ1 = 150, σ2 = 40; the
-// first 640, 2,000 and 5,000 queries; TunedOn), which neither darrm pate's
+// first 640, 2,000 and 5,000 queries), which neither darrm pate's
 // MNIST experiment nor a user's votes are (darrm pate --dataset
 // fashion-mnist is, and says so): there the data-dependent optimum
 // λ satisfied λ - 1 ≈ 2(λ_I - 1) for the data-independent optimum λ_I, and
