@@ -360,19 +360,6 @@ func count(ctx context.Context, in votefile.Reader) (int, error) {
 	return n, in.Err()
 }
 
-// mechanismOf returns the mechanism whose settings s holds: lnmax with a
-// Laplace scale, confident-gnmax with a threshold step (a threshold or
-// sigma1), gnmax otherwise.
-func mechanismOf(s provenance.Settings) provenance.MechanismName {
-	switch {
-	case s.LaplaceScale != nil:
-		return provenance.LNMax
-	case s.Threshold != nil || s.Sigma1 != nil:
-		return provenance.ConfidentGNMax
-	}
-	return provenance.GNMax
-}
-
 // Queries returns the number of queries accounted: the labelled ones,
 // with labels.
 func (a *AccountResult) Queries() int {
