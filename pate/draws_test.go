@@ -121,7 +121,7 @@ func TestVotesKey(t *testing.T) {
 		same bool
 	}{
 		{"reordered, with a header", countsReader(t, reversed, accountant.OneVote), optionsOf(SmoothParams{}), true},
-		{"no header, ids", read(t, file(reversed, nil, true), votefile.Options{Layout: votefile.LayoutCounts, ID: votefile.Present}), optionsOf(SmoothParams{}), true},
+		{"no header, ids", read(t, file(reversed, nil, true), votefile.Options{Layout: votefile.LayoutCounts, ID: withIDs(t)}), optionsOf(SmoothParams{}), true},
 		{"no header, no ids", read(t, file(reversed, nil, false), asCounts), optionsOf(SmoothParams{}), true},
 		{"JSON lines", read(t, jl.Bytes(), asCounts), optionsOf(SmoothParams{}), true},
 		{"NumPy", read(t, npy.Bytes(), votefile.Options{}), optionsOf(SmoothParams{}), true},
@@ -359,4 +359,13 @@ func TestRDPTotal(t *testing.T) {
 	if !(two.Guarantee.Eps > one.Guarantee.Eps) {
 		t.Errorf("two draws %v, one %v", two, one)
 	}
+}
+
+// withIDs is the vote-file option that the rows have an id column.
+func withIDs(t *testing.T) votefile.Presence {
+	var p votefile.Presence
+	if err := p.UnmarshalText([]byte("yes")); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
