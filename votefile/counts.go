@@ -134,9 +134,9 @@ func (f *voteFile) Classes(opts classOptions) (*classReader, error) {
 			stated = QueriesInRows
 		}
 		switch {
-		case stated == OrientationUnstated:
+		case stated == orientationUnstated:
 			stated = opts.Orientation
-		case opts.Orientation != OrientationUnstated && opts.Orientation != stated:
+		case opts.Orientation != orientationUnstated && opts.Orientation != stated:
 			return nil, adviceError(name, advise("the metadata header states orientation %v: leave out %v", stated, orientationHint(opts.Orientation)))
 		}
 		opts.Input, opts.Classes, opts.K, opts.Orientation = layout, m.Classes, m.K, stated
@@ -166,7 +166,7 @@ func (f *voteFile) Classes(opts classOptions) (*classReader, error) {
 	switch {
 	case opts.Orientation == TeachersInRows && (opts.Input != inputClasses || f.npy == nil && f.vr.format != FormatCSV):
 		return nil, adviceError(name, advise("%v reads class labels (%v) of a NumPy array or a CSV file, one row per teacher", teachersInRows, Hint{optClasses, "C"}))
-	case opts.Input == inputClasses && opts.Orientation == OrientationUnstated:
+	case opts.Input == inputClasses && opts.Orientation == orientationUnstated:
 		without := "without a metadata header"
 		if f.vr.meta != nil {
 			without = fmt.Sprintf("whose metadata header (%s) does not state its orientation", f.vr.headerAt())
