@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/internal/peek"
 )
 
 // maxTableBytes bounds the size of a gamma table read by ReadTable.
@@ -203,19 +201,4 @@ func quote(s string) string {
 		return strconv.Quote(s[:40]) + "..."
 	}
 	return strconv.Quote(s)
-}
-
-// IsTable reports whether start, the start of a file, is a gamma file as
-// darrm writes one: a JSON object with a gamma (darrm solve's or verify's),
-// or solve's CSV, whose header row is l,gamma_opt[,gamma_sub,...].
-func IsTable(start []byte) bool {
-	if slices.Contains(peek.Keys(start), "gamma") {
-		return true
-	}
-	line, _, _ := bytes.Cut(start, []byte("\n"))
-	fields := strings.Split(string(line), ",")
-	for i := range fields {
-		fields[i] = strings.TrimSpace(fields[i])
-	}
-	return len(fields) >= 2 && fields[0] == "l" && slices.ContainsFunc(fields[1:], func(f string) bool { return f == "gamma" || strings.HasPrefix(f, "gamma_") })
 }

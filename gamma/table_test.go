@@ -142,22 +142,6 @@ func TestReadTableBinary(t *testing.T) {
 	}
 }
 
-// TestIsTable: solve's JSON and CSV are gamma files; a vote file is not.
-func TestIsTable(t *testing.T) {
-	for in, want := range map[string]bool{
-		`{"K":3,"gamma":[1,0.5,0.5,1]}`:  true,
-		"{\n  \"K\": 3,\n  \"gamma\": [": true,
-		"l,gamma_opt,gamma_sub\n0,1,1\n": true,
-		"l, gamma":                       true,
-		"id,t1,t2\n":                     false,
-		`{"darrm-votes":1}`:              false,
-	} {
-		if IsTable([]byte(in)) != want {
-			t.Errorf("IsTable(%q) = %v", in, !want)
-		}
-	}
-}
-
 // TestInRelation: a table is for the relation it states, else DaRRM's.
 func TestInRelation(t *testing.T) {
 	one := accountant.OneVote
