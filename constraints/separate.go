@@ -97,16 +97,6 @@ func (p Problem) ErrBound() float64 {
 	return b * unitRoundoff * (1 + 0x1p-20)
 }
 
-// CheckWorkers checks a number of goroutines (SeparateOptions.Workers,
-// and every option that passes its value on), as an *accountant.ParamError named
-// "workers".
-func CheckWorkers(n int) error {
-	if n < 0 || n > param.MaxWorkers {
-		return &accountant.ParamError{Name: "workers", Value: n, Rule: fmt.Sprintf("must be in [0, %d] (0: all cores)", param.MaxWorkers)}
-	}
-	return nil
-}
-
 // Separate computes, for the noise function gamma(0..K), the maximum of the
 // privacy cost f over every multiset of K corners (Lemma 3.6.1), exactly,
 // together with a maximising multiset and the costliest reduced multisets
@@ -143,7 +133,7 @@ func CheckWorkers(n int) error {
 // In the one-vote relation it evaluates the 4K inequalities of every pair
 // of neighbouring vote counts (separateOneVote), in O(K) steps.
 func (p Problem) Separate(ctx context.Context, gamma []float64, opts SeparateOptions) (Separation, error) {
-	if err := CheckWorkers(opts.Workers); err != nil {
+	if err := param.Workers(opts.Workers); err != nil {
 		return Separation{}, err
 	}
 	if p.Relation == accountant.OneVote {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // randomGamma returns a symmetric noise function with values in [0, 1].
@@ -158,7 +159,7 @@ func TestSeparateRejectsBadGamma(t *testing.T) {
 }
 
 // TestSeparateRejectsNegativeWorkers checks that a negative number of
-// goroutines is refused as the parameter "workers", by CheckWorkers and by
+// goroutines is refused as the parameter "workers", by param.Workers and by
 // Separate, which callers pass their value to; 0 (all cores) is valid.
 func TestSeparateRejectsNegativeWorkers(t *testing.T) {
 	p := Problem{K: 3, M: 1, Eps: 0.1}
@@ -167,10 +168,10 @@ func TestSeparateRejectsNegativeWorkers(t *testing.T) {
 		n  int
 		ok bool
 	}{{-1, false}, {-100, false}, {0, true}, {3, true}, {1 << 10, true}, {1<<10 + 1, false}, {math.MaxInt, false}} {
-		err := CheckWorkers(tc.n)
+		err := param.Workers(tc.n)
 		_, serr := p.Separate(context.Background(), g, SeparateOptions{Workers: tc.n})
 		if (err == nil) != tc.ok || (serr == nil) != tc.ok {
-			t.Errorf("workers %d: CheckWorkers %v, Separate %v; want ok = %v", tc.n, err, serr, tc.ok)
+			t.Errorf("workers %d: param.Workers %v, Separate %v; want ok = %v", tc.n, err, serr, tc.ok)
 			continue
 		}
 		var pe *accountant.ParamError

@@ -33,7 +33,7 @@ func ExampleNewDaRRM() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	opt, err := gamma.ReadTable(f)
+	opt, err := gamma.ReadTable(f, 0)
 	f.Close()
 	if err != nil {
 		log.Fatal(err)
@@ -92,7 +92,7 @@ func ExampleSimulate() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	opt, err := gamma.ReadTable(f)
+	opt, err := gamma.ReadTable(f, 0)
 	f.Close()
 	if err != nil {
 		log.Fatal(err)

@@ -20,32 +20,6 @@ type Baseline struct {
 // draws at allowance m (Section 3.7.1).
 func SubSize(m float64) int { return int(math.Floor(m)) }
 
-// subBaseline returns gamma_Sub for s teachers subsampled out of k
-// (Lemma 3.4.1).
-func subBaseline(k, s int) (Baseline, error) {
-	g, err := Sub(k, s)
-	if err != nil {
-		return Baseline{}, err
-	}
-	return Baseline{Name: "sub", Label: fmt.Sprintf("gamma_Sub: majority of %d of the %d teachers, subsampled without replacement (Lemma 3.4.1)", s, k), Gamma: g}, nil
-}
-
-// dSubBaseline returns DSub(k, m), gamma_DSub (Theorem 3.5.1), labelled
-// for outputs: the majority of 2·floor(m)−1 subsampled teachers, or
-// gamma = 1 when floor(m) >= (K+1)/2.
-func dSubBaseline(k int, m float64) (Baseline, error) {
-	g, err := DSub(k, m)
-	if err != nil {
-		return Baseline{}, err
-	}
-	s := SubSize(m)
-	label := fmt.Sprintf("gamma_DSub: majority of %d of the %d teachers, subsampled without replacement (Theorem 3.5.1)", 2*s-1, k)
-	if 2*s >= k+1 {
-		label = "gamma_DSub: gamma = 1, since floor(m) >= (K+1)/2 (Theorem 3.5.1)"
-	}
-	return Baseline{Name: "dsub", Label: label, Gamma: g}, nil
-}
-
 // RRConst is randomized response's success probability p_const for a
 // problem (Lemma B.1.1), with the (Tau·eps, Lambda)-DP guarantee of the K
 // teachers' majority that it comes from.
@@ -88,93 +62,6 @@ func RRBaseline(p constraints.Problem, comp accountant.Method, deltaPrime float6
 	}
 	label := fmt.Sprintf("RR: gamma = p_const = %.6g (Lemma B.1.1; the majority is (tau·eps, lambda)-DP with tau = %.6g, lambda = %.3g by %v composition)", rr.PConst, rr.Tau, rr.Lambda, comp)
 	return Baseline{Name: "rr", Label: label, Gamma: g}, nil
-}
-
-// BaselineOptions choose the baselines of a problem (Baselines).
-type BaselineOptions struct {
-	// SubSize is the number of teachers gamma_Sub subsamples; 0 means
-	// SubSize(m).
-	SubSize int
-	// RR is the composition that gives randomized response's p_const, and
-	// RRDeltaPrime its slack (RRBaseline).
-	RR           accountant.RRMethod
-	RRDeltaPrime float64
-}
-
-// BaselineError says which baseline could not be built; its message is
-// the baseline's error.
-type BaselineError struct {
-	Name string // "sub", "dsub", "rr" or "gnmax", as Baseline.Name
-	Err  error
-}
-
-func (e *BaselineError) Error() string { return e.Err.Error() }
-func (e *BaselineError) Unwrap() error { return e.Err }
-
-// Omitted is a baseline that Baselines leaves out at a problem, and why.
-type Omitted struct {
-	Name   string `json:"name"`
-	Reason string `json:"reason"`
-}
-
-// OmittedBaselines returns the baselines that Baselines leaves out at
-// problem p, each with the reason: gamma_DSub unless the teachers and the
-// release are pure DP (Theorem 3.5.1 is a result for pure DP); in the
-// one-vote relation gamma_Sub and gamma_DSub, which are not private there
-// for the deltas of interest. The reason prints delta as the problem's
-// description does (accountant.FormatBound), so one output says it once.
-func OmittedBaselines(p constraints.Problem) []Omitted {
-	if p.Relation == accountant.OneVote {
-		return append([]Omitted(nil), oneVoteOmitted...)
-	}
-	if p.Delta == 0 && p.TargetDelta == 0 {
-		return nil
-	}
-	return []Omitted{{Name: "dsub", Reason: fmt.Sprintf("Theorem 3.5.1 makes it (m·eps)-DP for pure-DP teachers only (Delta = delta = 0); here Delta = %g and delta = %s", p.Delta, accountant.FormatBound(p.TargetDelta))}}
-}
-
-// Baselines returns the noise functions that gamma_opt is compared with
-// at problem p (Section 3.7.1, App. B.4), in this order: gamma_Sub
-// (Lemma 3.4.1); gamma_DSub when the teachers and the
-// release are pure DP, Delta = delta = 0, the setting of Theorem 3.5.1;
-// and randomized response's constant gamma (RRBaseline). In the one-vote
-// relation they are GNMax, calibrated on its released bit
-// (GNMaxBaseline), and randomized response's largest constant gamma
-// (OneVoteRRBaseline); o does not apply there. OmittedBaselines says
-// which are left out, and why. An error is a *BaselineError.
-func Baselines(p constraints.Problem, o BaselineOptions) ([]Baseline, error) {
-	if p.Relation == accountant.OneVote {
-		gn, err := GNMaxBaseline(p)
-		if err != nil {
-			return nil, &BaselineError{"gnmax", err}
-		}
-		rr, err := OneVoteRRBaseline(p)
-		if err != nil {
-			return nil, &BaselineError{"rr", err}
-		}
-		return []Baseline{gn, rr}, nil
-	}
-	s := o.SubSize
-	if s == 0 {
-		s = SubSize(p.M)
-	}
-	sub, err := subBaseline(p.K, s)
-	if err != nil {
-		return nil, &BaselineError{"sub", err}
-	}
-	bases := []Baseline{sub}
-	if p.Delta == 0 && p.TargetDelta == 0 {
-		d, err := dSubBaseline(p.K, p.M)
-		if err != nil {
-			return nil, &BaselineError{"dsub", err}
-		}
-		bases = append(bases, d)
-	}
-	rr, err := RRBaseline(p, o.RR.For(p.Delta), o.RRDeltaPrime)
-	if err != nil {
-		return nil, &BaselineError{"rr", err}
-	}
-	return append(bases, rr), nil
 }
 
 // Measurement is what a comparison measures of a noise function without

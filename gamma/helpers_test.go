@@ -15,7 +15,7 @@ func optK11M3(t testing.TB) Gamma {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	tab, err := ReadTable(f)
+	tab, err := ReadTable(f, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

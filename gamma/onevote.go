@@ -95,13 +95,6 @@ func checkOneVote(p constraints.Problem) error {
 	return nil
 }
 
-// oneVoteOmitted are the baselines of DaRRM's relation that the one-vote
-// relation leaves out, and why.
-var oneVoteOmitted = []Omitted{
-	{Name: "sub", Reason: "subsampling s teachers releases 1 with probability 0 below (s+1)/2 votes for 1 and a positive one at (s+1)/2 (Lemma 3.4.1), a ratio no eps bounds: in the one-vote relation it is private only for delta at least that probability"},
-	{Name: "dsub", Reason: "gamma_DSub subsamples 2m-1 teachers and fails as gamma_Sub does; Theorem 3.5.1 is a result for private teachers"},
-}
-
 // OneVoteOpt returns the greatest noise function that is private in the
 // one-vote relation for p, value by value:
 //

@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/internal/peek"
 )
 
 // maxTableBytes bounds the size of a gamma table read by ReadTable.
@@ -56,12 +54,11 @@ type Stated struct {
 // object, by the keys of solve's JSON. It checks the values (Gamma.Check)
 // and, when the file states K, that it matches. Errors quote at most a few
 // bytes of the input, so binary input is not echoed back.
-func ReadTable(r io.Reader) (Table, error) { return ReadTableFor(r, 0) }
-
-// ReadTableFor is ReadTable for a problem of k teachers (0: take K from
-// the table): the gamma must have k+1 values (Gamma.CheckFor), and an
-// error says so, naming the count it has, before any other rule.
-func ReadTableFor(r io.Reader, k int) (Table, error) {
+//
+// For a problem of k teachers (k > 0) the gamma must have k+1 values
+// (Gamma.CheckFor), and an error says so, naming the count it has, before
+// any other rule; k = 0 takes K from the table.
+func ReadTable(r io.Reader, k int) (Table, error) {
 	b, err := io.ReadAll(io.LimitReader(r, maxTableBytes+1))
 	if err != nil {
 		return Table{}, fmt.Errorf("read gamma: %w", err)
@@ -204,19 +201,4 @@ func quote(s string) string {
 		return strconv.Quote(s[:40]) + "..."
 	}
 	return strconv.Quote(s)
-}
-
-// IsTable reports whether start, the start of a file, is a gamma file as
-// darrm writes one: a JSON object with a gamma (darrm solve's or verify's),
-// or solve's CSV, whose header row is l,gamma_opt[,gamma_sub,...].
-func IsTable(start []byte) bool {
-	if slices.Contains(peek.Keys(start), "gamma") {
-		return true
-	}
-	line, _, _ := bytes.Cut(start, []byte("\n"))
-	fields := strings.Split(string(line), ",")
-	for i := range fields {
-		fields[i] = strings.TrimSpace(fields[i])
-	}
-	return len(fields) >= 2 && fields[0] == "l" && slices.ContainsFunc(fields[1:], func(f string) bool { return f == "gamma" || strings.HasPrefix(f, "gamma_") })
 }

@@ -22,7 +22,7 @@ func TestReadTable(t *testing.T) {
 		{"solve's CSV", "# {\"K\":3,\"m\":2,\"eps\":0.1}\nl,gamma_opt,gamma_sub\n0,1,1\n1,0.3,0.2\n2,0.3,0.2\n3,1,1\n", Gamma{1, 0.3, 0.3, 1}, 2},
 		{"a list under the problem line", "# {\"m\":2}\n1 0.3 0.3 1\n", Gamma{1, 0.3, 0.3, 1}, 2},
 	} {
-		tab, err := ReadTable(strings.NewReader(tc.in))
+		tab, err := ReadTable(strings.NewReader(tc.in), 0)
 		if err != nil {
 			t.Errorf("%s: %v", tc.name, err)
 			continue
@@ -58,17 +58,17 @@ func TestReadTableRejects(t *testing.T) {
 		{"# {\"m\": x}\nl,gamma_opt\n0,1\n1,1\n", "line 1: the problem line"},
 		{"# {\"K\":5}\nl,gamma_opt\n0,1\n1,1\n", "K = 5"},
 	} {
-		_, err := ReadTable(strings.NewReader(tc.in))
+		_, err := ReadTable(strings.NewReader(tc.in), 0)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("ReadTable(%q) = %v, want an error mentioning %q", tc.in, err, tc.want)
+			t.Errorf("ReadTable(%q, 0) = %v, want an error mentioning %q", tc.in, err, tc.want)
 		}
 	}
 }
 
-// TestReadTableFor: with K known, a gamma of another size is refused
+// TestReadTableForK: with K known, a gamma of another size is refused
 // naming its count and the K+1 wanted, before any other rule (a count
 // that is odd, symmetry); one of the right size is read.
-func TestReadTableFor(t *testing.T) {
+func TestReadTableForK(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
 		k    int
@@ -79,13 +79,13 @@ func TestReadTableFor(t *testing.T) {
 		{`{"K": 3, "gamma": [1, 0.5, 0.5, 1]}`, 5, "gamma has 4 values, want K+1 = 6"},
 		{"1 0.5 0.4 1", 3, "symmetric"},
 	} {
-		_, err := ReadTableFor(strings.NewReader(tc.in), tc.k)
+		_, err := ReadTable(strings.NewReader(tc.in), tc.k)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("ReadTableFor(%q, %d) = %v, want an error mentioning %q", tc.in, tc.k, err, tc.want)
+			t.Errorf("ReadTable(%q, %d) = %v, want an error mentioning %q", tc.in, tc.k, err, tc.want)
 		}
 	}
-	if tab, err := ReadTableFor(strings.NewReader("1 0.5 0.5 1"), 3); err != nil || tab.Gamma.K() != 3 {
-		t.Errorf("ReadTableFor of a gamma for K = 3: %v, %v", tab.Gamma, err)
+	if tab, err := ReadTable(strings.NewReader("1 0.5 0.5 1"), 3); err != nil || tab.Gamma.K() != 3 {
+		t.Errorf("ReadTable of a gamma for K = 3: %v, %v", tab.Gamma, err)
 	}
 }
 
@@ -94,7 +94,7 @@ func FuzzReadTable(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		tab, err := ReadTable(strings.NewReader(s))
+		tab, err := ReadTable(strings.NewReader(s), 0)
 		if err != nil {
 			return
 		}
@@ -116,14 +116,14 @@ func TestReadTableCSV(t *testing.T) {
 		{"l,gamma_opt,gamma_sub,gamma_rr\n0,1,0.2,0.1\n1,0.5,0.2,0.1\n2,0.5,0.2,0.1\n3,1,0.2,0.1\n", Gamma{1, 0.5, 0.5, 1}},
 		{"# a comment\n\nl,gamma_sub\n0,0.2\n1,0.2\n", Gamma{0.2, 0.2}},
 	} {
-		tab, err := ReadTable(strings.NewReader(tc.in))
+		tab, err := ReadTable(strings.NewReader(tc.in), 0)
 		if err != nil || !slices.Equal(tab.Gamma, tc.want) {
-			t.Errorf("ReadTable(%q) = %v, %v; want %v", tc.in, tab.Gamma, err, tc.want)
+			t.Errorf("ReadTable(%q, 0) = %v, %v; want %v", tc.in, tab.Gamma, err, tc.want)
 		}
 	}
 	for _, bad := range []string{"l,gamma_sub,gamma_rr\n0,1,1\n1,1,1\n", "l,p\n0,1\n", "l,gamma_opt\n0\n1\n"} {
-		if _, err := ReadTable(strings.NewReader(bad)); err == nil {
-			t.Errorf("ReadTable(%q) accepted", bad)
+		if _, err := ReadTable(strings.NewReader(bad), 0); err == nil {
+			t.Errorf("ReadTable(%q, 0) accepted", bad)
 		}
 	}
 }
@@ -132,29 +132,13 @@ func TestReadTableCSV(t *testing.T) {
 func TestReadTableBinary(t *testing.T) {
 	in := append([]byte("0.5 0.5\n"), 0, 0xff, 0xfe, 'x', 1, 2, 3)
 	in = append(in, bytes.Repeat([]byte{0x9b, '[', '2', 'J'}, 100)...)
-	_, err := ReadTable(bytes.NewReader(in))
+	_, err := ReadTable(bytes.NewReader(in), 0)
 	if err == nil || !strings.Contains(err.Error(), "binary") || len(err.Error()) > 100 {
 		t.Errorf("binary input: %v", err)
 	}
 	long := strings.Repeat("z", 5000)
-	if _, err := ReadTable(strings.NewReader(long)); err == nil || len(err.Error()) > 200 {
+	if _, err := ReadTable(strings.NewReader(long), 0); err == nil || len(err.Error()) > 200 {
 		t.Errorf("a 5000-byte token: error of %d bytes", len(err.Error()))
-	}
-}
-
-// TestIsTable: solve's JSON and CSV are gamma files; a vote file is not.
-func TestIsTable(t *testing.T) {
-	for in, want := range map[string]bool{
-		`{"K":3,"gamma":[1,0.5,0.5,1]}`:  true,
-		"{\n  \"K\": 3,\n  \"gamma\": [": true,
-		"l,gamma_opt,gamma_sub\n0,1,1\n": true,
-		"l, gamma":                       true,
-		"id,t1,t2\n":                     false,
-		`{"darrm-votes":1}`:              false,
-	} {
-		if IsTable([]byte(in)) != want {
-			t.Errorf("IsTable(%q) = %v", in, !want)
-		}
 	}
 }
 

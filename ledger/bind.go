@@ -29,11 +29,11 @@ func Bind(meta *votefile.Meta, s provenance.Stated) (provenance.Binding, error) 
 // (NewHeader), with every check of Init.
 func InitFor(ctx context.Context, path string, meta *votefile.Meta, budget accountant.Guarantee, opts InitOptions) (previous *Record, err error) {
 	if meta == nil {
-		return nil, &BindError{errors.New("no metadata header: a ledger made for votes binds the ensemble their header states")}
+		return nil, &bindError{errors.New("no metadata header: a ledger made for votes binds the ensemble their header states")}
 	}
 	b, err := Bind(meta, provenance.Stated{})
 	if err != nil {
-		return nil, &BindError{err}
+		return nil, &bindError{err}
 	}
 	return Init(ctx, path, NewHeader(b, budget, accountant.DefaultDeltaPrime, DefaultFilter(b, budget)), opts)
 }

@@ -161,15 +161,15 @@ func paramError(name, value, rule string) error {
 	return fmt.Errorf("ledger: %w", &accountant.ParamError{Name: name, Value: value, Rule: rule})
 }
 
-// BindError is a header whose ensemble parameters are missing or invalid.
-type BindError struct{ Err error }
+// bindError is a header whose ensemble parameters are missing or invalid.
+type bindError struct{ Err error }
 
-func (e *BindError) Error() string { return "ledger: " + e.Err.Error() }
+func (e *bindError) Error() string { return "ledger: " + e.Err.Error() }
 
 // BadInput reports that the error is the caller's input, not a failure.
-func (e *BindError) BadInput() bool { return true }
+func (e *bindError) BadInput() bool { return true }
 
-func (e *BindError) Unwrap() error { return e.Err }
+func (e *bindError) Unwrap() error { return e.Err }
 
 // checkName refuses an ensemble name that is empty or holds control
 // characters (which a terminal would act on when it is printed).
@@ -218,10 +218,10 @@ func checkHeader(h Header) error {
 	}
 	if h.Version >= 2 {
 		if h.Teachers == nil {
-			return &BindError{errors.New("no ensemble parameters: a ledger binds K, the teachers' eps and Delta, kind and partition (NewHeader)")}
+			return &bindError{errors.New("no ensemble parameters: a ledger binds K, the teachers' eps and Delta, kind and partition (NewHeader)")}
 		}
 		if _, err := h.Binding(); err != nil {
-			return &BindError{err}
+			return &bindError{err}
 		}
 	}
 	return nil

@@ -122,7 +122,7 @@ func openRecord(ctx context.Context, opts InitOptions, ensemble string) (*state,
 		return nil, nil, err
 	}
 	rec, err := st.read()
-	var bad *RecordFileError
+	var bad *recordFileError
 	if err != nil && !(opts.Replace && errors.As(err, &bad)) {
 		st.close()
 		return nil, nil, err
@@ -364,7 +364,7 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 		}
 	}()
 	rec, err := st.read()
-	var bad *RecordFileError
+	var bad *recordFileError
 	switch {
 	case errors.As(err, &bad) && adopt:
 		rec, err = nil, nil // adopting replaces it

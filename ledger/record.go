@@ -180,15 +180,15 @@ func short(id string) string {
 	return id
 }
 
-// RecordFileError is a record file that cannot be read as one: damaged.
-type RecordFileError struct{ Path, Reason string }
+// recordFileError is a record file that cannot be read as one: damaged.
+type recordFileError struct{ Path, Reason string }
 
-func (e *RecordFileError) Error() string {
+func (e *recordFileError) Error() string {
 	return fmt.Sprintf("ledger record %s: %s; if the ledger you use is the right one, record it as it is with: darrm ledger adopt LEDGER", e.Path, e.Reason)
 }
 
 // BadInput reports that the error is the caller's input, not a failure.
-func (e *RecordFileError) BadInput() bool { return true }
+func (e *recordFileError) BadInput() bool { return true }
 
 // stateErr is an error of the folder of the records: one that the user
 // cannot write (read-only, or another user's) is told how to name
@@ -280,7 +280,7 @@ func (s *state) close() {
 
 // read returns the record, or nil if there is none.
 func (s *state) read() (*Record, error) {
-	bad := func(reason string) error { return &RecordFileError{s.path, reason} }
+	bad := func(reason string) error { return &recordFileError{s.path, reason} }
 	b, err := atomicfile.ReadFile(s.path, maxRecordBytes)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

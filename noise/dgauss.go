@@ -268,7 +268,7 @@ func randomSign(src *Source, y int64) (int64, bool) {
 // + |y|/t), divided by its largest value exp(r/t + σ²/(2t²)). This is CKS
 // 2020's Algorithm 3 with its centre moved off the integers; the result
 // k·h is returned as the nearest float64, a function of the draw alone.
-// It is darrm's GNSS noise (noisymax.GNSSLattice). σ must be below
+// It is darrm's GNSS noise (on the lattice package pate fixes). σ must be below
 // 2^62.
 func LatticeGaussian(src *Source, center, dev, h float64) (float64, error) {
 	for _, v := range []float64{center, dev, h} {

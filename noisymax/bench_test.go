@@ -47,17 +47,15 @@ func BenchmarkPATEAccount(b *testing.B) {
 }
 
 // BenchmarkPATESmooth is the smooth-sensitivity analysis of 1,000
-// queries at one order: local sensitivities at every distance, the
-// data-dependent total there, and the GNSS choice.
+// queries at one order: local sensitivities at every distance and the
+// data-dependent total there.
 func BenchmarkPATESmooth(b *testing.B) {
 	a := benchPATE(b, 1000)
 	for b.Loop() {
-		ls, err := a.LocalSensitivity(20)
-		if err != nil {
+		if _, err := a.LocalSensitivity(20); err != nil {
 			b.Fatal(err)
 		}
-		rdp, _ := a.RDPDependent(20)
-		if _, err := ChooseGNSS(rdp, ls, 20); err != nil {
+		if _, err := a.RDPDependent(20); err != nil {
 			b.Fatal(err)
 		}
 	}

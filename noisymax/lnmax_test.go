@@ -70,37 +70,6 @@ func TestLNMax(t *testing.T) {
 	}
 }
 
-// The lattice release costs GNSSRDP at β + 2^-51 plus one ulp, and its
-// noise is never below 2^10 lattice steps per √λ.
-func TestGNSSLattice(t *testing.T) {
-	for _, c := range []struct{ beta, sigma, order float64 }{{0.005, 40, 50}, {0.3, 2, 1.5}, {1e-4, 100, 1000}} {
-		plain, err := GNSSRDP(c.beta, c.sigma, c.order)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lat, err := GNSSLatticeRDP(c.beta, c.sigma, c.order)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !(lat > plain) || lat > plain*(1+1e-13) {
-			t.Errorf("%+v: lattice cost %v against %v", c, lat, plain)
-		}
-		dev, _ := GNSSDeviation(0, c.sigma, c.order)
-		if min := gnssMinSteps * GNSSLattice * math.Sqrt(c.order); dev != min {
-			t.Errorf("deviation at SS = 0: %v, want the floor %v", dev, min)
-		}
-		if dev, _ := GNSSDeviation(0.01, c.sigma, c.order); dev < 0.01*c.sigma {
-			t.Errorf("deviation %v below SS·sigma", dev)
-		}
-	}
-	if _, err := GNSSLatticeRDP(0.01, 10, 60); err == nil {
-		t.Error("order above 1/(2 beta) accepted")
-	}
-	if _, err := GNSSDeviation(-1, 1, 2); err == nil {
-		t.Error("negative smooth sensitivity accepted")
-	}
-}
-
 // The evaluation behind a released data-dependent cost is within a
 // thousandth of the margin a GNSS release adds for it: per query, the
 // interval that holds β(q̃) is narrower than 1e-12 of the data-independent

@@ -224,7 +224,7 @@ func NewAccount(m ConfidentGNMax, teachers, classes int, opt Options) (*Account,
 // one query (NewAccount, Add, Result); use one directly for many
 // queries, Confident-GNMax or other orders. The data-dependent bound is a
 // function of the votes: publishing it is itself a release (see
-// SmoothSensitivity).
+// Account.LocalSensitivity).
 func GNMaxDataDependent(counts []int, sigma float64, noise Noise, delta float64) (Result, error) {
 	teachers := 0
 	for _, n := range counts {
@@ -404,7 +404,7 @@ type Result struct {
 	Independent OrderEps
 	// Dependent is the data-dependent bound, in the directions Directions
 	// says, which is a function of the votes: releasing it is itself a
-	// release (see SmoothSensitivity).
+	// release (see Account.LocalSensitivity).
 	Dependent                    OrderEps
 	Orders                       []float64
 	RDPIndependent, RDPDependent []float64

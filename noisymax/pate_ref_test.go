@@ -91,7 +91,7 @@ func TestPATEReferenceConditions(t *testing.T) {
 		sigma  float64
 		c5, c6 bool
 	}{{20, true, false}, {30, true, true}} {
-		c5, c6 := CheckSmoothConditions(c.sigma, 10, 25, ContinuousNoise)
+		c5, c6 := smoothConditions(c.sigma, 10, 25, ContinuousNoise)
 		if c5 != c.c5 || c6 != c.c6 {
 			t.Errorf("sigma %v: C5, C6 = %v, %v, want %v, %v", c.sigma, c5, c6, c.c5, c.c6)
 		}

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
 )
@@ -17,7 +16,7 @@ import (
 // sensitivity at distance d, A(d), bounds |f(y) - f(y')| over neighbours
 // y, y' with y within d changed teachers of x; the β-smooth sensitivity is
 // SS_β(x) = max_d e^{-βd}·A(d), and f(x) + SS_β(x)·N(0, σ²) (GNSS) is
-// Rényi-DP with the cost GNSSRDP states.
+// Rényi-DP with the cost the PATE paper's Theorem 23 states.
 
 // qPad widens the neighbour bounds B_u, B_l in log q by an absolute
 // amount far above their floating-point error, and above the rounding
@@ -254,13 +253,13 @@ func (t *thresholdLS) distances(v int) []float64 {
 // a query's GNMax cost is β at the largest q̃ within one vote, so its A(d)
 // is the one-sided A(d + 1) (docs/pate.md).
 //
-// It requires conditions C5 and C6 of the PATE paper (CheckSmoothConditions)
+// It requires conditions C5 and C6 of the PATE paper (ConfidentGNMax.SmoothConditions)
 // for σ2, C and λ, and returns an error when they fail.
 func (a *Account) LocalSensitivity(order float64) ([]float64, error) {
 	if err := param.Alpha(order); err != nil {
 		return nil, fmt.Errorf("PATE smooth sensitivity: %w", err)
 	}
-	if c5, c6 := CheckSmoothConditions(a.mech.Sigma2, a.classes, order, a.mech.Noise); !c5 || !c6 {
+	if c5, c6 := a.mech.SmoothConditions(a.classes, order); !c5 || !c6 {
 		return nil, fmt.Errorf("PATE smooth sensitivity: conditions C5 = %v, C6 = %v at sigma2 = %v, C = %d, order %v: the analysis does not apply (pick another order or more noise)",
 			c5, c6, a.mech.Sigma2, a.classes, order)
 	}
@@ -346,100 +345,7 @@ func (a *Account) addLocalSensitivity(total []float64, i int, g *gnmaxLS, th *th
 	}
 }
 
-// SmoothSensitivity returns the β-smooth sensitivity max_d e^{-βd}·ls[d]
-// of a function whose local sensitivity at distance d is at most ls[d]
-// (Nissim, Raskhodnikova and Smith 2007), rounded up.
-func SmoothSensitivity(ls []float64, beta float64) (float64, error) {
-	if err := param.Positive("beta", beta); err != nil {
-		return 0, fmt.Errorf("smooth sensitivity: %w", err)
-	}
-	var ss float64
-	for d, l := range ls {
-		if !(l >= 0) {
-			return 0, fmt.Errorf("smooth sensitivity: local sensitivity at distance %d is %v", d, l)
-		}
-		ss = math.Max(ss, outward.MulUp(l, outward.Exp(outward.Exact(-beta).Mul(outward.Exact(float64(d)))).Hi))
-	}
-	return ss, nil
-}
-
-// GNSSRDP returns the Rényi DP at order λ of the GNSS mechanism, which
-// releases f(x) + SS_β(x)·N(0, σ²) for a β-smooth upper bound SS_β on the
-// local sensitivity of f (PATE paper, arXiv version, Theorem 23):
-//
-//	λ·e^{2β}/σ² + (βλ - log(1 - 2λβ)/2)/(λ - 1),  1 < λ < 1/(2β).
-func GNSSRDP(beta, sigma, order float64) (float64, error) {
-	if err := param.Positive("beta", beta); err != nil {
-		return 0, fmt.Errorf("GNSS: %w", err)
-	}
-	if err := param.Positive("sigma", sigma); err != nil {
-		return 0, fmt.Errorf("GNSS: %w", err)
-	}
-	if err := param.Alpha(order); err != nil {
-		return 0, fmt.Errorf("GNSS: %w", err)
-	}
-	lb := outward.Exact(order).Mul(outward.Exact(beta))
-	if !(lb.Hi < 0.5) {
-		return 0, fmt.Errorf("GNSS: %w", &accountant.ParamError{Name: "order", Value: order, Rule: fmt.Sprintf("must be below 1/(2·beta) = %v", 0.5/beta)})
-	}
-	a := outward.Exact(order).Mul(outward.Exp(outward.Exact(2 * beta))).Div(outward.Exact(sigma).Mul(outward.Exact(sigma)))
-	b := lb.Sub(outward.Log1p(outward.Exact(-2).Mul(lb)).Mul(outward.Exact(0.5))).Div(outward.Exact(order).Sub(outward.Exact(1)))
-	return a.Add(b).Hi, nil
-}
-
-// gnssSigma returns the PATE authors' choice of the GNSS noise for order
-// λ, β and smooth sensitivity ss: σ = (λe^{2β}/ss)^{1/3}, the minimiser of
-// λe^{2β}/σ² + 2·ss·σ (GNSS's cost plus two deviations of its noise).
-func gnssSigma(beta, ss, order float64) (float64, error) {
-	if err := param.Positive("smooth sensitivity", ss); err != nil {
-		return 0, fmt.Errorf("GNSS: %w", err)
-	}
-	return math.Cbrt(order * math.Exp(2*beta) / ss), nil
-}
-
-// GNSSChoice is a choice of GNSS parameters.
-type GNSSChoice struct {
-	Beta, SS, Sigma float64
-	Cost            float64 // GNSSRDP at the order
-}
-
-// ChooseGNSS picks β on the PATE authors' grid 0.30/λ, 0.31/λ, ...,
-// 0.49/λ and σ by gnssSigma, minimising rdp + GNSSRDP + 2·SS·σ, for
-// local sensitivities ls at order λ. The choice depends on the votes:
-// the parameters it returns are not private (fix them in advance for a
-// release whose every step is accounted for).
-func ChooseGNSS(rdp float64, ls []float64, order float64) (GNSSChoice, error) {
-	best := GNSSChoice{Cost: math.Inf(1)}
-	bestObj := math.Inf(1)
-	for j := 30; j < 50; j++ {
-		beta := float64(j) / 100 / order
-		ss, err := SmoothSensitivity(ls, beta)
-		if err != nil {
-			return best, err
-		}
-		if ss == 0 {
-			cost, err := GNSSRDP(beta, 1, order)
-			if err != nil {
-				return best, err
-			}
-			return GNSSChoice{Beta: beta, SS: 0, Sigma: 1, Cost: cost}, nil
-		}
-		sigma, err := gnssSigma(beta, ss, order)
-		if err != nil {
-			return best, err
-		}
-		cost, err := GNSSRDP(beta, sigma, order)
-		if err != nil {
-			return best, err
-		}
-		if obj := rdp + cost + 2*ss*sigma; obj < bestObj {
-			bestObj, best = obj, GNSSChoice{Beta: beta, SS: ss, Sigma: sigma, Cost: cost}
-		}
-	}
-	return best, nil
-}
-
-// CheckSmoothConditions checks conditions C5 and C6 of the PATE paper's
+// smoothConditions checks conditions C5 and C6 of the PATE paper's
 // smooth-sensitivity analysis of GNMax with noise σ over C classes at
 // order λ: C5, β(q) non-decreasing for q < q0; C6, β(B_u(q)) - β(q)
 // non-decreasing for q < B_l(q0). Like the PATE authors' check it is
@@ -449,7 +355,7 @@ func ChooseGNSS(rdp float64, ls []float64, order float64) (GNSSChoice, error) {
 // rounding of β). The conditions do not depend on the votes; each set of
 // arguments is checked once per process. A noise other than DiscreteNoise
 // or ContinuousNoise (UnsetNoise) establishes neither condition.
-func CheckSmoothConditions(sigma float64, classes int, order float64, noise Noise) (c5, c6 bool) {
+func smoothConditions(sigma float64, classes int, order float64, noise Noise) (c5, c6 bool) {
 	if checkNoiseKind(noise) != nil {
 		return false, false
 	}
@@ -463,7 +369,14 @@ func CheckSmoothConditions(sigma float64, classes int, order float64, noise Nois
 	return c5, c6
 }
 
-// checkSmoothConditions is CheckSmoothConditions, computed.
+// SmoothConditions reports conditions C5 and C6 of the PATE paper's
+// smooth-sensitivity analysis for m's second step (noise Sigma2 of kind
+// Noise) over the given number of classes at the order (smoothConditions).
+func (m ConfidentGNMax) SmoothConditions(classes int, order float64) (c5, c6 bool) {
+	return smoothConditions(m.Sigma2, classes, order, m.Noise)
+}
+
+// checkSmoothConditions is smoothConditions, computed.
 func checkSmoothConditions(sigma float64, classes int, order float64, noise Noise) (c5, c6 bool) {
 	k := newCurve(gnmaxSlope(sigma), order)
 	if math.IsInf(k.logq0, -1) {
@@ -501,7 +414,7 @@ func checkSmoothConditions(sigma float64, classes int, order float64, noise Nois
 	return c5, c6
 }
 
-// conditionsKey and conditionsSeen memoise CheckSmoothConditions, a pure
+// conditionsKey and conditionsSeen memoise smoothConditions, a pure
 // function of its arguments that costs tens of milliseconds.
 type conditionsKey struct {
 	sigma, order float64
@@ -510,56 +423,6 @@ type conditionsKey struct {
 }
 
 var conditionsSeen sync.Map // conditionsKey -> [2]bool
-
-// GNSSLattice is the spacing h of the lattice hZ on which darrm releases a
-// data-dependent Rényi DP by GNSS: the noise is the discrete Gaussian on
-// hZ centred at the value (noise.LatticeGaussian), which is sampled
-// exactly and whose outputs carry no low-order bits of the value.
-const GNSSLattice = 0x1p-40
-
-// gnssMinSteps is the least deviation of the lattice noise, in lattice
-// steps, per square root of the order: it keeps the lattice's excess over
-// continuous noise below one ulp (GNSSLatticeRDP).
-const gnssMinSteps = 1 << 10
-
-// GNSSDeviation returns the deviation of darrm's lattice GNSS noise at
-// order λ for smooth sensitivity ss and noise multiplier sigma:
-// max(ss·sigma, 2^10·h·√λ) (h = GNSSLattice), the product rounded up. The
-// floor is a constant, so max(ss, floor/sigma) is β-smooth when ss is, and
-// still bounds the local sensitivity.
-func GNSSDeviation(ss, sigma, order float64) (float64, error) {
-	if err := param.AtLeast("smooth sensitivity", ss, 0); err != nil {
-		return 0, fmt.Errorf("GNSS: %w", err)
-	}
-	if err := param.Positive("sigma", sigma); err != nil {
-		return 0, fmt.Errorf("GNSS: %w", err)
-	}
-	if err := param.Alpha(order); err != nil {
-		return 0, fmt.Errorf("GNSS: %w", err)
-	}
-	floor := gnssMinSteps * GNSSLattice * math.Sqrt(order)
-	return math.Max(outward.MulUp(ss, sigma), floor), nil
-}
-
-// GNSSLatticeRDP returns the Rényi DP at order λ of darrm's GNSS release:
-// the discrete Gaussian on hZ (h = GNSSLattice) centred at f(x), of
-// deviation GNSSDeviation. It is GNSSRDP at β + 2^-51, for the rounding
-// of the deviation (which may change its ratio between neighbours by a
-// factor 1 + 2^-52 beyond e^β), plus the lattice's excess over continuous
-// noise, which is below one ulp of the result and added as one: by Poisson
-// summation a Gaussian function of deviation τ summed over hZ is its
-// integral over h times 1 ± 3e^{-2π²τ²/h²}, and every deviation the
-// Rényi sum involves (the noise's at either neighbour, and the product's
-// τ >= deviation/√λ) is at least e^{-1/2}·2^10 > 614 lattice steps (the
-// neighbour's deviation is at least e^{-β} times it, β < 1/(2λ)), so the
-// excess is below 9λ/(λ-1)·e^{-2π²·614²}, far below 2^-1074 (docs/pate.md).
-func GNSSLatticeRDP(beta, sigma, order float64) (float64, error) {
-	r, err := GNSSRDP(beta+0x1p-51, sigma, order)
-	if err != nil {
-		return 0, err
-	}
-	return math.Nextafter(r, math.Inf(1)), nil
-}
 
 // evalMargin is the margin, relative to the data-independent total at the
 // same order, that a GNSS release adds to the smooth sensitivity for the

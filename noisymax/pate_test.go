@@ -57,23 +57,6 @@ func TestTheorem6AgainstBig(t *testing.T) {
 	}
 }
 
-func TestGNSSAgainstFormula(t *testing.T) {
-	for _, c := range []struct{ beta, sigma, order float64 }{{0.01, 5, 20}, {0.0329, 6.23, 14}, {0.001, 100, 3}} {
-		got, err := GNSSRDP(c.beta, c.sigma, c.order)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lb := c.order * c.beta
-		want := c.order*math.Exp(2*c.beta)/(c.sigma*c.sigma) + (lb-0.5*math.Log(1-2*lb))/(c.order-1)
-		if got < want || got > want*(1+1e-14) {
-			t.Errorf("%+v: %v, want %v", c, got, want)
-		}
-	}
-	if _, err := GNSSRDP(0.1, 1, 5); err == nil {
-		t.Error("order 5 >= 1/(2 beta) accepted")
-	}
-}
-
 func randomCounts(r *rand.Rand, k, c int) []int {
 	counts := make([]int, c)
 	// Skewed votes: a plurality class with a random share, the rest spread.
@@ -247,7 +230,7 @@ func TestLocalSensitivityBruteForce(t *testing.T) {
 		{12, 3, 1, 2, ContinuousNoise}, {12, 3, 1, 2, DiscreteNoise}, {14, 3, 1.5, 2, ContinuousNoise},
 		{10, 4, 0.8, 1.5, DiscreteNoise}, {16, 2, 1.2, 2, ContinuousNoise}, {12, 4, 1, 2, DiscreteNoise},
 	} {
-		if c5, c6 := CheckSmoothConditions(c.sigma, c.classes, c.order, c.noise); !c5 || !c6 {
+		if c5, c6 := smoothConditions(c.sigma, c.classes, c.order, c.noise); !c5 || !c6 {
 			t.Fatalf("%+v: conditions C5 %v C6 %v", c, c5, c6)
 		}
 		g := newGNMaxLS(c.sigma, c.order, c.classes, c.noise)

@@ -85,8 +85,8 @@ func TestPATENoiseUnset(t *testing.T) {
 			t.Errorf("%s with the zero noise: %v, want an error naming the noise", name, err)
 		}
 	}
-	if c5, c6 := CheckSmoothConditions(40, 10, 20, zero); c5 || c6 {
-		t.Errorf("CheckSmoothConditions with the zero noise = %v, %v; want neither established", c5, c6)
+	if c5, c6 := smoothConditions(40, 10, 20, zero); c5 || c6 {
+		t.Errorf("smoothConditions with the zero noise = %v, %v; want neither established", c5, c6)
 	}
 	for _, n := range []Noise{DiscreteNoise, ContinuousNoise} {
 		if err := (ConfidentGNMax{Sigma2: 2, Noise: n}).Validate(); err != nil {

@@ -360,19 +360,6 @@ func count(ctx context.Context, in votefile.Reader) (int, error) {
 	return n, in.Err()
 }
 
-// mechanismOf returns the mechanism whose settings s holds: lnmax with a
-// Laplace scale, confident-gnmax with a threshold step (a threshold or
-// sigma1), gnmax otherwise.
-func mechanismOf(s provenance.Settings) provenance.MechanismName {
-	switch {
-	case s.LaplaceScale != nil:
-		return provenance.LNMax
-	case s.Threshold != nil || s.Sigma1 != nil:
-		return provenance.ConfidentGNMax
-	}
-	return provenance.GNMax
-}
-
 // Queries returns the number of queries accounted: the labelled ones,
 // with labels.
 func (a *AccountResult) Queries() int {
@@ -426,7 +413,7 @@ func (a *AccountResult) drawsTotal() (accountant.Total, error) {
 // Papernot et al. 2018, Proposition 8, and the discrete Gaussian's curve,
 // Canonne, Kamath and Steinke 2020) and of the smooth-sensitivity draws
 // draws, each (λ, GNSS)-RDP by the PATE paper's Theorem 23
-// (noisymax.GNSSLatticeRDP at its β and σ_ss) for every λ up to its own
+// (gnssLatticeRDP at its β and σ_ss) for every λ up to its own
 // order: their sum at each λ of orders (nil: noisymax.DefaultOrders) up to
 // the least draw's order, and at that order (Rényi composition, Mironov
 // 2017, Proposition 1), converted to (ε, delta) by the improved
@@ -449,7 +436,7 @@ func rdpTotal(rho float64, draws []draw, orders []float64, delta float64) (accou
 	for _, o := range try {
 		r := outward.MulUp(rho, o)
 		for _, d := range draws {
-			g, err := noisymax.GNSSLatticeRDP(d.Beta, d.Sigma, o)
+			g, err := gnssLatticeRDP(d.Beta, d.Sigma, o)
 			if err != nil {
 				return best, fmt.Errorf("smooth-sensitivity draw at order %v, beta %v, sigma_ss %v: %w", d.Order, d.Beta, d.Sigma, err)
 			}

@@ -40,7 +40,7 @@ func countsReader(t *testing.T, counts [][]int, rel accountant.Relation) votefil
 // returns the aggregator and the label file.
 func releaseLabels(t *testing.T, m ensemble.Mechanism, counts [][]int) (*ensemble.ClassGNMax, bytes.Buffer) {
 	t.Helper()
-	agg, err := ensemble.NewClassGNMax(m.GNMax, 250, 10, Delta)
+	agg, err := ensemble.NewClassGNMax(m.GNMax, 250, 10, paperDelta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,14 +57,14 @@ func releaseLabels(t *testing.T, m ensemble.Mechanism, counts [][]int) (*ensembl
 // relation and settings other than the label file's are refused.
 func TestAccount(t *testing.T) {
 	counts, truth := syntheticCounts(60, 4)
-	m := Mechanisms()[0]
+	m := paperMechanisms()[0]
 	_, labels := releaseLabels(t, m, counts)
 	opts := func() AccountOptions {
 		lr, err := votefile.NewLabelReader(bytes.NewReader(labels.Bytes()), "labels")
 		if err != nil {
 			t.Fatal(err)
 		}
-		return AccountOptions{Mechanism: m.Name, GNMax: m.GNMax, Delta: Delta, Conversion: accountant.PaperConversion, Labels: lr}
+		return AccountOptions{Mechanism: m.Name, GNMax: m.GNMax, Delta: paperDelta, Conversion: accountant.PaperConversion, Labels: lr}
 	}
 	a, err := Account(t.Context(), countsReader(t, counts, accountant.OneVote), opts())
 	if err != nil {
@@ -74,7 +74,7 @@ func TestAccount(t *testing.T) {
 		t.Errorf("account %+v", a.Result)
 	}
 	// The same answers through pate.Label's account (the same seeded draws).
-	res, err := Label(counts, 250, 10, truth, m, Labelling{Delta: Delta}, noise.NewSeededSource(2))
+	res, err := Label(counts, 250, 10, truth, m, Labelling{Delta: paperDelta}, noise.NewSeededSource(2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestAccount(t *testing.T) {
 		t.Errorf("sigma2 80 against labels at 40: %v", err)
 	}
 	var te *provenance.TeachersError
-	if _, err := Account(t.Context(), countsReader(t, counts, accountant.PrivateTeachers), AccountOptions{Mechanism: "gnmax", GNMax: Mechanisms()[1].GNMax, Delta: Delta}); !errors.As(err, &te) || te.Field != "relation" {
+	if _, err := Account(t.Context(), countsReader(t, counts, accountant.PrivateTeachers), AccountOptions{Mechanism: "gnmax", GNMax: paperMechanisms()[1].GNMax, Delta: paperDelta}); !errors.As(err, &te) || te.Field != "relation" {
 		t.Errorf("votes in the private-teachers relation: %v", err)
 	}
 }
@@ -100,7 +100,7 @@ func TestAccount(t *testing.T) {
 // naming the field and both values.
 func TestAccountRefusesContradictoryHeader(t *testing.T) {
 	counts, _ := syntheticCounts(20, 4)
-	m := Mechanisms()[0]
+	m := paperMechanisms()[0]
 	agg, labels := releaseLabels(t, m, counts)
 	stated := strconv.FormatFloat(agg.Privacy().Eps, 'g', -1, 64)
 	for _, tc := range []struct{ from, to, want string }{
@@ -117,7 +117,7 @@ func TestAccountRefusesContradictoryHeader(t *testing.T) {
 			t.Fatal(err)
 		}
 		// As darrm account pate does: the settings are the header's.
-		opts := AccountOptions{Mechanism: provenance.MechanismName(lr.Meta().Mechanism), Delta: Delta, Conversion: accountant.PaperConversion, Labels: lr}
+		opts := AccountOptions{Mechanism: provenance.MechanismName(lr.Meta().Mechanism), Delta: paperDelta, Conversion: accountant.PaperConversion, Labels: lr}
 		s, err := provenance.LabelSettings(lr.Meta())
 		if err != nil {
 			t.Fatal(err)
@@ -137,10 +137,10 @@ func TestAccountRefusesContradictoryHeader(t *testing.T) {
 // ensemble, or with more labels than the release charged, is refused.
 func TestAccountAgainstLedger(t *testing.T) {
 	counts, _ := syntheticCounts(20, 4)
-	m := Mechanisms()[1] // gnmax alone: its eps follows from sigma2
+	m := paperMechanisms()[1] // gnmax alone: its eps follows from sigma2
 	agg, labels := releaseLabels(t, m, counts)
 	g := agg.Privacy().Guarantee
-	forged, err := ensemble.NewClassGNMax(noisymax.ConfidentGNMax{Sigma2: 400, Noise: noisymax.DiscreteNoise}, 250, 10, Delta)
+	forged, err := ensemble.NewClassGNMax(noisymax.ConfidentGNMax{Sigma2: 400, Noise: noisymax.DiscreteNoise}, 250, 10, paperDelta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestAccountAgainstLedger(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		opts := AccountOptions{Mechanism: provenance.MechanismName(lr.Meta().Mechanism), Delta: Delta, Conversion: accountant.PaperConversion, Labels: lr, Recorded: &tc.ledger,
+		opts := AccountOptions{Mechanism: provenance.MechanismName(lr.Meta().Mechanism), Delta: paperDelta, Conversion: accountant.PaperConversion, Labels: lr, Recorded: &tc.ledger,
 			GNMax: noisymax.ConfidentGNMax{Sigma2: *s.Sigma2, Noise: *s.Noise}}
 		_, err = Account(t.Context(), countsReader(t, counts, accountant.OneVote), opts)
 		var bad interface{ BadInput() bool }
@@ -187,11 +187,11 @@ func TestAccountAgainstLedger(t *testing.T) {
 // (issue 45).
 func TestTotalsAreTheRelease(t *testing.T) {
 	counts, _ := syntheticCounts(300, 6)
-	m := Mechanisms()[0]
+	m := paperMechanisms()[0]
 	var labels bytes.Buffer
-	budget := accountant.Guarantee{Eps: 2, Delta: Delta}
+	budget := accountant.Guarantee{Eps: 2, Delta: paperDelta}
 	done, err := ensemble.Release(t.Context(), ensemble.ReleaseSpec{
-		Votes: countsReader(t, counts, accountant.OneVote), Mechanism: m, Problem: constraints.Problem{K: 250, TargetDelta: Delta},
+		Votes: countsReader(t, counts, accountant.OneVote), Mechanism: m, Problem: constraints.Problem{K: 250, TargetDelta: paperDelta},
 		Budget: &budget, Composition: accountant.Composition{Method: accountant.General, DeltaPrime: accountant.DefaultDeltaPrime},
 		Sink: ensemble.LabelSink{Stdout: &labels, Format: votefile.FormatCSV}, Random: noise.NewSeededSource(3), Options: ensemble.ReleaseOptions{Experiment: true}})
 	if !errors.Is(err, ensemble.ErrBudget) {

@@ -21,8 +21,8 @@ import (
 // optionsOf returns the options of an account of Confident-GNMax at
 // PATE's setting with smooth-sensitivity parameters smooth.
 func optionsOf(smooth SmoothParams) AccountOptions {
-	m := Mechanisms()[0]
-	return AccountOptions{Mechanism: m.Name, GNMax: m.GNMax, Delta: Delta, Conversion: accountant.PaperConversion, Smooth: smooth}
+	m := paperMechanisms()[0]
+	return AccountOptions{Mechanism: m.Name, GNMax: m.GNMax, Delta: paperDelta, Conversion: accountant.PaperConversion, Smooth: smooth}
 }
 
 // prepared returns Account's prepared (not drawn) release of counts by
@@ -107,7 +107,7 @@ func TestVotesKey(t *testing.T) {
 	improved, oneSided, fromVotes := optionsOf(SmoothParams{}), optionsOf(SmoothParams{Order: 8}), optionsOf(SmoothParams{FromVotes: true})
 	improved.Conversion, improved.Delta = accountant.ImprovedConversion, 1.0000001e-6
 	oneSided.Directions = noisymax.OneSided
-	_, labels := releaseLabels(t, Mechanisms()[0], counts)
+	_, labels := releaseLabels(t, paperMechanisms()[0], counts)
 	withLabels := optionsOf(SmoothParams{})
 	lr, err := votefile.NewLabelReader(bytes.NewReader(labels.Bytes()), "labels")
 	if err != nil {
@@ -121,7 +121,7 @@ func TestVotesKey(t *testing.T) {
 		same bool
 	}{
 		{"reordered, with a header", countsReader(t, reversed, accountant.OneVote), optionsOf(SmoothParams{}), true},
-		{"no header, ids", read(t, file(reversed, nil, true), votefile.Options{Layout: votefile.LayoutCounts, ID: votefile.Present}), optionsOf(SmoothParams{}), true},
+		{"no header, ids", read(t, file(reversed, nil, true), votefile.Options{Layout: votefile.LayoutCounts, ID: withIDs(t)}), optionsOf(SmoothParams{}), true},
 		{"no header, no ids", read(t, file(reversed, nil, false), asCounts), optionsOf(SmoothParams{}), true},
 		{"JSON lines", read(t, jl.Bytes(), asCounts), optionsOf(SmoothParams{}), true},
 		{"NumPy", read(t, npy.Bytes(), votefile.Options{}), optionsOf(SmoothParams{}), true},
@@ -154,7 +154,7 @@ func TestEpsReleasedIsAnEstimate(t *testing.T) {
 	counts, _ := syntheticCounts(200, 4)
 	a := prepared(t, counts, SmoothParams{})
 	s := a.Smooth
-	realised, err := accountant.ConvertRDP(s.center+s.GNSS, s.Order, Delta, accountant.PaperConversion)
+	realised, err := accountant.ConvertRDP(s.center+s.GNSS, s.Order, paperDelta, accountant.PaperConversion)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +310,7 @@ func TestReleaseOnce(t *testing.T) {
 // their Rényi DP added at an order up to the least draw's and converted,
 // the least over the orders; it grows with every draw.
 func TestRDPTotal(t *testing.T) {
-	m := Mechanisms()[0].GNMax
+	m := paperMechanisms()[0].GNMax
 	rho, err := m.RunSlope(200, 200)
 	if err != nil {
 		t.Fatal(err)
@@ -320,13 +320,13 @@ func TestRDPTotal(t *testing.T) {
 	at := func(order float64, draws ...draw) float64 {
 		r := rho * order
 		for _, d := range draws {
-			g, err := noisymax.GNSSRDP(d.Beta, d.Sigma, order)
+			g, err := gnssRDP(d.Beta, d.Sigma, order)
 			if err != nil {
 				t.Fatal(err)
 			}
 			r += g
 		}
-		e, err := accountant.ConvertRDP(r, order, Delta, accountant.ImprovedConversion)
+		e, err := accountant.ConvertRDP(r, order, paperDelta, accountant.ImprovedConversion)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -342,7 +342,7 @@ func TestRDPTotal(t *testing.T) {
 		{"one draw", []draw{d1}, []float64{2, 5, 10, 12, 20, 30}},
 		{"two draws", []draw{d1, d2}, []float64{2, 5, 10, 12}},
 	} {
-		got, err := rdpTotal(rho, tc.draws, orders, Delta)
+		got, err := rdpTotal(rho, tc.draws, orders, paperDelta)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -350,13 +350,22 @@ func TestRDPTotal(t *testing.T) {
 		for _, o := range tc.try {
 			want = min(want, at(o, tc.draws...))
 		}
-		if got.Method != accountant.Renyi || got.Guarantee.Delta != Delta || got.Guarantee.Eps < want || got.Guarantee.Eps > want*(1+1e-12) {
+		if got.Method != accountant.Renyi || got.Guarantee.Delta != paperDelta || got.Guarantee.Eps < want || got.Guarantee.Eps > want*(1+1e-12) {
 			t.Errorf("%s: %v, want eps %v", tc.name, got, want)
 		}
 	}
-	one, _ := rdpTotal(rho, []draw{d1}, orders, Delta)
-	two, _ := rdpTotal(rho, []draw{d1, d1}, orders, Delta)
+	one, _ := rdpTotal(rho, []draw{d1}, orders, paperDelta)
+	two, _ := rdpTotal(rho, []draw{d1, d1}, orders, paperDelta)
 	if !(two.Guarantee.Eps > one.Guarantee.Eps) {
 		t.Errorf("two draws %v, one %v", two, one)
 	}
+}
+
+// withIDs is the vote-file option that the rows have an id column.
+func withIDs(t *testing.T) votefile.Presence {
+	var p votefile.Presence
+	if err := p.UnmarshalText([]byte("yes")); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -20,30 +20,7 @@ import (
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
-	"github.com/darrm/darrm/votefile"
 )
-
-// PATE's MNIST setting (the PATE paper, Table 2): 250 teachers,
-// Confident-GNMax with T = 200, σ1 = 150, σ2 = 40, GNMax with σ = 40, and
-// δ = 1e-5.
-const (
-	Teachers  = 250
-	threshold = 200.0
-	sigma1    = 150.0
-	sigma2    = 40.0
-	Delta     = 1e-5
-)
-
-// Mechanisms returns the paper's two aggregators of C-class votes with
-// their settings (ensemble.Mechanism's GNMax): Confident-GNMax (T = 200,
-// σ1 = 150, σ2 = 40) and GNMax (σ = 40), both with darrm's discrete
-// Gaussian noise.
-func Mechanisms() []ensemble.Mechanism {
-	return []ensemble.Mechanism{
-		{Name: provenance.ConfidentGNMax, Input: votefile.ManyClasses, GNMax: noisymax.ConfidentGNMax{Threshold: threshold, Sigma1: sigma1, Sigma2: sigma2, Noise: noisymax.DiscreteNoise}},
-		{Name: provenance.GNMax, Input: votefile.ManyClasses, GNMax: noisymax.ConfidentGNMax{Sigma2: sigma2, Noise: noisymax.DiscreteNoise}},
-	}
-}
 
 // Labelling is how the experiment labels and accounts for the queries.
 type Labelling struct {
@@ -198,9 +175,3 @@ func labelTotals(agg *ensemble.ClassGNMax, m noisymax.ConfidentGNMax, available,
 	t, err := rdpTotal(rho, draws, nil, opts.Delta)
 	return t, []accountant.Total{t}, err
 }
-
-// TunedOn is the data set the teachers' hyperparameters (those of the MNIST
-// experiment) and the data-free rule's constants (dataFreeSmooth) were tuned
-// on: an experiment on it runs on its own tuning data, whose privacy that
-// tuning spent.
-const TunedOn = "fashion-mnist"

@@ -31,8 +31,8 @@ func syntheticCounts(n int, seed uint64) ([][]int, []int) {
 // directly from the same answers; GNMax answers every query.
 func TestLabel(t *testing.T) {
 	counts, truth := syntheticCounts(300, 1)
-	for _, m := range Mechanisms() {
-		res, err := Label(counts, 250, 10, truth, m, Labelling{Delta: Delta}, noise.NewSeededSource(4))
+	for _, m := range paperMechanisms() {
+		res, err := Label(counts, 250, 10, truth, m, Labelling{Delta: paperDelta}, noise.NewSeededSource(4))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +49,7 @@ func TestLabel(t *testing.T) {
 			}
 			acct.Add(counts[q], a)
 		}
-		want, _ := acct.Result(Delta, accountant.PaperConversion)
+		want, _ := acct.Result(paperDelta, accountant.PaperConversion)
 		if res.Answered != answered || res.Accuracy != float64(right)/float64(answered) || res.Queries != 300 {
 			t.Errorf("%s: answered %d accuracy %v, labels say %d, %v", m.Name, res.Answered, res.Accuracy, answered, float64(right)/float64(answered))
 		}
@@ -70,7 +70,7 @@ func TestLabel(t *testing.T) {
 		}
 		// The total charges every query both steps, and the draw.
 		rho, _ := m.GNMax.RunSlope(300, 300)
-		alone, _ := rdpTotal(rho, nil, nil, Delta)
+		alone, _ := rdpTotal(rho, nil, nil, paperDelta)
 		if want := labelTotal(t, m.GNMax, 300, 300, res.Smooth); len(res.Totals) != 1 || res.Totals[0] != want || !(want.Guarantee.Eps > alone.Guarantee.Eps) {
 			t.Errorf("%s: totals %v, want %v (the queries alone: %v)", m.Name, res.Totals, want, alone)
 		}
@@ -85,7 +85,7 @@ func labelTotal(t *testing.T, m noisymax.ConfidentGNMax, queries, labels int, ss
 	if err != nil {
 		t.Fatal(err)
 	}
-	tot, err := rdpTotal(rho, []draw{{Order: ss.Order, Beta: ss.Beta, Sigma: ss.Sigma}}, nil, Delta)
+	tot, err := rdpTotal(rho, []draw{{Order: ss.Order, Beta: ss.Beta, Sigma: ss.Sigma}}, nil, paperDelta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,8 +97,8 @@ func labelTotal(t *testing.T, m noisymax.ConfidentGNMax, queries, labels int, ss
 // for, every query is asked and Reached is false.
 func TestLabelAnswered(t *testing.T) {
 	counts, truth := syntheticCounts(300, 1)
-	m := Mechanisms()[0]
-	res, err := Label(counts, 250, 10, truth, m, Labelling{Delta: Delta, Answered: 20}, noise.NewSeededSource(4))
+	m := paperMechanisms()[0]
+	res, err := Label(counts, 250, 10, truth, m, Labelling{Delta: paperDelta, Answered: 20}, noise.NewSeededSource(4))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestLabelAnswered(t *testing.T) {
 		}
 		acct.Add(counts[q], a)
 	}
-	want, _ := acct.Result(Delta, accountant.PaperConversion)
+	want, _ := acct.Result(paperDelta, accountant.PaperConversion)
 	if res.EpsIndependent != want.Independent.Eps || res.EpsDependent != want.Dependent.Eps || res.EpsReleased == nil {
 		t.Errorf("eps %v / %v, the account of the %d asked %v / %v", res.EpsIndependent, res.EpsDependent, res.Queries, want.Independent.Eps, want.Dependent.Eps)
 	}
@@ -123,7 +123,7 @@ func TestLabelAnswered(t *testing.T) {
 	if want := labelTotal(t, m.GNMax, 300, 20, res.Smooth); len(res.Totals) != 1 || res.Totals[0] != want {
 		t.Errorf("totals %v, want %v", res.Totals, want)
 	}
-	all, err := Label(counts, 250, 10, truth, m, Labelling{Delta: Delta, Answered: 1000}, noise.NewSeededSource(4))
+	all, err := Label(counts, 250, 10, truth, m, Labelling{Delta: paperDelta, Answered: 1000}, noise.NewSeededSource(4))
 	if err != nil || all.Reached || all.Queries != 300 || all.Answered >= 300 {
 		t.Errorf("1000 answers asked of 300 queries: %d answered of %d, reached %v (%v)", all.Answered, all.Queries, all.Reached, err)
 	}

@@ -15,35 +15,11 @@ import (
 // smoothness β and the noise multiplier σ_ss. Each left 0 is set by
 // dataFreeSmooth, which sees no vote, unless FromVotes asks for the PATE
 // authors' choice: the data-dependent optimum as the order, β and σ_ss by
-// noisymax.ChooseGNSS. That choice looks at the votes, so the ε it
+// chooseGNSS. That choice looks at the votes, so the ε it
 // releases is not for publication.
 type SmoothParams struct {
 	Order, Beta, Sigma float64
 	FromVotes          bool
-}
-
-// SmoothChoice says how the smooth-sensitivity parameters that a caller
-// leaves open (zero) are chosen: SmoothDataFree by dataFreeSmooth's rule,
-// which sees no vote, or SmoothFromVotes by the PATE authors' choice from
-// the votes (SmoothParams.FromVotes).
-type SmoothChoice string
-
-const (
-	SmoothDataFree  SmoothChoice = "data-free"
-	SmoothFromVotes SmoothChoice = "from-votes"
-)
-
-// MarshalText returns the choice's name.
-func (c SmoothChoice) MarshalText() ([]byte, error) { return []byte(c), nil }
-
-// UnmarshalText reads "data-free" or "from-votes".
-func (c *SmoothChoice) UnmarshalText(b []byte) error {
-	switch v := SmoothChoice(b); v {
-	case SmoothDataFree, SmoothFromVotes:
-		*c = v
-		return nil
-	}
-	return fmt.Errorf("%q: must be data-free or from-votes", b)
 }
 
 // Publishable reports whether no parameter is chosen from the votes: the
@@ -54,7 +30,7 @@ func (p SmoothParams) Publishable() bool {
 
 // The constants of dataFreeSmooth. They were set on the Confident-GNMax
 // votes of 250 teachers on Fashion-MNIST (T = 200, σ1 = 150, σ2 = 40; the
-// first 640, 2,000 and 5,000 queries; TunedOn), which neither darrm pate's
+// first 640, 2,000 and 5,000 queries), which neither darrm pate's
 // MNIST experiment nor a user's votes are (darrm pate --dataset
 // fashion-mnist is, and says so): there the data-dependent optimum
 // λ satisfied λ - 1 ≈ 2(λ_I - 1) for the data-independent optimum λ_I, and
@@ -111,7 +87,7 @@ func ruleOrder(independent float64, m noisymax.ConfidentGNMax, classes int) (flo
 	top := ruleOrderFactor * (independent - 1)
 	order := 1 + top
 	for k := 1; ; k++ {
-		if c5, c6 := noisymax.CheckSmoothConditions(m.Sigma2, classes, order, m.Noise); c5 && c6 {
+		if c5, c6 := m.SmoothConditions(classes, order); c5 && c6 {
 			return order, nil
 		}
 		if order = 1 + math.Floor(4*top*math.Pow(2, -float64(k)/2))/4; order <= 1 {
@@ -131,7 +107,7 @@ func ruleSigma(beta, slope float64) float64 {
 // β-smooth sensitivity SS of the cost at Order, Margin added for the
 // evaluation's rounding, the GNSS noise σ_ss and its Deviation, the
 // release's own cost GNSS, the noisy cost Released drawn on the lattice
-// noisymax.GNSSLattice, and Eps, their sum converted to (ε, δ). Error
+// gnssLattice, and Eps, their sum converted to (ε, δ). Error
 // says why it was not computed, when the analysis does not apply.
 // FromVotes says that a parameter was chosen from the votes (the PATE
 // authors' choice): the release and its error, which names the order,
@@ -177,7 +153,7 @@ func releaseSmooth(acct *noisymax.Account, res noisymax.Result, p SmoothParams, 
 // leaves 0 set by dataFreeSmooth from res's data-independent bound or,
 // with p.FromVotes, as the PATE authors choose them from the votes (the
 // order of res's data-dependent bound, β and σ_ss by
-// noisymax.ChooseGNSS); the draw is converted at delta by c. res is
+// chooseGNSS); the draw is converted at delta by c. res is
 // acct's result at delta by c. A bound that does not apply is said in the
 // result's Error.
 func prepareSmooth(acct *noisymax.Account, res noisymax.Result, p SmoothParams, delta float64, c accountant.Conversion) (smooth, error) {
@@ -219,21 +195,21 @@ func prepareSmooth(acct *noisymax.Account, res noisymax.Result, p SmoothParams, 
 		return s, err
 	}
 	if s.Beta != 0 {
-		if s.SS, err = noisymax.SmoothSensitivity(ls, s.Beta); err == nil {
-			_, err = noisymax.GNSSRDP(s.Beta, s.Sigma, s.Order)
+		if s.SS, err = smoothSensitivity(ls, s.Beta); err == nil {
+			_, err = gnssRDP(s.Beta, s.Sigma, s.Order)
 		}
 	} else {
-		var ch noisymax.GNSSChoice
-		ch, err = noisymax.ChooseGNSS(rdp, ls, s.Order)
+		var ch gnssChoice
+		ch, err = chooseGNSS(rdp, ls, s.Order)
 		s.Beta, s.SS, s.Sigma = ch.Beta, ch.SS, ch.Sigma
 	}
 	if err != nil {
 		return s, named(err)
 	}
-	if s.GNSS, err = noisymax.GNSSLatticeRDP(s.Beta, s.Sigma, s.Order); err != nil {
+	if s.GNSS, err = gnssLatticeRDP(s.Beta, s.Sigma, s.Order); err != nil {
 		return s, named(err)
 	}
-	if s.Deviation, err = noisymax.GNSSDeviation(s.SS+s.Margin, s.Sigma, s.Order); err != nil {
+	if s.Deviation, err = gnssDeviation(s.SS+s.Margin, s.Sigma, s.Order); err != nil {
 		return s, err
 	}
 	s.center, s.delta, s.conv = rdp, delta, c
@@ -244,13 +220,13 @@ func prepareSmooth(acct *noisymax.Account, res noisymax.Result, p SmoothParams, 
 // compute, or could not.
 var errNotPrepared = errors.New("smooth sensitivity: no release prepared to draw")
 
-// Draw draws the release from src, on the lattice noisymax.GNSSLattice,
+// Draw draws the release from src, on the lattice gnssLattice,
 // and converts it: a new release of the votes.
 func (s *smooth) Draw(src *noise.Source) error {
 	if s.Deviation == 0 || s.Error != "" {
 		return errNotPrepared
 	}
-	r, err := noise.LatticeGaussian(src, s.center, s.Deviation, noisymax.GNSSLattice)
+	r, err := noise.LatticeGaussian(src, s.center, s.Deviation, gnssLattice)
 	if err != nil {
 		return err
 	}

@@ -34,7 +34,7 @@ func TestDataFreeSmooth(t *testing.T) {
 		if p.Order != tc.want || p.Beta != beta || math.Abs(p.Sigma-math.Cbrt(128*math.Exp(2*beta)/slope)) > 1e-12*p.Sigma || p.FromVotes || !p.Publishable() {
 			t.Errorf("C = %d, lambda_I = %v: %+v, want order %v", tc.classes, tc.independent, p, tc.want)
 		}
-		if c5, c6 := noisymax.CheckSmoothConditions(40, tc.classes, p.Order, m.Noise); !c5 || !c6 {
+		if c5, c6 := m.SmoothConditions(tc.classes, p.Order); !c5 || !c6 {
 			t.Errorf("C = %d: conditions fail at the rule's order %v", tc.classes, p.Order)
 		}
 	}
@@ -65,7 +65,7 @@ func TestSmoothParamsPublishable(t *testing.T) {
 // any votes with as many queries (and, for a release, as many answered):
 // only the released value and what the account marks as the votes' differ.
 func TestReleaseSmoothDataFree(t *testing.T) {
-	m := Mechanisms()[0].GNMax
+	m := paperMechanisms()[0].GNMax
 	var first smooth
 	for i, seed := range []uint64{1, 2, 3} {
 		counts, _ := syntheticCounts(200, seed)
@@ -84,11 +84,11 @@ func TestReleaseSmoothDataFree(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		res, err := acct.Result(Delta, accountant.PaperConversion)
+		res, err := acct.Result(paperDelta, accountant.PaperConversion)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ss, err := releaseSmooth(acct, res, SmoothParams{}, Delta, accountant.PaperConversion, noise.NewSeededSource(1))
+		ss, err := releaseSmooth(acct, res, SmoothParams{}, paperDelta, accountant.PaperConversion, noise.NewSeededSource(1))
 		if err != nil || ss.Error != "" {
 			t.Fatal(err, ss.Error)
 		}

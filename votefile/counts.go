@@ -134,9 +134,9 @@ func (f *voteFile) Classes(opts classOptions) (*classReader, error) {
 			stated = QueriesInRows
 		}
 		switch {
-		case stated == OrientationUnstated:
+		case stated == orientationUnstated:
 			stated = opts.Orientation
-		case opts.Orientation != OrientationUnstated && opts.Orientation != stated:
+		case opts.Orientation != orientationUnstated && opts.Orientation != stated:
 			return nil, adviceError(name, advise("the metadata header states orientation %v: leave out %v", stated, orientationHint(opts.Orientation)))
 		}
 		opts.Input, opts.Classes, opts.K, opts.Orientation = layout, m.Classes, m.K, stated
@@ -166,7 +166,7 @@ func (f *voteFile) Classes(opts classOptions) (*classReader, error) {
 	switch {
 	case opts.Orientation == TeachersInRows && (opts.Input != inputClasses || f.npy == nil && f.vr.format != FormatCSV):
 		return nil, adviceError(name, advise("%v reads class labels (%v) of a NumPy array or a CSV file, one row per teacher", teachersInRows, Hint{optClasses, "C"}))
-	case opts.Input == inputClasses && opts.Orientation == OrientationUnstated:
+	case opts.Input == inputClasses && opts.Orientation == orientationUnstated:
 		without := "without a metadata header"
 		if f.vr.meta != nil {
 			without = fmt.Sprintf("whose metadata header (%s) does not state its orientation", f.vr.headerAt())
@@ -359,20 +359,20 @@ func (r *classReader) csvHeader(line []byte) ([]byte, error) {
 		return nil, err
 	}
 	switch r.opts.Header {
-	case Present:
+	case present:
 		r.header = true
-	case Absent:
+	case absent:
 	default:
 		// A row of numbers (after an id that is no number) is data, however
 		// malformed as counts, so that a typo on the first row is reported
 		// as one, as the 0/1 reader does: a header has a field that is not
 		// a number.
-		r.header = !allNumbers(fs) && !(len(fs) >= 2 && r.opts.ID != Absent && !allNumbers(fs[:1]) && allNumbers(fs[1:])) ||
-			r.opts.ID != Absent && csvIndexHeader(fs)
+		r.header = !allNumbers(fs) && !(len(fs) >= 2 && r.opts.ID != absent && !allNumbers(fs[:1]) && allNumbers(fs[1:])) ||
+			r.opts.ID != absent && csvIndexHeader(fs)
 	}
 	named := false
 	if r.header {
-		named = strings.EqualFold(string(fs[0].b), "id") || r.opts.ID != Absent && csvIndexHeader(fs)
+		named = strings.EqualFold(string(fs[0].b), "id") || r.opts.ID != absent && csvIndexHeader(fs)
 		if line, err = r.lr.nextNonBlank(); err == io.EOF {
 			return nil, &FormatError{File: r.lr.name, Line: r.lr.line, Msg: "no data rows after the header"}
 		} else if err != nil {
@@ -383,9 +383,9 @@ func (r *classReader) csvHeader(line []byte) ([]byte, error) {
 		}
 	}
 	switch r.opts.ID {
-	case Present:
+	case present:
 		r.hasID = true
-	case Absent:
+	case absent:
 	default:
 		// When C (counts) or K (class indices) is known, as from a
 		// metadata header, a row has an id exactly when it has one more
@@ -554,7 +554,7 @@ func (r *classReader) parseCSV(line []byte) error {
 		v, ok := r.value(f.b)
 		if !ok {
 			msg := fmt.Sprintf("%s %s: %s", strings.TrimSuffix(r.what(), "s"), show(f.b), r.valueRule())
-			if j == 0 && !r.hasID && r.opts.ID == Detect {
+			if j == 0 && !r.hasID && r.opts.ID == autoDetect {
 				msg += " (if column 1 is a query id, declare the id column)"
 			}
 			return r.lr.errorf(off+j+1, "%s", msg)
@@ -608,9 +608,9 @@ func (r *classReader) parseJSONL(line []byte, first bool) error {
 	}
 	if first {
 		switch {
-		case r.opts.ID == Present && !id:
+		case r.opts.ID == present && !id:
 			return r.lr.errorf(0, "no \"id\": the id column was declared")
-		case r.opts.ID == Absent && id:
+		case r.opts.ID == absent && id:
 			return r.lr.errorf(0, "\"id\" given, but the id column was ruled out")
 		}
 		r.hasID = id

@@ -157,21 +157,21 @@ func (r *voteReader) firstCSV(line []byte, opts readOptions) error {
 		return err
 	}
 	switch opts.Header {
-	case Present:
+	case present:
 		r.header = true
-	case Absent:
+	case absent:
 	default:
 		// A row of numbers (after an id) is data, so that a bad vote on
 		// the first line is reported as one.
-		idRow := len(fs) >= 2 && opts.ID != Absent && allNumbers(fs[1:])
-		r.header = !allNumbers(fs) && !idRow || opts.ID != Absent && csvIndexHeader(fs)
+		idRow := len(fs) >= 2 && opts.ID != absent && allNumbers(fs[1:])
+		r.header = !allNumbers(fs) && !idRow || opts.ID != absent && csvIndexHeader(fs)
 	}
 	namedID := false
 	var headerCols int
 	if r.header {
 		headerCols = len(fs)
 		headerLine := r.line
-		namedID = strings.EqualFold(string(fs[0].b), "id") || opts.ID != Absent && csvIndexHeader(fs)
+		namedID = strings.EqualFold(string(fs[0].b), "id") || opts.ID != absent && csvIndexHeader(fs)
 		if line, err = r.nextNonBlank(); err == io.EOF {
 			return &FormatError{File: r.name, Line: r.line, Msg: fmt.Sprintf("no data rows after the header on line %d (a first row that is not all numbers is a header)", headerLine)}
 		} else if err != nil {
@@ -188,9 +188,9 @@ func (r *voteReader) firstCSV(line []byte, opts readOptions) error {
 		}
 	}
 	switch opts.ID {
-	case Present:
+	case present:
 		r.hasID = true
-	case Absent:
+	case absent:
 	default:
 		r.hasID = namedID || (len(fs) >= 2 && !allVotes(fs[:1]) && allNumbers(fs[1:]))
 	}
@@ -201,7 +201,7 @@ func (r *voteReader) firstCSV(line []byte, opts readOptions) error {
 	if !anyVote(fs[off:]) {
 		return r.errorf(0, "not a CSV or JSON lines vote file: the first data row has no 0/1 votes%s", rowHint(fs[off:]))
 	}
-	if r.hasID && !namedID && opts.ID != Present && (len(fs)-off)%2 == 0 && opts.K == 0 && numeric(fs[0].b) {
+	if r.hasID && !namedID && opts.ID != present && (len(fs)-off)%2 == 0 && opts.K == 0 && numeric(fs[0].b) {
 		// The first field was taken for an id because it is no vote; with
 		// it the row would have an odd number of votes, and it is a number,
 		// so it is more likely a mistyped vote (01, 1.0) than an id.
@@ -277,7 +277,7 @@ func (r *voteReader) fill(fs []csvField) error {
 		v, ok := f.vote()
 		if !ok {
 			msg := fmt.Sprintf("vote %s: must be 0 or 1", show(f.b))
-			if j == 0 && !r.hasID && r.forceID == Detect {
+			if j == 0 && !r.hasID && r.forceID == autoDetect {
 				msg += " (if column 1 is a query id, declare the id column)"
 			}
 			return r.errorf(off+j+1, "%s%s", msg, countsHint(f.b))

@@ -17,7 +17,7 @@ const detectRows = 16
 // has one; else LayoutCounts if its first data rows are evidently vote
 // counts, and LayoutVotes otherwise (0/1 votes, which the vote reader
 // reads and checks). opts.Header and opts.ID are the file's header row
-// and id column as declared (Detect: as the readers detect them), opts.K
+// and id column as declared (auto: as the readers detect them), opts.K
 // the number of teachers if known (0: not). It looks at the first data
 // row, and only when that row is not 0/1 votes at the next ones, up to
 // detectRows, waiting for them.
@@ -67,7 +67,7 @@ func (d *detector) csv(f *voteFile, first []byte) (Layout, error) {
 	skip := 0 // lines of the file after first that are not data rows
 	namedID := false
 	if d.header(fs) {
-		namedID = len(fs) > 0 && bytes.EqualFold(fs[0], []byte("id")) || d.opts.ID != Absent && d.indexHeader(fs)
+		namedID = len(fs) > 0 && bytes.EqualFold(fs[0], []byte("id")) || d.opts.ID != absent && d.indexHeader(fs)
 		lines := peek.Lines(f.vr.br, 1)
 		if len(lines) == 0 {
 			return LayoutVotes, nil
@@ -79,12 +79,12 @@ func (d *detector) csv(f *voteFile, first []byte) (Layout, error) {
 	}
 	id := d.opts.ID
 	if namedID {
-		id = Present
+		id = present
 	}
 	// The id readings the first row allows: a field that is no number is
 	// an id; a number may be one, unless the id column was ruled out.
-	withID := id == Present || id == Detect && len(fs) >= 2 && !isCount(fs[0])
-	withoutID := id == Absent || id == Detect && isCount(fs[0])
+	withID := id == present || id == autoDetect && len(fs) >= 2 && !isCount(fs[0])
+	withoutID := id == absent || id == autoDetect && isCount(fs[0])
 	if withoutID && d.votes(fs) || withID && d.votes(fs[1:]) {
 		return LayoutVotes, nil
 	}
@@ -106,7 +106,7 @@ func (d *detector) csv(f *voteFile, first []byte) (Layout, error) {
 	}
 	counts := d.counts(rows, off)
 	// The id and 0/1 votes reading of a number followed by 0/1 votes.
-	idVotes := id == Detect && withoutID && len(rows[0])%2 == 0 && allRows(rows, func(fs [][]byte) bool {
+	idVotes := id == autoDetect && withoutID && len(rows[0])%2 == 0 && allRows(rows, func(fs [][]byte) bool {
 		return len(fs) == len(rows[0]) && d.votes(fs[1:])
 	})
 	switch {
@@ -156,13 +156,13 @@ func (d *detector) evident(rows [][][]byte, off int) bool {
 // (indexHeader).
 func (d *detector) header(fs [][]byte) bool {
 	switch d.opts.Header {
-	case Present:
+	case present:
 		return true
-	case Absent:
+	case absent:
 		return false
 	}
-	idRow := len(fs) >= 2 && d.opts.ID != Absent && allOf(fs[1:], isNumber)
-	return !allOf(fs, isNumber) && !idRow || d.opts.ID != Absent && d.indexHeader(fs)
+	idRow := len(fs) >= 2 && d.opts.ID != absent && allOf(fs[1:], isNumber)
+	return !allOf(fs, isNumber) && !idRow || d.opts.ID != absent && d.indexHeader(fs)
 }
 
 // indexHeader is indexHeader of a row's fields.

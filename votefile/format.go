@@ -68,27 +68,26 @@ func (f *Format) UnmarshalText(b []byte) error {
 }
 
 // Presence says whether a vote file has a header row or an id column:
-// Present, Absent, or Detect (from the file).
+// "auto" (the zero value) decides from the file, "yes" forces the header or
+// the id column, "no" rules it out. It is set by its name (UnmarshalText),
+// as a flag or a configuration gives it.
 type Presence int
 
 const (
-	// Detect decides from the file (see Read).
-	Detect Presence = iota
-	// Present forces the header or id column.
-	Present
-	// Absent rules it out.
-	Absent
+	autoDetect Presence = iota // "auto": decided from the file (see Read)
+	present                    // "yes"
+	absent                     // "no"
 )
 
 // parsePresence parses "auto", "yes" or "no".
 func parsePresence(s string) (Presence, error) {
 	switch strings.ToLower(s) {
 	case "auto":
-		return Detect, nil
+		return autoDetect, nil
 	case "yes", "true":
-		return Present, nil
+		return present, nil
 	case "no", "false":
-		return Absent, nil
+		return absent, nil
 	}
 	return 0, fmt.Errorf("%q: must be auto, yes or no", s)
 }
@@ -96,9 +95,9 @@ func parsePresence(s string) (Presence, error) {
 // String returns "auto", "yes" or "no", as parsePresence reads it.
 func (p Presence) String() string {
 	switch p {
-	case Present:
+	case present:
 		return "yes"
-	case Absent:
+	case absent:
 		return "no"
 	}
 	return "auto"

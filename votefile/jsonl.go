@@ -19,9 +19,9 @@ func (r *voteReader) firstJSONL(line []byte, opts readOptions) error {
 		return err
 	}
 	switch {
-	case opts.ID == Present && !id:
+	case opts.ID == present && !id:
 		return r.errorf(0, "no \"id\": the id column was declared")
-	case opts.ID == Absent && id:
+	case opts.ID == absent && id:
 		return r.errorf(0, "\"id\" given, but the id column was ruled out")
 	}
 	r.hasID = id

@@ -171,7 +171,7 @@ func (m *Meta) Validate() error {
 	if m.Layout < 0 || int(m.Layout) >= len(layoutEnum.List) {
 		return headerErr("layout", m.Layout.String(), "must be one of %s", strings.Join(layoutEnum.List, ", "))
 	}
-	if m.Orientation < OrientationUnstated || m.Orientation > TeachersInRows {
+	if m.Orientation < orientationUnstated || m.Orientation > TeachersInRows {
 		return headerErr("orientation", m.Orientation.String(), "must be one of %s", strings.Join(orientationNames.List[QueriesInRows:], ", "))
 	}
 	if m.Orientation == TeachersInRows && (m.Layout != LayoutVotes || m.Classes == 2) {

@@ -423,10 +423,10 @@ func (r *classReader) csvMatrix(first []byte) (*npyArray, error) {
 		if err != nil {
 			return nil, err
 		}
-		if r.opts.ID == Present {
+		if r.opts.ID == present {
 			fs = fs[1:]
 		}
-		header := n == 0 && (r.opts.Header == Present || r.opts.Header == Detect && !allNumbers(fs))
+		header := n == 0 && (r.opts.Header == present || r.opts.Header == autoDetect && !allNumbers(fs))
 		if !header {
 			if width < 0 {
 				width = len(fs)

@@ -210,7 +210,7 @@ func TestCSVTeachersInRows(t *testing.T) {
 	}{
 		{"plain", csv, classOptions{}},
 		{"header row of query names", "q1,q2,q3\n" + csv, classOptions{}},
-		{"teacher names", "t1,0,2,1\nt2,0,2,0\nt3,1,2,1\nt4,2,1,1\nt5,0,2,1\n", classOptions{ID: Present}},
+		{"teacher names", "t1,0,2,1\nt2,0,2,0\nt3,1,2,1\nt4,2,1,1\nt5,0,2,1\n", classOptions{ID: present}},
 		{"integral floats", "0.0,2.0,1.0\n0,2,0\n1,2,1\n2,1,1\n0,2,1\n", classOptions{}},
 	} {
 		tc.opts.Input, tc.opts.Classes, tc.opts.Orientation, tc.opts.K = inputClasses, 3, TeachersInRows, 5

@@ -48,18 +48,18 @@ type Advised interface {
 }
 
 // Orientation says which axis of a matrix of class labels holds the
-// teachers: QueriesInRows, TeachersInRows, or OrientationUnstated. A vote
-// file with a metadata header, or of JSON lines, has a row per query; a
-// header-less CSV file or NumPy array of class labels does not say, so the
-// caller states it (Options.Orientation), whatever the matrix's shape: a
-// square one, or one with fewer queries than teachers, reads either way,
-// and one way is false.
+// teachers: QueriesInRows, TeachersInRows, or unstated (the zero value).
+// A vote file with a metadata header, or of JSON lines, has a row per
+// query; a header-less CSV file or NumPy array of class labels does not
+// say, so the caller states it (Options.Orientation), whatever the
+// matrix's shape: a square one, or one with fewer queries than teachers,
+// reads either way, and one way is false.
 type Orientation int
 
 const (
-	// OrientationUnstated is the zero value: a matrix of class labels
+	// orientationUnstated is the zero value: a matrix of class labels
 	// whose file does not state its orientation is refused.
-	OrientationUnstated Orientation = iota
+	orientationUnstated Orientation = iota
 	// QueriesInRows is a row per query, a column per teacher: darrm's vote
 	// files and prediction matrices.
 	QueriesInRows

@@ -31,7 +31,7 @@ type Options struct {
 	// caller to compare.
 	K int
 	// Header and ID say whether a CSV file has a header row and whether
-	// the rows have an id column (Detect: decided from the file).
+	// the rows have an id column (the zero value, auto: decided from the file).
 	Header Presence
 	ID     Presence
 	// Orientation says which axis of a matrix of class labels (a NumPy

@@ -51,8 +51,8 @@ func TestReadValid(t *testing.T) {
 		{"header names id, ids 0/1", "ID,a,b,c\n0,0,1,1\n1,1,1,1\n", readOptions{}, FormatCSV, true, true, []row{{"0", "011"}, {"1", "111"}}},
 		{"id without header", "q1,0,1,1\nq2,1,0,0\n", readOptions{}, FormatCSV, false, true, []row{{"q1", "011"}, {"q2", "100"}}},
 		{"numeric ids", "17,0,1,1\n18,1,0,0\n", readOptions{}, FormatCSV, false, true, []row{{"17", "011"}, {"18", "100"}}},
-		{"id column forced", "1,0,1,1\n2,1,0,0\n", readOptions{ID: Present}, FormatCSV, false, true, []row{{"1", "011"}, {"2", "100"}}},
-		{"header forced", "0,0,0\n0,1,1\n", readOptions{Header: Present}, FormatCSV, true, false, []row{{"", "011"}}},
+		{"id column forced", "1,0,1,1\n2,1,0,0\n", readOptions{ID: present}, FormatCSV, false, true, []row{{"1", "011"}, {"2", "100"}}},
+		{"header forced", "0,0,0\n0,1,1\n", readOptions{Header: present}, FormatCSV, true, false, []row{{"", "011"}}},
 		{"CRLF, BOM, blanks", "\ufeff0,1,1\r\n\r\n  \n 1 , 1,0 \r\n", readOptions{}, FormatCSV, false, false, []row{{"", "011"}, {"", "110"}}},
 		{"quoted fields", "\"a,\"\"b\",0,1,1\n\"c\",\"1\", 0 ,\"0\"\n", readOptions{}, FormatCSV, false, true, []row{{"a,\"b", "011"}, {"c", "100"}}},
 		{"K = 1", "1\n0\n", readOptions{}, FormatCSV, false, false, []row{{"", "1"}, {"", "0"}}},
@@ -129,7 +129,7 @@ func TestReadMalformed(t *testing.T) {
 		{"quote in field", "0,1,1\n0,1\"1,1\n", readOptions{}, 2, 2, "quote inside an unquoted field"},
 		{"junk after quote", "0,1,1\n\"0\"x,1,1\n", readOptions{}, 2, 1, "after a quoted field"},
 		{"line too long", long, readOptions{}, 2, 0, "line longer than 1048576 bytes"},
-		{"forced header, no data", "0,1,1\n", readOptions{Header: Present}, 1, 0, "no data rows"},
+		{"forced header, no data", "0,1,1\n", readOptions{Header: present}, 1, 0, "no data rows"},
 		{"jsonl short", "[0,1,1]\n[0,1]\n", readOptions{}, 2, 0, "2 votes, want K = 3"},
 		{"jsonl vote 2", "[0,1,1]\n[0, 1, 2]\n", readOptions{}, 2, 8, "vote 3: \"2\": must be 0 or 1"},
 		{"jsonl vote true", "[0,1,true]\n", readOptions{}, 1, 6, "vote 3: \"true\""},
@@ -147,8 +147,8 @@ func TestReadMalformed(t *testing.T) {
 		{"jsonl no votes key", "{\"id\":3}\n", readOptions{}, 1, 0, "no \"votes\" array"},
 		{"jsonl no votes", "[]\n", readOptions{}, 1, 0, "no votes"},
 		{"jsonl then csv", "[0,1,1]\n0,1,1\n", readOptions{}, 2, 1, "want a JSON array"},
-		{"jsonl id ruled out", "{\"id\":1,\"votes\":[1]}\n", readOptions{ID: Absent}, 1, 0, "ruled out"},
-		{"jsonl id required", "[1]\n", readOptions{ID: Present}, 1, 0, "declared"},
+		{"jsonl id ruled out", "{\"id\":1,\"votes\":[1]}\n", readOptions{ID: absent}, 1, 0, "ruled out"},
+		{"jsonl id required", "[1]\n", readOptions{ID: present}, 1, 0, "declared"},
 		{"csv forced on jsonl", "[0,1,1]\n[1,1,0]\n", readOptions{Format: FormatCSV}, 2, 1, `vote "[1"`},
 	} {
 		_, _, err := readAll(tc.data, tc.opts)
@@ -286,7 +286,7 @@ func FuzzCSVAgainstEncodingCSV(f *testing.F) {
 			}
 			want = append(want, row{"", b.String()})
 		}
-		_, got, err := readAll(string(data), readOptions{Format: FormatCSV, Header: Absent, ID: Absent})
+		_, got, err := readAll(string(data), readOptions{Format: FormatCSV, Header: absent, ID: absent})
 		if err != nil {
 			t.Fatalf("encoding/csv reads %q, voteReader: %v", data, err)
 		}
@@ -363,9 +363,9 @@ func FuzzRoundTrip(f *testing.F) {
 		if !jsonl {
 			// A headerless first row of votes with an id such as "q0" is
 			// detected; headers only when they are not 0/1 themselves.
-			opts.Header = Absent
+			opts.Header = absent
 			if header {
-				opts.Header = Present
+				opts.Header = present
 			}
 		}
 		vr, got, err := readAll(file.String(), opts)
@@ -388,7 +388,7 @@ func TestFormatAndPresenceText(t *testing.T) {
 			t.Errorf("format %v: %q reads back as %v (%v)", f, b, got, err)
 		}
 	}
-	for _, p := range []Presence{Detect, Present, Absent} {
+	for _, p := range []Presence{autoDetect, present, absent} {
 		b, _ := p.MarshalText()
 		var got Presence
 		if err := got.UnmarshalText(b); err != nil || got != p {

@@ -41,7 +41,7 @@ type accountPATEFlags struct {
 }
 
 func newAccountPATECmd() *cobra.Command {
-	f := accountPATEFlags{analysisFlags: analysisFlags{SSParams: pate.SmoothDataFree}, Noise: noisymax.DiscreteNoise}
+	f := accountPATEFlags{analysisFlags: analysisFlags{SSParams: ssDataFree}, Noise: noisymax.DiscreteNoise}
 	return newCmd("account-pate", &cobra.Command{
 		Use:   "pate [VOTES] [flags]",
 		Short: "PATE's privacy of GNMax, Confident-GNMax or LNMax on multi-class votes: data-independent, data-dependent, and released by smooth sensitivity",
@@ -73,7 +73,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 		}
 		meta = opts.Labels.Meta()
 	}
-	given, stated, mech, err := pate.Settle(given, meta)
+	given, stated, mech, err := settle(given, meta)
 	if err != nil {
 		return cli.Usagef("--labels %s: --%v", f.Labels, err)
 	}
@@ -200,4 +200,39 @@ func ledgerStatus(cmd *cobra.Command, path string, step accountant.Spend) (*ledg
 		return nil, ledgernotes.Error(err)
 	}
 	return &st, nil
+}
+
+// settle returns the settings of an account of labels whose label file's
+// header is m (nil: no labels, or no header) from the settings given:
+// given completed by the header's (provenance.Settings.Agree, which refuses
+// a setting that contradicts it), what the header states, and the
+// mechanism, the header's, else the one the settings imply (mechanismOf).
+func settle(given provenance.Settings, m *votefile.LabelMeta) (settings, stated provenance.Settings, mech provenance.MechanismName, err error) {
+	settings = given
+	if m != nil {
+		if stated, err = provenance.LabelSettings(m); err != nil {
+			return given, stated, "", err
+		}
+		mech = provenance.MechanismName(m.Mechanism)
+		if settings, err = given.Agree(mech, stated); err != nil {
+			return given, stated, "", err
+		}
+	}
+	if mech == "" {
+		mech = mechanismOf(settings)
+	}
+	return settings, stated, mech, nil
+}
+
+// mechanismOf returns the mechanism whose settings s holds: lnmax with a
+// Laplace scale, confident-gnmax with a threshold step (a threshold or
+// sigma1), gnmax otherwise.
+func mechanismOf(s provenance.Settings) provenance.MechanismName {
+	switch {
+	case s.LaplaceScale != nil:
+		return provenance.LNMax
+	case s.Threshold != nil || s.Sigma1 != nil:
+		return provenance.ConfidentGNMax
+	}
+	return provenance.GNMax
 }

@@ -17,7 +17,7 @@ import (
 func TestCompare(t *testing.T) {
 	ctx := context.Background()
 	p := constraints.New(11, 3, 0.1, 1e-5)
-	bases, err := gamma.Baselines(p, gamma.BaselineOptions{RR: accountant.AutoRR, RRDeltaPrime: 1e-5})
+	bases, err := problemBaselines(p, baselineOptions{RR: accountant.AutoRR, RRDeltaPrime: 1e-5})
 	if err != nil {
 		t.Fatal(err)
 	}

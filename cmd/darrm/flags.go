@@ -14,9 +14,9 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
-	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -75,9 +75,9 @@ func checkPlot(path string) error {
 	return cli.AsUsage(figure.CheckPath(path))
 }
 
-// checkWorkers checks --workers before any work (constraints.CheckWorkers,
+// checkWorkers checks --workers before any work (param.Workers,
 // the rule of every library that takes a number of goroutines).
-func checkWorkers(n int) error { return exitstatus.Flagged(constraints.CheckWorkers(n), nil) }
+func checkWorkers(n int) error { return exitstatus.Flagged(param.Workers(n), nil) }
 
 // compositionFlags are --composition and --delta-prime.
 type compositionFlags struct {

@@ -28,14 +28,14 @@ func newPATECmd() *cobra.Command {
 		Format   cliout.Format `flag:"format"`
 		Cache    gammasource.CacheFlags
 		analysisFlags
-	}{Dataset: "mnist", Teachers: pate.Teachers, analysisFlags: analysisFlags{SSParams: pate.SmoothDataFree}}
+	}{Dataset: "mnist", Teachers: patemnist.Teachers, analysisFlags: analysisFlags{SSParams: ssDataFree}}
 	return newCmd("pate", &cobra.Command{
 		Use:   "pate [--dataset mnist] [--teachers 250] [--student] [flags]",
 		Short: "PATE's MNIST experiment: 250 non-private teachers label half the test set by Confident-GNMax and GNMax; accuracy and eps",
 		Args:  cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
-			p := patemnist.Params{K: f.Teachers, Mechanisms: pate.Mechanisms(), Seed: cli.Given(cmd.Flags(), "seed", f.Seed), Note: cliout.Note(cmd.ErrOrStderr())}
+			p := patemnist.Params{K: f.Teachers, Mechanisms: patemnist.Mechanisms(), Seed: cli.Given(cmd.Flags(), "seed", f.Seed), Note: cliout.Note(cmd.ErrOrStderr())}
 			if err := p.Check(); err != nil {
 				return exitstatus.Flagged(err, map[string]string{"K": "--teachers"})
 			}
@@ -58,7 +58,7 @@ func newPATECmd() *cobra.Command {
 				return err
 			}
 			p.CacheDir = dir.Folder("teachers")
-			p.Labelling = pate.Labelling{Delta: pate.Delta, Directions: f.Directions, Smooth: smooth, Answered: f.Answered}
+			p.Labelling = pate.Labelling{Delta: patemnist.Delta, Directions: f.Directions, Smooth: smooth, Answered: f.Answered}
 			if f.Student {
 				p.Student = &patemnist.Student{Filters: patemnist.Filters, Epochs: patemnist.StudentEpochs, Batch: patemnist.Batch, LR: patemnist.LR}
 			}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
@@ -14,7 +16,7 @@ import (
 // parameters of the smooth-sensitivity release of its cost.
 type analysisFlags struct {
 	Directions noisymax.Directions `flag:"directions" help:"divergences the data-dependent bound covers: both (a differential-privacy guarantee) or one-sided (the PATE paper's Theorem 6 as stated, for reproducing its numbers: no guarantee)"`
-	SSParams   pate.SmoothChoice   `flag:"ss-parameters" help:"smooth-sensitivity parameters that --ss-order, --beta and --sigma-ss leave open: data-free (darrm's rule, which sees no vote: eps_released may be published) or from-votes (the PATE authors' choice from the votes: eps_released is then not for publication)"`
+	SSParams   ssChoice            `flag:"ss-parameters" help:"smooth-sensitivity parameters that --ss-order, --beta and --sigma-ss leave open: data-free (darrm's rule, which sees no vote: eps_released may be published) or from-votes (the PATE authors' choice from the votes: eps_released is then not for publication)"`
 	SSOrder    float64             `flag:"ss-order" help:"Renyi order of the smooth-sensitivity release, > 1 (default: by --ss-parameters)"`
 	Beta       float64             `flag:"beta" help:"smoothness beta of the smooth-sensitivity release, in (0, 1/(2·order)) (default: by --ss-parameters)"`
 	SigmaSS    float64             `flag:"sigma-ss" help:"noise multiplier sigma_ss of the smooth-sensitivity release, > 0 (default: by --ss-parameters)"`
@@ -24,7 +26,7 @@ type analysisFlags struct {
 // flags give (pate.NewSmoothParams checks them).
 func (f *analysisFlags) smooth(cmd *cobra.Command) (pate.SmoothParams, error) {
 	fs := cmd.Flags()
-	p, err := pate.NewSmoothParams(cli.Given(fs, "ss-order", f.SSOrder), cli.Given(fs, "beta", f.Beta), cli.Given(fs, "sigma-ss", f.SigmaSS), f.SSParams == pate.SmoothFromVotes)
+	p, err := pate.NewSmoothParams(cli.Given(fs, "ss-order", f.SSOrder), cli.Given(fs, "beta", f.Beta), cli.Given(fs, "sigma-ss", f.SigmaSS), f.SSParams == ssFromVotes)
 	if err != nil {
 		return p, exitstatus.Flagged(err, map[string]string{"ss order": "--ss-order", "sigma ss": "--sigma-ss"})
 	}
@@ -32,4 +34,28 @@ func (f *analysisFlags) smooth(cmd *cobra.Command) (pate.SmoothParams, error) {
 		return p, cli.Usagef("--ss-parameters from-votes chooses --beta and --sigma-ss together: fix both, or neither")
 	}
 	return p, nil
+}
+
+// ssChoice is --ss-parameters: how the smooth-sensitivity parameters that
+// the flags leave open are chosen, ssDataFree by pate's data-free rule,
+// which sees no vote, or ssFromVotes by the PATE authors' choice from the
+// votes (pate.SmoothParams.FromVotes).
+type ssChoice string
+
+const (
+	ssDataFree  ssChoice = "data-free"
+	ssFromVotes ssChoice = "from-votes"
+)
+
+// MarshalText returns the choice's name.
+func (c ssChoice) MarshalText() ([]byte, error) { return []byte(c), nil }
+
+// UnmarshalText reads "data-free" or "from-votes".
+func (c *ssChoice) UnmarshalText(b []byte) error {
+	switch v := ssChoice(b); v {
+	case ssDataFree, ssFromVotes:
+		*c = v
+		return nil
+	}
+	return fmt.Errorf("%q: must be data-free or from-votes", b)
 }

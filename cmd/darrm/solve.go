@@ -104,7 +104,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 			return err
 		}
 		out.Compare = report.Compared(bases, evs)
-		out.NotCompared = gamma.OmittedBaselines(p.Problem)
+		out.NotCompared = omittedBaselines(p.Problem)
 	}
 	if equal {
 		if out.EqualTotals, err = f.equalTotals(cmd, p, src, coeffs, actuals); err != nil {
@@ -121,7 +121,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 }
 
 // baselines parses the flags of --compare and builds the baselines
-// (gamma.Baselines).
+// (problemBaselines).
 func (f *solveFlags) baselines(cmd *cobra.Command, p resolve.Resolved) ([]gamma.Actual, []gamma.Baseline, error) {
 	actuals := make([]gamma.Actual, len(f.Actual))
 	for i, s := range f.Actual {
@@ -140,8 +140,8 @@ func (f *solveFlags) baselines(cmd *cobra.Command, p resolve.Resolved) ([]gamma.
 	if cmd.Flags().Changed("sub-size") && (f.SubSize < 1 || f.SubSize > p.K) {
 		return nil, nil, cli.Usagef("--sub-size = %d: must be in [1, K] = [1, %d]", f.SubSize, p.K)
 	}
-	bases, err := gamma.Baselines(p.Problem, gamma.BaselineOptions{SubSize: f.SubSize, RR: f.RRComp, RRDeltaPrime: f.RRDelta})
-	if be := (*gamma.BaselineError)(nil); errors.As(err, &be) && be.Name == "rr" {
+	bases, err := problemBaselines(p.Problem, baselineOptions{SubSize: f.SubSize, RR: f.RRComp, RRDeltaPrime: f.RRDelta})
+	if be := (*baselineError)(nil); errors.As(err, &be) && be.Name == "rr" {
 		return nil, nil, cli.Usagef("RR with --rr-composition %v: %v", f.RRComp.For(p.Delta), err)
 	}
 	return actuals, bases, cli.AsUsage(err)

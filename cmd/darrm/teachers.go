@@ -19,7 +19,6 @@ import (
 	"github.com/darrm/darrm/internal/patemnist"
 	"github.com/darrm/darrm/internal/teachers"
 	"github.com/darrm/darrm/internal/transfer"
-	"github.com/darrm/darrm/pate"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -175,7 +174,7 @@ func runTeachersClasses(cmd *cobra.Command, use, dataset string, classes int, tf
 	if classes != m.Classes {
 		return cli.Usagef("--classes %d: %s has %d classes", classes, dataset, m.Classes)
 	}
-	k := pate.Teachers
+	k := patemnist.Teachers
 	if fs.Changed("K") {
 		k = tf.K
 	}

@@ -100,3 +100,13 @@ func CountIn(name string, n, lo, hi int) error {
 // started whether or not there is work for it, so a number near 2^63
 // never returned.
 const MaxWorkers = 1 << 10
+
+// Workers checks a number of goroutines for parallel work (0: all cores),
+// named "workers": every option that passes it on to a separation
+// (constraints.SeparateOptions.Workers) and the command's --workers.
+func Workers(n int) error {
+	if n < 0 || n > MaxWorkers {
+		return &Error{Name: "workers", Value: n, Rule: fmt.Sprintf("must be in [0, %d] (0: all cores)", MaxWorkers)}
+	}
+	return nil
+}

@@ -52,7 +52,7 @@ func TestTrainStudent(t *testing.T) {
 func TestRun(t *testing.T) {
 	m := datasets.SyntheticClasses(1500, 200, 10, 3)
 	seed := uint64(5)
-	p := Params{K: 12, Mechanisms: pate.Mechanisms(), Labelling: pate.Labelling{Delta: pate.Delta}, CacheDir: t.TempDir(), Seed: &seed,
+	p := Params{K: 12, Mechanisms: Mechanisms(), Labelling: pate.Labelling{Delta: Delta}, CacheDir: t.TempDir(), Seed: &seed,
 		Student: &Student{Filters: 2, Epochs: 5, Batch: 10, LR: 0.1}}
 	// 12 teachers cannot reach T = 200: a threshold they can reach.
 	p.Mechanisms[0].GNMax.Threshold, p.Mechanisms[0].GNMax.Sigma1, p.Mechanisms[0].GNMax.Sigma2 = 9, 2, 2

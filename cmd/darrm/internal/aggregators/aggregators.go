@@ -22,6 +22,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
@@ -77,7 +78,7 @@ func (f *Flags) Check(cmd *cobra.Command, infos []ensemble.MechanismInfo) (Check
 			sampling = append(sampling, info)
 		}
 	}
-	if err := exitstatus.Flagged(constraints.CheckWorkers(f.Workers), nil); err != nil {
+	if err := exitstatus.Flagged(param.Workers(f.Workers), nil); err != nil {
 		return s, err
 	}
 	if (f.GammaFile != "" || f.NoSolve) && len(sampling) == 0 {

@@ -61,9 +61,7 @@ func TestExplain(t *testing.T) {
 		{"not a ledger", &ledger.NotLedgerError{Path: "l", Reason: "a directory"}, Usage, "ledger l: a directory"},
 		{"ledger version", &ledger.VersionError{Path: "l", Version: 9}, Usage, (&ledger.VersionError{Path: "l", Version: 9}).Error()},
 		{"ledger binding", &ledger.BindingError{Path: "l"}, Usage, (&ledger.BindingError{Path: "l"}).Error()},
-		{"ledger bind", &ledger.BindError{Err: errors.New("no K")}, Usage, "ledger: no K"},
 		{"record", &ledger.RecordError{Path: "l"}, Usage, (&ledger.RecordError{Path: "l"}).Error()},
-		{"record file", &ledger.RecordFileError{Path: "r", Reason: "damaged"}, Usage, (&ledger.RecordFileError{Path: "r", Reason: "damaged"}).Error()},
 
 		// darrm's own state that is damaged is a failure, not the user's input.
 		{"cache entry corrupt", &cache.CorruptError{Path: "c", Reason: "bad"}, Failure, (&cache.CorruptError{Path: "c", Reason: "bad"}).Error()},

@@ -15,7 +15,6 @@ import (
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
-	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/peek"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/votefile"
@@ -177,7 +176,7 @@ func lineKind(line []byte) *Kind {
 	switch {
 	case report.IsSolveTable(line):
 		return KindSolveTable
-	case gamma.IsTable(line):
+	case report.IsGammaFile(line):
 		return KindGamma // solve's CSV
 	}
 	return nil
@@ -194,7 +193,7 @@ func kindOf(obj []byte) *Kind {
 		return KindLedger
 	case report.IsShard(obj):
 		return KindShard
-	case gamma.IsTable(obj):
+	case report.IsGammaFile(obj):
 		return KindGamma
 	}
 	return nil

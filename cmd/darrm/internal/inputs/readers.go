@@ -15,7 +15,7 @@ import (
 
 // ReadTable reads the gamma file name (- for standard input), which role
 // names on the command line (Open), for k teachers (0: the file's;
-// gamma.ReadTableFor): its errors name the file, after the flag for a
+// gamma.ReadTable): its errors name the file, after the flag for a
 // flag's, and the --K that k came from.
 func ReadTable(cmd *cobra.Command, role, name string, k int) (gamma.Table, error) {
 	in, err := Open(cmd, role, name, WantGamma)
@@ -23,7 +23,7 @@ func ReadTable(cmd *cobra.Command, role, name string, k int) (gamma.Table, error
 		return gamma.Table{}, err
 	}
 	defer in.Close()
-	tab, err := gamma.ReadTableFor(in, k)
+	tab, err := gamma.ReadTable(in, k)
 	if err != nil && k > 0 {
 		return tab, cli.Usagef("%s: %v, for --K %d", Label(role, name), err, k)
 	} else if err != nil {

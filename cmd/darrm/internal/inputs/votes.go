@@ -49,7 +49,7 @@ func (f *VoteFlags) orientation() (votefile.Orientation, error) {
 	case f.QueriesInRows:
 		return votefile.QueriesInRows, nil
 	}
-	return votefile.OrientationUnstated, nil
+	return 0, nil // unstated
 }
 
 // Format is --input-format: a file's format, or counts, its layout.

@@ -120,19 +120,19 @@ func NewPATEExperiment(dataset string, out *patemnist.Outcome, p patemnist.Param
 	// both are functions of the private data.
 	d.NotForPublication = []string{"accuracy_mean", "ensemble", "eps_data_dependent", "order", "seconds"}
 	d.Analysis = []string{"eps_data_independent", "eps_released"}
-	d.Publish, d.TunedOn, d.EpsReleasedIs = "eps_guarantee", pate.TunedOn, epsReleasedIs
+	d.Publish, d.TunedOn, d.EpsReleasedIs = "eps_guarantee", patemnist.TunedOn, epsReleasedIs
 	d.Guarantee = "each row's eps_guarantee is a bound at delta on its labels, chosen as for every release: every query asked charged both steps, answered or not " +
 		"(with --answered, a Renyi filter whose budget is fixed before the run: the threshold step on every query it may ask, the GNMax step on the answers it stops at; Feldman and Zrnic 2021), " +
 		"its Renyi DP (Papernot et al. 2018, Proposition 8; the discrete Gaussian's, Canonne, Kamath and Steinke 2020) composed with the smooth-sensitivity draw when its parameters were fixed without the votes " +
 		"(Theorem 23, added at each order up to the draw's: Mironov 2017, Proposition 1), converted by Canonne-Kamath-Steinke 2020 Prop. 12; " +
 		"a row without a draw, every query asked, takes the total aggregate publishes for its labels (the exact composition of the queries' noise)"
 	released := "eps_released (an estimate of the data-dependent cost, not a bound, which may be published only as such)"
-	tuned := dataset == pate.TunedOn
+	tuned := dataset == patemnist.TunedOn
 	switch {
 	case tuned:
 		d.NotForPublication = append(d.NotForPublication, "ss_order", "beta", "sigma_ss", "eps_guarantee", "eps_data_independent", "eps_released", "smooth_sensitivity_error")
 		d.Publish, d.Analysis = "", []string{}
-		d.Publication = "publish no eps of this run: the teachers' hyperparameters and the data-free rule's smooth-sensitivity constants were tuned on " + pate.TunedOn +
+		d.Publication = "publish no eps of this run: the teachers' hyperparameters and the data-free rule's smooth-sensitivity constants were tuned on " + patemnist.TunedOn +
 			", this run's private data, so neither the teachers (each a function of its share only, which the one-vote relation needs) nor the release's parameters were fixed without it (tuning on private data is itself a release: Papernot and Steinke 2022); run on mnist for a guarantee"
 	case fromVotes:
 		d.NotForPublication = append(d.NotForPublication, "ss_order", "beta", "sigma_ss", "eps_released", "smooth_sensitivity_error")

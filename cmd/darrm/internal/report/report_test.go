@@ -297,3 +297,19 @@ func TestCompared(t *testing.T) {
 		}
 	}
 }
+
+// TestIsGammaFile: solve's JSON and CSV are gamma files; a vote file is not.
+func TestIsGammaFile(t *testing.T) {
+	for in, want := range map[string]bool{
+		`{"K":3,"gamma":[1,0.5,0.5,1]}`:  true,
+		"{\n  \"K\": 3,\n  \"gamma\": [": true,
+		"l,gamma_opt,gamma_sub\n0,1,1\n": true,
+		"l, gamma":                       true,
+		"id,t1,t2\n":                     false,
+		`{"darrm-votes":1}`:              false,
+	} {
+		if IsGammaFile([]byte(in)) != want {
+			t.Errorf("IsGammaFile(%q) = %v", in, !want)
+		}
+	}
+}

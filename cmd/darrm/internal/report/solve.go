@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/peek"
 	"github.com/darrm/darrm/internal/plural"
 )
 
@@ -83,7 +85,10 @@ type Solve struct {
 }
 
 // Omitted is a baseline left out of a comparison, and why.
-type Omitted = gamma.Omitted
+type Omitted struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+}
 
 // SolveStats describe the computation that produced the gamma (the
 // original one, for a cached gamma).
@@ -211,6 +216,21 @@ const solveTableStart = "DaRRM gamma_opt for "
 // table, by which darrm tells it from a gamma it can certify: the table
 // rounds gamma to six digits.
 func IsSolveTable(line []byte) bool { return bytes.HasPrefix(line, []byte(solveTableStart)) }
+
+// IsGammaFile reports whether start, the start of a file, is a gamma file as
+// darrm writes one (gamma.ReadTable reads it): a JSON object with a gamma (darrm solve's or verify's),
+// or solve's CSV, whose header row is l,gamma_opt[,gamma_sub,...].
+func IsGammaFile(start []byte) bool {
+	if slices.Contains(peek.Keys(start), "gamma") {
+		return true
+	}
+	line, _, _ := bytes.Cut(start, []byte("\n"))
+	fields := strings.Split(string(line), ",")
+	for i := range fields {
+		fields[i] = strings.TrimSpace(fields[i])
+	}
+	return len(fields) >= 2 && fields[0] == "l" && slices.ContainsFunc(fields[1:], func(f string) bool { return f == "gamma" || strings.HasPrefix(f, "gamma_") })
+}
 
 func (out Solve) writeTable(w io.Writer) error {
 	t := cliout.NewText(w)

@@ -34,7 +34,7 @@ func TestProblem(t *testing.T) {
 		}
 	}
 	// A table's stated values take part like any other.
-	tab, err := gamma.ReadTable(strings.NewReader(`{"gamma": [1, 0.5, 0.5, 1], "m": 2, "delta": 0.001}`))
+	tab, err := gamma.ReadTable(strings.NewReader(`{"gamma": [1, 0.5, 0.5, 1], "m": 2, "delta": 0.001}`), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestProblem(t *testing.T) {
 // TestOneVoteDefaults: the relation a solve output states sets the
 // defaults of m and Delta.
 func TestOneVoteDefaults(t *testing.T) {
-	tab, err := gamma.ReadTable(strings.NewReader(`{"K": 3, "m": 1, "eps": 0.3, "Delta": 0, "delta": 1e-5, "relation": "one-vote", "gamma": [0.2, 0.1, 0.1, 0.2]}`))
+	tab, err := gamma.ReadTable(strings.NewReader(`{"K": 3, "m": 1, "eps": 0.3, "Delta": 0, "delta": 1e-5, "relation": "one-vote", "gamma": [0.2, 0.1, 0.1, 0.2]}`), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

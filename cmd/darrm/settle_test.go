@@ -1,4 +1,4 @@
-package pate
+package main
 
 import (
 	"testing"
@@ -26,7 +26,7 @@ func TestSettle(t *testing.T) {
 		{"header, repeated", provenance.Settings{Sigma2: f(40)}, m, provenance.ConfidentGNMax, false},
 		{"header, contradicted", provenance.Settings{Sigma2: f(5)}, m, "", true},
 	} {
-		s, stated, mech, err := Settle(c.given, c.meta)
+		s, stated, mech, err := settle(c.given, c.meta)
 		switch {
 		case c.fails != (err != nil):
 			t.Errorf("%s: %v", c.name, err)

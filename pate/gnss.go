@@ -1,0 +1,158 @@
+package pate
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/param"
+)
+
+// The GNSS mechanism of the PATE paper (Section 4.3, Appendices B-C):
+// the data-dependent Rényi DP f(x) released as f(x) + SS_β(x)·N(0, σ²),
+// for a β-smooth upper bound SS_β on f's local sensitivity
+// (noisymax.Account.LocalSensitivity).
+
+// smoothSensitivity returns the β-smooth sensitivity max_d e^{-βd}·ls[d]
+// of a function whose local sensitivity at distance d is at most ls[d]
+// (Nissim, Raskhodnikova and Smith 2007), rounded up.
+func smoothSensitivity(ls []float64, beta float64) (float64, error) {
+	if err := param.Positive("beta", beta); err != nil {
+		return 0, fmt.Errorf("smooth sensitivity: %w", err)
+	}
+	var ss float64
+	for d, l := range ls {
+		if !(l >= 0) {
+			return 0, fmt.Errorf("smooth sensitivity: local sensitivity at distance %d is %v", d, l)
+		}
+		ss = math.Max(ss, outward.MulUp(l, outward.Exp(outward.Exact(-beta).Mul(outward.Exact(float64(d)))).Hi))
+	}
+	return ss, nil
+}
+
+// gnssRDP returns the Rényi DP at order λ of the GNSS mechanism, which
+// releases f(x) + SS_β(x)·N(0, σ²) for a β-smooth upper bound SS_β on the
+// local sensitivity of f (PATE paper, arXiv version, Theorem 23):
+//
+//	λ·e^{2β}/σ² + (βλ - log(1 - 2λβ)/2)/(λ - 1),  1 < λ < 1/(2β).
+func gnssRDP(beta, sigma, order float64) (float64, error) {
+	if err := param.Positive("beta", beta); err != nil {
+		return 0, fmt.Errorf("GNSS: %w", err)
+	}
+	if err := param.Positive("sigma", sigma); err != nil {
+		return 0, fmt.Errorf("GNSS: %w", err)
+	}
+	if err := param.Alpha(order); err != nil {
+		return 0, fmt.Errorf("GNSS: %w", err)
+	}
+	lb := outward.Exact(order).Mul(outward.Exact(beta))
+	if !(lb.Hi < 0.5) {
+		return 0, fmt.Errorf("GNSS: %w", &accountant.ParamError{Name: "order", Value: order, Rule: fmt.Sprintf("must be below 1/(2·beta) = %v", 0.5/beta)})
+	}
+	a := outward.Exact(order).Mul(outward.Exp(outward.Exact(2 * beta))).Div(outward.Exact(sigma).Mul(outward.Exact(sigma)))
+	b := lb.Sub(outward.Log1p(outward.Exact(-2).Mul(lb)).Mul(outward.Exact(0.5))).Div(outward.Exact(order).Sub(outward.Exact(1)))
+	return a.Add(b).Hi, nil
+}
+
+// gnssSigma returns the PATE authors' choice of the GNSS noise for order
+// λ, β and smooth sensitivity ss: σ = (λe^{2β}/ss)^{1/3}, the minimiser of
+// λe^{2β}/σ² + 2·ss·σ (GNSS's cost plus two deviations of its noise).
+func gnssSigma(beta, ss, order float64) (float64, error) {
+	if err := param.Positive("smooth sensitivity", ss); err != nil {
+		return 0, fmt.Errorf("GNSS: %w", err)
+	}
+	return math.Cbrt(order * math.Exp(2*beta) / ss), nil
+}
+
+// gnssChoice is a choice of GNSS parameters.
+type gnssChoice struct {
+	Beta, SS, Sigma float64
+	Cost            float64 // gnssRDP at the order
+}
+
+// chooseGNSS picks β on the PATE authors' grid 0.30/λ, 0.31/λ, ...,
+// 0.49/λ and σ by gnssSigma, minimising rdp + gnssRDP + 2·SS·σ, for
+// local sensitivities ls at order λ. The choice depends on the votes:
+// the parameters it returns are not private (fix them in advance for a
+// release whose every step is accounted for).
+func chooseGNSS(rdp float64, ls []float64, order float64) (gnssChoice, error) {
+	best := gnssChoice{Cost: math.Inf(1)}
+	bestObj := math.Inf(1)
+	for j := 30; j < 50; j++ {
+		beta := float64(j) / 100 / order
+		ss, err := smoothSensitivity(ls, beta)
+		if err != nil {
+			return best, err
+		}
+		if ss == 0 {
+			cost, err := gnssRDP(beta, 1, order)
+			if err != nil {
+				return best, err
+			}
+			return gnssChoice{Beta: beta, SS: 0, Sigma: 1, Cost: cost}, nil
+		}
+		sigma, err := gnssSigma(beta, ss, order)
+		if err != nil {
+			return best, err
+		}
+		cost, err := gnssRDP(beta, sigma, order)
+		if err != nil {
+			return best, err
+		}
+		if obj := rdp + cost + 2*ss*sigma; obj < bestObj {
+			bestObj, best = obj, gnssChoice{Beta: beta, SS: ss, Sigma: sigma, Cost: cost}
+		}
+	}
+	return best, nil
+}
+
+// gnssLattice is the spacing h of the lattice hZ on which darrm releases a
+// data-dependent Rényi DP by GNSS: the noise is the discrete Gaussian on
+// hZ centred at the value (noise.LatticeGaussian), which is sampled
+// exactly and whose outputs carry no low-order bits of the value.
+const gnssLattice = 0x1p-40
+
+// gnssMinSteps is the least deviation of the lattice noise, in lattice
+// steps, per square root of the order: it keeps the lattice's excess over
+// continuous noise below one ulp (gnssLatticeRDP).
+const gnssMinSteps = 1 << 10
+
+// gnssDeviation returns the deviation of darrm's lattice GNSS noise at
+// order λ for smooth sensitivity ss and noise multiplier sigma:
+// max(ss·sigma, 2^10·h·√λ) (h = gnssLattice), the product rounded up. The
+// floor is a constant, so max(ss, floor/sigma) is β-smooth when ss is, and
+// still bounds the local sensitivity.
+func gnssDeviation(ss, sigma, order float64) (float64, error) {
+	if err := param.AtLeast("smooth sensitivity", ss, 0); err != nil {
+		return 0, fmt.Errorf("GNSS: %w", err)
+	}
+	if err := param.Positive("sigma", sigma); err != nil {
+		return 0, fmt.Errorf("GNSS: %w", err)
+	}
+	if err := param.Alpha(order); err != nil {
+		return 0, fmt.Errorf("GNSS: %w", err)
+	}
+	floor := gnssMinSteps * gnssLattice * math.Sqrt(order)
+	return math.Max(outward.MulUp(ss, sigma), floor), nil
+}
+
+// gnssLatticeRDP returns the Rényi DP at order λ of darrm's GNSS release:
+// the discrete Gaussian on hZ (h = gnssLattice) centred at f(x), of
+// deviation gnssDeviation. It is gnssRDP at β + 2^-51, for the rounding
+// of the deviation (which may change its ratio between neighbours by a
+// factor 1 + 2^-52 beyond e^β), plus the lattice's excess over continuous
+// noise, which is below one ulp of the result and added as one: by Poisson
+// summation a Gaussian function of deviation τ summed over hZ is its
+// integral over h times 1 ± 3e^{-2π²τ²/h²}, and every deviation the
+// Rényi sum involves (the noise's at either neighbour, and the product's
+// τ >= deviation/√λ) is at least e^{-1/2}·2^10 > 614 lattice steps (the
+// neighbour's deviation is at least e^{-β} times it, β < 1/(2λ)), so the
+// excess is below 9λ/(λ-1)·e^{-2π²·614²}, far below 2^-1074 (docs/pate.md).
+func gnssLatticeRDP(beta, sigma, order float64) (float64, error) {
+	r, err := gnssRDP(beta+0x1p-51, sigma, order)
+	if err != nil {
+		return 0, err
+	}
+	return math.Nextafter(r, math.Inf(1)), nil
+}
