@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"sync"
 
 	"github.com/darrm/darrm/internal/outward"
 	"gonum.org/v1/gonum/dsp/fourier"
@@ -47,6 +48,88 @@ type dgSum struct {
 	w     int
 	p     []float64
 	err   float64
+	// prefix holds the prefix sums of discreteGaussianDelta, which do
+	// not depend on ε: made on first use.
+	prefix  dgPrefix
+	prefixO sync.Once
+}
+
+// dgPrefix is F[i] = Σ_{j<i} P[j] and G[i] = Σ_{j<i} P[j]·e^(s_j/σ² - m)
+// of a dgSum, s_j = j - W, scaled by m = W/σ², the largest exponent.
+type dgPrefix struct {
+	F, G []float64
+	m    float64
+}
+
+// prefixes returns d's dgPrefix.
+func (d *dgSum) prefixes() dgPrefix {
+	d.prefixO.Do(func() {
+		v := d.sigma * d.sigma
+		m := float64(d.w) / v
+		F := make([]float64, len(d.p)+1)
+		G := make([]float64, len(d.p)+1)
+		for j, p := range d.p {
+			F[j+1] = F[j] + p
+			G[j+1] = G[j] + p*math.Exp(float64(j-d.w)/v-m)
+		}
+		d.prefix = dgPrefix{F: F, G: G, m: m}
+	})
+	return d.prefix
+}
+
+// maxDGPoints bounds the points of the sums of discrete Gaussians the
+// process keeps (the most recent is kept whatever its size): a count's
+// search, the release's total at the count found and its totals ask
+// for the same sums.
+const maxDGPoints = 1 << 22
+
+// dgSums keeps the sums of discrete Gaussians last made, most recent
+// first.
+var dgSums struct {
+	sync.Mutex
+	recent []*dgSum
+}
+
+// cachedDGSum returns newDGSum(sigma, n), made once while it is among
+// the sums last asked for. The sum is made outside the lock: goroutines
+// that compose at other σ or counts do not wait for it.
+func cachedDGSum(sigma float64, n int) (*dgSum, error) {
+	if d := findDGSum(sigma, n); d != nil {
+		return d, nil
+	}
+	d, err := newDGSum(sigma, n)
+	if err != nil {
+		return nil, err
+	}
+	dgSums.Lock()
+	defer dgSums.Unlock()
+	recent := append([]*dgSum{d}, dgSums.recent...)
+	held := 0
+	for i, r := range recent {
+		held += len(r.p)
+		if i > 0 && held > maxDGPoints {
+			recent = recent[:i]
+			break
+		}
+	}
+	dgSums.recent = recent
+	return d, nil
+}
+
+// findDGSum returns the kept sum of n discrete Gaussians of parameter
+// sigma, moved to the front, or nil.
+func findDGSum(sigma float64, n int) *dgSum {
+	dgSums.Lock()
+	defer dgSums.Unlock()
+	recent := dgSums.recent
+	for i, d := range recent {
+		if d.sigma == sigma && d.n == n {
+			copy(recent[1:i+1], recent[:i])
+			recent[0] = d
+			return d
+		}
+	}
+	return nil
 }
 
 // dgTails bounds the discrete Gaussian's tails: |Z| > 12σ + 1 has mass
@@ -175,15 +258,8 @@ func discreteGaussianDelta(eps float64, sums []*dgSum) float64 {
 	ca := float64(a.n) / (2 * a.sigma * a.sigma)
 	cb := float64(b.n) / (2 * b.sigma * b.sigma)
 	va, vb := a.sigma*a.sigma, b.sigma*b.sigma
-	// F[i] = Σ_{j<i} P_b[j] and G[i] = Σ_{j<i} P_b[j]·e^(s_j/σ_b² - m),
-	// s_j = j - W_b, scaled by m, the largest exponent.
-	m := float64(b.w) / vb
-	F := make([]float64, len(b.p)+1)
-	G := make([]float64, len(b.p)+1)
-	for j, p := range b.p {
-		F[j+1] = F[j] + p
-		G[j+1] = G[j] + p*math.Exp(float64(j-b.w)/vb-m)
-	}
+	pre := b.prefixes()
+	F, G, m := pre.F, pre.G, pre.m
 	var sum float64
 	for i, p := range a.p {
 		if p == 0 {
@@ -237,7 +313,7 @@ func discreteSums(parts []GaussianPart, k int) ([]*dgSum, error) {
 	}
 	var out []*dgSum
 	for _, s := range sigmas {
-		d, err := newDGSum(s, count[s])
+		d, err := cachedDGSum(s, count[s])
 		if err != nil {
 			return nil, err
 		}

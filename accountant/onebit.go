@@ -234,8 +234,18 @@ type bitAnswer struct {
 }
 
 const (
-	// maxBitCurves bounds the pairs whose answers the process keeps.
-	maxBitCurves = 8
+	// maxBitCurves bounds the sets of pairs whose answers the process
+	// keeps, and maxBitPairs the pairs they hold together (the first is
+	// kept whatever its size). A plan's search for a noise level asks of
+	// a set of pairs per level, and a command that plans or simulates
+	// several times asks the same again: answers, a few numbers each,
+	// are kept for many more sets than compositions are.
+	maxBitCurves = 64
+	maxBitPairs  = 1 << 20
+	// maxRunCurves bounds the sets of pairs, the most recent, that keep
+	// their compositions (a few MB each); the others keep their answers
+	// only.
+	maxRunCurves = 8
 	// maxBitRuns bounds the compositions kept of one set of pairs.
 	maxBitRuns = 4
 	// maxBitAnswers bounds the answers kept of one set of pairs: beyond
@@ -259,12 +269,34 @@ func cachedBitCurves(pairs []BitPair) *bitCurves {
 		if slices.Equal(c.pairs, pairs) {
 			copy(recent[1:i+1], recent[:i])
 			recent[0] = c
+			dropRuns(recent)
 			return c
 		}
 	}
 	c := &bitCurves{pairs: slices.Clone(pairs), loss: oneBitLoss(pairs), deltas: map[bitQuery]float64{}, inverse: map[bitQuery]bitAnswer{}}
-	bitCurvesCache.recent = append([]*bitCurves{c}, recent[:min(len(recent), maxBitCurves-1)]...)
+	recent = append([]*bitCurves{c}, recent...)
+	held := 0
+	for i, r := range recent {
+		held += len(r.pairs)
+		if i > 0 && (i >= maxBitCurves || held > maxBitPairs) {
+			recent = recent[:i]
+			break
+		}
+	}
+	dropRuns(recent)
+	bitCurvesCache.recent = recent
 	return c
+}
+
+// dropRuns drops the compositions of the set of pairs that moving one
+// set to the front of recent pushed out of the first maxRunCurves.
+func dropRuns(recent []*bitCurves) {
+	if len(recent) > maxRunCurves {
+		r := recent[maxRunCurves]
+		r.mu.Lock()
+		r.runs = nil
+		r.mu.Unlock()
+	}
 }
 
 // run returns the composition of k steps, made once while it is among
@@ -536,8 +568,11 @@ func (r *bitRun) transform(atoms []bitAtom, idx []int, lo, hi, k int, tails floa
 	defer transforms.Put(tr)
 	one := tr.seq
 	clear(one)
+	// size is a power of two: s & (size-1) is s modulo size, negative s
+	// included (two's complement).
+	mask := size - 1
 	for j, a := range atoms {
-		one[((idx[j]%size)+size)%size] += a.mass
+		one[idx[j]&mask] += a.mass
 	}
 	c := tr.f.Coefficients(tr.coeff, one)
 	for i, v := range c {
@@ -547,7 +582,7 @@ func (r *bitRun) transform(atoms []bitAtom, idx []int, lo, hi, k int, tails floa
 	r.first, r.p = lo, make([]float64, w)
 	var neg float64
 	for s := lo; s <= hi; s++ {
-		v := seq[((s%size)+size)%size] / float64(size)
+		v := seq[s&mask] / float64(size)
 		if v < 0 {
 			neg -= v
 			v = 0

@@ -557,3 +557,42 @@ func TestTailEdge(t *testing.T) {
 		t.Errorf("rare atom: upper edge %d of 7500: the Chernoff bound should cut it", hi)
 	}
 }
+
+// TestOneBitCurvesKept: the process keeps the answers of up to
+// maxBitCurves sets of pairs, and the compositions of the most recent
+// maxRunCurves only; a set asked again is moved to the front.
+func TestOneBitCurvesKept(t *testing.T) {
+	bitCurvesCache.Lock()
+	bitCurvesCache.recent = nil
+	bitCurvesCache.Unlock()
+	sets := make([][]BitPair, maxBitCurves+2)
+	for i := range sets {
+		var err error
+		if sets[i], err = RRBits(0.2+0.005*float64(i), Guarantee{Eps: 1, Delta: 1e-6}); err != nil {
+			t.Fatal(err)
+		}
+		c := cachedBitCurves(sets[i])
+		if _, err := c.run(5); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recent := bitCurvesCache.recent
+	if len(recent) != maxBitCurves {
+		t.Fatalf("%d sets kept, want %d", len(recent), maxBitCurves)
+	}
+	for i, c := range recent {
+		if want := sets[len(sets)-1-i]; !slices.Equal(c.pairs, want) {
+			t.Fatalf("set %d kept is not the %d-th most recent", i, i)
+		}
+		if runs := len(c.runs); (i < maxRunCurves) != (runs == 1) || runs > 1 {
+			t.Errorf("set %d keeps %d compositions", i, runs)
+		}
+	}
+	old := recent[maxRunCurves+3]
+	if c := cachedBitCurves(old.pairs); c != old || bitCurvesCache.recent[0] != old {
+		t.Fatal("a kept set asked again is not moved to the front")
+	}
+	if len(bitCurvesCache.recent[maxRunCurves].runs) != 0 {
+		t.Error("the set pushed past the most recent keeps its compositions")
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"strings"
 	"testing"
 
@@ -307,5 +308,39 @@ func TestClosedDGSum(t *testing.T) {
 		if dist > closed.err {
 			t.Errorf("sigma %g, n 2: l1 distance %g to the direct convolution, above the bound %g", c.sigma, dist, closed.err)
 		}
+	}
+}
+
+// TestDGSumKept: a sum of discrete Gaussians asked again is the one made
+// first, equal to one made afresh, and the sums kept hold at most
+// maxDGPoints points beside the most recent.
+func TestDGSumKept(t *testing.T) {
+	dgSums.Lock()
+	dgSums.recent = nil
+	dgSums.Unlock()
+	a, err := cachedDGSum(3, 40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := cachedDGSum(3, 40); b != a {
+		t.Error("the sum asked again was made again")
+	}
+	fresh, _ := newDGSum(3, 40)
+	if !slices.Equal(a.p, fresh.p) || a.err != fresh.err {
+		t.Error("the sum kept differs from one made afresh")
+	}
+	// Windows of 1.44, 1.49 and 1.54 million points: the last two are
+	// kept.
+	for _, sigma := range []float64{3e4, 3.1e4, 3.2e4} {
+		if _, err := cachedDGSum(sigma, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held := 0
+	for _, d := range dgSums.recent[1:] {
+		held += len(d.p)
+	}
+	if held > maxDGPoints || len(dgSums.recent) != 2 {
+		t.Errorf("%d sums kept, %d points beside the most recent", len(dgSums.recent), held)
 	}
 }
