@@ -33,7 +33,7 @@ type MechanismInfo struct {
 	Needs, Takes []Setting
 	// Example is the settings of an example release (the rest comes from
 	// the votes and their header).
-	Example []SettingValue
+	Example map[Setting]string
 	// construct calls the mechanism's constructor.
 	construct func(ctx context.Context, m Mechanism, g sampledGamma, p constraints.Problem, classes int, opts Options) (Labeler, string, error)
 }
@@ -41,35 +41,35 @@ type MechanismInfo struct {
 // twoClassSettings are the settings of every two-class mechanism, whose
 // per-query target is (m·eps, delta) for teachers (eps, Delta)-DP.
 func twoClassSettings(more ...Setting) []Setting {
-	return append([]Setting{SettingM, SettingEps, SettingDelta, SettingTargetDelta}, more...)
+	return append([]Setting{settingM, settingEps, settingDelta, settingTargetDelta}, more...)
 }
 
 // oneVoteSettings are the settings of a two-class mechanism in the
 // one-vote relation whose per-query target is the release's own
 // (target eps, delta): its teachers need no guarantee.
 func oneVoteSettings(more ...Setting) []Setting {
-	return append([]Setting{SettingTargetEps, SettingTargetDelta}, more...)
+	return append([]Setting{settingTargetEps, settingTargetDelta}, more...)
 }
 
 // exampleM is the example of a two-class mechanism in the
 // private-teachers relation: m = 3.
-var exampleM = []SettingValue{{SettingM, "3"}}
+var exampleM = map[Setting]string{settingM: "3"}
 
 // registry holds every mechanism a release can use: one entry each.
 var registry = []MechanismInfo{
-	{Name: provenance.DaRRM, Relation: accountant.PrivateTeachers, Gamma: true, Takes: twoClassSettings(SettingPrior, SettingGamma, SettingNoSolve), Example: exampleM, construct: buildDaRRM},
+	{Name: provenance.DaRRM, Relation: accountant.PrivateTeachers, Gamma: true, Takes: twoClassSettings(settingPrior, settingGamma, settingNoSolve), Example: exampleM, construct: buildDaRRM},
 	{Name: provenance.Subsample, Relation: accountant.PrivateTeachers, Takes: twoClassSettings(), Example: exampleM, construct: buildSubsample},
 	{Name: provenance.DSub, Relation: accountant.PrivateTeachers, PureTeachers: true, Takes: twoClassSettings(), Example: exampleM, construct: buildSubsample},
-	{Name: provenance.RR, Relation: accountant.PrivateTeachers, Takes: twoClassSettings(SettingRRComposition, SettingRRDeltaPrime), Example: exampleM, construct: buildRR},
-	{Name: provenance.GNMax, Relation: accountant.OneVote, Takes: twoClassSettings(SettingGNMaxSearch), Example: exampleM, construct: buildGNMax},
-	{Name: provenance.DaRRMOneVote, Relation: accountant.OneVote, Gamma: true, Takes: oneVoteSettings(SettingPrior, SettingGamma, SettingNoSolve),
-		Example: []SettingValue{{SettingTargetEps, "0.3"}, {SettingTargetDelta, "1e-5"}}, construct: buildOneVoteDaRRM},
-	{Name: provenance.GNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []Setting{SettingSigma2, SettingTargetDelta},
-		Example: []SettingValue{{SettingSigma2, "40"}, {SettingTargetDelta, "1e-5"}}, construct: buildClassGNMax},
-	{Name: provenance.ConfidentGNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []Setting{SettingThreshold, SettingSigma1, SettingSigma2, SettingTargetDelta},
-		Example: []SettingValue{{SettingThreshold, "200"}, {SettingSigma1, "150"}, {SettingSigma2, "40"}, {SettingTargetDelta, "1e-5"}}, construct: buildClassGNMax},
-	{Name: provenance.LNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []Setting{SettingLaplaceScale},
-		Example: []SettingValue{{SettingLaplaceScale, "20"}}, construct: buildLNMax},
+	{Name: provenance.RR, Relation: accountant.PrivateTeachers, Takes: twoClassSettings(settingRRComposition, settingRRDeltaPrime), Example: exampleM, construct: buildRR},
+	{Name: provenance.GNMax, Relation: accountant.OneVote, Takes: twoClassSettings(settingGNMaxSearch), Example: exampleM, construct: buildGNMax},
+	{Name: provenance.DaRRMOneVote, Relation: accountant.OneVote, Gamma: true, Takes: oneVoteSettings(settingPrior, settingGamma, settingNoSolve),
+		Example: map[Setting]string{settingTargetEps: "0.3", settingTargetDelta: "1e-5"}, construct: buildOneVoteDaRRM},
+	{Name: provenance.GNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []Setting{settingSigma2, settingTargetDelta},
+		Example: map[Setting]string{settingSigma2: "40", settingTargetDelta: "1e-5"}, construct: buildClassGNMax},
+	{Name: provenance.ConfidentGNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []Setting{settingThreshold, settingSigma1, settingSigma2, settingTargetDelta},
+		Example: map[Setting]string{settingThreshold: "200", settingSigma1: "150", settingSigma2: "40", settingTargetDelta: "1e-5"}, construct: buildClassGNMax},
+	{Name: provenance.LNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []Setting{settingLaplaceScale},
+		Example: map[Setting]string{settingLaplaceScale: "20"}, construct: buildLNMax},
 }
 
 // GammaProblem returns the problem whose noise function info samples when
@@ -92,9 +92,9 @@ func oneVoteProblem(p constraints.Problem) constraints.Problem {
 
 // OwnTarget reports whether info's per-query target is the release's own
 // (eps, delta) in the one-vote relation, which it takes as
-// SettingTargetEps (darrm-one-vote), rather than m·eps of its teachers'
+// settingTargetEps (darrm-one-vote), rather than m·eps of its teachers'
 // guarantee (eps, Delta).
-func (info MechanismInfo) OwnTarget() bool { return slices.Contains(info.Takes, SettingTargetEps) }
+func (info MechanismInfo) OwnTarget() bool { return slices.Contains(info.Takes, settingTargetEps) }
 
 // OneVoteTarget states the problem of a release whose per-query target
 // is its own (eps, delta) in the one-vote relation (MechanismInfo.OwnTarget,

@@ -139,7 +139,7 @@ func TestRegistry(t *testing.T) {
 	if _, err := LookupMechanism("lnmax", votefile.TwoClass); err == nil || !strings.Contains(err.Error(), "lnmax labels multi-class votes") {
 		t.Errorf("lnmax on two-class votes: %v", err)
 	}
-	if s := (provenance.Settings{Sigma2: f(1)}); !SettingSigma2.statedIn(s) || SettingSigma1.statedIn(s) || SettingTargetDelta.statedIn(s) {
+	if s := (provenance.Settings{Sigma2: f(1)}); !settingSigma2.statedIn(s) || settingSigma1.statedIn(s) || settingTargetDelta.statedIn(s) {
 		t.Error("Setting.statedIn")
 	}
 }
@@ -242,11 +242,11 @@ func TestCheckSettings(t *testing.T) {
 		stated provenance.Settings
 		want   *SettingUse
 	}{
-		{"all taken", rr, givenOf(SettingM, SettingRRComposition), provenance.Settings{}, nil},
-		{"another kind's", rr, givenOf(SettingSigma2), provenance.Settings{},
-			&SettingUse{Setting: SettingSigma2, Takes: rr.Takes, Input: votefile.ManyClasses, TakenBy: []provenance.MechanismName{provenance.GNMax, provenance.ConfidentGNMax}}},
-		{"needed", conf, givenOf(SettingSigma2, SettingSigma1), provenance.Settings{}, &SettingUse{Setting: SettingThreshold, Missing: true}},
-		{"needed, stated", conf, givenOf(SettingSigma1, SettingThreshold, SettingTargetDelta), provenance.Settings{Sigma2: &sigma}, nil},
+		{"all taken", rr, givenOf(settingM, settingRRComposition), provenance.Settings{}, nil},
+		{"another kind's", rr, givenOf(settingSigma2), provenance.Settings{},
+			&SettingUse{Setting: settingSigma2, Takes: rr.Takes, Input: votefile.ManyClasses, TakenBy: []provenance.MechanismName{provenance.GNMax, provenance.ConfidentGNMax}}},
+		{"needed", conf, givenOf(settingSigma2, settingSigma1), provenance.Settings{}, &SettingUse{Setting: settingThreshold, Missing: true}},
+		{"needed, stated", conf, givenOf(settingSigma1, settingThreshold, settingTargetDelta), provenance.Settings{Sigma2: &sigma}, nil},
 		{"needed, not the caller's", conf, func(Setting) (bool, bool) { return false, false }, provenance.Settings{}, nil},
 	} {
 		got := tc.info.CheckSettings(tc.given, tc.stated)

@@ -72,13 +72,13 @@ func TestParameters(t *testing.T) {
 		param   ensemble.Setting
 		closed  float64 // the closed form's value, 0: none
 	}{
-		{"lnmax pure", lnmax, 30, ensemble.SettingLaplaceScale, 2 * 30 / 3.0},
-		{"lnmax pure, a ledger", lnmaxLedger, 30, ensemble.SettingLaplaceScale, 2 * 30 / 3.0},
-		{"gnmax, a ledger by simple composition", gnmaxSimple, 20, ensemble.SettingSigma2, 0},
-		{"gnmax", request(provenance.GNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5), 1000, ensemble.SettingSigma2, 0},
-		{"darrm-one-vote", request(provenance.DaRRMOneVote, votefile.TwoClass, constraints.NewOneVote(11, 1, 0), 2, 2, 1e-5), 100, ensemble.SettingTargetEps, 0},
-		{"rr", request(provenance.RR, votefile.TwoClass, constraints.Problem{K: 11, M: 1, Eps: 0.01, Delta: 0}, 2, 1, 1e-5), 20, ensemble.SettingM, 0},
-		{"subsample", request(provenance.Subsample, votefile.TwoClass, constraints.Problem{K: 11, M: 1, Eps: 0.01, Delta: 0}, 2, 1, 1e-5), 20, ensemble.SettingM, 0},
+		{"lnmax pure", lnmax, 30, settingLaplaceScale, 2 * 30 / 3.0},
+		{"lnmax pure, a ledger", lnmaxLedger, 30, settingLaplaceScale, 2 * 30 / 3.0},
+		{"gnmax, a ledger by simple composition", gnmaxSimple, 20, settingSigma2, 0},
+		{"gnmax", request(provenance.GNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5), 1000, settingSigma2, 0},
+		{"darrm-one-vote", request(provenance.DaRRMOneVote, votefile.TwoClass, constraints.NewOneVote(11, 1, 0), 2, 2, 1e-5), 100, settingTargetEps, 0},
+		{"rr", request(provenance.RR, votefile.TwoClass, constraints.Problem{K: 11, M: 1, Eps: 0.01, Delta: 0}, 2, 1, 1e-5), 20, settingM, 0},
+		{"subsample", request(provenance.Subsample, votefile.TwoClass, constraints.Problem{K: 11, M: 1, Eps: 0.01, Delta: 0}, 2, 1, 1e-5), 20, settingM, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pl, err := Parameters(ctx, tc.r, tc.queries)

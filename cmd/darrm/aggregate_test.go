@@ -731,30 +731,29 @@ func TestBudgetStopWithheld(t *testing.T) {
 func exampleFlags(t *testing.T, m ensemble.MechanismInfo) []string {
 	t.Helper()
 	var out []string
-	for _, v := range m.Example {
-		name, ok := report.SettingFlag[v.Setting]
-		if !ok {
-			t.Fatalf("%s: no flag for the setting %v of its example", m.Name, v.Setting)
-		}
-		out = append(out, "--"+name, v.Value)
+	for s, v := range m.Example {
+		out = append(out, "--"+s.Flag(), v)
 	}
 	return out
 }
 
 // TestSettingFlags: every setting of every registered mechanism is given
-// by a flag of darrm aggregate (report.SettingFlag), and no two by one.
+// by a flag of darrm aggregate (ensemble.Setting.Flag), which parses back
+// to it, and no two by one.
 func TestSettingFlags(t *testing.T) {
 	fs := newAggregateCmd().Flags()
 	seen := map[string]ensemble.Setting{}
-	for s, name := range report.SettingFlag {
-		if o, ok := seen[name]; ok {
-			t.Errorf("--%s gives both %v and %v", name, o, s)
-		}
-		seen[name] = s
-	}
 	for _, m := range ensemble.Registry() {
 		for _, s := range append(slices.Clone(m.Needs), m.Takes...) {
-			if name, ok := report.SettingFlag[s]; !ok || fs.Lookup(name) == nil {
+			name := s.Flag()
+			if o, ok := seen[name]; ok && o != s {
+				t.Errorf("--%s gives both %v and %v", name, o, s)
+			}
+			seen[name] = s
+			if back, err := ensemble.ParseSetting(name); err != nil || back != s {
+				t.Errorf("%s on %v: the setting %v's flag %q parses to %v, %v", m.Name, m.Input, s, name, back, err)
+			}
+			if fs.Lookup(name) == nil {
 				t.Errorf("%s on %v: the setting %v has no flag of aggregate (%q)", m.Name, m.Input, s, name)
 			}
 		}

@@ -83,7 +83,7 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	}
 	if !doc.Chosen {
 		for _, s := range info.Needs {
-			if n := report.SettingFlag[s]; s != ensemble.SettingTargetDelta && !fs.Changed(n) {
+			if n := s.Flag(); n != "delta" && !fs.Changed(n) {
 				return cli.Usagef("%s needs --%s to count the queries it fits (or --queries to plan it)", info.Name, n)
 			}
 		}
@@ -106,7 +106,7 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	}
 	r.For = f.For
 	for _, s := range plan.Chosen(r) {
-		if n := report.SettingFlag[s]; fs.Changed(n) {
+		if n := s.Flag(); fs.Changed(n) {
 			return cli.Usagef("--%s is what a plan of --queries chooses: leave it out (or leave out --queries to count the queries it fits)", n)
 		}
 	}
