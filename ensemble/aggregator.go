@@ -20,7 +20,7 @@ import (
 // ReleaseTo takes either.
 type Labeler interface {
 	// Name is the mechanism's short name, as the registry knows it
-	// (Mechanisms, LookupMechanism).
+	// (MechanismNames, LookupMechanism).
 	Name() provenance.MechanismName
 	// K is the number of teachers, Classes the number of classes.
 	K() int

@@ -125,10 +125,8 @@ func ExampleSimulate() {
 // same per-label guarantee, as darrm simulate does.
 func ExampleMechanism_Build() {
 	ctx := context.Background()
-	for _, name := range ensemble.DefaultMechanisms(params) {
-		if info, _ := ensemble.LookupMechanism(name, votefile.TwoClass); info.Gamma {
-			continue // darrm and darrm-one-vote need a gamma: see ExampleNewDaRRM
-		}
+	// darrm and darrm-one-vote need a gamma: see ExampleNewDaRRM.
+	for _, name := range []provenance.MechanismName{provenance.Subsample, provenance.RR, provenance.GNMax} {
 		m := ensemble.Mechanism{Name: name, RR: accountant.Composition{Method: accountant.RRComposition(params.Delta), DeltaPrime: accountant.DefaultDeltaPrime}}
 		agg, label, _, err := m.Build(ctx, optimal.Source{}, params, 2, ensemble.Options{})
 		if err != nil {

@@ -120,8 +120,10 @@ func OneVoteTarget(eps []float64, delta *float64) (gamma.Stated, error) {
 // Registry returns every registered mechanism, the two-class ones first.
 func Registry() []MechanismInfo { return slices.Clone(registry) }
 
-// mechanismNames returns the names of the mechanisms that keep.
-func mechanismNames(keep func(MechanismInfo) bool) []provenance.MechanismName {
+// MechanismNames returns the names of the registered mechanisms that
+// keep, in the registry's order (Registry): e.g. those of the votes of
+// one kind, or those that sample a noise function (MechanismInfo.Gamma).
+func MechanismNames(keep func(MechanismInfo) bool) []provenance.MechanismName {
 	var names []provenance.MechanismName
 	for _, r := range registry {
 		if keep(r) {
@@ -131,14 +133,10 @@ func mechanismNames(keep func(MechanismInfo) bool) []provenance.MechanismName {
 	return names
 }
 
-// Mechanisms are the names of the mechanisms for two-class (0/1) votes,
-// ManyClassMechanisms those for multi-class votes, GammaMechanisms those
-// that sample a noise function gamma (MechanismInfo.Gamma).
-var (
-	Mechanisms          = mechanismNames(func(r MechanismInfo) bool { return r.Input == votefile.TwoClass })
-	ManyClassMechanisms = mechanismNames(func(r MechanismInfo) bool { return r.Input == votefile.ManyClasses })
-	GammaMechanisms     = mechanismNames(func(r MechanismInfo) bool { return r.Gamma })
-)
+// namesFor returns the names of the mechanisms for votes of kind in.
+func namesFor(in votefile.Input) []provenance.MechanismName {
+	return MechanismNames(func(r MechanismInfo) bool { return r.Input == in })
+}
 
 // LookupMechanism returns the mechanism name for votes of kind in. A name
 // that the registry knows only for the other kind of votes is refused
@@ -154,10 +152,10 @@ func LookupMechanism(name provenance.MechanismName, in votefile.Input) (Mechanis
 		}
 	}
 	if len(other) > 0 {
-		return MechanismInfo{}, fmt.Errorf("mechanism %s labels %v, not %v: for these votes use one of %s", name, other[0], in, provenance.JoinMechanisms(mechanismNames(func(r MechanismInfo) bool { return r.Input == in }), ", "))
+		return MechanismInfo{}, fmt.Errorf("mechanism %s labels %v, not %v: for these votes use one of %s", name, other[0], in, provenance.JoinMechanisms(namesFor(in), ", "))
 	}
 	return MechanismInfo{}, fmt.Errorf("mechanism %q: must be one of %s (two-class votes) or %s (multi-class votes)", name,
-		provenance.JoinMechanisms(Mechanisms, ", "), provenance.JoinMechanisms(ManyClassMechanisms, ", "))
+		provenance.JoinMechanisms(namesFor(votefile.TwoClass), ", "), provenance.JoinMechanisms(namesFor(votefile.ManyClasses), ", "))
 }
 
 // SettingUse is a setting that the caller gave a mechanism that does not
@@ -384,38 +382,4 @@ func buildLNMax(_ context.Context, m Mechanism, _ sampledGamma, p constraints.Pr
 		return nil, "", err
 	}
 	return agg, fmt.Sprintf("LNMax: discrete Laplace noise of scale b = %g on the %d class counts", m.LNMax.Scale, classes), nil
-}
-
-// DefaultMechanisms are the mechanisms that apply to problem p, in the
-// order of Mechanisms: dsub only for Delta = 0 (Theorem 3.5.1), gnmax only
-// for delta > 0 (a Gaussian mechanism is not pure DP), and darrm-one-vote
-// beside it, at the same per-query target in the same relation.
-func DefaultMechanisms(p constraints.Problem) []provenance.MechanismName {
-	names := []provenance.MechanismName{provenance.DaRRM, provenance.Subsample}
-	if p.Delta == 0 {
-		names = append(names, provenance.DSub)
-	}
-	names = append(names, provenance.RR)
-	if p.TargetDelta > 0 {
-		names = append(names, provenance.GNMax, provenance.DaRRMOneVote)
-	}
-	return names
-}
-
-// Above returns the names of the results in the neighbouring relation of
-// the result named name whose 95% interval lies wholly below its interval
-// (none if no result has that name). A result of the other relation is
-// never ranked against it: the same (eps, delta) is another promise there.
-func Above(res []SimResult, name provenance.MechanismName) []provenance.MechanismName {
-	i := slices.IndexFunc(res, func(r SimResult) bool { return r.Name == name })
-	if i < 0 {
-		return nil
-	}
-	var below []provenance.MechanismName
-	for j, r := range res {
-		if j != i && r.Privacy.Relation == res[i].Privacy.Relation && res[i].Lo > r.Hi {
-			below = append(below, r.Name)
-		}
-	}
-	return below
 }

@@ -56,46 +56,6 @@ func TestMechanismBuild(t *testing.T) {
 	}
 }
 
-func TestDefaultMechanisms(t *testing.T) {
-	for _, tc := range []struct {
-		delta, target float64
-		want          []provenance.MechanismName
-	}{
-		{1e-5, 3e-5, []provenance.MechanismName{"darrm", "subsample", "rr", "gnmax", "darrm-one-vote"}},
-		{0, 1e-6, []provenance.MechanismName{"darrm", "subsample", "dsub", "rr", "gnmax", "darrm-one-vote"}},
-		{0, 0, []provenance.MechanismName{"darrm", "subsample", "dsub", "rr"}},
-	} {
-		p := constraints.New(11, 3, 0.1, tc.delta)
-		p.TargetDelta = tc.target
-		if got := DefaultMechanisms(p); !slices.Equal(got, tc.want) {
-			t.Errorf("Delta %v delta %v: %v, want %v", tc.delta, tc.target, got, tc.want)
-		}
-	}
-}
-
-func TestAbove(t *testing.T) {
-	res := []SimResult{
-		{Name: "darrm", Lo: 0.8, Hi: 0.9},
-		{Name: "rr", Lo: 0.6, Hi: 0.7},
-		{Name: "subsample", Lo: 0.75, Hi: 0.85},
-		{Name: "gnmax", Lo: 0.5, Hi: 0.79},
-		// Below darrm, but in another relation: not ranked against it.
-		{Name: "darrm-one-vote", Privacy: Privacy{Relation: accountant.OneVote}, Lo: 0.7, Hi: 0.75},
-	}
-	if got := Above(res, "darrm"); !slices.Equal(got, []provenance.MechanismName{provenance.RR, provenance.GNMax}) {
-		t.Errorf("Above(darrm) = %v", got)
-	}
-	if got := Above(res, "darrm-one-vote"); got != nil {
-		t.Errorf("Above(darrm-one-vote), the only one of its relation: %v", got)
-	}
-	if got := Above(res, "rr"); got != nil {
-		t.Errorf("Above(rr) = %v", got)
-	}
-	if got := Above(res, "dsub"); got != nil {
-		t.Errorf("Above(dsub), not in the results: %v", got)
-	}
-}
-
 // TestRegistry: every registered mechanism builds from its settings
 // (Build), labels the votes of its kind with the relation it is
 // registered in, and is found by its name and input; a name known for
@@ -208,13 +168,14 @@ func TestMechanismLists(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		got, want []provenance.MechanismName
-	}{{"Mechanisms", Mechanisms, two}, {"ManyClassMechanisms", ManyClassMechanisms, many}, {"GammaMechanisms", GammaMechanisms, withGamma}} {
+	}{{"two-class", namesFor(votefile.TwoClass), two}, {"many-class", namesFor(votefile.ManyClasses), many},
+		{"gamma", MechanismNames(func(r MechanismInfo) bool { return r.Gamma }), withGamma}} {
 		if !slices.Equal(tc.got, tc.want) {
 			t.Errorf("%s = %v, want %v", tc.name, tc.got, tc.want)
 		}
 	}
-	if want := []provenance.MechanismName{provenance.DaRRM, provenance.DaRRMOneVote}; !slices.Equal(GammaMechanisms, want) {
-		t.Errorf("GammaMechanisms = %v, want %v", GammaMechanisms, want)
+	if got, want := MechanismNames(func(r MechanismInfo) bool { return r.Gamma }), []provenance.MechanismName{provenance.DaRRM, provenance.DaRRMOneVote}; !slices.Equal(got, want) {
+		t.Errorf("the mechanisms that sample a gamma = %v, want %v", got, want)
 	}
 }
 

@@ -29,7 +29,7 @@ func (s ReleaseSpec) withDefaults() (ReleaseSpec, MechanismInfo, error) {
 	m, p := &s.Mechanism, &s.Problem
 	if m.Name == "" {
 		return s, info, unset("Mechanism.Name", "the mechanism: one of %s (two-class votes) or %s (multi-class votes)",
-			provenance.JoinMechanisms(Mechanisms, ", "), provenance.JoinMechanisms(ManyClassMechanisms, ", "))
+			provenance.JoinMechanisms(namesFor(votefile.TwoClass), ", "), provenance.JoinMechanisms(namesFor(votefile.ManyClasses), ", "))
 	}
 	m.Input = s.Votes.Input()
 	info, err := LookupMechanism(m.Name, m.Input)

@@ -58,7 +58,7 @@ func newAggregateCmd() *cobra.Command {
 		// outputs.Check names the argument so in its errors.
 		Annotations: map[string]string{"input": "the vote file"},
 	}, &f)
-	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", string(provenance.DaRRM), "aggregator: "+provenance.JoinMechanisms(ensemble.Mechanisms, ", ")+"; for multi-class votes (--input-format counts or --classes): "+provenance.JoinMechanisms(ensemble.ManyClassMechanisms, ", "))
+	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", string(provenance.DaRRM), "aggregator: "+aggregators.Names(votefile.TwoClass)+"; for multi-class votes (--input-format counts or --classes): "+aggregators.Names(votefile.ManyClasses))
 	hideComposition(cmd)
 	return cmd
 }

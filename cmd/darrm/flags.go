@@ -93,7 +93,7 @@ func (c *compositionFlags) composition() accountant.Composition {
 // is of no two-class one, else the two-class one.
 func lookupMechanism(cmd *cobra.Command, name provenance.MechanismName) (ensemble.MechanismInfo, error) {
 	in := votefile.TwoClass
-	if cmd.Flags().Changed("classes") || !slices.Contains(ensemble.Mechanisms, name) {
+	if cmd.Flags().Changed("classes") || !slices.Contains(ensemble.MechanismNames(func(info ensemble.MechanismInfo) bool { return info.Input == votefile.TwoClass }), name) {
 		in = votefile.ManyClasses
 	}
 	info, err := ensemble.LookupMechanism(name, in)

@@ -116,7 +116,7 @@ func newLedgerInitCmd() *cobra.Command {
 	}, &f)
 	bind(cmd, &f.use)
 	cmd.Flags().Lookup("classes").Usage = "number of classes C: with --votes, the votes are class indices 0..C-1, as aggregate reads them (a metadata header states C); without, the classes of a multi-class --mechanism's votes"
-	cmd.Flags().StringVar((*string)(&f.use.Mechanism), "mechanism", "", "declare the labels the ledger will pay for: their aggregator ("+provenance.JoinMechanisms(ensemble.Mechanisms, ", ")+"; with --classes: "+provenance.JoinMechanisms(ensemble.ManyClassMechanisms, ", ")+"), with its per-query settings as aggregate takes them; the ledger's teachers are its K and (eps, Delta)")
+	cmd.Flags().StringVar((*string)(&f.use.Mechanism), "mechanism", "", "declare the labels the ledger will pay for: their aggregator ("+aggregators.Names(votefile.TwoClass)+"; with --classes: "+aggregators.Names(votefile.ManyClasses)+"), with its per-query settings as aggregate takes them; the ledger's teachers are its K and (eps, Delta)")
 	return cmd
 }
 

@@ -53,7 +53,7 @@ func newPlanCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runPlan(cmd, &f) },
 	}, &f)
-	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", "", "aggregator: "+provenance.JoinMechanisms(ensemble.Mechanisms, ", ")+"; with --classes: "+provenance.JoinMechanisms(ensemble.ManyClassMechanisms, ", ")+" (left out, with --votes and --queries: every mechanism that fits the votes, compared)")
+	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", "", "aggregator: "+aggregators.Names(votefile.TwoClass)+"; with --classes: "+aggregators.Names(votefile.ManyClasses)+" (left out, with --votes and --queries: every mechanism that fits the votes, compared)")
 	hideComposition(cmd)
 	return cmd
 }

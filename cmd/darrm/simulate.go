@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/provenance"
@@ -62,7 +63,7 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 		names[i] = provenance.MechanismName(n)
 	}
 	if len(names) == 0 {
-		names = ensemble.DefaultMechanisms(p.Problem)
+		names = defaultMechanisms(p.Problem)
 	}
 	mech, err := f.Flags.Parse(cmd, "mechanisms", names)
 	if err != nil {
@@ -97,4 +98,21 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 		}
 	}
 	return out.Write(cmd.OutOrStdout(), f.Format)
+}
+
+// defaultMechanisms are the mechanisms simulate compares on problem p
+// when none is named, in the registry's order: dsub only for Delta = 0
+// (Theorem 3.5.1), gnmax only for delta > 0 (a Gaussian mechanism is not
+// pure DP), and darrm-one-vote beside it, at the same per-query target in
+// the same relation.
+func defaultMechanisms(p constraints.Problem) []provenance.MechanismName {
+	names := []provenance.MechanismName{provenance.DaRRM, provenance.Subsample}
+	if p.Delta == 0 {
+		names = append(names, provenance.DSub)
+	}
+	names = append(names, provenance.RR)
+	if p.TargetDelta > 0 {
+		names = append(names, provenance.GNMax, provenance.DaRRMOneVote)
+	}
+	return names
 }

@@ -62,7 +62,7 @@ func (f *Flags) Parse(cmd *cobra.Command, flag string, names []provenance.Mechan
 	for i, n := range names {
 		var err error
 		if infos[i], err = ensemble.LookupMechanism(n, votefile.TwoClass); err != nil {
-			return Checked{Flags: f}, cli.Usagef("--%s %q: must be one of %s", flag, n, provenance.JoinMechanisms(ensemble.Mechanisms, ", "))
+			return Checked{Flags: f}, cli.Usagef("--%s %q: must be one of %s", flag, n, Names(votefile.TwoClass))
 		}
 	}
 	return f.Check(cmd, infos)
@@ -85,7 +85,7 @@ func (f *Flags) Check(cmd *cobra.Command, infos []ensemble.MechanismInfo) (Check
 		if f.GammaFile == "" {
 			flag = "--no-solve"
 		}
-		return s, cli.Usagef("%s applies to the mechanisms that sample a gamma (%s), none of which is in use", flag, provenance.JoinMechanisms(ensemble.GammaMechanisms, ", "))
+		return s, cli.Usagef("%s applies to the mechanisms that sample a gamma (%s), none of which is in use", flag, provenance.JoinMechanisms(ensemble.MechanismNames(func(info ensemble.MechanismInfo) bool { return info.Gamma }), ", "))
 	}
 	if f.GammaFile != "" {
 		if f.NoSolve {
@@ -219,4 +219,10 @@ func (s Checked) PlanSource(cmd *cobra.Command, lines *cliout.Stages) (optimal.S
 	}
 	gammasource.Plan(cmd, &src, lines)
 	return src, nil
+}
+
+// Names lists the registered mechanisms for votes of kind in, as flags'
+// help and errors name them: separated by commas.
+func Names(in votefile.Input) string {
+	return provenance.JoinMechanisms(ensemble.MechanismNames(func(info ensemble.MechanismInfo) bool { return info.Input == in }), ", ")
 }

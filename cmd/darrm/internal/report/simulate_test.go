@@ -55,3 +55,26 @@ func TestNewSimulate(t *testing.T) {
 		}
 	}
 }
+
+func TestAbove(t *testing.T) {
+	res := []ensemble.SimResult{
+		{Name: "darrm", Lo: 0.8, Hi: 0.9},
+		{Name: "rr", Lo: 0.6, Hi: 0.7},
+		{Name: "subsample", Lo: 0.75, Hi: 0.85},
+		{Name: "gnmax", Lo: 0.5, Hi: 0.79},
+		// Below darrm, but in another relation: not ranked against it.
+		{Name: "darrm-one-vote", Privacy: ensemble.Privacy{Relation: accountant.OneVote}, Lo: 0.7, Hi: 0.75},
+	}
+	if got := above(res, "darrm"); !slices.Equal(got, []provenance.MechanismName{provenance.RR, provenance.GNMax}) {
+		t.Errorf("above(darrm) = %v", got)
+	}
+	if got := above(res, "darrm-one-vote"); got != nil {
+		t.Errorf("above(darrm-one-vote), the only one of its relation: %v", got)
+	}
+	if got := above(res, "rr"); got != nil {
+		t.Errorf("above(rr) = %v", got)
+	}
+	if got := above(res, "dsub"); got != nil {
+		t.Errorf("above(dsub), not in the results: %v", got)
+	}
+}
