@@ -251,11 +251,11 @@ type sampledGamma struct {
 // multi-class one takes its settings from m and delta from
 // p.TargetDelta. A delta above accountant.MaxDelta, under which a label
 // says nothing, is refused for every mechanism. An error is a
-// *ReleaseError at StepGamma or StepBuild.
+// *ReleaseError at step "gamma" or "build".
 func (m Mechanism) Build(ctx context.Context, src optimal.Source, p constraints.Problem, classes int, opts Options) (Labeler, string, optimal.Loaded, error) {
 	info, err := LookupMechanism(m.Name, m.Input)
 	if err != nil {
-		return nil, "", optimal.Loaded{}, &ReleaseError{Step: StepBuild, Err: err}
+		return nil, "", optimal.Loaded{}, &ReleaseError{Step: stepBuild, Err: err}
 	}
 	return info.build(ctx, m, src, p, classes, opts)
 }
@@ -279,13 +279,13 @@ func (info MechanismInfo) build(ctx context.Context, m Mechanism, src optimal.So
 			return cert, err
 		}
 		if l, err = src.Load(ctx, info.GammaProblem(p)); err != nil {
-			return nil, "", l, &ReleaseError{Step: StepGamma, Err: err}
+			return nil, "", l, &ReleaseError{Step: stepGamma, Err: err}
 		}
 		sg = sampledGamma{g: l.Gamma, words: gammaWords(src, l.Origin)}
 	}
 	agg, label, err := info.newLabeler(ctx, m, sg, p, classes, opts)
 	if err != nil {
-		return nil, "", l, &ReleaseError{Step: StepBuild, Err: err}
+		return nil, "", l, &ReleaseError{Step: stepBuild, Err: err}
 	}
 	return agg, label, l, nil
 }

@@ -170,20 +170,20 @@ func (s Checked) ReleaseError(err error, input string) error {
 	if !errors.As(err, &re) {
 		return err
 	}
-	switch err = re.Err; re.Step {
-	case ensemble.StepGamma:
+	switch err = re.Err; re.Step.String() {
+	case "gamma":
 		return gammasource.Error(err, s.TableName)
-	case ensemble.StepBuild:
+	case "build":
 		// A certificate failure exits 3; any other error is a parameter
 		// the mechanism cannot serve (exit 2).
 		if !errors.Is(err, ensemble.ErrNotCertified) && !errors.Is(err, context.Canceled) {
 			err = cli.AsUsage(exitstatus.Flagged(err, map[string]string{"laplace scale": "--laplace-scale"}))
 		}
-	case ensemble.StepBinding:
+	case "binding":
 		err = fmt.Errorf("%s: %w (--mechanism)", input, err)
-	case ensemble.StepAccounting:
+	case "accounting":
 		err = cli.AsUsage(err)
-	case ensemble.StepLedger:
+	case "ledger":
 		err = ledgernotes.Error(err)
 	}
 	return err
