@@ -104,15 +104,33 @@ func (f *Flags) Check(cmd *cobra.Command, infos []ensemble.MechanismInfo) (Check
 }
 
 // checkTableRelation refuses a --gamma file for a relation in which none
-// of the mechanisms infos that sample a gamma releases
-// (ensemble.CheckGammaRelation).
+// of the mechanisms infos that sample a gamma releases: a gamma is private
+// only in the relation it was certified in.
 func (s Checked) checkTableRelation(infos []ensemble.MechanismInfo) error {
-	var re *ensemble.GammaRelationError
-	if err := ensemble.CheckGammaRelation(s.Table.InRelation(), infos); !errors.As(err, &re) {
-		return err
+	return tableRelation(s.TableName, s.Table.InRelation(), infos)
+}
+
+// tableRelation returns nil when one of the mechanisms infos releases in
+// rel, the relation of the gamma of the file name, and otherwise a usage
+// error naming the mechanism that samples a gamma in rel.
+func tableRelation(name string, rel accountant.Relation, infos []ensemble.MechanismInfo) error {
+	names := make([]provenance.MechanismName, len(infos))
+	for i, info := range infos {
+		if info.Relation == rel {
+			return nil
+		}
+		names[i] = info.Name
+	}
+	release := accountant.OneVote
+	if rel == accountant.OneVote {
+		release = accountant.PrivateTeachers
+	}
+	var use provenance.MechanismName
+	if in := ensemble.MechanismNames(func(info ensemble.MechanismInfo) bool { return info.Gamma && info.Relation == rel }); len(in) > 0 {
+		use = in[len(in)-1]
 	}
 	return cli.Usagef("--gamma %s is a gamma for the %v relation (%s); %s releases in the %v relation: use --mechanism %s, or a gamma that darrm solve wrote for the %v relation",
-		s.TableName, re.Gamma, re.Gamma.Describe(), provenance.JoinMechanisms(re.Mechanisms, " and "), re.Release, re.Use, re.Release)
+		name, rel, rel.Describe(), provenance.JoinMechanisms(names, " and "), release, use, release)
 }
 
 // NewAggregator builds the two-class aggregator of mechanism info, one
