@@ -117,25 +117,27 @@ func OneVoteTarget(eps []float64, delta *float64) (gamma.Stated, error) {
 	return s, nil
 }
 
-// Registry returns every registered mechanism, the two-class ones first.
-func Registry() []MechanismInfo { return slices.Clone(registry) }
-
-// MechanismNames returns the names of the registered mechanisms that
-// keep, in the registry's order (Registry): e.g. those of the votes of
-// one kind, or those that sample a noise function (MechanismInfo.Gamma).
-func MechanismNames(keep func(MechanismInfo) bool) []provenance.MechanismName {
-	var names []provenance.MechanismName
+// Registry returns the registered mechanisms that keep keeps, every one
+// for a nil keep, in the registry's order: the two-class ones first.
+// Filters name e.g. those of the votes of one kind, or those that sample
+// a noise function (MechanismInfo.Gamma).
+func Registry(keep func(MechanismInfo) bool) []MechanismInfo {
+	var infos []MechanismInfo
 	for _, r := range registry {
-		if keep(r) {
-			names = append(names, r.Name)
+		if keep == nil || keep(r) {
+			infos = append(infos, r)
 		}
 	}
-	return names
+	return infos
 }
 
 // namesFor returns the names of the mechanisms for votes of kind in.
 func namesFor(in votefile.Input) []provenance.MechanismName {
-	return MechanismNames(func(r MechanismInfo) bool { return r.Input == in })
+	var names []provenance.MechanismName
+	for _, r := range Registry(func(r MechanismInfo) bool { return r.Input == in }) {
+		names = append(names, r.Name)
+	}
+	return names
 }
 
 // LookupMechanism returns the mechanism name for votes of kind in. A name

@@ -78,7 +78,7 @@ func Simulate(ctx context.Context, aggs []Aggregator, p []float64, queries int, 
 		if a.K() != k {
 			return nil, fmt.Errorf("simulate: %s has K = %d, the teachers K = %d", a.Name(), a.K(), k)
 		}
-		exact, err := Agreement(a.Gamma(), p)
+		exact, err := agreement(a.Gamma(), p)
 		if err != nil {
 			return nil, err
 		}

@@ -35,7 +35,7 @@ type Comparison struct {
 // utility on the proxy votes (Plan.Utility), or why it has none (NoFit: a
 // budget that fits not even the least generous value of its parameter, a
 // *accountant.ParamError on budget-eps, or a least precision no threshold
-// reaches, a *PrecisionError).
+// reaches).
 type Scored struct {
 	Mechanism provenance.MechanismName
 	Equal
@@ -98,7 +98,7 @@ func Compare(ctx context.Context, base Request, queries int, proxy Proxy, opts C
 		s := Scored{Mechanism: p.name}
 		var pe *accountant.ParamError
 		switch {
-		case errors.As(err, &pe) && pe.Name == "budget-eps", errors.As(err, new(*PrecisionError)):
+		case errors.As(err, &pe) && pe.Name == "budget-eps", errors.As(err, new(*precisionError)):
 			s.NoFit = err
 		case err != nil:
 			return Comparison{}, fmt.Errorf("%s for %d queries of %v: %w", p.name, queries, base.Budget.Guarantee, err)

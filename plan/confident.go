@@ -192,7 +192,7 @@ var defaultRatios = []float64{1, 1.5, 2, 3, 4, 6, 10}
 // as the threshold rises: without MinPrecision the plan's threshold is 0,
 // the lowest the mechanism takes, and Utility.Thresholds shows what
 // higher ones cost and buy. A MinPrecision no threshold reaches is a
-// *PrecisionError that says the best precision reachable and the largest
+// *precisionError that says the best precision reachable and the largest
 // number of queries that reaches MinPrecision.
 func ConfidentGNMax(ctx context.Context, r Request, queries int, proxy Proxy, opts ConfidentOptions) (Plan, error) {
 	if r.Mechanism.Name != provenance.ConfidentGNMax {

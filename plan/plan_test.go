@@ -322,7 +322,7 @@ func TestConfidentGNMaxThresholds(t *testing.T) {
 }
 
 // TestConfidentGNMaxUnreachable: a least precision no plan of the queries
-// reaches is a *PrecisionError naming min-precision, with the best
+// reaches is a *precisionError naming min-precision, with the best
 // precision reachable (below the one asked) and the plan of the largest
 // number of queries that reaches it: that plan fits its queries and
 // reaches the precision, and 1% more queries (and one) do not.
@@ -332,9 +332,9 @@ func TestConfidentGNMaxUnreachable(t *testing.T) {
 	proxy := pateVotes(150, 250, 10, 0.05, 3)
 	opts := ConfidentOptions{Ratios: []float64{1.5, 4}, MinPrecision: 0.97}
 	_, err := ConfidentGNMax(ctx, r, 300, proxy, opts)
-	var pe *PrecisionError
+	var pe *precisionError
 	if !errors.As(err, &pe) {
-		t.Fatalf("err %v, want a *PrecisionError", err)
+		t.Fatalf("err %v, want a *precisionError", err)
 	}
 	if name, v, _ := pe.Param(); name != "min-precision" || v != 0.97 {
 		t.Errorf("names %s = %v, want min-precision = 0.97", name, v)
@@ -350,8 +350,8 @@ func TestConfidentGNMaxUnreachable(t *testing.T) {
 		t.Errorf("reach: %d queries, run %d, %v correct of %v: want fewer than 300, that fit, precision >= 0.97", q, pe.Reach.Count.Run, u.Correct, u.Answered)
 	}
 	more := q + q/100 + 1
-	if _, err := ConfidentGNMax(ctx, r, more, proxy, opts); !errors.As(err, new(*PrecisionError)) {
-		t.Errorf("%d queries (1%% more than %d): err %v, want a *PrecisionError", more, q, err)
+	if _, err := ConfidentGNMax(ctx, r, more, proxy, opts); !errors.As(err, new(*precisionError)) {
+		t.Errorf("%d queries (1%% more than %d): err %v, want a *precisionError", more, q, err)
 	}
 }
 

@@ -163,7 +163,7 @@ func TestAggregateSeededAndFormats(t *testing.T) {
 		t.Errorf("a seeded run must say NOT FOR RELEASE once, with its seed, in the summary:\n%s", err1)
 	}
 	out, errOut, code := darrm(t, votes, append(args, "--format", "json", "--out-format", "csv")...)
-	if code != 0 || !strings.HasPrefix(out, ensemble.NotForRelease+"\n# {") || !strings.Contains(out, "}\nid,label\na,") {
+	if code != 0 || !strings.HasPrefix(out, "# NOT FOR RELEASE: drawn from a seeded generator; anyone who knows the seed can remove the noise\n# {") || !strings.Contains(out, "}\nid,label\na,") {
 		t.Fatalf("exit %d, labels %q: %s", code, out, errOut)
 	}
 	var doc struct {
@@ -743,7 +743,7 @@ func exampleFlags(t *testing.T, m ensemble.MechanismInfo) []string {
 func TestSettingFlags(t *testing.T) {
 	fs := newAggregateCmd().Flags()
 	seen := map[string]ensemble.Setting{}
-	for _, m := range ensemble.Registry() {
+	for _, m := range ensemble.Registry(nil) {
 		for _, s := range append(slices.Clone(m.Needs), m.Takes...) {
 			name := s.Flag()
 			if o, ok := seen[name]; ok && o != s {

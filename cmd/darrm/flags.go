@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -93,7 +92,7 @@ func (c *compositionFlags) composition() accountant.Composition {
 // is of no two-class one, else the two-class one.
 func lookupMechanism(cmd *cobra.Command, name provenance.MechanismName) (ensemble.MechanismInfo, error) {
 	in := votefile.TwoClass
-	if cmd.Flags().Changed("classes") || !slices.Contains(ensemble.MechanismNames(func(info ensemble.MechanismInfo) bool { return info.Input == votefile.TwoClass }), name) {
+	if cmd.Flags().Changed("classes") || len(ensemble.Registry(func(info ensemble.MechanismInfo) bool { return info.Input == votefile.TwoClass && info.Name == name })) == 0 {
 		in = votefile.ManyClasses
 	}
 	info, err := ensemble.LookupMechanism(name, in)

@@ -85,7 +85,7 @@ func (f *Flags) Check(cmd *cobra.Command, infos []ensemble.MechanismInfo) (Check
 		if f.GammaFile == "" {
 			flag = "--no-solve"
 		}
-		return s, cli.Usagef("%s applies to the mechanisms that sample a gamma (%s), none of which is in use", flag, provenance.JoinMechanisms(ensemble.MechanismNames(func(info ensemble.MechanismInfo) bool { return info.Gamma }), ", "))
+		return s, cli.Usagef("%s applies to the mechanisms that sample a gamma (%s), none of which is in use", flag, join(func(info ensemble.MechanismInfo) bool { return info.Gamma }))
 	}
 	if f.GammaFile != "" {
 		if f.NoSolve {
@@ -126,8 +126,8 @@ func tableRelation(name string, rel accountant.Relation, infos []ensemble.Mechan
 		release = accountant.PrivateTeachers
 	}
 	var use provenance.MechanismName
-	if in := ensemble.MechanismNames(func(info ensemble.MechanismInfo) bool { return info.Gamma && info.Relation == rel }); len(in) > 0 {
-		use = in[len(in)-1]
+	if in := ensemble.Registry(func(info ensemble.MechanismInfo) bool { return info.Gamma && info.Relation == rel }); len(in) > 0 {
+		use = in[len(in)-1].Name
 	}
 	return cli.Usagef("--gamma %s is a gamma for the %v relation (%s); %s releases in the %v relation: use --mechanism %s, or a gamma that darrm solve wrote for the %v relation",
 		name, rel, rel.Describe(), provenance.JoinMechanisms(names, " and "), release, use, release)
@@ -242,5 +242,15 @@ func (s Checked) PlanSource(cmd *cobra.Command, lines *cliout.Stages) (optimal.S
 // Names lists the registered mechanisms for votes of kind in, as flags'
 // help and errors name them: separated by commas.
 func Names(in votefile.Input) string {
-	return provenance.JoinMechanisms(ensemble.MechanismNames(func(info ensemble.MechanismInfo) bool { return info.Input == in }), ", ")
+	return join(func(info ensemble.MechanismInfo) bool { return info.Input == in })
+}
+
+// join lists the registered mechanisms that keep keeps, separated by
+// commas.
+func join(keep func(ensemble.MechanismInfo) bool) string {
+	var names []provenance.MechanismName
+	for _, info := range ensemble.Registry(keep) {
+		names = append(names, info.Name)
+	}
+	return provenance.JoinMechanisms(names, ", ")
 }
