@@ -44,7 +44,7 @@ type Scored struct {
 // Compare plans every mechanism that fits the proxy votes for queries
 // queries of base.Budget in base.For's target, scores each on the votes,
 // and names the one with the most expected correct labels: GNMax,
-// Confident-GNMax (ConfidentGNMax, with opts) and LNMax on class counts,
+// Confident-GNMax (OnProxy, with opts) and LNMax on class counts,
 // and, for two classes of K odd teachers who all vote, darrm-one-vote
 // (its gamma from base.Gamma, pure per query). Every plan has the same
 // total budget and target, so their utilities compare at equal totals.
@@ -77,9 +77,9 @@ func Compare(ctx context.Context, base Request, queries int, proxy Proxy, opts C
 		plan func() (Plan, error)
 	}
 	ps := []planner{
-		{provenance.GNMax, func() (Plan, error) { return GNMax(ctx, many(provenance.GNMax), queries, proxy) }},
+		{provenance.GNMax, func() (Plan, error) { return gnmaxOnProxy(ctx, many(provenance.GNMax), queries, proxy) }},
 		{provenance.ConfidentGNMax, func() (Plan, error) {
-			return ConfidentGNMax(ctx, many(provenance.ConfidentGNMax), queries, proxy, opts)
+			return confidentGNMax(ctx, many(provenance.ConfidentGNMax), queries, proxy, opts)
 		}},
 		{provenance.LNMax, func() (Plan, error) { return scoreLNMax(ctx, many(provenance.LNMax), queries, proxy) }},
 	}

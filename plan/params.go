@@ -126,7 +126,7 @@ func knobOf(r Request, queries int, ratio float64) (knob, error) {
 }
 
 // Chosen returns the settings that a plan of r's mechanism chooses
-// (Parameters, ConfidentGNMax), which a request to plan must leave open:
+// (Parameters, OnProxy), which a request to plan must leave open:
 // the target eps, m, sigma2 (Confident-GNMax: with sigma1 and the
 // threshold) or the Laplace scale; none for a mechanism not planned.
 func Chosen(r Request) []ensemble.Setting {
@@ -165,10 +165,10 @@ func zcdpBudget(b accountant.Guarantee) float64 {
 // release's own count (ensemble.NewAccounting), which must reach
 // queries, and against its neighbour generosity times more generous,
 // which must not. Confident-GNMax needs proxy
-// votes (ConfidentGNMax).
+// votes (OnProxy).
 func Parameters(ctx context.Context, r Request, queries int) (Plan, error) {
 	if r.Mechanism.Name == provenance.ConfidentGNMax {
-		return Plan{}, &accountant.SettingError{Name: "votes", Value: "none", Rule: "confident-gnmax is planned on proxy votes (ConfidentGNMax)"}
+		return Plan{}, &accountant.SettingError{Name: "votes", Value: "none", Rule: "confident-gnmax is planned on proxy votes (OnProxy)"}
 	}
 	pl, err := search(ctx, r, queries, 0)
 	if err != nil {

@@ -139,7 +139,7 @@ func TestQueries(t *testing.T) {
 func TestConfidentGNMax(t *testing.T) {
 	ctx := context.Background()
 	r := request(provenance.ConfidentGNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
-	pl, err := ConfidentGNMax(ctx, r, 300, synth(300, 250, 10, 2), ConfidentOptions{MinPrecision: 0.8})
+	pl, err := confidentGNMax(ctx, r, 300, synth(300, 250, 10, 2), ConfidentOptions{MinPrecision: 0.8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,11 +168,11 @@ func TestConfidentGNMax(t *testing.T) {
 	// expects at least as many correct labels when the truth is the
 	// plurality (a smaller σ2 only helps the plurality win).
 	gr := request(provenance.GNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
-	free, err := ConfidentGNMax(ctx, r, 300, synth(300, 250, 10, 2), ConfidentOptions{})
+	free, err := confidentGNMax(ctx, r, 300, synth(300, 250, 10, 2), ConfidentOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	gn, err := GNMax(ctx, gr, 300, synth(300, 250, 10, 2))
+	gn, err := gnmaxOnProxy(ctx, gr, 300, synth(300, 250, 10, 2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestConfidentGNMax(t *testing.T) {
 		t.Errorf("GNMax expects %v correct of %v answered, Confident-GNMax %v: want GNMax >= Confident-GNMax", gn.Utility.Correct, gn.Utility.Answered, free.Utility.Correct)
 	}
 	for _, bad := range []Proxy{synth(10, 200, 10, 3), synth(10, 250, 5, 3)} {
-		if _, err := ConfidentGNMax(ctx, r, 300, bad, ConfidentOptions{}); !asParam(err, new(interface {
+		if _, err := confidentGNMax(ctx, r, 300, bad, ConfidentOptions{}); !asParam(err, new(interface {
 			Param() (string, any, string)
 		})) {
 			t.Errorf("proxy K %d C %d: err %v, want a ParamError", bad.K, bad.Classes, err)
@@ -298,7 +298,7 @@ func TestConfidentGNMaxThresholds(t *testing.T) {
 		minPrecision float64
 		zero         bool
 	}{{0, true}, {0.95, false}} {
-		pl, err := ConfidentGNMax(ctx, r, 100, proxy, ConfidentOptions{Ratios: []float64{1.5, 4}, MinPrecision: tc.minPrecision})
+		pl, err := confidentGNMax(ctx, r, 100, proxy, ConfidentOptions{Ratios: []float64{1.5, 4}, MinPrecision: tc.minPrecision})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -331,7 +331,7 @@ func TestConfidentGNMaxUnreachable(t *testing.T) {
 	r := request(provenance.ConfidentGNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
 	proxy := pateVotes(150, 250, 10, 0.05, 3)
 	opts := ConfidentOptions{Ratios: []float64{1.5, 4}, MinPrecision: 0.97}
-	_, err := ConfidentGNMax(ctx, r, 300, proxy, opts)
+	_, err := confidentGNMax(ctx, r, 300, proxy, opts)
 	var pe *precisionError
 	if !errors.As(err, &pe) {
 		t.Fatalf("err %v, want a *precisionError", err)
@@ -350,7 +350,7 @@ func TestConfidentGNMaxUnreachable(t *testing.T) {
 		t.Errorf("reach: %d queries, run %d, %v correct of %v: want fewer than 300, that fit, precision >= 0.97", q, pe.Reach.Count.Run, u.Correct, u.Answered)
 	}
 	more := q + q/100 + 1
-	if _, err := ConfidentGNMax(ctx, r, more, proxy, opts); !errors.As(err, new(*precisionError)) {
+	if _, err := confidentGNMax(ctx, r, more, proxy, opts); !errors.As(err, new(*precisionError)) {
 		t.Errorf("%d queries (1%% more than %d): err %v, want a *precisionError", more, q, err)
 	}
 }

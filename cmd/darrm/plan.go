@@ -60,7 +60,7 @@ func newPlanCmd() *cobra.Command {
 
 // runPlan builds the plan's request from the flags and asks the library
 // for a count (plan.Queries) or for parameters (plan.Parameters,
-// plan.ConfidentGNMax).
+// plan.OnProxy).
 func runPlan(cmd *cobra.Command, f *planFlags) error {
 	fs := cmd.Flags()
 	compositionIgnored(cmd)
@@ -116,12 +116,7 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 			return err
 		}
 		doc.Tuning = tuning
-		if info.Name == provenance.ConfidentGNMax {
-			doc.Plan, err = plan.ConfidentGNMax(cmd.Context(), r, f.Queries, proxy, plan.ConfidentOptions{MinPrecision: f.MinPrecision})
-		} else {
-			doc.Plan, err = plan.GNMax(cmd.Context(), r, f.Queries, proxy)
-		}
-		if err != nil {
+		if doc.Plan, err = plan.OnProxy(cmd.Context(), r, f.Queries, proxy, plan.ConfidentOptions{MinPrecision: f.MinPrecision}); err != nil {
 			return f.planError(cmd, err)
 		}
 		lines.Done() // before the output: the solves of gamma_opt are over
