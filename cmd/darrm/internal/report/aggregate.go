@@ -219,15 +219,16 @@ type AllowedTotal struct {
 	Reference string  `json:"reference"`
 }
 
-// newBudget is the budget b of a release that left unanswered queries
-// unanswered.
-func newBudget(b *ensemble.Budget, unanswered int) *Budget {
+// newBudget is the budget of a release accounted by a that left
+// unanswered queries unanswered.
+func newBudget(a ensemble.Accounting, unanswered int) *Budget {
+	b := a.Budget
 	if b == nil {
 		return nil
 	}
-	out := &Budget{Eps: b.Eps, Delta: b.Delta, MaxQueries: b.MaxQueries, Unlimited: b.MaxQueries == accountant.Unlimited, Stopped: unanswered > 0}
-	if b.MaxQueries != 0 {
-		t := b.Allows
+	out := &Budget{Eps: b.Eps, Delta: b.Delta, MaxQueries: a.MaxQueries, Unlimited: a.MaxQueries == accountant.Unlimited, Stopped: unanswered > 0}
+	if a.MaxQueries != 0 {
+		t := a.Allows
 		out.AllowedBy = &AllowedTotal{Eps: t.Guarantee.Eps, Delta: t.Guarantee.Delta, Method: t.Name(), Reference: t.Reference()}
 	}
 	return out
@@ -304,7 +305,7 @@ func newReleased(r Release) (released, error) {
 		Output: r.Output, OutputFormat: r.Sink.Format.String(), Mechanism: r.Mechanism, VotesHeader: r.Votes.Meta(), VotesHeaderFile: r.HeaderFile,
 		PerQuery: PerQuery{Eps: priv.Eps, Delta: priv.Delta, Source: priv.Source, Relation: priv.Relation.String(), RelationText: priv.Relation.Describe()},
 		Queries:  res.Released + res.Unanswered, Released: res.Released, Answered: res.Released - res.Withheld, Withheld: res.Withheld, StoppedByBudget: res.Unanswered,
-		TotalsRole: analysisRole, Cap: a.Cap, CapNote: a.CapNote, Budget: newBudget(a.Budget, res.Unanswered),
+		TotalsRole: analysisRole, Cap: a.Cap, CapNote: a.CapNote, Budget: newBudget(a, res.Unanswered),
 		Randomness: Randomness{Source: "crypto/rand"}, ForRelease: r.Seed == nil, Seconds: r.Elapsed.Seconds(), Analysis: r.Analysis,
 	}
 	if r.Seed != nil {
