@@ -175,7 +175,7 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, i
 		}
 		fs := cmd.Flags()
 		if info.OwnTarget() {
-			rel.Teachers = provenance.TeacherGuarantee{Source: provenance.FromFlags}
+			rel.Teachers = provenance.TeacherGuarantee{FromFlags: true}
 		} else if rel.Teachers, err = ensemble.ReleaseTeachers(in.Meta(), cli.Given(fs, "eps", f.Eps), cli.Given(fs, "Delta", f.Delta)); err != nil {
 			return spec, mech, rel, fmt.Errorf("%s: %w (--eps, --Delta)", input, err)
 		}
@@ -216,7 +216,7 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo,
 		}
 	} else {
 		line.Eps, line.Delta = &t.Eps, &t.Delta
-		if t.Source == provenance.FromHeader {
+		if !t.FromFlags {
 			eps = "eps " + cliout.Float(t.Eps) + " of the metadata header of " + input
 		}
 	}

@@ -519,7 +519,7 @@ func TestAggregateTeachersFromHeader(t *testing.T) {
 		}
 		var d doc
 		decode(t, stdout, &d)
-		if d.Eps != tc.eps || d.Delta != tc.dlt || d.EpsSource.String() != tc.source || d.TeachersDiffer != tc.differ || d.PerQuery.Eps != tc.eps || (d.VotesHeader == nil) != (tc.source == "flags" && mech != "gnmax") {
+		if d.Eps != tc.eps || d.Delta != tc.dlt || d.EpsSource != tc.source || d.TeachersDiffer != tc.differ || d.PerQuery.Eps != tc.eps || (d.VotesHeader == nil) != (tc.source == "flags" && mech != "gnmax") {
 			t.Errorf("%s: eps %v, Delta %v from %v (differ %v), per query %v; want %v, %v from %s", tc.name, d.Eps, d.Delta, d.EpsSource, d.TeachersDiffer, d.PerQuery, tc.eps, tc.dlt, tc.source)
 		}
 		os.Remove(out)

@@ -74,12 +74,12 @@ type Aggregate struct {
 	// vote file's metadata header or the flags. TeachersDiffer says that
 	// the header gives the teachers different guarantees, of which eps
 	// and Delta are the common bound.
-	EpsSource        provenance.EpsSource `json:"eps_source"`
-	TeachersDiffer   bool                 `json:"teachers_differ"`
-	Gamma            []float64            `json:"gamma"`
-	Sigma            *float64             `json:"sigma,omitempty"`
-	QueriesPerSecond float64              `json:"queries_per_second"`
-	Certificate      *gamma.Certificate   `json:"certificate,omitempty"`
+	EpsSource        string             `json:"eps_source"`
+	TeachersDiffer   bool               `json:"teachers_differ"`
+	Gamma            []float64          `json:"gamma"`
+	Sigma            *float64           `json:"sigma,omitempty"`
+	QueriesPerSecond float64            `json:"queries_per_second"`
+	Certificate      *gamma.Certificate `json:"certificate,omitempty"`
 }
 
 // AggregateMulti is the summary darrm aggregate prints after a release of
@@ -325,7 +325,7 @@ func NewAggregate(r Release) (Aggregate, error) {
 	common, err := newReleased(r)
 	res := r.Result
 	out := Aggregate{released: common, Header: r.Votes.HasHeader(), Label: r.Label, Problem: NewProblem(r.Problem),
-		EpsSource: r.Teachers.Source, TeachersDiffer: r.Teachers.Heterogeneous,
+		EpsSource: epsSource(r.Teachers.FromFlags), TeachersDiffer: r.Teachers.Heterogeneous,
 		QueriesPerSecond: float64(res.Released+res.Unanswered) / r.Elapsed.Seconds()}
 	if agg, ok := r.Aggregator.(ensemble.Aggregator); ok {
 		out.Gamma, out.Certificate = agg.Gamma(), agg.Privacy().Certificate
@@ -624,7 +624,7 @@ func (out Aggregate) describeTeachers() string {
 		return "(eps, Delta) from --eps and --Delta (the vote file has no metadata header)"
 	}
 	what := fmt.Sprintf("ensemble %s (%v, %v relation, partition %v)", m.Ensemble, m.Kind, m.Relation, m.Partition)
-	if out.EpsSource == provenance.FromFlags {
+	if out.EpsSource == "flags" {
 		return fmt.Sprintf("%s, non-private (no guarantee in the header): the release is calibrated to (eps, Delta) from --eps and --Delta", what)
 	}
 	var groups []string
@@ -652,4 +652,13 @@ func (r Release) Stopped() string {
 		return fmt.Sprintf("answered %d of %s, %d left unanswered; %s holds the %d answered", res.Released, queries, res.Unanswered, r.Output, res.Released)
 	}
 	return ""
+}
+
+// epsSource names where the teachers' eps and Delta came from: "flags"
+// or "header".
+func epsSource(fromFlags bool) string {
+	if fromFlags {
+		return "flags"
+	}
+	return "header"
 }
