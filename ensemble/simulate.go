@@ -10,22 +10,6 @@ import (
 	"github.com/darrm/darrm/provenance"
 )
 
-// Teachers returns the probabilities p_i with which K synthetic teachers
-// vote 1, from spec in gamma.ParseActual's form: "U(a,b)" draws each p_i
-// once, i.i.d. uniform on [a, b], from src; a single probability gives
-// every teacher that value; K comma-separated probabilities give one each.
-func Teachers(spec string, k int, src *noise.Source) ([]float64, error) {
-	a, err := gamma.ParseActual(spec)
-	if err != nil {
-		return nil, fmt.Errorf("teachers: %w", err)
-	}
-	p, err := a.Sample(k, src.Float64)
-	if err != nil {
-		return nil, fmt.Errorf("teachers: %w", err)
-	}
-	return p, nil
-}
-
 // SimResult is the outcome of one aggregator in Simulate.
 type SimResult struct {
 	Name    provenance.MechanismName

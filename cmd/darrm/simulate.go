@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/provenance"
 )
@@ -72,7 +73,7 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	if !cmd.Flags().Changed("seed") {
 		f.Seed = noise.NewSource().Uint64()
 	}
-	teachers, err := ensemble.Teachers(f.Teachers, p.K, noise.NewSeededSource(f.Seed))
+	teachers, err := teachersOf(f.Teachers, p.K, noise.NewSeededSource(f.Seed))
 	if err != nil {
 		return cli.Usagef("--teachers: %v", err)
 	}
@@ -115,4 +116,20 @@ func defaultMechanisms(p constraints.Problem) []provenance.MechanismName {
 		names = append(names, provenance.GNMax, provenance.DaRRMOneVote)
 	}
 	return names
+}
+
+// teachersOf returns the probabilities p_i with which K synthetic teachers
+// vote 1, from spec in gamma.ParseActual's form: "U(a,b)" draws each p_i
+// once, i.i.d. uniform on [a, b], from src; a single probability gives
+// every teacher that value; K comma-separated probabilities give one each.
+func teachersOf(spec string, k int, src *noise.Source) ([]float64, error) {
+	a, err := gamma.ParseActual(spec)
+	if err != nil {
+		return nil, fmt.Errorf("teachers: %w", err)
+	}
+	p, err := a.Sample(k, src.Float64)
+	if err != nil {
+		return nil, fmt.Errorf("teachers: %w", err)
+	}
+	return p, nil
 }
