@@ -7,7 +7,7 @@ import (
 
 // Setting is a setting that a registered mechanism needs or takes
 // (MechanismInfo.Needs and Takes), known by its flag (Flag: the name
-// darrm aggregate's flag gives it, ParseSetting). The problem's: m, the
+// darrm aggregate's flag gives it, from which UnmarshalText reads it). The problem's: m, the
 // allowance; eps and Delta, the teachers' (ε, Δ); delta, the per-query δ;
 // target-eps, the per-query ε of a one-vote release (Problem.Eps at
 // m = 1). The gamma's source: prior, the prior of gamma_opt
@@ -59,9 +59,9 @@ func (s Setting) String() string { return settingNames.String(s) }
 // "sigma2" or "rr-delta-prime".
 func (s Setting) Flag() string { return settingFlags.String(s) }
 
-// ParseSetting returns the setting whose flag is name (Setting.Flag), or
-// an error naming every flag.
-func ParseSetting(name string) (Setting, error) { return settingFlags.Parse(name) }
+// UnmarshalText sets s to the setting whose flag is b (Flag), or returns
+// an error naming every flag; s is unchanged on error.
+func (s *Setting) UnmarshalText(b []byte) error { return settingFlags.Unmarshal(s, b) }
 
 // statedIn reports whether a label file's header states s (its
 // mechanism's settings).

@@ -79,8 +79,8 @@ var (
 // mustSetting returns the setting whose flag is name; a name ensemble
 // does not know is an error of this package, found as it loads.
 func mustSetting(name string) ensemble.Setting {
-	s, err := ensemble.ParseSetting(name)
-	if err != nil {
+	var s ensemble.Setting
+	if err := s.UnmarshalText([]byte(name)); err != nil {
 		panic(err)
 	}
 	return s

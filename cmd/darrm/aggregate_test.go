@@ -738,7 +738,7 @@ func exampleFlags(t *testing.T, m ensemble.MechanismInfo) []string {
 }
 
 // TestSettingFlags: every setting of every registered mechanism is given
-// by a flag of darrm aggregate (ensemble.Setting.Flag), which parses back
+// by a flag of darrm aggregate (ensemble.Setting.Flag), which reads back
 // to it, and no two by one.
 func TestSettingFlags(t *testing.T) {
 	fs := newAggregateCmd().Flags()
@@ -750,8 +750,9 @@ func TestSettingFlags(t *testing.T) {
 				t.Errorf("--%s gives both %v and %v", name, o, s)
 			}
 			seen[name] = s
-			if back, err := ensemble.ParseSetting(name); err != nil || back != s {
-				t.Errorf("%s on %v: the setting %v's flag %q parses to %v, %v", m.Name, m.Input, s, name, back, err)
+			var back ensemble.Setting
+			if err := back.UnmarshalText([]byte(name)); err != nil || back != s {
+				t.Errorf("%s on %v: the setting %v's flag %q reads back as %v, %v", m.Name, m.Input, s, name, back, err)
 			}
 			if fs.Lookup(name) == nil {
 				t.Errorf("%s on %v: the setting %v has no flag of aggregate (%q)", m.Name, m.Input, s, name)

@@ -71,8 +71,8 @@ func TestPlanKeys(t *testing.T) {
 // setting returns the setting whose flag is name.
 func setting(t *testing.T, name string) ensemble.Setting {
 	t.Helper()
-	s, err := ensemble.ParseSetting(name)
-	if err != nil {
+	var s ensemble.Setting
+	if err := s.UnmarshalText([]byte(name)); err != nil {
 		t.Fatal(err)
 	}
 	return s
