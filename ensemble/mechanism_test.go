@@ -10,7 +10,6 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
-	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
@@ -267,35 +266,8 @@ func TestTotalsAtExtremes(t *testing.T) {
 	}
 }
 
-// TestOneVoteTarget: a release whose target is its own states the
-// one-vote relation, its one eps and its delta where given, and refuses
-// more than one eps; darrm-one-vote alone has such a target.
-func TestOneVoteTarget(t *testing.T) {
-	delta := 1e-5
-	for _, tc := range []struct {
-		eps   []float64
-		delta *float64
-		want  gamma.Stated
-		err   string
-	}{
-		{nil, nil, gamma.Stated{}, ""},
-		{[]float64{0.3}, &delta, gamma.Stated{Eps: &[]float64{0.3}[0], TargetDelta: &delta}, ""},
-		{[]float64{0.3, 0.4}, nil, gamma.Stated{}, "target-eps 2 values"},
-	} {
-		s, err := OneVoteTarget(tc.eps, tc.delta)
-		if tc.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("%v: %v, want %q", tc.eps, err, tc.err)
-			}
-			continue
-		}
-		if err != nil || s.Relation == nil || *s.Relation != accountant.OneVote || (s.Eps == nil) != (tc.want.Eps == nil) || s.Eps != nil && *s.Eps != *tc.want.Eps || s.TargetDelta != tc.delta || s.M != nil || s.Delta != nil {
-			t.Errorf("%v, %v: %+v, %v", tc.eps, tc.delta, s, err)
-		}
-		if p := gamma.ResolveProblem(11, constraints.Problem{}, s); p.M != 1 || p.Delta != 0 || p.TargetDelta != 0 && tc.delta == nil {
-			t.Errorf("%v: resolved %+v: want m = 1, Delta = 0, delta 0 unless given", tc.eps, p.Problem)
-		}
-	}
+// TestOwnTarget: darrm-one-vote alone has a per-query target of its own.
+func TestOwnTarget(t *testing.T) {
 	for _, info := range Registry(nil) {
 		if info.OwnTarget() != (info.Name == provenance.DaRRMOneVote) {
 			t.Errorf("%s on %v: OwnTarget %v", info.Name, info.Input, info.OwnTarget())
