@@ -92,7 +92,7 @@ func oneVoteProblem(p constraints.Problem) constraints.Problem {
 
 // OwnTarget reports whether info's per-query target is the release's own
 // (eps, delta) in the one-vote relation, which it takes as
-// settingTargetEps (darrm-one-vote), rather than m·eps of its teachers'
+// its setting target-eps (darrm-one-vote), rather than m·eps of its teachers'
 // guarantee (eps, Delta).
 func (info MechanismInfo) OwnTarget() bool { return slices.Contains(info.Takes, settingTargetEps) }
 

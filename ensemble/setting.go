@@ -6,9 +6,10 @@ import (
 )
 
 // Setting is a setting that a registered mechanism needs or takes
-// (MechanismInfo.Needs and Takes), known by its flag (Flag: the name
-// darrm aggregate's flag gives it, from which UnmarshalText reads it). The problem's: m, the
-// allowance; eps and Delta, the teachers' (ε, Δ); delta, the per-query δ;
+// (MechanismInfo.Needs and Takes), known by its flag (Flag: the name of
+// darrm aggregate's flag that gives it, from which UnmarshalText reads
+// it). The problem's: m, the allowance; eps and Delta, the teachers'
+// (ε, Δ); delta, the per-query δ;
 // target-eps, the per-query ε of a one-vote release (Problem.Eps at
 // m = 1). The gamma's source: prior, the prior of gamma_opt
 // (optimal.Source.Prior); gamma, a gamma given (Mechanism.Gamma);

@@ -40,7 +40,7 @@ type ReleaseSpec struct {
 	// takes it from Votes), Eps and Delta are the teachers' guarantee the
 	// release is calibrated to (both 0: the votes' metadata header's,
 	// ReleaseTeachers; the release's eps for a mechanism whose target is
-	// its own, settingTargetEps, which has no default), M and TargetDelta
+	// its own, the setting target-eps, which has no default), M and TargetDelta
 	// give its per-query target (m·eps, delta): M has no default, and
 	// TargetDelta 0 is pure DP (constraints.New gives the thesis'
 	// default). A multi-class mechanism takes only TargetDelta, which the
