@@ -9,19 +9,6 @@ import (
 	"github.com/darrm/darrm/provenance"
 )
 
-// Budget is a total privacy budget that limits one release, with the
-// number of queries it allows.
-type Budget struct {
-	accountant.Budget
-	// MaxQueries is the number of queries the budget allows:
-	// accountant.Unlimited when the teachers' cap is within it,
-	// accountant.CountLimit when more than that fit. Allows is the total
-	// to publish of that many, which says by which result they fit (the
-	// cap, when MaxQueries is Unlimited); zero when none fits.
-	MaxQueries int
-	Allows     accountant.Total
-}
-
 // Accounting is the privacy of a release, computed for every mechanism
 // alike: the per-query guarantee, the teacher-level cap on every total
 // (or why there is none), the slack of the totals, the budget, if any,
@@ -32,8 +19,16 @@ type Accounting struct {
 	Cap         *accountant.Cap
 	CapNote     string
 	Composition accountant.Composition
-	Budget      *Budget
-	TotalDelta  *float64
+	// Budget is the total budget that limits the release (nil: none).
+	// MaxQueries is the number of queries it allows:
+	// accountant.Unlimited when the teachers' cap is within it,
+	// accountant.CountLimit when more than that fit. Allows is the total
+	// to publish of that many, which says by which result they fit (the
+	// cap, when MaxQueries is Unlimited); zero when none fits.
+	Budget     *accountant.Budget
+	MaxQueries int
+	Allows     accountant.Total
+	TotalDelta *float64
 }
 
 // NewAccounting returns the accounting of a release of per-query
@@ -54,13 +49,13 @@ func NewAccounting(ctx context.Context, priv Privacy, b provenance.Binding, c ac
 		return a, fmt.Errorf("teachers' cap: %w", err)
 	}
 	if budget != nil {
-		a.Budget = &Budget{Budget: accountant.Budget{Guarantee: *budget, Composition: c}}
-		a.Budget.MaxQueries, a.Budget.Allows, err = a.Account(0).MaxSteps(ctx)
+		a.Budget = &accountant.Budget{Guarantee: *budget, Composition: c}
+		a.MaxQueries, a.Allows, err = a.Account(0).MaxSteps(ctx)
 		if errors.As(err, new(*accountant.BeyondCountError)) {
 			// No run reaches the count: the release is held to it all the
 			// same, a limit it never meets.
-			a.Budget.MaxQueries = accountant.CountLimit
-			a.Budget.Allows, err = a.Publish(accountant.CountLimit)
+			a.MaxQueries = accountant.CountLimit
+			a.Allows, err = a.Publish(accountant.CountLimit)
 		}
 		if err != nil {
 			return a, fmt.Errorf("budget: %w", err)
@@ -88,10 +83,10 @@ func (a Accounting) Publish(labels int) (accountant.Total, error) { return a.Acc
 // Limit returns the number of queries to answer: the budget's, or -1 for
 // all of them.
 func (a Accounting) Limit() int {
-	if a.Budget == nil || a.Budget.MaxQueries == accountant.Unlimited {
+	if a.Budget == nil || a.MaxQueries == accountant.Unlimited {
 		return -1
 	}
-	return a.Budget.MaxQueries
+	return a.MaxQueries
 }
 
 // Totals returns, as analysis, the totals of labels labels that hold at

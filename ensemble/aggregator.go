@@ -20,7 +20,7 @@ import (
 // ReleaseTo takes either.
 type Labeler interface {
 	// Name is the mechanism's short name, as the registry knows it
-	// (Mechanisms, LookupMechanism).
+	// (Registry, LookupMechanism).
 	Name() provenance.MechanismName
 	// K is the number of teachers, Classes the number of classes.
 	K() int
@@ -192,10 +192,10 @@ func probOne(g gamma.Gamma, l int) float64 {
 	return (1 - g[l]) / 2
 }
 
-// Agreement returns the exact probability that DaRRM_g releases the
+// agreement returns the exact probability that DaRRM_g releases the
 // majority of the votes when teacher i votes 1 with probability p[i]:
 // sum_l alpha_l·(1 + g(l))/2 with alpha = PoissonBinomial(p).
-func Agreement(g gamma.Gamma, p []float64) (float64, error) {
+func agreement(g gamma.Gamma, p []float64) (float64, error) {
 	if len(p) != g.K() {
 		return 0, fmt.Errorf("agreement of gamma for K = %d teachers: got %d probabilities", g.K(), len(p))
 	}

@@ -23,7 +23,7 @@ func Calibrated(meta *votefile.Meta) bool {
 		return false // provenance.Check refuses the header
 	}
 	for _, r := range registry {
-		if r.Input == meta.Input() && r.Relation == rel && r.takes(SettingEps) {
+		if r.Input == meta.Input() && r.Relation == rel && r.takes(settingEps) {
 			return true
 		}
 	}
@@ -60,7 +60,7 @@ func ReleaseTeachers(meta *votefile.Meta, eps, delta *float64) (provenance.Teach
 	case delta == nil:
 		return provenance.TeacherGuarantee{}, &provenance.TeachersError{Field: "Delta", Rule: why}
 	}
-	return provenance.TeacherGuarantee{Guarantee: b.Teachers, Source: provenance.FromFlags}, nil
+	return provenance.TeacherGuarantee{Guarantee: b.Teachers, FromFlags: true}, nil
 }
 
 // ReleaseBinding checks agg against the votes of in as ReleaseTo does,

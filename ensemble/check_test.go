@@ -28,17 +28,17 @@ func TestReleaseTeachers(t *testing.T) {
 		want       provenance.TeacherGuarantee
 		field      string // of the *TeachersError, "" for none
 	}{
-		{"header", statedMeta(3, 1, 1e-4), nil, nil, provenance.TeacherGuarantee{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-4}, Source: provenance.FromHeader}, ""},
-		{"header, repeated", statedMeta(3, 1, 1e-4), f(1), f(1e-4), provenance.TeacherGuarantee{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-4}, Source: provenance.FromHeader}, ""},
+		{"header", statedMeta(3, 1, 1e-4), nil, nil, provenance.TeacherGuarantee{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-4}}, ""},
+		{"header, repeated", statedMeta(3, 1, 1e-4), f(1), f(1e-4), provenance.TeacherGuarantee{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-4}}, ""},
 		{"header, eps contradicted", statedMeta(3, 1, 1e-4), f(0.1), nil, provenance.TeacherGuarantee{}, "eps"},
 		{"header, Delta contradicted", statedMeta(3, 1, 1e-4), nil, f(0), provenance.TeacherGuarantee{}, "Delta"},
-		{"different teachers", hetero, nil, nil, provenance.TeacherGuarantee{Guarantee: accountant.Guarantee{Eps: 0.2, Delta: 1e-5}, Source: provenance.FromHeader, Heterogeneous: true}, ""},
+		{"different teachers", hetero, nil, nil, provenance.TeacherGuarantee{Guarantee: accountant.Guarantee{Eps: 0.2, Delta: 1e-5}, Heterogeneous: true}, ""},
 		{"different teachers, one of them given", hetero, f(0.1), nil, provenance.TeacherGuarantee{}, "eps"},
-		{"no header", nil, f(0.5), f(0), provenance.TeacherGuarantee{Guarantee: accountant.Guarantee{Eps: 0.5}, Source: provenance.FromFlags}, ""},
+		{"no header", nil, f(0.5), f(0), provenance.TeacherGuarantee{Guarantee: accountant.Guarantee{Eps: 0.5}, FromFlags: true}, ""},
 		{"no header, nothing given", nil, nil, nil, provenance.TeacherGuarantee{}, "eps and Delta"},
 		{"no header, no Delta", nil, f(0.5), nil, provenance.TeacherGuarantee{}, "Delta"},
 		{"no header, no eps", nil, nil, f(0), provenance.TeacherGuarantee{}, "eps"},
-		{"non-private", sgd, f(0.5), f(1e-5), provenance.TeacherGuarantee{Guarantee: accountant.Guarantee{Eps: 0.5, Delta: 1e-5}, Source: provenance.FromFlags}, ""},
+		{"non-private", sgd, f(0.5), f(1e-5), provenance.TeacherGuarantee{Guarantee: accountant.Guarantee{Eps: 0.5, Delta: 1e-5}, FromFlags: true}, ""},
 		{"non-private, nothing given", sgd, nil, nil, provenance.TeacherGuarantee{}, "eps and Delta"},
 	} {
 		got, err := ReleaseTeachers(tc.meta, tc.eps, tc.delta)

@@ -14,7 +14,7 @@
 //
 // Each one is DaRRM with some gamma (Lemmas 3.4.1 and 3.4.3), which Gamma
 // returns: Pr[label = majority | L] = (1 + gamma(L))/2 for the vote count L.
-// That form gives the exact output distribution (Agreement), the
+// That form gives the exact output distribution and agreement with the majority, the
 // certificate of RR and Subsample, and the tests' reference.
 //
 // Randomness comes from a noise.Source: crypto/rand, read in blocks, for

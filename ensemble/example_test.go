@@ -125,10 +125,8 @@ func ExampleSimulate() {
 // same per-label guarantee, as darrm simulate does.
 func ExampleMechanism_Build() {
 	ctx := context.Background()
-	for _, name := range ensemble.DefaultMechanisms(params) {
-		if info, _ := ensemble.LookupMechanism(name, votefile.TwoClass); info.Gamma {
-			continue // darrm and darrm-one-vote need a gamma: see ExampleNewDaRRM
-		}
+	// darrm and darrm-one-vote need a gamma: see ExampleNewDaRRM.
+	for _, name := range []provenance.MechanismName{provenance.Subsample, provenance.RR, provenance.GNMax} {
 		m := ensemble.Mechanism{Name: name, RR: accountant.Composition{Method: accountant.RRComposition(params.Delta), DeltaPrime: accountant.DefaultDeltaPrime}}
 		agg, label, _, err := m.Build(ctx, optimal.Source{}, params, 2, ensemble.Options{})
 		if err != nil {
@@ -232,7 +230,7 @@ func ExampleRelease() {
 	fmt.Println("stopped by the budget:", errors.Is(err, ensemble.ErrBudget))
 	fmt.Println(out.Label)
 	fmt.Printf("%d released, %d unanswered, at (%.2g, %.2g)-DP each\n", out.Result.Released, out.Result.Unanswered, out.Accounting.PerQuery.Eps, out.Accounting.PerQuery.Delta)
-	fmt.Printf("the run's budget allows them by %s\n", out.Accounting.Budget.Allows.Name())
+	fmt.Printf("the run's budget allows them by %s\n", out.Accounting.Allows.Name())
 	fmt.Printf("ledger: (%.2g, %.2g) of its (10, 0.01) spent\n", out.LedgerStatus.Total.Eps, out.LedgerStatus.Total.Delta)
 	fmt.Printf("to publish: %v by %s\n", out.Publish.Guarantee, out.Publish.Name())
 	// Output:

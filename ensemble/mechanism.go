@@ -33,7 +33,7 @@ type MechanismInfo struct {
 	Needs, Takes []Setting
 	// Example is the settings of an example release (the rest comes from
 	// the votes and their header).
-	Example []SettingValue
+	Example map[Setting]string
 	// construct calls the mechanism's constructor.
 	construct func(ctx context.Context, m Mechanism, g sampledGamma, p constraints.Problem, classes int, opts Options) (Labeler, string, error)
 }
@@ -41,35 +41,35 @@ type MechanismInfo struct {
 // twoClassSettings are the settings of every two-class mechanism, whose
 // per-query target is (m·eps, delta) for teachers (eps, Delta)-DP.
 func twoClassSettings(more ...Setting) []Setting {
-	return append([]Setting{SettingM, SettingEps, SettingDelta, SettingTargetDelta}, more...)
+	return append([]Setting{settingM, settingEps, settingDelta, settingTargetDelta}, more...)
 }
 
 // oneVoteSettings are the settings of a two-class mechanism in the
 // one-vote relation whose per-query target is the release's own
 // (target eps, delta): its teachers need no guarantee.
 func oneVoteSettings(more ...Setting) []Setting {
-	return append([]Setting{SettingTargetEps, SettingTargetDelta}, more...)
+	return append([]Setting{settingTargetEps, settingTargetDelta}, more...)
 }
 
 // exampleM is the example of a two-class mechanism in the
 // private-teachers relation: m = 3.
-var exampleM = []SettingValue{{SettingM, "3"}}
+var exampleM = map[Setting]string{settingM: "3"}
 
 // registry holds every mechanism a release can use: one entry each.
 var registry = []MechanismInfo{
-	{Name: provenance.DaRRM, Relation: accountant.PrivateTeachers, Gamma: true, Takes: twoClassSettings(SettingPrior, SettingGamma, SettingNoSolve), Example: exampleM, construct: buildDaRRM},
+	{Name: provenance.DaRRM, Relation: accountant.PrivateTeachers, Gamma: true, Takes: twoClassSettings(settingPrior, settingGamma, settingNoSolve), Example: exampleM, construct: buildDaRRM},
 	{Name: provenance.Subsample, Relation: accountant.PrivateTeachers, Takes: twoClassSettings(), Example: exampleM, construct: buildSubsample},
 	{Name: provenance.DSub, Relation: accountant.PrivateTeachers, PureTeachers: true, Takes: twoClassSettings(), Example: exampleM, construct: buildSubsample},
-	{Name: provenance.RR, Relation: accountant.PrivateTeachers, Takes: twoClassSettings(SettingRRComposition, SettingRRDeltaPrime), Example: exampleM, construct: buildRR},
-	{Name: provenance.GNMax, Relation: accountant.OneVote, Takes: twoClassSettings(SettingGNMaxSearch), Example: exampleM, construct: buildGNMax},
-	{Name: provenance.DaRRMOneVote, Relation: accountant.OneVote, Gamma: true, Takes: oneVoteSettings(SettingPrior, SettingGamma, SettingNoSolve),
-		Example: []SettingValue{{SettingTargetEps, "0.3"}, {SettingTargetDelta, "1e-5"}}, construct: buildOneVoteDaRRM},
-	{Name: provenance.GNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []Setting{SettingSigma2, SettingTargetDelta},
-		Example: []SettingValue{{SettingSigma2, "40"}, {SettingTargetDelta, "1e-5"}}, construct: buildClassGNMax},
-	{Name: provenance.ConfidentGNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []Setting{SettingThreshold, SettingSigma1, SettingSigma2, SettingTargetDelta},
-		Example: []SettingValue{{SettingThreshold, "200"}, {SettingSigma1, "150"}, {SettingSigma2, "40"}, {SettingTargetDelta, "1e-5"}}, construct: buildClassGNMax},
-	{Name: provenance.LNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []Setting{SettingLaplaceScale},
-		Example: []SettingValue{{SettingLaplaceScale, "20"}}, construct: buildLNMax},
+	{Name: provenance.RR, Relation: accountant.PrivateTeachers, Takes: twoClassSettings(settingRRComposition, settingRRDeltaPrime), Example: exampleM, construct: buildRR},
+	{Name: provenance.GNMax, Relation: accountant.OneVote, Takes: twoClassSettings(settingGNMaxSearch), Example: exampleM, construct: buildGNMax},
+	{Name: provenance.DaRRMOneVote, Relation: accountant.OneVote, Gamma: true, Takes: oneVoteSettings(settingPrior, settingGamma, settingNoSolve),
+		Example: map[Setting]string{settingTargetEps: "0.3", settingTargetDelta: "1e-5"}, construct: buildOneVoteDaRRM},
+	{Name: provenance.GNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []Setting{settingSigma2, settingTargetDelta},
+		Example: map[Setting]string{settingSigma2: "40", settingTargetDelta: "1e-5"}, construct: buildClassGNMax},
+	{Name: provenance.ConfidentGNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []Setting{settingThreshold, settingSigma1, settingSigma2, settingTargetDelta},
+		Example: map[Setting]string{settingThreshold: "200", settingSigma1: "150", settingSigma2: "40", settingTargetDelta: "1e-5"}, construct: buildClassGNMax},
+	{Name: provenance.LNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []Setting{settingLaplaceScale},
+		Example: map[Setting]string{settingLaplaceScale: "20"}, construct: buildLNMax},
 }
 
 // GammaProblem returns the problem whose noise function info samples when
@@ -92,53 +92,32 @@ func oneVoteProblem(p constraints.Problem) constraints.Problem {
 
 // OwnTarget reports whether info's per-query target is the release's own
 // (eps, delta) in the one-vote relation, which it takes as
-// SettingTargetEps (darrm-one-vote), rather than m·eps of its teachers'
+// its setting target-eps (darrm-one-vote), rather than m·eps of its teachers'
 // guarantee (eps, Delta).
-func (info MechanismInfo) OwnTarget() bool { return slices.Contains(info.Takes, SettingTargetEps) }
+func (info MechanismInfo) OwnTarget() bool { return slices.Contains(info.Takes, settingTargetEps) }
 
-// OneVoteTarget states the problem of a release whose per-query target
-// is its own (eps, delta) in the one-vote relation (MechanismInfo.OwnTarget,
-// or darrm solve --relation one-vote): the relation, the release's eps,
-// the one value of eps if any is given, and delta if given. Resolved as
-// a one-vote problem (constraints.NewOneVote), the teachers' m and Delta are 1 and 0, which
-// the relation does not use, and a delta not given is 0: pure. More than
-// one eps is a *accountant.SettingError naming target-eps: a release has
-// one.
-func OneVoteTarget(eps []float64, delta *float64) (gamma.Stated, error) {
-	rel := accountant.OneVote
-	s := gamma.Stated{Relation: &rel, TargetDelta: delta}
-	switch len(eps) {
-	case 0:
-	case 1:
-		s.Eps = &eps[0]
-	default:
-		return s, &accountant.SettingError{Name: "target-eps", Value: fmt.Sprintf("%d values", len(eps)), Rule: "give the one eps of each release"}
+// Registry returns the registered mechanisms that keep keeps, every one
+// for a nil keep, in the registry's order: the two-class ones first.
+// Filters name e.g. those of the votes of one kind, or those that sample
+// a noise function (MechanismInfo.Gamma).
+func Registry(keep func(MechanismInfo) bool) []MechanismInfo {
+	var infos []MechanismInfo
+	for _, r := range registry {
+		if keep == nil || keep(r) {
+			infos = append(infos, r)
+		}
 	}
-	return s, nil
+	return infos
 }
 
-// Registry returns every registered mechanism, the two-class ones first.
-func Registry() []MechanismInfo { return slices.Clone(registry) }
-
-// mechanismNames returns the names of the mechanisms that keep.
-func mechanismNames(keep func(MechanismInfo) bool) []provenance.MechanismName {
+// namesFor returns the names of the mechanisms for votes of kind in.
+func namesFor(in votefile.Input) []provenance.MechanismName {
 	var names []provenance.MechanismName
-	for _, r := range registry {
-		if keep(r) {
-			names = append(names, r.Name)
-		}
+	for _, r := range Registry(func(r MechanismInfo) bool { return r.Input == in }) {
+		names = append(names, r.Name)
 	}
 	return names
 }
-
-// Mechanisms are the names of the mechanisms for two-class (0/1) votes,
-// ManyClassMechanisms those for multi-class votes, GammaMechanisms those
-// that sample a noise function gamma (MechanismInfo.Gamma).
-var (
-	Mechanisms          = mechanismNames(func(r MechanismInfo) bool { return r.Input == votefile.TwoClass })
-	ManyClassMechanisms = mechanismNames(func(r MechanismInfo) bool { return r.Input == votefile.ManyClasses })
-	GammaMechanisms     = mechanismNames(func(r MechanismInfo) bool { return r.Gamma })
-)
 
 // LookupMechanism returns the mechanism name for votes of kind in. A name
 // that the registry knows only for the other kind of votes is refused
@@ -154,10 +133,10 @@ func LookupMechanism(name provenance.MechanismName, in votefile.Input) (Mechanis
 		}
 	}
 	if len(other) > 0 {
-		return MechanismInfo{}, fmt.Errorf("mechanism %s labels %v, not %v: for these votes use one of %s", name, other[0], in, provenance.JoinMechanisms(mechanismNames(func(r MechanismInfo) bool { return r.Input == in }), ", "))
+		return MechanismInfo{}, fmt.Errorf("mechanism %s labels %v, not %v: for these votes use one of %s", name, other[0], in, provenance.JoinMechanisms(namesFor(in), ", "))
 	}
 	return MechanismInfo{}, fmt.Errorf("mechanism %q: must be one of %s (two-class votes) or %s (multi-class votes)", name,
-		provenance.JoinMechanisms(Mechanisms, ", "), provenance.JoinMechanisms(ManyClassMechanisms, ", "))
+		provenance.JoinMechanisms(namesFor(votefile.TwoClass), ", "), provenance.JoinMechanisms(namesFor(votefile.ManyClasses), ", "))
 }
 
 // SettingUse is a setting that the caller gave a mechanism that does not
@@ -253,11 +232,11 @@ type sampledGamma struct {
 // multi-class one takes its settings from m and delta from
 // p.TargetDelta. A delta above accountant.MaxDelta, under which a label
 // says nothing, is refused for every mechanism. An error is a
-// *ReleaseError at StepGamma or StepBuild.
+// *ReleaseError at step "gamma" or "build".
 func (m Mechanism) Build(ctx context.Context, src optimal.Source, p constraints.Problem, classes int, opts Options) (Labeler, string, optimal.Loaded, error) {
 	info, err := LookupMechanism(m.Name, m.Input)
 	if err != nil {
-		return nil, "", optimal.Loaded{}, &ReleaseError{Step: StepBuild, Err: err}
+		return nil, "", optimal.Loaded{}, &ReleaseError{Step: stepBuild, Err: err}
 	}
 	return info.build(ctx, m, src, p, classes, opts)
 }
@@ -281,13 +260,13 @@ func (info MechanismInfo) build(ctx context.Context, m Mechanism, src optimal.So
 			return cert, err
 		}
 		if l, err = src.Load(ctx, info.GammaProblem(p)); err != nil {
-			return nil, "", l, &ReleaseError{Step: StepGamma, Err: err}
+			return nil, "", l, &ReleaseError{Step: stepGamma, Err: err}
 		}
 		sg = sampledGamma{g: l.Gamma, words: gammaWords(src, l.Origin)}
 	}
 	agg, label, err := info.newLabeler(ctx, m, sg, p, classes, opts)
 	if err != nil {
-		return nil, "", l, &ReleaseError{Step: StepBuild, Err: err}
+		return nil, "", l, &ReleaseError{Step: stepBuild, Err: err}
 	}
 	return agg, label, l, nil
 }
@@ -384,38 +363,4 @@ func buildLNMax(_ context.Context, m Mechanism, _ sampledGamma, p constraints.Pr
 		return nil, "", err
 	}
 	return agg, fmt.Sprintf("LNMax: discrete Laplace noise of scale b = %g on the %d class counts", m.LNMax.Scale, classes), nil
-}
-
-// DefaultMechanisms are the mechanisms that apply to problem p, in the
-// order of Mechanisms: dsub only for Delta = 0 (Theorem 3.5.1), gnmax only
-// for delta > 0 (a Gaussian mechanism is not pure DP), and darrm-one-vote
-// beside it, at the same per-query target in the same relation.
-func DefaultMechanisms(p constraints.Problem) []provenance.MechanismName {
-	names := []provenance.MechanismName{provenance.DaRRM, provenance.Subsample}
-	if p.Delta == 0 {
-		names = append(names, provenance.DSub)
-	}
-	names = append(names, provenance.RR)
-	if p.TargetDelta > 0 {
-		names = append(names, provenance.GNMax, provenance.DaRRMOneVote)
-	}
-	return names
-}
-
-// Above returns the names of the results in the neighbouring relation of
-// the result named name whose 95% interval lies wholly below its interval
-// (none if no result has that name). A result of the other relation is
-// never ranked against it: the same (eps, delta) is another promise there.
-func Above(res []SimResult, name provenance.MechanismName) []provenance.MechanismName {
-	i := slices.IndexFunc(res, func(r SimResult) bool { return r.Name == name })
-	if i < 0 {
-		return nil
-	}
-	var below []provenance.MechanismName
-	for j, r := range res {
-		if j != i && r.Privacy.Relation == res[i].Privacy.Relation && res[i].Lo > r.Hi {
-			below = append(below, r.Name)
-		}
-	}
-	return below
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
-	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
@@ -56,46 +55,6 @@ func TestMechanismBuild(t *testing.T) {
 	}
 }
 
-func TestDefaultMechanisms(t *testing.T) {
-	for _, tc := range []struct {
-		delta, target float64
-		want          []provenance.MechanismName
-	}{
-		{1e-5, 3e-5, []provenance.MechanismName{"darrm", "subsample", "rr", "gnmax", "darrm-one-vote"}},
-		{0, 1e-6, []provenance.MechanismName{"darrm", "subsample", "dsub", "rr", "gnmax", "darrm-one-vote"}},
-		{0, 0, []provenance.MechanismName{"darrm", "subsample", "dsub", "rr"}},
-	} {
-		p := constraints.New(11, 3, 0.1, tc.delta)
-		p.TargetDelta = tc.target
-		if got := DefaultMechanisms(p); !slices.Equal(got, tc.want) {
-			t.Errorf("Delta %v delta %v: %v, want %v", tc.delta, tc.target, got, tc.want)
-		}
-	}
-}
-
-func TestAbove(t *testing.T) {
-	res := []SimResult{
-		{Name: "darrm", Lo: 0.8, Hi: 0.9},
-		{Name: "rr", Lo: 0.6, Hi: 0.7},
-		{Name: "subsample", Lo: 0.75, Hi: 0.85},
-		{Name: "gnmax", Lo: 0.5, Hi: 0.79},
-		// Below darrm, but in another relation: not ranked against it.
-		{Name: "darrm-one-vote", Privacy: Privacy{Relation: accountant.OneVote}, Lo: 0.7, Hi: 0.75},
-	}
-	if got := Above(res, "darrm"); !slices.Equal(got, []provenance.MechanismName{provenance.RR, provenance.GNMax}) {
-		t.Errorf("Above(darrm) = %v", got)
-	}
-	if got := Above(res, "darrm-one-vote"); got != nil {
-		t.Errorf("Above(darrm-one-vote), the only one of its relation: %v", got)
-	}
-	if got := Above(res, "rr"); got != nil {
-		t.Errorf("Above(rr) = %v", got)
-	}
-	if got := Above(res, "dsub"); got != nil {
-		t.Errorf("Above(dsub), not in the results: %v", got)
-	}
-}
-
 // TestRegistry: every registered mechanism builds from its settings
 // (Build), labels the votes of its kind with the relation it is
 // registered in, and is found by its name and input; a name known for
@@ -103,7 +62,7 @@ func TestAbove(t *testing.T) {
 func TestRegistry(t *testing.T) {
 	ctx := context.Background()
 	f := func(x float64) *float64 { return &x }
-	for _, info := range Registry() {
+	for _, info := range Registry(nil) {
 		m := Mechanism{Name: info.Name, Input: info.Input, RR: accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5},
 			GNMax: noisymax.ConfidentGNMax{Sigma2: 40, Noise: noisymax.DiscreteNoise}, LNMax: noisymax.LNMax{Scale: 20}}
 		p, classes := constraints.New(11, 3, 0.1, 1e-5), 3
@@ -139,7 +98,7 @@ func TestRegistry(t *testing.T) {
 	if _, err := LookupMechanism("lnmax", votefile.TwoClass); err == nil || !strings.Contains(err.Error(), "lnmax labels multi-class votes") {
 		t.Errorf("lnmax on two-class votes: %v", err)
 	}
-	if s := (provenance.Settings{Sigma2: f(1)}); !SettingSigma2.statedIn(s) || SettingSigma1.statedIn(s) || SettingTargetDelta.statedIn(s) {
+	if s := (provenance.Settings{Sigma2: f(1)}); !settingSigma2.statedIn(s) || settingSigma1.statedIn(s) || settingTargetDelta.statedIn(s) {
 		t.Error("Setting.statedIn")
 	}
 }
@@ -195,7 +154,7 @@ func TestAccounting(t *testing.T) {
 // in each relation).
 func TestMechanismLists(t *testing.T) {
 	var two, many, withGamma []provenance.MechanismName
-	for _, r := range Registry() {
+	for _, r := range Registry(nil) {
 		if r.Input == votefile.TwoClass {
 			two = append(two, r.Name)
 		} else {
@@ -208,13 +167,14 @@ func TestMechanismLists(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		got, want []provenance.MechanismName
-	}{{"Mechanisms", Mechanisms, two}, {"ManyClassMechanisms", ManyClassMechanisms, many}, {"GammaMechanisms", GammaMechanisms, withGamma}} {
+	}{{"two-class", namesFor(votefile.TwoClass), two}, {"many-class", namesFor(votefile.ManyClasses), many},
+		{"gamma", gammaNames(), withGamma}} {
 		if !slices.Equal(tc.got, tc.want) {
 			t.Errorf("%s = %v, want %v", tc.name, tc.got, tc.want)
 		}
 	}
-	if want := []provenance.MechanismName{provenance.DaRRM, provenance.DaRRMOneVote}; !slices.Equal(GammaMechanisms, want) {
-		t.Errorf("GammaMechanisms = %v, want %v", GammaMechanisms, want)
+	if got, want := gammaNames(), []provenance.MechanismName{provenance.DaRRM, provenance.DaRRMOneVote}; !slices.Equal(got, want) {
+		t.Errorf("the mechanisms that sample a gamma = %v, want %v", got, want)
 	}
 }
 
@@ -242,11 +202,11 @@ func TestCheckSettings(t *testing.T) {
 		stated provenance.Settings
 		want   *SettingUse
 	}{
-		{"all taken", rr, givenOf(SettingM, SettingRRComposition), provenance.Settings{}, nil},
-		{"another kind's", rr, givenOf(SettingSigma2), provenance.Settings{},
-			&SettingUse{Setting: SettingSigma2, Takes: rr.Takes, Input: votefile.ManyClasses, TakenBy: []provenance.MechanismName{provenance.GNMax, provenance.ConfidentGNMax}}},
-		{"needed", conf, givenOf(SettingSigma2, SettingSigma1), provenance.Settings{}, &SettingUse{Setting: SettingThreshold, Missing: true}},
-		{"needed, stated", conf, givenOf(SettingSigma1, SettingThreshold, SettingTargetDelta), provenance.Settings{Sigma2: &sigma}, nil},
+		{"all taken", rr, givenOf(settingM, settingRRComposition), provenance.Settings{}, nil},
+		{"another kind's", rr, givenOf(settingSigma2), provenance.Settings{},
+			&SettingUse{Setting: settingSigma2, Takes: rr.Takes, Input: votefile.ManyClasses, TakenBy: []provenance.MechanismName{provenance.GNMax, provenance.ConfidentGNMax}}},
+		{"needed", conf, givenOf(settingSigma2, settingSigma1), provenance.Settings{}, &SettingUse{Setting: settingThreshold, Missing: true}},
+		{"needed, stated", conf, givenOf(settingSigma1, settingThreshold, settingTargetDelta), provenance.Settings{Sigma2: &sigma}, nil},
 		{"needed, not the caller's", conf, func(Setting) (bool, bool) { return false, false }, provenance.Settings{}, nil},
 	} {
 		got := tc.info.CheckSettings(tc.given, tc.stated)
@@ -306,35 +266,20 @@ func TestTotalsAtExtremes(t *testing.T) {
 	}
 }
 
-// TestOneVoteTarget: a release whose target is its own states the
-// one-vote relation, its one eps and its delta where given, and refuses
-// more than one eps; darrm-one-vote alone has such a target.
-func TestOneVoteTarget(t *testing.T) {
-	delta := 1e-5
-	for _, tc := range []struct {
-		eps   []float64
-		delta *float64
-		want  gamma.Stated
-		err   string
-	}{
-		{nil, nil, gamma.Stated{}, ""},
-		{[]float64{0.3}, &delta, gamma.Stated{Eps: &[]float64{0.3}[0], TargetDelta: &delta}, ""},
-		{[]float64{0.3, 0.4}, nil, gamma.Stated{}, "target-eps 2 values"},
-	} {
-		s, err := OneVoteTarget(tc.eps, tc.delta)
-		if tc.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("%v: %v, want %q", tc.eps, err, tc.err)
-			}
-			continue
-		}
-		if err != nil || s.Relation == nil || *s.Relation != accountant.OneVote || (s.Eps == nil) != (tc.want.Eps == nil) || s.Eps != nil && *s.Eps != *tc.want.Eps || s.TargetDelta != tc.delta || s.M != nil || s.Delta != nil {
-			t.Errorf("%v, %v: %+v, %v", tc.eps, tc.delta, s, err)
-		}
-	}
-	for _, info := range Registry() {
+// TestOwnTarget: darrm-one-vote alone has a per-query target of its own.
+func TestOwnTarget(t *testing.T) {
+	for _, info := range Registry(nil) {
 		if info.OwnTarget() != (info.Name == provenance.DaRRMOneVote) {
 			t.Errorf("%s on %v: OwnTarget %v", info.Name, info.Input, info.OwnTarget())
 		}
 	}
+}
+
+// gammaNames returns the names of the mechanisms that sample a gamma.
+func gammaNames() []provenance.MechanismName {
+	var names []provenance.MechanismName
+	for _, r := range Registry(func(r MechanismInfo) bool { return r.Gamma }) {
+		names = append(names, r.Name)
+	}
+	return names
 }

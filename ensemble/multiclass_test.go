@@ -75,7 +75,7 @@ func TestReleaseMulti(t *testing.T) {
 		t.Fatal(err)
 	}
 	head := `# {"darrm-labels":1,"mechanism":"confident-gnmax","K":10,"classes":3,"relation":"one-vote","partition":"keyed-hash","threshold":8,"sigma1":0.6,"sigma2":0.6,"noise":"discrete","eps":`
-	if !strings.HasPrefix(out, NotForRelease+"\n"+head) || labelsOf(out) != "id,label,answered\nx,0,1\ny,,0\n" || res.Released != 2 || res.Withheld != 1 {
+	if !strings.HasPrefix(out, notForRelease+"\n"+head) || labelsOf(out) != "id,label,answered\nx,0,1\ny,,0\n" || res.Released != 2 || res.Withheld != 1 {
 		t.Errorf("got %q %+v", out, res)
 	}
 }

@@ -87,7 +87,7 @@ func BenchmarkOneBitBudget(b *testing.B) {
 			for b.Loop() {
 				budget.Eps *= 1 + 1e-6
 				a, err := NewAccounting(context.Background(), agg.Privacy(), provenance.Binding{K: agg.K(), Relation: accountant.PrivateTeachers}, accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-5}, &budget)
-				if err != nil || a.Budget.MaxQueries < 1 {
+				if err != nil || a.MaxQueries < 1 {
 					b.Fatal(err, a.Budget)
 				}
 			}
@@ -124,7 +124,7 @@ func BenchmarkPrivateTeacherRelease(b *testing.B) {
 			Composition: accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5},
 			Sink:        LabelSink{Stdout: io.Discard, Format: votefile.FormatCSV},
 		})
-		if err != nil || out.Result.Released != 100 || out.Accounting.Budget.MaxQueries != 146 {
+		if err != nil || out.Result.Released != 100 || out.Accounting.MaxQueries != 146 {
 			b.Fatal(err, out.Result, out.Accounting.Budget)
 		}
 		if len(out.Accounting.Totals(100)) == 0 {

@@ -34,11 +34,11 @@ const (
 	checkEvery    = 1 << 10
 )
 
-// NotForRelease is the comment line a release drawn from a seeded Source
+// notForRelease is the comment line a release drawn from a seeded Source
 // writes first into its labels: CSV and JSON-lines readers that skip '#'
 // comments (e.g. pandas' comment="#") skip it, and strict readers refuse
 // the file, which is the point.
-const NotForRelease = "# NOT FOR RELEASE: drawn from a seeded generator; anyone who knows the seed can remove the noise"
+const notForRelease = "# NOT FOR RELEASE: drawn from a seeded generator; anyone who knows the seed can remove the noise"
 
 // ErrSeededRelease is returned by ReleaseTo when src is seeded and the
 // caller has not declared the run an experiment.
@@ -56,7 +56,7 @@ type ReleaseOptions struct {
 	Partition provenance.Partition
 	// Experiment allows a seeded Source. Its labels are reproducible by
 	// anyone who knows the seed, so they are not private: the release
-	// marks them with the NotForRelease line.
+	// marks them with the notForRelease line.
 	Experiment bool
 }
 

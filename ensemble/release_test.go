@@ -117,9 +117,9 @@ func releaseVotes(t *testing.T, data string, agg Aggregator, limit int, seed uin
 		t.Fatal(err)
 	}
 	b, res, err := releaseOut(t, vr, agg, noise.NewSeededSource(seed), limit, ReleaseOptions{Experiment: true}, votefile.FormatCSV)
-	out, marked := strings.CutPrefix(b, NotForRelease+"\n")
+	out, marked := strings.CutPrefix(b, notForRelease+"\n")
 	if err == nil && !marked {
-		t.Errorf("seeded labels without the %q line", NotForRelease)
+		t.Errorf("seeded labels without the %q line", notForRelease)
 	}
 	return labelsOf(out), res, err
 }
@@ -201,7 +201,7 @@ func TestSeededReleaseNeedsOptIn(t *testing.T) {
 		t.Errorf("seeded without opt-in: err %v, output %q", err, out)
 	}
 	out, err := run(noise.NewSeededSource(1), ReleaseOptions{Experiment: true})
-	if err != nil || !strings.HasPrefix(out, NotForRelease+"\n# {\"darrm-labels\":1,") || !strings.Contains(out, `"for_release":false}`+"\nid,label\n") {
+	if err != nil || !strings.HasPrefix(out, notForRelease+"\n# {\"darrm-labels\":1,") || !strings.Contains(out, `"for_release":false}`+"\nid,label\n") {
 		t.Errorf("seeded experiment: err %v, output %q", err, out)
 	}
 	out, err = run(noise.NewSource(), ReleaseOptions{})

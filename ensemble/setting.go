@@ -6,67 +6,76 @@ import (
 )
 
 // Setting is a setting that a registered mechanism needs or takes
-// (MechanismInfo.Needs and Takes), named as the library holds it; a
-// caller maps each to its own way of giving it (darrm aggregate: a flag).
-// The problem's: SettingM, the allowance m; SettingEps and SettingDelta,
-// the teachers' (ε, Δ); SettingTargetDelta, the per-query δ;
-// SettingTargetEps, the per-query ε of a one-vote release (Problem.Eps at
-// m = 1). The gamma's source: SettingPrior, the prior of gamma_opt
-// (optimal.Source.Prior); SettingGamma, a gamma given (Mechanism.Gamma);
-// SettingNoSolve, the cache only (optimal.Source.CacheOnly). The
-// Mechanism's: SettingRRComposition and SettingRRDeltaPrime (RR's Method
-// and DeltaPrime); SettingGNMaxSearch (GNMaxSearch);
-// SettingThreshold, SettingSigma1 and SettingSigma2 (GNMax);
-// SettingLaplaceScale (LNMax.Scale).
+// (MechanismInfo.Needs and Takes), known by its flag (Flag: the name of
+// darrm aggregate's flag that gives it, from which UnmarshalText reads
+// it). The problem's: m, the allowance; eps and Delta, the teachers'
+// (ε, Δ); delta, the per-query δ;
+// target-eps, the per-query ε of a one-vote release (Problem.Eps at
+// m = 1). The gamma's source: prior, the prior of gamma_opt
+// (optimal.Source.Prior); gamma, a gamma given (Mechanism.Gamma);
+// no-solve, the cache only (optimal.Source.CacheOnly). The Mechanism's:
+// rr-composition and rr-delta-prime (RR's Method and DeltaPrime);
+// gnmax-search (GNMaxSearch); threshold, sigma1 and sigma2 (GNMax);
+// laplace-scale (LNMax.Scale).
 type Setting int
 
 // The settings of the registered mechanisms.
 const (
-	SettingM Setting = iota
-	SettingEps
-	SettingDelta
-	SettingTargetDelta
-	SettingTargetEps
-	SettingPrior
-	SettingGamma
-	SettingNoSolve
-	SettingRRComposition
-	SettingRRDeltaPrime
-	SettingGNMaxSearch
-	SettingThreshold
-	SettingSigma1
-	SettingSigma2
-	SettingLaplaceScale
+	settingM Setting = iota
+	settingEps
+	settingDelta
+	settingTargetDelta
+	settingTargetEps
+	settingPrior
+	settingGamma
+	settingNoSolve
+	settingRRComposition
+	settingRRDeltaPrime
+	settingGNMaxSearch
+	settingThreshold
+	settingSigma1
+	settingSigma2
+	settingLaplaceScale
 )
 
 var settingNames = enum.Names[Setting]{What: "setting", List: []string{
-	SettingM: "m", SettingEps: "eps", SettingDelta: "Delta", SettingTargetDelta: "delta", SettingTargetEps: "target eps",
-	SettingPrior: "prior", SettingGamma: "gamma", SettingNoSolve: "cache only",
-	SettingRRComposition: "RR composition", SettingRRDeltaPrime: "RR delta'", SettingGNMaxSearch: "GNMax search",
-	SettingThreshold: "threshold", SettingSigma1: "sigma1", SettingSigma2: "sigma2", SettingLaplaceScale: "Laplace scale",
+	settingM: "m", settingEps: "eps", settingDelta: "Delta", settingTargetDelta: "delta", settingTargetEps: "target eps",
+	settingPrior: "prior", settingGamma: "gamma", settingNoSolve: "cache only",
+	settingRRComposition: "RR composition", settingRRDeltaPrime: "RR delta'", settingGNMaxSearch: "GNMax search",
+	settingThreshold: "threshold", settingSigma1: "sigma1", settingSigma2: "sigma2", settingLaplaceScale: "Laplace scale",
+}}
+
+// settingFlags are the settings' flags, without their dashes.
+var settingFlags = enum.Names[Setting]{What: "setting", List: []string{
+	settingM: "m", settingEps: "eps", settingDelta: "Delta", settingTargetDelta: "delta",
+	settingTargetEps: "target-eps", settingPrior: "prior", settingGamma: "gamma", settingNoSolve: "no-solve",
+	settingRRComposition: "rr-composition", settingRRDeltaPrime: "rr-delta-prime", settingGNMaxSearch: "gnmax-search",
+	settingThreshold: "threshold", settingSigma1: "sigma1", settingSigma2: "sigma2", settingLaplaceScale: "laplace-scale",
 }}
 
 // String returns the setting's name, e.g. "sigma2" or "RR delta'".
 func (s Setting) String() string { return settingNames.String(s) }
 
+// Flag returns the flag that gives the setting, without its dashes, e.g.
+// "sigma2" or "rr-delta-prime".
+func (s Setting) Flag() string { return settingFlags.String(s) }
+
+// UnmarshalText sets s to the setting whose flag is b (Flag), or returns
+// an error naming every flag; s is unchanged on error.
+func (s *Setting) UnmarshalText(b []byte) error { return settingFlags.Unmarshal(s, b) }
+
 // statedIn reports whether a label file's header states s (its
 // mechanism's settings).
 func (s Setting) statedIn(st provenance.Settings) bool {
 	switch s {
-	case SettingThreshold:
+	case settingThreshold:
 		return st.Threshold != nil
-	case SettingSigma1:
+	case settingSigma1:
 		return st.Sigma1 != nil
-	case SettingSigma2:
+	case settingSigma2:
 		return st.Sigma2 != nil
-	case SettingLaplaceScale:
+	case settingLaplaceScale:
 		return st.LaplaceScale != nil
 	}
 	return false
-}
-
-// SettingValue is a setting with its value as text.
-type SettingValue struct {
-	Setting Setting
-	Value   string
 }

@@ -10,22 +10,6 @@ import (
 	"github.com/darrm/darrm/provenance"
 )
 
-// Teachers returns the probabilities p_i with which K synthetic teachers
-// vote 1, from spec in gamma.ParseActual's form: "U(a,b)" draws each p_i
-// once, i.i.d. uniform on [a, b], from src; a single probability gives
-// every teacher that value; K comma-separated probabilities give one each.
-func Teachers(spec string, k int, src *noise.Source) ([]float64, error) {
-	a, err := gamma.ParseActual(spec)
-	if err != nil {
-		return nil, fmt.Errorf("teachers: %w", err)
-	}
-	p, err := a.Sample(k, src.Float64)
-	if err != nil {
-		return nil, fmt.Errorf("teachers: %w", err)
-	}
-	return p, nil
-}
-
 // SimResult is the outcome of one aggregator in Simulate.
 type SimResult struct {
 	Name    provenance.MechanismName
@@ -78,7 +62,7 @@ func Simulate(ctx context.Context, aggs []Aggregator, p []float64, queries int, 
 		if a.K() != k {
 			return nil, fmt.Errorf("simulate: %s has K = %d, the teachers K = %d", a.Name(), a.K(), k)
 		}
-		exact, err := Agreement(a.Gamma(), p)
+		exact, err := agreement(a.Gamma(), p)
 		if err != nil {
 			return nil, err
 		}

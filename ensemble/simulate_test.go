@@ -7,6 +7,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 )
@@ -25,30 +26,6 @@ func TestWilson(t *testing.T) {
 		lo, hi := wilson(tc.x, tc.n)
 		if math.Abs(lo-tc.lo) > 1e-6 || math.Abs(hi-tc.hi) > 1e-6 {
 			t.Errorf("Wilson(%d, %d) = [%.6f, %.6f], want [%.6f, %.6f]", tc.x, tc.n, lo, hi, tc.lo, tc.hi)
-		}
-	}
-}
-
-func TestTeachers(t *testing.T) {
-	src := noise.NewSeededSource(1)
-	p, err := Teachers("U(0.5,1)", 11, src)
-	if err != nil || len(p) != 11 {
-		t.Fatal(p, err)
-	}
-	for _, v := range p {
-		if v < 0.5 || v > 1 {
-			t.Errorf("U(0.5,1) drew %v", v)
-		}
-	}
-	if p, err := Teachers("0.7", 3, src); err != nil || p[0] != 0.7 || p[2] != 0.7 {
-		t.Errorf("0.7: %v %v", p, err)
-	}
-	if p, err := Teachers("0.1, 0.2,0.3", 3, src); err != nil || p[1] != 0.2 {
-		t.Errorf("list: %v %v", p, err)
-	}
-	for _, bad := range []string{"U(0.6,0.5)", "U(0,2)", "1.5", "0.1,0.2", "NaN", "x", "U(a,b)"} {
-		if _, err := Teachers(bad, 3, src); err == nil {
-			t.Errorf("Teachers(%q) accepted", bad)
 		}
 	}
 }
@@ -75,7 +52,11 @@ func TestSimulateTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	teachers, err := Teachers("U(0.5,1)", 11, noise.NewSeededSource(1))
+	a, err := gamma.ParseActual("U(0.5,1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	teachers, err := a.Sample(11, noise.NewSeededSource(1).Float64)
 	if err != nil {
 		t.Fatal(err)
 	}

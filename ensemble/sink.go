@@ -75,7 +75,7 @@ func (s LabelSink) ToStdout() bool { return s.Path == "" || s.Path == "-" }
 // (ReleaseBinding: K, the classes, the relation and the teachers' (ε, Δ)
 // of the metadata header, else a *provenance.TeachersError) and refuses a seeded
 // src unless opts.Experiment (ErrSeededRelease). The label file starts
-// with its metadata header (votefile.LabelMeta), after the NotForRelease line of a
+// with its metadata header (votefile.LabelMeta), after the notForRelease line of a
 // seeded release; then "id,label" rows for two-class votes, or
 // "id,label,answered" for multi-class votes (docs/aggregate.md).
 //
@@ -118,7 +118,7 @@ func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b provenanc
 		if !opts.Experiment {
 			return res, settle(ErrSeededRelease, 0)
 		}
-		comments = append(comments, NotForRelease)
+		comments = append(comments, notForRelease)
 	}
 	priv := agg.Privacy()
 	meta := votefile.LabelMeta{Mechanism: agg.Name().String(), K: agg.K(), Classes: agg.Classes(), Relation: priv.Relation.String(),

@@ -188,7 +188,7 @@ func TestShortWrites(t *testing.T) {
 	agg := zeroDaRRM(t, 1)
 	for _, format := range []votefile.Format{votefile.FormatCSV, votefile.FormatJSONL} {
 		for _, seeded := range []bool{false, true} {
-			for _, n := range []int{0, 3, 9, len(NotForRelease) + 1, 20, 21, 22, 300, 301, 302, 303, 310, 400, 1000, labelBuffer - 1, labelBuffer + 7, 2*labelBuffer + 11} {
+			for _, n := range []int{0, 3, 9, len(notForRelease) + 1, 20, 21, 22, 300, 301, 302, 303, 310, 400, 1000, labelBuffer - 1, labelBuffer + 7, 2*labelBuffer + 11} {
 				vr, _, err := votefile.Read(strings.NewReader(votes.String()), "votes", votefile.Options{})
 				if err != nil {
 					t.Fatal(err)

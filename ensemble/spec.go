@@ -7,6 +7,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/internal/enum"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noise"
@@ -39,7 +40,7 @@ type ReleaseSpec struct {
 	// takes it from Votes), Eps and Delta are the teachers' guarantee the
 	// release is calibrated to (both 0: the votes' metadata header's,
 	// ReleaseTeachers; the release's eps for a mechanism whose target is
-	// its own, SettingTargetEps, which has no default), M and TargetDelta
+	// its own, the setting target-eps, which has no default), M and TargetDelta
 	// give its per-query target (m·eps, delta): M has no default, and
 	// TargetDelta 0 is pure DP (constraints.New gives the thesis'
 	// default). A multi-class mechanism takes only TargetDelta, which the
@@ -123,23 +124,31 @@ func (e *BudgetError) Error() string {
 // Is reports whether target is ErrBudget.
 func (e *BudgetError) Is(target error) bool { return target == ErrBudget }
 
-// Step is a step of a release, which a *ReleaseError names: StepGamma
-// loads the gamma, StepBuild builds and certifies the aggregator,
-// StepBinding checks it against the votes (ReleaseBinding),
-// StepAccounting accounts for it and its budget (NewAccounting),
-// StepLedger opens the ledger (ledger.OpenRun), and StepLabels answers
-// the queries and writes their labels (ReleaseTo).
+// Step is a step of a release, which a *ReleaseError names by its
+// String: "gamma" loads the gamma, "build" builds and certifies the
+// aggregator, "binding" checks it against the votes (ReleaseBinding),
+// "accounting" accounts for it and its budget (NewAccounting), "ledger"
+// opens the ledger (ledger.OpenRun), and "labels" answers the queries and
+// writes their labels (ReleaseTo).
 type Step int
 
 // The steps of a release, in their order.
 const (
-	StepGamma Step = iota
-	StepBuild
-	StepBinding
-	StepAccounting
-	StepLedger
-	StepLabels
+	stepGamma Step = iota
+	stepBuild
+	stepBinding
+	stepAccounting
+	stepLedger
+	stepLabels
 )
+
+var stepNames = enum.Names[Step]{What: "step", List: []string{
+	stepGamma: "gamma", stepBuild: "build", stepBinding: "binding", stepAccounting: "accounting", stepLedger: "ledger", stepLabels: "labels",
+}}
+
+// String returns the step's name: "gamma", "build", "binding",
+// "accounting", "ledger" or "labels".
+func (s Step) String() string { return stepNames.String(s) }
 
 // A ReleaseError is a release that failed at Step, for the reason Err,
 // whose message it keeps.
@@ -171,7 +180,7 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	fail := func(step Step, err error) (Released, error) { return out, &ReleaseError{Step: step, Err: err} }
 	s, info, err := s.withDefaults()
 	if err != nil {
-		return fail(StepBuild, err)
+		return fail(stepBuild, err)
 	}
 	in := s.Votes
 	if out.Aggregator, out.Label, out.Gamma, err = info.build(ctx, s.Mechanism, s.Gamma, s.Problem, in.Classes(), s.Certificate); err != nil {
@@ -182,15 +191,15 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 		return out, err
 	}
 	if out.Binding, err = ReleaseBinding(in, out.Aggregator, s.Options.Partition); err != nil {
-		return fail(StepBinding, err)
+		return fail(stepBinding, err)
 	}
 	step := out.Aggregator.Privacy().Step()
 	if out.Accounting, err = NewAccounting(ctx, out.Aggregator.Privacy(), out.Binding, s.Composition, s.Budget); err != nil {
-		return fail(StepAccounting, err)
+		return fail(stepAccounting, err)
 	}
 	if s.TotalDelta != nil {
 		if err := checkTotalDelta(*s.TotalDelta, s.Budget); err != nil {
-			return fail(StepAccounting, err)
+			return fail(stepAccounting, err)
 		}
 		out.Accounting.TotalDelta = s.TotalDelta
 	}
@@ -198,7 +207,7 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	var l *ledger.Ledger
 	if s.Ledger != "" {
 		if l, limit, err = ledger.OpenRun(ctx, s.Ledger, s.Mechanism.Name, out.Binding, step, limit, s.LedgerOptions); err != nil {
-			return fail(StepLedger, err)
+			return fail(stepLedger, err)
 		}
 		defer l.Close()
 		out.LedgerNotes, sink.Ledger = l.Notes(), l
@@ -208,18 +217,18 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 		src = noise.NewSource()
 	}
 	if out.Result, err = releaseTo(ctx, in, out.Aggregator, out.Binding, src, sink, limit, s.Options); err != nil {
-		return fail(StepLabels, err)
+		return fail(stepLabels, err)
 	}
 	if l != nil {
 		st, err := l.Status(step)
 		if err != nil {
-			return fail(StepLedger, err)
+			return fail(stepLedger, err)
 		}
 		out.LedgerStatus = &st
 		out.Publish = st.Publish
 	} else if out.Result.Released > 0 {
 		if out.Publish, err = out.Accounting.Publish(out.Result.Released); err != nil {
-			return fail(StepLabels, err)
+			return fail(stepLabels, err)
 		}
 	}
 	if out.Result.Unanswered > 0 {

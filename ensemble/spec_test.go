@@ -98,7 +98,7 @@ func TestReleaseCertifiesOnce(t *testing.T) {
 	_, err = Release(ctx, releaseSpec(t, votes, p, optimal.Source{Cache: d, Prior: prior, CacheOnly: true}, dir))
 	var re *ReleaseError
 	var ce *cache.CorruptError
-	if !errors.As(err, &re) || re.Step != StepGamma || !errors.As(err, &ce) {
+	if !errors.As(err, &re) || re.Step != stepGamma || !errors.As(err, &ce) {
 		t.Errorf("tampered entry, cache only: %v, want a corrupt entry at the gamma step", err)
 	}
 	if got := n.Load(); got != 1 {
@@ -151,10 +151,10 @@ func TestReleaseBudgetStop(t *testing.T) {
 		spec ReleaseSpec
 		step Step
 	}{
-		{"no such mechanism", spec(nil, "nosuch", 0), StepBuild},
-		{"dsub needs Delta = 0", spec(nil, provenance.DSub, 1e-5), StepBuild},
-		{"gamma from a cache only, without one", cacheOnly, StepGamma},
-		{"one-vote votes without a partition", spec(nil, provenance.GNMax, 1e-5), StepBinding},
+		{"no such mechanism", spec(nil, "nosuch", 0), stepBuild},
+		{"dsub needs Delta = 0", spec(nil, provenance.DSub, 1e-5), stepBuild},
+		{"gamma from a cache only, without one", cacheOnly, stepGamma},
+		{"one-vote votes without a partition", spec(nil, provenance.GNMax, 1e-5), stepBinding},
 	} {
 		_, err := Release(ctx, tc.spec)
 		var re *ReleaseError

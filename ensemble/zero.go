@@ -28,7 +28,7 @@ func (s ReleaseSpec) withDefaults() (ReleaseSpec, MechanismInfo, error) {
 	m, p := &s.Mechanism, &s.Problem
 	if m.Name == "" {
 		return s, info, unset("Mechanism.Name", "the mechanism: one of %s (two-class votes) or %s (multi-class votes)",
-			provenance.JoinMechanisms(Mechanisms, ", "), provenance.JoinMechanisms(ManyClassMechanisms, ", "))
+			provenance.JoinMechanisms(namesFor(votefile.TwoClass), ", "), provenance.JoinMechanisms(namesFor(votefile.ManyClasses), ", "))
 	}
 	m.Input = s.Votes.Input()
 	info, err := LookupMechanism(m.Name, m.Input)
@@ -40,16 +40,16 @@ func (s ReleaseSpec) withDefaults() (ReleaseSpec, MechanismInfo, error) {
 	}
 	if m.Input == votefile.TwoClass {
 		switch {
-		case slices.Contains(info.Takes, SettingTargetEps) && p.Eps == 0:
+		case slices.Contains(info.Takes, settingTargetEps) && p.Eps == 0:
 			return s, info, unset("Problem.Eps", "%s needs the release's eps > 0", m.Name)
-		case slices.Contains(info.Takes, SettingEps) && p.Eps == 0 && p.Delta == 0:
+		case slices.Contains(info.Takes, settingEps) && p.Eps == 0 && p.Delta == 0:
 			t, err := ReleaseTeachers(s.Votes.Meta(), nil, nil)
 			if err != nil {
 				return s, info, fmt.Errorf("ReleaseSpec.Problem.Eps and Delta are not set, and the votes do not state them: %w", err)
 			}
 			p.Eps, p.Delta = t.Eps, t.Delta
 		}
-		if p.M == 0 && slices.Contains(info.Takes, SettingM) {
+		if p.M == 0 && slices.Contains(info.Takes, settingM) {
 			return s, info, unset("Problem.M", "the privacy allowance m in [1, K]: each label is (m·eps, delta)-DP")
 		}
 	}

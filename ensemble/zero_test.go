@@ -166,8 +166,8 @@ func TestReleaseSpecZeroValues(t *testing.T) {
 			}},
 		{field: "Random", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Random, s.Options.Experiment = nil, false },
 			check: func(t *testing.T, _ Released, labels string) {
-				if strings.HasPrefix(labels, NotForRelease) {
-					t.Errorf("labels from crypto/rand marked %q", NotForRelease)
+				if strings.HasPrefix(labels, notForRelease) {
+					t.Errorf("labels from crypto/rand marked %q", notForRelease)
 				}
 			}},
 		{field: "Certificate", name: provenance.DaRRM, input: two, zero: func(s *ReleaseSpec) { s.Certificate = Options{} }},

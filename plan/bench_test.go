@@ -24,7 +24,7 @@ func BenchmarkConfidentGNMax(b *testing.B) {
 	}
 	proxy := synth(1000, 250, 10, 1)
 	for b.Loop() {
-		if _, err := ConfidentGNMax(context.Background(), r, 1000, proxy, ConfidentOptions{}); err != nil {
+		if _, err := confidentGNMax(context.Background(), r, 1000, proxy, ConfidentOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

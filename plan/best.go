@@ -35,7 +35,7 @@ type Comparison struct {
 // utility on the proxy votes (Plan.Utility), or why it has none (NoFit: a
 // budget that fits not even the least generous value of its parameter, a
 // *accountant.ParamError on budget-eps, or a least precision no threshold
-// reaches, a *PrecisionError).
+// reaches).
 type Scored struct {
 	Mechanism provenance.MechanismName
 	Equal
@@ -44,7 +44,7 @@ type Scored struct {
 // Compare plans every mechanism that fits the proxy votes for queries
 // queries of base.Budget in base.For's target, scores each on the votes,
 // and names the one with the most expected correct labels: GNMax,
-// Confident-GNMax (ConfidentGNMax, with opts) and LNMax on class counts,
+// Confident-GNMax (OnProxy, with opts) and LNMax on class counts,
 // and, for two classes of K odd teachers who all vote, darrm-one-vote
 // (its gamma from base.Gamma, pure per query). Every plan has the same
 // total budget and target, so their utilities compare at equal totals.
@@ -77,9 +77,9 @@ func Compare(ctx context.Context, base Request, queries int, proxy Proxy, opts C
 		plan func() (Plan, error)
 	}
 	ps := []planner{
-		{provenance.GNMax, func() (Plan, error) { return GNMax(ctx, many(provenance.GNMax), queries, proxy) }},
+		{provenance.GNMax, func() (Plan, error) { return gnmaxOnProxy(ctx, many(provenance.GNMax), queries, proxy) }},
 		{provenance.ConfidentGNMax, func() (Plan, error) {
-			return ConfidentGNMax(ctx, many(provenance.ConfidentGNMax), queries, proxy, opts)
+			return confidentGNMax(ctx, many(provenance.ConfidentGNMax), queries, proxy, opts)
 		}},
 		{provenance.LNMax, func() (Plan, error) { return scoreLNMax(ctx, many(provenance.LNMax), queries, proxy) }},
 	}
@@ -98,7 +98,7 @@ func Compare(ctx context.Context, base Request, queries int, proxy Proxy, opts C
 		s := Scored{Mechanism: p.name}
 		var pe *accountant.ParamError
 		switch {
-		case errors.As(err, &pe) && pe.Name == "budget-eps", errors.As(err, new(*PrecisionError)):
+		case errors.As(err, &pe) && pe.Name == "budget-eps", errors.As(err, new(*precisionError)):
 			s.NoFit = err
 		case err != nil:
 			return Comparison{}, fmt.Errorf("%s for %d queries of %v: %w", p.name, queries, base.Budget.Guarantee, err)

@@ -58,7 +58,7 @@ func TestCompare(t *testing.T) {
 					t.Fatalf("plan %d: %s, want %s", i, s.Mechanism, tc.want[i])
 				}
 				if s.NoFit != nil {
-					if tc.prec == 0 || !errors.As(s.NoFit, new(*PrecisionError)) {
+					if tc.prec == 0 || !errors.As(s.NoFit, new(*precisionError)) {
 						t.Errorf("%s: %v", s.Mechanism, s.NoFit)
 					}
 					continue

@@ -178,7 +178,19 @@ type ConfidentOptions struct {
 // settings have σ1/σ2 from 1 (200/200) to 3.75 (150/40).
 var defaultRatios = []float64{1, 1.5, 2, 3, 4, 6, 10}
 
-// ConfidentGNMax returns the Confident-GNMax parameters (T, σ1, σ2) with
+// OnProxy returns the plan of r's mechanism on class counts, gnmax or
+// confident-gnmax, for queries queries, with its expected utility on the
+// proxy votes: GNMax's σ2 (Parameters) scored on them, or the
+// Confident-GNMax parameters (T, σ1, σ2) chosen on them (with opts, which
+// gnmax does not use).
+func OnProxy(ctx context.Context, r Request, queries int, proxy Proxy, opts ConfidentOptions) (Plan, error) {
+	if r.Mechanism.Name == provenance.ConfidentGNMax {
+		return confidentGNMax(ctx, r, queries, proxy, opts)
+	}
+	return gnmaxOnProxy(ctx, r, queries, proxy)
+}
+
+// confidentGNMax returns the Confident-GNMax parameters (T, σ1, σ2) with
 // which queries queries fit r.Budget in r.For's target (Parameters, for
 // each σ1/σ2 ratio) and whose expected number of correct answered labels
 // on the proxy votes is largest, among the thresholds whose expected
@@ -192,9 +204,9 @@ var defaultRatios = []float64{1, 1.5, 2, 3, 4, 6, 10}
 // as the threshold rises: without MinPrecision the plan's threshold is 0,
 // the lowest the mechanism takes, and Utility.Thresholds shows what
 // higher ones cost and buy. A MinPrecision no threshold reaches is a
-// *PrecisionError that says the best precision reachable and the largest
+// *precisionError that says the best precision reachable and the largest
 // number of queries that reaches MinPrecision.
-func ConfidentGNMax(ctx context.Context, r Request, queries int, proxy Proxy, opts ConfidentOptions) (Plan, error) {
+func confidentGNMax(ctx context.Context, r Request, queries int, proxy Proxy, opts ConfidentOptions) (Plan, error) {
 	if r.Mechanism.Name != provenance.ConfidentGNMax {
 		return Plan{}, fmt.Errorf("plan: ConfidentGNMax plans confident-gnmax, not %s", r.Mechanism.Name)
 	}
@@ -408,12 +420,12 @@ func (p Proxy) describe(queries int) string {
 		p.Name, len(p.Counts), p.K, p.Classes, truth, queries)
 }
 
-// GNMax returns the plan of GNMax's σ2 (Parameters) with its expected
+// gnmaxOnProxy returns the plan of GNMax's σ2 (Parameters) with its expected
 // number of correct labels on the proxy votes, the label's discrete
 // Gaussian noise scored as continuous noise of the same σ2 (as
-// ConfidentGNMax scores its label step): beside a Confident-GNMax plan of
+// confidentGNMax scores its label step): beside a Confident-GNMax plan of
 // the same budget, what the threshold step costs or buys.
-func GNMax(ctx context.Context, r Request, queries int, proxy Proxy) (Plan, error) {
+func gnmaxOnProxy(ctx context.Context, r Request, queries int, proxy Proxy) (Plan, error) {
 	if r.Mechanism.Name != provenance.GNMax || r.Mechanism.Input != votefile.ManyClasses {
 		return Plan{}, fmt.Errorf("plan: GNMax plans gnmax on class counts, not %s", r.Mechanism.Name)
 	}

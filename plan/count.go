@@ -160,7 +160,7 @@ func fits(ctx context.Context, r Request, queries int) (bool, error) {
 }
 
 // runQueries returns the number of queries a run of b releases.
-func (b built) runQueries() int { return b.acc.Budget.MaxQueries }
+func (b built) runQueries() int { return b.acc.MaxQueries }
 
 // queriesFor returns the number of queries b, built from r, releases in
 // r's target: in one run, or on a new ledger (none when no filter can
@@ -206,7 +206,7 @@ func Queries(ctx context.Context, r Request) (Count, error) {
 	case accountant.CountLimit:
 		return c, &accountant.BeyondCountError{Budget: r.Budget.Guarantee}
 	}
-	c.Total = b.acc.Budget.Allows
+	c.Total = b.acc.Allows
 	step := b.agg.Privacy().Step()
 	if c.Filter, c.Ledger, err = ledgerCount(b.binding, r, step); err != nil {
 		c.LedgerNote = err.Error()

@@ -160,11 +160,11 @@ func TestChosen(t *testing.T) {
 		in   votefile.Input
 		want []ensemble.Setting
 	}{
-		{provenance.DaRRM, votefile.TwoClass, []ensemble.Setting{ensemble.SettingM}},
-		{provenance.DaRRMOneVote, votefile.TwoClass, []ensemble.Setting{ensemble.SettingTargetEps}},
-		{provenance.GNMax, votefile.ManyClasses, []ensemble.Setting{ensemble.SettingSigma2}},
-		{provenance.ConfidentGNMax, votefile.ManyClasses, []ensemble.Setting{ensemble.SettingSigma2, ensemble.SettingSigma1, ensemble.SettingThreshold}},
-		{provenance.LNMax, votefile.ManyClasses, []ensemble.Setting{ensemble.SettingLaplaceScale}},
+		{provenance.DaRRM, votefile.TwoClass, []ensemble.Setting{settingM}},
+		{provenance.DaRRMOneVote, votefile.TwoClass, []ensemble.Setting{settingTargetEps}},
+		{provenance.GNMax, votefile.ManyClasses, []ensemble.Setting{settingSigma2}},
+		{provenance.ConfidentGNMax, votefile.ManyClasses, []ensemble.Setting{settingSigma2, settingSigma1, settingThreshold}},
+		{provenance.LNMax, votefile.ManyClasses, []ensemble.Setting{settingLaplaceScale}},
 	} {
 		r := Request{Mechanism: ensemble.Mechanism{Name: c.name, Input: c.in}, Problem: constraints.Problem{K: 11}}
 		if got := Chosen(r); !slices.Equal(got, c.want) {

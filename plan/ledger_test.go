@@ -32,12 +32,12 @@ func TestPlanForLedger(t *testing.T) {
 	proxy := pateVotes(200, 250, 10, 0.05, 1)
 	opts := ConfidentOptions{Ratios: []float64{1.5, 4}}
 	r.For = ForLedger
-	forLedger, err := ConfidentGNMax(ctx, r, queries, proxy, opts)
+	forLedger, err := confidentGNMax(ctx, r, queries, proxy, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.For = ForRun
-	forRun, err := ConfidentGNMax(ctx, r, queries, proxy, opts)
+	forRun, err := confidentGNMax(ctx, r, queries, proxy, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

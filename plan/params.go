@@ -30,9 +30,9 @@ type Plan struct {
 	Request Request
 	// Queries is the number of queries planned for.
 	Queries int
-	// Parameter is the setting chosen: SettingM, SettingTargetEps,
-	// SettingSigma2 (with SettingSigma1 and SettingThreshold for
-	// confident-gnmax) or SettingLaplaceScale; Value is its value.
+	// Parameter is the setting chosen: m, target-eps, sigma2 (with
+	// sigma1 and threshold for confident-gnmax) or laplace-scale; Value
+	// is its value.
 	Parameter ensemble.Setting
 	Value     float64
 	// Count is what the budget buys at the plan's parameters: Count.Run
@@ -66,6 +66,26 @@ type knob struct {
 	grow     float64 // the factor of the bracket's steps from it (0: 2)
 }
 
+// The settings a plan chooses.
+var (
+	settingM            = mustSetting("m")
+	settingTargetEps    = mustSetting("target-eps")
+	settingSigma2       = mustSetting("sigma2")
+	settingSigma1       = mustSetting("sigma1")
+	settingThreshold    = mustSetting("threshold")
+	settingLaplaceScale = mustSetting("laplace-scale")
+)
+
+// mustSetting returns the setting whose flag is name; a name ensemble
+// does not know is an error of this package, found as it loads.
+func mustSetting(name string) ensemble.Setting {
+	var s ensemble.Setting
+	if err := s.UnmarshalText([]byte(name)); err != nil {
+		panic(err)
+	}
+	return s
+}
+
 // noiseMin is the least generous x of a noise scale 1/x: the largest
 // scale darrm's exact samplers draw.
 const noiseMin = 1 / noise.MaxScale
@@ -89,24 +109,24 @@ func knobOf(r Request, queries int, ratio float64) (knob, error) {
 	rho := zcdpBudget(r.Budget.Guarantee)
 	switch name := r.Mechanism.Name; {
 	case r.Mechanism.Input == votefile.TwoClass && name == provenance.DaRRMOneVote:
-		return knob{setting: ensemble.SettingTargetEps, set: func(r *Request, x float64) { r.Problem.Eps, r.Problem.M = x, 1 }, value: id, max: constraints.MaxMEps, guess: r.Budget.Eps / float64(queries)}, nil
+		return knob{setting: settingTargetEps, set: func(r *Request, x float64) { r.Problem.Eps, r.Problem.M = x, 1 }, value: id, max: constraints.MaxMEps, guess: r.Budget.Eps / float64(queries)}, nil
 	case r.Mechanism.Input == votefile.TwoClass:
-		return knob{setting: ensemble.SettingM, set: func(r *Request, x float64) { r.Problem.M = x }, value: id, min: 1, max: float64(p.K), guess: 1}, nil
+		return knob{setting: settingM, set: func(r *Request, x float64) { r.Problem.M = x }, value: id, min: 1, max: float64(p.K), guess: 1}, nil
 	case name == provenance.GNMax:
-		return knob{setting: ensemble.SettingSigma2, set: func(r *Request, x float64) { r.Mechanism.GNMax.Sigma2 = 1 / x }, value: inv, min: noiseMin, max: noiseMax(r), guess: math.Sqrt(rho / float64(queries)), grow: zcdpGrow}, nil
+		return knob{setting: settingSigma2, set: func(r *Request, x float64) { r.Mechanism.GNMax.Sigma2 = 1 / x }, value: inv, min: noiseMin, max: noiseMax(r), guess: math.Sqrt(rho / float64(queries)), grow: zcdpGrow}, nil
 	case name == provenance.ConfidentGNMax:
 		// ρ per query = 1/σ2² + 1/(2σ1²) = (1 + 1/(2 ratio²))/σ2².
-		return knob{setting: ensemble.SettingSigma2, set: func(r *Request, x float64) {
+		return knob{setting: settingSigma2, set: func(r *Request, x float64) {
 			r.Mechanism.GNMax.Sigma2, r.Mechanism.GNMax.Sigma1 = 1/x, ratio/x
 		}, value: inv, min: noiseMin * math.Max(1, ratio), max: noiseMax(r) * math.Min(1, ratio), guess: math.Sqrt(rho / float64(queries) / (1 + 1/(2*ratio*ratio))), grow: zcdpGrow}, nil
 	case name == provenance.LNMax:
-		return knob{setting: ensemble.SettingLaplaceScale, set: func(r *Request, x float64) { r.Mechanism.LNMax.Scale = 1 / x }, value: inv, min: noiseMin, max: noisymax.MaxLNMaxEps / 2, guess: r.Budget.Eps / (2 * float64(queries))}, nil
+		return knob{setting: settingLaplaceScale, set: func(r *Request, x float64) { r.Mechanism.LNMax.Scale = 1 / x }, value: inv, min: noiseMin, max: noisymax.MaxLNMaxEps / 2, guess: r.Budget.Eps / (2 * float64(queries))}, nil
 	}
 	return knob{}, fmt.Errorf("plan: no parameter to plan for mechanism %s", r.Mechanism.Name)
 }
 
 // Chosen returns the settings that a plan of r's mechanism chooses
-// (Parameters, ConfidentGNMax), which a request to plan must leave open:
+// (Parameters, OnProxy), which a request to plan must leave open:
 // the target eps, m, sigma2 (Confident-GNMax: with sigma1 and the
 // threshold) or the Laplace scale; none for a mechanism not planned.
 func Chosen(r Request) []ensemble.Setting {
@@ -115,7 +135,7 @@ func Chosen(r Request) []ensemble.Setting {
 	case err != nil:
 		return nil
 	case r.Mechanism.Name == provenance.ConfidentGNMax:
-		return []ensemble.Setting{k.setting, ensemble.SettingSigma1, ensemble.SettingThreshold}
+		return []ensemble.Setting{k.setting, settingSigma1, settingThreshold}
 	}
 	return []ensemble.Setting{k.setting}
 }
@@ -145,10 +165,10 @@ func zcdpBudget(b accountant.Guarantee) float64 {
 // release's own count (ensemble.NewAccounting), which must reach
 // queries, and against its neighbour generosity times more generous,
 // which must not. Confident-GNMax needs proxy
-// votes (ConfidentGNMax).
+// votes (OnProxy).
 func Parameters(ctx context.Context, r Request, queries int) (Plan, error) {
 	if r.Mechanism.Name == provenance.ConfidentGNMax {
-		return Plan{}, &accountant.SettingError{Name: "votes", Value: "none", Rule: "confident-gnmax is planned on proxy votes (ConfidentGNMax)"}
+		return Plan{}, &accountant.SettingError{Name: "votes", Value: "none", Rule: "confident-gnmax is planned on proxy votes (OnProxy)"}
 	}
 	pl, err := search(ctx, r, queries, 0)
 	if err != nil {

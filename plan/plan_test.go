@@ -74,13 +74,13 @@ func TestParameters(t *testing.T) {
 		param   ensemble.Setting
 		closed  float64 // the closed form's value, 0: none
 	}{
-		{"lnmax pure", lnmax, 30, ensemble.SettingLaplaceScale, 2 * 30 / 3.0},
-		{"lnmax pure, a ledger", lnmaxLedger, 30, ensemble.SettingLaplaceScale, 2 * 30 / 3.0},
-		{"gnmax, a ledger by simple composition", gnmaxSimple, 20, ensemble.SettingSigma2, 0},
-		{"gnmax", request(provenance.GNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5), 1000, ensemble.SettingSigma2, 0},
-		{"darrm-one-vote", request(provenance.DaRRMOneVote, votefile.TwoClass, constraints.NewOneVote(11, 1, 0), 2, 2, 1e-5), shortOr(20, 100), ensemble.SettingTargetEps, 0},
-		{"rr", request(provenance.RR, votefile.TwoClass, constraints.Problem{K: 11, M: 1, Eps: 0.01, Delta: 0}, 2, 1, 1e-5), 20, ensemble.SettingM, 0},
-		{"subsample", request(provenance.Subsample, votefile.TwoClass, constraints.Problem{K: 11, M: 1, Eps: 0.01, Delta: 0}, 2, 1, 1e-5), 20, ensemble.SettingM, 0},
+		{"lnmax pure", lnmax, 30, settingLaplaceScale, 2 * 30 / 3.0},
+		{"lnmax pure, a ledger", lnmaxLedger, 30, settingLaplaceScale, 2 * 30 / 3.0},
+		{"gnmax, a ledger by simple composition", gnmaxSimple, 20, settingSigma2, 0},
+		{"gnmax", request(provenance.GNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5), 1000, settingSigma2, 0},
+		{"darrm-one-vote", request(provenance.DaRRMOneVote, votefile.TwoClass, constraints.NewOneVote(11, 1, 0), 2, 2, 1e-5), shortOr(20, 100), settingTargetEps, 0},
+		{"rr", request(provenance.RR, votefile.TwoClass, constraints.Problem{K: 11, M: 1, Eps: 0.01, Delta: 0}, 2, 1, 1e-5), 20, settingM, 0},
+		{"subsample", request(provenance.Subsample, votefile.TwoClass, constraints.Problem{K: 11, M: 1, Eps: 0.01, Delta: 0}, 2, 1, 1e-5), 20, settingM, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pl, err := Parameters(ctx, tc.r, tc.queries)
@@ -141,7 +141,7 @@ func TestQueries(t *testing.T) {
 func TestConfidentGNMax(t *testing.T) {
 	ctx := context.Background()
 	r := request(provenance.ConfidentGNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
-	pl, err := ConfidentGNMax(ctx, r, 300, synth(300, 250, 10, 2), ConfidentOptions{MinPrecision: 0.8})
+	pl, err := confidentGNMax(ctx, r, 300, synth(300, 250, 10, 2), ConfidentOptions{MinPrecision: 0.8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,11 +170,11 @@ func TestConfidentGNMax(t *testing.T) {
 	// expects at least as many correct labels when the truth is the
 	// plurality (a smaller σ2 only helps the plurality win).
 	gr := request(provenance.GNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
-	free, err := ConfidentGNMax(ctx, r, 300, synth(300, 250, 10, 2), ConfidentOptions{})
+	free, err := confidentGNMax(ctx, r, 300, synth(300, 250, 10, 2), ConfidentOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	gn, err := GNMax(ctx, gr, 300, synth(300, 250, 10, 2))
+	gn, err := gnmaxOnProxy(ctx, gr, 300, synth(300, 250, 10, 2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestConfidentGNMax(t *testing.T) {
 		t.Errorf("GNMax expects %v correct of %v answered, Confident-GNMax %v: want GNMax >= Confident-GNMax", gn.Utility.Correct, gn.Utility.Answered, free.Utility.Correct)
 	}
 	for _, bad := range []Proxy{synth(10, 200, 10, 3), synth(10, 250, 5, 3)} {
-		if _, err := ConfidentGNMax(ctx, r, 300, bad, ConfidentOptions{}); !asParam(err, new(interface {
+		if _, err := confidentGNMax(ctx, r, 300, bad, ConfidentOptions{}); !asParam(err, new(interface {
 			Param() (string, any, string)
 		})) {
 			t.Errorf("proxy K %d C %d: err %v, want a ParamError", bad.K, bad.Classes, err)
@@ -300,7 +300,7 @@ func TestConfidentGNMaxThresholds(t *testing.T) {
 		minPrecision float64
 		zero         bool
 	}{{0, true}, {0.95, false}} {
-		pl, err := ConfidentGNMax(ctx, r, 100, proxy, ConfidentOptions{Ratios: []float64{1.5, 4}, MinPrecision: tc.minPrecision})
+		pl, err := confidentGNMax(ctx, r, 100, proxy, ConfidentOptions{Ratios: []float64{1.5, 4}, MinPrecision: tc.minPrecision})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -324,7 +324,7 @@ func TestConfidentGNMaxThresholds(t *testing.T) {
 }
 
 // TestConfidentGNMaxUnreachable: a least precision no plan of the queries
-// reaches is a *PrecisionError naming min-precision, with the best
+// reaches is a *precisionError naming min-precision, with the best
 // precision reachable (below the one asked) and the plan of the largest
 // number of queries that reaches it: that plan fits its queries and
 // reaches the precision, and 1% more queries (and one) do not.
@@ -333,10 +333,10 @@ func TestConfidentGNMaxUnreachable(t *testing.T) {
 	r := request(provenance.ConfidentGNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
 	proxy := pateVotes(150, 250, 10, 0.05, 3)
 	opts := ConfidentOptions{Ratios: []float64{1.5, 4}, MinPrecision: 0.97}
-	_, err := ConfidentGNMax(ctx, r, 300, proxy, opts)
-	var pe *PrecisionError
+	_, err := confidentGNMax(ctx, r, 300, proxy, opts)
+	var pe *precisionError
 	if !errors.As(err, &pe) {
-		t.Fatalf("err %v, want a *PrecisionError", err)
+		t.Fatalf("err %v, want a *precisionError", err)
 	}
 	if name, v, _ := pe.Param(); name != "min-precision" || v != 0.97 {
 		t.Errorf("names %s = %v, want min-precision = 0.97", name, v)
@@ -352,8 +352,8 @@ func TestConfidentGNMaxUnreachable(t *testing.T) {
 		t.Errorf("reach: %d queries, run %d, %v correct of %v: want fewer than 300, that fit, precision >= 0.97", q, pe.Reach.Count.Run, u.Correct, u.Answered)
 	}
 	more := q + q/100 + 1
-	if _, err := ConfidentGNMax(ctx, r, more, proxy, opts); !errors.As(err, new(*PrecisionError)) {
-		t.Errorf("%d queries (1%% more than %d): err %v, want a *PrecisionError", more, q, err)
+	if _, err := confidentGNMax(ctx, r, more, proxy, opts); !errors.As(err, new(*precisionError)) {
+		t.Errorf("%d queries (1%% more than %d): err %v, want a *precisionError", more, q, err)
 	}
 }
 

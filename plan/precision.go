@@ -9,10 +9,10 @@ import (
 	"github.com/darrm/darrm/ensemble"
 )
 
-// PrecisionError says that no Confident-GNMax plan of the queries asked
+// precisionError says that no Confident-GNMax plan of the queries asked
 // reaches the least precision asked on the proxy votes, what precision
 // is reachable, and how many queries reach the one asked.
-type PrecisionError struct {
+type precisionError struct {
 	// Asked is the least precision asked (ConfidentOptions.MinPrecision)
 	// for Queries queries.
 	Asked   float64
@@ -29,7 +29,7 @@ type PrecisionError struct {
 	Reach *Plan
 }
 
-func (e *PrecisionError) Error() string {
+func (e *precisionError) Error() string {
 	_, v, rule := e.Param()
 	return fmt.Sprintf("min-precision = %v: %s", v, rule)
 }
@@ -37,7 +37,7 @@ func (e *PrecisionError) Error() string {
 // Param returns the parameter, its value and what rule it breaks, in
 // words with the figures: the precision reachable and the queries that
 // reach the one asked.
-func (e *PrecisionError) Param() (string, any, string) {
+func (e *precisionError) Param() (string, any, string) {
 	g, u := e.BestPlan.Request.Mechanism.GNMax, e.BestPlan.Utility
 	rule := fmt.Sprintf("no threshold of a plan of %d queries reaches it on the proxy votes: the best expected precision is %.4g (threshold %v, sigma1 %.4g, sigma2 %.4g: %.1f correct of %.1f answered)",
 		e.Queries, e.Best, g.Threshold, g.Sigma1, g.Sigma2, u.Correct, u.Answered)
@@ -49,7 +49,7 @@ func (e *PrecisionError) Param() (string, any, string) {
 		e.Reach.Queries, e.Asked, g.Threshold, g.Sigma1, g.Sigma2, u.Correct, u.Answered)
 }
 
-// unreachable returns the *PrecisionError of a plan of queries that no
+// unreachable returns the *precisionError of a plan of queries that no
 // threshold of the ratios' plans rps reaches minPrecision with.
 //
 // The precision depends on (σ1, σ2, T) alone, and the queries that fit on
@@ -63,7 +63,7 @@ func (e *PrecisionError) Param() (string, any, string) {
 // maxReachTries times. So Reach.Queries is the largest to within about
 // 0.3% (σ2 to 0.2%, the queries that fit growing like σ2²).
 func unreachable(ctx context.Context, r Request, queries int, ratios []float64, proxy Proxy, minPrecision float64, rps []ratioPlan) error {
-	e := &PrecisionError{Asked: minPrecision, Queries: queries, Best: -1}
+	e := &precisionError{Asked: minPrecision, Queries: queries, Best: -1}
 	for _, rp := range rps {
 		if t, p := rp.scores.bestPrecision(); t >= 0 && p > e.Best {
 			e.Best, e.BestPlan = p, rp.at(t)

@@ -7,40 +7,17 @@ import (
 	"strings"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/internal/enum"
 	"github.com/darrm/darrm/votefile"
 )
-
-// EpsSource says where the teachers' (ε, Δ) of a release came from:
-// FromHeader (the vote file's metadata header) or FromFlags.
-type EpsSource int
-
-const (
-	// FromHeader is the vote file's metadata header.
-	FromHeader EpsSource = iota
-	// FromFlags is the caller (darrm's --eps and --Delta), for a vote file
-	// whose header states no guarantee, or that has none.
-	FromFlags
-)
-
-var epsSourceEnum = enum.Names[EpsSource]{What: "eps source", List: []string{FromHeader: "header", FromFlags: "flags"}}
-
-// String returns "header" or "flags".
-func (s EpsSource) String() string { return epsSourceEnum.String(s) }
-
-// MarshalText returns the source's name.
-func (s EpsSource) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
-
-// UnmarshalText sets s from "header" or "flags".
-func (s *EpsSource) UnmarshalText(b []byte) error {
-	return epsSourceEnum.Unmarshal(s, b)
-}
 
 // TeacherGuarantee is the (ε, Δ) a release takes every teacher to have,
 // and where it came from.
 type TeacherGuarantee struct {
 	accountant.Guarantee
-	Source EpsSource
+	// FromFlags says that the caller gave it (darrm's --eps and --Delta),
+	// for a vote file whose header states no guarantee, or that has none;
+	// otherwise the vote file's metadata header states it.
+	FromFlags bool
 	// Heterogeneous says that the header gives the teachers different
 	// guarantees: Guarantee is then their common bound (HeaderTeachers).
 	Heterogeneous bool

@@ -379,7 +379,7 @@ func (h *header) binding(t accountant.Guarantee) Binding {
 // the header m to have, when it states every teacher's: their common
 // bound (the largest ε and the largest Δ: each teacher that is (ε_i,
 // Δ_i)-DP is also (max ε, max Δ)-DP; DaRRM's certificate assumes one
-// (ε, Δ) for all K teachers), with Source FromHeader and whether the
+// (ε, Δ) for all K teachers), not FromFlags, and whether the
 // teachers' guarantees differ; false when m is nil, states non-private
 // teachers, or breaks a rule (Check says which).
 func HeaderTeachers(m *votefile.Meta) (TeacherGuarantee, bool) {
@@ -391,7 +391,7 @@ func HeaderTeachers(m *votefile.Meta) (TeacherGuarantee, bool) {
 		return TeacherGuarantee{}, false
 	}
 	g, het := h.common()
-	return TeacherGuarantee{Guarantee: g, Source: FromHeader, Heterogeneous: het}, true
+	return TeacherGuarantee{Guarantee: g, Heterogeneous: het}, true
 }
 
 // Header returns the metadata header of votes of the ensemble b among

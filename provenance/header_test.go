@@ -125,10 +125,10 @@ func TestHeaderTeachers(t *testing.T) {
 	run, g := sgdRun(t)
 	hetero := statedMeta(5, 0.2, 1e-6)
 	hetero.Teachers = []votefile.TeacherGroup{StatedTeachers(2, accountant.Guarantee{Eps: 0.2, Delta: 1e-6}), StatedTeachers(3, accountant.Guarantee{Eps: 0.1, Delta: 1e-5})}
-	if c, ok := HeaderTeachers(hetero); !ok || c != (TeacherGuarantee{Guarantee: accountant.Guarantee{Eps: 0.2, Delta: 1e-5}, Source: FromHeader, Heterogeneous: true}) {
+	if c, ok := HeaderTeachers(hetero); !ok || c != (TeacherGuarantee{Guarantee: accountant.Guarantee{Eps: 0.2, Delta: 1e-5}, Heterogeneous: true}) {
 		t.Errorf("common bound of (0.2, 1e-6) and (0.1, 1e-5): %+v, %v", c, ok)
 	}
-	if c, ok := HeaderTeachers(statedMeta(3, 0.1, 1e-5)); !ok || c != (TeacherGuarantee{Guarantee: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Source: FromHeader}) {
+	if c, ok := HeaderTeachers(statedMeta(3, 0.1, 1e-5)); !ok || c != (TeacherGuarantee{Guarantee: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}}) {
 		t.Errorf("common bound of equal teachers: %+v, %v", c, ok)
 	}
 	sgd := Header(Binding{Ensemble: "sgd", K: 3, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}, 2, votefile.LayoutVotes)

@@ -58,7 +58,7 @@ func newAggregateCmd() *cobra.Command {
 		// outputs.Check names the argument so in its errors.
 		Annotations: map[string]string{"input": "the vote file"},
 	}, &f)
-	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", string(provenance.DaRRM), "aggregator: "+provenance.JoinMechanisms(ensemble.Mechanisms, ", ")+"; for multi-class votes (--input-format counts or --classes): "+provenance.JoinMechanisms(ensemble.ManyClassMechanisms, ", "))
+	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", string(provenance.DaRRM), "aggregator: "+aggregators.Names(votefile.TwoClass)+"; for multi-class votes (--input-format counts or --classes): "+aggregators.Names(votefile.ManyClasses))
 	hideComposition(cmd)
 	return cmd
 }
@@ -175,7 +175,7 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, i
 		}
 		fs := cmd.Flags()
 		if info.OwnTarget() {
-			rel.Teachers = provenance.TeacherGuarantee{Source: provenance.FromFlags}
+			rel.Teachers = provenance.TeacherGuarantee{FromFlags: true}
 		} else if rel.Teachers, err = ensemble.ReleaseTeachers(in.Meta(), cli.Given(fs, "eps", f.Eps), cli.Given(fs, "Delta", f.Delta)); err != nil {
 			return spec, mech, rel, fmt.Errorf("%s: %w (--eps, --Delta)", input, err)
 		}
@@ -208,7 +208,7 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo,
 	eps := "--eps"
 	if info.OwnTarget() {
 		var err error
-		if line, err = ensemble.OneVoteTarget(givenTargetEps(cmd.Flags(), f.TargetEps), line.TargetDelta); err != nil {
+		if line, err = oneVoteTarget(givenTargetEps(cmd.Flags(), f.TargetEps), line.TargetDelta); err != nil {
 			return resolve.Resolved{}, targetEpsError(err)
 		}
 		if line.Eps == nil && (mech.Table == nil || mech.Table.Stated.Eps == nil) {
@@ -216,7 +216,7 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo,
 		}
 	} else {
 		line.Eps, line.Delta = &t.Eps, &t.Delta
-		if t.Source == provenance.FromHeader {
+		if !t.FromFlags {
 			eps = "eps " + cliout.Float(t.Eps) + " of the metadata header of " + input
 		}
 	}

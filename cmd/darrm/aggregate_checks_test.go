@@ -55,7 +55,7 @@ func checkFile(t *testing.T, path string, m ensemble.MechanismInfo, id string, n
 		b.Write(head)
 	} else if m.Input == votefile.ManyClasses {
 		flags = []string{"--input-format", "counts"}
-	} else if slices.Contains(m.Takes, ensemble.SettingEps) {
+	} else if slices.ContainsFunc(m.Takes, func(s ensemble.Setting) bool { return s.Flag() == "eps" }) {
 		flags = []string{"--eps", "0.1", "--Delta", strconv.FormatFloat(delta, 'g', -1, 64)}
 	}
 	for i := 1; i <= n; i++ {
@@ -89,7 +89,7 @@ func checkFile(t *testing.T, path string, m ensemble.MechanismInfo, id string, n
 // registry's first mechanism only.
 func TestEveryCheckOfEveryMechanism(t *testing.T) {
 	cache := t.TempDir()
-	for i, m := range ensemble.Registry() {
+	for i, m := range ensemble.Registry(nil) {
 		fileChecks := i == 0 || !testing.Short()
 		t.Run(string(m.Name)+"/"+strings.ReplaceAll(m.Input.String(), " ", "-"), func(t *testing.T) {
 			dir := t.TempDir()

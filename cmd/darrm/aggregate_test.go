@@ -163,7 +163,7 @@ func TestAggregateSeededAndFormats(t *testing.T) {
 		t.Errorf("a seeded run must say NOT FOR RELEASE once, with its seed, in the summary:\n%s", err1)
 	}
 	out, errOut, code := darrm(t, votes, append(args, "--format", "json", "--out-format", "csv")...)
-	if code != 0 || !strings.HasPrefix(out, ensemble.NotForRelease+"\n# {") || !strings.Contains(out, "}\nid,label\na,") {
+	if code != 0 || !strings.HasPrefix(out, "# NOT FOR RELEASE: drawn from a seeded generator; anyone who knows the seed can remove the noise\n# {") || !strings.Contains(out, "}\nid,label\na,") {
 		t.Fatalf("exit %d, labels %q: %s", code, out, errOut)
 	}
 	var doc struct {
@@ -519,7 +519,7 @@ func TestAggregateTeachersFromHeader(t *testing.T) {
 		}
 		var d doc
 		decode(t, stdout, &d)
-		if d.Eps != tc.eps || d.Delta != tc.dlt || d.EpsSource.String() != tc.source || d.TeachersDiffer != tc.differ || d.PerQuery.Eps != tc.eps || (d.VotesHeader == nil) != (tc.source == "flags" && mech != "gnmax") {
+		if d.Eps != tc.eps || d.Delta != tc.dlt || d.EpsSource != tc.source || d.TeachersDiffer != tc.differ || d.PerQuery.Eps != tc.eps || (d.VotesHeader == nil) != (tc.source == "flags" && mech != "gnmax") {
 			t.Errorf("%s: eps %v, Delta %v from %v (differ %v), per query %v; want %v, %v from %s", tc.name, d.Eps, d.Delta, d.EpsSource, d.TeachersDiffer, d.PerQuery, tc.eps, tc.dlt, tc.source)
 		}
 		os.Remove(out)
@@ -731,30 +731,30 @@ func TestBudgetStopWithheld(t *testing.T) {
 func exampleFlags(t *testing.T, m ensemble.MechanismInfo) []string {
 	t.Helper()
 	var out []string
-	for _, v := range m.Example {
-		name, ok := report.SettingFlag[v.Setting]
-		if !ok {
-			t.Fatalf("%s: no flag for the setting %v of its example", m.Name, v.Setting)
-		}
-		out = append(out, "--"+name, v.Value)
+	for s, v := range m.Example {
+		out = append(out, "--"+s.Flag(), v)
 	}
 	return out
 }
 
 // TestSettingFlags: every setting of every registered mechanism is given
-// by a flag of darrm aggregate (report.SettingFlag), and no two by one.
+// by a flag of darrm aggregate (ensemble.Setting.Flag), which reads back
+// to it, and no two by one.
 func TestSettingFlags(t *testing.T) {
 	fs := newAggregateCmd().Flags()
 	seen := map[string]ensemble.Setting{}
-	for s, name := range report.SettingFlag {
-		if o, ok := seen[name]; ok {
-			t.Errorf("--%s gives both %v and %v", name, o, s)
-		}
-		seen[name] = s
-	}
-	for _, m := range ensemble.Registry() {
+	for _, m := range ensemble.Registry(nil) {
 		for _, s := range append(slices.Clone(m.Needs), m.Takes...) {
-			if name, ok := report.SettingFlag[s]; !ok || fs.Lookup(name) == nil {
+			name := s.Flag()
+			if o, ok := seen[name]; ok && o != s {
+				t.Errorf("--%s gives both %v and %v", name, o, s)
+			}
+			seen[name] = s
+			var back ensemble.Setting
+			if err := back.UnmarshalText([]byte(name)); err != nil || back != s {
+				t.Errorf("%s on %v: the setting %v's flag %q reads back as %v, %v", m.Name, m.Input, s, name, back, err)
+			}
+			if fs.Lookup(name) == nil {
 				t.Errorf("%s on %v: the setting %v has no flag of aggregate (%q)", m.Name, m.Input, s, name)
 			}
 		}

@@ -2,9 +2,6 @@ package main
 
 import (
 	"fmt"
-	"slices"
-
-	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +11,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
+	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/param"
@@ -95,7 +93,7 @@ func (c *compositionFlags) composition() accountant.Composition {
 // is of no two-class one, else the two-class one.
 func lookupMechanism(cmd *cobra.Command, name provenance.MechanismName) (ensemble.MechanismInfo, error) {
 	in := votefile.TwoClass
-	if cmd.Flags().Changed("classes") || !slices.Contains(ensemble.Mechanisms, name) {
+	if cmd.Flags().Changed("classes") || len(ensemble.Registry(func(info ensemble.MechanismInfo) bool { return info.Input == votefile.TwoClass && info.Name == name })) == 0 {
 		in = votefile.ManyClasses
 	}
 	info, err := ensemble.LookupMechanism(name, in)

@@ -116,7 +116,7 @@ func newLedgerInitCmd() *cobra.Command {
 	}, &f)
 	bind(cmd, &f.use)
 	cmd.Flags().Lookup("classes").Usage = "number of classes C: with --votes, the votes are class indices 0..C-1, as aggregate reads them (a metadata header states C); without, the classes of a multi-class --mechanism's votes"
-	cmd.Flags().StringVar((*string)(&f.use.Mechanism), "mechanism", "", "declare the labels the ledger will pay for: their aggregator ("+provenance.JoinMechanisms(ensemble.Mechanisms, ", ")+"; with --classes: "+provenance.JoinMechanisms(ensemble.ManyClassMechanisms, ", ")+"), with its per-query settings as aggregate takes them; the ledger's teachers are its K and (eps, Delta)")
+	cmd.Flags().StringVar((*string)(&f.use.Mechanism), "mechanism", "", "declare the labels the ledger will pay for: their aggregator ("+aggregators.Names(votefile.TwoClass)+"; with --classes: "+aggregators.Names(votefile.ManyClasses)+"), with its per-query settings as aggregate takes them; the ledger's teachers are its K and (eps, Delta)")
 	return cmd
 }
 
@@ -211,7 +211,7 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 		base.Mechanism.GNMax = noisymax.ConfidentGNMax{Threshold: u.Threshold, Sigma1: u.Sigma1, Sigma2: u.Sigma2, Noise: noisymax.DiscreteNoise}
 		r = plan.ManyClasses(base, info.Name, b.K, classes, cli.Given(fs, "delta", u.Target))
 	case info.OwnTarget():
-		line, err := ensemble.OneVoteTarget(givenTargetEps(cmd.Flags(), u.TargetEps), nil)
+		line, err := oneVoteTarget(givenTargetEps(cmd.Flags(), u.TargetEps), nil)
 		if err != nil {
 			return accountant.Spend{}, "", targetEpsError(err)
 		}

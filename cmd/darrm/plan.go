@@ -53,14 +53,14 @@ func newPlanCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runPlan(cmd, &f) },
 	}, &f)
-	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", "", "aggregator: "+provenance.JoinMechanisms(ensemble.Mechanisms, ", ")+"; with --classes: "+provenance.JoinMechanisms(ensemble.ManyClassMechanisms, ", ")+" (left out, with --votes and --queries: every mechanism that fits the votes, compared)")
+	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", "", "aggregator: "+aggregators.Names(votefile.TwoClass)+"; with --classes: "+aggregators.Names(votefile.ManyClasses)+" (left out, with --votes and --queries: every mechanism that fits the votes, compared)")
 	hideComposition(cmd)
 	return cmd
 }
 
 // runPlan builds the plan's request from the flags and asks the library
 // for a count (plan.Queries) or for parameters (plan.Parameters,
-// plan.ConfidentGNMax).
+// plan.OnProxy).
 func runPlan(cmd *cobra.Command, f *planFlags) error {
 	fs := cmd.Flags()
 	compositionIgnored(cmd)
@@ -83,7 +83,7 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	}
 	if !doc.Chosen {
 		for _, s := range info.Needs {
-			if n := report.SettingFlag[s]; s != ensemble.SettingTargetDelta && !fs.Changed(n) {
+			if n := s.Flag(); n != "delta" && !fs.Changed(n) {
 				return cli.Usagef("%s needs --%s to count the queries it fits (or --queries to plan it)", info.Name, n)
 			}
 		}
@@ -106,7 +106,7 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	}
 	r.For = f.For
 	for _, s := range plan.Chosen(r) {
-		if n := report.SettingFlag[s]; fs.Changed(n) {
+		if n := s.Flag(); fs.Changed(n) {
 			return cli.Usagef("--%s is what a plan of --queries chooses: leave it out (or leave out --queries to count the queries it fits)", n)
 		}
 	}
@@ -116,12 +116,7 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 			return err
 		}
 		doc.Tuning = tuning
-		if info.Name == provenance.ConfidentGNMax {
-			doc.Plan, err = plan.ConfidentGNMax(cmd.Context(), r, f.Queries, proxy, plan.ConfidentOptions{MinPrecision: f.MinPrecision})
-		} else {
-			doc.Plan, err = plan.GNMax(cmd.Context(), r, f.Queries, proxy)
-		}
-		if err != nil {
+		if doc.Plan, err = plan.OnProxy(cmd.Context(), r, f.Queries, proxy, plan.ConfidentOptions{MinPrecision: f.MinPrecision}); err != nil {
 			return f.planError(cmd, err)
 		}
 		lines.Done() // before the output: the solves of gamma_opt are over
@@ -244,7 +239,7 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 		base.Mechanism.GNMax = noisymax.ConfidentGNMax{Threshold: f.Threshold, Sigma1: f.Sigma1, Sigma2: f.Sigma2, Noise: noisymax.DiscreteNoise}
 		r = plan.ManyClasses(base, info.Name, f.K, f.Classes, cli.Given(fs, "delta", f.Target))
 	case info.OwnTarget():
-		line, err := ensemble.OneVoteTarget(givenTargetEps(cmd.Flags(), f.TargetEps), nil)
+		line, err := oneVoteTarget(givenTargetEps(cmd.Flags(), f.TargetEps), nil)
 		if err != nil {
 			return r, info, targetEpsError(err)
 		}

@@ -9,7 +9,9 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/provenance"
 )
@@ -62,7 +64,7 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 		names[i] = provenance.MechanismName(n)
 	}
 	if len(names) == 0 {
-		names = ensemble.DefaultMechanisms(p.Problem)
+		names = defaultMechanisms(p.Problem)
 	}
 	mech, err := f.Flags.Parse(cmd, "mechanisms", names)
 	if err != nil {
@@ -71,7 +73,7 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	if !cmd.Flags().Changed("seed") {
 		f.Seed = noise.NewSource().Uint64()
 	}
-	teachers, err := ensemble.Teachers(f.Teachers, p.K, noise.NewSeededSource(f.Seed))
+	teachers, err := teachersOf(f.Teachers, p.K, noise.NewSeededSource(f.Seed))
 	if err != nil {
 		return cli.Usagef("--teachers: %v", err)
 	}
@@ -97,4 +99,37 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 		}
 	}
 	return out.Write(cmd.OutOrStdout(), f.Format)
+}
+
+// defaultMechanisms are the mechanisms simulate compares on problem p
+// when none is named, in the registry's order: dsub only for Delta = 0
+// (Theorem 3.5.1), gnmax only for delta > 0 (a Gaussian mechanism is not
+// pure DP), and darrm-one-vote beside it, at the same per-query target in
+// the same relation.
+func defaultMechanisms(p constraints.Problem) []provenance.MechanismName {
+	names := []provenance.MechanismName{provenance.DaRRM, provenance.Subsample}
+	if p.Delta == 0 {
+		names = append(names, provenance.DSub)
+	}
+	names = append(names, provenance.RR)
+	if p.TargetDelta > 0 {
+		names = append(names, provenance.GNMax, provenance.DaRRMOneVote)
+	}
+	return names
+}
+
+// teachersOf returns the probabilities p_i with which K synthetic teachers
+// vote 1, from spec in gamma.ParseActual's form: "U(a,b)" draws each p_i
+// once, i.i.d. uniform on [a, b], from src; a single probability gives
+// every teacher that value; K comma-separated probabilities give one each.
+func teachersOf(spec string, k int, src *noise.Source) ([]float64, error) {
+	a, err := gamma.ParseActual(spec)
+	if err != nil {
+		return nil, fmt.Errorf("teachers: %w", err)
+	}
+	p, err := a.Sample(k, src.Float64)
+	if err != nil {
+		return nil, fmt.Errorf("teachers: %w", err)
+	}
+	return p, nil
 }

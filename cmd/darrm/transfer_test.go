@@ -13,7 +13,6 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/internal/datasets"
 	"github.com/darrm/darrm/internal/transfer"
-	"github.com/darrm/darrm/provenance"
 )
 
 // fakeMNIST writes a small MNIST (generated images of "5" and "8", and one
@@ -205,7 +204,7 @@ func TestTransferSynthetic(t *testing.T) {
 	size, _ := datasets.PublicTrainSize("mnist58")
 	priv, _ := transfer.Thesis(accountant.Disjoint).Configs("mnist58", size, &seed)
 	want, _, _ := transfer.TeacherGuarantee(priv.DP)
-	if agg.EpsSource != provenance.FromHeader || agg.Eps != want.Eps || agg.Delta != transfer.TeacherDelta || agg.VotesHeader.Teachers[0].Source.Method != "dp-sgd" {
+	if agg.EpsSource != "header" || agg.Eps != want.Eps || agg.Delta != transfer.TeacherDelta || agg.VotesHeader.Teachers[0].Source.Method != "dp-sgd" {
 		t.Errorf("aggregate of the teachers' votes: eps %v, Delta %v from %v; want %v", agg.Eps, agg.Delta, agg.EpsSource, want)
 	}
 }

@@ -63,7 +63,7 @@ func (f *Flags) Parse(cmd *cobra.Command, flag string, names []provenance.Mechan
 	for i, n := range names {
 		var err error
 		if infos[i], err = ensemble.LookupMechanism(n, votefile.TwoClass); err != nil {
-			return Checked{Flags: f}, cli.Usagef("--%s %q: must be one of %s", flag, n, provenance.JoinMechanisms(ensemble.Mechanisms, ", "))
+			return Checked{Flags: f}, cli.Usagef("--%s %q: must be one of %s", flag, n, Names(votefile.TwoClass))
 		}
 	}
 	return f.Check(cmd, infos)
@@ -86,7 +86,7 @@ func (f *Flags) Check(cmd *cobra.Command, infos []ensemble.MechanismInfo) (Check
 		if f.GammaFile == "" {
 			flag = "--no-solve"
 		}
-		return s, cli.Usagef("%s applies to the mechanisms that sample a gamma (%s), none of which is in use", flag, provenance.JoinMechanisms(ensemble.GammaMechanisms, ", "))
+		return s, cli.Usagef("%s applies to the mechanisms that sample a gamma (%s), none of which is in use", flag, join(func(info ensemble.MechanismInfo) bool { return info.Gamma }))
 	}
 	if f.GammaFile != "" {
 		if f.NoSolve {
@@ -105,15 +105,33 @@ func (f *Flags) Check(cmd *cobra.Command, infos []ensemble.MechanismInfo) (Check
 }
 
 // checkTableRelation refuses a --gamma file for a relation in which none
-// of the mechanisms infos that sample a gamma releases
-// (ensemble.CheckGammaRelation).
+// of the mechanisms infos that sample a gamma releases: a gamma is private
+// only in the relation it was certified in.
 func (s Checked) checkTableRelation(infos []ensemble.MechanismInfo) error {
-	var re *ensemble.GammaRelationError
-	if err := ensemble.CheckGammaRelation(s.Table.InRelation(), infos); !errors.As(err, &re) {
-		return err
+	return tableRelation(s.TableName, s.Table.InRelation(), infos)
+}
+
+// tableRelation returns nil when one of the mechanisms infos releases in
+// rel, the relation of the gamma of the file name, and otherwise a usage
+// error naming the mechanism that samples a gamma in rel.
+func tableRelation(name string, rel accountant.Relation, infos []ensemble.MechanismInfo) error {
+	names := make([]provenance.MechanismName, len(infos))
+	for i, info := range infos {
+		if info.Relation == rel {
+			return nil
+		}
+		names[i] = info.Name
+	}
+	release := accountant.OneVote
+	if rel == accountant.OneVote {
+		release = accountant.PrivateTeachers
+	}
+	var use provenance.MechanismName
+	if in := ensemble.Registry(func(info ensemble.MechanismInfo) bool { return info.Gamma && info.Relation == rel }); len(in) > 0 {
+		use = in[len(in)-1].Name
 	}
 	return cli.Usagef("--gamma %s is a gamma for the %v relation (%s); %s releases in the %v relation: use --mechanism %s, or a gamma that darrm solve wrote for the %v relation",
-		s.TableName, re.Gamma, re.Gamma.Describe(), provenance.JoinMechanisms(re.Mechanisms, " and "), re.Release, re.Use, re.Release)
+		name, rel, rel.Describe(), provenance.JoinMechanisms(names, " and "), release, use, release)
 }
 
 // NewAggregator builds the two-class aggregator of mechanism info, one
@@ -171,20 +189,20 @@ func (s Checked) ReleaseError(err error, input string) error {
 	if !errors.As(err, &re) {
 		return err
 	}
-	switch err = re.Err; re.Step {
-	case ensemble.StepGamma:
+	switch err = re.Err; re.Step.String() {
+	case "gamma":
 		return gammasource.Error(err, s.TableName)
-	case ensemble.StepBuild:
+	case "build":
 		// A certificate failure exits 3; any other error is a parameter
 		// the mechanism cannot serve (exit 2).
 		if !errors.Is(err, ensemble.ErrNotCertified) && !errors.Is(err, context.Canceled) {
 			err = cli.AsUsage(exitstatus.Flagged(err, map[string]string{"laplace scale": "--laplace-scale"}))
 		}
-	case ensemble.StepBinding:
+	case "binding":
 		err = fmt.Errorf("%s: %w (--mechanism)", input, err)
-	case ensemble.StepAccounting:
+	case "accounting":
 		err = cli.AsUsage(err)
-	case ensemble.StepLedger:
+	case "ledger":
 		err = ledgernotes.Error(err)
 	}
 	return err
@@ -220,4 +238,20 @@ func (s Checked) PlanSource(cmd *cobra.Command, lines *cliout.Stages) (optimal.S
 	}
 	gammasource.Plan(cmd, &src, lines)
 	return src, nil
+}
+
+// Names lists the registered mechanisms for votes of kind in, as flags'
+// help and errors name them: separated by commas.
+func Names(in votefile.Input) string {
+	return join(func(info ensemble.MechanismInfo) bool { return info.Input == in })
+}
+
+// join lists the registered mechanisms that keep keeps, separated by
+// commas.
+func join(keep func(ensemble.MechanismInfo) bool) string {
+	var names []provenance.MechanismName
+	for _, info := range ensemble.Registry(keep) {
+		names = append(names, info.Name)
+	}
+	return provenance.JoinMechanisms(names, ", ")
 }

@@ -6,15 +6,17 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/fixtures"
 	"github.com/darrm/darrm/provenance"
+	"github.com/darrm/darrm/votefile"
 )
 
 // TestParse: the flags of a gamma go with the mechanisms that sample one,
 // --gamma and --no-solve exclude each other, and a --gamma of one relation
-// is refused for the mechanisms of the other (ensemble.CheckGammaRelation).
+// is refused for the mechanisms of the other (tableRelation).
 func TestParse(t *testing.T) {
 	g := fixtures.Path("gamma-K11-m3.json") // private teachers
 	for _, c := range []struct {
@@ -40,6 +42,32 @@ func TestParse(t *testing.T) {
 			if err != nil || s.Table == nil || src.Given == nil || src.Name != "the gamma of "+g {
 				t.Errorf("%+v: the --gamma file not kept: %+v, source %+v, %v", c.f, s, src, err)
 			}
+		}
+	}
+}
+
+// TestTableRelation: a gamma fits a mechanism of its own relation; for
+// mechanisms of the other relation the error names them and the mechanism
+// that samples a gamma in the gamma's relation.
+func TestTableRelation(t *testing.T) {
+	darrm, _ := ensemble.LookupMechanism(provenance.DaRRM, votefile.TwoClass)
+	oneVote, _ := ensemble.LookupMechanism(provenance.DaRRMOneVote, votefile.TwoClass)
+	for _, c := range []struct {
+		rel   accountant.Relation
+		infos []ensemble.MechanismInfo
+		want  string
+	}{
+		{accountant.PrivateTeachers, []ensemble.MechanismInfo{darrm}, ""},
+		{accountant.OneVote, []ensemble.MechanismInfo{darrm, oneVote}, ""},
+		{accountant.OneVote, []ensemble.MechanismInfo{darrm}, "darrm releases in the private-teachers relation: use --mechanism darrm-one-vote, or a gamma that darrm solve wrote for the private-teachers relation"},
+		{accountant.PrivateTeachers, []ensemble.MechanismInfo{oneVote}, "darrm-one-vote releases in the one-vote relation: use --mechanism darrm, or a gamma that darrm solve wrote for the one-vote relation"},
+	} {
+		err := tableRelation("g.json", c.rel, c.infos)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%v gamma for %v: %v", c.rel, c.infos[0].Name, err)
+		case c.want != "" && (!cli.IsUsage(err) || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%v gamma for %v: %v, want a usage error containing %q", c.rel, c.infos[0].Name, err, c.want)
 		}
 	}
 }

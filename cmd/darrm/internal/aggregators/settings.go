@@ -8,7 +8,6 @@ import (
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
-	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
@@ -42,7 +41,7 @@ func GNMaxOf(s provenance.Settings, noise noisymax.Noise) (noisymax.ConfidentGNM
 // header) gives (ensemble.MechanismInfo.CheckSettings).
 func CheckSettings(cmd *cobra.Command, info ensemble.MechanismInfo, stated provenance.Settings) error {
 	u := info.CheckSettings(func(s ensemble.Setting) (set, known bool) {
-		name := report.SettingFlag[s]
+		name := s.Flag()
 		fl := cmd.Flags().Lookup(name)
 		return fl != nil && fl.Changed, fl != nil && fl.Name == name
 	}, stated)
@@ -50,11 +49,11 @@ func CheckSettings(cmd *cobra.Command, info ensemble.MechanismInfo, stated prove
 	case u == nil:
 		return nil
 	case u.Missing:
-		return cli.Usagef("--%s is required by %s", report.SettingFlag[u.Setting], info.Name)
+		return cli.Usagef("--%s is required by %s", u.Setting.Flag(), info.Name)
 	}
-	flag, takes := report.SettingFlag[u.Setting], make([]string, len(u.Takes))
+	flag, takes := u.Setting.Flag(), make([]string, len(u.Takes))
 	for i, s := range u.Takes {
-		takes[i] = report.SettingFlag[s]
+		takes[i] = s.Flag()
 	}
 	msg := fmt.Sprintf("--%s is not a setting of %s on %v, which takes --%s", flag, info.Name, info.Input, strings.Join(takes, ", --"))
 	if others := provenance.JoinMechanisms(u.TakenBy, ", "); u.Input != info.Input {

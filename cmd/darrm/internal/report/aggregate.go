@@ -7,10 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
-
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/plural"
@@ -76,12 +75,12 @@ type Aggregate struct {
 	// vote file's metadata header or the flags. TeachersDiffer says that
 	// the header gives the teachers different guarantees, of which eps
 	// and Delta are the common bound.
-	EpsSource        provenance.EpsSource `json:"eps_source"`
-	TeachersDiffer   bool                 `json:"teachers_differ"`
-	Gamma            []float64            `json:"gamma"`
-	Sigma            *float64             `json:"sigma,omitempty"`
-	QueriesPerSecond float64              `json:"queries_per_second"`
-	Certificate      *gamma.Certificate   `json:"certificate,omitempty"`
+	EpsSource        string             `json:"eps_source"`
+	TeachersDiffer   bool               `json:"teachers_differ"`
+	Gamma            []float64          `json:"gamma"`
+	Sigma            *float64           `json:"sigma,omitempty"`
+	QueriesPerSecond float64            `json:"queries_per_second"`
+	Certificate      *gamma.Certificate `json:"certificate,omitempty"`
 }
 
 // AggregateMulti is the summary darrm aggregate prints after a release of
@@ -221,15 +220,16 @@ type AllowedTotal struct {
 	Reference string  `json:"reference"`
 }
 
-// newBudget is the budget b of a release that left unanswered queries
-// unanswered.
-func newBudget(b *ensemble.Budget, unanswered int) *Budget {
+// newBudget is the budget of a release accounted by a that left
+// unanswered queries unanswered.
+func newBudget(a ensemble.Accounting, unanswered int) *Budget {
+	b := a.Budget
 	if b == nil {
 		return nil
 	}
-	out := &Budget{Eps: b.Eps, Delta: b.Delta, MaxQueries: b.MaxQueries, Unlimited: b.MaxQueries == accountant.Unlimited, Stopped: unanswered > 0}
-	if b.MaxQueries != 0 {
-		t := b.Allows
+	out := &Budget{Eps: b.Eps, Delta: b.Delta, MaxQueries: a.MaxQueries, Unlimited: a.MaxQueries == accountant.Unlimited, Stopped: unanswered > 0}
+	if a.MaxQueries != 0 {
+		t := a.Allows
 		out.AllowedBy = &AllowedTotal{Eps: t.Guarantee.Eps, Delta: t.Guarantee.Delta, Method: t.Name(), Reference: t.Reference()}
 	}
 	return out
@@ -306,7 +306,7 @@ func newReleased(r Release) (released, error) {
 		Output: r.Output, OutputFormat: r.Sink.Format.String(), Mechanism: r.Mechanism, VotesHeader: r.Votes.Meta(), VotesHeaderFile: r.HeaderFile,
 		PerQuery: PerQuery{Eps: priv.Eps, Delta: priv.Delta, Source: priv.Source, Relation: priv.Relation.String(), RelationText: priv.Relation.Describe()},
 		Queries:  res.Released + res.Unanswered, Released: res.Released, Answered: res.Released - res.Withheld, Withheld: res.Withheld, StoppedByBudget: res.Unanswered,
-		TotalsRole: analysisRole, Cap: a.Cap, CapNote: a.CapNote, Budget: newBudget(a.Budget, res.Unanswered),
+		TotalsRole: analysisRole, Cap: a.Cap, CapNote: a.CapNote, Budget: newBudget(a, res.Unanswered),
 		Randomness: Randomness{Source: "crypto/rand"}, ForRelease: r.Seed == nil, Seconds: r.Elapsed.Seconds(), Analysis: r.Analysis,
 	}
 	if r.Seed != nil {
@@ -326,7 +326,7 @@ func NewAggregate(r Release) (Aggregate, error) {
 	common, err := newReleased(r)
 	res := r.Result
 	out := Aggregate{released: common, Header: r.Votes.HasHeader(), Label: r.Label, Problem: NewProblem(r.Problem),
-		EpsSource: r.Teachers.Source, TeachersDiffer: r.Teachers.Heterogeneous,
+		EpsSource: epsSource(r.Teachers.FromFlags), TeachersDiffer: r.Teachers.Heterogeneous,
 		QueriesPerSecond: float64(res.Released+res.Unanswered) / r.Elapsed.Seconds()}
 	if agg, ok := r.Aggregator.(ensemble.Aggregator); ok {
 		out.Gamma, out.Certificate = agg.Gamma(), agg.Privacy().Certificate
@@ -625,7 +625,7 @@ func (out Aggregate) describeTeachers() string {
 		return "(eps, Delta) from --eps and --Delta (the vote file has no metadata header)"
 	}
 	what := fmt.Sprintf("ensemble %s (%v, %v relation, partition %v)", m.Ensemble, m.Kind, m.Relation, m.Partition)
-	if out.EpsSource == provenance.FromFlags {
+	if out.EpsSource == "flags" {
 		return fmt.Sprintf("%s, non-private (no guarantee in the header): the release is calibrated to (eps, Delta) from --eps and --Delta", what)
 	}
 	var groups []string
@@ -653,4 +653,13 @@ func (r Release) Stopped() string {
 		return fmt.Sprintf("answered %d of %s, %d left unanswered; %s holds the %d answered", res.Released, queries, res.Unanswered, r.Output, res.Released)
 	}
 	return ""
+}
+
+// epsSource names where the teachers' eps and Delta came from: "flags"
+// or "header".
+func epsSource(fromFlags bool) string {
+	if fromFlags {
+		return "flags"
+	}
+	return "header"
 }

@@ -9,9 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
-
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
@@ -57,17 +56,18 @@ func TestNewAggregate(t *testing.T) {
 		name   string
 		agg    ensemble.Aggregator
 		res    ensemble.ReleaseResult
-		budget *ensemble.Budget
+		budget *accountant.Budget
+		maxQ   int
 		seed   *uint64
 		led    *ledger.Status
 	}{
 		{name: "rr", agg: rr, res: ensemble.ReleaseResult{Released: 4}},
 		{name: "nothing answered", agg: rr},
-		{name: "stopped by a budget", agg: rr, res: ensemble.ReleaseResult{Released: 2, Unanswered: 3}, budget: &ensemble.Budget{Budget: accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-3}}, MaxQueries: 2}},
+		{name: "stopped by a budget", agg: rr, res: ensemble.ReleaseResult{Released: 2, Unanswered: 3}, budget: &accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-3}}, maxQ: 2},
 		{name: "gnmax, seeded", agg: gn, res: ensemble.ReleaseResult{Released: 1}, seed: &seed},
 		{name: "charged to a ledger", agg: rr, res: ensemble.ReleaseResult{Released: 1}, led: &st},
 	} {
-		acct := ensemble.Accounting{PerQuery: tc.agg.Privacy(), Composition: accountant.Composition{DeltaPrime: 1e-5}, Budget: tc.budget}
+		acct := ensemble.Accounting{PerQuery: tc.agg.Privacy(), Composition: accountant.Composition{DeltaPrime: 1e-5}, Budget: tc.budget, MaxQueries: tc.maxQ}
 		out, err := NewAggregate(Release{Problem: resolve.Resolved{Problem: p}, Mechanism: provenance.MechanismName(tc.name), Aggregator: tc.agg, Input: "votes.csv", Output: "-",
 			Votes: votes, Sink: ensemble.LabelSink{Format: votefile.FormatCSV}, Result: tc.res, Accounting: acct,
 			Seed: tc.seed, Ledger: tc.led, LedgerPath: path, Elapsed: time.Second})

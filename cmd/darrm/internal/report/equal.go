@@ -34,7 +34,7 @@ func NewPlanned(name provenance.MechanismName, e plan.Equal) Planned {
 		return Planned{Mechanism: name, NoFit: e.NoFit.Error()}
 	}
 	c := e.Plan.Count
-	return Planned{Mechanism: name, Parameter: SettingFlag[e.Plan.Parameter], Value: e.Plan.Value,
+	return Planned{Mechanism: name, Parameter: e.Plan.Parameter.Flag(), Value: e.Plan.Value,
 		PerQueryEps: c.PerQuery.Eps, PerQueryDelta: c.PerQuery.Delta,
 		Publish: &Publish{Source: "run", Eps: &c.Total.Guarantee.Eps, Delta: &c.Total.Guarantee.Delta,
 			Method: c.Total.Name(), Reference: c.Total.Reference(), DeltaFrom: "budget"}}

@@ -64,7 +64,7 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 		rec = append(rec, field("ledger_note", c.LedgerNote))
 	}
 	if d.Chosen {
-		rec = append(rec, field("for", r.For.String()), field("planned", SettingFlag[p.Parameter]))
+		rec = append(rec, field("for", r.For.String()), field("planned", p.Parameter.Flag()))
 		// At the largest value allowed (m = K) there is no neighbour: the
 		// values are absent (null, empty) and at_limit says why.
 		var nb, nq any

@@ -32,13 +32,13 @@ func TestPlanKeys(t *testing.T) {
 	}{
 		{"confident-gnmax count", Plan{Plan: plan.Plan{Request: req(provenance.ConfidentGNMax, votefile.ManyClasses), Count: count}},
 			[]string{"threshold", "sigma1", "sigma2", "delta", "queries", "budget_eps", "budget_delta", "publish_method", "publish_reference", "ledger_queries", "ledger_filter"}, []string{"m", "planned", "neighbour"}},
-		{"darrm-one-vote plan", Plan{Chosen: true, Plan: plan.Plan{Request: req(provenance.DaRRMOneVote, votefile.TwoClass), Count: count, Queries: 100, Parameter: ensemble.SettingTargetEps, Neighbour: 0.05, NeighbourRun: 90}},
+		{"darrm-one-vote plan", Plan{Chosen: true, Plan: plan.Plan{Request: req(provenance.DaRRMOneVote, votefile.TwoClass), Count: count, Queries: 100, Parameter: setting(t, "target-eps"), Neighbour: 0.05, NeighbourRun: 90}},
 			[]string{"target_eps", "delta", "queries", "planned", "neighbour", "neighbour_queries", "at_limit"}, []string{"m", "sigma2"}},
-		{"darrm plan at m = K", Plan{Chosen: true, Plan: plan.Plan{Request: req(provenance.DaRRM, votefile.TwoClass), Count: count, Queries: 5, Parameter: ensemble.SettingM, AtLimit: true}},
+		{"darrm plan at m = K", Plan{Chosen: true, Plan: plan.Plan{Request: req(provenance.DaRRM, votefile.TwoClass), Count: count, Queries: 5, Parameter: setting(t, "m"), AtLimit: true}},
 			[]string{"m", "eps", "Delta", "delta", "at_limit"}, []string{"target_eps"}},
 		{"lnmax", Plan{Plan: plan.Plan{Request: req(provenance.LNMax, votefile.ManyClasses), Count: count}},
 			[]string{"laplace_scale", "classes"}, []string{"sigma2", "delta", "for"}},
-		{"confident-gnmax plan on proxy votes", Plan{Chosen: true, Plan: plan.Plan{Request: req(provenance.ConfidentGNMax, votefile.ManyClasses), Count: count, Queries: 100, Parameter: ensemble.SettingSigma2,
+		{"confident-gnmax plan on proxy votes", Plan{Chosen: true, Plan: plan.Plan{Request: req(provenance.ConfidentGNMax, votefile.ManyClasses), Count: count, Queries: 100, Parameter: setting(t, "sigma2"),
 			Utility: &plan.Utility{Correct: 90, Answered: 95, Thresholds: []plan.ThresholdUtility{{Threshold: 0, Correct: 90, Answered: 95}, {Threshold: 120, Correct: 80, Answered: 84}}}}},
 			[]string{"for", "expected_correct", "expected_answered", "thresholds", "threshold_note"}, []string{"m"}},
 	} {
@@ -66,4 +66,14 @@ func TestPlanKeys(t *testing.T) {
 			}
 		})
 	}
+}
+
+// setting returns the setting whose flag is name.
+func setting(t *testing.T, name string) ensemble.Setting {
+	t.Helper()
+	var s ensemble.Setting
+	if err := s.UnmarshalText([]byte(name)); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

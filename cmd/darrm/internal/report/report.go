@@ -17,10 +17,9 @@ import (
 	"math/big"
 	"strings"
 
-	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
-
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/plural"

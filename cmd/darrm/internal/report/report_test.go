@@ -10,11 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
-
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/datasets"

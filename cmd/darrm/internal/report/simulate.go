@@ -3,12 +3,12 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
-
-	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/provenance"
@@ -52,7 +52,7 @@ type SimResult struct {
 // results res of ensemble.Simulate, whose aggregators labels describe,
 // and the mechanisms whose interval darrm's lies above.
 func NewSimulate(p resolve.Resolved, teachers string, probs []float64, seed uint64, res []ensemble.SimResult, labels []string) Simulate {
-	out := Simulate{Problem: NewProblem(p), Teachers: teachers, P: probs, Seed: seed, Above: ensemble.Above(res, provenance.DaRRM),
+	out := Simulate{Problem: NewProblem(p), Teachers: teachers, P: probs, Seed: seed, Above: above(res, provenance.DaRRM),
 		Note: "a simulation with a seeded generator, not a private release: agreement with the majority of synthetic teachers"}
 	for i, r := range res {
 		out.Queries = r.Queries
@@ -113,4 +113,22 @@ func (out Simulate) Write(w io.Writer, f cliout.Format) error {
 		e.write(t)
 	}
 	return t.Close()
+}
+
+// above returns the names of the results in the neighbouring relation of
+// the result named name whose 95% interval lies wholly below its interval
+// (none if no result has that name). A result of the other relation is
+// never ranked against it: the same (eps, delta) is another promise there.
+func above(res []ensemble.SimResult, name provenance.MechanismName) []provenance.MechanismName {
+	i := slices.IndexFunc(res, func(r ensemble.SimResult) bool { return r.Name == name })
+	if i < 0 {
+		return nil
+	}
+	var below []provenance.MechanismName
+	for j, r := range res {
+		if j != i && r.Privacy.Relation == res[i].Privacy.Relation && res[i].Lo > r.Hi {
+			below = append(below, r.Name)
+		}
+	}
+	return below
 }

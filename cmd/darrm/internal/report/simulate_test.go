@@ -5,10 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
-
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/provenance"
@@ -54,5 +53,28 @@ func TestNewSimulate(t *testing.T) {
 		if !strings.Contains(table.String(), "one-vote") || !strings.Contains(unwrapped(table.String()), "rank mechanisms within a relation only") {
 			t.Errorf("%s: the table does not say the relations apart:\n%s", tc.name, table.String())
 		}
+	}
+}
+
+func TestAbove(t *testing.T) {
+	res := []ensemble.SimResult{
+		{Name: "darrm", Lo: 0.8, Hi: 0.9},
+		{Name: "rr", Lo: 0.6, Hi: 0.7},
+		{Name: "subsample", Lo: 0.75, Hi: 0.85},
+		{Name: "gnmax", Lo: 0.5, Hi: 0.79},
+		// Below darrm, but in another relation: not ranked against it.
+		{Name: "darrm-one-vote", Privacy: ensemble.Privacy{Relation: accountant.OneVote}, Lo: 0.7, Hi: 0.75},
+	}
+	if got := above(res, "darrm"); !slices.Equal(got, []provenance.MechanismName{provenance.RR, provenance.GNMax}) {
+		t.Errorf("above(darrm) = %v", got)
+	}
+	if got := above(res, "darrm-one-vote"); got != nil {
+		t.Errorf("above(darrm-one-vote), the only one of its relation: %v", got)
+	}
+	if got := above(res, "rr"); got != nil {
+		t.Errorf("above(rr) = %v", got)
+	}
+	if got := above(res, "dsub"); got != nil {
+		t.Errorf("above(dsub), not in the results: %v", got)
 	}
 }

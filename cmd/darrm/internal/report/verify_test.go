@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
-
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/fixtures"

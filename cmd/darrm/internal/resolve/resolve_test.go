@@ -7,7 +7,6 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 )
 
@@ -58,22 +57,6 @@ func TestOneVoteDefaults(t *testing.T) {
 	eps := 0.2
 	if p := Problem(5, def, gamma.Stated{Relation: &ov, Eps: &eps}); p.Problem != constraints.NewOneVote(5, 0.2, 0) || !p.DeltaDefault || !p.MDefault {
 		t.Errorf("one-vote defaults: %+v", p)
-	}
-	// A release whose target is its own (ensemble.OneVoteTarget) resolves
-	// to m = 1 and Delta = 0, its delta 0 unless given.
-	delta := 1e-5
-	for _, d := range []*float64{nil, &delta} {
-		s, err := ensemble.OneVoteTarget([]float64{0.3}, d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := 0.0
-		if d != nil {
-			want = *d
-		}
-		if p := Problem(11, constraints.Problem{}, s); p.M != 1 || p.Delta != 0 || p.Eps != 0.3 || p.TargetDelta != want {
-			t.Errorf("own target, delta %v: resolved %+v", d, p.Problem)
-		}
 	}
 }
 

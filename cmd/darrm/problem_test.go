@@ -1,0 +1,42 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/gamma"
+)
+
+// TestOneVoteTarget: a release whose target is its own states the
+// one-vote relation, its one eps and its delta where given, and refuses
+// more than one eps.
+func TestOneVoteTarget(t *testing.T) {
+	delta := 1e-5
+	for _, tc := range []struct {
+		eps   []float64
+		delta *float64
+		want  gamma.Stated
+		err   string
+	}{
+		{nil, nil, gamma.Stated{}, ""},
+		{[]float64{0.3}, &delta, gamma.Stated{Eps: &[]float64{0.3}[0], TargetDelta: &delta}, ""},
+		{[]float64{0.3, 0.4}, nil, gamma.Stated{}, "target-eps 2 values"},
+	} {
+		s, err := oneVoteTarget(tc.eps, tc.delta)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%v: %v, want %q", tc.eps, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || s.Relation == nil || *s.Relation != accountant.OneVote || (s.Eps == nil) != (tc.want.Eps == nil) || s.Eps != nil && *s.Eps != *tc.want.Eps || s.TargetDelta != tc.delta || s.M != nil || s.Delta != nil {
+			t.Errorf("%v, %v: %+v, %v", tc.eps, tc.delta, s, err)
+		}
+		if p := resolve.Problem(11, constraints.Problem{}, s); p.M != 1 || p.Delta != 0 || p.TargetDelta != 0 && tc.delta == nil {
+			t.Errorf("%v: resolved %+v: want m = 1, Delta = 0, delta 0 unless given", tc.eps, p.Problem)
+		}
+	}
+}
