@@ -96,6 +96,27 @@ func oneVoteProblem(p constraints.Problem) constraints.Problem {
 // guarantee (eps, Delta).
 func (info MechanismInfo) OwnTarget() bool { return slices.Contains(info.Takes, settingTargetEps) }
 
+// OneVoteTarget states the problem of a release whose per-query target
+// is its own (eps, delta) in the one-vote relation (MechanismInfo.OwnTarget,
+// or darrm solve --relation one-vote): the relation, the release's eps,
+// the one value of eps if any is given, and delta if given. Resolved as a
+// one-vote problem (constraints.NewOneVote), the teachers' m and Delta are 1 and 0, which
+// the relation does not use, and a delta not given is 0: pure. More than
+// one eps is a *accountant.SettingError naming target-eps: a release has
+// one.
+func OneVoteTarget(eps []float64, delta *float64) (gamma.Stated, error) {
+	rel := accountant.OneVote
+	s := gamma.Stated{Relation: &rel, TargetDelta: delta}
+	switch len(eps) {
+	case 0:
+	case 1:
+		s.Eps = &eps[0]
+	default:
+		return s, &accountant.SettingError{Name: "target-eps", Value: fmt.Sprintf("%d values", len(eps)), Rule: "give the one eps of each release"}
+	}
+	return s, nil
+}
+
 // Registry returns the registered mechanisms that keep keeps, every one
 // for a nil keep, in the registry's order: the two-class ones first.
 // Filters name e.g. those of the votes of one kind, or those that sample

@@ -208,7 +208,7 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo,
 	eps := "--eps"
 	if info.OwnTarget() {
 		var err error
-		if line, err = oneVoteTarget(givenTargetEps(cmd.Flags(), f.TargetEps), line.TargetDelta); err != nil {
+		if line, err = ensemble.OneVoteTarget(givenTargetEps(cmd.Flags(), f.TargetEps), line.TargetDelta); err != nil {
 			return resolve.Resolved{}, targetEpsError(err)
 		}
 		if line.Eps == nil && (mech.Table == nil || mech.Table.Stated.Eps == nil) {

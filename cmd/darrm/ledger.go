@@ -211,7 +211,7 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 		base.Mechanism.GNMax = noisymax.ConfidentGNMax{Threshold: u.Threshold, Sigma1: u.Sigma1, Sigma2: u.Sigma2, Noise: noisymax.DiscreteNoise}
 		r = plan.ManyClasses(base, info.Name, b.K, classes, cli.Given(fs, "delta", u.Target))
 	case info.OwnTarget():
-		line, err := oneVoteTarget(givenTargetEps(cmd.Flags(), u.TargetEps), nil)
+		line, err := ensemble.OneVoteTarget(givenTargetEps(cmd.Flags(), u.TargetEps), nil)
 		if err != nil {
 			return accountant.Spend{}, "", targetEpsError(err)
 		}

@@ -239,7 +239,7 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 		base.Mechanism.GNMax = noisymax.ConfidentGNMax{Threshold: f.Threshold, Sigma1: f.Sigma1, Sigma2: f.Sigma2, Noise: noisymax.DiscreteNoise}
 		r = plan.ManyClasses(base, info.Name, f.K, f.Classes, cli.Given(fs, "delta", f.Target))
 	case info.OwnTarget():
-		line, err := oneVoteTarget(givenTargetEps(cmd.Flags(), f.TargetEps), nil)
+		line, err := ensemble.OneVoteTarget(givenTargetEps(cmd.Flags(), f.TargetEps), nil)
 		if err != nil {
 			return r, info, targetEpsError(err)
 		}

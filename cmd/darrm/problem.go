@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -13,6 +12,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 )
 
@@ -115,7 +115,7 @@ func (f *problemFlags) checkRelation(p resolve.Resolved, files []gamma.Stated) e
 			return cli.Usagef("--%s is a teacher's guarantee, which the one-vote relation does not use: give the release's (eps, delta) with --target-eps and --delta", name)
 		}
 	}
-	line, err := oneVoteTarget(givenTargetEps(fs, f.relation.TargetEps), nil)
+	line, err := ensemble.OneVoteTarget(givenTargetEps(fs, f.relation.TargetEps), nil)
 	if err != nil {
 		return targetEpsError(err)
 	}
@@ -130,7 +130,7 @@ func (f *problemFlags) checkRelation(p resolve.Resolved, files []gamma.Stated) e
 }
 
 // givenTargetEps returns the values of --target-eps, the release's eps in
-// the one-vote relation (oneVoteTarget), if given.
+// the one-vote relation (ensemble.OneVoteTarget), if given.
 func givenTargetEps(fs *pflag.FlagSet, values []float64) []float64 {
 	if !fs.Changed("target-eps") {
 		return nil
@@ -138,7 +138,7 @@ func givenTargetEps(fs *pflag.FlagSet, values []float64) []float64 {
 	return values
 }
 
-// targetEpsError says an error of oneVoteTarget in terms of
+// targetEpsError says an error of ensemble.OneVoteTarget in terms of
 // the flags.
 func targetEpsError(err error) error {
 	var se *accountant.SettingError
@@ -164,25 +164,4 @@ func (f *problemFlags) readGamma(cmd *cobra.Command, args []string) (gamma.Table
 	}
 	p, err := f.paramsForK(cmd, tab.Gamma.K(), tab.Stated)
 	return tab, p, err
-}
-
-// oneVoteTarget states the problem of a release whose per-query target
-// is its own (eps, delta) in the one-vote relation (ensemble.MechanismInfo.OwnTarget,
-// or darrm solve --relation one-vote): the relation, the release's eps,
-// the one value of eps if any is given, and delta if given. Resolved
-// (gamma.ResolveProblem), the teachers' m and Delta are 1 and 0, which
-// the relation does not use, and a delta not given is 0: pure. More than
-// one eps is a *accountant.SettingError naming target-eps: a release has
-// one.
-func oneVoteTarget(eps []float64, delta *float64) (gamma.Stated, error) {
-	rel := accountant.OneVote
-	s := gamma.Stated{Relation: &rel, TargetDelta: delta}
-	switch len(eps) {
-	case 0:
-	case 1:
-		s.Eps = &eps[0]
-	default:
-		return s, &accountant.SettingError{Name: "target-eps", Value: fmt.Sprintf("%d values", len(eps)), Rule: "give the one eps of each release"}
-	}
-	return s, nil
 }
