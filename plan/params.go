@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/roots"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
@@ -198,16 +199,16 @@ func search(ctx context.Context, r Request, queries int, ratio float64) (Plan, e
 	fitsAt := func(x float64) (bool, error) { return fits(ctx, at(x), queries) }
 	lo, hi, err := bracket(ctx, k, fitsAt)
 	if err != nil {
-		var nf *noFitError
+		var nf *roots.NoneFitError
 		if errors.As(err, &nf) {
-			least := at(nf.least)
+			least := at(nf.Least)
 			if r.For == ForLedger {
-				return Plan{}, noLedgerFit(ctx, least, queries, k, nf.least)
+				return Plan{}, noLedgerFit(ctx, least, queries, k, nf.Least)
 			}
 			b, berr := build(ctx, least)
 			if outOfRange(berr) {
 				return Plan{}, &accountant.ParamError{Name: "queries", Value: float64(queries),
-					Rule: fmt.Sprintf("too many to plan: the %s they leave each query, %v, is beyond the mechanism's range (%v)", k.setting, k.value(nf.least), berr)}
+					Rule: fmt.Sprintf("too many to plan: the %s they leave each query, %v, is beyond the mechanism's range (%v)", k.setting, k.value(nf.Least), berr)}
 			}
 			if berr != nil {
 				return Plan{}, berr
@@ -297,11 +298,6 @@ func verify(ctx context.Context, pl *Plan) error {
 	return nil
 }
 
-// noFitError says that not even the least generous value searched fits.
-type noFitError struct{ least float64 }
-
-func (e *noFitError) Error() string { return "nothing fits" }
-
 // outOfRange reports whether err says that a value of the knob is
 // beyond the mechanism's range (a noise scale, an eps): a parameter
 // error, not a failure or an interruption.
@@ -311,67 +307,20 @@ func outOfRange(err error) bool {
 }
 
 // bracket returns lo that fits and hi > lo that does not, or hi = 0 when
-// the most generous value allowed fits: from the knob's guess, within its
-// range, in steps of its factor up or down (at most 200 of them). A guess
-// beyond the mechanism's range where the knob names no bound (a target
-// eps too small to certify) moves to more generous values until one is
-// within it; a step up beyond it is a value that does not fit, a step
-// down beyond it ends the search.
+// the most generous value allowed fits (roots.Bracket): from the knob's
+// guess, within its range, in steps of its factor (2 unless it names
+// one). A guess beyond the mechanism's range where the knob names no
+// bound (a target eps too small to certify) moves to more generous values
+// until one is within it; a step up beyond it is a value that does not
+// fit, a step down beyond it ends the search with a *roots.NoneFitError.
 func bracket(ctx context.Context, k knob, fits func(float64) (bool, error)) (lo, hi float64, err error) {
 	grow := k.grow
 	if grow == 0 {
 		grow = 2
 	}
-	x := math.Max(k.min, math.Min(k.guess, k.max))
-	ok, err := fits(x)
-	for i := 0; outOfRange(err) && i < 200 && x < k.max; i++ {
-		x = math.Min(grow*x, k.max)
-		ok, err = fits(x)
+	lo, hi, err = roots.Bracket(ctx, k.guess, k.min, k.max, grow, fits, outOfRange)
+	if all := (*roots.AllFitError)(nil); errors.As(err, &all) {
+		return 0, 0, fmt.Errorf("plan: %s: every value fits up to %v", k.setting, k.value(all.Last))
 	}
-	if err != nil {
-		return 0, 0, err
-	}
-	if ok {
-		for range 200 {
-			if err := ctx.Err(); err != nil {
-				return 0, 0, err
-			}
-			next := math.Min(grow*x, k.max)
-			if next == x {
-				return x, 0, nil
-			}
-			ok, err = fits(next)
-			if outOfRange(err) {
-				return x, next, nil
-			}
-			if err != nil {
-				return 0, 0, err
-			}
-			if !ok {
-				return x, next, nil
-			}
-			x = next
-		}
-		return 0, 0, fmt.Errorf("plan: %s: every value fits up to %v", k.setting, k.value(x))
-	}
-	for range 200 {
-		if err := ctx.Err(); err != nil {
-			return 0, 0, err
-		}
-		next := math.Max(x/grow, k.min)
-		if next == x {
-			break
-		}
-		if ok, err = fits(next); err != nil {
-			if outOfRange(err) {
-				break // beyond the mechanism's range
-			}
-			return 0, 0, err
-		}
-		if ok {
-			return next, x, nil
-		}
-		x = next
-	}
-	return 0, 0, &noFitError{least: x}
+	return lo, hi, err
 }

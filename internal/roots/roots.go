@@ -1,5 +1,6 @@
 // Package roots finds where a monotone predicate stops holding: the last
-// integer that fits, the float at the edge of a bracket, and the first of a
+// integer that fits, a bracket of floats grown geometrically from a guess,
+// the float at the edge of a bracket, and the first of a
 // geometrically growing sequence of raises at which a value solved in
 // closed form meets what rounding may have left it just short of.
 //
@@ -9,6 +10,7 @@
 package roots
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -196,4 +198,83 @@ func RaiseUntil(x0 float64, ok func(float64) (bool, error)) (float64, bool, erro
 		step *= 2
 	}
 	return 0, false, nil
+}
+
+// NoneFitError is Bracket's answer when the predicate holds nowhere it
+// looked: from its start down to the least value of the range, or to the
+// first value below that is beyond the function's range. Least is the
+// last value tried that is within it.
+type NoneFitError struct{ Least float64 }
+
+func (e *NoneFitError) Error() string { return fmt.Sprintf("nothing fits down to %v", e.Least) }
+
+// AllFitError is Bracket's answer when the predicate holds at every value
+// of its 200 steps up: Last is the last of them.
+type AllFitError struct{ Last float64 }
+
+func (e *AllFitError) Error() string { return fmt.Sprintf("every value fits up to %v", e.Last) }
+
+// Bracket returns lo at which fits holds and hi > lo at which it does not,
+// or hi = 0 when max itself holds, for a predicate that holds below some
+// value of [min, max] and fails above it (a noise scale too generous for a
+// budget): from x0 (clamped to the range) in steps of the factor grow > 1,
+// up while it holds and down while it does not, at most 200 steps each
+// way. An error for which beyond reports true is a value beyond the
+// function's range (which the caller's function refuses, not a failure):
+// at the start the search moves up until a value is within it; a step up
+// beyond it ends the bracket there; a step down beyond it ends the search
+// with a *NoneFitError. Any other error of fits, or of ctx, ends the
+// search and is returned. The bracket's ends are values fits was asked
+// about, so a bisection between them (Edge) answers a value that fits.
+func Bracket(ctx context.Context, x0, min, max, grow float64, fits func(float64) (bool, error), beyond func(error) bool) (lo, hi float64, err error) {
+	x := math.Max(min, math.Min(x0, max))
+	ok, err := fits(x)
+	for i := 0; err != nil && beyond(err) && i < 200 && x < max; i++ {
+		x = math.Min(grow*x, max)
+		ok, err = fits(x)
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	if ok {
+		for range 200 {
+			if err := ctx.Err(); err != nil {
+				return 0, 0, err
+			}
+			next := math.Min(grow*x, max)
+			if next == x {
+				return x, 0, nil
+			}
+			ok, err = fits(next)
+			if err != nil && !beyond(err) {
+				return 0, 0, err
+			}
+			if err != nil || !ok {
+				return x, next, nil
+			}
+			x = next
+		}
+		return 0, 0, &AllFitError{Last: x}
+	}
+	for range 200 {
+		if err := ctx.Err(); err != nil {
+			return 0, 0, err
+		}
+		next := math.Max(x/grow, min)
+		if next == x {
+			break
+		}
+		ok, err = fits(next)
+		if err != nil {
+			if beyond(err) {
+				break
+			}
+			return 0, 0, err
+		}
+		if ok {
+			return next, x, nil
+		}
+		x = next
+	}
+	return 0, 0, &NoneFitError{Least: x}
 }

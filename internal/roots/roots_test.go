@@ -1,6 +1,7 @@
 package roots
 
 import (
+	"context"
 	"errors"
 	"math"
 	"testing"
@@ -107,5 +108,78 @@ func TestEdgeGuided(t *testing.T) {
 				t.Errorf("edge %g, guess %s: %v, Edge %v", edge, name, got, want)
 			}
 		}
+	}
+}
+
+// TestBracket: Bracket returns a value that fits and the next step that
+// does not (or the range's end that fits), moves up out of a start beyond
+// the function's range, ends a step up beyond it as a value that does not
+// fit and a step down beyond it as nothing fitting, and passes on other
+// errors and a cancelled context.
+func TestBracket(t *testing.T) {
+	errBeyond, errBad := errors.New("beyond"), errors.New("bad")
+	beyond := func(err error) bool { return errors.Is(err, errBeyond) }
+	// below returns a predicate that holds up to edge, with values below
+	// lowest and above highest beyond the range.
+	below := func(edge, lowest, highest float64) func(float64) (bool, error) {
+		return func(x float64) (bool, error) {
+			if x < lowest || x > highest {
+				return false, errBeyond
+			}
+			return x <= edge, nil
+		}
+	}
+	inf := math.Inf(1)
+	for _, c := range []struct {
+		name         string
+		x0, min, max float64
+		fits         func(float64) (bool, error)
+		lo, hi       float64
+		none, all    bool
+		least, last  float64
+		err          error
+	}{
+		{name: "up from a fit", x0: 1, min: 0.1, max: 100, fits: below(5, 0, inf), lo: 4, hi: 8},
+		{name: "down from a miss", x0: 20, min: 0.1, max: 100, fits: below(5, 0, inf), lo: 5, hi: 10},
+		{name: "the range's end fits", x0: 1, min: 0.1, max: 100, fits: below(inf, 0, inf), lo: 100},
+		{name: "a start clamped to the range", x0: 1000, min: 0.1, max: 100, fits: below(60, 0, inf), lo: 50, hi: 100},
+		{name: "nothing fits down to min", x0: 8, min: 1, max: 100, fits: below(0, 0, inf), none: true, least: 1},
+		{name: "a start beyond the range", x0: 1, min: 0.1, max: 100, fits: below(5, 3, inf), lo: 4, hi: 8},
+		{name: "a step up beyond the range", x0: 1, min: 0.1, max: 100, fits: below(10, 0, 6), lo: 4, hi: 8},
+		{name: "a step down beyond the range", x0: 8, min: 0.1, max: 100, fits: below(1, 3, inf), none: true, least: 4},
+		{name: "every value fits", x0: 1, min: 0.1, max: inf, fits: below(inf, 0, inf), all: true, last: math.Ldexp(1, 200)},
+		{name: "an error", x0: 1, min: 0.1, max: 100, fits: func(x float64) (bool, error) {
+			if x > 3 {
+				return false, errBad
+			}
+			return true, nil
+		}, err: errBad},
+	} {
+		lo, hi, err := Bracket(context.Background(), c.x0, c.min, c.max, 2, c.fits, beyond)
+		var none *NoneFitError
+		var all *AllFitError
+		switch {
+		case c.none:
+			if !errors.As(err, &none) || none.Least != c.least {
+				t.Errorf("%s: %v, %v, %v; want nothing fits down to %v", c.name, lo, hi, err, c.least)
+			}
+		case c.all:
+			if !errors.As(err, &all) || all.Last != c.last {
+				t.Errorf("%s: %v, %v, %v; want every value fits up to %v", c.name, lo, hi, err, c.last)
+			}
+		case c.err != nil:
+			if !errors.Is(err, c.err) {
+				t.Errorf("%s: %v, %v, %v; want %v", c.name, lo, hi, err, c.err)
+			}
+		default:
+			if err != nil || lo != c.lo || hi != c.hi {
+				t.Errorf("%s: %v, %v, %v; want %v, %v", c.name, lo, hi, err, c.lo, c.hi)
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := Bracket(ctx, 1, 0.1, 100, 2, below(50, 0, inf), beyond); !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled search: %v", err)
 	}
 }
