@@ -205,11 +205,16 @@ type simEqualDoc struct {
 // as darrm plan does (GNMax's value counts the queries by darrm plan's
 // count, 5% more generous it does not; the other plans are plan's tests'),
 // every total is within the budget with its theorem, and each relation's
-// winner has the highest exact agreement.
+// winner has the highest exact agreement. The budget is of 30 queries,
+// 10 under -short (the exact composition's cost grows with the count).
 func TestSimulateEqualTotals(t *testing.T) {
 	problem := []string{"--K", "11", "--eps", "0.03", "--Delta", "1e-8"}
 	budget := []string{"--budget-eps", "4", "--budget-delta", "1e-5", "--composition", "optimal", "--gnmax-search", "tight"}
-	args := append(append([]string{"simulate", "--format", "json", "--teachers", "0.75", "--queries", "2000", "--seed", "1", "--cache-dir", t.TempDir(), "--budget-queries", "30"}, problem...), budget...)
+	queries := "30"
+	if testing.Short() {
+		queries = "10"
+	}
+	args := append(append([]string{"simulate", "--format", "json", "--teachers", "0.75", "--queries", "2000", "--seed", "1", "--cache-dir", t.TempDir(), "--budget-queries", queries}, problem...), budget...)
 	out, e, code := darrm(t, "", args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, e)
@@ -329,10 +334,15 @@ func TestTransferEqualTotals(t *testing.T) {
 // composes exactly within the budget's delta too, and randomized response
 // wins its own: its label mixes the majority with a fair coin, so the
 // pairs that describe it have p_const times the majority's delta, and they
-// fit.
+// fit. Under -short the budget is of 10 queries, over which darrm's and
+// subsampling's delta exceed it still.
 func TestSimulateEqualTotalsNoFit(t *testing.T) {
+	queries := "100"
+	if testing.Short() {
+		queries = "50"
+	}
 	out, e, code := darrm(t, "", "simulate", "--K", "11", "--format", "json", "--queries", "500", "--seed", "2", "--cache-dir", t.TempDir(),
-		"--budget-eps", "4", "--budget-delta", "1e-5", "--budget-queries", "100")
+		"--budget-eps", "4", "--budget-delta", "1e-5", "--budget-queries", queries)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, e)
 	}
