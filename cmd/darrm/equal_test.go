@@ -339,7 +339,7 @@ func TestTransferEqualTotals(t *testing.T) {
 func TestSimulateEqualTotalsNoFit(t *testing.T) {
 	queries := "100"
 	if testing.Short() {
-		queries = "50"
+		queries = "10"
 	}
 	out, e, code := darrm(t, "", "simulate", "--K", "11", "--format", "json", "--queries", "500", "--seed", "2", "--cache-dir", t.TempDir(),
 		"--budget-eps", "4", "--budget-delta", "1e-5", "--budget-queries", queries)
