@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -265,16 +266,19 @@ func TestSimulateEqualTotals(t *testing.T) {
 // by its theorem, GNMax's planned value fits by darrm plan's count and 5%
 // more generous does not, and the winner has the highest mean accuracy;
 // the table says which comparison is which. Under -short the fake MNIST
-// is smaller (the assertions hold at any size).
+// is smaller and the comparison of 3 queries (the assertions hold at any
+// size).
 func TestTransferEqualTotals(t *testing.T) {
+	queries := 10
 	if testing.Short() {
 		fakeMNIST(t, 220, 60)
+		queries = 3
 	} else {
 		fakeMNIST(t, 660, 120)
 	}
 	cache := t.TempDir()
 	budget := []string{"--budget-eps", "4", "--budget-delta", "1e-5", "--composition", "optimal"}
-	args := append([]string{"transfer", "--dataset", "mnist58", "--seed", "3", "--queries", "10", "--redraws", "2", "--cache-dir", cache, "--format", "json"}, budget...)
+	args := append([]string{"transfer", "--dataset", "mnist58", "--seed", "3", "--queries", strconv.Itoa(queries), "--redraws", "2", "--cache-dir", cache, "--format", "json"}, budget...)
 	out, e, code := darrm(t, "", args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, e)
@@ -299,8 +303,8 @@ func TestTransferEqualTotals(t *testing.T) {
 		t.Fatalf("%d comparisons, want 1", len(doc.EqualTotals))
 	}
 	for _, cmp := range doc.EqualTotals {
-		if cmp.Queries != 10 || len(cmp.Rows) != 3 {
-			t.Fatalf("Q %d with %d mechanisms, want 10 with 3", cmp.Queries, len(cmp.Rows))
+		if cmp.Queries != queries || len(cmp.Rows) != 3 {
+			t.Fatalf("Q %d with %d mechanisms, want %d with 3", cmp.Queries, len(cmp.Rows), queries)
 		}
 		best := -1.0
 		for _, r := range cmp.Rows {
@@ -316,11 +320,11 @@ func TestTransferEqualTotals(t *testing.T) {
 			t.Errorf("Q %d: winners %+v, want the best mean accuracy %v", cmp.Queries, cmp.Winners, best)
 		}
 	}
-	table, e, code := darrm(t, "", append([]string{"transfer", "--dataset", "mnist58", "--seed", "3", "--queries", "10", "--redraws", "2", "--cache-dir", cache}, budget...)...)
+	table, e, code := darrm(t, "", append([]string{"transfer", "--dataset", "mnist58", "--seed", "3", "--queries", strconv.Itoa(queries), "--redraws", "2", "--cache-dir", cache}, budget...)...)
 	if code != 0 {
 		t.Fatalf("table: exit %d: %s", code, e)
 	}
-	for _, want := range []string{"compares at equal per-query guarantees", "Comparison at equal totals", "total by exact: ", "over 10 queries, by mean accuracy: "} {
+	for _, want := range []string{"compares at equal per-query guarantees", "Comparison at equal totals", "total by exact: ", "over " + strconv.Itoa(queries) + " queries, by mean accuracy: "} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}
