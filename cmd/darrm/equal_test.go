@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -205,11 +206,16 @@ type simEqualDoc struct {
 // as darrm plan does (GNMax's value counts the queries by darrm plan's
 // count, 5% more generous it does not; the other plans are plan's tests'),
 // every total is within the budget with its theorem, and each relation's
-// winner has the highest exact agreement.
+// winner has the highest exact agreement. The budget is of 30 queries,
+// 10 under -short (the exact composition's cost grows with the count).
 func TestSimulateEqualTotals(t *testing.T) {
 	problem := []string{"--K", "11", "--eps", "0.03", "--Delta", "1e-8"}
 	budget := []string{"--budget-eps", "4", "--budget-delta", "1e-5", "--composition", "optimal", "--gnmax-search", "tight"}
-	args := append(append([]string{"simulate", "--format", "json", "--teachers", "0.75", "--queries", "2000", "--seed", "1", "--cache-dir", t.TempDir(), "--budget-queries", "30"}, problem...), budget...)
+	queries := "30"
+	if testing.Short() {
+		queries = "10"
+	}
+	args := append(append([]string{"simulate", "--format", "json", "--teachers", "0.75", "--queries", "2000", "--seed", "1", "--cache-dir", t.TempDir(), "--budget-queries", queries}, problem...), budget...)
 	out, e, code := darrm(t, "", args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, e)
@@ -260,16 +266,19 @@ func TestSimulateEqualTotals(t *testing.T) {
 // by its theorem, GNMax's planned value fits by darrm plan's count and 5%
 // more generous does not, and the winner has the highest mean accuracy;
 // the table says which comparison is which. Under -short the fake MNIST
-// is smaller (the assertions hold at any size).
+// is smaller and the comparison of 3 queries (the assertions hold at any
+// size).
 func TestTransferEqualTotals(t *testing.T) {
+	queries := 10
 	if testing.Short() {
 		fakeMNIST(t, 220, 60)
+		queries = 3
 	} else {
 		fakeMNIST(t, 660, 120)
 	}
 	cache := t.TempDir()
 	budget := []string{"--budget-eps", "4", "--budget-delta", "1e-5", "--composition", "optimal"}
-	args := append([]string{"transfer", "--dataset", "mnist58", "--seed", "3", "--queries", "10", "--redraws", "2", "--cache-dir", cache, "--format", "json"}, budget...)
+	args := append([]string{"transfer", "--dataset", "mnist58", "--seed", "3", "--queries", strconv.Itoa(queries), "--redraws", "2", "--cache-dir", cache, "--format", "json"}, budget...)
 	out, e, code := darrm(t, "", args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, e)
@@ -294,8 +303,8 @@ func TestTransferEqualTotals(t *testing.T) {
 		t.Fatalf("%d comparisons, want 1", len(doc.EqualTotals))
 	}
 	for _, cmp := range doc.EqualTotals {
-		if cmp.Queries != 10 || len(cmp.Rows) != 3 {
-			t.Fatalf("Q %d with %d mechanisms, want 10 with 3", cmp.Queries, len(cmp.Rows))
+		if cmp.Queries != queries || len(cmp.Rows) != 3 {
+			t.Fatalf("Q %d with %d mechanisms, want %d with 3", cmp.Queries, len(cmp.Rows), queries)
 		}
 		best := -1.0
 		for _, r := range cmp.Rows {
@@ -311,11 +320,11 @@ func TestTransferEqualTotals(t *testing.T) {
 			t.Errorf("Q %d: winners %+v, want the best mean accuracy %v", cmp.Queries, cmp.Winners, best)
 		}
 	}
-	table, e, code := darrm(t, "", append([]string{"transfer", "--dataset", "mnist58", "--seed", "3", "--queries", "10", "--redraws", "2", "--cache-dir", cache}, budget...)...)
+	table, e, code := darrm(t, "", append([]string{"transfer", "--dataset", "mnist58", "--seed", "3", "--queries", strconv.Itoa(queries), "--redraws", "2", "--cache-dir", cache}, budget...)...)
 	if code != 0 {
 		t.Fatalf("table: exit %d: %s", code, e)
 	}
-	for _, want := range []string{"compares at equal per-query guarantees", "Comparison at equal totals", "total by exact: ", "over 10 queries, by mean accuracy: "} {
+	for _, want := range []string{"compares at equal per-query guarantees", "Comparison at equal totals", "total by exact: ", "over " + strconv.Itoa(queries) + " queries, by mean accuracy: "} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}
@@ -329,10 +338,15 @@ func TestTransferEqualTotals(t *testing.T) {
 // composes exactly within the budget's delta too, and randomized response
 // wins its own: its label mixes the majority with a fair coin, so the
 // pairs that describe it have p_const times the majority's delta, and they
-// fit.
+// fit. Under -short the budget is of 10 queries, over which darrm's and
+// subsampling's delta exceed it still.
 func TestSimulateEqualTotalsNoFit(t *testing.T) {
+	queries := "100"
+	if testing.Short() {
+		queries = "10"
+	}
 	out, e, code := darrm(t, "", "simulate", "--K", "11", "--format", "json", "--queries", "500", "--seed", "2", "--cache-dir", t.TempDir(),
-		"--budget-eps", "4", "--budget-delta", "1e-5", "--budget-queries", "100")
+		"--budget-eps", "4", "--budget-delta", "1e-5", "--budget-queries", queries)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, e)
 	}

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -478,11 +479,16 @@ func syntheticMNIST(t *testing.T) {
 
 // darrm pate on a synthetic set: the issue's JSON fields, the teachers
 // cached for a second run (and shared with teachers vote --classes, whose
-// counts account pate and aggregate read), bad input exiting 2.
+// counts account pate and aggregate read), bad input exiting 2. Under
+// -short the ensemble has 6 teachers, not 12.
 func TestPATEExperiment(t *testing.T) {
 	syntheticMNIST(t)
 	cache := t.TempDir()
-	args := []string{"pate", "--teachers", "12", "--student", "--format", "json", "--cache-dir", cache, "--seed", "2"}
+	teachers := "12"
+	if testing.Short() {
+		teachers = "6"
+	}
+	args := []string{"pate", "--teachers", teachers, "--student", "--format", "json", "--cache-dir", cache, "--seed", "2"}
 	out, stderr, code := darrm(t, "", args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -501,7 +507,7 @@ func TestPATEExperiment(t *testing.T) {
 		ForRelease        bool     `json:"for_release"`
 	}
 	decode(t, out, &d)
-	if d.Teachers.K == nil || *d.Teachers.K != 12 || d.Teachers.AccuracyMean == nil || d.Teachers.Cached || d.Student == nil || d.Student.Accuracy == nil || d.ForRelease {
+	if d.Teachers.K == nil || strconv.Itoa(*d.Teachers.K) != teachers || d.Teachers.AccuracyMean == nil || d.Teachers.Cached || d.Student == nil || d.Student.Accuracy == nil || d.ForRelease {
 		t.Fatalf("JSON %s", out)
 	}
 	if len(d.Results) != 2 || d.Results[0]["mechanism"] != "confident-gnmax" || d.Results[1]["mechanism"] != "gnmax" {
@@ -531,7 +537,7 @@ func TestPATEExperiment(t *testing.T) {
 		PATE2018       map[string]any   `json:"pate_2018"`
 		Publication    string           `json:"publication"`
 	}
-	out3, stderr, code := darrm(t, "", "pate", "--teachers", "12", "--format", "json", "--cache-dir", cache, "--seed", "2", "--answered", "5")
+	out3, stderr, code := darrm(t, "", "pate", "--teachers", teachers, "--format", "json", "--cache-dir", cache, "--seed", "2", "--answered", "5")
 	if code != 0 {
 		t.Fatalf("--answered 5: exit %d: %s", code, stderr)
 	}
@@ -544,17 +550,17 @@ func TestPATEExperiment(t *testing.T) {
 			t.Errorf("--answered 5: %v", r)
 		}
 	}
-	table, stderr, code := darrm(t, "", "pate", "--teachers", "12", "--cache-dir", cache, "--seed", "2", "--answered", "5")
+	table, stderr, code := darrm(t, "", "pate", "--teachers", teachers, "--cache-dir", cache, "--seed", "2", "--answered", "5")
 	if code != 0 || !strings.Contains(table, "│ PATE 2018 ") || !strings.Contains(table, "eps dep. *") || !strings.Contains(table, "* not for publication") ||
 		!strings.Contains(table, "mean accuracy on the queries *") || strings.Count(table+stderr, "NOT FOR RELEASE") != 1 || !strings.Contains(table, "seed 2") {
 		t.Errorf("table: exit %d\n%s\nstderr %s", code, table, stderr)
 	}
-	csv, _, _ := darrm(t, "", "pate", "--teachers", "12", "--cache-dir", cache, "--seed", "2", "--answered", "5", "--format", "csv")
+	csv, _, _ := darrm(t, "", "pate", "--teachers", teachers, "--cache-dir", cache, "--seed", "2", "--answered", "5", "--format", "csv")
 	if lines := strings.Split(csv, "\n"); !strings.Contains(lines[0], "not_for_publication,publication") || !strings.Contains(lines[1], "teachers_accuracy_mean ensemble eps_data_dependent order seconds") {
 		t.Errorf("csv %s", csv)
 	}
 	votes := filepath.Join(t.TempDir(), "counts.csv")
-	if _, stderr, code := darrm(t, "", "teachers", "vote", "--dataset", "mnist", "--classes", "10", "--K", "12", "--seed", "2", "--cache-dir", cache, "--out", votes); code != 0 || strings.Contains(stderr, "training") {
+	if _, stderr, code := darrm(t, "", "teachers", "vote", "--dataset", "mnist", "--classes", "10", "--K", teachers, "--seed", "2", "--cache-dir", cache, "--out", votes); code != 0 || strings.Contains(stderr, "training") {
 		t.Fatalf("teachers vote --classes: exit %d (it should load darrm pate's teachers): %s", code, stderr)
 	}
 	if _, stderr, code := darrm(t, "", "account", "pate", votes, "--sigma2", "2", "--target-delta", "1e-5"); code != 0 {
@@ -588,13 +594,18 @@ func TestPATEExperiment(t *testing.T) {
 // parameters marked in the table too; every key the CSV lists as not for
 // publication one of its columns; one-sided columns named so; and on
 // fashion-mnist, on which the hyperparameters were tuned, no eps to
-// publish and no claim that anything was fixed without the votes.
+// publish and no claim that anything was fixed without the votes. Under
+// -short the ensemble has 6 teachers, not 12 (the marks hold at any K).
 func TestPATEExperimentMarks(t *testing.T) {
 	syntheticMNIST(t)
 	cache := t.TempDir()
+	teachers := "12"
+	if testing.Short() {
+		teachers = "6"
+	}
 	run := func(args ...string) string {
 		t.Helper()
-		out, stderr, code := darrm(t, "", append([]string{"pate", "--teachers", "12", "--cache-dir", cache, "--seed", "2", "--answered", "5"}, args...)...)
+		out, stderr, code := darrm(t, "", append([]string{"pate", "--teachers", teachers, "--cache-dir", cache, "--seed", "2", "--answered", "5"}, args...)...)
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", args, code, stderr)
 		}
