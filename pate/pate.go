@@ -16,9 +16,11 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 )
 
@@ -80,14 +82,19 @@ type Result struct {
 }
 
 // Label labels the queries whose teachers' vote counts are counts (C
-// classes, K teachers) with mechanism m, drawing from src, in order, up to
+// classes, K teachers) with mechanism m (its name and settings; built as a
+// release builds it, Mechanism.Build), drawing from src, in order, up to
 // the opts.Answered-th answer if set; scores the labels against truth and
 // accounts for them as opts says, releasing the data-dependent ε by smooth
 // sensitivity (releaseSmooth).
 func Label(counts [][]int, teachers, classes int, truth []int, m ensemble.Mechanism, opts Labelling, src *noise.Source) (Result, error) {
-	agg, err := ensemble.NewClassGNMax(m.GNMax, teachers, classes, opts.Delta)
+	l, _, _, err := m.Build(context.Background(), optimal.Source{}, constraints.Problem{K: teachers, TargetDelta: opts.Delta}, classes, ensemble.Options{})
 	if err != nil {
 		return Result{}, err
+	}
+	agg, ok := l.(ensemble.ClassAggregator)
+	if !ok {
+		return Result{}, fmt.Errorf("pate: %s labels 0/1 votes, not class counts", m.Name)
 	}
 	acct, err := noisymax.NewAccount(m.GNMax, teachers, classes, noisymax.Options{Directions: opts.Directions})
 	if err != nil {
@@ -150,7 +157,7 @@ func Label(counts [][]int, teachers, classes int, truth []int, m ensemble.Mechan
 // (Feldman and Zrnic 2021): the threshold step on every available query,
 // the GNMax step on Answered. A draw whose parameters were fixed without
 // the votes is composed with them (rdpTotal).
-func labelTotals(agg *ensemble.ClassGNMax, m noisymax.ConfidentGNMax, available, asked int, opts Labelling, ss smooth) (accountant.Total, []accountant.Total, error) {
+func labelTotals(agg ensemble.Labeler, m noisymax.ConfidentGNMax, available, asked int, opts Labelling, ss smooth) (accountant.Total, []accountant.Total, error) {
 	var draws []draw
 	if ss.Drawn && !ss.FromVotes {
 		draws = []draw{{Order: ss.Order, Beta: ss.Beta, Sigma: ss.Sigma}}
