@@ -476,39 +476,36 @@ func capFrom(perQuery accountant.Guarantee, c *accountant.Cap) (int, error) {
 	return last + 1, nil
 }
 
-// aggregators builds the mechanisms: all but the majority at the same
-// per-label target, darrm and darrm-one-vote with gamma_opt of their
-// relation from src (ensemble.Mechanism.Build).
+// aggregators builds the mechanisms through ensemble.Mechanism.Build, as
+// a release builds them: all but the majority at the same per-label
+// target, darrm and darrm-one-vote with gamma_opt of their relation from
+// src.
 func aggregators(ctx context.Context, p constraints.Problem, src optimal.Source) (map[string]labeller, error) {
-	d, _, _, err := ensemble.Mechanism{Name: provenance.DaRRM, Input: votefile.TwoClass}.Build(ctx, src, p, 2, ensemble.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("transfer: darrm-opt: %w", err)
-	}
-	sub, err := ensemble.NewSubsample(ctx, p, ensemble.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("transfer: darrm-sub: %w", err)
-	}
-	rr, err := ensemble.NewRR(ctx, p, accountant.RRComposition(p.Delta), accountant.DefaultDeltaPrime, ensemble.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("transfer: rr: %w", err)
-	}
-	gn, err := ensemble.NewGNMax(p, noisymax.GNMaxGrid)
-	if err != nil {
-		return nil, fmt.Errorf("transfer: gnmax: %w", err)
-	}
-	tight, err := ensemble.NewGNMax(p, noisymax.GNMaxTight)
-	if err != nil {
-		return nil, fmt.Errorf("transfer: gnmax-tight: %w", err)
+	out := map[string]labeller{}
+	for _, row := range []struct {
+		name string
+		m    ensemble.Mechanism
+	}{
+		{"darrm-opt", ensemble.Mechanism{Name: provenance.DaRRM}},
+		{"darrm-sub", ensemble.Mechanism{Name: provenance.Subsample}},
+		{"rr", ensemble.Mechanism{Name: provenance.RR, RR: accountant.Composition{Method: accountant.RRComposition(p.Delta), DeltaPrime: accountant.DefaultDeltaPrime}}},
+		{"gnmax", ensemble.Mechanism{Name: provenance.GNMax, GNMaxSearch: noisymax.GNMaxGrid}},
+		{"gnmax-tight", ensemble.Mechanism{Name: provenance.GNMax, GNMaxSearch: noisymax.GNMaxTight}},
+		{"darrm-one-vote", ensemble.Mechanism{Name: provenance.DaRRMOneVote}},
+	} {
+		row.m.Input = votefile.TwoClass
+		l, _, _, err := row.m.Build(ctx, src, p, 2, ensemble.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("transfer: %s: %w", row.name, err)
+		}
+		out[row.name] = l.(ensemble.Aggregator)
 	}
 	maj, err := newMajority(p)
 	if err != nil {
 		return nil, err
 	}
-	oneVote, _, _, err := ensemble.Mechanism{Name: provenance.DaRRMOneVote, Input: votefile.TwoClass}.Build(ctx, src, p, 2, ensemble.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("transfer: darrm-one-vote: %w", err)
-	}
-	return map[string]labeller{"darrm-opt": d.(ensemble.Aggregator), "darrm-sub": sub, "rr": rr, "gnmax": gn, "gnmax-tight": tight, "majority": maj, "darrm-one-vote": oneVote.(ensemble.Aggregator)}, nil
+	out["majority"] = maj
+	return out, nil
 }
 
 // majority releases the majority of the K votes, with no noise.
